@@ -1,0 +1,317 @@
+/*
+** kv/kv.h: the public interface of Rowan's storage layer.
+**
+** kv/ is an append-only, column-family-partitioned key-value store in the style of HBase:
+** a store holds tables, a table holds column families, a family holds cells
+** (row key, qualifier, timestamp, type, value) kept in row key order. Writes go to one
+** write-ahead log (WAL) and to a memstore per family; full memstores are flushed to
+** immutable store files; compaction merges store files. Reads are scans over one or many
+** key ranges that see a consistent snapshot.
+**
+** kv/ deals only in bytes. It knows nothing of SQL types, the catalog or plans. This header
+** is deliberately narrow: a second implementation of it may one day put Rowan on a real
+** HBase cluster. On-disk formats are in docs/FORMAT.md.
+**
+** Conventions (as LevelDB's c.h): handles are opaque; every function that can fail returns
+** an int status, KV_OK (0) on success; on failure the message of the error is available
+** from kv_errmsg() in the same thread until the next failing kv call in that thread.
+** No function accepts a NULL handle except where stated; a NULL handle gives KV_MISUSE.
+**
+** Thread safety: a kv_db may be used from several threads at once (writers are serialized
+** and share WAL syncs through group commit; scans run concurrently with writes). A kv_batch
+** and a kv_scan belong to one thread at a time.
+*/
+#ifndef ROWAN_KV_H
+#define ROWAN_KV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Status codes ------------------------------------------------------------------- */
+/* ORDER KV_STATUS: kv_status_name() in kv/status.c has one entry per code, in this order. */
+enum kv_status {
+  KV_OK = 0,
+  KV_ERR_IO = 1,        /* a file operation failed (the message names file and errno text) */
+  KV_ERR_NOSPC = 2,     /* no space left on the device */
+  KV_ERR_CORRUPT = 3,   /* damaged data: the message names the file and the byte offset */
+  KV_ERR_LOCKED = 4,    /* another process holds the store's LOCK file: "database is locked" */
+  KV_ERR_NOTFOUND = 5,  /* no such table, family, store directory or row */
+  KV_ERR_EXISTS = 6,    /* a table of that name already exists */
+  KV_ERR_INVALID = 7,   /* a bad argument: empty or duplicate family name, bad option value */
+  KV_ERR_TOOBIG = 8,    /* a row key, qualifier, value or batch over the documented maximum */
+  KV_ERR_NOMEM = 9,     /* an allocation failed */
+  KV_MISUSE = 10,       /* API misuse: NULL handle, use after close */
+  KV_ERR_READONLY = 11, /* a write to a store opened read-only */
+  KV_STATUS_COUNT
+};
+
+/* Name of a status code ("KV_ERR_CORRUPT"); never NULL. */
+const char *kv_status_name(int status);
+/* Message of the last failing kv call in this thread ("" if none). Owned by kv; valid until
+** the next kv call in this thread. */
+const char *kv_errmsg(void);
+
+/* ---- Limits (documented maxima; larger inputs give KV_ERR_TOOBIG) ------------------- */
+#define KV_MAX_ROW_KEY 32767u        /* bytes in a row key (HBase: Short.MAX_VALUE) */
+#define KV_MAX_QUALIFIER 65535u      /* bytes in a column qualifier */
+#define KV_MAX_VALUE (64u << 20)     /* bytes in one cell value: 64 MiB */
+#define KV_MAX_BATCH (256u << 20)    /* encoded bytes in one write batch: 256 MiB */
+#define KV_MAX_NAME 255u             /* bytes in a table or family name */
+#define KV_MAX_FAMILIES 64u          /* column families per table */
+
+/* ---- Cells ------------------------------------------------------------------------- */
+/* Cell types (HBase's KeyValue.Type). A tombstone masks only cells with a lower sequence
+** number: it never masks a put written after it, even at an equal timestamp. */
+enum kv_cell_type {
+  KV_PUT = 0,
+  KV_DELETE_VERSION = 1, /* masks the one version of (row, family, qualifier) at exactly ts */
+  KV_DELETE_COLUMN = 2,  /* masks every version of (row, family, qualifier) with ts <= ts */
+  KV_DELETE_FAMILY = 3   /* masks every cell of (row, family) with ts <= ts; qualifier empty */
+};
+
+/* Timestamp meaning "the wall clock at commit" (milliseconds since the Unix epoch). */
+#define KV_TS_NOW INT64_MIN
+
+/* Unsynced durability choice for the WAL. */
+enum kv_sync_mode {
+  KV_SYNC_FULL = 0,   /* fdatasync before a commit returns (group commit shares it); default */
+  KV_SYNC_NORMAL = 1, /* write(2) before a commit returns; fdatasync at WAL rotation and flush:
+                         survives a process crash, not a power cut */
+  KV_SYNC_OFF = 2     /* buffered in the process; written when the buffer fills, at flush
+                         and at close: a process crash may lose the latest commits */
+};
+
+/* ---- Store ------------------------------------------------------------------------- */
+typedef struct kv_db kv_db;
+typedef struct kv_env kv_env; /* the file-system seam, kv/env.h */
+
+typedef struct kv_options {
+  kv_env *env;                /* file system; NULL = POSIX (kv_env_posix()) */
+  bool create_if_missing;     /* create the directory and an empty store if absent */
+  bool read_only;             /* no writes, no flush or compaction; LOCK still taken */
+  int sync_mode;              /* enum kv_sync_mode */
+  size_t memstore_flush_size; /* bytes in one family's memstore before it is flushed;
+                                 0 = default 64 MiB */
+  size_t memstore_limit;      /* bytes across all memstores; a write past it flushes the
+                                 largest first (back-pressure); 0 = default 512 MiB */
+  size_t block_cache_size;    /* bytes of uncompressed blocks cached; 0 = default 64 MiB */
+  int compaction_trigger;     /* store files in a family that start a minor compaction;
+                                 0 = default 4 */
+} kv_options;
+
+/* Fill *opts with the defaults listed above. */
+void kv_options_init(kv_options *opts);
+
+/* Open the store in directory `path` (created if missing and opts->create_if_missing).
+** Takes the LOCK file: a second opener, in this or another process, gets KV_ERR_LOCKED
+** with "database is locked". Replays the MANIFEST and then the WAL from the last flushed
+** sequence number; a torn final WAL record is dropped; other damage gives KV_ERR_CORRUPT.
+** On success *out is the handle (free with kv_close); on failure *out is NULL. */
+int kv_open(const char *path, const kv_options *opts, kv_db **out);
+
+/* Close the store: wait for background work, sync the WAL, release the LOCK. NULL is a
+** no-op. Memstores are not flushed (the WAL keeps them). Returns the first error met. */
+int kv_close(kv_db *db);
+
+/* ---- Tables and families ----------------------------------------------------------- */
+typedef struct kv_family_options {
+  const char *name;   /* 1..KV_MAX_NAME bytes, unique within the table */
+  int max_versions;   /* VERSIONS: versions kept per column; >= 1; 0 = default 1 */
+  int64_t ttl_sec;    /* TTL in seconds, measured against the wall clock; 0 = forever */
+  int compression;    /* KV_COMPRESSION_LZ4 (default) or KV_COMPRESSION_NONE */
+  uint32_t block_size;/* BLOCKSIZE: target uncompressed bytes per block; 0 = 64 KiB */
+} kv_family_options;
+
+enum kv_compression { KV_COMPRESSION_LZ4 = 0, KV_COMPRESSION_NONE = 1 };
+
+/* Create table `name` with `n_families` families (1..KV_MAX_FAMILIES). Recorded in the
+** MANIFEST durably before returning. Errors: KV_ERR_EXISTS, KV_ERR_INVALID (empty or
+** duplicate family name, bad option), KV_ERR_TOOBIG (name too long), KV_ERR_READONLY. */
+int kv_create_table(kv_db *db, const char *name, const kv_family_options *families,
+                    int n_families);
+
+/* Drop table `name` and all its data (files are deleted once no scan uses them).
+** Errors: KV_ERR_NOTFOUND. */
+int kv_drop_table(kv_db *db, const char *name);
+
+/* Look up the store-wide id of family `family` of table `table`, used in batches and scans.
+** Ids are never reused. Errors: KV_ERR_NOTFOUND naming the table or family. */
+int kv_family_id(kv_db *db, const char *table, const char *family, uint32_t *id_out);
+
+/* Number of tables, and the name of the i-th (0-based, in name order); the pointer is
+** valid until the next DDL call. */
+int kv_table_count(kv_db *db);
+const char *kv_table_name(kv_db *db, int i);
+
+/* The options a family was created with; *out's name points into db. */
+int kv_family_info(kv_db *db, uint32_t family_id, kv_family_options *out);
+
+/* ---- Writes ------------------------------------------------------------------------ */
+typedef struct kv_batch kv_batch;
+
+/* Create an empty write batch. Free with kv_batch_free. Returns NULL only when out of
+** memory. */
+kv_batch *kv_batch_new(void);
+void kv_batch_free(kv_batch *b);
+void kv_batch_clear(kv_batch *b);
+size_t kv_batch_count(const kv_batch *b);      /* operations in the batch */
+size_t kv_batch_byte_size(const kv_batch *b);  /* encoded size */
+
+/* Add a put (type KV_PUT) or a tombstone (other types; value ignored) to the batch. Each
+** operation of a batch gets its own sequence number, in the order added, so a later
+** operation in the same batch wins over an earlier one. ts is milliseconds since the Unix
+** epoch or KV_TS_NOW. Errors: KV_ERR_TOOBIG (sizes over the limits above),
+** KV_ERR_INVALID (empty row key, bad type, qualifier given with KV_DELETE_FAMILY). The
+** family id is checked at commit. */
+int kv_batch_put(kv_batch *b, uint32_t family_id, const void *row, size_t row_len,
+                 const void *qual, size_t qual_len, int64_t ts, const void *value,
+                 size_t value_len);
+int kv_batch_delete(kv_batch *b, uint32_t family_id, int type, const void *row,
+                    size_t row_len, const void *qual, size_t qual_len, int64_t ts);
+
+/* Commit the batch atomically: one checksummed WAL record, then the memstores. After a
+** crash it is there whole or not at all. With KV_SYNC_FULL it is on disk when this returns.
+** Concurrent commits share one fdatasync (group commit). If seq_out is not NULL it gets the
+** sequence number of the batch's last operation. The batch is left unchanged.
+** Errors: KV_ERR_NOTFOUND (unknown or dropped family), KV_ERR_IO / KV_ERR_NOSPC (the WAL
+** write failed: the batch is not applied; the store refuses writes until reopened),
+** KV_ERR_READONLY, KV_ERR_TOOBIG. */
+int kv_commit(kv_db *db, const kv_batch *b, uint64_t *seq_out);
+
+/* ---- Reads ------------------------------------------------------------------------- */
+/* A key range. A NULL start means from the first row; a NULL end means to the last. */
+typedef struct kv_range {
+  const uint8_t *start; size_t start_len; bool start_inclusive;
+  const uint8_t *end;   size_t end_len;   bool end_inclusive;
+} kv_range;
+
+/* One cell handed to a reader. Pointers are valid until the next kv_scan_next call. */
+typedef struct kv_cell_view {
+  uint32_t family_id;
+  const uint8_t *qual; uint32_t qual_len;
+  int64_t ts;
+  const uint8_t *value; uint32_t value_len;
+} kv_cell_view;
+
+/* One assembled row: its key and its visible put cells, ordered by family (in the order the
+** scan listed them), qualifier ascending, timestamp descending. Tombstones and masked,
+** expired or excess versions are never handed out. */
+typedef struct kv_row {
+  const uint8_t *key; uint32_t key_len;
+  const kv_cell_view *cells; uint32_t n_cells;
+} kv_row;
+
+/* Filter run inside the scan on each assembled row before it is counted as returned:
+** return true to keep the row, false to skip it. Must not call back into kv. */
+typedef bool (*kv_filter_fn)(void *ctx, const kv_row *row);
+
+/* Qualifier projection within one family: only these qualifiers are read. */
+typedef struct kv_qualifier_set {
+  uint32_t family_id;
+  const uint8_t *const *quals; const uint32_t *qual_lens; uint32_t n_quals;
+} kv_qualifier_set;
+
+typedef struct kv_scan_options {
+  const uint32_t *family_ids; uint32_t n_families; /* families to read (>= 1); only their
+                                                      files are opened */
+  const kv_qualifier_set *qualifiers; uint32_t n_qualifier_sets; /* optional projection */
+  const kv_range *ranges; uint32_t n_ranges; /* 0 = everything; several = skip scan. Must be
+                                                sorted ascending and not overlap */
+  int64_t ts_min, ts_max;  /* time range [ts_min, ts_max); both 0 = all time */
+  int max_versions;        /* versions per column handed out; 0 = 1 */
+  bool reverse;            /* rows in descending key order */
+  uint64_t limit;          /* rows handed out at most; 0 = no limit */
+  kv_filter_fn filter; void *filter_ctx; /* optional */
+  uint64_t snapshot;       /* sequence number to read at; 0 = latest committed */
+} kv_scan_options;
+/* A row with no visible cell in the families read is never handed out (SQL row existence is
+** the catalog's hidden key family, see DESIGN.md). */
+
+#define KV_SCAN_MAX_FAMILIES 16u
+
+/* What a scan did, per family read (same order as kv_scan_options.family_ids). */
+typedef struct kv_family_metrics {
+  uint32_t family_id;
+  uint64_t cells_examined;    /* cells decoded from memstore and store files */
+  uint64_t blocks_read;       /* store-file blocks read (cache hits included) */
+  uint64_t blocks_cache_hit;  /* of which served from the block cache */
+  uint64_t bytes_read;        /* bytes read from store files (compressed, on disk) */
+  uint64_t files_opened;      /* store files consulted */
+} kv_family_metrics;
+
+typedef struct kv_scan_metrics {
+  uint64_t rows_examined;  /* rows assembled from cells (before the filter) */
+  uint64_t cells_examined; /* sum over families */
+  uint64_t rows_filtered;  /* rows the filter rejected */
+  uint64_t rows_returned;  /* rows handed out */
+  uint64_t ranges_sought;  /* key ranges visited (skip scan seeks) */
+  uint32_t n_families;
+  kv_family_metrics families[KV_SCAN_MAX_FAMILIES];
+} kv_scan_metrics;
+
+typedef struct kv_scan kv_scan;
+
+/* Start a scan. It reads at opts->snapshot, or at the latest committed sequence number when
+** it starts: a batch committed later is invisible to it. Errors: KV_ERR_NOTFOUND (unknown
+** family), KV_ERR_INVALID (no family, families of different tables, unsorted or overlapping
+** ranges, too many families). *out is NULL on failure. */
+int kv_scan_open(kv_db *db, const kv_scan_options *opts, kv_scan **out);
+
+/* Next row: KV_OK with *row filled (valid until the next call), KV_ERR_NOTFOUND at the end,
+** or an error (KV_ERR_CORRUPT, KV_ERR_IO) after which the scan is finished. */
+int kv_scan_next(kv_scan *s, kv_row *row);
+
+/* The metrics so far. */
+void kv_scan_get_metrics(const kv_scan *s, kv_scan_metrics *out);
+
+/* Finish the scan (any time). NULL is a no-op. */
+void kv_scan_close(kv_scan *s);
+
+/* Point read of one row: a scan of the single key `row` with the given options (ranges
+** ignored). KV_OK with *out_row valid until kv_scan_close(*scan_out), or KV_ERR_NOTFOUND. */
+int kv_get(kv_db *db, const kv_scan_options *opts, const void *row, size_t row_len,
+           kv_scan **scan_out, kv_row *out_row);
+
+/* Latest committed sequence number; use as kv_scan_options.snapshot to read at a point. */
+uint64_t kv_last_sequence(kv_db *db);
+
+/* Pin / unpin a snapshot so compaction keeps what it can see. */
+int kv_snapshot_acquire(kv_db *db, uint64_t *seq_out);
+void kv_snapshot_release(kv_db *db, uint64_t seq);
+
+/* ---- Maintenance and statistics ---------------------------------------------------- */
+/* Flush every non-empty memstore of the table (NULL = all tables) to store files, and wait.*/
+int kv_flush(kv_db *db, const char *table);
+
+/* Compact the table's families (NULL = all): major = true merges all files of each family
+** into one and drops tombstones, masked cells, versions beyond VERSIONS and cells past TTL;
+** minor merges files and keeps tombstones. */
+int kv_compact(kv_db *db, const char *table, bool major);
+
+/* Statistics of one family from its store files' block indexes and its memstore, used by
+** the planner's estimates. */
+typedef struct kv_family_stats {
+  uint64_t store_files;
+  uint64_t store_file_bytes;  /* on disk */
+  uint64_t blocks;
+  uint64_t cells;             /* in store files (all versions, tombstones included) */
+  uint64_t rows;              /* sum of per-file distinct rows (an upper bound) */
+  uint64_t memstore_bytes;
+  uint64_t memstore_cells;
+} kv_family_stats;
+int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out);
+
+/* Estimated rows of a family within [range] from the block index (rows of the blocks the
+** range overlaps, the two end blocks counted by half) plus the memstore's rows in range. */
+int kv_estimate_rows(kv_db *db, uint32_t family_id, const kv_range *range, uint64_t *rows,
+                     uint64_t *bytes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ROWAN_KV_H */

@@ -1,0 +1,79 @@
+/*
+** kv/manifest.h: the MANIFEST, an append-only log of versioned edits that describes the
+** store: tables, families and their options, store files added and removed per family,
+** the last flushed sequence number per family, the next file number, the WAL segments in
+** use. Replayed at open into a kv_version; each edit is one checksummed record appended and
+** synced before the change it describes takes effect. When the log grows past a limit it is
+** rewritten as one snapshot edit to MANIFEST.tmp, synced, and renamed over MANIFEST.
+** docs/FORMAT.md, "MANIFEST".
+*/
+#ifndef ROWAN_KV_MANIFEST_H
+#define ROWAN_KV_MANIFEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "kv/env.h"
+
+/* A store file as the manifest records it. */
+typedef struct kv_file_meta {
+  uint64_t number;          /* file number: data/<table_id>/<family_id>/<number>.sf */
+  uint64_t size;            /* bytes */
+  uint64_t min_seq, max_seq;/* sequence number range of its cells */
+  uint64_t cells, rows;
+} kv_file_meta;
+
+typedef struct kv_family_meta {
+  uint32_t id;              /* store-wide family id, never reused */
+  char name[KV_MAX_NAME + 1];
+  int max_versions; int64_t ttl_sec; int compression; uint32_t block_size;
+  uint64_t flushed_seq;     /* every op with seq <= this is in the family's store files */
+  kv_file_meta *files; uint32_t n_files, cap_files; /* ordered oldest to newest */
+} kv_family_meta;
+
+typedef struct kv_table_meta {
+  uint32_t id;              /* store-wide table id, never reused */
+  char name[KV_MAX_NAME + 1];
+  kv_family_meta *families; uint32_t n_families;
+} kv_table_meta;
+
+/* The whole described state. */
+typedef struct kv_version {
+  kv_table_meta *tables; uint32_t n_tables;
+  uint64_t next_file_number; uint32_t next_table_id, next_family_id;
+  uint64_t last_seq;        /* highest sequence number known flushed or logged */
+  uint64_t wal_number;      /* oldest WAL segment still needed */
+} kv_version;
+
+/* One edit. Fields that are unused for a kind are zero. */
+enum kv_edit_kind {
+  KV_EDIT_CREATE_TABLE = 1, /* table (with its families) */
+  KV_EDIT_DROP_TABLE = 2,   /* table_id */
+  KV_EDIT_ADD_FILE = 3,     /* family_id, file, and flushed_seq if non-zero */
+  KV_EDIT_REMOVE_FILE = 4,  /* family_id, file.number */
+  KV_EDIT_SET_FLUSHED = 5,  /* family_id, flushed_seq */
+  KV_EDIT_SET_COUNTERS = 6, /* next_file_number, next ids, last_seq, wal_number */
+  KV_EDIT_SNAPSHOT = 7      /* the whole version (used when the log is rewritten) */
+};
+
+typedef struct kv_manifest kv_manifest;
+
+/* Open or create `dir`/MANIFEST and replay it into *v (caller frees with
+** kv_version_free). KV_ERR_CORRUPT names the offset of a damaged record; a torn final
+** record is dropped. */
+int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **out,
+                     kv_version *v);
+/* Apply a group of edits atomically to both the file (one record, synced) and *v. */
+typedef struct kv_edit {
+  int kind;
+  const kv_table_meta *table;  /* CREATE_TABLE */
+  uint32_t table_id, family_id;
+  kv_file_meta file;
+  uint64_t flushed_seq;
+  uint64_t next_file_number, last_seq, wal_number;
+  uint32_t next_table_id, next_family_id;
+} kv_edit;
+int kv_manifest_apply(kv_manifest *m, kv_version *v, const kv_edit *edits, int n_edits);
+int kv_manifest_close(kv_manifest *m);
+void kv_version_free(kv_version *v);
+
+#endif /* ROWAN_KV_MANIFEST_H */

@@ -1,0 +1,30 @@
+/*
+** kv/memstore.h: the in-memory sorted buffer of one column family's recent writes (HBase's
+** MemStore, LevelDB's MemTable): a skip list of cells in kv_cell_cmp order, allocated from
+** an arena (no per-cell malloc), one writer at a time with concurrent lock-free readers.
+** A memstore holds cells of every sequence number; readers skip those above their snapshot.
+** When full it is frozen and flushed to a store file.
+*/
+#ifndef ROWAN_KV_MEMSTORE_H
+#define ROWAN_KV_MEMSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kv/iter.h"
+
+typedef struct kv_memstore kv_memstore;
+
+kv_memstore *kv_memstore_new(void);
+/* Reference counting: scans hold a reference while they iterate. */
+void kv_memstore_ref(kv_memstore *m);
+void kv_memstore_unref(kv_memstore *m);
+/* Insert a copy of the cell. REQUIRES: the caller serializes writers. */
+int kv_memstore_add(kv_memstore *m, const kv_cell *c);
+/* Bytes used by the arena (the flush threshold compares against this). */
+size_t kv_memstore_bytes(const kv_memstore *m);
+uint64_t kv_memstore_cells(const kv_memstore *m);
+uint64_t kv_memstore_max_seq(const kv_memstore *m);
+/* An iterator over all cells (the caller filters by sequence number). Holds a reference. */
+kv_iter *kv_memstore_iter_new(kv_memstore *m);
+
+#endif /* ROWAN_KV_MEMSTORE_H */

@@ -1,0 +1,77 @@
+/*
+** kv/sf.h: store files, the immutable sorted files a memstore flush or a compaction writes
+** (HBase's HFile). A store file holds the cells of one family in kv_cell_cmp order, in
+** blocks compressed with lz4 (or stored raw), each block checksummed (XXH3-64) and carrying
+** its raw and compressed sizes. Inside a block the cells are grouped by column: row keys are
+** stored once per row, prefix-compressed; timestamps, types and sequence numbers are
+** delta-coded streams; values are grouped by qualifier and fixed-width value runs are
+** byte-transposed before compression. After the blocks: a bloom filter on row keys, the
+** block index (first key, offset, sizes, cell and row counts per block) and a fixed-size
+** trailer with magic, format version, key range, timestamp and sequence ranges and counts.
+** Files are written whole, synced, then named in the MANIFEST. docs/FORMAT.md,
+** "Store file". Readers use pread of single blocks, binary search in the block index and
+** within a block, and never allocate per cell.
+*/
+#ifndef ROWAN_KV_SF_H
+#define ROWAN_KV_SF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "kv/env.h"
+#include "kv/iter.h"
+
+/* ---- Writer ---- */
+typedef struct kv_sf_writer kv_sf_writer;
+typedef struct kv_sf_writer_options {
+  uint32_t block_size;   /* target uncompressed bytes per block (0 = 64 KiB) */
+  int compression;       /* KV_COMPRESSION_LZ4 or KV_COMPRESSION_NONE */
+  uint32_t bloom_bits_per_key; /* 0 = default 10; bloom on row keys */
+} kv_sf_writer_options;
+
+/* Create `path` (truncated) for writing. */
+int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options *opts,
+                      kv_sf_writer **out);
+/* Add a cell; cells must come in strictly increasing kv_cell_cmp order (KV_ERR_INVALID
+** otherwise). The cell's bytes are copied. */
+int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c);
+/* Finish: write the last block, bloom, index and trailer, sync, close. Fills *props
+** (may be NULL). The writer is freed whatever the result; on failure the file is left for
+** the caller to remove. */
+typedef struct kv_sf_props {
+  uint32_t format_version;
+  uint64_t file_size, cells, rows, blocks;
+  uint64_t min_seq, max_seq;
+  int64_t min_ts, max_ts;
+  uint64_t raw_bytes;         /* uncompressed block bytes */
+} kv_sf_props;
+int kv_sf_writer_finish(kv_sf_writer *w, kv_sf_props *props);
+/* Abandon a writer (closes the file; caller removes it). */
+void kv_sf_writer_abort(kv_sf_writer *w);
+
+/* ---- Reader ---- */
+typedef struct kv_sf_reader kv_sf_reader;
+
+/* Per-iterator I/O counters (the scan's per-family metrics point here). */
+typedef struct kv_sf_io {
+  uint64_t blocks_read, blocks_cache_hit, bytes_read, cells_decoded;
+} kv_sf_io;
+
+/* Open and validate trailer, index and bloom (KV_ERR_CORRUPT names the file and offset). */
+int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out);
+void kv_sf_close(kv_sf_reader *r);
+const kv_sf_props *kv_sf_get_props(const kv_sf_reader *r);
+/* Smallest and largest row key in the file. */
+void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *first_len,
+                     const uint8_t **last, uint32_t *last_len);
+/* Bloom filter: false means the row is certainly absent. */
+bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t len);
+/* A new iterator over the file's cells; `io` (may be NULL) is incremented as blocks are
+** read. Block damage surfaces through the iterator's status() as KV_ERR_CORRUPT. The
+** reader must outlive the iterator. The reader may be shared by threads; iterators not. */
+kv_iter *kv_sf_iter_new(kv_sf_reader *r, kv_sf_io *io);
+/* Estimate rows and on-disk bytes of the file in [start, end] (NULL = unbounded) from the
+** block index: full blocks inside count whole, the end blocks count half. */
+void kv_sf_estimate(const kv_sf_reader *r, const uint8_t *start, uint32_t start_len,
+                    const uint8_t *end, uint32_t end_len, uint64_t *rows, uint64_t *bytes);
+
+#endif /* ROWAN_KV_SF_H */

@@ -1,0 +1,60 @@
+/*
+** kv/wal.h: the write-ahead log. One WAL per store, as numbered segment files
+** (wal-<number>.log). Each committed batch is one record: length, checksum (XXH3-64),
+** first sequence number, and the encoded batch. Replay reads records in order; a torn
+** record at the very end of the last segment is dropped (the commit never returned); any
+** other damage is KV_ERR_CORRUPT naming the file and byte offset. docs/FORMAT.md, "WAL".
+** The WAL knows nothing of memstores: replay hands each record to a callback.
+*/
+#ifndef ROWAN_KV_WAL_H
+#define ROWAN_KV_WAL_H
+
+#include <stdint.h>
+#include "kv/env.h"
+
+typedef struct kv_wal kv_wal;
+
+/* Open a new segment `number` in directory `dir` for appending (created empty). */
+int kv_wal_create(kv_env *env, const char *dir, uint64_t number, int sync_mode, kv_wal **out);
+/* Append one record holding `payload` (an encoded batch whose first sequence number is
+** first_seq). Does not sync (see kv_wal_sync). A failure leaves the WAL unusable (the
+** caller must refuse further writes). */
+int kv_wal_append(kv_wal *w, uint64_t first_seq, const void *payload, size_t len);
+/* Make appended records durable (fdatasync; a no-op in KV_SYNC_OFF except at close). */
+int kv_wal_sync(kv_wal *w);
+/* Push buffered records to the OS without syncing (KV_SYNC_OFF buffers in memory). */
+int kv_wal_write_out(kv_wal *w);
+uint64_t kv_wal_number(const kv_wal *w);
+uint64_t kv_wal_size(const kv_wal *w);
+/* Close (flushing buffers, syncing unless sync mode is off... it syncs in every mode). */
+int kv_wal_close(kv_wal *w);
+
+/* Called for each record during replay; a non-KV_OK return stops the replay with it. */
+typedef int (*kv_wal_record_fn)(void *ctx, uint64_t first_seq, const uint8_t *payload,
+                                size_t len);
+/* Replay segment `number`. `is_last` says it is the newest segment: only there is a torn
+** tail record dropped (and the file truncated to the last good record) instead of
+** reported as corruption. */
+int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
+                  kv_wal_record_fn fn, void *ctx);
+
+/* File name of segment `number` in `dir` into buf. */
+void kv_wal_path(char *buf, size_t cap, const char *dir, uint64_t number);
+
+/* ---- Batch payload encoding (shared by kv_batch and replay) ----
+** payload := count:varint op*
+** op      := type:u8 family_id:varint row_len:varint row qual_len:varint qual
+**            ts:zigzag-varint [value_len:varint value]   (value only for KV_PUT)
+** The i-th op has sequence number first_seq + i. */
+typedef struct kv_wal_op {
+  uint8_t type; uint32_t family_id;
+  const uint8_t *row; uint32_t row_len;
+  const uint8_t *qual; uint32_t qual_len;
+  int64_t ts;
+  const uint8_t *value; uint32_t value_len;
+} kv_wal_op;
+/* Decode ops one at a time: *p starts at the payload; returns KV_OK and advances, or
+** KV_ERR_CORRUPT. count is read first with kv_get_varint. */
+int kv_wal_decode_op(const uint8_t **p, const uint8_t *limit, kv_wal_op *op);
+
+#endif /* ROWAN_KV_WAL_H */

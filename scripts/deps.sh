@@ -1,0 +1,18 @@
+#!/bin/sh
+# scripts/deps.sh: install the Debian packages Rowan needs to build, test and fuzz, only
+# those missing (apt-get update runs first when something must be installed). Needs root
+# (or sudo) when a package is missing. It does not build anything.
+set -eu
+PKGS="cmake make gcc pkg-config lemon liblz4-dev libsqlite3-dev libcmocka-dev libedit-dev
+zlib1g-dev libxxhash-dev clang libclang-rt-14-dev lz4 gzip"
+[ "${ROWAN_BENCH:-0}" = 1 ] && PKGS="$PKGS librocksdb-dev"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
