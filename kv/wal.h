@@ -17,21 +17,23 @@ typedef struct kv_wal kv_wal;
 /* Open a new segment `number` in directory `dir` for appending (created empty). */
 int kv_wal_create(kv_env *env, const char *dir, uint64_t number, int sync_mode, kv_wal **out);
 /* Append one record holding `payload` (an encoded batch whose first sequence number is
-** first_seq). Does not sync (see kv_wal_sync). A failure leaves the WAL unusable (the
-** caller must refuse further writes). */
-int kv_wal_append(kv_wal *w, uint64_t first_seq, const void *payload, size_t len);
+** first_seq, committed at wall-clock time commit_ts ms: ops whose ts is KV_TS_NOW take it).
+** Does not sync (see kv_wal_sync). A failure leaves the WAL unusable (the caller must refuse
+** further writes). */
+int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
+                  size_t len);
 /* Make appended records durable (fdatasync; a no-op in KV_SYNC_OFF except at close). */
 int kv_wal_sync(kv_wal *w);
 /* Push buffered records to the OS without syncing (KV_SYNC_OFF buffers in memory). */
 int kv_wal_write_out(kv_wal *w);
 uint64_t kv_wal_number(const kv_wal *w);
 uint64_t kv_wal_size(const kv_wal *w);
-/* Close (flushing buffers, syncing unless sync mode is off... it syncs in every mode). */
+/* Close: write out buffered records and sync, in every sync mode. */
 int kv_wal_close(kv_wal *w);
 
 /* Called for each record during replay; a non-KV_OK return stops the replay with it. */
-typedef int (*kv_wal_record_fn)(void *ctx, uint64_t first_seq, const uint8_t *payload,
-                                size_t len);
+typedef int (*kv_wal_record_fn)(void *ctx, uint64_t first_seq, int64_t commit_ts,
+                                const uint8_t *payload, size_t len);
 /* Replay segment `number`. `is_last` says it is the newest segment: only there is a torn
 ** tail record dropped (and the file truncated to the last good record) instead of
 ** reported as corruption. */
@@ -45,7 +47,8 @@ void kv_wal_path(char *buf, size_t cap, const char *dir, uint64_t number);
 ** payload := count:varint op*
 ** op      := type:u8 family_id:varint row_len:varint row qual_len:varint qual
 **            ts:zigzag-varint [value_len:varint value]   (value only for KV_PUT)
-** The i-th op has sequence number first_seq + i. */
+** The i-th op has sequence number first_seq + i. A ts of KV_TS_NOW (INT64_MIN) stands for
+** the record's commit_ts. */
 typedef struct kv_wal_op {
   uint8_t type; uint32_t family_id;
   const uint8_t *row; uint32_t row_len;
