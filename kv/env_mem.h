@@ -57,6 +57,9 @@ void kv_env_mem_power_cut(kv_env *env);
 ** kv_env_mem_power_cut() or kv_env_mem_recover() is called. Lets a test stop a store at an
 ** exact point, as if the process died, then close its handles safely. */
 void kv_env_mem_set_crashed(kv_env *env, bool crashed);
+/* Leave crashed mode keeping every byte written so far, synced or not: a process crash
+** without a power cut (what KV_SYNC_NORMAL survives). */
+void kv_env_mem_recover(kv_env *env);
 
 /* Counters since creation (for group commit and I/O tests). */
 typedef struct kv_env_mem_stats {
