@@ -1,7 +1,8 @@
 /*
 ** kv/wal.h: the write-ahead log. One WAL per store, as numbered segment files
-** (wal-<number>.log). Each committed batch is one record: length, checksum (XXH3-64),
-** first sequence number, and the encoded batch. Replay reads records in order; a torn
+** (wal-<number>.log). Each committed batch is one record: a 32-byte header (payload length,
+** a check of that length, XXH3-64 checksum, first sequence number, commit time) and the
+** encoded batch. Replay reads records in order; a torn
 ** record at the very end of the last segment is dropped (the commit never returned); any
 ** other damage is KV_ERR_CORRUPT naming the file and byte offset. docs/FORMAT.md, "WAL".
 ** The WAL knows nothing of memstores: replay hands each record to a callback.

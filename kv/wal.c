@@ -1,0 +1,351 @@
+/*
+** kv/wal.c: the write-ahead log (kv/wal.h): appending records to a segment in the three
+** sync modes, replaying a segment with torn-tail handling, and decoding batch ops.
+** docs/FORMAT.md, "WAL" (docs/FORMAT-wal-manifest.md until merged) gives every byte.
+**
+** Record = 32-byte header + payload:
+**   0  u32 length        payload bytes (<= KV_MAX_BATCH)
+**   4  u32 length_check  low 32 bits of XXH3-64 of bytes [0, 4)
+**   8  u64 checksum      XXH3-64 of bytes [16, 32 + length): first_seq, commit_ts, payload
+**  16  u64 first_seq     sequence number of the payload's first op
+**  24  i64 commit_ts     wall-clock ms of the commit (stands in for KV_TS_NOW)
+** All integers little-endian. The length has its own check so that a damaged length in the
+** middle of a segment is reported as corruption instead of looking like a torn tail.
+**
+** Replay validates a record completely (header, checksum, every op of the payload) before
+** handing it to the callback, so a callback never sees damaged bytes. It does not know what
+** the ops mean, nor which segments exist (the store lists the directory).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "kv/coding.h"
+#include "kv/status.h"
+#include "kv/wal.h"
+
+#define WAL_HEADER 32u
+#define OFF_BUFFER_LIMIT (256u << 10) /* KV_SYNC_OFF: bytes buffered before a write(2) */
+#define SCRATCH_LIMIT (1u << 20)      /* records up to this are written with one append */
+
+struct kv_wal {
+  kv_env *env;          /* file system */
+  kv_file *f;           /* the segment, opened for appending */
+  char *path;           /* segment path (owned) */
+  uint64_t number;      /* segment number */
+  int sync_mode;        /* enum kv_sync_mode */
+  uint64_t size;        /* bytes of records appended, buffered ones included */
+  uint8_t *buf;         /* KV_SYNC_OFF: pending records; other modes: one record's scratch */
+  size_t buf_len;       /* bytes pending in buf (always 0 outside KV_SYNC_OFF) */
+  size_t buf_cap;       /* bytes allocated in buf */
+  XXH3_state_t *xxh;    /* checksum state, reused per record */
+  int failed;           /* status of the first failed write or sync; KV_OK while healthy */
+};
+
+/* File name of segment `number` in `dir` into buf (truncated to cap). */
+void kv_wal_path(char *buf, size_t cap, const char *dir, uint64_t number) {
+  snprintf(buf, cap, "%s/wal-%llu.log", dir, (unsigned long long)number);
+}
+
+/* Open a new, empty segment. On success *out is the handle (free with kv_wal_close); on
+** failure *out is NULL and the env's status is returned (KV_ERR_IO, KV_ERR_NOSPC,
+** KV_ERR_NOTFOUND for a missing directory, KV_ERR_NOMEM, KV_ERR_INVALID for a bad mode).
+** The segment's directory entry is made durable here (sync_dir), so a record synced into
+** it later survives a power cut. */
+int kv_wal_create(kv_env *env, const char *dir, uint64_t number, int sync_mode, kv_wal **out) {
+  *out = NULL;
+  if (sync_mode < KV_SYNC_FULL || sync_mode > KV_SYNC_OFF)
+    return kv_error(KV_ERR_INVALID, "WAL: unknown sync mode %d", sync_mode);
+  char path[4096];
+  kv_wal_path(path, sizeof path, dir, number);
+  kv_wal *w = calloc(1, sizeof *w);
+  if (!w || !(w->path = strdup(path)) || !(w->xxh = XXH3_createState())) {
+    if (w) { free(w->path); free(w); }
+    return kv_error(KV_ERR_NOMEM, "WAL %s: out of memory", path);
+  }
+  int rc = env->open(env, path, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &w->f);
+  if (rc == KV_OK) rc = env->sync_dir(env, dir);
+  if (rc != KV_OK) {
+    if (w->f) env->close(w->f);
+    XXH3_freeState(w->xxh);
+    free(w->path);
+    free(w);
+    return rc;
+  }
+  w->env = env;
+  w->number = number;
+  w->sync_mode = sync_mode;
+  *out = w;
+  return KV_OK;
+}
+
+static int reserve(kv_wal *w, size_t need) {
+  if (need <= w->buf_cap) return KV_OK;
+  size_t nc = w->buf_cap ? w->buf_cap : 4096;
+  while (nc < need) nc *= 2;
+  uint8_t *nb = realloc(w->buf, nc);
+  if (!nb) return kv_error(KV_ERR_NOMEM, "WAL %s: out of memory", w->path);
+  w->buf = nb;
+  w->buf_cap = nc;
+  return KV_OK;
+}
+
+static int unusable(const kv_wal *w) {
+  return kv_error(w->failed, "WAL %s is unusable after an earlier write error", w->path);
+}
+
+/* Write the pending KV_SYNC_OFF buffer to the file. */
+static int flush_buffer(kv_wal *w) {
+  if (w->buf_len == 0) return KV_OK;
+  int rc = w->env->append(w->f, w->buf, w->buf_len);
+  w->buf_len = 0;
+  if (rc != KV_OK) w->failed = rc;
+  return rc;
+}
+
+/* Append one record. See kv/wal.h. Errors: KV_ERR_TOOBIG (payload over KV_MAX_BATCH; the
+** WAL stays usable), KV_ERR_IO / KV_ERR_NOSPC / KV_ERR_NOMEM (the WAL is then unusable:
+** every later call fails), KV_MISUSE for a NULL handle. */
+int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
+                  size_t len) {
+  if (!w) return kv_error(KV_MISUSE, "WAL: NULL handle");
+  if (w->failed) return unusable(w);
+  if (len > KV_MAX_BATCH)
+    return kv_error(KV_ERR_TOOBIG, "WAL %s: batch of %zu bytes over the maximum %u", w->path,
+                    len, KV_MAX_BATCH);
+  uint8_t h[WAL_HEADER];
+  kv_put_u32le(h, (uint32_t)len);
+  kv_put_u32le(h + 4, (uint32_t)XXH3_64bits(h, 4));
+  kv_put_u64le(h + 16, first_seq);
+  kv_put_u64le(h + 24, (uint64_t)commit_ts);
+  XXH3_64bits_reset(w->xxh);
+  XXH3_64bits_update(w->xxh, h + 16, 16);
+  if (len) XXH3_64bits_update(w->xxh, payload, len);
+  kv_put_u64le(h + 8, XXH3_64bits_digest(w->xxh));
+
+  size_t rec = WAL_HEADER + len;
+  int rc = KV_OK;
+  if (w->sync_mode == KV_SYNC_OFF && rec <= OFF_BUFFER_LIMIT) {
+    if (w->buf_len + rec > OFF_BUFFER_LIMIT) rc = flush_buffer(w);
+    if (rc == KV_OK) rc = reserve(w, w->buf_len + rec);
+    if (rc == KV_OK) {
+      memcpy(w->buf + w->buf_len, h, WAL_HEADER);
+      if (len) memcpy(w->buf + w->buf_len + WAL_HEADER, payload, len);
+      w->buf_len += rec;
+    }
+  } else {
+    /* Write it now: everything pending first, then the record in one append when small. */
+    if (w->sync_mode == KV_SYNC_OFF) rc = flush_buffer(w);
+    if (rc == KV_OK && rec <= SCRATCH_LIMIT) {
+      rc = reserve(w, rec);
+      if (rc == KV_OK) {
+        memcpy(w->buf, h, WAL_HEADER);
+        if (len) memcpy(w->buf + WAL_HEADER, payload, len);
+        rc = w->env->append(w->f, w->buf, rec);
+      }
+    } else if (rc == KV_OK) {
+      rc = w->env->append(w->f, h, WAL_HEADER);
+      if (rc == KV_OK) rc = w->env->append(w->f, payload, len);
+    }
+  }
+  if (rc != KV_OK) {
+    w->failed = rc;
+    return rc;
+  }
+  w->size += rec;
+  return KV_OK;
+}
+
+/* Make appended records durable. KV_SYNC_FULL and KV_SYNC_NORMAL: fdatasync now (the store
+** calls it per commit group in full mode, at rotation and flush in normal mode).
+** KV_SYNC_OFF: nothing (kv_wal_close syncs). A failed sync makes the WAL unusable. */
+int kv_wal_sync(kv_wal *w) {
+  if (!w) return kv_error(KV_MISUSE, "WAL: NULL handle");
+  if (w->failed) return unusable(w);
+  if (w->sync_mode == KV_SYNC_OFF) return KV_OK;
+  int rc = w->env->sync(w->f);
+  if (rc != KV_OK) w->failed = rc;
+  return rc;
+}
+
+/* KV_SYNC_OFF: write buffered records to the file (not synced). Other modes: nothing to
+** do. Errors as kv_wal_append. */
+int kv_wal_write_out(kv_wal *w) {
+  if (!w) return kv_error(KV_MISUSE, "WAL: NULL handle");
+  if (w->failed) return unusable(w);
+  return flush_buffer(w);
+}
+
+/* Segment number of the WAL. */
+uint64_t kv_wal_number(const kv_wal *w) { return w->number; }
+
+/* Bytes of records appended to this segment (buffered ones included). */
+uint64_t kv_wal_size(const kv_wal *w) { return w->size; }
+
+/* Write out buffered records, sync (every mode) and close; frees w even on failure and
+** returns the first error met (an earlier write failure included). NULL is a no-op. */
+int kv_wal_close(kv_wal *w) {
+  if (!w) return KV_OK;
+  int rc = w->failed ? unusable(w) : KV_OK;
+  if (rc == KV_OK) rc = flush_buffer(w);
+  if (rc == KV_OK) rc = w->env->sync(w->f);
+  w->env->close(w->f);
+  XXH3_freeState(w->xxh);
+  free(w->buf);
+  free(w->path);
+  free(w);
+  return rc;
+}
+
+/* ---- ops ---- */
+
+static int op_error(const char *what) { return kv_error(KV_ERR_CORRUPT, "bad batch op: %s", what); }
+
+/* Decode one op from [*p, limit); on success advance *p. See kv/wal.h. Pointers in *op
+** point into the payload. KV_ERR_CORRUPT (message "bad batch op: ...") on truncated input,
+** an unknown type, or a length over its documented maximum. */
+int kv_wal_decode_op(const uint8_t **p, const uint8_t *limit, kv_wal_op *op) {
+  const uint8_t *q = *p;
+  uint64_t v;
+  memset(op, 0, sizeof *op);
+  if (q >= limit) return op_error("truncated before type");
+  op->type = *q++;
+  if (op->type > KV_DELETE_FAMILY) return op_error("unknown type");
+  if (!(q = kv_get_varint(q, limit, &v)) || v > UINT32_MAX) return op_error("bad family id");
+  op->family_id = (uint32_t)v;
+  if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_ROW_KEY || v > (uint64_t)(limit - q))
+    return op_error("bad row key length");
+  op->row = q;
+  op->row_len = (uint32_t)v;
+  q += v;
+  if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_QUALIFIER || v > (uint64_t)(limit - q))
+    return op_error("bad qualifier length");
+  op->qual = q;
+  op->qual_len = (uint32_t)v;
+  q += v;
+  if (!(q = kv_get_varint(q, limit, &v))) return op_error("bad timestamp");
+  op->ts = kv_unzigzag(v);
+  if (op->type == KV_PUT) {
+    if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_VALUE || v > (uint64_t)(limit - q))
+      return op_error("bad value length");
+    op->value = q;
+    op->value_len = (uint32_t)v;
+    q += v;
+  }
+  *p = q;
+  return KV_OK;
+}
+
+/* Check that a payload is exactly count ops. KV_ERR_CORRUPT (message set) if not. */
+static int check_payload(const uint8_t *p, size_t len) {
+  const uint8_t *limit = p + len;
+  uint64_t count;
+  if (!(p = kv_get_varint(p, limit, &count))) return kv_error(KV_ERR_CORRUPT, "bad batch op count");
+  for (uint64_t i = 0; i < count; i++) {
+    kv_wal_op op;
+    if (kv_wal_decode_op(&p, limit, &op) != KV_OK) return KV_ERR_CORRUPT;
+  }
+  if (p != limit) return kv_error(KV_ERR_CORRUPT, "%zu bytes after the last batch op", (size_t)(limit - p));
+  return KV_OK;
+}
+
+/* ---- replay ---- */
+
+static int corrupt_at(const char *path, uint64_t off, const char *why) {
+  return kv_error(KV_ERR_CORRUPT, "corrupt WAL record in %s at byte offset %llu: %s", path,
+                  (unsigned long long)off, why);
+}
+
+/* Are bytes [off, size) of f all zero? 1 yes, 0 no, or a negative-free status via *rc. */
+static int all_zero(kv_env *env, kv_file *f, uint64_t off, uint64_t size, int *rc) {
+  uint8_t chunk[4096];
+  while (off < size) {
+    size_t want = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk, got;
+    if ((*rc = env->read(f, off, chunk, want, &got)) != KV_OK) return 0;
+    if (got != want) { *rc = kv_error(KV_ERR_IO, "read: short read"); return 0; }
+    for (size_t i = 0; i < got; i++)
+      if (chunk[i]) return 0;
+    off += got;
+  }
+  return 1;
+}
+
+/* Cut the segment back to its last good record and make that durable. */
+static int truncate_tail(kv_env *env, const char *path, uint64_t off) {
+  kv_file *f;
+  int rc = env->open(env, path, KV_OPEN_WRITE, &f);
+  if (rc != KV_OK) return rc;
+  rc = env->truncate(f, off);
+  if (rc == KV_OK) rc = env->sync(f);
+  int rc2 = env->close(f);
+  return rc != KV_OK ? rc : rc2;
+}
+
+/* Replay one segment. See kv/wal.h. Returns KV_OK, KV_ERR_NOTFOUND (no such segment),
+** KV_ERR_CORRUPT ("corrupt WAL record in <path> at byte offset <n>: <why>"), an env error,
+** or the first non-KV_OK status of fn. A dropped torn tail is truncated away and synced. */
+int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
+                  kv_wal_record_fn fn, void *ctx) {
+  char path[4096];
+  kv_wal_path(path, sizeof path, dir, number);
+  kv_file *f;
+  int rc = env->open(env, path, KV_OPEN_READ, &f);
+  if (rc != KV_OK) return rc;
+  uint64_t size, off = 0;
+  rc = env->size(f, &size);
+  uint8_t *buf = NULL;
+  size_t cap = 0;
+  int torn = 0;
+  while (rc == KV_OK && off < size) {
+    uint64_t rem = size - off;
+    uint8_t h[WAL_HEADER];
+    size_t got;
+    if (rem < WAL_HEADER) {
+      if (is_last) torn = 1;
+      else rc = corrupt_at(path, off, "record header cut short at the end of a segment");
+      break;
+    }
+    if ((rc = env->read(f, off, h, WAL_HEADER, &got)) != KV_OK) break;
+    if (got != WAL_HEADER) { rc = kv_error(KV_ERR_IO, "read %s: short read", path); break; }
+    uint32_t len = kv_get_u32le(h);
+    if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4)) {
+      if (is_last && all_zero(env, f, off, size, &rc)) torn = 1;
+      else if (rc == KV_OK) rc = corrupt_at(path, off, "bad record length (length check mismatch)");
+      break;
+    }
+    if (len > KV_MAX_BATCH) { rc = corrupt_at(path, off, "record length over the maximum"); break; }
+    if ((uint64_t)len > rem - WAL_HEADER) {
+      if (is_last) torn = 1;
+      else rc = corrupt_at(path, off, "record runs past the end of a segment");
+      break;
+    }
+    if (cap < WAL_HEADER + (size_t)len) {
+      size_t nc = WAL_HEADER + (size_t)len;
+      uint8_t *nb = realloc(buf, nc);
+      if (!nb) { rc = kv_error(KV_ERR_NOMEM, "WAL replay %s: out of memory", path); break; }
+      buf = nb;
+      cap = nc;
+    }
+    memcpy(buf, h, WAL_HEADER);
+    if ((rc = env->read(f, off + WAL_HEADER, buf + WAL_HEADER, len, &got)) != KV_OK) break;
+    if (got != len) { rc = kv_error(KV_ERR_IO, "read %s: short read", path); break; }
+    if (kv_get_u64le(h + 8) != XXH3_64bits(buf + 16, 16 + (size_t)len)) {
+      if (is_last && off + WAL_HEADER + len == size) torn = 1;
+      else rc = corrupt_at(path, off, "checksum mismatch");
+      break;
+    }
+    if (check_payload(buf + WAL_HEADER, len) != KV_OK) {
+      char why[256];
+      snprintf(why, sizeof why, "%s", kv_errmsg());
+      rc = corrupt_at(path, off, why);
+      break;
+    }
+    rc = fn(ctx, kv_get_u64le(h + 16), (int64_t)kv_get_u64le(h + 24), buf + WAL_HEADER, len);
+    off += WAL_HEADER + len;
+  }
+  free(buf);
+  env->close(f);
+  if (rc == KV_OK && torn) rc = truncate_tail(env, path, off);
+  return rc;
+}
