@@ -1,0 +1,151 @@
+/*
+** catalog/types.c: type names and parameters, value constructors and the catalog error
+** helper. Nothing here parses text or encodes bytes (catalog/text.c, keycodec.c,
+** valcodec.c do).
+*/
+#include "catalog/types.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ORDER CAT_STATUS */
+static const char *const status_names[CAT_STATUS_COUNT] = {
+    "CAT_OK",           "CAT_ERR_RANGE",  "CAT_ERR_SYNTAX", "CAT_ERR_TYPE",
+    "CAT_ERR_CORRUPT",  "CAT_ERR_TOOBIG", "CAT_ERR_EXISTS", "CAT_ERR_NOTFOUND",
+    "CAT_ERR_INVALID",  "CAT_ERR_KV",     "CAT_ERR_NOMEM",  "CAT_ERR_NULL"};
+
+/* ORDER CAT_TYPE (index = id) */
+static const char *const type_names[CAT_T_MAX + 1] = {
+    "?",       "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER",   "BIGINT", "FLOAT", "DOUBLE",
+    "DECIMAL", "CHAR",    "VARCHAR", "VARBINARY", "DATE",     "TIME",   "TIMESTAMP"};
+
+int cat_err(cat_error *err, int code, const char *fmt, ...) {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    err->code = code;
+    err->kv_code = 0;
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+const char *cat_status_name(int code) {
+  if (code < 0 || code >= CAT_STATUS_COUNT) return "CAT_ERR_UNKNOWN";
+  return status_names[code];
+}
+
+const char *cat_type_name(int id) {
+  if (id < 1 || id > CAT_T_MAX) return "?";
+  return type_names[id];
+}
+
+char *cat_type_format(const cat_type *t, char *buf, size_t cap) {
+  if (!cap) return buf;
+  const char *n = cat_type_name(t->id);
+  if (t->id == CAT_T_DECIMAL && t->precision)
+    snprintf(buf, cap, "%s(%u,%u)", n, (unsigned)t->precision, (unsigned)t->scale);
+  else if ((t->id == CAT_T_CHAR || t->id == CAT_T_VARCHAR) && t->length)
+    snprintf(buf, cap, "%s(%u)", n, (unsigned)t->length);
+  else
+    snprintf(buf, cap, "%s", n);
+  return buf;
+}
+
+int cat_type_lookup(const char *name) {
+  for (int i = 1; i <= CAT_T_MAX; i++)
+    if (strcmp(name, type_names[i]) == 0) return i;
+  if (strcmp(name, "INT") == 0) return CAT_T_INTEGER;
+  if (strcmp(name, "REAL") == 0) return CAT_T_FLOAT;
+  if (strcmp(name, "NUMERIC") == 0) return CAT_T_DECIMAL;
+  if (strcmp(name, "BINARY") == 0) return CAT_T_VARBINARY;
+  return 0;
+}
+
+int cat_type_validate(const cat_type *t, cat_error *err) {
+  if (t->id < 1 || t->id > CAT_T_MAX) return cat_err(err, CAT_ERR_INVALID, "unknown type id %d", t->id);
+  if (t->id == CAT_T_DECIMAL) {
+    if (t->precision > CAT_DEC_MAX_PRECISION)
+      return cat_err(err, CAT_ERR_INVALID, "DECIMAL precision %u out of range 1..38", t->precision);
+    if (t->precision && t->scale > t->precision)
+      return cat_err(err, CAT_ERR_INVALID, "DECIMAL scale %u larger than precision %u", t->scale,
+                     t->precision);
+  }
+  if (t->id == CAT_T_CHAR && (t->length < 1 || t->length > CAT_MAX_CHAR_LENGTH))
+    return cat_err(err, CAT_ERR_INVALID, "CHAR length %u out of range 1..%d", t->length,
+                   CAT_MAX_CHAR_LENGTH);
+  if (t->id == CAT_T_VARCHAR && t->length > CAT_MAX_CHAR_LENGTH)
+    return cat_err(err, CAT_ERR_INVALID, "VARCHAR length %u out of range 1..%d", t->length,
+                   CAT_MAX_CHAR_LENGTH);
+  return CAT_OK;
+}
+
+bool cat_type_is_integer(int id) { return id >= CAT_T_TINYINT && id <= CAT_T_BIGINT; }
+bool cat_type_is_float(int id) { return id == CAT_T_FLOAT || id == CAT_T_DOUBLE; }
+bool cat_type_is_numeric(int id) { return id >= CAT_T_TINYINT && id <= CAT_T_DECIMAL; }
+bool cat_type_is_string(int id) { return id == CAT_T_CHAR || id == CAT_T_VARCHAR; }
+
+int cat_type_fixed_width(int id) {
+  switch (id) {
+    case CAT_T_BOOLEAN: case CAT_T_TINYINT: return 1;
+    case CAT_T_SMALLINT: return 2;
+    case CAT_T_INTEGER: case CAT_T_FLOAT: case CAT_T_DATE: return 4;
+    case CAT_T_BIGINT: case CAT_T_DOUBLE: case CAT_T_TIME: case CAT_T_TIMESTAMP: return 8;
+    default: return 0;
+  }
+}
+
+cat_value cat_v_null(cat_type t) {
+  cat_value v;
+  memset(&v, 0, sizeof v);
+  v.type = t;
+  v.is_null = true;
+  return v;
+}
+
+cat_value cat_v_bool(bool b) {
+  cat_value v = cat_v_null(cat_type_of(CAT_T_BOOLEAN));
+  v.is_null = false;
+  v.u.b = b;
+  return v;
+}
+
+cat_value cat_v_int(int id, int64_t i) {
+  cat_value v = cat_v_null(cat_type_of(id));
+  v.is_null = false;
+  v.u.i = i;
+  return v;
+}
+
+cat_value cat_v_double(double d) {
+  cat_value v = cat_v_null(cat_type_of(CAT_T_DOUBLE));
+  v.is_null = false;
+  v.u.d = d;
+  return v;
+}
+
+cat_value cat_v_float(float f) {
+  cat_value v = cat_v_null(cat_type_of(CAT_T_FLOAT));
+  v.is_null = false;
+  v.u.d = (double)f;
+  return v;
+}
+
+cat_value cat_v_dec(cat_dec d, uint8_t precision, uint8_t scale) {
+  cat_type t = {CAT_T_DECIMAL, precision, scale, 0};
+  cat_value v = cat_v_null(t);
+  v.is_null = false;
+  v.u.dec = d;
+  return v;
+}
+
+cat_value cat_v_str(int id, const void *p, size_t len) {
+  cat_value v = cat_v_null(cat_type_of(id));
+  v.is_null = false;
+  v.u.s.p = (const uint8_t *)p;
+  v.u.s.len = (uint32_t)len;
+  return v;
+}
