@@ -1,0 +1,437 @@
+/*
+** kv/sf_block.c: the writer's side of a store file block: staging cells in a block builder,
+** encoding them in the columnar raw block layout, and framing a raw block for disk (lz4,
+** header, XXH3-64 checksum); plus the reader's unframing (length, checksum, decompress).
+** Decoding a raw block into per-cell arrays is in kv/sf_decode.c. The byte layout is
+** docs/FORMAT-storefile.md, "Data block"; in short, a raw block is
+**
+**   header   varint nrows, varint ncells, varint nquals, varint min_seq
+**   dict     nquals x (varint len, bytes)
+**   rows     shared-prefix stream (nrows varints), cells-per-row stream (nrows varints),
+**            suffixes: varint code; code 0 = suffix length stream + bytes, code w+1 = every
+**            suffix is w bytes, stored transposed (byte 0 of every suffix, then byte 1, ...)
+**   cells    qualifier index stream (omitted when nquals = 1), timestamp stream (zigzag
+**            delta from the previous cell), type bytes, sequence stream (delta to min_seq)
+**   values   one group per qualifier for puts, in dictionary order, then one group for the
+**            other cell types; empty groups are omitted. A group is varint code; code w+1 =
+**            fixed width w, count x w bytes transposed; code 0 = varint lens_bytes,
+**            varint data_bytes, length stream, data.
+**
+** This file does no I/O; kv/sf_write.c appends what it produces.
+*/
+#include <lz4.h>
+#include <xxhash.h>
+#include "kv/coding.h"
+#include "kv/sf_int.h"
+#include "kv/status.h"
+
+/* ---- Buffers ---- */
+
+int kv_sfbuf_reserve(kv_sfbuf *b, size_t extra) {
+  if (b->cap - b->len >= extra) return KV_OK;
+  size_t need = b->len + extra;
+  if (need < b->len) return KV_ERR_NOMEM;
+  size_t cap = b->cap ? b->cap : 256;
+  while (cap < need) cap = cap > SIZE_MAX / 2 ? need : cap * 2;
+  uint8_t *p = realloc(b->p, cap);
+  if (!p) return KV_ERR_NOMEM;
+  b->p = p;
+  b->cap = cap;
+  return KV_OK;
+}
+
+int kv_sfbuf_append(kv_sfbuf *b, const void *p, size_t n) {
+  if (kv_sfbuf_reserve(b, n)) return KV_ERR_NOMEM;
+  if (n) memcpy(b->p + b->len, p, n);
+  b->len += n;
+  return KV_OK;
+}
+
+int kv_sfbuf_varint(kv_sfbuf *b, uint64_t v) {
+  if (kv_sfbuf_reserve(b, 10)) return KV_ERR_NOMEM;
+  b->len = (size_t)(kv_put_varint(b->p + b->len, v) - b->p);
+  return KV_OK;
+}
+
+void kv_sfbuf_free(kv_sfbuf *b) {
+  free(b->p);
+  b->p = NULL;
+  b->len = b->cap = 0;
+}
+
+int kv_sf_grow(void **arr, size_t *cap, size_t n, size_t elem) {
+  if (*cap >= n) return KV_OK;
+  size_t c = *cap ? *cap : 16;
+  while (c < n) c *= 2;
+  if (c > SIZE_MAX / elem) return KV_ERR_NOMEM;
+  void *p = realloc(*arr, c * elem);
+  if (!p) return KV_ERR_NOMEM;
+  *arr = p;
+  *cap = c;
+  return KV_OK;
+}
+
+/* ---- Builder ---- */
+
+typedef struct group {
+  uint32_t count;  /* cells in the group */
+  uint32_t width;  /* value length of the first member */
+  uint32_t start;  /* first slot in the builder's order array */
+  uint32_t fill;   /* slots filled so far */
+  uint8_t fixed;   /* every member has length `width` */
+} group;
+
+void kv_sfb_init(kv_sfb_builder *b) { memset(b, 0, sizeof *b); }
+
+void kv_sfb_free(kv_sfb_builder *b) {
+  kv_sfbuf_free(&b->keys);
+  kv_sfbuf_free(&b->vals);
+  kv_sfbuf_free(&b->qbytes);
+  kv_sfbuf_free(&b->out);
+  free(b->rows);
+  free(b->cells);
+  free(b->quals);
+  free(b->qhash);
+  free(b->groups);
+  free(b->order);
+  memset(b, 0, sizeof *b);
+}
+
+void kv_sfb_reset(kv_sfb_builder *b) {
+  b->keys.len = b->vals.len = b->qbytes.len = 0;
+  b->nrows = b->ncells = 0;
+  if (b->nquals && b->qhash) memset(b->qhash, 0, b->qhash_cap * sizeof *b->qhash);
+  b->nquals = 0;
+  b->last_qual = 0;
+  b->min_seq = UINT64_MAX;
+  b->est = 0;
+}
+
+static uint32_t qhash_of(const uint8_t *q, uint32_t len) {
+  return (uint32_t)XXH3_64bits(q, len);
+}
+
+static int qual_eq(const kv_sfb_builder *b, uint32_t idx, const uint8_t *q, uint32_t len) {
+  const kv_sfb_qual *e = &b->quals[idx];
+  return e->len == len && (len == 0 || memcmp(b->qbytes.p + e->off, q, len) == 0);
+}
+
+static void qhash_insert(kv_sfb_builder *b, uint32_t idx) {
+  const kv_sfb_qual *e = &b->quals[idx];
+  size_t mask = b->qhash_cap - 1;
+  size_t h = qhash_of(b->qbytes.p + e->off, e->len) & mask;
+  while (b->qhash[h]) h = (h + 1) & mask;
+  b->qhash[h] = idx + 1;
+}
+
+/* Dictionary index of qualifier q, adding it if new: KV_OK or KV_ERR_NOMEM. */
+static int qual_index(kv_sfb_builder *b, const uint8_t *q, uint32_t len, uint32_t *out) {
+  /* Rows usually repeat the same qualifiers in the same order: try the next entry. */
+  uint32_t guess = b->last_qual + 1;
+  if (guess < b->nquals && qual_eq(b, guess, q, len)) { *out = guess; return KV_OK; }
+  if (b->last_qual < b->nquals && qual_eq(b, b->last_qual, q, len)) {
+    *out = b->last_qual;
+    return KV_OK;
+  }
+  if (b->qhash_cap) {
+    size_t mask = b->qhash_cap - 1;
+    for (size_t h = qhash_of(q, len) & mask; b->qhash[h]; h = (h + 1) & mask) {
+      if (qual_eq(b, b->qhash[h] - 1, q, len)) { *out = b->qhash[h] - 1; return KV_OK; }
+    }
+  }
+  /* New entry. */
+  if ((b->nquals + 1) * 2 > b->qhash_cap) {
+    size_t cap = b->qhash_cap ? b->qhash_cap * 2 : 32;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t) return KV_ERR_NOMEM;
+    free(b->qhash);
+    b->qhash = t;
+    b->qhash_cap = cap;
+    for (uint32_t i = 0; i < b->nquals; i++) qhash_insert(b, i);
+  }
+  if (kv_sf_grow((void **)&b->quals, &b->quals_cap, b->nquals + 1, sizeof *b->quals))
+    return KV_ERR_NOMEM;
+  uint32_t off = (uint32_t)b->qbytes.len;
+  if (kv_sfbuf_append(&b->qbytes, q, len)) return KV_ERR_NOMEM;
+  b->quals[b->nquals].off = off;
+  b->quals[b->nquals].len = len;
+  qhash_insert(b, (uint32_t)b->nquals);
+  *out = (uint32_t)b->nquals++;
+  b->est += len + 2;
+  return KV_OK;
+}
+
+int kv_sfb_add(kv_sfb_builder *b, const kv_cell *c, int new_row) {
+  if (b->ncells == 0) b->min_seq = UINT64_MAX;
+  if ((uint64_t)b->keys.len + c->row_len > UINT32_MAX ||
+      (uint64_t)b->vals.len + c->value_len > UINT32_MAX || b->ncells >= UINT32_MAX - 1)
+    return KV_ERR_TOOBIG;
+  if (new_row || b->nrows == 0) {
+    if (kv_sf_grow((void **)&b->rows, &b->rows_cap, b->nrows + 1, sizeof *b->rows))
+      return KV_ERR_NOMEM;
+    kv_sfb_row *r = &b->rows[b->nrows];
+    r->key_off = (uint32_t)b->keys.len;
+    r->key_len = c->row_len;
+    r->ncells = 0;
+    if (kv_sfbuf_append(&b->keys, c->row, c->row_len)) return KV_ERR_NOMEM;
+    b->nrows++;
+    b->est += c->row_len + 3;
+  }
+  if (kv_sf_grow((void **)&b->cells, &b->cells_cap, b->ncells + 1, sizeof *b->cells))
+    return KV_ERR_NOMEM;
+  uint32_t q;
+  if (qual_index(b, c->qual, c->qual_len, &q)) return KV_ERR_NOMEM;
+  b->last_qual = q;
+  kv_sfb_cell *e = &b->cells[b->ncells];
+  e->ts = c->ts;
+  e->seq = c->seq;
+  e->qual = q;
+  e->type = c->type;
+  e->val_off = (uint32_t)b->vals.len;
+  e->val_len = c->value_len;
+  if (kv_sfbuf_append(&b->vals, c->value, c->value_len)) return KV_ERR_NOMEM;
+  b->rows[b->nrows - 1].ncells++;
+  b->ncells++;
+  if (c->seq < b->min_seq) b->min_seq = c->seq;
+  b->est += c->value_len + 4;
+  return KV_OK;
+}
+
+void kv_sfb_first_cell(const kv_sfb_builder *b, kv_cell *out) {
+  const kv_sfb_cell *e = &b->cells[0];
+  const kv_sfb_qual *q = &b->quals[e->qual];
+  out->row = b->keys.p + b->rows[0].key_off;
+  out->row_len = b->rows[0].key_len;
+  out->qual = b->qbytes.p + q->off;
+  out->qual_len = q->len;
+  out->ts = e->ts;
+  out->seq = e->seq;
+  out->type = e->type;
+  out->value = NULL;
+  out->value_len = 0;
+}
+
+/* ---- Encoding ---- */
+
+/* Reserve room for n varints in `o` and return where to write them. */
+#define VARINT_ROOM(o, n) \
+  do { if (kv_sfbuf_reserve((o), (size_t)(n) * 10u)) return KV_ERR_NOMEM; } while (0)
+
+static uint32_t shared_prefix(const uint8_t *a, uint32_t alen, const uint8_t *b, uint32_t blen) {
+  uint32_t n = alen < blen ? alen : blen, i = 0;
+  while (i < n && a[i] == b[i]) i++;
+  return i;
+}
+
+static int encode_rows(kv_sfb_builder *b) {
+  kv_sfbuf *o = &b->out;
+  const uint8_t *keys = b->keys.p;
+  /* Shared prefix lengths; remember whether every suffix has one width. */
+  VARINT_ROOM(o, b->nrows * 2 + 2);
+  uint8_t *p = o->p + o->len;
+  uint32_t width = 0;
+  int fixed = 1;
+  for (size_t r = 0; r < b->nrows; r++) {
+    const kv_sfb_row *row = &b->rows[r];
+    uint32_t sh = r ? shared_prefix(keys + b->rows[r - 1].key_off, b->rows[r - 1].key_len,
+                                    keys + row->key_off, row->key_len) : 0;
+    p = kv_put_varint(p, sh);
+    uint32_t suf = row->key_len - sh;
+    if (r == 0) width = suf;
+    else if (suf != width) fixed = 0;
+  }
+  for (size_t r = 0; r < b->nrows; r++) p = kv_put_varint(p, b->rows[r].ncells);
+  p = kv_put_varint(p, fixed ? (uint64_t)width + 1 : 0);
+  o->len = (size_t)(p - o->p);
+  if (fixed) {
+    size_t n = b->nrows;
+    if (kv_sfbuf_reserve(o, n * width)) return KV_ERR_NOMEM;
+    p = o->p + o->len;
+    for (uint32_t j = 0; j < width; j++) {
+      for (size_t r = 0; r < n; r++) {
+        const kv_sfb_row *row = &b->rows[r];
+        *p++ = keys[row->key_off + (row->key_len - width) + j];
+      }
+    }
+    o->len = (size_t)(p - o->p);
+    return KV_OK;
+  }
+  /* Variable suffixes: length stream, then the bytes. */
+  VARINT_ROOM(o, b->nrows);
+  p = o->p + o->len;
+  uint32_t prev_len = 0;
+  const uint8_t *prev = NULL;
+  size_t total = 0;
+  for (size_t r = 0; r < b->nrows; r++) {
+    const kv_sfb_row *row = &b->rows[r];
+    uint32_t sh = r ? shared_prefix(prev, prev_len, keys + row->key_off, row->key_len) : 0;
+    p = kv_put_varint(p, row->key_len - sh);
+    total += row->key_len - sh;
+    prev = keys + row->key_off;
+    prev_len = row->key_len;
+  }
+  o->len = (size_t)(p - o->p);
+  if (kv_sfbuf_reserve(o, total)) return KV_ERR_NOMEM;
+  p = o->p + o->len;
+  prev = NULL;
+  prev_len = 0;
+  for (size_t r = 0; r < b->nrows; r++) {
+    const kv_sfb_row *row = &b->rows[r];
+    uint32_t sh = r ? shared_prefix(prev, prev_len, keys + row->key_off, row->key_len) : 0;
+    memcpy(p, keys + row->key_off + sh, row->key_len - sh);
+    p += row->key_len - sh;
+    prev = keys + row->key_off;
+    prev_len = row->key_len;
+  }
+  o->len = (size_t)(p - o->p);
+  return KV_OK;
+}
+
+static int encode_cells(kv_sfb_builder *b) {
+  kv_sfbuf *o = &b->out;
+  size_t n = b->ncells;
+  VARINT_ROOM(o, n * 3 + n / 10 + 1);
+  uint8_t *p = o->p + o->len;
+  if (b->nquals > 1)
+    for (size_t i = 0; i < n; i++) p = kv_put_varint(p, b->cells[i].qual);
+  uint64_t prev = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint64_t ts = (uint64_t)b->cells[i].ts;
+    p = kv_put_varint(p, kv_zigzag((int64_t)(ts - prev)));
+    prev = ts;
+  }
+  for (size_t i = 0; i < n; i++) *p++ = b->cells[i].type;
+  for (size_t i = 0; i < n; i++) p = kv_put_varint(p, b->cells[i].seq - b->min_seq);
+  o->len = (size_t)(p - o->p);
+  return KV_OK;
+}
+
+static int encode_values(kv_sfb_builder *b) {
+  kv_sfbuf *o = &b->out;
+  size_t ng = b->nquals + 1, n = b->ncells;
+  if (kv_sf_grow(&b->groups, &b->groups_cap, ng, sizeof(group)) ||
+      kv_sf_grow((void **)&b->order, &b->order_cap, n ? n : 1, sizeof *b->order))
+    return KV_ERR_NOMEM;
+  group *gs = b->groups;
+  memset(gs, 0, ng * sizeof *gs);
+  for (size_t i = 0; i < n; i++) {
+    const kv_sfb_cell *c = &b->cells[i];
+    group *g = &gs[c->type == KV_PUT ? c->qual : b->nquals];
+    if (g->count == 0) { g->width = c->val_len; g->fixed = 1; }
+    else if (c->val_len != g->width) g->fixed = 0;
+    g->count++;
+  }
+  uint32_t start = 0;
+  for (size_t g = 0; g < ng; g++) { gs[g].start = start; start += gs[g].count; }
+  for (size_t i = 0; i < n; i++) {
+    const kv_sfb_cell *c = &b->cells[i];
+    group *g = &gs[c->type == KV_PUT ? c->qual : b->nquals];
+    b->order[g->start + g->fill++] = (uint32_t)i;
+  }
+  const uint8_t *vals = b->vals.p;
+  for (size_t gi = 0; gi < ng; gi++) {
+    const group *g = &gs[gi];
+    const uint32_t *mem = b->order + g->start;
+    if (g->count == 0) continue;
+    if (g->fixed) {
+      size_t w = g->width;
+      if (kv_sfbuf_varint(o, (uint64_t)w + 1) || kv_sfbuf_reserve(o, (size_t)g->count * w))
+        return KV_ERR_NOMEM;
+      uint8_t *p = o->p + o->len;
+      for (size_t j = 0; j < w; j++)
+        for (uint32_t k = 0; k < g->count; k++) *p++ = vals[b->cells[mem[k]].val_off + j];
+      o->len = (size_t)(p - o->p);
+      continue;
+    }
+    uint64_t lens_bytes = 0, data_bytes = 0;
+    for (uint32_t k = 0; k < g->count; k++) {
+      uint32_t l = b->cells[mem[k]].val_len;
+      lens_bytes += (uint64_t)kv_varint_len(l);
+      data_bytes += l;
+    }
+    if (kv_sfbuf_varint(o, 0) || kv_sfbuf_varint(o, lens_bytes) ||
+        kv_sfbuf_varint(o, data_bytes) || kv_sfbuf_reserve(o, lens_bytes + data_bytes))
+      return KV_ERR_NOMEM;
+    uint8_t *p = o->p + o->len;
+    for (uint32_t k = 0; k < g->count; k++) p = kv_put_varint(p, b->cells[mem[k]].val_len);
+    for (uint32_t k = 0; k < g->count; k++) {
+      const kv_sfb_cell *c = &b->cells[mem[k]];
+      if (c->val_len) memcpy(p, vals + c->val_off, c->val_len);
+      p += c->val_len;
+    }
+    o->len = (size_t)(p - o->p);
+  }
+  return KV_OK;
+}
+
+int kv_sfb_encode(kv_sfb_builder *b) {
+  kv_sfbuf *o = &b->out;
+  o->len = 0;
+  if (kv_sfbuf_varint(o, b->nrows) || kv_sfbuf_varint(o, b->ncells) ||
+      kv_sfbuf_varint(o, b->nquals) || kv_sfbuf_varint(o, b->min_seq))
+    return KV_ERR_NOMEM;
+  for (size_t q = 0; q < b->nquals; q++) {
+    if (kv_sfbuf_varint(o, b->quals[q].len) ||
+        kv_sfbuf_append(o, b->qbytes.p + b->quals[q].off, b->quals[q].len))
+      return KV_ERR_NOMEM;
+  }
+  int rc = encode_rows(b);
+  if (!rc) rc = encode_cells(b);
+  if (!rc) rc = encode_values(b);
+  return rc;
+}
+
+/* ---- Framing ---- */
+
+int kv_sf_frame_block(const uint8_t *raw, size_t raw_len, int compression, kv_sfbuf *out) {
+  int bound = LZ4_compressBound((int)raw_len);
+  size_t room = KV_SF_BLOCK_OVERHEAD + (raw_len > (size_t)bound ? raw_len : (size_t)bound);
+  if (kv_sfbuf_reserve(out, room)) return KV_ERR_NOMEM;
+  uint8_t *hdr = out->p + out->len, *payload = hdr + KV_SF_BLOCK_HEADER;
+  uint8_t how = KV_SF_STORED_RAW;
+  size_t stored = raw_len;
+  if (compression == KV_COMPRESSION_LZ4 && raw_len > 0 && bound > 0) {
+    int n = LZ4_compress_default((const char *)raw, (char *)payload, (int)raw_len, bound);
+    if (n > 0 && (size_t)n < raw_len) { how = KV_SF_STORED_LZ4; stored = (size_t)n; }
+  }
+  if (how == KV_SF_STORED_RAW && raw_len) memcpy(payload, raw, raw_len);
+  hdr[0] = how;
+  kv_put_u32le(hdr + 1, (uint32_t)raw_len);
+  kv_put_u32le(hdr + 5, (uint32_t)stored);
+  kv_put_u64le(payload + stored, XXH3_64bits(hdr, KV_SF_BLOCK_HEADER + stored));
+  out->len += KV_SF_BLOCK_OVERHEAD + stored;
+  return KV_OK;
+}
+
+int kv_sf_unframe_block(const uint8_t *disk, size_t disk_len, uint32_t expect_raw,
+                        kv_sfbuf *scratch, const uint8_t **raw, size_t *raw_len,
+                        const char *path, uint64_t off) {
+  const char *why = NULL;
+  unsigned long long o = (unsigned long long)off;
+  if (disk_len < KV_SF_BLOCK_OVERHEAD) {
+    why = "shorter than a block header and checksum";
+  } else if ((uint64_t)kv_get_u32le(disk + 5) + KV_SF_BLOCK_OVERHEAD != disk_len) {
+    why = "stored size disagrees with the block index";
+  } else {
+    size_t stored = kv_get_u32le(disk + 5);
+    uint64_t sum = kv_get_u64le(disk + KV_SF_BLOCK_HEADER + stored);
+    if (XXH3_64bits(disk, KV_SF_BLOCK_HEADER + stored) != sum) {
+      why = "checksum mismatch";
+    } else if (kv_get_u32le(disk + 1) != expect_raw) {
+      why = "raw size disagrees with the block index";
+    } else if (disk[0] == KV_SF_STORED_RAW) {
+      if (stored != expect_raw) why = "raw block with stored size unequal to raw size";
+      else { *raw = disk + KV_SF_BLOCK_HEADER; *raw_len = stored; return KV_OK; }
+    } else if (disk[0] == KV_SF_STORED_LZ4) {
+      scratch->len = 0;
+      if (kv_sfbuf_reserve(scratch, expect_raw ? expect_raw : 1)) return KV_ERR_NOMEM;
+      int n = LZ4_decompress_safe((const char *)disk + KV_SF_BLOCK_HEADER, (char *)scratch->p,
+                                  (int)stored, (int)expect_raw);
+      if (n < 0 || (uint32_t)n != expect_raw) why = "lz4 data does not decompress to its raw size";
+      else { *raw = scratch->p; *raw_len = (size_t)n; return KV_OK; }
+    } else {
+      why = "unknown compression byte";
+    }
+  }
+  return kv_error(KV_ERR_CORRUPT, "store file %s: block at offset %llu: %s", path, o, why);
+}

@@ -1,0 +1,274 @@
+/*
+** kv/sf_decode.c: decoding a raw store file block (the layout written by kv/sf_block.c and
+** described in docs/FORMAT-storefile.md, "Data block") into the per-block arrays of a
+** kv_sf_dblock: rebuilt full row keys, the first cell of each row, and per cell its
+** qualifier, timestamp, type, sequence number and value pointer.
+**
+** The decoder trusts nothing: every read is bounded by the block's end, every count and
+** index is checked, and the block must end exactly where its last section ends. It
+** allocates only when a block is larger than any the kv_sf_dblock held before (arrays
+** grow, never shrink), never per cell. It does not check that cells are in order (the
+** block checksum stands for that) and does no I/O.
+*/
+#include "kv/coding.h"
+#include "kv/sf_int.h"
+
+typedef struct gstate {
+  uint32_t count;        /* cells in the group */
+  uint32_t width;        /* fixed value width (when fixed) */
+  uint8_t fixed;         /* fixed width group */
+  const uint8_t *lp;     /* variable: next length varint */
+  const uint8_t *lend;   /* variable: end of the length stream */
+  const uint8_t *dp;     /* next value bytes */
+  const uint8_t *dend;   /* end of the group's value bytes */
+} gstate;
+
+#define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)
+#define GET(p, lim, v, msg) do { if (!((p) = kv_get_varint((p), (lim), (v)))) CORRUPT(msg); } while (0)
+
+void kv_sf_dblock_free(kv_sf_dblock *d) {
+  free(d->row_off);
+  free(d->row_first);
+  free(d->keys);
+  free(d->q_ptr);
+  free(d->q_len);
+  free(d->c_qual);
+  free(d->c_ts);
+  free(d->c_seq);
+  free(d->c_type);
+  free(d->c_val);
+  free(d->c_vlen);
+  free(d->vbuf);
+  free(d->gstate);
+  memset(d, 0, sizeof *d);
+}
+
+/* Grow the arrays to nrows rows, ncells cells, nquals dictionary entries. */
+static int reserve(kv_sf_dblock *d, size_t nrows, size_t ncells, size_t nquals) {
+  if (nrows + 1 > d->rows_cap) {
+    size_t cap = d->rows_cap;
+    if (kv_sf_grow((void **)&d->row_off, &cap, nrows + 1, sizeof *d->row_off)) return 1;
+    cap = d->rows_cap;
+    if (kv_sf_grow((void **)&d->row_first, &cap, nrows + 1, sizeof *d->row_first)) return 1;
+    d->rows_cap = cap;
+  }
+  if (ncells > d->cells_cap) {
+    size_t c0 = d->cells_cap, cap;
+    cap = c0; if (kv_sf_grow((void **)&d->c_qual, &cap, ncells, sizeof *d->c_qual)) return 1;
+    cap = c0; if (kv_sf_grow((void **)&d->c_ts, &cap, ncells, sizeof *d->c_ts)) return 1;
+    cap = c0; if (kv_sf_grow((void **)&d->c_seq, &cap, ncells, sizeof *d->c_seq)) return 1;
+    cap = c0; if (kv_sf_grow((void **)&d->c_type, &cap, ncells, sizeof *d->c_type)) return 1;
+    cap = c0; if (kv_sf_grow((void **)&d->c_val, &cap, ncells, sizeof *d->c_val)) return 1;
+    cap = c0; if (kv_sf_grow((void **)&d->c_vlen, &cap, ncells, sizeof *d->c_vlen)) return 1;
+    d->cells_cap = cap;
+  }
+  if (nquals + 1 > d->quals_cap) {  /* q_ptr, q_len and gstate grow in step */
+    size_t c0 = d->quals_cap, cap;
+    cap = c0; if (kv_sf_grow((void **)&d->q_ptr, &cap, nquals + 1, sizeof *d->q_ptr)) return 1;
+    cap = c0; if (kv_sf_grow((void **)&d->q_len, &cap, nquals + 1, sizeof *d->q_len)) return 1;
+    cap = c0; if (kv_sf_grow(&d->gstate, &cap, nquals + 1, sizeof(gstate))) return 1;
+    d->quals_cap = d->groups_cap = cap;
+  }
+  return 0;
+}
+
+/* Rows section: rebuild the full keys into d->keys and the first cell of each row. */
+static int decode_rows(kv_sf_dblock *d, const uint8_t **pp, const uint8_t *lim,
+                       const char **why) {
+  const uint8_t *p = *pp;
+  uint32_t n = d->nrows;
+  uint64_t v = 0;
+  /* Shared prefix lengths, kept in row_off[] until the keys are rebuilt. */
+  for (uint32_t r = 0; r < n; r++) {
+    GET(p, lim, &v, "truncated shared-prefix stream");
+    if (v > KV_MAX_ROW_KEY || (r == 0 && v != 0)) CORRUPT("bad shared-prefix length");
+    d->row_off[r] = (uint32_t)v;
+  }
+  uint64_t cells = 0;
+  d->row_first[0] = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    GET(p, lim, &v, "truncated cells-per-row stream");
+    if (v == 0 || v > d->ncells) CORRUPT("bad cells-per-row count");
+    cells += v;
+    if (cells > d->ncells) CORRUPT("cells per row exceed the block's cells");
+    d->row_first[r + 1] = (uint32_t)cells;
+  }
+  if (cells != d->ncells) CORRUPT("cells per row do not add up to the block's cells");
+  uint64_t code;
+  GET(p, lim, &code, "truncated suffix header");
+  const uint8_t *lens = NULL, *lens_end = NULL, *suf;
+  uint32_t width = 0;
+  uint64_t suf_total = 0, key_total = 0, prev_len = 0;
+  if (code) {
+    if (code - 1 > KV_MAX_ROW_KEY) CORRUPT("bad suffix width");
+    width = (uint32_t)(code - 1);
+    suf_total = (uint64_t)width * n;
+    for (uint32_t r = 0; r < n; r++) {
+      if (d->row_off[r] > prev_len) CORRUPT("shared prefix longer than the previous key");
+      prev_len = d->row_off[r] + (uint64_t)width;
+      if (prev_len > KV_MAX_ROW_KEY) CORRUPT("row key too long");
+      key_total += prev_len;
+    }
+  } else {
+    lens = p;
+    for (uint32_t r = 0; r < n; r++) {
+      GET(p, lim, &v, "truncated suffix length stream");
+      if (d->row_off[r] > prev_len) CORRUPT("shared prefix longer than the previous key");
+      prev_len = d->row_off[r] + v;
+      if (v > KV_MAX_ROW_KEY || prev_len > KV_MAX_ROW_KEY) CORRUPT("row key too long");
+      suf_total += v;
+      key_total += prev_len;
+    }
+    lens_end = p;
+  }
+  if (suf_total > (uint64_t)(lim - p)) CORRUPT("suffix bytes run past the block");
+  suf = p;
+  p += suf_total;
+  if (key_total > UINT32_MAX) CORRUPT("row keys too large");
+  if (kv_sf_grow((void **)&d->keys, &d->keys_cap, key_total ? key_total : 1, 1))
+    return KV_ERR_NOMEM;
+  uint8_t *k = d->keys;
+  uint32_t off = 0, plen = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t sh = d->row_off[r], sl;
+    if (code) sl = width;
+    else { lens = kv_get_varint(lens, lens_end, &v); sl = (uint32_t)v; }
+    if (r) memmove(k + off, k + off - plen, sh); /* prefix of the previous key */
+    if (code) {
+      for (uint32_t j = 0; j < width; j++) k[off + sh + j] = suf[(size_t)j * n + r];
+    } else {
+      memcpy(k + off + sh, suf, sl);
+      suf += sl;
+    }
+    d->row_off[r] = off;
+    plen = sh + sl;
+    off += plen;
+  }
+  d->row_off[n] = off;
+  *pp = p;
+  return KV_OK;
+}
+
+int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const char **why) {
+  const uint8_t *p = raw, *lim = raw + len;
+  uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
+  *why = NULL;
+  GET(p, lim, &nrows, "truncated block header");
+  GET(p, lim, &ncells, "truncated block header");
+  GET(p, lim, &nquals, "truncated block header");
+  GET(p, lim, &min_seq, "truncated block header");
+  /* Every cell costs at least one type byte, every row one count varint. */
+  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len)
+    CORRUPT("bad row, cell or qualifier count");
+  if (reserve(d, nrows, ncells, nquals)) return KV_ERR_NOMEM;
+  d->nrows = (uint32_t)nrows;
+  d->ncells = (uint32_t)ncells;
+  d->nquals = (uint32_t)nquals;
+  for (uint32_t q = 0; q < nquals; q++) {
+    GET(p, lim, &v, "truncated qualifier dictionary");
+    if (v > (uint64_t)(lim - p)) CORRUPT("qualifier runs past the block");
+    d->q_ptr[q] = p;
+    d->q_len[q] = (uint32_t)v;
+    p += v;
+  }
+  int rc = decode_rows(d, &p, lim, why);
+  if (rc) return rc;
+  uint32_t n = d->ncells;
+  if (nquals > 1) {
+    for (uint32_t i = 0; i < n; i++) {
+      GET(p, lim, &v, "truncated qualifier stream");
+      if (v >= nquals) CORRUPT("qualifier index out of range");
+      d->c_qual[i] = (uint32_t)v;
+    }
+  } else {
+    memset(d->c_qual, 0, n * sizeof *d->c_qual);
+  }
+  uint64_t ts = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    GET(p, lim, &v, "truncated timestamp stream");
+    ts += (uint64_t)kv_unzigzag(v);
+    d->c_ts[i] = (int64_t)ts;
+  }
+  if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
+  for (uint32_t i = 0; i < n; i++) {
+    if (p[i] > KV_DELETE_FAMILY) CORRUPT("bad cell type");
+    d->c_type[i] = p[i];
+  }
+  p += n;
+  for (uint32_t i = 0; i < n; i++) {
+    GET(p, lim, &v, "truncated sequence stream");
+    d->c_seq[i] = min_seq + v;
+  }
+  /* Values: count the groups, read their headers, then hand out values in cell order. */
+  gstate *gs = d->gstate;
+  uint32_t ng = d->nquals + 1;
+  memset(gs, 0, ng * sizeof *gs);
+  for (uint32_t i = 0; i < n; i++) gs[d->c_type[i] == KV_PUT ? d->c_qual[i] : d->nquals].count++;
+  size_t vneed = 0;
+  const uint8_t *scan = p;
+  for (uint32_t g = 0; g < ng; g++) {  /* first pass: size of the fixed-width values */
+    if (!gs[g].count) continue;
+    uint64_t code, a, b;
+    GET(scan, lim, &code, "truncated value group header");
+    if (code) {
+      uint64_t bytes = (code - 1) * (uint64_t)gs[g].count;
+      if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - scan)) CORRUPT("value group runs past the block");
+      vneed += (size_t)bytes;
+      scan += bytes;
+    } else {
+      GET(scan, lim, &a, "truncated value group header");
+      GET(scan, lim, &b, "truncated value group header");
+      if (a > (uint64_t)(lim - scan) || b > (uint64_t)(lim - scan) - a) CORRUPT("value group runs past the block");
+      scan += a + b;
+    }
+  }
+  if (scan != lim) CORRUPT("bytes after the last value group");
+  if (kv_sf_grow((void **)&d->vbuf, &d->vbuf_cap, vneed ? vneed : 1, 1)) return KV_ERR_NOMEM;
+  uint8_t *vb = d->vbuf;
+  for (uint32_t g = 0; g < ng; g++) {  /* second pass: place the groups */
+    gstate *s = &gs[g];
+    if (!s->count) continue;
+    uint64_t code, a, b;
+    p = kv_get_varint(p, lim, &code);
+    if (code) {
+      uint32_t w = (uint32_t)(code - 1), cnt = s->count;
+      s->fixed = 1;
+      s->width = w;
+      for (uint32_t j = 0; j < w; j++) {  /* un-transpose */
+        const uint8_t *src = p + (size_t)j * cnt;
+        for (uint32_t kk = 0; kk < cnt; kk++) vb[(size_t)kk * w + j] = src[kk];
+      }
+      s->dp = vb;
+      vb += (size_t)w * cnt;
+      s->dend = vb;
+      p += (size_t)w * cnt;
+    } else {
+      p = kv_get_varint(p, lim, &a);
+      p = kv_get_varint(p, lim, &b);
+      s->lp = p;
+      s->lend = p + a;
+      s->dp = p + a;
+      s->dend = p + a + b;
+      p += a + b;
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    gstate *s = &gs[d->c_type[i] == KV_PUT ? d->c_qual[i] : d->nquals];
+    if (s->fixed) {
+      d->c_val[i] = s->dp;
+      d->c_vlen[i] = s->width;
+      s->dp += s->width;
+    } else {
+      GET(s->lp, s->lend, &v, "truncated value length stream");
+      if (v > (uint64_t)(s->dend - s->dp)) CORRUPT("value runs past its group");
+      d->c_val[i] = s->dp;
+      d->c_vlen[i] = (uint32_t)v;
+      s->dp += v;
+    }
+  }
+  for (uint32_t g = 0; g < ng; g++) {
+    if (gs[g].count && !gs[g].fixed && (gs[g].lp != gs[g].lend || gs[g].dp != gs[g].dend))
+      CORRUPT("value group lengths do not add up");
+  }
+  return KV_OK;
+}

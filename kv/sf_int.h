@@ -1,0 +1,196 @@
+/*
+** kv/sf_int.h: internals shared by the store file modules (kv/sf_block.c, kv/sf_write.c,
+** kv/sf_read.c, kv/sf_iter.c). Not part of kv/'s contract: only these files include it.
+**
+** It holds the format constants (docs/FORMAT-storefile.md), a growable byte buffer, the
+** block builder the writer stages cells in, the decoded block the iterator reads from, the
+** on-disk block framing (lz4 + XXH3-64) and the reader's in-memory block index. It does no
+** file I/O itself.
+*/
+#ifndef ROWAN_KV_SF_INT_H
+#define ROWAN_KV_SF_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "kv/cell.h"
+#include "kv/env.h"
+#include "kv/sf.h"
+
+/* ---- Format constants (docs/FORMAT-storefile.md) ---- */
+#define KV_SF_MAGIC 0x3146535F4E574F52ull /* "ROWN_SF1" read as a little-endian u64 */
+#define KV_SF_FORMAT_VERSION 1u
+#define KV_SF_TRAILER_SIZE 136u            /* fixed-size file trailer */
+#define KV_SF_BLOCK_HEADER 9u              /* u8 compression, u32 raw size, u32 stored size */
+#define KV_SF_BLOCK_CHECKSUM 8u            /* XXH3-64 after the stored bytes */
+#define KV_SF_BLOCK_OVERHEAD (KV_SF_BLOCK_HEADER + KV_SF_BLOCK_CHECKSUM)
+#define KV_SF_MAX_RAW_BLOCK (1u << 30)     /* largest raw block a reader accepts */
+#define KV_SF_MAX_BLOCK_SIZE (256u << 20)  /* largest block_size target a writer takes */
+#define KV_SF_DEFAULT_BLOCK_SIZE (64u << 10)
+
+enum { KV_SF_STORED_RAW = 0, KV_SF_STORED_LZ4 = 1 }; /* block header compression byte */
+
+/* ---- Growable byte buffer ---- */
+typedef struct kv_sfbuf {
+  uint8_t *p;  /* bytes (malloc'ed) */
+  size_t len;  /* bytes in use */
+  size_t cap;  /* bytes allocated */
+} kv_sfbuf;
+
+/* Make room for `extra` more bytes after len. KV_OK or KV_ERR_NOMEM (buffer unchanged). */
+int kv_sfbuf_reserve(kv_sfbuf *b, size_t extra);
+/* Append n bytes. KV_OK or KV_ERR_NOMEM. */
+int kv_sfbuf_append(kv_sfbuf *b, const void *p, size_t n);
+/* Append a varint. KV_OK or KV_ERR_NOMEM. */
+int kv_sfbuf_varint(kv_sfbuf *b, uint64_t v);
+/* Release the bytes; the buffer is empty and reusable. */
+void kv_sfbuf_free(kv_sfbuf *b);
+
+/* Grow an array `*arr` of `elem`-byte elements to hold at least n; *cap counts elements.
+** KV_OK or KV_ERR_NOMEM (array unchanged). */
+int kv_sf_grow(void **arr, size_t *cap, size_t n, size_t elem);
+
+/* ---- Block builder (writer side) ---- */
+typedef struct kv_sfb_row {
+  uint32_t key_off;   /* offset of the row key in the builder's keys buffer */
+  uint32_t key_len;   /* row key length */
+  uint32_t ncells;    /* cells of the row in this block */
+} kv_sfb_row;
+
+typedef struct kv_sfb_cell {
+  int64_t ts;         /* timestamp */
+  uint64_t seq;       /* sequence number */
+  uint32_t qual;      /* index in the block's qualifier dictionary */
+  uint32_t val_off;   /* offset of the value in the builder's vals buffer */
+  uint32_t val_len;   /* value length */
+  uint8_t type;       /* enum kv_cell_type */
+} kv_sfb_cell;
+
+typedef struct kv_sfb_qual {
+  uint32_t off;       /* offset of the qualifier bytes in qbytes */
+  uint32_t len;       /* qualifier length */
+} kv_sfb_qual;
+
+typedef struct kv_sfb_builder {
+  kv_sfbuf keys;      /* full row keys of the block's rows, back to back */
+  kv_sfbuf vals;      /* value bytes of the block's cells, back to back */
+  kv_sfbuf qbytes;    /* qualifier dictionary bytes */
+  kv_sfbuf out;       /* the encoded raw block (kv_sfb_encode) */
+  kv_sfb_row *rows;   /* the block's rows */
+  size_t nrows, rows_cap; /* rows in use / allocated */
+  kv_sfb_cell *cells; /* the block's cells */
+  size_t ncells, cells_cap; /* cells in use / allocated */
+  kv_sfb_qual *quals; /* qualifier dictionary, first-appearance order */
+  size_t nquals, quals_cap; /* entries in use / allocated */
+  uint32_t *qhash;    /* open-addressing table of dictionary index + 1 (0 = empty) */
+  size_t qhash_cap;   /* slots in qhash (a power of two, or 0) */
+  uint32_t last_qual; /* dictionary index of the previous cell's qualifier */
+  uint64_t min_seq;   /* smallest sequence number in the block */
+  size_t est;         /* estimated raw size of the block so far */
+  void *groups;       /* per value group scratch of kv_sfb_encode (sf_block.c's own) */
+  size_t groups_cap;  /* entries allocated in groups */
+  uint32_t *order;    /* cell indexes sorted by value group (kv_sfb_encode scratch) */
+  size_t order_cap;   /* entries allocated in order */
+} kv_sfb_builder;
+
+/* Initialise an empty builder (no allocation). */
+void kv_sfb_init(kv_sfb_builder *b);
+/* Free everything the builder holds. */
+void kv_sfb_free(kv_sfb_builder *b);
+/* Forget the staged cells, keeping the memory for the next block. */
+void kv_sfb_reset(kv_sfb_builder *b);
+/* Stage a cell (its bytes are copied). The caller has checked the cell order. `new_row` is
+** true when the cell's row differs from the previous staged cell's. KV_OK, KV_ERR_NOMEM, or
+** KV_ERR_TOOBIG if the block would pass 4 GiB of staged bytes. */
+int kv_sfb_add(kv_sfb_builder *b, const kv_cell *c, int new_row);
+/* Encode the staged cells as a raw block into b->out (replacing its content). The builder
+** must hold at least one cell. KV_OK or KV_ERR_NOMEM. */
+int kv_sfb_encode(kv_sfb_builder *b);
+/* The first staged cell (pointers into the builder, valid until reset). */
+void kv_sfb_first_cell(const kv_sfb_builder *b, kv_cell *out);
+
+/* ---- Block framing on disk ---- */
+/* Append to `out` the on-disk form of a raw block: header, stored bytes (lz4 if that
+** shrinks it and compression is KV_COMPRESSION_LZ4, else raw), XXH3-64 checksum.
+** KV_OK or KV_ERR_NOMEM. */
+int kv_sf_frame_block(const uint8_t *raw, size_t raw_len, int compression, kv_sfbuf *out);
+/* Check and open an on-disk block: its length, then its checksum, then decompress into
+** `scratch` (or, when stored raw, point into `disk`). `expect_raw` is the raw size the
+** block index gives. On success *raw and *raw_len give the raw block. On failure returns
+** KV_ERR_CORRUPT (message naming `path` and `off`) or KV_ERR_NOMEM. */
+int kv_sf_unframe_block(const uint8_t *disk, size_t disk_len, uint32_t expect_raw,
+                        kv_sfbuf *scratch, const uint8_t **raw, size_t *raw_len,
+                        const char *path, uint64_t off);
+
+/* ---- Decoded block (reader side) ---- */
+typedef struct kv_sf_dblock {
+  uint32_t nrows;          /* rows in the block */
+  uint32_t ncells;         /* cells in the block */
+  uint32_t nquals;         /* qualifier dictionary entries */
+  uint32_t *row_off;       /* nrows+1 offsets of the full row keys in keys */
+  uint32_t *row_first;     /* nrows+1: index of each row's first cell; [nrows] = ncells */
+  uint8_t *keys;           /* rebuilt full row keys, back to back */
+  const uint8_t **q_ptr;   /* dictionary: qualifier bytes (into the raw block) */
+  uint32_t *q_len;         /* dictionary: qualifier lengths */
+  uint32_t *c_qual;        /* per cell: dictionary index */
+  int64_t *c_ts;           /* per cell: timestamp */
+  uint64_t *c_seq;         /* per cell: sequence number */
+  uint8_t *c_type;         /* per cell: type */
+  const uint8_t **c_val;   /* per cell: value bytes (raw block or vbuf) */
+  uint32_t *c_vlen;        /* per cell: value length */
+  uint8_t *vbuf;           /* fixed-width values and row suffixes, un-transposed */
+  void *gstate;            /* per value group decoding state (sf_block.c's own) */
+  size_t rows_cap, cells_cap, quals_cap, keys_cap, vbuf_cap, groups_cap; /* capacities */
+} kv_sf_dblock;
+
+/* Decode raw block bytes [raw, raw+len) into d, reusing its arrays (they only grow). The
+** raw bytes must stay alive while d is used (qualifiers and variable values point into
+** them). KV_OK; KV_ERR_CORRUPT with *why set to a static reason; KV_ERR_NOMEM. */
+int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const char **why);
+/* Free a decoded block's arrays. */
+void kv_sf_dblock_free(kv_sf_dblock *d);
+/* Fill *out with cell `ci` of row `ri` (pointers into d). REQUIRES ri is ci's row. */
+static inline void kv_sf_dblock_cell(const kv_sf_dblock *d, uint32_t ri, uint32_t ci,
+                                     kv_cell *out) {
+  uint32_t q = d->c_qual[ci];
+  out->row = d->keys + d->row_off[ri];
+  out->row_len = d->row_off[ri + 1] - d->row_off[ri];
+  out->qual = d->q_ptr[q];
+  out->qual_len = d->q_len[q];
+  out->ts = d->c_ts[ci];
+  out->seq = d->c_seq[ci];
+  out->type = d->c_type[ci];
+  out->value = d->c_val[ci];
+  out->value_len = d->c_vlen[ci];
+}
+
+/* ---- Reader ---- */
+typedef struct kv_sf_index_entry {
+  uint64_t off;            /* file offset of the block */
+  uint32_t size;           /* on-disk bytes: header, stored bytes, checksum */
+  uint32_t raw;            /* raw (uncompressed) block bytes */
+  uint32_t cells;          /* cells in the block */
+  uint32_t rows;           /* rows with cells in the block */
+  kv_cell first;           /* first cell's key (row, qual, ts, seq, type; no value) */
+} kv_sf_index_entry;
+
+struct kv_sf_reader {
+  kv_env *env;             /* the env the file is read through */
+  kv_file *file;           /* the open file (shared by iterators; pread only) */
+  char *path;              /* file path, for messages */
+  kv_sf_props props;       /* counts and ranges from the trailer */
+  uint8_t *index_buf;      /* the index section (first keys point into it) */
+  kv_sf_index_entry *index; /* one entry per block */
+  uint32_t nblocks;        /* entries in index */
+  const uint8_t *last_row; /* last row key of the file (into index_buf) */
+  uint32_t last_row_len;   /* its length */
+  uint8_t *bloom;          /* the bloom filter section */
+  size_t bloom_len;        /* its length */
+};
+
+/* Read [off, off+n) of the reader's file into buf: KV_OK, the env's error, or
+** KV_ERR_CORRUPT if the file is shorter. */
+int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n);
+
+#endif /* ROWAN_KV_SF_INT_H */

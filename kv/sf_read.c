@@ -1,0 +1,243 @@
+/*
+** kv/sf_read.c: opening a store file (kv/sf.h): the trailer, the bloom filter and the block
+** index are read with single preads, checked (lengths, XXH3-64 checksums, offsets, counts,
+** key order) and kept in memory for the reader's life; plus the file's properties, key
+** range, bloom probe and the row and byte estimates the planner uses. Iterating the cells
+** is kv/sf_iter.c. Layout: docs/FORMAT-storefile.md.
+**
+** Any damage found here is KV_ERR_CORRUPT with a message naming the file and the offset of
+** the damaged section. Data blocks are not read at open.
+*/
+#include <stdio.h>
+#include <xxhash.h>
+#include "kv/bloom.h"
+#include "kv/coding.h"
+#include "kv/sf_int.h"
+#include "kv/status.h"
+
+#define MAX_SECTION (1ull << 31) /* largest bloom or index section a reader accepts */
+
+int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
+  size_t got = 0;
+  int rc = r->env->read(r->file, off, buf, n, &got);
+  if (rc) return rc;
+  if (got != n)
+    return kv_error(KV_ERR_CORRUPT, "store file %s: truncated: %zu of %zu bytes at offset %llu",
+                    r->path, got, n, (unsigned long long)off);
+  return KV_OK;
+}
+
+void kv_sf_close(kv_sf_reader *r) {
+  if (!r) return;
+  if (r->file) r->env->close(r->file);
+  free(r->index);
+  free(r->index_buf);
+  free(r->bloom);
+  free(r->path);
+  free(r);
+}
+
+static int corrupt(const kv_sf_reader *r, uint64_t off, const char *what, const char *why) {
+  return kv_error(KV_ERR_CORRUPT, "store file %s: %s at offset %llu: %s", r->path, what,
+                  (unsigned long long)off, why);
+}
+
+/* Read a section [off, off+size) into a new buffer and check its checksum. */
+static int read_section(kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t sum,
+                        const char *what, uint8_t **out) {
+  uint8_t *p = malloc(size ? size : 1);
+  if (!p) return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
+  int rc = kv_sf_read_at(r, off, p, size);
+  if (!rc && XXH3_64bits(p, size) != sum) rc = corrupt(r, off, what, "checksum mismatch");
+  if (rc) { free(p); return rc; }
+  *out = p;
+  return KV_OK;
+}
+
+/* Decode and check the block index section. */
+static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
+                        uint64_t data_end) {
+  const uint8_t *p = r->index_buf, *lim = p + size;
+  uint64_t n, v, off = 0, cells = 0;
+  const char *why = NULL;
+  if (!(p = kv_get_varint(p, lim, &n)) || n != r->props.blocks) {
+    why = "block count disagrees with the trailer";
+    goto bad;
+  }
+  if (n > size) { why = "too many blocks"; goto bad; }
+  r->index = calloc(n ? n : 1, sizeof *r->index);
+  if (!r->index) return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
+  for (uint64_t i = 0; i < n; i++) {
+    kv_sf_index_entry *e = &r->index[i];
+    uint64_t f[6];
+    for (int j = 0; j < 6; j++) {
+      if (!(p = kv_get_varint(p, lim, &f[j]))) { why = "truncated entry"; goto bad; }
+    }
+    /* f: offset, size, raw, cells, rows, row key length */
+    if (f[0] != off) { why = "block offsets are not contiguous"; goto bad; }
+    if (f[1] < KV_SF_BLOCK_OVERHEAD || f[1] > UINT32_MAX || f[0] + f[1] > data_end) {
+      why = "block size out of range";
+      goto bad;
+    }
+    if (f[2] > KV_SF_MAX_RAW_BLOCK || f[3] == 0 || f[3] > UINT32_MAX || f[4] == 0 ||
+        f[4] > f[3] || f[5] > KV_MAX_ROW_KEY || f[5] > (uint64_t)(lim - p)) {
+      why = "bad sizes or counts";
+      goto bad;
+    }
+    e->off = f[0];
+    e->size = (uint32_t)f[1];
+    e->raw = (uint32_t)f[2];
+    e->cells = (uint32_t)f[3];
+    e->rows = (uint32_t)f[4];
+    e->first.row = p;
+    e->first.row_len = (uint32_t)f[5];
+    p += f[5];
+    if (!(p = kv_get_varint(p, lim, &v)) || v > KV_MAX_QUALIFIER || v > (uint64_t)(lim - p)) {
+      why = "bad first qualifier";
+      goto bad;
+    }
+    e->first.qual = p;
+    e->first.qual_len = (uint32_t)v;
+    p += v;
+    if (!(p = kv_get_varint(p, lim, &v))) { why = "truncated entry"; goto bad; }
+    e->first.ts = kv_unzigzag(v);
+    if (!(p = kv_get_varint(p, lim, &e->first.seq)) || p >= lim || *p > KV_DELETE_FAMILY) {
+      why = "truncated entry";
+      goto bad;
+    }
+    e->first.type = *p++;
+    e->first.value = NULL;
+    e->first.value_len = 0;
+    if (i > 0 && kv_cell_cmp(&r->index[i - 1].first, &e->first) >= 0) {
+      why = "first keys out of order";
+      goto bad;
+    }
+    off += f[1];
+    cells += f[3];
+  }
+  if (off != data_end) { why = "blocks do not end where the bloom filter starts"; goto bad; }
+  if (cells != r->props.cells) { why = "cell count disagrees with the trailer"; goto bad; }
+  if (!(p = kv_get_varint(p, lim, &v)) || v > KV_MAX_ROW_KEY || v != (uint64_t)(lim - p)) {
+    why = "bad last row key";
+    goto bad;
+  }
+  r->last_row = p;
+  r->last_row_len = (uint32_t)v;
+  if (n && kv_bytes_cmp(r->index[n - 1].first.row, r->index[n - 1].first.row_len, p,
+                        (uint32_t)v) > 0) {
+    why = "last row key before the last block's first key";
+    goto bad;
+  }
+  r->nblocks = (uint32_t)n;
+  return KV_OK;
+bad:
+  return corrupt(r, index_off + (uint64_t)(p ? p - r->index_buf : 0), "block index", why);
+}
+
+int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
+  *out = NULL;
+  if (!env || !path) return kv_error(KV_MISUSE, "kv_sf_open: NULL env or path");
+  kv_sf_reader *r = calloc(1, sizeof *r);
+  if (!r || !(r->path = strdup(path))) {
+    free(r);
+    return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", path);
+  }
+  r->env = env;
+  uint64_t size = 0;
+  int rc = env->open(env, path, KV_OPEN_READ, &r->file);
+  if (!rc) rc = env->size(r->file, &size);
+  if (rc) goto fail;
+  if (size < KV_SF_TRAILER_SIZE) {
+    rc = corrupt(r, 0, "file", "too short for a trailer");
+    goto fail;
+  }
+  uint8_t t[KV_SF_TRAILER_SIZE];
+  uint64_t toff = size - KV_SF_TRAILER_SIZE;
+  if ((rc = kv_sf_read_at(r, toff, t, sizeof t))) goto fail;
+  if (kv_get_u64le(t) != KV_SF_MAGIC) { rc = corrupt(r, toff, "trailer", "bad magic"); goto fail; }
+  if (XXH3_64bits(t, 128) != kv_get_u64le(t + 128)) {
+    rc = corrupt(r, toff, "trailer", "checksum mismatch");
+    goto fail;
+  }
+  if (kv_get_u32le(t + 8) != KV_SF_FORMAT_VERSION) {
+    rc = corrupt(r, toff, "trailer", "unsupported format version");
+    goto fail;
+  }
+  uint64_t index_off = kv_get_u64le(t + 16), index_size = kv_get_u64le(t + 24);
+  uint64_t bloom_off = kv_get_u64le(t + 32), bloom_size = kv_get_u64le(t + 40);
+  kv_sf_props *pr = &r->props;
+  pr->format_version = KV_SF_FORMAT_VERSION;
+  pr->file_size = size;
+  pr->cells = kv_get_u64le(t + 64);
+  pr->rows = kv_get_u64le(t + 72);
+  pr->blocks = kv_get_u64le(t + 80);
+  pr->raw_bytes = kv_get_u64le(t + 88);
+  pr->min_seq = kv_get_u64le(t + 96);
+  pr->max_seq = kv_get_u64le(t + 104);
+  pr->min_ts = (int64_t)kv_get_u64le(t + 112);
+  pr->max_ts = (int64_t)kv_get_u64le(t + 120);
+  if (index_size > MAX_SECTION || bloom_size > MAX_SECTION || index_off != bloom_off + bloom_size ||
+      index_off > toff || index_off + index_size != toff || pr->blocks > pr->cells ||
+      pr->rows > pr->cells) {
+    rc = corrupt(r, toff, "trailer", "section offsets or counts out of range");
+    goto fail;
+  }
+  if ((rc = read_section(r, bloom_off, bloom_size, kv_get_u64le(t + 56), "bloom filter",
+                         &r->bloom)))
+    goto fail;
+  r->bloom_len = bloom_size;
+  if (!kv_bloom_valid(r->bloom, r->bloom_len)) {
+    rc = corrupt(r, bloom_off, "bloom filter", "bad header");
+    goto fail;
+  }
+  if ((rc = read_section(r, index_off, index_size, kv_get_u64le(t + 48), "block index",
+                         &r->index_buf)))
+    goto fail;
+  if ((rc = decode_index(r, index_off, index_size, bloom_off))) goto fail;
+  *out = r;
+  return KV_OK;
+fail:
+  kv_sf_close(r);
+  return rc;
+}
+
+const kv_sf_props *kv_sf_get_props(const kv_sf_reader *r) { return &r->props; }
+
+void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *first_len,
+                     const uint8_t **last, uint32_t *last_len) {
+  if (r->nblocks == 0) {
+    *first = *last = NULL;
+    *first_len = *last_len = 0;
+    return;
+  }
+  *first = r->index[0].first.row;
+  *first_len = r->index[0].first.row_len;
+  *last = r->last_row;
+  *last_len = r->last_row_len;
+}
+
+bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t len) {
+  return kv_bloom_may_contain(r->bloom, r->bloom_len, kv_bloom_hash(row, len));
+}
+
+void kv_sf_estimate(const kv_sf_reader *r, const uint8_t *start, uint32_t start_len,
+                    const uint8_t *end, uint32_t end_len, uint64_t *rows, uint64_t *bytes) {
+  uint64_t nr2 = 0, nb2 = 0; /* doubled, so half blocks stay exact */
+  for (uint32_t i = 0; i < r->nblocks; i++) {
+    const kv_sf_index_entry *e = &r->index[i];
+    /* The block's rows lie in [lo, hi]: its first row up to the next block's first row
+    ** (or the file's last row). */
+    const uint8_t *lo = e->first.row, *hi;
+    uint32_t lo_len = e->first.row_len, hi_len;
+    if (i + 1 < r->nblocks) { hi = r->index[i + 1].first.row; hi_len = r->index[i + 1].first.row_len; }
+    else { hi = r->last_row; hi_len = r->last_row_len; }
+    if (end && kv_bytes_cmp(lo, lo_len, end, end_len) > 0) break;
+    if (start && kv_bytes_cmp(hi, hi_len, start, start_len) < 0) continue;
+    int inside = (!start || kv_bytes_cmp(lo, lo_len, start, start_len) >= 0) &&
+                 (!end || kv_bytes_cmp(hi, hi_len, end, end_len) <= 0);
+    nr2 += inside ? 2ull * e->rows : e->rows;
+    nb2 += inside ? 2ull * e->size : e->size;
+  }
+  if (rows) *rows = (nr2 + 1) / 2;
+  if (bytes) *bytes = (nb2 + 1) / 2;
+}
