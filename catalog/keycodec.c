@@ -182,8 +182,8 @@ int cat_key_decode(const cat_key_col *cols, int n, const uint8_t *p, const uint8
     const uint8_t *q = cat_key_skip_col(&(cat_key_col){col->type, col->desc, false}, p, limit);
     if (!q) return corrupt(err, i, "truncated or bad bytes");
     if (is_bytes(id)) {
-      size_t raw;
-      bool esc;
+      size_t raw = 0;
+      bool esc = false;
       scan_string(p, limit, x, &raw, &esc);
       if (!esc && !col->desc) {
         v.u.s.p = p;

@@ -222,8 +222,8 @@ static size_t format_real(double x, bool is_float, char *buf, size_t cap) {
 /* ".ffffff" / ".fff" / "" for the microsecond part us (0..999999). */
 static void frac_text(int64_t us, char *f) {
   if (us == 0) f[0] = 0;
-  else if (us % 1000 == 0) snprintf(f, 8, ".%03d", (int)(us / 1000));
-  else snprintf(f, 8, ".%06d", (int)us);
+  else if (us % 1000 == 0) snprintf(f, 16, ".%03d", (int)(us / 1000));
+  else snprintf(f, 16, ".%06d", (int)us);
 }
 
 size_t cat_text_format(const cat_value *v, char *buf, size_t cap) {
@@ -256,7 +256,7 @@ size_t cat_text_format(const cat_value *v, char *buf, size_t cap) {
     }
     case CAT_T_TIME: {
       int64_t us = v->u.i, s = us / 1000000;
-      char f[8];
+      char f[16];
       frac_text(us % 1000000, f);
       return (size_t)snprintf(buf, cap, "%02d:%02d:%02d%s", (int)(s / 3600), (int)(s / 60 % 60),
                               (int)(s % 60), f);
@@ -269,7 +269,7 @@ size_t cat_text_format(const cat_value *v, char *buf, size_t cap) {
       int m, d;
       cat_civil_from_days(days, &y, &m, &d);
       int64_t s = tod / 1000000;
-      char f[8];
+      char f[16];
       frac_text(tod % 1000000, f);
       return (size_t)snprintf(buf, cap, "%04" PRId64 "-%02d-%02d %02d:%02d:%02d%s", y, m, d,
                               (int)(s / 3600), (int)(s / 60 % 60), (int)(s % 60), f);
