@@ -44,7 +44,21 @@ typedef struct kv_version {
   uint64_t wal_number;      /* oldest WAL segment still needed */
 } kv_version;
 
-/* One edit. Fields that are unused for a kind are zero. */
+/* One edit. Fields that are unused for a kind are zero. How each applies to a kv_version:
+** - CREATE_TABLE copies *table (its families, and files if any); the table id, its name and
+**   every family id must be unused (KV_ERR_EXISTS), names non-empty, 1..KV_MAX_FAMILIES
+**   families with distinct names (KV_ERR_INVALID); next_table_id / next_family_id are raised
+**   past the ids used.
+** - DROP_TABLE removes the table (KV_ERR_NOTFOUND if unknown); deleting its files is the
+**   caller's business.
+** - ADD_FILE inserts the file into its family's list, kept oldest to newest by (max_seq,
+**   number) (KV_ERR_EXISTS if the number is listed already); sets flushed_seq when non-zero;
+**   raises next_file_number past the number and last_seq to max_seq / flushed_seq.
+** - REMOVE_FILE drops file.number from the family (KV_ERR_NOTFOUND if absent).
+** - SET_FLUSHED sets the family's flushed_seq (raises last_seq to it).
+** - SET_COUNTERS raises each counter to the value given: counters never go back, and a zero
+**   leaves a counter as it is.
+** - SNAPSHOT is written by the manifest itself when it rewrites the log; apply refuses it. */
 enum kv_edit_kind {
   KV_EDIT_CREATE_TABLE = 1, /* table (with its families) */
   KV_EDIT_DROP_TABLE = 2,   /* table_id */
@@ -62,7 +76,12 @@ typedef struct kv_manifest kv_manifest;
 ** record is dropped. */
 int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **out,
                      kv_version *v);
-/* Apply a group of edits atomically to both the file (one record, synced) and *v. */
+/* Apply a group of edits atomically to both the file (one record, synced) and *v: if one
+** edit does not apply, nothing is written and *v is unchanged. *v is updated in place after
+** the record is synced (pointers into it stay valid unless a table is created or dropped).
+** Errors: KV_ERR_NOTFOUND, KV_ERR_EXISTS, KV_ERR_INVALID (see the kinds above), env errors
+** (KV_ERR_IO, KV_ERR_NOSPC: *v unchanged; after a failed sync every later call fails),
+** KV_ERR_NOMEM. */
 typedef struct kv_edit {
   int kind;
   const kv_table_meta *table;  /* CREATE_TABLE */
@@ -74,6 +93,11 @@ typedef struct kv_edit {
 } kv_edit;
 int kv_manifest_apply(kv_manifest *m, kv_version *v, const kv_edit *edits, int n_edits);
 int kv_manifest_close(kv_manifest *m);
+/* Rewrite the log as one snapshot record once it passes `bytes` (default 1 MiB; tests set
+** it lower). */
+void kv_manifest_set_rewrite_limit(kv_manifest *m, uint64_t bytes);
+/* Current size of the log in bytes. */
+uint64_t kv_manifest_size(const kv_manifest *m);
 void kv_version_free(kv_version *v);
 
 #endif /* ROWAN_KV_MANIFEST_H */
