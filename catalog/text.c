@@ -165,7 +165,8 @@ int cat_text_parse(const cat_type *t, const char *s, size_t n, cat_value *out, c
       buf[n] = 0;
       errno = 0;
       double d = strtod(buf, NULL);
-      if (isinf(d)) return cat_err(err, CAT_ERR_RANGE, "value %.*s out of range for %s", SHOW(n), s, tt);
+      if (isinf(d) || (t->id == CAT_T_FLOAT && isinf((float)d)))
+        return cat_err(err, CAT_ERR_RANGE, "value %.*s out of range for %s", SHOW(n), s, tt);
       v.u.d = d;
       break;
     }

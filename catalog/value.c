@@ -85,7 +85,7 @@ int cat_value_check(const cat_type *t, const cat_value *in, cat_value *out, cat_
         return cat_err(err, CAT_ERR_RANGE, "value %" PRId64 " out of range for %s", v.u.i, tt);
       break;
     case CAT_T_FLOAT:
-      if (isfinite(v.u.d) && (v.u.d > FLT_MAX || v.u.d < -FLT_MAX))
+      if (isfinite(v.u.d) && isinf((float)v.u.d))
         return cat_err(err, CAT_ERR_RANGE, "value %g out of range for FLOAT", v.u.d);
       v.u.d = (double)(float)v.u.d;
       if (isnan(v.u.d)) v.u.d = NAN;
