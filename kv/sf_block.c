@@ -223,65 +223,74 @@ static uint32_t shared_prefix(const uint8_t *a, uint32_t alen, const uint8_t *b,
   return i;
 }
 
+/* Rows section: the cells-per-row stream, then the keys in one of three modes. Keys of one
+** length (a fixed-width composite key) share a block-wide prefix; a suffix of at most 8
+** bytes is then stored as the delta of its big-endian value from the previous row's
+** (hourly readings give one repeated delta, which lz4 all but removes), a longer one
+** transposed. Other blocks use prefix compression against the previous row. */
 static int encode_rows(kv_sfb_builder *b) {
   kv_sfbuf *o = &b->out;
   const uint8_t *keys = b->keys.p;
-  /* Shared prefix lengths; remember whether every suffix has one width. */
-  VARINT_ROOM(o, b->nrows * 2 + 2);
+  size_t n = b->nrows;
+  VARINT_ROOM(o, n * 2 + 4);
   uint8_t *p = o->p + o->len;
-  uint32_t width = 0;
-  int fixed = 1;
-  for (size_t r = 0; r < b->nrows; r++) {
-    const kv_sfb_row *row = &b->rows[r];
-    uint32_t sh = r ? shared_prefix(keys + b->rows[r - 1].key_off, b->rows[r - 1].key_len,
-                                    keys + row->key_off, row->key_len) : 0;
-    p = kv_put_varint(p, sh);
-    uint32_t suf = row->key_len - sh;
-    if (r == 0) width = suf;
-    else if (suf != width) fixed = 0;
-  }
-  for (size_t r = 0; r < b->nrows; r++) p = kv_put_varint(p, b->rows[r].ncells);
-  p = kv_put_varint(p, fixed ? (uint64_t)width + 1 : 0);
-  o->len = (size_t)(p - o->p);
-  if (fixed) {
-    size_t n = b->nrows;
-    if (kv_sfbuf_reserve(o, n * width)) return KV_ERR_NOMEM;
-    p = o->p + o->len;
-    for (uint32_t j = 0; j < width; j++) {
+  for (size_t r = 0; r < n; r++) p = kv_put_varint(p, b->rows[r].ncells);
+  uint32_t klen = b->rows[0].key_len;
+  int same_len = 1;
+  for (size_t r = 1; r < n && same_len; r++) same_len = b->rows[r].key_len == klen;
+  if (same_len) {
+    /* Rows are sorted, so the prefix common to the first and last is common to all. */
+    const uint8_t *first = keys + b->rows[0].key_off, *last = keys + b->rows[n - 1].key_off;
+    uint32_t lcp = shared_prefix(first, klen, last, klen), w = klen - lcp;
+    p = kv_put_varint(p, w <= 8 ? KV_SF_ROWS_DELTA : KV_SF_ROWS_FIXED);
+    p = kv_put_varint(p, klen);
+    p = kv_put_varint(p, lcp);
+    o->len = (size_t)(p - o->p);
+    if (kv_sfbuf_append(o, first, lcp)) return KV_ERR_NOMEM;
+    if (w <= 8) {
+      VARINT_ROOM(o, n);
+      p = o->p + o->len;
+      uint64_t prev = 0;
       for (size_t r = 0; r < n; r++) {
-        const kv_sfb_row *row = &b->rows[r];
-        *p++ = keys[row->key_off + (row->key_len - width) + j];
+        const uint8_t *k = keys + b->rows[r].key_off + lcp;
+        uint64_t v = 0;
+        for (uint32_t j = 0; j < w; j++) v = (v << 8) | k[j];
+        p = kv_put_varint(p, v - prev);  /* sorted: v > prev after the first row */
+        prev = v;
       }
+    } else {
+      if (kv_sfbuf_reserve(o, n * w)) return KV_ERR_NOMEM;
+      p = o->p + o->len;
+      for (uint32_t j = 0; j < w; j++)
+        for (size_t r = 0; r < n; r++) *p++ = keys[b->rows[r].key_off + lcp + j];
     }
     o->len = (size_t)(p - o->p);
     return KV_OK;
   }
-  /* Variable suffixes: length stream, then the bytes. */
-  VARINT_ROOM(o, b->nrows);
+  /* Prefix compression: shared-length stream, suffix-length stream, suffix bytes. */
+  p = kv_put_varint(p, KV_SF_ROWS_PREFIX);
+  o->len = (size_t)(p - o->p);
+  VARINT_ROOM(o, n * 2);
   p = o->p + o->len;
-  uint32_t prev_len = 0;
-  const uint8_t *prev = NULL;
   size_t total = 0;
-  for (size_t r = 0; r < b->nrows; r++) {
-    const kv_sfb_row *row = &b->rows[r];
-    uint32_t sh = r ? shared_prefix(prev, prev_len, keys + row->key_off, row->key_len) : 0;
-    p = kv_put_varint(p, row->key_len - sh);
-    total += row->key_len - sh;
-    prev = keys + row->key_off;
-    prev_len = row->key_len;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t r = 0; r < n; r++) {
+      const kv_sfb_row *row = &b->rows[r];
+      uint32_t sh = r ? shared_prefix(keys + b->rows[r - 1].key_off, b->rows[r - 1].key_len,
+                                      keys + row->key_off, row->key_len) : 0;
+      p = kv_put_varint(p, pass == 0 ? sh : row->key_len - sh);
+      total += pass ? row->key_len - sh : 0;
+    }
   }
   o->len = (size_t)(p - o->p);
   if (kv_sfbuf_reserve(o, total)) return KV_ERR_NOMEM;
   p = o->p + o->len;
-  prev = NULL;
-  prev_len = 0;
-  for (size_t r = 0; r < b->nrows; r++) {
+  for (size_t r = 0; r < n; r++) {
     const kv_sfb_row *row = &b->rows[r];
-    uint32_t sh = r ? shared_prefix(prev, prev_len, keys + row->key_off, row->key_len) : 0;
+    uint32_t sh = r ? shared_prefix(keys + b->rows[r - 1].key_off, b->rows[r - 1].key_len,
+                                    keys + row->key_off, row->key_len) : 0;
     memcpy(p, keys + row->key_off + sh, row->key_len - sh);
     p += row->key_len - sh;
-    prev = keys + row->key_off;
-    prev_len = row->key_len;
   }
   o->len = (size_t)(p - o->p);
   return KV_OK;

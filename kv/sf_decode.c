@@ -72,19 +72,12 @@ static int reserve(kv_sf_dblock *d, size_t nrows, size_t ncells, size_t nquals) 
   return 0;
 }
 
-/* Rows section: rebuild the full keys into d->keys and the first cell of each row. */
+/* Rows section: the first cell of each row, then rebuild the full keys into d->keys. */
 static int decode_rows(kv_sf_dblock *d, const uint8_t **pp, const uint8_t *lim,
                        const char **why) {
   const uint8_t *p = *pp;
   uint32_t n = d->nrows;
-  uint64_t v = 0;
-  /* Shared prefix lengths, kept in row_off[] until the keys are rebuilt. */
-  for (uint32_t r = 0; r < n; r++) {
-    GET(p, lim, &v, "truncated shared-prefix stream");
-    if (v > KV_MAX_ROW_KEY || (r == 0 && v != 0)) CORRUPT("bad shared-prefix length");
-    d->row_off[r] = (uint32_t)v;
-  }
-  uint64_t cells = 0;
+  uint64_t v = 0, mode = 0, cells = 0;
   d->row_first[0] = 0;
   for (uint32_t r = 0; r < n; r++) {
     GET(p, lim, &v, "truncated cells-per-row stream");
@@ -94,54 +87,75 @@ static int decode_rows(kv_sf_dblock *d, const uint8_t **pp, const uint8_t *lim,
     d->row_first[r + 1] = (uint32_t)cells;
   }
   if (cells != d->ncells) CORRUPT("cells per row do not add up to the block's cells");
-  uint64_t code;
-  GET(p, lim, &code, "truncated suffix header");
-  const uint8_t *lens = NULL, *lens_end = NULL, *suf;
-  uint32_t width = 0;
-  uint64_t suf_total = 0, key_total = 0, prev_len = 0;
-  if (code) {
-    if (code - 1 > KV_MAX_ROW_KEY) CORRUPT("bad suffix width");
-    width = (uint32_t)(code - 1);
-    suf_total = (uint64_t)width * n;
+  GET(p, lim, &mode, "truncated rows header");
+  if (mode == KV_SF_ROWS_FIXED || mode == KV_SF_ROWS_DELTA) {
+    uint64_t klen = 0, lcp = 0;
+    GET(p, lim, &klen, "truncated rows header");
+    GET(p, lim, &lcp, "truncated rows header");
+    if (klen > KV_MAX_ROW_KEY || lcp > klen || lcp > (uint64_t)(lim - p))
+      CORRUPT("bad row key length or common prefix");
+    uint32_t w = (uint32_t)(klen - lcp);
+    if (mode == KV_SF_ROWS_DELTA && w > 8) CORRUPT("delta-coded key suffix over 8 bytes");
+    if (klen * n > KV_SF_MAX_KEY_BYTES) CORRUPT("row keys too large");
+    if (kv_sf_grow((void **)&d->keys, &d->keys_cap, klen * n + 1, 1)) return KV_ERR_NOMEM;
+    const uint8_t *prefix = p;
+    p += lcp;
+    uint8_t *k = d->keys;
     for (uint32_t r = 0; r < n; r++) {
-      if (d->row_off[r] > prev_len) CORRUPT("shared prefix longer than the previous key");
-      prev_len = d->row_off[r] + (uint64_t)width;
-      if (prev_len > KV_MAX_ROW_KEY) CORRUPT("row key too long");
-      key_total += prev_len;
+      memcpy(k + (size_t)r * klen, prefix, lcp);
+      d->row_off[r] = (uint32_t)(r * klen);
     }
-  } else {
-    lens = p;
-    for (uint32_t r = 0; r < n; r++) {
-      GET(p, lim, &v, "truncated suffix length stream");
-      if (d->row_off[r] > prev_len) CORRUPT("shared prefix longer than the previous key");
-      prev_len = d->row_off[r] + v;
-      if (v > KV_MAX_ROW_KEY || prev_len > KV_MAX_ROW_KEY) CORRUPT("row key too long");
-      suf_total += v;
-      key_total += prev_len;
+    d->row_off[n] = (uint32_t)(n * klen);
+    if (mode == KV_SF_ROWS_FIXED) {
+      if ((uint64_t)w * n > (uint64_t)(lim - p)) CORRUPT("key suffixes run past the block");
+      for (uint32_t j = 0; j < w; j++, p += n)
+        for (uint32_t r = 0; r < n; r++) k[(size_t)r * klen + lcp + j] = p[r];
+    } else {
+      uint64_t val = 0, max = w == 8 ? UINT64_MAX : (1ull << (8 * w)) - 1;
+      for (uint32_t r = 0; r < n; r++) {
+        GET(p, lim, &v, "truncated key delta stream");
+        if (v > max - val) CORRUPT("key delta out of range");
+        val += v;
+        uint8_t *dst = k + (size_t)r * klen + lcp;
+        for (uint32_t j = 0; j < w; j++) dst[j] = (uint8_t)(val >> (8 * (w - 1 - j)));
+      }
     }
-    lens_end = p;
+    *pp = p;
+    return KV_OK;
   }
+  if (mode != KV_SF_ROWS_PREFIX) CORRUPT("unknown rows mode");
+  /* Prefix compression. Shared lengths are kept in row_off[] until the keys are rebuilt. */
+  for (uint32_t r = 0; r < n; r++) {
+    GET(p, lim, &v, "truncated shared-prefix stream");
+    if (v > KV_MAX_ROW_KEY || (r == 0 && v != 0)) CORRUPT("bad shared-prefix length");
+    d->row_off[r] = (uint32_t)v;
+  }
+  const uint8_t *lens = p, *lens_end, *suf;
+  uint64_t suf_total = 0, key_total = 0, prev_len = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    GET(p, lim, &v, "truncated suffix length stream");
+    if (d->row_off[r] > prev_len) CORRUPT("shared prefix longer than the previous key");
+    prev_len = d->row_off[r] + v;
+    if (v > KV_MAX_ROW_KEY || prev_len > KV_MAX_ROW_KEY) CORRUPT("row key too long");
+    suf_total += v;
+    key_total += prev_len;
+  }
+  lens_end = p;
   if (suf_total > (uint64_t)(lim - p)) CORRUPT("suffix bytes run past the block");
+  if (key_total > KV_SF_MAX_KEY_BYTES) CORRUPT("row keys too large");
   suf = p;
   p += suf_total;
-  if (key_total > UINT32_MAX) CORRUPT("row keys too large");
-  if (kv_sf_grow((void **)&d->keys, &d->keys_cap, key_total ? key_total : 1, 1))
-    return KV_ERR_NOMEM;
+  if (kv_sf_grow((void **)&d->keys, &d->keys_cap, key_total + 1, 1)) return KV_ERR_NOMEM;
   uint8_t *k = d->keys;
   uint32_t off = 0, plen = 0;
   for (uint32_t r = 0; r < n; r++) {
-    uint32_t sh = d->row_off[r], sl;
-    if (code) sl = width;
-    else { lens = kv_get_varint(lens, lens_end, &v); sl = (uint32_t)v; }
+    uint32_t sh = d->row_off[r];
+    lens = kv_get_varint(lens, lens_end, &v); /* checked above */
     if (r) memmove(k + off, k + off - plen, sh); /* prefix of the previous key */
-    if (code) {
-      for (uint32_t j = 0; j < width; j++) k[off + sh + j] = suf[(size_t)j * n + r];
-    } else {
-      memcpy(k + off + sh, suf, sl);
-      suf += sl;
-    }
+    memcpy(k + off + sh, suf, v);
+    suf += v;
     d->row_off[r] = off;
-    plen = sh + sl;
+    plen = sh + (uint32_t)v;
     off += plen;
   }
   d->row_off[n] = off;

@@ -30,6 +30,9 @@
 #define KV_SF_DEFAULT_BLOCK_SIZE (64u << 10)
 
 enum { KV_SF_STORED_RAW = 0, KV_SF_STORED_LZ4 = 1 }; /* block header compression byte */
+/* Row key modes of a block's rows section. */
+enum { KV_SF_ROWS_PREFIX = 0, KV_SF_ROWS_FIXED = 1, KV_SF_ROWS_DELTA = 2 };
+#define KV_SF_MAX_KEY_BYTES (512u << 20) /* rebuilt row key bytes a block may hold */
 
 /* ---- Growable byte buffer ---- */
 typedef struct kv_sfbuf {

@@ -185,7 +185,7 @@ static void random_target(uint64_t *s, const kv_cell *cells, size_t n, kv_cell *
   switch (tu_below(s, 6)) {
     case 0: break;                                   /* an existing cell */
     case 1: t->seq += tu_below(s, 3); t->seq -= 1; break;
-    case 2: t->ts += (int64_t)tu_below(s, 3) - 1; break;
+    case 2: t->ts = (int64_t)((uint64_t)t->ts + tu_below(s, 3) - 1); break;
     case 3: *t = kv_cell_row_first(base->row, base->row_len); break;
     case 4: {                                          /* a random row */
       random_row(s, rowbuf, &t->row_len);
