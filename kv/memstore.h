@@ -14,17 +14,25 @@
 
 typedef struct kv_memstore kv_memstore;
 
+/* A new empty memstore with one reference; NULL when out of memory. */
 kv_memstore *kv_memstore_new(void);
-/* Reference counting: scans hold a reference while they iterate. */
+/* Reference counting: scans hold a reference while they iterate. The last unref frees the
+** memstore and every cell in it (NULL is a no-op). */
 void kv_memstore_ref(kv_memstore *m);
 void kv_memstore_unref(kv_memstore *m);
-/* Insert a copy of the cell. REQUIRES: the caller serializes writers. */
+/* Insert a copy of the cell (row, qualifier and, for puts, value bytes are copied into the
+** arena). KV_OK or KV_ERR_NOMEM. The cell becomes visible to concurrent readers at once;
+** readers that must not see it yet filter by sequence number.
+** REQUIRES: the caller serializes writers. */
 int kv_memstore_add(kv_memstore *m, const kv_cell *c);
-/* Bytes used by the arena (the flush threshold compares against this). */
+/* Bytes of nodes and cell data in the arena (the flush threshold compares against this;
+** the arena's unused tail and the empty list are not counted). */
 size_t kv_memstore_bytes(const kv_memstore *m);
 uint64_t kv_memstore_cells(const kv_memstore *m);
 uint64_t kv_memstore_max_seq(const kv_memstore *m);
-/* An iterator over all cells (the caller filters by sequence number). Holds a reference. */
+/* An iterator over all cells (the caller filters by sequence number). Holds a reference
+** until destroyed; NULL when out of memory. Supports every kv_iter_ops method; prev() and
+** seek_for_prev() cost O(log n) (no back pointers). status() is always KV_OK. */
 kv_iter *kv_memstore_iter_new(kv_memstore *m);
 
 #endif /* ROWAN_KV_MEMSTORE_H */

@@ -1,0 +1,144 @@
+/*
+** kv/batch.c: write batches (kv_batch_*). A batch is kept encoded in exactly the WAL payload
+** format of kv/wal.h (count varint, then the ops), so kv_commit appends it as is. The buffer
+** reserves 10 bytes in front for the count: after every add the count's varint is written
+** right-aligned into that gap, and the payload starts where the varint starts.
+**
+** Sizes are checked here against the limits of kv.h; family ids are checked at commit
+** (kv/db_write.c), which is also where KV_TS_NOW becomes the commit time.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/coding.h"
+#include "kv/db_impl.h"
+#include "kv/status.h"
+
+#define COUNT_GAP 10 /* bytes reserved in front of the ops for the count varint */
+
+struct kv_batch {
+  uint8_t *buf;  /* COUNT_GAP bytes of count gap, then the encoded ops */
+  size_t len;    /* bytes used in buf, gap included */
+  size_t cap;    /* bytes allocated */
+  size_t count;  /* ops in the batch */
+};
+
+kv_batch *kv_batch_new(void) {
+  kv_batch *b = calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->cap = 256;
+  b->buf = malloc(b->cap);
+  if (!b->buf) {
+    free(b);
+    return NULL;
+  }
+  b->len = COUNT_GAP;
+  b->buf[COUNT_GAP - 1] = 0; /* count 0 */
+  return b;
+}
+
+void kv_batch_free(kv_batch *b) {
+  if (!b) return;
+  free(b->buf);
+  free(b);
+}
+
+void kv_batch_clear(kv_batch *b) {
+  if (!b) return;
+  b->len = COUNT_GAP;
+  b->count = 0;
+  b->buf[COUNT_GAP - 1] = 0;
+}
+
+size_t kv_batch_count(const kv_batch *b) { return b ? b->count : 0; }
+
+size_t kv_batch_byte_size(const kv_batch *b) {
+  if (!b) return 0;
+  return b->len - COUNT_GAP + (size_t)kv_varint_len(b->count);
+}
+
+const uint8_t *kv_batch_payload(const kv_batch *b, size_t *len) {
+  size_t n = (size_t)kv_varint_len(b->count);
+  *len = b->len - COUNT_GAP + n;
+  return b->buf + COUNT_GAP - n;
+}
+
+static int add_op(kv_batch *b, int type, uint32_t family_id, const void *row, size_t row_len,
+                  const void *qual, size_t qual_len, int64_t ts, const void *value,
+                  size_t value_len) {
+  if (!b) return kv_error(KV_MISUSE, "kv_batch: NULL batch");
+  if (row_len == 0 || !row) return kv_error(KV_ERR_INVALID, "kv_batch: empty row key");
+  if (row_len > KV_MAX_ROW_KEY)
+    return kv_error(KV_ERR_TOOBIG, "kv_batch: row key of %zu bytes is over the maximum of %u",
+                    row_len, KV_MAX_ROW_KEY);
+  if (qual_len > KV_MAX_QUALIFIER)
+    return kv_error(KV_ERR_TOOBIG,
+                    "kv_batch: qualifier of %zu bytes is over the maximum of %u", qual_len,
+                    KV_MAX_QUALIFIER);
+  if (qual_len && !qual) return kv_error(KV_ERR_INVALID, "kv_batch: NULL qualifier");
+  if (type == KV_PUT && value_len > KV_MAX_VALUE)
+    return kv_error(KV_ERR_TOOBIG, "kv_batch: value of %zu bytes is over the maximum of %u",
+                    value_len, KV_MAX_VALUE);
+  if (type == KV_PUT && value_len && !value)
+    return kv_error(KV_ERR_INVALID, "kv_batch: NULL value");
+  if (type == KV_DELETE_FAMILY && qual_len)
+    return kv_error(KV_ERR_INVALID, "kv_batch: a KV_DELETE_FAMILY takes no qualifier");
+  if (ts < 0 && ts != KV_TS_NOW)
+    return kv_error(KV_ERR_INVALID, "kv_batch: negative timestamp %lld",
+                    (long long)ts);
+  size_t need = 1 + 5 + 10 + row_len + 10 + qual_len + 10 +
+                (type == KV_PUT ? 10 + value_len : 0);
+  size_t new_count_len = (size_t)kv_varint_len(b->count + 1);
+  if (b->len - COUNT_GAP + need + new_count_len > KV_MAX_BATCH) {
+    /* need over-estimates the varints: check the exact size before refusing */
+    size_t exact = 1 + (size_t)kv_varint_len(family_id) + (size_t)kv_varint_len(row_len) +
+                   row_len + (size_t)kv_varint_len(qual_len) + qual_len +
+                   (size_t)kv_varint_len(kv_zigzag(ts)) +
+                   (type == KV_PUT ? (size_t)kv_varint_len(value_len) + value_len : 0);
+    if (b->len - COUNT_GAP + exact + new_count_len > KV_MAX_BATCH)
+      return kv_error(KV_ERR_TOOBIG, "kv_batch: batch would be over the maximum of %u bytes",
+                      KV_MAX_BATCH);
+  }
+  if (b->len + need > b->cap) {
+    size_t cap = b->cap * 2;
+    while (cap < b->len + need) cap *= 2;
+    uint8_t *nb = realloc(b->buf, cap);
+    if (!nb) return kv_error(KV_ERR_NOMEM, "kv_batch: out of memory");
+    b->buf = nb;
+    b->cap = cap;
+  }
+  uint8_t *p = b->buf + b->len;
+  *p++ = (uint8_t)type;
+  p = kv_put_varint(p, family_id);
+  p = kv_put_varint(p, row_len);
+  memcpy(p, row, row_len);
+  p += row_len;
+  p = kv_put_varint(p, qual_len);
+  if (qual_len) memcpy(p, qual, qual_len);
+  p += qual_len;
+  p = kv_put_varint(p, kv_zigzag(ts));
+  if (type == KV_PUT) {
+    p = kv_put_varint(p, value_len);
+    if (value_len) memcpy(p, value, value_len);
+    p += value_len;
+  }
+  b->len = (size_t)(p - b->buf);
+  b->count++;
+  uint8_t tmp[10];
+  size_t n = (size_t)(kv_put_varint(tmp, b->count) - tmp);
+  memcpy(b->buf + COUNT_GAP - n, tmp, n);
+  return KV_OK;
+}
+
+int kv_batch_put(kv_batch *b, uint32_t family_id, const void *row, size_t row_len,
+                 const void *qual, size_t qual_len, int64_t ts, const void *value,
+                 size_t value_len) {
+  return add_op(b, KV_PUT, family_id, row, row_len, qual, qual_len, ts, value, value_len);
+}
+
+int kv_batch_delete(kv_batch *b, uint32_t family_id, int type, const void *row,
+                    size_t row_len, const void *qual, size_t qual_len, int64_t ts) {
+  if (type != KV_DELETE_VERSION && type != KV_DELETE_COLUMN && type != KV_DELETE_FAMILY)
+    return kv_error(KV_ERR_INVALID, "kv_batch_delete: bad tombstone type %d", type);
+  return add_op(b, type, family_id, row, row_len, qual, qual_len, ts, NULL, 0);
+}

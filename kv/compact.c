@@ -1,0 +1,278 @@
+/*
+** kv/compact.c: compaction (kv_compact, and the automatic minor compaction a flush starts
+** when a family has compaction_trigger store files).
+**
+** Minor: merge every store file of the family into one; every cell is kept (tombstones,
+** old versions, expired cells), so no read changes.
+** Major: first flush the family's memstore (so every cell is in the files and the result
+** equals what a read sees), then merge and keep only the puts a read at that moment would
+** see with max_versions = VERSIONS and no time range (kv/scan_vis.c): tombstones, masked
+** and replaced cells, versions beyond VERSIONS and cells past TTL are dropped for good.
+** While a snapshot is acquired, a (row, family) that has any cell newer than the oldest
+** snapshot is copied whole, so every snapshot keeps seeing what it saw.
+**
+** Steps: the new file is written and synced; one MANIFEST record removes the inputs and
+** adds it; the inputs are marked obsolete and deleted when the last scan reading them
+** closes. A crash before the record leaves an unnamed file that kv_open deletes; after it,
+** inputs not yet deleted are deleted by kv_open for the same reason.
+*/
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/db_impl.h"
+#include "kv/status.h"
+
+
+/* A kv_iter over the merge of the input files that hands out only what compaction keeps. */
+typedef struct cmerge {
+  kv_iter base;            /* vtable (only seek_first/valid/next/cell/status/destroy) */
+  kv_iter **kids;          /* one iterator per input file */
+  uint32_t n_kids;         /* entries in kids */
+  int cur;                 /* kid with the smallest cell, -1 at the end */
+  bool major;              /* apply the drop rules */
+  uint64_t hold;           /* oldest snapshot; rows with newer cells are copied whole */
+  bool held;               /* a snapshot older than the last sequence number is held */
+  kv_vis vis;              /* visibility state */
+  uint8_t *row; uint32_t row_len, row_cap; /* row being emitted */
+  bool keep_row;           /* copy the current row whole */
+  int err;                 /* first error */
+} cmerge;
+
+static void cm_pick(cmerge *m) {
+  const kv_cell *best = NULL;
+  m->cur = -1;
+  for (uint32_t i = 0; i < m->n_kids; i++) {
+    kv_iter *k = m->kids[i];
+    if (!k->ops->valid(k)) {
+      int rc = k->ops->status(k);
+      if (rc && !m->err) m->err = rc;
+      continue;
+    }
+    const kv_cell *c = k->ops->cell(k);
+    if (!best || kv_cell_cmp(c, best) < 0) {
+      best = c;
+      m->cur = (int)i;
+    }
+  }
+  if (m->err) m->cur = -1;
+}
+
+static const kv_cell *cm_raw(cmerge *m) {
+  return m->cur < 0 ? NULL : m->kids[m->cur]->ops->cell(m->kids[m->cur]);
+}
+
+static void cm_raw_next(cmerge *m) {
+  kv_iter *k = m->kids[m->cur];
+  k->ops->next(k);
+  cm_pick(m);
+}
+
+static void cm_seek_row(cmerge *m, const uint8_t *row, uint32_t len) {
+  kv_cell t = kv_cell_row_first(row, len);
+  for (uint32_t i = 0; i < m->n_kids; i++) m->kids[i]->ops->seek(m->kids[i], &t);
+  cm_pick(m);
+}
+
+/* At a row's first cell: decide whether it is copied whole. */
+static void cm_row_start(cmerge *m) {
+  const kv_cell *c = cm_raw(m);
+  if (m->row_cap < c->row_len) {
+    uint8_t *nr = realloc(m->row, c->row_len);
+    if (!nr) {
+      m->err = KV_ERR_NOMEM;
+      m->cur = -1;
+      return;
+    }
+    m->row = nr;
+    m->row_cap = c->row_len;
+  }
+  memcpy(m->row, c->row, c->row_len);
+  m->row_len = c->row_len;
+  kv_vis_row_start(&m->vis);
+  m->keep_row = false;
+  if (!m->held) return;
+  /* A first pass over the row: any cell newer than the oldest snapshot? */
+  for (; c && kv_bytes_cmp(c->row, c->row_len, m->row, m->row_len) == 0; c = cm_raw(m)) {
+    if (c->seq > m->hold) m->keep_row = true;
+    cm_raw_next(m);
+  }
+  cm_seek_row(m, m->row, m->row_len);
+}
+
+/* Advance until positioned on a cell compaction keeps (or the end). */
+static void cm_settle(cmerge *m) {
+  for (const kv_cell *c = cm_raw(m); c; c = cm_raw(m)) {
+    if (!m->major) return;
+    if (kv_bytes_cmp(c->row, c->row_len, m->row, m->row_len) != 0) {
+      cm_row_start(m);
+      c = cm_raw(m);
+      if (!c) return;
+    }
+    if (m->keep_row) return;
+    if (kv_vis_cell(&m->vis, c)) return;
+    cm_raw_next(m);
+  }
+}
+
+static bool cm_valid(kv_iter *it) { return ((cmerge *)it)->cur >= 0; }
+static void cm_seek_first(kv_iter *it) {
+  cmerge *m = (cmerge *)it;
+  for (uint32_t i = 0; i < m->n_kids; i++) m->kids[i]->ops->seek_first(m->kids[i]);
+  cm_pick(m);
+  m->row_len = 0;
+  if (m->major && cm_raw(m)) cm_row_start(m);
+  cm_settle(m);
+}
+static void cm_next(kv_iter *it) {
+  cmerge *m = (cmerge *)it;
+  cm_raw_next(m);
+  cm_settle(m);
+}
+static const kv_cell *cm_cell(kv_iter *it) { return cm_raw((cmerge *)it); }
+static int cm_status(kv_iter *it) {
+  cmerge *m = (cmerge *)it;
+  if (m->err) return m->err;
+  return m->vis.err;
+}
+static void cm_unsupported(kv_iter *it) { ((cmerge *)it)->cur = -1; }
+static void cm_unsupported_seek(kv_iter *it, const kv_cell *t) { ((cmerge *)it)->cur = -1; }
+static void cm_destroy(kv_iter *it) { (void)it; }
+
+static const kv_iter_ops cmerge_ops = {
+  cm_valid, cm_seek_first, cm_unsupported, cm_unsupported_seek, cm_unsupported_seek,
+  cm_next, cm_unsupported, cm_cell, cm_status, cm_destroy,
+};
+
+int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
+  int rc = KV_OK;
+  if (major) {
+    rc = kv_db_flush_family(db, f);
+    if (rc) return rc;
+  }
+  pthread_mutex_lock(&db->mu);
+  rc = kv_db_writable(db);
+  uint32_t n = f->n_files;
+  if (rc || n == 0 || (!major && n < 2)) {
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+  }
+  kv_sfh **in = malloc(n * sizeof *in);
+  if (!in) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOMEM, "compaction: out of memory");
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    in[i] = f->files[i];
+    kv_sfh_ref(in[i]);
+  }
+  cmerge m;
+  memset(&m, 0, sizeof m);
+  m.base.ops = &cmerge_ops;
+  m.major = major;
+  m.hold = kv_db_oldest_snapshot(db);
+  m.held = m.hold < atomic_load(&db->last_seq);
+  pthread_mutex_unlock(&db->mu);
+
+  kv_vis_init(&m.vis);
+  m.vis.versions = f->max_versions;
+  m.vis.ttl_ms = f->ttl_sec * 1000;
+  m.vis.now_ms = db->env->now_ms(db->env);
+  m.vis.max_versions = INT_MAX;
+  m.kids = calloc(n, sizeof *m.kids);
+  if (!m.kids) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
+  for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
+    m.kids[i] = kv_sf_iter_new(in[i]->reader, NULL);
+    if (!m.kids[i]) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
+    else m.n_kids++;
+  }
+  kv_sfh *out = NULL;
+  if (rc == KV_OK) rc = kv_db_write_sf(db, f, &m.base, &out);
+  for (uint32_t i = 0; i < m.n_kids; i++) m.kids[i]->ops->destroy(m.kids[i]);
+  free(m.kids);
+  free(m.row);
+  kv_vis_free(&m.vis);
+
+  kv_edit *e = NULL;
+  if (rc == KV_OK) {
+    e = calloc(n + 2, sizeof *e);
+    if (!e) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
+  }
+  if (rc == KV_OK) {
+    int k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      e[k].kind = KV_EDIT_REMOVE_FILE;
+      e[k].family_id = f->id;
+      e[k].table_id = f->table_id;
+      e[k].file = in[i]->meta;
+      k++;
+    }
+    if (out) {
+      e[k].kind = KV_EDIT_ADD_FILE;
+      e[k].family_id = f->id;
+      e[k].table_id = f->table_id;
+      e[k].file = out->meta;
+      k++;
+    }
+    e[k].kind = KV_EDIT_SET_COUNTERS;
+    e[k].next_file_number = db->ver.next_file_number;
+    e[k].next_table_id = db->ver.next_table_id;
+    e[k].next_family_id = db->ver.next_family_id;
+    e[k].last_seq = atomic_load(&db->last_seq);
+    e[k].wal_number = db->ver.wal_number;
+    k++;
+    rc = kv_manifest_apply(db->man, &db->ver, e, k);
+  }
+  free(e);
+  if (rc) {
+    if (out) {
+      atomic_store(&out->obsolete, true);
+      kv_sfh_unref(out);
+    }
+    for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
+    free(in);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", kv_errmsg());
+    pthread_mutex_lock(&db->mu);
+    kv_db_set_bg_error(db, rc, msg);
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(rc, "%s", msg);
+  }
+  pthread_mutex_lock(&db->mu);
+  /* Holding the writer role, no flush ran meanwhile: the inputs are the whole list. */
+  for (uint32_t i = 0; i < f->n_files; i++) {
+    atomic_store(&f->files[i]->obsolete, true);
+    kv_sfh_unref(f->files[i]);
+  }
+  f->n_files = 0;
+  if (out) f->files[f->n_files++] = out;
+  db->stat_compactions++;
+  pthread_mutex_unlock(&db->mu);
+  for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
+  free(in);
+  return KV_OK;
+}
+
+int kv_compact(kv_db *db, const char *table, bool major) {
+  if (!db) return kv_error(KV_MISUSE, "kv_compact: NULL store");
+  kv_writer w;
+  memset(&w, 0, sizeof w);
+  pthread_mutex_lock(&db->mu);
+  int rc = kv_db_writable(db);
+  if (rc) {
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+  }
+  kv_db_role_acquire(db, &w);
+  kv_fam **fams;
+  uint32_t n;
+  rc = kv_db_table_families(db, table, &fams, &n);
+  pthread_mutex_unlock(&db->mu);
+  for (uint32_t i = 0; i < n && rc == KV_OK; i++) rc = kv_db_compact_family(db, fams[i], major);
+  free(fams);
+  pthread_mutex_lock(&db->mu);
+  kv_db_role_release(db, &w);
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}

@@ -1,0 +1,319 @@
+/*
+** kv/db_ddl.c: tables and column families (kv_create_table, kv_drop_table, kv_family_id,
+** kv_table_count, kv_table_name, kv_family_info) and the planner's statistics
+** (kv_family_get_stats, kv_estimate_rows). DDL takes the writer role, so it never races a
+** commit, flush or compaction, and is one synced MANIFEST record before it takes effect.
+** Family ids come from the MANIFEST's next_family_id and are never reused.
+** Not here: opening (kv/db_open.c), reads (kv/scan.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/db_impl.h"
+#include "kv/status.h"
+
+#define PATH_CAP 4096 /* bytes for any path built here */
+#define MAX_BLOCK_SIZE (64u << 20) /* largest BLOCKSIZE accepted */
+
+static const kv_table_meta *find_table(kv_db *db, const char *name) {
+  for (uint32_t t = 0; t < db->ver.n_tables; t++)
+    if (strcmp(db->ver.tables[t].name, name) == 0) return &db->ver.tables[t];
+  return NULL;
+}
+
+static int check_families(const char *name, const kv_family_options *fams, int n) {
+  if (n < 1 || !fams)
+    return kv_error(KV_ERR_INVALID, "kv_create_table: table '%s' needs at least one family",
+                    name);
+  if ((unsigned)n > KV_MAX_FAMILIES)
+    return kv_error(KV_ERR_INVALID,
+                    "kv_create_table: table '%s' has %d families, over the maximum of %u",
+                    name, n, KV_MAX_FAMILIES);
+  for (int i = 0; i < n; i++) {
+    const kv_family_options *f = &fams[i];
+    if (!f->name || !f->name[0])
+      return kv_error(KV_ERR_INVALID, "kv_create_table: family %d of '%s' has an empty name",
+                      i, name);
+    if (strlen(f->name) > KV_MAX_NAME)
+      return kv_error(KV_ERR_TOOBIG,
+                      "kv_create_table: family name of %zu bytes is over the maximum of %u",
+                      strlen(f->name), KV_MAX_NAME);
+    for (int j = 0; j < i; j++)
+      if (strcmp(fams[j].name, f->name) == 0)
+        return kv_error(KV_ERR_INVALID, "kv_create_table: duplicate family name '%s' in '%s'",
+                        f->name, name);
+    if (f->max_versions < 0)
+      return kv_error(KV_ERR_INVALID, "kv_create_table: family '%s': VERSIONS %d < 1",
+                      f->name, f->max_versions);
+    if (f->ttl_sec < 0 || f->ttl_sec > INT64_MAX / 1000)
+      return kv_error(KV_ERR_INVALID, "kv_create_table: family '%s': bad TTL %lld", f->name,
+                      (long long)f->ttl_sec);
+    if (f->compression != KV_COMPRESSION_LZ4 && f->compression != KV_COMPRESSION_NONE)
+      return kv_error(KV_ERR_INVALID, "kv_create_table: family '%s': bad compression %d",
+                      f->name, f->compression);
+    if (f->block_size > MAX_BLOCK_SIZE)
+      return kv_error(KV_ERR_INVALID, "kv_create_table: family '%s': BLOCKSIZE %u over %u",
+                      f->name, f->block_size, MAX_BLOCK_SIZE);
+  }
+  return KV_OK;
+}
+
+int kv_create_table(kv_db *db, const char *name, const kv_family_options *families,
+                    int n_families) {
+  if (!db) return kv_error(KV_MISUSE, "kv_create_table: NULL store");
+  if (!name || !name[0]) return kv_error(KV_ERR_INVALID, "kv_create_table: empty table name");
+  if (strlen(name) > KV_MAX_NAME)
+    return kv_error(KV_ERR_TOOBIG,
+                    "kv_create_table: table name of %zu bytes is over the maximum of %u",
+                    strlen(name), KV_MAX_NAME);
+  int rc = check_families(name, families, n_families);
+  if (rc) return rc;
+  kv_writer w;
+  memset(&w, 0, sizeof w);
+  pthread_mutex_lock(&db->mu);
+  rc = kv_db_writable(db);
+  if (rc) {
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+  }
+  kv_db_role_acquire(db, &w);
+  if (find_table(db, name)) {
+    rc = kv_error(KV_ERR_EXISTS, "kv_create_table: table '%s' already exists", name);
+    goto out;
+  }
+  kv_table_meta tm;
+  memset(&tm, 0, sizeof tm);
+  tm.id = db->ver.next_table_id ? db->ver.next_table_id : 1;
+  snprintf(tm.name, sizeof tm.name, "%s", name);
+  tm.n_families = (uint32_t)n_families;
+  tm.families = calloc((size_t)n_families, sizeof *tm.families);
+  if (!tm.families) {
+    rc = kv_error(KV_ERR_NOMEM, "kv_create_table: out of memory");
+    goto out;
+  }
+  uint32_t fid = db->ver.next_family_id ? db->ver.next_family_id : 1;
+  for (int i = 0; i < n_families; i++) {
+    kv_family_meta *fm = &tm.families[i];
+    fm->id = fid + (uint32_t)i;
+    snprintf(fm->name, sizeof fm->name, "%s", families[i].name);
+    fm->max_versions = families[i].max_versions ? families[i].max_versions : 1;
+    fm->ttl_sec = families[i].ttl_sec;
+    fm->compression = families[i].compression;
+    fm->block_size = families[i].block_size ? families[i].block_size : 65536;
+    fm->flushed_seq = 0;
+  }
+  kv_edit e[2];
+  memset(e, 0, sizeof e);
+  e[0].kind = KV_EDIT_CREATE_TABLE;
+  e[0].table = &tm;
+  e[0].table_id = tm.id;
+  e[1].kind = KV_EDIT_SET_COUNTERS;
+  e[1].next_file_number = db->ver.next_file_number;
+  e[1].next_table_id = tm.id + 1;
+  e[1].next_family_id = fid + (uint32_t)n_families;
+  e[1].last_seq = atomic_load(&db->last_seq);
+  e[1].wal_number = db->ver.wal_number;
+  rc = kv_manifest_apply(db->man, &db->ver, e, 2);
+  for (int i = 0; rc == KV_OK && i < n_families; i++) {
+    if (!kv_fam_new(db, tm.id, &tm.families[i]))
+      rc = kv_error(KV_ERR_NOMEM, "kv_create_table: out of memory");
+  }
+  free(tm.families);
+out:
+  kv_db_role_release(db, &w);
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+int kv_drop_table(kv_db *db, const char *name) {
+  if (!db) return kv_error(KV_MISUSE, "kv_drop_table: NULL store");
+  if (!name) return kv_error(KV_ERR_INVALID, "kv_drop_table: NULL table name");
+  kv_writer w;
+  memset(&w, 0, sizeof w);
+  pthread_mutex_lock(&db->mu);
+  int rc = kv_db_writable(db);
+  if (rc) {
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+  }
+  kv_db_role_acquire(db, &w);
+  const kv_table_meta *tm = find_table(db, name);
+  if (!tm) {
+    rc = kv_error(KV_ERR_NOTFOUND, "kv_drop_table: no table '%s'", name);
+    goto out;
+  }
+  uint32_t tid = tm->id;
+  kv_edit e;
+  memset(&e, 0, sizeof e);
+  e.kind = KV_EDIT_DROP_TABLE;
+  e.table_id = tid;
+  rc = kv_manifest_apply(db->man, &db->ver, &e, 1);
+  if (rc) goto out;
+  for (uint32_t i = 0; i < db->n_fam_slots; i++) {
+    kv_fam *f = db->fams[i];
+    if (!f || f->table_id != tid) continue;
+    for (uint32_t k = 0; k < f->n_files; k++) atomic_store(&f->files[k]->obsolete, true);
+    db->fams[i] = NULL;
+    char dir[PATH_CAP];
+    kv_db_family_dir(db, f, dir, sizeof dir);
+    kv_fam_free(f); /* files no scan uses are deleted now, the others at scan close */
+    db->env->rmdir(db->env, dir);
+  }
+  char tdir[PATH_CAP];
+  snprintf(tdir, sizeof tdir, "%s/data/%u", db->path, tid);
+  if (db->env->exists(db->env, tdir)) db->env->rmdir(db->env, tdir);
+out:
+  kv_db_role_release(db, &w);
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+int kv_family_id(kv_db *db, const char *table, const char *family, uint32_t *id_out) {
+  if (!db || !table || !family || !id_out)
+    return kv_error(KV_MISUSE, "kv_family_id: NULL argument");
+  pthread_mutex_lock(&db->mu);
+  const kv_table_meta *tm = find_table(db, table);
+  int rc;
+  if (!tm) {
+    rc = kv_error(KV_ERR_NOTFOUND, "no table '%s'", table);
+  } else {
+    rc = kv_error(KV_ERR_NOTFOUND, "table '%s' has no family '%s'", table, family);
+    for (uint32_t i = 0; i < tm->n_families; i++) {
+      if (strcmp(tm->families[i].name, family) == 0) {
+        *id_out = tm->families[i].id;
+        rc = KV_OK;
+        break;
+      }
+    }
+  }
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+int kv_table_count(kv_db *db) {
+  if (!db) return 0;
+  pthread_mutex_lock(&db->mu);
+  int n = (int)db->ver.n_tables;
+  pthread_mutex_unlock(&db->mu);
+  return n;
+}
+
+const char *kv_table_name(kv_db *db, int i) {
+  if (!db || i < 0) return NULL;
+  const char *r = NULL;
+  pthread_mutex_lock(&db->mu);
+  for (uint32_t t = 0; t < db->ver.n_tables && !r; t++) {
+    int rank = 0;
+    for (uint32_t u = 0; u < db->ver.n_tables; u++)
+      if (strcmp(db->ver.tables[u].name, db->ver.tables[t].name) < 0) rank++;
+    if (rank == i) r = db->ver.tables[t].name;
+  }
+  pthread_mutex_unlock(&db->mu);
+  return r;
+}
+
+int kv_family_info(kv_db *db, uint32_t family_id, kv_family_options *out) {
+  if (!db || !out) return kv_error(KV_MISUSE, "kv_family_info: NULL argument");
+  pthread_mutex_lock(&db->mu);
+  kv_fam *f = kv_db_family(db, family_id);
+  int rc = KV_OK;
+  if (!f) {
+    rc = kv_error(KV_ERR_NOTFOUND, "unknown family id %u", family_id);
+  } else {
+    out->name = f->name;
+    out->max_versions = f->max_versions;
+    out->ttl_sec = f->ttl_sec;
+    out->compression = f->compression;
+    out->block_size = f->block_size;
+  }
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out) {
+  if (!db || !out) return kv_error(KV_MISUSE, "kv_family_get_stats: NULL argument");
+  memset(out, 0, sizeof *out);
+  pthread_mutex_lock(&db->mu);
+  kv_fam *f = kv_db_family(db, family_id);
+  if (!f) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOTFOUND, "unknown family id %u", family_id);
+  }
+  for (uint32_t i = 0; i < f->n_files; i++) {
+    const kv_sf_props *p = kv_sf_get_props(f->files[i]->reader);
+    out->store_files++;
+    out->store_file_bytes += p->file_size;
+    out->blocks += p->blocks;
+    out->cells += p->cells;
+    out->rows += p->rows;
+  }
+  out->memstore_bytes = kv_memstore_bytes(f->mem);
+  out->memstore_cells = kv_memstore_cells(f->mem);
+  if (f->imm) {
+    out->memstore_bytes += kv_memstore_bytes(f->imm);
+    out->memstore_cells += kv_memstore_cells(f->imm);
+  }
+  pthread_mutex_unlock(&db->mu);
+  return KV_OK;
+}
+
+/* Distinct rows of a memstore in [range] and their cell bytes. */
+static void mem_estimate(kv_memstore *m, const kv_range *r, uint64_t *rows, uint64_t *bytes) {
+  kv_iter *it = kv_memstore_iter_new(m);
+  if (!it) return;
+  if (r && r->start) {
+    kv_cell t = kv_cell_row_first(r->start, (uint32_t)r->start_len);
+    it->ops->seek(it, &t);
+  } else {
+    it->ops->seek_first(it);
+  }
+  const uint8_t *prev = NULL;
+  uint32_t prev_len = 0;
+  for (; it->ops->valid(it); it->ops->next(it)) {
+    const kv_cell *c = it->ops->cell(it);
+    if (r && r->start && !r->start_inclusive &&
+        kv_bytes_cmp(c->row, c->row_len, r->start, r->start_len) == 0)
+      continue;
+    if (r && r->end) {
+      int cmp = kv_bytes_cmp(c->row, c->row_len, r->end, r->end_len);
+      if (cmp > 0 || (cmp == 0 && !r->end_inclusive)) break;
+    }
+    if (!prev || kv_bytes_cmp(prev, prev_len, c->row, c->row_len) != 0) (*rows)++;
+    prev = c->row; /* memstore bytes stay put while the iterator holds a reference */
+    prev_len = c->row_len;
+    *bytes += c->row_len + c->qual_len + c->value_len + 16;
+  }
+  it->ops->destroy(it);
+}
+
+int kv_estimate_rows(kv_db *db, uint32_t family_id, const kv_range *range, uint64_t *rows,
+                     uint64_t *bytes) {
+  if (!db || !rows || !bytes) return kv_error(KV_MISUSE, "kv_estimate_rows: NULL argument");
+  *rows = 0;
+  *bytes = 0;
+  pthread_mutex_lock(&db->mu);
+  kv_fam *f = kv_db_family(db, family_id);
+  if (!f) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOTFOUND, "unknown family id %u", family_id);
+  }
+  for (uint32_t i = 0; i < f->n_files; i++) {
+    uint64_t r = 0, b = 0;
+    kv_sf_estimate(f->files[i]->reader, range ? range->start : NULL,
+                   range ? (uint32_t)range->start_len : 0, range ? range->end : NULL,
+                   range ? (uint32_t)range->end_len : 0, &r, &b);
+    *rows += r;
+    *bytes += b;
+  }
+  kv_memstore *mems[2] = {f->mem, f->imm};
+  for (int i = 0; i < 2; i++)
+    if (mems[i]) kv_memstore_ref(mems[i]);
+  pthread_mutex_unlock(&db->mu);
+  for (int i = 0; i < 2; i++) {
+    if (!mems[i]) continue;
+    mem_estimate(mems[i], range, rows, bytes);
+    kv_memstore_unref(mems[i]);
+  }
+  return KV_OK;
+}

@@ -1,0 +1,209 @@
+/*
+** kv/db_impl.h: the inside of a kv_db, shared by the files that implement kv.h:
+** kv/db_open.c (open, close, DDL, WAL replay), kv/db_write.c (commit, group commit),
+** kv/db_flush.c (flush, WAL rotation), kv/compact.c (compaction), kv/scan.c and
+** kv/scan_vis.c (reads), kv/batch.c. Not a public header.
+**
+** Locking (REQUIRES notes below refer to these):
+** - db->mu guards the family table, each family's memstores and file list, the writer
+**   queue, the snapshot list, the open-scan list and bg_error.
+** - The writer role: the writer at the head of db->writers. Only its holder commits to the
+**   WAL, inserts into memstores, flushes, compacts or changes the DDL. It mutates shared
+**   state only while also holding mu, and may read that state without mu.
+** - Readers (scans) take references to memstores and store files under mu, then read them
+**   without any lock: memstores are lock-free for readers, store files are immutable.
+** - db->last_seq is published (release) only after a whole group is in the memstores.
+*/
+#ifndef ROWAN_KV_DB_IMPL_H
+#define ROWAN_KV_DB_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kv/env.h"
+#include "kv/kv.h"
+#include "kv/manifest.h"
+#include "kv/memstore.h"
+#include "kv/sf.h"
+#include "kv/wal.h"
+
+/* One open store file, shared by the family's file list and by scans. */
+typedef struct kv_sfh {
+  atomic_int refs;        /* the family list holds one; each scan or compaction one */
+  kv_sf_reader *reader;   /* the open reader */
+  kv_file_meta meta;      /* as recorded in the MANIFEST */
+  kv_env *env;            /* for the deletion of an obsolete file */
+  char *path;             /* data/<table>/<family>/<number>.sf (malloc'ed) */
+  atomic_bool obsolete;   /* the MANIFEST no longer names it: delete at the last unref */
+} kv_sfh;
+
+void kv_sfh_ref(kv_sfh *h);
+/* Drop a reference; the last one closes the reader and, if obsolete, deletes the file. */
+void kv_sfh_unref(kv_sfh *h);
+
+/* Run-time state of one column family. */
+typedef struct kv_fam {
+  uint32_t id;               /* store-wide family id */
+  uint32_t table_id;         /* owning table */
+  char name[KV_MAX_NAME + 1];/* family name */
+  int max_versions;          /* VERSIONS (>= 1) */
+  int64_t ttl_sec;           /* TTL in seconds; 0 = forever */
+  int compression;           /* enum kv_compression */
+  uint32_t block_size;       /* target block bytes */
+  kv_memstore *mem;          /* active memstore (never NULL for a live family) */
+  kv_memstore *imm;          /* frozen memstore being flushed, or NULL */
+  uint64_t mem_log;          /* oldest WAL segment holding cells of mem; 0 if mem empty */
+  uint64_t imm_log;          /* the same for imm */
+  kv_sfh **files;            /* store files, oldest first */
+  uint32_t n_files;          /* entries in files */
+  uint32_t cap_files;        /* allocated entries */
+  uint64_t flushed_seq;      /* every op <= this is in the store files */
+  bool dropped;              /* its table was dropped */
+} kv_fam;
+
+/* A writer waiting in the commit queue (or a DDL/flush/compaction taking the role). */
+typedef struct kv_writer {
+  const kv_batch *batch;     /* the batch, or NULL for a role-only waiter */
+  int status;                /* result, set by the leader */
+  bool done;                 /* the leader finished this writer */
+  uint64_t last_seq;         /* sequence number of the batch's last op */
+  uint64_t first_seq;        /* sequence number of its first op (leader's use) */
+  char msg[256];             /* error message for the waiting thread */
+  pthread_cond_t cv;         /* signalled when done or at the head */
+  struct kv_writer *next;    /* queue link */
+} kv_writer;
+
+struct kv_scan;
+
+struct kv_db {
+  kv_env *env;               /* the file system */
+  char *path;                /* store directory */
+  kv_options opts;           /* options with defaults filled in */
+  kv_file *lock;             /* the LOCK file handle */
+  kv_manifest *man;          /* the MANIFEST log */
+  kv_version ver;            /* the described state (tables, files, counters) */
+  pthread_mutex_t mu;        /* see the header comment */
+  kv_fam **fams;             /* indexed by family id; NULL for unknown ids */
+  uint32_t n_fam_slots;      /* entries in fams */
+  kv_wal *wal;               /* current WAL segment (NULL when read-only) */
+  uint64_t *wal_live;        /* numbers of WAL segments on disk still in use, ascending */
+  uint32_t n_wal_live;       /* entries in wal_live */
+  uint32_t cap_wal_live;     /* allocated entries */
+  _Atomic uint64_t last_seq; /* latest sequence number visible to readers */
+  kv_writer *writers;        /* writer queue head (the role holder) */
+  kv_writer *writers_tail;   /* writer queue tail */
+  int bg_error;              /* sticky error refusing writes (KV_OK if none) */
+  char bg_msg[256];          /* its message */
+  uint64_t *snaps;           /* acquired snapshots (a multiset) */
+  uint32_t n_snaps;          /* entries in snaps */
+  uint32_t cap_snaps;        /* allocated entries */
+  struct kv_scan *scans;     /* open scans (doubly linked through the scans) */
+  uint64_t stat_flushes;     /* flushes done (tests) */
+  uint64_t stat_compactions; /* compactions done (tests) */
+};
+
+/* ---- batch (kv/batch.c) ---- */
+/* The encoded WAL payload of the batch (count varint then ops); *len gets its size. */
+const uint8_t *kv_batch_payload(const kv_batch *b, size_t *len);
+
+/* ---- writer role (kv/db_write.c) ---- */
+/* Wait in the writer queue until at its head. REQUIRES: mu held (it is held on return). */
+void kv_db_role_acquire(kv_db *db, kv_writer *w);
+/* Leave the queue and wake the next writer. REQUIRES: mu held, w at the head. */
+void kv_db_role_release(kv_db *db, kv_writer *w);
+/* The sticky error check for writes: KV_OK, KV_ERR_READONLY or bg_error with its message.
+** REQUIRES: mu held. */
+int kv_db_writable(kv_db *db);
+/* Set the sticky error (first one wins). REQUIRES: mu held. */
+void kv_db_set_bg_error(kv_db *db, int code, const char *msg);
+
+/* ---- families (kv/db_open.c) ---- */
+/* The live family with this id, or NULL. REQUIRES: mu held or the writer role. */
+kv_fam *kv_db_family(kv_db *db, uint32_t id);
+/* Path of a family's store-file folder and of one store file. */
+void kv_db_family_dir(kv_db *db, const kv_fam *f, char *buf, size_t cap);
+void kv_db_sf_path(kv_db *db, const kv_fam *f, uint64_t number, char *buf, size_t cap);
+/* Append a store file to a family's list (takes over the caller's reference).
+** REQUIRES: mu held. KV_OK or KV_ERR_NOMEM. */
+int kv_fam_add_file(kv_fam *f, kv_sfh *h);
+/* Open a reader on a store file and wrap it in a handle with one reference. */
+int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **out);
+/* A run-time family (with an empty memstore) for a manifest family, entered in db->fams;
+** NULL when out of memory. REQUIRES: mu held or no other thread. */
+kv_fam *kv_fam_new(kv_db *db, uint32_t table_id, const kv_family_meta *fm);
+/* Free a family and drop its memstore and store-file references (NULL is a no-op). */
+void kv_fam_free(kv_fam *f);
+/* Record a WAL segment number as on disk and in use. REQUIRES: the writer role. */
+int kv_db_wal_live_add(kv_db *db, uint64_t number);
+/* Write the counters (next file number, ids, last_seq, oldest WAL) to the MANIFEST.
+** REQUIRES: the writer role. */
+int kv_db_write_counters(kv_db *db);
+/* Oldest live snapshot, or the latest sequence number when none is held. REQUIRES: mu. */
+uint64_t kv_db_oldest_snapshot(kv_db *db);
+
+/* ---- flush and compaction (kv/db_flush.c, kv/compact.c) ---- */
+/* Flush family f's memstore to a store file (no-op when empty). REQUIRES: the writer role,
+** mu NOT held. On failure the sticky error is set. */
+int kv_db_flush_family(kv_db *db, kv_fam *f);
+/* After a commit: flush families past memstore_flush_size, and the largest while all
+** memstores exceed memstore_limit. REQUIRES: the writer role, mu NOT held. */
+int kv_db_maybe_flush(kv_db *db);
+/* Write every cell of `it` (from seek_first) to a new, synced store file of f and open it:
+** *h gets the handle with one reference, or NULL when the iterator had no cell. On failure
+** the partial file is removed. REQUIRES: the writer role, mu NOT held. */
+int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h);
+/* The live families of `table` (NULL = all) in a malloc'ed array (caller frees).
+** KV_ERR_NOTFOUND for an unknown table. REQUIRES: mu held. */
+int kv_db_table_families(kv_db *db, const char *table, kv_fam ***out, uint32_t *n);
+/* Merge all store files of f into one; major drops what no read can see any more.
+** REQUIRES: the writer role, mu NOT held. */
+int kv_db_compact_family(kv_db *db, kv_fam *f, bool major);
+
+/* ---- scans (kv/scan.c) ---- */
+/* Tear down every open scan at kv_close: their resources are released, and kv_scan_next
+** gives KV_MISUSE from then on. REQUIRES: mu held. */
+void kv_scan_detach_all(kv_db *db);
+
+/* ---- visibility (kv/scan_vis.c): which cells of one (row, family) a read sees ---- */
+typedef struct kv_vis_del {
+  int64_t ts;                /* tombstone timestamp */
+  uint64_t seq;              /* tombstone sequence number */
+} kv_vis_del;
+
+typedef struct kv_vis {
+  /* parameters, set by the caller */
+  uint64_t snapshot;         /* cells with seq above are ignored */
+  int versions;              /* the family's VERSIONS */
+  int64_t ttl_ms;            /* TTL in ms; 0 = forever */
+  int64_t now_ms;            /* the clock for TTL */
+  int64_t ts_min, ts_max;    /* time range [ts_min, ts_max) */
+  int max_versions;          /* versions handed out per column (after VERSIONS) */
+  /* state */
+  kv_vis_del *fam_dels;      /* DeleteFamily tombstones of the row */
+  uint32_t n_fam_dels, cap_fam_dels; /* used / allocated */
+  kv_vis_del *col_dels;      /* DeleteColumn tombstones of the column */
+  uint32_t n_col_dels, cap_col_dels; /* used / allocated */
+  kv_vis_del *ver_dels;      /* DeleteVersion tombstones of the column */
+  uint32_t n_ver_dels, cap_ver_dels; /* used / allocated */
+  uint8_t *qual;             /* current column's qualifier (copy) */
+  uint32_t qual_len, qual_cap; /* its length / allocated bytes */
+  bool have_qual;            /* a column is current */
+  bool have_last_ts;         /* a version of the column was counted */
+  int64_t last_ts;           /* its timestamp (equal-ts older puts are replaced) */
+  int rank;                  /* versions of the column counted (VERSIONS rule) */
+  int handed;                /* versions of the column kept (max_versions rule) */
+  int err;                   /* KV_ERR_NOMEM if growing a buffer failed */
+} kv_vis;
+
+/* Initialize the parameters to "see everything current" and empty state. */
+void kv_vis_init(kv_vis *v);
+void kv_vis_free(kv_vis *v);
+/* Start a new (row, family). */
+void kv_vis_row_start(kv_vis *v);
+/* Feed the next cell of the (row, family) in kv_cell_cmp order. Returns true when it is a
+** put the read hands out. Tombstones are remembered and return false. */
+bool kv_vis_cell(kv_vis *v, const kv_cell *c);
+
+#endif /* ROWAN_KV_DB_IMPL_H */

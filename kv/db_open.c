@@ -1,0 +1,504 @@
+/*
+** kv/db_open.c: opening and closing a store (kv_open, kv_close): the LOCK file, MANIFEST
+** replay into run-time families, opening store-file readers, deleting files the MANIFEST
+** does not name (left by a crash during a flush or compaction), replaying the WAL segments
+** into the memstores, and starting a fresh WAL segment. Also the store-file handles shared
+** by families and scans.
+**
+** WAL replay rule: op i of a record with first sequence number s goes to family f only when
+** s + i > f.flushed_seq (older ops are already in f's store files); ops of families that no
+** longer exist (dropped tables) are skipped; KV_TS_NOW becomes the record's commit time.
+**
+** Not here: DDL and statistics (kv/db_ddl.c), commits (kv/db_write.c), flushes
+** (kv/db_flush.c), compaction (kv/compact.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/coding.h"
+#include "kv/db_impl.h"
+#include "kv/status.h"
+
+#define PATH_CAP 4096 /* bytes for any path built here */
+
+/* ---- store-file handles --------------------------------------------------------------- */
+
+void kv_sfh_ref(kv_sfh *h) { atomic_fetch_add_explicit(&h->refs, 1, memory_order_relaxed); }
+
+void kv_sfh_unref(kv_sfh *h) {
+  if (!h) return;
+  if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1) return;
+  kv_sf_close(h->reader);
+  if (atomic_load(&h->obsolete)) h->env->remove(h->env, h->path);
+  free(h->path);
+  free(h);
+}
+
+void kv_db_family_dir(kv_db *db, const kv_fam *f, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/data/%u/%u", db->path, f->table_id, f->id);
+}
+
+void kv_db_sf_path(kv_db *db, const kv_fam *f, uint64_t number, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/data/%u/%u/%llu.sf", db->path, f->table_id, f->id,
+           (unsigned long long)number);
+}
+
+int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **out) {
+  *out = NULL;
+  char path[PATH_CAP];
+  kv_db_sf_path(db, f, meta->number, path, sizeof path);
+  kv_sfh *h = calloc(1, sizeof *h);
+  if (!h) return kv_error(KV_ERR_NOMEM, "open %s: out of memory", path);
+  h->path = strdup(path);
+  if (!h->path) {
+    free(h);
+    return kv_error(KV_ERR_NOMEM, "open %s: out of memory", path);
+  }
+  int rc = kv_sf_open(db->env, path, &h->reader);
+  if (rc) {
+    free(h->path);
+    free(h);
+    return rc;
+  }
+  atomic_init(&h->refs, 1);
+  atomic_init(&h->obsolete, false);
+  h->meta = *meta;
+  h->env = db->env;
+  *out = h;
+  return KV_OK;
+}
+
+int kv_fam_add_file(kv_fam *f, kv_sfh *h) {
+  if (f->n_files == f->cap_files) {
+    uint32_t nc = f->cap_files ? f->cap_files * 2 : 8;
+    kv_sfh **nf = realloc(f->files, nc * sizeof *nf);
+    if (!nf) return kv_error(KV_ERR_NOMEM, "out of memory adding a store file");
+    f->files = nf;
+    f->cap_files = nc;
+  }
+  f->files[f->n_files++] = h;
+  return KV_OK;
+}
+
+kv_fam *kv_db_family(kv_db *db, uint32_t id) {
+  if (id >= db->n_fam_slots) return NULL;
+  kv_fam *f = db->fams[id];
+  return f && !f->dropped ? f : NULL;
+}
+
+/* ---- run-time families from the version ----------------------------------------------- */
+
+static int set_fam_slot(kv_db *db, kv_fam *f) {
+  if (f->id >= db->n_fam_slots) {
+    uint32_t n = db->n_fam_slots ? db->n_fam_slots : 16;
+    while (n <= f->id) n *= 2;
+    kv_fam **nf = realloc(db->fams, n * sizeof *nf);
+    if (!nf) return kv_error(KV_ERR_NOMEM, "out of memory");
+    memset(nf + db->n_fam_slots, 0, (n - db->n_fam_slots) * sizeof *nf);
+    db->fams = nf;
+    db->n_fam_slots = n;
+  }
+  db->fams[f->id] = f;
+  return KV_OK;
+}
+
+kv_fam *kv_fam_new(kv_db *db, uint32_t table_id, const kv_family_meta *fm) {
+  kv_fam *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->id = fm->id;
+  f->table_id = table_id;
+  snprintf(f->name, sizeof f->name, "%s", fm->name);
+  f->max_versions = fm->max_versions > 0 ? fm->max_versions : 1;
+  f->ttl_sec = fm->ttl_sec;
+  f->compression = fm->compression;
+  f->block_size = fm->block_size ? fm->block_size : 65536;
+  f->flushed_seq = fm->flushed_seq;
+  f->mem = kv_memstore_new();
+  if (!f->mem || set_fam_slot(db, f)) {
+    kv_memstore_unref(f->mem);
+    free(f);
+    return NULL;
+  }
+  return f;
+}
+
+void kv_fam_free(kv_fam *f) {
+  if (!f) return;
+  kv_memstore_unref(f->mem);
+  kv_memstore_unref(f->imm);
+  for (uint32_t i = 0; i < f->n_files; i++) kv_sfh_unref(f->files[i]);
+  free(f->files);
+  free(f);
+}
+
+static int load_families(kv_db *db) {
+  for (uint32_t t = 0; t < db->ver.n_tables; t++) {
+    kv_table_meta *tm = &db->ver.tables[t];
+    for (uint32_t i = 0; i < tm->n_families; i++) {
+      kv_family_meta *fm = &tm->families[i];
+      kv_fam *f = kv_fam_new(db, tm->id, fm);
+      if (!f) return kv_error(KV_ERR_NOMEM, "kv_open: out of memory");
+      for (uint32_t k = 0; k < fm->n_files; k++) {
+        kv_sfh *h;
+        int rc = kv_sfh_open(db, f, &fm->files[k], &h);
+        if (rc) return rc;
+        rc = kv_fam_add_file(f, h);
+        if (rc) {
+          kv_sfh_unref(h);
+          return rc;
+        }
+      }
+    }
+  }
+  return KV_OK;
+}
+
+/* ---- deleting what the MANIFEST does not name ---------------------------------------- */
+
+typedef struct name_list {
+  char **names;   /* entry names (malloc'ed) */
+  uint32_t n;     /* entries */
+  uint32_t cap;   /* allocated */
+} name_list;
+
+static int collect(void *ctx, const char *name) {
+  name_list *l = ctx;
+  if (l->n == l->cap) {
+    uint32_t nc = l->cap ? l->cap * 2 : 16;
+    char **nn = realloc(l->names, nc * sizeof *nn);
+    if (!nn) return 1;
+    l->names = nn;
+    l->cap = nc;
+  }
+  l->names[l->n] = strdup(name);
+  if (l->names[l->n]) l->n++;
+  return 0;
+}
+
+static void free_names(name_list *l) {
+  for (uint32_t i = 0; i < l->n; i++) free(l->names[i]);
+  free(l->names);
+  memset(l, 0, sizeof *l);
+}
+
+/* buf = a + "/" + b; false when it does not fit. */
+static bool join(char *buf, size_t cap, const char *a, const char *b) {
+  int n = snprintf(buf, cap, "%s/%s", a, b);
+  return n >= 0 && (size_t)n < cap;
+}
+
+static bool parse_u64(const char *s, const char *suffix, uint64_t *out) {
+  size_t n = strlen(s), sl = strlen(suffix);
+  if (n <= sl || strcmp(s + n - sl, suffix) != 0) return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < n - sl; i++) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+  }
+  *out = v;
+  return true;
+}
+
+/* Delete a folder and the files in it and in its sub-folders (two levels are enough for
+** data/<table>/<family>/). Best effort. */
+static void remove_tree(kv_env *env, const char *dir, int depth) {
+  name_list l = {0};
+  if (env->list(env, dir, collect, &l) == KV_OK) {
+    for (uint32_t i = 0; i < l.n; i++) {
+      char p[PATH_CAP];
+      if (!join(p, sizeof p, dir, l.names[i])) continue;
+      if (env->remove(env, p) != KV_OK && depth > 0) remove_tree(env, p, depth - 1);
+    }
+  }
+  free_names(&l);
+  env->rmdir(env, dir);
+}
+
+static const kv_table_meta *find_table_id(kv_db *db, uint32_t id) {
+  for (uint32_t t = 0; t < db->ver.n_tables; t++)
+    if (db->ver.tables[t].id == id) return &db->ver.tables[t];
+  return NULL;
+}
+
+static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
+  char data[PATH_CAP];
+  snprintf(data, sizeof data, "%s/data", db->path);
+  name_list tables = {0};
+  if (db->env->list(db->env, data, collect, &tables) != KV_OK) return;
+  for (uint32_t t = 0; t < tables.n; t++) {
+    char tdir[PATH_CAP];
+    if (!join(tdir, sizeof tdir, data, tables.names[t])) continue;
+    uint64_t tid;
+    const kv_table_meta *tm = NULL;
+    if (parse_u64(tables.names[t], "", &tid) && tid <= UINT32_MAX)
+      tm = find_table_id(db, (uint32_t)tid);
+    if (!tm) {
+      remove_tree(db->env, tdir, 1);
+      continue;
+    }
+    name_list fams = {0};
+    db->env->list(db->env, tdir, collect, &fams);
+    for (uint32_t i = 0; i < fams.n; i++) {
+      char fdir[PATH_CAP];
+      if (!join(fdir, sizeof fdir, tdir, fams.names[i])) continue;
+      uint64_t fid;
+      kv_fam *f = NULL;
+      if (parse_u64(fams.names[i], "", &fid) && fid <= UINT32_MAX)
+        f = kv_db_family(db, (uint32_t)fid);
+      if (!f || f->table_id != tm->id) {
+        remove_tree(db->env, fdir, 0);
+        continue;
+      }
+      name_list files = {0};
+      db->env->list(db->env, fdir, collect, &files);
+      bool removed = false;
+      for (uint32_t k = 0; k < files.n; k++) {
+        uint64_t num;
+        bool known = false;
+        if (parse_u64(files.names[k], ".sf", &num)) {
+          if (num > *max_number) *max_number = num;
+          for (uint32_t j = 0; j < f->n_files; j++)
+            if (f->files[j]->meta.number == num) known = true;
+        }
+        if (!known) {
+          char p[PATH_CAP];
+          if (join(p, sizeof p, fdir, files.names[k])) db->env->remove(db->env, p);
+          removed = true;
+        }
+      }
+      if (removed) db->env->sync_dir(db->env, fdir);
+      free_names(&files);
+    }
+    free_names(&fams);
+  }
+  free_names(&tables);
+}
+
+/* ---- WAL replay ----------------------------------------------------------------------- */
+
+typedef struct replay_ctx {
+  kv_db *db;          /* the store */
+  uint64_t segment;   /* segment being replayed */
+  uint64_t max_seq;   /* highest sequence number met */
+  char path[PATH_CAP];/* its file name, for messages */
+} replay_ctx;
+
+static int replay_record(void *ctx, uint64_t first_seq, int64_t commit_ts,
+                         const uint8_t *payload, size_t len) {
+  replay_ctx *rc = ctx;
+  kv_db *db = rc->db;
+  const uint8_t *p = payload, *limit = payload + len;
+  uint64_t count;
+  p = kv_get_varint(p, limit, &count);
+  if (!p || count > len)
+    return kv_error(KV_ERR_CORRUPT, "%s: record at sequence %llu has a bad op count",
+                    rc->path, (unsigned long long)first_seq);
+  for (uint64_t i = 0; i < count; i++) {
+    kv_wal_op op;
+    if (kv_wal_decode_op(&p, limit, &op) != KV_OK)
+      return kv_error(KV_ERR_CORRUPT, "%s: record at sequence %llu: op %llu is damaged",
+                      rc->path, (unsigned long long)first_seq, (unsigned long long)i);
+    kv_fam *f = kv_db_family(db, op.family_id);
+    uint64_t seq = first_seq + i;
+    if (!f || seq <= f->flushed_seq) continue;
+    kv_cell c = {op.row, op.row_len, op.qual, op.qual_len,
+                 op.ts == KV_TS_NOW ? commit_ts : op.ts, seq, op.type, op.value,
+                 op.value_len};
+    if (kv_memstore_cells(f->mem) == 0) f->mem_log = rc->segment;
+    int r = kv_memstore_add(f->mem, &c);
+    if (r) return r;
+  }
+  if (p != limit)
+    return kv_error(KV_ERR_CORRUPT, "%s: record at sequence %llu has trailing bytes",
+                    rc->path, (unsigned long long)first_seq);
+  if (count && first_seq + count - 1 > rc->max_seq) rc->max_seq = first_seq + count - 1;
+  return KV_OK;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int kv_db_wal_live_add(kv_db *db, uint64_t number) {
+  if (db->n_wal_live == db->cap_wal_live) {
+    uint32_t nc = db->cap_wal_live ? db->cap_wal_live * 2 : 8;
+    uint64_t *nw = realloc(db->wal_live, nc * sizeof *nw);
+    if (!nw) return kv_error(KV_ERR_NOMEM, "out of memory");
+    db->wal_live = nw;
+    db->cap_wal_live = nc;
+  }
+  db->wal_live[db->n_wal_live++] = number;
+  return KV_OK;
+}
+
+static int replay_wal(kv_db *db, uint64_t *max_number) {
+  name_list l = {0};
+  int rc = db->env->list(db->env, db->path, collect, &l);
+  if (rc) return rc;
+  uint64_t *nums = calloc(l.n ? l.n : 1, sizeof *nums);
+  uint32_t n = 0;
+  if (!nums) {
+    free_names(&l);
+    return kv_error(KV_ERR_NOMEM, "kv_open: out of memory");
+  }
+  for (uint32_t i = 0; i < l.n; i++) {
+    uint64_t num;
+    if (strncmp(l.names[i], "wal-", 4) == 0 && parse_u64(l.names[i] + 4, ".log", &num))
+      nums[n++] = num;
+  }
+  free_names(&l);
+  qsort(nums, n, sizeof *nums, cmp_u64);
+  replay_ctx ctx;
+  ctx.db = db;
+  ctx.max_seq = db->ver.last_seq;
+  for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
+    if (nums[i] > *max_number) *max_number = nums[i];
+    if (nums[i] < db->ver.wal_number) {
+      if (!db->opts.read_only) {
+        char p[PATH_CAP];
+        kv_wal_path(p, sizeof p, db->path, nums[i]);
+        db->env->remove(db->env, p);
+      }
+      continue;
+    }
+    ctx.segment = nums[i];
+    kv_wal_path(ctx.path, sizeof ctx.path, db->path, nums[i]);
+    rc = kv_wal_replay(db->env, db->path, nums[i], i + 1 == n, replay_record, &ctx);
+    if (rc == KV_OK) rc = kv_db_wal_live_add(db, nums[i]);
+  }
+  free(nums);
+  if (rc == KV_OK)
+    atomic_store_explicit(&db->last_seq, ctx.max_seq, memory_order_release);
+  return rc;
+}
+
+/* ---- open / close --------------------------------------------------------------------- */
+
+void kv_options_init(kv_options *opts) {
+  if (!opts) return;
+  memset(opts, 0, sizeof *opts);
+  opts->sync_mode = KV_SYNC_FULL;
+}
+
+static void free_db(kv_db *db) {
+  for (uint32_t i = 0; i < db->n_fam_slots; i++) {
+    kv_fam_free(db->fams[i]);
+  }
+  free(db->fams);
+  free(db->wal_live);
+  free(db->snaps);
+  kv_version_free(&db->ver);
+  pthread_mutex_destroy(&db->mu);
+  free(db->path);
+  free(db);
+}
+
+int kv_open(const char *path, const kv_options *opts, kv_db **out) {
+  if (!out) return kv_error(KV_MISUSE, "kv_open: NULL out");
+  *out = NULL;
+  if (!path || !*path) return kv_error(KV_ERR_INVALID, "kv_open: empty path");
+  kv_options o;
+  if (opts) o = *opts;
+  else kv_options_init(&o);
+  if (o.sync_mode < KV_SYNC_FULL || o.sync_mode > KV_SYNC_OFF)
+    return kv_error(KV_ERR_INVALID, "kv_open: bad sync_mode %d", o.sync_mode);
+  if (o.compaction_trigger < 0)
+    return kv_error(KV_ERR_INVALID, "kv_open: negative compaction_trigger");
+  if (!o.env) o.env = kv_env_posix();
+  if (!o.memstore_flush_size) o.memstore_flush_size = (size_t)64 << 20;
+  if (!o.memstore_limit) o.memstore_limit = (size_t)512 << 20;
+  if (!o.block_cache_size) o.block_cache_size = (size_t)64 << 20;
+  if (!o.compaction_trigger) o.compaction_trigger = 4;
+  if (o.compaction_trigger < 2) o.compaction_trigger = 2;
+  kv_env *env = o.env;
+
+  if (!env->exists(env, path)) {
+    if (!o.create_if_missing || o.read_only)
+      return kv_error(KV_ERR_NOTFOUND, "kv_open: no store at '%s'", path);
+    int rc = env->mkdir(env, path);
+    if (rc) return rc;
+  }
+  kv_db *db = calloc(1, sizeof *db);
+  if (!db) return kv_error(KV_ERR_NOMEM, "kv_open: out of memory");
+  db->env = env;
+  db->opts = o;
+  pthread_mutex_init(&db->mu, NULL);
+  db->path = strdup(path);
+  if (!db->path) {
+    pthread_mutex_destroy(&db->mu);
+    free(db);
+    return kv_error(KV_ERR_NOMEM, "kv_open: out of memory");
+  }
+  char p[PATH_CAP];
+  snprintf(p, sizeof p, "%s/LOCK", path);
+  int rc = env->lock(env, p, &db->lock);
+  if (rc == KV_ERR_LOCKED) rc = kv_error(KV_ERR_LOCKED, "database is locked: %s", path);
+  if (rc) {
+    db->lock = NULL;
+    free_db(db);
+    return rc;
+  }
+  snprintf(p, sizeof p, "%s/MANIFEST", path);
+  if (!env->exists(env, p) && (!o.create_if_missing || o.read_only)) {
+    rc = kv_error(KV_ERR_NOTFOUND, "kv_open: '%s' has no MANIFEST (not a store)", path);
+  } else {
+    rc = kv_manifest_open(env, path, !o.read_only, &db->man, &db->ver);
+  }
+  if (rc == KV_OK) rc = load_families(db);
+  uint64_t max_number = 0;
+  if (rc == KV_OK && !o.read_only) delete_unknown_files(db, &max_number);
+  if (rc == KV_OK) rc = replay_wal(db, &max_number);
+  if (rc == KV_OK && db->ver.next_file_number <= max_number)
+    db->ver.next_file_number = max_number + 1;
+  if (rc == KV_OK && !o.read_only) {
+    uint64_t num = db->ver.next_file_number++;
+    rc = kv_wal_create(env, path, num, o.sync_mode, &db->wal);
+    if (rc == KV_OK) rc = env->sync_dir(env, path);
+    if (rc == KV_OK) rc = kv_db_wal_live_add(db, num);
+    if (rc == KV_OK) rc = kv_db_write_counters(db);
+    if (rc == KV_OK) rc = kv_db_maybe_flush(db);
+  }
+  if (rc) {
+    int keep = rc;
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", kv_errmsg());
+    if (db->wal) kv_wal_close(db->wal);
+    if (db->man) kv_manifest_close(db->man);
+    env->unlock(env, db->lock);
+    free_db(db);
+    return kv_error(keep, "%s", msg);
+  }
+  *out = db;
+  return KV_OK;
+}
+
+int kv_close(kv_db *db) {
+  if (!db) return KV_OK;
+  pthread_mutex_lock(&db->mu);
+  kv_scan_detach_all(db);
+  pthread_mutex_unlock(&db->mu);
+  int rc = KV_OK;
+  char msg[512] = "";
+  if (db->wal) {
+    int r = kv_wal_close(db->wal);
+    if (r && !rc) {
+      rc = r;
+      snprintf(msg, sizeof msg, "%s", kv_errmsg());
+    }
+  }
+  if (db->man) {
+    int r = kv_manifest_close(db->man);
+    if (r && !rc) {
+      rc = r;
+      snprintf(msg, sizeof msg, "%s", kv_errmsg());
+    }
+  }
+  kv_env *env = db->env;
+  kv_file *lock = db->lock;
+  free_db(db);
+  if (lock) env->unlock(env, lock);
+  if (rc) return kv_error(rc, "%s", msg);
+  return KV_OK;
+}

@@ -1,0 +1,220 @@
+/*
+** kv/db_write.c: commits with group commit (kv_commit) and the writer role.
+**
+** Writers queue on db->writers. The one at the head is the leader: it takes the queued
+** batches behind it (up to a byte budget), gives each its sequence numbers in queue order
+** (one per op), appends each as its own WAL record, makes them durable with one
+** kv_wal_sync for the whole group in KV_SYNC_FULL, applies them to the memstores, and only
+** then publishes the new last sequence number, so readers see a batch whole or not at all.
+** Followers sleep on their condition variable until the leader marks them done. A WAL
+** failure fails every commit of the group, applies nothing, and sets the sticky error that
+** refuses writes (KV_ERR_IO / KV_ERR_NOSPC) until the store is reopened.
+**
+** The same queue serializes flushes, compactions and DDL (role-only waiters with no
+** batch), so they never run while a group is being applied. Not here: the flush itself
+** (kv/db_flush.c).
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "kv/coding.h"
+#include "kv/db_impl.h"
+#include "kv/status.h"
+
+#define GROUP_BYTES (1u << 20) /* a leader adds followers' batches up to this many bytes */
+
+int kv_db_writable(kv_db *db) {
+  if (db->opts.read_only)
+    return kv_error(KV_ERR_READONLY, "the store '%s' was opened read-only", db->path);
+  if (db->bg_error)
+    return kv_error(db->bg_error, "the store refuses writes after an earlier error: %s",
+                    db->bg_msg);
+  return KV_OK;
+}
+
+void kv_db_set_bg_error(kv_db *db, int code, const char *msg) {
+  if (db->bg_error) return;
+  db->bg_error = code;
+  snprintf(db->bg_msg, sizeof db->bg_msg, "%s", msg);
+}
+
+static void enqueue(kv_db *db, kv_writer *w) {
+  pthread_cond_init(&w->cv, NULL);
+  w->next = NULL;
+  w->done = false;
+  if (db->writers_tail) db->writers_tail->next = w;
+  else db->writers = w;
+  db->writers_tail = w;
+}
+
+void kv_db_role_acquire(kv_db *db, kv_writer *w) {
+  w->batch = NULL;
+  enqueue(db, w);
+  while (db->writers != w) pthread_cond_wait(&w->cv, &db->mu);
+}
+
+/* Pop writers from the head up to and including `last`; wake the new head. */
+static void pop_through(kv_db *db, kv_writer *last) {
+  db->writers = last->next;
+  if (!db->writers) db->writers_tail = NULL;
+  if (db->writers) pthread_cond_signal(&db->writers->cv);
+}
+
+void kv_db_role_release(kv_db *db, kv_writer *w) {
+  pop_through(db, w);
+  pthread_cond_destroy(&w->cv);
+}
+
+/* Check every op's family; KV_OK or KV_ERR_NOTFOUND / KV_ERR_CORRUPT with a message. */
+static int check_families(kv_db *db, const kv_batch *b) {
+  size_t len;
+  const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
+  uint64_t count;
+  p = kv_get_varint(p, limit, &count);
+  for (uint64_t i = 0; p && i < count; i++) {
+    kv_wal_op op;
+    if (kv_wal_decode_op(&p, limit, &op) != KV_OK)
+      return kv_error(KV_ERR_CORRUPT, "kv_commit: batch op %llu is damaged",
+                      (unsigned long long)i);
+    if (!kv_db_family(db, op.family_id))
+      return kv_error(KV_ERR_NOTFOUND, "kv_commit: op %llu names unknown family id %u",
+                      (unsigned long long)i, op.family_id);
+  }
+  return KV_OK;
+}
+
+/* Insert a batch's ops into the memstores. REQUIRES: the writer role. */
+static int apply(kv_db *db, const kv_batch *b, uint64_t first_seq, int64_t commit_ts) {
+  size_t len;
+  const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
+  uint64_t count = 0;
+  p = kv_get_varint(p, limit, &count);
+  uint64_t wal_num = kv_wal_number(db->wal);
+  for (uint64_t i = 0; p && i < count; i++) {
+    kv_wal_op op;
+    if (kv_wal_decode_op(&p, limit, &op) != KV_OK)
+      return kv_error(KV_ERR_CORRUPT, "kv_commit: batch op %llu is damaged",
+                      (unsigned long long)i);
+    kv_fam *f = kv_db_family(db, op.family_id);
+    if (!f) continue; /* checked before; cannot happen while we hold the role */
+    kv_cell c = {op.row, op.row_len, op.qual, op.qual_len,
+                 op.ts == KV_TS_NOW ? commit_ts : op.ts, first_seq + i, op.type, op.value,
+                 op.value_len};
+    if (kv_memstore_cells(f->mem) == 0) f->mem_log = wal_num;
+    int rc = kv_memstore_add(f->mem, &c);
+    if (rc) return rc;
+  }
+  return KV_OK;
+}
+
+static int finish_waiter(kv_writer *w, uint64_t *seq_out) {
+  int st = w->status;
+  pthread_cond_destroy(&w->cv);
+  if (st) return kv_error(st, "%s", w->msg);
+  if (seq_out) *seq_out = w->last_seq;
+  return KV_OK;
+}
+
+int kv_commit(kv_db *db, const kv_batch *b, uint64_t *seq_out) {
+  if (!db || !b) return kv_error(KV_MISUSE, "kv_commit: NULL store or batch");
+  if (kv_batch_byte_size(b) > KV_MAX_BATCH)
+    return kv_error(KV_ERR_TOOBIG, "kv_commit: batch of %zu bytes is over the maximum of %u",
+                    kv_batch_byte_size(b), KV_MAX_BATCH);
+  kv_writer w;
+  memset(&w, 0, sizeof w);
+  w.batch = b;
+  pthread_mutex_lock(&db->mu);
+  int rc = kv_db_writable(db);
+  if (rc) {
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+  }
+  if (kv_batch_count(b) == 0) {
+    if (seq_out) *seq_out = atomic_load(&db->last_seq);
+    pthread_mutex_unlock(&db->mu);
+    return KV_OK;
+  }
+  enqueue(db, &w);
+  while (!w.done && db->writers != &w) pthread_cond_wait(&w.cv, &db->mu);
+  if (w.done) {
+    pthread_mutex_unlock(&db->mu);
+    return finish_waiter(&w, seq_out);
+  }
+
+  /* Leader: form the group (consecutive batch writers from the head). */
+  kv_writer *last = &w;
+  size_t bytes = 0;
+  uint64_t seq = atomic_load_explicit(&db->last_seq, memory_order_relaxed) + 1;
+  int wrc = kv_db_writable(db);
+  for (kv_writer *x = &w; x && x->batch; x = x->next) {
+    size_t bsz = kv_batch_byte_size(x->batch);
+    if (x != &w && bytes + bsz > GROUP_BYTES) break;
+    bytes += bsz;
+    last = x;
+    x->status = wrc ? wrc : check_families(db, x->batch);
+    if (x->status) {
+      snprintf(x->msg, sizeof x->msg, "%s", kv_errmsg());
+      continue;
+    }
+    x->first_seq = seq;
+    seq += kv_batch_count(x->batch);
+    x->last_seq = seq - 1;
+  }
+  int64_t commit_ts = db->env->now_ms(db->env);
+  pthread_mutex_unlock(&db->mu);
+
+  rc = KV_OK;
+  bool any = false;
+  for (kv_writer *x = &w; rc == KV_OK; x = x->next) {
+    if (!x->status) {
+      size_t len;
+      const uint8_t *payload = kv_batch_payload(x->batch, &len);
+      rc = kv_wal_append(db->wal, x->first_seq, commit_ts, payload, len);
+      any = true;
+    }
+    if (x == last) break;
+  }
+  if (rc == KV_OK && any) {
+    if (db->opts.sync_mode == KV_SYNC_FULL) rc = kv_wal_sync(db->wal);
+    else if (db->opts.sync_mode == KV_SYNC_NORMAL) rc = kv_wal_write_out(db->wal);
+  }
+  char msg[256] = "";
+  if (rc) snprintf(msg, sizeof msg, "%s", kv_errmsg());
+  int arc = KV_OK;
+  for (kv_writer *x = &w; rc == KV_OK && arc == KV_OK; x = x->next) {
+    if (!x->status) arc = apply(db, x->batch, x->first_seq, commit_ts);
+    if (x == last) break;
+  }
+  if (arc) snprintf(msg, sizeof msg, "%s", kv_errmsg());
+
+  pthread_mutex_lock(&db->mu);
+  if (rc) {
+    kv_db_set_bg_error(db, rc, msg);
+    for (kv_writer *x = &w;; x = x->next) {
+      if (!x->status) {
+        x->status = rc;
+        snprintf(x->msg, sizeof x->msg, "kv_commit: WAL write failed: %s", msg);
+      }
+      if (x == last) break;
+    }
+  } else if (arc) {
+    /* Durable in the WAL but not applied: refuse writes; a reopen replays it. */
+    kv_db_set_bg_error(db, arc, msg);
+  } else if (any) {
+    atomic_store_explicit(&db->last_seq, seq - 1, memory_order_release);
+  }
+  bool flush = rc == KV_OK && arc == KV_OK && any;
+  if (flush) {
+    pthread_mutex_unlock(&db->mu);
+    kv_db_maybe_flush(db); /* a failure sets the sticky error; these commits stand */
+    pthread_mutex_lock(&db->mu);
+  }
+  for (kv_writer *x = &w;; x = x->next) {
+    x->done = true;
+    if (x != &w) pthread_cond_signal(&x->cv);
+    if (x == last) break;
+  }
+  pop_through(db, last);
+  pthread_mutex_unlock(&db->mu);
+  return finish_waiter(&w, seq_out);
+}

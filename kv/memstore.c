@@ -1,0 +1,313 @@
+/*
+** kv/memstore.c: the memstore, a skip list of cells in kv_cell_cmp order (LevelDB's
+** SkipList scheme, in C11 atomics). One writer inserts at a time (the caller serializes
+** writers: in kv/ only the commit leader or the flush holding the writer role inserts);
+** any number of readers walk the list concurrently without locks. A node is published by a
+** release store of the predecessor's next pointer after the node is fully built, so a reader
+** that sees it (acquire load) sees its contents. Nodes and cell bytes live in an arena of
+** large blocks: no per-cell malloc, and everything is freed at once when the last reference
+** is dropped. Nothing is ever removed from a memstore; it is frozen and flushed whole.
+**
+** Not here: sequence-number visibility (readers skip cells above their snapshot), tombstone
+** semantics (kv/scan_vis.c) and flush policy (kv/db_flush.c).
+*/
+#include "kv/memstore.h"
+
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/status.h"
+
+#define MAX_HEIGHT 12     /* levels; with branching 4 good up to ~16M cells */
+#define BRANCHING 4       /* one node in BRANCHING climbs one more level */
+#define ARENA_BLOCK 65536 /* bytes in a regular arena block */
+
+typedef struct node {
+  kv_cell cell;                 /* the cell; its byte pointers point into this allocation */
+  int height;                   /* levels this node is linked in, 1..MAX_HEIGHT */
+  _Atomic(struct node *) next[]; /* successor per level; NULL at the end */
+} node;
+
+typedef struct arena_block {
+  struct arena_block *next;     /* older blocks */
+  max_align_t data[];           /* the usable bytes */
+} arena_block;
+
+struct kv_memstore {
+  atomic_int refs;              /* owners: the family, scans, flushes */
+  node *head;                   /* sentinel with MAX_HEIGHT levels and no cell */
+  atomic_int max_height;        /* highest level in use (readers may read a stale value) */
+  arena_block *blocks;          /* all arena blocks, newest first */
+  char *alloc_ptr;              /* next free byte of the current block */
+  size_t alloc_left;            /* free bytes left in the current block */
+  atomic_size_t bytes;          /* arena bytes handed out (nodes and cell bytes) */
+  atomic_uint_least64_t cells;  /* cells inserted */
+  atomic_uint_least64_t max_seq;/* highest sequence number inserted */
+  uint64_t rnd;                 /* writer-only PRNG state for node heights */
+};
+
+/* ---- arena ---------------------------------------------------------------------------- */
+
+static void *arena_new_block(kv_memstore *m, size_t size) {
+  arena_block *b = malloc(sizeof(arena_block) + size);
+  if (!b) return NULL;
+  b->next = m->blocks;
+  m->blocks = b;
+  return b->data;
+}
+
+/* Allocate n bytes aligned for a node. REQUIRES: the single writer. */
+static void *arena_alloc(kv_memstore *m, size_t n) {
+  n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
+  if (n > m->alloc_left) {
+    if (n > ARENA_BLOCK / 4) { /* big cell: its own block */
+      atomic_fetch_add_explicit(&m->bytes, n, memory_order_relaxed);
+      return arena_new_block(m, n);
+    }
+    char *p = arena_new_block(m, ARENA_BLOCK);
+    if (!p) return NULL;
+    m->alloc_ptr = p;
+    m->alloc_left = ARENA_BLOCK;
+  }
+  void *r = m->alloc_ptr;
+  atomic_fetch_add_explicit(&m->bytes, n, memory_order_relaxed);
+  m->alloc_ptr += n;
+  m->alloc_left -= n;
+  return r;
+}
+
+/* ---- skip list ------------------------------------------------------------------------ */
+
+static inline node *nx(node *x, int level) {
+  return atomic_load_explicit(&x->next[level], memory_order_acquire);
+}
+
+static int random_height(kv_memstore *m) {
+  int h = 1;
+  for (;;) {
+    m->rnd ^= m->rnd << 13; m->rnd ^= m->rnd >> 7; m->rnd ^= m->rnd << 17;
+    if (h >= MAX_HEIGHT || (m->rnd % BRANCHING) != 0) break;
+    h++;
+  }
+  return h;
+}
+
+/* First node >= target; fills prev[] (if not NULL) with the last node < target per level. */
+static node *find_ge(kv_memstore *m, const kv_cell *target, node **prev) {
+  node *x = m->head;
+  int level = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
+  for (;;) {
+    node *n = nx(x, level);
+    if (n && kv_cell_cmp(&n->cell, target) < 0) {
+      x = n;
+    } else {
+      if (prev) prev[level] = x;
+      if (level == 0) return n;
+      level--;
+    }
+  }
+}
+
+/* Last node < target (head if none). */
+static node *find_lt(kv_memstore *m, const kv_cell *target) {
+  node *x = m->head;
+  int level = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
+  for (;;) {
+    node *n = nx(x, level);
+    if (n && kv_cell_cmp(&n->cell, target) < 0) {
+      x = n;
+    } else {
+      if (level == 0) return x;
+      level--;
+    }
+  }
+}
+
+/* Last node <= target (head if none). */
+static node *find_le(kv_memstore *m, const kv_cell *target) {
+  node *x = m->head;
+  int level = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
+  for (;;) {
+    node *n = nx(x, level);
+    if (n && kv_cell_cmp(&n->cell, target) <= 0) {
+      x = n;
+    } else {
+      if (level == 0) return x;
+      level--;
+    }
+  }
+}
+
+static node *find_last(kv_memstore *m) {
+  node *x = m->head;
+  int level = atomic_load_explicit(&m->max_height, memory_order_relaxed) - 1;
+  for (;;) {
+    node *n = nx(x, level);
+    if (n) {
+      x = n;
+    } else {
+      if (level == 0) return x;
+      level--;
+    }
+  }
+}
+
+kv_memstore *kv_memstore_new(void) {
+  kv_memstore *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  atomic_init(&m->refs, 1);
+  atomic_init(&m->max_height, 1);
+  atomic_init(&m->bytes, 0);
+  atomic_init(&m->cells, 0);
+  atomic_init(&m->max_seq, 0);
+  m->rnd = 0x2545F4914F6CDD1Dull ^ (uint64_t)(uintptr_t)m;
+  if (!m->rnd) m->rnd = 1;
+  m->head = arena_alloc(m, sizeof(node) + MAX_HEIGHT * sizeof(_Atomic(node *)));
+  if (!m->head) {
+    free(m);
+    return NULL;
+  }
+  atomic_store(&m->bytes, 0); /* the sentinel is not counted */
+  memset(&m->head->cell, 0, sizeof m->head->cell);
+  m->head->height = MAX_HEIGHT;
+  for (int i = 0; i < MAX_HEIGHT; i++) atomic_init(&m->head->next[i], NULL);
+  return m;
+}
+
+void kv_memstore_ref(kv_memstore *m) {
+  atomic_fetch_add_explicit(&m->refs, 1, memory_order_relaxed);
+}
+
+void kv_memstore_unref(kv_memstore *m) {
+  if (!m) return;
+  if (atomic_fetch_sub_explicit(&m->refs, 1, memory_order_acq_rel) != 1) return;
+  arena_block *b = m->blocks;
+  while (b) {
+    arena_block *n = b->next;
+    free(b);
+    b = n;
+  }
+  free(m);
+}
+
+int kv_memstore_add(kv_memstore *m, const kv_cell *c) {
+  int h = random_height(m);
+  size_t hdr = sizeof(node) + (size_t)h * sizeof(_Atomic(node *));
+  size_t qual_len = c->qual_len;
+  size_t val_len = c->type == KV_PUT ? c->value_len : 0;
+  node *x = arena_alloc(m, hdr + c->row_len + qual_len + val_len);
+  if (!x) return kv_error(KV_ERR_NOMEM, "memstore: out of memory inserting a cell");
+  uint8_t *p = (uint8_t *)x + hdr;
+  x->cell = *c;
+  x->height = h;
+  x->cell.row = p;
+  if (c->row_len) memcpy(p, c->row, c->row_len);
+  p += c->row_len;
+  x->cell.qual = p;
+  if (qual_len) memcpy(p, c->qual, qual_len);
+  p += qual_len;
+  x->cell.value = p;
+  x->cell.value_len = (uint32_t)val_len;
+  if (val_len) memcpy(p, c->value, val_len);
+
+  node *prev[MAX_HEIGHT];
+  find_ge(m, c, prev);
+  int cur = atomic_load_explicit(&m->max_height, memory_order_relaxed);
+  if (h > cur) {
+    for (int i = cur; i < h; i++) prev[i] = m->head;
+    /* A reader seeing the new height before the node is linked finds NULL from head at
+    ** those levels and drops down: harmless. */
+    atomic_store_explicit(&m->max_height, h, memory_order_relaxed);
+  }
+  for (int i = 0; i < h; i++) {
+    atomic_init(&x->next[i], atomic_load_explicit(&prev[i]->next[i], memory_order_relaxed));
+    atomic_store_explicit(&prev[i]->next[i], x, memory_order_release);
+  }
+  atomic_fetch_add_explicit(&m->cells, 1, memory_order_relaxed);
+  if (c->seq > atomic_load_explicit(&m->max_seq, memory_order_relaxed))
+    atomic_store_explicit(&m->max_seq, c->seq, memory_order_relaxed);
+  return KV_OK;
+}
+
+size_t kv_memstore_bytes(const kv_memstore *m) {
+  return atomic_load_explicit(&((kv_memstore *)m)->bytes, memory_order_relaxed);
+}
+
+uint64_t kv_memstore_cells(const kv_memstore *m) {
+  return atomic_load_explicit(&((kv_memstore *)m)->cells, memory_order_relaxed);
+}
+
+uint64_t kv_memstore_max_seq(const kv_memstore *m) {
+  return atomic_load_explicit(&((kv_memstore *)m)->max_seq, memory_order_relaxed);
+}
+
+/* ---- iterator ------------------------------------------------------------------------- */
+
+typedef struct mem_iter {
+  kv_iter base;        /* vtable */
+  kv_memstore *m;      /* referenced memstore */
+  node *cur;           /* current node, NULL when not valid */
+} mem_iter;
+
+static bool it_valid(kv_iter *it) { return ((mem_iter *)it)->cur != NULL; }
+
+static void it_seek_first(kv_iter *it) {
+  mem_iter *mi = (mem_iter *)it;
+  mi->cur = nx(mi->m->head, 0);
+}
+
+static void it_seek_last(kv_iter *it) {
+  mem_iter *mi = (mem_iter *)it;
+  node *x = find_last(mi->m);
+  mi->cur = x == mi->m->head ? NULL : x;
+}
+
+static void it_seek(kv_iter *it, const kv_cell *target) {
+  mem_iter *mi = (mem_iter *)it;
+  mi->cur = find_ge(mi->m, target, NULL);
+}
+
+static void it_seek_for_prev(kv_iter *it, const kv_cell *target) {
+  mem_iter *mi = (mem_iter *)it;
+  node *x = find_le(mi->m, target);
+  mi->cur = x == mi->m->head ? NULL : x;
+}
+
+static void it_next(kv_iter *it) {
+  mem_iter *mi = (mem_iter *)it;
+  mi->cur = nx(mi->cur, 0);
+}
+
+static void it_prev(kv_iter *it) {
+  mem_iter *mi = (mem_iter *)it;
+  node *x = find_lt(mi->m, &mi->cur->cell);
+  mi->cur = x == mi->m->head ? NULL : x;
+}
+
+static const kv_cell *it_cell(kv_iter *it) { return &((mem_iter *)it)->cur->cell; }
+
+static int it_status(kv_iter *it) { return KV_OK; }
+
+static void it_destroy(kv_iter *it) {
+  mem_iter *mi = (mem_iter *)it;
+  kv_memstore_unref(mi->m);
+  free(mi);
+}
+
+static const kv_iter_ops mem_iter_ops = {
+  it_valid, it_seek_first, it_seek_last, it_seek, it_seek_for_prev,
+  it_next, it_prev, it_cell, it_status, it_destroy,
+};
+
+kv_iter *kv_memstore_iter_new(kv_memstore *m) {
+  mem_iter *mi = malloc(sizeof *mi);
+  if (!mi) return NULL;
+  mi->base.ops = &mem_iter_ops;
+  kv_memstore_ref(m);
+  mi->m = m;
+  mi->cur = NULL;
+  return &mi->base;
+}

@@ -1,0 +1,744 @@
+/*
+** kv/scan.c: scans and point reads (kv_scan_open/next/close, kv_get), snapshots.
+**
+** A scan takes, under db->mu, references to the memstores and store files of the families
+** it reads (and of no other family), then reads without locks. Per family the sources are
+** merged by a small linear merge (a family has few sources: the memstore, a frozen one and
+** a handful of store files). Ranges are normalized at open to half-open [start, end) byte
+** intervals (an exclusive start s becomes s+0x00, an inclusive end e becomes e+0x00, the
+** immediate successors in byte order), so every bound is a plain comparison.
+**
+** Forward: seek every family to the range start, take the smallest row key among them,
+** feed that row's cells of each family through kv/scan_vis.c, then the projection, the
+** filter and the limit. Reverse: with an exclusive upper bound U (the range end, then the
+** last row handed out), seek_for_prev every source to the first possible cell of U to find
+** the previous row, then read that row forward like a forward scan. Rows are handed out in
+** descending key order; cells inside a row keep the normal order.
+**
+** Nothing is allocated per cell: cell bytes are copied into one buffer reused across rows.
+** Not here: tombstone rules (kv/scan_vis.c), store-file decoding (kv/sf*.c).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/db_impl.h"
+#include "kv/status.h"
+
+typedef struct fscan {
+  uint32_t fid;                 /* family id */
+  kv_memstore *mems[2];         /* referenced memstores (active, frozen) */
+  int n_mems;                   /* entries in mems */
+  kv_sfh **files;               /* referenced store files */
+  uint32_t n_files;             /* entries in files */
+  kv_iter **kids;               /* one iterator per source */
+  uint32_t n_kids;              /* entries in kids */
+  int cur;                      /* kid holding the smallest cell, -1 when exhausted */
+  kv_sf_io io;                  /* block counters of this family's store files */
+  uint64_t cells;               /* cells pulled from the sources */
+  uint64_t files_opened;        /* store-file iterators created */
+  uint8_t **proj;               /* projected qualifiers (copies), NULL = all */
+  uint32_t *proj_lens;          /* their lengths */
+  uint32_t n_proj;              /* entries in proj; a zero count with proj set = none */
+  bool has_proj;                /* a projection was given */
+  kv_vis vis;                   /* visibility state and parameters */
+} fscan;
+
+typedef struct nrange {
+  uint8_t *start; uint32_t start_len; /* inclusive start; NULL = from the first row */
+  uint8_t *end; uint32_t end_len;     /* exclusive end; NULL = to the last row */
+} nrange;
+
+struct kv_scan {
+  kv_db *db;                    /* NULL once detached by kv_close */
+  struct kv_scan *prev, *next;  /* db->scans list */
+  bool detached;                /* kv_close tore it down */
+  bool finished;                /* the end (or an error) was reached */
+  int err;                      /* the error that finished it */
+  uint64_t snapshot;            /* sequence number read at */
+  fscan fams[KV_SCAN_MAX_FAMILIES]; /* the families, in the order asked */
+  uint32_t n_fams;              /* entries in fams */
+  nrange *ranges;               /* normalized ranges, ascending */
+  uint32_t n_ranges;            /* entries in ranges */
+  int cur_range;                /* the range being read */
+  bool range_started;           /* sources positioned for cur_range */
+  bool reverse;                 /* descending rows */
+  uint64_t limit;               /* rows handed out at most; 0 = no limit */
+  kv_filter_fn filter;          /* optional row filter */
+  void *filter_ctx;             /* its context */
+  uint8_t *key; uint32_t key_len, key_cap;   /* current row key */
+  uint8_t *ub; uint32_t ub_len, ub_cap;      /* reverse: exclusive upper bound */
+  bool have_ub;                 /* reverse: ub is set */
+  kv_cell_view *views; uint32_t n_views, cap_views; /* cells of the current row */
+  size_t *offs;                 /* per view: qual offset, value offset in data */
+  uint8_t *data; size_t data_len, data_cap;  /* bytes of the current row's cells */
+  kv_scan_metrics m;            /* row-level metrics */
+};
+
+/* ---- small buffers -------------------------------------------------------------------- */
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return KV_OK;
+  size_t nc = *cap ? *cap : 64;
+  while (nc < need) nc *= 2;
+  void *np = realloc(*p, nc * elem);
+  if (!np) return kv_error(KV_ERR_NOMEM, "scan: out of memory");
+  *p = np;
+  *cap = nc;
+  return KV_OK;
+}
+
+static int set_bytes(uint8_t **buf, uint32_t *len, uint32_t *cap, const uint8_t *src,
+                     uint32_t n) {
+  size_t c = *cap;
+  int rc = grow((void **)buf, &c, n ? n : 1, 1);
+  if (rc) return rc;
+  *cap = (uint32_t)c;
+  if (n) memcpy(*buf, src, n);
+  *len = n;
+  return KV_OK;
+}
+
+/* ---- per-family merge ----------------------------------------------------------------- */
+
+static int kid_status(fscan *f) {
+  for (uint32_t i = 0; i < f->n_kids; i++) {
+    kv_iter *k = f->kids[i];
+    if (!k->ops->valid(k)) {
+      int rc = k->ops->status(k);
+      if (rc) return rc;
+    }
+  }
+  return KV_OK;
+}
+
+static void pick_min(fscan *f) {
+  int best = -1;
+  const kv_cell *bc = NULL;
+  for (uint32_t i = 0; i < f->n_kids; i++) {
+    kv_iter *k = f->kids[i];
+    if (!k->ops->valid(k)) continue;
+    const kv_cell *c = k->ops->cell(k);
+    if (!bc || kv_cell_cmp(c, bc) < 0) {
+      bc = c;
+      best = (int)i;
+    }
+  }
+  f->cur = best;
+}
+
+static int merge_seek(fscan *f, const uint8_t *row, uint32_t row_len) {
+  for (uint32_t i = 0; i < f->n_kids; i++) {
+    kv_iter *k = f->kids[i];
+    if (row) {
+      kv_cell t = kv_cell_row_first(row, row_len);
+      k->ops->seek(k, &t);
+    } else {
+      k->ops->seek_first(k);
+    }
+  }
+  pick_min(f);
+  return kid_status(f);
+}
+
+static const kv_cell *merge_cell(fscan *f) {
+  if (f->cur < 0) return NULL;
+  kv_iter *k = f->kids[f->cur];
+  return k->ops->cell(k);
+}
+
+static int merge_next(fscan *f) {
+  kv_iter *k = f->kids[f->cur];
+  k->ops->next(k);
+  if (!k->ops->valid(k)) {
+    int rc = k->ops->status(k);
+    if (rc) return rc;
+  }
+  pick_min(f);
+  return KV_OK;
+}
+
+/* Reverse: the largest row key below `ub` (NULL = none) among the family's sources.
+** *row points into a source, valid until that source moves. */
+static int prev_row(fscan *f, const uint8_t *ub, uint32_t ub_len, const uint8_t **row,
+                    uint32_t *row_len) {
+  for (uint32_t i = 0; i < f->n_kids; i++) {
+    kv_iter *k = f->kids[i];
+    if (ub) {
+      kv_cell t = kv_cell_row_first(ub, ub_len);
+      k->ops->seek_for_prev(k, &t);
+    } else {
+      k->ops->seek_last(k);
+    }
+    if (!k->ops->valid(k)) {
+      int rc = k->ops->status(k);
+      if (rc) return rc;
+      continue;
+    }
+    const kv_cell *c = k->ops->cell(k);
+    if (!*row || kv_bytes_cmp(c->row, c->row_len, *row, *row_len) > 0) {
+      *row = c->row;
+      *row_len = c->row_len;
+    }
+  }
+  return KV_OK;
+}
+
+/* ---- row assembly --------------------------------------------------------------------- */
+
+static bool projected(const fscan *f, const kv_cell *c) {
+  if (!f->has_proj) return true;
+  for (uint32_t i = 0; i < f->n_proj; i++)
+    if (f->proj_lens[i] == c->qual_len &&
+        (c->qual_len == 0 || memcmp(f->proj[i], c->qual, c->qual_len) == 0))
+      return true;
+  return false;
+}
+
+static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
+  size_t cap = s->cap_views;
+  int rc = grow((void **)&s->views, &cap, s->n_views + 1, sizeof *s->views);
+  if (rc) return rc;
+  if (cap != s->cap_views) {
+    size_t ocap = s->cap_views * 2;
+    rc = grow((void **)&s->offs, &ocap, cap * 2, sizeof *s->offs);
+    if (rc) return rc;
+    s->cap_views = (uint32_t)cap;
+  }
+  rc = grow((void **)&s->data, &s->data_cap, s->data_len + c->qual_len + c->value_len + 1, 1);
+  if (rc) return rc;
+  kv_cell_view *v = &s->views[s->n_views];
+  v->family_id = fid;
+  v->qual_len = c->qual_len;
+  v->ts = c->ts;
+  v->value_len = c->value_len;
+  s->offs[2 * s->n_views] = s->data_len;
+  if (c->qual_len) memcpy(s->data + s->data_len, c->qual, c->qual_len);
+  s->data_len += c->qual_len;
+  s->offs[2 * s->n_views + 1] = s->data_len;
+  if (c->value_len) memcpy(s->data + s->data_len, c->value, c->value_len);
+  s->data_len += c->value_len;
+  s->n_views++;
+  return KV_OK;
+}
+
+/* Feed the cells of row s->key of family f (positioned at or before the row's first cell,
+** or on a later row) into the row. */
+static int read_family_row(kv_scan *s, fscan *f) {
+  const kv_cell *c = merge_cell(f);
+  if (!c || kv_bytes_cmp(c->row, c->row_len, s->key, s->key_len) != 0) return KV_OK;
+  kv_vis_row_start(&f->vis);
+  while (c && kv_bytes_cmp(c->row, c->row_len, s->key, s->key_len) == 0) {
+    f->cells++;
+    if (kv_vis_cell(&f->vis, c) && projected(f, c)) {
+      int rc = add_view(s, f->fid, c);
+      if (rc) return rc;
+    }
+    int rc = merge_next(f);
+    if (rc) return rc;
+    c = merge_cell(f);
+  }
+  if (f->vis.err) return kv_error(f->vis.err, "scan: out of memory");
+  return KV_OK;
+}
+
+/* Finish the current row; true when it is handed out. */
+static bool finish_row(kv_scan *s, kv_row *row) {
+  s->m.rows_examined++;
+  if (s->n_views == 0) return false;
+  for (uint32_t i = 0; i < s->n_views; i++) {
+    s->views[i].qual = s->data + s->offs[2 * i];
+    s->views[i].value = s->data + s->offs[2 * i + 1];
+  }
+  row->key = s->key;
+  row->key_len = s->key_len;
+  row->cells = s->views;
+  row->n_cells = s->n_views;
+  if (s->filter && !s->filter(s->filter_ctx, row)) {
+    s->m.rows_filtered++;
+    return false;
+  }
+  s->m.rows_returned++;
+  return true;
+}
+
+static int next_forward(kv_scan *s, kv_row *row) {
+  for (;;) {
+    if (s->cur_range >= (int)s->n_ranges) return KV_ERR_NOTFOUND;
+    nrange *r = &s->ranges[s->cur_range];
+    if (!s->range_started) {
+      for (uint32_t i = 0; i < s->n_fams; i++) {
+        int rc = merge_seek(&s->fams[i], r->start, r->start_len);
+        if (rc) return rc;
+      }
+      s->m.ranges_sought++;
+      s->range_started = true;
+    }
+    const kv_cell *best = NULL;
+    for (uint32_t i = 0; i < s->n_fams; i++) {
+      const kv_cell *c = merge_cell(&s->fams[i]);
+      if (c && (!best || kv_bytes_cmp(c->row, c->row_len, best->row, best->row_len) < 0))
+        best = c;
+    }
+    if (!best || (r->end && kv_bytes_cmp(best->row, best->row_len, r->end, r->end_len) >= 0)) {
+      s->cur_range++;
+      s->range_started = false;
+      continue;
+    }
+    int rc = set_bytes(&s->key, &s->key_len, &s->key_cap, best->row, best->row_len);
+    if (rc) return rc;
+    s->n_views = 0;
+    s->data_len = 0;
+    for (uint32_t i = 0; i < s->n_fams; i++) {
+      rc = read_family_row(s, &s->fams[i]);
+      if (rc) return rc;
+    }
+    if (finish_row(s, row)) return KV_OK;
+  }
+}
+
+static int next_reverse(kv_scan *s, kv_row *row) {
+  for (;;) {
+    if (s->cur_range < 0) return KV_ERR_NOTFOUND;
+    nrange *r = &s->ranges[s->cur_range];
+    if (!s->range_started) {
+      s->have_ub = r->end != NULL;
+      if (r->end) {
+        int rc = set_bytes(&s->ub, &s->ub_len, &s->ub_cap, r->end, r->end_len);
+        if (rc) return rc;
+      }
+      s->m.ranges_sought++;
+      s->range_started = true;
+    }
+    const uint8_t *prow = NULL;
+    uint32_t prow_len = 0;
+    for (uint32_t i = 0; i < s->n_fams; i++) {
+      int rc = prev_row(&s->fams[i], s->have_ub ? s->ub : NULL, s->ub_len, &prow, &prow_len);
+      if (rc) return rc;
+    }
+    if (!prow || (r->start && kv_bytes_cmp(prow, prow_len, r->start, r->start_len) < 0)) {
+      s->cur_range--;
+      s->range_started = false;
+      continue;
+    }
+    int rc = set_bytes(&s->key, &s->key_len, &s->key_cap, prow, prow_len);
+    if (rc) return rc;
+    s->n_views = 0;
+    s->data_len = 0;
+    for (uint32_t i = 0; i < s->n_fams; i++) {
+      rc = merge_seek(&s->fams[i], s->key, s->key_len);
+      if (rc) return rc;
+      rc = read_family_row(s, &s->fams[i]);
+      if (rc) return rc;
+    }
+    rc = set_bytes(&s->ub, &s->ub_len, &s->ub_cap, s->key, s->key_len);
+    if (rc) return rc;
+    s->have_ub = true;
+    if (finish_row(s, row)) return KV_OK;
+  }
+}
+
+int kv_scan_next(kv_scan *s, kv_row *row) {
+  if (!s || !row) return kv_error(KV_MISUSE, "kv_scan_next: NULL scan or row");
+  if (s->detached)
+    return kv_error(KV_MISUSE, "kv_scan_next: the store was closed while the scan was open");
+  if (s->finished) {
+    if (s->err) return kv_error(s->err, "kv_scan_next: the scan ended with %s",
+                                kv_status_name(s->err));
+    return KV_ERR_NOTFOUND;
+  }
+  if (s->limit && s->m.rows_returned >= s->limit) {
+    s->finished = true;
+    return KV_ERR_NOTFOUND;
+  }
+  int rc = s->reverse ? next_reverse(s, row) : next_forward(s, row);
+  if (rc != KV_OK) {
+    s->finished = true;
+    if (rc != KV_ERR_NOTFOUND) s->err = rc;
+  }
+  return rc;
+}
+
+/* ---- open / close --------------------------------------------------------------------- */
+
+static void release(kv_scan *s) {
+  for (uint32_t i = 0; i < s->n_fams; i++) {
+    fscan *f = &s->fams[i];
+    for (uint32_t k = 0; k < f->n_kids; k++) f->kids[k]->ops->destroy(f->kids[k]);
+    free(f->kids);
+    f->kids = NULL;
+    f->n_kids = 0;
+    f->cur = -1;
+    for (int k = 0; k < f->n_mems; k++) kv_memstore_unref(f->mems[k]);
+    f->n_mems = 0;
+    for (uint32_t k = 0; k < f->n_files; k++) kv_sfh_unref(f->files[k]);
+    free(f->files);
+    f->files = NULL;
+    f->n_files = 0;
+  }
+}
+
+static void free_scan(kv_scan *s) {
+  for (uint32_t i = 0; i < s->n_fams; i++) {
+    fscan *f = &s->fams[i];
+    for (uint32_t k = 0; k < f->n_proj; k++) free(f->proj[k]);
+    free(f->proj);
+    free(f->proj_lens);
+    kv_vis_free(&f->vis);
+  }
+  for (uint32_t i = 0; i < s->n_ranges; i++) {
+    free(s->ranges[i].start);
+    free(s->ranges[i].end);
+  }
+  free(s->ranges);
+  free(s->key);
+  free(s->ub);
+  free(s->views);
+  free(s->offs);
+  free(s->data);
+  free(s);
+}
+
+static void unlink_scan(kv_db *db, kv_scan *s) {
+  if (s->prev) s->prev->next = s->next;
+  else db->scans = s->next;
+  if (s->next) s->next->prev = s->prev;
+  s->prev = s->next = NULL;
+}
+
+void kv_scan_close(kv_scan *s) {
+  if (!s) return;
+  if (!s->detached && s->db) {
+    pthread_mutex_lock(&s->db->mu);
+    unlink_scan(s->db, s);
+    pthread_mutex_unlock(&s->db->mu);
+    release(s);
+  }
+  free_scan(s);
+}
+
+void kv_scan_detach_all(kv_db *db) {
+  while (db->scans) {
+    kv_scan *s = db->scans;
+    unlink_scan(db, s);
+    release(s);
+    s->detached = true;
+    s->db = NULL;
+  }
+}
+
+static uint8_t *dup_succ(const uint8_t *p, size_t n, bool succ, uint32_t *out_len) {
+  uint8_t *d = malloc(n + 1);
+  if (!d) return NULL;
+  if (n) memcpy(d, p, n);
+  if (succ) d[n++] = 0;
+  *out_len = (uint32_t)n;
+  return d;
+}
+
+static int normalize_ranges(kv_scan *s, const kv_range *ranges, uint32_t n) {
+  uint32_t cnt = n ? n : 1;
+  s->ranges = calloc(cnt, sizeof *s->ranges);
+  if (!s->ranges) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+  s->n_ranges = cnt;
+  for (uint32_t i = 0; i < n; i++) {
+    const kv_range *r = &ranges[i];
+    nrange *o = &s->ranges[i];
+    if ((r->start_len && !r->start) || (r->end_len && !r->end))
+      return kv_error(KV_ERR_INVALID, "kv_scan_open: range %u has a NULL bound with a length",
+                      i);
+    if (r->start_len > KV_MAX_ROW_KEY || r->end_len > KV_MAX_ROW_KEY)
+      return kv_error(KV_ERR_TOOBIG, "kv_scan_open: range %u bound over %u bytes", i,
+                      KV_MAX_ROW_KEY);
+    if (r->start) {
+      o->start = dup_succ(r->start, r->start_len, !r->start_inclusive, &o->start_len);
+      if (!o->start) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+    }
+    if (r->end) {
+      o->end = dup_succ(r->end, r->end_len, r->end_inclusive, &o->end_len);
+      if (!o->end) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+    }
+    if (i > 0) {
+      nrange *p = &s->ranges[i - 1];
+      if (!p->end || !o->start ||
+          kv_bytes_cmp(p->end, p->end_len, o->start, o->start_len) > 0)
+        return kv_error(KV_ERR_INVALID,
+                        "kv_scan_open: ranges %u and %u are unsorted or overlap", i - 1, i);
+    }
+  }
+  return KV_OK;
+}
+
+static bool file_overlaps(const kv_scan *s, kv_sfh *h) {
+  const uint8_t *first, *last;
+  uint32_t first_len, last_len;
+  kv_sf_key_range(h->reader, &first, &first_len, &last, &last_len);
+  for (uint32_t i = 0; i < s->n_ranges; i++) {
+    const nrange *r = &s->ranges[i];
+    if (r->start && kv_bytes_cmp(last, last_len, r->start, r->start_len) < 0) continue;
+    if (r->end && kv_bytes_cmp(first, first_len, r->end, r->end_len) >= 0) continue;
+    return true;
+  }
+  return false;
+}
+
+/* Open with an optional point-lookup row used to consult bloom filters. */
+static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
+                     uint32_t point_len, kv_scan **out) {
+  if (!out) return kv_error(KV_MISUSE, "kv_scan_open: NULL out");
+  *out = NULL;
+  if (!db || !o) return kv_error(KV_MISUSE, "kv_scan_open: NULL handle or options");
+  if (o->n_families == 0 || !o->family_ids)
+    return kv_error(KV_ERR_INVALID, "kv_scan_open: no family to read");
+  if (o->n_families > KV_SCAN_MAX_FAMILIES)
+    return kv_error(KV_ERR_INVALID, "kv_scan_open: %u families, over the maximum of %u",
+                    o->n_families, KV_SCAN_MAX_FAMILIES);
+  if (o->n_ranges && !o->ranges)
+    return kv_error(KV_ERR_INVALID, "kv_scan_open: NULL ranges");
+  if (o->max_versions < 0)
+    return kv_error(KV_ERR_INVALID, "kv_scan_open: negative max_versions");
+  kv_scan *s = calloc(1, sizeof *s);
+  if (!s) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+  s->reverse = o->reverse;
+  s->limit = o->limit;
+  s->filter = o->filter;
+  s->filter_ctx = o->filter_ctx;
+  s->n_fams = o->n_families;
+  int rc = normalize_ranges(s, o->ranges, o->n_ranges);
+  for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
+    fscan *f = &s->fams[i];
+    f->fid = o->family_ids[i];
+    f->cur = -1;
+    kv_vis_init(&f->vis);
+    for (uint32_t j = 0; j < i; j++)
+      if (s->fams[j].fid == f->fid)
+        rc = kv_error(KV_ERR_INVALID, "kv_scan_open: family id %u listed twice", f->fid);
+    for (uint32_t q = 0; q < o->n_qualifier_sets && rc == KV_OK; q++) {
+      const kv_qualifier_set *qs = &o->qualifiers[q];
+      if (qs->family_id != f->fid) continue;
+      if (f->has_proj) {
+        rc = kv_error(KV_ERR_INVALID, "kv_scan_open: two qualifier sets for family %u",
+                      f->fid);
+        break;
+      }
+      f->has_proj = true;
+      f->proj = calloc(qs->n_quals ? qs->n_quals : 1, sizeof *f->proj);
+      f->proj_lens = calloc(qs->n_quals ? qs->n_quals : 1, sizeof *f->proj_lens);
+      if (!f->proj || !f->proj_lens) {
+        rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+        break;
+      }
+      for (uint32_t k = 0; k < qs->n_quals; k++) {
+        uint32_t len = qs->qual_lens[k];
+        f->proj[k] = malloc(len ? len : 1);
+        if (!f->proj[k]) {
+          rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+          break;
+        }
+        if (len) memcpy(f->proj[k], qs->quals[k], len);
+        f->proj_lens[k] = len;
+        f->n_proj++;
+      }
+    }
+  }
+  for (uint32_t q = 0; q < o->n_qualifier_sets && rc == KV_OK; q++) {
+    bool found = false;
+    for (uint32_t i = 0; i < s->n_fams; i++)
+      if (s->fams[i].fid == o->qualifiers[q].family_id) found = true;
+    if (!found)
+      rc = kv_error(KV_ERR_INVALID, "kv_scan_open: qualifier set for family %u, not read",
+                    o->qualifiers[q].family_id);
+  }
+  if (rc) {
+    free_scan(s);
+    return rc;
+  }
+  s->cur_range = s->reverse ? (int)s->n_ranges - 1 : 0;
+
+  int64_t now = db->env->now_ms(db->env);
+  pthread_mutex_lock(&db->mu);
+  uint64_t last = atomic_load_explicit(&db->last_seq, memory_order_acquire);
+  if (o->snapshot > last) {
+    rc = kv_error(KV_ERR_INVALID,
+                  "kv_scan_open: snapshot %llu is ahead of the last committed sequence %llu",
+                  (unsigned long long)o->snapshot, (unsigned long long)last);
+  }
+  s->snapshot = o->snapshot ? o->snapshot : last;
+  uint32_t table_id = 0;
+  for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
+    fscan *f = &s->fams[i];
+    kv_fam *fam = kv_db_family(db, f->fid);
+    if (!fam) {
+      rc = kv_error(KV_ERR_NOTFOUND, "kv_scan_open: unknown family id %u", f->fid);
+      break;
+    }
+    if (i == 0) table_id = fam->table_id;
+    else if (fam->table_id != table_id) {
+      rc = kv_error(KV_ERR_INVALID, "kv_scan_open: families %u and %u are of different tables",
+                    s->fams[0].fid, f->fid);
+      break;
+    }
+    f->vis.snapshot = s->snapshot;
+    f->vis.versions = fam->max_versions;
+    f->vis.ttl_ms = fam->ttl_sec * 1000;
+    f->vis.now_ms = now;
+    if (o->ts_min || o->ts_max) {
+      f->vis.ts_min = o->ts_min;
+      f->vis.ts_max = o->ts_max ? o->ts_max : INT64_MAX;
+    }
+    f->vis.max_versions = o->max_versions ? o->max_versions : 1;
+    f->mems[f->n_mems++] = fam->mem;
+    kv_memstore_ref(fam->mem);
+    if (fam->imm) {
+      f->mems[f->n_mems++] = fam->imm;
+      kv_memstore_ref(fam->imm);
+    }
+    if (fam->n_files) {
+      f->files = malloc(fam->n_files * sizeof *f->files);
+      if (!f->files) {
+        rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+        break;
+      }
+      for (uint32_t k = 0; k < fam->n_files; k++) {
+        kv_sfh *h = fam->files[k];
+        if (!file_overlaps(s, h)) continue;
+        if (point && !kv_sf_may_contain_row(h->reader, point, point_len)) continue;
+        kv_sfh_ref(h);
+        f->files[f->n_files++] = h;
+      }
+    }
+  }
+  if (rc == KV_OK) {
+    s->db = db;
+    s->next = db->scans;
+    if (db->scans) db->scans->prev = s;
+    db->scans = s;
+  }
+  pthread_mutex_unlock(&db->mu);
+  for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
+    fscan *f = &s->fams[i];
+    f->kids = calloc((size_t)f->n_mems + f->n_files, sizeof *f->kids);
+    if (!f->kids) {
+      rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+      break;
+    }
+    for (int k = 0; k < f->n_mems && rc == KV_OK; k++) {
+      kv_iter *it = kv_memstore_iter_new(f->mems[k]);
+      if (!it) rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+      else f->kids[f->n_kids++] = it;
+    }
+    for (uint32_t k = 0; k < f->n_files && rc == KV_OK; k++) {
+      kv_iter *it = kv_sf_iter_new(f->files[k]->reader, &f->io);
+      if (!it) rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+      else {
+        f->kids[f->n_kids++] = it;
+        f->files_opened++;
+      }
+    }
+  }
+  if (rc) {
+    if (s->db) kv_scan_close(s);
+    else {
+      release(s);
+      free_scan(s);
+    }
+    return rc;
+  }
+  *out = s;
+  return KV_OK;
+}
+
+int kv_scan_open(kv_db *db, const kv_scan_options *opts, kv_scan **out) {
+  return scan_open(db, opts, NULL, 0, out);
+}
+
+int kv_get(kv_db *db, const kv_scan_options *opts, const void *row, size_t row_len,
+           kv_scan **scan_out, kv_row *out_row) {
+  if (!scan_out || !out_row) return kv_error(KV_MISUSE, "kv_get: NULL output");
+  *scan_out = NULL;
+  if (!db || !opts) return kv_error(KV_MISUSE, "kv_get: NULL handle or options");
+  if (!row || row_len == 0) return kv_error(KV_ERR_INVALID, "kv_get: empty row key");
+  if (row_len > KV_MAX_ROW_KEY)
+    return kv_error(KV_ERR_TOOBIG, "kv_get: row key of %zu bytes is over the maximum of %u",
+                    row_len, KV_MAX_ROW_KEY);
+  kv_scan_options o = *opts;
+  kv_range r = {row, row_len, true, row, row_len, true};
+  o.ranges = &r;
+  o.n_ranges = 1;
+  o.limit = 1;
+  o.reverse = false;
+  kv_scan *s;
+  int rc = scan_open(db, &o, row, (uint32_t)row_len, &s);
+  if (rc) return rc;
+  rc = kv_scan_next(s, out_row);
+  if (rc != KV_OK && rc != KV_ERR_NOTFOUND) {
+    kv_scan_close(s);
+    return rc;
+  }
+  *scan_out = s;
+  return rc;
+}
+
+void kv_scan_get_metrics(const kv_scan *s, kv_scan_metrics *out) {
+  if (!out) return;
+  memset(out, 0, sizeof *out);
+  if (!s) return;
+  *out = s->m;
+  out->n_families = s->n_fams;
+  for (uint32_t i = 0; i < s->n_fams; i++) {
+    const fscan *f = &s->fams[i];
+    kv_family_metrics *fm = &out->families[i];
+    fm->family_id = f->fid;
+    fm->cells_examined = f->cells;
+    fm->blocks_read = f->io.blocks_read;
+    fm->blocks_cache_hit = f->io.blocks_cache_hit;
+    fm->bytes_read = f->io.bytes_read;
+    fm->files_opened = f->files_opened;
+    out->cells_examined += f->cells;
+  }
+}
+
+/* ---- snapshots ------------------------------------------------------------------------ */
+
+uint64_t kv_last_sequence(kv_db *db) {
+  if (!db) return 0;
+  return atomic_load_explicit(&db->last_seq, memory_order_acquire);
+}
+
+int kv_snapshot_acquire(kv_db *db, uint64_t *seq_out) {
+  if (!db || !seq_out) return kv_error(KV_MISUSE, "kv_snapshot_acquire: NULL argument");
+  pthread_mutex_lock(&db->mu);
+  if (db->n_snaps == db->cap_snaps) {
+    uint32_t nc = db->cap_snaps ? db->cap_snaps * 2 : 8;
+    uint64_t *ns = realloc(db->snaps, nc * sizeof *ns);
+    if (!ns) {
+      pthread_mutex_unlock(&db->mu);
+      return kv_error(KV_ERR_NOMEM, "kv_snapshot_acquire: out of memory");
+    }
+    db->snaps = ns;
+    db->cap_snaps = nc;
+  }
+  uint64_t seq = atomic_load_explicit(&db->last_seq, memory_order_acquire);
+  db->snaps[db->n_snaps++] = seq;
+  pthread_mutex_unlock(&db->mu);
+  *seq_out = seq;
+  return KV_OK;
+}
+
+void kv_snapshot_release(kv_db *db, uint64_t seq) {
+  if (!db) return;
+  pthread_mutex_lock(&db->mu);
+  for (uint32_t i = 0; i < db->n_snaps; i++) {
+    if (db->snaps[i] == seq) {
+      db->snaps[i] = db->snaps[--db->n_snaps];
+      break;
+    }
+  }
+  pthread_mutex_unlock(&db->mu);
+}
+
+uint64_t kv_db_oldest_snapshot(kv_db *db) {
+  uint64_t m = atomic_load_explicit(&db->last_seq, memory_order_acquire);
+  for (uint32_t i = 0; i < db->n_snaps; i++)
+    if (db->snaps[i] < m) m = db->snaps[i];
+  return m;
+}
