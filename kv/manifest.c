@@ -530,6 +530,7 @@ static int replay(const char *path, const uint8_t *buf, size_t len, kv_version *
     if (n == 0) return corrupt_at(path, off, "header record missing or cut short");
     break;
   }
+  if (n == 0) return corrupt_at(path, 0, "header record missing or cut short");
   *good = off;
   return KV_OK;
 }
