@@ -3,14 +3,17 @@
 ** (HBase's HFile). A store file holds the cells of one family in kv_cell_cmp order, in
 ** blocks compressed with lz4 (or stored raw), each block checksummed (XXH3-64) and carrying
 ** its raw and compressed sizes. Inside a block the cells are grouped by column: row keys are
-** stored once per row, prefix-compressed; timestamps, types and sequence numbers are
+** stored once per row, prefix-compressed (fixed-length keys: a block-wide common prefix and
+** delta-coded or transposed suffixes); timestamps, types and sequence numbers are
 ** delta-coded streams; values are grouped by qualifier and fixed-width value runs are
 ** byte-transposed before compression. After the blocks: a bloom filter on row keys, the
 ** block index (first key, offset, sizes, cell and row counts per block) and a fixed-size
 ** trailer with magic, format version, key range, timestamp and sequence ranges and counts.
 ** Files are written whole, synced, then named in the MANIFEST. docs/FORMAT.md,
-** "Store file". Readers use pread of single blocks, binary search in the block index and
-** within a block, and never allocate per cell.
+** "Store file" (docs/FORMAT-storefile.md until merged). Readers use pread of single blocks,
+** binary search in the block index and within a block, and never allocate per cell.
+** Implementation: kv/sf_write.c, kv/sf_read.c, kv/sf_iter.c, kv/sf_block.c,
+** kv/sf_decode.c, kv/bloom.c; internals in kv/sf_int.h. Errors set kv_errmsg().
 */
 #ifndef ROWAN_KV_SF_H
 #define ROWAN_KV_SF_H
@@ -28,24 +31,33 @@ typedef struct kv_sf_writer_options {
   uint32_t bloom_bits_per_key; /* 0 = default 10; bloom on row keys */
 } kv_sf_writer_options;
 
-/* Create `path` (truncated) for writing. */
+/* Create `path` (truncated) for writing through `env`. `opts` may be NULL (64 KiB blocks,
+** lz4, 10 bloom bits per row key); block_size is capped at 256 MiB. Returns KV_OK with *out
+** the writer; KV_ERR_INVALID for an unknown compression; the env's error if the file cannot
+** be created; KV_ERR_NOMEM. On failure *out is NULL. */
 int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options *opts,
                       kv_sf_writer **out);
 /* Add a cell; cells must come in strictly increasing kv_cell_cmp order (KV_ERR_INVALID
-** otherwise). The cell's bytes are copied. */
+** otherwise, and the cell is not added; the writer stays usable). The cell's bytes are
+** copied. KV_ERR_TOOBIG for a row key, qualifier or value over the kv.h maxima,
+** KV_ERR_INVALID for a bad type. An I/O error (or KV_ERR_NOMEM) writing a full block is
+** returned here and is sticky: every later add and finish return it. */
 int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c);
 /* Finish: write the last block, bloom, index and trailer, sync, close. Fills *props
-** (may be NULL). The writer is freed whatever the result; on failure the file is left for
-** the caller to remove. */
+** (may be NULL; left untouched on failure). Returns KV_OK, the env's error, a sticky error
+** of an earlier add, or KV_ERR_NOMEM. The writer is freed whatever the result; on failure
+** the file is left for the caller to remove. A writer with no cells makes a valid empty
+** file. */
 typedef struct kv_sf_props {
-  uint32_t format_version;
-  uint64_t file_size, cells, rows, blocks;
-  uint64_t min_seq, max_seq;
-  int64_t min_ts, max_ts;
+  uint32_t format_version;    /* store file format version (1) */
+  uint64_t file_size, cells, rows, blocks; /* bytes of the file; cells; distinct row keys;
+                                 data blocks */
+  uint64_t min_seq, max_seq;  /* sequence number range (0, 0 for an empty file) */
+  int64_t min_ts, max_ts;     /* timestamp range (0, 0 for an empty file) */
   uint64_t raw_bytes;         /* uncompressed block bytes */
 } kv_sf_props;
 int kv_sf_writer_finish(kv_sf_writer *w, kv_sf_props *props);
-/* Abandon a writer (closes the file; caller removes it). */
+/* Abandon a writer (closes the file without syncing; caller removes it). NULL is a no-op. */
 void kv_sf_writer_abort(kv_sf_writer *w);
 
 /* ---- Reader ---- */
@@ -53,21 +65,30 @@ typedef struct kv_sf_reader kv_sf_reader;
 
 /* Per-iterator I/O counters (the scan's per-family metrics point here). */
 typedef struct kv_sf_io {
-  uint64_t blocks_read, blocks_cache_hit, bytes_read, cells_decoded;
+  uint64_t blocks_read, blocks_cache_hit, bytes_read, cells_decoded; /* blocks loaded (hits
+                                 included), of which from a cache, on-disk bytes read,
+                                 cells in the blocks decoded */
 } kv_sf_io;
 
-/* Open and validate trailer, index and bloom (KV_ERR_CORRUPT names the file and offset). */
+/* Open and validate trailer, index and bloom (KV_ERR_CORRUPT names the file and offset).
+** Data blocks are not read. Returns KV_OK with *out the reader (free with kv_sf_close);
+** KV_ERR_CORRUPT; the env's error (KV_ERR_NOTFOUND for a missing file); KV_ERR_NOMEM.
+** On failure *out is NULL. */
 int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out);
+/* Close the file and free the reader (NULL is a no-op). Its iterators must be gone. */
 void kv_sf_close(kv_sf_reader *r);
+/* The file's counts and ranges from its trailer; owned by the reader. */
 const kv_sf_props *kv_sf_get_props(const kv_sf_reader *r);
-/* Smallest and largest row key in the file. */
+/* Smallest and largest row key in the file (pointers owned by the reader); both NULL with
+** length 0 for an empty file. */
 void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *first_len,
                      const uint8_t **last, uint32_t *last_len);
 /* Bloom filter: false means the row is certainly absent. */
 bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t len);
 /* A new iterator over the file's cells; `io` (may be NULL) is incremented as blocks are
 ** read. Block damage surfaces through the iterator's status() as KV_ERR_CORRUPT. The
-** reader must outlive the iterator. The reader may be shared by threads; iterators not. */
+** reader must outlive the iterator. The reader may be shared by threads; iterators not.
+** Returns NULL if out of memory. Destroy with it->ops->destroy(it). */
 kv_iter *kv_sf_iter_new(kv_sf_reader *r, kv_sf_io *io);
 /* Estimate rows and on-disk bytes of the file in [start, end] (NULL = unbounded) from the
 ** block index: full blocks inside count whole, the end blocks count half. */

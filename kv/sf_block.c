@@ -7,9 +7,12 @@
 **
 **   header   varint nrows, varint ncells, varint nquals, varint min_seq
 **   dict     nquals x (varint len, bytes)
-**   rows     shared-prefix stream (nrows varints), cells-per-row stream (nrows varints),
-**            suffixes: varint code; code 0 = suffix length stream + bytes, code w+1 = every
-**            suffix is w bytes, stored transposed (byte 0 of every suffix, then byte 1, ...)
+**   rows     cells-per-row stream (nrows varints), varint mode, then the row keys:
+**            mode 0 (prefix): shared-prefix stream, suffix-length stream, suffix bytes;
+**            keys of one length: varint key_len, varint lcp, the lcp bytes common to the
+**            block, then the suffixes: mode 1 transposed (byte 0 of every suffix, then
+**            byte 1, ...), mode 2 (suffix of at most 8 bytes) as big-endian integers, the
+**            first whole and each next as its delta from the previous, varints
 **   cells    qualifier index stream (omitted when nquals = 1), timestamp stream (zigzag
 **            delta from the previous cell), type bytes, sequence stream (delta to min_seq)
 **   values   one group per qualifier for puts, in dictionary order, then one group for the
