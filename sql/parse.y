@@ -1,0 +1,374 @@
+/*
+** sql/parse.y: the Lemon grammar of Rowan's Phoenix-style SQL dialect.
+**
+** The build runs lemon on this file (sql/CMakeLists.txt); parse.c and parse.h land in the
+** build tree and are never committed. One parse handles one statement: the driver in
+** sql/parser.c feeds tokens, a final SEMI (real or synthetic) and the end marker.
+**
+** Actions only connect pieces: each calls one sql_pc_* helper (sql/parser.c) or an AST
+** constructor (sql/ast.c). Every pointer-valued nonterminal has a %destructor, so a syntax
+** error in the middle of a statement frees whatever was built. Errors, the parameter
+** counter and the result live in the %extra_context (sql_pctx, sql/parse_int.h).
+**
+** Operator precedence, lowest first (ANSI order; docs/SQL.md has the table, and
+** sql/print.c mirrors it in prec_of(): keep them in step, ORDER PRECEDENCE):
+**   OR; AND; NOT; IS [NOT] NULL; = <> != < <= > >=; [NOT] BETWEEN/IN/LIKE/ILIKE; ESCAPE;
+**   ||; + -; * / %; unary + -.
+** NOT directly before IN, BETWEEN, LIKE or ILIKE reaches the grammar as NOTX (the driver
+** looks one token ahead, as PostgreSQL's lexer does) so "a = b NOT IN (1)" groups exactly
+** like "a = b IN (1)".
+**
+** Not here: tokenizing (sql/tokenize.c), names and types resolution (planner/).
+*/
+
+%name sql_lemon
+%token_prefix TK_
+%token_type {sql_token}
+%extra_context {sql_pctx *ctx}
+%stack_size 3000
+%start_symbol input
+
+%include {
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql/parse_int.h"
+}
+
+%syntax_error {
+  /* Collect the terminals the current state has an explicit action for. */
+  int st = yypParser->yytos->stateno;
+  if (st <= YY_MAX_SHIFT) {
+    for (int t = 1; t < YYNTOKEN; t++) {
+      int i = yy_shift_ofst[st] + t;
+      if (i >= 0 && i < (int)YY_NLOOKAHEAD && yy_lookahead[i] == t) sql_pc_expect(ctx, t);
+    }
+  }
+  sql_pc_syntax_error(ctx, yymajor, TOKEN);
+}
+%stack_overflow { sql_pc_overflow(ctx); }
+
+/* Tokens the tokenizer produces that the grammar never sees. */
+%token SPACE COMMENT ILLEGAL.
+
+/* Non-reserved keywords: usable as names wherever the keyword itself is not expected. */
+%fallback ID ANALYZE ASC BEGIN BY CHECK COMMIT DESC EXISTS FIRST IF INCLUDE INDEX KEY LAST
+  NULLS ROLLBACK TABLE.
+
+/* ORDER PRECEDENCE (see the header comment and sql/print.c prec_of). */
+%left OR.
+%left AND.
+%right NOT.
+%nonassoc IS.
+%nonassoc EQ NE LT LE GT GE.
+%nonassoc BETWEEN IN LIKE ILIKE NOTX.
+%right ESCAPE.
+%left CONCAT.
+%left PLUS MINUS.
+%left STAR SLASH REM.
+%right UMINUS.
+
+/* ---- Statements --------------------------------------------------------------------- */
+input ::= cmd(C) SEMI. { sql_pc_done(ctx, C); }
+
+%type cmd {sql_stmt *}
+%destructor cmd { sql_stmt_free($$); }
+%type explainable {sql_stmt *}
+%destructor explainable { sql_stmt_free($$); }
+
+cmd(A) ::= explainable(X). { A = X; }
+cmd(A) ::= EXPLAIN analyze_opt(Z) explainable(X). { A = sql_pc_explain(ctx, X, Z); }
+
+%type analyze_opt {int}
+analyze_opt(A) ::= . { A = 0; }
+analyze_opt(A) ::= ANALYZE. { A = 1; }
+
+explainable(A) ::= select(S). { A = sql_pc_stmt_select(ctx, S); }
+explainable(A) ::= UPSERT(K) hint_opt(H) INTO nm(T) collist_opt(C) VALUES valueslist(V).
+  { A = sql_pc_upsert(ctx, K, H, T, C, V, NULL); }
+explainable(A) ::= UPSERT(K) hint_opt(H) INTO nm(T) collist_opt(C) select(S).
+  { A = sql_pc_upsert(ctx, K, H, T, C, NULL, S); }
+explainable(A) ::= DELETE(K) hint_opt(H) FROM nm(T) where_opt(W) limit_opt(L).
+  { A = sql_pc_delete(ctx, K, H, T, W, L); }
+
+cmd(A) ::= CREATE(K) TABLE ifnotexists(E) nm(N) LP tbody(B) RP opts_opt(O).
+  { A = sql_pc_create_table(ctx, K, E, N, B, O); }
+cmd(A) ::= DROP(K) TABLE ifexists(E) nm(N).
+  { sql_name none = {NULL, 0}; A = sql_pc_drop(ctx, SQL_STMT_DROP_TABLE, K, E, N, none); }
+cmd(A) ::= CREATE(K) INDEX ifnotexists(E) nm(N) ON nm(T) LP sortlist(S) RP include_opt(I)
+           opts_opt(O).
+  { A = sql_pc_create_index(ctx, K, E, N, T, S, I, O); }
+cmd(A) ::= DROP(K) INDEX ifexists(E) nm(N) ON nm(T).
+  { A = sql_pc_drop(ctx, SQL_STMT_DROP_INDEX, K, E, N, T); }
+cmd(A) ::= CHECK(K) INDEX nm(N) ON nm(T).
+  { A = sql_pc_drop(ctx, SQL_STMT_CHECK_INDEX, K, 0, N, T); }
+cmd(A) ::= BEGIN(K). { A = sql_pc_simple(ctx, SQL_STMT_BEGIN, K); }
+cmd(A) ::= COMMIT(K). { A = sql_pc_simple(ctx, SQL_STMT_COMMIT, K); }
+cmd(A) ::= ROLLBACK(K). { A = sql_pc_simple(ctx, SQL_STMT_ROLLBACK, K); }
+
+%type ifexists {int}
+ifexists(A) ::= . { A = 0; }
+ifexists(A) ::= IF EXISTS. { A = 1; }
+%type ifnotexists {int}
+ifnotexists(A) ::= . { A = 0; }
+ifnotexists(A) ::= IF NOT EXISTS. { A = 1; }
+
+/* ---- Names --------------------------------------------------------------------------- */
+%type nm {sql_name}
+%destructor nm { free($$.z); }
+nm(A) ::= ID(X). { A = sql_pc_name(ctx, X); }
+nm(A) ::= DATE(X). { A = sql_pc_name(ctx, X); }
+nm(A) ::= TIME(X). { A = sql_pc_name(ctx, X); }
+nm(A) ::= TIMESTAMP(X). { A = sql_pc_name(ctx, X); }
+
+%type qname {sql_qname}
+%destructor qname { free($$.family.z); free($$.name.z); }
+qname(A) ::= nm(X). { A.family.z = NULL; A.family.off = 0; A.name = X; }
+qname(A) ::= nm(F) DOT nm(X). { A.family = F; A.name = X; }
+
+%type collist {sql_colname_list *}
+%destructor collist { sql_colname_list_free($$); }
+collist(A) ::= qname(Q). { A = sql_pc_colname(ctx, NULL, Q, 0); }
+collist(A) ::= collist(L) COMMA qname(Q). { A = sql_pc_colname(ctx, L, Q, 0); }
+
+%type collist_opt {sql_colname_list *}
+%destructor collist_opt { sql_colname_list_free($$); }
+collist_opt(A) ::= . { A = NULL; }
+collist_opt(A) ::= LP collist(L) RP. { A = L; }
+
+/* ---- CREATE TABLE and CREATE INDEX ----------------------------------------------------- */
+%type tbody {sql_create_table *}
+%destructor tbody { sql_create_table_free($$); }
+%type tcols {sql_create_table *}
+%destructor tcols { sql_create_table_free($$); }
+tbody(A) ::= tcols(T). { A = T; }
+tbody(A) ::= tcols(T) COMMA CONSTRAINT nm(N) PRIMARY KEY LP pklist(P) RP.
+  { A = sql_pc_pk(ctx, T, N, P); }
+tcols(A) ::= qname(Q) typetoken(Y) nullness(N) colpk(P).
+  { A = sql_pc_coldef(ctx, NULL, Q, Y, N, P); }
+tcols(A) ::= tcols(T) COMMA qname(Q) typetoken(Y) nullness(N) colpk(P).
+  { A = sql_pc_coldef(ctx, T, Q, Y, N, P); }
+
+%type nullness {int}
+nullness(A) ::= . { A = 0; }
+nullness(A) ::= NULL. { A = 1; }
+nullness(A) ::= NOT NULL. { A = 2; }
+%type colpk {int}
+colpk(A) ::= . { A = 0; }
+colpk(A) ::= PRIMARY KEY sortorder(D). { A = D ? 2 : 1; }
+
+%type pklist {sql_colname_list *}
+%destructor pklist { sql_colname_list_free($$); }
+pklist(A) ::= qname(Q) sortorder(D). { A = sql_pc_colname(ctx, NULL, Q, D); }
+pklist(A) ::= pklist(L) COMMA qname(Q) sortorder(D). { A = sql_pc_colname(ctx, L, Q, D); }
+
+%type typetoken {sql_type *}
+%destructor typetoken { sql_type_free($$); }
+typetoken(A) ::= nm(N). { sql_token z = {NULL, 0}; A = sql_pc_type(ctx, N, 0, z, z); }
+typetoken(A) ::= nm(N) LP INTEGER(X) RP. { A = sql_pc_type(ctx, N, 1, X, X); }
+typetoken(A) ::= nm(N) LP INTEGER(X) COMMA INTEGER(Y) RP. { A = sql_pc_type(ctx, N, 2, X, Y); }
+
+%type opts_opt {sql_option_list *}
+%destructor opts_opt { sql_option_list_free($$); }
+%type optlist {sql_option_list *}
+%destructor optlist { sql_option_list_free($$); }
+opts_opt(A) ::= . { A = NULL; }
+opts_opt(A) ::= optlist(L). { A = L; }
+optlist(A) ::= qname(Q) EQ expr(V). { A = sql_pc_option(ctx, NULL, Q, V); }
+optlist(A) ::= optlist(L) COMMA qname(Q) EQ expr(V). { A = sql_pc_option(ctx, L, Q, V); }
+
+%type include_opt {sql_colname_list *}
+%destructor include_opt { sql_colname_list_free($$); }
+include_opt(A) ::= . { A = NULL; }
+include_opt(A) ::= INCLUDE LP collist(L) RP. { A = L; }
+
+/* ---- UPSERT VALUES --------------------------------------------------------------------- */
+%type valueslist {sql_expr_list *}
+%destructor valueslist { sql_expr_list_free($$); }
+valueslist(A) ::= LP(P) nexprlist(L) RP.
+  { A = sql_pc_list(ctx, NULL, sql_pc_expr(ctx, sql_expr_row(L, sql_pc_off(ctx, P)))); }
+valueslist(A) ::= valueslist(V) COMMA LP(P) nexprlist(L) RP.
+  { A = sql_pc_list(ctx, V, sql_pc_expr(ctx, sql_expr_row(L, sql_pc_off(ctx, P)))); }
+
+/* ---- SELECT ---------------------------------------------------------------------------- */
+%type select {sql_select *}
+%destructor select { sql_select_free($$); }
+select(A) ::= SELECT(K) hint_opt(H) distinct_opt(D) selcollist(C) from_opt(F) where_opt(W)
+              groupby_opt(G) having_opt(V) orderby_opt(O) limit_opt(L) offset_opt(M).
+  { A = sql_pc_select(ctx, K, H, D, C, F, W, G, V, O, L, M); }
+
+%type hint_opt {char *}
+%destructor hint_opt { free($$); }
+hint_opt(A) ::= . { A = NULL; }
+hint_opt(A) ::= HINT(X). { A = sql_pc_hint(ctx, X); }
+
+%type distinct_opt {int}
+distinct_opt(A) ::= . { A = 0; }
+distinct_opt(A) ::= ALL. { A = 0; }
+distinct_opt(A) ::= DISTINCT. { A = 1; }
+
+%type selcollist {sql_result_list *}
+%destructor selcollist { sql_result_list_free($$); }
+%type sclp {sql_result_list *}
+%destructor sclp { sql_result_list_free($$); }
+sclp(A) ::= . { A = NULL; }
+sclp(A) ::= selcollist(L) COMMA. { A = L; }
+selcollist(A) ::= sclp(L) expr(E) as_opt(N).
+  { sql_name z = {NULL, 0}; A = sql_pc_result(ctx, L, E, N, 0, z, z, E ? E->off : 0); }
+selcollist(A) ::= sclp(L) STAR(S).
+  { sql_name z = {NULL, 0}; A = sql_pc_result(ctx, L, NULL, NULL, 0, z, z, sql_pc_off(ctx, S)); }
+selcollist(A) ::= sclp(L) nm(X) DOT STAR.
+  { sql_name z = {NULL, 0}; A = sql_pc_result(ctx, L, NULL, NULL, 1, X, z, X.off); }
+selcollist(A) ::= sclp(L) nm(X) DOT nm(Y) DOT STAR.
+  { A = sql_pc_result(ctx, L, NULL, NULL, 2, X, Y, X.off); }
+
+%type as_opt {char *}
+%destructor as_opt { free($$); }
+as_opt(A) ::= . { A = NULL; }
+as_opt(A) ::= AS nm(N). { A = N.z; }
+as_opt(A) ::= nm(N). { A = N.z; }
+
+%type from_opt {sql_from}
+%destructor from_opt { free($$.table.z); free($$.alias); }
+from_opt(A) ::= . { A.table.z = NULL; A.table.off = 0; A.alias = NULL; }
+from_opt(A) ::= FROM nm(T) as_opt(N). { A.table = T; A.alias = N; }
+
+%type where_opt {sql_expr *}
+%destructor where_opt { sql_expr_free($$); }
+where_opt(A) ::= . { A = NULL; }
+where_opt(A) ::= WHERE expr(X). { A = X; }
+
+%type groupby_opt {sql_expr_list *}
+%destructor groupby_opt { sql_expr_list_free($$); }
+groupby_opt(A) ::= . { A = NULL; }
+groupby_opt(A) ::= GROUP BY nexprlist(L). { A = L; }
+
+%type having_opt {sql_expr *}
+%destructor having_opt { sql_expr_free($$); }
+having_opt(A) ::= . { A = NULL; }
+having_opt(A) ::= HAVING expr(X). { A = X; }
+
+%type orderby_opt {sql_order_list *}
+%destructor orderby_opt { sql_order_list_free($$); }
+orderby_opt(A) ::= . { A = NULL; }
+orderby_opt(A) ::= ORDER BY sortlist(L). { A = L; }
+
+%type sortlist {sql_order_list *}
+%destructor sortlist { sql_order_list_free($$); }
+sortlist(A) ::= expr(E) sortorder(D) nulls_opt(N). { A = sql_pc_order(ctx, NULL, E, D, N); }
+sortlist(A) ::= sortlist(L) COMMA expr(E) sortorder(D) nulls_opt(N).
+  { A = sql_pc_order(ctx, L, E, D, N); }
+
+%type sortorder {int}
+sortorder(A) ::= . { A = 0; }
+sortorder(A) ::= ASC. { A = 0; }
+sortorder(A) ::= DESC. { A = 1; }
+%type nulls_opt {int}
+nulls_opt(A) ::= . { A = 0; }
+nulls_opt(A) ::= NULLS FIRST. { A = 1; }
+nulls_opt(A) ::= NULLS LAST. { A = 2; }
+
+%type limit_opt {sql_expr *}
+%destructor limit_opt { sql_expr_free($$); }
+limit_opt(A) ::= . { A = NULL; }
+limit_opt(A) ::= LIMIT expr(X). { A = X; }
+%type offset_opt {sql_expr *}
+%destructor offset_opt { sql_expr_free($$); }
+offset_opt(A) ::= . { A = NULL; }
+offset_opt(A) ::= OFFSET expr(X). { A = X; }
+
+/* ---- Expressions ----------------------------------------------------------------------- */
+%type expr {sql_expr *}
+%destructor expr { sql_expr_free($$); }
+%type nexprlist {sql_expr_list *}
+%destructor nexprlist { sql_expr_list_free($$); }
+nexprlist(A) ::= expr(E). { A = sql_pc_list(ctx, NULL, E); }
+nexprlist(A) ::= nexprlist(L) COMMA expr(E). { A = sql_pc_list(ctx, L, E); }
+
+expr(A) ::= LP expr(X) RP. { A = X; }
+expr(A) ::= LP(P) expr(X) COMMA nexprlist(L) RP.
+  { A = sql_pc_row(ctx, X, L, sql_pc_off(ctx, P)); }
+
+expr(A) ::= NULL(X). { A = sql_pc_literal(ctx, SQL_LIT_NULL, X, sql_pc_off(ctx, X)); }
+expr(A) ::= TRUE(X). { A = sql_pc_literal(ctx, SQL_LIT_TRUE, X, sql_pc_off(ctx, X)); }
+expr(A) ::= FALSE(X). { A = sql_pc_literal(ctx, SQL_LIT_FALSE, X, sql_pc_off(ctx, X)); }
+expr(A) ::= INTEGER(X). { A = sql_pc_literal(ctx, SQL_LIT_INTEGER, X, sql_pc_off(ctx, X)); }
+expr(A) ::= DECIMAL(X). { A = sql_pc_literal(ctx, SQL_LIT_DECIMAL, X, sql_pc_off(ctx, X)); }
+expr(A) ::= FLOAT(X). { A = sql_pc_literal(ctx, SQL_LIT_DOUBLE, X, sql_pc_off(ctx, X)); }
+expr(A) ::= STRING(X). { A = sql_pc_literal(ctx, SQL_LIT_STRING, X, sql_pc_off(ctx, X)); }
+expr(A) ::= DATE(K) STRING(X). { A = sql_pc_literal(ctx, SQL_LIT_DATE, X, sql_pc_off(ctx, K)); }
+expr(A) ::= TIME(K) STRING(X). { A = sql_pc_literal(ctx, SQL_LIT_TIME, X, sql_pc_off(ctx, K)); }
+expr(A) ::= TIMESTAMP(K) STRING(X).
+  { A = sql_pc_literal(ctx, SQL_LIT_TIMESTAMP, X, sql_pc_off(ctx, K)); }
+expr(A) ::= VARIABLE(X). { A = sql_pc_param(ctx, X); }
+
+expr(A) ::= nm(X). { sql_name z = {NULL, 0}; A = sql_pc_column(ctx, 1, X, z, z); }
+expr(A) ::= nm(X) DOT nm(Y). { sql_name z = {NULL, 0}; A = sql_pc_column(ctx, 2, X, Y, z); }
+expr(A) ::= nm(X) DOT nm(Y) DOT nm(Z). { A = sql_pc_column(ctx, 3, X, Y, Z); }
+
+expr(A) ::= nm(F) LP RP. { A = sql_pc_func(ctx, F, NULL, false, false); }
+expr(A) ::= nm(F) LP STAR RP. { A = sql_pc_func(ctx, F, NULL, false, true); }
+expr(A) ::= nm(F) LP distinct_opt(D) nexprlist(L) RP. { A = sql_pc_func(ctx, F, L, D, false); }
+
+expr(A) ::= CASE(K) case_operand(O) case_arms(L) case_else(E) END.
+  { A = sql_pc_expr(ctx, sql_expr_case(O, L, E, sql_pc_off(ctx, K))); }
+%type case_operand {sql_expr *}
+%destructor case_operand { sql_expr_free($$); }
+case_operand(A) ::= . { A = NULL; }
+case_operand(A) ::= expr(X). { A = X; }
+%type case_arms {sql_expr_list *}
+%destructor case_arms { sql_expr_list_free($$); }
+case_arms(A) ::= WHEN expr(W) THEN expr(T). { A = sql_pc_arm(ctx, NULL, W, T); }
+case_arms(A) ::= case_arms(L) WHEN expr(W) THEN expr(T). { A = sql_pc_arm(ctx, L, W, T); }
+%type case_else {sql_expr *}
+%destructor case_else { sql_expr_free($$); }
+case_else(A) ::= . { A = NULL; }
+case_else(A) ::= ELSE expr(X). { A = X; }
+
+expr(A) ::= CAST(K) LP expr(X) AS typetoken(T) RP.
+  { A = sql_pc_expr(ctx, sql_expr_cast(X, T, sql_pc_off(ctx, K))); }
+
+expr(A) ::= MINUS(K) expr(X). [UMINUS]
+  { A = sql_pc_expr(ctx, sql_expr_unary(SQL_OP_NEG, X, sql_pc_off(ctx, K))); }
+expr(A) ::= PLUS(K) expr(X). [UMINUS]
+  { A = sql_pc_expr(ctx, sql_expr_unary(SQL_OP_POS, X, sql_pc_off(ctx, K))); }
+expr(A) ::= NOT(K) expr(X).
+  { A = sql_pc_expr(ctx, sql_expr_unary(SQL_OP_NOT, X, sql_pc_off(ctx, K))); }
+
+expr(A) ::= expr(X) OR expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_OR, X, Y)); }
+expr(A) ::= expr(X) AND expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_AND, X, Y)); }
+expr(A) ::= expr(X) EQ expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_EQ, X, Y)); }
+expr(A) ::= expr(X) NE expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_NE, X, Y)); }
+expr(A) ::= expr(X) LT expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_LT, X, Y)); }
+expr(A) ::= expr(X) LE expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_LE, X, Y)); }
+expr(A) ::= expr(X) GT expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_GT, X, Y)); }
+expr(A) ::= expr(X) GE expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_GE, X, Y)); }
+expr(A) ::= expr(X) CONCAT expr(Y).
+  { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_CONCAT, X, Y)); }
+expr(A) ::= expr(X) PLUS expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_ADD, X, Y)); }
+expr(A) ::= expr(X) MINUS expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_SUB, X, Y)); }
+expr(A) ::= expr(X) STAR expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_MUL, X, Y)); }
+expr(A) ::= expr(X) SLASH expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_DIV, X, Y)); }
+expr(A) ::= expr(X) REM expr(Y). { A = sql_pc_expr(ctx, sql_expr_binary(SQL_OP_MOD, X, Y)); }
+
+expr(A) ::= expr(X) IS NULL. { A = sql_pc_expr(ctx, sql_expr_isnull(X, false)); }
+expr(A) ::= expr(X) IS NOT NULL. { A = sql_pc_expr(ctx, sql_expr_isnull(X, true)); }
+
+expr(A) ::= expr(X) IN LP nexprlist(L) RP. [IN]
+  { A = sql_pc_expr(ctx, sql_expr_in(X, L, false)); }
+expr(A) ::= expr(X) NOTX IN LP nexprlist(L) RP. [IN]
+  { A = sql_pc_expr(ctx, sql_expr_in(X, L, true)); }
+expr(A) ::= expr(X) BETWEEN expr(Y) AND expr(Z). [BETWEEN]
+  { A = sql_pc_expr(ctx, sql_expr_between(X, Y, Z, false)); }
+expr(A) ::= expr(X) NOTX BETWEEN expr(Y) AND expr(Z). [BETWEEN]
+  { A = sql_pc_expr(ctx, sql_expr_between(X, Y, Z, true)); }
+
+%type likeop {int}
+likeop(A) ::= LIKE. { A = 0; }
+likeop(A) ::= ILIKE. { A = 1; }
+likeop(A) ::= NOTX LIKE. { A = 2; }
+likeop(A) ::= NOTX ILIKE. { A = 3; }
+expr(A) ::= expr(X) likeop(O) expr(Y). [LIKE]
+  { A = sql_pc_expr(ctx, sql_expr_like(X, Y, NULL, O & 1, O >> 1)); }
+expr(A) ::= expr(X) likeop(O) expr(Y) ESCAPE expr(Z). [LIKE]
+  { A = sql_pc_expr(ctx, sql_expr_like(X, Y, Z, O & 1, O >> 1)); }
