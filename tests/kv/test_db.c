@@ -1,0 +1,389 @@
+/*
+** tests/kv/test_db.c: the store as a whole through kv.h on the in-memory env: open and
+** create, tables and families, commit and read back, WAL replay at reopen, flush and reopen,
+** the LOCK, read-only stores, group commit sharing syncs among 8 writer threads, a failed
+** WAL write putting the store into its refusing state, dropping a table.
+** Not here: scan semantics (test_scan.c), compaction (test_compaction.c), bad input
+** (test_badinput.c).
+*/
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "kv/env_mem.h"
+#include "kv/kv.h"
+#include "testutil.h"
+
+static kv_db *open_db(kv_env *env, int sync_mode, size_t flush_size) {
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  o.create_if_missing = true;
+  o.sync_mode = sync_mode;
+  o.memstore_flush_size = flush_size;
+  kv_db *db = NULL;
+  int rc = kv_open("/db", &o, &db);
+  if (rc) fprintf(stderr, "kv_open: %s\n", kv_errmsg());
+  assert_int_equal(rc, KV_OK);
+  return db;
+}
+
+static uint32_t make_table(kv_db *db, const char *name, uint32_t *second) {
+  kv_family_options f[2] = {{.name = "a", .max_versions = 3}, {.name = "b"}};
+  assert_int_equal(kv_create_table(db, name, f, 2), KV_OK);
+  uint32_t id;
+  assert_int_equal(kv_family_id(db, name, "a", &id), KV_OK);
+  if (second) assert_int_equal(kv_family_id(db, name, "b", second), KV_OK);
+  return id;
+}
+
+static void put(kv_db *db, uint32_t fid, const char *row, const char *qual, int64_t ts,
+                const char *val) {
+  kv_batch *b = kv_batch_new();
+  assert_int_equal(kv_batch_put(b, fid, row, strlen(row), qual, strlen(qual), ts, val,
+                                strlen(val)), KV_OK);
+  assert_int_equal(kv_commit(db, b, NULL), KV_OK);
+  kv_batch_free(b);
+}
+
+/* Value of (row, qual) in family fid, or NULL; copies into buf. */
+static const char *get(kv_db *db, uint32_t fid, const char *row, const char *qual,
+                       char *buf, size_t cap) {
+  kv_scan_options so = {0};
+  so.family_ids = &fid;
+  so.n_families = 1;
+  kv_scan *s;
+  kv_row r;
+  int rc = kv_get(db, &so, row, strlen(row), &s, &r);
+  const char *res = NULL;
+  if (rc == KV_OK) {
+    for (uint32_t i = 0; i < r.n_cells; i++) {
+      if (r.cells[i].qual_len == strlen(qual) && !memcmp(r.cells[i].qual, qual, strlen(qual))) {
+        snprintf(buf, cap, "%.*s", (int)r.cells[i].value_len, (const char *)r.cells[i].value);
+        res = buf;
+      }
+    }
+  } else {
+    assert_int_equal(rc, KV_ERR_NOTFOUND);
+  }
+  kv_scan_close(s);
+  return res;
+}
+
+static void test_open_create_and_reopen(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  kv_db *db;
+  assert_int_equal(kv_open("/db", &o, &db), KV_ERR_NOTFOUND);
+  assert_null(db);
+  assert_non_null(strstr(kv_errmsg(), "/db"));
+  db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fb;
+  uint32_t fa = make_table(db, "t", &fb);
+  assert_int_not_equal(fa, fb);
+  put(db, fa, "r1", "q", 5, "v1");
+  put(db, fb, "r1", "q", 5, "w1");
+  assert_int_equal(kv_table_count(db), 1);
+  assert_string_equal(kv_table_name(db, 0), "t");
+  assert_int_equal(kv_close(db), KV_OK);
+
+  db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fa2;
+  assert_int_equal(kv_family_id(db, "t", "a", &fa2), KV_OK);
+  assert_int_equal(fa2, fa);
+  kv_family_options info;
+  assert_int_equal(kv_family_info(db, fa, &info), KV_OK);
+  assert_string_equal(info.name, "a");
+  assert_int_equal(info.max_versions, 3);
+  char buf[64];
+  assert_string_equal(get(db, fa, "r1", "q", buf, sizeof buf), "v1");
+  assert_string_equal(get(db, fb, "r1", "q", buf, sizeof buf), "w1");
+  assert_null(get(db, fa, "r2", "q", buf, sizeof buf));
+  assert_true(kv_last_sequence(db) >= 2);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+static void test_flush_and_reopen(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fb;
+  uint32_t fa = make_table(db, "t", &fb);
+  int n = (int)tu_scaled(2000, 200);
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < n; i++) {
+    char row[32], val[32];
+    snprintf(row, sizeof row, "row%06d", i);
+    snprintf(val, sizeof val, "val%d", i);
+    kv_batch_clear(b);
+    assert_int_equal(kv_batch_put(b, fa, row, strlen(row), "q", 1, 10, val, strlen(val)), KV_OK);
+    assert_int_equal(kv_commit(db, b, NULL), KV_OK);
+    if (i == n / 2) assert_int_equal(kv_flush(db, "t"), KV_OK);
+  }
+  kv_batch_free(b);
+  kv_family_stats st;
+  assert_int_equal(kv_family_get_stats(db, fa, &st), KV_OK);
+  assert_int_equal(st.store_files, 1);
+  assert_true(st.memstore_cells > 0);
+  assert_int_equal(kv_flush(db, NULL), KV_OK);
+  assert_int_equal(kv_family_get_stats(db, fa, &st), KV_OK);
+  assert_int_equal(st.store_files, 2);
+  assert_int_equal(st.memstore_cells, 0);
+  assert_int_equal(st.cells, (uint64_t)n);
+  uint64_t rows, bytes;
+  assert_int_equal(kv_estimate_rows(db, fa, NULL, &rows, &bytes), KV_OK);
+  assert_true(rows > 0 && rows <= (uint64_t)n * 2);
+  assert_int_equal(kv_close(db), KV_OK);
+
+  db = open_db(env, KV_SYNC_FULL, 0);
+  char buf[64];
+  for (int i = 0; i < n; i += n / 17 + 1) {
+    char row[32], val[32];
+    snprintf(row, sizeof row, "row%06d", i);
+    snprintf(val, sizeof val, "val%d", i);
+    assert_string_equal(get(db, fa, row, "q", buf, sizeof buf), val);
+  }
+  /* a full scan sees every row once, in order */
+  kv_scan_options so = {0};
+  so.family_ids = &fa;
+  so.n_families = 1;
+  kv_scan *s;
+  assert_int_equal(kv_scan_open(db, &so, &s), KV_OK);
+  kv_row r;
+  int cnt = 0;
+  while (kv_scan_next(s, &r) == KV_OK) {
+    char row[32];
+    snprintf(row, sizeof row, "row%06d", cnt);
+    assert_int_equal(r.key_len, strlen(row));
+    assert_memory_equal(r.key, row, r.key_len);
+    cnt++;
+  }
+  assert_int_equal(cnt, n);
+  kv_scan_close(s);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+static void test_auto_flush_bounds_memory(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_OFF, 64 * 1024);
+  uint32_t fa = make_table(db, "t", NULL);
+  char val[200];
+  memset(val, 'x', sizeof val - 1);
+  val[sizeof val - 1] = 0;
+  int n = (int)tu_scaled(3000, 1000);
+  for (int i = 0; i < n; i++) {
+    char row[32];
+    snprintf(row, sizeof row, "r%08d", i);
+    put(db, fa, row, "q", 1, val);
+  }
+  kv_family_stats st;
+  assert_int_equal(kv_family_get_stats(db, fa, &st), KV_OK);
+  assert_true(st.store_files >= 1);
+  assert_true(st.memstore_bytes < 2 * 64 * 1024);
+  assert_int_equal(st.cells + st.memstore_cells, (uint64_t)n);
+  assert_int_equal(kv_close(db), KV_OK);
+  db = open_db(env, KV_SYNC_OFF, 64 * 1024);
+  char buf[256];
+  assert_string_equal(get(db, fa, "r00000000", "q", buf, sizeof buf), val);
+  char last[32];
+  snprintf(last, sizeof last, "r%08d", n - 1);
+  assert_string_equal(get(db, fa, last, "q", buf, sizeof buf), val);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+static void test_lock(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  kv_db *db2;
+  assert_int_equal(kv_open("/db", &o, &db2), KV_ERR_LOCKED);
+  assert_null(db2);
+  assert_non_null(strstr(kv_errmsg(), "database is locked"));
+  assert_int_equal(kv_close(db), KV_OK);
+  assert_int_equal(kv_open("/db", &o, &db2), KV_OK);
+  assert_int_equal(kv_close(db2), KV_OK);
+  kv_env_free(env);
+}
+
+static void test_read_only(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fa = make_table(db, "t", NULL);
+  put(db, fa, "r", "q", 1, "v");
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  o.read_only = true;
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+  char buf[16];
+  assert_string_equal(get(db, fa, "r", "q", buf, sizeof buf), "v");
+  kv_batch *b = kv_batch_new();
+  assert_int_equal(kv_batch_put(b, fa, "r", 1, "q", 1, 2, "w", 1), KV_OK);
+  assert_int_equal(kv_commit(db, b, NULL), KV_ERR_READONLY);
+  assert_non_null(strstr(kv_errmsg(), "read-only"));
+  kv_family_options f = {.name = "x"};
+  assert_int_equal(kv_create_table(db, "u", &f, 1), KV_ERR_READONLY);
+  assert_int_equal(kv_drop_table(db, "t"), KV_ERR_READONLY);
+  assert_int_equal(kv_flush(db, NULL), KV_ERR_READONLY);
+  assert_int_equal(kv_compact(db, NULL, true), KV_ERR_READONLY);
+  kv_batch_free(b);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+typedef struct writer_arg {
+  kv_db *db;      /* store */
+  uint32_t fid;   /* family */
+  int id;         /* thread number */
+  int n;          /* commits to do */
+} writer_arg;
+
+static void *writer_main(void *p) {
+  writer_arg *a = p;
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < a->n; i++) {
+    char row[32];
+    snprintf(row, sizeof row, "t%d-%06d", a->id, i);
+    kv_batch_clear(b);
+    kv_batch_put(b, a->fid, row, strlen(row), "q", 1, 1, "v", 1);
+    if (kv_commit(a->db, b, NULL) != KV_OK) abort();
+  }
+  kv_batch_free(b);
+  return NULL;
+}
+
+/* The mem env syncs in no time, so writers rarely overlap; a sync that takes a little
+** while (as fdatasync does) lets the queue fill. Only the sync count is asserted. */
+static int (*mem_sync)(kv_file *f);
+static int slow_sync(kv_file *f) {
+  struct timespec ts = {0, 300 * 1000};
+  nanosleep(&ts, NULL);
+  return mem_sync(f);
+}
+
+static void test_group_commit_shares_syncs(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  mem_sync = env->sync;
+  env->sync = slow_sync;
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fa = make_table(db, "t", NULL);
+  enum { THREADS = 8 };
+  int per = (int)tu_scaled(400, 100);
+  kv_env_mem_stats before, after;
+  kv_env_mem_get_stats(env, &before);
+  uint64_t seq0 = kv_last_sequence(db);
+  pthread_t th[THREADS];
+  writer_arg args[THREADS];
+  for (int i = 0; i < THREADS; i++) {
+    args[i] = (writer_arg){db, fa, i, per};
+    pthread_create(&th[i], NULL, writer_main, &args[i]);
+  }
+  for (int i = 0; i < THREADS; i++) pthread_join(th[i], NULL);
+  kv_env_mem_get_stats(env, &after);
+  uint64_t commits = (uint64_t)THREADS * (uint64_t)per;
+  uint64_t syncs = after.syncs - before.syncs;
+  fprintf(stderr, "group commit: %llu commits, %llu syncs\n", (unsigned long long)commits,
+          (unsigned long long)syncs);
+  assert_int_equal(kv_last_sequence(db) - seq0, commits);
+  assert_true(syncs < commits);
+  assert_true(syncs >= 1);
+  /* every commit is there after a reopen */
+  assert_int_equal(kv_close(db), KV_OK);
+  db = open_db(env, KV_SYNC_FULL, 0);
+  kv_scan_options so = {0};
+  so.family_ids = &fa;
+  so.n_families = 1;
+  kv_scan *s;
+  assert_int_equal(kv_scan_open(db, &so, &s), KV_OK);
+  kv_row r;
+  uint64_t cnt = 0;
+  while (kv_scan_next(s, &r) == KV_OK) cnt++;
+  assert_int_equal(cnt, commits);
+  kv_scan_close(s);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+static void test_wal_failure_refuses_writes(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fa = make_table(db, "t", NULL);
+  put(db, fa, "a", "q", 1, "1");
+  kv_env_mem_fail(env, KV_FAULT_SYNC, 1, "wal-", KV_FAULT_EIO, 0);
+  kv_batch *b = kv_batch_new();
+  kv_batch_put(b, fa, "b", 1, "q", 1, 1, "2", 1);
+  uint64_t seq = kv_last_sequence(db);
+  assert_int_equal(kv_commit(db, b, NULL), KV_ERR_IO);
+  assert_int_equal(kv_last_sequence(db), seq); /* not applied */
+  char buf[16];
+  assert_null(get(db, fa, "b", "q", buf, sizeof buf));
+  kv_batch_clear(b);
+  kv_batch_put(b, fa, "c", 1, "q", 1, 1, "3", 1);
+  assert_int_equal(kv_commit(db, b, NULL), KV_ERR_IO); /* sticky */
+  assert_non_null(strstr(kv_errmsg(), "refuses writes"));
+  assert_string_equal(get(db, fa, "a", "q", buf, sizeof buf), "1"); /* reads still work */
+  kv_close(db);
+  kv_env_mem_clear_faults(env);
+  db = open_db(env, KV_SYNC_FULL, 0);
+  assert_string_equal(get(db, fa, "a", "q", buf, sizeof buf), "1");
+  assert_null(get(db, fa, "c", "q", buf, sizeof buf));
+  assert_int_equal(kv_commit(db, b, NULL), KV_OK);
+  assert_string_equal(get(db, fa, "c", "q", buf, sizeof buf), "3");
+  kv_batch_free(b);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+static void test_drop_table(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fa = make_table(db, "t", NULL);
+  put(db, fa, "a", "q", 1, "1");
+  assert_int_equal(kv_flush(db, NULL), KV_OK);
+  put(db, fa, "b", "q", 1, "2");
+  assert_int_equal(kv_drop_table(db, "t"), KV_OK);
+  uint32_t id;
+  assert_int_equal(kv_family_id(db, "t", "a", &id), KV_ERR_NOTFOUND);
+  kv_batch *b = kv_batch_new();
+  kv_batch_put(b, fa, "c", 1, "q", 1, 1, "3", 1);
+  assert_int_equal(kv_commit(db, b, NULL), KV_ERR_NOTFOUND);
+  kv_batch_free(b);
+  assert_int_equal(kv_table_count(db), 0);
+  /* a new table of the same name gets new family ids and none of the old data */
+  uint32_t fa2 = make_table(db, "t", NULL);
+  assert_true(fa2 > fa);
+  char buf[16];
+  assert_null(get(db, fa2, "a", "q", buf, sizeof buf));
+  assert_int_equal(kv_close(db), KV_OK);
+  db = open_db(env, KV_SYNC_FULL, 0);
+  assert_int_equal(kv_table_count(db), 1);
+  assert_null(get(db, fa2, "b", "q", buf, sizeof buf));
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_open_create_and_reopen),
+    cmocka_unit_test(test_flush_and_reopen),
+    cmocka_unit_test(test_auto_flush_bounds_memory),
+    cmocka_unit_test(test_lock),
+    cmocka_unit_test(test_read_only),
+    cmocka_unit_test(test_group_commit_shares_syncs),
+    cmocka_unit_test(test_wal_failure_refuses_writes),
+    cmocka_unit_test(test_drop_table),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
