@@ -257,16 +257,55 @@ static int corrupt_at(const char *path, uint64_t off, const char *why) {
                   (unsigned long long)off, why);
 }
 
-/* Are bytes [off, size) of f all zero? 1 yes, 0 no, or a negative-free status via *rc. */
-static int all_zero(kv_env *env, kv_file *f, uint64_t off, uint64_t size, int *rc) {
-  uint8_t chunk[4096];
-  while (off < size) {
-    size_t want = size - off < sizeof chunk ? (size_t)(size - off) : sizeof chunk, got;
-    if ((*rc = env->read(f, off, chunk, want, &got)) != KV_OK) return 0;
-    if (got != want) { *rc = kv_error(KV_ERR_IO, "read: short read"); return 0; }
-    for (size_t i = 0; i < got; i++)
-      if (chunk[i]) return 0;
-    off += got;
+#define READ_CHUNK (1u << 20) /* replay reads the segment in windows of this size */
+
+/* A read window over the segment, so replay does one pread per MiB, not two per record. */
+typedef struct reader {
+  kv_env *env;           /* file system */
+  kv_file *f;            /* the segment */
+  const char *path;      /* for messages */
+  uint64_t size;         /* file size */
+  uint8_t *buf;          /* window bytes */
+  size_t cap;            /* allocated in buf */
+  uint64_t win_off;      /* file offset of buf[0] */
+  size_t win_len;        /* valid bytes in buf */
+} reader;
+
+/* Point *out at n bytes at offset off. REQUIRES: off + n <= r->size. */
+static int fetch(reader *r, uint64_t off, size_t n, const uint8_t **out) {
+  if (off >= r->win_off && off + n <= r->win_off + r->win_len) {
+    *out = r->buf + (off - r->win_off);
+    return KV_OK;
+  }
+  size_t want = n > READ_CHUNK ? n : READ_CHUNK;
+  if ((uint64_t)want > r->size - off) want = (size_t)(r->size - off);
+  if (want > r->cap) {
+    uint8_t *nb = realloc(r->buf, want);
+    if (!nb) return kv_error(KV_ERR_NOMEM, "WAL replay %s: out of memory", r->path);
+    r->buf = nb;
+    r->cap = want;
+  }
+  r->win_len = 0;
+  size_t got;
+  int rc = r->env->read(r->f, off, r->buf, want, &got);
+  if (rc != KV_OK) return rc;
+  if (got != want) return kv_error(KV_ERR_IO, "read %s: short read at offset %llu", r->path,
+                                   (unsigned long long)off);
+  r->win_off = off;
+  r->win_len = want;
+  *out = r->buf;
+  return KV_OK;
+}
+
+/* Are bytes [off, size) all zero? 1 yes, 0 no (or a read error, in *rc). */
+static int all_zero(reader *r, uint64_t off, int *rc) {
+  while (off < r->size) {
+    size_t n = r->size - off < READ_CHUNK ? (size_t)(r->size - off) : READ_CHUNK;
+    const uint8_t *p;
+    if ((*rc = fetch(r, off, n, &p)) != KV_OK) return 0;
+    for (size_t i = 0; i < n; i++)
+      if (p[i]) return 0;
+    off += n;
   }
   return 1;
 }
@@ -289,28 +328,24 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
                   kv_wal_record_fn fn, void *ctx) {
   char path[4096];
   kv_wal_path(path, sizeof path, dir, number);
-  kv_file *f;
-  int rc = env->open(env, path, KV_OPEN_READ, &f);
+  reader r = {env, NULL, path, 0, NULL, 0, 0, 0};
+  int rc = env->open(env, path, KV_OPEN_READ, &r.f);
   if (rc != KV_OK) return rc;
-  uint64_t size, off = 0;
-  rc = env->size(f, &size);
-  uint8_t *buf = NULL;
-  size_t cap = 0;
+  uint64_t off = 0;
+  rc = env->size(r.f, &r.size);
   int torn = 0;
-  while (rc == KV_OK && off < size) {
-    uint64_t rem = size - off;
-    uint8_t h[WAL_HEADER];
-    size_t got;
+  while (rc == KV_OK && off < r.size) {
+    uint64_t rem = r.size - off;
+    const uint8_t *h;
     if (rem < WAL_HEADER) {
       if (is_last) torn = 1;
       else rc = corrupt_at(path, off, "record header cut short at the end of a segment");
       break;
     }
-    if ((rc = env->read(f, off, h, WAL_HEADER, &got)) != KV_OK) break;
-    if (got != WAL_HEADER) { rc = kv_error(KV_ERR_IO, "read %s: short read", path); break; }
+    if ((rc = fetch(&r, off, WAL_HEADER, &h)) != KV_OK) break;
     uint32_t len = kv_get_u32le(h);
     if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4)) {
-      if (is_last && all_zero(env, f, off, size, &rc)) torn = 1;
+      if (is_last && all_zero(&r, off, &rc)) torn = 1;
       else if (rc == KV_OK) rc = corrupt_at(path, off, "bad record length (length check mismatch)");
       break;
     }
@@ -320,32 +355,24 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
       else rc = corrupt_at(path, off, "record runs past the end of a segment");
       break;
     }
-    if (cap < WAL_HEADER + (size_t)len) {
-      size_t nc = WAL_HEADER + (size_t)len;
-      uint8_t *nb = realloc(buf, nc);
-      if (!nb) { rc = kv_error(KV_ERR_NOMEM, "WAL replay %s: out of memory", path); break; }
-      buf = nb;
-      cap = nc;
-    }
-    memcpy(buf, h, WAL_HEADER);
-    if ((rc = env->read(f, off + WAL_HEADER, buf + WAL_HEADER, len, &got)) != KV_OK) break;
-    if (got != len) { rc = kv_error(KV_ERR_IO, "read %s: short read", path); break; }
-    if (kv_get_u64le(h + 8) != XXH3_64bits(buf + 16, 16 + (size_t)len)) {
-      if (is_last && off + WAL_HEADER + len == size) torn = 1;
+    /* The whole record, header and payload, in one window. */
+    if ((rc = fetch(&r, off, WAL_HEADER + (size_t)len, &h)) != KV_OK) break;
+    if (kv_get_u64le(h + 8) != XXH3_64bits(h + 16, 16 + (size_t)len)) {
+      if (is_last && off + WAL_HEADER + len == r.size) torn = 1;
       else rc = corrupt_at(path, off, "checksum mismatch");
       break;
     }
-    if (check_payload(buf + WAL_HEADER, len) != KV_OK) {
+    if (check_payload(h + WAL_HEADER, len) != KV_OK) {
       char why[256];
       snprintf(why, sizeof why, "%s", kv_errmsg());
       rc = corrupt_at(path, off, why);
       break;
     }
-    rc = fn(ctx, kv_get_u64le(h + 16), (int64_t)kv_get_u64le(h + 24), buf + WAL_HEADER, len);
+    rc = fn(ctx, kv_get_u64le(h + 16), (int64_t)kv_get_u64le(h + 24), h + WAL_HEADER, len);
     off += WAL_HEADER + len;
   }
-  free(buf);
-  env->close(f);
+  free(r.buf);
+  env->close(r.f);
   if (rc == KV_OK && torn) rc = truncate_tail(env, path, off);
   return rc;
 }

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include "kv/env.h"
 
+/* A segment open for appending. Used by one thread at a time (the store serializes
+** writers and the group-commit sync). */
 typedef struct kv_wal kv_wal;
 
 /* Open a new segment `number` in directory `dir` for appending (created empty). */
@@ -32,7 +34,9 @@ uint64_t kv_wal_size(const kv_wal *w);
 /* Close: write out buffered records and sync, in every sync mode. */
 int kv_wal_close(kv_wal *w);
 
-/* Called for each record during replay; a non-KV_OK return stops the replay with it. */
+/* Called for each record during replay, in file order, only for records that passed every
+** check (checksum and the decoding of every op). `payload` is valid only during the call.
+** A non-KV_OK return stops the replay with it. */
 typedef int (*kv_wal_record_fn)(void *ctx, uint64_t first_seq, int64_t commit_ts,
                                 const uint8_t *payload, size_t len);
 /* Replay segment `number`. `is_last` says it is the newest segment: only there is a torn

@@ -290,6 +290,39 @@ static void test_sync_off(void **state) {
   kv_env_free(env);
 }
 
+static void test_large_records(void **state) {
+  /* Records larger than the write scratch and the replay window, between small ones, in
+  ** every mode. */
+  for (int mode = KV_SYNC_FULL; mode <= KV_SYNC_OFF; mode++) {
+    kv_env *env = new_env();
+    kv_wal *w;
+    assert_int_equal(kv_wal_create(env, "/db", 1, mode, &w), KV_OK);
+    size_t sizes[5] = {100, 1500000, 700000, 3000000, 50};
+    uint8_t *pays[5];
+    size_t lens[5];
+    for (int i = 0; i < 5; i++) {
+      uint8_t *val = malloc(sizes[i]);
+      for (size_t k = 0; k < sizes[i]; k++) val[k] = (uint8_t)(k * 31 + (size_t)i);
+      enc e = {0};
+      enc_op(&e, KV_PUT, 1, "big", "q", i, val, sizes[i]);
+      lens[i] = enc_finish(&e, &pays[i]);
+      free(val);
+      assert_int_equal(kv_wal_append(w, 1 + (uint64_t)i, i, pays[i], lens[i]), KV_OK);
+    }
+    assert_int_equal(kv_wal_close(w), KV_OK);
+    recs r = {0};
+    assert_int_equal(kv_wal_replay(env, "/db", 1, 1, on_record, &r), KV_OK);
+    assert_int_equal(r.n, 5);
+    for (int i = 0; i < 5; i++) {
+      assert_int_equal(r.v[i].len, lens[i]);
+      assert_memory_equal(r.v[i].p, pays[i], lens[i]);
+      free(pays[i]);
+    }
+    recs_free(&r);
+    kv_env_free(env);
+  }
+}
+
 static void test_torn_tail_every_length(void **state) {
   kv_env *env = new_env();
   uint64_t off[4];
@@ -595,6 +628,7 @@ int main(void) {
     cmocka_unit_test(test_sync_full),
     cmocka_unit_test(test_sync_normal),
     cmocka_unit_test(test_sync_off),
+    cmocka_unit_test(test_large_records),
     cmocka_unit_test(test_torn_tail_every_length),
     cmocka_unit_test(test_bit_flip_in_middle_record_is_corruption),
     cmocka_unit_test(test_damaged_length),
