@@ -60,7 +60,7 @@ static void build(kv_sfb_builder *b, const cellset *s) {
 /* The rows mode byte of a raw block (after the header, dictionary and cells-per-row). */
 static uint64_t rows_mode(const uint8_t *p, size_t len) {
   const uint8_t *lim = p + len;
-  uint64_t nrows, ncells, nquals, v;
+  uint64_t nrows = 0, ncells = 0, nquals = 0, v = 0;
   p = kv_get_varint(p, lim, &nrows);
   p = kv_get_varint(p, lim, &ncells);
   p = kv_get_varint(p, lim, &nquals);
