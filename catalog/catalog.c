@@ -1,0 +1,827 @@
+/*
+** catalog/catalog.c: the persistent catalog (contracts in catalog/catalog.h; row layout in
+** docs/FORMAT-encodings.md "SYSTEM.CATALOG").
+**
+** SYSTEM.CATALOG rows (family "0", qualifier "d", one cell each):
+**   'M'                         meta: varint next generation number
+**   'T' name 00 01              a table record (version 1)
+**   'I' table 00 01 index 00 01 an index record (version 1)
+** (names escaped as VARCHAR key columns). Records are varints and length-prefixed strings
+** read with (p, limit) decoders. DDL ordering for crash safety is described in catalog.h.
+** Not here: codecs (keycodec.c, valcodec.c), SQL.
+*/
+#include "catalog/catalog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/coding.h"
+
+#define REC_VERSION 1
+
+struct cat_catalog {
+  kv_db *db;              /* the store (not owned) */
+  uint32_t sys_family;    /* kv id of SYSTEM.CATALOG family "0" */
+  uint64_t next_gen;      /* next generation number for internal kv names */
+  int n_tables;           /* tables */
+  int cap_tables;         /* allocated slots */
+  cat_table **tables;     /* in creation order */
+};
+
+/* ---- small helpers ------------------------------------------------------------------- */
+static int kverr(cat_error *err, int kv_code, const char *what) {
+  int rc = cat_err(err, CAT_ERR_KV, "%s: %s", what, kv_errmsg());
+  if (err) err->kv_code = kv_code;
+  return rc;
+}
+
+static char *dupstr(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+typedef struct buf {
+  uint8_t *p;  /* bytes */
+  size_t len;  /* used */
+  size_t cap;  /* allocated */
+  bool oom;    /* an allocation failed */
+} buf;
+
+static void need(buf *b, size_t n) {
+  if (b->oom || b->len + n <= b->cap) return;
+  size_t c = b->cap ? b->cap * 2 : 256;
+  while (c < b->len + n) c *= 2;
+  uint8_t *q = realloc(b->p, c);
+  if (!q) { b->oom = true; return; }
+  b->p = q;
+  b->cap = c;
+}
+static void put_u8(buf *b, uint8_t v) {
+  need(b, 1);
+  if (!b->oom) b->p[b->len++] = v;
+}
+static void put_var(buf *b, uint64_t v) {
+  need(b, 10);
+  if (!b->oom) b->len = (size_t)(kv_put_varint(b->p + b->len, v) - b->p);
+}
+static void put_str(buf *b, const char *s) {
+  size_t n = strlen(s);
+  put_var(b, n);
+  need(b, n);
+  if (!b->oom) { memcpy(b->p + b->len, s, n); b->len += n; }
+}
+/* A name as an escaped, terminated key part. */
+static void put_keyname(buf *b, const char *s) {
+  for (; *s; s++) put_u8(b, (uint8_t)*s); /* names contain no 0x00 byte */
+  put_u8(b, 0x00);
+  put_u8(b, 0x01);
+}
+
+typedef struct rd {
+  const uint8_t *p;      /* next byte */
+  const uint8_t *limit;  /* end */
+  bool bad;              /* a read ran past limit or met bad data */
+} rd;
+
+static uint64_t get_var(rd *r) {
+  uint64_t v = 0;
+  const uint8_t *q = r->bad ? NULL : kv_get_varint(r->p, r->limit, &v);
+  if (!q) { r->bad = true; return 0; }
+  r->p = q;
+  return v;
+}
+static uint8_t get_u8(rd *r) {
+  if (r->bad || r->p >= r->limit) { r->bad = true; return 0; }
+  return *r->p++;
+}
+static char *get_str(rd *r) {
+  uint64_t n = get_var(r);
+  if (r->bad || n > (uint64_t)(r->limit - r->p) || n > 65535) { r->bad = true; return NULL; }
+  char *s = malloc((size_t)n + 1);
+  if (!s) { r->bad = true; return NULL; }
+  memcpy(s, r->p, (size_t)n);
+  s[n] = 0;
+  if (memchr(s, 0, (size_t)n)) { free(s); r->bad = true; return NULL; }
+  r->p += n;
+  return s;
+}
+
+/* ---- freeing ------------------------------------------------------------------------- */
+static void free_index(cat_index *x) {
+  free(x->name);
+  free(x->kv_name);
+  for (int i = 0; i < x->n_keys; i++) free(x->keys ? x->keys[i] : NULL);
+  free(x->keys);
+  free(x->key_desc);
+  for (int i = 0; i < x->n_include; i++) free(x->include ? x->include[i] : NULL);
+  free(x->include);
+}
+
+static void free_table(cat_table *t) {
+  if (!t) return;
+  free(t->name);
+  free(t->kv_name);
+  for (int i = 0; i < t->n_columns; i++) free(t->columns ? t->columns[i].name : NULL);
+  free(t->columns);
+  free(t->pk);
+  free(t->key_cols);
+  for (int i = 0; i < t->n_families; i++) free(t->families ? t->families[i].name : NULL);
+  free(t->families);
+  for (int i = 0; i < t->n_indexes; i++) free_index(&t->indexes[i]);
+  free(t->indexes);
+  free(t);
+}
+
+/* ---- records ------------------------------------------------------------------------- */
+static void table_record(const cat_table *t, buf *b) {
+  put_u8(b, REC_VERSION);
+  put_str(b, t->name);
+  put_str(b, t->kv_name);
+  put_var(b, t->generation);
+  put_u8(b, t->immutable_rows ? 1 : 0);
+  put_var(b, (uint64_t)t->ttl_sec);
+  put_var(b, t->next_column_id);
+  put_var(b, (uint64_t)t->n_families);
+  for (int i = 0; i < t->n_families; i++) {
+    const cat_family *f = &t->families[i];
+    put_str(b, f->name);
+    put_var(b, (uint64_t)f->max_versions);
+    put_var(b, (uint64_t)f->compression);
+    put_var(b, f->block_size);
+  }
+  put_var(b, (uint64_t)t->n_columns);
+  for (int i = 0; i < t->n_columns; i++) {
+    const cat_column *c = &t->columns[i];
+    put_str(b, c->name);
+    put_u8(b, c->type.id);
+    put_u8(b, c->type.precision);
+    put_u8(b, c->type.scale);
+    put_var(b, c->type.length);
+    put_u8(b, (uint8_t)((c->nullable ? 1 : 0) | (c->desc ? 2 : 0)));
+    put_var(b, (uint64_t)(c->pk_pos + 1));
+    put_var(b, (uint64_t)c->family);
+    put_var(b, c->id);
+  }
+}
+
+/* Fill the derived fields (pk order, key codec view) of a table; false if inconsistent. */
+static bool derive(cat_table *t) {
+  t->n_pk = 0;
+  for (int i = 0; i < t->n_columns; i++)
+    if (t->columns[i].pk_pos >= 0) t->n_pk++;
+  if (t->n_pk == 0) return false;
+  t->pk = calloc((size_t)t->n_pk, sizeof *t->pk);
+  t->key_cols = calloc((size_t)t->n_pk, sizeof *t->key_cols);
+  if (!t->pk || !t->key_cols) return false;
+  for (int i = 0; i < t->n_pk; i++) t->pk[i] = -1;
+  for (int i = 0; i < t->n_columns; i++) {
+    const cat_column *c = &t->columns[i];
+    if (c->family < 0 || c->family >= t->n_families) return false;
+    if (cat_type_validate(&c->type, NULL) != CAT_OK) return false;
+    if (c->pk_pos < 0) continue;
+    if (c->pk_pos >= t->n_pk || t->pk[c->pk_pos] != -1) return false;
+    t->pk[c->pk_pos] = i;
+    t->key_cols[c->pk_pos].type = c->type;
+    t->key_cols[c->pk_pos].desc = c->desc;
+    t->key_cols[c->pk_pos].nullable = c->nullable;
+  }
+  return true;
+}
+
+static cat_table *parse_table(const uint8_t *p, size_t n) {
+  rd r = {p, p + n, false};
+  cat_table *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  if (get_u8(&r) != REC_VERSION) r.bad = true;
+  t->name = get_str(&r);
+  t->kv_name = get_str(&r);
+  t->generation = get_var(&r);
+  t->immutable_rows = get_u8(&r) & 1;
+  t->ttl_sec = (int64_t)get_var(&r);
+  t->next_column_id = (uint16_t)get_var(&r);
+  uint64_t nf = get_var(&r);
+  if (r.bad || nf < 1 || nf > KV_MAX_FAMILIES) goto bad;
+  t->families = calloc((size_t)nf, sizeof *t->families);
+  if (!t->families) goto bad;
+  t->n_families = (int)nf;
+  for (int i = 0; i < t->n_families; i++) {
+    cat_family *f = &t->families[i];
+    f->name = get_str(&r);
+    f->max_versions = (int)get_var(&r);
+    f->compression = (int)get_var(&r);
+    f->block_size = (uint32_t)get_var(&r);
+    f->ttl_sec = t->ttl_sec;
+  }
+  uint64_t nc = get_var(&r);
+  if (r.bad || nc < 1 || nc > CAT_MAX_COLUMNS) goto bad;
+  t->columns = calloc((size_t)nc, sizeof *t->columns);
+  if (!t->columns) goto bad;
+  t->n_columns = (int)nc;
+  for (int i = 0; i < t->n_columns; i++) {
+    cat_column *c = &t->columns[i];
+    c->name = get_str(&r);
+    c->type.id = get_u8(&r);
+    c->type.precision = get_u8(&r);
+    c->type.scale = get_u8(&r);
+    c->type.length = (uint32_t)get_var(&r);
+    uint8_t fl = get_u8(&r);
+    c->nullable = fl & 1;
+    c->desc = (fl & 2) != 0;
+    c->pk_pos = (int)get_var(&r) - 1;
+    c->family = (int)get_var(&r);
+    c->id = (uint16_t)get_var(&r);
+  }
+  if (r.bad || r.p != r.limit || !derive(t)) goto bad;
+  return t;
+bad:
+  free_table(t);
+  return NULL;
+}
+
+static void index_record(const cat_table *t, const cat_index *x, buf *b) {
+  put_u8(b, REC_VERSION);
+  put_str(b, t->name);
+  put_str(b, x->name);
+  put_str(b, x->kv_name);
+  put_var(b, x->generation);
+  put_u8(b, (uint8_t)x->state);
+  put_var(b, (uint64_t)x->n_keys);
+  for (int i = 0; i < x->n_keys; i++) {
+    put_str(b, x->keys[i]);
+    put_u8(b, x->key_desc[i] ? 1 : 0);
+  }
+  put_var(b, (uint64_t)x->n_include);
+  for (int i = 0; i < x->n_include; i++) put_str(b, x->include[i]);
+}
+
+/* Parse an index record; *table_name gets the owning table's name (caller frees). */
+static bool parse_index(const uint8_t *p, size_t n, cat_index *x, char **table_name) {
+  rd r = {p, p + n, false};
+  memset(x, 0, sizeof *x);
+  if (get_u8(&r) != REC_VERSION) r.bad = true;
+  *table_name = get_str(&r);
+  x->name = get_str(&r);
+  x->kv_name = get_str(&r);
+  x->generation = get_var(&r);
+  x->state = get_u8(&r);
+  uint64_t nk = get_var(&r);
+  if (r.bad || nk < 1 || nk > CAT_MAX_COLUMNS) goto bad;
+  x->keys = calloc((size_t)nk, sizeof *x->keys);
+  x->key_desc = calloc((size_t)nk, sizeof *x->key_desc);
+  if (!x->keys || !x->key_desc) goto bad;
+  x->n_keys = (int)nk;
+  for (int i = 0; i < x->n_keys; i++) {
+    x->keys[i] = get_str(&r);
+    x->key_desc[i] = get_u8(&r) & 1;
+  }
+  uint64_t ni = get_var(&r);
+  if (r.bad || ni > CAT_MAX_COLUMNS) goto bad;
+  if (ni) {
+    x->include = calloc((size_t)ni, sizeof *x->include);
+    if (!x->include) goto bad;
+    x->n_include = (int)ni;
+    for (int i = 0; i < x->n_include; i++) x->include[i] = get_str(&r);
+  }
+  if (r.bad || r.p != r.limit || x->state > CAT_INDEX_DISABLED) goto bad;
+  return true;
+bad:
+  free_index(x);
+  memset(x, 0, sizeof *x);
+  free(*table_name);
+  *table_name = NULL;
+  return false;
+}
+
+/* ---- catalog rows in a batch ------------------------------------------------------- */
+static void table_key(buf *k, const char *name) {
+  k->len = 0;
+  put_u8(k, 'T');
+  put_keyname(k, name);
+}
+static void index_key(buf *k, const char *table, const char *index) {
+  k->len = 0;
+  put_u8(k, 'I');
+  put_keyname(k, table);
+  put_keyname(k, index);
+}
+
+static int batch_put_row(cat_catalog *cat, kv_batch *b, buf *key, buf *val, cat_error *err) {
+  if (key->oom || val->oom) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  int rc = kv_batch_put(b, cat->sys_family, key->p, key->len, "d", 1, KV_TS_NOW, val->p, val->len);
+  return rc ? kverr(err, rc, "catalog batch") : CAT_OK;
+}
+
+static int batch_delete_row(cat_catalog *cat, kv_batch *b, buf *key, cat_error *err) {
+  if (key->oom) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  int rc = kv_batch_delete(b, cat->sys_family, KV_DELETE_COLUMN, key->p, key->len, "d", 1, KV_TS_NOW);
+  return rc ? kverr(err, rc, "catalog batch") : CAT_OK;
+}
+
+/* Add the meta row (next generation) to the batch. */
+static int batch_meta(cat_catalog *cat, kv_batch *b, uint64_t next_gen, cat_error *err) {
+  buf k = {0}, v = {0};
+  put_u8(&k, 'M');
+  put_var(&v, next_gen);
+  int rc = batch_put_row(cat, b, &k, &v, err);
+  free(k.p);
+  free(v.p);
+  return rc;
+}
+
+static int commit(cat_catalog *cat, kv_batch *b, cat_error *err) {
+  int rc = kv_commit(cat->db, b, NULL);
+  return rc ? kverr(err, rc, "catalog commit") : CAT_OK;
+}
+
+/* Look up the kv family ids of a table's families and of its indexes' tables. */
+static int resolve_ids(cat_catalog *cat, cat_table *t, cat_error *err) {
+  for (int i = 0; i < t->n_families; i++) {
+    int rc = kv_family_id(cat->db, t->kv_name, t->families[i].name, &t->families[i].kv_id);
+    if (rc) return kverr(err, rc, "catalog: family of table");
+  }
+  for (int i = 0; i < t->n_indexes; i++) {
+    cat_index *x = &t->indexes[i];
+    int rc = kv_family_id(cat->db, x->kv_name, CAT_KEY_FAMILY, &x->kv_key_family);
+    if (!rc) rc = kv_family_id(cat->db, x->kv_name, CAT_DEFAULT_FAMILY, &x->kv_data_family);
+    if (rc) return kverr(err, rc, "catalog: family of index");
+  }
+  return CAT_OK;
+}
+
+static int add_table(cat_catalog *cat, cat_table *t) {
+  if (cat->n_tables == cat->cap_tables) {
+    int c = cat->cap_tables ? cat->cap_tables * 2 : 16;
+    cat_table **q = realloc(cat->tables, (size_t)c * sizeof *q);
+    if (!q) return CAT_ERR_NOMEM;
+    cat->tables = q;
+    cat->cap_tables = c;
+  }
+  cat->tables[cat->n_tables++] = t;
+  return CAT_OK;
+}
+
+static int find_table_index(const cat_catalog *cat, const char *name) {
+  for (int i = 0; i < cat->n_tables; i++)
+    if (strcmp(cat->tables[i]->name, name) == 0) return i;
+  return -1;
+}
+
+
+/* ---- open and load ------------------------------------------------------------------- */
+static bool is_internal(const char *kv_name) {
+  return kv_name[0] == '$' && (kv_name[1] == 't' || kv_name[1] == 'i');
+}
+
+/* Is kv_name named by a table or index of the catalog? */
+static bool referenced(const cat_catalog *cat, const char *kv_name) {
+  for (int i = 0; i < cat->n_tables; i++) {
+    const cat_table *t = cat->tables[i];
+    if (strcmp(t->kv_name, kv_name) == 0) return true;
+    for (int j = 0; j < t->n_indexes; j++)
+      if (strcmp(t->indexes[j].kv_name, kv_name) == 0) return true;
+  }
+  return false;
+}
+
+static int load(cat_catalog *cat, cat_error *err) {
+  kv_scan_options so;
+  memset(&so, 0, sizeof so);
+  so.family_ids = &cat->sys_family;
+  so.n_families = 1;
+  kv_scan *s = NULL;
+  int rc = kv_scan_open(cat->db, &so, &s);
+  if (rc) return kverr(err, rc, "catalog scan");
+  kv_row row;
+  int out = CAT_OK;
+  /* Index rows ('I') sort before the table rows ('T') they belong to, so index records are
+  ** parked and attached after the scan. */
+  cat_index *pend = NULL;
+  char **pend_table = NULL;
+  int n_pend = 0;
+  while ((rc = kv_scan_next(s, &row)) == KV_OK) {
+    const kv_cell_view *cell = NULL;
+    for (uint32_t i = 0; i < row.n_cells; i++)
+      if (row.cells[i].qual_len == 1 && row.cells[i].qual[0] == 'd') cell = &row.cells[i];
+    if (!cell || row.key_len == 0) continue;
+    char kind = (char)row.key[0];
+    if (kind == 'M') {
+      rd r = {cell->value, cell->value + cell->value_len, false};
+      uint64_t g = get_var(&r);
+      if (r.bad) { out = cat_err(err, CAT_ERR_CORRUPT, "corrupt SYSTEM.CATALOG meta row"); break; }
+      if (g > cat->next_gen) cat->next_gen = g;
+    } else if (kind == 'T') {
+      cat_table *t = parse_table(cell->value, cell->value_len);
+      if (!t) { out = cat_err(err, CAT_ERR_CORRUPT, "corrupt SYSTEM.CATALOG table row"); break; }
+      if (add_table(cat, t)) { free_table(t); out = cat_err(err, CAT_ERR_NOMEM, "out of memory"); break; }
+    } else if (kind == 'I') {
+      cat_index *np = realloc(pend, (size_t)(n_pend + 1) * sizeof *np);
+      char **nt = np ? realloc(pend_table, (size_t)(n_pend + 1) * sizeof *nt) : NULL;
+      if (np) pend = np;
+      if (nt) pend_table = nt;
+      if (!np || !nt) { out = cat_err(err, CAT_ERR_NOMEM, "out of memory"); break; }
+      if (!parse_index(cell->value, cell->value_len, &pend[n_pend], &pend_table[n_pend])) {
+        out = cat_err(err, CAT_ERR_CORRUPT, "corrupt SYSTEM.CATALOG index row");
+        break;
+      }
+      n_pend++;
+    } else {
+      out = cat_err(err, CAT_ERR_CORRUPT, "unknown SYSTEM.CATALOG row kind 0x%02x", (unsigned)row.key[0]);
+      break;
+    }
+  }
+  if (out == CAT_OK && rc != KV_ERR_NOTFOUND) out = kverr(err, rc, "catalog scan");
+  kv_scan_close(s);
+  for (int i = 0; i < n_pend; i++) {
+    int ti = out == CAT_OK ? find_table_index(cat, pend_table[i]) : -1;
+    cat_table *t = ti >= 0 ? cat->tables[ti] : NULL;
+    cat_index *nx = t ? realloc(t->indexes, (size_t)(t->n_indexes + 1) * sizeof *nx) : NULL;
+    if (nx) {
+      t->indexes = nx;
+      t->indexes[t->n_indexes++] = pend[i];
+    } else {
+      if (out == CAT_OK) out = cat_err(err, t ? CAT_ERR_NOMEM : CAT_ERR_CORRUPT, "index row of unknown table");
+      free_index(&pend[i]);
+    }
+    free(pend_table[i]);
+  }
+  free(pend);
+  free(pend_table);
+  for (int i = 0; out == CAT_OK && i < cat->n_tables; i++) {
+    cat_table *t = cat->tables[i];
+    if (t->generation >= cat->next_gen) cat->next_gen = t->generation + 1;
+    for (int j = 0; j < t->n_indexes; j++)
+      if (t->indexes[j].generation >= cat->next_gen) cat->next_gen = t->indexes[j].generation + 1;
+  }
+  return out;
+}
+
+/* Drop internal kv tables that no catalog row names (a crash between the two steps of a
+** CREATE or a DROP). */
+static int drop_orphans(cat_catalog *cat, cat_error *err) {
+  int n = kv_table_count(cat->db);
+  char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
+  if (!names) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  int k = 0, out = CAT_OK;
+  for (int i = 0; i < n; i++) {
+    const char *nm = kv_table_name(cat->db, i);
+    if (nm && is_internal(nm) && !referenced(cat, nm)) names[k++] = dupstr(nm);
+  }
+  for (int i = 0; i < k; i++) {
+    if (!names[i]) { out = cat_err(err, CAT_ERR_NOMEM, "out of memory"); continue; }
+    int rc = kv_drop_table(cat->db, names[i]);
+    if (rc && rc != KV_ERR_NOTFOUND && out == CAT_OK) out = kverr(err, rc, "catalog: dropping an orphaned table");
+    free(names[i]);
+  }
+  free(names);
+  return out;
+}
+
+int cat_open(kv_db *db, cat_catalog **out, cat_error *err) {
+  *out = NULL;
+  cat_catalog *cat = calloc(1, sizeof *cat);
+  if (!cat) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  cat->db = db;
+  cat->next_gen = 1;
+  int rc = kv_family_id(db, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &cat->sys_family);
+  if (rc == KV_ERR_NOTFOUND) {
+    kv_family_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.name = CAT_DEFAULT_FAMILY;
+    fo.max_versions = 1;
+    rc = kv_create_table(db, CAT_SYSTEM_TABLE, &fo, 1);
+    if (rc == KV_OK) rc = kv_family_id(db, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &cat->sys_family);
+  }
+  int crc = rc ? kverr(err, rc, "opening SYSTEM.CATALOG") : load(cat, err);
+  if (crc == CAT_OK) crc = drop_orphans(cat, err);
+  for (int i = 0; crc == CAT_OK && i < cat->n_tables; i++) crc = resolve_ids(cat, cat->tables[i], err);
+  if (crc) { cat_close(cat); return crc; }
+  *out = cat;
+  return CAT_OK;
+}
+
+void cat_close(cat_catalog *cat) {
+  if (!cat) return;
+  for (int i = 0; i < cat->n_tables; i++) free_table(cat->tables[i]);
+  free(cat->tables);
+  free(cat);
+}
+
+/* ---- CREATE / DROP TABLE ---------------------------------------------------------------- */
+static int find_def_family(const cat_table *t, const char *name) {
+  for (int i = 0; i < t->n_families; i++)
+    if (strcmp(t->families[i].name, name) == 0) return i;
+  return -1;
+}
+
+/* Add family `name` if absent; returns its index or -1 on OOM / too many. */
+static int want_family(cat_table *t, const char *name, const cat_table_def *def) {
+  int f = find_def_family(t, name);
+  if (f >= 0) return f;
+  if (t->n_families >= (int)KV_MAX_FAMILIES) return -1;
+  cat_family *fam = &t->families[t->n_families];
+  memset(fam, 0, sizeof *fam);
+  fam->name = dupstr(name);
+  if (!fam->name) return -1;
+  fam->max_versions = def->default_versions > 0 ? def->default_versions : 1;
+  fam->ttl_sec = def->ttl_sec;
+  for (int i = 0; i < def->n_families; i++)
+    if (strcmp(def->families[i].name, name) == 0) {
+      if (def->families[i].max_versions > 0) fam->max_versions = def->families[i].max_versions;
+      fam->compression = def->families[i].compression;
+      fam->block_size = def->families[i].block_size;
+    }
+  return t->n_families++;
+}
+
+static bool bad_name(const char *s) { return !s || !*s || strlen(s) > 200; }
+
+/* Build the in-memory table of a definition (no kv work). */
+static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, cat_error *err) {
+  *out = NULL;
+  if (bad_name(def->name)) return cat_err(err, CAT_ERR_INVALID, "bad table name");
+  if (def->n_pk < 1) return cat_err(err, CAT_ERR_INVALID, "table %s has no PRIMARY KEY", def->name);
+  if (def->n_columns < 1 || def->n_columns > CAT_MAX_COLUMNS)
+    return cat_err(err, CAT_ERR_INVALID, "table %s: %d columns (1..%d allowed)", def->name, def->n_columns, CAT_MAX_COLUMNS);
+  for (int i = 0; i < def->n_families; i++)
+    if (bad_name(def->families[i].name) || def->families[i].name[0] == '_')
+      return cat_err(err, CAT_ERR_INVALID, "family name '%s' is reserved (names starting with '_')",
+                     def->families[i].name ? def->families[i].name : "");
+  cat_table *t = calloc(1, sizeof *t);
+  if (!t) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  int rc = CAT_OK;
+  char nb[300];
+  t->name = dupstr(def->name);
+  snprintf(nb, sizeof nb, "$t%llu.%s", (unsigned long long)gen, def->name);
+  t->kv_name = dupstr(nb);
+  t->generation = gen;
+  t->immutable_rows = def->immutable_rows;
+  t->ttl_sec = def->ttl_sec;
+  t->columns = calloc((size_t)def->n_columns, sizeof *t->columns);
+  t->families = calloc(KV_MAX_FAMILIES, sizeof *t->families);
+  if (!t->name || !t->kv_name || !t->columns || !t->families) { rc = cat_err(err, CAT_ERR_NOMEM, "out of memory"); goto fail; }
+  if (want_family(t, CAT_KEY_FAMILY, def) != 0) { rc = cat_err(err, CAT_ERR_NOMEM, "out of memory"); goto fail; }
+  t->families[0].max_versions = 1;
+  t->next_column_id = 1;
+  for (int i = 0; i < def->n_columns; i++) {
+    const cat_column_def *cd = &def->columns[i];
+    cat_column *c = &t->columns[i];
+    t->n_columns = i + 1;
+    if (bad_name(cd->name)) { rc = cat_err(err, CAT_ERR_INVALID, "bad column name"); goto fail; }
+    for (int j = 0; j < i; j++)
+      if (strcmp(def->columns[j].name, cd->name) == 0) { rc = cat_err(err, CAT_ERR_EXISTS, "duplicate column %s", cd->name); goto fail; }
+    rc = cat_type_validate(&cd->type, err);
+    if (rc) goto fail;
+    c->name = dupstr(cd->name);
+    if (!c->name) { rc = cat_err(err, CAT_ERR_NOMEM, "out of memory"); goto fail; }
+    c->type = cd->type;
+    c->pk_pos = -1;
+    for (int k = 0; k < def->n_pk; k++)
+      if (strcmp(def->pk[k], cd->name) == 0) {
+        if (c->pk_pos >= 0) { rc = cat_err(err, CAT_ERR_INVALID, "column %s twice in the PRIMARY KEY", cd->name); goto fail; }
+        c->pk_pos = k;
+        c->desc = def->pk_desc ? def->pk_desc[k] : false;
+      }
+    if (c->pk_pos >= 0) {
+      if (cd->family) { rc = cat_err(err, CAT_ERR_INVALID, "PRIMARY KEY column %s cannot have a family", cd->name); goto fail; }
+      c->nullable = cd->null_mode == 1;
+      c->family = 0;
+    } else {
+      const char *fam = cd->family ? cd->family : CAT_DEFAULT_FAMILY;
+      if (bad_name(fam) || fam[0] == '_') { rc = cat_err(err, CAT_ERR_INVALID, "family name '%s' is reserved (names starting with '_')", fam); goto fail; }
+      c->family = want_family(t, fam, def);
+      if (c->family < 0) { rc = cat_err(err, CAT_ERR_INVALID, "too many families (at most %u)", KV_MAX_FAMILIES); goto fail; }
+      c->nullable = cd->null_mode != 2;
+      c->id = t->next_column_id++;
+    }
+  }
+  for (int k = 0; k < def->n_pk; k++) {
+    bool found = false;
+    for (int i = 0; i < def->n_columns; i++) found |= strcmp(def->pk[k], def->columns[i].name) == 0;
+    if (!found) { rc = cat_err(err, CAT_ERR_INVALID, "PRIMARY KEY column %s is not a column", def->pk[k]); goto fail; }
+  }
+  for (int i = 0; i < def->n_families; i++)
+    if (want_family(t, def->families[i].name, def) < 0) { rc = cat_err(err, CAT_ERR_INVALID, "too many families"); goto fail; }
+  if (!derive(t)) { rc = cat_err(err, CAT_ERR_INVALID, "table %s: bad PRIMARY KEY", def->name); goto fail; }
+  *out = t;
+  return CAT_OK;
+fail:
+  free_table(t);
+  return rc;
+}
+
+int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table **out,
+                     cat_error *err) {
+  if (out) *out = NULL;
+  if (def->name && find_table_index(cat, def->name) >= 0)
+    return cat_err(err, CAT_ERR_EXISTS, "table %s already exists", def->name);
+  uint64_t gen = cat->next_gen;
+  cat_table *t;
+  int rc = build_table(def, gen, &t, err);
+  if (rc) return rc;
+  kv_family_options fo[KV_MAX_FAMILIES];
+  for (int i = 0; i < t->n_families; i++) {
+    fo[i].name = t->families[i].name;
+    fo[i].max_versions = t->families[i].max_versions;
+    fo[i].ttl_sec = t->families[i].ttl_sec;
+    fo[i].compression = t->families[i].compression;
+    fo[i].block_size = t->families[i].block_size;
+  }
+  /* Step 1: the kv table (an orphan until step 2 commits). */
+  int krc = kv_create_table(cat->db, t->kv_name, fo, t->n_families);
+  if (krc) { free_table(t); return kverr(err, krc, "CREATE TABLE"); }
+  /* Step 2: the catalog rows, atomically. */
+  buf k = {0}, v = {0};
+  kv_batch *b = kv_batch_new();
+  table_key(&k, t->name);
+  table_record(t, &v);
+  rc = b ? batch_put_row(cat, b, &k, &v, err) : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  if (!rc) rc = batch_meta(cat, b, gen + 1, err);
+  if (!rc) rc = commit(cat, b, err);
+  kv_batch_free(b);
+  free(k.p);
+  free(v.p);
+  if (!rc) {
+    cat->next_gen = gen + 1;
+    rc = resolve_ids(cat, t, err);
+    if (!rc && add_table(cat, t)) rc = cat_err(err, CAT_ERR_NOMEM, "out of memory");
+    if (rc) free_table(t);
+    else if (out) *out = t;
+    return rc;
+  }
+  kv_drop_table(cat->db, t->kv_name); /* best effort; else the next open drops the orphan */
+  free_table(t);
+  return rc;
+}
+
+int cat_drop_table(cat_catalog *cat, const char *name, cat_error *err) {
+  int ti = find_table_index(cat, name);
+  if (ti < 0) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", name);
+  cat_table *t = cat->tables[ti];
+  kv_batch *b = kv_batch_new();
+  buf k = {0};
+  int rc = b ? CAT_OK : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  for (int i = 0; !rc && i < t->n_indexes; i++) {
+    index_key(&k, t->name, t->indexes[i].name);
+    rc = batch_delete_row(cat, b, &k, err);
+  }
+  if (!rc) {
+    table_key(&k, t->name);
+    rc = batch_delete_row(cat, b, &k, err);
+  }
+  if (!rc) rc = commit(cat, b, err);
+  kv_batch_free(b);
+  free(k.p);
+  if (rc) return rc;
+  /* The catalog no longer names them: from here a crash leaves only orphans. */
+  memmove(&cat->tables[ti], &cat->tables[ti + 1], (size_t)(cat->n_tables - ti - 1) * sizeof *cat->tables);
+  cat->n_tables--;
+  for (int i = 0; !rc && i < t->n_indexes; i++) {
+    int krc = kv_drop_table(cat->db, t->indexes[i].kv_name);
+    if (krc && krc != KV_ERR_NOTFOUND) rc = kverr(err, krc, "DROP TABLE (index table)");
+  }
+  int krc = kv_drop_table(cat->db, t->kv_name);
+  if (!rc && krc && krc != KV_ERR_NOTFOUND) rc = kverr(err, krc, "DROP TABLE");
+  free_table(t);
+  return rc;
+}
+
+/* ---- indexes ------------------------------------------------------------------------- */
+static int write_index_row(cat_catalog *cat, const cat_table *t, const cat_index *x, uint64_t meta_gen,
+                           cat_error *err) {
+  buf k = {0}, v = {0};
+  kv_batch *b = kv_batch_new();
+  index_key(&k, t->name, x->name);
+  index_record(t, x, &v);
+  int rc = b ? batch_put_row(cat, b, &k, &v, err) : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  if (!rc && meta_gen) rc = batch_meta(cat, b, meta_gen, err);
+  if (!rc) rc = commit(cat, b, err);
+  kv_batch_free(b);
+  free(k.p);
+  free(v.p);
+  return rc;
+}
+
+int cat_create_index(cat_catalog *cat, const char *table, const cat_index_def *def,
+                     cat_error *err) {
+  int ti = find_table_index(cat, table);
+  if (ti < 0) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", table);
+  cat_table *t = cat->tables[ti];
+  if (bad_name(def->name) || def->n_keys < 1 || def->n_keys > CAT_MAX_COLUMNS ||
+      def->n_include < 0 || def->n_include > CAT_MAX_COLUMNS)
+    return cat_err(err, CAT_ERR_INVALID, "bad index definition");
+  if (cat_find_index(t, def->name)) return cat_err(err, CAT_ERR_EXISTS, "index %s already exists on %s", def->name, table);
+  for (int i = 0; i < def->n_include; i++)
+    if (cat_find_column(t, def->include[i]) < 0)
+      return cat_err(err, CAT_ERR_NOTFOUND, "INCLUDE column %s is not a column of %s", def->include[i], table);
+  cat_index x;
+  memset(&x, 0, sizeof x);
+  uint64_t gen = cat->next_gen;
+  char nb[500];
+  snprintf(nb, sizeof nb, "$i%llu.%s.%s", (unsigned long long)gen, table, def->name);
+  x.name = dupstr(def->name);
+  x.kv_name = dupstr(nb);
+  x.generation = gen;
+  x.state = CAT_INDEX_BUILDING;
+  x.n_keys = def->n_keys;
+  x.keys = calloc((size_t)def->n_keys, sizeof *x.keys);
+  x.key_desc = calloc((size_t)def->n_keys, sizeof *x.key_desc);
+  x.n_include = def->n_include;
+  x.include = calloc((size_t)(def->n_include ? def->n_include : 1), sizeof *x.include);
+  bool oom = !x.name || !x.kv_name || !x.keys || !x.key_desc || !x.include;
+  for (int i = 0; !oom && i < def->n_keys; i++) {
+    x.keys[i] = dupstr(def->keys[i]);
+    x.key_desc[i] = def->key_desc ? def->key_desc[i] : false;
+    oom = !x.keys[i];
+  }
+  for (int i = 0; !oom && i < def->n_include; i++) oom = !(x.include[i] = dupstr(def->include[i]));
+  cat_index *nx = oom ? NULL : realloc(t->indexes, (size_t)(t->n_indexes + 1) * sizeof *nx);
+  if (!nx) { free_index(&x); return cat_err(err, CAT_ERR_NOMEM, "out of memory"); }
+  t->indexes = nx;
+  kv_family_options fo[2];
+  memset(fo, 0, sizeof fo);
+  fo[0].name = CAT_KEY_FAMILY;
+  fo[1].name = CAT_DEFAULT_FAMILY;
+  fo[0].ttl_sec = fo[1].ttl_sec = t->ttl_sec;
+  int krc = kv_create_table(cat->db, x.kv_name, fo, 2);
+  if (krc) { free_index(&x); return kverr(err, krc, "CREATE INDEX"); }
+  int rc = write_index_row(cat, t, &x, gen + 1, err);
+  if (!rc) {
+    cat->next_gen = gen + 1;
+    t->indexes[t->n_indexes++] = x;
+    return resolve_ids(cat, t, err);
+  }
+  kv_drop_table(cat->db, x.kv_name);
+  free_index(&x);
+  return rc;
+}
+
+int cat_drop_index(cat_catalog *cat, const char *table, const char *index, cat_error *err) {
+  int ti = find_table_index(cat, table);
+  cat_table *t = ti >= 0 ? cat->tables[ti] : NULL;
+  int xi = -1;
+  for (int i = 0; t && i < t->n_indexes; i++)
+    if (strcmp(t->indexes[i].name, index) == 0) xi = i;
+  if (xi < 0) return cat_err(err, CAT_ERR_NOTFOUND, "index %s on %s does not exist", index, table);
+  buf k = {0};
+  kv_batch *b = kv_batch_new();
+  index_key(&k, table, index);
+  int rc = b ? batch_delete_row(cat, b, &k, err) : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  if (!rc) rc = commit(cat, b, err);
+  kv_batch_free(b);
+  free(k.p);
+  if (rc) return rc;
+  cat_index x = t->indexes[xi];
+  memmove(&t->indexes[xi], &t->indexes[xi + 1], (size_t)(t->n_indexes - xi - 1) * sizeof x);
+  t->n_indexes--;
+  int krc = kv_drop_table(cat->db, x.kv_name);
+  free_index(&x);
+  return krc && krc != KV_ERR_NOTFOUND ? kverr(err, krc, "DROP INDEX") : CAT_OK;
+}
+
+int cat_set_index_state(cat_catalog *cat, const char *table, const char *index, int state,
+                        cat_error *err) {
+  if (state < CAT_INDEX_BUILDING || state > CAT_INDEX_DISABLED)
+    return cat_err(err, CAT_ERR_INVALID, "bad index state %d", state);
+  int ti = find_table_index(cat, table);
+  cat_table *t = ti >= 0 ? cat->tables[ti] : NULL;
+  for (int i = 0; t && i < t->n_indexes; i++)
+    if (strcmp(t->indexes[i].name, index) == 0) {
+      cat_index x = t->indexes[i];
+      x.state = state;
+      int rc = write_index_row(cat, t, &x, 0, err);
+      if (!rc) t->indexes[i].state = state;
+      return rc;
+    }
+  return cat_err(err, CAT_ERR_NOTFOUND, "index %s on %s does not exist", index, table);
+}
+
+/* ---- lookups --------------------------------------------------------------------------- */
+const cat_table *cat_find_table(const cat_catalog *cat, const char *name) {
+  int i = find_table_index(cat, name);
+  return i < 0 ? NULL : cat->tables[i];
+}
+int cat_table_count(const cat_catalog *cat) { return cat->n_tables; }
+const cat_table *cat_table_at(const cat_catalog *cat, int i) {
+  return i < 0 || i >= cat->n_tables ? NULL : cat->tables[i];
+}
+int cat_find_column(const cat_table *t, const char *name) {
+  for (int i = 0; i < t->n_columns; i++)
+    if (strcmp(t->columns[i].name, name) == 0) return i;
+  return -1;
+}
+int cat_find_family(const cat_table *t, const char *name) { return find_def_family(t, name); }
+const cat_index *cat_find_index(const cat_table *t, const char *name) {
+  for (int i = 0; i < t->n_indexes; i++)
+    if (strcmp(t->indexes[i].name, name) == 0) return &t->indexes[i];
+  return NULL;
+}
+
+size_t cat_column_qualifier(uint16_t id, uint8_t *q) {
+  if (id < 128) { q[0] = (uint8_t)id; return 1; }
+  q[0] = (uint8_t)(0x80 | (id >> 8));
+  q[1] = (uint8_t)id;
+  return 2;
+}

@@ -1,0 +1,171 @@
+/*
+** catalog/catalog.h: the persistent schema: tables, columns, column families, indexes.
+**
+** The catalog lives in the store itself, in the kv table SYSTEM.CATALOG (family "0"): one
+** row per table and one per index, each DDL written in one atomic kv batch
+** (docs/FORMAT-encodings.md "SYSTEM.CATALOG"). The catalog row is the source of truth:
+** CREATE makes the kv table first (under an internal name "$t<gen>.<name>" or
+** "$i<gen>.<table>.<index>") and then commits the catalog batch; DROP commits the catalog
+** deletion first and then drops the kv table; cat_open drops every kv table with an
+** internal name that no catalog row names (the orphan of a crash between the two steps).
+** kv tables whose names do not start with '$' are never touched. Everything is loaded at
+** open and kept in memory; lookups do not read the store.
+**
+** Every table has the hidden key family "_k" (CAT_KEY_FAMILY) holding one empty marker cell
+** (qualifier 0x00) per row, so a row whose non-key columns are all NULL still exists. User
+** family names may not start with '_'. Unqualified non-key columns go to family "0". Each
+** non-key column has a short id (1..32767, never reused within a table) that is its cell
+** qualifier (cat_column_qualifier). PK columns are NOT NULL unless declared NULL.
+**
+** Names arrive already case-folded by the parser and are compared exactly. Not here: SQL
+** text, planning, index maintenance (exec/). Not thread-safe: the caller serializes DDL.
+*/
+#ifndef ROWAN_CAT_CATALOG_H
+#define ROWAN_CAT_CATALOG_H
+
+#include "catalog/keycodec.h"
+#include "catalog/types.h"
+#include "kv/kv.h"
+
+#define CAT_SYSTEM_TABLE "SYSTEM.CATALOG"
+#define CAT_KEY_FAMILY "_k"
+#define CAT_DEFAULT_FAMILY "0"
+#define CAT_MARKER_QUALIFIER "\x00" /* one byte: the key family's marker cell */
+#define CAT_MAX_COLUMNS 1024
+
+/* Index states. ORDER CAT_INDEX_STATE: stored in SYSTEM.CATALOG, never renumber. */
+enum cat_index_state { CAT_INDEX_BUILDING = 0, CAT_INDEX_ACTIVE = 1, CAT_INDEX_DISABLED = 2 };
+
+typedef struct cat_family {
+  char *name;          /* "_k" (always families[0]), "0" or a user name */
+  int max_versions;    /* VERSIONS (>= 1) */
+  int64_t ttl_sec;     /* TTL in seconds, 0 = forever (the table's TTL) */
+  int compression;     /* enum kv_compression */
+  uint32_t block_size; /* BLOCKSIZE in bytes, 0 = kv's default */
+  uint32_t kv_id;      /* the kv family id (valid while the catalog is open) */
+} cat_family;
+
+typedef struct cat_column {
+  char *name;        /* column name */
+  cat_type type;     /* type with length/precision/scale */
+  bool nullable;     /* NULL allowed */
+  bool desc;         /* PK columns: DESC sort order */
+  int pk_pos;        /* position in the PK (0-based), -1 for non-key columns */
+  int family;        /* index into cat_table.families; 0 (the key family) for PK columns */
+  uint16_t id;       /* non-key columns: the cell qualifier id (1..32767); 0 for PK columns */
+} cat_column;
+
+typedef struct cat_index {
+  char *name;          /* index name, unique within the table */
+  char *kv_name;       /* the hidden kv table holding the index rows */
+  uint64_t generation; /* generation number in kv_name */
+  int state;           /* enum cat_index_state */
+  int n_keys;          /* indexed keys */
+  char **keys;         /* column names or expression text, as given */
+  bool *key_desc;      /* per key: DESC */
+  int n_include;       /* INCLUDE columns */
+  char **include;      /* their names */
+  uint32_t kv_key_family, kv_data_family; /* kv ids of the index table's "_k" and "0" */
+} cat_index;
+
+typedef struct cat_table {
+  char *name;              /* table name (e.g. "SENSORS" or "S.SENSORS") */
+  char *kv_name;           /* the kv table: "$t<gen>.<name>" */
+  uint64_t generation;     /* generation number in kv_name */
+  bool immutable_rows;     /* IMMUTABLE_ROWS */
+  int64_t ttl_sec;         /* TTL of every family and the marker; 0 = forever */
+  uint16_t next_column_id; /* next unused column id */
+  int n_columns;           /* columns in declaration order */
+  cat_column *columns;     /* the columns */
+  int n_pk;                /* PK columns */
+  int *pk;                 /* column index of each PK column, in PK order */
+  cat_key_col *key_cols;   /* the row-key codec's view of the PK, in PK order */
+  int n_families;          /* families, [0] = the hidden key family */
+  cat_family *families;    /* the families */
+  int n_indexes;           /* indexes */
+  cat_index *indexes;      /* the indexes */
+} cat_table;
+
+/* ---- Definitions handed to DDL (strings borrowed for the call) ------------------------ */
+typedef struct cat_column_def {
+  const char *name;   /* column name */
+  const char *family; /* family name or NULL (default "0"); must be NULL for PK columns */
+  cat_type type;      /* type */
+  int null_mode;      /* 0 = default (PK NOT NULL, others nullable), 1 = NULL, 2 = NOT NULL */
+} cat_column_def;
+
+typedef struct cat_family_def {
+  const char *name;    /* family name (must be used by a column, or is created empty) */
+  int max_versions;    /* VERSIONS, 0 = 1 */
+  int compression;     /* enum kv_compression */
+  uint32_t block_size; /* BLOCKSIZE, 0 = default */
+} cat_family_def;
+
+typedef struct cat_table_def {
+  const char *name;                /* table name */
+  const cat_column_def *columns;   /* columns in order */
+  int n_columns;                   /* count */
+  const char *const *pk;           /* PK column names in PK order */
+  const bool *pk_desc;             /* per PK column: DESC (NULL = all ASC) */
+  int n_pk;                        /* >= 1 */
+  const cat_family_def *families;  /* options of named families (optional) */
+  int n_families;                  /* count */
+  int64_t ttl_sec;                 /* TTL, 0 = forever */
+  int default_versions;            /* VERSIONS for families without their own, 0 = 1 */
+  bool immutable_rows;             /* IMMUTABLE_ROWS */
+} cat_table_def;
+
+typedef struct cat_index_def {
+  const char *name;            /* index name */
+  const char *const *keys;     /* column names or expression text */
+  const bool *key_desc;        /* per key DESC (NULL = all ASC) */
+  int n_keys;                  /* >= 1 */
+  const char *const *include;  /* INCLUDE column names */
+  int n_include;               /* count */
+} cat_index_def;
+
+typedef struct cat_catalog cat_catalog;
+
+/* Open the catalog of store db: create SYSTEM.CATALOG if absent, load every table and
+** index, drop orphaned internal kv tables, resolve kv family ids. db stays owned by the
+** caller and must outlive the catalog. *out is the handle (free with cat_close) or NULL on
+** error. Errors: CAT_ERR_KV, CAT_ERR_CORRUPT (a catalog row that does not decode),
+** CAT_ERR_NOMEM. */
+int cat_open(kv_db *db, cat_catalog **out, cat_error *err);
+/* Free the in-memory catalog (does not close db). NULL is a no-op. */
+void cat_close(cat_catalog *cat);
+
+/* CREATE TABLE. Validates (CAT_ERR_INVALID: no PK, unknown or duplicate PK column, PK column
+** with a family, family name starting with '_', bad type parameters, too many columns;
+** CAT_ERR_EXISTS: the name is taken or a duplicate column), creates the kv table, commits
+** the catalog row. On success *out (if not NULL) points at the table (owned by cat, valid
+** until it is dropped or cat closed). A crash at any point leaves the table fully there or
+** fully absent after the next cat_open. */
+int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table **out,
+                     cat_error *err);
+/* DROP TABLE (and its indexes). CAT_ERR_NOTFOUND if absent. */
+int cat_drop_table(cat_catalog *cat, const char *name, cat_error *err);
+/* CREATE INDEX on table `table`, in state BUILDING (exec/ backfills, then sets ACTIVE). The
+** index's kv table has families "_k" and "0". CAT_ERR_NOTFOUND (table), CAT_ERR_EXISTS. */
+int cat_create_index(cat_catalog *cat, const char *table, const cat_index_def *def,
+                     cat_error *err);
+/* DROP INDEX. CAT_ERR_NOTFOUND. */
+int cat_drop_index(cat_catalog *cat, const char *table, const char *index, cat_error *err);
+/* Set an index's state (persisted). CAT_ERR_NOTFOUND, CAT_ERR_INVALID (bad state). */
+int cat_set_index_state(cat_catalog *cat, const char *table, const char *index, int state,
+                        cat_error *err);
+
+/* Lookups (NULL / -1 when absent). Pointers are owned by cat and stay valid until the next
+** DDL on that table or cat_close. */
+const cat_table *cat_find_table(const cat_catalog *cat, const char *name);
+int cat_table_count(const cat_catalog *cat);
+const cat_table *cat_table_at(const cat_catalog *cat, int i); /* in creation order */
+int cat_find_column(const cat_table *t, const char *name);
+int cat_find_family(const cat_table *t, const char *name);
+const cat_index *cat_find_index(const cat_table *t, const char *name);
+
+/* The cell qualifier of column id `id` into q (at least 2 bytes): 1 byte for ids < 128,
+** else 2 bytes (0x80 | id >> 8, id & 0xFF). Returns its length. */
+size_t cat_column_qualifier(uint16_t id, uint8_t *q);
+
+#endif /* ROWAN_CAT_CATALOG_H */
