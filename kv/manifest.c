@@ -13,9 +13,11 @@
 ** byte (enum kv_edit_kind) and its fields as varints (see encode_edit). A group is applied
 ** whole or not at all: it is checked against a copy of the version first.
 **
-** Replay uses the WAL's torn-tail rule: a record cut short at the end of the file, a zero
-** filled tail, or a final record with a bad checksum and nothing after it is dropped and the
-** file truncated back; any other damage is KV_ERR_CORRUPT naming the file and the offset.
+** Replay drops a torn tail (a record cut short at the end of the file, or a zero-filled
+** tail) and truncates the file back; any other damage is KV_ERR_CORRUPT naming the file and
+** the offset. Unlike the WAL, a complete final record with a bad checksum is corruption: a
+** synced edit may already have been acted on (old WAL segments deleted), so dropping it
+** would lose data.
 ** This file does not touch store files or the WAL: it only records what the store decides.
 */
 #include <stdio.h>
@@ -507,8 +509,9 @@ static int replay(const char *path, const uint8_t *buf, size_t len, kv_version *
       if (plen > rem - REC_HEADER) {
         torn = 1;
       } else if (kv_get_u64le(h + 8) != XXH3_64bits(h + REC_HEADER, plen)) {
-        if (off + REC_HEADER + plen != len) return corrupt_at(path, off, "checksum mismatch");
-        torn = 1;
+        /* Even on the final record: the store acts on a record once it is synced (it may
+        ** have deleted the WAL it made redundant), so damage there is not a torn write. */
+        return corrupt_at(path, off, "checksum mismatch");
       } else if (n == 0) {
         if (plen != 12 || memcmp(h + REC_HEADER, MAGIC, 8) != 0)
           return corrupt_at(path, off, "not a Rowan MANIFEST (bad magic)");

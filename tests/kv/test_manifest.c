@@ -356,8 +356,27 @@ static void test_torn_tail_dropped(void **state) {
     assert_int_equal(env->sync(f), KV_OK);
     env->close(f);
   }
-  /* The final record's checksum fails with nothing after it: torn too. */
+  /* The final record complete but its checksum failing is damage, not a torn write: the
+  ** store may have acted on that synced edit already. */
   assert_int_equal(kv_env_mem_set_byte(env, "/db/MANIFEST", full - 1, (uint8_t)(orig[full - 1] ^ 1)), KV_OK);
+  assert_int_equal(kv_manifest_open(env, "/db", false, &m, &want), KV_ERR_CORRUPT);
+  char at[64];
+  snprintf(at, sizeof at, "offset %llu", (unsigned long long)good);
+  assert_non_null(strstr(kv_errmsg(), at));
+  assert_int_equal(kv_env_mem_set_byte(env, "/db/MANIFEST", full - 1, orig[full - 1]), KV_OK);
+  /* A zero-filled tail (space allocated, data never written) is dropped. */
+  kv_file *zf;
+  uint8_t zeros[40] = {0};
+  assert_int_equal(env->open(env, "/db/MANIFEST", KV_OPEN_WRITE, &zf), KV_OK);
+  assert_int_equal(env->append(zf, zeros, sizeof zeros), KV_OK);
+  env->close(zf);
+  assert_int_equal(kv_manifest_open(env, "/db", false, &m, &want), KV_OK);
+  assert_int_equal(kv_manifest_size(m), full);
+  assert_int_equal(fam_of(&want, 3)->n_files, 1);
+  kv_version_free(&want);
+  kv_manifest_close(m);
+  /* Back to the state without the last edit, to append after a dropped tail. */
+  assert_int_equal(kv_env_mem_shrink(env, "/db/MANIFEST", full - 1), KV_OK);
   assert_int_equal(kv_manifest_open(env, "/db", false, &m, &want), KV_OK);
   assert_versions_equal(&want, &v);
   /* New edits after a dropped tail are read back. */
