@@ -672,7 +672,14 @@ int kv_manifest_apply(kv_manifest *m, kv_version *v, const kv_edit *edits, int n
   rc = m->env->append(m->f, rec.p, rec.len);
   if (rc == KV_OK) {
     rc = m->env->sync(m->f);
-    if (rc != KV_OK) m->failed = rc;
+    if (rc != KV_OK) {
+      /* The caller is told the edit failed (and may delete the files it names): take the
+      ** record back out of the file as far as we can. Whether the bytes reached the disk
+      ** is unknown after a failed sync, so the log stays unusable; the caller must not
+      ** delete anything the old or the new state names until it reopens. */
+      if (m->env->truncate(m->f, m->size) == KV_OK) m->env->sync(m->f);
+      m->failed = rc;
+    }
   } else if (m->env->truncate(m->f, m->size) != KV_OK) {
     m->failed = rc;
   }
