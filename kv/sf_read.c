@@ -176,7 +176,8 @@ int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
   pr->max_seq = kv_get_u64le(t + 104);
   pr->min_ts = (int64_t)kv_get_u64le(t + 112);
   pr->max_ts = (int64_t)kv_get_u64le(t + 120);
-  if (index_size > MAX_SECTION || bloom_size > MAX_SECTION || index_off != bloom_off + bloom_size ||
+  if (index_size > MAX_SECTION || bloom_size > MAX_SECTION || bloom_size > index_off ||
+      index_off != bloom_off + bloom_size ||
       index_off > toff || index_off + index_size != toff || pr->blocks > pr->cells ||
       pr->rows > pr->cells) {
     rc = corrupt(r, toff, "trailer", "section offsets or counts out of range");

@@ -449,6 +449,46 @@ static void test_bloom_module(void **state) {
   free(h);
 }
 
+/* Keys and values at the limits: a maximal row key, a value larger than a block, one row
+** whose cells span many blocks; and the limits enforced. */
+static void test_big_cells(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1);
+  assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+  uint8_t *key = malloc(KV_MAX_ROW_KEY + 1), *val = malloc(1 << 20);
+  for (uint32_t i = 0; i <= KV_MAX_ROW_KEY; i++) key[i] = (uint8_t)(i * 7);
+  for (uint32_t i = 0; i < (1u << 20); i++) val[i] = (uint8_t)(i >> 9);
+  kv_cell cells[300];
+  size_t n = 0;
+  cells[n++] = (kv_cell){key, KV_MAX_ROW_KEY, (const uint8_t *)"q", 1, 5, 1, KV_PUT, val, 1u << 20};
+  cells[n++] = (kv_cell){key, KV_MAX_ROW_KEY, (const uint8_t *)"r", 1, 5, 1, KV_PUT, val, 3};
+  static uint8_t quals[298][2];
+  for (int q = 0; q < 298; q++) {  /* one long row of small cells */
+    quals[q][0] = (uint8_t)(q >> 8);
+    quals[q][1] = (uint8_t)q;
+    cells[n++] = (kv_cell){(const uint8_t *)"zz", 2, quals[q], 2, 9, 4, KV_PUT, val + q, 8};
+  }
+  kv_sf_props props;
+  write_file(env, "/t/big.sf", cells, n, 512, KV_COMPRESSION_LZ4, &props);
+  assert_true(props.blocks > 5);
+  uint64_t s = 3;
+  check_file(env, "/t/big.sf", cells, n, &s, 200);
+  kv_sf_writer *w;
+  assert_int_equal(kv_sf_writer_open(env, "/t/limits.sf", NULL, &w), KV_OK);
+  kv_cell c = {key, KV_MAX_ROW_KEY + 1, (const uint8_t *)"q", 1, 5, 1, KV_PUT, val, 1};
+  assert_int_equal(kv_sf_writer_add(w, &c), KV_ERR_TOOBIG);
+  c.row_len = 4;
+  c.type = 9;
+  assert_int_equal(kv_sf_writer_add(w, &c), KV_ERR_INVALID);
+  kv_sf_writer_abort(w);
+  kv_sf_reader *r = NULL;
+  assert_int_equal(kv_sf_open(env, "/t/missing.sf", &r), KV_ERR_NOTFOUND);
+  assert_null(r);
+  free(key);
+  free(val);
+  kv_env_free(env);
+}
+
 /* ---- Damage ---- */
 
 static uint64_t get_u64(kv_env *env, const char *path, uint64_t off) {
@@ -611,6 +651,7 @@ int main(void) {
     cmocka_unit_test(test_rejects_out_of_order),
     cmocka_unit_test(test_bloom_and_estimate),
     cmocka_unit_test(test_bloom_module),
+    cmocka_unit_test(test_big_cells),
     cmocka_unit_test(test_corruption_sections),
     cmocka_unit_test(test_corruption_every_byte),
     cmocka_unit_test(test_write_error),
