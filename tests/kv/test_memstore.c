@@ -1,0 +1,192 @@
+/*
+** tests/kv/test_memstore.c: the memstore skip list (kv/memstore.h): random cells come back
+** in kv_cell_cmp order; seek, seek_for_prev, seek_last, next and prev agree with a sorted
+** copy; byte and cell counters; a reader thread walking the list while the writer inserts
+** always sees a sorted list; references keep an iterator's memstore alive.
+*/
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv/memstore.h"
+#include "testutil.h"
+
+typedef struct tcell {
+  kv_cell c;          /* the cell (points into bytes) */
+  uint8_t bytes[24];  /* row (8) and qualifier (4) and value (8) */
+} tcell;
+
+static void make_cells(uint64_t *rng, tcell *cells, int n) {
+  for (int i = 0; i < n; i++) {
+    tcell *t = &cells[i];
+    uint32_t rl = 1 + (uint32_t)tu_below(rng, 8);
+    for (uint32_t k = 0; k < rl; k++) t->bytes[k] = (uint8_t)('a' + tu_below(rng, 3));
+    uint32_t ql = (uint32_t)tu_below(rng, 3);
+    for (uint32_t k = 0; k < ql; k++) t->bytes[8 + k] = (uint8_t)tu_below(rng, 256);
+    memcpy(t->bytes + 12, "valuexyz", 8);
+    t->c.row = t->bytes;
+    t->c.row_len = rl;
+    t->c.qual = t->bytes + 8;
+    t->c.qual_len = ql;
+    t->c.ts = (int64_t)tu_below(rng, 5);
+    t->c.seq = (uint64_t)i + 1; /* unique: no two cells compare equal */
+    t->c.type = (uint8_t)tu_below(rng, 4);
+    t->c.value = t->bytes + 12;
+    t->c.value_len = t->c.type == KV_PUT ? 8 : 0;
+  }
+}
+
+/* Sort pointers: the cells point into their own bytes, so they must not move. */
+static int cmp_tcell(const void *a, const void *b) {
+  return kv_cell_cmp(&(*(tcell *const *)a)->c, &(*(tcell *const *)b)->c);
+}
+
+static void assert_cell_eq(const kv_cell *a, const kv_cell *b) {
+  assert_int_equal(kv_cell_cmp(a, b), 0);
+  assert_int_equal(a->value_len, b->value_len);
+  if (a->value_len) assert_memory_equal(a->value, b->value, a->value_len);
+}
+
+static void test_order_and_navigation(void **state) {
+  uint64_t rng = tu_seed("memstore_order");
+  int n = (int)tu_scaled(5000, 500);
+  tcell *cells = calloc((size_t)n, sizeof *cells);
+  make_cells(&rng, cells, n);
+  kv_memstore *m = kv_memstore_new();
+  for (int i = 0; i < n; i++) assert_int_equal(kv_memstore_add(m, &cells[i].c), KV_OK);
+  assert_int_equal(kv_memstore_cells(m), (uint64_t)n);
+  assert_int_equal(kv_memstore_max_seq(m), (uint64_t)n);
+  assert_true(kv_memstore_bytes(m) >= (size_t)n * 8);
+  tcell **sorted = malloc((size_t)n * sizeof *sorted);
+  for (int i = 0; i < n; i++) sorted[i] = &cells[i];
+  qsort(sorted, (size_t)n, sizeof *sorted, cmp_tcell);
+
+  kv_iter *it = kv_memstore_iter_new(m);
+  kv_memstore_unref(m); /* the iterator's reference keeps it alive */
+  int i = 0;
+  for (it->ops->seek_first(it); it->ops->valid(it); it->ops->next(it), i++)
+    assert_cell_eq(it->ops->cell(it), &sorted[i]->c);
+  assert_int_equal(i, n);
+  i = n - 1;
+  for (it->ops->seek_last(it); it->ops->valid(it); it->ops->prev(it), i--)
+    assert_cell_eq(it->ops->cell(it), &sorted[i]->c);
+  assert_int_equal(i, -1);
+  /* seeks to existing cells and to row starts */
+  for (int k = 0; k < 200; k++) {
+    int j = (int)tu_below(&rng, (uint64_t)n);
+    it->ops->seek(it, &sorted[j]->c);
+    assert_true(it->ops->valid(it));
+    assert_cell_eq(it->ops->cell(it), &sorted[j]->c);
+    it->ops->seek_for_prev(it, &sorted[j]->c);
+    assert_cell_eq(it->ops->cell(it), &sorted[j]->c);
+    kv_cell t = kv_cell_row_first(sorted[j]->c.row, sorted[j]->c.row_len);
+    it->ops->seek(it, &t);
+    int first = j;
+    while (first > 0 && kv_bytes_cmp(sorted[first - 1]->c.row, sorted[first - 1]->c.row_len,
+                                     t.row, t.row_len) == 0)
+      first--;
+    assert_cell_eq(it->ops->cell(it), &sorted[first]->c);
+    it->ops->seek_for_prev(it, &t);
+    if (first == 0) assert_false(it->ops->valid(it));
+    else assert_cell_eq(it->ops->cell(it), &sorted[first - 1]->c);
+  }
+  assert_int_equal(it->ops->status(it), KV_OK);
+  it->ops->destroy(it);
+  free(sorted);
+  free(cells);
+}
+
+static void test_empty(void **state) {
+  kv_memstore *m = kv_memstore_new();
+  assert_int_equal(kv_memstore_bytes(m), 0);
+  kv_iter *it = kv_memstore_iter_new(m);
+  it->ops->seek_first(it);
+  assert_false(it->ops->valid(it));
+  it->ops->seek_last(it);
+  assert_false(it->ops->valid(it));
+  kv_cell t = kv_cell_row_first((const uint8_t *)"x", 1);
+  it->ops->seek(it, &t);
+  assert_false(it->ops->valid(it));
+  it->ops->seek_for_prev(it, &t);
+  assert_false(it->ops->valid(it));
+  it->ops->destroy(it);
+  kv_memstore_unref(m);
+}
+
+static void test_large_value(void **state) {
+  kv_memstore *m = kv_memstore_new();
+  size_t len = 1 << 20;
+  uint8_t *v = malloc(len);
+  for (size_t i = 0; i < len; i++) v[i] = (uint8_t)(i * 7);
+  kv_cell c = {(const uint8_t *)"row", 3, (const uint8_t *)"q", 1, 5, 1, KV_PUT, v,
+               (uint32_t)len};
+  assert_int_equal(kv_memstore_add(m, &c), KV_OK);
+  kv_iter *it = kv_memstore_iter_new(m);
+  it->ops->seek_first(it);
+  assert_true(it->ops->valid(it));
+  assert_int_equal(it->ops->cell(it)->value_len, len);
+  assert_memory_equal(it->ops->cell(it)->value, v, len);
+  it->ops->destroy(it);
+  kv_memstore_unref(m);
+  free(v);
+}
+
+typedef struct reader_arg {
+  kv_memstore *m;       /* shared memstore */
+  atomic_bool stop;     /* set by the writer when done */
+  uint64_t walks;       /* full walks done */
+  int bad;              /* out-of-order pairs seen */
+} reader_arg;
+
+static void *reader_main(void *p) {
+  reader_arg *a = p;
+  kv_iter *it = kv_memstore_iter_new(a->m);
+  while (!atomic_load(&a->stop) || a->walks == 0) {
+    kv_cell prev = {0};
+    bool have = false;
+    for (it->ops->seek_first(it); it->ops->valid(it); it->ops->next(it)) {
+      const kv_cell *c = it->ops->cell(it);
+      if (have && kv_cell_cmp(&prev, c) >= 0) a->bad++;
+      prev = *c;
+      have = true;
+    }
+    a->walks++;
+  }
+  it->ops->destroy(it);
+  return NULL;
+}
+
+static void test_concurrent_reader(void **state) {
+  uint64_t rng = tu_seed("memstore_concurrent");
+  int n = (int)tu_scaled(20000, 2000);
+  tcell *cells = calloc((size_t)n, sizeof *cells);
+  make_cells(&rng, cells, n);
+  kv_memstore *m = kv_memstore_new();
+  reader_arg a = {.m = m};
+  atomic_init(&a.stop, false);
+  pthread_t th;
+  pthread_create(&th, NULL, reader_main, &a);
+  for (int i = 0; i < n; i++) assert_int_equal(kv_memstore_add(m, &cells[i].c), KV_OK);
+  atomic_store(&a.stop, true);
+  pthread_join(th, NULL);
+  assert_int_equal(a.bad, 0);
+  assert_true(a.walks > 0);
+  kv_memstore_unref(m);
+  free(cells);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_order_and_navigation),
+    cmocka_unit_test(test_empty),
+    cmocka_unit_test(test_large_value),
+    cmocka_unit_test(test_concurrent_reader),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
