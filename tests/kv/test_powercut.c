@@ -335,6 +335,10 @@ static void run_sync_mode(int mode) {
   PC_OK(&t, kv_open("/db", &t.opts, &t.db));
   lookup(&t);
   verify(&t, "after power cut");
+  /* Sequence numbers of lost commits may be handed out again; never of kept ones. */
+  if (kv_last_sequence(t.db) < (mode == KV_SYNC_FULL ? t.last_seq : 1))
+    PC_FAIL(&t, "last sequence went back to %llu", (unsigned long long)kv_last_sequence(t.db));
+  t.last_seq = kv_last_sequence(t.db);
   /* A clean close syncs in every mode: nothing is lost then. */
   t.opts.sync_mode = mode;
   PC_OK(&t, kv_close(t.db));
@@ -358,7 +362,7 @@ static void test_sync_off_loses_unsynced(void **state) { (void)state; run_sync_m
 /* ---- ENOSPC in a commit ------------------------------------------------------------ */
 static void run_enospc(bool power_cut, int kind) {
   pc t;
-  pc_init(&t, power_cut ? "enospc_power_cut" : kind == KV_FAULT_TORN ? "torn_wal" : "enospc_reopen",
+  pc_init(&t, kind == KV_FAULT_TORN ? "torn_wal" : power_cut ? "enospc_power_cut" : "enospc_reopen",
           KV_SYNC_FULL, 0, 0);
   pc_create(&t);
   kv_batch *b = kv_batch_new();
@@ -392,6 +396,38 @@ static void run_enospc(bool power_cut, int kind) {
 static void test_enospc_commit_reopen(void **state) { (void)state; run_enospc(false, KV_FAULT_ENOSPC); }
 static void test_enospc_commit_power_cut(void **state) { (void)state; run_enospc(true, KV_FAULT_ENOSPC); }
 static void test_torn_wal_write_power_cut(void **state) { (void)state; run_enospc(true, KV_FAULT_TORN); }
+
+/* ---- A failed MANIFEST sync ------------------------------------------------------------ */
+/* The MANIFEST record of a flush is appended but its sync fails: the flush reports the
+** error; whether or not the record survives, the store must open again with every
+** acknowledged batch (the new store file must not be deleted while a MANIFEST record that
+** may be durable names it). Regression for build/KV_BUGS.txt "BUG 1". */
+static void run_manifest_sync_failure(bool power_cut, bool compaction) {
+  pc t;
+  pc_init(&t, power_cut ? "manifest_sync_cut" : "manifest_sync_reopen", KV_SYNC_FULL, 0, 0);
+  t.opts.compaction_trigger = 1000;
+  pc_create(&t);
+  kv_batch *b = kv_batch_new();
+  assert_non_null(b);
+  for (int i = 0; i < 10; i++) {
+    PC_OK(&t, commit_one(&t, b));
+    if (compaction && i % 3 == 2) PC_OK(&t, kv_flush(t.db, NULL));
+  }
+  kv_env_mem_fail(t.env, KV_FAULT_SYNC, 1, "MANIFEST", KV_FAULT_EIO, 0);
+  int rc = compaction ? kv_compact(t.db, NULL, true) : kv_flush(t.db, NULL);
+  if (rc != KV_ERR_IO) PC_FAIL(&t, "%s with a failing MANIFEST sync -> %s, want KV_ERR_IO",
+                               compaction ? "kv_compact" : "kv_flush", kv_status_name(rc));
+  crash_and_reopen(&t, power_cut);
+  PC_OK(&t, commit_one(&t, b));
+  PC_OK(&t, kv_flush(t.db, NULL));
+  crash_and_reopen(&t, true);
+  kv_batch_free(b);
+  pc_finish(&t);
+}
+
+static void test_manifest_sync_failure_flush_reopen(void **state) { (void)state; run_manifest_sync_failure(false, false); }
+static void test_manifest_sync_failure_flush_cut(void **state) { (void)state; run_manifest_sync_failure(true, false); }
+static void test_manifest_sync_failure_compact_reopen(void **state) { (void)state; run_manifest_sync_failure(false, true); }
 
 /* ---- A sweep of faults inside one flush or compaction ------------------------------- */
 typedef struct fault_spec {
@@ -429,6 +465,7 @@ static void run_sweep(const char *name, int action) {
     for (size_t k = 0; k < sizeof SWEEP_NTH / sizeof SWEEP_NTH[0]; k++) {
       for (int cut = 0; cut < 2; cut++) {
         pc_init(&t, name, KV_SYNC_FULL, 0, seed);
+        t.opts.compaction_trigger = 1000; /* only the action under test compacts */
         t.rng = seed ^ (s * 131 + k * 7 + (uint64_t)cut);
         t.iter = s * 100 + k * 2 + (uint64_t)cut;
         sweep_setup(&t, b);
@@ -542,6 +579,9 @@ int main(void) {
       cmocka_unit_test(test_enospc_commit_reopen),
       cmocka_unit_test(test_enospc_commit_power_cut),
       cmocka_unit_test(test_torn_wal_write_power_cut),
+      cmocka_unit_test(test_manifest_sync_failure_flush_reopen),
+      cmocka_unit_test(test_manifest_sync_failure_flush_cut),
+      cmocka_unit_test(test_manifest_sync_failure_compact_reopen),
       cmocka_unit_test(test_sweep_flush),
       cmocka_unit_test(test_sweep_minor_compaction),
       cmocka_unit_test(test_sweep_major_compaction),
