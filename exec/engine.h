@@ -1,0 +1,116 @@
+/*
+** exec/engine.h: the SQL engine behind include/rowan.h. A session owns the store (kv/) and
+** the catalog; a statement is parsed (sql/), bound and planned (planner/) and run by plan
+** operators (exec/). api/ is a thin, checked wrapper over this header; the shell and the
+** tests use rowan.h, not this.
+**
+** Life of a statement: exec_prepare parses one statement and binds its names and types (so
+** an unknown table or column fails at prepare, with its position); the key ranges and
+** filters are planned at the first exec_step after the parameters are bound (a parameter in
+** WHERE station = ? becomes a point lookup); exec_reset lets it run again with new bindings.
+**
+** Writes: a statement outside BEGIN ... COMMIT is atomic (one kv batch, or for UPSERT SELECT
+** and DELETE over more than EXEC_WRITE_BATCH_ROWS rows, a series of atomic batches; if one
+** fails, the error says how many rows were committed, as Phoenix does). Inside BEGIN ...
+** COMMIT the writes gather in one batch that COMMIT commits atomically; statements in the
+** transaction see its writes; ROLLBACK drops it.
+**
+** Errors: every function returns an EXEC_* code and fills the exec_error given (message
+** naming what and where, byte offset into the statement's SQL or -1).
+*/
+#ifndef ROWAN_EXEC_ENGINE_H
+#define ROWAN_EXEC_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/types.h"
+#include "kv/kv.h"
+
+/* Status codes; they map one to one onto ROWAN_* codes of include/rowan.h. */
+enum exec_status {
+  EXEC_OK = 0,
+  EXEC_ERROR = 1,      /* semantic error: unknown name, type mismatch, bad option */
+  EXEC_SYNTAX = 2,     /* parse error */
+  EXEC_CONSTRAINT = 3, /* value does not fit its column, NULL into NOT NULL */
+  EXEC_RANGE = 4,      /* index out of range */
+  EXEC_MISUSE = 5,     /* wrong state */
+  EXEC_LOCKED = 6,
+  EXEC_CORRUPT = 7,
+  EXEC_IOERR = 8,
+  EXEC_FULL = 9,
+  EXEC_NOMEM = 10,
+  EXEC_READONLY = 11,
+  EXEC_TOOBIG = 12,
+  EXEC_NOTFOUND = 13,
+  EXEC_ROW = 100,
+  EXEC_DONE = 101
+};
+
+#define EXEC_ERRMSG_MAX 512
+#define EXEC_WRITE_BATCH_ROWS 10000 /* rows per atomic batch of UPSERT SELECT and DELETE
+                                       outside a transaction */
+
+typedef struct exec_error {
+  int code;                   /* enum exec_status */
+  int offset;                 /* byte offset in the statement's SQL text, or -1 */
+  char msg[EXEC_ERRMSG_MAX];  /* what was wrong and where */
+} exec_error;
+
+typedef struct exec_session exec_session;
+typedef struct exec_stmt exec_stmt;
+
+/* Open a session on an open store: loads the catalog (creating SYSTEM.CATALOG if new). The
+** session does not own db (the caller closes it after exec_session_close). */
+int exec_session_open(kv_db *db, exec_session **out, exec_error *err);
+/* Close; rolls back an open transaction. Statements must be finalized first
+** (EXEC_MISUSE otherwise). */
+int exec_session_close(exec_session *s);
+bool exec_in_transaction(const exec_session *s);
+/* Rows changed by the last finished write statement. */
+int64_t exec_changes(const exec_session *s);
+
+/* Parse and bind the first statement of sql[0..len). *out is NULL when the text holds no
+** statement. *tail (if not NULL) points past the statement. The statement keeps a copy of
+** its SQL text. */
+int exec_prepare(exec_session *s, const char *sql, size_t len, exec_stmt **out,
+                 const char **tail, exec_error *err);
+void exec_finalize(exec_stmt *st);
+
+/* Parameters: 1-based; the value is copied (strings too). */
+int exec_param_count(const exec_stmt *st);
+int exec_bind(exec_stmt *st, int i, const cat_value *v, exec_error *err);
+int exec_clear_bindings(exec_stmt *st);
+
+/* Run: EXEC_ROW with a row ready, EXEC_DONE, or an error. */
+int exec_step(exec_stmt *st, exec_error *err);
+int exec_reset(exec_stmt *st);
+
+/* Result columns (EXPLAIN results: one VARCHAR column named PLAN, one row per line). */
+int exec_column_count(const exec_stmt *st);
+const char *exec_column_name(const exec_stmt *st, int i);
+const cat_type *exec_column_type(const exec_stmt *st, int i); /* NULL if untyped */
+/* The current row's value i (valid until the next step/reset/finalize). */
+const cat_value *exec_column_value(const exec_stmt *st, int i);
+
+/* Scan metrics summed over the statement's scans since the last reset, with family names
+** "TABLE.FAMILY". */
+typedef struct exec_family_metrics {
+  char family[64];
+  kv_family_metrics m;
+} exec_family_metrics;
+typedef struct exec_metrics {
+  uint64_t rows_examined, rows_filtered, rows_returned, ranges_sought;
+  uint64_t rows_assembled;   /* rows decoded into values after the pushed filter */
+  int n_families;
+  exec_family_metrics families[16];
+} exec_metrics;
+void exec_get_metrics(const exec_stmt *st, exec_metrics *out);
+
+/* The kind of the scan a SELECT/DELETE/UPSERT SELECT ran or will run (for tests and the
+** shell's teaching note): "NOTHING", "POINT LOOKUP", "RANGE SCAN", "SKIP SCAN", "FULL SCAN",
+** or NULL for statements without a scan. Valid after the first exec_step. */
+const char *exec_scan_kind(const exec_stmt *st);
+
+#endif /* ROWAN_EXEC_ENGINE_H */

@@ -1,0 +1,195 @@
+/*
+** include/rowan.h: the public C API of librowan, Rowan's embedded SQL engine.
+**
+** Rowan runs SQL in Apache Phoenix's dialect over its own append-only, column-family
+** store (docs/DESIGN.md). The API follows SQLite's shape: open a database, prepare a
+** statement, bind parameters, step through result rows, read columns, finalize, close.
+**
+** Conventions:
+**  - Every function returning int returns a ROWAN_* code. ROWAN_OK (0) is success;
+**    rowan_step also returns ROWAN_ROW and ROWAN_DONE.
+**  - After an error, rowan_errcode(db), rowan_errmsg(db) and rowan_error_offset(db) describe
+**    it until the next call on that connection: the message names what was wrong and where
+**    (token and position, column and value, file and line).
+**  - Handles are opaque. A NULL handle gives ROWAN_MISUSE, never a crash. A finalized
+**    statement handle is freed: using it again is undefined (as in SQLite); finalizing NULL
+**    is a harmless no-op.
+**  - Strings are UTF-8, NUL-terminated unless a length is given. Pointers returned by
+**    rowan_column_* stay valid until the next rowan_step, rowan_reset or rowan_finalize of
+**    that statement.
+**  - Thread safety: a rowan_db and its statements may be used by one thread at a time
+**    (serialize with your own mutex, as with SQLite's multi-thread mode); different
+**    rowan_db handles are independent, but one database directory may be open in only one
+**    handle at a time (the store's LOCK file: a second open gets ROWAN_LOCKED).
+*/
+#ifndef ROWAN_H
+#define ROWAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CAPI3REF: Result codes. ORDER ROWAN_CODE: rowan_errstr() names each, in api/. */
+#define ROWAN_OK 0         /* success */
+#define ROWAN_ERROR 1      /* SQL error: unknown table or column, type mismatch, bad option */
+#define ROWAN_SYNTAX 2     /* syntax error; rowan_error_offset() gives the byte offset */
+#define ROWAN_CONSTRAINT 3 /* a value violates its column: NULL in NOT NULL, out of range,
+                              too long, bad date */
+#define ROWAN_RANGE 4      /* a bind or column index out of range */
+#define ROWAN_MISUSE 5     /* API misuse: NULL handle, step after an error, wrong state */
+#define ROWAN_LOCKED 6     /* the database directory is open elsewhere */
+#define ROWAN_CORRUPT 7    /* damaged files; the message names the file and offset */
+#define ROWAN_IOERR 8      /* a file operation failed */
+#define ROWAN_FULL 9       /* no space left on the device */
+#define ROWAN_NOMEM 10     /* out of memory */
+#define ROWAN_READONLY 11  /* a write on a read-only connection */
+#define ROWAN_TOOBIG 12    /* a key, value or result over a documented limit */
+#define ROWAN_NOTFOUND 13  /* rowan_open without create on a missing directory */
+#define ROWAN_ROW 100      /* rowan_step: a result row is ready */
+#define ROWAN_DONE 101     /* rowan_step: the statement has finished */
+
+/* CAPI3REF: Column value classes returned by rowan_column_type(). */
+#define ROWAN_INTEGER 1    /* BOOLEAN, TINYINT, SMALLINT, INTEGER, BIGINT */
+#define ROWAN_FLOAT 2      /* FLOAT, DOUBLE */
+#define ROWAN_TEXT 3       /* CHAR, VARCHAR, DECIMAL (exact, as text), DATE, TIME */
+#define ROWAN_BLOB 4       /* VARBINARY */
+#define ROWAN_NULL 5       /* SQL NULL */
+#define ROWAN_TIMESTAMP 6  /* TIMESTAMP (also readable as text or as ms since the epoch) */
+
+/* CAPI3REF: WAL durability (kv/kv.h, enum kv_sync_mode). */
+#define ROWAN_SYNC_FULL 0   /* a commit that returned is on disk (default) */
+#define ROWAN_SYNC_NORMAL 1 /* survives a process crash, not a power cut */
+#define ROWAN_SYNC_OFF 2    /* a process crash may lose the latest commits */
+
+typedef struct rowan_db rowan_db;
+typedef struct rowan_stmt rowan_stmt;
+
+/* CAPI3REF: Open options. Zero-initialize, or call rowan_options_init(). */
+typedef struct rowan_options {
+  int sync_mode;            /* ROWAN_SYNC_*; default ROWAN_SYNC_FULL */
+  int create_if_missing;    /* non-zero: create the directory and an empty database */
+  int read_only;            /* non-zero: refuse writes with ROWAN_READONLY */
+  size_t block_cache_size;  /* bytes; 0 = default 64 MiB */
+  size_t memstore_size;     /* bytes per family memstore before a flush; 0 = 64 MiB */
+  void *kv_env;             /* a struct kv_env * (kv/env.h) to run on another file system,
+                               e.g. the in-memory one in tests; NULL = the real disk */
+} rowan_options;
+
+/* CAPI3REF: Fill *opts with the defaults (create_if_missing = 1, sync full). */
+void rowan_options_init(rowan_options *opts);
+
+/* CAPI3REF: Open a database.
+** CONSTRUCTOR: opens (and with opts->create_if_missing creates) the database in directory
+** `path`. opts may be NULL (defaults). On success *db is a new handle and ROWAN_OK is
+** returned. On failure, *db is still set when a handle could be made (so rowan_errmsg(*db)
+** tells why; close it with rowan_close) and NULL otherwise; returns ROWAN_LOCKED (open
+** elsewhere: "database is locked"), ROWAN_NOTFOUND, ROWAN_CORRUPT, ROWAN_IOERR,
+** ROWAN_NOMEM, ROWAN_MISUSE (NULL path or db). */
+int rowan_open(const char *path, const rowan_options *opts, rowan_db **db);
+
+/* CAPI3REF: Close a database.
+** DESTRUCTOR: finalizes nothing: every statement must be finalized first, else
+** ROWAN_MISUSE and the handle stays open. An open transaction is rolled back. NULL is a
+** no-op returning ROWAN_OK. */
+int rowan_close(rowan_db *db);
+
+/* CAPI3REF: Compile one SQL statement.
+** CONSTRUCTOR: compiles the first statement of sql[0..n) (n < 0: up to the NUL). On
+** success *stmt is the statement, or NULL if the text held only whitespace and comments.
+** If tail is not NULL, *tail points just past the compiled statement (where the next
+** begins). On failure *stmt is NULL and the code is ROWAN_SYNTAX (rowan_error_offset gives
+** the byte offset; the message gives line, column and near "TOKEN") or ROWAN_ERROR (unknown
+** table or column, type error: the message names it and its position). */
+int rowan_prepare(rowan_db *db, const char *sql, int n, rowan_stmt **stmt, const char **tail);
+
+/* CAPI3REF: Bind parameters.
+** METHOD: set parameter `i` (1-based: ? are numbered left to right, ?NNN is NNN) before the
+** first rowan_step or after rowan_reset. Text and blob bytes are copied. Values are
+** converted to the type the parameter is compared with or stored into at step time
+** (errors then: ROWAN_CONSTRAINT). Returns ROWAN_RANGE if i is out of range, ROWAN_MISUSE
+** while the statement is running. ts_ms is milliseconds since 1970-01-01 00:00:00 (no time
+** zone, as TIMESTAMP values are). */
+int rowan_bind_int64(rowan_stmt *stmt, int i, int64_t v);
+int rowan_bind_double(rowan_stmt *stmt, int i, double v);
+int rowan_bind_text(rowan_stmt *stmt, int i, const char *s, int n); /* n < 0: strlen */
+int rowan_bind_blob(rowan_stmt *stmt, int i, const void *p, int n);
+int rowan_bind_null(rowan_stmt *stmt, int i);
+int rowan_bind_timestamp(rowan_stmt *stmt, int i, int64_t ts_ms);
+/* Number of parameters (the largest parameter number used). */
+int rowan_bind_parameter_count(rowan_stmt *stmt);
+
+/* CAPI3REF: Run a statement.
+** METHOD: ROWAN_ROW when a result row is ready, ROWAN_DONE when finished (a write has then
+** been committed, unless inside BEGIN ... COMMIT), or an error code. After an error, step
+** returns ROWAN_MISUSE until rowan_reset. */
+int rowan_step(rowan_stmt *stmt);
+
+/* CAPI3REF: Reset a statement to run again (bindings are kept). Returns ROWAN_OK. */
+int rowan_reset(rowan_stmt *stmt);
+/* CAPI3REF: Clear all bindings to NULL. */
+int rowan_clear_bindings(rowan_stmt *stmt);
+
+/* CAPI3REF: Free a statement. DESTRUCTOR. NULL is a no-op returning ROWAN_OK. */
+int rowan_finalize(rowan_stmt *stmt);
+
+/* CAPI3REF: Result columns.
+** METHOD: the number of columns of the result (0 for statements without results), each
+** column's name (the alias, or the expression as written) and declared type
+** ("DECIMAL(5,2)", "TIMESTAMP"; NULL for an expression without one), and after ROWAN_ROW its
+** value. Index i is 0-based; out of range gives 0 / NULL. Text values of every type are
+** available through rowan_column_text (numbers, dates and timestamps formatted as in
+** docs/TYPES.md; NULL gives a NULL pointer). Conversions follow SQLite's
+** sqlite3_column_* (text of a number, number of a text's leading digits). */
+int rowan_column_count(rowan_stmt *stmt);
+const char *rowan_column_name(rowan_stmt *stmt, int i);
+const char *rowan_column_decltype(rowan_stmt *stmt, int i);
+int rowan_column_type(rowan_stmt *stmt, int i);
+int64_t rowan_column_int64(rowan_stmt *stmt, int i);
+double rowan_column_double(rowan_stmt *stmt, int i);
+const char *rowan_column_text(rowan_stmt *stmt, int i);
+const void *rowan_column_blob(rowan_stmt *stmt, int i);
+int rowan_column_bytes(rowan_stmt *stmt, int i);
+int64_t rowan_column_timestamp(rowan_stmt *stmt, int i); /* ms since the epoch */
+
+/* CAPI3REF: Run SQL text (one or many statements) for its effect.
+** For each result row of each statement, callback (if not NULL) gets the column count, the
+** values as text (NULL for SQL NULL) and the names; a non-zero return stops with
+** ROWAN_ERROR. Stops at the first error. */
+typedef int (*rowan_callback)(void *ctx, int ncol, char **values, char **names);
+int rowan_exec(rowan_db *db, const char *sql, rowan_callback cb, void *ctx);
+
+/* CAPI3REF: Errors of the last call on the connection. */
+int rowan_errcode(rowan_db *db);
+const char *rowan_errmsg(rowan_db *db);     /* never NULL */
+int rowan_error_offset(rowan_db *db);       /* byte offset in the SQL, or -1 */
+const char *rowan_errstr(int code);         /* "ROWAN_SYNTAX" etc. */
+
+/* CAPI3REF: Rows changed by the last finished write statement. */
+int64_t rowan_changes(rowan_db *db);
+
+/* CAPI3REF: Scan metrics of a statement (summed over its scans since the last reset). */
+typedef struct rowan_family_metrics {
+  char family[64];            /* table.family, e.g. "SENSOR.READINGS" */
+  uint64_t cells_examined;
+  uint64_t blocks_read, blocks_cache_hit, bytes_read;
+} rowan_family_metrics;
+typedef struct rowan_metrics {
+  uint64_t rows_examined;     /* rows the store assembled */
+  uint64_t rows_filtered;     /* of which the pushed-down filter rejected */
+  uint64_t rows_returned;     /* rows the statement produced */
+  uint64_t ranges_sought;
+  int n_families;
+  rowan_family_metrics families[16];
+} rowan_metrics;
+int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
+
+/* CAPI3REF: Library version, e.g. "0.1.0". */
+const char *rowan_libversion(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ROWAN_H */

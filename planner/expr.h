@@ -1,0 +1,71 @@
+/*
+** planner/expr.h: bound expressions, the typed form of sql_expr the planner produces and the
+** executor evaluates.
+**
+** Binding (planner/bind.c) resolves every column reference of a statement against the
+** catalog to a column index of the table, gives every node its SQL result type (catalog/
+** types.h), converts literals to cat_value constants (coerced to the type they are compared
+** with where that is exact), resolves function names to function ids (exec/func.h) and
+** aggregate calls to aggregate slots, and folds constant subtrees. The tree is allocated in
+** a plan arena and freed with it; nodes are never shared between plans.
+**
+** Who reads it: planner/keyrange.c (key-range derivation from WHERE), planner/filter.c (the
+** pushed-down typed filter), exec/eval.c (evaluation over a decoded row), EXPLAIN (printing
+** it back as SQL text with plan_expr_print).
+**
+** It does not evaluate anything and knows nothing of kv/.
+*/
+#ifndef ROWAN_PLANNER_EXPR_H
+#define ROWAN_PLANNER_EXPR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/types.h"
+
+/* ORDER PLAN_EXPR_KIND: plan_expr_print switches on these. */
+enum plan_expr_kind {
+  PX_CONST = 1, /* value */
+  PX_COLUMN,    /* column: index into the input row (for a table scan: the table's column
+                   index, catalog order) */
+  PX_PARAM,     /* param: 1-based parameter number; value of the binding at run time */
+  PX_UNARY,     /* op (SQL_OP_NEG, SQL_OP_NOT) on args[0] */
+  PX_BINARY,    /* args[0] op args[1]: arithmetic, ||, comparisons, AND, OR (sql_op) */
+  PX_IN,        /* args[0] [NOT] IN (args[1..n)); negated */
+  PX_BETWEEN,   /* args[0] [NOT] BETWEEN args[1] AND args[2]; negated */
+  PX_LIKE,      /* args[0] [NOT] LIKE|ILIKE args[1] [ESCAPE args[2]]; negated, ilike */
+  PX_ISNULL,    /* args[0] IS [NOT] NULL; negated */
+  PX_CASE,      /* has_operand ? args[0] is the operand; then WHEN/THEN pairs; then ELSE
+                   if has_else */
+  PX_CAST,      /* CAST(args[0] AS type) */
+  PX_FUNC,      /* scalar function func (exec/func.h) of args */
+  PX_AGG,       /* aggregate slot `agg` of the statement's aggregate list (its value after
+                   grouping) */
+  PX_ROW        /* row value constructor (args...) on either side of a comparison or IN */
+};
+
+typedef struct plan_expr plan_expr;
+struct plan_expr {
+  uint8_t kind;        /* enum plan_expr_kind */
+  uint8_t op;          /* enum sql_op for PX_UNARY / PX_BINARY */
+  bool negated;        /* NOT IN, NOT BETWEEN, NOT LIKE, IS NOT NULL */
+  bool ilike;          /* PX_LIKE: case-insensitive */
+  bool has_operand;    /* PX_CASE: simple CASE x WHEN ... */
+  bool has_else;       /* PX_CASE: ELSE present */
+  bool nullable;       /* may evaluate to NULL */
+  cat_type type;       /* result type (BOOLEAN for predicates) */
+  uint32_t off;        /* byte offset in the statement text (for errors and EXPLAIN) */
+  cat_value value;     /* PX_CONST: the constant (string bytes live in the plan arena) */
+  int32_t column;      /* PX_COLUMN: input row slot */
+  int32_t param;       /* PX_PARAM: parameter number */
+  int32_t func;        /* PX_FUNC: function id; PX_AGG: aggregate slot */
+  uint32_t n_args;     /* number of args */
+  plan_expr **args;    /* operands, in the order listed above */
+};
+
+/* Render e as SQL text (column names from `names`, indexed by column slot; NULL prints
+** $slot) into buf, NUL-terminated, truncated to cap; returns the full length. */
+size_t plan_expr_print(const plan_expr *e, const char *const *names, char *buf, size_t cap);
+
+#endif /* ROWAN_PLANNER_EXPR_H */

@@ -1,0 +1,87 @@
+/*
+** planner/keyrange.h: key-range derivation, Rowan's WhereOptimizer. It turns a bound WHERE
+** clause into the key ranges a scan of a table (or of an index) reads, and says which
+** predicates the ranges answer fully and which remain to be filtered.
+**
+** Rules (DESIGN.md "planner/", issue 5): split WHERE into AND terms; for each key column in
+** order, derive point sets and intervals from =, IN, <, <=, >, >=, BETWEEN, LIKE 'prefix%'
+** (with ESCAPE), IS NULL, row value constructors over a key prefix, and OR of such terms;
+** pinned columns (one value or an IN list) extend the key prefix, the first range ends it;
+** later columns may still narrow a skip scan. DESC columns swap bounds. Literals are
+** coerced at the bound (INTEGER k > 5.5 is k >= 6; k < -2.5 is k <= -3); an out-of-range
+** literal gives an empty or unbounded side, never a wrapped value. Contradictions give
+** NOTHING. The number of ranges is capped at PLAN_MAX_SKIP_RANGES; past it the derivation
+** falls back to fewer key columns (ultimately one range over the common prefix) and keeps
+** the dropped predicates in the residual.
+**
+** The result is an immutable value (Phoenix's ScanRanges; STYLE.md rule 7): the scan kind,
+** the sorted, non-overlapping encoded ranges (ready for kv_scan_options.ranges), the key
+** bounds in column values for EXPLAIN, the terms the ranges answered (never re-checked) and
+** the residual. It reads no data and knows nothing of kv/ beyond the byte order of keys.
+*/
+#ifndef ROWAN_PLANNER_KEYRANGE_H
+#define ROWAN_PLANNER_KEYRANGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/keycodec.h"
+#include "planner/expr.h"
+
+#define PLAN_MAX_SKIP_RANGES 50000 /* ranges of one skip scan (Phoenix caps its IN-list
+                                      expansion the same way) */
+
+/* ORDER PLAN_SCAN_KIND: plan_scan_kind_name() has one entry per kind. */
+enum plan_scan_kind {
+  PLAN_SCAN_NOTHING = 0, /* contradiction: reads nothing */
+  PLAN_SCAN_POINT = 1,   /* every range is one full key: POINT LOOKUP ON n KEYS */
+  PLAN_SCAN_RANGE = 2,   /* one range: RANGE SCAN */
+  PLAN_SCAN_SKIP = 3,    /* several ranges: SKIP SCAN ON n RANGES */
+  PLAN_SCAN_FULL = 4     /* no bound on the leading key column: FULL SCAN */
+};
+const char *plan_scan_kind_name(int kind); /* "POINT LOOKUP", ... */
+
+/* One encoded key range; a NULL start (end) is unbounded. */
+typedef struct plan_key_range {
+  uint8_t *start;    /* owned */
+  size_t start_len;  /* bytes */
+  bool start_incl;   /* start bound inclusive */
+  uint8_t *end;      /* owned */
+  size_t end_len;    /* bytes */
+  bool end_incl;     /* end bound inclusive */
+} plan_key_range;
+
+/* The key schema the ranges are for: a table's PK, or an index's key. */
+typedef struct plan_key_schema {
+  const cat_key_col *cols; /* key columns in key order */
+  const int *slots;        /* for each key column, the PX_COLUMN slot that refers to it */
+  const char *const *names;/* for each key column, its name (EXPLAIN text) */
+  int n;                   /* number of key columns */
+} plan_key_schema;
+
+typedef struct plan_scan_ranges {
+  int kind;                 /* enum plan_scan_kind */
+  plan_key_range *ranges;   /* sorted ascending, non-overlapping; owned */
+  uint32_t n_ranges;        /* 0 for NOTHING and FULL */
+  int prefix_cols;          /* leading key columns pinned to points */
+  int bound_cols;           /* key columns the ranges constrain */
+  char *explain;            /* key bounds in column values with [ ] ( ) marks, e.g.
+                               "['Dongsi', *] .. ['Dongsi', '2016-01-01 00:00:00')"; owned */
+  const plan_expr **key_terms; /* WHERE terms the ranges answer fully; not owned */
+  uint32_t n_key_terms;     /* count */
+  const plan_expr **residual; /* WHERE terms left to filter (AND of them); not owned */
+  uint32_t n_residual;      /* count */
+} plan_scan_ranges;
+
+/* Derive the ranges for `where` (NULL = no WHERE: FULL SCAN) over `schema`. params holds
+** the bound parameter values (PX_PARAM n is params[n-1]); a parameter without a value
+** counts as unknown (its term stays residual). On success *out is filled (free with
+** plan_scan_ranges_free). Errors (EXEC_* codes of exec/engine.h with a message in
+** msg[0..cap)): EXEC_NOMEM, EXEC_TOOBIG (a key over CAT_KEY_MAX). */
+int plan_key_ranges(const plan_key_schema *schema, const plan_expr *where,
+                    const cat_value *params, int n_params, plan_scan_ranges *out,
+                    char *msg, size_t cap);
+void plan_scan_ranges_free(plan_scan_ranges *r);
+
+#endif /* ROWAN_PLANNER_KEYRANGE_H */
