@@ -372,6 +372,10 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
     off += WAL_HEADER + len;
   }
   free(r.buf);
+  /* What the callback saw must survive a later power cut even if the writer died before
+  ** syncing it (a process crash in normal or off mode, or a failed sync): sync the segment.
+  ** fdatasync works on a read-only descriptor. */
+  if (rc == KV_OK && !torn && off > 0) rc = env->sync(r.f);
   env->close(r.f);
   if (rc == KV_OK && torn) rc = truncate_tail(env, path, off);
   return rc;

@@ -41,7 +41,9 @@ typedef int (*kv_wal_record_fn)(void *ctx, uint64_t first_seq, int64_t commit_ts
                                 const uint8_t *payload, size_t len);
 /* Replay segment `number`. `is_last` says it is the newest segment: only there is a torn
 ** tail record dropped (and the file truncated to the last good record) instead of
-** reported as corruption. */
+** reported as corruption. On KV_OK the replayed content is durable: the segment is synced
+** (or truncated and synced), so a record the callback saw survives a later power cut even
+** if its writer never synced it. */
 int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
                   kv_wal_record_fn fn, void *ctx);
 
