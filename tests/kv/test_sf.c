@@ -280,7 +280,7 @@ static void test_round_trip(void **state) {
   for (int comp = 0; comp < 2; comp++) {
     for (int b = 0; b < 3; b++) {
       arena a = {0};
-      size_t n = tu_scaled(6000, 500);
+      size_t n = tu_scaled(20000, 1000);
       kv_cell *cells = random_cells(&s, &a, &n);
       kv_sf_props props;
       int compression = comp ? KV_COMPRESSION_NONE : KV_COMPRESSION_LZ4;
@@ -302,7 +302,7 @@ static void test_round_trip(void **state) {
       assert_true(props.min_seq == smin && props.max_seq == smax);
       if (compression == KV_COMPRESSION_NONE)
         assert_true(props.file_size > props.raw_bytes);
-      check_file(env, "/t/a.sf", cells, n, &s, tu_scaled(3000, 300));
+      check_file(env, "/t/a.sf", cells, n, &s, tu_scaled(5000, 500));
       free(cells);
       arena_free(&a);
     }

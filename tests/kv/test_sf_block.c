@@ -228,7 +228,7 @@ static void test_random_and_damaged(void **state) {
   kv_sfb_init(&b);
   kv_sf_dblock d = {0};
   uint8_t *copy = malloc(1 << 16);
-  size_t rounds = tu_scaled(400, 50), ok = 0, bad = 0;
+  size_t rounds = tu_scaled(1000, 100), ok = 0, bad = 0;
   for (size_t round = 0; round < rounds; round++) {
     random_set(&st, &s);
     build(&b, &s);
