@@ -226,10 +226,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
   }
   free(e);
   if (rc) {
-    if (out) {
-      atomic_store(&out->obsolete, true);
-      kv_sfh_unref(out);
-    }
+    kv_sfh_unref(out); /* kept on disk: a failed sync may still have recorded it */
     for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
     free(in);
     char msg[256];

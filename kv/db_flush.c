@@ -183,10 +183,9 @@ int kv_db_flush_family(kv_db *db, kv_fam *f) {
     rc = kv_manifest_apply(db->man, &db->ver, e, 2);
   }
   if (rc) {
-    if (h) {
-      atomic_store(&h->obsolete, true);
-      kv_sfh_unref(h);
-    }
+    /* The record may still have reached the MANIFEST (a failed sync): keep the file; if the
+    ** MANIFEST does not name it at the next open, kv_open deletes it. */
+    kv_sfh_unref(h);
     return fail(db, rc);
   }
   pthread_mutex_lock(&db->mu);
