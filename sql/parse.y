@@ -144,6 +144,9 @@ collist_opt(A) ::= LP collist(L) RP. { A = L; }
 tbody(A) ::= tcols(T). { A = T; }
 tbody(A) ::= tcols(T) COMMA CONSTRAINT nm(N) PRIMARY KEY LP pklist(P) RP.
   { A = sql_pc_pk(ctx, T, N, P); }
+/* Phoenix also takes the constraint without the comma before it. */
+tbody(A) ::= tcols(T) CONSTRAINT nm(N) PRIMARY KEY LP pklist(P) RP.
+  { A = sql_pc_pk(ctx, T, N, P); }
 tcols(A) ::= qname(Q) typetoken(Y) nullness(N) colpk(P).
   { A = sql_pc_coldef(ctx, NULL, Q, Y, N, P); }
 tcols(A) ::= tcols(T) COMMA qname(Q) typetoken(Y) nullness(N) colpk(P).
