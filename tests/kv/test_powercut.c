@@ -429,6 +429,32 @@ static void test_manifest_sync_failure_flush_reopen(void **state) { (void)state;
 static void test_manifest_sync_failure_flush_cut(void **state) { (void)state; run_manifest_sync_failure(true, false); }
 static void test_manifest_sync_failure_compact_reopen(void **state) { (void)state; run_manifest_sync_failure(false, true); }
 
+/* ---- What recovery shows stays ------------------------------------------------------ */
+/* A commit whose WAL sync fails leaves its record written but not synced. The process goes
+** on and closes without a power cut; reopening replays that record, so readers see the
+** batch. A later power cut must not take it away again (while later, synced batches
+** stay): recovery has to make what it replays durable. Regression for build/KV_BUGS.txt
+** "BUG 2". */
+static void test_replayed_batch_survives_power_cut(void **state) {
+  (void)state;
+  pc t;
+  pc_init(&t, "replayed_batch_durable", KV_SYNC_FULL, 0, 0);
+  pc_create(&t);
+  kv_batch *b = kv_batch_new();
+  assert_non_null(b);
+  for (int i = 0; i < 5; i++) PC_OK(&t, commit_one(&t, b));
+  kv_env_mem_fail(t.env, KV_FAULT_SYNC, 1, "wal-", KV_FAULT_EIO, 0);
+  assert_int_equal(commit_one(&t, b), KV_ERR_IO);
+  crash_and_reopen(&t, false); /* process exit, no power cut: the record is replayed */
+  bool replayed = t.n_inflight_kept == 1;
+  fprintf(stderr, "[%s] the failed batch was %s by the reopen\n", t.name, replayed ? "replayed" : "dropped");
+  PC_OK(&t, commit_one(&t, b));
+  crash_and_reopen(&t, true);
+  if (replayed) assert_int_equal(t.n_inflight_kept, 1);
+  kv_batch_free(b);
+  pc_finish(&t);
+}
+
 /* ---- A sweep of faults inside one flush or compaction ------------------------------- */
 typedef struct fault_spec {
   int op;             /* enum kv_fault_op */
@@ -582,6 +608,7 @@ int main(void) {
       cmocka_unit_test(test_manifest_sync_failure_flush_reopen),
       cmocka_unit_test(test_manifest_sync_failure_flush_cut),
       cmocka_unit_test(test_manifest_sync_failure_compact_reopen),
+      cmocka_unit_test(test_replayed_batch_survives_power_cut),
       cmocka_unit_test(test_sweep_flush),
       cmocka_unit_test(test_sweep_minor_compaction),
       cmocka_unit_test(test_sweep_major_compaction),
