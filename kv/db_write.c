@@ -178,7 +178,7 @@ int kv_commit(kv_db *db, const kv_batch *b, uint64_t *seq_out) {
     if (db->opts.sync_mode == KV_SYNC_FULL) rc = kv_wal_sync(db->wal);
     else if (db->opts.sync_mode == KV_SYNC_NORMAL) rc = kv_wal_write_out(db->wal);
   }
-  char msg[256] = "";
+  char msg[200] = "";
   if (rc) snprintf(msg, sizeof msg, "%s", kv_errmsg());
   int arc = KV_OK;
   for (kv_writer *x = &w; rc == KV_OK && arc == KV_OK; x = x->next) {

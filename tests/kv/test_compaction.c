@@ -191,7 +191,7 @@ static void test_major_keeps_snapshot_view(void **state) {
 static void test_auto_minor_compaction(void **state) {
   fx *f = fx_new(3);
   for (int i = 0; i < 7; i++) {
-    char row[8];
+    char row[16];
     snprintf(row, sizeof row, "r%d", i);
     op(f, KV_PUT, row, "q", T0);
     assert_int_equal(kv_flush(f->db, NULL), KV_OK);

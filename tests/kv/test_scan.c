@@ -263,7 +263,7 @@ static bool keep_even(void *ctx, const kv_row *row) {
 
 static void projection_filter_body(fx *f) {
   for (int i = 0; i < 6; i++) {
-    char row[8];
+    char row[16];
     snprintf(row, sizeof row, "r%d", i);
     op(f, f->a, KV_PUT, row, "x", 1, "X");
     op(f, f->a, KV_PUT, row, "y", 1, "Y");
@@ -298,7 +298,7 @@ static void test_projection_filter_limit(void **state) { run_modes(projection_fi
 /* ---- ranges and reverse ---- */
 static void fill_rows(fx *f, int n) {
   for (int i = 0; i < n; i++) {
-    char row[8];
+    char row[16];
     snprintf(row, sizeof row, "k%02d", i);
     op(f, f->a, KV_PUT, row, "q", 1, row);
   }
