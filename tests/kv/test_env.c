@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "kv/env.h"
@@ -175,6 +176,41 @@ static void test_posix_behaves(void **state) {
   assert_non_null(mkdtemp(dir));
   exercise(kv_env_posix(), dir);
   assert_int_equal(kv_env_posix()->rmdir(kv_env_posix(), dir), KV_OK);
+}
+
+static void test_posix_lock_across_processes(void **state) {
+  char dir[] = "/tmp/rowan_lock_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char lockp[64];
+  snprintf(lockp, sizeof lockp, "%s/LOCK", dir);
+  kv_env *env = kv_env_posix();
+  kv_file *l;
+  assert_int_equal(env->lock(env, lockp, &l), KV_OK);
+  /* Another process is refused while we hold it... */
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    kv_file *l2;
+    int rc = env->lock(env, lockp, &l2);
+    _exit(rc == KV_ERR_LOCKED && strstr(kv_errmsg(), "database is locked") ? 0 : 1);
+  }
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  /* ... and gets it once we let go. */
+  assert_int_equal(env->unlock(env, l), KV_OK);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    kv_file *l2;
+    _exit(env->lock(env, lockp, &l2) == KV_OK ? 0 : 1);
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status));
+  assert_int_equal(WEXITSTATUS(status), 0);
+  assert_int_equal(env->remove(env, lockp), KV_OK);
+  assert_int_equal(env->rmdir(env, dir), KV_OK);
 }
 
 static void test_posix_enospc(void **state) {
@@ -503,6 +539,7 @@ static void test_mem_threads(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_posix_behaves),
+    cmocka_unit_test(test_posix_lock_across_processes),
     cmocka_unit_test(test_posix_enospc),
     cmocka_unit_test(test_mem_behaves),
     cmocka_unit_test(test_mem_power_cut_drops_unsynced_bytes),
