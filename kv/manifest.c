@@ -41,7 +41,8 @@ struct kv_manifest {
   char path[4200];       /* dir/MANIFEST */
   kv_file *f;            /* the log, opened for appending */
   uint64_t size;         /* bytes of good records in the log */
-  uint64_t rewrite_at;   /* rewrite as a snapshot once size passes this */
+  uint64_t rewrite_at;   /* rewrite as a snapshot once size passes this ... */
+  uint64_t base;         /* ... and twice the size right after the last rewrite */
   int failed;            /* status of a failure that left the log unusable, else KV_OK */
 };
 
@@ -576,6 +577,7 @@ static int rewrite(kv_manifest *m, const kv_version *v) {
   if (m->f) env->close(m->f);
   m->f = NULL;
   m->size = written;
+  m->base = written;
   rc = env->sync_dir(env, m->dir);
   if (rc == KV_OK) rc = env->open(env, m->path, KV_OPEN_WRITE, &m->f);
   if (rc != KV_OK) m->failed = rc;
@@ -691,11 +693,13 @@ int kv_manifest_apply(kv_manifest *m, kv_version *v, const kv_edit *edits, int n
   if (rc != KV_OK) return rc; /* only out of memory can get here */
   /* The edit is durable in the old log and, once renamed, in the new one: a failed rewrite
   ** is not this call's error (a failure after the rename makes the next call fail). */
-  if (m->size > m->rewrite_at) rewrite(m, v);
+  if (m->size > m->rewrite_at && m->size > 2 * m->base) rewrite(m, v);
   return KV_OK;
 }
 
-/* Set the log size past which it is rewritten as one snapshot (default 1 MiB). */
+/* Set the log size past which it is rewritten as one snapshot (default 1 MiB). The log is
+** also left to grow to twice the size of its last snapshot first, so a version larger than
+** the limit is not rewritten after every edit. */
 void kv_manifest_set_rewrite_limit(kv_manifest *m, uint64_t bytes) { m->rewrite_at = bytes; }
 
 /* Bytes in the log now. */

@@ -284,6 +284,38 @@ static void test_rewrite_as_snapshot(void **state) {
   kv_env_free(env);
 }
 
+static void test_large_version_not_rewritten_every_edit(void **state) {
+  kv_env *env = new_env();
+  kv_version v;
+  kv_manifest *m = populate(env, &v);
+  /* 200 live files: the snapshot alone is larger than the limit. */
+  for (uint64_t i = 0; i < 200; i++) {
+    kv_edit a = add_file_edit(1, 100 + i, 1000 + i * 10, 1000 + i * 10 + 9, 0);
+    assert_int_equal(kv_manifest_apply(m, &v, &a, 1), KV_OK);
+  }
+  kv_manifest_set_rewrite_limit(m, 1024);
+  kv_env_mem_stats s0, s1;
+  kv_edit k = {.kind = KV_EDIT_SET_COUNTERS, .last_seq = 5000};
+  kv_env_mem_get_stats(env, &s0);
+  assert_int_equal(kv_manifest_apply(m, &v, &k, 1), KV_OK);
+  kv_env_mem_get_stats(env, &s1);
+  assert_int_equal(s1.renames, s0.renames + 1); /* past the limit: rewritten once */
+  uint64_t snap = kv_manifest_size(m);
+  assert_true(snap > 1024);
+  kv_env_mem_get_stats(env, &s0);
+  for (int i = 0; i < 20; i++) {
+    k.last_seq++;
+    assert_int_equal(kv_manifest_apply(m, &v, &k, 1), KV_OK);
+  }
+  kv_env_mem_get_stats(env, &s1);
+  assert_int_equal(s1.renames, s0.renames); /* 20 small edits: no rewrite of the big snapshot */
+  assert_true(kv_manifest_size(m) > snap);
+  assert_int_equal(kv_manifest_close(m), KV_OK);
+  reopen_and_compare(env, &v);
+  kv_version_free(&v);
+  kv_env_free(env);
+}
+
 static void test_rewrite_faults(void **state) {
   kv_env *env = new_env();
   kv_version v;
@@ -498,6 +530,7 @@ int main(void) {
     cmocka_unit_test(test_bad_group_changes_nothing),
     cmocka_unit_test(test_open_missing),
     cmocka_unit_test(test_rewrite_as_snapshot),
+    cmocka_unit_test(test_large_version_not_rewritten_every_edit),
     cmocka_unit_test(test_rewrite_faults),
     cmocka_unit_test(test_torn_tail_dropped),
     cmocka_unit_test(test_damage_is_corruption),
