@@ -5,8 +5,9 @@
 ** drops everything not yet synced. The clock used for commit timestamps and TTL is part of
 ** the env too, so tests can move time.
 **
-** Three implementations: kv_env_posix() (the real disk), kv_env_mem_new() (in memory, with
-** the fault injection of kv/env_mem.h). The env does not know any file format.
+** Two implementations: kv_env_posix() (the real disk, kv/env_posix.c) and kv_env_mem_new()
+** (in memory, with the fault injection of kv/env_mem.h). The env does not know any file
+** format. Paths are plain strings joined with '/'.
 **
 ** Contract of every method: returns KV_OK or an error status (KV_ERR_IO, KV_ERR_NOSPC,
 ** KV_ERR_NOTFOUND for a missing file or directory) and sets the thread's kv_errmsg() to a

@@ -5,7 +5,9 @@
 ** and each directory which of its entries were synced (sync_dir), so kv_env_mem_power_cut()
 ** can simulate a power cut: every file falls back to its last synced content, and every
 ** directory to its last synced entries (a created-but-unsynced file disappears; an unsynced
-** rename is undone). Faults can be armed to fail the Nth matching operation from now.
+** rename is undone). Directories themselves are durable as soon as mkdir returns (only
+** their entries need sync_dir). Paths are normalized ("a//b/./c/" is "a/b/c"); a relative
+** path's root is ".". Faults can be armed to fail the Nth matching operation from now.
 ** All of it is thread-safe (one mutex per env).
 */
 #ifndef ROWAN_KV_ENV_MEM_H
