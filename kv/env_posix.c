@@ -194,13 +194,13 @@ static int px_list(kv_env *env, const char *path, kv_env_list_fn fn, void *ctx) 
   DIR *d = opendir(path);
   if (!d) return sys_error(errno, "list directory", path);
   struct dirent *e;
-  errno = 0;
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    if (fn(ctx, e->d_name)) break;
+  int err = 0;
+  for (;;) {
     errno = 0;
+    if (!(e = readdir(d))) { err = errno; break; }
+    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+    if (fn(ctx, e->d_name)) break; /* stopped early: not an error */
   }
-  int err = errno;
   closedir(d);
   return err ? sys_error(err, "list directory", path) : KV_OK;
 }
