@@ -19,7 +19,13 @@
 **
 ** Thread safety: a kv_db may be used from several threads at once (writers are serialized
 ** and share WAL syncs through group commit; scans run concurrently with writes). A kv_batch
-** and a kv_scan belong to one thread at a time.
+** and a kv_scan belong to one thread at a time. kv_close must not run concurrently with any
+** other call on the same kv_db or on its scans.
+**
+** Failures that refuse writes: when a WAL write or sync fails, or a flush or compaction
+** fails, the store enters an error state: every later write (kv_commit, DDL, kv_flush,
+** kv_compact) fails with that first error (message "the store refuses writes after an
+** earlier error: ...") until the store is closed and reopened. Reads keep working.
 */
 #ifndef ROWAN_KV_H
 #define ROWAN_KV_H
@@ -66,7 +72,21 @@ const char *kv_errmsg(void);
 
 /* ---- Cells ------------------------------------------------------------------------- */
 /* Cell types (HBase's KeyValue.Type). A tombstone masks only cells with a lower sequence
-** number: it never masks a put written after it, even at an equal timestamp. */
+** number: it never masks a put written after it, even at an equal timestamp.
+**
+** What a read sees of one column (row, family, qualifier), newest timestamp first:
+**   1. cells with a sequence number above the read's snapshot do not exist for it;
+**   2. a put is masked by a tombstone with a higher sequence number that covers it
+**      (DELETE_FAMILY / DELETE_COLUMN: ts <= T; DELETE_VERSION: ts == T);
+**   3. two puts at the same timestamp are one version: the later write replaces the earlier;
+**   4. versions beyond the family's VERSIONS are hidden (counting the versions left by 2-3);
+**   5. puts past the family's TTL are hidden (expired when now - ts >= TTL, now = the env's
+**      clock when the scan opens);
+**   6. then the scan's time range, then its max_versions (counting what 1-5 left).
+** Major compaction rewrites a family to exactly what such a read (at the latest sequence
+** number, max_versions = VERSIONS, all time) sees, so nothing a read sees changes; but what
+** it dropped is gone for good: a tombstone written after it cannot uncover a version that
+** VERSIONS had hidden before it (HBase behaves the same). Minor compaction drops nothing. */
 enum kv_cell_type {
   KV_PUT = 0,
   KV_DELETE_VERSION = 1, /* masks the one version of (row, family, qualifier) at exactly ts */
@@ -74,7 +94,9 @@ enum kv_cell_type {
   KV_DELETE_FAMILY = 3   /* masks every cell of (row, family) with ts <= ts; qualifier empty */
 };
 
-/* Timestamp meaning "the wall clock at commit" (milliseconds since the Unix epoch). */
+/* Timestamp meaning "the wall clock at commit" (milliseconds since the Unix epoch, from the
+** env's now_ms; all ops of one commit group get the same value). Other timestamps must be
+** >= 0. */
 #define KV_TS_NOW INT64_MIN
 
 /* Unsynced durability choice for the WAL. */
@@ -111,11 +133,21 @@ void kv_options_init(kv_options *opts);
 ** Takes the LOCK file: a second opener, in this or another process, gets KV_ERR_LOCKED
 ** with "database is locked". Replays the MANIFEST and then the WAL from the last flushed
 ** sequence number; a torn final WAL record is dropped; other damage gives KV_ERR_CORRUPT.
+** Store files the MANIFEST does not name (left by a crash in a flush or compaction) are
+** deleted. opts NULL = the defaults of kv_options_init.
+** Errors: KV_ERR_NOTFOUND (no directory or no MANIFEST, and not create_if_missing, or
+** read_only), KV_ERR_LOCKED, KV_ERR_CORRUPT, KV_ERR_IO, KV_ERR_INVALID (empty path, bad
+** sync_mode, negative compaction_trigger), KV_MISUSE (out NULL).
 ** On success *out is the handle (free with kv_close); on failure *out is NULL. */
 int kv_open(const char *path, const kv_options *opts, kv_db **out);
 
-/* Close the store: wait for background work, sync the WAL, release the LOCK. NULL is a
-** no-op. Memstores are not flushed (the WAL keeps them). Returns the first error met. */
+/* Close the store: wait for background work, sync the WAL, release the LOCK, free the
+** handle. NULL is a no-op. Memstores are not flushed (the WAL keeps them). Returns the
+** first error met; the handle is freed whatever the result.
+** Scans still open are torn down, not waited for: their files and memstores are released
+** at once, kv_scan_next on them returns KV_MISUSE ("the store was closed while the scan was
+** open"), kv_scan_get_metrics still works, and each must still be freed with kv_scan_close
+** (which then touches nothing of the closed store). */
 int kv_close(kv_db *db);
 
 /* ---- Tables and families ----------------------------------------------------------- */
@@ -131,24 +163,31 @@ enum kv_compression { KV_COMPRESSION_LZ4 = 0, KV_COMPRESSION_NONE = 1 };
 
 /* Create table `name` with `n_families` families (1..KV_MAX_FAMILIES). Recorded in the
 ** MANIFEST durably before returning. Errors: KV_ERR_EXISTS, KV_ERR_INVALID (empty or
-** duplicate family name, bad option), KV_ERR_TOOBIG (name too long), KV_ERR_READONLY. */
+** duplicate family name, more than KV_MAX_FAMILIES families, VERSIONS < 0, TTL < 0,
+** unknown compression, BLOCKSIZE over 64 MiB, empty table name), KV_ERR_TOOBIG (table or
+** family name over KV_MAX_NAME bytes), KV_ERR_READONLY, KV_MISUSE (db NULL), or the error
+** state. */
 int kv_create_table(kv_db *db, const char *name, const kv_family_options *families,
                     int n_families);
 
-/* Drop table `name` and all its data (files are deleted once no scan uses them).
-** Errors: KV_ERR_NOTFOUND. */
+/* Drop table `name` and all its data (files are deleted once no scan uses them; scans
+** already open keep reading what they saw). Its family ids become unknown: later commits
+** naming them fail with KV_ERR_NOTFOUND. Errors: KV_ERR_NOTFOUND, KV_ERR_READONLY, the
+** error state. */
 int kv_drop_table(kv_db *db, const char *name);
 
 /* Look up the store-wide id of family `family` of table `table`, used in batches and scans.
 ** Ids are never reused. Errors: KV_ERR_NOTFOUND naming the table or family. */
 int kv_family_id(kv_db *db, const char *table, const char *family, uint32_t *id_out);
 
-/* Number of tables, and the name of the i-th (0-based, in name order); the pointer is
-** valid until the next DDL call. */
+/* Number of tables (0 for a NULL db), and the name of the i-th (0-based, in name order;
+** NULL when i is out of range); the pointer is valid until the next DDL call. */
 int kv_table_count(kv_db *db);
 const char *kv_table_name(kv_db *db, int i);
 
-/* The options a family was created with; *out's name points into db. */
+/* The options a family was created with, defaults filled in (VERSIONS 1, BLOCKSIZE
+** 65536); *out's name points into db and is valid until the table is dropped or the store
+** closed. Errors: KV_ERR_NOTFOUND (unknown or dropped family id). */
 int kv_family_info(kv_db *db, uint32_t family_id, kv_family_options *out);
 
 /* ---- Writes ------------------------------------------------------------------------ */
@@ -165,8 +204,10 @@ size_t kv_batch_byte_size(const kv_batch *b);  /* encoded size */
 /* Add a put (type KV_PUT) or a tombstone (other types; value ignored) to the batch. Each
 ** operation of a batch gets its own sequence number, in the order added, so a later
 ** operation in the same batch wins over an earlier one. ts is milliseconds since the Unix
-** epoch or KV_TS_NOW. Errors: KV_ERR_TOOBIG (sizes over the limits above),
-** KV_ERR_INVALID (empty row key, bad type, qualifier given with KV_DELETE_FAMILY). The
+** epoch (>= 0) or KV_TS_NOW. Errors: KV_ERR_TOOBIG (row key over KV_MAX_ROW_KEY, qualifier
+** over KV_MAX_QUALIFIER, value over KV_MAX_VALUE, batch over KV_MAX_BATCH encoded bytes),
+** KV_ERR_INVALID (empty row key, bad type, qualifier given with KV_DELETE_FAMILY, negative
+** ts), KV_ERR_NOMEM, KV_MISUSE (b NULL). A refused op leaves the batch unchanged. The
 ** family id is checked at commit. */
 int kv_batch_put(kv_batch *b, uint32_t family_id, const void *row, size_t row_len,
                  const void *qual, size_t qual_len, int64_t ts, const void *value,
@@ -178,13 +219,16 @@ int kv_batch_delete(kv_batch *b, uint32_t family_id, int type, const void *row,
 ** crash it is there whole or not at all. With KV_SYNC_FULL it is on disk when this returns.
 ** Concurrent commits share one fdatasync (group commit). If seq_out is not NULL it gets the
 ** sequence number of the batch's last operation. The batch is left unchanged.
-** Errors: KV_ERR_NOTFOUND (unknown or dropped family), KV_ERR_IO / KV_ERR_NOSPC (the WAL
-** write failed: the batch is not applied; the store refuses writes until reopened),
-** KV_ERR_READONLY, KV_ERR_TOOBIG. */
+** An empty batch commits nothing and returns KV_OK (seq_out gets the last sequence number).
+** Errors: KV_ERR_NOTFOUND (unknown or dropped family: nothing of the batch is applied),
+** KV_ERR_IO / KV_ERR_NOSPC (the WAL write or sync failed: the batch is not applied, though
+** after a reopen it may be found whole in the WAL; the store refuses writes until
+** reopened), KV_ERR_READONLY, KV_ERR_TOOBIG, KV_MISUSE (NULL argument). */
 int kv_commit(kv_db *db, const kv_batch *b, uint64_t *seq_out);
 
 /* ---- Reads ------------------------------------------------------------------------- */
-/* A key range. A NULL start means from the first row; a NULL end means to the last. */
+/* A key range. A NULL start means from the first row; a NULL end means to the last. A range
+** whose start is not below its end is empty (valid, reads nothing). */
 typedef struct kv_range {
   const uint8_t *start; size_t start_len; bool start_inclusive;
   const uint8_t *end;   size_t end_len;   bool end_inclusive;
@@ -222,13 +266,18 @@ typedef struct kv_scan_options {
   const kv_qualifier_set *qualifiers; uint32_t n_qualifier_sets; /* optional projection */
   const kv_range *ranges; uint32_t n_ranges; /* 0 = everything; several = skip scan. Must be
                                                 sorted ascending and not overlap */
-  int64_t ts_min, ts_max;  /* time range [ts_min, ts_max); both 0 = all time */
+  int64_t ts_min, ts_max;  /* time range [ts_min, ts_max); both 0 = all time; ts_max 0
+                              alone = no upper bound */
   int max_versions;        /* versions per column handed out; 0 = 1 */
   bool reverse;            /* rows in descending key order */
   uint64_t limit;          /* rows handed out at most; 0 = no limit */
   kv_filter_fn filter; void *filter_ctx; /* optional */
-  uint64_t snapshot;       /* sequence number to read at; 0 = latest committed */
+  uint64_t snapshot;       /* sequence number to read at; 0 = latest committed; must not be
+                              above kv_last_sequence() */
 } kv_scan_options;
+/* The scan copies what it needs of the options (ranges, qualifier sets): the caller's
+** arrays may be freed after kv_scan_open returns; filter_ctx must outlive the scan.
+** A qualifier projection hides puts of other qualifiers; tombstones still apply. */
 /* A row with no visible cell in the families read is never handed out (SQL row existence is
 ** the catalog's hidden key family, see DESIGN.md). */
 
@@ -257,13 +306,17 @@ typedef struct kv_scan_metrics {
 typedef struct kv_scan kv_scan;
 
 /* Start a scan. It reads at opts->snapshot, or at the latest committed sequence number when
-** it starts: a batch committed later is invisible to it. Errors: KV_ERR_NOTFOUND (unknown
-** family), KV_ERR_INVALID (no family, families of different tables, unsorted or overlapping
-** ranges, too many families). *out is NULL on failure. */
+** it starts: a batch committed later is invisible to it, even once flushed or compacted.
+** Errors: KV_ERR_NOTFOUND (unknown family), KV_ERR_INVALID (no family, families of
+** different tables, a family listed twice, more than KV_SCAN_MAX_FAMILIES, unsorted or
+** overlapping ranges, a qualifier set for a family not read or two for one family,
+** snapshot above the last sequence number, negative max_versions), KV_ERR_TOOBIG (range
+** bound over KV_MAX_ROW_KEY), KV_MISUSE (NULL argument). *out is NULL on failure. */
 int kv_scan_open(kv_db *db, const kv_scan_options *opts, kv_scan **out);
 
 /* Next row: KV_OK with *row filled (valid until the next call), KV_ERR_NOTFOUND at the end,
-** or an error (KV_ERR_CORRUPT, KV_ERR_IO) after which the scan is finished. */
+** or an error (KV_ERR_CORRUPT, KV_ERR_IO) after which the scan is finished (later calls
+** return the same error). KV_MISUSE once the store was closed under the scan. */
 int kv_scan_next(kv_scan *s, kv_row *row);
 
 /* The metrics so far. */
@@ -272,25 +325,38 @@ void kv_scan_get_metrics(const kv_scan *s, kv_scan_metrics *out);
 /* Finish the scan (any time). NULL is a no-op. */
 void kv_scan_close(kv_scan *s);
 
-/* Point read of one row: a scan of the single key `row` with the given options (ranges
-** ignored). KV_OK with *out_row valid until kv_scan_close(*scan_out), or KV_ERR_NOTFOUND. */
+/* Point read of one row: a scan of the single key `row` with the given options (ranges,
+** limit and reverse ignored; store files whose bloom filter rules the row out are not
+** read). KV_OK with *out_row valid until kv_scan_close(*scan_out), or KV_ERR_NOTFOUND when
+** the row has no visible cell: in both cases *scan_out is the scan (its metrics tell what
+** the lookup read) and must be closed with kv_scan_close. On any other error (those of
+** kv_scan_open; KV_ERR_INVALID for an empty row key) *scan_out is NULL. */
 int kv_get(kv_db *db, const kv_scan_options *opts, const void *row, size_t row_len,
            kv_scan **scan_out, kv_row *out_row);
 
 /* Latest committed sequence number; use as kv_scan_options.snapshot to read at a point. */
 uint64_t kv_last_sequence(kv_db *db);
 
-/* Pin / unpin a snapshot so compaction keeps what it can see. */
+/* Pin / unpin a snapshot so compaction keeps what it can see: *seq_out gets the latest
+** committed sequence number, usable as kv_scan_options.snapshot until released. Acquiring
+** the same number twice needs two releases; releasing a number not held is a no-op. */
 int kv_snapshot_acquire(kv_db *db, uint64_t *seq_out);
 void kv_snapshot_release(kv_db *db, uint64_t seq);
 
 /* ---- Maintenance and statistics ---------------------------------------------------- */
-/* Flush every non-empty memstore of the table (NULL = all tables) to store files, and wait.*/
+/* Flush every non-empty memstore of the table (NULL = all tables) to store files, and wait.
+** A family reaching compaction_trigger files is then minor-compacted. Errors:
+** KV_ERR_NOTFOUND (unknown table), KV_ERR_READONLY, I/O errors (which set the error
+** state), KV_MISUSE. */
 int kv_flush(kv_db *db, const char *table);
 
 /* Compact the table's families (NULL = all): major = true merges all files of each family
 ** into one and drops tombstones, masked cells, versions beyond VERSIONS and cells past TTL;
-** minor merges files and keeps tombstones. */
+** minor merges files and keeps tombstones. A major compaction flushes the memstore first,
+** so the result is exactly what a read sees (see "What a read sees" above). While a
+** snapshot is acquired, a row with any cell newer than the oldest snapshot is kept whole in
+** that family, so every acquired snapshot reads the same after as before. The inputs are
+** deleted once no open scan reads them. Errors as kv_flush. */
 int kv_compact(kv_db *db, const char *table, bool major);
 
 /* Statistics of one family from its store files' block indexes and its memstore, used by
