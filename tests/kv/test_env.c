@@ -53,6 +53,11 @@ static int collect(void *ctx, const char *name) {
   return 0;
 }
 
+static int stop_at_first(void *ctx, const char *name) {
+  (*(int *)ctx)++;
+  return 1;
+}
+
 static int has_name(const names *s, const char *name) {
   for (int i = 0; i < s->n; i++)
     if (strcmp(s->v[i], name) == 0) return 1;
@@ -127,6 +132,9 @@ static void exercise(kv_env *env, const char *root) {
   assert_int_equal(s.n, 2);
   assert_true(has_name(&s, "b.txt"));
   assert_true(has_name(&s, "x"));
+  int calls = 0;
+  assert_int_equal(env->list(env, root, stop_at_first, &calls), KV_OK); /* stops early */
+  assert_int_equal(calls, 1);
   char missing[512];
   snprintf(missing, sizeof missing, "%s/nope", root);
   assert_int_equal(env->list(env, missing, collect, &s), KV_ERR_NOTFOUND);
