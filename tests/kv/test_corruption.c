@@ -11,7 +11,8 @@
 ** Anything else (another status, a crash, a sanitizer report, different data) fails.
 ** Where bytes are damaged comes from the formats only as far as kv/wal.h describes them:
 ** WAL record boundaries are taken from the WAL's size after each commit, not parsed.
-** Offsets are sampled; every byte of the WAL records and file tails is covered at scale 1.
+** At scale 1 every byte of the MANIFEST and every cut of the last WAL record is tried, the
+** rest is sampled (hundreds of offsets per store file and per WAL record).
 ** It does not test crashes (test_powercut.c) or the decoders one by one (kv unit tests).
 */
 #include <setjmp.h>
@@ -401,7 +402,7 @@ static void test_storefile_damage(void **state) {
   static ct c;
   ct_init(&c, "corrupt_storefile");
   int n_sf = 0;
-  uint64_t per_file = tu_scaled(60, 12), tail = tu_scaled(64, 16);
+  uint64_t per_file = tu_scaled(400, 50), tail = tu_scaled(512, 64);
   for (int i = 0; i < c.n_files; i++) {
     if (!ends_with(c.files[i].path, ".sf")) continue;
     n_sf++;
@@ -441,7 +442,7 @@ static void test_wal_damage(void **state) {
   static ct c;
   ct_init(&c, "corrupt_wal");
   const char *w = c.wal;
-  uint64_t per_record = tu_scaled(12, 3);
+  uint64_t per_record = tu_scaled(100, 12);
   /* Middle records: any damaged byte is KV_ERR_CORRUPT. */
   for (int i = FLUSH2; i < N_BATCHES - 1; i++) {
     uint64_t lo = (uint64_t)c.wal_end[i], hi = (uint64_t)c.wal_end[i + 1];
@@ -464,10 +465,12 @@ static void test_wal_damage(void **state) {
     if (trial(&c, w, DMG_BYTE, off, rand_xor(&c), N_BATCHES - 1, -1, &which) == READ_OK)
       c.tail_dropped++;
   }
-  /* Cut inside the last record: a torn tail, always dropped, never an error. */
-  uint64_t cuts = tu_scaled(24, 6);
+  /* Cut inside the last record: a torn tail, always dropped, never an error. Every length
+  ** at scale 1. */
+  uint64_t cuts = tu_scaled(hi - lo - 1, 8);
   for (uint64_t k = 0; k < cuts; k++) {
-    uint64_t off = k == 0 ? lo + 1 : k == 1 ? hi - 1 : lo + 1 + tu_below(&c.rng, hi - lo - 1);
+    uint64_t off = cuts >= hi - lo - 1 ? lo + 1 + k
+                   : k == 0 ? lo + 1 : k == 1 ? hi - 1 : lo + 1 + tu_below(&c.rng, hi - lo - 1);
     int which = -1;
     int r = trial(&c, w, DMG_SHRINK, off, 0, N_BATCHES - 1, -1, &which);
     if (r != READ_OK) {
@@ -500,9 +503,10 @@ static void test_manifest_damage(void **state) {
       size = (uint64_t)c.files[i].size;
     }
   assert_non_null(m);
-  uint64_t n = tu_scaled(150, 30);
+  /* Every byte at scale 1 (the MANIFEST of this store is small), a sample below. */
+  uint64_t n = tu_scaled(size, 64);
   for (uint64_t k = 0; k < n; k++) {
-    uint64_t off = k < size && k < 48 ? k : tu_below(&c.rng, size);
+    uint64_t off = n >= size ? k : k < 48 ? k : tu_below(&c.rng, size);
     trial(&c, m, DMG_BYTE, off, rand_xor(&c), N_BATCHES, -1, NULL);
   }
   for (uint64_t k = 1; k <= 32 && k <= size; k++)

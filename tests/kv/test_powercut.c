@@ -470,7 +470,7 @@ static const fault_spec SWEEP[] = {
     {KV_FAULT_OPEN, NULL, KV_FAULT_EIO},      {KV_FAULT_REMOVE, NULL, KV_FAULT_EIO},
     {KV_FAULT_APPEND, ".sf", KV_FAULT_ENOSPC},
 };
-static const uint64_t SWEEP_NTH[] = {1, 2, 3, 5, 8, 13, 21};
+static const uint64_t SWEEP_NTH[] = {1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 17, 20, 24, 30};
 
 /* A store with three store files per family and a non-empty memstore. */
 static void sweep_setup(pc *t, kv_batch *b) {
@@ -548,7 +548,7 @@ static void run_random(const char *name, size_t flush_size) {
   pc_create(&t);
   kv_batch *b = kv_batch_new();
   assert_non_null(b);
-  uint64_t iters = tu_scaled(400, 40);
+  uint64_t iters = tu_scaled(2500, 100);
   for (t.iter = 0; t.iter < iters; t.iter++) {
     int scenario = (int)tu_below(&t.rng, 1 + sizeof RANDOM_FAULTS / sizeof RANDOM_FAULTS[0]);
     const fault_spec *fs = scenario > 0 ? &RANDOM_FAULTS[scenario - 1] : NULL;
