@@ -374,6 +374,115 @@ static void test_drop_table(void **state) {
   kv_env_free(env);
 }
 
+static int count_wal(void *ctx, const char *name) {
+  if (strncmp(name, "wal-", 4) == 0) (*(int *)ctx)++;
+  return 0;
+}
+
+/* Flushes delete the WAL segments no family needs; a family with unflushed data keeps its
+** segments alive. */
+static void test_wal_segments_deleted(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fb;
+  uint32_t fa = make_table(db, "t", &fb);
+  put(db, fb, "keep", "q", 1, "b"); /* family b stays unflushed in the first segment */
+  put(db, fa, "r", "q", 1, "v");
+  kv_family_options fo = {.name = "c"};
+  assert_int_equal(kv_create_table(db, "u", &fo, 1), KV_OK);
+  uint32_t fc;
+  assert_int_equal(kv_family_id(db, "u", "c", &fc), KV_OK);
+  for (int i = 0; i < 4; i++) {
+    put(db, fc, "r", "q", i, "v");
+    assert_int_equal(kv_flush(db, "u"), KV_OK);
+  }
+  int n = 0;
+  assert_int_equal(env->list(env, "/db", count_wal, &n), KV_OK);
+  assert_true(n >= 5); /* t's memstores pin the first segment and everything after */
+  assert_int_equal(kv_flush(db, NULL), KV_OK);
+  n = 0;
+  assert_int_equal(env->list(env, "/db", count_wal, &n), KV_OK);
+  assert_int_equal(n, 1); /* only the current segment is left */
+  assert_int_equal(kv_close(db), KV_OK);
+  db = open_db(env, KV_SYNC_FULL, 0);
+  char buf[16];
+  assert_string_equal(get(db, fb, "keep", "q", buf, sizeof buf), "b");
+  assert_string_equal(get(db, fc, "r", "q", buf, sizeof buf), "v");
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+/* memstore_limit: with a large per-family threshold, the total over families stays bounded
+** because the largest memstore is flushed when the total passes the limit. */
+static void test_memstore_limit(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  o.create_if_missing = true;
+  o.sync_mode = KV_SYNC_OFF;
+  o.memstore_limit = 128 * 1024;
+  kv_db *db;
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+  uint32_t fb;
+  uint32_t fa = make_table(db, "t", &fb);
+  char val[100];
+  memset(val, 'v', sizeof val - 1);
+  val[sizeof val - 1] = 0;
+  int n = (int)tu_scaled(4000, 2000);
+  for (int i = 0; i < n; i++) {
+    char row[32];
+    snprintf(row, sizeof row, "r%08d", i);
+    put(db, i % 3 ? fa : fb, row, "q", 1, val);
+    kv_family_stats sa, sb;
+    assert_int_equal(kv_family_get_stats(db, fa, &sa), KV_OK);
+    assert_int_equal(kv_family_get_stats(db, fb, &sb), KV_OK);
+    assert_true(sa.memstore_bytes + sb.memstore_bytes <= o.memstore_limit);
+  }
+  kv_family_stats sa, sb;
+  assert_int_equal(kv_family_get_stats(db, fa, &sa), KV_OK);
+  assert_int_equal(kv_family_get_stats(db, fb, &sb), KV_OK);
+  assert_true(sa.store_files + sb.store_files >= 2);
+  assert_int_equal(sa.cells + sa.memstore_cells + sb.cells + sb.memstore_cells, (uint64_t)n);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+/* kv_estimate_rows: the block index and the memstore give a figure near the truth. */
+static void test_estimate_rows(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_OFF, 0);
+  kv_family_options fo = {.name = "a", .block_size = 1024};
+  assert_int_equal(kv_create_table(db, "t", &fo, 1), KV_OK);
+  uint32_t fa;
+  assert_int_equal(kv_family_id(db, "t", "a", &fa), KV_OK);
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < 10000; i++) {
+    char row[32];
+    snprintf(row, sizeof row, "r%06d", i);
+    kv_batch_put(b, fa, row, strlen(row), "q", 1, 1, "some value", 10);
+    if (i == 7999) {
+      assert_int_equal(kv_commit(db, b, NULL), KV_OK);
+      kv_batch_clear(b);
+      assert_int_equal(kv_flush(db, NULL), KV_OK);
+    }
+  }
+  assert_int_equal(kv_commit(db, b, NULL), KV_OK); /* 2000 rows stay in the memstore */
+  kv_batch_free(b);
+  uint64_t rows, bytes;
+  assert_int_equal(kv_estimate_rows(db, fa, NULL, &rows, &bytes), KV_OK);
+  assert_true(rows >= 9000 && rows <= 11000);
+  assert_true(bytes > 0);
+  kv_range r = {(const uint8_t *)"r002000", 7, true, (const uint8_t *)"r004000", 7, false};
+  assert_int_equal(kv_estimate_rows(db, fa, &r, &rows, &bytes), KV_OK);
+  assert_true(rows >= 1500 && rows <= 2500);
+  kv_range m = {(const uint8_t *)"r009000", 7, true, NULL, 0, false};
+  assert_int_equal(kv_estimate_rows(db, fa, &m, &rows, &bytes), KV_OK);
+  assert_true(rows >= 1000 && rows <= 1100); /* memstore rows are counted exactly */
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_open_create_and_reopen),
@@ -384,6 +493,9 @@ int main(void) {
     cmocka_unit_test(test_group_commit_shares_syncs),
     cmocka_unit_test(test_wal_failure_refuses_writes),
     cmocka_unit_test(test_drop_table),
+    cmocka_unit_test(test_wal_segments_deleted),
+    cmocka_unit_test(test_memstore_limit),
+    cmocka_unit_test(test_estimate_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
