@@ -3,7 +3,7 @@
 **
 ** The catalog lives in the store itself, in the kv table SYSTEM.CATALOG (family "0"): one
 ** row per table and one per index, each DDL written in one atomic kv batch
-** (docs/FORMAT-encodings.md "SYSTEM.CATALOG"). The catalog row is the source of truth:
+** (docs/FORMAT.md Part 3 "SYSTEM.CATALOG"). The catalog row is the source of truth:
 ** CREATE makes the kv table first (under an internal name "$t<gen>.<name>" or
 ** "$i<gen>.<table>.<index>") and then commits the catalog batch; DROP commits the catalog
 ** deletion first and then drops the kv table; cat_open drops every kv table with an

@@ -1,7 +1,7 @@
 /*
 ** kv/bloom.c: building and probing the row-key bloom filter of kv/bloom.h.
 **
-** Layout (docs/FORMAT-storefile.md, "Bloom filter"): u8 k (probes, 1..30), u32 LE nbits,
+** Layout (docs/FORMAT.md Part 2, "Bloom filter"): u8 k (probes, 1..30), u32 LE nbits,
 ** then ceil(nbits / 8) bytes of bits, bit i at byte i / 8, mask 1 << (i % 8). Probe j of a
 ** key with hash h sets bit (a + j * b) mod nbits where a is the low and b the high 32 bits
 ** of h (b forced odd so the probes do not collapse). nbits = 0 is the empty filter.

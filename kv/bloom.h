@@ -3,7 +3,7 @@
 ** lookup can skip files that certainly do not hold a row (issue 8). Bits per key are
 ** chosen by the writer (10 by default: about 1% false positives); the probes use double
 ** hashing from one XXH3-64 of the key (Kirsch and Mitzenmacher). The filter is a plain
-** byte string: docs/FORMAT-storefile.md, "Bloom filter". No file I/O here.
+** byte string: docs/FORMAT.md Part 2, "Bloom filter". No file I/O here.
 */
 #ifndef ROWAN_KV_BLOOM_H
 #define ROWAN_KV_BLOOM_H

@@ -2,7 +2,7 @@
 ** kv/manifest.c: the MANIFEST (kv/manifest.h): an append-only log of checksummed records
 ** that describes the store; replayed at open into a kv_version, appended to (and synced)
 ** for each group of edits, and rewritten as one snapshot record once it passes a size
-** limit. docs/FORMAT.md, "MANIFEST" (docs/FORMAT-wal-manifest.md until merged).
+** limit. docs/FORMAT.md, "MANIFEST".
 **
 ** Record = 16-byte header + payload:
 **   0  u32 length        payload bytes

@@ -10,7 +10,7 @@
 ** block index (first key, offset, sizes, cell and row counts per block) and a fixed-size
 ** trailer with magic, format version, key range, timestamp and sequence ranges and counts.
 ** Files are written whole, synced, then named in the MANIFEST. docs/FORMAT.md,
-** "Store file" (docs/FORMAT-storefile.md until merged). Readers use pread of single blocks,
+** "Store file". Readers use pread of single blocks,
 ** binary search in the block index and within a block, and never allocate per cell.
 ** Implementation: kv/sf_write.c, kv/sf_read.c, kv/sf_iter.c, kv/sf_block.c,
 ** kv/sf_decode.c, kv/bloom.c; internals in kv/sf_int.h. Errors set kv_errmsg().

@@ -3,7 +3,7 @@
 ** encoding them in the columnar raw block layout, and framing a raw block for disk (lz4,
 ** header, XXH3-64 checksum); plus the reader's unframing (length, checksum, decompress).
 ** Decoding a raw block into per-cell arrays is in kv/sf_decode.c. The byte layout is
-** docs/FORMAT-storefile.md, "Data block"; in short, a raw block is
+** docs/FORMAT.md Part 2, "Data block"; in short, a raw block is
 **
 **   header   varint nrows, varint ncells, varint nquals, varint min_seq
 **   dict     nquals x (varint len, bytes)

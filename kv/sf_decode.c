@@ -1,6 +1,6 @@
 /*
 ** kv/sf_decode.c: decoding a raw store file block (the layout written by kv/sf_block.c and
-** described in docs/FORMAT-storefile.md, "Data block") into the per-block arrays of a
+** described in docs/FORMAT.md Part 2, "Data block") into the per-block arrays of a
 ** kv_sf_dblock: rebuilt full row keys, the first cell of each row, and per cell its
 ** qualifier, timestamp, type, sequence number and value pointer.
 **

@@ -2,7 +2,7 @@
 ** kv/sf_int.h: internals shared by the store file modules (kv/sf_block.c, kv/sf_write.c,
 ** kv/sf_read.c, kv/sf_iter.c). Not part of kv/'s contract: only these files include it.
 **
-** It holds the format constants (docs/FORMAT-storefile.md), a growable byte buffer, the
+** It holds the format constants (docs/FORMAT.md Part 2), a growable byte buffer, the
 ** block builder the writer stages cells in, the decoded block the iterator reads from, the
 ** on-disk block framing (lz4 + XXH3-64) and the reader's in-memory block index. It does no
 ** file I/O itself.
@@ -18,7 +18,7 @@
 #include "kv/env.h"
 #include "kv/sf.h"
 
-/* ---- Format constants (docs/FORMAT-storefile.md) ---- */
+/* ---- Format constants (docs/FORMAT.md Part 2) ---- */
 #define KV_SF_MAGIC 0x3146535F4E574F52ull /* "ROWN_SF1" read as a little-endian u64 */
 #define KV_SF_FORMAT_VERSION 1u
 #define KV_SF_TRAILER_SIZE 136u            /* fixed-size file trailer */

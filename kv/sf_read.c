@@ -3,7 +3,7 @@
 ** index are read with single preads, checked (lengths, XXH3-64 checksums, offsets, counts,
 ** key order) and kept in memory for the reader's life; plus the file's properties, key
 ** range, bloom probe and the row and byte estimates the planner uses. Iterating the cells
-** is kv/sf_iter.c. Layout: docs/FORMAT-storefile.md.
+** is kv/sf_iter.c. Layout: docs/FORMAT.md Part 2.
 **
 ** Any damage found here is KV_ERR_CORRUPT with a message naming the file and the offset of
 ** the damaged section. Data blocks are not read at open.

@@ -3,7 +3,7 @@
 ** staged in a block builder (kv/sf_block.c); when the staged block reaches the target size
 ** it is encoded, framed (lz4 + XXH3-64) and appended, and its block index entry is noted.
 ** kv_sf_writer_finish() appends the bloom filter on row keys, the block index and the fixed
-** trailer, then syncs and closes the file. Layout: docs/FORMAT-storefile.md.
+** trailer, then syncs and closes the file. Layout: docs/FORMAT.md Part 2.
 **
 ** The writer does not rename or register the file: flush and compaction write it under a
 ** temporary name, then rename it and name it in the MANIFEST. One writer per thread.

@@ -1,7 +1,7 @@
 /*
 ** kv/wal.c: the write-ahead log (kv/wal.h): appending records to a segment in the three
 ** sync modes, replaying a segment with torn-tail handling, and decoding batch ops.
-** docs/FORMAT.md, "WAL" (docs/FORMAT-wal-manifest.md until merged) gives every byte.
+** docs/FORMAT.md, "WAL" gives every byte.
 **
 ** Record = 32-byte header + payload:
 **   0  u32 length        payload bytes (<= KV_MAX_BATCH)
