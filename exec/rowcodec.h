@@ -1,0 +1,97 @@
+/*
+** exec/rowcodec.h: one SQL row <-> its kv cells (DESIGN.md "Rows, cells and families").
+**
+** A row of table t is an array of cat_value slots, one per column in catalog order
+** (t->columns). In the store it is:
+**   - the row key: the PK columns' values encoded with catalog/keycodec.h (cat_key_encode);
+**   - the marker cell in the hidden key family "_k": qualifier CAT_MARKER_QUALIFIER, empty
+**     value, so a row whose non-key columns are all NULL still exists;
+**   - one cell per non-NULL non-key column, in the column's family (cat_family.kv_id), with
+**     qualifier cat_column_qualifier(column id) and value cat_vc_encode(value).
+** A NULL non-key column has no cell: writing NULL adds a KV_DELETE_COLUMN tombstone.
+**
+** Writing (exec_row_put) checks every value against its column (cat_value_check, or
+** cat_value_cast first when the value has another type id, so a literal 5 fits a DOUBLE
+** column): a value that does not fit, NULL in a NOT NULL column, or a missing PK value is
+** EXEC_CONSTRAINT with a message naming the column and the value. Reading
+** (exec_row_decode) takes an assembled kv_row (any subset of the table's families, any
+** versions) and fills the needed slots; it does not allocate per cell or per row.
+**
+** Not here: which families or qualifiers a scan should read (planner/), index rows
+** (a later issue), transactions (the caller owns the kv_batch), DDL (exec/ddl.h).
+** An exec_rowcodec is used by one thread at a time (it owns scratch buffers).
+*/
+#ifndef ROWAN_EXEC_ROWCODEC_H
+#define ROWAN_EXEC_ROWCODEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/catalog.h"
+#include "exec/engine.h"
+#include "kv/kv.h"
+
+struct plan_arena; /* planner/plan.h */
+
+/* Per-table lookup tables and scratch buffers, built once per statement (or cached per
+** table) with exec_rowcodec_init. Read the fields, do not change them. */
+typedef struct exec_rowcodec {
+  const cat_table *table;   /* the table (owned by the catalog; must outlive the codec) */
+  int n_columns;            /* table->n_columns */
+  uint16_t max_id;          /* largest column id in use (table->next_column_id - 1) */
+  int16_t *col_of_id;       /* [0..max_id]: column index of each column id, -1 if none */
+  uint32_t key_family_id;   /* kv id of the hidden key family "_k" */
+  uint8_t *key;             /* the row key of the last exec_row_put / exec_row_key call
+                               (CAT_KEY_MAX bytes of storage) */
+  size_t key_len;           /* its length */
+  uint8_t *scratch;         /* decode scratch for unescaped key strings (CAT_KEY_MAX) */
+  cat_value *pk_vals;       /* n_pk checked key values in PK order (encode scratch) */
+  uint8_t *cast_buf;        /* n_pk * 64 bytes: text produced by casts of key values */
+} exec_rowcodec;
+
+/* Build the codec of table t into *rc (the struct is caller-owned; its buffers are freed
+** with exec_rowcodec_free). Returns EXEC_OK or EXEC_NOMEM (then *rc needs no freeing).
+** t must stay valid (no DDL on it) while the codec is used. */
+int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err);
+/* Free the codec's buffers; the struct may be re-initialized. A zeroed struct is fine. */
+void exec_rowcodec_free(exec_rowcodec *rc);
+
+/* Check and encode the PK values of vals (n_columns slots in catalog order; only the PK
+** slots are read) into rc->key / rc->key_len, and also into buf[0..cap) when buf is not
+** NULL (*len gets the length). Errors: EXEC_CONSTRAINT (NULL in a NOT NULL key column, a
+** value that does not fit or convert: "column K: value 300 out of range for TINYINT"),
+** EXEC_TOOBIG (key over CAT_KEY_MAX or cap too small). */
+int exec_row_key(exec_rowcodec *rc, const cat_value *vals, uint8_t *buf, size_t cap,
+                 size_t *len, exec_error *err);
+
+/* Add the cells of one row to batch b (UPSERT): the marker cell, then for each non-key
+** column i with set[i] true (set NULL = every column): a put of its encoded value, or a
+** KV_DELETE_COLUMN when vals[i] is NULL. Non-key columns not set are left as they are in
+** the store. ts is the cells' timestamp (KV_TS_NOW normally). On success rc->key holds
+** the row key. On error the batch may hold some of the row's cells: the caller discards
+** the batch or truncates the statement's part of it. Errors: EXEC_CONSTRAINT (as
+** exec_row_key, and for non-key values: NULL into NOT NULL "column V may not be NULL",
+** out of range, too long), EXEC_TOOBIG (value or batch over kv's limits), EXEC_NOMEM. */
+int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int64_t ts,
+                 kv_batch *b, exec_error *err);
+
+/* Add the deletion of the row with key key[0..key_len) to b: a KV_DELETE_FAMILY in every
+** family of the table (the key family included). Errors: EXEC_TOOBIG, EXEC_NOMEM,
+** EXEC_ERROR (empty key). */
+int exec_row_delete(exec_rowcodec *rc, const uint8_t *key, size_t key_len, int64_t ts,
+                    kv_batch *b, exec_error *err);
+
+/* Fill vals[i] for every column i with need[i] true (need NULL = every column) from row:
+** key columns from the row key, non-key columns from the newest cell of their qualifier in
+** their family, NULL (typed as the column) when there is none. Slots not needed are left
+** untouched. Strings and bytes point into the row's cells, or for unescaped/inverted key
+** strings into rc's scratch: valid until the next kv_scan_next on the row's scan or the
+** next exec_row_decode on rc, whichever comes first. If copy is not NULL every string is
+** instead copied into that arena and outlives both. Cells of unknown qualifiers or other
+** families are ignored. Errors: EXEC_CORRUPT (a key or cell that does not decode, naming
+** the table and column), EXEC_NOMEM (copy arena). */
+int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_value *vals,
+                    struct plan_arena *copy, exec_error *err);
+
+#endif /* ROWAN_EXEC_ROWCODEC_H */
