@@ -1,0 +1,102 @@
+/*
+** exec/agg.h: aggregate functions as accumulators: COUNT(*), COUNT(x), SUM, AVG, MIN, MAX,
+** each optionally DISTINCT. An accumulator is a fixed-size struct (one per group in a hash
+** or streaming aggregate) driven by init, step (one input value), merge (combine two partial
+** results of the same aggregate, for parallel or spilled groups) and final.
+**
+** Rules (Phoenix's, documented for users in docs/FUNCTIONS.md):
+**  - NULL inputs are ignored; over no (non-NULL) input every aggregate is NULL except COUNT,
+**    which is 0.
+**  - COUNT -> BIGINT. SUM of integers -> BIGINT, summed exactly (128 bits) with an error if
+**    the final sum does not fit BIGINT; SUM of DECIMAL -> DECIMAL (exact; error past 38
+**    digits); SUM of FLOAT/DOUBLE -> DOUBLE.
+**  - AVG of integers or DECIMAL -> DECIMAL (exact sum / count, 38 significant digits, half
+**    away from zero, trailing zeros removed); AVG of FLOAT/DOUBLE -> DOUBLE.
+**  - MIN/MAX of any comparable type (numbers, strings, dates, times, booleans, bytes) -> the
+**    argument type; ties keep the first value; strings are copied into the accumulator.
+**  - DISTINCT: a value is stepped once; numbers equal by value (1 = 1.0 for exact types)
+**    count once; CHAR trailing spaces are insignificant. The set lives in malloc'd memory
+**    owned by the accumulator.
+**
+** Memory: an accumulator may own heap memory (the DISTINCT set, a MIN/MAX string); always
+** exec_agg_free it, also after an error. Not thread-safe (one accumulator, one thread).
+** Not here: grouping, hash tables of groups (exec/op*.c).
+*/
+#ifndef ROWAN_EXEC_AGG_H
+#define ROWAN_EXEC_AGG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/types.h"
+#include "exec/arena.h"
+
+/* ORDER EXEC_AGG: agg_names[] in exec/agg.c follows this order. */
+enum exec_agg_id {
+  EXEC_AGG_COUNT_STAR = 1,  /* COUNT(*) */
+  EXEC_AGG_COUNT,           /* COUNT(x) */
+  EXEC_AGG_SUM,
+  EXEC_AGG_AVG,
+  EXEC_AGG_MIN,
+  EXEC_AGG_MAX,
+  EXEC_AGG_COUNT_           /* number of ids + 1 (not an aggregate) */
+};
+
+typedef struct exec_agg_set exec_agg_set; /* DISTINCT set (exec/agg_distinct.c) */
+
+/* One accumulator. Treat as opaque; fields are documented for debugging. */
+typedef struct exec_agg {
+  uint8_t id;            /* enum exec_agg_id */
+  bool distinct;         /* DISTINCT: values pass through `set` first */
+  bool have;             /* at least one non-NULL value stepped */
+  cat_type arg_type;     /* argument type given at init */
+  cat_type result_type;  /* result type (as exec_agg_lookup gives) */
+  int64_t count;         /* values stepped (COUNT, AVG) */
+  cat_i128 isum;         /* SUM/AVG of integers: exact sum */
+  double dsum;           /* SUM/AVG of FLOAT/DOUBLE */
+  cat_dec decsum;        /* SUM/AVG of DECIMAL (or integers mixed with DECIMAL) */
+  uint8_t sum_kind;      /* 0 none yet, 1 integer, 2 double, 3 decimal */
+  cat_value best;        /* MIN/MAX: the current extreme (strings point into buf) */
+  uint8_t *buf;          /* MIN/MAX: owned copy of a string extreme (malloc) */
+  size_t buf_cap;        /* its capacity */
+  exec_agg_set *set;     /* DISTINCT: the values seen (malloc), or NULL */
+} exec_agg;
+
+/* Resolve an aggregate call. name: COUNT, SUM, AVG, MIN, MAX (any case); star: COUNT(*);
+** distinct: f(DISTINCT x); arg_type: the argument's type (ignored for COUNT(*); id 0 =
+** unknown, taken as DOUBLE for SUM/AVG and accepted by COUNT/MIN/MAX). EXEC_OK with *agg_id
+** and *result_type; EXEC_ERROR naming the function for an unknown name, a '*' other than
+** COUNT(*), SUM/AVG of a non-number (MIN/MAX accept every type). */
+int exec_agg_lookup(const char *name, bool star, bool distinct, const cat_type *arg_type,
+                    int *agg_id, cat_type *result_type, char *msg, size_t cap);
+
+/* Upper-case name of an aggregate id ("COUNT"); "?" for a bad id. */
+const char *exec_agg_name(int agg_id);
+
+/* Start accumulator a for agg_id with the types exec_agg_lookup used/gave. Allocates
+** nothing (the DISTINCT set is made at the first value). */
+void exec_agg_init(exec_agg *a, int agg_id, bool distinct, const cat_type *arg_type,
+                   const cat_type *result_type);
+
+/* Feed one value (ignored when NULL; for COUNT(*) pass any value, NULL included, or NULL
+** pointer v). EXEC_OK; EXEC_CONSTRAINT when a DECIMAL sum passes 38 digits or an integer sum
+** passes 2^127 (message names the aggregate); EXEC_ERROR when v's type does not fit the
+** aggregate (a string to SUM, values of incomparable types to MIN); EXEC_NOMEM. */
+int exec_agg_step(exec_agg *a, const cat_value *v, char *msg, size_t cap);
+
+/* Combine src into dst (same id and types; src is left as it was). For DISTINCT the sets are
+** merged so a value seen by both counts once. Errors as exec_agg_step. */
+int exec_agg_merge(exec_agg *dst, const exec_agg *src, char *msg, size_t cap);
+
+/* The aggregate's value into *out (rules above). A string result points into the
+** accumulator (valid until it is stepped again or freed) unless arena is given, then it is
+** copied there. EXEC_OK; EXEC_CONSTRAINT "SUM overflow: ... out of range for BIGINT";
+** EXEC_NOMEM. The accumulator may be stepped further afterwards. */
+int exec_agg_final(exec_agg *a, cat_value *out, exec_arena *arena, char *msg, size_t cap);
+
+/* Release what a owns; a must be initialized again before reuse. Safe on an initialized
+** accumulator that was never stepped, and twice in a row. */
+void exec_agg_free(exec_agg *a);
+
+#endif /* ROWAN_EXEC_AGG_H */

@@ -1,0 +1,185 @@
+/*
+** exec/func.h: Rowan's scalar functions, the arithmetic operators as functions, and LIKE /
+** ILIKE matching, all over cat_value (catalog/types.h). docs/FUNCTIONS.md documents each
+** function for users (arguments, result type, NULL rule, errors, example).
+**
+** Two steps, as the binder and the evaluator need them:
+**  - exec_func_lookup (at bind time): a name (any case) with its argument types gives a
+**    function id and the result type, or an error naming the function ("function SUBSTR
+**    takes 2 or 3 arguments, got 1", "function UPPER does not accept INTEGER (argument 1)").
+**  - exec_func_call (per row): the id, the argument values and the result type from lookup
+**    give the value. Results are computed from the actual argument types (a parameter may
+**    be bound to any type) and then converted to the result type given. String results are
+**    written into the caller's arena (exec/arena.h); numbers need no memory.
+**
+** NULL rule: unless a function's entry says otherwise (COALESCE, NULLIF, GREATEST/LEAST
+** skip NULLs as PostgreSQL does, NOW), a NULL argument gives NULL. `||` follows SQL (NULL
+** in, NULL out), not Phoenix (which treats NULL as '').
+**
+** Arithmetic: integer op integer is BIGINT, an overflow is an error (never wraps); any
+** DECIMAL operand (with integers) gives an exact DECIMAL (catalog/decimal.h); any FLOAT or
+** DOUBLE operand gives DOUBLE; integer division truncates toward zero and % takes the sign
+** of the dividend (Java, Phoenix); division or % by zero is an error for every type. DATE
+** or TIMESTAMP +/- a number adds days (Phoenix): DATE +/- an integer is a DATE, with a
+** fraction a TIMESTAMP; TIMESTAMP +/- n is a TIMESTAMP; DATE - DATE is BIGINT days;
+** TIMESTAMP - TIMESTAMP (or DATE) is DECIMAL days.
+**
+** Errors from exec_func_call: EXEC_CONSTRAINT for a value out of range or an overflow
+** (message names the function and the value: "BIGINT overflow in 9223372036854775807 + 1",
+** "SQRT of negative value -4"), EXEC_ERROR for a bad argument value (unknown unit 'WEEKS',
+** bad format text, text that does not match its format), EXEC_NOMEM when the arena is full.
+**
+** LIKE: % matches any run of characters, _ exactly one UTF-8 character, the escape
+** character makes the next pattern character literal. ILIKE folds case for ASCII, Latin-1,
+** Greek and Cyrillic letters (the basic ranges; no other Unicode case mapping).
+**
+** Not here: aggregates (exec/agg.h), CAST (the caller calls cat_value_cast; exec_func_cast
+** wraps it with this header's error conventions), CASE / IN / comparisons (exec/eval.c).
+*/
+#ifndef ROWAN_EXEC_FUNC_H
+#define ROWAN_EXEC_FUNC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/types.h"
+#include "exec/arena.h"
+
+/* ORDER EXEC_FUNC: func_table[] in exec/func.c has one entry per id, in this order. Ids are
+** not stored anywhere persistent, but keep them dense. */
+enum exec_func_id {
+  EXEC_F_ADD = 1,   /* a + b */
+  EXEC_F_SUB,       /* a - b */
+  EXEC_F_MUL,       /* a * b */
+  EXEC_F_DIV,       /* a / b */
+  EXEC_F_MOD,       /* a % b, MOD(a, b) */
+  EXEC_F_NEG,       /* -a */
+  EXEC_F_CONCAT,    /* a || b, CONCAT(a, b, ...) */
+  EXEC_F_ABS,
+  EXEC_F_SIGN,
+  EXEC_F_ROUND,     /* ROUND(x[, digits]) ROUND(date|ts, unit[, multiplier]) */
+  EXEC_F_FLOOR,
+  EXEC_F_CEIL,      /* also CEILING */
+  EXEC_F_TRUNC,     /* also TRUNCATE */
+  EXEC_F_SQRT,
+  EXEC_F_POWER,     /* also POW */
+  EXEC_F_EXP,
+  EXEC_F_LN,
+  EXEC_F_LOG,       /* LOG(x) base 10, LOG(x, base) (Phoenix) */
+  EXEC_F_UPPER,
+  EXEC_F_LOWER,
+  EXEC_F_LENGTH,    /* characters; also CHAR_LENGTH */
+  EXEC_F_SUBSTR,    /* also SUBSTRING */
+  EXEC_F_TRIM,
+  EXEC_F_LTRIM,
+  EXEC_F_RTRIM,
+  EXEC_F_COALESCE,
+  EXEC_F_NULLIF,
+  EXEC_F_GREATEST,
+  EXEC_F_LEAST,
+  EXEC_F_TO_TIMESTAMP,
+  EXEC_F_TO_DATE,
+  EXEC_F_TO_CHAR,
+  EXEC_F_TO_NUMBER,
+  EXEC_F_MAKE_TIMESTAMP,
+  EXEC_F_NOW,       /* also CURRENT_TIMESTAMP */
+  EXEC_F_CURRENT_DATE,
+  EXEC_F_YEAR,
+  EXEC_F_MONTH,
+  EXEC_F_DAYOFMONTH,
+  EXEC_F_HOUR,
+  EXEC_F_MINUTE,
+  EXEC_F_SECOND,
+  EXEC_F_DAYOFWEEK, /* ISO: Monday 1 .. Sunday 7 */
+  EXEC_F_DAYOFYEAR,
+  EXEC_F_COUNT_     /* number of ids + 1 (not a function) */
+};
+
+/* What a call needs besides its arguments. */
+typedef struct exec_func_ctx {
+  exec_arena *arena;  /* string results are allocated here (valid until its reset) */
+  int64_t now_us;     /* the statement's time for NOW()/CURRENT_DATE: microseconds since the
+                         epoch, taken once per statement by the caller */
+  char *msg;          /* error message buffer (may be NULL when cap is 0) */
+  size_t cap;         /* its size */
+} exec_func_ctx;
+
+/* Resolve a scalar function or operator. name: case-insensitive function name, or an
+** operator "+", "-", "*", "/", "%", "||" (n_args 2; "-" with n_args 1 is negation).
+** arg_types[0..n_args): the arguments' types; a type with id 0 stands for an argument of
+** unknown type (an untyped parameter or a NULL literal) and is accepted wherever some type
+** is. On EXEC_OK: *func_id (enum exec_func_id) and *result_type are set. EXEC_ERROR (with
+** msg naming the function): unknown function, an aggregate name (use exec/agg.h), wrong
+** number of arguments, argument type not accepted. Nothing is allocated. */
+int exec_func_lookup(const char *name, int n_args, const cat_type *arg_types, int *func_id,
+                     cat_type *result_type, char *msg, size_t cap);
+
+/* The function id of operator sql_op (enum sql_op of sql/ast.h: SQL_OP_ADD, SQL_OP_SUB,
+** SQL_OP_MUL, SQL_OP_DIV, SQL_OP_MOD, SQL_OP_CONCAT, SQL_OP_NEG), or 0 for other ops. */
+int exec_func_of_op(int sql_op);
+
+/* The type argument i (0-based) of a call of func_id with n_args arguments should have
+** when it is an untyped parameter, given the other arguments' types (id 0 = unknown):
+** e.g. SUBSTR's 2nd argument is INTEGER, TO_CHAR's 2nd VARCHAR, + takes the other
+** operand's type. Returns a type with id 0 when anything goes. */
+cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *arg_types, int i);
+
+/* Upper-case canonical name of a function id ("SUBSTR", "+"); "?" for a bad id. */
+const char *exec_func_name(int func_id);
+
+/* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX. */
+bool exec_func_is_aggregate(const char *name);
+
+/* Call func_id on args[0..n_args) into *out. rt: the result type exec_func_lookup gave
+** (the value is converted to it; DECIMAL results with precision 0 keep their scale), or NULL
+** for the natural type of the actual arguments. String results live in ctx->arena; string
+** arguments may be returned as is (out points into them). Returns EXEC_OK, or
+** EXEC_CONSTRAINT / EXEC_ERROR / EXEC_NOMEM as the header says, with ctx->msg set; *out is
+** then undefined. */
+int exec_func_call(int func_id, const cat_value *args, int n_args, const cat_type *rt,
+                   cat_value *out, exec_func_ctx *ctx);
+
+/* CAST(in AS to) with this header's conventions: cat_value_cast, the text of a number cast
+** to a string written into ctx->arena. EXEC_CONSTRAINT (value out of range or too long for
+** `to`), EXEC_ERROR (text that is not a literal of `to`, types not convertible),
+** EXEC_NOMEM. */
+int exec_func_cast(const cat_value *in, const cat_type *to, cat_value *out,
+                   exec_func_ctx *ctx);
+
+/* ---- LIKE (exec/like.c) ------------------------------------------------------------------ */
+/* Escape argument meaning "no escape character". */
+#define EXEC_LIKE_NO_ESCAPE (-1)
+
+/* Get the escape code point from the ESCAPE operand's text (must be exactly one UTF-8
+** character): EXEC_OK with *escape set, or EXEC_ERROR "ESCAPE must be a single character". */
+int exec_like_escape(const uint8_t *p, size_t len, int32_t *escape, char *msg, size_t cap);
+
+/* Match text s[0..slen) against pattern pat[0..plen) (LIKE rules above; escape a code point
+** or EXEC_LIKE_NO_ESCAPE; icase for ILIKE). *match gets the result. EXEC_OK, or EXEC_ERROR
+** for a pattern ending in the escape character. Invalid UTF-8 bytes count as one character
+** each. Allocates nothing; time is O(slen * plen) at worst. */
+int exec_like(const uint8_t *s, size_t slen, const uint8_t *pat, size_t plen, int32_t escape,
+              bool icase, bool *match, char *msg, size_t cap);
+
+/* Shapes of a LIKE pattern (for key ranges). */
+enum exec_like_kind {
+  EXEC_LIKE_EXACT = 1,  /* no wildcard: LIKE is equality with the unescaped text */
+  EXEC_LIKE_PREFIX,     /* exactly 'prefix%' (one trailing %, no other wildcard) */
+  EXEC_LIKE_OTHER       /* anything else; the prefix still bounds the matches */
+};
+
+/* The literal prefix of a LIKE pattern (the unescaped characters before the first
+** unescaped % or _) into buf (cap bytes, cap >= plen always suffices), its length in
+** *prefix_len, and the pattern's shape in *kind. EXEC_OK, EXEC_ERROR for a pattern ending
+** in the escape character, EXEC_TOOBIG if buf is too small. For ILIKE the caller must not
+** use the prefix as a byte range (case folding). */
+int exec_like_prefix(const uint8_t *pat, size_t plen, int32_t escape, uint8_t *buf, size_t cap,
+                     size_t *prefix_len, int *kind, char *msg, size_t cap_msg);
+
+/* Case folding used by ILIKE, UPPER and LOWER: the lower / upper case code point of c in the
+** ranges named above, else c. */
+int32_t exec_fold_lower(int32_t c);
+int32_t exec_fold_upper(int32_t c);
+
+#endif /* ROWAN_EXEC_FUNC_H */
