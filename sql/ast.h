@@ -306,7 +306,8 @@ sql_expr *sql_expr_cast(sql_expr *operand, sql_type *type, uint32_t off);
 /* A function call; name is taken over. args may be NULL (no arguments). */
 sql_expr *sql_expr_func(char *name, sql_expr_list *args, bool distinct, bool star,
                         uint32_t off);
-/* A row value constructor of two or more fields. */
+/* A row value constructor: two or more fields in an expression, one or more as a VALUES
+** row. */
 sql_expr *sql_expr_row(sql_expr_list *fields, uint32_t off);
 void sql_expr_free(sql_expr *e);
 

@@ -36,14 +36,7 @@
 }
 
 %syntax_error {
-  /* Collect the terminals the current state has an explicit action for. */
-  int st = yypParser->yytos->stateno;
-  if (st <= YY_MAX_SHIFT) {
-    for (int t = 1; t < YYNTOKEN; t++) {
-      int i = yy_shift_ofst[st] + t;
-      if (i >= 0 && i < (int)YY_NLOOKAHEAD && yy_lookahead[i] == t) sql_pc_expect(ctx, t);
-    }
-  }
+  /* The driver collected the expected tokens before feeding this one (sql_lemonAccepts). */
   sql_pc_syntax_error(ctx, yymajor, TOKEN);
 }
 %stack_overflow { sql_pc_overflow(ctx); }
@@ -375,3 +368,49 @@ expr(A) ::= expr(X) likeop(O) expr(Y). [LIKE]
   { A = sql_pc_expr(ctx, sql_expr_like(X, Y, NULL, O & 1, O >> 1)); }
 expr(A) ::= expr(X) likeop(O) expr(Y) ESCAPE expr(Z). [LIKE]
   { A = sql_pc_expr(ctx, sql_expr_like(X, Y, Z, O & 1, O >> 1)); }
+
+/* ---- Lookahead check for error messages ------------------------------------------------ */
+%code {
+/* Would the parser, in its current state, take terminal major (after any reductions)?
+** Simulates the reductions on state numbers only: the real stack is never changed, no
+** action runs. Used by the driver before it feeds each token, so that on a syntax error
+** it can list the terminals that the state before the default reductions would have
+** taken. Returns 1 or 0. */
+int sql_lemonAccepts(void *parser, int major) {
+  yyParser *p = (yyParser *)parser;
+  YYACTIONTYPE over[64]; /* states pushed by simulated reductions */
+  int nover = 0;
+  int real = (int)(p->yytos - p->yystack); /* top of the part of the real stack in use */
+  if (major <= 0 || major >= YYNTOKEN) return 0;
+  for (int guard = 0; guard < 100000; guard++) {
+    YYACTIONTYPE st = nover ? over[nover - 1] : p->yystack[real].stateno;
+    YYACTIONTYPE act = yy_find_shift_action((YYCODETYPE)major, st);
+    if (act >= YY_MIN_REDUCE && act <= YY_MAX_REDUCE) {
+      int rule = act - YY_MIN_REDUCE;
+      int pop = -yyRuleInfoNRhs[rule];
+      int k = pop < nover ? pop : nover;
+      nover -= k;
+      real -= pop - k;
+      if (real < 0) return 0;
+      YYACTIONTYPE below = nover ? over[nover - 1] : p->yystack[real].stateno;
+      if (nover >= (int)(sizeof over / sizeof over[0])) return 1; /* too deep to tell */
+      over[nover++] = yy_find_reduce_action(below, yyRuleInfoLhs[rule]);
+    } else if (act <= YY_MAX_SHIFTREDUCE || act == YY_ACCEPT_ACTION) {
+      return 1;
+    } else {
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* 1 if terminal t falls back to ID (a non-reserved keyword). */
+int sql_lemonIsFallback(int t) {
+  return t >= 0 && t < (int)(sizeof yyFallback / sizeof yyFallback[0]) && yyFallback[t] != 0;
+}
+
+/* The number of terminal codes (TK_* values are 1 .. this - 1). */
+int sql_lemonTokenCount(void) {
+  return YYNTOKEN;
+}
+}

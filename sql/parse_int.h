@@ -60,6 +60,12 @@ typedef struct sql_pctx {
 void *sql_lemonAlloc(void *(*malloc_fn)(size_t), sql_pctx *ctx);
 void sql_lemonFree(void *parser, void (*free_fn)(void *));
 void sql_lemon(void *parser, int major, sql_token minor);
+/* 1 if the parser would take terminal major now (sql/parse.y %code), else 0. */
+int sql_lemonAccepts(void *parser, int major);
+/* 1 if terminal t is a non-reserved keyword (%fallback ID). */
+int sql_lemonIsFallback(int t);
+/* Terminal codes are 1 .. sql_lemonTokenCount() - 1. */
+int sql_lemonTokenCount(void);
 
 /* Byte offset of a token. */
 uint32_t sql_pc_off(const sql_pctx *ctx, sql_token t);

@@ -515,6 +515,11 @@ static void token_error(sql_pctx *ctx, const char *z, size_t n) {
   size_t off = (size_t)(z - ctx->sql);
   char tok[64];
   quote_token(tok, sizeof tok, z, n);
+  const char *nul = memchr(z, 0, n);
+  if (nul) {
+    sql_pc_error(ctx, SQL_ERR_TOKEN, (size_t)(nul - ctx->sql), "NUL byte in SQL text");
+    return;
+  }
   switch (z[0]) {
     case '\'':
       sql_pc_error(ctx, SQL_ERR_TOKEN, off, "unterminated string literal");
@@ -535,6 +540,23 @@ static void token_error(sql_pctx *ctx, const char *z, size_t n) {
       else
         sql_pc_error(ctx, SQL_ERR_TOKEN, off, "unrecognized token \"%s\"", tok);
       break;
+  }
+}
+
+/* Before feeding major: if the parser would reject it, record the terminals it would take
+** for the error message that follows (identifier first). Where an identifier is expected,
+** the non-reserved keywords and DATE/TIME/TIMESTAMP are not listed: they are names there. */
+static void collect_expected(sql_pctx *ctx, void *parser, int major) {
+  if (sql_lemonAccepts(parser, major)) return;
+  ctx->nexpect = 0;
+  bool id_ok = sql_lemonAccepts(parser, TK_ID) != 0;
+  if (id_ok) sql_pc_expect(ctx, TK_ID);
+  int n = sql_lemonTokenCount();
+  for (int t = 1; t < n; t++) {
+    if (t == TK_ID) continue;
+    if (id_ok && (sql_lemonIsFallback(t) || t == TK_DATE || t == TK_TIME || t == TK_TIMESTAMP))
+      continue;
+    if (sql_lemonAccepts(parser, t)) sql_pc_expect(ctx, t);
   }
 }
 
@@ -583,6 +605,7 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
       if (!parser) break; /* nothing but space, comments and ';' */
       tok.z = end;
       tok.n = 0;
+      collect_expected(&ctx, parser, TK_SEMI);
       sql_lemon(parser, TK_SEMI, tok);
       if (ctx.rc == SQL_OK) sql_lemon(parser, 0, tok);
       ended = true;
@@ -604,6 +627,7 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
       p += n;
       if (!parser) continue; /* an empty statement */
       ended = true;
+      collect_expected(&ctx, parser, TK_SEMI);
       sql_lemon(parser, TK_SEMI, tok);
       tok.z = p;
       tok.n = 0;
@@ -631,6 +655,7 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
       }
       first = (uint32_t)(p - sql);
     }
+    collect_expected(&ctx, parser, type);
     sql_lemon(parser, type, tok);
     if (ctx.rc != SQL_OK) break;
     prev = type;

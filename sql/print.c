@@ -187,8 +187,11 @@ static void put_expr_body(buf *b, const sql_expr *e, unsigned flags) {
       break;
     case SQL_E_UNARY:
       puts_(b, ops[e->op].text);
-      /* "- -x" would print as a comment: nested signs get parentheses */
-      put_expr(b, e->left, e->op == SQL_OP_NOT ? P_NOT : P_PRIMARY, flags);
+      /* "--x" would be a comment: a sign before a sign gets a space */
+      if (e->op != SQL_OP_NOT && e->left && e->left->kind == SQL_E_UNARY &&
+          e->left->op != SQL_OP_NOT && !(flags & SQL_PRINT_FULL_PARENS))
+        puts_(b, " ");
+      put_expr(b, e->left, e->op == SQL_OP_NOT ? P_NOT : P_UNARY, flags);
       break;
     case SQL_E_BINARY: {
       bool nonassoc = p == P_CMP;

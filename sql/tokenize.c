@@ -269,7 +269,7 @@ size_t sql_next_token(const char *p, const char *limit, int *type) {
     case CC_MINUS:
       if (p + 1 < limit && p[1] == '-') {
         q = p + 2;
-        while (q < limit && *q != '\n') q++;
+        while (q < limit && *q != '\n' && *q != 0) q++; /* a NUL is its own token */
         *type = TK_COMMENT;
         return (size_t)(q - p);
       }
@@ -279,6 +279,10 @@ size_t sql_next_token(const char *p, const char *limit, int *type) {
       if (p + 1 < limit && p[1] == '*') {
         bool hint = p + 2 < limit && p[2] == '+';
         for (q = p + 2; q + 1 < limit; q++) {
+          if (q[0] == 0) {
+            *type = TK_ILLEGAL; /* no NUL inside a comment or hint */
+            return (size_t)(q + 1 - p);
+          }
           if (q[0] == '*' && q[1] == '/' && (!hint || q > p + 2)) {
             *type = hint ? TK_HINT : TK_COMMENT;
             return (size_t)(q + 2 - p);

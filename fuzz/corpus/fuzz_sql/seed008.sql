@@ -1,0 +1,1 @@
+UPSERT INTO t (k) SELECT /*+ INDEX(s s_idx) */ k FROM s

@@ -1,0 +1,2 @@
+-- SELECT: lists and clauses
+SELECT * FROM t

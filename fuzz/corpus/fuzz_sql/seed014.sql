@@ -1,0 +1,1 @@
+SELECT a FROM t x WHERE x.a = 1

@@ -1,0 +1,1 @@
+SELECT COUNT(DISTINCT sensor_id) FROM readings

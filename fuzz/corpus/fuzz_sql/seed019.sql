@@ -1,0 +1,1 @@
+SELECT t.meta.location FROM readings t

@@ -1,0 +1,1 @@
+SELECT a FROM t WHERE date > DATE '2024-01-01'

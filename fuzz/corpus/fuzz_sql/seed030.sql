@@ -1,0 +1,1 @@
+SELECT a FROM t WHERE a BETWEEN (b AND c) AND d

@@ -1,0 +1,2 @@
+-- Row value constructors
+SELECT a FROM t WHERE (a, b) > (1, 2)

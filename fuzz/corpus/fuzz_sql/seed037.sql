@@ -1,0 +1,1 @@
+SELECT CAST(a + b AS BIGINT) * 2 FROM t

@@ -1,0 +1,1 @@
+SELECT a FROM t ORDER BY COUNT(*) DESC, a + 1

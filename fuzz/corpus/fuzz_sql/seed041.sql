@@ -1,0 +1,1 @@
+explain select /*+ INDEX(t i) */ a from t

@@ -1,0 +1,1 @@
+SELECT /*+ INDEX(t i) */ a FROM t WHERE (a, b) IN ((1, 2))
