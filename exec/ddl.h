@@ -1,0 +1,47 @@
+/*
+** exec/ddl.h: CREATE TABLE, DROP TABLE, CREATE INDEX and DROP INDEX from the parsed
+** statement (sql/ast.h) to the catalog (catalog/catalog.h).
+**
+** CREATE TABLE rules (Phoenix's dialect; docs/SQL.md lists them for users):
+**  - types by name (cat_type_lookup): CHAR(n) (CHAR alone = CHAR(1)), VARCHAR[(n)],
+**    DECIMAL[(p[,s])], the others without arguments; bad arguments are errors naming the
+**    type and its offset;
+**  - NULL / NOT NULL per column; PK columns are NOT NULL unless declared NULL;
+**  - the primary key either inline on one column (`k INTEGER PRIMARY KEY [DESC]`) or as
+**    `CONSTRAINT name PRIMARY KEY (a, b DESC)`, not both; key columns take no family;
+**  - `family.column` puts a column in a family; unqualified non-key columns go to "0";
+**  - options, each at most once: VERSIONS=n (n >= 1; as `fam.VERSIONS=n` for one family,
+**    else the default of every family), TTL=seconds (table-wide, 0 or FOREVER = none),
+**    COMPRESSION='LZ4'|'NONE' and BLOCKSIZE=bytes (1..64 MiB) (table-wide or per family),
+**    IMMUTABLE_ROWS=true|false (table-wide); a family option names a family of the table
+**    or creates it empty; any other option is an error naming it;
+**  - IF NOT EXISTS: an existing table is left alone (EXEC_OK, nothing checked against it).
+** DROP TABLE [IF EXISTS] drops the table with its indexes. CREATE INDEX [IF NOT EXISTS]
+** records the index in the catalog only (state CAT_INDEX_BUILDING: index maintenance and
+** backfill come with issue 7), and refuses a table that already has rows ("indexes are not
+** supported yet on a table with rows"); keys are columns ([family.]name) or expressions
+** (kept as their canonical SQL text); INCLUDE columns must exist. DROP INDEX [IF EXISTS].
+**
+** Errors: EXEC_ERROR with a message naming the table, column, type or option, and
+** err->offset the byte offset of that name in the statement text (as sql_parse gave it);
+** EXEC_IOERR / EXEC_FULL / EXEC_CORRUPT / EXEC_NOMEM / EXEC_READONLY from the store.
+** Not here: parsing, index maintenance, ALTER TABLE.
+*/
+#ifndef ROWAN_EXEC_DDL_H
+#define ROWAN_EXEC_DDL_H
+
+#include "catalog/catalog.h"
+#include "exec/engine.h"
+#include "kv/kv.h"
+#include "sql/ast.h"
+
+/* Run the DDL statement stmt (kind SQL_STMT_CREATE_TABLE, DROP_TABLE, CREATE_INDEX or
+** DROP_INDEX) against cat over store db. sql is the statement's text (the one sql_parse
+** read, used for "near" in messages; may be NULL). Returns EXEC_OK (also for IF [NOT]
+** EXISTS no-ops) or an error filled into *err (see above); EXEC_MISUSE for another
+** statement kind. The caller serializes DDL and must drop pointers to the changed table's
+** cat_table (and any exec_rowcodec built on it) afterwards. */
+int exec_ddl_run(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, const char *sql,
+                 exec_error *err);
+
+#endif /* ROWAN_EXEC_DDL_H */
