@@ -32,6 +32,9 @@
 extern "C" {
 #endif
 
+/* CAPI3REF: Library version (the string rowan_libversion() returns). */
+#define ROWAN_VERSION "0.1.0"
+
 /* CAPI3REF: Result codes. ORDER ROWAN_CODE: rowan_errstr() names each, in api/. */
 #define ROWAN_OK 0         /* success */
 #define ROWAN_ERROR 1      /* SQL error: unknown table or column, type mismatch, bad option */
@@ -110,7 +113,9 @@ int rowan_prepare(rowan_db *db, const char *sql, int n, rowan_stmt **stmt, const
 ** first rowan_step or after rowan_reset. Text and blob bytes are copied. Values are
 ** converted to the type the parameter is compared with or stored into at step time
 ** (errors then: ROWAN_CONSTRAINT). Returns ROWAN_RANGE if i is out of range, ROWAN_MISUSE
-** while the statement is running. ts_ms is milliseconds since 1970-01-01 00:00:00 (no time
+** once the statement has been stepped (until rowan_reset) or for a NULL stmt. A NULL text
+** or blob pointer binds SQL NULL (a NULL blob pointer with n > 0 is ROWAN_MISUSE);
+** rowan_bind_timestamp outside years 0001..9999 gives ROWAN_CONSTRAINT. ts_ms is milliseconds since 1970-01-01 00:00:00 (no time
 ** zone, as TIMESTAMP values are). */
 int rowan_bind_int64(rowan_stmt *stmt, int i, int64_t v);
 int rowan_bind_double(rowan_stmt *stmt, int i, double v);
@@ -123,13 +128,17 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 
 /* CAPI3REF: Run a statement.
 ** METHOD: ROWAN_ROW when a result row is ready, ROWAN_DONE when finished (a write has then
-** been committed, unless inside BEGIN ... COMMIT), or an error code. After an error, step
-** returns ROWAN_MISUSE until rowan_reset. */
+** been committed, unless inside BEGIN ... COMMIT), or an error code (the connection's
+** rowan_errmsg / rowan_error_offset describe it). After an error, step returns
+** ROWAN_MISUSE until rowan_reset. A step after ROWAN_DONE runs the statement again from the
+** start, as if rowan_reset had been called (SQLite's behaviour). NULL gives ROWAN_MISUSE. */
 int rowan_step(rowan_stmt *stmt);
 
-/* CAPI3REF: Reset a statement to run again (bindings are kept). Returns ROWAN_OK. */
+/* CAPI3REF: Reset a statement to run again (bindings are kept). Returns ROWAN_OK
+** (ROWAN_MISUSE for NULL). A statement in the middle of its rows stops there. */
 int rowan_reset(rowan_stmt *stmt);
-/* CAPI3REF: Clear all bindings to NULL. */
+/* CAPI3REF: Clear all bindings to NULL. ROWAN_MISUSE while a row is pending (reset first)
+** or for NULL. */
 int rowan_clear_bindings(rowan_stmt *stmt);
 
 /* CAPI3REF: Free a statement. DESTRUCTOR. NULL is a no-op returning ROWAN_OK. */
@@ -142,7 +151,14 @@ int rowan_finalize(rowan_stmt *stmt);
 ** value. Index i is 0-based; out of range gives 0 / NULL. Text values of every type are
 ** available through rowan_column_text (numbers, dates and timestamps formatted as in
 ** docs/TYPES.md; NULL gives a NULL pointer). Conversions follow SQLite's
-** sqlite3_column_* (text of a number, number of a text's leading digits). */
+** sqlite3_column_* (text of a number, number of a text's leading digits): int64 of a
+** FLOAT/DOUBLE/DECIMAL truncates toward zero (clamped to the int64 range), of a BOOLEAN is
+** 1/0, of a DATE or TIMESTAMP is milliseconds since the epoch, of a TIME milliseconds since
+** midnight; rowan_column_timestamp gives ms since the epoch of a TIMESTAMP or DATE (floor)
+** or of a text holding a TIMESTAMP literal (0 otherwise). Without a current row (before
+** the first ROWAN_ROW, after DONE or an error) every value reads as NULL (0 / NULL pointer,
+** type ROWAN_NULL). rowan_column_blob gives the bytes of a VARBINARY value, or the text of
+** any other; rowan_column_bytes the byte length of that text or blob. */
 int rowan_column_count(rowan_stmt *stmt);
 const char *rowan_column_name(rowan_stmt *stmt, int i);
 const char *rowan_column_decltype(rowan_stmt *stmt, int i);
@@ -157,11 +173,15 @@ int64_t rowan_column_timestamp(rowan_stmt *stmt, int i); /* ms since the epoch *
 /* CAPI3REF: Run SQL text (one or many statements) for its effect.
 ** For each result row of each statement, callback (if not NULL) gets the column count, the
 ** values as text (NULL for SQL NULL) and the names; a non-zero return stops with
-** ROWAN_ERROR. Stops at the first error. */
+** ROWAN_ERROR. Stops at the first error, whose rowan_error_offset is relative to the start
+** of the whole sql text. Returns ROWAN_OK when every statement ran; ROWAN_MISUSE for a NULL
+** db or sql. */
 typedef int (*rowan_callback)(void *ctx, int ncol, char **values, char **names);
 int rowan_exec(rowan_db *db, const char *sql, rowan_callback cb, void *ctx);
 
-/* CAPI3REF: Errors of the last call on the connection. */
+/* CAPI3REF: Errors of the last call on the connection. rowan_errcode(NULL) is
+** ROWAN_MISUSE; rowan_errmsg is "not an error" after a successful call;
+** rowan_errstr gives "ROWAN_UNKNOWN" for a code not listed above. */
 int rowan_errcode(rowan_db *db);
 const char *rowan_errmsg(rowan_db *db);     /* never NULL */
 int rowan_error_offset(rowan_db *db);       /* byte offset in the SQL, or -1 */
@@ -173,17 +193,21 @@ int64_t rowan_changes(rowan_db *db);
 /* CAPI3REF: Scan metrics of a statement (summed over its scans since the last reset). */
 typedef struct rowan_family_metrics {
   char family[64];            /* table.family, e.g. "SENSOR.READINGS" */
-  uint64_t cells_examined;
-  uint64_t blocks_read, blocks_cache_hit, bytes_read;
+  uint64_t cells_examined;    /* cells decoded from memstore and store files */
+  uint64_t blocks_read;       /* store-file blocks read (cache hits included) */
+  uint64_t blocks_cache_hit;  /* of which served from the block cache */
+  uint64_t bytes_read;        /* bytes read from store files (compressed, on disk) */
 } rowan_family_metrics;
 typedef struct rowan_metrics {
   uint64_t rows_examined;     /* rows the store assembled */
   uint64_t rows_filtered;     /* of which the pushed-down filter rejected */
   uint64_t rows_returned;     /* rows the statement produced */
-  uint64_t ranges_sought;
-  int n_families;
-  rowan_family_metrics families[16];
+  uint64_t ranges_sought;     /* key ranges visited (a skip scan seeks each) */
+  int n_families;             /* entries used in families */
+  rowan_family_metrics families[16]; /* per family read, in the order the scans listed */
 } rowan_metrics;
+/* Fills *out; ROWAN_OK, or ROWAN_MISUSE for a NULL argument. Families beyond 16 are left
+** out. */
 int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 
 /* CAPI3REF: Library version, e.g. "0.1.0". */

@@ -1,0 +1,398 @@
+/*
+** api/rowan.c: the public C API of include/rowan.h over the engine (exec/engine.h): open and
+** close (the store through kv/kv.h, then an engine session), prepare, bind, step, reset,
+** finalize, rowan_exec, errors, changes and metrics, plus the test hooks of api/api_test.h.
+**
+** What this layer adds to the engine: checks. Every handle may be NULL or in the wrong
+** state; this file turns that into ROWAN_MISUSE / ROWAN_RANGE with a message on the
+** connection, never a crash. Statement states are in api/api_int.h (enum api_state). The
+** EXEC_* codes are the ROWAN_* codes one to one (engine.h), checked here.
+**
+** Not here: column getters and value conversions (api/column.c); SQL itself (exec/).
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "api/api_test.h"
+#include "catalog/types.h"
+#include "catalog/value.h"
+
+/* ---- Errors ------------------------------------------------------------------------------ */
+int api_error(rowan_db *db, int code, int offset, const char *fmt, ...) {
+  if (!db) return code;
+  db->errcode = code;
+  db->erroff = offset;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(db->errmsg, sizeof db->errmsg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+void api_clear_error(rowan_db *db) {
+  if (!db) return;
+  db->errcode = ROWAN_OK;
+  db->erroff = -1;
+  snprintf(db->errmsg, sizeof db->errmsg, "not an error");
+}
+
+int api_code_of_exec(int code) {
+  if ((code >= EXEC_OK && code <= EXEC_NOTFOUND) || code == EXEC_ROW || code == EXEC_DONE)
+    return code; /* enum exec_status equals the ROWAN_* codes (exec/engine.h) */
+  return ROWAN_ERROR;
+}
+
+int api_code_of_kv(int code) {
+  switch (code) {
+    case KV_OK: return ROWAN_OK;
+    case KV_ERR_IO: return ROWAN_IOERR;
+    case KV_ERR_NOSPC: return ROWAN_FULL;
+    case KV_ERR_CORRUPT: return ROWAN_CORRUPT;
+    case KV_ERR_LOCKED: return ROWAN_LOCKED;
+    case KV_ERR_NOTFOUND: return ROWAN_NOTFOUND;
+    case KV_ERR_TOOBIG: return ROWAN_TOOBIG;
+    case KV_ERR_NOMEM: return ROWAN_NOMEM;
+    case KV_MISUSE: return ROWAN_MISUSE;
+    case KV_ERR_READONLY: return ROWAN_READONLY;
+    default: return ROWAN_ERROR;
+  }
+}
+
+/* ORDER ROWAN_CODE: one name per code of include/rowan.h, 0..13. */
+static const char *const code_names[] = {
+    "ROWAN_OK",     "ROWAN_ERROR",  "ROWAN_SYNTAX",  "ROWAN_CONSTRAINT", "ROWAN_RANGE",
+    "ROWAN_MISUSE", "ROWAN_LOCKED", "ROWAN_CORRUPT", "ROWAN_IOERR",      "ROWAN_FULL",
+    "ROWAN_NOMEM",  "ROWAN_READONLY", "ROWAN_TOOBIG", "ROWAN_NOTFOUND"};
+
+const char *rowan_errstr(int code) {
+  if (code >= 0 && code < (int)(sizeof code_names / sizeof code_names[0])) return code_names[code];
+  if (code == ROWAN_ROW) return "ROWAN_ROW";
+  if (code == ROWAN_DONE) return "ROWAN_DONE";
+  return "ROWAN_UNKNOWN";
+}
+
+int rowan_errcode(rowan_db *db) { return db ? db->errcode : ROWAN_MISUSE; }
+
+const char *rowan_errmsg(rowan_db *db) {
+  return db ? db->errmsg : "misuse: NULL database handle";
+}
+
+int rowan_error_offset(rowan_db *db) { return db ? db->erroff : -1; }
+
+const char *rowan_libversion(void) { return ROWAN_VERSION; }
+
+/* ---- Open and close ----------------------------------------------------------------------- */
+void rowan_options_init(rowan_options *opts) {
+  if (!opts) return;
+  memset(opts, 0, sizeof *opts);
+  opts->sync_mode = ROWAN_SYNC_FULL;
+  opts->create_if_missing = 1;
+}
+
+int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
+  if (!out) return ROWAN_MISUSE;
+  *out = NULL;
+  rowan_db *db = calloc(1, sizeof *db);
+  if (!db) return ROWAN_NOMEM;
+  api_clear_error(db);
+  *out = db;
+  if (!path) return api_error(db, ROWAN_MISUSE, -1, "misuse: NULL database path");
+  rowan_options d;
+  rowan_options_init(&d);
+  d.create_if_missing = 0; /* a zeroed struct means "do not create" */
+  if (!opts) {
+    rowan_options_init(&d);
+    opts = &d;
+  }
+  if (opts->sync_mode < ROWAN_SYNC_FULL || opts->sync_mode > ROWAN_SYNC_OFF)
+    return api_error(db, ROWAN_MISUSE, -1, "misuse: unknown sync mode %d", opts->sync_mode);
+  kv_options ko;
+  kv_options_init(&ko);
+  ko.env = (kv_env *)opts->kv_env;
+  ko.create_if_missing = opts->create_if_missing != 0 && !opts->read_only;
+  ko.read_only = opts->read_only != 0;
+  ko.sync_mode = opts->sync_mode; /* ROWAN_SYNC_* equal enum kv_sync_mode */
+  ko.block_cache_size = opts->block_cache_size;
+  ko.memstore_flush_size = opts->memstore_size;
+  int rc = kv_open(path, &ko, &db->kv);
+  if (rc != KV_OK) {
+    db->kv = NULL;
+    return api_error(db, api_code_of_kv(rc), -1, "cannot open database \"%s\": %s", path,
+                     kv_errmsg());
+  }
+  exec_error err = {0};
+  rc = exec_session_open(db->kv, &db->sess, &err);
+  if (rc != EXEC_OK) {
+    db->sess = NULL;
+    kv_close(db->kv);
+    db->kv = NULL;
+    return api_error(db, api_code_of_exec(rc), -1, "cannot open database \"%s\": %s", path,
+                     err.msg);
+  }
+  return ROWAN_OK;
+}
+
+int rowan_close(rowan_db *db) {
+  if (!db) return ROWAN_OK;
+  if (db->n_stmts > 0)
+    return api_error(db, ROWAN_MISUSE, -1,
+                     "misuse: %d statement(s) not finalized; the connection stays open",
+                     db->n_stmts);
+  int rc = ROWAN_OK;
+  if (db->sess) {
+    int erc = exec_session_close(db->sess);
+    if (erc != EXEC_OK) rc = api_code_of_exec(erc);
+  }
+  if (db->kv) {
+    int krc = kv_close(db->kv);
+    if (krc != KV_OK && rc == ROWAN_OK) rc = api_code_of_kv(krc);
+  }
+  free(db);
+  return rc;
+}
+
+/* ---- Statements --------------------------------------------------------------------------- */
+static int not_open(rowan_db *db) {
+  return api_error(db, ROWAN_MISUSE, -1, "misuse: the database is not open");
+}
+
+int rowan_prepare(rowan_db *db, const char *sql, int n, rowan_stmt **out, const char **tail) {
+  if (out) *out = NULL;
+  if (tail) *tail = sql;
+  if (!db) return ROWAN_MISUSE;
+  if (!sql || !out) return api_error(db, ROWAN_MISUSE, -1, "misuse: NULL SQL or statement pointer");
+  if (!db->sess) return not_open(db);
+  api_clear_error(db);
+  size_t len = n < 0 ? strlen(sql) : (size_t)n;
+  exec_error err = {0};
+  exec_stmt *st = NULL;
+  int rc = exec_prepare(db->sess, sql, len, &st, tail, &err);
+  if (rc != EXEC_OK) {
+    if (st) exec_finalize(st);
+    return api_error(db, api_code_of_exec(rc), err.offset, "%s", err.msg);
+  }
+  if (!st) return ROWAN_OK;
+  rowan_stmt *s = calloc(1, sizeof *s);
+  if (!s) {
+    exec_finalize(st);
+    return api_error(db, ROWAN_NOMEM, -1, "out of memory");
+  }
+  s->db = db;
+  s->st = st;
+  s->state = API_READY;
+  s->ncol = exec_column_count(st);
+  db->n_stmts++;
+  *out = s;
+  return ROWAN_OK;
+}
+
+int rowan_finalize(rowan_stmt *stmt) {
+  if (!stmt) return ROWAN_OK;
+  exec_finalize(stmt->st);
+  stmt->db->n_stmts--;
+  api_free_columns(stmt);
+  free(stmt);
+  return ROWAN_OK;
+}
+
+int rowan_step(rowan_stmt *stmt) {
+  if (!stmt) return ROWAN_MISUSE;
+  rowan_db *db = stmt->db;
+  if (stmt->state == API_FAILED)
+    return api_error(db, ROWAN_MISUSE, -1,
+                     "misuse: rowan_step after an error; call rowan_reset first");
+  if (stmt->state == API_DONE) { /* as SQLite: a finished statement starts over */
+    exec_reset(stmt->st);
+    stmt->state = API_READY;
+  }
+  api_clear_error(db);
+  stmt->gen++;
+  exec_error err = {0};
+  int rc = exec_step(stmt->st, &err);
+  if (rc == EXEC_ROW) {
+    stmt->state = API_ROW;
+    return ROWAN_ROW;
+  }
+  if (rc == EXEC_DONE) {
+    stmt->state = API_DONE;
+    return ROWAN_DONE;
+  }
+  stmt->state = API_FAILED;
+  return api_error(db, api_code_of_exec(rc), err.offset, "%s", err.msg);
+}
+
+int rowan_reset(rowan_stmt *stmt) {
+  if (!stmt) return ROWAN_MISUSE;
+  exec_reset(stmt->st);
+  stmt->state = API_READY;
+  stmt->gen++;
+  return ROWAN_OK;
+}
+
+int rowan_clear_bindings(rowan_stmt *stmt) {
+  if (!stmt) return ROWAN_MISUSE;
+  if (stmt->state == API_ROW)
+    return api_error(stmt->db, ROWAN_MISUSE, -1,
+                     "misuse: rowan_clear_bindings while the statement is running");
+  return api_code_of_exec(exec_clear_bindings(stmt->st));
+}
+
+int rowan_bind_parameter_count(rowan_stmt *stmt) { return stmt ? exec_param_count(stmt->st) : 0; }
+
+/* ---- Binds -------------------------------------------------------------------------------- */
+static int bind(rowan_stmt *stmt, int i, const cat_value *v) {
+  if (!stmt) return ROWAN_MISUSE;
+  rowan_db *db = stmt->db;
+  if (stmt->state != API_READY)
+    return api_error(db, ROWAN_MISUSE, -1,
+                     "misuse: bind on a statement that has run; call rowan_reset first");
+  int np = exec_param_count(stmt->st);
+  if (i < 1 || i > np)
+    return api_error(db, ROWAN_RANGE, -1, "bind index %d out of range (the statement has %d "
+                     "parameter%s)", i, np, np == 1 ? "" : "s");
+  exec_error err = {0};
+  int rc = exec_bind(stmt->st, i, v, &err);
+  if (rc != EXEC_OK) return api_error(db, api_code_of_exec(rc), err.offset, "%s", err.msg);
+  api_clear_error(db);
+  return ROWAN_OK;
+}
+
+int rowan_bind_int64(rowan_stmt *stmt, int i, int64_t v) {
+  cat_value x = cat_v_int(CAT_T_BIGINT, v);
+  return bind(stmt, i, &x);
+}
+
+int rowan_bind_double(rowan_stmt *stmt, int i, double v) {
+  cat_value x = cat_v_double(v);
+  return bind(stmt, i, &x);
+}
+
+int rowan_bind_text(rowan_stmt *stmt, int i, const char *s, int n) {
+  if (!s) return rowan_bind_null(stmt, i);
+  size_t len = n < 0 ? strlen(s) : (size_t)n;
+  cat_value x = cat_v_str(CAT_T_VARCHAR, s, len);
+  return bind(stmt, i, &x);
+}
+
+int rowan_bind_blob(rowan_stmt *stmt, int i, const void *p, int n) {
+  if (!p && n > 0) return stmt ? api_error(stmt->db, ROWAN_MISUSE, -1, "misuse: NULL blob "
+                                           "pointer with %d bytes", n) : ROWAN_MISUSE;
+  if (!p) return rowan_bind_null(stmt, i);
+  cat_value x = cat_v_str(CAT_T_VARBINARY, p, n < 0 ? 0 : (size_t)n);
+  return bind(stmt, i, &x);
+}
+
+int rowan_bind_null(rowan_stmt *stmt, int i) {
+  cat_value x = cat_v_null(cat_type_of(CAT_T_VARCHAR));
+  return bind(stmt, i, &x);
+}
+
+int rowan_bind_timestamp(rowan_stmt *stmt, int i, int64_t ts_ms) {
+  if (stmt && (ts_ms < CAT_TS_MIN / 1000 || ts_ms > CAT_TS_MAX / 1000))
+    return api_error(stmt->db, ROWAN_CONSTRAINT, -1, "timestamp %lld ms out of range for "
+                     "TIMESTAMP (years 0001..9999)", (long long)ts_ms);
+  cat_value x = cat_v_int(CAT_T_TIMESTAMP, ts_ms * 1000);
+  return bind(stmt, i, &x);
+}
+
+/* ---- rowan_exec ---------------------------------------------------------------------------- */
+int rowan_exec(rowan_db *db, const char *sql, rowan_callback cb, void *ctx) {
+  if (!db) return ROWAN_MISUSE;
+  if (!sql) return api_error(db, ROWAN_MISUSE, -1, "misuse: NULL SQL");
+  const char *p = sql;
+  api_clear_error(db);
+  while (*p) {
+    rowan_stmt *st = NULL;
+    const char *tail = NULL;
+    int rc = rowan_prepare(db, p, -1, &st, &tail);
+    if (rc != ROWAN_OK) {
+      if (db->erroff >= 0) db->erroff += (int)(p - sql); /* offsets relative to sql */
+      return rc;
+    }
+    if (!st) break;
+    int ncol = rowan_column_count(st);
+    char **vals = NULL, **names = NULL;
+    if (cb && ncol > 0) {
+      vals = calloc((size_t)ncol, sizeof *vals);
+      names = calloc((size_t)ncol, sizeof *names);
+      if (!vals || !names) {
+        free(vals);
+        free(names);
+        rowan_finalize(st);
+        return api_error(db, ROWAN_NOMEM, -1, "out of memory");
+      }
+      for (int i = 0; i < ncol; i++) names[i] = (char *)rowan_column_name(st, i);
+    }
+    while ((rc = rowan_step(st)) == ROWAN_ROW) {
+      if (!cb) continue;
+      for (int i = 0; i < ncol; i++) vals[i] = (char *)rowan_column_text(st, i);
+      if (cb(ctx, ncol, vals, names) != 0) {
+        rc = api_error(db, ROWAN_ERROR, -1, "the rowan_exec callback requested an abort");
+        break;
+      }
+    }
+    free(vals);
+    free(names);
+    if (rc == ROWAN_DONE) rc = ROWAN_OK;
+    if (rc != ROWAN_OK) {
+      int code = db->errcode, off = db->erroff;
+      char msg[API_ERRMSG_MAX];
+      memcpy(msg, db->errmsg, sizeof msg);
+      rowan_finalize(st);
+      api_error(db, code, off >= 0 ? off + (int)(p - sql) : -1, "%s", msg);
+      return code;
+    }
+    rowan_finalize(st);
+    if (!tail || tail == p) break;
+    p = tail;
+  }
+  return ROWAN_OK;
+}
+
+/* ---- Changes and metrics ------------------------------------------------------------------ */
+int64_t rowan_changes(rowan_db *db) { return db && db->sess ? exec_changes(db->sess) : 0; }
+
+int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out) {
+  if (!stmt || !out) return ROWAN_MISUSE;
+  exec_metrics m;
+  memset(&m, 0, sizeof m);
+  exec_get_metrics(stmt->st, &m);
+  memset(out, 0, sizeof *out);
+  out->rows_examined = m.rows_examined;
+  out->rows_filtered = m.rows_filtered;
+  out->rows_returned = m.rows_returned;
+  out->ranges_sought = m.ranges_sought;
+  int nf = m.n_families < 16 ? m.n_families : 16;
+  out->n_families = nf;
+  for (int i = 0; i < nf; i++) {
+    snprintf(out->families[i].family, sizeof out->families[i].family, "%s", m.families[i].family);
+    out->families[i].cells_examined = m.families[i].m.cells_examined;
+    out->families[i].blocks_read = m.families[i].m.blocks_read;
+    out->families[i].blocks_cache_hit = m.families[i].m.blocks_cache_hit;
+    out->families[i].bytes_read = m.families[i].m.bytes_read;
+  }
+  return ROWAN_OK;
+}
+
+/* ---- Test hooks (api/api_test.h) ------------------------------------------------------------ */
+int api_test_flush(rowan_db *db) {
+  if (!db) return ROWAN_MISUSE;
+  if (!db->kv) return not_open(db);
+  int rc = kv_flush(db->kv, NULL);
+  if (rc != KV_OK) return api_error(db, api_code_of_kv(rc), -1, "flush failed: %s", kv_errmsg());
+  return ROWAN_OK;
+}
+
+int api_test_compact(rowan_db *db) {
+  if (!db) return ROWAN_MISUSE;
+  if (!db->kv) return not_open(db);
+  int rc = kv_compact(db->kv, NULL, true);
+  if (rc != KV_OK)
+    return api_error(db, api_code_of_kv(rc), -1, "compaction failed: %s", kv_errmsg());
+  return ROWAN_OK;
+}
+
+kv_db *api_test_kv(rowan_db *db) { return db ? db->kv : NULL; }
