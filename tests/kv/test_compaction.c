@@ -15,6 +15,7 @@
 
 #include "kv/env_mem.h"
 #include "kv/kv.h"
+#include "kv/sf.h"
 #include "testutil.h"
 
 #define T0 1700000000000ll
@@ -260,6 +261,71 @@ static void test_unknown_files_deleted_at_open(void **state) {
   fx_free(f);
 }
 
+/* The sequence numbers of the one store file of family `fid`: max over its cells. */
+static uint64_t file_max_seq(kv_env *env, uint32_t fid) {
+  char p[128];
+  for (int num = 0; num < 200; num++) {
+    snprintf(p, sizeof p, "/db/data/1/%u/%d.sf", fid, num);
+    if (!env->exists(env, p)) continue;
+    kv_sf_reader *r;
+    assert_int_equal(kv_sf_open(env, p, &r), KV_OK);
+    uint64_t m = kv_sf_get_props(r)->max_seq;
+    kv_sf_close(r);
+    return m;
+  }
+  fail_msg("no store file");
+  return 0;
+}
+
+/* A major compaction stores the sequence numbers of what it keeps as 0 (they order nothing
+** any more; the store file is much smaller for it), and later writes still behave: a later
+** tombstone masks a compacted put, a later put at the same timestamp replaces it, a
+** snapshot held across the compaction keeps its rows' numbers. */
+static void test_major_zeroes_sequence_numbers(void **state) {
+  fx *f = fx_new(100);
+  op(f, KV_PUT, "r1", "q", T0 - 5);
+  op(f, KV_PUT, "r2", "q", T0 - 5);
+  op(f, KV_PUT, "r3", "q", T0 - 5);
+  assert_int_equal(kv_compact(f->db, NULL, true), KV_OK);
+  assert_int_equal(file_max_seq(f->env, f->a), 0);
+  op(f, KV_DELETE_COLUMN, "r1", "q", T0 - 5);  /* masks the compacted put */
+  kv_batch *b = kv_batch_new();               /* replaces r2's version at the same ts */
+  assert_int_equal(kv_batch_put(b, f->a, "r2", 2, "q", 1, T0 - 5, "new", 3), KV_OK);
+  assert_int_equal(kv_commit(f->db, b, NULL), KV_OK);
+  kv_batch_free(b);
+  char out[256];
+  dump(f, 0, out, sizeof out);
+  assert_string_equal(out, "r2:q@1699999999995 r3:q@1699999999995 ");
+  for (int flushed = 0; flushed < 2; flushed++) {
+    kv_scan_options so = {0};
+    so.family_ids = &f->a;
+    so.n_families = 1;
+    kv_scan *s;
+    kv_row r;
+    assert_int_equal(kv_get(f->db, &so, "r2", 2, &s, &r), KV_OK);
+    assert_int_equal(r.n_cells, 1);
+    assert_memory_equal(r.cells[0].value, "new", 3);
+    kv_scan_close(s);
+    assert_int_equal(kv_flush(f->db, NULL), KV_OK);
+  }
+  /* a snapshot held across a major compaction: rows written after it keep their numbers */
+  uint64_t snap;
+  assert_int_equal(kv_snapshot_acquire(f->db, &snap), KV_OK);
+  op(f, KV_PUT, "r4", "q", T0 - 5);
+  char snap_before[256];
+  dump(f, snap, snap_before, sizeof snap_before);
+  assert_int_equal(kv_compact(f->db, NULL, true), KV_OK);
+  assert_true(file_max_seq(f->env, f->a) > snap);
+  dump(f, snap, out, sizeof out);
+  assert_string_equal(out, snap_before);
+  kv_snapshot_release(f->db, snap);
+  assert_int_equal(kv_compact(f->db, NULL, true), KV_OK);
+  assert_int_equal(file_max_seq(f->env, f->a), 0);
+  dump(f, 0, out, sizeof out);
+  assert_string_equal(out, "r2:q@1699999999995 r3:q@1699999999995 r4:q@1699999999995 ");
+  fx_free(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_minor_keeps_everything),
@@ -269,6 +335,7 @@ int main(void) {
     cmocka_unit_test(test_auto_minor_compaction),
     cmocka_unit_test(test_inputs_deleted_after_scans),
     cmocka_unit_test(test_unknown_files_deleted_at_open),
+    cmocka_unit_test(test_major_zeroes_sequence_numbers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
