@@ -2,7 +2,7 @@
 ** exec/ddl.h: CREATE TABLE, DROP TABLE, CREATE INDEX and DROP INDEX from the parsed
 ** statement (sql/ast.h) to the catalog (catalog/catalog.h).
 **
-** CREATE TABLE rules (Phoenix's dialect; docs/SQL.md lists them for users):
+** CREATE TABLE rules (Phoenix's dialect):
 **  - types by name (cat_type_lookup): CHAR(n) (CHAR alone = CHAR(1)), VARCHAR[(n)],
 **    DECIMAL[(p[,s])], the others without arguments; bad arguments are errors naming the
 **    type and its offset;
@@ -37,7 +37,7 @@
 
 /* Run the DDL statement stmt (kind SQL_STMT_CREATE_TABLE, DROP_TABLE, CREATE_INDEX or
 ** DROP_INDEX) against cat over store db. sql is the statement's text (the one sql_parse
-** read, used for "near" in messages; may be NULL). Returns EXEC_OK (also for IF [NOT]
+** read; reserved for messages, may be NULL). Returns EXEC_OK (also for IF [NOT]
 ** EXISTS no-ops) or an error filled into *err (see above); EXEC_MISUSE for another
 ** statement kind. The caller serializes DDL and must drop pointers to the changed table's
 ** cat_table (and any exec_rowcodec built on it) afterwards. */
