@@ -274,12 +274,23 @@ typedef struct kv_scan_options {
   kv_filter_fn filter; void *filter_ctx; /* optional */
   uint64_t snapshot;       /* sequence number to read at; 0 = latest committed; must not be
                               above kv_last_sequence() */
+  const kv_batch *overlay; /* uncommitted writes to read as committed, or NULL (below) */
 } kv_scan_options;
 /* The scan copies what it needs of the options (ranges, qualifier sets): the caller's
 ** arrays may be freed after kv_scan_open returns; filter_ctx must outlive the scan.
 ** A qualifier projection hides puts of other qualifiers; tombstones still apply. */
 /* A row with no visible cell in the families read is never handed out (SQL row existence is
 ** the catalog's hidden key family, see DESIGN.md). */
+/* Overlay (a transaction reading its own writes): the scan reads the ops of opts->overlay
+** as if they had been committed right after the snapshot, one sequence number each in batch
+** order (so a later op wins over an earlier one, and every op over every committed cell),
+** with KV_TS_NOW taken as the env's clock when the scan opens. All the visibility rules
+** above apply to them unchanged: an overlay tombstone masks committed puts with ts <= T
+** (DELETE_FAMILY / DELETE_COLUMN) or ts == T (DELETE_VERSION), an overlay put at the
+** timestamp of a committed one replaces it, VERSIONS / TTL / time range / max_versions count
+** overlay and committed versions together, and projections and filters see them. Ops of
+** families the scan does not read are ignored. The ops are copied at kv_scan_open (and
+** kv_get), so the batch may change or be freed afterwards; nothing is committed. */
 
 #define KV_SCAN_MAX_FAMILIES 16u
 

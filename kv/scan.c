@@ -16,18 +16,27 @@
 ** descending key order; cells inside a row keep the normal order.
 **
 ** Nothing is allocated per cell: cell bytes are copied into one buffer reused across rows.
+**
+** Overlay (kv_scan_options.overlay): at open, the batch's ops of each family read are copied
+** into a private memstore with sequence numbers snapshot+1, snapshot+2, ... in batch order,
+** which becomes one more source of the family; the visibility snapshot is raised past them,
+** and cells of the other sources above the real snapshot are dropped before the visibility
+** rules see them, so later commits stay invisible while the overlay is seen.
 ** Not here: tombstone rules (kv/scan_vis.c), store-file decoding (kv/sf*.c).
 */
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/coding.h"
 #include "kv/db_impl.h"
 #include "kv/status.h"
 
 typedef struct fscan {
   uint32_t fid;                 /* family id */
-  kv_memstore *mems[2];         /* referenced memstores (active, frozen) */
+  kv_memstore *mems[3];         /* referenced memstores (active, frozen, overlay) */
   int n_mems;                   /* entries in mems */
+  kv_memstore *ovl;             /* the overlay memstore (also in mems), NULL if none */
+  int ovl_kid;                  /* kid reading the overlay memstore, -1 if none */
   kv_sfh **files;               /* referenced store files */
   uint32_t n_files;             /* entries in files */
   kv_iter **kids;               /* one iterator per source */
@@ -229,7 +238,9 @@ static int read_family_row(kv_scan *s, fscan *f) {
   kv_vis_row_start(&f->vis);
   while (c && kv_bytes_cmp(c->row, c->row_len, s->key, s->key_len) == 0) {
     f->cells++;
-    if (kv_vis_cell(&f->vis, c) && projected(f, c)) {
+    /* Only overlay cells may be above the scan's snapshot. */
+    bool seen = c->seq <= s->snapshot || f->cur == f->ovl_kid;
+    if (seen && kv_vis_cell(&f->vis, c) && projected(f, c)) {
       int rc = add_view(s, f->fid, c);
       if (rc) return rc;
     }
@@ -370,6 +381,8 @@ static void release(kv_scan *s) {
     f->cur = -1;
     for (int k = 0; k < f->n_mems; k++) kv_memstore_unref(f->mems[k]);
     f->n_mems = 0;
+    f->ovl = NULL;
+    f->ovl_kid = -1;
     for (uint32_t k = 0; k < f->n_files; k++) kv_sfh_unref(f->files[k]);
     free(f->files);
     f->files = NULL;
@@ -481,6 +494,37 @@ static bool file_overlaps(const kv_scan *s, kv_sfh *h) {
   return false;
 }
 
+/* Copy the overlay batch's ops of the families read into one private memstore per family,
+** at sequence numbers s->snapshot + 1 + i, and raise the families' visibility snapshot past
+** them. Runs after the sources were referenced (mems has room for the overlay). */
+static int load_overlay(kv_scan *s, const kv_batch *b, int64_t now) {
+  size_t len;
+  const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
+  uint64_t count = 0;
+  p = kv_get_varint(p, limit, &count);
+  for (uint64_t i = 0; p && i < count; i++) {
+    kv_wal_op op;
+    if (kv_wal_decode_op(&p, limit, &op) != KV_OK)
+      return kv_error(KV_ERR_CORRUPT, "kv_scan_open: overlay op %llu is damaged",
+                      (unsigned long long)i);
+    fscan *f = NULL;
+    for (uint32_t k = 0; k < s->n_fams && !f; k++)
+      if (s->fams[k].fid == op.family_id) f = &s->fams[k];
+    if (!f) continue;
+    if (!f->ovl) {
+      f->ovl = kv_memstore_new();
+      if (!f->ovl) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+      f->mems[f->n_mems++] = f->ovl; /* released with the other memstores */
+    }
+    kv_cell c = {op.row, op.row_len, op.qual, op.qual_len, op.ts == KV_TS_NOW ? now : op.ts,
+                 s->snapshot + 1 + i, op.type, op.value, op.value_len};
+    int rc = kv_memstore_add(f->ovl, &c);
+    if (rc) return kv_error(rc, "kv_scan_open: out of memory for the overlay");
+  }
+  for (uint32_t k = 0; k < s->n_fams; k++) s->fams[k].vis.snapshot = s->snapshot + count;
+  return KV_OK;
+}
+
 /* Open with an optional point-lookup row used to consult bloom filters. */
 static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
                      uint32_t point_len, kv_scan **out) {
@@ -508,6 +552,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
     fscan *f = &s->fams[i];
     f->fid = o->family_ids[i];
     f->cur = -1;
+    f->ovl_kid = -1;
     kv_vis_init(&f->vis);
     for (uint32_t j = 0; j < i; j++)
       if (s->fams[j].fid == f->fid)
@@ -614,6 +659,8 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
     db->scans = s;
   }
   pthread_mutex_unlock(&db->mu);
+  if (rc == KV_OK && o->overlay && kv_batch_count(o->overlay) > 0)
+    rc = load_overlay(s, o->overlay, now);
   for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
     fscan *f = &s->fams[i];
     f->kids = calloc((size_t)f->n_mems + f->n_files, sizeof *f->kids);
@@ -624,7 +671,10 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
     for (int k = 0; k < f->n_mems && rc == KV_OK; k++) {
       kv_iter *it = kv_memstore_iter_new(f->mems[k]);
       if (!it) rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
-      else f->kids[f->n_kids++] = it;
+      else {
+        if (f->mems[k] == f->ovl) f->ovl_kid = (int)f->n_kids;
+        f->kids[f->n_kids++] = it;
+      }
     }
     for (uint32_t k = 0; k < f->n_files && rc == KV_OK; k++) {
       kv_iter *it = kv_sf_iter_new(f->files[k]->reader, &f->io);
