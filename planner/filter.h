@@ -126,4 +126,10 @@ enum plan_fold {
 int plan_fold_compare(const cat_type *t, int op, const cat_value *c, int *op_out,
                       cat_value *x, uint8_t *buf, size_t cap);
 
+/* v as an SQL literal for EXPLAIN text: numbers as cat_text_format writes them, strings,
+** dates and times in single quotes (a quote doubled, bytes below 0x20 as \xNN), VARBINARY
+** as X'hex', TRUE/FALSE, NULL. Writes at most cap bytes (NUL-terminated when cap > 0);
+** returns the full length, as snprintf. */
+size_t plan_value_literal(const cat_value *v, char *buf, size_t cap);
+
 #endif /* ROWAN_PLANNER_FILTER_H */
