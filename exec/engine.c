@@ -1,0 +1,383 @@
+/*
+** exec/engine.c: the session and statement life cycle of exec/engine.h: open/close a
+** session over a store and its catalog; prepare (parse, bind), bind parameters, step
+** (plan at the first step, then run), reset, finalize; result columns; metrics. SELECT runs
+** through exec/op.h, writes through exec/write.c, DDL through exec/ddl.h, BEGIN / COMMIT /
+** ROLLBACK here (exec/txn.c keeps the transaction batch).
+**
+** A statement prepared before a DDL on the catalog is re-bound at its next step (the
+** catalog's table pointers it held may be gone), so a dropped table is reported then.
+** Not here: SQL text (sql/), binding and planning (planner/), EXPLAIN text (planner/
+** explain.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "catalog/value.h"
+#include "exec/ddl.h"
+#include "exec/engine_int.h"
+#include "sql/parser.h"
+
+int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...) {
+  if (!err) return code;
+  va_list ap;
+  va_start(ap, fmt);
+  err->code = code;
+  err->offset = offset;
+  vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* ---- Session ---------------------------------------------------------------------------- */
+int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
+  *out = NULL;
+  exec_session *s = calloc(1, sizeof *s);
+  if (!s) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  cat_error ce = {0};
+  int rc = cat_open(db, &s->cat, &ce);
+  if (rc != CAT_OK) {
+    free(s);
+    int code = rc == CAT_ERR_NOMEM ? EXEC_NOMEM
+               : rc == CAT_ERR_CORRUPT ? EXEC_CORRUPT
+               : ce.kv_code == KV_ERR_IO ? EXEC_IOERR
+               : ce.kv_code == KV_ERR_READONLY ? EXEC_READONLY
+               : ce.kv_code == KV_ERR_CORRUPT ? EXEC_CORRUPT
+                                               : EXEC_ERROR;
+    return exec_fail(err, code, -1, "%s", ce.msg);
+  }
+  s->db = db;
+  s->sort_mem = EXEC_SORT_MEMORY_DEFAULT;
+  *out = s;
+  return EXEC_OK;
+}
+
+int exec_session_close(exec_session *s) {
+  if (!s) return EXEC_OK;
+  if (s->n_stmts) return EXEC_MISUSE;
+  exec_txn_discard(s);
+  cat_close(s->cat);
+  free(s);
+  return EXEC_OK;
+}
+
+bool exec_in_transaction(const exec_session *s) { return s && s->txn != NULL; }
+int64_t exec_changes(const exec_session *s) { return s ? s->changes : 0; }
+
+void exec_set_sort_memory(exec_session *s, size_t bytes) {
+  s->sort_mem = bytes ? bytes : EXEC_SORT_MEMORY_DEFAULT;
+}
+
+/* ---- Prepare ---------------------------------------------------------------------------- */
+static int set_columns(exec_stmt *st) {
+  const plan_bound *b = &st->bound;
+  st->n_cols = 0;
+  if (b->explain) {
+    st->n_cols = 1;
+    st->col_names = plan_arena_alloc(&st->arena, sizeof(char *));
+    st->col_types = plan_arena_alloc(&st->arena, sizeof(cat_type));
+    if (!st->col_names || !st->col_types) return EXEC_NOMEM;
+    st->col_names[0] = "PLAN";
+    st->col_types[0] = cat_type_of(CAT_T_VARCHAR);
+    return EXEC_OK;
+  }
+  if (b->kind != SQL_STMT_SELECT) return EXEC_OK;
+  const plan_select *s = b->select;
+  st->n_cols = s->n_out;
+  st->col_names = plan_arena_alloc(&st->arena, (size_t)(s->n_out + 1) * sizeof(char *));
+  st->col_types = plan_arena_alloc(&st->arena, (size_t)(s->n_out + 1) * sizeof(cat_type));
+  if (!st->col_names || !st->col_types) return EXEC_NOMEM;
+  for (int i = 0; i < s->n_out; i++) {
+    st->col_names[i] = s->names[i];
+    st->col_types[i] = s->proj[i]->type;
+  }
+  return EXEC_OK;
+}
+
+int exec_stmt_bind_ast(exec_stmt *st, exec_error *err) {
+  plan_arena_free(&st->arena);
+  char msg[EXEC_ERRMSG_MAX];
+  int off = -1;
+  int kind = st->ast->kind;
+  if (kind == SQL_STMT_SELECT || kind == SQL_STMT_UPSERT || kind == SQL_STMT_DELETE) {
+    int rc = plan_bind(st->s->cat, st->ast, st->sql, &st->arena, &st->bound, msg, sizeof msg,
+                       &off);
+    if (rc) return exec_fail(err, rc, off, "%s", msg);
+  } else {
+    memset(&st->bound, 0, sizeof st->bound);
+    st->bound.kind = kind;
+  }
+  if (set_columns(st)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  st->schema_gen = st->s->schema_gen;
+  return EXEC_OK;
+}
+
+int exec_prepare(exec_session *s, const char *sql, size_t len, exec_stmt **out,
+                 const char **tail, exec_error *err) {
+  *out = NULL;
+  if (err) {
+    err->code = EXEC_OK;
+    err->offset = -1;
+    err->msg[0] = 0;
+  }
+  sql_stmt *ast = NULL;
+  sql_error perr;
+  const char *t = NULL;
+  int prc = sql_parse(sql, len, &ast, &t, &perr);
+  if (tail) *tail = t ? t : sql + len;
+  if (prc != SQL_OK) {
+    int code = prc == SQL_ERR_NOMEM ? EXEC_NOMEM : prc == SQL_ERR_DEPTH ? EXEC_TOOBIG
+                                                                        : EXEC_SYNTAX;
+    return exec_fail(err, code, (int)perr.offset, "%s", perr.message);
+  }
+  if (!ast) return EXEC_OK;
+  exec_stmt *st = calloc(1, sizeof *st);
+  size_t n = t ? (size_t)(t - sql) : len;
+  if (st) st->sql = malloc(n + 1);
+  if (!st || !st->sql) {
+    if (st) free(st);
+    sql_stmt_free(ast);
+    return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  }
+  memcpy(st->sql, sql, n);
+  st->sql[n] = 0;
+  st->sql_len = n;
+  st->s = s;
+  st->ast = ast;
+  plan_arena_init(&st->arena);
+  plan_arena_init(&st->run_arena);
+  st->n_params = ast->nparam;
+  if (st->n_params) {
+    st->params = calloc((size_t)st->n_params, sizeof *st->params);
+    st->run_params = calloc((size_t)st->n_params, sizeof *st->run_params);
+    st->param_bytes = calloc((size_t)st->n_params, sizeof *st->param_bytes);
+    if (!st->params || !st->run_params || !st->param_bytes) {
+      s->n_stmts++;
+      exec_finalize(st);
+      return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    }
+    for (int i = 0; i < st->n_params; i++) st->params[i] = cat_v_null(cat_type_of(0));
+  }
+  s->n_stmts++;
+  int rc = exec_stmt_bind_ast(st, err);
+  if (rc) {
+    exec_finalize(st);
+    return rc;
+  }
+  *out = st;
+  return EXEC_OK;
+}
+
+static void run_cleanup(exec_stmt *st) {
+  if (st->x_open) {
+    exec_query_close(&st->x);
+    st->last_act = st->x.act;
+    st->x_open = false;
+  }
+  if (st->q_built) plan_query_free(&st->q);
+  st->q_built = false;
+  if (st->del_built) plan_scan_free(&st->del_scan);
+  st->del_built = false;
+  plan_arena_free(&st->run_arena);
+  st->lines = NULL;
+  st->n_lines = 0;
+}
+
+void exec_finalize(exec_stmt *st) {
+  if (!st) return;
+  run_cleanup(st);
+  plan_arena_free(&st->arena);
+  for (int i = 0; st->param_bytes && i < st->n_params; i++) free(st->param_bytes[i]);
+  free(st->param_bytes);
+  free(st->params);
+  free(st->run_params);
+  sql_stmt_free(st->ast);
+  free(st->sql);
+  st->s->n_stmts--;
+  free(st);
+}
+
+/* ---- Parameters ------------------------------------------------------------------------- */
+int exec_param_count(const exec_stmt *st) { return st->n_params; }
+
+int exec_bind(exec_stmt *st, int i, const cat_value *v, exec_error *err) {
+  if (i < 1 || i > st->n_params)
+    return exec_fail(err, EXEC_RANGE, -1, "parameter index %d out of range (1..%d)", i,
+                     st->n_params);
+  if (st->state == ST_RUNNING)
+    return exec_fail(err, EXEC_MISUSE, -1, "cannot bind while the statement runs; reset it");
+  free(st->param_bytes[i - 1]);
+  st->param_bytes[i - 1] = NULL;
+  cat_value c = *v;
+  if (!c.is_null && (cat_type_is_string(c.type.id) || c.type.id == CAT_T_VARBINARY)) {
+    uint8_t *p = malloc(c.u.s.len + 1);
+    if (!p) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    if (c.u.s.len) memcpy(p, c.u.s.p, c.u.s.len);
+    st->param_bytes[i - 1] = p;
+    c.u.s.p = p;
+  }
+  st->params[i - 1] = c;
+  return EXEC_OK;
+}
+
+int exec_clear_bindings(exec_stmt *st) {
+  for (int i = 0; i < st->n_params; i++) {
+    free(st->param_bytes[i]);
+    st->param_bytes[i] = NULL;
+    st->params[i] = cat_v_null(cat_type_of(0));
+  }
+  return EXEC_OK;
+}
+
+/* Parameters converted to the type they were bound against where exact (5 for an INTEGER
+** key column, '2016-01-01' for a DATE). */
+static int prepare_params(exec_stmt *st, exec_error *err) {
+  for (int i = 0; i < st->n_params; i++) {
+    cat_value v = st->params[i];
+    st->run_params[i] = v;
+    const cat_type *t = st->bound.param_types ? &st->bound.param_types[i] : NULL;
+    if (v.is_null || !t || t->id == 0 || t->id == v.type.id) continue;
+    cat_value out;
+    cat_error ce = {0};
+    uint8_t *buf = plan_arena_alloc(&st->run_arena, 80);
+    if (!buf) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    cat_type target = *t;
+    if (target.id == CAT_T_DECIMAL) target.precision = 0;
+    if (cat_value_cast(&v, &target, &out, buf, 80, &ce) != CAT_OK) {
+      if (cat_type_is_string(v.type.id) && !cat_type_is_string(t->id))
+        return exec_fail(err, EXEC_ERROR, -1, "parameter %d: %s", i + 1, ce.msg);
+      continue;
+    }
+    int cmp = 1;
+    if (cat_type_is_string(v.type.id) || cat_type_is_string(t->id) ||
+        (cat_value_compare(&out, &v, &cmp, NULL) == CAT_OK && cmp == 0))
+      st->run_params[i] = out;
+  }
+  return EXEC_OK;
+}
+
+/* ---- Step ------------------------------------------------------------------------------- */
+static int64_t wall_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int first_step(exec_stmt *st, exec_error *err) {
+  exec_session *s = st->s;
+  st->changes = 0;
+  memset(&st->last_act, 0, sizeof st->last_act);
+  st->now_us = wall_us();
+  int kind = st->ast->kind;
+  if (st->schema_gen != s->schema_gen &&
+      (kind == SQL_STMT_SELECT || kind == SQL_STMT_UPSERT || kind == SQL_STMT_DELETE)) {
+    int rc = exec_stmt_bind_ast(st, err);
+    if (rc) return rc;
+  }
+  switch (kind) {
+    case SQL_STMT_BEGIN: return exec_txn_begin(s, err);
+    case SQL_STMT_COMMIT: return exec_txn_commit(s, err);
+    case SQL_STMT_ROLLBACK: return exec_txn_rollback(s, err);
+    case SQL_STMT_SELECT: case SQL_STMT_UPSERT: case SQL_STMT_DELETE: break;
+    default: {
+      if (s->txn)
+        return exec_fail(err, EXEC_ERROR, -1,
+                         "DDL is not allowed inside a transaction; COMMIT or ROLLBACK first");
+      int rc = exec_ddl_run(s->cat, s->db, st->ast, st->sql, err);
+      s->schema_gen++;
+      st->schema_gen = s->schema_gen;
+      return rc;
+    }
+  }
+  int rc = prepare_params(st, err);
+  if (rc) return rc;
+  return exec_run_dml(st, err);
+}
+
+int exec_step(exec_stmt *st, exec_error *err) {
+  if (err) {
+    err->code = EXEC_OK;
+    err->offset = -1;
+    err->msg[0] = 0;
+  }
+  if (st->state == ST_DONE) return EXEC_DONE;
+  if (st->state == ST_FAILED)
+    return exec_fail(err, EXEC_MISUSE, -1, "statement failed; reset it before stepping again");
+  int rc;
+  if (st->state == ST_READY) {
+    st->state = ST_RUNNING;
+    rc = first_step(st, err);
+    if (rc == EXEC_OK) rc = EXEC_DONE;
+  } else {
+    rc = exec_next_row(st, err);
+  }
+  if (rc == EXEC_DONE) {
+    st->state = ST_DONE;
+    if (st->x_open) {
+      exec_query_close(&st->x);
+      st->last_act = st->x.act;
+      st->x_open = false;
+    }
+    if (st->ast->kind == SQL_STMT_UPSERT || st->ast->kind == SQL_STMT_DELETE)
+      st->s->changes = st->changes;
+  } else if (rc != EXEC_ROW) {
+    st->state = ST_FAILED;
+    if (err && err->code == EXEC_OK) exec_fail(err, rc, -1, "error %d", rc);
+  }
+  return rc;
+}
+
+int exec_reset(exec_stmt *st) {
+  run_cleanup(st);
+  st->state = ST_READY;
+  return EXEC_OK;
+}
+
+/* ---- Columns and metrics -------------------------------------------------------------- */
+int exec_column_count(const exec_stmt *st) { return st->n_cols; }
+
+const char *exec_column_name(const exec_stmt *st, int i) {
+  return i >= 0 && i < st->n_cols ? st->col_names[i] : NULL;
+}
+
+const cat_type *exec_column_type(const exec_stmt *st, int i) {
+  if (i < 0 || i >= st->n_cols || st->col_types[i].id == 0) return NULL;
+  return &st->col_types[i];
+}
+
+const cat_value *exec_column_value(const exec_stmt *st, int i) {
+  if (i < 0 || i >= st->n_cols || !st->row) return NULL;
+  return &st->row[i];
+}
+
+void exec_get_metrics(const exec_stmt *st, exec_metrics *out) {
+  memset(out, 0, sizeof *out);
+  const plan_actuals *a = &st->last_act;
+  kv_scan_metrics live;
+  const kv_scan_metrics *m = &a->kv;
+  uint64_t assembled = a->rows_assembled;
+  if (st->x_open && st->x.scan_open) {
+    if (st->x.scan.kv) kv_scan_get_metrics(st->x.scan.kv, &live);
+    else live = st->x.scan.m;
+    m = &live;
+    assembled = st->x.scan.rows_assembled;
+  }
+  out->rows_examined = m->rows_examined;
+  out->rows_filtered = m->rows_filtered;
+  out->rows_returned = m->rows_returned;
+  out->ranges_sought = m->ranges_sought;
+  out->rows_assembled = assembled;
+  const cat_table *t = st->scan_table;
+  for (uint32_t i = 0; i < m->n_families && i < 16; i++) {
+    exec_family_metrics *f = &out->families[out->n_families++];
+    f->m = m->families[i];
+    const char *fname = "?";
+    for (int k = 0; t && k < t->n_families; k++)
+      if (t->families[k].kv_id == m->families[i].family_id) fname = t->families[k].name;
+    snprintf(f->family, sizeof f->family, "%s.%s", t ? t->name : "?", fname);
+  }
+}
+
+const char *exec_scan_kind(const exec_stmt *st) { return st->scan_kind; }

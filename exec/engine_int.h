@@ -1,0 +1,98 @@
+/*
+** exec/engine_int.h: the session and statement structs behind exec/engine.h, shared by
+** exec/engine.c (life cycle), exec/engine_run.c (running SELECT and EXPLAIN),
+** exec/write.c (UPSERT, DELETE) and exec/txn.c (BEGIN / COMMIT / ROLLBACK). Not used
+** outside exec/.
+*/
+#ifndef ROWAN_EXEC_ENGINE_INT_H
+#define ROWAN_EXEC_ENGINE_INT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/catalog.h"
+#include "exec/engine.h"
+#include "exec/op.h"
+#include "planner/plan.h"
+#include "planner/plan_select.h"
+#include "sql/ast.h"
+
+struct exec_session {
+  kv_db *db;            /* the store (not owned) */
+  cat_catalog *cat;     /* the catalog (owned) */
+  kv_batch *txn;        /* the open transaction's batch, or NULL */
+  bool txn_failed;      /* a statement of the transaction failed midway: COMMIT refuses */
+  int64_t txn_rows;     /* rows written in the transaction */
+  int64_t changes;      /* rows changed by the last write statement */
+  int n_stmts;          /* statements not finalized */
+  uint64_t schema_gen;  /* bumped by every DDL: statements bound before it re-bind */
+  size_t sort_mem;      /* bytes a sort may hold */
+};
+
+/* Statement states. */
+enum { ST_READY = 0, ST_RUNNING, ST_DONE, ST_FAILED };
+
+struct exec_stmt {
+  exec_session *s;         /* owning session */
+  char *sql;               /* copy of the statement's text */
+  size_t sql_len;          /* its length */
+  sql_stmt *ast;           /* parsed statement (owned) */
+  plan_arena arena;        /* bound statement memory */
+  plan_bound bound;        /* bound statement */
+  uint64_t schema_gen;     /* session schema_gen at binding */
+  int n_params;            /* parameters */
+  cat_value *params;       /* bound values (strings in param_bytes) */
+  uint8_t **param_bytes;   /* owned copies of string parameters */
+  cat_value *run_params;   /* values converted for this run */
+  int state;               /* ST_* */
+  int64_t now_us;          /* statement time */
+  int64_t changes;         /* rows written by this run */
+  plan_arena run_arena;    /* plan of this run */
+  plan_query q;            /* SELECT / UPSERT SELECT plan */
+  bool q_built;            /* q must be freed */
+  plan_scan del_scan;      /* DELETE scan plan */
+  bool del_built;          /* del_scan must be freed */
+  exec_query x;            /* running query */
+  bool x_open;             /* x must be closed */
+  const cat_table *scan_table; /* table scanned (metric names) */
+  const char *scan_kind;   /* plan_scan_kind_name of the scan, or NULL */
+  plan_actuals last_act;   /* counters of the last finished query */
+  char **lines;            /* EXPLAIN lines (run_arena) */
+  int n_lines;             /* count */
+  int line_pos;            /* next line to return */
+  cat_value line_val;      /* the current EXPLAIN line as a value */
+  int n_cols;              /* result columns */
+  const char **col_names;  /* their names */
+  cat_type *col_types;     /* their types */
+  const cat_value *row;    /* current row's values */
+};
+
+/* Fill err and return code. */
+int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* (Re)bind the statement's AST into st->bound. */
+int exec_stmt_bind_ast(exec_stmt *st, exec_error *err);
+/* First step of SELECT / UPSERT / DELETE (with EXPLAIN): plan and start; returns EXEC_ROW
+** with st->row set, EXEC_DONE, or an error (exec/engine_run.c). */
+int exec_run_dml(exec_stmt *st, exec_error *err);
+/* Later steps: the next row or EXPLAIN line. */
+int exec_next_row(exec_stmt *st, exec_error *err);
+/* Writes (exec/write.c): run UPSERT / DELETE to completion, setting st->changes. */
+int exec_write_upsert(exec_stmt *st, exec_error *err);
+int exec_write_delete(exec_stmt *st, exec_error *err);
+/* Transactions (exec/txn.c). */
+int exec_txn_begin(exec_session *s, exec_error *err);
+int exec_txn_commit(exec_session *s, exec_error *err);
+int exec_txn_rollback(exec_session *s, exec_error *err);
+void exec_txn_discard(exec_session *s);
+/* The batch a write statement adds to: the transaction's, or a new one (*own true: the
+** caller commits and frees it). */
+kv_batch *exec_txn_batch(exec_session *s, bool *own);
+/* Commit an own batch (outside transactions); maps kv errors. */
+int exec_txn_commit_batch(exec_session *s, kv_batch *b, exec_error *err);
+/* Set the sort memory limit of the session (0 = default). */
+void exec_set_sort_memory(exec_session *s, size_t bytes);
+
+#endif /* ROWAN_EXEC_ENGINE_INT_H */

@@ -1,0 +1,127 @@
+/*
+** exec/op.h: the executor's operators. A plan_query (planner/plan.h) runs as a pipeline of
+** steps, each counting its rows in and out for EXPLAIN ANALYZE:
+**   scan (exec/scan.c: point, range, skip or full, forward or reverse, with the pushed
+**   filter and limit inside the kv scan, rows decoded with exec/rowcodec.h)
+**   -> filter (residual WHERE terms) -> aggregate (streaming on a key prefix, or hashed)
+**   -> HAVING -> project -> DISTINCT -> sort (in memory, capped) or top-n heap
+**   -> OFFSET / LIMIT.
+** exec/op_query.c drives the pipeline; exec/op_rows.c holds the materialized rows, the
+** sort, the top-n heap and the hash tables.
+**
+** Not here: writes (exec/write.c), the session (exec/engine.c).
+*/
+#ifndef ROWAN_EXEC_OP_H
+#define ROWAN_EXEC_OP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec/agg.h"
+#include "exec/arena.h"
+#include "exec/engine.h"
+#include "exec/eval.h"
+#include "exec/rowcodec.h"
+#include "kv/kv.h"
+#include "planner/plan.h"
+#include "planner/plan_select.h"
+
+#define EXEC_SORT_MEMORY_DEFAULT (256u << 20) /* bytes a sort may hold in memory */
+
+/* ---- Scan --------------------------------------------------------------------------- */
+typedef struct exec_scan_state {
+  const plan_scan *ps;       /* the plan step */
+  kv_db *db;                 /* store */
+  kv_scan *kv;               /* open kv scan, or NULL */
+  kv_range *ranges;          /* kv ranges built from ps->ranges (malloc) */
+  exec_rowcodec rc;          /* row decoder */
+  bool rc_ok;                /* rc initialized */
+  bool done;                 /* no more rows */
+  uint64_t rows_assembled;   /* rows decoded */
+  kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
+  uint8_t *key;              /* key of the current row (CAT_KEY_MAX bytes, malloc) */
+  size_t key_len;            /* its length */
+} exec_scan_state;
+
+/* Open the scan of plan step ps over db. EXEC_OK or an error in err. */
+int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps, exec_error *err);
+/* Next row decoded into row (table->n_columns slots; only needed slots set): EXEC_ROW,
+** EXEC_DONE, or an error (EXEC_CORRUPT, EXEC_IOERR). */
+int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err);
+/* Close (idempotent); metrics stay in s->m. */
+void exec_scan_close(exec_scan_state *s);
+/* Map a kv status to an EXEC_* code, with kv's message into err. */
+int exec_kv_error(int kv_rc, exec_error *err);
+
+/* ---- Materialized rows (exec/op_rows.c) ------------------------------------------------ */
+typedef struct exec_mrow {
+  uint64_t hash;      /* hash of the key values (hash tables) */
+  size_t bytes;       /* bytes of this allocation (memory accounting) */
+  exec_agg *aggs;     /* accumulators of a group (hash/stream aggregate), or NULL */
+  int n;              /* values */
+  cat_value v[];      /* values; strings point into the same allocation */
+} exec_mrow;
+
+/* A malloc'd copy of v[0..n) with its strings and n_aggs accumulators (zeroed); NULL on
+** OOM. Free with exec_mrow_free. */
+exec_mrow *exec_mrow_make(const cat_value *v, int n, int n_aggs);
+void exec_mrow_free(exec_mrow *r, int n_aggs);
+
+/* A hash table of rows keyed by their first n_key values. */
+typedef struct exec_rowset {
+  exec_mrow **slots;  /* open addressing; NULL = empty */
+  size_t cap;         /* slots (power of two) */
+  size_t n;           /* rows held */
+  int n_key;          /* key values */
+  size_t bytes;       /* memory held by rows */
+} exec_rowset;
+
+/* Find the row whose first n_key values equal key (NULL equals NULL); if absent and
+** insert is true, add a copy (with n_aggs accumulators) and set *added. Returns the row,
+** or NULL when absent (insert false) or on OOM (*oom set). */
+exec_mrow *exec_rowset_find(exec_rowset *s, const cat_value *key, int n_values, int n_aggs,
+                            bool insert, bool *added, bool *oom);
+void exec_rowset_free(exec_rowset *s, int n_aggs);
+
+/* Compare two projected rows by ORDER BY terms. */
+int exec_order_cmp(const plan_order *o, int n, const cat_value *a, const cat_value *b);
+
+/* ---- The query pipeline (exec/op_query.c) ------------------------------------------------ */
+typedef struct exec_query {
+  const plan_query *q;       /* the plan */
+  kv_db *db;                 /* store */
+  exec_eval_ctx ev;          /* evaluation context (params, scratch) */
+  exec_arena scratch;        /* per-row scratch */
+  char evmsg[EXEC_ERRMSG_MAX]; /* evaluation errors */
+  exec_scan_state scan;      /* the scan step */
+  bool scan_open;            /* scan opened */
+  cat_value *in;             /* input row (table columns) */
+  cat_value *aggrow;         /* aggregate row (groups then aggregates) */
+  cat_value *out;            /* projected row (n_proj) */
+  int phase;                 /* internal state */
+  bool single_done;          /* SELECT without FROM: the one row was produced */
+  exec_rowset groups;        /* hash aggregate groups / DISTINCT set */
+  exec_rowset dset;          /* DISTINCT set */
+  exec_mrow *cur_group;      /* streaming aggregate: the current group */
+  exec_mrow **rows;          /* buffered output rows (sort, top-n, aggregate results) */
+  size_t n_rows, cap_rows;   /* count, allocated */
+  size_t pos;                /* next buffered row to emit */
+  size_t mem;                /* bytes of buffered rows */
+  size_t mem_limit;          /* sort memory limit */
+  int64_t skipped;           /* OFFSET rows skipped so far */
+  int64_t emitted;           /* rows emitted */
+  plan_actuals act;          /* per-step counters */
+  bool timing;               /* measure step times (EXPLAIN ANALYZE) */
+} exec_query;
+
+/* Start running plan q (scan opened lazily at the first next). params: bound values.
+** mem_limit: sort memory (0 = default). */
+int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
+                    int n_params, int64_t now_us, size_t mem_limit, exec_error *err);
+/* Next result row in x->out: EXEC_ROW, EXEC_DONE or an error. */
+int exec_query_next(exec_query *x, exec_error *err);
+/* Release everything (idempotent). Counters stay in x->act. */
+void exec_query_close(exec_query *x);
+
+#endif /* ROWAN_EXEC_OP_H */

@@ -1,0 +1,476 @@
+/*
+** exec/op_query.c: runs a plan_query as a pipeline (exec/op.h): scan -> residual filter ->
+** aggregate (streaming when GROUP BY is a key prefix, else hashed) -> HAVING -> project ->
+** DISTINCT -> sort or top-n heap -> OFFSET/LIMIT. Without aggregation or sort, rows flow
+** one at a time from the scan to the caller; otherwise the step that needs every row
+** buffers its output (aggregate groups, sorted rows) and then emits it. Every step counts
+** rows in and out (plan_actuals) for EXPLAIN ANALYZE.
+**
+** Memory: a sort (or hash aggregate, or DISTINCT) holding more than mem_limit bytes stops
+** with EXEC_TOOBIG naming the limit; a top-n heap holds only LIMIT + OFFSET rows.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "exec/op.h"
+
+enum { PH_INIT = 0, PH_STREAM, PH_EMIT, PH_DONE };
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int eval_err(exec_query *x, int rc, exec_error *err) {
+  err->code = rc;
+  err->offset = -1;
+  snprintf(err->msg, sizeof err->msg, "%s", x->evmsg);
+  return rc;
+}
+
+static int oom(exec_error *err) {
+  err->code = EXEC_NOMEM;
+  err->offset = -1;
+  snprintf(err->msg, sizeof err->msg, "out of memory");
+  return EXEC_NOMEM;
+}
+
+static int too_big(exec_query *x, exec_error *err, const char *what) {
+  err->code = EXEC_TOOBIG;
+  err->offset = -1;
+  snprintf(err->msg, sizeof err->msg,
+           "%s needs more than %zu MiB of memory (the in-memory limit); add a LIMIT or a "
+           "narrower WHERE", what, x->mem_limit >> 20);
+  return EXEC_TOOBIG;
+}
+
+int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
+                    int n_params, int64_t now_us, size_t mem_limit, exec_error *err) {
+  memset(x, 0, sizeof *x);
+  x->q = q;
+  x->db = db;
+  exec_arena_init(&x->scratch);
+  x->ev.params = params;
+  x->ev.n_params = n_params;
+  x->ev.scratch = &x->scratch;
+  x->ev.now_us = now_us;
+  x->ev.msg = x->evmsg;
+  x->ev.cap = sizeof x->evmsg;
+  x->mem_limit = mem_limit ? mem_limit : EXEC_SORT_MEMORY_DEFAULT;
+  const plan_select *s = q->sel;
+  int n_in = s->table ? s->table->n_columns : 0;
+  x->in = calloc((size_t)n_in + 1, sizeof *x->in);
+  x->aggrow = calloc((size_t)(s->n_group + s->n_aggs) + 1, sizeof *x->aggrow);
+  x->out = calloc((size_t)s->n_proj + 1, sizeof *x->out);
+  if (!x->in || !x->aggrow || !x->out) return oom(err);
+  for (int i = 0; i < n_in; i++) x->in[i] = cat_v_null(s->table->columns[i].type);
+  x->groups.n_key = s->n_group;
+  x->dset.n_key = s->n_out;
+  x->phase = PH_INIT;
+  return EXEC_OK;
+}
+
+/* Next input row into x->in: EXEC_ROW / EXEC_DONE / error. */
+static int source_next(exec_query *x, exec_error *err) {
+  plan_step_actual *st = &x->act.step[PLAN_STEP_SCAN];
+  if (!x->q->has_scan) {
+    if (x->single_done) return EXEC_DONE;
+    x->single_done = true;
+    st->rows_out++;
+    return EXEC_ROW;
+  }
+  double t0 = x->timing ? now_ms() : 0;
+  int rc = exec_scan_next(&x->scan, x->in, err);
+  if (x->timing) st->ms += now_ms() - t0;
+  if (rc == EXEC_ROW) st->rows_out++;
+  return rc;
+}
+
+/* Residual WHERE: 1 keep, 0 drop, or -error. */
+static int pass_filter(exec_query *x, exec_error *err) {
+  const plan_expr *f = x->q->has_scan ? x->q->scan.residual : x->q->sel->where;
+  if (!f) return 1;
+  plan_step_actual *st = &x->act.step[PLAN_STEP_FILTER];
+  st->rows_in++;
+  x->ev.row = x->in;
+  int tv;
+  int rc = exec_eval_pred(&x->ev, f, &tv);
+  if (rc) return -eval_err(x, rc, err);
+  if (tv != 1) return 0;
+  st->rows_out++;
+  return 1;
+}
+
+/* Project the row in x->ev.row into x->out. */
+static int project(exec_query *x, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  x->act.step[PLAN_STEP_PROJECT].rows_in++;
+  for (int i = 0; i < s->n_proj; i++) {
+    int rc = exec_eval(&x->ev, s->proj[i], &x->out[i]);
+    if (rc) return eval_err(x, rc, err);
+  }
+  x->act.step[PLAN_STEP_PROJECT].rows_out++;
+  return EXEC_OK;
+}
+
+/* DISTINCT on the visible columns: true if the row is new. */
+static int distinct_new(exec_query *x, bool *is_new, exec_error *err) {
+  plan_step_actual *st = &x->act.step[PLAN_STEP_DISTINCT];
+  st->rows_in++;
+  bool added, o;
+  exec_rowset_find(&x->dset, x->out, x->q->sel->n_out, 0, true, &added, &o);
+  if (o) return oom(err);
+  if (x->dset.bytes > x->mem_limit) return too_big(x, err, "DISTINCT");
+  *is_new = added;
+  if (added) st->rows_out++;
+  return EXEC_OK;
+}
+
+/* ---- Buffer, sort, top-n ---------------------------------------------------------------- */
+static int order_cmp_q(const void *a, const void *b, void *ctx) {
+  const plan_select *s = ctx;
+  const exec_mrow *x = *(exec_mrow *const *)a, *y = *(exec_mrow *const *)b;
+  return exec_order_cmp(s->order, s->n_order, x->v, y->v);
+}
+
+static void heap_down(exec_query *x, size_t i) {
+  const plan_select *s = x->q->sel;
+  size_t n = x->n_rows;
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < n && exec_order_cmp(s->order, s->n_order, x->rows[l]->v, x->rows[m]->v) > 0) m = l;
+    if (r < n && exec_order_cmp(s->order, s->n_order, x->rows[r]->v, x->rows[m]->v) > 0) m = r;
+    if (m == i) return;
+    exec_mrow *t = x->rows[i];
+    x->rows[i] = x->rows[m];
+    x->rows[m] = t;
+    i = m;
+  }
+}
+
+static void heap_up(exec_query *x, size_t i) {
+  const plan_select *s = x->q->sel;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (exec_order_cmp(s->order, s->n_order, x->rows[i]->v, x->rows[p]->v) <= 0) return;
+    exec_mrow *t = x->rows[i];
+    x->rows[i] = x->rows[p];
+    x->rows[p] = t;
+    i = p;
+  }
+}
+
+/* Keep the projected row x->out in the output buffer (sorted later, or as a top-n heap). */
+static int buffer_row(exec_query *x, exec_error *err) {
+  const plan_query *q = x->q;
+  const plan_select *s = q->sel;
+  if (q->sort) x->act.step[PLAN_STEP_SORT].rows_in++;
+  if (q->topn) {
+    uint64_t k = (uint64_t)q->limit + (uint64_t)q->offset;
+    if (k == 0) return EXEC_OK;
+    if (x->n_rows == k) { /* full: replace the largest if the new row is smaller */
+      if (exec_order_cmp(s->order, s->n_order, x->out, x->rows[0]->v) >= 0) return EXEC_OK;
+      exec_mrow *r = exec_mrow_make(x->out, s->n_proj, 0);
+      if (!r) return oom(err);
+      x->mem -= x->rows[0]->bytes;
+      exec_mrow_free(x->rows[0], 0);
+      x->rows[0] = r;
+      x->mem += r->bytes;
+      heap_down(x, 0);
+      return EXEC_OK;
+    }
+  }
+  if (x->n_rows == x->cap_rows) {
+    size_t nc = x->cap_rows ? x->cap_rows * 2 : 64;
+    exec_mrow **nr = realloc(x->rows, nc * sizeof *nr);
+    if (!nr) return oom(err);
+    x->rows = nr;
+    x->cap_rows = nc;
+  }
+  exec_mrow *r = exec_mrow_make(x->out, s->n_proj, 0);
+  if (!r) return oom(err);
+  x->rows[x->n_rows++] = r;
+  x->mem += r->bytes + sizeof r;
+  if (q->topn) heap_up(x, x->n_rows - 1);
+  if (x->mem > x->mem_limit) return too_big(x, err, q->sort ? "ORDER BY" : "the result");
+  return EXEC_OK;
+}
+
+/* A projected row that passed HAVING: DISTINCT, then buffer. */
+static int collect(exec_query *x, exec_error *err) {
+  if (x->q->sel->distinct) {
+    bool fresh;
+    int rc = distinct_new(x, &fresh, err);
+    if (rc || !fresh) return rc;
+  }
+  return buffer_row(x, err);
+}
+
+/* ---- Aggregation ------------------------------------------------------------------------ */
+static int group_init(exec_query *x, exec_mrow *g, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  for (int i = 0; i < s->n_aggs; i++) {
+    const plan_agg *a = &s->aggs[i];
+    cat_type at = a->arg ? a->arg->type : cat_type_of(0);
+    exec_agg_init(&g->aggs[i], a->func, a->distinct, &at, &a->type);
+  }
+  (void)err;
+  return EXEC_OK;
+}
+
+static int group_step(exec_query *x, exec_mrow *g, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  x->ev.row = x->in;
+  for (int i = 0; i < s->n_aggs; i++) {
+    const plan_agg *a = &s->aggs[i];
+    cat_value v;
+    const cat_value *pv = NULL;
+    if (a->arg) {
+      int rc = exec_eval(&x->ev, a->arg, &v);
+      if (rc) return eval_err(x, rc, err);
+      pv = &v;
+    }
+    int rc = exec_agg_step(&g->aggs[i], pv, x->evmsg, sizeof x->evmsg);
+    if (rc) return eval_err(x, rc, err);
+  }
+  return EXEC_OK;
+}
+
+/* A finished group: HAVING, project, collect. */
+static int group_finish(exec_query *x, exec_mrow *g, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  x->act.step[PLAN_STEP_AGG].rows_out++;
+  for (int i = 0; i < s->n_group; i++) x->aggrow[i] = g->v[i];
+  for (int i = 0; i < s->n_aggs; i++) {
+    int rc = exec_agg_final(&g->aggs[i], &x->aggrow[s->n_group + i], &x->scratch, x->evmsg,
+                            sizeof x->evmsg);
+    if (rc) return eval_err(x, rc, err);
+  }
+  x->ev.row = x->aggrow;
+  x->ev.agg_base = s->n_group;
+  if (s->having) {
+    x->act.step[PLAN_STEP_HAVING].rows_in++;
+    int tv;
+    int rc = exec_eval_pred(&x->ev, s->having, &tv);
+    if (rc) return eval_err(x, rc, err);
+    if (tv != 1) return EXEC_OK;
+    x->act.step[PLAN_STEP_HAVING].rows_out++;
+  }
+  int rc = project(x, err);
+  if (!rc) rc = collect(x, err);
+  return rc;
+}
+
+static int aggregate_row(exec_query *x, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  x->act.step[PLAN_STEP_AGG].rows_in++;
+  cat_value key[64];
+  if (s->n_group > 64) {
+    err->code = EXEC_TOOBIG;
+    snprintf(err->msg, sizeof err->msg, "GROUP BY of more than 64 expressions");
+    return EXEC_TOOBIG;
+  }
+  x->ev.row = x->in;
+  for (int i = 0; i < s->n_group; i++) {
+    int rc = exec_eval(&x->ev, s->group[i], &key[i]);
+    if (rc) return eval_err(x, rc, err);
+  }
+  exec_mrow *g;
+  if (x->q->stream_agg) {
+    g = x->cur_group;
+    bool same = g != NULL;
+    for (int i = 0; same && i < s->n_group; i++) {
+      if (g->v[i].is_null != key[i].is_null) same = false;
+      else if (!key[i].is_null && exec_value_cmp(&g->v[i], &key[i]) != 0) same = false;
+    }
+    if (!same) {
+      if (g) {
+        int rc = group_finish(x, g, err);
+        exec_mrow_free(g, s->n_aggs);
+        x->cur_group = NULL;
+        if (rc) return rc;
+      }
+      g = x->cur_group = exec_mrow_make(key, s->n_group, s->n_aggs);
+      if (!g) return oom(err);
+      group_init(x, g, err);
+    }
+  } else {
+    bool added, o;
+    g = exec_rowset_find(&x->groups, key, s->n_group, s->n_aggs, true, &added, &o);
+    if (o) return oom(err);
+    if (added) group_init(x, g, err);
+    if (x->groups.bytes > x->mem_limit) return too_big(x, err, "GROUP BY");
+  }
+  return group_step(x, g, err);
+}
+
+static int finish_aggregate(exec_query *x, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  int rc = EXEC_OK;
+  if (x->q->stream_agg) {
+    if (x->cur_group) {
+      rc = group_finish(x, x->cur_group, err);
+      exec_mrow_free(x->cur_group, s->n_aggs);
+      x->cur_group = NULL;
+    } else if (s->n_group == 0) {
+      goto empty;
+    }
+    return rc;
+  }
+  if (x->groups.n == 0 && s->n_group == 0) goto empty;
+  for (size_t i = 0; i < x->groups.cap && !rc; i++) {
+    if (x->groups.slots[i]) rc = group_finish(x, x->groups.slots[i], err);
+    exec_arena_reset(&x->scratch);
+  }
+  return rc;
+empty: { /* an aggregate without GROUP BY gives one row even over no input */
+    exec_mrow *g = exec_mrow_make(NULL, 0, s->n_aggs);
+    if (!g) return oom(err);
+    group_init(x, g, err);
+    rc = group_finish(x, g, err);
+    exec_mrow_free(g, s->n_aggs);
+    return rc;
+  }
+}
+
+/* ---- Driver ------------------------------------------------------------------------------ */
+static int open_source(exec_query *x, exec_error *err) {
+  if (!x->q->has_scan) return EXEC_OK;
+  int rc = exec_scan_open(&x->scan, x->db, &x->q->scan, err);
+  x->scan_open = true;
+  x->act.analyzed = true;
+  return rc;
+}
+
+/* Consume all input into the buffer (aggregate or sort), then sort it. */
+static int fill_buffer(exec_query *x, exec_error *err) {
+  const plan_query *q = x->q;
+  const plan_select *s = q->sel;
+  for (;;) {
+    int rc = source_next(x, err);
+    if (rc == EXEC_DONE) break;
+    if (rc != EXEC_ROW) return rc;
+    int f = pass_filter(x, err);
+    if (f < 0) return -f;
+    if (f == 0) continue;
+    if (s->aggregate) {
+      rc = aggregate_row(x, err);
+    } else {
+      x->ev.row = x->in;
+      rc = project(x, err);
+      if (!rc) rc = collect(x, err);
+    }
+    exec_arena_reset(&x->scratch);
+    if (rc) return rc;
+  }
+  if (s->aggregate) {
+    int rc = finish_aggregate(x, err);
+    if (rc) return rc;
+  }
+  if (q->sort) {
+    qsort_r(x->rows, x->n_rows, sizeof *x->rows, order_cmp_q, (void *)s);
+    x->act.step[PLAN_STEP_SORT].rows_out = x->n_rows;
+  }
+  return EXEC_OK;
+}
+
+static int emit_limit(exec_query *x) {
+  /* 1: emit this row, 0: skip it (OFFSET), -1: stop (LIMIT reached) */
+  const plan_query *q = x->q;
+  if (q->limit >= 0 && x->emitted >= q->limit) return -1;
+  plan_step_actual *st = &x->act.step[PLAN_STEP_LIMIT];
+  st->rows_in++;
+  if (x->skipped < q->offset) {
+    x->skipped++;
+    return 0;
+  }
+  x->emitted++;
+  st->rows_out++;
+  return 1;
+}
+
+int exec_query_next(exec_query *x, exec_error *err) {
+  const plan_query *q = x->q;
+  const plan_select *s = q->sel;
+  int rc;
+  if (x->phase == PH_INIT) {
+    rc = open_source(x, err);
+    if (rc) return rc;
+    if (q->limit == 0) {
+      x->phase = PH_DONE;
+      return EXEC_DONE;
+    }
+    if (s->aggregate || q->sort) {
+      rc = fill_buffer(x, err);
+      if (rc) return rc;
+      x->phase = PH_EMIT;
+    } else {
+      x->phase = PH_STREAM;
+    }
+  }
+  if (x->phase == PH_STREAM) {
+    for (;;) {
+      exec_arena_reset(&x->scratch);
+      rc = source_next(x, err);
+      if (rc == EXEC_DONE) break;
+      if (rc != EXEC_ROW) return rc;
+      int f = pass_filter(x, err);
+      if (f < 0) return -f;
+      if (f == 0) continue;
+      x->ev.row = x->in;
+      rc = project(x, err);
+      if (rc) return rc;
+      if (s->distinct) {
+        bool fresh;
+        rc = distinct_new(x, &fresh, err);
+        if (rc) return rc;
+        if (!fresh) continue;
+      }
+      int l = emit_limit(x);
+      if (l < 0) break;
+      if (l == 0) continue;
+      return EXEC_ROW;
+    }
+    x->phase = PH_DONE;
+    return EXEC_DONE;
+  }
+  if (x->phase == PH_EMIT) {
+    while (x->pos < x->n_rows) {
+      exec_mrow *r = x->rows[x->pos++];
+      int l = emit_limit(x);
+      if (l < 0) break;
+      if (l == 0) continue;
+      memcpy(x->out, r->v, (size_t)s->n_proj * sizeof *x->out);
+      return EXEC_ROW;
+    }
+    x->phase = PH_DONE;
+  }
+  return EXEC_DONE;
+}
+
+void exec_query_close(exec_query *x) {
+  if (x->scan_open) {
+    exec_scan_close(&x->scan);
+    x->act.kv = x->scan.m;
+    x->act.rows_assembled = x->scan.rows_assembled;
+    x->scan_open = false;
+  }
+  const plan_select *s = x->q ? x->q->sel : NULL;
+  int n_aggs = s ? s->n_aggs : 0;
+  exec_rowset_free(&x->groups, n_aggs);
+  exec_rowset_free(&x->dset, 0);
+  if (x->cur_group) exec_mrow_free(x->cur_group, n_aggs);
+  x->cur_group = NULL;
+  for (size_t i = 0; i < x->n_rows; i++) exec_mrow_free(x->rows[i], 0);
+  free(x->rows);
+  x->rows = NULL;
+  x->n_rows = x->cap_rows = 0;
+  free(x->in);
+  free(x->aggrow);
+  free(x->out);
+  x->in = x->aggrow = x->out = NULL;
+  exec_arena_free(&x->scratch);
+}

@@ -1,0 +1,219 @@
+/*
+** exec/write.c: UPSERT VALUES, UPSERT SELECT and DELETE. Rows become kv batch operations
+** through exec/rowcodec.h (UPSERT sets the named columns and keeps the others; NULL deletes
+** the cell; the marker cell makes the row exist; DELETE puts a family tombstone in every
+** family). Outside a transaction a statement is one atomic batch, except UPSERT SELECT and
+** DELETE over more than EXEC_WRITE_BATCH_ROWS rows, which commit every that many rows (each
+** batch atomic) and, if one fails, say how many rows were committed before it. Inside a
+** transaction the rows go to the transaction's batch (exec/txn.c).
+**
+** DELETE is planned like a SELECT (planner/select.c plan_scan_build): the same key ranges,
+** pushed filter and residual. The scan reads a snapshot taken when it starts, so committing
+** batches while it runs does not disturb it.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/engine_int.h"
+
+typedef struct writer {
+  exec_stmt *st;          /* statement */
+  kv_batch *b;            /* batch being filled */
+  bool own;               /* b is the statement's (commit it), not the transaction's */
+  int64_t in_batch;       /* rows in b not yet committed */
+  int64_t committed;      /* rows committed by earlier batches of this statement */
+  bool chunked;           /* commit every EXEC_WRITE_BATCH_ROWS rows */
+} writer;
+
+static int writer_open(writer *w, exec_stmt *st, bool chunked, exec_error *err) {
+  memset(w, 0, sizeof *w);
+  w->st = st;
+  w->chunked = chunked;
+  w->b = exec_txn_batch(st->s, &w->own);
+  if (!w->b) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  return EXEC_OK;
+}
+
+/* After one row was added: commit a full chunk. */
+static int writer_row(writer *w, exec_error *err) {
+  w->in_batch++;
+  w->st->changes++;
+  if (!w->own || !w->chunked || w->in_batch < EXEC_WRITE_BATCH_ROWS) return EXEC_OK;
+  int rc = exec_txn_commit_batch(w->st->s, w->b, err);
+  if (rc) return rc;
+  kv_batch_clear(w->b);
+  w->committed += w->in_batch;
+  w->in_batch = 0;
+  return EXEC_OK;
+}
+
+/* Finish: commit (rc == OK) or drop what is pending; explains partial commits. */
+static int writer_close(writer *w, int rc, exec_error *err) {
+  if (rc == EXEC_OK && w->own && w->in_batch) rc = exec_txn_commit_batch(w->st->s, w->b, err);
+  if (rc == EXEC_OK) w->committed += w->in_batch;
+  if (w->own) kv_batch_free(w->b);
+  else if (rc != EXEC_OK && w->st->changes) w->st->s->txn_failed = true;
+  if (rc != EXEC_OK) {
+    w->st->changes = w->committed;
+    if (w->committed && err) {
+      size_t l = strlen(err->msg);
+      snprintf(err->msg + l, sizeof err->msg - l,
+               " (%lld rows were committed before the failure)", (long long)w->committed);
+    }
+  }
+  return rc;
+}
+
+static int put_row(exec_stmt *st, exec_rowcodec *rc, writer *w, const cat_value *vals,
+                   const bool *set, exec_error *err) {
+  int r = exec_row_put(rc, vals, set, KV_TS_NOW, w->b, err);
+  if (r) return r;
+  return writer_row(w, err);
+}
+
+int exec_write_upsert(exec_stmt *st, exec_error *err) {
+  const plan_upsert *u = st->bound.upsert;
+  const cat_table *t = u->table;
+  exec_rowcodec rc;
+  int r = exec_rowcodec_init(&rc, t, err);
+  if (r) return r;
+  cat_value *vals = calloc((size_t)t->n_columns, sizeof *vals);
+  bool *set = calloc((size_t)t->n_columns, sizeof *set);
+  writer w;
+  memset(&w, 0, sizeof w);
+  if (!vals || !set) {
+    r = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    goto out;
+  }
+  for (int i = 0; i < t->n_columns; i++) vals[i] = cat_v_null(t->columns[i].type);
+  for (int i = 0; i < u->n_cols; i++) set[u->cols[i]] = true;
+  r = writer_open(&w, st, u->select != NULL, err);
+  if (r) goto out;
+  plan_step_actual *ws = &st->last_act.step[PLAN_STEP_WRITE];
+  if (!u->select) {
+    exec_arena scratch;
+    exec_arena_init(&scratch);
+    char msg[EXEC_ERRMSG_MAX];
+    exec_eval_ctx c;
+    memset(&c, 0, sizeof c);
+    c.params = st->run_params;
+    c.n_params = st->n_params;
+    c.scratch = &scratch;
+    c.now_us = st->now_us;
+    c.msg = msg;
+    c.cap = sizeof msg;
+    for (int row = 0; row < u->n_rows && !r; row++) {
+      ws->rows_in++;
+      for (int i = 0; i < u->n_cols && !r; i++) {
+        r = exec_eval(&c, u->rows[row][i], &vals[u->cols[i]]);
+        if (r) exec_fail(err, r, (int)u->rows[row][i]->off, "%s", msg);
+      }
+      if (!r) r = put_row(st, &rc, &w, vals, set, err);
+      if (!r) ws->rows_out++;
+      exec_arena_reset(&scratch);
+    }
+    exec_arena_free(&scratch);
+  } else {
+    exec_query *x = &st->x;
+    r = exec_query_open(x, st->s->db, &st->q, st->run_params, st->n_params, st->now_us,
+                        st->s->sort_mem, err);
+    st->x_open = true;
+    x->timing = st->bound.analyze;
+    while (!r) {
+      int q = exec_query_next(x, err);
+      if (q == EXEC_DONE) break;
+      if (q != EXEC_ROW) {
+        r = q;
+        break;
+      }
+      ws->rows_in++;
+      for (int i = 0; i < u->n_cols; i++) vals[u->cols[i]] = x->out[i];
+      r = put_row(st, &rc, &w, vals, set, err);
+      if (!r) ws->rows_out++;
+    }
+    plan_step_actual keep = *ws;
+    exec_query_close(x);
+    st->x_open = false;
+    st->last_act = x->act;
+    st->last_act.step[PLAN_STEP_WRITE] = keep;
+  }
+  r = writer_close(&w, r, err);
+out:
+  free(vals);
+  free(set);
+  exec_rowcodec_free(&rc);
+  return r;
+}
+
+int exec_write_delete(exec_stmt *st, exec_error *err) {
+  const plan_delete *d = st->bound.del;
+  const plan_scan *ps = &st->del_scan;
+  int64_t limit = -1;
+  if (d->limit) {
+    cat_value v = d->limit->kind == PX_PARAM
+                      ? (d->limit->param <= st->n_params ? st->run_params[d->limit->param - 1]
+                                                         : cat_v_null(cat_type_of(0)))
+                      : d->limit->value;
+    if (v.is_null || !cat_type_is_integer(v.type.id) || v.u.i < 0)
+      return exec_fail(err, EXEC_ERROR, -1, "LIMIT needs a non-negative integer");
+    limit = v.u.i;
+  }
+  exec_scan_state sc;
+  writer w;
+  memset(&w, 0, sizeof w);
+  int r = exec_scan_open(&sc, st->s->db, ps, err);
+  cat_value *row = calloc((size_t)d->table->n_columns + 1, sizeof *row);
+  exec_arena scratch;
+  exec_arena_init(&scratch);
+  char msg[EXEC_ERRMSG_MAX];
+  exec_eval_ctx c;
+  memset(&c, 0, sizeof c);
+  c.params = st->run_params;
+  c.n_params = st->n_params;
+  c.scratch = &scratch;
+  c.now_us = st->now_us;
+  c.msg = msg;
+  c.cap = sizeof msg;
+  c.row = row;
+  if (!r && !row) r = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  bool opened = false;
+  if (!r) {
+    r = writer_open(&w, st, true, err);
+    opened = r == EXEC_OK;
+  }
+  plan_actuals *a = &st->last_act;
+  while (!r && (limit < 0 || st->changes < limit)) {
+    int q = exec_scan_next(&sc, row, err);
+    if (q == EXEC_DONE) break;
+    if (q != EXEC_ROW) {
+      r = q;
+      break;
+    }
+    a->step[PLAN_STEP_SCAN].rows_out++;
+    if (ps->residual) {
+      a->step[PLAN_STEP_FILTER].rows_in++;
+      int tv;
+      int e = exec_eval_pred(&c, ps->residual, &tv);
+      exec_arena_reset(&scratch);
+      if (e) {
+        r = exec_fail(err, e, -1, "%s", msg);
+        break;
+      }
+      if (tv != 1) continue;
+      a->step[PLAN_STEP_FILTER].rows_out++;
+    }
+    a->step[PLAN_STEP_WRITE].rows_in++;
+    r = exec_row_delete(&sc.rc, sc.key, sc.key_len, KV_TS_NOW, w.b, err);
+    if (!r) r = writer_row(&w, err);
+    if (!r) a->step[PLAN_STEP_WRITE].rows_out++;
+  }
+  if (opened) r = writer_close(&w, r, err);
+  exec_scan_close(&sc);
+  a->kv = sc.m;
+  a->rows_assembled = sc.rows_assembled;
+  a->analyzed = true;
+  exec_arena_free(&scratch);
+  free(row);
+  return r;
+}

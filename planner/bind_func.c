@@ -1,0 +1,147 @@
+/*
+** planner/bind_func.c: binding of function calls. Scalar functions are resolved through
+** exec/func.h (exec_func_lookup gives the id and the result type; an untyped parameter
+** argument takes the type exec_func_arg_hint suggests). Aggregate calls (COUNT, SUM, AVG,
+** MIN, MAX, with DISTINCT and COUNT(*)) are resolved through exec/agg.h and collected into
+** the SELECT's aggregate list (an identical call is collected once); the node left in the
+** tree is a PX_AGG naming the slot. Aggregates are refused where SQL forbids them (WHERE,
+** GROUP BY, VALUES, nested in another aggregate).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/agg.h"
+#include "exec/engine.h"
+#include "exec/func.h"
+#include "planner/plan_bind.h"
+
+bool bind_func_foldable(int f) { return f != EXEC_F_NOW && f != EXEC_F_CURRENT_DATE; }
+
+static plan_expr *bind_agg(binder *b, const sql_expr *x) {
+  if (b->agg_mode == BIND_AGG_INSIDE || !b->sel) {
+    bind_error(b, EXEC_ERROR, x->off, "aggregate %s cannot be nested in another aggregate",
+               x->text);
+    return NULL;
+  }
+  if (b->agg_mode == BIND_AGG_NO) {
+    bind_error(b, EXEC_ERROR, x->off, "aggregate %s is not allowed in %s", x->text,
+               b->agg_where ? b->agg_where : "this clause");
+    return NULL;
+  }
+  int n = x->list ? x->list->n : 0;
+  if (!x->star && n != 1) {
+    bind_error(b, EXEC_ERROR, x->off, "aggregate %s takes one argument, got %d", x->text, n);
+    return NULL;
+  }
+  plan_expr *arg = NULL;
+  cat_type at = cat_type_of(0);
+  if (!x->star) {
+    b->agg_mode = BIND_AGG_INSIDE;
+    arg = bind_expr(b, x->list->a[0]);
+    b->agg_mode = BIND_AGG_OK;
+    if (!arg) return NULL;
+    at = arg->type;
+  }
+  int id;
+  cat_type rt;
+  char m[256];
+  if (exec_agg_lookup(x->text, x->star, x->distinct, &at, &id, &rt, m, sizeof m) != EXEC_OK) {
+    bind_error(b, EXEC_ERROR, x->off, "%s", m);
+    return NULL;
+  }
+  plan_select *s = b->sel;
+  int slot = -1;
+  for (int i = 0; i < s->n_aggs; i++) {
+    const plan_agg *g = &s->aggs[i];
+    if (g->func == id && g->distinct == x->distinct && g->star == x->star &&
+        (x->star || plan_expr_equal(g->arg, arg))) {
+      slot = i;
+      break;
+    }
+  }
+  if (slot < 0) {
+    if (s->n_aggs == b->agg_cap) {
+      int nc = b->agg_cap ? b->agg_cap * 2 : 8;
+      plan_agg *na = plan_arena_alloc(b->A, (size_t)nc * sizeof *na);
+      if (!na) {
+        bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+        return NULL;
+      }
+      if (s->n_aggs) memcpy(na, s->aggs, (size_t)s->n_aggs * sizeof *na);
+      s->aggs = na;
+      b->agg_cap = nc;
+    }
+    plan_agg *g = &s->aggs[s->n_aggs];
+    g->func = id;
+    g->star = x->star;
+    g->distinct = x->distinct;
+    g->arg = arg;
+    g->type = rt;
+    char *t = sql_print_expr(x, 0);
+    if (t) {
+      g->text = plan_arena_strndup(b->A, t, strlen(t));
+      free(t);
+    }
+    if (!g->text) {
+      bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+      return NULL;
+    }
+    slot = s->n_aggs++;
+  }
+  plan_expr *e = bind_node(b, PX_AGG, x->off, 0);
+  if (!e) return NULL;
+  e->func = slot;
+  e->type = rt;
+  e->nullable = id != EXEC_AGG_COUNT && id != EXEC_AGG_COUNT_STAR;
+  return e;
+}
+
+plan_expr *bind_func(binder *b, const sql_expr *x) {
+  if (exec_func_is_aggregate(x->text)) return bind_agg(b, x);
+  if (x->star || x->distinct) {
+    bind_error(b, EXEC_ERROR, x->off, "%s is not an aggregate: %s not allowed", x->text,
+               x->star ? "*" : "DISTINCT");
+    return NULL;
+  }
+  int n = x->list ? x->list->n : 0;
+  plan_expr *e = bind_node(b, PX_FUNC, x->off, (uint32_t)n);
+  if (!e) return NULL;
+  cat_type at[64];
+  if (n > 64) {
+    bind_error(b, EXEC_ERROR, x->off, "too many arguments to %s", x->text);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    e->args[i] = bind_expr(b, x->list->a[i]);
+    if (!e->args[i]) return NULL;
+    at[i] = e->args[i]->type;
+  }
+  int id;
+  cat_type rt;
+  char m[256];
+  if (exec_func_lookup(x->text, n, at, &id, &rt, m, sizeof m) != EXEC_OK) {
+    bind_error(b, EXEC_ERROR, x->off, "%s", m);
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    plan_expr *a = e->args[i];
+    if (a->kind == PX_PARAM && a->type.id == 0) {
+      cat_type h = exec_func_arg_hint(id, n, at, i);
+      if (h.id) {
+        a->type = h;
+        if (b->bound->param_types && a->param >= 1 && a->param <= b->bound->n_params &&
+            b->bound->param_types[a->param - 1].id == 0)
+          b->bound->param_types[a->param - 1] = h;
+      }
+    }
+    e->nullable |= a->nullable;
+  }
+  e->func = id;
+  e->type = rt;
+  if (id == EXEC_F_COALESCE) {
+    e->nullable = true;
+    for (int i = 0; i < n; i++) e->nullable &= e->args[i]->nullable;
+  }
+  return bind_fold(b, e);
+}

@@ -1,0 +1,167 @@
+/*
+** planner/plan.h: the plan value of one statement, shared by the binder (planner/bind*.c),
+** the SELECT planner (planner/select*.c), EXPLAIN (planner/explain*.c) and the executor
+** (exec/). EXPLAIN prints exactly this struct and the executor runs exactly it (STYLE.md
+** rule 8).
+**
+** A statement goes through two steps:
+**  - binding (at prepare): names and types resolved against the catalog, expressions made
+**    into plan_expr trees (planner/expr.h), aggregates collected, `*` expanded. The result
+**    is a plan_bound, kept for the statement's life; it does not depend on parameter values.
+**  - planning (at the first step after the parameters are bound): key ranges (planner/
+**    keyrange.h), the pushed-down filter (planner/filter.h), families read, sort / top-n /
+**    limit decisions and estimates. The result is a plan_query, rebuilt after each reset.
+**
+** Memory: every tree and string of a plan lives in a plan_arena (a bump allocator freed as
+** a whole). Not here: evaluation (exec/eval.c), operators (exec/op*.c), kv access.
+*/
+#ifndef ROWAN_PLANNER_PLAN_H
+#define ROWAN_PLANNER_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/catalog.h"
+#include "planner/expr.h"
+#include "planner/keyrange.h"
+#include "sql/ast.h"
+
+/* ---- Arena ----------------------------------------------------------------------------- */
+typedef struct plan_arena_chunk plan_arena_chunk;
+typedef struct plan_arena {
+  plan_arena_chunk *head; /* newest chunk; chunks are linked to older ones */
+  size_t used;            /* bytes used in head */
+  size_t cap;             /* bytes available in head */
+  size_t total;           /* bytes allocated in all chunks (for limits and tests) */
+} plan_arena;
+
+/* Initialize an empty arena (no allocation yet). */
+void plan_arena_init(plan_arena *a);
+/* n zeroed bytes aligned for any type, or NULL on OOM. Freed only with the arena. */
+void *plan_arena_alloc(plan_arena *a, size_t n);
+/* A NUL-terminated copy of p[0..n), or NULL on OOM. */
+char *plan_arena_strndup(plan_arena *a, const char *p, size_t n);
+/* Free every chunk; the arena is empty again and reusable. */
+void plan_arena_free(plan_arena *a);
+
+/* ---- Bound statements -------------------------------------------------------------------- */
+/* One aggregate call: its function (exec/func.h aggregate id), argument and DISTINCT. */
+typedef struct plan_agg {
+  int func;            /* aggregate id (exec/func.h) */
+  bool star;           /* COUNT(*) */
+  bool distinct;       /* COUNT(DISTINCT x) and the like */
+  plan_expr *arg;      /* argument over the input row; NULL for COUNT(*) */
+  cat_type type;       /* result type */
+  char *text;          /* SQL text for EXPLAIN and column names ("COUNT(*)") */
+} plan_agg;
+
+/* One ORDER BY term over the projected row. */
+typedef struct plan_order {
+  int slot;            /* slot in the projected row (visible or hidden column) */
+  bool desc;           /* DESC */
+  bool nulls_first;    /* NULLs before values (default: ASC first, DESC last) */
+} plan_order;
+
+/* A bound SELECT (also the query of UPSERT SELECT). */
+typedef struct plan_select {
+  const cat_table *table;  /* FROM table, NULL for SELECT without FROM */
+  const char **col_names;  /* table column names by slot (EXPLAIN); NULL without a table */
+  plan_expr *where;        /* bound WHERE or NULL */
+  int n_group;             /* GROUP BY expressions */
+  plan_expr **group;       /* over the input row */
+  int n_aggs;              /* aggregate calls found in the select list, HAVING, ORDER BY */
+  plan_agg *aggs;          /* the calls */
+  bool aggregate;          /* GROUP BY present or any aggregate used */
+  plan_expr *having;       /* over the aggregate row (group slots, then PX_AGG); or NULL */
+  const char **agg_names;  /* names of the aggregate row's slots (EXPLAIN) */
+  int n_out;               /* visible result columns */
+  int n_proj;              /* n_out plus hidden ORDER BY columns */
+  plan_expr **proj;        /* projected expressions (over the input or aggregate row) */
+  char **names;            /* result column names (n_proj) */
+  bool distinct;           /* SELECT DISTINCT */
+  int n_order;             /* ORDER BY terms */
+  plan_order *order;       /* over the projected row */
+  plan_expr **order_src;   /* ORDER BY expressions before projection (key-order check) */
+  plan_expr *limit;        /* LIMIT expression (constant or parameter) or NULL */
+  plan_expr *offset;       /* OFFSET expression or NULL */
+  char *hint;              /* optimizer hint text or NULL */
+} plan_select;
+
+/* A bound UPSERT. */
+typedef struct plan_upsert {
+  const cat_table *table;  /* target table */
+  int n_cols;              /* target columns */
+  int *cols;               /* their column indexes */
+  int n_rows;              /* VALUES rows (0 for UPSERT SELECT) */
+  plan_expr ***rows;       /* rows[r][c]: expression for target column c */
+  plan_select *select;     /* UPSERT SELECT source, or NULL */
+} plan_upsert;
+
+/* A bound DELETE. */
+typedef struct plan_delete {
+  const cat_table *table;  /* target table */
+  const char **col_names;  /* column names by slot */
+  plan_expr *where;        /* bound WHERE or NULL */
+  plan_expr *limit;        /* LIMIT or NULL */
+} plan_delete;
+
+typedef struct plan_bound {
+  int kind;                /* enum sql_stmt_kind */
+  bool explain;            /* EXPLAIN */
+  bool analyze;            /* EXPLAIN ANALYZE */
+  plan_select *select;     /* SELECT */
+  plan_upsert *upsert;     /* UPSERT */
+  plan_delete *del;        /* DELETE */
+  int n_params;            /* highest parameter number */
+  cat_type *param_types;   /* inferred type of each parameter (id 0: unknown) */
+} plan_bound;
+
+/* Bind statement `st` (parsed from sql) against cat into *out, allocating in arena.
+** Returns EXEC_OK or EXEC_ERROR (unknown table/column/function, type mismatch, misuse of an
+** aggregate) with msg[0..cap) naming the name and "at line L, column C", and *err_off the
+** byte offset (or -1); EXEC_NOMEM. DDL and transaction statements are not bound here. */
+int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_arena *arena,
+              plan_bound *out, char *msg, size_t cap, int *err_off);
+
+/* Format " at line L, column C" of byte offset off of sql into buf. */
+void plan_position(const char *sql, size_t off, char *buf, size_t cap);
+
+/* ---- Plans ------------------------------------------------------------------------------ */
+#define PLAN_MAX_FAMILIES 16
+
+/* The scan step of a plan. */
+typedef struct plan_scan {
+  const cat_table *table;           /* scanned table */
+  plan_scan_ranges ranges;          /* key ranges (owned; freed with the plan) */
+  bool have_ranges;                 /* ranges was filled by plan_key_ranges */
+  bool reverse;                     /* descending key order */
+  uint64_t kv_limit;                /* rows the kv scan hands out at most; 0 = no limit */
+  int n_families;                   /* families read */
+  int families[PLAN_MAX_FAMILIES];  /* indexes into table->families */
+  uint32_t family_ids[PLAN_MAX_FAMILIES]; /* their kv ids */
+  bool key_family;                  /* the hidden key family "_k" is among them */
+  const char *key_family_why;       /* why "_k" is read (EXPLAIN) */
+  bool *need;                       /* per table column: decoded for the query */
+  void *filter;                     /* pushed-down filter (planner/filter.h) or NULL */
+  char *filter_text;                /* its text for EXPLAIN, or NULL */
+  plan_expr *residual;              /* AND of terms evaluated after decoding, or NULL */
+  plan_expr *pushed;                /* AND of terms in the pushed filter, or NULL */
+  uint64_t est_rows, est_bytes;     /* estimate of rows and bytes read */
+  uint64_t total_rows, total_bytes; /* the table's totals */
+} plan_scan;
+
+/* What follows the scan in a SELECT plan. */
+typedef struct plan_query {
+  const plan_select *sel;  /* the bound query */
+  bool has_scan;           /* false for SELECT without FROM (one empty row) */
+  plan_scan scan;          /* the scan */
+  bool stream_agg;         /* GROUP BY on a key prefix: aggregate as rows stream */
+  bool sort;               /* a sort is needed */
+  bool topn;               /* sort with a top-n heap of limit + offset rows */
+  int64_t limit;           /* LIMIT value, -1 for none */
+  int64_t offset;          /* OFFSET value, 0 for none */
+  bool limit_pushed;       /* limit + offset went to the kv scan */
+} plan_query;
+
+#endif /* ROWAN_PLANNER_PLAN_H */

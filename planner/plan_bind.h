@@ -1,0 +1,60 @@
+/*
+** planner/plan_bind.h: internals shared by the binder's files (planner/bind.c expressions,
+** planner/bind_func.c functions and aggregates, planner/bind_stmt.c statements). Not used
+** outside planner/bind*.c except plan_expr_equal and plan_expr_walk.
+*/
+#ifndef ROWAN_PLANNER_PLAN_BIND_H
+#define ROWAN_PLANNER_PLAN_BIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "planner/plan.h"
+
+/* Where aggregates may appear while binding an expression. */
+enum { BIND_AGG_NO = 0, BIND_AGG_OK = 1, BIND_AGG_INSIDE = 2 };
+
+typedef struct binder {
+  const cat_catalog *cat;  /* the catalog */
+  const char *sql;         /* statement text (positions) */
+  plan_arena *A;           /* where everything is allocated */
+  const cat_table *table;  /* FROM / target table, or NULL */
+  const char *alias;       /* FROM alias or NULL */
+  char *msg;               /* error message buffer */
+  size_t cap;              /* its size */
+  int *err_off;            /* error offset out (may be NULL) */
+  int rc;                  /* first error (EXEC_*), 0 if none */
+  plan_bound *bound;       /* the statement being bound (parameter types) */
+  plan_select *sel;        /* SELECT collecting aggregates, or NULL */
+  int agg_mode;            /* BIND_AGG_* */
+  const char *agg_where;   /* clause name for "aggregates are not allowed in WHERE" */
+  int agg_cap;             /* allocated entries of sel->aggs */
+} binder;
+
+/* Record the first error (message + " at line L, column C"); returns b->rc. */
+int bind_error(binder *b, int code, uint32_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A new node of `kind` with n_args argument slots, or NULL (error set). */
+plan_expr *bind_node(binder *b, int kind, uint32_t off, uint32_t n_args);
+/* A constant node holding a copy of v (string bytes copied into the arena). */
+plan_expr *bind_const(binder *b, cat_value v, uint32_t off);
+/* Bind any expression; NULL with b->rc set on error. */
+plan_expr *bind_expr(binder *b, const sql_expr *x);
+/* Functions and aggregates (planner/bind_func.c). */
+plan_expr *bind_func(binder *b, const sql_expr *x);
+/* True if function id f may be evaluated at bind time on constant arguments. */
+bool bind_func_foldable(int f);
+/* Fold e if its arguments are constants; returns the node to use (NULL on error). */
+plan_expr *bind_fold(binder *b, plan_expr *e);
+/* Comparison helpers. */
+bool bind_comparable(const cat_type *a, const cat_type *b2);
+cat_type bind_numeric_result(const cat_type *a, const cat_type *b2);
+cat_type bind_common_type(const cat_type *a, const cat_type *b2, bool *ok);
+int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t);
+int bind_compare_pair(binder *b, plan_expr *l, plan_expr *r, uint32_t off);
+
+/* Structural equality of two bound expressions (GROUP BY matching). */
+bool plan_expr_equal(const plan_expr *a, const plan_expr *b2);
+
+#endif /* ROWAN_PLANNER_PLAN_BIND_H */

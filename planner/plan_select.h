@@ -1,0 +1,60 @@
+/*
+** planner/plan_select.h: building a plan_query (planner/plan.h) from a bound SELECT
+** (planner/select.c), and EXPLAIN / EXPLAIN ANALYZE text of a plan (planner/explain.c).
+**
+** Not here: binding (planner/plan.h plan_bind), running (exec/op.h).
+*/
+#ifndef ROWAN_PLANNER_PLAN_SELECT_H
+#define ROWAN_PLANNER_PLAN_SELECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kv/kv.h"
+#include "planner/plan.h"
+
+/* Plan the scan of table t for `where` (bound, may be NULL): key ranges, pushed filter,
+** residual, families (used[i]: column i is needed after decoding; may be NULL), estimates.
+** sc is filled (free with plan_scan_free, also after an error). EXEC_OK, EXEC_NOMEM,
+** EXEC_TOOBIG with msg. */
+int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
+                    const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
+                    char *msg, size_t cap);
+void plan_scan_free(plan_scan *sc);
+
+/* Plan SELECT s with the bound parameter values into *q (free with plan_query_free, also
+** after an error). EXEC_OK, or EXEC_ERROR (bad LIMIT/OFFSET value), EXEC_NOMEM, EXEC_TOOBIG
+** with msg. */
+int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                     plan_arena *A, plan_query *q, char *msg, size_t cap);
+void plan_query_free(plan_query *q);
+
+/* Actual figures of a run, for EXPLAIN ANALYZE (all zero when not run). */
+typedef struct plan_step_actual {
+  uint64_t rows_in;   /* rows that reached the step */
+  uint64_t rows_out;  /* rows it passed on */
+  double ms;          /* time spent in the step (and below it) */
+} plan_step_actual;
+
+/* ORDER PLAN_STEP: explain.c prints steps in this order. */
+enum plan_step {
+  PLAN_STEP_SCAN = 0, PLAN_STEP_FILTER, PLAN_STEP_AGG, PLAN_STEP_HAVING, PLAN_STEP_PROJECT,
+  PLAN_STEP_DISTINCT, PLAN_STEP_SORT, PLAN_STEP_LIMIT, PLAN_STEP_WRITE, PLAN_STEP_COUNT_
+};
+
+typedef struct plan_actuals {
+  bool analyzed;                          /* the statement was run */
+  plan_step_actual step[PLAN_STEP_COUNT_]; /* per step */
+  uint64_t rows_assembled;                /* rows decoded after the pushed filter */
+  kv_scan_metrics kv;                     /* the scan's kv metrics */
+  double total_ms;                        /* whole statement */
+} plan_actuals;
+
+/* The EXPLAIN text of a statement: lines appended to *lines (arena strings; *n counts).
+** bound: the statement; q: its SELECT plan, or the scan of a DELETE (del_scan) / the
+** source of an UPSERT SELECT; a: actual figures or NULL. EXEC_OK or EXEC_NOMEM. */
+int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,
+                 const plan_actuals *a, plan_arena *A, char ***lines, int *n);
+
+#endif /* ROWAN_PLANNER_PLAN_SELECT_H */

@@ -1,0 +1,296 @@
+/*
+** planner/select.c: planning a bound SELECT (or the row source of DELETE / UPSERT SELECT)
+** into a plan_query, once the parameters are known:
+**  - key ranges over the table's PK (planner/keyrange.h); the WHERE terms they do not
+**    answer are split into the pushed-down typed filter (planner/filter.h) and a residual
+**    the executor evaluates after decoding;
+**  - families read: those of every referenced non-key column, plus the hidden key family
+**    "_k" only when the query must see rows whose needed columns are all NULL (no
+**    null-rejecting WHERE term, or no non-key column at all);
+**  - ORDER BY in key order or its exact reverse plans no sort (a reverse scan); LIMIT and
+**    OFFSET go to the kv scan when nothing after the scan filters, groups or reorders;
+**    ORDER BY ... LIMIT uses a top-n heap; GROUP BY on a key prefix streams;
+**  - estimates of rows and bytes read from kv_estimate_rows per range and the table's totals
+**    (kv_family_get_stats).
+** Not here: printing the plan (planner/explain.c), running it (exec/).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/engine.h"
+#include "planner/filter.h"
+#include "planner/plan.h"
+#include "planner/plan_select.h"
+#include "sql/ast.h"
+
+/* True if e is surely NULL when every non-key column is NULL. */
+static bool null_if_empty(const plan_expr *e, const cat_table *t) {
+  switch (e->kind) {
+    case PX_COLUMN: return t->columns[e->column].pk_pos < 0;
+    case PX_CONST: return e->value.is_null;
+    case PX_UNARY: case PX_CAST: return null_if_empty(e->args[0], t);
+    case PX_BINARY:
+      if (e->op == SQL_OP_AND || e->op == SQL_OP_OR) return false;
+      return null_if_empty(e->args[0], t) || null_if_empty(e->args[1], t);
+    case PX_IN: case PX_BETWEEN: case PX_LIKE:
+      return e->args[0]->kind != PX_ROW && null_if_empty(e->args[0], t);
+    default: return false;
+  }
+}
+
+/* True if predicate e is never TRUE when every non-key column is NULL. */
+static bool rejects_empty(const plan_expr *e, const cat_table *t) {
+  if (e->kind == PX_BINARY && e->op == SQL_OP_AND)
+    return rejects_empty(e->args[0], t) || rejects_empty(e->args[1], t);
+  if (e->kind == PX_BINARY && e->op == SQL_OP_OR)
+    return rejects_empty(e->args[0], t) && rejects_empty(e->args[1], t);
+  if (e->kind == PX_ISNULL) return e->negated && null_if_empty(e->args[0], t);
+  if (e->kind == PX_UNARY && e->op == SQL_OP_NOT) return null_if_empty(e->args[0], t);
+  return null_if_empty(e, t);
+}
+
+static void mark(const plan_expr *e, bool *cols) {
+  if (!e) return;
+  if (e->kind == PX_COLUMN) cols[e->column] = true;
+  for (uint32_t i = 0; i < e->n_args; i++) mark(e->args[i], cols);
+}
+
+static plan_expr *and_of(plan_arena *A, const plan_expr *const *terms, uint32_t n) {
+  if (n == 0) return NULL;
+  plan_expr *r = (plan_expr *)terms[0];
+  for (uint32_t i = 1; i < n; i++) {
+    plan_expr *e = plan_arena_alloc(A, sizeof *e);
+    if (!e) return NULL;
+    e->kind = PX_BINARY;
+    e->op = SQL_OP_AND;
+    e->type = cat_type_of(CAT_T_BOOLEAN);
+    e->n_args = 2;
+    e->args = plan_arena_alloc(A, 2 * sizeof *e->args);
+    if (!e->args) return NULL;
+    e->args[0] = r;
+    e->args[1] = (plan_expr *)terms[i];
+    e->off = r->off;
+    r = e;
+  }
+  return r;
+}
+
+/* ORDER BY on PK columns in key order: 0 no, 1 forward, 2 reverse. */
+static int key_order(const plan_select *s, const cat_table *t, int pinned) {
+  if (s->n_order == 0 || s->aggregate) return 0;
+  int dir = 0, k = 0;
+  for (int i = 0; i < s->n_order; i++) {
+    const plan_expr *e = s->order_src[i];
+    if (e->kind != PX_COLUMN) return 0;
+    int pk = t->columns[e->column].pk_pos;
+    if (pk < 0) return 0;
+    /* leading key columns pinned to one value by the key ranges may be skipped */
+    while (k < pk && k < pinned) k++;
+    if (pk != k) return 0;
+    k++;
+    const cat_column *c = &t->columns[e->column];
+    bool rev = s->order[i].desc != c->desc;
+    int d = rev ? 2 : 1;
+    if (dir && d != dir) return 0;
+    dir = d;
+    if (c->nullable && s->order[i].nulls_first != (c->desc == rev)) return 0;
+  }
+  return dir;
+}
+
+/* GROUP BY exactly the first n_group PK columns (any order): rows arrive grouped. */
+static bool group_on_key_prefix(const plan_select *s, const cat_table *t) {
+  if (s->n_group == 0 || s->n_group > t->n_pk) return false;
+  bool seen[64] = {0};
+  if (t->n_pk > 64) return false;
+  for (int i = 0; i < s->n_group; i++) {
+    const plan_expr *e = s->group[i];
+    if (e->kind != PX_COLUMN) return false;
+    int pk = t->columns[e->column].pk_pos;
+    if (pk < 0 || pk >= s->n_group || seen[pk]) return false;
+    seen[pk] = true;
+  }
+  return true;
+}
+
+static int eval_count(const plan_expr *e, const cat_value *params, int n_params, int64_t *out) {
+  if (!e) return 0;
+  cat_value v;
+  if (e->kind == PX_PARAM) {
+    if (e->param > n_params || !params) return -1;
+    v = params[e->param - 1];
+  } else {
+    v = e->value;
+  }
+  if (v.is_null || !cat_type_is_integer(v.type.id) || v.u.i < 0) return -1;
+  *out = v.u.i;
+  return 0;
+}
+
+static void estimate(kv_db *db, plan_scan *sc) {
+  const cat_table *t = sc->table;
+  uint32_t fid = sc->family_ids[0];
+  kv_family_stats st;
+  memset(&st, 0, sizeof st);
+  if (kv_family_get_stats(db, fid, &st) == KV_OK) sc->total_rows = st.rows + st.memstore_cells;
+  for (int i = 0; i < sc->n_families; i++) {
+    kv_family_stats fs;
+    if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK)
+      sc->total_bytes += fs.store_file_bytes + fs.memstore_bytes;
+  }
+  (void)t;
+  if (sc->ranges.kind == PLAN_SCAN_NOTHING) return;
+  uint32_t n = sc->ranges.n_ranges;
+  for (uint32_t r = 0; r < (n ? n : 1); r++) {
+    kv_range kr;
+    memset(&kr, 0, sizeof kr);
+    if (n) {
+      const plan_key_range *pr = &sc->ranges.ranges[r];
+      kr.start = pr->start;
+      kr.start_len = pr->start_len;
+      kr.start_inclusive = pr->start_incl;
+      kr.end = pr->end;
+      kr.end_len = pr->end_len;
+      kr.end_inclusive = pr->end_incl;
+    }
+    for (int i = 0; i < sc->n_families; i++) {
+      uint64_t rows = 0, bytes = 0;
+      if (kv_estimate_rows(db, sc->family_ids[i], n ? &kr : NULL, &rows, &bytes) != KV_OK)
+        continue;
+      if (i == 0) sc->est_rows += rows;
+      sc->est_bytes += bytes;
+    }
+  }
+  if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
+}
+
+int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
+                    const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
+                    char *msg, size_t cap) {
+  memset(sc, 0, sizeof *sc);
+  sc->table = t;
+  const char **names = plan_arena_alloc(A, (size_t)t->n_pk * sizeof *names);
+  if (!names) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
+  for (int i = 0; i < t->n_pk; i++) names[i] = t->columns[t->pk[i]].name;
+  plan_key_schema ks = {t->key_cols, t->pk, names, t->n_pk};
+  int rc = plan_key_ranges(&ks, where, params, n_params, &sc->ranges, msg, cap);
+  if (rc) return rc;
+  sc->have_ranges = true;
+  /* residual terms: pushed into the kv scan where possible */
+  const plan_expr **not_pushed = NULL;
+  uint32_t n_np = 0;
+  plan_filter *f = NULL;
+  if (sc->ranges.n_residual) {
+    rc = plan_filter_build(t, sc->ranges.residual, sc->ranges.n_residual, params, n_params, &f,
+                           &not_pushed, &n_np, msg, cap);
+    if (rc) return rc;
+  }
+  sc->filter = f;
+  sc->residual = and_of(A, (const plan_expr *const *)not_pushed, n_np);
+  if (f) {
+    /* the pushed terms, for EXPLAIN and family choice */
+    const plan_expr **pushed = plan_arena_alloc(A, (sc->ranges.n_residual + 1) * sizeof *pushed);
+    uint32_t np = 0;
+    for (uint32_t i = 0; pushed && i < sc->ranges.n_residual; i++) {
+      bool in = false;
+      for (uint32_t j = 0; j < n_np; j++) in |= not_pushed[j] == sc->ranges.residual[i];
+      if (!in) pushed[np++] = sc->ranges.residual[i];
+    }
+    sc->pushed = pushed ? and_of(A, pushed, np) : NULL;
+    char buf[2048];
+    const char **cn = plan_arena_alloc(A, (size_t)t->n_columns * sizeof *cn);
+    for (int i = 0; cn && i < t->n_columns; i++) cn[i] = t->columns[i].name;
+    plan_filter_explain(f, cn, buf, sizeof buf);
+    sc->filter_text = plan_arena_strndup(A, buf, strlen(buf));
+  }
+  free(not_pushed);
+  /* columns decoded and families read */
+  sc->need = plan_arena_alloc(A, (size_t)t->n_columns * sizeof *sc->need);
+  bool *refd = plan_arena_alloc(A, (size_t)t->n_columns * sizeof *refd);
+  if (!sc->need || !refd) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
+  for (int i = 0; i < t->n_columns; i++) sc->need[i] = used && used[i];
+  mark(sc->residual, sc->need);
+  for (int i = 0; i < t->n_columns; i++) refd[i] = sc->need[i];
+  for (uint32_t i = 0; i < sc->ranges.n_residual; i++) mark(sc->ranges.residual[i], refd);
+  bool fam[KV_MAX_FAMILIES] = {0};
+  int n_nonkey = 0;
+  for (int i = 0; i < t->n_columns; i++) {
+    if (!refd[i] || t->columns[i].pk_pos >= 0) continue;
+    fam[t->columns[i].family] = true;
+    n_nonkey++;
+  }
+  bool rejects = false;
+  for (uint32_t i = 0; i < sc->ranges.n_residual; i++)
+    rejects |= rejects_empty(sc->ranges.residual[i], t);
+  if (n_nonkey == 0) {
+    sc->key_family = true;
+    sc->key_family_why = "only key columns are needed";
+  } else if (!rejects) {
+    sc->key_family = true;
+    sc->key_family_why = "rows whose needed columns are all NULL count";
+  }
+  if (sc->key_family) {
+    sc->families[sc->n_families] = 0;
+    sc->family_ids[sc->n_families++] = t->families[0].kv_id;
+  }
+  for (int f2 = 1; f2 < t->n_families && sc->n_families < PLAN_MAX_FAMILIES; f2++) {
+    if (!fam[f2]) continue;
+    sc->families[sc->n_families] = f2;
+    sc->family_ids[sc->n_families++] = t->families[f2].kv_id;
+  }
+  estimate(db, sc);
+  return EXEC_OK;
+}
+
+void plan_scan_free(plan_scan *sc) {
+  if (sc->have_ranges) plan_scan_ranges_free(&sc->ranges);
+  plan_filter_free(sc->filter);
+  sc->filter = NULL;
+  sc->have_ranges = false;
+}
+
+int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                     plan_arena *A, plan_query *q, char *msg, size_t cap) {
+  memset(q, 0, sizeof *q);
+  q->sel = s;
+  q->limit = -1;
+  if (s->limit && eval_count(s->limit, params, n_params, &q->limit))
+    return snprintf(msg, cap, "LIMIT needs a non-negative integer"), EXEC_ERROR;
+  if (s->offset && eval_count(s->offset, params, n_params, &q->offset))
+    return snprintf(msg, cap, "OFFSET needs a non-negative integer"), EXEC_ERROR;
+  if (!s->table) {
+    q->sort = s->n_order > 0;
+    q->topn = q->sort && q->limit >= 0;
+    return EXEC_OK;
+  }
+  const cat_table *t = s->table;
+  q->has_scan = true;
+  bool *used = plan_arena_alloc(A, (size_t)t->n_columns * sizeof *used);
+  if (!used) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
+  if (s->aggregate) {
+    for (int i = 0; i < s->n_group; i++) mark(s->group[i], used);
+    for (int i = 0; i < s->n_aggs; i++) mark(s->aggs[i].arg, used);
+  } else {
+    for (int i = 0; i < s->n_proj; i++) mark(s->proj[i], used);
+  }
+  int rc = plan_scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap);
+  if (rc) return rc;
+  int dir = key_order(s, t, q->scan.ranges.prefix_cols);
+  q->scan.reverse = dir == 2;
+  q->sort = s->n_order > 0 && dir == 0;
+  q->topn = q->sort && q->limit >= 0;
+  q->stream_agg = s->aggregate && group_on_key_prefix(s, t);
+  if (q->limit >= 0 && !q->sort && !s->aggregate && !s->distinct && !q->scan.residual) {
+    q->limit_pushed = true;
+    q->scan.kv_limit = (uint64_t)q->limit + (uint64_t)q->offset;
+    if (q->scan.kv_limit == 0) q->scan.kv_limit = 0; /* LIMIT 0: the executor stops at once */
+    if (q->scan.est_rows > q->scan.kv_limit) q->scan.est_rows = q->scan.kv_limit;
+  }
+  return EXEC_OK;
+}
+
+void plan_query_free(plan_query *q) {
+  if (q->has_scan) plan_scan_free(&q->scan);
+  q->has_scan = false;
+}
