@@ -1,0 +1,257 @@
+/*
+** exec/agg.c: the aggregate accumulators of exec/agg.h: lookup and result types, init,
+** step, merge, final and free for COUNT(*), COUNT, SUM, AVG, MIN and MAX, DISTINCT through
+** exec/agg_distinct.c. Integer sums are exact in 128 bits and checked against BIGINT at the
+** end (so a running sum may pass the BIGINT range and come back); DECIMAL sums are exact
+** to 38 digits. Not here: grouping (exec/op*.c).
+*/
+#include "exec/agg.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/decimal.h"
+#include "catalog/value.h"
+#include "exec/engine.h"
+
+/* ORDER EXEC_AGG: one name per enum exec_agg_id. */
+static const char *const agg_names[EXEC_AGG_COUNT_] = {"?", "COUNT", "COUNT", "SUM", "AVG",
+                                                       "MIN", "MAX"};
+
+static int err(char *msg, size_t cap, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int err(char *msg, size_t cap, int code, const char *fmt, ...) {
+  if (msg && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, cap, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
+const char *exec_agg_name(int agg_id) {
+  if (agg_id <= 0 || agg_id >= EXEC_AGG_COUNT_) return "?";
+  return agg_names[agg_id];
+}
+
+int exec_agg_lookup(const char *name, bool star, bool distinct, const cat_type *arg_type,
+                    int *agg_id, cat_type *result_type, char *msg, size_t cap) {
+  int id = 0;
+  for (int i = EXEC_AGG_COUNT; i < EXEC_AGG_COUNT_; i++)
+    if (strcasecmp(name, agg_names[i]) == 0) { id = i; break; }
+  if (!id) return err(msg, cap, EXEC_ERROR, "unknown aggregate function %s", name);
+  if (star) {
+    if (id != EXEC_AGG_COUNT) return err(msg, cap, EXEC_ERROR, "%s(*) is not valid", agg_names[id]);
+    if (distinct) return err(msg, cap, EXEC_ERROR, "COUNT(DISTINCT *) is not valid");
+    *agg_id = EXEC_AGG_COUNT_STAR;
+    *result_type = cat_type_of(CAT_T_BIGINT);
+    return EXEC_OK;
+  }
+  int t = arg_type ? arg_type->id : 0;
+  switch (id) {
+    case EXEC_AGG_COUNT:
+      *result_type = cat_type_of(CAT_T_BIGINT);
+      break;
+    case EXEC_AGG_SUM: case EXEC_AGG_AVG:
+      if (t == 0 || cat_type_is_float(t)) *result_type = cat_type_of(CAT_T_DOUBLE);
+      else if (cat_type_is_integer(t))
+        *result_type = cat_type_of(id == EXEC_AGG_SUM ? CAT_T_BIGINT : CAT_T_DECIMAL);
+      else if (t == CAT_T_DECIMAL) {
+        *result_type = cat_type_of(CAT_T_DECIMAL);
+        if (id == EXEC_AGG_SUM) result_type->scale = arg_type->scale;
+      } else {
+        return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[id],
+                   cat_type_name(t));
+      }
+      break;
+    default: /* MIN, MAX: any type */
+      *result_type = arg_type ? *arg_type : cat_type_of(0);
+      break;
+  }
+  *agg_id = id;
+  return EXEC_OK;
+}
+
+void exec_agg_init(exec_agg *a, int agg_id, bool distinct, const cat_type *arg_type,
+                   const cat_type *result_type) {
+  memset(a, 0, sizeof *a);
+  a->id = (uint8_t)agg_id;
+  a->distinct = distinct && agg_id != EXEC_AGG_COUNT_STAR;
+  if (arg_type) a->arg_type = *arg_type;
+  if (result_type) a->result_type = *result_type;
+  a->best = cat_v_null(a->result_type);
+}
+
+static int add_num(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
+  int id = v->type.id;
+  const char *f = agg_names[a->id];
+  if (!cat_type_is_numeric(id))
+    return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", f, cat_type_name(id));
+  if (a->result_type.id == CAT_T_DOUBLE || a->result_type.id == 0) {
+    double x = cat_type_is_float(id) ? v->u.d : cat_type_is_integer(id) ? (double)v->u.i
+                                                                        : cat_dec_to_double(v->u.dec);
+    a->dsum += x;
+  } else if (cat_type_is_integer(id)) {
+    if (__builtin_add_overflow(a->isum, (cat_i128)v->u.i, &a->isum))
+      return err(msg, cap, EXEC_CONSTRAINT, "%s overflow", f);
+  } else {
+    cat_dec d;
+    cat_error e;
+    if (id == CAT_T_DECIMAL) d = v->u.dec;
+    else if (cat_dec_from_double(v->u.d, &d, &e) != CAT_OK)
+      return err(msg, cap, EXEC_CONSTRAINT, "%s: value %g out of range for DECIMAL", f, v->u.d);
+    if (cat_dec_add(a->decsum, d, &a->decsum, &e) != CAT_OK)
+      return err(msg, cap, EXEC_CONSTRAINT, "%s overflow: the sum needs more than 38 digits", f);
+  }
+  a->count++;
+  a->have = true;
+  return EXEC_OK;
+}
+
+static int take_best(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
+  if (a->have) {
+    int cmp;
+    cat_error e;
+    if (cat_value_compare(v, &a->best, &cmp, &e) != CAT_OK)
+      return err(msg, cap, EXEC_ERROR, "%s: %s", agg_names[a->id], e.msg);
+    if (a->id == EXEC_AGG_MIN ? cmp >= 0 : cmp <= 0) return EXEC_OK;
+  }
+  a->best = *v;
+  if (cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY) {
+    size_t n = v->u.s.len;
+    if (n > a->buf_cap) {
+      size_t c2 = a->buf_cap ? a->buf_cap : 32;
+      while (c2 < n) c2 *= 2;
+      uint8_t *b = realloc(a->buf, c2);
+      if (!b) return err(msg, cap, EXEC_NOMEM, "out of memory");
+      a->buf = b;
+      a->buf_cap = c2;
+    }
+    if (n) memmove(a->buf, v->u.s.p, n);
+    a->best.u.s.p = a->buf;
+  }
+  a->have = true;
+  return EXEC_OK;
+}
+
+int exec_agg_step(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
+  if (a->id == EXEC_AGG_COUNT_STAR) { a->count++; return EXEC_OK; }
+  if (!v || v->is_null) return EXEC_OK;
+  if (a->distinct) {
+    bool added;
+    if (exec_agg_set_add(&a->set, v, &added) != EXEC_OK)
+      return err(msg, cap, EXEC_NOMEM, "out of memory in %s(DISTINCT)", agg_names[a->id]);
+    if (!added) return EXEC_OK;
+  }
+  switch (a->id) {
+    case EXEC_AGG_COUNT: a->count++; a->have = true; return EXEC_OK;
+    case EXEC_AGG_SUM: case EXEC_AGG_AVG: return add_num(a, v, msg, cap);
+    case EXEC_AGG_MIN: case EXEC_AGG_MAX: return take_best(a, v, msg, cap);
+    default: return err(msg, cap, EXEC_ERROR, "bad aggregate id %d", a->id);
+  }
+}
+
+int exec_agg_merge(exec_agg *dst, const exec_agg *src, char *msg, size_t cap) {
+  if (dst->id != src->id) return err(msg, cap, EXEC_MISUSE, "merging different aggregates");
+  if (dst->distinct) {
+    size_t n = exec_agg_set_count(src->set);
+    for (size_t i = 0; i < n; i++) {
+      cat_value v;
+      exec_agg_set_value(src->set, i, &v);
+      int rc = exec_agg_step(dst, &v, msg, cap);
+      if (rc) return rc;
+    }
+    return EXEC_OK;
+  }
+  switch (dst->id) {
+    case EXEC_AGG_COUNT_STAR: case EXEC_AGG_COUNT:
+      dst->count += src->count;
+      dst->have = dst->have || src->have;
+      return EXEC_OK;
+    case EXEC_AGG_SUM: case EXEC_AGG_AVG: {
+      cat_error e;
+      if (__builtin_add_overflow(dst->isum, src->isum, &dst->isum) ||
+          cat_dec_add(dst->decsum, src->decsum, &dst->decsum, &e) != CAT_OK)
+        return err(msg, cap, EXEC_CONSTRAINT, "%s overflow", agg_names[dst->id]);
+      dst->dsum += src->dsum;
+      dst->count += src->count;
+      dst->have = dst->have || src->have;
+      return EXEC_OK;
+    }
+    default:
+      if (!src->have) return EXEC_OK;
+      return take_best(dst, &src->best, msg, cap);
+  }
+}
+
+/* The exact total isum + decsum. */
+static int exact_total(const exec_agg *a, cat_dec *out, char *msg, size_t cap) {
+  static const cat_i128 lim = (cat_i128)10000000000000000000ULL * (cat_i128)10000000000000000000ULL;
+  if (a->isum >= lim || a->isum <= -lim)
+    return err(msg, cap, EXEC_CONSTRAINT, "%s overflow: the sum needs more than 38 digits",
+               agg_names[a->id]);
+  cat_dec i = {a->isum, 0};
+  cat_error e;
+  if (cat_dec_add(i, a->decsum, out, &e) != CAT_OK)
+    return err(msg, cap, EXEC_CONSTRAINT, "%s overflow: the sum needs more than 38 digits",
+               agg_names[a->id]);
+  return EXEC_OK;
+}
+
+int exec_agg_final(exec_agg *a, cat_value *out, exec_arena *arena, char *msg, size_t cap) {
+  const cat_type rt = a->result_type;
+  if (a->id == EXEC_AGG_COUNT_STAR || a->id == EXEC_AGG_COUNT) {
+    *out = cat_v_int(CAT_T_BIGINT, a->count);
+    return EXEC_OK;
+  }
+  if (!a->have) { *out = cat_v_null(rt); return EXEC_OK; }
+  switch (a->id) {
+    case EXEC_AGG_SUM: case EXEC_AGG_AVG: {
+      if (rt.id == CAT_T_DOUBLE || rt.id == 0) {
+        *out = cat_v_double(a->id == EXEC_AGG_SUM ? a->dsum : a->dsum / (double)a->count);
+        return EXEC_OK;
+      }
+      cat_dec t;
+      int rc = exact_total(a, &t, msg, cap);
+      if (rc) return rc;
+      if (a->id == EXEC_AGG_AVG) {
+        cat_error e;
+        if (cat_dec_div(t, cat_dec_from_i64(a->count), &t, &e) != CAT_OK)
+          return err(msg, cap, EXEC_CONSTRAINT, "AVG: %s", e.msg);
+        t = cat_dec_normalize(t);
+        *out = cat_v_dec(t, 0, (uint8_t)t.scale);
+        return EXEC_OK;
+      }
+      if (rt.id == CAT_T_BIGINT) {
+        if (t.scale != 0 || t.v > INT64_MAX || t.v < INT64_MIN) {
+          char b[CAT_DEC_TEXT_MAX];
+          cat_dec_format(t, b);
+          return err(msg, cap, EXEC_CONSTRAINT, "SUM overflow: value %s out of range for BIGINT", b);
+        }
+        *out = cat_v_int(CAT_T_BIGINT, (int64_t)t.v);
+        return EXEC_OK;
+      }
+      *out = cat_v_dec(t, 0, (uint8_t)t.scale);
+      return EXEC_OK;
+    }
+    default:
+      *out = a->best;
+      if (arena && (cat_type_is_string(out->type.id) || out->type.id == CAT_T_VARBINARY)) {
+        uint8_t *p = exec_arena_copy(arena, out->u.s.p, out->u.s.len);
+        if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory");
+        out->u.s.p = p;
+      }
+      return EXEC_OK;
+  }
+}
+
+void exec_agg_free(exec_agg *a) {
+  free(a->buf);
+  a->buf = NULL;
+  a->buf_cap = 0;
+  exec_agg_set_free(a->set);
+  a->set = NULL;
+}
