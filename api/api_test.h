@@ -22,6 +22,11 @@ int api_test_flush(rowan_db *db);
 ** api_test_flush. */
 int api_test_compact(rowan_db *db);
 
+/* The kind of scan the statement ran or will run (exec_scan_kind: "NOTHING", "POINT
+** LOOKUP", "RANGE SCAN", "SKIP SCAN", "FULL SCAN"), or NULL for a statement without a scan,
+** a NULL stmt, or before its first rowan_step. The string is static. */
+const char *api_test_scan_kind(rowan_stmt *stmt);
+
 /* The store the connection opened (not owned by the caller), or NULL for a NULL db. */
 kv_db *api_test_kv(rowan_db *db);
 

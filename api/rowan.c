@@ -396,3 +396,7 @@ int api_test_compact(rowan_db *db) {
 }
 
 kv_db *api_test_kv(rowan_db *db) { return db ? db->kv : NULL; }
+
+const char *api_test_scan_kind(rowan_stmt *stmt) {
+  return stmt ? exec_scan_kind(stmt->st) : NULL;
+}
