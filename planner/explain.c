@@ -17,6 +17,8 @@
 ** final "time=12.3ms" so tests can mask it.
 */
 #include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,9 +31,10 @@
 
 /* ---- plan_expr_print ---------------------------------------------------------------------- */
 typedef struct pbuf {
-  char *p;    /* output */
-  size_t cap; /* its size */
-  size_t n;   /* full length so far */
+  char *p;                /* output */
+  size_t cap;             /* its size */
+  size_t n;               /* full length so far */
+  const plan_select *sel; /* names PX_AGG slots by their call text, or NULL */
 } pbuf;
 
 static void put(pbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -73,8 +76,15 @@ static void pr_value(pbuf *b, const cat_value *v) {
   else if (id == CAT_T_TIME) put(b, "TIME '%s'", t);
   else if (id == CAT_T_TIMESTAMP) put(b, "TIMESTAMP '%s'", t);
   else if (id == CAT_T_VARBINARY) put(b, "X'...'");
-  else if ((id == CAT_T_DOUBLE || id == CAT_T_FLOAT) && !strpbrk(t, ".eEnN")) put(b, "%s.0", t);
-  else put(b, "%s", t);
+  else if (id == CAT_T_DOUBLE || id == CAT_T_FLOAT) {
+    if (isnan(v->u.d) || isinf(v->u.d)) {
+      put(b, "%s", t);
+      return;
+    }
+    snprintf(t, sizeof t, "%.15g", v->u.d);
+    if (strtod(t, NULL) != v->u.d) snprintf(t, sizeof t, "%.17g", v->u.d);
+    put(b, "%s%s", t, strpbrk(t, ".e") ? "" : ".0");
+  } else put(b, "%s", t);
 }
 
 static void pr_list(pbuf *b, const plan_expr *e, uint32_t from, const char *const *names) {
@@ -92,7 +102,10 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
       else put(b, "$%d", e->column);
       return;
     case PX_PARAM: put(b, "?%d", e->param); return;
-    case PX_AGG: put(b, "AGG%d", e->func); return;
+    case PX_AGG:
+      if (b->sel && e->func >= 0 && e->func < b->sel->n_aggs) put(b, "%s", b->sel->aggs[e->func].text);
+      else put(b, "AGG%d", e->func);
+      return;
     case PX_UNARY:
       put(b, "%s", op_text(e->op));
       pr(b, e->args[0], names, true);
@@ -173,7 +186,7 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
 }
 
 size_t plan_expr_print(const plan_expr *e, const char *const *names, char *buf, size_t cap) {
-  pbuf b = {buf, cap, 0};
+  pbuf b = {buf, cap, 0, NULL};
   if (cap) buf[0] = 0;
   pr(&b, e, names, false);
   if (cap) buf[b.n < cap ? b.n : cap - 1] = 0;
@@ -240,11 +253,11 @@ static const char *act_text(const plan_actuals *a, int step, char *buf, size_t c
 
 static void terms_text(const plan_expr *const *t, uint32_t n, const char *const *names,
                        char *buf, size_t cap) {
-  pbuf b = {buf, cap, 0};
+  pbuf b = {buf, cap, 0, NULL};
   if (cap) buf[0] = 0;
   for (uint32_t i = 0; i < n; i++) {
     if (i) put(&b, " AND ");
-    pr(&b, t[i], names, true);
+    pr(&b, t[i], names, t[i]->kind == PX_BINARY && t[i]->op == SQL_OP_OR);
   }
 }
 
@@ -261,6 +274,10 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
              " assembled=%" PRIu64 " ranges=%" PRIu64 ")",
              m->rows_examined, m->rows_filtered, m->rows_returned, a->rows_assembled,
              m->ranges_sought);
+    if (a->step[PLAN_STEP_SCAN].ms > 0 || a->analyzed) {
+      size_t l = strlen(actual);
+      snprintf(actual + l, sizeof actual - l, " time=%.1fms", a->step[PLAN_STEP_SCAN].ms);
+    }
   }
   switch (r->kind) {
     case PLAN_SCAN_NOTHING:
@@ -293,7 +310,7 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
     char ab[128];
     line(L, "    CLIENT FILTER BY %s (after decoding)%s", buf, act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
   }
-  pbuf fb = {buf, sizeof buf, 0};
+  pbuf fb = {buf, sizeof buf, 0, NULL};
   for (int i = 0; i < sc->n_families; i++) {
     const cat_family *f = &t->families[sc->families[i]];
     put(&fb, "%s%s", i ? ", " : "", f->name);
@@ -312,6 +329,10 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
     put(&fb, "  [%s reads the key family: %s]", CAT_KEY_FAMILY, sc->key_family_why);
   line(L, "    FAMILIES: %s", buf);
   if (sc->kv_limit) line(L, "    ROW LIMIT %" PRIu64 " (pushed into the scan)", sc->kv_limit);
+}
+
+static void estimate_line(lines *L, const plan_scan *sc) {
+  const plan_scan_ranges *r = &sc->ranges;
   char er[32], eb[32], tr[32], tb[32];
   grouped(sc->est_rows, er, sizeof er);
   human_bytes(sc->est_bytes, eb, sizeof eb);
@@ -320,11 +341,13 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
   if (r->kind == PLAN_SCAN_NOTHING)
     line(L, "    ESTIMATE: 0 rows, 0 B of %s rows, %s in the table", tr, tb);
   else
-    line(L, "    ESTIMATE: %s rows, %s of %s rows, %s in the table", er, eb, tr, tb);
+    line(L, "    ESTIMATE: %s row%s, %s of %s rows, %s in the table", er,
+         sc->est_rows == 1 ? "" : "s", eb, tr, tb);
 }
 
+
 static void order_text(const plan_select *s, char *buf, size_t cap) {
-  pbuf b = {buf, cap, 0};
+  pbuf b = {buf, cap, 0, s};
   if (cap) buf[0] = 0;
   for (int i = 0; i < s->n_order; i++) {
     const plan_order *o = &s->order[i];
@@ -347,10 +370,10 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     line(L, "    CLIENT FILTER BY %s%s", buf, act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
   }
   if (s->aggregate) {
-    pbuf b = {buf, sizeof buf, 0};
+    pbuf b = {buf, sizeof buf, 0, NULL};
     for (int i = 0; i < s->n_group; i++) put(&b, "%s%s", i ? ", " : "", s->agg_names[i]);
     char aggs[1024];
-    pbuf c = {aggs, sizeof aggs, 0};
+    pbuf c = {aggs, sizeof aggs, 0, NULL};
     aggs[0] = 0;
     for (int i = 0; i < s->n_aggs; i++) put(&c, "%s%s", i ? ", " : "", s->aggs[i].text);
     if (s->n_group == 0)
@@ -363,7 +386,9 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       line(L, "    CLIENT HASH AGGREGATE INTO DISTINCT ROWS BY [%s] [%s]%s", buf, aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
     if (s->having) {
-      plan_expr_print(s->having, s->agg_names, buf, sizeof buf);
+      pbuf h = {buf, sizeof buf, 0, s};
+      buf[0] = 0;
+      pr(&h, s->having, s->agg_names, false);
       line(L, "    CLIENT FILTER BY %s (HAVING)%s", buf,
            act_text(a, PLAN_STEP_HAVING, ab, sizeof ab));
     }
@@ -382,8 +407,9 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
          q->scan.reverse ? " reversed" : "");
   }
   if (q->offset) line(L, "    CLIENT OFFSET %" PRId64 "%s", q->offset, act_text(a, PLAN_STEP_LIMIT, ab, sizeof ab));
-  if (q->limit >= 0 && !q->limit_pushed)
+  if (q->limit >= 0 && !q->limit_pushed && !q->topn)
     line(L, "    CLIENT LIMIT %" PRId64 "%s", q->limit, act_text(a, PLAN_STEP_LIMIT, ab, sizeof ab));
+  if (q->has_scan) estimate_line(L, &q->scan);
 }
 
 int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,
@@ -402,8 +428,9 @@ int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *
   if (q) query_lines(&L, q, a);
   if (del_scan) {
     scan_lines(&L, del_scan, bound->del->col_names, a);
+    estimate_line(&L, del_scan);
   }
-  if (a) line(&L, "time=%.1fms", a->total_ms);
+  if (a) line(&L, "TOTAL time=%.1fms", a->total_ms);
   *out = L.v;
   *n = L.n;
   return L.rc;

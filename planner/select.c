@@ -163,6 +163,7 @@ static void estimate(kv_db *db, plan_scan *sc) {
     }
   }
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
+  if (sc->ranges.kind == PLAN_SCAN_POINT && sc->est_rows > n) sc->est_rows = n;
 }
 
 int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
