@@ -123,7 +123,7 @@ static void random_row(const cat_table *t, uint64_t *rng, gen_arena *a, int64_t 
 static void test_round_trip(void **state) {
   (void)state;
   uint64_t seed = tu_seed("rowcodec_round_trip"), rng = seed;
-  int nrows = (int)tu_scaled(60, 10);
+  int nrows = (int)tu_scaled(200, 30);
   store s;
   open_store(&s);
   gen_arena a = {malloc(1 << 22), 1 << 22, 0};

@@ -299,7 +299,7 @@ static void compare_shapes(st *A, st *B, uint64_t snap, const kv_batch *ov, uint
 static void test_differential(void **state) {
   (void)state;
   uint64_t seed = tu_seed("overlay_differential"), rng = seed;
-  int rounds = (int)tu_scaled(40, 8);
+  int rounds = (int)tu_scaled(150, 20);
   for (int round = 0; round < rounds; round++) {
     st A, B;
     st_open(&A);
