@@ -331,6 +331,8 @@ int exec_step(exec_stmt *st, exec_error *err) {
 
 int exec_reset(exec_stmt *st) {
   run_cleanup(st);
+  memset(&st->last_act, 0, sizeof st->last_act);
+  st->scan_table = NULL;
   st->state = ST_READY;
   return EXEC_OK;
 }

@@ -44,8 +44,10 @@ typedef struct exec_scan_state {
   size_t key_len;            /* its length */
 } exec_scan_state;
 
-/* Open the scan of plan step ps over db. EXEC_OK or an error in err. */
-int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps, exec_error *err);
+/* Open the scan of plan step ps over db; overlay (may be NULL): an open transaction's
+** batch, read as committed (the transaction sees its own writes). EXEC_OK or an error. */
+int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+                   const kv_batch *overlay, exec_error *err);
 /* Next row decoded into row (table->n_columns slots; only needed slots set): EXEC_ROW,
 ** EXEC_DONE, or an error (EXEC_CORRUPT, EXEC_IOERR). */
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err);
@@ -91,6 +93,7 @@ int exec_order_cmp(const plan_order *o, int n, const cat_value *a, const cat_val
 typedef struct exec_query {
   const plan_query *q;       /* the plan */
   kv_db *db;                 /* store */
+  const kv_batch *overlay;   /* open transaction's writes, or NULL */
   exec_eval_ctx ev;          /* evaluation context (params, scratch) */
   exec_arena scratch;        /* per-row scratch */
   char evmsg[EXEC_ERRMSG_MAX]; /* evaluation errors */
@@ -116,9 +119,10 @@ typedef struct exec_query {
 } exec_query;
 
 /* Start running plan q (scan opened lazily at the first next). params: bound values.
-** mem_limit: sort memory (0 = default). */
+** mem_limit: sort memory (0 = default). overlay: the transaction's batch or NULL. */
 int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
-                    int n_params, int64_t now_us, size_t mem_limit, exec_error *err);
+                    int n_params, int64_t now_us, size_t mem_limit, const kv_batch *overlay,
+                    exec_error *err);
 /* Next result row in x->out: EXEC_ROW, EXEC_DONE or an error. */
 int exec_query_next(exec_query *x, exec_error *err);
 /* Release everything (idempotent). Counters stay in x->act. */

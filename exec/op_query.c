@@ -48,8 +48,10 @@ static int too_big(exec_query *x, exec_error *err, const char *what) {
 }
 
 int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
-                    int n_params, int64_t now_us, size_t mem_limit, exec_error *err) {
+                    int n_params, int64_t now_us, size_t mem_limit, const kv_batch *overlay,
+                    exec_error *err) {
   memset(x, 0, sizeof *x);
+  x->overlay = overlay;
   x->q = q;
   x->db = db;
   exec_arena_init(&x->scratch);
@@ -339,7 +341,7 @@ empty: { /* an aggregate without GROUP BY gives one row even over no input */
 /* ---- Driver ------------------------------------------------------------------------------ */
 static int open_source(exec_query *x, exec_error *err) {
   if (!x->q->has_scan) return EXEC_OK;
-  int rc = exec_scan_open(&x->scan, x->db, &x->q->scan, err);
+  int rc = exec_scan_open(&x->scan, x->db, &x->q->scan, x->overlay, err);
   x->scan_open = true;
   x->act.analyzed = true;
   return rc;

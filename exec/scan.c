@@ -38,7 +38,8 @@ int exec_kv_error(int kv_rc, exec_error *err) {
   return code;
 }
 
-int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps, exec_error *err) {
+int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+                   const kv_batch *overlay, exec_error *err) {
   memset(s, 0, sizeof *s);
   s->ps = ps;
   s->db = db;
@@ -72,6 +73,7 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps, exec_erro
     o.n_ranges = n;
   }
   o.reverse = ps->reverse;
+  o.overlay = overlay;
   o.limit = ps->kv_limit;
   if (ps->filter) {
     o.filter = plan_filter_eval;

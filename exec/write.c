@@ -117,7 +117,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
   } else {
     exec_query *x = &st->x;
     r = exec_query_open(x, st->s->db, &st->q, st->run_params, st->n_params, st->now_us,
-                        st->s->sort_mem, err);
+                        st->s->sort_mem, st->s->txn, err);
     st->x_open = true;
     x->timing = st->bound.analyze;
     while (!r) {
@@ -162,7 +162,7 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
   exec_scan_state sc;
   writer w;
   memset(&w, 0, sizeof w);
-  int r = exec_scan_open(&sc, st->s->db, ps, err);
+  int r = exec_scan_open(&sc, st->s->db, ps, st->s->txn, err);
   cat_value *row = calloc((size_t)d->table->n_columns + 1, sizeof *row);
   exec_arena scratch;
   exec_arena_init(&scratch);

@@ -350,7 +350,7 @@ plan_expr *bind_fold(binder *b, plan_expr *e) {
   if (rc != EXEC_OK) {
     exec_arena_free(&scratch);
     /* an error a constant expression always raises is reported now */
-    bind_error(b, rc == EXEC_NOMEM ? EXEC_NOMEM : EXEC_ERROR, e->off, "%s", msg);
+    bind_error(b, rc, e->off, "%s", msg);
     return NULL;
   }
   cat_type t = e->type;
