@@ -1,0 +1,738 @@
+/*
+** cli/import.c: bulk import of CSV/TSV files into a table through the public API
+** (cli/import.h). For each file: open it (import_src.c: plain, gzip or lz4), split it into
+** records (import_rec.c), map each record's fields to columns, and upsert it with one
+** prepared `UPSERT INTO t (cols) VALUES (?, ...)`, every value bound as text so the
+** catalog's typed parsers convert it (and name column and value when they cannot). Rows are
+** committed in transactions of opts->batch_rows.
+**
+** Every record read is counted once, as loaded or rejected. A rejected record goes to the
+** reject file, a CSV file with the header `file,line,reason,record` and one record per
+** reject (the raw text as read, line ends inside it kept), so it can itself be imported
+** or fixed and fed back. A row the engine refuses inside a transaction is reset and the
+** transaction goes on (the engine keeps a failed statement's writes out of the batch).
+**
+** It does not create tables, expand globs or print anything but progress (the caller prints
+** cli_import_summary). Argument parsing for the shell's `.import` is at the end.
+*/
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cli/import.h"
+#include "cli/import_int.h"
+
+#define READ_CHUNK (256 * 1024) /* decompressed bytes read at a time */
+
+typedef struct loader {
+  rowan_db *db;                   /* target database */
+  const cli_import_options *o;    /* options */
+  cli_import_result *res;         /* counts */
+  const char *table;              /* table name as written */
+  rowan_stmt *ins;                /* the prepared UPSERT, or NULL before the mapping */
+  int nfields;                    /* fields each data record must have */
+  int *param_of;                  /* per field: 1-based parameter, or 0 to skip the field */
+  char *sig;                      /* upper-cased column list ins was built from */
+  char **pnames;                  /* per parameter (0-based): its column name, for messages */
+  int n_pnames;                   /* entries in pnames */
+  const char *file;               /* file being read */
+  int want_header;                /* the next record of this file is its header */
+  FILE *rej;                      /* reject file, or NULL */
+  int in_txn;                     /* a BEGIN is open */
+  int64_t pending;                /* rows upserted in the open transaction */
+  int rc;                         /* first fatal error (ROWAN_*), ROWAN_OK while fine */
+  char *err;                      /* caller's message buffer */
+  size_t cap;                     /* its capacity */
+  cli_src *src;                   /* source being read, for progress */
+  int64_t total_bytes;            /* sum of the file sizes */
+  int64_t done_bytes;             /* bytes of the files already finished */
+  double t0;                      /* start time (monotonic seconds) */
+  double last_print;              /* when progress was last printed */
+  int printed;                    /* progress was printed (end it with a newline) */
+} loader;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void setmsg(loader *L, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(L->err, L->cap, fmt, ap);
+  va_end(ap);
+}
+
+void cli_import_options_init(cli_import_options *opts) {
+  memset(opts, 0, sizeof *opts);
+  opts->format = CLI_IMPORT_CSV;
+}
+
+/* ---- column lists ------------------------------------------------------------------ */
+
+/* Append `name` as an SQL identifier: an unquoted name folds to upper case and is quoted;
+** a name written in double quotes is kept as written. qualified: a '.' separates family
+** and column (for --columns); otherwise the whole name is one identifier (header names
+** such as "PM2.5"). A NULL name appends the separator ", " instead. */
+static int put_ident(char **buf, size_t *n, size_t *cap, const char *name, size_t len,
+                     int qualified) {
+  int sep = name == NULL; /* NULL name: append the separator ", " */
+  while (len > 0 && isspace((unsigned char)*name)) name++, len--;
+  while (len > 0 && isspace((unsigned char)name[len - 1])) len--;
+  size_t need = *n + 2 * len + 8;
+  if (need > *cap) {
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need) c *= 2;
+    char *q = realloc(*buf, c);
+    if (!q) return -1;
+    *buf = q;
+    *cap = c;
+  }
+  char *o = *buf + *n;
+  if (sep) {
+    *o++ = ',';
+    *o++ = ' ';
+    *o = 0;
+    *n += 2;
+    return 0;
+  }
+  int quoted = len >= 2 && name[0] == '"' && name[len - 1] == '"';
+  if (quoted) {
+    memcpy(o, name, len);
+    o += len;
+  } else {
+    *o++ = '"';
+    for (size_t i = 0; i < len; i++) {
+      char c = name[i];
+      if (qualified && c == '.') {
+        *o++ = '"';
+        *o++ = '.';
+        *o++ = '"';
+        continue;
+      }
+      if (c == '"') *o++ = '"';
+      *o++ = (char)toupper((unsigned char)c);
+    }
+    *o++ = '"';
+  }
+  *o = 0;
+  *n = (size_t)(o - *buf);
+  return 0;
+}
+
+static void free_pnames(char **pn, int n) {
+  for (int i = 0; i < n; i++) free(pn[i]);
+  free(pn);
+}
+
+/* Append a parameter's column name, dropping the identifier quotes. */
+static int add_pname(char ***pn, int *n, const char *s, size_t len) {
+  char **q = realloc(*pn, ((size_t)*n + 1) * sizeof *q);
+  if (!q) return -1;
+  *pn = q;
+  char *c = malloc(len + 1);
+  if (!c) return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] == '"' && !(i + 1 < len && s[i + 1] == '"')) continue;
+    c[k++] = s[i];
+    if (s[i] == '"') i++;
+  }
+  c[k] = 0;
+  q[(*n)++] = c;
+  return 0;
+}
+
+/* Build and prepare the UPSERT for the given names (names[i] with lens[i]; a name of
+** length 0 skips its field). n_names < 0: no list, all columns of the table in order. */
+static int prepare_ins(loader *L, const char *const *names, const size_t *lens, int n_names,
+                       int qualified, const char *where) {
+  char *sql = NULL, *sig = NULL;
+  size_t n = 0;
+  int nparams = 0;
+  rowan_stmt *st = NULL;
+  int rc = ROWAN_NOMEM;
+  free(L->param_of);
+  L->param_of = NULL;
+  char **pn = NULL;
+  int npn = 0;
+  if (n_names < 0) {
+    char *q = malloc(strlen(L->table) + 32);
+    if (!q) goto done;
+    sprintf(q, "SELECT * FROM %s", L->table);
+    rc = rowan_prepare(L->db, q, -1, &st, NULL);
+    free(q);
+    if (rc != ROWAN_OK || !st) {
+      setmsg(L, "table %s: %s", L->table, rowan_errmsg(L->db));
+      rc = rc ? rc : ROWAN_ERROR;
+      goto done;
+    }
+    nparams = rowan_column_count(st);
+    for (int i = 0; i < nparams; i++) {
+      const char *cn = rowan_column_name(st, i);
+      if (add_pname(&pn, &npn, cn ? cn : "?", cn ? strlen(cn) : 1) != 0) {
+        rowan_finalize(st);
+        goto done;
+      }
+    }
+    rowan_finalize(st);
+    st = NULL;
+    L->nfields = nparams;
+    L->param_of = calloc((size_t)nparams + 1, sizeof *L->param_of);
+    if (!L->param_of) goto done;
+    for (int i = 0; i < nparams; i++) L->param_of[i] = i + 1;
+    size_t tl = strlen(L->table);
+    if (!(sql = malloc(tl + 64 + 3 * (size_t)nparams))) goto done;
+    n = (size_t)sprintf(sql, "UPSERT INTO %s VALUES (", L->table);
+    if (!(sig = strdup(""))) goto done;
+  } else {
+    L->nfields = n_names;
+    L->param_of = calloc((size_t)n_names + 1, sizeof *L->param_of);
+    if (!L->param_of) goto done;
+    char *list = NULL;
+    size_t ln = 0, lcap = 0;
+    for (int i = 0; i < n_names; i++) {
+      size_t l = lens[i];
+      const char *p = names[i];
+      while (l > 0 && isspace((unsigned char)*p)) p++, l--;
+      if (l == 0) continue;
+      if (nparams > 0 && put_ident(&list, &ln, &lcap, NULL, 0, 0) != 0) {
+        free(list);
+        goto done;
+      }
+      size_t before = ln;
+      if (put_ident(&list, &ln, &lcap, p, l, qualified) != 0 ||
+          add_pname(&pn, &npn, list + before, ln - before) != 0) {
+        free(list);
+        goto done;
+      }
+      L->param_of[i] = ++nparams;
+    }
+    if (nparams == 0) {
+      free(list);
+      setmsg(L, "%s: no column to load (every field is skipped)", where);
+      rc = ROWAN_ERROR;
+      goto done;
+    }
+    sig = list;
+    if (!(sql = malloc(strlen(L->table) + ln + 64 + 3 * (size_t)nparams))) goto done;
+    n = (size_t)sprintf(sql, "UPSERT INTO %s (%s) VALUES (", L->table, list);
+  }
+  for (int i = 0; i < nparams; i++) {
+    memcpy(sql + n, i ? ", ?" : "?", i ? 3 : 1);
+    n += i ? 3 : 1;
+  }
+  sql[n++] = ')';
+  sql[n] = 0;
+  if (L->sig && sig && strcmp(L->sig, sig) == 0 && L->ins) {
+    rc = ROWAN_OK; /* same columns as the statement we have */
+    goto done;
+  }
+  free_pnames(L->pnames, L->n_pnames);
+  L->pnames = pn;
+  L->n_pnames = npn;
+  pn = NULL;
+  npn = 0;
+  rc = rowan_prepare(L->db, sql, -1, &st, NULL);
+  if (rc != ROWAN_OK || !st) {
+    setmsg(L, "%s: %s (in %s)", where, rowan_errmsg(L->db), sql);
+    rc = rc ? rc : ROWAN_ERROR;
+    goto done;
+  }
+  rowan_finalize(L->ins);
+  L->ins = st;
+  free(L->sig);
+  L->sig = sig;
+  sig = NULL;
+  rc = ROWAN_OK;
+done:
+  if (rc == ROWAN_NOMEM) setmsg(L, "out of memory");
+  free(sql);
+  free(sig);
+  free_pnames(pn, npn);
+  return rc;
+}
+
+/* Prepare from the --columns list "a,b,,c". */
+static int prepare_from_list(loader *L, const char *list) {
+  int n = 1;
+  for (const char *p = list; *p; p++) n += *p == ',';
+  const char **names = malloc((size_t)n * sizeof *names);
+  size_t *lens = malloc((size_t)n * sizeof *lens);
+  if (!names || !lens) {
+    free(names);
+    free(lens);
+    setmsg(L, "out of memory");
+    return ROWAN_NOMEM;
+  }
+  const char *p = list;
+  for (int i = 0; i < n; i++) {
+    const char *e = strchr(p, ',');
+    names[i] = p;
+    lens[i] = e ? (size_t)(e - p) : strlen(p);
+    p = e ? e + 1 : p + lens[i];
+  }
+  int rc = prepare_ins(L, names, lens, n, 1, "--columns");
+  free(names);
+  free(lens);
+  return rc;
+}
+
+static int prepare_from_header(loader *L, const cli_record *rec) {
+  const char **names = malloc(((size_t)rec->nfields + 1) * sizeof *names);
+  size_t *lens = malloc(((size_t)rec->nfields + 1) * sizeof *lens);
+  if (!names || !lens) {
+    free(names);
+    free(lens);
+    setmsg(L, "out of memory");
+    return ROWAN_NOMEM;
+  }
+  for (int i = 0; i < rec->nfields; i++) {
+    names[i] = rec->fields[i].p ? rec->fields[i].p : "";
+    lens[i] = rec->fields[i].n;
+  }
+  char where[600];
+  snprintf(where, sizeof where, "%s:%" PRId64 ": header", L->file, rec->line);
+  int rc = prepare_ins(L, names, lens, rec->nfields, 0, where);
+  free(names);
+  free(lens);
+  return rc;
+}
+
+/* ---- transactions, rejects, progress ------------------------------------------------ */
+
+static int commit(loader *L) {
+  if (!L->in_txn) return ROWAN_OK;
+  L->in_txn = 0;
+  int rc = rowan_exec(L->db, "COMMIT", NULL, NULL);
+  if (rc != ROWAN_OK) {
+    setmsg(L, "commit failed: %s; %" PRId64 " rows committed before it, the last %" PRId64
+              " not", rowan_errmsg(L->db), L->res->rows_loaded, L->pending);
+    rowan_exec(L->db, "ROLLBACK", NULL, NULL);
+    L->pending = 0;
+    return rc;
+  }
+  L->res->rows_loaded += L->pending;
+  L->pending = 0;
+  return ROWAN_OK;
+}
+
+static void put_csv_field(FILE *f, const char *s, size_t n) {
+  fputc('"', f);
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] == '"') fputc('"', f);
+    fputc(s[i], f);
+  }
+  fputc('"', f);
+}
+
+/* Record a reject; returns non-zero when the import must stop. */
+static int reject(loader *L, const cli_record *rec, const char *reason) {
+  cli_import_result *res = L->res;
+  res->rows_rejected++;
+  if (res->first_reject[0] == 0)
+    snprintf(res->first_reject, sizeof res->first_reject, "%s:%" PRId64 ": %s", L->file,
+             rec->line, reason);
+  if (L->rej) {
+    put_csv_field(L->rej, L->file, strlen(L->file));
+    fprintf(L->rej, ",%" PRId64 ",", rec->line);
+    put_csv_field(L->rej, reason, strlen(reason));
+    fputc(',', L->rej);
+    put_csv_field(L->rej, rec->raw, rec->raw_n);
+    fputs("\r\n", L->rej);
+    if (ferror(L->rej)) {
+      setmsg(L, "%s: cannot write the reject file: %s", L->o->reject_path, strerror(errno));
+      L->rc = ROWAN_IOERR;
+      return 1;
+    }
+  }
+  if (L->o->max_errors > 0 && res->rows_rejected >= L->o->max_errors) {
+    int rc = commit(L);
+    if (rc != ROWAN_OK) {
+      L->rc = rc;
+      return 1;
+    }
+    res->stopped = 1;
+    L->rc = ROWAN_CONSTRAINT;
+    setmsg(L, "stopped after %" PRId64 " rejected records (--max-errors), at %s:%" PRId64
+              "; %" PRId64 " rows committed (every good row before that point)",
+           res->rows_rejected, L->file, rec->line, res->rows_loaded);
+    return 1;
+  }
+  return 0;
+}
+
+static void progress(loader *L, int final) {
+  FILE *f = L->o->progress;
+  if (!f) return;
+  double t = now_s();
+  if (!final && t - L->last_print < 0.5) return;
+  L->last_print = t;
+  int64_t done = L->done_bytes + (L->src ? cli_src_offset(L->src) : 0);
+  double pct = L->total_bytes > 0 ? 100.0 * (double)done / (double)L->total_bytes : 0.0;
+  if (pct > 100.0) pct = 100.0;
+  double el = t - L->t0;
+  int64_t rows = L->res->rows_loaded + L->pending;
+  fprintf(f, "\r%" PRId64 " rows, %.0f rows/s, %.0f%% of %.1f MB", rows,
+          el > 0 ? (double)rows / el : 0.0, pct, (double)L->total_bytes / 1e6);
+  if (final) fputc('\n', f);
+  fflush(f);
+  L->printed = 1;
+}
+
+/* ---- records --------------------------------------------------------------------- */
+
+static int is_row_error(int rc) {
+  return rc == ROWAN_CONSTRAINT || rc == ROWAN_ERROR || rc == ROWAN_TOOBIG ||
+         rc == ROWAN_RANGE;
+}
+
+/* The engine names a bad value by its parameter ("parameter 3: invalid DOUBLE 'abc'"):
+** say which column it was for. */
+static void row_message(const loader *L, const char *m, char *out, size_t cap) {
+  int pi = 0, used = 0;
+  if (sscanf(m, "parameter %d: %n", &pi, &used) == 1 && used > 0 && pi >= 1 &&
+      pi <= L->n_pnames)
+    snprintf(out, cap, "column %s: %s", L->pnames[pi - 1], m + used);
+  else
+    snprintf(out, cap, "%s", m);
+}
+
+static int on_record(void *ctx, const cli_record *rec) {
+  loader *L = ctx;
+  if (L->want_header) {
+    L->want_header = 0;
+    if (rec->error) {
+      setmsg(L, "%s:%" PRId64 ": cannot read the header line: %s", L->file, rec->line,
+             rec->error);
+      L->rc = ROWAN_ERROR;
+      return 1;
+    }
+    if (!L->o->columns) {
+      int rc = commit(L);
+      if (rc == ROWAN_OK) rc = prepare_from_header(L, rec);
+      if (rc != ROWAN_OK) {
+        L->rc = rc;
+        return 1;
+      }
+    }
+    return 0;
+  }
+  L->res->rows_read++;
+  if ((L->res->rows_read & 1023) == 0) progress(L, 0);
+  if (rec->error) return reject(L, rec, rec->error);
+  if (rec->nfields != L->nfields) {
+    char why[96];
+    snprintf(why, sizeof why, "wrong field count: expected %d fields, found %d", L->nfields,
+             rec->nfields);
+    return reject(L, rec, why);
+  }
+  rowan_stmt *st = L->ins;
+  for (int i = 0; i < rec->nfields; i++) {
+    int pi = L->param_of[i];
+    if (pi == 0) continue;
+    const cli_field *f = &rec->fields[i];
+    int rc = f->is_null ? rowan_bind_null(st, pi) : rowan_bind_text(st, pi, f->p, (int)f->n);
+    if (rc != ROWAN_OK) {
+      rowan_reset(st);
+      if (!is_row_error(rc)) {
+        setmsg(L, "%s:%" PRId64 ": %s", L->file, rec->line, rowan_errmsg(L->db));
+        L->rc = rc;
+        return 1;
+      }
+      return reject(L, rec, rowan_errmsg(L->db));
+    }
+  }
+  if (!L->in_txn) {
+    int rc = rowan_exec(L->db, "BEGIN", NULL, NULL);
+    if (rc != ROWAN_OK) {
+      setmsg(L, "BEGIN failed: %s", rowan_errmsg(L->db));
+      L->rc = rc;
+      return 1;
+    }
+    L->in_txn = 1;
+  }
+  int rc = rowan_step(st);
+  if (rc == ROWAN_DONE) {
+    rowan_reset(st);
+    L->pending++;
+    if (L->pending >= (L->o->batch_rows > 0 ? L->o->batch_rows : CLI_IMPORT_BATCH_ROWS)) {
+      rc = commit(L);
+      if (rc != ROWAN_OK) {
+        L->rc = rc;
+        return 1;
+      }
+    }
+    return 0;
+  }
+  char msg[600];
+  row_message(L, rowan_errmsg(L->db), msg, sizeof msg);
+  rowan_reset(st);
+  if (is_row_error(rc)) return reject(L, rec, msg);
+  setmsg(L, "%s:%" PRId64 ": %s", L->file, rec->line, msg);
+  L->rc = rc == ROWAN_ROW ? ROWAN_MISUSE : rc;
+  return 1;
+}
+
+/* ---- files ------------------------------------------------------------------------ */
+
+static int load_file(loader *L, const char *path, char *buf) {
+  char why[600];
+  L->file = path;
+  L->want_header = L->o->header != 0;
+  if (cli_src_open(path, &L->src, why, sizeof why) != 0) {
+    setmsg(L, "%s", why);
+    return ROWAN_IOERR;
+  }
+  cli_rec rec;
+  int delim = L->o->delimiter ? L->o->delimiter : (L->o->format == CLI_IMPORT_TSV ? '\t' : ',');
+  if (cli_rec_init(&rec, L->o->format == CLI_IMPORT_TSV, (unsigned char)delim,
+                   L->o->null_text, on_record, L) != 0) {
+    cli_src_close(L->src);
+    L->src = NULL;
+    setmsg(L, "out of memory");
+    return ROWAN_NOMEM;
+  }
+  int rc = ROWAN_OK;
+  for (;;) {
+    long n = cli_src_read(L->src, buf, READ_CHUNK, why, sizeof why);
+    if (n < 0) {
+      setmsg(L, "%s", why);
+      rc = ROWAN_IOERR;
+      break;
+    }
+    int r = n == 0 ? cli_rec_finish(&rec) : cli_rec_feed(&rec, buf, (size_t)n);
+    if (r != 0) {
+      rc = L->rc != ROWAN_OK ? L->rc : ROWAN_NOMEM;
+      if (rc == ROWAN_NOMEM) setmsg(L, "out of memory");
+      break;
+    }
+    if (n == 0) break;
+  }
+  if (rc == ROWAN_OK && L->want_header) {
+    /* An empty file: nothing to map, nothing to load. */
+    L->want_header = 0;
+  }
+  L->done_bytes += cli_src_size(L->src);
+  cli_rec_free(&rec);
+  cli_src_close(L->src);
+  L->src = NULL;
+  if (rc == ROWAN_OK) L->res->files_done++;
+  return rc;
+}
+
+int cli_import(rowan_db *db, const char *const *files, int n_files, const char *table,
+               const cli_import_options *opts, cli_import_result *res, char *err,
+               size_t cap) {
+  cli_import_options defaults;
+  if (!opts) {
+    cli_import_options_init(&defaults);
+    opts = &defaults;
+  }
+  char dummy[1];
+  if (!err || cap == 0) err = dummy, cap = sizeof dummy;
+  err[0] = 0;
+  if (!res) return ROWAN_MISUSE;
+  memset(res, 0, sizeof *res);
+  if (!db || !files || n_files < 1 || !table || !*table) {
+    snprintf(err, cap, "import needs a database, at least one file and a table");
+    return ROWAN_MISUSE;
+  }
+  if (opts->format != CLI_IMPORT_CSV && opts->format != CLI_IMPORT_TSV) {
+    snprintf(err, cap, "unknown import format %d", opts->format);
+    return ROWAN_ERROR;
+  }
+  int d = opts->delimiter;
+  if (d < 0 || d > 255 || d == '\n' || d == '\r' || (d == '"' && opts->format == CLI_IMPORT_CSV)) {
+    snprintf(err, cap, "bad delimiter (a single byte other than a line end%s)",
+             opts->format == CLI_IMPORT_CSV ? " or a quote" : "");
+    return ROWAN_ERROR;
+  }
+  loader L;
+  memset(&L, 0, sizeof L);
+  L.db = db;
+  L.o = opts;
+  L.res = res;
+  L.table = table;
+  L.err = err;
+  L.cap = cap;
+  L.t0 = L.last_print = now_s();
+  for (int i = 0; i < n_files; i++) {
+    struct stat st;
+    if (stat(files[i], &st) != 0) {
+      snprintf(err, cap, "%s: %s", files[i], strerror(errno));
+      return ROWAN_IOERR;
+    }
+    L.total_bytes += (int64_t)st.st_size;
+  }
+  int rc = ROWAN_OK;
+  if (opts->columns) rc = prepare_from_list(&L, opts->columns);
+  else if (!opts->header) rc = prepare_ins(&L, NULL, NULL, -1, 0, table);
+  char *buf = NULL;
+  if (rc == ROWAN_OK && opts->reject_path) {
+    L.rej = fopen(opts->reject_path, "w");
+    if (!L.rej) {
+      snprintf(err, cap, "%s: cannot create the reject file: %s", opts->reject_path,
+               strerror(errno));
+      rc = ROWAN_IOERR;
+    } else {
+      fputs("file,line,reason,record\r\n", L.rej);
+    }
+  }
+  if (rc == ROWAN_OK && !(buf = malloc(READ_CHUNK))) {
+    snprintf(err, cap, "out of memory");
+    rc = ROWAN_NOMEM;
+  }
+  for (int i = 0; rc == ROWAN_OK && i < n_files; i++) rc = load_file(&L, files[i], buf);
+  if (rc == ROWAN_OK) rc = commit(&L);
+  if (L.in_txn) {
+    /* A fatal error with rows pending: they were not committed; say so. */
+    rowan_exec(db, "ROLLBACK", NULL, NULL);
+    size_t used = strlen(err);
+    snprintf(err + used, cap - used, "; %" PRId64 " rows committed before it, the last %"
+             PRId64 " rolled back", res->rows_loaded, L.pending);
+    L.in_txn = 0;
+  }
+  if (L.rej && fclose(L.rej) != 0 && rc == ROWAN_OK) {
+    snprintf(err, cap, "%s: cannot write the reject file: %s", opts->reject_path,
+             strerror(errno));
+    rc = ROWAN_IOERR;
+  }
+  if (L.printed || (opts->progress && rc == ROWAN_OK && res->rows_read > 0 &&
+                    now_s() - L.t0 >= 0.5))
+    progress(&L, 1);
+  res->bytes_read = L.done_bytes;
+  res->seconds = now_s() - L.t0;
+  rowan_finalize(L.ins);
+  free(L.param_of);
+  free(L.sig);
+  free_pnames(L.pnames, L.n_pnames);
+  free(buf);
+  if (rc == ROWAN_OK) err[0] = 0;
+  return rc;
+}
+
+char *cli_import_summary(const cli_import_result *res, const cli_import_options *opts,
+                         char *buf, size_t cap) {
+  double rate = res->seconds > 0 ? (double)res->rows_loaded / res->seconds : 0.0;
+  int n = snprintf(buf, cap, "%" PRId64 " rows loaded, %" PRId64 " rejected from %d file%s "
+                   "in %.2f s (%.0f rows/s)", res->rows_loaded, res->rows_rejected,
+                   res->files_done, res->files_done == 1 ? "" : "s", res->seconds, rate);
+  if (n < 0 || (size_t)n >= cap) return buf;
+  if (res->rows_rejected > 0) {
+    if (opts && opts->reject_path)
+      snprintf(buf + n, cap - (size_t)n, "; rejects in %s (first: %s)", opts->reject_path,
+               res->first_reject);
+    else
+      snprintf(buf + n, cap - (size_t)n, "; first reject: %s", res->first_reject);
+  }
+  return buf;
+}
+
+/* ---- `.import` arguments ---------------------------------------------------------- */
+
+/* The value of option `name` given as "--name=value" or "--name value". */
+static const char *opt_value(int argc, char **argv, int *i, const char *arg, char *err,
+                             size_t cap) {
+  const char *eq = strchr(arg, '=');
+  if (eq) return eq + 1;
+  if (*i + 1 >= argc) {
+    snprintf(err, cap, ".import: option %s needs a value", arg);
+    return NULL;
+  }
+  return argv[++*i];
+}
+
+static int opt_is(const char *arg, const char *name) {
+  size_t n = strlen(name);
+  return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
+}
+
+int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *first_file,
+                          int *n_files, char *err, size_t cap) {
+  cli_import_options_init(opts);
+  char **ops = malloc(((size_t)argc + 1) * sizeof *ops);
+  char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
+  int nops = 0, nrest = 0, rc = ROWAN_ERROR, dashdash = 0;
+  if (!ops || !rest) {
+    snprintf(err, cap, "out of memory");
+    free(ops);
+    free(rest);
+    return ROWAN_NOMEM;
+  }
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (dashdash || a[0] != '-' || a[1] != '-') {
+      if (a[0] == '-' && a[1] != 0 && a[1] != '-' && !dashdash) {
+        snprintf(err, cap, ".import: unknown option %s (options are spelled --name)", a);
+        goto out;
+      }
+      ops[nops++] = argv[i];
+      continue;
+    }
+    rest[nrest++] = argv[i];
+    const char *v;
+    if (strcmp(a, "--") == 0) dashdash = 1;
+    else if (strcmp(a, "--csv") == 0) opts->format = CLI_IMPORT_CSV;
+    else if (strcmp(a, "--tsv") == 0) opts->format = CLI_IMPORT_TSV;
+    else if (strcmp(a, "--header") == 0) opts->header = 1;
+    else if (strcmp(a, "--no-header") == 0) opts->header = 0;
+    else if (opt_is(a, "--columns")) {
+      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
+      opts->columns = v;
+    } else if (opt_is(a, "--null")) {
+      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
+      opts->null_text = v;
+    } else if (opt_is(a, "--reject")) {
+      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
+      opts->reject_path = v;
+    } else if (opt_is(a, "--delimiter")) {
+      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
+      if (strcmp(v, "\\t") == 0 || strcmp(v, "tab") == 0) opts->delimiter = '\t';
+      else if (strlen(v) == 1 && v[0] != '\n' && v[0] != '\r') opts->delimiter = (unsigned char)v[0];
+      else {
+        snprintf(err, cap, ".import: --delimiter takes one character (or \\t), not '%s'", v);
+        goto out;
+      }
+    } else if (opt_is(a, "--max-errors") || opt_is(a, "--batch")) {
+      int batch = opt_is(a, "--batch");
+      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
+      char *end = NULL;
+      errno = 0;
+      long long n = strtoll(v, &end, 10);
+      if (errno || !end || *end || end == v || n < (batch ? 1 : 0) ||
+          (batch && n > 1000000)) {
+        snprintf(err, cap, ".import: %s takes a %s number, not '%s'", batch ? "--batch"
+                 : "--max-errors", batch ? "positive" : "non-negative", v);
+        goto out;
+      }
+      if (batch) opts->batch_rows = (int)n;
+      else opts->max_errors = (int64_t)n;
+    } else {
+      snprintf(err, cap, ".import: unknown option %s", a);
+      goto out;
+    }
+    if (i < argc && rest[nrest - 1] != argv[i]) rest[nrest++] = argv[i];
+  }
+  if (nops < 2) {
+    snprintf(err, cap, ".import: usage: .import [--csv|--tsv] [--header] [--columns a,b,c] "
+             "[--null TEXT] [--delimiter C] [--reject FILE] [--max-errors N] FILE... TABLE");
+    goto out;
+  }
+  /* Options first, then the files, then the table, so the operands are contiguous. */
+  for (int i = 0; i < nrest; i++) argv[i] = rest[i];
+  for (int i = 0; i < nops; i++) argv[nrest + i] = ops[i];
+  *first_file = nrest;
+  *n_files = nops - 1;
+  rc = ROWAN_OK;
+out:
+  free(ops);
+  free(rest);
+  return rc;
+}
