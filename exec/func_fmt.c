@@ -71,6 +71,33 @@ static int fmt_err(exec_func_ctx *c, const char *f, const char *what, const uint
                      (int)(flen > 60 ? 60 : flen), (const char *)fmt);
 }
 
+/* The quoted text starting at fmt[i] == '\'': '' alone is a quote, inside quotes '' is a
+** quote too. Unescaped into lit (cap bytes, truncated); returns the index after it, or 0 when
+** the quote is not closed. */
+static size_t quoted(const uint8_t *fmt, size_t flen, size_t i, char *lit, size_t cap,
+                     size_t *lit_n) {
+  size_t j = i + 1, n = 0;
+  if (j < flen && fmt[j] == '\'') {
+    if (cap) lit[n++] = '\'';
+    *lit_n = n;
+    return j + 1;
+  }
+  for (;;) {
+    if (j >= flen) return 0;
+    if (fmt[j] == '\'') {
+      if (j + 1 < flen && fmt[j + 1] == '\'') {
+        if (n < cap) lit[n++] = '\'';
+        j += 2;
+        continue;
+      }
+      *lit_n = n;
+      return j + 1;
+    }
+    if (n < cap) lit[n++] = (char)fmt[j];
+    j++;
+  }
+}
+
 /* ---- Dates: formatting ---------------------------------------------------------------- */
 static int format_date(int64_t us, const uint8_t *fmt, size_t flen, out_buf *o,
                        exec_func_ctx *c) {
@@ -82,12 +109,12 @@ static int format_date(int64_t us, const uint8_t *fmt, size_t flen, out_buf *o,
   while (i < flen) {
     char ch = (char)fmt[i];
     if (ch == '\'') {
-      size_t j = i + 1;
-      if (j < flen && fmt[j] == '\'') { put(o, "'", 1); i = j + 1; continue; }
-      while (j < flen && fmt[j] != '\'') j++;
-      if (j >= flen) return fmt_err(c, "TO_CHAR", "unterminated quote", fmt, flen);
-      put(o, (const char *)fmt + i + 1, j - i - 1);
-      i = j + 1;
+      char lit[256];
+      size_t ln;
+      size_t j = quoted(fmt, flen, i, lit, sizeof lit, &ln);
+      if (!j) return fmt_err(c, "TO_CHAR", "unterminated quote", fmt, flen);
+      put(o, lit, ln);
+      i = j;
       continue;
     }
     if (!isalpha((unsigned char)ch)) { put(o, &ch, 1); i++; continue; }
@@ -154,19 +181,13 @@ static int parse_date(const uint8_t *s, size_t slen, const uint8_t *fmt, size_t 
   while (i < flen) {
     char ch = (char)fmt[i];
     if (ch == '\'') {
-      size_t j = i + 1;
-      if (j < flen && fmt[j] == '\'') {
-        if (p >= slen || s[p] != '\'') goto mismatch;
-        p++;
-        i = j + 1;
-        continue;
-      }
-      while (j < flen && fmt[j] != '\'') j++;
-      if (j >= flen) return fmt_err(c, f, "unterminated quote", fmt, flen);
-      size_t L = j - i - 1;
-      if (slen - p < L || memcmp(s + p, fmt + i + 1, L) != 0) goto mismatch;
+      char lit[256];
+      size_t L;
+      size_t j = quoted(fmt, flen, i, lit, sizeof lit, &L);
+      if (!j) return fmt_err(c, f, "unterminated quote", fmt, flen);
+      if (slen - p < L || memcmp(s + p, lit, L) != 0) goto mismatch;
       p += L;
-      i = j + 1;
+      i = j;
       continue;
     }
     if (!isalpha((unsigned char)ch)) {

@@ -1,0 +1,348 @@
+/*
+** tests/exec/test_func_date.c: exec/func.h for dates, times and formats: DATE/TIMESTAMP
+** arithmetic, ROUND/FLOOR/CEIL/TRUNC by unit (with multipliers, weeks, months, years, dates
+** before 1970, range errors), field extraction, MAKE_TIMESTAMP, NOW/CURRENT_DATE,
+** TO_TIMESTAMP/TO_DATE/TO_CHAR with SimpleDateFormat patterns, TO_CHAR/TO_NUMBER with
+** DecimalFormat patterns, and a seeded round trip of random timestamps through TO_CHAR and
+** TO_TIMESTAMP checked against the catalog's civil-date conversion.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/value.h"
+#include "exec/engine.h"
+#include "exec/func.h"
+#include "testutil.h"
+
+static exec_arena arena;
+static char msg[512];
+static const int64_t NOW_US = 1451703845250000LL; /* 2016-01-02 03:04:05.250 */
+
+static cat_value I(int64_t v) { return cat_v_int(CAT_T_BIGINT, v); }
+static cat_value N(int64_t v) { return cat_v_int(CAT_T_INTEGER, v); }
+static cat_value DB(double v) { return cat_v_double(v); }
+static cat_value S(const char *s) { return cat_v_str(CAT_T_VARCHAR, s, strlen(s)); }
+static cat_value NUL(int id) { return cat_v_null(cat_type_of(id)); }
+static cat_value parse(int id, const char *s) {
+  cat_type t = cat_type_of(id);
+  cat_value v;
+  cat_error e;
+  if (cat_text_parse(&t, s, strlen(s), &v, &e) != CAT_OK) {
+    fprintf(stderr, "bad literal %s: %s\n", s, e.msg);
+    abort();
+  }
+  return v;
+}
+static cat_value TS(const char *s) { return parse(CAT_T_TIMESTAMP, s); }
+static cat_value DT(const char *s) { return parse(CAT_T_DATE, s); }
+static cat_value DC(const char *s) { return parse(CAT_T_DECIMAL, s); }
+
+static int run(const char *name, int n, const cat_value *a, cat_value *out, cat_type *rt) {
+  cat_type ts[16];
+  for (int i = 0; i < n; i++) ts[i] = a[i].type;
+  int id;
+  cat_type r;
+  msg[0] = 0;
+  int rc = exec_func_lookup(name, n, ts, &id, &r, msg, sizeof msg);
+  if (rc) return rc;
+  if (rt) *rt = r;
+  exec_func_ctx c = {&arena, NOW_US, msg, sizeof msg};
+  return exec_func_call(id, a, n, &r, out, &c);
+}
+
+static void check(int line, const char *name, int n, const cat_value *a, int want_type,
+                  const char *want) {
+  cat_value out;
+  cat_type rt;
+  int rc = run(name, n, a, &out, &rt);
+  if (rc != EXEC_OK) fail_msg("line %d: %s failed (%d): %s", line, name, rc, msg);
+  char got[256];
+  cat_text_format(&out, got, sizeof got);
+  if (strcmp(got, want) != 0) fail_msg("line %d: %s gave '%s', want '%s'", line, name, got, want);
+  if (out.type.id != want_type || rt.id != want_type)
+    fail_msg("line %d: %s gave type %s (bound %s), want %s", line, name,
+             cat_type_name(out.type.id), cat_type_name(rt.id), cat_type_name(want_type));
+  exec_arena_reset(&arena);
+}
+
+static void check_err(int line, const char *name, int n, const cat_value *a, int want_rc,
+                      const char *want_msg) {
+  cat_value out;
+  int rc = run(name, n, a, &out, NULL);
+  if (rc != want_rc)
+    fail_msg("line %d: %s returned %d (%s), want %d", line, name, rc, msg, want_rc);
+  if (!strstr(msg, want_msg))
+    fail_msg("line %d: %s message '%s' lacks '%s'", line, name, msg, want_msg);
+  exec_arena_reset(&arena);
+}
+
+#define ARGS(...) (const cat_value[]){__VA_ARGS__}
+#define NARGS(...) ((int)(sizeof((const cat_value[]){__VA_ARGS__}) / sizeof(cat_value)))
+#define CHK(name, type, want, ...) \
+  check(__LINE__, name, NARGS(__VA_ARGS__), ARGS(__VA_ARGS__), CAT_T_##type, want)
+#define ERR(name, rc, text, ...) \
+  check_err(__LINE__, name, NARGS(__VA_ARGS__), ARGS(__VA_ARGS__), rc, text)
+
+static void test_date_arith(void **state) {
+  (void)state;
+  CHK("+", TIMESTAMP, "2016-01-03 13:05:00", TS("2016-01-02 13:05:00"), N(1));
+  CHK("+", TIMESTAMP, "2016-01-03 13:05:00", N(1), TS("2016-01-02 13:05:00"));
+  CHK("-", TIMESTAMP, "2016-02-28 13:05:00", TS("2016-03-01 13:05:00"), I(2));
+  CHK("+", DATE, "2016-03-01", DT("2016-02-28"), N(2));
+  CHK("-", DATE, "2015-12-31", DT("2016-01-01"), N(1));
+  CHK("+", TIMESTAMP, "2016-01-01 12:00:00", DT("2016-01-01"), DB(0.5));
+  CHK("-", TIMESTAMP, "2016-01-01 12:00:00", TS("2016-01-03 00:00:00"), DC("1.5"));
+  CHK("+", TIMESTAMP, "2016-01-01 00:00:00.001", TS("2016-01-01 00:00:00"),
+      DC("0.00000001157407407407"));
+  CHK("-", BIGINT, "366", DT("2017-01-01"), DT("2016-01-01"));
+  CHK("-", DECIMAL, "1.5", TS("2016-01-02 12:00:00"), TS("2016-01-01 00:00:00"));
+  CHK("-", DECIMAL, "-0.25", DT("2016-01-01"), TS("2016-01-01 06:00:00"));
+  CHK("+", DATE, "NULL", DT("2016-01-01"), NUL(CAT_T_INTEGER));
+  ERR("+", EXEC_CONSTRAINT, "out of range", DT("9999-12-31"), N(1));
+  ERR("-", EXEC_CONSTRAINT, "out of range", TS("0001-01-01 00:00:00"), N(1));
+  ERR("+", EXEC_CONSTRAINT, "out of range", TS("2016-01-01 00:00:00"), I(INT64_MAX));
+  ERR("+", EXEC_CONSTRAINT, "out of range", DT("2016-01-01"), I(INT64_MIN));
+}
+
+static void test_round_units(void **state) {
+  (void)state;
+  cat_value t = TS("2016-01-01 13:31:00");
+  CHK("ROUND", TIMESTAMP, "2016-01-01 14:00:00", t, S("HOUR"));
+  CHK("FLOOR", TIMESTAMP, "2016-01-01 13:00:00", t, S("hour"));
+  CHK("TRUNC", TIMESTAMP, "2016-01-01 00:00:00", t);
+  CHK("TRUNC", TIMESTAMP, "2016-01-01 00:00:00", t, S("DAY"));
+  CHK("CEIL", TIMESTAMP, "2016-01-01 13:31:00", t, S("MINUTE"));
+  CHK("CEIL", TIMESTAMP, "2016-01-02 00:00:00", t, S("DAY"));
+  CHK("ROUND", TIMESTAMP, "2016-01-02 00:00:00", t, S("DAY"));
+  CHK("ROUND", TIMESTAMP, "2016-01-02 00:00:00", TS("2016-01-01 12:00:00"), S("DAY"));
+  CHK("ROUND", TIMESTAMP, "2016-01-01 00:00:00", TS("2016-01-01 11:59:59.999999"), S("DAY"));
+  CHK("ROUND", TIMESTAMP, "2016-01-01 13:15:00", TS("2016-01-01 13:08:00"), S("MINUTE"), N(15));
+  CHK("FLOOR", TIMESTAMP, "2016-01-01 13:00:00", TS("2016-01-01 13:08:00"), S("MINUTE"), N(15));
+  CHK("ROUND", TIMESTAMP, "2016-01-01 13:08:01", TS("2016-01-01 13:08:00.5"), S("SECOND"));
+  CHK("FLOOR", TIMESTAMP, "2016-01-01 13:08:00.123", TS("2016-01-01 13:08:00.123456"),
+      S("MILLISECOND"));
+  CHK("FLOOR", TIMESTAMP, "2016-01-04 00:00:00", TS("2016-01-07 10:00:00"), S("WEEK"));
+  CHK("FLOOR", TIMESTAMP, "2016-01-04 00:00:00", TS("2016-01-04 00:00:00"), S("WEEK"));
+  CHK("TRUNC", TIMESTAMP, "2016-01-01 00:00:00", TS("2016-01-15 10:00:00"), S("MONTH"));
+  CHK("CEIL", TIMESTAMP, "2016-02-01 00:00:00", TS("2016-01-15 10:00:00"), S("MONTH"));
+  CHK("CEIL", TIMESTAMP, "2016-02-01 00:00:00", TS("2016-02-01 00:00:00"), S("MONTH"));
+  CHK("ROUND", TIMESTAMP, "2016-01-01 00:00:00", TS("2016-01-16 10:00:00"), S("MONTH"));
+  CHK("ROUND", TIMESTAMP, "2016-02-01 00:00:00", TS("2016-01-16 13:00:00"), S("MONTH"));
+  CHK("CEIL", TIMESTAMP, "2017-01-01 00:00:00", TS("2016-12-31 23:00:00"), S("MONTH"));
+  CHK("FLOOR", TIMESTAMP, "2016-01-01 00:00:00", TS("2016-06-01 00:00:00"), S("YEAR"));
+  CHK("ROUND", TIMESTAMP, "2017-01-01 00:00:00", TS("2016-07-03 00:00:00"), S("YEAR"));
+  CHK("FLOOR", TIMESTAMP, "2017-01-01 00:00:00", TS("2017-06-01 00:00:00"), S("MONTH"), N(12));
+  CHK("FLOOR", TIMESTAMP, "2017-04-01 00:00:00", TS("2017-05-10 00:00:00"), S("MONTH"), N(3));
+  CHK("CEIL", TIMESTAMP, "2017-07-01 00:00:00", TS("2017-05-10 00:00:00"), S("MONTH"), N(3));
+  CHK("FLOOR", TIMESTAMP, "2010-01-01 00:00:00", TS("2017-05-10 00:00:00"), S("YEAR"), N(10));
+  CHK("FLOOR", TIMESTAMP, "1969-12-31 00:00:00", TS("1969-12-31 13:00:00"), S("DAY"));
+  CHK("CEIL", TIMESTAMP, "1969-12-31 14:00:00", TS("1969-12-31 13:00:01"), S("HOUR"));
+  CHK("FLOOR", TIMESTAMP, "1969-12-01 00:00:00", TS("1969-12-31 13:00:00"), S("MONTH"));
+  CHK("FLOOR", DATE, "2016-03-01", DT("2016-03-15"), S("MONTH"));
+  CHK("CEIL", DATE, "2016-04-01", DT("2016-03-15"), S("MONTH"));
+  CHK("ROUND", DATE, "2016-03-15", DT("2016-03-15"), S("HOUR"));
+  CHK("ROUND", TIMESTAMP, "NULL", NUL(CAT_T_TIMESTAMP), S("HOUR"));
+  ERR("ROUND", EXEC_ERROR, "unknown unit 'WEEKS'", t, S("WEEKS"));
+  ERR("ROUND", EXEC_ERROR, "multiplier", t, S("HOUR"), N(0));
+  ERR("CEIL", EXEC_CONSTRAINT, "out of range", TS("9999-12-31 10:00:00"), S("DAY"));
+  ERR("CEIL", EXEC_CONSTRAINT, "out of range", TS("9999-12-31 10:00:00"), S("YEAR"));
+}
+
+static void test_fields(void **state) {
+  (void)state;
+  cat_value t = TS("2016-02-29 13:05:07.5");
+  CHK("YEAR", INTEGER, "2016", t);
+  CHK("MONTH", INTEGER, "2", t);
+  CHK("DAYOFMONTH", INTEGER, "29", t);
+  CHK("DAY", INTEGER, "29", t);
+  CHK("HOUR", INTEGER, "13", t);
+  CHK("MINUTE", INTEGER, "5", t);
+  CHK("SECOND", INTEGER, "7", t);
+  CHK("YEAR", INTEGER, "1969", TS("1969-12-31 23:59:59.999"));
+  CHK("HOUR", INTEGER, "23", TS("1969-12-31 23:59:59.999"));
+  CHK("MONTH", INTEGER, "12", DT("1969-12-31"));
+  CHK("DAYOFWEEK", INTEGER, "1", DT("2016-01-04"));
+  CHK("DAYOFWEEK", INTEGER, "7", DT("2016-01-10"));
+  CHK("DAYOFWEEK", INTEGER, "3", DT("1969-12-31"));
+  CHK("DAYOFYEAR", INTEGER, "366", DT("2016-12-31"));
+  CHK("DAYOFYEAR", INTEGER, "1", TS("2017-01-01 10:00:00"));
+  CHK("HOUR", INTEGER, "13", parse(CAT_T_TIME, "13:05:07"));
+  CHK("SECOND", INTEGER, "7", parse(CAT_T_TIME, "13:05:07"));
+  CHK("YEAR", INTEGER, "NULL", NUL(CAT_T_DATE));
+  ERR("YEAR", EXEC_ERROR, "does not accept", I(5));
+}
+
+static void test_make_now(void **state) {
+  (void)state;
+  CHK("MAKE_TIMESTAMP", TIMESTAMP, "2016-01-02 03:04:05.250", N(2016), N(1), N(2), N(3), N(4),
+      DC("5.25"));
+  CHK("MAKE_TIMESTAMP", TIMESTAMP, "2016-02-29 23:59:59.500", N(2016), N(2), N(29), N(23),
+      N(59), DB(59.5));
+  CHK("MAKE_TIMESTAMP", TIMESTAMP, "NULL", N(2016), N(2), NUL(CAT_T_INTEGER), N(23), N(59),
+      N(0));
+  ERR("MAKE_TIMESTAMP", EXEC_CONSTRAINT, "day 29 out of range for 2017-02", N(2017), N(2),
+      N(29), N(0), N(0), N(0));
+  ERR("MAKE_TIMESTAMP", EXEC_CONSTRAINT, "second 60", N(2017), N(2), N(1), N(0), N(0), N(60));
+  ERR("MAKE_TIMESTAMP", EXEC_CONSTRAINT, "month 13", N(2017), N(13), N(1), N(0), N(0), N(0));
+  ERR("MAKE_TIMESTAMP", EXEC_CONSTRAINT, "hour 24", N(2017), N(1), N(1), N(24), N(0), N(0));
+  ERR("MAKE_TIMESTAMP", EXEC_CONSTRAINT, "year 0", N(0), N(1), N(1), N(0), N(0), N(0));
+  cat_value out;
+  assert_int_equal(run("NOW", 0, NULL, &out, NULL), EXEC_OK);
+  assert_int_equal(out.type.id, CAT_T_TIMESTAMP);
+  assert_int_equal(out.u.i, NOW_US);
+  assert_int_equal(run("CURRENT_DATE", 0, NULL, &out, NULL), EXEC_OK);
+  assert_int_equal(out.type.id, CAT_T_DATE);
+  assert_int_equal(out.u.i, NOW_US / CAT_US_PER_DAY);
+}
+
+static void test_to_timestamp(void **state) {
+  (void)state;
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 03:04:05", S("2016-01-02 03:04:05"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 03:04:00", S("02/01/2016 03:04"),
+      S("dd/MM/yyyy HH:mm"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 03:04:05", S("20160102030405"),
+      S("yyyyMMddHHmmss"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 03:04:05.123", S("2016-01-02 03:04:05.123"),
+      S("yyyy-MM-dd HH:mm:ss.SSS"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 03:04:05.123456", S("2016-1-2 3:4:5.123456"),
+      S("yyyy-M-d H:m:s.SSSSSS"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 00:00:00", S("02 Jan 2016"), S("dd MMM yyyy"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-03-02 00:00:00", S("Wednesday, 2 March 2016"),
+      S("EEEE, d MMMM yyyy"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 15:04:00", S("2016-01-02 03:04 PM"),
+      S("yyyy-MM-dd hh:mm a"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 00:04:00", S("2016-01-02 12:04 am"),
+      S("yyyy-MM-dd hh:mm a"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 03:00:00", S("2016-01-02T03Z"),
+      S("yyyy-MM-dd'T'HHX"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "1999-01-02 00:00:00", S("99-01-02"), S("yy-MM-dd"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-02-01 00:00:00", S("2016 032"), S("yyyy DDD"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "NULL", NUL(CAT_T_VARCHAR), S("yyyy"));
+  ERR("TO_TIMESTAMP", EXEC_ERROR, "does not match format", S("2016/01/02"), S("yyyy-MM-dd"));
+  ERR("TO_TIMESTAMP", EXEC_ERROR, "does not match format", S("2016-01-02 extra"),
+      S("yyyy-MM-dd"));
+  ERR("TO_TIMESTAMP", EXEC_CONSTRAINT, "day 30 out of range", S("2017-02-30"), S("yyyy-MM-dd"));
+  ERR("TO_TIMESTAMP", EXEC_ERROR, "unknown pattern letter 'Q'", S("2017"), S("yyyyQ"));
+  ERR("TO_TIMESTAMP", EXEC_ERROR, "invalid", S("not a date"));
+  CHK("TO_TIMESTAMP", TIMESTAMP, "2016-01-02 00:00:00", S("o'clock 2016-01-02"),
+      S("'o''clock' yyyy-MM-dd"));
+  CHK("TO_DATE", DATE, "2016-01-02", S("2016-01-02"));
+  CHK("TO_DATE", DATE, "2016-01-02", S("02.01.2016 23:59"), S("dd.MM.yyyy HH:mm"));
+}
+
+static void test_to_char_date(void **state) {
+  (void)state;
+  cat_value t = TS("2016-01-02 15:04:05.123456");
+  CHK("TO_CHAR", VARCHAR, "2016-01-02 15:04:05.123", t, S("yyyy-MM-dd HH:mm:ss.SSS"));
+  CHK("TO_CHAR", VARCHAR, "Sat, 2 Jan 2016", t, S("EEE, d MMM yyyy"));
+  CHK("TO_CHAR", VARCHAR, "Saturday 02 January 16", t, S("EEEE dd MMMM yy"));
+  CHK("TO_CHAR", VARCHAR, "03 PM", t, S("hh a"));
+  CHK("TO_CHAR", VARCHAR, "at 15h, it's 123456", t, S("'at' HH'h, it''s' SSSSSS"));
+  CHK("TO_CHAR", VARCHAR, "002 +0000", t, S("DDD Z"));
+  CHK("TO_CHAR", VARCHAR, "02/01/16", DT("2016-01-02"), S("dd/MM/yy"));
+  CHK("TO_CHAR", VARCHAR, "2016-01-02 15:04:05.123456", t);
+  CHK("TO_CHAR", VARCHAR, "12:00", parse(CAT_T_TIME, "12:00:00"), S("HH:mm"));
+  CHK("TO_CHAR", VARCHAR, "NULL", NUL(CAT_T_TIMESTAMP), S("yyyy"));
+  ERR("TO_CHAR", EXEC_ERROR, "unknown pattern letter 'q'", t, S("yyyy q"));
+  ERR("TO_CHAR", EXEC_ERROR, "unterminated quote", t, S("yyyy 'abc"));
+}
+
+static void test_number_formats(void **state) {
+  (void)state;
+  CHK("TO_CHAR", VARCHAR, "1,234,567.89", DC("1234567.891"), S("#,##0.00"));
+  CHK("TO_CHAR", VARCHAR, ".5", DC("0.5"), S("#.##"));
+  CHK("TO_CHAR", VARCHAR, "0", I(0), S("#"));
+  CHK("TO_CHAR", VARCHAR, "-1,234", DB(-1234.5), S("#,##0"));
+  CHK("TO_CHAR", VARCHAR, "2", DC("2.5"), S("0"));
+  CHK("TO_CHAR", VARCHAR, "4", DC("3.5"), S("0"));
+  CHK("TO_CHAR", VARCHAR, "25.6%", DB(0.256), S("0.0%"));
+  CHK("TO_CHAR", VARCHAR, "$5.00", N(5), S("$#,##0.00"));
+  CHK("TO_CHAR", VARCHAR, "-$5.00", N(-5), S("$#,##0.00"));
+  CHK("TO_CHAR", VARCHAR, "0.00", DC("-0.001"), S("0.00"));
+  CHK("TO_CHAR", VARCHAR, "001.500", DC("1.5"), S("000.000"));
+  CHK("TO_CHAR", VARCHAR, "1.5", DC("1.50"), S("0.0#"));
+  CHK("TO_CHAR", VARCHAR, "1,234,567", I(1234567), S("#,###"));
+  CHK("TO_CHAR", VARCHAR, "9,223,372,036,854,775,807", I(INT64_MAX), S("#,##0"));
+  CHK("TO_CHAR", VARCHAR, "12 kg", DB(12.0), S("0 kg"));
+  CHK("TO_CHAR", VARCHAR, "NaN", DB(0.0 / 0.0), S("0.00"));
+  CHK("TO_CHAR", VARCHAR, "1.5", DC("1.5"));
+  ERR("TO_CHAR", EXEC_ERROR, "no digits", I(5), S("abc"));
+  ERR("TO_CHAR", EXEC_ERROR, "two decimal points", I(5), S("0.0.0"));
+  CHK("TO_NUMBER", DECIMAL, "1234.50", S("1,234.50"), S("#,##0.00"));
+  CHK("TO_NUMBER", DECIMAL, "12.5", S("12.5"));
+  CHK("TO_NUMBER", DECIMAL, "-3", S(" -3 "));
+  CHK("TO_NUMBER", DECIMAL, "0.25", S("25%"), S("0%"));
+  CHK("TO_NUMBER", DECIMAL, "5.00", S("$5.00"), S("$0.00"));
+  ERR("TO_NUMBER", EXEC_ERROR, "is not a number", S("abc"));
+  ERR("TO_NUMBER", EXEC_ERROR, "is not a number", S("1,234"));
+}
+
+/* Random timestamps through TO_CHAR and back with TO_TIMESTAMP, and their fields against
+** cat_civil_from_days. */
+static void test_format_round_trip(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("test_format_round_trip"), st = seed;
+  exec_func_ctx c = {&arena, NOW_US, msg, sizeof msg};
+  const char *fmts[] = {"yyyy-MM-dd HH:mm:ss.SSSSSS", "yyyyMMddHHmmssSSSSSS",
+                        "dd MMMM yyyy hh:mm:ss.SSSSSS a", "EEE yyyy-DDD HH:mm:ss.SSSSSS"};
+  uint64_t n = tu_scaled(20000, 500);
+  for (uint64_t k = 0; k < n; k++) {
+    int64_t us = CAT_TS_MIN + (int64_t)tu_below(&st, (uint64_t)(CAT_TS_MAX - CAT_TS_MIN));
+    if (tu_below(&st, 4) == 0) us = us / 1000000 * 1000000;
+    cat_value t = cat_v_int(CAT_T_TIMESTAMP, us), out, back;
+    const char *f = fmts[tu_below(&st, 4)];
+    cat_value a[2] = {t, S(f)};
+    assert_int_equal(exec_func_call(EXEC_F_TO_CHAR, a, 2, NULL, &out, &c), EXEC_OK);
+    cat_value b[2] = {out, S(f)};
+    int rc = exec_func_call(EXEC_F_TO_TIMESTAMP, b, 2, NULL, &back, &c);
+    if (rc != EXEC_OK || back.u.i != us)
+      fail_msg("seed %llu: %lld as '%.*s' (%s) read back as %lld (%s)", (unsigned long long)seed,
+               (long long)us, (int)out.u.s.len, (const char *)out.u.s.p, f, (long long)back.u.i,
+               msg);
+    int64_t days = us / CAT_US_PER_DAY - (us % CAT_US_PER_DAY < 0), y;
+    int m, d;
+    cat_civil_from_days(days, &y, &m, &d);
+    cat_value r;
+    assert_int_equal(exec_func_call(EXEC_F_YEAR, &t, 1, NULL, &r, &c), EXEC_OK);
+    assert_int_equal(r.u.i, y);
+    assert_int_equal(exec_func_call(EXEC_F_MONTH, &t, 1, NULL, &r, &c), EXEC_OK);
+    assert_int_equal(r.u.i, m);
+    assert_int_equal(exec_func_call(EXEC_F_DAYOFMONTH, &t, 1, NULL, &r, &c), EXEC_OK);
+    assert_int_equal(r.u.i, d);
+    assert_int_equal(exec_func_call(EXEC_F_HOUR, &t, 1, NULL, &r, &c), EXEC_OK);
+    assert_int_equal(r.u.i, (us - days * CAT_US_PER_DAY) / 3600000000LL);
+    /* FLOOR by DAY is the day's midnight, CEIL the next one unless exact */
+    cat_value fa[2] = {t, S("DAY")};
+    assert_int_equal(exec_func_call(EXEC_F_FLOOR, fa, 2, NULL, &r, &c), EXEC_OK);
+    assert_int_equal(r.u.i, days * CAT_US_PER_DAY);
+    exec_arena_reset(&arena);
+  }
+}
+
+static int setup(void **state) {
+  (void)state;
+  exec_arena_init(&arena);
+  return 0;
+}
+static int teardown(void **state) {
+  (void)state;
+  exec_arena_free(&arena);
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_date_arith),    cmocka_unit_test(test_round_units),
+      cmocka_unit_test(test_fields),        cmocka_unit_test(test_make_now),
+      cmocka_unit_test(test_to_timestamp),  cmocka_unit_test(test_to_char_date),
+      cmocka_unit_test(test_number_formats), cmocka_unit_test(test_format_round_trip),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
