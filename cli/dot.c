@@ -1,0 +1,244 @@
+/*
+** cli/dot.c: the shell's dot commands.
+**
+** What it does: splits a dot-command line into arguments (whitespace separated; '...' and
+** "..." quote an argument), and runs .help, .quit/.exit, .mode, .headers, .nullvalue,
+** .timer, .stats, .hints, .bail, .read, .output, .import (argument parsing and the run are
+** cli/import.h's; globs in FILE arguments are expanded here with glob(3)), and hands
+** .tables/.schema/.indexes to dot_schema.c and .raw to dot_raw.c.
+**
+** What it does not: print rows (output.c) or read input lines (shell.c).
+*/
+#include <glob.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/shell.h"
+#ifndef CLI_NO_IMPORT
+#include "cli/import.h"
+#endif
+
+#define MAX_ARGS 64
+#define MAX_READ_DEPTH 16
+
+static const char help_text[] =
+    ".bail on|off             Stop at the first error (as -bail)\n"
+    ".exit                    Leave the shell (also .quit)\n"
+    ".headers on|off          Show column names (default: on for table and box)\n"
+    ".help                    Show this list\n"
+    ".hints on|off            The note after a full scan that read far more rows than it\n"
+    "                         returned (default on)\n"
+    ".import [OPTIONS] FILE... TABLE\n"
+    "                         Load CSV or TSV files (globs expanded) into TABLE. Options:\n"
+    "                         --csv --tsv --header --columns a,b,c --null TEXT\n"
+    "                         --delimiter C --reject FILE --max-errors N\n"
+    ".indexes [TABLE]         List indexes (of TABLE)\n"
+    ".mode MODE               table, box, csv, tsv, json, line or list\n"
+    ".nullvalue TEXT          Text shown for NULL (default empty)\n"
+    ".output [FILE]           Send results to FILE, or back to stdout\n"
+    ".quit                    Leave the shell\n"
+    ".raw get TABLE KEY       Raw cells of one row (KEY in hex, or the PK values\n"
+    "                         separated by commas for a SQL table)\n"
+    ".raw scan TABLE [--family F] [--limit N] [--versions N]\n"
+    "                         Raw cells of a table in key order (default limit 20)\n"
+    ".read FILE               Run the SQL and dot commands in FILE\n"
+    ".schema [TABLE]          CREATE statements of tables and indexes\n"
+    ".stats on|off            Scan metrics after each statement\n"
+    ".tables [PATTERN]        List tables (PATTERN as in LIKE)\n"
+    ".timer on|off            Wall time and rows after each statement\n";
+
+/* Split line into argv (at most MAX_ARGS); the strings are written into buf (a copy of
+** line). Returns argc, or -1 for an unterminated quote. */
+static int split_args(const char *line, char *buf, char **argv) {
+  int argc = 0;
+  const char *p = line;
+  char *o = buf;
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
+    if (!*p) break;
+    if (argc == MAX_ARGS) break;
+    argv[argc++] = o;
+    if (*p == '\'' || *p == '"') {
+      char q = *p++;
+      while (*p && *p != q) *o++ = *p++;
+      if (*p != q) return -1;
+      p++;
+    } else {
+      while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n') *o++ = *p++;
+    }
+    *o++ = 0;
+  }
+  return argc;
+}
+
+/* Parse on|off|yes|no|1|0; returns 1, 0, or -1 if it is none of them. */
+static int on_off(const char *s) {
+  if (!strcmp(s, "on") || !strcmp(s, "yes") || !strcmp(s, "1") || !strcmp(s, "true")) return 1;
+  if (!strcmp(s, "off") || !strcmp(s, "no") || !strcmp(s, "0") || !strcmp(s, "false")) return 0;
+  return -1;
+}
+
+static int fail(cli_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(cli_shell *sh, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("Error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 1;
+}
+
+static int set_flag(cli_shell *sh, int argc, char **argv, bool *flag) {
+  int v = argc == 2 ? on_off(argv[1]) : -1;
+  if (v < 0) return fail(sh, "usage: %s on|off", argv[0]);
+  *flag = v != 0;
+  return 0;
+}
+
+static int dot_read(cli_shell *sh, int argc, char **argv) {
+  if (argc != 2) return fail(sh, "usage: %s FILE", argv[0]);
+  if (sh->read_depth >= MAX_READ_DEPTH) return fail(sh, "%s: nested too deeply", argv[1]);
+  FILE *f = fopen(argv[1], "r");
+  if (!f) return fail(sh, "cannot open \"%s\"", argv[1]);
+  sh->read_depth++;
+  int fails = cli_run_input(sh, f, argv[1], false);
+  sh->read_depth--;
+  fclose(f);
+  (void)fails; /* already counted in sh->n_errors by the statements and commands */
+  return 0;
+}
+
+static int dot_output(cli_shell *sh, int argc, char **argv) {
+  if (argc > 2) return fail(sh, "usage: %s [FILE]", argv[0]);
+  fflush(sh->out);
+  cli_shell_reset_output(sh);
+  if (argc == 1 || !strcmp(argv[1], "stdout") || !strcmp(argv[1], "-")) return 0;
+  FILE *f = fopen(argv[1], "w");
+  if (!f) return fail(sh, "cannot write \"%s\"", argv[1]);
+  sh->out = f;
+  sh->out_is_file = true;
+  return 0;
+}
+
+static int dot_mode(cli_shell *sh, int argc, char **argv) {
+  if (argc == 1) {
+    fprintf(sh->out, "current output mode: %s\n", cli_mode_name(sh->mode));
+    return 0;
+  }
+  int m = argc == 2 ? cli_mode_lookup(argv[1]) : -1;
+  if (m < 0)
+    return fail(sh, "unknown mode \"%s\": use table, box, csv, tsv, json, line or list",
+                argc == 2 ? argv[1] : "");
+  sh->mode = m;
+  return 0;
+}
+
+#ifndef CLI_NO_IMPORT
+static int dot_import(cli_shell *sh, int argc, char **argv) {
+  cli_import_options opts;
+  cli_import_options_init(&opts);
+  int first = 0, nfiles = 0;
+  char err[512];
+  if (cli_import_parse_args(argc - 1, argv + 1, &opts, &first, &nfiles, err, sizeof err) !=
+      ROWAN_OK)
+    return fail(sh, "%s", err);
+  const char *table = argv[argc - 1];
+  /* Expand globs; a pattern that matches nothing is passed on as written, so the import
+  ** reports the file it cannot open. */
+  glob_t g;
+  memset(&g, 0, sizeof g);
+  int flags = GLOB_NOCHECK;
+  for (int i = 0; i < nfiles; i++) {
+    int r = glob(argv[1 + first + i], flags, NULL, &g);
+    if (r != 0 && r != GLOB_NOMATCH) {
+      globfree(&g);
+      return fail(sh, "cannot expand \"%s\"", argv[1 + first + i]);
+    }
+    flags |= GLOB_APPEND;
+  }
+  if (isatty(STDERR_FILENO)) opts.progress = stderr;
+  cli_import_result res;
+  memset(&res, 0, sizeof res);
+  int rc = cli_import(sh->db, (const char *const *)g.gl_pathv, (int)g.gl_pathc, table, &opts,
+                      &res, err, sizeof err);
+  char summary[512];
+  cli_import_summary(&res, &opts, summary, sizeof summary);
+  fprintf(sh->out, "%s\n", summary);
+  globfree(&g);
+  if (rc != ROWAN_OK) return fail(sh, "%s", err);
+  return 0;
+}
+#endif
+
+int cli_run_dot(cli_shell *sh, const char *line) {
+  size_t n = strlen(line);
+  char *buf = malloc(n + 1);
+  char *argv[MAX_ARGS];
+  if (!buf) {
+    fprintf(stderr, "Error: out of memory\n");
+    sh->n_errors++;
+    return 1;
+  }
+  int argc = split_args(line, buf, argv);
+  int rc = 0;
+  fflush(sh->out);
+  if (argc < 0) {
+    rc = fail(sh, "unterminated quote in: %s", line);
+  } else if (argc == 0) {
+    rc = 0;
+  } else {
+    const char *c = argv[0];
+    if (!strcmp(c, ".quit") || !strcmp(c, ".exit") || !strcmp(c, ".q")) {
+      sh->quit = true;
+    } else if (!strcmp(c, ".help")) {
+      fputs(help_text, sh->out);
+    } else if (!strcmp(c, ".mode")) {
+      rc = dot_mode(sh, argc, argv);
+    } else if (!strcmp(c, ".headers") || !strcmp(c, ".header")) {
+      bool v = false;
+      rc = set_flag(sh, argc, argv, &v);
+      if (!rc) sh->headers = v ? 1 : 0;
+    } else if (!strcmp(c, ".nullvalue")) {
+      if (argc != 2) rc = fail(sh, "usage: %s TEXT", c);
+      else snprintf(sh->nullvalue, sizeof sh->nullvalue, "%s", argv[1]);
+    } else if (!strcmp(c, ".timer")) {
+      rc = set_flag(sh, argc, argv, &sh->timer);
+    } else if (!strcmp(c, ".stats")) {
+      rc = set_flag(sh, argc, argv, &sh->stats);
+    } else if (!strcmp(c, ".hints")) {
+      rc = set_flag(sh, argc, argv, &sh->hints);
+    } else if (!strcmp(c, ".bail")) {
+      rc = set_flag(sh, argc, argv, &sh->bail);
+    } else if (!strcmp(c, ".read")) {
+      rc = dot_read(sh, argc, argv);
+    } else if (!strcmp(c, ".output")) {
+      rc = dot_output(sh, argc, argv);
+    } else if (!strcmp(c, ".tables")) {
+      rc = cli_dot_tables(sh, argc, argv);
+    } else if (!strcmp(c, ".schema")) {
+      rc = cli_dot_schema(sh, argc, argv);
+    } else if (!strcmp(c, ".indexes") || !strcmp(c, ".indices")) {
+      rc = cli_dot_indexes(sh, argc, argv);
+    } else if (!strcmp(c, ".raw")) {
+      rc = cli_dot_raw(sh, argc, argv);
+    } else if (!strcmp(c, ".import")) {
+#ifndef CLI_NO_IMPORT
+      rc = dot_import(sh, argc, argv);
+#else
+      rc = fail(sh, "%s: this shell was built without the importer", c);
+#endif
+    } else {
+      rc = fail(sh, "unknown command \"%s\": enter \".help\" for the list", c);
+    }
+  }
+  free(buf);
+  fflush(sh->out);
+  if (rc) {
+    sh->n_errors++;
+    if (sh->bail) sh->quit = true;
+  }
+  return rc;
+}

@@ -1,0 +1,136 @@
+/*
+** cli/main.c: the `rowan` program: command-line options, opening the database, and the
+** choice of input.
+**
+**   rowan [OPTIONS] DBDIR [SQL or .command ...]
+**
+** Options follow sqlite3's where they fit (-cmd, -bail, -csv, -json, -header, -noheader,
+** -line, -box, -table, -tsv, -list, -nullvalue, -version, -help; -f FILE runs a script;
+** -readonly opens without writes). Each may also be written with two dashes. Then:
+** the -cmd commands run first; then the arguments after DBDIR, each one SQL text (one or
+** more statements) or one dot command; then the -f file. When neither arguments nor -f are
+** given, stdin is read: interactively with libedit (prompts, history in ~/.rowan_history)
+** when it is a terminal, else as a script. Exit status 1 when the database cannot be
+** opened or any statement or command failed (with -bail, the shell stops at the first).
+**
+** What it does not: run statements (shell.c) or format output (output.c).
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/shell.h"
+
+#define MAX_CMDS 64
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "Usage: rowan [OPTIONS] DBDIR [SQL or .command ...]\n"
+          "Open (or create) the Rowan database in directory DBDIR and run SQL on it.\n"
+          "With nothing after DBDIR, reads stdin (interactively on a terminal).\n"
+          "Options:\n"
+          "  -bail            stop at the first error\n"
+          "  -box             output mode box (Unicode borders)\n"
+          "  -cmd COMMAND     run COMMAND (SQL or .command) before the rest (repeatable)\n"
+          "  -csv             output mode csv\n"
+          "  -f FILE          run the SQL and dot commands in FILE\n"
+          "  -header          show column names\n"
+          "  -help            show this text\n"
+          "  -json            output mode json\n"
+          "  -line            output mode line\n"
+          "  -list            output mode list (values separated by |)\n"
+          "  -noheader        do not show column names\n"
+          "  -nullvalue TEXT  show NULL as TEXT\n"
+          "  -readonly        open the database read-only\n"
+          "  -table           output mode table (ASCII borders; the default)\n"
+          "  -tsv             output mode tsv\n"
+          "  -version         show the version\n"
+          "Enter \".help\" in the shell for the dot commands. See rowan(1).\n");
+}
+
+/* Option name without its leading dashes ("-csv" and "--csv" give "csv"), or NULL. */
+static const char *opt_name(const char *a) {
+  if (a[0] != '-' || a[1] == 0) return NULL;
+  return a[1] == '-' ? a + 2 : a + 1;
+}
+
+int main(int argc, char **argv) {
+  const char *cmds[MAX_CMDS];
+  int n_cmds = 0, mode = -1, headers = -1;
+  bool bail = false, read_only = false;
+  const char *script = NULL, *nullvalue = NULL, *dbdir = NULL;
+  int i = 1;
+  for (; i < argc; i++) {
+    const char *o = opt_name(argv[i]);
+    if (!o) break;
+    bool has = i + 1 < argc;
+    if (!strcmp(o, "help") || !strcmp(o, "h")) { usage(stdout); return 0; }
+    if (!strcmp(o, "version")) { printf("rowan %s\n", rowan_libversion()); return 0; }
+    if (!strcmp(o, "bail")) bail = true;
+    else if (!strcmp(o, "readonly")) read_only = true;
+    else if (!strcmp(o, "header") || !strcmp(o, "headers")) headers = 1;
+    else if (!strcmp(o, "noheader")) headers = 0;
+    else if (!strcmp(o, "cmd") && has) {
+      if (n_cmds == MAX_CMDS) { fprintf(stderr, "rowan: too many -cmd options\n"); return 1; }
+      cmds[n_cmds++] = argv[++i];
+    } else if (!strcmp(o, "f") && has) script = argv[++i];
+    else if (!strcmp(o, "nullvalue") && has) nullvalue = argv[++i];
+    else if (cli_mode_lookup(o) >= 0) mode = cli_mode_lookup(o);
+    else {
+      fprintf(stderr, "rowan: unknown option or missing value: %s\n", argv[i]);
+      usage(stderr);
+      return 1;
+    }
+  }
+  if (i >= argc) {
+    fprintf(stderr, "rowan: missing DBDIR\n");
+    usage(stderr);
+    return 1;
+  }
+  dbdir = argv[i++];
+  rowan_options opts;
+  rowan_options_init(&opts);
+  opts.read_only = read_only;
+  if (read_only) opts.create_if_missing = 0;
+  rowan_db *db = NULL;
+  int rc = rowan_open(dbdir, &opts, &db);
+  if (rc != ROWAN_OK) {
+    fprintf(stderr, "rowan: cannot open %s: %s\n", dbdir,
+            db ? rowan_errmsg(db) : rowan_errstr(rc));
+    rowan_close(db);
+    return 1;
+  }
+  cli_shell sh;
+  cli_shell_init(&sh, db, dbdir);
+  sh.bail = bail;
+  if (mode >= 0) sh.mode = mode;
+  sh.headers = headers;
+  if (nullvalue) snprintf(sh.nullvalue, sizeof sh.nullvalue, "%s", nullvalue);
+  for (int c = 0; c < n_cmds && !sh.quit; c++) cli_run_arg(&sh, cmds[c]);
+  bool any_input = i < argc || script;
+  for (; i < argc && !sh.quit; i++) cli_run_arg(&sh, argv[i]);
+  if (script && !sh.quit) {
+    FILE *f = fopen(script, "r");
+    if (!f) {
+      fprintf(stderr, "Error: cannot open \"%s\"\n", script);
+      sh.n_errors++;
+    } else {
+      cli_run_input(&sh, f, script, false);
+      fclose(f);
+    }
+  }
+  if (!any_input && !sh.quit) {
+    bool tty = isatty(STDIN_FILENO);
+    if (tty)
+      printf("rowan %s: enter \".help\" for the commands, \".quit\" to leave.\n",
+             rowan_libversion());
+    cli_run_input(&sh, stdin, "stdin", tty);
+  }
+  fflush(sh.out);
+  cli_shell_reset_output(&sh);
+  if (rowan_close(db) != ROWAN_OK) {
+    fprintf(stderr, "rowan: close: %s\n", rowan_errmsg(db));
+    return 1;
+  }
+  return sh.n_errors > 0 ? 1 : 0;
+}
