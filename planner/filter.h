@@ -122,7 +122,10 @@ enum plan_fold {
 ** Rules: INTEGER col > 5.5 -> col >= 6; col < -2.5 -> col <= -3; col = 5.5 -> FALSE;
 ** col <> 5.5 -> TRUE; a constant above the type's maximum: col < c TRUE, col > c FALSE (and
 ** the mirror below the minimum); FLOAT columns fold to the neighbouring float; NaN is above
-** every number. CHAR constants lose trailing spaces. Never fails otherwise. */
+** every number. CHAR constants lose trailing spaces. For CHAR, VARCHAR and VARBINARY
+** columns *x has length 0 (no limit), and for a CHAR column it is a VARCHAR value (the same
+** encoding, keeping a VARCHAR constant's trailing spaces as comparison does): encode it
+** with the column's codec viewed as VARCHAR. Never fails otherwise. */
 int plan_fold_compare(const cat_type *t, int op, const cat_value *c, int *op_out,
                       cat_value *x, uint8_t *buf, size_t cap);
 

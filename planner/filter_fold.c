@@ -13,6 +13,8 @@
 */
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "catalog/decimal.h"
@@ -216,8 +218,9 @@ static void place_value(placed *pl, const cat_type *t, const cat_value *c) {
     if (!is_bytes_type(cid)) return;
     size_t n = cid == CAT_T_CHAR ? cat_char_trim(c->u.s.p, c->u.s.len) : c->u.s.len;
     pl->place = P_EXACT;
-    pl->x = cat_v_str(id, c->u.s.p, n);
-    pl->x.type = *t;
+    /* CHAR columns get a VARCHAR constant: the same encoding without trimming, so 'ab ' stays
+       greater than the CHAR value 'ab' (catalog/value.h trims only CHAR values) */
+    pl->x = cat_v_str(id == CAT_T_CHAR ? CAT_T_VARCHAR : id, c->u.s.p, n);
     pl->x.type.length = 0; /* a constant longer than the column still compares */
     return;
   }
@@ -315,6 +318,19 @@ size_t plan_value_literal(const cat_value *v, char *buf, size_t cap) {
       put(buf, cap, &o, (char)ch);
     }
     put(buf, cap, &o, '\'');
+  } else if (cat_type_is_float(id) && isfinite(v->u.d)) {
+    char tmp[64];
+    double d = v->u.d, a = fabs(d);
+    bool f32 = id == CAT_T_FLOAT;
+    tmp[0] = 0;
+    for (int k = 0; k <= 17; k++) { /* shortest text reading back as the same value */
+      if (a == 0 || (a >= 1e-5 && a < 1e16)) snprintf(tmp, sizeof tmp, "%.*f", k, d);
+      else snprintf(tmp, sizeof tmp, "%.*g", k + 1, d);
+      double back = strtod(tmp, NULL);
+      if (f32 ? (float)back == (float)d : back == d) break;
+    }
+    if (!strpbrk(tmp, ".en")) strcat(tmp, ".0");
+    for (const char *s2 = tmp; *s2; s2++) put(buf, cap, &o, *s2);
   } else {
     char tmp[96];
     size_t n = cat_text_format(v, tmp, sizeof tmp);

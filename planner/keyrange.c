@@ -564,7 +564,7 @@ static int like_term(ctx *c, const plan_expr *e, kboxes *out, tinfo *ti) {
   int i = key_col_of(c, e->args[0]);
   cat_value pat, esc;
   if (i < 0 || e->ilike || !const_of(c, e->args[1], &pat)) return 0;
-  int tid = c->asc[i].type.id;
+  int tid = c->s->cols[i].type.id;
   if (tid != CAT_T_VARCHAR && tid != CAT_T_CHAR) return 0;
   kset *none = set_new(c, 0);
   if (!none) return -1;
@@ -602,7 +602,7 @@ static int like_term(ctx *c, const plan_expr *e, kboxes *out, tinfo *ti) {
   bool is_char = tid == CAT_T_CHAR;
   if (!wild) { /* equality with the unescaped text */
     if (is_char) return 0;
-    cat_value x = cat_v_str(tid, pre, pn);
+    cat_value x = cat_v_str(CAT_T_VARCHAR, pre, pn);
     kset *s = NULL;
     int rc = cmp_set(c, i, SQL_OP_EQ, &x, &s);
     return single(c, i, rc, s, out, ti);
@@ -615,7 +615,7 @@ static int like_term(ctx *c, const plan_expr *e, kboxes *out, tinfo *ti) {
   if (rc) return 0;
   kset *s = set_new(c, 1);
   if (!s) return -1;
-  cat_value pv = cat_v_str(tid, pre, pn);
+  cat_value pv = cat_v_str(CAT_T_VARCHAR, pre, pn);
   kpos lo = {K_BEFORE, false, copy_bytes(c, c->buf, pos), (uint32_t)pos,
              literal_text(c, &pv, true)};
   if (!lo.b || !lo.text) return -1;
@@ -1196,6 +1196,8 @@ int plan_key_ranges(const plan_key_schema *schema, const plan_expr *where,
       c.asc[i].desc = false;
       if (cat_type_is_string(c.asc[i].type.id) || c.asc[i].type.id == CAT_T_VARBINARY)
         c.asc[i].type.length = 0;
+      /* CHAR keys encode like VARCHAR (values are stored trimmed); see plan_fold_compare */
+      if (c.asc[i].type.id == CAT_T_CHAR) c.asc[i].type.id = CAT_T_VARCHAR;
     }
     derive(&c, terms, nt, out);
   }
