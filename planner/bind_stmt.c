@@ -166,10 +166,7 @@ static int bind_order(binder *b, const sql_select *q, plan_select *s, int *cap) 
     }
     if (x->kind == SQL_E_COLUMN && x->nname == 1) {
       for (int j = 0; j < s->n_out; j++) {
-        if (strcmp(s->names[j], x->name[0]) == 0 &&
-            (!b->table || cat_find_column(b->table, x->name[0]) < 0 ||
-             (s->proj[j]->kind == PX_COLUMN &&
-              s->proj[j]->column == cat_find_column(b->table, x->name[0])))) {
+        if (strcmp(s->names[j], x->name[0]) == 0) { /* an output name wins (as SQLite) */
           o->slot = j;
           break;
         }

@@ -128,12 +128,25 @@ static int eval_count(const plan_expr *e, const cat_value *params, int n_params,
   return 0;
 }
 
+/* Rows are estimated from the table's family with the most blocks (the finest block index;
+** every row has a cell in the key family, and most in the busiest family); bytes from the
+** families read. */
 static void estimate(kv_db *db, plan_scan *sc) {
   const cat_table *t = sc->table;
-  uint32_t fid = sc->family_ids[0];
+  uint32_t fid = t->families[0].kv_id;
+  uint64_t best_blocks = 0;
+  for (int i = 0; i < t->n_families; i++) {
+    kv_family_stats fs;
+    if (kv_family_get_stats(db, t->families[i].kv_id, &fs) != KV_OK) continue;
+    if (fs.blocks > best_blocks) {
+      best_blocks = fs.blocks;
+      fid = t->families[i].kv_id;
+    }
+  }
   kv_family_stats st;
   memset(&st, 0, sizeof st);
-  if (kv_family_get_stats(db, fid, &st) == KV_OK) sc->total_rows = st.rows + st.memstore_cells;
+  if (kv_family_get_stats(db, t->families[0].kv_id, &st) == KV_OK)
+    sc->total_rows = st.rows + st.memstore_cells;
   for (int i = 0; i < sc->n_families; i++) {
     kv_family_stats fs;
     if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK)
@@ -154,11 +167,11 @@ static void estimate(kv_db *db, plan_scan *sc) {
       kr.end_len = pr->end_len;
       kr.end_inclusive = pr->end_incl;
     }
+    uint64_t rows = 0, bytes = 0;
+    if (kv_estimate_rows(db, fid, n ? &kr : NULL, &rows, &bytes) == KV_OK) sc->est_rows += rows;
     for (int i = 0; i < sc->n_families; i++) {
-      uint64_t rows = 0, bytes = 0;
       if (kv_estimate_rows(db, sc->family_ids[i], n ? &kr : NULL, &rows, &bytes) != KV_OK)
         continue;
-      if (i == 0) sc->est_rows += rows;
       sc->est_bytes += bytes;
     }
   }
