@@ -237,7 +237,7 @@ static int cmp_rows(const void *a, const void *b) {
 static bool same(result *a, result *b, bool ordered) {
   if (a->failed || b->failed) return false;
   if (a->ncol != b->ncol || a->n != b->n) return false;
-  if (!ordered && a->ncol > 0) {
+  if (!ordered && a->ncol > 0 && a->n > 0) {
     g_ncol = a->ncol;
     qsort(a->v, (size_t)(a->n / a->ncol), (size_t)a->ncol * sizeof(char *), cmp_rows);
     qsort(b->v, (size_t)(b->n / b->ncol), (size_t)b->ncol * sizeof(char *), cmp_rows);

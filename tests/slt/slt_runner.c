@@ -356,7 +356,7 @@ static void do_query(runner *r, lines *L, int line, char *args, int a, int b, in
   if (sortm && strcmp(sortm, "rowsort") == 0) {
     sort_rows(&res);
   } else if (sortm && strcmp(sortm, "valuesort") == 0) {
-    qsort(res.vals, res.n, sizeof(char *), cmp_str);
+    if (res.n > 0) qsort(res.vals, res.n, sizeof(char *), cmp_str);
   } else if (sortm && strcmp(sortm, "nosort") != 0) {
     fail_head(r, line, "unknown sort mode");
     goto out;
