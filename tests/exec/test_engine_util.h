@@ -33,7 +33,7 @@ typedef struct tdb {
   char *out;          /* last result text (malloc) */
 } tdb;
 
-static tdb *tdb_open(void) {
+__attribute__((unused)) static tdb *tdb_open(void) {
   tdb *t = calloc(1, sizeof *t);
   t->env = kv_env_mem_new(0);
   kv_options o;
@@ -46,7 +46,7 @@ static tdb *tdb_open(void) {
   return t;
 }
 
-static void tdb_close(tdb *t) {
+__attribute__((unused)) static void tdb_close(tdb *t) {
   assert_int_equal(exec_session_close(t->s), EXEC_OK);
   kv_close(t->db);
   kv_env_free(t->env);
@@ -55,7 +55,7 @@ static void tdb_close(tdb *t) {
 }
 
 /* Append text to a growing buffer. */
-static void tdb_cat(char **buf, size_t *len, size_t *cap, const char *s, size_t n) {
+__attribute__((unused)) static void tdb_cat(char **buf, size_t *len, size_t *cap, const char *s, size_t n) {
   if (*len + n + 1 > *cap) {
     *cap = (*len + n + 1) * 2;
     *buf = realloc(*buf, *cap);
@@ -67,7 +67,7 @@ static void tdb_cat(char **buf, size_t *len, size_t *cap, const char *s, size_t 
 
 /* Run one statement with optional parameters; returns the exec code of the last step
 ** (EXEC_DONE on success) and leaves the rows in t->out. */
-static int tdb_runp(tdb *t, const char *sql, int np, const cat_value *params) {
+__attribute__((unused)) static int tdb_runp(tdb *t, const char *sql, int np, const cat_value *params) {
   exec_stmt *st = NULL;
   free(t->out);
   t->out = NULL;
@@ -102,17 +102,17 @@ static int tdb_runp(tdb *t, const char *sql, int np, const cat_value *params) {
   return rc;
 }
 
-static int tdb_run(tdb *t, const char *sql) { return tdb_runp(t, sql, 0, NULL); }
+__attribute__((unused)) static int tdb_run(tdb *t, const char *sql) { return tdb_runp(t, sql, 0, NULL); }
 
 /* Run a statement that must succeed; returns its rows as text. */
-static const char *q(tdb *t, const char *sql) {
+__attribute__((unused)) static const char *q(tdb *t, const char *sql) {
   int rc = tdb_run(t, sql);
   if (rc != EXEC_DONE) fail_msg("%s\n  -> code %d: %s", sql, rc, t->err.msg);
   return t->out;
 }
 
 /* Run a statement that must fail with code; returns the message. */
-static const char *qerr(tdb *t, const char *sql, int code) {
+__attribute__((unused)) static const char *qerr(tdb *t, const char *sql, int code) {
   int rc = tdb_run(t, sql);
   if (rc != code) fail_msg("%s\n  -> code %d (want %d): %s", sql, rc, code, t->err.msg);
   return t->err.msg;
