@@ -1,0 +1,123 @@
+/*
+** tests/cli/test_shell_util.h: header-only helpers for the shell tests: run the built
+** `rowan` binary (path from the ROWAN_SHELL_PATH compile definition, or the ROWAN_SHELL
+** environment variable) with arguments and a stdin text, capture its stdout, stderr and exit
+** status; make and remove temporary directories under /tmp; write small files.
+**
+** Not a test itself (only test_*.c files are test programs).
+*/
+#ifndef ROWAN_TEST_SHELL_UTIL_H
+#define ROWAN_TEST_SHELL_UTIL_H
+
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef ROWAN_SHELL_PATH
+#define ROWAN_SHELL_PATH "rowan"
+#endif
+
+/* What one run of the shell produced. */
+typedef struct sh_result {
+  char *out;   /* stdout, NUL-terminated, malloc'd */
+  char *err;   /* stderr, NUL-terminated, malloc'd */
+  int status;  /* exit status, or -1 if it did not exit normally */
+} sh_result;
+
+static inline void sh_result_free(sh_result *r) {
+  free(r->out);
+  free(r->err);
+  r->out = r->err = NULL;
+}
+
+static inline char *sh_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return strdup("");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *p = malloc((size_t)n + 1);
+  size_t got = p ? fread(p, 1, (size_t)n, f) : 0;
+  if (p) p[got] = 0;
+  fclose(f);
+  return p;
+}
+
+static inline void sh_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (!f) { perror(path); abort(); }
+  fputs(text, f);
+  fclose(f);
+}
+
+static inline const char *sh_binary(void) {
+  const char *e = getenv("ROWAN_SHELL");
+  return e && *e ? e : ROWAN_SHELL_PATH;
+}
+
+/* Run the shell with args (NULL-terminated, without argv[0]) and stdin_text (NULL: empty
+** stdin). Captures output through files in dir. Returns the exit status (also in r). */
+static inline int sh_run(const char *dir, const char *const *args, const char *stdin_text,
+                         sh_result *r) {
+  char in_path[512], out_path[512], err_path[512];
+  snprintf(in_path, sizeof in_path, "%s/.stdin", dir);
+  snprintf(out_path, sizeof out_path, "%s/.stdout", dir);
+  snprintf(err_path, sizeof err_path, "%s/.stderr", dir);
+  sh_write_file(in_path, stdin_text ? stdin_text : "");
+  const char *argv[64];
+  int n = 0;
+  argv[n++] = sh_binary();
+  for (int i = 0; args[i] && n < 63; i++) argv[n++] = args[i];
+  argv[n] = NULL;
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int in = open(in_path, O_RDONLY);
+    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0) _exit(126);
+    dup2(in, 0);
+    dup2(out, 1);
+    dup2(err, 2);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  r->status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r->out = sh_read_file(out_path);
+  r->err = sh_read_file(err_path);
+  return r->status;
+}
+
+static inline int sh_rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb; (void)flag; (void)ftw;
+  return remove(path);
+}
+
+/* A fresh directory under /tmp (malloc'd path); sh_tmp_remove deletes it and frees it. */
+static inline char *sh_tmp_make(void) {
+  char *p = strdup("/tmp/rowan-shell-test-XXXXXX");
+  if (!p || !mkdtemp(p)) { perror("mkdtemp"); abort(); }
+  return p;
+}
+
+static inline void sh_tmp_remove(char *dir) {
+  nftw(dir, sh_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+  free(dir);
+}
+
+/* Print a run's output when an expectation fails, to make the failure readable. */
+static inline void sh_dump(const sh_result *r) {
+  fprintf(stderr, "--- status %d\n--- stdout:\n%s--- stderr:\n%s---\n", r->status, r->out,
+          r->err);
+}
+
+#endif /* ROWAN_TEST_SHELL_UTIL_H */
