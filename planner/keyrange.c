@@ -206,8 +206,8 @@ static kset *set_union(ctx *c, const kset *a, const kset *b) {
   if (a->all || b->all) return &ALL_SET;
   kset *r = set_new(c, a->n + b->n);
   if (!r) return NULL;
-  memcpy(r->v, a->v, a->n * sizeof(kiv));
-  memcpy(r->v + a->n, b->v, b->n * sizeof(kiv));
+  if (a->n) memcpy(r->v, a->v, a->n * sizeof(kiv));
+  if (b->n) memcpy(r->v + a->n, b->v, b->n * sizeof(kiv));
   r->n = a->n + b->n;
   set_normalize(r);
   return r;
@@ -308,7 +308,7 @@ static int boxes_or(ctx *c, const kboxes *a, const kboxes *b, kboxes *r) {
     return boxes_single(c, r, col, acc) ? -1 : 0;
   }
   if (boxes_alloc(c, r, a->n + b->n)) return -1;
-  memcpy(r->v, a->v, a->n * sizeof(kbox));
+  if (a->n) memcpy(r->v, a->v, a->n * sizeof(kbox));
   if (b->n) memcpy(r->v + a->n, b->v, b->n * sizeof(kbox));
   r->n = a->n + b->n;
   return 0;
