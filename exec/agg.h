@@ -105,9 +105,8 @@ void exec_agg_free(exec_agg *a);
 int exec_agg_set_add(exec_agg_set **set, const cat_value *v, bool *added);
 /* Number of values in the set (0 for NULL). */
 size_t exec_agg_set_count(const exec_agg_set *set);
-/* The i-th value added (0 <= i < count), rebuilt with the type it was added with (an exact
-** number may come back at another scale: 1.50 as 1.5); strings point into the set and stay
-** valid until the next add or free. */
+/* The i-th value added (0 <= i < count), rebuilt with the type (and DECIMAL scale) it was
+** first added with; strings point into the set and stay valid until the next add or free. */
 void exec_agg_set_value(const exec_agg_set *set, size_t i, cat_value *out);
 /* Free the set (NULL is fine). */
 void exec_agg_set_free(exec_agg_set *set);

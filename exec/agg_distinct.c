@@ -23,6 +23,7 @@ typedef struct set_entry {
   size_t off;        /* key offset in pool */
   uint32_t len;      /* key length */
   uint8_t type_id;   /* type the value was added with */
+  uint8_t scale;     /* DECIMAL: the scale it was added with (the key is normalized) */
 } set_entry;
 
 struct exec_agg_set {
@@ -144,6 +145,7 @@ int exec_agg_set_add(exec_agg_set **set, const cat_value *v, bool *added) {
   e->off = s->pool_n;
   e->len = (uint32_t)klen;
   e->type_id = v->type.id;
+  e->scale = v->type.id == CAT_T_DECIMAL ? (uint8_t)v->u.dec.scale : 0;
   memcpy(s->pool + s->pool_n, head, hn);
   if (tail_n) memcpy(s->pool + s->pool_n + hn, tail, tail_n);
   s->pool_n += klen;
@@ -154,6 +156,13 @@ int exec_agg_set_add(exec_agg_set **set, const cat_value *v, bool *added) {
 
 size_t exec_agg_set_count(const exec_agg_set *set) { return set ? set->n : 0; }
 
+/* d back at the scale it was added with (exact: it came from there). */
+static cat_value dec_at(cat_dec d, int scale) {
+  cat_dec r;
+  if (scale > d.scale && cat_dec_rescale(d, scale, &r, NULL) == CAT_OK) d = r;
+  return cat_v_dec(d, 0, (uint8_t)d.scale);
+}
+
 void exec_agg_set_value(const exec_agg_set *s, size_t i, cat_value *out) {
   const set_entry *e = &s->ent[i];
   const uint8_t *k = s->pool + e->off;
@@ -162,14 +171,14 @@ void exec_agg_set_value(const exec_agg_set *s, size_t i, cat_value *out) {
   switch (k[0]) {
     case 'I':
       memcpy(&x, k + 1, 8);
-      if (id == CAT_T_DECIMAL) *out = cat_v_dec(cat_dec_from_i64(x), 0, 0);
+      if (id == CAT_T_DECIMAL) *out = dec_at(cat_dec_from_i64(x), e->scale);
       else *out = cat_v_int(id, x);
       break;
     case 'N': {
       cat_dec d;
       memcpy(&d.v, k + 1, sizeof d.v);
       d.scale = k[1 + sizeof d.v];
-      *out = cat_v_dec(d, 0, (uint8_t)d.scale);
+      *out = dec_at(d, e->scale);
       break;
     }
     case 'F': {

@@ -308,7 +308,12 @@ static void test_distinct_rules(void **state) {
   assert_int_equal(back.u.i, -3);
   exec_agg_set_value(set, 2, &back);
   cat_text_format(&back, b, sizeof b);
-  assert_string_equal(b, "2.5");
+  assert_string_equal(b, "2.50");
+  v = DC("3.000");
+  assert_int_equal(exec_agg_set_add(&set, &v, &added), EXEC_OK);
+  exec_agg_set_value(set, 3, &back);
+  cat_text_format(&back, b, sizeof b);
+  assert_string_equal(b, "3.000");
   exec_agg_set_free(set);
   assert_int_equal(exec_agg_set_count(NULL), 0);
 }
