@@ -9,7 +9,9 @@
 #ifndef ROWAN_TEST_SHELL_UTIL_H
 #define ROWAN_TEST_SHELL_UTIL_H
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
