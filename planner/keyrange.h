@@ -84,4 +84,100 @@ int plan_key_ranges(const plan_key_schema *schema, const plan_expr *where,
                     char *msg, size_t cap);
 void plan_scan_ranges_free(plan_scan_ranges *r);
 
+/* ---- Internal to planner/keyrange*.c ----------------------------------------------------
+** keyrange.c turns WHERE terms into boxes (per-column interval lists over ASC-encoded
+** positions); keyrange_expand.c expands boxes into sorted, merged key ranges. Nothing
+** outside these two files defines PLAN_KEYRANGE_INTERNAL. */
+#ifdef PLAN_KEYRANGE_INTERNAL
+#include <stddef.h>
+
+typedef struct plan_kr_chunk {
+  struct plan_kr_chunk *next; /* older chunk */
+  size_t used, cap;   /* bytes used / available in data */
+  max_align_t data[]; /* payload */
+} plan_kr_chunk;
+
+typedef struct plan_kr_arena {
+  plan_kr_chunk *head; /* newest chunk */
+} plan_kr_arena;
+
+/* ---- Positions, intervals, sets, boxes ----------------------------------------------- */
+enum { PLAN_KR_NEG_INF, PLAN_KR_BEFORE, PLAN_KR_AFTER, PLAN_KR_POS_INF };
+
+typedef struct plan_kr_pos {
+  uint8_t kind;       /* PLAN_KR_NEG_INF .. PLAN_KR_POS_INF */
+  bool full;          /* b is a whole value's encoding (not a LIKE prefix) */
+  const uint8_t *b;   /* bytes (arena) */
+  uint32_t len;       /* byte count */
+  const char *text;   /* the value as a literal, for EXPLAIN */
+} plan_kr_pos;
+
+typedef struct plan_kr_iv {
+  plan_kr_pos lo, hi; /* [lo, hi) */
+} plan_kr_iv;
+
+typedef struct plan_kr_set {
+  bool all;   /* unconstrained */
+  plan_kr_iv *v;     /* sorted, disjoint intervals (arena) */
+  uint32_t n; /* count; 0 with !all = empty */
+} plan_kr_set;
+
+typedef struct plan_kr_box {
+  plan_kr_set *cols;  /* one set per key column (arena) */
+  uint64_t *ct; /* per key column: bit j set if top-level term j constrains it in this box
+                   (while one term is being built: 1 = constrained) */
+} plan_kr_box;
+
+typedef struct plan_kr_boxes {
+  plan_kr_box *v;         /* boxes (arena) */
+  uint32_t n;      /* count */
+} plan_kr_boxes;
+
+typedef struct plan_kr_ctx {
+  const plan_key_schema *s; /* key schema */
+  const cat_value *params;  /* bound parameters */
+  int n_params;             /* count */
+  plan_kr_arena ar;                 /* everything temporary */
+  cat_key_col *asc;         /* per key column: its ASC codec view (arena) */
+  uint8_t *buf;             /* CAT_KEY_MAX encoding scratch */
+  int rc;                   /* first error (EXEC_*) */
+  char *msg;                /* caller's message buffer */
+  size_t cap;               /* its size */
+} plan_kr_ctx;
+
+typedef struct plan_kr_tinfo {
+  bool exact;       /* the boxes answer the term fully */
+  uint64_t cols;    /* key columns the term constrains */
+} plan_kr_tinfo;
+
+/* Arena allocation (max_align_t aligned); NULL when out of memory. Freed all at once. */
+void *plan_kr_alloc(plan_kr_arena *a, size_t n);
+void plan_kr_arena_free(plan_kr_arena *a);
+/* Record the first error (EXEC_* code and message) in c; returns -1. */
+int plan_kr_fail(plan_kr_ctx *c, int rc, const char *m);
+/* Order of two positions: <0, 0, >0. */
+int plan_kr_pos_cmp(const plan_kr_pos *a, const plan_kr_pos *b);
+/* True if v holds exactly one whole value; if every interval of s does. */
+bool plan_kr_iv_is_point(const plan_kr_iv *v);
+bool plan_kr_set_all_points(const plan_kr_set *s);
+/* An empty set with room for n intervals (arena); NULL on no memory (c->rc set). */
+plan_kr_set *plan_kr_set_new(plan_kr_ctx *c, uint32_t n);
+/* A box with every column unconstrained; 0 or -1 (no memory). */
+int plan_kr_box_init(plan_kr_ctx *c, plan_kr_box *b);
+/* Room for n boxes in r (r->n = 0); 0 or -1. */
+int plan_kr_boxes_alloc(plan_kr_ctx *c, plan_kr_boxes *r, uint32_t n);
+/* r = a AND b (cross product, empty boxes dropped): 0, 1 if it would pass the box cap (r
+** untouched), -1 on error. */
+int plan_kr_boxes_and(plan_kr_ctx *c, const plan_kr_boxes *a, const plan_kr_boxes *b,
+                      plan_kr_boxes *r);
+/* Boxes for one WHERE term: 1 extracted (*out, *ti), 0 not extractable, -1 error. */
+int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out,
+                       plan_kr_tinfo *ti);
+/* n bytes of p copied into the arena; NULL on no memory. */
+const uint8_t *plan_kr_copy_bytes(plan_kr_ctx *c, const uint8_t *p, size_t n);
+/* Derive the ranges of the AND of terms[0..nt) into out (keyrange_expand.c); errors in c. */
+void plan_kr_derive(plan_kr_ctx *c, const plan_expr *const *terms, uint32_t nt,
+                    plan_scan_ranges *out);
+#endif /* PLAN_KEYRANGE_INTERNAL */
+
 #endif /* ROWAN_PLANNER_KEYRANGE_H */
