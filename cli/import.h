@@ -37,8 +37,9 @@ typedef struct cli_import_options {
                               names the columns unless `columns` is given (then skipped) */
   const char *columns;     /* comma-separated column names mapping the fields in order
                               ("a,b,c"; an empty name skips that field), or NULL */
-  const char *null_text;   /* an unquoted field equal to this text is SQL NULL (e.g. "NA");
-                              NULL: only an empty unquoted field is NULL */
+  const char *null_text;   /* a field equal to this text is SQL NULL (e.g. "NA"), quoted
+                              or not; an empty unquoted field is NULL too; "" in CSV is the
+                              empty string */
   int delimiter;           /* field separator byte; 0 = ',' for CSV, '\t' for TSV */
   const char *reject_path; /* file to append rejected records to (created or truncated at
                               the start), or NULL for none (rejects are still counted and

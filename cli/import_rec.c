@@ -9,8 +9,9 @@
 ** each record knows the line it starts on and its raw text (for the reject file).
 **
 ** Bad input and how it is reported: a quote inside an unquoted field or text after a
-** closing quote ends libcsv's parse of that record: the record (all its lines so far) is
-** reported with an error and parsing resumes on the next line. An unterminated quote
+** closing quote ends libcsv's parse of that record. A one-line record is reported with an
+** error and parsing resumes on the next line; a record that already spans several lines
+** is taken to be a stray opening quote on its first line (below). An unterminated quote
 ** swallows the rest of the file, so at the end of the input (or when a record passes
 ** CLI_REC_MAX_BYTES) the line where the open record started is reported as an error and
 ** the lines after it are parsed again, so the good records after a stray quote still load.
@@ -204,6 +205,12 @@ static int is_blank(const char *line, size_t n) {
   return 1;
 }
 
+/* Lines in the open record's raw text. */
+static int raw_lines(const cli_rec *r) {
+  const char *nl = r->raw_n ? memchr(r->raw, '\n', r->raw_n) : NULL;
+  return nl && (size_t)(nl - r->raw) + 1 < r->raw_n ? 2 : 1;
+}
+
 /* One line, with its '\n' unless it is the last line of the input. */
 static void process_line(cli_rec *r, const char *line, size_t n) {
   if (r->tsv) {
@@ -223,7 +230,12 @@ static void process_line(cli_rec *r, const char *line, size_t n) {
   size_t used = csv_parse(&r->csv, line, n, on_field, on_row, r);
   r->lineno++;
   if (r->nomem || r->stop) return;
-  if (used < n) {
+  if (used < n && csv_error(&r->csv) == CSV_EPARSE && raw_lines(r) > 1) {
+    /* A record that ran over several lines and then broke: most likely a stray quote on
+       its first line swallowed the lines after it. */
+    recover(r, "unterminated quote: the quoted field opened on this line does not close "
+               "cleanly");
+  } else if (used < n) {
     int64_t start = r->open_start ? r->open_start : r->lineno;
     emit(r, start, r->raw, r->raw_n,
          csv_error(&r->csv) == CSV_EPARSE

@@ -132,9 +132,10 @@ long cli_src_read(cli_src *s, void *buf, size_t cap, char *err, size_t ecap) {
   if (s->fp) return read_lz4(s, buf, cap, err, ecap);
   if (cap > (1u << 30)) cap = 1u << 30;
   int n = gzread(s->gz, buf, (unsigned)cap);
-  if (n < 0) {
-    int zerr = 0;
-    const char *m = gzerror(s->gz, &zerr);
+  int zerr = Z_OK;
+  const char *m = n <= 0 ? gzerror(s->gz, &zerr) : NULL;
+  /* A truncated gzip file reads as an end of input with Z_BUF_ERROR set. */
+  if (n < 0 || (n == 0 && zerr != Z_OK)) {
     char why[200];
     snprintf(why, sizeof why, "%s: %s", strcmp(s->kind, "gzip") == 0 ? "damaged gzip data"
                                                                        : "read error",

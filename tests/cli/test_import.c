@@ -1,0 +1,834 @@
+/*
+** tests/cli/test_import.c: CSV/TSV import (cli/import.h) into an in-memory database.
+**
+** Good files (tests/cli/data/import_good.*: quotes, "" escapes, embedded LF and CRLF, CRLF
+** line ends, blank lines, empty and NULL fields, spaces kept, UTF-8, no final newline) in
+** CSV and TSV, plain and compressed (gzip and lz4 written by the test from the plain
+** fixture, several members/frames); a fixture for every reject reason (wrong field count,
+** bad number, bad date, bad or unterminated quote, NULL into NOT NULL) with the reject
+** file's lines and the counts checked; --max-errors, --columns, --null, header mapping,
+** small transactions with rejects inside them, missing and damaged files, the `.import`
+** argument parser, and a seeded random round trip of CSV quoting.
+**
+** Not here: the shell's `.import` command line (tests/cli shell tests) and the real
+** archive (test_archive.c).
+*/
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <csv.h>
+#include <lz4frame.h>
+#include <zlib.h>
+
+#include "cli/import.h"
+#include "kv/env_mem.h"
+#include "rowan.h"
+#include "testutil.h"
+
+#define GOOD_TABLE                                                                    \
+  "CREATE TABLE T (ID INTEGER NOT NULL, NAME VARCHAR, NOTE VARCHAR, TEMP DOUBLE, " \
+  "DAY DATE CONSTRAINT PK PRIMARY KEY (ID))"
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+typedef struct fixture {
+  kv_env *env;      /* in-memory file system */
+  rowan_db *db;     /* database on it */
+  char dir[64];     /* temp dir for generated files and reject files */
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  assert_non_null(f);
+  f->env = kv_env_mem_new(0);
+  assert_non_null(f->env);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = f->env;
+  assert_int_equal(rowan_open("db", &o, &f->db), ROWAN_OK);
+  strcpy(f->dir, "/tmp/rowan-import-XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  rowan_close(f->db);
+  kv_env_free(f->env);
+  DIR *d = opendir(f->dir);
+  if (d) {
+    struct dirent *e;
+    char p[512];
+    while ((e = readdir(d)) != NULL) {
+      if (e->d_name[0] == '.') continue;
+      snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
+      unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(f->dir);
+  free(f);
+  return 0;
+}
+
+static void exec_ok(rowan_db *db, const char *sql) {
+  int rc = rowan_exec(db, sql, NULL, NULL);
+  if (rc != ROWAN_OK) fprintf(stderr, "SQL failed: %s\n  %s\n", sql, rowan_errmsg(db));
+  assert_int_equal(rc, ROWAN_OK);
+}
+
+typedef struct sbuf {
+  char *p;    /* text */
+  size_t n;   /* length */
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n) {
+  b->p = realloc(b->p, b->n + n + 1);
+  assert_non_null(b->p);
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = 0;
+}
+
+static int collect(void *ctx, int ncol, char **values, char **names) {
+  (void)names;
+  sbuf *b = ctx;
+  for (int i = 0; i < ncol; i++) {
+    const char *v = values[i] ? values[i] : "<null>";
+    sb_add(b, v, strlen(v));
+    sb_add(b, i + 1 < ncol ? "|" : "\n", 1);
+  }
+  return 0;
+}
+
+/* Rows of a query as "a|b\n..." (NULL as <null>); caller frees. */
+static char *query(rowan_db *db, const char *sql) {
+  sbuf b = {NULL, 0};
+  sb_add(&b, "", 0);
+  int rc = rowan_exec(db, sql, collect, &b);
+  if (rc != ROWAN_OK) fprintf(stderr, "query failed: %s\n  %s\n", sql, rowan_errmsg(db));
+  assert_int_equal(rc, ROWAN_OK);
+  return b.p;
+}
+
+static int64_t count(rowan_db *db, const char *table) {
+  char sql[256];
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", table);
+  char *s = query(db, sql);
+  int64_t n = strtoll(s, NULL, 10);
+  free(s);
+  return n;
+}
+
+static void expect_rows(rowan_db *db, const char *sql, const char *want) {
+  char *got = query(db, sql);
+  if (strcmp(got, want) != 0) fprintf(stderr, "query: %s\ngot:\n%s\nwant:\n%s\n", sql, got, want);
+  assert_string_equal(got, want);
+  free(got);
+}
+
+static const char *fixture_path(const char *name) {
+  static char buf[4][512];
+  static int k;
+  const char *src = getenv("ROWAN_SOURCE_DIR");
+  char *p = buf[k++ % 4];
+  snprintf(p, 512, "%s/tests/cli/data/%s", src ? src : ".", name);
+  return p;
+}
+
+static void write_file(const char *path, const void *p, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(p, 1, n, fp), n);
+  assert_int_equal(fclose(fp), 0);
+}
+
+static char *read_file(const char *path, size_t *n) {
+  FILE *fp = fopen(path, "rb");
+  assert_non_null(fp);
+  sbuf b = {NULL, 0};
+  sb_add(&b, "", 0);
+  char tmp[4096];
+  size_t k;
+  while ((k = fread(tmp, 1, sizeof tmp, fp)) > 0) sb_add(&b, tmp, k);
+  fclose(fp);
+  if (n) *n = b.n;
+  return b.p;
+}
+
+static int import1(fixture *f, const char *file, const char *table,
+                   const cli_import_options *o, cli_import_result *res, char *err,
+                   size_t cap) {
+  const char *files[1] = {file};
+  return cli_import(f->db, files, 1, table, o, res, err, cap);
+}
+
+/* The reject file parsed as CSV (with libcsv, not the import's parser): rows of 4 fields. */
+typedef struct rejects {
+  int n;                  /* rows, header included */
+  char *cell[64][4];      /* fields */
+  int nf[64];             /* fields per row */
+} rejects;
+
+static void rj_field(void *s, size_t len, void *ctx) {
+  rejects *r = ctx;
+  if (r->n >= 64 || r->nf[r->n] >= 4) return;
+  char *c = malloc(len + 1);
+  assert_non_null(c);
+  if (len) memcpy(c, s, len);
+  c[len] = 0;
+  r->cell[r->n][r->nf[r->n]++] = c;
+}
+
+static void rj_row(int c, void *ctx) {
+  (void)c;
+  rejects *r = ctx;
+  if (r->n < 64) r->n++;
+}
+
+static void read_rejects(const char *path, rejects *r) {
+  memset(r, 0, sizeof *r);
+  size_t n;
+  char *text = read_file(path, &n);
+  struct csv_parser p;
+  assert_int_equal(csv_init(&p, CSV_STRICT | CSV_STRICT_FINI), 0);
+  assert_int_equal(csv_parse(&p, text, n, rj_field, rj_row, r), n);
+  assert_int_equal(csv_fini(&p, rj_field, rj_row, r), 0);
+  csv_free(&p);
+  free(text);
+  assert_true(r->n >= 1);
+  assert_int_equal(r->nf[0], 4);
+  assert_string_equal(r->cell[0][0], "file");
+  assert_string_equal(r->cell[0][1], "line");
+  assert_string_equal(r->cell[0][2], "reason");
+  assert_string_equal(r->cell[0][3], "record");
+}
+
+static void free_rejects(rejects *r) {
+  for (int i = 0; i < r->n && i < 64; i++)
+    for (int j = 0; j < r->nf[i]; j++) free(r->cell[i][j]);
+}
+
+/* Row i (1-based, after the header) of the reject file: from `file`, at `line`, with a
+** reason containing each of the (NULL-terminated) words, and this raw record. */
+static void expect_reject(const rejects *r, int i, const char *file, int line,
+                          const char *record, ...) {
+  assert_true(i < r->n);
+  assert_int_equal(r->nf[i], 4);
+  assert_string_equal(r->cell[i][0], file);
+  assert_int_equal(atoi(r->cell[i][1]), line);
+  assert_string_equal(r->cell[i][3], record);
+  va_list ap;
+  va_start(ap, record);
+  const char *w;
+  while ((w = va_arg(ap, const char *)) != NULL) {
+    if (!strstr(r->cell[i][2], w))
+      fprintf(stderr, "reject %d reason \"%s\" lacks \"%s\"\n", i, r->cell[i][2], w);
+    assert_non_null(strstr(r->cell[i][2], w));
+  }
+  va_end(ap);
+}
+
+/* ---- good files -------------------------------------------------------------------- */
+
+#define GOOD_CSV_ROWS                                           \
+  "1|plain|simple|1.5|2024-01-02\n"                             \
+  "2|comma, inside|say \"hi\"|-3.25|2024-02-29\n"               \
+  "3|two\nlines|crlf\r\ninside|0|2023-12-31\n"                  \
+  "4||<null>|<null>|<null>\n"                                   \
+  "5| spaced |  padded  |125|2000-01-01\n"                      \
+  "6|\xc3\xbcn\xc3\xaf" "c\xc3\xb8" "d\xc3\xa9" "|quote at end \"|7|1999-12-31\n"
+
+static void good_csv(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, GOOD_TABLE);
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.header = 1;
+  o.null_text = "NA";
+  cli_import_result res;
+  char err[512];
+  assert_int_equal(import1(f, fixture_path("import_good.csv"), "T", &o, &res, err, sizeof err),
+                   ROWAN_OK);
+  assert_string_equal(err, "");
+  assert_int_equal(res.rows_read, 6);
+  assert_int_equal(res.rows_loaded, 6);
+  assert_int_equal(res.rows_rejected, 0);
+  assert_int_equal(res.files_done, 1);
+  assert_int_equal(res.stopped, 0);
+  expect_rows(f->db, "SELECT ID, NAME, NOTE, TEMP, DAY FROM T ORDER BY ID", GOOD_CSV_ROWS);
+  /* The empty quoted field is the empty string, not NULL. */
+  expect_rows(f->db, "SELECT COUNT(*) FROM T WHERE NAME = ''", "1\n");
+  char sum[512];
+  cli_import_summary(&res, &o, sum, sizeof sum);
+  assert_non_null(strstr(sum, "6 rows loaded, 0 rejected from 1 file"));
+}
+
+static void good_tsv(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, GOOD_TABLE);
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.format = CLI_IMPORT_TSV;
+  o.header = 1;
+  o.null_text = "NA";
+  cli_import_result res;
+  char err[512];
+  assert_int_equal(import1(f, fixture_path("import_good.tsv"), "T", &o, &res, err, sizeof err),
+                   ROWAN_OK);
+  assert_int_equal(res.rows_loaded, 4);
+  assert_int_equal(res.rows_rejected, 0);
+  /* No quoting in TSV: quotes and commas are data; an empty field is NULL. */
+  expect_rows(f->db, "SELECT ID, NAME, NOTE, TEMP, DAY FROM T ORDER BY ID",
+              "1|plain|simple|1.5|2024-01-02\n"
+              "2|\"not quoted\"|comma, inside|-3.25|2024-02-29\n"
+              "3|<null>|<null>|<null>|<null>\n"
+              "4| spaced |x|125|2000-01-01\n");
+}
+
+static void write_gzip(const char *path, const char *p, size_t n, int members) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  size_t step = (n + (size_t)members - 1) / (size_t)members;
+  for (size_t off = 0; off < n; off += step) {
+    size_t len = off + step > n ? n - off : step;
+    /* One gzip member per piece: compress2 gives zlib format, so use deflateInit2. */
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+                     Z_OK);
+    unsigned char out[8192];
+    z.next_in = (unsigned char *)(uintptr_t)(p + off);
+    z.avail_in = (unsigned)len;
+    int zr;
+    do {
+      z.next_out = out;
+      z.avail_out = sizeof out;
+      zr = deflate(&z, Z_FINISH);
+      fwrite(out, 1, sizeof out - z.avail_out, fp);
+    } while (zr == Z_OK);
+    assert_int_equal(zr, Z_STREAM_END);
+    deflateEnd(&z);
+  }
+  assert_int_equal(fclose(fp), 0);
+}
+
+static void write_lz4(const char *path, const char *p, size_t n, int frames) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  size_t step = (n + (size_t)frames - 1) / (size_t)frames;
+  for (size_t off = 0; off < n; off += step) {
+    size_t len = off + step > n ? n - off : step;
+    size_t cap = LZ4F_compressFrameBound(len, NULL);
+    void *out = malloc(cap);
+    assert_non_null(out);
+    size_t k = LZ4F_compressFrame(out, cap, p + off, len, NULL);
+    assert_false(LZ4F_isError(k));
+    fwrite(out, 1, k, fp);
+    free(out);
+  }
+  assert_int_equal(fclose(fp), 0);
+}
+
+static void compressed(void **state) {
+  fixture *f = *state;
+  size_t n;
+  char *text = read_file(fixture_path("import_good.csv"), &n);
+  char gz[128], lz[128], plain[128];
+  snprintf(gz, sizeof gz, "%s/good.csv.gz", f->dir);
+  snprintf(lz, sizeof lz, "%s/good.csv.lz4", f->dir);
+  snprintf(plain, sizeof plain, "%s/good.csv", f->dir);
+  write_gzip(gz, text, n, 3);   /* three members, cut mid-record */
+  write_lz4(lz, text, n, 2);    /* two frames, cut mid-record */
+  write_file(plain, text, n);
+  const char *names[3] = {gz, lz, plain};
+  const char *tables[3] = {"TGZ", "TLZ", "TPLAIN"};
+  for (int i = 0; i < 3; i++) {
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE %s (ID INTEGER NOT NULL PRIMARY KEY, NAME VARCHAR, NOTE VARCHAR, "
+             "TEMP DOUBLE, DAY DATE)", tables[i]);
+    exec_ok(f->db, sql);
+    cli_import_options o;
+    cli_import_options_init(&o);
+    o.header = 1;
+    o.null_text = "NA";
+    cli_import_result res;
+    char err[512];
+    assert_int_equal(import1(f, names[i], tables[i], &o, &res, err, sizeof err), ROWAN_OK);
+    assert_int_equal(res.rows_loaded, 6);
+    assert_int_equal(res.rows_rejected, 0);
+    snprintf(sql, sizeof sql, "SELECT ID, NAME, NOTE, TEMP, DAY FROM %s ORDER BY ID", tables[i]);
+    expect_rows(f->db, sql, GOOD_CSV_ROWS);
+  }
+  /* A truncated gzip or lz4 file is an I/O error naming the file, not a short import. */
+  char cut[128];
+  for (int i = 0; i < 2; i++) {
+    size_t zn;
+    char *z = read_file(names[i], &zn);
+    snprintf(cut, sizeof cut, "%s/cut%d", f->dir, i);
+    write_file(cut, z, zn - 6);
+    free(z);
+    cli_import_options o;
+    cli_import_options_init(&o);
+    o.header = 1;
+    o.null_text = "NA";
+    cli_import_result res;
+    char err[512];
+    exec_ok(f->db, "DELETE FROM TPLAIN");
+    assert_int_equal(import1(f, cut, "TPLAIN", &o, &res, err, sizeof err), ROWAN_IOERR);
+    assert_non_null(strstr(err, cut));
+    assert_int_equal(res.files_done, 0);
+  }
+  free(text);
+}
+
+/* ---- rejects ----------------------------------------------------------------------- */
+
+/* Import fixture `name` into a fresh T with a reject file; returns the result. */
+static int import_bad(fixture *f, const char *name, int64_t max_errors, cli_import_result *res,
+                      rejects *rj, char *err, size_t cap) {
+  exec_ok(f->db, "DROP TABLE IF EXISTS T");
+  exec_ok(f->db, GOOD_TABLE);
+  char rejpath[128];
+  snprintf(rejpath, sizeof rejpath, "%s/rejects.csv", f->dir);
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.header = 1;
+  o.null_text = "NA";
+  o.reject_path = rejpath;
+  o.max_errors = max_errors;
+  int rc = import1(f, fixture_path(name), "T", &o, res, err, cap);
+  read_rejects(rejpath, rj);
+  assert_int_equal(rj->n - 1, res->rows_rejected);
+  assert_int_equal(res->rows_loaded + res->rows_rejected, res->rows_read);
+  return rc;
+}
+
+static void reject_field_count(void **state) {
+  fixture *f = *state;
+  cli_import_result res;
+  rejects rj;
+  char err[512];
+  assert_int_equal(import_bad(f, "import_bad_fields.csv", 0, &res, &rj, err, sizeof err),
+                   ROWAN_OK);
+  const char *file = fixture_path("import_bad_fields.csv");
+  assert_int_equal(res.rows_loaded, 3);
+  assert_int_equal(res.rows_rejected, 2);
+  expect_reject(&rj, 1, file, 3, "2,b,n,1", "field count", "expected 5", "found 4", NULL);
+  expect_reject(&rj, 2, file, 5, "4,d,n,1,2024-01-04,extra", "expected 5", "found 6", NULL);
+  expect_rows(f->db, "SELECT ID FROM T ORDER BY ID", "1\n3\n5\n");
+  free_rejects(&rj);
+}
+
+static void reject_number(void **state) {
+  fixture *f = *state;
+  cli_import_result res;
+  rejects rj;
+  char err[512];
+  assert_int_equal(import_bad(f, "import_bad_number.csv", 0, &res, &rj, err, sizeof err),
+                   ROWAN_OK);
+  const char *file = fixture_path("import_bad_number.csv");
+  assert_int_equal(res.rows_loaded, 3);
+  assert_int_equal(res.rows_rejected, 3);
+  expect_reject(&rj, 1, file, 3, "2,b,n,12abc,2024-01-02", "TEMP", "12abc", NULL);
+  expect_reject(&rj, 2, file, 5, "four,d,n,2,2024-01-04", "ID", "four", NULL);
+  expect_reject(&rj, 3, file, 6, "5,e,n,1e400,2024-01-05", "TEMP", "1e400", NULL);
+  expect_rows(f->db, "SELECT ID, TEMP FROM T ORDER BY ID", "1|1.5\n3|2\n6|3\n");
+  free_rejects(&rj);
+}
+
+static void reject_date(void **state) {
+  fixture *f = *state;
+  cli_import_result res;
+  rejects rj;
+  char err[512];
+  assert_int_equal(import_bad(f, "import_bad_date.csv", 0, &res, &rj, err, sizeof err),
+                   ROWAN_OK);
+  const char *file = fixture_path("import_bad_date.csv");
+  assert_int_equal(res.rows_loaded, 2);
+  assert_int_equal(res.rows_rejected, 3);
+  expect_reject(&rj, 1, file, 3, "2,b,n,1,2023-02-29", "DAY", "2023-02-29", NULL);
+  expect_reject(&rj, 2, file, 4, "3,c,n,1,2024-13-01", "DAY", "2024-13-01", NULL);
+  expect_reject(&rj, 3, file, 5, "4,d,n,1,yesterday", "DAY", "yesterday", NULL);
+  expect_rows(f->db, "SELECT ID, DAY FROM T ORDER BY ID", "1|2024-01-01\n5|2024-02-29\n");
+  free_rejects(&rj);
+}
+
+static void reject_quote(void **state) {
+  fixture *f = *state;
+  cli_import_result res;
+  rejects rj;
+  char err[512];
+  assert_int_equal(import_bad(f, "import_bad_quote.csv", 0, &res, &rj, err, sizeof err),
+                   ROWAN_OK);
+  const char *file = fixture_path("import_bad_quote.csv");
+  assert_int_equal(res.rows_rejected, 4);
+  assert_int_equal(res.rows_loaded, 3);
+  expect_reject(&rj, 1, file, 3, "2,\"b\"x,n,1,2024-01-02", "quot", NULL);
+  expect_reject(&rj, 2, file, 4, "3,c\"d,n,1,2024-01-03", "quot", NULL);
+  /* A stray opening quote: the rows after it are parsed again and load. */
+  expect_reject(&rj, 3, file, 5, "4,\"open,n,1,2024-01-04", "unterminated quote", NULL);
+  expect_reject(&rj, 4, file, 9, "7,\"never closed,n,1,2024-01-07", "unterminated quote",
+                NULL);
+  expect_rows(f->db, "SELECT ID, NAME FROM T ORDER BY ID", "1|a\n5|e\n6|ok\nfine\n");
+  free_rejects(&rj);
+}
+
+static void reject_not_null(void **state) {
+  fixture *f = *state;
+  cli_import_result res;
+  rejects rj;
+  char err[512];
+  assert_int_equal(import_bad(f, "import_bad_notnull.csv", 0, &res, &rj, err, sizeof err),
+                   ROWAN_OK);
+  const char *file = fixture_path("import_bad_notnull.csv");
+  assert_int_equal(res.rows_loaded, 2);
+  assert_int_equal(res.rows_rejected, 2);
+  expect_reject(&rj, 1, file, 3, ",b,n,1,2024-01-02", "ID", "NULL", NULL);
+  expect_reject(&rj, 2, file, 4, "NA,c,n,1,2024-01-03", "ID", "NULL", NULL);
+  expect_rows(f->db, "SELECT ID FROM T ORDER BY ID", "1\n4\n");
+  assert_non_null(strstr(res.first_reject, "import_bad_notnull.csv:3:"));
+  free_rejects(&rj);
+}
+
+static void max_errors(void **state) {
+  fixture *f = *state;
+  cli_import_result res;
+  rejects rj;
+  char err[512];
+  /* import_bad_number.csv: good 1, bad 2 (line 3), good 3, bad four (line 5), ... */
+  assert_int_equal(import_bad(f, "import_bad_number.csv", 2, &res, &rj, err, sizeof err),
+                   ROWAN_CONSTRAINT);
+  assert_int_equal(res.stopped, 1);
+  assert_int_equal(res.rows_rejected, 2);
+  assert_int_equal(res.rows_loaded, 2);
+  assert_non_null(strstr(err, "2 rows committed"));
+  assert_non_null(strstr(err, ":5"));
+  expect_rows(f->db, "SELECT ID FROM T ORDER BY ID", "1\n3\n");
+  free_rejects(&rj);
+  /* A limit that is not reached changes nothing. */
+  assert_int_equal(import_bad(f, "import_bad_number.csv", 4, &res, &rj, err, sizeof err),
+                   ROWAN_OK);
+  assert_int_equal(res.stopped, 0);
+  assert_int_equal(res.rows_loaded, 3);
+  free_rejects(&rj);
+}
+
+/* ---- mapping ----------------------------------------------------------------------- */
+
+static void columns_option(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, "CREATE TABLE M (K VARCHAR NOT NULL PRIMARY KEY, F.A INTEGER, F.B DOUBLE)");
+  char path[128];
+  snprintf(path, sizeof path, "%s/cols.csv", f->dir);
+  const char *text = "PM2.5,skip me,key\n1,x,k1\n2,y,k2\n,z,k3\n";
+  write_file(path, text, strlen(text));
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.header = 1;
+  o.columns = "b, ,k"; /* a blank name skips its field; the header line is skipped */
+  cli_import_result res;
+  char err[512];
+  assert_int_equal(import1(f, path, "M", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_loaded, 3);
+  expect_rows(f->db, "SELECT K, A, B FROM M ORDER BY K",
+              "k1|<null>|1\nk2|<null>|2\nk3|<null>|<null>\n");
+  /* Family-qualified names, no header: every line is data. A quoted name keeps its case,
+     so "k" is not the column K. */
+  o.header = 0;
+  o.columns = "F.A,,\"k\"";
+  assert_int_equal(import1(f, path, "M", &o, &res, err, sizeof err), ROWAN_ERROR);
+  assert_non_null(strstr(err, "--columns"));
+  assert_int_equal(res.rows_read, 0);
+  o.columns = "F.A,,k";
+  assert_int_equal(import1(f, path, "M", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_read, 4);
+  assert_int_equal(res.rows_rejected, 1);
+  assert_int_equal(res.rows_loaded, 3);
+  assert_non_null(strstr(res.first_reject, ":1: column F.A"));
+  expect_rows(f->db, "SELECT K, A, B FROM M ORDER BY K",
+              "k1|1|1\nk2|2|2\nk3|<null>|<null>\n");
+  /* A list that maps nothing is an error before anything is read. */
+  o.columns = ",";
+  assert_int_equal(import1(f, path, "M", &o, &res, err, sizeof err), ROWAN_ERROR);
+  assert_int_equal(res.rows_read, 0);
+}
+
+static void header_mapping(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, GOOD_TABLE);
+  char a[128], b[128], c[128];
+  snprintf(a, sizeof a, "%s/a.csv", f->dir);
+  snprintf(b, sizeof b, "%s/b.csv", f->dir);
+  snprintf(c, sizeof c, "%s/c.csv", f->dir);
+  /* Header names match case-insensitively and in any order; each file has its own. */
+  const char *ta = "Temp,ID,name\n1.5,1,x\n";
+  const char *tb = "id,DAY\n2,2024-05-06\n";
+  const char *tc = "id,nosuch\n3,4\n";
+  write_file(a, ta, strlen(ta));
+  write_file(b, tb, strlen(tb));
+  write_file(c, tc, strlen(tc));
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.header = 1;
+  cli_import_result res;
+  char err[512];
+  const char *files[3] = {a, b, c};
+  assert_int_equal(cli_import(f->db, files, 2, "T", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.files_done, 2);
+  expect_rows(f->db, "SELECT ID, NAME, TEMP, DAY FROM T ORDER BY ID",
+              "1|x|1.5|<null>\n2|<null>|<null>|2024-05-06\n");
+  /* A header naming an unknown column stops the import there, naming the file. */
+  assert_int_equal(cli_import(f->db, files, 3, "T", &o, &res, err, sizeof err), ROWAN_ERROR);
+  assert_non_null(strstr(err, c));
+  assert_non_null(strstr(err, "NOSUCH"));
+  assert_int_equal(res.rows_loaded, 2);
+  assert_int_equal(count(f->db, "T"), 2);
+  /* No header, no list: the table's columns in order. */
+  const char *td = "9,n9,note,2.5,2020-01-01\n";
+  write_file(a, td, strlen(td));
+  o.header = 0;
+  assert_int_equal(import1(f, a, "T", &o, &res, err, sizeof err), ROWAN_OK);
+  expect_rows(f->db, "SELECT ID, NAME, NOTE, TEMP, DAY FROM T WHERE ID = 9",
+              "9|n9|note|2.5|2020-01-01\n");
+  /* Unknown table, missing file: errors before anything is loaded. */
+  assert_int_equal(import1(f, a, "NOPE", &o, &res, err, sizeof err), ROWAN_ERROR);
+  assert_non_null(strstr(err, "NOPE"));
+  char missing[160];
+  snprintf(missing, sizeof missing, "%s/missing.csv", f->dir);
+  files[0] = a;
+  files[1] = missing;
+  assert_int_equal(cli_import(f->db, files, 2, "T", &o, &res, err, sizeof err), ROWAN_IOERR);
+  assert_non_null(strstr(err, "missing.csv"));
+  assert_int_equal(res.rows_read, 0);
+}
+
+static void null_option(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, "CREATE TABLE N (K INTEGER NOT NULL PRIMARY KEY, S VARCHAR, D DOUBLE)");
+  char path[128];
+  snprintf(path, sizeof path, "%s/n.csv", f->dir);
+  const char *text = "1,NA,NA\n2,\"NA\",\n3,,1\n4,\"\",2\n5,na,3\n";
+  write_file(path, text, strlen(text));
+  cli_import_options o;
+  cli_import_options_init(&o);
+  cli_import_result res;
+  char err[512];
+  /* Without --null, "NA" is text (and not a number: row 1 is rejected). */
+  assert_int_equal(import1(f, path, "N", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_rejected, 1);
+  expect_rows(f->db, "SELECT K, S, D FROM N ORDER BY K",
+              "2|NA|<null>\n3|<null>|1\n4||2\n5|na|3\n");
+  exec_ok(f->db, "DELETE FROM N");
+  o.null_text = "NA";
+  assert_int_equal(import1(f, path, "N", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_rejected, 0);
+  expect_rows(f->db, "SELECT K, S, D FROM N ORDER BY K",
+              "1|<null>|<null>\n2|<null>|<null>\n3|<null>|1\n4||2\n5|na|3\n");
+}
+
+static void small_batches(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, "CREATE TABLE B (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE)");
+  char path[128];
+  snprintf(path, sizeof path, "%s/b.csv", f->dir);
+  sbuf b = {NULL, 0};
+  sb_add(&b, "", 0);
+  int64_t good = 0, bad = 0;
+  for (int i = 1; i <= 100; i++) {
+    char line[64];
+    if (i % 7 == 0) {
+      snprintf(line, sizeof line, "%d,bad%d\n", i, i);
+      bad++;
+    } else {
+      snprintf(line, sizeof line, "%d,%d.5\n", i, i);
+      good++;
+    }
+    sb_add(&b, line, strlen(line));
+  }
+  write_file(path, b.p, b.n);
+  free(b.p);
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.batch_rows = 3; /* rejects fall inside open transactions */
+  cli_import_result res;
+  char err[512];
+  assert_int_equal(import1(f, path, "B", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_loaded, good);
+  assert_int_equal(res.rows_rejected, bad);
+  assert_int_equal(count(f->db, "B"), good);
+  expect_rows(f->db, "SELECT COUNT(*) FROM B WHERE MOD(K, 7) = 0", "0\n");
+}
+
+/* ---- argument parsing -------------------------------------------------------------- */
+
+static void parse_args(void **state) {
+  (void)state;
+  char a0[] = "--tsv", a1[] = "a.tsv", a2[] = "--header", a3[] = "--columns", a4[] = "x,y",
+       a5[] = "b.tsv", a6[] = "--null=NA", a7[] = "--reject", a8[] = "r.csv",
+       a9[] = "--max-errors", a10[] = "7", a11[] = "--delimiter", a12[] = ";", a13[] = "TBL";
+  char *argv[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
+  int argc = 14, first = -1, nf = -1;
+  cli_import_options o;
+  char err[256];
+  assert_int_equal(cli_import_parse_args(argc, argv, &o, &first, &nf, err, sizeof err),
+                   ROWAN_OK);
+  assert_int_equal(o.format, CLI_IMPORT_TSV);
+  assert_int_equal(o.header, 1);
+  assert_string_equal(o.columns, "x,y");
+  assert_string_equal(o.null_text, "NA");
+  assert_string_equal(o.reject_path, "r.csv");
+  assert_int_equal(o.max_errors, 7);
+  assert_int_equal(o.delimiter, ';');
+  assert_int_equal(nf, 2);
+  assert_string_equal(argv[first], "a.tsv");
+  assert_string_equal(argv[first + 1], "b.tsv");
+  assert_string_equal(argv[argc - 1], "TBL");
+
+  char b0[] = "--max-errors", b1[] = "-3", b2[] = "f", b3[] = "T";
+  char *bad1[] = {b0, b1, b2, b3};
+  assert_int_equal(cli_import_parse_args(4, bad1, &o, &first, &nf, err, sizeof err),
+                   ROWAN_ERROR);
+  assert_non_null(strstr(err, "--max-errors"));
+  char c0[] = "--bogus", c1[] = "f", c2[] = "T";
+  char *bad2[] = {c0, c1, c2};
+  assert_int_equal(cli_import_parse_args(3, bad2, &o, &first, &nf, err, sizeof err),
+                   ROWAN_ERROR);
+  assert_non_null(strstr(err, "--bogus"));
+  char d0[] = "--csv", d1[] = "onlytable";
+  char *bad3[] = {d0, d1};
+  assert_int_equal(cli_import_parse_args(2, bad3, &o, &first, &nf, err, sizeof err),
+                   ROWAN_ERROR);
+  char e0[] = "f", e1[] = "T", e2[] = "--columns";
+  char *bad4[] = {e0, e1, e2};
+  assert_int_equal(cli_import_parse_args(3, bad4, &o, &first, &nf, err, sizeof err),
+                   ROWAN_ERROR);
+  assert_non_null(strstr(err, "needs a value"));
+  char g0[] = "--delimiter", g1[] = "\\t", g2[] = "f", g3[] = "T";
+  char *ok2[] = {g0, g1, g2, g3};
+  assert_int_equal(cli_import_parse_args(4, ok2, &o, &first, &nf, err, sizeof err), ROWAN_OK);
+  assert_int_equal(o.delimiter, '\t');
+  assert_int_equal(nf, 1);
+  assert_string_equal(ok2[first], "f");
+}
+
+/* ---- random round trip ------------------------------------------------------------- */
+
+/* Random records of awkward text (delimiters, quotes, CR, LF, spaces, UTF-8), written with
+** RFC 4180 quoting, CRLF or LF line ends and a custom delimiter half the time, must come
+** back byte for byte. */
+static void random_roundtrip(void **state) {
+  fixture *f = *state;
+  uint64_t seed = tu_seed("random_roundtrip");
+  uint64_t rs = seed;
+  exec_ok(f->db, "CREATE TABLE R (K INTEGER NOT NULL PRIMARY KEY, A VARCHAR, B VARCHAR)");
+  const char *alphabet[] = {"a", "Z", " ", ",", ";", "\"", "\r\n", "\n", "\xc3\xa9", "x y",
+                            "0", "\t"};
+  int nrows = (int)tu_scaled(400, 50);
+  char **want_a = calloc((size_t)nrows, sizeof *want_a);
+  char **want_b = calloc((size_t)nrows, sizeof *want_b);
+  assert_non_null(want_a);
+  assert_non_null(want_b);
+  char delim = tu_below(&rs, 2) ? ',' : ';';
+  sbuf file = {NULL, 0};
+  sb_add(&file, "", 0);
+  for (int i = 0; i < nrows; i++) {
+    char *vals[2];
+    for (int c = 0; c < 2; c++) {
+      sbuf v = {NULL, 0};
+      sb_add(&v, "", 0);
+      int len = 1 + (int)tu_below(&rs, 8);
+      for (int k = 0; k < len; k++) {
+        const char *piece = alphabet[tu_below(&rs, sizeof alphabet / sizeof *alphabet)];
+        sb_add(&v, piece, strlen(piece));
+      }
+      vals[c] = v.p;
+    }
+    want_a[i] = vals[0];
+    want_b[i] = vals[1];
+    char key[32];
+    snprintf(key, sizeof key, "%d", i);
+    sb_add(&file, key, strlen(key));
+    for (int c = 0; c < 2; c++) {
+      sb_add(&file, &delim, 1);
+      int plain = strpbrk(vals[c], "\"\r\n") == NULL && strchr(vals[c], delim) == NULL;
+      if (plain && tu_below(&rs, 2)) {
+        sb_add(&file, vals[c], strlen(vals[c])); /* no quotes needed: write none */
+        continue;
+      }
+      sb_add(&file, "\"", 1);
+      for (const char *p = vals[c]; *p; p++) {
+        sb_add(&file, p, 1);
+        if (*p == '"') sb_add(&file, "\"", 1);
+      }
+      sb_add(&file, "\"", 1);
+    }
+    if (tu_below(&rs, 2)) sb_add(&file, "\r\n", 2);
+    else sb_add(&file, "\n", 1);
+  }
+  char path[128];
+  snprintf(path, sizeof path, "%s/random.csv", f->dir);
+  write_file(path, file.p, file.n);
+  free(file.p);
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.delimiter = delim;
+  o.batch_rows = 1 + (int)tu_below(&rs, 50);
+  cli_import_result res;
+  char err[512];
+  int rc = import1(f, path, "R", &o, &res, err, sizeof err);
+  if (rc != ROWAN_OK || res.rows_loaded != nrows)
+    fprintf(stderr, "seed %llu: rc %d, %lld loaded, first reject %s\n",
+            (unsigned long long)seed, rc, (long long)res.rows_loaded, res.first_reject);
+  assert_int_equal(rc, ROWAN_OK);
+  assert_int_equal(res.rows_loaded, nrows);
+  rowan_stmt *st = NULL;
+  assert_int_equal(rowan_prepare(f->db, "SELECT K, A, B FROM R ORDER BY K", -1, &st, NULL),
+                   ROWAN_OK);
+  int i = 0;
+  while (rowan_step(st) == ROWAN_ROW) {
+    assert_int_equal(rowan_column_int64(st, 0), i);
+    const char *a = rowan_column_text(st, 1), *b = rowan_column_text(st, 2);
+    if (strcmp(a, want_a[i]) != 0 || strcmp(b, want_b[i]) != 0)
+      fprintf(stderr, "seed %llu: row %d differs\n", (unsigned long long)seed, i);
+    assert_string_equal(a, want_a[i]);
+    assert_string_equal(b, want_b[i]);
+    i++;
+  }
+  assert_int_equal(i, nrows);
+  rowan_finalize(st);
+  for (i = 0; i < nrows; i++) free(want_a[i]), free(want_b[i]);
+  free(want_a);
+  free(want_b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(good_csv, setup, teardown),
+      cmocka_unit_test_setup_teardown(good_tsv, setup, teardown),
+      cmocka_unit_test_setup_teardown(compressed, setup, teardown),
+      cmocka_unit_test_setup_teardown(reject_field_count, setup, teardown),
+      cmocka_unit_test_setup_teardown(reject_number, setup, teardown),
+      cmocka_unit_test_setup_teardown(reject_date, setup, teardown),
+      cmocka_unit_test_setup_teardown(reject_quote, setup, teardown),
+      cmocka_unit_test_setup_teardown(reject_not_null, setup, teardown),
+      cmocka_unit_test_setup_teardown(max_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(columns_option, setup, teardown),
+      cmocka_unit_test_setup_teardown(header_mapping, setup, teardown),
+      cmocka_unit_test_setup_teardown(null_option, setup, teardown),
+      cmocka_unit_test_setup_teardown(small_batches, setup, teardown),
+      cmocka_unit_test(parse_args),
+      cmocka_unit_test_setup_teardown(random_roundtrip, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
