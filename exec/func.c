@@ -71,6 +71,7 @@ static const func_def func_table[EXEC_F_COUNT_] = {
     [EXEC_F_SECOND] = {"SECOND", 1, 1, true, FAM_DATE},
     [EXEC_F_DAYOFWEEK] = {"DAYOFWEEK", 1, 1, true, FAM_DATE},
     [EXEC_F_DAYOFYEAR] = {"DAYOFYEAR", 1, 1, true, FAM_DATE},
+    [EXEC_F_CONCAT_N] = {"CONCAT", 1, -1, false, FAM_STR},
 };
 
 static const struct {
@@ -307,6 +308,9 @@ static int result_type(int id, int n, const cat_type *t, cat_type *rt, char *msg
       *rt = cat_type_of(t[0].id == CAT_T_VARBINARY && t[1].id == CAT_T_VARBINARY
                             ? CAT_T_VARBINARY : CAT_T_VARCHAR);
       return EXEC_OK;
+    case EXEC_F_CONCAT_N:
+      *rt = cat_type_of(CAT_T_VARCHAR);
+      return EXEC_OK;
     case EXEC_F_UPPER: case EXEC_F_LOWER:
       if (!str(&t[0])) return bad_arg(f, &t[0], 0, msg, cap);
       *rt = unk(&t[0]) ? cat_type_of(CAT_T_VARCHAR) : t[0];
@@ -432,7 +436,8 @@ cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *t, int i) {
       if (dt(o)) return cat_type_of(CAT_T_INTEGER);
       return unk(o) ? cat_type_of(CAT_T_DECIMAL) : *o;
     }
-    case EXEC_F_CONCAT: case EXEC_F_UPPER: case EXEC_F_LOWER: case EXEC_F_LENGTH:
+    case EXEC_F_CONCAT: case EXEC_F_CONCAT_N: case EXEC_F_UPPER: case EXEC_F_LOWER:
+    case EXEC_F_LENGTH:
     case EXEC_F_TRIM: case EXEC_F_LTRIM: case EXEC_F_RTRIM: case EXEC_F_TO_TIMESTAMP:
     case EXEC_F_TO_DATE: case EXEC_F_TO_NUMBER:
       return cat_type_of(CAT_T_VARCHAR);

@@ -13,7 +13,7 @@
 **    written into the caller's arena (exec/arena.h); numbers need no memory.
 **
 ** NULL rule: unless a function's entry says otherwise (COALESCE, NULLIF, GREATEST/LEAST
-** skip NULLs as PostgreSQL does, NOW), a NULL argument gives NULL. `||` follows SQL (NULL
+** and CONCAT skip NULLs as PostgreSQL does, NOW), a NULL argument gives NULL. `||` follows SQL (NULL
 ** in, NULL out), not Phoenix (which treats NULL as '').
 **
 ** Arithmetic: integer op integer is BIGINT, an overflow is an error (never wraps); any
@@ -55,7 +55,7 @@ enum exec_func_id {
   EXEC_F_DIV,       /* a / b */
   EXEC_F_MOD,       /* a % b, MOD(a, b) */
   EXEC_F_NEG,       /* -a */
-  EXEC_F_CONCAT,    /* a || b, CONCAT(a, b, ...) */
+  EXEC_F_CONCAT,    /* a || b */
   EXEC_F_ABS,
   EXEC_F_SIGN,
   EXEC_F_ROUND,     /* ROUND(x[, digits]) ROUND(date|ts, unit[, multiplier]) */
@@ -93,6 +93,7 @@ enum exec_func_id {
   EXEC_F_SECOND,
   EXEC_F_DAYOFWEEK, /* ISO: Monday 1 .. Sunday 7 */
   EXEC_F_DAYOFYEAR,
+  EXEC_F_CONCAT_N,  /* CONCAT(a, ...): NULL arguments skipped (PostgreSQL) */
   EXEC_F_COUNT_     /* number of ids + 1 (not a function) */
 };
 

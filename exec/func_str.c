@@ -173,9 +173,40 @@ static int concat(const cat_value *a, cat_value *out, exec_func_ctx *c) {
   return EXEC_OK;
 }
 
+/* CONCAT(a, ...): the text of every non-NULL argument (PostgreSQL's rule). */
+static int concat_n(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
+  size_t total = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    uint8_t *d = NULL;
+    if (pass == 1) {
+      d = exec_arena_alloc(c->arena, total + 1);
+      if (!d) return nomem(c);
+    }
+    size_t o = 0;
+    for (int i = 0; i < n; i++) {
+      if (a[i].is_null) continue;
+      const uint8_t *p;
+      size_t len;
+      int rc = exec_fn_text(&a[i], &p, &len, c);
+      if (rc) return rc;
+      if (pass == 1 && len) memcpy(d + o, p, len);
+      o += len;
+      if (o > UINT32_MAX)
+        return exec_fn_err(c, EXEC_CONSTRAINT, "CONCAT result too long (%zu bytes)", o);
+    }
+    total = o;
+    if (pass == 1) {
+      d[total] = 0;
+      *out = cat_v_str(CAT_T_VARCHAR, d, total);
+    }
+  }
+  return EXEC_OK;
+}
+
 int exec_fn_str(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
   switch (id) {
     case EXEC_F_CONCAT: return concat(a, out, c);
+    case EXEC_F_CONCAT_N: return concat_n(a, n, out, c);
     case EXEC_F_UPPER: case EXEC_F_LOWER: return fold(id, &a[0], out, c);
     case EXEC_F_LENGTH:
       if (a[0].type.id == CAT_T_VARBINARY) {

@@ -150,7 +150,7 @@ static void test_lookup_names(void **state) {
     const char *name = exec_func_name(f);
     assert_string_not_equal(name, "?");
     if (f == EXEC_F_NEG) continue;
-    int n = f <= EXEC_F_CONCAT ? 2 : f == EXEC_F_MAKE_TIMESTAMP ? 6
+    int n = f <= EXEC_F_CONCAT ? 2 : f == EXEC_F_CONCAT_N ? 3 : f == EXEC_F_MAKE_TIMESTAMP ? 6
             : (f == EXEC_F_NOW || f == EXEC_F_CURRENT_DATE) ? 0 : (f == EXEC_F_SUBSTR ||
                f == EXEC_F_POWER || f == EXEC_F_NULLIF) ? 2 : 1;
     int got;
@@ -393,6 +393,9 @@ static void test_strings(void **state) {
   CHK("||", VARCHAR, "x5", S("x"), I(5));
   CHK("||", VARCHAR, "1.50y", DC("1.50"), S("y"));
   CHK("||", VARCHAR, "NULL", S("x"), NUL(CAT_T_VARCHAR));
+  CHK("CONCAT", VARCHAR, "abc", S("a"), S("b"), S("c"));
+  CHK("concat", VARCHAR, "a1.5", S("a"), NUL(CAT_T_VARCHAR), DC("1.5"));
+  CHK("CONCAT", VARCHAR, "", NUL(CAT_T_VARCHAR));
   ERR("UPPER", EXEC_ERROR, "does not accept", I(3));
 }
 
