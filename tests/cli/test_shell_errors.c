@@ -1,0 +1,228 @@
+/*
+** tests/cli/test_shell_errors.c: the `rowan` shell's errors and teaching note: exit status
+** with and without -bail (arguments, stdin scripts, dot commands), the error message with
+** the statement line and a caret under the error position (single- and multi-line
+** statements, "near line N" in scripts), a database that cannot be opened, and the note
+** after a FULL SCAN that examined over 1,000 rows and over 100 times the rows returned
+** (named leading key column; silenced by .hints off; absent for key-bounded queries and
+** statements without WHERE). Drives the built binary.
+*/
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "test_shell_util.h"
+#include "testutil.h"
+
+typedef struct fixture {
+  char *dir;     /* temporary directory */
+  char db[600];  /* the database directory inside it */
+  int n_big;     /* rows in BIG */
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  f->dir = sh_tmp_make();
+  snprintf(f->db, sizeof f->db, "%s/db", f->dir);
+  f->n_big = (int)tu_scaled(1500, 1500); /* the note needs more than 1,000 rows examined */
+  /* BIG (ID, GRP) with V = ID % 50: a filter on V alone is a full scan. */
+  size_t cap = (size_t)f->n_big * 40 + 256;
+  char *load = malloc(cap);
+  size_t o = (size_t)snprintf(load, cap, "UPSERT INTO BIG VALUES ");
+  for (int i = 0; i < f->n_big; i++)
+    o += (size_t)snprintf(load + o, cap - o, "%s(%d, %d, %d)", i ? ", " : "", i % 7, i, i % 50);
+  const char *args[] = {
+      f->db,
+      "CREATE TABLE T (K INTEGER NOT NULL, NAME VARCHAR, CONSTRAINT PK PRIMARY KEY (K))",
+      "UPSERT INTO T VALUES (1, 'one'), (2, 'two')",
+      "CREATE TABLE BIG (GRP INTEGER NOT NULL, ID INTEGER NOT NULL, V INTEGER, "
+      "CONSTRAINT PK PRIMARY KEY (GRP, ID))",
+      load, NULL};
+  sh_result r;
+  int st = sh_run(f->dir, args, NULL, &r);
+  free(load);
+  if (st != 0) {
+    sh_dump(&r);
+    return -1;
+  }
+  sh_result_free(&r);
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  sh_tmp_remove(f->dir);
+  free(f);
+  return 0;
+}
+
+/* Run with opts, the database, then cmds (both NULL-terminated; opts may be NULL). */
+static int run(fixture *f, const char *const *opts, const char *const *cmds, const char *in,
+               sh_result *r) {
+  const char *all[32];
+  int k = 0;
+  for (int i = 0; opts && opts[i]; i++) all[k++] = opts[i];
+  all[k++] = f->db;
+  for (int i = 0; cmds && cmds[i]; i++) all[k++] = cmds[i];
+  all[k] = NULL;
+  return sh_run(f->dir, all, in, r);
+}
+
+static void test_exit_status_arguments(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *ok[] = {"-list", "SELECT K FROM T WHERE K = 1", NULL};
+  const char *ok_cmds[] = {ok[1], NULL};
+  const char *list[] = {"-list", NULL};
+  assert_int_equal(run(f, list, ok_cmds, NULL, &r), 0);
+  assert_string_equal(r.out, "1\n");
+  sh_result_free(&r);
+  /* Without -bail: the failing statement is reported, the next one still runs, status 1. */
+  const char *bad[] = {"SELECT NOSUCH FROM T", "SELECT K FROM T WHERE K = 2", NULL};
+  assert_int_equal(run(f, list, bad, NULL, &r), 1);
+  assert_string_equal(r.out, "2\n");
+  assert_non_null(strstr(r.err, "NOSUCH"));
+  sh_result_free(&r);
+  /* With -bail: nothing after the first error runs. */
+  const char *bail[] = {"-list", "-bail", NULL};
+  assert_int_equal(run(f, bail, bad, NULL, &r), 1);
+  assert_string_equal(r.out, "");
+  sh_result_free(&r);
+  /* A failing dot command counts too, and -bail stops there. */
+  const char *dot[] = {".nosuchcommand", "SELECT K FROM T WHERE K = 1", NULL};
+  assert_int_equal(run(f, list, dot, NULL, &r), 1);
+  assert_string_equal(r.out, "1\n");
+  assert_non_null(strstr(r.err, "unknown command \".nosuchcommand\""));
+  sh_result_free(&r);
+  assert_int_equal(run(f, bail, dot, NULL, &r), 1);
+  assert_string_equal(r.out, "");
+  sh_result_free(&r);
+}
+
+static void test_exit_status_stdin(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *script = "SELECT K FROM T WHERE K = 1;\nSELECT K FROM T WHERE K = ;\n"
+                       "SELECT K FROM T WHERE K = 2;\n";
+  const char *list[] = {"-list", NULL};
+  assert_int_equal(run(f, list, NULL, script, &r), 1);
+  assert_string_equal(r.out, "1\n2\n");
+  sh_result_free(&r);
+  const char *bail[] = {"-list", "-bail", NULL};
+  assert_int_equal(run(f, bail, NULL, script, &r), 1);
+  assert_string_equal(r.out, "1\n");
+  sh_result_free(&r);
+  /* .bail on inside the script works as -bail. */
+  char with_bail[512];
+  snprintf(with_bail, sizeof with_bail, ".bail on\n%s", script);
+  assert_int_equal(run(f, list, NULL, with_bail, &r), 1);
+  assert_string_equal(r.out, "1\n");
+  sh_result_free(&r);
+  /* Several statements on one line: the failing one does not stop the others. */
+  const char *line = "SELECT K FROM T WHERE K = 1; SELECT X FROM T; SELECT K FROM T WHERE K = 2;\n";
+  assert_int_equal(run(f, list, NULL, line, &r), 1);
+  assert_string_equal(r.out, "1\n2\n");
+  sh_result_free(&r);
+}
+
+static void test_error_caret_single_line(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *cmds[] = {"SELECT NOSUCH FROM T", NULL};
+  assert_int_equal(run(f, NULL, cmds, NULL, &r), 1);
+  /* The caret sits under the N of NOSUCH: 2 spaces of indent plus 7 characters. */
+  assert_non_null(strstr(r.err, "\n  SELECT NOSUCH FROM T\n         ^\n"));
+  assert_true(strncmp(r.err, "Error: ", 7) == 0);
+  sh_result_free(&r);
+  /* A syntax error at the end: the caret is just past the last character. */
+  const char *cmds2[] = {"SELECT K FROM T WHERE", NULL};
+  assert_int_equal(run(f, NULL, cmds2, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "\n  SELECT K FROM T WHERE\n                       ^\n"));
+  sh_result_free(&r);
+  /* Non-ASCII text before the error: one column per character. */
+  const char *cmds3[] = {"SELECT '\xc3\xa9\xc3\xa9', NOSUCH FROM T", NULL};
+  assert_int_equal(run(f, NULL, cmds3, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "\n  SELECT '\xc3\xa9\xc3\xa9', NOSUCH FROM T\n               ^\n"));
+  sh_result_free(&r);
+}
+
+static void test_error_caret_multi_line_script(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *script = "SELECT K FROM T WHERE K = 1;\n"
+                       "SELECT K,\n"
+                       "   NOSUCH\n"
+                       "FROM T;\n";
+  assert_int_equal(run(f, NULL, NULL, script, &r), 1);
+  /* The line of the script holding the error, and only that line of the statement. */
+  assert_non_null(strstr(r.err, "Error: near line 3: "));
+  assert_non_null(strstr(r.err, "\n     NOSUCH\n     ^\n"));
+  assert_null(strstr(r.err, "FROM T"));
+  sh_result_free(&r);
+}
+
+static void test_open_failure(void **state) {
+  fixture *f = *state;
+  char path[700];
+  snprintf(path, sizeof path, "%s/afile", f->dir);
+  sh_write_file(path, "not a directory\n");
+  const char *args[] = {path, "SELECT 1", NULL};
+  sh_result r;
+  assert_int_equal(sh_run(f->dir, args, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "cannot open"));
+  sh_result_free(&r);
+  const char *args2[] = {NULL};
+  assert_int_equal(sh_run(f->dir, args2, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "missing DBDIR"));
+  sh_result_free(&r);
+}
+
+static void test_teaching_note(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  /* V is not in the key: every row is examined to return a few. */
+  const char *cmds[] = {"SELECT ID FROM BIG WHERE V = 7 AND ID < 100", NULL};
+  const char *list[] = {"-list", NULL};
+  assert_int_equal(run(f, list, cmds, NULL, &r), 0);
+  assert_string_equal(r.out, "7\n57\n");
+  char want[128];
+  snprintf(want, sizeof want, "Note: a FULL SCAN over BIG examined %d rows to return 2.", f->n_big);
+  if (!strstr(r.err, want)) sh_dump(&r);
+  assert_non_null(strstr(r.err, want));
+  assert_non_null(strstr(r.err, "leading key column GRP"));
+  sh_result_free(&r);
+  /* .hints off silences it; the result is the same. */
+  const char *off[] = {".hints off", cmds[0], NULL};
+  assert_int_equal(run(f, list, off, NULL, &r), 0);
+  assert_string_equal(r.out, "7\n57\n");
+  assert_string_equal(r.err, "");
+  sh_result_free(&r);
+  /* A query bounded by the leading key column gets no note. */
+  const char *keyed[] = {"SELECT ID FROM BIG WHERE GRP = 0 AND V = 7 AND ID < 100", NULL};
+  assert_int_equal(run(f, list, keyed, NULL, &r), 0);
+  assert_string_equal(r.out, "7\n");
+  assert_string_equal(r.err, "");
+  sh_result_free(&r);
+  /* Nor a statement without WHERE (it asked for every row), nor one that returns most of
+  ** what it reads. */
+  const char *nowhere[] = {"SELECT COUNT(*) FROM BIG", "SELECT COUNT(*) FROM BIG WHERE V >= 0",
+                           NULL};
+  assert_int_equal(run(f, list, nowhere, NULL, &r), 0);
+  assert_string_equal(r.err, "");
+  sh_result_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_exit_status_arguments),
+      cmocka_unit_test(test_exit_status_stdin),
+      cmocka_unit_test(test_error_caret_single_line),
+      cmocka_unit_test(test_error_caret_multi_line_script),
+      cmocka_unit_test(test_open_failure),
+      cmocka_unit_test(test_teaching_note),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
