@@ -369,6 +369,9 @@ static int replay_wal(kv_db *db, uint64_t *max_number) {
     if (rc == KV_OK) rc = kv_db_wal_live_add(db, nums[i]);
   }
   free(nums);
+  /* Sequence number 1 is reserved for "nothing written yet", so a snapshot taken on an
+  ** empty store is 1, never 0 (0 in kv_scan_options.snapshot means the latest). */
+  if (ctx.max_seq < 1) ctx.max_seq = 1;
   if (rc == KV_OK)
     atomic_store_explicit(&db->last_seq, ctx.max_seq, memory_order_release);
   return rc;

@@ -345,7 +345,9 @@ void kv_scan_close(kv_scan *s);
 int kv_get(kv_db *db, const kv_scan_options *opts, const void *row, size_t row_len,
            kv_scan **scan_out, kv_row *out_row);
 
-/* Latest committed sequence number; use as kv_scan_options.snapshot to read at a point. */
+/* Latest committed sequence number; use as kv_scan_options.snapshot to read at a point.
+** Sequence numbers start at 2: an empty store's last sequence number is 1, so a snapshot is
+** never 0 (which kv_scan_options.snapshot reads as "latest"). */
 uint64_t kv_last_sequence(kv_db *db);
 
 /* Pin / unpin a snapshot so compaction keeps what it can see: *seq_out gets the latest

@@ -368,6 +368,12 @@ static void do_commit(mt *t, kv_batch *b) {
       if (hits && COL[f][r][q].hidden) type = KV_DELETE_COLUMN; /* see the header */
     }
     mcell c = {++t->mseq, real_ts, (uint8_t)type, 0};
+    if (getenv("ROWAN_MODEL_TRACE")) {
+      fprintf(stderr, "  op %llu: fam %d row ", (unsigned long long)t->op, f);
+      for (int x = 0; x < ROWS[r].len; x++) fprintf(stderr, "%02x", ROWS[r].b[x]);
+      fprintf(stderr, " qual #%d type %d ts %lld (%s) mseq %llu\n", q, type, (long long)real_ts,
+              ts == KV_TS_NOW ? "now" : "given", (unsigned long long)c.seq);
+    }
     if (type == KV_PUT) {
       c.val = t->next_val++;
       value_fill(c.val, vbuf);
@@ -753,14 +759,10 @@ static void do_read(mt *t) {
       fail();
     }
     if (nrows == 0) {
-      kv_scan_close(s);
       mismatch(t, &rs, "kv_get returned a row the model does not have", 0, rows, 0, cells, &row);
     }
     const char *d = row_diff(t, &row, &rows[0], cells);
-    if (d) {
-      kv_scan_close(s);
-      mismatch(t, &rs, d, 0, rows, nrows, cells, &row);
-    }
+    if (d) mismatch(t, &rs, d, 0, rows, nrows, cells, &row);
     kv_scan_close(s);
     t->n_rows++;
     t->n_cells += rows[0].n;
@@ -773,15 +775,9 @@ static void do_read(mt *t) {
   kv_row row;
   int rc;
   while ((rc = kv_scan_next(s, &row)) == KV_OK) {
-    if (i >= nrows) {
-      kv_scan_close(s);
-      mismatch(t, &rs, "extra row from kv", i, rows, nrows, cells, &row);
-    }
+    if (i >= nrows) mismatch(t, &rs, "extra row from kv", i, rows, nrows, cells, &row);
     const char *d = row_diff(t, &row, &rows[i], cells);
-    if (d) {
-      kv_scan_close(s);
-      mismatch(t, &rs, d, i, rows, nrows, cells, &row);
-    }
+    if (d) mismatch(t, &rs, d, i, rows, nrows, cells, &row);
     t->n_cells += rows[i].n;
     i++;
   }
@@ -854,6 +850,9 @@ static void run_model(const char *name, size_t flush_size, int trigger, uint32_t
       if (t.snaps[i].release_at <= t.op) release_snapshot(&t, i);
     if (t.n_snaps == 0 && t.op % 512 == 0) model_prune(t.mseq, t.clock);
     uint64_t k = rnd(&t, 1000);
+    if (getenv("ROWAN_MODEL_TRACE"))
+      fprintf(stderr, "op %llu: kind %llu clock %lld\n", (unsigned long long)t.op,
+              (unsigned long long)k, (long long)t.clock);
     if (k < 440) {
       do_commit(&t, b);
     } else if (k < 930) {
