@@ -247,7 +247,7 @@ static int prepare_params(exec_stmt *st, exec_error *err) {
     if (target.id == CAT_T_DECIMAL) target.precision = 0;
     if (cat_value_cast(&v, &target, &out, buf, 80, &ce) != CAT_OK) {
       if (cat_type_is_string(v.type.id) && !cat_type_is_string(t->id))
-        return exec_fail(err, EXEC_ERROR, -1, "parameter %d: %s", i + 1, ce.msg);
+        return exec_fail(err, EXEC_CONSTRAINT, -1, "parameter %d: %s", i + 1, ce.msg);
       continue;
     }
     int cmp = 1;

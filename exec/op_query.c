@@ -373,7 +373,7 @@ static int fill_buffer(exec_query *x, exec_error *err) {
     if (rc) return rc;
   }
   if (q->sort) {
-    qsort_r(x->rows, x->n_rows, sizeof *x->rows, order_cmp_q, (void *)s);
+    if (x->n_rows > 1) qsort_r(x->rows, x->n_rows, sizeof *x->rows, order_cmp_q, (void *)s);
     x->act.step[PLAN_STEP_SORT].rows_out = x->n_rows;
   }
   return EXEC_OK;

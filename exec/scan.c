@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/catalog.h"
 #include "catalog/keycodec.h"
 #include "exec/op.h"
 #include "planner/filter.h"
@@ -72,6 +73,38 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
     o.ranges = s->ranges;
     o.n_ranges = n;
   }
+  /* qualifier projection: in each non-key family only the columns the query reads */
+  const cat_table *t = ps->table;
+  kv_qualifier_set qs[PLAN_MAX_FAMILIES];
+  uint8_t *qbytes = malloc((size_t)t->n_columns * 2 + 2);
+  const uint8_t **qp = malloc(((size_t)t->n_columns + 1) * sizeof *qp);
+  uint32_t *ql = malloc(((size_t)t->n_columns + 1) * sizeof *ql);
+  if (!qbytes || !qp || !ql) {
+    free(qbytes);
+    free(qp);
+    free(ql);
+    goto oom;
+  }
+  uint32_t n_qs = 0, k = 0;
+  for (int f = 0; f < ps->n_families && ps->read; f++) {
+    if (ps->families[f] == 0) continue;
+    uint32_t first = k;
+    for (int c = 0; c < t->n_columns; c++) {
+      const cat_column *col = &t->columns[c];
+      if (!ps->read[c] || col->pk_pos >= 0 || col->family != ps->families[f]) continue;
+      ql[k] = (uint32_t)cat_column_qualifier(col->id, qbytes + 2 * k);
+      qp[k] = qbytes + 2 * k;
+      k++;
+    }
+    if (k == first) continue;
+    qs[n_qs].family_id = ps->family_ids[f];
+    qs[n_qs].quals = qp + first;
+    qs[n_qs].qual_lens = ql + first;
+    qs[n_qs].n_quals = k - first;
+    n_qs++;
+  }
+  o.qualifiers = qs;
+  o.n_qualifier_sets = n_qs;
   o.reverse = ps->reverse;
   o.overlay = overlay;
   o.limit = ps->kv_limit;
@@ -80,6 +113,9 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
     o.filter_ctx = ps->filter;
   }
   int krc = kv_scan_open(db, &o, &s->kv);
+  free(qbytes);
+  free(qp);
+  free(ql);
   if (krc != KV_OK) return exec_kv_error(krc, err);
   return EXEC_OK;
 oom:

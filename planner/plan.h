@@ -143,6 +143,9 @@ typedef struct plan_scan {
   bool key_family;                  /* the hidden key family "_k" is among them */
   const char *key_family_why;       /* why "_k" is read (EXPLAIN) */
   bool *need;                       /* per table column: decoded for the query */
+  bool *read;                       /* per table column: its cells are read (need, plus
+                                       columns of the pushed filter): the qualifier
+                                       projection of each family */
   void *filter;                     /* pushed-down filter (planner/filter.h) or NULL */
   char *filter_text;                /* its text for EXPLAIN, or NULL */
   plan_expr *residual;              /* AND of terms evaluated after decoding, or NULL */

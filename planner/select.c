@@ -227,6 +227,7 @@ int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const
   mark(sc->residual, sc->need);
   for (int i = 0; i < t->n_columns; i++) refd[i] = sc->need[i];
   for (uint32_t i = 0; i < sc->ranges.n_residual; i++) mark(sc->ranges.residual[i], refd);
+  sc->read = refd;
   bool fam[KV_MAX_FAMILIES] = {0};
   int n_nonkey = 0;
   for (int i = 0; i < t->n_columns; i++) {
