@@ -205,19 +205,31 @@ int cat_text_parse(const cat_type *t, const char *s, size_t n, cat_value *out, c
   return cat_value_check(t, &v, out, err);
 }
 
-/* Shortest "%.*g" text of x that reads back as x (as a float when is_float). */
+/* Shortest text of x that reads back as x (as a float when is_float). Like SQLite's and
+** Java's output: plain decimal notation with at least one digit after the point ("10.0",
+** "0.25", "-3.5") for 1e-5 <= |x| < 1e15, scientific notation otherwise ("1.5e+20",
+** "-2.77555756156289e-17"); "NaN", "Infinity", "-Infinity". */
 static size_t format_real(double x, bool is_float, char *buf, size_t cap) {
   if (isnan(x)) return (size_t)snprintf(buf, cap, "NaN");
   if (isinf(x)) return (size_t)snprintf(buf, cap, x < 0 ? "-Infinity" : "Infinity");
-  if (x == 0) x = 0.0; /* -0.0 prints as 0 */
+  if (x == 0) return (size_t)snprintf(buf, cap, "0.0"); /* -0.0 prints as 0.0 */
   char t[40];
-  int maxp = is_float ? 9 : 17;
-  for (int p = 1; p <= maxp; p++) {
-    snprintf(t, sizeof t, "%.*g", p, x);
+  int maxp = is_float ? 9 : 17, p;
+  for (p = 1; p <= maxp; p++) {
+    snprintf(t, sizeof t, "%.*e", p - 1, x);
     double back = strtod(t, NULL);
     if (is_float ? (float)back == (float)x : back == x) break;
   }
-  return (size_t)snprintf(buf, cap, "%s", t);
+  if (p > maxp) p = maxp;
+  int e = atoi(strchr(t, 'e') + 1); /* decimal exponent of the shortest digits */
+  if (e < -5 || e >= 15) return (size_t)snprintf(buf, cap, "%.*g", p, x);
+  int decimals = p - 1 - e;
+  if (decimals < 1) decimals = 1;
+  char f[64];
+  snprintf(f, sizeof f, "%.*f", decimals, x);
+  double back = strtod(f, NULL);
+  if (!(is_float ? (float)back == (float)x : back == x)) snprintf(f, sizeof f, "%.17g", x);
+  return (size_t)snprintf(buf, cap, "%s", f);
 }
 
 /* ".ffffff" / ".fff" / "" for the microsecond part us (0..999999). */

@@ -187,6 +187,25 @@ static void test_text_round_trip(void **state) {
   assert_string_equal(buf, "0.1");
 }
 
+/* Doubles print as SQLite and Java print them: plain notation with a fractional digit in
+** the everyday range, scientific outside it, always the shortest text that reads back. */
+static void test_double_text(void **state) {
+  (void)state;
+  static const struct { double x; const char *text; } cases[] = {
+    {10.0, "10.0"}, {30.0, "30.0"}, {-3.5, "-3.5"}, {0.25, "0.25"}, {1023.2, "1023.2"},
+    {-0.0, "0.0"}, {0.0, "0.0"}, {4.66666666666667, "4.66666666666667"},
+    {1015.66666666667, "1015.66666666667"}, {-2.77555756156289e-17, "-2.77555756156289e-17"},
+    {1e20, "1e+20"}, {123456789012345.0, "123456789012345.0"}, {1e15, "1e+15"},
+    {0.00001, "0.00001"}, {0.000001, "1e-06"}, {0.1 + 0.2, "0.30000000000000004"},
+  };
+  char buf[64];
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    cat_value v = cat_v_double(cases[i].x);
+    cat_text_format(&v, buf, sizeof buf);
+    assert_string_equal(buf, cases[i].text);
+  }
+}
+
 /* Cross-type comparison and conversion rules of catalog/value.h. */
 static void test_compare_and_cast(void **state) {
   (void)state;
@@ -249,7 +268,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_input_messages), cmocka_unit_test(test_parse_forms),
       cmocka_unit_test(test_decimal_exact),      cmocka_unit_test(test_text_round_trip),
-      cmocka_unit_test(test_compare_and_cast),
+      cmocka_unit_test(test_compare_and_cast),   cmocka_unit_test(test_double_text),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   free(arena.buf);
