@@ -113,4 +113,8 @@ void exec_get_metrics(const exec_stmt *st, exec_metrics *out);
 ** or NULL for statements without a scan. Valid after the first exec_step. */
 const char *exec_scan_kind(const exec_stmt *st);
 
+/* Most bytes an ORDER BY (or GROUP BY, DISTINCT) of this session's statements may hold in
+** memory before failing with EXEC_TOOBIG; 0 restores the default (256 MiB). */
+void exec_set_sort_memory(exec_session *s, size_t bytes);
+
 #endif /* ROWAN_EXEC_ENGINE_H */

@@ -92,7 +92,5 @@ void exec_txn_discard(exec_session *s);
 kv_batch *exec_txn_batch(exec_session *s, bool *own);
 /* Commit an own batch (outside transactions); maps kv errors. */
 int exec_txn_commit_batch(exec_session *s, kv_batch *b, exec_error *err);
-/* Set the sort memory limit of the session (0 = default). */
-void exec_set_sort_memory(exec_session *s, size_t bytes);
 
 #endif /* ROWAN_EXEC_ENGINE_INT_H */

@@ -76,9 +76,10 @@ static plan_expr *and_of(plan_arena *A, const plan_expr *const *terms, uint32_t 
   return r;
 }
 
-/* ORDER BY on PK columns in key order: 0 no, 1 forward, 2 reverse. */
-static int key_order(const plan_select *s, const cat_table *t, int pinned) {
-  if (s->n_order == 0 || s->aggregate) return 0;
+/* ORDER BY on PK columns in key order: 0 no, 1 forward, 2 reverse. An aggregate query
+** qualifies only when it streams (its groups come out in key order). */
+static int key_order(const plan_select *s, const cat_table *t, int pinned, bool stream_agg) {
+  if (s->n_order == 0 || (s->aggregate && !stream_agg)) return 0;
   int dir = 0, k = 0;
   for (int i = 0; i < s->n_order; i++) {
     const plan_expr *e = s->order_src[i];
@@ -291,11 +292,11 @@ int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, i
   }
   int rc = plan_scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap);
   if (rc) return rc;
-  int dir = key_order(s, t, q->scan.ranges.prefix_cols);
+  q->stream_agg = s->aggregate && group_on_key_prefix(s, t);
+  int dir = key_order(s, t, q->scan.ranges.prefix_cols, q->stream_agg);
   q->scan.reverse = dir == 2;
   q->sort = s->n_order > 0 && dir == 0;
   q->topn = q->sort && q->limit >= 0;
-  q->stream_agg = s->aggregate && group_on_key_prefix(s, t);
   if (q->limit >= 0 && !q->sort && !s->aggregate && !s->distinct && !q->scan.residual) {
     q->limit_pushed = true;
     q->scan.kv_limit = (uint64_t)q->limit + (uint64_t)q->offset;

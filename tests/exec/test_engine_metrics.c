@@ -10,7 +10,6 @@
 #include "test_engine_util.h"
 #include "testutil.h"
 
-#include "exec/engine_int.h"
 
 enum { NA = 40, NB = 250 }; /* 10,000 rows */
 
@@ -182,6 +181,14 @@ static void aggregation_kinds(void **state) {
   snprintf(line, sizeof line, "0|%d|%lld|%d|%d\n", NB, s, mn, NB - 1);
   assert_int_equal(strncmp(stream, line, strlen(line)), 0);
   free(stream);
+  /* ORDER BY the streamed group key (or its reverse) needs no sort */
+  e = explain(t, "EXPLAIN SELECT A, COUNT(*) FROM T GROUP BY A ORDER BY A DESC LIMIT 2");
+  assert_null(strstr(e, "SORTED"));
+  assert_non_null(strstr(e, "(reverse)"));
+  snprintf(line, sizeof line, "%d|%d\n%d|%d\n", NA - 1, NB, NA - 2, NB);
+  assert_string_equal(q(t, "SELECT A, COUNT(*) FROM T GROUP BY A ORDER BY A DESC LIMIT 2"), line);
+  e = explain(t, "EXPLAIN SELECT A, COUNT(*) FROM T GROUP BY A ORDER BY COUNT(*), A");
+  assert_non_null(strstr(e, "CLIENT SORTED BY"));
   /* a streaming aggregate over a range, and HAVING */
   q(t, "SELECT A, COUNT(*) FROM T WHERE A BETWEEN 5 AND 7 AND B < 10 GROUP BY A HAVING A <> 6");
   assert_string_equal(t->out, "5|10\n7|10\n");
