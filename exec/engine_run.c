@@ -110,6 +110,9 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
 
 int exec_next_row(exec_stmt *st, exec_error *err) {
   if (st->lines) return next_line(st);
+  if (st->x_open && st->schema_gen != st->s->schema_gen)
+    return exec_fail(err, EXEC_MISUSE, -1,
+                     "the schema changed while the statement was running; reset it");
   if (!st->x_open) return EXEC_DONE;
   int rc = exec_query_next(&st->x, err);
   if (rc == EXEC_ROW) st->row = st->x.out;

@@ -24,6 +24,7 @@ typedef struct writer {
   int64_t in_batch;       /* rows in b not yet committed */
   int64_t committed;      /* rows committed by earlier batches of this statement */
   bool chunked;           /* commit every EXEC_WRITE_BATCH_ROWS rows */
+  size_t ops_before;      /* operations in the transaction's batch before the statement */
 } writer;
 
 static int writer_open(writer *w, exec_stmt *st, bool chunked, exec_error *err) {
@@ -32,6 +33,7 @@ static int writer_open(writer *w, exec_stmt *st, bool chunked, exec_error *err) 
   w->chunked = chunked;
   w->b = exec_txn_batch(st->s, &w->own);
   if (!w->b) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  w->ops_before = kv_batch_count(w->b);
   return EXEC_OK;
 }
 
@@ -53,7 +55,7 @@ static int writer_close(writer *w, int rc, exec_error *err) {
   if (rc == EXEC_OK && w->own && w->in_batch) rc = exec_txn_commit_batch(w->st->s, w->b, err);
   if (rc == EXEC_OK) w->committed += w->in_batch;
   if (w->own) kv_batch_free(w->b);
-  else if (rc != EXEC_OK && w->st->changes) w->st->s->txn_failed = true;
+  else if (rc != EXEC_OK && kv_batch_count(w->b) != w->ops_before) w->st->s->txn_failed = true;
   if (rc != EXEC_OK) {
     w->st->changes = w->committed;
     if (w->committed && err) {
