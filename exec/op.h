@@ -104,6 +104,7 @@ typedef struct exec_query {
   cat_value *out;            /* projected row (n_proj) */
   int phase;                 /* internal state */
   bool single_done;          /* SELECT without FROM: the one row was produced */
+  bool src_done;             /* streaming aggregate: the input is exhausted */
   exec_rowset groups;        /* hash aggregate groups / DISTINCT set */
   exec_rowset dset;          /* DISTINCT set */
   exec_mrow *cur_group;      /* streaming aggregate: the current group */

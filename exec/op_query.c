@@ -16,7 +16,7 @@
 
 #include "exec/op.h"
 
-enum { PH_INIT = 0, PH_STREAM, PH_EMIT, PH_DONE };
+enum { PH_INIT = 0, PH_STREAM, PH_STREAM_AGG, PH_EMIT, PH_DONE };
 
 static double now_ms(void) {
   struct timespec ts;
@@ -405,7 +405,9 @@ int exec_query_next(exec_query *x, exec_error *err) {
       x->phase = PH_DONE;
       return EXEC_DONE;
     }
-    if (s->aggregate || q->sort) {
+    if (s->aggregate && q->stream_agg && !q->sort) {
+      x->phase = PH_STREAM_AGG; /* groups leave as they finish: LIMIT stops the scan */
+    } else if (s->aggregate || q->sort) {
       rc = fill_buffer(x, err);
       if (rc) return rc;
       x->phase = PH_EMIT;
@@ -435,6 +437,38 @@ int exec_query_next(exec_query *x, exec_error *err) {
       if (l < 0) break;
       if (l == 0) continue;
       return EXEC_ROW;
+    }
+    x->phase = PH_DONE;
+    return EXEC_DONE;
+  }
+  if (x->phase == PH_STREAM_AGG) {
+    for (;;) {
+      if (x->pos < x->n_rows) {
+        exec_mrow *r = x->rows[x->pos++];
+        int l = emit_limit(x);
+        if (l < 0) break;
+        if (l == 0) continue;
+        memcpy(x->out, r->v, (size_t)s->n_proj * sizeof *x->out);
+        return EXEC_ROW;
+      }
+      for (size_t i = 0; i < x->n_rows; i++) exec_mrow_free(x->rows[i], 0);
+      x->n_rows = x->pos = 0;
+      x->mem = 0;
+      if (x->src_done || (q->limit >= 0 && x->emitted >= q->limit)) break;
+      exec_arena_reset(&x->scratch);
+      rc = source_next(x, err);
+      if (rc == EXEC_DONE) {
+        x->src_done = true;
+        rc = finish_aggregate(x, err);
+        if (rc) return rc;
+        continue;
+      }
+      if (rc != EXEC_ROW) return rc;
+      int f = pass_filter(x, err);
+      if (f < 0) return -f;
+      if (f == 0) continue;
+      rc = aggregate_row(x, err);
+      if (rc) return rc;
     }
     x->phase = PH_DONE;
     return EXEC_DONE;

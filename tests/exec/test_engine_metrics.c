@@ -187,6 +187,10 @@ static void aggregation_kinds(void **state) {
   assert_non_null(strstr(e, "(reverse)"));
   snprintf(line, sizeof line, "%d|%d\n%d|%d\n", NA - 1, NB, NA - 2, NB);
   assert_string_equal(q(t, "SELECT A, COUNT(*) FROM T GROUP BY A ORDER BY A DESC LIMIT 2"), line);
+  /* groups of a streaming aggregate leave as they finish: LIMIT stops the scan */
+  snprintf(line, sizeof line, "0|%d\n1|%d\n", NB, NB);
+  assert_string_equal(q(t, "SELECT A, COUNT(*) FROM T GROUP BY A LIMIT 2"), line);
+  assert_true(t->m.rows_examined <= 2 * NB + 1);
   e = explain(t, "EXPLAIN SELECT A, COUNT(*) FROM T GROUP BY A ORDER BY COUNT(*), A");
   assert_non_null(strstr(e, "CLIENT SORTED BY"));
   /* a streaming aggregate over a range, and HAVING */
