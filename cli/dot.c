@@ -3,7 +3,7 @@
 **
 ** What it does: splits a dot-command line into arguments (whitespace separated; '...' and
 ** "..." quote an argument), and runs .help, .quit/.exit, .mode, .headers, .nullvalue,
-** .timer, .stats, .hints, .bail, .read, .output, .import (argument parsing and the run are
+** .timer, .stats, .hints, .bail, .echo, .print, .read, .output, .import (argument parsing and the run are
 ** cli/import.h's; globs in FILE arguments are expanded here with glob(3)), and hands
 ** .tables/.schema/.indexes to dot_schema.c and .raw to dot_raw.c.
 **
@@ -25,6 +25,7 @@
 
 static const char help_text[] =
     ".bail on|off             Stop at the first error (as -bail)\n"
+    ".echo on|off             Print each command before running it (as -echo)\n"
     ".exit                    Leave the shell (also .quit)\n"
     ".headers on|off          Show column names (default: on for table and box)\n"
     ".help                    Show this list\n"
@@ -38,6 +39,7 @@ static const char help_text[] =
     ".mode MODE               table, box, csv, tsv, json, line or list\n"
     ".nullvalue TEXT          Text shown for NULL (default empty)\n"
     ".output [FILE]           Send results to FILE, or back to stdout\n"
+    ".print TEXT...           Print the arguments, separated by spaces\n"
     ".quit                    Leave the shell\n"
     ".raw get TABLE KEY       Raw cells of one row (KEY in hex, or the PK values\n"
     "                         separated by commas for a SQL table)\n"
@@ -184,6 +186,7 @@ int cli_run_dot(cli_shell *sh, const char *line) {
   }
   int argc = split_args(line, buf, argv);
   int rc = 0;
+  if (sh->echo) fprintf(sh->out, "%s\n", line);
   fflush(sh->out);
   if (argc < 0) {
     rc = fail(sh, "unterminated quote in: %s", line);
@@ -210,6 +213,11 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       rc = set_flag(sh, argc, argv, &sh->stats);
     } else if (!strcmp(c, ".hints")) {
       rc = set_flag(sh, argc, argv, &sh->hints);
+    } else if (!strcmp(c, ".echo")) {
+      rc = set_flag(sh, argc, argv, &sh->echo);
+    } else if (!strcmp(c, ".print")) {
+      for (int i = 1; i < argc; i++) fprintf(sh->out, "%s%s", i > 1 ? " " : "", argv[i]);
+      fputc('\n', sh->out);
     } else if (!strcmp(c, ".bail")) {
       rc = set_flag(sh, argc, argv, &sh->bail);
     } else if (!strcmp(c, ".read")) {

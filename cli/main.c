@@ -4,11 +4,13 @@
 **
 **   rowan [OPTIONS] DBDIR [SQL or .command ...]
 **
-** Options follow sqlite3's where they fit (-cmd, -bail, -csv, -json, -header, -noheader,
-** -line, -box, -table, -tsv, -list, -nullvalue, -version, -help; -f FILE runs a script;
-** -readonly opens without writes). Each may also be written with two dashes. Then:
+** Options follow sqlite3's where they fit (-cmd, -bail, -echo, -csv, -json, -header,
+** -noheader, -line, -box, -table, -tsv, -list, -nullvalue, -version, -help; -f FILE runs a
+** script, and may be repeated;
+** -readonly opens without writes). Each may also be written with two dashes, and, as in
+** sqlite3, options may also follow DBDIR (an argument starting with '-' is an option). Then:
 ** the -cmd commands run first; then the arguments after DBDIR, each one SQL text (one or
-** more statements) or one dot command; then the -f file. When neither arguments nor -f are
+** more statements) or one dot command; then the -f files. When neither arguments nor -f are
 ** given, stdin is read: interactively with libedit (prompts, history in ~/.rowan_history)
 ** when it is a terminal, else as a script. Exit status 1 when the database cannot be
 ** opened or any statement or command failed (with -bail, the shell stops at the first).
@@ -33,7 +35,8 @@ static void usage(FILE *out) {
           "  -box             output mode box (Unicode borders)\n"
           "  -cmd COMMAND     run COMMAND (SQL or .command) before the rest (repeatable)\n"
           "  -csv             output mode csv\n"
-          "  -f FILE          run the SQL and dot commands in FILE\n"
+          "  -echo            print each command before running it\n"
+          "  -f FILE          run the SQL and dot commands in FILE (repeatable, in order)\n"
           "  -header          show column names\n"
           "  -help            show this text\n"
           "  -json            output mode json\n"
@@ -58,11 +61,19 @@ int main(int argc, char **argv) {
   const char *cmds[MAX_CMDS];
   int n_cmds = 0, mode = -1, headers = -1;
   bool bail = false, read_only = false;
-  const char *script = NULL, *nullvalue = NULL, *dbdir = NULL;
-  int i = 1;
-  for (; i < argc; i++) {
+  const char *scripts[MAX_CMDS];
+  int n_scripts = 0;
+  bool echo = false;
+  const char *nullvalue = NULL, *dbdir = NULL;
+  char **args = argv + 1; /* the commands after DBDIR, gathered in place in argv */
+  int n_args = 0;
+  for (int i = 1; i < argc; i++) {
     const char *o = opt_name(argv[i]);
-    if (!o) break;
+    if (!o) { /* the first operand is DBDIR, the others are commands */
+      if (!dbdir) dbdir = argv[i];
+      else args[n_args++] = argv[i];
+      continue;
+    }
     bool has = i + 1 < argc;
     if (!strcmp(o, "help") || !strcmp(o, "h")) { usage(stdout); return 0; }
     if (!strcmp(o, "version")) { printf("rowan %s\n", rowan_libversion()); return 0; }
@@ -73,7 +84,11 @@ int main(int argc, char **argv) {
     else if (!strcmp(o, "cmd") && has) {
       if (n_cmds == MAX_CMDS) { fprintf(stderr, "rowan: too many -cmd options\n"); return 1; }
       cmds[n_cmds++] = argv[++i];
-    } else if (!strcmp(o, "f") && has) script = argv[++i];
+    } else if (!strcmp(o, "echo")) echo = true;
+    else if (!strcmp(o, "f") && has) {
+      if (n_scripts == MAX_CMDS) { fprintf(stderr, "rowan: too many -f options\n"); return 1; }
+      scripts[n_scripts++] = argv[++i];
+    }
     else if (!strcmp(o, "nullvalue") && has) nullvalue = argv[++i];
     else if (cli_mode_lookup(o) >= 0) mode = cli_mode_lookup(o);
     else {
@@ -82,12 +97,11 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if (i >= argc) {
+  if (!dbdir) {
     fprintf(stderr, "rowan: missing DBDIR\n");
     usage(stderr);
     return 1;
   }
-  dbdir = argv[i++];
   rowan_options opts;
   rowan_options_init(&opts);
   opts.read_only = read_only;
@@ -103,19 +117,21 @@ int main(int argc, char **argv) {
   cli_shell sh;
   cli_shell_init(&sh, db, dbdir);
   sh.bail = bail;
+  sh.echo = echo;
   if (mode >= 0) sh.mode = mode;
   sh.headers = headers;
   if (nullvalue) snprintf(sh.nullvalue, sizeof sh.nullvalue, "%s", nullvalue);
   for (int c = 0; c < n_cmds && !sh.quit; c++) cli_run_arg(&sh, cmds[c]);
-  bool any_input = i < argc || script;
-  for (; i < argc && !sh.quit; i++) cli_run_arg(&sh, argv[i]);
-  if (script && !sh.quit) {
-    FILE *f = fopen(script, "r");
+  bool any_input = n_args > 0 || n_scripts > 0;
+  for (int a = 0; a < n_args && !sh.quit; a++) cli_run_arg(&sh, args[a]);
+  for (int s = 0; s < n_scripts && !sh.quit; s++) {
+    FILE *f = fopen(scripts[s], "r");
     if (!f) {
-      fprintf(stderr, "Error: cannot open \"%s\"\n", script);
+      fprintf(stderr, "Error: cannot open \"%s\"\n", scripts[s]);
       sh.n_errors++;
+      if (sh.bail) sh.quit = true;
     } else {
-      cli_run_input(&sh, f, script, false);
+      cli_run_input(&sh, f, scripts[s], false);
       fclose(f);
     }
   }

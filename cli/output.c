@@ -2,7 +2,8 @@
 ** cli/output.c: result rows in the shell's output modes.
 **
 ** What it does: steps a prepared statement and prints its rows as
-**  - table / box: aligned columns (widths in UTF-8 characters) in ASCII or Unicode boxes,
+**  - table / box: aligned columns (display widths: East Asian wide characters take two
+**    columns) in ASCII or Unicode boxes,
 **    names centred in the header, numbers right-aligned, text left-aligned;
 **  - csv: fields separated by ',' and rows by "\r\n", quoted only where sqlite3 quotes
 **    (a control byte, space, '"', '\'', DEL, the separator, or an empty string);
@@ -16,6 +17,7 @@
 ** What it does not: run dot commands or report errors (shell.c reports a failed step).
 ** Table and box modes hold the result in memory to size the columns; the others stream.
 */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,13 +78,42 @@ void cli_json_string(FILE *out, const char *s, size_t n) {
   fputc('"', out);
 }
 
-/* Display width of UTF-8 text: one column per character. */
-static size_t text_width(const char *s) {
+/* Columns taken by code point c on a terminal (a short form of wcwidth's tables, without
+** needing a UTF-8 locale). */
+static int char_width(uint32_t c) {
+  if ((c >= 0x300 && c <= 0x36F) || (c >= 0x200B && c <= 0x200F) || c == 0xFE0F) return 0;
+  if ((c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0x303E) ||
+      (c >= 0x3041 && c <= 0x33FF) || (c >= 0x3400 && c <= 0x4DBF) ||
+      (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0xA000 && c <= 0xA4CF) ||
+      (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) ||
+      (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+      (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1F64F) ||
+      (c >= 0x1F900 && c <= 0x1F9FF) || (c >= 0x20000 && c <= 0x3FFFD))
+    return 2;
+  return 1;
+}
+
+size_t cli_text_width(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
   size_t w = 0;
-  for (; *s; s++)
-    if (((unsigned char)*s & 0xC0) != 0x80) w++;
+  while (p < end) {
+    unsigned char b = *p;
+    int len = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+    if (len == 0 || p + len > end) { w++; p++; continue; } /* a stray byte: one column */
+    uint32_t c = len == 1 ? b : (uint32_t)(b & (0x7F >> len));
+    bool ok = true;
+    for (int i = 1; i < len; i++) {
+      if ((p[i] & 0xC0) != 0x80) { ok = false; break; }
+      c = (c << 6) | (p[i] & 0x3F);
+    }
+    if (!ok) { w++; p++; continue; }
+    w += (size_t)char_width(c);
+    p += len;
+  }
   return w;
 }
+
+static size_t text_width(const char *s) { return cli_text_width(s, strlen(s)); }
 
 static void put_n(FILE *out, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) fputs(s, out);

@@ -161,10 +161,14 @@ static void report_error(cli_shell *sh, const char *sql, size_t len, int base_li
   size_t le = (size_t)off;
   while (le < len && sql[le] != '\n' && sql[le] != '\r') le++;
   fprintf(stderr, "  %.*s\n  ", (int)(le - ls), sql + ls);
-  for (size_t i = ls; i < (size_t)off; i++) {
-    unsigned char c = (unsigned char)sql[i];
-    if (c == '\t') fputc('\t', stderr);
-    else if ((c & 0xC0) != 0x80) fputc(' ', stderr); /* one column per UTF-8 character */
+  /* Pad to the error's display column: tabs kept as tabs, other text by its width. */
+  size_t seg = ls;
+  for (size_t i = ls; i <= (size_t)off; i++) {
+    if (i == (size_t)off || sql[i] == '\t') {
+      for (size_t w = cli_text_width(sql + seg, i - seg); w > 0; w--) fputc(' ', stderr);
+      if (i < (size_t)off) fputc('\t', stderr);
+      seg = i + 1;
+    }
   }
   fputs("^\n", stderr);
 }
@@ -239,6 +243,14 @@ static int run_stmt(cli_shell *sh, rowan_stmt *st, const char *sql, size_t len, 
   return 0;
 }
 
+/* With .echo on, print the statement text (trailing white space dropped) before it runs. */
+static void echo_statement(cli_shell *sh, const char *sql, size_t len) {
+  if (!sh->echo) return;
+  while (len > 0 && is_space(sql[len - 1])) len--;
+  fprintf(sh->out, "%.*s\n", (int)len, sql);
+  fflush(sh->out);
+}
+
 int cli_run_sql(cli_shell *sh, const char *sql, size_t len) {
   int fails = 0;
   size_t pos = 0;
@@ -260,12 +272,14 @@ int cli_run_sql(cli_shell *sh, const char *sql, size_t len) {
     size_t used;
     if (rc != ROWAN_OK) {
       used = cli_sql_statement_end(start, rest);
+      echo_statement(sh, start, used);
       report_error(sh, start, used, base_line);
       fails++;
     } else if (!st) {
       break; /* only whitespace and comments were left */
     } else {
       used = (tail && tail > start && tail <= start + rest) ? (size_t)(tail - start) : rest;
+      echo_statement(sh, start, used);
       fails += run_stmt(sh, st, start, used, base_line, t0);
     }
     pos += used;

@@ -47,6 +47,7 @@ typedef struct cli_shell {
   bool stats;            /* .stats on: scan metrics after each statement */
   bool hints;            /* .hints on: the teaching note after wasteful full scans */
   bool bail;             /* -bail: stop at the first error */
+  bool echo;             /* -echo / .echo on: print each command before running it */
   bool interactive;      /* reading a terminal: prompts, no "near line" in errors */
   bool quit;             /* .quit seen, or -bail after an error: stop reading */
   int n_errors;          /* statements and dot commands that failed */
@@ -106,6 +107,10 @@ int cli_mode_lookup(const char *name);
 ** of each row as a plain line whatever the mode (EXPLAIN). Steps stmt until ROWAN_DONE or an
 ** error; *rows gets the number of rows printed. Returns ROWAN_DONE or the step's error. */
 int cli_print_rows(cli_shell *sh, rowan_stmt *stmt, bool explain, uint64_t *rows);
+
+/* Display width of UTF-8 text s[0..n): East Asian wide characters count two columns,
+** combining marks none, other characters one (bad bytes one each). */
+size_t cli_text_width(const char *s, size_t n);
 
 /* Print text as a JSON string (quotes and escapes included) to out. */
 void cli_json_string(FILE *out, const char *s, size_t n);

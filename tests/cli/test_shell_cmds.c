@@ -2,7 +2,7 @@
 ** tests/cli/test_shell_cmds.c: the `rowan` shell's dot commands and inputs: .tables,
 ** .schema (exact text, and a round trip: the printed schema recreates the same schema in a
 ** fresh database), .indexes, .help, .read, .output, .timer, .stats, .raw scan/get, .quit,
-** .import with a glob; -cmd, -f, stdin scripts (multi-line statements, ';' inside quotes
+** .import with a glob, .print, .echo; -cmd, -f (repeated), options after DBDIR, stdin scripts (multi-line statements, ';' inside quotes
 ** and comments, a last statement without ';'), -version. Drives the built binary.
 */
 #include <stdarg.h>
@@ -291,6 +291,29 @@ static void test_version_and_help_options(void **state) {
   sh_result_free(&r);
 }
 
+static void test_print_echo_and_option_order(void **state) {
+  fixture *f = *state;
+  char f1[700], f2[700];
+  snprintf(f1, sizeof f1, "%s/f1.sql", f->dir);
+  snprintf(f2, sizeof f2, "%s/f2.sql", f->dir);
+  sh_write_file(f1, ".print first  file\nSELECT K FROM T WHERE K = 1;\n");
+  sh_write_file(f2, "SELECT K FROM T\n  WHERE K = 2;\n");
+  /* Options may follow DBDIR; -cmd first, then arguments, then each -f in order. */
+  const char *args[] = {f->db, "-list", "-echo", "-f", f1, "SELECT K FROM T WHERE K = 3",
+                        "-f", f2, "-cmd", ".print 'from -cmd'", NULL};
+  sh_result r;
+  sh_run(f->dir, args, NULL, &r);
+  if (r.status != 0) sh_dump(&r);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(r.out,
+                      ".print 'from -cmd'\nfrom -cmd\n"
+                      "SELECT K FROM T WHERE K = 3\n3\n"
+                      ".print first  file\nfirst file\n"
+                      "SELECT K FROM T WHERE K = 1;\n1\n"
+                      "SELECT K FROM T\n  WHERE K = 2;\n2\n");
+  sh_result_free(&r);
+}
+
 #ifndef CLI_NO_IMPORT
 static void test_import_glob(void **state) {
   fixture *f = *state;
@@ -327,6 +350,7 @@ int main(void) {
       cmocka_unit_test(test_raw_scan_and_get),
       cmocka_unit_test(test_quit_stops),
       cmocka_unit_test(test_version_and_help_options),
+      cmocka_unit_test(test_print_echo_and_option_order),
 #ifndef CLI_NO_IMPORT
       cmocka_unit_test(test_import_glob),
 #endif

@@ -114,6 +114,17 @@ static void test_table_headers_off_simple(void **state) {
                 ".headers off", "SELECT K, NAME FROM T WHERE K = 3", NULL);
 }
 
+/* East Asian wide characters take two columns (the Beijing archive's station types). */
+static void test_table_wide_characters(void **state) {
+  expect_output(*state,
+                "+------+---+\n"
+                "| TYPE | K |\n"
+                "+------+---+\n"
+                "| \xe5\x9f\x8e\xe5\x8c\xba | 1 |\n"
+                "+------+---+\n",
+                "SELECT '\xe5\x9f\x8e\xe5\x8c\xba' AS TYPE, K FROM T WHERE K = 1", NULL);
+}
+
 static void test_box_mode(void **state) {
   expect_output(*state,
                 "\u250c\u2500\u2500\u2500\u252c\u2500\u2500\u2500\u2500\u2500\u2510\n"
@@ -240,6 +251,7 @@ int main(void) {
       cmocka_unit_test(test_table_mode),
       cmocka_unit_test(test_table_without_headers),
       cmocka_unit_test(test_table_headers_off_simple),
+      cmocka_unit_test(test_table_wide_characters),
       cmocka_unit_test(test_box_mode),
       cmocka_unit_test(test_csv_mode),
       cmocka_unit_test(test_tsv_and_list_modes),
