@@ -13,6 +13,7 @@
 ** Not here: the shell's `.import` command line (tests/cli shell tests) and the real
 ** archive (test_archive.c).
 */
+#include <ctype.h>
 #include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -99,11 +100,22 @@ static void sb_add(sbuf *b, const char *s, size_t n) {
   b->p[b->n] = 0;
 }
 
+/* Numbers are compared by value, not by the engine's text format ("1.0" or "1"): a value
+** that is wholly a number is rewritten with %.15g. */
 static int collect(void *ctx, int ncol, char **values, char **names) {
   (void)names;
   sbuf *b = ctx;
   for (int i = 0; i < ncol; i++) {
     const char *v = values[i] ? values[i] : "<null>";
+    char num[64];
+    char *end = NULL;
+    if (values[i] && (isdigit((unsigned char)v[0]) || v[0] == '-')) {
+      double d = strtod(v, &end);
+      if (end && *end == 0) {
+        snprintf(num, sizeof num, "%.15g", d);
+        v = num;
+      }
+    }
     sb_add(b, v, strlen(v));
     sb_add(b, i + 1 < ncol ? "|" : "\n", 1);
   }
