@@ -219,6 +219,46 @@ static int bind_limit(binder *b, const sql_expr *x, plan_expr **out, const char 
   return EXEC_OK;
 }
 
+static bool has_agg(const plan_expr *e) {
+  if (e->kind == PX_AGG) return true;
+  for (uint32_t i = 0; i < e->n_args; i++)
+    if (has_agg(e->args[i])) return true;
+  return false;
+}
+
+/* GROUP BY terms: expressions over the input row; an integer is a select-list position
+** and a bare name that is no column of the table may name a select-list alias (as SQLite
+** and PostgreSQL allow). Bound after the select list for that reason. */
+static int bind_group(binder *b, const sql_select *q, plan_select *s) {
+  b->agg_mode = BIND_AGG_NO;
+  b->agg_where = "GROUP BY";
+  s->n_group = q->group->n;
+  s->group = plan_arena_alloc(b->A, (size_t)s->n_group * sizeof *s->group);
+  if (!s->group) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
+  for (int i = 0; i < s->n_group; i++) {
+    const sql_expr *x = q->group->a[i];
+    plan_expr *e = NULL;
+    if (x->kind == SQL_E_LITERAL && x->lit == SQL_LIT_INTEGER) {
+      long k = strtol(x->text, NULL, 10);
+      if (k < 1 || k > s->n_out)
+        return bind_error(b, EXEC_ERROR, x->off, "GROUP BY position %s is not in the select "
+                          "list (1..%d)", x->text, s->n_out);
+      e = s->proj[k - 1];
+    } else if (x->kind == SQL_E_COLUMN && x->nname == 1 &&
+               (!b->table || cat_find_column(b->table, x->name[0]) < 0)) {
+      for (int j = 0; j < s->n_out && !e; j++)
+        if (strcmp(s->names[j], x->name[0]) == 0) e = s->proj[j];
+    }
+    if (e && has_agg(e))
+      return bind_error(b, EXEC_ERROR, x->off, "aggregate is not allowed in GROUP BY");
+    if (!e) e = bind_expr(b, x);
+    if (!e) return b->rc;
+    s->group[i] = e;
+  }
+  b->agg_mode = BIND_AGG_OK;
+  return EXEC_OK;
+}
+
 static int bind_select_into(binder *b, const sql_select *q, plan_select *s) {
   if (q->table) {
     b->table = s->table = find_table(b, q->table, q->table_off);
@@ -236,20 +276,10 @@ static int bind_select_into(binder *b, const sql_select *q, plan_select *s) {
     s->where = bind_expr(b, q->where);
     if (!s->where || check_bool(b, s->where, "WHERE")) return b->rc;
   }
-  if (q->group) {
-    b->agg_mode = BIND_AGG_NO;
-    b->agg_where = "GROUP BY";
-    s->n_group = q->group->n;
-    s->group = plan_arena_alloc(b->A, (size_t)s->n_group * sizeof *s->group);
-    if (!s->group) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
-    for (int i = 0; i < s->n_group; i++) {
-      s->group[i] = bind_expr(b, q->group->a[i]);
-      if (!s->group[i]) return b->rc;
-    }
-  }
   b->agg_mode = BIND_AGG_OK;
   int cap = 0;
   if (bind_select_list(b, q, s, &cap)) return b->rc;
+  if (q->group && bind_group(b, q, s)) return b->rc;
   if (q->having) {
     s->having = bind_expr(b, q->having);
     if (!s->having || check_bool(b, s->having, "HAVING")) return b->rc;

@@ -111,6 +111,14 @@ static void aggregates_and_order(void **state) {
   assert_string_equal(q(t, "SELECT PM25 / 10 AS P, COUNT(*) FROM SENSOR GROUP BY PM25 / 10 "
                            "ORDER BY P"),
                       "8|1\n12|1\n");
+  /* GROUP BY a select-list position or alias */
+  assert_string_equal(q(t, "SELECT PM25 / 10 AS P, COUNT(*) FROM SENSOR GROUP BY P ORDER BY 1"),
+                      "8|1\n12|1\n");
+  assert_string_equal(q(t, "SELECT CITY, COUNT(*) FROM SENSOR GROUP BY 1"), "Beijing|2\n");
+  assert_non_null(strstr(qerr(t, "SELECT CITY, COUNT(*) FROM SENSOR GROUP BY 2", EXEC_ERROR),
+                         "aggregate is not allowed in GROUP BY"));
+  assert_non_null(strstr(qerr(t, "SELECT CITY FROM SENSOR GROUP BY 5", EXEC_ERROR),
+                         "GROUP BY position 5"));
   tdb_close(t);
 }
 
