@@ -9,7 +9,8 @@
 .headers on
 .mode table
 
-SELECT '1. The latest 24 readings of one station: a range scan, newest first, no sort' AS TOUR;
+.print
+.print "== 1. The latest 24 readings of one station: a range scan, newest first, no sort"
 EXPLAIN SELECT TS, PM25, PM10, TEMP, WD FROM SENSOR
   WHERE STATION = 'Dongsi' ORDER BY TS DESC LIMIT 24;
 EXPLAIN ANALYZE SELECT TS, PM25, PM10, TEMP, WD FROM SENSOR
@@ -17,7 +18,8 @@ EXPLAIN ANALYZE SELECT TS, PM25, PM10, TEMP, WD FROM SENSOR
 SELECT TS, PM25, PM10, TEMP, WD FROM SENSOR
   WHERE STATION = 'Dongsi' ORDER BY TS DESC LIMIT 24;
 
-SELECT '2. One station''s day: both key columns bound, 24 rows read' AS TOUR;
+.print
+.print "== 2. One station's day: both key columns bound, 24 rows read"
 EXPLAIN SELECT TS, PM25, TEMP, RAIN FROM SENSOR
   WHERE STATION = 'Dongsi' AND TS >= TIMESTAMP '2016-07-01 00:00:00'
     AND TS < TIMESTAMP '2016-07-02 00:00:00' ORDER BY TS;
@@ -28,13 +30,15 @@ SELECT TS, PM25, TEMP, RAIN FROM SENSOR
   WHERE STATION = 'Dongsi' AND TS >= TIMESTAMP '2016-07-01 00:00:00'
     AND TS < TIMESTAMP '2016-07-02 00:00:00' ORDER BY TS;
 
-SELECT '3a. Every station at one hour, TS alone: TS is not the leading key column, so a full scan' AS TOUR;
+.print
+.print "== 3a. Every station at one hour, TS alone: TS is not the leading key column, so a full scan"
 EXPLAIN SELECT STATION, PM25, TEMP FROM SENSOR WHERE TS = TIMESTAMP '2016-07-01 12:00:00';
 EXPLAIN ANALYZE SELECT STATION, PM25, TEMP FROM SENSOR
   WHERE TS = TIMESTAMP '2016-07-01 12:00:00';
 SELECT STATION, PM25, TEMP FROM SENSOR WHERE TS = TIMESTAMP '2016-07-01 12:00:00';
 
-SELECT '3b. The same hour with the stations listed: one key per station, 12 rows read' AS TOUR;
+.print
+.print "== 3b. The same hour with the stations listed: one key per station, 12 rows read"
 EXPLAIN SELECT STATION, PM25, TEMP FROM SENSOR
   WHERE STATION IN ('Aotizhongxin', 'Changping', 'Dingling', 'Dongsi', 'Guanyuan', 'Gucheng',
                     'Huairou', 'Nongzhanguan', 'Shunyi', 'Tiantan', 'Wanliu', 'Wanshouxigong')
@@ -48,12 +52,14 @@ SELECT STATION, PM25, TEMP FROM SENSOR
                     'Huairou', 'Nongzhanguan', 'Shunyi', 'Tiantan', 'Wanliu', 'Wanshouxigong')
     AND TS = TIMESTAMP '2016-07-01 12:00:00';
 
-SELECT '4. Hours above 30 C: a typed filter on encoded DOUBLE cells (25,587 hours)' AS TOUR;
+.print
+.print "== 4. Hours above 30 C: a typed filter on encoded DOUBLE cells (25,587 hours)"
 EXPLAIN SELECT COUNT(*) FROM SENSOR WHERE TEMP > 30;
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE TEMP > 30;
 SELECT COUNT(*) AS HOT_HOURS FROM SENSOR WHERE TEMP > 30;
 
-SELECT '5a. Averages per station: GROUP BY the leading key column streams in key order' AS TOUR;
+.print
+.print "== 5a. Averages per station: GROUP BY the leading key column streams in key order"
 EXPLAIN SELECT STATION, COUNT(*) AS HOURS, AVG(PM25) AS PM25, AVG(TEMP) AS TEMP
   FROM SENSOR GROUP BY STATION;
 EXPLAIN ANALYZE SELECT STATION, COUNT(*) AS HOURS, AVG(PM25) AS PM25, AVG(TEMP) AS TEMP
@@ -61,7 +67,8 @@ EXPLAIN ANALYZE SELECT STATION, COUNT(*) AS HOURS, AVG(PM25) AS PM25, AVG(TEMP) 
 SELECT STATION, COUNT(*) AS HOURS, AVG(PM25) AS PM25, AVG(TEMP) AS TEMP
   FROM SENSOR GROUP BY STATION;
 
-SELECT '5b. Daily averages of one station for the archive''s last week (a range scan)' AS TOUR;
+.print
+.print "== 5b. Daily averages of one station for the archive's last week (a range scan)"
 EXPLAIN SELECT STATION, TRUNC(TS, 'DAY') AS DAY, AVG(PM25) AS PM25, MIN(TEMP) AS TMIN,
     MAX(TEMP) AS TMAX
   FROM SENSOR WHERE STATION = 'Dongsi' AND TS >= TIMESTAMP '2017-02-22 00:00:00'
@@ -75,15 +82,18 @@ SELECT STATION, TRUNC(TS, 'DAY') AS DAY, AVG(PM25) AS PM25, MIN(TEMP) AS TMIN,
   FROM SENSOR WHERE STATION = 'Dongsi' AND TS >= TIMESTAMP '2017-02-22 00:00:00'
   GROUP BY STATION, TRUNC(TS, 'DAY') ORDER BY DAY;
 
-SELECT '6a. Hot hours at Dongsi, with the leading key column: 35,064 rows examined' AS TOUR;
+.print
+.print "== 6a. Hot hours at Dongsi, with the leading key column: 35,064 rows examined"
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE STATION = 'Dongsi' AND TEMP > 35;
 SELECT COUNT(*) AS HOT_HOURS_DONGSI FROM SENSOR WHERE STATION = 'Dongsi' AND TEMP > 35;
 
-SELECT '6b. The same question without it (LIKE ''%ongsi'' cannot bound the key): 420,768 rows examined' AS TOUR;
+.print
+.print "== 6b. The same question without it (LIKE '%ongsi' cannot bound the key): 420,768 rows examined"
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE STATION LIKE '%ongsi' AND TEMP > 35;
 SELECT COUNT(*) AS HOT_HOURS_DONGSI FROM SENSOR WHERE STATION LIKE '%ongsi' AND TEMP > 35;
 
-SELECT '7. One family or the other: READINGS (every row) against META (12 rows), bytes read' AS TOUR;
+.print
+.print "== 7. One family or the other: READINGS (every row) against META (12 rows), bytes read"
 -- IS NOT NULL on a family's column lets the scan read that family alone (no key family).
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE TEMP IS NOT NULL;
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE LATITUDE IS NOT NULL;
