@@ -327,17 +327,21 @@ void cli_teaching_note(cli_shell *sh, const char *sql, size_t len, const rowan_m
     const cat_index *use = NULL;
     for (int x = 0; x < t->n_indexes && !use; x++) {
       const cat_index *ix = &t->indexes[x];
-      if (ix->n_keys > 0 && ix->state == CAT_INDEX_ACTIVE &&
-          where_mentions(sql, len, key_column(ix->keys[0])))
-        use = ix;
+      if (ix->n_keys > 0 && where_mentions(sql, len, key_column(ix->keys[0]))) use = ix;
     }
     fprintf(stderr, "Note: a FULL SCAN over %s examined %llu rows to return %llu.\n", t->name,
             (unsigned long long)m->rows_examined, (unsigned long long)m->rows_returned);
-    if (use)
+    if (use && use->state == CAT_INDEX_ACTIVE)
       fprintf(stderr,
               "  The index %s on (%s) could serve this WHERE clause: try the hint "
               "/*+ INDEX(%s %s) */.\n",
               use->name, use->keys[0], t->name, use->name);
+    else if (use)
+      fprintf(stderr,
+              "  The index %s on (%s) could serve this WHERE clause, but it is %s, so the "
+              "planner cannot use it yet.\n",
+              use->name, use->keys[0],
+              use->state == CAT_INDEX_BUILDING ? "still being built" : "disabled");
     else
       fprintf(stderr,
               "  The WHERE clause does not bound the leading key column %s, so every row was "

@@ -215,6 +215,31 @@ static void test_teaching_note(void **state) {
   sh_result_free(&r);
 }
 
+/* With an index whose first column the WHERE clause names, the note names that index. */
+static void test_teaching_note_names_index(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  size_t cap = (size_t)f->n_big * 40 + 256;
+  char *load = malloc(cap);
+  size_t o = (size_t)snprintf(load, cap, "UPSERT INTO IDX VALUES ");
+  for (int i = 0; i < f->n_big; i++)
+    o += (size_t)snprintf(load + o, cap - o, "%s(%d, %d, %d)", i ? ", " : "", i % 7, i, i % 50);
+  const char *cmds[] = {"CREATE TABLE IDX (GRP INTEGER NOT NULL, ID INTEGER NOT NULL, "
+                        "V INTEGER, CONSTRAINT PK PRIMARY KEY (GRP, ID))",
+                        "CREATE INDEX IDX_V ON IDX (V)", load,
+                        "SELECT /*+ NO_INDEX */ ID FROM IDX WHERE V = 7 AND ID < 100", NULL};
+  const char *list[] = {"-list", NULL};
+  int st = run(f, list, cmds, NULL, &r);
+  free(load);
+  if (st != 0) sh_dump(&r);
+  assert_int_equal(st, 0);
+  assert_string_equal(r.out, "7\n57\n");
+  assert_non_null(strstr(r.err, "Note: a FULL SCAN over IDX examined"));
+  assert_non_null(strstr(r.err, "The index IDX_V on (V) could serve this WHERE clause"));
+  assert_null(strstr(r.err, "leading key column"));
+  sh_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_exit_status_arguments),
@@ -223,6 +248,7 @@ int main(void) {
       cmocka_unit_test(test_error_caret_multi_line_script),
       cmocka_unit_test(test_open_failure),
       cmocka_unit_test(test_teaching_note),
+      cmocka_unit_test(test_teaching_note_names_index),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
