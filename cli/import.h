@@ -69,9 +69,11 @@ typedef struct cli_import_result {
 ** delimiter, no reject file, no error limit, silent, default batch size. */
 void cli_import_options_init(cli_import_options *opts);
 
-/* Parse `.import` arguments: [--csv|--tsv] [--header] [--columns a,b,c] [--null TEXT]
-** [--delimiter C] [--reject FILE] [--max-errors N] FILE... TABLE. argv[0] is the first
-** argument after ".import". Options may appear anywhere before the table; "--" ends them.
+/* Parse `.import` arguments: [--csv|--tsv] [--header|--no-header] [--columns a,b,c]
+** [--null TEXT] [--delimiter C] [--reject FILE] [--max-errors N] [--batch N] FILE... TABLE
+** (an option's value may also be given as --name=value; --delimiter takes one byte, or \t
+** or "tab"). argv[0] is the first argument after ".import". Options may appear anywhere;
+** "--" ends them.
 ** On success fills *opts (its strings point into argv, which must outlive the import),
 ** sets *first_file to the index of the first FILE argument and *n_files to the count (the
 ** FILE arguments are argv[*first_file ...] in order with options removed; the table is
