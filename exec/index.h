@@ -1,0 +1,204 @@
+/*
+** exec/index.h: global secondary indexes: the index row of a data row, its encoding and
+** decoding (exec/index.c), index maintenance on writes (exec/index_maint.c), the backfill
+** of CREATE INDEX and the rebuild of unfinished backfills (exec/index_build.c), and CHECK
+** INDEX (exec/index_check.c). docs/INDEXES.md explains the same for users.
+**
+** An index ix of table t is the hidden kv table ix->kv_name with families "_k" and "0".
+** One index row per data row:
+**   - row key: the indexed values k1..kn, each encoded with catalog/keycodec.h as a
+**     NULLABLE key column of its type (an indexed value may be NULL: NULL sorts first for
+**     ASC, last for DESC, exactly as a nullable PK column), DESC when the index says so;
+**     then the data row's own row key bytes, unchanged (t->key_cols), so the index key is
+**     unique and its tail is the key to look the data row up with;
+**   - the marker cell in "_k" (qualifier CAT_MARKER_QUALIFIER, empty value);
+**   - one cell per non-NULL INCLUDE column in "0", with the SAME qualifier as the column's
+**     cell in the data table (cat_column_qualifier(id)) and the same value encoding
+**     (cat_vc_encode of the value checked against the column type). A NULL INCLUDE value
+**     has no cell.
+** A key is either a plain column of t (any column, PK columns included) or an expression
+** (cat_index.keys[i] holds its SQL text); expressions are bound against t with the planner's
+** binder and evaluated with exec/eval.h over the data row's slots; their result type is the
+** key column's type. Expressions must be deterministic (NOW() in an index key is refused).
+**
+** Index states: BUILDING indexes are maintained by every write (so a backfill running
+** alongside them is idempotent) but are never chosen by the planner; ACTIVE ones are used;
+** DISABLED ones are neither maintained nor used.
+**
+** Not here: choosing an index or planning an index scan (planner/, I2), the write
+** statements themselves (exec/write.c calls the maintenance functions below).
+** An exec_index_codec is used by one thread at a time (it owns scratch buffers).
+*/
+#ifndef ROWAN_EXEC_INDEX_H
+#define ROWAN_EXEC_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "catalog/catalog.h"
+#include "exec/arena.h"
+#include "exec/engine.h"
+#include "kv/kv.h"
+#include "planner/expr.h"
+#include "planner/plan.h"
+
+/* The index row codec of one index over its table. Read the fields, do not change them. */
+typedef struct exec_index_codec {
+  const cat_table *table;     /* the data table (catalog-owned; no DDL on it while used) */
+  const cat_index *index;     /* the index (catalog-owned) */
+  int n_keys;                 /* indexed keys (index->n_keys) */
+  int n_pk;                   /* the data table's PK columns (table->n_pk) */
+  int n_key_cols;             /* n_keys + n_pk: columns of the index row key */
+  cat_key_col *key_cols;      /* the index key schema: [0, n_keys) the indexed values
+                                 (nullable, DESC per index), then table->key_cols */
+  int *key_col;               /* per indexed key: table column index, -1 for an expression */
+  plan_expr **key_expr;       /* per indexed key: bound expression over the table's column
+                                 slots (a PX_COLUMN node for a plain column) */
+  int n_include;              /* INCLUDE columns */
+  int *include_col;           /* per INCLUDE column: its table column index */
+  bool *need;                 /* per table column: read to build the index row (key
+                                 columns, expression inputs, PK, INCLUDE) */
+  bool *covered;              /* per table column: its value can be read back from an
+                                 index row (PK, plain key columns, INCLUDE columns) */
+  uint32_t key_family_id;     /* kv id of the index table's "_k" family */
+  uint32_t data_family_id;    /* kv id of the index table's "0" family */
+  uint8_t *key;               /* the last index row key built (CAT_KEY_MAX bytes) */
+  size_t key_len;             /* its length */
+  plan_arena arena;           /* bound expressions and their text */
+  cat_value *kvals;           /* n_key_cols scratch values */
+  uint8_t *scratch;           /* CAT_KEY_MAX + cast text scratch */
+  exec_arena eval_arena;      /* expression results scratch (reset per row) */
+} exec_index_codec;
+
+/* Build the codec of index ix of table t (both from catalog cat) into *ic (caller-owned
+** struct; free with exec_index_codec_free, also after a failure). Binds the expression keys:
+** EXEC_ERROR when one does not bind against t (message names the index and expression) or
+** is not deterministic; EXEC_NOMEM. */
+int exec_index_codec_init(exec_index_codec *ic, const cat_catalog *cat, const cat_table *t,
+                          const cat_index *ix, exec_error *err);
+/* Free the codec's memory. A zeroed struct is fine; the struct may be re-initialized. */
+void exec_index_codec_free(exec_index_codec *ic);
+
+/* The index row key of the data row `row` (t->n_columns slots in catalog order; the slots
+** with ic->need true must be filled; values may be of another type id than their column's
+** as long as they convert, like exec_row_put accepts). Written to ic->key / ic->key_len.
+** Errors: EXEC_CONSTRAINT (a value that does not convert to its column type; an expression
+** that fails to evaluate), EXEC_TOOBIG (key over CAT_KEY_MAX), EXEC_NOMEM. */
+int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *err);
+
+/* Add the index row of data row `row` to b: exec_index_row_key, then the marker put in
+** "_k" and, per INCLUDE column, a put of its value in "0" or a KV_DELETE_COLUMN when it is
+** NULL (so re-putting an existing index row is idempotent). Same errors, plus EXEC_TOOBIG /
+** EXEC_NOMEM from the batch. On success ic->key holds the index row key. */
+int exec_index_put(exec_index_codec *ic, const cat_value *row, int64_t ts, kv_batch *b,
+                   exec_error *err);
+
+/* Add the deletion of the index row with key key[0..len) to b (a KV_DELETE_FAMILY in both
+** families). EXEC_TOOBIG, EXEC_NOMEM. */
+int exec_index_delete_key(exec_index_codec *ic, const uint8_t *key, size_t len, int64_t ts,
+                          kv_batch *b, exec_error *err);
+
+/* Decode index row key [p, limit): kvals[0..n_key_cols) get the indexed values then the
+** data row's PK values (strings point into the key or into scratch[0..cap), limit - p
+** bytes suffice); *pk_off (if not NULL) gets the offset in the key where the data row key
+** starts (the data row key is p + *pk_off .. limit). EXEC_CORRUPT if it does not decode
+** (naming the index), EXEC_TOOBIG (scratch too small). */
+int exec_index_decode_key(const exec_index_codec *ic, const uint8_t *p, const uint8_t *limit,
+                          cat_value *kvals, uint8_t *scratch, size_t cap, size_t *pk_off,
+                          exec_error *err);
+
+/* Fill the data-row slots `slots` (t->n_columns, catalog order) from an index row read
+** with both families: every column with ic->covered true (PK columns and plain key
+** columns from the key, INCLUDE columns from their cells, NULL when absent). Other slots
+** are left untouched. Strings point into the row or ic->scratch (valid until the next
+** kv_scan_next or codec call), or are copied into `copy` when it is not NULL.
+** EXEC_CORRUPT, EXEC_NOMEM. */
+int exec_index_decode_row(exec_index_codec *ic, const kv_row *row, cat_value *slots,
+                          plan_arena *copy, exec_error *err);
+
+/* ---- Maintenance (exec/index_maint.c) -------------------------------------------------- */
+/* The maintenance state of one write statement on table t: a codec per maintained index
+** (BUILDING and ACTIVE; DISABLED ones are skipped) and the data row reader for old values. */
+typedef struct exec_index_maint exec_index_maint;
+
+/* Data row keys written into a batch that is not yet committed (a transaction's batch or a
+** statement's own batch): only for those rows must the old-value read look through the
+** batch (kv_get with overlay, which copies the batch), the others are read from the store.
+** Hashes of keys; a false positive only costs a slower read. */
+typedef struct exec_index_touched exec_index_touched;
+
+/* Start maintenance for a write to t. *out is NULL when t has no maintained index (then
+** nothing else is needed). Errors as exec_index_codec_init. Free with exec_index_maint_free. */
+int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
+                          exec_index_maint **out, exec_error *err);
+void exec_index_maint_free(exec_index_maint *m);
+
+/* Per table column: whether maintenance needs its value in a DELETE (OR of the codecs'
+** need); NULL when m is NULL. */
+const bool *exec_index_maint_need(const exec_index_maint *m);
+
+/* UPSERT of one row into t, before the row's own cells are added to b: reads the old row
+** (unless t is IMMUTABLE_ROWS; through b as overlay when `touched` says the key was written
+** into b), deletes its index rows whose key changes, and puts the new index rows, computed
+** from the old values overlaid with vals[i] for set[i] (set NULL = every column). key is
+** the data row key (exec_row_key). touched (may be NULL = always read through b) gets the
+** key added. Errors: EXEC_CONSTRAINT, EXEC_IOERR, EXEC_CORRUPT, EXEC_TOOBIG, EXEC_NOMEM. */
+int exec_index_maint_upsert(exec_index_maint *m, const uint8_t *key, size_t key_len,
+                            const cat_value *vals, const bool *set, kv_batch *b,
+                            exec_index_touched *touched, exec_error *err);
+
+/* DELETE of the data row with key key[0..key_len): reads the row (as above) and deletes
+** its index rows. A missing row deletes nothing. Same errors. */
+int exec_index_maint_delete(exec_index_maint *m, const uint8_t *key, size_t key_len,
+                            kv_batch *b, exec_index_touched *touched, exec_error *err);
+
+/* Touched-key sets: new (NULL on OOM), clear (after the batch was committed or dropped),
+** free (NULL is a no-op). */
+exec_index_touched *exec_index_touched_new(void);
+void exec_index_touched_clear(exec_index_touched *tk);
+void exec_index_touched_free(exec_index_touched *tk);
+
+/* ---- Backfill (exec/index_build.c) ----------------------------------------------------- */
+/* Progress of a long operation: what ("backfill INDEX ON TABLE"), rows done, rows total
+** (an estimate; 0 when unknown). Called every few thousand rows and once at the end. */
+typedef void (*exec_progress_fn)(void *arg, const char *what, uint64_t done, uint64_t total);
+
+#define EXEC_INDEX_BACKFILL_ROWS 4000 /* data rows per atomic backfill batch */
+
+/* Backfill index `index` of table `table` (state BUILDING): scan the table at one snapshot
+** and write its index rows in atomic batches of EXEC_INDEX_BACKFILL_ROWS rows, then set the
+** index ACTIVE in the catalog. A crash leaves it BUILDING; exec_index_resume rebuilds it.
+** progress may be NULL. Errors: EXEC_IOERR / EXEC_FULL / EXEC_CORRUPT / EXEC_NOMEM /
+** EXEC_READONLY from the store, EXEC_CONSTRAINT (a row whose index key cannot be built, e.g.
+** over the key size limit), EXEC_NOTFOUND. On error the index stays BUILDING. */
+int exec_index_backfill(cat_catalog *cat, kv_db *db, const char *table, const char *index,
+                        exec_progress_fn progress, void *arg, exec_error *err);
+
+/* At session open: for every BUILDING index of every table, delete all its index rows and
+** backfill again (then ACTIVE). Does nothing on a read-only store. Errors as
+** exec_index_backfill. */
+int exec_index_resume(cat_catalog *cat, kv_db *db, exec_progress_fn progress, void *arg,
+                      exec_error *err);
+
+/* ---- CHECK INDEX (exec/index_check.c) -------------------------------------------------- */
+#define EXEC_INDEX_CHECK_DETAILS 10 /* mismatch lines reported at most */
+
+typedef struct exec_index_check_result {
+  uint64_t data_rows;   /* rows of the table */
+  uint64_t index_rows;  /* rows of the index */
+  uint64_t missing;     /* data rows without their index row */
+  uint64_t extra;       /* index rows without a data row whose index key they are */
+  uint64_t mismatched;  /* index rows with the right key but other INCLUDE values */
+  int n_details;        /* lines in details */
+  char details[EXEC_INDEX_CHECK_DETAILS][256]; /* "MISSING ...", "EXTRA ...", "MISMATCH ..." */
+} exec_index_check_result;
+
+/* Verify index `index` of `table` against the table at one snapshot (plus the uncommitted
+** batch overlay when not NULL): every data row has its index row with equal INCLUDE values
+** and every index row is the index row of an existing data row. Fills *out. Errors:
+** EXEC_ERROR (unknown table or index), store errors. */
+int exec_index_check(const cat_catalog *cat, kv_db *db, const char *table, const char *index,
+                     const kv_batch *overlay, exec_index_check_result *out, exec_error *err);
+
+#endif /* ROWAN_EXEC_INDEX_H */
