@@ -196,7 +196,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
   m.kids = calloc(n, sizeof *m.kids);
   if (!m.kids) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
   for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
-    m.kids[i] = kv_sf_iter_new(in[i]->reader, NULL);
+    m.kids[i] = kv_sf_iter_new_opts(in[i]->reader, NULL, false);
     if (!m.kids[i]) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
     else m.n_kids++;
   }

@@ -37,10 +37,12 @@ typedef struct kv_sfh {
   kv_env *env;            /* for the deletion of an obsolete file */
   char *path;             /* data/<table>/<family>/<number>.sf (malloc'ed) */
   atomic_bool obsolete;   /* the MANIFEST no longer names it: delete at the last unref */
+  struct kv_cache *cache; /* the store's block cache (entries erased with the file), or NULL */
 } kv_sfh;
 
 void kv_sfh_ref(kv_sfh *h);
-/* Drop a reference; the last one closes the reader and, if obsolete, deletes the file. */
+/* Drop a reference; the last one closes the reader and, if obsolete, deletes the file and
+** drops its blocks from the block cache. */
 void kv_sfh_unref(kv_sfh *h);
 
 /* Run-time state of one column family. */
@@ -100,6 +102,7 @@ struct kv_db {
   uint32_t n_snaps;          /* entries in snaps */
   uint32_t cap_snaps;        /* allocated entries */
   struct kv_scan *scans;     /* open scans (doubly linked through the scans) */
+  struct kv_cache *cache;    /* block cache shared by all store files, or NULL (disabled) */
   uint64_t stat_flushes;     /* flushes done (tests) */
   uint64_t stat_compactions; /* compactions done (tests) */
 };

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/cache.h"
 #include "kv/coding.h"
 #include "kv/db_impl.h"
 #include "kv/status.h"
@@ -30,7 +31,10 @@ void kv_sfh_unref(kv_sfh *h) {
   if (!h) return;
   if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1) return;
   kv_sf_close(h->reader);
-  if (atomic_load(&h->obsolete)) h->env->remove(h->env, h->path);
+  if (atomic_load(&h->obsolete)) {
+    h->env->remove(h->env, h->path);
+    if (h->cache) kv_cache_erase_file(h->cache, h->meta.number);
+  }
   free(h->path);
   free(h);
 }
@@ -64,6 +68,8 @@ int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **o
   atomic_init(&h->refs, 1);
   atomic_init(&h->obsolete, false);
   h->meta = *meta;
+  h->cache = db->cache;
+  kv_sf_set_cache(h->reader, db->cache, meta->number);
   h->env = db->env;
   *out = h;
   return KV_OK;
@@ -392,6 +398,7 @@ static void free_db(kv_db *db) {
   free(db->fams);
   free(db->wal_live);
   free(db->snaps);
+  kv_cache_free(db->cache); /* after the families: no reader is left */
   kv_version_free(&db->ver);
   pthread_mutex_destroy(&db->mu);
   free(db->path);
@@ -429,7 +436,10 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   db->opts = o;
   pthread_mutex_init(&db->mu, NULL);
   db->path = strdup(path);
-  if (!db->path) {
+  if (o.block_cache_size > KV_BLOCK_CACHE_OFF) db->cache = kv_cache_new(o.block_cache_size);
+  if (!db->path || (o.block_cache_size > KV_BLOCK_CACHE_OFF && !db->cache)) {
+    kv_cache_free(db->cache);
+    free(db->path);
     pthread_mutex_destroy(&db->mu);
     free(db);
     return kv_error(KV_ERR_NOMEM, "kv_open: out of memory");
@@ -474,6 +484,22 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
     return kv_error(keep, "%s", msg);
   }
   *out = db;
+  return KV_OK;
+}
+
+int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out) {
+  if (!db || !out) return kv_error(KV_MISUSE, "kv_block_cache_get_stats: NULL argument");
+  memset(out, 0, sizeof *out);
+  if (!db->cache) return KV_OK;
+  kv_cache_counters c;
+  kv_cache_get_counters(db->cache, &c);
+  out->hits = c.hits;
+  out->misses = c.misses;
+  out->inserts = c.inserts;
+  out->evictions = c.evictions;
+  out->erased = c.erased;
+  out->usage = c.usage;
+  out->capacity = c.capacity;
   return KV_OK;
 }
 

@@ -121,10 +121,15 @@ typedef struct kv_options {
                                  0 = default 64 MiB */
   size_t memstore_limit;      /* bytes across all memstores; a write past it flushes the
                                  largest first (back-pressure); 0 = default 512 MiB */
-  size_t block_cache_size;    /* bytes of uncompressed blocks cached; 0 = default 64 MiB */
+  size_t block_cache_size;    /* bytes of decoded blocks in the block cache shared by all
+                                 store files; 0 = default 64 MiB; KV_BLOCK_CACHE_OFF = no
+                                 cache (every block read is a pread and a decode) */
   int compaction_trigger;     /* store files in a family that start a minor compaction;
                                  0 = default 4 */
 } kv_options;
+
+/* kv_options.block_cache_size value that turns the block cache off. */
+#define KV_BLOCK_CACHE_OFF ((size_t)1)
 
 /* Fill *opts with the defaults listed above. */
 void kv_options_init(kv_options *opts);
@@ -389,6 +394,22 @@ int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out);
 ** range overlaps, the two end blocks counted by half) plus the memstore's rows in range. */
 int kv_estimate_rows(kv_db *db, uint32_t family_id, const kv_range *range, uint64_t *rows,
                      uint64_t *bytes);
+
+/* Store-wide block cache counters (all zero when the cache is off). The block cache keeps
+** decoded store-file blocks, least recently used evicted first; a block an open scan reads
+** is never freed under it. A hit costs no read: a point lookup whose blocks are cached makes
+** no system call. Blocks of files deleted by compaction or DROP TABLE leave the cache. */
+typedef struct kv_block_cache_stats {
+  uint64_t hits;       /* block loads served from the cache */
+  uint64_t misses;     /* block loads that read the file */
+  uint64_t inserts;    /* blocks added */
+  uint64_t evictions;  /* blocks pushed out to stay within the capacity */
+  uint64_t erased;     /* blocks dropped because their file was deleted */
+  size_t usage;        /* bytes charged now (raw block plus decoded arrays) */
+  size_t capacity;     /* kv_options.block_cache_size in effect */
+} kv_block_cache_stats;
+/* Fill *out. Errors: KV_MISUSE (NULL argument). */
+int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out);
 
 #ifdef __cplusplus
 }

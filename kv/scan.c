@@ -39,7 +39,9 @@ typedef struct fscan {
   int ovl_kid;                  /* kid reading the overlay memstore, -1 if none */
   kv_sfh **files;               /* referenced store files */
   uint32_t n_files;             /* entries in files */
-  kv_iter **kids;               /* one iterator per source */
+  kv_iter **kids;               /* one iterator per source: mems first, then files */
+  uint8_t *parked;              /* per kid: 1 = left out of the current single-key range
+                                   because its file's bloom filter rules the key out */
   uint32_t n_kids;              /* entries in kids */
   int cur;                      /* kid holding the smallest cell, -1 when exhausted */
   kv_sf_io io;                  /* block counters of this family's store files */
@@ -111,6 +113,7 @@ static int set_bytes(uint8_t **buf, uint32_t *len, uint32_t *cap, const uint8_t 
 
 static int kid_status(fscan *f) {
   for (uint32_t i = 0; i < f->n_kids; i++) {
+    if (f->parked[i]) continue;
     kv_iter *k = f->kids[i];
     if (!k->ops->valid(k)) {
       int rc = k->ops->status(k);
@@ -125,7 +128,7 @@ static void pick_min(fscan *f) {
   const kv_cell *bc = NULL;
   for (uint32_t i = 0; i < f->n_kids; i++) {
     kv_iter *k = f->kids[i];
-    if (!k->ops->valid(k)) continue;
+    if (f->parked[i] || !k->ops->valid(k)) continue;
     const kv_cell *c = k->ops->cell(k);
     if (!bc || kv_cell_cmp(c, bc) < 0) {
       bc = c;
@@ -135,9 +138,18 @@ static void pick_min(fscan *f) {
   f->cur = best;
 }
 
-static int merge_seek(fscan *f, const uint8_t *row, uint32_t row_len) {
+/* Position every source at the first cell of `row` (NULL = the first cell). When `single`
+** (the range holds only that row key), store files whose bloom filter rules the row out
+** are parked instead of sought: they read no block for this range. */
+static int merge_seek(fscan *f, const uint8_t *row, uint32_t row_len, bool single) {
   for (uint32_t i = 0; i < f->n_kids; i++) {
     kv_iter *k = f->kids[i];
+    f->parked[i] = 0;
+    if (single && i >= (uint32_t)f->n_mems &&
+        !kv_sf_may_contain_row(f->files[i - (uint32_t)f->n_mems]->reader, row, row_len)) {
+      f->parked[i] = 1;
+      continue;
+    }
     if (row) {
       kv_cell t = kv_cell_row_first(row, row_len);
       k->ops->seek(k, &t);
@@ -172,6 +184,7 @@ static int prev_row(fscan *f, const uint8_t *ub, uint32_t ub_len, const uint8_t 
                     uint32_t *row_len) {
   for (uint32_t i = 0; i < f->n_kids; i++) {
     kv_iter *k = f->kids[i];
+    f->parked[i] = 0;
     if (ub) {
       kv_cell t = kv_cell_row_first(ub, ub_len);
       k->ops->seek_for_prev(k, &t);
@@ -277,8 +290,12 @@ static int next_forward(kv_scan *s, kv_row *row) {
     if (s->cur_range >= (int)s->n_ranges) return KV_ERR_NOTFOUND;
     nrange *r = &s->ranges[s->cur_range];
     if (!s->range_started) {
+      /* A range of one row key [k, k+0x00) lets bloom filters skip files. */
+      bool single = r->start && r->end && r->end_len == r->start_len + 1 &&
+                    r->end[r->start_len] == 0 &&
+                    memcmp(r->start, r->end, r->start_len) == 0;
       for (uint32_t i = 0; i < s->n_fams; i++) {
-        int rc = merge_seek(&s->fams[i], r->start, r->start_len);
+        int rc = merge_seek(&s->fams[i], r->start, r->start_len, single);
         if (rc) return rc;
       }
       s->m.ranges_sought++;
@@ -336,7 +353,7 @@ static int next_reverse(kv_scan *s, kv_row *row) {
     s->n_views = 0;
     s->data_len = 0;
     for (uint32_t i = 0; i < s->n_fams; i++) {
-      rc = merge_seek(&s->fams[i], s->key, s->key_len);
+      rc = merge_seek(&s->fams[i], s->key, s->key_len, false);
       if (rc) return rc;
       rc = read_family_row(s, &s->fams[i]);
       if (rc) return rc;
@@ -377,6 +394,8 @@ static void release(kv_scan *s) {
     for (uint32_t k = 0; k < f->n_kids; k++) f->kids[k]->ops->destroy(f->kids[k]);
     free(f->kids);
     f->kids = NULL;
+    free(f->parked);
+    f->parked = NULL;
     f->n_kids = 0;
     f->cur = -1;
     for (int k = 0; k < f->n_mems; k++) kv_memstore_unref(f->mems[k]);
@@ -664,7 +683,8 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
   for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
     fscan *f = &s->fams[i];
     f->kids = calloc((size_t)f->n_mems + f->n_files, sizeof *f->kids);
-    if (!f->kids) {
+    f->parked = calloc((size_t)f->n_mems + f->n_files + 1, 1);
+    if (!f->kids || !f->parked) {
       rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
       break;
     }

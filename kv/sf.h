@@ -85,11 +85,21 @@ void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *fir
                      const uint8_t **last, uint32_t *last_len);
 /* Bloom filter: false means the row is certainly absent. */
 bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t len);
+/* Serve the file's data blocks through `cache` (kv/cache.h; NULL = none), keyed by
+** `file_id`, which must be unique among the files sharing the cache (kv/ passes the file
+** number). Call before the first iterator is made; the cache must outlive the reader and
+** its iterators. Entries are not dropped when the reader closes: the owner erases them
+** (kv_cache_erase_file) when the file is deleted. */
+struct kv_cache;
+void kv_sf_set_cache(kv_sf_reader *r, struct kv_cache *cache, uint64_t file_id);
 /* A new iterator over the file's cells; `io` (may be NULL) is incremented as blocks are
 ** read. Block damage surfaces through the iterator's status() as KV_ERR_CORRUPT. The
 ** reader must outlive the iterator. The reader may be shared by threads; iterators not.
 ** Returns NULL if out of memory. Destroy with it->ops->destroy(it). */
 kv_iter *kv_sf_iter_new(kv_sf_reader *r, kv_sf_io *io);
+/* The same; with fill_cache false, blocks found in the reader's cache are used but blocks
+** read from the file are not added to it (compaction reads each block once). */
+kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache);
 /* Estimate rows and on-disk bytes of the file in [start, end] (NULL = unbounded) from the
 ** block index: full blocks inside count whole, the end blocks count half. */
 void kv_sf_estimate(const kv_sf_reader *r, const uint8_t *start, uint32_t start_len,

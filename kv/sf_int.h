@@ -190,6 +190,8 @@ struct kv_sf_reader {
   uint32_t last_row_len;   /* its length */
   uint8_t *bloom;          /* the bloom filter section */
   size_t bloom_len;        /* its length */
+  struct kv_cache *cache;  /* block cache shared with other files, or NULL (kv_sf_set_cache) */
+  uint64_t cache_id;       /* this file's key in the cache (its file number) */
 };
 
 /* Read [off, off+n) of the reader's file into buf: KV_OK, the env's error, or

@@ -7,10 +7,17 @@
 **
 ** Errors are sticky: once a block fails to read or decode, the iterator is invalid and
 ** status() returns the error (KV_ERR_CORRUPT naming the file and offset, or the env's I/O
-** error) until it is destroyed. The iterator does not cache blocks across iterators (the
-** block cache of issue 8 will sit in front of load_block).
+** error) until it is destroyed.
+**
+** Block cache: when the reader has one (kv_sf_set_cache), load_block first looks the block
+** up by (file number, offset); a hit makes no read and no decode, and the iterator reads
+** the cached decoded block through it->dp while it holds the entry's reference. A miss
+** reads, checks and decodes the block into a new cache entry (raw bytes copied into it, so
+** the decoded pointers stay valid), and inserts it only once it passed every check. Without
+** a cache the iterator decodes into its own reused arrays (it->d).
 */
 #include <stdio.h>
+#include "kv/cache.h"
 #include "kv/sf_int.h"
 #include "kv/status.h"
 
@@ -20,7 +27,11 @@ typedef struct sf_iter {
   kv_sf_io *io;            /* counters to bump (may be NULL) */
   kv_sfbuf disk;           /* the block as read from the file */
   kv_sfbuf scratch;        /* the decompressed block */
-  kv_sf_dblock d;          /* the decoded block */
+  kv_sf_dblock d;          /* the decoded block when not cached */
+  const kv_sf_dblock *dp;  /* the block being read: &d, or a cached block */
+  kv_cache_entry *ce;      /* the cache entry dp points into (a reference), or NULL */
+  struct cblock *own;      /* a decoded block the cache refused (freed on the next load) */
+  bool fill_cache;         /* add blocks read to the cache (compaction reads do not) */
   int64_t bi;              /* index of the decoded block, -1 if none */
   uint32_t ci;             /* current cell in the block */
   uint32_t ri;             /* row of the current cell */
@@ -33,6 +44,49 @@ static int same_key(const kv_cell *a, const kv_cell *b) {
   return kv_cell_cmp(a, b) == 0;
 }
 
+/* A decoded block owned by the cache: the arrays, then the raw bytes they point into. */
+typedef struct cblock {
+  kv_sf_dblock d;          /* the decoded block */
+  size_t raw_len;          /* bytes in raw */
+  uint8_t raw[];           /* the uncompressed block */
+} cblock;
+
+static void cblock_free(void *v) {
+  cblock *cb = v;
+  if (!cb) return;
+  kv_sf_dblock_free(&cb->d);
+  free(cb);
+}
+
+/* Bytes a cached block costs: its raw bytes and its decoded arrays. */
+static size_t cblock_charge(const cblock *cb) {
+  const kv_sf_dblock *d = &cb->d;
+  return sizeof *cb + cb->raw_len + d->rows_cap * 2 * sizeof(uint32_t) +
+         d->cells_cap * (sizeof(uint32_t) * 2 + sizeof(int64_t) + sizeof(uint64_t) + 1 +
+                         sizeof(void *)) +
+         d->quals_cap * (sizeof(void *) + sizeof(uint32_t)) + d->keys_cap + d->vbuf_cap +
+         d->groups_cap * 32;
+}
+
+/* Let go of the cached or refused block the iterator reads (dp falls back to d). */
+static void drop_current(sf_iter *it) {
+  if (it->ce) kv_cache_release(it->r->cache, it->ce);
+  it->ce = NULL;
+  cblock_free(it->own);
+  it->own = NULL;
+  it->dp = &it->d;
+}
+
+/* Check a decoded block against its index entry; the reason, or NULL when it agrees. */
+static const char *check_block(const kv_sf_dblock *d, const kv_sf_index_entry *e) {
+  kv_cell first;
+  kv_sf_dblock_cell(d, 0, 0, &first);
+  if (d->ncells != e->cells || d->nrows != e->rows)
+    return "cell or row count disagrees with the block index";
+  if (!same_key(&first, &e->first)) return "first cell disagrees with the block index";
+  return NULL;
+}
+
 /* Make block `bi` the decoded block. Returns false (and sets the sticky status) on error. */
 static bool load_block(sf_iter *it, uint32_t bi) {
   if (it->bi == (int64_t)bi) return true;
@@ -42,6 +96,20 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   size_t raw_len;
   const char *why = NULL;
   it->bi = -1;
+  if (r->cache) {
+    kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, e->off);
+    if (hit) {
+      drop_current(it);
+      it->ce = hit;
+      it->dp = &((cblock *)kv_cache_value(hit))->d;
+      if (it->io) {
+        it->io->blocks_read++;
+        it->io->blocks_cache_hit++;
+      }
+      it->bi = bi;
+      return true;
+    }
+  }
   it->disk.len = 0;
   int rc = kv_sfbuf_reserve(&it->disk, e->size);
   if (rc) rc = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
@@ -53,28 +121,39 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   if (!rc)
     rc = kv_sf_unframe_block(it->disk.p, e->size, e->raw, &it->scratch, &raw, &raw_len,
                              r->path, e->off);
+  cblock *cb = NULL;
+  if (!rc && r->cache && it->fill_cache) {
+    cb = calloc(1, sizeof *cb + raw_len);
+    if (!cb) rc = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
+    else {
+      memcpy(cb->raw, raw, raw_len);
+      cb->raw_len = raw_len;
+      raw = cb->raw;
+    }
+  }
+  kv_sf_dblock *target = cb ? &cb->d : &it->d;
   if (!rc) {
-    rc = kv_sf_block_decode(&it->d, raw, raw_len, &why);
+    rc = kv_sf_block_decode(target, raw, raw_len, &why);
     if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
   }
-  if (!rc) {
-    kv_cell first;
-    kv_sf_dblock_cell(&it->d, 0, 0, &first);
-    if (it->d.ncells != e->cells || it->d.nrows != e->rows)
-      why = "cell or row count disagrees with the block index";
-    else if (!same_key(&first, &e->first))
-      why = "first cell disagrees with the block index";
-    if (why) rc = KV_ERR_CORRUPT;
-  }
+  if (!rc && (why = check_block(target, e)) != NULL) rc = KV_ERR_CORRUPT;
   if (rc == KV_ERR_CORRUPT && why)
     kv_error(rc, "store file %s: block %u at offset %llu: %s", r->path, bi,
              (unsigned long long)e->off, why);
   if (rc) {
+    cblock_free(cb);
+    drop_current(it);
     it->status = rc;
     it->valid = false;
     return false;
   }
-  if (it->io) it->io->cells_decoded += it->d.ncells;
+  drop_current(it);
+  if (cb) {
+    it->ce = kv_cache_insert(r->cache, r->cache_id, e->off, cb, cblock_charge(cb), cblock_free);
+    if (!it->ce) it->own = cb; /* too big for the cache, or no memory: read it privately */
+    it->dp = &cb->d;
+  }
+  if (it->io) it->io->cells_decoded += it->dp->ncells;
   it->bi = bi;
   return true;
 }
@@ -94,7 +173,7 @@ static void set_pos(sf_iter *it, uint32_t ci, uint32_t ri) {
   it->ci = ci;
   it->ri = ri;
   it->valid = true;
-  kv_sf_dblock_cell(&it->d, ri, ci, &it->cur);
+  kv_sf_dblock_cell(it->dp, ri, ci, &it->cur);
 }
 
 /* Index of the first cell of the decoded block that is >= target (upper: > target). */
@@ -149,7 +228,7 @@ static void it_seek_last(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, it->r->nblocks - 1)) return;
-  set_pos(it, it->d.ncells - 1, it->d.nrows - 1);
+  set_pos(it, it->dp->ncells - 1, it->dp->nrows - 1);
 }
 
 static void it_seek(kv_iter *base, const kv_cell *target) {
@@ -159,12 +238,12 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
   int64_t b = find_block(it->r, target);
   if (b < 0) b = 0;
   if (!load_block(it, (uint32_t)b)) return;
-  uint32_t ci = find_in_block(&it->d, target, false);
-  if (ci == it->d.ncells) {
+  uint32_t ci = find_in_block(it->dp, target, false);
+  if (ci == it->dp->ncells) {
     if ((uint32_t)b + 1 >= it->r->nblocks || !load_block(it, (uint32_t)b + 1)) return;
     ci = 0;
   }
-  set_pos(it, ci, row_of(&it->d, ci));
+  set_pos(it, ci, row_of(it->dp, ci));
 }
 
 static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
@@ -173,18 +252,18 @@ static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   if (it->status || it->r->nblocks == 0) return;
   int64_t b = find_block(it->r, target);
   if (b < 0 || !load_block(it, (uint32_t)b)) return;
-  uint32_t ci = find_in_block(&it->d, target, true);
+  uint32_t ci = find_in_block(it->dp, target, true);
   if (ci == 0) return; /* cannot happen: the block's first cell is <= target */
   ci--;
-  set_pos(it, ci, row_of(&it->d, ci));
+  set_pos(it, ci, row_of(it->dp, ci));
 }
 
 static void it_next(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   uint32_t ci = it->ci + 1;
-  if (ci < it->d.ncells) {
+  if (ci < it->dp->ncells) {
     uint32_t ri = it->ri;
-    if (it->d.row_first[ri + 1] <= ci) ri++;
+    if (it->dp->row_first[ri + 1] <= ci) ri++;
     set_pos(it, ci, ri);
     return;
   }
@@ -198,13 +277,13 @@ static void it_prev(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   if (it->ci > 0) {
     uint32_t ci = it->ci - 1, ri = it->ri;
-    if (it->d.row_first[ri] > ci) ri--;
+    if (it->dp->row_first[ri] > ci) ri--;
     set_pos(it, ci, ri);
     return;
   }
   it->valid = false;
   if (it->bi <= 0 || !load_block(it, (uint32_t)it->bi - 1)) return;
-  set_pos(it, it->d.ncells - 1, it->d.nrows - 1);
+  set_pos(it, it->dp->ncells - 1, it->dp->nrows - 1);
 }
 
 static const kv_cell *it_cell(kv_iter *base) { return &((sf_iter *)base)->cur; }
@@ -216,6 +295,7 @@ static void it_destroy(kv_iter *base) {
   if (!it) return;
   kv_sfbuf_free(&it->disk);
   kv_sfbuf_free(&it->scratch);
+  drop_current(it);
   kv_sf_dblock_free(&it->d);
   free(it);
 }
@@ -226,11 +306,17 @@ static const kv_iter_ops sf_iter_ops = {
 };
 
 kv_iter *kv_sf_iter_new(kv_sf_reader *r, kv_sf_io *io) {
+  return kv_sf_iter_new_opts(r, io, true);
+}
+
+kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache) {
   sf_iter *it = calloc(1, sizeof *it);
   if (!it) return NULL;
+  it->fill_cache = fill_cache;
   it->base.ops = &sf_iter_ops;
   it->r = r;
   it->io = io;
   it->bi = -1;
+  it->dp = &it->d;
   return &it->base;
 }

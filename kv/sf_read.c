@@ -202,6 +202,11 @@ fail:
   return rc;
 }
 
+void kv_sf_set_cache(kv_sf_reader *r, struct kv_cache *cache, uint64_t file_id) {
+  r->cache = cache;
+  r->cache_id = file_id;
+}
+
 const kv_sf_props *kv_sf_get_props(const kv_sf_reader *r) { return &r->props; }
 
 void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *first_len,

@@ -1,0 +1,281 @@
+/*
+** kv/cache.c: the sharded LRU block cache of kv/cache.h.
+**
+** Each shard has a mutex, a chained hash table (doubled when it holds more entries than
+** buckets) and one LRU list of the entries in the cache, most recently used at the head.
+** Reference counts live under the shard mutex: the cache itself holds one reference on each
+** entry it contains, each lookup or insert hands out one more. Eviction walks the list from
+** the tail and skips entries in use (they are few: one per open iterator). Values are freed
+** outside the mutex.
+** Not here: what is cached (kv/sf_iter.c), per-scan metrics (kv_sf_io).
+*/
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "kv/cache.h"
+
+#define MAX_SHARDS 16u
+#define MIN_SHARD_BYTES ((size_t)4 << 20) /* fewer shards for a small cache */
+
+struct kv_cache_entry {
+  uint64_t file;              /* key: file number */
+  uint64_t off;               /* key: block offset */
+  uint32_t hash;              /* hash of the key */
+  uint32_t refs;              /* references, the cache's own included (shard mutex) */
+  bool in_cache;              /* the hash table and LRU list hold it */
+  void *value;                /* the cached value */
+  size_t charge;              /* bytes it counts for */
+  void (*deleter)(void *);    /* frees value */
+  kv_cache_entry *hnext;      /* hash chain */
+  kv_cache_entry *prev, *next; /* LRU list (head = most recent) */
+};
+
+typedef struct shard {
+  pthread_mutex_t mu;         /* guards everything below and the entries' refs */
+  kv_cache_entry **buckets;   /* hash table */
+  uint32_t n_buckets;         /* a power of two */
+  uint32_t n_entries;         /* entries in the cache */
+  kv_cache_entry *head, *tail; /* LRU list */
+  size_t usage;               /* sum of charges in the cache */
+  size_t capacity;            /* this shard's share */
+  uint64_t hits, misses, inserts, evictions, erased; /* counters */
+} shard;
+
+struct kv_cache {
+  shard shards[MAX_SHARDS];   /* the shards in use come first */
+  uint32_t n_shards;          /* shards in use (a power of two) */
+  size_t capacity;            /* total capacity */
+};
+
+static uint32_t key_hash(uint64_t file, uint64_t off) {
+  uint64_t h = file * 0x9E3779B97F4A7C15ull ^ (off + 0x632BE59BD9B4E019ull);
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 29;
+  return (uint32_t)h;
+}
+
+kv_cache *kv_cache_new(size_t capacity) {
+  kv_cache *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  uint32_t n = 1;
+  while (n < MAX_SHARDS && capacity / (n * 2) >= MIN_SHARD_BYTES) n *= 2;
+  c->n_shards = n;
+  c->capacity = capacity;
+  for (uint32_t i = 0; i < n; i++) {
+    shard *s = &c->shards[i];
+    pthread_mutex_init(&s->mu, NULL);
+    s->capacity = capacity / n;
+    s->n_buckets = 64;
+    s->buckets = calloc(s->n_buckets, sizeof *s->buckets);
+    if (!s->buckets) {
+      c->n_shards = i + 1;
+      kv_cache_free(c);
+      return NULL;
+    }
+  }
+  return c;
+}
+
+static shard *shard_of(kv_cache *c, uint32_t hash) {
+  return &c->shards[(hash >> 28) & (c->n_shards - 1)];
+}
+
+static void lru_unlink(shard *s, kv_cache_entry *e) {
+  if (e->prev) e->prev->next = e->next;
+  else s->head = e->next;
+  if (e->next) e->next->prev = e->prev;
+  else s->tail = e->prev;
+  e->prev = e->next = NULL;
+}
+
+static void lru_push_head(shard *s, kv_cache_entry *e) {
+  e->prev = NULL;
+  e->next = s->head;
+  if (s->head) s->head->prev = e;
+  else s->tail = e;
+  s->head = e;
+}
+
+static kv_cache_entry **find_slot(shard *s, uint64_t file, uint64_t off, uint32_t hash) {
+  kv_cache_entry **pp = &s->buckets[hash & (s->n_buckets - 1)];
+  while (*pp && ((*pp)->hash != hash || (*pp)->file != file || (*pp)->off != off))
+    pp = &(*pp)->hnext;
+  return pp;
+}
+
+/* Take e out of the table and list; returns true when its last reference went with it
+** (the caller frees it after unlocking). REQUIRES: s->mu held, e in the cache. */
+static bool remove_entry(shard *s, kv_cache_entry *e) {
+  kv_cache_entry **pp = find_slot(s, e->file, e->off, e->hash);
+  if (*pp == e) *pp = e->hnext;
+  e->hnext = NULL;
+  lru_unlink(s, e);
+  e->in_cache = false;
+  s->usage -= e->charge;
+  s->n_entries--;
+  return --e->refs == 0;
+}
+
+static void free_entry(kv_cache_entry *e) {
+  if (e->deleter) e->deleter(e->value);
+  free(e);
+}
+
+/* Free a chain of dead entries linked through hnext. */
+static void free_chain(kv_cache_entry *dead) {
+  while (dead) {
+    kv_cache_entry *n = dead->hnext;
+    free_entry(dead);
+    dead = n;
+  }
+}
+
+static void grow_table(shard *s) {
+  uint32_t nb = s->n_buckets * 2;
+  kv_cache_entry **b = calloc(nb, sizeof *b);
+  if (!b) return; /* longer chains, still correct */
+  for (uint32_t i = 0; i < s->n_buckets; i++) {
+    kv_cache_entry *e = s->buckets[i];
+    while (e) {
+      kv_cache_entry *n = e->hnext;
+      e->hnext = b[e->hash & (nb - 1)];
+      b[e->hash & (nb - 1)] = e;
+      e = n;
+    }
+  }
+  free(s->buckets);
+  s->buckets = b;
+  s->n_buckets = nb;
+}
+
+void kv_cache_free(kv_cache *c) {
+  if (!c) return;
+  for (uint32_t i = 0; i < c->n_shards; i++) {
+    shard *s = &c->shards[i];
+    kv_cache_entry *dead = NULL;
+    while (s->head) {
+      kv_cache_entry *e = s->head;
+      if (remove_entry(s, e)) {
+        e->hnext = dead;
+        dead = e;
+      }
+    }
+    free_chain(dead);
+    free(s->buckets);
+    pthread_mutex_destroy(&s->mu);
+  }
+  free(c);
+}
+
+kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {
+  uint32_t h = key_hash(file, off);
+  shard *s = shard_of(c, h);
+  pthread_mutex_lock(&s->mu);
+  kv_cache_entry *e = *find_slot(s, file, off, h);
+  if (e) {
+    e->refs++;
+    lru_unlink(s, e);
+    lru_push_head(s, e);
+    s->hits++;
+  } else {
+    s->misses++;
+  }
+  pthread_mutex_unlock(&s->mu);
+  return e;
+}
+
+kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *value,
+                                size_t charge, void (*deleter)(void *value)) {
+  uint32_t h = key_hash(file, off);
+  shard *s = shard_of(c, h);
+  if (charge > s->capacity) return NULL;
+  kv_cache_entry *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  e->file = file;
+  e->off = off;
+  e->hash = h;
+  e->refs = 2; /* the cache's and the caller's */
+  e->in_cache = true;
+  e->value = value;
+  e->charge = charge;
+  e->deleter = deleter;
+  kv_cache_entry *dead = NULL;
+  pthread_mutex_lock(&s->mu);
+  kv_cache_entry *old = *find_slot(s, file, off, h);
+  if (old && remove_entry(s, old)) {
+    old->hnext = dead;
+    dead = old;
+  }
+  kv_cache_entry *v = s->tail;
+  while (v && s->usage + charge > s->capacity) {
+    kv_cache_entry *p = v->prev;
+    if (v->refs == 1) {
+      remove_entry(s, v); /* refs was 1: it is dead now */
+      v->hnext = dead;
+      dead = v;
+      s->evictions++;
+    }
+    v = p;
+  }
+  kv_cache_entry **slot = find_slot(s, file, off, h);
+  e->hnext = *slot;
+  *slot = e;
+  lru_push_head(s, e);
+  s->usage += charge;
+  s->inserts++;
+  if (++s->n_entries > s->n_buckets) grow_table(s);
+  pthread_mutex_unlock(&s->mu);
+  free_chain(dead);
+  return e;
+}
+
+void *kv_cache_value(const kv_cache_entry *e) { return e->value; }
+
+void kv_cache_release(kv_cache *c, kv_cache_entry *e) {
+  if (!e) return;
+  shard *s = shard_of(c, e->hash);
+  pthread_mutex_lock(&s->mu);
+  bool last = --e->refs == 0;
+  pthread_mutex_unlock(&s->mu);
+  if (last) free_entry(e);
+}
+
+void kv_cache_erase_file(kv_cache *c, uint64_t file) {
+  for (uint32_t i = 0; i < c->n_shards; i++) {
+    shard *s = &c->shards[i];
+    kv_cache_entry *dead = NULL;
+    pthread_mutex_lock(&s->mu);
+    for (kv_cache_entry *e = s->head; e;) {
+      kv_cache_entry *n = e->next;
+      if (e->file == file) {
+        s->erased++;
+        if (remove_entry(s, e)) {
+          e->hnext = dead;
+          dead = e;
+        }
+      }
+      e = n;
+    }
+    pthread_mutex_unlock(&s->mu);
+    free_chain(dead);
+  }
+}
+
+void kv_cache_get_counters(kv_cache *c, kv_cache_counters *out) {
+  kv_cache_counters t = {0};
+  for (uint32_t i = 0; i < c->n_shards; i++) {
+    shard *s = &c->shards[i];
+    pthread_mutex_lock(&s->mu);
+    t.hits += s->hits;
+    t.misses += s->misses;
+    t.inserts += s->inserts;
+    t.evictions += s->evictions;
+    t.erased += s->erased;
+    t.usage += s->usage;
+    pthread_mutex_unlock(&s->mu);
+  }
+  t.capacity = c->capacity;
+  *out = t;
+}
