@@ -1,0 +1,136 @@
+/*
+** bench/bench.h: shared declarations of the side-by-side benchmark (bench/bench_main.c) of
+** Rowan, SQLite and RocksDB on the sensor archive (data/beijing/).
+**
+** What it holds: the parsed form of one archive row (bench_row), the CSV input of a run
+** (bench_input: plain CSV files prepared from the gzip'ed archive, optionally repeated with
+** renamed stations), the one CSV parser every engine's load uses (so parsing costs the same
+** for all three), result digests used to check that the engines agree, and the engine
+** vtable each of bench_rowan.c, bench_sqlite.c and bench_rocks.c fills in.
+**
+** What it does not: time anything (bench_main.c does), or assert timings (this is run by
+** hand, never by CTest).
+*/
+#ifndef ROWAN_BENCH_H
+#define ROWAN_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Readings of one row, in the archive's column order. ORDER BENCH_COL: bench_col_names in
+** bench_data.c has one SQL name per entry, in this order. */
+enum {
+  BENCH_PM25, BENCH_PM10, BENCH_SO2, BENCH_NO2, BENCH_CO, BENCH_O3, BENCH_TEMP, BENCH_PRES,
+  BENCH_DEWP, BENCH_RAIN, BENCH_WSPM, BENCH_NDOUBLE
+};
+#define BENCH_WD_NULL_BIT (1u << BENCH_NDOUBLE) /* null_mask bit of WD */
+#define BENCH_READINGS 12                        /* readings per row: 11 doubles + WD */
+#define BENCH_MAX_STATION 48                     /* bytes of a station name, NUL included */
+
+/* Names of the 11 double columns (upper case, as in SQL), in BENCH_COL order. */
+extern const char *const bench_col_names[BENCH_NDOUBLE];
+
+typedef struct bench_row {
+  char station[BENCH_MAX_STATION]; /* station name, NUL-terminated */
+  uint32_t station_len;            /* strlen(station) */
+  int64_t ts_ms;                   /* hour of the reading, ms since 1970-01-01 (no zone) */
+  double v[BENCH_NDOUBLE];         /* readings; meaningless where null_mask says NULL */
+  uint32_t null_mask;              /* bit i: v[i] is NULL; BENCH_WD_NULL_BIT: WD is NULL */
+  char wd[4];                      /* wind direction, NUL-terminated, e.g. "NNW" */
+  uint32_t wd_len;                 /* strlen(wd) */
+} bench_row;
+
+/* One CSV file of the input, read whole into memory before a load (the page cache has it
+** anyway; what is timed is parsing and inserting). */
+typedef struct bench_file {
+  char *path;                      /* the prepared plain CSV file */
+  char *text;                      /* its bytes (NUL-terminated), owned */
+  size_t len;                      /* bytes in text */
+} bench_file;
+
+typedef struct bench_input {
+  bench_file *files;               /* the CSV files, header line first in each */
+  int n_files;                     /* entries in files */
+  int64_t rows;                    /* data rows over all files */
+  int n_stations;                  /* distinct stations */
+  char (*stations)[BENCH_MAX_STATION]; /* their names, in file order */
+  int64_t ts_min, ts_max;          /* first and last hour of every station (ms) */
+  int copies;                      /* how many times the archive is repeated (1 = as is) */
+} bench_input;
+
+/* Build the input in work_dir: decompress data_dir/PRSA_Data_*.csv.gz into plain CSV files,
+** `copies` times (copy k > 0 renames each station to NAME_k, in the file and in every
+** row). Reads them back into memory and checks every row parses (counting rows, stations
+** and the time range). Returns 0, or -1 with a message on stderr. Free with
+** bench_input_free. */
+int bench_input_prepare(const char *data_dir, const char *work_dir, int copies,
+                        bench_input *in);
+void bench_input_free(bench_input *in);
+
+/* Row-by-row reader over one file's text: skips the header line on the first call. */
+typedef struct bench_csv {
+  const char *p;                   /* next byte */
+  const char *end;                 /* one past the last byte */
+  int64_t line;                    /* line number of the row last returned (1-based) */
+} bench_csv;
+
+void bench_csv_init(bench_csv *c, const bench_file *f);
+/* Parse the next data row into *row. Returns 1 with a row, 0 at the end, -1 on a malformed
+** row (message on stderr with the line number). NA fields are NULL. */
+int bench_csv_next(bench_csv *c, bench_row *row);
+
+/* Milliseconds since 1970-01-01 00:00 of a civil date and hour (proleptic Gregorian). */
+int64_t bench_ms_of(int year, int month, int day, int hour);
+
+/* What a query returned, folded so that engines can be compared: rows and a sum of every
+** value (ts in hours, each non-NULL double, the first byte of WD). */
+typedef struct bench_digest {
+  int64_t rows;                    /* rows returned */
+  double sum;                      /* sum over the rows' values */
+} bench_digest;
+
+void bench_digest_row(bench_digest *d, const bench_row *r);
+/* Non-zero when a and b agree (equal rows, sums within a relative 1e-9). */
+int bench_digest_equal(const bench_digest *a, const bench_digest *b);
+
+/* An engine under test. Every int function returns 0 on success, -1 on failure after
+** printing the engine's message to stderr. */
+typedef struct bench_engine {
+  const char *name;                /* "Rowan", "SQLite", "RocksDB" */
+  /* Create an empty database in dir (which does not exist yet); with_index: create the
+  ** secondary index on TEMP before loading (-1 from create when the engine refuses it, and
+  ** *unsupported set). */
+  int (*create)(void **h, const char *dir, int with_index, int *unsupported);
+  /* Parse and insert every row of in, committing every batch_rows rows. */
+  int (*load)(void *h, const bench_input *in, int batch_rows);
+  /* Make the database durable and compact (flush + major compaction, checkpoint), close it,
+  ** and return the bytes of every file in dir. */
+  int (*finish)(void *h, const char *dir, uint64_t *bytes);
+  /* Open an existing database in dir for reads (SQLite: exclusive locking). */
+  int (*open)(void **h, const char *dir);
+  int (*count_all)(void *h, int64_t *n);
+  int (*count_temp_gt)(void *h, double t, int64_t *n);
+  int (*count_temp_null)(void *h, int64_t *n);
+  /* Point lookup by full key through a prepared statement (or the engine's get). */
+  int (*lookup)(void *h, const char *station, int64_t ts_ms, bench_digest *d);
+  /* The latest n rows of a station, newest first. */
+  int (*latest)(void *h, const char *station, int n, bench_digest *d);
+  /* The rows of [from_ms, to_ms) of a station, newest first. */
+  int (*range)(void *h, const char *station, int64_t from_ms, int64_t to_ms,
+               bench_digest *d);
+  /* Average TEMP per station and day over [from_ms, to_ms): d->rows = groups, d->sum = sum
+  ** of the averages (NULL averages left out). */
+  int (*daily_avg)(void *h, int64_t from_ms, int64_t to_ms, bench_digest *d);
+  void (*close)(void *h);
+} bench_engine;
+
+extern const bench_engine bench_rowan;
+extern const bench_engine bench_sqlite;
+extern const bench_engine bench_rocks;
+
+/* Bytes of every regular file under dir (recursively). */
+uint64_t bench_dir_bytes(const char *dir);
+/* rm -rf dir (only what bench created). Returns 0 or -1. */
+int bench_rmtree(const char *dir);
+
+#endif /* ROWAN_BENCH_H */

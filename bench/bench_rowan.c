@@ -1,0 +1,238 @@
+/*
+** bench/bench_rowan.c: the Rowan side of the benchmark, through the public API
+** (include/rowan.h) as an embedding program would use it.
+**
+** Load: the bench's CSV reader (bench_data.c, shared by all engines) parses each row and
+** one prepared UPSERT binds typed values (text station, timestamp, doubles, WD text),
+** committed in BEGIN ... COMMIT batches, sync mode NORMAL. Queries: prepared SELECTs,
+** reset and re-bound for every call. Size: after a flush and a major compaction (the
+** test hooks of api/api_test.h, the only way to ask for them outside the shell), every
+** file of the store directory.
+**
+** What it does not: use the shell's .import (it needs the archive's year/month/day/hour
+** folded into TS by a second UPSERT SELECT pass, see examples/sensor/load.sql), or kv/
+** directly.
+*/
+#include "bench.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_test.h"
+#include "rowan.h"
+
+typedef struct rw {
+  rowan_db *db;                    /* the connection */
+  rowan_stmt *lookup;              /* point lookup by (STATION, TS) */
+  rowan_stmt *latest;              /* latest ? rows of a station */
+  rowan_stmt *range;               /* rows of a station in [?, ?) */
+  rowan_stmt *daily;               /* daily average per station in [?, ?) */
+} rw;
+
+#define READ_COLS "TS, PM25, PM10, SO2, NO2, CO, O3, TEMP, PRES, DEWP, RAIN, WSPM, WD"
+
+static int fail(rw *h, const char *what) {
+  fprintf(stderr, "bench: Rowan: %s: %s\n", what, rowan_errmsg(h->db));
+  return -1;
+}
+
+static int exec_sql(rw *h, const char *sql) {
+  return rowan_exec(h->db, sql, NULL, NULL) == ROWAN_OK ? 0 : fail(h, sql);
+}
+
+static int open_db(rw *h, const char *dir, int create) {
+  rowan_options o;
+  rowan_options_init(&o);
+  o.create_if_missing = create;
+  o.sync_mode = ROWAN_SYNC_NORMAL;
+  o.block_cache_size = 64u << 20;
+  if (rowan_open(dir, &o, &h->db) != ROWAN_OK) {
+    fprintf(stderr, "bench: Rowan: open %s: %s\n", dir, h->db ? rowan_errmsg(h->db) : "?");
+    rowan_close(h->db);
+    h->db = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+static int rw_create(void **out, const char *dir, int with_index, int *unsupported) {
+  rw *h = calloc(1, sizeof *h);
+  *out = h;
+  *unsupported = 0;
+  if (!h || open_db(h, dir, 1) != 0) return -1;
+  if (exec_sql(h, "CREATE TABLE SENSOR (STATION VARCHAR NOT NULL, TS TIMESTAMP NOT NULL,"
+                  " READINGS.PM25 DOUBLE, READINGS.PM10 DOUBLE, READINGS.SO2 DOUBLE,"
+                  " READINGS.NO2 DOUBLE, READINGS.CO DOUBLE, READINGS.O3 DOUBLE,"
+                  " READINGS.TEMP DOUBLE, READINGS.PRES DOUBLE, READINGS.DEWP DOUBLE,"
+                  " READINGS.RAIN DOUBLE, READINGS.WD VARCHAR(3), READINGS.WSPM DOUBLE,"
+                  " CONSTRAINT PK PRIMARY KEY (STATION, TS DESC))") != 0)
+    return -1;
+  if (with_index && rowan_exec(h->db, "CREATE INDEX SENSOR_TEMP ON SENSOR (TEMP)", NULL,
+                               NULL) != ROWAN_OK) {
+    *unsupported = 1;
+    return fail(h, "CREATE INDEX");
+  }
+  return 0;
+}
+
+static int rw_load(void *vh, const bench_input *in, int batch_rows) {
+  rw *h = vh;
+  rowan_stmt *up = NULL;
+  const char *sql = "UPSERT INTO SENSOR (STATION, TS, PM25, PM10, SO2, NO2, CO, O3, TEMP,"
+                    " PRES, DEWP, RAIN, WSPM, WD) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                    " ?, ?, ?)";
+  if (rowan_prepare(h->db, sql, -1, &up, NULL) != ROWAN_OK) return fail(h, "prepare UPSERT");
+  int in_txn = 0, rc = 0;
+  int64_t n = 0;
+  bench_row r;
+  for (int f = 0; f < in->n_files && rc == 0; f++) {
+    bench_csv c;
+    bench_csv_init(&c, &in->files[f]);
+    int got;
+    while ((got = bench_csv_next(&c, &r)) == 1) {
+      if (!in_txn) {
+        if (exec_sql(h, "BEGIN") != 0) { rc = -1; break; }
+        in_txn = 1;
+      }
+      rowan_bind_text(up, 1, r.station, (int)r.station_len);
+      rowan_bind_timestamp(up, 2, r.ts_ms);
+      for (int i = 0; i < BENCH_NDOUBLE; i++) {
+        if (r.null_mask & (1u << i)) rowan_bind_null(up, 3 + i);
+        else rowan_bind_double(up, 3 + i, r.v[i]);
+      }
+      if (r.null_mask & BENCH_WD_NULL_BIT) rowan_bind_null(up, 14);
+      else rowan_bind_text(up, 14, r.wd, (int)r.wd_len);
+      if (rowan_step(up) != ROWAN_DONE) { rc = fail(h, "UPSERT"); break; }
+      rowan_reset(up);
+      if (++n % batch_rows == 0) {
+        if (exec_sql(h, "COMMIT") != 0) { rc = -1; break; }
+        in_txn = 0;
+      }
+    }
+    if (got < 0) rc = -1;
+  }
+  if (rc == 0 && in_txn && exec_sql(h, "COMMIT") != 0) rc = -1;
+  rowan_finalize(up);
+  return rc;
+}
+
+static void rw_close(void *vh) {
+  rw *h = vh;
+  if (!h) return;
+  rowan_finalize(h->lookup);
+  rowan_finalize(h->latest);
+  rowan_finalize(h->range);
+  rowan_finalize(h->daily);
+  if (h->db && rowan_close(h->db) != ROWAN_OK)
+    fprintf(stderr, "bench: Rowan: close: %s\n", rowan_errmsg(h->db));
+  free(h);
+}
+
+static int rw_finish(void *vh, const char *dir, uint64_t *bytes) {
+  rw *h = vh;
+  if (api_test_flush(h->db) != ROWAN_OK) return fail(h, "flush");
+  if (api_test_compact(h->db) != ROWAN_OK) return fail(h, "major compaction");
+  rw_close(h);
+  *bytes = bench_dir_bytes(dir);
+  return 0;
+}
+
+static int prep(rw *h, rowan_stmt **st, const char *sql) {
+  if (rowan_prepare(h->db, sql, -1, st, NULL) != ROWAN_OK) return fail(h, sql);
+  return 0;
+}
+
+static int rw_open(void **out, const char *dir) {
+  rw *h = calloc(1, sizeof *h);
+  *out = h;
+  if (!h || open_db(h, dir, 0) != 0) return -1;
+  if (prep(h, &h->lookup, "SELECT " READ_COLS " FROM SENSOR WHERE STATION = ? AND TS = ?") ||
+      prep(h, &h->latest,
+           "SELECT " READ_COLS " FROM SENSOR WHERE STATION = ? ORDER BY TS DESC LIMIT 100") ||
+      prep(h, &h->range, "SELECT " READ_COLS " FROM SENSOR WHERE STATION = ? AND TS >= ?"
+                         " AND TS < ? ORDER BY TS DESC") ||
+      prep(h, &h->daily, "SELECT STATION, TRUNC(TS, 'DAY') AS D, AVG(TEMP) FROM SENSOR"
+                         " WHERE TS >= ? AND TS < ? GROUP BY STATION, D"))
+    return -1;
+  return 0;
+}
+
+static int count_query(rw *h, const char *sql, int64_t *n) {
+  rowan_stmt *st = NULL;
+  if (prep(h, &st, sql) != 0) return -1;
+  int rc = rowan_step(st);
+  if (rc == ROWAN_ROW) *n = rowan_column_int64(st, 0);
+  rowan_finalize(st);
+  return rc == ROWAN_ROW ? 0 : fail(h, sql);
+}
+
+static int rw_count_all(void *h, int64_t *n) { return count_query(h, "SELECT COUNT(*) FROM SENSOR", n); }
+static int rw_count_temp_gt(void *h, double t, int64_t *n) {
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM SENSOR WHERE TEMP > %.1f", t);
+  return count_query(h, sql, n);
+}
+static int rw_count_temp_null(void *h, int64_t *n) {
+  return count_query(h, "SELECT COUNT(*) FROM SENSOR WHERE TEMP IS NULL", n);
+}
+
+/* Step st to the end, folding each row (columns as READ_COLS) into d. */
+static int drain(rw *h, rowan_stmt *st, bench_digest *d) {
+  int rc;
+  bench_row r;
+  while ((rc = rowan_step(st)) == ROWAN_ROW) {
+    r.ts_ms = rowan_column_timestamp(st, 0);
+    r.null_mask = 0;
+    for (int i = 0; i < BENCH_NDOUBLE; i++) {
+      if (rowan_column_type(st, 1 + i) == ROWAN_NULL) r.null_mask |= 1u << i;
+      else r.v[i] = rowan_column_double(st, 1 + i);
+    }
+    const char *wd = rowan_column_text(st, 12);
+    if (!wd) { r.null_mask |= BENCH_WD_NULL_BIT; r.wd_len = 0; }
+    else { r.wd[0] = wd[0]; r.wd_len = wd[0] ? 1 : 0; }
+    bench_digest_row(d, &r);
+  }
+  rowan_reset(st);
+  return rc == ROWAN_DONE ? 0 : fail(h, "query");
+}
+
+static int rw_lookup(void *vh, const char *station, int64_t ts_ms, bench_digest *d) {
+  rw *h = vh;
+  rowan_bind_text(h->lookup, 1, station, -1);
+  rowan_bind_timestamp(h->lookup, 2, ts_ms);
+  return drain(h, h->lookup, d);
+}
+
+static int rw_latest(void *vh, const char *station, int n, bench_digest *d) {
+  rw *h = vh;
+  (void)n; /* the statement says LIMIT 100, as bench_main.c asks */
+  rowan_bind_text(h->latest, 1, station, -1);
+  return drain(h, h->latest, d);
+}
+
+static int rw_range(void *vh, const char *station, int64_t from, int64_t to, bench_digest *d) {
+  rw *h = vh;
+  rowan_bind_text(h->range, 1, station, -1);
+  rowan_bind_timestamp(h->range, 2, from);
+  rowan_bind_timestamp(h->range, 3, to);
+  return drain(h, h->range, d);
+}
+
+static int rw_daily_avg(void *vh, int64_t from, int64_t to, bench_digest *d) {
+  rw *h = vh;
+  rowan_bind_timestamp(h->daily, 1, from);
+  rowan_bind_timestamp(h->daily, 2, to);
+  int rc;
+  while ((rc = rowan_step(h->daily)) == ROWAN_ROW) {
+    d->rows++;
+    if (rowan_column_type(h->daily, 2) != ROWAN_NULL) d->sum += rowan_column_double(h->daily, 2);
+  }
+  rowan_reset(h->daily);
+  return rc == ROWAN_DONE ? 0 : fail(h, "daily average");
+}
+
+const bench_engine bench_rowan = {
+    "Rowan",       rw_create,          rw_load,   rw_finish,   rw_open,
+    rw_count_all,  rw_count_temp_gt,   rw_count_temp_null,     rw_lookup,
+    rw_latest,     rw_range,           rw_daily_avg,           rw_close};
