@@ -9,9 +9,12 @@
 ** string of the definition is borrowed from the tree; the only allocations are the arrays
 ** of the definition, freed before returning.
 **
-** Not here: parsing, index maintenance and backfill (issue 7), ALTER TABLE.
+** CREATE INDEX records the index (BUILDING) and runs its backfill (exec/index_build.c),
+** which sets it ACTIVE; DROP INDEX and DROP TABLE drop the index tables through the catalog.
+** Not here: parsing, index maintenance (exec/index_maint.c), ALTER TABLE.
 */
 #include "exec/ddl.h"
+#include "exec/index.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -412,30 +415,6 @@ static int drop_table(cat_catalog *cat, const sql_drop *d, uint32_t off, exec_er
   return EXEC_OK;
 }
 
-/* Whether table t has at least one row (a marker cell). */
-static int table_has_rows(kv_db *db, const cat_table *t, bool *out, exec_error *err) {
-  uint32_t fam = t->families[0].kv_id;
-  kv_scan_options so = {0};
-  so.family_ids = &fam;
-  so.n_families = 1;
-  so.limit = 1;
-  kv_scan *s = NULL;
-  int k = kv_scan_open(db, &so, &s);
-  if (k == KV_OK) {
-    kv_row row;
-    k = kv_scan_next(s, &row);
-    *out = k == KV_OK;
-    if (k == KV_ERR_NOTFOUND) k = KV_OK;
-  }
-  kv_scan_close(s);
-  if (k != KV_OK) {
-    cat_error ce = {CAT_ERR_KV, k, {0}};
-    snprintf(ce.msg, sizeof ce.msg, "reading table %s: %s", t->name, kv_errmsg());
-    return cat_fail(err, &ce, -1);
-  }
-  return EXEC_OK;
-}
-
 /* Find column `name` (in family `family` when not NULL) of t; -1 if absent. */
 static int find_col(const cat_table *t, const char *family, const char *name) {
   int c = cat_find_column(t, name);
@@ -446,7 +425,7 @@ static int find_col(const cat_table *t, const char *family, const char *name) {
 }
 
 static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci, uint32_t off,
-                        exec_error *err) {
+                        exec_progress_fn progress, void *arg, exec_error *err) {
   const cat_table *t = cat_find_table(cat, ci->table);
   if (!t) return fail(err, EXEC_ERROR, off, "table %s does not exist", ci->table);
   if (cat_find_index(t, ci->name)) {
@@ -499,18 +478,20 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
     }
     inc[i] = cn->name;
   }
-  bool has_rows = false;
-  rc = table_has_rows(db, t, &has_rows, err);
-  if (rc != EXEC_OK) goto done;
-  if (has_rows) {
-    rc = fail(err, EXEC_ERROR, off,
-              "index %s: indexes are not supported yet on a table with rows (%s has rows; "
-              "backfill comes with index maintenance)", ci->name, t->name);
-    goto done;
-  }
   cat_index_def def = {ci->name, keys, desc, nk, inc, ni};
   cat_error ce = {0};
-  if (cat_create_index(cat, t->name, &def, &ce) != CAT_OK) rc = cat_fail(err, &ce, off);
+  if (cat_create_index(cat, t->name, &def, &ce) != CAT_OK) {
+    rc = cat_fail(err, &ce, off);
+    goto done;
+  }
+  {
+    const char *tname = ci->table; /* t may be re-made by the catalog change */
+    rc = exec_index_backfill(cat, db, tname, ci->name, progress, arg, err);
+    if (rc != EXEC_OK) { /* no half-built index is left behind */
+      cat_error ce2 = {0};
+      cat_drop_index(cat, tname, ci->name, &ce2);
+    }
+  }
 done:
   if (owned)
     for (int k = 0; k < nk; k++) free(owned[k]);
@@ -538,6 +519,11 @@ static int drop_index(cat_catalog *cat, const sql_drop *d, uint32_t off, exec_er
 
 int exec_ddl_run(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, const char *sql,
                  exec_error *err) {
+  return exec_ddl_run_progress(cat, db, stmt, sql, NULL, NULL, err);
+}
+
+int exec_ddl_run_progress(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, const char *sql,
+                          exec_progress_fn progress, void *arg, exec_error *err) {
   (void)sql;
   if (err) {
     err->code = EXEC_OK;
@@ -548,7 +534,8 @@ int exec_ddl_run(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, const char *
   switch (stmt->kind) {
     case SQL_STMT_CREATE_TABLE: return create_table(cat, stmt->u.create_table, err);
     case SQL_STMT_DROP_TABLE: return drop_table(cat, stmt->u.drop, stmt->off, err);
-    case SQL_STMT_CREATE_INDEX: return create_index(cat, db, stmt->u.create_index, stmt->off, err);
+    case SQL_STMT_CREATE_INDEX: return create_index(cat, db, stmt->u.create_index, stmt->off,
+                                                      progress, arg, err);
     case SQL_STMT_DROP_INDEX: return drop_index(cat, stmt->u.drop, stmt->off, err);
     default: return fail(err, EXEC_MISUSE, stmt->off, "not a DDL statement");
   }

@@ -17,9 +17,10 @@
 **    or creates it empty; any other option is an error naming it;
 **  - IF NOT EXISTS: an existing table is left alone (EXEC_OK, nothing checked against it).
 ** DROP TABLE [IF EXISTS] drops the table with its indexes. CREATE INDEX [IF NOT EXISTS]
-** records the index in the catalog only (state CAT_INDEX_BUILDING: index maintenance and
-** backfill come with issue 7), and refuses a table that already has rows ("indexes are not
-** supported yet on a table with rows"); keys are columns ([family.]name) or expressions
+** records the index in the catalog in state CAT_INDEX_BUILDING, backfills it from the
+** table's rows (exec/index.h exec_index_backfill, atomic batches) and sets it ACTIVE; if the
+** backfill fails the index is dropped again and the error returned (a crash during it leaves
+** the index BUILDING, rebuilt at the next session open); keys are columns ([family.]name) or expressions
 ** (kept as their canonical SQL text); INCLUDE columns must exist. DROP INDEX [IF EXISTS].
 **
 ** Errors: EXEC_ERROR with a message naming the table, column, type or option, and
@@ -36,12 +37,17 @@
 #include "sql/ast.h"
 
 /* Run the DDL statement stmt (kind SQL_STMT_CREATE_TABLE, DROP_TABLE, CREATE_INDEX or
-** DROP_INDEX) against cat over store db. sql is the statement's text (the one sql_parse
+** DROP_INDEX) against cat over store db, without a progress hook (exec_ddl_run_progress). sql is the statement's text (the one sql_parse
 ** read; reserved for messages, may be NULL). Returns EXEC_OK (also for IF [NOT]
 ** EXISTS no-ops) or an error filled into *err (see above); EXEC_MISUSE for another
 ** statement kind. The caller serializes DDL and must drop pointers to the changed table's
 ** cat_table (and any exec_rowcodec built on it) afterwards. */
 int exec_ddl_run(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, const char *sql,
                  exec_error *err);
+
+/* As exec_ddl_run; CREATE INDEX reports the backfill's progress to fn(arg, ...) (may be
+** NULL; exec/engine.h exec_progress_fn). */
+int exec_ddl_run_progress(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, const char *sql,
+                          exec_progress_fn fn, void *arg, exec_error *err);
 
 #endif /* ROWAN_EXEC_DDL_H */

@@ -17,6 +17,7 @@
 
 #include "catalog/value.h"
 #include "exec/ddl.h"
+#include "exec/index.h"
 #include "exec/engine_int.h"
 #include "sql/parser.h"
 
@@ -50,6 +51,13 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   }
   s->db = db;
   s->sort_mem = EXEC_SORT_MEMORY_DEFAULT;
+  /* Indexes left BUILDING by a crash during their backfill are rebuilt now. */
+  rc = exec_index_resume(s->cat, db, NULL, NULL, err);
+  if (rc != EXEC_OK && rc != EXEC_READONLY) {
+    cat_close(s->cat);
+    free(s);
+    return rc;
+  }
   *out = s;
   return EXEC_OK;
 }
@@ -58,6 +66,7 @@ int exec_session_close(exec_session *s) {
   if (!s) return EXEC_OK;
   if (s->n_stmts) return EXEC_MISUSE;
   exec_txn_discard(s);
+  exec_index_touched_free(s->idx_touched);
   cat_close(s->cat);
   free(s);
   return EXEC_OK;
@@ -65,6 +74,11 @@ int exec_session_close(exec_session *s) {
 
 bool exec_in_transaction(const exec_session *s) { return s && s->txn != NULL; }
 int64_t exec_changes(const exec_session *s) { return s ? s->changes : 0; }
+
+void exec_set_progress(exec_session *s, exec_progress_fn fn, void *arg) {
+  s->progress = fn;
+  s->progress_arg = fn ? arg : NULL;
+}
 
 void exec_set_sort_memory(exec_session *s, size_t bytes) {
   s->sort_mem = bytes ? bytes : EXEC_SORT_MEMORY_DEFAULT;
@@ -83,6 +97,7 @@ static int set_columns(exec_stmt *st) {
     st->col_types[0] = cat_type_of(CAT_T_VARCHAR);
     return EXEC_OK;
   }
+  if (b->kind == SQL_STMT_CHECK_INDEX) return exec_check_columns(st);
   if (b->kind != SQL_STMT_SELECT) return EXEC_OK;
   const plan_select *s = b->select;
   st->n_cols = s->n_out;
@@ -182,6 +197,7 @@ static void run_cleanup(exec_stmt *st) {
   st->del_built = false;
   plan_arena_free(&st->run_arena);
   st->lines = NULL;
+  st->check_rows = NULL;
   st->n_lines = 0;
 }
 
@@ -281,11 +297,13 @@ static int first_step(exec_stmt *st, exec_error *err) {
     case SQL_STMT_COMMIT: return exec_txn_commit(s, err);
     case SQL_STMT_ROLLBACK: return exec_txn_rollback(s, err);
     case SQL_STMT_SELECT: case SQL_STMT_UPSERT: case SQL_STMT_DELETE: break;
+    case SQL_STMT_CHECK_INDEX: return exec_run_check(st, err);
     default: {
       if (s->txn)
         return exec_fail(err, EXEC_ERROR, -1,
                          "DDL is not allowed inside a transaction; COMMIT or ROLLBACK first");
-      int rc = exec_ddl_run(s->cat, s->db, st->ast, st->sql, err);
+      int rc = exec_ddl_run_progress(s->cat, s->db, st->ast, st->sql, s->progress,
+                                     s->progress_arg, err);
       s->schema_gen++;
       st->schema_gen = s->schema_gen;
       return rc;

@@ -113,6 +113,14 @@ void exec_get_metrics(const exec_stmt *st, exec_metrics *out);
 ** or NULL for statements without a scan. Valid after the first exec_step. */
 const char *exec_scan_kind(const exec_stmt *st);
 
+/* Progress of a long operation (the backfill of CREATE INDEX, and of unfinished backfills
+** rebuilt at session open): what it is ("building index IDX on T"), rows done, rows total (an
+** estimate, 0 when unknown). Called every few thousand rows and once at the end with
+** done == total. */
+typedef void (*exec_progress_fn)(void *arg, const char *what, uint64_t done, uint64_t total);
+/* Set (fn NULL: clear) the session's progress hook; arg is passed back to fn. */
+void exec_set_progress(exec_session *s, exec_progress_fn fn, void *arg);
+
 /* Most bytes an ORDER BY (or GROUP BY, DISTINCT) of this session's statements may hold in
 ** memory before failing with EXEC_TOOBIG; 0 restores the default (256 MiB). */
 void exec_set_sort_memory(exec_session *s, size_t bytes);

@@ -29,6 +29,10 @@ struct exec_session {
   int n_stmts;          /* statements not finalized */
   uint64_t schema_gen;  /* bumped by every DDL: statements bound before it re-bind */
   size_t sort_mem;      /* bytes a sort may hold */
+  struct exec_index_touched *idx_touched; /* exec/index.h: row keys written in the open
+                                             transaction (write.c), freed at close */
+  exec_progress_fn progress; /* backfill progress hook (exec_set_progress), or NULL */
+  void *progress_arg;   /* its argument */
 };
 
 /* Statement states. */
@@ -67,6 +71,7 @@ struct exec_stmt {
   const char **col_names;  /* their names */
   cat_type *col_types;     /* their types */
   const cat_value *row;    /* current row's values */
+  cat_value *check_rows;   /* CHECK INDEX result: n_lines rows of 2 values (run_arena) */
 };
 
 /* Fill err and return code. */
@@ -79,6 +84,10 @@ int exec_stmt_bind_ast(exec_stmt *st, exec_error *err);
 int exec_run_dml(exec_stmt *st, exec_error *err);
 /* Later steps: the next row or EXPLAIN line. */
 int exec_next_row(exec_stmt *st, exec_error *err);
+/* CHECK INDEX (exec/engine_run.c): result columns (at bind), and the first step (runs the
+** check, returns the first result row). */
+int exec_check_columns(exec_stmt *st);
+int exec_run_check(exec_stmt *st, exec_error *err);
 /* Writes (exec/write.c): run UPSERT / DELETE to completion, setting st->changes. */
 int exec_write_upsert(exec_stmt *st, exec_error *err);
 int exec_write_delete(exec_stmt *st, exec_error *err);

@@ -2,13 +2,17 @@
 ** exec/engine_run.c: the first and later steps of SELECT, UPSERT and DELETE, with EXPLAIN
 ** and EXPLAIN ANALYZE: plan (planner/select.c) with the bound parameters, then either run
 ** the query row by row, or run the statement to completion and print the plan with the
-** actual figures, one line per result row (column PLAN).
+** actual figures, one line per result row (column PLAN). Also CHECK INDEX: runs the check
+** (exec/index.h exec_index_check) and returns its counts and first problems as rows of
+** (ITEM VARCHAR, N BIGINT): DATA ROWS, INDEX ROWS, MISSING, EXTRA, MISMATCHED with their
+** counts, then one row per described problem with N NULL.
 */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "exec/engine_int.h"
+#include "exec/index.h"
 
 static double mono_ms(void) {
   struct timespec ts;
@@ -108,7 +112,53 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
   return next_line(st);
 }
 
+/* ---- CHECK INDEX ------------------------------------------------------------------------ */
+int exec_check_columns(exec_stmt *st) {
+  st->n_cols = 2;
+  st->col_names = plan_arena_alloc(&st->arena, 2 * sizeof(char *));
+  st->col_types = plan_arena_alloc(&st->arena, 2 * sizeof(cat_type));
+  if (!st->col_names || !st->col_types) return EXEC_NOMEM;
+  st->col_names[0] = "ITEM";
+  st->col_names[1] = "N";
+  st->col_types[0] = cat_type_of(CAT_T_VARCHAR);
+  st->col_types[1] = cat_type_of(CAT_T_BIGINT);
+  return EXEC_OK;
+}
+
+static int next_check(exec_stmt *st) {
+  if (st->line_pos >= st->n_lines) return EXEC_DONE;
+  st->row = &st->check_rows[2 * st->line_pos++];
+  return EXEC_ROW;
+}
+
+int exec_run_check(exec_stmt *st, exec_error *err) {
+  const sql_drop *d = st->ast->u.drop;
+  exec_index_check_result *res = plan_arena_alloc(&st->run_arena, sizeof *res);
+  if (!res) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  int rc = exec_index_check(st->s->cat, st->s->db, d->table ? d->table : "", d->name, st->s->txn,
+                            res, err);
+  if (rc) return rc;
+  int n = 5 + res->n_details;
+  st->check_rows = plan_arena_alloc(&st->run_arena, (size_t)n * 2 * sizeof(cat_value));
+  if (!st->check_rows) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  static const char *const items[5] = {"DATA ROWS", "INDEX ROWS", "MISSING", "EXTRA",
+                                       "MISMATCHED"};
+  const uint64_t counts[5] = {res->data_rows, res->index_rows, res->missing, res->extra,
+                              res->mismatched};
+  cat_value *v = st->check_rows;
+  for (int i = 0; i < n; i++) {
+    const char *text = i < 5 ? items[i] : res->details[i - 5];
+    v[2 * i] = cat_v_str(CAT_T_VARCHAR, text, strlen(text));
+    v[2 * i + 1] = i < 5 ? cat_v_int(CAT_T_BIGINT, (int64_t)counts[i])
+                         : cat_v_null(cat_type_of(CAT_T_BIGINT));
+  }
+  st->n_lines = n;
+  st->line_pos = 0;
+  return next_check(st);
+}
+
 int exec_next_row(exec_stmt *st, exec_error *err) {
+  if (st->check_rows) return next_check(st);
   if (st->lines) return next_line(st);
   if (st->x_open && st->schema_gen != st->s->schema_gen)
     return exec_fail(err, EXEC_MISUSE, -1,

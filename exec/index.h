@@ -134,19 +134,26 @@ int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
                           exec_index_maint **out, exec_error *err);
 void exec_index_maint_free(exec_index_maint *m);
 
-/* Per table column: whether maintenance needs its value in a DELETE (OR of the codecs'
-** need); NULL when m is NULL. */
-const bool *exec_index_maint_need(const exec_index_maint *m);
-
-/* UPSERT of one row into t, before the row's own cells are added to b: reads the old row
-** (unless t is IMMUTABLE_ROWS; through b as overlay when `touched` says the key was written
-** into b), deletes its index rows whose key changes, and puts the new index rows, computed
-** from the old values overlaid with vals[i] for set[i] (set NULL = every column). key is
-** the data row key (exec_row_key). touched (may be NULL = always read through b) gets the
-** key added. Errors: EXEC_CONSTRAINT, EXEC_IOERR, EXEC_CORRUPT, EXEC_TOOBIG, EXEC_NOMEM. */
-int exec_index_maint_upsert(exec_index_maint *m, const uint8_t *key, size_t key_len,
-                            const cat_value *vals, const bool *set, kv_batch *b,
-                            exec_index_touched *touched, exec_error *err);
+/* UPSERT of one row into t, in two steps around the row's own exec_row_put, so that a row
+** whose index row cannot be built leaves b unchanged:
+**   prepare (before exec_row_put): reads the old row (unless t is IMMUTABLE_ROWS; through b
+**   as overlay when `touched` says the key was written into b; touched NULL = always), and
+**   builds and checks every old and new index row key; the new row is the old values
+**   overlaid with vals[i] for set[i] (set NULL = every column; for IMMUTABLE_ROWS tables
+**   columns not set count as NULL). vals must stay unchanged until apply.
+**   apply (after exec_row_put succeeded): adds to b the deletion of each old index row whose
+**   key changed and the put of each new one, and adds key to touched.
+** key is the data row key (exec_row_key). Errors (prepare): EXEC_CONSTRAINT (a value or
+** expression that does not fit the index key), EXEC_IOERR, EXEC_CORRUPT, EXEC_TOOBIG,
+** EXEC_NOMEM; (apply): EXEC_TOOBIG, EXEC_NOMEM from the batch. After a prepare, call apply
+** or exec_index_maint_cancel before the next prepare or delete. */
+int exec_index_maint_upsert_prepare(exec_index_maint *m, const uint8_t *key, size_t key_len,
+                                    const cat_value *vals, const bool *set, const kv_batch *b,
+                                    exec_index_touched *touched, exec_error *err);
+int exec_index_maint_upsert_apply(exec_index_maint *m, kv_batch *b, exec_index_touched *touched,
+                                  exec_error *err);
+/* Drop a prepared upsert (releases the old row's read). */
+void exec_index_maint_cancel(exec_index_maint *m);
 
 /* DELETE of the data row with key key[0..key_len): reads the row (as above) and deletes
 ** its index rows. A missing row deletes nothing. Same errors. */
@@ -160,10 +167,6 @@ void exec_index_touched_clear(exec_index_touched *tk);
 void exec_index_touched_free(exec_index_touched *tk);
 
 /* ---- Backfill (exec/index_build.c) ----------------------------------------------------- */
-/* Progress of a long operation: what ("backfill INDEX ON TABLE"), rows done, rows total
-** (an estimate; 0 when unknown). Called every few thousand rows and once at the end. */
-typedef void (*exec_progress_fn)(void *arg, const char *what, uint64_t done, uint64_t total);
-
 #define EXEC_INDEX_BACKFILL_ROWS 4000 /* data rows per atomic backfill batch */
 
 /* Backfill index `index` of table `table` (state BUILDING): scan the table at one snapshot

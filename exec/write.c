@@ -7,6 +7,12 @@
 ** batch atomic) and, if one fails, say how many rows were committed before it. Inside a
 ** transaction the rows go to the transaction's batch (exec/txn.c).
 **
+** Index maintenance (exec/index.h): when the table has indexes (BUILDING or ACTIVE), every
+** written row first reads its old values and the writer adds the old index rows' deletions
+** and the new index rows to the same batch as the row itself (so the WAL record holds both).
+** The old-value read looks through the uncommitted batch only for rows already written into
+** it (the writer's touched-key set; a transaction keeps its set in the session).
+**
 ** DELETE is planned like a SELECT (planner/select.c plan_scan_build): the same key ranges,
 ** pushed filter and residual. The scan reads a snapshot taken when it starts, so committing
 ** batches while it runs does not disturb it.
@@ -16,6 +22,7 @@
 #include <string.h>
 
 #include "exec/engine_int.h"
+#include "exec/index.h"
 
 typedef struct writer {
   exec_stmt *st;          /* statement */
@@ -25,15 +32,32 @@ typedef struct writer {
   int64_t committed;      /* rows committed by earlier batches of this statement */
   bool chunked;           /* commit every EXEC_WRITE_BATCH_ROWS rows */
   size_t ops_before;      /* operations in the transaction's batch before the statement */
+  exec_index_maint *maint; /* index maintenance of the written table, or NULL */
+  exec_index_touched *touched; /* row keys written into b (own, or the session's) */
+  bool own_touched;       /* touched is the writer's (free it at close) */
 } writer;
 
-static int writer_open(writer *w, exec_stmt *st, bool chunked, exec_error *err) {
+static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool chunked,
+                       exec_error *err) {
   memset(w, 0, sizeof *w);
   w->st = st;
   w->chunked = chunked;
   w->b = exec_txn_batch(st->s, &w->own);
   if (!w->b) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   w->ops_before = kv_batch_count(w->b);
+  int r = exec_index_maint_open(st->s->cat, st->s->db, t, &w->maint, err);
+  if (r) return r;
+  if (!w->maint) return EXEC_OK;
+  exec_session *s = st->s;
+  if (w->own) {
+    w->touched = exec_index_touched_new();
+    w->own_touched = true;
+  } else {
+    if (!s->idx_touched) s->idx_touched = exec_index_touched_new();
+    else if (w->ops_before == 0) exec_index_touched_clear(s->idx_touched); /* new transaction */
+    w->touched = s->idx_touched;
+  }
+  if (!w->touched) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   return EXEC_OK;
 }
 
@@ -45,6 +69,7 @@ static int writer_row(writer *w, exec_error *err) {
   int rc = exec_txn_commit_batch(w->st->s, w->b, err);
   if (rc) return rc;
   kv_batch_clear(w->b);
+  exec_index_touched_clear(w->touched);
   w->committed += w->in_batch;
   w->in_batch = 0;
   return EXEC_OK;
@@ -54,6 +79,8 @@ static int writer_row(writer *w, exec_error *err) {
 static int writer_close(writer *w, int rc, exec_error *err) {
   if (rc == EXEC_OK && w->own && w->in_batch) rc = exec_txn_commit_batch(w->st->s, w->b, err);
   if (rc == EXEC_OK) w->committed += w->in_batch;
+  exec_index_maint_free(w->maint);
+  if (w->own_touched) exec_index_touched_free(w->touched);
   if (w->own) kv_batch_free(w->b);
   else if (rc != EXEC_OK && kv_batch_count(w->b) != w->ops_before) w->st->s->txn_failed = true;
   if (rc != EXEC_OK) {
@@ -67,10 +94,25 @@ static int writer_close(writer *w, int rc, exec_error *err) {
   return rc;
 }
 
-static int put_row(exec_stmt *st, exec_rowcodec *rc, writer *w, const cat_value *vals,
-                   const bool *set, exec_error *err) {
-  int r = exec_row_put(rc, vals, set, KV_TS_NOW, w->b, err);
-  if (r) return r;
+static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bool *set,
+                   exec_error *err) {
+  int r;
+  if (w->maint) {
+    r = exec_row_key(rc, vals, NULL, 0, NULL, err);
+    if (r) return r;
+    r = exec_index_maint_upsert_prepare(w->maint, rc->key, rc->key_len, vals, set, w->b,
+                                        w->touched, err);
+    if (r) return r;
+  }
+  r = exec_row_put(rc, vals, set, KV_TS_NOW, w->b, err);
+  if (r) {
+    exec_index_maint_cancel(w->maint);
+    return r;
+  }
+  if (w->maint) {
+    r = exec_index_maint_upsert_apply(w->maint, w->b, w->touched, err);
+    if (r) return r;
+  }
   return writer_row(w, err);
 }
 
@@ -90,8 +132,11 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
   }
   for (int i = 0; i < t->n_columns; i++) vals[i] = cat_v_null(t->columns[i].type);
   for (int i = 0; i < u->n_cols; i++) set[u->cols[i]] = true;
-  r = writer_open(&w, st, u->select != NULL, err);
-  if (r) goto out;
+  r = writer_open(&w, st, t, u->select != NULL, err);
+  if (r) {
+    r = writer_close(&w, r, err);
+    goto out;
+  }
   plan_step_actual *ws = &st->last_act.step[PLAN_STEP_WRITE];
   if (!u->select) {
     exec_arena scratch;
@@ -111,7 +156,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
         r = exec_eval(&c, u->rows[row][i], &vals[u->cols[i]]);
         if (r) exec_fail(err, r, (int)u->rows[row][i]->off, "%s", msg);
       }
-      if (!r) r = put_row(st, &rc, &w, vals, set, err);
+      if (!r) r = put_row(&rc, &w, vals, set, err);
       if (!r) ws->rows_out++;
       exec_arena_reset(&scratch);
     }
@@ -131,7 +176,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
       }
       ws->rows_in++;
       for (int i = 0; i < u->n_cols; i++) vals[u->cols[i]] = x->out[i];
-      r = put_row(st, &rc, &w, vals, set, err);
+      r = put_row(&rc, &w, vals, set, err);
       if (!r) ws->rows_out++;
     }
     plan_step_actual keep = *ws;
@@ -181,8 +226,8 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
   if (!r && !row) r = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   bool opened = false;
   if (!r) {
-    r = writer_open(&w, st, true, err);
-    opened = r == EXEC_OK;
+    r = writer_open(&w, st, d->table, true, err);
+    opened = true;
   }
   plan_actuals *a = &st->last_act;
   while (!r && (limit < 0 || st->changes < limit)) {
@@ -206,7 +251,8 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
       a->step[PLAN_STEP_FILTER].rows_out++;
     }
     a->step[PLAN_STEP_WRITE].rows_in++;
-    r = exec_row_delete(&sc.rc, sc.key, sc.key_len, KV_TS_NOW, w.b, err);
+    if (w.maint) r = exec_index_maint_delete(w.maint, sc.key, sc.key_len, w.b, w.touched, err);
+    if (!r) r = exec_row_delete(&sc.rc, sc.key, sc.key_len, KV_TS_NOW, w.b, err);
     if (!r) r = writer_row(&w, err);
     if (!r) a->step[PLAN_STEP_WRITE].rows_out++;
   }
