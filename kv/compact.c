@@ -11,6 +11,7 @@
 ** While a snapshot is acquired, a (row, family) that has any cell newer than the oldest
 ** snapshot is copied whole, so every snapshot keeps seeing what it saw.
 **
+** Runs in the background thread (kv/db_bg.c), which also serves kv_compact.
 ** Steps: the new file is written and synced; one MANIFEST record removes the inputs and
 ** adds it; the inputs are marked obsolete and deleted when the last scan reading them
 ** closes. A crash before the record leaves an unnamed file that kv_open deletes; after it,
@@ -159,13 +160,8 @@ static const kv_iter_ops cmerge_ops = {
 };
 
 int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
-  int rc = KV_OK;
-  if (major) {
-    rc = kv_db_flush_family(db, f);
-    if (rc) return rc;
-  }
   pthread_mutex_lock(&db->mu);
-  rc = kv_db_writable(db);
+  int rc = kv_db_writable(db);
   uint32_t n = f->n_files;
   if (rc || n == 0 || (!major && n < 2)) {
     pthread_mutex_unlock(&db->mu);
@@ -228,12 +224,10 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
       e[k].file = out->meta;
       k++;
     }
-    e[k].kind = KV_EDIT_SET_COUNTERS;
-    e[k].next_file_number = db->ver.next_file_number;
-    e[k].next_table_id = db->ver.next_table_id;
-    e[k].next_family_id = db->ver.next_family_id;
-    e[k].last_seq = atomic_load(&db->last_seq);
-    e[k].wal_number = db->ver.wal_number;
+    pthread_mutex_lock(&db->mu);
+    e[k] = kv_db_counters_edit(db, NULL);
+    pthread_mutex_unlock(&db->mu);
+    e[k].wal_number = db->ver.wal_number; /* a compaction frees no WAL segment */
     k++;
     rc = kv_manifest_apply(db->man, &db->ver, e, k);
   }
@@ -250,7 +244,8 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
     return kv_error(rc, "%s", msg);
   }
   pthread_mutex_lock(&db->mu);
-  /* Holding the writer role, no flush ran meanwhile: the inputs are the whole list. */
+  /* Flushes run in the same background thread, DDL pauses it: the inputs are still the
+  ** whole list. */
   for (uint32_t i = 0; i < f->n_files; i++) {
     atomic_store(&f->files[i]->obsolete, true);
     kv_sfh_unref(f->files[i]);
@@ -262,27 +257,4 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
   for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
   free(in);
   return KV_OK;
-}
-
-int kv_compact(kv_db *db, const char *table, bool major) {
-  if (!db) return kv_error(KV_MISUSE, "kv_compact: NULL store");
-  kv_writer w;
-  memset(&w, 0, sizeof w);
-  pthread_mutex_lock(&db->mu);
-  int rc = kv_db_writable(db);
-  if (rc) {
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-  }
-  kv_db_role_acquire(db, &w);
-  kv_fam **fams;
-  uint32_t n;
-  rc = kv_db_table_families(db, table, &fams, &n);
-  pthread_mutex_unlock(&db->mu);
-  for (uint32_t i = 0; i < n && rc == KV_OK; i++) rc = kv_db_compact_family(db, fams[i], major);
-  free(fams);
-  pthread_mutex_lock(&db->mu);
-  kv_db_role_release(db, &w);
-  pthread_mutex_unlock(&db->mu);
-  return rc;
 }

@@ -109,12 +109,14 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
   e[0].table = &tm;
   e[0].table_id = tm.id;
   e[1].kind = KV_EDIT_SET_COUNTERS;
-  e[1].next_file_number = db->ver.next_file_number;
+  e[1].next_file_number = atomic_load(&db->next_file);
   e[1].next_table_id = tm.id + 1;
   e[1].next_family_id = fid + (uint32_t)n_families;
   e[1].last_seq = atomic_load(&db->last_seq);
   e[1].wal_number = db->ver.wal_number;
+  kv_db_bg_pause(db); /* the MANIFEST has one writer at a time */
   rc = kv_manifest_apply(db->man, &db->ver, e, 2);
+  kv_db_bg_resume(db);
   for (int i = 0; rc == KV_OK && i < n_families; i++) {
     if (!kv_fam_new(db, tm.id, &tm.families[i]))
       rc = kv_error(KV_ERR_NOMEM, "kv_create_table: out of memory");
@@ -148,8 +150,12 @@ int kv_drop_table(kv_db *db, const char *name) {
   memset(&e, 0, sizeof e);
   e.kind = KV_EDIT_DROP_TABLE;
   e.table_id = tid;
+  kv_db_bg_pause(db); /* no job may run on the families freed below */
   rc = kv_manifest_apply(db->man, &db->ver, &e, 1);
-  if (rc) goto out;
+  if (rc) {
+    kv_db_bg_resume(db);
+    goto out;
+  }
   for (uint32_t i = 0; i < db->n_fam_slots; i++) {
     kv_fam *f = db->fams[i];
     if (!f || f->table_id != tid) continue;
@@ -163,6 +169,8 @@ int kv_drop_table(kv_db *db, const char *name) {
   char tdir[PATH_CAP];
   snprintf(tdir, sizeof tdir, "%s/data/%u", db->path, tid);
   if (db->env->exists(db->env, tdir)) db->env->rmdir(db->env, tdir);
+  kv_db_bg_resume(db);
+  pthread_cond_broadcast(&db->bg_done_cv); /* kv_flush waiters on these families */
 out:
   kv_db_role_release(db, &w);
   pthread_mutex_unlock(&db->mu);
@@ -250,9 +258,9 @@ int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out) {
   }
   out->memstore_bytes = kv_memstore_bytes(f->mem);
   out->memstore_cells = kv_memstore_cells(f->mem);
-  if (f->imm) {
-    out->memstore_bytes += kv_memstore_bytes(f->imm);
-    out->memstore_cells += kv_memstore_cells(f->imm);
+  for (uint32_t k = 0; k < f->n_imm; k++) {
+    out->memstore_bytes += kv_memstore_bytes(f->imms[k]);
+    out->memstore_cells += kv_memstore_cells(f->imms[k]);
   }
   pthread_mutex_unlock(&db->mu);
   return KV_OK;
@@ -306,14 +314,20 @@ int kv_estimate_rows(kv_db *db, uint32_t family_id, const kv_range *range, uint6
     *rows += r;
     *bytes += b;
   }
-  kv_memstore *mems[2] = {f->mem, f->imm};
-  for (int i = 0; i < 2; i++)
-    if (mems[i]) kv_memstore_ref(mems[i]);
+  uint32_t nm = f->n_imm + 1;
+  kv_memstore **mems = malloc(nm * sizeof *mems);
+  if (!mems) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOMEM, "kv_estimate_rows: out of memory");
+  }
+  mems[0] = f->mem;
+  for (uint32_t k = 0; k < f->n_imm; k++) mems[k + 1] = f->imms[k];
+  for (uint32_t i = 0; i < nm; i++) kv_memstore_ref(mems[i]);
   pthread_mutex_unlock(&db->mu);
-  for (int i = 0; i < 2; i++) {
-    if (!mems[i]) continue;
+  for (uint32_t i = 0; i < nm; i++) {
     mem_estimate(mems[i], range, rows, bytes);
     kv_memstore_unref(mems[i]);
   }
+  free(mems);
   return KV_OK;
 }

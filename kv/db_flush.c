@@ -1,21 +1,28 @@
 /*
-** kv/db_flush.c: memstore flushes (kv_flush, and the automatic ones after commits), WAL
-** segment rotation and deletion, and the MANIFEST counters.
+** kv/db_flush.c: memstore freezes and flushes (kv_flush, and the automatic ones after
+** commits), back-pressure, WAL segment rotation and deletion, and the MANIFEST counters.
 **
-** A flush of family f, done by the holder of the writer role:
-**   1. freeze: f->mem becomes f->imm and a new empty memstore takes its place (under mu, so
-**      scans opened from then on read both); every op <= last_seq is now in imm or older;
-**   2. start a new WAL segment, so the old ones can be deleted once no family needs them;
-**   3. write imm to data/<table>/<family>/<number>.sf with kv_sf_writer (written whole and
-**      synced), sync the folder;
-**   4. one MANIFEST record: ADD_FILE with f's new flushed_seq, and the counters;
-**   5. publish the file in f's list and drop imm (under mu); delete WAL segments older than
-**      the oldest one any family still needs.
-** A crash before 4 leaves an unnamed .sf file that kv_open deletes, and the WAL still holds
-** every op; after 4, WAL replay skips f's ops <= flushed_seq. A failure sets the sticky
-** error (writes refused until reopen); imm stays readable.
-** Not here: compaction (kv/compact.c), which a flush starts when a family has
-** compaction_trigger files.
+** A flush of family f has two halves:
+**   freeze (the writer role, kv_db_freeze): start a new WAL segment, so the old ones can be
+**     deleted once no family needs them; then, under mu, f->mem joins the end of f->imms
+**     with the last sequence number (every op <= it of f is now in imms or the files) and a
+**     new empty memstore takes its place. Scans opened from then on read the frozen ones
+**     too. The background thread is woken. Commits go on at once.
+**   flush (the background thread, kv_db_flush_imm), oldest frozen memstore first:
+**     1. write it to data/<table>/<family>/<number>.sf with kv_sf_writer (written whole
+**        and synced), sync the folder;
+**     2. one MANIFEST record: ADD_FILE with f's new flushed_seq, and the counters;
+**     3. publish the file in f's list and drop the frozen memstore (under mu, in one step,
+**        so a scan sees its cells exactly once); delete WAL segments older than the oldest
+**        one any family still needs.
+** A crash before 2 leaves an unnamed .sf file that kv_open deletes, and the WAL still holds
+** every op; after 2, WAL replay skips f's ops <= flushed_seq. A failure sets the sticky
+** error (writes refused until reopen); the frozen memstore stays readable.
+** Back-pressure (kv_db_maybe_flush): while the active and frozen memstores together hold
+** more than memstore_limit bytes, the committing writer freezes the largest and waits for
+** the background thread, holding the writer role, so every writer waits.
+** Not here: the background thread and its job choice (kv/db_bg.c), compaction
+** (kv/compact.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,36 +33,42 @@
 
 #define PATH_CAP 4096 /* bytes for any path built here */
 
-/* Oldest WAL segment still holding unflushed ops of a live family. */
-static uint64_t oldest_needed_wal(kv_db *db) {
+uint64_t kv_db_new_file_number(kv_db *db) {
+  return atomic_fetch_add(&db->next_file, 1);
+}
+
+/* Oldest WAL segment still holding unflushed ops of a live family. REQUIRES: mu. */
+static uint64_t oldest_needed_wal(kv_db *db, const kv_fam *skip) {
   uint64_t oldest = db->wal ? kv_wal_number(db->wal) : db->ver.wal_number;
   for (uint32_t i = 0; i < db->n_fam_slots; i++) {
     kv_fam *f = kv_db_family(db, i);
     if (!f) continue;
-    if (f->mem_log && kv_memstore_cells(f->mem) && f->mem_log < oldest) oldest = f->mem_log;
-    if (f->imm && f->imm_log && f->imm_log < oldest) oldest = f->imm_log;
+    uint64_t ml = f->mem_log;
+    if (ml && kv_memstore_cells(f->mem) && ml < oldest) oldest = ml;
+    for (uint32_t k = f == skip ? 1 : 0; k < f->n_imm; k++)
+      if (f->imm_logs[k] && f->imm_logs[k] < oldest) oldest = f->imm_logs[k];
   }
   return oldest;
 }
 
-static kv_edit counters_edit(kv_db *db) {
+kv_edit kv_db_counters_edit(kv_db *db, const kv_fam *skip) {
   kv_edit e;
   memset(&e, 0, sizeof e);
   e.kind = KV_EDIT_SET_COUNTERS;
-  e.next_file_number = db->ver.next_file_number;
+  e.next_file_number = atomic_load(&db->next_file);
   e.next_table_id = db->ver.next_table_id;
   e.next_family_id = db->ver.next_family_id;
   e.last_seq = atomic_load(&db->last_seq);
-  e.wal_number = oldest_needed_wal(db);
+  e.wal_number = oldest_needed_wal(db, skip);
   return e;
 }
 
 int kv_db_write_counters(kv_db *db) {
-  kv_edit e = counters_edit(db);
+  kv_edit e = kv_db_counters_edit(db, NULL);
   return kv_manifest_apply(db->man, &db->ver, &e, 1);
 }
 
-/* Delete WAL segments below the oldest needed one (best effort). */
+/* Delete WAL segments below the oldest needed one (best effort). REQUIRES: mu. */
 static void delete_old_wal(kv_db *db) {
   uint64_t oldest = db->ver.wal_number;
   uint32_t k = 0;
@@ -72,25 +85,26 @@ static void delete_old_wal(kv_db *db) {
   db->n_wal_live = k;
 }
 
-/* Start a new WAL segment; the old one is synced and closed. */
+/* Start a new WAL segment; the old one is synced and closed. REQUIRES: the writer role,
+** mu NOT held. */
 static int rotate_wal(kv_db *db) {
-  uint64_t num = db->ver.next_file_number++;
+  uint64_t num = kv_db_new_file_number(db);
   kv_wal *nw;
   int rc = kv_wal_create(db->env, db->path, num, db->opts.sync_mode, &nw);
   if (rc) return rc;
   rc = db->env->sync_dir(db->env, db->path);
+  pthread_mutex_lock(&db->mu);
   if (rc == KV_OK) rc = kv_db_wal_live_add(db, num);
+  kv_wal *old = db->wal;
+  if (rc == KV_OK) db->wal = nw;
+  pthread_mutex_unlock(&db->mu);
   if (rc) {
     kv_wal_close(nw);
     return rc;
   }
-  kv_wal *old = db->wal;
-  db->wal = nw;
   return old ? kv_wal_close(old) : KV_OK;
 }
 
-/* Write every cell of `it` (from its first) to a new store file of f. On success *h is
-** the open handle (NULL when the iterator had no cell) and *meta describes it. */
 int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h) {
   *h = NULL;
   it->ops->seek_first(it);
@@ -99,7 +113,7 @@ int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h) {
   kv_db_family_dir(db, f, dir, sizeof dir);
   int rc = db->env->mkdir(db->env, dir);
   if (rc) return rc;
-  uint64_t number = db->ver.next_file_number++;
+  uint64_t number = kv_db_new_file_number(db);
   kv_db_sf_path(db, f, number, path, sizeof path);
   kv_sf_writer_options wo = {f->block_size, f->compression, 0};
   kv_sf_writer *w;
@@ -134,54 +148,29 @@ static int fail(kv_db *db, int rc) {
   return kv_error(rc, "%s", msg);
 }
 
-int kv_db_flush_family(kv_db *db, kv_fam *f) {
+int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   pthread_mutex_lock(&db->mu);
-  int rc = kv_db_writable(db);
-  if (rc || kv_memstore_cells(f->mem) == 0) {
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-  }
-  kv_memstore *fresh = kv_memstore_new();
-  if (!fresh) {
-    pthread_mutex_unlock(&db->mu);
-    return kv_error(KV_ERR_NOMEM, "flush: out of memory");
-  }
-  f->imm = f->mem;
-  f->imm_log = f->mem_log;
-  f->mem = fresh;
-  f->mem_log = 0;
-  uint64_t flushed = atomic_load(&db->last_seq);
+  kv_memstore *imm = f->imms[0];
+  uint64_t flushed = f->imm_seqs[0];
   pthread_mutex_unlock(&db->mu);
-
-  rc = rotate_wal(db);
-  if (rc) return fail(db, rc);
-  kv_iter *it = kv_memstore_iter_new(f->imm);
+  kv_iter *it = kv_memstore_iter_new(imm);
   if (!it) return fail(db, kv_error(KV_ERR_NOMEM, "flush: out of memory"));
   kv_sfh *h;
-  rc = kv_db_write_sf(db, f, it, &h);
+  int rc = kv_db_write_sf(db, f, it, &h);
   it->ops->destroy(it);
   if (rc) return fail(db, rc);
 
   kv_edit e[2];
   memset(e, 0, sizeof e);
-  e[0].kind = KV_EDIT_ADD_FILE;
+  e[0].kind = h ? KV_EDIT_ADD_FILE : KV_EDIT_SET_FLUSHED;
   e[0].family_id = f->id;
   e[0].table_id = f->table_id;
   if (h) e[0].file = h->meta;
   e[0].flushed_seq = flushed;
   pthread_mutex_lock(&db->mu);
-  kv_memstore *imm = f->imm;
-  f->imm = NULL;
-  f->imm_log = 0;
-  e[1] = counters_edit(db);
-  f->imm = imm; /* still readable until the MANIFEST names the file */
+  e[1] = kv_db_counters_edit(db, f); /* imm stays readable until the MANIFEST names it */
   pthread_mutex_unlock(&db->mu);
-  if (h) {
-    rc = kv_manifest_apply(db->man, &db->ver, e, 2);
-  } else {
-    e[0].kind = KV_EDIT_SET_FLUSHED;
-    rc = kv_manifest_apply(db->man, &db->ver, e, 2);
-  }
+  rc = kv_manifest_apply(db->man, &db->ver, e, 2);
   if (rc) {
     /* The record may still have reached the MANIFEST (a failed sync): keep the file; if the
     ** MANIFEST does not name it at the next open, kv_open deletes it. */
@@ -191,41 +180,125 @@ int kv_db_flush_family(kv_db *db, kv_fam *f) {
   pthread_mutex_lock(&db->mu);
   if (h) rc = kv_fam_add_file(f, h);
   f->flushed_seq = flushed;
-  f->imm = NULL;
+  f->n_imm--;
+  memmove(f->imms, f->imms + 1, f->n_imm * sizeof *f->imms);
+  memmove(f->imm_logs, f->imm_logs + 1, f->n_imm * sizeof *f->imm_logs);
+  memmove(f->imm_seqs, f->imm_seqs + 1, f->n_imm * sizeof *f->imm_seqs);
+  f->flushed++;
   db->stat_flushes++;
+  if (rc == KV_OK) delete_old_wal(db);
   pthread_mutex_unlock(&db->mu);
   kv_memstore_unref(imm);
   if (rc) return fail(db, rc);
-  delete_old_wal(db);
-  if (f->n_files >= (uint32_t)db->opts.compaction_trigger)
-    return kv_db_compact_family(db, f, false);
   return KV_OK;
+}
+
+/* Make room for one more frozen memstore in f. REQUIRES: mu. */
+static int grow_imms(kv_fam *f) {
+  if (f->n_imm < f->cap_imm) return KV_OK;
+  uint32_t nc = f->cap_imm ? f->cap_imm * 2 : 4;
+  kv_memstore **a = realloc(f->imms, nc * sizeof *a);
+  if (a) f->imms = a;
+  uint64_t *b = a ? realloc(f->imm_logs, nc * sizeof *b) : NULL;
+  if (b) f->imm_logs = b;
+  uint64_t *c = b ? realloc(f->imm_seqs, nc * sizeof *c) : NULL;
+  if (c) f->imm_seqs = c;
+  if (!c) return kv_error(KV_ERR_NOMEM, "flush: out of memory");
+  f->cap_imm = nc;
+  return KV_OK;
+}
+
+int kv_db_freeze(kv_db *db, kv_fam **fams, uint32_t n) {
+  bool any = false;
+  for (uint32_t i = 0; i < n; i++)
+    if (kv_memstore_cells(fams[i]->mem)) any = true;
+  if (!any) return KV_OK;
+  int rc = rotate_wal(db);
+  if (rc) return fail(db, rc);
+  for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
+    kv_fam *f = fams[i];
+    if (kv_memstore_cells(f->mem) == 0) continue;
+    kv_memstore *fresh = kv_memstore_new();
+    if (!fresh) {
+      rc = kv_error(KV_ERR_NOMEM, "flush: out of memory");
+      break;
+    }
+    pthread_mutex_lock(&db->mu);
+    rc = grow_imms(f);
+    if (rc == KV_OK) {
+      f->imms[f->n_imm] = f->mem;
+      f->imm_logs[f->n_imm] = f->mem_log;
+      f->imm_seqs[f->n_imm] = atomic_load(&db->last_seq);
+      f->n_imm++;
+      f->frozen++;
+      f->mem = fresh;
+      f->mem_log = 0;
+      pthread_cond_signal(&db->bg_cv);
+    }
+    pthread_mutex_unlock(&db->mu);
+    if (rc) kv_memstore_unref(fresh);
+  }
+  return rc ? fail(db, rc) : KV_OK;
+}
+
+/* Bytes in the active and frozen memstores of every family. REQUIRES: mu. */
+static size_t memstore_total(kv_db *db, kv_fam **largest) {
+  size_t total = 0, best = 0;
+  *largest = NULL;
+  for (uint32_t i = 0; i < db->n_fam_slots; i++) {
+    kv_fam *f = kv_db_family(db, i);
+    if (!f) continue;
+    size_t b = kv_memstore_bytes(f->mem);
+    total += b;
+    for (uint32_t k = 0; k < f->n_imm; k++) total += kv_memstore_bytes(f->imms[k]);
+    if (b > best && kv_memstore_cells(f->mem)) {
+      best = b;
+      *largest = f;
+    }
+  }
+  return total;
 }
 
 int kv_db_maybe_flush(kv_db *db) {
   if (db->opts.read_only) return KV_OK;
   int rc = KV_OK;
+  kv_fam *due[64];
+  uint32_t n = 0;
   for (uint32_t i = 0; i < db->n_fam_slots && rc == KV_OK; i++) {
     kv_fam *f = kv_db_family(db, i);
-    if (f && kv_memstore_bytes(f->mem) >= db->opts.memstore_flush_size)
-      rc = kv_db_flush_family(db, f);
+    if (f && kv_memstore_bytes(f->mem) >= db->opts.memstore_flush_size) due[n++] = f;
+    if (n == 64) {
+      rc = kv_db_freeze(db, due, n);
+      n = 0;
+    }
   }
-  for (int guard = 0; rc == KV_OK && guard < 1000; guard++) {
-    size_t total = 0, best = 0;
-    kv_fam *largest = NULL;
+  if (rc == KV_OK && n) rc = kv_db_freeze(db, due, n);
+  pthread_mutex_lock(&db->mu);
+  for (;;) {
+    kv_fam *largest;
+    size_t total = memstore_total(db, &largest);
+    if (rc || db->bg_error || total <= db->opts.memstore_limit) break;
+    if (largest && kv_memstore_bytes(largest->mem) * 2 >= total) {
+      pthread_mutex_unlock(&db->mu);
+      rc = kv_db_freeze(db, &largest, 1);
+      pthread_mutex_lock(&db->mu);
+      continue;
+    }
+    bool pending = false;
     for (uint32_t i = 0; i < db->n_fam_slots; i++) {
       kv_fam *f = kv_db_family(db, i);
-      if (!f) continue;
-      size_t b = kv_memstore_bytes(f->mem);
-      total += b;
-      if (b > best && kv_memstore_cells(f->mem)) {
-        best = b;
-        largest = f;
-      }
+      if (f && f->n_imm) pending = true;
     }
-    if (total <= db->opts.memstore_limit || !largest) break;
-    rc = kv_db_flush_family(db, largest);
+    if (!pending) {
+      if (!largest) break;
+      pthread_mutex_unlock(&db->mu);
+      rc = kv_db_freeze(db, &largest, 1);
+      pthread_mutex_lock(&db->mu);
+      continue;
+    }
+    pthread_cond_wait(&db->bg_done_cv, &db->mu); /* back-pressure: wait for a flush */
   }
+  pthread_mutex_unlock(&db->mu);
   return rc;
 }
 
@@ -247,27 +320,4 @@ int kv_db_table_families(kv_db *db, const char *table, kv_fam ***out, uint32_t *
   }
   *out = arr;
   return KV_OK;
-}
-
-int kv_flush(kv_db *db, const char *table) {
-  if (!db) return kv_error(KV_MISUSE, "kv_flush: NULL store");
-  kv_writer w;
-  memset(&w, 0, sizeof w);
-  pthread_mutex_lock(&db->mu);
-  int rc = kv_db_writable(db);
-  if (rc) {
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-  }
-  kv_db_role_acquire(db, &w);
-  kv_fam **fams;
-  uint32_t n;
-  rc = kv_db_table_families(db, table, &fams, &n);
-  pthread_mutex_unlock(&db->mu);
-  for (uint32_t i = 0; i < n && rc == KV_OK; i++) rc = kv_db_flush_family(db, fams[i]);
-  free(fams);
-  pthread_mutex_lock(&db->mu);
-  kv_db_role_release(db, &w);
-  pthread_mutex_unlock(&db->mu);
-  return rc;
 }

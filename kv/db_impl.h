@@ -5,11 +5,16 @@
 ** kv/scan_vis.c (reads), kv/batch.c. Not a public header.
 **
 ** Locking (REQUIRES notes below refer to these):
-** - db->mu guards the family table, each family's memstores and file list, the writer
-**   queue, the snapshot list, the open-scan list and bg_error.
+** - db->mu guards the family table, each family's memstores (active and frozen) and file
+**   list, the writer queue, the snapshot list, the open-scan list, bg_error, the WAL
+**   pointer swap and wal_live, and the background-thread state (bg_*).
 ** - The writer role: the writer at the head of db->writers. Only its holder commits to the
-**   WAL, inserts into memstores, flushes, compacts or changes the DDL. It mutates shared
-**   state only while also holding mu, and may read that state without mu.
+**   WAL, inserts into memstores, freezes memstores, rotates the WAL or changes the DDL. It
+**   mutates shared state only while also holding mu, and may read that state without mu.
+** - The background thread (kv/db_bg.c) is the only one that writes store files, changes
+**   file lists and writes flush and compaction records to the MANIFEST. DDL, which writes
+**   the MANIFEST too, first pauses it (kv_db_bg_pause), so the MANIFEST and db->ver have one
+**   writer at a time without a lock of their own. File numbers come from db->next_file.
 ** - Readers (scans) take references to memstores and store files under mu, then read them
 **   without any lock: memstores are lock-free for readers, store files are immutable.
 ** - db->last_seq is published (release) only after a whole group is in the memstores.
@@ -55,9 +60,16 @@ typedef struct kv_fam {
   int compression;           /* enum kv_compression */
   uint32_t block_size;       /* target block bytes */
   kv_memstore *mem;          /* active memstore (never NULL for a live family) */
-  kv_memstore *imm;          /* frozen memstore being flushed, or NULL */
-  uint64_t mem_log;          /* oldest WAL segment holding cells of mem; 0 if mem empty */
-  uint64_t imm_log;          /* the same for imm */
+  _Atomic uint64_t mem_log;  /* oldest WAL segment holding cells of mem; 0 if mem empty */
+  kv_memstore **imms;        /* frozen memstores waiting for their flush, oldest first */
+  uint64_t *imm_logs;        /* per frozen memstore: oldest WAL segment holding its cells */
+  uint64_t *imm_seqs;        /* per frozen memstore: last sequence number when frozen */
+  uint32_t n_imm, cap_imm;   /* frozen memstores / allocated entries */
+  uint64_t frozen;           /* memstores frozen so far (kv_flush waits on these counts) */
+  uint64_t flushed;          /* of which flushed to a store file */
+  int compact_req;           /* kv_compact asked: 0 none, 1 minor, 2 major */
+  uint64_t compact_asked;    /* kv_compact requests made */
+  uint64_t compact_done;     /* of which done (or failed: see bg_error) */
   kv_sfh **files;            /* store files, oldest first */
   uint32_t n_files;          /* entries in files */
   uint32_t cap_files;        /* allocated entries */
@@ -90,6 +102,14 @@ struct kv_db {
   kv_fam **fams;             /* indexed by family id; NULL for unknown ids */
   uint32_t n_fam_slots;      /* entries in fams */
   kv_wal *wal;               /* current WAL segment (NULL when read-only) */
+  _Atomic uint64_t next_file; /* next file number (WAL segments, store files) */
+  pthread_t bg_thread;       /* the background flush and compaction thread */
+  bool bg_running;           /* bg_thread was started and not yet joined */
+  bool bg_stop;              /* kv_close asks the thread to finish */
+  bool bg_busy;              /* the thread is running a job */
+  int bg_pause;              /* DDL pauses: no job starts while > 0 */
+  pthread_cond_t bg_cv;      /* wakes the thread: new work, stop, resume */
+  pthread_cond_t bg_done_cv; /* broadcast when a job ends (or the error state is set) */
   uint64_t *wal_live;        /* numbers of WAL segments on disk still in use, ascending */
   uint32_t n_wal_live;       /* entries in wal_live */
   uint32_t cap_wal_live;     /* allocated entries */
@@ -138,30 +158,51 @@ int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **o
 kv_fam *kv_fam_new(kv_db *db, uint32_t table_id, const kv_family_meta *fm);
 /* Free a family and drop its memstore and store-file references (NULL is a no-op). */
 void kv_fam_free(kv_fam *f);
-/* Record a WAL segment number as on disk and in use. REQUIRES: the writer role. */
+/* Record a WAL segment number as on disk and in use. REQUIRES: mu held (or kv_open). */
 int kv_db_wal_live_add(kv_db *db, uint64_t number);
 /* Write the counters (next file number, ids, last_seq, oldest WAL) to the MANIFEST.
-** REQUIRES: the writer role. */
+** REQUIRES: kv_open, before the background thread starts. */
 int kv_db_write_counters(kv_db *db);
+/* A SET_COUNTERS edit of the current counters; `skip` (may be NULL) is a family whose
+** oldest frozen memstore is being flushed, so its WAL segment is not counted as needed.
+** REQUIRES: mu held. */
+kv_edit kv_db_counters_edit(kv_db *db, const kv_fam *skip);
 /* Oldest live snapshot, or the latest sequence number when none is held. REQUIRES: mu. */
 uint64_t kv_db_oldest_snapshot(kv_db *db);
 
-/* ---- flush and compaction (kv/db_flush.c, kv/compact.c) ---- */
-/* Flush family f's memstore to a store file (no-op when empty). REQUIRES: the writer role,
-** mu NOT held. On failure the sticky error is set. */
-int kv_db_flush_family(kv_db *db, kv_fam *f);
-/* After a commit: flush families past memstore_flush_size, and the largest while all
-** memstores exceed memstore_limit. REQUIRES: the writer role, mu NOT held. */
+/* ---- flush and compaction (kv/db_flush.c, kv/compact.c, kv/db_bg.c) ---- */
+/* A new file number. */
+uint64_t kv_db_new_file_number(kv_db *db);
+/* Freeze the non-empty active memstores of the n families: one WAL rotation, then each
+** memstore joins its family's frozen list for the background thread, which is woken.
+** REQUIRES: the writer role (or kv_open before any other thread), mu NOT held. On failure
+** the sticky error is set. */
+int kv_db_freeze(kv_db *db, kv_fam **fams, uint32_t n);
+/* After a commit: freeze families past memstore_flush_size; then, while the active and
+** frozen memstores together exceed memstore_limit, freeze the largest and wait for the
+** background thread (back-pressure). REQUIRES: the writer role, mu NOT held. */
 int kv_db_maybe_flush(kv_db *db);
+/* Flush family f's oldest frozen memstore to a store file and record it. REQUIRES: the
+** background thread, mu NOT held, f->n_imm > 0. On failure the sticky error is set. */
+int kv_db_flush_imm(kv_db *db, kv_fam *f);
+/* Start / stop the background thread (stop finishes the running job, then joins).
+** kv_db_bg_start: KV_OK or KV_ERR_IO. REQUIRES: mu NOT held. */
+int kv_db_bg_start(kv_db *db);
+void kv_db_bg_stop(kv_db *db);
+/* Wait until no background job runs and keep new ones from starting / allow them again.
+** REQUIRES: mu held. */
+void kv_db_bg_pause(kv_db *db);
+void kv_db_bg_resume(kv_db *db);
 /* Write every cell of `it` (from seek_first) to a new, synced store file of f and open it:
 ** *h gets the handle with one reference, or NULL when the iterator had no cell. On failure
-** the partial file is removed. REQUIRES: the writer role, mu NOT held. */
+** the partial file is removed. REQUIRES: the background thread, mu NOT held. */
 int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h);
 /* The live families of `table` (NULL = all) in a malloc'ed array (caller frees).
 ** KV_ERR_NOTFOUND for an unknown table. REQUIRES: mu held. */
 int kv_db_table_families(kv_db *db, const char *table, kv_fam ***out, uint32_t *n);
-/* Merge all store files of f into one; major drops what no read can see any more.
-** REQUIRES: the writer role, mu NOT held. */
+/* Merge all store files of f into one; major drops what no read can see any more (the
+** caller flushed the frozen memstores first). REQUIRES: the background thread, mu NOT
+** held. */
 int kv_db_compact_family(kv_db *db, kv_fam *f, bool major);
 
 /* ---- scans (kv/scan.c) ---- */

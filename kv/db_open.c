@@ -132,7 +132,10 @@ kv_fam *kv_fam_new(kv_db *db, uint32_t table_id, const kv_family_meta *fm) {
 void kv_fam_free(kv_fam *f) {
   if (!f) return;
   kv_memstore_unref(f->mem);
-  kv_memstore_unref(f->imm);
+  for (uint32_t i = 0; i < f->n_imm; i++) kv_memstore_unref(f->imms[i]);
+  free(f->imms);
+  free(f->imm_logs);
+  free(f->imm_seqs);
   for (uint32_t i = 0; i < f->n_files; i++) kv_sfh_unref(f->files[i]);
   free(f->files);
   free(f);
@@ -401,6 +404,8 @@ static void free_db(kv_db *db) {
   kv_cache_free(db->cache); /* after the families: no reader is left */
   kv_version_free(&db->ver);
   pthread_mutex_destroy(&db->mu);
+  pthread_cond_destroy(&db->bg_cv);
+  pthread_cond_destroy(&db->bg_done_cv);
   free(db->path);
   free(db);
 }
@@ -435,6 +440,8 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   db->env = env;
   db->opts = o;
   pthread_mutex_init(&db->mu, NULL);
+  pthread_cond_init(&db->bg_cv, NULL);
+  pthread_cond_init(&db->bg_done_cv, NULL);
   db->path = strdup(path);
   if (o.block_cache_size > KV_BLOCK_CACHE_OFF) db->cache = kv_cache_new(o.block_cache_size);
   if (!db->path || (o.block_cache_size > KV_BLOCK_CACHE_OFF && !db->cache)) {
@@ -465,18 +472,21 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   if (rc == KV_OK) rc = replay_wal(db, &max_number);
   if (rc == KV_OK && db->ver.next_file_number <= max_number)
     db->ver.next_file_number = max_number + 1;
+  atomic_init(&db->next_file, db->ver.next_file_number);
   if (rc == KV_OK && !o.read_only) {
-    uint64_t num = db->ver.next_file_number++;
+    uint64_t num = kv_db_new_file_number(db);
     rc = kv_wal_create(env, path, num, o.sync_mode, &db->wal);
     if (rc == KV_OK) rc = env->sync_dir(env, path);
     if (rc == KV_OK) rc = kv_db_wal_live_add(db, num);
     if (rc == KV_OK) rc = kv_db_write_counters(db);
+    if (rc == KV_OK) rc = kv_db_bg_start(db);
     if (rc == KV_OK) rc = kv_db_maybe_flush(db);
   }
   if (rc) {
     int keep = rc;
     char msg[512];
     snprintf(msg, sizeof msg, "%s", kv_errmsg());
+    kv_db_bg_stop(db);
     if (db->wal) kv_wal_close(db->wal);
     if (db->man) kv_manifest_close(db->man);
     env->unlock(env, db->lock);
@@ -505,6 +515,7 @@ int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out) {
 
 int kv_close(kv_db *db) {
   if (!db) return KV_OK;
+  kv_db_bg_stop(db); /* the running job finishes; frozen memstores stay in the WAL */
   pthread_mutex_lock(&db->mu);
   kv_scan_detach_all(db);
   pthread_mutex_unlock(&db->mu);

@@ -36,6 +36,7 @@ void kv_db_set_bg_error(kv_db *db, int code, const char *msg) {
   if (db->bg_error) return;
   db->bg_error = code;
   snprintf(db->bg_msg, sizeof db->bg_msg, "%s", msg);
+  pthread_cond_broadcast(&db->bg_done_cv); /* kv_flush / kv_compact waiters give up */
 }
 
 static void enqueue(kv_db *db, kv_writer *w) {

@@ -3,7 +3,8 @@
 **
 ** A scan takes, under db->mu, references to the memstores and store files of the families
 ** it reads (and of no other family), then reads without locks. Per family the sources are
-** merged by a small linear merge (a family has few sources: the memstore, a frozen one and
+** merged by a small linear merge (a family has few sources: the memstore, the frozen ones
+** waiting for the background flush and
 ** a handful of store files). Ranges are normalized at open to half-open [start, end) byte
 ** intervals (an exclusive start s becomes s+0x00, an inclusive end e becomes e+0x00, the
 ** immediate successors in byte order), so every bound is a plain comparison.
@@ -33,7 +34,7 @@
 
 typedef struct fscan {
   uint32_t fid;                 /* family id */
-  kv_memstore *mems[3];         /* referenced memstores (active, frozen, overlay) */
+  kv_memstore **mems;           /* referenced memstores (active, frozen ones, overlay) */
   int n_mems;                   /* entries in mems */
   kv_memstore *ovl;             /* the overlay memstore (also in mems), NULL if none */
   int ovl_kid;                  /* kid reading the overlay memstore, -1 if none */
@@ -400,6 +401,8 @@ static void release(kv_scan *s) {
     f->cur = -1;
     for (int k = 0; k < f->n_mems; k++) kv_memstore_unref(f->mems[k]);
     f->n_mems = 0;
+    free(f->mems);
+    f->mems = NULL;
     f->ovl = NULL;
     f->ovl_kid = -1;
     for (uint32_t k = 0; k < f->n_files; k++) kv_sfh_unref(f->files[k]);
@@ -650,11 +653,16 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
       f->vis.ts_max = o->ts_max ? o->ts_max : INT64_MAX;
     }
     f->vis.max_versions = o->max_versions ? o->max_versions : 1;
+    f->mems = malloc((fam->n_imm + 2) * sizeof *f->mems); /* + the overlay's */
+    if (!f->mems) {
+      rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+      break;
+    }
     f->mems[f->n_mems++] = fam->mem;
     kv_memstore_ref(fam->mem);
-    if (fam->imm) {
-      f->mems[f->n_mems++] = fam->imm;
-      kv_memstore_ref(fam->imm);
+    for (uint32_t k = 0; k < fam->n_imm; k++) { /* frozen, not yet in a store file */
+      f->mems[f->n_mems++] = fam->imms[k];
+      kv_memstore_ref(fam->imms[k]);
     }
     if (fam->n_files) {
       f->files = malloc(fam->n_files * sizeof *f->files);
