@@ -42,6 +42,12 @@ typedef struct exec_scan_state {
   kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
   uint8_t *key;              /* key of the current row (CAT_KEY_MAX bytes, malloc) */
   size_t key_len;            /* its length */
+  struct exec_index_codec *ic; /* index scans: the index row codec (malloc), or NULL */
+  const kv_batch *overlay;   /* index scans: the transaction's batch, for the lookups */
+  kv_scan *lk;               /* the last lookup's kv scan (its row backs the slots) */
+  uint64_t lookups;          /* lookups done */
+  uint64_t lookups_found;    /* lookups that found their data row */
+  kv_scan_metrics lm;        /* the lookups' metrics, summed */
 } exec_scan_state;
 
 /* Open the scan of plan step ps over db; overlay (may be NULL): an open transaction's
@@ -51,7 +57,11 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
 /* Next row decoded into row (table->n_columns slots; only needed slots set): EXEC_ROW,
 ** EXEC_DONE, or an error (EXEC_CORRUPT, EXEC_IOERR). */
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err);
-/* Close (idempotent); metrics stay in s->m. */
+/* Index scans with ps->lookup: look the data row of the current index row up by its PK and
+** decode the needed columns the index does not hold into row. EXEC_ROW when found,
+** EXEC_DONE when the data row does not exist (skip the index row), or an error. */
+int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err);
+/* Close (idempotent); metrics stay in s->m (the lookups' in s->lm). */
 void exec_scan_close(exec_scan_state *s);
 /* Map a kv status to an EXEC_* code, with kv's message into err. */
 int exec_kv_error(int kv_rc, exec_error *err);

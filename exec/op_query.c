@@ -85,7 +85,30 @@ static int source_next(exec_query *x, exec_error *err) {
     return EXEC_ROW;
   }
   double t0 = x->timing ? now_ms() : 0;
-  int rc = exec_scan_next(&x->scan, x->in, err);
+  const plan_scan *ps = &x->q->scan;
+  int rc;
+  for (;;) {
+    rc = exec_scan_next(&x->scan, x->in, err);
+    if (rc != EXEC_ROW || !ps->lookup) break;
+    /* uncovered index: filter on the index's columns, then look the data row up */
+    if (ps->ix_filter) {
+      x->act.ix_filter_in++;
+      x->ev.row = x->in;
+      int tv;
+      rc = exec_eval_pred(&x->ev, ps->ix_filter, &tv);
+      if (rc) {
+        rc = eval_err(x, rc, err);
+        break;
+      }
+      if (tv != 1) {
+        exec_arena_reset(&x->scratch);
+        continue;
+      }
+      x->act.ix_filter_out++;
+    }
+    rc = exec_scan_lookup(&x->scan, x->in, err);
+    if (rc != EXEC_DONE) break; /* found (EXEC_ROW) or an error */
+  }
   if (x->timing) st->ms += now_ms() - t0;
   if (rc == EXEC_ROW) st->rows_out++;
   return rc;
@@ -492,6 +515,9 @@ void exec_query_close(exec_query *x) {
     exec_scan_close(&x->scan);
     x->act.kv = x->scan.m;
     x->act.rows_assembled = x->scan.rows_assembled;
+    x->act.lookups = x->scan.lookups;
+    x->act.lookups_found = x->scan.lookups_found;
+    x->act.lookup_kv = x->scan.lm;
     x->scan_open = false;
   }
   const plan_select *s = x->q ? x->q->sel : NULL;

@@ -6,6 +6,14 @@
 ** pushed limit. Each row handed out is decoded with exec/rowcodec.h into the needed value
 ** slots only, and counted as assembled.
 **
+** An index scan (ps->index set, issue 7) scans the index's kv table instead: each index
+** row is decoded with the index row codec (exec/index.h) into the data-row slots the index
+** holds (PK, indexed and INCLUDE columns); for an uncovered index, exec_scan_lookup then
+** reads the data row by its PK (kv_get: a point lookup, bloom filters consulted, through
+** the transaction's overlay) and decodes the remaining needed columns. A data row that no
+** longer exists is skipped. The lookups' kv metrics are summed per family for EXPLAIN
+** ANALYZE.
+**
 ** Not here: evaluation of residual terms (exec/op_query.c), writes.
 */
 #include <stdio.h>
@@ -14,6 +22,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/keycodec.h"
+#include "exec/index.h"
 #include "exec/op.h"
 #include "planner/filter.h"
 
@@ -44,9 +53,18 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   memset(s, 0, sizeof *s);
   s->ps = ps;
   s->db = db;
+  s->overlay = overlay;
   int rc = exec_rowcodec_init(&s->rc, ps->table, err);
   if (rc) return rc;
   s->rc_ok = true;
+  if (ps->index) {
+    /* the planner chooses only indexes with plain column keys: no catalog is needed to
+       bind expressions */
+    s->ic = calloc(1, sizeof *s->ic);
+    if (!s->ic) goto oom;
+    rc = exec_index_codec_init(s->ic, NULL, ps->table, ps->index, err);
+    if (rc) return rc;
+  }
   s->key = malloc(CAT_KEY_MAX);
   if (!s->key) goto oom;
   if (ps->ranges.kind == PLAN_SCAN_NOTHING) {
@@ -86,7 +104,7 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
     goto oom;
   }
   uint32_t n_qs = 0, k = 0;
-  for (int f = 0; f < ps->n_families && ps->read; f++) {
+  for (int f = 0; f < ps->n_families && ps->read && !ps->index; f++) {
     if (ps->families[f] == 0) continue;
     uint32_t first = k;
     for (int c = 0; c < t->n_columns; c++) {
@@ -140,7 +158,8 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
     kv_scan_get_metrics(s->kv, &s->m);
     return exec_kv_error(krc, err);
   }
-  int rc = exec_row_decode(&s->rc, &r, s->ps->need, row, NULL, err);
+  int rc = s->ic ? exec_index_decode_row(s->ic, &r, row, NULL, err)
+                 : exec_row_decode(&s->rc, &r, s->ps->need, row, NULL, err);
   if (rc) return rc;
   s->rows_assembled++;
   if (r.key_len <= CAT_KEY_MAX) {
@@ -150,7 +169,72 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   return EXEC_ROW;
 }
 
+/* Add the metrics of one lookup to the sum (families in the same order every time). */
+static void add_metrics(kv_scan_metrics *sum, const kv_scan_metrics *m) {
+  sum->rows_examined += m->rows_examined;
+  sum->cells_examined += m->cells_examined;
+  sum->rows_filtered += m->rows_filtered;
+  sum->rows_returned += m->rows_returned;
+  sum->ranges_sought += m->ranges_sought;
+  for (uint32_t i = 0; i < m->n_families && i < KV_SCAN_MAX_FAMILIES; i++) {
+    kv_family_metrics *d = &sum->families[i];
+    const kv_family_metrics *f = &m->families[i];
+    d->family_id = f->family_id;
+    d->cells_examined += f->cells_examined;
+    d->blocks_read += f->blocks_read;
+    d->blocks_cache_hit += f->blocks_cache_hit;
+    d->bytes_read += f->bytes_read;
+    d->files_opened += f->files_opened;
+  }
+  if (m->n_families > sum->n_families) sum->n_families = m->n_families;
+}
+
+static void close_lookup(exec_scan_state *s) {
+  if (!s->lk) return;
+  kv_scan_metrics m;
+  kv_scan_get_metrics(s->lk, &m);
+  add_metrics(&s->lm, &m);
+  kv_scan_close(s->lk);
+  s->lk = NULL;
+}
+
+int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
+  const plan_scan *ps = s->ps;
+  close_lookup(s);
+  /* the data row key is the index key after its indexed values */
+  const uint8_t *p = s->key, *limit = s->key + s->key_len;
+  for (int k = 0; k < ps->ix_n_keys && p; k++) p = cat_key_skip_col(&ps->ix_key_cols[k], p, limit);
+  if (!p || p >= limit) {
+    if (err) {
+      err->code = EXEC_CORRUPT;
+      err->offset = -1;
+      snprintf(err->msg, sizeof err->msg, "index %s: a row key does not decode",
+               ps->index ? ps->index->name : "?");
+    }
+    return EXEC_CORRUPT;
+  }
+  kv_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.family_ids = ps->lookup_family_ids;
+  o.n_families = (uint32_t)ps->n_lookup_families;
+  o.overlay = s->overlay;
+  kv_row r;
+  s->lookups++;
+  int krc = kv_get(s->db, &o, p, (size_t)(limit - p), &s->lk, &r);
+  if (krc == KV_ERR_NOTFOUND) return EXEC_DONE;
+  if (krc != KV_OK) return exec_kv_error(krc, err);
+  s->lookups_found++;
+  int rc = exec_row_decode(&s->rc, &r, ps->lookup_need, row, NULL, err);
+  return rc ? rc : EXEC_ROW;
+}
+
 void exec_scan_close(exec_scan_state *s) {
+  close_lookup(s);
+  if (s->ic) {
+    exec_index_codec_free(s->ic);
+    free(s->ic);
+    s->ic = NULL;
+  }
   if (s->kv) {
     kv_scan_get_metrics(s->kv, &s->m);
     kv_scan_close(s->kv);

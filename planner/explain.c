@@ -15,6 +15,13 @@
 ** With actual figures (EXPLAIN ANALYZE) each step line ends with its rows in and out, the
 ** scan's rows examined / returned / assembled and per-family blocks and bytes, and a
 ** final "time=12.3ms" so tests can mask it.
+** Index scans (issue 7) name the index as TABLE.INDEX, list the index's families, then
+**       LOOKUP BACK INTO SENSOR BY PK (uncovered) FAMILIES: _k, READINGS
+** for an uncovered index (with the lookups' figures under EXPLAIN ANALYZE), and, whenever the
+** planner costed more than one access path or a hint applied,
+**       COST: SENSOR (full scan) 6 rows = 6.0; SENSOR.IDX (range scan, covered) 2 rows = 2.0
+**             [chosen]          (planner/index_choice.c has the formula)
+**       HINT: what the optimizer hint did, or why it was ignored.
 */
 #include <inttypes.h>
 #include <math.h>
@@ -261,11 +268,77 @@ static void terms_text(const plan_expr *const *t, uint32_t n, const char *const 
   }
 }
 
+/* Per-family figures of metrics m for family id fid, appended to fb. */
+static void family_actual(pbuf *fb, const kv_scan_metrics *m, uint32_t fid) {
+  for (uint32_t k = 0; k < m->n_families; k++) {
+    const kv_family_metrics *fm = &m->families[k];
+    if (fm->family_id != fid) continue;
+    char hb[32];
+    human_bytes(fm->bytes_read, hb, sizeof hb);
+    put(fb, " (blocks=%" PRIu64 " cache hits=%" PRIu64 " bytes=%s)", fm->blocks_read,
+        fm->blocks_cache_hit, hb);
+  }
+}
+
+/* The lines of an index scan after its scan line: filters, families, lookup. */
+static void index_scan_lines(lines *L, const plan_scan *sc, const char *const *names,
+                             const plan_actuals *a) {
+  const cat_table *t = sc->table;
+  char buf[2048], ab[160];
+  const plan_scan_ranges *r = &sc->ranges;
+  if (r->n_key_terms) {
+    terms_text(r->key_terms, r->n_key_terms, names, buf, sizeof buf);
+    line(L, "    KEY RANGE: %s  [answered by the index key; not re-checked]", buf);
+  }
+  if (sc->filter_text)
+    line(L, "    SERVER FILTER BY %s (on encoded index cells, before rows are assembled)",
+         sc->filter_text);
+  if (sc->ix_filter) {
+    plan_expr_print(sc->ix_filter, names, buf, sizeof buf);
+    if (a)
+      snprintf(ab, sizeof ab, "  (actual rows in=%" PRIu64 " out=%" PRIu64 ")", a->ix_filter_in,
+               a->ix_filter_out);
+    line(L, "    CLIENT FILTER BY %s (on index columns, before the lookup)%s", buf, a ? ab : "");
+  }
+  if (sc->residual && !sc->lookup) {
+    plan_expr_print(sc->residual, names, buf, sizeof buf);
+    line(L, "    CLIENT FILTER BY %s (after decoding)%s", buf,
+         act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
+  }
+  static const char *const ix_fam[2] = {CAT_KEY_FAMILY, CAT_DEFAULT_FAMILY};
+  pbuf fb = {buf, sizeof buf, 0, NULL};
+  for (int i = 0; i < sc->n_families; i++) {
+    put(&fb, "%s%s", i ? ", " : "", ix_fam[sc->families[i] ? 1 : 0]);
+    if (a) family_actual(&fb, &a->kv, sc->family_ids[i]);
+  }
+  line(L, "    INDEX FAMILIES: %s", buf);
+  if (sc->lookup) {
+    pbuf lb = {buf, sizeof buf, 0, NULL};
+    put(&lb, "    LOOKUP BACK INTO %s BY PK (uncovered) FAMILIES: ", t->name);
+    for (int i = 0; i < sc->n_lookup_families; i++) {
+      put(&lb, "%s%s", i ? ", " : "", t->families[sc->lookup_families[i]].name);
+      if (a) family_actual(&lb, &a->lookup_kv, sc->lookup_family_ids[i]);
+    }
+    if (a)
+      put(&lb, "  (actual lookups=%" PRIu64 " found=%" PRIu64 ")", a->lookups, a->lookups_found);
+    line(L, "%s", buf);
+    if (sc->residual) {
+      plan_expr_print(sc->residual, names, buf, sizeof buf);
+      line(L, "    CLIENT FILTER BY %s (after the lookup)%s", buf,
+           act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
+    }
+  }
+  if (sc->kv_limit) line(L, "    ROW LIMIT %" PRIu64 " (pushed into the scan)", sc->kv_limit);
+}
+
 static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
                        const plan_actuals *a) {
   const cat_table *t = sc->table;
   const plan_scan_ranges *r = &sc->ranges;
   const char *rev = sc->reverse ? " (reverse)" : "";
+  char over[512];
+  if (sc->index) snprintf(over, sizeof over, "%s.%s", t->name, sc->index->name);
+  else snprintf(over, sizeof over, "%s", t->name);
   char actual[512] = "";
   if (a) {
     const kv_scan_metrics *m = &a->kv;
@@ -282,20 +355,24 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
   switch (r->kind) {
     case PLAN_SCAN_NOTHING:
       line(L, "DEGENERATE SCAN OVER %s (reads nothing: the WHERE clause cannot be true)%s",
-           t->name, actual);
+           over, actual);
       break;
     case PLAN_SCAN_POINT:
       line(L, "POINT LOOKUP ON %u KEY%s OVER %s %s%s%s", r->n_ranges, r->n_ranges == 1 ? "" : "S",
-           t->name, r->explain ? r->explain : "", rev, actual);
+           over, r->explain ? r->explain : "", rev, actual);
       break;
     case PLAN_SCAN_RANGE:
-      line(L, "RANGE SCAN OVER %s %s%s%s", t->name, r->explain ? r->explain : "", rev, actual);
+      line(L, "RANGE SCAN OVER %s %s%s%s", over, r->explain ? r->explain : "", rev, actual);
       break;
     case PLAN_SCAN_SKIP:
-      line(L, "SKIP SCAN ON %u RANGES OVER %s %s%s%s", r->n_ranges, t->name,
+      line(L, "SKIP SCAN ON %u RANGES OVER %s %s%s%s", r->n_ranges, over,
            r->explain ? r->explain : "", rev, actual);
       break;
-    default: line(L, "FULL SCAN OVER %s%s%s", t->name, rev, actual); break;
+    default: line(L, "FULL SCAN OVER %s%s%s", over, rev, actual); break;
+  }
+  if (sc->index) {
+    index_scan_lines(L, sc, names, a);
+    return;
   }
   char buf[2048];
   if (r->n_key_terms) {
@@ -338,11 +415,47 @@ static void estimate_line(lines *L, const plan_scan *sc) {
   human_bytes(sc->est_bytes, eb, sizeof eb);
   grouped(sc->total_rows, tr, sizeof tr);
   human_bytes(sc->total_bytes, tb, sizeof tb);
+  const char *what = sc->index ? "index" : "table";
+  char lk[96] = "";
+  if (sc->lookup) {
+    char n[32];
+    grouped(sc->est_lookups, n, sizeof n);
+    snprintf(lk, sizeof lk, "; %s lookup%s into %s", n, sc->est_lookups == 1 ? "" : "s",
+             sc->table->name);
+  }
   if (r->kind == PLAN_SCAN_NOTHING)
-    line(L, "    ESTIMATE: 0 rows, 0 B of %s rows, %s in the table", tr, tb);
+    line(L, "    ESTIMATE: 0 rows, 0 B of %s rows, %s in the %s", tr, tb, what);
   else
-    line(L, "    ESTIMATE: %s row%s, %s of %s rows, %s in the table", er,
-         sc->est_rows == 1 ? "" : "s", eb, tr, tb);
+    line(L, "    ESTIMATE: %s row%s, %s of %s rows, %s in the %s%s", er,
+         sc->est_rows == 1 ? "" : "s", eb, tr, tb, what, lk);
+}
+
+/* The COST line (every access path costed, the chosen one marked) and the HINT line. */
+static void access_lines(lines *L, const plan_scan *sc) {
+  if (sc->n_access > 0) {
+    char buf[2048];
+    pbuf b = {buf, sizeof buf, 0, NULL};
+    put(&b, "    COST: ");
+    for (int i = 0; i < sc->n_access; i++) {
+      const plan_access *p = &sc->access[i];
+      char kind[32];
+      snprintf(kind, sizeof kind, "%s", plan_scan_kind_name(p->kind));
+      for (char *c = kind; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
+      char rows[32];
+      grouped(p->rows, rows, sizeof rows);
+      put(&b, "%s%s%s%s (%s%s%s) %s row%s", i ? "; " : "", sc->table->name,
+          p->index ? "." : "", p->index ? p->index->name : "", kind,
+          p->index ? (p->covered ? ", covered" : ", uncovered") : "",
+          p->ordered ? ", in ORDER BY order" : "", rows, p->rows == 1 ? "" : "s");
+      if (p->lookups) {
+        grouped(p->lookups, rows, sizeof rows);
+        put(&b, " + %s lookup%s", rows, p->lookups == 1 ? "" : "s");
+      }
+      put(&b, " = %.1f%s", p->cost, p->chosen ? " [chosen]" : "");
+    }
+    line(L, "%s", buf);
+  }
+  if (sc->hint_note) line(L, "    HINT: %s", sc->hint_note);
 }
 
 
@@ -409,7 +522,10 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   if (q->offset) line(L, "    CLIENT OFFSET %" PRId64 "%s", q->offset, act_text(a, PLAN_STEP_LIMIT, ab, sizeof ab));
   if (q->limit >= 0 && !q->limit_pushed && !q->topn)
     line(L, "    CLIENT LIMIT %" PRId64 "%s", q->limit, act_text(a, PLAN_STEP_LIMIT, ab, sizeof ab));
-  if (q->has_scan) estimate_line(L, &q->scan);
+  if (q->has_scan) {
+    access_lines(L, &q->scan);
+    estimate_line(L, &q->scan);
+  }
 }
 
 int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,

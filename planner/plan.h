@@ -130,6 +130,19 @@ void plan_position(const char *sql, size_t off, char *buf, size_t cap);
 /* ---- Plans ------------------------------------------------------------------------------ */
 #define PLAN_MAX_FAMILIES 16
 
+/* One access path the planner costed for a query: the table itself or one of its indexes
+** (planner/index_choice.c has the cost formula; EXPLAIN lists every one it considered). */
+typedef struct plan_access {
+  const cat_index *index;  /* the index, or NULL for the table itself */
+  int kind;                /* enum plan_scan_kind of its key ranges */
+  bool covered;            /* every column the query needs is in it (always for the table) */
+  bool ordered;            /* it delivers rows in ORDER BY order: no sort */
+  uint64_t rows;           /* estimated rows read from it */
+  uint64_t lookups;        /* estimated point lookups back into the table (uncovered) */
+  double cost;             /* estimated cost */
+  bool chosen;             /* the plan uses this path */
+} plan_access;
+
 /* The scan step of a plan. */
 typedef struct plan_scan {
   const cat_table *table;           /* scanned table */
@@ -152,6 +165,23 @@ typedef struct plan_scan {
   plan_expr *pushed;                /* AND of terms in the pushed filter, or NULL */
   uint64_t est_rows, est_bytes;     /* estimate of rows and bytes read */
   uint64_t total_rows, total_bytes; /* the table's totals */
+  /* Index scans (planner/index_choice.c). With index set, ranges, filter, families and the
+  ** estimates are over the index's kv table (family_ids are its "_k" and "0"; families[]
+  ** then holds 0 and 1 for them); `residual` is evaluated after the lookup. */
+  const cat_index *index;           /* the index scanned instead of the table, or NULL */
+  cat_key_col *ix_key_cols;         /* its key schema: indexed values, then the PK (arena) */
+  int ix_n_keys;                    /* indexed values before the PK columns */
+  bool lookup;                      /* uncovered: each index row looks its data row up */
+  plan_expr *ix_filter;             /* terms over index columns the pushed filter does
+                                       not answer, evaluated before the lookup, or NULL */
+  int n_lookup_families;            /* families the lookup reads ("_k" first) */
+  uint32_t lookup_family_ids[PLAN_MAX_FAMILIES]; /* their kv ids */
+  int lookup_families[PLAN_MAX_FAMILIES];        /* indexes into table->families */
+  bool *lookup_need;                /* per table column: decoded from the looked-up row */
+  uint64_t est_lookups;             /* estimated lookups */
+  int n_access;                     /* access paths costed (0: no index was considered) */
+  plan_access *access;              /* them, the chosen one marked (arena) */
+  const char *hint_note;            /* what the optimizer hint did, or why it was ignored */
 } plan_scan;
 
 /* What follows the scan in a SELECT plan. */

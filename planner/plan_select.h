@@ -49,6 +49,10 @@ typedef struct plan_actuals {
   uint64_t rows_assembled;                /* rows decoded after the pushed filter */
   kv_scan_metrics kv;                     /* the scan's kv metrics */
   double total_ms;                        /* whole statement */
+  uint64_t lookups;                       /* index scans: lookups into the table */
+  uint64_t lookups_found;                 /* of which found their data row */
+  uint64_t ix_filter_in, ix_filter_out;   /* rows through the pre-lookup filter */
+  kv_scan_metrics lookup_kv;              /* the lookups' kv metrics, summed */
 } plan_actuals;
 
 /* The EXPLAIN text of a statement: lines appended to *lines (arena strings; *n counts).

@@ -11,7 +11,10 @@
 **    OFFSET go to the kv scan when nothing after the scan filters, groups or reorders;
 **    ORDER BY ... LIMIT uses a top-n heap; GROUP BY on a key prefix streams;
 **  - estimates of rows and bytes read from kv_estimate_rows per range and the table's totals
-**    (kv_family_get_stats).
+**    (kv_family_get_stats);
+**  - then, when the table has indexes, the index choice (planner/index_choice.c) may put an
+**    index scan in place of the table scan; key order and GROUP BY streaming are judged by
+**    the same helpers over the index's key.
 ** Not here: printing the plan (planner/explain.c), running it (exec/).
 */
 #include <stdio.h>
@@ -20,6 +23,7 @@
 
 #include "exec/engine.h"
 #include "planner/filter.h"
+#include "planner/index_choice.h"
 #include "planner/plan.h"
 #include "planner/plan_select.h"
 #include "sql/ast.h"
@@ -50,13 +54,15 @@ static bool rejects_empty(const plan_expr *e, const cat_table *t) {
   return null_if_empty(e, t);
 }
 
-static void mark(const plan_expr *e, bool *cols) {
+void plan_mark_cols(const plan_expr *e, bool *cols) {
   if (!e) return;
   if (e->kind == PX_COLUMN) cols[e->column] = true;
-  for (uint32_t i = 0; i < e->n_args; i++) mark(e->args[i], cols);
+  for (uint32_t i = 0; i < e->n_args; i++) plan_mark_cols(e->args[i], cols);
 }
 
-static plan_expr *and_of(plan_arena *A, const plan_expr *const *terms, uint32_t n) {
+static void mark(const plan_expr *e, bool *cols) { plan_mark_cols(e, cols); }
+
+plan_expr *plan_and_terms(plan_arena *A, const plan_expr *const *terms, uint32_t n) {
   if (n == 0) return NULL;
   plan_expr *r = (plan_expr *)terms[0];
   for (uint32_t i = 1; i < n; i++) {
@@ -76,41 +82,40 @@ static plan_expr *and_of(plan_arena *A, const plan_expr *const *terms, uint32_t 
   return r;
 }
 
-/* ORDER BY on PK columns in key order: 0 no, 1 forward, 2 reverse. An aggregate query
-** qualifies only when it streams (its groups come out in key order). */
-static int key_order(const plan_select *s, const cat_table *t, int pinned, bool stream_agg) {
+static plan_expr *and_of(plan_arena *A, const plan_expr *const *terms, uint32_t n) {
+  return plan_and_terms(A, terms, n);
+}
+
+int plan_key_order_of(const plan_select *s, const int *slots, const cat_key_col *kc, int n,
+                      int pinned, bool stream_agg) {
   if (s->n_order == 0 || (s->aggregate && !stream_agg)) return 0;
   int dir = 0, k = 0;
   for (int i = 0; i < s->n_order; i++) {
     const plan_expr *e = s->order_src[i];
     if (e->kind != PX_COLUMN) return 0;
-    int pk = t->columns[e->column].pk_pos;
-    if (pk < 0) return 0;
     /* leading key columns pinned to one value by the key ranges may be skipped */
-    while (k < pk && k < pinned) k++;
-    if (pk != k) return 0;
-    k++;
-    const cat_column *c = &t->columns[e->column];
-    bool rev = s->order[i].desc != c->desc;
+    while (k < pinned && k < n && slots[k] != e->column) k++;
+    if (k >= n || slots[k] != e->column) return 0;
+    bool rev = s->order[i].desc != kc[k].desc;
     int d = rev ? 2 : 1;
     if (dir && d != dir) return 0;
     dir = d;
-    if (c->nullable && s->order[i].nulls_first != (c->desc == rev)) return 0;
+    if (kc[k].nullable && s->order[i].nulls_first != (kc[k].desc == rev)) return 0;
+    k++;
   }
   return dir;
 }
 
-/* GROUP BY exactly the first n_group PK columns (any order): rows arrive grouped. */
-static bool group_on_key_prefix(const plan_select *s, const cat_table *t) {
-  if (s->n_group == 0 || s->n_group > t->n_pk) return false;
+bool plan_group_on_prefix(const plan_select *s, const int *slots, int n) {
+  if (s->n_group == 0 || s->n_group > n || s->n_group > 64) return false;
   bool seen[64] = {0};
-  if (t->n_pk > 64) return false;
   for (int i = 0; i < s->n_group; i++) {
     const plan_expr *e = s->group[i];
     if (e->kind != PX_COLUMN) return false;
-    int pk = t->columns[e->column].pk_pos;
-    if (pk < 0 || pk >= s->n_group || seen[pk]) return false;
-    seen[pk] = true;
+    int j = 0;
+    while (j < s->n_group && (slots[j] != e->column || seen[j])) j++;
+    if (j == s->n_group) return false;
+    seen[j] = true;
   }
   return true;
 }
@@ -292,12 +297,18 @@ int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, i
   }
   int rc = plan_scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap);
   if (rc) return rc;
-  q->stream_agg = s->aggregate && group_on_key_prefix(s, t);
-  int dir = key_order(s, t, q->scan.ranges.prefix_cols, q->stream_agg);
+  q->stream_agg = s->aggregate && plan_group_on_prefix(s, t->pk, t->n_pk);
+  int dir = plan_key_order_of(s, t->pk, t->key_cols, t->n_pk, q->scan.ranges.prefix_cols,
+                              q->stream_agg);
+  if (t->n_indexes > 0) {
+    rc = plan_index_choose(db, s, used, params, n_params, A, q, &dir, msg, cap);
+    if (rc) return rc;
+  }
   q->scan.reverse = dir == 2;
   q->sort = s->n_order > 0 && dir == 0;
   q->topn = q->sort && q->limit >= 0;
-  if (q->limit >= 0 && !q->sort && !s->aggregate && !s->distinct && !q->scan.residual) {
+  if (q->limit >= 0 && !q->sort && !s->aggregate && !s->distinct && !q->scan.residual &&
+      !q->scan.lookup && !q->scan.ix_filter) {
     q->limit_pushed = true;
     q->scan.kv_limit = (uint64_t)q->limit + (uint64_t)q->offset;
     if (q->scan.kv_limit == 0) q->scan.kv_limit = 0; /* LIMIT 0: the executor stops at once */
