@@ -11,6 +11,7 @@
 ** Not here: column getters and value conversions (api/column.c); SQL itself (exec/).
 */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,21 @@ int rowan_finalize(rowan_stmt *stmt) {
   return ROWAN_OK;
 }
 
+/* After the first step of a run: the engine binds the statement again when the schema
+** changed since it was prepared (SELECT * over a recreated table), so the result columns
+** can differ in number and type. Take the engine's count, and drop the declared-type texts
+** (and, when the count changed, the text buffers sized by the old count). */
+static void refresh_columns(rowan_stmt *stmt) {
+  int n = exec_column_count(stmt->st);
+  if (n != stmt->ncol) {
+    api_free_columns(stmt);
+    stmt->ncol = n;
+  } else if (stmt->decl) {
+    free(stmt->decl);
+    stmt->decl = NULL;
+  }
+}
+
 int rowan_step(rowan_stmt *stmt) {
   if (!stmt) return ROWAN_MISUSE;
   rowan_db *db = stmt->db;
@@ -211,7 +227,9 @@ int rowan_step(rowan_stmt *stmt) {
   api_clear_error(db);
   stmt->gen++;
   exec_error err = {0};
+  bool first = stmt->state == API_READY;
   int rc = exec_step(stmt->st, &err);
+  if (first) refresh_columns(stmt);
   if (rc == EXEC_ROW) {
     stmt->state = API_ROW;
     return ROWAN_ROW;
