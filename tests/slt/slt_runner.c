@@ -175,7 +175,7 @@ static bool starts_explain(const char *sql) {
 
 /* Mask what varies between runs or with the store's byte layout, in place: every
 ** "time=<number><letters>" becomes "time=*" and every "<number> B" (a byte count: "141 B",
-** "bytes=77 B") becomes "* B". Row counts are kept. */
+** "bytes=77 B", also "1.2 KB", "3.4 MB", "1.0 GB") becomes "* B". Row counts are kept. */
 static void mask_explain(char *s) {
   char *p = s;
   while ((p = strstr(p, "time=")) != NULL) {
@@ -195,9 +195,13 @@ static void mask_explain(char *s) {
       continue;
     char *q = p;
     while (isdigit((unsigned char)*q) || *q == '.') q++;
-    if (q[0] == ' ' && q[1] == 'B' && !isalnum((unsigned char)q[2])) {
-      *p = '*';
-      memmove(p + 1, q, strlen(q) + 1);
+    int u = q[0] != ' ' ? 0 : q[1] == 'B' ? 1
+            : (q[1] == 'K' || q[1] == 'M' || q[1] == 'G') && q[2] == 'B' ? 2 : 0;
+    if (u && !isalnum((unsigned char)q[1 + u])) { /* "1.2 KB" is a byte count too */
+      p[0] = '*';
+      memmove(p + 3, q + 1 + u, strlen(q + 1 + u) + 1);
+      p[1] = ' ';
+      p[2] = 'B';
     }
   }
 }
