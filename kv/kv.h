@@ -26,6 +26,20 @@
 ** fails, the store enters an error state: every later write (kv_commit, DDL, kv_flush,
 ** kv_compact) fails with that first error (message "the store refuses writes after an
 ** earlier error: ...") until the store is closed and reopened. Reads keep working.
+**
+** Background work: each writable store runs one background thread that flushes memstores
+** and compacts store files. A commit that brings a family's memstore to
+** memstore_flush_size freezes it (a new memstore and a new WAL segment) and returns; the
+** thread writes it to a store file. Writers wait only under back-pressure: when the active
+** and frozen memstores together hold more than memstore_limit bytes, the committing writer
+** freezes the largest and waits for flushes (and the writers queued behind it wait too).
+** Readers never wait for background work: a scan reads frozen memstores until their store
+** file is installed, and input files of a compaction until it is done. A flush or
+** compaction that fails in the background puts the store in the error state above, so the
+** failure is reported by the next write (or kv_flush / kv_compact), not by the commit that
+** froze the memstore; committed data stays readable and in the WAL. kv_flush and
+** kv_compact hand their work to the thread and wait for it; kv_close waits for the job in
+** progress (frozen memstores not yet flushed are replayed from the WAL at the next open).
 */
 #ifndef ROWAN_KV_H
 #define ROWAN_KV_H
@@ -119,8 +133,9 @@ typedef struct kv_options {
   int sync_mode;              /* enum kv_sync_mode */
   size_t memstore_flush_size; /* bytes in one family's memstore before it is flushed;
                                  0 = default 64 MiB */
-  size_t memstore_limit;      /* bytes across all memstores; a write past it flushes the
-                                 largest first (back-pressure); 0 = default 512 MiB */
+  size_t memstore_limit;      /* bytes across all active and frozen memstores; a commit
+                                 past it freezes the largest and waits for the background
+                                 flushes (back-pressure); 0 = default 512 MiB */
   size_t block_cache_size;    /* bytes of decoded blocks in the block cache shared by all
                                  store files; 0 = default 64 MiB; KV_BLOCK_CACHE_OFF = no
                                  cache (every block read is a pread and a decode) */
