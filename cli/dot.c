@@ -3,7 +3,8 @@
 **
 ** What it does: splits a dot-command line into arguments (whitespace separated; '...' and
 ** "..." quote an argument), and runs .help, .quit/.exit, .mode, .headers, .nullvalue,
-** .timer, .stats, .hints, .bail, .echo, .print, .read, .output, .import (argument parsing and the run are
+** .timer, .stats, .hints, .bail, .echo, .print, .read, .output, .flush, .compact,
+** .import (argument parsing and the run are
 ** cli/import.h's; globs in FILE arguments are expanded here with glob(3)), and hands
 ** .tables/.schema/.indexes to dot_schema.c and .raw to dot_raw.c.
 **
@@ -15,7 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "api/api_test.h"
 #include "cli/shell.h"
+#include "kv/kv.h"
 #ifndef CLI_NO_IMPORT
 #include "cli/import.h"
 #endif
@@ -26,7 +29,11 @@
 static const char help_text[] =
     ".bail on|off             Stop at the first error (as -bail)\n"
     ".echo on|off             Print each command before running it (as -echo)\n"
+    ".compact [--minor]       Compact every table's store files (HBase's major_compact:\n"
+    "                         one file per family, tombstones and old versions dropped;\n"
+    "                         --minor only merges files)\n"
     ".exit                    Leave the shell (also .quit)\n"
+    ".flush                   Write every memstore to store files (HBase's flush)\n"
     ".headers on|off          Show column names (default: on for table and box)\n"
     ".help                    Show this list\n"
     ".hints on|off            The note after a full scan that read far more rows than it\n"
@@ -122,6 +129,19 @@ static int dot_output(cli_shell *sh, int argc, char **argv) {
   if (!f) return fail(sh, "cannot write \"%s\"", argv[1]);
   sh->out = f;
   sh->out_is_file = true;
+  return 0;
+}
+
+/* .flush and .compact [--minor]: the store's maintenance, as HBase's shell offers it, so a
+** tour can measure reads against store files rather than memstores. */
+static int dot_maintain(cli_shell *sh, int argc, char **argv) {
+  bool compact = !strcmp(argv[0], ".compact"), major = true;
+  if (compact && argc == 2 && !strcmp(argv[1], "--minor")) major = false;
+  else if (argc != 1) return fail(sh, "usage: %s", compact ? ".compact [--minor]" : ".flush");
+  kv_db *kv = api_test_kv(sh->db);
+  if (!kv) return fail(sh, "%s: no database open", argv[0]);
+  int rc = compact ? kv_compact(kv, NULL, major) : kv_flush(kv, NULL);
+  if (rc != KV_OK) return fail(sh, "%s: %s", argv[0], kv_errmsg());
   return 0;
 }
 
@@ -230,6 +250,8 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       rc = cli_dot_schema(sh, argc, argv);
     } else if (!strcmp(c, ".indexes") || !strcmp(c, ".indices")) {
       rc = cli_dot_indexes(sh, argc, argv);
+    } else if (!strcmp(c, ".flush") || !strcmp(c, ".compact")) {
+      rc = dot_maintain(sh, argc, argv);
     } else if (!strcmp(c, ".raw")) {
       rc = cli_dot_raw(sh, argc, argv);
     } else if (!strcmp(c, ".import")) {

@@ -14,7 +14,7 @@ cmake --build build/main -j"$(nproc)" --target rowan
 STORE=${STORE:-/tmp/rowan-sensor}
 rm -rf "$STORE"
 ROWAN=build/main/cli/rowan
-echo "== load: examples/sensor/schema.sql and load.sql into $STORE"
-"$ROWAN" -bail "$STORE" ".read examples/sensor/schema.sql" ".read examples/sensor/load.sql"
+echo "== load: examples/sensor/schema.sql and load.sql into $STORE, then a major compaction"
+"$ROWAN" -bail "$STORE" ".read examples/sensor/schema.sql" ".read examples/sensor/load.sql" ".compact"
 echo "== tour: examples/sensor/tour.sql"
 "$ROWAN" -bail "$STORE" ".read examples/sensor/tour.sql"

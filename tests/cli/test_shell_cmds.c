@@ -2,7 +2,7 @@
 ** tests/cli/test_shell_cmds.c: the `rowan` shell's dot commands and inputs: .tables,
 ** .schema (exact text, and a round trip: the printed schema recreates the same schema in a
 ** fresh database), .indexes, .help, .read, .output, .timer, .stats, .raw scan/get, .quit,
-** .import with a glob, .print, .echo; -cmd, -f (repeated), options after DBDIR, stdin scripts (multi-line statements, ';' inside quotes
+** .import with a glob, .print, .echo, .flush, .compact; -cmd, -f (repeated), options after DBDIR, stdin scripts (multi-line statements, ';' inside quotes
 ** and comments, a last statement without ';'), -version. Drives the built binary.
 */
 #include <stdarg.h>
@@ -236,6 +236,26 @@ static void test_timer_and_stats(void **state) {
   sh_result_free(&r);
 }
 
+/* .flush moves the memstores into store files (a scan then reads blocks, where before it
+** read none), .compact and .compact --minor keep every row, a bad argument is an error. */
+static void test_flush_and_compact(void **state) {
+  fixture *f = *state;
+  const char *cmds[] = {".mode list", ".stats on", "SELECT K FROM T WHERE K = 1", ".flush",
+                        "SELECT K FROM T WHERE K = 1", ".compact --minor", ".compact",
+                        ".stats off", "SELECT COUNT(*) FROM T", NULL};
+  sh_result r = run_ok(f, NULL, NULL, cmds);
+  assert_matches(r.out, "^1\nStats: [^\n]*\n  T\\._k: cells [0-9]+, blocks 0 [^\n]*\n"
+                        "(  T\\.0: [^\n]*\n)?"
+                        "1\nStats: [^\n]*\n  T\\._k: cells [0-9]+, blocks [1-9][0-9]* [^\n]*\n"
+                        "(  T\\.0: [^\n]*\n)?3\n$");
+  sh_result_free(&r);
+  const char *bad[] = {f->db, ".compact --major", NULL};
+  sh_run(f->dir, bad, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "usage: .compact [--minor]"));
+  sh_result_free(&r);
+}
+
 static void test_raw_scan_and_get(void **state) {
   const char *cmds[] = {".raw scan T --limit 2", NULL};
   sh_result r = run_ok(*state, NULL, NULL, cmds);
@@ -351,6 +371,7 @@ int main(void) {
       cmocka_unit_test(test_quit_stops),
       cmocka_unit_test(test_version_and_help_options),
       cmocka_unit_test(test_print_echo_and_option_order),
+      cmocka_unit_test(test_flush_and_compact),
 #ifndef CLI_NO_IMPORT
       cmocka_unit_test(test_import_glob),
 #endif
