@@ -222,7 +222,7 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
   const uint8_t *scan = p;
   for (uint32_t g = 0; g < ng; g++) {  /* first pass: size of the fixed-width values */
     if (!gs[g].count) continue;
-    uint64_t code, a, b;
+    uint64_t code = 0, a = 0, b = 0;
     GET(scan, lim, &code, "truncated value group header");
     if (code) {
       uint64_t bytes = (code - 1) * (uint64_t)gs[g].count;
@@ -242,7 +242,7 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
   for (uint32_t g = 0; g < ng; g++) {  /* second pass: place the groups */
     gstate *s = &gs[g];
     if (!s->count) continue;
-    uint64_t code, a, b;
+    uint64_t code = 0, a = 0, b = 0;
     p = kv_get_varint(p, lim, &code);
     if (code) {
       uint32_t w = (uint32_t)(code - 1), cnt = s->count;

@@ -64,7 +64,8 @@ static void set_error(sql_pctx *ctx, int code, size_t off, const char *head,
   e->code = code;
   e->offset = off;
   position(ctx->sql, off, &e->line, &e->column);
-  snprintf(e->message, sizeof e->message, "%s at line %d, column %d%s", head, e->line,
+  /* The position is what matters most: the head and tail give way if the message is long. */
+  snprintf(e->message, sizeof e->message, "%.150s at line %d, column %d%.50s", head, e->line,
            e->column, tail);
 }
 
