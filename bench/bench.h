@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Readings of one row, in the archive's column order. ORDER BENCH_COL: bench_col_names in
 ** bench_data.c has one SQL name per entry, in this order. */
@@ -111,6 +112,9 @@ typedef struct bench_engine {
   int (*count_all)(void *h, int64_t *n);
   int (*count_temp_gt)(void *h, double t, int64_t *n);
   int (*count_temp_null)(void *h, int64_t *n);
+  /* COUNT(*) WHERE TEMP > t read through the index on TEMP (forced by a hint), or NULL for
+  ** an engine without indexes: shows the index a load maintained is complete. */
+  int (*count_temp_gt_index)(void *h, double t, int64_t *n);
   /* Point lookup by full key through a prepared statement (or the engine's get). */
   int (*lookup)(void *h, const char *station, int64_t ts_ms, bench_digest *d);
   /* The latest n rows of a station, newest first. */
@@ -127,6 +131,13 @@ typedef struct bench_engine {
 extern const bench_engine bench_rowan;
 extern const bench_engine bench_sqlite;
 extern const bench_engine bench_rocks;
+
+/* Bytes of block cache (Rowan, RocksDB) and page cache (SQLite) every engine gets;
+** bench_main.c sets it (--cache MiB, default 64). */
+extern size_t bench_cache_bytes;
+
+/* Print the block cache counters of an open Rowan handle (from bench_rowan.open) to out. */
+void bench_rowan_print_cache(void *h, FILE *out);
 
 /* Bytes of every regular file under dir (recursively). */
 uint64_t bench_dir_bytes(const char *dir);

@@ -45,6 +45,7 @@ typedef struct config {
   int lookups;                     /* point lookups per run */
   int ranges;                      /* range queries (latest 100, one day) per run */
   uint64_t seed;                   /* PRNG seed of the query keys */
+  const char *profile;             /* NULL, or one Rowan operation to run alone (perf) */
 } config;
 
 /* ---- small helpers ----------------------------------------------------------------- */
@@ -54,6 +55,8 @@ static double now_s(void) {
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
+
+size_t bench_cache_bytes = (size_t)64 << 20;
 
 static uint64_t rng_state;
 static uint64_t rng_next(void) { /* xorshift64* */
@@ -196,8 +199,20 @@ static double load_once(const config *c, const bench_engine *e, const bench_inpu
     fprintf(stderr, "  %-8s %s: load %.2f s, compaction/checkpoint %.2f s, %llu bytes\n",
             e->name, with_index ? "+index" : "      ", dt, now_s() - f0, (unsigned long long)*bytes);
   } else {
-    e->close(h);
     fprintf(stderr, "  %-8s %s: load %.2f s\n", e->name, with_index ? "+index" : "      ", dt);
+    if (with_index) { /* the index must be complete, or the figure means nothing */
+      int64_t n = -1;
+      int64_t want = (int64_t)ARCHIVE_TEMP_GT_30 * (in->rows / ARCHIVE_ROWS);
+      if (e->count_temp_gt_index(h, 30.0, &n) != 0 || n != want) {
+        fprintf(stderr, "bench: %s: COUNT(*) WHERE TEMP > 30 through the index gave %lld,"
+                " expected %lld: the index load is not reported\n", e->name, (long long)n,
+                (long long)want);
+        e->close(h);
+        *na = "n/a (index incomplete)";
+        return NAN;
+      }
+    }
+    e->close(h);
   }
   return (double)in->rows / dt;
 }
@@ -401,6 +416,51 @@ static void run_dataset(const config *c, const char *ds, int copies) {
   bench_input_free(&in);
 }
 
+/* ---- profiling ------------------------------------------------------------------- */
+
+/* --profile OP: Rowan alone, on the archive, one operation (load, lookup, latest, day,
+** scan, daily) repeated, nothing compared or printed but the time: for perf record. The
+** database of a query profile stays in WORK/profile/ for the next one (delete it after a
+** change to the engine). */
+static void run_profile(const config *c) {
+  bench_input in;
+  char work[4096], dir[4096];
+  snprintf(work, sizeof work, "%s/input-archive", c->work_dir);
+  if (bench_input_prepare(c->data_dir, work, 1, &in) != 0) die("cannot prepare the input");
+  db_dir(dir, sizeof dir, c, "profile", "Rowan", "plain", 0);
+  const char *na = NULL;
+  uint64_t bytes = 0;
+  double t0 = now_s();
+  struct stat sb;
+  /* a query profile reuses the database a previous one loaded, so the profile is the query */
+  if (!strcmp(c->profile, "load") || stat(dir, &sb) != 0)
+    load_once(c, &bench_rowan, &in, dir, 0, strcmp(c->profile, "load") ? &bytes : NULL, &na);
+  if (!strcmp(c->profile, "load")) { bench_rmtree(dir); bench_input_free(&in); return; }
+  void *h = NULL;
+  if (bench_rowan.open(&h, dir) != 0) die("cannot reopen");
+  bench_digest d = {0, 0};
+  int64_t n = 0, hours = (in.ts_max - in.ts_min) / 3600000 + 1;
+  rng_state = c->seed * 2 + 1;
+  t0 = now_s();
+  for (int i = 0; i < c->lookups; i++) {
+    const char *st = in.stations[rng_next() % (uint64_t)in.n_stations];
+    int64_t ts = in.ts_min + (int64_t)(rng_next() % (uint64_t)hours) * 3600000;
+    int rc = 0;
+    if (!strcmp(c->profile, "lookup")) rc = bench_rowan.lookup(h, st, ts, &d);
+    else if (!strcmp(c->profile, "latest")) rc = bench_rowan.latest(h, st, 100, &d);
+    else if (!strcmp(c->profile, "day")) rc = bench_rowan.range(h, st, ts - ts % 86400000, ts - ts % 86400000 + 86400000, &d);
+    else if (!strcmp(c->profile, "scan")) rc = bench_rowan.count_temp_gt(h, 30.0, &n);
+    else if (!strcmp(c->profile, "daily")) rc = bench_rowan.daily_avg(h, bench_ms_of(2016, 7, 1, 0), bench_ms_of(2016, 8, 1, 0), &d);
+    else die("unknown --profile operation");
+    if (rc != 0) die("query failed");
+  }
+  fprintf(stderr, "profile %s: %d calls in %.3f s (%lld rows)\n", c->profile, c->lookups,
+          now_s() - t0, (long long)d.rows);
+  bench_rowan_print_cache(h, stderr);
+  bench_rowan.close(h);
+  bench_input_free(&in);
+}
+
 /* ---- machine ----------------------------------------------------------------------- */
 
 static void print_machine(const config *c) {
@@ -428,20 +488,23 @@ static void print_machine(const config *c) {
   printf("engines: Rowan %s (sync=normal), SQLite %s (WAL, synchronous=NORMAL, reads with"
          " exclusive locking), RocksDB (WAL, no sync, lz4)\n", rowan_libversion(),
          sqlite3_libversion());
-  printf("settings: runs %d, %d rows per commit, %d lookups and %d range queries per run,"
-         " seed %llu, databases in %s\n", c->runs, c->batch_rows, c->lookups, c->ranges,
+  printf("settings: %zu MiB block/page cache per engine, runs %d, %d rows per commit, %d lookups and %d range queries per run,"
+         " seed %llu, databases in %s\n", bench_cache_bytes >> 20, c->runs, c->batch_rows, c->lookups, c->ranges,
          (unsigned long long)c->seed, c->work_dir);
 }
 
 static void usage(void) {
   fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--scaled N]"
-                  " [--batch N] [--lookups N] [--ranges N] [--seed N]\n"
-                  "  --scaled N: copies of the archive in the scaled data set (3; 0 skips it)\n");
+                  " [--batch N] [--lookups N] [--ranges N] [--seed N] [--cache MiB]\n"
+                  "       rowan_bench --profile load|lookup|latest|day|scan|daily [--lookups N]\n"
+                  "  --scaled N: copies of the archive in the scaled data set (3; 0 skips it)\n"
+                  "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
+                  "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n");
   exit(1);
 }
 
 int main(int argc, char **argv) {
-  config c = {"data/beijing", "/tmp/rowan-bench", 5, 3, 5000, 20000, 2000, 42};
+  config c = {"data/beijing", "/tmp/rowan-bench", 5, 3, 5000, 20000, 2000, 42, NULL};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (i + 1 >= argc) usage();
@@ -454,12 +517,15 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--lookups")) c.lookups = atoi(v);
     else if (!strcmp(a, "--ranges")) c.ranges = atoi(v);
     else if (!strcmp(a, "--seed")) c.seed = strtoull(v, NULL, 10);
+    else if (!strcmp(a, "--profile")) c.profile = v;
+    else if (!strcmp(a, "--cache")) bench_cache_bytes = (size_t)atoi(v) << 20;
     else usage();
   }
   if (c.runs < 1 || c.runs > 64 || c.batch_rows < 1 || c.lookups < 1 || c.ranges < 1 ||
       c.scaled_copies < 0)
     usage();
   mkdir(c.work_dir, 0755);
+  if (c.profile) { run_profile(&c); return 0; }
   print_machine(&c);
   fflush(stdout);
   run_dataset(&c, "archive", 1);

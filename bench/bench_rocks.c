@@ -6,7 +6,7 @@
 ** every byte inverted), so a station's hours are contiguous, newest first. The value is a
 ** 16-bit NULL mask (little-endian) followed by the non-NULL doubles in column order (8
 ** bytes each, host order) and the WD bytes. Options: lz4 compression, a 10-bit bloom
-** filter, a 64 MiB LRU block cache (Rowan's size), the WAL on without a sync per write
+** filter, an LRU block cache of bench_cache_bytes (as Rowan's), the WAL on without a sync per write
 ** (Rowan's sync=normal). Load: the bench's CSV reader, one WriteBatch per batch of rows.
 ** Reads: rocksdb_get for point lookups; an iterator per range query; the filtered count
 ** and the daily average iterate everything and decode TEMP from the value, which is what
@@ -64,7 +64,7 @@ static int open_db(void **out, const char *dir, int create) {
   rocksdb_options_set_create_if_missing(h->opts, create);
   rocksdb_options_set_compression(h->opts, rocksdb_lz4_compression);
   h->bbto = rocksdb_block_based_options_create();
-  h->cache = rocksdb_cache_create_lru(64u << 20);
+  h->cache = rocksdb_cache_create_lru(bench_cache_bytes);
   rocksdb_block_based_options_set_block_cache(h->bbto, h->cache);
   h->bloom = rocksdb_filterpolicy_create_bloom(10);
   rocksdb_block_based_options_set_filter_policy(h->bbto, h->bloom);
@@ -355,5 +355,5 @@ static int rk_daily_avg(void *h, int64_t from, int64_t to, bench_digest *d) {
 
 const bench_engine bench_rocks = {
     "RocksDB",     rk_create,          rk_load,   rk_finish,   rk_open,
-    rk_count_all,  rk_count_temp_gt,   rk_count_temp_null,     rk_lookup,
+    rk_count_all,  rk_count_temp_gt,   rk_count_temp_null,     NULL,                   rk_lookup,
     rk_latest,     rk_range,           rk_daily_avg,           rk_close};
