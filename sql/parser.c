@@ -64,9 +64,12 @@ static void set_error(sql_pctx *ctx, int code, size_t off, const char *head,
   e->code = code;
   e->offset = off;
   position(ctx->sql, off, &e->line, &e->column);
-  /* The position is what matters most: the head and tail give way if the message is long. */
-  snprintf(e->message, sizeof e->message, "%.150s at line %d, column %d%.50s", head, e->line,
-           e->column, tail);
+  /* The head (near "TOKEN") is cut at 150 bytes so the position always fits; the tail (what
+  ** was expected) gets the rest of the buffer. */
+  int n = snprintf(e->message, sizeof e->message, "%.150s at line %d, column %d", head,
+                   e->line, e->column);
+  if (n > 0 && (size_t)n < sizeof e->message)
+    snprintf(e->message + n, sizeof e->message - (size_t)n, "%s", tail);
 }
 
 void sql_pc_error(sql_pctx *ctx, int code, size_t off, const char *fmt, ...) {
