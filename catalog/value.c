@@ -165,8 +165,10 @@ int cat_value_compare(const cat_value *a, const cat_value *b, int *cmp, cat_erro
   }
   bool sa = cat_type_is_string(x) || x == CAT_T_VARBINARY, sb = cat_type_is_string(y) || y == CAT_T_VARBINARY;
   if (sa && sb) {
-    size_t al = x == CAT_T_CHAR ? cat_char_trim(a->u.s.p, a->u.s.len) : a->u.s.len;
-    size_t bl = y == CAT_T_CHAR ? cat_char_trim(b->u.s.p, b->u.s.len) : b->u.s.len;
+    /* CHAR on either side: trailing spaces of both text values do not count ('ab' = 'ab '). */
+    bool pad = (x == CAT_T_CHAR && y != CAT_T_VARBINARY) || (y == CAT_T_CHAR && x != CAT_T_VARBINARY);
+    size_t al = pad ? cat_char_trim(a->u.s.p, a->u.s.len) : a->u.s.len;
+    size_t bl = pad ? cat_char_trim(b->u.s.p, b->u.s.len) : b->u.s.len;
     *cmp = cmp_bytes(a->u.s.p, al, b->u.s.p, bl);
     return CAT_OK;
   }

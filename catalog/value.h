@@ -10,7 +10,7 @@
 **    as doubles (an exact value is rounded to the nearest double first); -0.0 equals 0.0;
 **    NaN equals NaN and is greater than every other number, +Infinity included.
 **  - CHAR and VARCHAR compare by their UTF-8 bytes (= code point order); a prefix sorts
-**    first; trailing spaces of a CHAR value are ignored ('ab ' = 'ab' for CHAR).
+**    first; when either side is CHAR, trailing spaces of both are ignored ('ab ' = 'ab').
 **  - VARBINARY compares bytes, unsigned, a prefix first.
 **  - BOOLEAN: false < true. DATE and TIMESTAMP compare with each other (a DATE is its
 **    midnight); TIME only with TIME.

@@ -216,10 +216,15 @@ static void place_value(placed *pl, const cat_type *t, const cat_value *c) {
   }
   if (is_bytes_type(id)) {
     if (!is_bytes_type(cid)) return;
-    size_t n = cid == CAT_T_CHAR ? cat_char_trim(c->u.s.p, c->u.s.len) : c->u.s.len;
+    /* Trailing spaces do not count when either side is CHAR (catalog/value.h): a constant
+       compared with a CHAR column is trimmed as the column's values are, so 'ab ' finds the
+       CHAR value 'ab' (stored trimmed). It is then encoded as VARCHAR: the same bytes. A CHAR
+       constant against a VARCHAR column would need the column's values trimmed too: that
+       comparison is left to the executor. */
+    if (cid == CAT_T_CHAR && id == CAT_T_VARCHAR) return;
+    bool trim = id == CAT_T_CHAR && cid != CAT_T_VARBINARY;
+    size_t n = trim ? cat_char_trim(c->u.s.p, c->u.s.len) : c->u.s.len;
     pl->place = P_EXACT;
-    /* CHAR columns get a VARCHAR constant: the same encoding without trimming, so 'ab ' stays
-       greater than the CHAR value 'ab' (catalog/value.h trims only CHAR values) */
     pl->x = cat_v_str(id == CAT_T_CHAR ? CAT_T_VARCHAR : id, c->u.s.p, n);
     pl->x.type.length = 0; /* a constant longer than the column still compares */
     return;

@@ -315,7 +315,11 @@ static int cmp_set(plan_kr_ctx *c, int i, int op, const cat_value *k, plan_kr_se
   int fop;
   cat_value x;
   uint8_t buf[64];
-  int f = plan_fold_compare(&c->asc[i].type, op, k, &fop, &x, buf, sizeof buf);
+  /* Fold against the declared type: a CHAR key (encoded as VARCHAR in asc) trims the
+     constant's trailing spaces, as its stored values are trimmed. */
+  cat_type ft = c->asc[i].type;
+  if (c->s->cols[i].type.id == CAT_T_CHAR) ft.id = CAT_T_CHAR;
+  int f = plan_fold_compare(&ft, op, k, &fop, &x, buf, sizeof buf);
   if (f == PLAN_FOLD_NONE) return 1;
   if (f == PLAN_FOLD_NULL || f == PLAN_FOLD_FALSE) {
     *out = plan_kr_set_new(c, 0);
