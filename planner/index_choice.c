@@ -336,8 +336,8 @@ static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix
   }
   estimate_index(db, ix, sc);
   c->stream_agg = s->aggregate && plan_group_on_prefix(s, c->slots, n);
-  c->dir = plan_key_order_of(s, c->slots, sc->ix_key_cols, n, sc->ranges.prefix_cols,
-                             c->stream_agg);
+  c->dir = plan_key_order_of(s, c->slots, sc->ix_key_cols, n,
+                             plan_pinned_one(&sc->ranges, c->slots, n), c->stream_agg);
   return EXEC_OK;
 }
 

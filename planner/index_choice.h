@@ -23,6 +23,12 @@
 int plan_key_order_of(const plan_select *s, const int *slots, const cat_key_col *kc, int n,
                       int pinned, bool stream_agg);
 
+/* Leading key columns (of the key slots[0..n)) that ranges r pin to one single value: every
+** pinned column when r has one range, else those pinned by a "column = constant" key term
+** (an IN list pins a column to several values: the rows of each come one after another, so
+** the columns after it are not in order across them). */
+int plan_pinned_one(const plan_scan_ranges *r, const int *slots, int n);
+
 /* GROUP BY of s is exactly the first n_group columns of the key slots[0..n) (any order): rows
 ** arrive grouped. */
 bool plan_group_on_prefix(const plan_select *s, const int *slots, int n);

@@ -86,6 +86,26 @@ static plan_expr *and_of(plan_arena *A, const plan_expr *const *terms, uint32_t 
   return plan_and_terms(A, terms, n);
 }
 
+int plan_pinned_one(const plan_scan_ranges *r, const int *slots, int n) {
+  if (r->n_ranges <= 1) return r->prefix_cols; /* one range: every pinned column is one value */
+  int k = 0;
+  for (; k < r->prefix_cols && k < n; k++) {
+    bool eq = false; /* a key term "column = constant" pins it to one value in every range */
+    for (uint32_t j = 0; j < r->n_key_terms && !eq; j++) {
+      const plan_expr *e = r->key_terms[j];
+      if (e->kind != PX_BINARY || e->op != SQL_OP_EQ) continue;
+      for (int side = 0; side < 2; side++) {
+        const plan_expr *c = e->args[side], *o = e->args[1 - side];
+        if (c->kind == PX_COLUMN && c->column == slots[k] &&
+            (o->kind == PX_CONST || o->kind == PX_PARAM))
+          eq = true;
+      }
+    }
+    if (!eq) break;
+  }
+  return k;
+}
+
 int plan_key_order_of(const plan_select *s, const int *slots, const cat_key_col *kc, int n,
                       int pinned, bool stream_agg) {
   if (s->n_order == 0 || (s->aggregate && !stream_agg)) return 0;
@@ -298,8 +318,8 @@ int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, i
   int rc = plan_scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap);
   if (rc) return rc;
   q->stream_agg = s->aggregate && plan_group_on_prefix(s, t->pk, t->n_pk);
-  int dir = plan_key_order_of(s, t->pk, t->key_cols, t->n_pk, q->scan.ranges.prefix_cols,
-                              q->stream_agg);
+  int dir = plan_key_order_of(s, t->pk, t->key_cols, t->n_pk,
+                              plan_pinned_one(&q->scan.ranges, t->pk, t->n_pk), q->stream_agg);
   if (t->n_indexes > 0) {
     rc = plan_index_choose(db, s, used, params, n_params, A, q, &dir, msg, cap);
     if (rc) return rc;

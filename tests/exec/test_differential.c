@@ -10,7 +10,13 @@
 ** predicates hidden from the planner (key columns wrapped as k + 0 or k || ''), which
 ** must give a FULL SCAN and the same rows: each plan kind is checked against a full scan.
 ** The run prints how many queries got each plan kind (api_test_scan_kind) and fails if a
-** kind got none. A failure is minimized (clauses, then rows, are dropped while it still
+** kind got none.
+** Indexes (issue 7): each table gets one or two secondary indexes on random columns (one or
+** two keys, ASC or DESC, sometimes an INCLUDE column), created before the rows so every
+** write maintains them. Every query also runs with each index forced (/+ INDEX(t IXn) +/)
+** and the key-hidden run with /+ NO_INDEX +/, so each answer is checked through the table
+** and through every index (covered or with lookups) against SQLite; the run prints how many
+** unhinted queries the planner answered from an index and fails if none was. A failure is minimized (clauses, then rows, are dropped while it still
 ** fails) and printed as an SQL script that reproduces it.
 **
 ** Where SQLite's rules differ, it is set up to match or the case is kept out:
@@ -84,6 +90,9 @@ typedef struct world {
   int kind_count[5];           /* queries per plan kind */
   int queries;                 /* queries compared */
   int nonempty;                /* of which returned at least one row */
+  int nidx;                    /* secondary indexes on t (Rowan only) */
+  char idx_sql[2][160];        /* their CREATE INDEX statements */
+  int index_plans;             /* unhinted queries the planner answered from an index */
 } world;
 
 static const char *const KINDS[5] = {"NOTHING", "POINT LOOKUP", "RANGE SCAN", "SKIP SCAN", "FULL SCAN"};
@@ -309,6 +318,7 @@ static void open_engines(world *w) {
   create_sql(&w->s, sql, sizeof sql);
   assert_int_equal(r_exec(w, sql), ROWAN_OK);
   assert_int_equal(s_exec(w, sql), SQLITE_OK);
+  for (int i = 0; i < w->nidx; i++) assert_int_equal(r_exec(w, w->idx_sql[i]), ROWAN_OK);
 }
 
 static void close_engines(world *w) {
@@ -341,6 +351,23 @@ static void make_world(world *w) {
     snprintf(c->name, sizeof c->name, c->key ? "K%d" : "C%d", c->key ? i : i - s->nkey);
     c->type = c->key ? below(w, 4) : (i - s->nkey) % 3 == 0 ? T_INT : (i - s->nkey) % 3 == 1 ? T_DOUBLE : T_VARCHAR;
     c->desc = c->key && below(w, 2);
+  }
+  /* indexes: keys on random columns (non-key ones preferred), maybe an INCLUDE column */
+  w->nidx = 1 + below(w, 2);
+  for (int x = 0; x < w->nidx; x++) {
+    int a = below(w, 3) ? s->nkey + below(w, s->ncol - s->nkey) : below(w, s->ncol);
+    int b = below(w, 3) == 0 ? below(w, s->ncol) : -1;
+    if (b == a) b = -1;
+    int inc = s->nkey + below(w, s->ncol - s->nkey);
+    size_t o = (size_t)snprintf(w->idx_sql[x], sizeof w->idx_sql[x], "CREATE INDEX ix%d ON t (%s%s",
+                                x, s->c[a].name, below(w, 3) == 0 ? " DESC" : "");
+    if (b >= 0)
+      o += (size_t)snprintf(w->idx_sql[x] + o, sizeof w->idx_sql[x] - o, ", %s%s", s->c[b].name,
+                            below(w, 2) ? " DESC" : "");
+    if (inc != a && inc != b && below(w, 2))
+      snprintf(w->idx_sql[x] + o, sizeof w->idx_sql[x] - o, ") INCLUDE (%s)", s->c[inc].name);
+    else
+      snprintf(w->idx_sql[x] + o, sizeof w->idx_sql[x] - o, ")");
   }
   w->nrows = 30 + below(w, MAX_ROWS - 30);
   for (int r = 0; r < w->nrows; r++) {
@@ -531,8 +558,10 @@ static void gen_shape(world *w, query *q) {
   }
 }
 
-static void query_sql(const query *q, int hide, char *buf, size_t cap) {
-  size_t o = (size_t)snprintf(buf, cap, "SELECT %s FROM t", q->select);
+/* The SQL of q; hide: key columns hidden; hint: optimizer hint text or NULL. */
+static void query_sql(const query *q, int hide, const char *hint, char *buf, size_t cap) {
+  size_t o = (size_t)snprintf(buf, cap, "SELECT %s%s%s%s FROM t", hint ? "/*+ " : "",
+                              hint ? hint : "", hint ? " */ " : "", q->select);
   int n = 0;
   for (int i = 0; i < q->nclause; i++) {
     if (!q->use[i]) continue;
@@ -550,8 +579,8 @@ static int kind_index(const char *k) {
 /* Run q both ways in Rowan and in SQLite. Returns true when all three agree. */
 static bool check(world *w, const query *q, const char **kind_out, bool verbose) {
   char sql[SQL_CAP], hidden[SQL_CAP];
-  query_sql(q, 0, sql, sizeof sql);
-  query_sql(q, 1, hidden, sizeof hidden);
+  query_sql(q, 0, NULL, sql, sizeof sql);
+  query_sql(q, 1, "NO_INDEX", hidden, sizeof hidden);
   result r = {0}, s = {0}, h = {0};
   const char *kind = NULL, *hkind = NULL;
   run_rowan(w, sql, q->numeric, &r, &kind);
@@ -559,6 +588,33 @@ static bool check(world *w, const query *q, const char **kind_out, bool verbose)
   run_rowan(w, hidden, q->numeric, &h, &hkind);
   bool ok_rs = same(&r, &s, q->ordered);
   bool ok_rh = same(&h, &s, q->ordered);
+  /* through each index, forced */
+  bool ok_ix = true;
+  for (int i = 0; i < w->nidx; i++) {
+    char hint[32], forced[SQL_CAP];
+    snprintf(hint, sizeof hint, "INDEX(t ix%d)", i);
+    query_sql(q, 0, hint, forced, sizeof forced);
+    result x = {0};
+    run_rowan(w, forced, q->numeric, &x, NULL);
+    bool ok = same(&x, &s, q->ordered);
+    if (verbose || !ok) {
+      fprintf(stderr, "  forced: %s; %s\n", forced, ok ? "agrees" : "DIFFERS");
+      if (verbose) print_result("rowan, index forced", &x);
+    }
+    ok_ix &= ok;
+    res_free(&x);
+  }
+  if (!verbose && w->nidx) {
+    /* did the planner choose an index by itself? */
+    char ex[SQL_CAP + 16];
+    snprintf(ex, sizeof ex, "EXPLAIN %s", sql);
+    rowan_stmt *st = NULL;
+    if (rowan_prepare(w->rdb, ex, -1, &st, NULL) == ROWAN_OK && st) {
+      if (rowan_step(st) == ROWAN_ROW && strstr(rowan_column_text(st, 0), "OVER T.IX"))
+        w->index_plans++;
+      rowan_finalize(st);
+    }
+  }
   bool full = !hkind || strcmp(hkind, "FULL SCAN") == 0 || strcmp(hkind, "NOTHING") == 0;
   if (verbose) {
     fprintf(stderr, "  query:  %s;\n  hidden: %s;\n  plan: %s, hidden: %s\n", sql, hidden,
@@ -572,7 +628,7 @@ static bool check(world *w, const query *q, const char **kind_out, bool verbose)
   res_free(&r);
   res_free(&s);
   res_free(&h);
-  return ok_rs && ok_rh && full;
+  return ok_rs && ok_rh && full && ok_ix;
 }
 
 /* Reload the engines with a subset of rows. */
@@ -605,6 +661,7 @@ static void minimize_and_report(world *w, query *q) {
   fprintf(stderr, "---- reproduction script (flush after half the rows) ----\n");
   create_sql(&w->s, sql, sizeof sql);
   fprintf(stderr, "%s;\n", sql);
+  for (int i = 0; i < w->nidx; i++) fprintf(stderr, "%s;\n", w->idx_sql[i]);
   for (int i = 0; i < w->nrows; i++) {
     if (!keep[i]) continue;
     row_values(&w->s, &w->rows[i], vals, sizeof vals);
@@ -648,6 +705,8 @@ static void test_differential(void **state) {
   fprintf(stderr, "[test_differential] %d queries compared:", w->queries);
   for (int i = 0; i < 5; i++) fprintf(stderr, " %s %d%s", KINDS[i], w->kind_count[i], i < 4 ? "," : "\n");
   fprintf(stderr, "[test_differential] %d queries returned rows\n", w->nonempty);
+  fprintf(stderr, "[test_differential] %d unhinted queries were answered from an index\n",
+          w->index_plans);
   assert_int_equal(failures, 0);
   /* Not vacuous: most queries return something (aggregates always do). */
   assert_true(w->nonempty * 3 >= w->queries);
@@ -655,6 +714,7 @@ static void test_differential(void **state) {
     if (w->kind_count[i] == 0) fprintf(stderr, "no query got plan kind %s\n", KINDS[i]);
     assert_true(w->kind_count[i] > 0);
   }
+  assert_true(w->index_plans > 0);
   free(w);
 }
 
