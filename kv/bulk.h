@@ -1,0 +1,87 @@
+/*
+** kv/bulk.h: bulk load, the way HBase bulk-loads HFiles. Cells are added in any order, to
+** any families of any tables; kv_bulk_commit writes them as store files (one per family,
+** sorted, synced) and names them all in the MANIFEST in one atomic record. Nothing goes
+** through the WAL or a memstore.
+**
+** Bounded memory: cells are buffered until kv_bulk_options.run_bytes is reached; the buffer
+** is then sorted and spilled as a temporary sorted store file ("run") per family, in the
+** family's folder under a name kv_open deletes (<number>.run). Commit merges the runs and
+** the buffer. Input added in key order needs no sort (it is detected).
+**
+** Sequence numbers: commit takes the writer role (other commits wait until it returns),
+** reserves one sequence number S for the whole load and gives it to every cell, so the load
+** is newer than everything committed before it and older than everything after it.
+** Within one load, cells read exactly as if each had been committed on its own in the
+** order added: of two cells with the same (row, family, qualifier, timestamp, type) the
+** later one replaces the earlier one, and a tombstone masks the puts of the load added
+** before it that it covers (DELETE_FAMILY / DELETE_COLUMN: ts <= T; DELETE_VERSION:
+** ts == T), never one added after it. This is resolved while merging: masked and
+** replaced cells are not written.
+**
+** Crash safety: before the MANIFEST record the new files are unnamed and kv_open deletes
+** them (and any run file); after it the load is complete. A reader never sees part of it.
+**
+** Not here: SQL rows, index rows (exec/bulk.c builds cells with exec/rowcodec.h); the
+** store file format (kv/sf.h). A kv_bulk belongs to one thread at a time.
+*/
+#ifndef ROWAN_KV_BULK_H
+#define ROWAN_KV_BULK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "kv/kv.h"
+
+typedef struct kv_bulk kv_bulk;
+
+typedef struct kv_bulk_options {
+  size_t run_bytes; /* bytes of buffered cells (keys, values and 48 bytes of bookkeeping
+                       per cell) before a sorted run is spilled; 0 = 128 MiB; minimum 4 KiB */
+} kv_bulk_options;
+
+/* Start a bulk load on db. opts NULL = the defaults. The load's timestamp for cells added
+** with KV_TS_NOW is the env's clock now (kv_bulk_timestamp). Errors: KV_ERR_READONLY,
+** KV_ERR_NOMEM, KV_MISUSE (db or out NULL), the store's sticky error. *out is NULL on
+** failure; on success free it with kv_bulk_free. */
+int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out);
+
+/* Add a put, or a tombstone (type KV_DELETE_VERSION / KV_DELETE_COLUMN / KV_DELETE_FAMILY;
+** value ignored), exactly as kv_batch_put / kv_batch_delete describe them. The bytes are
+** copied. Errors: KV_ERR_NOTFOUND (unknown or dropped family id), KV_ERR_TOOBIG,
+** KV_ERR_INVALID (as kv_batch_*), KV_ERR_NOMEM, KV_MISUSE (NULL load, or a load already
+** committed or failed). A refused cell leaves the load unchanged. An I/O error spilling a
+** run is returned here and is sticky: the load can only be freed. */
+int kv_bulk_put(kv_bulk *b, uint32_t family_id, const void *row, size_t row_len,
+                const void *qual, size_t qual_len, int64_t ts, const void *value,
+                size_t value_len);
+int kv_bulk_delete(kv_bulk *b, uint32_t family_id, int type, const void *row,
+                   size_t row_len, const void *qual, size_t qual_len, int64_t ts);
+
+/* Add every operation of `batch` to the load, in the batch's order (the batch is left
+** unchanged). On an error the load keeps the operations added before the failing one:
+** callers that need all or nothing check the batch first. Errors: as kv_bulk_put, and
+** KV_ERR_CORRUPT for a damaged batch. */
+int kv_bulk_add_batch(kv_bulk *b, const kv_batch *batch);
+
+/* Cells added so far (replaced and masked ones included). 0 for NULL. */
+uint64_t kv_bulk_count(const kv_bulk *b);
+/* The timestamp that KV_TS_NOW stands for in this load. */
+int64_t kv_bulk_timestamp(const kv_bulk *b);
+
+/* Commit: write the store files, sync them, name them in one MANIFEST record and make them
+** visible. Takes the writer role for the duration (commits wait). *seq_out (may be NULL)
+** gets the load's sequence number (the last sequence number if the load was empty; an
+** empty load writes nothing). After KV_OK the load is durable in every sync mode. On any
+** error nothing of the load is visible, and the load can only be freed: its files are
+** removed, except after a failed MANIFEST write, which also puts the store in its error
+** state (kv.h) and leaves the files for kv_open to keep (if the record is found) or delete.
+** Errors: KV_ERR_NOTFOUND (a family was dropped since its cells were added),
+** KV_ERR_IO / KV_ERR_NOSPC, KV_ERR_CORRUPT (a run file read back damaged), KV_ERR_NOMEM,
+** KV_ERR_READONLY, the sticky error, KV_MISUSE (NULL, or committed twice). */
+int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out);
+
+/* Free the load; if it was not committed, it is abandoned and its run files are removed.
+** NULL is a no-op. */
+void kv_bulk_free(kv_bulk *b);
+
+#endif /* ROWAN_KV_BULK_H */
