@@ -4,6 +4,7 @@
 ** days counted from 1970-01-01 (Howard Hinnant's civil-days algorithm). Limits are checked
 ** by cat_value_check (catalog/value.c). No encoding or comparison lives here.
 */
+#include "catalog/text_fast.h"
 #include "catalog/value.h"
 
 #include <errno.h>
@@ -107,10 +108,25 @@ static bool ieq(const char *s, size_t n, const char *lit) {
 #define SHOW(n) ((int)((n) > 64 ? 64 : (n)))
 
 int cat_text_parse(const cat_type *t, const char *s, size_t n, cat_value *out, cat_error *err) {
-  char tt[32];
-  cat_type_format(t, tt, sizeof tt);
   cat_value v = cat_v_null(*t);
   v.is_null = false;
+  /* Fast paths (catalog/text_fast.h): the same values for the common forms. */
+  switch (t->id) {
+    case CAT_T_TINYINT: case CAT_T_SMALLINT: case CAT_T_INTEGER: case CAT_T_BIGINT:
+      if (cat_text_fast_int(s, n, &v.u.i)) return cat_value_check(t, &v, out, err);
+      break;
+    case CAT_T_DOUBLE: case CAT_T_FLOAT:
+      if (cat_text_fast_double(s, n, &v.u.d) && (t->id == CAT_T_DOUBLE || fabs(v.u.d) <= 1e38))
+        return cat_value_check(t, &v, out, err);
+      break;
+    case CAT_T_TIMESTAMP:
+      if (cat_text_fast_timestamp(s, n, &v.u.i)) return cat_value_check(t, &v, out, err);
+      break;
+    default:
+      break;
+  }
+  char tt[32];
+  cat_type_format(t, tt, sizeof tt);
   size_t i = 0;
   switch (t->id) {
     case CAT_T_BOOLEAN:
