@@ -69,6 +69,9 @@ static void mark_columns(const plan_expr *e, bool *need, int n) {
 static int bind_key_expr(exec_index_codec *ic, const cat_catalog *cat, int k, exec_error *err) {
   const cat_table *t = ic->table;
   const char *text = ic->index->keys[k];
+  if (!cat)
+    return exec_index_fail(err, EXEC_ERROR, "index %s: key expression %s needs the catalog",
+                           ic->index->name, text);
   size_t cap = strlen(text) + 2 * strlen(t->name) + 32;
   char *sql = plan_arena_alloc(&ic->arena, cap);
   if (!sql) return exec_index_fail(err, EXEC_NOMEM, "out of memory binding an index key");
