@@ -210,6 +210,36 @@ typedef struct rowan_metrics {
 ** out. */
 int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 
+/* CAPI3REF: Bulk load.
+** The fast path for loading many rows, the way HBase bulk-loads HFiles: rows are parsed
+** from text, sorted in bounded memory and written as store files that are added to the
+** store in one atomic step, with no WAL and no memstore.
+** rowan_bulk_begin(db, table, ncols, columns, &bulk) starts a load of rows of ncols text
+** fields into the named columns (names as in SQL: exact, else upper-cased; every primary key
+** column must be given). ROWAN_ERROR for an unknown table or column, a missing key column, a
+** column named twice, or a table with an index (bulk load does not maintain indexes: drop
+** it, load, CREATE INDEX); ROWAN_MISUSE inside BEGIN ... COMMIT or for a NULL argument.
+** rowan_bulk_add_text(bulk, fields, lengths) adds one row: fields[i] is the text of
+** columns[i] (lengths[i] bytes, or strlen when lengths is NULL or lengths[i] < 0; NULL =
+** SQL NULL), converted by the column's type as a text literal (rowan_bind_text). A row that
+** does not convert or fit returns ROWAN_CONSTRAINT with a message naming the column and the
+** value (rowan_errmsg(db)); nothing of it is kept and the load goes on. ROWAN_IOERR,
+** ROWAN_FULL or ROWAN_NOMEM (writing a sorted run to disk) end the load: only
+** rowan_bulk_abort is left.
+** rowan_bulk_commit(bulk) makes every row visible at once, durably, or none of them on
+** error; it frees the load whatever the result. rowan_bulk_abort(bulk) frees a load
+** without committing it (nothing of it becomes visible); NULL is a no-op.
+** Semantics: as UPSERT of each row with the timestamp of rowan_bulk_begin: the columns
+** given are set (a NULL field deletes the value), the others kept; a later row with the
+** same key replaces an earlier one. The load is newer than every commit before it;
+** rowan_changes(db) gives the rows loaded. Commits wait while rowan_bulk_commit writes. */
+typedef struct rowan_bulk rowan_bulk;
+int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *const *columns,
+                     rowan_bulk **bulk);
+int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *lengths);
+int rowan_bulk_commit(rowan_bulk *bulk);
+void rowan_bulk_abort(rowan_bulk *bulk);
+
 /* CAPI3REF: Library version, e.g. "0.1.0". */
 const char *rowan_libversion(void);
 

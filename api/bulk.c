@@ -1,0 +1,78 @@
+/*
+** api/bulk.c: the bulk-load entry points of include/rowan.h (rowan_bulk_*), a thin layer
+** over exec/bulk.h that keeps the connection's error code and message. Not here: parsing,
+** sorting and writing (exec/bulk.c, kv/bulk.c).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api_int.h"
+#include "exec/bulk.h"
+
+struct rowan_bulk {
+  rowan_db *db;       /* the connection */
+  exec_bulk *eb;      /* the engine's load */
+  int ncols;          /* fields per row */
+  size_t *lens;       /* scratch: field lengths of the current row */
+};
+
+static int fail(rowan_db *db, const exec_error *err) {
+  return api_error(db, api_code_of_exec(err->code), -1, "%s", err->msg);
+}
+
+int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *const *columns,
+                     rowan_bulk **bulk) {
+  if (bulk) *bulk = NULL;
+  if (!db || !db->sess) return ROWAN_MISUSE;
+  if (!bulk || !table || !columns || ncols < 1)
+    return api_error(db, ROWAN_MISUSE, -1, "rowan_bulk_begin: NULL argument or no column");
+  rowan_bulk *b = calloc(1, sizeof *b);
+  size_t *lens = calloc((size_t)ncols, sizeof *lens);
+  if (!b || !lens) {
+    free(b);
+    free(lens);
+    return api_error(db, ROWAN_NOMEM, -1, "out of memory");
+  }
+  exec_error err = {0};
+  if (exec_bulk_begin(db->sess, table, ncols, columns, 0, &b->eb, &err) != EXEC_OK) {
+    free(b);
+    free(lens);
+    return fail(db, &err);
+  }
+  b->db = db;
+  b->ncols = ncols;
+  b->lens = lens;
+  *bulk = b;
+  api_clear_error(db);
+  return ROWAN_OK;
+}
+
+int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *lengths) {
+  if (!bulk) return ROWAN_MISUSE;
+  if (!fields) return api_error(bulk->db, ROWAN_MISUSE, -1, "rowan_bulk_add_text: NULL fields");
+  for (int i = 0; i < bulk->ncols; i++)
+    bulk->lens[i] = !fields[i] ? 0
+                    : lengths && lengths[i] >= 0 ? (size_t)lengths[i]
+                                                 : strlen(fields[i]);
+  exec_error err = {0};
+  if (exec_bulk_add_text(bulk->eb, fields, bulk->lens, &err) != EXEC_OK)
+    return fail(bulk->db, &err);
+  return ROWAN_OK; /* the connection's error is left as it was: this is the hot path */
+}
+
+int rowan_bulk_commit(rowan_bulk *bulk) {
+  if (!bulk) return ROWAN_MISUSE;
+  rowan_db *db = bulk->db;
+  exec_error err = {0};
+  int rc = exec_bulk_commit(bulk->eb, &err) == EXEC_OK ? ROWAN_OK : fail(db, &err);
+  if (rc == ROWAN_OK) api_clear_error(db);
+  rowan_bulk_abort(bulk);
+  return rc;
+}
+
+void rowan_bulk_abort(rowan_bulk *bulk) {
+  if (!bulk) return;
+  exec_bulk_free(bulk->eb);
+  free(bulk->lens);
+  free(bulk);
+}
