@@ -67,6 +67,7 @@ int exec_session_close(exec_session *s) {
   if (s->n_stmts) return EXEC_MISUSE;
   exec_txn_discard(s);
   exec_index_touched_free(s->idx_touched);
+  exec_index_maint_free(s->maint_cache);
   cat_close(s->cat);
   free(s);
   return EXEC_OK;

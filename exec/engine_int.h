@@ -31,6 +31,9 @@ struct exec_session {
   size_t sort_mem;      /* bytes a sort may hold */
   struct exec_index_touched *idx_touched; /* exec/index.h: row keys written in the open
                                              transaction (write.c), freed at close */
+  struct exec_index_maint *maint_cache; /* write.c: index maintenance of the last written
+                                           table, reused while schema_gen is maint_gen */
+  uint64_t maint_gen;   /* schema_gen when maint_cache was built */
   exec_progress_fn progress; /* backfill progress hook (exec_set_progress), or NULL */
   void *progress_arg;   /* its argument */
 };

@@ -247,11 +247,16 @@ int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *e
         return exec_index_fail(err, r == EXEC_NOMEM ? EXEC_NOMEM : EXEC_CONSTRAINT,
                                "index %s: key %s: %s", ic->index->name, ic->index->keys[k], msg);
     }
-    char what[160];
-    snprintf(what, sizeof what, "index %s key %s", ic->index->name, ic->index->keys[k]);
-    int r = exec_index_fit(&ic->key_cols[k].type, what, &v, &ic->kvals[k],
+    int r = exec_index_fit(&ic->key_cols[k].type, ic->index->keys[k], &v, &ic->kvals[k],
                            cbuf + (size_t)k * CAST_BUF, err);
-    if (r) return r;
+    if (r) {
+      if (err) {
+        char m[EXEC_ERRMSG_MAX];
+        snprintf(m, sizeof m, "%s", err->msg);
+        exec_index_fail(err, r, "index %s key %s", ic->index->name, m);
+      }
+      return r;
+    }
   }
   for (int j = 0; j < t->n_pk; j++) {
     const cat_column *col = &t->columns[t->pk[j]];

@@ -134,6 +134,9 @@ typedef struct exec_index_touched exec_index_touched;
 int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
                           exec_index_maint **out, exec_error *err);
 void exec_index_maint_free(exec_index_maint *m);
+/* The table m maintains (to reuse m for the next statement on the same table while the
+** schema has not changed). */
+const cat_table *exec_index_maint_table(const exec_index_maint *m);
 
 /* UPSERT of one row into t, in two steps around the row's own exec_row_put, so that a row
 ** whose index row cannot be built leaves b unchanged:

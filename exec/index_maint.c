@@ -183,6 +183,8 @@ fail:
   return rc;
 }
 
+const cat_table *exec_index_maint_table(const exec_index_maint *m) { return m ? m->t : NULL; }
+
 /* ---- Reading the old row ---------------------------------------------------------------- */
 /* Read the data row key[0..len) into m->old (m->exists); the read stays open in m->get. */
 static int read_old(exec_index_maint *m, const uint8_t *key, size_t len, const kv_batch *b,

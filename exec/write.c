@@ -45,10 +45,16 @@ static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool chunke
   w->b = exec_txn_batch(st->s, &w->own);
   if (!w->b) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   w->ops_before = kv_batch_count(w->b);
-  int r = exec_index_maint_open(st->s->cat, st->s->db, t, &w->maint, err);
-  if (r) return r;
-  if (!w->maint) return EXEC_OK;
   exec_session *s = st->s;
+  if (s->maint_cache && s->maint_gen == s->schema_gen &&
+      exec_index_maint_table(s->maint_cache) == t) {
+    w->maint = s->maint_cache; /* same table, same schema: reuse the codecs */
+    s->maint_cache = NULL;
+  } else if (t->n_indexes) {
+    int r = exec_index_maint_open(s->cat, s->db, t, &w->maint, err);
+    if (r) return r;
+  }
+  if (!w->maint) return EXEC_OK;
   if (w->own) {
     w->touched = exec_index_touched_new();
     w->own_touched = true;
@@ -79,7 +85,13 @@ static int writer_row(writer *w, exec_error *err) {
 static int writer_close(writer *w, int rc, exec_error *err) {
   if (rc == EXEC_OK && w->own && w->in_batch) rc = exec_txn_commit_batch(w->st->s, w->b, err);
   if (rc == EXEC_OK) w->committed += w->in_batch;
-  exec_index_maint_free(w->maint);
+  if (w->maint) { /* keep it for the next statement on this table */
+    exec_index_maint_cancel(w->maint);
+    exec_index_maint_free(w->st->s->maint_cache);
+    w->st->s->maint_cache = w->maint;
+    w->st->s->maint_gen = w->st->s->schema_gen;
+    w->maint = NULL;
+  }
   if (w->own_touched) exec_index_touched_free(w->touched);
   if (w->own) kv_batch_free(w->b);
   else if (rc != EXEC_OK && kv_batch_count(w->b) != w->ops_before) w->st->s->txn_failed = true;

@@ -245,7 +245,7 @@ static void test_check_finds_problems(void **state) {
 /* ---- Randomized maintenance ------------------------------------------------------------- */
 static const char *const IDX[3] = {"IA", "IB", "IE"};
 
-static void random_upsert(tdb *t, uint64_t *rs, int keys, char *sql, size_t cap) {
+static void random_upsert(uint64_t *rs, int keys, char *sql, size_t cap) {
   int k = (int)tu_below(rs, (uint64_t)keys);
   int form = (int)tu_below(rs, 5);
   char a[16], b[16], c[24], d[16];
@@ -277,7 +277,7 @@ static void random_write(tdb *t, uint64_t *rs, int keys) {
   char sql[256];
   int op = (int)tu_below(rs, 10);
   if (op < 6) {
-    random_upsert(t, rs, keys, sql, sizeof sql);
+    random_upsert(rs, keys, sql, sizeof sql);
   } else if (op == 6) {
     snprintf(sql, sizeof sql, "DELETE FROM t WHERE k = %d", (int)tu_below(rs, (uint64_t)keys + 3));
   } else if (op == 7) {
