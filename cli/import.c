@@ -54,6 +54,10 @@ typedef struct loader {
   double t0;                      /* start time (monotonic seconds) */
   double last_print;              /* when progress was last printed */
   int printed;                    /* progress was printed (end it with a newline) */
+  rowan_bulk *bulk;               /* --bulk: the open load, or NULL */
+  char *bulk_sig;                 /* --bulk: the column list the load was begun with */
+  const char **bf;                /* --bulk: per parameter, the field text (NULL = NULL) */
+  int *bl;                        /* --bulk: per parameter, its length */
 } loader;
 
 static double now_s(void) {
@@ -308,6 +312,20 @@ static int prepare_from_header(loader *L, const cli_record *rec) {
 /* ---- transactions, rejects, progress ------------------------------------------------ */
 
 static int commit(loader *L) {
+  if (L->bulk) {
+    rowan_bulk *b = L->bulk;
+    L->bulk = NULL;
+    int rc = rowan_bulk_commit(b);
+    if (rc != ROWAN_OK) {
+      setmsg(L, "bulk load commit failed: %s; none of its %" PRId64 " rows was loaded",
+             rowan_errmsg(L->db), L->pending);
+      L->pending = 0;
+      return rc;
+    }
+    L->res->rows_loaded += L->pending;
+    L->pending = 0;
+    return ROWAN_OK;
+  }
   if (!L->in_txn) return ROWAN_OK;
   L->in_txn = 0;
   int rc = rowan_exec(L->db, "COMMIT", NULL, NULL);
@@ -393,6 +411,52 @@ static int is_row_error(int rc) {
          rc == ROWAN_RANGE;
 }
 
+
+/* --bulk: one record into the bulk load (begun at the first record, with the columns of the
+** mapping; every file must map the same columns). A row error rejects the record. */
+static int bulk_row(loader *L, const cli_record *rec) {
+  if (!L->bulk) {
+    free(L->bf);
+    free(L->bl);
+    L->bf = calloc((size_t)L->n_pnames + 1, sizeof *L->bf);
+    L->bl = calloc((size_t)L->n_pnames + 1, sizeof *L->bl);
+    free(L->bulk_sig);
+    L->bulk_sig = strdup(L->sig ? L->sig : "");
+    if (!L->bf || !L->bl || !L->bulk_sig) {
+      setmsg(L, "out of memory");
+      L->rc = ROWAN_NOMEM;
+      return 1;
+    }
+    int rc = rowan_bulk_begin(L->db, L->table, L->n_pnames, (const char *const *)L->pnames,
+                              &L->bulk);
+    if (rc != ROWAN_OK) {
+      setmsg(L, "--bulk: %s", rowan_errmsg(L->db));
+      L->rc = rc;
+      return 1;
+    }
+  } else if (strcmp(L->bulk_sig, L->sig ? L->sig : "") != 0) {
+    setmsg(L, "%s: --bulk needs the same columns in every file", L->file);
+    L->rc = ROWAN_ERROR;
+    return 1;
+  }
+  for (int i = 0; i < rec->nfields; i++) {
+    int pi = L->param_of[i];
+    if (pi == 0) continue;
+    const cli_field *f = &rec->fields[i];
+    L->bf[pi - 1] = f->is_null ? NULL : f->p;
+    L->bl[pi - 1] = (int)f->n;
+  }
+  int rc = rowan_bulk_add_text(L->bulk, L->bf, L->bl);
+  if (rc == ROWAN_OK) {
+    L->pending++;
+    return 0;
+  }
+  if (rc == ROWAN_CONSTRAINT) return reject(L, rec, rowan_errmsg(L->db));
+  setmsg(L, "%s:%" PRId64 ": %s", L->file, rec->line, rowan_errmsg(L->db));
+  L->rc = rc;
+  return 1;
+}
+
 /* The engine names a bad value by its parameter ("parameter 3: invalid DOUBLE 'abc'"):
 ** say which column it was for. */
 static void row_message(const loader *L, const char *m, char *out, size_t cap) {
@@ -433,6 +497,7 @@ static int on_record(void *ctx, const cli_record *rec) {
              rec->nfields);
     return reject(L, rec, why);
   }
+  if (L->o->bulk) return bulk_row(L, rec);
   rowan_stmt *st = L->ins;
   for (int i = 0; i < rec->nfields; i++) {
     int pi = L->param_of[i];
@@ -591,6 +656,16 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
   }
   for (int i = 0; rc == ROWAN_OK && i < n_files; i++) rc = load_file(&L, files[i], buf);
   if (rc == ROWAN_OK) rc = commit(&L);
+  if (L.bulk) {
+    rowan_bulk_abort(L.bulk);
+    L.bulk = NULL;
+    size_t used = strlen(err);
+    snprintf(err + used, cap - used, "; %" PRId64 " rows committed before it, the %" PRId64
+             " of the bulk load not loaded", res->rows_loaded, L.pending);
+  }
+  free(L.bf);
+  free(L.bl);
+  free(L.bulk_sig);
   if (L.in_txn) {
     /* A fatal error with rows pending: they were not committed; say so. */
     rowan_exec(db, "ROLLBACK", NULL, NULL);
@@ -683,6 +758,7 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
     else if (strcmp(a, "--tsv") == 0) opts->format = CLI_IMPORT_TSV;
     else if (strcmp(a, "--header") == 0) opts->header = 1;
     else if (strcmp(a, "--no-header") == 0) opts->header = 0;
+    else if (strcmp(a, "--bulk") == 0) opts->bulk = 1;
     else if (opt_is(a, "--columns")) {
       if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
       opts->columns = v;

@@ -49,6 +49,8 @@ typedef struct cli_import_options {
                               twice a second, or NULL for silence; the caller passes stderr
                               only when it is a terminal */
   int batch_rows;          /* rows per transaction; 0 = default (CLI_IMPORT_BATCH_ROWS) */
+  int bulk;                /* non-zero (--bulk): load through rowan_bulk_* (sorted store
+                              files, one atomic commit at the end; docs/IMPORT.md) */
 } cli_import_options;
 
 #define CLI_IMPORT_BATCH_ROWS 5000 /* default rows per transaction */

@@ -68,6 +68,17 @@ static int kv_fail(exec_error *err, int rc, const char *what) {
 
 /* Column by exact name, then by its upper-case form. */
 static int find_col(const cat_table *t, const char *name) {
+  size_t len = strlen(name);
+  if (len >= 2 && name[0] == '"' && name[len - 1] == '"') { /* "Quoted": exact, "" = " */
+    char ex[256];
+    size_t k = 0;
+    for (size_t j = 1; j + 1 < len && k + 1 < sizeof ex; j++) {
+      ex[k++] = name[j];
+      if (name[j] == '"' && name[j + 1] == '"') j++;
+    }
+    ex[k] = 0;
+    return cat_find_column(t, ex);
+  }
   int i = cat_find_column(t, name);
   if (i >= 0) return i;
   char up[256];

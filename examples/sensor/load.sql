@@ -6,6 +6,7 @@
 --    'NA' for a missing value) go into a staging table with the files' own columns. The
 --    header names PM2.5, which is not an identifier, so --columns maps the fields; the
 --    header line is skipped. The file's running number "No" is kept as ROW_NO.
+--    --bulk loads them as one atomic bulk load (sorted store files, no WAL; docs/IMPORT.md).
 -- 2. UPSERT SELECT turns year/month/day/hour into one TIMESTAMP with MAKE_TIMESTAMP. The
 --    times are Beijing local time (UTC+8, no daylight saving time), kept as given.
 -- 3. The station list (data/beijing/Beijing_AirQuality_Stations.csv.gz, from the KDD Cup
@@ -21,7 +22,7 @@ CREATE TABLE ARCHIVE_STAGE (
   TEMP DOUBLE, PRES DOUBLE, DEWP DOUBLE, RAIN DOUBLE, WD VARCHAR(3), WSPM DOUBLE,
   CONSTRAINT PK PRIMARY KEY (STATION, YEAR, MONTH, DAY, HOUR)
 );
-.import --csv --header --null NA --columns ROW_NO,YEAR,MONTH,DAY,HOUR,PM25,PM10,SO2,NO2,CO,O3,TEMP,PRES,DEWP,RAIN,WD,WSPM,STATION data/beijing/PRSA_Data_*.csv.gz ARCHIVE_STAGE
+.import --bulk --csv --header --null NA --columns ROW_NO,YEAR,MONTH,DAY,HOUR,PM25,PM10,SO2,NO2,CO,O3,TEMP,PRES,DEWP,RAIN,WD,WSPM,STATION data/beijing/PRSA_Data_*.csv.gz ARCHIVE_STAGE
 UPSERT INTO SENSOR (STATION, TS, PM25, PM10, SO2, NO2, CO, O3, TEMP, PRES, DEWP, RAIN, WD, WSPM)
   SELECT STATION, MAKE_TIMESTAMP(YEAR, MONTH, DAY, HOUR, 0, 0), PM25, PM10, SO2, NO2, CO, O3,
          TEMP, PRES, DEWP, RAIN, WD, WSPM
