@@ -183,7 +183,9 @@ int exec_index_backfill(cat_catalog *cat, kv_db *db, const char *table, const ch
                         exec_progress_fn progress, void *arg, exec_error *err);
 
 /* At session open: for every BUILDING index of every table, delete all its index rows and
-** backfill again (then ACTIVE). Does nothing on a read-only store. Errors as
+** backfill again (then ACTIVE); an index whose rows cannot be built (EXEC_CONSTRAINT,
+** EXEC_TOOBIG, EXEC_ERROR) is dropped. On a read-only store the first write fails with
+** EXEC_READONLY (the caller ignores it; the index stays BUILDING, unused). Other errors as
 ** exec_index_backfill. */
 int exec_index_resume(cat_catalog *cat, kv_db *db, exec_progress_fn progress, void *arg,
                       exec_error *err);

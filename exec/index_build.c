@@ -11,7 +11,8 @@
 **
 ** A crash leaves the index BUILDING. At the next session open, exec_index_resume deletes
 ** every row of each BUILDING index and backfills it again (simple and always right; the
-** index was not used by queries meanwhile).
+** index was not used by queries meanwhile). An index whose rows cannot be built (a key over
+** the size limit, which would have failed its CREATE INDEX) is dropped instead.
 **
 ** Not here: the codec (exec/index.c), maintenance of ordinary writes (exec/index_maint.c).
 */
@@ -168,6 +169,13 @@ int exec_index_resume(cat_catalog *cat, kv_db *db, exec_progress_fn progress, vo
       snprintf(iname, sizeof iname, "%s", t->indexes[j].name);
       int r = clear_index(db, &t->indexes[j], err);
       if (!r) r = exec_index_backfill(cat, db, tname, iname, progress, arg, err);
+      if (r == EXEC_CONSTRAINT || r == EXEC_TOOBIG || r == EXEC_ERROR) {
+        /* The rows do not fit this index (CREATE INDEX would have failed): drop it. */
+        cat_error ce = {0};
+        if (cat_drop_index(cat, tname, iname, &ce) != CAT_OK) return catalog_fail(err, &ce);
+        r = EXEC_OK;
+        j--; /* the next index moved into this slot */
+      }
       if (r) return r;
       t = cat_find_table(cat, tname); /* the state change re-made the catalog entry */
       if (!t) break;
