@@ -238,7 +238,9 @@ static size_t format_real(double x, bool is_float, char *buf, size_t cap) {
   }
   if (p > maxp) p = maxp;
   int e = atoi(strchr(t, 'e') + 1); /* decimal exponent of the shortest digits */
-  if (e < -5 || e >= 15) return (size_t)snprintf(buf, cap, "%.*g", p, x);
+  /* t is already the shortest digits in scientific form; %g would print 2^53 as the plain
+     integer "9007199254740992", which reads back as a BIGINT */
+  if (e < -5 || e >= 15) return (size_t)snprintf(buf, cap, "%s", t);
   int decimals = p - 1 - e;
   if (decimals < 1) decimals = 1;
   char f[64];
