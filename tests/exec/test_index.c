@@ -447,16 +447,30 @@ static void test_backfill(void **state) {
 }
 
 /* ---- Power cuts ------------------------------------------------------------------------- */
-static void p_open(tdb *t, kv_env *env) {
+static void p_open_mode(tdb *t, kv_env *env, bool read_only) {
   kv_options o;
   kv_options_init(&o);
   o.env = env;
-  o.create_if_missing = true;
+  o.create_if_missing = !read_only;
+  o.read_only = read_only;
   o.sync_mode = KV_SYNC_FULL;
   t->env = env;
   assert_int_equal(kv_open("/db", &o, &t->db), KV_OK);
   int rc = exec_session_open(t->db, &t->s, &t->err);
   if (rc != EXEC_OK) fail_msg("session open after the power cut: %d %s", rc, t->err.msg);
+}
+
+static void p_open(tdb *t, kv_env *env) { p_open_mode(t, env, false); }
+
+/* Crash and cut the power; leaves t closed. */
+static void p_crash(tdb *t) {
+  kv_env_mem_set_crashed(t->env, true);
+  exec_session_close(t->s);
+  kv_close(t->db);
+  kv_env_mem_power_cut(t->env);
+  kv_env_mem_clear_faults(t->env);
+  t->s = NULL;
+  t->db = NULL;
 }
 
 /* Crash: every operation fails, close what is open, cut the power, reopen. */
@@ -553,7 +567,8 @@ static void test_power_cut_during_backfill(void **state) {
       fill(t, n, 0);
       kv_env_mem_fail(t->env, ops[o], (uint64_t)nth, NULL, KV_FAULT_EIO, 0);
       int rc = tdb_run(t, "CREATE INDEX ib ON t (b DESC, a)");
-      p_crash_reopen(t);
+      p_crash(t);
+      p_open(t, t->env);
       assert_int_equal(count_rows(t, "t"), n);
       const cat_index *ix = cat_find_index(cat_find_table(t->s->cat, "T"), "IB");
       if (rc == EXEC_DONE) assert_non_null(ix); /* a reported CREATE INDEX is durable */
@@ -572,6 +587,49 @@ static void test_power_cut_during_backfill(void **state) {
   assert_true(rebuilt > 0); /* some power cuts hit the backfill itself */
 }
 
+/* A BUILDING index (as a crash leaves it) is left alone by a read-only open and rebuilt by
+** the next read-write open; one whose rows do not fit is dropped then. */
+static void test_resume_building(void **state) {
+  (void)state;
+  tdb *t = calloc(1, sizeof *t);
+  p_open(t, kv_env_mem_new(1500000000000LL));
+  q(t, "CREATE TABLE t (k INTEGER NOT NULL PRIMARY KEY, a VARCHAR, b INTEGER)");
+  fill(t, 700, 0);
+  cat_error ce = {0};
+  static const char *const k1[] = {"B"}, *const k2[] = {"A", "A"};
+  cat_index_def d1 = {"IB", k1, NULL, 1, NULL, 0}, d2 = {"IA", k2, NULL, 2, NULL, 0};
+  assert_int_equal(cat_create_index(t->s->cat, "T", &d1, &ce), CAT_OK);
+  assert_int_equal(cat_create_index(t->s->cat, "T", &d2, &ce), CAT_OK);
+  /* a row whose (a, a) key is over the row-key limit */
+  char *big = malloc(20000);
+  int len = sprintf(big, "UPSERT INTO t VALUES (5000, '");
+  memset(big + len, 'x', 17000);
+  sprintf(big + len + 17000, "', 1)");
+  q(t, "UPSERT INTO t VALUES (1, 'one', 1)"); /* maintained while BUILDING */
+  p_crash(t);
+  kv_env *env = t->env;
+  p_open(t, env); /* IA's rows all fit: rebuilt; then make IA unbuildable */
+  assert_int_equal(cat_find_index(cat_find_table(t->s->cat, "T"), "IB")->state, CAT_INDEX_ACTIVE);
+  check_ok(t, "ib", "t", 700, 0, 0);
+  check_ok(t, "ia", "t", 700, 0, 0);
+  q(t, "DROP INDEX ia ON t");
+  q(t, big);
+  free(big);
+  assert_int_equal(cat_create_index(t->s->cat, "T", &d2, &ce), CAT_OK);
+  p_crash(t);
+  p_open_mode(t, env, true);
+  const cat_index *ia = cat_find_index(cat_find_table(t->s->cat, "T"), "IA");
+  assert_non_null(ia);
+  assert_int_equal(ia->state, CAT_INDEX_BUILDING);
+  assert_int_equal(count_rows(t, "t"), 701);
+  assert_int_equal(exec_session_close(t->s), EXEC_OK);
+  kv_close(t->db);
+  p_open(t, env);
+  assert_null(cat_find_index(cat_find_table(t->s->cat, "T"), "IA"));
+  check_ok(t, "ib", "t", 701, 0, 1);
+  p_free(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_codec_round_trip_and_order),
@@ -581,6 +639,7 @@ int main(void) {
       cmocka_unit_test(test_backfill),
       cmocka_unit_test(test_power_cut_during_writes),
       cmocka_unit_test(test_power_cut_during_backfill),
+      cmocka_unit_test(test_resume_building),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
