@@ -7,7 +7,9 @@
 ** random moment, reopens the directory and checks: every acknowledged batch is there whole
 ** with the values written, every acknowledged delete is gone, the batch in flight is all
 ** there or not at all, nothing beyond it exists, and the index agrees with the table. The
-** child then resumes on the same directory, for several rounds.
+** child also creates and drops small tables as it goes (DDL is a catalog write in the same
+** WAL): an acknowledged CREATE TABLE and its row survive, an acknowledged DROP TABLE stays
+** dropped. The child then resumes on the same directory, for several rounds.
 ** Not here: power cuts that drop unsynced data (tests/kv/test_powercut.c, on the fault env).
 */
 #include <setjmp.h>
@@ -38,6 +40,10 @@ typedef struct batch_state {
   bool acked;    /* the child's commit returned ROWAN_OK */
   bool deleted;  /* an acknowledged DELETE removed the batch */
   bool del_sent; /* a DELETE of the batch may be in flight */
+  bool tab_acked; /* table X<b> was created and its row written (acknowledged) */
+  bool tab_sent;  /* CREATE TABLE X<b> may be in flight */
+  bool drop_acked; /* DROP TABLE X<b> returned */
+  bool drop_sent;  /* DROP TABLE X<b> may be in flight */
 } batch_state;
 
 static batch_state g_batches[MAX_BATCHES * 16]; /* indexed by batch number */
@@ -95,6 +101,23 @@ static void child_run(const char *dir, int first, int fd, uint64_t seed) {
     char ack[64];
     int an = snprintf(ack, sizeof ack, "A %d\n", b);
     if (write(fd, ack, (size_t)an) != an) _exit(4);
+    if (b % 7 == 3) { /* a small table of its own */
+      an = snprintf(ack, sizeof ack, "c %d\n", b);
+      if (write(fd, ack, (size_t)an) != an) _exit(4);
+      snprintf(sql, sizeof sql, "CREATE TABLE IF NOT EXISTS X%d (K INTEGER PRIMARY KEY, V VARCHAR); "
+               "UPSERT INTO X%d VALUES (%d, 'table %d')", b, b, b, b);
+      child_exec(db, sql);
+      an = snprintf(ack, sizeof ack, "C %d\n", b);
+      if (write(fd, ack, (size_t)an) != an) _exit(4);
+    }
+    if (b % 7 == 3 && b >= 21) { /* drop the table of three weeks ago */
+      an = snprintf(ack, sizeof ack, "x %d\n", b - 21);
+      if (write(fd, ack, (size_t)an) != an) _exit(4);
+      snprintf(sql, sizeof sql, "DROP TABLE IF EXISTS X%d", b - 21);
+      child_exec(db, sql);
+      an = snprintf(ack, sizeof ack, "X %d\n", b - 21);
+      if (write(fd, ack, (size_t)an) != an) _exit(4);
+    }
     if (b >= 5 && r % 5 == 1) { /* delete an older batch */
       int victim = b - 5;
       an = snprintf(ack, sizeof ack, "S %d\n", victim);
@@ -107,6 +130,44 @@ static void child_run(const char *dir, int first, int fd, uint64_t seed) {
   }
   rowan_close(db);
   _exit(0);
+}
+
+/* Record one acknowledgement line from the child; true for a batch ack ("A b"). */
+static bool take_ack(const char *line) {
+  int b = 0;
+  if (sscanf(line + 2, "%d", &b) != 1 || b < 0 || b >= MAX_BATCHES * 16) return false;
+  batch_state *s = &g_batches[b];
+  switch (line[0]) {
+    case 'A': s->acked = true; return true;
+    case 'S': s->del_sent = true; break;
+    case 'D': s->deleted = true; break;
+    case 'c': s->tab_sent = true; break;
+    case 'C': s->tab_acked = true; break;
+    case 'x': s->drop_sent = true; break;
+    case 'X': s->drop_acked = true; break;
+    default: break;
+  }
+  return false;
+}
+
+/* The row count of table X<b>, or -1 if the table does not exist. */
+static int64_t side_table_rows(rowan_db *db, int b) {
+  char sql[96];
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM X%d WHERE V = 'table %d'", b, b);
+  rowan_stmt *st = NULL;
+  int rc = rowan_prepare(db, sql, -1, &st, NULL);
+  if (rc != ROWAN_OK) {
+    if (!strstr(rowan_errmsg(db), "unknown table")) {
+      fprintf(stderr, "%s: %s\n", sql, rowan_errmsg(db));
+      fail();
+    }
+    return -1;
+  }
+  assert_int_equal(rowan_step(st), ROWAN_ROW);
+  int64_t n = rowan_column_int64(st, 0);
+  assert_int_equal(rowan_step(st), ROWAN_DONE);
+  rowan_finalize(st);
+  return n;
 }
 
 static int64_t query_int(rowan_db *db, const char *sql) {
@@ -176,6 +237,25 @@ static int verify(const char *dir, int limit, uint64_t seed) {
     if (seen[b] == 0 && s->del_sent) s->deleted = true;
     if (s->acked || seen[b]) next = b + 1;
   }
+  /* Side tables: an acknowledged CREATE (with its row) survives unless a DROP was sent; an
+     acknowledged DROP stays dropped; one in flight is either way, but never half a table. */
+  for (int b = 0; b < limit; b++) {
+    batch_state *s = &g_batches[b];
+    if (!s->tab_sent) continue;
+    int64_t n = side_table_rows(db, b);
+    bool ok;
+    if (s->drop_acked) ok = n == -1;
+    else if (s->drop_sent) ok = n == -1 || n == 1;
+    else if (s->tab_acked) ok = n == 1;
+    else ok = n == -1 || n == 0 || n == 1; /* CREATE and UPSERT are two statements */
+    if (!ok) {
+      fprintf(stderr, "table X%d: %lld rows after the crash (created %d, drop sent %d, dropped "
+                      "%d, seed %llu)\n", b, (long long)n, s->tab_acked, s->drop_sent,
+              s->drop_acked, (unsigned long long)seed);
+      fail();
+    }
+    if (n == -1 && s->drop_sent) s->drop_acked = true;
+  }
   /* The index holds one row per table row and agrees with the table. */
   assert_int_equal(query_int(db, "SELECT /*+ INDEX(C CV) */ COUNT(*) FROM C WHERE V >= ''"), total);
   assert_int_equal(query_int(db, "SELECT /*+ NO_INDEX */ COUNT(*) FROM C WHERE V >= ''"),
@@ -215,26 +295,16 @@ static void test_kill9_keeps_acknowledged_rows(void **state) {
     int acks = 0;
     char line[64];
     while (acks < want_acks && fgets(line, sizeof line, in)) {
-      int b = 0;
       if (line[0] == 'R') schema = true;
-      else if (sscanf(line + 2, "%d", &b) == 1 && b >= 0 && b < MAX_BATCHES * 16) {
-        if (line[0] == 'A') { g_batches[b].acked = true; acks++; }
-        else if (line[0] == 'S') g_batches[b].del_sent = true;
-        else if (line[0] == 'D') g_batches[b].deleted = true;
-      }
+      else if (take_ack(line)) acks++;
     }
     struct timespec ts = {0, (long)tu_below(&seed, 150) * 1000000L};
     nanosleep(&ts, NULL);
     kill(pid, SIGKILL);
     /* Everything the child acknowledged before it died counts. */
     while (fgets(line, sizeof line, in)) {
-      int b = 0;
       if (line[0] == 'R') schema = true;
-      else if (sscanf(line + 2, "%d", &b) == 1 && b >= 0 && b < MAX_BATCHES * 16) {
-        if (line[0] == 'A') g_batches[b].acked = true;
-        else if (line[0] == 'S') g_batches[b].del_sent = true;
-        else if (line[0] == 'D') g_batches[b].deleted = true;
-      }
+      else take_ack(line);
     }
     fclose(in);
     int status = 0;
