@@ -373,6 +373,13 @@ int rowan_exec(rowan_db *db, const char *sql, rowan_callback cb, void *ctx) {
 /* ---- Changes and metrics ------------------------------------------------------------------ */
 int64_t rowan_changes(rowan_db *db) { return db && db->sess ? exec_changes(db->sess) : 0; }
 
+int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx) {
+  if (!db || !db->sess) return ROWAN_MISUSE;
+  /* rowan_progress_fn and exec_progress_fn have the same shape; the engine calls it as is. */
+  exec_set_progress(db->sess, (exec_progress_fn)fn, ctx);
+  return ROWAN_OK;
+}
+
 int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out) {
   if (!stmt || !out) return ROWAN_MISUSE;
   exec_metrics m;

@@ -472,7 +472,10 @@ static int drop_orphans(cat_catalog *cat, cat_error *err) {
   for (int i = 0; i < k; i++) {
     if (!names[i]) { out = cat_err(err, CAT_ERR_NOMEM, "out of memory"); continue; }
     int rc = kv_drop_table(cat->db, names[i]);
-    if (rc && rc != KV_ERR_NOTFOUND && out == CAT_OK) out = kverr(err, rc, "catalog: dropping an orphaned table");
+    /* A read-only store keeps its orphans: the catalog ignores them, and the next writable
+    ** open drops them. */
+    if (rc && rc != KV_ERR_NOTFOUND && rc != KV_ERR_READONLY && out == CAT_OK)
+      out = kverr(err, rc, "catalog: dropping an orphaned table");
     free(names[i]);
   }
   free(names);

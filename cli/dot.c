@@ -3,7 +3,7 @@
 **
 ** What it does: splits a dot-command line into arguments (whitespace separated; '...' and
 ** "..." quote an argument), and runs .help, .quit/.exit, .mode, .headers, .nullvalue,
-** .timer, .stats, .hints, .bail, .echo, .print, .read, .output, .flush, .compact,
+** .timer, .stats, .hints, .bail, .echo, .print, .read, .output, .flush, .compact, .check,
 ** .import (argument parsing and the run are
 ** cli/import.h's; globs in FILE arguments are expanded here with glob(3)), and hands
 ** .tables/.schema/.indexes to dot_schema.c and .raw to dot_raw.c.
@@ -29,6 +29,7 @@
 static const char help_text[] =
     ".bail on|off             Stop at the first error (as -bail)\n"
     ".echo on|off             Print each command before running it (as -echo)\n"
+    ".check INDEX TABLE       Verify that INDEX and TABLE agree (CHECK INDEX INDEX ON TABLE)\n"
     ".compact [--minor]       Compact every table's store files (HBase's major_compact:\n"
     "                         one file per family, tombstones and old versions dropped;\n"
     "                         --minor only merges files)\n"
@@ -250,6 +251,15 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       rc = cli_dot_schema(sh, argc, argv);
     } else if (!strcmp(c, ".indexes") || !strcmp(c, ".indices")) {
       rc = cli_dot_indexes(sh, argc, argv);
+    } else if (!strcmp(c, ".check")) {
+      if (argc != 3) {
+        rc = fail(sh, "usage: .check INDEX TABLE");
+      } else {
+        /* The statement does the work (and counts its own error, as any SQL line does). */
+        char sql[600];
+        snprintf(sql, sizeof sql, "CHECK INDEX %s ON %s", argv[1], argv[2]);
+        cli_run_sql(sh, sql, strlen(sql));
+      }
     } else if (!strcmp(c, ".flush") || !strcmp(c, ".compact")) {
       rc = dot_maintain(sh, argc, argv);
     } else if (!strcmp(c, ".raw")) {

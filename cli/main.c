@@ -57,6 +57,18 @@ static const char *opt_name(const char *a) {
   return a[1] == '-' ? a + 2 : a + 1;
 }
 
+/* The progress handler: one line on stderr, rewritten in place, ended when done. */
+static void show_progress(void *ctx, const char *what, uint64_t done, uint64_t total) {
+  (void)ctx;
+  if (total)
+    fprintf(stderr, "\r%s: %llu of %llu rows (%d%%)", what, (unsigned long long)done,
+            (unsigned long long)total, (int)(done * 100 / (total ? total : 1)));
+  else
+    fprintf(stderr, "\r%s: %llu rows", what, (unsigned long long)done);
+  if (total && done >= total) fputc('\n', stderr);
+  fflush(stderr);
+}
+
 int main(int argc, char **argv) {
   const char *cmds[MAX_CMDS];
   int n_cmds = 0, mode = -1, headers = -1;
@@ -116,6 +128,8 @@ int main(int argc, char **argv) {
   }
   cli_shell sh;
   cli_shell_init(&sh, db, dbdir);
+  /* Progress of long operations (CREATE INDEX's backfill) on a terminal, silent otherwise. */
+  if (isatty(STDERR_FILENO)) rowan_progress_handler(db, show_progress, NULL);
   sh.bail = bail;
   sh.echo = echo;
   if (mode >= 0) sh.mode = mode;

@@ -240,6 +240,16 @@ int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *
 int rowan_bulk_commit(rowan_bulk *bulk);
 void rowan_bulk_abort(rowan_bulk *bulk);
 
+/* CAPI3REF: Progress of long operations.
+** METHOD: fn (NULL clears it) is called during long operations of the connection, today
+** the backfill of CREATE INDEX: every few thousand rows with a description ("building index
+** IDX on T"), the rows done and the estimated total (0 when unknown), and once at the end
+** with done == total. It runs on the thread that called rowan_step and must not call back
+** into the connection. Returns ROWAN_OK, or ROWAN_MISUSE for a NULL db. (SQLite's
+** sqlite3_progress_handler plays the same part.) */
+typedef void (*rowan_progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total);
+int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx);
+
 /* CAPI3REF: Library version, e.g. "0.1.0". */
 const char *rowan_libversion(void);
 

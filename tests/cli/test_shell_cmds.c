@@ -2,7 +2,7 @@
 ** tests/cli/test_shell_cmds.c: the `rowan` shell's dot commands and inputs: .tables,
 ** .schema (exact text, and a round trip: the printed schema recreates the same schema in a
 ** fresh database), .indexes, .help, .read, .output, .timer, .stats, .raw scan/get, .quit,
-** .import with a glob, .print, .echo, .flush, .compact; -cmd, -f (repeated), options after DBDIR, stdin scripts (multi-line statements, ';' inside quotes
+** .import with a glob, .print, .echo, .flush, .compact, .check; -cmd, -f (repeated), options after DBDIR, stdin scripts (multi-line statements, ';' inside quotes
 ** and comments, a last statement without ';'), -version. Drives the built binary.
 */
 #include <stdarg.h>
@@ -256,6 +256,20 @@ static void test_flush_and_compact(void **state) {
   sh_result_free(&r);
 }
 
+/* .check runs CHECK INDEX: the counts of a consistent index; wrong arguments are an error. */
+static void test_check_index(void **state) {
+  fixture *f = *state;
+  const char *cmds[] = {".mode list", ".check S_TEMP S", NULL};
+  sh_result r = run_ok(f, NULL, NULL, cmds);
+  assert_string_equal(r.out, "DATA ROWS|1\nINDEX ROWS|1\nMISSING|0\nEXTRA|0\nMISMATCHED|0\n");
+  sh_result_free(&r);
+  const char *bad[] = {f->db, ".check S_TEMP", NULL};
+  sh_run(f->dir, bad, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "usage: .check INDEX TABLE"));
+  sh_result_free(&r);
+}
+
 static void test_raw_scan_and_get(void **state) {
   const char *cmds[] = {".raw scan T --limit 2", NULL};
   sh_result r = run_ok(*state, NULL, NULL, cmds);
@@ -372,6 +386,7 @@ int main(void) {
       cmocka_unit_test(test_version_and_help_options),
       cmocka_unit_test(test_print_echo_and_option_order),
       cmocka_unit_test(test_flush_and_compact),
+      cmocka_unit_test(test_check_index),
 #ifndef CLI_NO_IMPORT
       cmocka_unit_test(test_import_glob),
 #endif
