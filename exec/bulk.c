@@ -1,33 +1,70 @@
 /*
-** exec/bulk.c: bulk load of text rows (exec/bulk.h). Per row: each field through
-** cat_text_parse for its column's type, then exec_row_put into a per-row kv_batch (the
-** same cells an UPSERT writes: marker, puts, KV_DELETE_COLUMN for NULLs, timestamp
-** KV_TS_NOW), then the batch's cells into the kv bulk load (kv_bulk_add_batch), which
-** resolves KV_TS_NOW to the load's timestamp. A row that fails never reaches the load.
+** exec/bulk.c: bulk load of text rows (exec/bulk.h). The hot path goes straight from field
+** text to kv/bulk's buffers, with no kv_batch round trip and no allocation per row:
+**   parse: each field once, by its column's type: the fast parsers of catalog/text_fast.h
+**     with the column's limits checked inline (integer range, FLOAT range and rounding,
+**     TIMESTAMP range, UTF-8 and length of strings, CHAR trimmed); anything the fast path
+**     does not take goes to cat_text_parse, which gives the canonical value or the error
+**     message, so both paths accept and produce exactly the same values;
+**   key: the checked PK values through cat_key_encode;
+**   cells: per family, one kv_bulk_add_row with the family's cells in qualifier order (the
+**     order is fixed at begin), values encoded with cat_vc_encode into per-field slots of
+**     one row buffer; the marker cell in the key family. Cells equal those exec_row_put
+**     writes for an UPSERT (KV_DELETE_COLUMN for a NULL field), at the load's timestamp.
+** Indexes: with an index the table must be empty at begin and at commit (checked with a
+** one-row scan of its key family); each row's index rows (exec_index_put of every ACTIVE
+** index, into a per-row batch) go into the same kv load; a data key seen twice in one
+** such load is refused (its first index row could not be taken back). BUILDING indexes
+** are refused; DISABLED ones are skipped.
 ** Not here: the sort, the store files and the MANIFEST (kv/bulk.c).
 */
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/keycodec.h"
+#include "catalog/text_fast.h"
+#include "catalog/valcodec.h"
 #include "catalog/value.h"
 #include "exec/bulk.h"
 #include "exec/engine_int.h"
+#include "exec/index.h"
 #include "exec/rowcodec.h"
 #include "kv/bulk.h"
+
+#define SLOT CAT_FIXED_ENC_MAX /* bytes of one encoded fixed-size value */
+
+/* One mapped field, in the load's cell order (family, then qualifier). */
+typedef struct bfield {
+  int field;              /* position in the caller's fields[] */
+  int col;                /* column index in the table */
+  uint32_t fam;           /* kv family id of its cell (non-key columns) */
+  uint8_t q[2];           /* its qualifier */
+  uint8_t qlen;           /* qualifier length */
+} bfield;
 
 struct exec_bulk {
   exec_session *s;        /* the session */
   const cat_table *t;     /* the table */
-  exec_rowcodec rc;       /* its row codec */
+  exec_rowcodec rc;       /* its row codec (key family id) */
   kv_bulk *kb;            /* the kv load */
-  kv_batch *row;          /* the current row's cells */
   int n_cols;             /* fields per row */
-  int *col;               /* column index of each field */
-  cat_value *vals;        /* one slot per table column */
-  bool *set;              /* columns given */
+  bfield *order;          /* n_cols fields: key columns first, then non-key columns sorted
+                             by (family id, qualifier) */
+  int n_key_fields;       /* leading entries of order that are PK columns */
+  cat_value *vals;        /* one slot per table column (NULL when not given) */
+  cat_value *pk_vals;     /* n_pk checked key values in PK order */
+  uint8_t *key;           /* the row key (CAT_KEY_MAX bytes) */
+  uint8_t *enc;           /* n_cols * SLOT bytes: encoded values of the current row */
+  kv_bulk_cell *cells;    /* n_cols cells of the current row */
+  exec_index_codec *ic;   /* n_ix codecs of the maintained (ACTIVE) indexes */
+  int n_ix;               /* their number */
+  kv_batch *ixb;          /* the current row's index cells */
+  uint64_t *seen;         /* with indexes: open-addressing set of data key hashes (0 = empty) */
+  size_t seen_cap, seen_n;/* its slots (power of two) / used */
   int64_t rows;           /* rows added */
   bool broken;            /* a fatal error happened: only free is allowed */
   bool committed;         /* committed */
@@ -98,6 +135,69 @@ static const cat_table *find_table(const cat_catalog *cat, const char *name) {
   return cat_find_table(cat, up);
 }
 
+/* Cell order of two mapped fields: key columns first (in field order), then family id,
+** then qualifier bytes. */
+static int field_cmp(const bfield *a, const bfield *b, const cat_table *t) {
+  bool ka = t->columns[a->col].pk_pos >= 0, kb = t->columns[b->col].pk_pos >= 0;
+  if (ka != kb) return ka ? -1 : 1;
+  if (ka) return a->field - b->field;
+  if (a->fam != b->fam) return a->fam < b->fam ? -1 : 1;
+  size_t m = a->qlen < b->qlen ? a->qlen : b->qlen;
+  int c = memcmp(a->q, b->q, m);
+  return c ? c : (int)a->qlen - (int)b->qlen;
+}
+
+/* Does the table have any row? *any gets the answer. */
+static int table_has_rows(exec_bulk *b, bool *any, exec_error *err) {
+  kv_scan_options so;
+  memset(&so, 0, sizeof so);
+  so.family_ids = &b->rc.key_family_id;
+  so.n_families = 1;
+  so.limit = 1;
+  kv_scan *sc = NULL;
+  int k = kv_scan_open(b->s->db, &so, &sc);
+  if (k != KV_OK) return kv_fail(err, k, "checking that the table is empty");
+  kv_row row;
+  k = kv_scan_next(sc, &row);
+  kv_scan_close(sc);
+  if (k != KV_OK && k != KV_ERR_NOTFOUND)
+    return kv_fail(err, k, "checking that the table is empty");
+  *any = k == KV_OK;
+  return EXEC_OK;
+}
+
+static int open_indexes(exec_bulk *b, exec_error *err) {
+  const cat_table *t = b->t;
+  int n = 0;
+  for (int i = 0; i < t->n_indexes; i++) {
+    if (t->indexes[i].state == CAT_INDEX_BUILDING)
+      return seterr(err, EXEC_ERROR, "bulk load: index %s of %s is being built; load after "
+                    "CREATE INDEX has finished", t->indexes[i].name, t->name);
+    if (t->indexes[i].state == CAT_INDEX_ACTIVE) n++;
+  }
+  if (n == 0) return EXEC_OK;
+  bool any = false;
+  int rc = table_has_rows(b, &any, err);
+  if (rc) return rc;
+  if (any)
+    return seterr(err, EXEC_ERROR,
+                  "bulk load: table %s has index %s and is not empty; a bulk load maintains "
+                  "indexes only into an empty table: load without --bulk, or drop the "
+                  "index, load, then CREATE INDEX", t->name, t->indexes[0].name);
+  b->ic = calloc((size_t)n, sizeof *b->ic);
+  b->ixb = kv_batch_new();
+  b->seen_cap = 1024;
+  b->seen = calloc(b->seen_cap, sizeof *b->seen);
+  if (!b->ic || !b->ixb || !b->seen) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+  for (int i = 0; i < t->n_indexes; i++) {
+    if (t->indexes[i].state != CAT_INDEX_ACTIVE) continue;
+    rc = exec_index_codec_init(&b->ic[b->n_ix], b->s->cat, t, &t->indexes[i], err);
+    b->n_ix++; /* freed with the load, also after a failure */
+    if (rc) return rc;
+  }
+  return EXEC_OK;
+}
+
 int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *const *cols,
                     size_t run_bytes, exec_bulk **out, exec_error *err) {
   if (out) *out = NULL;
@@ -106,44 +206,65 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   if (s->txn) return seterr(err, EXEC_MISUSE, "bulk load: not inside a transaction");
   const cat_table *t = find_table(s->cat, table);
   if (!t) return seterr(err, EXEC_ERROR, "bulk load: no table %s", table);
-  if (t->n_indexes > 0)
-    return seterr(err, EXEC_ERROR,
-                  "bulk load: table %s has index %s; bulk load does not maintain indexes "
-                  "yet: drop the index, load, then CREATE INDEX",
-                  t->name, t->indexes[0].name);
   exec_bulk *b = calloc(1, sizeof *b);
   if (!b) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
   b->s = s;
   b->t = t;
   b->n_cols = n_cols;
-  b->col = calloc((size_t)n_cols, sizeof *b->col);
+  b->order = calloc((size_t)n_cols, sizeof *b->order);
   b->vals = calloc((size_t)t->n_columns, sizeof *b->vals);
-  b->set = calloc((size_t)t->n_columns, sizeof *b->set);
-  b->row = kv_batch_new();
+  b->pk_vals = calloc((size_t)t->n_pk, sizeof *b->pk_vals);
+  b->key = malloc(CAT_KEY_MAX);
+  b->enc = malloc((size_t)n_cols * SLOT);
+  b->cells = calloc((size_t)n_cols + 1, sizeof *b->cells);
+  bool *set = calloc((size_t)t->n_columns, sizeof *set);
   int rc = EXEC_OK;
-  if (!b->col || !b->vals || !b->set || !b->row)
+  if (!b->order || !b->vals || !b->pk_vals || !b->key || !b->enc || !b->cells || !set)
     rc = seterr(err, EXEC_NOMEM, "bulk load: out of memory");
   for (int i = 0; rc == EXEC_OK && i < n_cols; i++) {
     int c = cols[i] ? find_col(t, cols[i]) : -1;
-    if (c < 0)
+    if (c < 0) {
       rc = seterr(err, EXEC_ERROR, "bulk load: table %s has no column %s", t->name,
                   cols[i] ? cols[i] : "(NULL)");
-    else if (b->set[c])
+    } else if (set[c]) {
       rc = seterr(err, EXEC_ERROR, "bulk load: column %s given twice", t->columns[c].name);
-    else {
-      b->col[i] = c;
-      b->set[c] = true;
+    } else {
+      const cat_column *col = &t->columns[c];
+      set[c] = true;
+      bfield *f = &b->order[i];
+      f->field = i;
+      f->col = c;
+      if (col->pk_pos < 0) {
+        f->fam = t->families[col->family].kv_id;
+        f->qlen = (uint8_t)cat_column_qualifier(col->id, f->q);
+      }
     }
   }
   for (int k = 0; rc == EXEC_OK && k < t->n_pk; k++)
-    if (!b->set[t->pk[k]])
+    if (!set[t->pk[k]])
       rc = seterr(err, EXEC_ERROR, "bulk load: primary key column %s is not among the columns",
                   t->columns[t->pk[k]].name);
+  free(set);
   if (rc == EXEC_OK) {
+    /* insertion sort: a handful of columns */
+    for (int i = 1; i < n_cols; i++) {
+      bfield x = b->order[i];
+      int j = i;
+      while (j > 0 && field_cmp(&x, &b->order[j - 1], t) < 0) {
+        b->order[j] = b->order[j - 1];
+        j--;
+      }
+      b->order[j] = x;
+    }
+    while (b->n_key_fields < n_cols && t->columns[b->order[b->n_key_fields].col].pk_pos >= 0)
+      b->n_key_fields++;
     rc = exec_rowcodec_init(&b->rc, t, err);
   }
   if (rc == EXEC_OK) {
     for (int i = 0; i < t->n_columns; i++) b->vals[i] = cat_v_null(t->columns[i].type);
+    rc = open_indexes(b, err);
+  }
+  if (rc == EXEC_OK) {
     kv_bulk_options bo = {run_bytes};
     int krc = kv_bulk_begin(s->db, &bo, &b->kb);
     if (krc) rc = kv_fail(err, krc, "begin");
@@ -156,6 +277,110 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   return EXEC_OK;
 }
 
+/* Parse field text s[0..n) for column c into *v, checked against the column's type.
+** EXEC_CONSTRAINT with the column named when it does not parse or fit. */
+static int parse_field(const cat_column *c, const char *s, size_t n, cat_value *v,
+                       exec_error *err) {
+  const cat_type *t = &c->type;
+  v->type = *t;
+  v->is_null = false;
+  switch (t->id) {
+    case CAT_T_TINYINT: case CAT_T_SMALLINT: case CAT_T_INTEGER: case CAT_T_BIGINT: {
+      int64_t x;
+      if (!cat_text_fast_int(s, n, &x)) break;
+      int64_t lo = t->id == CAT_T_TINYINT ? INT8_MIN : t->id == CAT_T_SMALLINT ? INT16_MIN
+                   : t->id == CAT_T_INTEGER ? INT32_MIN : INT64_MIN;
+      int64_t hi = t->id == CAT_T_TINYINT ? INT8_MAX : t->id == CAT_T_SMALLINT ? INT16_MAX
+                   : t->id == CAT_T_INTEGER ? INT32_MAX : INT64_MAX;
+      if (x < lo || x > hi) break; /* the general parser words the error */
+      v->u.i = x;
+      return EXEC_OK;
+    }
+    case CAT_T_DOUBLE:
+      if (cat_text_fast_double(s, n, &v->u.d)) return EXEC_OK;
+      break;
+    case CAT_T_FLOAT: {
+      double d;
+      if (!cat_text_fast_double(s, n, &d) || fabs(d) > 1e38) break;
+      v->u.d = (double)(float)d;
+      return EXEC_OK;
+    }
+    case CAT_T_TIMESTAMP:
+      if (cat_text_fast_timestamp(s, n, &v->u.i) && v->u.i >= CAT_TS_MIN &&
+          v->u.i <= CAT_TS_MAX)
+        return EXEC_OK;
+      break;
+    case CAT_T_VARCHAR: case CAT_T_CHAR: {
+      const uint8_t *p = (const uint8_t *)s;
+      if (n > UINT32_MAX || !cat_utf8_valid(p, n, NULL)) break;
+      size_t len = t->id == CAT_T_CHAR ? cat_char_trim(p, n) : n;
+      if (t->length && len > t->length && cat_utf8_chars(p, len) > t->length) break;
+      v->u.s.p = p;
+      v->u.s.len = (uint32_t)len;
+      return EXEC_OK;
+    }
+    default:
+      break;
+  }
+  cat_error ce = {0};
+  if (cat_text_parse(t, s, n, v, &ce) != CAT_OK)
+    return seterr(err, EXEC_CONSTRAINT, "column %s: %s", c->name, ce.msg);
+  return EXEC_OK;
+}
+
+/* FNV-1a of the data key, never 0. */
+static uint64_t key_hash(const uint8_t *p, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+/* Record the key's hash; false if it was there (a repeated key, or a 2^-64 collision). */
+static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
+  if ((b->seen_n + 1) * 2 > b->seen_cap) {
+    size_t nc = b->seen_cap * 2;
+    uint64_t *ns = calloc(nc, sizeof *ns);
+    if (!ns) return EXEC_NOMEM;
+    for (size_t i = 0; i < b->seen_cap; i++) {
+      if (!b->seen[i]) continue;
+      size_t j = (size_t)b->seen[i] & (nc - 1);
+      while (ns[j]) j = (j + 1) & (nc - 1);
+      ns[j] = b->seen[i];
+    }
+    free(b->seen);
+    b->seen = ns;
+    b->seen_cap = nc;
+  }
+  size_t j = (size_t)h & (b->seen_cap - 1);
+  while (b->seen[j]) {
+    if (b->seen[j] == h) {
+      *dup = true;
+      return EXEC_OK;
+    }
+    j = (j + 1) & (b->seen_cap - 1);
+  }
+  b->seen[j] = h;
+  b->seen_n++;
+  *dup = false;
+  return EXEC_OK;
+}
+
+/* The index rows of the current row into the load (checked before anything is added). */
+static int add_index_rows(exec_bulk *b, size_t klen, exec_error *err) {
+  bool dup = false;
+  if (seen_add(b, key_hash(b->key, klen), &dup) != EXEC_OK)
+    return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+  if (dup)
+    return seterr(err, EXEC_CONSTRAINT, "primary key repeats an earlier row of this load, "
+                  "which a bulk load into a table with an index does not take");
+  kv_batch_clear(b->ixb);
+  for (int i = 0; i < b->n_ix; i++) {
+    int rc = exec_index_put(&b->ic[i], b->vals, KV_TS_NOW, b->ixb, err);
+    if (rc) return rc == EXEC_TOOBIG ? EXEC_CONSTRAINT : rc;
+  }
+  return EXEC_OK;
+}
+
 int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *lens,
                        exec_error *err) {
   if (!b || !fields || !lens) return seterr(err, EXEC_MISUSE, "bulk load: NULL argument");
@@ -163,26 +388,78 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
     return seterr(err, EXEC_MISUSE, "bulk load: the load is %s",
                   b->committed ? "committed" : "broken by an earlier error");
   const cat_table *t = b->t;
+  /* 1. Parse and check every field. */
   for (int i = 0; i < b->n_cols; i++) {
-    int c = b->col[i];
-    const cat_column *col = &t->columns[c];
-    if (!fields[i]) {
-      b->vals[c] = cat_v_null(col->type);
-      if (!col->nullable || col->pk_pos >= 0)
-        return seterr(err, EXEC_CONSTRAINT, "column %s may not be NULL", col->name);
+    const bfield *f = &b->order[i];
+    const cat_column *col = &t->columns[f->col];
+    cat_value *v = &b->vals[f->col];
+    const char *s = fields[f->field];
+    if (!s) {
+      *v = cat_v_null(col->type);
+      if (!col->nullable)
+        return seterr(err, EXEC_CONSTRAINT, col->pk_pos >= 0
+                      ? "column %s: primary key value may not be NULL"
+                      : "column %s may not be NULL", col->name);
       continue;
     }
-    cat_error ce = {0};
-    if (cat_text_parse(&col->type, fields[i], lens[i], &b->vals[c], &ce) != CAT_OK)
-      return seterr(err, EXEC_CONSTRAINT, "column %s: %s", col->name, ce.msg);
+    int rc = parse_field(col, s, lens[f->field], v, err);
+    if (rc) return rc;
   }
-  kv_batch_clear(b->row);
-  int rc = exec_row_put(&b->rc, b->vals, b->set, KV_TS_NOW, b->row, err);
-  if (rc) {
-    if (rc != EXEC_CONSTRAINT && rc != EXEC_TOOBIG) b->broken = true;
-    return rc;
+  /* 2. The row key. */
+  for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
+  cat_error ce = {0};
+  size_t klen = 0;
+  if (cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen, &ce) !=
+      CAT_OK)
+    return seterr(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, ce.msg);
+  /* 3. The cells, encoded; nothing is added before every value is known to fit. */
+  size_t nc = 0;
+  for (int i = b->n_key_fields; i < b->n_cols; i++) {
+    const bfield *f = &b->order[i];
+    const cat_value *v = &b->vals[f->col];
+    kv_bulk_cell *c = &b->cells[nc++];
+    c->qual = f->q;
+    c->qual_len = f->qlen;
+    if (v->is_null) {
+      c->type = KV_DELETE_COLUMN;
+      c->value = NULL;
+      c->value_len = 0;
+      continue;
+    }
+    c->type = KV_PUT;
+    if (cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY) {
+      c->value = v->u.s.p;
+      c->value_len = v->u.s.len;
+      if (c->value_len > KV_MAX_VALUE)
+        return seterr(err, EXEC_CONSTRAINT, "column %s: value of %zu bytes over the cell "
+                      "maximum %u", t->columns[f->col].name, c->value_len, KV_MAX_VALUE);
+      continue;
+    }
+    uint8_t *slot = b->enc + (size_t)i * SLOT;
+    size_t vlen = 0;
+    if (cat_vc_encode(v, slot, SLOT, &vlen, &ce) != CAT_OK)
+      return seterr(err, EXEC_ERROR, "column %s: %s", t->columns[f->col].name, ce.msg);
+    c->value = slot;
+    c->value_len = vlen;
   }
-  int krc = kv_bulk_add_batch(b->kb, b->row);
+  if (b->n_ix) {
+    int rc = add_index_rows(b, klen, err);
+    if (rc) {
+      if (rc != EXEC_CONSTRAINT) b->broken = true;
+      return rc;
+    }
+  }
+  /* 4. Into the load: the marker, then each family's run of cells. */
+  kv_bulk_cell marker = {CAT_MARKER_QUALIFIER, 1, KV_PUT, "", 0};
+  int krc = kv_bulk_add_row(b->kb, b->rc.key_family_id, b->key, klen, KV_TS_NOW, &marker, 1);
+  for (size_t i = 0; krc == KV_OK && i < nc;) {
+    size_t j = i + 1;
+    uint32_t fam = b->order[b->n_key_fields + (int)i].fam;
+    while (j < nc && b->order[b->n_key_fields + (int)j].fam == fam) j++;
+    krc = kv_bulk_add_row(b->kb, fam, b->key, klen, KV_TS_NOW, b->cells + i, j - i);
+    i = j;
+  }
+  if (krc == KV_OK && b->n_ix) krc = kv_bulk_add_batch(b->kb, b->ixb);
   if (krc) {
     b->broken = true;
     return kv_fail(err, krc, "adding a row");
@@ -198,6 +475,14 @@ int exec_bulk_commit(exec_bulk *b, exec_error *err) {
   if (b->committed) return seterr(err, EXEC_MISUSE, "bulk load: committed already");
   if (b->broken) return seterr(err, EXEC_MISUSE, "bulk load: broken by an earlier error");
   b->committed = true;
+  if (b->n_ix) {
+    bool any = false;
+    int rc = table_has_rows(b, &any, err);
+    if (rc) return rc;
+    if (any)
+      return seterr(err, EXEC_ERROR, "bulk load: rows were written to %s during the load; "
+                    "its index could not be kept in step: nothing was loaded", b->t->name);
+  }
   int krc = kv_bulk_commit(b->kb, NULL);
   if (krc) return kv_fail(err, krc, "commit");
   b->s->changes = b->rows;
@@ -207,10 +492,16 @@ int exec_bulk_commit(exec_bulk *b, exec_error *err) {
 void exec_bulk_free(exec_bulk *b) {
   if (!b) return;
   kv_bulk_free(b->kb);
-  kv_batch_free(b->row);
   exec_rowcodec_free(&b->rc);
-  free(b->col);
+  for (int i = 0; i < b->n_ix; i++) exec_index_codec_free(&b->ic[i]);
+  free(b->ic);
+  kv_batch_free(b->ixb);
+  free(b->seen);
+  free(b->order);
   free(b->vals);
-  free(b->set);
+  free(b->pk_vals);
+  free(b->key);
+  free(b->enc);
+  free(b->cells);
   free(b);
 }

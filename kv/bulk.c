@@ -26,23 +26,24 @@
 #include "kv/status.h"
 
 #define PATH_CAP 4096                 /* bytes for any path built here */
-#define DEFAULT_RUN_BYTES (128u << 20) /* kv_bulk_options.run_bytes default */
+#define DEFAULT_RUN_BYTES (512u << 20) /* kv_bulk_options.run_bytes default */
 #define MIN_RUN_BYTES 4096u           /* smallest run_bytes accepted */
-#define ENT_OVERHEAD 48u              /* bookkeeping bytes charged per buffered cell */
+#define ENT_OVERHEAD 40u              /* bookkeeping bytes charged per buffered cell */
 #define MAX_ARENA 0xF0000000u         /* arena offsets are 32-bit */
 
-/* One buffered cell. */
+/* One buffered cell (32 bytes). Its qualifier and value are adjacent in the arena. */
 typedef struct ent {
-  uint32_t row_off;   /* row key offset in the family's arena */
-  uint32_t qual_off;  /* qualifier offset */
-  uint32_t val_off;   /* value offset */
-  uint32_t val_len;   /* value length */
-  uint16_t row_len;   /* row key length (<= KV_MAX_ROW_KEY) */
-  uint16_t qual_len;  /* qualifier length (<= KV_MAX_QUALIFIER) */
-  uint8_t type;       /* enum kv_cell_type */
   int64_t ts;         /* timestamp (KV_TS_NOW resolved) */
   uint64_t ord;       /* add ordinal within the load, from 1 */
+  uint32_t row_off;   /* row key offset in the family's arena */
+  uint32_t qual_off;  /* qualifier offset; the value follows the qualifier */
+  uint32_t lt;        /* value length (< 2^28, KV_MAX_VALUE is 2^26) | type << 28 */
+  uint16_t row_len;   /* row key length (<= KV_MAX_ROW_KEY) */
+  uint16_t qual_len;  /* qualifier length (<= KV_MAX_QUALIFIER) */
 } ent;
+
+#define ENT_VLEN(e) ((e)->lt & 0x0FFFFFFFu)
+#define ENT_TYPE(e) ((int)((e)->lt >> 28))
 
 /* Consecutive entries of one row in strictly increasing cell order. */
 typedef struct grp {
@@ -140,21 +141,17 @@ static kv_cell ent_cell(const bfam *f, const ent *e) {
   c.qual_len = e->qual_len;
   c.ts = e->ts;
   c.seq = e->ord;
-  c.type = e->type;
-  c.value = f->arena + e->val_off;
-  c.value_len = e->val_len;
+  c.type = (uint8_t)ENT_TYPE(e);
+  c.value = f->arena + e->qual_off + e->qual_len;
+  c.value_len = ENT_VLEN(e);
   return c;
 }
 
 static int spill_all(kv_bulk *b);
 
-static int add_cell(kv_bulk *b, uint32_t family_id, int type, const void *row, size_t row_len,
-                    const void *qual, size_t qual_len, int64_t ts, const void *value,
-                    size_t value_len) {
-  if (!b) return kv_error(KV_MISUSE, "bulk load: NULL load");
-  if (b->done || b->err)
-    return kv_error(b->err ? b->err : KV_MISUSE, "bulk load: the load is %s",
-                    b->done ? "already committed" : "failed: free it");
+/* Check one cell's arguments (kv_bulk_put's rules); *value_len is zeroed for tombstones. */
+static int check_cell(int type, size_t row_len, size_t qual_len, int64_t ts,
+                      size_t *value_len) {
   if (type < KV_PUT || type > KV_DELETE_FAMILY)
     return kv_error(KV_ERR_INVALID, "bulk load: bad cell type %d", type);
   if (row_len == 0) return kv_error(KV_ERR_INVALID, "bulk load: empty row key");
@@ -166,16 +163,30 @@ static int add_cell(kv_bulk *b, uint32_t family_id, int type, const void *row, s
                     qual_len, KV_MAX_QUALIFIER);
   if (type == KV_DELETE_FAMILY && qual_len)
     return kv_error(KV_ERR_INVALID, "bulk load: a DELETE_FAMILY takes no qualifier");
-  if (type != KV_PUT) value_len = 0;
-  if (value_len > KV_MAX_VALUE)
+  if (type != KV_PUT) *value_len = 0;
+  if (*value_len > KV_MAX_VALUE)
     return kv_error(KV_ERR_TOOBIG, "bulk load: value of %zu bytes over the maximum of %u",
-                    value_len, KV_MAX_VALUE);
+                    *value_len, KV_MAX_VALUE);
+  if (ts < 0 && ts != KV_TS_NOW)
+    return kv_error(KV_ERR_INVALID, "bulk load: negative timestamp %lld", (long long)ts);
+  return KV_OK;
+}
+
+static int usable(const kv_bulk *b) {
+  if (!b) return kv_error(KV_MISUSE, "bulk load: NULL load");
+  if (b->done || b->err)
+    return kv_error(b->err ? b->err : KV_MISUSE, "bulk load: the load is %s",
+                    b->done ? "already committed" : "failed: free it");
+  return KV_OK;
+}
+
+/* Append one checked cell to family f. row_known: the cell's row is the row of the
+** family's previous cell (the caller knows it), so it is not compared; row always points
+** at the caller's copy of the row key. */
+static int append_cell(kv_bulk *b, bfam *f, int type, const void *row, size_t row_len,
+                       bool row_known, const void *qual, size_t qual_len, int64_t ts,
+                       const void *value, size_t value_len) {
   if (ts == KV_TS_NOW) ts = b->now;
-  if (ts < 0) return kv_error(KV_ERR_INVALID, "bulk load: negative timestamp %lld",
-                              (long long)ts);
-  bfam *f;
-  int rc = get_fam(b, family_id, &f);
-  if (rc) return rc;
   /* Same row as the family's previous cell: share its bytes. */
   ent prev_e; /* a copy: the arrays may move below */
   const ent *prev = NULL;
@@ -183,11 +194,11 @@ static int add_cell(kv_bulk *b, uint32_t family_id, int type, const void *row, s
     prev_e = f->ents[f->n_ents - 1];
     prev = &prev_e;
   }
-  bool same_row = prev && prev->row_len == row_len &&
-                  memcmp(f->arena + prev->row_off, row, row_len) == 0;
+  bool same_row = prev && (row_known || (prev->row_len == row_len &&
+                                         memcmp(f->arena + prev->row_off, row, row_len) == 0));
   size_t need = f->alen + (same_row ? 0 : row_len) + qual_len + value_len;
-  if (need > MAX_ARENA) {
-    rc = spill_all(b);
+  if (need > MAX_ARENA) { /* row points at the caller's bytes: safe to drop ours */
+    int rc = spill_all(b);
     if (rc) return rc;
     prev = NULL;
     same_row = false;
@@ -206,13 +217,11 @@ static int add_cell(kv_bulk *b, uint32_t family_id, int type, const void *row, s
   e.qual_off = (uint32_t)f->alen;
   if (qual_len) memcpy(f->arena + f->alen, qual, qual_len);
   f->alen += qual_len;
-  e.val_off = (uint32_t)f->alen;
   if (value_len) memcpy(f->arena + f->alen, value, value_len);
   f->alen += value_len;
-  e.val_len = (uint32_t)value_len;
+  e.lt = (uint32_t)value_len | (uint32_t)type << 28;
   e.row_len = (uint16_t)row_len;
   e.qual_len = (uint16_t)qual_len;
-  e.type = (uint8_t)type;
   e.ts = ts;
   e.ord = ++b->ord;
   /* Continue the current group when the cell follows the previous one in cell order
@@ -241,6 +250,40 @@ static int add_cell(kv_bulk *b, uint32_t family_id, int type, const void *row, s
   b->bytes += (same_row ? 0 : row_len) + qual_len + value_len + ENT_OVERHEAD;
   if (b->bytes >= b->run_bytes || f->n_ents >= UINT32_MAX - 1) return spill_all(b);
   return KV_OK;
+}
+
+static int add_cell(kv_bulk *b, uint32_t family_id, int type, const void *row, size_t row_len,
+                    const void *qual, size_t qual_len, int64_t ts, const void *value,
+                    size_t value_len) {
+  int rc = usable(b);
+  if (rc == KV_OK) rc = check_cell(type, row_len, qual_len, ts, &value_len);
+  if (rc) return rc;
+  bfam *f;
+  rc = get_fam(b, family_id, &f);
+  if (rc) return rc;
+  return append_cell(b, f, type, row, row_len, false, qual, qual_len, ts, value, value_len);
+}
+
+int kv_bulk_add_row(kv_bulk *b, uint32_t family_id, const void *row, size_t row_len,
+                    int64_t ts, const kv_bulk_cell *cells, size_t n) {
+  int rc = usable(b);
+  if (rc) return rc;
+  if (n && !cells) return kv_error(KV_MISUSE, "bulk load: NULL cells");
+  for (size_t i = 0; i < n; i++) {
+    size_t vl = cells[i].value_len;
+    rc = check_cell(cells[i].type, row_len, cells[i].qual_len, ts, &vl);
+    if (rc) return rc;
+  }
+  if (n == 0) return KV_OK;
+  bfam *f;
+  rc = get_fam(b, family_id, &f);
+  if (rc) return rc;
+  for (size_t i = 0; i < n && rc == KV_OK; i++) {
+    const kv_bulk_cell *c = &cells[i];
+    rc = append_cell(b, f, c->type, row, row_len, i > 0, c->qual, c->qual_len, ts, c->value,
+                     c->type == KV_PUT ? c->value_len : 0);
+  }
+  return rc;
 }
 
 int kv_bulk_put(kv_bulk *b, uint32_t family_id, const void *row, size_t row_len,
@@ -282,12 +325,12 @@ int64_t kv_bulk_timestamp(const kv_bulk *b) { return b ? b->now : 0; }
 ** A kv_bulk belongs to one thread; this is per thread. */
 static _Thread_local const bfam *sort_fam;
 
-static int grp_cmp(const void *a, const void *b) {
-  const bfam *f = sort_fam;
-  const ent *x = &f->ents[((const grp *)a)->first], *y = &f->ents[((const grp *)b)->first];
+/* Order of two groups: row key, then add order (equal rows are merged cell by cell later). */
+static int gcmp(const bfam *f, const grp *a, const grp *b) {
+  const ent *x = &f->ents[a->first], *y = &f->ents[b->first];
   int c = kv_bytes_cmp(f->arena + x->row_off, x->row_len, f->arena + y->row_off, y->row_len);
   if (c) return c;
-  return x->ord < y->ord ? -1 : 1; /* any fixed order: equal rows are merged by cell */
+  return x->ord < y->ord ? -1 : 1;
 }
 
 static int idx_cmp(const void *a, const void *b) {
@@ -297,11 +340,65 @@ static int idx_cmp(const void *a, const void *b) {
   return kv_cell_cmp(&x, &y);
 }
 
-static void sort_groups(bfam *f) {
-  if (f->sorted || f->n_grps < 2) return;
-  sort_fam = f;
-  qsort(f->grps, f->n_grps, sizeof *f->grps, grp_cmp);
+/* Sort the family's groups (gcmp order) by a natural merge sort: the input is cut into
+** maximal ascending runs and strictly descending runs, each descending run is reversed in
+** place (strictly descending rows have distinct keys, so reversing keeps equal rows in add
+** order), then neighbouring runs are merged pairwise until one is left. Input in key
+** order costs one pass; input that is a few reverse-ordered runs (a time series loaded
+** oldest first into a TS DESC key) costs the reversals and log2(runs) merge passes. */
+static int sort_groups(bfam *f) {
+  size_t n = f->n_grps;
+  if (f->sorted || n < 2) {
+    f->sorted = true;
+    return KV_OK;
+  }
+  grp *g = f->grps;
+  size_t *starts = malloc((n + 1) * sizeof *starts);
+  grp *tmp = malloc(n * sizeof *tmp);
+  if (!starts || !tmp) {
+    free(starts);
+    free(tmp);
+    return kv_error(KV_ERR_NOMEM, "bulk load: out of memory sorting");
+  }
+  size_t nr = 0, i = 0;
+  while (i < n) {
+    size_t j = i + 1;
+    if (j < n && gcmp(f, &g[i], &g[j]) > 0) {
+      while (j < n && gcmp(f, &g[j - 1], &g[j]) > 0) j++;
+      for (size_t lo = i, hi = j - 1; lo < hi; lo++, hi--) {
+        grp t = g[lo];
+        g[lo] = g[hi];
+        g[hi] = t;
+      }
+    } else {
+      while (j < n && gcmp(f, &g[j - 1], &g[j]) < 0) j++;
+    }
+    starts[nr++] = i;
+    i = j;
+  }
+  starts[nr] = n;
+  grp *src = g, *dst = tmp;
+  while (nr > 1) {
+    size_t out = 0;
+    for (size_t r = 0; r < nr; r += 2) {
+      size_t lo = starts[r], mid = starts[r + 1], hi = r + 2 <= nr ? starts[r + 2] : mid;
+      size_t a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) dst[k++] = gcmp(f, &src[b], &src[a]) < 0 ? src[b++] : src[a++];
+      while (a < mid) dst[k++] = src[a++];
+      while (b < hi) dst[k++] = src[b++];
+      starts[out++] = lo;
+    }
+    starts[out] = n;
+    nr = out;
+    grp *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != g) memcpy(g, src, n * sizeof *g);
+  free(starts);
+  free(tmp);
   f->sorted = true;
+  return KV_OK;
 }
 
 /* A source of cells in kv_cell_cmp order (seq = add ordinal): the buffer or a run. */
@@ -381,8 +478,8 @@ static void clear_buffer(bfam *f) {
 static int spill_fam(kv_bulk *b, bfam *f) {
   if (!f->n_ents) return KV_OK;
   kv_db *db = b->db;
-  sort_groups(f);
-  int rc = db->env->mkdir(db->env, f->dir);
+  int rc = sort_groups(f);
+  if (rc == KV_OK) rc = db->env->mkdir(db->env, f->dir);
   if (rc) return rc;
   size_t cap = f->cap_runs;
   if (!grow((void **)&f->runs, &cap, f->n_runs + 1u, sizeof *f->runs))
@@ -561,8 +658,7 @@ static int merge_fam(kv_bulk *b, bfam *f, kv_sf_writer *w, uint64_t seq) {
   uint32_t n = f->n_runs + 1;
   src *s = calloc(n, sizeof *s);
   if (!s) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  int rc = KV_OK;
-  sort_groups(f);
+  int rc = sort_groups(f);
   for (uint32_t i = 0; i < f->n_runs && rc == KV_OK; i++) {
     rc = kv_sf_open(db->env, f->runs[i], &s[i].r);
     if (rc == KV_OK) {

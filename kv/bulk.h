@@ -7,7 +7,9 @@
 ** Bounded memory: cells are buffered until kv_bulk_options.run_bytes is reached; the buffer
 ** is then sorted and spilled as a temporary sorted store file ("run") per family, in the
 ** family's folder under a name kv_open deletes (<number>.run). Commit merges the runs and
-** the buffer. Input added in key order needs no sort (it is detected).
+** the buffer. Input added in key order needs no sort (it is detected); otherwise rows are
+** sorted by a natural merge sort, so input made of a few ascending or descending runs
+** (time series in file order against a TS DESC key) costs a few linear passes.
 **
 ** Sequence numbers: commit takes the writer role (other commits wait until it returns),
 ** reserves one sequence number S for the whole load and gives it to every cell, so the load
@@ -35,8 +37,8 @@
 typedef struct kv_bulk kv_bulk;
 
 typedef struct kv_bulk_options {
-  size_t run_bytes; /* bytes of buffered cells (keys, values and 48 bytes of bookkeeping
-                       per cell) before a sorted run is spilled; 0 = 128 MiB; minimum 4 KiB */
+  size_t run_bytes; /* bytes of buffered cells (keys, values and 40 bytes of bookkeeping
+                       per cell) before a sorted run is spilled; 0 = 512 MiB; minimum 4 KiB */
 } kv_bulk_options;
 
 /* Start a bulk load on db. opts NULL = the defaults. The load's timestamp for cells added
@@ -56,6 +58,22 @@ int kv_bulk_put(kv_bulk *b, uint32_t family_id, const void *row, size_t row_len,
                 size_t value_len);
 int kv_bulk_delete(kv_bulk *b, uint32_t family_id, int type, const void *row,
                    size_t row_len, const void *qual, size_t qual_len, int64_t ts);
+
+/* One cell of kv_bulk_add_row. */
+typedef struct kv_bulk_cell {
+  const void *qual;   /* qualifier bytes */
+  size_t qual_len;    /* their length */
+  int type;           /* KV_PUT or a tombstone type, as kv_bulk_put / kv_bulk_delete */
+  const void *value;  /* value bytes (puts only) */
+  size_t value_len;   /* their length (ignored for tombstones) */
+} kv_bulk_cell;
+
+/* Add n cells of one row of one family, all with timestamp ts: the same as n calls of
+** kv_bulk_put / kv_bulk_delete in order, but the row key is looked at once, and every cell
+** is checked before any is added (a refused row leaves the load unchanged). Cells given in
+** cell order (qualifier ascending) cost least. Errors: as kv_bulk_put. */
+int kv_bulk_add_row(kv_bulk *b, uint32_t family_id, const void *row, size_t row_len,
+                    int64_t ts, const kv_bulk_cell *cells, size_t n);
 
 /* Add every operation of `batch` to the load, in the batch's order (the batch is left
 ** unchanged). On an error the load keeps the operations added before the failing one:
