@@ -1,7 +1,7 @@
 /*
 ** kv/bulk.c: bulk load (kv/bulk.h). Three stages:
-**   buffer: per family, the added cells' bytes in one arena and a 40-byte entry per cell
-**     (offsets, timestamp, type, add ordinal); consecutive cells of one row that arrive in
+**   buffer: per family, the added cells' bytes in one arena and a 16-byte entry per cell
+**     (offsets, lengths, type; the timestamp only when it is not the load's); consecutive cells of one row that arrive in
 **     cell order form a "group", so a sort moves one group per row, not one entry per cell;
 **     input whose groups come in ascending row order is not sorted at all.
 **   spill: when the buffer passes run_bytes, each family's buffer is sorted and written as a
@@ -28,21 +28,24 @@
 #define PATH_CAP 4096                 /* bytes for any path built here */
 #define DEFAULT_RUN_BYTES (512u << 20) /* kv_bulk_options.run_bytes default */
 #define MIN_RUN_BYTES 4096u           /* smallest run_bytes accepted */
-#define ENT_OVERHEAD 40u              /* bookkeeping bytes charged per buffered cell */
+#define ENT_OVERHEAD 24u              /* bookkeeping bytes charged per buffered cell */
 #define MAX_ARENA 0xF0000000u         /* arena offsets are 32-bit */
 
-/* One buffered cell (32 bytes). Its qualifier and value are adjacent in the arena. */
+/* One buffered cell (16 bytes). In the family's arena a cell is [ts: 8 bytes, only when
+** it is not the load's timestamp] qualifier value; its row key is shared with the other
+** cells of its row. Its add ordinal is not stored: within one family it is the family's
+** count of earlier spilled cells plus its index plus 1 (bfam.ord_base), and ordinals are
+** only ever compared within one family. */
 typedef struct ent {
-  int64_t ts;         /* timestamp (KV_TS_NOW resolved) */
-  uint64_t ord;       /* add ordinal within the load, from 1 */
   uint32_t row_off;   /* row key offset in the family's arena */
   uint32_t qual_off;  /* qualifier offset; the value follows the qualifier */
-  uint32_t lt;        /* value length (< 2^28, KV_MAX_VALUE is 2^26) | type << 28 */
+  uint32_t lt;        /* value length (bits 0..26) | ENT_OWN_TS | type << 28 */
   uint16_t row_len;   /* row key length (<= KV_MAX_ROW_KEY) */
   uint16_t qual_len;  /* qualifier length (<= KV_MAX_QUALIFIER) */
 } ent;
 
-#define ENT_VLEN(e) ((e)->lt & 0x0FFFFFFFu)
+#define ENT_OWN_TS (1u << 27) /* the timestamp is stored before the qualifier */
+#define ENT_VLEN(e) ((e)->lt & (ENT_OWN_TS - 1))
 #define ENT_TYPE(e) ((int)((e)->lt >> 28))
 
 /* Consecutive entries of one row in strictly increasing cell order. */
@@ -64,6 +67,8 @@ typedef struct bfam {
   grp *grps;              /* groups over ents */
   size_t n_grps, cap_grps;/* used / allocated groups */
   bool sorted;            /* groups are in strictly ascending row order as added */
+  int64_t now;            /* the load's timestamp (cells without ENT_OWN_TS) */
+  uint64_t ord_base;      /* cells of this family spilled before the buffer */
   char **runs;            /* paths of spilled runs (malloc'ed) */
   uint32_t n_runs, cap_runs; /* used / allocated */
 } bfam;
@@ -128,9 +133,17 @@ static int get_fam(kv_bulk *b, uint32_t id, bfam **out) {
   if (!f) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   *f = tmp;
   f->sorted = true;
+  f->now = b->now;
   b->fams[b->n_fams++] = f;
   *out = f;
   return KV_OK;
+}
+
+static int64_t ent_ts(const bfam *f, const ent *e) {
+  if (!(e->lt & ENT_OWN_TS)) return f->now;
+  int64_t ts;
+  memcpy(&ts, f->arena + e->qual_off - 8, 8);
+  return ts;
 }
 
 static kv_cell ent_cell(const bfam *f, const ent *e) {
@@ -139,12 +152,21 @@ static kv_cell ent_cell(const bfam *f, const ent *e) {
   c.row_len = e->row_len;
   c.qual = f->arena + e->qual_off;
   c.qual_len = e->qual_len;
-  c.ts = e->ts;
-  c.seq = e->ord;
+  c.ts = ent_ts(f, e);
+  c.seq = f->ord_base + (uint64_t)(e - f->ents) + 1;
   c.type = (uint8_t)ENT_TYPE(e);
   c.value = f->arena + e->qual_off + e->qual_len;
   c.value_len = ENT_VLEN(e);
   return c;
+}
+
+/* Byte comparison for the short qualifiers of the hot path (a prefix sorts first). */
+static inline int short_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+  size_t n = al < bl ? al : bl;
+  if (n > 16) return kv_bytes_cmp(a, al, b, bl);
+  for (size_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+  return (al > bl) - (al < bl);
 }
 
 static int spill_all(kv_bulk *b);
@@ -188,7 +210,7 @@ static int append_cell(kv_bulk *b, bfam *f, int type, const void *row, size_t ro
                        const void *value, size_t value_len) {
   if (ts == KV_TS_NOW) ts = b->now;
   /* Same row as the family's previous cell: share its bytes. */
-  ent prev_e; /* a copy: the arrays may move below */
+  ent prev_e; /* a copy: the arrays may move below (its arena offsets stay valid) */
   const ent *prev = NULL;
   if (f->n_ents) {
     prev_e = f->ents[f->n_ents - 1];
@@ -196,13 +218,14 @@ static int append_cell(kv_bulk *b, bfam *f, int type, const void *row, size_t ro
   }
   bool same_row = prev && (row_known || (prev->row_len == row_len &&
                                          memcmp(f->arena + prev->row_off, row, row_len) == 0));
-  size_t need = f->alen + (same_row ? 0 : row_len) + qual_len + value_len;
+  size_t own = ts == b->now ? 0 : 8;
+  size_t need = f->alen + (same_row ? 0 : row_len) + own + qual_len + value_len;
   if (need > MAX_ARENA) { /* row points at the caller's bytes: safe to drop ours */
     int rc = spill_all(b);
     if (rc) return rc;
     prev = NULL;
     same_row = false;
-    need = row_len + qual_len + value_len;
+    need = row_len + own + qual_len + value_len;
   }
   if (!grow((void **)&f->arena, &f->acap, need, 1) ||
       !grow((void **)&f->ents, &f->cap_ents, f->n_ents + 1, sizeof *f->ents) ||
@@ -214,24 +237,27 @@ static int append_cell(kv_bulk *b, bfam *f, int type, const void *row, size_t ro
     memcpy(f->arena + f->alen, row, row_len);
     f->alen += row_len;
   }
+  if (own) {
+    memcpy(f->arena + f->alen, &ts, 8);
+    f->alen += 8;
+  }
   e.qual_off = (uint32_t)f->alen;
   if (qual_len) memcpy(f->arena + f->alen, qual, qual_len);
   f->alen += qual_len;
   if (value_len) memcpy(f->arena + f->alen, value, value_len);
   f->alen += value_len;
-  e.lt = (uint32_t)value_len | (uint32_t)type << 28;
+  e.lt = (uint32_t)value_len | (own ? ENT_OWN_TS : 0) | (uint32_t)type << 28;
   e.row_len = (uint16_t)row_len;
   e.qual_len = (uint16_t)qual_len;
-  e.ts = ts;
-  e.ord = ++b->ord;
+  b->ord++;
   /* Continue the current group when the cell follows the previous one in cell order
   ** (qualifier ascending, then timestamp descending; an equal (qualifier, ts) would sort
   ** before the earlier cell, as its ordinal is higher). */
   bool cont = false;
   if (same_row) {
-    int c = kv_bytes_cmp(f->arena + prev->qual_off, prev->qual_len, f->arena + e.qual_off,
-                         e.qual_len);
-    cont = c < 0 || (c == 0 && prev->ts > e.ts);
+    int c = short_cmp(f->arena + prev->qual_off, prev->qual_len, f->arena + e.qual_off,
+                      e.qual_len);
+    cont = c < 0 || (c == 0 && ent_ts(f, prev) > ts);
   }
   if (cont) {
     f->grps[f->n_grps - 1].n++;
@@ -247,7 +273,7 @@ static int append_cell(kv_bulk *b, bfam *f, int type, const void *row, size_t ro
     f->n_grps++;
   }
   f->ents[f->n_ents++] = e;
-  b->bytes += (same_row ? 0 : row_len) + qual_len + value_len + ENT_OVERHEAD;
+  b->bytes += (same_row ? 0 : row_len) + own + qual_len + value_len + ENT_OVERHEAD;
   if (b->bytes >= b->run_bytes || f->n_ents >= UINT32_MAX - 1) return spill_all(b);
   return KV_OK;
 }
@@ -330,7 +356,7 @@ static int gcmp(const bfam *f, const grp *a, const grp *b) {
   const ent *x = &f->ents[a->first], *y = &f->ents[b->first];
   int c = kv_bytes_cmp(f->arena + x->row_off, x->row_len, f->arena + y->row_off, y->row_len);
   if (c) return c;
-  return x->ord < y->ord ? -1 : 1;
+  return a->first < b->first ? -1 : 1; /* entry index order is add order */
 }
 
 static int idx_cmp(const void *a, const void *b) {
@@ -410,6 +436,7 @@ typedef struct src {
   size_t gi;              /* buffer: next group */
   uint32_t *span;         /* buffer: entry indexes of the current span of equal rows */
   size_t span_n, span_i, span_cap; /* its length, position, allocated */
+  size_t span_groups;     /* buffer: groups in the current span */
   kv_sf_reader *r;        /* run: its reader */
   kv_iter *it;            /* run: its iterator */
 } src;
@@ -417,7 +444,7 @@ typedef struct src {
 /* Buffer: load the next span (the groups of the next row key) into s->span. */
 static int mem_fill(src *s) {
   const bfam *f = s->f;
-  s->span_n = s->span_i = 0;
+  s->span_n = s->span_i = s->span_groups = 0;
   if (s->gi >= f->n_grps) return KV_OK;
   size_t g = s->gi, end = g + 1;
   const ent *e0 = &f->ents[f->grps[g].first];
@@ -434,6 +461,7 @@ static int mem_fill(src *s) {
     return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   for (size_t k = g; k < end; k++)
     for (uint32_t j = 0; j < f->grps[k].n; j++) s->span[s->span_n++] = f->grps[k].first + j;
+  s->span_groups = end - g;
   if (end - g > 1) {
     sort_fam = f;
     qsort(s->span, s->span_n, sizeof *s->span, idx_cmp);
@@ -470,6 +498,7 @@ static void src_free(src *s) {
 /* ---- spilling runs ---------------------------------------------------------------------- */
 
 static void clear_buffer(bfam *f) {
+  f->ord_base += f->n_ents;
   f->alen = f->n_ents = f->n_grps = 0;
   f->sorted = true;
 }
@@ -652,6 +681,33 @@ static void resolver_free(resolver *r) {
   }
 }
 
+/* No runs: the buffer alone (s), row by row. A row made of one group has no two cells of
+** one (qualifier, timestamp), and none of its cells masks another: a group's later cells
+** sort after its earlier ones, and a tombstone masks only cells added before it that sort
+** after it in the same column (equal or older timestamp), which a group cannot hold. So
+** such a row is written as it is; a row of several groups goes through the resolver. */
+static int write_buffer(src *s, resolver *r) {
+  const bfam *f = s->f;
+  for (;;) {
+    int rc = mem_fill(s);
+    if (rc || s->span_n == 0) return rc;
+    if (s->span_groups == 1) {
+      for (size_t i = 0; i < s->span_n && rc == KV_OK; i++) {
+        kv_cell c = ent_cell(f, &f->ents[s->span[i]]);
+        c.seq = r->seq;
+        rc = kv_sf_writer_add(r->w, &c);
+      }
+    } else {
+      for (size_t i = 0; i < s->span_n && rc == KV_OK; i++) {
+        kv_cell c = ent_cell(f, &f->ents[s->span[i]]);
+        rc = resolve(r, &c);
+      }
+      if (rc == KV_OK) rc = flush_pend(r);
+    }
+    if (rc) return rc;
+  }
+}
+
 /* Merge family f's runs and buffer into the open writer w, resolved, with sequence seq. */
 static int merge_fam(kv_bulk *b, bfam *f, kv_sf_writer *w, uint64_t seq) {
   kv_db *db = b->db;
@@ -673,11 +729,15 @@ static int merge_fam(kv_bulk *b, bfam *f, kv_sf_writer *w, uint64_t seq) {
     }
   }
   s[n - 1].f = f;
-  if (rc == KV_OK) rc = src_next(&s[n - 1]);
   resolver r;
   memset(&r, 0, sizeof r);
   r.w = w;
   r.seq = seq;
+  if (rc == KV_OK && n == 1) {
+    rc = write_buffer(&s[0], &r);
+    goto done;
+  }
+  if (rc == KV_OK) rc = src_next(&s[n - 1]);
   while (rc == KV_OK) {
     src *best = NULL;
     for (uint32_t i = 0; i < n; i++)
@@ -687,6 +747,7 @@ static int merge_fam(kv_bulk *b, bfam *f, kv_sf_writer *w, uint64_t seq) {
     if (rc == KV_OK) rc = src_next(best);
   }
   if (rc == KV_OK) rc = flush_pend(&r);
+done:
   resolver_free(&r);
   for (uint32_t i = 0; i < n; i++) src_free(&s[i]);
   free(s);

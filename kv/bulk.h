@@ -37,7 +37,7 @@
 typedef struct kv_bulk kv_bulk;
 
 typedef struct kv_bulk_options {
-  size_t run_bytes; /* bytes of buffered cells (keys, values and 40 bytes of bookkeeping
+  size_t run_bytes; /* bytes of buffered cells (keys, values and 24 bytes of bookkeeping
                        per cell) before a sorted run is spilled; 0 = 512 MiB; minimum 4 KiB */
 } kv_bulk_options;
 
