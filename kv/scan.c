@@ -44,6 +44,7 @@ typedef struct fscan {
   uint8_t *parked;              /* per kid: 1 = left out of the current single-key range
                                    because its file's bloom filter rules the key out */
   uint32_t n_kids;              /* entries in kids */
+  uint32_t n_mem_kids;          /* kids reading memstores (empty ones get none) */
   int cur;                      /* kid holding the smallest cell, -1 when exhausted */
   kv_sf_io io;                  /* block counters of this family's store files */
   uint64_t cells;               /* cells pulled from the sources */
@@ -125,6 +126,11 @@ static int kid_status(fscan *f) {
 }
 
 static void pick_min(fscan *f) {
+  if (f->n_kids == 1) { /* a single source: no merge */
+    kv_iter *k = f->kids[0];
+    f->cur = !f->parked[0] && k->ops->valid(k) ? 0 : -1;
+    return;
+  }
   int best = -1;
   const kv_cell *bc = NULL;
   for (uint32_t i = 0; i < f->n_kids; i++) {
@@ -146,8 +152,8 @@ static int merge_seek(fscan *f, const uint8_t *row, uint32_t row_len, bool singl
   for (uint32_t i = 0; i < f->n_kids; i++) {
     kv_iter *k = f->kids[i];
     f->parked[i] = 0;
-    if (single && i >= (uint32_t)f->n_mems &&
-        !kv_sf_may_contain_row(f->files[i - (uint32_t)f->n_mems]->reader, row, row_len)) {
+    if (single && i >= f->n_mem_kids &&
+        !kv_sf_may_contain_row(f->files[i - f->n_mem_kids]->reader, row, row_len)) {
       f->parked[i] = 1;
       continue;
     }
@@ -697,6 +703,9 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
       break;
     }
     for (int k = 0; k < f->n_mems && rc == KV_OK; k++) {
+      /* A memstore empty now holds no cell at or below the snapshot (cells are counted
+         before last_seq is published), so it needs no iterator. */
+      if (f->mems[k] != f->ovl && kv_memstore_cells(f->mems[k]) == 0) continue;
       kv_iter *it = kv_memstore_iter_new(f->mems[k]);
       if (!it) rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
       else {
@@ -704,10 +713,13 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
         f->kids[f->n_kids++] = it;
       }
     }
+    f->n_mem_kids = f->n_kids;
     for (uint32_t k = 0; k < f->n_files && rc == KV_OK; k++) {
       kv_iter *it = kv_sf_iter_new(f->files[k]->reader, &f->io);
       if (!it) rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
       else {
+        if (f->has_proj)
+          kv_sf_iter_project(it, (const uint8_t *const *)f->proj, f->proj_lens, f->n_proj);
         f->kids[f->n_kids++] = it;
         f->files_opened++;
       }
@@ -766,12 +778,12 @@ void kv_scan_get_metrics(const kv_scan *s, kv_scan_metrics *out) {
     const fscan *f = &s->fams[i];
     kv_family_metrics *fm = &out->families[i];
     fm->family_id = f->fid;
-    fm->cells_examined = f->cells;
+    fm->cells_examined = f->cells + f->io.cells_skipped;
     fm->blocks_read = f->io.blocks_read;
     fm->blocks_cache_hit = f->io.blocks_cache_hit;
     fm->bytes_read = f->io.bytes_read;
     fm->files_opened = f->files_opened;
-    out->cells_examined += f->cells;
+    out->cells_examined += f->cells + f->io.cells_skipped;
   }
 }
 

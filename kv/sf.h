@@ -68,6 +68,7 @@ typedef struct kv_sf_io {
   uint64_t blocks_read, blocks_cache_hit, bytes_read, cells_decoded; /* blocks loaded (hits
                                  included), of which from a cache, on-disk bytes read,
                                  cells in the blocks decoded */
+  uint64_t cells_skipped;     /* cells stepped over by a projection (kv_sf_iter_project) */
 } kv_sf_io;
 
 /* Open and validate trailer, index and bloom (KV_ERR_CORRUPT names the file and offset).
@@ -100,6 +101,16 @@ kv_iter *kv_sf_iter_new(kv_sf_reader *r, kv_sf_io *io);
 /* The same; with fill_cache false, blocks found in the reader's cache are used but blocks
 ** read from the file are not added to it (compaction reads each block once). */
 kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache);
+/* Make a store-file iterator show only the cells whose qualifier is one of quals[0..n)
+** (lengths in lens) and the DeleteFamily tombstones, in every move: the other cells are
+** stepped over inside the block, without a call per cell, and counted in the io's
+** cells_skipped; their values are not decoded, and a block missing from the cache is
+** then decoded into the iterator's own arrays and not added to the cache (unless the
+** projection keeps every qualifier of the block). The arrays must outlive the iterator
+** (they are not copied). `it` must come from kv_sf_iter_new or kv_sf_iter_new_opts; call
+** before the first move. */
+void kv_sf_iter_project(kv_iter *it, const uint8_t *const *quals, const uint32_t *lens,
+                        uint32_t n);
 /* Estimate rows and on-disk bytes of the file in [start, end] (NULL = unbounded) from the
 ** block index: full blocks inside count whole, the end blocks count half. */
 void kv_sf_estimate(const kv_sf_reader *r, const uint8_t *start, uint32_t start_len,

@@ -9,6 +9,11 @@
 ** allocates only when a block is larger than any the kv_sf_dblock held before (arrays
 ** grow, never shrink), never per cell. It does not check that cells are in order (the
 ** block checksum stands for that) and does no I/O.
+**
+** A projected read (kv_sf_block_decode_keep) decodes every key, timestamp, type and
+** sequence number but only the value groups of the qualifiers kept: the other groups are
+** neither un-transposed nor walked, and the value slots of their cells are left as they
+** were (the caller never reads them).
 */
 #include "kv/coding.h"
 #include "kv/sf_int.h"
@@ -17,6 +22,7 @@ typedef struct gstate {
   uint32_t count;        /* cells in the group */
   uint32_t width;        /* fixed value width (when fixed) */
   uint8_t fixed;         /* fixed width group */
+  uint8_t skip;          /* not decoded (a projected read): cells get an empty value */
   const uint8_t *lp;     /* variable: next length varint */
   const uint8_t *lend;   /* variable: end of the length stream */
   const uint8_t *dp;     /* next value bytes */
@@ -25,6 +31,9 @@ typedef struct gstate {
 
 #define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)
 #define GET(p, lim, v, msg) do { if (!((p) = kv_get_varint((p), (lim), (v)))) CORRUPT(msg); } while (0)
+/* GET with the one-byte case inline (the common one in the per-cell streams). */
+#define GET1(p, lim, v, msg) do { \
+    if ((p) < (lim) && *(p) < 0x80) *(v) = *(p)++; else GET(p, lim, v, msg); } while (0)
 
 void kv_sf_dblock_free(kv_sf_dblock *d) {
   free(d->row_off);
@@ -163,7 +172,39 @@ static int decode_rows(kv_sf_dblock *d, const uint8_t **pp, const uint8_t *lim,
   return KV_OK;
 }
 
+int kv_sf_block_keep(const uint8_t *raw, size_t len, const uint8_t *const *quals,
+                     const uint32_t *lens, uint32_t n, uint8_t **keep, size_t *cap,
+                     bool *all, const char **why) {
+  const uint8_t *p = raw, *lim = raw + len;
+  uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
+  *why = NULL;
+  *all = true;
+  GET(p, lim, &nrows, "truncated block header");
+  GET(p, lim, &ncells, "truncated block header");
+  GET(p, lim, &nquals, "truncated block header");
+  GET(p, lim, &min_seq, "truncated block header");
+  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len)
+    CORRUPT("bad row, cell or qualifier count");
+  if (kv_sf_grow((void **)keep, cap, (size_t)nquals, 1)) return KV_ERR_NOMEM;
+  for (uint32_t q = 0; q < nquals; q++) {
+    GET(p, lim, &v, "truncated qualifier dictionary");
+    if (v > (uint64_t)(lim - p)) CORRUPT("qualifier runs past the block");
+    uint8_t k = 0;
+    for (uint32_t i = 0; i < n && !k; i++)
+      k = lens[i] == v && (v == 0 || memcmp(quals[i], p, (size_t)v) == 0);
+    (*keep)[q] = k;
+    if (!k) *all = false;
+    p += v;
+  }
+  return KV_OK;
+}
+
 int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const char **why) {
+  return kv_sf_block_decode_keep(d, raw, len, NULL, why);
+}
+
+int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
+                            const uint8_t *keep, const char **why) {
   const uint8_t *p = raw, *lim = raw + len;
   uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
   *why = NULL;
@@ -190,7 +231,7 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
   uint32_t n = d->ncells;
   if (nquals > 1) {
     for (uint32_t i = 0; i < n; i++) {
-      GET(p, lim, &v, "truncated qualifier stream");
+      GET1(p, lim, &v, "truncated qualifier stream");
       if (v >= nquals) CORRUPT("qualifier index out of range");
       d->c_qual[i] = (uint32_t)v;
     }
@@ -199,7 +240,7 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
   }
   uint64_t ts = 0;
   for (uint32_t i = 0; i < n; i++) {
-    GET(p, lim, &v, "truncated timestamp stream");
+    GET1(p, lim, &v, "truncated timestamp stream");
     ts += (uint64_t)kv_unzigzag(v);
     d->c_ts[i] = (int64_t)ts;
   }
@@ -210,7 +251,7 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
   }
   p += n;
   for (uint32_t i = 0; i < n; i++) {
-    GET(p, lim, &v, "truncated sequence stream");
+    GET1(p, lim, &v, "truncated sequence stream");
     d->c_seq[i] = min_seq + v;
   }
   /* Values: count the groups, read their headers, then hand out values in cell order. */
@@ -227,7 +268,7 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
     if (code) {
       uint64_t bytes = (code - 1) * (uint64_t)gs[g].count;
       if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - scan)) CORRUPT("value group runs past the block");
-      vneed += (size_t)bytes;
+      if (!keep || g == d->nquals || keep[g]) vneed += (size_t)bytes;
       scan += bytes;
     } else {
       GET(scan, lim, &a, "truncated value group header");
@@ -244,6 +285,17 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
     if (!s->count) continue;
     uint64_t code = 0, a = 0, b = 0;
     p = kv_get_varint(p, lim, &code);
+    if (keep && g < d->nquals && !keep[g]) {  /* not read: step over its bytes */
+      s->skip = 1;
+      if (code) {
+        p += (size_t)(code - 1) * s->count;
+      } else {
+        p = kv_get_varint(p, lim, &a);
+        p = kv_get_varint(p, lim, &b);
+        p += a + b;
+      }
+      continue;
+    }
     if (code) {
       uint32_t w = (uint32_t)(code - 1), cnt = s->count;
       s->fixed = 1;
@@ -266,9 +318,13 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
       p += a + b;
     }
   }
+  d->c_val[0] = NULL; /* a cell of a group left out keeps whatever its slots held */
+  d->c_vlen[0] = 0;
   for (uint32_t i = 0; i < n; i++) {
     gstate *s = &gs[d->c_type[i] == KV_PUT ? d->c_qual[i] : d->nquals];
-    if (s->fixed) {
+    if (s->skip) {
+      continue;
+    } else if (s->fixed) {
       d->c_val[i] = s->dp;
       d->c_vlen[i] = s->width;
       s->dp += s->width;
@@ -281,7 +337,7 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
     }
   }
   for (uint32_t g = 0; g < ng; g++) {
-    if (gs[g].count && !gs[g].fixed && (gs[g].lp != gs[g].lend || gs[g].dp != gs[g].dend))
+    if (gs[g].count && !gs[g].fixed && !gs[g].skip && (gs[g].lp != gs[g].lend || gs[g].dp != gs[g].dend))
       CORRUPT("value group lengths do not add up");
   }
   return KV_OK;

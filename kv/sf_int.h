@@ -10,6 +10,7 @@
 #ifndef ROWAN_KV_SF_INT_H
 #define ROWAN_KV_SF_INT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -151,6 +152,21 @@ typedef struct kv_sf_dblock {
 ** raw bytes must stay alive while d is used (qualifiers and variable values point into
 ** them). KV_OK; KV_ERR_CORRUPT with *why set to a static reason; KV_ERR_NOMEM. */
 int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const char **why);
+/* The same, decoding the values of only the qualifiers whose dictionary entry has keep[q]
+** set (keep as filled by kv_sf_block_keep for this block; NULL = all) and of the
+** tombstones: the cells of other qualifiers get their keys, timestamps, types and
+** sequence numbers but no value (their c_val/c_vlen slots are stale: never read them), and
+** their value bytes are not checked.
+** Same results and errors otherwise. */
+int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
+                            const uint8_t *keep, const char **why);
+/* Read a raw block's qualifier dictionary and set (*keep)[q] for each entry q: 1 when the
+** qualifier is one of quals[0..n) (lengths in lens), else 0. *keep grows as needed (*cap
+** counts bytes; the caller frees it). *all is set when every entry is kept. KV_OK;
+** KV_ERR_CORRUPT with *why set; KV_ERR_NOMEM. */
+int kv_sf_block_keep(const uint8_t *raw, size_t len, const uint8_t *const *quals,
+                     const uint32_t *lens, uint32_t n, uint8_t **keep, size_t *cap,
+                     bool *all, const char **why);
 /* Free a decoded block's arrays. */
 void kv_sf_dblock_free(kv_sf_dblock *d);
 /* Fill *out with cell `ci` of row `ri` (pointers into d). REQUIRES ri is ci's row. */

@@ -15,6 +15,15 @@
 ** reads, checks and decodes the block into a new cache entry (raw bytes copied into it, so
 ** the decoded pointers stay valid), and inserts it only once it passed every check. Without
 ** a cache the iterator decodes into its own reused arrays (it->d).
+**
+** Projection (kv_sf_iter_project): when a scan reads only some qualifiers of the family,
+** each loaded block gets a keep flag per dictionary entry, and every move steps over the
+** cells of other qualifiers (DeleteFamily tombstones are always kept) in a tight loop over
+** the block's arrays, so a scan of one column out of twelve does not pay a merge step and
+** a visibility check for each of the other eleven. A block read from the file whose
+** dictionary holds qualifiers left out is decoded with only the kept value groups
+** (kv_sf_block_decode_keep) into the iterator's own arrays, and not cached: a partly
+** decoded block must not serve other readers.
 */
 #include <stdio.h>
 #include "kv/cache.h"
@@ -38,6 +47,13 @@ typedef struct sf_iter {
   bool valid;              /* positioned on a cell */
   int status;              /* sticky error, KV_OK if none */
   kv_cell cur;             /* the current cell, filled on every move */
+  const uint8_t *const *pq; /* projected qualifiers (caller's), when proj */
+  const uint32_t *pql;     /* their lengths */
+  uint32_t npq;            /* entries in pq */
+  bool proj;               /* forward moves keep only projected cells */
+  uint8_t *keep;           /* per dictionary entry of block keep_bi: 1 = projected */
+  size_t keep_cap;         /* entries allocated in keep */
+  int64_t keep_bi;         /* block keep was computed for, -1 if none */
 } sf_iter;
 
 static int same_key(const kv_cell *a, const kv_cell *b) {
@@ -121,8 +137,18 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   if (!rc)
     rc = kv_sf_unframe_block(it->disk.p, e->size, e->raw, &it->scratch, &raw, &raw_len,
                              r->path, e->off);
+  /* A projected read that leaves out some qualifiers of this block decodes only the
+     values it keeps, into the iterator's own arrays: such a block is not cached. */
+  bool partial = false;
+  if (!rc && it->proj) {
+    bool all = true;
+    rc = kv_sf_block_keep(raw, raw_len, it->pq, it->pql, it->npq, &it->keep, &it->keep_cap,
+                          &all, &why);
+    if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
+    partial = !all;
+  }
   cblock *cb = NULL;
-  if (!rc && r->cache && it->fill_cache) {
+  if (!rc && r->cache && it->fill_cache && !partial) {
     cb = calloc(1, sizeof *cb + raw_len);
     if (!cb) rc = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
     else {
@@ -133,7 +159,7 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   }
   kv_sf_dblock *target = cb ? &cb->d : &it->d;
   if (!rc) {
-    rc = kv_sf_block_decode(target, raw, raw_len, &why);
+    rc = kv_sf_block_decode_keep(target, raw, raw_len, partial ? it->keep : NULL, &why);
     if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
   }
   if (!rc && (why = check_block(target, e)) != NULL) rc = KV_ERR_CORRUPT;
@@ -155,6 +181,7 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   }
   if (it->io) it->io->cells_decoded += it->dp->ncells;
   it->bi = bi;
+  if (it->proj) it->keep_bi = bi; /* kv_sf_block_keep filled keep for this block */
   return true;
 }
 
@@ -215,20 +242,93 @@ static int64_t find_block(const kv_sf_reader *r, const kv_cell *t) {
   return ans;
 }
 
+/* Recompute the keep flags for the loaded block. False (status set) when out of memory. */
+static bool compute_keep(sf_iter *it) {
+  const kv_sf_dblock *d = it->dp;
+  if (d->nquals > it->keep_cap) {
+    size_t cap = it->keep_cap;
+    if (kv_sf_grow((void **)&it->keep, &cap, d->nquals, 1)) {
+      it->status = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", it->r->path);
+      it->valid = false;
+      return false;
+    }
+    it->keep_cap = cap;
+  }
+  for (uint32_t q = 0; q < d->nquals; q++) {
+    uint8_t k = 0;
+    for (uint32_t i = 0; i < it->npq && !k; i++)
+      k = it->pql[i] == d->q_len[q] && (d->q_len[q] == 0 || memcmp(it->pq[i], d->q_ptr[q], d->q_len[q]) == 0);
+    it->keep[q] = k;
+  }
+  it->keep_bi = it->bi;
+  return true;
+}
+
+/* Position on the first cell at or after cell ci (row ri, ci's row or an earlier one) of
+** the loaded block that the projection keeps, loading the next blocks as needed. */
+static void settle_fwd(sf_iter *it, uint32_t ci, uint32_t ri) {
+  for (;;) {
+    const kv_sf_dblock *d = it->dp;
+    if (it->proj) {
+      if (it->keep_bi != it->bi && !compute_keep(it)) return;
+      uint32_t start = ci, n = d->ncells;
+      const uint8_t *keep = it->keep;
+      while (ci < n && !keep[d->c_qual[ci]] && d->c_type[ci] != KV_DELETE_FAMILY) ci++;
+      if (it->io) it->io->cells_skipped += ci - start;
+    }
+    if (ci < d->ncells) {
+      while (d->row_first[ri + 1] <= ci) ri++;
+      set_pos(it, ci, ri);
+      return;
+    }
+    it->valid = false;
+    uint32_t nb = (uint32_t)it->bi + 1;
+    if (nb >= it->r->nblocks || !load_block(it, nb)) return;
+    ci = 0;
+    ri = 0;
+  }
+}
+
+/* Position on the last kept cell at or before cell ci (row ri) of the loaded block, loading
+** the previous blocks as needed. */
+static void settle_back(sf_iter *it, uint32_t ci, uint32_t ri) {
+  for (;;) {
+    const kv_sf_dblock *d = it->dp;
+    if (!it->proj) {
+      set_pos(it, ci, ri);
+      return;
+    }
+    if (it->keep_bi != it->bi && !compute_keep(it)) return;
+    const uint8_t *keep = it->keep;
+    int64_t i = ci;
+    while (i >= 0 && !keep[d->c_qual[i]] && d->c_type[i] != KV_DELETE_FAMILY) i--;
+    if (it->io) it->io->cells_skipped += (uint64_t)((int64_t)ci - i);
+    if (i >= 0) {
+      while (d->row_first[ri] > (uint32_t)i) ri--;
+      set_pos(it, (uint32_t)i, ri);
+      return;
+    }
+    it->valid = false;
+    if (it->bi <= 0 || !load_block(it, (uint32_t)it->bi - 1)) return;
+    ci = it->dp->ncells - 1;
+    ri = it->dp->nrows - 1;
+  }
+}
+
 static bool it_valid(kv_iter *base) { return ((sf_iter *)base)->valid; }
 
 static void it_seek_first(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, 0)) return;
-  set_pos(it, 0, 0);
+  settle_fwd(it, 0, 0);
 }
 
 static void it_seek_last(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, it->r->nblocks - 1)) return;
-  set_pos(it, it->dp->ncells - 1, it->dp->nrows - 1);
+  settle_back(it, it->dp->ncells - 1, it->dp->nrows - 1);
 }
 
 static void it_seek(kv_iter *base, const kv_cell *target) {
@@ -239,11 +339,7 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
   if (b < 0) b = 0;
   if (!load_block(it, (uint32_t)b)) return;
   uint32_t ci = find_in_block(it->dp, target, false);
-  if (ci == it->dp->ncells) {
-    if ((uint32_t)b + 1 >= it->r->nblocks || !load_block(it, (uint32_t)b + 1)) return;
-    ci = 0;
-  }
-  set_pos(it, ci, row_of(it->dp, ci));
+  settle_fwd(it, ci, ci < it->dp->ncells ? row_of(it->dp, ci) : it->dp->nrows - 1);
 }
 
 static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
@@ -255,12 +351,16 @@ static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   uint32_t ci = find_in_block(it->dp, target, true);
   if (ci == 0) return; /* cannot happen: the block's first cell is <= target */
   ci--;
-  set_pos(it, ci, row_of(it->dp, ci));
+  settle_back(it, ci, row_of(it->dp, ci));
 }
 
 static void it_next(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   uint32_t ci = it->ci + 1;
+  if (it->proj) {
+    settle_fwd(it, ci, it->ri);
+    return;
+  }
   if (ci < it->dp->ncells) {
     uint32_t ri = it->ri;
     if (it->dp->row_first[ri + 1] <= ci) ri++;
@@ -278,12 +378,12 @@ static void it_prev(kv_iter *base) {
   if (it->ci > 0) {
     uint32_t ci = it->ci - 1, ri = it->ri;
     if (it->dp->row_first[ri] > ci) ri--;
-    set_pos(it, ci, ri);
+    settle_back(it, ci, ri);
     return;
   }
   it->valid = false;
   if (it->bi <= 0 || !load_block(it, (uint32_t)it->bi - 1)) return;
-  set_pos(it, it->dp->ncells - 1, it->dp->nrows - 1);
+  settle_back(it, it->dp->ncells - 1, it->dp->nrows - 1);
 }
 
 static const kv_cell *it_cell(kv_iter *base) { return &((sf_iter *)base)->cur; }
@@ -297,6 +397,7 @@ static void it_destroy(kv_iter *base) {
   kv_sfbuf_free(&it->scratch);
   drop_current(it);
   kv_sf_dblock_free(&it->d);
+  free(it->keep);
   free(it);
 }
 
@@ -317,6 +418,17 @@ kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache) {
   it->r = r;
   it->io = io;
   it->bi = -1;
+  it->keep_bi = -1;
   it->dp = &it->d;
   return &it->base;
+}
+
+void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32_t *lens,
+                        uint32_t n) {
+  sf_iter *it = (sf_iter *)base;
+  it->pq = quals;
+  it->pql = lens;
+  it->npq = n;
+  it->proj = true;
+  it->keep_bi = -1;
 }
