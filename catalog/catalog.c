@@ -336,6 +336,17 @@ static int commit(cat_catalog *cat, kv_batch *b, cat_error *err) {
   return rc ? kverr(err, rc, "catalog commit") : CAT_OK;
 }
 
+/* Make the catalog's committed rows durable before a DROP removes a kv table from the
+** MANIFEST. With sync mode off (or normal, at a power cut) a commit can still sit in the
+** WAL buffer while the MANIFEST edit of kv_drop_table is already on disk: a crash then left
+** a catalog row naming a kv table that no longer exists, and the store could not be opened
+** again ("catalog: family of table: no table ..."). A flush of SYSTEM.CATALOG puts the
+** deletion in a store file first; with nothing new in its memstore it writes nothing. */
+static int catalog_durable(cat_catalog *cat, cat_error *err) {
+  int rc = kv_flush(cat->db, CAT_SYSTEM_TABLE);
+  return rc ? kverr(err, rc, "catalog flush") : CAT_OK;
+}
+
 /* Look up the kv family ids of a table's families and of its indexes' tables. */
 static int resolve_ids(cat_catalog *cat, cat_table *t, cat_error *err) {
   for (int i = 0; i < t->n_families; i++) {
@@ -678,9 +689,16 @@ int cat_drop_table(cat_catalog *cat, const char *name, cat_error *err) {
   kv_batch_free(b);
   free(k.p);
   if (rc) return rc;
-  /* The catalog no longer names them: from here a crash leaves only orphans. */
+  /* Committed: the catalog no longer names them. Once that is durable, a crash leaves only
+     orphans; if it cannot be made durable, the kv tables stay (orphans if it did reach the
+     disk, dropped at the next open; the table again if it did not). */
+  int drc = catalog_durable(cat, err);
   memmove(&cat->tables[ti], &cat->tables[ti + 1], (size_t)(cat->n_tables - ti - 1) * sizeof *cat->tables);
   cat->n_tables--;
+  if (drc) {
+    free_table(t);
+    return drc;
+  }
   for (int i = 0; !rc && i < t->n_indexes; i++) {
     int krc = kv_drop_table(cat->db, t->indexes[i].kv_name);
     if (krc && krc != KV_ERR_NOTFOUND) rc = kverr(err, krc, "DROP TABLE (index table)");
@@ -776,9 +794,14 @@ int cat_drop_index(cat_catalog *cat, const char *table, const char *index, cat_e
   kv_batch_free(b);
   free(k.p);
   if (rc) return rc;
+  int drc = catalog_durable(cat, err); /* as in cat_drop_table */
   cat_index x = t->indexes[xi];
   memmove(&t->indexes[xi], &t->indexes[xi + 1], (size_t)(t->n_indexes - xi - 1) * sizeof x);
   t->n_indexes--;
+  if (drc) {
+    free_index(&x);
+    return drc;
+  }
   int krc = kv_drop_table(cat->db, x.kv_name);
   free_index(&x);
   return krc && krc != KV_ERR_NOTFOUND ? kverr(err, krc, "DROP INDEX") : CAT_OK;
