@@ -1,0 +1,402 @@
+/*
+** tests/cli/test_import_bulk.c: `.import --bulk` (cli_import with opts.bulk) against the
+** plain UPSERT import on the same files, in an in-memory database.
+**
+** - Seeded random CSV files (plain, gzip with two members, lz4 with two frames) for a table
+**   with a (VARCHAR, TIMESTAMP DESC) key and two families, rows in ascending, descending
+**   and random key order, keys repeated across and within files, NULLs ('NA' and empty),
+**   and bad records of every kind (bad number, out of range, too long, NULL key, wrong
+**   field count): the bulk import and the UPSERT import give the same table, the same
+**   counts and byte-identical reject files.
+** - --max-errors under --bulk: the good rows before the stop are loaded, none after.
+** - An index: a bulk load into the empty table writes the index rows too (CHECK INDEX
+**   finds nothing missing, extra or mismatched; an index scan counts what a table scan
+**   counts); a key repeated in such a load is a reject; a bulk load into the table once it
+**   has rows is refused with the index's name.
+** Not here: kv/bulk.c's own model test (tests/kv/test_bulk.c), the public API
+** (tests/api/test_bulk.c), the real archive (test_archive.c).
+*/
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <lz4frame.h>
+#include <zlib.h>
+
+#include "cli/import.h"
+#include "kv/env_mem.h"
+#include "rowan.h"
+#include "testutil.h"
+
+#define COLS "S,T,X,Y,W,F,I"
+
+typedef struct fixture {
+  kv_env *env;      /* in-memory file system */
+  rowan_db *db;     /* database on it */
+  char dir[64];     /* temp dir for generated files and reject files */
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  assert_non_null(f);
+  f->env = kv_env_mem_new(0);
+  assert_non_null(f->env);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = f->env;
+  assert_int_equal(rowan_open("db", &o, &f->db), ROWAN_OK);
+  strcpy(f->dir, "/tmp/rowan-bulkimp-XXXXXX");
+  assert_non_null(mkdtemp(f->dir));
+  *state = f;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  rowan_close(f->db);
+  kv_env_free(f->env);
+  DIR *d = opendir(f->dir);
+  if (d) {
+    struct dirent *e;
+    char p[512];
+    while ((e = readdir(d)) != NULL) {
+      if (e->d_name[0] == '.') continue;
+      snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
+      unlink(p);
+    }
+    closedir(d);
+  }
+  rmdir(f->dir);
+  free(f);
+  return 0;
+}
+
+static void exec_ok(rowan_db *db, const char *sql) {
+  int rc = rowan_exec(db, sql, NULL, NULL);
+  if (rc != ROWAN_OK) fprintf(stderr, "SQL failed: %s\n  %s\n", sql, rowan_errmsg(db));
+  assert_int_equal(rc, ROWAN_OK);
+}
+
+typedef struct sbuf {
+  char *p;    /* text */
+  size_t n;   /* length */
+} sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n) {
+  b->p = realloc(b->p, b->n + n + 1);
+  assert_non_null(b->p);
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = 0;
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+  char tmp[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  assert_true(n >= 0 && (size_t)n < sizeof tmp);
+  sb_add(b, tmp, (size_t)n);
+}
+
+static int collect(void *ctx, int ncol, char **values, char **names) {
+  (void)names;
+  sbuf *b = ctx;
+  for (int i = 0; i < ncol; i++) {
+    const char *v = values[i] ? values[i] : "<null>";
+    sb_add(b, v, strlen(v));
+    sb_add(b, i + 1 < ncol ? "|" : "\n", 1);
+  }
+  return 0;
+}
+
+/* Rows of a query as "a|b\n..." (NULL as <null>); caller frees. */
+static char *query(rowan_db *db, const char *sql) {
+  sbuf b = {NULL, 0};
+  sb_add(&b, "", 0);
+  int rc = rowan_exec(db, sql, collect, &b);
+  if (rc != ROWAN_OK) fprintf(stderr, "query failed: %s\n  %s\n", sql, rowan_errmsg(db));
+  assert_int_equal(rc, ROWAN_OK);
+  return b.p;
+}
+
+static char *read_all(const char *path, size_t *n) {
+  FILE *fp = fopen(path, "rb");
+  assert_non_null(fp);
+  sbuf b = {NULL, 0};
+  sb_add(&b, "", 0);
+  char buf[8192];
+  size_t k;
+  while ((k = fread(buf, 1, sizeof buf, fp)) > 0) sb_add(&b, buf, k);
+  fclose(fp);
+  if (n) *n = b.n;
+  return b.p;
+}
+
+static void write_plain(const char *path, const char *p, size_t n) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  assert_int_equal(fwrite(p, 1, n, fp), n);
+  assert_int_equal(fclose(fp), 0);
+}
+
+/* gzip with `members` members, cut at arbitrary bytes. */
+static void write_gz(const char *path, const char *p, size_t n, int members) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  size_t step = (n + (size_t)members - 1) / (size_t)members;
+  for (size_t off = 0; off < n; off += step) {
+    size_t len = off + step > n ? n - off : step;
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    assert_int_equal(deflateInit2(&z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+                     Z_OK);
+    unsigned char out[16384];
+    z.next_in = (unsigned char *)(uintptr_t)(p + off);
+    z.avail_in = (unsigned)len;
+    int zr;
+    do {
+      z.next_out = out;
+      z.avail_out = sizeof out;
+      zr = deflate(&z, Z_FINISH);
+      fwrite(out, 1, sizeof out - z.avail_out, fp);
+    } while (zr == Z_OK);
+    assert_int_equal(zr, Z_STREAM_END);
+    deflateEnd(&z);
+  }
+  assert_int_equal(fclose(fp), 0);
+}
+
+/* lz4 with `frames` frames. */
+static void write_lz(const char *path, const char *p, size_t n, int frames) {
+  FILE *fp = fopen(path, "wb");
+  assert_non_null(fp);
+  size_t step = (n + (size_t)frames - 1) / (size_t)frames;
+  for (size_t off = 0; off < n; off += step) {
+    size_t len = off + step > n ? n - off : step;
+    size_t cap = LZ4F_compressFrameBound(len, NULL);
+    void *out = malloc(cap);
+    assert_non_null(out);
+    size_t k = LZ4F_compressFrame(out, cap, p + off, len, NULL);
+    assert_false(LZ4F_isError(k));
+    fwrite(out, 1, k, fp);
+    free(out);
+  }
+  assert_int_equal(fclose(fp), 0);
+}
+
+static void create_table(rowan_db *db, const char *name) {
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE %s (S VARCHAR NOT NULL, T TIMESTAMP NOT NULL, R.X DOUBLE, "
+           "R.Y BIGINT, R.W VARCHAR(3), M.F FLOAT, I SMALLINT "
+           "CONSTRAINT PK PRIMARY KEY (S, T DESC))", name);
+  exec_ok(db, sql);
+}
+
+/* One record of the random files. bad: the kind of fault to put in (0 = none). */
+static void gen_record(sbuf *b, uint64_t *rng, int station, int hour, int bad) {
+  static const char *const wd[] = {"N", "NE", "NNW", "SW", "E", ""};
+  if (bad == 5) { /* NULL key */
+    sb_printf(b, "NA,2020-01-01 00:00:00,1,2,N,1,1\n");
+    return;
+  }
+  if (bad == 6) { /* wrong field count */
+    sb_printf(b, "st%d,2020-01-01 00:00:00,1,2\n", station);
+    return;
+  }
+  sb_printf(b, "st%d,2020-%02d-%02d %02d:00:00,", station, 1 + hour / (24 * 28),
+            1 + hour / 24 % 28, hour % 24);
+  /* X DOUBLE */
+  if (bad == 1) sb_printf(b, "1.2.3,");
+  else if (tu_below(rng, 10) == 0) sb_printf(b, "NA,");
+  else sb_printf(b, "%d.%d,", (int)tu_below(rng, 400) - 100, (int)tu_below(rng, 10));
+  /* Y BIGINT */
+  if (bad == 2) sb_printf(b, "99999999999999999999,");
+  else if (tu_below(rng, 10) == 0) sb_printf(b, ",");
+  else sb_printf(b, "%lld,", (long long)tu_rand(rng) % 1000000000000ll);
+  /* W VARCHAR(3) */
+  if (bad == 3) sb_printf(b, "NNWW,");
+  else sb_printf(b, "%s,", wd[tu_below(rng, 6)]);
+  /* F FLOAT */
+  if (tu_below(rng, 8) == 0) sb_printf(b, "NA,");
+  else sb_printf(b, "%de-%d,", (int)tu_below(rng, 100000), (int)tu_below(rng, 4));
+  /* I SMALLINT */
+  if (bad == 4) sb_printf(b, "40000\n");
+  else sb_printf(b, "%d\n", (int)tu_below(rng, 60000) - 30000);
+}
+
+/* Write n_files random files into f->dir; names into paths[] (caller frees). unique: no
+** key twice and no bad record but one repeated key at the end of the last file. */
+static void gen_files(fixture *f, uint64_t *rng, int n_files, int rows, bool unique,
+                      char **paths) {
+  for (int i = 0; i < n_files; i++) {
+    sbuf b = {NULL, 0};
+    sb_add(&b, "", 0);
+    int order = i % 3; /* 0 ascending keys, 1 descending keys (time ascending), 2 random */
+    int station = i; /* unique: one station per file */
+    for (int r = 0; r < rows; r++) {
+      int hour = order == 0 ? rows - 1 - r : order == 1 ? r : (int)tu_below(rng, rows);
+      if (unique && order == 2) hour = (int)(((uint64_t)r * 7919u) % (uint64_t)rows);
+      int bad = !unique && tu_below(rng, 40) == 0 ? 1 + (int)tu_below(rng, 6) : 0;
+      gen_record(&b, rng, unique ? station : (int)tu_below(rng, 3), hour, bad);
+    }
+    if (unique && i == n_files - 1) gen_record(&b, rng, 0, 0, 0); /* repeats st0's hour 0 */
+    char name[160];
+    snprintf(name, sizeof name, "%s/in%d.csv%s", f->dir, i,
+             i % 4 == 1 ? ".gz" : i % 4 == 2 ? ".lz4" : "");
+    if (i % 4 == 1) write_gz(name, b.p, b.n, 2);
+    else if (i % 4 == 2) write_lz(name, b.p, b.n, 2);
+    else write_plain(name, b.p, b.n);
+    paths[i] = strdup(name);
+    assert_non_null(paths[i]);
+    free(b.p);
+  }
+}
+
+static int run_import(fixture *f, char **paths, int n, const char *table, bool bulk,
+                      const char *reject, int64_t max_errors, cli_import_result *res,
+                      char *err, size_t cap) {
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.columns = COLS;
+  o.null_text = "NA";
+  o.bulk = bulk;
+  o.reject_path = reject;
+  o.max_errors = max_errors;
+  return cli_import(f->db, (const char *const *)paths, n, table, &o, res, err, cap);
+}
+
+/* ---- tests ------------------------------------------------------------------------- */
+
+static void bulk_equals_upsert(void **state) {
+  fixture *f = *state;
+  uint64_t seed = tu_seed("import_bulk_equal"), rng = seed;
+  int rows = (int)tu_scaled(2000, 200);
+  char *paths[6];
+  gen_files(f, &rng, 6, rows, false, paths);
+  create_table(f->db, "A");
+  create_table(f->db, "B");
+  char rja[200], rjb[200], err[512];
+  snprintf(rja, sizeof rja, "%s/rej_a.csv", f->dir);
+  snprintf(rjb, sizeof rjb, "%s/rej_b.csv", f->dir);
+  cli_import_result ra, rb;
+  int rc = run_import(f, paths, 6, "A", true, rja, 0, &ra, err, sizeof err);
+  if (rc != ROWAN_OK) fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, err);
+  assert_int_equal(rc, ROWAN_OK);
+  rc = run_import(f, paths, 6, "B", false, rjb, 0, &rb, err, sizeof err);
+  assert_int_equal(rc, ROWAN_OK);
+  if (ra.rows_loaded != rb.rows_loaded || ra.rows_rejected != rb.rows_rejected)
+    fprintf(stderr, "seed %llu: loaded %lld/%lld rejected %lld/%lld\n",
+            (unsigned long long)seed, (long long)ra.rows_loaded, (long long)rb.rows_loaded,
+            (long long)ra.rows_rejected, (long long)rb.rows_rejected);
+  assert_int_equal(ra.rows_loaded, rb.rows_loaded);
+  assert_int_equal(ra.rows_rejected, rb.rows_rejected);
+  assert_int_equal(ra.rows_loaded + ra.rows_rejected, 6 * rows);
+  assert_true(ra.rows_rejected > 0);
+  char *ta = query(f->db, "SELECT S, T, X, Y, W, F, I FROM A");
+  char *tb = query(f->db, "SELECT S, T, X, Y, W, F, I FROM B");
+  if (strcmp(ta, tb) != 0) fprintf(stderr, "seed %llu: tables differ\n", (unsigned long long)seed);
+  assert_string_equal(ta, tb);
+  assert_true(strlen(ta) > 0);
+  free(ta);
+  free(tb);
+  /* COUNT(*) reads only the marker family: the same rows exist. */
+  ta = query(f->db, "SELECT COUNT(*) FROM A");
+  tb = query(f->db, "SELECT COUNT(*) FROM B");
+  assert_string_equal(ta, tb);
+  free(ta);
+  free(tb);
+  size_t na, nb;
+  char *ja = read_all(rja, &na), *jb = read_all(rjb, &nb);
+  if (na != nb || memcmp(ja, jb, na) != 0)
+    fprintf(stderr, "seed %llu: reject files differ:\n%s\n----\n%s\n",
+            (unsigned long long)seed, ja, jb);
+  assert_int_equal(na, nb);
+  assert_memory_equal(ja, jb, na);
+  free(ja);
+  free(jb);
+  for (int i = 0; i < 6; i++) free(paths[i]);
+}
+
+static void bulk_max_errors(void **state) {
+  fixture *f = *state;
+  create_table(f->db, "A");
+  char path[160], err[512];
+  snprintf(path, sizeof path, "%s/bad.csv", f->dir);
+  const char *text = "a,2020-01-01 00:00:00,1,1,N,1,1\n"
+                     "a,2020-01-01 01:00:00,x,1,N,1,1\n"      /* line 2: bad X */
+                     "a,2020-01-01 02:00:00,2,1,N,1,1\n"
+                     "a,2020-01-01 03:00:00,3,1,NNWW,1,1\n"   /* line 4: W too long */
+                     "a,2020-01-01 04:00:00,4,1,N,1,1\n";
+  write_plain(path, text, strlen(text));
+  char *paths[1] = {path};
+  cli_import_result res;
+  assert_int_equal(run_import(f, paths, 1, "A", true, NULL, 2, &res, err, sizeof err),
+                   ROWAN_CONSTRAINT);
+  assert_int_equal(res.stopped, 1);
+  assert_int_equal(res.rows_rejected, 2);
+  assert_int_equal(res.rows_loaded, 2);
+  assert_non_null(strstr(err, "2 rows committed"));
+  assert_non_null(strstr(res.first_reject, "column X"));
+  char *got = query(f->db, "SELECT X FROM A ORDER BY X");
+  assert_string_equal(got, "1.0\n2.0\n");
+  free(got);
+}
+
+static void bulk_with_index(void **state) {
+  fixture *f = *state;
+  uint64_t seed = tu_seed("import_bulk_index"), rng = seed;
+  int rows = (int)tu_scaled(1500, 150);
+  char *paths[4];
+  gen_files(f, &rng, 4, rows, true, paths);
+  create_table(f->db, "A");
+  exec_ok(f->db, "CREATE INDEX IX ON A (X) INCLUDE (Y)");
+  exec_ok(f->db, "CREATE INDEX IW ON A (W DESC, F)");
+  char err[512];
+  cli_import_result res;
+  int rc = run_import(f, paths, 4, "A", true, NULL, 0, &res, err, sizeof err);
+  if (rc != ROWAN_OK) fprintf(stderr, "seed %llu: %s\n", (unsigned long long)seed, err);
+  assert_int_equal(rc, ROWAN_OK);
+  assert_int_equal(res.rows_loaded, 4 * rows);
+  assert_int_equal(res.rows_rejected, 1); /* the repeated key */
+  assert_non_null(strstr(res.first_reject, "repeats"));
+  char expect[256];
+  snprintf(expect, sizeof expect,
+           "DATA ROWS|%d\nINDEX ROWS|%d\nMISSING|0\nEXTRA|0\nMISMATCHED|0\n", 4 * rows,
+           4 * rows);
+  for (int k = 0; k < 2; k++) {
+    char *got = query(f->db, k ? "CHECK INDEX IW ON A" : "CHECK INDEX IX ON A");
+    if (strcmp(got, expect) != 0) fprintf(stderr, "seed %llu\n", (unsigned long long)seed);
+    assert_string_equal(got, expect);
+    free(got);
+  }
+  char *a = query(f->db, "SELECT /*+ INDEX(A IX) */ COUNT(*), SUM(Y) FROM A WHERE X > 50");
+  char *b = query(f->db, "SELECT /*+ NO_INDEX */ COUNT(*), SUM(Y) FROM A WHERE X > 50");
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+  /* The table has rows now: a second bulk load is refused with an index's name. */
+  rc = run_import(f, paths, 1, "A", true, NULL, 0, &res, err, sizeof err);
+  assert_int_not_equal(rc, ROWAN_OK);
+  assert_non_null(strstr(err, "IX"));
+  for (int i = 0; i < 4; i++) free(paths[i]);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(bulk_equals_upsert, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_max_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_with_index, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
