@@ -479,7 +479,8 @@ static int on_record(void *ctx, const cli_record *rec) {
       return 1;
     }
     if (!L->o->columns) {
-      int rc = commit(L);
+      /* --bulk: one load across files (bulk_row checks that the mapping is the same) */
+      int rc = L->o->bulk ? ROWAN_OK : commit(L);
       if (rc == ROWAN_OK) rc = prepare_from_header(L, rec);
       if (rc != ROWAN_OK) {
         L->rc = rc;

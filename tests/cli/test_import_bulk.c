@@ -9,6 +9,7 @@
 **   field count): the bulk import and the UPSERT import give the same table, the same
 **   counts and byte-identical reject files.
 ** - --max-errors under --bulk: the good rows before the stop are loaded, none after.
+** - --header over several files is still one load (a damaged last file loads nothing).
 ** - An index: a bulk load into the empty table writes the index rows too (CHECK INDEX
 **   finds nothing missing, extra or mismatched; an index scan counts what a table scan
 **   counts); a key repeated in such a load is a reject; a bulk load into the table once it
@@ -353,6 +354,51 @@ static void bulk_max_errors(void **state) {
   free(got);
 }
 
+/* With --header (no --columns) the files are still one load: a damaged last file leaves
+** nothing of the earlier ones; a file whose header maps other columns is refused. */
+static void bulk_header_one_load(void **state) {
+  fixture *f = *state;
+  create_table(f->db, "A");
+  const char *t1 = "S,T,X\na,2020-01-01 00:00:00,1\na,2020-01-01 01:00:00,2\n";
+  const char *t2 = "s,t,x\nb,2020-01-01 00:00:00,3\n";
+  const char *t3 = "S,X,T\nc,4,2020-01-01 00:00:00\n";
+  char p1[160], p2[160], p3[160], cut[160], err[512];
+  snprintf(p1, sizeof p1, "%s/h1.csv", f->dir);
+  snprintf(p2, sizeof p2, "%s/h2.csv.gz", f->dir);
+  snprintf(p3, sizeof p3, "%s/h3.csv", f->dir);
+  snprintf(cut, sizeof cut, "%s/cut.csv.gz", f->dir);
+  write_plain(p1, t1, strlen(t1));
+  write_gz(p2, t2, strlen(t2), 1);
+  write_plain(p3, t3, strlen(t3));
+  size_t zn;
+  char *z = read_all(p2, &zn);
+  write_plain(cut, z, zn - 6);
+  free(z);
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.header = 1;
+  o.bulk = 1;
+  cli_import_result res;
+  const char *bad[2] = {p1, cut};
+  assert_int_equal(cli_import(f->db, bad, 2, "A", &o, &res, err, sizeof err), ROWAN_IOERR);
+  assert_int_equal(res.rows_loaded, 0);
+  char *got = query(f->db, "SELECT COUNT(*) FROM A");
+  assert_string_equal(got, "0\n");
+  free(got);
+  const char *mixed[2] = {p1, p3};
+  assert_int_not_equal(cli_import(f->db, mixed, 2, "A", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_non_null(strstr(err, "same columns"));
+  got = query(f->db, "SELECT COUNT(*) FROM A");
+  assert_string_equal(got, "0\n");
+  free(got);
+  const char *good[2] = {p1, p2};
+  assert_int_equal(cli_import(f->db, good, 2, "A", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_loaded, 3);
+  got = query(f->db, "SELECT S, X FROM A");
+  assert_string_equal(got, "a|2.0\na|1.0\nb|3.0\n"); /* T DESC */
+  free(got);
+}
+
 static void bulk_with_index(void **state) {
   fixture *f = *state;
   uint64_t seed = tu_seed("import_bulk_index"), rng = seed;
@@ -396,6 +442,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(bulk_equals_upsert, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_max_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_header_one_load, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_with_index, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
