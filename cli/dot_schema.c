@@ -331,7 +331,15 @@ void cli_teaching_note(cli_shell *sh, const char *sql, size_t len, const rowan_m
     }
     fprintf(stderr, "Note: a FULL SCAN over %s examined %llu rows to return %llu.\n", t->name,
             (unsigned long long)m->rows_examined, (unsigned long long)m->rows_returned);
-    if (use && use->state == CAT_INDEX_ACTIVE)
+    bool no_index = false; /* the statement's NO_INDEX hint turned indexes off */
+    for (size_t i = 0; i + 8 <= len && !no_index; i++)
+      no_index = strncasecmp(sql + i, "NO_INDEX", 8) == 0;
+    if (use && use->state == CAT_INDEX_ACTIVE && no_index)
+      fprintf(stderr,
+              "  The index %s on (%s) could serve this WHERE clause; the NO_INDEX hint kept "
+              "the planner off it.\n",
+              use->name, use->keys[0]);
+    else if (use && use->state == CAT_INDEX_ACTIVE)
       fprintf(stderr,
               "  The index %s on (%s) could serve this WHERE clause: try the hint "
               "/*+ INDEX(%s %s) */.\n",

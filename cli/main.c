@@ -121,8 +121,9 @@ int main(int argc, char **argv) {
   rowan_db *db = NULL;
   int rc = rowan_open(dbdir, &opts, &db);
   if (rc != ROWAN_OK) {
-    fprintf(stderr, "rowan: cannot open %s: %s\n", dbdir,
-            db ? rowan_errmsg(db) : rowan_errstr(rc));
+    /* The API's message already names the directory ("cannot open database ..."). */
+    if (db) fprintf(stderr, "rowan: %s\n", rowan_errmsg(db));
+    else fprintf(stderr, "rowan: cannot open %s: %s\n", dbdir, rowan_errstr(rc));
     rowan_close(db);
     return 1;
   }

@@ -148,7 +148,8 @@ static void test_help(void **state) {
   sh_result r = run_ok(*state, NULL, NULL, cmds);
   static const char *const names[] = {".import", ".raw get", ".raw scan", ".schema", ".tables",
                                       ".indexes", ".mode", ".headers", ".nullvalue", ".read",
-                                      ".output", ".timer", ".stats", ".hints", ".quit"};
+                                      ".output", ".timer", ".stats", ".hints", ".quit",
+                                      ".flush", ".compact", ".check", "--bulk", "--batch"};
   for (size_t i = 0; i < sizeof names / sizeof *names; i++)
     assert_non_null(strstr(r.out, names[i]));
   sh_result_free(&r);

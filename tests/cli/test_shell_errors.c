@@ -236,6 +236,10 @@ static void test_teaching_note_names_index(void **state) {
   assert_string_equal(r.out, "7\n57\n");
   assert_non_null(strstr(r.err, "Note: a FULL SCAN over IDX examined"));
   assert_non_null(strstr(r.err, "The index IDX_V on (V) could serve this WHERE clause"));
+  /* the statement itself turned the index off: the note says so, and does not suggest the
+  ** hint back */
+  assert_non_null(strstr(r.err, "the NO_INDEX hint kept the planner off it"));
+  assert_null(strstr(r.err, "try the hint"));
   assert_null(strstr(r.err, "leading key column"));
   sh_result_free(&r);
 }
