@@ -214,6 +214,27 @@ static int prev_row(fscan *f, const uint8_t *ub, uint32_t ub_len, const uint8_t 
 
 /* ---- row assembly --------------------------------------------------------------------- */
 
+/* a[0..n) == b[0..n), eight bytes at a time (row keys are short: no call to memcmp). */
+static inline bool same_bytes(const uint8_t *a, const uint8_t *b, uint32_t n) {
+  while (n >= 8) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    if (x != y) return false;
+    a += 8;
+    b += 8;
+    n -= 8;
+  }
+  while (n--)
+    if (*a++ != *b++) return false;
+  return true;
+}
+
+/* The cell belongs to row s->key. */
+static inline bool in_row(const kv_scan *s, const kv_cell *c) {
+  return c->row_len == s->key_len && same_bytes(c->row, s->key, c->row_len);
+}
+
 static bool projected(const fscan *f, const kv_cell *c) {
   if (!f->has_proj) return true;
   for (uint32_t i = 0; i < f->n_proj; i++)
@@ -254,13 +275,15 @@ static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
 ** or on a later row) into the row. */
 static int read_family_row(kv_scan *s, fscan *f) {
   const kv_cell *c = merge_cell(f);
-  if (!c || kv_bytes_cmp(c->row, c->row_len, s->key, s->key_len) != 0) return KV_OK;
+  if (!c || !in_row(s, c)) return KV_OK;
   kv_vis_row_start(&f->vis);
-  while (c && kv_bytes_cmp(c->row, c->row_len, s->key, s->key_len) == 0) {
+  while (c && in_row(s, c)) {
     f->cells++;
-    /* Only overlay cells may be above the scan's snapshot. */
+    /* Only overlay cells may be above the scan's snapshot. Store-file kids apply the
+       projection themselves (kv_sf_iter_project): only memstore cells are checked. */
     bool seen = c->seq <= s->snapshot || f->cur == f->ovl_kid;
-    if (seen && kv_vis_cell(&f->vis, c) && projected(f, c)) {
+    if (seen && kv_vis_cell(&f->vis, c) &&
+        ((uint32_t)f->cur >= f->n_mem_kids || projected(f, c))) {
       int rc = add_view(s, f->fid, c);
       if (rc) return rc;
     }

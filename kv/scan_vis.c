@@ -85,10 +85,15 @@ static void start_column(kv_vis *v, const kv_cell *c) {
   v->handed = 0;
 }
 
+/* a[0..n) == b[0..n); qualifiers are a byte or two, so no call to memcmp for those. */
+static inline bool same_qual(const uint8_t *a, const uint8_t *b, uint32_t n) {
+  if (n <= 2) return n == 0 || (a[0] == b[0] && (n == 1 || a[1] == b[1]));
+  return memcmp(a, b, n) == 0;
+}
+
 bool kv_vis_cell(kv_vis *v, const kv_cell *c) {
   if (c->seq > v->snapshot) return false;
-  if (!v->have_qual || c->qual_len != v->qual_len ||
-      (c->qual_len && memcmp(c->qual, v->qual, c->qual_len) != 0))
+  if (!v->have_qual || c->qual_len != v->qual_len || !same_qual(c->qual, v->qual, c->qual_len))
     start_column(v, c);
   switch (c->type) {
   case KV_DELETE_FAMILY:

@@ -300,9 +300,17 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
       uint32_t w = (uint32_t)(code - 1), cnt = s->count;
       s->fixed = 1;
       s->width = w;
-      for (uint32_t j = 0; j < w; j++) {  /* un-transpose */
-        const uint8_t *src = p + (size_t)j * cnt;
-        for (uint32_t kk = 0; kk < cnt; kk++) vb[(size_t)kk * w + j] = src[kk];
+      if (w == 8) { /* doubles and BIGINTs: eight byte streams into one store per value */
+        for (uint32_t kk = 0; kk < cnt; kk++) {
+          uint8_t t[8];
+          for (uint32_t j = 0; j < 8; j++) t[j] = p[(size_t)j * cnt + kk];
+          memcpy(vb + (size_t)kk * 8, t, 8);
+        }
+      } else {
+        for (uint32_t j = 0; j < w; j++) {  /* un-transpose */
+          const uint8_t *src = p + (size_t)j * cnt;
+          for (uint32_t kk = 0; kk < cnt; kk++) vb[(size_t)kk * w + j] = src[kk];
+        }
       }
       s->dp = vb;
       vb += (size_t)w * cnt;

@@ -149,9 +149,10 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   }
   cblock *cb = NULL;
   if (!rc && r->cache && it->fill_cache && !partial) {
-    cb = calloc(1, sizeof *cb + raw_len);
+    cb = malloc(sizeof *cb + raw_len); /* the raw bytes are copied over: no zeroing */
     if (!cb) rc = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
     else {
+      memset(&cb->d, 0, sizeof cb->d);
       memcpy(cb->raw, raw, raw_len);
       cb->raw_len = raw_len;
       raw = cb->raw;

@@ -229,7 +229,20 @@ bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t l
 void kv_sf_estimate(const kv_sf_reader *r, const uint8_t *start, uint32_t start_len,
                     const uint8_t *end, uint32_t end_len, uint64_t *rows, uint64_t *bytes) {
   uint64_t nr2 = 0, nb2 = 0; /* doubled, so half blocks stay exact */
-  for (uint32_t i = 0; i < r->nblocks; i++) {
+  /* Blocks whose rows all lie before start form a prefix (a block's upper bound is the
+  ** next block's first row): binary-search past it instead of walking it. */
+  uint32_t first = 0;
+  if (start && r->nblocks > 1) {
+    uint32_t lo = 0, hi = r->nblocks - 1; /* first i with next-first-row(i) >= start */
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      const kv_cell *nf = &r->index[mid + 1].first;
+      if (kv_bytes_cmp(nf->row, nf->row_len, start, start_len) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    first = lo;
+  }
+  for (uint32_t i = first; i < r->nblocks; i++) {
     const kv_sf_index_entry *e = &r->index[i];
     /* The block's rows lie in [lo, hi]: its first row up to the next block's first row
     ** (or the file's last row). */
