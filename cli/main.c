@@ -19,6 +19,7 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/shell.h"
@@ -118,6 +119,24 @@ int main(int argc, char **argv) {
   rowan_options_init(&opts);
   opts.read_only = read_only;
   if (read_only) opts.create_if_missing = 0;
+  /* A new database is one new directory, in a directory that exists (sqlite3 does not create
+  ** missing folders either): a typo in the path should not quietly make an empty database. */
+  struct stat st_db, st_parent;
+  if (stat(dbdir, &st_db) != 0) {
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", dbdir);
+    size_t pl = strlen(parent);
+    while (pl > 1 && parent[pl - 1] == '/') parent[--pl] = 0; /* "db/" names "db" */
+    char *slash = strrchr(parent, '/');
+    if (slash) {
+      if (slash == parent) slash[1] = 0; else *slash = 0;
+      if (stat(parent, &st_parent) != 0 || !S_ISDIR(st_parent.st_mode)) {
+        fprintf(stderr, "rowan: cannot create %s: the directory %s does not exist\n", dbdir,
+                parent);
+        return 1;
+      }
+    }
+  }
   rowan_db *db = NULL;
   int rc = rowan_open(dbdir, &opts, &db);
   if (rc != ROWAN_OK) {

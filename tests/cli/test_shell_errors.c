@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <sys/stat.h>
 
 #include "test_shell_util.h"
 #include "testutil.h"
@@ -178,6 +179,16 @@ static void test_open_failure(void **state) {
   assert_int_equal(sh_run(f->dir, args2, NULL, &r), 1);
   assert_non_null(strstr(r.err, "missing DBDIR"));
   sh_result_free(&r);
+  /* a new database in a directory that does not exist: refused, nothing created */
+  char deep[760], parent[740];
+  snprintf(parent, sizeof parent, "%s/no/such", f->dir);
+  snprintf(deep, sizeof deep, "%s/db", parent);
+  const char *args3[] = {deep, "SELECT 1", NULL};
+  assert_int_equal(sh_run(f->dir, args3, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "does not exist"));
+  sh_result_free(&r);
+  struct stat st;
+  assert_int_not_equal(stat(parent, &st), 0);
 }
 
 static void test_teaching_note(void **state) {
