@@ -12,8 +12,10 @@
 **     one row buffer; the marker cell in the key family. Cells equal those exec_row_put
 **     writes for an UPSERT (KV_DELETE_COLUMN for a NULL field), at the load's timestamp.
 ** Indexes: with an index the table must be empty at begin and at commit (checked with a
-** one-row scan of its key family); each row's index rows (exec_index_put of every ACTIVE
-** index, into a per-row batch) go into the same kv load; a data key seen twice in one
+** one-row scan of its key family); each row's index rows go into the same kv load: the
+** key from exec_index_row_key, the marker, and INCLUDE cells copied from the row's own
+** encoded cells (exec_index_put into a per-row batch when an INCLUDE column is a key
+** column); only ACTIVE indexes are written; a data key seen twice in one
 ** such load is refused (its first index row could not be taken back). BUILDING indexes
 ** are refused; DISABLED ones are skipped.
 ** Not here: the sort, the store files and the MANIFEST (kv/bulk.c).
@@ -35,6 +37,8 @@
 #include "exec/rowcodec.h"
 #include "kv/bulk.h"
 
+#include <xxhash.h>
+
 #define SLOT CAT_FIXED_ENC_MAX /* bytes of one encoded fixed-size value */
 
 /* One mapped field, in the load's cell order (family, then qualifier). */
@@ -45,6 +49,21 @@ typedef struct bfield {
   uint8_t q[2];           /* its qualifier */
   uint8_t qlen;           /* qualifier length */
 } bfield;
+
+/* One INCLUDE cell of an index row: which cell of the data row it copies. */
+typedef struct binc {
+  uint8_t q[2];           /* qualifier (the data column's) */
+  uint8_t qlen;           /* its length */
+  int cell;               /* index into exec_bulk.cells of the row, -1 = not loaded (NULL) */
+} binc;
+
+/* How one maintained index's rows are added. */
+typedef struct bix {
+  bool direct;            /* INCLUDE columns are all non-key: cells copied from the data
+                             row's (else exec_index_put through exec_bulk.ixb) */
+  binc *inc;              /* n_include INCLUDE cells in qualifier order (direct only) */
+  int n_inc;              /* their number */
+} bix;
 
 struct exec_bulk {
   exec_session *s;        /* the session */
@@ -61,6 +80,7 @@ struct exec_bulk {
   uint8_t *enc;           /* n_cols * SLOT bytes: encoded values of the current row */
   kv_bulk_cell *cells;    /* n_cols cells of the current row */
   exec_index_codec *ic;   /* n_ix codecs of the maintained (ACTIVE) indexes */
+  bix *ix;                /* n_ix: how each index's rows are added */
   int n_ix;               /* their number */
   kv_batch *ixb;          /* the current row's index cells */
   uint64_t *seen;         /* with indexes: open-addressing set of data key hashes (0 = empty) */
@@ -166,6 +186,12 @@ static int table_has_rows(exec_bulk *b, bool *any, exec_error *err) {
   return EXEC_OK;
 }
 
+/* Qualifier order of two INCLUDE cells (a prefix sorts first). */
+static int inc_cmp(const binc *a, const binc *b) {
+  int c = memcmp(a->q, b->q, a->qlen < b->qlen ? a->qlen : b->qlen);
+  return c ? c : (int)a->qlen - (int)b->qlen;
+}
+
 static int open_indexes(exec_bulk *b, exec_error *err) {
   const cat_table *t = b->t;
   int n = 0;
@@ -186,14 +212,39 @@ static int open_indexes(exec_bulk *b, exec_error *err) {
                   "index, load, then CREATE INDEX", t->name, t->indexes[0].name);
   b->ic = calloc((size_t)n, sizeof *b->ic);
   b->ixb = kv_batch_new();
-  b->seen_cap = 1024;
+  b->seen_cap = 1u << 16;
   b->seen = calloc(b->seen_cap, sizeof *b->seen);
   if (!b->ic || !b->ixb || !b->seen) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+  b->ix = calloc((size_t)n, sizeof *b->ix);
+  if (!b->ix) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
   for (int i = 0; i < t->n_indexes; i++) {
     if (t->indexes[i].state != CAT_INDEX_ACTIVE) continue;
-    rc = exec_index_codec_init(&b->ic[b->n_ix], b->s->cat, t, &t->indexes[i], err);
+    exec_index_codec *ic = &b->ic[b->n_ix];
+    bix *x = &b->ix[b->n_ix];
+    rc = exec_index_codec_init(ic, b->s->cat, t, &t->indexes[i], err);
     b->n_ix++; /* freed with the load, also after a failure */
     if (rc) return rc;
+    x->direct = true;
+    for (int k = 0; k < ic->n_include; k++)
+      if (t->columns[ic->include_col[k]].pk_pos >= 0) x->direct = false;
+    if (!x->direct || ic->n_include == 0) continue;
+    x->inc = calloc((size_t)ic->n_include, sizeof *x->inc);
+    if (!x->inc) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+    for (int k = 0; k < ic->n_include; k++) {
+      int col = ic->include_col[k];
+      binc e;
+      e.qlen = (uint8_t)cat_column_qualifier(t->columns[col].id, e.q);
+      e.cell = -1;
+      for (int j = b->n_key_fields; j < b->n_cols; j++)
+        if (b->order[j].col == col) e.cell = j - b->n_key_fields;
+      int j = x->n_inc; /* insertion by qualifier */
+      while (j > 0 && inc_cmp(&x->inc[j - 1], &e) > 0) {
+        x->inc[j] = x->inc[j - 1];
+        j--;
+      }
+      x->inc[j] = e;
+      x->n_inc++;
+    }
   }
   return EXEC_OK;
 }
@@ -328,10 +379,9 @@ static int parse_field(const cat_column *c, const char *s, size_t n, cat_value *
   return EXEC_OK;
 }
 
-/* FNV-1a of the data key, never 0. */
+/* XXH3 of the data key, never 0. */
 static uint64_t key_hash(const uint8_t *p, size_t n) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  uint64_t h = XXH3_64bits(p, n);
   return h ? h : 1;
 }
 
@@ -365,8 +415,9 @@ static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
   return EXEC_OK;
 }
 
-/* The index rows of the current row into the load (checked before anything is added). */
-static int add_index_rows(exec_bulk *b, size_t klen, exec_error *err) {
+/* Build the index rows of the current row (nothing is added yet): each direct index's
+** key in its codec, the others' cells in b->ixb. */
+static int build_index_rows(exec_bulk *b, size_t klen, exec_error *err) {
   bool dup = false;
   if (seen_add(b, key_hash(b->key, klen), &dup) != EXEC_OK)
     return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
@@ -375,10 +426,39 @@ static int add_index_rows(exec_bulk *b, size_t klen, exec_error *err) {
                   "which a bulk load into a table with an index does not take");
   kv_batch_clear(b->ixb);
   for (int i = 0; i < b->n_ix; i++) {
-    int rc = exec_index_put(&b->ic[i], b->vals, KV_TS_NOW, b->ixb, err);
+    int rc = b->ix[i].direct ? exec_index_row_key(&b->ic[i], b->vals, err)
+                             : exec_index_put(&b->ic[i], b->vals, KV_TS_NOW, b->ixb, err);
     if (rc) return rc == EXEC_TOOBIG ? EXEC_CONSTRAINT : rc;
   }
   return EXEC_OK;
+}
+
+/* Add the index rows built by build_index_rows to the load. */
+static int add_index_rows(exec_bulk *b) {
+  kv_bulk_cell marker = {CAT_MARKER_QUALIFIER, 1, KV_PUT, "", 0};
+  kv_bulk_cell inc[64];
+  int krc = KV_OK;
+  for (int i = 0; krc == KV_OK && i < b->n_ix; i++) {
+    const exec_index_codec *ic = &b->ic[i];
+    const bix *x = &b->ix[i];
+    if (!x->direct) continue;
+    krc = kv_bulk_add_row(b->kb, ic->key_family_id, ic->key, ic->key_len, KV_TS_NOW, &marker,
+                          1);
+    for (int k0 = 0; krc == KV_OK && k0 < x->n_inc; k0 += 64) {
+      int n = x->n_inc - k0 < 64 ? x->n_inc - k0 : 64;
+      for (int k = 0; k < n; k++) {
+        const binc *e = &x->inc[k0 + k];
+        if (e->cell >= 0) inc[k] = b->cells[e->cell];
+        else inc[k] = (kv_bulk_cell){NULL, 0, KV_DELETE_COLUMN, NULL, 0};
+        inc[k].qual = e->q;
+        inc[k].qual_len = e->qlen;
+      }
+      krc = kv_bulk_add_row(b->kb, ic->data_family_id, ic->key, ic->key_len, KV_TS_NOW, inc,
+                            (size_t)n);
+    }
+  }
+  if (krc == KV_OK && kv_batch_count(b->ixb) > 0) krc = kv_bulk_add_batch(b->kb, b->ixb);
+  return krc;
 }
 
 int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *lens,
@@ -443,7 +523,7 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
     c->value_len = vlen;
   }
   if (b->n_ix) {
-    int rc = add_index_rows(b, klen, err);
+    int rc = build_index_rows(b, klen, err);
     if (rc) {
       if (rc != EXEC_CONSTRAINT) b->broken = true;
       return rc;
@@ -459,7 +539,7 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
     krc = kv_bulk_add_row(b->kb, fam, b->key, klen, KV_TS_NOW, b->cells + i, j - i);
     i = j;
   }
-  if (krc == KV_OK && b->n_ix) krc = kv_bulk_add_batch(b->kb, b->ixb);
+  if (krc == KV_OK && b->n_ix) krc = add_index_rows(b);
   if (krc) {
     b->broken = true;
     return kv_fail(err, krc, "adding a row");
@@ -493,8 +573,12 @@ void exec_bulk_free(exec_bulk *b) {
   if (!b) return;
   kv_bulk_free(b->kb);
   exec_rowcodec_free(&b->rc);
-  for (int i = 0; i < b->n_ix; i++) exec_index_codec_free(&b->ic[i]);
+  for (int i = 0; i < b->n_ix; i++) {
+    exec_index_codec_free(&b->ic[i]);
+    if (b->ix) free(b->ix[i].inc);
+  }
   free(b->ic);
+  free(b->ix);
   kv_batch_free(b->ixb);
   free(b->seen);
   free(b->order);

@@ -67,6 +67,8 @@ typedef struct bfam {
   grp *grps;              /* groups over ents */
   size_t n_grps, cap_grps;/* used / allocated groups */
   bool sorted;            /* groups are in strictly ascending row order as added */
+  bool distinct;          /* no two groups have the same row (known while sorted is true,
+                             and after a sort that compared no equal rows) */
   int64_t now;            /* the load's timestamp (cells without ENT_OWN_TS) */
   uint64_t ord_base;      /* cells of this family spilled before the buffer */
   char **runs;            /* paths of spilled runs (malloc'ed) */
@@ -132,7 +134,7 @@ static int get_fam(kv_bulk *b, uint32_t id, bfam **out) {
   f = malloc(sizeof *f);
   if (!f) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   *f = tmp;
-  f->sorted = true;
+  f->sorted = f->distinct = true;
   f->now = b->now;
   b->fams[b->n_fams++] = f;
   *out = f;
@@ -266,7 +268,7 @@ static int append_cell(kv_bulk *b, bfam *f, int type, const void *row, size_t ro
       const ent *g0 = &f->ents[f->grps[f->n_grps - 1].first];
       if (kv_bytes_cmp(f->arena + g0->row_off, g0->row_len, f->arena + e.row_off,
                        e.row_len) >= 0)
-        f->sorted = false;
+        f->sorted = f->distinct = false;
     }
     f->grps[f->n_grps].first = (uint32_t)f->n_ents;
     f->grps[f->n_grps].n = 1;
@@ -351,11 +353,14 @@ int64_t kv_bulk_timestamp(const kv_bulk *b) { return b ? b->now : 0; }
 ** A kv_bulk belongs to one thread; this is per thread. */
 static _Thread_local const bfam *sort_fam;
 
-/* Order of two groups: row key, then add order (equal rows are merged cell by cell later). */
-static int gcmp(const bfam *f, const grp *a, const grp *b) {
+/* Order of two groups: row key, then add order (equal rows are merged cell by cell later).
+** Meeting equal rows clears f->distinct: a comparison sort compares every two neighbours
+** of its output, so a sort that met none leaves no two groups of one row. */
+static int gcmp(bfam *f, const grp *a, const grp *b) {
   const ent *x = &f->ents[a->first], *y = &f->ents[b->first];
   int c = kv_bytes_cmp(f->arena + x->row_off, x->row_len, f->arena + y->row_off, y->row_len);
   if (c) return c;
+  f->distinct = false;
   return a->first < b->first ? -1 : 1; /* entry index order is add order */
 }
 
@@ -379,6 +384,7 @@ static int sort_groups(bfam *f) {
     return KV_OK;
   }
   grp *g = f->grps;
+  f->distinct = true;
   size_t *starts = malloc((n + 1) * sizeof *starts);
   grp *tmp = malloc(n * sizeof *tmp);
   if (!starts || !tmp) {
@@ -448,7 +454,7 @@ static int mem_fill(src *s) {
   if (s->gi >= f->n_grps) return KV_OK;
   size_t g = s->gi, end = g + 1;
   const ent *e0 = &f->ents[f->grps[g].first];
-  while (end < f->n_grps) {
+  while (!f->distinct && end < f->n_grps) {
     const ent *e = &f->ents[f->grps[end].first];
     if (e->row_len != e0->row_len ||
         memcmp(f->arena + e->row_off, f->arena + e0->row_off, e0->row_len) != 0)
@@ -500,7 +506,7 @@ static void src_free(src *s) {
 static void clear_buffer(bfam *f) {
   f->ord_base += f->n_ents;
   f->alen = f->n_ents = f->n_grps = 0;
-  f->sorted = true;
+  f->sorted = f->distinct = true;
 }
 
 /* Write family f's sorted buffer as a run file. */
