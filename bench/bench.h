@@ -80,6 +80,12 @@ void bench_csv_init(bench_csv *c, const bench_file *f);
 ** row (message on stderr with the line number). NA fields are NULL. */
 int bench_csv_next(bench_csv *c, bench_row *row);
 
+/* Split the next data row into its 18 fields (the archive's columns, in file order):
+** s[i], n[i] are each field's text without quotes (quoted fields with "" are unescaped into
+** buf[i]). Returns 1 with a row, 0 at the end, -1 on a malformed row (message on stderr). */
+#define BENCH_CSV_FIELDS 18
+int bench_csv_fields(bench_csv *c, const char **s, size_t *n, char (*buf)[64]);
+
 /* Milliseconds since 1970-01-01 00:00 of a civil date and hour (proleptic Gregorian). */
 int64_t bench_ms_of(int year, int month, int day, int hour);
 
@@ -135,6 +141,11 @@ extern const bench_engine bench_rocks;
 /* Bytes of block cache (Rowan, RocksDB) and page cache (SQLite) every engine gets;
 ** bench_main.c sets it (--cache MiB, default 64). */
 extern size_t bench_cache_bytes;
+
+/* Load in into an open Rowan handle (from bench_rowan.create, without index) through the
+** bulk-load API (rowan_bulk_*: sorted store files, no WAL, no memstore), the CSV fields
+** handed over as text. 0, or -1 with the message on stderr. */
+int bench_rowan_bulk_load(void *h, const bench_input *in);
 
 /* Print the block cache counters of an open Rowan handle (from bench_rowan.open) to out. */
 void bench_rowan_print_cache(void *h, FILE *out);

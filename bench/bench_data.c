@@ -174,6 +174,21 @@ bad:
   return -1;
 }
 
+int bench_csv_fields(bench_csv *c, const char **s, size_t *n, char (*buf)[64]) {
+  while (c->p < c->end && (*c->p == '\n' || *c->p == '\r')) { c->p++; c->line++; }
+  if (c->p >= c->end) return 0;
+  c->line++;
+  for (int f = 0; f < BENCH_CSV_FIELDS; f++) {
+    int sep = next_field(c, &s[f], &n[f], buf[f], sizeof buf[f]);
+    if (sep < 0 || (f < BENCH_CSV_FIELDS - 1 && sep != ',') ||
+        (f == BENCH_CSV_FIELDS - 1 && sep != '\n')) {
+      fprintf(stderr, "bench: malformed CSV row at line %lld\n", (long long)c->line);
+      return -1;
+    }
+  }
+  return 1;
+}
+
 /* ---- digests ---------------------------------------------------------------------- */
 
 void bench_digest_row(bench_digest *d, const bench_row *r) {

@@ -157,6 +157,9 @@ static void print_targets(results *R) {
   printf("targets (Rowan, same run):\n");
   target("bulk load, rows/s", load->v[0], 1, 1e6);
   target("bulk load vs SQLite", load->v[0] / load->v[1], 1, 3);
+  figure *bulk = find_fig(R, "bulk load, Rowan bulk API");
+  target("bulk load through the bulk API, rows/s", bulk->v[0], 1, 1e6);
+  target("bulk API vs SQLite's load", bulk->v[0] / load->v[1], 1, 3);
   target("point lookup p50 vs SQLite (exclusive locking)", pl->v[0] / pl->v[1], 0, 0.85);
   target("point lookup p50 vs RocksDB", pl->v[0] / pl->v[2], 0, 0.85);
   target("latest 100 rows p50 vs RocksDB", r100->v[0] / r100->v[2], 0, 0.6);
@@ -214,6 +217,31 @@ static double load_once(const config *c, const bench_engine *e, const bench_inpu
     }
     e->close(h);
   }
+  return (double)in->rows / dt;
+}
+
+/* Rowan's bulk-load API into a fresh database; rows/s. Checks the loaded rows (count,
+** TEMP > 30, TEMP NULL) before the figure counts, and aborts if they are wrong. */
+static double bulk_once(const config *c, const bench_input *in, const char *dir) {
+  void *h = NULL;
+  int unsupported = 0;
+  (void)c;
+  if (bench_rmtree(dir) != 0) die("cannot clear a database directory");
+  if (bench_rowan.create(&h, dir, 0, &unsupported) != 0) die("create failed");
+  double t0 = now_s();
+  if (bench_rowan_bulk_load(h, in) != 0) die("Rowan bulk load failed");
+  double dt = now_s() - t0;
+  int64_t copies = in->rows / ARCHIVE_ROWS, all = -1, gt = -1, nul = -1;
+  if (bench_rowan.count_all(h, &all) || bench_rowan.count_temp_gt(h, 30.0, &gt) ||
+      bench_rowan.count_temp_null(h, &nul) || all != in->rows ||
+      gt != ARCHIVE_TEMP_GT_30 * copies || nul != ARCHIVE_TEMP_NULL * copies) {
+    fprintf(stderr, "bench: Rowan bulk: %lld rows, %lld with TEMP > 30, %lld NULL\n",
+            (long long)all, (long long)gt, (long long)nul);
+    die("the bulk-loaded table disagrees with the archive's known counts");
+  }
+  bench_rowan.close(h);
+  bench_rmtree(dir);
+  fprintf(stderr, "  %-8s  bulk: load %.2f s\n", "Rowan", dt);
   return (double)in->rows / dt;
 }
 
@@ -314,6 +342,7 @@ static void run_dataset(const config *c, const char *ds, int copies) {
   double *load = calloc((size_t)R * N_ENG, sizeof(double));
   double *load_idx = calloc((size_t)R * N_ENG, sizeof(double));
   double *size = calloc((size_t)R * N_ENG, sizeof(double));
+  double *load_bulk = calloc((size_t)R, sizeof(double));
   const char *na_idx[N_ENG] = {NULL, NULL, NULL};
   char dir[4096];
   for (int r = 0; r < R; r++) {
@@ -330,6 +359,8 @@ static void run_dataset(const config *c, const char *ds, int copies) {
       if (na) na_idx[e] = na;
       bench_rmtree(dir);
     }
+    db_dir(dir, sizeof dir, c, ds, "Rowan", "bulk", r);
+    load_bulk[r] = bulk_once(c, &in, dir);
   }
   /* agreement on the archive's known figures, then on every query result */
   read_stats rs[N_ENG];
@@ -374,6 +405,10 @@ static void run_dataset(const config *c, const char *ds, int copies) {
   double tmp[64];
   f = add_fig(Rs, "bulk load", "rows/s", 1);
   for (int e = 0; e < N_ENG; e++) { for (int r = 0; r < R; r++) tmp[r] = load[r * N_ENG + e]; f->v[e] = median(tmp, R); }
+  f = add_fig(Rs, "bulk load, Rowan bulk API", "rows/s", 1);
+  for (int r = 0; r < R; r++) tmp[r] = load_bulk[r];
+  f->v[0] = median(tmp, R);
+  f->na[1] = f->na[2] = "-";
   f = add_fig(Rs, "bulk load, index on TEMP", "rows/s", 1);
   for (int e = 0; e < N_ENG; e++) {
     for (int r = 0; r < R; r++) tmp[r] = load_idx[r * N_ENG + e];
@@ -412,14 +447,14 @@ static void run_dataset(const config *c, const char *ds, int copies) {
     db_dir(dir, sizeof dir, c, ds, engines[e]->name, "plain", R - 1);
     bench_rmtree(dir);
   }
-  free(Rs); free(load); free(load_idx); free(size);
+  free(Rs); free(load); free(load_idx); free(size); free(load_bulk);
   bench_input_free(&in);
 }
 
 /* ---- profiling ------------------------------------------------------------------- */
 
-/* --profile OP: Rowan alone, on the archive, one operation (load, lookup, latest, day,
-** scan, daily) repeated, nothing compared or printed but the time: for perf record. The
+/* --profile OP: Rowan alone, on the archive, one operation (load, bulk, lookup, latest,
+** day, scan, daily) repeated, nothing compared or printed but the time: for perf record. The
 ** database of a query profile stays in WORK/profile/ for the next one (delete it after a
 ** change to the engine). */
 static void run_profile(const config *c) {
@@ -433,6 +468,12 @@ static void run_profile(const config *c) {
   double t0 = now_s();
   struct stat sb;
   /* a query profile reuses the database a previous one loaded, so the profile is the query */
+  if (!strcmp(c->profile, "bulk")) {
+    db_dir(dir, sizeof dir, c, "profile", "Rowan", "bulk", 0);
+    for (int i = 0; i < c->lookups; i++) bulk_once(c, &in, dir);
+    bench_input_free(&in);
+    return;
+  }
   if (!strcmp(c->profile, "load") || stat(dir, &sb) != 0)
     load_once(c, &bench_rowan, &in, dir, 0, strcmp(c->profile, "load") ? &bytes : NULL, &na);
   if (!strcmp(c->profile, "load")) { bench_rmtree(dir); bench_input_free(&in); return; }
@@ -496,7 +537,7 @@ static void print_machine(const config *c) {
 static void usage(void) {
   fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--scaled N]"
                   " [--batch N] [--lookups N] [--ranges N] [--seed N] [--cache MiB]\n"
-                  "       rowan_bench --profile load|lookup|latest|day|scan|daily [--lookups N]\n"
+                  "       rowan_bench --profile load|bulk|lookup|latest|day|scan|daily [--lookups N]\n"
                   "  --scaled N: copies of the archive in the scaled data set (3; 0 skips it)\n"
                   "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
                   "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n");

@@ -238,6 +238,58 @@ static int rw_daily_avg(void *vh, int64_t from, int64_t to, bench_digest *d) {
   return rc == ROWAN_DONE ? 0 : fail(h, "daily average");
 }
 
+/* Two-digit zero-padded copy of a 1-2 digit field; returns 0 or -1. */
+static int pad2(char *out, const char *s, size_t n) {
+  if (n == 1) { out[0] = '0'; out[1] = s[0]; return 0; }
+  if (n == 2) { out[0] = s[0]; out[1] = s[1]; return 0; }
+  return -1;
+}
+
+int bench_rowan_bulk_load(void *vh, const bench_input *in) {
+  rw *h = vh;
+  static const char *const cols[14] = {"STATION", "TS", "PM25", "PM10", "SO2", "NO2", "CO",
+                                       "O3", "TEMP", "PRES", "DEWP", "RAIN", "WSPM", "WD"};
+  /* CSV field of each bulk column after STATION and TS (see bench_csv_fields) */
+  static const int src[12] = {5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 15};
+  rowan_bulk *b = NULL;
+  if (rowan_bulk_begin(h->db, "SENSOR", 14, cols, &b) != ROWAN_OK) return fail(h, "rowan_bulk_begin");
+  const char *fs[BENCH_CSV_FIELDS], *vals[14];
+  size_t fn[BENCH_CSV_FIELDS];
+  int lens[14];
+  char buf[BENCH_CSV_FIELDS][64];
+  char ts[20] = "0000-00-00 00:00:00";
+  int rc = 0;
+  for (int f = 0; f < in->n_files && rc == 0; f++) {
+    bench_csv c;
+    bench_csv_init(&c, &in->files[f]);
+    int got;
+    while ((got = bench_csv_fields(&c, fs, fn, buf)) == 1) {
+      /* TS as a TIMESTAMP literal from year, month, day, hour */
+      if (fn[1] != 4 || pad2(ts + 5, fs[2], fn[2]) || pad2(ts + 8, fs[3], fn[3]) ||
+          pad2(ts + 11, fs[4], fn[4])) {
+        fprintf(stderr, "bench: Rowan bulk: bad date fields at line %lld\n", (long long)c.line);
+        rc = -1;
+        break;
+      }
+      memcpy(ts, fs[1], 4);
+      vals[0] = fs[17]; lens[0] = (int)fn[17];
+      vals[1] = ts; lens[1] = 19;
+      for (int i = 0; i < 12; i++) {
+        size_t n = fn[src[i]];
+        const char *v = fs[src[i]];
+        int na = n == 0 || (n == 2 && v[0] == 'N' && v[1] == 'A');
+        vals[2 + i] = na ? NULL : v;
+        lens[2 + i] = (int)n;
+      }
+      if (rowan_bulk_add_text(b, vals, lens) != ROWAN_OK) { rc = fail(h, "rowan_bulk_add_text"); break; }
+    }
+    if (got < 0) rc = -1;
+  }
+  if (rc != 0) { rowan_bulk_abort(b); return -1; }
+  if (rowan_bulk_commit(b) != ROWAN_OK) return fail(h, "rowan_bulk_commit");
+  return 0;
+}
+
 void bench_rowan_print_cache(void *vh, FILE *out) {
   rw *h = vh;
   kv_block_cache_stats cs;
