@@ -7,7 +7,8 @@
 **   spill: when the buffer passes run_bytes, each family's buffer is sorted and written as a
 **     run: a store file (kv_sf_writer, uncompressed) whose cells carry their add ordinal as
 **     sequence number, so kv_cell_cmp puts the later-added of equal keys first.
-**   commit: under the writer role, per family, the runs and the buffer are merged; the
+**   commit: under the writer role, per family (two families at a time, on two threads),
+**     the runs and the buffer are merged; the
 **     resolver drops replaced and masked cells (bulk.h) and the rest are written with the
 **     load's sequence number S into the final store file, tombstones before puts at equal
 **     (row, qualifier, timestamp) as kv_cell_cmp orders equal sequence numbers. Then one
@@ -872,6 +873,74 @@ static int install(kv_bulk *b, outf *o, uint64_t seq) {
   return rc;
 }
 
+/* The families' output files are written by WRITERS threads (the caller's and helpers),
+** each taking the next family, largest first, until none is left or one failed. */
+#define WRITERS 2
+
+typedef struct wjob {
+  kv_bulk *b;             /* the load */
+  outf *o;                /* per family: its output */
+  uint64_t seq;           /* the load's sequence number */
+  uint32_t *order;        /* family indexes, largest first */
+  atomic_uint next;       /* next position in order */
+  pthread_mutex_t mu;     /* guards rc and msg */
+  int rc;                 /* first error, or KV_OK */
+  char msg[512];          /* its message (kv_error's text is per thread) */
+} wjob;
+
+static void *writer_main(void *arg) {
+  wjob *j = arg;
+  for (;;) {
+    unsigned k = atomic_fetch_add(&j->next, 1);
+    if (k >= j->b->n_fams) break;
+    pthread_mutex_lock(&j->mu);
+    bool failed = j->rc != KV_OK;
+    pthread_mutex_unlock(&j->mu);
+    if (failed) break;
+    uint32_t i = j->order[k];
+    int rc = write_fam(j->b, j->b->fams[i], j->seq, &j->o[i]);
+    if (rc) {
+      pthread_mutex_lock(&j->mu);
+      if (j->rc == KV_OK) {
+        j->rc = rc;
+        snprintf(j->msg, sizeof j->msg, "%s", kv_errmsg());
+      }
+      pthread_mutex_unlock(&j->mu);
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* Write every family's output file (write_fam), on up to WRITERS threads. */
+static int write_all(kv_bulk *b, outf *o, uint64_t seq) {
+  wjob j;
+  memset(&j, 0, sizeof j);
+  j.b = b;
+  j.o = o;
+  j.seq = seq;
+  j.order = malloc(b->n_fams * sizeof *j.order);
+  if (!j.order) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  for (uint32_t i = 0; i < b->n_fams; i++) { /* insertion sort, most buffered cells first */
+    uint32_t k = i;
+    for (; k > 0 && b->fams[j.order[k - 1]]->n_ents < b->fams[i]->n_ents; k--)
+      j.order[k] = j.order[k - 1];
+    j.order[k] = i;
+  }
+  atomic_init(&j.next, 0);
+  pthread_mutex_init(&j.mu, NULL);
+  pthread_t th[WRITERS - 1];
+  int started = 0;
+  for (int t = 0; t < WRITERS - 1 && (uint32_t)t + 1 < b->n_fams; t++)
+    if (pthread_create(&th[t], NULL, writer_main, &j) == 0) started++;
+  writer_main(&j);
+  for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+  pthread_mutex_destroy(&j.mu);
+  free(j.order);
+  if (j.rc) return kv_error(j.rc, "%s", j.msg);
+  return KV_OK;
+}
+
 int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
   if (!b) return kv_error(KV_MISUSE, "kv_bulk_commit: NULL load");
   if (b->done) return kv_error(KV_MISUSE, "kv_bulk_commit: the load was committed already");
@@ -892,8 +961,7 @@ int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
   pthread_mutex_unlock(&db->mu);
   outf *o = calloc(b->n_fams ? b->n_fams : 1, sizeof *o);
   if (!o) rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  for (uint32_t i = 0; rc == KV_OK && b->ord && i < b->n_fams; i++)
-    rc = write_fam(b, b->fams[i], seq, &o[i]);
+  if (rc == KV_OK && b->ord) rc = write_all(b, o, seq);
   if (rc == KV_OK && b->ord) rc = install(b, o, seq);
   for (uint32_t i = 0; rc && o && i < b->n_fams; i++) {
     if (o[i].h) kv_sfh_unref(o[i].h);
