@@ -17,6 +17,7 @@
 
 #define MAX_SHARDS 16u
 #define MIN_SHARD_BYTES ((size_t)4 << 20) /* fewer shards for a small cache */
+#define GHOSTS 32u /* per shard: keys a full shard refused, admitted when asked again */
 
 struct kv_cache_entry {
   uint64_t file;              /* key: file number */
@@ -40,6 +41,7 @@ typedef struct shard {
   size_t usage;               /* sum of charges in the cache */
   size_t capacity;            /* this shard's share */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
+  uint64_t ghost[GHOSTS];     /* keys refused by kv_cache_admit lately (0 = empty) */
 } shard;
 
 struct kv_cache {
@@ -167,6 +169,18 @@ void kv_cache_free(kv_cache *c) {
     pthread_mutex_destroy(&s->mu);
   }
   free(c);
+}
+
+bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
+  uint32_t h = key_hash(file, off);
+  shard *s = shard_of(c, h);
+  uint64_t g = (file * 0x9E3779B97F4A7C15ull ^ off) | 1; /* never 0 (the empty slot) */
+  uint64_t *slot = &s->ghost[(h >> 8) % GHOSTS];
+  pthread_mutex_lock(&s->mu);
+  bool ok = s->usage + charge <= s->capacity || *slot == g;
+  *slot = ok ? 0 : g;
+  pthread_mutex_unlock(&s->mu);
+  return ok;
 }
 
 kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {

@@ -14,6 +14,7 @@
 #ifndef ROWAN_KV_CACHE_H
 #define ROWAN_KV_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,11 @@ kv_cache *kv_cache_new(size_t capacity);
 void kv_cache_free(kv_cache *c);
 /* The entry for (file, off) with a new reference, or NULL (a miss). Counts a hit or miss. */
 kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off);
+/* Admission hint for a reader that may skip caching (a point read): true when an entry of
+** `charge` bytes under (file, off) fits in its shard without evicting, or when the key was
+** refused lately (asked for twice in a short while: worth evicting for, as in 2Q's ghost
+** list); false otherwise, and the key is remembered in a small per-shard ghost table. */
+bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge);
 /* Insert `value` (charged `charge` bytes; `deleter(value)` frees it) under (file, off),
 ** replacing any entry with that key, and return it with one reference for the caller.
 ** Least recently used entries not in use are evicted to make room. NULL when out of memory

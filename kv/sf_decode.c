@@ -27,6 +27,9 @@ typedef struct gstate {
   const uint8_t *lend;   /* variable: end of the length stream */
   const uint8_t *dp;     /* next value bytes */
   const uint8_t *dend;   /* end of the group's value bytes */
+  uint32_t rank;         /* kv_sf_block_values: cells of the group walked so far */
+  const uint8_t *clp;    /* kv_sf_block_values: variable group's length cursor */
+  const uint8_t *cdp;    /* kv_sf_block_values: variable group's value cursor */
 } gstate;
 
 #define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)
@@ -285,13 +288,20 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
     if (!s->count) continue;
     uint64_t code = 0, a = 0, b = 0;
     p = kv_get_varint(p, lim, &code);
-    if (keep && g < d->nquals && !keep[g]) {  /* not read: step over its bytes */
+    if (keep && g < d->nquals && !keep[g]) {  /* not read now: remember where it lies */
       s->skip = 1;
       if (code) {
+        s->fixed = 1;
+        s->width = (uint32_t)(code - 1);
+        s->dp = p; /* transposed: byte j of the k-th value at dp[j * count + k] */
         p += (size_t)(code - 1) * s->count;
       } else {
         p = kv_get_varint(p, lim, &a);
         p = kv_get_varint(p, lim, &b);
+        s->lp = p;
+        s->lend = p + a;
+        s->dp = p + a;
+        s->dend = p + a + b;
         p += a + b;
       }
       continue;
@@ -347,6 +357,52 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
   for (uint32_t g = 0; g < ng; g++) {
     if (gs[g].count && !gs[g].fixed && !gs[g].skip && (gs[g].lp != gs[g].lend || gs[g].dp != gs[g].dend))
       CORRUPT("value group lengths do not add up");
+  }
+  return KV_OK;
+}
+
+int kv_sf_block_values(kv_sf_dblock *d, uint32_t c0, uint32_t c1, kv_sfbuf *buf,
+                       const char **why) {
+  gstate *gs = d->gstate;
+  uint32_t ng = d->nquals + 1;
+  size_t maxw = 0;
+  *why = NULL;
+  if (c1 > d->ncells) c1 = d->ncells;
+  if (c0 >= c1) return KV_OK;
+  for (uint32_t g = 0; g < ng; g++) {
+    gstate *s = &gs[g];
+    if (!s->skip) continue;
+    s->rank = 0;
+    s->clp = s->lp;
+    s->cdp = s->dp;
+    if (s->fixed && s->width > maxw) maxw = s->width;
+  }
+  buf->len = 0;
+  if (maxw && kv_sfbuf_reserve(buf, maxw * (c1 - c0))) return KV_ERR_NOMEM;
+  uint8_t *out = buf->p;
+  for (uint32_t i = 0; i < c1; i++) {
+    gstate *s = &gs[d->c_type[i] == KV_PUT ? d->c_qual[i] : d->nquals];
+    if (!s->skip) continue;
+    if (s->fixed) {  /* rank < count: count was taken over these same cells */
+      if (i >= c0) {
+        uint32_t w = s->width;
+        const uint8_t *src = s->dp + s->rank;
+        for (uint32_t j = 0; j < w; j++) out[j] = src[(size_t)j * s->count];
+        d->c_val[i] = out;
+        d->c_vlen[i] = w;
+        out += w;
+      }
+      s->rank++;
+    } else {
+      uint64_t v = 0;
+      GET(s->clp, s->lend, &v, "truncated value length stream");
+      if (v > (uint64_t)(s->dend - s->cdp)) CORRUPT("value runs past its group");
+      if (i >= c0) {
+        d->c_val[i] = s->cdp;
+        d->c_vlen[i] = (uint32_t)v;
+      }
+      s->cdp += v;
+    }
   }
   return KV_OK;
 }

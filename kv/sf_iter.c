@@ -24,6 +24,13 @@
 ** dictionary holds qualifiers left out is decoded with only the kept value groups
 ** (kv_sf_block_decode_keep) into the iterator's own arrays, and not cached: a partly
 ** decoded block must not serve other readers.
+**
+** Lazy blocks: a block loaded for a seek that is not going into the cache (there is none,
+** or it is full and kv_cache_admit says no: a point read does not evict a cached block for
+** one it may never read again, unless it comes back soon) is decoded without its values; set_pos then gives values to the row it lands on
+** (kv_sf_block_values), and to the whole block once the iterator leaves that row. A point
+** lookup that misses the cache thus pays for the keys and the cell streams of the block,
+** not for every value in it.
 */
 #include <stdio.h>
 #include "kv/cache.h"
@@ -54,6 +61,12 @@ typedef struct sf_iter {
   uint8_t *keep;           /* per dictionary entry of block keep_bi: 1 = projected */
   size_t keep_cap;         /* entries allocated in keep */
   int64_t keep_bi;         /* block keep was computed for, -1 if none */
+  bool lazy;               /* the block in d was decoded without values (a seek's block
+                              that is not cached): values come per window */
+  uint32_t win0, win1;     /* lazy: cells [win0, win1) have their values */
+  kv_sfbuf wbuf;           /* lazy: the window's fixed-width values */
+  uint8_t *zkeep;          /* lazy: all-zero keep flags for the decode */
+  size_t zkeep_cap;        /* bytes allocated in zkeep */
 } sf_iter;
 
 static int same_key(const kv_cell *a, const kv_cell *b) {
@@ -103,8 +116,19 @@ static const char *check_block(const kv_sf_dblock *d, const kv_sf_index_entry *e
   return NULL;
 }
 
-/* Make block `bi` the decoded block. Returns false (and sets the sticky status) on error. */
-static bool load_block(sf_iter *it, uint32_t bi) {
+/* Whether block e of the reader should go into the cache: it fits without evicting, or it
+** was refused a short while ago (kv_cache_admit; its charge estimated from the index entry:
+** raw bytes, per-cell and per-row arrays). */
+static bool cache_has_room(const kv_sf_reader *r, const kv_sf_index_entry *e) {
+  size_t est = (size_t)e->raw * 2 + (size_t)e->cells * 33 + (size_t)e->rows * 8;
+  return kv_cache_admit(r->cache, r->cache_id, e->off, est);
+}
+
+/* Make block `bi` the decoded block. `seek`: loaded for a seek, which may read one row of
+** it only: when the block is not going into the cache, it is decoded lazily (keys, streams,
+** no values; set_pos gives values per window). Returns false (and sets the sticky status)
+** on error. */
+static bool load_block_mode(sf_iter *it, uint32_t bi, bool seek) {
   if (it->bi == (int64_t)bi) return true;
   kv_sf_reader *r = it->r;
   const kv_sf_index_entry *e = &r->index[bi];
@@ -118,6 +142,7 @@ static bool load_block(sf_iter *it, uint32_t bi) {
       drop_current(it);
       it->ce = hit;
       it->dp = &((cblock *)kv_cache_value(hit))->d;
+      it->lazy = false;
       if (it->io) {
         it->io->blocks_read++;
         it->io->blocks_cache_hit++;
@@ -147,8 +172,16 @@ static bool load_block(sf_iter *it, uint32_t bi) {
     if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
     partial = !all;
   }
+  bool insert = r->cache && it->fill_cache && !partial &&
+                !(seek && !cache_has_room(r, e));
+  bool lazy = !rc && seek && !partial && !insert;
+  if (lazy) {
+    bool all = true;
+    rc = kv_sf_block_keep(raw, raw_len, NULL, NULL, 0, &it->zkeep, &it->zkeep_cap, &all, &why);
+    if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
+  }
   cblock *cb = NULL;
-  if (!rc && r->cache && it->fill_cache && !partial) {
+  if (!rc && insert) {
     cb = malloc(sizeof *cb + raw_len); /* the raw bytes are copied over: no zeroing */
     if (!cb) rc = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
     else {
@@ -160,7 +193,8 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   }
   kv_sf_dblock *target = cb ? &cb->d : &it->d;
   if (!rc) {
-    rc = kv_sf_block_decode_keep(target, raw, raw_len, partial ? it->keep : NULL, &why);
+    rc = kv_sf_block_decode_keep(target, raw, raw_len,
+                                 lazy ? it->zkeep : partial ? it->keep : NULL, &why);
     if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
   }
   if (!rc && (why = check_block(target, e)) != NULL) rc = KV_ERR_CORRUPT;
@@ -181,6 +215,8 @@ static bool load_block(sf_iter *it, uint32_t bi) {
     it->dp = &cb->d;
   }
   if (it->io) it->io->cells_decoded += it->dp->ncells;
+  it->lazy = lazy;
+  it->win0 = it->win1 = 0;
   it->bi = bi;
   if (it->proj) it->keep_bi = bi; /* kv_sf_block_keep filled keep for this block */
   return true;
@@ -197,7 +233,37 @@ static uint32_t row_of(const kv_sf_dblock *d, uint32_t ci) {
   return lo;
 }
 
+static bool load_block(sf_iter *it, uint32_t bi) { return load_block_mode(it, bi, false); }
+
+/* Lazy block: give cell ci (row ri) its value. The first window is ci's row (a point read
+** needs no more); any later one is the whole block. False (status set) on error. */
+static bool materialize(sf_iter *it, uint32_t ci, uint32_t ri) {
+  kv_sf_dblock *d = &it->d; /* lazy blocks are always the iterator's own */
+  uint32_t c0 = 0, c1 = d->ncells;
+  if (it->win1 == 0) {
+    c0 = d->row_first[ri];
+    c1 = d->row_first[ri + 1];
+  }
+  (void)ci;
+  const char *why = NULL;
+  int rc = kv_sf_block_values(d, c0, c1, &it->wbuf, &why);
+  if (rc) {
+    if (rc == KV_ERR_CORRUPT)
+      kv_error(rc, "store file %s: block %lld at offset %llu: %s", it->r->path,
+               (long long)it->bi, (unsigned long long)it->r->index[it->bi].off, why);
+    else
+      kv_error(rc, "out of memory reading store file %s", it->r->path);
+    it->status = rc;
+    it->valid = false;
+    return false;
+  }
+  it->win0 = c0;
+  it->win1 = c1;
+  return true;
+}
+
 static void set_pos(sf_iter *it, uint32_t ci, uint32_t ri) {
+  if (it->lazy && (ci < it->win0 || ci >= it->win1) && !materialize(it, ci, ri)) return;
   it->ci = ci;
   it->ri = ri;
   it->valid = true;
@@ -338,7 +404,7 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
   if (it->status || it->r->nblocks == 0) return;
   int64_t b = find_block(it->r, target);
   if (b < 0) b = 0;
-  if (!load_block(it, (uint32_t)b)) return;
+  if (!load_block_mode(it, (uint32_t)b, true)) return;
   uint32_t ci = find_in_block(it->dp, target, false);
   settle_fwd(it, ci, ci < it->dp->ncells ? row_of(it->dp, ci) : it->dp->nrows - 1);
 }
@@ -348,7 +414,7 @@ static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
   int64_t b = find_block(it->r, target);
-  if (b < 0 || !load_block(it, (uint32_t)b)) return;
+  if (b < 0 || !load_block_mode(it, (uint32_t)b, true)) return;
   uint32_t ci = find_in_block(it->dp, target, true);
   if (ci == 0) return; /* cannot happen: the block's first cell is <= target */
   ci--;
@@ -399,6 +465,8 @@ static void it_destroy(kv_iter *base) {
   drop_current(it);
   kv_sf_dblock_free(&it->d);
   free(it->keep);
+  free(it->zkeep);
+  kv_sfbuf_free(&it->wbuf);
   free(it);
 }
 
