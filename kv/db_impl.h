@@ -114,6 +114,8 @@ struct kv_db {
   uint32_t n_wal_live;       /* entries in wal_live */
   uint32_t cap_wal_live;     /* allocated entries */
   _Atomic uint64_t last_seq; /* latest sequence number visible to readers */
+  int64_t last_commit_ts;    /* highest commit time handed out (REQUIRES mu): commit times
+                                never go back in one open store, even if the clock does */
   kv_writer *writers;        /* writer queue head (the role holder) */
   kv_writer *writers_tail;   /* writer queue tail */
   int bg_error;              /* sticky error refusing writes (KV_OK if none) */

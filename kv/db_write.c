@@ -161,7 +161,12 @@ int kv_commit(kv_db *db, const kv_batch *b, uint64_t *seq_out) {
     seq += kv_batch_count(x->batch);
     x->last_seq = seq - 1;
   }
+  /* KV_TS_NOW takes the commit time. If the wall clock stepped back (NTP), keep the last
+  ** commit time instead, so a later write is never older than an earlier one; a later write
+  ** at an equal timestamp wins by its sequence number. */
   int64_t commit_ts = db->env->now_ms(db->env);
+  if (commit_ts < db->last_commit_ts) commit_ts = db->last_commit_ts;
+  db->last_commit_ts = commit_ts;
   pthread_mutex_unlock(&db->mu);
 
   rc = KV_OK;

@@ -109,8 +109,10 @@ enum kv_cell_type {
 };
 
 /* Timestamp meaning "the wall clock at commit" (milliseconds since the Unix epoch, from the
-** env's now_ms; all ops of one commit group get the same value). Other timestamps must be
-** >= 0. */
+** env's now_ms; all ops of one commit group get the same value). Within one open store the
+** commit time never goes back: if the clock steps back, commits keep the last commit time
+** until it catches up (a later write at an equal timestamp wins by its sequence number).
+** Other timestamps must be >= 0. */
 #define KV_TS_NOW INT64_MIN
 
 /* Unsynced durability choice for the WAL. */

@@ -353,6 +353,25 @@ static void test_wal_failure_refuses_writes(void **state) {
   kv_env_free(env);
 }
 
+/* A later commit is never older than an earlier one: when the wall clock steps back, a
+** KV_TS_NOW write still replaces the one before it (regression: it used to lose to it). */
+static void test_clock_step_back_keeps_order(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fa = make_table(db, "t", NULL);
+  put(db, fa, "r", "q", KV_TS_NOW, "old");
+  kv_env_mem_set_time(env, 400000); /* NTP stepped the clock back */
+  put(db, fa, "r", "q", KV_TS_NOW, "new");
+  char buf[16];
+  assert_non_null(get(db, fa, "r", "q", buf, sizeof buf));
+  assert_string_equal(buf, "new");
+  assert_int_equal(kv_flush(db, NULL), KV_OK);
+  assert_non_null(get(db, fa, "r", "q", buf, sizeof buf));
+  assert_string_equal(buf, "new");
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
 static void test_drop_table(void **state) {
   kv_env *env = kv_env_mem_new(1000000);
   kv_db *db = open_db(env, KV_SYNC_FULL, 0);
@@ -500,6 +519,7 @@ int main(void) {
     cmocka_unit_test(test_group_commit_shares_syncs),
     cmocka_unit_test(test_wal_failure_refuses_writes),
     cmocka_unit_test(test_drop_table),
+    cmocka_unit_test(test_clock_step_back_keeps_order),
     cmocka_unit_test(test_wal_segments_deleted),
     cmocka_unit_test(test_memstore_limit),
     cmocka_unit_test(test_estimate_rows),
