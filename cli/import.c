@@ -26,6 +26,7 @@
 
 #include "cli/import.h"
 #include "cli/import_int.h"
+#include "cli/import_pipe.h"
 
 #define READ_CHUNK (256 * 1024) /* decompressed bytes read at a time */
 
@@ -593,6 +594,45 @@ static int load_file(loader *L, const char *path, char *buf) {
   return rc;
 }
 
+/* --bulk: the files through the reader thread (cli/import_pipe.h), so decompressing and
+** splitting records overlap with loading them; the same per-record path as load_file.
+** Returns ROWAN_OK, or the error (message set); -1 when the thread could not be started
+** (the caller then reads the files itself). */
+static int load_piped(loader *L, const char *const *files, int n_files) {
+  int delim = L->o->delimiter ? L->o->delimiter : (L->o->format == CLI_IMPORT_TSV ? '\t' : ',');
+  cli_pipe *p;
+  if (cli_pipe_start(files, n_files, L->o->format == CLI_IMPORT_TSV, (unsigned char)delim,
+                     L->o->null_text, &p) != 0)
+    return -1;
+  int rc = ROWAN_OK;
+  cli_pipe_item it;
+  while (rc == ROWAN_OK && cli_pipe_next(p, &it)) {
+    switch (it.kind) {
+      case CLI_PIPE_FILE_START:
+        L->file = files[it.file];
+        L->want_header = L->o->header != 0;
+        break;
+      case CLI_PIPE_RECORD:
+        if (on_record(L, &it.rec) != 0) {
+          rc = L->rc != ROWAN_OK ? L->rc : ROWAN_NOMEM;
+          if (rc == ROWAN_NOMEM && L->rc == ROWAN_OK) setmsg(L, "out of memory");
+        }
+        break;
+      case CLI_PIPE_FILE_END:
+        L->want_header = 0;
+        L->done_bytes += it.size;
+        L->res->files_done++;
+        break;
+      default: /* CLI_PIPE_ERROR */
+        setmsg(L, "%s", it.msg);
+        rc = it.code == -2 ? ROWAN_NOMEM : ROWAN_IOERR;
+        break;
+    }
+  }
+  cli_pipe_stop(p);
+  return rc;
+}
+
 int cli_import(rowan_db *db, const char *const *files, int n_files, const char *table,
                const cli_import_options *opts, cli_import_result *res, char *err,
                size_t cap) {
@@ -655,7 +695,10 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
     snprintf(err, cap, "out of memory");
     rc = ROWAN_NOMEM;
   }
-  for (int i = 0; rc == ROWAN_OK && i < n_files; i++) rc = load_file(&L, files[i], buf);
+  int piped = rc == ROWAN_OK && opts->bulk ? load_piped(&L, files, n_files) : -1;
+  if (piped != -1) rc = piped;
+  for (int i = 0; piped == -1 && rc == ROWAN_OK && i < n_files; i++)
+    rc = load_file(&L, files[i], buf);
   if (rc == ROWAN_OK) rc = commit(&L);
   if (L.bulk) {
     rowan_bulk_abort(L.bulk);
