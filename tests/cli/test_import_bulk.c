@@ -10,6 +10,7 @@
 **   counts and byte-identical reject files.
 ** - --max-errors under --bulk: the good rows before the stop are loaded, none after.
 ** - --header over several files is still one load (a damaged last file loads nothing).
+** - A stream of many reader batches (cli/import_pipe.c), whole and stopped midway.
 ** - An index: a bulk load into the empty table writes the index rows too (CHECK INDEX
 **   finds nothing missing, extra or mismatched; an index scan counts what a table scan
 **   counts); a key repeated in such a load is a reject; a bulk load into the table once it
@@ -399,6 +400,45 @@ static void bulk_header_one_load(void **state) {
   free(got);
 }
 
+/* A stream of many reader batches: every record arrives once and in order; a stop at
+** --max-errors in the middle (the reader waiting on a full queue) loads the rows before it. */
+static void bulk_many_batches(void **state) {
+  fixture *f = *state;
+  int rows = (int)tu_scaled(40000, 12000);
+  sbuf b = {NULL, 0};
+  sb_add(&b, "", 0);
+  long long sum = 0, good = 0;
+  for (int i = 0; i < rows; i++) {
+    bool bad = i % 997 == 996;
+    sb_printf(&b, "p,%04d-%02d-%02d %02d:00:00,%s,%d,N,1,1\n", 2000 + i / 8064,
+              1 + i / 672 % 12, 1 + i / 24 % 28, i % 24, bad ? "x" : "1.5", i);
+    if (!bad) sum += i, good++;
+  }
+  char path[160], err[512];
+  snprintf(path, sizeof path, "%s/many.csv.gz", f->dir);
+  write_gz(path, b.p, b.n, 3);
+  free(b.p);
+  char *paths[1] = {path};
+  create_table(f->db, "A");
+  cli_import_result res;
+  assert_int_equal(run_import(f, paths, 1, "A", true, NULL, 3, &res, err, sizeof err),
+                   ROWAN_CONSTRAINT);
+  assert_int_equal(res.rows_loaded, 2988); /* rejects at records 996, 1993, 2990 */
+  char *got = query(f->db, "SELECT COUNT(*), MIN(Y), MAX(Y) FROM A");
+  assert_string_equal(got, "2988|0|2989\n");
+  free(got);
+  create_table(f->db, "B");
+  assert_int_equal(run_import(f, paths, 1, "B", true, NULL, 0, &res, err, sizeof err),
+                   ROWAN_OK);
+  assert_int_equal(res.rows_loaded, good);
+  assert_int_equal(res.rows_rejected, rows - good);
+  char want[128];
+  snprintf(want, sizeof want, "%lld|%lld\n", good, sum);
+  got = query(f->db, "SELECT COUNT(*), SUM(Y) FROM B");
+  assert_string_equal(got, want);
+  free(got);
+}
+
 static void bulk_with_index(void **state) {
   fixture *f = *state;
   uint64_t seed = tu_seed("import_bulk_index"), rng = seed;
@@ -443,6 +483,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(bulk_equals_upsert, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_max_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_header_one_load, setup, teardown),
+      cmocka_unit_test_setup_teardown(bulk_many_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_with_index, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
