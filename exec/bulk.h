@@ -1,16 +1,20 @@
 /*
 ** exec/bulk.h: bulk load of SQL rows given as text, over kv/bulk.h (the way HBase
 ** bulk-loads HFiles): each row is parsed with the catalog's typed parsers, turned into its
-** row key and cells by exec/rowcodec.h, and added to one kv bulk load; commit writes sorted
-** store files and names them in the MANIFEST at once, with no WAL and no memstore.
+** row key and cells (the cells exec/rowcodec.h writes for an UPSERT), and added to one
+** kv bulk load; commit writes sorted store files and names them in the MANIFEST at once,
+** with no WAL and no memstore.
 **
 ** Semantics, as UPSERT with the load's timestamp (the clock at exec_bulk_begin): each row
 ** sets the columns given (a NULL field deletes that column's cell) and keeps the others; a
 ** later row of the same key in the load replaces an earlier one column by column. The load
 ** is atomic (all rows or none) and newer than every commit before it.
-** Indexes: a table with any index is refused (EXEC_ERROR naming the index): index rows of
-** rows already present could not be removed. Drop the index, load, CREATE INDEX (which
-** backfills). Not inside a transaction (EXEC_MISUSE).
+** Indexes: a table with ACTIVE indexes is loaded only when it is empty at begin (checked
+** again at commit): the index rows are then added to the same load, and a row whose key
+** repeats an earlier row of the load is EXEC_CONSTRAINT (its index row could not be taken
+** back). A table with an index and rows is refused (EXEC_ERROR naming the index: index
+** rows of rows already present could not be removed), as is one with an index still
+** BUILDING; DISABLED indexes are not written. Not inside a transaction (EXEC_MISUSE).
 ** Not here: reading files or CSV (cli/import.c), the public API (api/).
 */
 #ifndef ROWAN_EXEC_BULK_H
@@ -26,7 +30,8 @@ typedef struct exec_bulk exec_bulk;
 /* Start a load into `table` of rows of n_cols fields for the columns named in cols (names
 ** matched exactly, then upper-cased; every PK column must be among them, none twice).
 ** run_bytes bounds the memory of the sort (0 = kv's default). Errors: EXEC_ERROR (unknown
-** table or column, a PK column missing, a duplicate column, a table with an index),
+** table or column, a PK column missing, a duplicate column, a non-empty table with an
+** index, an index being built), EXEC_IOERR / EXEC_CORRUPT (checking that it is empty),
 ** EXEC_MISUSE (inside a transaction, NULL argument), EXEC_READONLY, EXEC_NOMEM.
 ** On success *out is the load (free with exec_bulk_free); on failure NULL. */
 int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *const *cols,

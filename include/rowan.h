@@ -217,8 +217,9 @@ int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 ** rowan_bulk_begin(db, table, ncols, columns, &bulk) starts a load of rows of ncols text
 ** fields into the named columns (names as in SQL: exact, else upper-cased; every primary key
 ** column must be given). ROWAN_ERROR for an unknown table or column, a missing key column, a
-** column named twice, or a table with an index (bulk load does not maintain indexes: drop
-** it, load, CREATE INDEX); ROWAN_MISUSE inside BEGIN ... COMMIT or for a NULL argument.
+** column named twice, or a table with an index that is not empty (indexes are written by
+** the load only into an empty table; there a key repeated in the load is ROWAN_CONSTRAINT
+** from rowan_bulk_add_text); ROWAN_MISUSE inside BEGIN ... COMMIT or for a NULL argument.
 ** rowan_bulk_add_text(bulk, fields, lengths) adds one row: fields[i] is the text of
 ** columns[i] (lengths[i] bytes, or strlen when lengths is NULL or lengths[i] < 0; NULL =
 ** SQL NULL), converted by the column's type as a text literal (rowan_bind_text). A row that
