@@ -1,19 +1,20 @@
 /*
 ** kv/bulk.c: bulk load (kv/bulk.h). Three stages:
 **   buffer: per family, the added cells' bytes in one arena and a 16-byte entry per cell
-**     (offsets, lengths, type; the timestamp only when it is not the load's); consecutive cells of one row that arrive in
-**     cell order form a "group", so a sort moves one group per row, not one entry per cell;
-**     input whose groups come in ascending row order is not sorted at all.
+**     (offsets, lengths, type; the timestamp only when it is not the load's); consecutive
+**     cells of one row that arrive in cell order form a "group", so a sort moves one group
+**     per row, not one entry per cell; input whose groups come in ascending row order is
+**     not sorted at all, other input by a natural merge sort of the groups.
 **   spill: when the buffer passes run_bytes, each family's buffer is sorted and written as a
 **     run: a store file (kv_sf_writer, uncompressed) whose cells carry their add ordinal as
 **     sequence number, so kv_cell_cmp puts the later-added of equal keys first.
 **   commit: under the writer role, per family (two families at a time, on two threads),
-**     the runs and the buffer are merged; the
-**     resolver drops replaced and masked cells (bulk.h) and the rest are written with the
-**     load's sequence number S into the final store file, tombstones before puts at equal
-**     (row, qualifier, timestamp) as kv_cell_cmp orders equal sequence numbers. Then one
-**     MANIFEST record (ADD_FILE per family, counters with last_seq S), then the files join
-**     their families' lists and S is published, under mu, in one step.
+**     the runs and the buffer are merged; the resolver drops replaced and masked cells
+**     (bulk.h) and the rest are written with the load's sequence number S into the final
+**     store file, tombstones before puts at equal (row, qualifier, timestamp) as
+**     kv_cell_cmp orders equal sequence numbers. Then one MANIFEST record (ADD_FILE per
+**     family, counters with last_seq S), then the files join their families' lists and S
+**     is published, under mu, in one step.
 ** Not here: the store file format (kv/sf_*.c), flush and compaction (kv/db_flush.c,
 ** kv/compact.c), which treat a bulk-loaded file like any other.
 */
