@@ -266,7 +266,10 @@ static void check_gets(world *w, uint64_t seed) {
   kv_row fr;
   assert_int_equal(kv_scan_open(w->db, &fo, &fs), KV_OK);
   while (kv_scan_next(fs, &fr) == KV_OK) {
-    int r = atoi((const char *)fr.key + 3) / 7;
+    char key[32] = {0};
+    assert_true(fr.key_len > 3 && fr.key_len < sizeof key);
+    memcpy(key, fr.key, fr.key_len); /* row keys are not NUL-terminated */
+    int r = atoi(key + 3) / 7;
     assert_true(r >= 0 && r < w->nrows);
     a.len = 0;
     sb_add(&a, "");
