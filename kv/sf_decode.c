@@ -261,7 +261,10 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
   gstate *gs = d->gstate;
   uint32_t ng = d->nquals + 1;
   memset(gs, 0, ng * sizeof *gs);
-  for (uint32_t i = 0; i < n; i++) gs[d->c_type[i] == KV_PUT ? d->c_qual[i] : d->nquals].count++;
+  /* c_vlen[i] holds the cell's rank in its group until its value is placed (the final
+     loop below, or kv_sf_block_values for a group left out) */
+  for (uint32_t i = 0; i < n; i++)
+    d->c_vlen[i] = gs[d->c_type[i] == KV_PUT ? d->c_qual[i] : d->nquals].count++;
   size_t vneed = 0;
   const uint8_t *scan = p;
   for (uint32_t g = 0; g < ng; g++) {  /* first pass: size of the fixed-width values */
@@ -361,8 +364,8 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
   return KV_OK;
 }
 
-int kv_sf_block_values(kv_sf_dblock *d, uint32_t c0, uint32_t c1, kv_sfbuf *buf,
-                       const char **why) {
+int kv_sf_block_values(kv_sf_dblock *d, uint32_t c0, uint32_t c1, uint32_t skip0,
+                       uint32_t skip1, kv_sfbuf *buf, const char **why) {
   gstate *gs = d->gstate;
   uint32_t ng = d->nquals + 1;
   size_t maxw = 0;
@@ -380,28 +383,36 @@ int kv_sf_block_values(kv_sf_dblock *d, uint32_t c0, uint32_t c1, kv_sfbuf *buf,
   buf->len = 0;
   if (maxw && kv_sfbuf_reserve(buf, maxw * (c1 - c0))) return KV_ERR_NOMEM;
   uint8_t *out = buf->p;
-  for (uint32_t i = 0; i < c1; i++) {
+  for (uint32_t i = c0; i < c1; i++) {
+    if (i == skip0 && skip1 > skip0) { /* placed already */
+      i = skip1 - 1;
+      continue;
+    }
     gstate *s = &gs[d->c_type[i] == KV_PUT ? d->c_qual[i] : d->nquals];
     if (!s->skip) continue;
-    if (s->fixed) {  /* rank < count: count was taken over these same cells */
-      if (i >= c0) {
-        uint32_t w = s->width;
-        const uint8_t *src = s->dp + s->rank;
-        for (uint32_t j = 0; j < w; j++) out[j] = src[(size_t)j * s->count];
-        d->c_val[i] = out;
-        d->c_vlen[i] = w;
-        out += w;
-      }
-      s->rank++;
+    uint32_t r = d->c_vlen[i]; /* its rank in the group: < count (counted over these cells) */
+    if (r >= s->count) CORRUPT("value rank out of range");
+    if (s->fixed) {
+      uint32_t w = s->width;
+      const uint8_t *src = s->dp + r;
+      for (uint32_t j = 0; j < w; j++) out[j] = src[(size_t)j * s->count];
+      d->c_val[i] = out;
+      d->c_vlen[i] = w;
+      out += w;
     } else {
       uint64_t v = 0;
-      GET(s->clp, s->lend, &v, "truncated value length stream");
-      if (v > (uint64_t)(s->dend - s->cdp)) CORRUPT("value runs past its group");
-      if (i >= c0) {
-        d->c_val[i] = s->cdp;
-        d->c_vlen[i] = (uint32_t)v;
+      while (s->rank < r) { /* step over the lengths and bytes of earlier values */
+        GET1(s->clp, s->lend, &v, "truncated value length stream");
+        if (v > (uint64_t)(s->dend - s->cdp)) CORRUPT("value runs past its group");
+        s->cdp += v;
+        s->rank++;
       }
+      GET1(s->clp, s->lend, &v, "truncated value length stream");
+      if (v > (uint64_t)(s->dend - s->cdp)) CORRUPT("value runs past its group");
+      d->c_val[i] = s->cdp;
+      d->c_vlen[i] = (uint32_t)v;
       s->cdp += v;
+      s->rank++;
     }
   }
   return KV_OK;

@@ -160,14 +160,15 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
 ** Same results and errors otherwise. */
 int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
                             const uint8_t *keep, const char **why);
-/* After kv_sf_block_decode_keep left some value groups out: give cells [c0, c1) of those
-** groups their values (c_val/c_vlen), fixed-width ones gathered from the transposed bytes
-** into `buf` (reset and grown here; the pointers stay valid until buf is used again),
-** variable-width ones pointing into the raw block. Walks the cells before c0 to find where
-** their values start. The raw block must still be alive. KV_OK; KV_ERR_CORRUPT with *why
-** set (a bad length stream); KV_ERR_NOMEM. */
-int kv_sf_block_values(kv_sf_dblock *d, uint32_t c0, uint32_t c1, kv_sfbuf *buf,
-                       const char **why);
+/* After kv_sf_block_decode_keep left some value groups out: give the cells in [c0, c1) but
+** not in [skip0, skip1) (placed by an earlier call; skip0 == skip1 for none) of those groups
+** their values (c_val/c_vlen). Fixed-width ones are gathered from the transposed bytes into
+** `buf` (reset and grown here; the pointers stay valid until buf is used again), variable-
+** width ones point into the raw block. Each cell must be given its value once: until then
+** its c_vlen holds its rank in its group. The raw block must still be alive. KV_OK;
+** KV_ERR_CORRUPT with *why set (a bad length stream); KV_ERR_NOMEM. */
+int kv_sf_block_values(kv_sf_dblock *d, uint32_t c0, uint32_t c1, uint32_t skip0,
+                       uint32_t skip1, kv_sfbuf *buf, const char **why);
 /* Read a raw block's qualifier dictionary and set (*keep)[q] for each entry q: 1 when the
 ** qualifier is one of quals[0..n) (lengths in lens), else 0. *keep grows as needed (*cap
 ** counts bytes; the caller frees it). *all is set when every entry is kept. KV_OK;

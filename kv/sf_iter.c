@@ -64,7 +64,8 @@ typedef struct sf_iter {
   bool lazy;               /* the block in d was decoded without values (a seek's block
                               that is not cached): values come per window */
   uint32_t win0, win1;     /* lazy: cells [win0, win1) have their values */
-  kv_sfbuf wbuf;           /* lazy: the window's fixed-width values */
+  kv_sfbuf wbuf;           /* lazy: the first window's fixed-width values */
+  kv_sfbuf wbuf2;          /* lazy: the rest of the block's fixed-width values */
   uint8_t *zkeep;          /* lazy: all-zero keep flags for the decode */
   size_t zkeep_cap;        /* bytes allocated in zkeep */
 } sf_iter;
@@ -240,13 +241,16 @@ static bool load_block(sf_iter *it, uint32_t bi) { return load_block_mode(it, bi
 static bool materialize(sf_iter *it, uint32_t ci, uint32_t ri) {
   kv_sf_dblock *d = &it->d; /* lazy blocks are always the iterator's own */
   uint32_t c0 = 0, c1 = d->ncells;
-  if (it->win1 == 0) {
+  const char *why = NULL;
+  int rc;
+  (void)ci;
+  if (it->win1 == 0) { /* the first window: the row */
     c0 = d->row_first[ri];
     c1 = d->row_first[ri + 1];
+    rc = kv_sf_block_values(d, c0, c1, 0, 0, &it->wbuf, &why);
+  } else { /* the rest of the block, around the first window */
+    rc = kv_sf_block_values(d, 0, d->ncells, it->win0, it->win1, &it->wbuf2, &why);
   }
-  (void)ci;
-  const char *why = NULL;
-  int rc = kv_sf_block_values(d, c0, c1, &it->wbuf, &why);
   if (rc) {
     if (rc == KV_ERR_CORRUPT)
       kv_error(rc, "store file %s: block %lld at offset %llu: %s", it->r->path,
@@ -467,6 +471,7 @@ static void it_destroy(kv_iter *base) {
   free(it->keep);
   free(it->zkeep);
   kv_sfbuf_free(&it->wbuf);
+  kv_sfbuf_free(&it->wbuf2);
   free(it);
 }
 
