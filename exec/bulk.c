@@ -90,20 +90,6 @@ struct exec_bulk {
   bool committed;         /* committed */
 };
 
-static int seterr(exec_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int seterr(exec_error *err, int code, const char *fmt, ...) {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-    err->code = code;
-    err->offset = -1;
-  }
-  return code;
-}
-
 static int code_of_kv(int rc) {
   switch (rc) {
     case KV_OK: return EXEC_OK;
@@ -120,7 +106,7 @@ static int code_of_kv(int rc) {
 }
 
 static int kv_fail(exec_error *err, int rc, const char *what) {
-  return seterr(err, code_of_kv(rc), "bulk load: %s: %s", what, kv_errmsg());
+  return exec_error_set(err, code_of_kv(rc), "bulk load: %s: %s", what, kv_errmsg());
 }
 
 /* Column by exact name, then by its upper-case form. */
@@ -197,8 +183,8 @@ static int open_indexes(exec_bulk *b, exec_error *err) {
   int n = 0;
   for (int i = 0; i < t->n_indexes; i++) {
     if (t->indexes[i].state == CAT_INDEX_BUILDING)
-      return seterr(err, EXEC_ERROR, "bulk load: index %s of %s is being built; load after "
-                    "CREATE INDEX has finished", t->indexes[i].name, t->name);
+      return exec_error_set(err, EXEC_ERROR, "bulk load: index %s of %s is being built; load after "
+                            "CREATE INDEX has finished", t->indexes[i].name, t->name);
     if (t->indexes[i].state == CAT_INDEX_ACTIVE) n++;
   }
   if (n == 0) return EXEC_OK;
@@ -206,17 +192,19 @@ static int open_indexes(exec_bulk *b, exec_error *err) {
   int rc = table_has_rows(b, &any, err);
   if (rc) return rc;
   if (any)
-    return seterr(err, EXEC_ERROR,
-                  "bulk load: table %s has index %s and is not empty; a bulk load maintains "
-                  "indexes only into an empty table: load without --bulk, or drop the "
-                  "index, load, then CREATE INDEX", t->name, t->indexes[0].name);
+    return exec_error_set(err, EXEC_ERROR,
+                          "bulk load: table %s has index %s and is not empty; a bulk load "
+                          "maintains indexes only into an empty table: load without --bulk, or "
+                          "drop the index, load, then CREATE INDEX",
+                          t->name, t->indexes[0].name);
   b->ic = calloc((size_t)n, sizeof *b->ic);
   b->ixb = kv_batch_new();
   b->seen_cap = 1u << 16;
   b->seen = calloc(b->seen_cap, sizeof *b->seen);
-  if (!b->ic || !b->ixb || !b->seen) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+  if (!b->ic || !b->ixb || !b->seen)
+    return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   b->ix = calloc((size_t)n, sizeof *b->ix);
-  if (!b->ix) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+  if (!b->ix) return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   for (int i = 0; i < t->n_indexes; i++) {
     if (t->indexes[i].state != CAT_INDEX_ACTIVE) continue;
     exec_index_codec *ic = &b->ic[b->n_ix];
@@ -229,7 +217,7 @@ static int open_indexes(exec_bulk *b, exec_error *err) {
       if (t->columns[ic->include_col[k]].pk_pos >= 0) x->direct = false;
     if (!x->direct || ic->n_include == 0) continue;
     x->inc = calloc((size_t)ic->n_include, sizeof *x->inc);
-    if (!x->inc) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+    if (!x->inc) return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
     for (int k = 0; k < ic->n_include; k++) {
       int col = ic->include_col[k];
       binc e;
@@ -253,12 +241,12 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
                     size_t run_bytes, exec_bulk **out, exec_error *err) {
   if (out) *out = NULL;
   if (!s || !table || !out || n_cols < 1 || !cols)
-    return seterr(err, EXEC_MISUSE, "bulk load: NULL argument or no column");
-  if (s->txn) return seterr(err, EXEC_MISUSE, "bulk load: not inside a transaction");
+    return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL argument or no column");
+  if (s->txn) return exec_error_set(err, EXEC_MISUSE, "bulk load: not inside a transaction");
   const cat_table *t = find_table(s->cat, table);
-  if (!t) return seterr(err, EXEC_ERROR, "bulk load: no table %s", table);
+  if (!t) return exec_error_set(err, EXEC_ERROR, "bulk load: no table %s", table);
   exec_bulk *b = calloc(1, sizeof *b);
-  if (!b) return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+  if (!b) return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   b->s = s;
   b->t = t;
   b->n_cols = n_cols;
@@ -271,14 +259,14 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   bool *set = calloc((size_t)t->n_columns, sizeof *set);
   int rc = EXEC_OK;
   if (!b->order || !b->vals || !b->pk_vals || !b->key || !b->enc || !b->cells || !set)
-    rc = seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+    rc = exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   for (int i = 0; rc == EXEC_OK && i < n_cols; i++) {
     int c = cols[i] ? find_col(t, cols[i]) : -1;
     if (c < 0) {
-      rc = seterr(err, EXEC_ERROR, "bulk load: table %s has no column %s", t->name,
-                  cols[i] ? cols[i] : "(NULL)");
+      rc = exec_error_set(err, EXEC_ERROR, "bulk load: table %s has no column %s", t->name,
+                          cols[i] ? cols[i] : "(NULL)");
     } else if (set[c]) {
-      rc = seterr(err, EXEC_ERROR, "bulk load: column %s given twice", t->columns[c].name);
+      rc = exec_error_set(err, EXEC_ERROR, "bulk load: column %s given twice", t->columns[c].name);
     } else {
       const cat_column *col = &t->columns[c];
       set[c] = true;
@@ -293,8 +281,9 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   }
   for (int k = 0; rc == EXEC_OK && k < t->n_pk; k++)
     if (!set[t->pk[k]])
-      rc = seterr(err, EXEC_ERROR, "bulk load: primary key column %s is not among the columns",
-                  t->columns[t->pk[k]].name);
+      rc = exec_error_set(err, EXEC_ERROR,
+                          "bulk load: primary key column %s is not among the columns",
+                          t->columns[t->pk[k]].name);
   free(set);
   if (rc == EXEC_OK) {
     /* insertion sort: a handful of columns */
@@ -375,7 +364,7 @@ static int parse_field(const cat_column *c, const char *s, size_t n, cat_value *
   }
   cat_error ce = {0};
   if (cat_text_parse(t, s, n, v, &ce) != CAT_OK)
-    return seterr(err, EXEC_CONSTRAINT, "column %s: %s", c->name, ce.msg);
+    return exec_error_set(err, EXEC_CONSTRAINT, "column %s: %s", c->name, ce.msg);
   return EXEC_OK;
 }
 
@@ -420,10 +409,10 @@ static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
 static int build_index_rows(exec_bulk *b, size_t klen, exec_error *err) {
   bool dup = false;
   if (seen_add(b, key_hash(b->key, klen), &dup) != EXEC_OK)
-    return seterr(err, EXEC_NOMEM, "bulk load: out of memory");
+    return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   if (dup)
-    return seterr(err, EXEC_CONSTRAINT, "primary key repeats an earlier row of this load, "
-                  "which a bulk load into a table with an index does not take");
+    return exec_error_set(err, EXEC_CONSTRAINT, "primary key repeats an earlier row of this load, "
+                          "which a bulk load into a table with an index does not take");
   kv_batch_clear(b->ixb);
   for (int i = 0; i < b->n_ix; i++) {
     int rc = b->ix[i].direct ? exec_index_row_key(&b->ic[i], b->vals, err)
@@ -463,10 +452,10 @@ static int add_index_rows(exec_bulk *b) {
 
 int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *lens,
                        exec_error *err) {
-  if (!b || !fields || !lens) return seterr(err, EXEC_MISUSE, "bulk load: NULL argument");
+  if (!b || !fields || !lens) return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL argument");
   if (b->broken || b->committed)
-    return seterr(err, EXEC_MISUSE, "bulk load: the load is %s",
-                  b->committed ? "committed" : "broken by an earlier error");
+    return exec_error_set(err, EXEC_MISUSE, "bulk load: the load is %s",
+                          b->committed ? "committed" : "broken by an earlier error");
   const cat_table *t = b->t;
   /* 1. Parse and check every field. */
   for (int i = 0; i < b->n_cols; i++) {
@@ -477,9 +466,9 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
     if (!s) {
       *v = cat_v_null(col->type);
       if (!col->nullable)
-        return seterr(err, EXEC_CONSTRAINT, col->pk_pos >= 0
-                      ? "column %s: primary key value may not be NULL"
-                      : "column %s may not be NULL", col->name);
+        return exec_error_set(err, EXEC_CONSTRAINT, col->pk_pos >= 0
+                              ? "column %s: primary key value may not be NULL"
+                              : "column %s may not be NULL", col->name);
       continue;
     }
     int rc = parse_field(col, s, lens[f->field], v, err);
@@ -491,7 +480,7 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
   size_t klen = 0;
   if (cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen, &ce) !=
       CAT_OK)
-    return seterr(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, ce.msg);
+    return exec_error_set(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, ce.msg);
   /* 3. The cells, encoded; nothing is added before every value is known to fit. */
   size_t nc = 0;
   for (int i = b->n_key_fields; i < b->n_cols; i++) {
@@ -511,14 +500,14 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
       c->value = v->u.s.p;
       c->value_len = v->u.s.len;
       if (c->value_len > KV_MAX_VALUE)
-        return seterr(err, EXEC_CONSTRAINT, "column %s: value of %zu bytes over the cell "
-                      "maximum %u", t->columns[f->col].name, c->value_len, KV_MAX_VALUE);
+        return exec_error_set(err, EXEC_CONSTRAINT, "column %s: value of %zu bytes over the cell "
+                              "maximum %u", t->columns[f->col].name, c->value_len, KV_MAX_VALUE);
       continue;
     }
     uint8_t *slot = b->enc + (size_t)i * SLOT;
     size_t vlen = 0;
     if (cat_vc_encode(v, slot, SLOT, &vlen, &ce) != CAT_OK)
-      return seterr(err, EXEC_ERROR, "column %s: %s", t->columns[f->col].name, ce.msg);
+      return exec_error_set(err, EXEC_ERROR, "column %s: %s", t->columns[f->col].name, ce.msg);
     c->value = slot;
     c->value_len = vlen;
   }
@@ -551,17 +540,17 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
 int64_t exec_bulk_rows(const exec_bulk *b) { return b ? b->rows : 0; }
 
 int exec_bulk_commit(exec_bulk *b, exec_error *err) {
-  if (!b) return seterr(err, EXEC_MISUSE, "bulk load: NULL load");
-  if (b->committed) return seterr(err, EXEC_MISUSE, "bulk load: committed already");
-  if (b->broken) return seterr(err, EXEC_MISUSE, "bulk load: broken by an earlier error");
+  if (!b) return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL load");
+  if (b->committed) return exec_error_set(err, EXEC_MISUSE, "bulk load: committed already");
+  if (b->broken) return exec_error_set(err, EXEC_MISUSE, "bulk load: broken by an earlier error");
   b->committed = true;
   if (b->n_ix) {
     bool any = false;
     int rc = table_has_rows(b, &any, err);
     if (rc) return rc;
     if (any)
-      return seterr(err, EXEC_ERROR, "bulk load: rows were written to %s during the load; "
-                    "its index could not be kept in step: nothing was loaded", b->t->name);
+      return exec_error_set(err, EXEC_ERROR, "bulk load: rows were written to %s during the load; "
+                            "its index could not be kept in step: nothing was loaded", b->t->name);
   }
   int krc = kv_bulk_commit(b->kb, NULL);
   if (krc) return kv_fail(err, krc, "commit");

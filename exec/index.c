@@ -24,18 +24,6 @@
 
 #define CAST_BUF 64 /* cast output text per value (cat_value_cast's rule) */
 
-int exec_index_fail(exec_error *err, int code, const char *fmt, ...) {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-    err->code = code;
-    err->offset = -1;
-  }
-  return code;
-}
-
 int exec_index_kv_fail(exec_error *err, int rc, const char *what) {
   int code = rc == KV_ERR_TOOBIG   ? EXEC_TOOBIG
              : rc == KV_ERR_NOMEM  ? EXEC_NOMEM
@@ -44,7 +32,7 @@ int exec_index_kv_fail(exec_error *err, int rc, const char *what) {
              : rc == KV_ERR_CORRUPT ? EXEC_CORRUPT
              : rc == KV_ERR_READONLY ? EXEC_READONLY
                                     : EXEC_ERROR;
-  return exec_index_fail(err, code, "%s: %s (%s)", what, kv_status_name(rc), kv_errmsg());
+  return exec_error_set(err, code, "%s: %s (%s)", what, kv_status_name(rc), kv_errmsg());
 }
 
 /* Whether e calls a function whose value depends on the time of the statement. */
@@ -70,11 +58,11 @@ static int bind_key_expr(exec_index_codec *ic, const cat_catalog *cat, int k, ex
   const cat_table *t = ic->table;
   const char *text = ic->index->keys[k];
   if (!cat)
-    return exec_index_fail(err, EXEC_ERROR, "index %s: key expression %s needs the catalog",
-                           ic->index->name, text);
+    return exec_error_set(err, EXEC_ERROR, "index %s: key expression %s needs the catalog",
+                          ic->index->name, text);
   size_t cap = strlen(text) + 2 * strlen(t->name) + 32;
   char *sql = plan_arena_alloc(&ic->arena, cap);
-  if (!sql) return exec_index_fail(err, EXEC_NOMEM, "out of memory binding an index key");
+  if (!sql) return exec_error_set(err, EXEC_NOMEM, "out of memory binding an index key");
   size_t n = (size_t)snprintf(sql, cap, "SELECT %s FROM \"", text);
   for (const char *p = t->name; *p; p++) {
     if (*p == '"') sql[n++] = '"';
@@ -86,8 +74,8 @@ static int bind_key_expr(exec_index_codec *ic, const cat_catalog *cat, int k, ex
   sql_error se;
   memset(&se, 0, sizeof se);
   if (sql_parse(sql, n, &st, NULL, &se) != SQL_OK || !st)
-    return exec_index_fail(err, EXEC_ERROR, "index %s: key expression %s does not parse: %s",
-                           ic->index->name, text, se.message);
+    return exec_error_set(err, EXEC_ERROR, "index %s: key expression %s does not parse: %s",
+                          ic->index->name, text, se.message);
   plan_bound b;
   memset(&b, 0, sizeof b);
   char msg[EXEC_ERRMSG_MAX];
@@ -96,20 +84,20 @@ static int bind_key_expr(exec_index_codec *ic, const cat_catalog *cat, int k, ex
   int rc = plan_bind(cat, st, sql, &ic->arena, &b, msg, sizeof msg, &off);
   sql_stmt_free(st);
   if (rc)
-    return exec_index_fail(err, rc == EXEC_NOMEM ? EXEC_NOMEM : EXEC_ERROR,
-                           "index %s: key expression %s: %s", ic->index->name, text, msg);
+    return exec_error_set(err, rc == EXEC_NOMEM ? EXEC_NOMEM : EXEC_ERROR,
+                          "index %s: key expression %s: %s", ic->index->name, text, msg);
   const plan_select *sel = b.select;
   if (!sel || sel->n_out < 1 || sel->n_aggs > 0 || sel->n_group > 0 || sel->table != t)
-    return exec_index_fail(err, EXEC_ERROR, "index %s: key expression %s is not a row value",
-                           ic->index->name, text);
+    return exec_error_set(err, EXEC_ERROR, "index %s: key expression %s is not a row value",
+                          ic->index->name, text);
   plan_expr *e = sel->proj[0];
   if (volatile_expr(e))
-    return exec_index_fail(err, EXEC_ERROR,
-                           "index %s: key expression %s is not deterministic", ic->index->name,
-                           text);
+    return exec_error_set(err, EXEC_ERROR,
+                          "index %s: key expression %s is not deterministic", ic->index->name,
+                          text);
   if (e->type.id == 0)
-    return exec_index_fail(err, EXEC_ERROR, "index %s: key expression %s has no type",
-                           ic->index->name, text);
+    return exec_error_set(err, EXEC_ERROR, "index %s: key expression %s has no type",
+                          ic->index->name, text);
   ic->key_expr[k] = e;
   return EXEC_OK;
 }
@@ -151,15 +139,15 @@ int exec_index_codec_init(exec_index_codec *ic, const cat_catalog *cat, const ca
   ic->scratch = malloc(CAT_KEY_MAX + nk * CAST_BUF);
   if (!ic->key_cols || !ic->key_col || !ic->key_expr || !ic->include_col || !ic->need ||
       !ic->covered || !ic->key || !ic->kvals || !ic->scratch)
-    return exec_index_fail(err, EXEC_NOMEM, "out of memory building the codec of index %s",
-                           ix->name);
+    return exec_error_set(err, EXEC_NOMEM, "out of memory building the codec of index %s",
+                          ix->name);
   for (int k = 0; k < ix->n_keys; k++) {
     int c = cat_find_column(t, ix->keys[k]);
     ic->key_col[k] = c;
     if (c >= 0) {
       ic->key_expr[k] = column_node(ic, c);
       if (!ic->key_expr[k])
-        return exec_index_fail(err, EXEC_NOMEM, "out of memory building index %s", ix->name);
+        return exec_error_set(err, EXEC_NOMEM, "out of memory building index %s", ix->name);
       ic->covered[c] = true;
     } else {
       int rc = bind_key_expr(ic, cat, k, err);
@@ -178,8 +166,8 @@ int exec_index_codec_init(exec_index_codec *ic, const cat_catalog *cat, const ca
   for (int i = 0; i < ix->n_include; i++) {
     int c = cat_find_column(t, ix->include[i]);
     if (c < 0)
-      return exec_index_fail(err, EXEC_CORRUPT, "index %s: INCLUDE column %s is not in %s",
-                             ix->name, ix->include[i], t->name);
+      return exec_error_set(err, EXEC_CORRUPT, "index %s: INCLUDE column %s is not in %s",
+                            ix->name, ix->include[i], t->name);
     ic->include_col[i] = c;
     ic->need[c] = true;
     ic->covered[c] = true;
@@ -214,13 +202,13 @@ int exec_index_fit(const cat_type *t, const char *what, const cat_value *in, cat
   const cat_value *src = in;
   if (in->type.id != t->id) {
     if (cat_value_cast(in, t, &tmp, buf, CAST_BUF, &ce) != CAT_OK)
-      return exec_index_fail(err, ce.code == CAT_ERR_TYPE ? EXEC_ERROR : EXEC_CONSTRAINT,
-                             "%s: %s", what, ce.msg);
+      return exec_error_set(err, ce.code == CAT_ERR_TYPE ? EXEC_ERROR : EXEC_CONSTRAINT,
+                            "%s: %s", what, ce.msg);
     src = &tmp;
   }
   if (cat_value_check(t, src, out, &ce) != CAT_OK)
-    return exec_index_fail(err, ce.code == CAT_ERR_TYPE ? EXEC_ERROR : EXEC_CONSTRAINT,
-                           "%s: %s", what, ce.msg);
+    return exec_error_set(err, ce.code == CAT_ERR_TYPE ? EXEC_ERROR : EXEC_CONSTRAINT,
+                          "%s: %s", what, ce.msg);
   return EXEC_OK;
 }
 
@@ -244,8 +232,8 @@ int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *e
       msg[0] = 0;
       int r = exec_eval(&ctx, ic->key_expr[k], &v);
       if (r)
-        return exec_index_fail(err, r == EXEC_NOMEM ? EXEC_NOMEM : EXEC_CONSTRAINT,
-                               "index %s: key %s: %s", ic->index->name, ic->index->keys[k], msg);
+        return exec_error_set(err, r == EXEC_NOMEM ? EXEC_NOMEM : EXEC_CONSTRAINT,
+                              "index %s: key %s: %s", ic->index->name, ic->index->keys[k], msg);
     }
     int r = exec_index_fit(&ic->key_cols[k].type, ic->index->keys[k], &v, &ic->kvals[k],
                            cbuf + (size_t)k * CAST_BUF, err);
@@ -253,7 +241,7 @@ int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *e
       if (err) {
         char m[EXEC_ERRMSG_MAX];
         snprintf(m, sizeof m, "%s", err->msg);
-        exec_index_fail(err, r, "index %s key %s", ic->index->name, m);
+        exec_error_set(err, r, "index %s key %s", ic->index->name, m);
       }
       return r;
     }
@@ -262,8 +250,8 @@ int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *e
     const cat_column *col = &t->columns[t->pk[j]];
     const cat_value *v = &row[t->pk[j]];
     if (v->is_null && !col->nullable)
-      return exec_index_fail(err, EXEC_CONSTRAINT, "column %s: primary key value may not be NULL",
-                             col->name);
+      return exec_error_set(err, EXEC_CONSTRAINT, "column %s: primary key value may not be NULL",
+                            col->name);
     int r = exec_index_fit(&col->type, col->name, v, &ic->kvals[ic->n_keys + j],
                            cbuf + (size_t)(ic->n_keys + j) * CAST_BUF, err);
     if (r) return r;
@@ -272,8 +260,8 @@ int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *e
   size_t len = 0;
   if (cat_key_encode(ic->key_cols, ic->n_key_cols, ic->kvals, ic->key, CAT_KEY_MAX, &len, &ce) !=
       CAT_OK)
-    return exec_index_fail(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CONSTRAINT,
-                           "row key of index %s: %s", ic->index->name, ce.msg);
+    return exec_error_set(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CONSTRAINT,
+                          "row key of index %s: %s", ic->index->name, ce.msg);
   ic->key_len = len;
   return EXEC_OK;
 }
@@ -288,7 +276,7 @@ int exec_index_cell_value(const cat_value *cv, uint8_t *enc, size_t cap, const u
   }
   cat_error ce = {0};
   if (cat_vc_encode(cv, enc, cap, vlen, &ce) != CAT_OK)
-    return exec_index_fail(err, EXEC_ERROR, "%s", ce.msg);
+    return exec_error_set(err, EXEC_ERROR, "%s", ce.msg);
   *val = enc;
   return EXEC_OK;
 }
@@ -347,14 +335,14 @@ int exec_index_decode_key(const exec_index_codec *ic, const uint8_t *p, const ui
   cat_error ce = {0};
   if (cat_key_decode(ic->key_cols, ic->n_key_cols, p, limit, kvals, scratch, cap, NULL, &ce) !=
       CAT_OK)
-    return exec_index_fail(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CORRUPT,
-                           "row key of index %s does not decode: %s", ic->index->name, ce.msg);
+    return exec_error_set(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CORRUPT,
+                          "row key of index %s does not decode: %s", ic->index->name, ce.msg);
   if (pk_off) {
     const uint8_t *q = p;
     for (int k = 0; k < ic->n_keys && q; k++) q = cat_key_skip_col(&ic->key_cols[k], q, limit);
     if (!q)
-      return exec_index_fail(err, EXEC_CORRUPT, "row key of index %s does not decode",
-                             ic->index->name);
+      return exec_error_set(err, EXEC_CORRUPT, "row key of index %s does not decode",
+                            ic->index->name);
     *pk_off = (size_t)(q - p);
   }
   return EXEC_OK;
@@ -365,7 +353,7 @@ static int own(plan_arena *a, cat_value *v, exec_error *err) {
   if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
     return EXEC_OK;
   uint8_t *p = plan_arena_alloc(a, v->u.s.len ? v->u.s.len : 1);
-  if (!p) return exec_index_fail(err, EXEC_NOMEM, "out of memory copying an index value");
+  if (!p) return exec_error_set(err, EXEC_NOMEM, "out of memory copying an index value");
   if (v->u.s.len) memcpy(p, v->u.s.p, v->u.s.len);
   v->u.s.p = p;
   return EXEC_OK;
@@ -400,8 +388,8 @@ int exec_index_decode_row(exec_index_codec *ic, const kv_row *row, cat_value *sl
         continue;
       cat_error ce = {0};
       if (cat_vc_decode(&c->type, cell->value, cell->value_len, v, &ce) != CAT_OK)
-        return exec_index_fail(err, EXEC_CORRUPT, "cell of index %s column %s does not decode: %s",
-                               ic->index->name, c->name, ce.msg);
+        return exec_error_set(err, EXEC_CORRUPT, "cell of index %s column %s does not decode: %s",
+                              ic->index->name, c->name, ce.msg);
       v->type = c->type;
       break; /* newest version first */
     }

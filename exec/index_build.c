@@ -41,7 +41,7 @@ static int clear_index(kv_db *db, const cat_index *ix, exec_error *err) {
   so.n_families = 2;
   kv_scan *s = NULL;
   kv_batch *b = kv_batch_new();
-  if (!b) return exec_index_fail(err, EXEC_NOMEM, "out of memory");
+  if (!b) return exec_error_set(err, EXEC_NOMEM, "out of memory");
   int k = kv_scan_open(db, &so, &s);
   int r = EXEC_OK;
   if (k != KV_OK) r = exec_index_kv_fail(err, k, "clearing an index");
@@ -76,7 +76,7 @@ static int backfill_rows(const cat_catalog *cat, kv_db *db, const cat_table *t,
   if (!r) r = exec_rowcodec_init(&rc, t, err);
   cat_value *slots = calloc((size_t)t->n_columns + 1, sizeof *slots);
   kv_batch *b = kv_batch_new();
-  if (!r && (!slots || !b)) r = exec_index_fail(err, EXEC_NOMEM, "out of memory");
+  if (!r && (!slots || !b)) r = exec_error_set(err, EXEC_NOMEM, "out of memory");
   uint32_t fams[KV_SCAN_MAX_FAMILIES];
   uint32_t nf = 0;
   fams[nf++] = t->families[0].kv_id;
@@ -142,14 +142,14 @@ static int catalog_fail(exec_error *err, const cat_error *ce) {
                                           : ce->kv_code == KV_ERR_READONLY ? EXEC_READONLY
                                                                            : EXEC_ERROR)
                                        : EXEC_ERROR;
-  return exec_index_fail(err, code, "%s", ce->msg);
+  return exec_error_set(err, code, "%s", ce->msg);
 }
 
 int exec_index_backfill(cat_catalog *cat, kv_db *db, const char *table, const char *index,
                         exec_progress_fn progress, void *arg, exec_error *err) {
   const cat_table *t = cat_find_table(cat, table);
   const cat_index *ix = t ? cat_find_index(t, index) : NULL;
-  if (!ix) return exec_index_fail(err, EXEC_NOTFOUND, "index %s on %s not found", index, table);
+  if (!ix) return exec_error_set(err, EXEC_NOTFOUND, "index %s on %s not found", index, table);
   int r = backfill_rows(cat, db, t, ix, progress, arg, err);
   if (r) return r;
   cat_error ce = {0};

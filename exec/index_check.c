@@ -197,11 +197,11 @@ int exec_index_check(const cat_catalog *cat, kv_db *db, const char *table, const
                      const kv_batch *overlay, exec_index_check_result *out, exec_error *err) {
   memset(out, 0, sizeof *out);
   const cat_table *t = cat_find_table(cat, table);
-  if (!t) return exec_index_fail(err, EXEC_ERROR, "table %s does not exist", table);
+  if (!t) return exec_error_set(err, EXEC_ERROR, "table %s does not exist", table);
   const cat_index *ix = cat_find_index(t, index);
   if (!ix)
-    return exec_index_fail(err, EXEC_ERROR, "index %s does not exist on table %s", index,
-                           t->name);
+    return exec_error_set(err, EXEC_ERROR, "index %s does not exist on table %s", index,
+                          t->name);
   checker ck;
   memset(&ck, 0, sizeof ck);
   ck.db = db;
@@ -217,7 +217,7 @@ int exec_index_check(const cat_catalog *cat, kv_db *db, const char *table, const
   ck.scratch = malloc(CAT_KEY_MAX);
   ck.ikey = malloc(CAT_KEY_MAX);
   if (!r && (!ck.slots || !ck.islots || !ck.kv2 || !ck.scratch || !ck.ikey))
-    r = exec_index_fail(err, EXEC_NOMEM, "out of memory");
+    r = exec_error_set(err, EXEC_NOMEM, "out of memory");
   ck.ifams[0] = ix->kv_key_family;
   ck.ifams[1] = ix->kv_data_family;
   ck.dfams[ck.n_dfams++] = t->families[0].kv_id;

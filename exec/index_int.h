@@ -6,10 +6,8 @@
 #define ROWAN_EXEC_INDEX_INT_H
 
 #include "exec/index.h"
+#include "exec/rowcodec.h" /* exec_error_set */
 
-/* Fill err (offset -1) and return code. */
-int exec_index_fail(exec_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 /* Map a failed kv call (status rc) onto an exec status with kv's message, prefixed by what. */
 int exec_index_kv_fail(exec_error *err, int rc, const char *what);
 /* Convert (if its type id differs) and check value in for type t into *out; cast text goes

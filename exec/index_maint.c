@@ -137,7 +137,7 @@ int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
     if (t->indexes[i].state != CAT_INDEX_DISABLED) n++;
   if (!n) return EXEC_OK;
   exec_index_maint *m = calloc(1, sizeof *m);
-  if (!m) return exec_index_fail(err, EXEC_NOMEM, "out of memory");
+  if (!m) return exec_error_set(err, EXEC_NOMEM, "out of memory");
   m->db = db;
   m->t = t;
   m->immutable = t->immutable_rows;
@@ -151,7 +151,7 @@ int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
   m->data_key = malloc(CAT_KEY_MAX);
   int rc = EXEC_OK;
   if (!m->ic || !m->old_key || !m->old_len || !m->need || !m->old || !m->cur || !m->data_key) {
-    rc = exec_index_fail(err, EXEC_NOMEM, "out of memory");
+    rc = exec_error_set(err, EXEC_NOMEM, "out of memory");
     goto fail;
   }
   rc = exec_rowcodec_init(&m->rc, t, err);
@@ -161,7 +161,7 @@ int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
     int k = m->n++;
     m->old_key[k] = malloc(CAT_KEY_MAX);
     if (!m->old_key[k]) {
-      rc = exec_index_fail(err, EXEC_NOMEM, "out of memory");
+      rc = exec_error_set(err, EXEC_NOMEM, "out of memory");
       goto fail;
     }
     rc = exec_index_codec_init(&m->ic[k], cat, t, &t->indexes[i], err);
@@ -225,7 +225,7 @@ int exec_index_maint_upsert_prepare(exec_index_maint *m, const uint8_t *key, siz
   const cat_table *t = m->t;
   m->prepared = false;
   m->exists = false;
-  if (key_len > CAT_KEY_MAX) return exec_index_fail(err, EXEC_TOOBIG, "row key too long");
+  if (key_len > CAT_KEY_MAX) return exec_error_set(err, EXEC_TOOBIG, "row key too long");
   memcpy(m->data_key, key, key_len);
   m->data_len = key_len;
   int r = EXEC_OK;
@@ -268,7 +268,7 @@ fail:
 
 int exec_index_maint_upsert_apply(exec_index_maint *m, kv_batch *b, exec_index_touched *touched,
                                   exec_error *err) {
-  if (!m->prepared) return exec_index_fail(err, EXEC_MISUSE, "index maintenance not prepared");
+  if (!m->prepared) return exec_error_set(err, EXEC_MISUSE, "index maintenance not prepared");
   int r = EXEC_OK;
   for (int i = 0; i < m->n && !r; i++) {
     exec_index_codec *ic = &m->ic[i];
@@ -280,7 +280,7 @@ int exec_index_maint_upsert_apply(exec_index_maint *m, kv_batch *b, exec_index_t
     if (!r) r = exec_index_put(ic, m->cur, KV_TS_NOW, b, err);
   }
   if (!r && touched_add(touched, m->data_key, m->data_len))
-    r = exec_index_fail(err, EXEC_NOMEM, "out of memory");
+    r = exec_error_set(err, EXEC_NOMEM, "out of memory");
   exec_index_maint_cancel(m);
   return r;
 }
@@ -295,7 +295,7 @@ int exec_index_maint_delete(exec_index_maint *m, const uint8_t *key, size_t key_
     if (!r) r = exec_index_delete_key(ic, ic->key, ic->key_len, KV_TS_NOW, b, err);
   }
   if (!r && touched_add(touched, key, key_len))
-    r = exec_index_fail(err, EXEC_NOMEM, "out of memory");
+    r = exec_error_set(err, EXEC_NOMEM, "out of memory");
   exec_index_maint_cancel(m);
   return r;
 }

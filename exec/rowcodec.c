@@ -24,9 +24,7 @@
 
 #define CAST_BUF 64 /* bytes of cast output text per value (cat_value_cast's rule) */
 
-static int fail(exec_error *err, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int fail(exec_error *err, int code, const char *fmt, ...) {
+int exec_error_set(exec_error *err, int code, const char *fmt, ...) {
   if (err) {
     va_list ap;
     va_start(ap, fmt);
@@ -41,7 +39,7 @@ static int fail(exec_error *err, int code, const char *fmt, ...) {
 /* Map a failed kv batch call onto an exec status. */
 static int kv_fail(exec_error *err, int rc, const char *what) {
   int code = rc == KV_ERR_TOOBIG ? EXEC_TOOBIG : rc == KV_ERR_NOMEM ? EXEC_NOMEM : EXEC_ERROR;
-  return fail(err, code, "%s: %s (%s)", what, kv_status_name(rc), kv_errmsg());
+  return exec_error_set(err, code, "%s: %s (%s)", what, kv_status_name(rc), kv_errmsg());
 }
 
 int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
@@ -61,7 +59,7 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->cast_buf = malloc(n_pk * CAST_BUF);
   if (!rc->col_of_id || !rc->key || !rc->scratch || !rc->pk_vals || !rc->cast_buf) {
     exec_rowcodec_free(rc);
-    return fail(err, EXEC_NOMEM, "out of memory building the row codec of %s", t->name);
+    return exec_error_set(err, EXEC_NOMEM, "out of memory building the row codec of %s", t->name);
   }
   for (size_t i = 0; i <= max_id; i++) rc->col_of_id[i] = -1;
   for (int i = 0; i < t->n_columns; i++)
@@ -89,13 +87,13 @@ static int fit(const cat_column *c, const cat_value *in, cat_value *out, uint8_t
   const cat_value *src = in;
   if (in->type.id != c->type.id) {
     if (cat_value_cast(in, &c->type, &tmp, buf, CAST_BUF, &ce) != CAT_OK)
-      return fail(err, ce.code == CAT_ERR_TYPE ? EXEC_ERROR : EXEC_CONSTRAINT, "column %s: %s",
-                  c->name, ce.msg);
+      return exec_error_set(err, ce.code == CAT_ERR_TYPE ? EXEC_ERROR : EXEC_CONSTRAINT,
+                            "column %s: %s", c->name, ce.msg);
     src = &tmp;
   }
   if (cat_value_check(&c->type, src, out, &ce) != CAT_OK)
-    return fail(err, ce.code == CAT_ERR_TYPE ? EXEC_ERROR : EXEC_CONSTRAINT, "column %s: %s",
-                c->name, ce.msg);
+    return exec_error_set(err, ce.code == CAT_ERR_TYPE ? EXEC_ERROR : EXEC_CONSTRAINT,
+                          "column %s: %s", c->name, ce.msg);
   return EXEC_OK;
 }
 
@@ -107,8 +105,8 @@ int exec_row_key(exec_rowcodec *rc, const cat_value *vals, uint8_t *buf, size_t 
     const cat_value *v = &vals[t->pk[j]];
     if (v->is_null) {
       if (!c->nullable)
-        return fail(err, EXEC_CONSTRAINT, "column %s: primary key value may not be NULL",
-                    c->name);
+        return exec_error_set(err, EXEC_CONSTRAINT, "column %s: primary key value may not be NULL",
+                              c->name);
       rc->pk_vals[j] = cat_v_null(c->type);
       continue;
     }
@@ -119,13 +117,13 @@ int exec_row_key(exec_rowcodec *rc, const cat_value *vals, uint8_t *buf, size_t 
   size_t klen = 0;
   if (cat_key_encode(t->key_cols, t->n_pk, rc->pk_vals, rc->key, CAT_KEY_MAX, &klen, &ce) !=
       CAT_OK)
-    return fail(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CONSTRAINT,
-                "row key of %s: %s", t->name, ce.msg);
+    return exec_error_set(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CONSTRAINT,
+                          "row key of %s: %s", t->name, ce.msg);
   rc->key_len = klen;
   if (buf) {
     if (cap < klen)
-      return fail(err, EXEC_TOOBIG, "row key of %s: %zu bytes do not fit in %zu", t->name,
-                  klen, cap);
+      return exec_error_set(err, EXEC_TOOBIG, "row key of %s: %zu bytes do not fit in %zu", t->name,
+                            klen, cap);
     memcpy(buf, rc->key, klen);
   }
   if (len) *len = klen;
@@ -142,7 +140,8 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
     const cat_column *c = &t->columns[i];
     if (c->pk_pos >= 0 || (set && !set[i])) continue;
     if (vals[i].is_null) {
-      if (!c->nullable) return fail(err, EXEC_CONSTRAINT, "column %s may not be NULL", c->name);
+      if (!c->nullable)
+        return exec_error_set(err, EXEC_CONSTRAINT, "column %s may not be NULL", c->name);
       continue;
     }
     uint8_t cbuf[CAST_BUF];
@@ -177,12 +176,13 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
     } else {
       cat_error ce = {0};
       if (cat_vc_encode(&cv, enc, sizeof enc, &vlen, &ce) != CAT_OK)
-        return fail(err, EXEC_ERROR, "column %s: %s", c->name, ce.msg);
+        return exec_error_set(err, EXEC_ERROR, "column %s: %s", c->name, ce.msg);
       val = enc;
     }
     if (vlen > KV_MAX_VALUE)
-      return fail(err, EXEC_TOOBIG, "column %s: value of %zu bytes over the cell maximum %u",
-                  c->name, vlen, KV_MAX_VALUE);
+      return exec_error_set(err, EXEC_TOOBIG,
+                            "column %s: value of %zu bytes over the cell maximum %u", c->name,
+                            vlen, KV_MAX_VALUE);
     kr = kv_batch_put(b, fam, rc->key, rc->key_len, q, qlen, ts, val ? (const void *)val : "",
                       vlen);
     if (kr != KV_OK) return kv_fail(err, kr, c->name);
@@ -193,7 +193,8 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
 int exec_row_delete(exec_rowcodec *rc, const uint8_t *key, size_t key_len, int64_t ts,
                     kv_batch *b, exec_error *err) {
   const cat_table *t = rc->table;
-  if (key_len == 0) return fail(err, EXEC_ERROR, "delete from %s: empty row key", t->name);
+  if (key_len == 0)
+    return exec_error_set(err, EXEC_ERROR, "delete from %s: empty row key", t->name);
   for (int f = 0; f < t->n_families; f++) {
     int kr = kv_batch_delete(b, t->families[f].kv_id, KV_DELETE_FAMILY, key, key_len, NULL, 0,
                              ts);
@@ -207,7 +208,7 @@ static int own(struct plan_arena *a, cat_value *v, exec_error *err) {
   if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
     return EXEC_OK;
   uint8_t *p = plan_arena_alloc(a, v->u.s.len ? v->u.s.len : 1);
-  if (!p) return fail(err, EXEC_NOMEM, "out of memory copying a row value");
+  if (!p) return exec_error_set(err, EXEC_NOMEM, "out of memory copying a row value");
   if (v->u.s.len) memcpy(p, v->u.s.p, v->u.s.len);
   v->u.s.p = p;
   return EXEC_OK;
@@ -222,7 +223,8 @@ int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_
     cat_error ce = {0};
     if (cat_key_decode(t->key_cols, t->n_pk, row->key, row->key + row->key_len, rc->pk_vals,
                        rc->scratch, CAT_KEY_MAX, NULL, &ce) != CAT_OK)
-      return fail(err, EXEC_CORRUPT, "row key of %s does not decode: %s", t->name, ce.msg);
+      return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %s", t->name,
+                            ce.msg);
     for (int j = 0; j < t->n_pk; j++) {
       int i = t->pk[j];
       if (need && !need[i]) continue;
@@ -251,8 +253,8 @@ int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_
     if ((need && !need[i]) || !vals[i].is_null) continue; /* older version of a filled one */
     cat_error ce = {0};
     if (cat_vc_decode(&c->type, cell->value, cell->value_len, &vals[i], &ce) != CAT_OK)
-      return fail(err, EXEC_CORRUPT, "cell of %s.%s does not decode: %s", t->name, c->name,
-                  ce.msg);
+      return exec_error_set(err, EXEC_CORRUPT, "cell of %s.%s does not decode: %s", t->name,
+                            c->name, ce.msg);
     vals[i].type = c->type;
     if (copy) {
       int r = own(copy, &vals[i], err);

@@ -50,6 +50,12 @@ typedef struct exec_rowcodec {
   uint8_t *cast_buf;        /* n_pk * 64 bytes: text produced by casts of key values */
 } exec_rowcodec;
 
+/* Fill err (when not NULL) with code, offset -1 and the printf-style message (truncated to
+** EXEC_ERRMSG_MAX); returns code. The error setter shared by the row codec, the bulk load
+** (exec/bulk.c) and the index files (exec/index*.c). */
+int exec_error_set(exec_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Build the codec of table t into *rc (the struct is caller-owned; its buffers are freed
 ** with exec_rowcodec_free). Returns EXEC_OK or EXEC_NOMEM (then *rc needs no freeing).
 ** t must stay valid (no DDL on it) while the codec is used. */

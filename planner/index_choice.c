@@ -138,41 +138,6 @@ static double path_cost(uint64_t r, uint64_t lookups, bool sort) {
 }
 
 /* ---- Building the scan of one index ------------------------------------------------------ */
-/* Estimated rows and bytes of the index scan sc (its ranges over the index's families). */
-static void estimate_index(kv_db *db, const cat_index *ix, plan_scan *sc) {
-  kv_family_stats st;
-  memset(&st, 0, sizeof st);
-  if (kv_family_get_stats(db, ix->kv_key_family, &st) == KV_OK)
-    sc->total_rows = st.rows + st.memstore_cells;
-  for (int i = 0; i < sc->n_families; i++) {
-    kv_family_stats fs;
-    if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK)
-      sc->total_bytes += fs.store_file_bytes + fs.memstore_bytes;
-  }
-  if (sc->ranges.kind == PLAN_SCAN_NOTHING) return;
-  uint32_t n = sc->ranges.n_ranges;
-  for (uint32_t r = 0; r < (n ? n : 1); r++) {
-    kv_range kr;
-    memset(&kr, 0, sizeof kr);
-    if (n) {
-      const plan_key_range *pr = &sc->ranges.ranges[r];
-      kr.start = pr->start;
-      kr.start_len = pr->start_len;
-      kr.start_inclusive = pr->start_incl;
-      kr.end = pr->end;
-      kr.end_len = pr->end_len;
-      kr.end_inclusive = pr->end_incl;
-    }
-    uint64_t rows = 0, bytes = 0;
-    if (kv_estimate_rows(db, ix->kv_key_family, n ? &kr : NULL, &rows, &bytes) == KV_OK)
-      sc->est_rows += rows;
-    for (int i = 0; i < sc->n_families; i++)
-      if (kv_estimate_rows(db, sc->family_ids[i], n ? &kr : NULL, &rows, &bytes) == KV_OK)
-        sc->est_bytes += bytes;
-  }
-  if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
-}
-
 /* True if every column e references has cov[] set. */
 static bool all_covered(const plan_expr *e, const bool *cov) {
   if (!e) return true;
@@ -334,7 +299,8 @@ static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix
       sc->lookup_family_ids[sc->n_lookup_families++] = t->families[f2].kv_id;
     }
   }
-  estimate_index(db, ix, sc);
+  /* rows and bytes of the index scan: rows counted in the index's key family */
+  plan_scan_estimate(db, ix->kv_key_family, ix->kv_key_family, sc);
   c->stream_agg = s->aggregate && plan_group_on_prefix(s, c->slots, n);
   c->dir = plan_key_order_of(s, c->slots, sc->ix_key_cols, n,
                              plan_pinned_one(&sc->ranges, c->slots, n), c->stream_agg);

@@ -23,6 +23,13 @@ int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const
                     char *msg, size_t cap);
 void plan_scan_free(plan_scan *sc);
 
+/* Fill sc's figures from kv (sc's ranges and family_ids set): total_rows is set from the
+** stats of count_family; total_bytes adds the stats of sc's families; unless sc is
+** PLAN_SCAN_NOTHING, per range (once over everything when it has none) est_rows adds
+** kv_estimate_rows on rows_family and est_bytes that of sc's families; est_rows is then
+** capped at a nonzero total_rows. A family whose stats or estimate fail adds nothing. */
+void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, plan_scan *sc);
+
 /* Plan SELECT s with the bound parameter values into *q (free with plan_query_free, also
 ** after an error). EXEC_OK, or EXEC_ERROR (bad LIMIT/OFFSET value), EXEC_NOMEM, EXEC_TOOBIG
 ** with msg. */

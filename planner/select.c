@@ -154,31 +154,18 @@ static int eval_count(const plan_expr *e, const cat_value *params, int n_params,
   return 0;
 }
 
-/* Rows are estimated from the table's family with the most blocks (the finest block index;
-** every row has a cell in the key family, and most in the busiest family); bytes from the
-** families read. */
-static void estimate(kv_db *db, plan_scan *sc) {
-  const cat_table *t = sc->table;
-  uint32_t fid = t->families[0].kv_id;
-  uint64_t best_blocks = 0;
-  for (int i = 0; i < t->n_families; i++) {
-    kv_family_stats fs;
-    if (kv_family_get_stats(db, t->families[i].kv_id, &fs) != KV_OK) continue;
-    if (fs.blocks > best_blocks) {
-      best_blocks = fs.blocks;
-      fid = t->families[i].kv_id;
-    }
-  }
+/* Totals and estimates of scan sc from kv (contract in planner/plan_select.h); shared by
+** the table scan (estimate below) and the index scan (planner/index_choice.c). */
+void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, plan_scan *sc) {
   kv_family_stats st;
   memset(&st, 0, sizeof st);
-  if (kv_family_get_stats(db, t->families[0].kv_id, &st) == KV_OK)
+  if (kv_family_get_stats(db, count_family, &st) == KV_OK)
     sc->total_rows = st.rows + st.memstore_cells;
   for (int i = 0; i < sc->n_families; i++) {
     kv_family_stats fs;
     if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK)
       sc->total_bytes += fs.store_file_bytes + fs.memstore_bytes;
   }
-  (void)t;
   if (sc->ranges.kind == PLAN_SCAN_NOTHING) return;
   uint32_t n = sc->ranges.n_ranges;
   for (uint32_t r = 0; r < (n ? n : 1); r++) {
@@ -194,14 +181,32 @@ static void estimate(kv_db *db, plan_scan *sc) {
       kr.end_inclusive = pr->end_incl;
     }
     uint64_t rows = 0, bytes = 0;
-    if (kv_estimate_rows(db, fid, n ? &kr : NULL, &rows, &bytes) == KV_OK) sc->est_rows += rows;
-    for (int i = 0; i < sc->n_families; i++) {
-      if (kv_estimate_rows(db, sc->family_ids[i], n ? &kr : NULL, &rows, &bytes) != KV_OK)
-        continue;
-      sc->est_bytes += bytes;
-    }
+    if (kv_estimate_rows(db, rows_family, n ? &kr : NULL, &rows, &bytes) == KV_OK)
+      sc->est_rows += rows;
+    for (int i = 0; i < sc->n_families; i++)
+      if (kv_estimate_rows(db, sc->family_ids[i], n ? &kr : NULL, &rows, &bytes) == KV_OK)
+        sc->est_bytes += bytes;
   }
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
+}
+
+/* Rows are estimated from the table's family with the most blocks (the finest block index;
+** every row has a cell in the key family, and most in the busiest family); bytes from the
+** families read. */
+static void estimate(kv_db *db, plan_scan *sc) {
+  const cat_table *t = sc->table;
+  uint32_t fid = t->families[0].kv_id;
+  uint64_t best_blocks = 0;
+  for (int i = 0; i < t->n_families; i++) {
+    kv_family_stats fs;
+    if (kv_family_get_stats(db, t->families[i].kv_id, &fs) != KV_OK) continue;
+    if (fs.blocks > best_blocks) {
+      best_blocks = fs.blocks;
+      fid = t->families[i].kv_id;
+    }
+  }
+  plan_scan_estimate(db, t->families[0].kv_id, fid, sc);
+  uint32_t n = sc->ranges.n_ranges;
   if (sc->ranges.kind == PLAN_SCAN_POINT && sc->est_rows > n) sc->est_rows = n;
 }
 
