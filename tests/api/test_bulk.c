@@ -184,7 +184,7 @@ static void test_random_vs_upsert(void **state) {
   exec_ok(db, "BEGIN");
   int n = (int)tu_scaled(20000, 2000);
   for (int i = 0; i < n; i++) {
-    char s[8], t[32], x[32], y[32];
+    char s[16], t[64], x[32], y[32];
     snprintf(s, sizeof s, "s%02d", (int)tu_below(&rng, 20));
     snprintf(t, sizeof t, "2021-%02d-%02d %02d:%02d:00", 1 + (int)tu_below(&rng, 12),
              1 + (int)tu_below(&rng, 28), (int)tu_below(&rng, 24), (int)tu_below(&rng, 60));

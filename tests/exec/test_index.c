@@ -248,7 +248,7 @@ static const char *const IDX[3] = {"IA", "IB", "IE"};
 static void random_upsert(uint64_t *rs, int keys, char *sql, size_t cap) {
   int k = (int)tu_below(rs, (uint64_t)keys);
   int form = (int)tu_below(rs, 5);
-  char a[16], b[16], c[24], d[16];
+  char a[32], b[32], c[32], d[32];
   uint64_t x = tu_below(rs, 8);
   if (x == 0) snprintf(a, sizeof a, "NULL");
   else snprintf(a, sizeof a, "'v%llu'", (unsigned long long)x);
