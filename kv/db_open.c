@@ -359,6 +359,23 @@ static int replay_wal(kv_db *db, uint64_t *max_number) {
   }
   free_names(&l);
   qsort(nums, n, sizeof *nums, cmp_u64);
+  /* The MANIFEST names the oldest WAL segment still needed, and nothing deletes that segment
+  ** until a later MANIFEST record names a newer one. If it is gone while newer segments are
+  ** here, the MANIFEST lost its last records (cut at a record boundary, or restored from an
+  ** old copy): opening would silently drop the store files those records named. */
+  if (db->ver.wal_number > 0 && n > 0 && nums[n - 1] > db->ver.wal_number) {
+    bool found = false;
+    for (uint32_t i = 0; i < n && !found; i++) found = nums[i] == db->ver.wal_number;
+    if (!found) {
+      char p[PATH_CAP];
+      kv_wal_path(p, sizeof p, db->path, db->ver.wal_number);
+      free(nums);
+      return kv_error(KV_ERR_CORRUPT,
+                      "%s/MANIFEST: names WAL segment %s as the oldest still needed, but it is "
+                      "missing while newer segments exist: the MANIFEST has lost records",
+                      db->path, p);
+    }
+  }
   replay_ctx ctx;
   ctx.db = db;
   ctx.max_seq = db->ver.last_seq;

@@ -515,11 +515,52 @@ static void test_manifest_damage(void **state) {
   ct_report(&c);
 }
 
+/* A MANIFEST cut exactly at a record boundary looks whole. If the records it lost had
+** retired WAL segments (a flush names its store file and the oldest WAL still needed, then
+** deletes older segments), opening must report corruption rather than open without the
+** flushed rows and delete their store files as unknown. */
+static void test_manifest_cut_at_record_boundary(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1700000000000ll);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  o.create_if_missing = true;
+  kv_db *db;
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+  kv_family_options fo = {.name = "f", .max_versions = 1};
+  assert_int_equal(kv_create_table(db, "t", &fo, 1), KV_OK);
+  uint32_t fid;
+  assert_int_equal(kv_family_id(db, "t", "f", &fid), KV_OK);
+  int64_t cut = kv_env_mem_file_size(env, "/db/MANIFEST"); /* a record boundary */
+  assert_true(cut > 0);
+  for (int round = 0; round < 2; round++) {
+    kv_batch *b = kv_batch_new();
+    for (int i = 0; i < 50; i++) {
+      char row[16];
+      int n = snprintf(row, sizeof row, "r%d-%03d", round, i);
+      assert_int_equal(kv_batch_put(b, fid, row, (size_t)n, "q", 1, 1000, "v", 1), KV_OK);
+    }
+    assert_int_equal(kv_commit(db, b, NULL), KV_OK);
+    kv_batch_free(b);
+    assert_int_equal(kv_flush(db, NULL), KV_OK);
+  }
+  assert_int_equal(kv_close(db), KV_OK);
+  assert_true(kv_env_mem_file_size(env, "/db/MANIFEST") > cut);
+  assert_int_equal(kv_env_mem_shrink(env, "/db/MANIFEST", (uint64_t)cut), KV_OK);
+  int rc = kv_open("/db", &o, &db);
+  if (rc == KV_OK) kv_close(db);
+  assert_int_equal(rc, KV_ERR_CORRUPT);
+  assert_non_null(strstr(kv_errmsg(), "MANIFEST"));
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_storefile_damage),
       cmocka_unit_test(test_wal_damage),
       cmocka_unit_test(test_manifest_damage),
+      cmocka_unit_test(test_manifest_cut_at_record_boundary),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
