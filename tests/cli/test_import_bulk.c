@@ -36,68 +36,12 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "import_test_util.h"
 
 #define COLS "S,T,X,Y,W,F,I"
 
-typedef struct fixture {
-  kv_env *env;      /* in-memory file system */
-  rowan_db *db;     /* database on it */
-  char dir[64];     /* temp dir for generated files and reject files */
-} fixture;
-
-static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  assert_non_null(f);
-  f->env = kv_env_mem_new(0);
-  assert_non_null(f->env);
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = f->env;
-  assert_int_equal(rowan_open("db", &o, &f->db), ROWAN_OK);
-  strcpy(f->dir, "/tmp/rowan-bulkimp-XXXXXX");
-  assert_non_null(mkdtemp(f->dir));
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  rowan_close(f->db);
-  kv_env_free(f->env);
-  DIR *d = opendir(f->dir);
-  if (d) {
-    struct dirent *e;
-    char p[512];
-    while ((e = readdir(d)) != NULL) {
-      if (e->d_name[0] == '.') continue;
-      snprintf(p, sizeof p, "%s/%s", f->dir, e->d_name);
-      unlink(p);
-    }
-    closedir(d);
-  }
-  rmdir(f->dir);
-  free(f);
-  return 0;
-}
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fprintf(stderr, "SQL failed: %s\n  %s\n", sql, rowan_errmsg(db));
-  assert_int_equal(rc, ROWAN_OK);
-}
-
-typedef struct sbuf {
-  char *p;    /* text */
-  size_t n;   /* length */
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n) {
-  b->p = realloc(b->p, b->n + n + 1);
-  assert_non_null(b->p);
-  memcpy(b->p + b->n, s, n);
-  b->n += n;
-  b->p[b->n] = 0;
-}
+static int setup(void **state) { return imp_setup(state, "/tmp/rowan-bulkimp-XXXXXX"); }
+static int teardown(void **state) { return imp_teardown(state); }
 
 static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void sb_printf(sbuf *b, const char *fmt, ...) {
@@ -151,50 +95,7 @@ static void write_plain(const char *path, const char *p, size_t n) {
   assert_int_equal(fclose(fp), 0);
 }
 
-/* gzip with `members` members, cut at arbitrary bytes. */
-static void write_gz(const char *path, const char *p, size_t n, int members) {
-  FILE *fp = fopen(path, "wb");
-  assert_non_null(fp);
-  size_t step = (n + (size_t)members - 1) / (size_t)members;
-  for (size_t off = 0; off < n; off += step) {
-    size_t len = off + step > n ? n - off : step;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    assert_int_equal(deflateInit2(&z, 1, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
-                     Z_OK);
-    unsigned char out[16384];
-    z.next_in = (unsigned char *)(uintptr_t)(p + off);
-    z.avail_in = (unsigned)len;
-    int zr;
-    do {
-      z.next_out = out;
-      z.avail_out = sizeof out;
-      zr = deflate(&z, Z_FINISH);
-      fwrite(out, 1, sizeof out - z.avail_out, fp);
-    } while (zr == Z_OK);
-    assert_int_equal(zr, Z_STREAM_END);
-    deflateEnd(&z);
-  }
-  assert_int_equal(fclose(fp), 0);
-}
 
-/* lz4 with `frames` frames. */
-static void write_lz(const char *path, const char *p, size_t n, int frames) {
-  FILE *fp = fopen(path, "wb");
-  assert_non_null(fp);
-  size_t step = (n + (size_t)frames - 1) / (size_t)frames;
-  for (size_t off = 0; off < n; off += step) {
-    size_t len = off + step > n ? n - off : step;
-    size_t cap = LZ4F_compressFrameBound(len, NULL);
-    void *out = malloc(cap);
-    assert_non_null(out);
-    size_t k = LZ4F_compressFrame(out, cap, p + off, len, NULL);
-    assert_false(LZ4F_isError(k));
-    fwrite(out, 1, k, fp);
-    free(out);
-  }
-  assert_int_equal(fclose(fp), 0);
-}
 
 static void create_table(rowan_db *db, const char *name) {
   char sql[512];
@@ -256,8 +157,8 @@ static void gen_files(fixture *f, uint64_t *rng, int n_files, int rows, bool uni
     char name[160];
     snprintf(name, sizeof name, "%s/in%d.csv%s", f->dir, i,
              i % 4 == 1 ? ".gz" : i % 4 == 2 ? ".lz4" : "");
-    if (i % 4 == 1) write_gz(name, b.p, b.n, 2);
-    else if (i % 4 == 2) write_lz(name, b.p, b.n, 2);
+    if (i % 4 == 1) write_gzip(name, b.p, b.n, 2);
+    else if (i % 4 == 2) write_lz4(name, b.p, b.n, 2);
     else write_plain(name, b.p, b.n);
     paths[i] = strdup(name);
     assert_non_null(paths[i]);
@@ -369,7 +270,7 @@ static void bulk_header_one_load(void **state) {
   snprintf(p3, sizeof p3, "%s/h3.csv", f->dir);
   snprintf(cut, sizeof cut, "%s/cut.csv.gz", f->dir);
   write_plain(p1, t1, strlen(t1));
-  write_gz(p2, t2, strlen(t2), 1);
+  write_gzip(p2, t2, strlen(t2), 1);
   write_plain(p3, t3, strlen(t3));
   size_t zn;
   char *z = read_all(p2, &zn);
@@ -416,7 +317,7 @@ static void bulk_many_batches(void **state) {
   }
   char path[160], err[512];
   snprintf(path, sizeof path, "%s/many.csv.gz", f->dir);
-  write_gz(path, b.p, b.n, 3);
+  write_gzip(path, b.p, b.n, 3);
   free(b.p);
   char *paths[1] = {path};
   create_table(f->db, "A");
