@@ -21,74 +21,9 @@
 #include "exec/func.h"
 #include "testutil.h"
 
-static exec_arena arena;
-static char msg[512];
-static const int64_t NOW_US = 1451703845250000LL; /* 2016-01-02 03:04:05.250 */
+#define FUNC_TEST_NOW_US 1451703845250000LL /* 2016-01-02 03:04:05.250 */
+#include "func_test_util.h"
 
-static cat_value I(int64_t v) { return cat_v_int(CAT_T_BIGINT, v); }
-static cat_value N(int64_t v) { return cat_v_int(CAT_T_INTEGER, v); }
-static cat_value DB(double v) { return cat_v_double(v); }
-static cat_value S(const char *s) { return cat_v_str(CAT_T_VARCHAR, s, strlen(s)); }
-static cat_value NUL(int id) { return cat_v_null(cat_type_of(id)); }
-static cat_value parse(int id, const char *s) {
-  cat_type t = cat_type_of(id);
-  cat_value v;
-  cat_error e;
-  if (cat_text_parse(&t, s, strlen(s), &v, &e) != CAT_OK) {
-    fprintf(stderr, "bad literal %s: %s\n", s, e.msg);
-    abort();
-  }
-  return v;
-}
-static cat_value TS(const char *s) { return parse(CAT_T_TIMESTAMP, s); }
-static cat_value DT(const char *s) { return parse(CAT_T_DATE, s); }
-static cat_value DC(const char *s) { return parse(CAT_T_DECIMAL, s); }
-
-static int run(const char *name, int n, const cat_value *a, cat_value *out, cat_type *rt) {
-  cat_type ts[16];
-  for (int i = 0; i < n; i++) ts[i] = a[i].type;
-  int id;
-  cat_type r;
-  msg[0] = 0;
-  int rc = exec_func_lookup(name, n, ts, &id, &r, msg, sizeof msg);
-  if (rc) return rc;
-  if (rt) *rt = r;
-  exec_func_ctx c = {&arena, NOW_US, msg, sizeof msg};
-  return exec_func_call(id, a, n, &r, out, &c);
-}
-
-static void check(int line, const char *name, int n, const cat_value *a, int want_type,
-                  const char *want) {
-  cat_value out;
-  cat_type rt;
-  int rc = run(name, n, a, &out, &rt);
-  if (rc != EXEC_OK) fail_msg("line %d: %s failed (%d): %s", line, name, rc, msg);
-  char got[256];
-  cat_text_format(&out, got, sizeof got);
-  if (strcmp(got, want) != 0) fail_msg("line %d: %s gave '%s', want '%s'", line, name, got, want);
-  if (out.type.id != want_type || rt.id != want_type)
-    fail_msg("line %d: %s gave type %s (bound %s), want %s", line, name,
-             cat_type_name(out.type.id), cat_type_name(rt.id), cat_type_name(want_type));
-  exec_arena_reset(&arena);
-}
-
-static void check_err(int line, const char *name, int n, const cat_value *a, int want_rc,
-                      const char *want_msg) {
-  cat_value out;
-  int rc = run(name, n, a, &out, NULL);
-  if (rc != want_rc)
-    fail_msg("line %d: %s returned %d (%s), want %d", line, name, rc, msg, want_rc);
-  if (!strstr(msg, want_msg))
-    fail_msg("line %d: %s message '%s' lacks '%s'", line, name, msg, want_msg);
-  exec_arena_reset(&arena);
-}
-
-#define ARGS(...) (const cat_value[]){__VA_ARGS__}
-#define NARGS(...) ((int)(sizeof((const cat_value[]){__VA_ARGS__}) / sizeof(cat_value)))
-#define CHK(name, type, want, ...) \
-  check(__LINE__, name, NARGS(__VA_ARGS__), ARGS(__VA_ARGS__), CAT_T_##type, want)
-#define ERR(name, rc, text, ...) \
-  check_err(__LINE__, name, NARGS(__VA_ARGS__), ARGS(__VA_ARGS__), rc, text)
 
 static void test_date_arith(void **state) {
   (void)state;
@@ -196,10 +131,10 @@ static void test_make_now(void **state) {
   cat_value out;
   assert_int_equal(run("NOW", 0, NULL, &out, NULL), EXEC_OK);
   assert_int_equal(out.type.id, CAT_T_TIMESTAMP);
-  assert_int_equal(out.u.i, NOW_US);
+  assert_int_equal(out.u.i, FUNC_TEST_NOW_US);
   assert_int_equal(run("CURRENT_DATE", 0, NULL, &out, NULL), EXEC_OK);
   assert_int_equal(out.type.id, CAT_T_DATE);
-  assert_int_equal(out.u.i, NOW_US / CAT_US_PER_DAY);
+  assert_int_equal(out.u.i, FUNC_TEST_NOW_US / CAT_US_PER_DAY);
 }
 
 static void test_to_timestamp(void **state) {
@@ -289,7 +224,7 @@ static void test_number_formats(void **state) {
 static void test_format_round_trip(void **state) {
   (void)state;
   uint64_t seed = tu_seed("test_format_round_trip"), st = seed;
-  exec_func_ctx c = {&arena, NOW_US, msg, sizeof msg};
+  exec_func_ctx c = {&arena, FUNC_TEST_NOW_US, msg, sizeof msg};
   const char *fmts[] = {"yyyy-MM-dd HH:mm:ss.SSSSSS", "yyyyMMddHHmmssSSSSSS",
                         "dd MMMM yyyy hh:mm:ss.SSSSSS a", "EEE yyyy-DDD HH:mm:ss.SSSSSS"};
   uint64_t n = tu_scaled(20000, 500);
