@@ -316,7 +316,11 @@ int cat_dec_parse(const char *s, size_t n, cat_dec *out, const char *type_text, 
   if (ndigits == 0 || i != n)
     return cat_err(err, CAT_ERR_SYNTAX, "invalid %s '%.*s'", type_text, (int)(n > 64 ? 64 : n), s);
   int64_t sc = (int64_t)scale + dropped_scale - exp;
-  if (u256_is_zero(&mag)) { out->v = 0; out->scale = 0; return CAT_OK; }
+  if (u256_is_zero(&mag)) { /* a zero keeps the scale it was written with: 0.00 */
+    out->v = 0;
+    out->scale = sc < 0 ? 0 : sc > CAT_DEC_MAX_PRECISION ? CAT_DEC_MAX_PRECISION : (int)sc;
+    return CAT_OK;
+  }
   if (any_dropped && first_dropped >= 5) mag = u256_add(mag, u256_from128(1));
   if (sc < 0) {
     if (sc < -CAT_DEC_MAX_PRECISION) goto range;
@@ -326,10 +330,9 @@ int cat_dec_parse(const char *s, size_t n, cat_dec *out, const char *type_text, 
     if (ov || u256_cmp(&mag, &limit) >= 0) goto range;
     sc = 0;
   }
-  if (sc > 200) { out->v = 0; out->scale = 0; return CAT_OK; } /* below 10^-124: zero */
+  if (sc > 200) { out->v = 0; out->scale = CAT_DEC_MAX_PRECISION; return CAT_OK; } /* below 10^-124 */
   /* Drop digits below scale 38 first, then any beyond 38 significant digits. */
   if (fit(neg, mag, (int)sc, CAT_DEC_MAX_PRECISION, false, out, "parse", NULL) != CAT_OK) goto range;
-  if (out->v == 0) out->scale = 0;
   return CAT_OK;
 range:
   return cat_err(err, CAT_ERR_RANGE, "value %.*s out of range for %s", (int)(n > 64 ? 64 : n), s,

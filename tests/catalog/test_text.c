@@ -81,6 +81,13 @@ static void test_parse_forms(void **state) {
   assert_true(d.u.dec.v == -101 && d.u.dec.scale == 2);
   d = parse_ok(CAT_T_DECIMAL, 0, 0, 0, "12e3");
   assert_true(d.u.dec.v == 12000 && d.u.dec.scale == 0);
+  d = parse_ok(CAT_T_DECIMAL, 0, 0, 0, "0.00"); /* a zero keeps its written scale */
+  assert_true(d.u.dec.v == 0 && d.u.dec.scale == 2);
+  char zbuf[16];
+  cat_text_format(&d, zbuf, sizeof zbuf);
+  assert_string_equal(zbuf, "0.00");
+  d = parse_ok(CAT_T_DECIMAL, 0, 0, 0, "0e5");
+  assert_true(d.u.dec.v == 0 && d.u.dec.scale == 0);
   assert_true(parse_ok(CAT_T_BOOLEAN, 0, 0, 0, "true").u.b);
   assert_false(parse_ok(CAT_T_BOOLEAN, 0, 0, 0, "F").u.b);
   cat_value c = parse_ok(CAT_T_CHAR, 0, 0, 3, "ab     "); /* trailing spaces do not count */
