@@ -550,19 +550,29 @@ static int want_family(cat_table *t, const char *name, const cat_table_def *def)
   return t->n_families++;
 }
 
-static bool bad_name(const char *s) { return !s || !*s || strlen(s) > 200; }
+#define NAME_LIMIT 200 /* bytes in a table, column or family name */
+static bool bad_name(const char *s) { return !s || !*s || strlen(s) > NAME_LIMIT; }
+
+/* The error for a bad name of `what` ("table", "column"): empty or over the limit. */
+static int name_err(cat_error *err, const char *what, const char *s) {
+  if (!s || !*s) return cat_err(err, CAT_ERR_INVALID, "%s name is empty", what);
+  return cat_err(err, CAT_ERR_INVALID, "%s name %.32s... is %zu bytes long; the limit is %d bytes",
+                 what, s, strlen(s), NAME_LIMIT);
+}
 
 /* Build the in-memory table of a definition (no kv work). */
 static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, cat_error *err) {
   *out = NULL;
-  if (bad_name(def->name)) return cat_err(err, CAT_ERR_INVALID, "bad table name");
+  if (bad_name(def->name)) return name_err(err, "table", def->name);
   if (def->n_pk < 1) return cat_err(err, CAT_ERR_INVALID, "table %s has no PRIMARY KEY", def->name);
   if (def->n_columns < 1 || def->n_columns > CAT_MAX_COLUMNS)
     return cat_err(err, CAT_ERR_INVALID, "table %s: %d columns (1..%d allowed)", def->name, def->n_columns, CAT_MAX_COLUMNS);
-  for (int i = 0; i < def->n_families; i++)
-    if (bad_name(def->families[i].name) || def->families[i].name[0] == '_')
+  for (int i = 0; i < def->n_families; i++) {
+    if (bad_name(def->families[i].name)) return name_err(err, "family", def->families[i].name);
+    if (def->families[i].name[0] == '_')
       return cat_err(err, CAT_ERR_INVALID, "family name '%s' is reserved (names starting with '_')",
-                     def->families[i].name ? def->families[i].name : "");
+                     def->families[i].name);
+  }
   cat_table *t = calloc(1, sizeof *t);
   if (!t) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
   int rc = CAT_OK;
@@ -583,7 +593,7 @@ static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, 
     const cat_column_def *cd = &def->columns[i];
     cat_column *c = &t->columns[i];
     t->n_columns = i + 1;
-    if (bad_name(cd->name)) { rc = cat_err(err, CAT_ERR_INVALID, "bad column name"); goto fail; }
+    if (bad_name(cd->name)) { rc = name_err(err, "column", cd->name); goto fail; }
     for (int j = 0; j < i; j++)
       if (strcmp(def->columns[j].name, cd->name) == 0) { rc = cat_err(err, CAT_ERR_EXISTS, "duplicate column %s", cd->name); goto fail; }
     rc = cat_type_validate(&cd->type, err);
@@ -604,7 +614,8 @@ static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, 
       c->family = 0;
     } else {
       const char *fam = cd->family ? cd->family : CAT_DEFAULT_FAMILY;
-      if (bad_name(fam) || fam[0] == '_') { rc = cat_err(err, CAT_ERR_INVALID, "family name '%s' is reserved (names starting with '_')", fam); goto fail; }
+      if (bad_name(fam)) { rc = name_err(err, "family", fam); goto fail; }
+      if (fam[0] == '_') { rc = cat_err(err, CAT_ERR_INVALID, "family name '%s' is reserved (names starting with '_')", fam); goto fail; }
       c->family = want_family(t, fam, def);
       if (c->family < 0) { rc = cat_err(err, CAT_ERR_INVALID, "too many families (at most %u)", KV_MAX_FAMILIES); goto fail; }
       c->nullable = cd->null_mode != 2;

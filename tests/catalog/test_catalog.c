@@ -190,7 +190,25 @@ static void test_definition_rules(void **state) {
   d2.pk = pk;
   d2.n_pk = 1;
   assert_int_equal(cat_create_table(s.cat, &d2, &t, &err), CAT_ERR_INVALID); /* family _X */
+  assert_non_null(strstr(err.msg, "family name '_X' is reserved"));
+  /* Names over the limit say which name, its length and the limit. */
+  char longname[302];
+  memset(longname, 'N', 301);
+  longname[301] = '\0';
+  cols[1].family = longname;
+  assert_int_equal(cat_create_table(s.cat, &d2, &t, &err), CAT_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "family name NNNN"));
+  assert_non_null(strstr(err.msg, "is 301 bytes long; the limit is 200 bytes"));
   cols[1].family = NULL;
+  cols[1].name = longname;
+  assert_int_equal(cat_create_table(s.cat, &d2, &t, &err), CAT_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "column name NNNN"));
+  cols[1].name = "B";
+  d2.name = longname;
+  assert_int_equal(cat_create_table(s.cat, &d2, &t, &err), CAT_ERR_INVALID);
+  assert_non_null(strstr(err.msg, "table name NNNN"));
+  assert_non_null(strstr(err.msg, "is 301 bytes long"));
+  d2.name = "T2";
   d2.n_pk = 0;
   assert_int_equal(cat_create_table(s.cat, &d2, &t, &err), CAT_ERR_INVALID); /* no PK */
   d2.n_pk = 1;
