@@ -4,7 +4,8 @@
 ** What it does: steps a prepared statement and prints its rows as
 **  - table / box: aligned columns (display widths: East Asian wide characters take two
 **    columns) in ASCII or Unicode boxes,
-**    names centred in the header, numbers right-aligned, text left-aligned;
+**    names centred in the header, numbers right-aligned, text left-aligned; control bytes
+**    in a value (a newline, a tab) are shown escaped (\n, \t, \xNN) so a row stays one line;
 **  - csv: fields separated by ',' and rows by "\r\n", quoted only where sqlite3 quotes
 **    (a control byte, space, '"', '\'', DEL, the separator, or an empty string);
 **  - tsv: raw values separated by tabs; list: raw values separated by '|';
@@ -142,6 +143,26 @@ typedef struct grid {
   size_t *width;   /* ncol: widest text, header included when shown */
 } grid;
 
+/* A copy of `s` fit for one grid line: each control byte (newline, tab, ...) becomes a
+** visible escape (\n, \r, \t, else \xNN), so a value holding a newline cannot break the
+** table's rows apart. NULL when out of memory. */
+static char *grid_text(const char *s) {
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    n += (*p < 0x20 || *p == 0x7f) ? 4 : 1;
+  char *out = malloc(n + 1), *o = out;
+  if (!out) return NULL;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p >= 0x20 && *p != 0x7f) { *o++ = (char)*p; continue; }
+    const char *esc = *p == '\n' ? "\\n" : *p == '\r' ? "\\r" : *p == '\t' ? "\\t" : NULL;
+    if (esc) { memcpy(o, esc, 2); o += 2; continue; }
+    static const char hex[] = "0123456789abcdef";
+    *o++ = '\\'; *o++ = 'x'; *o++ = hex[*p >> 4]; *o++ = hex[*p & 15];
+  }
+  *o = '\0';
+  return out;
+}
+
 static void grid_free(grid *g) {
   for (size_t i = 0; i < g->nrow * (size_t)g->ncol; i++) free(g->cells[i]);
   free(g->cells);
@@ -226,7 +247,7 @@ static int print_grid(cli_shell *sh, rowan_stmt *st, uint64_t *rows) {
     for (int c = 0; c < g.ncol; c++) {
       const char *t = rowan_column_text(st, c);
       size_t k = g.nrow * (size_t)g.ncol + (size_t)c;
-      g.cells[k] = strdup(t ? t : sh->nullvalue);
+      g.cells[k] = grid_text(t ? t : sh->nullvalue);
       g.right[k] = t && is_number_col(st, c);
       if (!g.cells[k]) ok = false; /* grid_free copes with NULL cells */
     }

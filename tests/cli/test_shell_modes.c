@@ -98,6 +98,18 @@ static void test_table_mode(void **state) {
   expect_output(*state, want, ".mode csv", ".mode table", ALL, NULL);
 }
 
+/* A value holding control bytes keeps its table row on one line: they print escaped. */
+static void test_table_escapes_control_bytes(void **state) {
+  fixture *f = *state;
+  const char *want =
+      "+-----------------+\n"
+      "|        V        |\n"
+      "+-----------------+\n"
+      "| a\\nb\\tc\\x01d\\re |\n"
+      "+-----------------+\n";
+  expect_output(f, want, "SELECT 'a\nb\tc\x01" "d\re' AS V", NULL);
+}
+
 static void test_table_without_headers(void **state) {
   expect_output(*state,
                 "+---+-----+\n"
@@ -249,6 +261,7 @@ static void test_explain_plain_in_every_mode(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_table_mode),
+      cmocka_unit_test(test_table_escapes_control_bytes),
       cmocka_unit_test(test_table_without_headers),
       cmocka_unit_test(test_table_headers_off_simple),
       cmocka_unit_test(test_table_wide_characters),
