@@ -23,7 +23,6 @@ struct exec_session {
   kv_db *db;            /* the store (not owned) */
   cat_catalog *cat;     /* the catalog (owned) */
   kv_batch *txn;        /* the open transaction's batch, or NULL */
-  bool txn_failed;      /* a statement of the transaction failed midway: COMMIT refuses */
   int64_t txn_rows;     /* rows written in the transaction */
   int64_t changes;      /* rows changed by the last write statement */
   int n_stmts;          /* statements not finalized */

@@ -2,9 +2,9 @@
 ** exec/txn.c: BEGIN / COMMIT / ROLLBACK. A transaction is one kv batch that every write
 ** statement inside it adds to; COMMIT commits it atomically (one WAL record), ROLLBACK and
 ** closing the session drop it. Outside a transaction each write statement gets its own
-** batch. A statement that fails midway inside a transaction may have added part of its
-** rows to the batch, and a kv batch cannot be truncated, so the transaction is marked
-** failed: COMMIT then refuses (and rolls back) rather than commit half a statement.
+** batch. A statement that fails midway inside a transaction rolls its own operations back
+** out of the batch (exec/write.c, kv_batch_rollback_to); the transaction stays open with the
+** statements that succeeded, as in SQLite.
 **
 ** Not here: reading a transaction's own writes (a kv scan overlay, exec/rowcodec.h's
 ** owner adds it), the write statements (exec/write.c).
@@ -17,7 +17,6 @@ int exec_txn_begin(exec_session *s, exec_error *err) {
   if (s->txn) return exec_fail(err, EXEC_ERROR, -1, "a transaction is already open");
   s->txn = kv_batch_new();
   if (!s->txn) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-  s->txn_failed = false;
   s->txn_rows = 0;
   return EXEC_OK;
 }
@@ -25,17 +24,11 @@ int exec_txn_begin(exec_session *s, exec_error *err) {
 void exec_txn_discard(exec_session *s) {
   kv_batch_free(s->txn);
   s->txn = NULL;
-  s->txn_failed = false;
   s->txn_rows = 0;
 }
 
 int exec_txn_commit(exec_session *s, exec_error *err) {
   if (!s->txn) return exec_fail(err, EXEC_ERROR, -1, "no transaction is open");
-  if (s->txn_failed) {
-    exec_txn_discard(s);
-    return exec_fail(err, EXEC_ERROR, -1,
-                     "transaction rolled back: a statement in it failed midway");
-  }
   int rc = EXEC_OK;
   if (kv_batch_count(s->txn)) rc = exec_txn_commit_batch(s, s->txn, err);
   exec_txn_discard(s);

@@ -5,7 +5,9 @@
 ** family). Outside a transaction a statement is one atomic batch, except UPSERT SELECT and
 ** DELETE over more than EXEC_WRITE_BATCH_ROWS rows, which commit every that many rows (each
 ** batch atomic) and, if one fails, say how many rows were committed before it. Inside a
-** transaction the rows go to the transaction's batch (exec/txn.c).
+** transaction the rows go to the transaction's batch (exec/txn.c); a statement that fails
+** there takes its own operations back out of the batch (kv_batch_rollback_to) and the
+** transaction goes on, as SQLite rolls back only the failed statement.
 **
 ** Index maintenance (exec/index.h): when the table has indexes (BUILDING or ACTIVE), every
 ** written row first reads its old values and the writer adds the old index rows' deletions
@@ -32,6 +34,7 @@ typedef struct writer {
   int64_t committed;      /* rows committed by earlier batches of this statement */
   bool chunked;           /* commit every EXEC_WRITE_BATCH_ROWS rows */
   size_t ops_before;      /* operations in the transaction's batch before the statement */
+  kv_batch_mark mark;     /* the transaction's batch before the statement (rollback point) */
   exec_index_maint *maint; /* index maintenance of the written table, or NULL */
   exec_index_touched *touched; /* row keys written into b (own, or the session's) */
   bool own_touched;       /* touched is the writer's (free it at close) */
@@ -45,6 +48,7 @@ static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool chunke
   w->b = exec_txn_batch(st->s, &w->own);
   if (!w->b) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   w->ops_before = kv_batch_count(w->b);
+  w->mark = kv_batch_get_mark(w->b);
   exec_session *s = st->s;
   if (s->maint_cache && s->maint_gen == s->schema_gen &&
       exec_index_maint_table(s->maint_cache) == t) {
@@ -94,7 +98,7 @@ static int writer_close(writer *w, int rc, exec_error *err) {
   }
   if (w->own_touched) exec_index_touched_free(w->touched);
   if (w->own) kv_batch_free(w->b);
-  else if (rc != EXEC_OK && kv_batch_count(w->b) != w->ops_before) w->st->s->txn_failed = true;
+  else if (rc != EXEC_OK) kv_batch_rollback_to(w->b, w->mark); /* statement rollback */
   if (rc != EXEC_OK) {
     w->st->changes = w->committed;
     if (w->committed && err) {

@@ -52,6 +52,29 @@ void kv_batch_clear(kv_batch *b) {
 
 size_t kv_batch_count(const kv_batch *b) { return b ? b->count : 0; }
 
+/* The count varint sits right-aligned before the ops: rewrite it for the current count. */
+static void write_count(kv_batch *b) {
+  uint8_t tmp[COUNT_GAP];
+  size_t n = (size_t)(kv_put_varint(tmp, b->count) - tmp);
+  memcpy(b->buf + COUNT_GAP - n, tmp, n);
+}
+
+kv_batch_mark kv_batch_get_mark(const kv_batch *b) {
+  kv_batch_mark m = {COUNT_GAP, 0};
+  if (b) {
+    m.len = b->len;
+    m.count = b->count;
+  }
+  return m;
+}
+
+void kv_batch_rollback_to(kv_batch *b, kv_batch_mark m) {
+  if (!b || m.count > b->count || m.len > b->len || m.len < COUNT_GAP) return;
+  b->len = m.len;
+  b->count = m.count;
+  write_count(b);
+}
+
 size_t kv_batch_byte_size(const kv_batch *b) {
   if (!b) return 0;
   return b->len - COUNT_GAP + (size_t)kv_varint_len(b->count);
@@ -124,9 +147,7 @@ static int add_op(kv_batch *b, int type, uint32_t family_id, const void *row, si
   }
   b->len = (size_t)(p - b->buf);
   b->count++;
-  uint8_t tmp[10];
-  size_t n = (size_t)(kv_put_varint(tmp, b->count) - tmp);
-  memcpy(b->buf + COUNT_GAP - n, tmp, n);
+  write_count(b);
   return KV_OK;
 }
 

@@ -223,6 +223,20 @@ void kv_batch_clear(kv_batch *b);
 size_t kv_batch_count(const kv_batch *b);      /* operations in the batch */
 size_t kv_batch_byte_size(const kv_batch *b);  /* encoded size */
 
+/* A point in a batch's history to roll back to: a statement inside a transaction marks the
+** transaction's batch before it adds its operations and rolls back to the mark if it fails,
+** so the transaction goes on without the failed statement's part (SQLite's statement
+** rollback inside a transaction). */
+typedef struct kv_batch_mark {
+  size_t len;    /* encoded bytes at the mark (internal) */
+  size_t count;  /* operations at the mark */
+} kv_batch_mark;
+/* The batch's current point (an empty batch for NULL). */
+kv_batch_mark kv_batch_get_mark(const kv_batch *b);
+/* Drop every operation added after mark `m` was taken. REQUIRES: m was taken from this batch
+** and the batch was not cleared or rolled back past m since. Nothing is freed. */
+void kv_batch_rollback_to(kv_batch *b, kv_batch_mark m);
+
 /* Add a put (type KV_PUT) or a tombstone (other types; value ignored) to the batch. Each
 ** operation of a batch gets its own sequence number, in the order added, so a later
 ** operation in the same batch wins over an earlier one. ts is milliseconds since the Unix

@@ -87,6 +87,48 @@ static void test_many_ops(void **state) {
   kv_batch_free(b);
 }
 
+/* Rolling back to a mark drops exactly the ops added after it, the count varint shrinking
+** from two bytes to one included; the batch then takes new ops after the kept ones. */
+static void test_rollback_to_mark(void **state) {
+  (void)state;
+  kv_batch *b = kv_batch_new();
+  char row[16];
+  for (int i = 0; i < 100; i++) {
+    snprintf(row, sizeof row, "r%d", i);
+    assert_int_equal(kv_batch_put(b, 1, row, strlen(row), "q", 1, i, row, strlen(row)), KV_OK);
+  }
+  size_t size_at_mark = kv_batch_byte_size(b);
+  kv_batch_mark m = kv_batch_get_mark(b);
+  assert_int_equal(m.count, 100);
+  for (int i = 100; i < 300; i++) { /* the count now needs two varint bytes */
+    snprintf(row, sizeof row, "r%d", i);
+    assert_int_equal(kv_batch_put(b, 1, row, strlen(row), "q", 1, i, row, strlen(row)), KV_OK);
+  }
+  kv_batch_rollback_to(b, m);
+  assert_int_equal(kv_batch_count(b), 100);
+  assert_int_equal(kv_batch_byte_size(b), size_at_mark);
+  assert_int_equal(kv_batch_delete(b, 1, KV_DELETE_FAMILY, "z", 1, NULL, 0, 7), KV_OK);
+  size_t len;
+  const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
+  uint64_t count;
+  p = kv_get_varint(p, limit, &count);
+  assert_int_equal(count, 101);
+  kv_wal_op op;
+  for (int i = 0; i < 100; i++) {
+    assert_int_equal(kv_wal_decode_op(&p, limit, &op), KV_OK);
+    snprintf(row, sizeof row, "r%d", i);
+    assert_int_equal(op.row_len, strlen(row));
+    assert_memory_equal(op.row, row, op.row_len);
+  }
+  assert_int_equal(kv_wal_decode_op(&p, limit, &op), KV_OK);
+  assert_int_equal(op.type, KV_DELETE_FAMILY);
+  assert_ptr_equal(p, limit);
+  kv_batch_rollback_to(b, kv_batch_get_mark(NULL)); /* back to empty */
+  assert_int_equal(kv_batch_count(b), 0);
+  assert_int_equal(kv_batch_byte_size(b), 1);
+  kv_batch_free(b);
+}
+
 static void test_limits(void **state) {
   kv_batch *b = kv_batch_new();
   size_t big = KV_MAX_VALUE + 1;
@@ -128,6 +170,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_payload_round_trip),
     cmocka_unit_test(test_many_ops),
+    cmocka_unit_test(test_rollback_to_mark),
     cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
