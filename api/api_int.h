@@ -50,6 +50,8 @@ struct rowan_stmt {
   uint64_t gen;          /* row generation: bumped on every step, reset and finalize */
   api_colbuf *cols;      /* ncol text buffers, allocated lazily; NULL until first use */
   char (*decl)[48];      /* ncol declared-type texts, filled at first use; NULL until then */
+  const cat_value *row;  /* the current row's ncol values (exec_row_values), valid while
+                            state is API_ROW */
 };
 
 /* Set the connection's error: code, offset (-1 if none) and a printf-style message.

@@ -22,8 +22,8 @@
 #include "catalog/value.h"
 
 const cat_value *api_value(rowan_stmt *stmt, int i) {
-  if (!stmt || stmt->state != API_ROW || i < 0 || i >= stmt->ncol) return NULL;
-  return exec_column_value(stmt->st, i);
+  if (!stmt || stmt->state != API_ROW || i < 0 || i >= stmt->ncol || !stmt->row) return NULL;
+  return &stmt->row[i];
 }
 
 void api_free_columns(rowan_stmt *stmt) {

@@ -37,7 +37,7 @@ void api_clear_error(rowan_db *db) {
   if (!db) return;
   db->errcode = ROWAN_OK;
   db->erroff = -1;
-  snprintf(db->errmsg, sizeof db->errmsg, "not an error");
+  memcpy(db->errmsg, "not an error", sizeof "not an error"); /* per step: no printf */
 }
 
 int api_code_of_exec(int code) {
@@ -226,12 +226,13 @@ int rowan_step(rowan_stmt *stmt) {
   }
   api_clear_error(db);
   stmt->gen++;
-  exec_error err = {0};
+  exec_error err; /* exec_step sets code, offset and an empty message first */
   bool first = stmt->state == API_READY;
   int rc = exec_step(stmt->st, &err);
   if (first) refresh_columns(stmt);
   if (rc == EXEC_ROW) {
     stmt->state = API_ROW;
+    stmt->row = exec_row_values(stmt->st);
     return ROWAN_ROW;
   }
   if (rc == EXEC_DONE) {

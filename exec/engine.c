@@ -373,6 +373,8 @@ const cat_value *exec_column_value(const exec_stmt *st, int i) {
   return &st->row[i];
 }
 
+const cat_value *exec_row_values(const exec_stmt *st) { return st->n_cols ? st->row : NULL; }
+
 void exec_get_metrics(const exec_stmt *st, exec_metrics *out) {
   memset(out, 0, sizeof *out);
   const plan_actuals *a = &st->last_act;

@@ -93,6 +93,10 @@ const char *exec_column_name(const exec_stmt *st, int i);
 const cat_type *exec_column_type(const exec_stmt *st, int i); /* NULL if untyped */
 /* The current row's value i (valid until the next step/reset/finalize). */
 const cat_value *exec_column_value(const exec_stmt *st, int i);
+/* The current row's exec_column_count values in column order (the array behind
+** exec_column_value, so a caller reads many columns without a call each), or NULL when no
+** row is ready. Valid until the next step/reset/finalize. */
+const cat_value *exec_row_values(const exec_stmt *st);
 
 /* Scan metrics summed over the statement's scans since the last reset, with family names
 ** "TABLE.FAMILY". */

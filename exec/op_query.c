@@ -134,7 +134,12 @@ static int project(exec_query *x, exec_error *err) {
   const plan_select *s = x->q->sel;
   x->act.step[PLAN_STEP_PROJECT].rows_in++;
   for (int i = 0; i < s->n_proj; i++) {
-    int rc = exec_eval(&x->ev, s->proj[i], &x->out[i]);
+    const plan_expr *e = s->proj[i];
+    if (e->kind == PX_COLUMN) { /* the common case, without a call */
+      x->out[i] = x->ev.row[e->column];
+      continue;
+    }
+    int rc = exec_eval(&x->ev, e, &x->out[i]);
     if (rc) return eval_err(x, rc, err);
   }
   x->act.step[PLAN_STEP_PROJECT].rows_out++;

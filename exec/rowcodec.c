@@ -3,10 +3,13 @@
 **
 ** Writing checks each value against its column (cast first when the type id differs), then
 ** adds the marker cell, one put or KV_DELETE_COLUMN per set non-key column, all at the row
-** key built by catalog/keycodec.c. Reading walks the row's cells once: the qualifier gives
+** key built by catalog/keycodec.c. Reading decodes only the needed key columns (those
+** before them are skipped, not decoded) and walks the row's cells once: the qualifier gives
 ** the column id (1 or 2 bytes, cat_column_qualifier), a per-table array maps the id to the
-** column, and the first cell of a qualifier is its newest version (kv hands cells out
-** qualifier ascending, timestamp descending). No allocation happens per row or per cell
+** column, its family and a decode kind chosen at init (fixed-width numbers are read in
+** place, strings point into the cell; only DECIMAL goes through cat_vc_decode), and the
+** first cell of a qualifier is its newest version (kv hands cells out qualifier ascending,
+** timestamp descending). No allocation happens per row or per cell
 ** except the optional copy into the caller's arena.
 **
 ** Not here: choosing families or qualifiers to read, index rows, transactions.
@@ -42,6 +45,21 @@ static int kv_fail(exec_error *err, int rc, const char *what) {
   return exec_error_set(err, code, "%s: %s (%s)", what, kv_status_name(rc), kv_errmsg());
 }
 
+/* Cell decode kinds of exec_rc_cell.kind. */
+enum { RC_GENERIC = 0, RC_INT, RC_DOUBLE, RC_FLOAT, RC_BOOL, RC_BYTES };
+
+static uint8_t kind_of(int id) {
+  switch (id) {
+    case CAT_T_TINYINT: case CAT_T_SMALLINT: case CAT_T_INTEGER: case CAT_T_BIGINT:
+    case CAT_T_DATE: case CAT_T_TIME: case CAT_T_TIMESTAMP: return RC_INT;
+    case CAT_T_DOUBLE: return RC_DOUBLE;
+    case CAT_T_FLOAT: return RC_FLOAT;
+    case CAT_T_BOOLEAN: return RC_BOOL;
+    case CAT_T_CHAR: case CAT_T_VARCHAR: case CAT_T_VARBINARY: return RC_BYTES;
+    default: return RC_GENERIC; /* DECIMAL (rescaled to the column's scale) */
+  }
+}
+
 int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   memset(rc, 0, sizeof *rc);
   rc->table = t;
@@ -53,24 +71,38 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->key_family_id = t->families[0].kv_id;
   size_t n_pk = t->n_pk > 0 ? (size_t)t->n_pk : 1;
   rc->col_of_id = malloc(((size_t)max_id + 1) * sizeof *rc->col_of_id);
+  rc->by_id = malloc(((size_t)max_id + 1) * sizeof *rc->by_id);
+  rc->nulls = malloc(((size_t)t->n_columns + 1) * sizeof *rc->nulls);
   rc->key = malloc(CAT_KEY_MAX);
   rc->scratch = malloc(CAT_KEY_MAX);
   rc->pk_vals = calloc(n_pk, sizeof *rc->pk_vals);
   rc->cast_buf = malloc(n_pk * CAST_BUF);
-  if (!rc->col_of_id || !rc->key || !rc->scratch || !rc->pk_vals || !rc->cast_buf) {
+  if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->key || !rc->scratch || !rc->pk_vals ||
+      !rc->cast_buf) {
     exec_rowcodec_free(rc);
     return exec_error_set(err, EXEC_NOMEM, "out of memory building the row codec of %s", t->name);
   }
-  for (size_t i = 0; i <= max_id; i++) rc->col_of_id[i] = -1;
-  for (int i = 0; i < t->n_columns; i++)
-    if (t->columns[i].pk_pos < 0 && t->columns[i].id > 0)
-      rc->col_of_id[t->columns[i].id] = (int16_t)i;
+  for (size_t i = 0; i <= max_id; i++) {
+    rc->col_of_id[i] = -1;
+    rc->by_id[i] = (exec_rc_cell){-1, RC_GENERIC, 0, 0};
+  }
+  for (int i = 0; i < t->n_columns; i++) {
+    const cat_column *c = &t->columns[i];
+    rc->nulls[i] = cat_v_null(c->type);
+    if (c->pk_pos >= 0 || c->id == 0) continue;
+    rc->col_of_id[c->id] = (int16_t)i;
+    int w = cat_type_fixed_width(c->type.id);
+    rc->by_id[c->id] = (exec_rc_cell){(int16_t)i, kind_of(c->type.id), (uint8_t)(w > 0 ? w : 0),
+                                      t->families[c->family].kv_id};
+  }
   return EXEC_OK;
 }
 
 void exec_rowcodec_free(exec_rowcodec *rc) {
   if (!rc) return;
   free(rc->col_of_id);
+  free(rc->by_id);
+  free(rc->nulls);
   free(rc->key);
   free(rc->scratch);
   free(rc->pk_vals);
@@ -214,50 +246,105 @@ static int own(struct plan_arena *a, cat_value *v, exec_error *err) {
   return EXEC_OK;
 }
 
+/* Decode the needed PK columns of key[0..len) into vals (slots by column). Columns before
+** the last needed one are skipped without decoding; when the last key column is needed the
+** whole key must decode exactly, as cat_key_decode checks. */
+static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const bool *need,
+                      cat_value *vals, struct plan_arena *copy, exec_error *err) {
+  const cat_table *t = rc->table;
+  int last = -1;
+  for (int j = 0; j < t->n_pk; j++)
+    if (!need || need[t->pk[j]]) last = j;
+  if (last < 0) return EXEC_OK;
+  const uint8_t *p = key, *limit = key + len;
+  for (int j = 0; j <= last; j++) {
+    const cat_key_col *kc = &t->key_cols[j];
+    int i = t->pk[j];
+    if (need && !need[i]) {
+      p = cat_key_skip_col(kc, p, limit);
+      if (!p) return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: column %s",
+                                    t->name, t->columns[i].name);
+      continue;
+    }
+    /* an unescaped string is never longer than its encoding: the scratch at the key
+       column's own offset cannot overlap another column's */
+    size_t off = (size_t)(p - key);
+    cat_error ce;
+    const uint8_t *end = NULL;
+    if (cat_key_decode(kc, 1, p, limit, &vals[i], rc->scratch + off, CAT_KEY_MAX - off,
+                       j == t->n_pk - 1 ? NULL : &end, &ce) != CAT_OK)
+      return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %s", t->name,
+                            ce.msg);
+    vals[i].type = t->columns[i].type;
+    p = end;
+    if (copy) {
+      int r = own(copy, &vals[i], err);
+      if (r != EXEC_OK) return r;
+    }
+  }
+  return EXEC_OK;
+}
+
+/* Decode one cell's value for column id entry e into *v (type already the column's). */
+static inline int decode_cell(exec_rowcodec *rc, const exec_rc_cell *e, const kv_cell_view *cell,
+                              cat_value *v, exec_error *err) {
+  const uint8_t *p = cell->value;
+  uint32_t n = cell->value_len;
+  if (e->width && n != e->width) goto bad;
+  switch (e->kind) {
+    case RC_DOUBLE: v->u.d = cat_vc_get_double(p); break;
+    case RC_INT: v->u.i = cat_vc_get_int(p, e->width); break;
+    case RC_BYTES:
+      v->u.s.p = p;
+      v->u.s.len = n;
+      break;
+    case RC_FLOAT: v->u.d = (double)cat_vc_get_float(p); break;
+    case RC_BOOL:
+      if (p[0] > 1) goto bad;
+      v->u.b = p[0] == 1;
+      break;
+    default: {
+      cat_error ce;
+      const cat_column *c = &rc->table->columns[e->col];
+      if (cat_vc_decode(&c->type, p, n, v, &ce) != CAT_OK)
+        return exec_error_set(err, EXEC_CORRUPT, "cell of %s.%s does not decode: %s",
+                              rc->table->name, c->name, ce.msg);
+      v->type = c->type;
+      return EXEC_OK;
+    }
+  }
+  v->is_null = false;
+  return EXEC_OK;
+bad:
+  return exec_error_set(err, EXEC_CORRUPT, "cell of %s.%s does not decode: %u bytes for %s",
+                        rc->table->name, rc->table->columns[e->col].name, n,
+                        cat_type_name(rc->table->columns[e->col].type.id));
+}
+
 int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_value *vals,
                     struct plan_arena *copy, exec_error *err) {
   const cat_table *t = rc->table;
-  bool any_key = false;
-  for (int j = 0; j < t->n_pk && !any_key; j++) any_key = !need || need[t->pk[j]];
-  if (any_key) {
-    cat_error ce = {0};
-    if (cat_key_decode(t->key_cols, t->n_pk, row->key, row->key + row->key_len, rc->pk_vals,
-                       rc->scratch, CAT_KEY_MAX, NULL, &ce) != CAT_OK)
-      return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %s", t->name,
-                            ce.msg);
-    for (int j = 0; j < t->n_pk; j++) {
-      int i = t->pk[j];
-      if (need && !need[i]) continue;
-      vals[i] = rc->pk_vals[j];
-      vals[i].type = t->columns[i].type;
-      if (copy) {
-        int r = own(copy, &vals[i], err);
-        if (r != EXEC_OK) return r;
-      }
-    }
-  }
+  int r = decode_key(rc, row->key, row->key_len, need, vals, copy, err);
+  if (r != EXEC_OK) return r;
   for (int i = 0; i < t->n_columns; i++)
-    if (t->columns[i].pk_pos < 0 && (!need || need[i])) vals[i] = cat_v_null(t->columns[i].type);
+    if (t->columns[i].pk_pos < 0 && (!need || need[i])) vals[i] = rc->nulls[i];
+  const exec_rc_cell *by_id = rc->by_id;
   for (uint32_t k = 0; k < row->n_cells; k++) {
     const kv_cell_view *cell = &row->cells[k];
-    if (cell->family_id == rc->key_family_id) continue;
     const uint8_t *q = cell->qual;
     uint32_t id;
     if (cell->qual_len == 1 && q[0] < 0x80) id = q[0];
     else if (cell->qual_len == 2 && (q[0] & 0x80)) id = ((uint32_t)(q[0] & 0x7F) << 8) | q[1];
-    else continue;
-    if (id > rc->max_id || rc->col_of_id[id] < 0) continue;
-    int i = rc->col_of_id[id];
-    const cat_column *c = &t->columns[i];
-    if (t->families[c->family].kv_id != cell->family_id) continue;
-    if ((need && !need[i]) || !vals[i].is_null) continue; /* older version of a filled one */
-    cat_error ce = {0};
-    if (cat_vc_decode(&c->type, cell->value, cell->value_len, &vals[i], &ce) != CAT_OK)
-      return exec_error_set(err, EXEC_CORRUPT, "cell of %s.%s does not decode: %s", t->name,
-                            c->name, ce.msg);
-    vals[i].type = c->type;
+    else continue; /* the marker cell of "_k", or a qualifier of no column */
+    if (id > rc->max_id) continue;
+    const exec_rc_cell *e = &by_id[id];
+    if (e->col < 0 || e->family_id != cell->family_id) continue;
+    cat_value *v = &vals[e->col];
+    if ((need && !need[e->col]) || !v->is_null) continue; /* older version of a filled one */
+    r = decode_cell(rc, e, cell, v, err);
+    if (r != EXEC_OK) return r;
     if (copy) {
-      int r = own(copy, &vals[i], err);
+      r = own(copy, v, err);
       if (r != EXEC_OK) return r;
     }
   }

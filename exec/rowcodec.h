@@ -34,6 +34,16 @@
 
 struct plan_arena; /* planner/plan.h */
 
+/* How the cell of one column id decodes (exec_rowcodec.by_id): the column, its family and
+** a decode kind chosen once per table, so the per-cell work is a table lookup and, for the
+** fixed-width types, a few loads (no cat_error, no generic constructor). */
+typedef struct exec_rc_cell {
+  int16_t col;              /* column index, -1 for an id not in use */
+  uint8_t kind;             /* decode kind (RC_* in rowcodec.c) */
+  uint8_t width;            /* fixed encoded width in bytes (0 for variable-length kinds) */
+  uint32_t family_id;       /* kv id of the column's family */
+} exec_rc_cell;
+
 /* Per-table lookup tables and scratch buffers, built once per statement (or cached per
 ** table) with exec_rowcodec_init. Read the fields, do not change them. */
 typedef struct exec_rowcodec {
@@ -48,6 +58,9 @@ typedef struct exec_rowcodec {
   uint8_t *scratch;         /* decode scratch for unescaped key strings (CAT_KEY_MAX) */
   cat_value *pk_vals;       /* n_pk checked key values in PK order (encode scratch) */
   uint8_t *cast_buf;        /* n_pk * 64 bytes: text produced by casts of key values */
+  exec_rc_cell *by_id;      /* [0..max_id]: how the cell of each column id decodes
+                                 (exec_row_decode's per-cell table) */
+  cat_value *nulls;         /* n_columns: NULL typed as each column (decode's fill value) */
 } exec_rowcodec;
 
 /* Fill err (when not NULL) with code, offset -1 and the printf-style message (truncated to
