@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -281,6 +282,13 @@ int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t) {
   }
   if (!bind_comparable(&c->type, t)) return EXEC_OK; /* the caller reports the mismatch */
   if (cat_type_is_string(t->id) || t->id == CAT_T_VARBINARY) return EXEC_OK;
+  if (cat_type_is_float(from) && !cat_type_is_float(t->id)) {
+    /* A FLOAT/DOUBLE constant against an exact column compares as doubles (docs/TYPES.md).
+       Turning it into the column's type is the same comparison only for an integer column
+       and |c| < 2^53, where double(k) equals c exactly when k does; beyond that (and for
+       DECIMAL, whose values may carry more digits than a double) it stays a double. */
+    if (!cat_type_is_integer(t->id) || !(fabs(c->value.u.d) < 9007199254740992.0)) return EXEC_OK;
+  }
   cat_type target = *t;
   if (target.id == CAT_T_DECIMAL) target.precision = 0;
   if (cat_value_cast(&c->value, &target, &out, buf, sizeof buf, &ce) != CAT_OK) return EXEC_OK;
