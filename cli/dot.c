@@ -16,9 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api/api_test.h"
 #include "cli/shell.h"
-#include "kv/kv.h"
 #ifndef CLI_NO_IMPORT
 #include "cli/import.h"
 #endif
@@ -140,10 +138,9 @@ static int dot_maintain(cli_shell *sh, int argc, char **argv) {
   bool compact = !strcmp(argv[0], ".compact"), major = true;
   if (compact && argc == 2 && !strcmp(argv[1], "--minor")) major = false;
   else if (argc != 1) return fail(sh, "usage: %s", compact ? ".compact [--minor]" : ".flush");
-  kv_db *kv = api_test_kv(sh->db);
-  if (!kv) return fail(sh, "%s: no database open", argv[0]);
-  int rc = compact ? kv_compact(kv, NULL, major) : kv_flush(kv, NULL);
-  if (rc != KV_OK) return fail(sh, "%s: %s", argv[0], kv_errmsg());
+  if (!sh->db) return fail(sh, "%s: no database open", argv[0]);
+  int rc = compact ? rowan_compact(sh->db, major) : rowan_flush(sh->db);
+  if (rc != ROWAN_OK) return fail(sh, "%s: %s", argv[0], rowan_errmsg(sh->db));
   return 0;
 }
 

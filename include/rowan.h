@@ -241,6 +241,23 @@ int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *
 int rowan_bulk_commit(rowan_bulk *bulk);
 void rowan_bulk_abort(rowan_bulk *bulk);
 
+/* CAPI3REF: Store maintenance (HBase's Admin.flush and Admin.compact / majorCompact, for
+** every table of the store at once).
+** rowan_flush(db) writes every memstore (the rows committed since the last flush, held in
+** memory and in the WAL) to store files and returns when they are in the MANIFEST. Reads
+** give the same rows before and after; EXPLAIN ANALYZE then counts blocks of store files
+** instead of memstore cells. The store also flushes on its own (rowan_options.memstore_size).
+** rowan_compact(db, major) rewrites store files: major (nonzero) flushes the memstores,
+** then merges each family's files into one, dropping deleted cells, versions beyond the
+** family's VERSIONS and cells past the table's TTL (HBase's major compaction); minor (0)
+** merges each family's files and keeps the tombstones. Reads are not blocked while either
+** runs, and read the same rows after.
+** Both return ROWAN_OK; ROWAN_MISUSE (db NULL or not open); ROWAN_READONLY (opened with
+** read_only); ROWAN_IOERR, ROWAN_FULL or ROWAN_CORRUPT from the store, with rowan_errmsg
+** naming the file. A failure leaves every committed row readable. */
+int rowan_flush(rowan_db *db);
+int rowan_compact(rowan_db *db, int major);
+
 /* CAPI3REF: Progress of long operations.
 ** METHOD: fn (NULL clears it) is called during long operations of the connection, today
 ** the backfill of CREATE INDEX: every few thousand rows with a description ("building index

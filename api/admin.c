@@ -1,0 +1,40 @@
+/*
+** api/admin.c: store maintenance through the public API: rowan_flush and rowan_compact
+** (contracts in include/rowan.h). They are HBase's Admin.flush and Admin.compact /
+** Admin.majorCompact, applied to every table of the store at once, so an embedding program
+** (or the shell's .flush and .compact) can put its rows into store files before it measures
+** reads, or reclaim the space of deleted and expired cells.
+**
+** What it does not do: choose when to flush or compact on its own (the store's background
+** thread does that, kv/db_bg.c), or act on one table only.
+*/
+#include "api/api_int.h"
+#include "kv/kv.h"
+
+/* The store of an open connection, or NULL after setting the error (db must not be NULL). */
+static kv_db *open_store(rowan_db *db) {
+  if (!db->kv) api_error(db, ROWAN_MISUSE, -1, "misuse: the database is not open");
+  return db->kv;
+}
+
+int rowan_flush(rowan_db *db) {
+  if (!db) return ROWAN_MISUSE;
+  kv_db *kv = open_store(db);
+  if (!kv) return ROWAN_MISUSE;
+  int rc = kv_flush(kv, NULL);
+  if (rc != KV_OK) return api_error(db, api_code_of_kv(rc), -1, "flush failed: %s", kv_errmsg());
+  api_clear_error(db);
+  return ROWAN_OK;
+}
+
+int rowan_compact(rowan_db *db, int major) {
+  if (!db) return ROWAN_MISUSE;
+  kv_db *kv = open_store(db);
+  if (!kv) return ROWAN_MISUSE;
+  int rc = kv_compact(kv, NULL, major != 0);
+  if (rc != KV_OK)
+    return api_error(db, api_code_of_kv(rc), -1, "%s compaction failed: %s",
+                     major ? "major" : "minor", kv_errmsg());
+  api_clear_error(db);
+  return ROWAN_OK;
+}
