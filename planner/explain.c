@@ -32,6 +32,7 @@
 
 #include "catalog/value.h"
 #include "exec/agg.h"
+#include "exec/colagg.h"
 #include "exec/func.h"
 #include "planner/plan_select.h"
 #include "sql/ast.h"
@@ -332,7 +333,7 @@ static void index_scan_lines(lines *L, const plan_scan *sc, const char *const *n
 }
 
 static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
-                       const plan_actuals *a) {
+                       const plan_actuals *a, const char *chunks) {
   const cat_table *t = sc->table;
   const plan_scan_ranges *r = &sc->ranges;
   const char *rev = sc->reverse ? " (reverse)" : "";
@@ -368,7 +369,7 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
       line(L, "SKIP SCAN ON %u RANGES OVER %s %s%s%s", r->n_ranges, over,
            r->explain ? r->explain : "", rev, actual);
       break;
-    default: line(L, "FULL SCAN OVER %s%s%s", over, rev, actual); break;
+    default: line(L, "%sFULL SCAN OVER %s%s%s", chunks, over, rev, actual); break;
   }
   if (sc->index) {
     index_scan_lines(L, sc, names, a);
@@ -473,10 +474,32 @@ static void order_text(const plan_select *s, char *buf, size_t cap) {
   }
 }
 
+/* The columnar aggregate pushdown (exec/colagg.h): what it does, and under EXPLAIN ANALYZE
+** what it read or why the rows path ran instead. */
+static void colagg_line(lines *L, int threads, const plan_actuals *a) {
+  char act[256] = "";
+  const plan_colagg_actual *c = a ? &a->colagg : NULL;
+  if (c && c->ran)
+    snprintf(act, sizeof act, "  (actual blocks=%" PRIu64 " row-way blocks=%" PRIu64
+             " row-way ranges=%" PRIu64 " row-way rows=%" PRIu64 " threads=%d)", c->blocks,
+             c->blocks_fallback, c->ranges, c->rows_fallback, c->threads);
+  else if (c && c->tried && c->why)
+    snprintf(act, sizeof act, "  (not used: %s; the rows were assembled)", c->why);
+  line(L, "    SERVER COLUMNAR AGGREGATE: filter and aggregates evaluated per block on the "
+       "value streams, %s; rows not assembled%s",
+       threads > 1 ? "blocks split into contiguous chunks" : "blocks in key order (a FLOAT/DOUBLE sum)",
+       act);
+}
+
 static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   const plan_select *s = q->sel;
   char buf[2048], ab[128];
-  if (q->has_scan) scan_lines(L, &q->scan, s->col_names, a);
+  int cth = 0;
+  bool col = exec_colagg_check(q, &cth);
+  char chunks[64] = "";
+  if (col && cth > 1) snprintf(chunks, sizeof chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", cth, cth);
+  else if (col) snprintf(chunks, sizeof chunks, "CLIENT 1-CHUNK SERIAL ");
+  if (q->has_scan) scan_lines(L, &q->scan, s->col_names, a, chunks);
   else line(L, "VALUES (one row, no table)");
   if (!q->has_scan && s->where) {
     plan_expr_print(s->where, NULL, buf, sizeof buf);
@@ -489,10 +512,11 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     pbuf c = {aggs, sizeof aggs, 0, NULL};
     aggs[0] = 0;
     for (int i = 0; i < s->n_aggs; i++) put(&c, "%s%s", i ? ", " : "", s->aggs[i].text);
-    if (s->n_group == 0)
+    if (s->n_group == 0) {
       line(L, "    SERVER AGGREGATE INTO SINGLE ROW [%s]%s", aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
-    else if (q->stream_agg)
+      if (col) colagg_line(L, cth, a);
+    } else if (q->stream_agg)
       line(L, "    SERVER AGGREGATE INTO ORDERED DISTINCT ROWS BY [%s] [%s] (key order, "
            "streaming)%s", buf, aggs, act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
     else
@@ -543,7 +567,7 @@ int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *
   }
   if (q) query_lines(&L, q, a);
   if (del_scan) {
-    scan_lines(&L, del_scan, bound->del->col_names, a);
+    scan_lines(&L, del_scan, bound->del->col_names, a, "");
     estimate_line(&L, del_scan);
   }
   if (a) line(&L, "TOTAL time=%.1fms", a->total_ms);

@@ -773,3 +773,36 @@ size_t plan_filter_explain(const plan_filter *f, const char *const *col_names, c
   }
   return b.len;
 }
+
+/* ---- Simple filters ------------------------------------------------------------------- */
+static int leaves_of(const plan_filter *f, uint32_t ni, plan_filter_leaf *out, int cap, int n) {
+  const fnode *nd = &f->nodes[ni];
+  if (nd->kind == F_AND) {
+    n = leaves_of(f, nd->a, out, cap, n);
+    return n < 0 ? n : leaves_of(f, nd->b, out, cap, n);
+  }
+  if (nd->kind == F_CONST) return nd->op == T_T ? n : -1;
+  if (nd->kind != F_CMP && !(nd->kind == F_ISNULL && nd->negated)) return -1;
+  if (nd->col < 0 || nd->col >= f->n_cols || f->cols[nd->col].key_pos >= 0) return -1;
+  if (nd->kind == F_CMP && nd->nn == NN_FALSE) return -1;
+  if (n >= cap) return -1;
+  plan_filter_leaf *l = &out[n];
+  l->col = nd->col;
+  l->op = 0;
+  l->k = NULL;
+  l->klen = 0;
+  if (nd->kind == F_CMP && nd->nn == NN_NONE) {
+    const fconst *k = &f->consts[nd->a];
+    l->op = nd->op;
+    l->k = f->bytes + k->off;
+    l->klen = k->len;
+  }
+  return n + 1;
+}
+
+int plan_filter_leaves(const plan_filter *f, plan_filter_leaf *out, int cap) {
+  if (!f) return -1;
+  int n = 0;
+  for (uint32_t i = 0; i < f->n_roots && n >= 0; i++) n = leaves_of(f, f->roots[i], out, cap, n);
+  return n > 0 ? n : -1;
+}

@@ -135,4 +135,23 @@ int plan_fold_compare(const cat_type *t, int op, const cat_value *c, int *op_out
 ** returns the full length, as snprintf. */
 size_t plan_value_literal(const cat_value *v, char *buf, size_t cap);
 
+/* ---- Simple filters (the columnar aggregate pushdown, exec/op_colagg.c) --------------- */
+/* One term of a simple filter: a cell column compared with an encoded constant. */
+typedef struct plan_filter_leaf {
+  int col;            /* column slot (a cell column: key_pos < 0) */
+  int op;             /* SQL_OP_EQ, NE, LT, LE, GT, GE; 0: TRUE for every non-NULL value
+                         (IS NOT NULL, or a comparison folded to TRUE) */
+  const uint8_t *k;   /* the constant's encoded bytes (into f; NULL when op is 0) */
+  uint32_t klen;      /* their length */
+} plan_filter_leaf;
+
+/* If f is an AND of terms each of which is "cell column op constant" or "cell column IS NOT
+** NULL" (comparisons folded to TRUE count as IS NOT NULL; constant TRUE terms are dropped),
+** write its terms to out[0..cap) and return their number (>= 1). Returns -1 when f has any
+** other term (a key column, IN, LIKE, OR, NOT, IS NULL, a comparison folded to FALSE or
+** NULL), when it has no term, or when more than cap terms. The leaves point into f. Rows
+** pass f exactly when every leaf's column has a value and the value's encoding compares
+** with k as op asks (cat_vc_compare: unsigned bytes, a proper prefix first). */
+int plan_filter_leaves(const plan_filter *f, plan_filter_leaf *out, int cap);
+
 #endif /* ROWAN_PLANNER_FILTER_H */

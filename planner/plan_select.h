@@ -50,6 +50,18 @@ enum plan_step {
   PLAN_STEP_DISTINCT, PLAN_STEP_SORT, PLAN_STEP_LIMIT, PLAN_STEP_WRITE, PLAN_STEP_COUNT_
 };
 
+/* What the columnar aggregate pushdown did (exec/op_colagg.c), for EXPLAIN ANALYZE. */
+typedef struct plan_colagg_actual {
+  bool tried;             /* the query was eligible and the pushdown was attempted */
+  bool ran;               /* it answered the query (else the rows path did) */
+  const char *why;        /* when tried but not ran: why (static text) */
+  int threads;            /* chunks evaluated in parallel */
+  uint64_t blocks;        /* blocks evaluated on their columns or handed back */
+  uint64_t blocks_fallback; /* blocks handed back to the row path */
+  uint64_t ranges;        /* key ranges read the row way (fallback blocks, split rows) */
+  uint64_t rows_fallback; /* rows the row way returned */
+} plan_colagg_actual;
+
 typedef struct plan_actuals {
   bool analyzed;                          /* the statement was run */
   plan_step_actual step[PLAN_STEP_COUNT_]; /* per step */
@@ -60,6 +72,7 @@ typedef struct plan_actuals {
   uint64_t lookups_found;                 /* of which found their data row */
   uint64_t ix_filter_in, ix_filter_out;   /* rows through the pre-lookup filter */
   kv_scan_metrics lookup_kv;              /* the lookups' kv metrics, summed */
+  plan_colagg_actual colagg;              /* the columnar aggregate pushdown (W3) */
 } plan_actuals;
 
 /* The EXPLAIN text of a statement: lines appended to *lines (arena strings; *n counts).

@@ -1,0 +1,43 @@
+/*
+** exec/colagg.h: the columnar aggregate pushdown (issue 8): an ungrouped COUNT(*) / COUNT(c)
+** / SUM / AVG / MIN / MAX over one table whose WHERE is an AND of simple comparisons of one
+** family's non-key columns with constants is answered by kv/colscan.h, per store-file block
+** on the decoded column streams, in parallel chunks, without assembling rows. EXPLAIN shows it
+** as "CLIENT 2-CHUNK PARALLEL 2-WAY FULL SCAN OVER T" with a "SERVER COLUMNAR AGGREGATE"
+** line; EXPLAIN ANALYZE adds what it read and what went the row way.
+**
+** Eligible (exec_colagg_check, on the plan alone): a full scan of the table (no key range,
+** no index, no pushed limit) reading exactly one non-key family, every WHERE term pushed into
+** the scan filter (no residual), the filter an AND of "column op constant" / "column IS NOT
+** NULL" on that family's columns (planner/filter.h plan_filter_leaves), no GROUP BY, no
+** DISTINCT aggregate, every aggregate COUNT(*) or COUNT/SUM/AVG/MIN/MAX of a plain column of
+** that family, and no /+ NO_PUSHDOWN +/ hint. Left out: key predicates and key ranges,
+** IN, LIKE, OR, NOT, IS NULL, expressions, several families, GROUP BY.
+** At run time it is refused whole (the rows path runs, EXPLAIN ANALYZE says why) inside a
+** transaction with pending writes, when the family has memstore cells or overlapping store
+** files, and for a FLOAT/DOUBLE SUM or AVG (summed in row order, one chunk) when any block
+** needs the row way. Blocks and rows kv/ hands back are read the row way at the same
+** snapshot and added, so the answer is exactly the rows path's.
+*/
+#ifndef ROWAN_EXEC_COLAGG_H
+#define ROWAN_EXEC_COLAGG_H
+
+#include <stdbool.h>
+
+#include "exec/op.h"
+
+#define EXEC_COLAGG_THREADS 2 /* chunks evaluated in parallel */
+
+/* Whether plan q can run as a columnar aggregate. *threads (may be NULL) gets the chunks it
+** would use: EXEC_COLAGG_THREADS, or 1 when a FLOAT/DOUBLE sum must be added in row order.
+** Pure: reads only the plan. */
+bool exec_colagg_check(const plan_query *q, int *threads);
+
+/* Try to answer x's aggregate with the pushdown. EXEC_ROW: *g is a new group row (no key
+** values, x->q->sel->n_aggs accumulators) the caller finishes (HAVING, project) and frees
+** with exec_mrow_free; x->act has the scan's figures. EXEC_DONE: not applicable (nothing was
+** consumed; x->act.colagg says why when it was tried): run the rows path. Otherwise an error
+** code with err filled (a corrupt block, an aggregate overflow, out of memory). */
+int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err);
+
+#endif /* ROWAN_EXEC_COLAGG_H */

@@ -1,0 +1,369 @@
+/*
+** exec/op_colagg.c: the columnar aggregate pushdown (exec/colagg.h). Checks a plan for
+** eligibility, turns its pushed filter (planner/filter.h plan_filter_leaves) and aggregates
+** into a kv/colscan.h spec over the one family read, runs it on EXEC_COLAGG_THREADS chunks
+** with one set of accumulators (exec/agg.h) per chunk, reads the ranges kv/ hands back the
+** row way (a kv scan at the same pinned snapshot with the same projection and filter), and
+** merges the accumulators into the single group row the query pipeline finishes.
+**
+** Values reach the accumulators decoded (catalog/valcodec.h) one passing row at a time, so
+** every aggregate's rules (exact integer and DECIMAL sums, overflow errors, MIN/MAX types)
+** are exec/agg.c's own. COUNT(*) steps once per passing row. FLOAT/DOUBLE sums depend on the
+** order of the additions, so a query with one runs in one chunk in key order and is refused
+** when any rows would have to come back out of order.
+** Not here: the block walk (kv/colscan*.c), the pipeline (exec/op_query.c), EXPLAIN text
+** (planner/explain.c).
+*/
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "catalog/valcodec.h"
+#include "exec/colagg.h"
+#include "kv/colscan.h"
+#include "planner/filter.h"
+#include "sql/ast.h"
+
+/* ---- Eligibility ---------------------------------------------------------------------- */
+static bool hint_no_pushdown(const char *h) {
+  if (!h) return false;
+  static const char w[] = "NO_PUSHDOWN";
+  for (const char *p = h; *p; p++) {
+    size_t i = 0;
+    while (w[i] && p[i] && toupper((unsigned char)p[i]) == w[i]) i++;
+    if (w[i]) continue;
+    bool left = p == h || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+    bool right = !(isalnum((unsigned char)p[i]) || p[i] == '_');
+    if (left && right) return true;
+  }
+  return false;
+}
+
+/* The table column of an aggregate's argument, or -1. */
+static int arg_column(const plan_agg *a) {
+  if (!a->arg || a->arg->kind != PX_COLUMN) return -1;
+  return a->arg->column;
+}
+
+static bool float_sum(const plan_agg *a) {
+  return (a->func == EXEC_AGG_SUM || a->func == EXEC_AGG_AVG) &&
+         (a->type.id == CAT_T_DOUBLE || a->type.id == 0);
+}
+
+bool exec_colagg_check(const plan_query *q, int *threads) {
+  const plan_select *s = q->sel;
+  if (!q->has_scan || !s->aggregate || s->n_group != 0 || s->n_aggs < 1) return false;
+  const plan_scan *ps = &q->scan;
+  const cat_table *t = ps->table;
+  if (!t || ps->index || ps->ranges.kind != PLAN_SCAN_FULL || ps->ranges.n_ranges ||
+      ps->kv_limit || ps->residual || !ps->filter || ps->n_families != 1 ||
+      ps->families[0] == 0 || !ps->read)
+    return false;
+  if (hint_no_pushdown(s->hint)) return false;
+  plan_filter_leaf lv[KV_COLAGG_MAX_PREDS];
+  int n = plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS);
+  if (n < 1) return false;
+  int fam = ps->families[0];
+  for (int i = 0; i < n; i++) {
+    if (lv[i].col < 0 || lv[i].col >= t->n_columns) return false;
+    const cat_column *c = &t->columns[lv[i].col];
+    if (c->pk_pos >= 0 || c->family != fam || !ps->read[lv[i].col]) return false;
+  }
+  int nq = 0, n_args = 0;
+  for (int c = 0; c < t->n_columns; c++)
+    if (ps->read[c] && t->columns[c].pk_pos < 0 && t->columns[c].family == fam) nq++;
+  if (nq < 1 || nq > (int)KV_COLAGG_MAX_QUALS) return false;
+  bool ordered = false;
+  for (int i = 0; i < s->n_aggs; i++) {
+    const plan_agg *a = &s->aggs[i];
+    if (a->distinct) return false;
+    if (a->func == EXEC_AGG_COUNT_STAR) continue;
+    if (a->func < EXEC_AGG_COUNT || a->func > EXEC_AGG_MAX) return false;
+    int c = arg_column(a);
+    if (c < 0 || c >= t->n_columns || t->columns[c].pk_pos >= 0 ||
+        t->columns[c].family != fam || !ps->read[c])
+      return false;
+    if (++n_args > (int)KV_COLAGG_MAX_ARGS) return false;
+    if (float_sum(a)) ordered = true;
+  }
+  if (threads) *threads = ordered ? 1 : EXEC_COLAGG_THREADS;
+  return true;
+}
+
+/* ---- The consumer: one set of accumulators per chunk ----------------------------------- */
+typedef struct cctx {
+  exec_agg *acc;             /* n_aggs accumulators */
+  int n_aggs;                /* count */
+  int agg_arg[KV_COLAGG_MAX_ARGS + 64]; /* per aggregate: index in the spec's args, -1 */
+  cat_type arg_type[KV_COLAGG_MAX_ARGS]; /* per arg: the column type */
+  bool inited;               /* acc initialized */
+  int rc;                    /* EXEC_OK or the first error */
+  char msg[EXEC_ERRMSG_MAX]; /* its message */
+} cctx;
+
+static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
+  cctx *c = vc;
+  for (uint32_t r = 0; r < n; r++) {
+    for (int i = 0; i < c->n_aggs; i++) {
+      int a = c->agg_arg[i];
+      int rc;
+      if (a < 0) {
+        rc = exec_agg_step(&c->acc[i], NULL, c->msg, sizeof c->msg);
+      } else {
+        const uint8_t *p = vals[a].p[r];
+        if (!p) continue; /* NULL: ignored */
+        cat_value v;
+        cat_error e;
+        if (cat_vc_decode(&c->arg_type[a], p, vals[a].len[r], &v, &e) != CAT_OK) {
+          snprintf(c->msg, sizeof c->msg, "corrupt cell value: %s", e.msg);
+          c->rc = EXEC_CORRUPT;
+          return 1;
+        }
+        rc = exec_agg_step(&c->acc[i], &v, c->msg, sizeof c->msg);
+      }
+      if (rc) {
+        c->rc = rc;
+        return 1;
+      }
+    }
+  }
+  return 0;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int fail(exec_error *err, int code, const char *msg) {
+  err->code = code;
+  err->offset = -1;
+  snprintf(err->msg, sizeof err->msg, "%s", msg);
+  return code;
+}
+
+/* Read the fallback ranges the row way into ctx c. */
+static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fid,
+                         const kv_qualifier_set *qs, const uint8_t *const *aq,
+                         const uint32_t *aql, uint32_t n_args, cctx *c, uint64_t *rows,
+                         kv_scan_metrics *m, exec_error *err) {
+  kv_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.family_ids = &fid;
+  o.n_families = 1;
+  o.qualifiers = qs;
+  o.n_qualifier_sets = 1;
+  o.ranges = res->fallback;
+  o.n_ranges = res->n_fallback;
+  o.snapshot = res->snapshot;
+  o.filter = plan_filter_eval;
+  o.filter_ctx = x->q->scan.filter;
+  kv_scan *sc = NULL;
+  int krc = kv_scan_open(x->db, &o, &sc);
+  if (krc) return exec_kv_error(krc, err);
+  kv_row row;
+  const uint8_t *pa[KV_COLAGG_MAX_ARGS];
+  uint32_t la[KV_COLAGG_MAX_ARGS];
+  kv_colvals v[KV_COLAGG_MAX_ARGS];
+  int rc = EXEC_OK;
+  while ((krc = kv_scan_next(sc, &row)) == KV_OK) {
+    (*rows)++;
+    for (uint32_t a = 0; a < n_args; a++) {
+      pa[a] = NULL;
+      la[a] = 0;
+      for (uint32_t i = 0; i < row.n_cells; i++) { /* the newest cell of the column */
+        const kv_cell_view *cv = &row.cells[i];
+        if (cv->qual_len == aql[a] && memcmp(cv->qual, aq[a], aql[a]) == 0) {
+          pa[a] = cv->value;
+          la[a] = cv->value_len;
+          break;
+        }
+      }
+      v[a].p = &pa[a];
+      v[a].len = &la[a];
+    }
+    if (consume(c, 1, v)) break;
+  }
+  kv_scan_get_metrics(sc, m);
+  if (krc != KV_OK && krc != KV_ERR_NOTFOUND) rc = exec_kv_error(krc, err);
+  kv_scan_close(sc);
+  return rc;
+}
+
+int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
+  const plan_query *q = x->q;
+  const plan_select *s = q->sel;
+  plan_colagg_actual *ca = &x->act.colagg;
+  int threads = 0;
+  *g = NULL;
+  if (!exec_colagg_check(q, &threads)) return EXEC_DONE;
+  ca->tried = true;
+  if (x->overlay && kv_batch_count(x->overlay) > 0) {
+    ca->why = "the open transaction has writes";
+    return EXEC_DONE;
+  }
+  double t0 = x->timing ? now_ms() : 0;
+  const plan_scan *ps = &q->scan;
+  const cat_table *t = ps->table;
+  int fam = ps->families[0];
+  uint32_t fid = ps->family_ids[0];
+  /* the projection Q: the family's columns the rows path reads */
+  uint8_t qbytes[KV_COLAGG_MAX_QUALS][4];
+  const uint8_t *quals[KV_COLAGG_MAX_QUALS];
+  uint32_t qlens[KV_COLAGG_MAX_QUALS];
+  int32_t widths[KV_COLAGG_MAX_QUALS];
+  int col_q[1024];
+  uint32_t nq = 0;
+  if (t->n_columns > 1024) return EXEC_DONE;
+  for (int c = 0; c < t->n_columns; c++) {
+    col_q[c] = -1;
+    const cat_column *col = &t->columns[c];
+    if (!ps->read[c] || col->pk_pos >= 0 || col->family != fam) continue;
+    qlens[nq] = (uint32_t)cat_column_qualifier(col->id, qbytes[nq]);
+    quals[nq] = qbytes[nq];
+    int w = cat_type_fixed_width(col->type.id);
+    widths[nq] = w > 0 ? w : -1;
+    col_q[c] = (int)nq++;
+  }
+  plan_filter_leaf lv[KV_COLAGG_MAX_PREDS];
+  int npred = plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS);
+  kv_colpred preds[KV_COLAGG_MAX_PREDS];
+  for (int i = 0; i < npred; i++) {
+    preds[i].q = (uint32_t)col_q[lv[i].col];
+    preds[i].op = lv[i].op == 0 ? KV_COL_PRESENT : (uint8_t)(KV_COL_EQ + (lv[i].op - SQL_OP_EQ));
+    preds[i].k = lv[i].k;
+    preds[i].klen = lv[i].klen;
+  }
+  /* aggregates: per chunk accumulators */
+  cctx cx[EXEC_COLAGG_THREADS];
+  void *ctxs[EXEC_COLAGG_THREADS];
+  uint32_t args[KV_COLAGG_MAX_ARGS], n_args = 0;
+  const uint8_t *aq[KV_COLAGG_MAX_ARGS];
+  uint32_t aql[KV_COLAGG_MAX_ARGS];
+  memset(cx, 0, sizeof cx);
+  int rc = EXEC_OK;
+  for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
+    cx[k].n_aggs = s->n_aggs;
+    cx[k].acc = calloc((size_t)s->n_aggs, sizeof *cx[k].acc);
+    ctxs[k] = &cx[k];
+    if (!cx[k].acc) rc = fail(err, EXEC_NOMEM, "out of memory");
+  }
+  if (s->n_aggs > 64) rc = EXEC_DONE;
+  for (int i = 0; i < s->n_aggs && !rc; i++) {
+    const plan_agg *a = &s->aggs[i];
+    cat_type at = a->arg ? a->arg->type : cat_type_of(0);
+    int ai = -1;
+    if (a->func != EXEC_AGG_COUNT_STAR) {
+      int c = arg_column(a);
+      ai = (int)n_args;
+      args[n_args] = (uint32_t)col_q[c];
+      aq[n_args] = quals[col_q[c]];
+      aql[n_args] = qlens[col_q[c]];
+      for (int k = 0; k < EXEC_COLAGG_THREADS; k++) cx[k].arg_type[n_args] = t->columns[c].type;
+      n_args++;
+    }
+    for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
+      cx[k].agg_arg[i] = ai;
+      exec_agg_init(&cx[k].acc[i], a->func, a->distinct, &at, &a->type);
+      cx[k].inited = true;
+    }
+  }
+  kv_colagg_result res;
+  memset(&res, 0, sizeof res);
+  kv_qualifier_set qs = {fid, quals, qlens, nq};
+  kv_scan_metrics fm;
+  memset(&fm, 0, sizeof fm);
+  uint64_t fb_rows = 0;
+  if (!rc) {
+    kv_colagg_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.family_id = fid;
+    sp.quals = quals;
+    sp.qual_lens = qlens;
+    sp.n_quals = nq;
+    sp.widths = widths;
+    sp.preds = preds;
+    sp.n_preds = (uint32_t)npred;
+    sp.args = args;
+    sp.n_args = n_args;
+    sp.consume = consume;
+    sp.ctx = ctxs;
+    sp.threads = threads;
+    int krc = kv_colagg_run(x->db, &sp, &res);
+    if (krc) {
+      rc = exec_kv_error(krc, err);
+    } else if (!res.applicable) {
+      ca->why = res.why;
+      rc = EXEC_DONE;
+    } else if (res.consumer_rc) {
+      for (int k = 0; k < threads; k++)
+        if (cx[k].rc) { rc = fail(err, cx[k].rc, cx[k].msg); break; }
+    } else if (threads == 1 && res.n_fallback) {
+      ca->why = "a FLOAT/DOUBLE sum adds in row order and some blocks need the row way";
+      rc = EXEC_DONE;
+    } else if (res.n_fallback) {
+      rc = read_fallback(x, &res, fid, &qs, aq, aql, n_args, &cx[0], &fb_rows, &fm, err);
+      if (!rc && cx[0].rc) rc = fail(err, cx[0].rc, cx[0].msg);
+    }
+  }
+  /* merge the chunks' accumulators into the first */
+  for (int k = 1; k < threads && !rc; k++)
+    for (int i = 0; i < s->n_aggs && !rc; i++)
+      if (exec_agg_merge(&cx[0].acc[i], &cx[k].acc[i], cx[0].msg, sizeof cx[0].msg))
+        rc = fail(err, EXEC_CONSTRAINT, cx[0].msg);
+  if (!rc) {
+    *g = exec_mrow_make(NULL, 0, s->n_aggs);
+    if (!*g) rc = fail(err, EXEC_NOMEM, "out of memory");
+  }
+  if (!rc) {
+    for (int i = 0; i < s->n_aggs; i++) {
+      (*g)->aggs[i] = cx[0].acc[i]; /* ownership moves to the group row */
+      memset(&cx[0].acc[i], 0, sizeof cx[0].acc[i]);
+    }
+    /* the pipeline opened the row scan before asking: it is not needed */
+    if (x->scan_open) {
+      exec_scan_close(&x->scan);
+      x->scan_open = false;
+    }
+    /* the figures EXPLAIN ANALYZE and the metrics show */
+    uint64_t passed = res.rows + fb_rows;
+    kv_scan_metrics *m = &x->act.kv;
+    memset(m, 0, sizeof *m);
+    m->rows_examined = res.rows_examined + fm.rows_examined;
+    m->rows_returned = passed;
+    m->rows_filtered = m->rows_examined - passed;
+    m->cells_examined = res.cells + fm.cells_examined;
+    m->ranges_sought = res.n_fallback ? fm.ranges_sought : 1;
+    m->n_families = 1;
+    m->families[0].family_id = fid;
+    m->families[0].cells_examined = m->cells_examined;
+    m->families[0].blocks_read = res.blocks + (fm.n_families ? fm.families[0].blocks_read : 0);
+    m->families[0].blocks_cache_hit = fm.n_families ? fm.families[0].blocks_cache_hit : 0;
+    m->families[0].bytes_read = res.bytes_read + (fm.n_families ? fm.families[0].bytes_read : 0);
+    m->families[0].files_opened = res.files;
+    x->act.rows_assembled = passed;
+    x->act.analyzed = true;
+    x->act.step[PLAN_STEP_SCAN].rows_out = passed;
+    x->act.step[PLAN_STEP_AGG].rows_in = passed;
+    ca->ran = true;
+    ca->threads = res.threads;
+    ca->blocks = res.blocks;
+    ca->blocks_fallback = res.blocks_fallback;
+    ca->ranges = res.n_fallback;
+    ca->rows_fallback = fb_rows;
+    if (x->timing) x->act.step[PLAN_STEP_SCAN].ms += now_ms() - t0;
+  }
+  kv_colagg_result_free(&res);
+  for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
+    for (int i = 0; cx[k].acc && cx[k].inited && i < s->n_aggs; i++) exec_agg_free(&cx[k].acc[i]);
+    free(cx[k].acc);
+  }
+  if (rc && rc != EXEC_DONE && *g) {
+    exec_mrow_free(*g, s->n_aggs);
+    *g = NULL;
+  }
+  return rc ? rc : EXEC_ROW;
+}

@@ -1,0 +1,388 @@
+/*
+** kv/colscan.c: the columnar aggregate scan of kv/colscan.h: checks that a family's store
+** files are the whole truth (no memstore cell, files whose key ranges do not overlap, no
+** commit racing the start; the snapshot is pinned), lists the blocks of the files in key
+** order, splits them into contiguous chunks evaluated on threads (kv/colscan_block.c), and
+** merges the chunks' boundary rows and fallback ranges in key order after they join.
+**
+** Fragments (kv/colscan_int.h) carry rows across block and chunk boundaries; this file
+** holds their operations (feed, flush, emit) and the fallback range list.
+** Not here: the block format walk and the per-block evaluation (kv/colscan_block.c).
+*/
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/colscan_int.h"
+#include "kv/memstore.h"
+#include "kv/status.h"
+
+/* ---- Fragments ---------------------------------------------------------------------- */
+int kv_cs_frag_key(cs_frag *f, const uint8_t *key, uint32_t len) {
+  if (len > f->key_cap || !f->key) {
+    uint32_t nc = len > 64 ? len : 64;
+    uint8_t *nk = realloc(f->key, nc);
+    if (!nk) return KV_ERR_NOMEM;
+    f->key = nk;
+    f->key_cap = nc;
+  }
+  if (len) memcpy(f->key, key, len);
+  f->key_len = len;
+  return KV_OK;
+}
+
+void kv_cs_frag_free(cs_frag *f) {
+  free(f->key);
+  free(f->vals);
+  memset(f, 0, sizeof *f);
+}
+
+static void frag_swap(cs_frag *a, cs_frag *b) {
+  cs_frag t = *a;
+  *a = *b;
+  *b = t;
+}
+
+static int key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
+  uint32_t m = an < bn ? an : bn;
+  int c = m ? memcmp(a, b, m) : 0;
+  return c ? c : (an > bn) - (an < bn);
+}
+
+int kv_cs_emit(cs_worker *w, const cs_frag *f) {
+  const cs_plan *pl = w->plan;
+  const kv_colagg_spec *sp = pl->spec;
+  if (f->kind != CF_ROW || !f->has_q) return KV_OK;
+  w->rows_examined++;
+  for (uint32_t q = 0; q < sp->n_preds; q++) {
+    uint32_t j = pl->pred_ref[q];
+    if (!((f->have >> j) & 1)) return KV_OK;
+    if (!kv_cs_pass(&sp->preds[q], f->vals + f->voff[j], f->vlen[j])) return KV_OK;
+  }
+  w->rows++;
+  if (!sp->consume || w->consumer_rc) return KV_OK;
+  const uint8_t *pa[KV_COLAGG_MAX_ARGS];
+  uint32_t la[KV_COLAGG_MAX_ARGS];
+  kv_colvals v[KV_COLAGG_MAX_ARGS];
+  for (uint32_t a = 0; a < sp->n_args; a++) {
+    uint32_t j = pl->arg_ref[a];
+    bool has = (f->have >> j) & 1;
+    pa[a] = has ? f->vals + f->voff[j] : NULL;
+    la[a] = has ? f->vlen[j] : 0;
+    v[a].p = &pa[a];
+    v[a].len = &la[a];
+  }
+  w->consumer_rc = sp->consume(w->ctx, 1, v);
+  return KV_OK;
+}
+
+int kv_cs_flush(cs_worker *w) {
+  cs_frag *P = &w->pending;
+  if (P->kind == CF_NONE) return KV_OK;
+  if (w->head_open) { /* may continue the previous chunk: decided at the merge */
+    frag_swap(&w->head, P);
+    P->kind = CF_NONE;
+    w->head_open = false;
+    return KV_OK;
+  }
+  int rc = kv_cs_emit(w, P);
+  P->kind = CF_NONE;
+  return rc;
+}
+
+int kv_cs_feed(cs_worker *w, cs_frag *f) {
+  cs_frag *P = &w->pending;
+  if (f->kind == CF_NONE) return KV_OK;
+  if (P->kind == CF_NONE) {
+    frag_swap(P, f);
+    f->kind = CF_NONE;
+    return KV_OK;
+  }
+  if (key_cmp(P->key, P->key_len, f->key, f->key_len) != 0) {
+    int rc = kv_cs_flush(w);
+    frag_swap(P, f);
+    f->kind = CF_NONE;
+    return rc;
+  }
+  /* the same row, continued */
+  int rc = KV_OK;
+  if (P->kind == CF_FALLBACK || f->kind == CF_FALLBACK) {
+    P->kind = CF_FALLBACK;
+  } else if (P->have & f->have) { /* two cells of one qualifier: the normal path decides */
+    P->kind = CF_FALLBACK;
+    rc = kv_cs_add_range(w, P->key, P->key_len, P->key, P->key_len);
+  } else {
+    P->has_q |= f->has_q;
+    for (uint32_t j = 0; j < 64; j++) {
+      if (!((f->have >> j) & 1)) continue;
+      uint32_t n = f->vlen[j];
+      if ((size_t)P->vals_len + n > P->vals_cap) {
+        size_t nc = P->vals_cap ? P->vals_cap : 64;
+        while (nc < (size_t)P->vals_len + n) nc *= 2;
+        uint8_t *nv = realloc(P->vals, nc);
+        if (!nv) return KV_ERR_NOMEM;
+        P->vals = nv;
+        P->vals_cap = (uint32_t)nc;
+      }
+      if (n) memcpy(P->vals + P->vals_len, f->vals + f->voff[j], n);
+      P->voff[j] = P->vals_len;
+      P->vlen[j] = n;
+      P->vals_len += n;
+      P->have |= 1ull << j;
+    }
+  }
+  f->kind = CF_NONE;
+  return rc;
+}
+
+int kv_cs_add_range(cs_worker *w, const uint8_t *start, uint32_t start_len,
+                    const uint8_t *end, uint32_t end_len) {
+  if (w->n_ranges) {
+    cs_range *l = &w->ranges[w->n_ranges - 1];
+    if (key_cmp(start, start_len, l->end, l->end_len) <= 0) {
+      if (key_cmp(end, end_len, l->end, l->end_len) > 0) {
+        uint8_t *ne = malloc(end_len ? end_len : 1);
+        if (!ne) return KV_ERR_NOMEM;
+        memcpy(ne, end, end_len);
+        free(l->end);
+        l->end = ne;
+        l->end_len = end_len;
+      }
+      return KV_OK;
+    }
+  }
+  if (w->n_ranges == w->cap_ranges) {
+    uint32_t nc = w->cap_ranges ? w->cap_ranges * 2 : 16;
+    cs_range *nr = realloc(w->ranges, nc * sizeof *nr);
+    if (!nr) return KV_ERR_NOMEM;
+    w->ranges = nr;
+    w->cap_ranges = nc;
+  }
+  cs_range *r = &w->ranges[w->n_ranges];
+  r->start = malloc(start_len ? start_len : 1);
+  r->end = malloc(end_len ? end_len : 1);
+  if (!r->start || !r->end) {
+    free(r->start);
+    free(r->end);
+    return KV_ERR_NOMEM;
+  }
+  memcpy(r->start, start, start_len);
+  memcpy(r->end, end, end_len);
+  r->start_len = start_len;
+  r->end_len = end_len;
+  w->n_ranges++;
+  return KV_OK;
+}
+
+/* ---- The scan ------------------------------------------------------------------------ */
+static int compile(const kv_colagg_spec *sp, cs_plan *pl) {
+  if (!sp->n_quals || sp->n_quals > KV_COLAGG_MAX_QUALS || !sp->n_preds ||
+      sp->n_preds > KV_COLAGG_MAX_PREDS || sp->n_args > KV_COLAGG_MAX_ARGS ||
+      sp->threads < 1 || sp->threads > (int)KV_COLAGG_MAX_THREADS || !sp->quals ||
+      !sp->qual_lens || !sp->preds || (sp->n_args && !sp->args) || (sp->consume && !sp->ctx))
+    return kv_error(KV_ERR_INVALID, "kv_colagg_run: bad spec");
+  memset(pl, 0, sizeof *pl);
+  pl->spec = sp;
+  for (uint32_t q = 0; q < KV_COLAGG_MAX_QUALS; q++) pl->q_ref[q] = -1;
+  for (uint32_t i = 0; i < sp->n_preds + sp->n_args; i++) {
+    uint32_t q = i < sp->n_preds ? sp->preds[i].q : sp->args[i - sp->n_preds];
+    if (q >= sp->n_quals) return kv_error(KV_ERR_INVALID, "kv_colagg_run: bad qualifier index");
+    if (i < sp->n_preds && sp->preds[i].op > KV_COL_PRESENT)
+      return kv_error(KV_ERR_INVALID, "kv_colagg_run: bad predicate operator");
+    if (pl->q_ref[q] < 0) {
+      pl->q_ref[q] = (int32_t)pl->n_ref;
+      pl->ref_q[pl->n_ref++] = q;
+    }
+    if (i < sp->n_preds) pl->pred_ref[i] = (uint32_t)pl->q_ref[q];
+    else pl->arg_ref[i - sp->n_preds] = (uint32_t)pl->q_ref[q];
+  }
+  pl->fast = pl->n_ref == 1;
+  return KV_OK;
+}
+
+static int file_cmp(const void *a, const void *b) {
+  const kv_sfh *x = *(kv_sfh *const *)a, *y = *(kv_sfh *const *)b;
+  const kv_cell *fx = &x->reader->index[0].first, *fy = &y->reader->index[0].first;
+  return key_cmp(fx->row, fx->row_len, fy->row, fy->row_len);
+}
+
+static void *thread_main(void *arg) {
+  kv_cs_run_chunk(arg);
+  return NULL;
+}
+
+int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
+  memset(res, 0, sizeof *res);
+  if (!db || !sp || !res) return kv_error(KV_MISUSE, "kv_colagg_run: NULL argument");
+  cs_plan pl;
+  int rc = compile(sp, &pl);
+  if (rc) return rc;
+  uint64_t seq = 0;
+  rc = kv_snapshot_acquire(db, &seq);
+  if (rc) return rc;
+  res->snapshot = seq;
+  res->db = db;
+  /* the sources, taken with the snapshot */
+  kv_sfh **files = NULL;
+  uint32_t nf = 0;
+  pthread_mutex_lock(&db->mu);
+  kv_fam *fam = kv_db_family(db, sp->family_id);
+  if (!fam || fam->dropped) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOTFOUND, "kv_colagg_run: unknown family id %u", sp->family_id);
+  }
+  const char *why = NULL;
+  if (atomic_load_explicit(&db->last_seq, memory_order_acquire) != seq)
+    why = "a commit raced the start";
+  else if (kv_memstore_cells(fam->mem) != 0)
+    why = "the memstore holds cells";
+  for (uint32_t i = 0; i < fam->n_imm && !why; i++)
+    if (kv_memstore_cells(fam->imms[i]) != 0) why = "a frozen memstore holds cells";
+  if (!why && fam->n_files) {
+    files = malloc(fam->n_files * sizeof *files);
+    if (!files) {
+      pthread_mutex_unlock(&db->mu);
+      return kv_error(KV_ERR_NOMEM, "kv_colagg_run: out of memory");
+    }
+    for (uint32_t i = 0; i < fam->n_files; i++) {
+      kv_sfh_ref(fam->files[i]);
+      files[nf++] = fam->files[i];
+    }
+  }
+  pl.ttl_ms = fam->ttl_sec * 1000;
+  pthread_mutex_unlock(&db->mu);
+  pl.now_ms = db->env->now_ms(db->env);
+  cs_block *blocks = NULL;
+  cs_worker *W = NULL;
+  cs_worker m;
+  memset(&m, 0, sizeof m);
+  int t = 0;
+  /* files in key order, empty ones left out; key ranges must not overlap */
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < nf; i++) {
+    if (files[i]->reader->nblocks) files[live++] = files[i];
+    else kv_sfh_unref(files[i]);
+  }
+  nf = live;
+  if (nf > 1) qsort(files, nf, sizeof *files, file_cmp);
+  for (uint32_t i = 1; i < nf && !why; i++) {
+    const kv_sf_reader *a = files[i - 1]->reader, *b = files[i]->reader;
+    if (key_cmp(a->last_row, a->last_row_len, b->index[0].first.row, b->index[0].first.row_len) >= 0)
+      why = "store files overlap";
+  }
+  if (why) {
+    res->why = why;
+    goto done;
+  }
+  res->applicable = true;
+  res->files = nf;
+  uint64_t nb = 0;
+  for (uint32_t i = 0; i < nf; i++) nb += files[i]->reader->nblocks;
+  if (nb == 0) goto done;
+  blocks = malloc(nb * sizeof *blocks);
+  if (!blocks) { rc = kv_error(KV_ERR_NOMEM, "kv_colagg_run: out of memory"); goto done; }
+  uint64_t k = 0;
+  for (uint32_t i = 0; i < nf; i++)
+    for (uint32_t b = 0; b < files[i]->reader->nblocks; b++) {
+      blocks[k].file = files[i];
+      blocks[k].index = b;
+      k++;
+    }
+  t = sp->threads;
+  if ((uint64_t)t > nb) t = (int)nb;
+  W = calloc((size_t)t, sizeof *W);
+  if (!W) { rc = kv_error(KV_ERR_NOMEM, "kv_colagg_run: out of memory"); goto done; }
+  pthread_t th[KV_COLAGG_MAX_THREADS];
+  bool started[KV_COLAGG_MAX_THREADS] = {false};
+  for (int c = 0; c < t; c++) {
+    uint64_t b0 = nb * (uint64_t)c / (uint64_t)t, b1 = nb * (uint64_t)(c + 1) / (uint64_t)t;
+    W[c].plan = &pl;
+    W[c].blocks = blocks + b0;
+    W[c].n_blocks = (uint32_t)(b1 - b0);
+    W[c].ctx = sp->ctx ? sp->ctx[c] : NULL;
+    W[c].head_open = c > 0;
+  }
+  for (int c = 1; c < t; c++)
+    started[c] = pthread_create(&th[c], NULL, thread_main, &W[c]) == 0;
+  kv_cs_run_chunk(&W[0]);
+  for (int c = 1; c < t; c++) {
+    if (started[c]) pthread_join(th[c], NULL);
+    else kv_cs_run_chunk(&W[c]); /* no thread: run it here */
+  }
+  res->threads = t;
+  for (int c = 0; c < t; c++) {
+    if (W[c].rc) {
+      rc = kv_error(W[c].rc, "%s", W[c].msg);
+      goto done;
+    }
+  }
+  /* merge the chunks' boundary rows and ranges in key order */
+  m.plan = &pl;
+  m.ctx = sp->ctx ? sp->ctx[0] : NULL;
+  for (int c = 0; c < t && !rc; c++) {
+    if (W[c].consumer_rc && !m.consumer_rc) m.consumer_rc = W[c].consumer_rc;
+    rc = kv_cs_feed(&m, &W[c].head);
+    for (uint32_t i = 0; i < W[c].n_ranges && !rc; i++)
+      rc = kv_cs_add_range(&m, W[c].ranges[i].start, W[c].ranges[i].start_len,
+                           W[c].ranges[i].end, W[c].ranges[i].end_len);
+    if (!rc) rc = kv_cs_feed(&m, &W[c].tail);
+  }
+  if (!rc) rc = kv_cs_flush(&m);
+  if (rc) {
+    rc = kv_error(rc, "kv_colagg_run: out of memory");
+    goto done;
+  }
+  for (int c = 0; c < t; c++) {
+    res->rows += W[c].rows;
+    res->rows_examined += W[c].rows_examined;
+    res->blocks += W[c].n_read;
+    res->blocks_fallback += W[c].blocks_fallback;
+    res->bytes_read += W[c].bytes;
+    res->cells += W[c].cells;
+  }
+  res->rows += m.rows;
+  res->rows_examined += m.rows_examined;
+  res->consumer_rc = m.consumer_rc;
+  if (m.n_ranges) {
+    size_t kb = 0;
+    for (uint32_t i = 0; i < m.n_ranges; i++) kb += (size_t)m.ranges[i].start_len + m.ranges[i].end_len;
+    res->fallback = calloc(m.n_ranges, sizeof *res->fallback);
+    res->keys = malloc(kb ? kb : 1);
+    if (!res->fallback || !res->keys) {
+      rc = kv_error(KV_ERR_NOMEM, "kv_colagg_run: out of memory");
+      goto done;
+    }
+    size_t off = 0;
+    for (uint32_t i = 0; i < m.n_ranges; i++) {
+      kv_range *r = &res->fallback[i];
+      memcpy(res->keys + off, m.ranges[i].start, m.ranges[i].start_len);
+      r->start = res->keys + off;
+      r->start_len = m.ranges[i].start_len;
+      r->start_inclusive = true;
+      off += m.ranges[i].start_len;
+      memcpy(res->keys + off, m.ranges[i].end, m.ranges[i].end_len);
+      r->end = res->keys + off;
+      r->end_len = m.ranges[i].end_len;
+      r->end_inclusive = true;
+      off += m.ranges[i].end_len;
+    }
+    res->n_fallback = m.n_ranges;
+  }
+done:
+  for (int c = 0; W && c < t; c++) kv_cs_worker_free(&W[c]);
+  free(W);
+  kv_cs_worker_free(&m);
+  free(blocks);
+  for (uint32_t i = 0; i < nf; i++) kv_sfh_unref(files[i]);
+  free(files);
+  return rc;
+}
+
+void kv_colagg_result_free(kv_colagg_result *res) {
+  if (!res) return;
+  if (res->db) kv_snapshot_release(res->db, res->snapshot);
+  free(res->fallback);
+  free(res->keys);
+  memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,722 @@
+/*
+** kv/colscan_block.c: one block of the columnar aggregate scan (kv/colscan.h): read it
+** (kv_sf_read_at, kv_sf_unframe_block), walk its streams (docs/FORMAT.md Part 2, "Raw
+** block") with its own decoder, check that the block is the whole truth for its rows, and
+** evaluate the predicates on the value groups without assembling rows.
+**
+** The walk keeps only what the evaluation needs: the cells-per-row counts, the first and
+** last row keys, one dictionary index per cell, the count and position of every value group;
+** timestamps are decoded only under a TTL, sequence numbers are stepped over. A block is
+** handed back as a fallback range when a cell is not a put, a (row, qualifier) has two
+** cells, a cell is past the TTL, a referenced group has another width than the column's, or
+** the dictionary has more than 255 entries. Every length is checked against the block's end:
+** a damaged block is KV_ERR_CORRUPT naming the file and offset, never an overrun.
+**
+** Evaluation: when every predicate and wanted value is on one qualifier (the fast path,
+** e.g. COUNT(*) WHERE TEMP > 30), each value of that group is one row's cell, so the group
+** is compared as a column (fixed-width values straight from their transposed bytes) and
+** the count is the number that pass. Otherwise each row's cells are walked to align the
+** referenced values of the row. The first and last row of a block may continue in the
+** neighbouring block, so they become fragments (kv/colscan_int.h); rows between them are
+** counted and consumed here.
+** Not here: the sources, chunks and threads (kv/colscan.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/coding.h"
+#include "kv/colscan_int.h"
+#include "kv/status.h"
+
+#define MAXQ 255u /* dictionary entries this walker handles */
+
+/* Per referenced qualifier of one block: where its value group is. */
+typedef struct rgroup {
+  int32_t d;                /* dictionary index, or -1: not in this block */
+  bool fixed;               /* fixed-width group */
+  uint32_t w;               /* its width */
+  uint32_t count;           /* values in the group */
+  const uint8_t *base;      /* fixed: transposed bytes; variable: the data bytes */
+  const uint8_t *lens, *lens_end; /* variable: the length stream */
+  bool flat;                /* ptr/len below are filled */
+  uint8_t *buf; size_t buf_cap;   /* fixed: un-transposed values */
+  const uint8_t **ptr; uint32_t *len; size_t pl_cap; /* per rank: value */
+} rgroup;
+
+typedef struct bscratch {
+  uint32_t *rf; size_t rf_cap;      /* row r's first cell; [nrows] = ncells */
+  uint8_t *cq; size_t cq_cap;       /* per cell: dictionary index */
+  uint8_t *k0, *k1; size_t k0_cap, k1_cap; /* first and last row keys */
+  uint32_t k0_len, k1_len;          /* their lengths */
+  uint8_t *pass; size_t pass_cap;   /* per value or row: passes so far */
+  uint32_t *sel; size_t sel_cap;    /* selected ranks or rows */
+  const uint8_t **vp[KV_COLAGG_MAX_ARGS]; uint32_t *vl[KV_COLAGG_MAX_ARGS]; size_t v_cap;
+                                    /* consumer batch per arg */
+  rgroup g[KV_COLAGG_MAX_QUALS];    /* per referenced qualifier */
+  uint32_t rank[KV_COLAGG_MAX_QUALS]; /* general path: next rank per referenced qualifier */
+} bscratch;
+
+#define CORRUPT(msg) do { why = (msg); goto corrupt; } while (0)
+#define GET(p, lim, v, msg) do { if (!((p) = kv_get_varint((p), (lim), (v)))) CORRUPT(msg); } while (0)
+#define GET1(p, lim, v, msg) do { \
+    if ((p) < (lim) && *(p) < 0x80) *(v) = *(p)++; else GET(p, lim, v, msg); } while (0)
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
+  return kv_sf_grow(arr, cap, n ? n : 1, elem);
+}
+
+/* Step over n varints; NULL when they run past lim. */
+static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *lim, uint64_t n) {
+  while (n >= 16 && lim - p >= 16) {
+    int ends = 0;
+    for (int i = 0; i < 16; i++) ends += p[i] < 0x80;
+    if ((uint64_t)ends > n) break;
+    if (ends == 16 || p[15] < 0x80) { p += 16; n -= (uint64_t)ends; continue; }
+    break;
+  }
+  while (n) {
+    if (p >= lim) return NULL;
+    int len = 1;
+    while (p[len - 1] & 0x80) {
+      if (len == 10 || p + len >= lim) return NULL;
+      len++;
+    }
+    p += len;
+    n--;
+  }
+  return p;
+}
+
+int kv_cs_pass(const kv_colpred *pr, const uint8_t *p, uint32_t n) {
+  if (pr->op == KV_COL_PRESENT) return 1;
+  uint32_t m = n < pr->klen ? n : pr->klen;
+  int c = m ? memcmp(p, pr->k, m) : 0;
+  if (!c) c = (n > pr->klen) - (n < pr->klen);
+  switch (pr->op) {
+    case KV_COL_EQ: return c == 0;
+    case KV_COL_NE: return c != 0;
+    case KV_COL_LT: return c < 0;
+    case KV_COL_LE: return c <= 0;
+    case KV_COL_GT: return c > 0;
+    default: return c >= 0;
+  }
+}
+
+/* Fill ptr/len per rank of a referenced group (un-transposing fixed-width values). */
+static int flatten(rgroup *g, const char **why) {
+  if (g->flat) return KV_OK;
+  if (g->count > g->pl_cap) {
+    size_t nc = g->count > 64 ? g->count : 64;
+    const uint8_t **np = realloc((void *)g->ptr, nc * sizeof *np);
+    if (!np) return KV_ERR_NOMEM;
+    g->ptr = np;
+    uint32_t *nl = realloc(g->len, nc * sizeof *nl);
+    if (!nl) return KV_ERR_NOMEM;
+    g->len = nl;
+    g->pl_cap = nc;
+  }
+  uint32_t c = g->count;
+  if (g->fixed) {
+    size_t bytes = (size_t)c * g->w;
+    if (grow((void **)&g->buf, &g->buf_cap, bytes, 1)) return KV_ERR_NOMEM;
+    for (uint32_t j = 0; j < g->w; j++) {
+      const uint8_t *src = g->base + (size_t)j * c;
+      for (uint32_t k = 0; k < c; k++) g->buf[(size_t)k * g->w + j] = src[k];
+    }
+    for (uint32_t k = 0; k < c; k++) {
+      g->ptr[k] = g->buf + (size_t)k * g->w;
+      g->len[k] = g->w;
+    }
+  } else {
+    const uint8_t *lp = g->lens, *dp = g->base;
+    for (uint32_t k = 0; k < c; k++) {
+      uint64_t v = 0;
+      lp = kv_get_varint(lp, g->lens_end, &v);
+      if (!lp) { *why = "truncated value length stream"; return KV_ERR_CORRUPT; }
+      g->ptr[k] = dp;
+      g->len[k] = (uint32_t)v;
+      dp += v;
+    }
+    /* the group's byte count was checked against the block; the lengths must add up */
+    if (lp != g->lens_end) { *why = "value group lengths do not add up"; return KV_ERR_CORRUPT; }
+  }
+  g->flat = true;
+  return KV_OK;
+}
+
+/* The value of referenced group g at rank k into (*p, *n); fixed values are gathered into
+** tmp (at least 8 bytes, or the width). */
+static void value_at(rgroup *g, uint32_t k, uint8_t *tmp, const uint8_t **p, uint32_t *n) {
+  if (g->flat) {
+    *p = g->ptr[k];
+    *n = g->len[k];
+    return;
+  }
+  for (uint32_t j = 0; j < g->w; j++) tmp[j] = g->base[(size_t)j * g->count + k];
+  *p = tmp;
+  *n = g->w;
+}
+
+/* Fast path: AND predicate pr into pass[0..k1-k0) for the ranks [k0, k1) of fixed group g
+** of width 1, 2, 4 or 8 compared with a constant of the same width. */
+static void fixed_pred(const rgroup *g, const kv_colpred *pr, uint32_t k0, uint32_t k1,
+                       uint8_t *pass) {
+  uint32_t w = g->w, c = g->count;
+  uint64_t K = 0;
+  for (uint32_t j = 0; j < w; j++) K = (K << 8) | pr->k[j];
+  const uint8_t *b = g->base;
+  uint32_t n = k1 - k0;
+#define VAL(k) (w == 8 ? ((uint64_t)b[k] << 56 | (uint64_t)b[c + (k)] << 48 |                 \
+                          (uint64_t)b[2 * (size_t)c + (k)] << 40 |                             \
+                          (uint64_t)b[3 * (size_t)c + (k)] << 32 |                             \
+                          (uint64_t)b[4 * (size_t)c + (k)] << 24 |                             \
+                          (uint64_t)b[5 * (size_t)c + (k)] << 16 |                             \
+                          (uint64_t)b[6 * (size_t)c + (k)] << 8 | (uint64_t)b[7 * (size_t)c + (k)]) \
+                 : w == 4 ? ((uint64_t)b[k] << 24 | (uint64_t)b[c + (k)] << 16 |               \
+                             (uint64_t)b[2 * (size_t)c + (k)] << 8 | (uint64_t)b[3 * (size_t)c + (k)]) \
+                 : w == 2 ? ((uint64_t)b[k] << 8 | (uint64_t)b[c + (k)])                       \
+                          : (uint64_t)b[k])
+#define LOOP(cmp) for (uint32_t i = 0; i < n; i++) { uint64_t v = VAL(k0 + i); pass[i] &= (uint8_t)(cmp); }
+  if (w == 8) {
+    switch (pr->op) {
+      case KV_COL_EQ: LOOP(v == K); break;
+      case KV_COL_NE: LOOP(v != K); break;
+      case KV_COL_LT: LOOP(v < K); break;
+      case KV_COL_LE: LOOP(v <= K); break;
+      case KV_COL_GT: LOOP(v > K); break;
+      default: LOOP(v >= K); break;
+    }
+  } else {
+    switch (pr->op) {
+      case KV_COL_EQ: LOOP(v == K); break;
+      case KV_COL_NE: LOOP(v != K); break;
+      case KV_COL_LT: LOOP(v < K); break;
+      case KV_COL_LE: LOOP(v <= K); break;
+      case KV_COL_GT: LOOP(v > K); break;
+      default: LOOP(v >= K); break;
+    }
+  }
+#undef LOOP
+#undef VAL
+}
+
+/* Fill fragment f with row r of the block (cells [c0, c1)); last: the block's last row. */
+static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_t c1,
+                     bool last, const uint8_t *key, uint32_t key_len, const int16_t *dref,
+                     const bool *inq) {
+  const cs_plan *pl = w->plan;
+  f->kind = CF_ROW;
+  f->has_q = false;
+  f->dup = false;
+  f->have = 0;
+  f->vals_len = 0;
+  if (kv_cs_frag_key(f, key, key_len)) return KV_ERR_NOMEM;
+  for (uint32_t i = c0; i < c1; i++) {
+    uint8_t d = s->cq[i];
+    if (inq[d]) f->has_q = true;
+    int j = dref[d];
+    if (j < 0) continue;
+    rgroup *g = &s->g[j];
+    /* no two cells of one qualifier in a row (checked): the first row's cell is the group's
+       first value, the last row's its last */
+    uint32_t k = last ? g->count - 1 : 0;
+    uint8_t tmp[8];
+    const uint8_t *p;
+    uint32_t n;
+    if (!g->flat && g->w > sizeof tmp) {
+      const char *why = NULL;
+      int rc = flatten(g, &why);
+      if (rc) return rc;
+    }
+    value_at(g, k, tmp, &p, &n);
+    if ((size_t)f->vals_len + n > f->vals_cap) {
+      size_t nc = f->vals_cap ? f->vals_cap : 64;
+      while (nc < (size_t)f->vals_len + n) nc *= 2;
+      uint8_t *nv = realloc(f->vals, nc);
+      if (!nv) return KV_ERR_NOMEM;
+      f->vals = nv;
+      f->vals_cap = (uint32_t)nc;
+    }
+    if (n) memcpy(f->vals + f->vals_len, p, n);
+    f->voff[j] = f->vals_len;
+    f->vlen[j] = n;
+    f->vals_len += n;
+    f->have |= 1ull << j;
+  }
+  (void)pl;
+  return KV_OK;
+}
+
+/* Hand n selected rows to the consumer: arg a of row i is (s->vp[a][i], s->vl[a][i]). */
+static int consume(cs_worker *w, bscratch *s, uint32_t n) {
+  const kv_colagg_spec *sp = w->plan->spec;
+  w->rows += n;
+  if (!sp->consume || !n || w->consumer_rc) return KV_OK;
+  kv_colvals v[KV_COLAGG_MAX_ARGS];
+  for (uint32_t a = 0; a < sp->n_args; a++) {
+    v[a].p = s->vp[a];
+    v[a].len = s->vl[a];
+  }
+  w->consumer_rc = sp->consume(w->ctx, n, v);
+  return KV_OK;
+}
+
+static int batch_room(bscratch *s, size_t n, uint32_t n_args) {
+  if (n <= s->v_cap) return KV_OK;
+  size_t nc = s->v_cap * 2 > n ? s->v_cap * 2 : n;
+  if (nc < 64) nc = 64;
+  for (uint32_t a = 0; a < n_args; a++) {
+    const uint8_t **np = realloc((void *)s->vp[a], nc * sizeof *np);
+    if (!np) return KV_ERR_NOMEM;
+    s->vp[a] = np;
+    uint32_t *nl = realloc(s->vl[a], nc * sizeof *nl);
+    if (!nl) return KV_ERR_NOMEM;
+    s->vl[a] = nl;
+  }
+  s->v_cap = nc;
+  return KV_OK;
+}
+
+/* The block's rows as a fallback range. */
+static int fallback_block(cs_worker *w, bscratch *s, uint32_t nrows) {
+  cs_frag *f = &w->tmp;
+  f->kind = CF_FALLBACK;
+  if (kv_cs_frag_key(f, s->k0, s->k0_len)) return KV_ERR_NOMEM;
+  int rc = kv_cs_feed(w, f);
+  if (!rc && nrows > 1) {
+    rc = kv_cs_flush(w);
+    if (!rc) {
+      f->kind = CF_FALLBACK;
+      if (kv_cs_frag_key(f, s->k1, s->k1_len)) return KV_ERR_NOMEM;
+      rc = kv_cs_feed(w, f);
+    }
+  }
+  if (!rc) rc = kv_cs_add_range(w, s->k0, s->k0_len, s->k1, s->k1_len);
+  w->blocks_fallback++;
+  return rc;
+}
+
+static int set_key(uint8_t **buf, size_t *cap, uint32_t *len, const uint8_t *a, uint32_t an,
+                   const uint8_t *b, uint32_t bn) {
+  if (grow((void **)buf, cap, (size_t)an + bn, 1)) return KV_ERR_NOMEM;
+  if (an) memcpy(*buf, a, an);
+  if (bn) memcpy(*buf + an, b, bn);
+  *len = an + bn;
+  return KV_OK;
+}
+
+/* Rows section: cells per row into s->rf, first and last keys into s->k0 / s->k1. */
+static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32_t nrows,
+                     uint32_t ncells, const char **whyp) {
+  const char *why = NULL;
+  const uint8_t *p = *pp;
+  uint64_t v = 0, mode = 0, cells = 0;
+  s->rf[0] = 0;
+  for (uint32_t r = 0; r < nrows; r++) {
+    GET1(p, lim, &v, "truncated cells-per-row stream");
+    if (v == 0 || v > ncells - cells) CORRUPT("bad cells-per-row count");
+    cells += v;
+    s->rf[r + 1] = (uint32_t)cells;
+  }
+  if (cells != ncells) CORRUPT("cells per row do not add up to the block's cells");
+  GET(p, lim, &mode, "truncated rows header");
+  if (mode == KV_SF_ROWS_FIXED || mode == KV_SF_ROWS_DELTA) {
+    uint64_t klen = 0, lcp = 0;
+    GET(p, lim, &klen, "truncated rows header");
+    GET(p, lim, &lcp, "truncated rows header");
+    if (klen > KV_MAX_ROW_KEY || lcp > klen || lcp > (uint64_t)(lim - p))
+      CORRUPT("bad row key length or common prefix");
+    uint32_t w = (uint32_t)(klen - lcp);
+    const uint8_t *prefix = p;
+    p += lcp;
+    uint8_t a[KV_MAX_ROW_KEY], b[KV_MAX_ROW_KEY];
+    if (mode == KV_SF_ROWS_FIXED) {
+      if ((uint64_t)w * nrows > (uint64_t)(lim - p)) CORRUPT("key suffixes run past the block");
+      for (uint32_t j = 0; j < w; j++) {
+        a[j] = p[(size_t)j * nrows];
+        b[j] = p[(size_t)j * nrows + nrows - 1];
+      }
+      p += (size_t)w * nrows;
+    } else {
+      if (w > 8) CORRUPT("delta-coded key suffix over 8 bytes");
+      uint64_t val = 0, first = 0, max = w == 8 ? UINT64_MAX : (1ull << (8 * w)) - 1;
+      for (uint32_t r = 0; r < nrows; r++) {
+        GET1(p, lim, &v, "truncated key delta stream");
+        if (v > max - val) CORRUPT("key delta out of range");
+        val += v;
+        if (r == 0) first = val;
+      }
+      for (uint32_t j = 0; j < w; j++) {
+        a[j] = (uint8_t)(first >> (8 * (w - 1 - j)));
+        b[j] = (uint8_t)(val >> (8 * (w - 1 - j)));
+      }
+    }
+    if (set_key(&s->k0, &s->k0_cap, &s->k0_len, prefix, (uint32_t)lcp, a, w) ||
+        set_key(&s->k1, &s->k1_cap, &s->k1_len, prefix, (uint32_t)lcp, b, w))
+      return KV_ERR_NOMEM;
+    *pp = p;
+    return KV_OK;
+  }
+  if (mode != KV_SF_ROWS_PREFIX) CORRUPT("unknown rows mode");
+  const uint8_t *sh = p;
+  for (uint32_t r = 0; r < nrows; r++) GET1(p, lim, &v, "truncated shared-prefix stream");
+  const uint8_t *lens = p;
+  uint64_t total = 0;
+  for (uint32_t r = 0; r < nrows; r++) {
+    GET1(p, lim, &v, "truncated suffix length stream");
+    if (v > KV_MAX_ROW_KEY) CORRUPT("row key too long");
+    total += v;
+  }
+  const uint8_t *lens_end = p;
+  if (total > (uint64_t)(lim - p)) CORRUPT("suffix bytes run past the block");
+  const uint8_t *suf = p;
+  p += total;
+  /* rebuild the keys one after another in k1, keeping the first in k0 */
+  uint32_t cur = 0;
+  if (grow((void **)&s->k1, &s->k1_cap, KV_MAX_ROW_KEY, 1)) return KV_ERR_NOMEM;
+  for (uint32_t r = 0; r < nrows; r++) {
+    uint64_t shared = 0, sl = 0;
+    sh = kv_get_varint(sh, lens, &shared);
+    lens = kv_get_varint(lens, lens_end, &sl);
+    if (!sh || !lens) CORRUPT("truncated shared-prefix stream");
+    if (shared > cur || (r == 0 && shared != 0)) CORRUPT("shared prefix longer than the previous key");
+    if (shared + sl > KV_MAX_ROW_KEY) CORRUPT("row key too long");
+    memcpy(s->k1 + shared, suf, sl);
+    suf += sl;
+    cur = (uint32_t)(shared + sl);
+    if (r == 0 && set_key(&s->k0, &s->k0_cap, &s->k0_len, s->k1, cur, NULL, 0))
+      return KV_ERR_NOMEM;
+  }
+  s->k1_len = cur;
+  *pp = p;
+  return KV_OK;
+corrupt:
+  *whyp = why;
+  return KV_ERR_CORRUPT;
+}
+
+/* One block: read, walk, check, evaluate, feed its fragments. */
+static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
+  const cs_plan *pl = w->plan;
+  const kv_colagg_spec *sp = pl->spec;
+  kv_sf_reader *rd = b->file->reader;
+  const kv_sf_index_entry *e = &rd->index[b->index];
+  const char *why = NULL;
+  w->disk.len = 0;
+  if (kv_sfbuf_reserve(&w->disk, e->size)) return KV_ERR_NOMEM;
+  int rc = kv_sf_read_at(rd, e->off, w->disk.p, e->size);
+  if (rc) return rc;
+  const uint8_t *raw = NULL;
+  size_t len = 0;
+  rc = kv_sf_unframe_block(w->disk.p, e->size, e->raw, &w->raw, &raw, &len, rd->path, e->off);
+  if (rc) return rc;
+  w->n_read++;
+  w->bytes += e->size;
+  const uint8_t *p = raw, *lim = raw + len;
+  uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
+  GET(p, lim, &nrows, "truncated block header");
+  GET(p, lim, &ncells, "truncated block header");
+  GET(p, lim, &nquals, "truncated block header");
+  GET(p, lim, &min_seq, "truncated block header");
+  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len ||
+      nrows != e->rows || ncells != e->cells)
+    CORRUPT("bad row, cell or qualifier count");
+  w->cells += ncells;
+  /* dictionary: which entries are in Q and which are referenced */
+  int16_t dref[MAXQ + 1];
+  bool inq[MAXQ + 1];
+  for (uint32_t j = 0; j < pl->n_ref; j++) {
+    s->g[j].d = -1;
+    s->g[j].flat = false;
+  }
+  bool big = nquals > MAXQ;
+  for (uint32_t d = 0; d < nquals; d++) {
+    GET(p, lim, &v, "truncated qualifier dictionary");
+    if (v > (uint64_t)(lim - p)) CORRUPT("qualifier runs past the block");
+    if (!big) {
+      dref[d] = -1;
+      inq[d] = false;
+      for (uint32_t q = 0; q < sp->n_quals; q++) {
+        if (sp->qual_lens[q] == v && (v == 0 || memcmp(sp->quals[q], p, (size_t)v) == 0)) {
+          inq[d] = true;
+          if (pl->q_ref[q] >= 0) {
+            dref[d] = (int16_t)pl->q_ref[q];
+            s->g[pl->q_ref[q]].d = (int32_t)d;
+          }
+          break;
+        }
+      }
+    }
+    p += v;
+  }
+  if (grow((void **)&s->rf, &s->rf_cap, (size_t)nrows + 1, sizeof *s->rf)) return KV_ERR_NOMEM;
+  rc = walk_rows(s, &p, lim, (uint32_t)nrows, (uint32_t)ncells, &why);
+  if (rc == KV_ERR_CORRUPT) goto corrupt;
+  if (rc) return rc;
+  if (big) return fallback_block(w, s, (uint32_t)nrows);
+  /* qualifier stream and group counts */
+  uint32_t n = (uint32_t)ncells;
+  uint32_t counts[MAXQ + 1];
+  memset(counts, 0, sizeof counts);
+  if (grow((void **)&s->cq, &s->cq_cap, n, 1)) return KV_ERR_NOMEM;
+  if (nquals > 1) {
+    for (uint32_t i = 0; i < n; i++) {
+      GET1(p, lim, &v, "truncated qualifier stream");
+      if (v >= nquals) CORRUPT("qualifier index out of range");
+      s->cq[i] = (uint8_t)v;
+      counts[v]++;
+    }
+  } else {
+    memset(s->cq, 0, n);
+    counts[0] = n;
+  }
+  /* timestamps: checked only under a TTL */
+  bool refuse = false;
+  if (pl->ttl_ms > 0) {
+    uint64_t ts = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      GET1(p, lim, &v, "truncated timestamp stream");
+      ts += (uint64_t)kv_unzigzag(v);
+      if (pl->now_ms - (int64_t)ts >= pl->ttl_ms) refuse = true;
+    }
+  } else {
+    p = skip_varints(p, lim, n);
+    if (!p) CORRUPT("truncated timestamp stream");
+  }
+  if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
+  uint8_t types = 0;
+  for (uint32_t i = 0; i < n; i++) types |= p[i];
+  p += n;
+  if (types) refuse = true; /* a tombstone: the normal path applies it */
+  p = skip_varints(p, lim, n);
+  if (!p) CORRUPT("truncated sequence stream");
+  /* value groups (only puts when no tombstone: group nquals is empty) */
+  for (uint32_t d = 0; d <= nquals && !refuse; d++) {
+    uint32_t cnt = d < nquals ? counts[d] : 0;
+    if (!cnt) continue;
+    uint64_t code = 0, a = 0, bb = 0;
+    GET(p, lim, &code, "truncated value group header");
+    int j = dref[d];
+    if (code) {
+      uint64_t bytes = (code - 1) * (uint64_t)cnt;
+      if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - p)) CORRUPT("value group runs past the block");
+      if (j >= 0) {
+        rgroup *g = &s->g[j];
+        g->fixed = true;
+        g->w = (uint32_t)(code - 1);
+        g->count = cnt;
+        g->base = p;
+        int32_t want = sp->widths ? sp->widths[pl->ref_q[j]] : -1;
+        if (want >= 0 && (uint32_t)want != g->w) refuse = true;
+      }
+      p += bytes;
+    } else {
+      GET(p, lim, &a, "truncated value group header");
+      GET(p, lim, &bb, "truncated value group header");
+      if (a > (uint64_t)(lim - p) || bb > (uint64_t)(lim - p) - a) CORRUPT("value group runs past the block");
+      if (j >= 0) {
+        rgroup *g = &s->g[j];
+        g->fixed = false;
+        g->w = 0;
+        g->count = cnt;
+        g->lens = p;
+        g->lens_end = p + a;
+        g->base = p + a;
+        if (sp->widths && sp->widths[pl->ref_q[j]] >= 0) refuse = true;
+      }
+      p += a + bb;
+    }
+  }
+  if (!refuse && p != lim) CORRUPT("bytes after the last value group");
+  /* one cell per (row, qualifier) */
+  uint32_t nr = (uint32_t)nrows;
+  if (!refuse) {
+    if (nquals == 1) {
+      refuse = ncells != nrows;
+    } else {
+      for (uint32_t r = 0; r < nr && !refuse; r++)
+        for (uint32_t i = s->rf[r] + 1; i < s->rf[r + 1]; i++)
+          if (s->cq[i] == s->cq[i - 1]) { refuse = true; break; }
+    }
+  }
+  if (refuse) return fallback_block(w, s, nr);
+  for (uint32_t j = 0; j < pl->n_ref; j++) {
+    rgroup *g = &s->g[j];
+    if (g->d >= 0 && (!g->fixed || g->w > 8 || !pl->fast)) {
+      rc = flatten(g, &why);
+      if (rc == KV_ERR_CORRUPT) goto corrupt;
+      if (rc) return rc;
+    }
+  }
+  /* the first row, as a fragment (it may continue the previous block's last row) */
+  cs_frag *f = &w->tmp;
+  rc = make_frag(w, s, f, 0, s->rf[1], nr == 1, s->k0, s->k0_len, dref, inq);
+  if (!rc) rc = kv_cs_feed(w, f);
+  if (rc || nr == 1) return rc;
+  rc = kv_cs_flush(w);
+  if (rc) return rc;
+  /* rows 1 .. nr-2 */
+  if (nr > 2) {
+    if (pl->fast) {
+      rgroup *g = &s->g[0];
+      uint32_t qcount = 0;
+      bool q_only = sp->n_quals == 1;
+      if (!q_only) {
+        for (uint32_t r = 1; r + 1 < nr; r++)
+          for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++)
+            if (inq[s->cq[i]]) { qcount++; break; }
+      }
+      if (g->d >= 0) {
+        /* ranks of the interior rows: skip the first row's and the last row's cells */
+        uint32_t k0 = 0, k1 = g->count;
+        for (uint32_t i = 0; i < s->rf[1]; i++) k0 += s->cq[i] == (uint8_t)g->d;
+        for (uint32_t i = s->rf[nr - 1]; i < n; i++) k1 -= s->cq[i] == (uint8_t)g->d;
+        uint32_t m = k1 > k0 ? k1 - k0 : 0;
+        if (q_only) qcount = m;
+        if (grow((void **)&s->pass, &s->pass_cap, m, 1)) return KV_ERR_NOMEM;
+        memset(s->pass, 1, m);
+        for (uint32_t q = 0; q < sp->n_preds && m; q++) {
+          const kv_colpred *pr = &sp->preds[q];
+          if (pr->op == KV_COL_PRESENT) continue;
+          if (!g->flat && pr->klen == g->w && (g->w == 1 || g->w == 2 || g->w == 4 || g->w == 8)) {
+            fixed_pred(g, pr, k0, k1, s->pass);
+          } else {
+            rc = flatten(g, &why);
+            if (rc == KV_ERR_CORRUPT) goto corrupt;
+            if (rc) return rc;
+            for (uint32_t i = 0; i < m; i++)
+              s->pass[i] &= (uint8_t)kv_cs_pass(pr, g->ptr[k0 + i], g->len[k0 + i]);
+          }
+        }
+        uint32_t hits = 0;
+        if (sp->n_args && sp->consume) {
+          rc = flatten(g, &why);
+          if (rc == KV_ERR_CORRUPT) goto corrupt;
+          if (rc) return rc;
+          if (batch_room(s, m, sp->n_args)) return KV_ERR_NOMEM;
+          for (uint32_t i = 0; i < m; i++) {
+            if (!s->pass[i]) continue;
+            for (uint32_t a = 0; a < sp->n_args; a++) {
+              s->vp[a][hits] = g->ptr[k0 + i];
+              s->vl[a][hits] = g->len[k0 + i];
+            }
+            hits++;
+          }
+        } else {
+          for (uint32_t i = 0; i < m; i++) hits += s->pass[i];
+        }
+        rc = consume(w, s, hits);
+        if (rc) return rc;
+      }
+      w->rows_examined += qcount;
+    } else {
+      /* general path: align each interior row's referenced values */
+      for (uint32_t j = 0; j < pl->n_ref; j++) s->rank[j] = 0;
+      for (uint32_t i = 0; i < s->rf[1]; i++)
+        if (dref[s->cq[i]] >= 0) s->rank[dref[s->cq[i]]]++;
+      if (batch_room(s, nr, sp->n_args)) return KV_ERR_NOMEM;
+      uint32_t hits = 0;
+      const uint8_t *vp[KV_COLAGG_MAX_QUALS];
+      uint32_t vl[KV_COLAGG_MAX_QUALS];
+      for (uint32_t r = 1; r + 1 < nr; r++) {
+        bool hq = false;
+        for (uint32_t j = 0; j < pl->n_ref; j++) vp[j] = NULL;
+        for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++) {
+          uint8_t d = s->cq[i];
+          hq |= inq[d];
+          int j = dref[d];
+          if (j < 0) continue;
+          uint32_t k = s->rank[j]++;
+          vp[j] = s->g[j].ptr[k];
+          vl[j] = s->g[j].len[k];
+        }
+        if (!hq) continue;
+        w->rows_examined++;
+        bool ok = true;
+        for (uint32_t q = 0; q < sp->n_preds && ok; q++) {
+          uint32_t j = pl->pred_ref[q];
+          ok = vp[j] && kv_cs_pass(&sp->preds[q], vp[j], vl[j]);
+        }
+        if (!ok) continue;
+        for (uint32_t a = 0; a < sp->n_args; a++) {
+          uint32_t j = pl->arg_ref[a];
+          s->vp[a][hits] = vp[j];
+          s->vl[a][hits] = vp[j] ? vl[j] : 0;
+        }
+        hits++;
+      }
+      rc = consume(w, s, hits);
+      if (rc) return rc;
+    }
+  }
+  /* the last row, as a fragment (it may continue in the next block) */
+  rc = make_frag(w, s, f, s->rf[nr - 1], n, true, s->k1, s->k1_len, dref, inq);
+  if (!rc) rc = kv_cs_feed(w, f);
+  return rc;
+corrupt:
+  return kv_error(KV_ERR_CORRUPT, "store file %s: block at offset %llu: %s", rd->path,
+                  (unsigned long long)e->off, why);
+}
+
+void kv_cs_run_chunk(cs_worker *w) {
+  bscratch *s = w->scratch;
+  if (!s) {
+    s = w->scratch = calloc(1, sizeof *s);
+    if (!s) {
+      w->rc = KV_ERR_NOMEM;
+      snprintf(w->msg, sizeof w->msg, "columnar scan: out of memory");
+      return;
+    }
+  }
+  for (uint32_t i = 0; i < w->n_blocks && !w->consumer_rc; i++) {
+    int rc = do_block(w, s, &w->blocks[i]);
+    if (rc) {
+      w->rc = rc;
+      snprintf(w->msg, sizeof w->msg, "%s",
+               rc == KV_ERR_NOMEM ? "columnar scan: out of memory" : kv_errmsg());
+      return;
+    }
+  }
+  /* the chunk's last row stays open for the merge */
+  cs_frag t = w->tail;
+  w->tail = w->pending;
+  w->pending = t;
+  w->pending.kind = CF_NONE;
+}
+
+void kv_cs_worker_free(cs_worker *w) {
+  bscratch *s = w->scratch;
+  if (s) {
+    free(s->rf);
+    free(s->cq);
+    free(s->k0);
+    free(s->k1);
+    free(s->pass);
+    free(s->sel);
+    for (uint32_t a = 0; a < KV_COLAGG_MAX_ARGS; a++) {
+      free((void *)s->vp[a]);
+      free(s->vl[a]);
+    }
+    for (uint32_t j = 0; j < KV_COLAGG_MAX_QUALS; j++) {
+      free(s->g[j].buf);
+      free((void *)s->g[j].ptr);
+      free(s->g[j].len);
+    }
+    free(s);
+  }
+  w->scratch = NULL;
+  kv_cs_frag_free(&w->pending);
+  kv_cs_frag_free(&w->head);
+  kv_cs_frag_free(&w->tail);
+  kv_cs_frag_free(&w->tmp);
+  for (uint32_t i = 0; i < w->n_ranges; i++) {
+    free(w->ranges[i].start);
+    free(w->ranges[i].end);
+  }
+  free(w->ranges);
+  w->ranges = NULL;
+  w->n_ranges = w->cap_ranges = 0;
+  kv_sfbuf_free(&w->disk);
+  kv_sfbuf_free(&w->raw);
+}

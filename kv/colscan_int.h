@@ -1,0 +1,111 @@
+/*
+** kv/colscan_int.h: internals shared by kv/colscan.c (sources, chunks, threads, the merge of
+** chunk boundaries, fallback ranges) and kv/colscan_block.c (one block: read, walk the
+** streams, check, evaluate). Not part of kv/'s contract.
+**
+** Rows that may continue across a block boundary are carried as fragments: a fragment is
+** what one block holds of one row (the values of the referenced qualifiers, copied), or a
+** "fallback" marker meaning rows with this key are read the normal way. A chunk feeds its
+** fragments in key order into a one-slot "pending" state: a fragment with the pending key
+** merges into it; one with another key completes the pending row, which is then evaluated
+** and consumed. The first fragment of a chunk after the first may continue the previous
+** chunk's last row, so it is kept (head) for the merge after the threads join, as is the
+** chunk's last pending row (tail).
+*/
+#ifndef ROWAN_KV_COLSCAN_INT_H
+#define ROWAN_KV_COLSCAN_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kv/colscan.h"
+#include "kv/db_impl.h"
+#include "kv/sf_int.h"
+
+enum { CF_NONE = 0, CF_ROW = 1, CF_FALLBACK = 2 }; /* fragment kinds */
+
+/* What one block holds of one row, or a fallback marker. */
+typedef struct cs_frag {
+  uint8_t kind;             /* CF_* */
+  bool has_q;               /* a cell of the projection Q was seen */
+  bool dup;                 /* a referenced qualifier was seen twice (two versions) */
+  uint8_t *key;             /* row key (malloc) */
+  uint32_t key_len;         /* its length */
+  uint32_t key_cap;         /* bytes allocated at key */
+  uint64_t have;            /* bit j: referenced qualifier j has a value */
+  uint32_t voff[KV_COLAGG_MAX_QUALS]; /* per referenced qualifier: offset of its value in vals */
+  uint32_t vlen[KV_COLAGG_MAX_QUALS]; /* its length */
+  uint8_t *vals;            /* value bytes (malloc) */
+  uint32_t vals_len, vals_cap; /* in use / allocated */
+} cs_frag;
+
+/* A key range handed back, inclusive at both ends (copies). */
+typedef struct cs_range {
+  uint8_t *start; uint32_t start_len; /* first row key */
+  uint8_t *end; uint32_t end_len;     /* last row key */
+} cs_range;
+
+/* One block of the scan, in key order across files. */
+typedef struct cs_block {
+  kv_sfh *file;             /* its store file */
+  uint32_t index;           /* block number in the file */
+} cs_block;
+
+/* The compiled spec, shared read-only by the workers. */
+typedef struct cs_plan {
+  const kv_colagg_spec *spec; /* the caller's spec */
+  uint32_t n_ref;           /* referenced qualifiers (preds and args), <= 64 */
+  uint32_t ref_q[KV_COLAGG_MAX_QUALS]; /* referenced j -> index into spec->quals */
+  int32_t q_ref[KV_COLAGG_MAX_QUALS];  /* spec->quals index -> referenced j, or -1 */
+  uint32_t pred_ref[KV_COLAGG_MAX_PREDS]; /* per pred: referenced j */
+  uint32_t arg_ref[KV_COLAGG_MAX_ARGS];   /* per arg: referenced j */
+  bool fast;                /* every pred and arg is on one qualifier (ref 0) */
+  int64_t ttl_ms;           /* the family's TTL, 0 = forever */
+  int64_t now_ms;           /* the clock for TTL */
+} cs_plan;
+
+/* One worker's state: its blocks, scratch, pending row and results. */
+typedef struct cs_worker {
+  const cs_plan *plan;       /* shared plan */
+  const cs_block *blocks;   /* its chunk */
+  uint32_t n_blocks;        /* blocks in the chunk */
+  void *ctx;                /* consumer ctx */
+  bool head_open;           /* the chunk's first row may continue the previous chunk */
+  cs_frag pending;          /* the row being completed */
+  cs_frag head;             /* first fragment, kept for the merge (head_open chunks) */
+  cs_frag tail;             /* last pending row at the chunk's end */
+  cs_frag tmp;              /* scratch fragment */
+  cs_range *ranges;         /* fallback ranges in key order */
+  uint32_t n_ranges, cap_ranges; /* in use / allocated */
+  kv_sfbuf disk;            /* the block as read */
+  kv_sfbuf raw;             /* decompressed */
+  void *scratch;            /* per block arrays (colscan_block.c's own) */
+  uint64_t rows, rows_examined, n_read, blocks_fallback, bytes, cells; /* results */
+  int consumer_rc;          /* a consumer's stop code */
+  int rc;                   /* KV_OK or the error (message in msg) */
+  char msg[256];            /* error message */
+} cs_worker;
+
+/* Process the worker's chunk. Sets w->rc / w->msg on failure. */
+void kv_cs_run_chunk(cs_worker *w);
+/* Feed a fragment (ownership of its buffers swaps with the pending slot). */
+int kv_cs_feed(cs_worker *w, cs_frag *f);
+/* Complete the pending row: evaluate and consume it (or keep it as the head). */
+int kv_cs_flush(cs_worker *w);
+/* Append a fallback range [start, end] (copied), merging with the previous one when they
+** touch. KV_OK or KV_ERR_NOMEM. */
+int kv_cs_add_range(cs_worker *w, const uint8_t *start, uint32_t start_len,
+                    const uint8_t *end, uint32_t end_len);
+/* Set a fragment's key (copied). KV_OK or KV_ERR_NOMEM. */
+int kv_cs_frag_key(cs_frag *f, const uint8_t *key, uint32_t len);
+/* Free a fragment's buffers; it becomes CF_NONE. */
+void kv_cs_frag_free(cs_frag *f);
+/* Free per-worker scratch. */
+void kv_cs_worker_free(cs_worker *w);
+/* Evaluate the predicates on a complete fragment and consume it if it passes. */
+int kv_cs_emit(cs_worker *w, const cs_frag *f);
+/* 1 when the value (p, n) passes predicate pr, else 0 (cat_vc_compare order). */
+int kv_cs_pass(const kv_colpred *pr, const uint8_t *p, uint32_t n);
+
+#endif /* ROWAN_KV_COLSCAN_INT_H */
