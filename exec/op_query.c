@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "exec/colagg.h"
 #include "exec/op.h"
 
 enum { PH_INIT = 0, PH_STREAM, PH_STREAM_AGG, PH_EMIT, PH_DONE };
@@ -379,6 +380,12 @@ static int open_source(exec_query *x, exec_error *err) {
 static int fill_buffer(exec_query *x, exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
+  if (s->aggregate && s->n_group == 0) { /* columnar aggregate pushdown (exec/colagg.h) */
+    exec_mrow *g = NULL;
+    int crc = exec_colagg_run(x, &g, err);
+    if (crc == EXEC_ROW) { crc = group_finish(x, g, err); exec_mrow_free(g, s->n_aggs); return crc; }
+    if (crc != EXEC_DONE) return crc;
+  }
   for (;;) {
     int rc = source_next(x, err);
     if (rc == EXEC_DONE) break;
