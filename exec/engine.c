@@ -6,7 +6,8 @@
 ** ROLLBACK here (exec/txn.c keeps the transaction batch).
 **
 ** A statement prepared before a DDL on the catalog is re-bound at its next step (the
-** catalog's table pointers it held may be gone), so a dropped table is reported then.
+** catalog's table pointers it held may be gone), so a dropped table is reported then. A
+** SELECT keeps its plan across resets until then (plan reuse, exec/engine_run.c).
 ** Not here: SQL text (sql/), binding and planning (planner/), EXPLAIN text (planner/
 ** explain.c).
 */
@@ -19,6 +20,7 @@
 #include "exec/ddl.h"
 #include "exec/index.h"
 #include "exec/engine_int.h"
+#include "planner/plan_reuse.h"
 #include "sql/parser.h"
 
 int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...) {
@@ -113,6 +115,7 @@ static int set_columns(exec_stmt *st) {
 }
 
 int exec_stmt_bind_ast(exec_stmt *st, exec_error *err) {
+  exec_plan_drop(st); /* a kept plan points into the bound statement freed here */
   plan_arena_free(&st->arena);
   char msg[EXEC_ERRMSG_MAX];
   int off = -1;
@@ -164,12 +167,14 @@ int exec_prepare(exec_session *s, const char *sql, size_t len, exec_stmt **out,
   st->ast = ast;
   plan_arena_init(&st->arena);
   plan_arena_init(&st->run_arena);
+  plan_arena_init(&st->plan_arena);
   st->n_params = ast->nparam;
   if (st->n_params) {
     st->params = calloc((size_t)st->n_params, sizeof *st->params);
     st->run_params = calloc((size_t)st->n_params, sizeof *st->run_params);
     st->param_bytes = calloc((size_t)st->n_params, sizeof *st->param_bytes);
-    if (!st->params || !st->run_params || !st->param_bytes) {
+    st->q_params = calloc((size_t)st->n_params, sizeof *st->q_params);
+    if (!st->params || !st->run_params || !st->param_bytes || !st->q_params) {
       s->n_stmts++;
       exec_finalize(st);
       return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
@@ -192,11 +197,10 @@ static void run_cleanup(exec_stmt *st) {
     st->last_act = st->x.act;
     st->x_open = false;
   }
-  if (st->q_built) plan_query_free(&st->q);
-  st->q_built = false;
+  if (!st->q_kept) exec_plan_drop(st);
   if (st->del_built) plan_scan_free(&st->del_scan);
   st->del_built = false;
-  plan_arena_free(&st->run_arena);
+  plan_arena_reset(&st->run_arena);
   st->lines = NULL;
   st->check_rows = NULL;
   st->n_lines = 0;
@@ -205,6 +209,11 @@ static void run_cleanup(exec_stmt *st) {
 void exec_finalize(exec_stmt *st) {
   if (!st) return;
   run_cleanup(st);
+  exec_plan_drop(st);
+  plan_arena_free(&st->plan_arena);
+  plan_arena_free(&st->run_arena);
+  free(st->q_params);
+  free(st->q_pbytes);
   plan_arena_free(&st->arena);
   for (int i = 0; st->param_bytes && i < st->n_params; i++) free(st->param_bytes[i]);
   free(st->param_bytes);
@@ -404,3 +413,5 @@ void exec_get_metrics(const exec_stmt *st, exec_metrics *out) {
 }
 
 const char *exec_scan_kind(const exec_stmt *st) { return st->scan_kind; }
+
+void exec_get_plan_stats(const exec_stmt *st, exec_plan_stats *out) { *out = st->plan_stats; }

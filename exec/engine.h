@@ -112,6 +112,20 @@ typedef struct exec_metrics {
 } exec_metrics;
 void exec_get_metrics(const exec_stmt *st, exec_metrics *out);
 
+/* Plan reuse (docs/EXPLAIN.md "Plan reuse"): a SELECT or UPSERT SELECT keeps its plan across
+** exec_reset and new bindings while the session's schema is unchanged (no DDL since it was
+** planned). Each run either plans in full (the first run, after a DDL, EXPLAIN, a plan that
+** chose an index and new parameter values), re-plans cheaply (new parameter values for a
+** plan over the table itself: key ranges, filters, LIMIT from the new values; no estimates
+** walk, no index choice), or reuses the plan as it is (the same parameter values). These
+** counters say which happened, since exec_prepare. */
+typedef struct exec_plan_stats {
+  uint64_t full;      /* runs planned in full (estimates, index choice) */
+  uint64_t rebuilt;   /* runs re-planned for new parameter values without estimates */
+  uint64_t reused;    /* runs that reused the previous plan unchanged */
+} exec_plan_stats;
+void exec_get_plan_stats(const exec_stmt *st, exec_plan_stats *out);
+
 /* The kind of the scan a SELECT/DELETE/UPSERT SELECT ran or will run (for tests and the
 ** shell's teaching note): "NOTHING", "POINT LOOKUP", "RANGE SCAN", "SKIP SCAN", "FULL SCAN",
 ** or NULL for statements without a scan. Valid after the first exec_step. */

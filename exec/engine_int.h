@@ -55,9 +55,18 @@ struct exec_stmt {
   int state;               /* ST_* */
   int64_t now_us;          /* statement time */
   int64_t changes;         /* rows written by this run */
-  plan_arena run_arena;    /* plan of this run */
+  plan_arena run_arena;    /* this run's memory (EXPLAIN lines, converted parameters) */
+  plan_arena plan_arena;   /* q's memory, kept across resets while q is kept */
   plan_query q;            /* SELECT / UPSERT SELECT plan */
   bool q_built;            /* q must be freed */
+  bool q_kept;             /* q may serve the next run (plan reuse, engine_run.c) */
+  bool q_light;            /* q's access path is the table: new parameter values re-plan
+                              with plan_query_rebuild (planner/plan_reuse.h) */
+  uint64_t q_gen;          /* session schema_gen q was planned under */
+  cat_value *q_params;     /* copies of the run_params q was planned with (n_params) */
+  uint8_t *q_pbytes;       /* their string bytes (malloc) */
+  size_t q_pbytes_cap;     /* bytes allocated at q_pbytes */
+  exec_plan_stats plan_stats; /* how often each run planned in full, re-planned, reused */
   plan_scan del_scan;      /* DELETE scan plan */
   bool del_built;          /* del_scan must be freed */
   exec_query x;            /* running query */
@@ -84,6 +93,8 @@ int exec_stmt_bind_ast(exec_stmt *st, exec_error *err);
 /* First step of SELECT / UPSERT / DELETE (with EXPLAIN): plan and start; returns EXEC_ROW
 ** with st->row set, EXEC_DONE, or an error (exec/engine_run.c). */
 int exec_run_dml(exec_stmt *st, exec_error *err);
+/* Free the statement's plan q (if built) and empty its arena; q is no longer kept. */
+void exec_plan_drop(exec_stmt *st);
 /* Later steps: the next row or EXPLAIN line. */
 int exec_next_row(exec_stmt *st, exec_error *err);
 /* CHECK INDEX (exec/engine_run.c): result columns (at bind), and the first step (runs the

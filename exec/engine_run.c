@@ -6,13 +6,22 @@
 ** (exec/index.h exec_index_check) and returns its counts and first problems as rows of
 ** (ITEM VARCHAR, N BIGINT): DATA ROWS, INDEX ROWS, MISSING, EXTRA, MISMATCHED with their
 ** counts, then one row per described problem with N NULL.
+**
+** Plan reuse: a SELECT (or the source of UPSERT SELECT) keeps its plan_query across resets
+** while the session's schema_gen is unchanged. The next run compares its parameter values
+** with the ones the plan was made from: equal, the plan runs as it is; different, a plan
+** over the table itself is rebuilt without estimates or index choice (planner/
+** plan_reuse.h), and a plan that chose an index is made again in full. The plan is built
+** from copies of the parameter values (q_params) that live as long as it does.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "exec/engine_int.h"
 #include "exec/index.h"
+#include "planner/plan_reuse.h"
 
 static double mono_ms(void) {
   struct timespec ts;
@@ -32,6 +41,99 @@ static int next_line(exec_stmt *st) {
   return EXEC_ROW;
 }
 
+/* ---- Plan reuse ----------------------------------------------------------------------- */
+void exec_plan_drop(exec_stmt *st) {
+  if (st->q_built) plan_query_free(&st->q);
+  st->q_built = false;
+  st->q_kept = false;
+  plan_arena_reset(&st->plan_arena);
+}
+
+/* Same SQL value, type and bytes (a reused plan was derived from exactly these values). */
+static bool same_value(const cat_value *a, const cat_value *b) {
+  if (a->is_null != b->is_null || a->type.id != b->type.id ||
+      a->type.precision != b->type.precision || a->type.scale != b->type.scale ||
+      a->type.length != b->type.length)
+    return false;
+  if (a->is_null) return true;
+  switch (a->type.id) {
+    case CAT_T_BOOLEAN: return a->u.b == b->u.b;
+    case CAT_T_FLOAT: case CAT_T_DOUBLE: return memcmp(&a->u.d, &b->u.d, sizeof a->u.d) == 0;
+    case CAT_T_DECIMAL: return a->u.dec.v == b->u.dec.v && a->u.dec.scale == b->u.dec.scale;
+    case CAT_T_CHAR: case CAT_T_VARCHAR: case CAT_T_VARBINARY:
+      return a->u.s.len == b->u.s.len &&
+             (a->u.s.len == 0 || memcmp(a->u.s.p, b->u.s.p, a->u.s.len) == 0);
+    default: return a->u.i == b->u.i;
+  }
+}
+
+static bool same_params(const exec_stmt *st) {
+  for (int i = 0; i < st->n_params; i++)
+    if (!same_value(&st->q_params[i], &st->run_params[i])) return false;
+  return true;
+}
+
+static bool is_bytes(const cat_value *v) {
+  return !v->is_null && (cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY);
+}
+
+/* Copy run_params into q_params (strings into q_pbytes): the plan is built from these
+** copies, so whatever it keeps of a parameter outlives later binds. */
+static int keep_params(exec_stmt *st, exec_error *err) {
+  size_t need = 0;
+  for (int i = 0; i < st->n_params; i++)
+    if (is_bytes(&st->run_params[i])) need += st->run_params[i].u.s.len;
+  if (need > st->q_pbytes_cap) {
+    uint8_t *p = realloc(st->q_pbytes, need);
+    if (!p) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    st->q_pbytes = p;
+    st->q_pbytes_cap = need;
+  }
+  size_t off = 0;
+  for (int i = 0; i < st->n_params; i++) {
+    cat_value v = st->run_params[i];
+    if (is_bytes(&v)) {
+      if (v.u.s.len) memcpy(st->q_pbytes + off, v.u.s.p, v.u.s.len);
+      v.u.s.p = st->q_pbytes + off;
+      off += v.u.s.len;
+    }
+    st->q_params[i] = v;
+  }
+  return EXEC_OK;
+}
+
+/* The SELECT plan q for this run: the kept one when the schema and the parameter values are
+** unchanged; else re-planned (plan_query_rebuild for a table-scan plan, in full otherwise).
+** EXPLAIN always plans in full and keeps nothing. */
+static int plan_select_run(exec_stmt *st, const plan_select *sel, char *msg, size_t cap) {
+  const plan_bound *b = &st->bound;
+  bool valid = !b->explain && st->q_built && st->q_kept && st->q_gen == st->s->schema_gen;
+  if (valid && same_params(st)) {
+    st->plan_stats.reused++;
+    return EXEC_OK;
+  }
+  bool light = valid && st->q_light;
+  exec_plan_drop(st);
+  exec_error e;
+  int rc = keep_params(st, &e);
+  if (rc) return snprintf(msg, cap, "%s", e.msg), rc;
+  st->q_built = true;
+  if (light) {
+    rc = plan_query_rebuild(st->s->db, sel, st->q_params, st->n_params, &st->plan_arena, &st->q,
+                            msg, cap);
+    st->plan_stats.rebuilt++;
+  } else {
+    rc = plan_query_build(st->s->db, sel, st->q_params, st->n_params, &st->plan_arena, &st->q,
+                          msg, cap);
+    st->plan_stats.full++;
+    st->q_light = !st->q.has_scan || !st->q.scan.index;
+  }
+  if (rc) return rc;
+  st->q_kept = !b->explain;
+  st->q_gen = st->s->schema_gen;
+  return EXEC_OK;
+}
+
 /* Build the plan of the statement's row source. */
 static int build(exec_stmt *st, exec_error *err) {
   char msg[EXEC_ERRMSG_MAX];
@@ -42,9 +144,7 @@ static int build(exec_stmt *st, exec_error *err) {
                                                         : NULL;
   int rc;
   if (sel) {
-    st->q_built = true;
-    rc = plan_query_build(st->s->db, sel, st->run_params, st->n_params, &st->run_arena, &st->q,
-                          msg, sizeof msg);
+    rc = plan_select_run(st, sel, msg, sizeof msg);
     if (rc) return plan_err(rc, msg, err);
     if (st->q.has_scan) {
       st->scan_table = sel->table;

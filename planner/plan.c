@@ -2,10 +2,13 @@
 ** planner/plan.c: the plan arena (a bump allocator whose chunks are freed together) and
 ** small helpers shared by the binder, the planner and EXPLAIN (error positions).
 **
+** plan_arena_reset (planner/plan_reuse.h) empties an arena but keeps its newest chunk, so a
+** statement's plan, rebuilt at each execution, reuses the same memory.
 ** Not here: binding (planner/bind.c), planning (planner/select.c), printing
 ** (planner/explain.c).
 */
 #include "planner/plan.h"
+#include "planner/plan_reuse.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +61,20 @@ void plan_arena_free(plan_arena *a) {
     c = next;
   }
   memset(a, 0, sizeof *a);
+}
+
+void plan_arena_reset(plan_arena *a) {
+  if (!a->head) return;
+  plan_arena_chunk *keep = a->head, *c = keep->next;
+  while (c) {
+    plan_arena_chunk *next = c->next;
+    free(c);
+    c = next;
+  }
+  keep->next = NULL;
+  a->used = 0;
+  a->cap = keep->cap;
+  a->total = keep->cap;
 }
 
 void plan_position(const char *sql, size_t off, char *buf, size_t cap) {

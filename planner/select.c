@@ -14,7 +14,9 @@
 **    (kv_family_get_stats);
 **  - then, when the table has indexes, the index choice (planner/index_choice.c) may put an
 **    index scan in place of the table scan; key order and GROUP BY streaming are judged by
-**    the same helpers over the index's key.
+**    the same helpers over the index's key;
+**  - plan_query_rebuild (planner/plan_reuse.h): the same without estimates or index choice,
+**    for a prepared statement re-run with new parameter values.
 ** Not here: printing the plan (planner/explain.c), running it (exec/).
 */
 #include <stdio.h>
@@ -25,6 +27,7 @@
 #include "planner/filter.h"
 #include "planner/index_choice.h"
 #include "planner/plan.h"
+#include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
 #include "sql/ast.h"
 
@@ -210,9 +213,11 @@ static void estimate(kv_db *db, plan_scan *sc) {
   if (sc->ranges.kind == PLAN_SCAN_POINT && sc->est_rows > n) sc->est_rows = n;
 }
 
-int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
-                    const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
-                    char *msg, size_t cap) {
+/* plan_scan_build; with_estimates false leaves the estimates and totals 0 and makes no
+** EXPLAIN text of the filter (plan reuse). */
+static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
+                      const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
+                      char *msg, size_t cap, bool with_estimates) {
   memset(sc, 0, sizeof *sc);
   sc->table = t;
   const char **names = plan_arena_alloc(A, (size_t)t->n_pk * sizeof *names);
@@ -243,6 +248,8 @@ int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const
       if (!in) pushed[np++] = sc->ranges.residual[i];
     }
     sc->pushed = pushed ? and_of(A, pushed, np) : NULL;
+  }
+  if (f && with_estimates) { /* the EXPLAIN text (a reused plan is never explained) */
     char buf[2048];
     const char **cn = plan_arena_alloc(A, (size_t)t->n_columns * sizeof *cn);
     for (int i = 0; cn && i < t->n_columns; i++) cn[i] = t->columns[i].name;
@@ -285,8 +292,14 @@ int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const
     sc->families[sc->n_families] = f2;
     sc->family_ids[sc->n_families++] = t->families[f2].kv_id;
   }
-  estimate(db, sc);
+  if (with_estimates) estimate(db, sc);
   return EXEC_OK;
+}
+
+int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
+                    const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
+                    char *msg, size_t cap) {
+  return scan_build(db, t, where, used, params, n_params, A, sc, msg, cap, true);
 }
 
 void plan_scan_free(plan_scan *sc) {
@@ -296,8 +309,10 @@ void plan_scan_free(plan_scan *sc) {
   sc->have_ranges = false;
 }
 
-int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
-                     plan_arena *A, plan_query *q, char *msg, size_t cap) {
+/* plan_query_build; full false: the table scan without estimates or index choice (plan
+** reuse, planner/plan_reuse.h). */
+static int query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                       plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
   memset(q, 0, sizeof *q);
   q->sel = s;
   q->limit = -1;
@@ -320,12 +335,12 @@ int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, i
   } else {
     for (int i = 0; i < s->n_proj; i++) mark(s->proj[i], used);
   }
-  int rc = plan_scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap);
+  int rc = scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap, full);
   if (rc) return rc;
   q->stream_agg = s->aggregate && plan_group_on_prefix(s, t->pk, t->n_pk);
   int dir = plan_key_order_of(s, t->pk, t->key_cols, t->n_pk,
                               plan_pinned_one(&q->scan.ranges, t->pk, t->n_pk), q->stream_agg);
-  if (t->n_indexes > 0) {
+  if (t->n_indexes > 0 && full) {
     rc = plan_index_choose(db, s, used, params, n_params, A, q, &dir, msg, cap);
     if (rc) return rc;
   }
@@ -340,6 +355,16 @@ int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, i
     if (q->scan.est_rows > q->scan.kv_limit) q->scan.est_rows = q->scan.kv_limit;
   }
   return EXEC_OK;
+}
+
+int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                     plan_arena *A, plan_query *q, char *msg, size_t cap) {
+  return query_build(db, s, params, n_params, A, q, msg, cap, true);
+}
+
+int plan_query_rebuild(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                       plan_arena *A, plan_query *q, char *msg, size_t cap) {
+  return query_build(db, s, params, n_params, A, q, msg, cap, false);
 }
 
 void plan_query_free(plan_query *q) {
