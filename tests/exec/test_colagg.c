@@ -1,0 +1,236 @@
+/*
+** tests/exec/test_colagg.c: the columnar aggregate pushdown (exec/colagg.h, kv/colscan.h)
+** against the rows path (the same query with the /+ NO_PUSHDOWN +/ hint) on randomized
+** tables: NULLs, updates (several versions), deletes (tombstones), TTL, several store files,
+** memstore cells, small blocks so rows split across blocks, and random ungrouped COUNT / SUM
+** / AVG / MIN / MAX queries with ANDs of simple comparisons. EXPLAIN ANALYZE must say which
+** path ran and what went the row way. Seeded (tu_seed); every mismatch prints the SQL.
+*/
+#include "test_engine_util.h"
+#include "testutil.h"
+
+#define NCOL 4
+
+static const char *const cols[NCOL] = {"A", "B", "C", "D"};
+
+/* A random value literal for column c, or NULL (in an UPSERT). */
+static void lit(uint64_t *rs, int c, bool allow_null, char *buf, size_t cap) {
+  if (allow_null && tu_below(rs, 6) == 0) { snprintf(buf, cap, "NULL"); return; }
+  switch (c) {
+    case 0: snprintf(buf, cap, "%.2f", ((double)tu_below(rs, 8001) - 4000.0) / 100.0); break;
+    case 1: snprintf(buf, cap, "%d", (int)tu_below(rs, 2001) - 1000); break;
+    case 2: snprintf(buf, cap, "'%c%c'", 'a' + (int)tu_below(rs, 6), 'a' + (int)tu_below(rs, 3)); break;
+    default: snprintf(buf, cap, "%lld", (long long)tu_below(rs, 1000000) * 1000003LL - 400000000000LL); break;
+  }
+}
+
+static void upsert_rows(tdb *t, uint64_t *rs, int k0, int k1, int step) {
+  char sql[4096];
+  for (int k = k0; k < k1; k += step) {
+    char v[NCOL][64];
+    for (int c = 0; c < NCOL; c++) lit(rs, c, true, v[c], sizeof v[c]);
+    snprintf(sql, sizeof sql, "UPSERT INTO T (K, A, B, C, D) VALUES (%d, %s, %s, %s, %s)", k,
+             v[0], v[1], v[2], v[3]);
+    assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+  }
+}
+
+static const char *const aggs[] = {"COUNT(*)", "COUNT(A)", "SUM(B)", "AVG(B)", "MIN(C)",
+                                   "MAX(C)",   "MAX(A)",   "MIN(D)", "SUM(D)", "COUNT(C)"};
+static const char *const float_aggs[] = {"SUM(A)", "AVG(A)"};
+
+/* A random eligible query (WHERE: 1..3 simple comparisons). */
+static void random_query(uint64_t *rs, bool floats, char *sql, size_t cap) {
+  char sel[512] = "", where[512] = "";
+  int na = 1 + (int)tu_below(rs, 3);
+  for (int i = 0; i < na; i++) {
+    const char *a = floats && i == 0 ? float_aggs[tu_below(rs, 2)]
+                                     : aggs[tu_below(rs, sizeof aggs / sizeof aggs[0])];
+    size_t l = strlen(sel);
+    snprintf(sel + l, sizeof sel - l, "%s%s", i ? ", " : "", a);
+  }
+  static const char *const ops[] = {"=", "<>", "<", "<=", ">", ">="};
+  int nw = 1 + (int)tu_below(rs, 3);
+  for (int i = 0; i < nw; i++) {
+    int c = (int)tu_below(rs, NCOL);
+    char v[64];
+    lit(rs, c, false, v, sizeof v);
+    size_t l = strlen(where);
+    if (tu_below(rs, 8) == 0)
+      snprintf(where + l, sizeof where - l, "%s%s IS NOT NULL", i ? " AND " : "", cols[c]);
+    else
+      snprintf(where + l, sizeof where - l, "%s%s %s %s", i ? " AND " : "", cols[c],
+               ops[tu_below(rs, 6)], v);
+  }
+  snprintf(sql, cap, "SELECT %s FROM T WHERE %s", sel, where);
+}
+
+/* Run n random queries both ways and compare; returns how many ran the columnar way. */
+static int compare(tdb *t, uint64_t *rs, int n, bool floats, uint64_t seed) {
+  int pushed = 0;
+  for (int i = 0; i < n; i++) {
+    char sql[1200], hinted[1300], ex[1400];
+    random_query(rs, floats && tu_below(rs, 3) == 0, sql, sizeof sql);
+    snprintf(hinted, sizeof hinted, "SELECT /*+ NO_PUSHDOWN */ %s", sql + 7);
+    char *want = strdup(q(t, hinted));
+    const char *got = q(t, sql);
+    if (strcmp(want, got) != 0)
+      fprintf(stderr, "seed %llu: %s\n  rows path: %s  pushdown:  %s", (unsigned long long)seed,
+              sql, want, got);
+    assert_string_equal(want, got);
+    free(want);
+    snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sql);
+    const char *e = explain(t, ex);
+    assert_non_null(strstr(e, "SERVER COLUMNAR AGGREGATE"));
+    if (strstr(e, "(actual blocks=")) pushed++;
+    snprintf(ex, sizeof ex, "EXPLAIN %s", hinted);
+    assert_null(strstr(explain(t, ex), "COLUMNAR"));
+  }
+  return pushed;
+}
+
+static tdb *make(const char *opts) {
+  tdb *t = tdb_open();
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE T (K INTEGER PRIMARY KEY, F.A DOUBLE, F.B INTEGER, F.C VARCHAR, "
+           "F.D BIGINT) BLOCKSIZE=1024%s",
+           opts);
+  assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+  return t;
+}
+
+/* One compacted file: every block evaluated on its columns, no row-way block. */
+static void compacted(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("compacted"), rs = seed;
+  tdb *t = make("");
+  int n = (int)tu_scaled(3000, 400);
+  upsert_rows(t, &rs, 0, n, 1);
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  int pushed = compare(t, &rs, (int)tu_scaled(60, 20), true, seed);
+  assert_int_equal(pushed, (int)tu_scaled(60, 20)); /* nothing refused */
+  const char *e = explain(t, "EXPLAIN ANALYZE SELECT COUNT(*) FROM T WHERE A > 0");
+  assert_non_null(strstr(e, "CLIENT 2-CHUNK PARALLEL 2-WAY FULL SCAN OVER T"));
+  assert_non_null(strstr(e, "row-way blocks=0 row-way ranges=0"));
+  assert_non_null(strstr(e, "threads=2"));
+  /* a FLOAT/DOUBLE sum runs in one chunk, in key order */
+  e = explain(t, "EXPLAIN SELECT SUM(A) FROM T WHERE B > 0");
+  assert_non_null(strstr(e, "CLIENT 1-CHUNK SERIAL FULL SCAN OVER T"));
+  tdb_close(t);
+}
+
+/* Updates and deletes after the compaction, merged by a minor compaction: blocks with
+** tombstones and two versions go the row way; then memstore cells refuse it whole. */
+static void versions_and_tombstones(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("versions_and_tombstones"), rs = seed;
+  tdb *t = make("");
+  int n = (int)tu_scaled(3000, 400);
+  upsert_rows(t, &rs, 0, n, 1);
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  upsert_rows(t, &rs, 0, n, 7); /* new versions of every 7th row */
+  char sql[128];
+  for (int k = 3; k < n; k += 11) {
+    snprintf(sql, sizeof sql, "DELETE FROM T WHERE K = %d", k);
+    assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+  }
+  assert_int_equal(tdb_run(t, "UPSERT INTO T (K, A) VALUES (5, NULL)"), EXEC_DONE);
+  assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+  assert_int_equal(kv_compact(t->db, NULL, false), KV_OK); /* one file, tombstones kept */
+  int pushed = compare(t, &rs, (int)tu_scaled(60, 20), true, seed);
+  assert_true(pushed > 0);
+  const char *e = explain(t, "EXPLAIN ANALYZE SELECT COUNT(*), SUM(B) FROM T WHERE B > -500");
+  const char *rb = strstr(e, "row-way blocks=");
+  assert_non_null(rb);
+  assert_true(atoi(rb + strlen("row-way blocks=")) > 0);
+  /* memstore cells: the rows path answers, EXPLAIN ANALYZE says why */
+  upsert_rows(t, &rs, n, n + 50, 1);
+  compare(t, &rs, (int)tu_scaled(20, 8), false, seed);
+  e = explain(t, "EXPLAIN ANALYZE SELECT COUNT(*) FROM T WHERE A > 0");
+  assert_non_null(strstr(e, "not used: the memstore holds cells"));
+  tdb_close(t);
+}
+
+/* Several store files with disjoint key ranges; then overlapping ones (refused). */
+static void several_files(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("several_files"), rs = seed;
+  tdb *t = make("");
+  int n = (int)tu_scaled(1500, 300);
+  upsert_rows(t, &rs, 0, n, 1);
+  assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+  upsert_rows(t, &rs, n, 2 * n, 1);
+  assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+  int pushed = compare(t, &rs, (int)tu_scaled(40, 15), false, seed);
+  assert_int_equal(pushed, (int)tu_scaled(40, 15));
+  upsert_rows(t, &rs, 0, 2 * n, 13); /* a third file over the same keys */
+  assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+  compare(t, &rs, (int)tu_scaled(20, 8), false, seed);
+  const char *e = explain(t, "EXPLAIN ANALYZE SELECT COUNT(*) FROM T WHERE B > 0");
+  assert_non_null(strstr(e, "not used: store files overlap"));
+  tdb_close(t);
+}
+
+/* VERSIONS=3 keeps versions through a major compaction; TTL hides old cells. */
+static void versions_kept_and_ttl(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("versions_kept_and_ttl"), rs = seed;
+  tdb *t = make(", VERSIONS=3");
+  int n = (int)tu_scaled(1500, 300);
+  upsert_rows(t, &rs, 0, n, 1);
+  upsert_rows(t, &rs, 0, n, 5);
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  compare(t, &rs, (int)tu_scaled(30, 10), true, seed);
+  tdb_close(t);
+
+  t = make(", TTL=100");
+  upsert_rows(t, &rs, 0, n, 1);
+  kv_env_mem_set_time(t->env, 1500000000000LL + 60000);
+  upsert_rows(t, &rs, 0, n, 3); /* newer cells of every 3rd row */
+  assert_int_equal(kv_compact(t->db, NULL, false), KV_OK);
+  assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+  assert_int_equal(kv_compact(t->db, NULL, false), KV_OK);
+  kv_env_mem_set_time(t->env, 1500000000000LL + 120000); /* the first cells expired */
+  compare(t, &rs, (int)tu_scaled(30, 10), false, seed);
+  kv_env_mem_set_time(t->env, 1500000000000LL + 200000); /* every cell expired */
+  compare(t, &rs, (int)tu_scaled(10, 5), false, seed);
+  tdb_close(t);
+}
+
+/* What is left out runs the rows path and says nothing of the pushdown. */
+static void not_eligible(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("not_eligible"), rs = seed;
+  tdb *t = make("");
+  upsert_rows(t, &rs, 0, 300, 1);
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  static const char *const sqls[] = {
+      "SELECT COUNT(*) FROM T",                          /* no filter */
+      "SELECT COUNT(*) FROM T WHERE K > 5 AND A > 0",     /* a key range */
+      "SELECT COUNT(*) FROM T WHERE A > 0 OR B > 0",      /* OR */
+      "SELECT COUNT(*) FROM T WHERE A + 1 > 0",           /* an expression */
+      "SELECT COUNT(*) FROM T WHERE A IS NULL",           /* not null-rejecting */
+      "SELECT B, COUNT(*) FROM T WHERE A > 0 GROUP BY B", /* GROUP BY */
+      "SELECT COUNT(DISTINCT B) FROM T WHERE A > 0",      /* DISTINCT */
+      "SELECT SUM(B + 1) FROM T WHERE A > 0",             /* an expression argument */
+      "SELECT /*+ NO_PUSHDOWN */ COUNT(*) FROM T WHERE A > 0",
+  };
+  for (size_t i = 0; i < sizeof sqls / sizeof sqls[0]; i++) {
+    char ex[256];
+    snprintf(ex, sizeof ex, "EXPLAIN %s", sqls[i]);
+    assert_null(strstr(explain(t, ex), "COLUMNAR"));
+  }
+  tdb_close(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(compacted),
+      cmocka_unit_test(versions_and_tombstones),
+      cmocka_unit_test(several_files),
+      cmocka_unit_test(versions_kept_and_ttl),
+      cmocka_unit_test(not_eligible),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
