@@ -66,15 +66,20 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
   return kv_sf_grow(arr, cap, n ? n : 1, elem);
 }
 
-/* Step over n varints; NULL when they run past lim. */
+/* Step over n varints; NULL when they run past lim. A varint ends at each byte below 0x80,
+** so eight bytes at a time count their ends until the n-th end is near. */
 static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *lim, uint64_t n) {
-  while (n >= 16 && lim - p >= 16) {
-    int ends = 0;
-    for (int i = 0; i < 16; i++) ends += p[i] < 0x80;
-    if ((uint64_t)ends > n) break;
-    if (ends == 16 || p[15] < 0x80) { p += 16; n -= (uint64_t)ends; continue; }
-    break;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  while (n >= 8 && lim - p >= 8) {
+    uint64_t x;
+    memcpy(&x, p, 8); /* little-endian: byte i is bits 8i..8i+7 */
+    uint64_t m = ~x & 0x8080808080808080ull;
+    uint64_t ends = (uint64_t)__builtin_popcountll(m);
+    if (!m || ends > n) break;
+    p += (63 - __builtin_clzll(m)) / 8 + 1; /* just past the last end among the eight */
+    n -= ends;
   }
+#endif
   while (n) {
     if (p >= lim) return NULL;
     int len = 1;
@@ -460,7 +465,25 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   uint32_t counts[MAXQ + 1];
   memset(counts, 0, sizeof counts);
   if (grow((void **)&s->cq, &s->cq_cap, n, 1)) return KV_ERR_NOMEM;
-  if (nquals > 1) {
+  if (nquals > 1 && nquals <= 0x80) { /* one byte per cell */
+    if ((size_t)(lim - p) < n) CORRUPT("truncated qualifier stream");
+    uint8_t bad = 0;
+    uint32_t c4[4][MAXQ + 1];
+    memset(c4, 0, sizeof c4);
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      c4[0][p[i]]++;
+      c4[1][p[i + 1]]++;
+      c4[2][p[i + 2]]++;
+      c4[3][p[i + 3]]++;
+    }
+    for (; i < n; i++) c4[0][p[i]]++;
+    for (i = 0; i < n; i++) bad |= (uint8_t)(p[i] >= nquals);
+    if (bad) CORRUPT("qualifier index out of range");
+    memcpy(s->cq, p, n);
+    p += n;
+    for (uint32_t d = 0; d < nquals; d++) counts[d] = c4[0][d] + c4[1][d] + c4[2][d] + c4[3][d];
+  } else if (nquals > 1) {
     for (uint32_t i = 0; i < n; i++) {
       GET1(p, lim, &v, "truncated qualifier stream");
       if (v >= nquals) CORRUPT("qualifier index out of range");
@@ -535,9 +558,11 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     if (nquals == 1) {
       refuse = ncells != nrows;
     } else {
-      for (uint32_t r = 0; r < nr && !refuse; r++)
-        for (uint32_t i = s->rf[r] + 1; i < s->rf[r + 1]; i++)
-          if (s->cq[i] == s->cq[i - 1]) { refuse = true; break; }
+      /* equal neighbours anywhere, less those that straddle a row start */
+      uint32_t eq = 0;
+      for (uint32_t i = 1; i < n; i++) eq += s->cq[i] == s->cq[i - 1];
+      for (uint32_t r = 1; r < nr; r++) eq -= s->cq[s->rf[r]] == s->cq[s->rf[r] - 1];
+      refuse = eq != 0;
     }
   }
   if (refuse) return fallback_block(w, s, nr);
