@@ -305,7 +305,7 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
     rc = open_indexes(b, err);
   }
   if (rc == EXEC_OK) {
-    kv_bulk_options bo = {run_bytes};
+    kv_bulk_options bo = {.run_bytes = run_bytes};
     int krc = kv_bulk_begin(s->db, &bo, &b->kb);
     if (krc) rc = kv_fail(err, krc, "begin");
   }

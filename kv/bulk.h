@@ -7,9 +7,17 @@
 ** Bounded memory: cells are buffered until kv_bulk_options.run_bytes is reached; the buffer
 ** is then sorted and spilled as a temporary sorted store file ("run") per family, in the
 ** family's folder under a name kv_open deletes (<number>.run). Commit merges the runs and
-** the buffer. Input added in key order needs no sort (it is detected); otherwise rows are
-** sorted by a natural merge sort, so input made of a few ascending or descending runs
-** (time series in file order against a TS DESC key) costs a few linear passes.
+** the buffers. Input added in key order needs no sort (it is detected), input added in
+** strictly descending key order is reversed; otherwise rows are sorted by a natural merge
+** sort, so input made of a few ascending or descending runs costs a few linear passes.
+**
+** Pipeline: while rows come in key order, or strictly descending order (a time series in
+** file order against a TS DESC key), each family's buffer is closed every
+** kv_bulk_options.segment_bytes, and where the order turns, as a segment; a worker thread
+** sorts each segment and encodes it into finished store-file blocks while the caller adds
+** the next cells. At commit, a family whose segments follow one another in key order
+** without sharing a row gets the segments as its store file; any other goes through the
+** merge. Either way the file holds the same cells.
 **
 ** Sequence numbers: commit takes the writer role (other commits wait until it returns),
 ** reserves one sequence number S for the whole load and gives it to every cell, so the load
@@ -25,7 +33,8 @@
 ** them (and any run file); after it the load is complete. A reader never sees part of it.
 **
 ** Not here: SQL rows, index rows (exec/bulk.c builds cells with exec/rowcodec.h); the
-** store file format (kv/sf.h). A kv_bulk belongs to one thread at a time.
+** store file format (kv/sf.h). A kv_bulk belongs to one thread at a time (its worker is
+** its own business).
 */
 #ifndef ROWAN_KV_BULK_H
 #define ROWAN_KV_BULK_H
@@ -39,6 +48,14 @@ typedef struct kv_bulk kv_bulk;
 typedef struct kv_bulk_options {
   size_t run_bytes; /* bytes of buffered cells (keys, values and 24 bytes of bookkeeping
                        per cell) before a sorted run is spilled; 0 = 512 MiB; minimum 4 KiB */
+  size_t segment_bytes; /* bytes of one family's buffered cells (counted as run_bytes) after
+                       which a buffer in key order (or strictly descending order) is handed
+                       to the worker; 0 = 8 MiB; SIZE_MAX = no segments, no worker */
+  int (*fault)(void *arg, uint32_t family_id, uint64_t job); /* tests only, NULL normally:
+                       called before the worker (or commit) processes each closed buffer,
+                       job = 0, 1, ... in the order taken; non-zero = that kv error code as
+                       if processing the buffer had failed */
+  void *fault_arg;  /* fault's first argument */
 } kv_bulk_options;
 
 /* Start a bulk load on db. opts NULL = the defaults. The load's timestamp for cells added
@@ -52,7 +69,8 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out);
 ** copied. Errors: KV_ERR_NOTFOUND (unknown or dropped family id), KV_ERR_TOOBIG,
 ** KV_ERR_INVALID (as kv_batch_*), KV_ERR_NOMEM, KV_MISUSE (NULL load, or a load already
 ** committed or failed). A refused cell leaves the load unchanged. An I/O error spilling a
-** run is returned here and is sticky: the load can only be freed. */
+** run, or an error of the worker (returned by the add that closes the next segment), is
+** sticky: the load can only be freed. */
 int kv_bulk_put(kv_bulk *b, uint32_t family_id, const void *row, size_t row_len,
                 const void *qual, size_t qual_len, int64_t ts, const void *value,
                 size_t value_len);
@@ -81,6 +99,11 @@ int kv_bulk_add_row(kv_bulk *b, uint32_t family_id, const void *row, size_t row_
 ** KV_ERR_CORRUPT for a damaged batch. */
 int kv_bulk_add_batch(kv_bulk *b, const kv_batch *batch);
 
+/* Wait until every segment closed so far is sorted and encoded (the caller's thread
+** helps). KV_OK, or the error of a failed segment (the load is then failed: free it), or
+** KV_MISUSE (NULL, or the load committed or failed). */
+int kv_bulk_wait(kv_bulk *b);
+
 /* Cells added so far (replaced and masked ones included). 0 for NULL. */
 uint64_t kv_bulk_count(const kv_bulk *b);
 /* The timestamp that KV_TS_NOW stands for in this load. */
@@ -97,6 +120,18 @@ int64_t kv_bulk_timestamp(const kv_bulk *b);
 ** KV_ERR_IO / KV_ERR_NOSPC, KV_ERR_CORRUPT (a run file read back damaged), KV_ERR_NOMEM,
 ** KV_ERR_READONLY, the sticky error, KV_MISUSE (NULL, or committed twice). */
 int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out);
+
+/* What the pipeline did (after commit; counts so far before it). */
+typedef struct kv_bulk_stats {
+  uint64_t segments;      /* buffers closed and sorted apart (by the worker or at commit) */
+  uint32_t fams_segments; /* families whose store file was their segments one after another */
+  uint32_t fams_merged;   /* families whose store file was merged cell by cell */
+  uint64_t segs_reframed; /* segments whose blocks were framed again at commit (a commit
+                             took a sequence number during the load) */
+} kv_bulk_stats;
+
+/* Fill *out with b's counters (zeros for NULL b). */
+void kv_bulk_get_stats(const kv_bulk *b, kv_bulk_stats *out);
 
 /* Free the load; if it was not committed, it is abandoned and its run files are removed.
 ** NULL is a no-op. */

@@ -7,17 +7,54 @@
 **
 ** The writer does not rename or register the file: flush and compaction write it under a
 ** temporary name, then rename it and name it in the MANIFEST. One writer per thread.
+**
+** Segments (kv/sf_seg.h): a writer opened by kv_sf_seg_open keeps its framed blocks, their
+** index entries and its rows' bloom hashes in memory instead of appending to a file; a file
+** writer appends such a segment whole (kv_sf_writer_add_seg), re-framing its blocks only
+** when the segment's sequence number is not the one asked for. A file writer's output for
+** the cells it is given one by one is the same byte for byte in both cases.
 */
 #include <stdio.h>
 #include <xxhash.h>
 #include "kv/bloom.h"
 #include "kv/coding.h"
 #include "kv/sf_int.h"
+#include "kv/sf_seg.h"
 #include "kv/status.h"
 
+/* One block of a segment. */
+typedef struct seg_block {
+  uint64_t off;           /* offset of its frame in the segment's data */
+  uint32_t frame_len;     /* bytes of the frame (header, stored bytes, checksum) */
+  uint32_t raw_len;       /* bytes of the raw block */
+  uint32_t ncells, nrows; /* cells / rows of the block */
+  uint32_t key_off;       /* its first cell's row key, then qualifier, in the segment's keys */
+  uint32_t row_len;       /* that row key's length */
+  uint32_t qual_len;      /* that qualifier's length */
+  int64_t ts;             /* the first cell's timestamp */
+  uint8_t type;           /* the first cell's type */
+} seg_block;
+
+struct kv_sf_seg {
+  kv_sfbuf data;          /* the framed blocks, one after another */
+  seg_block *blocks;      /* per block */
+  size_t nblocks, cap_blocks; /* used / allocated */
+  kv_sfbuf keys;          /* first-cell keys of the blocks; then the last cell's row+qual */
+  uint32_t last_off;      /* offset of the last cell's row key in keys */
+  uint32_t last_row_len;  /* its length */
+  uint32_t last_qual_len; /* the last cell's qualifier length (after its row key) */
+  int64_t last_ts;        /* the last cell's timestamp */
+  uint8_t last_type;      /* the last cell's type */
+  uint64_t *hashes;       /* bloom hash of every row, in order */
+  size_t nhashes;         /* their number */
+  uint64_t seq;           /* the sequence number of every cell */
+  kv_sf_props props;      /* cells, rows, blocks, raw bytes, timestamp range */
+};
+
 struct kv_sf_writer {
-  kv_env *env;            /* the env the file is written through */
-  kv_file *file;          /* the open file */
+  kv_env *env;            /* the env the file is written through (NULL: a segment) */
+  kv_file *file;          /* the open file (NULL: a segment) */
+  kv_sf_seg *seg;         /* segment mode: where blocks go instead of the file */
   char *path;             /* file path, for messages */
   uint32_t block_size;    /* target raw bytes per block */
   int compression;        /* KV_COMPRESSION_LZ4 or KV_COMPRESSION_NONE */
@@ -46,6 +83,7 @@ static void writer_free(kv_sf_writer *w) {
   kv_sfbuf_free(&w->prev_qual);
   free(w->hashes);
   free(w->path);
+  kv_sf_seg_free(w->seg);
   free(w);
 }
 
@@ -82,6 +120,35 @@ int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options 
   return KV_OK;
 }
 
+/* Segment mode: keep the framed block (w->frame) and its index entry in w->seg. */
+static int seg_flush_block(kv_sf_writer *w, const kv_cell *first) {
+  kv_sf_seg *s = w->seg;
+  kv_sfb_builder *b = &w->b;
+  if (s->keys.len + first->row_len + first->qual_len > UINT32_MAX ||
+      kv_sf_grow((void **)&s->blocks, &s->cap_blocks, s->nblocks + 1, sizeof *s->blocks))
+    return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
+  seg_block *e = &s->blocks[s->nblocks];
+  e->off = s->data.len;
+  e->frame_len = (uint32_t)w->frame.len;
+  e->raw_len = (uint32_t)b->out.len;
+  e->ncells = (uint32_t)b->ncells;
+  e->nrows = (uint32_t)b->nrows;
+  e->key_off = (uint32_t)s->keys.len;
+  e->row_len = first->row_len;
+  e->qual_len = first->qual_len;
+  e->ts = first->ts;
+  e->type = first->type;
+  if (kv_sfbuf_append(&s->data, w->frame.p, w->frame.len) ||
+      kv_sfbuf_append(&s->keys, first->row, first->row_len) ||
+      kv_sfbuf_append(&s->keys, first->qual, first->qual_len))
+    return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
+  s->nblocks++;
+  w->props.raw_bytes += b->out.len;
+  w->props.blocks++;
+  kv_sfb_reset(b);
+  return KV_OK;
+}
+
 /* Encode, frame and append the staged block, and add its index entry. */
 static int flush_block(kv_sf_writer *w) {
   kv_sfb_builder *b = &w->b;
@@ -92,10 +159,11 @@ static int flush_block(kv_sf_writer *w) {
   if (rc) return kv_error(rc, "out of memory writing store file %s", w->path);
   if (w->frame.len > UINT32_MAX)
     return kv_error(KV_ERR_TOOBIG, "store file %s: block over 4 GiB", w->path);
-  rc = w->env->append(w->file, w->frame.p, w->frame.len);
-  if (rc) return rc;
   kv_cell first;
   kv_sfb_first_cell(b, &first);
+  if (w->seg) return seg_flush_block(w, &first);
+  rc = w->env->append(w->file, w->frame.p, w->frame.len);
+  if (rc) return rc;
   kv_sfbuf *x = &w->index;
   if (kv_sfbuf_varint(x, w->offset) || kv_sfbuf_varint(x, w->frame.len) ||
       kv_sfbuf_varint(x, b->out.len) || kv_sfbuf_varint(x, b->ncells) ||
@@ -120,6 +188,8 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
                     w->path);
   if (c->type > KV_DELETE_FAMILY)
     return kv_error(KV_ERR_INVALID, "store file %s: bad cell type %u", w->path, c->type);
+  if (w->seg && w->have_prev && c->seq != w->prev_seq)
+    return kv_error(KV_ERR_INVALID, "store file segment: cells of several sequence numbers");
   int new_row = 1, new_qual = 1;
   if (w->have_prev) {
     kv_cell prev = {w->prev_row.p, (uint32_t)w->prev_row.len, w->prev_qual.p,
@@ -237,6 +307,10 @@ static int finish(kv_sf_writer *w) {
 }
 
 int kv_sf_writer_finish(kv_sf_writer *w, kv_sf_props *props) {
+  if (w->seg) {
+    writer_free(w);
+    return kv_error(KV_MISUSE, "kv_sf_writer_finish: a segment writer (kv_sf_seg_finish)");
+  }
   int rc = w->failed ? kv_error(w->failed, "store file %s: writer failed earlier", w->path)
                      : finish(w);
   int crc = w->env->close(w->file);
@@ -248,6 +322,191 @@ int kv_sf_writer_finish(kv_sf_writer *w, kv_sf_props *props) {
 
 void kv_sf_writer_abort(kv_sf_writer *w) {
   if (!w) return;
-  w->env->close(w->file);
+  if (w->file) w->env->close(w->file);
   writer_free(w);
+}
+
+/* ---- segments (kv/sf_seg.h) ------------------------------------------------------------ */
+
+int kv_sf_seg_open(const kv_sf_writer_options *opts, kv_sf_writer **out) {
+  *out = NULL;
+  kv_sf_writer *w = calloc(1, sizeof *w);
+  if (!w || !(w->path = strdup("(segment)")) || !(w->seg = calloc(1, sizeof *w->seg))) {
+    if (w) free(w->path);
+    free(w);
+    return kv_error(KV_ERR_NOMEM, "out of memory opening a store file segment");
+  }
+  w->block_size = opts && opts->block_size ? opts->block_size : KV_SF_DEFAULT_BLOCK_SIZE;
+  if (w->block_size > KV_SF_MAX_BLOCK_SIZE) w->block_size = KV_SF_MAX_BLOCK_SIZE;
+  w->compression = opts ? opts->compression : KV_COMPRESSION_LZ4;
+  if (w->compression != KV_COMPRESSION_LZ4 && w->compression != KV_COMPRESSION_NONE) {
+    writer_free(w);
+    return kv_error(KV_ERR_INVALID, "store file segment: unknown compression %d",
+                    opts->compression);
+  }
+  w->bloom_bits = opts && opts->bloom_bits_per_key ? opts->bloom_bits_per_key : 10;
+  kv_sfb_init(&w->b);
+  w->props.format_version = KV_SF_FORMAT_VERSION;
+  w->props.min_seq = UINT64_MAX;
+  w->props.min_ts = INT64_MAX;
+  w->props.max_ts = INT64_MIN;
+  *out = w;
+  return KV_OK;
+}
+
+int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
+  *out = NULL;
+  if (!w->seg) {
+    kv_sf_writer_abort(w);
+    return kv_error(KV_MISUSE, "kv_sf_seg_finish: not a segment writer");
+  }
+  int rc = w->failed ? kv_error(w->failed, "store file segment: writer failed earlier")
+                     : flush_block(w);
+  kv_sf_seg *s = w->seg;
+  if (rc == KV_OK && w->props.cells) {
+    s->last_off = (uint32_t)s->keys.len;
+    s->last_row_len = (uint32_t)w->prev_row.len;
+    s->last_qual_len = (uint32_t)w->prev_qual.len;
+    s->last_ts = w->prev_ts;
+    s->last_type = w->prev_type;
+    if (kv_sfbuf_append(&s->keys, w->prev_row.p, w->prev_row.len) ||
+        kv_sfbuf_append(&s->keys, w->prev_qual.p, w->prev_qual.len))
+      rc = kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
+  }
+  if (rc == KV_OK && w->props.cells) {
+    s->hashes = w->hashes;
+    s->nhashes = w->nhashes;
+    w->hashes = NULL;
+    s->props = w->props;
+    s->seq = w->prev_seq;
+    *out = s;
+    w->seg = NULL;
+  }
+  writer_free(w);
+  return rc;
+}
+
+uint64_t kv_sf_seg_cells(const kv_sf_seg *s) { return s ? s->props.cells : 0; }
+uint64_t kv_sf_seg_seq(const kv_sf_seg *s) { return s ? s->seq : 0; }
+
+size_t kv_sf_seg_bytes(const kv_sf_seg *s) {
+  return s ? s->data.cap + s->keys.cap + s->cap_blocks * sizeof *s->blocks +
+                 s->nhashes * sizeof *s->hashes
+           : 0;
+}
+
+void kv_sf_seg_free(kv_sf_seg *s) {
+  if (!s) return;
+  kv_sfbuf_free(&s->data);
+  kv_sfbuf_free(&s->keys);
+  free(s->blocks);
+  free(s->hashes);
+  free(s);
+}
+
+/* Frame block e of s again with sequence number seq in its raw header (docs/FORMAT.md
+** Part 2: varint nrows, ncells, nquals, min_seq open a raw block) into w->frame;
+** *raw_len gets the new raw length. */
+static int reframe(kv_sf_writer *w, const kv_sf_seg *s, const seg_block *e, uint64_t seq,
+                   kv_sfbuf *scratch, kv_sfbuf *patched, uint32_t *raw_len) {
+  const uint8_t *raw;
+  size_t len;
+  int rc = kv_sf_unframe_block(s->data.p + e->off, e->frame_len, e->raw_len, scratch, &raw,
+                               &len, "(segment)", e->off);
+  if (rc) return rc;
+  const uint8_t *p = raw, *limit = raw + len, *head_end = raw;
+  uint64_t v;
+  for (int i = 0; i < 4 && p; i++) {
+    head_end = p;
+    p = kv_get_varint(p, limit, &v);
+  }
+  if (!p) return kv_error(KV_ERR_CORRUPT, "store file segment: damaged block header");
+  size_t head = (size_t)(head_end - raw);
+  patched->len = 0;
+  if (kv_sfbuf_reserve(patched, len + 10)) return kv_error(KV_ERR_NOMEM, "out of memory");
+  memcpy(patched->p, raw, head);
+  uint8_t *o = kv_put_varint(patched->p + head, seq);
+  memcpy(o, p, (size_t)(limit - p));
+  patched->len = (size_t)(o - patched->p) + (size_t)(limit - p);
+  w->frame.len = 0;
+  if (kv_sf_frame_block(patched->p, patched->len, w->compression, &w->frame))
+    return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  *raw_len = (uint32_t)patched->len;
+  return KV_OK;
+}
+
+int kv_sf_writer_add_seg(kv_sf_writer *w, const kv_sf_seg *s, uint64_t seq) {
+  if (w->failed) return kv_error(w->failed, "store file %s: writer failed earlier", w->path);
+  if (w->seg) return kv_error(KV_MISUSE, "kv_sf_writer_add_seg: a segment writer");
+  if (!s || s->nblocks == 0) return KV_OK;
+  const uint8_t *first_row = s->keys.p + s->blocks[0].key_off;
+  if (w->have_prev &&
+      kv_bytes_cmp(w->prev_row.p, w->prev_row.len, first_row, s->blocks[0].row_len) >= 0)
+    return kv_error(KV_ERR_INVALID, "store file %s: segment does not start after the "
+                    "previous row", w->path);
+  int rc = flush_block(w);
+  if (rc) {
+    w->failed = rc;
+    return rc;
+  }
+  if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + s->nhashes,
+                 sizeof *w->hashes))
+    return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  kv_sfbuf scratch = {0}, patched = {0};
+  for (size_t i = 0; i < s->nblocks && rc == KV_OK; i++) {
+    const seg_block *e = &s->blocks[i];
+    const uint8_t *frame = s->data.p + e->off;
+    size_t frame_len = e->frame_len;
+    uint32_t raw_len = e->raw_len;
+    if (seq != s->seq) {
+      rc = reframe(w, s, e, seq, &scratch, &patched, &raw_len);
+      if (rc) break;
+      frame = w->frame.p;
+      frame_len = w->frame.len;
+    }
+    rc = w->env->append(w->file, frame, frame_len);
+    if (rc) break;
+    const uint8_t *k = s->keys.p + e->key_off;
+    kv_sfbuf *x = &w->index;
+    if (kv_sfbuf_varint(x, w->offset) || kv_sfbuf_varint(x, frame_len) ||
+        kv_sfbuf_varint(x, raw_len) || kv_sfbuf_varint(x, e->ncells) ||
+        kv_sfbuf_varint(x, e->nrows) || kv_sfbuf_varint(x, e->row_len) ||
+        kv_sfbuf_append(x, k, e->row_len) || kv_sfbuf_varint(x, e->qual_len) ||
+        kv_sfbuf_append(x, k + e->row_len, e->qual_len) ||
+        kv_sfbuf_varint(x, kv_zigzag(e->ts)) || kv_sfbuf_varint(x, seq) ||
+        kv_sfbuf_append(x, &e->type, 1)) {
+      rc = kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+      break;
+    }
+    w->offset += frame_len;
+    w->props.raw_bytes += raw_len;
+    w->props.blocks++;
+  }
+  kv_sfbuf_free(&scratch);
+  kv_sfbuf_free(&patched);
+  if (rc == KV_OK) {
+    w->prev_row.len = w->prev_qual.len = 0;
+    if (kv_sfbuf_append(&w->prev_row, s->keys.p + s->last_off, s->last_row_len) ||
+        kv_sfbuf_append(&w->prev_qual, s->keys.p + s->last_off + s->last_row_len,
+                        s->last_qual_len))
+      rc = kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  }
+  if (rc) {
+    w->failed = rc;
+    return rc;
+  }
+  memcpy(w->hashes + w->nhashes, s->hashes, s->nhashes * sizeof *s->hashes);
+  w->nhashes += s->nhashes;
+  w->prev_ts = s->last_ts;
+  w->prev_seq = seq;
+  w->prev_type = s->last_type;
+  w->have_prev = 1;
+  kv_sf_props *pr = &w->props;
+  pr->cells += s->props.cells;
+  pr->rows += s->props.rows;
+  if (s->props.min_ts < pr->min_ts) pr->min_ts = s->props.min_ts;
+  if (s->props.max_ts > pr->max_ts) pr->max_ts = s->props.max_ts;
+  if (seq < pr->min_seq) pr->min_seq = seq;
+  if (seq > pr->max_seq) pr->max_seq = seq;
+  return KV_OK;
 }

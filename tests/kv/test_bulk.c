@@ -8,7 +8,11 @@
 ** append, sync, open, directory sync or rename of a load (spills and commit), then the
 ** "process" dies, unsynced bytes are dropped, the store reopens: it reads as before the
 ** load or, if the commit returned KV_OK, as after it, and no run file is left. Also: empty
-** loads, errors, a snapshot taken before the load, the load's sequence number.
+** loads, errors, a snapshot taken before the load, the load's sequence number. The
+** pipeline (segments sorted and encoded by the worker thread): tiny segments over sorted,
+** reverse-sorted, run-shaped and random input (segments joined whole, or merged); a commit
+** during the load (segments framed again with the load's real sequence number); a failure
+** in the worker (reported, nothing left behind).
 ** Uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
 */
 #include <setjmp.h>
@@ -220,15 +224,19 @@ static int bulk_row_ops(st *s, kv_bulk *bl, const op *ops, size_t n, size_t i, s
                          k);
 }
 
+static size_t g_seg_bytes;     /* segment_bytes of the loads below (0 = default) */
+static kv_bulk_stats g_stats;  /* the last load's pipeline counters */
+
 /* The load through kv_bulk_put/delete, or (by_row) kv_bulk_add_row where ops share a row. */
 static int bulk_ops_as(st *s, const op *ops, size_t n, size_t run_bytes, uint64_t *seq,
                        bool by_row) {
-  kv_bulk_options bo = {run_bytes};
+  kv_bulk_options bo = {.run_bytes = run_bytes, .segment_bytes = g_seg_bytes};
   kv_bulk *bl;
   int rc = kv_bulk_begin(s->db, &bo, &bl);
   for (size_t i = 0, used = 1; rc == KV_OK && i < n; i += used)
     rc = by_row ? bulk_row_ops(s, bl, ops, n, i, &used) : bulk_op(s, bl, &ops[i]);
   if (rc == KV_OK) rc = kv_bulk_commit(bl, seq);
+  kv_bulk_get_stats(bl, &g_stats);
   kv_bulk_free(bl);
   return rc;
 }
@@ -295,8 +303,29 @@ static void gen_runs(uint64_t *rng, op *load, size_t n_load) {
   }
 }
 
+static bool g_reverse; /* sorted loads come row by row in descending row order */
+
+/* The sorted load's rows in descending order, each row's cells kept in cell order. */
+static void reverse_rows(op *load, size_t n) {
+  op *tmp = calloc(n, sizeof *tmp);
+  assert_non_null(tmp);
+  size_t k = 0, end = n;
+  while (end > 0) {
+    size_t start = end - 1;
+    while (start > 0 && load[start - 1].fam == load[end - 1].fam &&
+           strcmp(load[start - 1].row, load[end - 1].row) == 0)
+      start--;
+    memcpy(tmp + k, load + start, (end - start) * sizeof *tmp);
+    k += end - start;
+    end = start;
+  }
+  memcpy(load, tmp, n * sizeof *tmp);
+  free(tmp);
+}
+
 /* A randomized round trip: before-writes, a load, after-writes; model and bulk agree.
-** sorted: distinct keys in cell order; runs: gen_runs loaded by row; else random ops. */
+** sorted: distinct keys in cell order (g_reverse: rows descending); runs: gen_runs loaded
+** by row; else random ops. */
 static void roundtrip_as(const char *name, bool sorted, bool runs, size_t run_bytes,
                          size_t n_load) {
   uint64_t seed = tu_seed(name), rng = seed;
@@ -323,6 +352,7 @@ static void roundtrip_as(const char *name, bool sorted, bool runs, size_t run_by
             o->ts = 100 * t;
             snprintf(o->val, sizeof o->val, "s%llu", (unsigned long long)tu_below(&rng, 999));
           }
+    if (g_reverse) reverse_rows(load, n_load);
   } else if (runs) {
     gen_runs(&rng, load, n_load);
   } else {
@@ -340,7 +370,7 @@ static void roundtrip_as(const char *name, bool sorted, bool runs, size_t run_by
 
   commit_ops(&m, load, n_load, true);
   uint64_t seq = 0, last = kv_last_sequence(s.db);
-  int rc = bulk_ops_as(&s, load, n_load, run_bytes, &seq, runs);
+  int rc = bulk_ops_as(&s, load, n_load, run_bytes, &seq, runs || (sorted && g_reverse));
   if (rc) fail_msg("bulk load (seed %llu): %s", (unsigned long long)seed, kv_errmsg());
   assert_int_equal(seq, last + 1);
   assert_int_equal(kv_last_sequence(s.db), seq);
@@ -414,7 +444,7 @@ static void test_runs_on_disk(void **state) {
   st s;
   st_open(&s);
   uint64_t rng = 7;
-  kv_bulk_options bo = {4096};
+  kv_bulk_options bo = {.run_bytes = 4096};
   kv_bulk *bl;
   assert_int_equal(kv_bulk_begin(s.db, &bo, &bl), KV_OK);
   for (int i = 0; i < 2000; i++) {
@@ -580,6 +610,202 @@ static void test_power_cuts(void **state) {
   free(load);
 }
 
+
+/* ---- the pipeline ----------------------------------------------------------------------- */
+
+/* Tiny segments: many buffers sorted and encoded by the worker. Sorted and reverse-sorted
+** input is joined whole (no family merged); other input is merged where segments overlap,
+** also with spilled runs; every read agrees with the model either way. */
+static void test_segments(void **state) {
+  (void)state;
+  g_seg_bytes = 300;
+  roundtrip("bulk_seg_sorted", true, 0, 2000);
+  assert_true(g_stats.segments > 4);
+  assert_true(g_stats.fams_segments >= 1);
+  assert_int_equal(g_stats.fams_merged, 0);
+  assert_int_equal(g_stats.segs_reframed, 0);
+  g_reverse = true;
+  roundtrip("bulk_seg_reverse", true, 0, 2000);
+  g_reverse = false;
+  assert_true(g_stats.segments > 4);
+  assert_true(g_stats.fams_segments >= 1);
+  assert_int_equal(g_stats.fams_merged, 0);
+  uint32_t merged = 0;
+  for (int i = 0; i < 3; i++) {
+    roundtrip_as("bulk_seg_runs", false, true, 0, 4000);
+    merged += g_stats.fams_merged;
+  }
+  assert_true(merged > 0); /* runs that revisit rows overlap: those families are merged */
+  for (int i = 0; i < 2; i++) roundtrip("bulk_seg_random", false, 0, 3000);
+  roundtrip_as("bulk_seg_runs_spilled", false, true, 4096, 3000);
+  roundtrip("bulk_seg_sorted_spilled", true, 4096, 3000);
+  g_seg_bytes = 0;
+}
+
+/* The same rows loaded sorted, reverse-sorted, row-shuffled and in one buffer read the
+** same. */
+static void test_orders_agree(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("bulk_orders"), rng = seed;
+  size_t n_rows = tu_scaled(3000, 300);
+  op *rows = calloc(n_rows * 2, sizeof *rows);
+  assert_non_null(rows);
+  for (size_t r = 0; r < n_rows; r++) /* two cells a row, in cell order; distinct rows */
+    for (int q = 0; q < 2; q++) {
+      op *o = &rows[r * 2 + (size_t)q];
+      o->fam = 1;
+      o->type = KV_PUT;
+      snprintf(o->row, sizeof o->row, "k%06d", (int)r);
+      snprintf(o->qual, sizeof o->qual, "q%d", q);
+      o->ts = 100;
+      snprintf(o->val, sizeof o->val, "v%llu", (unsigned long long)tu_below(&rng, 1u << 30));
+    }
+  char *first = NULL;
+  size_t segs[2] = {0, 200};
+  for (int order = 0; order < 3; order++) {
+    for (int sb = 0; sb < 2; sb++) {
+      op *load = calloc(n_rows * 2, sizeof *load);
+      size_t *perm = calloc(n_rows, sizeof *perm);
+      for (size_t r = 0; r < n_rows; r++) perm[r] = order == 1 ? n_rows - 1 - r : r;
+      if (order == 2)
+        for (size_t r = n_rows - 1; r > 0; r--) {
+          size_t j = (size_t)tu_below(&rng, r + 1), t = perm[r];
+          perm[r] = perm[j];
+          perm[j] = t;
+        }
+      for (size_t r = 0; r < n_rows; r++) memcpy(&load[r * 2], &rows[perm[r] * 2], 2 * sizeof *load);
+      st s;
+      st_open(&s);
+      g_seg_bytes = segs[sb];
+      uint64_t seq;
+      if (bulk_ops_as(&s, load, n_rows * 2, 0, &seq, true))
+        fail_msg("load (seed %llu): %s", (unsigned long long)seed, kv_errmsg());
+      g_seg_bytes = 0;
+      if (order < 2) assert_int_equal(g_stats.fams_merged, 0);
+      char *got = render(&s, 0);
+      if (!first) first = got;
+      else {
+        expect_same("a load in another order", seed, first, got);
+        free(got);
+      }
+      st_close(&s);
+      free(perm);
+      free(load);
+    }
+  }
+  free(first);
+  free(rows);
+}
+
+/* A commit during the load takes the sequence number the worker guessed: the segments are
+** framed again with the load's own, and reads agree with the model. */
+static void test_segment_reframe(void **state) {
+  (void)state;
+  st m, s;
+  st_open(&m);
+  st_open(&s);
+  size_t n = tu_scaled(1200, 200);
+  op *load = calloc(n, sizeof *load);
+  for (size_t k = 0; k < n; k++) {
+    op *o = &load[k];
+    o->fam = 0;
+    o->type = KV_PUT;
+    snprintf(o->row, sizeof o->row, "r%05d", (int)(k / 2));
+    snprintf(o->qual, sizeof o->qual, "q%zu", k % 2);
+    o->ts = 100;
+    snprintf(o->val, sizeof o->val, "v%zu", k);
+  }
+  op other = {.fam = 0, .type = KV_PUT, .row = "r00003", .qual = "q0", .ts = 100, .val = "mid"};
+  kv_bulk_options bo = {.segment_bytes = 300};
+  kv_bulk *bl;
+  assert_int_equal(kv_bulk_begin(s.db, &bo, &bl), KV_OK);
+  for (size_t k = 0; k < n / 2; k++) assert_int_equal(bulk_op(&s, bl, &load[k]), KV_OK);
+  assert_int_equal(kv_bulk_wait(bl), KV_OK); /* these segments guessed the next seq */
+  commit_ops(&s, &other, 1, true); /* during the load: older than the load */
+  for (size_t k = n / 2; k < n; k++) assert_int_equal(bulk_op(&s, bl, &load[k]), KV_OK);
+  uint64_t seq;
+  assert_int_equal(kv_bulk_commit(bl, &seq), KV_OK);
+  kv_bulk_stats bs;
+  kv_bulk_get_stats(bl, &bs);
+  kv_bulk_free(bl);
+  assert_int_equal(bs.fams_segments, 1);
+  assert_true(bs.segs_reframed > 0);
+  assert_int_equal(seq, kv_last_sequence(s.db));
+  commit_ops(&m, &other, 1, true);
+  commit_ops(&m, load, n, true);
+  char *want = render(&m, 0), *got = render(&s, 0);
+  expect_same("after a load framed again", 0, want, got);
+  free(got);
+  assert_int_equal(kv_close(s.db), KV_OK);
+  st_reopen(&s);
+  got = render(&s, 0);
+  expect_same("reopened", 0, want, got);
+  free(got);
+  free(want);
+  free(load);
+  st_close(&m);
+  st_close(&s);
+}
+
+typedef struct fault_ctx {
+  uint64_t at;      /* job that fails */
+  int calls;        /* jobs seen */
+} fault_ctx;
+
+static int fail_job(void *arg, uint32_t family_id, uint64_t job) {
+  fault_ctx *c = arg;
+  (void)family_id;
+  c->calls++;
+  return job == c->at ? KV_ERR_IO : KV_OK;
+}
+
+/* A job that fails in the worker (or at commit) fails the load with its error: the add that
+** closes a later segment or the commit returns it, nothing of the load is visible and no
+** file of it is left; the store takes the next load. */
+static void test_worker_failure(void **state) {
+  (void)state;
+  uint64_t at[] = {0, 1, 5, 1000000};
+  for (size_t t = 0; t < sizeof at / sizeof at[0]; t++) {
+    st s;
+    st_open(&s);
+    op pre = {.fam = 1, .type = KV_PUT, .row = "a", .qual = "q", .ts = 5, .val = "pre"};
+    commit_ops(&s, &pre, 1, true);
+    char *before = render(&s, 0);
+    int sf_before = count_files(s.env, ".sf");
+    fault_ctx fc = {at[t], 0};
+    kv_bulk_options bo = {.segment_bytes = 256, .fault = fail_job, .fault_arg = &fc};
+    kv_bulk *bl;
+    assert_int_equal(kv_bulk_begin(s.db, &bo, &bl), KV_OK);
+    int rc = KV_OK;
+    for (int k = 0; k < 600 && rc == KV_OK; k++) {
+      char row[16];
+      snprintf(row, sizeof row, "r%05d", k);
+      rc = kv_bulk_put(bl, s.fid[k % 2], row, strlen(row), "q", 1, 7, "value", 5);
+    }
+    if (rc == KV_OK) rc = kv_bulk_commit(bl, NULL);
+    kv_bulk_free(bl);
+    assert_true(fc.calls > 0);
+    if (at[t] < 1000000) {
+      assert_int_equal(rc, KV_ERR_IO);
+      assert_non_null(strstr(kv_errmsg(), "injected failure"));
+      char *got = render(&s, 0);
+      assert_string_equal(got, before);
+      free(got);
+      assert_int_equal(count_files(s.env, ".sf"), sf_before);
+      assert_int_equal(count_files(s.env, ".run"), 0);
+    } else {
+      assert_int_equal(rc, KV_OK);
+    }
+    op next = {.fam = 1, .type = KV_PUT, .row = "z", .qual = "q", .ts = 5, .val = "next"};
+    assert_int_equal(bulk_ops(&s, &next, 1, 0, NULL), KV_OK);
+    char *got = render(&s, 0);
+    assert_non_null(strstr(got, "z|1:q@5=next,"));
+    free(got);
+    free(before);
+    st_close(&s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_unsorted_in_memory),
@@ -590,6 +816,10 @@ int main(void) {
       cmocka_unit_test(test_empty_and_errors),
       cmocka_unit_test(test_order_against_commits),
       cmocka_unit_test(test_power_cuts),
+      cmocka_unit_test(test_segments),
+      cmocka_unit_test(test_orders_agree),
+      cmocka_unit_test(test_segment_reframe),
+      cmocka_unit_test(test_worker_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,487 @@
+/*
+** kv/bulk_sort.c: the bulk load's ordering (kv/bulk_int.h). Sorting a buffer's groups (a
+** buffer whose rows came ascending needs nothing, one whose rows came strictly descending
+** is reversed, any other by a natural merge sort); reading a sorted buffer in cell order
+** (rows made of several groups are sorted cell by cell); the resolver, which drops the
+** cells a later cell of the load replaces or masks (kv/bulk.h) and gives the survivors the
+** load's sequence number; and the merge of a family's run files and closed buffers, with
+** buffers that follow one another in key order read as one chain.
+** Not here: adding cells and spilling (kv/bulk.c), the worker and the final files
+** (kv/bulk_write.c), the store file format (kv/sf_*.c).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/bulk_int.h"
+#include "kv/db_impl.h"
+#include "kv/status.h"
+
+kv_cell kv_bulk_ent_cell(const kv_bulk_buf *u, const kv_bulk_ent *e) {
+  kv_cell c;
+  c.row = u->arena + e->row_off;
+  c.row_len = e->row_len;
+  c.qual = u->arena + e->qual_off;
+  c.qual_len = e->qual_len;
+  if (e->lt & KV_BULK_OWN_TS) memcpy(&c.ts, u->arena + e->qual_off - 8, 8);
+  else c.ts = u->now;
+  c.seq = u->ord_base + (uint64_t)(e - u->ents) + 1;
+  c.type = (uint8_t)KV_BULK_TYPE(e);
+  c.value = u->arena + e->qual_off + e->qual_len;
+  c.value_len = KV_BULK_VLEN(e);
+  return c;
+}
+
+/* ---- sorting a buffer ------------------------------------------------------------------- */
+
+/* Order of two groups: row key, then add order (equal rows are merged cell by cell later).
+** Meeting equal rows clears u->distinct: a comparison sort compares every two neighbours
+** of its output, so a sort that met none leaves no two groups of one row. */
+static int gcmp(kv_bulk_buf *u, const kv_bulk_grp *a, const kv_bulk_grp *b) {
+  const kv_bulk_ent *x = &u->ents[a->first], *y = &u->ents[b->first];
+  int c = kv_bytes_cmp(u->arena + x->row_off, x->row_len, u->arena + y->row_off, y->row_len);
+  if (c) return c;
+  u->distinct = false;
+  return a->first < b->first ? -1 : 1; /* entry index order is add order */
+}
+
+static void reverse(kv_bulk_grp *g, size_t lo, size_t hi) {
+  for (; lo < hi; lo++, hi--) {
+    kv_bulk_grp t = g[lo];
+    g[lo] = g[hi];
+    g[hi] = t;
+  }
+}
+
+/* Groups that came in strictly ascending rows need nothing, strictly descending ones are
+** reversed (distinct rows: the reversal keeps no equal rows to order). Anything else goes
+** through a natural merge sort: the input is cut into maximal ascending runs and strictly
+** descending runs, each descending run is reversed in place, then neighbouring runs are
+** merged pairwise until one is left. */
+int kv_bulk_sort_buf(kv_bulk_buf *u) {
+  size_t n = u->n_grps;
+  if (u->sorted) return KV_OK;
+  if (n < 2 || u->dir == KV_BULK_DIR_ASC || u->dir == KV_BULK_DIR_DESC) {
+    if (n >= 2 && u->dir == KV_BULK_DIR_DESC) reverse(u->grps, 0, n - 1);
+    u->sorted = u->distinct = true;
+    return KV_OK;
+  }
+  kv_bulk_grp *g = u->grps;
+  u->distinct = true;
+  size_t *starts = malloc((n + 1) * sizeof *starts);
+  kv_bulk_grp *tmp = malloc(n * sizeof *tmp);
+  if (!starts || !tmp) {
+    free(starts);
+    free(tmp);
+    return kv_error(KV_ERR_NOMEM, "bulk load: out of memory sorting");
+  }
+  size_t nr = 0, i = 0;
+  while (i < n) {
+    size_t j = i + 1;
+    if (j < n && gcmp(u, &g[i], &g[j]) > 0) {
+      while (j < n && gcmp(u, &g[j - 1], &g[j]) > 0) j++;
+      reverse(g, i, j - 1);
+    } else {
+      while (j < n && gcmp(u, &g[j - 1], &g[j]) < 0) j++;
+    }
+    starts[nr++] = i;
+    i = j;
+  }
+  starts[nr] = n;
+  kv_bulk_grp *src = g, *dst = tmp;
+  while (nr > 1) {
+    size_t out = 0;
+    for (size_t r = 0; r < nr; r += 2) {
+      size_t lo = starts[r], mid = starts[r + 1], hi = r + 2 <= nr ? starts[r + 2] : mid;
+      size_t a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) dst[k++] = gcmp(u, &src[b], &src[a]) < 0 ? src[b++] : src[a++];
+      while (a < mid) dst[k++] = src[a++];
+      while (b < hi) dst[k++] = src[b++];
+      starts[out++] = lo;
+    }
+    starts[out] = n;
+    nr = out;
+    kv_bulk_grp *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != g) memcpy(g, src, n * sizeof *g);
+  free(starts);
+  free(tmp);
+  u->sorted = true;
+  return KV_OK;
+}
+
+/* ---- reading sorted buffers in cell order ----------------------------------------------- */
+
+/* Sorting a span needs its buffer: qsort has no context argument, so it is passed here
+** (per thread: the worker and the caller sort at the same time). */
+static _Thread_local const kv_bulk_buf *sort_buf;
+
+static int idx_cmp(const void *a, const void *b) {
+  const kv_bulk_buf *u = sort_buf;
+  kv_cell x = kv_bulk_ent_cell(u, &u->ents[*(const uint32_t *)a]);
+  kv_cell y = kv_bulk_ent_cell(u, &u->ents[*(const uint32_t *)b]);
+  return kv_cell_cmp(&x, &y);
+}
+
+/* A source of cells in kv_cell_cmp order (seq = add ordinal): a chain of sorted buffers
+** whose rows follow one another, or a run file. */
+typedef struct src {
+  kv_cell cur;            /* current cell (valid while valid is true) */
+  bool valid;             /* positioned on a cell */
+  int err;                /* a run's read error */
+  kv_bulk_buf **chain;    /* buffers, in row order (rows never shared between two) */
+  size_t n_chain, ci;     /* their number / the current one */
+  size_t gi;              /* next group of the current buffer */
+  uint32_t *span;         /* entry indexes of the current span of equal rows */
+  size_t span_n, span_i, span_cap; /* its length, position, allocated */
+  size_t span_groups;     /* groups in the current span */
+  kv_sf_reader *r;        /* run: its reader */
+  kv_iter *it;            /* run: its iterator */
+} src;
+
+/* Load the next span (the groups of the next row key) of the chain into s->span. */
+static int mem_fill(src *s) {
+  s->span_n = s->span_i = s->span_groups = 0;
+  while (s->ci < s->n_chain && s->gi >= s->chain[s->ci]->n_grps) {
+    s->ci++;
+    s->gi = 0;
+  }
+  if (s->ci >= s->n_chain) return KV_OK;
+  const kv_bulk_buf *u = s->chain[s->ci];
+  size_t g = s->gi, end = g + 1;
+  const kv_bulk_ent *e0 = &u->ents[u->grps[g].first];
+  while (!u->distinct && end < u->n_grps) {
+    const kv_bulk_ent *e = &u->ents[u->grps[end].first];
+    if (e->row_len != e0->row_len ||
+        memcmp(u->arena + e->row_off, u->arena + e0->row_off, e0->row_len) != 0)
+      break;
+    end++;
+  }
+  size_t n = 0;
+  for (size_t k = g; k < end; k++) n += u->grps[k].n;
+  if (!kv_bulk_grow((void **)&s->span, &s->span_cap, n, sizeof *s->span))
+    return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  for (size_t k = g; k < end; k++)
+    for (uint32_t j = 0; j < u->grps[k].n; j++) s->span[s->span_n++] = u->grps[k].first + j;
+  s->span_groups = end - g;
+  if (end - g > 1) {
+    sort_buf = u;
+    qsort(s->span, s->span_n, sizeof *s->span, idx_cmp);
+  }
+  s->gi = end;
+  return KV_OK;
+}
+
+static int src_next(src *s) {
+  if (s->it) {
+    kv_iter *it = s->it;
+    if (s->valid) it->ops->next(it);
+    s->valid = it->ops->valid(it);
+    if (s->valid) s->cur = *it->ops->cell(it);
+    else s->err = it->ops->status(it);
+    return s->err;
+  }
+  if (s->span_i >= s->span_n) {
+    int rc = mem_fill(s);
+    if (rc) return s->err = rc;
+  }
+  s->valid = s->span_i < s->span_n;
+  if (s->valid) {
+    const kv_bulk_buf *u = s->chain[s->ci];
+    s->cur = kv_bulk_ent_cell(u, &u->ents[s->span[s->span_i++]]);
+  }
+  return KV_OK;
+}
+
+static void src_free(src *s) {
+  if (s->it) s->it->ops->destroy(s->it);
+  if (s->r) kv_sf_close(s->r);
+  free(s->span);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- resolving -------------------------------------------------------------------------- */
+
+/* A kept cell waiting for the rest of its (row, qualifier, timestamp), so the cells of one
+** key go out in type-descending order. */
+typedef struct pend {
+  bool used;              /* holds a cell */
+  uint8_t *qual;          /* qualifier copy */
+  size_t qual_cap;        /* allocated */
+  uint8_t *val;           /* value copy */
+  size_t val_cap;         /* allocated */
+  kv_cell c;              /* the cell (pointers into the copies and the resolver's row) */
+} pend;
+
+typedef struct fdel {
+  int64_t ts;             /* DELETE_FAMILY timestamp */
+  uint64_t ord;           /* its add ordinal */
+} fdel;
+
+/* The resolver's state over one family's merged stream. */
+typedef struct resolver {
+  kv_sf_writer *w;        /* output */
+  uint64_t seq;           /* the load's sequence number */
+  uint8_t *row;           /* current row key (copy) */
+  size_t row_len, row_cap;/* its length / allocated */
+  bool have_row;          /* a row is current */
+  uint8_t *qual;          /* current qualifier (copy) */
+  size_t qual_len, qual_cap; /* its length / allocated */
+  bool have_qual;         /* a column is current */
+  int64_t ts;             /* current timestamp within the column */
+  bool have_ts;           /* a timestamp is current */
+  uint64_t delcol_ord;    /* highest ordinal of a DELETE_COLUMN of the column so far */
+  uint64_t delver_ord;    /* highest ordinal of a DELETE_VERSION at the current ts */
+  fdel *fdels;            /* DELETE_FAMILY cells of the row */
+  size_t n_fdels, cap_fdels; /* used / allocated */
+  pend pend[4];           /* kept cells of the current (row, qualifier, ts), by type */
+} resolver;
+
+static bool copy_bytes(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n) {
+  if (!kv_bulk_grow((void **)buf, cap, n ? n : 1, 1)) return false;
+  if (n) memcpy(*buf, p, n);
+  return true;
+}
+
+/* Write the pending cells, tombstones first (type descending). */
+static int flush_pend(resolver *r) {
+  int rc = KV_OK;
+  for (int t = 3; t >= 0 && rc == KV_OK; t--) {
+    pend *p = &r->pend[t];
+    if (!p->used) continue;
+    p->c.row = r->row;
+    p->c.row_len = (uint32_t)r->row_len;
+    rc = kv_sf_writer_add(r->w, &p->c);
+    p->used = false;
+  }
+  return rc;
+}
+
+static int resolve(resolver *r, const kv_cell *c) {
+  bool new_row = !r->have_row || !(c->row_len == r->row_len &&
+                                   memcmp(c->row, r->row, r->row_len) == 0);
+  bool new_qual = new_row || !r->have_qual ||
+                  kv_bytes_cmp(c->qual, c->qual_len, r->qual, r->qual_len) != 0;
+  bool new_ts = new_qual || !r->have_ts || c->ts != r->ts;
+  if (new_ts) {
+    int rc = flush_pend(r);
+    if (rc) return rc;
+    r->ts = c->ts;
+    r->have_ts = true;
+    r->delver_ord = 0;
+  }
+  if (new_qual) {
+    if (!copy_bytes(&r->qual, &r->qual_cap, c->qual, c->qual_len))
+      return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+    r->qual_len = c->qual_len;
+    r->have_qual = true;
+    r->delcol_ord = 0;
+  }
+  if (new_row) {
+    if (!copy_bytes(&r->row, &r->row_cap, c->row, c->row_len))
+      return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+    r->row_len = c->row_len;
+    r->have_row = true;
+    r->n_fdels = 0;
+  }
+  pend *p = &r->pend[c->type & 3];
+  if (p->used) return KV_OK; /* a later-added cell of the same key and type replaced it */
+  uint64_t ord = c->seq;
+  switch (c->type) {
+  case KV_PUT:
+    if (ord < r->delcol_ord || ord < r->delver_ord) return KV_OK;
+    for (size_t i = 0; i < r->n_fdels; i++)
+      if (r->fdels[i].ts >= c->ts && r->fdels[i].ord > ord) return KV_OK;
+    break;
+  case KV_DELETE_COLUMN:
+    if (ord > r->delcol_ord) r->delcol_ord = ord;
+    break;
+  case KV_DELETE_VERSION:
+    if (ord > r->delver_ord) r->delver_ord = ord;
+    break;
+  default: /* KV_DELETE_FAMILY */
+    if (!kv_bulk_grow((void **)&r->fdels, &r->cap_fdels, r->n_fdels + 1, sizeof *r->fdels))
+      return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+    r->fdels[r->n_fdels].ts = c->ts;
+    r->fdels[r->n_fdels].ord = ord;
+    r->n_fdels++;
+    break;
+  }
+  if (!copy_bytes(&p->qual, &p->qual_cap, c->qual, c->qual_len) ||
+      !copy_bytes(&p->val, &p->val_cap, c->value, c->value_len))
+    return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  p->c = *c;
+  p->c.qual = p->qual;
+  p->c.value = p->val;
+  p->c.seq = r->seq;
+  p->used = true;
+  return KV_OK;
+}
+
+static void resolver_free(resolver *r) {
+  free(r->row);
+  free(r->qual);
+  free(r->fdels);
+  for (int t = 0; t < 4; t++) {
+    free(r->pend[t].qual);
+    free(r->pend[t].val);
+  }
+}
+
+/* One buffer, row by row. A row made of one group has no two cells of one (qualifier,
+** timestamp), and none of its cells masks another: a group's later cells sort after its
+** earlier ones, and a tombstone masks only cells added before it that sort after it in the
+** same column (equal or older timestamp), which a group cannot hold. So such a row is
+** written as it is; a row of several groups goes through the resolver. */
+int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq) {
+  src s;
+  memset(&s, 0, sizeof s);
+  kv_bulk_buf *one = (kv_bulk_buf *)u; /* read only: the chain type is shared with merges */
+  s.chain = &one;
+  s.n_chain = 1;
+  resolver r;
+  memset(&r, 0, sizeof r);
+  r.w = w;
+  r.seq = seq;
+  int rc = KV_OK;
+  for (;;) {
+    rc = mem_fill(&s);
+    if (rc || s.span_n == 0) break;
+    if (s.span_groups == 1) {
+      for (size_t i = 0; i < s.span_n && rc == KV_OK; i++) {
+        kv_cell c = kv_bulk_ent_cell(u, &u->ents[s.span[i]]);
+        c.seq = seq;
+        rc = kv_sf_writer_add(w, &c);
+      }
+    } else {
+      for (size_t i = 0; i < s.span_n && rc == KV_OK; i++) {
+        kv_cell c = kv_bulk_ent_cell(u, &u->ents[s.span[i]]);
+        rc = resolve(&r, &c);
+      }
+      if (rc == KV_OK) rc = flush_pend(&r);
+    }
+    if (rc) break;
+  }
+  resolver_free(&r);
+  free(s.span);
+  return rc;
+}
+
+/* ---- merging ---------------------------------------------------------------------------- */
+
+/* First / last row key of a sorted, non-empty buffer. */
+static const uint8_t *buf_row(const kv_bulk_buf *u, size_t g, size_t *len) {
+  const kv_bulk_ent *e = &u->ents[u->grps[g].first];
+  *len = e->row_len;
+  return u->arena + e->row_off;
+}
+
+static _Thread_local kv_bulk_buf **chain_bufs;
+
+static int first_row_cmp(const void *a, const void *b) {
+  const kv_bulk_buf *x = chain_bufs[*(const uint32_t *)a], *y = chain_bufs[*(const uint32_t *)b];
+  size_t xl, yl;
+  const uint8_t *xr = buf_row(x, 0, &xl), *yr = buf_row(y, 0, &yl);
+  int c = kv_bytes_cmp(xr, xl, yr, yl);
+  if (c) return c;
+  return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* Cut f's non-empty buffers that still hold their cells, taken by first row, into chains whose buffers follow one
+** another strictly (each one's first row above the previous one's last): the fewest
+** sources that read every buffer in order. *out: n_segs + 1 entries, chain k is
+** (*out)[start[k] .. start[k+1]); returns the number of chains, or -1 (out of memory). */
+static int make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start) {
+  uint32_t n = 0;
+  uint32_t *idx = malloc((f->n_segs + 1u) * sizeof *idx);
+  uint32_t *chain_of = malloc((f->n_segs + 1u) * sizeof *chain_of);
+  kv_bulk_buf **last = malloc((f->n_segs + 1u) * sizeof *last);
+  *out = malloc((f->n_segs + 1u) * sizeof **out);
+  *start = malloc((f->n_segs + 2u) * sizeof **start);
+  if (!idx || !chain_of || !last || !*out || !*start) {
+    free(idx); free(chain_of); free(last); free(*out); free(*start);
+    *out = NULL;
+    *start = NULL;
+    return -1;
+  }
+  for (uint32_t i = 0; i < f->n_segs; i++)
+    if (f->segs[i]->raw && f->segs[i]->n_grps) idx[n++] = i;
+  chain_bufs = f->segs;
+  qsort(idx, n, sizeof *idx, first_row_cmp);
+  int nc = 0;
+  for (uint32_t k = 0; k < n; k++) { /* first chain whose last buffer ends before it */
+    kv_bulk_buf *u = f->segs[idx[k]];
+    size_t fl, ll;
+    const uint8_t *fr = buf_row(u, 0, &fl);
+    int c = 0;
+    for (; c < nc; c++) {
+      const uint8_t *lr = buf_row(last[c], last[c]->n_grps - 1, &ll);
+      if (kv_bytes_cmp(lr, ll, fr, fl) < 0) break;
+    }
+    if (c == nc) nc++;
+    last[c] = u;
+    chain_of[k] = (uint32_t)c;
+  }
+  size_t pos = 0;
+  for (int c = 0; c < nc; c++) { /* chain by chain, each in first-row order */
+    (*start)[c] = pos;
+    for (uint32_t k = 0; k < n; k++)
+      if (chain_of[k] == (uint32_t)c) (*out)[pos++] = f->segs[idx[k]];
+  }
+  (*start)[nc] = pos;
+  free(idx);
+  free(chain_of);
+  free(last);
+  return nc;
+}
+
+int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, uint64_t seq) {
+  kv_db *db = b->db;
+  kv_bulk_buf **bufs = NULL;
+  size_t *start = NULL;
+  int nc = make_chains(f, &bufs, &start);
+  if (nc < 0) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  uint32_t nr = do_resolve ? f->n_runs : 0; /* a spill leaves the earlier runs alone */
+  uint32_t n = nr + (uint32_t)nc;
+  src *s = calloc(n ? n : 1, sizeof *s);
+  int rc = s ? KV_OK : kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  for (uint32_t i = 0; i < nr && rc == KV_OK; i++) {
+    rc = kv_sf_open(db->env, f->runs[i], &s[i].r);
+    if (rc == KV_OK) {
+      s[i].it = kv_sf_iter_new(s[i].r, NULL);
+      if (!s[i].it) rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+    }
+    if (rc == KV_OK) {
+      s[i].it->ops->seek_first(s[i].it);
+      s[i].valid = s[i].it->ops->valid(s[i].it);
+      if (s[i].valid) s[i].cur = *s[i].it->ops->cell(s[i].it);
+      else rc = s[i].it->ops->status(s[i].it);
+    }
+  }
+  for (int c = 0; c < nc && rc == KV_OK; c++) {
+    src *m = &s[nr + (uint32_t)c];
+    m->chain = bufs + start[c];
+    m->n_chain = start[c + 1] - start[c];
+    rc = src_next(m);
+  }
+  resolver r;
+  memset(&r, 0, sizeof r);
+  r.w = w;
+  r.seq = seq;
+  while (rc == KV_OK) {
+    src *best = NULL;
+    for (uint32_t i = 0; i < n; i++)
+      if (s[i].valid && (!best || kv_cell_cmp(&s[i].cur, &best->cur) < 0)) best = &s[i];
+    if (!best) break;
+    rc = do_resolve ? resolve(&r, &best->cur) : kv_sf_writer_add(w, &best->cur);
+    if (rc == KV_OK) rc = src_next(best);
+  }
+  if (rc == KV_OK && do_resolve) rc = flush_pend(&r);
+  resolver_free(&r);
+  for (uint32_t i = 0; s && i < n; i++) src_free(&s[i]);
+  free(s);
+  free(bufs);
+  free(start);
+  return rc;
+}

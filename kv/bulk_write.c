@@ -1,0 +1,457 @@
+/*
+** kv/bulk_write.c: the bulk load's pipeline and its output (kv/bulk_int.h).
+**
+** The worker: one thread, started when the first segment is closed, takes closed buffers
+** from a FIFO queue, sorts each (kv/bulk_sort.c) and, when asked, resolves and encodes it
+** into finished store-file blocks in memory (kv/sf_seg.h) with the sequence number the
+** commit will most likely take (the store's last one plus 1). So sorting, block encoding,
+** lz4 and the bloom hashes of one part of the input run while the caller parses the next.
+** The caller's thread takes jobs too when it waits (spill, commit). A job's error is kept
+** (with its message) and returned by the next add that closes a segment, or by commit.
+**
+** Commit, per family (two families at a time, on two threads): when the family spilled no
+** run and its closed buffers, taken by first row, follow one another without sharing a row
+** and all were encoded, the store file is their segments one after another
+** (kv_sf_writer_add_seg, which re-frames blocks only if the commit's sequence number is not
+** the one guessed); otherwise its runs and buffers are merged and resolved cell by cell.
+** Then one MANIFEST record names every family's file, and the files join their families
+** and the sequence number is published, under mu, in one step.
+** Not here: adding cells (kv/bulk.c), sorting and merging (kv/bulk_sort.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/bulk_int.h"
+#include "kv/db_impl.h"
+#include "kv/status.h"
+
+/* ---- the worker ------------------------------------------------------------------------- */
+
+/* Sort u, and encode it if asked. Runs without b->mu. */
+static int run_job(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u, uint64_t job) {
+  if (b->fault) {
+    int rc = b->fault(b->fault_arg, f->id, job);
+    if (rc) return kv_error(rc, "bulk load: injected failure in segment %llu of family %u",
+                            (unsigned long long)job, f->id);
+  }
+  int rc = kv_bulk_sort_buf(u);
+  if (rc || !u->encode || u->n_ents == 0) return rc;
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
+  kv_sf_writer *w;
+  rc = kv_sf_seg_open(&wo, &w);
+  if (rc) return rc;
+  uint64_t guess = atomic_load_explicit(&b->db->last_seq, memory_order_acquire) + 1;
+  rc = kv_bulk_write_buf(u, w, guess);
+  if (rc) {
+    kv_sf_writer_abort(w);
+    return rc;
+  }
+  rc = kv_sf_seg_finish(w, &u->seg);
+  if (rc) return rc;
+  /* Keep the first and last row keys; give the arrays back for the next buffer. */
+  const kv_bulk_ent *e0 = &u->ents[u->grps[0].first];
+  const kv_bulk_ent *e1 = &u->ents[u->grps[u->n_grps - 1].first];
+  u->bounds = malloc((size_t)e0->row_len + e1->row_len);
+  if (!u->bounds) return KV_OK; /* the arrays stay: nothing lost */
+  memcpy(u->bounds, u->arena + e0->row_off, e0->row_len);
+  memcpy(u->bounds + e0->row_len, u->arena + e1->row_off, e1->row_len);
+  u->first_len = e0->row_len;
+  u->last_len = e1->row_len;
+  kv_bulk_spare sp = {u->arena, u->acap, u->ents, u->cap_ents, u->grps, u->cap_grps};
+  u->arena = NULL;
+  u->ents = NULL;
+  u->grps = NULL;
+  u->acap = u->cap_ents = u->cap_grps = 0;
+  u->raw = false;
+  pthread_mutex_lock(&b->mu);
+  bool kept = b->n_spare < KV_BULK_SPARES;
+  if (kept) b->spare[b->n_spare++] = sp;
+  pthread_mutex_unlock(&b->mu);
+  if (!kept) {
+    free(sp.arena);
+    free(sp.ents);
+    free(sp.grps);
+  }
+  return KV_OK;
+}
+
+/* Take and run one job. REQUIRES: b->mu held and a job queued; returns with it held. */
+static void take_job(kv_bulk *b) {
+  kv_bulk_job j = b->q[b->q_head];
+  b->q_head = (b->q_head + 1) % b->q_cap;
+  b->q_len--;
+  b->busy++;
+  uint64_t no = b->jobs++;
+  bool skip = b->werr != KV_OK;
+  pthread_mutex_unlock(&b->mu);
+  int rc = skip ? KV_OK : run_job(b, j.f, j.u, no);
+  pthread_mutex_lock(&b->mu);
+  j.u->rc = rc;
+  j.u->ready = true;
+  if (rc && b->werr == KV_OK) {
+    b->werr = rc;
+    snprintf(b->wmsg, sizeof b->wmsg, "%s", kv_errmsg());
+  }
+  b->busy--;
+  pthread_cond_broadcast(&b->cv);
+}
+
+static void *worker_main(void *arg) {
+  kv_bulk *b = arg;
+  pthread_mutex_lock(&b->mu);
+  for (;;) {
+    while (!b->stop && b->q_len == 0) pthread_cond_wait(&b->cv, &b->mu);
+    if (b->q_len == 0) break; /* stop, and nothing left */
+    take_job(b);
+  }
+  pthread_mutex_unlock(&b->mu);
+  return NULL;
+}
+
+int kv_bulk_enqueue(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u) {
+  pthread_mutex_lock(&b->mu);
+  int rc = b->werr;
+  if (rc) {
+    int code = rc;
+    char msg[sizeof b->wmsg];
+    memcpy(msg, b->wmsg, sizeof msg);
+    pthread_mutex_unlock(&b->mu);
+    return kv_error(code, "%s", msg);
+  }
+  if (b->q_len == b->q_cap) { /* grow the ring, keeping its order */
+    size_t nc = b->q_cap ? b->q_cap * 2 : 16;
+    kv_bulk_job *q = malloc(nc * sizeof *q);
+    if (!q) {
+      pthread_mutex_unlock(&b->mu);
+      return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+    }
+    for (size_t i = 0; i < b->q_len; i++) q[i] = b->q[(b->q_head + i) % b->q_cap];
+    free(b->q);
+    b->q = q;
+    b->q_head = 0;
+    b->q_cap = nc;
+  }
+  b->q[(b->q_head + b->q_len) % b->q_cap] = (kv_bulk_job){f, u};
+  b->q_len++;
+  if (!b->started && !b->stop) {
+    if (pthread_create(&b->th, NULL, worker_main, b) == 0) b->started = true;
+    /* else: no worker; the jobs run on the caller's thread at the next drain */
+  }
+  pthread_cond_broadcast(&b->cv);
+  pthread_mutex_unlock(&b->mu);
+  return KV_OK;
+}
+
+int kv_bulk_drain(kv_bulk *b) {
+  pthread_mutex_lock(&b->mu);
+  for (;;) {
+    if (b->q_len) {
+      take_job(b);
+      continue;
+    }
+    if (b->busy == 0) break;
+    pthread_cond_wait(&b->cv, &b->mu);
+  }
+  int rc = b->werr;
+  char msg[sizeof b->wmsg];
+  memcpy(msg, b->wmsg, sizeof msg);
+  pthread_mutex_unlock(&b->mu);
+  return rc ? kv_error(rc, "%s", msg) : KV_OK;
+}
+
+void kv_bulk_stop(kv_bulk *b) {
+  pthread_mutex_lock(&b->mu);
+  b->stop = true;
+  b->q_len = 0; /* jobs not taken are dropped: their buffers belong to their families */
+  bool started = b->started;
+  b->started = false;
+  pthread_cond_broadcast(&b->cv);
+  pthread_mutex_unlock(&b->mu);
+  if (started) pthread_join(b->th, NULL);
+}
+
+/* ---- the final files -------------------------------------------------------------------- */
+
+/* One family's output file, written and synced but not yet named. */
+typedef struct outf {
+  kv_sfh *h;              /* handle with one reference, or NULL (nothing kept) */
+  char path[KV_BULK_PATH_CAP]; /* its path */
+} outf;
+
+static int seg_first_cmp(const void *a, const void *b) {
+  const kv_bulk_buf *x = *(kv_bulk_buf *const *)a, *y = *(kv_bulk_buf *const *)b;
+  return kv_bytes_cmp(x->bounds, x->first_len, y->bounds, y->first_len);
+}
+
+/* When f's file can be its encoded segments one after another: *order gets its non-empty
+** buffers in row order (malloc'ed), and true. */
+static bool segments_chain(kv_bulk_fam *f, kv_bulk_buf ***order, size_t *n) {
+  *order = NULL;
+  *n = 0;
+  if (f->n_runs) return false;
+  kv_bulk_buf **o = malloc((f->n_segs + 1u) * sizeof *o);
+  if (!o) return false;
+  size_t k = 0;
+  for (uint32_t i = 0; i < f->n_segs; i++) {
+    kv_bulk_buf *u = f->segs[i];
+    if (!u->ready || u->rc || u->raw) { /* not encoded (or its arrays could not go) */
+      free(o);
+      return false;
+    }
+    if (u->n_grps) o[k++] = u;
+  }
+  qsort(o, k, sizeof *o, seg_first_cmp);
+  for (size_t i = 1; i < k; i++) {
+    const kv_bulk_buf *p = o[i - 1], *u = o[i];
+    if (kv_bytes_cmp(p->bounds + p->first_len, p->last_len, u->bounds, u->first_len) >= 0) {
+      free(o);
+      return false;
+    }
+  }
+  *order = o;
+  *n = k;
+  return true;
+}
+
+/* Open a new file named <number><ext> in f's folder for writing. */
+static int open_out(kv_bulk *b, kv_bulk_fam *f, const char *ext, bool run, char *path,
+                    size_t cap, uint64_t *number, kv_sf_writer **w) {
+  kv_db *db = b->db;
+  int rc = db->env->mkdir(db->env, f->dir);
+  if (rc) return rc;
+  *number = kv_db_new_file_number(db);
+  snprintf(path, cap, "%s/%llu%s", f->dir, (unsigned long long)*number, ext);
+  kv_sf_writer_options wo = {f->block_size, run ? KV_COMPRESSION_NONE : f->compression,
+                             run ? 1u : 0u};
+  return kv_sf_writer_open(db->env, path, &wo, w);
+}
+
+int kv_bulk_materialize(kv_bulk *b, kv_bulk_fam *f) {
+  uint32_t k = 0;
+  int rc = KV_OK;
+  for (uint32_t i = 0; i < f->n_segs; i++) {
+    kv_bulk_buf *u = f->segs[i];
+    if (rc || u->raw || !u->seg) { /* kept (or encoded to nothing: dropped) */
+      if (rc || u->raw) f->segs[k++] = u;
+      else kv_bulk_buf_free(u);
+      continue;
+    }
+    size_t cap = f->cap_runs;
+    if (!kv_bulk_grow((void **)&f->runs, &cap, f->n_runs + 1u, sizeof *f->runs)) {
+      rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+      f->segs[k++] = u;
+      continue;
+    }
+    f->cap_runs = (uint32_t)cap;
+    char path[KV_BULK_PATH_CAP];
+    uint64_t number;
+    kv_sf_writer *w = NULL;
+    rc = open_out(b, f, ".run", true, path, sizeof path, &number, &w);
+    char *dup = rc ? NULL : strdup(path);
+    if (rc == KV_OK && !dup) {
+      kv_sf_writer_abort(w);
+      b->db->env->remove(b->db->env, path);
+      rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+    }
+    if (rc) {
+      f->segs[k++] = u;
+      continue;
+    }
+    f->runs[f->n_runs++] = dup; /* removed by kv_bulk_free / commit from here on */
+    rc = kv_sf_writer_add_seg(w, u->seg, u->ord_base + u->n_ents);
+    if (rc) {
+      kv_sf_writer_abort(w);
+      f->segs[k++] = u;
+      continue;
+    }
+    rc = kv_sf_writer_finish(w, NULL);
+    if (rc) f->segs[k++] = u;
+    else kv_bulk_buf_free(u);
+  }
+  f->n_segs = k;
+  return rc;
+}
+
+static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
+  kv_db *db = b->db;
+  kv_bulk_buf **order;
+  size_t n;
+  bool chain = segments_chain(f, &order, &n);
+  int rc = chain ? KV_OK : kv_bulk_materialize(b, f);
+  for (uint32_t i = 0; i < f->n_segs && rc == KV_OK; i++) rc = kv_bulk_sort_buf(f->segs[i]);
+  uint64_t number = 0;
+  kv_sf_writer *w = NULL;
+  if (rc == KV_OK) rc = open_out(b, f, ".sf", false, o->path, sizeof o->path, &number, &w);
+  if (rc) {
+    o->path[0] = 0;
+    free(order);
+    return rc;
+  }
+  uint64_t reframed = 0;
+  if (chain) {
+    for (size_t i = 0; i < n && rc == KV_OK; i++) {
+      reframed += order[i]->seg && kv_sf_seg_seq(order[i]->seg) != seq;
+      rc = kv_sf_writer_add_seg(w, order[i]->seg, seq);
+    }
+    free(order);
+  } else {
+    rc = kv_bulk_merge(b, f, w, true, seq);
+  }
+  pthread_mutex_lock(&b->mu);
+  if (chain) b->stats.fams_segments++;
+  else b->stats.fams_merged++;
+  b->stats.segs_reframed += reframed;
+  pthread_mutex_unlock(&b->mu);
+  if (rc) {
+    kv_sf_writer_abort(w);
+    return rc;
+  }
+  kv_sf_props props;
+  rc = kv_sf_writer_finish(w, &props);
+  if (rc == KV_OK) rc = db->env->sync_dir(db->env, f->dir);
+  if (rc) return rc;
+  if (props.cells == 0) { /* everything was masked: an empty file, not kept */
+    db->env->remove(db->env, o->path);
+    o->path[0] = 0;
+    return KV_OK;
+  }
+  kv_file_meta meta = {number, props.file_size, seq, seq, props.cells, props.rows};
+  pthread_mutex_lock(&db->mu);
+  kv_fam *kf = kv_db_family(db, f->id);
+  pthread_mutex_unlock(&db->mu);
+  if (!kf) return kv_error(KV_ERR_NOTFOUND, "bulk load: family id %u was dropped", f->id);
+  return kv_sfh_open(db, kf, &meta, &o->h);
+}
+
+/* Name the files in the MANIFEST and publish them with sequence number seq.
+** REQUIRES: the writer role, mu NOT held. */
+static int install(kv_bulk *b, outf *o, uint64_t seq) {
+  kv_db *db = b->db;
+  kv_edit *e = calloc(b->n_fams + 1u, sizeof *e);
+  if (!e) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  int n = 0, rc = KV_OK;
+  pthread_mutex_lock(&db->mu);
+  for (uint32_t i = 0; i < b->n_fams; i++) {
+    if (!o[i].h) continue;
+    kv_fam *kf = kv_db_family(db, b->fams[i]->id);
+    if (!kf) {
+      rc = kv_error(KV_ERR_NOTFOUND, "bulk load: family id %u was dropped", b->fams[i]->id);
+      break;
+    }
+    e[n].kind = KV_EDIT_ADD_FILE;
+    e[n].family_id = kf->id;
+    e[n].table_id = kf->table_id;
+    e[n].file = o[i].h->meta;
+    n++;
+  }
+  if (rc == KV_OK && n) {
+    kv_db_bg_pause(db); /* the MANIFEST has one writer at a time */
+    e[n] = kv_db_counters_edit(db, NULL);
+    e[n].last_seq = seq;
+    rc = kv_manifest_apply(db->man, &db->ver, e, n + 1);
+    kv_db_bg_resume(db);
+    if (rc) {
+      char msg[256];
+      snprintf(msg, sizeof msg, "%s", kv_errmsg());
+      kv_db_set_bg_error(db, rc, msg);
+      for (uint32_t i = 0; i < b->n_fams; i++)
+        if (o[i].h) o[i].path[0] = 0; /* may be named: kv_open decides */
+    }
+  }
+  if (rc == KV_OK) {
+    for (uint32_t i = 0; i < b->n_fams; i++) o[i].path[0] = 0; /* named: never removed */
+    for (uint32_t i = 0; i < b->n_fams && rc == KV_OK; i++) {
+      if (!o[i].h) continue;
+      rc = kv_fam_add_file(kv_db_family(db, b->fams[i]->id), o[i].h);
+      if (rc == KV_OK) o[i].h = NULL;
+    }
+    if (rc) kv_db_set_bg_error(db, rc, "bulk load: out of memory publishing the files");
+    atomic_store_explicit(&db->last_seq, seq, memory_order_release);
+    pthread_cond_signal(&db->bg_cv); /* a family may have reached compaction_trigger */
+  }
+  pthread_mutex_unlock(&db->mu);
+  free(e);
+  return rc;
+}
+
+/* The families' output files are written by WRITERS threads (the caller's and helpers),
+** each taking the next family, largest first, until none is left or one failed. */
+#define WRITERS 2
+
+typedef struct wjob {
+  kv_bulk *b;             /* the load */
+  outf *o;                /* per family: its output */
+  uint64_t seq;           /* the load's sequence number */
+  uint32_t *order;        /* family indexes, largest first */
+  atomic_uint next;       /* next position in order */
+  pthread_mutex_t mu;     /* guards rc and msg */
+  int rc;                 /* first error, or KV_OK */
+  char msg[512];          /* its message (kv_error's text is per thread) */
+} wjob;
+
+static void *writer_main(void *arg) {
+  wjob *j = arg;
+  for (;;) {
+    unsigned k = atomic_fetch_add(&j->next, 1);
+    if (k >= j->b->n_fams) break;
+    pthread_mutex_lock(&j->mu);
+    bool failed = j->rc != KV_OK;
+    pthread_mutex_unlock(&j->mu);
+    if (failed) break;
+    uint32_t i = j->order[k];
+    int rc = write_fam(j->b, j->b->fams[i], j->seq, &j->o[i]);
+    if (rc) {
+      pthread_mutex_lock(&j->mu);
+      if (j->rc == KV_OK) {
+        j->rc = rc;
+        snprintf(j->msg, sizeof j->msg, "%s", kv_errmsg());
+      }
+      pthread_mutex_unlock(&j->mu);
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* Write every family's output file (write_fam), on up to WRITERS threads. */
+static int write_all(kv_bulk *b, outf *o, uint64_t seq) {
+  wjob j;
+  memset(&j, 0, sizeof j);
+  j.b = b;
+  j.o = o;
+  j.seq = seq;
+  j.order = malloc(b->n_fams * sizeof *j.order);
+  if (!j.order) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  for (uint32_t i = 0; i < b->n_fams; i++) { /* insertion sort, most cells first */
+    uint32_t k = i;
+    for (; k > 0 && b->fams[j.order[k - 1]]->cells < b->fams[i]->cells; k--)
+      j.order[k] = j.order[k - 1];
+    j.order[k] = i;
+  }
+  atomic_init(&j.next, 0);
+  pthread_mutex_init(&j.mu, NULL);
+  pthread_t th[WRITERS - 1];
+  int started = 0;
+  for (int t = 0; t < WRITERS - 1 && (uint32_t)t + 1 < b->n_fams; t++)
+    if (pthread_create(&th[t], NULL, writer_main, &j) == 0) started++;
+  writer_main(&j);
+  for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+  pthread_mutex_destroy(&j.mu);
+  free(j.order);
+  if (j.rc) return kv_error(j.rc, "%s", j.msg);
+  return KV_OK;
+}
+
+int kv_bulk_write_and_install(kv_bulk *b, uint64_t seq) {
+  outf *o = calloc(b->n_fams ? b->n_fams : 1, sizeof *o);
+  if (!o) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  int rc = write_all(b, o, seq);
+  if (rc == KV_OK) rc = install(b, o, seq);
+  for (uint32_t i = 0; rc && i < b->n_fams; i++) {
+    if (o[i].h) kv_sfh_unref(o[i].h);
+    if (o[i].path[0]) b->db->env->remove(b->db->env, o[i].path);
+  }
+  free(o);
+  return rc;
+}

@@ -1,0 +1,56 @@
+/*
+** kv/sf_seg.h: store file segments, for the bulk load's pipeline (kv/bulk_write.c). A
+** segment is a run of cells encoded ahead of time into finished store-file blocks (framed,
+** lz4, checksummed) kept in memory, with their block index entries, the bloom hashes of
+** their rows and their counts; a file writer later appends whole segments
+** (kv_sf_writer_add_seg) as if their cells had been added one by one, except that every
+** segment starts a new block. So one thread can encode the blocks of a part of the input
+** while another parses the rest, and the file is put together at commit from segments in
+** key order.
+**
+** Every cell of a segment must carry the same sequence number (a bulk load's); the file
+** writer may give the segment another one when it appends it (the sequence number a
+** commit finally takes): the blocks are then re-framed with the new number in their
+** header. Implemented in kv/sf_write.c (the writer's own state is used in both modes).
+** Not here: the file format itself (docs/FORMAT.md Part 2, kv/sf.h), the order of
+** segments (the caller's).
+*/
+#ifndef ROWAN_KV_SF_SEG_H
+#define ROWAN_KV_SF_SEG_H
+
+#include <stdint.h>
+#include "kv/sf.h"
+
+typedef struct kv_sf_seg kv_sf_seg;
+
+/* Open a writer that keeps its blocks in memory as a segment instead of writing a file.
+** opts as kv_sf_writer_open. Add cells with kv_sf_writer_add (same order rules; every cell
+** must have the same seq), then end with kv_sf_seg_finish, or kv_sf_writer_abort.
+** KV_OK with *out, or KV_ERR_NOMEM / KV_ERR_INVALID (*out NULL). */
+int kv_sf_seg_open(const kv_sf_writer_options *opts, kv_sf_writer **out);
+
+/* End a segment writer: its last block is encoded and *out gets the segment (NULL when no
+** cell was added). The writer is freed whatever the result. KV_OK, KV_ERR_NOMEM, the
+** sticky error of an earlier add, or KV_MISUSE for a file writer. Free *out with
+** kv_sf_seg_free. */
+int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out);
+
+/* Append segment s to the file writer w, its cells given sequence number seq. The
+** segment's first row key must be above the row key of every cell added to w before
+** (KV_ERR_INVALID otherwise, nothing appended); a block staged in w is written first.
+** The segment is not changed (it may be appended again elsewhere). KV_OK, KV_ERR_INVALID,
+** KV_ERR_NOMEM, KV_ERR_CORRUPT (a block of the segment does not unframe), the env's
+** error (sticky, as a failed kv_sf_writer_add). */
+int kv_sf_writer_add_seg(kv_sf_writer *w, const kv_sf_seg *s, uint64_t seq);
+
+/* The sequence number the segment's cells were encoded with (0 for NULL). */
+uint64_t kv_sf_seg_seq(const kv_sf_seg *s);
+/* Cells in a segment (0 for NULL). */
+uint64_t kv_sf_seg_cells(const kv_sf_seg *s);
+/* Bytes a segment holds in memory (0 for NULL). */
+size_t kv_sf_seg_bytes(const kv_sf_seg *s);
+
+/* Free a segment. NULL is a no-op. */
+void kv_sf_seg_free(kv_sf_seg *s);
+
+#endif /* ROWAN_KV_SF_SEG_H */
