@@ -1,40 +1,39 @@
 /*
 ** kv/sf_iter.c: the store file iterator (kv_sf_iter_new in kv/sf.h), a kv_iter over the
-** cells of one file. It holds one decoded block at a time: the block is read with one
-** pread, checked and decompressed (kv_sf_unframe_block), then decoded into per-block
-** arrays (kv_sf_block_decode) that are reused from block to block. A seek binary-searches
-** the block index, then the rows of the block, then the cells of the row.
+** cells of one file. It holds one block at a time in the compact decoded form of
+** kv/sf_cblock.h: the block is read with one pread, checked and decompressed
+** (kv_sf_unframe_block), then decoded (kv_sf_cblock_decode) into the iterator's reusable
+** decoder. A seek binary-searches the block index, then the rows of the block (row keys of
+** one length: the block's common prefix is compared once, then only the suffixes), then
+** the cells of the row (a seek to a row's start needs no cell search). A cell's fields are
+** read from the block's packed arrays when the iterator lands on it; its value is located by
+** its rank in its value group (kept up to date as the iterator steps) and, for fixed-width
+** values, gathered from the transposed bytes into the iterator's buffer. The row key of a
+** block with keys of one length is rebuilt once per row. Nothing is allocated per cell.
 **
 ** Errors are sticky: once a block fails to read or decode, the iterator is invalid and
 ** status() returns the error (KV_ERR_CORRUPT naming the file and offset, or the env's I/O
 ** error) until it is destroyed.
 **
 ** Block cache: when the reader has one (kv_sf_set_cache), load_block first looks the block
-** up by (file number, offset); a hit makes no read and no decode, and the iterator reads
-** the cached decoded block through it->dp while it holds the entry's reference. A miss
-** reads, checks and decodes the block into a new cache entry (raw bytes copied into it, so
-** the decoded pointers stay valid), and inserts it only once it passed every check. Without
-** a cache the iterator decodes into its own reused arrays (it->d).
+** up by (file number, offset); a hit makes no read and no decode, and the iterator reads the
+** cached compact block while it holds the entry's reference. A miss reads, checks and
+** decodes the block privately and, once it passed every check, inserts a packed copy (one
+** allocation: the arrays, the dictionary and the value bytes, not the rest of the raw
+** block). Compaction reads (fill_cache false) never insert; a block loaded for a seek is
+** inserted only when it fits without evicting or was asked for twice lately
+** (kv_cache_admit: a point read does not evict a cached block for one it may never read
+** again, and a full scan's blocks, loaded by next/prev, are inserted as before).
 **
 ** Projection (kv_sf_iter_project): when a scan reads only some qualifiers of the family,
 ** each loaded block gets a keep flag per dictionary entry, and every move steps over the
-** cells of other qualifiers (DeleteFamily tombstones are always kept) in a tight loop over
-** the block's arrays, so a scan of one column out of twelve does not pay a merge step and
-** a visibility check for each of the other eleven. A block read from the file whose
-** dictionary holds qualifiers left out is decoded with only the kept value groups
-** (kv_sf_block_decode_keep) into the iterator's own arrays, and not cached: a partly
-** decoded block must not serve other readers.
-**
-** Lazy blocks: a block loaded for a seek that is not going into the cache (there is none,
-** or it is full and kv_cache_admit says no: a point read does not evict a cached block for
-** one it may never read again, unless it comes back soon) is decoded without its values; set_pos then gives values to the row it lands on
-** (kv_sf_block_values), and to the whole block once the iterator leaves that row. A point
-** lookup that misses the cache thus pays for the keys and the cell streams of the block,
-** not for every value in it.
+** cells of other qualifiers (DeleteFamily tombstones are always kept) in a tight loop, so a
+** scan of one column out of twelve does not pay a merge step and a visibility check for
+** each of the other eleven; values of the cells stepped over are never located.
 */
 #include <stdio.h>
 #include "kv/cache.h"
-#include "kv/sf_int.h"
+#include "kv/sf_cblock.h"
 #include "kv/status.h"
 
 typedef struct sf_iter {
@@ -43,17 +42,21 @@ typedef struct sf_iter {
   kv_sf_io *io;            /* counters to bump (may be NULL) */
   kv_sfbuf disk;           /* the block as read from the file */
   kv_sfbuf scratch;        /* the decompressed block */
-  kv_sf_dblock d;          /* the decoded block when not cached */
-  const kv_sf_dblock *dp;  /* the block being read: &d, or a cached block */
-  kv_cache_entry *ce;      /* the cache entry dp points into (a reference), or NULL */
-  struct cblock *own;      /* a decoded block the cache refused (freed on the next load) */
+  kv_sf_cdec dec;          /* the privately decoded block and its memory */
+  const kv_sf_cblock *b;   /* the block being read: &dec.b, or a cached one */
+  kv_cache_entry *ce;      /* the cache entry b is (a reference), or NULL */
   bool fill_cache;         /* add blocks read to the cache (compaction reads do not) */
-  int64_t bi;              /* index of the decoded block, -1 if none */
+  int64_t bi;              /* index of the loaded block, -1 if none */
   uint32_t ci;             /* current cell in the block */
   uint32_t ri;             /* row of the current cell */
   bool valid;              /* positioned on a cell */
   int status;              /* sticky error, KV_OK if none */
   kv_cell cur;             /* the current cell, filled on every move */
+  int64_t key_ri;          /* row whose key cur.row holds, -1 if none */
+  uint8_t *kbuf;           /* rebuilt row key (blocks with keys of one length) */
+  size_t kbuf_cap;         /* bytes allocated in kbuf */
+  kv_sfbuf vbuf;           /* the current cell's gathered fixed-width value */
+  kv_sf_rankpos rp;        /* value group ranks at a cell of the loaded block */
   const uint8_t *const *pq; /* projected qualifiers (caller's), when proj */
   const uint32_t *pql;     /* their lengths */
   uint32_t npq;            /* entries in pq */
@@ -61,74 +64,97 @@ typedef struct sf_iter {
   uint8_t *keep;           /* per dictionary entry of block keep_bi: 1 = projected */
   size_t keep_cap;         /* entries allocated in keep */
   int64_t keep_bi;         /* block keep was computed for, -1 if none */
-  bool lazy;               /* the block in d was decoded without values (a seek's block
-                              that is not cached): values come per window */
-  uint32_t win0, win1;     /* lazy: cells [win0, win1) have their values */
-  kv_sfbuf wbuf;           /* lazy: the first window's fixed-width values */
-  kv_sfbuf wbuf2;          /* lazy: the rest of the block's fixed-width values */
-  uint8_t *zkeep;          /* lazy: all-zero keep flags for the decode */
-  size_t zkeep_cap;        /* bytes allocated in zkeep */
 } sf_iter;
 
-static int same_key(const kv_cell *a, const kv_cell *b) {
-  return kv_cell_cmp(a, b) == 0;
+static inline uint32_t rfirst(const kv_sf_cblock *b, uint32_t r) {
+  return (uint32_t)kv_sf_pa_get(&b->row_first, r);
 }
 
-/* A decoded block owned by the cache: the arrays, then the raw bytes they point into. */
-typedef struct cblock {
-  kv_sf_dblock d;          /* the decoded block */
-  size_t raw_len;          /* bytes in raw */
-  uint8_t raw[];           /* the uncompressed block */
-} cblock;
-
-static void cblock_free(void *v) {
-  cblock *cb = v;
-  if (!cb) return;
-  kv_sf_dblock_free(&cb->d);
-  free(cb);
-}
-
-/* Bytes a cached block costs: its raw bytes and its decoded arrays. */
-static size_t cblock_charge(const cblock *cb) {
-  const kv_sf_dblock *d = &cb->d;
-  return sizeof *cb + cb->raw_len + d->rows_cap * 2 * sizeof(uint32_t) +
-         d->cells_cap * (sizeof(uint32_t) * 2 + sizeof(int64_t) + sizeof(uint64_t) + 1 +
-                         sizeof(void *)) +
-         d->quals_cap * (sizeof(void *) + sizeof(uint32_t)) + d->keys_cap + d->vbuf_cap +
-         d->groups_cap * 32;
-}
-
-/* Let go of the cached or refused block the iterator reads (dp falls back to d). */
+/* Let go of the cached block the iterator reads (b falls back to the private one). */
 static void drop_current(sf_iter *it) {
   if (it->ce) kv_cache_release(it->r->cache, it->ce);
   it->ce = NULL;
-  cblock_free(it->own);
-  it->own = NULL;
-  it->dp = &it->d;
+  it->b = &it->dec.b;
+}
+
+/* Fill *out with the key fields of cell ci of row ri, and its value when `value`. */
+static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell *out) {
+  const kv_sf_cblock *b = it->b;
+  if (it->key_ri != (int64_t)ri) {
+    it->cur.row = kv_sf_cblock_key(b, ri, it->kbuf, &it->cur.row_len);
+    it->key_ri = ri;
+  }
+  out->row = it->cur.row;
+  out->row_len = it->cur.row_len;
+  uint32_t q = (uint32_t)kv_sf_pa_get(&b->qual, ci);
+  out->qual = b->dict + b->q_off[q];
+  out->qual_len = b->q_len[q];
+  out->ts = kv_sf_cblock_ts(b, ri, ci);
+  out->seq = kv_sf_pa_get(&b->seq, ci);
+  out->type = (uint8_t)kv_sf_pa_get(&b->type, ci);
+  out->value = (const uint8_t *)"";
+  out->value_len = 0;
+  if (!value) return;
+  const kv_sf_cgroup *g = &b->groups[out->type == KV_PUT ? q : b->nquals];
+  uint32_t rank = kv_sf_cblock_rank(b, &it->rp, ci);
+  if (g->fixed) {
+    uint32_t w = g->width, cnt = g->count;
+    if (w && !g->transposed) {
+      out->value = g->data + (size_t)rank * w;
+    } else if (w) {
+      const uint8_t *src = g->data + rank;
+      uint8_t *dst = it->vbuf.p;
+      for (uint32_t j = 0; j < w; j++) dst[j] = src[(size_t)j * cnt];
+      out->value = dst;
+    }
+    out->value_len = w;
+  } else {
+    uint64_t o = kv_sf_pa_get(&g->voff, rank);
+    out->value = g->data + o;
+    out->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rank + 1) - o);
+  }
 }
 
 /* Check a decoded block against its index entry; the reason, or NULL when it agrees. */
-static const char *check_block(const kv_sf_dblock *d, const kv_sf_index_entry *e) {
-  kv_cell first;
-  kv_sf_dblock_cell(d, 0, 0, &first);
-  if (d->ncells != e->cells || d->nrows != e->rows)
+static const char *check_block(sf_iter *it, const kv_sf_index_entry *e) {
+  const kv_sf_cblock *b = it->b;
+  if (b->ncells != e->cells || b->nrows != e->rows)
     return "cell or row count disagrees with the block index";
-  if (!same_key(&first, &e->first)) return "first cell disagrees with the block index";
+  kv_cell first;
+  fill_cell(it, 0, 0, false, &first);
+  if (kv_cell_cmp(&first, &e->first) != 0) return "first cell disagrees with the block index";
   return NULL;
 }
 
 /* Whether block e of the reader should go into the cache: it fits without evicting, or it
-** was refused a short while ago (kv_cache_admit; its charge estimated from the index entry:
-** raw bytes, per-cell and per-row arrays). */
+** was refused a short while ago (kv_cache_admit; its charge estimated from the index entry
+** as the raw bytes: the compact form of a block is smaller). */
 static bool cache_has_room(const kv_sf_reader *r, const kv_sf_index_entry *e) {
-  size_t est = (size_t)e->raw * 2 + (size_t)e->cells * 33 + (size_t)e->rows * 8;
+  size_t est = (size_t)e->raw + (size_t)e->rows * 8;
   return kv_cache_admit(r->cache, r->cache_id, e->off, est);
 }
 
-/* Make block `bi` the decoded block. `seek`: loaded for a seek, which may read one row of
-** it only: when the block is not going into the cache, it is decoded lazily (keys, streams,
-** no values; set_pos gives values per window). Returns false (and sets the sticky status)
-** on error. */
+/* Size the per-block buffers (ranks, key, value) for the block in it->b. */
+static int prepare_block(sf_iter *it) {
+  const kv_sf_cblock *b = it->b;
+  uint32_t maxw = 1;
+  for (uint32_t g = 0; g <= b->nquals; g++)
+    if (b->groups[g].fixed && b->groups[g].width > maxw) maxw = b->groups[g].width;
+  it->vbuf.len = 0;
+  if (kv_sfbuf_reserve(&it->vbuf, maxw)) return KV_ERR_NOMEM;
+  if (kv_sf_grow((void **)&it->rp.ranks, &it->rp.cap, (size_t)b->nquals + 1,
+                 sizeof *it->rp.ranks))
+    return KV_ERR_NOMEM;
+  if (kv_sf_grow((void **)&it->kbuf, &it->kbuf_cap, (size_t)b->max_key + 1, 1))
+    return KV_ERR_NOMEM;
+  it->rp.at = UINT32_MAX;
+  it->key_ri = -1;
+  return KV_OK;
+}
+
+/* Make block `bi` the loaded block. `seek`: loaded for a seek (a point read, maybe), which
+** goes into the cache only when kv_cache_admit agrees. Returns false (and sets the sticky
+** status) on error. */
 static bool load_block_mode(sf_iter *it, uint32_t bi, bool seek) {
   if (it->bi == (int64_t)bi) return true;
   kv_sf_reader *r = it->r;
@@ -136,25 +162,29 @@ static bool load_block_mode(sf_iter *it, uint32_t bi, bool seek) {
   const uint8_t *raw;
   size_t raw_len;
   const char *why = NULL;
+  int rc;
   it->bi = -1;
+  it->key_ri = -1;
   if (r->cache) {
     kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, e->off);
     if (hit) {
       drop_current(it);
       it->ce = hit;
-      it->dp = &((cblock *)kv_cache_value(hit))->d;
-      it->lazy = false;
+      it->b = kv_cache_value(hit);
       if (it->io) {
         it->io->blocks_read++;
         it->io->blocks_cache_hit++;
       }
+      rc = prepare_block(it);
+      if (rc) goto fail;
       it->bi = bi;
       return true;
     }
   }
+  drop_current(it);
   it->disk.len = 0;
-  int rc = kv_sfbuf_reserve(&it->disk, e->size);
-  if (rc) rc = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
+  rc = kv_sfbuf_reserve(&it->disk, e->size);
+  if (rc) rc = KV_ERR_NOMEM;
   if (!rc) rc = kv_sf_read_at(r, e->off, it->disk.p, e->size);
   if (!rc && it->io) {
     it->io->blocks_read++;
@@ -163,142 +193,121 @@ static bool load_block_mode(sf_iter *it, uint32_t bi, bool seek) {
   if (!rc)
     rc = kv_sf_unframe_block(it->disk.p, e->size, e->raw, &it->scratch, &raw, &raw_len,
                              r->path, e->off);
-  /* A projected read that leaves out some qualifiers of this block decodes only the
-     values it keeps, into the iterator's own arrays: such a block is not cached. */
-  bool partial = false;
-  if (!rc && it->proj) {
-    bool all = true;
-    rc = kv_sf_block_keep(raw, raw_len, it->pq, it->pql, it->npq, &it->keep, &it->keep_cap,
-                          &all, &why);
-    if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
-    partial = !all;
-  }
-  bool insert = r->cache && it->fill_cache && !partial &&
-                !(seek && !cache_has_room(r, e));
-  bool lazy = !rc && seek && !partial && !insert;
-  if (lazy) {
-    bool all = true;
-    rc = kv_sf_block_keep(raw, raw_len, NULL, NULL, 0, &it->zkeep, &it->zkeep_cap, &all, &why);
-    if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
-  }
-  cblock *cb = NULL;
-  if (!rc && insert) {
-    cb = malloc(sizeof *cb + raw_len); /* the raw bytes are copied over: no zeroing */
-    if (!cb) rc = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
-    else {
-      memset(&cb->d, 0, sizeof cb->d);
-      memcpy(cb->raw, raw, raw_len);
-      cb->raw_len = raw_len;
-      raw = cb->raw;
-    }
-  }
-  kv_sf_dblock *target = cb ? &cb->d : &it->d;
-  if (!rc) {
-    rc = kv_sf_block_decode_keep(target, raw, raw_len,
-                                 lazy ? it->zkeep : partial ? it->keep : NULL, &why);
-    if (rc == KV_ERR_NOMEM) rc = kv_error(rc, "out of memory reading store file %s", r->path);
-  }
-  if (!rc && (why = check_block(target, e)) != NULL) rc = KV_ERR_CORRUPT;
+  if (!rc) rc = kv_sf_cblock_decode(&it->dec, raw, raw_len, &why);
+  if (!rc) rc = prepare_block(it);
+  if (!rc && (why = check_block(it, e)) != NULL) rc = KV_ERR_CORRUPT;
   if (rc == KV_ERR_CORRUPT && why)
     kv_error(rc, "store file %s: block %u at offset %llu: %s", r->path, bi,
              (unsigned long long)e->off, why);
-  if (rc) {
-    cblock_free(cb);
-    drop_current(it);
-    it->status = rc;
-    it->valid = false;
-    return false;
+  if (rc) goto fail;
+  if (it->io) it->io->cells_decoded += it->b->ncells;
+  if (r->cache && it->fill_cache && !(seek && !cache_has_room(r, e))) {
+    kv_sf_cblock *pk = kv_sf_cblock_pack(&it->dec);
+    if (pk) {
+      it->ce = kv_cache_insert(r->cache, r->cache_id, e->off, pk, pk->charge, free);
+      if (it->ce) it->b = pk;
+      else free(pk); /* too big for the cache, or no memory: read it privately */
+    }
   }
-  drop_current(it);
-  if (cb) {
-    it->ce = kv_cache_insert(r->cache, r->cache_id, e->off, cb, cblock_charge(cb), cblock_free);
-    if (!it->ce) it->own = cb; /* too big for the cache, or no memory: read it privately */
-    it->dp = &cb->d;
-  }
-  if (it->io) it->io->cells_decoded += it->dp->ncells;
-  it->lazy = lazy;
-  it->win0 = it->win1 = 0;
+  it->key_ri = -1;
   it->bi = bi;
-  if (it->proj) it->keep_bi = bi; /* kv_sf_block_keep filled keep for this block */
+  if (it->proj) it->keep_bi = -1;
   return true;
+fail:
+  if (rc == KV_ERR_NOMEM) kv_error(rc, "out of memory reading store file %s", r->path);
+  drop_current(it);
+  it->status = rc;
+  it->valid = false;
+  return false;
 }
 
+static bool load_block(sf_iter *it, uint32_t bi) { return load_block_mode(it, bi, false); }
+
 /* Row of cell ci: the last row whose first cell is <= ci. */
-static uint32_t row_of(const kv_sf_dblock *d, uint32_t ci) {
-  uint32_t lo = 0, hi = d->nrows; /* answer in [lo, hi) */
+static uint32_t row_of(const kv_sf_cblock *b, uint32_t ci) {
+  uint32_t lo = 0, hi = b->nrows; /* answer in [lo, hi) */
   while (hi - lo > 1) {
     uint32_t mid = lo + (hi - lo) / 2;
-    if (d->row_first[mid] <= ci) lo = mid;
+    if (rfirst(b, mid) <= ci) lo = mid;
     else hi = mid;
   }
   return lo;
 }
 
-static bool load_block(sf_iter *it, uint32_t bi) { return load_block_mode(it, bi, false); }
-
-/* Lazy block: give cell ci (row ri) its value. The first window is ci's row (a point read
-** needs no more); any later one is the whole block. False (status set) on error. */
-static bool materialize(sf_iter *it, uint32_t ci, uint32_t ri) {
-  kv_sf_dblock *d = &it->d; /* lazy blocks are always the iterator's own */
-  uint32_t c0 = 0, c1 = d->ncells;
-  const char *why = NULL;
-  int rc;
-  (void)ci;
-  if (it->win1 == 0) { /* the first window: the row */
-    c0 = d->row_first[ri];
-    c1 = d->row_first[ri + 1];
-    rc = kv_sf_block_values(d, c0, c1, 0, 0, &it->wbuf, &why);
-  } else { /* the rest of the block, around the first window */
-    rc = kv_sf_block_values(d, 0, d->ncells, it->win0, it->win1, &it->wbuf2, &why);
-  }
-  if (rc) {
-    if (rc == KV_ERR_CORRUPT)
-      kv_error(rc, "store file %s: block %lld at offset %llu: %s", it->r->path,
-               (long long)it->bi, (unsigned long long)it->r->index[it->bi].off, why);
-    else
-      kv_error(rc, "out of memory reading store file %s", it->r->path);
-    it->status = rc;
-    it->valid = false;
-    return false;
-  }
-  it->win0 = c0;
-  it->win1 = c1;
-  return true;
-}
-
 static void set_pos(sf_iter *it, uint32_t ci, uint32_t ri) {
-  if (it->lazy && (ci < it->win0 || ci >= it->win1) && !materialize(it, ci, ri)) return;
   it->ci = ci;
   it->ri = ri;
   it->valid = true;
-  kv_sf_dblock_cell(it->dp, ri, ci, &it->cur);
+  fill_cell(it, ri, ci, true, &it->cur);
 }
 
-/* Index of the first cell of the decoded block that is >= target (upper: > target). */
-static uint32_t find_in_block(const kv_sf_dblock *d, const kv_cell *t, bool upper) {
-  uint32_t lo = 0, hi = d->nrows; /* first row with key >= t->row */
+/* Compare cell ci (of row ri, whose key equals t's row) with t past the row: qualifier,
+** then timestamp, sequence number and type, all descending but the qualifier. */
+static int cmp_in_row(const kv_sf_cblock *b, uint32_t ri, uint32_t ci, const kv_cell *t) {
+  uint32_t q = (uint32_t)kv_sf_pa_get(&b->qual, ci);
+  int c = kv_bytes_cmp(b->dict + b->q_off[q], b->q_len[q], t->qual, t->qual_len);
+  if (c) return c;
+  int64_t ts = kv_sf_cblock_ts(b, ri, ci);
+  if (ts != t->ts) return ts > t->ts ? -1 : 1;
+  uint64_t seq = kv_sf_pa_get(&b->seq, ci);
+  if (seq != t->seq) return seq > t->seq ? -1 : 1;
+  uint8_t type = (uint8_t)kv_sf_pa_get(&b->type, ci);
+  if (type != t->type) return type > t->type ? -1 : 1;
+  return 0;
+}
+
+/* First row whose key is >= t's row (nrows if none); *eq tells whether it is equal. */
+static uint32_t find_row(const kv_sf_cblock *b, const uint8_t *t, uint32_t tlen, bool *eq) {
+  uint32_t lo = 0, hi = b->nrows;
+  *eq = false;
+  if (b->klen) { /* one common prefix: compared once, then the suffixes */
+    uint32_t n = b->lcp < tlen ? b->lcp : tlen;
+    int c = n ? memcmp(b->prefix, t, n) : 0;
+    if (c == 0 && tlen < b->lcp) c = 1;
+    if (c > 0) return 0;           /* every key is above t */
+    if (c < 0) return b->nrows;    /* every key is below t */
+    uint32_t w = b->klen - b->lcp;
+    const uint8_t *ts = t + b->lcp;
+    uint32_t tsl = tlen - b->lcp;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (kv_bytes_cmp(b->keys + (size_t)mid * w, w, ts, tsl) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo < b->nrows) *eq = kv_bytes_cmp(b->keys + (size_t)lo * w, w, ts, tsl) == 0;
+    return lo;
+  }
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;
-    const uint8_t *k = d->keys + d->row_off[mid];
-    if (kv_bytes_cmp(k, d->row_off[mid + 1] - d->row_off[mid], t->row, t->row_len) < 0)
-      lo = mid + 1;
-    else
-      hi = mid;
+    if (kv_sf_cblock_key_cmp(b, mid, t, tlen) < 0) lo = mid + 1;
+    else hi = mid;
   }
-  if (lo == d->nrows) return d->ncells;
-  uint32_t r = lo;
-  const uint8_t *k = d->keys + d->row_off[r];
-  if (kv_bytes_cmp(k, d->row_off[r + 1] - d->row_off[r], t->row, t->row_len) != 0)
-    return d->row_first[r];
-  uint32_t clo = d->row_first[r], chi = d->row_first[r + 1];
+  if (lo < b->nrows) *eq = kv_sf_cblock_key_cmp(b, lo, t, tlen) == 0;
+  return lo;
+}
+
+/* Index of the first cell of the loaded block that is >= target (upper: > target); *row
+** gets its row (nrows - 1 when there is no such cell). */
+static uint32_t find_in_block(const kv_sf_cblock *b, const kv_cell *t, bool upper,
+                              uint32_t *row) {
+  bool eq;
+  uint32_t r = find_row(b, t->row, t->row_len, &eq);
+  if (r == b->nrows) {
+    *row = b->nrows - 1;
+    return b->ncells;
+  }
+  *row = r;
+  uint32_t clo = rfirst(b, r), chi = rfirst(b, r + 1);
+  /* a row-start target (kv_cell_row_first) sorts before every cell of its row */
+  if (!eq || (t->qual_len == 0 && t->ts == INT64_MAX && t->seq == UINT64_MAX && t->type == 255))
+    return clo;
   while (clo < chi) {
     uint32_t mid = clo + (chi - clo) / 2;
-    kv_cell c;
-    kv_sf_dblock_cell(d, r, mid, &c);
-    int cmp = kv_cell_cmp(&c, t);
+    int cmp = cmp_in_row(b, r, mid, t);
     if (cmp < 0 || (upper && cmp == 0)) clo = mid + 1;
     else chi = mid;
   }
+  if (clo == rfirst(b, r + 1) && r + 1 < b->nrows) *row = r + 1;
   return clo;
 }
 
@@ -315,40 +324,53 @@ static int64_t find_block(const kv_sf_reader *r, const kv_cell *t) {
 
 /* Recompute the keep flags for the loaded block. False (status set) when out of memory. */
 static bool compute_keep(sf_iter *it) {
-  const kv_sf_dblock *d = it->dp;
-  if (d->nquals > it->keep_cap) {
+  const kv_sf_cblock *b = it->b;
+  if (b->nquals > it->keep_cap) {
     size_t cap = it->keep_cap;
-    if (kv_sf_grow((void **)&it->keep, &cap, d->nquals, 1)) {
+    if (kv_sf_grow((void **)&it->keep, &cap, b->nquals, 1)) {
       it->status = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", it->r->path);
       it->valid = false;
       return false;
     }
     it->keep_cap = cap;
   }
-  for (uint32_t q = 0; q < d->nquals; q++) {
+  for (uint32_t q = 0; q < b->nquals; q++) {
+    const uint8_t *qb = b->dict + b->q_off[q];
+    uint32_t ql = b->q_len[q];
     uint8_t k = 0;
     for (uint32_t i = 0; i < it->npq && !k; i++)
-      k = it->pql[i] == d->q_len[q] && (d->q_len[q] == 0 || memcmp(it->pq[i], d->q_ptr[q], d->q_len[q]) == 0);
+      k = it->pql[i] == ql && (ql == 0 || memcmp(it->pq[i], qb, ql) == 0);
     it->keep[q] = k;
   }
   it->keep_bi = it->bi;
   return true;
 }
 
+/* Whether cell ci is kept by the projection (DeleteFamily tombstones always are). */
+static inline bool kept(const sf_iter *it, const kv_sf_cblock *b, uint32_t ci) {
+  return it->keep[kv_sf_pa_get(&b->qual, ci)] ||
+         kv_sf_pa_get(&b->type, ci) == KV_DELETE_FAMILY;
+}
+
 /* Position on the first cell at or after cell ci (row ri, ci's row or an earlier one) of
 ** the loaded block that the projection keeps, loading the next blocks as needed. */
 static void settle_fwd(sf_iter *it, uint32_t ci, uint32_t ri) {
   for (;;) {
-    const kv_sf_dblock *d = it->dp;
+    const kv_sf_cblock *b = it->b;
     if (it->proj) {
       if (it->keep_bi != it->bi && !compute_keep(it)) return;
-      uint32_t start = ci, n = d->ncells;
-      const uint8_t *keep = it->keep;
-      while (ci < n && !keep[d->c_qual[ci]] && d->c_type[ci] != KV_DELETE_FAMILY) ci++;
+      uint32_t start = ci, n = b->ncells;
+      if (b->qual.w == 1 && b->type.w == 0) { /* the common case: a byte per cell */
+        const uint8_t *qp = b->qual.p, *keep = it->keep;
+        uint32_t base = (uint32_t)b->qual.base;
+        while (ci < n && !keep[qp[ci] + base]) ci++;
+      } else {
+        while (ci < n && !kept(it, b, ci)) ci++;
+      }
       if (it->io) it->io->cells_skipped += ci - start;
     }
-    if (ci < d->ncells) {
-      while (d->row_first[ri + 1] <= ci) ri++;
+    if (ci < b->ncells) {
+      while (rfirst(b, ri + 1) <= ci) ri++;
       set_pos(it, ci, ri);
       return;
     }
@@ -364,25 +386,24 @@ static void settle_fwd(sf_iter *it, uint32_t ci, uint32_t ri) {
 ** the previous blocks as needed. */
 static void settle_back(sf_iter *it, uint32_t ci, uint32_t ri) {
   for (;;) {
-    const kv_sf_dblock *d = it->dp;
+    const kv_sf_cblock *b = it->b;
     if (!it->proj) {
       set_pos(it, ci, ri);
       return;
     }
     if (it->keep_bi != it->bi && !compute_keep(it)) return;
-    const uint8_t *keep = it->keep;
     int64_t i = ci;
-    while (i >= 0 && !keep[d->c_qual[i]] && d->c_type[i] != KV_DELETE_FAMILY) i--;
+    while (i >= 0 && !kept(it, b, (uint32_t)i)) i--;
     if (it->io) it->io->cells_skipped += (uint64_t)((int64_t)ci - i);
     if (i >= 0) {
-      while (d->row_first[ri] > (uint32_t)i) ri--;
+      while (rfirst(b, ri) > (uint32_t)i) ri--;
       set_pos(it, (uint32_t)i, ri);
       return;
     }
     it->valid = false;
     if (it->bi <= 0 || !load_block(it, (uint32_t)it->bi - 1)) return;
-    ci = it->dp->ncells - 1;
-    ri = it->dp->nrows - 1;
+    ci = it->b->ncells - 1;
+    ri = it->b->nrows - 1;
   }
 }
 
@@ -399,30 +420,32 @@ static void it_seek_last(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, it->r->nblocks - 1)) return;
-  settle_back(it, it->dp->ncells - 1, it->dp->nrows - 1);
+  settle_back(it, it->b->ncells - 1, it->b->nrows - 1);
 }
 
 static void it_seek(kv_iter *base, const kv_cell *target) {
   sf_iter *it = (sf_iter *)base;
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
-  int64_t b = find_block(it->r, target);
-  if (b < 0) b = 0;
-  if (!load_block_mode(it, (uint32_t)b, true)) return;
-  uint32_t ci = find_in_block(it->dp, target, false);
-  settle_fwd(it, ci, ci < it->dp->ncells ? row_of(it->dp, ci) : it->dp->nrows - 1);
+  int64_t bk = find_block(it->r, target);
+  if (bk < 0) bk = 0;
+  if (!load_block_mode(it, (uint32_t)bk, true)) return;
+  uint32_t ri;
+  uint32_t ci = find_in_block(it->b, target, false, &ri);
+  settle_fwd(it, ci, ri);
 }
 
 static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   sf_iter *it = (sf_iter *)base;
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
-  int64_t b = find_block(it->r, target);
-  if (b < 0 || !load_block_mode(it, (uint32_t)b, true)) return;
-  uint32_t ci = find_in_block(it->dp, target, true);
+  int64_t bk = find_block(it->r, target);
+  if (bk < 0 || !load_block_mode(it, (uint32_t)bk, true)) return;
+  uint32_t ri;
+  uint32_t ci = find_in_block(it->b, target, true, &ri);
   if (ci == 0) return; /* cannot happen: the block's first cell is <= target */
   ci--;
-  settle_back(it, ci, row_of(it->dp, ci));
+  settle_back(it, ci, row_of(it->b, ci));
 }
 
 static void it_next(kv_iter *base) {
@@ -432,9 +455,10 @@ static void it_next(kv_iter *base) {
     settle_fwd(it, ci, it->ri);
     return;
   }
-  if (ci < it->dp->ncells) {
+  const kv_sf_cblock *b = it->b;
+  if (ci < b->ncells) {
     uint32_t ri = it->ri;
-    if (it->dp->row_first[ri + 1] <= ci) ri++;
+    if (rfirst(b, ri + 1) <= ci) ri++;
     set_pos(it, ci, ri);
     return;
   }
@@ -448,13 +472,13 @@ static void it_prev(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   if (it->ci > 0) {
     uint32_t ci = it->ci - 1, ri = it->ri;
-    if (it->dp->row_first[ri] > ci) ri--;
+    if (rfirst(it->b, ri) > ci) ri--;
     settle_back(it, ci, ri);
     return;
   }
   it->valid = false;
   if (it->bi <= 0 || !load_block(it, (uint32_t)it->bi - 1)) return;
-  settle_back(it, it->dp->ncells - 1, it->dp->nrows - 1);
+  settle_back(it, it->b->ncells - 1, it->b->nrows - 1);
 }
 
 static const kv_cell *it_cell(kv_iter *base) { return &((sf_iter *)base)->cur; }
@@ -467,11 +491,11 @@ static void it_destroy(kv_iter *base) {
   kv_sfbuf_free(&it->disk);
   kv_sfbuf_free(&it->scratch);
   drop_current(it);
-  kv_sf_dblock_free(&it->d);
+  kv_sf_cdec_free(&it->dec);
   free(it->keep);
-  free(it->zkeep);
-  kv_sfbuf_free(&it->wbuf);
-  kv_sfbuf_free(&it->wbuf2);
+  free(it->kbuf);
+  free(it->rp.ranks);
+  kv_sfbuf_free(&it->vbuf);
   free(it);
 }
 
@@ -493,7 +517,9 @@ kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache) {
   it->io = io;
   it->bi = -1;
   it->keep_bi = -1;
-  it->dp = &it->d;
+  it->key_ri = -1;
+  it->b = &it->dec.b;
+  it->rp.at = UINT32_MAX;
   return &it->base;
 }
 

@@ -312,7 +312,7 @@ static void *scan_all(void *p) {
 static void test_tiny_cache_concurrent_scans(void **state) {
   (void)state;
   kv_env *env = kv_env_mem_new(1000);
-  kv_db *db = open_db(env, 64 << 10, 100); /* a handful of blocks */
+  kv_db *db = open_db(env, 16 << 10, 100); /* a handful of (compact) blocks */
   uint32_t fid = make_table(db, 2048);
   uint32_t n = (uint32_t)tu_scaled(8000, 2000);
   load(db, fid, 0, n / 2, 1);

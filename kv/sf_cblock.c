@@ -1,0 +1,463 @@
+/*
+** kv/sf_cblock.c: decoding a raw store file block into the compact form of kv/sf_cblock.h,
+** packing it into one allocation for the block cache, and locating a cell's value rank.
+**
+** The decoder reads the raw layout of docs/FORMAT.md Part 2 ("Raw block") and trusts
+** nothing: every read is bounded by the block's end, every count and index is checked, the
+** value groups must add up and the block must end exactly where its last group ends (the
+** same checks as kv/sf_decode.c, which decodes the same bytes into per-cell arrays). It
+** allocates only when a block is larger than any the decoder held before, never per cell,
+** and it never un-transposes values: fixed-width groups stay as the raw block holds them.
+** Not here: I/O, framing, iteration.
+*/
+#include "kv/sf_cblock.h"
+#include "kv/coding.h"
+
+#define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)
+#define GET(p, lim, v, msg) do { if (!((p) = kv_get_varint((p), (lim), (v)))) CORRUPT(msg); } while (0)
+#define GET1(p, lim, v, msg) do { \
+    if ((p) < (lim) && *(p) < 0x80) *(v) = *(p)++; else GET(p, lim, v, msg); } while (0)
+#define TS_BIAS 0x8000000000000000ull /* signed timestamps stored as unsigned, order kept */
+
+void kv_sf_cdec_free(kv_sf_cdec *w) {
+  kv_sfbuf_free(&w->arena);
+  free(w->groups);
+  free(w->t64);
+  free(w->t32);
+  memset(w, 0, sizeof *w);
+}
+
+/* Append n bytes of room to the arena at an 8-aligned offset; *off gets it. */
+static int arena_room(kv_sf_cdec *w, size_t n, uint32_t *off) {
+  size_t at = (w->arena.len + 7) & ~(size_t)7;
+  if (at + n > UINT32_MAX) return KV_ERR_NOMEM;
+  if (kv_sfbuf_reserve(&w->arena, at + n - w->arena.len)) return KV_ERR_NOMEM;
+  w->arena.len = at + n;
+  *off = (uint32_t)at;
+  return KV_OK;
+}
+
+static uint8_t width_of(uint64_t range) {
+  return range == 0 ? 0 : range <= 0xff ? 1 : range <= 0xffff ? 2 : range <= 0xffffffffu ? 4 : 8;
+}
+
+/* Store v[0..n) as a packed array (narrowest width for its range) in the arena. */
+static int pack64(kv_sf_cdec *w, const uint64_t *v, uint32_t n, kv_sf_pa *out) {
+  uint64_t mn = UINT64_MAX, mx = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (v[i] < mn) mn = v[i];
+    if (v[i] > mx) mx = v[i];
+  }
+  memset(out, 0, sizeof *out);
+  if (n == 0) return KV_OK;
+  out->base = mn;
+  out->w = width_of(mx - mn);
+  if (!out->w) return KV_OK;
+  if (arena_room(w, (size_t)n * out->w, &out->off)) return KV_ERR_NOMEM;
+  uint8_t *d = w->arena.p + out->off;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t x = v[i] - mn;
+    switch (out->w) {
+      case 1: d[i] = (uint8_t)x; break;
+      case 2: { uint16_t y = (uint16_t)x; memcpy(d + (size_t)i * 2, &y, 2); break; }
+      case 4: { uint32_t y = (uint32_t)x; memcpy(d + (size_t)i * 4, &y, 4); break; }
+      default: memcpy(d + (size_t)i * 8, &x, 8); break;
+    }
+  }
+  return KV_OK;
+}
+
+/* The same for 32-bit numbers. */
+static int pack32(kv_sf_cdec *w, const uint32_t *v, uint32_t n, kv_sf_pa *out) {
+  uint32_t mn = UINT32_MAX, mx = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    if (v[i] < mn) mn = v[i];
+    if (v[i] > mx) mx = v[i];
+  }
+  memset(out, 0, sizeof *out);
+  if (n == 0) return KV_OK;
+  out->base = mn;
+  out->w = width_of(mx - mn);
+  if (!out->w) return KV_OK;
+  if (arena_room(w, (size_t)n * out->w, &out->off)) return KV_ERR_NOMEM;
+  uint8_t *d = w->arena.p + out->off;
+  for (uint32_t i = 0; i < n; i++) {
+    uint32_t x = v[i] - mn;
+    if (out->w == 1) d[i] = (uint8_t)x;
+    else if (out->w == 2) { uint16_t y = (uint16_t)x; memcpy(d + (size_t)i * 2, &y, 2); }
+    else memcpy(d + (size_t)i * 4, &x, 4);
+  }
+  return KV_OK;
+}
+
+static int reserve(kv_sf_cdec *w, size_t ncells, size_t ng) {
+  if (kv_sf_grow((void **)&w->t64, &w->t64_cap, ncells + 1, sizeof *w->t64)) return KV_ERR_NOMEM;
+  if (kv_sf_grow((void **)&w->t32, &w->t32_cap, 2 * (ncells + 1), sizeof *w->t32))
+    return KV_ERR_NOMEM;
+  if (kv_sf_grow((void **)&w->groups, &w->groups_cap, ng, sizeof *w->groups)) return KV_ERR_NOMEM;
+  return KV_OK;
+}
+
+/* Rows section: row_first (from the cells-per-row stream) and the keys. rf gets the nrows+1
+** first cells. */
+static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, uint32_t *rf,
+                       const char **why) {
+  kv_sf_cblock *b = &w->b;
+  const uint8_t *p = *pp;
+  uint32_t n = b->nrows;
+  uint64_t v = 0, mode = 0, cells = 0;
+  rf[0] = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    GET1(p, lim, &v, "truncated cells-per-row stream");
+    if (v == 0 || v > b->ncells) CORRUPT("bad cells-per-row count");
+    cells += v;
+    if (cells > b->ncells) CORRUPT("cells per row exceed the block's cells");
+    rf[r + 1] = (uint32_t)cells;
+  }
+  if (cells != b->ncells) CORRUPT("cells per row do not add up to the block's cells");
+  if (pack32(w, rf, n + 1, &b->row_first)) return KV_ERR_NOMEM;
+  GET(p, lim, &mode, "truncated rows header");
+  if (mode == KV_SF_ROWS_FIXED || mode == KV_SF_ROWS_DELTA) {
+    uint64_t klen = 0, lcp = 0;
+    GET(p, lim, &klen, "truncated rows header");
+    GET(p, lim, &lcp, "truncated rows header");
+    if (klen > KV_MAX_ROW_KEY || lcp > klen || lcp > (uint64_t)(lim - p))
+      CORRUPT("bad row key length or common prefix");
+    uint32_t sw = (uint32_t)(klen - lcp);
+    if (mode == KV_SF_ROWS_DELTA && sw > 8) CORRUPT("delta-coded key suffix over 8 bytes");
+    if (klen * n > KV_SF_MAX_KEY_BYTES) CORRUPT("row keys too large");
+    w->prefix_off = (size_t)(p - w->raw);
+    p += lcp;
+    if (arena_room(w, (size_t)sw * n + 1, &w->keys_off)) return KV_ERR_NOMEM;
+    uint8_t *k = w->arena.p + w->keys_off;
+    if (mode == KV_SF_ROWS_FIXED) {
+      if ((uint64_t)sw * n > (uint64_t)(lim - p)) CORRUPT("key suffixes run past the block");
+      for (uint32_t j = 0; j < sw; j++, p += n)
+        for (uint32_t r = 0; r < n; r++) k[(size_t)r * sw + j] = p[r];
+    } else {
+      uint64_t val = 0, max = sw == 8 ? UINT64_MAX : (1ull << (8 * sw)) - 1;
+      for (uint32_t r = 0; r < n; r++) {
+        GET(p, lim, &v, "truncated key delta stream");
+        if (v > max - val) CORRUPT("key delta out of range");
+        val += v;
+        uint8_t *dst = k + (size_t)r * sw;
+        for (uint32_t j = 0; j < sw; j++) dst[j] = (uint8_t)(val >> (8 * (sw - 1 - j)));
+      }
+    }
+    b->klen = (uint32_t)klen; /* 0 (every key empty): the variable form, offsets all 0 */
+    b->lcp = (uint32_t)lcp;
+    b->max_key = (uint32_t)klen;
+    memset(&b->key_off, 0, sizeof b->key_off);
+    *pp = p;
+    return KV_OK;
+  }
+  if (mode != KV_SF_ROWS_PREFIX) CORRUPT("unknown rows mode");
+  uint32_t *sh = w->t32 + (w->t32_cap / 2); /* shared lengths, then key offsets */
+  for (uint32_t r = 0; r < n; r++) {
+    GET(p, lim, &v, "truncated shared-prefix stream");
+    if (v > KV_MAX_ROW_KEY || (r == 0 && v != 0)) CORRUPT("bad shared-prefix length");
+    sh[r] = (uint32_t)v;
+  }
+  const uint8_t *lens = p, *lens_end, *suf;
+  uint64_t suf_total = 0, key_total = 0, prev_len = 0, max_key = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    GET(p, lim, &v, "truncated suffix length stream");
+    if (sh[r] > prev_len) CORRUPT("shared prefix longer than the previous key");
+    prev_len = sh[r] + v;
+    if (v > KV_MAX_ROW_KEY || prev_len > KV_MAX_ROW_KEY) CORRUPT("row key too long");
+    suf_total += v;
+    key_total += prev_len;
+    if (prev_len > max_key) max_key = prev_len;
+  }
+  lens_end = p;
+  if (suf_total > (uint64_t)(lim - p)) CORRUPT("suffix bytes run past the block");
+  if (key_total > KV_SF_MAX_KEY_BYTES) CORRUPT("row keys too large");
+  suf = p;
+  p += suf_total;
+  if (arena_room(w, key_total + 1, &w->keys_off)) return KV_ERR_NOMEM;
+  uint8_t *k = w->arena.p + w->keys_off;
+  uint32_t off = 0, plen = 0;
+  for (uint32_t r = 0; r < n; r++) {
+    uint32_t s = sh[r];
+    lens = kv_get_varint(lens, lens_end, &v); /* checked above */
+    if (r) memmove(k + off, k + off - plen, s);
+    memcpy(k + off + s, suf, v);
+    suf += v;
+    sh[r] = off;
+    plen = s + (uint32_t)v;
+    off += plen;
+  }
+  sh[n] = off;
+  b->klen = 0;
+  b->lcp = 0;
+  b->max_key = (uint32_t)max_key;
+  if (pack32(w, sh, n + 1, &b->key_off)) return KV_ERR_NOMEM;
+  *pp = p;
+  return KV_OK;
+}
+
+/* Resolve the arena offsets of a packed array into a pointer from `base`. */
+static void resolve(kv_sf_pa *a, const uint8_t *base) { a->p = a->w ? base + a->off : NULL; }
+
+int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const char **why) {
+  const uint8_t *p = raw, *lim = raw + len;
+  uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
+  kv_sf_cblock *b = &w->b;
+  *why = NULL;
+  memset(b, 0, sizeof *b);
+  w->arena.len = 0;
+  w->raw = raw;
+  GET(p, lim, &nrows, "truncated block header");
+  GET(p, lim, &ncells, "truncated block header");
+  GET(p, lim, &nquals, "truncated block header");
+  GET(p, lim, &min_seq, "truncated block header");
+  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len)
+    CORRUPT("bad row, cell or qualifier count");
+  uint32_t n = (uint32_t)ncells, nq = (uint32_t)nquals, ng = nq + 1;
+  if (reserve(w, n, ng)) return KV_ERR_NOMEM;
+  b->nrows = (uint32_t)nrows;
+  b->ncells = n;
+  b->nquals = nq;
+  /* dictionary: offsets and lengths relative to its first byte */
+  w->dict_off = (size_t)(p - raw);
+  uint32_t *qo = w->t32, *ql = w->t32 + nq;
+  for (uint32_t q = 0; q < nq; q++) {
+    GET(p, lim, &v, "truncated qualifier dictionary");
+    if (v > (uint64_t)(lim - p)) CORRUPT("qualifier runs past the block");
+    qo[q] = (uint32_t)(p - raw - w->dict_off);
+    ql[q] = (uint32_t)v;
+    p += v;
+  }
+  w->dict_len = (size_t)(p - raw) - w->dict_off;
+  if (arena_room(w, (size_t)nq * 4, &w->qoff_off) || arena_room(w, (size_t)nq * 4, &w->qlen_off))
+    return KV_ERR_NOMEM;
+  memcpy(w->arena.p + w->qoff_off, qo, (size_t)nq * 4);
+  memcpy(w->arena.p + w->qlen_off, ql, (size_t)nq * 4);
+  uint32_t *rf = w->t32; /* nrows + 1 first cells, kept to the end */
+  int rc = decode_rows(w, &p, lim, rf, why);
+  if (rc) return rc;
+  uint32_t *qual = w->t32 + (w->t32_cap / 2); /* per cell dictionary index */
+  if (nq > 1) {
+    for (uint32_t i = 0; i < n; i++) {
+      GET1(p, lim, &v, "truncated qualifier stream");
+      if (v >= nq) CORRUPT("qualifier index out of range");
+      qual[i] = (uint32_t)v;
+    }
+  } else {
+    memset(qual, 0, (size_t)n * sizeof *qual);
+  }
+  uint64_t ts = 0, *t64 = w->t64;
+  for (uint32_t i = 0; i < n; i++) {
+    GET1(p, lim, &v, "truncated timestamp stream");
+    ts += (uint64_t)kv_unzigzag(v);
+    t64[i] = ts ^ TS_BIAS;
+  }
+  bool per_row = true;
+  for (uint32_t r = 0; r < b->nrows && per_row; r++)
+    for (uint32_t i = rf[r] + 1; i < rf[r + 1]; i++)
+      if (t64[i] != t64[rf[r]]) { per_row = false; break; }
+  if (per_row) {
+    for (uint32_t r = 0; r < b->nrows; r++) t64[r] = t64[rf[r]];
+    rc = pack64(w, t64, b->nrows, &b->ts);
+  } else {
+    rc = pack64(w, t64, n, &b->ts);
+  }
+  if (rc) return KV_ERR_NOMEM;
+  b->ts_per_row = per_row;
+  if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
+  const uint8_t *types = p;
+  bool all_put = true;
+  for (uint32_t i = 0; i < n; i++) {
+    if (types[i] > KV_DELETE_FAMILY) CORRUPT("bad cell type");
+    if (types[i] != KV_PUT) all_put = false;
+  }
+  p += n;
+  memset(&b->type, 0, sizeof b->type);
+  if (!all_put) {
+    b->type.w = 1;
+    if (arena_room(w, n, &b->type.off)) return KV_ERR_NOMEM;
+    memcpy(w->arena.p + b->type.off, types, n);
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    GET1(p, lim, &v, "truncated sequence stream");
+    t64[i] = min_seq + v;
+  }
+  if (pack64(w, t64, n, &b->seq)) return KV_ERR_NOMEM;
+  /* checkpoints of the group ranks, counting the groups on the way */
+  kv_sf_cgroup *gs = w->groups;
+  memset(gs, 0, (size_t)ng * sizeof *gs);
+  uint32_t shift = 7;
+  while ((1ull << shift) < (uint64_t)ng * 8 && shift < 31) shift++;
+  uint32_t nck = (n >> shift) + 1;
+  if ((uint64_t)nck * ng * 4 > UINT32_MAX || arena_room(w, (size_t)nck * ng * 4, &w->ck_off))
+    return KV_ERR_NOMEM;
+  uint32_t *ck = (uint32_t *)(void *)(w->arena.p + w->ck_off);
+  uint32_t mask = (1u << shift) - 1;
+  for (uint32_t i = 0; i < n; i++) {
+    if ((i & mask) == 0) {
+      uint32_t *row = ck + (size_t)(i >> shift) * ng;
+      for (uint32_t g = 0; g < ng; g++) row[g] = gs[g].count;
+    }
+    gs[types[i] == KV_PUT ? qual[i] : nq].count++;
+  }
+  if ((n & mask) == 0) { /* the row for cell n itself (rank lookups stop below it) */
+    uint32_t *row = ck + (size_t)(n >> shift) * ng;
+    for (uint32_t g = 0; g < ng; g++) row[g] = gs[g].count;
+  }
+  b->ck_shift = shift;
+  if (pack32(w, qual, n, &b->qual)) return KV_ERR_NOMEM;
+  /* value groups, in dictionary order, the non-put group last; empty ones are absent */
+  uint32_t *offs = w->t32 + (w->t32_cap / 2); /* the qualifiers are packed: reuse */
+  for (uint32_t g = 0; g < ng; g++) {
+    kv_sf_cgroup *s = &gs[g];
+    if (!s->count) continue;
+    uint64_t code = 0, a = 0, d = 0;
+    GET(p, lim, &code, "truncated value group header");
+    if (code) {
+      uint64_t bytes = (code - 1) * (uint64_t)s->count;
+      if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - p))
+        CORRUPT("value group runs past the block");
+      s->fixed = 1;
+      s->transposed = 1;
+      s->width = (uint32_t)(code - 1);
+      s->data_off = (uint32_t)(p - raw);
+      s->data_len = (uint32_t)bytes;
+      p += bytes;
+      continue;
+    }
+    GET(p, lim, &a, "truncated value group header");
+    GET(p, lim, &d, "truncated value group header");
+    if (a > (uint64_t)(lim - p) || d > (uint64_t)(lim - p) - a)
+      CORRUPT("value group runs past the block");
+    const uint8_t *lp = p, *lend = p + a;
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < s->count; k++) {
+      offs[k] = (uint32_t)sum;
+      GET1(lp, lend, &v, "truncated value length stream");
+      if (v > d - sum) CORRUPT("value runs past its group");
+      sum += v;
+    }
+    offs[s->count] = (uint32_t)sum;
+    if (lp != lend || sum != d) CORRUPT("value group lengths do not add up");
+    s->data_off = (uint32_t)(p + a - raw);
+    s->data_len = (uint32_t)d;
+    if (pack32(w, offs, s->count + 1, &s->voff)) return KV_ERR_NOMEM;
+    p += a + d;
+  }
+  if (p != lim) CORRUPT("bytes after the last value group");
+  /* pointers, now that the arena no longer moves */
+  const uint8_t *ar = w->arena.p;
+  resolve(&b->row_first, ar);
+  resolve(&b->key_off, ar);
+  resolve(&b->qual, ar);
+  resolve(&b->type, ar);
+  resolve(&b->ts, ar);
+  resolve(&b->seq, ar);
+  b->keys = ar + w->keys_off;
+  b->prefix = b->klen ? raw + w->prefix_off : NULL;
+  b->dict = raw + w->dict_off;
+  b->q_off = (const uint32_t *)(const void *)(ar + w->qoff_off);
+  b->q_len = (const uint32_t *)(const void *)(ar + w->qlen_off);
+  b->ck = (const uint32_t *)(const void *)(ar + w->ck_off);
+  for (uint32_t g = 0; g < ng; g++) {
+    resolve(&gs[g].voff, ar);
+    gs[g].data = gs[g].count ? raw + gs[g].data_off : NULL;
+  }
+  b->groups = gs;
+  return KV_OK;
+}
+
+/* Rebase a pointer of the decoder's arena into the packed copy. */
+static const uint8_t *rebase(const uint8_t *ptr, const uint8_t *from, uint8_t *to) {
+  return ptr ? to + (ptr - from) : NULL;
+}
+
+kv_sf_cblock *kv_sf_cblock_pack(const kv_sf_cdec *w) {
+  const kv_sf_cblock *b = &w->b;
+  uint32_t ng = b->nquals + 1;
+  size_t head = (sizeof *b + 7) & ~(size_t)7;
+  size_t gsz = ((size_t)ng * sizeof(kv_sf_cgroup) + 7) & ~(size_t)7;
+  size_t vbytes = 0;
+  for (uint32_t g = 0; g < ng; g++) vbytes += b->groups[g].data_len;
+  size_t total = head + gsz + ((w->arena.len + 7) & ~(size_t)7) + w->dict_len + b->lcp + vbytes;
+  uint8_t *m = malloc(total);
+  if (!m) return NULL;
+  kv_sf_cblock *c = (kv_sf_cblock *)(void *)m;
+  *c = *b;
+  kv_sf_cgroup *cg = (kv_sf_cgroup *)(void *)(m + head);
+  uint8_t *ar = m + head + gsz, *x = ar + ((w->arena.len + 7) & ~(size_t)7);
+  const uint8_t *from = w->arena.p;
+  memcpy(ar, from, w->arena.len);
+  c->row_first.p = rebase(b->row_first.p, from, ar);
+  c->key_off.p = rebase(b->key_off.p, from, ar);
+  c->qual.p = rebase(b->qual.p, from, ar);
+  c->type.p = rebase(b->type.p, from, ar);
+  c->ts.p = rebase(b->ts.p, from, ar);
+  c->seq.p = rebase(b->seq.p, from, ar);
+  c->keys = rebase(b->keys, from, ar);
+  c->q_off = (const uint32_t *)(const void *)rebase((const uint8_t *)b->q_off, from, ar);
+  c->q_len = (const uint32_t *)(const void *)rebase((const uint8_t *)b->q_len, from, ar);
+  c->ck = (const uint32_t *)(const void *)rebase((const uint8_t *)b->ck, from, ar);
+  if (w->dict_len) memcpy(x, b->dict, w->dict_len);
+  c->dict = x;
+  x += w->dict_len;
+  if (b->lcp) {
+    memcpy(x, b->prefix, b->lcp);
+    c->prefix = x;
+    x += b->lcp;
+  }
+  for (uint32_t g = 0; g < ng; g++) {
+    cg[g] = b->groups[g];
+    cg[g].voff.p = rebase(b->groups[g].voff.p, from, ar);
+    const kv_sf_cgroup *sg = &b->groups[g];
+    if (sg->data_len && sg->fixed && sg->transposed && sg->width > 1) {
+      uint32_t wd = sg->width, cnt = sg->count;
+      if (wd == 8) { /* doubles and BIGINTs: eight byte streams into one store per value */
+        for (uint32_t k = 0; k < cnt; k++) {
+          uint8_t t[8];
+          for (uint32_t j = 0; j < 8; j++) t[j] = sg->data[(size_t)j * cnt + k];
+          memcpy(x + (size_t)k * 8, t, 8);
+        }
+      } else {
+        for (uint32_t j = 0; j < wd; j++)
+          for (uint32_t k = 0; k < cnt; k++) x[(size_t)k * wd + j] = sg->data[(size_t)j * cnt + k];
+      }
+      cg[g].transposed = 0;
+      cg[g].data = x;
+      x += sg->data_len;
+    } else if (sg->data_len) {
+      memcpy(x, sg->data, sg->data_len);
+      cg[g].data = x;
+      x += sg->data_len;
+    }
+  }
+  c->groups = cg;
+  c->charge = total;
+  return c;
+}
+
+int kv_sf_cblock_key_cmp(const kv_sf_cblock *b, uint32_t r, const uint8_t *t, uint32_t tlen) {
+  if (b->klen) {
+    uint32_t n = b->lcp < tlen ? b->lcp : tlen;
+    int c = n ? memcmp(b->prefix, t, n) : 0;
+    if (c) return c;
+    if (tlen < b->lcp) return 1;
+    uint32_t w = b->klen - b->lcp;
+    return kv_bytes_cmp(b->keys + (size_t)r * w, w, t + b->lcp, tlen - b->lcp);
+  }
+  uint64_t o = kv_sf_pa_get(&b->key_off, r);
+  return kv_bytes_cmp(b->keys + o, (size_t)(kv_sf_pa_get(&b->key_off, r + 1) - o), t, tlen);
+}
+
+uint32_t kv_sf_cblock_rank(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ci) {
+  uint32_t ng = b->nquals + 1, span = 1u << b->ck_shift;
+  uint32_t dist = rp->at == UINT32_MAX ? UINT32_MAX : ci > rp->at ? ci - rp->at : rp->at - ci;
+  if (dist > span) {
+    uint32_t k = ci >> b->ck_shift;
+    memcpy(rp->ranks, b->ck + (size_t)k * ng, (size_t)ng * sizeof *rp->ranks);
+    rp->at = k << b->ck_shift;
+  }
+  while (rp->at < ci) rp->ranks[kv_sf_cblock_group(b, rp->at++)]++;
+  while (rp->at > ci) rp->ranks[kv_sf_cblock_group(b, --rp->at)]--;
+  return rp->ranks[kv_sf_cblock_group(b, ci)];
+}

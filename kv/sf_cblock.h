@@ -1,0 +1,165 @@
+/*
+** kv/sf_cblock.h: the compact decoded form of a store file block, the form the store file
+** iterator (kv/sf_iter.c) reads and the block cache (kv/cache.c) keeps.
+**
+** A kv_sf_dblock (kv/sf_int.h) spends about 33 bytes of arrays per cell plus an
+** un-transposed copy of every value: a 64 KiB block of the sensor archive costs ~390 KB
+** decoded. A compact block keeps the value bytes as they lie in the raw block (fixed-width
+** groups still transposed, variable ones back to back) and every per-cell or per-row number
+** in a packed array whose element width (0, 1, 2, 4 or 8 bytes) is the narrowest that holds
+** the block's range (a compacted file's sequence numbers cost nothing, a row's shared
+** timestamp is stored once per row, a put-only block has no type array). A cell's value is
+** located on demand: its rank in its value group comes from a checkpoint of ranks every
+** 2^ck_shift cells and a short count from there (kv_sf_cblock_rank), and a fixed-width value
+** is gathered from its transposed bytes into the reader's buffer. Row keys of one length are
+** a block-wide common prefix plus one suffix per row.
+**
+** Two lives: a private block (kv_sf_cdec: arrays in the decoder's arena, value bytes,
+** qualifiers and key prefix pointing into the raw block the caller keeps alive), and a
+** packed block (kv_sf_cblock_pack: one allocation holding everything, freed with free(),
+** which the cache owns).
+** Not here: I/O, the block framing (kv/sf_block.c), iteration (kv/sf_iter.c). The raw layout
+** decoded is docs/FORMAT.md Part 2, "Raw block"; nothing here is on disk.
+*/
+#ifndef ROWAN_KV_SF_CBLOCK_H
+#define ROWAN_KV_SF_CBLOCK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include "kv/cell.h"
+#include "kv/sf_int.h"
+
+/* A packed array of unsigned numbers: element i is base + the w-byte native-endian
+** number at p + i * w (w 0 = every element is base). */
+typedef struct kv_sf_pa {
+  const uint8_t *p;   /* elements (NULL when w is 0) */
+  uint64_t base;      /* added to every element */
+  uint32_t off;       /* while decoding: offset of p in the decoder's arena */
+  uint8_t w;          /* element width: 0, 1, 2, 4 or 8 */
+} kv_sf_pa;
+
+static inline uint64_t kv_sf_pa_get(const kv_sf_pa *a, uint32_t i) {
+  switch (a->w) {
+    case 0: return a->base;
+    case 1: return a->base + a->p[i];
+    case 2: { uint16_t v; memcpy(&v, a->p + (size_t)i * 2, 2); return a->base + v; }
+    case 4: { uint32_t v; memcpy(&v, a->p + (size_t)i * 4, 4); return a->base + v; }
+    default: { uint64_t v; memcpy(&v, a->p + (size_t)i * 8, 8); return a->base + v; }
+  }
+}
+
+/* One value group (docs/FORMAT.md "Values section"): the put values of one qualifier, or
+** (the last group) the values of every other cell type. */
+typedef struct kv_sf_cgroup {
+  const uint8_t *data;  /* fixed: count * width bytes (transposed as in the raw block when
+                           transposed, else value k at k * width); variable: the values */
+  kv_sf_pa voff;        /* variable: count + 1 offsets of the values in data */
+  uint32_t count;       /* cells in the group */
+  uint32_t width;       /* fixed: bytes per value */
+  uint32_t data_off;    /* while decoding: offset of data in the raw block */
+  uint32_t data_len;    /* bytes of data */
+  uint8_t fixed;        /* 1 = fixed width */
+  uint8_t transposed;   /* fixed: byte j of value k at data[j * count + k] (private blocks;
+                           a packed block stores value k whole, so a point read touches one
+                           cache line per value instead of one per byte) */
+} kv_sf_cgroup;
+
+typedef struct kv_sf_cblock {
+  uint32_t nrows;          /* rows in the block */
+  uint32_t ncells;         /* cells in the block */
+  uint32_t nquals;         /* qualifier dictionary entries */
+  uint32_t klen;           /* > 0: every row key has this length (prefix + suffix) */
+  uint32_t lcp;            /* klen > 0: bytes of the prefix every key shares */
+  uint32_t max_key;        /* longest row key */
+  const uint8_t *prefix;   /* klen > 0: the common prefix */
+  const uint8_t *keys;     /* klen > 0: (klen - lcp) suffix bytes per row; else full keys */
+  kv_sf_pa key_off;        /* klen == 0: nrows + 1 offsets of the keys in keys */
+  kv_sf_pa row_first;      /* nrows + 1: first cell of each row; [nrows] = ncells */
+  kv_sf_pa qual;           /* per cell: dictionary index */
+  kv_sf_pa type;           /* per cell: enum kv_cell_type (w 0: all puts) */
+  kv_sf_pa ts;             /* per cell, or per row when ts_per_row: the timestamp as u64 */
+  bool ts_per_row;         /* every cell of a row has its row's timestamp */
+  kv_sf_pa seq;            /* per cell: sequence number */
+  const uint8_t *dict;     /* the dictionary's bytes */
+  const uint32_t *q_off;   /* per entry: offset of its bytes in dict */
+  const uint32_t *q_len;   /* per entry: its length */
+  kv_sf_cgroup *groups;    /* nquals + 1 value groups */
+  uint32_t ck_shift;       /* a rank checkpoint every 2^ck_shift cells */
+  const uint32_t *ck;      /* (ncells >> ck_shift) + 1 rows of nquals + 1 ranks: the
+                              cells of each group before cell k << ck_shift */
+  size_t charge;           /* packed: bytes of its allocation */
+} kv_sf_cblock;
+
+/* The decoder's reusable state: the block it decoded last and the memory behind it. */
+typedef struct kv_sf_cdec {
+  kv_sf_cblock b;          /* the decoded block (pointers into arena and the raw block) */
+  kv_sfbuf arena;          /* packed arrays, keys, dictionary offsets, checkpoints */
+  kv_sf_cgroup *groups;    /* value groups (b.groups points here) */
+  size_t groups_cap;       /* entries allocated in groups */
+  uint64_t *t64;           /* per-cell scratch (timestamps, then sequence numbers) */
+  size_t t64_cap;          /* entries allocated in t64 */
+  uint32_t *t32;           /* per-cell scratch (qualifiers, cells per row, offsets) */
+  size_t t32_cap;          /* entries allocated in t32 */
+  const uint8_t *raw;      /* the raw block decoded */
+  size_t dict_off, dict_len; /* the dictionary's bytes in raw */
+  size_t prefix_off;       /* the key prefix in raw (klen > 0) */
+  uint32_t keys_off, qoff_off, qlen_off, ck_off; /* offsets in arena */
+} kv_sf_cdec;
+
+/* Decode raw block bytes [raw, raw+len) into w->b, reusing w's memory (it only grows). The
+** raw bytes must stay alive and unchanged while w->b is read (values, qualifiers and the
+** key prefix point into them). Checks everything kv_sf_block_decode checks (counts, bounds,
+** streams, value groups adding up, the block ending where its last group ends). KV_OK;
+** KV_ERR_CORRUPT with *why set to a static reason; KV_ERR_NOMEM. */
+int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const char **why);
+/* A self-contained copy of the block w decoded last, in one allocation (free() it); its
+** charge field holds the allocation's size. NULL when out of memory. */
+kv_sf_cblock *kv_sf_cblock_pack(const kv_sf_cdec *w);
+/* Free the decoder's memory; it is empty and reusable. */
+void kv_sf_cdec_free(kv_sf_cdec *w);
+
+/* Value group of cell ci. */
+static inline uint32_t kv_sf_cblock_group(const kv_sf_cblock *b, uint32_t ci) {
+  return kv_sf_pa_get(&b->type, ci) == KV_PUT ? (uint32_t)kv_sf_pa_get(&b->qual, ci)
+                                              : b->nquals;
+}
+
+/* Timestamp of cell ci of row ri. */
+static inline int64_t kv_sf_cblock_ts(const kv_sf_cblock *b, uint32_t ri, uint32_t ci) {
+  return (int64_t)(kv_sf_pa_get(&b->ts, b->ts_per_row ? ri : ci) ^ 0x8000000000000000ull);
+}
+
+/* Row key of row r: a pointer into the block (klen == 0), or the key rebuilt in buf (at
+** least max_key bytes). *len gets its length. */
+static inline const uint8_t *kv_sf_cblock_key(const kv_sf_cblock *b, uint32_t r,
+                                              uint8_t *buf, uint32_t *len) {
+  if (b->klen) {
+    uint32_t w = b->klen - b->lcp;
+    if (b->lcp) memcpy(buf, b->prefix, b->lcp);
+    if (w) memcpy(buf + b->lcp, b->keys + (size_t)r * w, w);
+    *len = b->klen;
+    return buf;
+  }
+  uint64_t o = kv_sf_pa_get(&b->key_off, r);
+  *len = (uint32_t)(kv_sf_pa_get(&b->key_off, r + 1) - o);
+  return b->keys + o;
+}
+
+/* Compare row r's key with [t, t+tlen) (as kv_bytes_cmp). */
+int kv_sf_cblock_key_cmp(const kv_sf_cblock *b, uint32_t r, const uint8_t *t, uint32_t tlen);
+
+/* A reader's position in the value groups: ranks[g] = cells of group g before cell at. */
+typedef struct kv_sf_rankpos {
+  uint32_t *ranks;         /* nquals + 1 entries */
+  size_t cap;              /* entries allocated */
+  uint32_t at;             /* the cell the ranks are for; UINT32_MAX = not set */
+} kv_sf_rankpos;
+
+/* Move rp to cell ci of b (stepping from where it is when near, else from the nearest
+** checkpoint below) and return ci's rank in its group. REQUIRES rp->ranks holds nquals + 1
+** entries. */
+uint32_t kv_sf_cblock_rank(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ci);
+
+#endif /* ROWAN_KV_SF_CBLOCK_H */
