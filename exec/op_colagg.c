@@ -341,7 +341,8 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     m->families[0].family_id = fid;
     m->families[0].cells_examined = m->cells_examined;
     m->families[0].blocks_read = res.blocks + (fm.n_families ? fm.families[0].blocks_read : 0);
-    m->families[0].blocks_cache_hit = fm.n_families ? fm.families[0].blocks_cache_hit : 0;
+    m->families[0].blocks_cache_hit =
+        res.blocks_cache_hit + (fm.n_families ? fm.families[0].blocks_cache_hit : 0);
     m->families[0].bytes_read = res.bytes_read + (fm.n_families ? fm.families[0].bytes_read : 0);
     m->families[0].files_opened = res.files;
     x->act.rows_assembled = passed;

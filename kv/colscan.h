@@ -88,6 +88,7 @@ typedef struct kv_colagg_result {
   uint64_t rows_examined; /* rows with a cell of Q seen in evaluated blocks */
   uint64_t blocks;        /* blocks read */
   uint64_t blocks_fallback; /* of which handed back as ranges */
+  uint64_t blocks_cache_hit; /* of which answered from the column cache (no read) */
   uint64_t bytes_read;    /* on-disk bytes of the blocks read */
   uint64_t cells;         /* cells in the blocks read */
   uint64_t files;         /* store files read */

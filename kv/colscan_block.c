@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/cache.h"
 #include "kv/coding.h"
 #include "kv/colscan_int.h"
 #include "kv/status.h"
@@ -401,6 +402,169 @@ corrupt:
   return KV_ERR_CORRUPT;
 }
 
+/* Fast path: the ranks [k0, k1) of group g are the interior rows' cells of the one
+** referenced qualifier: compare them as a column, count and consume those that pass. */
+static int fast_interior(cs_worker *w, bscratch *s, rgroup *g, uint32_t k0, uint32_t k1,
+                         const char **why) {
+  const kv_colagg_spec *sp = w->plan->spec;
+  uint32_t m = k1 > k0 ? k1 - k0 : 0;
+  int rc;
+  if (!m) return KV_OK;
+  if (grow((void **)&s->pass, &s->pass_cap, m, 1)) return KV_ERR_NOMEM;
+  memset(s->pass, 1, m);
+  for (uint32_t q = 0; q < sp->n_preds; q++) {
+    const kv_colpred *pr = &sp->preds[q];
+    if (pr->op == KV_COL_PRESENT) continue;
+    if (!g->flat && g->fixed && pr->klen == g->w &&
+        (g->w == 1 || g->w == 2 || g->w == 4 || g->w == 8)) {
+      fixed_pred(g, pr, k0, k1, s->pass);
+    } else {
+      if ((rc = flatten(g, why))) return rc;
+      for (uint32_t i = 0; i < m; i++)
+        s->pass[i] &= (uint8_t)kv_cs_pass(pr, g->ptr[k0 + i], g->len[k0 + i]);
+    }
+  }
+  uint32_t hits = 0;
+  if (sp->n_args && sp->consume) {
+    if ((rc = flatten(g, why))) return rc;
+    if (batch_room(s, m, sp->n_args)) return KV_ERR_NOMEM;
+    for (uint32_t i = 0; i < m; i++) {
+      if (!s->pass[i]) continue;
+      for (uint32_t a = 0; a < sp->n_args; a++) {
+        s->vp[a][hits] = g->ptr[k0 + i];
+        s->vl[a][hits] = g->len[k0 + i];
+      }
+      hits++;
+    }
+  } else {
+    for (uint32_t i = 0; i < m; i++) hits += s->pass[i];
+  }
+  return consume(w, s, hits);
+}
+
+/* ---- The column cache ------------------------------------------------------------------
+** For the fast path over a projection of one qualifier p without TTL, a clean block's
+** answer depends only on p's value group and on whether its first and last rows have a
+** p cell: an entry keeps those (the transposed bytes copied) under (file number, block
+** offset << 16 | hash of p), checked against the qualifier, the block's counts and p's
+** width, so a later scan of that column reads no file and decompresses nothing. */
+typedef struct colentry {
+  uint64_t off;             /* block offset */
+  uint32_t nrows, ncells;   /* the block's counts */
+  uint32_t qual_len;        /* the qualifier */
+  uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* its bytes */
+  bool present;             /* the block has p cells */
+  uint32_t w, count;        /* p's group: width and values */
+  bool row0_has, last_has;  /* the first / last row has a p cell */
+  uint32_t key0_len, key1_len; /* first and last row keys, at data */
+  uint8_t data[];           /* key0, key1, then count * w transposed bytes */
+} colentry;
+
+static uint64_t cache_off(const cs_plan *pl, uint64_t off) {
+  return (off << 16) | (pl->qual_hash & 0xffff);
+}
+
+/* Answer block b from the column cache: 1 answered, 0 not there, or an error (< 0 never;
+** KV_* codes are returned through *rcp). */
+static int from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
+  const cs_plan *pl = w->plan;
+  kv_sf_reader *rd = b->file->reader;
+  const kv_sf_index_entry *e = &rd->index[b->index];
+  kv_cache_entry *ce = kv_cache_lookup(pl->colcache, rd->cache_id, cache_off(pl, e->off));
+  if (!ce) return 0;
+  const colentry *c = kv_cache_value(ce);
+  int32_t want = pl->spec->widths ? pl->spec->widths[pl->ref_q[0]] : -1;
+  if (c->off != e->off || c->nrows != e->rows || c->ncells != e->cells ||
+      c->qual_len != pl->qual_len || memcmp(c->qual, pl->qual, c->qual_len) != 0 ||
+      (c->present && want >= 0 && (uint32_t)want != c->w)) {
+    kv_cache_release(pl->colcache, ce);
+    return 0;
+  }
+  w->n_read++;
+  w->hits++;
+  w->cells += c->ncells;
+  rgroup *g = &s->g[0];
+  g->d = c->present ? 0 : -1;
+  g->fixed = true;
+  g->w = c->w;
+  g->count = c->count;
+  g->base = c->data + c->key0_len + c->key1_len;
+  g->flat = false;
+  uint32_t nr = c->nrows;
+  int rc = KV_OK;
+  cs_frag *f = &w->tmp;
+  for (int side = 0; side < 2 && !rc; side++) {
+    bool has = side ? c->last_has : c->row0_has;
+    f->kind = CF_ROW;
+    f->has_q = has;
+    f->dup = false;
+    f->have = 0;
+    f->vals_len = 0;
+    rc = side ? kv_cs_frag_key(f, c->data + c->key0_len, c->key1_len)
+              : kv_cs_frag_key(f, c->data, c->key0_len);
+    if (!rc && has) {
+      if (f->vals_cap < 8) {
+        uint8_t *nv = realloc(f->vals, 64);
+        if (!nv) { rc = KV_ERR_NOMEM; break; }
+        f->vals = nv;
+        f->vals_cap = 64;
+      }
+      uint32_t k = side ? c->count - 1 : 0;
+      for (uint32_t j = 0; j < c->w; j++) f->vals[j] = g->base[(size_t)j * c->count + k];
+      f->voff[0] = 0;
+      f->vlen[0] = c->w;
+      f->vals_len = c->w;
+      f->have = 1;
+    }
+    if (!rc) rc = kv_cs_feed(w, f);
+    if (rc || nr == 1) break;
+    if (side == 0) {
+      rc = kv_cs_flush(w);
+      if (!rc && nr > 2 && c->present) {
+        uint32_t k0 = c->row0_has ? 1 : 0, k1 = c->count - (c->last_has ? 1 : 0);
+        const char *why = NULL;
+        w->rows_examined += k1 > k0 ? k1 - k0 : 0;
+        rc = fast_interior(w, s, g, k0, k1, &why);
+      }
+    }
+  }
+  kv_cache_release(pl->colcache, ce);
+  *rcp = rc;
+  return 1;
+}
+
+/* Keep a clean block's column (fast path, walked) in the column cache. */
+static void to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n) {
+  const cs_plan *pl = w->plan;
+  kv_sf_reader *rd = b->file->reader;
+  const kv_sf_index_entry *e = &rd->index[b->index];
+  rgroup *g = &s->g[0];
+  if (g->d >= 0 && (!g->fixed || g->w > 8)) return;
+  size_t bytes = g->d >= 0 ? (size_t)g->count * g->w : 0;
+  colentry *c = malloc(sizeof *c + s->k0_len + s->k1_len + bytes);
+  if (!c) return;
+  c->off = e->off;
+  c->nrows = nr;
+  c->ncells = n;
+  c->qual_len = pl->qual_len;
+  memcpy(c->qual, pl->qual, pl->qual_len);
+  c->present = g->d >= 0;
+  c->w = c->present ? g->w : 0;
+  c->count = c->present ? g->count : 0;
+  c->row0_has = c->last_has = false;
+  for (uint32_t i = 0; c->present && i < s->rf[1]; i++) c->row0_has |= s->cq[i] == (uint8_t)g->d;
+  for (uint32_t i = s->rf[nr - 1]; c->present && i < n; i++) c->last_has |= s->cq[i] == (uint8_t)g->d;
+  c->key0_len = s->k0_len;
+  c->key1_len = s->k1_len;
+  memcpy(c->data, s->k0, s->k0_len);
+  memcpy(c->data + s->k0_len, s->k1, s->k1_len);
+  if (bytes) memcpy(c->data + s->k0_len + s->k1_len, g->base, bytes);
+  kv_cache_entry *ce = kv_cache_insert(pl->colcache, rd->cache_id, cache_off(pl, e->off), c,
+                                       sizeof *c + s->k0_len + s->k1_len + bytes, free);
+  if (!ce) free(c);
+  else kv_cache_release(pl->colcache, ce);
+}
+
 /* One block: read, walk, check, evaluate, feed its fragments. */
 static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   const cs_plan *pl = w->plan;
@@ -408,6 +572,10 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   kv_sf_reader *rd = b->file->reader;
   const kv_sf_index_entry *e = &rd->index[b->index];
   const char *why = NULL;
+  if (pl->colcache) {
+    int crc = KV_OK;
+    if (from_cache(w, s, b, &crc)) return crc;
+  }
   w->disk.len = 0;
   if (kv_sfbuf_reserve(&w->disk, e->size)) return KV_ERR_NOMEM;
   int rc = kv_sf_read_at(rd, e->off, w->disk.p, e->size);
@@ -578,7 +746,10 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   cs_frag *f = &w->tmp;
   rc = make_frag(w, s, f, 0, s->rf[1], nr == 1, s->k0, s->k0_len, dref, inq);
   if (!rc) rc = kv_cs_feed(w, f);
-  if (rc || nr == 1) return rc;
+  if (rc || nr == 1) {
+    if (!rc && pl->colcache) to_cache(w, s, b, nr, n);
+    return rc;
+  }
   rc = kv_cs_flush(w);
   if (rc) return rc;
   /* rows 1 .. nr-2 */
@@ -597,41 +768,9 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         uint32_t k0 = 0, k1 = g->count;
         for (uint32_t i = 0; i < s->rf[1]; i++) k0 += s->cq[i] == (uint8_t)g->d;
         for (uint32_t i = s->rf[nr - 1]; i < n; i++) k1 -= s->cq[i] == (uint8_t)g->d;
-        uint32_t m = k1 > k0 ? k1 - k0 : 0;
-        if (q_only) qcount = m;
-        if (grow((void **)&s->pass, &s->pass_cap, m, 1)) return KV_ERR_NOMEM;
-        memset(s->pass, 1, m);
-        for (uint32_t q = 0; q < sp->n_preds && m; q++) {
-          const kv_colpred *pr = &sp->preds[q];
-          if (pr->op == KV_COL_PRESENT) continue;
-          if (!g->flat && pr->klen == g->w && (g->w == 1 || g->w == 2 || g->w == 4 || g->w == 8)) {
-            fixed_pred(g, pr, k0, k1, s->pass);
-          } else {
-            rc = flatten(g, &why);
-            if (rc == KV_ERR_CORRUPT) goto corrupt;
-            if (rc) return rc;
-            for (uint32_t i = 0; i < m; i++)
-              s->pass[i] &= (uint8_t)kv_cs_pass(pr, g->ptr[k0 + i], g->len[k0 + i]);
-          }
-        }
-        uint32_t hits = 0;
-        if (sp->n_args && sp->consume) {
-          rc = flatten(g, &why);
-          if (rc == KV_ERR_CORRUPT) goto corrupt;
-          if (rc) return rc;
-          if (batch_room(s, m, sp->n_args)) return KV_ERR_NOMEM;
-          for (uint32_t i = 0; i < m; i++) {
-            if (!s->pass[i]) continue;
-            for (uint32_t a = 0; a < sp->n_args; a++) {
-              s->vp[a][hits] = g->ptr[k0 + i];
-              s->vl[a][hits] = g->len[k0 + i];
-            }
-            hits++;
-          }
-        } else {
-          for (uint32_t i = 0; i < m; i++) hits += s->pass[i];
-        }
-        rc = consume(w, s, hits);
+        if (q_only) qcount = k1 > k0 ? k1 - k0 : 0;
+        rc = fast_interior(w, s, g, k0, k1, &why);
+        if (rc == KV_ERR_CORRUPT) goto corrupt;
         if (rc) return rc;
       }
       w->rows_examined += qcount;
@@ -678,6 +817,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   /* the last row, as a fragment (it may continue in the next block) */
   rc = make_frag(w, s, f, s->rf[nr - 1], n, true, s->k1, s->k1_len, dref, inq);
   if (!rc) rc = kv_cs_feed(w, f);
+  if (!rc && pl->colcache) to_cache(w, s, b, nr, n);
   return rc;
 corrupt:
   return kv_error(KV_ERR_CORRUPT, "store file %s: block at offset %llu: %s", rd->path,

@@ -24,6 +24,7 @@
 #include "kv/sf_int.h"
 
 enum { CF_NONE = 0, CF_ROW = 1, CF_FALLBACK = 2 }; /* fragment kinds */
+#define KV_MAX_QUALIFIER_CACHED 16u /* longest qualifier whose column the cache keeps */
 
 /* What one block holds of one row, or a fallback marker. */
 typedef struct cs_frag {
@@ -61,6 +62,10 @@ typedef struct cs_plan {
   uint32_t pred_ref[KV_COLAGG_MAX_PREDS]; /* per pred: referenced j */
   uint32_t arg_ref[KV_COLAGG_MAX_ARGS];   /* per arg: referenced j */
   bool fast;                /* every pred and arg is on one qualifier (ref 0) */
+  struct kv_cache *colcache; /* column cache, when the fast path may use it (else NULL) */
+  uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* the fast path's qualifier (cache entries) */
+  uint32_t qual_len;        /* its length */
+  uint64_t qual_hash;       /* a hash of it, in the cache key */
   int64_t ttl_ms;           /* the family's TTL, 0 = forever */
   int64_t now_ms;           /* the clock for TTL */
 } cs_plan;
@@ -82,6 +87,7 @@ typedef struct cs_worker {
   kv_sfbuf raw;             /* decompressed */
   void *scratch;            /* per block arrays (colscan_block.c's own) */
   uint64_t rows, rows_examined, n_read, blocks_fallback, bytes, cells; /* results */
+  uint64_t hits;            /* blocks answered from the column cache */
   int consumer_rc;          /* a consumer's stop code */
   int rc;                   /* KV_OK or the error (message in msg) */
   char msg[256];            /* error message */

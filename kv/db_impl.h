@@ -125,6 +125,8 @@ struct kv_db {
   uint32_t cap_snaps;        /* allocated entries */
   struct kv_scan *scans;     /* open scans (doubly linked through the scans) */
   struct kv_cache *cache;    /* block cache shared by all store files, or NULL (disabled) */
+  struct kv_cache *colcache; /* kv/colscan.c's column cache (made at its first use under mu),
+                                or NULL */
   uint64_t stat_flushes;     /* flushes done (tests) */
   uint64_t stat_compactions; /* compactions done (tests) */
 };

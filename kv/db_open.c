@@ -419,6 +419,7 @@ static void free_db(kv_db *db) {
   free(db->wal_live);
   free(db->snaps);
   kv_cache_free(db->cache); /* after the families: no reader is left */
+  kv_cache_free(db->colcache); /* kv/colscan.c's column entries */
   kv_version_free(&db->ver);
   pthread_mutex_destroy(&db->mu);
   pthread_cond_destroy(&db->bg_cv);
