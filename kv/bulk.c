@@ -326,6 +326,71 @@ static int add_cell(kv_bulk *b, uint32_t family_id, int type, const void *row, s
   return append_cell(b, f, type, row, row_len, false, qual, qual_len, ts, value, value_len);
 }
 
+/* kv_bulk_add_row's common case, all at once: a row not seen just before in f, its cells
+** in strictly increasing qualifier order (one group). Returns 1 when it does not apply
+** (the caller adds the cells one by one), else KV_OK or an error. The cells are checked. */
+static int append_row(kv_bulk *b, bfam *f, const void *row, size_t row_len, int64_t ts,
+                      const kv_bulk_cell *cells, size_t n) {
+  size_t bytes = row_len;
+  for (size_t i = 0; i < n; i++) {
+    const kv_bulk_cell *c = &cells[i];
+    if (i && short_cmp(cells[i - 1].qual, cells[i - 1].qual_len, c->qual, c->qual_len) >= 0)
+      return 1;
+    bytes += c->qual_len + (c->type == KV_PUT ? c->value_len : 0);
+  }
+  if (ts == KV_TS_NOW) ts = b->now;
+  size_t own = ts == b->now ? 0 : 8;
+  bytes += own * n;
+  bbuf *u = f->cur;
+  if (u->n_ents) {
+    const ent *prev = &u->ents[u->n_ents - 1];
+    int c = kv_bytes_cmp(u->arena + prev->row_off, prev->row_len, row, row_len);
+    if (c == 0) return 1; /* the row goes on: cell by cell */
+    int rc = new_group(b, f, c);
+    if (rc) return rc;
+    u = f->cur;
+  }
+  if (u->alen + bytes > MAX_ARENA || u->n_ents + n >= UINT32_MAX - 1) return 1;
+  if (!kv_bulk_grow((void **)&u->arena, &u->acap, u->alen + bytes, 1) ||
+      !kv_bulk_grow((void **)&u->ents, &u->cap_ents, u->n_ents + n, sizeof *u->ents) ||
+      !kv_bulk_grow((void **)&u->grps, &u->cap_grps, u->n_grps + 1, sizeof *u->grps))
+    return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  uint8_t *base = u->arena, *p = base + u->alen;
+  uint32_t row_off = (uint32_t)u->alen;
+  memcpy(p, row, row_len);
+  p += row_len;
+  ent *e = u->ents + u->n_ents;
+  u->grps[u->n_grps].first = (uint32_t)u->n_ents;
+  u->grps[u->n_grps].n = (uint32_t)n;
+  u->n_grps++;
+  for (size_t i = 0; i < n; i++, e++) {
+    const kv_bulk_cell *c = &cells[i];
+    size_t vl = c->type == KV_PUT ? c->value_len : 0;
+    if (own) {
+      memcpy(p, &ts, 8);
+      p += 8;
+    }
+    e->row_off = row_off;
+    e->qual_off = (uint32_t)(p - base);
+    e->lt = (uint32_t)vl | (own ? KV_BULK_OWN_TS : 0) | (uint32_t)c->type << 28;
+    e->row_len = (uint16_t)row_len;
+    e->qual_len = (uint16_t)c->qual_len;
+    memcpy(p, c->qual, c->qual_len);
+    p += c->qual_len;
+    if (vl) memcpy(p, c->value, vl);
+    p += vl;
+  }
+  u->alen += bytes;
+  u->n_ents += n;
+  b->ord += n;
+  f->cells += n;
+  size_t charge = bytes + n * ENT_OVERHEAD;
+  u->charged += charge;
+  b->bytes += charge;
+  if (b->bytes >= b->run_bytes) return spill_all(b);
+  return KV_OK;
+}
+
 int kv_bulk_add_row(kv_bulk *b, uint32_t family_id, const void *row, size_t row_len,
                     int64_t ts, const kv_bulk_cell *cells, size_t n) {
   int rc = usable(b);
@@ -340,6 +405,9 @@ int kv_bulk_add_row(kv_bulk *b, uint32_t family_id, const void *row, size_t row_
   bfam *f;
   rc = get_fam(b, family_id, &f);
   if (rc) return rc;
+  rc = append_row(b, f, row, row_len, ts, cells, n);
+  if (rc != 1) return rc;
+  rc = KV_OK;
   for (size_t i = 0; i < n && rc == KV_OK; i++) {
     const kv_bulk_cell *c = &cells[i];
     rc = append_cell(b, f, c->type, row, row_len, i > 0, c->qual, c->qual_len, ts, c->value,

@@ -6,7 +6,9 @@
 ** into finished store-file blocks in memory (kv/sf_seg.h) with the sequence number the
 ** commit will most likely take (the store's last one plus 1). So sorting, block encoding,
 ** lz4 and the bloom hashes of one part of the input run while the caller parses the next.
-** The caller's thread takes jobs too when it waits (spill, commit). A job's error is kept
+** The caller's thread takes jobs too when it waits (spill, commit) and when more than
+** KV_BULK_BACKLOG are waiting (so a slow worker neither idles a core nor lets closed
+** buffers pile up in memory). A job's error is kept
 ** (with its message) and returned by the next add that closes a segment, or by commit.
 **
 ** Commit, per family (two families at a time, on two threads): when the family spilled no
@@ -27,6 +29,8 @@
 #include "kv/status.h"
 
 /* ---- the worker ------------------------------------------------------------------------- */
+
+#define KV_BULK_BACKLOG 2 /* closed buffers waiting beyond which the adding thread helps */
 
 /* Sort u, and encode it if asked. Runs without b->mu. */
 static int run_job(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u, uint64_t job) {
@@ -139,6 +143,9 @@ int kv_bulk_enqueue(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u) {
     /* else: no worker; the jobs run on the caller's thread at the next drain */
   }
   pthread_cond_broadcast(&b->cv);
+  /* The worker is behind (or there is none): this thread takes a job too, so both keep
+  ** busy and the closed buffers waiting (their memory) stay few. */
+  if (b->q_len > KV_BULK_BACKLOG || (!b->started && b->q_len)) take_job(b);
   pthread_mutex_unlock(&b->mu);
   return KV_OK;
 }

@@ -191,15 +191,17 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   if (w->seg && w->have_prev && c->seq != w->prev_seq)
     return kv_error(KV_ERR_INVALID, "store file segment: cells of several sequence numbers");
   int new_row = 1, new_qual = 1;
-  if (w->have_prev) {
-    kv_cell prev = {w->prev_row.p, (uint32_t)w->prev_row.len, w->prev_qual.p,
-                    (uint32_t)w->prev_qual.len, w->prev_ts, w->prev_seq, w->prev_type,
-                    NULL, 0};
-    int rc = kv_bytes_cmp(prev.row, prev.row_len, c->row, c->row_len);
+  if (w->have_prev) { /* kv_cell_cmp(previous, c) < 0, each key part compared once */
+    int rc = kv_bytes_cmp(w->prev_row.p, w->prev_row.len, c->row, c->row_len);
     new_row = rc != 0;
     if (!new_row) {
-      new_qual = kv_bytes_cmp(prev.qual, prev.qual_len, c->qual, c->qual_len) != 0;
-      rc = kv_cell_cmp(&prev, c);
+      rc = kv_bytes_cmp(w->prev_qual.p, w->prev_qual.len, c->qual, c->qual_len);
+      new_qual = rc != 0;
+      if (!new_qual)
+        rc = w->prev_ts != c->ts     ? (w->prev_ts > c->ts ? -1 : 1)
+             : w->prev_seq != c->seq ? (w->prev_seq > c->seq ? -1 : 1)
+             : w->prev_type != c->type ? (w->prev_type > c->type ? -1 : 1)
+                                       : 0;
     }
     if (rc >= 0)
       return kv_error(KV_ERR_INVALID, "store file %s: cell %llu is not after the previous "
