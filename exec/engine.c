@@ -116,6 +116,7 @@ static int set_columns(exec_stmt *st) {
 
 int exec_stmt_bind_ast(exec_stmt *st, exec_error *err) {
   exec_plan_drop(st); /* a kept plan points into the bound statement freed here */
+  exec_query_cache_free(&st->qcache); /* its table pointers may name dropped tables */
   plan_arena_free(&st->arena);
   char msg[EXEC_ERRMSG_MAX];
   int off = -1;
@@ -211,6 +212,7 @@ void exec_finalize(exec_stmt *st) {
   run_cleanup(st);
   exec_plan_drop(st);
   plan_arena_free(&st->plan_arena);
+  exec_query_cache_free(&st->qcache);
   plan_arena_free(&st->run_arena);
   free(st->q_params);
   free(st->q_pbytes);

@@ -67,6 +67,7 @@ struct exec_stmt {
   uint8_t *q_pbytes;       /* their string bytes (malloc) */
   size_t q_pbytes_cap;     /* bytes allocated at q_pbytes */
   exec_plan_stats plan_stats; /* how often each run planned in full, re-planned, reused */
+  exec_query_cache qcache; /* row and scan buffers kept from run to run (freed at a re-bind) */
   plan_scan del_scan;      /* DELETE scan plan */
   bool del_built;          /* del_scan must be freed */
   exec_query x;            /* running query */

@@ -184,8 +184,8 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
   }
   double t0 = mono_ms();
   if (b->kind == SQL_STMT_SELECT) {
-    rc = exec_query_open(&st->x, st->s->db, &st->q, st->run_params, st->n_params, st->now_us,
-                         st->s->sort_mem, st->s->txn, err);
+    rc = exec_query_open_cached(&st->x, st->s->db, &st->q, st->run_params, st->n_params,
+                                st->now_us, st->s->sort_mem, st->s->txn, &st->qcache, err);
     st->x_open = true;
     if (rc) return rc;
     st->x.timing = b->analyze;

@@ -30,6 +30,26 @@
 #define EXEC_SORT_MEMORY_DEFAULT (256u << 20) /* bytes a sort may hold in memory */
 
 /* ---- Scan --------------------------------------------------------------------------- */
+/* Buffers a prepared statement keeps from run to run for its scan (exec_scan_open_cached),
+** so a run allocates none of them: the row codec of the last table scanned, the row key
+** buffer, the kv range and qualifier projection arrays. Zero-initialize; the owner frees it
+** with exec_scan_cache_free, and must free it after a DDL (a table pointer may then name
+** another table). */
+typedef struct exec_scan_cache {
+  const cat_table *table;    /* table rc was built for, or NULL (nothing built) */
+  exec_rowcodec rc;          /* its row codec */
+  uint8_t *key;              /* CAT_KEY_MAX bytes for the current row key, or NULL */
+  kv_range *ranges;          /* kv ranges, cap_ranges of them */
+  uint32_t cap_ranges;       /* allocated */
+  uint8_t *qbytes;           /* qualifier bytes, 2 per column (cap_cols + 1 columns) */
+  const uint8_t **qp;        /* qualifier pointers (cap_cols + 1) */
+  uint32_t *ql;              /* qualifier lengths (cap_cols + 1) */
+  int cap_cols;              /* columns the qualifier arrays hold */
+} exec_scan_cache;
+
+/* Free a scan cache's buffers; it is zeroed and reusable. */
+void exec_scan_cache_free(exec_scan_cache *c);
+
 typedef struct exec_scan_state {
   const plan_scan *ps;       /* the plan step */
   kv_db *db;                 /* store */
@@ -48,12 +68,18 @@ typedef struct exec_scan_state {
   uint64_t lookups;          /* lookups done */
   uint64_t lookups_found;    /* lookups that found their data row */
   kv_scan_metrics lm;        /* the lookups' metrics, summed */
+  exec_rowcodec *rcp;        /* the row decoder in use: &rc, or the cache's */
+  exec_scan_cache *cache;    /* the statement's kept buffers, or NULL (all owned here) */
 } exec_scan_state;
 
 /* Open the scan of plan step ps over db; overlay (may be NULL): an open transaction's
 ** batch, read as committed (the transaction sees its own writes). EXEC_OK or an error. */
 int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
                    const kv_batch *overlay, exec_error *err);
+/* exec_scan_open with the buffers of cache (not NULL), which keeps them after close for the
+** next open: its row codec is rebuilt only when ps->table is another table. */
+int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+                          const kv_batch *overlay, exec_scan_cache *cache, exec_error *err);
 /* Next row decoded into row (table->n_columns slots; only needed slots set): EXEC_ROW,
 ** EXEC_DONE, or an error (EXEC_CORRUPT, EXEC_IOERR). */
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err);
@@ -127,7 +153,26 @@ typedef struct exec_query {
   int64_t emitted;           /* rows emitted */
   plan_actuals act;          /* per-step counters */
   bool timing;               /* measure step times (EXPLAIN ANALYZE) */
+  struct exec_query_cache *cache; /* the statement's kept buffers, or NULL */
 } exec_query;
+
+/* Buffers a prepared statement keeps from run to run for its query (exec_query_open_cached):
+** the input, aggregate and output rows and the scan's (exec_scan_cache). Zero-initialize;
+** free with exec_query_cache_free (also after a DDL, see exec_scan_cache). */
+typedef struct exec_query_cache {
+  exec_scan_cache scan;      /* the scan's buffers */
+  cat_value *in, *aggrow, *out; /* row buffers, in_cap / agg_cap / out_cap values + 1 */
+  int in_cap, agg_cap, out_cap; /* their sizes */
+} exec_query_cache;
+
+/* exec_query_open using (and keeping, at close) the buffers of cache (not NULL): no
+** allocation for rows or the scan's decoder when they fit. Same results and errors. */
+int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
+                           const cat_value *params, int n_params, int64_t now_us,
+                           size_t mem_limit, const kv_batch *overlay, exec_query_cache *cache,
+                           exec_error *err);
+/* Free a query cache's buffers; it is zeroed and reusable. */
+void exec_query_cache_free(exec_query_cache *c);
 
 /* Start running plan q (scan opened lazily at the first next). params: bound values.
 ** mem_limit: sort memory (0 = default). overlay: the transaction's batch or NULL. */

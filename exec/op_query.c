@@ -6,7 +6,8 @@
 ** buffers its output (aggregate groups, sorted rows) and then emits it. Every step counts
 ** rows in and out (plan_actuals) for EXPLAIN ANALYZE.
 **
-** Memory: a sort (or hash aggregate, or DISTINCT) holding more than mem_limit bytes stops
+** Memory: a prepared statement may lend its kept buffers (exec_query_cache: rows, the scan's
+** decoder and arrays), so a run with a kept plan allocates none of them. A sort (or hash aggregate, or DISTINCT) holding more than mem_limit bytes stops
 ** with EXEC_TOOBIG naming the limit; a top-n heap holds only LIMIT + OFFSET rows.
 */
 #include <stdio.h>
@@ -48,10 +49,38 @@ static int too_big(exec_query *x, exec_error *err, const char *what) {
   return EXEC_TOOBIG;
 }
 
+/* A buffer of at least n + 1 values from the cache (grown as needed), or a new one. */
+static cat_value *row_buf(cat_value **kept, int *cap, int n) {
+  if (!kept) return calloc((size_t)n + 1, sizeof(cat_value));
+  if (!*kept || *cap < n) {
+    free(*kept);
+    *kept = calloc((size_t)n + 1, sizeof(cat_value));
+    *cap = *kept ? n : 0;
+  }
+  return *kept;
+}
+
+void exec_query_cache_free(exec_query_cache *c) {
+  exec_scan_cache_free(&c->scan);
+  free(c->in);
+  free(c->aggrow);
+  free(c->out);
+  memset(c, 0, sizeof *c);
+}
+
 int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
                     int n_params, int64_t now_us, size_t mem_limit, const kv_batch *overlay,
                     exec_error *err) {
+  return exec_query_open_cached(x, db, q, params, n_params, now_us, mem_limit, overlay, NULL,
+                                err);
+}
+
+int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
+                           const cat_value *params, int n_params, int64_t now_us,
+                           size_t mem_limit, const kv_batch *overlay, exec_query_cache *cache,
+                           exec_error *err) {
   memset(x, 0, sizeof *x);
+  x->cache = cache;
   x->overlay = overlay;
   x->q = q;
   x->db = db;
@@ -65,10 +94,15 @@ int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_val
   x->mem_limit = mem_limit ? mem_limit : EXEC_SORT_MEMORY_DEFAULT;
   const plan_select *s = q->sel;
   int n_in = s->table ? s->table->n_columns : 0;
-  x->in = calloc((size_t)n_in + 1, sizeof *x->in);
-  x->aggrow = calloc((size_t)(s->n_group + s->n_aggs) + 1, sizeof *x->aggrow);
-  x->out = calloc((size_t)s->n_proj + 1, sizeof *x->out);
+  x->in = row_buf(cache ? &cache->in : NULL, cache ? &cache->in_cap : NULL, n_in);
+  x->aggrow = row_buf(cache ? &cache->aggrow : NULL, cache ? &cache->agg_cap : NULL,
+                      s->n_group + s->n_aggs);
+  x->out = row_buf(cache ? &cache->out : NULL, cache ? &cache->out_cap : NULL, s->n_proj);
   if (!x->in || !x->aggrow || !x->out) return oom(err);
+  if (cache) { /* as new: no value of the previous run shows through */
+    memset(x->aggrow, 0, (size_t)(s->n_group + s->n_aggs + 1) * sizeof *x->aggrow);
+    memset(x->out, 0, (size_t)(s->n_proj + 1) * sizeof *x->out);
+  }
   for (int i = 0; i < n_in; i++) x->in[i] = cat_v_null(s->table->columns[i].type);
   x->groups.n_key = s->n_group;
   x->dset.n_key = s->n_out;
@@ -370,7 +404,9 @@ empty: { /* an aggregate without GROUP BY gives one row even over no input */
 /* ---- Driver ------------------------------------------------------------------------------ */
 static int open_source(exec_query *x, exec_error *err) {
   if (!x->q->has_scan) return EXEC_OK;
-  int rc = exec_scan_open(&x->scan, x->db, &x->q->scan, x->overlay, err);
+  int rc = x->cache ? exec_scan_open_cached(&x->scan, x->db, &x->q->scan, x->overlay,
+                                             &x->cache->scan, err)
+                    : exec_scan_open(&x->scan, x->db, &x->q->scan, x->overlay, err);
   x->scan_open = true;
   x->act.analyzed = true;
   return rc;
@@ -542,9 +578,11 @@ void exec_query_close(exec_query *x) {
   free(x->rows);
   x->rows = NULL;
   x->n_rows = x->cap_rows = 0;
-  free(x->in);
-  free(x->aggrow);
-  free(x->out);
+  if (!x->cache) { /* cached row buffers stay with the statement */
+    free(x->in);
+    free(x->aggrow);
+    free(x->out);
+  }
   x->in = x->aggrow = x->out = NULL;
   exec_arena_free(&x->scratch);
 }

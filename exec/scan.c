@@ -14,6 +14,9 @@
 ** longer exists is skipped. The lookups' kv metrics are summed per family for EXPLAIN
 ** ANALYZE.
 **
+** A prepared statement may lend an exec_scan_cache (exec_scan_open_cached): the row codec,
+** key buffer and kv range / qualifier arrays then come from it and stay there at close.
+**
 ** Not here: evaluation of residual terms (exec/op_query.c), writes.
 */
 #include <stdio.h>
@@ -48,25 +51,93 @@ int exec_kv_error(int kv_rc, exec_error *err) {
   return code;
 }
 
+void exec_scan_cache_free(exec_scan_cache *c) {
+  if (c->table) exec_rowcodec_free(&c->rc);
+  free(c->key);
+  free(c->ranges);
+  free(c->qbytes);
+  free(c->qp);
+  free(c->ql);
+  memset(c, 0, sizeof *c);
+}
+
+static int nomem(exec_error *err) {
+  if (err) {
+    err->code = EXEC_NOMEM;
+    err->offset = -1;
+    snprintf(err->msg, sizeof err->msg, "out of memory");
+  }
+  return EXEC_NOMEM;
+}
+
+/* The scan's decoder and buffers: from the cache (built or grown when needed) or owned. */
+static int scan_buffers(exec_scan_state *s, const plan_scan *ps, exec_error *err) {
+  exec_scan_cache *c = s->cache;
+  const cat_table *t = ps->table;
+  uint32_t n = ps->ranges.n_ranges;
+  if (!c) {
+    int rc = exec_rowcodec_init(&s->rc, t, err);
+    if (rc) return rc;
+    s->rc_ok = true;
+    s->rcp = &s->rc;
+    s->key = malloc(CAT_KEY_MAX);
+    s->ranges = n ? calloc(n, sizeof *s->ranges) : NULL;
+    if (!s->key || (n && !s->ranges)) return nomem(err);
+    return EXEC_OK;
+  }
+  if (c->table != t || c->rc.n_columns != t->n_columns) {
+    if (c->table) exec_rowcodec_free(&c->rc);
+    c->table = NULL;
+    int rc = exec_rowcodec_init(&c->rc, t, err);
+    if (rc) return rc;
+    c->table = t;
+  }
+  s->rcp = &c->rc;
+  if (!c->key && !(c->key = malloc(CAT_KEY_MAX))) return nomem(err);
+  s->key = c->key;
+  if (n > c->cap_ranges) {
+    free(c->ranges);
+    c->cap_ranges = 0;
+    if (!(c->ranges = calloc(n, sizeof *c->ranges))) return nomem(err);
+    c->cap_ranges = n;
+  }
+  s->ranges = n ? c->ranges : NULL;
+  if (t->n_columns > c->cap_cols) {
+    free(c->qbytes);
+    free(c->qp);
+    free(c->ql);
+    c->cap_cols = 0;
+    c->qbytes = malloc((size_t)t->n_columns * 2 + 2);
+    c->qp = malloc(((size_t)t->n_columns + 1) * sizeof *c->qp);
+    c->ql = malloc(((size_t)t->n_columns + 1) * sizeof *c->ql);
+    if (!c->qbytes || !c->qp || !c->ql) return nomem(err);
+    c->cap_cols = t->n_columns;
+  }
+  return EXEC_OK;
+}
+
 int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
                    const kv_batch *overlay, exec_error *err) {
+  return exec_scan_open_cached(s, db, ps, overlay, NULL, err);
+}
+
+int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+                          const kv_batch *overlay, exec_scan_cache *cache, exec_error *err) {
   memset(s, 0, sizeof *s);
   s->ps = ps;
   s->db = db;
   s->overlay = overlay;
-  int rc = exec_rowcodec_init(&s->rc, ps->table, err);
+  s->cache = cache;
+  int rc = scan_buffers(s, ps, err);
   if (rc) return rc;
-  s->rc_ok = true;
   if (ps->index) {
     /* the planner chooses only indexes with plain column keys: no catalog is needed to
        bind expressions */
     s->ic = calloc(1, sizeof *s->ic);
-    if (!s->ic) goto oom;
+    if (!s->ic) return nomem(err);
     rc = exec_index_codec_init(s->ic, NULL, ps->table, ps->index, err);
     if (rc) return rc;
   }
-  s->key = malloc(CAT_KEY_MAX);
-  if (!s->key) goto oom;
   if (ps->ranges.kind == PLAN_SCAN_NOTHING) {
     s->done = true;
     return EXEC_OK;
@@ -77,8 +148,6 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   o.n_families = (uint32_t)ps->n_families;
   uint32_t n = ps->ranges.n_ranges;
   if (n) {
-    s->ranges = calloc(n, sizeof *s->ranges);
-    if (!s->ranges) goto oom;
     for (uint32_t i = 0; i < n; i++) {
       const plan_key_range *r = &ps->ranges.ranges[i];
       s->ranges[i].start = r->start;
@@ -94,14 +163,23 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   /* qualifier projection: in each non-key family only the columns the query reads */
   const cat_table *t = ps->table;
   kv_qualifier_set qs[PLAN_MAX_FAMILIES];
-  uint8_t *qbytes = malloc((size_t)t->n_columns * 2 + 2);
-  const uint8_t **qp = malloc(((size_t)t->n_columns + 1) * sizeof *qp);
-  uint32_t *ql = malloc(((size_t)t->n_columns + 1) * sizeof *ql);
-  if (!qbytes || !qp || !ql) {
-    free(qbytes);
-    free(qp);
-    free(ql);
-    goto oom;
+  uint8_t *qbytes;
+  const uint8_t **qp;
+  uint32_t *ql;
+  if (cache) {
+    qbytes = cache->qbytes;
+    qp = cache->qp;
+    ql = cache->ql;
+  } else {
+    qbytes = malloc((size_t)t->n_columns * 2 + 2);
+    qp = malloc(((size_t)t->n_columns + 1) * sizeof *qp);
+    ql = malloc(((size_t)t->n_columns + 1) * sizeof *ql);
+    if (!qbytes || !qp || !ql) {
+      free(qbytes);
+      free(qp);
+      free(ql);
+      return nomem(err);
+    }
   }
   uint32_t n_qs = 0, k = 0;
   for (int f = 0; f < ps->n_families && ps->read && !ps->index; f++) {
@@ -131,17 +209,13 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
     o.filter_ctx = ps->filter;
   }
   int krc = kv_scan_open(db, &o, &s->kv);
-  free(qbytes);
-  free(qp);
-  free(ql);
+  if (!cache) {
+    free(qbytes);
+    free(qp);
+    free(ql);
+  }
   if (krc != KV_OK) return exec_kv_error(krc, err);
   return EXEC_OK;
-oom:
-  if (err) {
-    err->code = EXEC_NOMEM;
-    snprintf(err->msg, sizeof err->msg, "out of memory");
-  }
-  return EXEC_NOMEM;
 }
 
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
@@ -159,7 +233,7 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
     return exec_kv_error(krc, err);
   }
   int rc = s->ic ? exec_index_decode_row(s->ic, &r, row, NULL, err)
-                 : exec_row_decode(&s->rc, &r, s->ps->need, row, NULL, err);
+                 : exec_row_decode(s->rcp, &r, s->ps->need, row, NULL, err);
   if (rc) return rc;
   s->rows_assembled++;
   if (r.key_len <= CAT_KEY_MAX) {
@@ -224,7 +298,7 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   if (krc == KV_ERR_NOTFOUND) return EXEC_DONE;
   if (krc != KV_OK) return exec_kv_error(krc, err);
   s->lookups_found++;
-  int rc = exec_row_decode(&s->rc, &r, ps->lookup_need, row, NULL, err);
+  int rc = exec_row_decode(s->rcp, &r, ps->lookup_need, row, NULL, err);
   return rc ? rc : EXEC_ROW;
 }
 
@@ -240,10 +314,13 @@ void exec_scan_close(exec_scan_state *s) {
     kv_scan_close(s->kv);
     s->kv = NULL;
   }
-  free(s->ranges);
+  if (!s->cache) { /* cached buffers stay with the statement */
+    free(s->ranges);
+    free(s->key);
+  }
   s->ranges = NULL;
-  free(s->key);
   s->key = NULL;
   if (s->rc_ok) exec_rowcodec_free(&s->rc);
   s->rc_ok = false;
+  s->rcp = NULL;
 }
