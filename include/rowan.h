@@ -135,7 +135,13 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 int rowan_step(rowan_stmt *stmt);
 
 /* CAPI3REF: Reset a statement to run again (bindings are kept). Returns ROWAN_OK
-** (ROWAN_MISUSE for NULL). A statement in the middle of its rows stops there. */
+** (ROWAN_MISUSE for NULL). A statement in the middle of its rows stops there. A SELECT keeps
+** its plan across resets and new bindings while no DDL has run on the connection: the next
+** run with the same values runs it as it is; with new values, the key ranges, filters and
+** LIMIT are derived again from them, and a plan that reads the table itself keeps it (no
+** new index choice, docs/EXPLAIN.md "Plan reuse"). A DDL makes the next run plan again (an
+** index created after prepare is then considered). The answers are always those of a fresh
+** prepare with the same values. */
 int rowan_reset(rowan_stmt *stmt);
 /* CAPI3REF: Clear all bindings to NULL. ROWAN_MISUSE while a row is pending (reset first)
 ** or for NULL. */
