@@ -75,7 +75,7 @@ static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *lim, uint64_
     uint64_t x;
     memcpy(&x, p, 8); /* little-endian: byte i is bits 8i..8i+7 */
     uint64_t m = ~x & 0x8080808080808080ull;
-    uint64_t ends = (uint64_t)__builtin_popcountll(m);
+    uint64_t ends = ((m >> 7) * 0x0101010101010101ull) >> 56; /* bytes' top bits, summed */
     if (!m || ends > n) break;
     p += (63 - __builtin_clzll(m)) / 8 + 1; /* just past the last end among the eight */
     n -= ends;
@@ -646,7 +646,8 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       c4[3][p[i + 3]]++;
     }
     for (; i < n; i++) c4[0][p[i]]++;
-    for (i = 0; i < n; i++) bad |= (uint8_t)(p[i] >= nquals);
+    const uint8_t nq8 = (uint8_t)nquals;
+    for (i = 0; i < n; i++) bad |= (uint8_t)(p[i] >= nq8);
     if (bad) CORRUPT("qualifier index out of range");
     memcpy(s->cq, p, n);
     p += n;
@@ -676,8 +677,16 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     if (!p) CORRUPT("truncated timestamp stream");
   }
   if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
-  uint8_t types = 0;
-  for (uint32_t i = 0; i < n; i++) types |= p[i];
+  uint64_t types = 0; /* OR of every type byte, eight at a time */
+  {
+    uint32_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      uint64_t x;
+      memcpy(&x, p + i, 8);
+      types |= x;
+    }
+    for (; i < n; i++) types |= p[i];
+  }
   p += n;
   if (types) refuse = true; /* a tombstone: the normal path applies it */
   p = skip_varints(p, lim, n);
@@ -728,8 +737,10 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     } else {
       /* equal neighbours anywhere, less those that straddle a row start */
       uint32_t eq = 0;
-      for (uint32_t i = 1; i < n; i++) eq += s->cq[i] == s->cq[i - 1];
-      for (uint32_t r = 1; r < nr; r++) eq -= s->cq[s->rf[r]] == s->cq[s->rf[r] - 1];
+      const uint8_t *cq = s->cq;
+      const uint32_t *rf = s->rf;
+      for (uint32_t i = 1; i < n; i++) eq += cq[i] == cq[i - 1];
+      for (uint32_t r = 1; r < nr; r++) eq -= cq[rf[r]] == cq[rf[r] - 1];
       refuse = eq != 0;
     }
   }
