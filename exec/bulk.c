@@ -472,60 +472,49 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
     return exec_error_set(err, EXEC_MISUSE, "bulk load: the load is %s",
                           b->committed ? "committed" : "broken by an earlier error");
   const cat_table *t = b->t;
-  /* 1. Parse and check every field. */
+  /* 1. Parse and check every field; the key columns come first. Each other field's cell
+  ** is made at once (its value encoded in its slot): nothing is added to the load before
+  ** every field is known to fit. */
+  size_t nc = 0;
+  cat_error ce = {0};
   for (int i = 0; i < b->n_cols; i++) {
     const bfield *f = &b->order[i];
     const cat_column *col = &t->columns[f->col];
     cat_value *v = &b->vals[f->col];
     const char *s = fields[f->field];
+    kv_bulk_cell *c = i >= b->n_key_fields ? &b->cells[nc++] : NULL;
     if (!s) {
       *v = cat_v_null(col->type);
       if (!col->nullable)
         return exec_error_set(err, EXEC_CONSTRAINT, col->pk_pos >= 0
                               ? "column %s: primary key value may not be NULL"
                               : "column %s may not be NULL", col->name);
+      if (c) *c = (kv_bulk_cell){f->q, f->qlen, KV_DELETE_COLUMN, NULL, 0};
+      continue;
+    }
+    uint8_t *slot = b->enc + (size_t)i * SLOT;
+    if (c && f->enc == ENC_DOUBLE && cat_text_fast_double(s, lens[f->field], &v->u.d)) {
+      v->type = col->type; /* the common case of a reading, in one step */
+      v->is_null = false;
+      cat_vc_put_double(slot, v->u.d);
+      *c = (kv_bulk_cell){f->q, f->qlen, KV_PUT, slot, 8};
       continue;
     }
     int rc = parse_field(col, s, lens[f->field], v, err);
     if (rc) return rc;
-  }
-  /* 2. The row key. */
-  for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
-  cat_error ce = {0};
-  size_t klen = 0;
-  if (cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen, &ce) !=
-      CAT_OK)
-    return exec_error_set(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, ce.msg);
-  /* 3. The cells, encoded; nothing is added before every value is known to fit. */
-  size_t nc = 0;
-  for (int i = b->n_key_fields; i < b->n_cols; i++) {
-    const bfield *f = &b->order[i];
-    const cat_value *v = &b->vals[f->col];
-    kv_bulk_cell *c = &b->cells[nc++];
-    c->qual = f->q;
-    c->qual_len = f->qlen;
-    if (v->is_null) {
-      c->type = KV_DELETE_COLUMN;
-      c->value = NULL;
-      c->value_len = 0;
-      continue;
-    }
-    c->type = KV_PUT;
-    uint8_t *slot = b->enc + (size_t)i * SLOT;
+    if (!c) continue;
+    *c = (kv_bulk_cell){f->q, f->qlen, KV_PUT, slot, 0};
     switch (f->enc) {
       case ENC_DOUBLE:
         cat_vc_put_double(slot, v->u.d);
-        c->value = slot;
         c->value_len = 8;
         continue;
       case ENC_FLOAT:
         cat_vc_put_float(slot, (float)v->u.d);
-        c->value = slot;
         c->value_len = 4;
         continue;
       case ENC_INT:
         cat_vc_put_int(slot, f->width, v->u.i);
-        c->value = slot;
         c->value_len = f->width;
         continue;
       case ENC_BYTES:
@@ -533,18 +522,22 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
         c->value_len = v->u.s.len;
         if (c->value_len > KV_MAX_VALUE)
           return exec_error_set(err, EXEC_CONSTRAINT, "column %s: value of %zu bytes over the "
-                                "cell maximum %u", t->columns[f->col].name, c->value_len,
-                                KV_MAX_VALUE);
+                                "cell maximum %u", col->name, c->value_len, KV_MAX_VALUE);
         continue;
       default:
         break;
     }
     size_t vlen = 0;
     if (cat_vc_encode(v, slot, SLOT, &vlen, &ce) != CAT_OK)
-      return exec_error_set(err, EXEC_ERROR, "column %s: %s", t->columns[f->col].name, ce.msg);
-    c->value = slot;
+      return exec_error_set(err, EXEC_ERROR, "column %s: %s", col->name, ce.msg);
     c->value_len = vlen;
   }
+  /* 2. The row key. */
+  for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
+  size_t klen = 0;
+  if (cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen, &ce) !=
+      CAT_OK)
+    return exec_error_set(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, ce.msg);
   if (b->n_ix) {
     int rc = build_index_rows(b, klen, err);
     if (rc) {
@@ -552,7 +545,7 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
       return rc;
     }
   }
-  /* 4. Into the load: the marker, then each family's run of cells. */
+  /* 3. Into the load: the marker, then each family's run of cells. */
   kv_bulk_cell marker = {CAT_MARKER_QUALIFIER, 1, KV_PUT, "", 0};
   int krc = kv_bulk_add_row(b->kb, b->rc.key_family_id, b->key, klen, KV_TS_NOW, &marker, 1);
   for (size_t i = 0; krc == KV_OK && i < nc;) {

@@ -396,12 +396,14 @@ int kv_bulk_add_row(kv_bulk *b, uint32_t family_id, const void *row, size_t row_
   int rc = usable(b);
   if (rc) return rc;
   if (n && !cells) return kv_error(KV_MISUSE, "bulk load: NULL cells");
-  for (size_t i = 0; i < n; i++) {
-    size_t vl = cells[i].value_len;
-    rc = check_cell(cells[i].type, row_len, cells[i].qual_len, ts, &vl);
-    if (rc) return rc;
-  }
   if (n == 0) return KV_OK;
+  for (size_t i = 0; i < n; i++) { /* check_cell's rules; the row's once */
+    const kv_bulk_cell *c = &cells[i];
+    if ((i == 0 || c->type != KV_PUT || c->qual_len > KV_MAX_QUALIFIER ||
+         c->value_len > KV_MAX_VALUE) &&
+        (rc = check_cell(c->type, row_len, c->qual_len, ts, &(size_t){c->value_len})) != KV_OK)
+      return rc;
+  }
   bfam *f;
   rc = get_fam(b, family_id, &f);
   if (rc) return rc;
