@@ -92,7 +92,7 @@ static int pack32(kv_sf_cdec *w, const uint32_t *v, uint32_t n, kv_sf_pa *out) {
 
 static int reserve(kv_sf_cdec *w, size_t ncells, size_t ng) {
   if (kv_sf_grow((void **)&w->t64, &w->t64_cap, ncells + 1, sizeof *w->t64)) return KV_ERR_NOMEM;
-  if (kv_sf_grow((void **)&w->t32, &w->t32_cap, 2 * (ncells + 1), sizeof *w->t32))
+  if (kv_sf_grow((void **)&w->t32, &w->t32_cap, 2 * (ncells + 2), sizeof *w->t32))
     return KV_ERR_NOMEM;
   if (kv_sf_grow((void **)&w->groups, &w->groups_cap, ng, sizeof *w->groups)) return KV_ERR_NOMEM;
   return KV_OK;
@@ -233,7 +233,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     return KV_ERR_NOMEM;
   memcpy(w->arena.p + w->qoff_off, qo, (size_t)nq * 4);
   memcpy(w->arena.p + w->qlen_off, ql, (size_t)nq * 4);
-  uint32_t *rf = w->t32; /* nrows + 1 first cells, kept to the end */
+  uint32_t *rf = w->t32; /* nrows + 1 first cells, until the timestamps are packed */
   int rc = decode_rows(w, &p, lim, rf, why);
   if (rc) return rc;
   uint32_t *qual = w->t32 + (w->t32_cap / 2); /* per cell dictionary index */
@@ -283,31 +283,11 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     t64[i] = min_seq + v;
   }
   if (pack64(w, t64, n, &b->seq)) return KV_ERR_NOMEM;
-  /* checkpoints of the group ranks, counting the groups on the way */
   kv_sf_cgroup *gs = w->groups;
   memset(gs, 0, (size_t)ng * sizeof *gs);
-  uint32_t shift = 7;
-  while ((1ull << shift) < (uint64_t)ng * 8 && shift < 31) shift++;
-  uint32_t nck = (n >> shift) + 1;
-  if ((uint64_t)nck * ng * 4 > UINT32_MAX || arena_room(w, (size_t)nck * ng * 4, &w->ck_off))
-    return KV_ERR_NOMEM;
-  uint32_t *ck = (uint32_t *)(void *)(w->arena.p + w->ck_off);
-  uint32_t mask = (1u << shift) - 1;
-  for (uint32_t i = 0; i < n; i++) {
-    if ((i & mask) == 0) {
-      uint32_t *row = ck + (size_t)(i >> shift) * ng;
-      for (uint32_t g = 0; g < ng; g++) row[g] = gs[g].count;
-    }
-    gs[types[i] == KV_PUT ? qual[i] : nq].count++;
-  }
-  if ((n & mask) == 0) { /* the row for cell n itself (rank lookups stop below it) */
-    uint32_t *row = ck + (size_t)(n >> shift) * ng;
-    for (uint32_t g = 0; g < ng; g++) row[g] = gs[g].count;
-  }
-  b->ck_shift = shift;
-  if (pack32(w, qual, n, &b->qual)) return KV_ERR_NOMEM;
+  for (uint32_t i = 0; i < n; i++) gs[types[i] == KV_PUT ? qual[i] : nq].count++;
   /* value groups, in dictionary order, the non-put group last; empty ones are absent */
-  uint32_t *offs = w->t32 + (w->t32_cap / 2); /* the qualifiers are packed: reuse */
+  uint32_t *offs = w->t32; /* the first cells of the rows are no longer needed: reuse */
   for (uint32_t g = 0; g < ng; g++) {
     kv_sf_cgroup *s = &gs[g];
     if (!s->count) continue;
@@ -322,6 +302,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
       s->width = (uint32_t)(code - 1);
       s->data_off = (uint32_t)(p - raw);
       s->data_len = (uint32_t)bytes;
+      if (s->width > b->max_width) b->max_width = s->width;
       p += bytes;
       continue;
     }
@@ -344,6 +325,25 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     if (pack32(w, offs, s->count + 1, &s->voff)) return KV_ERR_NOMEM;
     p += a + d;
   }
+  /* checkpoints: per group the cells before cell k << shift, then the fixed-width value
+     bytes before it in cell order (where a packed block keeps them) */
+  uint32_t shift = 7;
+  while ((1ull << shift) < (uint64_t)(ng + 1) * 8 && shift < 31) shift++;
+  uint32_t nck = (n >> shift) + 1, cw = ng + 1;
+  if ((uint64_t)nck * cw * 4 > UINT32_MAX || arena_room(w, (size_t)nck * cw * 4, &w->ck_off))
+    return KV_ERR_NOMEM;
+  uint32_t *ck = (uint32_t *)(void *)(w->arena.p + w->ck_off);
+  uint32_t mask = (1u << shift) - 1, *cur = w->t32; /* cw running counts */
+  memset(cur, 0, (size_t)cw * sizeof *cur);
+  for (uint32_t i = 0; i < n; i++) {
+    if ((i & mask) == 0) memcpy(ck + (size_t)(i >> shift) * cw, cur, (size_t)cw * 4);
+    uint32_t g = types[i] == KV_PUT ? qual[i] : nq;
+    cur[g]++;
+    if (gs[g].fixed) cur[ng] += gs[g].width;
+  }
+  if ((n & mask) == 0) memcpy(ck + (size_t)(n >> shift) * cw, cur, (size_t)cw * 4);
+  b->ck_shift = shift;
+  if (pack32(w, qual, n, &b->qual)) return KV_ERR_NOMEM;
   if (p != lim) CORRUPT("bytes after the last value group");
   /* pointers, now that the arena no longer moves */
   const uint8_t *ar = w->arena.p;
@@ -372,7 +372,7 @@ static const uint8_t *rebase(const uint8_t *ptr, const uint8_t *from, uint8_t *t
   return ptr ? to + (ptr - from) : NULL;
 }
 
-kv_sf_cblock *kv_sf_cblock_pack(const kv_sf_cdec *w) {
+kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
   const kv_sf_cblock *b = &w->b;
   uint32_t ng = b->nquals + 1;
   size_t head = (sizeof *b + 7) & ~(size_t)7;
@@ -406,25 +406,30 @@ kv_sf_cblock *kv_sf_cblock_pack(const kv_sf_cdec *w) {
     c->prefix = x;
     x += b->lcp;
   }
-  for (uint32_t g = 0; g < ng; g++) {
-    cg[g] = b->groups[g];
-    cg[g].voff.p = rebase(b->groups[g].voff.p, from, ar);
+  /* fixed-width values whole and in cell order: a row's values lie side by side */
+  uint8_t *cv = x;
+  uint32_t *rank = w->t32; /* running rank per group (the decoder's scratch is free) */
+  memset(rank, 0, (size_t)ng * sizeof *rank);
+  for (uint32_t i = 0; i < b->ncells; i++) {
+    uint32_t g = kv_sf_cblock_group(b, i);
     const kv_sf_cgroup *sg = &b->groups[g];
-    if (sg->data_len && sg->fixed && sg->transposed && sg->width > 1) {
-      uint32_t wd = sg->width, cnt = sg->count;
-      if (wd == 8) { /* doubles and BIGINTs: eight byte streams into one store per value */
-        for (uint32_t k = 0; k < cnt; k++) {
-          uint8_t t[8];
-          for (uint32_t j = 0; j < 8; j++) t[j] = sg->data[(size_t)j * cnt + k];
-          memcpy(x + (size_t)k * 8, t, 8);
-        }
-      } else {
-        for (uint32_t j = 0; j < wd; j++)
-          for (uint32_t k = 0; k < cnt; k++) x[(size_t)k * wd + j] = sg->data[(size_t)j * cnt + k];
-      }
+    uint32_t k = rank[g]++, wd = sg->width;
+    if (!sg->fixed) continue;
+    if (wd == 8) {
+      for (uint32_t j = 0; j < 8; j++) x[j] = sg->data[(size_t)j * sg->count + k];
+    } else {
+      for (uint32_t j = 0; j < wd; j++) x[j] = sg->data[(size_t)j * sg->count + k];
+    }
+    x += wd;
+  }
+  c->cvals = cv;
+  for (uint32_t g = 0; g < ng; g++) {
+    const kv_sf_cgroup *sg = &b->groups[g];
+    cg[g] = *sg;
+    cg[g].voff.p = rebase(sg->voff.p, from, ar);
+    if (sg->fixed) {
+      cg[g].data = NULL; /* in cvals */
       cg[g].transposed = 0;
-      cg[g].data = x;
-      x += sg->data_len;
     } else if (sg->data_len) {
       memcpy(x, sg->data, sg->data_len);
       cg[g].data = x;
@@ -452,12 +457,21 @@ int kv_sf_cblock_key_cmp(const kv_sf_cblock *b, uint32_t r, const uint8_t *t, ui
 uint32_t kv_sf_cblock_rank(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ci) {
   uint32_t ng = b->nquals + 1, span = 1u << b->ck_shift;
   uint32_t dist = rp->at == UINT32_MAX ? UINT32_MAX : ci > rp->at ? ci - rp->at : rp->at - ci;
+  uint32_t *rk = rp->ranks;
   if (dist > span) {
     uint32_t k = ci >> b->ck_shift;
-    memcpy(rp->ranks, b->ck + (size_t)k * ng, (size_t)ng * sizeof *rp->ranks);
+    memcpy(rk, b->ck + (size_t)k * (ng + 1), (size_t)(ng + 1) * sizeof *rk);
     rp->at = k << b->ck_shift;
   }
-  while (rp->at < ci) rp->ranks[kv_sf_cblock_group(b, rp->at++)]++;
-  while (rp->at > ci) rp->ranks[kv_sf_cblock_group(b, --rp->at)]--;
-  return rp->ranks[kv_sf_cblock_group(b, ci)];
+  while (rp->at < ci) {
+    uint32_t g = kv_sf_cblock_group(b, rp->at++);
+    rk[g]++;
+    if (b->groups[g].fixed) rk[ng] += b->groups[g].width;
+  }
+  while (rp->at > ci) {
+    uint32_t g = kv_sf_cblock_group(b, --rp->at);
+    rk[g]--;
+    if (b->groups[g].fixed) rk[ng] -= b->groups[g].width;
+  }
+  return rk[kv_sf_cblock_group(b, ci)];
 }

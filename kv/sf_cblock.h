@@ -62,8 +62,7 @@ typedef struct kv_sf_cgroup {
   uint32_t data_len;    /* bytes of data */
   uint8_t fixed;        /* 1 = fixed width */
   uint8_t transposed;   /* fixed: byte j of value k at data[j * count + k] (private blocks;
-                           a packed block stores value k whole, so a point read touches one
-                           cache line per value instead of one per byte) */
+                           a packed block keeps fixed values in its cvals instead) */
 } kv_sf_cgroup;
 
 typedef struct kv_sf_cblock {
@@ -87,8 +86,13 @@ typedef struct kv_sf_cblock {
   const uint32_t *q_len;   /* per entry: its length */
   kv_sf_cgroup *groups;    /* nquals + 1 value groups */
   uint32_t ck_shift;       /* a rank checkpoint every 2^ck_shift cells */
-  const uint32_t *ck;      /* (ncells >> ck_shift) + 1 rows of nquals + 1 ranks: the
-                              cells of each group before cell k << ck_shift */
+  const uint32_t *ck;      /* (ncells >> ck_shift) + 1 rows of nquals + 2 numbers: the
+                              cells of each group before cell k << ck_shift, then the
+                              fixed-width value bytes before it (its offset in cvals) */
+  const uint8_t *cvals;    /* packed: every fixed-width value whole, in cell order (a row's
+                              values side by side: a point read touches a line or two, not
+                              one per value byte); NULL in a private block */
+  uint32_t max_width;      /* widest fixed-width value group */
   size_t charge;           /* packed: bytes of its allocation */
 } kv_sf_cblock;
 
@@ -115,8 +119,9 @@ typedef struct kv_sf_cdec {
 ** KV_ERR_CORRUPT with *why set to a static reason; KV_ERR_NOMEM. */
 int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const char **why);
 /* A self-contained copy of the block w decoded last, in one allocation (free() it); its
-** charge field holds the allocation's size. NULL when out of memory. */
-kv_sf_cblock *kv_sf_cblock_pack(const kv_sf_cdec *w);
+** charge field holds the allocation's size. Fixed-width values are stored whole in cell
+** order (cvals). Uses w's scratch (w->b stays valid). NULL when out of memory. */
+kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w);
 /* Free the decoder's memory; it is empty and reusable. */
 void kv_sf_cdec_free(kv_sf_cdec *w);
 
@@ -150,15 +155,16 @@ static inline const uint8_t *kv_sf_cblock_key(const kv_sf_cblock *b, uint32_t r,
 /* Compare row r's key with [t, t+tlen) (as kv_bytes_cmp). */
 int kv_sf_cblock_key_cmp(const kv_sf_cblock *b, uint32_t r, const uint8_t *t, uint32_t tlen);
 
-/* A reader's position in the value groups: ranks[g] = cells of group g before cell at. */
+/* A reader's position in the value groups: ranks[g] = cells of group g before cell at,
+** ranks[nquals + 1] = fixed-width value bytes before it (its value's offset in cvals). */
 typedef struct kv_sf_rankpos {
-  uint32_t *ranks;         /* nquals + 1 entries */
+  uint32_t *ranks;         /* nquals + 2 entries */
   size_t cap;              /* entries allocated */
   uint32_t at;             /* the cell the ranks are for; UINT32_MAX = not set */
 } kv_sf_rankpos;
 
 /* Move rp to cell ci of b (stepping from where it is when near, else from the nearest
-** checkpoint below) and return ci's rank in its group. REQUIRES rp->ranks holds nquals + 1
+** checkpoint below) and return ci's rank in its group. REQUIRES rp->ranks holds nquals + 2
 ** entries. */
 uint32_t kv_sf_cblock_rank(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ci);
 

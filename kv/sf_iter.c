@@ -99,8 +99,8 @@ static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell
   uint32_t rank = kv_sf_cblock_rank(b, &it->rp, ci);
   if (g->fixed) {
     uint32_t w = g->width, cnt = g->count;
-    if (w && !g->transposed) {
-      out->value = g->data + (size_t)rank * w;
+    if (w && b->cvals) {
+      out->value = b->cvals + it->rp.ranks[b->nquals + 1];
     } else if (w) {
       const uint8_t *src = g->data + rank;
       uint8_t *dst = it->vbuf.p;
@@ -137,12 +137,9 @@ static bool cache_has_room(const kv_sf_reader *r, const kv_sf_index_entry *e) {
 /* Size the per-block buffers (ranks, key, value) for the block in it->b. */
 static int prepare_block(sf_iter *it) {
   const kv_sf_cblock *b = it->b;
-  uint32_t maxw = 1;
-  for (uint32_t g = 0; g <= b->nquals; g++)
-    if (b->groups[g].fixed && b->groups[g].width > maxw) maxw = b->groups[g].width;
   it->vbuf.len = 0;
-  if (kv_sfbuf_reserve(&it->vbuf, maxw)) return KV_ERR_NOMEM;
-  if (kv_sf_grow((void **)&it->rp.ranks, &it->rp.cap, (size_t)b->nquals + 1,
+  if (kv_sfbuf_reserve(&it->vbuf, (size_t)b->max_width + 1)) return KV_ERR_NOMEM;
+  if (kv_sf_grow((void **)&it->rp.ranks, &it->rp.cap, (size_t)b->nquals + 2,
                  sizeof *it->rp.ranks))
     return KV_ERR_NOMEM;
   if (kv_sf_grow((void **)&it->kbuf, &it->kbuf_cap, (size_t)b->max_key + 1, 1))

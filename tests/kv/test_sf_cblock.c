@@ -122,10 +122,12 @@ static void cblock_cell(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ri, u
   const kv_sf_cgroup *g = &b->groups[kv_sf_cblock_group(b, ci)];
   uint32_t rank = kv_sf_cblock_rank(b, rp, ci);
   assert_true(rank < g->count);
-  if (g->fixed) {
-    for (uint32_t j = 0; j < g->width; j++)
-      vbuf[j] = g->transposed ? g->data[(size_t)j * g->count + rank]
-                              : g->data[(size_t)rank * g->width + j];
+  if (g->fixed && b->cvals) { /* packed: whole values in cell order */
+    out->value = b->cvals + rp->ranks[b->nquals + 1];
+    out->value_len = g->width;
+  } else if (g->fixed) {
+    assert_true(g->transposed);
+    for (uint32_t j = 0; j < g->width; j++) vbuf[j] = g->data[(size_t)j * g->count + rank];
     out->value = vbuf;
     out->value_len = g->width;
   } else {
@@ -160,7 +162,7 @@ static void check_block(uint64_t *st, const kv_sf_cblock *b, const cellset *s) {
   assert_true(kv_sf_pa_get(&b->row_first, b->nrows) == b->ncells);
   kv_sf_rankpos rp = {0};
   rp.at = UINT32_MAX;
-  assert_int_equal(kv_sf_grow((void **)&rp.ranks, &rp.cap, b->nquals + 1, 4), KV_OK);
+  assert_int_equal(kv_sf_grow((void **)&rp.ranks, &rp.cap, b->nquals + 2, 4), KV_OK);
   uint8_t kbuf[64], vbuf[64];
   uint32_t *rows = malloc(sizeof *rows * (s->n + 1));
   assert_non_null(rows);
@@ -275,7 +277,7 @@ static void test_damaged(void **state) {
         assert_int_equal(b->nrows, d.nrows);
         kv_sf_rankpos rp = {0};
         rp.at = UINT32_MAX;
-        assert_int_equal(kv_sf_grow((void **)&rp.ranks, &rp.cap, b->nquals + 1, 4), KV_OK);
+        assert_int_equal(kv_sf_grow((void **)&rp.ranks, &rp.cap, b->nquals + 2, 4), KV_OK);
         size_t maxw = 1;
         for (uint32_t g = 0; g <= b->nquals; g++)
           if (b->groups[g].fixed && b->groups[g].width > maxw) maxw = b->groups[g].width;
