@@ -73,11 +73,12 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->col_of_id = malloc(((size_t)max_id + 1) * sizeof *rc->col_of_id);
   rc->by_id = malloc(((size_t)max_id + 1) * sizeof *rc->by_id);
   rc->nulls = malloc(((size_t)t->n_columns + 1) * sizeof *rc->nulls);
+  rc->by_pk = malloc(n_pk * sizeof *rc->by_pk);
   rc->key = malloc(CAT_KEY_MAX);
   rc->scratch = malloc(CAT_KEY_MAX);
   rc->pk_vals = calloc(n_pk, sizeof *rc->pk_vals);
   rc->cast_buf = malloc(n_pk * CAST_BUF);
-  if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->key || !rc->scratch || !rc->pk_vals ||
+  if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->key || !rc->scratch || !rc->pk_vals ||
       !rc->cast_buf) {
     exec_rowcodec_free(rc);
     return exec_error_set(err, EXEC_NOMEM, "out of memory building the row codec of %s", t->name);
@@ -85,6 +86,14 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   for (size_t i = 0; i <= max_id; i++) {
     rc->col_of_id[i] = -1;
     rc->by_id[i] = (exec_rc_cell){-1, RC_GENERIC, 0, 0};
+  }
+  for (int j = 0; j < t->n_pk; j++) {
+    const cat_key_col *kc = &t->key_cols[j];
+    int w = cat_type_fixed_width(kc->type.id);
+    uint8_t kind = kind_of(kc->type.id);
+    if (kc->nullable || w <= 0 || w > 8 || (kind != RC_INT && kind != RC_DOUBLE && kind != RC_FLOAT))
+      kind = RC_GENERIC;
+    rc->by_pk[j] = (exec_rc_cell){(int16_t)t->pk[j], kind, (uint8_t)(w > 0 ? w : 0), 0};
   }
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
@@ -103,6 +112,7 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
   free(rc->col_of_id);
   free(rc->by_id);
   free(rc->nulls);
+  free(rc->by_pk);
   free(rc->key);
   free(rc->scratch);
   free(rc->pk_vals);
@@ -264,6 +274,24 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
       p = cat_key_skip_col(kc, p, limit);
       if (!p) return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: column %s",
                                     t->name, t->columns[i].name);
+      continue;
+    }
+    const exec_rc_cell *e = &rc->by_pk[j];
+    if (e->kind != RC_GENERIC) { /* a NOT NULL number: its cell encoding, inverted if DESC */
+      size_t w = e->width;
+      if ((size_t)(limit - p) < w || (j == t->n_pk - 1 && (size_t)(limit - p) != w))
+        return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: column %s",
+                              t->name, t->columns[i].name);
+      uint8_t tmp[8];
+      uint8_t x = kc->desc ? 0xFF : 0x00;
+      for (size_t k = 0; k < w; k++) tmp[k] = p[k] ^ x;
+      cat_value *v = &vals[i];
+      v->type = t->columns[i].type;
+      v->is_null = false;
+      if (e->kind == RC_INT) v->u.i = cat_vc_get_int(tmp, (int)w);
+      else if (e->kind == RC_DOUBLE) v->u.d = cat_vc_get_double(tmp);
+      else v->u.d = (double)cat_vc_get_float(tmp);
+      p += w;
       continue;
     }
     /* an unescaped string is never longer than its encoding: the scratch at the key

@@ -61,6 +61,8 @@ typedef struct exec_rowcodec {
   exec_rc_cell *by_id;      /* [0..max_id]: how the cell of each column id decodes
                                  (exec_row_decode's per-cell table) */
   cat_value *nulls;         /* n_columns: NULL typed as each column (decode's fill value) */
+  exec_rc_cell *by_pk;      /* n_pk: how each key column decodes (col, kind, width; a
+                               nullable or variable-length one takes cat_key_decode) */
 } exec_rowcodec;
 
 /* Fill err (when not NULL) with code, offset -1 and the printf-style message (truncated to
