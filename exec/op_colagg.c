@@ -177,7 +177,7 @@ static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fi
       for (uint32_t i = 0; i < row.n_cells; i++) { /* the newest cell of the column */
         const kv_cell_view *cv = &row.cells[i];
         if (cv->qual_len == aql[a] && memcmp(cv->qual, aq[a], aql[a]) == 0) {
-          pa[a] = cv->value;
+          pa[a] = cv->value ? cv->value : (const uint8_t *)""; /* empty is not NULL */
           la[a] = cv->value_len;
           break;
         }

@@ -59,7 +59,8 @@ int kv_cs_emit(cs_worker *w, const cs_frag *f) {
   for (uint32_t q = 0; q < sp->n_preds; q++) {
     uint32_t j = pl->pred_ref[q];
     if (!((f->have >> j) & 1)) return KV_OK;
-    if (!kv_cs_pass(&sp->preds[q], f->vals + f->voff[j], f->vlen[j])) return KV_OK;
+    const uint8_t *v = f->vals ? f->vals + f->voff[j] : (const uint8_t *)"";
+    if (!kv_cs_pass(&sp->preds[q], v, f->vlen[j])) return KV_OK;
   }
   w->rows++;
   if (!sp->consume || w->consumer_rc) return KV_OK;
@@ -69,7 +70,8 @@ int kv_cs_emit(cs_worker *w, const cs_frag *f) {
   for (uint32_t a = 0; a < sp->n_args; a++) {
     uint32_t j = pl->arg_ref[a];
     bool has = (f->have >> j) & 1;
-    pa[a] = has ? f->vals + f->voff[j] : NULL;
+    /* an empty value is a value: never NULL when the cell exists */
+    pa[a] = has ? (f->vals ? f->vals + f->voff[j] : (const uint8_t *)"") : NULL;
     la[a] = has ? f->vlen[j] : 0;
     v[a].p = &pa[a];
     v[a].len = &la[a];

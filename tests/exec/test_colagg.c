@@ -19,7 +19,10 @@ static void lit(uint64_t *rs, int c, bool allow_null, char *buf, size_t cap) {
   switch (c) {
     case 0: snprintf(buf, cap, "%.2f", ((double)tu_below(rs, 8001) - 4000.0) / 100.0); break;
     case 1: snprintf(buf, cap, "%d", (int)tu_below(rs, 2001) - 1000); break;
-    case 2: snprintf(buf, cap, "'%c%c'", 'a' + (int)tu_below(rs, 6), 'a' + (int)tu_below(rs, 3)); break;
+    case 2:
+      if (tu_below(rs, 8) == 0) snprintf(buf, cap, "''"); /* empty is a value, not NULL */
+      else snprintf(buf, cap, "'%c%c'", 'a' + (int)tu_below(rs, 6), 'a' + (int)tu_below(rs, 3));
+      break;
     default: snprintf(buf, cap, "%lld", (long long)tu_below(rs, 1000000) * 1000003LL - 400000000000LL); break;
   }
 }

@@ -1,0 +1,419 @@
+/*
+** tests/kv/test_colscan.c: kv_colagg_run (kv/colscan.h) against a plain kv scan with the
+** same projection and the same predicates as a filter callback: random rows (keys of one
+** length and of many lengths, so every rows-section mode), three qualifiers (two fixed-width,
+** one variable), puts, every tombstone kind, several versions, small blocks (rows split
+** across blocks), flushes and minor and major compactions, one and two threads. The answer
+** (count of passing rows, and an order-free digest of the wanted values) plus the rows of the
+** fallback ranges read the plain way must equal the plain scan's. Then damaged blocks with
+** valid checksums: KV_OK or KV_ERR_CORRUPT, never a crash (run under ASan in CI).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv/colscan_int.h"
+#include "kv/db_impl.h"
+#include "kv/env_mem.h"
+#include "kv/kv.h"
+#include "kv/sf_int.h"
+#include "testutil.h"
+
+static const uint8_t QA[] = {'a'}, QB[] = {'b'}, QC[] = {'c'};
+static const uint8_t *const quals[3] = {QA, QB, QC};
+static const uint32_t qlens[3] = {1, 1, 1};
+static const int32_t widths[3] = {8, 8, -1};
+
+typedef struct acc {
+  uint64_t rows;   /* rows consumed */
+  uint64_t digest; /* sum of a hash of (arg index, value) over the values handed */
+} acc;
+
+static uint64_t hash_val(uint32_t a, const uint8_t *p, uint32_t n) {
+  uint64_t h = 1469598103934665603ull ^ a;
+  for (uint32_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+  return h * 0x9E3779B97F4A7C15ull;
+}
+
+typedef struct query {
+  kv_colpred preds[3];
+  uint8_t kbuf[3][8];
+  uint32_t n_preds;
+  uint32_t args[3];
+  uint32_t n_args;
+} query;
+
+static int consume(void *ctx, uint32_t n, const kv_colvals *vals);
+static uint32_t g_n_args;
+
+static int consume(void *ctx, uint32_t n, const kv_colvals *vals) {
+  acc *a = ctx;
+  a->rows += n;
+  for (uint32_t r = 0; r < n; r++)
+    for (uint32_t i = 0; i < g_n_args; i++)
+      if (vals[i].p[r]) a->digest += hash_val(i, vals[i].p[r], vals[i].len[r]);
+  return 0;
+}
+
+/* The newest cell of qualifier q in the row, or NULL. */
+static const kv_cell_view *cell_of(const kv_row *row, uint32_t q) {
+  for (uint32_t i = 0; i < row->n_cells; i++)
+    if (row->cells[i].qual_len == 1 && row->cells[i].qual[0] == quals[q][0]) return &row->cells[i];
+  return NULL;
+}
+
+static const query *g_q;
+
+static bool filter(void *ctx, const kv_row *row) {
+  (void)ctx;
+  for (uint32_t i = 0; i < g_q->n_preds; i++) {
+    const kv_cell_view *c = cell_of(row, g_q->preds[i].q);
+    if (!c || !kv_cs_pass(&g_q->preds[i], c->value, c->value_len)) return false;
+  }
+  return true;
+}
+
+/* Read [ranges] (all when n_ranges is 0) the plain way into *a. */
+static void plain(kv_db *db, uint32_t fid, const kv_range *ranges, uint32_t n_ranges,
+                  uint64_t snapshot, acc *a) {
+  kv_qualifier_set qs = {fid, quals, qlens, 3};
+  kv_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.family_ids = &fid;
+  o.n_families = 1;
+  o.qualifiers = &qs;
+  o.n_qualifier_sets = 1;
+  o.ranges = ranges;
+  o.n_ranges = n_ranges;
+  o.snapshot = snapshot;
+  o.filter = filter;
+  kv_scan *s = NULL;
+  assert_int_equal(kv_scan_open(db, &o, &s), KV_OK);
+  kv_row row;
+  int rc;
+  while ((rc = kv_scan_next(s, &row)) == KV_OK) {
+    a->rows++;
+    for (uint32_t i = 0; i < g_q->n_args; i++) {
+      const kv_cell_view *c = cell_of(&row, g_q->args[i]);
+      if (c) a->digest += hash_val(i, c->value, c->value_len);
+    }
+  }
+  assert_int_equal(rc, KV_ERR_NOTFOUND);
+  kv_scan_close(s);
+}
+
+static void random_query(uint64_t *rs, query *q) {
+  memset(q, 0, sizeof q[0]);
+  q->n_preds = 1 + (uint32_t)tu_below(rs, 3);
+  for (uint32_t i = 0; i < q->n_preds; i++) {
+    kv_colpred *p = &q->preds[i];
+    p->q = (uint32_t)tu_below(rs, 3);
+    p->op = (uint8_t)tu_below(rs, 7);
+    if (p->q < 2) {
+      for (int j = 0; j < 8; j++) q->kbuf[i][j] = (uint8_t)(j == 0 ? 0x80 + tu_below(rs, 4) : tu_below(rs, 256));
+      p->klen = 8;
+    } else {
+      q->kbuf[i][0] = (uint8_t)('a' + tu_below(rs, 4));
+      p->klen = 1 + (uint32_t)tu_below(rs, 2);
+      q->kbuf[i][1] = 'x';
+    }
+    p->k = q->kbuf[i];
+  }
+  if (tu_below(rs, 2)) {
+    q->n_preds = 1; /* the one-column fast path, often */
+    q->n_args = (uint32_t)tu_below(rs, 2);
+    q->args[0] = q->preds[0].q;
+  } else {
+    q->n_args = (uint32_t)tu_below(rs, 4);
+    for (uint32_t i = 0; i < q->n_args; i++) q->args[i] = (uint32_t)tu_below(rs, 3);
+  }
+}
+
+/* Compare kv_colagg_run (threads) with the plain scan; returns whether it applied. */
+static bool check(kv_db *db, uint32_t fid, const query *q, int threads, uint64_t seed) {
+  g_q = q;
+  g_n_args = q->n_args;
+  acc want = {0, 0}, got[2] = {{0, 0}, {0, 0}};
+  plain(db, fid, NULL, 0, 0, &want);
+  void *ctx[2] = {&got[0], &got[1]};
+  kv_colagg_spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.family_id = fid;
+  sp.quals = quals;
+  sp.qual_lens = qlens;
+  sp.n_quals = 3;
+  sp.widths = widths;
+  sp.preds = q->preds;
+  sp.n_preds = q->n_preds;
+  sp.args = q->args;
+  sp.n_args = q->n_args;
+  sp.consume = consume;
+  sp.ctx = ctx;
+  sp.threads = threads;
+  kv_colagg_result res;
+  assert_int_equal(kv_colagg_run(db, &sp, &res), KV_OK);
+  bool applied = res.applicable;
+  if (applied) {
+    acc fb = {0, 0};
+    if (res.n_fallback) plain(db, fid, res.fallback, res.n_fallback, res.snapshot, &fb);
+    uint64_t rows = got[0].rows + got[1].rows + fb.rows;
+    uint64_t dig = got[0].digest + got[1].digest + fb.digest;
+    if (rows != want.rows || dig != want.digest || res.rows + fb.rows != want.rows)
+      fprintf(stderr, "seed %llu: threads %d preds %u args %u: %llu rows (%llu from %u ranges), want %llu\n",
+              (unsigned long long)seed, threads, q->n_preds, q->n_args,
+              (unsigned long long)rows, (unsigned long long)fb.rows, res.n_fallback,
+              (unsigned long long)want.rows);
+    assert_int_equal(rows, want.rows);
+    assert_int_equal(res.rows + fb.rows, want.rows);
+    if (dig != want.digest) fprintf(stderr, "digest: got %llx+%llx+fb %llx want %llx; q %u op %u arg %u\n", (unsigned long long)got[0].digest, (unsigned long long)got[1].digest, (unsigned long long)fb.digest, (unsigned long long)want.digest, q->preds[0].q, q->preds[0].op, q->args[0]);
+    assert_true(dig == want.digest);
+  }
+  kv_colagg_result_free(&res);
+  return applied;
+}
+
+typedef struct store {
+  kv_env *env;
+  kv_db *db;
+  uint32_t fid;
+} store;
+
+static void store_open(store *s, uint32_t block_size, int versions, int compression) {
+  s->env = kv_env_mem_new(1700000000000LL);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = s->env;
+  o.create_if_missing = true;
+  o.sync_mode = KV_SYNC_OFF;
+  o.compaction_trigger = 100;
+  assert_int_equal(kv_open("/db", &o, &s->db), KV_OK);
+  kv_family_options f;
+  memset(&f, 0, sizeof f);
+  f.name = "f";
+  f.block_size = block_size;
+  f.max_versions = versions;
+  f.compression = compression;
+  assert_int_equal(kv_create_table(s->db, "t", &f, 1), KV_OK);
+  assert_int_equal(kv_family_id(s->db, "t", "f", &s->fid), KV_OK);
+}
+
+static void store_close(store *s) {
+  kv_close(s->db);
+  kv_env_free(s->env);
+}
+
+/* A random row key: fixed 6 bytes, or 1..12 bytes (prefix mode). */
+static size_t make_key(uint64_t *rs, bool fixed, uint8_t *k) {
+  if (fixed) {
+    uint64_t v = tu_below(rs, 5000);
+    for (int i = 0; i < 6; i++) k[i] = (uint8_t)(v >> (8 * (5 - i)));
+    return 6;
+  }
+  size_t n = 1 + tu_below(rs, 12);
+  for (size_t i = 0; i < n; i++) k[i] = (uint8_t)('a' + tu_below(rs, 3));
+  return n;
+}
+
+static void write_batch(store *s, uint64_t *rs, bool fixed, int n, bool deletes) {
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < n; i++) {
+    uint8_t k[16];
+    size_t kl = make_key(rs, fixed, k);
+    uint64_t what = tu_below(rs, 20);
+    if (deletes && what == 0) {
+      assert_int_equal(kv_batch_delete(b, s->fid, KV_DELETE_FAMILY, k, kl, NULL, 0, KV_TS_NOW), KV_OK);
+    } else if (deletes && what == 1) {
+      const uint8_t *q = quals[tu_below(rs, 3)];
+      assert_int_equal(kv_batch_delete(b, s->fid, KV_DELETE_COLUMN, k, kl, q, 1, KV_TS_NOW), KV_OK);
+    } else {
+      for (uint32_t q = 0; q < 3; q++) {
+        if (tu_below(rs, 4) == 0) continue; /* no cell: NULL */
+        uint8_t v[8];
+        size_t vl = 8;
+        if (q < 2) {
+          v[0] = (uint8_t)(0x80 + tu_below(rs, 4));
+          for (int j = 1; j < 8; j++) v[j] = (uint8_t)tu_below(rs, 256);
+        } else {
+          vl = tu_below(rs, 3);
+          for (size_t j = 0; j < vl; j++) v[j] = (uint8_t)('a' + tu_below(rs, 4));
+        }
+        assert_int_equal(kv_batch_put(b, s->fid, k, kl, quals[q], 1, KV_TS_NOW, v, vl), KV_OK);
+      }
+    }
+  }
+  assert_int_equal(kv_commit(s->db, b, NULL), KV_OK);
+  kv_batch_free(b);
+}
+
+static void against_plain_scan(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("against_plain_scan"), rs = seed;
+  int rounds = (int)tu_scaled(12, 4);
+  int applied = 0, total = 0;
+  for (int round = 0; round < rounds; round++) {
+    store s;
+    bool fixed = round % 2 == 0;
+    store_open(&s, 256 + (uint32_t)tu_below(&rs, 2048), 1 + (int)tu_below(&rs, 3),
+               tu_below(&rs, 2) ? KV_COMPRESSION_LZ4 : KV_COMPRESSION_NONE);
+    int n = (int)tu_scaled(1500, 300);
+    write_batch(&s, &rs, fixed, n, false);
+    assert_int_equal(kv_compact(s.db, NULL, true), KV_OK);
+    for (int phase = 0; phase < 3; phase++) {
+      for (int i = 0; i < 6; i++) {
+        query q;
+        random_query(&rs, &q);
+        applied += check(s.db, s.fid, &q, 1 + (int)tu_below(&rs, 2), seed);
+        total++;
+      }
+      /* more writes: versions and tombstones, then one file again (minor keeps them) */
+      write_batch(&s, &rs, fixed, n / 3, true);
+      assert_int_equal(kv_flush(s.db, NULL), KV_OK);
+      assert_int_equal(kv_compact(s.db, NULL, phase == 1), KV_OK);
+    }
+    store_close(&s);
+  }
+  assert_int_equal(applied, total); /* one file, empty memstore: always applicable */
+}
+
+/* Damaged block contents with valid framing: an error or an answer, never an overrun. */
+static void damaged_blocks(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("damaged_blocks"), rs = seed;
+  store s;
+  store_open(&s, 4096, 1, KV_COMPRESSION_NONE);
+  write_batch(&s, &rs, false, 400, false);
+  assert_int_equal(kv_compact(s.db, NULL, true), KV_OK);
+  kv_fam *f = s.db->fams[s.fid];
+  assert_int_equal(f->n_files, 1);
+  const char *path = f->files[0]->path;
+  const kv_sf_index_entry *e = &f->files[0]->reader->index[0];
+  uint32_t stored = e->size - KV_SF_BLOCK_OVERHEAD;
+  uint8_t *orig = malloc(e->size), *raw = malloc(stored);
+  for (uint32_t i = 0; i < e->size; i++) assert_int_equal(kv_env_mem_get_byte(s.env, path, e->off + i, &orig[i]), KV_OK);
+  assert_int_equal(orig[0], KV_SF_STORED_RAW);
+  query q;
+  memset(&q, 0, sizeof q);
+  q.n_preds = 2; /* two columns: the general path, no column cache */
+  q.preds[0].q = 0;
+  q.preds[0].op = KV_COL_PRESENT;
+  q.preds[1].q = 2;
+  q.preds[1].op = KV_COL_PRESENT;
+  q.args[0] = 2;
+  q.n_args = 1;
+  int corrupt = 0, ok = 0, n = (int)tu_scaled(300, 60);
+  for (int it = 0; it < n; it++) {
+    memcpy(raw, orig + KV_SF_BLOCK_HEADER, stored);
+    int flips = 1 + (int)tu_below(&rs, 3);
+    for (int k = 0; k < flips; k++) {
+      uint32_t at = (uint32_t)tu_below(&rs, tu_below(&rs, 2) ? (stored < 64 ? stored : 64) : stored);
+      raw[at] = (uint8_t)tu_rand(&rs);
+    }
+    kv_sfbuf out = {0};
+    assert_int_equal(kv_sf_frame_block(raw, stored, KV_COMPRESSION_NONE, &out), KV_OK);
+    assert_int_equal(out.len, e->size);
+    for (uint32_t i = 0; i < e->size; i++) kv_env_mem_set_byte(s.env, path, e->off + i, out.p[i]);
+    kv_sfbuf_free(&out);
+    acc a[2] = {{0, 0}, {0, 0}};
+    void *ctx[2] = {&a[0], &a[1]};
+    g_n_args = 1;
+    kv_colagg_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.family_id = s.fid;
+    sp.quals = quals;
+    sp.qual_lens = qlens;
+    sp.n_quals = 3;
+    sp.widths = widths;
+    sp.preds = q.preds;
+    sp.n_preds = q.n_preds;
+    sp.args = q.args;
+    sp.n_args = q.n_args;
+    sp.consume = consume;
+    sp.ctx = ctx;
+    sp.threads = 2;
+    kv_colagg_result res;
+    int rc = kv_colagg_run(s.db, &sp, &res);
+    assert_true(rc == KV_OK || rc == KV_ERR_CORRUPT);
+    if (rc == KV_ERR_CORRUPT) {
+      corrupt++;
+      assert_non_null(strstr(kv_errmsg(), "block at offset"));
+    } else {
+      ok++;
+    }
+    kv_colagg_result_free(&res);
+  }
+  for (uint32_t i = 0; i < e->size; i++) kv_env_mem_set_byte(s.env, path, e->off + i, orig[i]);
+  assert_true(corrupt > 0);
+  free(orig);
+  free(raw);
+  store_close(&s);
+}
+
+/* Refused whole: memstore cells, overlapping files; bad specs. */
+static void refusals(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("refusals"), rs = seed;
+  store s;
+  store_open(&s, 1024, 1, KV_COMPRESSION_LZ4);
+  write_batch(&s, &rs, true, 300, false);
+  query q;
+  memset(&q, 0, sizeof q);
+  q.n_preds = 1;
+  q.preds[0].op = KV_COL_PRESENT;
+  g_q = &q;
+  g_n_args = 0;
+  acc a[2] = {{0, 0}, {0, 0}};
+  void *ctx[2] = {&a[0], &a[1]};
+  kv_colagg_spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.family_id = s.fid;
+  sp.quals = quals;
+  sp.qual_lens = qlens;
+  sp.n_quals = 3;
+  sp.preds = q.preds;
+  sp.n_preds = 1;
+  sp.consume = consume;
+  sp.ctx = ctx;
+  sp.threads = 2;
+  kv_colagg_result res;
+  assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_OK);
+  assert_false(res.applicable);
+  assert_string_equal(res.why, "the memstore holds cells");
+  assert_int_equal(a[0].rows + a[1].rows, 0);
+  kv_colagg_result_free(&res);
+  assert_int_equal(kv_flush(s.db, NULL), KV_OK);
+  write_batch(&s, &rs, true, 300, false);
+  assert_int_equal(kv_flush(s.db, NULL), KV_OK);
+  assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_OK);
+  assert_false(res.applicable);
+  assert_string_equal(res.why, "store files overlap");
+  kv_colagg_result_free(&res);
+  assert_int_equal(kv_compact(s.db, NULL, true), KV_OK);
+  assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_OK);
+  assert_true(res.applicable);
+  kv_colagg_result_free(&res);
+  sp.n_preds = 0;
+  assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_ERR_INVALID);
+  kv_colagg_result_free(&res);
+  sp.n_preds = 1;
+  q.preds[0].q = 7;
+  assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_ERR_INVALID);
+  kv_colagg_result_free(&res);
+  q.preds[0].q = 0;
+  sp.family_id = 999;
+  assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_ERR_NOTFOUND);
+  kv_colagg_result_free(&res);
+  store_close(&s);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(against_plain_scan),
+      cmocka_unit_test(damaged_blocks),
+      cmocka_unit_test(refusals),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
