@@ -14,9 +14,9 @@
 ** that family, and no /+ NO_PUSHDOWN +/ hint. Left out: key predicates and key ranges,
 ** IN, LIKE, OR, NOT, IS NULL, expressions, several families, GROUP BY.
 ** At run time it is refused whole (the rows path runs, EXPLAIN ANALYZE says why) inside a
-** transaction with pending writes, when the family has memstore cells or overlapping store
-** files, and for a FLOAT/DOUBLE SUM or AVG (summed in row order, one chunk) when any block
-** needs the row way. Blocks and rows kv/ hands back are read the row way at the same
+** transaction with pending writes, when the family's store files overlap, and for a
+** FLOAT/DOUBLE SUM or AVG (summed in row order, one chunk) when any row needs the row way.
+** Rows with memstore cells, and the blocks holding their keys, go the row way. Blocks and rows kv/ hands back are read the row way at the same
 ** snapshot and added, so the answer is exactly the rows path's.
 */
 #ifndef ROWAN_EXEC_COLAGG_H

@@ -45,10 +45,94 @@ static void frag_swap(cs_frag *a, cs_frag *b) {
   *b = t;
 }
 
-static int key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
+int kv_cs_key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
   uint32_t m = an < bn ? an : bn;
   int c = m ? memcmp(a, b, m) : 0;
   return c ? c : (an > bn) - (an < bn);
+}
+#define key_cmp kv_cs_key_cmp
+
+bool kv_cs_mem_overlaps(const cs_plan *pl, const uint8_t *k0, uint32_t l0, const uint8_t *k1,
+                        uint32_t l1) {
+  uint32_t lo = 0, hi = pl->n_mkeys; /* first memstore key >= k0 */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const uint8_t *m = pl->mkeys + pl->moff[mid];
+    if (key_cmp(m, pl->moff[mid + 1] - pl->moff[mid], k0, l0) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == pl->n_mkeys) return false;
+  return key_cmp(pl->mkeys + pl->moff[lo], pl->moff[lo + 1] - pl->moff[lo], k1, l1) <= 0;
+}
+
+/* Row keys of the memstores' cells at or below seq, sorted and distinct, into *keys /
+** *off / *n (malloc). KV_OK or KV_ERR_NOMEM. */
+typedef struct mkey {
+  uint32_t off, len; /* in the key buffer */
+} mkey;
+static int mkey_cmp(const void *a, const void *b, void *ctx) {
+  const mkey *x = a, *y = b;
+  const uint8_t *kb = ctx;
+  return key_cmp(kb + x->off, x->len, kb + y->off, y->len);
+}
+static int collect_mem_keys(kv_memstore **mems, uint32_t n_mems, uint64_t seq, uint8_t **keys,
+                            uint32_t **off, uint32_t *n) {
+  kv_sfbuf buf = {0};
+  mkey *mk = NULL;
+  size_t nk = 0, cap = 0;
+  int rc = KV_OK;
+  for (uint32_t i = 0; i < n_mems && !rc; i++) {
+    kv_iter *it = kv_memstore_iter_new(mems[i]);
+    if (!it) { rc = KV_ERR_NOMEM; break; }
+    const uint8_t *prev = NULL;
+    uint32_t prev_len = 0;
+    size_t prev_off = 0;
+    for (it->ops->seek_first(it); it->ops->valid(it) && !rc; it->ops->next(it)) {
+      const kv_cell *c = it->ops->cell(it);
+      if (c->seq > seq) continue;
+      if (prev && key_cmp(prev, prev_len, c->row, c->row_len) == 0) continue;
+      if (nk == cap) {
+        size_t nc = cap ? cap * 2 : 256;
+        mkey *nm = realloc(mk, nc * sizeof *nm);
+        if (!nm) { rc = KV_ERR_NOMEM; break; }
+        mk = nm;
+        cap = nc;
+      }
+      prev_off = buf.len;
+      if (kv_sfbuf_append(&buf, c->row, c->row_len)) { rc = KV_ERR_NOMEM; break; }
+      mk[nk].off = (uint32_t)prev_off;
+      mk[nk].len = c->row_len;
+      nk++;
+      prev = c->row; /* the memstore keeps its cells while the iterator holds it */
+      prev_len = c->row_len;
+    }
+    it->ops->destroy(it);
+  }
+  if (!rc && nk > 1) qsort_r(mk, nk, sizeof *mk, mkey_cmp, buf.p);
+  uint32_t *o = rc ? NULL : malloc((nk + 1) * sizeof *o);
+  uint8_t *k = rc ? NULL : malloc(buf.len ? buf.len : 1);
+  if (!rc && (!o || !k)) rc = KV_ERR_NOMEM;
+  uint32_t m = 0;
+  size_t at = 0;
+  for (size_t i = 0; i < nk && !rc; i++) {
+    if (m && key_cmp(k + o[m - 1], (uint32_t)(at - o[m - 1]), buf.p + mk[i].off, mk[i].len) == 0) continue;
+    o[m] = (uint32_t)at;
+    memcpy(k + at, buf.p + mk[i].off, mk[i].len);
+    at += mk[i].len;
+    m++;
+  }
+  if (!rc) o[m] = (uint32_t)at;
+  free(mk);
+  kv_sfbuf_free(&buf);
+  if (rc) {
+    free(o);
+    free(k);
+    return rc;
+  }
+  *keys = k;
+  *off = o;
+  *n = m;
+  return KV_OK;
 }
 
 int kv_cs_emit(cs_worker *w, const cs_frag *f) {
@@ -236,12 +320,19 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     return kv_error(KV_ERR_NOTFOUND, "kv_colagg_run: unknown family id %u", sp->family_id);
   }
   const char *why = NULL;
+  /* memstores with cells: their rows go the row way (their keys are collected below) */
+  kv_memstore *mems[65];
+  uint32_t n_mems = 0;
   if (atomic_load_explicit(&db->last_seq, memory_order_acquire) != seq)
     why = "a commit raced the start";
-  else if (kv_memstore_cells(fam->mem) != 0)
-    why = "the memstore holds cells";
-  for (uint32_t i = 0; i < fam->n_imm && !why; i++)
-    if (kv_memstore_cells(fam->imms[i]) != 0) why = "a frozen memstore holds cells";
+  else if (fam->n_imm + 1 > sizeof mems / sizeof mems[0])
+    why = "too many frozen memstores";
+  for (uint32_t i = 0; i <= fam->n_imm && !why; i++) {
+    kv_memstore *ms = i < fam->n_imm ? fam->imms[i] : fam->mem;
+    if (kv_memstore_cells(ms) == 0) continue;
+    kv_memstore_ref(ms);
+    mems[n_mems++] = ms;
+  }
   if (!why && fam->n_files) {
     files = malloc(fam->n_files * sizeof *files);
     if (!files) {
@@ -271,6 +362,19 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   }
   pthread_mutex_unlock(&db->mu);
   pl.now_ms = db->env->now_ms(db->env);
+  uint8_t *mkeys = NULL;
+  uint32_t *moff = NULL;
+  if (n_mems) {
+    rc = collect_mem_keys(mems, n_mems, seq, &mkeys, &moff, &pl.n_mkeys);
+    for (uint32_t i = 0; i < n_mems; i++) kv_memstore_unref(mems[i]);
+    if (rc) {
+      for (uint32_t i = 0; i < nf; i++) kv_sfh_unref(files[i]);
+      free(files);
+      return kv_error(rc, "kv_colagg_run: out of memory");
+    }
+    pl.mkeys = mkeys;
+    pl.moff = moff;
+  }
   cs_block *blocks = NULL;
   cs_worker *W = NULL;
   cs_worker m;
@@ -297,8 +401,8 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   res->files = nf;
   uint64_t nb = 0;
   for (uint32_t i = 0; i < nf; i++) nb += files[i]->reader->nblocks;
-  if (nb == 0) goto done;
-  blocks = malloc(nb * sizeof *blocks);
+  if (nb == 0 && !pl.n_mkeys) goto done;
+  blocks = malloc((nb ? nb : 1) * sizeof *blocks);
   if (!blocks) { rc = kv_error(KV_ERR_NOMEM, "kv_colagg_run: out of memory"); goto done; }
   uint64_t k = 0;
   for (uint32_t i = 0; i < nf; i++)
@@ -308,8 +412,8 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
       k++;
     }
   t = sp->threads;
-  if ((uint64_t)t > nb) t = (int)nb;
-  W = calloc((size_t)t, sizeof *W);
+  if ((uint64_t)t > nb) t = (int)nb; /* 0 when only memstores hold rows */
+  W = calloc((size_t)t + 1, sizeof *W);
   if (!W) { rc = kv_error(KV_ERR_NOMEM, "kv_colagg_run: out of memory"); goto done; }
   pthread_t th[KV_COLAGG_MAX_THREADS];
   bool started[KV_COLAGG_MAX_THREADS] = {false};
@@ -323,7 +427,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   }
   for (int c = 1; c < t; c++)
     started[c] = pthread_create(&th[c], NULL, thread_main, &W[c]) == 0;
-  kv_cs_run_chunk(&W[0]);
+  if (t > 0) kv_cs_run_chunk(&W[0]);
   for (int c = 1; c < t; c++) {
     if (started[c]) pthread_join(th[c], NULL);
     else kv_cs_run_chunk(&W[c]); /* no thread: run it here */
@@ -363,6 +467,37 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   res->rows += m.rows;
   res->rows_examined += m.rows_examined;
   res->consumer_rc = m.consumer_rc;
+  if (pl.n_mkeys) { /* the memstore's rows, merged in key order with the blocks' ranges */
+    cs_worker all;
+    memset(&all, 0, sizeof all);
+    uint32_t i = 0, j = 0;
+    while (!rc && (i < m.n_ranges || j < pl.n_mkeys)) {
+      const uint8_t *mk = j < pl.n_mkeys ? mkeys + moff[j] : NULL;
+      uint32_t ml = j < pl.n_mkeys ? moff[j + 1] - moff[j] : 0;
+      if (i < m.n_ranges &&
+          (!mk || key_cmp(m.ranges[i].start, m.ranges[i].start_len, mk, ml) <= 0)) {
+        rc = kv_cs_add_range(&all, m.ranges[i].start, m.ranges[i].start_len, m.ranges[i].end,
+                             m.ranges[i].end_len);
+        i++;
+      } else {
+        rc = kv_cs_add_range(&all, mk, ml, mk, ml);
+        j++;
+      }
+    }
+    cs_range *t0 = m.ranges;
+    uint32_t n0 = m.n_ranges, c0 = m.cap_ranges;
+    m.ranges = all.ranges;
+    m.n_ranges = all.n_ranges;
+    m.cap_ranges = all.cap_ranges;
+    all.ranges = t0;
+    all.n_ranges = n0;
+    all.cap_ranges = c0;
+    kv_cs_worker_free(&all);
+    if (rc) {
+      rc = kv_error(rc, "kv_colagg_run: out of memory");
+      goto done;
+    }
+  }
   if (m.n_ranges) {
     size_t kb = 0;
     for (uint32_t i = 0; i < m.n_ranges; i++) kb += (size_t)m.ranges[i].start_len + m.ranges[i].end_len;
@@ -395,6 +530,8 @@ done:
   free(blocks);
   for (uint32_t i = 0; i < nf; i++) kv_sfh_unref(files[i]);
   free(files);
+  free(mkeys);
+  free(moff);
   return rc;
 }
 

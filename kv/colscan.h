@@ -12,9 +12,10 @@
 ** the caller, block by block, the values of the wanted qualifiers of R's rows.
 **
 ** It is exact by refusing what it cannot see whole:
-**  - the whole scan is refused (result.applicable false, nothing consumed) when F has a
-**    memstore cell (active or frozen), when its store files' key ranges overlap, or when a
-**    commit raced the start;
+**  - the whole scan is refused (result.applicable false, nothing consumed) when F's store
+**    files' key ranges overlap, or when a commit raced the start;
+**  - the rows with memstore cells (active or frozen, at the snapshot) are handed back as
+**    one-key ranges, and every block whose key range holds one of them as its range;
 **  - a block is not evaluated but handed back as a key range to read the normal way
 **    (result.fallback) when it holds a tombstone, two versions of one (row, qualifier), a
 **    cell past the family's TTL, a value group of the wrong width, or an unknown layout;

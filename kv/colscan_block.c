@@ -483,6 +483,15 @@ static int from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   w->n_read++;
   w->hits++;
   w->cells += c->ncells;
+  if (pl->n_mkeys && kv_cs_mem_overlaps(pl, c->data, c->key0_len, c->data + c->key0_len,
+                                        c->key1_len)) {
+    int rc = set_key(&s->k0, &s->k0_cap, &s->k0_len, c->data, c->key0_len, NULL, 0);
+    if (!rc) rc = set_key(&s->k1, &s->k1_cap, &s->k1_len, c->data + c->key0_len, c->key1_len, NULL, 0);
+    uint32_t nr = c->nrows;
+    kv_cache_release(pl->colcache, ce);
+    *rcp = rc ? rc : fallback_block(w, s, nr);
+    return 1;
+  }
   rgroup *g = &s->g[0];
   g->d = c->present ? 0 : -1;
   g->fixed = true;
@@ -627,7 +636,8 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   rc = walk_rows(s, &p, lim, (uint32_t)nrows, (uint32_t)ncells, &why);
   if (rc == KV_ERR_CORRUPT) goto corrupt;
   if (rc) return rc;
-  if (big) return fallback_block(w, s, (uint32_t)nrows);
+  if (big || (pl->n_mkeys && kv_cs_mem_overlaps(pl, s->k0, s->k0_len, s->k1, s->k1_len)))
+    return fallback_block(w, s, (uint32_t)nrows); /* memstore rows: the row way merges them */
   /* qualifier stream and group counts */
   uint32_t n = (uint32_t)ncells;
   uint32_t counts[MAXQ + 1];

@@ -66,6 +66,9 @@ typedef struct cs_plan {
   uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* the fast path's qualifier (cache entries) */
   uint32_t qual_len;        /* its length */
   uint64_t qual_hash;       /* a hash of it, in the cache key */
+  const uint8_t *mkeys;     /* row keys with memstore cells at the snapshot, back to back */
+  const uint32_t *moff;     /* n_mkeys + 1 offsets into mkeys, keys sorted and distinct */
+  uint32_t n_mkeys;         /* rows with memstore cells: their blocks go the row way */
   int64_t ttl_ms;           /* the family's TTL, 0 = forever */
   int64_t now_ms;           /* the clock for TTL */
 } cs_plan;
@@ -111,6 +114,11 @@ void kv_cs_frag_free(cs_frag *f);
 void kv_cs_worker_free(cs_worker *w);
 /* Evaluate the predicates on a complete fragment and consume it if it passes. */
 int kv_cs_emit(cs_worker *w, const cs_frag *f);
+/* True when a row key with memstore cells lies in [k0, k1]. */
+bool kv_cs_mem_overlaps(const cs_plan *pl, const uint8_t *k0, uint32_t l0, const uint8_t *k1,
+                        uint32_t l1);
+/* Unsigned byte comparison of two keys, a prefix first. */
+int kv_cs_key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn);
 /* 1 when the value (p, n) passes predicate pr, else 0 (cat_vc_compare order). */
 int kv_cs_pass(const kv_colpred *pr, const uint8_t *p, uint32_t n);
 
