@@ -16,7 +16,8 @@
 ** At run time it is refused whole (the rows path runs, EXPLAIN ANALYZE says why) inside a
 ** transaction with pending writes, when the family's store files overlap, and for a
 ** FLOAT/DOUBLE SUM or AVG (summed in row order, one chunk) when any row needs the row way.
-** Rows with memstore cells, and the blocks holding their keys, go the row way. Blocks and rows kv/ hands back are read the row way at the same
+** Rows with memstore cells, and the blocks holding their keys, go the row way (more than
+** 4,096 such rows refuse it whole). Blocks and rows kv/ hands back are read the row way at the same
 ** snapshot and added, so the answer is exactly the rows path's.
 */
 #ifndef ROWAN_EXEC_COLAGG_H

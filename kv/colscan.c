@@ -374,6 +374,8 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     }
     pl.mkeys = mkeys;
     pl.moff = moff;
+    /* each is a seek of the row way: past a few thousand a full row scan is cheaper */
+    if (pl.n_mkeys > KV_COLAGG_MAX_MEM_ROWS && !why) why = "the memstore holds many rows";
   }
   cs_block *blocks = NULL;
   cs_worker *W = NULL;

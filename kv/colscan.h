@@ -13,7 +13,8 @@
 **
 ** It is exact by refusing what it cannot see whole:
 **  - the whole scan is refused (result.applicable false, nothing consumed) when F's store
-**    files' key ranges overlap, or when a commit raced the start;
+**    files' key ranges overlap, when more than KV_COLAGG_MAX_MEM_ROWS rows have memstore
+**    cells, or when a commit raced the start;
 **  - the rows with memstore cells (active or frozen, at the snapshot) are handed back as
 **    one-key ranges, and every block whose key range holds one of them as its range;
 **  - a block is not evaluated but handed back as a key range to read the normal way
@@ -38,6 +39,7 @@
 #define KV_COLAGG_MAX_PREDS 32u  /* predicates */
 #define KV_COLAGG_MAX_ARGS 16u   /* qualifiers whose values are handed out */
 #define KV_COLAGG_MAX_THREADS 4u /* chunks evaluated at once */
+#define KV_COLAGG_MAX_MEM_ROWS 4096u /* rows with memstore cells it hands back at most */
 
 /* ORDER KV_COLOP: colscan_block.c's pass() switches on these. */
 enum kv_colop {
