@@ -158,6 +158,17 @@ static inline int short_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_
 
 static int spill_all(kv_bulk *b);
 
+/* The buffers passed run_bytes: take off what the worker has given back since, and spill
+** if they still do. */
+static int over_budget(kv_bulk *b) {
+  pthread_mutex_lock(&b->mu);
+  size_t freed = b->freed;
+  b->freed = 0;
+  pthread_mutex_unlock(&b->mu);
+  b->bytes = b->bytes > freed ? b->bytes - freed : 0;
+  return b->bytes >= b->run_bytes ? spill_all(b) : KV_OK;
+}
+
 /* Close f's open buffer as a segment: hand it to the worker, open a new one. */
 static int close_cur(kv_bulk *b, bfam *f) {
   bbuf *u = f->cur;
@@ -310,7 +321,8 @@ static int append_cell(kv_bulk *b, bfam *f, int type, const void *row, size_t ro
   size_t charge = add + ENT_OVERHEAD;
   u->charged += charge;
   b->bytes += charge;
-  if (b->bytes >= b->run_bytes || u->n_ents >= UINT32_MAX - 1) return spill_all(b);
+  if (u->n_ents >= UINT32_MAX - 1) return spill_all(b);
+  if (b->bytes >= b->run_bytes) return over_budget(b);
   return KV_OK;
 }
 
@@ -387,7 +399,7 @@ static int append_row(kv_bulk *b, bfam *f, const void *row, size_t row_len, int6
   size_t charge = bytes + n * ENT_OVERHEAD;
   u->charged += charge;
   b->bytes += charge;
-  if (b->bytes >= b->run_bytes) return spill_all(b);
+  if (b->bytes >= b->run_bytes) return over_budget(b);
   return KV_OK;
 }
 
@@ -517,6 +529,9 @@ static int spill_all(kv_bulk *b) {
     return rc;
   }
   b->bytes = 0;
+  pthread_mutex_lock(&b->mu);
+  b->freed = 0; /* every buffer is gone: nothing left to take off */
+  pthread_mutex_unlock(&b->mu);
   return KV_OK;
 }
 

@@ -130,6 +130,9 @@ struct kv_bulk {
   int werr;               /* first error of a job, or KV_OK */
   char wmsg[512];         /* its message (kv_error's text is per thread) */
   kv_bulk_stats stats;    /* counters (fams_* and segs_reframed under mu: two writers) */
+  size_t freed;           /* bytes charged to `bytes` whose buffers the worker has encoded
+                             and given back, less their segments' size (taken off `bytes`
+                             by the adding thread when it checks run_bytes) */
   kv_bulk_spare spare[KV_BULK_SPARES]; /* arrays given back by encoded buffers */
   int n_spare;            /* how many */
 };

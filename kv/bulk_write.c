@@ -68,9 +68,11 @@ static int run_job(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u, uint64_t job) {
   u->grps = NULL;
   u->acap = u->cap_ents = u->cap_grps = 0;
   u->raw = false;
+  size_t seg_bytes = kv_sf_seg_bytes(u->seg) + e0->row_len + e1->row_len;
   pthread_mutex_lock(&b->mu);
   bool kept = b->n_spare < KV_BULK_SPARES;
   if (kept) b->spare[b->n_spare++] = sp;
+  if (u->charged > seg_bytes) b->freed += u->charged - seg_bytes;
   pthread_mutex_unlock(&b->mu);
   if (!kept) {
     free(sp.arena);
