@@ -3,7 +3,9 @@
 ** SQLite-style conversions between the value classes:
 **  - text of any value: cat_text_format (docs/TYPES.md) into a per-column buffer of the
 **    statement, reused from row to row (no allocation per value once the buffer has grown);
-**    CHAR/VARCHAR/VARBINARY bytes are copied there too so the text is NUL-terminated;
+**    CHAR/VARCHAR/VARBINARY bytes are copied there too so the text is NUL-terminated; the
+**    blob of such a value is the row's own bytes (no copy; an empty one comes from the
+**    buffer, so it is not NULL) and its byte count needs no copy either;
 **  - integer of a number: integers as they are, BOOLEAN 1/0, FLOAT/DOUBLE and DECIMAL
 **    truncated toward zero and clamped to the int64 range (NaN gives 0); of a text, the
 **    number its leading characters spell (strtod, then as a number), 0 if none; of DATE
@@ -111,14 +113,26 @@ const char *rowan_column_text(rowan_stmt *stmt, int i) {
   return text_of(stmt, i, &len);
 }
 
+/* The value of column i when it holds bytes (CHAR, VARCHAR, VARBINARY, not NULL), else NULL. */
+static const cat_value *bytes_value(rowan_stmt *stmt, int i) {
+  const cat_value *v = api_value(stmt, i);
+  if (!v || v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
+    return NULL;
+  return v;
+}
+
 const void *rowan_column_blob(rowan_stmt *stmt, int i) {
+  const cat_value *v = bytes_value(stmt, i);
+  if (v && v->u.s.len) return v->u.s.p; /* the row's own bytes, valid until the next step */
   size_t len;
   return text_of(stmt, i, &len);
 }
 
 int rowan_column_bytes(rowan_stmt *stmt, int i) {
+  const cat_value *v = bytes_value(stmt, i);
   size_t len = 0;
-  if (!text_of(stmt, i, &len)) return 0;
+  if (v) len = v->u.s.len; /* no copy needed to know it */
+  else if (!text_of(stmt, i, &len)) return 0;
   return len > (size_t)INT32_MAX ? INT32_MAX : (int)len;
 }
 
