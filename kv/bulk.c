@@ -150,7 +150,7 @@ static int64_t ent_ts(const bbuf *u, const ent *e) {
 /* Byte comparison for the short qualifiers of the hot path (a prefix sorts first). */
 static inline int short_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
   size_t n = al < bl ? al : bl;
-  if (n > 16) return kv_bytes_cmp(a, al, b, bl);
+  if (n > 16) return kv_sf_key_cmp(a, al, b, bl);
   for (size_t i = 0; i < n; i++)
     if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
   return (al > bl) - (al < bl);
@@ -254,7 +254,7 @@ static int append_cell(kv_bulk *b, bfam *f, int type, const void *row, size_t ro
   /* Same row as the buffer's previous cell: share its bytes. */
   const ent *prev = u->n_ents ? &u->ents[u->n_ents - 1] : NULL;
   int c = 1;
-  if (prev && !row_known) c = kv_bytes_cmp(u->arena + prev->row_off, prev->row_len, row, row_len);
+  if (prev && !row_known) c = kv_sf_key_cmp(u->arena + prev->row_off, prev->row_len, row, row_len);
   bool same_row = prev && (row_known || c == 0);
   /* Continue the current group when the cell follows the previous one in cell order
   ** (qualifier ascending, then timestamp descending; an equal (qualifier, ts) would sort
@@ -356,7 +356,7 @@ static int append_row(kv_bulk *b, bfam *f, const void *row, size_t row_len, int6
   bbuf *u = f->cur;
   if (u->n_ents) {
     const ent *prev = &u->ents[u->n_ents - 1];
-    int c = kv_bytes_cmp(u->arena + prev->row_off, prev->row_len, row, row_len);
+    int c = kv_sf_key_cmp(u->arena + prev->row_off, prev->row_len, row, row_len);
     if (c == 0) return 1; /* the row goes on: cell by cell */
     int rc = new_group(b, f, c);
     if (rc) return rc;

@@ -38,7 +38,7 @@ kv_cell kv_bulk_ent_cell(const kv_bulk_buf *u, const kv_bulk_ent *e) {
 ** of its output, so a sort that met none leaves no two groups of one row. */
 static int gcmp(kv_bulk_buf *u, const kv_bulk_grp *a, const kv_bulk_grp *b) {
   const kv_bulk_ent *x = &u->ents[a->first], *y = &u->ents[b->first];
-  int c = kv_bytes_cmp(u->arena + x->row_off, x->row_len, u->arena + y->row_off, y->row_len);
+  int c = kv_sf_key_cmp(u->arena + x->row_off, x->row_len, u->arena + y->row_off, y->row_len);
   if (c) return c;
   u->distinct = false;
   return a->first < b->first ? -1 : 1; /* entry index order is add order */
@@ -153,8 +153,8 @@ static int mem_fill(src *s) {
   const kv_bulk_ent *e0 = &u->ents[u->grps[g].first];
   while (!u->distinct && end < u->n_grps) {
     const kv_bulk_ent *e = &u->ents[u->grps[end].first];
-    if (e->row_len != e0->row_len ||
-        memcmp(u->arena + e->row_off, u->arena + e0->row_off, e0->row_len) != 0)
+    if (kv_sf_key_cmp(u->arena + e->row_off, e->row_len, u->arena + e0->row_off,
+                      e0->row_len) != 0)
       break;
     end++;
   }

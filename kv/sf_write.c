@@ -192,10 +192,10 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
     return kv_error(KV_ERR_INVALID, "store file segment: cells of several sequence numbers");
   int new_row = 1, new_qual = 1;
   if (w->have_prev) { /* kv_cell_cmp(previous, c) < 0, each key part compared once */
-    int rc = kv_bytes_cmp(w->prev_row.p, w->prev_row.len, c->row, c->row_len);
+    int rc = kv_sf_key_cmp(w->prev_row.p, w->prev_row.len, c->row, c->row_len);
     new_row = rc != 0;
     if (!new_row) {
-      rc = kv_bytes_cmp(w->prev_qual.p, w->prev_qual.len, c->qual, c->qual_len);
+      rc = kv_sf_key_cmp(w->prev_qual.p, w->prev_qual.len, c->qual, c->qual_len);
       new_qual = rc != 0;
       if (!new_qual)
         rc = w->prev_ts != c->ts     ? (w->prev_ts > c->ts ? -1 : 1)
