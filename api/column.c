@@ -23,10 +23,13 @@
 #include "catalog/types.h"
 #include "catalog/value.h"
 
-const cat_value *api_value(rowan_stmt *stmt, int i) {
+/* api_value, inlined into the getters below (one call per value read). */
+static inline const cat_value *value_at(const rowan_stmt *stmt, int i) {
   if (!stmt || stmt->state != API_ROW || i < 0 || i >= stmt->ncol || !stmt->row) return NULL;
   return &stmt->row[i];
 }
+
+const cat_value *api_value(rowan_stmt *stmt, int i) { return value_at(stmt, i); }
 
 void api_free_columns(rowan_stmt *stmt) {
   if (stmt->cols)
@@ -57,7 +60,7 @@ const char *rowan_column_decltype(rowan_stmt *stmt, int i) {
 }
 
 int rowan_column_type(rowan_stmt *stmt, int i) {
-  const cat_value *v = api_value(stmt, i);
+  const cat_value *v = value_at(stmt, i);
   if (!v || v->is_null) return ROWAN_NULL;
   switch (v->type.id) {
     case CAT_T_BOOLEAN:
@@ -76,7 +79,7 @@ int rowan_column_type(rowan_stmt *stmt, int i) {
 /* The text of column i in its buffer (NUL-terminated), *len its length; NULL for SQL NULL,
 ** no row, or out of memory. */
 static const char *text_of(rowan_stmt *stmt, int i, size_t *len) {
-  const cat_value *v = api_value(stmt, i);
+  const cat_value *v = value_at(stmt, i);
   if (!v || v->is_null) return NULL;
   if (!stmt->cols) {
     stmt->cols = calloc((size_t)stmt->ncol, sizeof *stmt->cols);
@@ -115,7 +118,7 @@ const char *rowan_column_text(rowan_stmt *stmt, int i) {
 
 /* The value of column i when it holds bytes (CHAR, VARCHAR, VARBINARY, not NULL), else NULL. */
 static const cat_value *bytes_value(rowan_stmt *stmt, int i) {
-  const cat_value *v = api_value(stmt, i);
+  const cat_value *v = value_at(stmt, i);
   if (!v || v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
     return NULL;
   return v;
@@ -157,7 +160,7 @@ static double text_number(rowan_stmt *stmt, int i) {
 }
 
 int64_t rowan_column_int64(rowan_stmt *stmt, int i) {
-  const cat_value *v = api_value(stmt, i);
+  const cat_value *v = value_at(stmt, i);
   if (!v || v->is_null) return 0;
   switch (v->type.id) {
     case CAT_T_BOOLEAN: return v->u.b ? 1 : 0;
@@ -182,7 +185,7 @@ int64_t rowan_column_int64(rowan_stmt *stmt, int i) {
 }
 
 double rowan_column_double(rowan_stmt *stmt, int i) {
-  const cat_value *v = api_value(stmt, i);
+  const cat_value *v = value_at(stmt, i);
   if (!v || v->is_null) return 0.0;
   switch (v->type.id) {
     case CAT_T_FLOAT:
@@ -196,7 +199,7 @@ double rowan_column_double(rowan_stmt *stmt, int i) {
 }
 
 int64_t rowan_column_timestamp(rowan_stmt *stmt, int i) {
-  const cat_value *v = api_value(stmt, i);
+  const cat_value *v = value_at(stmt, i);
   if (!v || v->is_null) return 0;
   if (cat_type_is_string(v->type.id)) {
     cat_type t = cat_type_of(CAT_T_TIMESTAMP);
