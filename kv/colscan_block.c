@@ -70,18 +70,29 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
 /* Step over n varints; NULL when they run past lim. A varint ends at each byte below 0x80,
 ** so eight bytes at a time count their ends until the n-th end is near. */
 static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *lim, uint64_t n) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  while (n >= 8 && lim - p >= 8) {
-    uint64_t x;
-    memcpy(&x, p, 8); /* little-endian: byte i is bits 8i..8i+7 */
-    uint64_t m = ~x & 0x8080808080808080ull;
-    uint64_t ends = ((m >> 7) * 0x0101010101010101ull) >> 56; /* bytes' top bits, summed */
-    if (!m || ends > n) break;
-    p += (63 - __builtin_clzll(m)) / 8 + 1; /* just past the last end among the eight */
-    n -= ends;
-  }
-#endif
   while (n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n >= 32 && lim - p >= 32) { /* the common case: 32 one-byte varints */
+      uint64_t x[4];
+      memcpy(x, p, 32);
+      if (!((x[0] | x[1] | x[2] | x[3]) & 0x8080808080808080ull)) {
+        p += 32;
+        n -= 32;
+        continue;
+      }
+    }
+    if (n >= 8 && lim - p >= 8) {
+      uint64_t x;
+      memcpy(&x, p, 8); /* little-endian: byte i is bits 8i..8i+7 */
+      uint64_t m = ~x & 0x8080808080808080ull;
+      uint64_t ends = ((m >> 7) * 0x0101010101010101ull) >> 56; /* bytes' top bits, summed */
+      if (m && ends <= n) {
+        p += (63 - __builtin_clzll(m)) / 8 + 1; /* just past the last end among the eight */
+        n -= ends;
+        continue;
+      }
+    }
+#endif
     if (p >= lim) return NULL;
     int len = 1;
     while (p[len - 1] & 0x80) {
@@ -645,7 +656,6 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (grow((void **)&s->cq, &s->cq_cap, n, 1)) return KV_ERR_NOMEM;
   if (nquals > 1 && nquals <= 0x80) { /* one byte per cell */
     if ((size_t)(lim - p) < n) CORRUPT("truncated qualifier stream");
-    uint8_t bad = 0;
     uint32_t c4[4][MAXQ + 1];
     memset(c4, 0, sizeof c4);
     uint32_t i = 0;
@@ -656,12 +666,14 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       c4[3][p[i + 3]]++;
     }
     for (; i < n; i++) c4[0][p[i]]++;
-    const uint8_t nq8 = (uint8_t)nquals;
-    for (i = 0; i < n; i++) bad |= (uint8_t)(p[i] >= nq8);
-    if (bad) CORRUPT("qualifier index out of range");
     memcpy(s->cq, p, n);
     p += n;
-    for (uint32_t d = 0; d < nquals; d++) counts[d] = c4[0][d] + c4[1][d] + c4[2][d] + c4[3][d];
+    uint64_t in_range = 0; /* every index below nquals: the counts of those add up to n */
+    for (uint32_t d = 0; d < nquals; d++) {
+      counts[d] = c4[0][d] + c4[1][d] + c4[2][d] + c4[3][d];
+      in_range += counts[d];
+    }
+    if (in_range != n) CORRUPT("qualifier index out of range");
   } else if (nquals > 1) {
     for (uint32_t i = 0; i < n; i++) {
       GET1(p, lim, &v, "truncated qualifier stream");
@@ -749,7 +761,18 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       uint32_t eq = 0;
       const uint8_t *cq = s->cq;
       const uint32_t *rf = s->rf;
-      for (uint32_t i = 1; i < n; i++) eq += cq[i] == cq[i - 1];
+      uint32_t i = 1;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      for (; i + 8 <= n; i += 8) { /* zero bytes of (8 cells) xor (the 8 before them) */
+        uint64_t x0, x1;
+        memcpy(&x0, cq + i, 8);
+        memcpy(&x1, cq + i - 1, 8);
+        uint64_t d8 = x0 ^ x1;
+        uint64_t nz = (((d8 & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | d8) & 0x8080808080808080ull;
+        eq += 8 - (uint32_t)(((nz >> 7) * 0x0101010101010101ull) >> 56);
+      }
+#endif
+      for (; i < n; i++) eq += cq[i] == cq[i - 1];
       for (uint32_t r = 1; r < nr; r++) eq -= cq[rf[r]] == cq[rf[r] - 1];
       refuse = eq != 0;
     }
