@@ -54,7 +54,10 @@ int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *
     bulk->lens[i] = !fields[i] ? 0
                     : lengths && lengths[i] >= 0 ? (size_t)lengths[i]
                                                  : strlen(fields[i]);
-  exec_error err = {0};
+  exec_error err; /* filled by exec_error_set on failure; not zeroed per row (it is large) */
+  err.code = EXEC_OK;
+  err.offset = -1;
+  err.msg[0] = 0;
   if (exec_bulk_add_text(bulk->eb, fields, bulk->lens, &err) != EXEC_OK)
     return fail(bulk->db, &err);
   return ROWAN_OK; /* the connection's error is left as it was: this is the hot path */

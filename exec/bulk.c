@@ -476,7 +476,10 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
   ** is made at once (its value encoded in its slot): nothing is added to the load before
   ** every field is known to fit. */
   size_t nc = 0;
-  cat_error ce = {0};
+  cat_error ce; /* set whole by whoever fails (not zeroed per row: it is large) */
+  ce.code = CAT_OK;
+  ce.kv_code = 0;
+  ce.msg[0] = 0;
   for (int i = 0; i < b->n_cols; i++) {
     const bfield *f = &b->order[i];
     const cat_column *col = &t->columns[f->col];
