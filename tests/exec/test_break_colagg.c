@@ -474,6 +474,49 @@ static void tables_and_recreate(void **state) {
   tdb_close(t);
 }
 
+
+/* Rows wider than a block (three long strings and two numbers in F), so nearly every row
+** spans blocks and chunks, with cell deletes and new versions in some of them (row-way
+** blocks next to clean ones, a row's fragments split between the two). */
+static void rows_span_blocks(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("rows_span_blocks"), rs = seed;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE W (K INTEGER NOT NULL PRIMARY KEY, F.S1 VARCHAR, F.N1 INTEGER, "
+       "F.S2 VARCHAR, F.N2 DOUBLE, F.S3 VARCHAR) BLOCKSIZE=256");
+  int n = (int)tu_scaled(600, 150), nq = (int)tu_scaled(60, 25);
+  char sql[4096], s[3][800];
+  for (int pass = 0; pass < 3; pass++) {
+    for (int k = 0; k < n; k += pass ? 3 + pass : 1) {
+      for (int j = 0; j < 3; j++) {
+        word(&rs, s[j], tu_below(&rs, 4) ? 50 + (size_t)tu_below(&rs, 400) : (size_t)tu_below(&rs, 3));
+      }
+      snprintf(sql, sizeof sql, "UPSERT INTO W VALUES (%d, '%s', %s, '%s', %d.5, %s)", k, s[0],
+               tu_below(&rs, 5) ? "7" : "NULL", s[1], (int)tu_below(&rs, 100) - 50,
+               tu_below(&rs, 4) ? "'q'" : "NULL");
+      assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+      if (pass && tu_below(&rs, 4) == 0) {
+        snprintf(sql, sizeof sql, "UPSERT INTO W (K, S%d) VALUES (%d, NULL)", 1 + (int)tu_below(&rs, 3), k);
+        assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+      }
+    }
+    assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+    assert_int_equal(kv_compact(t->db, NULL, pass == 0), KV_OK);
+    static const char *const qs[] = {
+        "SELECT COUNT(*), COUNT(S1), MAX(S2) FROM W WHERE N1 = 7",
+        "SELECT COUNT(*), SUM(N2), MIN(S3) FROM W WHERE S1 > 'b' AND N2 < 10",
+        "SELECT COUNT(S3), MIN(S1), MAX(N2) FROM W WHERE S2 IS NOT NULL",
+        "SELECT COUNT(*), SUM(N1), AVG(N1) FROM W WHERE S3 = 'q' AND S1 >= ''",
+        "SELECT COUNT(*), MAX(S1) FROM W WHERE S1 < 'b'",
+        "SELECT COUNT(*), MIN(N2), MAX(N2) FROM W WHERE N2 <> 0.5",
+    };
+    int pushed = 0;
+    for (int i = 0; i < nq; i++) pushed += check(t, qs[i % 6], seed);
+    assert_true(pushed > 0);
+  }
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(types_and_files),
@@ -482,6 +525,7 @@ int main(void) {
       cmocka_unit_test(open_statement),
       cmocka_unit_test(parameters),
       cmocka_unit_test(tables_and_recreate),
+      cmocka_unit_test(rows_span_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
