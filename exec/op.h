@@ -163,6 +163,9 @@ typedef struct exec_query_cache {
   exec_scan_cache scan;      /* the scan's buffers */
   cat_value *in, *aggrow, *out; /* row buffers, in_cap / agg_cap / out_cap values + 1 */
   int in_cap, agg_cap, out_cap; /* their sizes */
+  cat_value *in_nulls;       /* the input row as a run starts (NULL typed as each column of
+                                in_table), copied instead of built at each open */
+  const cat_table *in_table; /* table in_nulls was made for, or NULL */
 } exec_query_cache;
 
 /* exec_query_open using (and keeping, at close) the buffers of cache (not NULL): no

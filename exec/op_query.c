@@ -65,6 +65,7 @@ void exec_query_cache_free(exec_query_cache *c) {
   free(c->in);
   free(c->aggrow);
   free(c->out);
+  free(c->in_nulls);
   memset(c, 0, sizeof *c);
 }
 
@@ -103,7 +104,20 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
     memset(x->aggrow, 0, (size_t)(s->n_group + s->n_aggs + 1) * sizeof *x->aggrow);
     memset(x->out, 0, (size_t)(s->n_proj + 1) * sizeof *x->out);
   }
-  for (int i = 0; i < n_in; i++) x->in[i] = cat_v_null(s->table->columns[i].type);
+  if (cache && n_in && cache->in_table == s->table) {
+    memcpy(x->in, cache->in_nulls, (size_t)n_in * sizeof *x->in);
+  } else {
+    for (int i = 0; i < n_in; i++) x->in[i] = cat_v_null(s->table->columns[i].type);
+    if (cache && n_in) { /* the template of the next runs over this table */
+      free(cache->in_nulls);
+      cache->in_table = NULL;
+      cache->in_nulls = malloc((size_t)n_in * sizeof *cache->in_nulls);
+      if (cache->in_nulls) {
+        memcpy(cache->in_nulls, x->in, (size_t)n_in * sizeof *x->in);
+        cache->in_table = s->table;
+      }
+    }
+  }
   x->groups.n_key = s->n_group;
   x->dset.n_key = s->n_out;
   x->phase = PH_INIT;
