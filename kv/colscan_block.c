@@ -453,6 +453,49 @@ static int fast_interior(cs_worker *w, bscratch *s, rgroup *g, uint32_t k0, uint
   return consume(w, s, hits);
 }
 
+/* Dense blocks (every row holds one cell of every referenced qualifier): rows 1 .. nr-2
+** are ranks 1 .. nr-2 of every group; compare each predicate's group as a column. */
+static int dense_interior(cs_worker *w, bscratch *s, uint32_t nr, const char **why) {
+  const cs_plan *pl = w->plan;
+  const kv_colagg_spec *sp = pl->spec;
+  uint32_t m = nr - 2;
+  int rc;
+  if (grow((void **)&s->pass, &s->pass_cap, m, 1)) return KV_ERR_NOMEM;
+  memset(s->pass, 1, m);
+  for (uint32_t q = 0; q < sp->n_preds; q++) {
+    const kv_colpred *pr = &sp->preds[q];
+    rgroup *g = &s->g[pl->pred_ref[q]];
+    if (pr->op == KV_COL_PRESENT) continue;
+    if (!g->flat && g->fixed && pr->klen == g->w &&
+        (g->w == 1 || g->w == 2 || g->w == 4 || g->w == 8)) {
+      fixed_pred(g, pr, 1, nr - 1, s->pass);
+    } else {
+      if ((rc = flatten(g, why))) return rc;
+      for (uint32_t i = 0; i < m; i++)
+        s->pass[i] &= (uint8_t)kv_cs_pass(pr, g->ptr[1 + i], g->len[1 + i]);
+    }
+  }
+  w->rows_examined += m;
+  uint32_t hits = 0;
+  if (sp->n_args && sp->consume) {
+    for (uint32_t a = 0; a < sp->n_args; a++)
+      if ((rc = flatten(&s->g[pl->arg_ref[a]], why))) return rc;
+    if (batch_room(s, m, sp->n_args)) return KV_ERR_NOMEM;
+    for (uint32_t i = 0; i < m; i++) {
+      if (!s->pass[i]) continue;
+      for (uint32_t a = 0; a < sp->n_args; a++) {
+        const rgroup *g = &s->g[pl->arg_ref[a]];
+        s->vp[a][hits] = g->ptr[1 + i];
+        s->vl[a][hits] = g->len[1 + i];
+      }
+      hits++;
+    }
+  } else {
+    for (uint32_t i = 0; i < m; i++) hits += s->pass[i];
+  }
+  return consume(w, s, hits);
+}
+
 /* ---- The column cache ------------------------------------------------------------------
 ** For the fast path over a projection of one qualifier p without TTL, a clean block's
 ** answer depends only on p's value group and on whether its first and last rows have a
@@ -778,9 +821,13 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     }
   }
   if (refuse) return fallback_block(w, s, nr);
+  /* dense: every row has one cell of every referenced qualifier, so rank = row (no walk) */
+  bool dense = !pl->fast && nr > 2;
+  for (uint32_t j = 0; j < pl->n_ref && dense; j++)
+    dense = s->g[j].d >= 0 && s->g[j].count == nr;
   for (uint32_t j = 0; j < pl->n_ref; j++) {
     rgroup *g = &s->g[j];
-    if (g->d >= 0 && (!g->fixed || g->w > 8 || !pl->fast)) {
+    if (g->d >= 0 && (!g->fixed || g->w > 8 || (!pl->fast && !dense))) {
       rc = flatten(g, &why);
       if (rc == KV_ERR_CORRUPT) goto corrupt;
       if (rc) return rc;
@@ -818,6 +865,10 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         if (rc) return rc;
       }
       w->rows_examined += qcount;
+    } else if (dense) {
+      rc = dense_interior(w, s, nr, &why);
+      if (rc == KV_ERR_CORRUPT) goto corrupt;
+      if (rc) return rc;
     } else {
       /* general path: align each interior row's referenced values */
       for (uint32_t j = 0; j < pl->n_ref; j++) s->rank[j] = 0;
