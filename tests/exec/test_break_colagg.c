@@ -500,8 +500,6 @@ static void rows_span_blocks(void **state) {
         assert_int_equal(tdb_run(t, sql), EXEC_DONE);
       }
     }
-    assert_int_equal(kv_flush(t->db, NULL), KV_OK);
-    assert_int_equal(kv_compact(t->db, NULL, pass == 0), KV_OK);
     static const char *const qs[] = {
         "SELECT COUNT(*), COUNT(S1), MAX(S2) FROM W WHERE N1 = 7",
         "SELECT COUNT(*), SUM(N2), MIN(S3) FROM W WHERE S1 > 'b' AND N2 < 10",
@@ -510,10 +508,44 @@ static void rows_span_blocks(void **state) {
         "SELECT COUNT(*), MAX(S1) FROM W WHERE S1 < 'b'",
         "SELECT COUNT(*), MIN(N2), MAX(N2) FROM W WHERE N2 <> 0.5",
     };
+    /* the pass's writes still in the memstore (after the first pass: rows of files and
+       memstore cells at once), then flushed and compacted */
     int pushed = 0;
+    for (int i = 0; i < nq / 2; i++) pushed += check(t, qs[i % 6], seed);
+    assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+    assert_int_equal(kv_compact(t->db, NULL, pass == 0), KV_OK);
     for (int i = 0; i < nq; i++) pushed += check(t, qs[i % 6], seed);
     assert_true(pushed > 0);
   }
+  tdb_close(t);
+}
+
+/* Memstore cells over compacted files: new rows, new versions, cell deletes and row deletes
+** not yet flushed (each such row read the row way), up to and past the number of memstore
+** rows the pushdown takes. */
+static void memstore_rows(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("memstore_rows"), rs = seed;
+  tdb *t = make("T", "");
+  int n = (int)tu_scaled(1500, 300), nq = (int)tu_scaled(40, 15);
+  upsert_rows(t, &rs, "T", 0, n, 1);
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  for (int round = 0; round < 4; round++) {
+    upsert_rows(t, &rs, "T", round * 5, n + 30, 9 + round); /* versions and new rows */
+    churn(t, &rs, "T", n + 30, 25);
+    compare(t, &rs, "T", nq, seed);
+    if (round == 1) assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+  }
+  /* more memstore rows than the pushdown takes one by one: the rows path answers */
+  int big = (int)tu_scaled(5000, 5000);
+  char sql[256];
+  q(t, "BEGIN");
+  for (int k = 0; k < big; k++) {
+    snprintf(sql, sizeof sql, "UPSERT INTO T (K1, K2, I, DB) VALUES (%d, 'm', %d, %d.25)", 100000 + k, k % 100, k % 7);
+    assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+  }
+  q(t, "COMMIT");
+  compare(t, &rs, "T", nq, seed);
   tdb_close(t);
 }
 
@@ -526,6 +558,7 @@ int main(void) {
       cmocka_unit_test(parameters),
       cmocka_unit_test(tables_and_recreate),
       cmocka_unit_test(rows_span_blocks),
+      cmocka_unit_test(memstore_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
