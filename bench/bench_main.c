@@ -506,6 +506,14 @@ static void run_profile(const config *c) {
   double t0 = now_s();
   struct stat sb;
   /* a query profile reuses the database a previous one loaded, so the profile is the query */
+  if (!strcmp(c->profile, "bulk-index")) {
+    const char *na_i = NULL;
+    db_dir(dir, sizeof dir, c, "profile", "Rowan", "bulk-index", 0);
+    for (int i = 0; i < c->lookups; i++) load_once(c, &bench_rowan, &in, dir, 1, 1, NULL, &na_i);
+    bench_rmtree(dir);
+    bench_input_free(&in);
+    return;
+  }
   if (!strcmp(c->profile, "bulk")) {
     db_dir(dir, sizeof dir, c, "profile", "Rowan", "bulk", 0);
     for (int i = 0; i < c->lookups; i++) bulk_once(c, &in, dir);
@@ -575,7 +583,8 @@ static void print_machine(const config *c) {
 static void usage(void) {
   fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--scaled N]"
                   " [--batch N] [--lookups N] [--ranges N] [--seed N] [--cache MiB]\n"
-                  "       rowan_bench --profile load|bulk|lookup|latest|day|scan|daily [--lookups N]\n"
+                  "       rowan_bench --profile load|bulk|bulk-index|lookup|latest|day|scan|daily"
+                  " [--lookups N]\n"
                   "  --scaled N: copies of the archive in the scaled data set (3; 0 skips it)\n"
                   "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
                   "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n");

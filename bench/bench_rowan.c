@@ -5,9 +5,10 @@
 ** Load: the bench's CSV reader (bench_data.c, shared by all engines) parses each row and
 ** one prepared UPSERT binds typed values (text station, timestamp, doubles, WD text),
 ** committed in BEGIN ... COMMIT batches, sync mode NORMAL. Queries: prepared SELECTs,
-** reset and re-bound for every call. Size: after a flush and a major compaction (the
-** test hooks of api/api_test.h, the only way to ask for them outside the shell), every
-** file of the store directory.
+** reset and re-bound for every call. Size: after a flush and a major compaction
+** (rowan_flush, rowan_compact), every file of the store directory. Only the block cache
+** counters printed with --profile come through a test hook (api/api_test.h): the public
+** API has none.
 **
 ** What it does not: use the shell's .import (it needs the archive's year/month/day/hour
 ** folded into TS by a second UPSERT SELECT pass, see examples/sensor/load.sql), or kv/
@@ -131,8 +132,8 @@ static void rw_close(void *vh) {
 
 static int rw_finish(void *vh, const char *dir, uint64_t *bytes) {
   rw *h = vh;
-  if (api_test_flush(h->db) != ROWAN_OK) return fail(h, "flush");
-  if (api_test_compact(h->db) != ROWAN_OK) return fail(h, "major compaction");
+  if (rowan_flush(h->db) != ROWAN_OK) return fail(h, "flush");
+  if (rowan_compact(h->db, 1) != ROWAN_OK) return fail(h, "major compaction");
   rw_close(h);
   *bytes = bench_dir_bytes(dir);
   return 0;

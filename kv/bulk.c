@@ -6,8 +6,9 @@
 ** While the groups come in strictly ascending or strictly descending row order, the buffer
 ** is closed as a segment when it reaches segment_bytes, or when the order turns (after
 ** SEG_MIN_GROUPS groups), and handed to the worker (kv/bulk_write.c), which sorts and
-** encodes it while more cells come in; a buffer whose groups came in no such order stays
-** open until a spill or the commit.
+** encodes it while more cells come in. A buffer whose groups came in no such order is
+** closed too, at segment_bytes, then twice that, four times... (few enough to merge): the
+** worker only sorts it, and the commit merges them.
 **   spill: when the buffers pass run_bytes, each family's closed and open buffers are
 **     sorted and merged into a run: a store file (kv_sf_writer, uncompressed) whose cells
 **     carry their add ordinal as sequence number, so kv_cell_cmp puts the later-added of
@@ -135,6 +136,7 @@ static int get_fam(kv_bulk *b, uint32_t id, bfam **out) {
     return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   }
   b->cap_fams = (uint32_t)cap;
+  tmp->mixed_bytes = b->seg_bytes;
   b->fams[b->n_fams++] = tmp;
   *out = tmp;
   return KV_OK;
@@ -180,7 +182,9 @@ static int close_cur(kv_bulk *b, bfam *f) {
     return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   }
   f->cap_segs = (uint32_t)cap;
-  u->encode = f->n_runs == 0; /* with runs, the family is merged at commit anyway */
+  /* Encoded only if it may be used whole: not with runs (the family is merged at commit
+  ** anyway), not an unordered buffer closed before the commit (the next will overlap it) */
+  u->encode = f->n_runs == 0 && (u->dir != KV_BULK_DIR_MIXED || (b->done && f->n_segs == 0));
   f->segs[f->n_segs++] = u;
   f->cur = nu;
   b->stats.segments++;
@@ -228,12 +232,18 @@ static int new_group(kv_bulk *b, bfam *f, int c) {
   bbuf *u = f->cur;
   if (u->n_grps == 0) return KV_OK;
   int d = c < 0 ? KV_BULK_DIR_ASC : c > 0 ? KV_BULK_DIR_DESC : KV_BULK_DIR_MIXED;
-  if (u->dir == KV_BULK_DIR_MIXED) return KV_OK;
+  bool segs = b->seg_bytes != SIZE_MAX;
+  if (u->dir == KV_BULK_DIR_MIXED) { /* sorted apart by the worker, merged at commit */
+    if (segs && u->charged >= f->mixed_bytes) {
+      f->mixed_bytes = f->mixed_bytes > SIZE_MAX / 2 ? SIZE_MAX : f->mixed_bytes * 2;
+      return close_cur(b, f);
+    }
+    return KV_OK;
+  }
   if (u->n_grps == 1) {
     u->dir = d;
     return KV_OK;
   }
-  bool segs = b->seg_bytes != SIZE_MAX;
   if (d != u->dir) {
     if (segs && d != KV_BULK_DIR_MIXED && u->n_grps >= SEG_MIN_GROUPS) return close_cur(b, f);
     u->dir = KV_BULK_DIR_MIXED;

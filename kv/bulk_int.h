@@ -96,6 +96,7 @@ typedef struct kv_bulk_fam {
   char **runs;            /* paths of spilled runs (malloc'ed) */
   uint32_t n_runs, cap_runs; /* used / allocated */
   uint64_t cells;         /* cells of the family added so far */
+  size_t mixed_bytes;     /* size at which an unordered buffer is closed next (doubles) */
 } kv_bulk_fam;
 
 /* A closed buffer waiting for the worker. */
