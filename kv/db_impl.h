@@ -124,6 +124,8 @@ struct kv_db {
   uint32_t n_snaps;          /* entries in snaps */
   uint32_t cap_snaps;        /* allocated entries */
   struct kv_scan *scans;     /* open scans (doubly linked through the scans) */
+  _Atomic(struct kv_scan *) scan_spare; /* a closed scan's shell kept for the next open
+                                (kv/scan.c), or NULL; freed by kv_scan_detach_all */
   struct kv_cache *cache;    /* block cache shared by all store files, or NULL (disabled) */
   struct kv_cache *colcache; /* kv/colscan.c's column cache (made at its first use under mu),
                                 or NULL */

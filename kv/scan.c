@@ -17,6 +17,11 @@
 ** descending key order; cells inside a row keep the normal order.
 **
 ** Nothing is allocated per cell: cell bytes are copied into one buffer reused across rows.
+** Nor, in the steady state, per scan: a closed scan's shell (its buffers, source arrays,
+** visibility state and its store-file iterators, parked by kv_sf_iter_park) is kept in
+** db->scan_spare (one slot, swapped atomically) and the next open takes it, re-aiming the
+** iterators at its files (kv_sf_iter_retarget), so a point lookup per statement costs no
+** malloc once warm.
 **
 ** Overlay (kv_scan_options.overlay): at open, the batch's ops of each family read are copied
 ** into a private memstore with sequence numbers snapshot+1, snapshot+2, ... in batch order,
@@ -30,28 +35,37 @@
 
 #include "kv/coding.h"
 #include "kv/db_impl.h"
+#include "kv/sf_reuse.h"
 #include "kv/status.h"
 
 typedef struct fscan {
   uint32_t fid;                 /* family id */
   kv_memstore **mems;           /* referenced memstores (active, frozen ones, overlay) */
   int n_mems;                   /* entries in mems */
+  uint32_t mems_cap;            /* entries allocated in mems */
   kv_memstore *ovl;             /* the overlay memstore (also in mems), NULL if none */
   int ovl_kid;                  /* kid reading the overlay memstore, -1 if none */
   kv_sfh **files;               /* referenced store files */
   uint32_t n_files;             /* entries in files */
+  uint32_t files_cap;           /* entries allocated in files */
   kv_iter **kids;               /* one iterator per source: mems first, then files */
   uint8_t *parked;              /* per kid: 1 = left out of the current single-key range
                                    because its file's bloom filter rules the key out */
   uint32_t n_kids;              /* entries in kids */
+  uint32_t kids_cap;            /* entries allocated in kids and parked */
+  kv_iter **spare;              /* parked store-file iterators of an earlier scan */
+  uint32_t n_spare, spare_cap;  /* entries in spare / allocated */
   uint32_t n_mem_kids;          /* kids reading memstores (empty ones get none) */
   int cur;                      /* kid holding the smallest cell, -1 when exhausted */
   kv_sf_io io;                  /* block counters of this family's store files */
   uint64_t cells;               /* cells pulled from the sources */
   uint64_t files_opened;        /* store-file iterators created */
-  uint8_t **proj;               /* projected qualifiers (copies), NULL = all */
+  uint8_t **proj;               /* projected qualifiers (into proj_bytes), when has_proj */
   uint32_t *proj_lens;          /* their lengths */
   uint32_t n_proj;              /* entries in proj; a zero count with proj set = none */
+  uint32_t proj_cap;            /* entries allocated in proj and proj_lens */
+  uint8_t *proj_bytes;          /* the qualifiers' bytes (copies) */
+  size_t proj_bytes_cap;        /* bytes allocated in proj_bytes */
   bool has_proj;                /* a projection was given */
   kv_vis vis;                   /* visibility state and parameters */
 } fscan;
@@ -72,6 +86,9 @@ struct kv_scan {
   uint32_t n_fams;              /* entries in fams */
   nrange *ranges;               /* normalized ranges, ascending */
   uint32_t n_ranges;            /* entries in ranges */
+  uint32_t ranges_cap;          /* entries allocated in ranges */
+  uint8_t *rbytes;              /* the ranges' bounds, back to back */
+  size_t rbytes_cap;            /* bytes allocated in rbytes */
   int cur_range;                /* the range being read */
   bool range_started;           /* sources positioned for cur_range */
   bool reverse;                 /* descending rows */
@@ -86,6 +103,8 @@ struct kv_scan {
   uint8_t *data; size_t data_len, data_cap;  /* bytes of the current row's cells */
   kv_scan_metrics m;            /* row-level metrics */
 };
+
+#define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */
 
 /* ---- small buffers -------------------------------------------------------------------- */
 
@@ -418,48 +437,129 @@ int kv_scan_next(kv_scan *s, kv_row *row) {
 
 /* ---- open / close --------------------------------------------------------------------- */
 
+/* Let go of the sources (memstores, files, cached blocks) and keep every buffer: store-file
+** iterators are parked in f->spare for the next scan that uses this shell. */
 static void release(kv_scan *s) {
   for (uint32_t i = 0; i < s->n_fams; i++) {
     fscan *f = &s->fams[i];
-    for (uint32_t k = 0; k < f->n_kids; k++) f->kids[k]->ops->destroy(f->kids[k]);
-    free(f->kids);
-    f->kids = NULL;
-    free(f->parked);
-    f->parked = NULL;
+    for (uint32_t k = 0; k < f->n_kids; k++) {
+      kv_iter *it = f->kids[k];
+      if (k >= f->n_mem_kids && f->n_spare < f->spare_cap) {
+        kv_sf_iter_park(it);
+        f->spare[f->n_spare++] = it;
+      } else {
+        it->ops->destroy(it);
+      }
+    }
     f->n_kids = 0;
+    f->n_mem_kids = 0;
     f->cur = -1;
     for (int k = 0; k < f->n_mems; k++) kv_memstore_unref(f->mems[k]);
     f->n_mems = 0;
-    free(f->mems);
-    f->mems = NULL;
     f->ovl = NULL;
     f->ovl_kid = -1;
     for (uint32_t k = 0; k < f->n_files; k++) kv_sfh_unref(f->files[k]);
-    free(f->files);
-    f->files = NULL;
     f->n_files = 0;
   }
 }
 
+static void free_fscan(fscan *f) {
+  for (uint32_t k = 0; k < f->n_spare; k++) f->spare[k]->ops->destroy(f->spare[k]);
+  free(f->spare);
+  free(f->kids);
+  free(f->parked);
+  free(f->mems);
+  free(f->files);
+  free(f->proj);
+  free(f->proj_lens);
+  free(f->proj_bytes);
+  kv_vis_free(&f->vis);
+}
+
 static void free_scan(kv_scan *s) {
-  for (uint32_t i = 0; i < s->n_fams; i++) {
-    fscan *f = &s->fams[i];
-    for (uint32_t k = 0; k < f->n_proj; k++) free(f->proj[k]);
-    free(f->proj);
-    free(f->proj_lens);
-    kv_vis_free(&f->vis);
-  }
-  for (uint32_t i = 0; i < s->n_ranges; i++) {
-    free(s->ranges[i].start);
-    free(s->ranges[i].end);
-  }
+  for (uint32_t i = 0; i < KV_SCAN_MAX_FAMILIES; i++) free_fscan(&s->fams[i]);
   free(s->ranges);
+  free(s->rbytes);
   free(s->key);
   free(s->ub);
   free(s->views);
   free(s->offs);
   free(s->data);
   free(s);
+}
+
+/* kv_vis_init, keeping the buffers the state had. */
+static void vis_init_keep(kv_vis *v) {
+  kv_vis k = *v;
+  kv_vis_init(v);
+  v->fam_dels = k.fam_dels;
+  v->cap_fam_dels = k.cap_fam_dels;
+  v->col_dels = k.col_dels;
+  v->cap_col_dels = k.cap_col_dels;
+  v->ver_dels = k.ver_dels;
+  v->cap_ver_dels = k.cap_ver_dels;
+  v->qual = k.qual;
+  v->qual_cap = k.qual_cap;
+}
+
+/* Make a used (released) family slot as good as new, keeping its buffers. */
+static void fscan_reset(fscan *f) {
+  fscan k = *f;
+  memset(f, 0, sizeof *f);
+  f->mems = k.mems;
+  f->mems_cap = k.mems_cap;
+  f->files = k.files;
+  f->files_cap = k.files_cap;
+  f->kids = k.kids;
+  f->parked = k.parked;
+  f->kids_cap = k.kids_cap;
+  f->spare = k.spare;
+  f->n_spare = k.n_spare;
+  f->spare_cap = k.spare_cap;
+  f->proj = k.proj;
+  f->proj_lens = k.proj_lens;
+  f->proj_cap = k.proj_cap;
+  f->proj_bytes = k.proj_bytes;
+  f->proj_bytes_cap = k.proj_bytes_cap;
+  f->vis = k.vis;
+  vis_init_keep(&f->vis);
+  f->cur = -1;
+  f->ovl_kid = -1;
+}
+
+/* Keep a closed scan's shell for the next open (its sources already released), or free it. */
+static void shelve(kv_db *db, kv_scan *s) {
+  for (uint32_t i = 0; i < s->n_fams; i++) fscan_reset(&s->fams[i]);
+  s->n_fams = 0;
+  kv_scan *old = atomic_exchange_explicit(&db->scan_spare, s, memory_order_acq_rel);
+  if (old) free_scan(old);
+}
+
+/* A shell for a new scan: the spare one, reset, or a new zeroed one. NULL when out of
+** memory. */
+static kv_scan *take_shell(kv_db *db) {
+  kv_scan *s = atomic_exchange_explicit(&db->scan_spare, NULL, memory_order_acq_rel);
+  if (!s) return calloc(1, sizeof *s);
+  /* the family slots were reset when it was shelved; the rest is reset here */
+  s->db = NULL;
+  s->prev = s->next = NULL;
+  s->detached = s->finished = false;
+  s->err = KV_OK;
+  s->snapshot = 0;
+  s->n_ranges = 0;
+  s->cur_range = 0;
+  s->range_started = false;
+  s->reverse = false;
+  s->limit = 0;
+  s->filter = NULL;
+  s->filter_ctx = NULL;
+  s->key_len = 0;
+  s->ub_len = 0;
+  s->have_ub = false;
+  s->n_views = 0;
+  s->data_len = 0;
+  memset(&s->m, 0, sizeof s->m);
+  return s;
 }
 
 static void unlink_scan(kv_db *db, kv_scan *s) {
@@ -472,10 +572,13 @@ static void unlink_scan(kv_db *db, kv_scan *s) {
 void kv_scan_close(kv_scan *s) {
   if (!s) return;
   if (!s->detached && s->db) {
-    pthread_mutex_lock(&s->db->mu);
-    unlink_scan(s->db, s);
-    pthread_mutex_unlock(&s->db->mu);
+    kv_db *db = s->db;
+    pthread_mutex_lock(&db->mu);
+    unlink_scan(db, s);
+    pthread_mutex_unlock(&db->mu);
     release(s);
+    shelve(db, s);
+    return;
   }
   free_scan(s);
 }
@@ -488,38 +591,50 @@ void kv_scan_detach_all(kv_db *db) {
     s->detached = true;
     s->db = NULL;
   }
+  kv_scan *spare = atomic_exchange_explicit(&db->scan_spare, NULL, memory_order_acq_rel);
+  if (spare) free_scan(spare);
 }
 
-static uint8_t *dup_succ(const uint8_t *p, size_t n, bool succ, uint32_t *out_len) {
-  uint8_t *d = malloc(n + 1);
-  if (!d) return NULL;
-  if (n) memcpy(d, p, n);
-  if (succ) d[n++] = 0;
+/* Copy [p, p+n) into dst, with a 0x00 appended when succ (the immediate successor). */
+static uint8_t *put_succ(uint8_t *dst, const uint8_t *p, size_t n, bool succ,
+                         uint32_t *out_len) {
+  if (n) memcpy(dst, p, n);
+  if (succ) dst[n++] = 0;
   *out_len = (uint32_t)n;
-  return d;
+  return dst;
 }
 
 static int normalize_ranges(kv_scan *s, const kv_range *ranges, uint32_t n) {
   uint32_t cnt = n ? n : 1;
-  s->ranges = calloc(cnt, sizeof *s->ranges);
-  if (!s->ranges) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
-  s->n_ranges = cnt;
+  size_t bytes = 0;
   for (uint32_t i = 0; i < n; i++) {
     const kv_range *r = &ranges[i];
-    nrange *o = &s->ranges[i];
     if ((r->start_len && !r->start) || (r->end_len && !r->end))
       return kv_error(KV_ERR_INVALID, "kv_scan_open: range %u has a NULL bound with a length",
                       i);
     if (r->start_len > KV_MAX_ROW_KEY || r->end_len > KV_MAX_ROW_KEY)
       return kv_error(KV_ERR_TOOBIG, "kv_scan_open: range %u bound over %u bytes", i,
                       KV_MAX_ROW_KEY);
+    bytes += (r->start ? r->start_len + 1 : 0) + (r->end ? r->end_len + 1 : 0);
+  }
+  size_t rc_cap = s->ranges_cap;
+  if (grow((void **)&s->ranges, &rc_cap, cnt, sizeof *s->ranges) ||
+      grow((void **)&s->rbytes, &s->rbytes_cap, bytes ? bytes : 1, 1))
+    return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+  s->ranges_cap = (uint32_t)rc_cap;
+  memset(s->ranges, 0, cnt * sizeof *s->ranges);
+  s->n_ranges = cnt;
+  uint8_t *b = s->rbytes;
+  for (uint32_t i = 0; i < n; i++) {
+    const kv_range *r = &ranges[i];
+    nrange *o = &s->ranges[i];
     if (r->start) {
-      o->start = dup_succ(r->start, r->start_len, !r->start_inclusive, &o->start_len);
-      if (!o->start) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+      o->start = put_succ(b, r->start, r->start_len, !r->start_inclusive, &o->start_len);
+      b += o->start_len;
     }
     if (r->end) {
-      o->end = dup_succ(r->end, r->end_len, r->end_inclusive, &o->end_len);
-      if (!o->end) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+      o->end = put_succ(b, r->end, r->end_len, r->end_inclusive, &o->end_len);
+      b += o->end_len;
     }
     if (i > 0) {
       nrange *p = &s->ranges[i - 1];
@@ -591,7 +706,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
     return kv_error(KV_ERR_INVALID, "kv_scan_open: NULL ranges");
   if (o->max_versions < 0)
     return kv_error(KV_ERR_INVALID, "kv_scan_open: negative max_versions");
-  kv_scan *s = calloc(1, sizeof *s);
+  kv_scan *s = take_shell(db);
   if (!s) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
   s->reverse = o->reverse;
   s->limit = o->limit;
@@ -604,7 +719,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
     f->fid = o->family_ids[i];
     f->cur = -1;
     f->ovl_kid = -1;
-    kv_vis_init(&f->vis);
+    vis_init_keep(&f->vis);
     for (uint32_t j = 0; j < i; j++)
       if (s->fams[j].fid == f->fid)
         rc = kv_error(KV_ERR_INVALID, "kv_scan_open: family id %u listed twice", f->fid);
@@ -617,21 +732,23 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
         break;
       }
       f->has_proj = true;
-      f->proj = calloc(qs->n_quals ? qs->n_quals : 1, sizeof *f->proj);
-      f->proj_lens = calloc(qs->n_quals ? qs->n_quals : 1, sizeof *f->proj_lens);
-      if (!f->proj || !f->proj_lens) {
+      size_t qb = 0, pc = f->proj_cap, lc = f->proj_cap;
+      for (uint32_t k = 0; k < qs->n_quals; k++) qb += qs->qual_lens[k];
+      if (grow((void **)&f->proj, &pc, qs->n_quals ? qs->n_quals : 1, sizeof *f->proj) ||
+          grow((void **)&f->proj_lens, &lc, qs->n_quals ? qs->n_quals : 1,
+               sizeof *f->proj_lens) ||
+          grow((void **)&f->proj_bytes, &f->proj_bytes_cap, qb ? qb : 1, 1)) {
         rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
         break;
       }
+      f->proj_cap = (uint32_t)(pc < lc ? pc : lc);
+      uint8_t *qd = f->proj_bytes;
       for (uint32_t k = 0; k < qs->n_quals; k++) {
         uint32_t len = qs->qual_lens[k];
-        f->proj[k] = malloc(len ? len : 1);
-        if (!f->proj[k]) {
-          rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
-          break;
-        }
-        if (len) memcpy(f->proj[k], qs->quals[k], len);
+        if (len) memcpy(qd, qs->quals[k], len);
+        f->proj[k] = qd;
         f->proj_lens[k] = len;
+        qd += len;
         f->n_proj++;
       }
     }
@@ -682,11 +799,12 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
       f->vis.ts_max = o->ts_max ? o->ts_max : INT64_MAX;
     }
     f->vis.max_versions = o->max_versions ? o->max_versions : 1;
-    f->mems = malloc((fam->n_imm + 2) * sizeof *f->mems); /* + the overlay's */
-    if (!f->mems) {
+    size_t mc = f->mems_cap;
+    if (grow((void **)&f->mems, &mc, fam->n_imm + 2, sizeof *f->mems)) { /* + overlay's */
       rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
       break;
     }
+    f->mems_cap = (uint32_t)mc;
     f->mems[f->n_mems++] = fam->mem;
     kv_memstore_ref(fam->mem);
     for (uint32_t k = 0; k < fam->n_imm; k++) { /* frozen, not yet in a store file */
@@ -694,11 +812,12 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
       kv_memstore_ref(fam->imms[k]);
     }
     if (fam->n_files) {
-      f->files = malloc(fam->n_files * sizeof *f->files);
-      if (!f->files) {
+      size_t fc = f->files_cap;
+      if (grow((void **)&f->files, &fc, fam->n_files, sizeof *f->files)) {
         rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
         break;
       }
+      f->files_cap = (uint32_t)fc;
       for (uint32_t k = 0; k < fam->n_files; k++) {
         kv_sfh *h = fam->files[k];
         if (!file_overlaps(s, h)) continue;
@@ -719,12 +838,17 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
     rc = load_overlay(s, o->overlay, now);
   for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
     fscan *f = &s->fams[i];
-    f->kids = calloc((size_t)f->n_mems + f->n_files, sizeof *f->kids);
-    f->parked = calloc((size_t)f->n_mems + f->n_files + 1, 1);
-    if (!f->kids || !f->parked) {
+    size_t need = (size_t)f->n_mems + f->n_files + 1, kc = f->kids_cap, pc = f->kids_cap;
+    size_t sc = f->spare_cap, sneed = f->n_files < MAX_SPARE ? MAX_SPARE : f->n_files;
+    if (grow((void **)&f->kids, &kc, need, sizeof *f->kids) ||
+        grow((void **)&f->parked, &pc, need, 1) ||
+        grow((void **)&f->spare, &sc, sneed, sizeof *f->spare)) {
       rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
       break;
     }
+    f->kids_cap = (uint32_t)(kc < pc ? kc : pc);
+    f->spare_cap = (uint32_t)(sc < MAX_SPARE ? sc : MAX_SPARE);
+    memset(f->parked, 0, need);
     for (int k = 0; k < f->n_mems && rc == KV_OK; k++) {
       /* A memstore empty now holds no cell at or below the snapshot (cells are counted
          before last_seq is published), so it needs no iterator. */
@@ -738,7 +862,9 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
     }
     f->n_mem_kids = f->n_kids;
     for (uint32_t k = 0; k < f->n_files && rc == KV_OK; k++) {
-      kv_iter *it = kv_sf_iter_new(f->files[k]->reader, &f->io);
+      kv_iter *it = f->n_spare ? kv_sf_iter_retarget(f->spare[--f->n_spare],
+                                                     f->files[k]->reader, &f->io, true)
+                               : kv_sf_iter_new(f->files[k]->reader, &f->io);
       if (!it) rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
       else {
         if (f->has_proj)

@@ -299,7 +299,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
         CORRUPT("value group runs past the block");
       s->fixed = 1;
       s->transposed = 1;
-      s->width = (uint32_t)(code - 1);
+      s->width = s->fw = (uint32_t)(code - 1);
       s->data_off = (uint32_t)(p - raw);
       s->data_len = (uint32_t)bytes;
       if (s->width > b->max_width) b->max_width = s->width;
@@ -339,7 +339,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     if ((i & mask) == 0) memcpy(ck + (size_t)(i >> shift) * cw, cur, (size_t)cw * 4);
     uint32_t g = types[i] == KV_PUT ? qual[i] : nq;
     cur[g]++;
-    if (gs[g].fixed) cur[ng] += gs[g].width;
+    cur[ng] += gs[g].fw;
   }
   if ((n & mask) == 0) memcpy(ck + (size_t)(n >> shift) * cw, cur, (size_t)cw * 4);
   b->ck_shift = shift;
@@ -463,15 +463,33 @@ uint32_t kv_sf_cblock_rank(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ci
     memcpy(rk, b->ck + (size_t)k * (ng + 1), (size_t)(ng + 1) * sizeof *rk);
     rp->at = k << b->ck_shift;
   }
+  const kv_sf_cgroup *gs = b->groups;
+  if (b->qual.w == 1 && b->type.w == 0) { /* put-only block, byte-wide qualifiers */
+    const uint8_t *qp = b->qual.p;
+    uint32_t base = (uint32_t)b->qual.base, at = rp->at, fo = rk[ng];
+    for (; at < ci; at++) {
+      uint32_t g = base + qp[at];
+      rk[g]++;
+      fo += gs[g].fw;
+    }
+    for (; at > ci;) {
+      uint32_t g = base + qp[--at];
+      rk[g]--;
+      fo -= gs[g].fw;
+    }
+    rp->at = at;
+    rk[ng] = fo;
+    return rk[base + qp[ci]];
+  }
   while (rp->at < ci) {
     uint32_t g = kv_sf_cblock_group(b, rp->at++);
     rk[g]++;
-    if (b->groups[g].fixed) rk[ng] += b->groups[g].width;
+    rk[ng] += gs[g].fw;
   }
   while (rp->at > ci) {
     uint32_t g = kv_sf_cblock_group(b, --rp->at);
     rk[g]--;
-    if (b->groups[g].fixed) rk[ng] -= b->groups[g].width;
+    rk[ng] -= gs[g].fw;
   }
   return rk[kv_sf_cblock_group(b, ci)];
 }

@@ -58,6 +58,7 @@ typedef struct kv_sf_cgroup {
   kv_sf_pa voff;        /* variable: count + 1 offsets of the values in data */
   uint32_t count;       /* cells in the group */
   uint32_t width;       /* fixed: bytes per value */
+  uint32_t fw;          /* width when fixed, else 0 (bytes a cell adds to the cvals offset) */
   uint32_t data_off;    /* while decoding: offset of data in the raw block */
   uint32_t data_len;    /* bytes of data */
   uint8_t fixed;        /* 1 = fixed width */

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include "kv/cache.h"
 #include "kv/sf_cblock.h"
+#include "kv/sf_reuse.h"
 #include "kv/status.h"
 
 typedef struct sf_iter {
@@ -518,6 +519,42 @@ kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache) {
   it->b = &it->dec.b;
   it->rp.at = UINT32_MAX;
   return &it->base;
+}
+
+#define KEEP_LIMIT ((size_t)1 << 20) /* a parked iterator keeps buffers up to this size */
+
+void kv_sf_iter_park(kv_iter *base) {
+  sf_iter *it = (sf_iter *)base;
+  drop_current(it);
+  if (it->disk.cap > KEEP_LIMIT) kv_sfbuf_free(&it->disk);
+  if (it->scratch.cap > KEEP_LIMIT) kv_sfbuf_free(&it->scratch);
+  if (it->dec.arena.cap > KEEP_LIMIT || it->dec.t32_cap > KEEP_LIMIT / 4)
+    kv_sf_cdec_free(&it->dec);
+  it->r = NULL;
+  it->io = NULL;
+  it->bi = -1;
+  it->valid = false;
+}
+
+kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool fill_cache) {
+  sf_iter *it = (sf_iter *)base;
+  drop_current(it);
+  it->r = r;
+  it->io = io;
+  it->fill_cache = fill_cache;
+  it->bi = -1;
+  it->ci = it->ri = 0;
+  it->valid = false;
+  it->status = KV_OK;
+  it->key_ri = -1;
+  it->rp.at = UINT32_MAX;
+  it->pq = NULL;
+  it->pql = NULL;
+  it->npq = 0;
+  it->proj = false;
+  it->keep_bi = -1;
+  it->dec.b.nrows = 0; /* the private block no longer matches any block of r */
+  return base;
 }
 
 void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32_t *lens,

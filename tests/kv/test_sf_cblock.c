@@ -63,6 +63,7 @@ static void random_set(uint64_t *st, cellset *s) {
   size_t nrows = 1 + tu_below(st, tu_below(st, 3) == 0 ? 400 : 30);
   int64_t base_ts = (int64_t)tu_below(st, 3) == 0 ? -5000 : 1700000000000;
   bool row_ts = tu_below(st, 2) == 0, compacted = tu_below(st, 3) == 0;
+  bool puts_only = tu_below(st, 3) == 0; /* no type array: the rank cursor's fast path */
   bool fixed_q[300];
   for (uint32_t q = 0; q < nq; q++) fixed_q[q] = tu_below(st, 3) != 0;
   for (size_t r = 0; r < nrows && s->n + 3 * nq < MAXC; r++) {
@@ -76,7 +77,7 @@ static void random_set(uint64_t *st, cellset *s) {
     if (s->n && kv_bytes_cmp(s->c[s->n - 1].row, s->c[s->n - 1].row_len, row, rl) >= 0)
       continue;
     int64_t ts = base_ts + (int64_t)tu_below(st, row_ts ? 100000 : 3);
-    if (tu_below(st, 20) == 0) /* a DeleteFamily marker first (empty qualifier) */
+    if (!puts_only && tu_below(st, 20) == 0) /* a DeleteFamily marker first (empty qual) */
       add(s, row, rl, (const uint8_t *)"", 0, ts + 7, compacted ? 0 : 9, KV_DELETE_FAMILY,
           val, 0);
     for (uint32_t q = 0; q < nq; q++) {
@@ -87,7 +88,7 @@ static void random_set(uint64_t *st, cellset *s) {
       uint32_t nv = tu_below(st, 6) == 0 ? 1 + (uint32_t)tu_below(st, 3) : 1;
       int64_t t = row_ts ? ts : ts + (int64_t)tu_below(st, 50);
       for (uint32_t v = 0; v < nv; v++, t -= 1 + (int64_t)tu_below(st, 5)) {
-        uint8_t type = tu_below(st, 8) ? KV_PUT : (uint8_t)(1 + tu_below(st, 2));
+        uint8_t type = puts_only || tu_below(st, 8) ? KV_PUT : (uint8_t)(1 + tu_below(st, 2));
         uint32_t vl = type != KV_PUT ? 0 : fixed_q[q] ? (q % 3 == 0 ? 8 : q % 3 == 1 ? 4 : 0)
                                                       : (uint32_t)tu_below(st, 20);
         for (uint32_t j = 0; j < vl; j++) val[j] = (uint8_t)tu_rand(st);
