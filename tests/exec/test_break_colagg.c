@@ -549,6 +549,51 @@ static void memstore_rows(void **state) {
   tdb_close(t);
 }
 
+/* A table of 300 INTEGER columns in one family: qualifiers of two bytes (column ids from
+** 128 on) and blocks whose qualifier dictionaries pass 128 and 255 entries. */
+static void wide_table(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("wide_table"), rs = seed;
+  tdb *t = tdb_open();
+  enum { NC = 300 };
+  size_t cap = 64 * 1024;
+  char *sql = malloc(cap);
+  int o = snprintf(sql, cap, "CREATE TABLE WT (K INTEGER NOT NULL PRIMARY KEY");
+  for (int c = 0; c < NC; c++) o += snprintf(sql + o, cap - (size_t)o, ", F.C%d INTEGER", c);
+  snprintf(sql + o, cap - (size_t)o, ") BLOCKSIZE=2048");
+  q(t, sql);
+  int n = (int)tu_scaled(400, 120), nq = (int)tu_scaled(40, 15);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int k = 0; k < n; k += 1 + pass) {
+      char names[4096] = "", vals[4096] = "";
+      size_t ln = 0, lv = 0;
+      int m = 1 + (int)tu_below(&rs, k % 5 == 0 ? 200 : 30);
+      bool used[NC] = {false};
+      for (int i = 0; i < m; i++) {
+        int c = (int)tu_below(&rs, NC);
+        if (used[c]) continue;
+        used[c] = true;
+        ln += (size_t)snprintf(names + ln, sizeof names - ln, ", C%d", c);
+        if (tu_below(&rs, 8) == 0) lv += (size_t)snprintf(vals + lv, sizeof vals - lv, ", NULL");
+        else lv += (size_t)snprintf(vals + lv, sizeof vals - lv, ", %d", (int)tu_below(&rs, 101) - 50);
+      }
+      snprintf(sql, cap, "UPSERT INTO WT (K%s) VALUES (%d%s)", names, k, vals);
+      assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+    }
+    assert_int_equal(kv_compact(t->db, NULL, pass == 0), KV_OK);
+    int pushed = 0;
+    for (int i = 0; i < nq; i++) {
+      int a = (int)tu_below(&rs, NC), b = (int)tu_below(&rs, NC), c = (int)tu_below(&rs, NC);
+      snprintf(sql, cap, "SELECT COUNT(*), SUM(C%d), MIN(C%d), COUNT(C%d) FROM WT WHERE C%d > %d%s",
+               a, b, c, a, (int)tu_below(&rs, 60) - 30, tu_below(&rs, 2) ? "" : " AND C0 IS NOT NULL");
+      pushed += check(t, sql, seed);
+    }
+    assert_true(pushed > 0);
+  }
+  free(sql);
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(types_and_files),
@@ -559,6 +604,7 @@ int main(void) {
       cmocka_unit_test(tables_and_recreate),
       cmocka_unit_test(rows_span_blocks),
       cmocka_unit_test(memstore_rows),
+      cmocka_unit_test(wide_table),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
