@@ -683,13 +683,14 @@ static int split_and(const plan_expr *e, const plan_expr ***v, uint32_t *n, uint
   return 0;
 }
 
-int plan_key_ranges(const plan_key_schema *schema, const plan_expr *where,
-                    const cat_value *params, int n_params, plan_scan_ranges *out, char *msg,
-                    size_t cap) {
+static int key_ranges(const plan_key_schema *schema, const plan_expr *where,
+                      const cat_value *params, int n_params, plan_scan_ranges *out, char *msg,
+                      size_t cap, bool no_explain) {
   memset(out, 0, sizeof *out);
   if (cap) msg[0] = 0;
   plan_kr_ctx c;
   memset(&c, 0, sizeof c);
+  c.no_explain = no_explain;
   c.s = schema;
   c.params = params;
   c.n_params = n_params;
@@ -724,6 +725,18 @@ int plan_key_ranges(const plan_key_schema *schema, const plan_expr *where,
   free(c.buf);
   plan_kr_arena_free(&c.ar);
   return rc;
+}
+
+int plan_key_ranges(const plan_key_schema *schema, const plan_expr *where,
+                    const cat_value *params, int n_params, plan_scan_ranges *out, char *msg,
+                    size_t cap) {
+  return key_ranges(schema, where, params, n_params, out, msg, cap, false);
+}
+
+int plan_key_ranges_noexplain(const plan_key_schema *schema, const plan_expr *where,
+                              const cat_value *params, int n_params, plan_scan_ranges *out,
+                              char *msg, size_t cap) {
+  return key_ranges(schema, where, params, n_params, out, msg, cap, true);
 }
 
 void plan_scan_ranges_free(plan_scan_ranges *r) {

@@ -67,7 +67,8 @@ typedef struct plan_scan_ranges {
   int prefix_cols;          /* leading key columns pinned to points */
   int bound_cols;           /* key columns the ranges constrain */
   char *explain;            /* key bounds in column values with [ ] ( ) marks, e.g.
-                               "['Dongsi', *] .. ['Dongsi', '2016-01-01 00:00:00')"; owned */
+                               "['Dongsi', *] .. ['Dongsi', '2016-01-01 00:00:00')"; owned;
+                               NULL from plan_key_ranges_noexplain */
   const plan_expr **key_terms; /* WHERE terms the ranges answer fully; not owned */
   uint32_t n_key_terms;     /* count */
   const plan_expr **residual; /* WHERE terms left to filter (AND of them); not owned */
@@ -82,6 +83,12 @@ typedef struct plan_scan_ranges {
 int plan_key_ranges(const plan_key_schema *schema, const plan_expr *where,
                     const cat_value *params, int n_params, plan_scan_ranges *out,
                     char *msg, size_t cap);
+/* plan_key_ranges for a plan that is run and never explained (the re-plan of a prepared
+** statement, planner/plan_reuse.h): the same ranges, kind, terms and residual, but no
+** EXPLAIN text (out->explain stays NULL). */
+int plan_key_ranges_noexplain(const plan_key_schema *schema, const plan_expr *where,
+                              const cat_value *params, int n_params, plan_scan_ranges *out,
+                              char *msg, size_t cap);
 void plan_scan_ranges_free(plan_scan_ranges *r);
 
 /* ---- Internal to planner/keyrange*.c ----------------------------------------------------
@@ -140,6 +147,7 @@ typedef struct plan_kr_ctx {
   plan_kr_arena ar;                 /* everything temporary */
   cat_key_col *asc;         /* per key column: its ASC codec view (arena) */
   uint8_t *buf;             /* CAT_KEY_MAX encoding scratch */
+  bool no_explain;          /* make no EXPLAIN text (plan_key_ranges_noexplain) */
   int rc;                   /* first error (EXEC_*) */
   char *msg;                /* caller's message buffer */
   size_t cap;               /* its size */

@@ -130,9 +130,14 @@ static const char *tuple_text(plan_kr_ctx *c, const char *const *pts, int np, co
   buf[o++] = '[';
   for (int i = 0; i < np + (last != NULL); i++) {
     const char *t = i < np ? pts[i] : last;
-    int w = snprintf(buf + o, sizeof buf - o, "%s%s", i ? ", " : "", t);
-    if (w < 0 || (size_t)w >= sizeof buf - o) { o = sizeof buf - 8; break; }
-    o += (size_t)w;
+    size_t tl = strlen(t), w = tl + (i ? 2 : 0); /* ", " then the text, without printf */
+    if (w >= sizeof buf - o) { o = sizeof buf - 8; break; }
+    if (i) {
+      buf[o++] = ',';
+      buf[o++] = ' ';
+    }
+    memcpy(buf + o, t, tl);
+    o += tl;
   }
   buf[o++] = mark;
   buf[o] = 0;
@@ -278,13 +283,9 @@ static char *dup_bytes(const uint8_t *p, size_t n) {
 
 /* Fill out from the merged ranges. */
 static int finish(plan_kr_ctx *c, xrs *r, plan_scan_ranges *out) {
-  if (r->n == 1 && !r->v[0].has_start && !r->v[0].has_end) {
-    out->kind = PLAN_SCAN_FULL;
-    out->explain = dup_bytes((const uint8_t *)"", 1);
-    return out->explain ? 0 : plan_kr_fail(c, EXEC_NOMEM, "out of memory deriving key ranges");
-  }
-  if (r->n == 0) {
-    out->kind = PLAN_SCAN_NOTHING;
+  if (r->n <= 1 && (r->n == 0 || (!r->v[0].has_start && !r->v[0].has_end))) {
+    out->kind = r->n == 0 ? PLAN_SCAN_NOTHING : PLAN_SCAN_FULL;
+    if (c->no_explain) return 0;
     out->explain = dup_bytes((const uint8_t *)"", 1);
     return out->explain ? 0 : plan_kr_fail(c, EXEC_NOMEM, "out of memory deriving key ranges");
   }
@@ -292,10 +293,11 @@ static int finish(plan_kr_ctx *c, xrs *r, plan_scan_ranges *out) {
   if (!out->ranges) return plan_kr_fail(c, EXEC_NOMEM, "out of memory deriving key ranges");
   out->n_ranges = r->n;
   bool all_points = true;
+  bool want_text = !c->no_explain;
   size_t tcap = 256, tl = 0;
-  char *text = malloc(tcap);
-  if (!text) return plan_kr_fail(c, EXEC_NOMEM, "out of memory deriving key ranges");
-  text[0] = 0;
+  char *text = want_text ? malloc(tcap) : NULL;
+  if (want_text && !text) return plan_kr_fail(c, EXEC_NOMEM, "out of memory deriving key ranges");
+  if (text) text[0] = 0;
   for (uint32_t i = 0; i < r->n; i++) {
     xr *x = &r->v[i];
     plan_key_range *k = &out->ranges[i];
@@ -314,6 +316,7 @@ static int finish(plan_kr_ctx *c, xrs *r, plan_scan_ranges *out) {
       if (!(k->end = (uint8_t *)dup_bytes(x->end, x->elen))) goto nomem;
       k->end_len = x->elen;
     }
+    if (!want_text) continue;
     if (i < EXPLAIN_RANGES) {
       char one[2200];
       int w = pt ? snprintf(one, sizeof one, "%s%s", i ? ", " : "", x->stext)

@@ -29,8 +29,8 @@ void plan_arena_reset(plan_arena *a);
 
 /* plan_query_build (planner/plan_select.h) for a statement whose earlier plan scanned the
 ** table itself: the same plan of the table scan for these parameter values, without the
-** estimates (est_rows, est_bytes, total_rows and total_bytes stay 0), without the filter's
-** EXPLAIN text (filter_text NULL) and without the index choice (no access paths, no hint
+** estimates (est_rows, est_bytes, total_rows and total_bytes stay 0), without the EXPLAIN
+** texts of the key bounds and the filter (ranges.explain and filter_text NULL) and without the index choice (no access paths, no hint
 ** note): such a plan is run, never explained. Same arguments, results and errors as
 ** plan_query_build; free *q with plan_query_free. */
 int plan_query_rebuild(kv_db *db, const plan_select *s, const cat_value *params, int n_params,

@@ -214,7 +214,7 @@ static void estimate(kv_db *db, plan_scan *sc) {
 }
 
 /* plan_scan_build; with_estimates false leaves the estimates and totals 0 and makes no
-** EXPLAIN text of the filter (plan reuse). */
+** EXPLAIN text of the key bounds or the filter (plan reuse). */
 static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
                       const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
                       char *msg, size_t cap, bool with_estimates) {
@@ -224,7 +224,9 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
   if (!names) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
   for (int i = 0; i < t->n_pk; i++) names[i] = t->columns[t->pk[i]].name;
   plan_key_schema ks = {t->key_cols, t->pk, names, t->n_pk};
-  int rc = plan_key_ranges(&ks, where, params, n_params, &sc->ranges, msg, cap);
+  int rc = with_estimates
+               ? plan_key_ranges(&ks, where, params, n_params, &sc->ranges, msg, cap)
+               : plan_key_ranges_noexplain(&ks, where, params, n_params, &sc->ranges, msg, cap);
   if (rc) return rc;
   sc->have_ranges = true;
   /* residual terms: pushed into the kv scan where possible */
