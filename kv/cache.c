@@ -6,7 +6,9 @@
 ** Reference counts live under the shard mutex: the cache itself holds one reference on each
 ** entry it contains, each lookup or insert hands out one more. Eviction walks the list from
 ** the tail and skips entries in use (they are few: one per open iterator). Values are freed
-** outside the mutex.
+** outside the mutex. A hit on an entry still in the newest eighth of its list (put at the
+** head fewer than n/8 moves ago) does not move it: a point read in a large cache then
+** touches the entry alone, not its two neighbours.
 ** Not here: what is cached (kv/sf_iter.c), per-scan metrics (kv_sf_io).
 */
 #include <pthread.h>
@@ -30,6 +32,7 @@ struct kv_cache_entry {
   void (*deleter)(void *);    /* frees value */
   kv_cache_entry *hnext;      /* hash chain */
   kv_cache_entry *prev, *next; /* LRU list (head = most recent) */
+  uint64_t moved;             /* the shard's move count when it last went to the head */
 };
 
 typedef struct shard {
@@ -38,6 +41,7 @@ typedef struct shard {
   uint32_t n_buckets;         /* a power of two */
   uint32_t n_entries;         /* entries in the cache */
   kv_cache_entry *head, *tail; /* LRU list */
+  uint64_t moves;             /* entries put at the head so far (insert or hit) */
   size_t usage;               /* sum of charges in the cache */
   size_t capacity;            /* this shard's share */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
@@ -93,6 +97,7 @@ static void lru_unlink(shard *s, kv_cache_entry *e) {
 }
 
 static void lru_push_head(shard *s, kv_cache_entry *e) {
+  e->moved = ++s->moves;
   e->prev = NULL;
   e->next = s->head;
   if (s->head) s->head->prev = e;
@@ -190,8 +195,13 @@ kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {
   kv_cache_entry *e = *find_slot(s, file, off, h);
   if (e) {
     e->refs++;
-    lru_unlink(s, e);
-    lru_push_head(s, e);
+    /* An entry put at the head fewer than n_entries / 8 moves ago is still in the newest
+       eighth of the list: leave it there (unlinking touches two other entries, cold in a
+       large cache). Eviction order stays LRU but for that eighth. */
+    if (s->moves - e->moved >= s->n_entries / 8) {
+      lru_unlink(s, e);
+      lru_push_head(s, e);
+    }
     s->hits++;
   } else {
     s->misses++;

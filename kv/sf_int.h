@@ -29,6 +29,7 @@
 #define KV_SF_MAX_RAW_BLOCK (1u << 30)     /* largest raw block a reader accepts */
 #define KV_SF_MAX_BLOCK_SIZE (256u << 20)  /* largest block_size target a writer takes */
 #define KV_SF_DEFAULT_BLOCK_SIZE (64u << 10)
+#define KV_SF_FENCE_MAX 64u                /* longest first row key the reader's fence holds */
 
 enum { KV_SF_STORED_RAW = 0, KV_SF_STORED_LZ4 = 1 }; /* block header compression byte */
 /* Row key modes of a block's rows section. */
@@ -215,6 +216,11 @@ struct kv_sf_reader {
   uint32_t last_row_len;   /* its length */
   uint8_t *bloom;          /* the bloom filter section */
   size_t bloom_len;        /* its length */
+  uint8_t *fence;          /* per block: u8 length, then its first row key padded to
+                              fence_w bytes (all back to back: a seek to a row's start
+                              binary-searches this dense copy), or NULL when some first
+                              row key is longer than KV_SF_FENCE_MAX */
+  uint32_t fence_w;        /* key bytes per fence entry (the longest first row key) */
   struct kv_cache *cache;  /* block cache shared with other files, or NULL (kv_sf_set_cache) */
   uint64_t cache_id;       /* this file's key in the cache (its file number) */
 };

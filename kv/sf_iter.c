@@ -311,6 +311,20 @@ static uint32_t find_in_block(const kv_sf_cblock *b, const kv_cell *t, bool uppe
 
 /* Index of the last block whose first key is <= target, or -1. */
 static int64_t find_block(const kv_sf_reader *r, const kv_cell *t) {
+  if (r->fence && t->qual_len == 0 && t->ts == INT64_MAX && t->seq == UINT64_MAX &&
+      t->type == 255) {
+    /* a row-start target sorts before every cell of its row: the last block whose first
+       row is below t's row, found in the dense fence */
+    size_t stride = (size_t)r->fence_w + 1;
+    uint32_t lo = 0, hi = r->nblocks; /* first block whose first row is >= t's row */
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      const uint8_t *f = r->fence + mid * stride;
+      if (kv_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return (int64_t)lo - 1;
+  }
   int64_t lo = 0, hi = (int64_t)r->nblocks - 1, ans = -1;
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;

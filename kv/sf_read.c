@@ -32,6 +32,7 @@ void kv_sf_close(kv_sf_reader *r) {
   if (r->file) r->env->close(r->file);
   free(r->index);
   free(r->index_buf);
+  free(r->fence);
   free(r->bloom);
   free(r->path);
   free(r);
@@ -52,6 +53,26 @@ static int read_section(kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t s
   if (rc) { free(p); return rc; }
   *out = p;
   return KV_OK;
+}
+
+/* The dense copy of the blocks' first row keys (sf_int.h, kv_sf_reader.fence); none when a
+** key is too long or memory is short (the seek then searches the index entries). */
+static void build_fence(kv_sf_reader *r) {
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < r->nblocks; i++) {
+    if (r->index[i].first.row_len > KV_SF_FENCE_MAX) return;
+    if (r->index[i].first.row_len > w) w = r->index[i].first.row_len;
+  }
+  size_t stride = (size_t)w + 1;
+  uint8_t *f = calloc(r->nblocks ? r->nblocks : 1, stride);
+  if (!f) return;
+  for (uint32_t i = 0; i < r->nblocks; i++) {
+    const kv_cell *c = &r->index[i].first;
+    f[i * stride] = (uint8_t)c->row_len;
+    if (c->row_len) memcpy(f + i * stride + 1, c->row, c->row_len);
+  }
+  r->fence = f;
+  r->fence_w = w;
 }
 
 /* Decode and check the block index section. */
@@ -129,6 +150,7 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
     goto bad;
   }
   r->nblocks = (uint32_t)n;
+  build_fence(r);
   return KV_OK;
 bad:
   return corrupt(r, index_off + (uint64_t)(p ? p - r->index_buf : 0), "block index", why);
