@@ -14,12 +14,13 @@
 **
 ** Evaluation: when every predicate and wanted value is on one qualifier (the fast path,
 ** e.g. COUNT(*) WHERE TEMP > 30), each value of that group is one row's cell, so the group
-** is compared as a column (fixed-width values straight from their transposed bytes) and
-** the count is the number that pass. Otherwise each row's cells are walked to align the
+** is compared as a column (kv/colscan_eval.c, which also answers blocks from the column
+** cache and dense blocks). Otherwise each row's cells are walked here to align the
 ** referenced values of the row. The first and last row of a block may continue in the
 ** neighbouring block, so they become fragments (kv/colscan_int.h); rows between them are
-** counted and consumed here.
-** Not here: the sources, chunks and threads (kv/colscan.c).
+** counted and consumed at once.
+** Not here: the sources, chunks and threads (kv/colscan.c), column evaluation and the
+** column cache (kv/colscan_eval.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,32 +32,6 @@
 #include "kv/status.h"
 
 #define MAXQ 255u /* dictionary entries this walker handles */
-
-/* Per referenced qualifier of one block: where its value group is. */
-typedef struct rgroup {
-  int32_t d;                /* dictionary index, or -1: not in this block */
-  bool fixed;               /* fixed-width group */
-  uint32_t w;               /* its width */
-  uint32_t count;           /* values in the group */
-  const uint8_t *base;      /* fixed: transposed bytes; variable: the data bytes */
-  const uint8_t *lens, *lens_end; /* variable: the length stream */
-  bool flat;                /* ptr/len below are filled */
-  uint8_t *buf; size_t buf_cap;   /* fixed: un-transposed values */
-  const uint8_t **ptr; uint32_t *len; size_t pl_cap; /* per rank: value */
-} rgroup;
-
-typedef struct bscratch {
-  uint32_t *rf; size_t rf_cap;      /* row r's first cell; [nrows] = ncells */
-  uint8_t *cq; size_t cq_cap;       /* per cell: dictionary index */
-  uint8_t *k0, *k1; size_t k0_cap, k1_cap; /* first and last row keys */
-  uint32_t k0_len, k1_len;          /* their lengths */
-  uint8_t *pass; size_t pass_cap;   /* per value or row: passes so far */
-  uint32_t *sel; size_t sel_cap;    /* selected ranks or rows */
-  const uint8_t **vp[KV_COLAGG_MAX_ARGS]; uint32_t *vl[KV_COLAGG_MAX_ARGS]; size_t v_cap;
-                                    /* consumer batch per arg */
-  rgroup g[KV_COLAGG_MAX_QUALS];    /* per referenced qualifier */
-  uint32_t rank[KV_COLAGG_MAX_QUALS]; /* general path: next rank per referenced qualifier */
-} bscratch;
 
 #define CORRUPT(msg) do { why = (msg); goto corrupt; } while (0)
 #define GET(p, lim, v, msg) do { if (!((p) = kv_get_varint((p), (lim), (v)))) CORRUPT(msg); } while (0)
@@ -105,63 +80,6 @@ static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *lim, uint64_
   return p;
 }
 
-int kv_cs_pass(const kv_colpred *pr, const uint8_t *p, uint32_t n) {
-  if (pr->op == KV_COL_PRESENT) return 1;
-  uint32_t m = n < pr->klen ? n : pr->klen;
-  int c = m ? memcmp(p, pr->k, m) : 0;
-  if (!c) c = (n > pr->klen) - (n < pr->klen);
-  switch (pr->op) {
-    case KV_COL_EQ: return c == 0;
-    case KV_COL_NE: return c != 0;
-    case KV_COL_LT: return c < 0;
-    case KV_COL_LE: return c <= 0;
-    case KV_COL_GT: return c > 0;
-    default: return c >= 0;
-  }
-}
-
-/* Fill ptr/len per rank of a referenced group (un-transposing fixed-width values). */
-static int flatten(rgroup *g, const char **why) {
-  if (g->flat) return KV_OK;
-  if (g->count > g->pl_cap) {
-    size_t nc = g->count > 64 ? g->count : 64;
-    const uint8_t **np = realloc((void *)g->ptr, nc * sizeof *np);
-    if (!np) return KV_ERR_NOMEM;
-    g->ptr = np;
-    uint32_t *nl = realloc(g->len, nc * sizeof *nl);
-    if (!nl) return KV_ERR_NOMEM;
-    g->len = nl;
-    g->pl_cap = nc;
-  }
-  uint32_t c = g->count;
-  if (g->fixed) {
-    size_t bytes = (size_t)c * g->w;
-    if (grow((void **)&g->buf, &g->buf_cap, bytes, 1)) return KV_ERR_NOMEM;
-    for (uint32_t j = 0; j < g->w; j++) {
-      const uint8_t *src = g->base + (size_t)j * c;
-      for (uint32_t k = 0; k < c; k++) g->buf[(size_t)k * g->w + j] = src[k];
-    }
-    for (uint32_t k = 0; k < c; k++) {
-      g->ptr[k] = g->buf + (size_t)k * g->w;
-      g->len[k] = g->w;
-    }
-  } else {
-    const uint8_t *lp = g->lens, *dp = g->base;
-    for (uint32_t k = 0; k < c; k++) {
-      uint64_t v = 0;
-      lp = kv_get_varint(lp, g->lens_end, &v);
-      if (!lp) { *why = "truncated value length stream"; return KV_ERR_CORRUPT; }
-      g->ptr[k] = dp;
-      g->len[k] = (uint32_t)v;
-      dp += v;
-    }
-    /* the group's byte count was checked against the block; the lengths must add up */
-    if (lp != g->lens_end) { *why = "value group lengths do not add up"; return KV_ERR_CORRUPT; }
-  }
-  g->flat = true;
-  return KV_OK;
-}
-
 /* The value of referenced group g at rank k into (*p, *n); fixed values are gathered into
 ** tmp (at least 8 bytes, or the width). */
 static void value_at(rgroup *g, uint32_t k, uint8_t *tmp, const uint8_t **p, uint32_t *n) {
@@ -173,49 +91,6 @@ static void value_at(rgroup *g, uint32_t k, uint8_t *tmp, const uint8_t **p, uin
   for (uint32_t j = 0; j < g->w; j++) tmp[j] = g->base[(size_t)j * g->count + k];
   *p = tmp;
   *n = g->w;
-}
-
-/* Fast path: AND predicate pr into pass[0..k1-k0) for the ranks [k0, k1) of fixed group g
-** of width 1, 2, 4 or 8 compared with a constant of the same width. */
-static void fixed_pred(const rgroup *g, const kv_colpred *pr, uint32_t k0, uint32_t k1,
-                       uint8_t *pass) {
-  uint32_t w = g->w, c = g->count;
-  uint64_t K = 0;
-  for (uint32_t j = 0; j < w; j++) K = (K << 8) | pr->k[j];
-  const uint8_t *b = g->base;
-  uint32_t n = k1 - k0;
-#define VAL(k) (w == 8 ? ((uint64_t)b[k] << 56 | (uint64_t)b[c + (k)] << 48 |                 \
-                          (uint64_t)b[2 * (size_t)c + (k)] << 40 |                             \
-                          (uint64_t)b[3 * (size_t)c + (k)] << 32 |                             \
-                          (uint64_t)b[4 * (size_t)c + (k)] << 24 |                             \
-                          (uint64_t)b[5 * (size_t)c + (k)] << 16 |                             \
-                          (uint64_t)b[6 * (size_t)c + (k)] << 8 | (uint64_t)b[7 * (size_t)c + (k)]) \
-                 : w == 4 ? ((uint64_t)b[k] << 24 | (uint64_t)b[c + (k)] << 16 |               \
-                             (uint64_t)b[2 * (size_t)c + (k)] << 8 | (uint64_t)b[3 * (size_t)c + (k)]) \
-                 : w == 2 ? ((uint64_t)b[k] << 8 | (uint64_t)b[c + (k)])                       \
-                          : (uint64_t)b[k])
-#define LOOP(cmp) for (uint32_t i = 0; i < n; i++) { uint64_t v = VAL(k0 + i); pass[i] &= (uint8_t)(cmp); }
-  if (w == 8) {
-    switch (pr->op) {
-      case KV_COL_EQ: LOOP(v == K); break;
-      case KV_COL_NE: LOOP(v != K); break;
-      case KV_COL_LT: LOOP(v < K); break;
-      case KV_COL_LE: LOOP(v <= K); break;
-      case KV_COL_GT: LOOP(v > K); break;
-      default: LOOP(v >= K); break;
-    }
-  } else {
-    switch (pr->op) {
-      case KV_COL_EQ: LOOP(v == K); break;
-      case KV_COL_NE: LOOP(v != K); break;
-      case KV_COL_LT: LOOP(v < K); break;
-      case KV_COL_LE: LOOP(v <= K); break;
-      case KV_COL_GT: LOOP(v > K); break;
-      default: LOOP(v >= K); break;
-    }
-  }
-#undef LOOP
-#undef VAL
 }
 
 /* Fill fragment f with row r of the block (cells [c0, c1)); last: the block's last row. */
@@ -243,7 +118,7 @@ static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_
     uint32_t n;
     if (!g->flat && g->w > sizeof tmp) {
       const char *why = NULL;
-      int rc = flatten(g, &why);
+      int rc = kv_cs_flatten(g, &why);
       if (rc) return rc;
     }
     value_at(g, k, tmp, &p, &n);
@@ -265,38 +140,7 @@ static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_
   return KV_OK;
 }
 
-/* Hand n selected rows to the consumer: arg a of row i is (s->vp[a][i], s->vl[a][i]). */
-static int consume(cs_worker *w, bscratch *s, uint32_t n) {
-  const kv_colagg_spec *sp = w->plan->spec;
-  w->rows += n;
-  if (!sp->consume || !n || w->consumer_rc) return KV_OK;
-  kv_colvals v[KV_COLAGG_MAX_ARGS];
-  for (uint32_t a = 0; a < sp->n_args; a++) {
-    v[a].p = s->vp[a];
-    v[a].len = s->vl[a];
-  }
-  w->consumer_rc = sp->consume(w->ctx, n, v);
-  return KV_OK;
-}
-
-static int batch_room(bscratch *s, size_t n, uint32_t n_args) {
-  if (n <= s->v_cap) return KV_OK;
-  size_t nc = s->v_cap * 2 > n ? s->v_cap * 2 : n;
-  if (nc < 64) nc = 64;
-  for (uint32_t a = 0; a < n_args; a++) {
-    const uint8_t **np = realloc((void *)s->vp[a], nc * sizeof *np);
-    if (!np) return KV_ERR_NOMEM;
-    s->vp[a] = np;
-    uint32_t *nl = realloc(s->vl[a], nc * sizeof *nl);
-    if (!nl) return KV_ERR_NOMEM;
-    s->vl[a] = nl;
-  }
-  s->v_cap = nc;
-  return KV_OK;
-}
-
-/* The block's rows as a fallback range. */
-static int fallback_block(cs_worker *w, bscratch *s, uint32_t nrows) {
+int kv_cs_fallback_block(cs_worker *w, bscratch *s, uint32_t nrows) {
   cs_frag *f = &w->tmp;
   f->kind = CF_FALLBACK;
   if (kv_cs_frag_key(f, s->k0, s->k0_len)) return KV_ERR_NOMEM;
@@ -314,8 +158,8 @@ static int fallback_block(cs_worker *w, bscratch *s, uint32_t nrows) {
   return rc;
 }
 
-static int set_key(uint8_t **buf, size_t *cap, uint32_t *len, const uint8_t *a, uint32_t an,
-                   const uint8_t *b, uint32_t bn) {
+int kv_cs_set_key(uint8_t **buf, size_t *cap, uint32_t *len, const uint8_t *a, uint32_t an,
+                  const uint8_t *b, uint32_t bn) {
   if (grow((void **)buf, cap, (size_t)an + bn, 1)) return KV_ERR_NOMEM;
   if (an) memcpy(*buf, a, an);
   if (bn) memcpy(*buf + an, b, bn);
@@ -369,8 +213,8 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
         b[j] = (uint8_t)(val >> (8 * (w - 1 - j)));
       }
     }
-    if (set_key(&s->k0, &s->k0_cap, &s->k0_len, prefix, (uint32_t)lcp, a, w) ||
-        set_key(&s->k1, &s->k1_cap, &s->k1_len, prefix, (uint32_t)lcp, b, w))
+    if (kv_cs_set_key(&s->k0, &s->k0_cap, &s->k0_len, prefix, (uint32_t)lcp, a, w) ||
+        kv_cs_set_key(&s->k1, &s->k1_cap, &s->k1_len, prefix, (uint32_t)lcp, b, w))
       return KV_ERR_NOMEM;
     *pp = p;
     return KV_OK;
@@ -402,7 +246,7 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
     memcpy(s->k1 + shared, suf, sl);
     suf += sl;
     cur = (uint32_t)(shared + sl);
-    if (r == 0 && set_key(&s->k0, &s->k0_cap, &s->k0_len, s->k1, cur, NULL, 0))
+    if (r == 0 && kv_cs_set_key(&s->k0, &s->k0_cap, &s->k0_len, s->k1, cur, NULL, 0))
       return KV_ERR_NOMEM;
   }
   s->k1_len = cur;
@@ -411,221 +255,6 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
 corrupt:
   *whyp = why;
   return KV_ERR_CORRUPT;
-}
-
-/* Fast path: the ranks [k0, k1) of group g are the interior rows' cells of the one
-** referenced qualifier: compare them as a column, count and consume those that pass. */
-static int fast_interior(cs_worker *w, bscratch *s, rgroup *g, uint32_t k0, uint32_t k1,
-                         const char **why) {
-  const kv_colagg_spec *sp = w->plan->spec;
-  uint32_t m = k1 > k0 ? k1 - k0 : 0;
-  int rc;
-  if (!m) return KV_OK;
-  if (grow((void **)&s->pass, &s->pass_cap, m, 1)) return KV_ERR_NOMEM;
-  memset(s->pass, 1, m);
-  for (uint32_t q = 0; q < sp->n_preds; q++) {
-    const kv_colpred *pr = &sp->preds[q];
-    if (pr->op == KV_COL_PRESENT) continue;
-    if (!g->flat && g->fixed && pr->klen == g->w &&
-        (g->w == 1 || g->w == 2 || g->w == 4 || g->w == 8)) {
-      fixed_pred(g, pr, k0, k1, s->pass);
-    } else {
-      if ((rc = flatten(g, why))) return rc;
-      for (uint32_t i = 0; i < m; i++)
-        s->pass[i] &= (uint8_t)kv_cs_pass(pr, g->ptr[k0 + i], g->len[k0 + i]);
-    }
-  }
-  uint32_t hits = 0;
-  if (sp->n_args && sp->consume) {
-    if ((rc = flatten(g, why))) return rc;
-    if (batch_room(s, m, sp->n_args)) return KV_ERR_NOMEM;
-    for (uint32_t i = 0; i < m; i++) {
-      if (!s->pass[i]) continue;
-      for (uint32_t a = 0; a < sp->n_args; a++) {
-        s->vp[a][hits] = g->ptr[k0 + i];
-        s->vl[a][hits] = g->len[k0 + i];
-      }
-      hits++;
-    }
-  } else {
-    for (uint32_t i = 0; i < m; i++) hits += s->pass[i];
-  }
-  return consume(w, s, hits);
-}
-
-/* Dense blocks (every row holds one cell of every referenced qualifier): rows 1 .. nr-2
-** are ranks 1 .. nr-2 of every group; compare each predicate's group as a column. */
-static int dense_interior(cs_worker *w, bscratch *s, uint32_t nr, const char **why) {
-  const cs_plan *pl = w->plan;
-  const kv_colagg_spec *sp = pl->spec;
-  uint32_t m = nr - 2;
-  int rc;
-  if (grow((void **)&s->pass, &s->pass_cap, m, 1)) return KV_ERR_NOMEM;
-  memset(s->pass, 1, m);
-  for (uint32_t q = 0; q < sp->n_preds; q++) {
-    const kv_colpred *pr = &sp->preds[q];
-    rgroup *g = &s->g[pl->pred_ref[q]];
-    if (pr->op == KV_COL_PRESENT) continue;
-    if (!g->flat && g->fixed && pr->klen == g->w &&
-        (g->w == 1 || g->w == 2 || g->w == 4 || g->w == 8)) {
-      fixed_pred(g, pr, 1, nr - 1, s->pass);
-    } else {
-      if ((rc = flatten(g, why))) return rc;
-      for (uint32_t i = 0; i < m; i++)
-        s->pass[i] &= (uint8_t)kv_cs_pass(pr, g->ptr[1 + i], g->len[1 + i]);
-    }
-  }
-  w->rows_examined += m;
-  uint32_t hits = 0;
-  if (sp->n_args && sp->consume) {
-    for (uint32_t a = 0; a < sp->n_args; a++)
-      if ((rc = flatten(&s->g[pl->arg_ref[a]], why))) return rc;
-    if (batch_room(s, m, sp->n_args)) return KV_ERR_NOMEM;
-    for (uint32_t i = 0; i < m; i++) {
-      if (!s->pass[i]) continue;
-      for (uint32_t a = 0; a < sp->n_args; a++) {
-        const rgroup *g = &s->g[pl->arg_ref[a]];
-        s->vp[a][hits] = g->ptr[1 + i];
-        s->vl[a][hits] = g->len[1 + i];
-      }
-      hits++;
-    }
-  } else {
-    for (uint32_t i = 0; i < m; i++) hits += s->pass[i];
-  }
-  return consume(w, s, hits);
-}
-
-/* ---- The column cache ------------------------------------------------------------------
-** For the fast path over a projection of one qualifier p without TTL, a clean block's
-** answer depends only on p's value group and on whether its first and last rows have a
-** p cell: an entry keeps those (the transposed bytes copied) under (file number, block
-** offset << 16 | hash of p), checked against the qualifier, the block's counts and p's
-** width, so a later scan of that column reads no file and decompresses nothing. */
-typedef struct colentry {
-  uint64_t off;             /* block offset */
-  uint32_t nrows, ncells;   /* the block's counts */
-  uint32_t qual_len;        /* the qualifier */
-  uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* its bytes */
-  bool present;             /* the block has p cells */
-  uint32_t w, count;        /* p's group: width and values */
-  bool row0_has, last_has;  /* the first / last row has a p cell */
-  uint32_t key0_len, key1_len; /* first and last row keys, at data */
-  uint8_t data[];           /* key0, key1, then count * w transposed bytes */
-} colentry;
-
-static uint64_t cache_off(const cs_plan *pl, uint64_t off) {
-  return (off << 16) | (pl->qual_hash & 0xffff);
-}
-
-/* Answer block b from the column cache: 1 answered, 0 not there, or an error (< 0 never;
-** KV_* codes are returned through *rcp). */
-static int from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
-  const cs_plan *pl = w->plan;
-  kv_sf_reader *rd = b->file->reader;
-  const kv_sf_index_entry *e = &rd->index[b->index];
-  kv_cache_entry *ce = kv_cache_lookup(pl->colcache, rd->cache_id, cache_off(pl, e->off));
-  if (!ce) return 0;
-  const colentry *c = kv_cache_value(ce);
-  int32_t want = pl->spec->widths ? pl->spec->widths[pl->ref_q[0]] : -1;
-  if (c->off != e->off || c->nrows != e->rows || c->ncells != e->cells ||
-      c->qual_len != pl->qual_len || memcmp(c->qual, pl->qual, c->qual_len) != 0 ||
-      (c->present && want >= 0 && (uint32_t)want != c->w)) {
-    kv_cache_release(pl->colcache, ce);
-    return 0;
-  }
-  w->n_read++;
-  w->hits++;
-  w->cells += c->ncells;
-  if (pl->n_mkeys && kv_cs_mem_overlaps(pl, c->data, c->key0_len, c->data + c->key0_len,
-                                        c->key1_len)) {
-    int rc = set_key(&s->k0, &s->k0_cap, &s->k0_len, c->data, c->key0_len, NULL, 0);
-    if (!rc) rc = set_key(&s->k1, &s->k1_cap, &s->k1_len, c->data + c->key0_len, c->key1_len, NULL, 0);
-    uint32_t nr = c->nrows;
-    kv_cache_release(pl->colcache, ce);
-    *rcp = rc ? rc : fallback_block(w, s, nr);
-    return 1;
-  }
-  rgroup *g = &s->g[0];
-  g->d = c->present ? 0 : -1;
-  g->fixed = true;
-  g->w = c->w;
-  g->count = c->count;
-  g->base = c->data + c->key0_len + c->key1_len;
-  g->flat = false;
-  uint32_t nr = c->nrows;
-  int rc = KV_OK;
-  cs_frag *f = &w->tmp;
-  for (int side = 0; side < 2 && !rc; side++) {
-    bool has = side ? c->last_has : c->row0_has;
-    f->kind = CF_ROW;
-    f->has_q = has;
-    f->dup = false;
-    f->have = 0;
-    f->vals_len = 0;
-    rc = side ? kv_cs_frag_key(f, c->data + c->key0_len, c->key1_len)
-              : kv_cs_frag_key(f, c->data, c->key0_len);
-    if (!rc && has) {
-      if (f->vals_cap < 8) {
-        uint8_t *nv = realloc(f->vals, 64);
-        if (!nv) { rc = KV_ERR_NOMEM; break; }
-        f->vals = nv;
-        f->vals_cap = 64;
-      }
-      uint32_t k = side ? c->count - 1 : 0;
-      for (uint32_t j = 0; j < c->w; j++) f->vals[j] = g->base[(size_t)j * c->count + k];
-      f->voff[0] = 0;
-      f->vlen[0] = c->w;
-      f->vals_len = c->w;
-      f->have = 1;
-    }
-    if (!rc) rc = kv_cs_feed(w, f);
-    if (rc || nr == 1) break;
-    if (side == 0) {
-      rc = kv_cs_flush(w);
-      if (!rc && nr > 2 && c->present) {
-        uint32_t k0 = c->row0_has ? 1 : 0, k1 = c->count - (c->last_has ? 1 : 0);
-        const char *why = NULL;
-        w->rows_examined += k1 > k0 ? k1 - k0 : 0;
-        rc = fast_interior(w, s, g, k0, k1, &why);
-      }
-    }
-  }
-  kv_cache_release(pl->colcache, ce);
-  *rcp = rc;
-  return 1;
-}
-
-/* Keep a clean block's column (fast path, walked) in the column cache. */
-static void to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n) {
-  const cs_plan *pl = w->plan;
-  kv_sf_reader *rd = b->file->reader;
-  const kv_sf_index_entry *e = &rd->index[b->index];
-  rgroup *g = &s->g[0];
-  if (g->d >= 0 && (!g->fixed || g->w > 8)) return;
-  size_t bytes = g->d >= 0 ? (size_t)g->count * g->w : 0;
-  colentry *c = malloc(sizeof *c + s->k0_len + s->k1_len + bytes);
-  if (!c) return;
-  c->off = e->off;
-  c->nrows = nr;
-  c->ncells = n;
-  c->qual_len = pl->qual_len;
-  memcpy(c->qual, pl->qual, pl->qual_len);
-  c->present = g->d >= 0;
-  c->w = c->present ? g->w : 0;
-  c->count = c->present ? g->count : 0;
-  c->row0_has = c->last_has = false;
-  for (uint32_t i = 0; c->present && i < s->rf[1]; i++) c->row0_has |= s->cq[i] == (uint8_t)g->d;
-  for (uint32_t i = s->rf[nr - 1]; c->present && i < n; i++) c->last_has |= s->cq[i] == (uint8_t)g->d;
-  c->key0_len = s->k0_len;
-  c->key1_len = s->k1_len;
-  memcpy(c->data, s->k0, s->k0_len);
-  memcpy(c->data + s->k0_len, s->k1, s->k1_len);
-  if (bytes) memcpy(c->data + s->k0_len + s->k1_len, g->base, bytes);
-  kv_cache_entry *ce = kv_cache_insert(pl->colcache, rd->cache_id, cache_off(pl, e->off), c,
-                                       sizeof *c + s->k0_len + s->k1_len + bytes, free);
-  if (!ce) free(c);
-  else kv_cache_release(pl->colcache, ce);
 }
 
 /* One block: read, walk, check, evaluate, feed its fragments. */
@@ -637,7 +266,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   const char *why = NULL;
   if (pl->colcache) {
     int crc = KV_OK;
-    if (from_cache(w, s, b, &crc)) return crc;
+    if (kv_cs_from_cache(w, s, b, &crc)) return crc;
   }
   w->disk.len = 0;
   if (kv_sfbuf_reserve(&w->disk, e->size)) return KV_ERR_NOMEM;
@@ -691,7 +320,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (rc == KV_ERR_CORRUPT) goto corrupt;
   if (rc) return rc;
   if (big || (pl->n_mkeys && kv_cs_mem_overlaps(pl, s->k0, s->k0_len, s->k1, s->k1_len)))
-    return fallback_block(w, s, (uint32_t)nrows); /* memstore rows: the row way merges them */
+    return kv_cs_fallback_block(w, s, (uint32_t)nrows); /* memstore rows: the row way merges them */
   /* qualifier stream and group counts */
   uint32_t n = (uint32_t)ncells;
   uint32_t counts[MAXQ + 1];
@@ -820,7 +449,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       refuse = eq != 0;
     }
   }
-  if (refuse) return fallback_block(w, s, nr);
+  if (refuse) return kv_cs_fallback_block(w, s, nr);
   /* dense: every row has one cell of every referenced qualifier, so rank = row (no walk) */
   bool dense = !pl->fast && nr > 2;
   for (uint32_t j = 0; j < pl->n_ref && dense; j++)
@@ -828,7 +457,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   for (uint32_t j = 0; j < pl->n_ref; j++) {
     rgroup *g = &s->g[j];
     if (g->d >= 0 && (!g->fixed || g->w > 8 || (!pl->fast && !dense))) {
-      rc = flatten(g, &why);
+      rc = kv_cs_flatten(g, &why);
       if (rc == KV_ERR_CORRUPT) goto corrupt;
       if (rc) return rc;
     }
@@ -838,7 +467,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   rc = make_frag(w, s, f, 0, s->rf[1], nr == 1, s->k0, s->k0_len, dref, inq);
   if (!rc) rc = kv_cs_feed(w, f);
   if (rc || nr == 1) {
-    if (!rc && pl->colcache) to_cache(w, s, b, nr, n);
+    if (!rc && pl->colcache) kv_cs_to_cache(w, s, b, nr, n);
     return rc;
   }
   rc = kv_cs_flush(w);
@@ -860,13 +489,13 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         for (uint32_t i = 0; i < s->rf[1]; i++) k0 += s->cq[i] == (uint8_t)g->d;
         for (uint32_t i = s->rf[nr - 1]; i < n; i++) k1 -= s->cq[i] == (uint8_t)g->d;
         if (q_only) qcount = k1 > k0 ? k1 - k0 : 0;
-        rc = fast_interior(w, s, g, k0, k1, &why);
+        rc = kv_cs_fast_interior(w, s, g, k0, k1, &why);
         if (rc == KV_ERR_CORRUPT) goto corrupt;
         if (rc) return rc;
       }
       w->rows_examined += qcount;
     } else if (dense) {
-      rc = dense_interior(w, s, nr, &why);
+      rc = kv_cs_dense_interior(w, s, nr, &why);
       if (rc == KV_ERR_CORRUPT) goto corrupt;
       if (rc) return rc;
     } else {
@@ -874,7 +503,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       for (uint32_t j = 0; j < pl->n_ref; j++) s->rank[j] = 0;
       for (uint32_t i = 0; i < s->rf[1]; i++)
         if (dref[s->cq[i]] >= 0) s->rank[dref[s->cq[i]]]++;
-      if (batch_room(s, nr, sp->n_args)) return KV_ERR_NOMEM;
+      if (kv_cs_batch_room(s, nr, sp->n_args)) return KV_ERR_NOMEM;
       uint32_t hits = 0;
       const uint8_t *vp[KV_COLAGG_MAX_QUALS];
       uint32_t vl[KV_COLAGG_MAX_QUALS];
@@ -905,14 +534,14 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         }
         hits++;
       }
-      rc = consume(w, s, hits);
+      rc = kv_cs_consume(w, s, hits);
       if (rc) return rc;
     }
   }
   /* the last row, as a fragment (it may continue in the next block) */
   rc = make_frag(w, s, f, s->rf[nr - 1], n, true, s->k1, s->k1_len, dref, inq);
   if (!rc) rc = kv_cs_feed(w, f);
-  if (!rc && pl->colcache) to_cache(w, s, b, nr, n);
+  if (!rc && pl->colcache) kv_cs_to_cache(w, s, b, nr, n);
   return rc;
 corrupt:
   return kv_error(KV_ERR_CORRUPT, "store file %s: block at offset %llu: %s", rd->path,

@@ -1,7 +1,8 @@
 /*
 ** kv/colscan_int.h: internals shared by kv/colscan.c (sources, chunks, threads, the merge of
-** chunk boundaries, fallback ranges) and kv/colscan_block.c (one block: read, walk the
-** streams, check, evaluate). Not part of kv/'s contract.
+** chunk boundaries, fallback ranges), kv/colscan_block.c (one block: read, walk the
+** streams, check) and kv/colscan_eval.c (predicates, columns, the column cache). Not part
+** of kv/'s contract.
 **
 ** Rows that may continue across a block boundary are carried as fragments: a fragment is
 ** what one block holds of one row (the values of the referenced qualifiers, copied), or a
@@ -121,5 +122,61 @@ bool kv_cs_mem_overlaps(const cs_plan *pl, const uint8_t *k0, uint32_t l0, const
 int kv_cs_key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn);
 /* 1 when the value (p, n) passes predicate pr, else 0 (cat_vc_compare order). */
 int kv_cs_pass(const kv_colpred *pr, const uint8_t *p, uint32_t n);
+
+/* ---- One block's walk state (kv/colscan_block.c fills it, kv/colscan_eval.c reads it) ---- */
+/* Per referenced qualifier of one block: where its value group is. */
+typedef struct rgroup {
+  int32_t d;                /* dictionary index, or -1: not in this block */
+  bool fixed;               /* fixed-width group */
+  uint32_t w;               /* its width */
+  uint32_t count;           /* values in the group */
+  const uint8_t *base;      /* fixed: transposed bytes; variable: the data bytes */
+  const uint8_t *lens, *lens_end; /* variable: the length stream */
+  bool flat;                /* ptr/len below are filled */
+  uint8_t *buf; size_t buf_cap;   /* fixed: un-transposed values */
+  const uint8_t **ptr; uint32_t *len; size_t pl_cap; /* per rank: value */
+} rgroup;
+
+typedef struct bscratch {
+  uint32_t *rf; size_t rf_cap;      /* row r's first cell; [nrows] = ncells */
+  uint8_t *cq; size_t cq_cap;       /* per cell: dictionary index */
+  uint8_t *k0, *k1; size_t k0_cap, k1_cap; /* first and last row keys */
+  uint32_t k0_len, k1_len;          /* their lengths */
+  uint8_t *pass; size_t pass_cap;   /* per value or row: passes so far */
+  uint32_t *sel; size_t sel_cap;    /* selected ranks or rows */
+  const uint8_t **vp[KV_COLAGG_MAX_ARGS]; uint32_t *vl[KV_COLAGG_MAX_ARGS]; size_t v_cap;
+                                    /* consumer batch per arg */
+  rgroup g[KV_COLAGG_MAX_QUALS];    /* per referenced qualifier */
+  uint32_t rank[KV_COLAGG_MAX_QUALS]; /* general path: next rank per referenced qualifier */
+} bscratch;
+
+/* Fill a group's ptr/len per rank (un-transposing fixed-width values). KV_OK, KV_ERR_NOMEM,
+** or KV_ERR_CORRUPT with *why (a length stream that does not add up). */
+int kv_cs_flatten(rgroup *g, const char **why);
+/* Hand n selected rows to the consumer: arg a of row i is (s->vp[a][i], s->vl[a][i]).
+** Counts them as passing rows. KV_OK. */
+int kv_cs_consume(cs_worker *w, bscratch *s, uint32_t n);
+/* Make room for n rows in the consumer batch arrays of n_args args. KV_OK or KV_ERR_NOMEM. */
+int kv_cs_batch_room(bscratch *s, size_t n, uint32_t n_args);
+/* Fast path: ranks [k0, k1) of group g are the interior rows' cells of the one referenced
+** qualifier: compare them as a column, count and consume those that pass. Errors as
+** kv_cs_flatten. */
+int kv_cs_fast_interior(cs_worker *w, bscratch *s, rgroup *g, uint32_t k0, uint32_t k1,
+                        const char **why);
+/* Dense blocks (every row holds one cell of every referenced qualifier): rows 1 .. nr-2 are
+** ranks 1 .. nr-2 of every group; compare each predicate's group as a column. Errors as
+** kv_cs_flatten. */
+int kv_cs_dense_interior(cs_worker *w, bscratch *s, uint32_t nr, const char **why);
+/* Answer block b from the column cache: returns 1 when it did (the result code in *rcp),
+** 0 when the block is not there (nothing done). */
+int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp);
+/* Keep a clean, walked block's column (fast path) in the column cache (best effort). */
+void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n);
+/* Hand the walked block's rows [s->k0, s->k1] back as a fallback range, through the
+** fragments. KV_OK or KV_ERR_NOMEM. */
+int kv_cs_fallback_block(cs_worker *w, bscratch *s, uint32_t nrows);
+/* *buf = a[0..an) then b[0..bn) (grown as needed), *len its length. KV_OK or KV_ERR_NOMEM. */
+int kv_cs_set_key(uint8_t **buf, size_t *cap, uint32_t *len, const uint8_t *a, uint32_t an,
+                  const uint8_t *b, uint32_t bn);
 
 #endif /* ROWAN_KV_COLSCAN_INT_H */
