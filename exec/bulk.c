@@ -420,10 +420,10 @@ static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
 }
 
 /* Build the index rows of the current row (nothing is added yet): each direct index's
-** key in its codec, the others' cells in b->ixb. */
-static int build_index_rows(exec_bulk *b, size_t klen, exec_error *err) {
+** key in its codec, the others' cells in b->ixb. key_h: key_hash of the row key. */
+static int build_index_rows(exec_bulk *b, uint64_t key_h, exec_error *err) {
   bool dup = false;
-  if (seen_add(b, key_hash(b->key, klen), &dup) != EXEC_OK)
+  if (seen_add(b, key_h, &dup) != EXEC_OK)
     return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   if (dup)
     return exec_error_set(err, EXEC_CONSTRAINT, "primary key repeats an earlier row of this load, "
@@ -480,7 +480,21 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
   ce.code = CAT_OK;
   ce.kv_code = 0;
   ce.msg[0] = 0;
+  size_t klen = 0;
+  int key_rc = CAT_OK;
+  uint64_t key_h = 0;
+  cat_error kce; /* the key's error (set whole by cat_key_encode when it fails) */
+  kce.msg[0] = 0;
   for (int i = 0; i < b->n_cols; i++) {
+    if (i == b->n_key_fields) { /* 2. The row key, once its columns are parsed. */
+      for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
+      key_rc = cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen,
+                              &kce);
+      if (key_rc == CAT_OK && b->n_ix) { /* the seen set's slot: fetched while we parse */
+        key_h = key_hash(b->key, klen);
+        __builtin_prefetch(&b->seen[(size_t)key_h & (b->seen_cap - 1)]);
+      }
+    }
     const bfield *f = &b->order[i];
     const cat_column *col = &t->columns[f->col];
     cat_value *v = &b->vals[f->col];
@@ -535,14 +549,16 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
       return exec_error_set(err, EXEC_ERROR, "column %s: %s", col->name, ce.msg);
     c->value_len = vlen;
   }
-  /* 2. The row key. */
-  for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
-  size_t klen = 0;
-  if (cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen, &ce) !=
-      CAT_OK)
-    return exec_error_set(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, ce.msg);
+  if (b->n_key_fields == b->n_cols) { /* no other column: the key now */
+    for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
+    key_rc = cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen,
+                            &kce);
+    if (key_rc == CAT_OK && b->n_ix) key_h = key_hash(b->key, klen);
+  }
+  if (key_rc != CAT_OK)
+    return exec_error_set(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, kce.msg);
   if (b->n_ix) {
-    int rc = build_index_rows(b, klen, err);
+    int rc = build_index_rows(b, key_h, err);
     if (rc) {
       if (rc != EXEC_CONSTRAINT) b->broken = true;
       return rc;

@@ -52,11 +52,31 @@ static void reverse(kv_bulk_grp *g, size_t lo, size_t hi) {
   }
 }
 
+/* A group with the first 8 bytes of its row key, big-endian (zero-padded): most
+** comparisons of an unordered sort are decided by these without touching the arena. */
+typedef struct kgrp {
+  uint64_t k8;            /* the row key's first 8 bytes as a big-endian number */
+  kv_bulk_grp g;          /* the group */
+} kgrp;
+
+static inline int kcmp(kv_bulk_buf *u, const kgrp *a, const kgrp *b) {
+  if (a->k8 != b->k8) return a->k8 < b->k8 ? -1 : 1;
+  return gcmp(u, &a->g, &b->g);
+}
+
+static void kreverse(kgrp *g, size_t lo, size_t hi) {
+  for (; lo < hi; lo++, hi--) {
+    kgrp t = g[lo];
+    g[lo] = g[hi];
+    g[hi] = t;
+  }
+}
+
 /* Groups that came in strictly ascending rows need nothing, strictly descending ones are
 ** reversed (distinct rows: the reversal keeps no equal rows to order). Anything else goes
-** through a natural merge sort: the input is cut into maximal ascending runs and strictly
-** descending runs, each descending run is reversed in place, then neighbouring runs are
-** merged pairwise until one is left. */
+** through a natural merge sort on (key prefix, group): the input is cut into maximal
+** ascending runs and strictly descending runs, each descending run is reversed in place,
+** then neighbouring runs are merged pairwise until one is left. */
 int kv_bulk_sort_buf(kv_bulk_buf *u) {
   size_t n = u->n_grps;
   if (u->sorted) return KV_OK;
@@ -65,47 +85,57 @@ int kv_bulk_sort_buf(kv_bulk_buf *u) {
     u->sorted = u->distinct = true;
     return KV_OK;
   }
-  kv_bulk_grp *g = u->grps;
   u->distinct = true;
   size_t *starts = malloc((n + 1) * sizeof *starts);
-  kv_bulk_grp *tmp = malloc(n * sizeof *tmp);
-  if (!starts || !tmp) {
+  kgrp *g = malloc(n * sizeof *g), *tmp = malloc(n * sizeof *tmp);
+  if (!starts || !g || !tmp) {
     free(starts);
+    free(g);
     free(tmp);
     return kv_error(KV_ERR_NOMEM, "bulk load: out of memory sorting");
+  }
+  for (size_t k = 0; k < n; k++) {
+    const kv_bulk_ent *e = &u->ents[u->grps[k].first];
+    uint8_t b8[8] = {0};
+    memcpy(b8, u->arena + e->row_off, e->row_len < 8 ? e->row_len : 8);
+    uint64_t v = 0;
+    for (int x = 0; x < 8; x++) v = v << 8 | b8[x];
+    g[k].k8 = v;
+    g[k].g = u->grps[k];
   }
   size_t nr = 0, i = 0;
   while (i < n) {
     size_t j = i + 1;
-    if (j < n && gcmp(u, &g[i], &g[j]) > 0) {
-      while (j < n && gcmp(u, &g[j - 1], &g[j]) > 0) j++;
-      reverse(g, i, j - 1);
+    if (j < n && kcmp(u, &g[i], &g[j]) > 0) {
+      while (j < n && kcmp(u, &g[j - 1], &g[j]) > 0) j++;
+      kreverse(g, i, j - 1);
     } else {
-      while (j < n && gcmp(u, &g[j - 1], &g[j]) < 0) j++;
+      while (j < n && kcmp(u, &g[j - 1], &g[j]) < 0) j++;
     }
     starts[nr++] = i;
     i = j;
   }
   starts[nr] = n;
-  kv_bulk_grp *src = g, *dst = tmp;
+  kgrp *src = g, *dst = tmp;
   while (nr > 1) {
     size_t out = 0;
     for (size_t r = 0; r < nr; r += 2) {
       size_t lo = starts[r], mid = starts[r + 1], hi = r + 2 <= nr ? starts[r + 2] : mid;
       size_t a = lo, b = mid, k = lo;
-      while (a < mid && b < hi) dst[k++] = gcmp(u, &src[b], &src[a]) < 0 ? src[b++] : src[a++];
+      while (a < mid && b < hi) dst[k++] = kcmp(u, &src[b], &src[a]) < 0 ? src[b++] : src[a++];
       while (a < mid) dst[k++] = src[a++];
       while (b < hi) dst[k++] = src[b++];
       starts[out++] = lo;
     }
     starts[out] = n;
     nr = out;
-    kv_bulk_grp *t = src;
+    kgrp *t = src;
     src = dst;
     dst = t;
   }
-  if (src != g) memcpy(g, src, n * sizeof *g);
+  for (size_t k = 0; k < n; k++) u->grps[k] = src[k].g;
   free(starts);
+  free(g);
   free(tmp);
   u->sorted = true;
   return KV_OK;
