@@ -594,6 +594,79 @@ static void wide_table(void **state) {
   tdb_close(t);
 }
 
+/* Dense blocks (every row holds every referenced column: no NULL in most of the table)
+** next to sparse stretches, with predicates on two or three columns of different widths
+** and aggregates on others; then cell deletes and row deletes that make some blocks go
+** the row way. */
+static void dense_blocks(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("dense_blocks"), rs = seed;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE D (K INTEGER NOT NULL PRIMARY KEY, F.A INTEGER, F.B DOUBLE, F.C BIGINT, "
+       "F.S VARCHAR, F.T SMALLINT, F.U BOOLEAN) BLOCKSIZE=1024");
+  int n = (int)tu_scaled(3000, 600), nq = (int)tu_scaled(60, 20);
+  char sql[512];
+  for (int k = 0; k < n; k++) {
+    bool sparse = (k / 200) % 4 == 3; /* every fourth stretch of 200 rows has NULLs */
+    char s[8], a[16], tv[16];
+    snprintf(s, sizeof s, "%c%c", 'a' + (int)tu_below(&rs, 5), 'a' + (int)tu_below(&rs, 5));
+    if (sparse && tu_below(&rs, 3) == 0) snprintf(a, sizeof a, "NULL");
+    else snprintf(a, sizeof a, "%d", (int)tu_below(&rs, 50));
+    if (sparse && tu_below(&rs, 3) == 0) snprintf(tv, sizeof tv, "NULL");
+    else snprintf(tv, sizeof tv, "%d", (int)tu_below(&rs, 600) - 300);
+    snprintf(sql, sizeof sql, "UPSERT INTO D VALUES (%d, %s, %d.25, %lld, '%s', %s, %s)", k, a,
+             (int)tu_below(&rs, 200) - 100, (long long)tu_below(&rs, 1000000) * 7919 - 3000000000LL,
+             s, tv, tu_below(&rs, 2) ? "TRUE" : "FALSE");
+    assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+    if (k % 7 == 0) { /* a second version of A (the major compaction keeps the newest) */
+      snprintf(sql, sizeof sql, "UPSERT INTO D (K, A) VALUES (%d, %d)", k, (int)tu_below(&rs, 50));
+      assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+    }
+  }
+  for (int k = 600; k < 800; k += 3) { /* a real sparse stretch */
+    snprintf(sql, sizeof sql, "UPSERT INTO D (K, B, S) VALUES (%d, NULL, NULL)", k);
+    assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+  }
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  static const char *const cols[6] = {"A", "B", "C", "S", "T", "U"};
+  static const char *const ops[6] = {"=", "<>", "<", "<=", ">", ">="};
+  for (int round = 0; round < 2; round++) {
+    int pushed = 0;
+    for (int i = 0; i < nq; i++) {
+      char where[256] = "";
+      size_t l = 0;
+      int np = 2 + (int)tu_below(&rs, 2);
+      for (int j = 0; j < np; j++) {
+        int c = (int)tu_below(&rs, 6);
+        char v[32];
+        switch (c) {
+          case 0: snprintf(v, sizeof v, "%d", (int)tu_below(&rs, 50)); break;
+          case 1: snprintf(v, sizeof v, "%d.5", (int)tu_below(&rs, 200) - 100); break;
+          case 2: snprintf(v, sizeof v, "%lld", (long long)tu_below(&rs, 1000000) * 7919 - 3000000000LL); break;
+          case 3: snprintf(v, sizeof v, "'%c'", 'a' + (int)tu_below(&rs, 5)); break;
+          case 4: snprintf(v, sizeof v, "%d", (int)tu_below(&rs, 600) - 300); break;
+          default: snprintf(v, sizeof v, "%s", tu_below(&rs, 2) ? "TRUE" : "FALSE"); break;
+        }
+        l += (size_t)snprintf(where + l, sizeof where - l, "%s%s %s %s", j ? " AND " : "", cols[c],
+                              ops[tu_below(&rs, 6)], v);
+      }
+      snprintf(sql, sizeof sql, "SELECT COUNT(*), SUM(%s), MIN(%s), MAX(%s), COUNT(%s) FROM D WHERE %s",
+               tu_below(&rs, 2) ? "T" : "C", cols[tu_below(&rs, 6)], cols[tu_below(&rs, 6)],
+               cols[tu_below(&rs, 6)], where);
+      pushed += check(t, sql, seed);
+    }
+    assert_true(pushed > nq / 2);
+    /* row-way blocks among the dense ones */
+    for (int k = 5; k < n; k += 97) {
+      snprintf(sql, sizeof sql, k % 2 ? "DELETE FROM D WHERE K = %d" : "UPSERT INTO D (K, T) VALUES (%d, NULL)", k);
+      assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+    }
+    assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+    assert_int_equal(kv_compact(t->db, NULL, false), KV_OK);
+  }
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(types_and_files),
@@ -605,6 +678,7 @@ int main(void) {
       cmocka_unit_test(rows_span_blocks),
       cmocka_unit_test(memstore_rows),
       cmocka_unit_test(wide_table),
+      cmocka_unit_test(dense_blocks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
