@@ -213,17 +213,18 @@ static double load_once(const config *c, const bench_engine *e, const bench_inpu
     if (unsupported) { *na = e == &bench_rocks ? "no indexes" : "n/a (indexes not available)"; return NAN; }
     die("create failed");
   }
-  double t0 = now_s(), c0 = cpu_s();
+  double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
   if (bulk ? bench_rowan_bulk_load(h, in) : e->load(h, in, c->batch_rows)) die("load failed");
-  double dt = now_s() - t0, dc = cpu_s() - c0;
+  double dt = now_s() - t0, dc = cpu_s() - c0, dm = thread_cpu_s() - m0;
   if (bytes) {
     double f0 = now_s();
     if (e->finish(h, dir, bytes) != 0) die("finish (flush, compaction, checkpoint) failed");
     fprintf(stderr, "  %-8s %s: load %.2f s, compaction/checkpoint %.2f s, %llu bytes\n",
             e->name, with_index ? "+index" : "      ", dt, now_s() - f0, (unsigned long long)*bytes);
   } else {
-    fprintf(stderr, "  %-8s %s: load %.2f s (%.2f s of CPU)\n", e->name,
-            with_index ? (bulk ? "+index, bulk API" : "+index") : "      ", dt, dc);
+    fprintf(stderr, "  %-8s %s: load %.2f s (%.2f s of CPU, %.2f s on the loading thread)\n",
+            e->name, with_index ? (bulk ? "+index, bulk API" : "+index") : "      ", dt, dc,
+            dm);
     if (with_index) { /* the index must be complete, or the figure means nothing */
       int64_t n = -1;
       int64_t want = (int64_t)ARCHIVE_TEMP_GT_30 * (in->rows / ARCHIVE_ROWS);

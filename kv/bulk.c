@@ -7,8 +7,9 @@
 ** is closed as a segment when it reaches segment_bytes, or when the order turns (after
 ** SEG_MIN_GROUPS groups), and handed to the worker (kv/bulk_write.c), which sorts and
 ** encodes it while more cells come in. A buffer whose groups came in no such order is
-** closed too, at segment_bytes, then twice that, four times... (few enough to merge): the
-** worker only sorts it, and the commit merges them.
+** closed too, MIXED_SAME times at segment_bytes, then at twice that, four times... (few
+** enough to merge, the last one small enough to sort quickly at commit): the worker only
+** sorts it, and the commit merges them.
 **   spill: when the buffers pass run_bytes, each family's closed and open buffers are
 **     sorted and merged into a run: a store file (kv_sf_writer, uncompressed) whose cells
 **     carry their add ordinal as sequence number, so kv_cell_cmp puts the later-added of
@@ -34,6 +35,8 @@
 #define DEFAULT_SEG_BYTES (8u << 20)   /* kv_bulk_options.segment_bytes default */
 #define SEG_MIN_GROUPS 64u            /* groups a buffer needs to be closed where its order
                                          turns (fewer: it is kept open, unordered) */
+#define MIXED_SAME 8u                 /* unordered buffers closed at segment_bytes before the
+                                         size starts doubling */
 #define ENT_OVERHEAD 24u              /* bookkeeping bytes charged per buffered cell */
 #define MAX_ARENA 0xF0000000u         /* arena offsets are 32-bit */
 
@@ -235,7 +238,8 @@ static int new_group(kv_bulk *b, bfam *f, int c) {
   bool segs = b->seg_bytes != SIZE_MAX;
   if (u->dir == KV_BULK_DIR_MIXED) { /* sorted apart by the worker, merged at commit */
     if (segs && u->charged >= f->mixed_bytes) {
-      f->mixed_bytes = f->mixed_bytes > SIZE_MAX / 2 ? SIZE_MAX : f->mixed_bytes * 2;
+      if (++f->n_mixed >= MIXED_SAME) /* then fewer, larger ones: few sources to merge */
+        f->mixed_bytes = f->mixed_bytes > SIZE_MAX / 2 ? SIZE_MAX : f->mixed_bytes * 2;
       return close_cur(b, f);
     }
     return KV_OK;

@@ -96,7 +96,9 @@ typedef struct kv_bulk_fam {
   char **runs;            /* paths of spilled runs (malloc'ed) */
   uint32_t n_runs, cap_runs; /* used / allocated */
   uint64_t cells;         /* cells of the family added so far */
-  size_t mixed_bytes;     /* size at which an unordered buffer is closed next (doubles) */
+  size_t mixed_bytes;     /* size at which an unordered buffer is closed next */
+  uint32_t n_mixed;       /* unordered buffers closed so far (mixed_bytes doubles after
+                             MIXED_SAME of them) */
 } kv_bulk_fam;
 
 /* A closed buffer waiting for the worker. */
