@@ -15,9 +15,10 @@
 ** file order against a TS DESC key), each family's buffer is closed every
 ** kv_bulk_options.segment_bytes, and where the order turns, as a segment; a worker thread
 ** sorts each segment and encodes it into finished store-file blocks while the caller adds
-** the next cells. At commit, a family whose segments follow one another in key order
-** without sharing a row gets the segments as its store file; any other goes through the
-** merge. Either way the file holds the same cells.
+** the next cells. Unordered input is cut into segments too, which the worker only sorts.
+** At commit, a family whose segments follow one another in key order without sharing a row
+** gets the encoded segments as its store file; any other goes through the merge. Either
+** way the file holds the same cells.
 **
 ** Sequence numbers: commit takes the writer role (other commits wait until it returns),
 ** reserves one sequence number S for the whole load and gives it to every cell, so the load
