@@ -236,10 +236,65 @@ static void upsert_select(void **state) {
   tdb_close(t);
 }
 
+/* The table under a kept statement is dropped and made again with other columns, other
+** types and another key between runs: each run answers as a fresh prepare does. */
+static void ddl_changes_shape(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("ddl_changes_shape"), rs = seed;
+  (void)rs;
+  tdb *t = tdb_open();
+  static const char *const shapes[][2] = {
+      {"CREATE TABLE S (K INTEGER NOT NULL PRIMARY KEY, A VARCHAR)",
+       "UPSERT INTO S VALUES (1, 'one'), (2, 'two'), (3, NULL)"},
+      {"CREATE TABLE S (K INTEGER NOT NULL PRIMARY KEY, A DOUBLE, B VARCHAR, C BIGINT)",
+       "UPSERT INTO S VALUES (1, 1.5, 'x', 10), (5, NULL, 'y', 20), (9, 2.5, NULL, NULL)"},
+      {"CREATE TABLE S (K INTEGER NOT NULL, A INTEGER NOT NULL, CONSTRAINT PK PRIMARY KEY (K, A DESC))",
+       "UPSERT INTO S VALUES (1, 1), (1, 2), (4, 7)"},
+      {"CREATE TABLE S (K VARCHAR NOT NULL PRIMARY KEY, A INTEGER)",
+       "UPSERT INTO S VALUES ('1', 1), ('2', 2), ('10', 10)"},
+      {"CREATE TABLE S (K INTEGER NOT NULL PRIMARY KEY)", "UPSERT INTO S VALUES (1), (2), (3)"},
+  };
+  const char *sqls[3] = {"SELECT * FROM S WHERE K > ? ORDER BY K", "SELECT COUNT(*), MAX(K) FROM S WHERE K >= ?",
+                         "SELECT K, K FROM S WHERE K = ?"};
+  exec_stmt *st[3];
+  q(t, shapes[0][0]);
+  q(t, shapes[0][1]);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(exec_prepare(t->s, sqls[i], strlen(sqls[i]), &st[i], NULL, &t->err), EXEC_OK);
+  char *got = NULL;
+  for (int round = 0; round < 12; round++) {
+    int sh = round % 5;
+    if (round) {
+      q(t, "DROP TABLE S");
+      q(t, shapes[sh][0]);
+      q(t, shapes[sh][1]);
+      if (round % 3 == 0) assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+    }
+    for (int i = 0; i < 3; i++) {
+      for (int v = 0; v < 2; v++) {
+        cat_value p = cat_v_int(CAT_T_INTEGER, v ? 1 : 2);
+        exec_error e1;
+        int rc1 = run_kept(st[i], 1, &p, &got, &e1);
+        int rc2 = tdb_runp(t, sqls[i], 1, &p);
+        if (rc1 != rc2 || (rc1 == EXEC_DONE && strcmp(got, t->out) != 0))
+          fprintf(stderr, "seed %llu round %d: %s\n  kept (%d): %s%s\n  fresh (%d): %s%s\n",
+                  (unsigned long long)seed, round, sqls[i], rc1, got, e1.msg, rc2, t->out,
+                  t->err.msg);
+        assert_int_equal(rc1, rc2);
+        if (rc1 == EXEC_DONE) assert_string_equal(got, t->out);
+      }
+    }
+  }
+  for (int i = 0; i < 3; i++) exec_finalize(st[i]);
+  free(got);
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kept_statements),
       cmocka_unit_test(upsert_select),
+      cmocka_unit_test(ddl_changes_shape),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
