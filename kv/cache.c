@@ -188,6 +188,15 @@ bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
   return ok;
 }
 
+bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off) {
+  uint32_t h = key_hash(file, off);
+  shard *s = shard_of(c, h);
+  pthread_mutex_lock(&s->mu);
+  bool in = *find_slot(s, file, off, h) != NULL;
+  pthread_mutex_unlock(&s->mu);
+  return in;
+}
+
 kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {
   uint32_t h = key_hash(file, off);
   shard *s = shard_of(c, h);

@@ -9,7 +9,8 @@
 ** cache (evicted, erased, or the cache freed) and its last reference is released, so an
 ** iterator may keep reading a block while the cache evicts it. Entries in use are never
 ** evicted; they still count against the capacity.
-** Not here: what a value is (kv/sf_iter.c caches kv_sf_dblock), I/O of any kind.
+** Not here: what a value is (kv/sf_iter.c caches packed compact blocks, kv/sf_cblock.h),
+** I/O of any kind.
 */
 #ifndef ROWAN_KV_CACHE_H
 #define ROWAN_KV_CACHE_H
@@ -39,6 +40,9 @@ kv_cache *kv_cache_new(size_t capacity);
 void kv_cache_free(kv_cache *c);
 /* The entry for (file, off) with a new reference, or NULL (a miss). Counts a hit or miss. */
 kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off);
+/* Whether (file, off) is in the cache now; no reference, no hit or miss counted (a hint:
+** the entry may leave right after). */
+bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off);
 /* Admission hint for a reader that may skip caching (a point read): true when an entry of
 ** `charge` bytes under (file, off) fits in its shard without evicting, or when the key was
 ** refused lately (asked for twice in a short while: worth evicting for, as in 2Q's ghost

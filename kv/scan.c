@@ -92,6 +92,7 @@ struct kv_scan {
   int cur_range;                /* the range being read */
   bool range_started;           /* sources positioned for cur_range */
   bool reverse;                 /* descending rows */
+  bool point_open;              /* kv_get: the files were chosen for its one row at open */
   uint64_t limit;               /* rows handed out at most; 0 = no limit */
   kv_filter_fn filter;          /* optional row filter */
   void *filter_ctx;             /* its context */
@@ -166,13 +167,14 @@ static void pick_min(fscan *f) {
 
 /* Position every source at the first cell of `row` (NULL = the first cell). When `single`
 ** (the range holds only that row key), store files whose bloom filter rules the row out
-** are parked instead of sought: they read no block for this range. */
+** are parked instead of sought: they read no block for this range (a file whose block for
+** the row is cached is sought without asking its bloom filter: kv_sf_point_worth_seeking). */
 static int merge_seek(fscan *f, const uint8_t *row, uint32_t row_len, bool single) {
   for (uint32_t i = 0; i < f->n_kids; i++) {
     kv_iter *k = f->kids[i];
     f->parked[i] = 0;
     if (single && i >= f->n_mem_kids &&
-        !kv_sf_may_contain_row(f->files[i - f->n_mem_kids]->reader, row, row_len)) {
+        !kv_sf_point_worth_seeking(f->files[i - f->n_mem_kids]->reader, row, row_len)) {
       f->parked[i] = 1;
       continue;
     }
@@ -344,7 +346,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
                     r->end[r->start_len] == 0 &&
                     memcmp(r->start, r->end, r->start_len) == 0;
       for (uint32_t i = 0; i < s->n_fams; i++) {
-        int rc = merge_seek(&s->fams[i], r->start, r->start_len, single);
+        int rc = merge_seek(&s->fams[i], r->start, r->start_len, single && !s->point_open);
         if (rc) return rc;
       }
       s->m.ranges_sought++;
@@ -550,6 +552,7 @@ static kv_scan *take_shell(kv_db *db) {
   s->cur_range = 0;
   s->range_started = false;
   s->reverse = false;
+  s->point_open = false;
   s->limit = 0;
   s->filter = NULL;
   s->filter_ctx = NULL;
@@ -709,6 +712,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
   kv_scan *s = take_shell(db);
   if (!s) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
   s->reverse = o->reverse;
+  s->point_open = point != NULL;
   s->limit = o->limit;
   s->filter = o->filter;
   s->filter_ctx = o->filter_ctx;
@@ -821,7 +825,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
       for (uint32_t k = 0; k < fam->n_files; k++) {
         kv_sfh *h = fam->files[k];
         if (!file_overlaps(s, h)) continue;
-        if (point && !kv_sf_may_contain_row(h->reader, point, point_len)) continue;
+        if (point && !kv_sf_point_worth_seeking(h->reader, point, point_len)) continue;
         kv_sfh_ref(h);
         f->files[f->n_files++] = h;
       }
