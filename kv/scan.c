@@ -93,6 +93,8 @@ struct kv_scan {
   bool range_started;           /* sources positioned for cur_range */
   bool reverse;                 /* descending rows */
   bool point_open;              /* kv_get: the files were chosen for its one row at open */
+  int exist_fam;                /* index of the existence family in fams, -1 if none */
+  int exist_state;              /* EXIST_*: the existence family in the current range */
   uint64_t limit;               /* rows handed out at most; 0 = no limit */
   kv_filter_fn filter;          /* optional row filter */
   void *filter_ctx;             /* its context */
@@ -106,6 +108,9 @@ struct kv_scan {
 };
 
 #define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */
+
+/* The existence family during a one-row range: not deferred, or not sought yet. */
+enum { EXIST_NONE = 0, EXIST_PENDING = 1 };
 
 /* ---- small buffers -------------------------------------------------------------------- */
 
@@ -345,7 +350,14 @@ static int next_forward(kv_scan *s, kv_row *row) {
       bool single = r->start && r->end && r->end_len == r->start_len + 1 &&
                     r->end[r->start_len] == 0 &&
                     memcmp(r->start, r->end, r->start_len) == 0;
+      /* A point read defers the existence family (kv_scan_options.existence_family):
+         it is sought only if the other families have no visible cell in the row. */
+      s->exist_state = single && s->exist_fam >= 0 ? EXIST_PENDING : EXIST_NONE;
       for (uint32_t i = 0; i < s->n_fams; i++) {
+        if (s->exist_state == EXIST_PENDING && (int)i == s->exist_fam) {
+          s->fams[i].cur = -1;
+          continue;
+        }
         int rc = merge_seek(&s->fams[i], r->start, r->start_len, single && !s->point_open);
         if (rc) return rc;
       }
@@ -359,6 +371,12 @@ static int next_forward(kv_scan *s, kv_row *row) {
         best = c;
     }
     if (!best || (r->end && kv_bytes_cmp(best->row, best->row_len, r->end, r->end_len) >= 0)) {
+      if (s->exist_state == EXIST_PENDING) { /* the row may be in that family alone */
+        s->exist_state = EXIST_NONE;
+        int rc = merge_seek(&s->fams[s->exist_fam], r->start, r->start_len, !s->point_open);
+        if (rc) return rc;
+        continue;
+      }
       s->cur_range++;
       s->range_started = false;
       continue;
@@ -370,6 +388,15 @@ static int next_forward(kv_scan *s, kv_row *row) {
     for (uint32_t i = 0; i < s->n_fams; i++) {
       rc = read_family_row(s, &s->fams[i]);
       if (rc) return rc;
+    }
+    if (s->exist_state == EXIST_PENDING) { /* the range's one row was found elsewhere */
+      s->exist_state = EXIST_NONE;
+      if (s->n_views == 0) { /* no visible cell there: the existence family decides */
+        fscan *f = &s->fams[s->exist_fam];
+        rc = merge_seek(f, s->key, s->key_len, !s->point_open);
+        if (!rc) rc = read_family_row(s, f);
+        if (rc) return rc;
+      }
     }
     if (finish_row(s, row)) return KV_OK;
   }
@@ -553,6 +580,8 @@ static kv_scan *take_shell(kv_db *db) {
   s->range_started = false;
   s->reverse = false;
   s->point_open = false;
+  s->exist_fam = -1;
+  s->exist_state = EXIST_NONE;
   s->limit = 0;
   s->filter = NULL;
   s->filter_ctx = NULL;
@@ -713,6 +742,16 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
   if (!s) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
   s->reverse = o->reverse;
   s->point_open = point != NULL;
+  s->exist_fam = -1;
+  s->exist_state = EXIST_NONE;
+  if (o->existence_family) {
+    if (o->existence_family > o->n_families) {
+      free_scan(s);
+      return kv_error(KV_ERR_INVALID, "kv_scan_open: existence_family %u of %u families",
+                      o->existence_family, o->n_families);
+    }
+    if (o->n_families > 1 && !o->reverse) s->exist_fam = (int)o->existence_family - 1;
+  }
   s->limit = o->limit;
   s->filter = o->filter;
   s->filter_ctx = o->filter_ctx;

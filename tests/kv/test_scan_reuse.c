@@ -6,7 +6,8 @@
 ** active memstores), random scan shapes (families, projections, ranges, skip scans, reverse,
 ** limits, filters, max_versions, snapshots, time ranges, kv_get) run in random order, each
 ** compared with the same scan run while another scan holds the spare shell (so it gets a new
-** one). Also with a tiny block cache. Seeded: the seed is printed; ROWAN_SEED reruns it.
+** one). Also with a tiny block cache. And kv_scan_options.existence_family: point reads hand
+** out the same rows with it as without. Seeded: the seed is printed; ROWAN_SEED reruns it.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -295,11 +296,106 @@ static void test_reuse_no_cache(void **state) {
   scenario(0, "scan_reuse_no_cache");
 }
 
+/* A row as text for the existence family check: the cells of the other families, or, when
+** it has none, the existence family's cells (marked). */
+static void render_exist(sbuf *out, const kv_row *r, uint32_t efid) {
+  bool other = false;
+  for (uint32_t i = 0; i < r->n_cells; i++) other |= r->cells[i].family_id != efid;
+  sb_put(out, r->key, r->key_len);
+  sb_put(out, other ? ":" : ":only-existence", other ? 1 : 15);
+  for (uint32_t i = 0; i < r->n_cells; i++) {
+    const kv_cell_view *c = &r->cells[i];
+    if (other && c->family_id == efid) continue;
+    char h[64];
+    int n = snprintf(h, sizeof h, " %u:", c->family_id);
+    sb_put(out, h, (size_t)n);
+    sb_put(out, c->qual, c->qual_len);
+    n = snprintf(h, sizeof h, "@%lld=", (long long)c->ts);
+    sb_put(out, h, (size_t)n);
+    sb_put(out, c->value, c->value_len);
+  }
+  sb_put(out, "\n", 1);
+}
+
+/* Point reads (kv_get and one-row ranges, also inside skip scans) with an existence family
+** hand out the same rows as without it, with the same cells of the other families. */
+static void test_existence_family(void **state) {
+  (void)state;
+  world w;
+  uint64_t seed = tu_seed("scan_existence_family");
+  world_open(&w, seed, (size_t)8 << 20);
+  world_fill(&w);
+  sbuf a = {0}, b = {0};
+  size_t n = tu_scaled(3000, 500), found = 0;
+  uint64_t ecells[2] = {0, 0}; /* cells of the existence family examined without / with */
+  for (size_t i = 0; i < n; i++) {
+    shape sh;
+    random_shape(&w, &sh);
+    sh.reverse = false;
+    sh.limit = 0;
+    if (!sh.get) { /* one-row ranges */
+      sh.nr = 1 + (uint32_t)tu_below(&w.s, 3);
+      for (uint32_t k = 0; k < sh.nr; k++) {
+        key_of((int)(k * (NROWS / 3) + tu_below(&w.s, NROWS / 3)), sh.rb[k]);
+        sh.ranges[k] = (kv_range){(const uint8_t *)sh.rb[k], strlen(sh.rb[k]), true,
+                                  (const uint8_t *)sh.rb[k], strlen(sh.rb[k]), true};
+      }
+    }
+    uint32_t e = (uint32_t)tu_below(&w.s, sh.nf);
+    for (int pass = 0; pass < 2; pass++) {
+      sbuf *out = pass ? &b : &a;
+      kv_scan_options o;
+      opts_of(&sh, 0, &o);
+      o.existence_family = pass ? e + 1 : 0;
+      out->len = 0;
+      sb_put(out, "", 0);
+      kv_scan *sc = NULL;
+      kv_row row;
+      int rc;
+      if (sh.get) {
+        rc = kv_get(w.db, &o, sh.rb[0], strlen(sh.rb[0]), &sc, &row);
+        assert_true(rc == KV_OK || rc == KV_ERR_NOTFOUND);
+        if (rc == KV_OK) render_exist(out, &row, sh.fams[e]);
+      } else {
+        assert_int_equal(kv_scan_open(w.db, &o, &sc), KV_OK);
+        while ((rc = kv_scan_next(sc, &row)) == KV_OK) render_exist(out, &row, sh.fams[e]);
+        assert_int_equal(rc, KV_ERR_NOTFOUND);
+      }
+      kv_scan_metrics m;
+      kv_scan_get_metrics(sc, &m);
+      ecells[pass] += m.families[e].cells_examined;
+      kv_scan_close(sc);
+    }
+    if (strcmp(a.p, b.p) != 0)
+      fail_msg("seed %llu, query %zu: existence family %u changes the rows\n--- without\n"
+               "%s--- with\n%s", (unsigned long long)seed, i, e, a.p, b.p);
+    for (size_t k = 0; k < a.len; k++) found += a.p[k] == '\n';
+  }
+  fprintf(stderr, "[scan_existence_family] %zu point reads agree (%zu rows)\n", n, found);
+  assert_true(found > 0);
+  fprintf(stderr, "[scan_existence_family] existence family cells examined: %llu without, "
+          "%llu with\n", (unsigned long long)ecells[0], (unsigned long long)ecells[1]);
+  assert_true(ecells[1] < ecells[0]); /* rows found elsewhere skip it */
+  kv_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.family_ids = w.fam;
+  o.n_families = 2;
+  o.existence_family = 3;
+  kv_scan *sc = NULL;
+  assert_int_equal(kv_scan_open(w.db, &o, &sc), KV_ERR_INVALID);
+  assert_null(sc);
+  free(a.p);
+  free(b.p);
+  assert_int_equal(kv_close(w.db), KV_OK);
+  kv_env_free(w.env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_reuse_cached),
     cmocka_unit_test(test_reuse_tiny_cache),
     cmocka_unit_test(test_reuse_no_cache),
+    cmocka_unit_test(test_existence_family),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
