@@ -447,7 +447,7 @@ typedef struct kv_block_cache_stats {
   uint64_t inserts;    /* blocks added */
   uint64_t evictions;  /* blocks pushed out to stay within the capacity */
   uint64_t erased;     /* blocks dropped because their file was deleted */
-  size_t usage;        /* bytes charged now (raw block plus decoded arrays), column cache
+  size_t usage;        /* bytes charged now (compact decoded blocks), column cache
                           entries included */
   size_t capacity;     /* kv_options.block_cache_size in effect (the block cache and the
                           column cache together) */
