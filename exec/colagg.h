@@ -15,7 +15,7 @@
 ** IN, LIKE, OR, NOT, IS NULL, expressions, several families, GROUP BY.
 ** At run time it is refused whole (the rows path runs, EXPLAIN ANALYZE says why) inside a
 ** transaction with pending writes, when the family's store files overlap, and for a
-** FLOAT/DOUBLE SUM or AVG (summed in row order, one chunk) when any row needs the row way.
+** FLOAT/DOUBLE/DECIMAL SUM or AVG (summed in row order, one chunk) when any row needs the row way.
 ** Rows with memstore cells, and the blocks holding their keys, go the row way (more than
 ** 4,096 such rows refuse it whole). Blocks and rows kv/ hands back are read the row way at the same
 ** snapshot and added, so the answer is exactly the rows path's.
@@ -30,7 +30,7 @@
 #define EXEC_COLAGG_THREADS 2 /* chunks evaluated in parallel */
 
 /* Whether plan q can run as a columnar aggregate. *threads (may be NULL) gets the chunks it
-** would use: EXEC_COLAGG_THREADS, or 1 when a FLOAT/DOUBLE sum must be added in row order.
+** would use: EXEC_COLAGG_THREADS, or 1 when a FLOAT/DOUBLE/DECIMAL sum must add in row order.
 ** Pure: reads only the plan. */
 bool exec_colagg_check(const plan_query *q, int *threads);
 

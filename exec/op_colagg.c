@@ -8,9 +8,10 @@
 **
 ** Values reach the accumulators decoded (catalog/valcodec.h) one passing row at a time, so
 ** every aggregate's rules (exact integer and DECIMAL sums, overflow errors, MIN/MAX types)
-** are exec/agg.c's own. COUNT(*) steps once per passing row. FLOAT/DOUBLE sums depend on the
-** order of the additions, so a query with one runs in one chunk in key order and is refused
-** when any rows would have to come back out of order.
+** are exec/agg.c's own. COUNT(*) steps once per passing row. FLOAT/DOUBLE and DECIMAL sums
+** depend on the order of the additions (rounding; the 38-digit limit checked at each one),
+** so a query with one runs in one chunk in key order and is refused when any rows would
+** have to come back out of order.
 ** Not here: the block walk (kv/colscan*.c), the pipeline (exec/op_query.c), EXPLAIN text
 ** (planner/explain.c).
 */
@@ -47,9 +48,14 @@ static int arg_column(const plan_agg *a) {
   return a->arg->column;
 }
 
-static bool float_sum(const plan_agg *a) {
-  return (a->func == EXEC_AGG_SUM || a->func == EXEC_AGG_AVG) &&
-         (a->type.id == CAT_T_DOUBLE || a->type.id == 0);
+/* A sum whose result depends on the order of the additions: FLOAT/DOUBLE (rounding) and
+** DECIMAL (the 38-digit limit is checked at every addition, so a running sum can overflow
+** in one order and not in another). Integer sums are exact in 128 bits. */
+static bool ordered_sum(const plan_agg *a) {
+  if (a->func != EXEC_AGG_SUM && a->func != EXEC_AGG_AVG) return false;
+  int at = a->arg ? a->arg->type.id : 0;
+  return a->type.id == CAT_T_DOUBLE || a->type.id == 0 || at == CAT_T_DECIMAL ||
+         cat_type_is_float(at);
 }
 
 bool exec_colagg_check(const plan_query *q, int *threads) {
@@ -87,7 +93,7 @@ bool exec_colagg_check(const plan_query *q, int *threads) {
         t->columns[c].family != fam || !ps->read[c])
       return false;
     if (++n_args > (int)KV_COLAGG_MAX_ARGS) return false;
-    if (float_sum(a)) ordered = true;
+    if (ordered_sum(a)) ordered = true;
   }
   if (threads) *threads = ordered ? 1 : EXEC_COLAGG_THREADS;
   return true;
@@ -303,7 +309,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
       for (int k = 0; k < threads; k++)
         if (cx[k].rc) { rc = fail(err, cx[k].rc, cx[k].msg); break; }
     } else if (threads == 1 && res.n_fallback) {
-      ca->why = "a FLOAT/DOUBLE sum adds in row order and some blocks need the row way";
+      ca->why = "a FLOAT/DOUBLE/DECIMAL sum adds in row order and some rows need the row way";
       rc = EXEC_DONE;
     } else if (res.n_fallback) {
       rc = read_fallback(x, &res, fid, &qs, aq, aql, n_args, &cx[0], &fb_rows, &fm, err);

@@ -75,7 +75,8 @@ typedef struct rowan_options {
   int sync_mode;            /* ROWAN_SYNC_*; default ROWAN_SYNC_FULL */
   int create_if_missing;    /* non-zero: create the directory and an empty database */
   int read_only;            /* non-zero: refuse writes with ROWAN_READONLY */
-  size_t block_cache_size;  /* bytes; 0 = default 64 MiB */
+  size_t block_cache_size;  /* bytes; 0 = default 64 MiB; a quarter of it caches the columns
+                               aggregate scans read (docs/KV.md), the rest decoded blocks */
   size_t memstore_size;     /* bytes per family memstore before a flush; 0 = 64 MiB */
   void *kv_env;             /* a struct kv_env * (kv/env.h) to run on another file system,
                                e.g. the in-memory one in tests; NULL = the real disk */

@@ -345,14 +345,9 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     }
   }
   pl.ttl_ms = fam->ttl_sec * 1000;
-  /* the column cache (kv/colscan_block.c), a quarter of the block cache's size */
-  if (!why && pl.fast && sp->n_quals == 1 && pl.ttl_ms == 0 && db->cache &&
+  /* the column cache (kv/colscan_eval.c; a quarter of the block cache budget, kv_open) */
+  if (!why && pl.fast && sp->n_quals == 1 && pl.ttl_ms == 0 && db->colcache &&
       sp->qual_lens[0] <= KV_MAX_QUALIFIER_CACHED) {
-    if (!db->colcache) {
-      kv_cache_counters cc;
-      kv_cache_get_counters(db->cache, &cc);
-      if (cc.capacity / 4 >= (64u << 10)) db->colcache = kv_cache_new(cc.capacity / 4);
-    }
     pl.colcache = db->colcache;
     pl.qual_len = sp->qual_lens[0];
     memcpy(pl.qual, sp->quals[0], pl.qual_len);

@@ -461,9 +461,17 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   pthread_cond_init(&db->bg_cv, NULL);
   pthread_cond_init(&db->bg_done_cv, NULL);
   db->path = strdup(path);
-  if (o.block_cache_size > KV_BLOCK_CACHE_OFF) db->cache = kv_cache_new(o.block_cache_size);
-  if (!db->path || (o.block_cache_size > KV_BLOCK_CACHE_OFF && !db->cache)) {
+  if (o.block_cache_size > KV_BLOCK_CACHE_OFF) {
+    /* a quarter of the budget is kv/colscan.c's column cache (when that is at least 64 KiB) */
+    size_t col = o.block_cache_size / 4 >= (64u << 10) ? o.block_cache_size / 4 : 0;
+    db->cache = kv_cache_new(o.block_cache_size - col);
+    if (col) db->colcache = kv_cache_new(col);
+  }
+  if (!db->path || (o.block_cache_size > KV_BLOCK_CACHE_OFF && !db->cache) ||
+      (o.block_cache_size / 4 >= (64u << 10) && o.block_cache_size > KV_BLOCK_CACHE_OFF &&
+       !db->colcache)) {
     kv_cache_free(db->cache);
+    kv_cache_free(db->colcache);
     free(db->path);
     pthread_mutex_destroy(&db->mu);
     free(db);
@@ -528,6 +536,11 @@ int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out) {
   out->erased = c.erased;
   out->usage = c.usage;
   out->capacity = c.capacity;
+  if (db->colcache) { /* the column cache's share of the budget (kv/colscan.c) */
+    kv_cache_get_counters(db->colcache, &c);
+    out->usage += c.usage;
+    out->capacity += c.capacity;
+  }
   return KV_OK;
 }
 

@@ -487,7 +487,7 @@ static void colagg_line(lines *L, int threads, const plan_actuals *a) {
     snprintf(act, sizeof act, "  (not used: %s; the rows were assembled)", c->why);
   line(L, "    SERVER COLUMNAR AGGREGATE: filter and aggregates evaluated per block on the "
        "value streams, %s; rows not assembled%s",
-       threads > 1 ? "blocks split into contiguous chunks" : "blocks in key order (a FLOAT/DOUBLE sum)",
+       threads > 1 ? "blocks split into contiguous chunks" : "blocks in key order (a FLOAT, DOUBLE or DECIMAL sum)",
        act);
 }
 
