@@ -313,7 +313,16 @@ typedef struct kv_scan_options {
   uint64_t snapshot;       /* sequence number to read at; 0 = latest committed; must not be
                               above kv_last_sequence() */
   const kv_batch *overlay; /* uncommitted writes to read as committed, or NULL (below) */
+  uint32_t existence_family; /* 0, or 1 + the index in family_ids of a family read only to
+                              know that rows exist (the hidden key family): see below */
 } kv_scan_options;
+/* Existence family: in a forward read of a range of one row key (a point lookup; kv_get),
+** that family is sought only when the other families have no visible cell in the row, so a
+** row found in them costs no block of it; the row is then handed out without that family's
+** cells. Otherwise (the other families hold nothing visible for the row, wider ranges,
+** reverse scans, a single family) it is read as any other. Rows handed out are the same;
+** only that family's cells may be missing from rows that have cells elsewhere.
+** KV_ERR_INVALID when it is above n_families. */
 /* The scan copies what it needs of the options (ranges, qualifier sets): the caller's
 ** arrays may be freed after kv_scan_open returns; filter_ctx must outlive the scan.
 ** A qualifier projection hides puts of other qualifiers; tombstones still apply. */
@@ -438,7 +447,7 @@ typedef struct kv_block_cache_stats {
   uint64_t inserts;    /* blocks added */
   uint64_t evictions;  /* blocks pushed out to stay within the capacity */
   uint64_t erased;     /* blocks dropped because their file was deleted */
-  size_t usage;        /* bytes charged now (raw block plus decoded arrays), column cache
+  size_t usage;        /* bytes charged now (compact decoded blocks), column cache
                           entries included */
   size_t capacity;     /* kv_options.block_cache_size in effect (the block cache and the
                           column cache together) */
