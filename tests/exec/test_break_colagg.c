@@ -740,6 +740,39 @@ static void kept_statement_in_transaction(void **state) {
   tdb_close(t);
 }
 
+/* Small memstores flushed and compacted by the background thread while queries run: the
+** pushdown meets frozen memstores, files appearing and files merged between its start and
+** its row-way reads. */
+static void background_flushes(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("background_flushes"), rs = seed;
+  tdb *t = calloc(1, sizeof *t);
+  t->env = kv_env_mem_new(1500000000000LL);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = t->env;
+  o.create_if_missing = true;
+  o.sync_mode = KV_SYNC_OFF;
+  o.memstore_flush_size = 24 << 10;
+  o.compaction_trigger = 2;
+  assert_int_equal(kv_open("/db", &o, &t->db), KV_OK);
+  assert_int_equal(exec_session_open(t->db, &t->s, &t->err), EXEC_OK);
+  char sql[1024];
+  snprintf(sql, sizeof sql, "CREATE TABLE T %s", schema);
+  q(t, sql);
+  int n = (int)tu_scaled(1200, 300), nq = (int)tu_scaled(8, 3);
+  int pushed = 0;
+  for (int k = 0; k < n; k += 50) {
+    upsert_rows(t, &rs, "T", k, k + 50, 1);
+    if (k % 200 == 0) churn(t, &rs, "T", k + 50, 10);
+    pushed += compare(t, &rs, "T", nq, seed);
+  }
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  pushed += compare(t, &rs, "T", nq * 4, seed);
+  assert_true(pushed > 0);
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(types_and_files),
@@ -753,6 +786,7 @@ int main(void) {
       cmocka_unit_test(wide_table),
       cmocka_unit_test(dense_blocks),
       cmocka_unit_test(kept_statement_in_transaction),
+      cmocka_unit_test(background_flushes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
