@@ -20,10 +20,10 @@
 ** cached compact block while it holds the entry's reference. A miss reads, checks and
 ** decodes the block privately and, once it passed every check, inserts a packed copy (one
 ** allocation: the arrays, the dictionary and the value bytes, not the rest of the raw
-** block). Compaction reads (fill_cache false) never insert; a block loaded for a seek is
-** inserted only when it fits without evicting or was asked for twice lately
-** (kv_cache_admit: a point read does not evict a cached block for one it may never read
-** again, and a full scan's blocks, loaded by next/prev, are inserted as before).
+** block). Compaction reads (fill_cache false) never insert; another block is inserted only
+** when it fits without evicting or was asked for twice lately (kv_cache_admit: a point read
+** does not evict a cached block for one it may never read again, and a full scan streaming
+** through a full cache does not push out the hot set).
 **
 ** Projection (kv_sf_iter_project): when a scan reads only some qualifiers of the family,
 ** each loaded block gets a keep flag per dictionary entry, and every move steps over the
@@ -128,10 +128,12 @@ static const char *check_block(sf_iter *it, const kv_sf_index_entry *e) {
 }
 
 /* Whether block e of the reader should go into the cache: it fits without evicting, or it
-** was refused a short while ago (kv_cache_admit; its charge estimated from the index entry
-** as the raw bytes: the compact form of a block is smaller). */
+** was refused a short while ago (kv_cache_admit; its charge estimated from the index entry:
+** seven eighths of the raw bytes, about what the compact form of the archive's blocks
+** costs). Seeks and sequential reads alike: a full scan streaming through a full cache
+** neither evicts the hot set nor pays for packing blocks it will not read again. */
 static bool cache_has_room(const kv_sf_reader *r, const kv_sf_index_entry *e) {
-  size_t est = (size_t)e->raw + (size_t)e->rows * 8;
+  size_t est = (size_t)e->raw - (size_t)e->raw / 8 + (size_t)e->rows * 8;
   return kv_cache_admit(r->cache, r->cache_id, e->off, est);
 }
 
@@ -150,10 +152,9 @@ static int prepare_block(sf_iter *it) {
   return KV_OK;
 }
 
-/* Make block `bi` the loaded block. `seek`: loaded for a seek (a point read, maybe), which
-** goes into the cache only when kv_cache_admit agrees. Returns false (and sets the sticky
-** status) on error. */
-static bool load_block_mode(sf_iter *it, uint32_t bi, bool seek) {
+/* Make block `bi` the loaded block (from the cache, or read, decoded and maybe inserted:
+** cache_has_room). Returns false (and sets the sticky status) on error. */
+static bool load_block(sf_iter *it, uint32_t bi) {
   if (it->bi == (int64_t)bi) return true;
   kv_sf_reader *r = it->r;
   const kv_sf_index_entry *e = &r->index[bi];
@@ -199,7 +200,7 @@ static bool load_block_mode(sf_iter *it, uint32_t bi, bool seek) {
              (unsigned long long)e->off, why);
   if (rc) goto fail;
   if (it->io) it->io->cells_decoded += it->b->ncells;
-  if (r->cache && it->fill_cache && !(seek && !cache_has_room(r, e))) {
+  if (r->cache && it->fill_cache && cache_has_room(r, e)) {
     kv_sf_cblock *pk = kv_sf_cblock_pack(&it->dec);
     if (pk) {
       it->ce = kv_cache_insert(r->cache, r->cache_id, e->off, pk, pk->charge, free);
@@ -219,7 +220,6 @@ fail:
   return false;
 }
 
-static bool load_block(sf_iter *it, uint32_t bi) { return load_block_mode(it, bi, false); }
 
 /* Row of cell ci: the last row whose first cell is <= ci. */
 static uint32_t row_of(const kv_sf_cblock *b, uint32_t ci) {
@@ -441,7 +441,7 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
   if (it->status || it->r->nblocks == 0) return;
   int64_t bk = find_block(it->r, target);
   if (bk < 0) bk = 0;
-  if (!load_block_mode(it, (uint32_t)bk, true)) return;
+  if (!load_block(it, (uint32_t)bk)) return;
   uint32_t ri;
   uint32_t ci = find_in_block(it->b, target, false, &ri);
   settle_fwd(it, ci, ri);
@@ -452,7 +452,7 @@ static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
   int64_t bk = find_block(it->r, target);
-  if (bk < 0 || !load_block_mode(it, (uint32_t)bk, true)) return;
+  if (bk < 0 || !load_block(it, (uint32_t)bk)) return;
   uint32_t ri;
   uint32_t ci = find_in_block(it->b, target, true, &ri);
   if (ci == 0) return; /* cannot happen: the block's first cell is <= target */
