@@ -16,7 +16,9 @@
 ** key from exec_index_row_key, the marker, and INCLUDE cells copied from the row's own
 ** encoded cells (exec_index_put into a per-row batch when an INCLUDE column is a key
 ** column); only ACTIVE indexes are written; a data key seen twice in one
-** such load is refused (its first index row could not be taken back). BUILDING indexes
+** such load is refused (its first index row could not be taken back): keys that come in
+** runs with disjoint ranges are known new without a lookup, others go through a set of
+** key hashes (key_check). BUILDING indexes
 ** are refused; DISABLED ones are skipped.
 ** Not here: the sort, the store files and the MANIFEST (kv/bulk.c).
 */
@@ -36,6 +38,7 @@
 #include "exec/index.h"
 #include "exec/rowcodec.h"
 #include "kv/bulk.h"
+#include "kv/cell.h"
 
 #include <xxhash.h>
 
@@ -88,8 +91,20 @@ struct exec_bulk {
   bix *ix;                /* n_ix: how each index's rows are added */
   int n_ix;               /* their number */
   kv_batch *ixb;          /* the current row's index cells */
-  uint64_t *seen;         /* with indexes: open-addressing set of data key hashes (0 = empty) */
+  uint64_t *seen;         /* with indexes: open-addressing set of data key hashes (0 = empty);
+                             it holds every key only in set_mode */
   size_t seen_cap, seen_n;/* its slots (power of two) / used */
+  bool set_mode;          /* keys are checked in the seen set (else by runs, below) */
+  uint64_t *hist;         /* !set_mode: hash of every key so far, in order */
+  size_t n_hist, cap_hist;/* used / allocated */
+  uint8_t *run_lo, *run_hi; /* !set_mode: the current run's lowest and highest key */
+  size_t lo_len, hi_len;  /* their lengths */
+  int run_dir;            /* the current run: 0 one key, 1 ascending, -1 descending */
+  bool run_any;           /* a run is current */
+  uint8_t *rbytes;        /* the closed runs' lowest and highest keys, one after another */
+  size_t rb_len, rb_cap;  /* used / allocated */
+  uint32_t (*ranges)[4];  /* per closed run: lo offset, lo length, hi offset, hi length */
+  size_t n_ranges, cap_ranges; /* used / allocated */
   int64_t rows;           /* rows added */
   bool broken;            /* a fatal error happened: only free is allowed */
   bool committed;         /* committed */
@@ -206,7 +221,9 @@ static int open_indexes(exec_bulk *b, exec_error *err) {
   b->ixb = kv_batch_new();
   b->seen_cap = 1u << 16;
   b->seen = calloc(b->seen_cap, sizeof *b->seen);
-  if (!b->ic || !b->ixb || !b->seen)
+  b->run_lo = malloc(CAT_KEY_MAX);
+  b->run_hi = malloc(CAT_KEY_MAX);
+  if (!b->ic || !b->ixb || !b->seen || !b->run_lo || !b->run_hi)
     return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   b->ix = calloc((size_t)n, sizeof *b->ix);
   if (!b->ix) return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
@@ -402,6 +419,11 @@ static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
       ns[j] = b->seen[i];
     }
     free(b->seen);
+  free(b->hist);
+  free(b->run_lo);
+  free(b->run_hi);
+  free(b->rbytes);
+  free(b->ranges);
     b->seen = ns;
     b->seen_cap = nc;
   }
@@ -419,11 +441,87 @@ static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
   return EXEC_OK;
 }
 
+#define MAX_RUNS 64 /* closed runs checked one by one before the seen set takes over */
+
+static bool grow_arr(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return true;
+  size_t nc = *cap ? *cap * 2 : 64;
+  while (nc < need) nc *= 2;
+  void *q = realloc(*p, nc * elem);
+  if (!q) return false;
+  *p = q;
+  *cap = nc;
+  return true;
+}
+
+/* Is key k (n bytes, hash h) new in this load? *dup gets the answer. While keys come in
+** runs, each strictly ascending or strictly descending, a key that extends the current run
+** and lies outside every earlier run's [lowest, highest] cannot have been seen: no lookup
+** (a lookup in a set of every key misses the cache on every row). The first key that may
+** repeat one (it turns the run and falls inside a range, or runs are too many) moves every
+** key's hash into the seen set, which checks every key from then on. EXEC_NOMEM or
+** EXEC_OK. */
+static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool *dup) {
+  *dup = false;
+  if (b->set_mode) return seen_add(b, h, dup);
+  bool fresh = b->run_any; /* extends the current run */
+  if (fresh && b->run_dir >= 0 && kv_bytes_cmp(k, n, b->run_hi, b->hi_len) > 0) {
+    memcpy(b->run_hi, k, n);
+    b->hi_len = n;
+    b->run_dir = 1;
+  } else if (fresh && b->run_dir <= 0 && kv_bytes_cmp(k, n, b->run_lo, b->lo_len) < 0) {
+    memcpy(b->run_lo, k, n);
+    b->lo_len = n;
+    b->run_dir = -1;
+  } else { /* the run ends here: keep its range, start the next with k */
+    if (b->run_any) {
+      if (!grow_arr((void **)&b->rbytes, &b->rb_cap, b->rb_len + b->lo_len + b->hi_len, 1) ||
+          !grow_arr((void **)&b->ranges, &b->cap_ranges, b->n_ranges + 1, sizeof *b->ranges))
+        return EXEC_NOMEM;
+      uint32_t *r = b->ranges[b->n_ranges++];
+      r[0] = (uint32_t)b->rb_len;
+      r[1] = (uint32_t)b->lo_len;
+      memcpy(b->rbytes + b->rb_len, b->run_lo, b->lo_len);
+      b->rb_len += b->lo_len;
+      r[2] = (uint32_t)b->rb_len;
+      r[3] = (uint32_t)b->hi_len;
+      memcpy(b->rbytes + b->rb_len, b->run_hi, b->hi_len);
+      b->rb_len += b->hi_len;
+    }
+    memcpy(b->run_lo, k, n);
+    memcpy(b->run_hi, k, n);
+    b->lo_len = b->hi_len = n;
+    b->run_dir = 0;
+    b->run_any = true;
+  }
+  bool maybe = b->n_ranges > MAX_RUNS;
+  for (size_t i = 0; i < b->n_ranges && !maybe; i++) {
+    const uint32_t *r = b->ranges[i];
+    maybe = kv_bytes_cmp(k, n, b->rbytes + r[0], r[1]) >= 0 &&
+            kv_bytes_cmp(k, n, b->rbytes + r[2], r[3]) <= 0;
+  }
+  if (maybe) { /* from now on, the seen set: every key so far goes in */
+    for (size_t i = 0; i < b->n_hist; i++) {
+      bool d;
+      if (seen_add(b, b->hist[i], &d) != EXEC_OK) return EXEC_NOMEM;
+    }
+    free(b->hist);
+    b->hist = NULL;
+    b->n_hist = b->cap_hist = 0;
+    b->set_mode = true;
+    return seen_add(b, h, dup);
+  }
+  if (!grow_arr((void **)&b->hist, &b->cap_hist, b->n_hist + 1, sizeof *b->hist))
+    return EXEC_NOMEM;
+  b->hist[b->n_hist++] = h;
+  return EXEC_OK;
+}
+
 /* Build the index rows of the current row (nothing is added yet): each direct index's
 ** key in its codec, the others' cells in b->ixb. key_h: key_hash of the row key. */
-static int build_index_rows(exec_bulk *b, uint64_t key_h, exec_error *err) {
+static int build_index_rows(exec_bulk *b, size_t klen, uint64_t key_h, exec_error *err) {
   bool dup = false;
-  if (seen_add(b, key_h, &dup) != EXEC_OK)
+  if (key_check(b, b->key, klen, key_h, &dup) != EXEC_OK)
     return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   if (dup)
     return exec_error_set(err, EXEC_CONSTRAINT, "primary key repeats an earlier row of this load, "
@@ -492,7 +590,7 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
                               &kce);
       if (key_rc == CAT_OK && b->n_ix) { /* the seen set's slot: fetched while we parse */
         key_h = key_hash(b->key, klen);
-        __builtin_prefetch(&b->seen[(size_t)key_h & (b->seen_cap - 1)]);
+        if (b->set_mode) __builtin_prefetch(&b->seen[(size_t)key_h & (b->seen_cap - 1)]);
       }
     }
     const bfield *f = &b->order[i];
@@ -558,7 +656,7 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
   if (key_rc != CAT_OK)
     return exec_error_set(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, kce.msg);
   if (b->n_ix) {
-    int rc = build_index_rows(b, key_h, err);
+    int rc = build_index_rows(b, klen, key_h, err);
     if (rc) {
       if (rc != EXEC_CONSTRAINT) b->broken = true;
       return rc;
@@ -616,6 +714,11 @@ void exec_bulk_free(exec_bulk *b) {
   free(b->ix);
   kv_batch_free(b->ixb);
   free(b->seen);
+  free(b->hist);
+  free(b->run_lo);
+  free(b->run_hi);
+  free(b->rbytes);
+  free(b->ranges);
   free(b->order);
   free(b->vals);
   free(b->pk_vals);
