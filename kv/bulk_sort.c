@@ -410,7 +410,8 @@ static const uint8_t *buf_row(const kv_bulk_buf *u, size_t g, size_t *len) {
 static _Thread_local kv_bulk_buf **chain_bufs;
 
 static int first_row_cmp(const void *a, const void *b) {
-  const kv_bulk_buf *x = chain_bufs[*(const uint32_t *)a], *y = chain_bufs[*(const uint32_t *)b];
+  const kv_bulk_buf *x = chain_bufs[*(const uint32_t *)a];
+  const kv_bulk_buf *y = chain_bufs[*(const uint32_t *)b];
   size_t xl, yl;
   const uint8_t *xr = buf_row(x, 0, &xl), *yr = buf_row(y, 0, &yl);
   int c = kv_bytes_cmp(xr, xl, yr, yl);
