@@ -419,9 +419,9 @@ static int first_row_cmp(const void *a, const void *b) {
   return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-/* Cut f's non-empty buffers that still hold their cells, taken by first row, into chains whose buffers follow one
-** another strictly (each one's first row above the previous one's last): the fewest
-** sources that read every buffer in order. *out: n_segs + 1 entries, chain k is
+/* Cut f's non-empty buffers that still hold their cells, taken by first row, into chains
+** whose buffers follow one another strictly (each one's first row above the previous one's
+** last): the fewest sources that read every buffer in order. *out: n_segs + 1 entries, chain k is
 ** (*out)[start[k] .. start[k+1]); returns the number of chains, or -1 (out of memory). */
 static int make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start) {
   uint32_t n = 0;
