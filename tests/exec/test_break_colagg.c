@@ -5,14 +5,17 @@
 ** family (TINYINT .. TIMESTAMP, edge values: type limits, NaN, +-Infinity, -0.0, empty and
 ** block-sized strings), a composite key with a DESC VARCHAR column, a second family,
 ** literals of another type than the column (fractions against integers, out-of-range
-** constants), BETWEEN; and the situations around a query: bulk of disjoint flushed files,
-** cell deletes (UPSERT of NULL), row deletes, minor and major compactions, VERSIONS=3, TTL,
-** a transaction's uncommitted writes, a snapshot held by an open statement while writes,
-** flushes and compactions happen, parameters in the filter rebound between runs, a second
-** table and a table dropped and created again under the same name (the column cache).
-** Both paths must give the same rows, or fail with the same code. Seeded (tu_seed); every
-** mismatch prints the seed and the SQL.
-** Not here: the pushdown's eligibility rules and EXPLAIN text (test_colagg.c).
+** constants), BETWEEN; and the situations around a query: disjoint flushed files, cell
+** deletes (UPSERT of NULL), row deletes, minor and major compactions, VERSIONS=3, TTL, a
+** transaction's uncommitted writes (also through a kept statement), a snapshot held by an
+** open statement while writes, flushes and compactions happen, parameters in the filter
+** rebound between runs, a second table and a table dropped and created again under the
+** same name, rows wider than a block, memstore rows over compacted files, a 300-column
+** family, dense blocks, background flushes and compactions. Every pushdown query runs twice
+** (the second run may be answered from the column cache). Both paths must give the same
+** rows, or fail with the same code. Seeded (tu_seed); a mismatch prints the seed and SQL.
+** Not here: the pushdown's eligibility rules and EXPLAIN text (test_colagg.c), DECIMAL sums
+** near the 38-digit limit (test_break_colagg_decimal.c).
 */
 #include "test_engine_util.h"
 #include "testutil.h"

@@ -17,7 +17,7 @@
 typedef struct kcol {
   const char *name, *type; /* column name and SQL type */
   const char *const *lits; /* literals to write */
-  const char *const *texts; /* their text as read back */
+  const char *const *texts; /* their text as read back (doubles as tdb_runp prints them) */
   int n;                   /* how many */
   int rank[5];             /* their SQL order (equal ranks: equal values) */
 } kcol;
@@ -51,11 +51,6 @@ static const kcol COLS[NCOLS] = {
     {"I", "BIGINT NOT NULL", BI, BI, 5, {0, 4, 2, 1, 3}},
     {"J", "INTEGER NOT NULL", IN, IN, 5, {0, 4, 2, 1, 3}},
 };
-
-/* The text tdb_runp gives for a value: doubles and floats as %.15g/%.17g. */
-static void norm(const char *in, char *out, size_t cap) {
-  snprintf(out, cap, "%s", in);
-}
 
 static void run(const bool *desc, uint64_t seed, uint64_t *rs) {
   tdb *t = tdb_open();
@@ -95,9 +90,8 @@ static void run(const bool *desc, uint64_t seed, uint64_t *rs) {
       size_t wl = 0;
       for (int i = 0; i < nc; i++) {
         o += snprintf(sql + o, sizeof sql - (size_t)o, "%s%s", i ? ", " : "", COLS[cs[i]].name);
-        char v[128];
-        norm(COLS[cs[i]].texts[pick[r][cs[i]]], v, sizeof v);
-        wl += (size_t)snprintf(want + wl, sizeof want - wl, "%s%s", i ? "|" : "", v);
+        wl += (size_t)snprintf(want + wl, sizeof want - wl, "%s%s", i ? "|" : "",
+                               COLS[cs[i]].texts[pick[r][cs[i]]]);
       }
       snprintf(sql + o, sizeof sql - (size_t)o, " FROM T WHERE V = %d", r);
       snprintf(want + wl, sizeof want - wl, "\n");
