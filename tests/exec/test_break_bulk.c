@@ -7,7 +7,9 @@
 ** UPSERTs and DELETEs at the same clock tick after a load, and flushed files next to the
 ** loaded ones. The oracle is a twin table given the same rows by UPSERT in the same order:
 ** both must hold the same rows, and the columnar aggregate pushdown over the loaded files
-** must agree with the rows path. Seeded (tu_seed); a mismatch prints the seed.
+** must agree with the rows path. Also: an abandoned load, a load of only bad rows, and a
+** load into an empty table with an index (repeated keys refused, CHECK INDEX clean, queries
+** through the index equal the table's). Seeded (tu_seed); a mismatch prints the seed.
 ** Not here: the public API and the shell's --bulk (tests/api/test_bulk.c, tests/cli).
 */
 #include "exec/bulk.h"
