@@ -79,6 +79,16 @@ static int pack32(kv_sf_cdec *w, const uint32_t *v, uint32_t n, kv_sf_pa *out) {
   out->base = mn;
   out->w = width_of(mx - mn);
   if (!out->w) return KV_OK;
+  if (n > 2 && v[1] > v[0]) { /* an arithmetic run costs no bytes */
+    uint32_t d0 = v[1] - v[0], i = 2;
+    while (i < n && v[i] - v[i - 1] == d0 && v[i] > v[i - 1]) i++;
+    if (i == n) {
+      out->w = 0;
+      out->base = v[0];
+      out->step = d0;
+      return KV_OK;
+    }
+  }
   if (arena_room(w, (size_t)n * out->w, &out->off)) return KV_ERR_NOMEM;
   uint8_t *d = w->arena.p + out->off;
   for (uint32_t i = 0; i < n; i++) {
@@ -87,6 +97,19 @@ static int pack32(kv_sf_cdec *w, const uint32_t *v, uint32_t n, kv_sf_pa *out) {
     else if (out->w == 2) { uint16_t y = (uint16_t)x; memcpy(d + (size_t)i * 2, &y, 2); }
     else memcpy(d + (size_t)i * 4, &x, 4);
   }
+  return KV_OK;
+}
+
+/* The qualifier indexes: four bits each when the dictionary has at most 16 entries. */
+static int pack_qual(kv_sf_cdec *w, const uint32_t *v, uint32_t n, uint32_t nq,
+                     kv_sf_pa *out) {
+  if (nq > 16 || nq < 2) return pack32(w, v, n, out);
+  memset(out, 0, sizeof *out);
+  out->w = 3;
+  if (arena_room(w, ((size_t)n + 1) / 2, &out->off)) return KV_ERR_NOMEM;
+  uint8_t *d = w->arena.p + out->off;
+  memset(d, 0, ((size_t)n + 1) / 2);
+  for (uint32_t i = 0; i < n; i++) d[i >> 1] |= (uint8_t)(v[i] << ((i & 1) * 4));
   return KV_OK;
 }
 
@@ -325,8 +348,10 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     if (pack32(w, offs, s->count + 1, &s->voff)) return KV_ERR_NOMEM;
     p += a + d;
   }
+  if (pack_qual(w, qual, n, nq, &b->qual)) return KV_ERR_NOMEM;
   /* checkpoints: per group the cells before cell k << shift, then the fixed-width value
-     bytes before it in cell order (where a packed block keeps them) */
+     bytes before it in cell order (where a packed block keeps them); the arena's last
+     allocation, narrowed to 16 bits in place when every number fits */
   uint32_t shift = 7;
   while ((1ull << shift) < (uint64_t)(ng + 1) * 8 && shift < 31) shift++;
   uint32_t nck = (n >> shift) + 1, cw = ng + 1;
@@ -343,7 +368,14 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   }
   if ((n & mask) == 0) memcpy(ck + (size_t)(n >> shift) * cw, cur, (size_t)cw * 4);
   b->ck_shift = shift;
-  if (pack32(w, qual, n, &b->qual)) return KV_ERR_NOMEM;
+  b->ck_w = 4;
+  if (n <= 0xFFFF && cur[ng] <= 0xFFFF) { /* the totals bound every number */
+    uint16_t *c16 = (uint16_t *)(void *)ck;
+    size_t cnt = (size_t)nck * cw;
+    for (size_t k = 0; k < cnt; k++) c16[k] = (uint16_t)ck[k]; /* front to back: safe */
+    w->arena.len = w->ck_off + cnt * 2;
+    b->ck_w = 2;
+  }
   if (p != lim) CORRUPT("bytes after the last value group");
   /* pointers, now that the arena no longer moves */
   const uint8_t *ar = w->arena.p;
@@ -358,7 +390,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   b->dict = raw + w->dict_off;
   b->q_off = (const uint32_t *)(const void *)(ar + w->qoff_off);
   b->q_len = (const uint32_t *)(const void *)(ar + w->qlen_off);
-  b->ck = (const uint32_t *)(const void *)(ar + w->ck_off);
+  b->ck = ar + w->ck_off;
   for (uint32_t g = 0; g < ng; g++) {
     resolve(&gs[g].voff, ar);
     gs[g].data = gs[g].count ? raw + gs[g].data_off : NULL;
@@ -397,7 +429,7 @@ kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
   c->keys = rebase(b->keys, from, ar);
   c->q_off = (const uint32_t *)(const void *)rebase((const uint8_t *)b->q_off, from, ar);
   c->q_len = (const uint32_t *)(const void *)rebase((const uint8_t *)b->q_len, from, ar);
-  c->ck = (const uint32_t *)(const void *)rebase((const uint8_t *)b->ck, from, ar);
+  c->ck = rebase((const uint8_t *)b->ck, from, ar);
   if (w->dict_len) memcpy(x, b->dict, w->dict_len);
   c->dict = x;
   x += w->dict_len;
@@ -460,10 +492,33 @@ uint32_t kv_sf_cblock_rank(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ci
   uint32_t *rk = rp->ranks;
   if (dist > span) {
     uint32_t k = ci >> b->ck_shift;
-    memcpy(rk, b->ck + (size_t)k * (ng + 1), (size_t)(ng + 1) * sizeof *rk);
+    if (b->ck_w == 2) {
+      const uint16_t *c = (const uint16_t *)b->ck + (size_t)k * (ng + 1);
+      for (uint32_t g = 0; g <= ng; g++) rk[g] = c[g];
+    } else {
+      memcpy(rk, (const uint32_t *)b->ck + (size_t)k * (ng + 1), (size_t)(ng + 1) * sizeof *rk);
+    }
     rp->at = k << b->ck_shift;
   }
   const kv_sf_cgroup *gs = b->groups;
+  if (b->qual.w == 3 && b->type.w == 0) { /* put-only block, four-bit qualifiers */
+    const uint8_t *qp = b->qual.p;
+    uint32_t at = rp->at, fo = rk[ng];
+    for (; at < ci; at++) {
+      uint32_t g = (qp[at >> 1] >> ((at & 1) * 4)) & 15;
+      rk[g]++;
+      fo += gs[g].fw;
+    }
+    for (; at > ci;) {
+      --at;
+      uint32_t g = (qp[at >> 1] >> ((at & 1) * 4)) & 15;
+      rk[g]--;
+      fo -= gs[g].fw;
+    }
+    rp->at = at;
+    rk[ng] = fo;
+    return rk[(qp[ci >> 1] >> ((ci & 1) * 4)) & 15];
+  }
   if (b->qual.w == 1 && b->type.w == 0) { /* put-only block, byte-wide qualifiers */
     const uint8_t *qp = b->qual.p;
     uint32_t base = (uint32_t)b->qual.base, at = rp->at, fo = rk[ng];

@@ -32,18 +32,22 @@
 #include "kv/sf_int.h"
 
 /* A packed array of unsigned numbers: element i is base + the w-byte native-endian
-** number at p + i * w (w 0 = every element is base). */
+** number at p + i * w (w 0 = base + i * step, no bytes: a constant or an arithmetic run such
+** as the first cells of one-cell rows; w 3 = four bits each, element i in the low nibble of
+** byte i / 2 when i is even, the high one when odd). */
 typedef struct kv_sf_pa {
   const uint8_t *p;   /* elements (NULL when w is 0) */
   uint64_t base;      /* added to every element */
+  uint64_t step;      /* w 0: element i is base + i * step */
   uint32_t off;       /* while decoding: offset of p in the decoder's arena */
-  uint8_t w;          /* element width: 0, 1, 2, 4 or 8 */
+  uint8_t w;          /* element width: 0, 1, 2, 4 or 8 bytes; 3 = a nibble */
 } kv_sf_pa;
 
 static inline uint64_t kv_sf_pa_get(const kv_sf_pa *a, uint32_t i) {
   switch (a->w) {
-    case 0: return a->base;
+    case 0: return a->base + (uint64_t)i * a->step;
     case 1: return a->base + a->p[i];
+    case 3: return a->base + ((a->p[i >> 1] >> ((i & 1) * 4)) & 15);
     case 2: { uint16_t v; memcpy(&v, a->p + (size_t)i * 2, 2); return a->base + v; }
     case 4: { uint32_t v; memcpy(&v, a->p + (size_t)i * 4, 4); return a->base + v; }
     default: { uint64_t v; memcpy(&v, a->p + (size_t)i * 8, 8); return a->base + v; }
@@ -87,9 +91,11 @@ typedef struct kv_sf_cblock {
   const uint32_t *q_len;   /* per entry: its length */
   kv_sf_cgroup *groups;    /* nquals + 1 value groups */
   uint32_t ck_shift;       /* a rank checkpoint every 2^ck_shift cells */
-  const uint32_t *ck;      /* (ncells >> ck_shift) + 1 rows of nquals + 2 numbers: the
-                              cells of each group before cell k << ck_shift, then the
-                              fixed-width value bytes before it (its offset in cvals) */
+  const void *ck;          /* (ncells >> ck_shift) + 1 rows of nquals + 2 numbers (u16
+                              when ck_w is 2, else u32): the cells of each group before
+                              cell k << ck_shift, then the fixed-width value bytes before
+                              it (its offset in cvals) */
+  uint8_t ck_w;            /* bytes per checkpoint number: 2 or 4 */
   const uint8_t *cvals;    /* packed: every fixed-width value whole, in cell order (a row's
                               values side by side: a point read touches a line or two, not
                               one per value byte); NULL in a private block */

@@ -372,7 +372,10 @@ static void settle_fwd(sf_iter *it, uint32_t ci, uint32_t ri) {
     if (it->proj) {
       if (it->keep_bi != it->bi && !compute_keep(it)) return;
       uint32_t start = ci, n = b->ncells;
-      if (b->qual.w == 1 && b->type.w == 0) { /* the common case: a byte per cell */
+      if (b->qual.w == 3 && b->type.w == 0) { /* the common case: four bits per cell */
+        const uint8_t *qp = b->qual.p, *keep = it->keep;
+        while (ci < n && !keep[(qp[ci >> 1] >> ((ci & 1) * 4)) & 15]) ci++;
+      } else if (b->qual.w == 1 && b->type.w == 0) { /* a byte per cell */
         const uint8_t *qp = b->qual.p, *keep = it->keep;
         uint32_t base = (uint32_t)b->qual.base;
         while (ci < n && !keep[qp[ci] + base]) ci++;
