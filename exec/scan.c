@@ -121,6 +121,17 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   return exec_scan_open_cached(s, db, ps, overlay, NULL, err);
 }
 
+/* kv_scan_options.existence_family for a read of the table's families fam[0..n): 1 + the
+** position of the hidden key family (table family 0, whose marker cells only say that a row
+** exists) when other families are read too, else 0. kv then seeks the key family in a point
+** read only when the row has no cell in the others (kv/kv.h). */
+static uint32_t existence_family(const int *fam, int n) {
+  if (n < 2) return 0;
+  for (int f = 0; f < n; f++)
+    if (fam[f] == 0) return (uint32_t)f + 1;
+  return 0;
+}
+
 int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
                           const kv_batch *overlay, exec_scan_cache *cache, exec_error *err) {
   memset(s, 0, sizeof *s);
@@ -146,6 +157,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   memset(&o, 0, sizeof o);
   o.family_ids = ps->family_ids;
   o.n_families = (uint32_t)ps->n_families;
+  if (!ps->index) o.existence_family = existence_family(ps->families, ps->n_families);
   uint32_t n = ps->ranges.n_ranges;
   if (n) {
     for (uint32_t i = 0; i < n; i++) {
@@ -291,6 +303,7 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   memset(&o, 0, sizeof o);
   o.family_ids = ps->lookup_family_ids;
   o.n_families = (uint32_t)ps->n_lookup_families;
+  o.existence_family = existence_family(ps->lookup_families, ps->n_lookup_families);
   o.overlay = s->overlay;
   kv_row r;
   s->lookups++;
