@@ -181,16 +181,13 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
     s->rf[r + 1] = (uint32_t)cells;
   }
   if (cells != ncells) CORRUPT("cells per row do not add up to the block's cells");
-  GET(p, lim, &mode, "truncated rows header");
+  kv_sf_rows_layout L;
+  if (kv_sf_rows_layout_read(&p, lim, nrows, &L, &why)) goto corrupt;
+  mode = L.mode;
   if (mode == KV_SF_ROWS_FIXED || mode == KV_SF_ROWS_DELTA) {
-    uint64_t klen = 0, lcp = 0;
-    GET(p, lim, &klen, "truncated rows header");
-    GET(p, lim, &lcp, "truncated rows header");
-    if (klen > KV_MAX_ROW_KEY || lcp > klen || lcp > (uint64_t)(lim - p))
-      CORRUPT("bad row key length or common prefix");
-    uint32_t w = (uint32_t)(klen - lcp);
-    const uint8_t *prefix = p;
-    p += lcp;
+    uint64_t lcp = L.lcp;
+    uint32_t w = L.suffix;
+    const uint8_t *prefix = L.prefix;
     uint8_t a[KV_MAX_ROW_KEY], b[KV_MAX_ROW_KEY];
     if (mode == KV_SF_ROWS_FIXED) {
       if ((uint64_t)w * nrows > (uint64_t)(lim - p)) CORRUPT("key suffixes run past the block");
@@ -200,7 +197,6 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
       }
       p += (size_t)w * nrows;
     } else {
-      if (w > 8) CORRUPT("delta-coded key suffix over 8 bytes");
       uint64_t val = 0, first = 0, max = w == 8 ? UINT64_MAX : (1ull << (8 * w)) - 1;
       for (uint32_t r = 0; r < nrows; r++) {
         GET1(p, lim, &v, "truncated key delta stream");

@@ -139,18 +139,14 @@ static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, ui
   }
   if (cells != b->ncells) CORRUPT("cells per row do not add up to the block's cells");
   if (pack32(w, rf, n + 1, &b->row_first)) return KV_ERR_NOMEM;
-  GET(p, lim, &mode, "truncated rows header");
+  kv_sf_rows_layout L;
+  int lrc = kv_sf_rows_layout_read(&p, lim, n, &L, why);
+  if (lrc) return lrc;
+  mode = L.mode;
   if (mode == KV_SF_ROWS_FIXED || mode == KV_SF_ROWS_DELTA) {
-    uint64_t klen = 0, lcp = 0;
-    GET(p, lim, &klen, "truncated rows header");
-    GET(p, lim, &lcp, "truncated rows header");
-    if (klen > KV_MAX_ROW_KEY || lcp > klen || lcp > (uint64_t)(lim - p))
-      CORRUPT("bad row key length or common prefix");
-    uint32_t sw = (uint32_t)(klen - lcp);
-    if (mode == KV_SF_ROWS_DELTA && sw > 8) CORRUPT("delta-coded key suffix over 8 bytes");
-    if (klen * n > KV_SF_MAX_KEY_BYTES) CORRUPT("row keys too large");
-    w->prefix_off = (size_t)(p - w->raw);
-    p += lcp;
+    uint64_t klen = L.key_len, lcp = L.lcp;
+    uint32_t sw = L.suffix;
+    w->prefix_off = (size_t)(L.prefix - w->raw);
     if (arena_room(w, (size_t)sw * n + 1, &w->keys_off)) return KV_ERR_NOMEM;
     uint8_t *k = w->arena.p + w->keys_off;
     if (mode == KV_SF_ROWS_FIXED) {

@@ -38,6 +38,29 @@ typedef struct gstate {
 #define GET1(p, lim, v, msg) do { \
     if ((p) < (lim) && *(p) < 0x80) *(v) = *(p)++; else GET(p, lim, v, msg); } while (0)
 
+int kv_sf_rows_layout_read(const uint8_t **pp, const uint8_t *lim, uint32_t nrows,
+                           kv_sf_rows_layout *out, const char **why) {
+  const uint8_t *p = *pp;
+  memset(out, 0, sizeof *out);
+  GET(p, lim, &out->mode, "truncated rows header");
+  if (out->mode == KV_SF_ROWS_FIXED || out->mode == KV_SF_ROWS_DELTA) {
+    uint64_t klen = 0, lcp = 0;
+    GET(p, lim, &klen, "truncated rows header");
+    GET(p, lim, &lcp, "truncated rows header");
+    if (klen > KV_MAX_ROW_KEY || lcp > klen || lcp > (uint64_t)(lim - p))
+      CORRUPT("bad row key length or common prefix");
+    if (out->mode == KV_SF_ROWS_DELTA && klen - lcp > 8) CORRUPT("delta-coded key suffix over 8 bytes");
+    if (klen * nrows > KV_SF_MAX_KEY_BYTES) CORRUPT("row keys too large");
+    out->key_len = (uint32_t)klen;
+    out->lcp = (uint32_t)lcp;
+    out->suffix = (uint32_t)(klen - lcp);
+    out->prefix = p;
+    p += lcp;
+  }
+  *pp = p;
+  return KV_OK;
+}
+
 void kv_sf_dblock_free(kv_sf_dblock *d) {
   free(d->row_off);
   free(d->row_first);
@@ -99,19 +122,15 @@ static int decode_rows(kv_sf_dblock *d, const uint8_t **pp, const uint8_t *lim,
     d->row_first[r + 1] = (uint32_t)cells;
   }
   if (cells != d->ncells) CORRUPT("cells per row do not add up to the block's cells");
-  GET(p, lim, &mode, "truncated rows header");
+  kv_sf_rows_layout L;
+  int lrc = kv_sf_rows_layout_read(&p, lim, n, &L, why);
+  if (lrc) return lrc;
+  mode = L.mode;
   if (mode == KV_SF_ROWS_FIXED || mode == KV_SF_ROWS_DELTA) {
-    uint64_t klen = 0, lcp = 0;
-    GET(p, lim, &klen, "truncated rows header");
-    GET(p, lim, &lcp, "truncated rows header");
-    if (klen > KV_MAX_ROW_KEY || lcp > klen || lcp > (uint64_t)(lim - p))
-      CORRUPT("bad row key length or common prefix");
-    uint32_t w = (uint32_t)(klen - lcp);
-    if (mode == KV_SF_ROWS_DELTA && w > 8) CORRUPT("delta-coded key suffix over 8 bytes");
-    if (klen * n > KV_SF_MAX_KEY_BYTES) CORRUPT("row keys too large");
+    uint64_t klen = L.key_len, lcp = L.lcp;
+    uint32_t w = L.suffix;
     if (kv_sf_grow((void **)&d->keys, &d->keys_cap, klen * n + 1, 1)) return KV_ERR_NOMEM;
-    const uint8_t *prefix = p;
-    p += lcp;
+    const uint8_t *prefix = L.prefix;
     uint8_t *k = d->keys;
     for (uint32_t r = 0; r < n; r++) {
       memcpy(k + (size_t)r * klen, prefix, lcp);

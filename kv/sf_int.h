@@ -128,6 +128,23 @@ int kv_sf_unframe_block(const uint8_t *disk, size_t disk_len, uint32_t expect_ra
                         kv_sfbuf *scratch, const uint8_t **raw, size_t *raw_len,
                         const char *path, uint64_t off);
 
+/* ---- Rows section header (shared by every raw block decoder) ---- */
+typedef struct kv_sf_rows_layout {
+  uint64_t mode;          /* KV_SF_ROWS_PREFIX, _FIXED or _DELTA (other values: the caller's) */
+  uint32_t key_len;       /* fixed/delta: the length of every row key */
+  uint32_t lcp;           /* fixed/delta: bytes of the prefix common to every key */
+  uint32_t suffix;        /* fixed/delta: key_len - lcp */
+  const uint8_t *prefix;  /* fixed/delta: the common prefix (lcp bytes, into the block) */
+} kv_sf_rows_layout;
+
+/* Read the rows section's key mode at *p and, for the fixed and delta modes, the key length
+** and common prefix of the block's nrows keys (docs/FORMAT.md Part 2, "Rows section"),
+** checking them: the key length within KV_MAX_ROW_KEY, the prefix within the key and the
+** block, a delta suffix of at most 8 bytes, nrows keys within KV_SF_MAX_KEY_BYTES. *p moves
+** past what was read (the prefix included). KV_OK, or KV_ERR_CORRUPT with *why set. */
+int kv_sf_rows_layout_read(const uint8_t **p, const uint8_t *lim, uint32_t nrows,
+                           kv_sf_rows_layout *out, const char **why);
+
 /* ---- Decoded block (reader side) ---- */
 typedef struct kv_sf_dblock {
   uint32_t nrows;          /* rows in the block */
