@@ -41,12 +41,15 @@ static uint8_t width_of(uint64_t range) {
   return range == 0 ? 0 : range <= 0xff ? 1 : range <= 0xffff ? 2 : range <= 0xffffffffu ? 4 : 8;
 }
 
-/* Store v[0..n) as a packed array (narrowest width for its range) in the arena. */
-static int pack64(kv_sf_cdec *w, const uint64_t *v, uint32_t n, kv_sf_pa *out) {
+/* Store n numbers as a packed array (narrowest width for their range) in the arena: v64 or
+** v32 (the other NULL) holds them. */
+static int pack_nums(kv_sf_cdec *w, const uint64_t *v64, const uint32_t *v32, uint32_t n,
+                     kv_sf_pa *out) {
   uint64_t mn = UINT64_MAX, mx = 0;
   for (uint32_t i = 0; i < n; i++) {
-    if (v[i] < mn) mn = v[i];
-    if (v[i] > mx) mx = v[i];
+    uint64_t x = v64 ? v64[i] : v32[i];
+    if (x < mn) mn = x;
+    if (x > mx) mx = x;
   }
   memset(out, 0, sizeof *out);
   if (n == 0) return KV_OK;
@@ -56,7 +59,7 @@ static int pack64(kv_sf_cdec *w, const uint64_t *v, uint32_t n, kv_sf_pa *out) {
   if (arena_room(w, (size_t)n * out->w, &out->off)) return KV_ERR_NOMEM;
   uint8_t *d = w->arena.p + out->off;
   for (uint32_t i = 0; i < n; i++) {
-    uint64_t x = v[i] - mn;
+    uint64_t x = (v64 ? v64[i] : v32[i]) - mn;
     switch (out->w) {
       case 1: d[i] = (uint8_t)x; break;
       case 2: { uint16_t y = (uint16_t)x; memcpy(d + (size_t)i * 2, &y, 2); break; }
@@ -67,37 +70,12 @@ static int pack64(kv_sf_cdec *w, const uint64_t *v, uint32_t n, kv_sf_pa *out) {
   return KV_OK;
 }
 
-/* The same for 32-bit numbers. */
+static int pack64(kv_sf_cdec *w, const uint64_t *v, uint32_t n, kv_sf_pa *out) {
+  return pack_nums(w, v, NULL, n, out);
+}
+
 static int pack32(kv_sf_cdec *w, const uint32_t *v, uint32_t n, kv_sf_pa *out) {
-  uint32_t mn = UINT32_MAX, mx = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    if (v[i] < mn) mn = v[i];
-    if (v[i] > mx) mx = v[i];
-  }
-  memset(out, 0, sizeof *out);
-  if (n == 0) return KV_OK;
-  out->base = mn;
-  out->w = width_of(mx - mn);
-  if (!out->w) return KV_OK;
-  if (n > 2 && v[1] > v[0]) { /* an arithmetic run costs no bytes */
-    uint32_t d0 = v[1] - v[0], i = 2;
-    while (i < n && v[i] - v[i - 1] == d0 && v[i] > v[i - 1]) i++;
-    if (i == n) {
-      out->w = 0;
-      out->base = v[0];
-      out->step = d0;
-      return KV_OK;
-    }
-  }
-  if (arena_room(w, (size_t)n * out->w, &out->off)) return KV_ERR_NOMEM;
-  uint8_t *d = w->arena.p + out->off;
-  for (uint32_t i = 0; i < n; i++) {
-    uint32_t x = v[i] - mn;
-    if (out->w == 1) d[i] = (uint8_t)x;
-    else if (out->w == 2) { uint16_t y = (uint16_t)x; memcpy(d + (size_t)i * 2, &y, 2); }
-    else memcpy(d + (size_t)i * 4, &x, 4);
-  }
-  return KV_OK;
+  return pack_nums(w, NULL, v, n, out);
 }
 
 /* The qualifier indexes: four bits each when the dictionary has at most 16 entries. */
