@@ -270,6 +270,19 @@ static bool projected(const fscan *f, const kv_cell *c) {
   return false;
 }
 
+/* memcpy for the short qualifiers and fixed-width values of cells: the common lengths are
+** copied inline instead of through a library call per cell. */
+static inline void copy_short(uint8_t *d, const uint8_t *src, size_t n) {
+  switch (n) {
+    case 0: return;
+    case 1: d[0] = src[0]; return;
+    case 2: memcpy(d, src, 2); return;
+    case 4: memcpy(d, src, 4); return;
+    case 8: memcpy(d, src, 8); return;
+    default: memcpy(d, src, n); return;
+  }
+}
+
 static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
   size_t cap = s->cap_views;
   int rc = grow((void **)&s->views, &cap, s->n_views + 1, sizeof *s->views);
@@ -288,10 +301,10 @@ static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
   v->ts = c->ts;
   v->value_len = c->value_len;
   s->offs[2 * s->n_views] = s->data_len;
-  if (c->qual_len) memcpy(s->data + s->data_len, c->qual, c->qual_len);
+  copy_short(s->data + s->data_len, c->qual, c->qual_len);
   s->data_len += c->qual_len;
   s->offs[2 * s->n_views + 1] = s->data_len;
-  if (c->value_len) memcpy(s->data + s->data_len, c->value, c->value_len);
+  copy_short(s->data + s->data_len, c->value, c->value_len);
   s->data_len += c->value_len;
   s->n_views++;
   return KV_OK;

@@ -260,6 +260,7 @@ static int boxes_or(plan_kr_ctx *c, const plan_kr_boxes *a, const plan_kr_boxes 
 
 /* ---- Values to positions ------------------------------------------------------------- */
 static const char *literal_text(plan_kr_ctx *c, const cat_value *v, bool prefix) {
+  if (c->no_explain) return ""; /* only EXPLAIN reads the texts: none is made */
   char tmp[160];
   size_t n = plan_value_literal(v, tmp, sizeof tmp);
   if (n >= sizeof tmp) n = sizeof tmp - 1;

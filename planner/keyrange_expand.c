@@ -125,6 +125,7 @@ static int xrs_push(plan_kr_ctx *c, xrs *r, const xr *x) {
 
 /* Tuple text "[a, b, X]" (mark: ']' or ')') into the arena. */
 static const char *tuple_text(plan_kr_ctx *c, const char *const *pts, int np, const char *last, char mark) {
+  if (c->no_explain) return ""; /* only EXPLAIN reads the texts: none is made */
   char buf[1024];
   size_t o = 0;
   buf[o++] = '[';
@@ -244,6 +245,10 @@ static int xr_cmp(const void *a, const void *b) {
   return cat_vc_compare(x->start, x->slen, y->start, y->slen);
 }
 
+static bool same_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+  return al == bl && (al == 0 || memcmp(a, b, al) == 0);
+}
+
 static void merge_ranges(xrs *r) {
   if (r->n < 2) return;
   qsort(r->v, r->n, sizeof(xr), xr_cmp);
@@ -256,8 +261,9 @@ static void merge_ranges(xrs *r) {
     if (!overlap) { r->v[++o] = *nx; continue; }
     if (!cur->has_end) continue;
     if (!nx->has_end || cat_vc_compare(nx->end, nx->elen, cur->end, cur->elen) > 0) {
-      bool same = cur->stext == cur->etext && nx->stext == nx->etext &&
-                  strcmp(cur->stext, nx->stext) == 0;
+      /* the same point twice (an IN list naming a value again) stays a point */
+      bool same = cur->pinned && nx->pinned && same_bytes(cur->start, cur->slen, nx->start, nx->slen) &&
+                  same_bytes(cur->end, cur->elen, nx->end, nx->elen);
       cur->has_end = nx->has_end;
       cur->end = nx->end;
       cur->elen = nx->elen;
