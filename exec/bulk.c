@@ -419,11 +419,6 @@ static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
       ns[j] = b->seen[i];
     }
     free(b->seen);
-  free(b->hist);
-  free(b->run_lo);
-  free(b->run_hi);
-  free(b->rbytes);
-  free(b->ranges);
     b->seen = ns;
     b->seen_cap = nc;
   }
