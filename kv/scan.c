@@ -1,5 +1,6 @@
 /*
-** kv/scan.c: scans and point reads (kv_scan_open/next/close, kv_get), snapshots.
+** kv/scan.c: scans and point reads (kv_scan_open/next/close, kv_get). Snapshots (the
+** sequence numbers a scan reads at) are kv/snapshot.c's.
 **
 ** A scan takes, under db->mu, references to the memstores and store files of the families
 ** it reads (and of no other family), then reads without locks. Per family the sources are
@@ -990,50 +991,4 @@ void kv_scan_get_metrics(const kv_scan *s, kv_scan_metrics *out) {
     fm->files_opened = f->files_opened;
     out->cells_examined += f->cells + f->io.cells_skipped;
   }
-}
-
-/* ---- snapshots ------------------------------------------------------------------------ */
-
-uint64_t kv_last_sequence(kv_db *db) {
-  if (!db) return 0;
-  return atomic_load_explicit(&db->last_seq, memory_order_acquire);
-}
-
-int kv_snapshot_acquire(kv_db *db, uint64_t *seq_out) {
-  if (!db || !seq_out) return kv_error(KV_MISUSE, "kv_snapshot_acquire: NULL argument");
-  pthread_mutex_lock(&db->mu);
-  if (db->n_snaps == db->cap_snaps) {
-    uint32_t nc = db->cap_snaps ? db->cap_snaps * 2 : 8;
-    uint64_t *ns = realloc(db->snaps, nc * sizeof *ns);
-    if (!ns) {
-      pthread_mutex_unlock(&db->mu);
-      return kv_error(KV_ERR_NOMEM, "kv_snapshot_acquire: out of memory");
-    }
-    db->snaps = ns;
-    db->cap_snaps = nc;
-  }
-  uint64_t seq = atomic_load_explicit(&db->last_seq, memory_order_acquire);
-  db->snaps[db->n_snaps++] = seq;
-  pthread_mutex_unlock(&db->mu);
-  *seq_out = seq;
-  return KV_OK;
-}
-
-void kv_snapshot_release(kv_db *db, uint64_t seq) {
-  if (!db) return;
-  pthread_mutex_lock(&db->mu);
-  for (uint32_t i = 0; i < db->n_snaps; i++) {
-    if (db->snaps[i] == seq) {
-      db->snaps[i] = db->snaps[--db->n_snaps];
-      break;
-    }
-  }
-  pthread_mutex_unlock(&db->mu);
-}
-
-uint64_t kv_db_oldest_snapshot(kv_db *db) {
-  uint64_t m = atomic_load_explicit(&db->last_seq, memory_order_acquire);
-  for (uint32_t i = 0; i < db->n_snaps; i++)
-    if (db->snaps[i] < m) m = db->snaps[i];
-  return m;
 }
