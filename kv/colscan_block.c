@@ -172,15 +172,8 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
                      uint32_t ncells, const char **whyp) {
   const char *why = NULL;
   const uint8_t *p = *pp;
-  uint64_t v = 0, mode = 0, cells = 0;
-  s->rf[0] = 0;
-  for (uint32_t r = 0; r < nrows; r++) {
-    GET1(p, lim, &v, "truncated cells-per-row stream");
-    if (v == 0 || v > ncells - cells) CORRUPT("bad cells-per-row count");
-    cells += v;
-    s->rf[r + 1] = (uint32_t)cells;
-  }
-  if (cells != ncells) CORRUPT("cells per row do not add up to the block's cells");
+  uint64_t v = 0, mode = 0;
+  if (kv_sf_cells_per_row(&p, lim, nrows, ncells, s->rf, &why)) goto corrupt;
   kv_sf_rows_layout L;
   if (kv_sf_rows_layout_read(&p, lim, nrows, &L, &why)) goto corrupt;
   mode = L.mode;

@@ -106,16 +106,9 @@ static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, ui
   kv_sf_cblock *b = &w->b;
   const uint8_t *p = *pp;
   uint32_t n = b->nrows;
-  uint64_t v = 0, mode = 0, cells = 0;
-  rf[0] = 0;
-  for (uint32_t r = 0; r < n; r++) {
-    GET1(p, lim, &v, "truncated cells-per-row stream");
-    if (v == 0 || v > b->ncells) CORRUPT("bad cells-per-row count");
-    cells += v;
-    if (cells > b->ncells) CORRUPT("cells per row exceed the block's cells");
-    rf[r + 1] = (uint32_t)cells;
-  }
-  if (cells != b->ncells) CORRUPT("cells per row do not add up to the block's cells");
+  uint64_t v = 0, mode = 0;
+  int crc = kv_sf_cells_per_row(&p, lim, n, b->ncells, rf, why);
+  if (crc) return crc;
   if (pack32(w, rf, n + 1, &b->row_first)) return KV_ERR_NOMEM;
   kv_sf_rows_layout L;
   int lrc = kv_sf_rows_layout_read(&p, lim, n, &L, why);

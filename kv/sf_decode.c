@@ -38,6 +38,22 @@ typedef struct gstate {
 #define GET1(p, lim, v, msg) do { \
     if ((p) < (lim) && *(p) < 0x80) *(v) = *(p)++; else GET(p, lim, v, msg); } while (0)
 
+int kv_sf_cells_per_row(const uint8_t **pp, const uint8_t *lim, uint32_t nrows, uint32_t ncells,
+                        uint32_t *first, const char **why) {
+  const uint8_t *p = *pp;
+  uint64_t v = 0, cells = 0;
+  first[0] = 0;
+  for (uint32_t r = 0; r < nrows; r++) {
+    GET1(p, lim, &v, "truncated cells-per-row stream");
+    if (v == 0 || v > ncells - cells) CORRUPT("bad cells-per-row count");
+    cells += v;
+    first[r + 1] = (uint32_t)cells;
+  }
+  if (cells != ncells) CORRUPT("cells per row do not add up to the block's cells");
+  *pp = p;
+  return KV_OK;
+}
+
 int kv_sf_rows_layout_read(const uint8_t **pp, const uint8_t *lim, uint32_t nrows,
                            kv_sf_rows_layout *out, const char **why) {
   const uint8_t *p = *pp;
@@ -112,16 +128,9 @@ static int decode_rows(kv_sf_dblock *d, const uint8_t **pp, const uint8_t *lim,
                        const char **why) {
   const uint8_t *p = *pp;
   uint32_t n = d->nrows;
-  uint64_t v = 0, mode = 0, cells = 0;
-  d->row_first[0] = 0;
-  for (uint32_t r = 0; r < n; r++) {
-    GET(p, lim, &v, "truncated cells-per-row stream");
-    if (v == 0 || v > d->ncells) CORRUPT("bad cells-per-row count");
-    cells += v;
-    if (cells > d->ncells) CORRUPT("cells per row exceed the block's cells");
-    d->row_first[r + 1] = (uint32_t)cells;
-  }
-  if (cells != d->ncells) CORRUPT("cells per row do not add up to the block's cells");
+  uint64_t v = 0, mode = 0;
+  int crc = kv_sf_cells_per_row(&p, lim, n, d->ncells, d->row_first, why);
+  if (crc) return crc;
   kv_sf_rows_layout L;
   int lrc = kv_sf_rows_layout_read(&p, lim, n, &L, why);
   if (lrc) return lrc;

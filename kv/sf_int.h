@@ -137,6 +137,12 @@ typedef struct kv_sf_rows_layout {
   const uint8_t *prefix;  /* fixed/delta: the common prefix (lcp bytes, into the block) */
 } kv_sf_rows_layout;
 
+/* Read the rows section's cells-per-row stream at *p: nrows counts, each >= 1, adding up to
+** ncells; first[r] gets the index of row r's first cell (first has nrows + 1 entries,
+** first[nrows] = ncells). *p moves past the stream. KV_OK, or KV_ERR_CORRUPT with *why set. */
+int kv_sf_cells_per_row(const uint8_t **p, const uint8_t *lim, uint32_t nrows, uint32_t ncells,
+                        uint32_t *first, const char **why);
+
 /* Read the rows section's key mode at *p and, for the fixed and delta modes, the key length
 ** and common prefix of the block's nrows keys (docs/FORMAT.md Part 2, "Rows section"),
 ** checking them: the key length within KV_MAX_ROW_KEY, the prefix within the key and the
