@@ -1,0 +1,104 @@
+/*
+** kv/scan_int.h: the state of a scan (kv_scan) shared by the files that implement it:
+** kv/scan.c reads rows (the per-family merge, row assembly, the fast row path of
+** kv/sf_rows.h, forward and reverse), kv/scan_open.c opens, closes and recycles scans and
+** point reads. Not part of kv/'s contract: only those two files include it.
+*/
+#ifndef ROWAN_KV_SCAN_INT_H
+#define ROWAN_KV_SCAN_INT_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/db_impl.h"
+#include "kv/sf_reuse.h"
+#include "kv/status.h"
+
+typedef struct fscan {
+  uint32_t fid;                 /* family id */
+  kv_memstore **mems;           /* referenced memstores (active, frozen ones, overlay) */
+  int n_mems;                   /* entries in mems */
+  uint32_t mems_cap;            /* entries allocated in mems */
+  kv_memstore *ovl;             /* the overlay memstore (also in mems), NULL if none */
+  int ovl_kid;                  /* kid reading the overlay memstore, -1 if none */
+  kv_sfh **files;               /* referenced store files */
+  uint32_t n_files;             /* entries in files */
+  uint32_t files_cap;           /* entries allocated in files */
+  kv_iter **kids;               /* one iterator per source: mems first, then files */
+  uint8_t *parked;              /* per kid: 1 = left out of the current single-key range
+                                   because its file's bloom filter rules the key out */
+  uint32_t n_kids;              /* entries in kids */
+  uint32_t kids_cap;            /* entries allocated in kids and parked */
+  kv_iter **spare;              /* parked store-file iterators of an earlier scan */
+  uint32_t n_spare, spare_cap;  /* entries in spare / allocated */
+  uint32_t n_mem_kids;          /* kids reading memstores (empty ones get none) */
+  int cur;                      /* kid holding the smallest cell, -1 when exhausted */
+  kv_sf_io io;                  /* block counters of this family's store files */
+  uint64_t cells;               /* cells pulled from the sources */
+  uint64_t files_opened;        /* store-file iterators created */
+  uint8_t **proj;               /* projected qualifiers (into proj_bytes), when has_proj */
+  uint32_t *proj_lens;          /* their lengths */
+  uint32_t n_proj;              /* entries in proj; a zero count with proj set = none */
+  uint32_t proj_cap;            /* entries allocated in proj and proj_lens */
+  uint8_t *proj_bytes;          /* the qualifiers' bytes (copies) */
+  size_t proj_bytes_cap;        /* bytes allocated in proj_bytes */
+  bool has_proj;                /* a projection was given */
+  kv_vis vis;                   /* visibility state and parameters */
+} fscan;
+
+typedef struct nrange {
+  uint8_t *start; uint32_t start_len; /* inclusive start; NULL = from the first row */
+  uint8_t *end; uint32_t end_len;     /* exclusive end; NULL = to the last row */
+} nrange;
+
+struct kv_scan {
+  kv_db *db;                    /* NULL once detached by kv_close */
+  struct kv_scan *prev, *next;  /* db->scans list */
+  bool detached;                /* kv_close tore it down */
+  bool finished;                /* the end (or an error) was reached */
+  int err;                      /* the error that finished it */
+  uint64_t snapshot;            /* sequence number read at */
+  fscan fams[KV_SCAN_MAX_FAMILIES]; /* the families, in the order asked */
+  uint32_t n_fams;              /* entries in fams */
+  nrange *ranges;               /* normalized ranges, ascending */
+  uint32_t n_ranges;            /* entries in ranges */
+  uint32_t ranges_cap;          /* entries allocated in ranges */
+  uint8_t *rbytes;              /* the ranges' bounds, back to back */
+  size_t rbytes_cap;            /* bytes allocated in rbytes */
+  int cur_range;                /* the range being read */
+  bool range_started;           /* sources positioned for cur_range */
+  bool reverse;                 /* descending rows */
+  bool point_open;              /* kv_get: the files were chosen for its one row at open */
+  int exist_fam;                /* index of the existence family in fams, -1 if none */
+  int exist_state;              /* EXIST_*: the existence family in the current range */
+  uint64_t limit;               /* rows handed out at most; 0 = no limit */
+  kv_filter_fn filter;          /* optional row filter */
+  void *filter_ctx;             /* its context */
+  uint8_t *key; uint32_t key_len, key_cap;   /* current row key */
+  uint8_t *ub; uint32_t ub_len, ub_cap;      /* reverse: exclusive upper bound */
+  bool have_ub;                 /* reverse: ub is set */
+  kv_cell_view *views; uint32_t n_views, cap_views; /* cells of the current row */
+  size_t *offs;                 /* per view: qual offset, value offset in data */
+  uint8_t *data; size_t data_len, data_cap;  /* bytes of the current row's cells */
+  kv_scan_metrics m;            /* row-level metrics */
+};
+
+#define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */
+
+/* The existence family during a one-row range: not deferred, or not sought yet. */
+enum { EXIST_NONE = 0, EXIST_PENDING = 1 };
+
+/* Grow array *p of `elem`-byte elements to hold `need` (*cap counts elements; doubles from
+** 64). KV_OK, or KV_ERR_NOMEM with the message set (array unchanged). */
+static inline int kv_scan_grow(void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return KV_OK;
+  size_t nc = *cap ? *cap : 64;
+  while (nc < need) nc *= 2;
+  void *np = realloc(*p, nc * elem);
+  if (!np) return kv_error(KV_ERR_NOMEM, "scan: out of memory");
+  *p = np;
+  *cap = nc;
+  return KV_OK;
+}
+
+#endif /* ROWAN_KV_SCAN_INT_H */
