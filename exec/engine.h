@@ -117,12 +117,16 @@ void exec_get_metrics(const exec_stmt *st, exec_metrics *out);
 ** planned). Each run either plans in full (the first run, after a DDL, EXPLAIN, a plan that
 ** chose an index and new parameter values), re-plans cheaply (new parameter values for a
 ** plan over the table itself: key ranges, filters, LIMIT from the new values; no estimates
-** walk, no index choice), or reuses the plan as it is (the same parameter values). These
-** counters say which happened, since exec_prepare. */
+** walk, no index choice), reuses the plan as it is (the same parameter values), or, for a
+** point lookup whose key columns all equal parameters or constants, writes the new key into
+** the kept plan (no re-plan at all; planner/point_key.h). These counters say which
+** happened, since exec_prepare. */
 typedef struct exec_plan_stats {
   uint64_t full;      /* runs planned in full (estimates, index choice) */
   uint64_t rebuilt;   /* runs re-planned for new parameter values without estimates */
   uint64_t reused;    /* runs that reused the previous plan unchanged */
+  uint64_t patched;   /* runs of a point lookup whose key was re-encoded into the previous
+                         plan from its point key template (planner/point_key.h) */
 } exec_plan_stats;
 void exec_get_plan_stats(const exec_stmt *st, exec_plan_stats *out);
 

@@ -17,6 +17,7 @@
 #include "exec/op.h"
 #include "planner/plan.h"
 #include "planner/plan_select.h"
+#include "planner/point_key.h"
 #include "sql/ast.h"
 
 struct exec_session {
@@ -66,6 +67,7 @@ struct exec_stmt {
   cat_value *q_params;     /* copies of the run_params q was planned with (n_params) */
   uint8_t *q_pbytes;       /* their string bytes (malloc) */
   size_t q_pbytes_cap;     /* bytes allocated at q_pbytes */
+  plan_point_key pt;       /* q's point key template (planner/point_key.h); pt.n == 0: none */
   exec_plan_stats plan_stats; /* how often each run planned in full, re-planned, reused */
   exec_query_cache qcache; /* row and scan buffers kept from run to run (freed at a re-bind) */
   plan_scan del_scan;      /* DELETE scan plan */

@@ -46,6 +46,7 @@ void exec_plan_drop(exec_stmt *st) {
   if (st->q_built) plan_query_free(&st->q);
   st->q_built = false;
   st->q_kept = false;
+  st->pt.n = 0; /* the template points into q and the arena */
   plan_arena_reset(&st->plan_arena);
 }
 
@@ -112,10 +113,23 @@ static int plan_select_run(exec_stmt *st, const plan_select *sel, char *msg, siz
     st->plan_stats.reused++;
     return EXEC_OK;
   }
+  exec_error e;
+  int rc;
+  if (valid && st->pt.n > 0) { /* a point lookup: the new key into the kept plan */
+    rc = keep_params(st, &e);
+    if (rc) {
+      exec_plan_drop(st);
+      return snprintf(msg, cap, "%s", e.msg), rc;
+    }
+    if (plan_point_key_rebind(&st->pt, &st->q, st->q_params, st->n_params) == 0) {
+      st->plan_stats.patched++;
+      return EXEC_OK;
+    }
+    /* these values make another plan (NOTHING, a residual term): plan again below */
+  }
   bool light = valid && st->q_light;
   exec_plan_drop(st);
-  exec_error e;
-  int rc = keep_params(st, &e);
+  rc = keep_params(st, &e);
   if (rc) return snprintf(msg, cap, "%s", e.msg), rc;
   st->q_built = true;
   if (light) {
@@ -131,6 +145,7 @@ static int plan_select_run(exec_stmt *st, const plan_select *sel, char *msg, siz
   if (rc) return rc;
   st->q_kept = !b->explain;
   st->q_gen = st->s->schema_gen;
+  if (st->q_kept && st->q_light) plan_point_key_init(&st->pt, &st->q, &st->plan_arena);
   return EXEC_OK;
 }
 
