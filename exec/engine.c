@@ -20,6 +20,7 @@
 #include "exec/ddl.h"
 #include "exec/index.h"
 #include "exec/engine_int.h"
+#include "exec/func.h"
 #include "planner/plan_reuse.h"
 #include "sql/parser.h"
 
@@ -114,6 +115,39 @@ static int set_columns(exec_stmt *st) {
   return EXEC_OK;
 }
 
+/* True if e calls NOW() or CURRENT_DATE anywhere. */
+static bool expr_uses_now(const plan_expr *e) {
+  if (!e) return false;
+  if (e->kind == PX_FUNC && (e->func == EXEC_F_NOW || e->func == EXEC_F_CURRENT_DATE))
+    return true;
+  for (uint32_t i = 0; i < e->n_args; i++)
+    if (expr_uses_now(e->args[i])) return true;
+  return false;
+}
+
+static bool select_uses_now(const plan_select *s) {
+  if (!s) return false;
+  bool u = expr_uses_now(s->where) || expr_uses_now(s->having) || expr_uses_now(s->limit) ||
+           expr_uses_now(s->offset);
+  for (int i = 0; !u && i < s->n_group; i++) u = expr_uses_now(s->group[i]);
+  for (int i = 0; !u && i < s->n_aggs; i++) u = expr_uses_now(s->aggs[i].arg);
+  for (int i = 0; !u && i < s->n_proj; i++) u = expr_uses_now(s->proj[i]);
+  for (int i = 0; !u && s->order_src && i < s->n_order; i++) u = expr_uses_now(s->order_src[i]);
+  return u;
+}
+
+/* Whether a run of the bound statement needs the wall clock (NOW(), CURRENT_DATE). */
+static bool bound_uses_now(const plan_bound *b) {
+  if (select_uses_now(b->select)) return true;
+  if (b->upsert) {
+    if (select_uses_now(b->upsert->select)) return true;
+    for (int r = 0; r < b->upsert->n_rows; r++)
+      for (int c = 0; c < b->upsert->n_cols; c++)
+        if (expr_uses_now(b->upsert->rows[r][c])) return true;
+  }
+  return b->del && (expr_uses_now(b->del->where) || expr_uses_now(b->del->limit));
+}
+
 int exec_stmt_bind_ast(exec_stmt *st, exec_error *err) {
   exec_plan_drop(st); /* a kept plan points into the bound statement freed here */
   exec_query_cache_free(&st->qcache); /* its table pointers may name dropped tables */
@@ -130,6 +164,7 @@ int exec_stmt_bind_ast(exec_stmt *st, exec_error *err) {
     st->bound.kind = kind;
   }
   if (set_columns(st)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  st->uses_now = bound_uses_now(&st->bound);
   st->schema_gen = st->s->schema_gen;
   return EXEC_OK;
 }
@@ -174,8 +209,9 @@ int exec_prepare(exec_session *s, const char *sql, size_t len, exec_stmt **out,
     st->params = calloc((size_t)st->n_params, sizeof *st->params);
     st->run_params = calloc((size_t)st->n_params, sizeof *st->run_params);
     st->param_bytes = calloc((size_t)st->n_params, sizeof *st->param_bytes);
+    st->param_cap = calloc((size_t)st->n_params, sizeof *st->param_cap);
     st->q_params = calloc((size_t)st->n_params, sizeof *st->q_params);
-    if (!st->params || !st->run_params || !st->param_bytes || !st->q_params) {
+    if (!st->params || !st->run_params || !st->param_bytes || !st->param_cap || !st->q_params) {
       s->n_stmts++;
       exec_finalize(st);
       return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
@@ -194,8 +230,7 @@ int exec_prepare(exec_session *s, const char *sql, size_t len, exec_stmt **out,
 
 static void run_cleanup(exec_stmt *st) {
   if (st->x_open) {
-    exec_query_close(&st->x);
-    st->last_act = st->x.act;
+    exec_query_close(&st->x); /* a run cut short: its counters are dropped with the reset */
     st->x_open = false;
   }
   if (!st->q_kept) exec_plan_drop(st);
@@ -219,6 +254,7 @@ void exec_finalize(exec_stmt *st) {
   plan_arena_free(&st->arena);
   for (int i = 0; st->param_bytes && i < st->n_params; i++) free(st->param_bytes[i]);
   free(st->param_bytes);
+  free(st->param_cap);
   free(st->params);
   free(st->run_params);
   sql_stmt_free(st->ast);
@@ -236,14 +272,22 @@ int exec_bind(exec_stmt *st, int i, const cat_value *v, exec_error *err) {
                      st->n_params);
   if (st->state == ST_RUNNING)
     return exec_fail(err, EXEC_MISUSE, -1, "cannot bind while the statement runs; reset it");
-  free(st->param_bytes[i - 1]);
-  st->param_bytes[i - 1] = NULL;
   cat_value c = *v;
   if (!c.is_null && (cat_type_is_string(c.type.id) || c.type.id == CAT_T_VARBINARY)) {
-    uint8_t *p = malloc(c.u.s.len + 1);
-    if (!p) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-    if (c.u.s.len) memcpy(p, c.u.s.p, c.u.s.len);
-    st->param_bytes[i - 1] = p;
+    /* the parameter's buffer is kept from bind to bind: no allocation once it is large
+       enough (memmove: the caller may pass bytes it read back from this buffer) */
+    uint8_t *p = st->param_bytes[i - 1];
+    if (!p || st->param_cap[i - 1] < (size_t)c.u.s.len + 1) {
+      size_t cap = (size_t)c.u.s.len + 1 < 32 ? 32 : (size_t)c.u.s.len + 1;
+      p = malloc(cap);
+      if (!p) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+      if (c.u.s.len) memcpy(p, c.u.s.p, c.u.s.len);
+      free(st->param_bytes[i - 1]);
+      st->param_bytes[i - 1] = p;
+      st->param_cap[i - 1] = cap;
+    } else if (c.u.s.len) {
+      memmove(p, c.u.s.p, c.u.s.len);
+    }
     c.u.s.p = p;
   }
   st->params[i - 1] = c;
@@ -254,6 +298,7 @@ int exec_clear_bindings(exec_stmt *st) {
   for (int i = 0; i < st->n_params; i++) {
     free(st->param_bytes[i]);
     st->param_bytes[i] = NULL;
+    st->param_cap[i] = 0;
     st->params[i] = cat_v_null(cat_type_of(0));
   }
   return EXEC_OK;
@@ -296,8 +341,7 @@ static int64_t wall_us(void) {
 static int first_step(exec_stmt *st, exec_error *err) {
   exec_session *s = st->s;
   st->changes = 0;
-  memset(&st->last_act, 0, sizeof st->last_act);
-  st->now_us = wall_us();
+  st->act = NULL;
   int kind = st->ast->kind;
   if (st->schema_gen != s->schema_gen &&
       (kind == SQL_STMT_SELECT || kind == SQL_STMT_UPSERT || kind == SQL_STMT_DELETE)) {
@@ -323,6 +367,7 @@ static int first_step(exec_stmt *st, exec_error *err) {
   }
   int rc = prepare_params(st, err);
   if (rc) return rc;
+  st->now_us = st->uses_now ? wall_us() : 0; /* after a re-bind: uses_now is current */
   return exec_run_dml(st, err);
 }
 
@@ -347,7 +392,7 @@ int exec_step(exec_stmt *st, exec_error *err) {
     st->state = ST_DONE;
     if (st->x_open) {
       exec_query_close(&st->x);
-      st->last_act = st->x.act;
+      st->act = &st->x.act; /* read in place until the next run opens x again */
       st->x_open = false;
     }
     if (st->ast->kind == SQL_STMT_UPSERT || st->ast->kind == SQL_STMT_DELETE)
@@ -361,7 +406,7 @@ int exec_step(exec_stmt *st, exec_error *err) {
 
 int exec_reset(exec_stmt *st) {
   run_cleanup(st);
-  memset(&st->last_act, 0, sizeof st->last_act);
+  st->act = NULL;
   st->scan_table = NULL;
   st->state = ST_READY;
   return EXEC_OK;
@@ -387,8 +432,9 @@ const cat_value *exec_column_value(const exec_stmt *st, int i) {
 const cat_value *exec_row_values(const exec_stmt *st) { return st->n_cols ? st->row : NULL; }
 
 void exec_get_metrics(const exec_stmt *st, exec_metrics *out) {
+  static const plan_actuals none;
   memset(out, 0, sizeof *out);
-  const plan_actuals *a = &st->last_act;
+  const plan_actuals *a = st->act ? st->act : &none;
   kv_scan_metrics live;
   const kv_scan_metrics *m = &a->kv;
   uint64_t assembled = a->rows_assembled;

@@ -51,7 +51,8 @@ struct exec_stmt {
   uint64_t schema_gen;     /* session schema_gen at binding */
   int n_params;            /* parameters */
   cat_value *params;       /* bound values (strings in param_bytes) */
-  uint8_t **param_bytes;   /* owned copies of string parameters */
+  uint8_t **param_bytes;   /* owned copies of string parameters (kept from bind to bind) */
+  size_t *param_cap;       /* bytes allocated at each param_bytes[i] */
   cat_value *run_params;   /* values converted for this run */
   int state;               /* ST_* */
   int64_t now_us;          /* statement time */
@@ -76,7 +77,12 @@ struct exec_stmt {
   bool x_open;             /* x must be closed */
   const cat_table *scan_table; /* table scanned (metric names) */
   const char *scan_kind;   /* plan_scan_kind_name of the scan, or NULL */
-  plan_actuals last_act;   /* counters of the last finished query */
+  plan_actuals last_act;   /* counters of an EXPLAIN ANALYZE run or a write */
+  const plan_actuals *act; /* the last finished run's counters: &last_act, &x.act (a SELECT's
+                              query, closed at its end; no copy), or NULL (none since the
+                              last reset: all zero) */
+  bool uses_now;           /* the bound statement calls NOW() or CURRENT_DATE: each run takes
+                              the wall clock (else now_us stays 0) */
   char **lines;            /* EXPLAIN lines (run_arena) */
   int n_lines;             /* count */
   int line_pos;            /* next line to return */

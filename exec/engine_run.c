@@ -192,12 +192,13 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
   st->scan_table = NULL;
   int rc = build(st, err);
   if (rc) return rc;
+  if (b->analyze || b->kind != SQL_STMT_SELECT) memset(&st->last_act, 0, sizeof st->last_act);
   if (b->explain && !b->analyze) {
     rc = explain_lines(st, NULL, err);
     if (rc) return rc;
     return next_line(st);
   }
-  double t0 = mono_ms();
+  double t0 = b->analyze ? mono_ms() : 0; /* timers only for EXPLAIN ANALYZE */
   if (b->kind == SQL_STMT_SELECT) {
     rc = exec_query_open_cached(&st->x, st->s->db, &st->q, st->run_params, st->n_params,
                                 st->now_us, st->s->sort_mem, st->s->txn, &st->qcache, err);
@@ -216,11 +217,13 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
     st->x_open = false;
     st->last_act = st->x.act;
     st->last_act.total_ms = mono_ms() - t0;
+    st->act = &st->last_act;
   } else {
     rc = b->kind == SQL_STMT_UPSERT ? exec_write_upsert(st, err) : exec_write_delete(st, err);
+    st->act = &st->last_act;
     if (rc) return rc;
-    st->last_act.total_ms = mono_ms() - t0;
     if (!b->analyze) return EXEC_DONE;
+    st->last_act.total_ms = mono_ms() - t0;
   }
   rc = explain_lines(st, &st->last_act, err);
   if (rc) return rc;

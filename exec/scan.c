@@ -234,14 +234,12 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   if (s->done || !s->kv) return EXEC_DONE;
   kv_row r;
   int krc = kv_scan_next(s->kv, &r);
-  if (krc == KV_ERR_NOTFOUND) {
+  if (krc == KV_ERR_NOTFOUND) { /* the metrics are taken once, at exec_scan_close */
     s->done = true;
-    kv_scan_get_metrics(s->kv, &s->m);
     return EXEC_DONE;
   }
   if (krc != KV_OK) {
     s->done = true;
-    kv_scan_get_metrics(s->kv, &s->m);
     return exec_kv_error(krc, err);
   }
   int rc = s->ic ? exec_index_decode_row(s->ic, &r, row, NULL, err)
