@@ -74,12 +74,13 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->by_id = malloc(((size_t)max_id + 1) * sizeof *rc->by_id);
   rc->nulls = malloc(((size_t)t->n_columns + 1) * sizeof *rc->nulls);
   rc->by_pk = malloc(n_pk * sizeof *rc->by_pk);
+  rc->tail_off = calloc(n_pk, sizeof *rc->tail_off);
   rc->key = malloc(CAT_KEY_MAX);
   rc->scratch = malloc(CAT_KEY_MAX);
   rc->pk_vals = calloc(n_pk, sizeof *rc->pk_vals);
   rc->cast_buf = malloc(n_pk * CAST_BUF);
-  if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->key || !rc->scratch || !rc->pk_vals ||
-      !rc->cast_buf) {
+  if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
+      !rc->scratch || !rc->pk_vals || !rc->cast_buf) {
     exec_rowcodec_free(rc);
     return exec_error_set(err, EXEC_NOMEM, "out of memory building the row codec of %s", t->name);
   }
@@ -94,6 +95,14 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
     if (kc->nullable || w <= 0 || w > 8 || (kind != RC_INT && kind != RC_DOUBLE && kind != RC_FLOAT))
       kind = RC_GENERIC;
     rc->by_pk[j] = (exec_rc_cell){(int16_t)t->pk[j], kind, (uint8_t)(w > 0 ? w : 0), 0};
+  }
+  /* the fixed-width tail of the key: its columns sit at known offsets from the key's end */
+  rc->fixed_from = t->n_pk;
+  uint32_t off = 0;
+  for (int j = t->n_pk - 1; j >= 0 && rc->by_pk[j].kind != RC_GENERIC; j--) {
+    off += rc->by_pk[j].width;
+    rc->tail_off[j] = off;
+    rc->fixed_from = j;
   }
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
@@ -113,6 +122,7 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
   free(rc->by_id);
   free(rc->nulls);
   free(rc->by_pk);
+  free(rc->tail_off);
   free(rc->key);
   free(rc->scratch);
   free(rc->pk_vals);
@@ -256,20 +266,55 @@ static int own(struct plan_arena *a, cat_value *v, exec_error *err) {
   return EXEC_OK;
 }
 
-/* Decode the needed PK columns of key[0..len) into vals (slots by column). Columns before
-** the last needed one are skipped without decoding; when the last key column is needed the
-** whole key must decode exactly, as cat_key_decode checks. */
+/* One NOT NULL fixed-width key column from its bytes at p (width e->width): its cell
+** encoding, inverted if DESC. */
+static inline void decode_fixed_key(const exec_rc_cell *e, const cat_key_col *kc,
+                                    const cat_column *c, const uint8_t *p, cat_value *v) {
+  uint8_t tmp[8];
+  uint8_t x = kc->desc ? 0xFF : 0x00;
+  for (size_t k = 0; k < e->width; k++) tmp[k] = p[k] ^ x;
+  v->type = c->type;
+  v->is_null = false;
+  if (e->kind == RC_INT) v->u.i = cat_vc_get_int(tmp, (int)e->width);
+  else if (e->kind == RC_DOUBLE) v->u.d = cat_vc_get_double(tmp);
+  else v->u.d = (double)cat_vc_get_float(tmp);
+}
+
+/* Decode the needed PK columns of key[0..len) into vals (slots by column). Columns of the
+** key's fixed-width tail (rc->fixed_from on) are read at their offset from the key's end;
+** the columns before it are walked up to the last needed one, those not needed skipped
+** without decoding. A walk that reaches the tail must end exactly where the tail starts; a
+** walk of the whole key (no tail) must end at the key's end, as cat_key_decode checks. */
 static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const bool *need,
                       cat_value *vals, struct plan_arena *copy, exec_error *err) {
   const cat_table *t = rc->table;
-  int last = -1;
+  int last = -1, walk_last = -1;
   for (int j = 0; j < t->n_pk; j++)
-    if (!need || need[t->pk[j]]) last = j;
+    if (!need || need[t->pk[j]]) {
+      last = j;
+      if (j < rc->fixed_from) walk_last = j;
+    }
   if (last < 0) return EXEC_OK;
-  const uint8_t *p = key, *limit = key + len;
-  for (int j = 0; j <= last; j++) {
+  const uint8_t *limit = key + len;
+  if (rc->fixed_from < t->n_pk) { /* the tail: needed columns read from the key's end */
+    uint32_t tail = rc->tail_off[rc->fixed_from];
+    if (len < tail)
+      return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %u bytes", t->name,
+                            len);
+    for (int j = rc->fixed_from; j <= last; j++) {
+      int i = t->pk[j];
+      if (need && !need[i]) continue;
+      decode_fixed_key(&rc->by_pk[j], &t->key_cols[j], &t->columns[i],
+                       limit - rc->tail_off[j], &vals[i]);
+    }
+    limit -= tail; /* the walk below covers the part before the tail */
+  }
+  const uint8_t *p = key;
+  for (int j = 0; j <= walk_last; j++) {
     const cat_key_col *kc = &t->key_cols[j];
     int i = t->pk[j];
+    bool at_end = j == rc->fixed_from - 1; /* the last column before the tail (or the key's
+                                              last): it must end exactly at limit */
     if (need && !need[i]) {
       p = cat_key_skip_col(kc, p, limit);
       if (!p) return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: column %s",
@@ -277,20 +322,12 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
       continue;
     }
     const exec_rc_cell *e = &rc->by_pk[j];
-    if (e->kind != RC_GENERIC) { /* a NOT NULL number: its cell encoding, inverted if DESC */
+    if (e->kind != RC_GENERIC) { /* a NOT NULL number before a variable-length column */
       size_t w = e->width;
-      if ((size_t)(limit - p) < w || (j == t->n_pk - 1 && (size_t)(limit - p) != w))
+      if ((size_t)(limit - p) < w || (at_end && (size_t)(limit - p) != w))
         return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: column %s",
                               t->name, t->columns[i].name);
-      uint8_t tmp[8];
-      uint8_t x = kc->desc ? 0xFF : 0x00;
-      for (size_t k = 0; k < w; k++) tmp[k] = p[k] ^ x;
-      cat_value *v = &vals[i];
-      v->type = t->columns[i].type;
-      v->is_null = false;
-      if (e->kind == RC_INT) v->u.i = cat_vc_get_int(tmp, (int)w);
-      else if (e->kind == RC_DOUBLE) v->u.d = cat_vc_get_double(tmp);
-      else v->u.d = (double)cat_vc_get_float(tmp);
+      decode_fixed_key(e, kc, &t->columns[i], p, &vals[i]);
       p += w;
       continue;
     }
@@ -300,7 +337,7 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
     cat_error ce;
     const uint8_t *end = NULL;
     if (cat_key_decode(kc, 1, p, limit, &vals[i], rc->scratch + off, CAT_KEY_MAX - off,
-                       j == t->n_pk - 1 ? NULL : &end, &ce) != CAT_OK)
+                       at_end ? NULL : &end, &ce) != CAT_OK)
       return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %s", t->name,
                             ce.msg);
     vals[i].type = t->columns[i].type;
@@ -369,6 +406,11 @@ int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_
     if (e->col < 0 || e->family_id != cell->family_id) continue;
     cat_value *v = &vals[e->col];
     if ((need && !need[e->col]) || !v->is_null) continue; /* older version of a filled one */
+    if (e->kind == RC_DOUBLE && cell->value_len == 8) { /* the common reading, inline */
+      v->u.d = cat_vc_get_double(cell->value);
+      v->is_null = false;
+      continue;
+    }
     r = decode_cell(rc, e, cell, v, err);
     if (r != EXEC_OK) return r;
     if (copy) {

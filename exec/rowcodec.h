@@ -63,6 +63,10 @@ typedef struct exec_rowcodec {
   cat_value *nulls;         /* n_columns: NULL typed as each column (decode's fill value) */
   exec_rc_cell *by_pk;      /* n_pk: how each key column decodes (col, kind, width; a
                                nullable or variable-length one takes cat_key_decode) */
+  uint32_t *tail_off;       /* n_pk: bytes from the key's end to the start of key column j
+                               when j and every column after it are NOT NULL fixed-width
+                               (decoded in place), else 0 */
+  int fixed_from;           /* first key column of that fixed-width tail (n_pk: none) */
 } exec_rowcodec;
 
 /* Fill err (when not NULL) with code, offset -1 and the printf-style message (truncated to

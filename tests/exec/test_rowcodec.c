@@ -543,11 +543,67 @@ static void test_wide_and_copy(void **state) {
   close_store(&s);
 }
 
+/* Row keys cut short: key columns of the key's fixed-width tail are read from the key's end,
+** the columns before it walked; a key of any shorter length must give EXEC_CORRUPT when a
+** walked column (or the whole key) is needed, and never a read outside the key (each cut key
+** is its own allocation, so ASan sees an overrun). Tables: (K VARCHAR, ID BIGINT) and
+** (K BIGINT DESC, ID BIGINT): a variable column before the tail, and a key all tail. */
+static void test_cut_keys(void **state) {
+  (void)state;
+  store s;
+  open_store(&s);
+  const cat_type vt = {CAT_T_VARCHAR, 0, 0, 0}, bt = {CAT_T_BIGINT, 0, 0, 0};
+  const cat_table *tv = make_table(&s, "CUTV", &vt, false, false);
+  const cat_table *tb = make_table(&s, "CUTB", &bt, true, false);
+  const cat_table *ts[2] = {tv, tb};
+  for (int k = 0; k < 2; k++) {
+    const cat_table *t = ts[k];
+    exec_rowcodec rc;
+    exec_error err = {0};
+    assert_int_equal(exec_rowcodec_init(&rc, t, &err), EXEC_OK);
+    assert_int_equal(rc.fixed_from, k == 0 ? 1 : 0);
+    cat_value row[NCOLS];
+    for (int i = 0; i < NCOLS; i++) row[i] = cat_v_null(t->columns[i].type);
+    row[0] = k == 0 ? cat_v_str(CAT_T_VARCHAR, "ab\x00c", 4) : cat_v_int(CAT_T_BIGINT, -77);
+    row[1] = cat_v_int(CAT_T_BIGINT, 123456789);
+    uint8_t key[64];
+    size_t len = 0;
+    assert_int_equal(exec_row_key(&rc, row, key, sizeof key, &len, &err), EXEC_OK);
+    bool need_k[NCOLS] = {0}, need_id[NCOLS] = {0};
+    need_k[0] = true;
+    need_id[1] = true;
+    const bool *needs[3] = {NULL, need_k, need_id};
+    for (size_t cut = 0; cut <= len; cut++) {
+      uint8_t *kb = malloc(cut ? cut : 1);
+      memcpy(kb, key, cut);
+      kv_row kr = {kb, (uint32_t)cut, NULL, 0};
+      for (int n = 0; n < 3; n++) {
+        cat_value got[NCOLS];
+        int rc2 = exec_row_decode(&rc, &kr, needs[n], got, NULL, &err);
+        /* CUTB's key is all tail (16 bytes): shorter is corrupt whatever is needed. CUTV:
+           K is walked and must end where the 8-byte tail starts; ID alone is read from the
+           end, so only a key shorter than the tail is refused. */
+        bool must_fail = k == 1 || n != 2 || cut < 8;
+        if (cut == len) {
+          assert_int_equal(rc2, EXEC_OK);
+          if (n != 2) assert_true(same_value(&got[0], &row[0]));
+          if (n != 1) assert_int_equal(got[1].u.i, 123456789);
+        } else if (must_fail) {
+          assert_int_equal(rc2, EXEC_CORRUPT);
+        }
+      }
+      free(kb);
+    }
+    exec_rowcodec_free(&rc);
+  }
+  close_store(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_edge_values),
       cmocka_unit_test(test_updates),      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_wide_and_copy),
+      cmocka_unit_test(test_wide_and_copy), cmocka_unit_test(test_cut_keys),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
