@@ -16,6 +16,12 @@
 ** descending key order; cells inside a row keep the normal order.
 **
 ** Nothing is allocated per cell: cell bytes are copied into one buffer reused across rows.
+** Fast row path (kv/sf_rows.h): when a family's row comes from one store file alone and
+** its block is simple for the scan (puts only, one per column, all visible), the store-file
+** iterator hands the row's views out whole, pointing into its block, with no merge step,
+** visibility check or copy per cell; the iterator then stays on the row (its block pinned)
+** until the next kv_scan_next moves it on (apply_pending). Anything else takes the cell path
+** at the same snapshot. kv_scan_set_fast_rows turns it off (tests compare the two).
 ** Overlay cells (kv/scan_open.c) are one more memstore source whose sequence numbers lie
 ** above the snapshot; cells of the other sources above the real snapshot are dropped before
 ** the visibility rules see them.
@@ -181,16 +187,26 @@ static inline void copy_short(uint8_t *d, const uint8_t *src, size_t n) {
   }
 }
 
-static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
+/* Room for `need` views (and their offsets). */
+static int views_room(kv_scan *s, size_t need) {
   size_t cap = s->cap_views;
-  int rc = kv_scan_grow((void **)&s->views, &cap, s->n_views + 1, sizeof *s->views);
+  int rc = kv_scan_grow((void **)&s->views, &cap, need, sizeof *s->views);
   if (rc) return rc;
   if (cap != s->cap_views) {
-    size_t ocap = s->cap_views * 2;
+    size_t ocap = (size_t)s->cap_views * 2;
     rc = kv_scan_grow((void **)&s->offs, &ocap, cap * 2, sizeof *s->offs);
     if (rc) return rc;
     s->cap_views = (uint32_t)cap;
   }
+  return KV_OK;
+}
+
+/* offs[2 * i] of a view whose pointers were set when it was made (a row taken whole). */
+#define DIRECT SIZE_MAX
+
+static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
+  int rc = views_room(s, (size_t)s->n_views + 1);
+  if (rc) return rc;
   rc = kv_scan_grow((void **)&s->data, &s->data_cap, s->data_len + c->qual_len + c->value_len + 1, 1);
   if (rc) return rc;
   kv_cell_view *v = &s->views[s->n_views];
@@ -208,14 +224,71 @@ static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
   return KV_OK;
 }
 
+/* The fast row path: when the store file family f's merge stands on holds every cell of row
+** s->key that the family's sources have, let it hand the row's cells out whole, straight
+** from its block (kv/sf_rows.h). *taken tells whether it did; the family is then marked in
+** s->pend_mask (its source stays on the row until apply_pending). */
+static int take_row(kv_scan *s, fscan *f, bool *taken) {
+  *taken = false;
+  for (uint32_t i = 0; i < f->n_kids; i++) { /* no other source has a cell in the row */
+    kv_iter *o = f->kids[i];
+    if ((int)i == f->cur || f->parked[i] || !o->ops->valid(o)) continue;
+    if (in_row(s, o->ops->cell(o))) return KV_OK;
+  }
+  kv_iter *k = f->kids[f->cur];
+  for (;;) {
+    uint32_t n;
+    uint64_t kept;
+    int r = kv_sf_iter_take_row(k, f->fid, s->views + s->n_views, s->cap_views - s->n_views,
+                                &n, &kept);
+      if (r == KV_SF_ROW_NO) return KV_OK;
+    if (r == KV_SF_ROW_GROW) {
+      int rc = views_room(s, (size_t)s->n_views + n);
+      if (rc) return rc;
+      continue;
+    }
+    for (uint32_t i = 0; i < n; i++) s->offs[2 * (s->n_views + i)] = DIRECT;
+    s->n_views += n;
+    f->cells += kept;
+    s->pend_mask |= 1u << (uint32_t)(f - s->fams);
+    s->rows_taken++;
+    *taken = true;
+    return KV_OK;
+  }
+}
+
+/* Move the sources that handed out a row whole past it (see take_row), as merge_next would
+** after the row's last cell. */
+static int apply_pending(kv_scan *s) {
+  uint32_t m = s->pend_mask;
+  s->pend_mask = 0;
+  while (m) {
+    fscan *f = &s->fams[__builtin_ctz(m)];
+    m &= m - 1;
+    kv_iter *k = f->kids[f->cur];
+    kv_sf_iter_next_row(k);
+    if (!k->ops->valid(k)) {
+      int rc = k->ops->status(k);
+      if (rc) return rc;
+    }
+    pick_min(f);
+  }
+  return KV_OK;
+}
+
 /* Feed the cells of row s->key of family f (positioned at or before the row's first cell,
 ** or on a later row) into the row. */
 static int read_family_row(kv_scan *s, fscan *f) {
   const kv_cell *c = merge_cell(f);
   if (!c || !in_row(s, c)) return KV_OK;
+  if (f->fast && (uint32_t)f->cur >= f->n_mem_kids) { /* a store file's row */
+    bool taken;
+    int rc = take_row(s, f, &taken);
+    if (rc || taken) return rc;
+  }
   kv_vis_row_start(&f->vis);
   while (c && in_row(s, c)) {
-    f->cells++;
+      f->cells++;
     /* Only overlay cells may be above the scan's snapshot. Store-file kids apply the
        projection themselves (kv_sf_iter_project): only memstore cells are checked. */
     bool seen = c->seq <= s->snapshot || f->cur == f->ovl_kid;
@@ -237,6 +310,7 @@ static bool finish_row(kv_scan *s, kv_row *row) {
   s->m.rows_examined++;
   if (s->n_views == 0) return false;
   for (uint32_t i = 0; i < s->n_views; i++) {
+    if (s->offs[2 * i] == DIRECT) continue;
     s->views[i].qual = s->data + s->offs[2 * i];
     s->views[i].value = s->data + s->offs[2 * i + 1];
   }
@@ -254,6 +328,10 @@ static bool finish_row(kv_scan *s, kv_row *row) {
 
 static int next_forward(kv_scan *s, kv_row *row) {
   for (;;) {
+    if (s->pend_mask) {
+      int rc = apply_pending(s);
+      if (rc) return rc;
+    }
     if (s->cur_range >= (int)s->n_ranges) return KV_ERR_NOTFOUND;
     nrange *r = &s->ranges[s->cur_range];
     if (!s->range_started) {
@@ -315,6 +393,10 @@ static int next_forward(kv_scan *s, kv_row *row) {
 
 static int next_reverse(kv_scan *s, kv_row *row) {
   for (;;) {
+    if (s->pend_mask) { /* as the cell path leaves them, though prev_row seeks them again */
+      int rc = apply_pending(s);
+      if (rc) return rc;
+    }
     if (s->cur_range < 0) return KV_ERR_NOTFOUND;
     nrange *r = &s->ranges[s->cur_range];
     if (!s->range_started) {
@@ -353,6 +435,14 @@ static int next_reverse(kv_scan *s, kv_row *row) {
     if (finish_row(s, row)) return KV_OK;
   }
 }
+
+static atomic_bool fast_rows = true; /* kv_scan_set_fast_rows */
+
+void kv_scan_set_fast_rows(bool on) { atomic_store(&fast_rows, on); }
+
+bool kv_scan_fast_rows(void) { return atomic_load_explicit(&fast_rows, memory_order_relaxed); }
+
+uint64_t kv_scan_rows_taken(const kv_scan *s) { return s ? s->rows_taken : 0; }
 
 int kv_scan_next(kv_scan *s, kv_row *row) {
   if (!s || !row) return kv_error(KV_MISUSE, "kv_scan_next: NULL scan or row");

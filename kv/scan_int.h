@@ -12,6 +12,7 @@
 
 #include "kv/db_impl.h"
 #include "kv/sf_reuse.h"
+#include "kv/sf_rows.h"
 #include "kv/status.h"
 
 typedef struct fscan {
@@ -43,6 +44,7 @@ typedef struct fscan {
   uint8_t *proj_bytes;          /* the qualifiers' bytes (copies) */
   size_t proj_bytes_cap;        /* bytes allocated in proj_bytes */
   bool has_proj;                /* a projection was given */
+  bool fast;                    /* rows may be taken whole from a store file (sf_rows.h) */
   kv_vis vis;                   /* visibility state and parameters */
 } fscan;
 
@@ -81,6 +83,10 @@ struct kv_scan {
   size_t *offs;                 /* per view: qual offset, value offset in data */
   uint8_t *data; size_t data_len, data_cap;  /* bytes of the current row's cells */
   kv_scan_metrics m;            /* row-level metrics */
+  uint32_t pend_mask;           /* bit i: family i's current kid handed out its row whole
+                                   (kv_sf_iter_take_row) and must move past it before the
+                                   family is read again (its views point into its block) */
+  uint64_t rows_taken;          /* family rows handed out whole (kv_scan_rows_taken) */
 };
 
 #define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */

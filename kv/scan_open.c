@@ -148,6 +148,8 @@ static kv_scan *take_shell(kv_db *db) {
   s->have_ub = false;
   s->n_views = 0;
   s->data_len = 0;
+  s->pend_mask = 0;
+  s->rows_taken = 0;
   memset(&s->m, 0, sizeof s->m);
   return s;
 }
@@ -462,6 +464,13 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
       }
     }
     f->n_mem_kids = f->n_kids;
+    /* rows of a store file may be handed out whole where the visibility rules would keep
+       every cell (kv/sf_rows.h); the conditions are the family's, at the real snapshot
+       (overlay cells are in a memstore) */
+    bool fast = kv_scan_fast_rows();
+    kv_sf_rowcond cond = {s->snapshot, f->vis.ttl_ms, f->vis.now_ms, f->vis.ts_min,
+                          f->vis.ts_max, f->vis.versions, f->vis.max_versions};
+    f->fast = fast;
     for (uint32_t k = 0; k < f->n_files && rc == KV_OK; k++) {
       kv_iter *it = f->n_spare ? kv_sf_iter_retarget(f->spare[--f->n_spare],
                                                      f->files[k]->reader, &f->io, true)
@@ -470,6 +479,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
       else {
         if (f->has_proj)
           kv_sf_iter_project(it, (const uint8_t *const *)f->proj, f->proj_lens, f->n_proj);
+        if (fast) kv_sf_iter_fast_rows(it, &cond);
         f->kids[f->n_kids++] = it;
         f->files_opened++;
       }

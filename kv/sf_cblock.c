@@ -186,6 +186,32 @@ static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, ui
   return KV_OK;
 }
 
+/* Whether no row holds two cells of one qualifier. A row's cells are sorted by qualifier,
+** so two cells of one qualifier are neighbours: neighbours must differ in dictionary index
+** and, unless the dictionary's entries are known to differ (a writer never repeats one, a
+** damaged block might), in bytes. dict/qo/ql: the dictionary; rf: nrows + 1 first cells;
+** qual: per cell dictionary index. */
+static bool one_cell_per_qualifier(const uint8_t *dict, const uint32_t *qo, const uint32_t *ql,
+                                   uint32_t nq, const uint32_t *rf, uint32_t nrows,
+                                   const uint32_t *qual) {
+  bool unique = nq <= 64;
+  for (uint32_t a = 0; a < nq && unique && nq > 1; a++)
+    for (uint32_t c = a + 1; c < nq; c++)
+      if (ql[a] == ql[c] && (ql[a] == 0 || memcmp(dict + qo[a], dict + qo[c], ql[a]) == 0)) {
+        unique = false;
+        break;
+      }
+  for (uint32_t r = 0; r < nrows; r++)
+    for (uint32_t i = rf[r] + 1; i < rf[r + 1]; i++) {
+      uint32_t x = qual[i - 1], y = qual[i];
+      if (x == y) return false;
+      if (!unique && ql[x] == ql[y] &&
+          (ql[x] == 0 || memcmp(dict + qo[x], dict + qo[y], ql[x]) == 0))
+        return false;
+    }
+  return true;
+}
+
 /* Resolve the arena offsets of a packed array into a pointer from `base`. */
 static void resolve(kv_sf_pa *a, const uint8_t *base) { a->p = a->w ? base + a->off : NULL; }
 
@@ -236,16 +262,24 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   } else {
     memset(qual, 0, (size_t)n * sizeof *qual);
   }
-  uint64_t ts = 0, *t64 = w->t64;
+  uint64_t ts = 0, *t64 = w->t64, ts_lo = UINT64_MAX, ts_hi = 0;
   for (uint32_t i = 0; i < n; i++) {
     GET1(p, lim, &v, "truncated timestamp stream");
     ts += (uint64_t)kv_unzigzag(v);
-    t64[i] = ts ^ TS_BIAS;
+    uint64_t u = ts ^ TS_BIAS;
+    t64[i] = u;
+    if (u < ts_lo) ts_lo = u;
+    if (u > ts_hi) ts_hi = u;
   }
+  b->min_ts = (int64_t)(ts_lo ^ TS_BIAS);
+  b->max_ts = (int64_t)(ts_hi ^ TS_BIAS);
   bool per_row = true;
   for (uint32_t r = 0; r < b->nrows && per_row; r++)
     for (uint32_t i = rf[r] + 1; i < rf[r + 1]; i++)
       if (t64[i] != t64[rf[r]]) { per_row = false; break; }
+  bool one_per_col = one_cell_per_qualifier(
+      raw + w->dict_off, (const uint32_t *)(void *)(w->arena.p + w->qoff_off),
+      (const uint32_t *)(void *)(w->arena.p + w->qlen_off), nq, rf, b->nrows, qual);
   if (per_row) {
     for (uint32_t r = 0; r < b->nrows; r++) t64[r] = t64[rf[r]];
     rc = pack64(w, t64, b->nrows, &b->ts);
@@ -268,10 +302,14 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     if (arena_room(w, n, &b->type.off)) return KV_ERR_NOMEM;
     memcpy(w->arena.p + b->type.off, types, n);
   }
+  uint64_t seq_hi = 0;
   for (uint32_t i = 0; i < n; i++) {
     GET1(p, lim, &v, "truncated sequence stream");
     t64[i] = min_seq + v;
+    if (t64[i] > seq_hi) seq_hi = t64[i];
   }
+  b->max_seq = seq_hi;
+  b->one_put_per_col = all_put && one_per_col;
   if (pack64(w, t64, n, &b->seq)) return KV_ERR_NOMEM;
   kv_sf_cgroup *gs = w->groups;
   memset(gs, 0, (size_t)ng * sizeof *gs);

@@ -101,6 +101,11 @@ typedef struct kv_sf_cblock {
                               one per value byte); NULL in a private block */
   uint32_t max_width;      /* widest fixed-width value group */
   size_t charge;           /* packed: bytes of its allocation */
+  bool one_put_per_col;    /* every cell a put and no row holding two cells of one
+                              qualifier: a row's cells are its visible versions unless the
+                              snapshot, TTL or time range hide some (kv/sf_rows.h) */
+  uint64_t max_seq;        /* largest sequence number of the block's cells */
+  int64_t min_ts, max_ts;  /* smallest and largest timestamp of the block's cells */
 } kv_sf_cblock;
 
 /* The decoder's reusable state: the block it decoded last and the memory behind it. */

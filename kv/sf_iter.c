@@ -35,6 +35,7 @@
 #include "kv/cache.h"
 #include "kv/sf_cblock.h"
 #include "kv/sf_reuse.h"
+#include "kv/sf_rows.h"
 #include "kv/status.h"
 
 typedef struct sf_iter {
@@ -65,7 +66,25 @@ typedef struct sf_iter {
   uint8_t *keep;           /* per dictionary entry of block keep_bi: 1 = projected */
   size_t keep_cap;         /* entries allocated in keep */
   int64_t keep_bi;         /* block keep was computed for, -1 if none */
+  bool fast;               /* kv_sf_iter_fast_rows was called: rows may be taken whole */
+  kv_sf_rowcond fc;        /* its conditions */
+  int64_t fast_bi;         /* block the fast state below is for, -1 if none */
+  bool fast_ok;            /* that block's rows may be taken whole */
+  bool last_spans;         /* its last row continues in the next block */
+  struct fast_q *fq;       /* per dictionary entry of that block */
+  size_t fq_cap;           /* entries allocated in fq */
+  kv_sfbuf rowvals;        /* fixed-width values gathered for the row taken (private
+                              blocks, whose fixed-width values are transposed) */
 } sf_iter;
+
+/* What the fast row path needs of one dictionary entry of the loaded block. */
+typedef struct fast_q {
+  uint32_t qoff;           /* offset of the qualifier in the dictionary */
+  uint32_t qlen;           /* its length */
+  uint32_t fw;             /* fixed width of its value group, 0 when variable */
+  uint8_t keep;            /* 1 = the projection keeps it */
+  uint8_t fixed;           /* its value group is fixed-width */
+} fast_q;
 
 static inline uint32_t rfirst(const kv_sf_cblock *b, uint32_t r) {
   return (uint32_t)kv_sf_pa_get(&b->row_first, r);
@@ -164,6 +183,7 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   int rc;
   it->bi = -1;
   it->key_ri = -1;
+  it->fast_bi = -1;
   if (r->cache) {
     kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, e->off);
     if (hit) {
@@ -511,6 +531,8 @@ static void it_destroy(kv_iter *base) {
   free(it->kbuf);
   free(it->rp.ranks);
   kv_sfbuf_free(&it->vbuf);
+  kv_sfbuf_free(&it->rowvals);
+  free(it->fq);
   free(it);
 }
 
@@ -532,6 +554,7 @@ kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache) {
   it->io = io;
   it->bi = -1;
   it->keep_bi = -1;
+  it->fast_bi = -1;
   it->key_ri = -1;
   it->b = &it->dec.b;
   it->rp.at = UINT32_MAX;
@@ -580,6 +603,8 @@ kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool 
   it->npq = 0;
   it->proj = false;
   it->keep_bi = -1;
+  it->fast = false;
+  it->fast_bi = -1;
   it->dec.b.nrows = 0; /* the private block no longer matches any block of r */
   return base;
 }
@@ -592,4 +617,126 @@ void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32
   it->npq = n;
   it->proj = true;
   it->keep_bi = -1;
+}
+
+/* ---- rows taken whole (kv/sf_rows.h) ------------------------------------------------ */
+
+void kv_sf_iter_fast_rows(kv_iter *base, const kv_sf_rowcond *c) {
+  sf_iter *it = (sf_iter *)base;
+  it->fc = *c;
+  it->fast = true;
+  it->fast_bi = -1;
+}
+
+/* Decide whether the loaded block's rows may be taken whole under it->fc, and build its
+** per-entry table. False (status set) when out of memory. */
+static bool fast_prepare(sf_iter *it) {
+  const kv_sf_cblock *b = it->b;
+  const kv_sf_rowcond *c = &it->fc;
+  it->fast_bi = it->bi;
+  it->fast_ok = false;
+  /* the tests kv/scan_vis.c would make of the block's oldest and newest cells: the TTL
+     test falls with the timestamp, the time range holds both ends */
+  if (!b->one_put_per_col || b->max_seq > c->snapshot || c->versions < 1 ||
+      c->max_versions < 1 || (c->ttl_ms > 0 && c->now_ms - b->min_ts >= c->ttl_ms) ||
+      b->min_ts < c->ts_min || b->max_ts >= c->ts_max)
+    return true;
+  if (it->proj && it->keep_bi != it->bi && !compute_keep(it)) return false;
+  if (b->nquals > it->fq_cap) {
+    size_t cap = it->fq_cap;
+    if (kv_sf_grow((void **)&it->fq, &cap, b->nquals, sizeof *it->fq)) {
+      it->status = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", it->r->path);
+      it->valid = false;
+      return false;
+    }
+    it->fq_cap = cap;
+  }
+  for (uint32_t q = 0; q < b->nquals; q++) {
+    const kv_sf_cgroup *g = &b->groups[q];
+    fast_q *f = &it->fq[q];
+    f->qoff = b->q_off[q];
+    f->qlen = b->q_len[q];
+    f->fixed = g->fixed;
+    f->fw = g->fw;
+    f->keep = it->proj ? it->keep[q] : 1;
+  }
+  it->last_spans = false;
+  if ((uint32_t)it->bi + 1 < it->r->nblocks) {
+    const kv_cell *nf = &it->r->index[it->bi + 1].first;
+    it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf->row, nf->row_len) == 0;
+  }
+  it->fast_ok = true;
+  return true;
+}
+
+int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t cap,
+                        uint32_t *n_out, uint64_t *kept) {
+  sf_iter *it = (sf_iter *)base;
+  *n_out = 0;
+  *kept = 0;
+  if (!it->fast || !it->valid) return KV_SF_ROW_NO;
+  if (it->fast_bi != it->bi && !fast_prepare(it)) return KV_SF_ROW_NO;
+  const kv_sf_cblock *b = it->b;
+  uint32_t ri = it->ri, ci = it->ci;
+  if (!it->fast_ok || (ri + 1 == b->nrows && it->last_spans)) return KV_SF_ROW_NO;
+  uint32_t end = rfirst(b, ri + 1);
+  if (end - ci > cap) {
+    *n_out = end - ci;
+    return KV_SF_ROW_GROW;
+  }
+  uint8_t *gather = NULL;
+  if (!b->cvals && b->max_width) {
+    it->rowvals.len = 0;
+    if (kv_sfbuf_reserve(&it->rowvals, (size_t)(end - ci) * b->max_width)) return KV_SF_ROW_NO;
+    gather = it->rowvals.p;
+  }
+  kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (already there after a move) */
+  uint32_t *rk = it->rp.ranks, fo = b->nquals + 1, n = 0; /* rk[fo]: offset in cvals */
+  const fast_q *fq = it->fq;
+  const uint8_t *dict = b->dict;
+  int64_t row_ts = b->ts_per_row ? kv_sf_cblock_ts(b, ri, ci) : 0;
+  for (uint32_t j = ci; j < end; j++) {
+    uint32_t q = (uint32_t)kv_sf_pa_get(&b->qual, j);
+    const fast_q *f = &fq[q];
+    if (f->keep) {
+      kv_cell_view *v = &out[n++];
+      v->family_id = fid;
+      v->qual = dict + f->qoff;
+      v->qual_len = f->qlen;
+      v->ts = b->ts_per_row ? row_ts : kv_sf_cblock_ts(b, ri, j);
+      if (f->fixed) {
+        v->value_len = f->fw;
+        if (!f->fw) {
+          v->value = (const uint8_t *)"";
+        } else if (!gather) {
+          v->value = b->cvals + rk[fo];
+        } else { /* transposed: byte k of value r at data[k * count + r] */
+          const kv_sf_cgroup *g = &b->groups[q];
+          const uint8_t *src = g->data + rk[q];
+          for (uint32_t k = 0; k < f->fw; k++) gather[k] = src[(size_t)k * g->count];
+          v->value = gather;
+          gather += f->fw;
+        }
+      } else {
+        const kv_sf_cgroup *g = &b->groups[q];
+        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+        v->value = g->data + o;
+        v->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+      }
+    }
+    rk[q]++;
+    rk[fo] += f->fw;
+  }
+  it->rp.at = end;
+  if (it->io) it->io->cells_skipped += (end - ci) - n;
+  *n_out = n;
+  *kept = n;
+  return KV_SF_ROW_TAKEN;
+}
+
+void kv_sf_iter_next_row(kv_iter *base) {
+  sf_iter *it = (sf_iter *)base;
+  const kv_sf_cblock *b = it->b;
+  uint32_t ri = it->ri;
+  settle_fwd(it, rfirst(b, ri + 1), ri + 1 < b->nrows ? ri + 1 : ri);
 }

@@ -1,0 +1,80 @@
+/*
+** kv/sf_rows.h: handing a store file's rows to a scan straight from the compact block, a
+** row at a time, instead of a cell at a time through the iterator, the per-family merge and
+** the visibility rules (the block-at-a-time row path of kv/scan.c).
+**
+** A store-file iterator (kv/sf_iter.c) that a scan enabled with kv_sf_iter_fast_rows can
+** hand out the row it is positioned on as kv_cell_views whose qualifiers and values point
+** into the block it holds, when the block is "simple" for the scan: only puts, no row with
+** two cells of one qualifier (kv_sf_cblock.one_put_per_col, decided when the block is
+** decoded), every sequence number at or below the scan's snapshot, no timestamp expired by
+** the family's TTL or outside the scan's time range (the block's ranges against the
+** conditions below). Then every cell of the row that the projection keeps is a visible
+** version and the only one of its column: the visibility rules of kv/scan_vis.c would hand
+** it out unchanged. A row that continues into the next block is never handed out this way.
+** The caller must know that no other source of the family has a cell in that row.
+**
+** What this does not do: choose between the fast and the cell path (kv/scan.c does, per row
+** and family), apply tombstones or versions (a block that needs them is not simple), or
+** reverse moves.
+*/
+#ifndef ROWAN_KV_SF_ROWS_H
+#define ROWAN_KV_SF_ROWS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "kv/iter.h"
+
+/* The scan's visibility parameters for one family, as kv/scan_vis.c applies them. */
+typedef struct kv_sf_rowcond {
+  uint64_t snapshot;   /* the scan's snapshot: a block with a newer cell is not simple */
+  int64_t ttl_ms;      /* the family's TTL in ms, 0 = forever */
+  int64_t now_ms;      /* the clock TTL is measured against */
+  int64_t ts_min;      /* the scan's time range [ts_min, ts_max) */
+  int64_t ts_max;      /* (INT64_MIN, INT64_MAX when the scan has none) */
+  int versions;        /* the family's VERSIONS (>= 1 for the fast path to apply) */
+  int max_versions;    /* the scan's max_versions (>= 1 for the fast path to apply) */
+} kv_sf_rowcond;
+
+/* Results of kv_sf_iter_take_row. */
+enum {
+  KV_SF_ROW_NO = 0,   /* not here: read the row cell by cell (nothing was changed) */
+  KV_SF_ROW_TAKEN = 1, /* the row's views were written */
+  KV_SF_ROW_GROW = 2  /* more than `cap` views may be needed: *n_out says how many */
+};
+
+/* Let store-file iterator `it` (from kv_sf_iter_new*, a projection if any already set)
+** hand out rows under the conditions *c (copied). Until this call, and again after
+** kv_sf_iter_retarget, kv_sf_iter_take_row always answers KV_SF_ROW_NO. */
+void kv_sf_iter_fast_rows(kv_iter *it, const kv_sf_rowcond *c);
+
+/* Hand out the rest of the row `it` is positioned on (from its current cell to the row's
+** last cell in this file) as views of family `fid` into out[0..cap): the cells the
+** projection keeps, in cell order, qualifier and value pointing into the iterator's block
+** (or into its own row buffer for fixed-width values of a block not in the cache). They stay
+** valid until the iterator next moves. *n_out gets the views written, *kept the cells handed
+** out (for the scan's cells_examined); the cells the projection steps over are added to the
+** io's cells_skipped. The iterator stays on the row: the caller must call
+** kv_sf_iter_next_row before any other move, cell() or status() use of it aside.
+** Returns KV_SF_ROW_TAKEN, KV_SF_ROW_NO (it is not valid, the fast path is off, the block
+** is not simple for the conditions, or the row may continue in the next block), or
+** KV_SF_ROW_GROW (nothing written; *n_out is a sufficient cap). */
+int kv_sf_iter_take_row(kv_iter *it, uint32_t fid, kv_cell_view *out, uint32_t cap,
+                        uint32_t *n_out, uint64_t *kept);
+
+/* After KV_SF_ROW_TAKEN: move `it` to the first cell (kept by the projection) after the row,
+** as next() would after its last cell, loading the next blocks as needed. Errors show in
+** valid()/status() as after any move. */
+void kv_sf_iter_next_row(kv_iter *it);
+
+/* Process-wide switch of the fast path (on by default), read by kv_scan_open: tests turn
+** it off to compare with the cell-by-cell path. Not for production use. */
+void kv_scan_set_fast_rows(bool on);
+/* Whether it is on. */
+bool kv_scan_fast_rows(void);
+/* How many (row, family) pairs scan s handed out whole so far (0 for NULL): tests check
+** that the fast path ran. */
+struct kv_scan;
+uint64_t kv_scan_rows_taken(const struct kv_scan *s);
+
+#endif /* ROWAN_KV_SF_ROWS_H */
