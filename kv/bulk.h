@@ -129,6 +129,9 @@ typedef struct kv_bulk_stats {
   uint32_t fams_merged;   /* families whose store file was merged cell by cell */
   uint64_t segs_reframed; /* segments whose blocks were framed again at commit (a commit
                              took a sequence number during the load) */
+  uint64_t blocks_copied; /* encoded blocks a merge copied whole */
+  uint64_t blocks_decoded;/* encoded blocks a merge decoded (their rows met another
+                             segment's) */
 } kv_bulk_stats;
 
 /* Fill *out with b's counters (zeros for NULL b). */

@@ -154,6 +154,90 @@ int kv_bulk_sort_buf(kv_bulk_buf *u);
 ** sequence number seq. KV_OK or the writer's error / KV_ERR_NOMEM. */
 int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq);
 
+/* A source of cells in kv_cell_cmp order (seq = add ordinal): a chain of sorted buffers
+** whose rows follow one another, or a run file. */
+typedef struct kv_bulk_src {
+  kv_cell cur;            /* current cell (valid while valid is true) */
+  bool valid;             /* positioned on a cell */
+  int err;                /* a run's read error */
+  kv_bulk_buf **chain;    /* buffers, in row order (rows never shared between two) */
+  size_t n_chain, ci;     /* their number / the current one */
+  size_t gi;              /* next group of the current buffer */
+  uint32_t *span;         /* entry indexes of the current span of equal rows */
+  size_t span_n, span_i, span_cap; /* its length, position, allocated */
+  size_t span_groups;     /* groups in the current span */
+  kv_sf_reader *r;        /* run: its reader */
+  kv_iter *it;            /* run: its iterator */
+} kv_bulk_src;
+
+/* Load the next span (the groups of the next row key) of s's chain into s->span (entry
+** indexes in cell order; span_n 0 at the end). KV_OK or KV_ERR_NOMEM. */
+int kv_bulk_src_fill(kv_bulk_src *s);
+/* Step s to its next cell (s->valid, s->cur). KV_OK or the error (also in s->err). */
+int kv_bulk_src_next(kv_bulk_src *s);
+/* Free what s holds (its buffers are not its own) and zero it. */
+void kv_bulk_src_free(kv_bulk_src *s);
+
+/* A kept cell waiting for the rest of its (row, qualifier, timestamp), so the cells of one
+** key go out in type-descending order. */
+typedef struct kv_bulk_pend {
+  bool used;              /* holds a cell */
+  uint8_t *qual;          /* qualifier copy */
+  size_t qual_cap;        /* allocated */
+  uint8_t *val;           /* value copy */
+  size_t val_cap;         /* allocated */
+  kv_cell c;              /* the cell (pointers into the copies and the resolver's row) */
+} kv_bulk_pend;
+
+/* A DELETE_FAMILY of the resolver's current row. */
+typedef struct kv_bulk_fdel {
+  int64_t ts;             /* DELETE_FAMILY timestamp */
+  uint64_t ord;           /* its add ordinal */
+} kv_bulk_fdel;
+
+/* The resolver's state over one family's merged stream. */
+typedef struct kv_bulk_resolver {
+  kv_sf_writer *w;        /* output */
+  uint64_t seq;           /* the load's sequence number */
+  uint8_t *row;           /* current row key (copy) */
+  size_t row_len, row_cap;/* its length / allocated */
+  bool have_row;          /* a row is current */
+  uint8_t *qual;          /* current qualifier (copy) */
+  size_t qual_len, qual_cap; /* its length / allocated */
+  bool have_qual;         /* a column is current */
+  int64_t ts;             /* current timestamp within the column */
+  bool have_ts;           /* a timestamp is current */
+  uint64_t delcol_ord;    /* highest ordinal of a DELETE_COLUMN of the column so far */
+  uint64_t delver_ord;    /* highest ordinal of a DELETE_VERSION at the current ts */
+  kv_bulk_fdel *fdels;            /* DELETE_FAMILY cells of the row */
+  size_t n_fdels, cap_fdels; /* used / allocated */
+  kv_bulk_pend pend[4];           /* kept cells of the current (row, qualifier, ts), by type */
+} kv_bulk_resolver;
+
+/* Feed the next cell of one family's stream in kv_cell_cmp order (seq = add ordinal) to
+** the resolver: cells a later one replaces or masks are dropped, the others go to r->w with
+** sequence number r->seq once their key is complete. KV_OK or the writer's error /
+** KV_ERR_NOMEM. */
+int kv_bulk_resolve(kv_bulk_resolver *r, const kv_cell *c);
+/* Write the resolver's pending cells (call before cells of a later row bypass it, and at
+** the end). KV_OK or the writer's error. */
+int kv_bulk_resolve_flush(kv_bulk_resolver *r);
+/* Free the resolver's copies. */
+void kv_bulk_resolver_free(kv_bulk_resolver *r);
+
+/* Cut f's non-empty buffers that still hold their cells, taken by first row, into chains
+** whose buffers follow one another strictly: *out gets n_segs + 1 entries, chain k is
+** (*out)[(*start)[k] .. (*start)[k+1]); returns the number of chains, or -1 (out of memory;
+** nothing allocated). The caller frees *out and *start. */
+int kv_bulk_make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start);
+
+/* Merge family f's encoded segments and sorted raw buffers into w, resolved, every cell
+** with sequence number seq, copying an encoded block whole when no other source has a row
+** inside its range, and a row straight from its source when no other source has it
+** (kv/bulk_merge.c). REQUIRES: f has no run, every buffer is sorted (and ready). KV_OK or
+** the first error. */
+int kv_bulk_merge_blocks(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, uint64_t seq);
+
 /* Merge family f's sorted closed buffers into w. resolve: with f's runs, dropping replaced
 ** and masked cells and giving every cell sequence number seq; else (a spill: the buffers
 ** alone) every cell with its add ordinal as sequence number. KV_OK or the first error. */

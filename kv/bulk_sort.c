@@ -16,6 +16,10 @@
 #include "kv/db_impl.h"
 #include "kv/status.h"
 
+typedef kv_bulk_src msrc;
+typedef kv_bulk_pend pend;
+typedef kv_bulk_resolver resolver;
+
 kv_cell kv_bulk_ent_cell(const kv_bulk_buf *u, const kv_bulk_ent *e) {
   kv_cell c;
   c.row = u->arena + e->row_off;
@@ -154,24 +158,9 @@ static int idx_cmp(const void *a, const void *b) {
   return kv_cell_cmp(&x, &y);
 }
 
-/* A source of cells in kv_cell_cmp order (seq = add ordinal): a chain of sorted buffers
-** whose rows follow one another, or a run file. */
-typedef struct src {
-  kv_cell cur;            /* current cell (valid while valid is true) */
-  bool valid;             /* positioned on a cell */
-  int err;                /* a run's read error */
-  kv_bulk_buf **chain;    /* buffers, in row order (rows never shared between two) */
-  size_t n_chain, ci;     /* their number / the current one */
-  size_t gi;              /* next group of the current buffer */
-  uint32_t *span;         /* entry indexes of the current span of equal rows */
-  size_t span_n, span_i, span_cap; /* its length, position, allocated */
-  size_t span_groups;     /* groups in the current span */
-  kv_sf_reader *r;        /* run: its reader */
-  kv_iter *it;            /* run: its iterator */
-} src;
 
 /* Load the next span (the groups of the next row key) of the chain into s->span. */
-static int mem_fill(src *s) {
+int kv_bulk_src_fill(msrc *s) {
   s->span_n = s->span_i = s->span_groups = 0;
   while (s->ci < s->n_chain && s->gi >= s->chain[s->ci]->n_grps) {
     s->ci++;
@@ -203,7 +192,7 @@ static int mem_fill(src *s) {
   return KV_OK;
 }
 
-static int src_next(src *s) {
+int kv_bulk_src_next(msrc *s) {
   if (s->it) {
     kv_iter *it = s->it;
     if (s->valid) it->ops->next(it);
@@ -213,7 +202,7 @@ static int src_next(src *s) {
     return s->err;
   }
   if (s->span_i >= s->span_n) {
-    int rc = mem_fill(s);
+    int rc = kv_bulk_src_fill(s);
     if (rc) return s->err = rc;
   }
   s->valid = s->span_i < s->span_n;
@@ -224,7 +213,7 @@ static int src_next(src *s) {
   return KV_OK;
 }
 
-static void src_free(src *s) {
+void kv_bulk_src_free(msrc *s) {
   if (s->it) s->it->ops->destroy(s->it);
   if (s->r) kv_sf_close(s->r);
   free(s->span);
@@ -233,40 +222,8 @@ static void src_free(src *s) {
 
 /* ---- resolving -------------------------------------------------------------------------- */
 
-/* A kept cell waiting for the rest of its (row, qualifier, timestamp), so the cells of one
-** key go out in type-descending order. */
-typedef struct pend {
-  bool used;              /* holds a cell */
-  uint8_t *qual;          /* qualifier copy */
-  size_t qual_cap;        /* allocated */
-  uint8_t *val;           /* value copy */
-  size_t val_cap;         /* allocated */
-  kv_cell c;              /* the cell (pointers into the copies and the resolver's row) */
-} pend;
 
-typedef struct fdel {
-  int64_t ts;             /* DELETE_FAMILY timestamp */
-  uint64_t ord;           /* its add ordinal */
-} fdel;
 
-/* The resolver's state over one family's merged stream. */
-typedef struct resolver {
-  kv_sf_writer *w;        /* output */
-  uint64_t seq;           /* the load's sequence number */
-  uint8_t *row;           /* current row key (copy) */
-  size_t row_len, row_cap;/* its length / allocated */
-  bool have_row;          /* a row is current */
-  uint8_t *qual;          /* current qualifier (copy) */
-  size_t qual_len, qual_cap; /* its length / allocated */
-  bool have_qual;         /* a column is current */
-  int64_t ts;             /* current timestamp within the column */
-  bool have_ts;           /* a timestamp is current */
-  uint64_t delcol_ord;    /* highest ordinal of a DELETE_COLUMN of the column so far */
-  uint64_t delver_ord;    /* highest ordinal of a DELETE_VERSION at the current ts */
-  fdel *fdels;            /* DELETE_FAMILY cells of the row */
-  size_t n_fdels, cap_fdels; /* used / allocated */
-  pend pend[4];           /* kept cells of the current (row, qualifier, ts), by type */
-} resolver;
 
 static bool copy_bytes(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n) {
   if (!kv_bulk_grow((void **)buf, cap, n ? n : 1, 1)) return false;
@@ -275,7 +232,7 @@ static bool copy_bytes(uint8_t **buf, size_t *cap, const uint8_t *p, size_t n) {
 }
 
 /* Write the pending cells, tombstones first (type descending). */
-static int flush_pend(resolver *r) {
+int kv_bulk_resolve_flush(resolver *r) {
   int rc = KV_OK;
   for (int t = 3; t >= 0 && rc == KV_OK; t--) {
     pend *p = &r->pend[t];
@@ -288,14 +245,14 @@ static int flush_pend(resolver *r) {
   return rc;
 }
 
-static int resolve(resolver *r, const kv_cell *c) {
+int kv_bulk_resolve(resolver *r, const kv_cell *c) {
   bool new_row = !r->have_row || !(c->row_len == r->row_len &&
                                    memcmp(c->row, r->row, r->row_len) == 0);
   bool new_qual = new_row || !r->have_qual ||
                   kv_bytes_cmp(c->qual, c->qual_len, r->qual, r->qual_len) != 0;
   bool new_ts = new_qual || !r->have_ts || c->ts != r->ts;
   if (new_ts) {
-    int rc = flush_pend(r);
+    int rc = kv_bulk_resolve_flush(r);
     if (rc) return rc;
     r->ts = c->ts;
     r->have_ts = true;
@@ -349,7 +306,7 @@ static int resolve(resolver *r, const kv_cell *c) {
   return KV_OK;
 }
 
-static void resolver_free(resolver *r) {
+void kv_bulk_resolver_free(resolver *r) {
   free(r->row);
   free(r->qual);
   free(r->fdels);
@@ -365,7 +322,7 @@ static void resolver_free(resolver *r) {
 ** same column (equal or older timestamp), which a group cannot hold. So such a row is
 ** written as it is; a row of several groups goes through the resolver. */
 int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq) {
-  src s;
+  msrc s;
   memset(&s, 0, sizeof s);
   kv_bulk_buf *one = (kv_bulk_buf *)u; /* read only: the chain type is shared with merges */
   s.chain = &one;
@@ -376,7 +333,7 @@ int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq) {
   r.seq = seq;
   int rc = KV_OK;
   for (;;) {
-    rc = mem_fill(&s);
+    rc = kv_bulk_src_fill(&s);
     if (rc || s.span_n == 0) break;
     if (s.span_groups == 1) {
       for (size_t i = 0; i < s.span_n && rc == KV_OK; i++) {
@@ -387,13 +344,13 @@ int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq) {
     } else {
       for (size_t i = 0; i < s.span_n && rc == KV_OK; i++) {
         kv_cell c = kv_bulk_ent_cell(u, &u->ents[s.span[i]]);
-        rc = resolve(&r, &c);
+        rc = kv_bulk_resolve(&r, &c);
       }
-      if (rc == KV_OK) rc = flush_pend(&r);
+      if (rc == KV_OK) rc = kv_bulk_resolve_flush(&r);
     }
     if (rc) break;
   }
-  resolver_free(&r);
+  kv_bulk_resolver_free(&r);
   free(s.span);
   return rc;
 }
@@ -423,7 +380,7 @@ static int first_row_cmp(const void *a, const void *b) {
 ** whose buffers follow one another strictly (each one's first row above the previous one's
 ** last): the fewest sources that read every buffer in order. *out: n_segs + 1 entries, chain k is
 ** (*out)[start[k] .. start[k+1]); returns the number of chains, or -1 (out of memory). */
-static int make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start) {
+int kv_bulk_make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start) {
   uint32_t n = 0;
   uint32_t *idx = malloc((f->n_segs + 1u) * sizeof *idx);
   uint32_t *chain_of = malloc((f->n_segs + 1u) * sizeof *chain_of);
@@ -471,11 +428,11 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
   kv_db *db = b->db;
   kv_bulk_buf **bufs = NULL;
   size_t *start = NULL;
-  int nc = make_chains(f, &bufs, &start);
+  int nc = kv_bulk_make_chains(f, &bufs, &start);
   if (nc < 0) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   uint32_t nr = do_resolve ? f->n_runs : 0; /* a spill leaves the earlier runs alone */
   uint32_t n = nr + (uint32_t)nc;
-  src *s = calloc(n ? n : 1, sizeof *s);
+  msrc *s = calloc(n ? n : 1, sizeof *s);
   int rc = s ? KV_OK : kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   for (uint32_t i = 0; i < nr && rc == KV_OK; i++) {
     rc = kv_sf_open(db->env, f->runs[i], &s[i].r);
@@ -491,26 +448,26 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
     }
   }
   for (int c = 0; c < nc && rc == KV_OK; c++) {
-    src *m = &s[nr + (uint32_t)c];
+    msrc *m = &s[nr + (uint32_t)c];
     m->chain = bufs + start[c];
     m->n_chain = start[c + 1] - start[c];
-    rc = src_next(m);
+    rc = kv_bulk_src_next(m);
   }
   resolver r;
   memset(&r, 0, sizeof r);
   r.w = w;
   r.seq = seq;
   while (rc == KV_OK) {
-    src *best = NULL;
+    msrc *best = NULL;
     for (uint32_t i = 0; i < n; i++)
       if (s[i].valid && (!best || kv_cell_cmp(&s[i].cur, &best->cur) < 0)) best = &s[i];
     if (!best) break;
-    rc = do_resolve ? resolve(&r, &best->cur) : kv_sf_writer_add(w, &best->cur);
-    if (rc == KV_OK) rc = src_next(best);
+    rc = do_resolve ? kv_bulk_resolve(&r, &best->cur) : kv_sf_writer_add(w, &best->cur);
+    if (rc == KV_OK) rc = kv_bulk_src_next(best);
   }
-  if (rc == KV_OK && do_resolve) rc = flush_pend(&r);
-  resolver_free(&r);
-  for (uint32_t i = 0; s && i < n; i++) src_free(&s[i]);
+  if (rc == KV_OK && do_resolve) rc = kv_bulk_resolve_flush(&r);
+  kv_bulk_resolver_free(&r);
+  for (uint32_t i = 0; s && i < n; i++) kv_bulk_src_free(&s[i]);
   free(s);
   free(bufs);
   free(start);

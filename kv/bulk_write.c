@@ -287,7 +287,8 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
   kv_bulk_buf **order;
   size_t n;
   bool chain = segments_chain(f, &order, &n);
-  int rc = chain ? KV_OK : kv_bulk_materialize(b, f);
+  bool blocks = !chain && f->n_runs == 0; /* overlapping segments: merged block-wise */
+  int rc = chain || blocks ? KV_OK : kv_bulk_materialize(b, f);
   for (uint32_t i = 0; i < f->n_segs && rc == KV_OK; i++) rc = kv_bulk_sort_buf(f->segs[i]);
   uint64_t number = 0;
   kv_sf_writer *w = NULL;
@@ -304,6 +305,8 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
       rc = kv_sf_writer_add_seg(w, order[i]->seg, seq);
     }
     free(order);
+  } else if (blocks) {
+    rc = kv_bulk_merge_blocks(b, f, w, seq);
   } else {
     rc = kv_bulk_merge(b, f, w, true, seq);
   }

@@ -18,6 +18,7 @@
 #ifndef ROWAN_KV_SF_SEG_H
 #define ROWAN_KV_SF_SEG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -62,6 +63,46 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out);
 ** KV_ERR_NOMEM, KV_ERR_CORRUPT (a block of the segment does not unframe), the env's
 ** error (sticky, as a failed kv_sf_writer_add). */
 int kv_sf_writer_add_seg(kv_sf_writer *w, const kv_sf_seg *s, uint64_t seq);
+
+/* Append blocks [from, to) of segment s to w (a file writer, or a segment writer whose
+** cells all have sequence number seq), their cells given sequence number seq: the same as
+** kv_sf_writer_add_seg for those blocks alone. The first block's first row key must be above
+** the row key of every cell added to w before (so a block whose first row continues the
+** block before it, kv_sf_seg_binfo.cont, can only follow that block in the same call).
+** to is capped at the segment's blocks; from >= to appends nothing. Errors as
+** kv_sf_writer_add_seg (KV_ERR_INVALID also for a segment writer given another seq). */
+int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from, size_t to,
+                                uint64_t seq);
+
+/* One block of a segment, for a merge that copies blocks whole where it can. */
+typedef struct kv_sf_seg_binfo {
+  const uint8_t *first_row; /* its first cell's row key (into the segment) */
+  uint32_t first_len;       /* its length */
+  const uint8_t *last_row;  /* its last cell's row key (into the segment) */
+  uint32_t last_len;        /* its length */
+  uint32_t ncells;          /* cells in the block */
+  bool cont;                /* its first row is the previous block's last row */
+} kv_sf_seg_binfo;
+
+/* Blocks in a segment (0 for NULL). */
+size_t kv_sf_seg_nblocks(const kv_sf_seg *s);
+/* Fill *out for block i of s. REQUIRES i < kv_sf_seg_nblocks(s). */
+void kv_sf_seg_block_info(const kv_sf_seg *s, size_t i, kv_sf_seg_binfo *out);
+
+/* A reader of a segment's blocks, one decoded block at a time. */
+typedef struct kv_sf_seg_cur kv_sf_seg_cur;
+
+/* A new reader, or NULL (out of memory). Free with kv_sf_seg_cur_free (NULL: no-op). */
+kv_sf_seg_cur *kv_sf_seg_cur_new(void);
+void kv_sf_seg_cur_free(kv_sf_seg_cur *c);
+/* Decode block i of s into c (replacing the block it held); *ncells gets its cells. The
+** segment must outlive the cells read. KV_OK, KV_ERR_CORRUPT, KV_ERR_NOMEM, KV_MISUSE
+** (no block i). */
+int kv_sf_seg_cur_load(kv_sf_seg_cur *c, const kv_sf_seg *s, size_t i, uint32_t *ncells);
+/* Cell k (< *ncells of the last load) of the loaded block, in cell order, with the
+** sequence number the segment was encoded with; pointers valid until the next load.
+** Cheapest when k goes up one at a time. */
+void kv_sf_seg_cur_cell(kv_sf_seg_cur *c, uint32_t k, kv_cell *out);
 
 /* The sequence number the segment's cells were encoded with (0 for NULL). */
 uint64_t kv_sf_seg_seq(const kv_sf_seg *s);

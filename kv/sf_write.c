@@ -33,6 +33,14 @@ typedef struct seg_block {
   uint32_t qual_len;      /* that qualifier's length */
   int64_t ts;             /* the first cell's timestamp */
   uint8_t type;           /* the first cell's type */
+  uint8_t last_type;      /* the last cell's type */
+  bool cont;              /* its first row is the previous block's last row */
+  uint32_t last_off;      /* its last cell's row key, then qualifier, in the segment's keys */
+  uint32_t last_row_len;  /* that row key's length */
+  uint32_t last_qual_len; /* that qualifier's length */
+  int64_t last_ts;        /* the last cell's timestamp */
+  int64_t min_ts, max_ts; /* timestamp range of its cells */
+  uint32_t hash_first;    /* index in the segment's hashes of its first row's hash */
 } seg_block;
 
 struct kv_sf_seg {
@@ -72,6 +80,7 @@ struct kv_sf_writer {
   int have_prev;          /* a cell was added */
   uint64_t offset;        /* bytes appended so far */
   kv_sf_props props;      /* counts and ranges so far */
+  int64_t bmin_ts, bmax_ts; /* timestamp range of the staged block's cells */
   int failed;             /* sticky status of a failed append (KV_OK if none) */
 };
 
@@ -124,7 +133,8 @@ int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options 
 static int seg_flush_block(kv_sf_writer *w, const kv_cell *first) {
   kv_sf_seg *s = w->seg;
   kv_sfb_builder *b = &w->b;
-  if (s->keys.len + first->row_len + first->qual_len > UINT32_MAX ||
+  if (s->keys.len + first->row_len + first->qual_len + w->prev_row.len + w->prev_qual.len >
+          UINT32_MAX ||
       kv_sf_grow((void **)&s->blocks, &s->cap_blocks, s->nblocks + 1, sizeof *s->blocks))
     return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
   seg_block *e = &s->blocks[s->nblocks];
@@ -138,9 +148,22 @@ static int seg_flush_block(kv_sf_writer *w, const kv_cell *first) {
   e->qual_len = first->qual_len;
   e->ts = first->ts;
   e->type = first->type;
+  e->last_type = w->prev_type; /* the block ends with the cell added last */
+  e->last_ts = w->prev_ts;
+  e->last_row_len = (uint32_t)w->prev_row.len;
+  e->last_qual_len = (uint32_t)w->prev_qual.len;
+  e->min_ts = w->bmin_ts;
+  e->max_ts = w->bmax_ts;
+  e->hash_first = (uint32_t)(w->nhashes - b->nrows); /* a row of the block: one hash each */
+  e->cont = s->nblocks > 0 &&
+            e->hash_first < s->blocks[s->nblocks - 1].hash_first + s->blocks[s->nblocks - 1].nrows;
   if (kv_sfbuf_append(&s->data, w->frame.p, w->frame.len) ||
       kv_sfbuf_append(&s->keys, first->row, first->row_len) ||
       kv_sfbuf_append(&s->keys, first->qual, first->qual_len))
+    return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
+  e->last_off = (uint32_t)s->keys.len;
+  if (kv_sfbuf_append(&s->keys, w->prev_row.p, w->prev_row.len) ||
+      kv_sfbuf_append(&s->keys, w->prev_qual.p, w->prev_qual.len))
     return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
   s->nblocks++;
   w->props.raw_bytes += b->out.len;
@@ -231,6 +254,9 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   }
   w->have_prev = 1;
   w->props.cells++;
+  if (w->b.ncells == 1) w->bmin_ts = w->bmax_ts = c->ts; /* the block's first cell */
+  if (c->ts < w->bmin_ts) w->bmin_ts = c->ts;
+  if (c->ts > w->bmax_ts) w->bmax_ts = c->ts;
   if (c->ts < w->props.min_ts) w->props.min_ts = c->ts;
   if (c->ts > w->props.max_ts) w->props.max_ts = c->ts;
   if (c->seq < w->props.min_seq) w->props.min_seq = c->seq;
@@ -437,13 +463,66 @@ static int reframe(kv_sf_writer *w, const kv_sf_seg *s, const seg_block *e, uint
   return KV_OK;
 }
 
-int kv_sf_writer_add_seg(kv_sf_writer *w, const kv_sf_seg *s, uint64_t seq) {
+/* Append block e of s (its frame `frame`, frame_len bytes, raw_len raw) to w: to the file
+** with a block index entry, or (segment mode) to w's segment with its block entry. */
+static int append_block(kv_sf_writer *w, const kv_sf_seg *s, const seg_block *e,
+                        const uint8_t *frame, size_t frame_len, uint32_t raw_len,
+                        uint64_t seq, uint32_t hash_first, bool cont) {
+  const uint8_t *k = s->keys.p + e->key_off;
+  if (w->seg) {
+    kv_sf_seg *t = w->seg;
+    if (t->keys.len + e->row_len + e->qual_len + e->last_row_len + e->last_qual_len >
+            UINT32_MAX ||
+        kv_sf_grow((void **)&t->blocks, &t->cap_blocks, t->nblocks + 1, sizeof *t->blocks))
+      return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
+    seg_block *o = &t->blocks[t->nblocks];
+    *o = *e;
+    o->off = t->data.len;
+    o->frame_len = (uint32_t)frame_len;
+    o->raw_len = raw_len;
+    o->hash_first = hash_first;
+    o->cont = cont;
+    o->key_off = (uint32_t)t->keys.len;
+    if (kv_sfbuf_append(&t->data, frame, frame_len) ||
+        kv_sfbuf_append(&t->keys, k, (size_t)e->row_len + e->qual_len))
+      return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
+    o->last_off = (uint32_t)t->keys.len;
+    if (kv_sfbuf_append(&t->keys, s->keys.p + e->last_off,
+                        (size_t)e->last_row_len + e->last_qual_len))
+      return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
+    t->nblocks++;
+  } else {
+    int rc = w->env->append(w->file, frame, frame_len);
+    if (rc) return rc;
+    kv_sfbuf *x = &w->index;
+    if (kv_sfbuf_varint(x, w->offset) || kv_sfbuf_varint(x, frame_len) ||
+        kv_sfbuf_varint(x, raw_len) || kv_sfbuf_varint(x, e->ncells) ||
+        kv_sfbuf_varint(x, e->nrows) || kv_sfbuf_varint(x, e->row_len) ||
+        kv_sfbuf_append(x, k, e->row_len) || kv_sfbuf_varint(x, e->qual_len) ||
+        kv_sfbuf_append(x, k + e->row_len, e->qual_len) ||
+        kv_sfbuf_varint(x, kv_zigzag(e->ts)) || kv_sfbuf_varint(x, seq) ||
+        kv_sfbuf_append(x, &e->type, 1))
+      return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+    w->offset += frame_len;
+  }
+  w->props.raw_bytes += raw_len;
+  w->props.blocks++;
+  w->props.cells += e->ncells;
+  if (e->min_ts < w->props.min_ts) w->props.min_ts = e->min_ts;
+  if (e->max_ts > w->props.max_ts) w->props.max_ts = e->max_ts;
+  return KV_OK;
+}
+
+int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from, size_t to,
+                                uint64_t seq) {
   if (w->failed) return kv_error(w->failed, "store file %s: writer failed earlier", w->path);
-  if (w->seg) return kv_error(KV_MISUSE, "kv_sf_writer_add_seg: a segment writer");
-  if (!s || s->nblocks == 0) return KV_OK;
-  const uint8_t *first_row = s->keys.p + s->blocks[0].key_off;
+  if (!s || to > s->nblocks) to = s ? s->nblocks : 0;
+  if (from >= to) return KV_OK;
+  if (w->seg && w->have_prev && seq != w->prev_seq)
+    return kv_error(KV_ERR_INVALID, "store file segment: cells of several sequence numbers");
+  const seg_block *b0 = &s->blocks[from];
   if (w->have_prev &&
-      kv_bytes_cmp(w->prev_row.p, w->prev_row.len, first_row, s->blocks[0].row_len) >= 0)
+      kv_bytes_cmp(w->prev_row.p, w->prev_row.len, s->keys.p + b0->key_off, b0->row_len) >= 0)
     return kv_error(KV_ERR_INVALID, "store file %s: segment does not start after the "
                     "previous row", w->path);
   int rc = flush_block(w);
@@ -451,11 +530,18 @@ int kv_sf_writer_add_seg(kv_sf_writer *w, const kv_sf_seg *s, uint64_t seq) {
     w->failed = rc;
     return rc;
   }
-  if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + s->nhashes,
+  const seg_block *bl = &s->blocks[to - 1];
+  /* the rows' hashes: those of the blocks' rows, the first one's even if it continues the
+  ** block before `from` (that block is not in w: its row is new here) */
+  size_t h0 = b0->hash_first, h1 = bl->hash_first + bl->nrows;
+  if (h1 < h0 || h1 > s->nhashes)
+    return kv_error(KV_ERR_CORRUPT, "store file segment: damaged row hashes");
+  if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + (h1 - h0),
                  sizeof *w->hashes))
     return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   kv_sfbuf scratch = {0}, patched = {0};
-  for (size_t i = 0; i < s->nblocks && rc == KV_OK; i++) {
+  uint32_t out_hash = (uint32_t)w->nhashes; /* segment mode: the new blocks' hash indexes */
+  for (size_t i = from; i < to && rc == KV_OK; i++) {
     const seg_block *e = &s->blocks[i];
     const uint8_t *frame = s->data.p + e->off;
     size_t frame_len = e->frame_len;
@@ -466,49 +552,89 @@ int kv_sf_writer_add_seg(kv_sf_writer *w, const kv_sf_seg *s, uint64_t seq) {
       frame = w->frame.p;
       frame_len = w->frame.len;
     }
-    rc = w->env->append(w->file, frame, frame_len);
-    if (rc) break;
-    const uint8_t *k = s->keys.p + e->key_off;
-    kv_sfbuf *x = &w->index;
-    if (kv_sfbuf_varint(x, w->offset) || kv_sfbuf_varint(x, frame_len) ||
-        kv_sfbuf_varint(x, raw_len) || kv_sfbuf_varint(x, e->ncells) ||
-        kv_sfbuf_varint(x, e->nrows) || kv_sfbuf_varint(x, e->row_len) ||
-        kv_sfbuf_append(x, k, e->row_len) || kv_sfbuf_varint(x, e->qual_len) ||
-        kv_sfbuf_append(x, k + e->row_len, e->qual_len) ||
-        kv_sfbuf_varint(x, kv_zigzag(e->ts)) || kv_sfbuf_varint(x, seq) ||
-        kv_sfbuf_append(x, &e->type, 1)) {
-      rc = kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
-      break;
-    }
-    w->offset += frame_len;
-    w->props.raw_bytes += raw_len;
-    w->props.blocks++;
+    bool cont = i > from && e->cont;
+    uint32_t hf = out_hash + (uint32_t)(e->hash_first - h0);
+    rc = append_block(w, s, e, frame, frame_len, raw_len, seq, hf, cont);
   }
   kv_sfbuf_free(&scratch);
   kv_sfbuf_free(&patched);
   if (rc == KV_OK) {
     w->prev_row.len = w->prev_qual.len = 0;
-    if (kv_sfbuf_append(&w->prev_row, s->keys.p + s->last_off, s->last_row_len) ||
-        kv_sfbuf_append(&w->prev_qual, s->keys.p + s->last_off + s->last_row_len,
-                        s->last_qual_len))
+    if (kv_sfbuf_append(&w->prev_row, s->keys.p + bl->last_off, bl->last_row_len) ||
+        kv_sfbuf_append(&w->prev_qual, s->keys.p + bl->last_off + bl->last_row_len,
+                        bl->last_qual_len))
       rc = kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   }
   if (rc) {
     w->failed = rc;
     return rc;
   }
-  memcpy(w->hashes + w->nhashes, s->hashes, s->nhashes * sizeof *s->hashes);
-  w->nhashes += s->nhashes;
-  w->prev_ts = s->last_ts;
+  memcpy(w->hashes + w->nhashes, s->hashes + h0, (h1 - h0) * sizeof *s->hashes);
+  w->nhashes += h1 - h0;
+  w->props.rows += h1 - h0;
+  w->prev_ts = bl->last_ts;
   w->prev_seq = seq;
-  w->prev_type = s->last_type;
+  w->prev_type = bl->last_type;
   w->have_prev = 1;
-  kv_sf_props *pr = &w->props;
-  pr->cells += s->props.cells;
-  pr->rows += s->props.rows;
-  if (s->props.min_ts < pr->min_ts) pr->min_ts = s->props.min_ts;
-  if (s->props.max_ts > pr->max_ts) pr->max_ts = s->props.max_ts;
-  if (seq < pr->min_seq) pr->min_seq = seq;
-  if (seq > pr->max_seq) pr->max_seq = seq;
+  if (seq < w->props.min_seq) w->props.min_seq = seq;
+  if (seq > w->props.max_seq) w->props.max_seq = seq;
   return KV_OK;
+}
+
+int kv_sf_writer_add_seg(kv_sf_writer *w, const kv_sf_seg *s, uint64_t seq) {
+  if (w->seg) return kv_error(KV_MISUSE, "kv_sf_writer_add_seg: a segment writer");
+  return kv_sf_writer_add_seg_blocks(w, s, 0, s ? s->nblocks : 0, seq);
+}
+
+size_t kv_sf_seg_nblocks(const kv_sf_seg *s) { return s ? s->nblocks : 0; }
+
+void kv_sf_seg_block_info(const kv_sf_seg *s, size_t i, kv_sf_seg_binfo *out) {
+  const seg_block *e = &s->blocks[i];
+  out->first_row = s->keys.p + e->key_off;
+  out->first_len = e->row_len;
+  out->last_row = s->keys.p + e->last_off;
+  out->last_len = e->last_row_len;
+  out->ncells = e->ncells;
+  out->cont = e->cont;
+}
+
+/* ---- reading a segment's blocks back ----------------------------------------------------- */
+
+struct kv_sf_seg_cur {
+  kv_sf_dblock d;         /* the decoded block */
+  kv_sfbuf scratch;       /* its raw bytes (lz4 output) */
+  uint32_t ri;            /* row of the cell read last */
+};
+
+kv_sf_seg_cur *kv_sf_seg_cur_new(void) { return calloc(1, sizeof(kv_sf_seg_cur)); }
+
+void kv_sf_seg_cur_free(kv_sf_seg_cur *c) {
+  if (!c) return;
+  kv_sf_dblock_free(&c->d);
+  kv_sfbuf_free(&c->scratch);
+  free(c);
+}
+
+int kv_sf_seg_cur_load(kv_sf_seg_cur *c, const kv_sf_seg *s, size_t i, uint32_t *ncells) {
+  *ncells = 0;
+  if (i >= s->nblocks) return kv_error(KV_MISUSE, "store file segment: no block %zu", i);
+  const seg_block *e = &s->blocks[i];
+  const uint8_t *raw;
+  size_t len;
+  int rc = kv_sf_unframe_block(s->data.p + e->off, e->frame_len, e->raw_len, &c->scratch,
+                               &raw, &len, "(segment)", e->off);
+  if (rc) return rc;
+  const char *why = NULL;
+  rc = kv_sf_block_decode(&c->d, raw, len, &why);
+  if (rc) return kv_error(rc, "store file segment: block %zu: %s", i, why ? why : "damaged");
+  c->ri = 0;
+  *ncells = c->d.ncells;
+  return KV_OK;
+}
+
+void kv_sf_seg_cur_cell(kv_sf_seg_cur *c, uint32_t k, kv_cell *out) {
+  const kv_sf_dblock *d = &c->d;
+  if (k < d->row_first[c->ri]) c->ri = 0;
+  while (c->ri + 1 < d->nrows && k >= d->row_first[c->ri + 1]) c->ri++;
+  kv_sf_dblock_cell(d, c->ri, k, out);
 }
