@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "exec/agg.h"
 #include "exec/arena.h"
@@ -50,6 +51,9 @@ typedef struct exec_scan_cache {
 /* Free a scan cache's buffers; it is zeroed and reusable. */
 void exec_scan_cache_free(exec_scan_cache *c);
 
+/* ORDER SCAN_STATE: m and lm stay last. exec_scan_open zeroes the fields before them and
+** only the header of each (a kv_scan_metrics' families[] past n_families is never read),
+** so a run does not clear two 816-byte arrays it will overwrite or not use. */
 typedef struct exec_scan_state {
   const plan_scan *ps;       /* the plan step */
   kv_db *db;                 /* store */
@@ -59,7 +63,6 @@ typedef struct exec_scan_state {
   bool rc_ok;                /* rc initialized */
   bool done;                 /* no more rows */
   uint64_t rows_assembled;   /* rows decoded */
-  kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
   uint8_t *key;              /* key of the current row (CAT_KEY_MAX bytes, malloc) */
   size_t key_len;            /* its length */
   struct exec_index_codec *ic; /* index scans: the index row codec (malloc), or NULL */
@@ -67,10 +70,23 @@ typedef struct exec_scan_state {
   kv_scan *lk;               /* the last lookup's kv scan (its row backs the slots) */
   uint64_t lookups;          /* lookups done */
   uint64_t lookups_found;    /* lookups that found their data row */
-  kv_scan_metrics lm;        /* the lookups' metrics, summed */
   exec_rowcodec *rcp;        /* the row decoder in use: &rc, or the cache's */
   exec_scan_cache *cache;    /* the statement's kept buffers, or NULL (all owned here) */
+  kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
+  kv_scan_metrics lm;        /* the lookups' metrics, summed */
 } exec_scan_state;
+
+/* Zero the counters of m: every field but families[], whose entries past n_families (0
+** now) no reader looks at. */
+static inline void exec_metrics_zero(kv_scan_metrics *m) {
+  memset(m, 0, offsetof(kv_scan_metrics, families));
+}
+
+/* Copy the counters of src and its n_families family entries into dst. */
+static inline void exec_metrics_copy(kv_scan_metrics *dst, const kv_scan_metrics *src) {
+  uint32_t n = src->n_families < KV_SCAN_MAX_FAMILIES ? src->n_families : KV_SCAN_MAX_FAMILIES;
+  memcpy(dst, src, offsetof(kv_scan_metrics, families) + n * sizeof src->families[0]);
+}
 
 /* Open the scan of plan step ps over db; overlay (may be NULL): an open transaction's
 ** batch, read as committed (the transaction sees its own writes). EXEC_OK or an error. */
@@ -126,6 +142,10 @@ void exec_rowset_free(exec_rowset *s, int n_aggs);
 int exec_order_cmp(const plan_order *o, int n, const cat_value *a, const cat_value *b);
 
 /* ---- The query pipeline (exec/op_query.c) ------------------------------------------------ */
+/* ORDER QUERY: exec_query_open zeroes [start, evmsg), [scan_open, act), the counters of act
+** and [timing, end): evmsg is written before it is read, scan is set up by exec_scan_open
+** (nothing reads it before scan_open), act's two kv_scan_metrics only by their headers. A
+** field added here goes in one of the zeroed spans. */
 typedef struct exec_query {
   const plan_query *q;       /* the plan */
   kv_db *db;                 /* store */

@@ -80,7 +80,17 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
                            const cat_value *params, int n_params, int64_t now_us,
                            size_t mem_limit, const kv_batch *overlay, exec_query_cache *cache,
                            exec_error *err) {
-  memset(x, 0, sizeof *x);
+  /* ORDER QUERY (exec/op.h): zero everything a run reads, not the big parts it sets up */
+  _Static_assert(offsetof(exec_query, evmsg) < offsetof(exec_query, scan) &&
+                     offsetof(exec_query, scan) < offsetof(exec_query, scan_open) &&
+                     offsetof(exec_query, scan_open) < offsetof(exec_query, act) &&
+                     offsetof(exec_query, act) < offsetof(exec_query, timing),
+                 "exec_query field order (ORDER QUERY)");
+  memset(x, 0, offsetof(exec_query, evmsg));
+  x->evmsg[0] = 0;
+  memset(&x->scan_open, 0, offsetof(exec_query, act) - offsetof(exec_query, scan_open));
+  plan_actuals_zero(&x->act);
+  memset(&x->timing, 0, sizeof *x - offsetof(exec_query, timing));
   x->cache = cache;
   x->overlay = overlay;
   x->q = q;
@@ -575,11 +585,11 @@ int exec_query_next(exec_query *x, exec_error *err) {
 void exec_query_close(exec_query *x) {
   if (x->scan_open) {
     exec_scan_close(&x->scan);
-    x->act.kv = x->scan.m;
+    exec_metrics_copy(&x->act.kv, &x->scan.m);
     x->act.rows_assembled = x->scan.rows_assembled;
     x->act.lookups = x->scan.lookups;
     x->act.lookups_found = x->scan.lookups_found;
-    x->act.lookup_kv = x->scan.lm;
+    exec_metrics_copy(&x->act.lookup_kv, &x->scan.lm);
     x->scan_open = false;
   }
   const plan_select *s = x->q ? x->q->sel : NULL;

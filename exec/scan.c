@@ -134,7 +134,13 @@ static uint32_t existence_family(const int *fam, int n) {
 
 int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
                           const kv_batch *overlay, exec_scan_cache *cache, exec_error *err) {
-  memset(s, 0, sizeof *s);
+  /* ORDER SCAN_STATE (exec/op.h): the metrics last, only their counters zeroed */
+  _Static_assert(offsetof(exec_scan_state, m) + sizeof(kv_scan_metrics) ==
+                     offsetof(exec_scan_state, lm),
+                 "exec_scan_state: m then lm");
+  memset(s, 0, offsetof(exec_scan_state, m));
+  exec_metrics_zero(&s->m);
+  exec_metrics_zero(&s->lm);
   s->ps = ps;
   s->db = db;
   s->overlay = overlay;
@@ -263,6 +269,10 @@ static void add_metrics(kv_scan_metrics *sum, const kv_scan_metrics *m) {
   for (uint32_t i = 0; i < m->n_families && i < KV_SCAN_MAX_FAMILIES; i++) {
     kv_family_metrics *d = &sum->families[i];
     const kv_family_metrics *f = &m->families[i];
+    if (i >= sum->n_families) { /* a new entry: the sum's slot holds nothing yet */
+      *d = *f;
+      continue;
+    }
     d->family_id = f->family_id;
     d->cells_examined += f->cells_examined;
     d->blocks_read += f->blocks_read;
