@@ -75,12 +75,16 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->nulls = malloc(((size_t)t->n_columns + 1) * sizeof *rc->nulls);
   rc->by_pk = malloc(n_pk * sizeof *rc->by_pk);
   rc->tail_off = calloc(n_pk, sizeof *rc->tail_off);
+  rc->prep_copy = calloc((size_t)t->n_columns + 1, sizeof *rc->prep_copy);
+  rc->by_id_need = malloc(((size_t)max_id + 1) * sizeof *rc->by_id_need);
+  rc->fill = malloc(((size_t)t->n_columns + 1) * sizeof *rc->fill);
   rc->key = malloc(CAT_KEY_MAX);
   rc->scratch = malloc(CAT_KEY_MAX);
   rc->pk_vals = calloc(n_pk, sizeof *rc->pk_vals);
   rc->cast_buf = malloc(n_pk * CAST_BUF);
   if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
-      !rc->scratch || !rc->pk_vals || !rc->cast_buf) {
+      !rc->scratch || !rc->pk_vals || !rc->cast_buf || !rc->prep_copy || !rc->by_id_need ||
+      !rc->fill) {
     exec_rowcodec_free(rc);
     return exec_error_set(err, EXEC_NOMEM, "out of memory building the row codec of %s", t->name);
   }
@@ -123,6 +127,9 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
   free(rc->nulls);
   free(rc->by_pk);
   free(rc->tail_off);
+  free(rc->prep_copy);
+  free(rc->by_id_need);
+  free(rc->fill);
   free(rc->key);
   free(rc->scratch);
   free(rc->pk_vals);
@@ -255,6 +262,33 @@ int exec_row_delete(exec_rowcodec *rc, const uint8_t *key, size_t key_len, int64
   return EXEC_OK;
 }
 
+void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need) {
+  const cat_table *t = rc->table;
+  if (!need || t->n_columns > 64) { /* the fast path keeps a 64-bit mask of columns */
+    rc->prep_need = NULL;
+    return;
+  }
+  if (rc->prep_need && memcmp(rc->prep_copy, need, (size_t)t->n_columns) == 0) {
+    rc->prep_need = need; /* the same contents: the tables stand */
+    return;
+  }
+  memcpy(rc->prep_copy, need, (size_t)t->n_columns);
+  for (size_t i = 0; i <= rc->max_id; i++) {
+    rc->by_id_need[i] = rc->by_id[i];
+    if (rc->by_id[i].col >= 0 && !need[rc->by_id[i].col]) rc->by_id_need[i].col = -1;
+  }
+  rc->n_fill = 0;
+  for (int i = 0; i < t->n_columns; i++)
+    if (t->columns[i].pk_pos < 0 && need[i]) rc->fill[rc->n_fill++] = (int16_t)i;
+  rc->prep_last = rc->prep_walk_last = -1;
+  for (int j = 0; j < t->n_pk; j++)
+    if (need[t->pk[j]]) {
+      rc->prep_last = j;
+      if (j < rc->fixed_from) rc->prep_walk_last = j;
+    }
+  rc->prep_need = need;
+}
+
 /* Copy a string value's bytes into arena a. */
 static int own(struct plan_arena *a, cat_value *v, exec_error *err) {
   if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
@@ -289,11 +323,16 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
                       cat_value *vals, struct plan_arena *copy, exec_error *err) {
   const cat_table *t = rc->table;
   int last = -1, walk_last = -1;
-  for (int j = 0; j < t->n_pk; j++)
-    if (!need || need[t->pk[j]]) {
-      last = j;
-      if (j < rc->fixed_from) walk_last = j;
-    }
+  if (need && need == rc->prep_need) {
+    last = rc->prep_last;
+    walk_last = rc->prep_walk_last;
+  } else {
+    for (int j = 0; j < t->n_pk; j++)
+      if (!need || need[t->pk[j]]) {
+        last = j;
+        if (j < rc->fixed_from) walk_last = j;
+      }
+  }
   if (last < 0) return EXEC_OK;
   const uint8_t *limit = key + len;
   if (rc->fixed_from < t->n_pk) { /* the tail: needed columns read from the key's end */
@@ -386,11 +425,53 @@ bad:
                         cat_type_name(rc->table->columns[e->col].type.id));
 }
 
+/* exec_row_decode with the tables of exec_rowcodec_prepare (need == rc->prep_need): cells
+** of columns not needed are dropped by the table, a mask says which needed columns a cell
+** filled (its first, newest version), and only the others are set NULL at the end. */
+static int decode_prepared(exec_rowcodec *rc, const kv_row *row, cat_value *vals,
+                           struct plan_arena *copy, exec_error *err) {
+  const exec_rc_cell *by_id = rc->by_id_need;
+  uint64_t seen = 0;
+  for (uint32_t k = 0; k < row->n_cells; k++) {
+    const kv_cell_view *cell = &row->cells[k];
+    const uint8_t *q = cell->qual;
+    uint32_t id;
+    if (cell->qual_len == 1 && q[0] < 0x80) id = q[0];
+    else if (cell->qual_len == 2 && (q[0] & 0x80)) id = ((uint32_t)(q[0] & 0x7F) << 8) | q[1];
+    else continue; /* the marker cell of "_k", or a qualifier of no column */
+    if (id > rc->max_id) continue;
+    const exec_rc_cell *e = &by_id[id];
+    if (e->col < 0 || e->family_id != cell->family_id) continue;
+    uint64_t bit = (uint64_t)1 << e->col;
+    if (seen & bit) continue; /* an older version of a filled one */
+    seen |= bit;
+    cat_value *v = &vals[e->col];
+    v->type = rc->nulls[e->col].type;
+    if (e->kind == RC_DOUBLE && cell->value_len == 8) {
+      v->u.d = cat_vc_get_double(cell->value);
+      v->is_null = false;
+      continue;
+    }
+    int r = decode_cell(rc, e, cell, v, err);
+    if (r != EXEC_OK) return r;
+    if (copy) {
+      r = own(copy, v, err);
+      if (r != EXEC_OK) return r;
+    }
+  }
+  for (int k = 0; k < rc->n_fill; k++) {
+    int c = rc->fill[k];
+    if (!(seen >> c & 1)) vals[c] = rc->nulls[c];
+  }
+  return EXEC_OK;
+}
+
 int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_value *vals,
                     struct plan_arena *copy, exec_error *err) {
   const cat_table *t = rc->table;
   int r = decode_key(rc, row->key, row->key_len, need, vals, copy, err);
   if (r != EXEC_OK) return r;
+  if (need && need == rc->prep_need) return decode_prepared(rc, row, vals, copy, err);
   for (int i = 0; i < t->n_columns; i++)
     if (t->columns[i].pk_pos < 0 && (!need || need[i])) vals[i] = rc->nulls[i];
   const exec_rc_cell *by_id = rc->by_id;

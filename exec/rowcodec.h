@@ -67,6 +67,15 @@ typedef struct exec_rowcodec {
                                when j and every column after it are NOT NULL fixed-width
                                (decoded in place), else 0 */
   int fixed_from;           /* first key column of that fixed-width tail (n_pk: none) */
+  /* exec_rowcodec_prepare: tables for one need array, so a row decodes without per-column
+     need tests (used when exec_row_decode gets exactly prep_need) */
+  const bool *prep_need;    /* the need array prepared for, or NULL */
+  bool *prep_copy;          /* n_columns: its contents when prepared */
+  exec_rc_cell *by_id_need; /* [0..max_id]: by_id with the columns not needed set to -1 */
+  int16_t *fill;            /* the needed non-key columns (n_fill of them) */
+  int n_fill;               /* count */
+  int prep_last;            /* last needed key column (-1: none) */
+  int prep_walk_last;       /* last needed key column before the fixed-width tail (-1) */
 } exec_rowcodec;
 
 /* Fill err (when not NULL) with code, offset -1 and the printf-style message (truncated to
@@ -106,6 +115,13 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
 ** EXEC_ERROR (empty key). */
 int exec_row_delete(exec_rowcodec *rc, const uint8_t *key, size_t key_len, int64_t ts,
                     kv_batch *b, exec_error *err);
+
+/* Prepare rc for decoding many rows with the same need array (a scan): exec_row_decode
+** calls that pass exactly this pointer then skip the per-column need tests. need must not
+** change until the next prepare (or until decoding with it stops); NULL forgets the last
+** one. Cheap when the contents equal the last prepared ones. Never fails (the tables are
+** allocated by exec_rowcodec_init); the answers are the same with or without it. */
+void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need);
 
 /* Fill vals[i] for every column i with need[i] true (need NULL = every column) from row:
 ** key columns from the row key, non-key columns from the newest cell of their qualifier in

@@ -147,6 +147,8 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   s->cache = cache;
   int rc = scan_buffers(s, ps, err);
   if (rc) return rc;
+  /* the decoder's tables for this scan's rows (table rows, or an index's looked-up rows) */
+  exec_rowcodec_prepare(s->rcp, ps->index ? (ps->lookup ? ps->lookup_need : NULL) : ps->need);
   if (ps->index) {
     /* the planner chooses only indexes with plain column keys: no catalog is needed to
        bind expressions */

@@ -175,6 +175,24 @@ static void test_round_trip(void **state) {
           if (need[i]) expect_same(t, i, &got[i], &want[i], seed);
           else assert_true(!got[i].is_null && got[i].type.id == CAT_T_BOOLEAN && got[i].u.b);
         }
+        /* The same mask prepared (exec_rowcodec_prepare: the table-driven path), the same
+           array with other contents prepared again: the same values, type for type. */
+        for (int pass = 0; pass < 2; pass++) {
+          if (pass == 1)
+            for (int i = 0; i < NCOLS; i++) need[i] = tu_below(&rng, 2);
+          exec_rowcodec_prepare(&rc, need);
+          for (int i = 0; i < NCOLS; i++) got[i] = cat_v_bool(true);
+          assert_int_equal(exec_row_decode(&rc, &kr, need, got, NULL, &err), EXEC_OK);
+          for (int i = 0; i < NCOLS; i++) {
+            if (need[i]) {
+              expect_same(t, i, &got[i], &want[i], seed);
+              assert_int_equal(got[i].type.id, t->columns[i].type.id);
+            } else {
+              assert_true(!got[i].is_null && got[i].type.id == CAT_T_BOOLEAN && got[i].u.b);
+            }
+          }
+        }
+        exec_rowcodec_prepare(&rc, NULL);
         seen++;
       }
       kv_scan_close(sc);
