@@ -565,6 +565,7 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
   b->run_bytes = opts && opts->run_bytes ? opts->run_bytes : DEFAULT_RUN_BYTES;
   if (b->run_bytes < MIN_RUN_BYTES) b->run_bytes = MIN_RUN_BYTES;
   b->seg_bytes = opts && opts->segment_bytes ? opts->segment_bytes : DEFAULT_SEG_BYTES;
+  b->split_cells = opts && opts->split_cells ? opts->split_cells : KV_BULK_SPLIT_CELLS;
   b->fault = opts ? opts->fault : NULL;
   b->fault_arg = opts ? opts->fault_arg : NULL;
   b->now = db->env->now_ms(db->env);

@@ -52,6 +52,8 @@ typedef struct kv_bulk_options {
   size_t segment_bytes; /* bytes of one family's buffered cells (counted as run_bytes) after
                        which a buffer in key order (or strictly descending order) is handed
                        to the worker; 0 = 8 MiB; SIZE_MAX = no segments, no worker */
+  uint64_t split_cells; /* cells of a family from which its commit merge (of overlapping
+                       segments) runs as two key ranges on two threads; 0 = 65536 */
   int (*fault)(void *arg, uint32_t family_id, uint64_t job); /* tests only, NULL normally:
                        called before the worker (or commit) processes each closed buffer,
                        job = 0, 1, ... in the order taken; non-zero = that kv error code as

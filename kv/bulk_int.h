@@ -20,6 +20,7 @@
 #include "kv/sf_seg.h"
 
 #define KV_BULK_PATH_CAP 4096 /* bytes for any path built by the load */
+#define KV_BULK_SPLIT_CELLS 65536u /* kv_bulk_options.split_cells default */
 
 /* One buffered cell (16 bytes). In its buffer's arena a cell is [ts: 8 bytes, only when it
 ** is not the load's timestamp] qualifier value; its row key is shared with the other cells
@@ -111,6 +112,7 @@ struct kv_bulk {
   kv_db *db;              /* the store */
   size_t run_bytes;       /* spill threshold */
   size_t seg_bytes;       /* segment size (SIZE_MAX: no segments) */
+  uint64_t split_cells;   /* cells from which a family's merge is split in two */
   int (*fault)(void *, uint32_t, uint64_t); /* test hook of kv_bulk_options, or NULL */
   void *fault_arg;        /* its argument */
   int64_t now;            /* the timestamp KV_TS_NOW stands for */
@@ -231,12 +233,14 @@ void kv_bulk_resolver_free(kv_bulk_resolver *r);
 ** nothing allocated). The caller frees *out and *start. */
 int kv_bulk_make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start);
 
-/* Merge family f's encoded segments and sorted raw buffers into w, resolved, every cell
-** with sequence number seq, copying an encoded block whole when no other source has a row
-** inside its range, and a row straight from its source when no other source has it
-** (kv/bulk_merge.c). REQUIRES: f has no run, every buffer is sorted (and ready). KV_OK or
-** the first error. */
-int kv_bulk_merge_blocks(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, uint64_t seq);
+/* Merge the rows in [lo, hi) of family f's encoded segments and sorted raw buffers into w,
+** resolved, every cell with sequence number seq, copying an encoded block whole when no
+** other source has a row inside its range, and a row straight from its source when no
+** other source has it (kv/bulk_merge.c). lo / hi NULL: no bound. Several merges of one
+** family over disjoint ranges may run at once (they only read its buffers). REQUIRES: f
+** has no run, every buffer is sorted (and ready). KV_OK or the first error. */
+int kv_bulk_merge_blocks(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, uint64_t seq,
+                         const uint8_t *lo, size_t lo_len, const uint8_t *hi, size_t hi_len);
 
 /* Merge family f's sorted closed buffers into w. resolve: with f's runs, dropping replaced
 ** and masked cells and giving every cell sequence number seq; else (a spill: the buffers

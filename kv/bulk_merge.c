@@ -50,6 +50,8 @@ typedef struct merge {
   uint64_t seq;           /* the load's sequence number */
   kv_bulk_resolver r;     /* for rows several sources have */
   uint8_t *row;           /* copy of the row being resolved */
+  const uint8_t *hi;      /* rows from this one on are not this merge's (NULL: none) */
+  size_t hi_len;          /* its length */
   uint64_t copied, loaded;/* blocks copied whole / decoded */
 } merge;
 
@@ -65,6 +67,14 @@ static inline const uint8_t *head(const bsrc *s, uint32_t *len) {
   }
   *len = s->cell.row_len;
   return s->cell.row;
+}
+
+/* A source whose next row is at or past the merge's upper bound has nothing left here. */
+static inline void clip(const merge *m, bsrc *s) {
+  if (s->eof || !m->hi) return;
+  uint32_t hl = 0;
+  const uint8_t *h = head(s, &hl);
+  if (row_cmp(h, hl, m->hi, m->hi_len) >= 0) s->eof = true;
 }
 
 /* A segment source moves to block bi (not loaded). */
@@ -104,14 +114,19 @@ static int chain_next(bsrc *s) {
 }
 
 /* Step a source past its current cell (a segment's block ends: it moves to the next). */
-static int advance(bsrc *s) {
-  if (!s->is_seg) return chain_next(s);
+static int advance(const merge *m, bsrc *s) {
+  if (!s->is_seg) {
+    int rc = chain_next(s);
+    clip(m, s);
+    return rc;
+  }
   if (++s->ci < s->nc) {
     kv_sf_seg_cur_cell(s->cur, s->ci, &s->cell);
     s->cell.seq = s->ord;
   } else {
     seg_at(s, s->bi + 1);
   }
+  clip(m, s);
   return KV_OK;
 }
 
@@ -134,7 +149,7 @@ static int merge_row(merge *m, const uint8_t *r, uint32_t r_len) {
     }
     if (rc || !best) break;
     rc = kv_bulk_resolve(&m->r, &best->cell);
-    if (rc == KV_OK) rc = advance(best);
+    if (rc == KV_OK) rc = advance(m, best);
   }
   if (rc == KV_OK) rc = kv_bulk_resolve_flush(&m->r);
   return rc;
@@ -152,7 +167,7 @@ static int write_row(merge *m, bsrc *s) {
       kv_cell c = s->cell;
       c.seq = m->seq;
       rc = kv_sf_writer_add(m->w, &c);
-      if (rc == KV_OK) rc = advance(s);
+      if (rc == KV_OK) rc = advance(m, s);
     }
     return rc;
   }
@@ -171,7 +186,9 @@ static int write_row(merge *m, bsrc *s) {
   if (rc == KV_OK && c->span_groups > 1) rc = kv_bulk_resolve_flush(&m->r);
   if (rc) return rc;
   c->span_i = n - 1; /* chain_next steps past the span */
-  return chain_next(s);
+  rc = chain_next(s);
+  clip(m, s);
+  return rc;
 }
 
 /* One step: the source with the lowest next row copies blocks, writes its row, or (when
@@ -193,8 +210,8 @@ static int step(merge *m, bool *done) {
   }
   *done = lo == NULL;
   if (!lo) return KV_OK;
-  const uint8_t *next = NULL; /* the lowest next row of the others */
-  uint32_t nl = 0;
+  const uint8_t *next = m->hi; /* the lowest next row of the others, or the bound */
+  uint32_t nl = (uint32_t)m->hi_len;
   for (size_t i = 0; i < m->n; i++) {
     bsrc *s = &m->s[i];
     if (s->eof || s == lo) continue;
@@ -215,21 +232,73 @@ static int step(merge *m, bool *done) {
         kv_sf_seg_block_info(lo->seg, j, &bi);
         if (next && row_cmp(bi.last_row, bi.last_len, next, nl) >= 0) break;
       }
-    if (j == lo->bi) return seg_load(m, lo);
+    if (j == lo->bi) {
+      int rc = seg_load(m, lo);
+      clip(m, lo);
+      return rc;
+    }
     int rc = kv_sf_writer_add_seg_blocks(m->w, lo->seg, lo->bi, j, m->seq);
     if (rc) return rc;
     m->copied += j - lo->bi;
     seg_at(lo, j);
+    clip(m, lo);
     return KV_OK;
   }
   return write_row(m, lo);
 }
 
-int kv_bulk_merge_blocks(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, uint64_t seq) {
+/* First group of sorted buffer u whose row is at or above lo (u->n_grps if none). */
+static size_t grp_lower(const kv_bulk_buf *u, const uint8_t *lo, size_t lo_len) {
+  size_t a = 0, z = u->n_grps;
+  while (a < z) {
+    size_t mid = a + (z - a) / 2;
+    const kv_bulk_ent *e = &u->ents[u->grps[mid].first];
+    if (row_cmp(u->arena + e->row_off, e->row_len, lo, lo_len) < 0) a = mid + 1;
+    else z = mid;
+  }
+  return a;
+}
+
+/* Position source s (at its start) on its first row at or above lo. */
+static int seek_lo(merge *m, bsrc *s, const uint8_t *lo, size_t lo_len) {
+  if (s->is_seg) {
+    size_t a = 0, z = s->nblocks; /* first block whose last row is at or above lo */
+    while (a < z) {
+      size_t mid = a + (z - a) / 2;
+      kv_sf_seg_binfo bi;
+      kv_sf_seg_block_info(s->seg, mid, &bi);
+      if (row_cmp(bi.last_row, bi.last_len, lo, lo_len) < 0) a = mid + 1;
+      else z = mid;
+    }
+    seg_at(s, a);
+    if (s->eof || row_cmp(s->info.first_row, s->info.first_len, lo, lo_len) >= 0) return KV_OK;
+    int rc = seg_load(m, s); /* the block starts below lo: its cells from lo on */
+    while (rc == KV_OK && !s->eof && s->loaded &&
+           row_cmp(s->cell.row, s->cell.row_len, lo, lo_len) < 0)
+      rc = advance(m, s);
+    return rc;
+  }
+  kv_bulk_src *c = &s->ch;
+  while (c->ci < c->n_chain) {
+    const kv_bulk_buf *u = c->chain[c->ci];
+    size_t g = grp_lower(u, lo, lo_len);
+    if (g < u->n_grps) {
+      c->gi = g;
+      break;
+    }
+    c->ci++;
+  }
+  return KV_OK;
+}
+
+int kv_bulk_merge_blocks(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, uint64_t seq,
+                         const uint8_t *lo, size_t lo_len, const uint8_t *hi, size_t hi_len) {
   merge m;
   memset(&m, 0, sizeof m);
   m.w = w;
   m.seq = seq;
+  m.hi = hi;
+  m.hi_len = hi_len;
   m.r.w = w;
   m.r.seq = seq;
   kv_bulk_buf **bufs = NULL;
@@ -253,13 +322,17 @@ int kv_bulk_merge_blocks(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, uint64_t s
     s->cur = kv_sf_seg_cur_new();
     if (!s->cur) rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
     seg_at(s, 0);
+    if (rc == KV_OK && lo) rc = seek_lo(&m, s, lo, lo_len);
+    clip(&m, s);
   }
   for (int c = 0; c < nc && rc == KV_OK; c++) {
     bsrc *s = &m.s[m.n++];
     s->ch.chain = bufs + start[c];
     s->ch.n_chain = start[c + 1] - start[c];
     s->ch.span_i = s->ch.span_n = 0; /* chain_next fills the first span */
-    rc = chain_next(s);
+    if (lo) rc = seek_lo(&m, s, lo, lo_len);
+    if (rc == KV_OK) rc = chain_next(s);
+    clip(&m, s);
   }
   for (bool done = false; rc == KV_OK && !done;) rc = step(&m, &done);
   if (rc == KV_OK) rc = kv_bulk_resolve_flush(&m.r);

@@ -186,6 +186,10 @@ void kv_bulk_stop(kv_bulk *b) {
 typedef struct outf {
   kv_sfh *h;              /* handle with one reference, or NULL (nothing kept) */
   char path[KV_BULK_PATH_CAP]; /* its path */
+  uint8_t *split;         /* a merge split in two key ranges: the first row of the second
+                             (malloc'ed), or NULL */
+  size_t split_len;       /* its length */
+  kv_sf_seg *part[2];     /* the merged rows below split and from it on, encoded */
 } outf;
 
 static int seg_first_cmp(const void *a, const void *b) {
@@ -288,7 +292,7 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
   size_t n;
   bool chain = segments_chain(f, &order, &n);
   bool blocks = !chain && f->n_runs == 0; /* overlapping segments: merged block-wise */
-  int rc = chain || blocks ? KV_OK : kv_bulk_materialize(b, f);
+  int rc = chain || blocks || o->split ? KV_OK : kv_bulk_materialize(b, f);
   for (uint32_t i = 0; i < f->n_segs && rc == KV_OK; i++) rc = kv_bulk_sort_buf(f->segs[i]);
   uint64_t number = 0;
   kv_sf_writer *w = NULL;
@@ -299,14 +303,18 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
     return rc;
   }
   uint64_t reframed = 0;
-  if (chain) {
+  if (o->split) { /* merged in two halves already: their blocks one after the other */
+    rc = kv_sf_writer_add_seg(w, o->part[0], seq);
+    if (rc == KV_OK) rc = kv_sf_writer_add_seg(w, o->part[1], seq);
+    free(order);
+  } else if (chain) {
     for (size_t i = 0; i < n && rc == KV_OK; i++) {
       reframed += order[i]->seg && kv_sf_seg_seq(order[i]->seg) != seq;
       rc = kv_sf_writer_add_seg(w, order[i]->seg, seq);
     }
     free(order);
   } else if (blocks) {
-    rc = kv_bulk_merge_blocks(b, f, w, seq);
+    rc = kv_bulk_merge_blocks(b, f, w, seq, NULL, 0, NULL, 0);
   } else {
     rc = kv_bulk_merge(b, f, w, true, seq);
   }
@@ -387,16 +395,67 @@ static int install(kv_bulk *b, outf *o, uint64_t seq) {
   return rc;
 }
 
-/* The families' output files are written by WRITERS threads (the caller's and helpers),
-** each taking the next family, largest first, until none is left or one failed. */
+/* The row that cuts f's merge in two about equal halves: the middle row of its largest
+** source (a raw buffer's middle group, an encoded segment's middle block). false: none. */
+static bool choose_split(kv_bulk_fam *f, outf *o) {
+  const kv_bulk_buf *best = NULL;
+  for (uint32_t i = 0; i < f->n_segs; i++) {
+    const kv_bulk_buf *u = f->segs[i];
+    bool usable = u->raw ? u->n_grps >= 2 : kv_sf_seg_nblocks(u->seg) >= 2;
+    if (usable && (!best || u->n_ents > best->n_ents)) best = u;
+  }
+  if (!best) return false;
+  const uint8_t *k;
+  size_t len;
+  if (best->raw) {
+    const kv_bulk_ent *e = &best->ents[best->grps[best->n_grps / 2].first];
+    k = best->arena + e->row_off;
+    len = e->row_len;
+  } else {
+    kv_sf_seg_binfo bi;
+    kv_sf_seg_block_info(best->seg, kv_sf_seg_nblocks(best->seg) / 2, &bi);
+    k = bi.first_row;
+    len = bi.first_len;
+  }
+  o->split = malloc(len ? len : 1);
+  if (!o->split) return false; /* merged in one piece then */
+  memcpy(o->split, k, len);
+  o->split_len = len;
+  return true;
+}
+
+/* Merge key range `part` (0: below o->split, 1: from it on) of family f into o->part[part]. */
+static int merge_part(kv_bulk *b, kv_bulk_fam *f, outf *o, int part, uint64_t seq) {
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
+  kv_sf_writer *w;
+  int rc = kv_sf_seg_open(&wo, &w);
+  if (rc) return rc;
+  rc = part == 0 ? kv_bulk_merge_blocks(b, f, w, seq, NULL, 0, o->split, o->split_len)
+                 : kv_bulk_merge_blocks(b, f, w, seq, o->split, o->split_len, NULL, 0);
+  if (rc) {
+    kv_sf_writer_abort(w);
+    return rc;
+  }
+  return kv_sf_seg_finish(w, &o->part[part]);
+}
+
+/* Work for the WRITERS threads: whole families (part -1: write_fam) or halves of a split
+** merge (part 0 / 1: merge_part). Each thread takes the next task until none is left or one
+** failed. */
 #define WRITERS 2
+
+typedef struct wtask {
+  uint32_t fam;           /* family index */
+  int part;               /* -1: its whole file; 0 / 1: a half of its merge */
+} wtask;
 
 typedef struct wjob {
   kv_bulk *b;             /* the load */
   outf *o;                /* per family: its output */
   uint64_t seq;           /* the load's sequence number */
-  uint32_t *order;        /* family indexes, largest first */
-  atomic_uint next;       /* next position in order */
+  wtask *tasks;           /* the tasks, largest first */
+  uint32_t n_tasks;       /* their number */
+  atomic_uint next;       /* next task */
   pthread_mutex_t mu;     /* guards rc and msg */
   int rc;                 /* first error, or KV_OK */
   char msg[512];          /* its message (kv_error's text is per thread) */
@@ -406,13 +465,15 @@ static void *writer_main(void *arg) {
   wjob *j = arg;
   for (;;) {
     unsigned k = atomic_fetch_add(&j->next, 1);
-    if (k >= j->b->n_fams) break;
+    if (k >= j->n_tasks) break;
     pthread_mutex_lock(&j->mu);
     bool failed = j->rc != KV_OK;
     pthread_mutex_unlock(&j->mu);
     if (failed) break;
-    uint32_t i = j->order[k];
-    int rc = write_fam(j->b, j->b->fams[i], j->seq, &j->o[i]);
+    const wtask *t = &j->tasks[k];
+    kv_bulk_fam *f = j->b->fams[t->fam];
+    int rc = t->part < 0 ? write_fam(j->b, f, j->seq, &j->o[t->fam])
+                         : merge_part(j->b, f, &j->o[t->fam], t->part, j->seq);
     if (rc) {
       pthread_mutex_lock(&j->mu);
       if (j->rc == KV_OK) {
@@ -426,33 +487,60 @@ static void *writer_main(void *arg) {
   return NULL;
 }
 
-/* Write every family's output file (write_fam), on up to WRITERS threads. */
-static int write_all(kv_bulk *b, outf *o, uint64_t seq) {
+/* Run the tasks on up to WRITERS threads (this one included). */
+static int run_tasks(kv_bulk *b, outf *o, uint64_t seq, wtask *tasks, uint32_t n) {
+  if (n == 0) return KV_OK;
   wjob j;
   memset(&j, 0, sizeof j);
   j.b = b;
   j.o = o;
   j.seq = seq;
-  j.order = malloc(b->n_fams * sizeof *j.order);
-  if (!j.order) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  for (uint32_t i = 0; i < b->n_fams; i++) { /* insertion sort, most cells first */
-    uint32_t k = i;
-    for (; k > 0 && b->fams[j.order[k - 1]]->cells < b->fams[i]->cells; k--)
-      j.order[k] = j.order[k - 1];
-    j.order[k] = i;
-  }
+  j.tasks = tasks;
+  j.n_tasks = n;
   atomic_init(&j.next, 0);
   pthread_mutex_init(&j.mu, NULL);
   pthread_t th[WRITERS - 1];
   int started = 0;
-  for (int t = 0; t < WRITERS - 1 && (uint32_t)t + 1 < b->n_fams; t++)
+  for (int t = 0; t < WRITERS - 1 && (uint32_t)t + 1 < n; t++)
     if (pthread_create(&th[t], NULL, writer_main, &j) == 0) started++;
   writer_main(&j);
   for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
   pthread_mutex_destroy(&j.mu);
-  free(j.order);
   if (j.rc) return kv_error(j.rc, "%s", j.msg);
   return KV_OK;
+}
+
+/* Write every family's output file: first the halves of the merges big enough to split
+** (both halves at once), then every family's file (write_fam), largest first. */
+static int write_all(kv_bulk *b, outf *o, uint64_t seq) {
+  wtask *t = malloc((b->n_fams * 2u + 1u) * sizeof *t);
+  if (!t) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  uint32_t n = 0;
+  int rc = KV_OK;
+  for (uint32_t i = 0; i < b->n_fams && rc == KV_OK; i++) {
+    kv_bulk_fam *f = b->fams[i];
+    if (f->n_runs || f->cells < b->split_cells) continue;
+    kv_bulk_buf **order;
+    size_t k;
+    bool chain = segments_chain(f, &order, &k);
+    free(order);
+    if (chain) continue;
+    for (uint32_t s = 0; s < f->n_segs && rc == KV_OK; s++) rc = kv_bulk_sort_buf(f->segs[s]);
+    if (rc == KV_OK && choose_split(f, &o[i])) {
+      t[n++] = (wtask){i, 0};
+      t[n++] = (wtask){i, 1};
+    }
+  }
+  if (rc == KV_OK) rc = run_tasks(b, o, seq, t, n);
+  n = 0;
+  for (uint32_t i = 0; i < b->n_fams; i++) { /* insertion sort, most cells first */
+    uint32_t k = n++;
+    for (; k > 0 && b->fams[t[k - 1].fam]->cells < b->fams[i]->cells; k--) t[k] = t[k - 1];
+    t[k] = (wtask){i, -1};
+  }
+  if (rc == KV_OK) rc = run_tasks(b, o, seq, t, n);
+  free(t);
+  return rc;
 }
 
 int kv_bulk_write_and_install(kv_bulk *b, uint64_t seq) {
@@ -463,6 +551,11 @@ int kv_bulk_write_and_install(kv_bulk *b, uint64_t seq) {
   for (uint32_t i = 0; rc && i < b->n_fams; i++) {
     if (o[i].h) kv_sfh_unref(o[i].h);
     if (o[i].path[0]) b->db->env->remove(b->db->env, o[i].path);
+  }
+  for (uint32_t i = 0; i < b->n_fams; i++) {
+    free(o[i].split);
+    kv_sf_seg_free(o[i].part[0]);
+    kv_sf_seg_free(o[i].part[1]);
   }
   free(o);
   return rc;

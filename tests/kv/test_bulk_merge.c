@@ -11,6 +11,7 @@
 ** stores hold older cells in store files and the memstore, one family keeps 3 versions and
 ** one has a TTL. Every version visible must agree after the load, after reopen and after
 ** major compaction; power cuts during such a load leave the store as before or as after.
+** Most loads here split their merges in two key ranges (split_cells 400), some do not.
 ** Uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
 */
 #include <setjmp.h>
@@ -163,11 +164,13 @@ static void commit_ops(st *s, const op *ops, size_t n, bool one_each) {
 }
 
 static size_t g_seg_bytes = 1500; /* segment_bytes of the loads */
+static uint64_t g_split = 400;     /* split_cells of the loads (most merges split in two) */
 static kv_bulk_stats g_stats;      /* the last load's counters */
 
 /* The load: consecutive ops of one (family, row, timestamp) as one kv_bulk_add_row. */
 static int bulk_ops(st *s, const op *ops, size_t n, size_t run_bytes) {
-  kv_bulk_options bo = {.run_bytes = run_bytes, .segment_bytes = g_seg_bytes};
+  kv_bulk_options bo = {.run_bytes = run_bytes, .segment_bytes = g_seg_bytes,
+                       .split_cells = g_split};
   kv_bulk *bl;
   int rc = kv_bulk_begin(s->db, &bo, &bl);
   for (size_t i = 0; rc == KV_OK && i < n;) {
@@ -400,10 +403,12 @@ static void test_segment_sizes(void **state) {
     gen_files(&g, 4, 3, (int)tu_scaled(30, 12), k % 2 == 1, 1);
     gen_files(&g, 2, 1, 10, false, 2);
     g_seg_bytes = sizes[k];
+    g_split = k % 2 ? 400 : UINT64_MAX; /* merged in two key ranges, or in one */
     roundtrip("segment size", seed + k, &g);
     free(g.ops);
   }
   g_seg_bytes = 1500;
+  g_split = 400;
 }
 
 /* Power cuts and I/O errors at many points of a load merged block-wise: the store reads
