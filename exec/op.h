@@ -63,7 +63,8 @@ typedef struct exec_scan_state {
   bool rc_ok;                /* rc initialized */
   bool done;                 /* no more rows */
   uint64_t rows_assembled;   /* rows decoded */
-  uint8_t *key;              /* key of the current row (CAT_KEY_MAX bytes, malloc) */
+  uint8_t *key;              /* key of the current index row, for its lookup (CAT_KEY_MAX
+                                bytes, malloc); not kept for table scans */
   size_t key_len;            /* its length */
   struct exec_index_codec *ic; /* index scans: the index row codec (malloc), or NULL */
   const kv_batch *overlay;   /* index scans: the transaction's batch, for the lookups */

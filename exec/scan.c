@@ -254,7 +254,7 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
                  : exec_row_decode(s->rcp, &r, s->ps->need, row, NULL, err);
   if (rc) return rc;
   s->rows_assembled++;
-  if (r.key_len <= CAT_KEY_MAX) {
+  if (s->ps->lookup && r.key_len <= CAT_KEY_MAX) { /* exec_scan_lookup reads the index key */
     memcpy(s->key, r.key, r.key_len);
     s->key_len = r.key_len;
   }
