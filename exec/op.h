@@ -62,9 +62,11 @@ typedef struct exec_scan_state {
   exec_rowcodec rc;          /* row decoder */
   bool rc_ok;                /* rc initialized */
   bool done;                 /* no more rows */
+  bool keep_key;             /* copy each row's key to key/key_len: index scans (the lookup
+                                reads it) and exec_scan_open's callers (DELETE); a cached
+                                table scan of a query does not need it */
   uint64_t rows_assembled;   /* rows decoded */
-  uint8_t *key;              /* key of the current index row, for its lookup (CAT_KEY_MAX
-                                bytes, malloc); not kept for table scans */
+  uint8_t *key;              /* key of the current row when keep_key (CAT_KEY_MAX bytes) */
   size_t key_len;            /* its length */
   struct exec_index_codec *ic; /* index scans: the index row codec (malloc), or NULL */
   const kv_batch *overlay;   /* index scans: the transaction's batch, for the lookups */
@@ -90,11 +92,13 @@ static inline void exec_metrics_copy(kv_scan_metrics *dst, const kv_scan_metrics
 }
 
 /* Open the scan of plan step ps over db; overlay (may be NULL): an open transaction's
-** batch, read as committed (the transaction sees its own writes). EXEC_OK or an error. */
+** batch, read as committed (the transaction sees its own writes). After each EXEC_ROW of
+** exec_scan_next, key/key_len hold the row's key. EXEC_OK or an error. */
 int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
                    const kv_batch *overlay, exec_error *err);
 /* exec_scan_open with the buffers of cache (not NULL), which keeps them after close for the
-** next open: its row codec is rebuilt only when ps->table is another table. */
+** next open: its row codec is rebuilt only when ps->table is another table. The row key is
+** kept in key/key_len only for index scans (the query pipeline reads no other). */
 int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
                           const kv_batch *overlay, exec_scan_cache *cache, exec_error *err);
 /* Next row decoded into row (table->n_columns slots; only needed slots set): EXEC_ROW,

@@ -145,6 +145,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   s->db = db;
   s->overlay = overlay;
   s->cache = cache;
+  s->keep_key = !cache || ps->index;
   int rc = scan_buffers(s, ps, err);
   if (rc) return rc;
   /* the decoder's tables for this scan's rows (table rows, or an index's looked-up rows) */
@@ -254,7 +255,7 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
                  : exec_row_decode(s->rcp, &r, s->ps->need, row, NULL, err);
   if (rc) return rc;
   s->rows_assembled++;
-  if (s->ps->lookup && r.key_len <= CAT_KEY_MAX) { /* exec_scan_lookup reads the index key */
+  if (s->keep_key && r.key_len <= CAT_KEY_MAX) {
     memcpy(s->key, r.key, r.key_len);
     s->key_len = r.key_len;
   }
