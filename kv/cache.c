@@ -54,13 +54,15 @@ struct kv_cache {
   size_t capacity;            /* total capacity */
 };
 
-static uint32_t key_hash(uint64_t file, uint64_t off) {
+static uint64_t key_mix(uint64_t file, uint64_t off) {
   uint64_t h = file * 0x9E3779B97F4A7C15ull ^ (off + 0x632BE59BD9B4E019ull);
   h ^= h >> 31;
   h *= 0xBF58476D1CE4E5B9ull;
   h ^= h >> 29;
-  return (uint32_t)h;
+  return h;
 }
+
+static uint32_t key_hash(uint64_t file, uint64_t off) { return (uint32_t)key_mix(file, off); }
 
 kv_cache *kv_cache_new(size_t capacity) {
   kv_cache *c = calloc(1, sizeof *c);
@@ -84,8 +86,15 @@ kv_cache *kv_cache_new(size_t capacity) {
   return c;
 }
 
-static shard *shard_of(kv_cache *c, uint32_t hash) {
-  return &c->shards[(hash >> 28) & (c->n_shards - 1)];
+/* The shard of key (file, off): a file's keys that are consecutive numbers (the store
+** file iterator's block indexes) go round the shards in turn, so a file's blocks, of about
+** one size, fill every shard alike and none overflows its share while others have room (a
+** hash would leave some shards with a few blocks more than their share: those blocks then
+** evicted one another in a cache large enough for all). Other keys, such as byte offsets,
+** spread as their low bits do. */
+static shard *shard_of(kv_cache *c, uint64_t file, uint64_t off) {
+  uint64_t f = file * 0x9E3779B97F4A7C15ull;
+  return &c->shards[((uint32_t)(f >> 40) + (uint32_t)off) & (c->n_shards - 1)];
 }
 
 static void lru_unlink(shard *s, kv_cache_entry *e) {
@@ -178,8 +187,9 @@ void kv_cache_free(kv_cache *c) {
 
 bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
   uint32_t h = key_hash(file, off);
-  shard *s = shard_of(c, h);
-  uint64_t g = (file * 0x9E3779B97F4A7C15ull ^ off) | 1; /* never 0 (the empty slot) */
+  shard *s = shard_of(c, file, off);
+  uint64_t g = key_mix(file, off); /* the whole key's mix: neighbouring keys differ */
+  if (g == 0) g = 1;               /* never 0 (the empty slot) */
   uint64_t *slot = &s->ghost[(h >> 8) % GHOSTS];
   pthread_mutex_lock(&s->mu);
   bool ok = s->usage + charge <= s->capacity || *slot == g;
@@ -190,7 +200,7 @@ bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
 
 bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off) {
   uint32_t h = key_hash(file, off);
-  shard *s = shard_of(c, h);
+  shard *s = shard_of(c, file, off);
   pthread_mutex_lock(&s->mu);
   bool in = *find_slot(s, file, off, h) != NULL;
   pthread_mutex_unlock(&s->mu);
@@ -199,7 +209,7 @@ bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off) {
 
 kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {
   uint32_t h = key_hash(file, off);
-  shard *s = shard_of(c, h);
+  shard *s = shard_of(c, file, off);
   pthread_mutex_lock(&s->mu);
   kv_cache_entry *e = *find_slot(s, file, off, h);
   if (e) {
@@ -222,7 +232,7 @@ kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {
 kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *value,
                                 size_t charge, void (*deleter)(void *value)) {
   uint32_t h = key_hash(file, off);
-  shard *s = shard_of(c, h);
+  shard *s = shard_of(c, file, off);
   if (charge > s->capacity) return NULL;
   kv_cache_entry *e = calloc(1, sizeof *e);
   if (!e) return NULL;
@@ -268,7 +278,7 @@ void *kv_cache_value(const kv_cache_entry *e) { return e->value; }
 
 void kv_cache_release(kv_cache *c, kv_cache_entry *e) {
   if (!e) return;
-  shard *s = shard_of(c, e->hash);
+  shard *s = shard_of(c, e->file, e->off);
   pthread_mutex_lock(&s->mu);
   bool last = --e->refs == 0;
   pthread_mutex_unlock(&s->mu);

@@ -2,9 +2,12 @@
 ** kv/cache.h: the block cache, an LRU cache of decoded store-file blocks shared by every
 ** store file of one store (LevelDB's ShardedLRUCache, reduced to what kv/ needs).
 **
-** Entries are keyed by (file number, block offset) and hold an opaque value with a byte
-** charge and a deleter. The cache is split into shards, each with its own mutex, hash table
-** and LRU list, so the critical section of a lookup is a hash probe and a reference count.
+** Entries are keyed by (file number, a number within the file) and hold an opaque value
+** with a byte charge and a deleter. The cache is split into shards, each with its own mutex,
+** hash table and LRU list, so the critical section of a lookup is a hash probe and a
+** reference count. A file's consecutive numbers go round the shards in turn, so a store
+** file's blocks keyed by their index (kv/sf_iter.c) fill the shards alike; other numbers
+** (byte offsets, as the column cache uses) spread by their low bits.
 ** A lookup or insert hands back a reference; an entry is freed only when it has left the
 ** cache (evicted, erased, or the cache freed) and its last reference is released, so an
 ** iterator may keep reading a block while the cache evicts it. Entries in use are never

@@ -16,7 +16,7 @@
 ** error) until it is destroyed.
 **
 ** Block cache: when the reader has one (kv_sf_set_cache), load_block first looks the block
-** up by (file number, offset); a hit makes no read and no decode, and the iterator reads the
+** up by (file number, block index: consecutive indexes go round the cache's shards); a hit makes no read and no decode, and the iterator reads the
 ** cached compact block while it holds the entry's reference. A miss reads, checks and
 ** decodes the block privately and, once it passed every check, inserts a packed copy (one
 ** allocation: the arrays, the dictionary and the value bytes, not the rest of the raw
@@ -30,6 +30,12 @@
 ** cells of other qualifiers (DeleteFamily tombstones are always kept) in a tight loop, so a
 ** scan of one column out of twelve does not pay a merge step and a visibility check for
 ** each of the other eleven; values of the cells stepped over are never located.
+**
+** Rows taken whole (kv/sf_rows.h, at the end of this file): kv_sf_iter_take_row hands the
+** rest of the current row out as views into the block, after checking once per block
+** (fast_prepare) that the block is simple under the scan's conditions and building a small
+** table per dictionary entry (projection, value width); values are found with the same
+** rank cursor, stepped once per cell.
 */
 #include <stdio.h>
 #include "kv/cache.h"
@@ -151,9 +157,10 @@ static const char *check_block(sf_iter *it, const kv_sf_index_entry *e) {
 ** seven eighths of the raw bytes, about what the compact form of the archive's blocks
 ** costs). Seeks and sequential reads alike: a full scan streaming through a full cache
 ** neither evicts the hot set nor pays for packing blocks it will not read again. */
-static bool cache_has_room(const kv_sf_reader *r, const kv_sf_index_entry *e) {
+static bool cache_has_room(const kv_sf_reader *r, uint32_t bi) {
+  const kv_sf_index_entry *e = &r->index[bi];
   size_t est = (size_t)e->raw - (size_t)e->raw / 8 + (size_t)e->rows * 8;
-  return kv_cache_admit(r->cache, r->cache_id, e->off, est);
+  return kv_cache_admit(r->cache, r->cache_id, bi, est);
 }
 
 /* Size the per-block buffers (ranks, key, value) for the block in it->b. */
@@ -185,7 +192,7 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   it->key_ri = -1;
   it->fast_bi = -1;
   if (r->cache) {
-    kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, e->off);
+    kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, bi);
     if (hit) {
       drop_current(it);
       it->ce = hit;
@@ -220,10 +227,10 @@ static bool load_block(sf_iter *it, uint32_t bi) {
              (unsigned long long)e->off, why);
   if (rc) goto fail;
   if (it->io) it->io->cells_decoded += it->b->ncells;
-  if (r->cache && it->fill_cache && cache_has_room(r, e)) {
+  if (r->cache && it->fill_cache && cache_has_room(r, bi)) {
     kv_sf_cblock *pk = kv_sf_cblock_pack(&it->dec);
     if (pk) {
-      it->ce = kv_cache_insert(r->cache, r->cache_id, e->off, pk, pk->charge, free);
+      it->ce = kv_cache_insert(r->cache, r->cache_id, bi, pk, pk->charge, free);
       if (it->ce) it->b = pk;
       else free(pk); /* too big for the cache, or no memory: read it privately */
     }
@@ -566,7 +573,7 @@ bool kv_sf_point_worth_seeking(const kv_sf_reader *r, const uint8_t *row, uint32
     kv_cell t = kv_cell_row_first(row, len);
     int64_t bk = find_block(r, &t);
     if (bk < 0) bk = 0;
-    if (kv_cache_contains(r->cache, r->cache_id, r->index[bk].off)) return true;
+    if (kv_cache_contains(r->cache, r->cache_id, (uint64_t)bk)) return true;
   }
   return kv_sf_may_contain_row(r, row, len);
 }
