@@ -15,7 +15,9 @@
 ** one-row scan of its key family); each row's index rows go into the same kv load: the
 ** key from exec_index_row_key, the marker, and INCLUDE cells copied from the row's own
 ** encoded cells (exec_index_put into a per-row batch when an INCLUDE column is a key
-** column); only ACTIVE indexes are written; a data key seen twice in one
+** column; an index whose keys are plain columns of simple types gets its key encoded here,
+** its values as parsed, then the data row key); only ACTIVE indexes are written; a data key
+** seen twice in one
 ** such load is refused (its first index row could not be taken back): keys that come in
 ** runs with disjoint ranges are known new without a lookup, others go through a set of
 ** key hashes (key_check). BUILDING indexes
@@ -69,6 +71,8 @@ typedef struct binc {
 typedef struct bix {
   bool direct;            /* INCLUDE columns are all non-key: cells copied from the data
                              row's (else exec_index_put through exec_bulk.ixb) */
+  bool fast;              /* direct, and every key a plain column of a type whose parsed
+                             values need no fitting: the key is encoded here (fast_key) */
   binc *inc;              /* n_include INCLUDE cells in qualifier order (direct only) */
   int n_inc;              /* their number */
 } bix;
@@ -198,6 +202,19 @@ static int inc_cmp(const binc *a, const binc *b) {
   return c ? c : (int)a->qlen - (int)b->qlen;
 }
 
+/* Types whose values, as parse_field gives them, exec_index_fit leaves unchanged (it only
+** checks what parse_field checked already; FLOAT and DOUBLE: NaN made the one NaN). */
+static bool fast_key_type(int id) {
+  switch (id) {
+    case CAT_T_BOOLEAN: case CAT_T_TINYINT: case CAT_T_SMALLINT: case CAT_T_INTEGER:
+    case CAT_T_BIGINT: case CAT_T_FLOAT: case CAT_T_DOUBLE: case CAT_T_DATE: case CAT_T_TIME:
+    case CAT_T_TIMESTAMP: case CAT_T_VARCHAR: case CAT_T_CHAR:
+      return true;
+    default:
+      return false;
+  }
+}
+
 static int open_indexes(exec_bulk *b, exec_error *err) {
   const cat_table *t = b->t;
   int n = 0;
@@ -237,6 +254,11 @@ static int open_indexes(exec_bulk *b, exec_error *err) {
     x->direct = true;
     for (int k = 0; k < ic->n_include; k++)
       if (t->columns[ic->include_col[k]].pk_pos >= 0) x->direct = false;
+    x->fast = x->direct;
+    for (int k = 0; k < ic->n_keys; k++)
+      x->fast = x->fast && ic->key_col[k] >= 0 &&
+                t->columns[ic->key_col[k]].type.id == ic->key_cols[k].type.id &&
+                fast_key_type(ic->key_cols[k].type.id);
     if (!x->direct || ic->n_include == 0) continue;
     x->inc = calloc((size_t)ic->n_include, sizeof *x->inc);
     if (!x->inc) return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
@@ -512,6 +534,30 @@ static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool 
   return EXEC_OK;
 }
 
+/* The row key of index ic (a fast one) for the current row: its keys' values encoded as
+** exec_index_row_key encodes them, then the data row key b->key (klen bytes), which is what
+** an index row key ends with (exec/index.h). Anything unusual (a key too long) goes to
+** exec_index_row_key, which words the error. */
+static int fast_key(exec_bulk *b, exec_index_codec *ic, size_t klen, exec_error *err) {
+  for (int k = 0; k < ic->n_keys; k++) {
+    cat_value v = b->vals[ic->key_col[k]];
+    v.type = ic->key_cols[k].type;
+    if (!v.is_null && (v.type.id == CAT_T_DOUBLE || v.type.id == CAT_T_FLOAT) && isnan(v.u.d))
+      v.u.d = NAN;
+    ic->kvals[k] = v;
+  }
+  cat_error ce; /* set whole by cat_key_encode when it fails */
+  ce.msg[0] = 0;
+  size_t len = 0;
+  if (cat_key_encode(ic->key_cols, ic->n_keys, ic->kvals, ic->key, CAT_KEY_MAX, &len, &ce) !=
+          CAT_OK ||
+      len + klen > CAT_KEY_MAX)
+    return exec_index_row_key(ic, b->vals, err);
+  memcpy(ic->key + len, b->key, klen);
+  ic->key_len = len + klen;
+  return EXEC_OK;
+}
+
 /* Build the index rows of the current row (nothing is added yet): each direct index's
 ** key in its codec, the others' cells in b->ixb. key_h: key_hash of the row key. */
 static int build_index_rows(exec_bulk *b, size_t klen, uint64_t key_h, exec_error *err) {
@@ -523,8 +569,9 @@ static int build_index_rows(exec_bulk *b, size_t klen, uint64_t key_h, exec_erro
                           "which a bulk load into a table with an index does not take");
   kv_batch_clear(b->ixb);
   for (int i = 0; i < b->n_ix; i++) {
-    int rc = b->ix[i].direct ? exec_index_row_key(&b->ic[i], b->vals, err)
-                             : exec_index_put(&b->ic[i], b->vals, KV_TS_NOW, b->ixb, err);
+    int rc = b->ix[i].fast     ? fast_key(b, &b->ic[i], klen, err)
+             : b->ix[i].direct ? exec_index_row_key(&b->ic[i], b->vals, err)
+                               : exec_index_put(&b->ic[i], b->vals, KV_TS_NOW, b->ixb, err);
     if (rc) return rc == EXEC_TOOBIG ? EXEC_CONSTRAINT : rc;
   }
   return EXEC_OK;

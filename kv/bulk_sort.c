@@ -56,15 +56,18 @@ static void reverse(kv_bulk_grp *g, size_t lo, size_t hi) {
   }
 }
 
-/* A group with the first 8 bytes of its row key, big-endian (zero-padded): most
-** comparisons of an unordered sort are decided by these without touching the arena. */
+/* A group with the first 16 bytes of its row key as two big-endian numbers (zero-padded):
+** most comparisons of an unordered sort are decided by these without touching the arena
+** (16, not 8: an index row key starts with the indexed value, which many rows share). */
 typedef struct kgrp {
-  uint64_t k8;            /* the row key's first 8 bytes as a big-endian number */
+  uint64_t k8;            /* the row key's bytes 0..7 as a big-endian number */
+  uint64_t k16;           /* its bytes 8..15 */
   kv_bulk_grp g;          /* the group */
 } kgrp;
 
 static inline int kcmp(kv_bulk_buf *u, const kgrp *a, const kgrp *b) {
   if (a->k8 != b->k8) return a->k8 < b->k8 ? -1 : 1;
+  if (a->k16 != b->k16) return a->k16 < b->k16 ? -1 : 1;
   return gcmp(u, &a->g, &b->g);
 }
 
@@ -100,13 +103,18 @@ int kv_bulk_sort_buf(kv_bulk_buf *u) {
   }
   for (size_t k = 0; k < n; k++) {
     const kv_bulk_ent *e = &u->ents[u->grps[k].first];
-    uint8_t b8[8] = {0};
-    memcpy(b8, u->arena + e->row_off, e->row_len < 8 ? e->row_len : 8);
-    uint64_t v = 0;
-    for (int x = 0; x < 8; x++) v = v << 8 | b8[x];
+    uint8_t b16[16] = {0};
+    memcpy(b16, u->arena + e->row_off, e->row_len < 16 ? e->row_len : 16);
+    uint64_t v = 0, w = 0;
+    for (int x = 0; x < 8; x++) {
+      v = v << 8 | b16[x];
+      w = w << 8 | b16[8 + x];
+    }
     g[k].k8 = v;
+    g[k].k16 = w;
     g[k].g = u->grps[k];
   }
+
   size_t nr = 0, i = 0;
   while (i < n) {
     size_t j = i + 1;
