@@ -17,8 +17,9 @@
 ** sorts each segment and encodes it into finished store-file blocks while the caller adds
 ** the next cells. Unordered input is cut into segments too, which the worker only sorts.
 ** At commit, a family whose segments follow one another in key order without sharing a row
-** gets the encoded segments as its store file; any other goes through the merge. Either
-** way the file holds the same cells.
+** gets the encoded segments as its store file; any other goes through a merge that copies
+** encoded blocks whole where no other segment reaches into them (and, for a large family,
+** runs as two key ranges on two threads). Either way the file holds the same cells.
 **
 ** Sequence numbers: commit takes the writer role (other commits wait until it returns),
 ** reserves one sequence number S for the whole load and gives it to every cell, so the load

@@ -1,7 +1,8 @@
 /*
-** kv/bulk_int.h: the bulk load's internals, shared by its three files (kv/bulk.c: adding
+** kv/bulk_int.h: the bulk load's internals, shared by its four files (kv/bulk.c: adding
 ** cells, segments, spills, begin/commit/free; kv/bulk_sort.c: sorting buffers, reading
-** them and run files in cell order, resolving replaced and masked cells, merging;
+** them and run files in cell order, resolving replaced and masked cells, merging with runs;
+** kv/bulk_merge.c: the block-wise merge of overlapping segments;
 ** kv/bulk_write.c: the worker thread that sorts and encodes closed segments while the
 ** caller adds more, and writing each family's store file at commit). Not part of kv/'s
 ** contract: only these files include it. kv/bulk.h says what a bulk load does.

@@ -15,7 +15,10 @@
 ** run and its closed buffers, taken by first row, follow one another without sharing a row
 ** and all were encoded, the store file is their segments one after another
 ** (kv_sf_writer_add_seg, which re-frames blocks only if the commit's sequence number is not
-** the one guessed); otherwise its runs and buffers are merged and resolved cell by cell.
+** the one guessed); otherwise, with no spilled run, its segments and raw buffers are merged
+** block-wise (kv/bulk_merge.c), a family of at least split_cells cells as two key ranges at
+** once (both halves first, on the two threads, then the files); with runs, its runs and
+** buffers are merged and resolved cell by cell.
 ** Then one MANIFEST record names every family's file, and the files join their families
 ** and the sequence number is published, under mu, in one step.
 ** Not here: adding cells (kv/bulk.c), sorting and merging (kv/bulk_sort.c).
