@@ -98,9 +98,12 @@ int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
                    const kv_batch *overlay, exec_error *err);
 /* exec_scan_open with the buffers of cache (not NULL), which keeps them after close for the
 ** next open: its row codec is rebuilt only when ps->table is another table. The row key is
-** kept in key/key_len only for index scans (the query pipeline reads no other). */
+** kept in key/key_len only for index scans (the query pipeline reads no other). slots (NULL:
+** the identity; table scans only): the slot of the row passed to exec_scan_next that each
+** needed column's value goes to (exec_rowcodec_prepare), e.g. its place in the projection. */
 int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
-                          const kv_batch *overlay, exec_scan_cache *cache, exec_error *err);
+                          const kv_batch *overlay, exec_scan_cache *cache,
+                          const int16_t *slots, exec_error *err);
 /* Next row decoded into row (table->n_columns slots; only needed slots set): EXEC_ROW,
 ** EXEC_DONE, or an error (EXEC_CORRUPT, EXEC_IOERR). */
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err);
@@ -164,6 +167,10 @@ typedef struct exec_query {
   cat_value *aggrow;         /* aggregate row (groups then aggregates) */
   cat_value *out;            /* projected row (n_proj) */
   int phase;                 /* internal state */
+  bool direct;               /* rows decode straight into out (a projection of distinct plain
+                                columns of a table scan with nothing between scan and output):
+                                no project step */
+  int16_t slots[64];         /* direct: per table column, its slot in out (-1: none) */
   bool single_done;          /* SELECT without FROM: the one row was produced */
   bool src_done;             /* streaming aggregate: the input is exhausted */
   exec_rowset groups;        /* hash aggregate groups / DISTINCT set */

@@ -69,6 +69,28 @@ void exec_query_cache_free(exec_query_cache *c) {
   memset(c, 0, sizeof *c);
 }
 
+/* True when the rows of plan q can decode straight into the output row (exec_query.direct):
+** a table scan with no residual filter, no aggregate, sort or DISTINCT, and a projection of
+** distinct plain columns covering every column the scan decodes; slots gets each table
+** column's place in the projection (-1: not projected). */
+static bool direct_projection(const plan_query *q, int16_t *slots) {
+  const plan_select *s = q->sel;
+  const cat_table *t = s->table;
+  if (!q->has_scan || !t || q->scan.index || q->scan.residual || s->aggregate || q->sort ||
+      s->distinct || t->n_columns > 64 || s->n_proj > 64 || !q->scan.need)
+    return false;
+  for (int c = 0; c < t->n_columns; c++) slots[c] = -1;
+  for (int i = 0; i < s->n_proj; i++) {
+    const plan_expr *e = s->proj[i];
+    if (e->kind != PX_COLUMN || e->column < 0 || e->column >= t->n_columns || slots[e->column] >= 0)
+      return false;
+    slots[e->column] = (int16_t)i;
+  }
+  for (int c = 0; c < t->n_columns; c++)
+    if (q->scan.need[c] && slots[c] < 0) return false;
+  return true;
+}
+
 int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
                     int n_params, int64_t now_us, size_t mem_limit, const kv_batch *overlay,
                     exec_error *err) {
@@ -131,10 +153,11 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
   x->groups.n_key = s->n_group;
   x->dset.n_key = s->n_out;
   x->phase = PH_INIT;
+  x->direct = cache && direct_projection(q, x->slots);
   return EXEC_OK;
 }
 
-/* Next input row into x->in: EXEC_ROW / EXEC_DONE / error. */
+/* Next input row into x->in (x->out when direct): EXEC_ROW / EXEC_DONE / error. */
 static int source_next(exec_query *x, exec_error *err) {
   plan_step_actual *st = &x->act.step[PLAN_STEP_SCAN];
   if (!x->q->has_scan) {
@@ -147,7 +170,7 @@ static int source_next(exec_query *x, exec_error *err) {
   const plan_scan *ps = &x->q->scan;
   int rc;
   for (;;) {
-    rc = exec_scan_next(&x->scan, x->in, err);
+    rc = exec_scan_next(&x->scan, x->direct ? x->out : x->in, err);
     if (rc != EXEC_ROW || !ps->lookup) break;
     /* uncovered index: filter on the index's columns, then look the data row up */
     if (ps->ix_filter) {
@@ -429,7 +452,7 @@ empty: { /* an aggregate without GROUP BY gives one row even over no input */
 static int open_source(exec_query *x, exec_error *err) {
   if (!x->q->has_scan) return EXEC_OK;
   int rc = x->cache ? exec_scan_open_cached(&x->scan, x->db, &x->q->scan, x->overlay,
-                                             &x->cache->scan, err)
+                                             &x->cache->scan, x->direct ? x->slots : NULL, err)
                     : exec_scan_open(&x->scan, x->db, &x->q->scan, x->overlay, err);
   x->scan_open = true;
   x->act.analyzed = true;
@@ -519,9 +542,14 @@ int exec_query_next(exec_query *x, exec_error *err) {
       int f = pass_filter(x, err);
       if (f < 0) return -f;
       if (f == 0) continue;
-      x->ev.row = x->in;
-      rc = project(x, err);
-      if (rc) return rc;
+      if (x->direct) { /* the scan decoded the row into out: nothing to project */
+        x->act.step[PLAN_STEP_PROJECT].rows_in++;
+        x->act.step[PLAN_STEP_PROJECT].rows_out++;
+      } else {
+        x->ev.row = x->in;
+        rc = project(x, err);
+        if (rc) return rc;
+      }
       if (s->distinct) {
         bool fresh;
         rc = distinct_new(x, &fresh, err);

@@ -76,6 +76,7 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->by_pk = malloc(n_pk * sizeof *rc->by_pk);
   rc->tail_off = calloc(n_pk, sizeof *rc->tail_off);
   rc->prep_copy = calloc((size_t)t->n_columns + 1, sizeof *rc->prep_copy);
+  rc->prep_slots = calloc((size_t)t->n_columns + 1, sizeof *rc->prep_slots);
   rc->by_id_need = malloc(((size_t)max_id + 1) * sizeof *rc->by_id_need);
   rc->fill = malloc(((size_t)t->n_columns + 1) * sizeof *rc->fill);
   rc->key = malloc(CAT_KEY_MAX);
@@ -83,7 +84,7 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->pk_vals = calloc(n_pk, sizeof *rc->pk_vals);
   rc->cast_buf = malloc(n_pk * CAST_BUF);
   if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
-      !rc->scratch || !rc->pk_vals || !rc->cast_buf || !rc->prep_copy || !rc->by_id_need ||
+      !rc->scratch || !rc->pk_vals || !rc->cast_buf || !rc->prep_copy || !rc->prep_slots || !rc->by_id_need ||
       !rc->fill) {
     exec_rowcodec_free(rc);
     return exec_error_set(err, EXEC_NOMEM, "out of memory building the row codec of %s", t->name);
@@ -128,6 +129,7 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
   free(rc->by_pk);
   free(rc->tail_off);
   free(rc->prep_copy);
+  free(rc->prep_slots);
   free(rc->by_id_need);
   free(rc->fill);
   free(rc->key);
@@ -262,20 +264,27 @@ int exec_row_delete(exec_rowcodec *rc, const uint8_t *key, size_t key_len, int64
   return EXEC_OK;
 }
 
-void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need) {
+void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *slots) {
   const cat_table *t = rc->table;
-  if (!need || t->n_columns > 64) { /* the fast path keeps a 64-bit mask of columns */
+  if (!need || t->n_columns > 64) { /* the fast path keeps a 64-bit mask of slots */
     rc->prep_need = NULL;
     return;
   }
-  if (rc->prep_need && memcmp(rc->prep_copy, need, (size_t)t->n_columns) == 0) {
+  size_t n = (size_t)t->n_columns;
+  bool mapped = slots != NULL;
+  if (rc->prep_need && mapped == rc->prep_mapped && memcmp(rc->prep_copy, need, n) == 0 &&
+      (!mapped || memcmp(rc->prep_slots, slots, n * sizeof *slots) == 0)) {
     rc->prep_need = need; /* the same contents: the tables stand */
     return;
   }
-  memcpy(rc->prep_copy, need, (size_t)t->n_columns);
+  memcpy(rc->prep_copy, need, n);
+  for (size_t i = 0; i < n; i++) rc->prep_slots[i] = mapped ? slots[i] : (int16_t)i;
+  rc->prep_mapped = mapped;
   for (size_t i = 0; i <= rc->max_id; i++) {
-    rc->by_id_need[i] = rc->by_id[i];
-    if (rc->by_id[i].col >= 0 && !need[rc->by_id[i].col]) rc->by_id_need[i].col = -1;
+    const exec_rc_cell *e = &rc->by_id[i];
+    bool use = e->col >= 0 && need[e->col];
+    rc->by_id_need[i] = (exec_rc_pcell){use ? e->col : -1, use ? rc->prep_slots[e->col] : -1,
+                                        e->kind, e->width, e->family_id};
   }
   rc->n_fill = 0;
   for (int i = 0; i < t->n_columns; i++)
@@ -323,9 +332,11 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
                       cat_value *vals, struct plan_arena *copy, exec_error *err) {
   const cat_table *t = rc->table;
   int last = -1, walk_last = -1;
+  const int16_t *slot = NULL; /* column -> slot of vals (prepared), or the identity */
   if (need && need == rc->prep_need) {
     last = rc->prep_last;
     walk_last = rc->prep_walk_last;
+    slot = rc->prep_slots;
   } else {
     for (int j = 0; j < t->n_pk; j++)
       if (!need || need[t->pk[j]]) {
@@ -344,7 +355,7 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
       int i = t->pk[j];
       if (need && !need[i]) continue;
       decode_fixed_key(&rc->by_pk[j], &t->key_cols[j], &t->columns[i],
-                       limit - rc->tail_off[j], &vals[i]);
+                       limit - rc->tail_off[j], &vals[slot ? slot[i] : i]);
     }
     limit -= tail; /* the walk below covers the part before the tail */
   }
@@ -366,7 +377,7 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
       if ((size_t)(limit - p) < w || (at_end && (size_t)(limit - p) != w))
         return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: column %s",
                               t->name, t->columns[i].name);
-      decode_fixed_key(e, kc, &t->columns[i], p, &vals[i]);
+      decode_fixed_key(e, kc, &t->columns[i], p, &vals[slot ? slot[i] : i]);
       p += w;
       continue;
     }
@@ -375,14 +386,15 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
     size_t off = (size_t)(p - key);
     cat_error ce;
     const uint8_t *end = NULL;
-    if (cat_key_decode(kc, 1, p, limit, &vals[i], rc->scratch + off, CAT_KEY_MAX - off,
+    cat_value *v = &vals[slot ? slot[i] : i];
+    if (cat_key_decode(kc, 1, p, limit, v, rc->scratch + off, CAT_KEY_MAX - off,
                        at_end ? NULL : &end, &ce) != CAT_OK)
       return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %s", t->name,
                             ce.msg);
-    vals[i].type = t->columns[i].type;
+    v->type = t->columns[i].type;
     p = end;
     if (copy) {
-      int r = own(copy, &vals[i], err);
+      int r = own(copy, v, err);
       if (r != EXEC_OK) return r;
     }
   }
@@ -430,7 +442,7 @@ bad:
 ** filled (its first, newest version), and only the others are set NULL at the end. */
 static int decode_prepared(exec_rowcodec *rc, const kv_row *row, cat_value *vals,
                            struct plan_arena *copy, exec_error *err) {
-  const exec_rc_cell *by_id = rc->by_id_need;
+  const exec_rc_pcell *by_id = rc->by_id_need;
   uint64_t seen = 0;
   for (uint32_t k = 0; k < row->n_cells; k++) {
     const kv_cell_view *cell = &row->cells[k];
@@ -440,19 +452,20 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, cat_value *vals
     else if (cell->qual_len == 2 && (q[0] & 0x80)) id = ((uint32_t)(q[0] & 0x7F) << 8) | q[1];
     else continue; /* the marker cell of "_k", or a qualifier of no column */
     if (id > rc->max_id) continue;
-    const exec_rc_cell *e = &by_id[id];
+    const exec_rc_pcell *e = &by_id[id];
     if (e->col < 0 || e->family_id != cell->family_id) continue;
-    uint64_t bit = (uint64_t)1 << e->col;
+    uint64_t bit = (uint64_t)1 << e->slot;
     if (seen & bit) continue; /* an older version of a filled one */
     seen |= bit;
-    cat_value *v = &vals[e->col];
+    cat_value *v = &vals[e->slot];
     v->type = rc->nulls[e->col].type;
     if (e->kind == RC_DOUBLE && cell->value_len == 8) {
       v->u.d = cat_vc_get_double(cell->value);
       v->is_null = false;
       continue;
     }
-    int r = decode_cell(rc, e, cell, v, err);
+    exec_rc_cell ce = {e->col, e->kind, e->width, e->family_id};
+    int r = decode_cell(rc, &ce, cell, v, err);
     if (r != EXEC_OK) return r;
     if (copy) {
       r = own(copy, v, err);
@@ -460,8 +473,8 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, cat_value *vals
     }
   }
   for (int k = 0; k < rc->n_fill; k++) {
-    int c = rc->fill[k];
-    if (!(seen >> c & 1)) vals[c] = rc->nulls[c];
+    int c = rc->fill[k], sl = rc->prep_slots[c];
+    if (!(seen >> sl & 1)) vals[sl] = rc->nulls[c];
   }
   return EXEC_OK;
 }

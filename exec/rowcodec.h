@@ -44,6 +44,15 @@ typedef struct exec_rc_cell {
   uint32_t family_id;       /* kv id of the column's family */
 } exec_rc_cell;
 
+/* exec_rc_cell of a prepared need (exec_rowcodec_prepare), with the slot the value goes to. */
+typedef struct exec_rc_pcell {
+  int16_t col;              /* column index, -1 for an id not in use or not needed */
+  int16_t slot;             /* slot of vals the column's value is written to */
+  uint8_t kind;             /* decode kind (RC_* in rowcodec.c) */
+  uint8_t width;            /* fixed encoded width in bytes (0 for variable-length kinds) */
+  uint32_t family_id;       /* kv id of the column's family */
+} exec_rc_pcell;
+
 /* Per-table lookup tables and scratch buffers, built once per statement (or cached per
 ** table) with exec_rowcodec_init. Read the fields, do not change them. */
 typedef struct exec_rowcodec {
@@ -71,7 +80,10 @@ typedef struct exec_rowcodec {
      need tests (used when exec_row_decode gets exactly prep_need) */
   const bool *prep_need;    /* the need array prepared for, or NULL */
   bool *prep_copy;          /* n_columns: its contents when prepared */
-  exec_rc_cell *by_id_need; /* [0..max_id]: by_id with the columns not needed set to -1 */
+  int16_t *prep_slots;      /* n_columns: slot of each column in vals (the identity, or the
+                               slot map given to prepare) */
+  bool prep_mapped;         /* prep_slots is not the identity */
+  exec_rc_pcell *by_id_need;/* [0..max_id]: by_id with the columns not needed set to -1 */
   int16_t *fill;            /* the needed non-key columns (n_fill of them) */
   int n_fill;               /* count */
   int prep_last;            /* last needed key column (-1: none) */
@@ -119,9 +131,13 @@ int exec_row_delete(exec_rowcodec *rc, const uint8_t *key, size_t key_len, int64
 /* Prepare rc for decoding many rows with the same need array (a scan): exec_row_decode
 ** calls that pass exactly this pointer then skip the per-column need tests. need must not
 ** change until the next prepare (or until decoding with it stops); NULL forgets the last
-** one. Cheap when the contents equal the last prepared ones. Never fails (the tables are
-** allocated by exec_rowcodec_init); the answers are the same with or without it. */
-void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need);
+** one. slots (may be NULL: the identity): for each needed column, the slot of vals its value
+** is written to (distinct slots below 64), so a decode can fill a projected row directly;
+** the values are the same as without it, only their places differ. Cheap when need and
+** slots equal the last prepared ones. Never fails (the tables are allocated by
+** exec_rowcodec_init). Tables of more than 64 columns are not prepared (the generic path
+** serves them; slots must then be NULL). */
+void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *slots);
 
 /* Fill vals[i] for every column i with need[i] true (need NULL = every column) from row:
 ** key columns from the row key, non-key columns from the newest cell of their qualifier in

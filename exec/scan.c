@@ -118,7 +118,7 @@ static int scan_buffers(exec_scan_state *s, const plan_scan *ps, exec_error *err
 
 int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
                    const kv_batch *overlay, exec_error *err) {
-  return exec_scan_open_cached(s, db, ps, overlay, NULL, err);
+  return exec_scan_open_cached(s, db, ps, overlay, NULL, NULL, err);
 }
 
 /* kv_scan_options.existence_family for a read of the table's families fam[0..n): 1 + the
@@ -133,7 +133,8 @@ static uint32_t existence_family(const int *fam, int n) {
 }
 
 int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
-                          const kv_batch *overlay, exec_scan_cache *cache, exec_error *err) {
+                          const kv_batch *overlay, exec_scan_cache *cache,
+                          const int16_t *slots, exec_error *err) {
   /* ORDER SCAN_STATE (exec/op.h): the metrics last, only their counters zeroed */
   _Static_assert(offsetof(exec_scan_state, m) + sizeof(kv_scan_metrics) ==
                      offsetof(exec_scan_state, lm),
@@ -149,7 +150,8 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   int rc = scan_buffers(s, ps, err);
   if (rc) return rc;
   /* the decoder's tables for this scan's rows (table rows, or an index's looked-up rows) */
-  exec_rowcodec_prepare(s->rcp, ps->index ? (ps->lookup ? ps->lookup_need : NULL) : ps->need);
+  if (ps->index) exec_rowcodec_prepare(s->rcp, ps->lookup ? ps->lookup_need : NULL, NULL);
+  else exec_rowcodec_prepare(s->rcp, ps->need, slots);
   if (ps->index) {
     /* the planner chooses only indexes with plain column keys: no catalog is needed to
        bind expressions */

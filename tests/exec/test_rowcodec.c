@@ -180,7 +180,7 @@ static void test_round_trip(void **state) {
         for (int pass = 0; pass < 2; pass++) {
           if (pass == 1)
             for (int i = 0; i < NCOLS; i++) need[i] = tu_below(&rng, 2);
-          exec_rowcodec_prepare(&rc, need);
+          exec_rowcodec_prepare(&rc, need, NULL);
           for (int i = 0; i < NCOLS; i++) got[i] = cat_v_bool(true);
           assert_int_equal(exec_row_decode(&rc, &kr, need, got, NULL, &err), EXEC_OK);
           for (int i = 0; i < NCOLS; i++) {
@@ -192,7 +192,7 @@ static void test_round_trip(void **state) {
             }
           }
         }
-        exec_rowcodec_prepare(&rc, NULL);
+        exec_rowcodec_prepare(&rc, NULL, NULL);
         seen++;
       }
       kv_scan_close(sc);
