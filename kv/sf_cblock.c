@@ -481,14 +481,14 @@ kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
 int kv_sf_cblock_key_cmp(const kv_sf_cblock *b, uint32_t r, const uint8_t *t, uint32_t tlen) {
   if (b->klen) {
     uint32_t n = b->lcp < tlen ? b->lcp : tlen;
-    int c = n ? memcmp(b->prefix, t, n) : 0;
+    int c = kv_sf_bytes_cmp(b->prefix, n, t, n);
     if (c) return c;
     if (tlen < b->lcp) return 1;
     uint32_t w = b->klen - b->lcp;
-    return kv_bytes_cmp(b->keys + (size_t)r * w, w, t + b->lcp, tlen - b->lcp);
+    return kv_sf_bytes_cmp(b->keys + (size_t)r * w, w, t + b->lcp, tlen - b->lcp);
   }
   uint64_t o = kv_sf_pa_get(&b->key_off, r);
-  return kv_bytes_cmp(b->keys + o, (size_t)(kv_sf_pa_get(&b->key_off, r + 1) - o), t, tlen);
+  return kv_sf_bytes_cmp(b->keys + o, (size_t)(kv_sf_pa_get(&b->key_off, r + 1) - o), t, tlen);
 }
 
 uint32_t kv_sf_cblock_rank(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ci) {

@@ -164,6 +164,27 @@ static inline const uint8_t *kv_sf_cblock_key(const kv_sf_cblock *b, uint32_t r,
   return b->keys + o;
 }
 
+/* kv_bytes_cmp without a library call: eight bytes at a time as big-endian numbers (the
+** row keys compared in block and fence searches are a few dozen bytes). */
+static inline int kv_sf_bytes_cmp(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
+  size_t n = alen < blen ? alen : blen;
+  for (; n >= 8; n -= 8, a += 8, b += 8) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    if (x != y) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      x = __builtin_bswap64(x);
+      y = __builtin_bswap64(y);
+#endif
+      return x < y ? -1 : 1;
+    }
+  }
+  for (; n; n--, a++, b++)
+    if (*a != *b) return *a < *b ? -1 : 1;
+  return alen < blen ? -1 : alen > blen ? 1 : 0;
+}
+
 /* Compare row r's key with [t, t+tlen) (as kv_bytes_cmp). */
 int kv_sf_cblock_key_cmp(const kv_sf_cblock *b, uint32_t r, const uint8_t *t, uint32_t tlen);
 

@@ -44,6 +44,8 @@
 #include "kv/sf_rows.h"
 #include "kv/status.h"
 
+#define PKEYS 32u /* projected qualifiers compared as numbers (compute_keep) */
+
 typedef struct sf_iter {
   kv_iter base;            /* vtable; must come first */
   kv_sf_reader *r;         /* the file */
@@ -66,6 +68,9 @@ typedef struct sf_iter {
   kv_sfbuf vbuf;           /* the current cell's gathered fixed-width value */
   kv_sf_rankpos rp;        /* value group ranks at a cell of the loaded block */
   const uint8_t *const *pq; /* projected qualifiers (caller's), when proj */
+  uint64_t pkey[PKEYS];    /* short_key of each projected qualifier, when npq <= PKEYS and
+                              each is at most 7 bytes (short_proj) */
+  bool short_proj;         /* pkey holds the projection */
   const uint32_t *pql;     /* their lengths */
   uint32_t npq;            /* entries in pq */
   bool proj;               /* forward moves keep only projected cells */
@@ -76,7 +81,8 @@ typedef struct sf_iter {
   kv_sf_rowcond fc;        /* its conditions */
   int64_t fast_bi;         /* block the fast state below is for, -1 if none */
   bool fast_ok;            /* that block's rows may be taken whole */
-  bool last_spans;         /* its last row continues in the next block */
+  int8_t last_spans;       /* its last row continues in the next block: 1 yes, 0 no, -1 not
+                              known yet */
   struct fast_q *fq;       /* per dictionary entry of that block */
   size_t fq_cap;           /* entries allocated in fq */
   kv_sfbuf rowvals;        /* fixed-width values gathered for the row taken (private
@@ -287,7 +293,7 @@ static uint32_t find_row(const kv_sf_cblock *b, const uint8_t *t, uint32_t tlen,
   *eq = false;
   if (b->klen) { /* one common prefix: compared once, then the suffixes */
     uint32_t n = b->lcp < tlen ? b->lcp : tlen;
-    int c = n ? memcmp(b->prefix, t, n) : 0;
+    int c = kv_sf_bytes_cmp(b->prefix, n, t, n);
     if (c == 0 && tlen < b->lcp) c = 1;
     if (c > 0) return 0;           /* every key is above t */
     if (c < 0) return b->nrows;    /* every key is below t */
@@ -296,10 +302,10 @@ static uint32_t find_row(const kv_sf_cblock *b, const uint8_t *t, uint32_t tlen,
     uint32_t tsl = tlen - b->lcp;
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
-      if (kv_bytes_cmp(b->keys + (size_t)mid * w, w, ts, tsl) < 0) lo = mid + 1;
+      if (kv_sf_bytes_cmp(b->keys + (size_t)mid * w, w, ts, tsl) < 0) lo = mid + 1;
       else hi = mid;
     }
-    if (lo < b->nrows) *eq = kv_bytes_cmp(b->keys + (size_t)lo * w, w, ts, tsl) == 0;
+    if (lo < b->nrows) *eq = kv_sf_bytes_cmp(b->keys + (size_t)lo * w, w, ts, tsl) == 0;
     return lo;
   }
   while (lo < hi) {
@@ -347,7 +353,7 @@ static int64_t find_block(const kv_sf_reader *r, const kv_cell *t) {
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
       const uint8_t *f = r->fence + mid * stride;
-      if (kv_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) lo = mid + 1;
+      if (kv_sf_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) lo = mid + 1;
       else hi = mid;
     }
     return (int64_t)lo - 1;
@@ -359,6 +365,14 @@ static int64_t find_block(const kv_sf_reader *r, const kv_cell *t) {
     else hi = mid - 1;
   }
   return ans;
+}
+
+/* A qualifier of at most 7 bytes as one number (its length in the top byte): two are
+** equal exactly when the qualifiers are. */
+static inline uint64_t short_key(const uint8_t *p, uint32_t len) {
+  uint64_t k = (uint64_t)len << 56;
+  for (uint32_t i = 0; i < len; i++) k |= (uint64_t)p[i] << (8 * i);
+  return k;
 }
 
 /* Recompute the keep flags for the loaded block. False (status set) when out of memory. */
@@ -377,8 +391,15 @@ static bool compute_keep(sf_iter *it) {
     const uint8_t *qb = b->dict + b->q_off[q];
     uint32_t ql = b->q_len[q];
     uint8_t k = 0;
-    for (uint32_t i = 0; i < it->npq && !k; i++)
-      k = it->pql[i] == ql && (ql == 0 || memcmp(it->pq[i], qb, ql) == 0);
+    if (it->short_proj) { /* every projected qualifier is short: compare numbers */
+      if (ql <= 7) {
+        uint64_t key = short_key(qb, ql);
+        for (uint32_t i = 0; i < it->npq && !k; i++) k = it->pkey[i] == key;
+      }
+    } else {
+      for (uint32_t i = 0; i < it->npq && !k; i++)
+        k = it->pql[i] == ql && (ql == 0 || memcmp(it->pq[i], qb, ql) == 0);
+    }
     it->keep[q] = k;
   }
   it->keep_bi = it->bi;
@@ -624,6 +645,11 @@ void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32
   it->npq = n;
   it->proj = true;
   it->keep_bi = -1;
+  it->short_proj = n <= PKEYS;
+  for (uint32_t i = 0; i < n && it->short_proj; i++) {
+    if (lens[i] > 7) it->short_proj = false;
+    else it->pkey[i] = short_key(quals[i], lens[i]);
+  }
 }
 
 /* ---- rows taken whole (kv/sf_rows.h) ------------------------------------------------ */
@@ -667,11 +693,7 @@ static bool fast_prepare(sf_iter *it) {
     f->fw = g->fw;
     f->keep = it->proj ? it->keep[q] : 1;
   }
-  it->last_spans = false;
-  if ((uint32_t)it->bi + 1 < it->r->nblocks) {
-    const kv_cell *nf = &it->r->index[it->bi + 1].first;
-    it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf->row, nf->row_len) == 0;
-  }
+  it->last_spans = -1; /* found when the last row is asked for */
   it->fast_ok = true;
   return true;
 }
@@ -685,7 +707,17 @@ int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t
   if (it->fast_bi != it->bi && !fast_prepare(it)) return KV_SF_ROW_NO;
   const kv_sf_cblock *b = it->b;
   uint32_t ri = it->ri, ci = it->ci;
-  if (!it->fast_ok || (ri + 1 == b->nrows && it->last_spans)) return KV_SF_ROW_NO;
+  if (!it->fast_ok) return KV_SF_ROW_NO;
+  if (ri + 1 == b->nrows) { /* the last row may go on in the next block */
+    if (it->last_spans < 0) {
+      it->last_spans = 0;
+      if ((uint32_t)it->bi + 1 < it->r->nblocks) {
+        const kv_cell *nf = &it->r->index[it->bi + 1].first;
+        it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf->row, nf->row_len) == 0;
+      }
+    }
+    if (it->last_spans) return KV_SF_ROW_NO;
+  }
   uint32_t end = rfirst(b, ri + 1);
   if (end - ci > cap) {
     *n_out = end - ci;
