@@ -48,6 +48,9 @@ static int gcmp(kv_bulk_buf *u, const kv_bulk_grp *a, const kv_bulk_grp *b) {
   return a->first < b->first ? -1 : 1; /* entry index order is add order */
 }
 
+#define RADIX_MIN 1024 /* groups from which an unordered buffer may be radix-sorted */
+#define RADIX_RUN 16   /* average run length below which it is */
+
 static void reverse(kv_bulk_grp *g, size_t lo, size_t hi) {
   for (; lo < hi; lo++, hi--) {
     kv_bulk_grp t = g[lo];
@@ -79,11 +82,71 @@ static void kreverse(kgrp *g, size_t lo, size_t hi) {
   }
 }
 
+/* Context of tie_cmp (qsort has none; per thread: the worker and the caller sort at once). */
+static _Thread_local kv_bulk_buf *tie_buf;
+
+static int tie_cmp(const void *a, const void *b) {
+  return gcmp(tie_buf, &((const kgrp *)a)->g, &((const kgrp *)b)->g);
+}
+
+/* Sort g[0..n) (tmp: n more) by (key prefix, group) with an LSD radix sort over the bytes
+** of the 16-byte prefix that are not the same in every group, then each run of equal
+** prefixes by gcmp. For buffers in no order at all (an index's rows): a merge sort's
+** comparisons mispredict about every other time there. Returns the sorted array (g or
+** tmp). */
+static kgrp *radix_sort(kv_bulk_buf *u, kgrp *g, kgrp *tmp, size_t n) {
+  uint64_t and8 = ~0ull, or8 = 0, and16 = ~0ull, or16 = 0;
+  for (size_t k = 0; k < n; k++) {
+    and8 &= g[k].k8;
+    or8 |= g[k].k8;
+    and16 &= g[k].k16;
+    or16 |= g[k].k16;
+  }
+  kgrp *src = g, *dst = tmp;
+  size_t count[256];
+  for (int pass = 0; pass < 16; pass++) { /* least significant byte first */
+    bool hi = pass >= 8;
+    int shift = (pass & 7) * 8;
+    uint64_t diff = hi ? (and8 ^ or8) : (and16 ^ or16);
+    if (((diff >> shift) & 0xff) == 0) continue; /* the same in every group */
+    memset(count, 0, sizeof count);
+    for (size_t k = 0; k < n; k++) count[((hi ? src[k].k8 : src[k].k16) >> shift) & 0xff]++;
+    size_t pos = 0;
+    for (int d = 0; d < 256; d++) {
+      size_t c = count[d];
+      count[d] = pos;
+      pos += c;
+    }
+    for (size_t k = 0; k < n; k++) dst[count[((hi ? src[k].k8 : src[k].k16) >> shift) & 0xff]++] = src[k];
+    kgrp *t = src;
+    src = dst;
+    dst = t;
+  }
+  for (size_t i = 0; i < n;) { /* runs of equal prefixes: by the whole key, then add order */
+    size_t j = i + 1;
+    while (j < n && src[j].k8 == src[i].k8 && src[j].k16 == src[i].k16) j++;
+    if (j - i > 1) {
+      tie_buf = u;
+      qsort(src + i, j - i, sizeof *src, tie_cmp);
+      for (size_t k = i + 1; k < j; k++) { /* equal rows side by side: not distinct */
+        const kv_bulk_ent *x = &u->ents[src[k - 1].g.first], *y = &u->ents[src[k].g.first];
+        if (kv_sf_key_cmp(u->arena + x->row_off, x->row_len, u->arena + y->row_off,
+                          y->row_len) == 0)
+          u->distinct = false;
+      }
+    }
+    i = j;
+  }
+  return src;
+}
+
 /* Groups that came in strictly ascending rows need nothing, strictly descending ones are
 ** reversed (distinct rows: the reversal keeps no equal rows to order). Anything else goes
 ** through a natural merge sort on (key prefix, group): the input is cut into maximal
 ** ascending runs and strictly descending runs, each descending run is reversed in place,
-** then neighbouring runs are merged pairwise until one is left. */
+** then neighbouring runs are merged pairwise until one is left; or, when the groups turn
+** order more often than every RADIX_RUN of them on average (runs too short for merging to
+** pay), through radix_sort. */
 int kv_bulk_sort_buf(kv_bulk_buf *u) {
   size_t n = u->n_grps;
   if (u->sorted) return KV_OK;
@@ -115,6 +178,18 @@ int kv_bulk_sort_buf(kv_bulk_buf *u) {
     g[k].g = u->grps[k];
   }
 
+  size_t turns = 0; /* descents of the prefix: about the number of runs */
+  for (size_t k = 1; k < n; k++)
+    turns += g[k - 1].k8 > g[k].k8 || (g[k - 1].k8 == g[k].k8 && g[k - 1].k16 > g[k].k16);
+  if (n >= RADIX_MIN && turns * RADIX_RUN > n) {
+    kgrp *out = radix_sort(u, g, tmp, n);
+    for (size_t k = 0; k < n; k++) u->grps[k] = out[k].g;
+    free(starts);
+    free(g);
+    free(tmp);
+    u->sorted = true;
+    return KV_OK;
+  }
   size_t nr = 0, i = 0;
   while (i < n) {
     size_t j = i + 1;

@@ -7,7 +7,8 @@
 ** only at their ends: most blocks copied whole, a few decoded), the same in reverse file
 ** order, two files interleaved row by row (unordered buffers merged row by row), files
 ** repeated with new values and NULL tombstones (rows in several segments: resolved), one
-** giant row whose cells span many blocks, and random cells with every tombstone type. The
+** giant row whose cells span many blocks, random cells with every tombstone type, and big
+** unordered buffers (the radix sort of kv/bulk_sort.c). The
 ** stores hold older cells in store files and the memstore, one family keeps 3 versions and
 ** one has a TTL. Every version visible must agree after the load, after reopen and after
 ** major compaction; power cuts during such a load leave the store as before or as after.
@@ -411,6 +412,30 @@ static void test_segment_sizes(void **state) {
   g_split = 400;
 }
 
+/* Big unordered buffers (one 8 MiB segment size: thousands of groups in no order, sorted
+** by the radix sort): random cells of every type over few rows, and shuffled rows whose
+** keys share their first 16 bytes or more, some repeated with new values. */
+static void test_unordered_big(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("bulk_merge_unordered");
+  g_seg_bytes = 0;
+  gen g = {.rng = seed};
+  gen_random(&g, tu_scaled(8000, 3000));
+  roundtrip("random cells, one buffer", seed, &g);
+  free(g.ops);
+  g = (gen){.rng = seed + 1};
+  int n = (int)tu_scaled(6000, 2000);
+  for (int i = 0; i < n; i++) {
+    unsigned r = (unsigned)tu_below(&g.rng, (uint64_t)n);
+    char stn[24];
+    snprintf(stn, sizeof stn, "long-station-%u", r % 3); /* 16+ shared bytes */
+    sensor_row(&g, (int)(r % 2), stn, (int)(r / 3), T0 - 1000 + (int64_t)(i % 3), i % 5);
+  }
+  roundtrip("shuffled long keys", seed + 1, &g);
+  free(g.ops);
+  g_seg_bytes = 1500;
+}
+
 /* Power cuts and I/O errors at many points of a load merged block-wise: the store reads
 ** as before the load or, when the commit returned KV_OK, as after it. */
 static void test_power_cuts(void **state) {
@@ -469,6 +494,7 @@ int main(void) {
       cmocka_unit_test(test_repeated_rows),
       cmocka_unit_test(test_interleaved_giant_random),
       cmocka_unit_test(test_segment_sizes),
+      cmocka_unit_test(test_unordered_big),
       cmocka_unit_test(test_power_cuts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
