@@ -28,6 +28,7 @@
 ** Not here: tombstone rules (kv/scan_vis.c), store-file decoding (kv/sf*.c).
 */
 #include "kv/scan_int.h"
+#include "kv/sf_cblock.h"
 
 static int set_bytes(uint8_t **buf, uint32_t *len, uint32_t *cap, const uint8_t *src,
                      uint32_t n) {
@@ -134,7 +135,7 @@ static int prev_row(fscan *f, const uint8_t *ub, uint32_t ub_len, const uint8_t 
       continue;
     }
     const kv_cell *c = k->ops->cell(k);
-    if (!*row || kv_bytes_cmp(c->row, c->row_len, *row, *row_len) > 0) {
+    if (!*row || kv_sf_bytes_cmp(c->row, c->row_len, *row, *row_len) > 0) {
       *row = c->row;
       *row_len = c->row_len;
     }
@@ -193,16 +194,13 @@ static int views_room(kv_scan *s, size_t need) {
   int rc = kv_scan_grow((void **)&s->views, &cap, need, sizeof *s->views);
   if (rc) return rc;
   if (cap != s->cap_views) {
-    size_t ocap = (size_t)s->cap_views * 2;
-    rc = kv_scan_grow((void **)&s->offs, &ocap, cap * 2, sizeof *s->offs);
+    size_t ocap = (size_t)s->cap_views * 3;
+    rc = kv_scan_grow((void **)&s->offs, &ocap, cap * 3, sizeof *s->offs);
     if (rc) return rc;
     s->cap_views = (uint32_t)cap;
   }
   return KV_OK;
 }
-
-/* offs[2 * i] of a view whose pointers were set when it was made (a row taken whole). */
-#define DIRECT SIZE_MAX
 
 static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
   int rc = views_room(s, (size_t)s->n_views + 1);
@@ -214,10 +212,12 @@ static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
   v->qual_len = c->qual_len;
   v->ts = c->ts;
   v->value_len = c->value_len;
-  s->offs[2 * s->n_views] = s->data_len;
+  size_t *o = &s->offs[3 * s->n_copied++]; /* its pointers are set by finish_row */
+  o[0] = s->n_views;
+  o[1] = s->data_len;
   copy_short(s->data + s->data_len, c->qual, c->qual_len);
   s->data_len += c->qual_len;
-  s->offs[2 * s->n_views + 1] = s->data_len;
+  o[2] = s->data_len;
   copy_short(s->data + s->data_len, c->value, c->value_len);
   s->data_len += c->value_len;
   s->n_views++;
@@ -247,7 +247,6 @@ static int take_row(kv_scan *s, fscan *f, bool *taken) {
       if (rc) return rc;
       continue;
     }
-    for (uint32_t i = 0; i < n; i++) s->offs[2 * (s->n_views + i)] = DIRECT;
     s->n_views += n;
     f->cells += kept;
     s->pend_mask |= 1u << (uint32_t)(f - s->fams);
@@ -309,10 +308,10 @@ static int read_family_row(kv_scan *s, fscan *f) {
 static bool finish_row(kv_scan *s, kv_row *row) {
   s->m.rows_examined++;
   if (s->n_views == 0) return false;
-  for (uint32_t i = 0; i < s->n_views; i++) {
-    if (s->offs[2 * i] == DIRECT) continue;
-    s->views[i].qual = s->data + s->offs[2 * i];
-    s->views[i].value = s->data + s->offs[2 * i + 1];
+  for (uint32_t k = 0; k < s->n_copied; k++) { /* the views of copied cells */
+    const size_t *o = &s->offs[3 * k];
+    s->views[o[0]].qual = s->data + o[1];
+    s->views[o[0]].value = s->data + o[2];
   }
   row->key = s->key;
   row->key_len = s->key_len;
@@ -356,10 +355,10 @@ static int next_forward(kv_scan *s, kv_row *row) {
     const kv_cell *best = NULL;
     for (uint32_t i = 0; i < s->n_fams; i++) {
       const kv_cell *c = merge_cell(&s->fams[i]);
-      if (c && (!best || kv_bytes_cmp(c->row, c->row_len, best->row, best->row_len) < 0))
+      if (c && (!best || kv_sf_bytes_cmp(c->row, c->row_len, best->row, best->row_len) < 0))
         best = c;
     }
-    if (!best || (r->end && kv_bytes_cmp(best->row, best->row_len, r->end, r->end_len) >= 0)) {
+    if (!best || (r->end && kv_sf_bytes_cmp(best->row, best->row_len, r->end, r->end_len) >= 0)) {
       if (s->exist_state == EXIST_PENDING) { /* the row may be in that family alone */
         s->exist_state = EXIST_NONE;
         int rc = merge_seek(&s->fams[s->exist_fam], r->start, r->start_len, !s->point_open);
@@ -373,6 +372,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
     int rc = set_bytes(&s->key, &s->key_len, &s->key_cap, best->row, best->row_len);
     if (rc) return rc;
     s->n_views = 0;
+    s->n_copied = 0;
     s->data_len = 0;
     for (uint32_t i = 0; i < s->n_fams; i++) {
       rc = read_family_row(s, &s->fams[i]);
@@ -414,7 +414,7 @@ static int next_reverse(kv_scan *s, kv_row *row) {
       int rc = prev_row(&s->fams[i], s->have_ub ? s->ub : NULL, s->ub_len, &prow, &prow_len);
       if (rc) return rc;
     }
-    if (!prow || (r->start && kv_bytes_cmp(prow, prow_len, r->start, r->start_len) < 0)) {
+    if (!prow || (r->start && kv_sf_bytes_cmp(prow, prow_len, r->start, r->start_len) < 0)) {
       s->cur_range--;
       s->range_started = false;
       continue;
@@ -422,6 +422,7 @@ static int next_reverse(kv_scan *s, kv_row *row) {
     int rc = set_bytes(&s->key, &s->key_len, &s->key_cap, prow, prow_len);
     if (rc) return rc;
     s->n_views = 0;
+    s->n_copied = 0;
     s->data_len = 0;
     for (uint32_t i = 0; i < s->n_fams; i++) {
       rc = merge_seek(&s->fams[i], s->key, s->key_len, false);

@@ -80,7 +80,10 @@ struct kv_scan {
   uint8_t *ub; uint32_t ub_len, ub_cap;      /* reverse: exclusive upper bound */
   bool have_ub;                 /* reverse: ub is set */
   kv_cell_view *views; uint32_t n_views, cap_views; /* cells of the current row */
-  size_t *offs;                 /* per view: qual offset, value offset in data */
+  size_t *offs;                 /* per copied cell (add_view): its view's index, the
+                                   offsets of its qualifier and value in data (views of
+                                   rows taken whole point into their block instead) */
+  uint32_t n_copied;            /* copied cells in offs */
   uint8_t *data; size_t data_len, data_cap;  /* bytes of the current row's cells */
   kv_scan_metrics m;            /* row-level metrics */
   uint32_t pend_mask;           /* bit i: family i's current kid handed out its row whole

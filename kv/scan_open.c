@@ -147,6 +147,7 @@ static kv_scan *take_shell(kv_db *db) {
   s->ub_len = 0;
   s->have_ub = false;
   s->n_views = 0;
+  s->n_copied = 0;
   s->data_len = 0;
   s->pend_mask = 0;
   s->rows_taken = 0;

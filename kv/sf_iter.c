@@ -91,7 +91,7 @@ typedef struct sf_iter {
 
 /* What the fast row path needs of one dictionary entry of the loaded block. */
 typedef struct fast_q {
-  uint32_t qoff;           /* offset of the qualifier in the dictionary */
+  const uint8_t *qual;     /* the qualifier's bytes in the block's dictionary */
   uint32_t qlen;           /* its length */
   uint32_t fw;             /* fixed width of its value group, 0 when variable */
   uint8_t keep;            /* 1 = the projection keeps it */
@@ -687,7 +687,7 @@ static bool fast_prepare(sf_iter *it) {
   for (uint32_t q = 0; q < b->nquals; q++) {
     const kv_sf_cgroup *g = &b->groups[q];
     fast_q *f = &it->fq[q];
-    f->qoff = b->q_off[q];
+    f->qual = b->dict + b->q_off[q];
     f->qlen = b->q_len[q];
     f->fixed = g->fixed;
     f->fw = g->fw;
@@ -696,6 +696,53 @@ static bool fast_prepare(sf_iter *it) {
   it->last_spans = -1; /* found when the last row is asked for */
   it->fast_ok = true;
   return true;
+}
+
+/* Write views of the cells in [ci, end) of row ri that the projection keeps into out,
+** stepping the ranks rk (at ci) to end; returns how many. `common` (a constant where it is
+** called, so the compiler makes a copy for it): four-bit qualifiers, one timestamp per row,
+** a packed block (no gather). gather: room for the row's fixed-width values of a private
+** block, else NULL. */
+static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
+                                  uint32_t ri, uint32_t ci, uint32_t end, uint32_t fid,
+                                  kv_cell_view *out, uint8_t *gather, const bool common) {
+  uint32_t fo = b->nquals + 1, n = 0; /* rk[fo]: the offset in cvals */
+  bool per_row = common || b->ts_per_row;
+  int64_t row_ts = per_row ? kv_sf_cblock_ts(b, ri, ci) : 0;
+  const uint8_t *qp = b->qual.p, *cvals = b->cvals;
+  for (uint32_t j = ci; j < end; j++) {
+    uint32_t q = common ? (qp[j >> 1] >> ((j & 1) * 4)) & 15 : (uint32_t)kv_sf_pa_get(&b->qual, j);
+    const fast_q *f = &fq[q];
+    if (f->keep) {
+      kv_cell_view *v = &out[n++];
+      v->family_id = fid;
+      v->qual = f->qual;
+      v->qual_len = f->qlen;
+      v->ts = per_row ? row_ts : kv_sf_cblock_ts(b, ri, j);
+      if (f->fixed) {
+        v->value_len = f->fw;
+        if (!f->fw) {
+          v->value = (const uint8_t *)"";
+        } else if (common || !gather) {
+          v->value = cvals + rk[fo];
+        } else { /* transposed: byte k of value r at data[k * count + r] */
+          const kv_sf_cgroup *g = &b->groups[q];
+          const uint8_t *src = g->data + rk[q];
+          for (uint32_t k = 0; k < f->fw; k++) gather[k] = src[(size_t)k * g->count];
+          v->value = gather;
+          gather += f->fw;
+        }
+      } else {
+        const kv_sf_cgroup *g = &b->groups[q];
+        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+        v->value = g->data + o;
+        v->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+      }
+    }
+    rk[q]++;
+    rk[fo] += f->fw;
+  }
+  return n;
 }
 
 int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t cap,
@@ -730,42 +777,11 @@ int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t
     gather = it->rowvals.p;
   }
   kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (already there after a move) */
-  uint32_t *rk = it->rp.ranks, fo = b->nquals + 1, n = 0; /* rk[fo]: offset in cvals */
-  const fast_q *fq = it->fq;
-  const uint8_t *dict = b->dict;
-  int64_t row_ts = b->ts_per_row ? kv_sf_cblock_ts(b, ri, ci) : 0;
-  for (uint32_t j = ci; j < end; j++) {
-    uint32_t q = (uint32_t)kv_sf_pa_get(&b->qual, j);
-    const fast_q *f = &fq[q];
-    if (f->keep) {
-      kv_cell_view *v = &out[n++];
-      v->family_id = fid;
-      v->qual = dict + f->qoff;
-      v->qual_len = f->qlen;
-      v->ts = b->ts_per_row ? row_ts : kv_sf_cblock_ts(b, ri, j);
-      if (f->fixed) {
-        v->value_len = f->fw;
-        if (!f->fw) {
-          v->value = (const uint8_t *)"";
-        } else if (!gather) {
-          v->value = b->cvals + rk[fo];
-        } else { /* transposed: byte k of value r at data[k * count + r] */
-          const kv_sf_cgroup *g = &b->groups[q];
-          const uint8_t *src = g->data + rk[q];
-          for (uint32_t k = 0; k < f->fw; k++) gather[k] = src[(size_t)k * g->count];
-          v->value = gather;
-          gather += f->fw;
-        }
-      } else {
-        const kv_sf_cgroup *g = &b->groups[q];
-        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
-        v->value = g->data + o;
-        v->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
-      }
-    }
-    rk[q]++;
-    rk[fo] += f->fw;
-  }
+  uint32_t n;
+  if (b->qual.w == 3 && b->ts_per_row && !gather) /* the common case, specialized */
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, true);
+  else
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, gather, false);
   it->rp.at = end;
   if (it->io) it->io->cells_skipped += (end - ci) - n;
   *n_out = n;
