@@ -74,7 +74,7 @@ static uint64_t rnd(world *w, uint64_t n) { return tu_below(&w->rng, n); }
 
 /* Keys: random bytes of lengths 1..600 (mostly short), some the prefix of another. */
 static void make_keys(world *w) {
-  w->nkeys = (int)tu_scaled(240, 80);
+  w->nkeys = (int)tu_scaled(240, 120);
   w->keys = calloc((size_t)w->nkeys, sizeof *w->keys);
   w->klen = calloc((size_t)w->nkeys, sizeof *w->klen);
   assert_non_null(w->keys);
@@ -346,7 +346,7 @@ static void check_query(world *w, const query *q, uint64_t seed, int qi, bool dr
     if (drop && n == 2) {
       assert_int_equal(kv_drop_table(w->db, "t"), KV_OK);
       w->dropped = true;
-    } else if (!w->dropped && rnd(w, 2)) {
+    } else if (!w->dropped && rnd(w, 3) == 0) {
       disturb(w, key_index(w, r.key, r.key_len));
     }
     again.len = 0;
@@ -396,11 +396,15 @@ static void scenario(size_t cache, const char *name) {
       w.now += 600 * 1000ll;
       kv_env_mem_set_time(w.env, w.now);
     }
+    if (i % 5 == 0) { /* back to one file per family now and then: the fast path's case */
+      assert_int_equal(kv_flush(w.db, NULL), KV_OK);
+      assert_int_equal(kv_compact(w.db, "t", true), KV_OK);
+    }
     check_query(&w, &q, seed, i, false);
   }
   fprintf(stderr, "[%s] %llu family rows of %llu rows handed out whole\n", name,
           (unsigned long long)w.taken, (unsigned long long)w.rows);
-  assert_true(w.taken * 30 >= w.rows); /* the fast path ran (churn and the VERSIONS 2
+  assert_true(w.taken * 20 >= w.rows); /* the fast path ran (churn and the VERSIONS 2
                                            family keep most blocks off it) */
   /* the table dropped under an open scan: the scan goes on reading what it saw */
   query q;
