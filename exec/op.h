@@ -167,10 +167,8 @@ typedef struct exec_query {
   cat_value *aggrow;         /* aggregate row (groups then aggregates) */
   cat_value *out;            /* projected row (n_proj) */
   int phase;                 /* internal state */
-  bool direct;               /* rows decode straight into out (a projection of distinct plain
-                                columns of a table scan with nothing between scan and output):
-                                no project step */
-  int16_t slots[64];         /* direct: per table column, its slot in out (-1: none) */
+  bool direct;               /* rows decode straight into out (plan_query.direct, with the
+                                statement's cache): no project step */
   bool single_done;          /* SELECT without FROM: the one row was produced */
   bool src_done;             /* streaming aggregate: the input is exhausted */
   exec_rowset groups;        /* hash aggregate groups / DISTINCT set */

@@ -69,28 +69,6 @@ void exec_query_cache_free(exec_query_cache *c) {
   memset(c, 0, sizeof *c);
 }
 
-/* True when the rows of plan q can decode straight into the output row (exec_query.direct):
-** a table scan with no residual filter, no aggregate, sort or DISTINCT, and a projection of
-** distinct plain columns covering every column the scan decodes; slots gets each table
-** column's place in the projection (-1: not projected). */
-static bool direct_projection(const plan_query *q, int16_t *slots) {
-  const plan_select *s = q->sel;
-  const cat_table *t = s->table;
-  if (!q->has_scan || !t || q->scan.index || q->scan.residual || s->aggregate || q->sort ||
-      s->distinct || t->n_columns > 64 || s->n_proj > 64 || !q->scan.need)
-    return false;
-  for (int c = 0; c < t->n_columns; c++) slots[c] = -1;
-  for (int i = 0; i < s->n_proj; i++) {
-    const plan_expr *e = s->proj[i];
-    if (e->kind != PX_COLUMN || e->column < 0 || e->column >= t->n_columns || slots[e->column] >= 0)
-      return false;
-    slots[e->column] = (int16_t)i;
-  }
-  for (int c = 0; c < t->n_columns; c++)
-    if (q->scan.need[c] && slots[c] < 0) return false;
-  return true;
-}
-
 int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
                     int n_params, int64_t now_us, size_t mem_limit, const kv_batch *overlay,
                     exec_error *err) {
@@ -132,6 +110,13 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
                       s->n_group + s->n_aggs);
   x->out = row_buf(cache ? &cache->out : NULL, cache ? &cache->out_cap : NULL, s->n_proj);
   if (!x->in || !x->aggrow || !x->out) return oom(err);
+  x->direct = cache && q->direct; /* planner/plan.h: rows decode into out */
+  if (x->direct) { /* every row writes every slot of out; in is not used */
+    x->groups.n_key = s->n_group;
+    x->dset.n_key = s->n_out;
+    x->phase = PH_INIT;
+    return EXEC_OK;
+  }
   if (cache) { /* as new: no value of the previous run shows through */
     memset(x->aggrow, 0, (size_t)(s->n_group + s->n_aggs + 1) * sizeof *x->aggrow);
     memset(x->out, 0, (size_t)(s->n_proj + 1) * sizeof *x->out);
@@ -153,7 +138,6 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
   x->groups.n_key = s->n_group;
   x->dset.n_key = s->n_out;
   x->phase = PH_INIT;
-  x->direct = cache && direct_projection(q, x->slots);
   return EXEC_OK;
 }
 
@@ -452,7 +436,7 @@ empty: { /* an aggregate without GROUP BY gives one row even over no input */
 static int open_source(exec_query *x, exec_error *err) {
   if (!x->q->has_scan) return EXEC_OK;
   int rc = x->cache ? exec_scan_open_cached(&x->scan, x->db, &x->q->scan, x->overlay,
-                                             &x->cache->scan, x->direct ? x->slots : NULL, err)
+                                             &x->cache->scan, x->direct ? x->q->slots : NULL, err)
                     : exec_scan_open(&x->scan, x->db, &x->q->scan, x->overlay, err);
   x->scan_open = true;
   x->act.analyzed = true;

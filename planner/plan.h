@@ -195,6 +195,12 @@ typedef struct plan_query {
   int64_t limit;           /* LIMIT value, -1 for none */
   int64_t offset;          /* OFFSET value, 0 for none */
   bool limit_pushed;       /* limit + offset went to the kv scan */
+  bool direct;             /* the scan's rows can decode straight into the projected row: a
+                              table scan, no residual filter, aggregate, sort or DISTINCT, a
+                              projection of distinct plain columns covering every column the
+                              scan decodes (exec/op_query.c skips its project step) */
+  int16_t *slots;          /* direct: per table column, its place in the projection (-1:
+                              none); arena */
 } plan_query;
 
 #endif /* ROWAN_PLANNER_PLAN_H */

@@ -359,14 +359,41 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
   return EXEC_OK;
 }
 
+/* Set q->direct and q->slots (planner/plan.h). Out of memory just leaves direct false. */
+static void direct_projection(plan_query *q, plan_arena *A) {
+  const plan_select *s = q->sel;
+  const cat_table *t = s->table;
+  q->direct = false;
+  if (!q->has_scan || !t || q->scan.index || q->scan.residual || s->aggregate || q->sort ||
+      s->distinct || t->n_columns > 64 || s->n_proj > 64 || !q->scan.need)
+    return;
+  int16_t *slots = plan_arena_alloc(A, (size_t)t->n_columns * sizeof *slots);
+  if (!slots) return;
+  for (int c = 0; c < t->n_columns; c++) slots[c] = -1;
+  for (int i = 0; i < s->n_proj; i++) {
+    const plan_expr *e = s->proj[i];
+    if (e->kind != PX_COLUMN || e->column < 0 || e->column >= t->n_columns || slots[e->column] >= 0)
+      return;
+    slots[e->column] = (int16_t)i;
+  }
+  for (int c = 0; c < t->n_columns; c++)
+    if (q->scan.need[c] && slots[c] < 0) return;
+  q->slots = slots;
+  q->direct = true;
+}
+
 int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
                      plan_arena *A, plan_query *q, char *msg, size_t cap) {
-  return query_build(db, s, params, n_params, A, q, msg, cap, true);
+  int rc = query_build(db, s, params, n_params, A, q, msg, cap, true);
+  if (!rc) direct_projection(q, A);
+  return rc;
 }
 
 int plan_query_rebuild(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
                        plan_arena *A, plan_query *q, char *msg, size_t cap) {
-  return query_build(db, s, params, n_params, A, q, msg, cap, false);
+  int rc = query_build(db, s, params, n_params, A, q, msg, cap, false);
+  if (!rc) direct_projection(q, A);
+  return rc;
 }
 
 void plan_query_free(plan_query *q) {
