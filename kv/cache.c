@@ -207,7 +207,8 @@ bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off) {
   return in;
 }
 
-kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {
+/* The lookup; a miss is counted when count_miss. */
+static kv_cache_entry *lookup(kv_cache *c, uint64_t file, uint64_t off, bool count_miss) {
   uint32_t h = key_hash(file, off);
   shard *s = shard_of(c, file, off);
   pthread_mutex_lock(&s->mu);
@@ -222,11 +223,19 @@ kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {
       lru_push_head(s, e);
     }
     s->hits++;
-  } else {
+  } else if (count_miss) {
     s->misses++;
   }
   pthread_mutex_unlock(&s->mu);
   return e;
+}
+
+kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off) {
+  return lookup(c, file, off, true);
+}
+
+kv_cache_entry *kv_cache_probe(kv_cache *c, uint64_t file, uint64_t off) {
+  return lookup(c, file, off, false);
 }
 
 kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *value,

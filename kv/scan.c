@@ -76,16 +76,16 @@ static void pick_min(fscan *f) {
 }
 
 /* Position every source at the first cell of `row` (NULL = the first cell). When `single`
-** (the range holds only that row key), store files whose bloom filter rules the row out
-** are parked instead of sought: they read no block for this range (a file whose block for
-** the row is cached is sought without asking its bloom filter: kv_sf_point_worth_seeking). */
+** (the range holds only that row key: a kv_get, or one range of a skip scan), store files
+** whose bloom filter rules the row out are parked instead of sought: they read no block for
+** this range (a file whose block for the row is cached is sought without asking its bloom
+** filter: kv_sf_iter_seek_row). */
 static int merge_seek(fscan *f, const uint8_t *row, uint32_t row_len, bool single) {
   for (uint32_t i = 0; i < f->n_kids; i++) {
     kv_iter *k = f->kids[i];
     f->parked[i] = 0;
-    if (single && i >= f->n_mem_kids &&
-        !kv_sf_point_worth_seeking(f->files[i - f->n_mem_kids]->reader, row, row_len)) {
-      f->parked[i] = 1;
+    if (row && i >= f->n_mem_kids) { /* a store file: one block search for both */
+      if (!kv_sf_iter_seek_row(k, row, row_len, single)) f->parked[i] = 1;
       continue;
     }
     if (row) {
@@ -346,7 +346,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
           s->fams[i].cur = -1;
           continue;
         }
-        int rc = merge_seek(&s->fams[i], r->start, r->start_len, single && !s->point_open);
+        int rc = merge_seek(&s->fams[i], r->start, r->start_len, single);
         if (rc) return rc;
       }
       s->m.ranges_sought++;
@@ -361,7 +361,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
     if (!best || (r->end && kv_sf_bytes_cmp(best->row, best->row_len, r->end, r->end_len) >= 0)) {
       if (s->exist_state == EXIST_PENDING) { /* the row may be in that family alone */
         s->exist_state = EXIST_NONE;
-        int rc = merge_seek(&s->fams[s->exist_fam], r->start, r->start_len, !s->point_open);
+        int rc = merge_seek(&s->fams[s->exist_fam], r->start, r->start_len, true);
         if (rc) return rc;
         continue;
       }
@@ -382,7 +382,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
       s->exist_state = EXIST_NONE;
       if (s->n_views == 0) { /* no visible cell there: the existence family decides */
         fscan *f = &s->fams[s->exist_fam];
-        rc = merge_seek(f, s->key, s->key_len, !s->point_open);
+        rc = merge_seek(f, s->key, s->key_len, true);
         if (!rc) rc = read_family_row(s, f);
         if (rc) return rc;
       }

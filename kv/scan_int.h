@@ -70,7 +70,6 @@ struct kv_scan {
   int cur_range;                /* the range being read */
   bool range_started;           /* sources positioned for cur_range */
   bool reverse;                 /* descending rows */
-  bool point_open;              /* kv_get: the files were chosen for its one row at open */
   int exist_fam;                /* index of the existence family in fams, -1 if none */
   int exist_state;              /* EXIST_*: the existence family in the current range */
   uint64_t limit;               /* rows handed out at most; 0 = no limit */

@@ -137,7 +137,6 @@ static kv_scan *take_shell(kv_db *db) {
   s->cur_range = 0;
   s->range_started = false;
   s->reverse = false;
-  s->point_open = false;
   s->exist_fam = -1;
   s->exist_state = EXIST_NONE;
   s->limit = 0;
@@ -284,9 +283,9 @@ static int load_overlay(kv_scan *s, const kv_batch *b, int64_t now) {
   return KV_OK;
 }
 
-/* Open with an optional point-lookup row used to consult bloom filters. */
-static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
-                     uint32_t point_len, kv_scan **out) {
+/* Open a scan (kv_get's too: its one-row range lets the first kv_scan_next leave out the
+** files whose bloom filter rules the row out, kv/scan.c merge_seek). */
+static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
   if (!out) return kv_error(KV_MISUSE, "kv_scan_open: NULL out");
   *out = NULL;
   if (!db || !o) return kv_error(KV_MISUSE, "kv_scan_open: NULL handle or options");
@@ -302,7 +301,6 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
   kv_scan *s = take_shell(db);
   if (!s) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
   s->reverse = o->reverse;
-  s->point_open = point != NULL;
   s->exist_fam = -1;
   s->exist_state = EXIST_NONE;
   if (o->existence_family) {
@@ -425,7 +423,6 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
       for (uint32_t k = 0; k < fam->n_files; k++) {
         kv_sfh *h = fam->files[k];
         if (!file_overlaps(s, h)) continue;
-        if (point && !kv_sf_point_worth_seeking(h->reader, point, point_len)) continue;
         kv_sfh_ref(h);
         f->files[f->n_files++] = h;
       }
@@ -499,7 +496,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, const uint8_t *point,
 }
 
 int kv_scan_open(kv_db *db, const kv_scan_options *opts, kv_scan **out) {
-  return scan_open(db, opts, NULL, 0, out);
+  return scan_open(db, opts, out);
 }
 
 int kv_get(kv_db *db, const kv_scan_options *opts, const void *row, size_t row_len,
@@ -518,7 +515,7 @@ int kv_get(kv_db *db, const kv_scan_options *opts, const void *row, size_t row_l
   o.limit = 1;
   o.reverse = false;
   kv_scan *s;
-  int rc = scan_open(db, &o, row, (uint32_t)row_len, &s);
+  int rc = scan_open(db, &o, &s);
   if (rc) return rc;
   rc = kv_scan_next(s, out_row);
   if (rc != KV_OK && rc != KV_ERR_NOTFOUND) {

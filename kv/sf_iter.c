@@ -184,6 +184,31 @@ static int prepare_block(sf_iter *it) {
   return KV_OK;
 }
 
+/* Make cached entry `hit` (block bi, a reference the caller hands over) the loaded block.
+** Returns false (and sets the sticky status) when out of memory. */
+static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
+  drop_current(it);
+  it->bi = -1;
+  it->key_ri = -1;
+  it->fast_bi = -1;
+  it->ce = hit;
+  it->b = kv_cache_value(hit);
+  if (it->io) {
+    it->io->blocks_read++;
+    it->io->blocks_cache_hit++;
+  }
+  int rc = prepare_block(it);
+  if (rc) {
+    kv_error(rc, "out of memory reading store file %s", it->r->path);
+    drop_current(it);
+    it->status = rc;
+    it->valid = false;
+    return false;
+  }
+  it->bi = bi;
+  return true;
+}
+
 /* Make block `bi` the loaded block (from the cache, or read, decoded and maybe inserted:
 ** cache_has_room). Returns false (and sets the sticky status) on error. */
 static bool load_block(sf_iter *it, uint32_t bi) {
@@ -199,19 +224,7 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   it->fast_bi = -1;
   if (r->cache) {
     kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, bi);
-    if (hit) {
-      drop_current(it);
-      it->ce = hit;
-      it->b = kv_cache_value(hit);
-      if (it->io) {
-        it->io->blocks_read++;
-        it->io->blocks_cache_hit++;
-      }
-      rc = prepare_block(it);
-      if (rc) goto fail;
-      it->bi = bi;
-      return true;
-    }
+    if (hit) return use_cached(it, bi, hit);
   }
   drop_current(it);
   it->disk.len = 0;
@@ -653,6 +666,31 @@ void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32
 }
 
 /* ---- rows taken whole (kv/sf_rows.h) ------------------------------------------------ */
+
+bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool point) {
+  sf_iter *it = (sf_iter *)base;
+  kv_sf_reader *r = it->r;
+  it->valid = false;
+  if (it->status || r->nblocks == 0) return true;
+  kv_cell t = kv_cell_row_first(row, len);
+  int64_t bk = find_block(r, &t);
+  if (bk < 0) bk = 0;
+  if (point && !(it->bi == bk && it->ce)) {
+    /* the block that would hold the row, if cached, answers at once (a bloom filter's
+       probes in a large filter cost more); else the bloom filter decides */
+    kv_cache_entry *hit = r->cache ? kv_cache_probe(r->cache, r->cache_id, (uint64_t)bk) : NULL;
+    if (hit) {
+      if (!use_cached(it, (uint32_t)bk, hit)) return true;
+    } else if (!kv_sf_may_contain_row(r, row, len)) {
+      return false;
+    }
+  }
+  if (!load_block(it, (uint32_t)bk)) return true;
+  uint32_t ri;
+  uint32_t ci = find_in_block(it->b, &t, false, &ri);
+  settle_fwd(it, ci, ri);
+  return true;
+}
 
 void kv_sf_iter_fast_rows(kv_iter *base, const kv_sf_rowcond *c) {
   sf_iter *it = (sf_iter *)base;

@@ -36,6 +36,15 @@ typedef struct kv_sf_rowcond {
   int max_versions;    /* the scan's max_versions (>= 1 for the fast path to apply) */
 } kv_sf_rowcond;
 
+/* Position store-file iterator `it` as seek() to the first cell of `row` would, with one
+** search of the file's blocks. With `point` (a range of that one row key), first decide
+** whether the file may hold the row at all: the block that would hold it is used at once
+** when it is in the block cache (or already loaded from it), else the bloom filter is asked
+** and, when it rules the row out, the iterator is left invalid, nothing read, and false is
+** returned (the caller leaves the file out of that range). True otherwise (errors show in
+** valid()/status() as after any move). */
+bool kv_sf_iter_seek_row(kv_iter *it, const uint8_t *row, uint32_t len, bool point);
+
 /* Results of kv_sf_iter_take_row. */
 enum {
   KV_SF_ROW_NO = 0,   /* not here: read the row cell by cell (nothing was changed) */
