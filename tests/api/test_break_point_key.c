@@ -329,9 +329,89 @@ static void kept_statement_equals_fresh_prepare(void **state) {
   kv_env_free(env);
 }
 
+/* Long text keys rebound into a kept lookup: lengths around the template's buffer (its
+** doubling) and around CAT_KEY_MAX (32767 bytes: refused as a key, so the plan is made
+** again), composite keys with the long column first or last, bytes that need escaping
+** (0x00 doubles the encoded length), against a fresh prepare. */
+static void long_keys_rebound(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("long_keys_rebound"), rs = seed;
+  kv_env *env = kv_env_mem_new(0);
+  rowan_db *db = open_mem(env);
+  exec_ok(db, "CREATE TABLE L (S VARCHAR NOT NULL, N INTEGER NOT NULL, V INTEGER, "
+              "CONSTRAINT PK PRIMARY KEY (S DESC, N))");
+  exec_ok(db, "CREATE TABLE M (N INTEGER NOT NULL, S VARBINARY NOT NULL, V INTEGER, "
+              "CONSTRAINT PK PRIMARY KEY (N, S))");
+  static const size_t lens[] = {0, 1, 7, 63, 64, 65, 200, 1000, 4000, 16000, 16383, 16384,
+                                32000, 32765, 32766, 32767, 32768, 40000};
+  size_t nl = sizeof lens / sizeof lens[0];
+  char *buf = malloc(40001);
+  assert_non_null(buf);
+  /* rows at some of the lengths, written with the same texts */
+  rowan_stmt *ul, *um;
+  assert_int_equal(rowan_prepare(db, "UPSERT INTO L VALUES (?, ?, ?)", -1, &ul, NULL), ROWAN_OK);
+  assert_int_equal(rowan_prepare(db, "UPSERT INTO M VALUES (?, ?, ?)", -1, &um, NULL), ROWAN_OK);
+  for (size_t i = 0; i < nl; i += 2) {
+    size_t n = lens[i];
+    for (size_t k = 0; k < n; k++) buf[k] = (char)('a' + k % 26);
+    for (int t = 0; t < 2; t++) {
+      rowan_stmt *u = t ? um : ul;
+      rowan_reset(u);
+      rowan_bind_int64(u, t ? 1 : 2, (int64_t)i);
+      if (t) rowan_bind_blob(u, 2, n ? buf : "", (int)n);
+      else rowan_bind_text(u, 1, buf, (int)n);
+      rowan_bind_int64(u, 3, (int64_t)n);
+      rowan_step(u); /* a key too long is refused: the lookups then find nothing */
+    }
+  }
+  rowan_finalize(ul);
+  rowan_finalize(um);
+  static const char *const q[] = {"SELECT V FROM L WHERE S = ? AND N = ?",
+                                  "SELECT V, N FROM M WHERE N = ? AND S = ?"};
+  rowan_stmt *kept[2];
+  for (int t = 0; t < 2; t++) assert_int_equal(rowan_prepare(db, q[t], -1, &kept[t], NULL), ROWAN_OK);
+  char *a = malloc(OUT_CAP), *b = malloc(OUT_CAP);
+  assert_non_null(a);
+  assert_non_null(b);
+  int rounds = (int)tu_scaled(300, 100);
+  for (int r = 0; r < rounds; r++) {
+    int t = (int)tu_below(&rs, 2);
+    size_t li = tu_below(&rs, nl), n = lens[li];
+    int64_t num = tu_below(&rs, 4) ? (int64_t)li : (int64_t)tu_below(&rs, nl);
+    for (size_t k = 0; k < n; k++) buf[k] = (char)('a' + k % 26);
+    if (n && tu_below(&rs, 4) == 0 && t == 1) buf[tu_below(&rs, n)] = 0; /* escaped byte */
+    rowan_stmt *fresh;
+    assert_int_equal(rowan_prepare(db, q[t], -1, &fresh, NULL), ROWAN_OK);
+    rowan_reset(kept[t]);
+    for (int side = 0; side < 2; side++) {
+      rowan_stmt *st = side ? fresh : kept[t];
+      if (t == 0) {
+        assert_int_equal(rowan_bind_text(st, 1, buf, (int)n), ROWAN_OK);
+        assert_int_equal(rowan_bind_int64(st, 2, num), ROWAN_OK);
+      } else {
+        assert_int_equal(rowan_bind_int64(st, 1, num), ROWAN_OK);
+        assert_int_equal(rowan_bind_blob(st, 2, n ? buf : "", (int)n), ROWAN_OK);
+      }
+    }
+    run_all(db, kept[t], a, OUT_CAP);
+    run_all(db, fresh, b, OUT_CAP);
+    rowan_finalize(fresh);
+    if (strcmp(a, b) != 0)
+      fail_msg("seed %llu round %d: %s with a key of %zu bytes, N %lld:\nkept: %s\nfresh: %s",
+               (unsigned long long)seed, r, q[t], n, (long long)num, a, b);
+  }
+  for (int t = 0; t < 2; t++) rowan_finalize(kept[t]);
+  free(a);
+  free(b);
+  free(buf);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kept_statement_equals_fresh_prepare),
+      cmocka_unit_test(long_keys_rebound),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
