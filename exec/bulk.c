@@ -11,6 +11,11 @@
 **     order is fixed at begin), values encoded with cat_vc_encode into per-field slots of
 **     one row buffer; the marker cell in the key family. Cells equal those exec_row_put
 **     writes for an UPSERT (KV_DELETE_COLUMN for a NULL field), at the load's timestamp.
+** NULLs: a NULL field is a KV_DELETE_COLUMN cell, except where its family held no cell at
+** begin (kv_bulk_fresh; the commit fails if one is written before it) and the row's key
+** has not been in the load before (key_check, as for indexes): a tombstone there would
+** mask nothing, and would send the columnar aggregate's blocks the row way. A row whose key
+** repeats an earlier one keeps its tombstones (they mask the earlier row's values).
 ** Indexes: with an index the table must be empty at begin and at commit (checked with a
 ** one-row scan of its key family); each row's index rows go into the same kv load: the
 ** key from exec_index_row_key, the marker, and INCLUDE cells copied from the row's own
@@ -55,6 +60,8 @@ typedef struct bfield {
   uint8_t qlen;           /* qualifier length */
   uint8_t enc;            /* how its cell value is encoded: ENC_* */
   uint8_t width;          /* ENC_INT: bytes of the value */
+  bool fresh;             /* its family held no cell at begin: a NULL of a row the load
+                             adds once needs no tombstone (kv_bulk_fresh) */
 } bfield;
 
 /* Cell value encodings done inline (the same bytes cat_vc_encode gives). */
@@ -91,6 +98,8 @@ struct exec_bulk {
   uint8_t *key;           /* the row key (CAT_KEY_MAX bytes) */
   uint8_t *enc;           /* n_cols * SLOT bytes: encoded values of the current row */
   kv_bulk_cell *cells;    /* n_cols cells of the current row */
+  kv_bulk_cell *kept;     /* n_cols: a family's cells of the row less its NULLs' tombstones */
+  bool any_fresh;         /* some field's family is fresh: keys are checked (key_check) */
   exec_index_codec *ic;   /* n_ix codecs of the maintained (ACTIVE) indexes */
   bix *ix;                /* n_ix: how each index's rows are added */
   int n_ix;               /* their number */
@@ -110,6 +119,7 @@ struct exec_bulk {
   uint32_t (*ranges)[4];  /* per closed run: lo offset, lo length, hi offset, hi length */
   size_t n_ranges, cap_ranges; /* used / allocated */
   int64_t rows;           /* rows added */
+  uint64_t schema_gen;    /* the session's schema_gen at begin: a DDL since may have freed t */
   bool broken;            /* a fatal error happened: only free is allowed */
   bool committed;         /* committed */
 };
@@ -281,6 +291,35 @@ static int open_indexes(exec_bulk *b, exec_error *err) {
   return EXEC_OK;
 }
 
+/* Note which nullable fields' families hold no cell (kv_bulk_fresh): their NULLs need no
+** tombstone in a row whose key the load has not had before, so keys are checked then. */
+static int open_fresh(exec_bulk *b, exec_error *err) {
+  for (int i = b->n_key_fields; i < b->n_cols; i++) {
+    bfield *f = &b->order[i];
+    if (!b->t->columns[f->col].nullable) continue;
+    bool fresh = false;
+    int j = b->n_key_fields; /* a family asked once */
+    while (j < i && b->order[j].fam != f->fam) j++;
+    if (j < i) {
+      fresh = b->order[j].fresh;
+    } else {
+      int krc = kv_bulk_fresh(b->kb, f->fam, &fresh);
+      if (krc) return kv_fail(err, krc, "begin");
+    }
+    f->fresh = fresh;
+    b->any_fresh = b->any_fresh || fresh;
+  }
+  if (b->any_fresh && !b->seen) { /* key_check's state, as open_indexes makes it */
+    b->seen_cap = 1u << 16;
+    b->seen = calloc(b->seen_cap, sizeof *b->seen);
+    b->run_lo = malloc(CAT_KEY_MAX);
+    b->run_hi = malloc(CAT_KEY_MAX);
+    if (!b->seen || !b->run_lo || !b->run_hi)
+      return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
+  }
+  return EXEC_OK;
+}
+
 int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *const *cols,
                     size_t run_bytes, exec_bulk **out, exec_error *err) {
   if (out) *out = NULL;
@@ -293,6 +332,7 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   if (!b) return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   b->s = s;
   b->t = t;
+  b->schema_gen = s->schema_gen;
   b->n_cols = n_cols;
   b->order = calloc((size_t)n_cols, sizeof *b->order);
   b->vals = calloc((size_t)t->n_columns, sizeof *b->vals);
@@ -300,6 +340,7 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   b->key = malloc(CAT_KEY_MAX);
   b->enc = malloc((size_t)n_cols * SLOT);
   b->cells = calloc((size_t)n_cols + 1, sizeof *b->cells);
+  b->kept = calloc((size_t)n_cols + 1, sizeof *b->kept);
   bool *set = calloc((size_t)t->n_columns, sizeof *set);
   int rc = EXEC_OK;
   if (!b->order || !b->vals || !b->pk_vals || !b->key || !b->enc || !b->cells || !set)
@@ -363,12 +404,23 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
     int krc = kv_bulk_begin(s->db, &bo, &b->kb);
     if (krc) rc = kv_fail(err, krc, "begin");
   }
+  if (rc == EXEC_OK && !b->kept) rc = exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
+  if (rc == EXEC_OK) rc = open_fresh(b, err);
   if (rc) {
     exec_bulk_free(b);
     return rc;
   }
   *out = b;
   return EXEC_OK;
+}
+
+/* A DDL statement ran since begin (on this connection: the only one): the table, its
+** columns and indexes may be gone or changed, so the load is refused (it can only be freed). */
+static int schema_changed(exec_bulk *b, exec_error *err) {
+  if (b->s->schema_gen == b->schema_gen) return EXEC_OK;
+  b->broken = true;
+  return exec_error_set(err, EXEC_ERROR, "bulk load: the schema changed during the load (a "
+                        "CREATE, DROP or ALTER ran): nothing of it is loaded");
 }
 
 /* Parse field text s[0..n) for column c into *v, checked against the column's type.
@@ -611,11 +663,12 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
   if (b->broken || b->committed)
     return exec_error_set(err, EXEC_MISUSE, "bulk load: the load is %s",
                           b->committed ? "committed" : "broken by an earlier error");
+  if (schema_changed(b, err)) return EXEC_ERROR;
   const cat_table *t = b->t;
   /* 1. Parse and check every field; the key columns come first. Each other field's cell
   ** is made at once (its value encoded in its slot): nothing is added to the load before
   ** every field is known to fit. */
-  size_t nc = 0;
+  size_t nc = 0, n_null = 0;
   cat_error ce; /* set whole by whoever fails (not zeroed per row: it is large) */
   ce.code = CAT_OK;
   ce.kv_code = 0;
@@ -630,7 +683,8 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
       for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
       key_rc = cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen,
                               &kce);
-      if (key_rc == CAT_OK && b->n_ix) { /* the seen set's slot: fetched while we parse */
+      if (key_rc == CAT_OK && (b->n_ix || b->any_fresh)) { /* the seen set's slot: fetched
+                                                                while we parse */
         key_h = key_hash(b->key, klen);
         if (b->set_mode) __builtin_prefetch(&b->seen[(size_t)key_h & (b->seen_cap - 1)]);
       }
@@ -646,7 +700,10 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
         return exec_error_set(err, EXEC_CONSTRAINT, col->pk_pos >= 0
                               ? "column %s: primary key value may not be NULL"
                               : "column %s may not be NULL", col->name);
-      if (c) *c = (kv_bulk_cell){f->q, f->qlen, KV_DELETE_COLUMN, NULL, 0};
+      if (c) {
+        *c = (kv_bulk_cell){f->q, f->qlen, KV_DELETE_COLUMN, NULL, 0};
+        n_null++;
+      }
       continue;
     }
     uint8_t *slot = b->enc + (size_t)i * SLOT;
@@ -693,25 +750,37 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
     for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
     key_rc = cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen,
                             &kce);
-    if (key_rc == CAT_OK && b->n_ix) key_h = key_hash(b->key, klen);
+    if (key_rc == CAT_OK && (b->n_ix || b->any_fresh)) key_h = key_hash(b->key, klen);
   }
   if (key_rc != CAT_OK)
     return exec_error_set(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, kce.msg);
+  bool seen = false; /* the key was in the load before (a repeat, or a hash collision) */
   if (b->n_ix) {
     int rc = build_index_rows(b, klen, key_h, err);
     if (rc) {
       if (rc != EXEC_CONSTRAINT) b->broken = true;
       return rc;
     }
+  } else if (b->any_fresh && key_check(b, b->key, klen, key_h, &seen) != EXEC_OK) {
+    b->broken = true; /* every key is recorded: a later row of it needs its tombstones */
+    return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   }
   /* 3. Into the load: the marker, then each family's run of cells. */
   kv_bulk_cell marker = {CAT_MARKER_QUALIFIER, 1, KV_PUT, "", 0};
   int krc = kv_bulk_add_row(b->kb, b->rc.key_family_id, b->key, klen, KV_TS_NOW, &marker, 1);
   for (size_t i = 0; krc == KV_OK && i < nc;) {
     size_t j = i + 1;
-    uint32_t fam = b->order[b->n_key_fields + (int)i].fam;
-    while (j < nc && b->order[b->n_key_fields + (int)j].fam == fam) j++;
-    krc = kv_bulk_add_row(b->kb, fam, b->key, klen, KV_TS_NOW, b->cells + i, j - i);
+    const bfield *f0 = &b->order[b->n_key_fields + (int)i];
+    while (j < nc && b->order[b->n_key_fields + (int)j].fam == f0->fam) j++;
+    const kv_bulk_cell *cells = b->cells + i;
+    size_t n = j - i;
+    if (n_null && f0->fresh && !seen) { /* NULLs over nothing older: no tombstone */
+      n = 0;
+      for (size_t k = i; k < j; k++)
+        if (b->cells[k].type == KV_PUT) b->kept[n++] = b->cells[k];
+      cells = b->kept;
+    }
+    if (n) krc = kv_bulk_add_row(b->kb, f0->fam, b->key, klen, KV_TS_NOW, cells, n);
     i = j;
   }
   if (krc == KV_OK && b->n_ix) krc = add_index_rows(b);
@@ -728,6 +797,7 @@ int64_t exec_bulk_rows(const exec_bulk *b) { return b ? b->rows : 0; }
 int exec_bulk_commit(exec_bulk *b, exec_error *err) {
   if (!b) return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL load");
   if (b->committed) return exec_error_set(err, EXEC_MISUSE, "bulk load: committed already");
+  if (schema_changed(b, err)) return EXEC_ERROR;
   if (b->broken) return exec_error_set(err, EXEC_MISUSE, "bulk load: broken by an earlier error");
   b->committed = true;
   if (b->n_ix) {
@@ -767,5 +837,6 @@ void exec_bulk_free(exec_bulk *b) {
   free(b->key);
   free(b->enc);
   free(b->cells);
+  free(b->kept);
   free(b);
 }

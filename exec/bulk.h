@@ -8,13 +8,18 @@
 ** Semantics, as UPSERT with the load's timestamp (the clock at exec_bulk_begin): each row
 ** sets the columns given (a NULL field deletes that column's cell) and keeps the others; a
 ** later row of the same key in the load replaces an earlier one column by column. The load
-** is atomic (all rows or none) and newer than every commit before it.
+** is atomic (all rows or none) and newer than every commit before it. Into a column family
+** that held no cell at begin, a NULL of a row the load adds once writes nothing (there is
+** nothing to delete); the commit then fails (EXEC_ERROR, nothing loaded) if another
+** connection wrote a cell into such a family during the load.
 ** Indexes: a table with ACTIVE indexes is loaded only when it is empty at begin (checked
 ** again at commit): the index rows are then added to the same load, and a row whose key
 ** repeats an earlier row of the load is EXEC_CONSTRAINT (its index row could not be taken
 ** back). A table with an index and rows is refused (EXEC_ERROR naming the index: index
 ** rows of rows already present could not be removed), as is one with an index still
 ** BUILDING; DISABLED indexes are not written. Not inside a transaction (EXEC_MISUSE).
+** A DDL statement on the connection during the load (CREATE INDEX, DROP TABLE, ...) makes
+** the next add and the commit fail with EXEC_ERROR: nothing of the load is loaded.
 ** Not here: reading files or CSV (cli/import.c), the public API (api/).
 */
 #ifndef ROWAN_EXEC_BULK_H

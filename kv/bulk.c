@@ -575,6 +575,33 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
   return KV_OK;
 }
 
+/* Does family fid hold no cell? REQUIRES: db->mu held. false for a dropped family. */
+static bool fam_empty(kv_db *db, uint32_t fid) {
+  kv_fam *kf = kv_db_family(db, fid);
+  return kf && kf->n_files == 0 && kf->n_imm == 0 && kv_memstore_cells(kf->mem) == 0;
+}
+
+int kv_bulk_fresh(kv_bulk *b, uint32_t family_id, bool *fresh) {
+  int rc = usable(b);
+  if (rc) return rc;
+  if (!fresh) return kv_error(KV_MISUSE, "kv_bulk_fresh: NULL fresh");
+  kv_db *db = b->db;
+  pthread_mutex_lock(&db->mu);
+  bool known = kv_db_family(db, family_id) != NULL;
+  bool empty = known && fam_empty(db, family_id);
+  pthread_mutex_unlock(&db->mu);
+  *fresh = false;
+  if (!known) return kv_error(KV_ERR_NOTFOUND, "bulk load: unknown family id %u", family_id);
+  if (!empty) return KV_OK;
+  size_t cap = b->cap_fresh;
+  if (!kv_bulk_grow((void **)&b->fresh, &cap, b->n_fresh + 1u, sizeof *b->fresh))
+    return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  b->cap_fresh = (uint32_t)cap;
+  b->fresh[b->n_fresh++] = family_id;
+  *fresh = true;
+  return KV_OK;
+}
+
 int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
   if (!b) return kv_error(KV_MISUSE, "kv_bulk_commit: NULL load");
   if (b->done) return kv_error(KV_MISUSE, "kv_bulk_commit: the load was committed already");
@@ -600,8 +627,13 @@ int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
   }
   kv_db_role_acquire(db, &w);
   uint64_t seq = atomic_load(&db->last_seq) + (b->ord ? 1 : 0);
+  for (uint32_t i = 0; i < b->n_fresh && rc == KV_OK; i++) /* no commit runs now */
+    if (!fam_empty(db, b->fresh[i]))
+      rc = kv_error(kv_db_family(db, b->fresh[i]) ? KV_ERR_EXISTS : KV_ERR_NOTFOUND,
+                    "bulk load: family id %u got cells during the load, whose NULL columns "
+                    "were loaded without tombstones: nothing was loaded", b->fresh[i]);
   pthread_mutex_unlock(&db->mu);
-  if (b->ord) rc = kv_bulk_write_and_install(b, seq);
+  if (b->ord && rc == KV_OK) rc = kv_bulk_write_and_install(b, seq);
   pthread_mutex_lock(&db->mu);
   kv_db_role_release(db, &w);
   pthread_mutex_unlock(&db->mu);
@@ -650,6 +682,7 @@ void kv_bulk_free(kv_bulk *b) {
     free(f);
   }
   free(b->fams);
+  free(b->fresh);
   free(b->q);
   for (int i = 0; i < b->n_spare; i++) {
     free(b->spare[i].arena);

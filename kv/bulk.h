@@ -41,6 +41,7 @@
 #ifndef ROWAN_KV_BULK_H
 #define ROWAN_KV_BULK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "kv/kv.h"
@@ -103,6 +104,16 @@ int kv_bulk_add_row(kv_bulk *b, uint32_t family_id, const void *row, size_t row_
 ** KV_ERR_CORRUPT for a damaged batch. */
 int kv_bulk_add_batch(kv_bulk *b, const kv_batch *batch);
 
+/* Does family family_id hold no cell at all right now (no store file, empty memstores)?
+** *fresh gets the answer. When it does, the load remembers the family: the caller may then
+** leave out of the load the tombstones that would only mask cells older than the load
+** (a NULL column of a row the load adds once), and kv_bulk_commit checks, under the writer
+** role, that the family still holds no cell; if one was committed meanwhile, the commit
+** fails with KV_ERR_EXISTS and nothing of the load is visible. Errors: KV_ERR_NOTFOUND
+** (unknown or dropped family), KV_ERR_NOMEM, KV_MISUSE (NULL, or the load committed or
+** failed). */
+int kv_bulk_fresh(kv_bulk *b, uint32_t family_id, bool *fresh);
+
 /* Wait until every segment closed so far is sorted and encoded (the caller's thread
 ** helps). KV_OK, or the error of a failed segment (the load is then failed: free it), or
 ** KV_MISUSE (NULL, or the load committed or failed). */
@@ -122,6 +133,7 @@ int64_t kv_bulk_timestamp(const kv_bulk *b);
 ** state (kv.h) and leaves the files for kv_open to keep (if the record is found) or delete.
 ** Errors: KV_ERR_NOTFOUND (a family was dropped since its cells were added),
 ** KV_ERR_IO / KV_ERR_NOSPC, KV_ERR_CORRUPT (a run file read back damaged), KV_ERR_NOMEM,
+** KV_ERR_EXISTS (a family found fresh by kv_bulk_fresh got cells during the load),
 ** KV_ERR_READONLY, the sticky error, KV_MISUSE (NULL, or committed twice). */
 int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out);
 

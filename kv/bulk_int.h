@@ -114,6 +114,8 @@ struct kv_bulk {
   size_t run_bytes;       /* spill threshold */
   size_t seg_bytes;       /* segment size (SIZE_MAX: no segments) */
   uint64_t split_cells;   /* cells from which a family's merge is split in two */
+  uint32_t *fresh;        /* families kv_bulk_fresh found holding no cell (must stay so) */
+  uint32_t n_fresh, cap_fresh; /* used / allocated */
   int (*fault)(void *, uint32_t, uint64_t); /* test hook of kv_bulk_options, or NULL */
   void *fault_arg;        /* its argument */
   int64_t now;            /* the timestamp KV_TS_NOW stands for */
