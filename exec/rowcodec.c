@@ -79,13 +79,14 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->prep_slots = calloc((size_t)t->n_columns + 1, sizeof *rc->prep_slots);
   rc->by_id_need = malloc(((size_t)max_id + 1) * sizeof *rc->by_id_need);
   rc->fill = malloc(((size_t)t->n_columns + 1) * sizeof *rc->fill);
+  rc->prep_tail_keys = malloc(n_pk * sizeof *rc->prep_tail_keys);
   rc->key = malloc(CAT_KEY_MAX);
   rc->scratch = malloc(CAT_KEY_MAX);
   rc->pk_vals = calloc(n_pk, sizeof *rc->pk_vals);
   rc->cast_buf = malloc(n_pk * CAST_BUF);
   if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
       !rc->scratch || !rc->pk_vals || !rc->cast_buf || !rc->prep_copy || !rc->prep_slots || !rc->by_id_need ||
-      !rc->fill) {
+      !rc->fill || !rc->prep_tail_keys) {
     exec_rowcodec_free(rc);
     return exec_error_set(err, EXEC_NOMEM, "out of memory building the row codec of %s", t->name);
   }
@@ -132,6 +133,7 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
   free(rc->prep_slots);
   free(rc->by_id_need);
   free(rc->fill);
+  free(rc->prep_tail_keys);
   free(rc->key);
   free(rc->scratch);
   free(rc->pk_vals);
@@ -290,13 +292,16 @@ void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *s
   for (int i = 0; i < t->n_columns; i++)
     if (t->columns[i].pk_pos < 0 && need[i]) rc->fill[rc->n_fill++] = (int16_t)i;
   rc->prep_last = rc->prep_walk_last = -1;
+  rc->n_prep_tail_keys = 0;
   for (int j = 0; j < t->n_pk; j++)
     if (need[t->pk[j]]) {
       rc->prep_last = j;
       if (j < rc->fixed_from) rc->prep_walk_last = j;
+      else rc->prep_tail_keys[rc->n_prep_tail_keys++] = (int16_t)j;
     }
   rc->prep_need = need;
 }
+
 
 /* Copy a string value's bytes into arena a. */
 static int own(struct plan_arena *a, cat_value *v, exec_error *err) {
@@ -437,6 +442,24 @@ bad:
                         cat_type_name(rc->table->columns[e->col].type.id));
 }
 
+/* decode_key for a prepared need whose key columns are all in the fixed-width tail
+** (rc->prep_walk_last < 0): each read at its offset from the key's end, into its slot. */
+static int decode_tail_keys(exec_rowcodec *rc, const kv_row *row, cat_value *vals,
+                            exec_error *err) {
+  const cat_table *t = rc->table;
+  if (rc->n_prep_tail_keys == 0) return EXEC_OK;
+  if (row->key_len < rc->tail_off[rc->fixed_from])
+    return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %u bytes", t->name,
+                          row->key_len);
+  const uint8_t *end = row->key + row->key_len;
+  for (int k = 0; k < rc->n_prep_tail_keys; k++) {
+    int j = rc->prep_tail_keys[k], i = t->pk[j];
+    decode_fixed_key(&rc->by_pk[j], &t->key_cols[j], &t->columns[i], end - rc->tail_off[j],
+                     &vals[rc->prep_slots[i]]);
+  }
+  return EXEC_OK;
+}
+
 /* exec_row_decode with the tables of exec_rowcodec_prepare (need == rc->prep_need): cells
 ** of columns not needed are dropped by the table, a mask says which needed columns a cell
 ** filled (its first, newest version), and only the others are set NULL at the end. */
@@ -482,9 +505,14 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, cat_value *vals
 int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_value *vals,
                     struct plan_arena *copy, exec_error *err) {
   const cat_table *t = rc->table;
-  int r = decode_key(rc, row->key, row->key_len, need, vals, copy, err);
+  int r;
+  if (need && need == rc->prep_need) {
+    r = rc->prep_walk_last < 0 ? decode_tail_keys(rc, row, vals, err)
+                               : decode_key(rc, row->key, row->key_len, need, vals, copy, err);
+    return r != EXEC_OK ? r : decode_prepared(rc, row, vals, copy, err);
+  }
+  r = decode_key(rc, row->key, row->key_len, need, vals, copy, err);
   if (r != EXEC_OK) return r;
-  if (need && need == rc->prep_need) return decode_prepared(rc, row, vals, copy, err);
   for (int i = 0; i < t->n_columns; i++)
     if (t->columns[i].pk_pos < 0 && (!need || need[i])) vals[i] = rc->nulls[i];
   const exec_rc_cell *by_id = rc->by_id;

@@ -88,6 +88,9 @@ typedef struct exec_rowcodec {
   int n_fill;               /* count */
   int prep_last;            /* last needed key column (-1: none) */
   int prep_walk_last;       /* last needed key column before the fixed-width tail (-1) */
+  int16_t *prep_tail_keys;  /* n_pk: the needed key columns of the tail, when no column
+                               before the tail is needed (read from the key's end only) */
+  int n_prep_tail_keys;     /* their count */
 } exec_rowcodec;
 
 /* Fill err (when not NULL) with code, offset -1 and the printf-style message (truncated to
