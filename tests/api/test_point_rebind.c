@@ -160,6 +160,20 @@ static void now_is_taken_per_run(void **state) {
     rowan_reset(st);
   }
   rowan_finalize(st);
+  /* the clock in a WHERE, an UPSERT's values and a DELETE's WHERE (not the epoch) */
+  assert_int_equal(rowan_prepare(db, "SELECT COUNT(*) FROM K WHERE NOW() > TIMESTAMP "
+                                     "'2000-01-01 00:00:00'", -1, &st, NULL), ROWAN_OK);
+  assert_int_equal(rowan_step(st), ROWAN_ROW);
+  assert_int_equal(rowan_column_int64(st, 0), 1);
+  rowan_finalize(st);
+  exec_ok(db, "UPSERT INTO K VALUES (5, CASE WHEN NOW() > TIMESTAMP '2000-01-01 00:00:00' "
+              "THEN 'later' ELSE 'epoch' END)");
+  assert_int_equal(rowan_prepare(db, "SELECT B FROM K WHERE A = 5", -1, &st, NULL), ROWAN_OK);
+  assert_int_equal(rowan_step(st), ROWAN_ROW);
+  assert_string_equal(rowan_column_text(st, 0), "later");
+  rowan_finalize(st);
+  exec_ok(db, "DELETE FROM K WHERE A = 5 AND NOW() > TIMESTAMP '2000-01-01 00:00:00'");
+  assert_int_equal(rowan_changes(db), 1);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);
 }
