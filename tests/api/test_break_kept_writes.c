@@ -30,6 +30,8 @@ static rowan_db *open_mem(kv_env *env) {
   rowan_options_init(&o);
   o.kv_env = env;
   o.sync_mode = ROWAN_SYNC_OFF;
+  o.memstore_size = 16u << 10; /* background flushes in the middle of statements */
+  o.block_cache_size = 64u << 10;
   rowan_db *db = NULL;
   assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
   return db;
@@ -89,12 +91,16 @@ static const char *const stmts[] = {
     "SELECT K1, K2 FROM T WHERE W = ?",
     "SELECT COUNT(*) FROM T WHERE K1 = ? AND K2 = ?",
     "DELETE FROM T WHERE K1 = ? AND K2 = ? AND V > ?",
+    "UPSERT INTO T SELECT K1, K2 + 1, V + 1, W FROM T WHERE K1 = ?",
+    "DELETE FROM T WHERE K1 = ? LIMIT 2",
+    "DELETE FROM T WHERE V > ?",
+    "UPSERT INTO T (K1, K2, V) SELECT K1, K2 - 3, V FROM T WHERE K2 > ?",
 };
 #define N_STMTS (int)(sizeof stmts / sizeof stmts[0])
 
 /* What parameter i of statement s is: 'k' a K1, 'n' a K2 number, 'v' a double, 'w' a W. */
 static const char *const pkinds[] = {"knvw", "knw", "kn", "k", "w", "kn", "kn", "kkn",
-                                     "kn", "kn", "k", "w", "kn", "knv"};
+                                     "kn", "kn", "k", "w", "kn", "knv", "k", "k", "v", "n"};
 
 static void bind_kind(rowan_stmt *sa, rowan_stmt *sb, int i, char kind, uint64_t *rs) {
   int ra, rb;
