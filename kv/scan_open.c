@@ -369,7 +369,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
   }
   s->cur_range = s->reverse ? (int)s->n_ranges - 1 : 0;
 
-  int64_t now = db->env->now_ms(db->env);
+  bool need_now = o->overlay != NULL; /* the clock: for TTL and the overlay's KV_TS_NOW */
   pthread_mutex_lock(&db->mu);
   uint64_t last = atomic_load_explicit(&db->last_seq, memory_order_acquire);
   if (o->snapshot > last) {
@@ -395,7 +395,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     f->vis.snapshot = s->snapshot;
     f->vis.versions = fam->max_versions;
     f->vis.ttl_ms = fam->ttl_sec * 1000;
-    f->vis.now_ms = now;
+    if (fam->ttl_sec > 0) need_now = true;
     if (o->ts_min || o->ts_max) {
       f->vis.ts_min = o->ts_min;
       f->vis.ts_max = o->ts_max ? o->ts_max : INT64_MAX;
@@ -435,6 +435,11 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     db->scans = s;
   }
   pthread_mutex_unlock(&db->mu);
+  int64_t now = 0; /* read only when a family has a TTL or an overlay is given */
+  if (rc == KV_OK && need_now) {
+    now = db->env->now_ms(db->env);
+    for (uint32_t i = 0; i < s->n_fams; i++) s->fams[i].vis.now_ms = now;
+  }
   if (rc == KV_OK && o->overlay && kv_batch_count(o->overlay) > 0)
     rc = load_overlay(s, o->overlay, now);
   for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
