@@ -241,7 +241,8 @@ static int take_row(kv_scan *s, fscan *f, bool *taken) {
     uint64_t kept;
     int r = kv_sf_iter_take_row(k, f->fid, s->views + s->n_views, s->cap_views - s->n_views,
                                 &n, &kept);
-      if (r == KV_SF_ROW_NO) return KV_OK;
+      if (r == KV_SF_ROW_NO) /* the cell path then, unless it failed (out of memory) */
+      return k->ops->valid(k) ? KV_OK : k->ops->status(k);
     if (r == KV_SF_ROW_GROW) {
       int rc = views_room(s, (size_t)s->n_views + n);
       if (rc) return rc;

@@ -700,7 +700,8 @@ void kv_sf_iter_fast_rows(kv_iter *base, const kv_sf_rowcond *c) {
 }
 
 /* Decide whether the loaded block's rows may be taken whole under it->fc, and build its
-** per-entry table. False (status set) when out of memory. */
+** per-entry table. False (status set, the iterator invalid) only when the projection's
+** keep flags could not be made, which a positioned iterator already has. */
 static bool fast_prepare(sf_iter *it) {
   const kv_sf_cblock *b = it->b;
   const kv_sf_rowcond *c = &it->fc;
@@ -715,11 +716,8 @@ static bool fast_prepare(sf_iter *it) {
   if (it->proj && it->keep_bi != it->bi && !compute_keep(it)) return false;
   if (b->nquals > it->fq_cap) {
     size_t cap = it->fq_cap;
-    if (kv_sf_grow((void **)&it->fq, &cap, b->nquals, sizeof *it->fq)) {
-      it->status = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", it->r->path);
-      it->valid = false;
-      return false;
-    }
+    if (kv_sf_grow((void **)&it->fq, &cap, b->nquals, sizeof *it->fq))
+      return true; /* no memory for the table: this block's rows take the cell path */
     it->fq_cap = cap;
   }
   for (uint32_t q = 0; q < b->nquals; q++) {

@@ -2,7 +2,8 @@
 ** tests/kv/test_cache.c: the block cache (kv/cache.h on its own, and through kv.h) and the
 ** bloom filters of point and multi-key lookups.
 ** - cache unit: hit and miss, LRU eviction within the capacity, an entry in use is never
-**   freed under its holder, erase by file, many threads at once;
+**   freed under its holder, erase by file, many threads at once, a file's blocks filling
+**   the shards alike (no eviction in a cache of exactly their size), kv_cache_probe;
 ** - a second kv_get of the same row makes no env read (kv_env_mem_get_stats) and counts
 **   its blocks as cache hits; with the cache off it reads again;
 ** - compaction drops the deleted inputs' blocks from the cache and reads stay right;
@@ -138,6 +139,67 @@ static void test_cache_threads(void **state) {
   kv_cache_get_counters(c, &k);
   assert_true(k.usage <= k.capacity);
   assert_true(k.evictions > 0);
+  kv_cache_free(c);
+}
+
+/* A file's blocks keyed by their index fill the shards alike: a cache of exactly their
+** size holds them all without an eviction (with shards chosen by a hash, some shards drew
+** more than their share and evicted while others had room). Two files at once, each a
+** whole number of rounds of the shards. */
+static void test_cache_shards_fill_alike(void **state) {
+  (void)state;
+  size_t cap = (size_t)64 << 20, charge = (size_t)128 << 10; /* 16 shards of 4 MiB */
+  kv_cache *c = kv_cache_new(cap);
+  uint64_t nblocks = cap / charge / 2; /* per file: 256 */
+  for (uint64_t b = 0; b < nblocks; b++)
+    for (uint64_t file = 11; file <= 12; file++) {
+      uint64_t *v = malloc(sizeof *v);
+      *v = file * 100000 + b;
+      kv_cache_entry *e = kv_cache_insert(c, file, b, v, charge, free_u64);
+      assert_non_null(e);
+      kv_cache_release(c, e);
+    }
+  kv_cache_counters k;
+  kv_cache_get_counters(c, &k);
+  assert_int_equal(k.evictions, 0);
+  assert_int_equal(k.usage, cap);
+  for (uint64_t b = 0; b < nblocks; b++)
+    for (uint64_t file = 11; file <= 12; file++) {
+      kv_cache_entry *e = kv_cache_lookup(c, file, b);
+      assert_non_null(e);
+      assert_int_equal(*(uint64_t *)kv_cache_value(e), file * 100000 + b);
+      kv_cache_release(c, e);
+    }
+  /* one more block evicts exactly one (the least recently used of its shard) */
+  uint64_t *v = malloc(sizeof *v);
+  *v = 0;
+  kv_cache_release(c, kv_cache_insert(c, 13, 0, v, charge, free_u64));
+  kv_cache_get_counters(c, &k);
+  assert_int_equal(k.evictions, 1);
+  kv_cache_free(c);
+}
+
+/* kv_cache_probe finds what kv_cache_lookup finds, counting hits but no misses. */
+static void test_cache_probe(void **state) {
+  (void)state;
+  kv_cache *c = kv_cache_new(1 << 20);
+  assert_null(kv_cache_probe(c, 1, 5));
+  kv_cache_counters k;
+  kv_cache_get_counters(c, &k);
+  assert_int_equal(k.misses, 0);
+  assert_int_equal(k.hits, 0);
+  uint64_t *v = malloc(sizeof *v);
+  *v = 42;
+  kv_cache_release(c, kv_cache_insert(c, 1, 5, v, 100, free_u64));
+  kv_cache_entry *e = kv_cache_probe(c, 1, 5);
+  assert_non_null(e);
+  assert_int_equal(*(uint64_t *)kv_cache_value(e), 42);
+  kv_cache_release(c, e);
+  assert_null(kv_cache_probe(c, 1, 6));
+  assert_null(kv_cache_lookup(c, 2, 5));
+  kv_cache_get_counters(c, &k);
+  assert_int_equal(k.hits, 1);
+  assert_int_equal(k.misses, 1); /* the lookup's only */
   kv_cache_free(c);
 }
 
@@ -452,6 +514,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_cache_lru_and_refs),
     cmocka_unit_test(test_cache_threads),
+    cmocka_unit_test(test_cache_shards_fill_alike),
+    cmocka_unit_test(test_cache_probe),
     cmocka_unit_test(test_second_get_makes_no_read),
     cmocka_unit_test(test_compaction_drops_entries),
     cmocka_unit_test(test_tiny_cache_concurrent_scans),
