@@ -6,7 +6,9 @@
 ** widths, empty values, many qualifiers (so rank checkpoints matter), read in random order
 ** and backwards (the rank cursor must give the same value from any direction), privately
 ** and from the packed copy (with the raw block and the decoder's memory overwritten); and
-** damaged blocks, which both decoders must accept or reject alike.
+** damaged blocks, which both decoders must accept or reject alike. Also the block-wide facts
+** recorded at decode for the fast row path (one put per column, largest sequence number,
+** timestamp range).
 ** Seeded: the seed is printed; ROWAN_SEED reruns it.
 */
 #include <setjmp.h>
@@ -64,6 +66,8 @@ static void random_set(uint64_t *st, cellset *s) {
   int64_t base_ts = (int64_t)tu_below(st, 3) == 0 ? -5000 : 1700000000000;
   bool row_ts = tu_below(st, 2) == 0, compacted = tu_below(st, 3) == 0;
   bool puts_only = tu_below(st, 3) == 0; /* no type array: the rank cursor's fast path */
+  bool one_version = tu_below(st, 2) == 0; /* one cell per column: a simple block when puts
+                                              only (kv_sf_cblock.one_put_per_col) */
   bool fixed_q[300];
   for (uint32_t q = 0; q < nq; q++) fixed_q[q] = tu_below(st, 3) != 0;
   for (size_t r = 0; r < nrows && s->n + 3 * nq < MAXC; r++) {
@@ -85,7 +89,7 @@ static void random_set(uint64_t *st, cellset *s) {
       qb[0] = 'q';
       qb[1] = (uint8_t)(q >> 8);
       qb[2] = (uint8_t)q;
-      uint32_t nv = tu_below(st, 6) == 0 ? 1 + (uint32_t)tu_below(st, 3) : 1;
+      uint32_t nv = !one_version && tu_below(st, 6) == 0 ? 1 + (uint32_t)tu_below(st, 3) : 1;
       int64_t t = row_ts ? ts : ts + (int64_t)tu_below(st, 50);
       for (uint32_t v = 0; v < nv; v++, t -= 1 + (int64_t)tu_below(st, 5)) {
         uint8_t type = puts_only || tu_below(st, 8) ? KV_PUT : (uint8_t)(1 + tu_below(st, 2));
@@ -157,9 +161,36 @@ static uint32_t row_of(const kv_sf_cblock *b, uint32_t ci) {
   return r;
 }
 
+/* The block-wide facts the fast row path reads (kv/sf_rows.h) against the model: only puts
+** and no row with two cells of one qualifier, the largest sequence number, the timestamp
+** range. */
+static size_t n_simple[2]; /* blocks checked with one_put_per_col false / true */
+
+static void check_summary(const kv_sf_cblock *b, const cellset *s) {
+  bool one = true;
+  uint64_t max_seq = 0;
+  int64_t min_ts = INT64_MAX, max_ts = INT64_MIN;
+  for (size_t i = 0; i < s->n; i++) {
+    const kv_cell *c = &s->c[i];
+    if (c->type != KV_PUT) one = false;
+    if (i && kv_bytes_cmp(c->row, c->row_len, s->c[i - 1].row, s->c[i - 1].row_len) == 0 &&
+        kv_bytes_cmp(c->qual, c->qual_len, s->c[i - 1].qual, s->c[i - 1].qual_len) == 0)
+      one = false;
+    if (c->seq > max_seq) max_seq = c->seq;
+    if (c->ts < min_ts) min_ts = c->ts;
+    if (c->ts > max_ts) max_ts = c->ts;
+  }
+  assert_int_equal(b->one_put_per_col, one);
+  n_simple[one]++;
+  assert_int_equal(b->max_seq, max_seq);
+  assert_int_equal(b->min_ts, min_ts);
+  assert_int_equal(b->max_ts, max_ts);
+}
+
 /* Every cell of b against the model: forward, backward, then in random order. */
 static void check_block(uint64_t *st, const kv_sf_cblock *b, const cellset *s) {
   assert_int_equal(b->ncells, s->n);
+  check_summary(b, s);
   assert_true(kv_sf_pa_get(&b->row_first, b->nrows) == b->ncells);
   kv_sf_rankpos rp = {0};
   rp.at = UINT32_MAX;
@@ -231,6 +262,7 @@ static void test_round_trip(void **state) {
   }
   fprintf(stderr, "[sf_cblock] %zu blocks: packed %zu bytes for %zu raw bytes\n", rounds,
           packed_bytes, raw_bytes);
+  assert_true(n_simple[0] > 0 && n_simple[1] > 0); /* both kinds of block were seen */
   kv_sf_cdec_free(&dec);
   kv_sfb_free(&bld);
 }
