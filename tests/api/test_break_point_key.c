@@ -167,6 +167,7 @@ static void random_write(rowan_db *db, uint64_t *rs) {
   switch (tu_below(rs, 5)) {
   case 0:
     if (del) snprintf(sql, sizeof sql, "DELETE FROM T1 WHERE K = %d", k);
+    else if (k2 == 3) snprintf(sql, sizeof sql, "UPSERT INTO T1 VALUES (%d, '%d')", k, k * 7);
     else snprintf(sql, sizeof sql, "UPSERT INTO T1 VALUES (%d, 'v%d')", k, k2);
     break;
   case 1: {
@@ -230,6 +231,10 @@ static const char *const stmts[] = {
     "SELECT * FROM T4 WHERE T = ?1 AND D = ?1",
     "SELECT * FROM T5 WHERE K = ?",
     "SELECT * FROM T5 WHERE K = ? AND ? > 0",
+    /* runtime errors in some runs and not others: each run's own message */
+    "SELECT 10 / (K - ?), V FROM T1 WHERE K = ?",
+    "SELECT CAST(V AS INTEGER), K FROM T1 WHERE K = ?",
+    "SELECT K FROM T1 WHERE K = ? AND 1 / (K - 3) > 0",
 };
 #define N_STMTS (int)(sizeof stmts / sizeof stmts[0])
 
