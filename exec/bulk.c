@@ -114,6 +114,9 @@ struct exec_bulk {
   size_t lo_len, hi_len;  /* their lengths */
   int run_dir;            /* the current run: 0 one key, 1 ascending, -1 descending */
   bool run_any;           /* a run is current */
+  long safe_up, safe_down;/* closed run whose lowest key is the nearest above the current
+                             run (whose highest key the nearest below): until a key of
+                             the run reaches it, no closed range can hold the key; -1 none */
   uint8_t *rbytes;        /* the closed runs' lowest and highest keys, one after another */
   size_t rb_len, rb_cap;  /* used / allocated */
   uint32_t (*ranges)[4];  /* per closed run: lo offset, lo length, hi offset, hi length */
@@ -523,26 +526,61 @@ static bool grow_arr(void **p, size_t *cap, size_t need, size_t elem) {
   return true;
 }
 
+/* Does key k (n bytes) lie in a closed run's [lowest, highest]? Also sets the current
+** run's safe bounds from k: the closed run with the lowest key above k and the one with
+** the highest key below it. */
+static bool in_closed(exec_bulk *b, const uint8_t *k, size_t n) {
+  b->safe_up = b->safe_down = -1;
+  for (size_t i = 0; i < b->n_ranges; i++) {
+    const uint32_t *r = b->ranges[i];
+    const uint8_t *lo = b->rbytes + r[0], *hi = b->rbytes + r[2];
+    if (kv_bytes_cmp(k, n, lo, r[1]) < 0) {
+      const uint32_t *u = b->safe_up >= 0 ? b->ranges[b->safe_up] : NULL;
+      if (!u || kv_bytes_cmp(lo, r[1], b->rbytes + u[0], u[1]) < 0) b->safe_up = (long)i;
+    } else if (kv_bytes_cmp(k, n, hi, r[3]) > 0) {
+      const uint32_t *d = b->safe_down >= 0 ? b->ranges[b->safe_down] : NULL;
+      if (!d || kv_bytes_cmp(hi, r[3], b->rbytes + d[2], d[3]) > 0) b->safe_down = (long)i;
+    } else {
+      return true;
+    }
+  }
+  return false;
+}
+
 /* Is key k (n bytes, hash h) new in this load? *dup gets the answer. While keys come in
 ** runs, each strictly ascending or strictly descending, a key that extends the current run
 ** and lies outside every earlier run's [lowest, highest] cannot have been seen: no lookup
-** (a lookup in a set of every key misses the cache on every row). The first key that may
-** repeat one (it turns the run and falls inside a range, or runs are too many) moves every
-** key's hash into the seen set, which checks every key from then on. EXEC_NOMEM or
-** EXEC_OK. */
+** (a lookup in a set of every key misses the cache on every row). The ranges are checked
+** when a run starts; a run that started outside all of them can only enter one across its
+** nearest lowest key above (ascending) or highest key below (descending), so a key short
+** of that bound is not checked again, and a key past it starts a new run (so a run's range
+** never spans another's: time-series files of stations loaded copy after copy jump down
+** from the last station to the first at each copy). The first key that may repeat one (a
+** run starts inside a range, or runs are too many) moves every key's hash into the seen
+** set, which checks every key from then on. EXEC_NOMEM or EXEC_OK. */
 static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool *dup) {
   *dup = false;
   if (b->set_mode) return seen_add(b, h, dup);
-  bool fresh = b->run_any; /* extends the current run */
-  if (fresh && b->run_dir >= 0 && kv_bytes_cmp(k, n, b->run_hi, b->hi_len) > 0) {
+  bool maybe, up = false, down = false;
+  if (b->run_any && b->run_dir >= 0 && kv_bytes_cmp(k, n, b->run_hi, b->hi_len) > 0) {
+    const uint32_t *u = b->safe_up >= 0 ? b->ranges[b->safe_up] : NULL;
+    up = !u || kv_bytes_cmp(k, n, b->rbytes + u[0], u[1]) < 0; /* short of the bound */
+  } else if (b->run_any && b->run_dir <= 0 && kv_bytes_cmp(k, n, b->run_lo, b->lo_len) < 0) {
+    const uint32_t *d = b->safe_down >= 0 ? b->ranges[b->safe_down] : NULL;
+    down = !d || kv_bytes_cmp(k, n, b->rbytes + d[2], d[3]) > 0;
+  }
+  if (up) {
     memcpy(b->run_hi, k, n);
     b->hi_len = n;
     b->run_dir = 1;
-  } else if (fresh && b->run_dir <= 0 && kv_bytes_cmp(k, n, b->run_lo, b->lo_len) < 0) {
+    maybe = false;
+  } else if (down) {
     memcpy(b->run_lo, k, n);
     b->lo_len = n;
     b->run_dir = -1;
-  } else { /* the run ends here: keep its range, start the next with k */
+    maybe = false;
+  } else { /* the run ends here (it turns, or reaches another run's range: a run that
+           ** jumped over ranges would cover them): keep its range, start the next with k */
     if (b->run_any) {
       if (!grow_arr((void **)&b->rbytes, &b->rb_cap, b->rb_len + b->lo_len + b->hi_len, 1) ||
           !grow_arr((void **)&b->ranges, &b->cap_ranges, b->n_ranges + 1, sizeof *b->ranges))
@@ -562,12 +600,7 @@ static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool 
     b->lo_len = b->hi_len = n;
     b->run_dir = 0;
     b->run_any = true;
-  }
-  bool maybe = b->n_ranges > MAX_RUNS;
-  for (size_t i = 0; i < b->n_ranges && !maybe; i++) {
-    const uint32_t *r = b->ranges[i];
-    maybe = kv_bytes_cmp(k, n, b->rbytes + r[0], r[1]) >= 0 &&
-            kv_bytes_cmp(k, n, b->rbytes + r[2], r[3]) <= 0;
+    maybe = b->n_ranges > MAX_RUNS || in_closed(b, k, n);
   }
   if (maybe) { /* from now on, the seen set: every key so far goes in */
     for (size_t i = 0; i < b->n_hist; i++) {
