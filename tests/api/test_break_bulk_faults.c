@@ -95,7 +95,9 @@ static int load(rowan_db *db, kv_env *env, int n, uint64_t *rs, int fop, uint64_
     assert_int_equal(rowan_bulk_add_text(b, f, NULL), ROWAN_OK);
   }
   free(perm);
-  if (fop >= 0) kv_env_mem_fail(env, fop, nth, NULL, kind, 0);
+  /* a torn write lands some bytes (1..200) of the append, then fails */
+  if (fop >= 0)
+    kv_env_mem_fail(env, fop, nth, NULL, kind, kind == KV_FAULT_TORN ? 1 + tu_below(rs, 200) : 0);
   rc = rowan_bulk_commit(b);
   kv_env_mem_clear_faults(env);
   return rc;
@@ -152,7 +154,7 @@ static void crash_in_commit(void **state) {
       rowan_db *db = open_mem(env);
       exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V INTEGER, W VARCHAR)");
       exec_ok(db, "CREATE INDEX IV ON T (V) INCLUDE (W)");
-      int kind = f == 0 && tu_below(&rs, 2) ? 2 /* torn */ : 0;
+      int kind = f == 0 && tu_below(&rs, 2) ? KV_FAULT_TORN : KV_FAULT_EIO;
       int rc = load(db, env, n, &rs, fops[f], nth, kind);
       kv_env_mem_set_crashed(env, true); /* the process dies here */
       rowan_close(db);
