@@ -231,6 +231,12 @@ static const char *const stmts[] = {
     "SELECT * FROM T4 WHERE T = ?1 AND D = ?1",
     "SELECT * FROM T5 WHERE K = ?",
     "SELECT * FROM T5 WHERE K = ? AND ? > 0",
+    /* a point for equal values, a range (or nothing) for others: the plan changes shape */
+    "SELECT * FROM T1 WHERE K >= ? AND K <= ?",
+    "SELECT V FROM T1 WHERE K BETWEEN ? AND ?",
+    "SELECT * FROM T2 WHERE A = ? AND B >= ? AND B <= ? AND C = ?",
+    "SELECT K, V FROM T5 WHERE K IN (?, ?, ?)",
+    "SELECT * FROM T4 WHERE (D, T) = (?, ?)",
     /* runtime errors in some runs and not others: each run's own message */
     "SELECT 10 / (K - ?), V FROM T1 WHERE K = ?",
     "SELECT CAST(V AS INTEGER), K FROM T1 WHERE K = ?",
@@ -261,12 +267,16 @@ static void kept_statement_equals_fresh_prepare(void **state) {
   char *a = malloc(OUT_CAP), *b = malloc(OUT_CAP);
   assert_non_null(a);
   assert_non_null(b);
-  int rounds = (int)tu_scaled(4000, 600);
+  int rounds = (int)tu_scaled(20000, 3000);
   for (int r = 0; r < rounds; r++) {
     int s = (int)tu_below(&rs, N_STMTS);
     int np = rowan_bind_parameter_count(kept[s]);
     bval v[4];
     for (int i = 0; i < np && i < 4; i++) {
+      if (i > 0 && tu_below(&rs, 3) == 0) { /* often the value of the parameter before */
+        v[i] = v[i - 1];
+        continue;
+      }
       rand_bval(&rs, &v[i]);
       /* lean on values of the key's own type so rebinds mostly find rows */
       if (tu_below(&rs, 2) == 0 && v[i].kind != 0) {
