@@ -7,8 +7,10 @@
 ** cmp_set), encode the folded value with the column's ASC codec view (value_pos), and for a
 ** DESC column invert the encoded bytes (keyrange_expand.c's expand_box); the key is the
 ** concatenation, and the plan's one range is [key, key] inclusive at both ends, as
-** derivation's finish() writes a point. Anything else derivation could make of a value
-** (an empty set, a residual term, a key too long) is a refusal here.
+** derivation's finish() writes a point; for a key prefix, [prefix, cat_key_prefix_end
+** (prefix)) with the end exclusive, as expand_box's after_prefix and finish() write it.
+** Anything else derivation could make of a value (an empty set, a residual term, a key too
+** long, a prefix with no end) is a refusal here.
 **
 ** Not here: when a template is used (exec/engine_run.c), deriving ranges (planner/keyrange*.c).
 */
@@ -35,17 +37,28 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
   const plan_scan_ranges *r = &sc->ranges;
   const cat_table *t = sc->table;
   const plan_select *s = q->sel;
-  if (!t || sc->index || sc->filter || sc->residual || r->kind != PLAN_SCAN_POINT ||
-      r->n_ranges != 1 || r->n_residual != 0 || t->n_pk < 1 || t->n_pk > 64 ||
-      r->n_key_terms != (uint32_t)t->n_pk)
+  if (!t || sc->index || sc->filter || sc->residual || r->n_ranges != 1 ||
+      r->n_residual != 0 || t->n_pk < 1 || t->n_pk > 64 || r->n_key_terms < 1)
     return false;
   if ((s->limit && s->limit->kind == PX_PARAM) || (s->offset && s->offset->kind == PX_PARAM))
     return false; /* the plan's LIMIT / OFFSET would follow the values */
   const plan_key_range *kr = &r->ranges[0];
-  if (!kr->start || !kr->end || !kr->start_incl || !kr->end_incl ||
-      kr->start_len != kr->end_len)
+  int n_eq = (int)r->n_key_terms; /* the key columns the terms pin, leading ones */
+  bool point;
+  if (r->kind == PLAN_SCAN_POINT && n_eq == t->n_pk) {
+    point = true; /* [key, key] */
+    if (!kr->start || !kr->end || !kr->start_incl || !kr->end_incl ||
+        kr->start_len != kr->end_len)
+      return false;
+  } else if (r->kind == PLAN_SCAN_RANGE && n_eq < t->n_pk && r->prefix_cols == n_eq &&
+             r->bound_cols == n_eq) {
+    point = false; /* [prefix, the key after every key starting with it) */
+    if (!kr->start || !kr->end || !kr->start_incl || kr->end_incl || kr->end_len > kr->start_len)
+      return false;
+  } else {
     return false;
-  plan_point_col *cols = plan_arena_alloc(A, (size_t)t->n_pk * sizeof *cols);
+  }
+  plan_point_col *cols = plan_arena_alloc(A, (size_t)n_eq * sizeof *cols);
   if (!cols) return false;
   for (uint32_t k = 0; k < r->n_key_terms; k++) {
     const plan_expr *e = r->key_terms[k];
@@ -54,10 +67,10 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
     const plan_expr *c = e->args[side], *v = e->args[1 - side];
     if (c->kind != PX_COLUMN || (v->kind != PX_PARAM && v->kind != PX_CONST)) return false;
     int j = key_index(t, c->column);
-    if (j < 0 || cols[j].val) return false; /* each key column pinned by one term */
+    if (j < 0 || j >= n_eq || cols[j].val) return false; /* the leading columns, once each */
     cols[j].val = v;
   }
-  for (int j = 0; j < t->n_pk; j++) {
+  for (int j = 0; j < n_eq; j++) {
     plan_point_col *pc = &cols[j];
     if (!pc->val) return false;
     /* the codec view of planner/keyrange.c key_ranges(), and cmp_set's folding type */
@@ -70,10 +83,16 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
     pc->fold = pc->asc.type;
     if (t->key_cols[j].type.id == CAT_T_CHAR) pc->fold.id = CAT_T_CHAR;
   }
-  pk->n = t->n_pk;
+  pk->n = n_eq;
+  pk->point = point;
   pk->cols = cols;
   pk->range = &sc->ranges.ranges[0];
-  pk->cap = kr->start_len;
+  pk->cap = kr->start_len; /* end holds end_len <= start_len bytes of its own allocation */
+  if (!point && kr->end_len < kr->start_len) {
+    uint8_t *e = realloc(kr->end, kr->start_len); /* both buffers hold cap bytes */
+    if (!e) return memset(pk, 0, sizeof *pk), false;
+    sc->ranges.ranges[0].end = e;
+  }
   return true;
 }
 
@@ -130,11 +149,18 @@ int plan_point_key_rebind(plan_point_key *pk, plan_query *q, const cat_value *pa
     if (pc->desc)
       for (size_t k = start; k < pos; k++) pk->range->start[k] = (uint8_t)~pk->range->start[k];
   }
-  memcpy(pk->range->end, pk->range->start, pos);
   pk->range->start_len = pos;
-  pk->range->end_len = pos;
   pk->range->start_incl = true;
-  pk->range->end_incl = true;
+  if (pk->point) {
+    memcpy(pk->range->end, pk->range->start, pos);
+    pk->range->end_len = pos;
+    pk->range->end_incl = true;
+  } else { /* keyrange_expand.c after_prefix: the end of every key with this prefix */
+    size_t elen = 0;
+    if (!cat_key_prefix_end(pk->range->start, pos, pk->range->end, &elen)) return 1;
+    pk->range->end_len = elen;
+    pk->range->end_incl = false;
+  }
   plan_scan_ranges *r = &q->scan.ranges;
   if (r->explain) { /* the first plan's key text: a patched plan is never explained */
     free(r->explain);

@@ -1,10 +1,11 @@
 /*
 ** planner/point_key.h: the point key template of a prepared point lookup. When the plan of
 ** a SELECT over a table is one POINT LOOKUP whose every key column is pinned by one WHERE
-** term "column = ?" or "column = constant", and nothing else in the plan depends on the
-** parameter values (no residual, no pushed filter, no index, LIMIT and OFFSET not
-** parameters), the plan for other parameter values differs only in the bytes of that one
-** key. The template records, per key column, where its value comes from and how it is
+** term "column = ?" or "column = constant" (or one RANGE SCAN of every row whose leading key
+** columns are pinned so, e.g. `WHERE STATION = ? ORDER BY TS DESC LIMIT 100`), and nothing
+** else in the plan depends on the parameter values (no residual, no pushed filter, no
+** index, no other WHERE term, LIMIT and OFFSET not parameters), the plan for other
+** parameter values differs only in the bytes of that one key or key prefix. The template records, per key column, where its value comes from and how it is
 ** folded and encoded; a rebind then writes the new key bytes straight into the plan's range
 ** (no key-range derivation, no folding of other terms, no allocation once the range's
 ** buffers are large enough).
@@ -14,7 +15,8 @@
 ** columns) would, through the same plan_fold_compare and cat_key_encode_col calls, and
 ** refuses (returns 1) every value for which derivation would give another plan: NULL, a
 ** value that folds to FALSE (INTEGER k = 5.5, beyond the column's range), one that does not
-** fold or encode, a key over CAT_KEY_MAX. The caller then re-plans (plan_query_rebuild).
+** fold or encode, a key over CAT_KEY_MAX, a prefix with no key after it (all 0xFF). The
+** caller then re-plans (plan_query_rebuild).
 ** docs/EXPLAIN.md "Plan reuse" describes it for users.
 **
 ** Not here: deciding when a plan is kept (exec/engine_run.c), the derivation itself.
@@ -38,7 +40,10 @@ typedef struct plan_point_col {
 
 /* The template of one plan; n == 0 means the plan has none. */
 typedef struct plan_point_key {
-  int n;                 /* key columns (0: no template) */
+  int n;                 /* key columns pinned (0: no template): all of them for a point, the
+                            leading n for a key-prefix range */
+  bool point;            /* a POINT LOOKUP [key, key]; else the RANGE SCAN of every key that
+                            starts with the prefix [prefix, cat_key_prefix_end(prefix)) */
   plan_point_col *cols;  /* n entries, in key order (allocated in the plan's arena) */
   plan_key_range *range; /* the plan's one key range, rewritten by a rebind */
   size_t cap;            /* bytes allocated at range->start and at range->end */

@@ -267,7 +267,7 @@ static void churn(tdb *t, uint64_t *rs) {
 }
 
 /* ---- Random rebinds against fresh prepares ----------------------------------------------- */
-#define NQ 12
+#define NQ 17
 static const char *const QS[NQ] = {
     "SELECT A, B, C, D FROM T WHERE A = ? AND B = ?",
     "SELECT D, C FROM T WHERE B = ? AND ? = A",
@@ -280,12 +280,18 @@ static const char *const QS[NQ] = {
     "SELECT COUNT(*), MAX(C) FROM T WHERE B = ? AND A = ?",
     "SELECT A, C FROM T WHERE A = ? AND B = ? AND C > ?",
     "SELECT A, B, C FROM T WHERE D = ? ORDER BY A, B DESC",
-    "SELECT V FROM U WHERE K1 = ? AND K2 = ? AND K3 = ? AND K4 = ? AND V > 10"};
+    "SELECT V FROM U WHERE K1 = ? AND K2 = ? AND K3 = ? AND K4 = ? AND V > 10",
+    /* key-prefix ranges (the template's RANGE form): forward, reverse, with LIMIT */
+    "SELECT A, B, C FROM T WHERE A = ? ORDER BY B DESC",
+    "SELECT B, D FROM T WHERE A = ? ORDER BY B LIMIT 3",
+    "SELECT K3, K4, V FROM U WHERE K2 = ? AND K1 = ?",
+    "SELECT X, Y, V FROM F WHERE X = ? ORDER BY Y DESC LIMIT 2",
+    "SELECT K1, K2, K3, V FROM U WHERE K1 = ? AND K2 = 'ab' AND K3 = ?"};
 /* Parameter kinds per query (rand_param); 'n' a LIMIT count, 'x' any value. */
-static const char *const KINDS[NQ] = {"is", "si", "s", "Ttbs", "tTb", "fd",
-                                      "xis", "isn", "si", "isd", "s", "tsTb"};
-/* Queries whose plan is a point lookup with a template (when the values give one). */
-static const bool TEMPLATED[NQ] = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0};
+static const char *const KINDS[NQ] = {"is", "si", "s", "Ttbs", "tTb", "fd", "xis", "isn", "si",
+                                      "isd", "s", "tsTb", "i", "i", "st", "d", "tT"};
+/* Queries whose plan has a template (when the values give one). */
+static const bool TEMPLATED[NQ] = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1};
 
 static void rebinds(const char *name, bool with_index) {
   uint64_t seed = tu_seed(name), rs = seed;
