@@ -3,7 +3,8 @@
 ** in-memory env: round trips of random cells (row keys with 0x00/0xFF bytes and shared
 ** prefixes, several qualifiers, versions, tombstones, fixed and variable widths, empty
 ** values) with both compressions and tiny blocks; forward and reverse iteration; seek and
-** seek_for_prev to random targets against a sorted array; a one-cell and an empty file;
+** seek_for_prev to random targets against a sorted array; seeks among keys of one length
+** in blocks of hundreds of rows (the suffix search); a one-cell and an empty file;
 ** order enforcement; the bloom filter; estimates; and damage (a flipped byte anywhere, a
 ** truncated file) reported as KV_ERR_CORRUPT with the offset in kv_errmsg().
 **
@@ -306,6 +307,97 @@ static void test_round_trip(void **state) {
       free(cells);
       arena_free(&a);
     }
+  }
+  kv_env_free(env);
+}
+
+/* Keys of one length in blocks of hundreds of rows (the compact block's row search: the
+** common prefix once, then a binary search of the suffixes, compared eight bytes at a
+** time): every row, the keys just below and above it, and keys before the first and after
+** the last, sought as a row's start, land where the model says; with suffixes that fit the
+** delta form (8 bytes) and ones that do not (transposed), both compressions. */
+static void test_fixed_keys_seek(void **state) {
+  (void)state;
+  uint64_t s = tu_seed("sf_fixed_keys_seek");
+  kv_env *env = kv_env_mem_new(1);
+  assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+  for (int wide = 0; wide < 2; wide++) {
+    uint32_t klen = wide ? 20 : 12; /* "st", a station, 0, a number (8 bytes), wide: 8 more */
+    size_t nrows = tu_scaled(20000, 3000);
+    arena a = {0};
+    kv_cell *cells = calloc(nrows * 2, sizeof *cells);
+    assert_non_null(cells);
+    size_t n = 0;
+    uint64_t v = tu_below(&s, 1000);
+    uint8_t key[24];
+    for (size_t r = 0; r < nrows; r++) {
+      v += 2 + tu_below(&s, tu_below(&s, 8) == 0 ? 100000 : 3); /* gaps: room between keys */
+      memcpy(key, "st", 2);
+      key[2] = (uint8_t)(r * 4 / nrows); /* a few "stations" */
+      key[3] = 0;
+      for (uint32_t j = 0; j < 8; j++) key[4 + j] = (uint8_t)(v >> (8 * (7 - j)));
+      uint64_t h = v * 0x9E3779B97F4A7C15ull; /* wide: 8 more bytes, differing row to row */
+      for (uint32_t j = 12; j < klen; j++) key[j] = (uint8_t)(h >> (8 * (j - 12)));
+      if (n && bytes_cmp(cells[n - 1].row, klen, key, klen) >= 0) continue;
+      const uint8_t *rp = arena_copy(&a, key, klen);
+      int per_row = 1 + (int)tu_below(&s, 2);
+      for (int q = 0; q < per_row; q++) {
+        kv_cell *c = &cells[n++];
+        c->row = rp;
+        c->row_len = klen;
+        c->qual = (const uint8_t *)QUALS[q];
+        c->qual_len = QUAL_LEN[q];
+        c->ts = 1000;
+        c->seq = 5;
+        c->type = KV_PUT;
+        c->value = arena_copy(&a, &v, 8);
+        c->value_len = 8;
+      }
+    }
+    for (int comp = 0; comp < 2; comp++) {
+      kv_sf_props props;
+      write_file(env, "/t/k.sf", cells, n, 0, comp ? KV_COMPRESSION_NONE : KV_COMPRESSION_LZ4,
+                 &props);
+      assert_true(props.blocks >= 2 && props.rows / props.blocks >= 64);
+      kv_sf_reader *r = NULL;
+      assert_int_equal(kv_sf_open(env, "/t/k.sf", &r), KV_OK);
+      kv_iter *it = kv_sf_iter_new(r, NULL);
+      assert_non_null(it);
+      for (size_t i = 0; i < n; i++) {
+        if (i && cells[i].row == cells[i - 1].row) continue;
+        for (int d = -1; d <= 1; d++) {
+          memcpy(key, cells[i].row, klen);
+          if (d) { /* the key one below / above in the last byte (maybe another row's) */
+            uint32_t j = klen - 1;
+            if (d < 0) { while (key[j] == 0) key[j--] = 0xFF; key[j]--; }
+            else { while (key[j] == 0xFF) key[j--] = 0; key[j]++; }
+          }
+          kv_cell t = kv_cell_row_first(key, klen);
+          size_t want = model_find(cells, n, &t, 0);
+          it->ops->seek(it, &t);
+          if (want == n) {
+            assert_false(it->ops->valid(it));
+            continue;
+          }
+          assert_true(it->ops->valid(it));
+          assert_cell_eq(it->ops->cell(it), &cells[want]);
+        }
+      }
+      uint8_t lo[1] = {0}, hi[24];
+      memset(hi, 0xFF, sizeof hi);
+      kv_cell t = kv_cell_row_first(lo, 1);
+      it->ops->seek(it, &t);
+      assert_true(it->ops->valid(it));
+      assert_cell_eq(it->ops->cell(it), &cells[0]);
+      t = kv_cell_row_first(hi, klen);
+      it->ops->seek(it, &t);
+      assert_false(it->ops->valid(it));
+      assert_int_equal(it->ops->status(it), KV_OK);
+      it->ops->destroy(it);
+      kv_sf_close(r);
+    }
+    free(cells);
+    arena_free(&a);
   }
   kv_env_free(env);
 }
@@ -647,6 +739,7 @@ static void test_write_error(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_round_trip),
+    cmocka_unit_test(test_fixed_keys_seek),
     cmocka_unit_test(test_one_cell_and_empty),
     cmocka_unit_test(test_rejects_out_of_order),
     cmocka_unit_test(test_bloom_and_estimate),
