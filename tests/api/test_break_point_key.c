@@ -155,7 +155,16 @@ static void make_schema(rowan_db *db) {
   exec_ok(db, "CREATE TABLE T4 (D DOUBLE NOT NULL, T TINYINT NOT NULL, V INTEGER, "
               "CONSTRAINT PK PRIMARY KEY (D, T DESC))");
   exec_ok(db, "CREATE TABLE T5 (K INTEGER NOT NULL PRIMARY KEY DESC, V VARCHAR)");
+  /* key prefixes whose encoded bytes are all 0x00 or all 0xFF (the prefix's end) */
+  exec_ok(db, "CREATE TABLE T6 (A BIGINT NOT NULL, B INTEGER NOT NULL, V VARCHAR, "
+              "CONSTRAINT PK PRIMARY KEY (A DESC, B))");
+  exec_ok(db, "CREATE TABLE T7 (A BIGINT NOT NULL, B INTEGER NOT NULL, V VARCHAR, "
+              "CONSTRAINT PK PRIMARY KEY (A, B DESC))");
 }
+
+static const int64_t extremes[] = {INT64_MIN, INT64_MIN + 1, -1, 0, 1, 127, 128,
+                                   INT64_MAX - 1, INT64_MAX};
+#define N_EXTREMES (int)(sizeof extremes / sizeof extremes[0])
 
 /* Write or delete a random row in one of the tables (errors such as a text that is not
 ** a number are not the point here: the statements of both sides see the same data). */
@@ -164,7 +173,21 @@ static void random_write(rowan_db *db, uint64_t *rs) {
   int k = (int)tu_below(rs, 16), k2 = (int)tu_below(rs, 4);
   const char *t = texts[tu_below(rs, 8)]; /* the key-safe ones, no quote */
   bool del = tu_below(rs, 5) == 0;
-  switch (tu_below(rs, 5)) {
+  switch (tu_below(rs, 7)) {
+  case 5:
+  case 6: {
+    const char *tb = tu_below(rs, 2) ? "T6" : "T7";
+    long long a = (long long)extremes[tu_below(rs, N_EXTREMES)];
+    if (del) snprintf(sql, sizeof sql, "DELETE FROM %s WHERE A = %lld AND B = %d", tb, a, k2);
+    else snprintf(sql, sizeof sql, "UPSERT INTO %s VALUES (%lld, %d, 'x%d')", tb, a, k2, k);
+    if (a == INT64_MIN) { /* no literal for it: -9223372036854775807 - 1 */
+      if (del) snprintf(sql, sizeof sql, "DELETE FROM %s WHERE A = -9223372036854775807 - 1 AND "
+                        "B = %d", tb, k2);
+      else snprintf(sql, sizeof sql, "UPSERT INTO %s VALUES (-9223372036854775807 - 1, %d, "
+                    "'x%d')", tb, k2, k);
+    }
+    break;
+  }
   case 0:
     if (del) snprintf(sql, sizeof sql, "DELETE FROM T1 WHERE K = %d", k);
     else if (k2 == 3) snprintf(sql, sizeof sql, "UPSERT INTO T1 VALUES (%d, '%d')", k, k * 7);
@@ -237,6 +260,15 @@ static const char *const stmts[] = {
     "SELECT * FROM T2 WHERE A = ? AND B >= ? AND B <= ? AND C = ?",
     "SELECT K, V FROM T5 WHERE K IN (?, ?, ?)",
     "SELECT * FROM T4 WHERE (D, T) = (?, ?)",
+    /* key prefixes (a range scan of the rows under one prefix) */
+    "SELECT * FROM T6 WHERE A = ?",
+    "SELECT B, V FROM T6 WHERE A = ? ORDER BY B DESC LIMIT 2",
+    "SELECT * FROM T7 WHERE A = ?",
+    "SELECT V FROM T7 WHERE A = ? LIMIT 1",
+    "SELECT * FROM T2 WHERE A = ?",
+    "SELECT C FROM T2 WHERE A = ? AND B = ?",
+    "SELECT * FROM T3 WHERE S = ?",
+    "SELECT T, V FROM T4 WHERE D = ?",
     /* runtime errors in some runs and not others: each run's own message */
     "SELECT 10 / (K - ?), V FROM T1 WHERE K = ?",
     "SELECT CAST(V AS INTEGER), K FROM T1 WHERE K = ?",
@@ -281,7 +313,8 @@ static void kept_statement_equals_fresh_prepare(void **state) {
       /* lean on values of the key's own type so rebinds mostly find rows */
       if (tu_below(&rs, 2) == 0 && v[i].kind != 0) {
         v[i].kind = 0;
-        v[i].i = (int64_t)tu_below(&rs, 16);
+        v[i].i = tu_below(&rs, 3) == 0 ? extremes[tu_below(&rs, N_EXTREMES)]
+                                       : (int64_t)tu_below(&rs, 16);
       }
     }
     rowan_stmt *fresh;
