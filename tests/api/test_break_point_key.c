@@ -430,25 +430,32 @@ static void long_keys_rebound(void **state) {
   rowan_finalize(ul);
   rowan_finalize(um);
   static const char *const q[] = {"SELECT V FROM L WHERE S = ? AND N = ?",
-                                  "SELECT V, N FROM M WHERE N = ? AND S = ?"};
-  rowan_stmt *kept[2];
-  for (int t = 0; t < 2; t++) assert_int_equal(rowan_prepare(db, q[t], -1, &kept[t], NULL), ROWAN_OK);
+                                  "SELECT V, N FROM M WHERE N = ? AND S = ?",
+                                  "SELECT N, V FROM L WHERE S = ?", /* a long DESC prefix */
+                                  "SELECT V FROM M WHERE N = ? ORDER BY S DESC LIMIT 3"};
+  rowan_stmt *kept[4];
+  for (int t = 0; t < 4; t++) assert_int_equal(rowan_prepare(db, q[t], -1, &kept[t], NULL), ROWAN_OK);
   char *a = malloc(OUT_CAP), *b = malloc(OUT_CAP);
   assert_non_null(a);
   assert_non_null(b);
   int rounds = (int)tu_scaled(300, 100);
   for (int r = 0; r < rounds; r++) {
-    int t = (int)tu_below(&rs, 2);
+    int t = (int)tu_below(&rs, 4);
     size_t li = tu_below(&rs, nl), n = lens[li];
     int64_t num = tu_below(&rs, 4) ? (int64_t)li : (int64_t)tu_below(&rs, nl);
     for (size_t k = 0; k < n; k++) buf[k] = (char)('a' + k % 26);
     if (n && tu_below(&rs, 4) == 0 && t == 1) buf[tu_below(&rs, n)] = 0; /* escaped byte */
+    if (n && tu_below(&rs, 4) == 0 && t == 0) buf[n - 1] = (char)0x7f;
     rowan_stmt *fresh;
     assert_int_equal(rowan_prepare(db, q[t], -1, &fresh, NULL), ROWAN_OK);
     rowan_reset(kept[t]);
     for (int side = 0; side < 2; side++) {
       rowan_stmt *st = side ? fresh : kept[t];
-      if (t == 0) {
+      if (t == 2) {
+        assert_int_equal(rowan_bind_text(st, 1, buf, (int)n), ROWAN_OK);
+      } else if (t == 3) {
+        assert_int_equal(rowan_bind_int64(st, 1, num), ROWAN_OK);
+      } else if (t == 0) {
         assert_int_equal(rowan_bind_text(st, 1, buf, (int)n), ROWAN_OK);
         assert_int_equal(rowan_bind_int64(st, 2, num), ROWAN_OK);
       } else {
@@ -463,7 +470,7 @@ static void long_keys_rebound(void **state) {
       fail_msg("seed %llu round %d: %s with a key of %zu bytes, N %lld:\nkept: %s\nfresh: %s",
                (unsigned long long)seed, r, q[t], n, (long long)num, a, b);
   }
-  for (int t = 0; t < 2; t++) rowan_finalize(kept[t]);
+  for (int t = 0; t < 4; t++) rowan_finalize(kept[t]);
   free(a);
   free(b);
   free(buf);
