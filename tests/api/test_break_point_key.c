@@ -241,6 +241,8 @@ static const char *const stmts[] = {
     "SELECT * FROM T1 WHERE K = ? AND ? BETWEEN 2 AND 9",
     "SELECT * FROM T1 WHERE K = ? AND (? IS NULL OR 1 = 0)",
     "SELECT * FROM T1 WHERE K = ?2 AND ?1 = ?2",
+    "SELECT V FROM T1 WHERE K = ?3",
+    "SELECT ?1, A FROM T2 WHERE A = ?3 AND B = ?2 AND C = ?2",
     "SELECT * FROM T1 WHERE K = ? LIMIT 1 OFFSET 0",
     "SELECT * FROM T1 WHERE K = ? AND NOW() > TIMESTAMP '2000-01-01 00:00:00'",
     "SELECT * FROM T2 WHERE A = ? AND B = ? AND C = ?",
