@@ -734,20 +734,27 @@ static bool fast_prepare(sf_iter *it) {
   return true;
 }
 
+/* The shapes of block emit_cells has a copy for. */
+enum { EMIT_ANY = 0, EMIT_NIBBLE = 1, EMIT_ONE_QUAL = 2 };
+
 /* Write views of the cells in [ci, end) of row ri that the projection keeps into out,
-** stepping the ranks rk (at ci) to end; returns how many. `common` (a constant where it is
-** called, so the compiler makes a copy for it): four-bit qualifiers, one timestamp per row,
-** a packed block (no gather). gather: room for the row's fixed-width values of a private
-** block, else NULL. */
+** stepping the ranks rk (at ci) to end; returns how many. `shape` (a constant where it is
+** called, so the compiler makes a copy for each): EMIT_ANY, or a block with one timestamp
+** per row, packed (no gather) and four-bit qualifiers (EMIT_NIBBLE) or a single qualifier
+** (EMIT_ONE_QUAL: a marker family). gather: room for the row's fixed-width values of a
+** private block, else NULL. */
 static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
                                   uint32_t ri, uint32_t ci, uint32_t end, uint32_t fid,
-                                  kv_cell_view *out, uint8_t *gather, const bool common) {
+                                  kv_cell_view *out, uint8_t *gather, const int shape) {
+  const bool common = shape != EMIT_ANY;
   uint32_t fo = b->nquals + 1, n = 0; /* rk[fo]: the offset in cvals */
   bool per_row = common || b->ts_per_row;
   int64_t row_ts = per_row ? kv_sf_cblock_ts(b, ri, ci) : 0;
   const uint8_t *qp = b->qual.p, *cvals = b->cvals;
   for (uint32_t j = ci; j < end; j++) {
-    uint32_t q = common ? (qp[j >> 1] >> ((j & 1) * 4)) & 15 : (uint32_t)kv_sf_pa_get(&b->qual, j);
+    uint32_t q = shape == EMIT_NIBBLE     ? (uint32_t)(qp[j >> 1] >> ((j & 1) * 4)) & 15
+                 : shape == EMIT_ONE_QUAL ? (uint32_t)b->qual.base
+                                          : (uint32_t)kv_sf_pa_get(&b->qual, j);
     const fast_q *f = &fq[q];
     if (f->keep) {
       kv_cell_view *v = &out[n++];
@@ -814,10 +821,13 @@ int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t
   }
   kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (already there after a move) */
   uint32_t n;
-  if (b->qual.w == 3 && b->ts_per_row && !gather) /* the common case, specialized */
-    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, true);
+  bool plain = b->ts_per_row && !gather; /* the common cases, specialized */
+  if (plain && b->qual.w == 3)
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, EMIT_NIBBLE);
+  else if (plain && b->qual.w == 0 && b->qual.step == 0 && b->nquals == 1)
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, EMIT_ONE_QUAL);
   else
-    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, gather, false);
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, gather, EMIT_ANY);
   it->rp.at = end;
   if (it->io) it->io->cells_skipped += (end - ci) - n;
   *n_out = n;
