@@ -271,6 +271,10 @@ static const char *const stmts[] = {
     "SELECT C FROM T2 WHERE A = ? AND B = ?",
     "SELECT * FROM T3 WHERE S = ?",
     "SELECT T, V FROM T4 WHERE D = ?",
+    /* EXPLAIN of the same shapes: the key text of each run's own values */
+    "EXPLAIN SELECT * FROM T1 WHERE K = ?",
+    "EXPLAIN SELECT B, V FROM T6 WHERE A = ? ORDER BY B DESC LIMIT 2",
+    "EXPLAIN SELECT * FROM T2 WHERE A = ? AND B = ? AND C = ?",
     /* runtime errors in some runs and not others: each run's own message */
     "SELECT 10 / (K - ?), V FROM T1 WHERE K = ?",
     "SELECT CAST(V AS INTEGER), K FROM T1 WHERE K = ?",
