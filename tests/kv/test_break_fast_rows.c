@@ -194,8 +194,8 @@ typedef struct query {
   uint32_t nqs;               /* 0 or 1 */
   const uint8_t *qp[NQ];      /* projected qualifiers */
   uint32_t ql[NQ];            /* their lengths */
-  kv_range range;             /* one key range, if nr */
-  uint32_t nr;                /* 0 or 1 */
+  kv_range range[3];          /* key ranges (several: a skip scan) */
+  uint32_t nr;                /* 0..3 */
   bool reverse;               /* descending */
   uint64_t limit;             /* 0 = none */
   int max_versions;           /* 0 = 1 */
@@ -220,18 +220,32 @@ static void random_query(world *w, query *q) {
     if (q->qs.n_quals == 0) q->nqs = 0;
   }
   if (rnd(w, 2)) {
-    int a = (int)rnd(w, (uint64_t)w->nkeys), b = (int)rnd(w, (uint64_t)w->nkeys);
-    const uint8_t *ka = w->keys[a], *kb = w->keys[b];
-    size_t la = w->klen[a], lb = w->klen[b];
-    int c = memcmp(ka, kb, la < lb ? la : lb);
-    if (c > 0 || (c == 0 && la > lb)) {
-      const uint8_t *t = ka; ka = kb; kb = t;
-      size_t tl = la; la = lb; lb = tl;
+    /* 2, 4 or 6 keys sorted by their bytes: one to three ranges, kept apart */
+    int nb = 2 * (1 + (int)rnd(w, 3)), idx[6];
+    for (int i = 0; i < nb; i++) idx[i] = (int)rnd(w, (uint64_t)w->nkeys);
+    for (int i = 0; i < nb; i++)
+      for (int j = i + 1; j < nb; j++) {
+        const uint8_t *ki = w->keys[idx[i]], *kj = w->keys[idx[j]];
+        size_t li = w->klen[idx[i]], lj = w->klen[idx[j]];
+        int c = memcmp(ki, kj, li < lj ? li : lj);
+        if (c > 0 || (c == 0 && li > lj)) { int t = idx[i]; idx[i] = idx[j]; idx[j] = t; }
+      }
+    for (int r = 0; r < nb / 2; r++) {
+      int a = idx[2 * r], b = idx[2 * r + 1];
+      kv_range *g = &q->range[q->nr];
+      *g = (kv_range){w->keys[a], w->klen[a], rnd(w, 2) != 0, w->keys[b], w->klen[b],
+                      rnd(w, 2) != 0};
+      if (q->nr > 0) { /* apart from the range before: its end below this start */
+        const kv_range *p = &q->range[q->nr - 1];
+        int c = memcmp(p->end, g->start, p->end_len < g->start_len ? p->end_len : g->start_len);
+        bool below = c < 0 || (c == 0 && p->end_len < g->start_len) ||
+                     (c == 0 && p->end_len == g->start_len && !(p->end_inclusive && g->start_inclusive));
+        if (!below) break;
+      }
+      q->nr++;
     }
-    q->nr = 1;
-    q->range = (kv_range){ka, la, rnd(w, 2) != 0, kb, lb, rnd(w, 2) != 0};
-    if (rnd(w, 4) == 0) q->range.start = NULL, q->range.start_len = 0;
-    if (rnd(w, 4) == 0) q->range.end = NULL, q->range.end_len = 0;
+    if (q->nr == 1 && rnd(w, 4) == 0) q->range[0].start = NULL, q->range[0].start_len = 0;
+    if (q->nr == 1 && rnd(w, 4) == 0) q->range[0].end = NULL, q->range[0].end_len = 0;
   }
   q->reverse = rnd(w, 3) == 0;
   q->limit = rnd(w, 4) == 0 ? 1 + rnd(w, 40) : 0;
@@ -244,7 +258,7 @@ static void fill_options(const query *q, uint64_t snap, kv_scan_options *so) {
   so->n_families = q->nf;
   so->qualifiers = q->nqs ? &q->qs : NULL;
   so->n_qualifier_sets = q->nqs;
-  so->ranges = q->nr ? &q->range : NULL;
+  so->ranges = q->nr ? q->range : NULL;
   so->n_ranges = q->nr;
   so->reverse = q->reverse;
   so->limit = q->limit;
