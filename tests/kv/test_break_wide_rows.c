@@ -6,7 +6,8 @@
 ** short ones as numbers), projections of more than 32 qualifiers or with a long one, rows
 ** whose cells carry one timestamp or several, 8-byte values (gathered fixed-width columns)
 ** next to empty and variable ones. Each query runs with the fast path on and off at the
-** same snapshot; the renderings must be equal. Cached, tiny and no block cache. Seeded.
+** same snapshot; the renderings must be equal. Cached, tiny and no block cache. Also blocks
+** of a single qualifier (empty, one, two or eight bytes) and of two. Seeded.
 ** Not here: stores changing under an open scan (test_break_fast_rows.c).
 */
 #include <setjmp.h>
@@ -65,7 +66,14 @@ static uint64_t rnd(world *w, uint64_t n) { return tu_below(&w->rng, n); }
 
 /* Qualifiers: "" , one byte, two-byte ids (high bit), 7 and 8 bytes, sorted or not. */
 static void make_quals(world *w, int nq) {
-  w->nq = nq;
+  w->nq = nq < 0 ? 1 : nq;
+  if (nq < 0) { /* one qualifier for every cell: -1 empty, -2 eight bytes, -3 two bytes */
+    static const char *const one[] = {"", "colname8", "\x80\x05"};
+    w->ql[0] = (uint32_t)strlen(one[-nq - 1]);
+    if (nq == -3) w->ql[0] = 2;
+    memcpy(w->q[0], one[-nq - 1], w->ql[0]);
+    return;
+  }
   for (int i = 0; i < nq; i++) {
     switch (i % 5) {
     case 0: w->ql[i] = 1; w->q[i][0] = (uint8_t)(1 + i); break;
@@ -98,6 +106,7 @@ static void world_fill(world *w) {
           if (rnd(w, 5) == 0) continue;
           uint8_t val[24];
           size_t vl = c % 3 == 0 ? 8 : rnd(w, 4) == 0 ? 0 : 1 + rnd(w, 20);
+          if (w->nq == 1) vl = rnd(w, 3) == 0 ? 0 : rnd(w, 2) ? 8 : rnd(w, 24); /* marker-like */
           for (size_t k = 0; k < vl; k++) val[k] = (uint8_t)tu_rand(&w->rng);
           assert_int_equal(kv_batch_put(b, w->fid[f], row, rl, w->q[c], w->ql[c],
                                         one_ts ? ts : ts - (int64_t)rnd(w, 5), val, vl), KV_OK);
@@ -282,6 +291,16 @@ static void test_wide_tiny_cache(void **state) {
   scenario(16u << 10, 40, "wide_tiny_cache");
 }
 
+/* Blocks of one qualifier (the key family's shape: the single-qualifier cell loop). */
+static void test_one_qualifier(void **state) {
+  (void)state;
+  scenario(8u << 20, 1, "one_qualifier");
+  scenario(16u << 10, -1, "one_empty_qualifier");
+  scenario(8u << 20, -2, "one_long_qualifier");
+  scenario(KV_BLOCK_CACHE_OFF, -3, "one_two_byte_qualifier");
+  scenario(8u << 20, 2, "two_qualifiers");
+}
+
 static void test_wide_no_cache(void **state) {
   (void)state;
   scenario(KV_BLOCK_CACHE_OFF, 33, "wide_no_cache");
@@ -293,6 +312,7 @@ int main(void) {
       cmocka_unit_test(test_medium_cached),
       cmocka_unit_test(test_wide_tiny_cache),
       cmocka_unit_test(test_wide_no_cache),
+      cmocka_unit_test(test_one_qualifier),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
