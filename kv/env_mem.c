@@ -369,7 +369,7 @@ static int m_append(kv_file *f, const void *buf, size_t n) {
   } else if ((kind = fault_fire(e, KV_FAULT_APPEND, f->path, NULL, &torn)) >= 0) {
     if (kind == KV_FAULT_TORN) {
       size_t k = torn < n ? torn : n;
-      if (ino_reserve(f->ino, f->ino->len + k) == 0) {
+      if (k && ino_reserve(f->ino, f->ino->len + k) == 0) {
         memcpy(f->ino->data + f->ino->len, buf, k);
         f->ino->len += k;
         e->stats.bytes_appended += k;

@@ -441,6 +441,14 @@ static void test_mem_torn_append_lands_prefix(void **state) {
   assert_int_equal(env->append(f, "ab", 2), KV_ERR_IO);
   assert_int_equal(kv_env_mem_file_size(env, "/d/f"), 10);
   env->close(f);
+  /* A write torn after 0 bytes into a file with no data yet lands nothing and still fails
+     (the file's buffer is not allocated yet: nothing may be copied into it). */
+  kv_file *g;
+  assert_int_equal(env->open(env, "/d/g", KV_OPEN_WRITE, &g), KV_OK);
+  kv_env_mem_fail(env, KV_FAULT_APPEND, 1, NULL, KV_FAULT_TORN, 0);
+  assert_int_equal(env->append(g, "xyz", 3), KV_ERR_IO);
+  assert_int_equal(kv_env_mem_file_size(env, "/d/g"), 0);
+  env->close(g);
   kv_env_free(env);
 }
 
