@@ -76,7 +76,8 @@ static void describe(const bval *b, char *out, size_t cap) {
 }
 
 static const char *const texts[] = {"", "a", "a\x01" "b", "ab", "b", "abc ", "abc", "3", "-7",
-                                    "1.5", "x'", "\xff\xfe", "2016-03-01 00:00:00", " 4"};
+                                    "1.5", "x'", "\xff\xfe", "2016-03-01 00:00:00", " 4",
+                                    "2.50", "2.505", "-0", "2.5e0", "1e400"};
 #define N_TEXTS (int)(sizeof texts / sizeof texts[0])
 
 /* A random binding; mostly values near the keys written (0..15, the texts above). */
