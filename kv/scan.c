@@ -205,7 +205,8 @@ static int views_room(kv_scan *s, size_t need) {
 static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
   int rc = views_room(s, (size_t)s->n_views + 1);
   if (rc) return rc;
-  rc = kv_scan_grow((void **)&s->data, &s->data_cap, s->data_len + c->qual_len + c->value_len + 1, 1);
+  rc = kv_scan_grow((void **)&s->data, &s->data_cap,
+                    s->data_len + c->qual_len + c->value_len + 1, 1);
   if (rc) return rc;
   kv_cell_view *v = &s->views[s->n_views];
   v->family_id = fid;

@@ -16,8 +16,9 @@
 ** error) until it is destroyed.
 **
 ** Block cache: when the reader has one (kv_sf_set_cache), load_block first looks the block
-** up by (file number, block index: consecutive indexes go round the cache's shards); a hit makes no read and no decode, and the iterator reads the
-** cached compact block while it holds the entry's reference. A miss reads, checks and
+** up by (file number, block index: consecutive indexes go round the cache's shards); a hit
+** makes no read and no decode, and the iterator reads the cached compact block while it
+** holds the entry's reference. A miss reads, checks and
 ** decodes the block privately and, once it passed every check, inserts a packed copy (one
 ** allocation: the arrays, the dictionary and the value bytes, not the rest of the raw
 ** block). Compaction reads (fill_cache false) never insert; another block is inserted only
@@ -68,11 +69,11 @@ typedef struct sf_iter {
   kv_sfbuf vbuf;           /* the current cell's gathered fixed-width value */
   kv_sf_rankpos rp;        /* value group ranks at a cell of the loaded block */
   const uint8_t *const *pq; /* projected qualifiers (caller's), when proj */
+  const uint32_t *pql;     /* their lengths */
+  uint32_t npq;            /* entries in pq */
   uint64_t pkey[PKEYS];    /* short_key of each projected qualifier, when npq <= PKEYS and
                               each is at most 7 bytes (short_proj) */
   bool short_proj;         /* pkey holds the projection */
-  const uint32_t *pql;     /* their lengths */
-  uint32_t npq;            /* entries in pq */
   bool proj;               /* forward moves keep only projected cells */
   uint8_t *keep;           /* per dictionary entry of block keep_bi: 1 = projected */
   size_t keep_cap;         /* entries allocated in keep */
