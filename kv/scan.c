@@ -447,6 +447,25 @@ bool kv_scan_fast_rows(void) { return atomic_load_explicit(&fast_rows, memory_or
 
 uint64_t kv_scan_rows_taken(const kv_scan *s) { return s ? s->rows_taken : 0; }
 
+void kv_scan_keep_row(kv_scan *s) {
+  if (!s->pend_mask || s->kept_row) return;
+  size_t need = 1;
+  for (uint32_t i = 0; i < s->n_views; i++)
+    need += (size_t)s->views[i].qual_len + s->views[i].value_len;
+  uint8_t *p = malloc(need);
+  if (!p) return;
+  s->kept_row = p;
+  for (uint32_t i = 0; i < s->n_views; i++) {
+    kv_cell_view *v = &s->views[i];
+    if (v->qual_len) memcpy(p, v->qual, v->qual_len);
+    v->qual = p;
+    p += v->qual_len;
+    if (v->value_len) memcpy(p, v->value, v->value_len);
+    v->value = p;
+    p += v->value_len;
+  }
+}
+
 int kv_scan_next(kv_scan *s, kv_row *row) {
   if (!s || !row) return kv_error(KV_MISUSE, "kv_scan_next: NULL scan or row");
   if (s->detached)

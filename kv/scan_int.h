@@ -89,7 +89,15 @@ struct kv_scan {
                                    (kv_sf_iter_take_row) and must move past it before the
                                    family is read again (its views point into its block) */
   uint64_t rows_taken;          /* family rows handed out whole (kv_scan_rows_taken) */
+  uint8_t *kept_row;            /* a detached scan's last row's bytes (kv_scan_keep_row) */
 };
+
+/* Before the sources of scan s are released under a row it handed out whole (kv_close
+** tearing the scan down): copy that row's qualifiers and values into s->kept_row (freed
+** with the scan) and point its views there, so the row stays readable as kv.h promises
+** until the next kv_scan_next. No-op when no row points into a block; out of memory leaves
+** the views as they are. */
+void kv_scan_keep_row(kv_scan *s);
 
 #define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */
 

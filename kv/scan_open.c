@@ -72,6 +72,7 @@ static void free_scan(kv_scan *s) {
   free(s->views);
   free(s->offs);
   free(s->data);
+  free(s->kept_row);
   free(s);
 }
 
@@ -179,6 +180,7 @@ void kv_scan_detach_all(kv_db *db) {
   while (db->scans) {
     kv_scan *s = db->scans;
     unlink_scan(db, s);
+    kv_scan_keep_row(s); /* its last row may point into blocks released below */
     release(s);
     s->detached = true;
     s->db = NULL;

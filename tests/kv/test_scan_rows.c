@@ -18,6 +18,7 @@
 ** time ranges, max_versions, filters that read every value, overlays, snapshots, kv_get.
 ** With a block cache (packed blocks), without one (private blocks: fixed-width values
 ** gathered from their transposed bytes) and with a tiny one (blocks come and go).
+** A row handed out whole stays readable after kv_close tore its scan down.
 ** Each scenario also checks that the fast path handed out a good share of the rows, so the
 ** comparison cannot pass by never taking it. Not tested here: the visibility rules
 ** themselves (tests/kv/test_model.c holds the reference model; it runs on the fast path).
@@ -482,6 +483,41 @@ static void test_rows_varying_keys_no_cache(void **state) {
   scenario(KV_BLOCK_CACHE_OFF, true, "rows_varying_keys_no_cache");
 }
 
+/* A row handed out whole stays readable when kv_close tears its scan down before the next
+** kv_scan_next (kv.h: its pointers are valid until then): the store's blocks are gone, the
+** row's bytes are not (an ASan build checks every byte read). */
+static void test_row_after_close(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("row_after_close");
+  world w;
+  world_open(&w, seed, (size_t)4 << 20, false);
+  world_fill(&w, tu_scaled(600, 200));
+  assert_int_equal(kv_flush(w.db, NULL), KV_OK);
+  assert_int_equal(kv_compact(w.db, "t", true), KV_OK);
+  kv_scan_options so;
+  memset(&so, 0, sizeof so);
+  so.family_ids = w.fid;
+  so.n_families = 2;
+  kv_scan *s;
+  assert_int_equal(kv_scan_open(w.db, &so, &s), KV_OK);
+  kv_row r;
+  sbuf before = {0}, after = {0};
+  int rc;
+  while ((rc = kv_scan_next(s, &r)) == KV_OK && kv_scan_rows_taken(s) == 0) {}
+  assert_int_equal(rc, KV_OK); /* a row came (partly) whole */
+  sb_add(&before, "");
+  render_row(&before, &r);
+  assert_int_equal(kv_close(w.db), KV_OK);
+  sb_add(&after, "");
+  render_row(&after, &r);
+  assert_string_equal(before.p, after.p);
+  assert_int_equal(kv_scan_next(s, &r), KV_MISUSE);
+  kv_scan_close(s);
+  kv_env_free(w.env);
+  free(before.p);
+  free(after.p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_rows_cached),
@@ -489,6 +525,7 @@ int main(void) {
     cmocka_unit_test(test_rows_tiny_cache),
     cmocka_unit_test(test_rows_varying_keys),
     cmocka_unit_test(test_rows_varying_keys_no_cache),
+    cmocka_unit_test(test_row_after_close),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
