@@ -194,35 +194,38 @@ static int write_row(merge *m, bsrc *s) {
 /* One step: the source with the lowest next row copies blocks, writes its row, or (when
 ** another source has the same row) the row is resolved. *done at the end. */
 static int step(merge *m, bool *done) {
-  bsrc *lo = NULL;
-  const uint8_t *lr = NULL;
-  uint32_t ll = 0;
-  for (size_t i = 0; i < m->n; i++) {
+  bsrc *lo = NULL;          /* the source with the lowest next row */
+  const uint8_t *lr = NULL, *next = NULL; /* that row; the lowest next row above it */
+  uint32_t ll = 0, nl = 0;
+  bool tie = false;         /* another source's next row is lr too */
+  for (size_t i = 0; i < m->n; i++) { /* one pass: each head compared once or twice */
     bsrc *s = &m->s[i];
     if (s->eof) continue;
     uint32_t hl;
     const uint8_t *h = head(s, &hl);
-    if (!lo || row_cmp(h, hl, lr, ll) < 0) {
+    int c = lo ? row_cmp(h, hl, lr, ll) : -1;
+    if (c < 0) {
+      if (lo) { /* the old lowest row is now the lowest above the new one */
+        next = lr;
+        nl = ll;
+      }
       lo = s;
       lr = h;
       ll = hl;
+      tie = false;
+    } else if (c == 0) {
+      tie = true;
+    } else if (!next || row_cmp(h, hl, next, nl) < 0) {
+      next = h;
+      nl = hl;
     }
   }
   *done = lo == NULL;
   if (!lo) return KV_OK;
-  const uint8_t *next = m->hi; /* the lowest next row of the others, or the bound */
-  uint32_t nl = (uint32_t)m->hi_len;
-  for (size_t i = 0; i < m->n; i++) {
-    bsrc *s = &m->s[i];
-    if (s->eof || s == lo) continue;
-    uint32_t hl;
-    const uint8_t *h = head(s, &hl);
-    int c = row_cmp(h, hl, lr, ll);
-    if (c == 0) return merge_row(m, lr, ll);
-    if (!next || row_cmp(h, hl, next, nl) < 0) {
-      next = h;
-      nl = hl;
-    }
+  if (tie) return merge_row(m, lr, ll);
+  if (m->hi && (!next || row_cmp(m->hi, m->hi_len, next, nl) < 0)) { /* the bound is nearer */
+    next = m->hi;
+    nl = (uint32_t)m->hi_len;
   }
   if (lo->is_seg && !lo->loaded) {
     size_t j = lo->bi;
