@@ -3,7 +3,9 @@
 ** its first four bytes and reads it as lz4 frames (magic 04 22 4D 18, liblz4's frame API,
 ** concatenated frames allowed) or else through zlib's gzread, which inflates gzip (magic
 ** 1F 8B, concatenated members allowed) and passes any other file through unchanged. It
-** reports how many bytes of the file it has consumed, for progress.
+** reports how many bytes of the file it has consumed, for progress. A UTF-8 byte-order mark
+** (EF BB BF, as spreadsheet programs write) at the start of the decoded text is dropped, so
+** a header's first name does not carry an invisible character.
 **
 ** It does not parse records (import_rec.c does). It reads regular files only (it opens a
 ** file a second time after looking at its magic bytes, so a pipe would lose them). A
@@ -34,6 +36,9 @@ struct cli_src {
   size_t in_pos, in_len;     /* lz4: next byte to decode and bytes held */
   size_t hint;               /* lz4: last LZ4F_decompress return (0 = frame complete) */
   int64_t consumed;          /* lz4: compressed bytes read from the file */
+  unsigned char head[3];     /* the first decoded bytes, held while looking for a BOM */
+  size_t head_pos, head_len; /* next byte of head to hand out / bytes held */
+  int head_done;             /* the start of the text was checked for a BOM */
 };
 
 static void fail(char *err, size_t cap, const char *path, const char *why) {
@@ -128,7 +133,7 @@ static long read_lz4(cli_src *s, void *buf, size_t cap, char *err, size_t ecap) 
   }
 }
 
-long cli_src_read(cli_src *s, void *buf, size_t cap, char *err, size_t ecap) {
+static long read_decoded(cli_src *s, void *buf, size_t cap, char *err, size_t ecap) {
   if (s->fp) return read_lz4(s, buf, cap, err, ecap);
   if (cap > (1u << 30)) cap = 1u << 30;
   int n = gzread(s->gz, buf, (unsigned)cap);
@@ -144,6 +149,28 @@ long cli_src_read(cli_src *s, void *buf, size_t cap, char *err, size_t ecap) {
     return -1;
   }
   return n;
+}
+
+long cli_src_read(cli_src *s, void *buf, size_t cap, char *err, size_t ecap) {
+  if (!s->head_done) { /* gather the first three bytes (or the whole text, if shorter) */
+    while (s->head_len < sizeof s->head) {
+      long n = read_decoded(s, s->head + s->head_len, sizeof s->head - s->head_len, err, ecap);
+      if (n < 0) return -1;
+      if (n == 0) break;
+      s->head_len += (size_t)n;
+    }
+    s->head_done = 1;
+    if (s->head_len == 3 && s->head[0] == 0xEF && s->head[1] == 0xBB && s->head[2] == 0xBF)
+      s->head_pos = 3;
+  }
+  if (s->head_pos < s->head_len && cap > 0) {
+    size_t k = s->head_len - s->head_pos;
+    if (k > cap) k = cap;
+    memcpy(buf, s->head + s->head_pos, k);
+    s->head_pos += k;
+    return (long)k;
+  }
+  return read_decoded(s, buf, cap, err, ecap);
 }
 
 int64_t cli_src_offset(const cli_src *s) {

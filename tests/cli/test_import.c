@@ -479,6 +479,56 @@ static void columns_option(void **state) {
   assert_int_equal(res.rows_read, 0);
 }
 
+/* A UTF-8 byte-order mark at the start of a file (as spreadsheet programs write) is dropped,
+** in plain, gzip and lz4 files, also when the compressed input hands it out a byte or two
+** at a time; EF BB without BF, and files shorter than a mark, are read as they are. */
+static void byte_order_mark(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, GOOD_TABLE);
+  char path[160], err[512], sql[200];
+  cli_import_result res;
+  const char *with_header = "\xEF\xBB\xBFid,name\r\n1,a\r\n2,b\r\n";
+  for (int kind = 0; kind < 3; kind++) {
+    snprintf(path, sizeof path, "%s/bom%d.csv", f->dir, kind);
+    size_t n = strlen(with_header);
+    if (kind == 0) write_file(path, with_header, n);
+    else if (kind == 1) write_gzip(path, with_header, n, (int)n); /* one byte per member */
+    else write_lz4(path, with_header, n, (int)(n / 2));         /* two bytes per frame */
+    cli_import_options o;
+    cli_import_options_init(&o);
+    o.header = 1;
+    exec_ok(f->db, "DELETE FROM T");
+    assert_int_equal(import1(f, path, "T", &o, &res, err, sizeof err), ROWAN_OK);
+    assert_int_equal(res.rows_loaded, 2);
+    expect_rows(f->db, "SELECT ID, NAME FROM T ORDER BY ID", "1|a\n2|b\n");
+  }
+  /* Without a header the mark is not part of the first field either. */
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.columns = "id,name";
+  snprintf(path, sizeof path, "%s/bom_data.csv", f->dir);
+  write_file(path, "\xEF\xBB\xBF" "7,x\n", 7);
+  exec_ok(f->db, "DELETE FROM T");
+  assert_int_equal(import1(f, path, "T", &o, &res, err, sizeof err), ROWAN_OK);
+  expect_rows(f->db, "SELECT ID, NAME FROM T", "7|x\n");
+  /* Not a mark: EF BB 80 (U+FEC0) at the start of the file stays in the first field. */
+  o.columns = "name,id";
+  write_file(path, "\xEF\xBB\x80" "x,8\n", 7);
+  assert_int_equal(import1(f, path, "T", &o, &res, err, sizeof err), ROWAN_OK);
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM T WHERE ID = 8 AND NAME = '%s'",
+           "\xEF\xBB\x80" "x");
+  expect_rows(f->db, sql, "1\n");
+  /* Shorter than a mark, and a file holding only the mark. */
+  write_file(path, "9\n", 2);
+  o.columns = "id";
+  assert_int_equal(import1(f, path, "T", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_loaded, 1);
+  write_file(path, "\xEF\xBB\xBF", 3);
+  assert_int_equal(import1(f, path, "T", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_loaded, 0);
+  assert_int_equal(count(f->db, "T"), 3);
+}
+
 static void header_mapping(void **state) {
   fixture *f = *state;
   exec_ok(f->db, GOOD_TABLE);
@@ -782,6 +832,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(max_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(columns_option, setup, teardown),
       cmocka_unit_test_setup_teardown(header_mapping, setup, teardown),
+      cmocka_unit_test_setup_teardown(byte_order_mark, setup, teardown),
       cmocka_unit_test_setup_teardown(null_option, setup, teardown),
       cmocka_unit_test_setup_teardown(small_batches, setup, teardown),
       cmocka_unit_test(parse_args),
