@@ -499,9 +499,11 @@ static void run_dataset(const config *c, const char *ds, int copies) {
 static void run_profile(const config *c) {
   bench_input in;
   char work[4096], dir[4096];
-  snprintf(work, sizeof work, "%s/input-archive", c->work_dir);
-  if (bench_input_prepare(c->data_dir, work, 1, &in) != 0) die("cannot prepare the input");
-  db_dir(dir, sizeof dir, c, "profile", "Rowan", "plain", 0);
+  /* --scaled N (N > 1) profiles the scaled set of N copies, as run_dataset builds it */
+  int copies = c->scaled_copies > 1 ? c->scaled_copies : 1;
+  snprintf(work, sizeof work, "%s/input-%s", c->work_dir, copies > 1 ? "scaled" : "archive");
+  if (bench_input_prepare(c->data_dir, work, copies, &in) != 0) die("cannot prepare the input");
+  db_dir(dir, sizeof dir, c, copies > 1 ? "profile-scaled" : "profile", "Rowan", "plain", 0);
   const char *na = NULL;
   uint64_t bytes = 0;
   double t0 = now_s();
@@ -509,14 +511,14 @@ static void run_profile(const config *c) {
   /* a query profile reuses the database a previous one loaded, so the profile is the query */
   if (!strcmp(c->profile, "bulk-index")) {
     const char *na_i = NULL;
-    db_dir(dir, sizeof dir, c, "profile", "Rowan", "bulk-index", 0);
+    db_dir(dir, sizeof dir, c, copies > 1 ? "profile-scaled" : "profile", "Rowan", "bulk-index", 0);
     for (int i = 0; i < c->lookups; i++) load_once(c, &bench_rowan, &in, dir, 1, 1, NULL, &na_i);
     bench_rmtree(dir);
     bench_input_free(&in);
     return;
   }
   if (!strcmp(c->profile, "bulk")) {
-    db_dir(dir, sizeof dir, c, "profile", "Rowan", "bulk", 0);
+    db_dir(dir, sizeof dir, c, copies > 1 ? "profile-scaled" : "profile", "Rowan", "bulk", 0);
     for (int i = 0; i < c->lookups; i++) bulk_once(c, &in, dir);
     bench_input_free(&in);
     return;
