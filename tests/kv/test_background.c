@@ -13,6 +13,7 @@
 ** Not here: group commit (test_db.c), the model check with background work (test_model.c).
 */
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -100,7 +101,7 @@ typedef struct reader_arg {
   atomic_bool *stop;
   atomic_uint_least64_t *committed; /* rows acknowledged so far */
   int bad;
-  uint64_t scans;
+  atomic_uint_least64_t scans; /* scans finished (read by the writer before it stops them) */
 } reader_arg;
 
 static void *reader(void *p) {
@@ -109,7 +110,7 @@ static void *reader(void *p) {
     uint64_t before = atomic_load(a->committed);
     int64_t n = scan_prefix(a->db, a->fid);
     if (n < 0 || (uint64_t)n < before) a->bad++;
-    a->scans++;
+    atomic_fetch_add(&a->scans, 1);
   }
   return NULL;
 }
@@ -124,7 +125,12 @@ static void test_flush_while_scans_and_writes(void **state) {
   pthread_t th[2];
   reader_arg ra[2];
   for (int i = 0; i < 2; i++) {
-    ra[i] = (reader_arg){db, fid, &stop, &committed, 0, 0};
+    ra[i].db = db;
+    ra[i].fid = fid;
+    ra[i].stop = &stop;
+    ra[i].committed = &committed;
+    ra[i].bad = 0;
+    atomic_init(&ra[i].scans, 0);
     pthread_create(&th[i], NULL, reader, &ra[i]);
   }
   uint64_t n = tu_scaled(12000, 3000), step = 50;
@@ -132,11 +138,16 @@ static void test_flush_while_scans_and_writes(void **state) {
     assert_int_equal(put_rows(db, fid, i, step), KV_OK);
     atomic_store(&committed, i + step);
   }
+  /* On a loaded machine a reader may not have finished one scan by the time the writes
+     end: let each finish one (it overlaps the writes or the flushes they triggered) before
+     stopping them, so every reader's scans were checked at least once. */
+  for (int i = 0; i < 2; i++)
+    while (atomic_load(&ra[i].scans) == 0) sched_yield();
   atomic_store(&stop, true);
   for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
   for (int i = 0; i < 2; i++) {
     assert_int_equal(ra[i].bad, 0);
-    assert_true(ra[i].scans > 0);
+    assert_true(atomic_load(&ra[i].scans) > 0);
   }
   assert_int_equal(kv_flush(db, NULL), KV_OK);
   kv_family_stats st;
