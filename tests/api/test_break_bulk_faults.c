@@ -5,7 +5,7 @@
 ** faults): the commit either succeeds with every row and index row, or fails and leaves
 ** the table and its index empty; the same holds after the store is closed and opened
 ** again, CHECK INDEX is clean either way, and a second load of the same rows then goes in
-** whole. Loads big enough that the index family's merge runs as two key ranges. A crash at
+** whole (the merge split at the default size: test_break_bulk_big.c). A crash at
 ** such a fault followed by a power cut leaves the load whole or gone after reopen.
 ** Not here: the kv-level merge under faults (tests/kv/test_break_bulk_split.c).
 */
@@ -109,7 +109,7 @@ static void faults_in_commit(void **state) {
   static const int fops[] = {KV_FAULT_OPEN, KV_FAULT_APPEND, KV_FAULT_SYNC, KV_FAULT_RENAME,
                              KV_FAULT_SYNC_DIR};
   static const char *const fname[] = {"open", "append", "sync", "rename", "sync_dir"};
-  int n = (int)tu_scaled(70000, 17000), failed = 0, tries = 0;
+  int n = (int)tu_scaled(30000, 8000), failed = 0, tries = 0;
   for (int f = 0; f < 5; f++)
     for (uint64_t nth = 1; nth <= 4; nth += 3) {
       kv_env *env = kv_env_mem_new(1700000000000LL);
@@ -147,7 +147,7 @@ static void crash_in_commit(void **state) {
   (void)state;
   uint64_t seed = tu_seed("crash_in_commit"), rs = seed;
   static const int fops[] = {KV_FAULT_APPEND, KV_FAULT_SYNC, KV_FAULT_RENAME, KV_FAULT_SYNC_DIR};
-  int n = (int)tu_scaled(20000, 5000), whole = 0, none = 0;
+  int n = (int)tu_scaled(12000, 4000), whole = 0, none = 0;
   for (int f = 0; f < 4; f++)
     for (uint64_t nth = 1; nth <= 9; nth += 4) {
       kv_env *env = kv_env_mem_new(1700000000000LL);
