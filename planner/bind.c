@@ -271,9 +271,14 @@ int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t) {
     if (pt.id == CAT_T_DATE) pt = cat_type_of(CAT_T_TIMESTAMP); /* '2016-01-01 12:00' too */
     if (cat_text_parse(&pt, (const char *)c->value.u.s.p, c->value.u.s.len, &out, &ce)) {
       char tt[32];
+      /* The text was parsed as a wider type (DECIMAL for an integer column, TIMESTAMP for a
+         DATE): say what was expected in the column's terms, not the wider type's. */
+      const char *why = pt.id == t->id ? ce.msg
+                        : pt.id == CAT_T_TIMESTAMP ? "not a date or timestamp"
+                                                   : "not a number";
       return bind_error(b, EXEC_ERROR, c->off, "cannot compare %s with '%.*s': %s",
                         cat_type_format(t, tt, sizeof tt), (int)(c->value.u.s.len > 60 ? 60 : c->value.u.s.len),
-                        (const char *)c->value.u.s.p, ce.msg);
+                        (const char *)c->value.u.s.p, why);
     }
     c->value = out;
     c->type = out.type;

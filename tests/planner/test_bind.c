@@ -67,6 +67,14 @@ static void types(void **state) {
   assert_string_equal(q(t, "SELECT COUNT(*) FROM SENSOR WHERE TS >= '2016-01-01 10:30'"), "1\n");
   assert_non_null(strstr(qerr(t, "SELECT * FROM SENSOR WHERE D = 'yesterday'", EXEC_ERROR),
                          "at line 1, column 32"));
+  /* the reason is given in the column's terms, not those of the wider type parsed */
+  assert_string_equal(qerr(t, "SELECT * FROM SENSOR WHERE PM25 = 'abc'", EXEC_ERROR),
+                      "cannot compare INTEGER with 'abc': not a number at line 1, column 35");
+  assert_string_equal(qerr(t, "SELECT * FROM SENSOR WHERE D = 'yesterday'", EXEC_ERROR),
+                      "cannot compare DATE with 'yesterday': not a date or timestamp"
+                      " at line 1, column 32");
+  assert_non_null(strstr(qerr(t, "SELECT * FROM SENSOR WHERE TEMP = '1x'", EXEC_ERROR),
+                         "cannot compare DOUBLE with '1x': "));
   assert_string_equal(qerr(t, "SELECT * FROM SENSOR WHERE TEMP = TRUE", EXEC_ERROR),
                       "cannot compare DOUBLE with BOOLEAN at line 1, column 28");
   assert_non_null(strstr(qerr(t, "SELECT * FROM SENSOR WHERE CITY > 5", EXEC_ERROR),
