@@ -249,7 +249,7 @@ static void scenario(size_t cache, int nq, const char *name) {
   w.nrows = (int)tu_scaled(300, 100);
   world_fill(&w);
   sbuf a = {0}, b = {0};
-  int nqueries = (int)tu_scaled(120, 40);
+  int nqueries = (int)tu_scaled(70, 25);
   for (int i = 0; i < nqueries; i++) {
     query q;
     random_query(&w, &q);
