@@ -185,9 +185,13 @@ static int dot_import(cli_shell *sh, int argc, char **argv) {
   memset(&res, 0, sizeof res);
   int rc = cli_import(sh->db, (const char *const *)g.gl_pathv, (int)g.gl_pathc, table, &opts,
                       &res, err, sizeof err);
-  char summary[512];
-  cli_import_summary(&res, &opts, summary, sizeof summary);
-  fprintf(sh->out, "%s\n", summary);
+  /* A failure before any record was read (no such file or table, a bad header) gets its
+     error alone: an all-zero summary would only hide it. */
+  if (rc == ROWAN_OK || res.rows_read > 0 || res.files_done > 0) {
+    char summary[512];
+    cli_import_summary(&res, &opts, summary, sizeof summary);
+    fprintf(sh->out, "%s\n", summary);
+  }
   globfree(&g);
   if (rc != ROWAN_OK) return fail(sh, "%s", err);
   return 0;

@@ -366,6 +366,23 @@ static void test_import_glob(void **state) {
   const char *cmds2[] = {"DELETE FROM T WHERE K >= 10", NULL};
   sh_result r2 = run_ok(f, NULL, NULL, cmds2);
   sh_result_free(&r2);
+  /* An import that fails before reading a record prints its error, and no all-zero
+     summary; one that fails part way still says how far it got. */
+  char bad[700], cmd3[900], cmd4[900];
+  snprintf(cmd3, sizeof cmd3, ".import --csv --header %s/no_such.csv T", f->dir);
+  snprintf(bad, sizeof bad, "%s/imp_bad.csv", f->dir);
+  sh_write_file(bad, "K,NAME\n20,a\n21,b\n");
+  snprintf(cmd4, sizeof cmd4, ".import --csv --header %s NOTABLE", bad);
+  const char *tries[2] = {cmd3, cmd4};
+  for (int i = 0; i < 2; i++) {
+    const char *all[] = {f->db, tries[i], NULL};
+    sh_result r3;
+    sh_run(f->dir, all, NULL, &r3);
+    assert_int_not_equal(r3.status, 0);
+    assert_non_null(strstr(r3.err, i == 0 ? "no_such.csv" : "NOTABLE"));
+    assert_null(strstr(r3.out, "rows loaded"));
+    sh_result_free(&r3);
+  }
 }
 #endif
 
