@@ -239,8 +239,11 @@ int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 ** without committing it (nothing of it becomes visible); NULL is a no-op.
 ** Semantics: as UPSERT of each row with the timestamp of rowan_bulk_begin: the columns
 ** given are set (a NULL field deletes the value), the others kept; a later row with the
-** same key replaces an earlier one. The load is newer than every commit before it;
-** rowan_changes(db) gives the rows loaded. Commits wait while rowan_bulk_commit writes. */
+** same key replaces an earlier one. The load is newer than every commit made before
+** rowan_bulk_begin; a write committed while the load is open has a later timestamp, so
+** for the same cell it wins over the load's value although the load commits after it (as
+** in HBase, where bulk-loaded cells keep their own timestamps: versions are ordered by
+** timestamp, not by commit); rowan_changes(db) gives the rows loaded. Commits wait while rowan_bulk_commit writes. */
 typedef struct rowan_bulk rowan_bulk;
 int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *const *columns,
                      rowan_bulk **bulk);
