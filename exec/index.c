@@ -20,6 +20,7 @@
 #include "exec/eval.h"
 #include "exec/func.h"
 #include "exec/index_int.h"
+#include "planner/index_expr.h"
 #include "sql/parser.h"
 
 #define CAST_BUF 64 /* cast output text per value (cat_value_cast's rule) */
@@ -57,9 +58,13 @@ static void mark_columns(const plan_expr *e, bool *need, int n) {
 static int bind_key_expr(exec_index_codec *ic, const cat_catalog *cat, int k, exec_error *err) {
   const cat_table *t = ic->table;
   const char *text = ic->index->keys[k];
-  if (!cat)
-    return exec_error_set(err, EXEC_ERROR, "index %s: key expression %s needs the catalog",
-                          ic->index->name, text);
+  if (!cat) {
+    /* the reading side (an index scan) binds against the table alone, as the planner did */
+    char m[EXEC_ERRMSG_MAX];
+    int r = plan_index_key_bind(t, text, &ic->arena, &ic->key_expr[k], m, sizeof m);
+    if (r) return exec_error_set(err, r, "index %s: %s", ic->index->name, m);
+    return EXEC_OK;
+  }
   size_t cap = strlen(text) + 2 * strlen(t->name) + 32;
   char *sql = plan_arena_alloc(&ic->arena, cap);
   if (!sql) return exec_error_set(err, EXEC_NOMEM, "out of memory binding an index key");

@@ -73,8 +73,7 @@ typedef struct exec_index_codec {
 
 /* Build the codec of index ix of table t (both from catalog cat) into *ic (caller-owned
 ** struct; free with exec_index_codec_free, also after a failure). Binds the expression keys
-** (cat may be NULL when every key is a plain column; an expression key then gives
-** EXEC_ERROR): EXEC_ERROR when one does not bind against t (message names the index and expression) or
+** (cat may be NULL: expression keys are then bound against t alone, planner/index_expr.h): EXEC_ERROR when one does not bind against t (message names the index and expression) or
 ** is not deterministic; EXEC_NOMEM. */
 int exec_index_codec_init(exec_index_codec *ic, const cat_catalog *cat, const cat_table *t,
                           const cat_index *ix, exec_error *err);

@@ -25,10 +25,19 @@
 **
 ** Hints (Phoenix's): /+ INDEX(t idx [idx ...]) +/ makes the cheapest of the named indexes
 ** that can serve the query the plan even when the table is cheaper (an index that is not
-** ACTIVE or has expression keys cannot; then the hint is ignored, as Phoenix ignores an
-** unusable hint, and EXPLAIN says why); /+ NO_INDEX +/ keeps the table scan. Indexes whose
-** keys are expressions are never candidates: the planner does not match WHERE expressions
-** against index expressions.
+** ACTIVE, or has a key expression the planner cannot bind, cannot; then the hint is ignored,
+** as Phoenix ignores an unusable hint, and EXPLAIN says why); /+ NO_INDEX +/ keeps the table
+** scan.
+**
+** Expression keys (Phoenix's functional indexes): the key expression is bound against the
+** table (planner/index_expr.h), every WHERE subtree structurally equal to it becomes a
+** virtual key slot past the table's columns for key-range derivation, so a comparison, IN,
+** BETWEEN, LIKE prefix or IS NULL on it bounds the index exactly as on a column key (on the
+** expression's result type, which is the type the index rows were encoded with); the terms
+** handed back are mapped to their original form before filters, EXPLAIN or the executor
+** see them. A term the ranges answer is not re-checked, so the expression's input columns
+** are needed (and make the index uncovered) only when something else reads them. The
+** expression's value itself is never read back from the index (it is not a column).
 **
 ** Not here: the table scan itself (planner/select.c), index row codecs (exec/index.h),
 ** running the index scan and lookups (exec/scan.c), EXPLAIN text (planner/explain.c).
@@ -41,6 +50,7 @@
 #include "exec/engine.h"
 #include "planner/filter.h"
 #include "planner/index_choice.h"
+#include "planner/index_expr.h"
 #include "planner/plan_select.h"
 
 #define COST_LOOKUP 8.0 /* one point lookup, in rows read sequentially */
@@ -161,11 +171,28 @@ static int nomem(char *msg, size_t cap) {
   return EXEC_NOMEM;
 }
 
-/* Build the scan of index ix (plain column keys only) for s into c. need: columns the query
-** needs (used plus every WHERE column). EXEC_OK, or an error (c->sc to be freed). */
+/* Map the terms of ranges r (key terms and residual) that refer to virtual expression-key
+** slots back to their original form. false on out of memory. */
+static bool unsub_terms(plan_arena *A, plan_scan_ranges *r, plan_expr *const *kx, int nk,
+                        int base) {
+  bool oom = false;
+  for (uint32_t i = 0; i < r->n_key_terms && !oom; i++)
+    r->key_terms[i] = plan_index_expr_unsub(A, r->key_terms[i], kx, nk, base, &oom);
+  for (uint32_t i = 0; i < r->n_residual && !oom; i++)
+    r->residual[i] = plan_index_expr_unsub(A, r->residual[i], kx, nk, base, &oom);
+  return !oom;
+}
+
+/* Build the scan of index ix for s into c. need: columns the query needs (used plus every
+** WHERE column). kx: NULL when every key is a plain column, else per key its bound
+** expression (NULL for a plain column key): such a key gets the virtual slot
+** t->n_columns + k, the WHERE is matched against it (planner/index_expr.h), and the
+** columns only the answered key terms read are not needed from the data row. EXEC_OK, or
+** an error (c->sc to be freed). */
 static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix,
-                            const bool *used, const bool *need, const cat_value *params,
-                            int n_params, plan_arena *A, cand *c, char *msg, size_t cap) {
+                            plan_expr *const *kx, const bool *used, const bool *need,
+                            const cat_value *params, int n_params, plan_arena *A, cand *c,
+                            char *msg, size_t cap) {
   const cat_table *t = s->table;
   plan_scan *sc = &c->sc;
   memset(c, 0, sizeof *c);
@@ -182,6 +209,15 @@ static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix
   sc->ix_n_keys = nk;
   for (int i = 0; i < t->n_columns; i++) key_pos[i] = -1;
   for (int k = 0; k < n; k++) {
+    if (kx && k < nk && kx[k]) {
+      /* an expression key: a virtual slot, named by its text, typed by its result */
+      c->slots[k] = t->n_columns + k;
+      names[k] = ix->keys[k];
+      sc->ix_key_cols[k].type = kx[k]->type;
+      sc->ix_key_cols[k].desc = ix->key_desc[k];
+      sc->ix_key_cols[k].nullable = true;
+      continue;
+    }
     int col = k < nk ? cat_find_column(t, ix->keys[k]) : t->pk[k - nk];
     c->slots[k] = col;
     names[k] = t->columns[col].name;
@@ -199,15 +235,32 @@ static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix
     int col = cat_find_column(t, ix->include[i]);
     if (col >= 0) cov[col] = true;
   }
+  const plan_expr *where = s->where;
+  bool oom = false;
+  if (kx) where = plan_index_expr_sub(A, s->where, kx, nk, t->n_columns, &oom);
+  if (oom) return nomem(msg, cap);
+  plan_key_schema ks = {sc->ix_key_cols, c->slots, names, n};
+  int rc = plan_key_ranges(&ks, where, params, n_params, &sc->ranges, msg, cap);
+  if (rc) return rc;
+  sc->have_ranges = true;
+  int pinned = plan_pinned_one(&sc->ranges, c->slots, n);
+  if (kx) {
+    if (!unsub_terms(A, &sc->ranges, kx, nk, t->n_columns)) return nomem(msg, cap);
+    /* the WHERE columns needed are those of the terms left to filter: an answered key
+       term over an expression is not re-checked, so its input columns are not read */
+    bool *need2 = plan_arena_alloc(A, (size_t)t->n_columns * sizeof *need2);
+    if (!need2) return nomem(msg, cap);
+    for (int i = 0; i < t->n_columns; i++) need2[i] = used && used[i];
+    for (int i = 0; i < s->n_order; i++) plan_mark_cols(s->order_src[i], need2);
+    for (uint32_t i = 0; i < sc->ranges.n_residual; i++)
+      plan_mark_cols(sc->ranges.residual[i], need2);
+    need = need2;
+  }
   /* a table with a TTL expires data rows on its own clock: always confirm by lookup */
   bool covered = t->ttl_sec == 0;
   for (int i = 0; i < t->n_columns && covered; i++)
     if (need[i] && !cov[i]) covered = false;
   sc->lookup = !covered;
-  plan_key_schema ks = {sc->ix_key_cols, c->slots, names, n};
-  int rc = plan_key_ranges(&ks, s->where, params, n_params, &sc->ranges, msg, cap);
-  if (rc) return rc;
-  sc->have_ranges = true;
   /* residual terms: over index columns (filter before any lookup) or not (after it) */
   uint32_t nr = sc->ranges.n_residual;
   const plan_expr **pre = plan_arena_alloc(A, (nr + 1) * sizeof *pre);
@@ -302,17 +355,31 @@ static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix
   /* rows and bytes of the index scan: rows counted in the index's key family */
   plan_scan_estimate(db, ix->kv_key_family, ix->kv_key_family, sc);
   c->stream_agg = s->aggregate && plan_group_on_prefix(s, c->slots, n);
-  c->dir = plan_key_order_of(s, c->slots, sc->ix_key_cols, n,
-                             plan_pinned_one(&sc->ranges, c->slots, n), c->stream_agg);
+  c->dir = plan_key_order_of(s, c->slots, sc->ix_key_cols, n, pinned, c->stream_agg);
   return EXEC_OK;
 }
 
-/* Why index ix cannot serve any query, or NULL if it can. */
-static const char *unusable(const cat_table *t, const cat_index *ix) {
+/* Why index ix cannot serve any query, or NULL if it can. *kx gets NULL when every key is
+** a plain column, else the bound key expressions (NULL entries for plain column keys; in
+** A). why[0..wcap) holds the reason text when it is not static. */
+static const char *unusable(const cat_table *t, const cat_index *ix, plan_arena *A,
+                            plan_expr ***kx, char *why, size_t wcap) {
+  *kx = NULL;
   if (ix->state == CAT_INDEX_BUILDING) return "is still being built";
   if (ix->state != CAT_INDEX_ACTIVE) return "is disabled";
-  for (int k = 0; k < ix->n_keys; k++)
-    if (cat_find_column(t, ix->keys[k]) < 0) return "has an expression key";
+  for (int k = 0; k < ix->n_keys; k++) {
+    if (cat_find_column(t, ix->keys[k]) >= 0) continue;
+    if (!*kx) {
+      *kx = plan_arena_alloc(A, (size_t)ix->n_keys * sizeof **kx);
+      if (!*kx) return "could not be considered (out of memory)";
+      memset(*kx, 0, (size_t)ix->n_keys * sizeof **kx);
+    }
+    char m[256];
+    if (plan_index_key_bind(t, ix->keys[k], A, &(*kx)[k], m, sizeof m)) {
+      snprintf(why, wcap, "has a key expression the planner cannot match (%s)", m);
+      return why;
+    }
+  }
   return NULL;
 }
 
@@ -349,7 +416,9 @@ int plan_index_choose(kv_db *db, const plan_select *s, const bool *used,
   for (int i = 0; i < t->n_indexes; i++) {
     const cat_index *ix = &t->indexes[i];
     bool forced = h.index && hinted(&h, ix);
-    const char *why = unusable(t, ix);
+    plan_expr **kx = NULL;
+    char whybuf[320];
+    const char *why = unusable(t, ix, A, &kx, whybuf, sizeof whybuf);
     if (why) {
       if (forced) {
         size_t l = strlen(note);
@@ -359,7 +428,7 @@ int plan_index_choose(kv_db *db, const plan_select *s, const bool *used,
       continue;
     }
     cand c;
-    rc = build_index_scan(db, s, ix, used, need, params, n_params, A, &c, msg, cap);
+    rc = build_index_scan(db, s, ix, kx, used, need, params, n_params, A, &c, msg, cap);
     if (rc) {
       plan_scan_free(&c.sc);
       break;

@@ -1,0 +1,208 @@
+/*
+** tests/planner/test_expr_index.c: indexes on expressions chosen by the planner
+** (planner/index_expr.c, planner/index_choice.c). A query whose WHERE compares an expression
+** equal to an index key expression, forced onto that index, must return exactly the rows of
+** the same query kept off every index (/+ NO_INDEX +/), and its EXPLAIN must show key
+** ranges on the index. Random rows with NULL expression values, several versions, updates
+** that change an expression's value, deletes, store files and memstore cells; random
+** operators (=, <, <=, >, >=, BETWEEN, IN, IS NULL) with literals and with bound
+** parameters; VARCHAR, INTEGER and DOUBLE expression types, a DESC key, a composite
+** (expression, column) key, an INCLUDE column. Seeded
+** (tu_seed). Golden EXPLAIN text is in tests/sql/expr_index.test.
+*/
+#include "../exec/test_engine_util.h"
+#include "testutil.h"
+
+static const char *const CITIES[] = {"Oslo", "oslo", "OSLO", "Bergen", "bergen", "Cairo",
+                                     "Osaka", "Zurich", "Bern", "Lima"};
+#define N_CITIES 10
+
+static void city_lit(uint64_t *rs, char *buf, size_t cap) {
+  if (tu_below(rs, 6) == 0) snprintf(buf, cap, "NULL");
+  else snprintf(buf, cap, "'%s'", CITIES[tu_below(rs, N_CITIES)]);
+}
+
+static void write_rows(tdb *t, uint64_t *rs, int n) {
+  for (int i = 0; i < n; i++) {
+    char sql[256], c[32], num[32];
+    city_lit(rs, c, sizeof c);
+    if (tu_below(rs, 6) == 0) snprintf(num, sizeof num, "NULL");
+    else snprintf(num, sizeof num, "%d", (int)tu_below(rs, 41) - 20);
+    snprintf(sql, sizeof sql, "UPSERT INTO T VALUES (%d, %s, %s, %s%d.%d)",
+             (int)tu_below(rs, 120), c, num, tu_below(rs, 8) ? "" : "-", (int)tu_below(rs, 100),
+             (int)tu_below(rs, 4) * 2);
+    q(t, sql);
+  }
+}
+
+/* One key expression of the test indexes with the values its constants are drawn from. */
+typedef struct keyx {
+  const char *index;  /* index name */
+  const char *expr;   /* the key expression as queries write it */
+  bool text;          /* compared with VARCHAR constants, else INTEGER */
+} keyx;
+
+static const keyx KEYS[] = {
+    {"I_UP", "UPPER(CITY)", true},
+    {"I_ABS", "ABS(N)", false},
+    {"I_MIX", "N + 1", false},
+    {"I_DIV", "D / 4", false},
+};
+#define N_KEYS 4
+
+/* A random constant for key k: literal text into lit, the same value into *v. */
+static void constant(uint64_t *rs, const keyx *k, char *lit, size_t cap, cat_value *v,
+                     char *sbuf) {
+  if (k->text) {
+    const char *c = CITIES[tu_below(rs, N_CITIES)];
+    size_t n = strlen(c);
+    for (size_t i = 0; i <= n; i++) sbuf[i] = (char)(c[i] >= 'a' && c[i] <= 'z' ? c[i] - 32 : c[i]);
+    if (tu_below(rs, 5) == 0) sbuf[n > 2 ? 2 : n] = 0; /* a prefix: between stored values */
+    snprintf(lit, cap, "'%s'", sbuf);
+    *v = cat_v_str(CAT_T_VARCHAR, sbuf, strlen(sbuf));
+  } else {
+    int x = (int)tu_below(rs, 45) - 22;
+    snprintf(lit, cap, "%d", x);
+    *v = cat_v_int(CAT_T_INTEGER, x);
+  }
+}
+
+/* Build a random WHERE over key k into where (parameters as ?n when params is set, their
+** values in pv[0..*np), their text in sb). */
+static void make_where(uint64_t *rs, const keyx *k, bool params, char *where, size_t cap,
+                       cat_value *pv, int *np, char (*sb)[32]) {
+  char a[40], b[40], c[40];
+  cat_value va, vb, vc;
+  constant(rs, k, a, sizeof a, &va, sb[0]);
+  constant(rs, k, b, sizeof b, &vb, sb[1]);
+  constant(rs, k, c, sizeof c, &vc, sb[2]);
+  *np = 0;
+  if (params) {
+    pv[0] = va;
+    pv[1] = vb;
+    pv[2] = vc;
+    snprintf(a, sizeof a, "?");
+    snprintf(b, sizeof b, "?");
+    snprintf(c, sizeof c, "?");
+  }
+  int uses = 0;
+  switch (tu_below(rs, 9)) {
+    case 0: snprintf(where, cap, "%s = %s", k->expr, a); uses = 1; break;
+    case 1: snprintf(where, cap, "%s < %s", k->expr, a); uses = 1; break;
+    case 2: snprintf(where, cap, "%s <= %s", k->expr, a); uses = 1; break;
+    case 3: snprintf(where, cap, "%s > %s", k->expr, a); uses = 1; break;
+    case 4: snprintf(where, cap, "%s >= %s", k->expr, a); uses = 1; break;
+    case 5: snprintf(where, cap, "%s BETWEEN %s AND %s", k->expr, a, b); uses = 2; break;
+    case 6: snprintf(where, cap, "%s IN (%s, %s, %s)", k->expr, a, b, c); uses = 3; break;
+    case 7: snprintf(where, cap, "%s IS NULL", k->expr); break;
+    default: snprintf(where, cap, "%s = %s AND ID > 40", k->expr, a); uses = 1; break;
+  }
+  if (params) *np = uses;
+}
+
+static void expr_index_equals_table(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("expr_index_equals_table"), rs = seed;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE T (ID INTEGER NOT NULL PRIMARY KEY, CITY VARCHAR, N INTEGER, D DOUBLE) "
+       "VERSIONS = 3");
+  q(t, "CREATE INDEX I_UP ON T (UPPER(CITY))");
+  q(t, "CREATE INDEX I_ABS ON T (ABS(N) DESC) INCLUDE (D)");
+  q(t, "CREATE INDEX I_MIX ON T (N + 1, CITY)");
+  q(t, "CREATE INDEX I_DIV ON T (D / 4)");
+  write_rows(t, &rs, 150);
+  assert_int_equal(kv_flush(t->db, 0), KV_OK);
+  write_rows(t, &rs, 80);
+  q(t, "DELETE FROM T WHERE ID < 10");
+  int rounds = (int)tu_scaled(600, 80);
+  static const char *const SEL[] = {"ID", "ID, CITY, N, D", "ID, D", "COUNT(*)"};
+  for (int r = 0; r < rounds; r++) {
+    const keyx *k = &KEYS[tu_below(&rs, N_KEYS)];
+    bool params = tu_below(&rs, 3) == 0;
+    char where[256], sb[3][32];
+    cat_value pv[3];
+    int np = 0;
+    make_where(&rs, k, params, where, sizeof where, pv, &np, sb);
+    const char *sel = SEL[tu_below(&rs, 4)];
+    const char *order = strcmp(sel, "COUNT(*)") ? " ORDER BY ID" : "";
+    char s1[512], s2[512];
+    snprintf(s1, sizeof s1, "SELECT /*+ INDEX(T %s) */ %s FROM T WHERE %s%s", k->index, sel,
+             where, order);
+    snprintf(s2, sizeof s2, "SELECT /*+ NO_INDEX */ %s FROM T WHERE %s%s", sel, where, order);
+    int rc = tdb_runp(t, s1, np, pv);
+    if (rc != EXEC_DONE) fail_msg("seed %llu round %d: %s: %s", (unsigned long long)seed, r, s1, t->err.msg);
+    char *got = strdup(t->out);
+    assert_int_equal(tdb_runp(t, s2, np, pv), EXEC_DONE);
+    if (strcmp(got, t->out) != 0)
+      fail_msg("seed %llu round %d: %s\n%s\n-- without the index:\n%s", (unsigned long long)seed,
+               r, s1, got, t->out);
+    free(got);
+    if (!params) {
+      /* the forced plan is an index scan bounded by the expression's key */
+      char e[600];
+      snprintf(e, sizeof e, "EXPLAIN %s", s1);
+      const char *x = q(t, e);
+      char over[64];
+      snprintf(over, sizeof over, "OVER T.%s", k->index);
+      if (!strstr(x, over) || !strstr(x, "KEY RANGE: ") || strstr(x, "FULL SCAN"))
+        fail_msg("seed %llu round %d: %s\n%s", (unsigned long long)seed, r, e, x);
+    }
+    switch (tu_below(&rs, 12)) {
+      case 0: write_rows(t, &rs, 6); break;
+      case 1: {
+        char d[96];
+        snprintf(d, sizeof d, "DELETE FROM T WHERE ID = %d", (int)tu_below(&rs, 120));
+        q(t, d);
+        break;
+      }
+      case 2:
+        if (tu_below(&rs, 4) == 0) assert_int_equal(kv_flush(t->db, 0), KV_OK);
+        break;
+      default: break;
+    }
+  }
+  tdb_close(t);
+}
+
+/* An update that changes the expression's value moves the row in the index: the old value
+** finds nothing, the new one finds the row, before and after a flush; a deleted row is
+** gone from the index. */
+static void update_moves_index_row(void **state) {
+  (void)state;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE P (ID INTEGER PRIMARY KEY, CITY VARCHAR)");
+  q(t, "CREATE INDEX I_CITY ON P (UPPER(CITY))");
+  q(t, "UPSERT INTO P VALUES (1, 'Oslo'), (2, 'Bergen')");
+  const char *old_q = "SELECT /*+ INDEX(P I_CITY) */ ID FROM P WHERE UPPER(CITY) = 'OSLO'";
+  const char *new_q = "SELECT /*+ INDEX(P I_CITY) */ ID FROM P WHERE UPPER(CITY) = 'PARIS'";
+  assert_string_equal(q(t, old_q), "1\n");
+  for (int i = 0; i < 2; i++) {
+    q(t, "UPSERT INTO P VALUES (1, 'paris')");
+    assert_string_equal(q(t, old_q), "");
+    assert_string_equal(q(t, new_q), "1\n");
+    assert_int_equal(kv_flush(t->db, 0), KV_OK);
+    assert_string_equal(q(t, old_q), "");
+    assert_string_equal(q(t, new_q), "1\n");
+    q(t, "UPSERT INTO P VALUES (1, 'OSLO')");
+    assert_string_equal(q(t, old_q), "1\n");
+    assert_string_equal(q(t, new_q), "");
+  }
+  q(t, "UPSERT INTO P VALUES (1, NULL)");
+  assert_string_equal(q(t, old_q), "");
+  assert_string_equal(q(t, "SELECT /*+ INDEX(P I_CITY) */ ID FROM P WHERE UPPER(CITY) IS NULL"),
+                      "1\n");
+  q(t, "DELETE FROM P WHERE ID = 1");
+  assert_string_equal(q(t, "SELECT /*+ INDEX(P I_CITY) */ ID FROM P WHERE UPPER(CITY) IS NULL"),
+                      "");
+  assert_string_equal(q(t, "SELECT /*+ INDEX(P I_CITY) */ ID FROM P WHERE UPPER(CITY) = 'BERGEN'"),
+                      "2\n");
+  tdb_close(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(expr_index_equals_table),
+      cmocka_unit_test(update_moves_index_row),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
