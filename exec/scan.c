@@ -153,8 +153,8 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   if (ps->index) exec_rowcodec_prepare(s->rcp, ps->lookup ? ps->lookup_need : NULL, NULL);
   else exec_rowcodec_prepare(s->rcp, ps->need, slots);
   if (ps->index) {
-    /* the planner chooses only indexes with plain column keys: no catalog is needed to
-       bind expressions */
+    /* no catalog: expression keys are bound against the table alone, as the planner
+       bound them (planner/index_expr.h) */
     s->ic = calloc(1, sizeof *s->ic);
     if (!s->ic) return nomem(err);
     rc = exec_index_codec_init(s->ic, NULL, ps->table, ps->index, err);
