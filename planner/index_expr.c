@@ -65,8 +65,11 @@ int plan_index_key_bind(const cat_table *t, const char *text, plan_arena *A, pla
   plan_bound bound;
   memset(&bound, 0, sizeof bound);
   char bmsg[256] = "";
+  plan_select none; /* no aggregates are collected: it only makes the binder say why */
+  memset(&none, 0, sizeof none);
   binder b;
   memset(&b, 0, sizeof b);
+  b.sel = &none;
   b.sql = sql;
   b.A = A;
   b.table = t;

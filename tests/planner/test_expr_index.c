@@ -12,6 +12,8 @@
 ** tests/sql/expr_index.test.
 */
 #include "../exec/test_engine_util.h"
+#include "planner/index_expr.h"
+#include "planner/plan_bind.h"
 #include "testutil.h"
 
 static const char *const CITIES[] = {"Oslo", "oslo", "OSLO", "Bergen", "bergen", "Cairo",
@@ -244,11 +246,78 @@ static void ttl_and_transaction(void **state) {
   tdb_close(t);
 }
 
+/* Count the PX_COLUMN nodes of e with slot `slot`. */
+static int count_slot(const plan_expr *e, int slot) {
+  if (!e) return 0;
+  int n = e->kind == PX_COLUMN && e->column == slot;
+  for (uint32_t i = 0; i < e->n_args; i++) n += count_slot(e->args[i], slot);
+  return n;
+}
+
+/* plan_index_key_bind binds key text against the table alone and refuses what cannot be an
+** index key with a message; plan_index_expr_sub replaces exactly the equal subtrees
+** (not LOWER for UPPER, not another column, not another constant argument) and
+** plan_index_expr_unsub gives back an equal tree. */
+static void key_bind_and_rewrite(void **state) {
+  (void)state;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE P (ID INTEGER PRIMARY KEY, CITY VARCHAR, C2 VARCHAR)");
+  cat_catalog *cat = NULL;
+  cat_error ce;
+  memset(&ce, 0, sizeof ce);
+  assert_int_equal(cat_open(t->db, &cat, &ce), CAT_OK);
+  const cat_table *tb = cat_find_table(cat, "P");
+  assert_non_null(tb);
+  plan_arena A;
+  plan_arena_init(&A);
+  char msg[256];
+  plan_expr *key = NULL, *w = NULL;
+  assert_int_equal(plan_index_key_bind(tb, "upper( CITY )", &A, &key, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(key->kind, PX_FUNC);
+  assert_int_equal(key->type.id, CAT_T_VARCHAR);
+  static const char *const bad[][2] = {
+      {"NOW()", "not deterministic"}, {"COUNT(*)", "an index key"},
+      {"UPPER(NOPE)", "NOPE"},        {"UPPER(", "does not parse"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    plan_expr *e = NULL;
+    msg[0] = 0;
+    assert_int_equal(plan_index_key_bind(tb, bad[i][0], &A, &e, msg, sizeof msg), EXEC_ERROR);
+    assert_null(e);
+    if (!strstr(msg, bad[i][1])) fail_msg("%s: %s", bad[i][0], msg);
+  }
+  const char *where = "UPPER(CITY) = 'A' AND (LOWER(CITY) = 'a' OR UPPER(C2) = 'A') AND "
+                      "LENGTH(UPPER(CITY)) > 2 AND SUBSTR(UPPER(CITY), 1, 2) IN ('AB')";
+  assert_int_equal(plan_index_key_bind(tb, where, &A, &w, msg, sizeof msg), EXEC_OK);
+  plan_expr *keys[2] = {NULL, key};
+  bool oom = false;
+  plan_expr *sub = plan_index_expr_sub(&A, w, keys, 2, 10, &oom);
+  assert_false(oom);
+  assert_int_equal(count_slot(sub, 11), 3);
+  assert_int_equal(count_slot(sub, 10), 0);
+  char buf[512];
+  const char *names[] = {"ID", "CITY", "C2"};
+  plan_expr *back = plan_index_expr_unsub(&A, sub, keys, 2, 10, &oom);
+  assert_false(oom);
+  assert_true(plan_expr_equal(back, w));
+  plan_expr_print(back, names, buf, sizeof buf);
+  assert_non_null(strstr(buf, "LOWER(CITY) = 'a'"));
+  /* another constant argument does not match */
+  plan_expr *k2 = NULL;
+  assert_int_equal(plan_index_key_bind(tb, "SUBSTR(CITY, 1, 3)", &A, &k2, msg, sizeof msg), 0);
+  assert_int_equal(plan_index_key_bind(tb, "SUBSTR(CITY, 1, 2) = 'x'", &A, &w, msg, sizeof msg), 0);
+  assert_ptr_equal(plan_index_expr_sub(&A, w, &k2, 1, 10, &oom), w);
+  plan_arena_free(&A);
+  cat_close(cat);
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(expr_index_equals_table),
       cmocka_unit_test(update_moves_index_row),
       cmocka_unit_test(ttl_and_transaction),
+      cmocka_unit_test(key_bind_and_rewrite),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
