@@ -7,8 +7,8 @@
 ** that change an expression's value, deletes, store files and memstore cells; random
 ** operators (=, <, <=, >, >=, BETWEEN, IN, IS NULL) with literals and with bound
 ** parameters; VARCHAR, INTEGER and DOUBLE expression types, a DESC key, a composite
-** (expression, column) key, an INCLUDE column; a TTL table (expired rows stay hidden) and
-** a transaction's uncommitted writes. Seeded (tu_seed). Golden EXPLAIN text is in
+** (expression, column) key, a (column, expression DESC) key, an INCLUDE column; a TTL table
+** (expired rows stay hidden) and a transaction's uncommitted writes. Seeded (tu_seed). Golden EXPLAIN text is in
 ** tests/sql/expr_index.test.
 */
 #include "../exec/test_engine_util.h"
@@ -43,15 +43,17 @@ typedef struct keyx {
   const char *index;  /* index name */
   const char *expr;   /* the key expression as queries write it */
   bool text;          /* compared with VARCHAR constants, else INTEGER */
+  bool after_n;       /* the key follows N in the index: the WHERE pins N first */
 } keyx;
 
 static const keyx KEYS[] = {
-    {"I_UP", "UPPER(CITY)", true},
-    {"I_ABS", "ABS(N)", false},
-    {"I_MIX", "N + 1", false},
-    {"I_DIV", "D / 4", false},
+    {"I_UP", "UPPER(CITY)", true, false},
+    {"I_ABS", "ABS(N)", false, false},
+    {"I_MIX", "N + 1", false, false},
+    {"I_DIV", "D / 4", false, false},
+    {"I_TAIL", "UPPER(CITY)", true, true},
 };
-#define N_KEYS 4
+#define N_KEYS 5
 
 /* A random constant for key k: literal text into lit, the same value into *v. */
 static void constant(uint64_t *rs, const keyx *k, char *lit, size_t cap, cat_value *v,
@@ -101,6 +103,14 @@ static void make_where(uint64_t *rs, const keyx *k, bool params, char *where, si
     default: snprintf(where, cap, "%s = %s AND ID > 40", k->expr, a); uses = 1; break;
   }
   if (params) *np = uses;
+  if (k->after_n) {
+    char pre[32];
+    int l = snprintf(pre, sizeof pre, "N = %d AND ", (int)tu_below(rs, 41) - 20);
+    size_t wl = strlen(where);
+    assert_true((size_t)l + wl < cap);
+    memmove(where + l, where, wl + 1);
+    memcpy(where, pre, (size_t)l);
+  }
 }
 
 static void expr_index_equals_table(void **state) {
@@ -113,6 +123,7 @@ static void expr_index_equals_table(void **state) {
   q(t, "CREATE INDEX I_ABS ON T (ABS(N) DESC) INCLUDE (D)");
   q(t, "CREATE INDEX I_MIX ON T (N + 1, CITY)");
   q(t, "CREATE INDEX I_DIV ON T (D / 4)");
+  q(t, "CREATE INDEX I_TAIL ON T (N, UPPER(CITY) DESC)");
   write_rows(t, &rs, 150);
   assert_int_equal(kv_flush(t->db, 0), KV_OK);
   write_rows(t, &rs, 80);
