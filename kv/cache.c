@@ -6,9 +6,11 @@
 ** Reference counts live under the shard mutex: the cache itself holds one reference on each
 ** entry it contains, each lookup or insert hands out one more. Eviction walks the list from
 ** the tail and skips entries in use (they are few: one per open iterator). Values are freed
-** outside the mutex. A hit on an entry still in the newest eighth of its list (put at the
-** head fewer than n/8 moves ago) does not move it: a point read in a large cache then
-** touches the entry alone, not its two neighbours.
+** outside the mutex. A hit does not move the entry: it only marks it referenced (second
+** chance, CLOCK-style), so a point read in a large cache touches the entry alone, not its two
+** neighbours (cold lines) and the list head. Eviction walks from the tail: a referenced entry
+** loses its mark and goes to the head instead of out; the first unmarked, unused one goes.
+** The order evicted is LRU by the time of the last insert or second chance, not the last hit.
 ** Not here: what is cached (kv/sf_iter.c), per-scan metrics (kv_sf_io).
 */
 #include <pthread.h>
@@ -32,7 +34,7 @@ struct kv_cache_entry {
   void (*deleter)(void *);    /* frees value */
   kv_cache_entry *hnext;      /* hash chain */
   kv_cache_entry *prev, *next; /* LRU list (head = most recent) */
-  uint64_t moved;             /* the shard's move count when it last went to the head */
+  bool referenced;            /* hit since it last went to the head (its second chance) */
 };
 
 typedef struct shard {
@@ -41,7 +43,6 @@ typedef struct shard {
   uint32_t n_buckets;         /* a power of two */
   uint32_t n_entries;         /* entries in the cache */
   kv_cache_entry *head, *tail; /* LRU list */
-  uint64_t moves;             /* entries put at the head so far (insert or hit) */
   size_t usage;               /* sum of charges in the cache */
   size_t capacity;            /* this shard's share */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
@@ -106,7 +107,7 @@ static void lru_unlink(shard *s, kv_cache_entry *e) {
 }
 
 static void lru_push_head(shard *s, kv_cache_entry *e) {
-  e->moved = ++s->moves;
+  e->referenced = false;
   e->prev = NULL;
   e->next = s->head;
   if (s->head) s->head->prev = e;
@@ -215,13 +216,9 @@ static kv_cache_entry *lookup(kv_cache *c, uint64_t file, uint64_t off, bool cou
   kv_cache_entry *e = *find_slot(s, file, off, h);
   if (e) {
     e->refs++;
-    /* An entry put at the head fewer than n_entries / 8 moves ago is still in the newest
-       eighth of the list: leave it there (unlinking touches two other entries, cold in a
-       large cache). Eviction order stays LRU but for that eighth. */
-    if (s->moves - e->moved >= s->n_entries / 8) {
-      lru_unlink(s, e);
-      lru_push_head(s, e);
-    }
+    /* mark it only: relinking would touch two other entries and the head, cold in a large
+       cache; eviction gives a marked entry a second chance (kv_cache_insert) */
+    if (!e->referenced) e->referenced = true;
     s->hits++;
   } else if (count_miss) {
     s->misses++;
@@ -263,7 +260,13 @@ kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *
   kv_cache_entry *v = s->tail;
   while (v && s->usage + charge > s->capacity) {
     kv_cache_entry *p = v->prev;
-    if (v->refs == 1) {
+    if (v->referenced) {
+      /* hit since it went to the head: to the head again, unmarked (the walk reaches it
+         again after the entries ahead of it, so it goes only if they are all needed) */
+      lru_unlink(s, v);
+      lru_push_head(s, v);
+      if (!p) p = v; /* it was the head: look at it once more, unmarked now */
+    } else if (v->refs == 1) {
       remove_entry(s, v); /* refs was 1: it is dead now */
       v->hnext = dead;
       dead = v;

@@ -4,6 +4,8 @@
 ** - cache unit: hit and miss, LRU eviction within the capacity, an entry in use is never
 **   freed under its holder, erase by file, many threads at once, a file's blocks filling
 **   the shards alike (no eviction in a cache of exactly their size), kv_cache_probe;
+**   blocks hit since they were inserted outlive blocks never hit (second chance), and a
+**   full cache of blocks all hit still evicts only what an insert needs;
 ** - a second kv_get of the same row makes no env read (kv_env_mem_get_stats) and counts
 **   its blocks as cache hits; with the cache off it reads again;
 ** - compaction drops the deleted inputs' blocks from the cache and reads stay right;
@@ -177,6 +179,54 @@ static void test_cache_shards_fill_alike(void **state) {
   kv_cache_get_counters(c, &k);
   assert_int_equal(k.evictions, 1);
   kv_cache_free(c);
+}
+
+/* A hit marks its entry (no relink): an insert into the full cache passes over marked
+** entries (unmarking them, to the head) and evicts the oldest unmarked one. */
+static void test_cache_second_chance(void **state) {
+  (void)state;
+  memset(freed, 0, sizeof freed);
+  static int vals[64];
+  for (int i = 0; i < 64; i++) vals[i] = i;
+  kv_cache *c = kv_cache_new(1000); /* one shard, ten entries of 100 bytes */
+  for (int i = 0; i < 10; i++)
+    kv_cache_release(c, kv_cache_insert(c, 1, (uint64_t)i, &vals[i], 100, count_free));
+  for (int i = 0; i < 10; i += 2) { /* hit the even ones (the oldest, 0, among them) */
+    kv_cache_entry *e = kv_cache_lookup(c, 1, (uint64_t)i);
+    assert_non_null(e);
+    kv_cache_release(c, e);
+  }
+  /* five inserts evict exactly the five never hit, oldest first */
+  for (int i = 10; i < 15; i++) {
+    kv_cache_release(c, kv_cache_insert(c, 1, (uint64_t)i, &vals[i], 100, count_free));
+    for (int j = 0; j < 10; j++)
+      assert_int_equal(freed[j], (j & 1) && j <= 2 * (i - 10) + 1 ? 1 : 0);
+  }
+  for (int j = 0; j < 10; j += 2) {
+    kv_cache_entry *e = kv_cache_probe(c, 1, (uint64_t)j);
+    assert_non_null(e);
+    assert_int_equal(*(int *)kv_cache_value(e), j);
+    kv_cache_release(c, e);
+  }
+  /* every entry is marked now: one insert still evicts exactly one, the least recently
+     inserted or passed over (0 went to the head first, before 10) */
+  kv_cache_counters k;
+  kv_cache_get_counters(c, &k);
+  uint64_t ev = k.evictions;
+  for (int i = 10; i < 15; i++) {
+    kv_cache_entry *e = kv_cache_lookup(c, 1, (uint64_t)i);
+    assert_non_null(e);
+    kv_cache_release(c, e);
+  }
+  kv_cache_release(c, kv_cache_insert(c, 1, 20, &vals[20], 100, count_free));
+  kv_cache_get_counters(c, &k);
+  assert_int_equal(k.evictions, ev + 1);
+  assert_int_equal(k.usage, 1000);
+  assert_int_equal(freed[0], 1);
+  for (int j = 2; j < 15; j += (j < 10 ? 2 : 1)) assert_int_equal(freed[j], 0);
+  kv_cache_free(c);
+  for (int j = 0; j < 15; j++) assert_int_equal(freed[j], 1);
+  assert_int_equal(freed[20], 1);
 }
 
 /* kv_cache_probe finds what kv_cache_lookup finds, counting hits but no misses. */
@@ -516,6 +566,7 @@ int main(void) {
     cmocka_unit_test(test_cache_threads),
     cmocka_unit_test(test_cache_shards_fill_alike),
     cmocka_unit_test(test_cache_probe),
+    cmocka_unit_test(test_cache_second_chance),
     cmocka_unit_test(test_second_get_makes_no_read),
     cmocka_unit_test(test_compaction_drops_entries),
     cmocka_unit_test(test_tiny_cache_concurrent_scans),
