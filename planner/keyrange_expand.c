@@ -30,11 +30,14 @@ typedef struct xr {
   const char *stext; /* EXPLAIN text of the start tuple (a point: the whole key) */
   const char *etext; /* EXPLAIN text of the end tuple */
   bool pinned;       /* every constrained column pinned to one value (IN lists stay apart) */
+  size_t plen;       /* bytes of the pinned prefix columns' values (start begins with them) */
 } xr;
 
 typedef struct xrs {
   xr *v;          /* ranges (malloc) */
   uint32_t n, cap; /* count, capacity */
+  bool spans;     /* a merge joined ranges of different pinned prefixes: in the merged
+                     range those columns are no longer one value */
 } xrs;
 
 static uint64_t sat_mul(uint64_t a, uint64_t b) {
@@ -180,6 +183,7 @@ static int expand_box(plan_kr_ctx *c, const plan_kr_box *b, int capn, int rcol, 
     for (uint32_t k = 0; k < nr; k++) {
       xr x;
       memset(&x, 0, sizeof x);
+      x.plen = pl;
       if (rcol < 0) {
         x.pinned = true;
         x.has_start = pl > 0;
@@ -259,6 +263,9 @@ static void merge_ranges(xrs *r) {
             : cat_vc_compare(nx->start, nx->slen, cur->end, cur->elen);
     bool overlap = d < 0 || (d == 0 && !(cur->pinned && nx->pinned));
     if (!overlap) { r->v[++o] = *nx; continue; }
+    /* e.g. C0 IN (-2, -3) AND (K0 < 3 OR K0 > 0): each C0 value's two ranges join into
+       its whole prefix, and the two prefixes touch and join too: C0 is not pinned */
+    if (!same_bytes(cur->start, cur->plen, nx->start, nx->plen)) r->spans = true;
     if (!cur->has_end) continue;
     if (!nx->has_end || cat_vc_compare(nx->end, nx->elen, cur->end, cur->elen) > 0) {
       /* the same point twice (an IN list naming a value again) stays a point */
@@ -384,7 +391,7 @@ void plan_kr_derive(plan_kr_ctx *c, const plan_expr *const *terms, uint32_t nt, 
   plan_kr_boxes acc;
   bool extracted[MAX_TERMS] = {false};
   plan_kr_tinfo ti[MAX_TERMS];
-  xrs r = {NULL, 0, 0};
+  xrs r = {NULL, 0, 0, false};
   if (n > 64) n = 64; /* wider keys: only the first 64 columns are ranged */
   if (plan_kr_boxes_alloc(c, &acc, 1) || plan_kr_box_init(c, &acc.v[0])) return;
   acc.n = 1;
@@ -438,7 +445,8 @@ void plan_kr_derive(plan_kr_ctx *c, const plan_expr *const *terms, uint32_t nt, 
   merge_ranges(&r);
   if (finish(c, &r, out)) goto done;
   if (out->kind != PLAN_SCAN_NOTHING && out->kind != PLAN_SCAN_FULL) {
-    out->prefix_cols = min_prefix == n && acc.n == 0 ? 0 : min_prefix;
+    /* a merge across different pinned prefixes leaves no column known to be one value */
+    out->prefix_cols = (min_prefix == n && acc.n == 0) || r.spans ? 0 : min_prefix;
     out->bound_cols = max_cap;
   }
   for (uint32_t j = 0; j < nt; j++) {
