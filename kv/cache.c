@@ -92,10 +92,14 @@ kv_cache *kv_cache_new(size_t capacity) {
 ** one size, fill every shard alike and none overflows its share while others have room (a
 ** hash would leave some shards with a few blocks more than their share: those blocks then
 ** evicted one another in a cache large enough for all). Other keys, such as byte offsets,
-** spread as their low bits do. */
+** spread as their low bits do; the higher bits are added in too, so keys whose low bits are
+** one constant (the column cache's block offset << 16 | column hash, kv/colscan_eval.c)
+** still spread instead of all landing in one shard. */
 static shard *shard_of(kv_cache *c, uint64_t file, uint64_t off) {
   uint64_t f = file * 0x9E3779B97F4A7C15ull;
-  return &c->shards[((uint32_t)(f >> 40) + (uint32_t)off) & (c->n_shards - 1)];
+  uint32_t k = (uint32_t)off + (uint32_t)(off >> 16) + (uint32_t)(off >> 32) +
+               (uint32_t)(off >> 48);
+  return &c->shards[((uint32_t)(f >> 40) + k) & (c->n_shards - 1)];
 }
 
 static void lru_unlink(shard *s, kv_cache_entry *e) {

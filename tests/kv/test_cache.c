@@ -181,6 +181,39 @@ static void test_cache_shards_fill_alike(void **state) {
   kv_cache_free(c);
 }
 
+/* Keys whose low 16 bits are one constant (the column cache's block byte offset << 16 |
+** column hash) spread over the shards too: a cache with room for all of them keeps every
+** one (when the shard came from the low bits alone, all went to one shard, which evicted
+** while the other fifteen stayed empty, and a scan of the scaled bench set never hit). */
+static void test_cache_shards_high_bits(void **state) {
+  (void)state;
+  size_t cap = (size_t)16 << 20, charge = (size_t)16 << 10; /* 16 shards of 1 MiB */
+  kv_cache *c = kv_cache_new(cap);
+  uint64_t rng = tu_seed("cache_shards_high_bits");
+  size_t n = cap / charge / 2; /* half the cache: 512 entries */
+  uint64_t *keys = malloc(n * sizeof *keys);
+  assert_non_null(keys);
+  uint64_t off = 0;
+  for (size_t i = 0; i < n; i++) {
+    keys[i] = (off << 16) | 0xBEEF;
+    off += 9000 + tu_below(&rng, 3000); /* blocks of about 10 KB */
+    uint64_t *v = malloc(sizeof *v);
+    *v = i;
+    kv_cache_release(c, kv_cache_insert(c, 7, keys[i], v, charge, free_u64));
+  }
+  kv_cache_counters k;
+  kv_cache_get_counters(c, &k);
+  assert_int_equal(k.evictions, 0);
+  for (size_t i = 0; i < n; i++) {
+    kv_cache_entry *e = kv_cache_lookup(c, 7, keys[i]);
+    assert_non_null(e);
+    assert_int_equal(*(uint64_t *)kv_cache_value(e), i);
+    kv_cache_release(c, e);
+  }
+  free(keys);
+  kv_cache_free(c);
+}
+
 /* A hit marks its entry (no relink): an insert into the full cache passes over marked
 ** entries (unmarking them, to the head) and evicts the oldest unmarked one. */
 static void test_cache_second_chance(void **state) {
@@ -565,6 +598,7 @@ int main(void) {
     cmocka_unit_test(test_cache_lru_and_refs),
     cmocka_unit_test(test_cache_threads),
     cmocka_unit_test(test_cache_shards_fill_alike),
+    cmocka_unit_test(test_cache_shards_high_bits),
     cmocka_unit_test(test_cache_probe),
     cmocka_unit_test(test_cache_second_chance),
     cmocka_unit_test(test_second_get_makes_no_read),
