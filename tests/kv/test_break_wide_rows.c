@@ -22,33 +22,10 @@
 #include "kv/kv.h"
 #include "kv/sf_rows.h"
 #include "testutil.h"
+#include "tu_sbuf.h"
 
 #define NOW0 1700000000000ll
 #define MAXQ 48
-
-typedef struct sbuf {
-  char *p;     /* text */
-  size_t len;  /* bytes used */
-  size_t cap;  /* bytes allocated */
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) {
-  va_list ap;
-  for (;;) {
-    va_start(ap, fmt);
-    int n = vsnprintf(b->p ? b->p + b->len : NULL, b->p ? b->cap - b->len : 0, fmt, ap);
-    va_end(ap);
-    assert_true(n >= 0);
-    if (b->p && b->len + (size_t)n < b->cap) {
-      b->len += (size_t)n;
-      return;
-    }
-    b->cap = (b->cap + (size_t)n + 1) * 2;
-    b->p = realloc(b->p, b->cap);
-    assert_non_null(b->p);
-    if (b->len == 0) b->p[0] = 0;
-  }
-}
 
 typedef struct world {
   kv_env *env;            /* in-memory file system */

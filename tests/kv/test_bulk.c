@@ -30,6 +30,7 @@
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
+#include "tu_sbuf.h"
 
 #define T0 1700000000000LL /* the env clock */
 #define N_ROWS 40          /* distinct row keys */
@@ -86,31 +87,6 @@ static void st_close(st *s) {
 
 /* ---- rendering every visible version --------------------------------------------------- */
 
-typedef struct sbuf {
-  char *p;          /* text */
-  size_t len, cap;  /* length / allocated */
-} sbuf;
-
-static void sb_add(sbuf *b, const void *p, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->p = realloc(b->p, b->cap);
-    assert_non_null(b->p);
-  }
-  memcpy(b->p + b->len, p, n);
-  b->len += n;
-  b->p[b->len] = 0;
-}
-
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-  char tmp[256];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  sb_add(b, tmp, (size_t)n);
-}
-
 static void render_fams(kv_db *db, const uint32_t *fids, uint32_t n, uint64_t snap, sbuf *out) {
   kv_scan_options so;
   memset(&so, 0, sizeof so);
@@ -123,17 +99,17 @@ static void render_fams(kv_db *db, const uint32_t *fids, uint32_t n, uint64_t sn
   if (rc) fail_msg("kv_scan_open: %s", kv_errmsg());
   kv_row row;
   while ((rc = kv_scan_next(sc, &row)) == KV_OK) {
-    sb_add(out, row.key, row.key_len);
-    sb_add(out, "|", 1);
+    sb_put(out, row.key, row.key_len);
+    sb_put(out, "|", 1);
     for (uint32_t i = 0; i < row.n_cells; i++) {
       const kv_cell_view *c = &row.cells[i];
-      sb_printf(out, "%u:", c->family_id == fids[0] ? 0u : 1u);
-      sb_add(out, c->qual, c->qual_len);
-      sb_printf(out, "@%lld=", (long long)c->ts);
-      sb_add(out, c->value, c->value_len);
-      sb_add(out, ",", 1);
+      sb_add(out, "%u:", c->family_id == fids[0] ? 0u : 1u);
+      sb_put(out, c->qual, c->qual_len);
+      sb_add(out, "@%lld=", (long long)c->ts);
+      sb_put(out, c->value, c->value_len);
+      sb_put(out, ",", 1);
     }
-    sb_add(out, "\n", 1);
+    sb_put(out, "\n", 1);
   }
   if (rc != KV_ERR_NOTFOUND) fail_msg("kv_scan_next: %s", kv_errmsg());
   kv_scan_close(sc);
@@ -142,9 +118,9 @@ static void render_fams(kv_db *db, const uint32_t *fids, uint32_t n, uint64_t sn
 /* Everything a read at `snap` (0 = latest) sees, as text (caller frees). */
 static char *render(st *s, uint64_t snap) {
   sbuf b = {0};
-  sb_add(&b, "T\n", 2);
+  sb_put(&b, "T\n", 2);
   render_fams(s->db, s->fid, 2, snap, &b);
-  sb_add(&b, "O\n", 2);
+  sb_put(&b, "O\n", 2);
   render_fams(s->db, s->fid + 2, 1, snap, &b);
   return b.p;
 }

@@ -29,6 +29,7 @@
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
+#include "tu_sbuf.h"
 
 #define T0 1700000000000LL /* the env clock */
 #define N_FAMS 3           /* t.a (VERSIONS 3), t.b, t.c (TTL 60 s) */
@@ -83,26 +84,10 @@ static void st_close(st *s) {
 
 /* ---- rendering every visible version --------------------------------------------------- */
 
-typedef struct sbuf {
-  char *p;          /* text */
-  size_t len, cap;  /* length / allocated */
-} sbuf;
-
-static void sb_add(sbuf *b, const void *p, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->p = realloc(b->p, b->cap);
-    assert_non_null(b->p);
-  }
-  memcpy(b->p + b->len, p, n);
-  b->len += n;
-  b->p[b->len] = 0;
-}
-
 /* Every version of every family a read sees (caller frees). */
 static char *render(st *s) {
   sbuf b = {0};
-  sb_add(&b, "", 0);
+  sb_put(&b, "", 0);
   kv_scan_options so;
   memset(&so, 0, sizeof so);
   so.family_ids = s->fid;
@@ -113,22 +98,22 @@ static char *render(st *s) {
   kv_row row;
   int rc;
   while ((rc = kv_scan_next(sc, &row)) == KV_OK) {
-    sb_add(&b, row.key, row.key_len);
-    sb_add(&b, "|", 1);
+    sb_put(&b, row.key, row.key_len);
+    sb_put(&b, "|", 1);
     for (uint32_t i = 0; i < row.n_cells; i++) {
       const kv_cell_view *c = &row.cells[i];
       char tmp[64];
       int fi = 0;
       while (fi < N_FAMS - 1 && s->fid[fi] != c->family_id) fi++;
       snprintf(tmp, sizeof tmp, "%d:", fi);
-      sb_add(&b, tmp, strlen(tmp));
-      sb_add(&b, c->qual, c->qual_len);
+      sb_put(&b, tmp, strlen(tmp));
+      sb_put(&b, c->qual, c->qual_len);
       snprintf(tmp, sizeof tmp, "@%lld=", (long long)c->ts);
-      sb_add(&b, tmp, strlen(tmp));
-      sb_add(&b, c->value, c->value_len);
-      sb_add(&b, ",", 1);
+      sb_put(&b, tmp, strlen(tmp));
+      sb_put(&b, c->value, c->value_len);
+      sb_put(&b, ",", 1);
     }
-    sb_add(&b, "\n", 1);
+    sb_put(&b, "\n", 1);
   }
   if (rc != KV_ERR_NOTFOUND) fail_msg("kv_scan_next: %s", kv_errmsg());
   kv_scan_close(sc);
