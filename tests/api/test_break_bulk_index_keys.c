@@ -282,7 +282,7 @@ static void one_table(uint64_t *rs, uint64_t seed, int t) {
              (unsigned long long)seed, t, s.ddl, oa, ob);
   for (int i = 0; i < s.nidx; i++) {
     if (!s.idx[i][0]) continue;
-    char sql[160];
+    char sql[320]; /* room for the longest column list (cl) and names */
     snprintf(sql, sizeof sql, "CHECK INDEX I%d ON T", i);
     int bad = 0;
     assert_int_equal(rowan_exec(a, sql, check_cb, &bad), ROWAN_OK);

@@ -224,8 +224,10 @@ static void gen_files(gen *g, int stations, int copies, int hours, bool reverse_
   for (int k = 0; k < n; k++) {
     int f = reverse_files ? n - 1 - k : k;
     char stn[16];
-    if (f / stations == 0) snprintf(stn, sizeof stn, "st%02d", f % stations);
-    else snprintf(stn, sizeof stn, "st%02d_%d", f % stations, f / stations);
+    /* f is small and non-negative; the bounds tell the compiler the name fits */
+    unsigned si = (unsigned)(f % stations) % 100u, ci = (unsigned)(f / stations) % 1000u;
+    if (ci == 0) snprintf(stn, sizeof stn, "st%02u", si);
+    else snprintf(stn, sizeof stn, "st%02u_%u", si, ci);
     int fam = (f % 3 == 2) ? 2 : f % 2;
     for (int h = 0; h < hours; h++) {
       int64_t ts = fam == 2 && h % 7 == 3 ? T0 - 120000 : T0 - 1000 + (gen_no % 3);
