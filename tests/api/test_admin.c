@@ -19,6 +19,7 @@
 
 #include "kv/env_mem.h"
 #include "rowan.h"
+#include "tu_api.h"
 
 static rowan_db *open_db(kv_env *env, int read_only) {
   rowan_options o;
@@ -31,12 +32,6 @@ static rowan_db *open_db(kv_env *env, int read_only) {
   if (rc != ROWAN_OK) fprintf(stderr, "open: %s\n", db ? rowan_errmsg(db) : "?");
   assert_int_equal(rc, ROWAN_OK);
   return db;
-}
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fprintf(stderr, "%s\n  -> %s\n", sql, rowan_errmsg(db));
-  assert_int_equal(rc, ROWAN_OK);
 }
 
 /* Run a one-value query; returns its integer and fills *m with the statement's metrics. */

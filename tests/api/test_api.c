@@ -20,6 +20,7 @@
 #include "api/api_test.h"
 #include "kv/env_mem.h"
 #include "rowan.h"
+#include "tu_api.h"
 
 typedef struct fixture {
   kv_env *env;   /* in-memory file system */
@@ -53,12 +54,6 @@ static int teardown(void **state) {
   kv_env_free(f->env);
   free(f);
   return 0;
-}
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fprintf(stderr, "%s\n  -> %s: %s\n", sql, rowan_errstr(rc), rowan_errmsg(db));
-  assert_int_equal(rc, ROWAN_OK);
 }
 
 static rowan_stmt *prep(rowan_db *db, const char *sql) {

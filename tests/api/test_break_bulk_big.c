@@ -22,24 +22,10 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 #define T0 1456790400000LL
 #define HOUR 3600000LL
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
-
-static rowan_db *open_mem(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
-  return db;
-}
 
 /* Step two statements side by side; every row must be equal. Returns the rows. */
 static int64_t same_rows(rowan_db *a, rowan_db *b, const char *sql, uint64_t seed) {
@@ -81,7 +67,7 @@ static void load_both(bool with_index, void **state) {
   uint64_t seed = tu_seed(with_index ? "big_interleaved_indexed" : "big_interleaved_repeats");
   uint64_t rs = seed;
   kv_env *ea = kv_env_mem_new(0), *eb = kv_env_mem_new(0);
-  rowan_db *a = open_mem(ea), *b = open_mem(eb);
+  rowan_db *a = tu_open_mem(ea), *b = tu_open_mem(eb);
   const char *ddl = "CREATE TABLE R (STATION VARCHAR NOT NULL, TS TIMESTAMP NOT NULL, "
                     "M.TEMP DOUBLE, M.WD VARCHAR, M.RAIN INTEGER, "
                     "CONSTRAINT PK PRIMARY KEY (STATION, TS DESC))";

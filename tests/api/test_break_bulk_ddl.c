@@ -21,21 +21,7 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
-
-static rowan_db *open_mem(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
-  return db;
-}
+#include "tu_api.h"
 
 /* The first column of the first row of sql as a number (-1 when none). */
 static int64_t one_int(rowan_db *db, const char *sql) {
@@ -100,7 +86,7 @@ static const char *const mid_name[N_MID] = {
 
 static void one_case(int mid, int n) {
   kv_env *env = kv_env_mem_new(0);
-  rowan_db *db = open_mem(env);
+  rowan_db *db = tu_open_mem(env);
   exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V VARCHAR)");
   bool indexed_at_begin = mid == MID_UPSERT || mid == MID_UPSERT_SAME || mid == MID_DROP_INDEX;
   if (indexed_at_begin) exec_ok(db, "CREATE INDEX IV ON T (V)");
@@ -162,7 +148,7 @@ static void one_case(int mid, int n) {
   }
   /* and after a reopen */
   assert_int_equal(rowan_close(db), ROWAN_OK);
-  db = open_mem(env);
+  db = tu_open_mem(env);
   index_agrees(db, what);
   assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), after);
   assert_int_equal(rowan_close(db), ROWAN_OK);

@@ -22,11 +22,7 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
+#include "tu_api.h"
 
 static rowan_db *open_mem(kv_env *env) {
   rowan_options o;

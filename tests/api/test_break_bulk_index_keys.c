@@ -24,24 +24,10 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 #define NCOL 6 /* K0, K1 (maybe unused), C0..C3 */
 #define OUT_CAP (1u << 20)
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
-
-static rowan_db *open_mem(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
-  return db;
-}
 
 typedef struct vtype {
   const char *name;         /* SQL type */
@@ -196,7 +182,7 @@ static void one_table(uint64_t *rs, uint64_t seed, int t) {
   schema s;
   random_schema(rs, &s);
   kv_env *ea = kv_env_mem_new(0), *eb = kv_env_mem_new(0);
-  rowan_db *a = open_mem(ea), *b = open_mem(eb);
+  rowan_db *a = tu_open_mem(ea), *b = tu_open_mem(eb);
   exec_ok(a, s.ddl);
   exec_ok(b, s.ddl);
   for (int i = 0; i < s.nidx; i++) {

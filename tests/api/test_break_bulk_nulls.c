@@ -24,23 +24,9 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 #define OUT_CAP (4u << 20)
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
-
-static rowan_db *open_mem(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
-  return db;
-}
 
 static void dump(rowan_db *db, const char *sql, char *out, size_t cap) {
   size_t n = 0;
@@ -100,7 +86,7 @@ static void one_shape(uint64_t *rs, uint64_t seed, int shape, bool desc) {
   assert_non_null(keys);
   int n = make_keys(rs, shape, keys, CAP);
   kv_env *ea = kv_env_mem_new(0), *eb = kv_env_mem_new(0);
-  rowan_db *a = open_mem(ea), *b = open_mem(eb);
+  rowan_db *a = tu_open_mem(ea), *b = tu_open_mem(eb);
   const char *ddl = desc ? "CREATE TABLE T (K INTEGER NOT NULL, F.A VARCHAR, G.B BIGINT, "
                            "CONSTRAINT PK PRIMARY KEY (K DESC))"
                          : "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, F.A VARCHAR, "
@@ -181,7 +167,7 @@ static void older_values_anywhere(void **state) {
   };
   for (int i = 0; i < 4; i++) {
     kv_env *env = kv_env_mem_new(0);
-    rowan_db *db = open_mem(env);
+    rowan_db *db = tu_open_mem(env);
     exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, F.A VARCHAR, G.B BIGINT)");
     char setup[256];
     snprintf(setup, sizeof setup, "%s", setups[i]);

@@ -25,25 +25,11 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 #define MAXC 8        /* columns of a table: up to 4 key columns, 2 value columns */
 #define NROWS_MAX 160
 #define LIT 48        /* bytes of one literal */
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
-
-static rowan_db *open_mem(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
-  return db;
-}
 
 /* A key type and the literals its values are drawn from. */
 typedef struct ktype {
@@ -322,7 +308,7 @@ static void key_tail_equals_cells(void **state) {
   assert_non_null(t);
   for (int k = 0; k < ntables; k++) {
     kv_env *env = kv_env_mem_new(0);
-    rowan_db *db = open_mem(env);
+    rowan_db *db = tu_open_mem(env);
     random_table(&rs, t);
     make_tables(db, t);
     int half = t->nrows / 2;

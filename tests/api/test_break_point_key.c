@@ -26,23 +26,9 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 #define OUT_CAP 8192
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
-
-static rowan_db *open_mem(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
-  return db;
-}
 
 /* One binding: what to call rowan_bind_* with. */
 typedef struct bval {
@@ -288,7 +274,7 @@ static void kept_statement_equals_fresh_prepare(void **state) {
   (void)state;
   uint64_t seed = tu_seed("kept_statement_equals_fresh_prepare"), rs = seed;
   kv_env *env = kv_env_mem_new(0);
-  rowan_db *db = open_mem(env);
+  rowan_db *db = tu_open_mem(env);
   make_schema(db);
   for (int w = 0; w < 300; w++) random_write(db, &rs);
   rowan_stmt *kept[N_STMTS];
@@ -417,7 +403,7 @@ static void long_keys_rebound(void **state) {
   (void)state;
   uint64_t seed = tu_seed("long_keys_rebound"), rs = seed;
   kv_env *env = kv_env_mem_new(0);
-  rowan_db *db = open_mem(env);
+  rowan_db *db = tu_open_mem(env);
   exec_ok(db, "CREATE TABLE L (S VARCHAR NOT NULL, N INTEGER NOT NULL, V INTEGER, "
               "CONSTRAINT PK PRIMARY KEY (S DESC, N))");
   exec_ok(db, "CREATE TABLE M (N INTEGER NOT NULL, S VARBINARY NOT NULL, V INTEGER, "

@@ -21,24 +21,10 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 #define MAXC 72
 #define NR 60
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
-
-static rowan_db *open_mem(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
-  return db;
-}
 
 /* The model: value of column c (1..nc-1; column 0 is the key K) in row r, or -1 for NULL. */
 static int64_t cell(const int8_t *nul, int r, int c) {
@@ -47,7 +33,7 @@ static int64_t cell(const int8_t *nul, int r, int c) {
 
 static void one_width(int nc, uint64_t *rs, uint64_t seed) {
   kv_env *env = kv_env_mem_new(0);
-  rowan_db *db = open_mem(env);
+  rowan_db *db = tu_open_mem(env);
   /* K, then C1..C(nc-1) spread over three families */
   size_t cap = 8192;
   char *ddl = malloc(cap);

@@ -23,6 +23,7 @@
 
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 static char dir[256];
 
@@ -41,10 +42,6 @@ static int setup(void **state) {
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0) return -1;
   return 0;
-}
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  if (rowan_exec(db, sql, NULL, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
 }
 
 /* Every row of the query as "a|b|c\n" text (caller frees). */

@@ -22,6 +22,7 @@
 
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 static char dir[128];
 
@@ -48,10 +49,6 @@ static int teardown(void **state) {
   char cmd[320];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   return system(cmd) == 0 ? 0 : -1;
-}
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  if (rowan_exec(db, sql, NULL, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
 }
 
 /* Every row of the query as "a|b|c\n" text, lines sorted (caller frees). */

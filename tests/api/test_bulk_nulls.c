@@ -23,6 +23,7 @@
 
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 static char dir[128];
 
@@ -42,10 +43,6 @@ static rowan_db *open_db(void) {
   rowan_options_init(&o);
   assert_int_equal(rowan_open(dir, &o, &db), ROWAN_OK);
   return db;
-}
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  if (rowan_exec(db, sql, NULL, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
 }
 
 typedef struct acc { char *p; size_t len, cap; } acc;

@@ -22,6 +22,7 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 #define N_KEYS 40
 #define N_COLS 6
@@ -35,11 +36,6 @@ static rowan_db *open_db(kv_env *env) {
   rowan_db *db = NULL;
   assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
   return db;
-}
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s\n  -> %s", sql, rowan_errmsg(db));
 }
 
 /* Everything the getters say of one row, as text (bytes in hex). */

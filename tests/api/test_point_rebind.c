@@ -21,25 +21,11 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_api.h"
 
 #define N_ST 5
 #define N_HOURS 48
 #define T0 1456790400000LL /* 2016-03-01 00:00:00 UTC, ms */
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
-}
-
-static rowan_db *open_mem(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
-  return db;
-}
 
 /* The station name of index s: some need escaping in the key (0x00 is not valid text, so
 ** 0x01 and a quote stand in), lengths differ. */
@@ -58,7 +44,7 @@ static void point_lookups_through_the_api(void **state) {
   (void)state;
   uint64_t seed = tu_seed("point_lookups_through_the_api"), rs = seed;
   kv_env *env = kv_env_mem_new(0);
-  rowan_db *db = open_mem(env);
+  rowan_db *db = tu_open_mem(env);
   exec_ok(db, "CREATE TABLE R (STATION VARCHAR NOT NULL, TS TIMESTAMP NOT NULL, "
               "M.V DOUBLE, M.WD VARCHAR(3), CONSTRAINT PK PRIMARY KEY (STATION, TS DESC))");
   rowan_stmt *up;
@@ -142,7 +128,7 @@ static void point_lookups_through_the_api(void **state) {
 static void now_is_taken_per_run(void **state) {
   (void)state;
   kv_env *env = kv_env_mem_new(0);
-  rowan_db *db = open_mem(env);
+  rowan_db *db = tu_open_mem(env);
   exec_ok(db, "CREATE TABLE K (A INTEGER NOT NULL PRIMARY KEY, B VARCHAR)");
   exec_ok(db, "UPSERT INTO K VALUES (1, 'one')");
   rowan_stmt *st;

@@ -18,6 +18,7 @@
 
 #include "kv/env_mem.h"
 #include "rowan.h"
+#include "tu_api.h"
 
 typedef struct fixture {
   kv_env *env;  /* in-memory file system */
@@ -41,12 +42,6 @@ static int teardown(void **state) {
   kv_env_free(f->env);
   free(f);
   return 0;
-}
-
-static void exec_ok(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fprintf(stderr, "%s\n  -> %s\n", sql, rowan_errmsg(db));
-  assert_int_equal(rc, ROWAN_OK);
 }
 
 /* Fewer columns after the change: the count shrinks and the declared type is the new one. */

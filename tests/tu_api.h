@@ -1,0 +1,30 @@
+/*
+** tests/tu_api.h: helpers the public-API tests share: run a statement that must succeed,
+** and open a database on an in-memory env (kv/env_mem.h) without syncs. Include after
+** <cmocka.h> and "rowan.h"; a failure fails the test with the statement and the error.
+** Not for engine code.
+*/
+#ifndef ROWAN_TESTS_TU_API_H
+#define ROWAN_TESTS_TU_API_H
+
+#include "kv/kv.h"
+#include "rowan.h"
+
+/* Run sql (any number of statements, rows ignored); fail the test unless it succeeds. */
+static inline void exec_ok(rowan_db *db, const char *sql) {
+  int rc = rowan_exec(db, sql, NULL, NULL);
+  if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
+}
+
+/* A database at "/db" of env (created when missing), sync off; closed by the caller. */
+static inline rowan_db *tu_open_mem(kv_env *env) {
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = env;
+  o.sync_mode = ROWAN_SYNC_OFF;
+  rowan_db *db = NULL;
+  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  return db;
+}
+
+#endif /* ROWAN_TESTS_TU_API_H */
