@@ -141,6 +141,7 @@ extern const bench_engine bench_rocks;
 /* Bytes of block cache (Rowan, RocksDB) and page cache (SQLite) every engine gets;
 ** bench_main.c sets it (--cache MiB, default 64). */
 extern size_t bench_cache_bytes;
+extern unsigned bench_block_size; /* Rowan: BLOCKSIZE of the readings family (0 = default) */
 
 /* Load in into an open Rowan handle (from bench_rowan.create, without index) through the
 ** bulk-load API (rowan_bulk_*: sorted store files, no WAL, no memstore), the CSV fields

@@ -73,6 +73,7 @@ static double thread_cpu_s(void) {
 }
 
 size_t bench_cache_bytes = (size_t)64 << 20;
+unsigned bench_block_size = 0; /* --blocksize: Rowan readings family BLOCKSIZE, 0 = default */
 
 static uint64_t rng_state;
 static uint64_t rng_next(void) { /* xorshift64* */
@@ -585,11 +586,12 @@ static void print_machine(const config *c) {
 
 static void usage(void) {
   fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--scaled N]"
-                  " [--batch N] [--lookups N] [--ranges N] [--seed N] [--cache MiB]\n"
+                  " [--batch N] [--lookups N] [--ranges N] [--seed N] [--cache MiB] [--blocksize B]\n"
                   "       rowan_bench --profile load|bulk|bulk-index|lookup|latest|day|scan|daily"
                   " [--lookups N]\n"
                   "  --scaled N: copies of the archive in the scaled data set (3; 0 skips it)\n"
                   "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
+                  "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (0: the default)\n"
                   "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n");
   exit(1);
 }
@@ -610,6 +612,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--seed")) c.seed = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--profile")) c.profile = v;
     else if (!strcmp(a, "--cache")) bench_cache_bytes = (size_t)atoi(v) << 20;
+    else if (!strcmp(a, "--blocksize")) bench_block_size = (unsigned)atoi(v);
     else usage();
   }
   if (c.runs < 1 || c.runs > 64 || c.batch_rows < 1 || c.lookups < 1 || c.ranges < 1 ||

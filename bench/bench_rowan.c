@@ -62,13 +62,16 @@ static int rw_create(void **out, const char *dir, int with_index, int *unsupport
   *out = h;
   *unsupported = 0;
   if (!h || open_db(h, dir, 1) != 0) return -1;
-  if (exec_sql(h, "CREATE TABLE SENSOR (STATION VARCHAR NOT NULL, TS TIMESTAMP NOT NULL,"
+  char ddl[640], opt[64] = "";
+  if (bench_block_size)
+    snprintf(opt, sizeof opt, " READINGS.BLOCKSIZE = %u", bench_block_size);
+  snprintf(ddl, sizeof ddl, "CREATE TABLE SENSOR (STATION VARCHAR NOT NULL, TS TIMESTAMP NOT NULL,"
                   " READINGS.PM25 DOUBLE, READINGS.PM10 DOUBLE, READINGS.SO2 DOUBLE,"
                   " READINGS.NO2 DOUBLE, READINGS.CO DOUBLE, READINGS.O3 DOUBLE,"
                   " READINGS.TEMP DOUBLE, READINGS.PRES DOUBLE, READINGS.DEWP DOUBLE,"
                   " READINGS.RAIN DOUBLE, READINGS.WD VARCHAR(3), READINGS.WSPM DOUBLE,"
-                  " CONSTRAINT PK PRIMARY KEY (STATION, TS DESC))") != 0)
-    return -1;
+                  " CONSTRAINT PK PRIMARY KEY (STATION, TS DESC))%s", opt);
+  if (exec_sql(h, ddl) != 0) return -1;
   if (with_index && rowan_exec(h->db, "CREATE INDEX SENSOR_TEMP ON SENSOR (TEMP)", NULL,
                                NULL) != ROWAN_OK) {
     *unsupported = 1;
