@@ -24,40 +24,6 @@
 #define MAX_ARGS 64
 #define MAX_READ_DEPTH 16
 
-static const char help_text[] =
-    ".bail on|off             Stop at the first error (as -bail)\n"
-    ".echo on|off             Print each command before running it (as -echo)\n"
-    ".check INDEX TABLE       Verify that INDEX and TABLE agree (CHECK INDEX INDEX ON TABLE)\n"
-    ".compact [--minor]       Compact every table's store files (HBase's major_compact:\n"
-    "                         one file per family, tombstones and old versions dropped;\n"
-    "                         --minor only merges files)\n"
-    ".exit                    Leave the shell (also .quit)\n"
-    ".flush                   Write every memstore to store files (HBase's flush)\n"
-    ".headers on|off          Show column names (default: on for table and box)\n"
-    ".help                    Show this list\n"
-    ".hints on|off            The note after a full scan that read far more rows than it\n"
-    "                         returned (default on)\n"
-    ".import [OPTIONS] FILE... TABLE\n"
-    "                         Load CSV or TSV files (globs expanded) into TABLE. Options:\n"
-    "                         --csv --tsv --header --columns a,b,c --null TEXT\n"
-    "                         --delimiter C --reject FILE --max-errors N --batch N\n"
-    "                         --bulk (write store files directly: all rows or none)\n"
-    ".indexes [TABLE]         List indexes (of TABLE)\n"
-    ".mode MODE               table, box, csv, tsv, json, line or list\n"
-    ".nullvalue TEXT          Text shown for NULL (default empty)\n"
-    ".output [FILE]           Send results to FILE, or back to stdout\n"
-    ".print TEXT...           Print the arguments, separated by spaces\n"
-    ".quit                    Leave the shell\n"
-    ".raw get TABLE KEY       Raw cells of one row (KEY in hex, or the PK values\n"
-    "                         separated by commas for a SQL table)\n"
-    ".raw scan TABLE [--family F] [--limit N] [--versions N] [--start KEY]\n"
-    "                         Raw cells of a table in key order (default limit 20)\n"
-    ".read FILE               Run the SQL and dot commands in FILE\n"
-    ".schema [TABLE]          CREATE statements of tables and indexes\n"
-    ".stats on|off            Scan metrics after each statement\n"
-    ".tables [PATTERN]        List tables (PATTERN as in LIKE)\n"
-    ".timer on|off            Wall time and rows after each statement\n";
-
 /* Split line into argv (at most MAX_ARGS); the strings are written into buf (a copy of
 ** line). Returns argc, or -1 for an unterminated quote. */
 static int split_args(const char *line, char *buf, char **argv) {
@@ -92,12 +58,95 @@ static int on_off(const char *s) {
 static int fail(cli_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(cli_shell *sh, const char *fmt, ...) {
   va_list ap;
+  char where[600];
+  cli_error_where(sh, sh->src_line, 0, where, sizeof where);
   va_start(ap, fmt);
-  fputs("Error: ", stderr);
+  fprintf(stderr, "Error: %s", where);
   vfprintf(stderr, fmt, ap);
   fputc('\n', stderr);
   va_end(ap);
   return 1;
+}
+
+/* One entry of .help. ORDER HELP: sorted by name (then usage), so .help lists the commands
+** alphabetically; tests/cli/test_shell_rough.c checks the order and that docs/SHELL.md's
+** table names the same commands. */
+typedef struct help_entry {
+  const char *name;   /* the command as typed, with its dot */
+  const char *usage;  /* the arguments, or "" */
+  const char *what;   /* what it does, in one line */
+  const char *more;   /* details for ".help NAME" (lines end with '\n'), or NULL */
+} help_entry;
+
+static const help_entry help_table[] = {
+    {".bail", "on|off", "Stop at the first error (as -bail)", NULL},
+    {".check", "INDEX TABLE", "Verify that an index and its table agree (CHECK INDEX)", NULL},
+    {".compact", "[--minor]", "Compact every table's store files (HBase's major_compact)",
+     "One store file per family; tombstones, masked cells and versions past VERSIONS are\n"
+     "dropped. --minor only merges the files.\n"},
+    {".echo", "on|off", "Print each command before running it (as -echo)", NULL},
+    {".exit", "", "Leave the shell (the rest of the input is not read)", NULL},
+    {".flush", "", "Write every memstore to store files (HBase's flush)", NULL},
+    {".headers", "on|off", "Show column names (default: on in table and box modes)", NULL},
+    {".help", "[COMMAND]", "List the commands, or show one command in detail", NULL},
+    {".hints", "on|off", "Explain full scans that read far more rows than they return", NULL},
+    {".import", "[OPTIONS] FILE... TABLE", "Load CSV or TSV files into TABLE",
+     "FILE may be a glob (expanded by the shell); gzip and lz4 files are read as such.\n"
+     "Options: --csv --tsv --header --columns a,b,c --null TEXT --delimiter C\n"
+     "         --reject FILE --max-errors N --batch N\n"
+     "         --bulk (write store files directly: all rows or none)\n"
+     "Rejected records fail the command (exit status 1); the good ones still load.\n"},
+    {".indexes", "[TABLE]", "List the indexes (of TABLE)", NULL},
+    {".mode", "[MODE]", "Set or show the output mode: table box csv tsv json line list", NULL},
+    {".nullvalue", "TEXT", "Text shown for NULL (default: empty)", NULL},
+    {".output", "[FILE]", "Send results to FILE, or back to standard output", NULL},
+    {".print", "TEXT...", "Print the arguments, separated by spaces", NULL},
+    {".quit", "", "Leave the shell (as .exit)", NULL},
+    {".raw", "get TABLE KEY", "Show the stored cells of one row",
+     "KEY is hex (0x80000003) or, for a SQL table, the key values separated by commas.\n"},
+    {".raw", "scan TABLE [OPTIONS]", "Show the stored cells of rows in key order",
+     "Options: --family F --limit N (default 20) --versions N --start KEY\n"},
+    {".read", "FILE", "Run the SQL and dot commands in FILE", NULL},
+    {".schema", "[TABLE]", "Show the CREATE statements of tables and indexes", NULL},
+    {".stats", "on|off", "Show scan metrics after each statement", NULL},
+    {".tables", "[PATTERN]", "List the tables (PATTERN as in LIKE)", NULL},
+    {".timer", "on|off", "Show wall time and rows after each statement", NULL},
+};
+
+#define N_HELP ((int)(sizeof help_table / sizeof help_table[0]))
+
+/* .help [COMMAND]: one line per command, or the details of the commands named. */
+static int dot_help(cli_shell *sh, int argc, char **argv) {
+  if (argc > 2) return fail(sh, "usage: .help [COMMAND]");
+  if (argc == 1) {
+    for (int i = 0; i < N_HELP; i++) {
+      char left[64];
+      snprintf(left, sizeof left, "%s%s%s", help_table[i].name,
+               help_table[i].usage[0] ? " " : "", help_table[i].usage);
+      fprintf(sh->out, "%-32s %s\n", left, help_table[i].what);
+    }
+    return 0;
+  }
+  const char *want = argv[1][0] == '.' ? argv[1] + 1 : argv[1];
+  int found = 0;
+  for (int i = 0; i < N_HELP; i++) {
+    if (strcmp(help_table[i].name + 1, want) != 0) continue;
+    fprintf(sh->out, "%s%s%s\n  %s\n", help_table[i].name, help_table[i].usage[0] ? " " : "",
+            help_table[i].usage, help_table[i].what);
+    if (help_table[i].more) {
+      const char *p = help_table[i].more;
+      while (*p) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        fprintf(sh->out, "  %.*s\n", (int)n, p);
+        p += n + (e ? 1 : 0);
+      }
+    }
+    found++;
+  }
+  if (!found)
+    return fail(sh, "no command \".%s\": enter \".help\" for the list", want);
+  return 0;
 }
 
 static int set_flag(cli_shell *sh, int argc, char **argv, bool *flag) {
@@ -194,6 +243,13 @@ static int dot_import(cli_shell *sh, int argc, char **argv) {
   }
   globfree(&g);
   if (rc != ROWAN_OK) return fail(sh, "%s", err);
+  /* Rejected records make the command fail (the exit status says so), though the good
+  ** records stay loaded. */
+  if (res.rows_rejected > 0)
+    return fail(sh, ".import: %lld of %lld records rejected%s%s; first: %s",
+                (long long)res.rows_rejected, (long long)res.rows_read,
+                opts.reject_path ? " into " : "", opts.reject_path ? opts.reject_path : "",
+                res.first_reject);
   return 0;
 }
 #endif
@@ -220,7 +276,7 @@ int cli_run_dot(cli_shell *sh, const char *line) {
     if (!strcmp(c, ".quit") || !strcmp(c, ".exit") || !strcmp(c, ".q")) {
       sh->quit = true;
     } else if (!strcmp(c, ".help")) {
-      fputs(help_text, sh->out);
+      rc = dot_help(sh, argc, argv);
     } else if (!strcmp(c, ".mode")) {
       rc = dot_mode(sh, argc, argv);
     } else if (!strcmp(c, ".headers") || !strcmp(c, ".header")) {

@@ -740,9 +740,10 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
 char *cli_import_summary(const cli_import_result *res, const cli_import_options *opts,
                          char *buf, size_t cap) {
   double rate = res->seconds > 0 ? (double)res->rows_loaded / res->seconds : 0.0;
-  int n = snprintf(buf, cap, "%" PRId64 " rows loaded, %" PRId64 " rejected from %d file%s "
-                   "in %.2f s (%.0f rows/s)", res->rows_loaded, res->rows_rejected,
-                   res->files_done, res->files_done == 1 ? "" : "s", res->seconds, rate);
+  int n = snprintf(buf, cap, "%" PRId64 " row%s loaded, %" PRId64 " rejected from %d file%s "
+                   "in %.2f s (%.0f rows/s)", res->rows_loaded, res->rows_loaded == 1 ? "" : "s",
+                   res->rows_rejected, res->files_done, res->files_done == 1 ? "" : "s",
+                   res->seconds, rate);
   if (n < 0 || (size_t)n >= cap) return buf;
   if (res->rows_rejected > 0) {
     if (opts && opts->reject_path)

@@ -140,21 +140,61 @@ static bool starts_with_word(const char *sql, size_t len, const char *word) {
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
-/* Print the error of the last call on the connection for statement sql[0..len): the
+void cli_error_where(const cli_shell *sh, int line, int col, char *buf, size_t cap) {
+  if (cap == 0) return;
+  buf[0] = 0;
+  if (!sh->src_name || line <= 0 || sh->interactive) return;
+  if (col > 0)
+    snprintf(buf, cap, "%s:%d:%d: ", sh->src_name, line, col);
+  else
+    snprintf(buf, cap, "%s:%d: ", sh->src_name, line);
+}
+
+/* Characters (UTF-8 lead bytes) in s[0..n): the engine's column unit. */
+static int utf8_chars(const char *s, size_t n) {
+  int c = 0;
+  for (size_t i = 0; i < n; i++)
+    if (((unsigned char)s[i] & 0xC0) != 0x80) c++;
+  return c;
+}
+
+/* Print the error of the last call on the connection for the statement at sql[0..len): the
 ** message, then the line of the statement holding the error offset with a caret under it.
-** base_line: the input line where sql starts (0 when there is no input file). */
-static void report_error(cli_shell *sh, const char *sql, size_t len, int base_line) {
+** base_line: the input line where sql starts (0 when there is no input file); col0: the
+** characters before sql on that line (the statement need not start a line). In a script the
+** message starts with FILE:LINE:COL: of the error in the file, and the engine's own
+** " at line L, column C" (counted from the statement's start) is left out of it. */
+static void report_error(cli_shell *sh, const char *sql, size_t len, int base_line, int col0) {
   const char *msg = rowan_errmsg(sh->db);
   int off = rowan_error_offset(sh->db);
   if (off < 0 || (size_t)off > len) off = -1;
-  int line = base_line;
-  if (off >= 0 && base_line > 0) {
-    for (int i = 0; i < off; i++) if (sql[i] == '\n') line++;
+  char where[600];
+  cli_error_where(sh, base_line, 0, where, sizeof where);
+  if (where[0] && off >= 0) {
+    /* The error's line and column in the statement (as the engine counts them), and in
+    ** the input. */
+    int sl = 1;
+    size_t bol = 0;
+    for (size_t i = 0; i < (size_t)off; i++)
+      if (sql[i] == '\n') {
+        sl++;
+        bol = i + 1;
+      }
+    int sc = 1 + utf8_chars(sql + bol, (size_t)off - bol);
+    int fc = sc + (sl == 1 ? col0 : 0);
+    cli_error_where(sh, base_line + sl - 1, fc, where, sizeof where);
+    char pos[64];
+    snprintf(pos, sizeof pos, " at line %d, column %d", sl, sc);
+    const char *at = strstr(msg, pos);
+    if (at) {
+      size_t pl = strlen(pos);
+      fprintf(stderr, "Error: %s%.*s%s\n", where, (int)(at - msg), msg, at + pl);
+    } else {
+      fprintf(stderr, "Error: %s%s\n", where, msg);
+    }
+  } else {
+    fprintf(stderr, "Error: %s%s\n", where, msg);
   }
-  if (sh->src_name && base_line > 0 && !sh->interactive)
-    fprintf(stderr, "Error: near line %d: %s\n", line, msg);
-  else
-    fprintf(stderr, "Error: %s\n", msg);
   if (off < 0) return;
   size_t ls = (size_t)off;
   while (ls > 0 && sql[ls - 1] != '\n') ls--;
@@ -211,7 +251,7 @@ static void print_stats(cli_shell *sh, const rowan_metrics *m) {
 
 /* Run one prepared statement whose text is sql[0..len); returns 0 or 1 (failed). */
 static int run_stmt(cli_shell *sh, rowan_stmt *st, const char *sql, size_t len, int base_line,
-                    double t0) {
+                    int col0, double t0) {
   bool explain = starts_with_word(sql, len, "EXPLAIN");
   uint64_t rows = 0;
   int rc;
@@ -223,7 +263,7 @@ static int run_stmt(cli_shell *sh, rowan_stmt *st, const char *sql, size_t len, 
   }
   fflush(sh->out);
   if (rc != ROWAN_DONE) {
-    report_error(sh, sql, len, base_line);
+    report_error(sh, sql, len, base_line, col0);
     rowan_finalize(st);
     return 1;
   }
@@ -259,10 +299,16 @@ int cli_run_sql(cli_shell *sh, const char *sql, size_t len) {
     if (pos >= len) break;
     const char *start = sql + pos;
     size_t rest = len - pos;
-    int base_line = 0;
+    int base_line = 0, col0 = 0;
     if (sh->src_line > 0) {
+      size_t bol = 0;
       base_line = sh->src_line;
-      for (size_t i = 0; i < pos; i++) if (sql[i] == '\n') base_line++;
+      for (size_t i = 0; i < pos; i++)
+        if (sql[i] == '\n') {
+          base_line++;
+          bol = i + 1;
+        }
+      col0 = utf8_chars(sql + bol, pos - bol);
     }
     if (rest > 0x7fffffff) rest = 0x7fffffff;
     rowan_stmt *st = NULL;
@@ -273,14 +319,14 @@ int cli_run_sql(cli_shell *sh, const char *sql, size_t len) {
     if (rc != ROWAN_OK) {
       used = cli_sql_statement_end(start, rest);
       echo_statement(sh, start, used);
-      report_error(sh, start, used, base_line);
+      report_error(sh, start, used, base_line, col0);
       fails++;
     } else if (!st) {
       break; /* only whitespace and comments were left */
     } else {
       used = (tail && tail > start && tail <= start + rest) ? (size_t)(tail - start) : rest;
       echo_statement(sh, start, used);
-      fails += run_stmt(sh, st, start, used, base_line, t0);
+      fails += run_stmt(sh, st, start, used, base_line, col0, t0);
     }
     pos += used;
     if (fails > 0 && sh->bail) sh->quit = true;

@@ -85,6 +85,12 @@ int cli_run_input(cli_shell *sh, FILE *in, const char *name, bool interactive);
 ** number of failures. */
 int cli_run_arg(cli_shell *sh, const char *arg);
 
+/* The location prefix of an error message for line (and column, when col > 0) of the input
+** being read: "FILE:LINE:COL: " (or "FILE:LINE: ") when reading a script (-f, .read, stdin
+** that is not a terminal; FILE is "stdin" for standard input), "" for arguments, -cmd and
+** the interactive prompt. Written to buf[0..cap), always NUL-terminated (cut to fit). */
+void cli_error_where(const cli_shell *sh, int line, int col, char *buf, size_t cap);
+
 /* True when sql[0..len) ends with ';' outside string literals, quoted identifiers and
 ** comments (a complete statement, as sqlite3_complete decides). */
 bool cli_sql_complete(const char *sql, size_t len);

@@ -144,7 +144,7 @@ static void test_indexes(void **state) {
 }
 
 static void test_help(void **state) {
-  const char *cmds[] = {".help", NULL};
+  const char *cmds[] = {".help", ".help import", NULL};
   sh_result r = run_ok(*state, NULL, NULL, cmds);
   static const char *const names[] = {".import", ".raw get", ".raw scan", ".schema", ".tables",
                                       ".indexes", ".mode", ".headers", ".nullvalue", ".read",

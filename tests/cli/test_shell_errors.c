@@ -2,7 +2,7 @@
 ** tests/cli/test_shell_errors.c: the `rowan` shell's errors and teaching note: exit status
 ** with and without -bail (arguments, stdin scripts, dot commands), the error message with
 ** the statement line and a caret under the error position (single- and multi-line
-** statements, "near line N" in scripts), a database that cannot be opened, and the note
+** statements, "stdin:LINE:COLUMN:" in scripts), a database that cannot be opened, and the note
 ** after a FULL SCAN that examined over 1,000 rows and over 100 times the rows returned
 ** (named leading key column; silenced by .hints off; absent for key-bounded queries and
 ** statements without WHERE). Drives the built binary.
@@ -158,8 +158,8 @@ static void test_error_caret_multi_line_script(void **state) {
                        "   NOSUCH\n"
                        "FROM T;\n";
   assert_int_equal(run(f, NULL, NULL, script, &r), 1);
-  /* The line of the script holding the error, and only that line of the statement. */
-  assert_non_null(strstr(r.err, "Error: near line 3: "));
+  /* The input's line and column of the error, and only that line of the statement. */
+  assert_non_null(strstr(r.err, "Error: stdin:3:4: unknown column \"NOSUCH\"\n"));
   assert_non_null(strstr(r.err, "\n     NOSUCH\n     ^\n"));
   assert_null(strstr(r.err, "FROM T"));
   sh_result_free(&r);
