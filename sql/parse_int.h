@@ -51,6 +51,7 @@ typedef struct sql_pctx {
   sql_stmt *stmt;      /* the finished statement (set when the grammar accepts) */
   sql_error *err;      /* where the first error goes; never NULL */
   int rc;              /* SQL_OK, or the first error's code */
+  size_t first;        /* byte offset of the statement's first token */
   int nparam;          /* highest parameter number so far */
   int nexpect;         /* entries of expect[] */
   int expect[SQL_MAX_EXPECT]; /* terminal codes the grammar could have taken */
@@ -79,6 +80,15 @@ void *sql_pc_nomem(sql_pctx *ctx);
 void sql_pc_syntax_error(sql_pctx *ctx, int major, sql_token t);
 /* Adds code to the expected-token list of the coming syntax error message. */
 void sql_pc_expect(sql_pctx *ctx, int code);
+/* After the grammar rejected the token at byte err_off of the statement that starts at
+** byte first of sql[0..len): when the tokens up to it are a statement or clause the dialect
+** does not have (INSERT, UPDATE, joins, ALTER TABLE, CREATE VIEW, subqueries, UNION, ...),
+** writes what is not supported and what to use instead to msg[0..cap) (NUL-terminated),
+** the byte offset of the construct (the INSERT, the JOIN) to *off, and returns true; else
+** returns false and leaves both alone. Reads only sql[first..len); allocates nothing.
+** sql/unsupported.c. */
+bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, char *msg,
+                     size_t cap, size_t *off);
 /* %stack_overflow. */
 void sql_pc_overflow(sql_pctx *ctx);
 

@@ -9,8 +9,11 @@
 ** (tokenizer, grammar, limit or allocation) stops the loop; the Lemon parser is then freed,
 ** which runs the %destructors of everything on its stack.
 **
+** A syntax error that is a statement or clause the dialect does not have (INSERT, a join,
+** ...) gets the message sql/unsupported.c chooses instead of the expected-token list.
+**
 ** Not here: the grammar (sql/parse.y), the tokenizer (sql/tokenize.c), tree types
-** (sql/ast.c), printing (sql/print.c).
+** (sql/ast.c), printing (sql/print.c), the "not supported" patterns (sql/unsupported.c).
 */
 #include "sql/parse_int.h"
 
@@ -136,6 +139,20 @@ void sql_pc_syntax_error(sql_pctx *ctx, int major, sql_token t) {
     return;
   }
   char near[160];
+  /* A statement or clause the dialect does not have: say so (and what to use instead) at the
+  ** construct's position, instead of listing the tokens expected. */
+  char why[140];
+  size_t at = 0;
+  if (sql_unsupported(ctx->sql, ctx->len, ctx->first, sql_pc_off(ctx, t), why, sizeof why,
+                      &at)) {
+    int ty;
+    size_t n = sql_next_token(ctx->sql + at, ctx->sql + ctx->len, &ty);
+    quote_token(near, sizeof near, ctx->sql + at, n);
+    snprintf(head, sizeof head, "syntax error near \"%s\"", near);
+    snprintf(tail, sizeof tail, ": %s", why);
+    set_error(ctx, SQL_ERR_SYNTAX, at, head, tail);
+    return;
+  }
   quote_token(near, sizeof near, t.z, t.n);
   snprintf(head, sizeof head, "syntax error near \"%s\"", near);
   set_error(ctx, SQL_ERR_SYNTAX, sql_pc_off(ctx, t), head, tail);
@@ -658,6 +675,7 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
         break;
       }
       first = (uint32_t)(p - sql);
+      ctx.first = first;
     }
     collect_expected(&ctx, parser, type);
     sql_lemon(parser, type, tok);

@@ -300,11 +300,44 @@ static void test_help_sorted_one_line(void **state) {
   sh_result_free(&r);
 }
 
+/* ---- statements Rowan does not have ------------------------------------------------------ */
+
+static void test_unsupported_statements(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *ins[] = {"INSERT INTO T VALUES (3, 'c', 3.5)", NULL};
+  assert_int_equal(run(f, NULL, ins, NULL, &r), 1);
+  assert_string_equal(r.err, "Error: syntax error near \"INSERT\" at line 1, column 1: "
+                             "INSERT is not supported: use UPSERT\n"
+                             "  INSERT INTO T VALUES (3, 'c', 3.5)\n"
+                             "  ^\n");
+  sh_result_free(&r);
+  /* the caret under the join's first word, not under the token the grammar refused */
+  const char *join[] = {"SELECT * FROM T a INNER JOIN T b ON a.K = b.K", NULL};
+  assert_int_equal(run(f, NULL, join, NULL, &r), 1);
+  expect_in(&r, r.err, "near \"INNER\" at line 1, column 19: joins are not supported\n"
+                       "  SELECT * FROM T a INNER JOIN T b ON a.K = b.K\n"
+                       "                    ^\n");
+  sh_result_free(&r);
+  /* in a script: the file position, and the statements around it still run */
+  const char *script = "SELECT 1;\nUPDATE T SET NAME = 'x' WHERE K = 1;\n"
+                       "ALTER TABLE T ADD W INTEGER;\nSELECT 2;\n";
+  const char *list[] = {"-list", NULL};
+  assert_int_equal(run(f, list, NULL, script, &r), 1);
+  assert_string_equal(r.out, "1\n2\n");
+  expect_in(&r, r.err, "Error: stdin:2:1: syntax error near \"UPDATE\": UPDATE is not supported: "
+                       "use UPSERT ... SELECT or UPSERT with the key\n");
+  expect_in(&r, r.err, "Error: stdin:3:1: syntax error near \"ALTER\": ALTER TABLE is not "
+                       "supported: drop and recreate the table\n");
+  sh_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_import_rejects_fail),
       cmocka_unit_test(test_script_errors_name_file),
       cmocka_unit_test(test_help_sorted_one_line),
+      cmocka_unit_test(test_unsupported_statements),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

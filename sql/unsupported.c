@@ -1,0 +1,226 @@
+/*
+** sql/unsupported.c: what to say when a syntax error is a statement or clause that Rowan's
+** dialect does not have (INSERT, UPDATE, joins, ALTER TABLE, CREATE VIEW, subqueries,
+** UNION, window functions, ...). The grammar rejects them like any other bad token; after
+** the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls sql_unsupported(),
+** which re-reads the statement's tokens up to the rejected one and, when they match one of
+** the patterns below, gives the message that names the missing feature and what to use
+** instead (Phoenix's alternatives: UPSERT for INSERT and UPDATE, drop and recreate for
+** ALTER TABLE), and the position of the construct (the INSERT, the JOIN, the '(' of a
+** subquery in FROM) for the error's line and column.
+**
+** Many of these words are not keywords of the dialect, so the grammar can take some of them
+** as names: in "FROM a JOIN b" JOIN is a's alias and the error comes at b. The patterns look
+** one token back for that reason. Nothing here changes what parses: it runs only after the
+** grammar has refused a token, and only chooses the message.
+**
+** Not here: the grammar (sql/parse.y), the driver and the generic message (sql/parser.c).
+*/
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sql/parse_int.h"
+#include "sql/token.h"
+
+/* A token of the statement as this file looks at it. */
+typedef struct tok {
+  int type;       /* TK_* code */
+  const char *z;  /* its text, inside the statement */
+  size_t n;       /* its length */
+} tok;
+
+#define LOOKBACK 4 /* tokens kept before the rejected one */
+
+/* True when t is the bare (unquoted) word w, in any case. */
+static bool is_word(const tok *t, const char *w) {
+  size_t n = strlen(w);
+  return t && t->n == n && strncasecmp(t->z, w, n) == 0;
+}
+
+/* A word that starts or continues a join after a table in FROM. */
+static bool is_join_word(const tok *t) {
+  static const char *const words[] = {"JOIN", "INNER", "LEFT", "RIGHT", "FULL",
+                                      "OUTER", "CROSS", "NATURAL"};
+  if (!t || t->type != TK_ID) return false;
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (is_word(t, words[i])) return true;
+  return false;
+}
+
+/* UNION, INTERSECT, EXCEPT or MINUS (Oracle's EXCEPT). */
+static bool is_set_op(const tok *t) {
+  return t && t->type == TK_ID &&
+         (is_word(t, "UNION") || is_word(t, "INTERSECT") || is_word(t, "EXCEPT") ||
+          is_word(t, "MINUS"));
+}
+
+/* Copy t's text, upper-cased, into out (size cap). */
+static void upper(const tok *t, char *out, size_t cap) {
+  size_t n = t->n < cap - 1 ? t->n : cap - 1;
+  for (size_t i = 0; i < n; i++) {
+    char c = t->z[i];
+    out[i] = (c >= 'a' && c <= 'z') ? (char)(c - 'a' + 'A') : c;
+  }
+  out[n] = 0;
+}
+
+/* The statement-level patterns: e is the rejected token; verb is NULL when e is the first
+** token of the statement (after EXPLAIN [ANALYZE]), or the CREATE or DROP just before it.
+** sql[0..len) is the text (ALTER looks at the word after it). */
+static bool leading(const tok *e, const tok *verb, char *msg, size_t cap, size_t *off,
+                    const char *sql, size_t len) {
+  if (e->type != TK_ID) return false;
+  const char *m = NULL;
+  if (!verb) {
+    if (is_word(e, "INSERT")) m = "INSERT is not supported: use UPSERT";
+    else if (is_word(e, "UPDATE"))
+      m = "UPDATE is not supported: use UPSERT ... SELECT or UPSERT with the key";
+    else if (is_word(e, "REPLACE") || is_word(e, "MERGE")) m = "%s is not supported: use UPSERT";
+    else if (is_word(e, "ALTER")) {
+      const char *p = e->z + e->n, *end = sql + len;
+      int type = TK_SPACE;
+      while (p < end && (type == TK_SPACE || type == TK_COMMENT)) {
+        size_t n = sql_next_token(p, end, &type);
+        if (type == TK_SPACE || type == TK_COMMENT) p += n;
+      }
+      m = p < end && type == TK_INDEX
+              ? "ALTER INDEX is not supported: drop and recreate the index"
+              : "ALTER TABLE is not supported: drop and recreate the table";
+    }
+    else if (is_word(e, "TRUNCATE")) m = "TRUNCATE is not supported: use DELETE FROM table";
+    else if (is_word(e, "WITH")) m = "WITH (common table expressions) is not supported";
+    else if (is_word(e, "SHOW") || is_word(e, "DESCRIBE"))
+      m = "%s is not supported: in the rowan shell, .tables and .schema list the tables and "
+          "their columns";
+    else return false;
+  } else if (verb->type == TK_CREATE) {
+    if (is_word(e, "UNIQUE")) m = "unique indexes are not supported";
+    else if (is_word(e, "LOCAL"))
+      m = "local indexes are not supported: CREATE INDEX makes a global index";
+    else if (is_word(e, "VIEW") || is_word(e, "SEQUENCE") || is_word(e, "SCHEMA") ||
+             is_word(e, "FUNCTION") || is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
+      m = "CREATE %s is not supported: Rowan has CREATE TABLE and CREATE INDEX";
+    else return false;
+  } else if (verb->type == TK_DROP) {
+    if (is_word(e, "VIEW") || is_word(e, "SEQUENCE") || is_word(e, "SCHEMA") ||
+        is_word(e, "FUNCTION") || is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
+      m = "DROP %s is not supported: Rowan has DROP TABLE and DROP INDEX";
+    else return false;
+  } else {
+    return false;
+  }
+  char w[24];
+  upper(e, w, sizeof w);
+  snprintf(msg, cap, m, w);
+  *off = (size_t)((verb ? verb->z : e->z) - sql);
+  return true;
+}
+
+bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, char *msg,
+                     size_t cap, size_t *off) {
+  if (err_off >= len || first > err_off || cap == 0) return false;
+  tok back[LOOKBACK]; /* back[0] is the token just before the rejected one */
+  int nback = 0, ntok = 0;
+  tok verb = {0, NULL, 0};      /* CREATE or DROP when the statement starts with it */
+  int lead = 0;                 /* tokens of EXPLAIN [ANALYZE] before the statement */
+  int first_type = 0;           /* TK_* of the statement's first token after those */
+  int since_from = -1;          /* tokens after the last FROM, before the rejected one; -1:
+                                   no FROM yet */
+  bool from_plain = false;      /* those tokens are names and AS only */
+  const char *p = sql + first, *end = sql + len;
+  tok e = {0, NULL, 0};
+  while (p < end) {
+    int type;
+    size_t n = sql_next_token(p, end, &type);
+    if (type == TK_SPACE || type == TK_COMMENT || type == TK_HINT) {
+      p += n;
+      continue;
+    }
+    tok t = {type, p, n};
+    if ((size_t)(p - sql) >= err_off) {
+      e = t;
+      break;
+    }
+    if (ntok == lead && (type == TK_EXPLAIN || (type == TK_ANALYZE && lead == 1)))
+      lead++;
+    else if (ntok == lead && (type == TK_CREATE || type == TK_DROP))
+      verb = t;
+    if (ntok == lead) first_type = type;
+    if (type == TK_FROM) {
+      since_from = 0;
+      from_plain = true;
+    } else if (since_from >= 0) {
+      since_from++;
+      if (type != TK_ID && type != TK_AS && type != TK_DATE && type != TK_TIME &&
+          type != TK_TIMESTAMP && !sql_lemonIsFallback(type))
+        from_plain = false;
+    }
+    memmove(back + 1, back, sizeof back[0] * (LOOKBACK - 1));
+    back[0] = t;
+    if (nback < LOOKBACK) nback++;
+    ntok++;
+    p += n;
+  }
+  if (!e.z) return false;
+  const tok *b0 = nback > 0 ? &back[0] : NULL;
+  const tok *b1 = nback > 1 ? &back[1] : NULL;
+  const tok *b2 = nback > 2 ? &back[2] : NULL;
+
+  /* Statements: INSERT ..., CREATE VIEW ... (the rejected token starts the statement). */
+  if (ntok == lead && leading(&e, NULL, msg, cap, off, sql, len)) return true;
+  if (verb.z && ntok == lead + 1 && leading(&e, &verb, msg, cap, off, sql, len)) return true;
+
+  /* Joins: FROM a, b / FROM a JOIN b (JOIN taken as a's alias) / FROM a x LEFT JOIN b. */
+  if (since_from >= 1 && since_from <= 3 && from_plain) {
+    const tok *at = NULL;
+    if (e.type == TK_COMMA) at = &e;
+    if (is_join_word(&e)) at = &e;
+    if (since_from >= 2 && is_join_word(b0)) at = b0;
+    if (at) {
+      snprintf(msg, cap, "joins are not supported%s",
+               at->type == TK_COMMA ? " (several tables in FROM)" : "");
+      *off = (size_t)(at->z - sql);
+      return true;
+    }
+  }
+  /* A subquery in FROM: FROM ( ... */
+  if (e.type == TK_LP && b0 && b0->type == TK_FROM) {
+    snprintf(msg, cap, "subqueries in FROM are not supported");
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
+  /* UNION and friends: the word itself, or after it was taken as an alias. */
+  if (is_set_op(&e) ||
+      (is_set_op(b0) && (e.type == TK_SELECT || e.type == TK_ALL || e.type == TK_DISTINCT))) {
+    const tok *at = is_set_op(&e) ? &e : b0;
+    char w[16];
+    upper(at, w, sizeof w);
+    snprintf(msg, cap, "%s is not supported", w);
+    *off = (size_t)(at->z - sql);
+    return true;
+  }
+  /* ( SELECT ...: a subquery in an expression (IN, EXISTS, a scalar subquery), or
+  ** UPSERT INTO t (SELECT ...), which needs no parentheses. */
+  if (e.type == TK_SELECT && b0 && b0->type == TK_LP) {
+    if (b1 && b2 && b2->type == TK_INTO)
+      snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
+    else
+      snprintf(msg, cap, "subqueries are not supported");
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
+  /* Window functions: f(...) OVER (...), OVER taken as an alias. */
+  if (e.type == TK_LP && b0 && b0->type == TK_ID && is_word(b0, "OVER")) {
+    snprintf(msg, cap, "window functions (OVER) are not supported");
+    *off = (size_t)(b0->z - sql);
+    return true;
+  }
+  /* UPSERT ... VALUES (...) ON DUPLICATE KEY ... (Phoenix's atomic upsert). */
+  if (e.type == TK_ON && first_type == TK_UPSERT && b0 && b0->type == TK_RP) {
+    snprintf(msg, cap, "ON DUPLICATE KEY is not supported: an UPSERT always writes the row");
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
+  return false;
+}
