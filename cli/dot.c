@@ -57,15 +57,12 @@ static int on_off(const char *s) {
 
 static int fail(cli_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int fail(cli_shell *sh, const char *fmt, ...) {
+  char msg[1024];
   va_list ap;
-  char where[600];
-  cli_error_where(sh, sh->src_line, 0, where, sizeof where);
   va_start(ap, fmt);
-  fprintf(stderr, "Error: %s", where);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
-  return 1;
+  return cli_errorf(sh, "%s", msg);
 }
 
 /* One entry of .help. ORDER HELP: sorted by name (then usage), so .help lists the commands

@@ -78,7 +78,8 @@ static bool is_hex_form(const char *s) {
 
 /* Encode "v1,v2,..." as the row key of t (a prefix when fewer values). Returns the length
 ** or -1 with a message printed. */
-static long encode_pk(const cat_table *t, const char *text, uint8_t *buf, size_t cap) {
+static long encode_pk(const cli_shell *sh, const cat_table *t, const char *text, uint8_t *buf,
+                      size_t cap) {
   cat_value vals[32];
   char *copy = strdup(text);
   if (!copy) return -1;
@@ -92,19 +93,19 @@ static long encode_pk(const cat_table *t, const char *text, uint8_t *buf, size_t
     size_t len = strlen(tok);
     while (len > 0 && tok[len - 1] == ' ') len--;
     if (n >= t->n_pk || n >= 32) {
-      fprintf(stderr, "Error: %s has %d key columns\n", t->name, t->n_pk);
+      cli_errorf(sh, "%s has %d key columns", t->name, t->n_pk);
       goto out;
     }
     const cat_type *ty = &t->key_cols[n].type;
     if (cat_text_parse(ty, tok, len, &vals[n], &err) != CAT_OK) {
-      fprintf(stderr, "Error: key column %d: %s\n", n + 1, err.msg);
+      cli_errorf(sh, "key column %d: %s", n + 1, err.msg);
       goto out;
     }
     n++;
   }
   size_t klen = 0;
   if (cat_key_encode(t->key_cols, n, vals, buf, cap, &klen, &err) != CAT_OK) {
-    fprintf(stderr, "Error: %s\n", err.msg);
+    cli_errorf(sh, "%s", err.msg);
     goto out;
   }
   result = (long)klen;
@@ -186,8 +187,8 @@ static void print_cell(FILE *out, const raw_req *r, const kv_cell_view *c) {
 
 /* Resolve TABLE and the families to read into *r (using cat). Returns 0, or 1 with a
 ** message printed. */
-static int resolve(kv_db *kv, const cat_catalog *cat, const char *name, const char *family,
-                   raw_req *r) {
+static int resolve(const cli_shell *sh, kv_db *kv, const cat_catalog *cat, const char *name,
+                   const char *family, raw_req *r) {
   memset(r, 0, sizeof *r);
   const cat_table *t = cat_find_table(cat, name);
   if (!t) {
@@ -206,7 +207,7 @@ static int resolve(kv_db *kv, const cat_catalog *cat, const char *name, const ch
       r->fam_names[r->n_fams++] = t->families[f].name;
     }
     if (r->n_fams == 0) {
-      fprintf(stderr, "Error: %s has no family %s\n", t->name, family);
+      cli_errorf(sh, "%s has no family %s", t->name, family);
       return 1;
     }
     return 0;
@@ -214,7 +215,7 @@ static int resolve(kv_db *kv, const cat_catalog *cat, const char *name, const ch
   r->kv_table = name;
   const char *fam = family ? family : CAT_DEFAULT_FAMILY;
   if (kv_family_id(kv, name, fam, &r->fam_ids[0]) != KV_OK) {
-    fprintf(stderr, "Error: no table or kv table %s with family %s\n", name, fam);
+    cli_errorf(sh, "no table or kv table %s with family %s", name, fam);
     return 1;
   }
   r->fam_names[0] = fam;
@@ -234,7 +235,7 @@ static int run_scan(cli_shell *sh, kv_db *kv, const raw_req *r, const kv_range *
   o.max_versions = versions;
   kv_scan *s = NULL;
   if (kv_scan_open(kv, &o, &s) != KV_OK) {
-    fprintf(stderr, "Error: %s\n", kv_errmsg());
+    cli_errorf(sh, "%s", kv_errmsg());
     return 1;
   }
   kv_row row;
@@ -250,7 +251,7 @@ static int run_scan(cli_shell *sh, kv_db *kv, const raw_req *r, const kv_range *
   }
   int ret = 0;
   if (rc != KV_ERR_NOTFOUND) {
-    fprintf(stderr, "Error: %s\n", kv_errmsg());
+    cli_errorf(sh, "%s", kv_errmsg());
     ret = 1;
   }
   kv_scan_close(s);
@@ -260,11 +261,10 @@ static int run_scan(cli_shell *sh, kv_db *kv, const raw_req *r, const kv_range *
 
 int cli_dot_raw(cli_shell *sh, int argc, char **argv) {
   static const char usage[] =
-      "Error: usage: .raw get TABLE KEY | .raw scan TABLE [--family F] [--limit N] "
-      "[--versions N] [--start KEY]\n";
+      "usage: .raw get TABLE KEY | .raw scan TABLE [--family F] [--limit N] "
+      "[--versions N] [--start KEY]";
   if (argc < 3 || (strcmp(argv[1], "get") && strcmp(argv[1], "scan"))) {
-    fputs(usage, stderr);
-    return 1;
+    return cli_errorf(sh, "%s", usage);
   }
   bool get = !strcmp(argv[1], "get");
   const char *family = NULL, *start = NULL, *key = NULL;
@@ -278,33 +278,31 @@ int cli_dot_raw(cli_shell *sh, int argc, char **argv) {
     else if (!strcmp(argv[i], "--start") && has && !get) start = argv[++i];
     else if (get && !key) key = argv[i];
     else {
-      fputs(usage, stderr);
-      return 1;
+      return cli_errorf(sh, "%s", usage);
     }
   }
   if ((get && !key) || versions < 1) {
-    fputs(usage, stderr);
-    return 1;
+    return cli_errorf(sh, "%s", usage);
   }
   kv_db *kv = api_test_kv(sh->db);
   cat_catalog *cat = NULL;
   cat_error err;
   memset(&err, 0, sizeof err);
   if (!kv || cat_open(kv, &cat, &err) != CAT_OK) {
-    fprintf(stderr, "Error: cannot read the catalog: %s\n", err.msg);
+    cli_errorf(sh, "cannot read the catalog: %s", err.msg);
     return 1;
   }
   raw_req r;
-  int rc = resolve(kv, cat, argv[2], family, &r);
+  int rc = resolve(sh, kv, cat, argv[2], family, &r);
   uint8_t *buf = rc ? NULL : malloc(RAW_KEY_MAX);
   if (!rc && !buf) rc = 1;
   const char *kt = get ? key : start;
   long klen = 0;
   if (!rc && kt) {
     if (is_hex_form(kt) || !r.t) klen = parse_hex(kt, buf, RAW_KEY_MAX);
-    else klen = encode_pk(r.t, kt, buf, RAW_KEY_MAX);
+    else klen = encode_pk(sh, r.t, kt, buf, RAW_KEY_MAX);
     if (klen < 0) {
-      if (is_hex_form(kt) || !r.t) fprintf(stderr, "Error: bad hex key: %s\n", kt);
+      if (is_hex_form(kt) || !r.t) cli_errorf(sh, "bad hex key: %s", kt);
       rc = 1;
     }
   }

@@ -32,11 +32,11 @@ static cat_catalog *open_catalog(cli_shell *sh) {
   cat_error err;
   memset(&err, 0, sizeof err);
   if (!kv) {
-    fprintf(stderr, "Error: no database is open\n");
+    cli_errorf(sh, "no database is open");
     return NULL;
   }
   if (cat_open(kv, &cat, &err) != CAT_OK) {
-    fprintf(stderr, "Error: cannot read the catalog: %s\n", err.msg);
+    cli_errorf(sh, "cannot read the catalog: %s", err.msg);
     return NULL;
   }
   return cat;
@@ -117,7 +117,7 @@ static const cat_table *find_table(const cat_catalog *cat, const char *name) {
 
 int cli_dot_tables(cli_shell *sh, int argc, char **argv) {
   if (argc > 2) {
-    fprintf(stderr, "Error: usage: .tables [PATTERN]\n");
+    cli_errorf(sh, "usage: .tables [PATTERN]");
     return 1;
   }
   cat_catalog *cat = open_catalog(sh);
@@ -216,7 +216,7 @@ static void print_create_table(FILE *out, const cat_table *t) {
 
 int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
   if (argc > 2) {
-    fprintf(stderr, "Error: usage: .schema [TABLE]\n");
+    cli_errorf(sh, "usage: .schema [TABLE]");
     return 1;
   }
   cat_catalog *cat = open_catalog(sh);
@@ -225,7 +225,7 @@ int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
   if (argc == 2) {
     const cat_table *t = find_table(cat, argv[1]);
     if (!t) {
-      fprintf(stderr, "Error: no such table: %s\n", argv[1]);
+      cli_errorf(sh, "unknown table \"%s\"", argv[1]);
       rc = 1;
     } else {
       print_create_table(sh->out, t);
@@ -247,7 +247,7 @@ int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
 
 int cli_dot_indexes(cli_shell *sh, int argc, char **argv) {
   if (argc > 2) {
-    fprintf(stderr, "Error: usage: .indexes [TABLE]\n");
+    cli_errorf(sh, "usage: .indexes [TABLE]");
     return 1;
   }
   cat_catalog *cat = open_catalog(sh);
@@ -256,7 +256,7 @@ int cli_dot_indexes(cli_shell *sh, int argc, char **argv) {
   const cat_table **v = sorted_tables(cat, &n);
   const cat_table *only = argc == 2 ? find_table(cat, argv[1]) : NULL;
   if (argc == 2 && !only) {
-    fprintf(stderr, "Error: no such table: %s\n", argv[1]);
+    cli_errorf(sh, "unknown table \"%s\"", argv[1]);
     rc = 1;
   }
   for (int i = 0; rc == 0 && v && i < n; i++) {

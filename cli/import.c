@@ -842,8 +842,9 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
     if (i < argc && rest[nrest - 1] != argv[i]) rest[nrest++] = argv[i];
   }
   if (nops < 2) {
-    snprintf(err, cap, ".import: usage: .import [--csv|--tsv] [--header] [--columns a,b,c] "
-             "[--null TEXT] [--delimiter C] [--reject FILE] [--max-errors N] FILE... TABLE");
+    snprintf(err, cap, "usage: .import [--csv|--tsv] [--header] [--columns a,b,c] "
+             "[--null TEXT] [--delimiter C] [--reject FILE] [--max-errors N] [--batch N] "
+             "[--bulk] FILE... TABLE (.help import)");
     goto out;
   }
   /* Options first, then the files, then the table, so the operands are contiguous. */

@@ -12,6 +12,7 @@
 ** What it does not: format rows (output.c), run dot commands (dot.c), parse the command
 ** line (main.c). The SQL scanner here only finds statement ends; the engine parses.
 */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,6 +149,18 @@ void cli_error_where(const cli_shell *sh, int line, int col, char *buf, size_t c
     snprintf(buf, cap, "%s:%d:%d: ", sh->src_name, line, col);
   else
     snprintf(buf, cap, "%s:%d: ", sh->src_name, line);
+}
+
+int cli_errorf(const cli_shell *sh, const char *fmt, ...) {
+  char where[600];
+  cli_error_where(sh, sh->src_line, 0, where, sizeof where);
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "Error: %s", where);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 1;
 }
 
 /* Characters (UTF-8 lead bytes) in s[0..n): the engine's column unit. */

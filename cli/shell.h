@@ -91,6 +91,12 @@ int cli_run_arg(cli_shell *sh, const char *arg);
 ** the interactive prompt. Written to buf[0..cap), always NUL-terminated (cut to fit). */
 void cli_error_where(const cli_shell *sh, int line, int col, char *buf, size_t cap);
 
+/* Print "Error: " + the location prefix (cli_error_where, for the line of the current
+** command) + the printf-formatted message + a newline to stderr. Returns 1 (a failure), so
+** a command can `return cli_errorf(sh, ...)`; counting it in sh->n_errors is the caller's
+** (cli_run_dot does it for dot commands). */
+int cli_errorf(const cli_shell *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* True when sql[0..len) ends with ';' outside string literals, quoted identifiers and
 ** comments (a complete statement, as sqlite3_complete decides). */
 bool cli_sql_complete(const char *sql, size_t len);

@@ -130,7 +130,7 @@ static void test_schema_unknown_table_fails(void **state) {
   sh_result r;
   sh_run(f->dir, args, NULL, &r);
   assert_int_equal(r.status, 1);
-  assert_non_null(strstr(r.err, "no such table: NOSUCH"));
+  assert_non_null(strstr(r.err, "unknown table \"NOSUCH\""));
   sh_result_free(&r);
 }
 

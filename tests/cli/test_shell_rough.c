@@ -154,7 +154,8 @@ static void test_script_errors_name_file(void **state) {
   /* inner2.sql: the bad column is on line 3, column 5 of the file, line 2 of its
   ** statement; the second statement of line 4 fails at column 19. */
   sh_write_file(inner2, "SELECT K FROM T WHERE K = 1;\nSELECT K,\n    NOSUCH\nFROM T; SELECT K, BAD2 FROM T;\n");
-  snprintf(text, sizeof text, "SELECT 'inner';\n.read %s\n.mode nosuchmode\n", inner2);
+  snprintf(text, sizeof text, "SELECT 'inner';\n.read %s\n.mode nosuchmode\n.schema NOPE\n"
+           ".raw get\n", inner2);
   sh_write_file(inner, text);
   snprintf(text, sizeof text, "SELECT 'outer';\n.read %s\nSELECT 'last';\n", inner);
   sh_write_file(outer, text);
@@ -172,6 +173,10 @@ static void test_script_errors_name_file(void **state) {
   expect_in(&r, r.err, want);
   /* a failing dot command: the file and its line */
   snprintf(want, sizeof want, "Error: %s:3: unknown mode \"nosuchmode\"", inner);
+  expect_in(&r, r.err, want);
+  snprintf(want, sizeof want, "Error: %s:4: unknown table \"NOPE\"\n", inner);
+  expect_in(&r, r.err, want);
+  snprintf(want, sizeof want, "Error: %s:5: usage: .raw get", inner);
   expect_in(&r, r.err, want);
   /* the statement-relative position is not repeated, and the caret is kept */
   expect_not_in(&r, r.err, " at line ");
