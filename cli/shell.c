@@ -101,6 +101,27 @@ size_t cli_sql_skip_space(const char *sql, size_t len) {
   return i;
 }
 
+/* True when sql[0..len) holds nothing but whitespace and complete comments: an open block
+** comment ("/" "*" without its end) is text still to come, so its lines are neither blank nor
+** dot commands. */
+static bool only_space(const char *sql, size_t len) {
+  size_t i = cli_sql_skip_space(sql, len);
+  if (i < len) return false;
+  /* skip_space ran to the end: check that no block comment is left open */
+  size_t j = 0;
+  while (j < len) {
+    if (is_space(sql[j])) {
+      j++;
+      continue;
+    }
+    bool block = sql[j] == '/';
+    size_t k = skip_quoted(sql, len, j);
+    if (block && (k < j + 4 || sql[k - 2] != '*' || sql[k - 1] != '/')) return false;
+    j = k > j ? k : j + 1;
+  }
+  return true;
+}
+
 bool cli_sql_complete(const char *sql, size_t len) {
   bool last_semi = false;
   size_t i = 0;
@@ -425,7 +446,7 @@ int cli_run_input(cli_shell *sh, FILE *in, const char *name, bool interactive) {
     char *text;
     size_t n;
     if (interactive) {
-      bool empty = b.len == 0 || cli_sql_skip_space(b.p, b.len) == b.len;
+      bool empty = b.len == 0 || only_space(b.p, b.len);
       char *l = readline(empty ? "rowan> " : "   ...> ");
       if (!l) break;
       free(line);
@@ -441,7 +462,7 @@ int cli_run_input(cli_shell *sh, FILE *in, const char *name, bool interactive) {
       n = (size_t)r;
     }
     line_no++;
-    bool empty = b.len == 0 || cli_sql_skip_space(b.p, b.len) == b.len;
+    bool empty = b.len == 0 || only_space(b.p, b.len);
     if (empty) {
       size_t sp = 0;
       while (sp < n && (text[sp] == ' ' || text[sp] == '\t')) sp++;
@@ -458,7 +479,7 @@ int cli_run_input(cli_shell *sh, FILE *in, const char *name, bool interactive) {
         sh->src_line = save_line;
         continue;
       }
-      if (b.len == 0 && cli_sql_skip_space(text, n) == n) continue; /* blank line */
+      if (b.len == 0 && only_space(text, n)) continue; /* blank line */
       if (b.len == 0) first_line = line_no;
     }
     if (!sbuf_append(&b, text, n) || (interactive && !sbuf_append(&b, "\n", 1))) {

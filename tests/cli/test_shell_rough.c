@@ -4,7 +4,8 @@
 ** command and the exit status while the good records stay loaded, and its messages say how
 ** many were rejected and where the first was (file:line); errors inside a script (-f,
 ** .read, nested .read, stdin) name the file, line and column of the error itself, and the
-** engine's statement-relative position is not repeated; .help lists the commands sorted,
+** engine's statement-relative position is not repeated; a block comment over several lines
+** is a comment (not a statement, not dot commands); .help lists the commands sorted,
 ** one line each, the same ones as docs/SHELL.md's table, and .help COMMAND gives the
 ** details; statements Rowan does not have (INSERT, UPDATE, joins, ALTER TABLE, ...) say
 ** what to use instead, keeping the caret under their position. Drives the built binary.
@@ -205,6 +206,28 @@ static void test_script_errors_name_file(void **state) {
   sh_result_free(&r);
 }
 
+/* A block comment over several lines at the top of a script (or between statements) is a
+** comment: its lines are not statements, and a line in it that starts with '.' is not a dot
+** command. */
+static void test_block_comment_lines(void **state) {
+  fixture *f = *state;
+  const char *script = "/* load.sql: a header\n"
+                       "   over two lines */\n"
+                       "SELECT K FROM T WHERE K = 1;\n"
+                       "/*\n"
+                       ".mode csv\n"
+                       "*/ SELECT K, NAME FROM T WHERE K = 2;\n"
+                       "/**/\n"
+                       "SELECT K, NOPE FROM T;\n";
+  const char *list[] = {"-list", NULL};
+  sh_result r;
+  assert_int_equal(run(f, list, NULL, script, &r), 1);
+  assert_string_equal(r.out, "1\n2|two\n");
+  if (!strstr(r.err, "Error: stdin:8:11: unknown column \"NOPE\"\n")) sh_dump(&r);
+  assert_true(strncmp(r.err, "Error: stdin:8:11: unknown column \"NOPE\"\n", 41) == 0);
+  sh_result_free(&r);
+}
+
 /* ---- .help -------------------------------------------------------------------------------- */
 
 /* The dot commands named in the first column of docs/SHELL.md's "Dot commands" table, as
@@ -341,6 +364,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_import_rejects_fail),
       cmocka_unit_test(test_script_errors_name_file),
+      cmocka_unit_test(test_block_comment_lines),
       cmocka_unit_test(test_help_sorted_one_line),
       cmocka_unit_test(test_unsupported_statements),
   };
