@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #ifndef CLI_NO_LIBEDIT
@@ -245,6 +246,13 @@ static void report_error(cli_shell *sh, const char *sql, size_t len, int base_li
     }
   }
   fputs("^\n", stderr);
+  /* "name" is a column in SQL (and Phoenix): a string in double quotes is a common slip. */
+  if ((size_t)off < len && sql[off] == '"' && strstr(msg, "unknown column")) {
+    size_t e = (size_t)off + 1;
+    while (e < len && sql[e] != '"' && sql[e] != '\n') e++;
+    fprintf(stderr, "  (double quotes name a column; a string takes single quotes: '%.*s')\n",
+            (int)(e - (size_t)off - 1), sql + off + 1);
+  }
 }
 
 /* ---- running statements -------------------------------------------------------------------- */
@@ -380,6 +388,10 @@ int cli_run_arg(cli_shell *sh, const char *arg) {
   int n = cli_run_sql(sh, arg, strlen(arg));
   sh->src_name = save_name;
   sh->src_line = save_line;
+  /* `rowan DB script.sql` runs the file's name as SQL: say how to run the file. */
+  struct stat st;
+  if (n > 0 && !strpbrk(arg, " \t\n;'\"(") && stat(arg, &st) == 0 && S_ISREG(st.st_mode))
+    fprintf(stderr, "  (%s is a file: to run it, use -f %s or .read %s)\n", arg, arg, arg);
   return n;
 }
 

@@ -228,6 +228,33 @@ static void test_block_comment_lines(void **state) {
   sh_result_free(&r);
 }
 
+/* Two slips with a hint: a string in double quotes (a column name in SQL), and a script
+** file given as an argument (run as SQL). */
+static void test_hints_for_slips(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *dq[] = {"SELECT K FROM T WHERE NAME = \"one\"", NULL};
+  assert_int_equal(run(f, NULL, dq, NULL, &r), 1);
+  expect_in(&r, r.err, "unknown column \"one\"");
+  expect_in(&r, r.err, "a string takes single quotes: 'one')\n");
+  sh_result_free(&r);
+  char path[700];
+  snprintf(path, sizeof path, "%s/script.sql", f->dir);
+  sh_write_file(path, "SELECT 1;\n");
+  const char *file[] = {path, NULL};
+  assert_int_equal(run(f, NULL, file, NULL, &r), 1);
+  char want[2200];
+  snprintf(want, sizeof want, "(%s is a file: to run it, use -f %s or .read %s)\n", path, path,
+           path);
+  expect_in(&r, r.err, want);
+  sh_result_free(&r);
+  /* no hint for an ordinary error */
+  const char *plain[] = {"SELECT NOSUCH FROM T", NULL};
+  assert_int_equal(run(f, NULL, plain, NULL, &r), 1);
+  expect_not_in(&r, r.err, "(");
+  sh_result_free(&r);
+}
+
 /* ---- .help -------------------------------------------------------------------------------- */
 
 /* The dot commands named in the first column of docs/SHELL.md's "Dot commands" table, as
@@ -365,6 +392,7 @@ int main(void) {
       cmocka_unit_test(test_import_rejects_fail),
       cmocka_unit_test(test_script_errors_name_file),
       cmocka_unit_test(test_block_comment_lines),
+      cmocka_unit_test(test_hints_for_slips),
       cmocka_unit_test(test_help_sorted_one_line),
       cmocka_unit_test(test_unsupported_statements),
   };
