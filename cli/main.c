@@ -178,6 +178,9 @@ int main(int argc, char **argv) {
   }
   fflush(sh.out);
   cli_shell_reset_output(&sh);
+  if (sh.in_txn)
+    fprintf(stderr, "Warning: a transaction (BEGIN) was still open at exit: its writes were "
+                    "rolled back; end it with COMMIT\n");
   if (rowan_close(db) != ROWAN_OK) {
     fprintf(stderr, "rowan: close: %s\n", rowan_errmsg(db));
     return 1;

@@ -309,6 +309,9 @@ static int run_stmt(cli_shell *sh, rowan_stmt *st, const char *sql, size_t len, 
     rowan_finalize(st);
     return 1;
   }
+  if (starts_with_word(sql, len, "BEGIN")) sh->in_txn = true;
+  else if (starts_with_word(sql, len, "COMMIT") || starts_with_word(sql, len, "ROLLBACK"))
+    sh->in_txn = false;
   double t1 = now_sec();
   rowan_metrics m;
   memset(&m, 0, sizeof m);

@@ -51,6 +51,7 @@ typedef struct cli_shell {
   bool interactive;      /* reading a terminal: prompts, no "near line" in errors */
   bool quit;             /* .quit seen, or -bail after an error: stop reading */
   int n_errors;          /* statements and dot commands that failed */
+  bool in_txn;           /* a BEGIN ran and no COMMIT or ROLLBACK since (warned at exit) */
   int read_depth;        /* nesting of .read (bounded) */
   const char *src_name;  /* name of the input being read ("stdin", a file), or NULL */
   int src_line;          /* line of that input where the current statement starts */

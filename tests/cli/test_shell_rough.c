@@ -5,7 +5,8 @@
 ** many were rejected and where the first was (file:line); errors inside a script (-f,
 ** .read, nested .read, stdin) name the file, line and column of the error itself, and the
 ** engine's statement-relative position is not repeated; a block comment over several lines
-** is a comment (not a statement, not dot commands); .help lists the commands sorted,
+** is a comment (not a statement, not dot commands); hints for a string in double quotes
+** and a file given as SQL; a warning for a transaction left open at exit; .help lists the commands sorted,
 ** one line each, the same ones as docs/SHELL.md's table, and .help COMMAND gives the
 ** details; statements Rowan does not have (INSERT, UPDATE, joins, ALTER TABLE, ...) say
 ** what to use instead, keeping the caret under their position. Drives the built binary.
@@ -255,6 +256,34 @@ static void test_hints_for_slips(void **state) {
   sh_result_free(&r);
 }
 
+/* A transaction left open at exit is rolled back (as in sqlite3): the shell says so. */
+static void test_open_transaction_warning(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *open_txn[] = {"BEGIN", "UPSERT INTO T VALUES (90, 'lost', 0)", NULL};
+  assert_int_equal(run(f, NULL, open_txn, NULL, &r), 0);
+  expect_in(&r, r.err, "Warning: a transaction (BEGIN) was still open at exit: its writes "
+                       "were rolled back; end it with COMMIT\n");
+  sh_result_free(&r);
+  const char *list[] = {"-list", NULL};
+  const char *check[] = {"SELECT COUNT(*) FROM T WHERE K = 90", NULL};
+  assert_int_equal(run(f, list, check, NULL, &r), 0);
+  assert_string_equal(r.out, "0\n");
+  sh_result_free(&r);
+  /* ended by COMMIT or ROLLBACK (any case, in a script): no warning */
+  const char *script = "begin;\nUPSERT INTO T VALUES (90, 'kept', 0);\ncommit;\n"
+                       "BEGIN; DELETE FROM T WHERE K = 90; ROLLBACK;\n";
+  assert_int_equal(run(f, list, NULL, script, &r), 0);
+  assert_string_equal(r.err, "");
+  sh_result_free(&r);
+  assert_int_equal(run(f, list, check, NULL, &r), 0);
+  assert_string_equal(r.out, "1\n");
+  sh_result_free(&r);
+  const char *cleanup[] = {"DELETE FROM T WHERE K = 90", NULL};
+  assert_int_equal(run(f, NULL, cleanup, NULL, &r), 0);
+  sh_result_free(&r);
+}
+
 /* ---- .help -------------------------------------------------------------------------------- */
 
 /* The dot commands named in the first column of docs/SHELL.md's "Dot commands" table, as
@@ -393,6 +422,7 @@ int main(void) {
       cmocka_unit_test(test_script_errors_name_file),
       cmocka_unit_test(test_block_comment_lines),
       cmocka_unit_test(test_hints_for_slips),
+      cmocka_unit_test(test_open_transaction_warning),
       cmocka_unit_test(test_help_sorted_one_line),
       cmocka_unit_test(test_unsupported_statements),
   };
