@@ -239,6 +239,13 @@ kv_cache_entry *kv_cache_probe(kv_cache *c, uint64_t file, uint64_t off) {
   return lookup(c, file, off, false);
 }
 
+void kv_cache_note_miss(kv_cache *c, uint64_t file, uint64_t off) {
+  shard *s = shard_of(c, file, off);
+  pthread_mutex_lock(&s->mu);
+  s->misses++;
+  pthread_mutex_unlock(&s->mu);
+}
+
 kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *value,
                                 size_t charge, void (*deleter)(void *value)) {
   uint32_t h = key_hash(file, off);

@@ -46,6 +46,9 @@ kv_cache_entry *kv_cache_lookup(kv_cache *c, uint64_t file, uint64_t off);
 /* kv_cache_lookup that counts a hit but not a miss: for a reader that reads the block
 ** elsewhere only if another test (a bloom filter) says so, and counts the miss then. */
 kv_cache_entry *kv_cache_probe(kv_cache *c, uint64_t file, uint64_t off);
+/* Count one miss of (file, off): for the reader of kv_cache_probe that went on to read the
+** block itself. */
+void kv_cache_note_miss(kv_cache *c, uint64_t file, uint64_t off);
 /* Whether (file, off) is in the cache now; no reference, no hit or miss counted (a hint:
 ** the entry may leave right after). */
 bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off);

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include "kv/cache.h"
 #include "kv/sf_cblock.h"
+#include "kv/sf_point.h"
 #include "kv/sf_reuse.h"
 #include "kv/sf_rows.h"
 #include "kv/status.h"
@@ -54,6 +55,9 @@ typedef struct sf_iter {
   kv_sfbuf disk;           /* the block as read from the file */
   kv_sfbuf scratch;        /* the decompressed block */
   kv_sf_cdec dec;          /* the privately decoded block and its memory */
+  kv_sf_pdec pd;           /* a point read's rows decoded alone (kv/sf_point.h) */
+  bool partial;            /* b is &pd.b: rows [prow, prow + pd.b.nrows) of block bi only */
+  uint32_t prow;           /* when partial: index in block bi of b's first row */
   const kv_sf_cblock *b;   /* the block being read: &dec.b, or a cached one */
   kv_cache_entry *ce;      /* the cache entry b is (a reference), or NULL */
   bool fill_cache;         /* add blocks read to the cache (compaction reads do not) */
@@ -148,15 +152,21 @@ static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell
   }
 }
 
+/* Check the first cell of the loaded block (the block's first row) against its index
+** entry; the reason, or NULL when it agrees. */
+static const char *check_first(sf_iter *it, const kv_sf_index_entry *e) {
+  kv_cell first;
+  fill_cell(it, 0, 0, false, &first);
+  if (kv_cell_cmp(&first, &e->first) != 0) return "first cell disagrees with the block index";
+  return NULL;
+}
+
 /* Check a decoded block against its index entry; the reason, or NULL when it agrees. */
 static const char *check_block(sf_iter *it, const kv_sf_index_entry *e) {
   const kv_sf_cblock *b = it->b;
   if (b->ncells != e->cells || b->nrows != e->rows)
     return "cell or row count disagrees with the block index";
-  kv_cell first;
-  fill_cell(it, 0, 0, false, &first);
-  if (kv_cell_cmp(&first, &e->first) != 0) return "first cell disagrees with the block index";
-  return NULL;
+  return check_first(it, e);
 }
 
 /* Whether block e of the reader should go into the cache: it fits without evicting, or it
@@ -190,6 +200,7 @@ static int prepare_block(sf_iter *it) {
 static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
   drop_current(it);
   it->bi = -1;
+  it->partial = false;
   it->key_ri = -1;
   it->fast_bi = -1;
   it->ce = hit;
@@ -210,36 +221,45 @@ static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
   return true;
 }
 
-/* Make block `bi` the loaded block (from the cache, or read, decoded and maybe inserted:
-** cache_has_room). Returns false (and sets the sticky status) on error. */
-static bool load_block(sf_iter *it, uint32_t bi) {
-  if (it->bi == (int64_t)bi) return true;
+/* Read block bi of the file with one pread, check and decompress it (kv_sf_unframe_block):
+** *raw, *raw_len give the raw block (in it->scratch or it->disk). KV_OK or the error (its
+** message set). */
+static int read_block(sf_iter *it, uint32_t bi, const uint8_t **raw, size_t *raw_len) {
   kv_sf_reader *r = it->r;
   const kv_sf_index_entry *e = &r->index[bi];
-  const uint8_t *raw;
-  size_t raw_len;
-  const char *why = NULL;
-  int rc;
-  it->bi = -1;
-  it->key_ri = -1;
-  it->fast_bi = -1;
-  if (r->cache) {
-    kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, bi);
-    if (hit) return use_cached(it, bi, hit);
-  }
-  drop_current(it);
   it->disk.len = 0;
-  rc = kv_sfbuf_reserve(&it->disk, e->size);
-  if (rc) rc = KV_ERR_NOMEM;
-  if (!rc) rc = kv_sf_read_at(r, e->off, it->disk.p, e->size);
+  int rc = kv_sfbuf_reserve(&it->disk, e->size);
+  if (rc) return kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
+  rc = kv_sf_read_at(r, e->off, it->disk.p, e->size);
   if (!rc && it->io) {
     it->io->blocks_read++;
     it->io->bytes_read += e->size;
   }
   if (!rc)
-    rc = kv_sf_unframe_block(it->disk.p, e->size, e->raw, &it->scratch, &raw, &raw_len,
+    rc = kv_sf_unframe_block(it->disk.p, e->size, e->raw, &it->scratch, raw, raw_len,
                              r->path, e->off);
-  if (!rc) rc = kv_sf_cblock_decode(&it->dec, raw, raw_len, &why);
+  return rc;
+}
+
+/* After an error loading a block: the iterator is invalid, the error sticky. False. */
+static bool fail_block(sf_iter *it, int rc) {
+  drop_current(it);
+  it->bi = -1;
+  it->partial = false;
+  it->status = rc;
+  it->valid = false;
+  return false;
+}
+
+/* Decode raw block bi whole into the iterator's decoder and make it the loaded block
+** (it->b must be &it->dec.b: drop_current); with `insert` (the caller asked
+** cache_has_room), insert a packed copy into the cache. False (status set) on error. */
+static bool decode_block(sf_iter *it, uint32_t bi, const uint8_t *raw, size_t raw_len,
+                         bool insert) {
+  kv_sf_reader *r = it->r;
+  const kv_sf_index_entry *e = &r->index[bi];
+  const char *why = NULL;
+  int rc = kv_sf_cblock_decode(&it->dec, raw, raw_len, &why);
   if (!rc) rc = prepare_block(it);
   if (!rc && (why = check_block(it, e)) != NULL) rc = KV_ERR_CORRUPT;
   if (rc == KV_ERR_CORRUPT && why)
@@ -247,7 +267,7 @@ static bool load_block(sf_iter *it, uint32_t bi) {
              (unsigned long long)e->off, why);
   if (rc) goto fail;
   if (it->io) it->io->cells_decoded += it->b->ncells;
-  if (r->cache && it->fill_cache && cache_has_room(r, bi)) {
+  if (insert) {
     kv_sf_cblock *pk = kv_sf_cblock_pack(&it->dec);
     if (pk) {
       it->ce = kv_cache_insert(r->cache, r->cache_id, bi, pk, pk->charge, free);
@@ -261,10 +281,117 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   return true;
 fail:
   if (rc == KV_ERR_NOMEM) kv_error(rc, "out of memory reading store file %s", r->path);
+  return fail_block(it, rc);
+}
+
+/* Make block `bi` the loaded block (from the cache, or read, decoded and maybe inserted:
+** cache_has_room). Returns false (and sets the sticky status) on error. */
+static bool load_block(sf_iter *it, uint32_t bi) {
+  if (it->bi == (int64_t)bi && !it->partial) return true;
+  kv_sf_reader *r = it->r;
+  const uint8_t *raw;
+  size_t raw_len;
+  it->bi = -1;
+  it->key_ri = -1;
+  it->fast_bi = -1;
+  it->partial = false;
+  if (r->cache) {
+    kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, bi);
+    if (hit) return use_cached(it, bi, hit);
+  }
   drop_current(it);
-  it->status = rc;
-  it->valid = false;
-  return false;
+  int rc = read_block(it, bi, &raw, &raw_len);
+  if (rc) return fail_block(it, rc);
+  return decode_block(it, bi, raw, raw_len, r->cache && it->fill_cache && cache_has_room(r, bi));
+}
+
+/* A point read's block bk (not in the cache): read it and, unless the cache takes it
+** (cache_has_room), decode only the first row at or above [row, row+len) and the row after
+** it (kv/sf_point.h) as the loaded block, flagged partial: a move past those rows loads
+** the block whole (step_fwd, step_back), any other load replaces it. When every row of the
+** block is below the key, or the cache takes the block, it is decoded whole as load_block
+** does. False (status set) on error. */
+static bool point_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len) {
+  kv_sf_reader *r = it->r;
+  const kv_sf_index_entry *e = &r->index[bk];
+  const uint8_t *raw;
+  size_t raw_len;
+  const char *why = NULL;
+  it->bi = -1;
+  it->key_ri = -1;
+  it->fast_bi = -1;
+  it->partial = false;
+  drop_current(it);
+  if (r->cache) kv_cache_note_miss(r->cache, r->cache_id, bk); /* the probe counted none */
+  int rc = read_block(it, bk, &raw, &raw_len);
+  if (rc) return fail_block(it, rc);
+  if (r->cache && it->fill_cache && cache_has_room(r, bk))
+    return decode_block(it, bk, raw, raw_len, true);
+  rc = kv_sf_point_decode(&it->pd, raw, raw_len, row, len, 2, &why);
+  if (!rc && (it->pd.block_rows != e->rows || it->pd.block_cells != e->cells)) {
+    why = "cell or row count disagrees with the block index";
+    rc = KV_ERR_CORRUPT;
+  }
+  if (!rc && it->pd.b.nrows == 0) return decode_block(it, bk, raw, raw_len, false);
+  if (!rc) {
+    it->b = &it->pd.b;
+    rc = prepare_block(it);
+  }
+  if (!rc && it->pd.first_row == 0 && (why = check_first(it, e)) != NULL) rc = KV_ERR_CORRUPT;
+  if (rc == KV_ERR_CORRUPT && why)
+    kv_error(rc, "store file %s: block %u at offset %llu: %s", r->path, bk,
+             (unsigned long long)e->off, why);
+  else if (rc == KV_ERR_NOMEM)
+    kv_error(rc, "out of memory reading store file %s", r->path);
+  if (rc) return fail_block(it, rc);
+  if (it->io) it->io->cells_decoded += it->b->ncells;
+  it->partial = true;
+  it->prow = it->pd.first_row;
+  it->key_ri = -1;
+  it->bi = bk;
+  if (it->proj) it->keep_bi = -1;
+  return true;
+}
+
+/* Leave the loaded block forward, as a move past its last cell does: load the next block,
+** or, from a point read's rows (partial) that are not the block's last, the whole block,
+** standing on the row after them. *ci, *ri get where to settle from. False at the file's
+** end or on error (status set). */
+static bool step_fwd(sf_iter *it, uint32_t *ci, uint32_t *ri) {
+  uint32_t bi = (uint32_t)it->bi;
+  if (it->partial && it->prow + it->b->nrows < it->pd.block_rows) {
+    uint32_t next = it->prow + it->b->nrows;
+    if (!load_block(it, bi)) return false;
+    if (next < it->b->nrows) {
+      *ri = next;
+      *ci = rfirst(it->b, next);
+      return true;
+    }
+  }
+  if (bi + 1 >= it->r->nblocks || !load_block(it, bi + 1)) return false;
+  *ci = 0;
+  *ri = 0;
+  return true;
+}
+
+/* Leave the loaded block backward, as a move before its first cell does: load the previous
+** block, or, from a point read's rows (partial) that are not the block's first, the whole
+** block, standing on the last cell before them. As step_fwd otherwise. */
+static bool step_back(sf_iter *it, uint32_t *ci, uint32_t *ri) {
+  int64_t bi = it->bi;
+  if (it->partial && it->prow > 0) {
+    uint32_t prev = it->prow - 1;
+    if (!load_block(it, (uint32_t)bi)) return false;
+    if (prev + 1 < it->b->nrows) {
+      *ri = prev;
+      *ci = rfirst(it->b, prev + 1) - 1;
+      return true;
+    }
+  }
+  if (bi <= 0 || !load_block(it, (uint32_t)bi - 1)) return false;
+  *ci = it->b->ncells - 1;
+  *ri = it->b->nrows - 1;
+  return true;
 }
 
 
@@ -452,10 +579,7 @@ static void settle_fwd(sf_iter *it, uint32_t ci, uint32_t ri) {
       return;
     }
     it->valid = false;
-    uint32_t nb = (uint32_t)it->bi + 1;
-    if (nb >= it->r->nblocks || !load_block(it, nb)) return;
-    ci = 0;
-    ri = 0;
+    if (!step_fwd(it, &ci, &ri)) return;
   }
 }
 
@@ -478,9 +602,7 @@ static void settle_back(sf_iter *it, uint32_t ci, uint32_t ri) {
       return;
     }
     it->valid = false;
-    if (it->bi <= 0 || !load_block(it, (uint32_t)it->bi - 1)) return;
-    ci = it->b->ncells - 1;
-    ri = it->b->nrows - 1;
+    if (!step_back(it, &ci, &ri)) return;
   }
 }
 
@@ -540,9 +662,9 @@ static void it_next(kv_iter *base) {
     return;
   }
   it->valid = false;
-  uint32_t nb = (uint32_t)it->bi + 1;
-  if (nb >= it->r->nblocks || !load_block(it, nb)) return;
-  set_pos(it, 0, 0);
+  uint32_t nci, nri;
+  if (!step_fwd(it, &nci, &nri)) return;
+  set_pos(it, nci, nri);
 }
 
 static void it_prev(kv_iter *base) {
@@ -554,8 +676,9 @@ static void it_prev(kv_iter *base) {
     return;
   }
   it->valid = false;
-  if (it->bi <= 0 || !load_block(it, (uint32_t)it->bi - 1)) return;
-  settle_back(it, it->b->ncells - 1, it->b->nrows - 1);
+  uint32_t pci, pri;
+  if (!step_back(it, &pci, &pri)) return;
+  settle_back(it, pci, pri);
 }
 
 static const kv_cell *it_cell(kv_iter *base) { return &((sf_iter *)base)->cur; }
@@ -569,6 +692,7 @@ static void it_destroy(kv_iter *base) {
   kv_sfbuf_free(&it->scratch);
   drop_current(it);
   kv_sf_cdec_free(&it->dec);
+  kv_sf_pdec_free(&it->pd);
   free(it->keep);
   free(it->kbuf);
   free(it->rp.ranks);
@@ -622,6 +746,10 @@ void kv_sf_iter_park(kv_iter *base) {
   if (it->scratch.cap > KEEP_LIMIT) kv_sfbuf_free(&it->scratch);
   if (it->dec.arena.cap > KEEP_LIMIT || it->dec.t32_cap > KEEP_LIMIT / 4)
     kv_sf_cdec_free(&it->dec);
+  if (it->pd.arena.cap > KEEP_LIMIT || it->pd.rf_cap > KEEP_LIMIT / 4 ||
+      it->pd.kb_cap > KEEP_LIMIT)
+    kv_sf_pdec_free(&it->pd);
+  it->partial = false;
   it->r = NULL;
   it->io = NULL;
   it->bi = -1;
@@ -635,6 +763,7 @@ kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool 
   it->io = io;
   it->fill_cache = fill_cache;
   it->bi = -1;
+  it->partial = false;
   it->ci = it->ri = 0;
   it->valid = false;
   it->status = KV_OK;
@@ -676,17 +805,22 @@ bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool p
   kv_cell t = kv_cell_row_first(row, len);
   int64_t bk = find_block(r, &t);
   if (bk < 0) bk = 0;
+  bool fresh = false; /* point_load just made block bk the loaded one */
   if (point && !(it->bi == bk && it->ce)) {
     /* the block that would hold the row, if cached, answers at once (a bloom filter's
-       probes in a large filter cost more); else the bloom filter decides */
+       probes in a large filter cost more); else the bloom filter decides; a block read
+       for the row alone gives only the row (point_load) */
     kv_cache_entry *hit = r->cache ? kv_cache_probe(r->cache, r->cache_id, (uint64_t)bk) : NULL;
     if (hit) {
       if (!use_cached(it, (uint32_t)bk, hit)) return true;
     } else if (!kv_sf_may_contain_row(r, row, len)) {
       return false;
+    } else if (it->bi != bk || it->partial) {
+      if (!point_load(it, (uint32_t)bk, row, len)) return true;
+      fresh = true;
     }
   }
-  if (!load_block(it, (uint32_t)bk)) return true;
+  if (!fresh && !load_block(it, (uint32_t)bk)) return true;
   uint32_t ri;
   uint32_t ci = find_in_block(it->b, &t, false, &ri);
   settle_fwd(it, ci, ri);

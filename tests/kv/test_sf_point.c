@@ -1,0 +1,362 @@
+/*
+** tests/kv/test_sf_point.c: the point decoder (kv/sf_point.h) against the per-cell decoder
+** (kv_sf_block_decode) on the same raw blocks. Random blocks in every row key mode (keys
+** of different lengths, one length with suffixes of at most 8 bytes and longer), one row or
+** hundreds, one qualifier, a few, or hundreds (dictionary indexes of two bytes),
+** tombstones of every type, several versions, timestamps per row or per cell, compacted
+** (sequence numbers 0) or not, fixed-width (0, 4, 8 bytes) and variable-width values, empty
+** ones. Each block is asked for keys equal to its rows, just below and above them, before
+** the first and after the last, prefixes and extensions; the rows given must be the first
+** one at or above the key and those after it, cell for cell (key, qualifier, timestamp,
+** sequence number, type, value, read through the rank cursor as the iterator reads them),
+** and the block facts the fast row path reads must hold for those rows. Damaged and
+** truncated blocks: the point decoder never reads outside the block (the sanitizer build
+** checks) and, on every block the whole-block decoder accepts, agrees with it.
+** Seeded: the seed is printed; ROWAN_SEED reruns it.
+** Not here: the store file iterator on top of it (test_sf_point_reads.c).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv/sf_point.h"
+#include "testutil.h"
+
+#define MAXC 6000
+
+typedef struct cellset {
+  kv_cell c[MAXC];        /* the cells, in order */
+  uint8_t bytes[1 << 20]; /* their row, qualifier and value bytes */
+  size_t n, used;         /* cells / bytes in use */
+} cellset;
+
+static const uint8_t *stash(cellset *s, const void *p, size_t n) {
+  assert_true(s->used + n <= sizeof s->bytes);
+  uint8_t *d = s->bytes + s->used;
+  if (n) memcpy(d, p, n);
+  s->used += n;
+  return d;
+}
+
+static void add(cellset *s, const uint8_t *row, uint32_t rl, const uint8_t *q, uint32_t ql,
+                int64_t ts, uint64_t seq, uint8_t type, const uint8_t *val, uint32_t vl) {
+  assert_true(s->n < MAXC);
+  kv_cell *c = &s->c[s->n++];
+  c->row = stash(s, row, rl);
+  c->row_len = rl;
+  c->qual = stash(s, q, ql);
+  c->qual_len = ql;
+  c->ts = ts;
+  c->seq = seq;
+  c->type = type;
+  c->value = stash(s, val, vl);
+  c->value_len = vl;
+}
+
+/* A random block's cells in cell order. Key modes: 0 lengths vary (prefix coding), 1 one
+** length, suffix <= 8 bytes (delta), 2 one length, longer suffix (transposed). */
+static void random_set(uint64_t *st, cellset *s) {
+  s->n = s->used = 0;
+  int kmode = (int)tu_below(st, 3);
+  uint32_t nq = 1 + (uint32_t)tu_below(st, tu_below(st, 4) == 0 ? 300 : 14);
+  uint32_t klen = kmode == 2 ? 20 : 12;
+  uint8_t row[24], val[64], qb[8];
+  memset(row, 'k', sizeof row);
+  size_t nrows = tu_below(st, 8) == 0 ? 1 : 1 + tu_below(st, tu_below(st, 3) == 0 ? 400 : 30);
+  int64_t base_ts = tu_below(st, 3) == 0 ? -5000 : 1700000000000;
+  bool row_ts = tu_below(st, 2) == 0, compacted = tu_below(st, 3) == 0;
+  bool puts_only = tu_below(st, 3) == 0;
+  bool one_version = tu_below(st, 2) == 0;
+  bool fixed_q[300];
+  for (uint32_t q = 0; q < nq; q++) fixed_q[q] = tu_below(st, 3) != 0;
+  for (size_t r = 0; r < nrows && s->n + 3 * nq < MAXC; r++) {
+    uint32_t rl = kmode == 0 ? 1 + (uint32_t)tu_below(st, 12) : klen;
+    if (kmode == 0 && r == 0 && tu_below(st, 6) == 0) rl = 0; /* an empty key sorts first */
+    if (rl == 0 && tu_below(st, 2)) nrows = 1;
+    size_t lo = kmode == 1 ? klen - 3 : kmode == 2 ? 4 : 0;
+    size_t pos = lo + tu_below(st, rl - lo);
+    row[pos]++;
+    for (size_t j = pos + 1; j < sizeof row; j++) row[j] = (uint8_t)(tu_below(st, 2) * 0xFF);
+    if (s->n && kv_bytes_cmp(s->c[s->n - 1].row, s->c[s->n - 1].row_len, row, rl) >= 0)
+      continue;
+    int64_t ts = base_ts + (int64_t)tu_below(st, row_ts ? 100000 : 3);
+    if (!puts_only && tu_below(st, 20) == 0) /* a DeleteFamily marker first (empty qual) */
+      add(s, row, rl, (const uint8_t *)"", 0, ts + 7, compacted ? 0 : 9, KV_DELETE_FAMILY,
+          val, 0);
+    size_t row_start = s->n;
+    for (uint32_t q = 0; q < nq; q++) {
+      if (tu_below(st, 4) == 0) continue;
+      qb[0] = 'q';
+      qb[1] = (uint8_t)(q >> 8);
+      qb[2] = (uint8_t)q;
+      uint32_t nv = !one_version && tu_below(st, 6) == 0 ? 1 + (uint32_t)tu_below(st, 3) : 1;
+      int64_t t = row_ts ? ts : ts + (int64_t)tu_below(st, 50);
+      for (uint32_t v = 0; v < nv; v++, t -= 1 + (int64_t)tu_below(st, 5)) {
+        uint8_t type = puts_only || tu_below(st, 8) ? KV_PUT : (uint8_t)(1 + tu_below(st, 2));
+        uint32_t vl = type != KV_PUT ? 0 : fixed_q[q] ? (q % 3 == 0 ? 8 : q % 3 == 1 ? 4 : 0)
+                                                      : (uint32_t)tu_below(st, 20);
+        for (uint32_t j = 0; j < vl; j++) val[j] = (uint8_t)tu_rand(st);
+        add(s, row, rl, qb, 3, t, compacted ? 0 : 100 + tu_below(st, 100000), type, val, vl);
+      }
+    }
+    if (s->n == row_start) /* every row holds a cell */
+      add(s, row, rl, (const uint8_t *)"q\0\0", 3, ts, 5, KV_PUT, val, 0);
+  }
+  if (s->n == 0) add(s, (const uint8_t *)"z", 1, (const uint8_t *)"q", 1, 1, 1, KV_PUT,
+                     (const uint8_t *)"v", 1);
+}
+
+static void build(kv_sfb_builder *b, const cellset *s) {
+  kv_sfb_reset(b);
+  for (size_t i = 0; i < s->n; i++) {
+    int new_row = i == 0 || kv_bytes_cmp(s->c[i - 1].row, s->c[i - 1].row_len, s->c[i].row,
+                                         s->c[i].row_len) != 0;
+    assert_int_equal(kv_sfb_add(b, &s->c[i], new_row), KV_OK);
+  }
+  assert_int_equal(kv_sfb_encode(b), KV_OK);
+}
+
+/* Cell ci (of row ri) of a point decoder's block, its value found through the rank cursor
+** as the store file iterator finds it (fixed-width values in cvals, in cell order). */
+static void point_cell(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ri, uint32_t ci,
+                       uint8_t *kbuf, kv_cell *out) {
+  out->row = kv_sf_cblock_key(b, ri, kbuf, &out->row_len);
+  uint32_t q = (uint32_t)kv_sf_pa_get(&b->qual, ci);
+  assert_true(q < b->nquals);
+  out->qual = b->dict + b->q_off[q];
+  out->qual_len = b->q_len[q];
+  out->ts = kv_sf_cblock_ts(b, ri, ci);
+  out->seq = kv_sf_pa_get(&b->seq, ci);
+  out->type = (uint8_t)kv_sf_pa_get(&b->type, ci);
+  const kv_sf_cgroup *g = &b->groups[kv_sf_cblock_group(b, ci)];
+  uint32_t rank = kv_sf_cblock_rank(b, rp, ci);
+  assert_true(rank < g->count);
+  assert_non_null(b->cvals);
+  if (g->fixed) {
+    out->value = b->cvals + rp->ranks[b->nquals + 1];
+    out->value_len = g->width;
+  } else {
+    uint64_t o = kv_sf_pa_get(&g->voff, rank);
+    out->value = g->data + o;
+    out->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rank + 1) - o);
+  }
+}
+
+static void cell_eq(const kv_cell *c, const kv_cell *w) {
+  assert_int_equal(c->row_len, w->row_len);
+  if (w->row_len) assert_memory_equal(c->row, w->row, w->row_len);
+  assert_int_equal(c->qual_len, w->qual_len);
+  if (w->qual_len) assert_memory_equal(c->qual, w->qual, w->qual_len);
+  assert_true(c->ts == w->ts);
+  assert_true(c->seq == w->seq);
+  assert_int_equal(c->type, w->type);
+  assert_int_equal(c->value_len, w->value_len);
+  if (w->value_len) assert_memory_equal(c->value, w->value, w->value_len);
+}
+
+static size_t n_found[3]; /* checks that landed on: no row, an equal row, a greater row */
+
+/* The point decoder's answer for key t (want rows) against the whole block d: the first row
+** at or above t (with `sorted`: a damaged block's keys may be out of order, and then the
+** row it chose is taken as it is), then the rows after it, every cell equal; its block
+** facts those of its cells. */
+static void check_point(const kv_sf_pdec *w, const kv_sf_dblock *d, const uint8_t *t,
+                        uint32_t tl, uint32_t want, bool sorted) {
+  uint32_t R = 0;
+  while (R < d->nrows && kv_bytes_cmp(d->keys + d->row_off[R],
+                                      d->row_off[R + 1] - d->row_off[R], t, tl) < 0)
+    R++;
+  assert_int_equal(w->block_rows, d->nrows);
+  assert_int_equal(w->block_cells, d->ncells);
+  if (!sorted) {
+    assert_true(w->first_row <= d->nrows);
+    R = w->first_row;
+  }
+  assert_int_equal(w->first_row, R);
+  const kv_sf_cblock *b = &w->b;
+  if (R == d->nrows) {
+    assert_int_equal(b->nrows, 0);
+    if (sorted) n_found[0]++;
+    return;
+  }
+  if (sorted)
+    n_found[kv_bytes_cmp(d->keys + d->row_off[R], d->row_off[R + 1] - d->row_off[R], t, tl) == 0
+                ? 1 : 2]++;
+  uint32_t m = d->nrows - R < want ? d->nrows - R : want;
+  assert_int_equal(b->nrows, m);
+  assert_int_equal(b->nquals, d->nquals);
+  uint32_t c0 = d->row_first[R], c1 = d->row_first[R + m];
+  assert_int_equal(b->ncells, c1 - c0);
+  kv_sf_rankpos rp = {0};
+  rp.at = UINT32_MAX;
+  assert_int_equal(kv_sf_grow((void **)&rp.ranks, &rp.cap, b->nquals + 2, 4), KV_OK);
+  uint8_t *kbuf = malloc(b->max_key + 1);
+  assert_non_null(kbuf);
+  bool one = true;
+  uint64_t max_seq = 0;
+  int64_t min_ts = INT64_MAX, max_ts = INT64_MIN;
+  /* forward, then backward: the rank cursor must give the same from either side */
+  for (int pass = 0; pass < 2; pass++) {
+    for (uint32_t k = 0; k < c1 - c0; k++) {
+      uint32_t i = pass == 0 ? k : c1 - c0 - 1 - k;
+      uint32_t r = 0;
+      while (kv_sf_pa_get(&b->row_first, r + 1) <= i) r++;
+      assert_true(kv_sf_pa_get(&b->row_first, r) == d->row_first[R + r] - c0);
+      kv_cell c, x;
+      point_cell(b, &rp, r, i, kbuf, &c);
+      kv_sf_dblock_cell(d, R + r, c0 + i, &x);
+      cell_eq(&c, &x);
+      if (pass) continue;
+      if (x.type != KV_PUT) one = false;
+      if (i > d->row_first[R + r] - c0) {
+        kv_cell y;
+        kv_sf_dblock_cell(d, R + r, c0 + i - 1, &y);
+        if (kv_bytes_cmp(y.qual, y.qual_len, x.qual, x.qual_len) == 0) one = false;
+      }
+      if (x.seq > max_seq) max_seq = x.seq;
+      if (x.ts < min_ts) min_ts = x.ts;
+      if (x.ts > max_ts) max_ts = x.ts;
+    }
+  }
+  assert_int_equal(b->one_put_per_col, one);
+  assert_true(b->max_seq == max_seq);
+  assert_true(b->min_ts == min_ts);
+  assert_true(b->max_ts == max_ts);
+  for (uint32_t r = 0; r < m; r++) /* keys compare as the block's own */
+    assert_int_equal(kv_sf_cblock_key_cmp(b, r, d->keys + d->row_off[R + r],
+                                          d->row_off[R + r + 1] - d->row_off[R + r]), 0);
+  free(kbuf);
+  free(rp.ranks);
+}
+
+/* Keys to ask block d for: its rows' keys, each one byte lower or higher at a random
+** place, cut short, extended by 0x00 or 0xFF, the empty key and a key above every row. */
+static uint32_t make_target(uint64_t *st, const kv_sf_dblock *d, uint8_t *t) {
+  uint32_t r = (uint32_t)tu_below(st, d->nrows);
+  uint32_t kl = d->row_off[r + 1] - d->row_off[r];
+  memcpy(t, d->keys + d->row_off[r], kl);
+  switch (tu_below(st, 8)) {
+    case 0: case 1: case 2: return kl;
+    case 3: if (kl) t[tu_below(st, kl)]--; return kl;
+    case 4: if (kl) t[tu_below(st, kl)]++; return kl;
+    case 5: return kl ? (uint32_t)tu_below(st, kl) : 0;
+    case 6: t[kl] = tu_below(st, 2) ? 0x00 : 0xFF; return kl + 1;
+    default:
+      if (tu_below(st, 2)) return 0;
+      memset(t, 0xFF, 30);
+      return 30;
+  }
+}
+
+/* Random blocks, random keys: the point decoder's rows are the whole decoder's. */
+static void test_point_rows(void **state) {
+  (void)state;
+  uint64_t st = tu_seed("sf_point_rows");
+  static cellset s;
+  kv_sfb_builder bld;
+  kv_sfb_init(&bld);
+  kv_sf_pdec w;
+  memset(&w, 0, sizeof w);
+  kv_sf_dblock d;
+  memset(&d, 0, sizeof d);
+  size_t rounds = tu_scaled(400, 60), one_row = 0;
+  uint8_t t[64];
+  for (size_t round = 0; round < rounds; round++) {
+    random_set(&st, &s);
+    build(&bld, &s);
+    uint8_t *raw = malloc(bld.out.len);
+    assert_non_null(raw);
+    memcpy(raw, bld.out.p, bld.out.len);
+    const char *why = NULL;
+    assert_int_equal(kv_sf_block_decode(&d, raw, bld.out.len, &why), KV_OK);
+    if (d.nrows == 1) one_row++;
+    for (int k = 0; k < 40; k++) {
+      uint32_t tl = make_target(&st, &d, t);
+      uint32_t want = 1 + (uint32_t)tu_below(&st, KV_SF_POINT_MAX_ROWS);
+      int rc = kv_sf_point_decode(&w, raw, bld.out.len, t, tl, want, &why);
+      if (rc) fail_msg("round %zu: point decode failed: %s", round, why ? why : "?");
+      check_point(&w, &d, t, tl, want, true);
+    }
+    free(raw);
+  }
+  fprintf(stderr, "[sf_point] %zu blocks (%zu of one row): %zu keys above every row, %zu "
+          "equal to a row, %zu below one\n", rounds, one_row, n_found[0], n_found[1],
+          n_found[2]);
+  assert_true(n_found[0] > 0 && n_found[1] > 0 && n_found[2] > 0 && one_row > 0);
+  kv_sf_dblock_free(&d);
+  kv_sf_pdec_free(&w);
+  kv_sfb_free(&bld);
+}
+
+/* Damaged and truncated blocks: no read outside the block (each is copied to an allocation
+** of its exact size, so the sanitizer sees an overrun), and agreement with the whole-block
+** decoder on every block that one accepts. */
+static void test_point_damaged(void **state) {
+  (void)state;
+  uint64_t st = tu_seed("sf_point_damaged");
+  static cellset s;
+  kv_sfb_builder bld;
+  kv_sfb_init(&bld);
+  kv_sf_pdec w;
+  memset(&w, 0, sizeof w);
+  kv_sf_dblock d;
+  memset(&d, 0, sizeof d);
+  kv_sf_cdec dec;
+  memset(&dec, 0, sizeof dec);
+  size_t rounds = tu_scaled(150, 30), agreed = 0, refused = 0;
+  uint8_t t[64];
+  for (size_t round = 0; round < rounds; round++) {
+    random_set(&st, &s);
+    if (s.n > 400) continue;
+    build(&bld, &s);
+    size_t len = bld.out.len;
+    const char *why = NULL;
+    assert_int_equal(kv_sf_block_decode(&d, bld.out.p, len, &why), KV_OK);
+    for (int m = 0; m < 40; m++) {
+      uint32_t tl = make_target(&st, &d, t); /* from the intact block */
+      size_t cut = m < 10 ? tu_below(&st, len) : len;
+      uint8_t *copy = malloc(cut ? cut : 1);
+      assert_non_null(copy);
+      memcpy(copy, bld.out.p, cut);
+      if (m >= 10) {
+        int nflips = 1 + (int)tu_below(&st, 3);
+        for (int f = 0; f < nflips; f++)
+          copy[tu_below(&st, len)] ^= (uint8_t)(1 + tu_below(&st, 255));
+      }
+      uint32_t want = 1 + (uint32_t)tu_below(&st, KV_SF_POINT_MAX_ROWS);
+      int rc = kv_sf_point_decode(&w, copy, cut, t, tl, want, &why);
+      assert_true(rc == KV_OK || rc == KV_ERR_CORRUPT);
+      if (rc == KV_ERR_CORRUPT) assert_non_null(why);
+      const char *why2 = NULL;
+      if (kv_sf_cblock_decode(&dec, copy, cut, &why2) == KV_OK) {
+        assert_int_equal(kv_sf_block_decode(&d, copy, cut, &why2), KV_OK);
+        if (rc != KV_OK) fail_msg("round %zu: whole decoder accepts, point: %s", round, why);
+        if (d.nrows > 0) check_point(&w, &d, t, tl, want, false);
+        agreed++;
+      } else {
+        refused++;
+      }
+      free(copy);
+      assert_int_equal(kv_sf_block_decode(&d, bld.out.p, len, &why), KV_OK);
+    }
+  }
+  fprintf(stderr, "[sf_point] damaged blocks: %zu accepted alike, %zu refused whole\n", agreed,
+          refused);
+  assert_true(agreed > 0 && refused > 0);
+  kv_sf_cdec_free(&dec);
+  kv_sf_dblock_free(&d);
+  kv_sf_pdec_free(&w);
+  kv_sfb_free(&bld);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(test_point_rows),
+    cmocka_unit_test(test_point_damaged),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
