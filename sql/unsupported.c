@@ -55,6 +55,19 @@ static bool is_set_op(const tok *t) {
           is_word(t, "MINUS"));
 }
 
+/* The TK_* code of the first token after p in sql[..len) that is not space or a comment,
+** or 0 at the end. */
+static int next_type(const char *p, const char *sql, size_t len) {
+  const char *end = sql + len;
+  while (p < end) {
+    int type;
+    size_t n = sql_next_token(p, end, &type);
+    if (type != TK_SPACE && type != TK_COMMENT) return type;
+    p += n;
+  }
+  return 0;
+}
+
 /* Copy t's text, upper-cased, into out (size cap). */
 static void upper(const tok *t, char *out, size_t cap) {
   size_t n = t->n < cap - 1 ? t->n : cap - 1;
@@ -77,17 +90,10 @@ static bool leading(const tok *e, const tok *verb, char *msg, size_t cap, size_t
     else if (is_word(e, "UPDATE"))
       m = "UPDATE is not supported: use UPSERT ... SELECT or UPSERT with the key";
     else if (is_word(e, "REPLACE") || is_word(e, "MERGE")) m = "%s is not supported: use UPSERT";
-    else if (is_word(e, "ALTER")) {
-      const char *p = e->z + e->n, *end = sql + len;
-      int type = TK_SPACE;
-      while (p < end && (type == TK_SPACE || type == TK_COMMENT)) {
-        size_t n = sql_next_token(p, end, &type);
-        if (type == TK_SPACE || type == TK_COMMENT) p += n;
-      }
-      m = p < end && type == TK_INDEX
+    else if (is_word(e, "ALTER"))
+      m = next_type(e->z + e->n, sql, len) == TK_INDEX
               ? "ALTER INDEX is not supported: drop and recreate the index"
               : "ALTER TABLE is not supported: drop and recreate the table";
-    }
     else if (is_word(e, "TRUNCATE")) m = "TRUNCATE is not supported: use DELETE FROM table";
     else if (is_word(e, "WITH")) m = "WITH (common table expressions) is not supported";
     else if (is_word(e, "SHOW") || is_word(e, "DESCRIBE"))
@@ -203,10 +209,17 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   /* ( SELECT ...: a subquery in an expression (IN, EXISTS, a scalar subquery), or
   ** UPSERT INTO t (SELECT ...), which needs no parentheses. */
   if (e.type == TK_SELECT && b0 && b0->type == TK_LP) {
-    if (b1 && b2 && b2->type == TK_INTO)
+    if (first_type == TK_UPSERT && b1 && b2 && b2->type == TK_INTO)
       snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
     else
       snprintf(msg, cap, "subqueries are not supported");
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
+  /* UPSERT INTO t (k, v) (SELECT ...): the grammar refuses the '(' after the column list. */
+  if (e.type == TK_LP && first_type == TK_UPSERT && b0 && b0->type == TK_RP &&
+      next_type(e.z + e.n, sql, len) == TK_SELECT) {
+    snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
     *off = (size_t)(e.z - sql);
     return true;
   }
