@@ -77,7 +77,9 @@ typedef struct help_entry {
 
 static const help_entry help_table[] = {
     {".bail", "on|off", "Stop at the first error (as -bail)", NULL},
-    {".check", "INDEX TABLE", "Verify that an index and its table agree (CHECK INDEX)", NULL},
+    {".check", "INDEX TABLE", "Verify that an index and its table agree (CHECK INDEX)",
+     "Prints CHECK INDEX's counts and first problems; fails when any index row is missing,\n"
+     "extra or mismatched (drop the index and create it again to repair it).\n"},
     {".compact", "[--minor]", "Compact every table's store files (HBase's major_compact)",
      "One store file per family; tombstones, masked cells and versions past VERSIONS are\n"
      "dropped. --minor only merges the files.\n"},
@@ -176,6 +178,15 @@ static int dot_output(cli_shell *sh, int argc, char **argv) {
   sh->out = f;
   sh->out_is_file = true;
   return 0;
+}
+
+/* .check's row hook: adds the N of the MISSING, EXTRA and MISMATCHED rows of CHECK INDEX's
+** result to *(long long *)ctx. */
+static void count_problems(void *ctx, rowan_stmt *st) {
+  const char *item = rowan_column_text(st, 0);
+  if (!item || rowan_column_type(st, 1) == ROWAN_NULL) return;
+  if (!strcmp(item, "MISSING") || !strcmp(item, "EXTRA") || !strcmp(item, "MISMATCHED"))
+    *(long long *)ctx += (long long)rowan_column_int64(st, 1);
 }
 
 /* .flush and .compact [--minor]: the store's maintenance, as HBase's shell offers it, so a
@@ -310,10 +321,20 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       if (argc != 3) {
         rc = fail(sh, "usage: .check INDEX TABLE");
       } else {
-        /* The statement does the work (and counts its own error, as any SQL line does). */
+        /* The statement does the work (and counts its own error, as any SQL line does);
+        ** problems it finds make the command fail too. */
         char sql[600];
         snprintf(sql, sizeof sql, "CHECK INDEX %s ON %s", argv[1], argv[2]);
-        cli_run_sql(sh, sql, strlen(sql));
+        long long problems = 0;
+        sh->row_hook = count_problems;
+        sh->row_hook_ctx = &problems;
+        int failed = cli_run_sql(sh, sql, strlen(sql));
+        sh->row_hook = NULL;
+        sh->row_hook_ctx = NULL;
+        if (!failed && problems > 0)
+          rc = fail(sh, ".check: %lld problem%s between index %s and table %s (MISSING, EXTRA "
+                    "or MISMATCHED rows): drop the index and create it again", problems,
+                    problems == 1 ? "" : "s", argv[1], argv[2]);
       }
     } else if (!strcmp(c, ".flush") || !strcmp(c, ".compact")) {
       rc = dot_maintain(sh, argc, argv);

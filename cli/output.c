@@ -234,6 +234,7 @@ static int print_grid(cli_shell *sh, rowan_stmt *st, uint64_t *rows) {
   g.width = calloc((size_t)g.ncol, sizeof *g.width);
   if (!g.width) return ROWAN_NOMEM;
   while ((rc = rowan_step(st)) == ROWAN_ROW) {
+    if (sh->row_hook) sh->row_hook(sh->row_hook_ctx, st);
     if (g.nrow == g.cap) {
       size_t cap = g.cap ? g.cap * 2 : 16;
       char **cells = realloc(g.cells, cap * (size_t)g.ncol * sizeof *cells);
@@ -359,6 +360,7 @@ int cli_print_rows(cli_shell *sh, rowan_stmt *st, bool explain, uint64_t *rows) 
   *rows = 0;
   if (explain) {
     while ((rc = rowan_step(st)) == ROWAN_ROW) {
+    if (sh->row_hook) sh->row_hook(sh->row_hook_ctx, st);
       const char *t = rowan_column_text(st, 0);
       fprintf(sh->out, "%s\n", t ? t : sh->nullvalue);
       n++;
@@ -375,6 +377,7 @@ int cli_print_rows(cli_shell *sh, rowan_stmt *st, bool explain, uint64_t *rows) 
   }
   bool hdr = headers_on(sh) && sh->mode != CLI_MODE_JSON && sh->mode != CLI_MODE_LINE;
   while ((rc = rowan_step(st)) == ROWAN_ROW) {
+    if (sh->row_hook) sh->row_hook(sh->row_hook_ctx, st);
     if (n == 0 && hdr) print_stream_header(sh, st, ncol);
     print_stream_row(sh, st, ncol, n, name_w);
     n++;

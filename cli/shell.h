@@ -34,6 +34,10 @@ enum cli_mode {
   CLI_MODE_COUNT
 };
 
+/* Called with each result row a statement returns, before it is printed (the row's
+** rowan_column_* values are valid during the call). */
+typedef void (*cli_row_hook)(void *ctx, rowan_stmt *stmt);
+
 /* The shell's state, one per process. */
 typedef struct cli_shell {
   rowan_db *db;          /* the open database */
@@ -52,6 +56,8 @@ typedef struct cli_shell {
   bool quit;             /* .quit seen, or -bail after an error: stop reading */
   int n_errors;          /* statements and dot commands that failed */
   bool in_txn;           /* a BEGIN ran and no COMMIT or ROLLBACK since (warned at exit) */
+  cli_row_hook row_hook; /* sees every row printed (.check counts problems), or NULL */
+  void *row_hook_ctx;    /* its context */
   int read_depth;        /* nesting of .read (bounded) */
   const char *src_name;  /* name of the input being read ("stdin", a file), or NULL */
   int src_line;          /* line of that input where the current statement starts */

@@ -6,7 +6,8 @@
 ** .read, nested .read, stdin) name the file, line and column of the error itself, and the
 ** engine's statement-relative position is not repeated; a block comment over several lines
 ** is a comment (not a statement, not dot commands); hints for a string in double quotes
-** and a file given as SQL; a warning for a transaction left open at exit; .help lists the commands sorted,
+** and a file given as SQL; a warning for a transaction left open at exit; .check fails when it finds problems;
+** .help lists the commands sorted,
 ** one line each, the same ones as docs/SHELL.md's table, and .help COMMAND gives the
 ** details; statements Rowan does not have (INSERT, UPDATE, joins, ALTER TABLE, ...) say
 ** what to use instead, keeping the caret under their position. Drives the built binary.
@@ -284,6 +285,35 @@ static void test_open_transaction_warning(void **state) {
   sh_result_free(&r);
 }
 
+/* .check fails (exit status 1) when the index and its table disagree, and passes when
+** they agree; the CHECK INDEX statement itself succeeds either way. An IMMUTABLE_ROWS table
+** whose indexed value is rewritten keeps a stale index row (docs/INDEXES.md). */
+static void test_check_fails_on_problems(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *list[] = {"-list", NULL};
+  const char *make[] = {"CREATE TABLE IM (K INTEGER NOT NULL PRIMARY KEY, V VARCHAR) "
+                        "IMMUTABLE_ROWS = TRUE",
+                        "CREATE INDEX IMV ON IM (V)", "UPSERT INTO IM VALUES (1, 'a'), (2, 'c')",
+                        ".check IMV IM", NULL};
+  assert_int_equal(run(f, list, make, NULL, &r), 0);
+  expect_in(&r, r.out, "EXTRA|0\n");
+  sh_result_free(&r);
+  const char *stale[] = {"UPSERT INTO IM VALUES (1, 'b')", ".check IMV IM", "SELECT 'after'",
+                         NULL};
+  assert_int_equal(run(f, list, stale, NULL, &r), 1);
+  expect_in(&r, r.out, "EXTRA|1\n");
+  expect_in(&r, r.out, "after\n");
+  expect_in(&r, r.err, "Error: .check: 1 problem between index IMV and table IM");
+  sh_result_free(&r);
+  const char *sql[] = {"CHECK INDEX IMV ON IM", NULL};
+  assert_int_equal(run(f, list, sql, NULL, &r), 0);
+  sh_result_free(&r);
+  const char *drop[] = {"DROP TABLE IM", NULL};
+  assert_int_equal(run(f, NULL, drop, NULL, &r), 0);
+  sh_result_free(&r);
+}
+
 /* ---- .help -------------------------------------------------------------------------------- */
 
 /* The dot commands named in the first column of docs/SHELL.md's "Dot commands" table, as
@@ -423,6 +453,7 @@ int main(void) {
       cmocka_unit_test(test_block_comment_lines),
       cmocka_unit_test(test_hints_for_slips),
       cmocka_unit_test(test_open_transaction_warning),
+      cmocka_unit_test(test_check_fails_on_problems),
       cmocka_unit_test(test_help_sorted_one_line),
       cmocka_unit_test(test_unsupported_statements),
   };
