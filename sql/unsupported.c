@@ -134,6 +134,8 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   int since_from = -1;          /* tokens after the last FROM, before the rejected one; -1:
                                    no FROM yet */
   bool from_plain = false;      /* those tokens are names and AS only */
+  int since_limit = -1;         /* tokens after the last LIMIT; -1: none */
+  int limit_depth = 0;          /* parentheses opened since that LIMIT and not closed */
   const char *p = sql + first, *end = sql + len;
   tok e = {0, NULL, 0};
   while (p < end) {
@@ -161,6 +163,14 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
       if (type != TK_ID && type != TK_AS && type != TK_DATE && type != TK_TIME &&
           type != TK_TIMESTAMP && !sql_lemonIsFallback(type))
         from_plain = false;
+    }
+    if (type == TK_LIMIT) {
+      since_limit = 0;
+      limit_depth = 0;
+    } else if (since_limit >= 0) {
+      since_limit++;
+      if (type == TK_LP) limit_depth++;
+      else if (type == TK_RP) limit_depth--;
     }
     memmove(back + 1, back, sizeof back[0] * (LOOKBACK - 1));
     back[0] = t;
@@ -227,6 +237,35 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   if (e.type == TK_LP && b0 && b0->type == TK_ID && is_word(b0, "OVER")) {
     snprintf(msg, cap, "window functions (OVER) are not supported");
     *off = (size_t)(b0->z - sql);
+    return true;
+  }
+  /* MySQL's LIMIT offset, count. */
+  if (e.type == TK_COMMA && since_limit >= 1 && limit_depth == 0) {
+    snprintf(msg, cap, "LIMIT offset, count is not supported: use LIMIT count OFFSET offset");
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
+  /* SQL Server's SELECT TOP n. */
+  if (b0 && b1 && is_word(b0, "TOP") && b0->type == TK_ID &&
+      (b1->type == TK_SELECT || b1->type == TK_DISTINCT || b1->type == TK_ALL)) {
+    snprintf(msg, cap, "TOP is not supported: use LIMIT");
+    *off = (size_t)(b0->z - sql);
+    return true;
+  }
+  /* a == b */
+  if (e.type == TK_EQ && b0 && b0->type == TK_EQ && b0->z + b0->n == e.z) {
+    snprintf(msg, cap, "== is not an operator: use = to compare");
+    *off = (size_t)(b0->z - sql);
+    return true;
+  }
+  /* Generated keys. */
+  if (e.type == TK_ID && (is_word(&e, "AUTO_INCREMENT") || is_word(&e, "AUTOINCREMENT") ||
+                          is_word(&e, "IDENTITY") || is_word(&e, "SERIAL"))) {
+    char w[24];
+    upper(&e, w, sizeof w);
+    snprintf(msg, cap, "%s is not supported: the primary key is the row key, and an UPSERT "
+             "gives its values", w);
+    *off = (size_t)(e.z - sql);
     return true;
   }
   /* UPSERT ... VALUES (...) ON DUPLICATE KEY ... (Phoenix's atomic upsert). */
