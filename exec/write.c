@@ -132,6 +132,32 @@ static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bo
   return writer_row(w, err);
 }
 
+/* A multi-row UPSERT VALUES names the failing row (1-based) in its error, and the column
+** when the message does not: "row 3, column TEMP: invalid DOUBLE 'x'". The error offset goes
+** to the failing value (col, or the column the message names), else to the row's first
+** value. col: index into u->cols of the value that failed, or -1 when not known. One-row
+** statements keep their message (the row is plain). */
+static void name_row(const plan_upsert *u, int row, int col, exec_error *err) {
+  if (!err || u->n_rows < 2) return;
+  const cat_table *t = u->table;
+  bool named = strncmp(err->msg, "column ", 7) == 0; /* put_row's messages name the column */
+  for (int i = 0; named && col < 0 && i < u->n_cols; i++) {
+    const char *nm = t->columns[u->cols[i]].name;
+    size_t n = strlen(nm);
+    if (strncmp(err->msg + 7, nm, n) == 0 && (err->msg[7 + n] == ':' || err->msg[7 + n] == ' '))
+      col = i;
+  }
+  char tmp[EXEC_ERRMSG_MAX];
+  if (col >= 0 && !named)
+    snprintf(tmp, sizeof tmp, "row %d, column %.*s: %.*s", row + 1, 128,
+             t->columns[u->cols[col]].name, EXEC_ERRMSG_MAX - 180, err->msg);
+  else
+    snprintf(tmp, sizeof tmp, "row %d, %.*s", row + 1, EXEC_ERRMSG_MAX - 32, err->msg);
+  memcpy(err->msg, tmp, sizeof tmp);
+  if (col >= 0) err->offset = (int)u->rows[row][col]->off;
+  else if (err->offset < 0 && u->n_cols > 0) err->offset = (int)u->rows[row][0]->off;
+}
+
 int exec_write_upsert(exec_stmt *st, exec_error *err) {
   const plan_upsert *u = st->bound.upsert;
   const cat_table *t = u->table;
@@ -170,9 +196,15 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
       ws->rows_in++;
       for (int i = 0; i < u->n_cols && !r; i++) {
         r = exec_eval(&c, u->rows[row][i], &vals[u->cols[i]]);
-        if (r) exec_fail(err, r, (int)u->rows[row][i]->off, "%s", msg);
+        if (r) {
+          exec_fail(err, r, (int)u->rows[row][i]->off, "%s", msg);
+          name_row(u, row, i, err);
+        }
       }
-      if (!r) r = put_row(&rc, &w, vals, set, err);
+      if (!r) {
+        r = put_row(&rc, &w, vals, set, err);
+        if (r) name_row(u, row, -1, err);
+      }
       if (!r) ws->rows_out++;
       exec_arena_reset(&scratch);
     }
