@@ -1,16 +1,19 @@
 /*
 ** tests/cli/test_shell_rough.c: what a new user meets when something goes wrong in the
-** `rowan` shell (found by a fresh-user trial): an .import that rejects records fails the
-** command and the exit status while the good records stay loaded, and its messages say how
-** many were rejected and where the first was (file:line); errors inside a script (-f,
-** .read, nested .read, stdin) name the file, line and column of the error itself, and the
-** engine's statement-relative position is not repeated; a block comment over several lines
-** is a comment (not a statement, not dot commands); hints for a string in double quotes
-** and a file given as SQL; a warning for a transaction left open at exit; .check fails when it finds problems;
-** .help lists the commands sorted,
-** one line each, the same ones as docs/SHELL.md's table, and .help COMMAND gives the
-** details; statements Rowan does not have (INSERT, UPDATE, joins, ALTER TABLE, ...) say
-** what to use instead, keeping the caret under their position. Drives the built binary.
+** `rowan` shell (found by a fresh-user trial):
+**  - an .import that rejects records fails the command and the exit status while the good
+**    records stay loaded, and says how many were rejected and where the first was;
+**  - errors inside a script (-f, .read, nested .read, stdin) name the file, line and column
+**    of the error itself, without the engine's statement-relative position; dot commands
+**    name the file and line; a multi-row UPSERT's error points at the failing value;
+**  - a block comment over several lines is a comment (not statements, not dot commands);
+**  - hints for a string in double quotes and for a file given as SQL; a warning for a
+**    transaction left open at exit; .check fails when it finds problems;
+**  - .help lists the commands sorted, one line each, the same ones as docs/SHELL.md's
+**    table, and .help COMMAND gives the details;
+**  - statements Rowan does not have (INSERT, UPDATE, joins, ALTER TABLE, ...) say what to
+**    use instead, with the caret under the construct.
+** Drives the built binary.
 **
 ** Not here: the messages' exact text from the parser alone (tests/sql/unsupported.test).
 */
@@ -314,6 +317,33 @@ static void test_check_fails_on_problems(void **state) {
   sh_result_free(&r);
 }
 
+/* A multi-row UPSERT's error names the row and column (exec/write.c), and in a script the
+** position is the failing value's line and column in the file. */
+static void test_upsert_row_in_script(void **state) {
+  fixture *f = *state;
+  char path[700];
+  snprintf(path, sizeof path, "%s/rows.sql", f->dir);
+  sh_write_file(path, "UPSERT INTO T VALUES\n"
+                      "  (40, 'a', 1.5),\n"
+                      "  (41, 'b', 'warm'),\n"
+                      "  (42, 'c', 3.5);\n");
+  const char *fopt[] = {"-f", path, NULL};
+  sh_result r;
+  assert_int_equal(run(f, fopt, NULL, NULL, &r), 1);
+  char want[1000];
+  snprintf(want, sizeof want, "Error: %s:3:13: row 2, column TEMP: invalid DOUBLE 'warm'\n"
+           "    (41, 'b', 'warm'),\n"
+           "              ^\n", path);
+  expect_in(&r, r.err, want);
+  sh_result_free(&r);
+  /* the statement wrote nothing */
+  const char *list[] = {"-list", NULL};
+  const char *check[] = {"SELECT COUNT(*) FROM T WHERE K >= 40", NULL};
+  assert_int_equal(run(f, list, check, NULL, &r), 0);
+  assert_string_equal(r.out, "0\n");
+  sh_result_free(&r);
+}
+
 /* ---- .help -------------------------------------------------------------------------------- */
 
 /* The dot commands named in the first column of docs/SHELL.md's "Dot commands" table, as
@@ -454,6 +484,7 @@ int main(void) {
       cmocka_unit_test(test_hints_for_slips),
       cmocka_unit_test(test_open_transaction_warning),
       cmocka_unit_test(test_check_fails_on_problems),
+      cmocka_unit_test(test_upsert_row_in_script),
       cmocka_unit_test(test_help_sorted_one_line),
       cmocka_unit_test(test_unsupported_statements),
   };
