@@ -477,6 +477,12 @@ int cli_run_input(cli_shell *sh, FILE *in, const char *name, bool interactive) {
       n = (size_t)r;
     }
     line_no++;
+    /* A UTF-8 byte-order mark (editors on Windows write one) is not part of the script. */
+    if (line_no == 1 && n >= 3 && (unsigned char)text[0] == 0xEF &&
+        (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF) {
+      text += 3;
+      n -= 3;
+    }
     bool empty = b.len == 0 || only_space(b.p, b.len);
     if (empty) {
       size_t sp = 0;

@@ -7,6 +7,7 @@
 **    of the error itself, without the engine's statement-relative position; dot commands
 **    name the file and line; a multi-row UPSERT's error points at the failing value;
 **  - a block comment over several lines is a comment (not statements, not dot commands);
+**    a script with a byte-order mark and CR LF line ends runs;
 **  - hints for a string in double quotes and for a file given as SQL; a warning for a
 **    transaction left open at exit; .check fails when it finds problems;
 **  - .help lists the commands sorted, one line each, the same ones as docs/SHELL.md's
@@ -230,6 +231,26 @@ static void test_block_comment_lines(void **state) {
   assert_string_equal(r.out, "1\n2|two\n");
   if (!strstr(r.err, "Error: stdin:8:11: unknown column \"NOPE\"\n")) sh_dump(&r);
   assert_true(strncmp(r.err, "Error: stdin:8:11: unknown column \"NOPE\"\n", 41) == 0);
+  sh_result_free(&r);
+}
+
+/* A script saved by a Windows editor: a UTF-8 byte-order mark before its first line and
+** CR LF line ends; a dot command on the first line still works. */
+static void test_script_bom_crlf(void **state) {
+  fixture *f = *state;
+  char path[700];
+  snprintf(path, sizeof path, "%s/win.sql", f->dir);
+  sh_write_file(path, "\xEF\xBB\xBF.mode csv\r\nSELECT K, NAME FROM T WHERE K = 1;\r\n"
+                      "SELECT K,\r\n  NOPE FROM T;\r\n");
+  const char *fopt[] = {"-f", path, NULL};
+  sh_result r;
+  assert_int_equal(run(f, fopt, NULL, NULL, &r), 1);
+  assert_string_equal(r.out, "1,one\r\n");
+  char want[1000];
+  snprintf(want, sizeof want, "Error: %s:4:3: unknown column \"NOPE\"\n    NOPE FROM T;\n    ^\n",
+           path);
+  if (strncmp(r.err, want, strlen(want)) != 0) sh_dump(&r);
+  assert_true(strncmp(r.err, want, strlen(want)) == 0);
   sh_result_free(&r);
 }
 
@@ -481,6 +502,7 @@ int main(void) {
       cmocka_unit_test(test_import_rejects_fail),
       cmocka_unit_test(test_script_errors_name_file),
       cmocka_unit_test(test_block_comment_lines),
+      cmocka_unit_test(test_script_bom_crlf),
       cmocka_unit_test(test_hints_for_slips),
       cmocka_unit_test(test_open_transaction_warning),
       cmocka_unit_test(test_check_fails_on_problems),
