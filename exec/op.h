@@ -75,6 +75,8 @@ typedef struct exec_scan_state {
   uint64_t lookups_found;    /* lookups that found their data row */
   exec_rowcodec *rcp;        /* the row decoder in use: &rc, or the cache's */
   exec_scan_cache *cache;    /* the statement's kept buffers, or NULL (all owned here) */
+  exec_vec_map vmap;         /* table scans: the columns of the qualifier projection given
+                                to kv, for rows that come as value vectors */
   kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
   kv_scan_metrics lm;        /* the lookups' metrics, summed */
 } exec_scan_state;

@@ -460,11 +460,110 @@ static int decode_tail_keys(exec_rowcodec *rc, const kv_row *row, cat_value *val
   return EXEC_OK;
 }
 
+/* Decode value vectors vecs[0..n_vecs) (kv.h kv_value_vector) through map into vals. Prepared
+** (seen not NULL: need is rc->prep_need): a column goes to its prepared slot, its bit set in
+** *seen unless already set; else to its own slot when need allows and the slot is still
+** NULL (as the views' first, newest version wins in exec_row_decode). */
+static int decode_vectors(exec_rowcodec *rc, const kv_value_vector *vecs, uint32_t n_vecs,
+                          const bool *need, cat_value *vals, const exec_vec_map *map,
+                          uint64_t *seen, struct plan_arena *copy, exec_error *err) {
+  const cat_table *t = rc->table;
+  for (uint32_t i = 0; i < n_vecs; i++) {
+    const kv_value_vector *vec = &vecs[i];
+    uint32_t set = 0;
+    while (map && set < map->n_sets && map->fid[set] != vec->family_id) set++;
+    if (!map || set == map->n_sets || (map->n[set] < 64 && vec->present >> map->n[set]))
+      return exec_error_set(err, EXEC_CORRUPT, "row of %s: values of family %u not asked for",
+                            t->name, vec->family_id);
+    const int16_t *cols = map->col + map->start[set];
+    if (seen && map->prep == rc->prep_need) { /* one table entry a value */
+      const exec_vec_col *pc = map->pc + map->start[set];
+      for (uint64_t m = vec->present; m; m &= m - 1) {
+        uint32_t k = (uint32_t)__builtin_ctzll(m);
+        const exec_vec_col *e = &pc[k];
+        if (e->slot < 0) continue;
+        uint64_t bit = (uint64_t)1 << e->slot;
+        if (*seen & bit) continue;
+        *seen |= bit;
+        cat_value *v = &vals[e->slot];
+        v->type = e->type;
+        const uint8_t *p = vec->values[k];
+        uint32_t len = vec->value_lens[k];
+        if (e->kind == RC_DOUBLE && len == 8) {
+          v->u.d = cat_vc_get_double(p);
+          v->is_null = false;
+          continue;
+        }
+        exec_rc_cell ce = {cols[k], e->kind, e->width, vec->family_id};
+        kv_cell_view cell = {vec->family_id, NULL, 0, 0, p, len};
+        int r = decode_cell(rc, &ce, &cell, v, err);
+        if (r != EXEC_OK) return r;
+        if (copy) {
+          r = own(copy, v, err);
+          if (r != EXEC_OK) return r;
+        }
+      }
+      continue;
+    }
+    for (uint64_t m = vec->present; m; m &= m - 1) {
+      uint32_t k = (uint32_t)__builtin_ctzll(m);
+      int c = cols[k];
+      int slot = c;
+      if (seen) {
+        if (!rc->prep_copy[c]) continue;
+        slot = rc->prep_slots[c];
+        uint64_t bit = (uint64_t)1 << slot;
+        if (*seen & bit) continue;
+        *seen |= bit;
+      } else if ((need && !need[c]) || !vals[c].is_null) {
+        continue;
+      }
+      cat_value *v = &vals[slot];
+      v->type = rc->nulls[c].type;
+      const exec_rc_cell *e = &rc->by_id[t->columns[c].id];
+      const uint8_t *p = vec->values[k];
+      uint32_t len = vec->value_lens[k];
+      if (e->kind == RC_DOUBLE && len == 8) { /* the common reading, inline */
+        v->u.d = cat_vc_get_double(p);
+        v->is_null = false;
+        continue;
+      }
+      kv_cell_view cell = {vec->family_id, NULL, 0, 0, p, len};
+      int r = decode_cell(rc, e, &cell, v, err);
+      if (r != EXEC_OK) return r;
+      if (copy) {
+        r = own(copy, v, err);
+        if (r != EXEC_OK) return r;
+      }
+    }
+  }
+  return EXEC_OK;
+}
+
+void exec_vec_map_prepare(const exec_rowcodec *rc, exec_vec_map *map) {
+  map->prep = rc->prep_need;
+  if (!rc->prep_need) return;
+  const cat_table *t = rc->table;
+  uint32_t total = 0;
+  for (uint32_t i = 0; i < map->n_sets; i++)
+    if ((uint32_t)map->start[i] + map->n[i] > total) total = (uint32_t)map->start[i] + map->n[i];
+  for (uint32_t k = 0; k < total && k < 64; k++) {
+    int c = map->col[k];
+    const exec_rc_cell *e = &rc->by_id[t->columns[c].id];
+    exec_vec_col *pc = &map->pc[k];
+    pc->type = rc->nulls[c].type;
+    pc->slot = rc->prep_copy[c] ? rc->prep_slots[c] : -1;
+    pc->kind = e->kind;
+    pc->width = e->width;
+  }
+}
+
 /* exec_row_decode with the tables of exec_rowcodec_prepare (need == rc->prep_need): cells
 ** of columns not needed are dropped by the table, a mask says which needed columns a cell
 ** filled (its first, newest version), and only the others are set NULL at the end. */
-static int decode_prepared(exec_rowcodec *rc, const kv_row *row, cat_value *vals,
-                           struct plan_arena *copy, exec_error *err) {
+static int decode_prepared(exec_rowcodec *rc, const kv_row *row, const kv_value_vector *vecs,
+                           uint32_t n_vecs, cat_value *vals, struct plan_arena *copy,
+                           const exec_vec_map *map, exec_error *err) {
   const exec_rc_pcell *by_id = rc->by_id_need;
   uint64_t seen = 0;
   for (uint32_t k = 0; k < row->n_cells; k++) {
@@ -495,6 +594,10 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, cat_value *vals
       if (r != EXEC_OK) return r;
     }
   }
+  if (n_vecs) {
+    int r = decode_vectors(rc, vecs, n_vecs, NULL, vals, map, &seen, copy, err);
+    if (r != EXEC_OK) return r;
+  }
   for (int k = 0; k < rc->n_fill; k++) {
     int c = rc->fill[k], sl = rc->prep_slots[c];
     if (!(seen >> sl & 1)) vals[sl] = rc->nulls[c];
@@ -504,12 +607,18 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, cat_value *vals
 
 int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_value *vals,
                     struct plan_arena *copy, exec_error *err) {
+  return exec_row_decode_vec(rc, row, NULL, 0, need, vals, copy, NULL, err);
+}
+
+int exec_row_decode_vec(exec_rowcodec *rc, const kv_row *row, const kv_value_vector *vecs,
+                        uint32_t n_vecs, const bool *need, cat_value *vals,
+                        struct plan_arena *copy, const exec_vec_map *map, exec_error *err) {
   const cat_table *t = rc->table;
   int r;
   if (need && need == rc->prep_need) {
     r = rc->prep_walk_last < 0 ? decode_tail_keys(rc, row, vals, err)
                                : decode_key(rc, row->key, row->key_len, need, vals, copy, err);
-    return r != EXEC_OK ? r : decode_prepared(rc, row, vals, copy, err);
+    return r != EXEC_OK ? r : decode_prepared(rc, row, vecs, n_vecs, vals, copy, map, err);
   }
   r = decode_key(rc, row->key, row->key_len, need, vals, copy, err);
   if (r != EXEC_OK) return r;
@@ -540,5 +649,6 @@ int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_
       if (r != EXEC_OK) return r;
     }
   }
+  if (n_vecs) return decode_vectors(rc, vecs, n_vecs, need, vals, map, NULL, copy, err);
   return EXEC_OK;
 }

@@ -154,4 +154,37 @@ void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *s
 int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_value *vals,
                     struct plan_arena *copy, exec_error *err);
 
+/* Where the values of a kv row's value vectors (kv.h kv_scan_options.value_vectors) go: the
+** qualifier projection a scan gave kv, as columns. Set n_sets to 0 for none. */
+typedef struct exec_vec_col {
+  cat_type type;            /* the column's type */
+  int16_t slot;             /* slot of vals its value goes to, -1 when not needed */
+  uint8_t kind;             /* decode kind (RC_* in rowcodec.c) */
+  uint8_t width;            /* fixed encoded width (0 for variable-length kinds) */
+} exec_vec_col;
+
+typedef struct exec_vec_map {
+  uint32_t n_sets;                          /* families with a projection */
+  uint32_t fid[KV_SCAN_MAX_FAMILIES];       /* per set: the family's kv id */
+  uint8_t start[KV_SCAN_MAX_FAMILIES];      /* per set: its first entry in col */
+  uint8_t n[KV_SCAN_MAX_FAMILIES];          /* per set: its entries (the projection's size) */
+  int16_t col[64];                          /* per projected qualifier: its column index */
+  const bool *prep;                         /* the prepared need pc is for (NULL: none) */
+  exec_vec_col pc[64];                      /* per projected qualifier, for that need */
+} exec_vec_map;
+
+/* Fill map->pc for the need rc is prepared for (exec_rowcodec_prepare), once map's sets and
+** columns are set, so that decoding a vector's value takes one table entry. No-op (map->prep
+** NULL) when rc is not prepared. */
+void exec_vec_map_prepare(const exec_rowcodec *rc, exec_vec_map *map);
+
+/* exec_row_decode of a row whose cells are its views plus vecs[0..n_vecs) (kv.h
+** kv_scan_row_vectors): value k of a vector comes from column map->col[start + k] of the
+** map's set whose fid is the vector's family (a vector of a family the map does not list,
+** or a position past its projection, is EXEC_CORRUPT). The values are the same as
+** exec_row_decode gives for the same cells as views. map may be NULL when n_vecs is 0. */
+int exec_row_decode_vec(exec_rowcodec *rc, const kv_row *row, const kv_value_vector *vecs,
+                        uint32_t n_vecs, const bool *need, cat_value *vals,
+                        struct plan_arena *copy, const exec_vec_map *map, exec_error *err);
+
 #endif /* ROWAN_EXEC_ROWCODEC_H */

@@ -14,6 +14,10 @@
 ** longer exists is skipped. The lookups' kv metrics are summed per family for EXPLAIN
 ** ANALYZE.
 **
+** A table scan asks kv for value vectors (kv.h kv_scan_options.value_vectors) unless it has
+** a filter: a family's cells of a row taken whole from a store-file block then come as
+** values by position in the qualifier projection built here, decoded through s->vmap.
+**
 ** A prepared statement may lend an exec_scan_cache (exec_scan_open_cached): the row codec,
 ** key buffer and kv range / qualifier arrays then come from it and stay there at close.
 **
@@ -213,9 +217,15 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
       if (!ps->read[c] || col->pk_pos >= 0 || col->family != ps->families[f]) continue;
       ql[k] = (uint32_t)cat_column_qualifier(col->id, qbytes + 2 * k);
       qp[k] = qbytes + 2 * k;
+      if (k < 64) s->vmap.col[k] = (int16_t)c;
       k++;
     }
     if (k == first) continue;
+    if (k <= 64) {
+      s->vmap.fid[n_qs] = ps->family_ids[f];
+      s->vmap.start[n_qs] = (uint8_t)first;
+      s->vmap.n[n_qs] = (uint8_t)(k - first);
+    }
     qs[n_qs].family_id = ps->family_ids[f];
     qs[n_qs].quals = qp + first;
     qs[n_qs].qual_lens = ql + first;
@@ -224,6 +234,11 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   }
   o.qualifiers = qs;
   o.n_qualifier_sets = n_qs;
+  /* rows as value vectors (kv.h): decoded through vmap, the projection just built; not
+     with a filter (plan_filter_eval reads views) */
+  s->vmap.n_sets = k <= 64 ? n_qs : 0;
+  o.value_vectors = s->vmap.n_sets > 0 && !ps->filter;
+  if (o.value_vectors) exec_vec_map_prepare(s->rcp, &s->vmap);
   o.reverse = ps->reverse;
   o.overlay = overlay;
   o.limit = ps->kv_limit;
@@ -253,8 +268,14 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
     s->done = true;
     return exec_kv_error(krc, err);
   }
-  int rc = s->ic ? exec_index_decode_row(s->ic, &r, row, NULL, err)
-                 : exec_row_decode(s->rcp, &r, s->ps->need, row, NULL, err);
+  int rc;
+  if (s->ic) {
+    rc = exec_index_decode_row(s->ic, &r, row, NULL, err);
+  } else {
+    uint32_t nv;
+    const kv_value_vector *vv = kv_scan_row_vectors(s->kv, &nv);
+    rc = exec_row_decode_vec(s->rcp, &r, vv, nv, s->ps->need, row, NULL, &s->vmap, err);
+  }
   if (rc) return rc;
   s->rows_assembled++;
   if (s->keep_key && r.key_len <= CAT_KEY_MAX) {

@@ -288,6 +288,18 @@ typedef struct kv_row {
   const kv_cell_view *cells; uint32_t n_cells;
 } kv_row;
 
+/* One family's cells of a row as values by position in the family's qualifier projection
+** (kv_scan_options.value_vectors): bit i of `present` set = the row has a visible cell of
+** projected qualifier i, whose value is values[i][0..value_lens[i]) (entries whose bit is
+** clear hold nothing meaningful). Valid as long as the row's views are; read them with
+** kv_scan_row_vectors. */
+typedef struct kv_value_vector {
+  uint32_t family_id;              /* the family */
+  uint64_t present;                /* bit i: projected qualifier i has a value */
+  const uint8_t *const *values;    /* per projected qualifier: its value's bytes */
+  const uint32_t *value_lens;      /* per projected qualifier: its value's length */
+} kv_value_vector;
+
 /* Filter run inside the scan on each assembled row before it is counted as returned:
 ** return true to keep the row, false to skip it. Must not call back into kv. */
 typedef bool (*kv_filter_fn)(void *ctx, const kv_row *row);
@@ -315,7 +327,15 @@ typedef struct kv_scan_options {
   const kv_batch *overlay; /* uncommitted writes to read as committed, or NULL (below) */
   uint32_t existence_family; /* 0, or 1 + the index in family_ids of a family read only to
                               know that rows exist (the hidden key family): see below */
+  bool value_vectors;      /* rows may carry kv_value_vectors (below); ignored with a filter */
 } kv_scan_options;
+/* Value vectors: with value_vectors set and no filter, a family with a qualifier projection
+** of 1 to 64 distinct qualifiers may hand a row's cells out as one kv_value_vector (read
+** with kv_scan_row_vectors) instead of views in row.cells, when the row holds at most one
+** visible cell per qualifier there: value i is then the cell of projected qualifier i that
+** the views would have held (row.n_cells may then be 0). Cell timestamps are not given.
+** Rows handed out, their values and the metrics are the same as without it; only the form
+** differs (per row and family: either views or one vector, never both). */
 /* Existence family: in a forward read of a range of one row key (a point lookup; kv_get),
 ** that family is sought only when the other families have no visible cell in the row, so a
 ** row found in them costs no block of it; the row is then handed out without that family's
@@ -376,6 +396,11 @@ int kv_scan_open(kv_db *db, const kv_scan_options *opts, kv_scan **out);
 ** or an error (KV_ERR_CORRUPT, KV_ERR_IO) after which the scan is finished (later calls
 ** return the same error). KV_MISUSE once the store was closed under the scan. */
 int kv_scan_next(kv_scan *s, kv_row *row);
+/* The value vectors (kv_scan_options.value_vectors) of the row the last KV_OK of
+** kv_scan_next (or kv_get) on s handed out: *n gets their count (0 when every cell of the row
+** came as a view, or s is NULL), the return value the array (NULL when none), valid as long
+** as that row. */
+const kv_value_vector *kv_scan_row_vectors(const kv_scan *s, uint32_t *n);
 
 /* The metrics so far. */
 void kv_scan_get_metrics(const kv_scan *s, kv_scan_metrics *out);

@@ -237,6 +237,25 @@ static int take_row(kv_scan *s, fscan *f, bool *taken) {
     if (in_row(s, o->ops->cell(o))) return KV_OK;
   }
   kv_iter *k = f->kids[f->cur];
+  if (f->vec) { /* as a value vector, when the iterator can (else as views below) */
+    uint64_t present, kept;
+    if (kv_sf_iter_take_vec(k, f->vvals, f->vlens, &present, &kept) == KV_SF_ROW_TAKEN) {
+      if (present) {
+        kv_value_vector *v = &s->vecs[s->n_vecs++];
+        v->family_id = f->fid;
+        v->present = present;
+        v->values = f->vvals;
+        v->value_lens = f->vlens;
+      }
+      f->cells += kept;
+      s->pend_mask |= 1u << (uint32_t)(f - s->fams);
+      s->rows_taken++;
+      s->vec_rows++;
+      *taken = true;
+      return KV_OK;
+    }
+    if (!k->ops->valid(k)) return k->ops->status(k);
+  }
   for (;;) {
     uint32_t n;
     uint64_t kept;
@@ -309,7 +328,7 @@ static int read_family_row(kv_scan *s, fscan *f) {
 /* Finish the current row; true when it is handed out. */
 static bool finish_row(kv_scan *s, kv_row *row) {
   s->m.rows_examined++;
-  if (s->n_views == 0) return false;
+  if (s->n_views == 0 && s->n_vecs == 0) return false;
   for (uint32_t k = 0; k < s->n_copied; k++) { /* the views of copied cells */
     const size_t *o = &s->offs[3 * k];
     s->views[o[0]].qual = s->data + o[1];
@@ -375,6 +394,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
     if (rc) return rc;
     s->n_views = 0;
     s->n_copied = 0;
+    s->n_vecs = 0;
     s->data_len = 0;
     for (uint32_t i = 0; i < s->n_fams; i++) {
       rc = read_family_row(s, &s->fams[i]);
@@ -382,7 +402,8 @@ static int next_forward(kv_scan *s, kv_row *row) {
     }
     if (s->exist_state == EXIST_PENDING) { /* the range's one row was found elsewhere */
       s->exist_state = EXIST_NONE;
-      if (s->n_views == 0) { /* no visible cell there: the existence family decides */
+      if (s->n_views == 0 && s->n_vecs == 0) { /* nothing visible: the existence family
+                                                   decides */
         fscan *f = &s->fams[s->exist_fam];
         rc = merge_seek(f, s->key, s->key_len, true);
         if (!rc) rc = read_family_row(s, f);
@@ -425,6 +446,7 @@ static int next_reverse(kv_scan *s, kv_row *row) {
     if (rc) return rc;
     s->n_views = 0;
     s->n_copied = 0;
+    s->n_vecs = 0;
     s->data_len = 0;
     for (uint32_t i = 0; i < s->n_fams; i++) {
       rc = merge_seek(&s->fams[i], s->key, s->key_len, false);
@@ -440,6 +462,24 @@ static int next_reverse(kv_scan *s, kv_row *row) {
 }
 
 static atomic_bool fast_rows = true; /* kv_scan_set_fast_rows */
+static atomic_bool value_vectors = true; /* kv_scan_set_value_vectors */
+static atomic_uint_fast64_t vector_rows; /* kv_scan_vector_rows */
+
+void kv_scan_count_vectors(kv_scan *s) {
+  if (s->vec_rows)
+    atomic_fetch_add_explicit(&vector_rows, s->vec_rows, memory_order_relaxed);
+  s->vec_rows = 0;
+}
+
+uint64_t kv_scan_vector_rows(void) {
+  return atomic_load_explicit(&vector_rows, memory_order_relaxed);
+}
+
+void kv_scan_set_value_vectors(bool on) { atomic_store(&value_vectors, on); }
+
+bool kv_scan_value_vectors(void) {
+  return atomic_load_explicit(&value_vectors, memory_order_relaxed);
+}
 
 void kv_scan_set_fast_rows(bool on) { atomic_store(&fast_rows, on); }
 
@@ -447,14 +487,33 @@ bool kv_scan_fast_rows(void) { return atomic_load_explicit(&fast_rows, memory_or
 
 uint64_t kv_scan_rows_taken(const kv_scan *s) { return s ? s->rows_taken : 0; }
 
+const kv_value_vector *kv_scan_row_vectors(const kv_scan *s, uint32_t *n) {
+  *n = s ? s->n_vecs : 0;
+  return *n ? s->vecs : NULL;
+}
+
 void kv_scan_keep_row(kv_scan *s) {
   if (!s->pend_mask || s->kept_row) return;
   size_t need = 1;
   for (uint32_t i = 0; i < s->n_views; i++)
     need += (size_t)s->views[i].qual_len + s->views[i].value_len;
+  for (uint32_t i = 0; i < s->n_vecs; i++) {
+    const kv_value_vector *v = &s->vecs[i];
+    for (uint64_t m = v->present; m; m &= m - 1) need += v->value_lens[__builtin_ctzll(m)];
+  }
   uint8_t *p = malloc(need);
   if (!p) return;
   s->kept_row = p;
+  for (uint32_t i = 0; i < s->n_vecs; i++) { /* values of the family's vvals, repointed */
+    const kv_value_vector *v = &s->vecs[i];
+    const uint8_t **vals = (const uint8_t **)v->values;
+    for (uint64_t m = v->present; m; m &= m - 1) {
+      uint32_t k = (uint32_t)__builtin_ctzll(m);
+      if (v->value_lens[k]) memcpy(p, vals[k], v->value_lens[k]);
+      vals[k] = p;
+      p += v->value_lens[k];
+    }
+  }
   for (uint32_t i = 0; i < s->n_views; i++) {
     kv_cell_view *v = &s->views[i];
     if (v->qual_len) memcpy(p, v->qual, v->qual_len);

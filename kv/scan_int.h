@@ -45,6 +45,10 @@ typedef struct fscan {
   size_t proj_bytes_cap;        /* bytes allocated in proj_bytes */
   bool has_proj;                /* a projection was given */
   bool fast;                    /* rows may be taken whole from a store file (sf_rows.h) */
+  bool vec;                     /* ... and as a value vector (kv_scan_options.value_vectors) */
+  const uint8_t **vvals;        /* vec: per projected qualifier, the row's value */
+  uint32_t *vlens;              /* vec: their lengths */
+  uint32_t vcap;                /* entries allocated in vvals and vlens */
   kv_vis vis;                   /* visibility state and parameters */
 } fscan;
 
@@ -79,6 +83,10 @@ struct kv_scan {
   uint8_t *ub; uint32_t ub_len, ub_cap;      /* reverse: exclusive upper bound */
   bool have_ub;                 /* reverse: ub is set */
   kv_cell_view *views; uint32_t n_views, cap_views; /* cells of the current row */
+  kv_value_vector vecs[KV_SCAN_MAX_FAMILIES]; /* families of the current row taken as value
+                                   vectors (vectors of families' vvals / vlens) */
+  uint32_t n_vecs;              /* entries in vecs */
+  bool want_vecs;               /* kv_scan_options.value_vectors, no filter, switch on */
   size_t *offs;                 /* per copied cell (add_view): its view's index, the
                                    offsets of its qualifier and value in data (views of
                                    rows taken whole point into their block instead) */
@@ -89,6 +97,8 @@ struct kv_scan {
                                    (kv_sf_iter_take_row) and must move past it before the
                                    family is read again (its views point into its block) */
   uint64_t rows_taken;          /* family rows handed out whole (kv_scan_rows_taken) */
+  uint64_t vec_rows;            /* of them, as value vectors (added to a process-wide count
+                                   at close: kv_scan_vector_rows) */
   uint8_t *kept_row;            /* a detached scan's last row's bytes (kv_scan_keep_row) */
 };
 
@@ -98,6 +108,9 @@ struct kv_scan {
 ** until the next kv_scan_next. No-op when no row points into a block; out of memory leaves
 ** the views as they are. */
 void kv_scan_keep_row(kv_scan *s);
+
+/* Add scan s's vec_rows to the process-wide count (kv_scan_vector_rows) and clear it. */
+void kv_scan_count_vectors(kv_scan *s);
 
 #define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */
 

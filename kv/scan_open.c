@@ -60,6 +60,8 @@ static void free_fscan(fscan *f) {
   free(f->proj);
   free(f->proj_lens);
   free(f->proj_bytes);
+  free(f->vvals);
+  free(f->vlens);
   kv_vis_free(&f->vis);
 }
 
@@ -109,6 +111,9 @@ static void fscan_reset(fscan *f) {
   f->proj_cap = k.proj_cap;
   f->proj_bytes = k.proj_bytes;
   f->proj_bytes_cap = k.proj_bytes_cap;
+  f->vvals = k.vvals;
+  f->vlens = k.vlens;
+  f->vcap = k.vcap;
   f->vis = k.vis;
   vis_init_keep(&f->vis);
   f->cur = -1;
@@ -148,6 +153,9 @@ static kv_scan *take_shell(kv_db *db) {
   s->have_ub = false;
   s->n_views = 0;
   s->n_copied = 0;
+  s->n_vecs = 0;
+  s->vec_rows = 0;
+  s->want_vecs = false;
   s->data_len = 0;
   s->pend_mask = 0;
   s->rows_taken = 0;
@@ -164,6 +172,7 @@ static void unlink_scan(kv_db *db, kv_scan *s) {
 
 void kv_scan_close(kv_scan *s) {
   if (!s) return;
+  kv_scan_count_vectors(s);
   if (!s->detached && s->db) {
     kv_db *db = s->db;
     pthread_mutex_lock(&db->mu);
@@ -316,6 +325,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
   s->limit = o->limit;
   s->filter = o->filter;
   s->filter_ctx = o->filter_ctx;
+  s->want_vecs = o->value_vectors && !o->filter && kv_scan_value_vectors();
   s->n_fams = o->n_families;
   int rc = normalize_ranges(s, o->ranges, o->n_ranges);
   for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
@@ -476,6 +486,16 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     kv_sf_rowcond cond = {s->snapshot, f->vis.ttl_ms, f->vis.now_ms, f->vis.ts_min,
                           f->vis.ts_max, f->vis.versions, f->vis.max_versions};
     f->fast = fast;
+    f->vec = fast && s->want_vecs && f->has_proj && f->n_proj >= 1 && f->n_proj <= 64;
+    if (f->vec && f->n_proj > f->vcap) {
+      size_t vc = f->vcap, lc = f->vcap;
+      if (kv_scan_grow((void **)&f->vvals, &vc, f->n_proj, sizeof *f->vvals) ||
+          kv_scan_grow((void **)&f->vlens, &lc, f->n_proj, sizeof *f->vlens)) {
+        rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
+        break;
+      }
+      f->vcap = (uint32_t)(vc < lc ? vc : lc);
+    }
     for (uint32_t k = 0; k < f->n_files && rc == KV_OK; k++) {
       kv_iter *it = f->n_spare ? kv_sf_iter_retarget(f->spare[--f->n_spare],
                                                      f->files[k]->reader, &f->io, true)

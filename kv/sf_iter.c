@@ -92,6 +92,12 @@ typedef struct sf_iter {
   size_t fq_cap;           /* entries allocated in fq */
   kv_sfbuf rowvals;        /* fixed-width values gathered for the row taken (private
                               blocks, whose fixed-width values are transposed) */
+  bool vec_ok;             /* the projection is short_proj, of distinct qualifiers: rows
+                              may be taken as value vectors (kv_sf_iter_take_vec) */
+  bool full_ok;            /* the fast block is packed and vec_ok: a full row (one cell of
+                              every dictionary entry) is taken by the table in fq alone */
+  uint32_t full_w;         /* full_ok: a full row's fixed-width value bytes */
+  uint64_t full_present;   /* full_ok: the projection positions a full row fills */
 } sf_iter;
 
 /* What the fast row path needs of one dictionary entry of the loaded block. */
@@ -101,6 +107,9 @@ typedef struct fast_q {
   uint32_t fw;             /* fixed width of its value group, 0 when variable */
   uint8_t keep;            /* 1 = the projection keeps it */
   uint8_t fixed;           /* its value group is fixed-width */
+  uint8_t pidx;            /* kept: its position in the projection when vec_ok (take_vec) */
+  uint32_t toff;           /* full_ok: offset of its value among a full row's fixed-width
+                              values (a row with a cell of every entry) */
 } fast_q;
 
 static inline uint32_t rfirst(const kv_sf_cblock *b, uint32_t r) {
@@ -118,7 +127,12 @@ static void drop_current(sf_iter *it) {
 static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell *out) {
   const kv_sf_cblock *b = it->b;
   if (it->key_ri != (int64_t)ri) {
-    it->cur.row = kv_sf_cblock_key(b, ri, it->kbuf, &it->cur.row_len);
+    if (b->klen && it->key_ri >= 0) { /* kbuf holds a key of this block: its prefix too */
+      uint32_t w = b->klen - b->lcp;
+      if (w) memcpy(it->kbuf + b->lcp, b->keys + (size_t)ri * w, w);
+    } else {
+      it->cur.row = kv_sf_cblock_key(b, ri, it->kbuf, &it->cur.row_len);
+    }
     it->key_ri = ri;
   }
   out->row = it->cur.row;
@@ -773,6 +787,7 @@ kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool 
   it->pql = NULL;
   it->npq = 0;
   it->proj = false;
+  it->vec_ok = false;
   it->keep_bi = -1;
   it->fast = false;
   it->fast_bi = -1;
@@ -793,6 +808,12 @@ void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32
     if (lens[i] > 7) it->short_proj = false;
     else it->pkey[i] = short_key(quals[i], lens[i]);
   }
+  /* value vectors: short qualifiers (at most PKEYS of them), each named once, so that a
+     position names one qualifier */
+  it->vec_ok = n >= 1 && it->short_proj;
+  for (uint32_t i = 1; i < n && it->vec_ok; i++)
+    for (uint32_t j = 0; j < i && it->vec_ok; j++)
+      if (it->pkey[i] == it->pkey[j]) it->vec_ok = false;
 }
 
 /* ---- rows taken whole (kv/sf_rows.h) ------------------------------------------------ */
@@ -842,6 +863,38 @@ void kv_sf_iter_fast_rows(kv_iter *base, const kv_sf_rowcond *c) {
   it->fast_bi = -1;
 }
 
+/* The table of a full row of the loaded (fast) block, for kv_sf_iter_take_vec: a row with
+** one cell of every dictionary entry has them in qualifier order (cells of a row sort by
+** qualifier, and a simple block has one put per column), so in a packed block each fixed-
+** width value lies at a constant offset (toff) from the row's first one. */
+static void full_prepare(sf_iter *it) {
+  const kv_sf_cblock *b = it->b;
+  it->full_ok = false;
+  if (!it->vec_ok || !b->cvals || it->partial || b->nquals > 64) return;
+  uint8_t ord[64]; /* entries in qualifier order (insertion sort: a dozen or so) */
+  for (uint32_t q = 0; q < b->nquals; q++) {
+    uint32_t j = q;
+    while (j > 0) {
+      const fast_q *p = &it->fq[ord[j - 1]], *c = &it->fq[q];
+      if (kv_bytes_cmp(p->qual, p->qlen, c->qual, c->qlen) <= 0) break;
+      ord[j] = ord[j - 1];
+      j--;
+    }
+    ord[j] = (uint8_t)q;
+  }
+  uint32_t off = 0;
+  uint64_t present = 0;
+  for (uint32_t k = 0; k < b->nquals; k++) {
+    fast_q *f = &it->fq[ord[k]];
+    f->toff = off;
+    off += f->fw;
+    if (f->keep) present |= (uint64_t)1 << f->pidx;
+  }
+  it->full_w = off;
+  it->full_present = present;
+  it->full_ok = true;
+}
+
 /* Decide whether the loaded block's rows may be taken whole under it->fc, and build its
 ** per-entry table. False (status set, the iterator invalid) only when the projection's
 ** keep flags could not be made, which a positioned iterator already has. */
@@ -871,9 +924,19 @@ static bool fast_prepare(sf_iter *it) {
     f->fixed = g->fixed;
     f->fw = g->fw;
     f->keep = it->proj ? it->keep[q] : 1;
+    f->pidx = 0;
+    if (f->keep && it->vec_ok) { /* its place in the projection (one: they are distinct) */
+      uint64_t key = short_key(f->qual, f->qlen); /* kept, so at most 7 bytes */
+      for (uint32_t i = 0; i < it->npq; i++)
+        if (it->pkey[i] == key) {
+          f->pidx = (uint8_t)i;
+          break;
+        }
+    }
   }
   it->last_spans = -1; /* found when the last row is asked for */
   it->fast_ok = true;
+  full_prepare(it);
   return true;
 }
 
@@ -934,16 +997,15 @@ static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint3
   return n;
 }
 
-int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t cap,
-                        uint32_t *n_out, uint64_t *kept) {
-  sf_iter *it = (sf_iter *)base;
-  *n_out = 0;
-  *kept = 0;
-  if (!it->fast || !it->valid) return KV_SF_ROW_NO;
-  if (it->fast_bi != it->bi && !fast_prepare(it)) return KV_SF_ROW_NO;
+/* Whether the row the iterator is on may be taken whole: the fast path is on, the block is
+** simple (fast_prepare) and the row does not go on in the next block. *end gets the row's
+** end (its next row's first cell). */
+static bool takeable(sf_iter *it, uint32_t *end) {
+  if (!it->fast || !it->valid) return false;
+  if (it->fast_bi != it->bi && !fast_prepare(it)) return false;
   const kv_sf_cblock *b = it->b;
-  uint32_t ri = it->ri, ci = it->ci;
-  if (!it->fast_ok) return KV_SF_ROW_NO;
+  uint32_t ri = it->ri;
+  if (!it->fast_ok) return false;
   if (ri + 1 == b->nrows) { /* the last row may go on in the next block */
     if (it->last_spans < 0) {
       it->last_spans = 0;
@@ -952,19 +1014,43 @@ int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t
         it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf->row, nf->row_len) == 0;
       }
     }
-    if (it->last_spans) return KV_SF_ROW_NO;
+    if (it->last_spans) return false;
   }
-  uint32_t end = rfirst(b, ri + 1);
+  *end = rfirst(b, ri + 1);
+  return true;
+}
+
+/* Room for a row's fixed-width values gathered from a private block's transposed bytes
+** (it->rowvals), or NULL when the block keeps them whole (packed) or has none. *ok false
+** when out of memory. */
+static uint8_t *gather_room(sf_iter *it, uint32_t ncells, bool *ok) {
+  const kv_sf_cblock *b = it->b;
+  *ok = true;
+  if (b->cvals || !b->max_width) return NULL;
+  it->rowvals.len = 0;
+  if (kv_sfbuf_reserve(&it->rowvals, (size_t)ncells * b->max_width)) {
+    *ok = false;
+    return NULL;
+  }
+  return it->rowvals.p;
+}
+
+int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t cap,
+                        uint32_t *n_out, uint64_t *kept) {
+  sf_iter *it = (sf_iter *)base;
+  *n_out = 0;
+  *kept = 0;
+  uint32_t end;
+  if (!takeable(it, &end)) return KV_SF_ROW_NO;
+  const kv_sf_cblock *b = it->b;
+  uint32_t ri = it->ri, ci = it->ci;
   if (end - ci > cap) {
     *n_out = end - ci;
     return KV_SF_ROW_GROW;
   }
-  uint8_t *gather = NULL;
-  if (!b->cvals && b->max_width) {
-    it->rowvals.len = 0;
-    if (kv_sfbuf_reserve(&it->rowvals, (size_t)(end - ci) * b->max_width)) return KV_SF_ROW_NO;
-    gather = it->rowvals.p;
-  }
+  bool ok;
+  uint8_t *gather = gather_room(it, end - ci, &ok);
+  if (!ok) return KV_SF_ROW_NO;
   kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (already there after a move) */
   uint32_t n;
   bool plain = b->ts_per_row && !gather; /* the common cases, specialized */
@@ -977,6 +1063,99 @@ int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t
   it->rp.at = end;
   if (it->io) it->io->cells_skipped += (end - ci) - n;
   *n_out = n;
+  *kept = n;
+  return KV_SF_ROW_TAKEN;
+}
+
+/* emit_cells in the form of a value vector: the value of each kept cell in [ci, end) goes
+** to vals/lens at its projection position, its bit into the mask returned (the projection's
+** positions are distinct, so its bits count the cells kept). The ranks rk step to end.
+** nibble: a packed block of four-bit qualifiers (a constant where called, so the compiler
+** makes a copy for it); gather as in emit_cells. The offset in cvals is kept in a local:
+** through rk it would be a chain of stores and loads from cell to cell. */
+static inline uint64_t emit_vec(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
+                                uint32_t ci, uint32_t end, const uint8_t **vals, uint32_t *lens,
+                                uint8_t *gather, const bool nibble) {
+  uint32_t fo = b->nquals + 1, off = rk[fo];
+  uint64_t present = 0;
+  const uint8_t *qp = b->qual.p, *cvals = b->cvals;
+  for (uint32_t j = ci; j < end; j++) {
+    uint32_t q = nibble ? (uint32_t)(qp[j >> 1] >> ((j & 1) * 4)) & 15
+                        : (uint32_t)kv_sf_pa_get(&b->qual, j);
+    const fast_q *f = &fq[q];
+    uint32_t fw = f->fw;
+    if (f->keep) {
+      uint32_t i = f->pidx;
+      present |= (uint64_t)1 << i;
+      if (f->fixed) {
+        lens[i] = fw;
+        if (!fw) {
+          vals[i] = (const uint8_t *)"";
+        } else if (nibble || !gather) {
+          vals[i] = cvals + off;
+        } else { /* transposed: byte k of value r at data[k * count + r] */
+          const kv_sf_cgroup *g = &b->groups[q];
+          const uint8_t *src = g->data + rk[q];
+          for (uint32_t k = 0; k < fw; k++) gather[k] = src[(size_t)k * g->count];
+          vals[i] = gather;
+          gather += fw;
+        }
+      } else {
+        const kv_sf_cgroup *g = &b->groups[q];
+        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+        vals[i] = g->data + o;
+        lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+        __builtin_prefetch(vals[i]); /* as in emit_cells */
+      }
+    }
+    rk[q]++;
+    off += fw;
+  }
+  rk[fo] = off;
+  return present;
+}
+
+int kv_sf_iter_take_vec(kv_iter *base, const uint8_t **vals, uint32_t *lens, uint64_t *present,
+                        uint64_t *kept) {
+  sf_iter *it = (sf_iter *)base;
+  *present = 0;
+  *kept = 0;
+  uint32_t end;
+  if (!it->vec_ok || !takeable(it, &end)) return KV_SF_ROW_NO;
+  const kv_sf_cblock *b = it->b;
+  uint32_t ci = it->ci;
+  bool ok;
+  uint8_t *gather = gather_room(it, end - ci, &ok);
+  if (!ok) return KV_SF_ROW_NO;
+  kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (already there after a move) */
+  if (it->full_ok && end - ci == b->nquals) { /* a full row: by the table, no cell read */
+    uint32_t *rk = it->rp.ranks, fo = b->nquals + 1, off = rk[fo];
+    const uint8_t *row = b->cvals + off;
+    for (uint32_t q = 0; q < b->nquals; q++) {
+      const fast_q *f = &it->fq[q];
+      if (f->keep) {
+        uint32_t i = f->pidx;
+        if (f->fixed) {
+          vals[i] = f->fw ? row + f->toff : (const uint8_t *)"";
+          lens[i] = f->fw;
+        } else {
+          const kv_sf_cgroup *g = &b->groups[q];
+          uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+          vals[i] = g->data + o;
+          lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+        }
+      }
+      rk[q]++;
+    }
+    rk[fo] = off + it->full_w;
+    *present = it->full_present;
+  } else if (!gather && b->qual.w == 3)
+    *present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, NULL, true);
+  else
+    *present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, gather, false);
+  uint32_t n = (uint32_t)__builtin_popcountll(*present);
+  it->rp.at = end;
+  if (it->io) it->io->cells_skipped += (end - ci) - n;
   *kept = n;
   return KV_SF_ROW_TAKEN;
 }

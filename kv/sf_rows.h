@@ -14,6 +14,9 @@
 ** it out unchanged. A row that continues into the next block is never handed out this way.
 ** The caller must know that no other source of the family has a cell in that row.
 **
+** kv_sf_iter_take_vec is the same hand-out in the form of a kv_value_vector: each kept
+** cell's value at its qualifier's place in the projection, no view written.
+**
 ** What this does not do: choose between the fast and the cell path (kv/scan.c does, per row
 ** and family), apply tombstones or versions (a block that needs them is not simple), or
 ** reverse moves.
@@ -71,6 +74,17 @@ void kv_sf_iter_fast_rows(kv_iter *it, const kv_sf_rowcond *c);
 int kv_sf_iter_take_row(kv_iter *it, uint32_t fid, kv_cell_view *out, uint32_t cap,
                         uint32_t *n_out, uint64_t *kept);
 
+/* kv_sf_iter_take_row in the form of a kv_value_vector (kv.h): under the same conditions,
+** and only when the iterator has a projection of at most 32 distinct qualifiers of at most
+** 7 bytes each (else KV_SF_ROW_NO, kv_sf_iter_take_row may still take the row), write the
+** value of each cell of the row that the projection keeps at its qualifier's position in
+** the projection: vals[i] / lens[i] for projected qualifier i, bit i of *present set (the
+** other entries are left as they are). *kept gets the cells handed out; the cells stepped
+** over are added to the io's cells_skipped. Returns KV_SF_ROW_TAKEN (then
+** kv_sf_iter_next_row must follow as after kv_sf_iter_take_row) or KV_SF_ROW_NO. */
+int kv_sf_iter_take_vec(kv_iter *it, const uint8_t **vals, uint32_t *lens, uint64_t *present,
+                        uint64_t *kept);
+
 /* After KV_SF_ROW_TAKEN: move `it` to the first cell (kept by the projection) after the row,
 ** as next() would after its last cell, loading the next blocks as needed. Errors show in
 ** valid()/status() as after any move. */
@@ -81,6 +95,14 @@ void kv_sf_iter_next_row(kv_iter *it);
 void kv_scan_set_fast_rows(bool on);
 /* Whether it is on. */
 bool kv_scan_fast_rows(void);
+/* Process-wide switch of value vectors (kv.h kv_scan_options.value_vectors; on by default),
+** read by kv_scan_open: when off, rows come as views alone. Tests compare the two. */
+void kv_scan_set_value_vectors(bool on);
+/* Whether it is on. */
+bool kv_scan_value_vectors(void);
+/* (Row, family) pairs handed out as value vectors by the scans closed so far, process-wide:
+** tests check that the vector path ran. */
+uint64_t kv_scan_vector_rows(void);
 /* How many (row, family) pairs scan s handed out whole so far (0 for NULL): tests check
 ** that the fast path ran. */
 struct kv_scan;
