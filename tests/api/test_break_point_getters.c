@@ -1,0 +1,363 @@
+/*
+** tests/api/test_break_point_getters.c: point lookups and IN-list skip scans by full key
+** through kept, re-bound statements, on a table of tiny blocks (BLOCKSIZE 64: rows over
+** several blocks) with no block cache or a tiny one (so point reads decode their rows alone,
+** kv/sf_point.h, or blocks are evicted between reads), against a model of the table; and
+** the getters' contract of include/rowan.h on those rows: every rowan_column_* pointer stays
+** valid and unchanged until the next step, reset or finalize, whatever other getters are
+** called in between (on the same column, in any order, twice), and without a current row
+** (before the first ROWAN_ROW, after DONE, after a reset mid-scan) every value reads as
+** NULL. Writes between reads: upserts of some columns (NULL deletes a cell), deleted rows,
+** flushes and compactions, so several store files and memstore cells are in play; a
+** transaction's own uncommitted writes are read too. Seeded (tu_seed; the seed is printed).
+** Not here: kv-level comparisons (tests/kv/test_break_point_skip.c, test_sf_point_reads.c).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kv/env_mem.h"
+#include "kv/sf_point.h"
+#include "rowan.h"
+#include "testutil.h"
+#include "tu_api.h"
+
+#define NST 6    /* stations */
+#define NH 60    /* hours per station */
+#define NC 6     /* result columns: ST, H, V, S, BIN, I */
+
+/* One row of the model. */
+typedef struct mrow {
+  bool live;          /* the row exists */
+  bool has_v;         /* V is not NULL */
+  double v;           /* V */
+  char s[80];         /* S; "" with has_s false = NULL */
+  bool has_s;         /* S is not NULL */
+  uint8_t bin[24];    /* BIN */
+  int bin_len;        /* its length; -1 = NULL */
+  bool has_i;         /* I is not NULL */
+  int64_t i;          /* I */
+} mrow;
+
+typedef struct world {
+  kv_env *env;           /* in-memory file system */
+  rowan_db *db;          /* the database */
+  mrow m[NST][NH];       /* the model (committed) */
+  uint64_t rng;          /* PRNG */
+  uint64_t seed;         /* for messages */
+  rowan_stmt *up;        /* UPSERT of every column */
+  rowan_stmt *del;       /* DELETE of one row */
+  rowan_stmt *pt;        /* point lookup */
+  rowan_stmt *in;        /* IN list, ascending */
+  rowan_stmt *in_desc;   /* IN list, descending */
+} world;
+
+static uint64_t rnd(world *w, uint64_t n) { return tu_below(&w->rng, n); }
+
+static const char *station(int s) {
+  static const char *names[NST + 1] = {"A", "Bb", "Ccc", "Dongsi", "Eeeeeeeeeeeeeeeeeeeeee",
+                                       "F", "Nowhere"};
+  return names[s];
+}
+
+static void prep(world *w, const char *sql, rowan_stmt **st) {
+  if (rowan_prepare(w->db, sql, -1, st, NULL) != ROWAN_OK)
+    fail_msg("%s: %s", sql, rowan_errmsg(w->db));
+}
+
+static void world_open(world *w, const char *name, size_t cache) {
+  memset(w, 0, sizeof *w);
+  w->seed = w->rng = tu_seed(name);
+  w->env = kv_env_mem_new(1700000000000LL);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = w->env;
+  o.sync_mode = ROWAN_SYNC_OFF;
+  o.block_cache_size = cache;
+  assert_int_equal(rowan_open("/db", &o, &w->db), ROWAN_OK);
+  exec_ok(w->db, "CREATE TABLE T (ST VARCHAR NOT NULL, H INTEGER NOT NULL, M.V DOUBLE, "
+                 "M.S VARCHAR, X.BIN VARBINARY, X.I BIGINT, "
+                 "CONSTRAINT PK PRIMARY KEY (ST, H DESC)) BLOCKSIZE = 64, M.VERSIONS = 2");
+  prep(w, "UPSERT INTO T (ST, H, V, S, BIN, I) VALUES (?, ?, ?, ?, ?, ?)", &w->up);
+  prep(w, "DELETE FROM T WHERE ST = ? AND H = ?", &w->del);
+  prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H = ?", &w->pt);
+  prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H IN (?, ?, ?, ?) ORDER BY H",
+       &w->in);
+  prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H IN (?, ?, ?, ?) "
+          "ORDER BY H DESC", &w->in_desc);
+}
+
+static void world_close(world *w) {
+  rowan_finalize(w->up);
+  rowan_finalize(w->del);
+  rowan_finalize(w->pt);
+  rowan_finalize(w->in);
+  rowan_finalize(w->in_desc);
+  assert_int_equal(rowan_close(w->db), ROWAN_OK);
+  kv_env_free(w->env);
+}
+
+static void step_done(world *w, rowan_stmt *st) {
+  int rc = rowan_step(st);
+  if (rc != ROWAN_DONE) fail_msg("seed %llu: write -> %d: %s", (unsigned long long)w->seed, rc,
+                                 rowan_errmsg(w->db));
+  assert_int_equal(rowan_reset(st), ROWAN_OK);
+}
+
+/* One random write to model m (the committed one, or a transaction's copy). */
+static void random_write(world *w, mrow (*m)[NH]) {
+  int s = (int)rnd(w, NST), h = (int)rnd(w, NH);
+  mrow *r = &m[s][h];
+  if (rnd(w, 8) == 0) {
+    rowan_bind_text(w->del, 1, station(s), -1);
+    rowan_bind_int64(w->del, 2, h);
+    step_done(w, w->del);
+    memset(r, 0, sizeof *r);
+    r->bin_len = -1;
+    return;
+  }
+  if (!r->live) { /* every column NULL until set */
+    memset(r, 0, sizeof *r);
+    r->bin_len = -1;
+  }
+  r->live = true;
+  rowan_bind_text(w->up, 1, station(s), -1);
+  rowan_bind_int64(w->up, 2, h);
+  r->has_v = rnd(w, 4) != 0;
+  r->v = (double)(int64_t)rnd(w, 100000) / 8.0 - 3000.0;
+  if (r->has_v) rowan_bind_double(w->up, 3, r->v);
+  else rowan_bind_null(w->up, 3);
+  r->has_s = rnd(w, 4) != 0;
+  int sl = (int)rnd(w, (uint64_t)sizeof r->s - 1);
+  for (int k = 0; k < sl; k++) r->s[k] = (char)('a' + rnd(w, 26));
+  r->s[sl] = 0;
+  if (r->has_s) rowan_bind_text(w->up, 4, r->s, -1);
+  else rowan_bind_null(w->up, 4);
+  r->bin_len = rnd(w, 4) == 0 ? -1 : (int)rnd(w, sizeof r->bin + 1);
+  for (int k = 0; k < r->bin_len; k++) r->bin[k] = (uint8_t)rnd(w, 256);
+  if (r->bin_len >= 0) rowan_bind_blob(w->up, 5, r->bin, r->bin_len);
+  else rowan_bind_null(w->up, 5);
+  r->has_i = rnd(w, 4) != 0;
+  r->i = (int64_t)rnd(w, UINT64_MAX) >> (rnd(w, 63));
+  if (r->has_i) rowan_bind_int64(w->up, 6, r->i);
+  else rowan_bind_null(w->up, 6);
+  step_done(w, w->up);
+}
+
+/* Without a current row every value reads as NULL. */
+static void check_no_row(world *w, rowan_stmt *st, const char *when) {
+  for (int c = -1; c <= NC; c++) {
+    if (rowan_column_type(st, c) != ROWAN_NULL || rowan_column_text(st, c) != NULL ||
+        rowan_column_blob(st, c) != NULL || rowan_column_bytes(st, c) != 0 ||
+        rowan_column_int64(st, c) != 0 || rowan_column_double(st, c) != 0.0 ||
+        rowan_column_timestamp(st, c) != 0)
+      fail_msg("seed %llu: column %d %s is not NULL", (unsigned long long)w->seed, c, when);
+  }
+}
+
+/* The current row of st is model row (s, h): check every column, and that the pointers
+** the getters gave stay unchanged while other getters run. */
+static void check_row(world *w, rowan_stmt *st, int s, int h, const mrow *r) {
+  const char *txt[NC];
+  const void *blob[NC];
+  char *copy[NC];
+  int len[NC];
+  int order[NC] = {0, 1, 2, 3, 4, 5};
+  for (int k = NC - 1; k > 0; k--) { /* take the text pointers in a random order */
+    int j = (int)rnd(w, (uint64_t)k + 1), t = order[k];
+    order[k] = order[j];
+    order[j] = t;
+  }
+  for (int k = 0; k < NC; k++) {
+    int c = order[k];
+    txt[c] = rowan_column_text(st, c);
+    copy[c] = txt[c] ? strdup(txt[c]) : NULL;
+  }
+  for (int k = 0; k < NC; k++) {
+    blob[k] = rowan_column_blob(st, k);
+    len[k] = rowan_column_bytes(st, k);
+  }
+  char *bcopy[NC];
+  for (int k = 0; k < NC; k++) {
+    bcopy[k] = malloc((size_t)len[k] + 1);
+    assert_non_null(bcopy[k]);
+    if (len[k]) memcpy(bcopy[k], blob[k], (size_t)len[k]);
+  }
+  /* values */
+  const char *who = station(s);
+  if (!txt[0] || strcmp(txt[0], who) != 0 || rowan_column_int64(st, 1) != h)
+    fail_msg("seed %llu: key (%s, %d) read as (%s, %lld)", (unsigned long long)w->seed, who,
+             h, txt[0] ? txt[0] : "NULL", (long long)rowan_column_int64(st, 1));
+  for (int pass = 0; pass < 2; pass++) { /* twice, in between the other getters */
+    if ((rowan_column_type(st, 2) == ROWAN_NULL) == r->has_v ||
+        (r->has_v && rowan_column_double(st, 2) != r->v))
+      fail_msg("seed %llu: (%s, %d) V: got %s, want %g", (unsigned long long)w->seed, who, h,
+               txt[2] ? txt[2] : "NULL", r->has_v ? r->v : 0.0);
+    if ((txt[3] != NULL) != r->has_s || (r->has_s && strcmp(txt[3], r->s) != 0))
+      fail_msg("seed %llu: (%s, %d) S: got %s, want %s", (unsigned long long)w->seed, who, h,
+               txt[3] ? txt[3] : "NULL", r->has_s ? r->s : "NULL");
+    if ((rowan_column_type(st, 4) == ROWAN_NULL) != (r->bin_len < 0) ||
+        (r->bin_len >= 0 && (rowan_column_bytes(st, 4) != r->bin_len ||
+                             (r->bin_len && memcmp(rowan_column_blob(st, 4), r->bin,
+                                                   (size_t)r->bin_len) != 0))))
+      fail_msg("seed %llu: (%s, %d) BIN differs (%d bytes, want %d)",
+               (unsigned long long)w->seed, who, h, rowan_column_bytes(st, 4), r->bin_len);
+    if ((rowan_column_type(st, 5) == ROWAN_NULL) == r->has_i ||
+        (r->has_i && rowan_column_int64(st, 5) != r->i))
+      fail_msg("seed %llu: (%s, %d) I: got %s, want %lld", (unsigned long long)w->seed, who,
+               h, txt[5] ? txt[5] : "NULL", (long long)(r->has_i ? r->i : 0));
+    for (int c = NC - 1; c >= 0; c--) { /* every conversion of every column */
+      (void)rowan_column_double(st, c);
+      (void)rowan_column_timestamp(st, c);
+      (void)rowan_column_text(st, c);
+      (void)rowan_column_blob(st, c);
+      (void)rowan_column_int64(st, c);
+    }
+  }
+  for (int c = 0; c < NC; c++) { /* the first pointers still hold what they held */
+    if ((txt[c] == NULL) != (copy[c] == NULL) || (txt[c] && strcmp(txt[c], copy[c]) != 0))
+      fail_msg("seed %llu: (%s, %d) column %d: the text pointer changed under later getters",
+               (unsigned long long)w->seed, who, h, c);
+    if (len[c] && memcmp(blob[c], bcopy[c], (size_t)len[c]) != 0)
+      fail_msg("seed %llu: (%s, %d) column %d: the blob pointer changed under later getters",
+               (unsigned long long)w->seed, who, h, c);
+    free(copy[c]);
+    free(bcopy[c]);
+  }
+}
+
+static void point_read(world *w, mrow (*m)[NH]) {
+  int s = (int)rnd(w, NST + 1), h = (int)rnd(w, NH + 2) - 1;
+  rowan_stmt *st = w->pt;
+  assert_int_equal(rowan_bind_text(st, 1, station(s), -1), ROWAN_OK);
+  assert_int_equal(rowan_bind_int64(st, 2, h), ROWAN_OK);
+  check_no_row(w, st, "before the first step");
+  int rc = rowan_step(st);
+  bool live = s < NST && h >= 0 && h < NH && m[s][h].live;
+  if (!live) {
+    if (rc != ROWAN_DONE)
+      fail_msg("seed %llu: (%s, %d): %d for a missing row", (unsigned long long)w->seed,
+               station(s), h, rc);
+  } else {
+    if (rc != ROWAN_ROW)
+      fail_msg("seed %llu: (%s, %d) not found: %d %s", (unsigned long long)w->seed, station(s),
+               h, rc, rowan_errmsg(w->db));
+    check_row(w, st, s, h, &m[s][h]);
+    if (rnd(w, 4) == 0) { /* a reset with the row pending */
+      assert_int_equal(rowan_reset(st), ROWAN_OK);
+      check_no_row(w, st, "after a reset");
+      return;
+    }
+    assert_int_equal(rowan_step(st), ROWAN_DONE);
+  }
+  check_no_row(w, st, "after DONE");
+  assert_int_equal(rowan_reset(st), ROWAN_OK);
+}
+
+static void in_read(world *w, mrow (*m)[NH]) {
+  bool desc = rnd(w, 2);
+  rowan_stmt *st = desc ? w->in_desc : w->in;
+  int s = (int)rnd(w, NST + 1), base = (int)rnd(w, NH), hs[4];
+  assert_int_equal(rowan_bind_text(st, 1, station(s), -1), ROWAN_OK);
+  for (int k = 0; k < 4; k++) { /* near each other: several in one block */
+    hs[k] = base + (int)rnd(w, 6) - 1;
+    assert_int_equal(rowan_bind_int64(st, 2 + k, hs[k]), ROWAN_OK);
+  }
+  int stop = rnd(w, 3) == 0 ? (int)rnd(w, 3) : 99; /* reset after this many rows */
+  int got = 0;
+  for (int i = 0; i < NH + 2; i++) {
+    int h = desc ? NH - i : i - 1;
+    bool asked = false;
+    for (int k = 0; k < 4; k++) asked |= hs[k] == h;
+    if (!asked || s >= NST || h < 0 || h >= NH || !m[s][h].live) continue;
+    if (got == stop) break;
+    int rc = rowan_step(st);
+    if (rc != ROWAN_ROW)
+      fail_msg("seed %llu: IN (%s, %d%s) missing: %d %s", (unsigned long long)w->seed,
+               station(s), h, desc ? " DESC" : "", rc, rowan_errmsg(w->db));
+    if (rowan_column_int64(st, 1) != h)
+      fail_msg("seed %llu: IN (%s): row %d where %d was due (%s)", (unsigned long long)w->seed,
+               station(s), (int)rowan_column_int64(st, 1), h, desc ? "DESC" : "ASC");
+    check_row(w, st, s, h, &m[s][h]);
+    got++;
+  }
+  if (got != stop) {
+    int rc = rowan_step(st);
+    if (rc != ROWAN_DONE)
+      fail_msg("seed %llu: IN (%s): a row too many (%lld): %d", (unsigned long long)w->seed,
+               station(s), (long long)rowan_column_int64(st, 1), rc);
+    check_no_row(w, st, "after DONE");
+  }
+  assert_int_equal(rowan_reset(st), ROWAN_OK);
+  check_no_row(w, st, "after a reset");
+}
+
+static void run(const char *name, size_t cache) {
+  world w;
+  world_open(&w, name, cache);
+  uint64_t p0 = kv_sf_point_decodes();
+  int rounds = (int)tu_scaled(80, 20);
+  static mrow tx[NST][NH];
+  for (int round = 0; round < rounds; round++) {
+    for (int k = (int)rnd(&w, 60); k >= 0; k--) random_write(&w, w.m);
+    switch (rnd(&w, 6)) {
+    case 0: assert_int_equal(rowan_flush(w.db), ROWAN_OK); break;
+    case 1: assert_int_equal(rowan_compact(w.db, 0), ROWAN_OK); break;
+    case 2: assert_int_equal(rowan_compact(w.db, 1), ROWAN_OK); break;
+    default: break;
+    }
+    bool in_tx = rnd(&w, 4) == 0;
+    mrow(*m)[NH] = w.m;
+    if (in_tx) { /* reads see the transaction's own writes */
+      memcpy(tx, w.m, sizeof tx);
+      m = tx;
+      exec_ok(w.db, "BEGIN");
+      for (int k = (int)rnd(&w, 10); k >= 0; k--) random_write(&w, m);
+    }
+    for (int i = 0; i < 60; i++) {
+      if (rnd(&w, 3)) point_read(&w, m);
+      else in_read(&w, m);
+    }
+    if (in_tx) {
+      if (rnd(&w, 2)) {
+        exec_ok(w.db, "COMMIT");
+        memcpy(w.m, tx, sizeof tx);
+      } else {
+        exec_ok(w.db, "ROLLBACK");
+      }
+    }
+  }
+  if (cache == 1) /* rows decoded alone from blocks the cache does not hold */
+    assert_true(kv_sf_point_decodes() > p0);
+  world_close(&w);
+}
+
+static void no_cache(void **state) {
+  (void)state;
+  run("no_cache", 1); /* KV_BLOCK_CACHE_OFF */
+}
+
+static void tiny_cache(void **state) {
+  (void)state;
+  run("tiny_cache", 4096);
+}
+
+static void default_cache(void **state) {
+  (void)state;
+  run("default_cache", 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(no_cache),
+    cmocka_unit_test(tiny_cache),
+    cmocka_unit_test(default_cache),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
