@@ -289,8 +289,12 @@ void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *s
                                         e->kind, e->width, e->family_id};
   }
   rc->n_fill = 0;
+  rc->fill_mask = 0;
   for (int i = 0; i < t->n_columns; i++)
-    if (t->columns[i].pk_pos < 0 && need[i]) rc->fill[rc->n_fill++] = (int16_t)i;
+    if (t->columns[i].pk_pos < 0 && need[i]) {
+      rc->fill[rc->n_fill++] = (int16_t)i;
+      rc->fill_mask |= (uint64_t)1 << rc->prep_slots[i];
+    }
   rc->prep_last = rc->prep_walk_last = -1;
   rc->n_prep_tail_keys = 0;
   for (int j = 0; j < t->n_pk; j++)
@@ -598,6 +602,7 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, const kv_value_
     int r = decode_vectors(rc, vecs, n_vecs, NULL, vals, map, &seen, copy, err);
     if (r != EXEC_OK) return r;
   }
+  if ((seen & rc->fill_mask) == rc->fill_mask) return EXEC_OK; /* no NULL to fill in */
   for (int k = 0; k < rc->n_fill; k++) {
     int c = rc->fill[k], sl = rc->prep_slots[c];
     if (!(seen >> sl & 1)) vals[sl] = rc->nulls[c];

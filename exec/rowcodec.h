@@ -86,6 +86,8 @@ typedef struct exec_rowcodec {
   exec_rc_pcell *by_id_need;/* [0..max_id]: by_id with the columns not needed set to -1 */
   int16_t *fill;            /* the needed non-key columns (n_fill of them) */
   int n_fill;               /* count */
+  uint64_t fill_mask;       /* their slots' bits: a row whose cells filled all of them
+                               needs no NULL filled in */
   int prep_last;            /* last needed key column (-1: none) */
   int prep_walk_last;       /* last needed key column before the fixed-width tail (-1) */
   int16_t *prep_tail_keys;  /* n_pk: the needed key columns of the tail, when no column

@@ -146,8 +146,10 @@ static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell
   out->value = (const uint8_t *)"";
   out->value_len = 0;
   if (!value) return;
-  const kv_sf_cgroup *g = &b->groups[out->type == KV_PUT ? q : b->nquals];
-  uint32_t rank = kv_sf_cblock_rank(b, &it->rp, ci);
+  uint32_t gi = out->type == KV_PUT ? q : b->nquals;
+  const kv_sf_cgroup *g = &b->groups[gi];
+  /* the ranks are often at ci already (a row taken whole leaves them at the next row) */
+  uint32_t rank = it->rp.at == ci ? it->rp.ranks[gi] : kv_sf_cblock_rank(b, &it->rp, ci);
   if (g->fixed) {
     uint32_t w = g->width, cnt = g->count;
     if (w && b->cvals) {
@@ -1051,7 +1053,8 @@ int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t
   bool ok;
   uint8_t *gather = gather_room(it, end - ci, &ok);
   if (!ok) return KV_SF_ROW_NO;
-  kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (already there after a move) */
+  if (it->rp.at != ci) kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (mostly
+                                                              there already after a move) */
   uint32_t n;
   bool plain = b->ts_per_row && !gather; /* the common cases, specialized */
   if (plain && b->qual.w == 3)
@@ -1127,7 +1130,8 @@ int kv_sf_iter_take_vec(kv_iter *base, const uint8_t **vals, uint32_t *lens, uin
   bool ok;
   uint8_t *gather = gather_room(it, end - ci, &ok);
   if (!ok) return KV_SF_ROW_NO;
-  kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (already there after a move) */
+  if (it->rp.at != ci) kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (mostly
+                                                              there already after a move) */
   if (it->full_ok && end - ci == b->nquals) { /* a full row: by the table, no cell read */
     uint32_t *rk = it->rp.ranks, fo = b->nquals + 1, off = rk[fo];
     const uint8_t *row = b->cvals + off;
