@@ -436,7 +436,7 @@ static void large_cache(void **state) {
 /* Names of the store files under dir (recursively) with their sizes. */
 typedef struct files {
   kv_env *env;       /* the env listed */
-  char dir[200];     /* directory being listed */
+  char dir[240];     /* directory being listed */
   char path[32][240];/* store files found */
   int64_t size[32];  /* their sizes */
   int n;             /* how many */
@@ -448,7 +448,7 @@ static int collect(void *ctx, const char *name) {
   snprintf(p, sizeof p, "%.150s/%.80s", f->dir, name);
   int64_t size = kv_env_mem_file_size(f->env, p);
   if (size < 0) { /* a directory */
-    char saved[200];
+    char saved[240];
     snprintf(saved, sizeof saved, "%s", f->dir);
     snprintf(f->dir, sizeof f->dir, "%s", p);
     int rc = f->env->list(f->env, p, collect, f);
