@@ -7,7 +7,9 @@
 ** valid and unchanged until the next step, reset or finalize, whatever other getters are
 ** called in between (on the same column, in any order, twice), and without a current row
 ** (before the first ROWAN_ROW, after DONE, after a reset mid-scan) every value reads as
-** NULL. Writes between reads: upserts of some columns (NULL deletes a cell), deleted rows,
+** NULL. Range reads too (one station's hours, or the whole table in key order, forward and
+** reverse, with a projection, LIMIT and OFFSET, sometimes reset after a few rows and run
+** again with new values: the rows-taken-whole and value-vector paths). Writes between reads: upserts of some columns (NULL deletes a cell), deleted rows,
 ** flushes and compactions, so several store files and memstore cells are in play; a
 ** transaction's own uncommitted writes are read too. Seeded (tu_seed; the seed is printed).
 ** Not here: kv-level comparisons (tests/kv/test_break_point_skip.c, test_sf_point_reads.c).
@@ -56,6 +58,8 @@ typedef struct world {
   rowan_stmt *pt;        /* point lookup */
   rowan_stmt *in;        /* IN list, ascending */
   rowan_stmt *in_desc;   /* IN list, descending */
+  rowan_stmt *rq[6][2][2]; /* per projection, form (one station's range, whole table) and
+                              direction: range reads with LIMIT and OFFSET */
 } world;
 
 static uint64_t rnd(world *w, uint64_t n) { return tu_below(&w->rng, n); }
@@ -94,6 +98,9 @@ static void world_open(world *w, const char *name, size_t cache) {
 }
 
 static void world_close(world *w) {
+  for (int p = 0; p < 6; p++)
+    for (int f = 0; f < 2; f++)
+      for (int d = 0; d < 2; d++) rowan_finalize(w->rq[p][f][d]);
   rowan_finalize(w->up);
   rowan_finalize(w->del);
   rowan_finalize(w->pt);
@@ -161,74 +168,80 @@ static void check_no_row(world *w, rowan_stmt *st, const char *when) {
   }
 }
 
-/* The current row of st is model row (s, h): check every column, and that the pointers
-** the getters gave stay unchanged while other getters run. */
-static void check_row(world *w, rowan_stmt *st, int s, int h, const mrow *r) {
+static const int ALL[NC] = {0, 1, 2, 3, 4, 5}; /* result position -> column (ST .. I) */
+
+/* The current row of st is model row (s, h), its result columns being columns proj[0..np)
+** (0 ST, 1 H, 2 V, 3 S, 4 BIN, 5 I): check every column, and that the pointers the getters
+** gave stay unchanged while other getters run. */
+static void check_row(world *w, rowan_stmt *st, int s, int h, const mrow *r, const int *proj,
+                      int np) {
   const char *txt[NC];
   const void *blob[NC];
-  char *copy[NC];
+  char *copy[NC], *bcopy[NC];
   int len[NC];
   int order[NC] = {0, 1, 2, 3, 4, 5};
-  for (int k = NC - 1; k > 0; k--) { /* take the text pointers in a random order */
+  for (int k = np - 1; k > 0; k--) { /* take the text pointers in a random order */
     int j = (int)rnd(w, (uint64_t)k + 1), t = order[k];
     order[k] = order[j];
     order[j] = t;
   }
-  for (int k = 0; k < NC; k++) {
+  for (int k = 0; k < np; k++) {
     int c = order[k];
     txt[c] = rowan_column_text(st, c);
     copy[c] = txt[c] ? strdup(txt[c]) : NULL;
   }
-  for (int k = 0; k < NC; k++) {
+  for (int k = 0; k < np; k++) {
     blob[k] = rowan_column_blob(st, k);
     len[k] = rowan_column_bytes(st, k);
-  }
-  char *bcopy[NC];
-  for (int k = 0; k < NC; k++) {
     bcopy[k] = malloc((size_t)len[k] + 1);
     assert_non_null(bcopy[k]);
     if (len[k]) memcpy(bcopy[k], blob[k], (size_t)len[k]);
   }
-  /* values */
   const char *who = station(s);
-  if (!txt[0] || strcmp(txt[0], who) != 0 || rowan_column_int64(st, 1) != h)
-    fail_msg("seed %llu: key (%s, %d) read as (%s, %lld)", (unsigned long long)w->seed, who,
-             h, txt[0] ? txt[0] : "NULL", (long long)rowan_column_int64(st, 1));
   for (int pass = 0; pass < 2; pass++) { /* twice, in between the other getters */
-    if ((rowan_column_type(st, 2) == ROWAN_NULL) == r->has_v ||
-        (r->has_v && rowan_column_double(st, 2) != r->v))
-      fail_msg("seed %llu: (%s, %d) V: got %s, want %g", (unsigned long long)w->seed, who, h,
-               txt[2] ? txt[2] : "NULL", r->has_v ? r->v : 0.0);
-    if ((txt[3] != NULL) != r->has_s || (r->has_s && strcmp(txt[3], r->s) != 0))
-      fail_msg("seed %llu: (%s, %d) S: got %s, want %s", (unsigned long long)w->seed, who, h,
-               txt[3] ? txt[3] : "NULL", r->has_s ? r->s : "NULL");
-    if ((rowan_column_type(st, 4) == ROWAN_NULL) != (r->bin_len < 0) ||
-        (r->bin_len >= 0 && (rowan_column_bytes(st, 4) != r->bin_len ||
-                             (r->bin_len && memcmp(rowan_column_blob(st, 4), r->bin,
-                                                   (size_t)r->bin_len) != 0))))
-      fail_msg("seed %llu: (%s, %d) BIN differs (%d bytes, want %d)",
-               (unsigned long long)w->seed, who, h, rowan_column_bytes(st, 4), r->bin_len);
-    if ((rowan_column_type(st, 5) == ROWAN_NULL) == r->has_i ||
-        (r->has_i && rowan_column_int64(st, 5) != r->i))
-      fail_msg("seed %llu: (%s, %d) I: got %s, want %lld", (unsigned long long)w->seed, who,
-               h, txt[5] ? txt[5] : "NULL", (long long)(r->has_i ? r->i : 0));
-    for (int c = NC - 1; c >= 0; c--) { /* every conversion of every column */
-      (void)rowan_column_double(st, c);
-      (void)rowan_column_timestamp(st, c);
-      (void)rowan_column_text(st, c);
-      (void)rowan_column_blob(st, c);
-      (void)rowan_column_int64(st, c);
+    for (int k = 0; k < np; k++) {
+      int c = proj[k];
+      bool ok = true;
+      switch (c) {
+      case 0: ok = txt[k] && strcmp(txt[k], who) == 0; break;
+      case 1: ok = rowan_column_int64(st, k) == h; break;
+      case 2:
+        ok = (rowan_column_type(st, k) != ROWAN_NULL) == r->has_v &&
+             (!r->has_v || rowan_column_double(st, k) == r->v);
+        break;
+      case 3: ok = (txt[k] != NULL) == r->has_s && (!r->has_s || strcmp(txt[k], r->s) == 0); break;
+      case 4:
+        ok = (rowan_column_type(st, k) == ROWAN_NULL) == (r->bin_len < 0) &&
+             (r->bin_len < 0 ||
+              (rowan_column_bytes(st, k) == r->bin_len &&
+               (!r->bin_len || memcmp(rowan_column_blob(st, k), r->bin, (size_t)r->bin_len) == 0)));
+        break;
+      default:
+        ok = (rowan_column_type(st, k) != ROWAN_NULL) == r->has_i &&
+             (!r->has_i || rowan_column_int64(st, k) == r->i);
+        break;
+      }
+      if (!ok)
+        fail_msg("seed %llu: row (%s, %d), result column %d (column %d): got '%s'",
+                 (unsigned long long)w->seed, who, h, k, c, txt[k] ? txt[k] : "NULL");
+    }
+    for (int k = np - 1; k >= 0; k--) { /* every conversion of every column */
+      (void)rowan_column_double(st, k);
+      (void)rowan_column_timestamp(st, k);
+      (void)rowan_column_text(st, k);
+      (void)rowan_column_blob(st, k);
+      (void)rowan_column_int64(st, k);
     }
   }
-  for (int c = 0; c < NC; c++) { /* the first pointers still hold what they held */
-    if ((txt[c] == NULL) != (copy[c] == NULL) || (txt[c] && strcmp(txt[c], copy[c]) != 0))
+  for (int k = 0; k < np; k++) { /* the first pointers still hold what they held */
+    if ((txt[k] == NULL) != (copy[k] == NULL) || (txt[k] && strcmp(txt[k], copy[k]) != 0))
       fail_msg("seed %llu: (%s, %d) column %d: the text pointer changed under later getters",
-               (unsigned long long)w->seed, who, h, c);
-    if (len[c] && memcmp(blob[c], bcopy[c], (size_t)len[c]) != 0)
+               (unsigned long long)w->seed, who, h, k);
+    if (len[k] && memcmp(blob[k], bcopy[k], (size_t)len[k]) != 0)
       fail_msg("seed %llu: (%s, %d) column %d: the blob pointer changed under later getters",
-               (unsigned long long)w->seed, who, h, c);
-    free(copy[c]);
-    free(bcopy[c]);
+               (unsigned long long)w->seed, who, h, k);
+    free(copy[k]);
+    free(bcopy[k]);
   }
 }
 
@@ -248,7 +261,7 @@ static void point_read(world *w, mrow (*m)[NH]) {
     if (rc != ROWAN_ROW)
       fail_msg("seed %llu: (%s, %d) not found: %d %s", (unsigned long long)w->seed, station(s),
                h, rc, rowan_errmsg(w->db));
-    check_row(w, st, s, h, &m[s][h]);
+    check_row(w, st, s, h, &m[s][h], ALL, NC);
     if (rnd(w, 4) == 0) { /* a reset with the row pending */
       assert_int_equal(rowan_reset(st), ROWAN_OK);
       check_no_row(w, st, "after a reset");
@@ -284,7 +297,7 @@ static void in_read(world *w, mrow (*m)[NH]) {
     if (rowan_column_int64(st, 1) != h)
       fail_msg("seed %llu: IN (%s): row %d where %d was due (%s)", (unsigned long long)w->seed,
                station(s), (int)rowan_column_int64(st, 1), h, desc ? "DESC" : "ASC");
-    check_row(w, st, s, h, &m[s][h]);
+    check_row(w, st, s, h, &m[s][h], ALL, NC);
     got++;
   }
   if (got != stop) {
@@ -296,6 +309,86 @@ static void in_read(world *w, mrow (*m)[NH]) {
   }
   assert_int_equal(rowan_reset(st), ROWAN_OK);
   check_no_row(w, st, "after a reset");
+}
+
+/* Projections the range reads use (columns 0 ST .. 5 I), -1 ends one. */
+static const int PROJ[6][NC + 1] = {
+  {2, -1}, {3, 4, -1}, {5, 2, 0, -1}, {1, -1}, {4, 5, 3, 2, -1}, {0, 1, 2, 3, 4, 5, -1},
+};
+static const char *CNAME[NC] = {"ST", "H", "V", "S", "BIN", "I"};
+
+/* A range read with LIMIT and OFFSET, forward or reverse, of one station's hours or of the
+** whole table in key order, with a projection; sometimes reset after a few rows and run
+** again with other values; compared row by row with the model. */
+static void range_read(world *w, mrow (*m)[NH]) {
+  int p = (int)rnd(w, 6), form = (int)rnd(w, 2), desc = (int)rnd(w, 2), np = 0;
+  rowan_stmt **stp = &w->rq[p][form][desc];
+  if (!*stp) {
+    char sql[400];
+    int n = snprintf(sql, sizeof sql, "SELECT ");
+    for (; PROJ[p][np] >= 0; np++)
+      n += snprintf(sql + n, sizeof sql - (size_t)n, "%s%s", np ? ", " : "", CNAME[PROJ[p][np]]);
+    if (form == 0)
+      snprintf(sql + n, sizeof sql - (size_t)n,
+               " FROM T WHERE ST = ? AND H BETWEEN ? AND ? ORDER BY H %s LIMIT ? OFFSET ?",
+               desc ? "DESC" : "ASC");
+    else
+      snprintf(sql + n, sizeof sql - (size_t)n, " FROM T ORDER BY ST %s, H %s LIMIT ? OFFSET ?",
+               desc ? "DESC" : "ASC", desc ? "ASC" : "DESC");
+    prep(w, sql, stp);
+  }
+  np = 0;
+  while (PROJ[p][np] >= 0) np++;
+  rowan_stmt *st = *stp;
+  for (int run_no = 0; run_no < 2; run_no++) {
+    int s = (int)rnd(w, NST + 1), lo = (int)rnd(w, NH + 4) - 2, hi = lo + (int)rnd(w, 30);
+    int limit = (int)rnd(w, 40), offset = (int)rnd(w, 4) == 0 ? (int)rnd(w, 30) : 0;
+    int a = 1;
+    if (form == 0) {
+      assert_int_equal(rowan_bind_text(st, a++, station(s), -1), ROWAN_OK);
+      assert_int_equal(rowan_bind_int64(st, a++, lo), ROWAN_OK);
+      assert_int_equal(rowan_bind_int64(st, a++, hi), ROWAN_OK);
+    }
+    assert_int_equal(rowan_bind_int64(st, a++, limit), ROWAN_OK);
+    assert_int_equal(rowan_bind_int64(st, a++, offset), ROWAN_OK);
+    /* the rows due, in order */
+    static int due_s[NST * NH], due_h[NST * NH];
+    int n = 0;
+    for (int i = 0; i < NST; i++) {
+      int si = form == 0 ? s : desc ? NST - 1 - i : i;
+      if (form == 0 && i > 0) break;
+      if (si >= NST) continue;
+      for (int j = 0; j < NH; j++) {
+        /* forward: H DESC in the key (ORDER BY H DESC, or ST ASC, H DESC) */
+        bool key_order = form == 0 ? desc : !desc;
+        int hj = key_order ? NH - 1 - j : j;
+        if (form == 0 && (hj < lo || hj > hi)) continue;
+        if (!m[si][hj].live) continue;
+        due_s[n] = si;
+        due_h[n++] = hj;
+      }
+    }
+    int first = offset < n ? offset : n, last = first + limit < n ? first + limit : n;
+    int stop = rnd(w, 4) == 0 ? first + (int)rnd(w, 3) : last; /* reset early */
+    if (stop > last) stop = last;
+    for (int i = first; i < stop; i++) {
+      int rc = rowan_step(st);
+      if (rc != ROWAN_ROW)
+        fail_msg("seed %llu: range read %d/%d/%d (station %d, %d..%d, limit %d offset %d): row "
+                 "%d of %d missing: %d %s", (unsigned long long)w->seed, p, form, desc, s, lo,
+                 hi, limit, offset, i, last, rc, rowan_errmsg(w->db));
+      check_row(w, st, due_s[i], due_h[i], &m[due_s[i]][due_h[i]], PROJ[p], np);
+    }
+    if (stop == last) {
+      int rc = rowan_step(st);
+      if (rc != ROWAN_DONE)
+        fail_msg("seed %llu: range read %d/%d/%d (station %d, %d..%d, limit %d offset %d): "
+                 "a row past the %d due: %d", (unsigned long long)w->seed, p, form, desc, s,
+                 lo, hi, limit, offset, last - first, rc);
+      check_no_row(w, st, "after DONE");
+    }
+    assert_int_equal(rowan_reset(st), ROWAN_OK);
+  }
 }
 
 static void run(const char *name, size_t cache) {
@@ -321,8 +414,10 @@ static void run(const char *name, size_t cache) {
       for (int k = (int)rnd(&w, 10); k >= 0; k--) random_write(&w, m);
     }
     for (int i = 0; i < 60; i++) {
-      if (rnd(&w, 3)) point_read(&w, m);
-      else in_read(&w, m);
+      uint64_t x = rnd(&w, 6);
+      if (x < 3) point_read(&w, m);
+      else if (x < 5) in_read(&w, m);
+      else range_read(&w, m);
     }
     if (in_tx) {
       if (rnd(&w, 2)) {
