@@ -482,6 +482,33 @@ static int decode_vectors(exec_rowcodec *rc, const kv_value_vector *vecs, uint32
     const int16_t *cols = map->col + map->start[set];
     if (seen && map->prep == rc->prep_need) { /* one table entry a value */
       const exec_vec_col *pc = map->pc + map->start[set];
+      uint32_t n = map->n[set];
+      uint64_t bits = map->dense[set];
+      if (bits && vec->present == (((uint64_t)1 << n) - 1) && !(*seen & bits)) {
+        /* every position present, needed and not filled yet: no per-value mask work */
+        *seen |= bits;
+        for (uint32_t k = 0; k < n; k++) {
+          const exec_vec_col *e = &pc[k];
+          cat_value *v = &vals[e->slot];
+          v->type = e->type;
+          const uint8_t *p = vec->values[k];
+          uint32_t len = vec->value_lens[k];
+          if (e->kind == RC_DOUBLE && len == 8) {
+            v->u.d = cat_vc_get_double(p);
+            v->is_null = false;
+            continue;
+          }
+          exec_rc_cell ce = {cols[k], e->kind, e->width, vec->family_id};
+          kv_cell_view cell = {vec->family_id, NULL, 0, 0, p, len};
+          int r = decode_cell(rc, &ce, &cell, v, err);
+          if (r != EXEC_OK) return r;
+          if (copy) {
+            r = own(copy, v, err);
+            if (r != EXEC_OK) return r;
+          }
+        }
+        continue;
+      }
       for (uint64_t m = vec->present; m; m &= m - 1) {
         uint32_t k = (uint32_t)__builtin_ctzll(m);
         const exec_vec_col *e = &pc[k];
@@ -559,6 +586,16 @@ void exec_vec_map_prepare(const exec_rowcodec *rc, exec_vec_map *map) {
     pc->slot = rc->prep_copy[c] ? rc->prep_slots[c] : -1;
     pc->kind = e->kind;
     pc->width = e->width;
+  }
+  for (uint32_t i = 0; i < map->n_sets; i++) { /* sets of needed columns, distinct slots */
+    uint64_t slots = 0;
+    bool ok = map->n[i] > 0 && map->n[i] < 64;
+    for (uint32_t k = map->start[i]; ok && k < (uint32_t)map->start[i] + map->n[i]; k++) {
+      const exec_vec_col *pc = &map->pc[k];
+      ok = pc->slot >= 0 && !(slots >> pc->slot & 1);
+      if (ok) slots |= (uint64_t)1 << pc->slot;
+    }
+    map->dense[i] = ok ? slots : 0;
   }
 }
 

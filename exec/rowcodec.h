@@ -173,6 +173,9 @@ typedef struct exec_vec_map {
   int16_t col[64];                          /* per projected qualifier: its column index */
   const bool *prep;                         /* the prepared need pc is for (NULL: none) */
   exec_vec_col pc[64];                      /* per projected qualifier, for that need */
+  uint64_t dense[KV_SCAN_MAX_FAMILIES];     /* per set, for that need: the bits of its
+                                               columns' slots when every position is needed
+                                               and has a slot of its own, else 0 */
 } exec_vec_map;
 
 /* Fill map->pc for the need rc is prepared for (exec_rowcodec_prepare), once map's sets and
