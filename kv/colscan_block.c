@@ -295,6 +295,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         if (sp->qual_lens[q] == v && (v == 0 || memcmp(sp->quals[q], p, (size_t)v) == 0)) {
           inq[d] = true;
           if (pl->q_ref[q] >= 0) {
+            if (s->g[pl->q_ref[q]].d >= 0) CORRUPT("a qualifier twice in the dictionary");
             dref[d] = (int16_t)pl->q_ref[q];
             s->g[pl->q_ref[q]].d = (int32_t)d;
           }
