@@ -8,7 +8,8 @@
 ** byte), mixed with a wider range now and then, forward and reverse, with LIMIT, qualifier
 ** projections, value vectors (rows taken whole), several versions, a TTL family whose cells
 ** expire as the clock moves, every kind of tombstone, several store files, memstore cells,
-** and older snapshots. Scans are recycled (a closed scan's iterators serve the next one),
+** older snapshots, and a marker family read with the others, as the existence family or not
+** (a one-row range seeks it only when the others have nothing visible). Scans are recycled (a closed scan's iterators serve the next one),
 ** and another scan is sometimes left open half read across the read. Block sizes from 64
 ** bytes (a row over several blocks) to 4 KiB; no block cache, a tiny one and a large one.
 ** Seeded (tu_seed; the seed is printed on failure).
@@ -36,7 +37,8 @@
 typedef struct world {
   kv_env *env;       /* in-memory file system */
   kv_db *db;         /* the store */
-  uint32_t fid[2];   /* w (VERSIONS 3), t (TTL 20 s) */
+  uint32_t fid[3];   /* w (VERSIONS 3), t (TTL 20 s), k (a marker family: one empty cell a
+                        row write, read as the existence family) */
   uint64_t rng;      /* PRNG */
   int nrows;         /* row numbers in use */
   int64_t now;       /* the store's clock */
@@ -64,10 +66,11 @@ static void world_open(world *w, uint64_t seed, size_t cache, uint32_t bs) {
   o.compaction_trigger = 100;
   o.block_cache_size = cache;
   assert_int_equal(kv_open("/db", &o, &w->db), KV_OK);
-  kv_family_options fo[2] = {{.name = "w", .max_versions = 3, .block_size = bs},
-                             {.name = "t", .max_versions = 1, .ttl_sec = 20, .block_size = 64}};
-  assert_int_equal(kv_create_table(w->db, "t", fo, 2), KV_OK);
-  for (int f = 0; f < 2; f++)
+  kv_family_options fo[3] = {{.name = "w", .max_versions = 3, .block_size = bs},
+                             {.name = "t", .max_versions = 1, .ttl_sec = 20, .block_size = 64},
+                             {.name = "k", .max_versions = 1, .block_size = 64}};
+  assert_int_equal(kv_create_table(w->db, "t", fo, 3), KV_OK);
+  for (int f = 0; f < 3; f++)
     assert_int_equal(kv_family_id(w->db, "t", fo[f].name, &w->fid[f]), KV_OK);
 }
 
@@ -89,6 +92,8 @@ static void write_slice(world *w) {
     int64_t ts = w->now - (int64_t)rnd(w, 4) * 1000;
     uint64_t kind = rnd(w, 16);
     if (kind < 11) {
+      if (rnd(w, 4)) /* the row's marker (some rows are written without it) */
+        assert_int_equal(kv_batch_put(b, w->fid[2], row, rl, "", 0, ts, "", 0), KV_OK);
       for (int c = 0; c < NQ; c++) {
         if (rnd(w, 3) == 0) continue;
         qname(c, q);
@@ -108,6 +113,9 @@ static void write_slice(world *w) {
     } else if (kind < 12) {
       assert_int_equal(kv_batch_delete(b, w->fid[f], KV_DELETE_FAMILY, row, rl, "", 0, ts),
                        KV_OK);
+      if (rnd(w, 2)) /* the whole row gone */
+        assert_int_equal(kv_batch_delete(b, w->fid[2], KV_DELETE_FAMILY, row, rl, "", 0, ts),
+                         KV_OK);
     } else if (kind < 14) {
       qname((int)rnd(w, NQ), q);
       assert_int_equal(kv_batch_delete(b, w->fid[f], KV_DELETE_COLUMN, row, rl, q, strlen(q),
@@ -124,8 +132,9 @@ static void write_slice(world *w) {
 
 /* A query: families, projection, versions, snapshot, direction, limit, vectors. */
 typedef struct query {
-  uint32_t fids[2];       /* families read */
+  uint32_t fids[3];       /* families read */
   uint32_t nf;            /* their count */
+  uint32_t existence;     /* kv_scan_options.existence_family (the marker family k) */
   int proj;               /* projection mask of family w (fids has w first), -1: none */
   int max_versions;       /* 0..3 */
   uint64_t snapshot;      /* 0 = latest */
@@ -165,9 +174,11 @@ static void render(sbuf *out, kv_scan *s, const kv_row *r, const query *q, char 
   uint32_t n = 0;
   for (uint32_t i = 0; i < r->n_cells; i++) {
     const kv_cell_view *c = &r->cells[i];
+    if (q->existence && c->family_id == q->fids[q->existence - 1])
+      continue; /* a one-row range may leave the existence family's cells out (kv.h) */
     assert_true(n < 256);
     rcell *x = &cells[n++];
-    x->fpos = c->family_id == q->fids[0] ? 0 : 1;
+    x->fpos = c->family_id == q->fids[0] ? 0 : c->family_id == q->fids[1] ? 1 : 2;
     assert_true(c->qual_len < sizeof x->qual);
     memcpy(x->qual, c->qual, c->qual_len);
     x->qual[c->qual_len] = 0;
@@ -230,6 +241,7 @@ static void run(world *w, const query *q, bool with_ranges, sbuf *out) {
   memset(&so, 0, sizeof so);
   so.family_ids = q->fids;
   so.n_families = q->nf;
+  so.existence_family = q->existence;
   so.max_versions = q->max_versions;
   so.snapshot = q->snapshot;
   so.value_vectors = q->vectors;
@@ -287,6 +299,10 @@ static void random_query(world *w, query *q) {
   bool w_first = q->nf == 2 || rnd(w, 2);
   q->fids[0] = w->fid[w_first ? 0 : 1];
   if (q->nf == 2) q->fids[1] = w->fid[1];
+  if (rnd(w, 3) == 0) { /* the marker family too, as the existence family or not */
+    q->fids[q->nf++] = w->fid[2];
+    if (rnd(w, 3)) q->existence = q->nf;
+  }
   q->proj = w_first && rnd(w, 2) ? 1 + (int)rnd(w, (1 << NQ) - 1) : -1;
   q->max_versions = (int)rnd(w, 4);
   q->snapshot = w->snap && rnd(w, 4) == 0 ? w->snap : 0;
@@ -348,11 +364,11 @@ static void random_query(world *w, query *q) {
 ** reuse), or NULL. */
 static kv_scan *open_other(world *w) {
   if (rnd(w, 4)) return NULL;
-  uint32_t fids[2] = {w->fid[0], w->fid[1]};
+  uint32_t fids[3] = {w->fid[0], w->fid[1], w->fid[2]};
   kv_scan_options so;
   memset(&so, 0, sizeof so);
   so.family_ids = fids;
-  so.n_families = 1 + (uint32_t)rnd(w, 2);
+  so.n_families = 1 + (uint32_t)rnd(w, 3);
   so.reverse = rnd(w, 2);
   kv_scan *s;
   assert_int_equal(kv_scan_open(w->db, &so, &s), KV_OK);
