@@ -98,6 +98,7 @@ typedef struct sf_iter {
                               every dictionary entry) is taken by the table in fq alone */
   uint32_t full_w;         /* full_ok: a full row's fixed-width value bytes */
   uint64_t full_present;   /* full_ok: the projection positions a full row fills */
+  uint32_t full_kept;      /* full_ok: how many (the entries the projection keeps) */
 } sf_iter;
 
 /* What the fast row path needs of one dictionary entry of the loaded block. */
@@ -884,16 +885,20 @@ static void full_prepare(sf_iter *it) {
     }
     ord[j] = (uint8_t)q;
   }
-  uint32_t off = 0;
+  uint32_t off = 0, kept = 0;
   uint64_t present = 0;
   for (uint32_t k = 0; k < b->nquals; k++) {
     fast_q *f = &it->fq[ord[k]];
     f->toff = off;
     off += f->fw;
-    if (f->keep) present |= (uint64_t)1 << f->pidx;
+    if (f->keep) {
+      present |= (uint64_t)1 << f->pidx;
+      kept++;
+    }
   }
   it->full_w = off;
   it->full_present = present;
+  it->full_kept = kept;
   it->full_ok = true;
 }
 
@@ -1132,6 +1137,7 @@ int kv_sf_iter_take_vec(kv_iter *base, const uint8_t **vals, uint32_t *lens, uin
   if (!ok) return KV_SF_ROW_NO;
   if (it->rp.at != ci) kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (mostly
                                                               there already after a move) */
+  uint32_t n = UINT32_MAX;
   if (it->full_ok && end - ci == b->nquals) { /* a full row: by the table, no cell read */
     uint32_t *rk = it->rp.ranks, fo = b->nquals + 1, off = rk[fo];
     const uint8_t *row = b->cvals + off;
@@ -1153,11 +1159,15 @@ int kv_sf_iter_take_vec(kv_iter *base, const uint8_t **vals, uint32_t *lens, uin
     }
     rk[fo] = off + it->full_w;
     *present = it->full_present;
+    n = it->full_kept;
   } else if (!gather && b->qual.w == 3)
     *present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, NULL, true);
   else
     *present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, gather, false);
-  uint32_t n = (uint32_t)__builtin_popcountll(*present);
+  if (n == UINT32_MAX) { /* cells kept: the bits set (no popcount instruction assumed) */
+    n = 0;
+    for (uint64_t m = *present; m; m &= m - 1) n++;
+  }
   it->rp.at = end;
   if (it->io) it->io->cells_skipped += (end - ci) - n;
   *kept = n;
