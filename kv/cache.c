@@ -1,8 +1,12 @@
 /*
 ** kv/cache.c: the sharded LRU block cache of kv/cache.h.
 **
-** Each shard has a mutex, a chained hash table (doubled when it holds more entries than
-** buckets) and one LRU list of the entries in the cache, most recently used at the head.
+** Each shard has a mutex, an open-addressing hash table (linear probing; each slot holds
+** the key's 32-bit hash beside the entry pointer, so a probe compares hashes in the table's
+** own cache lines and touches an entry only when its hash matches: a miss, the common case
+** of a point read over more data than the cache holds, reads no entry at all; doubled when
+** half full, backward-shift deletion) and one LRU list of the entries in the cache, most
+** recently used at the head.
 ** Reference counts live under the shard mutex: the cache itself holds one reference on each
 ** entry it contains, each lookup or insert hands out one more. Eviction walks the list from
 ** the tail and skips entries in use (they are few: one per open iterator). Values are freed
@@ -32,15 +36,21 @@ struct kv_cache_entry {
   void *value;                /* the cached value */
   size_t charge;              /* bytes it counts for */
   void (*deleter)(void *);    /* frees value */
-  kv_cache_entry *hnext;      /* hash chain */
+  kv_cache_entry *hnext;      /* a chain of dead entries to free (free_chain) */
   kv_cache_entry *prev, *next; /* LRU list (head = most recent) */
   bool referenced;            /* hit since it last went to the head (its second chance) */
 };
 
+/* One slot of a shard's table: empty when e is NULL. */
+typedef struct tslot {
+  uint32_t hash;              /* key_hash of e's key */
+  kv_cache_entry *e;          /* the entry, or NULL */
+} tslot;
+
 typedef struct shard {
   pthread_mutex_t mu;         /* guards everything below and the entries' refs */
-  kv_cache_entry **buckets;   /* hash table */
-  uint32_t n_buckets;         /* a power of two */
+  tslot *slots;               /* hash table: n_slots slots, at most half in use */
+  uint32_t n_slots;           /* a power of two */
   uint32_t n_entries;         /* entries in the cache */
   kv_cache_entry *head, *tail; /* LRU list */
   size_t usage;               /* sum of charges in the cache */
@@ -76,9 +86,9 @@ kv_cache *kv_cache_new(size_t capacity) {
     shard *s = &c->shards[i];
     pthread_mutex_init(&s->mu, NULL);
     s->capacity = capacity / n;
-    s->n_buckets = 64;
-    s->buckets = calloc(s->n_buckets, sizeof *s->buckets);
-    if (!s->buckets) {
+    s->n_slots = 64;
+    s->slots = calloc(s->n_slots, sizeof *s->slots);
+    if (!s->slots) {
       c->n_shards = i + 1;
       kv_cache_free(c);
       return NULL;
@@ -119,18 +129,38 @@ static void lru_push_head(shard *s, kv_cache_entry *e) {
   s->head = e;
 }
 
-static kv_cache_entry **find_slot(shard *s, uint64_t file, uint64_t off, uint32_t hash) {
-  kv_cache_entry **pp = &s->buckets[hash & (s->n_buckets - 1)];
-  while (*pp && ((*pp)->hash != hash || (*pp)->file != file || (*pp)->off != off))
-    pp = &(*pp)->hnext;
-  return pp;
+/* The slot holding key (file, off), or the empty slot where the probe for it ended. */
+static uint32_t find_slot(const shard *s, uint64_t file, uint64_t off, uint32_t hash) {
+  uint32_t mask = s->n_slots - 1, i = hash & mask;
+  for (;;) {
+    const tslot *sl = &s->slots[i];
+    if (!sl->e || (sl->hash == hash && sl->e->file == file && sl->e->off == off)) return i;
+    i = (i + 1) & mask;
+  }
+}
+
+/* Empty slot i, moving later entries of its probe run back so every entry stays reachable
+** from its home slot (backward-shift deletion). */
+static void slot_delete(shard *s, uint32_t i) {
+  uint32_t mask = s->n_slots - 1, j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    if (!s->slots[j].e) break;
+    uint32_t k = s->slots[j].hash & mask; /* its home */
+    /* it stays when its home lies cyclically in (i, j] */
+    if (i <= j ? (i < k && k <= j) : (i < k || k <= j)) continue;
+    s->slots[i] = s->slots[j];
+    i = j;
+  }
+  s->slots[i].e = NULL;
+  s->slots[i].hash = 0;
 }
 
 /* Take e out of the table and list; returns true when its last reference went with it
 ** (the caller frees it after unlocking). REQUIRES: s->mu held, e in the cache. */
 static bool remove_entry(shard *s, kv_cache_entry *e) {
-  kv_cache_entry **pp = find_slot(s, e->file, e->off, e->hash);
-  if (*pp == e) *pp = e->hnext;
+  uint32_t i = find_slot(s, e->file, e->off, e->hash);
+  if (s->slots[i].e == e) slot_delete(s, i);
   e->hnext = NULL;
   lru_unlink(s, e);
   e->in_cache = false;
@@ -153,22 +183,22 @@ static void free_chain(kv_cache_entry *dead) {
   }
 }
 
-static void grow_table(shard *s) {
-  uint32_t nb = s->n_buckets * 2;
-  kv_cache_entry **b = calloc(nb, sizeof *b);
-  if (!b) return; /* longer chains, still correct */
-  for (uint32_t i = 0; i < s->n_buckets; i++) {
-    kv_cache_entry *e = s->buckets[i];
-    while (e) {
-      kv_cache_entry *n = e->hnext;
-      e->hnext = b[e->hash & (nb - 1)];
-      b[e->hash & (nb - 1)] = e;
-      e = n;
-    }
+/* Double the table. False when out of memory (the table is unchanged). */
+static bool grow_table(shard *s) {
+  if (s->n_slots > UINT32_MAX / 4) return false;
+  uint32_t nb = s->n_slots * 2, mask = nb - 1;
+  tslot *t = calloc(nb, sizeof *t);
+  if (!t) return false;
+  for (uint32_t i = 0; i < s->n_slots; i++) {
+    if (!s->slots[i].e) continue;
+    uint32_t j = s->slots[i].hash & mask;
+    while (t[j].e) j = (j + 1) & mask;
+    t[j] = s->slots[i];
   }
-  free(s->buckets);
-  s->buckets = b;
-  s->n_buckets = nb;
+  free(s->slots);
+  s->slots = t;
+  s->n_slots = nb;
+  return true;
 }
 
 void kv_cache_free(kv_cache *c) {
@@ -184,7 +214,7 @@ void kv_cache_free(kv_cache *c) {
       }
     }
     free_chain(dead);
-    free(s->buckets);
+    free(s->slots);
     pthread_mutex_destroy(&s->mu);
   }
   free(c);
@@ -207,7 +237,7 @@ bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off) {
   uint32_t h = key_hash(file, off);
   shard *s = shard_of(c, file, off);
   pthread_mutex_lock(&s->mu);
-  bool in = *find_slot(s, file, off, h) != NULL;
+  bool in = s->slots[find_slot(s, file, off, h)].e != NULL;
   pthread_mutex_unlock(&s->mu);
   return in;
 }
@@ -217,7 +247,7 @@ static kv_cache_entry *lookup(kv_cache *c, uint64_t file, uint64_t off, bool cou
   uint32_t h = key_hash(file, off);
   shard *s = shard_of(c, file, off);
   pthread_mutex_lock(&s->mu);
-  kv_cache_entry *e = *find_slot(s, file, off, h);
+  kv_cache_entry *e = s->slots[find_slot(s, file, off, h)].e;
   if (e) {
     e->refs++;
     /* mark it only: relinking would touch two other entries and the head, cold in a large
@@ -263,7 +293,12 @@ kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *
   e->deleter = deleter;
   kv_cache_entry *dead = NULL;
   pthread_mutex_lock(&s->mu);
-  kv_cache_entry *old = *find_slot(s, file, off, h);
+  if ((s->n_entries + 2) * 2 > s->n_slots && !grow_table(s) && s->n_entries + 2 >= s->n_slots) {
+    pthread_mutex_unlock(&s->mu); /* no room for an empty slot: refuse (value not taken) */
+    free(e);
+    return NULL;
+  }
+  kv_cache_entry *old = s->slots[find_slot(s, file, off, h)].e;
   if (old && remove_entry(s, old)) {
     old->hnext = dead;
     dead = old;
@@ -285,13 +320,13 @@ kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *
     }
     v = p;
   }
-  kv_cache_entry **slot = find_slot(s, file, off, h);
-  e->hnext = *slot;
-  *slot = e;
+  uint32_t at = find_slot(s, file, off, h);
+  s->slots[at].hash = h;
+  s->slots[at].e = e;
   lru_push_head(s, e);
   s->usage += charge;
   s->inserts++;
-  if (++s->n_entries > s->n_buckets) grow_table(s);
+  s->n_entries++;
   pthread_mutex_unlock(&s->mu);
   free_chain(dead);
   return e;
