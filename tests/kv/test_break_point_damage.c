@@ -1,0 +1,190 @@
+/*
+** tests/kv/test_break_point_damage.c: point reads of rows alone (no block cache: the point
+** decoder of kv/sf_point.h reads the row asked for and the next from the raw block, and a
+** move past them decodes the block whole) on blocks damaged with valid checksums (bytes of
+** the raw block overwritten, the block framed again: what a writer's bug would leave, which
+** the checksum cannot catch). Each read (kv_get of keys in and between the block's rows,
+** a skip scan of one-row ranges that walks on past them, a reverse scan over them) must
+** return KV_OK, KV_ERR_NOTFOUND or KV_ERR_CORRUPT naming the block's offset: never a crash,
+** an overrun (run under ASan in CI) or a hang. Seeded (tu_seed; the seed is printed).
+** Not here: the decoder alone on damaged blocks (test_sf_point.c, fuzz/fuzz_block.c), damage
+** the checksum catches (test_corruption.c).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "kv/db_impl.h"
+#include "kv/env_mem.h"
+#include "kv/kv.h"
+#include "kv/sf_int.h"
+#include "testutil.h"
+
+#define NROWS 40
+
+static size_t row_key(int r, char *out) {
+  size_t n = (size_t)sprintf(out, "r%04d", r * 2);
+  if (r % 4 == 1) n += (size_t)sprintf(out + n, "-%d", r); /* keys of several lengths */
+  return n;
+}
+
+static void check_rc(uint64_t seed, int it, int rc, const char *what) {
+  if (rc == KV_OK || rc == KV_ERR_NOTFOUND) return;
+  if (rc != KV_ERR_CORRUPT || !strstr(kv_errmsg(), "offset"))
+    fail_msg("seed %llu damage %d: %s gave %d '%s' (want OK, NOTFOUND or CORRUPT naming the "
+             "offset)", (unsigned long long)seed, it, what, rc, kv_errmsg());
+}
+
+static void damaged_blocks_point_reads(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("damaged_blocks_point_reads"), rs = seed;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  o.create_if_missing = true;
+  o.sync_mode = KV_SYNC_OFF;
+  o.compaction_trigger = 100;
+  o.block_cache_size = KV_BLOCK_CACHE_OFF;
+  kv_db *db;
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+  kv_family_options f;
+  memset(&f, 0, sizeof f);
+  f.name = "f";
+  f.block_size = 16384; /* every row in block 0 */
+  f.max_versions = 2;
+  f.compression = KV_COMPRESSION_NONE;
+  assert_int_equal(kv_create_table(db, "t", &f, 1), KV_OK);
+  uint32_t fid;
+  assert_int_equal(kv_family_id(db, "t", "f", &fid), KV_OK);
+  kv_batch *b = kv_batch_new();
+  assert_non_null(b);
+  for (int r = 0; r < NROWS; r++) {
+    char key[32], v[32];
+    size_t kl = row_key(r, key);
+    for (int c = 0; c < 5; c++) {
+      char q[4] = {'c', (char)('0' + c), 0, 0};
+      if ((r + c) % 4 == 3) continue;
+      int vl = c % 2 ? snprintf(v, sizeof v, "v%d.%d", r, c) : 8;
+      if (c % 2 == 0) memset(v, 'a' + r % 26, 8);
+      for (int64_t ts = 1000; ts <= (r % 3 == 0 ? 1001 : 1000); ts++)
+        assert_int_equal(kv_batch_put(b, fid, key, kl, q, 2, ts, v, (size_t)vl), KV_OK);
+    }
+    if (r % 7 == 3)
+      assert_int_equal(kv_batch_delete(b, fid, KV_DELETE_COLUMN, key, kl, "c1", 2, 1000), KV_OK);
+  }
+  assert_int_equal(kv_commit(db, b, NULL), KV_OK);
+  kv_batch_free(b);
+  assert_int_equal(kv_flush(db, "t"), KV_OK);
+  kv_fam *fam = db->fams[fid];
+  assert_int_equal(fam->n_files, 1);
+  const char *path = fam->files[0]->path;
+  const kv_sf_index_entry *e = &fam->files[0]->reader->index[0];
+  uint32_t stored = e->size - KV_SF_BLOCK_OVERHEAD;
+  uint8_t *orig = malloc(e->size), *raw = malloc(stored);
+  assert_non_null(orig);
+  assert_non_null(raw);
+  for (uint32_t i = 0; i < e->size; i++)
+    assert_int_equal(kv_env_mem_get_byte(env, path, e->off + i, &orig[i]), KV_OK);
+  assert_int_equal(orig[0], KV_SF_STORED_RAW);
+  int n = (int)tu_scaled(400, 80), corrupt = 0;
+  for (int it = 0; it < n; it++) {
+    memcpy(raw, orig + KV_SF_BLOCK_HEADER, stored);
+    int flips = 1 + (int)tu_below(&rs, 3);
+    for (int k = 0; k < flips; k++) {
+      /* mostly the block's head (counts, layout, dictionary, keys), sometimes anywhere */
+      uint32_t at = (uint32_t)tu_below(&rs, tu_below(&rs, 3) ? (stored < 96 ? stored : 96) : stored);
+      raw[at] = tu_below(&rs, 2) ? (uint8_t)tu_rand(&rs) : (uint8_t)(raw[at] ^ (1u << tu_below(&rs, 8)));
+    }
+    kv_sfbuf out = {0};
+    assert_int_equal(kv_sf_frame_block(raw, stored, KV_COMPRESSION_NONE, &out), KV_OK);
+    assert_int_equal(out.len, e->size);
+    for (uint32_t i = 0; i < e->size; i++)
+      assert_int_equal(kv_env_mem_set_byte(env, path, e->off + i, out.p[i]), KV_OK);
+    kv_sfbuf_free(&out);
+    kv_scan_options so;
+    memset(&so, 0, sizeof so);
+    so.family_ids = &fid;
+    so.n_families = 1;
+    so.max_versions = (int)tu_below(&rs, 3);
+    bool any_corrupt = false;
+    for (int k = 0; k < 4; k++) { /* point reads: present keys and keys between rows */
+      char key[32];
+      int r = (int)tu_below(&rs, NROWS);
+      size_t kl = row_key(r, key);
+      if (tu_below(&rs, 3) == 0) key[kl - 1]++;
+      kv_scan *s = NULL;
+      kv_row row;
+      int rc = kv_get(db, &so, key, kl, &s, &row);
+      if (rc == KV_OK) /* touch what came back */
+        for (uint32_t c = 0; c < row.n_cells; c++)
+          if (row.cells[c].value_len) rc = row.cells[c].value[0] == 0xff ? KV_OK : rc;
+      kv_scan_close(s);
+      check_rc(seed, it, rc, "kv_get");
+      any_corrupt |= rc == KV_ERR_CORRUPT;
+    }
+    for (int dir = 0; dir < 2; dir++) { /* a skip scan of one-row ranges, both ways */
+      char keys[6][2][32];
+      kv_range rg[6];
+      int r0 = (int)tu_below(&rs, NROWS - 12);
+      for (int k = 0; k < 6; k++) {
+        size_t kl = row_key(r0 + 2 * k, keys[k][0]);
+        memcpy(keys[k][1], keys[k][0], kl);
+        keys[k][1][kl] = 0;
+        rg[k] = (kv_range){(const uint8_t *)keys[k][0], kl, true, (const uint8_t *)keys[k][1],
+                           kl + 1, false};
+      }
+      so.ranges = rg;
+      so.n_ranges = 6;
+      so.reverse = dir == 1;
+      kv_scan *s = NULL;
+      int rc = kv_scan_open(db, &so, &s);
+      assert_int_equal(rc, KV_OK);
+      kv_row row;
+      int rows = 0;
+      while ((rc = kv_scan_next(s, &row)) == KV_OK)
+        if (++rows > 100) fail_msg("seed %llu damage %d: a scan of 6 one-row ranges gave over "
+                                   "100 rows", (unsigned long long)seed, it);
+      kv_scan_close(s);
+      check_rc(seed, it, rc, dir ? "reverse skip scan" : "skip scan");
+      any_corrupt |= rc == KV_ERR_CORRUPT;
+      so.ranges = NULL;
+      so.n_ranges = 0;
+      so.reverse = false;
+    }
+    corrupt += any_corrupt;
+  }
+  /* the block put back: every row reads again */
+  for (uint32_t i = 0; i < e->size; i++)
+    assert_int_equal(kv_env_mem_set_byte(env, path, e->off + i, orig[i]), KV_OK);
+  for (int r = 0; r < NROWS; r++) {
+    char key[32];
+    size_t kl = row_key(r, key);
+    kv_scan_options so;
+    memset(&so, 0, sizeof so);
+    so.family_ids = &fid;
+    so.n_families = 1;
+    kv_scan *s = NULL;
+    kv_row row;
+    assert_int_equal(kv_get(db, &so, key, kl, &s, &row), KV_OK);
+    kv_scan_close(s);
+  }
+  fprintf(stderr, "[damaged_blocks_point_reads] %d of %d damages reported as corruption\n",
+          corrupt, n);
+  assert_true(corrupt > 0); /* the damage reached the reads */
+  free(orig);
+  free(raw);
+  kv_close(db);
+  kv_env_free(env);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(damaged_blocks_point_reads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
