@@ -144,9 +144,9 @@ static void random_query(world *w, query *q) {
   }
   const char *order = rnd(w, 2) ? " ORDER BY K DESC, S" : rnd(w, 2) ? " ORDER BY K, S DESC" : "";
   char tail[64] = "";
-  if (rnd(w, 2)) snprintf(tail, sizeof tail, " LIMIT %d", 1 + (int)rnd(w, 30));
-  if (tail[0] && rnd(w, 2))
-    snprintf(tail + strlen(tail), sizeof tail - strlen(tail), " OFFSET %d", (int)rnd(w, 10));
+  int lim = rnd(w, 2) ? 1 + (int)rnd(w, 30) : 0, off = lim && rnd(w, 2) ? (int)rnd(w, 10) : -1;
+  if (lim && off >= 0) snprintf(tail, sizeof tail, " LIMIT %d OFFSET %d", lim, off);
+  else if (lim) snprintf(tail, sizeof tail, " LIMIT %d", lim);
   if (rnd(w, 10) == 0)
     snprintf(q->sql, sizeof q->sql, "SELECT COUNT(*), SUM(Y), MIN(Z), MAX(U) FROM T WHERE %s",
              where);
