@@ -6,7 +6,9 @@
 ** the checksum cannot catch). Each read (kv_get of keys in and between the block's rows,
 ** a skip scan of one-row ranges that walks on past them, a reverse scan over them) must
 ** return KV_OK, KV_ERR_NOTFOUND or KV_ERR_CORRUPT naming the block's offset: never a crash,
-** an overrun (run under ASan in CI) or a hang. Seeded (tu_seed; the seed is printed).
+** an overrun (run under ASan in CI) or a hang. The same with a large cache (blocks decoded
+** whole, packed and cached; rows taken whole and as value vectors under a projection).
+** Every read touches each byte it was handed. Seeded (tu_seed; the seed is printed).
 ** Not here: the decoder alone on damaged blocks (test_sf_point.c, fuzz/fuzz_block.c), damage
 ** the checksum catches (test_corruption.c).
 */
@@ -32,6 +34,26 @@ static size_t row_key(int r, char *out) {
   return n;
 }
 
+static volatile uint64_t sink; /* reads of what came back land here */
+
+/* Read every byte of a row's views and value vectors (ASan sees a bad pointer). True. */
+static bool touch(kv_scan *s, const kv_row *row) {
+  uint64_t h = 0;
+  for (uint32_t i = 0; i < row->key_len; i++) h += row->key[i];
+  for (uint32_t c = 0; c < row->n_cells; c++) {
+    for (uint32_t i = 0; i < row->cells[c].qual_len; i++) h += row->cells[c].qual[i];
+    for (uint32_t i = 0; i < row->cells[c].value_len; i++) h += row->cells[c].value[i];
+  }
+  uint32_t nv = 0;
+  const kv_value_vector *vv = kv_scan_row_vectors(s, &nv);
+  for (uint32_t k = 0; k < nv; k++)
+    for (uint32_t i = 0; i < 64; i++)
+      if (vv[k].present >> i & 1)
+        for (uint32_t j = 0; j < vv[k].value_lens[i]; j++) h += vv[k].values[i][j];
+  sink += h;
+  return true;
+}
+
 static void check_rc(uint64_t seed, int it, int rc, const char *what) {
   if (rc == KV_OK || rc == KV_ERR_NOTFOUND) return;
   if (rc != KV_ERR_CORRUPT || !strstr(kv_errmsg(), "offset"))
@@ -39,9 +61,10 @@ static void check_rc(uint64_t seed, int it, int rc, const char *what) {
              "offset)", (unsigned long long)seed, it, what, rc, kv_errmsg());
 }
 
-static void damaged_blocks_point_reads(void **state) {
-  (void)state;
-  uint64_t seed = tu_seed("damaged_blocks_point_reads"), rs = seed;
+/* The damage run: cache (KV_BLOCK_CACHE_OFF: the point decoder; large: blocks decoded whole
+** and cached, rows taken whole), reads with a projection as value vectors or not. */
+static void run_damage(const char *name, size_t cache) {
+  uint64_t seed = tu_seed(name), rs = seed;
   kv_env *env = kv_env_mem_new(1700000000000LL);
   kv_options o;
   kv_options_init(&o);
@@ -49,7 +72,7 @@ static void damaged_blocks_point_reads(void **state) {
   o.create_if_missing = true;
   o.sync_mode = KV_SYNC_OFF;
   o.compaction_trigger = 100;
-  o.block_cache_size = KV_BLOCK_CACHE_OFF;
+  o.block_cache_size = cache;
   kv_db *db;
   assert_int_equal(kv_open("/db", &o, &db), KV_OK);
   kv_family_options f;
@@ -82,8 +105,9 @@ static void damaged_blocks_point_reads(void **state) {
   assert_int_equal(kv_flush(db, "t"), KV_OK);
   kv_fam *fam = db->fams[fid];
   assert_int_equal(fam->n_files, 1);
-  const char *path = fam->files[0]->path;
-  const kv_sf_index_entry *e = &fam->files[0]->reader->index[0];
+  char path[256];
+  snprintf(path, sizeof path, "%s", fam->files[0]->path);
+  const kv_sf_index_entry e0 = fam->files[0]->reader->index[0], *e = &e0;
   uint32_t stored = e->size - KV_SF_BLOCK_OVERHEAD;
   uint8_t *orig = malloc(e->size), *raw = malloc(stored);
   assert_non_null(orig);
@@ -106,11 +130,24 @@ static void damaged_blocks_point_reads(void **state) {
     for (uint32_t i = 0; i < e->size; i++)
       assert_int_equal(kv_env_mem_set_byte(env, path, e->off + i, out.p[i]), KV_OK);
     kv_sfbuf_free(&out);
+    if (cache != KV_BLOCK_CACHE_OFF) { /* a fresh cache: the damaged block is read */
+      assert_int_equal(kv_close(db), KV_OK);
+      assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+    }
     kv_scan_options so;
     memset(&so, 0, sizeof so);
     so.family_ids = &fid;
     so.n_families = 1;
     so.max_versions = (int)tu_below(&rs, 3);
+    static const uint8_t *const pq[3] = {(const uint8_t *)"c0", (const uint8_t *)"c1",
+                                         (const uint8_t *)"c4"};
+    static const uint32_t pl[3] = {2, 2, 2};
+    kv_qualifier_set qs = {fid, pq, pl, 1 + (uint32_t)tu_below(&rs, 3)};
+    if (tu_below(&rs, 2)) { /* a projection, rows as value vectors when they can be */
+      so.qualifiers = &qs;
+      so.n_qualifier_sets = 1;
+      so.value_vectors = tu_below(&rs, 2);
+    }
     bool any_corrupt = false;
     for (int k = 0; k < 4; k++) { /* point reads: present keys and keys between rows */
       char key[32];
@@ -120,9 +157,7 @@ static void damaged_blocks_point_reads(void **state) {
       kv_scan *s = NULL;
       kv_row row;
       int rc = kv_get(db, &so, key, kl, &s, &row);
-      if (rc == KV_OK) /* touch what came back */
-        for (uint32_t c = 0; c < row.n_cells; c++)
-          if (row.cells[c].value_len) rc = row.cells[c].value[0] == 0xff ? KV_OK : rc;
+      if (rc == KV_OK) touch(s, &row);
       kv_scan_close(s);
       check_rc(seed, it, rc, "kv_get");
       any_corrupt |= rc == KV_ERR_CORRUPT;
@@ -146,7 +181,7 @@ static void damaged_blocks_point_reads(void **state) {
       assert_int_equal(rc, KV_OK);
       kv_row row;
       int rows = 0;
-      while ((rc = kv_scan_next(s, &row)) == KV_OK)
+      while ((rc = kv_scan_next(s, &row)) == KV_OK && touch(s, &row))
         if (++rows > 100) fail_msg("seed %llu damage %d: a scan of 6 one-row ranges gave over "
                                    "100 rows", (unsigned long long)seed, it);
       kv_scan_close(s);
@@ -161,6 +196,8 @@ static void damaged_blocks_point_reads(void **state) {
   /* the block put back: every row reads again */
   for (uint32_t i = 0; i < e->size; i++)
     assert_int_equal(kv_env_mem_set_byte(env, path, e->off + i, orig[i]), KV_OK);
+  assert_int_equal(kv_close(db), KV_OK);
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
   for (int r = 0; r < NROWS; r++) {
     char key[32];
     size_t kl = row_key(r, key);
@@ -173,8 +210,7 @@ static void damaged_blocks_point_reads(void **state) {
     assert_int_equal(kv_get(db, &so, key, kl, &s, &row), KV_OK);
     kv_scan_close(s);
   }
-  fprintf(stderr, "[damaged_blocks_point_reads] %d of %d damages reported as corruption\n",
-          corrupt, n);
+  fprintf(stderr, "[%s] %d of %d damages reported as corruption\n", name, corrupt, n);
   assert_true(corrupt > 0); /* the damage reached the reads */
   free(orig);
   free(raw);
@@ -182,9 +218,23 @@ static void damaged_blocks_point_reads(void **state) {
   kv_env_free(env);
 }
 
+static void damaged_blocks_point_reads(void **state) {
+  (void)state;
+  run_damage("damaged_blocks_point_reads", KV_BLOCK_CACHE_OFF);
+}
+
+/* The same with a large cache: blocks decoded whole, packed and cached (a damaged block is
+** read again at every damage: the store is reopened, so the cache starts empty); rows taken
+** whole and as value vectors. */
+static void damaged_blocks_cached_reads(void **state) {
+  (void)state;
+  run_damage("damaged_blocks_cached_reads", 64u << 20);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(damaged_blocks_point_reads),
+    cmocka_unit_test(damaged_blocks_cached_reads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
