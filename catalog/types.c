@@ -65,6 +65,40 @@ int cat_type_lookup(const char *name) {
   return 0;
 }
 
+/* Other dialects' names for Rowan's types (PostgreSQL, MySQL, SQLite, SQL Server, Oracle,
+** Phoenix), for the hint after "unknown type". Upper case, as the parser folds names. */
+static const struct {
+  const char *name; /* the other dialect's name */
+  const char *ours; /* the Rowan type to write instead */
+} type_hints[] = {
+    {"TEXT", "VARCHAR"},        {"STRING", "VARCHAR"},     {"CLOB", "VARCHAR"},
+    {"NVARCHAR", "VARCHAR"},    {"VARCHAR2", "VARCHAR"},   {"NVARCHAR2", "VARCHAR"},
+    {"TINYTEXT", "VARCHAR"},    {"MEDIUMTEXT", "VARCHAR"}, {"LONGTEXT", "VARCHAR"},
+    {"NTEXT", "VARCHAR"},       {"CHARACTER", "CHAR"},     {"NCHAR", "CHAR"},
+    {"BPCHAR", "CHAR"},         {"INT4", "INTEGER"},       {"INT32", "INTEGER"},
+    {"MEDIUMINT", "INTEGER"},   {"SERIAL", "INTEGER"},     {"INT8", "BIGINT"},
+    {"INT64", "BIGINT"},        {"LONG", "BIGINT"},        {"BIGSERIAL", "BIGINT"},
+    {"INT2", "SMALLINT"},       {"INT16", "SMALLINT"},     {"SMALLSERIAL", "SMALLINT"},
+    {"INT1", "TINYINT"},        {"FLOAT8", "DOUBLE"},      {"FLOAT64", "DOUBLE"},
+    {"FLOAT4", "FLOAT"},        {"FLOAT32", "FLOAT"},      {"NUMBER", "DECIMAL"},
+    {"MONEY", "DECIMAL"},       {"DEC", "DECIMAL"},        {"BOOL", "BOOLEAN"},
+    {"BIT", "BOOLEAN"},         {"DATETIME", "TIMESTAMP"}, {"DATETIME2", "TIMESTAMP"},
+    {"SMALLDATETIME", "TIMESTAMP"}, {"TIMESTAMPTZ", "TIMESTAMP"},
+    {"TIMESTAMP_NTZ", "TIMESTAMP"}, {"TIMETZ", "TIME"},    {"BLOB", "VARBINARY"},
+    {"BYTEA", "VARBINARY"},     {"BYTES", "VARBINARY"},    {"IMAGE", "VARBINARY"},
+    {"LONGBLOB", "VARBINARY"},  {"RAW", "VARBINARY"},      {"UNSIGNED_INT", "INTEGER"},
+    {"UNSIGNED_LONG", "BIGINT"}, {"UNSIGNED_SMALLINT", "SMALLINT"},
+    {"UNSIGNED_TINYINT", "TINYINT"}, {"UNSIGNED_FLOAT", "FLOAT"},
+    {"UNSIGNED_DOUBLE", "DOUBLE"}, {"UNSIGNED_DATE", "DATE"}, {"UNSIGNED_TIME", "TIME"},
+    {"UNSIGNED_TIMESTAMP", "TIMESTAMP"},
+};
+
+const char *cat_type_hint(const char *name) {
+  for (size_t i = 0; i < sizeof type_hints / sizeof type_hints[0]; i++)
+    if (strcmp(name, type_hints[i].name) == 0) return type_hints[i].ours;
+  return NULL;
+}
+
 int cat_type_validate(const cat_type *t, cat_error *err) {
   if (t->id < 1 || t->id > CAT_T_MAX) return cat_err(err, CAT_ERR_INVALID, "unknown type id %d", t->id);
   if (t->id == CAT_T_DECIMAL) {

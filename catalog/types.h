@@ -109,6 +109,10 @@ char *cat_type_format(const cat_type *t, char *buf, size_t cap);
 /* Look up a type name (upper case, as the parser folds it; "INT" and "REAL" aliases too);
 ** returns the id or 0. */
 int cat_type_lookup(const char *name);
+/* For a type name cat_type_lookup does not know (upper case), the name of the Rowan type
+** other SQL dialects mean by it ("TEXT" -> "VARCHAR", "INT8" -> "BIGINT", "DATETIME" ->
+** "TIMESTAMP"), for an error message's hint; NULL if there is none. The string is static. */
+const char *cat_type_hint(const char *name);
 /* Check a descriptor's parameters (DECIMAL p/s, CHAR/VARCHAR length). CAT_ERR_INVALID. */
 int cat_type_validate(const cat_type *t, cat_error *err);
 /* True for TINYINT..BIGINT; for FLOAT/DOUBLE; for any number; for CHAR/VARCHAR. */

@@ -63,7 +63,13 @@ static int cat_fail(exec_error *err, const cat_error *ce, int64_t off) {
 /* Resolve a written type into *out. */
 static int resolve_type(const sql_type *st, const char *col, cat_type *out, exec_error *err) {
   int id = cat_type_lookup(st->name);
-  if (!id) return fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s", col, st->name);
+  if (!id) {
+    const char *hint = cat_type_hint(st->name); /* another dialect's name for one of ours */
+    if (hint)
+      return fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s (use %s)", col,
+                  st->name, hint);
+    return fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s", col, st->name);
+  }
   cat_type t = cat_type_of(id);
   const char *tn = cat_type_name(id);
   switch (id) {

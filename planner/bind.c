@@ -170,7 +170,14 @@ static plan_expr *bind_column(binder *b, const sql_expr *x) {
     snprintf(full + l, sizeof full - l, "%s%s", i ? "." : "", x->name[i]);
   }
   if (!b->table) {
-    bind_error(b, EXEC_ERROR, x->off, "unknown column \"%s\" (no table in FROM)", full);
+    /* UPSERT ... VALUES binds its rows with no table (bind_stmt.c): a name there is not a
+       value; elsewhere the SELECT has no FROM */
+    if (b->agg_where && strcmp(b->agg_where, "VALUES") == 0)
+      bind_error(b, EXEC_ERROR, x->off,
+                 "unknown column \"%s\" (UPSERT ... VALUES takes values, not column names: "
+                 "text goes in single quotes)", full);
+    else
+      bind_error(b, EXEC_ERROR, x->off, "unknown column \"%s\" (no table in FROM)", full);
     return NULL;
   }
   const char *col = x->name[x->nname - 1];
@@ -628,7 +635,12 @@ static plan_expr *bind_cast(binder *b, const sql_expr *x) {
   if (!a) return NULL;
   int id = cat_type_lookup(x->type->name);
   if (!id) {
-    bind_error(b, EXEC_ERROR, x->type->off, "unknown type \"%s\"", x->type->name);
+    const char *hint = cat_type_hint(x->type->name);
+    if (hint)
+      bind_error(b, EXEC_ERROR, x->type->off, "unknown type \"%s\" (use %s)", x->type->name,
+                 hint);
+    else
+      bind_error(b, EXEC_ERROR, x->type->off, "unknown type \"%s\"", x->type->name);
     return NULL;
   }
   cat_type t = cat_type_of(id);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "exec/agg.h"
 #include "exec/engine.h"
@@ -97,7 +98,34 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
   return e;
 }
 
+/* CURRENT_TIME (SQL standard, with or without parentheses): the time of day of NOW(),
+** bound as CAST(NOW() AS TIME) so it shares NOW()'s per-statement clock and its
+** "not deterministic" treatment (never folded, refused in an index key). */
+static plan_expr *bind_current_time(binder *b, const sql_expr *x) {
+  int n = x->list ? x->list->n : 0;
+  if (n != 0 || x->star || x->distinct) {
+    bind_error(b, EXEC_ERROR, x->off, "CURRENT_TIME takes no arguments");
+    return NULL;
+  }
+  int id;
+  cat_type rt;
+  char m[256];
+  if (exec_func_lookup("NOW", 0, NULL, &id, &rt, m, sizeof m) != EXEC_OK) {
+    bind_error(b, EXEC_ERROR, x->off, "%s", m);
+    return NULL;
+  }
+  plan_expr *now = bind_node(b, PX_FUNC, x->off, 0);
+  plan_expr *e = now ? bind_node(b, PX_CAST, x->off, 1) : NULL;
+  if (!e) return NULL;
+  now->func = id;
+  now->type = rt;
+  e->args[0] = now;
+  e->type = cat_type_of(CAT_T_TIME);
+  return e;
+}
+
 plan_expr *bind_func(binder *b, const sql_expr *x) {
+  if (strcasecmp(x->text, "CURRENT_TIME") == 0) return bind_current_time(b, x);
   if (exec_func_is_aggregate(x->text)) return bind_agg(b, x);
   if (x->star || x->distinct) {
     bind_error(b, EXEC_ERROR, x->off, "%s is not an aggregate: %s not allowed", x->text,

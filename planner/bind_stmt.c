@@ -354,8 +354,9 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     if (rc) return rc;
     if (p->select->n_out != n)
       return bind_error(b, EXEC_ERROR, u->select->off,
-                        "UPSERT SELECT gives %d columns for %d target columns",
-                        p->select->n_out, n);
+                        "UPSERT SELECT gives %d column%s for %d target column%s",
+                        p->select->n_out, p->select->n_out == 1 ? "" : "s", n,
+                        n == 1 ? "" : "s");
     for (int i = 0; i < n; i++) {
       const cat_type *ct = &t->columns[p->cols[i]].type;
       const plan_expr *e = p->select->proj[i];
@@ -376,8 +377,8 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     const sql_expr *row = u->rows->a[r];
     int nv = row->kind == SQL_E_ROW ? (row->list ? row->list->n : 0) : 1;
     if (nv != n)
-      return bind_error(b, EXEC_ERROR, row->off, "VALUES row %d has %d values for %d columns",
-                        r + 1, nv, n);
+      return bind_error(b, EXEC_ERROR, row->off, "VALUES row %d has %d value%s for %d column%s",
+                        r + 1, nv, nv == 1 ? "" : "s", n, n == 1 ? "" : "s");
     p->rows[r] = plan_arena_alloc(b->A, (size_t)n * sizeof(plan_expr *));
     if (!p->rows[r]) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
     for (int i = 0; i < n; i++) {

@@ -35,6 +35,11 @@ char *sql_ident_dup(const char *z, size_t n) {
   return out;
 }
 
+bool sql_is_bare_function(const char *name) {
+  return strcmp(name, "CURRENT_DATE") == 0 || strcmp(name, "CURRENT_TIME") == 0 ||
+         strcmp(name, "CURRENT_TIMESTAMP") == 0;
+}
+
 /* Unescapes the quoted literal z[0..n) ('x''y') into a new NUL-terminated buffer. */
 static char *unquote_string(const char *z, size_t n, size_t *len) {
   char *out = malloc(n + 1);

@@ -104,6 +104,8 @@ struct sql_expr {
   bool ilike;          /* LIKE: ILIKE (case-insensitive) */
   bool distinct;       /* FUNC: f(DISTINCT x) */
   bool star;           /* FUNC: f(*) */
+  bool bare;           /* FUNC: written without parentheses (CURRENT_DATE, CURRENT_TIME,
+                          CURRENT_TIMESTAMP), printed the same way */
   int lit;             /* LITERAL: enum sql_lit_kind */
   char *text;          /* LITERAL: text/value; FUNC: the function name; owned, NUL-ended */
   size_t text_len;     /* bytes of text, without the NUL */
@@ -284,6 +286,11 @@ typedef struct sql_stmt {
 /* A NUL-terminated copy of the identifier token z[0..n): a "quoted" one unquoted ("" -> ")
 ** and kept exact, a bare one folded to upper case (ASCII letters). NULL on OOM. */
 char *sql_ident_dup(const char *z, size_t n);
+
+/* True if name (folded, NUL-terminated) is one of the functions SQL writes without
+** parentheses: CURRENT_DATE, CURRENT_TIME, CURRENT_TIMESTAMP. Unquoted, such a name in an
+** expression is the function call; quoted ("CURRENT_DATE") it is a column. */
+bool sql_is_bare_function(const char *name);
 
 /* ---- Expressions (all return NULL on OOM after freeing their arguments) -------------- */
 /* A literal; text[0..n) is copied as is (a number's text), or, for strings and typed

@@ -212,6 +212,14 @@ sql_expr *sql_pc_param(sql_pctx *ctx, sql_token t) {
 }
 
 sql_expr *sql_pc_column(sql_pctx *ctx, int n, sql_name a, sql_name b, sql_name c) {
+  /* an unquoted lone CURRENT_DATE, CURRENT_TIME or CURRENT_TIMESTAMP is the SQL standard's
+     call without parentheses; "CURRENT_DATE" in quotes stays a column name */
+  if (n == 1 && a.z && a.off < ctx->len && ctx->sql[a.off] != '"' &&
+      sql_is_bare_function(a.z)) {
+    sql_expr *f = sql_pc_func(ctx, a, NULL, false, false);
+    if (f) f->bare = true;
+    return f;
+  }
   char *parts[3] = {a.z, b.z, c.z};
   return sql_pc_expr(ctx, sql_expr_column(n, parts, a.off));
 }

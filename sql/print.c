@@ -51,10 +51,12 @@ static void puts_(buf *b, const char *s) {
   put(b, s, strlen(s));
 }
 
-/* An identifier, quoted when the tokenizer would not give it back unchanged. */
-static void put_ident(buf *b, const char *name) {
+/* An identifier, quoted when the tokenizer would not give it back unchanged, or always
+** when quote is set. */
+static void put_name(buf *b, const char *name, bool quote) {
   size_t n = strlen(name);
-  bool plain = n > 0 && !((unsigned char)name[0] >= '0' && (unsigned char)name[0] <= '9');
+  bool plain = !quote && n > 0 &&
+               !((unsigned char)name[0] >= '0' && (unsigned char)name[0] <= '9');
   for (size_t i = 0; plain && i < n; i++) {
     unsigned char c = (unsigned char)name[i];
     if (!((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c >= 0x80))
@@ -76,6 +78,8 @@ static void put_ident(buf *b, const char *name) {
   }
   put(b, "\"", 1);
 }
+
+static void put_ident(buf *b, const char *name) { put_name(b, name, false); }
 
 /* A string literal with '' escapes. */
 static void put_string(buf *b, const char *s, size_t n) {
@@ -180,6 +184,12 @@ static void put_expr_body(buf *b, const sql_expr *e, unsigned flags) {
       }
       break;
     case SQL_E_COLUMN:
+      /* a lone CURRENT_DATE (_TIME, _TIMESTAMP) is the function: a column so named is
+         quoted so that the text parses back to the column */
+      if (e->nname == 1 && sql_is_bare_function(e->name[0])) {
+        put_name(b, e->name[0], true);
+        break;
+      }
       for (int i = 0; i < e->nname; i++) {
         if (i) puts_(b, ".");
         put_ident(b, e->name[i]);
@@ -254,6 +264,7 @@ static void put_expr_body(buf *b, const sql_expr *e, unsigned flags) {
       break;
     case SQL_E_FUNC:
       put_ident(b, e->text);
+      if (e->bare) break;
       puts_(b, "(");
       if (e->star) puts_(b, "*");
       if (e->distinct) puts_(b, "DISTINCT ");

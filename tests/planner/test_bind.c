@@ -136,13 +136,13 @@ static void upsert_binding(void **state) {
   assert_non_null(strstr(qerr(t, "UPSERT INTO SENSOR (STATION, TEMP) VALUES ('x', 1)",
                               EXEC_CONSTRAINT), "\"TS\""));
   assert_non_null(strstr(qerr(t, "UPSERT INTO SENSOR (STATION, TS) VALUES ('x')", EXEC_ERROR),
-                         "1 values for 2 columns"));
+                         "1 value for 2 columns"));
   assert_non_null(strstr(qerr(t, "UPSERT INTO SENSOR (STATION, TS, STATION) VALUES (1, 2, 3)",
                               EXEC_ERROR), "twice"));
   assert_non_null(strstr(qerr(t, "UPSERT INTO SENSOR (STATION, TS) VALUES (TEMP, 1)",
                               EXEC_ERROR), "unknown column \"TEMP\""));
   assert_non_null(strstr(qerr(t, "UPSERT INTO SENSOR (STATION, TS) SELECT STATION FROM SENSOR",
-                              EXEC_ERROR), "1 columns for 2"));
+                              EXEC_ERROR), "1 column for 2"));
   /* an out-of-range value is a constraint error naming the column */
   assert_non_null(strstr(qerr(t, "UPSERT INTO SENSOR (STATION, TS, PM25) VALUES ('x', "
                               "TIMESTAMP '2016-01-01 00:00:00', 99999999999)", EXEC_CONSTRAINT),
