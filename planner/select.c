@@ -195,12 +195,18 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
 
 /* Rows are estimated from the table's family with the most blocks (the finest block index;
 ** every row has a cell in the key family, and most in the busiest family); bytes from the
-** families read. */
+** families read. A scan that does not read the key family sees only the rows with a cell in
+** a family it reads (WHERE LATITUDE IS NOT NULL reads META alone): its rows are estimated
+** from the busiest of those families, not from the table's. */
 static void estimate(kv_db *db, plan_scan *sc) {
   const cat_table *t = sc->table;
-  uint32_t fid = t->families[0].kv_id;
+  uint32_t fid = sc->key_family || sc->n_families == 0 ? t->families[0].kv_id
+                                                        : sc->family_ids[0];
   uint64_t best_blocks = 0;
   for (int i = 0; i < t->n_families; i++) {
+    bool read = sc->key_family;
+    for (int j = 0; j < sc->n_families && !read; j++) read = sc->families[j] == i;
+    if (!read) continue;
     kv_family_stats fs;
     if (kv_family_get_stats(db, t->families[i].kv_id, &fs) != KV_OK) continue;
     if (fs.blocks > best_blocks) {
@@ -354,7 +360,12 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
     q->limit_pushed = true;
     q->scan.kv_limit = (uint64_t)q->limit + (uint64_t)q->offset;
     if (q->scan.kv_limit == 0) q->scan.kv_limit = 0; /* LIMIT 0: the executor stops at once */
-    if (q->scan.est_rows > q->scan.kv_limit) q->scan.est_rows = q->scan.kv_limit;
+    if (q->scan.est_rows > q->scan.kv_limit) {
+      /* the scan stops after kv_limit rows: it reads that share of the range's bytes */
+      q->scan.est_bytes = (uint64_t)((double)q->scan.est_bytes * (double)q->scan.kv_limit /
+                                     (double)q->scan.est_rows);
+      q->scan.est_rows = q->scan.kv_limit;
+    }
   }
   return EXEC_OK;
 }
