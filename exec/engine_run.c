@@ -167,8 +167,8 @@ static int build(exec_stmt *st, exec_error *err) {
     }
   } else if (b->kind == SQL_STMT_DELETE) {
     st->del_built = true;
-    rc = plan_scan_build(st->s->db, b->del->table, b->del->where, NULL, st->run_params,
-                         st->n_params, &st->run_arena, &st->del_scan, msg, sizeof msg);
+    rc = plan_delete_scan_build(st->s->db, b->del, st->run_params, st->n_params,
+                                &st->run_arena, &st->del_scan, msg, sizeof msg);
     if (rc) return plan_err(rc, msg, err);
     st->scan_table = b->del->table;
     st->scan_kind = plan_scan_kind_name(st->del_scan.ranges.kind);

@@ -15,9 +15,11 @@
 ** The old-value read looks through the uncommitted batch only for rows already written into
 ** it (the writer's touched-key set; a transaction keeps its set in the session).
 **
-** DELETE is planned like a SELECT (planner/select.c plan_scan_build): the same key ranges,
-** pushed filter and residual. The scan reads a snapshot taken when it starts, so committing
-** batches while it runs does not disturb it.
+** DELETE is planned like a SELECT of its WHERE (planner/select.c plan_delete_scan_build):
+** the same key ranges, pushed filter and residual, or the index scan the SELECT would use;
+** an index row gives the data row key after its indexed values (and, uncovered, the data
+** row is looked up for the residual). The scan reads a snapshot taken when it starts, so
+** committing batches (and the index rows' deletions) while it runs does not disturb it.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -241,6 +243,34 @@ out:
   return r;
 }
 
+/* The data row key inside index row key k[0..n) of index scan ps: what follows its
+** ps->ix_n_keys indexed values. NULL if the key does not decode. */
+static const uint8_t *data_key(const plan_scan *ps, const uint8_t *k, size_t n, size_t *len) {
+  const uint8_t *p = k, *limit = k + n;
+  for (int i = 0; i < ps->ix_n_keys && p; i++) p = cat_key_skip_col(&ps->ix_key_cols[i], p, limit);
+  if (!p || p >= limit) return NULL;
+  *len = (size_t)(limit - p);
+  return p;
+}
+
+/* An uncovered index scan's row (decoded into row): the filter on index columns, then the
+** lookup of the data row into row (as a SELECT's source does, exec/op_query.c).
+** EXEC_ROW to go on with the row, EXEC_DONE to skip it (filtered, or its data row is
+** gone), or an error. */
+static int index_row(exec_scan_state *sc, const plan_scan *ps, exec_eval_ctx *c,
+                     plan_actuals *a, cat_value *row, exec_error *err) {
+  if (ps->ix_filter) {
+    a->ix_filter_in++;
+    int tv;
+    int e = exec_eval_pred(c, ps->ix_filter, &tv);
+    exec_arena_reset(c->scratch);
+    if (e) return exec_fail(err, e, -1, "%s", c->msg);
+    if (tv != 1) return EXEC_DONE;
+    a->ix_filter_out++;
+  }
+  return exec_scan_lookup(sc, row, err);
+}
+
 int exec_write_delete(exec_stmt *st, exec_error *err) {
   const plan_delete *d = st->bound.del;
   const plan_scan *ps = &st->del_scan;
@@ -285,6 +315,24 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
       r = q;
       break;
     }
+    const uint8_t *key = sc.key;
+    size_t key_len = sc.key_len;
+    if (ps->index) {
+      /* an index row: filter on its columns, look the data row up when the plan needs it,
+         and delete by the data row key (the index key after its indexed values) */
+      int f = ps->lookup ? index_row(&sc, ps, &c, a, row, err) : EXEC_ROW;
+      if (f == EXEC_DONE) continue;
+      if (f != EXEC_ROW) {
+        r = f;
+        break;
+      }
+      key = data_key(ps, sc.key, sc.key_len, &key_len);
+      if (!key) {
+        r = exec_fail(err, EXEC_CORRUPT, -1, "index %s: a row key does not decode",
+                      ps->index->name);
+        break;
+      }
+    }
     a->step[PLAN_STEP_SCAN].rows_out++;
     if (ps->residual) {
       a->step[PLAN_STEP_FILTER].rows_in++;
@@ -299,14 +347,17 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
       a->step[PLAN_STEP_FILTER].rows_out++;
     }
     a->step[PLAN_STEP_WRITE].rows_in++;
-    if (w.maint) r = exec_index_maint_delete(w.maint, sc.key, sc.key_len, w.b, w.touched, err);
-    if (!r) r = exec_row_delete(&sc.rc, sc.key, sc.key_len, KV_TS_NOW, w.b, err);
+    if (w.maint) r = exec_index_maint_delete(w.maint, key, key_len, w.b, w.touched, err);
+    if (!r) r = exec_row_delete(&sc.rc, key, key_len, KV_TS_NOW, w.b, err);
     if (!r) r = writer_row(&w, err);
     if (!r) a->step[PLAN_STEP_WRITE].rows_out++;
   }
   if (opened) r = writer_close(&w, r, err);
   exec_scan_close(&sc);
   a->kv = sc.m;
+  a->lookup_kv = sc.lm;
+  a->lookups = sc.lookups;
+  a->lookups_found = sc.lookups_found;
   a->rows_assembled = sc.rows_assembled;
   a->analyzed = true;
   exec_arena_free(&scratch);

@@ -404,6 +404,10 @@ static int bind_delete(binder *b, const sql_delete *d, plan_delete *p) {
   if (!p->table) return b->rc;
   p->col_names = column_names(b, p->table);
   if (!p->col_names) return b->rc;
+  if (d->hint) {
+    p->hint = plan_arena_strndup(b->A, d->hint, strlen(d->hint));
+    if (!p->hint) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
+  }
   b->agg_mode = BIND_AGG_NO;
   b->agg_where = "WHERE";
   if (d->where) {

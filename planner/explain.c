@@ -568,6 +568,7 @@ int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *
   if (q) query_lines(&L, q, a);
   if (del_scan) {
     scan_lines(&L, del_scan, bound->del->col_names, a, "");
+    access_lines(&L, del_scan);
     estimate_line(&L, del_scan);
   }
   if (a) line(&L, "TOTAL time=%.1fms", a->total_ms);

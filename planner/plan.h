@@ -104,6 +104,7 @@ typedef struct plan_delete {
   const char **col_names;  /* column names by slot */
   plan_expr *where;        /* bound WHERE or NULL */
   plan_expr *limit;        /* LIMIT or NULL */
+  char *hint;              /* optimizer hint text or NULL (as a SELECT's) */
 } plan_delete;
 
 typedef struct plan_bound {

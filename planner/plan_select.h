@@ -22,6 +22,18 @@
 int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
                     const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
                     char *msg, size_t cap);
+
+/* Plan the row source of DELETE d as the SELECT of the same table and WHERE would be
+** planned: key ranges, pushed filter and residual over the table, or an index scan when
+** plan_index_choose (planner/index_choice.h) finds one cheaper (or d's hint forces one):
+** then sc->index is set, sc->residual is evaluated after the lookup and the data row key is
+** the index row key after its sc->ix_n_keys indexed values. No column is needed beyond
+** those the WHERE reads. An IMMUTABLE_ROWS table is always scanned itself (its index may
+** hold stale rows, which must not decide what is deleted). sc is filled (free with
+** plan_scan_free, also after an error); the plan's allocations are in A. EXEC_OK,
+** EXEC_NOMEM, EXEC_ERROR, EXEC_TOOBIG with msg. */
+int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *params,
+                           int n_params, plan_arena *A, plan_scan *sc, char *msg, size_t cap);
 void plan_scan_free(plan_scan *sc);
 
 /* Fill sc's figures from kv (sc's ranges and family_ids set): total_rows is set from the

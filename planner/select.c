@@ -407,6 +407,27 @@ int plan_query_rebuild(kv_db *db, const plan_select *s, const cat_value *params,
   return rc;
 }
 
+int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *params,
+                           int n_params, plan_arena *A, plan_scan *sc, char *msg, size_t cap) {
+  /* an IMMUTABLE_ROWS table's index may hold stale rows (docs/INDEXES.md): a SELECT may
+     return one, but a DELETE through it would remove a row its WHERE does not match */
+  if (d->table->immutable_rows)
+    return scan_build(db, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true);
+  memset(sc, 0, sizeof *sc);
+  /* the SELECT of no columns with the same table, WHERE and hint; no LIMIT (the DELETE
+     counts the rows it deletes itself), so nothing is pushed into the scan for it */
+  plan_select *s = plan_arena_alloc(A, sizeof *s);
+  if (!s) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
+  s->table = d->table;
+  s->col_names = d->col_names;
+  s->where = d->where;
+  s->hint = d->hint;
+  plan_query q;
+  int rc = query_build(db, s, params, n_params, A, &q, msg, cap, true);
+  if (q.has_scan) *sc = q.scan; /* the caller frees it, after an error too */
+  return rc;
+}
+
 void plan_query_free(plan_query *q) {
   if (q->has_scan) plan_scan_free(&q->scan);
   q->has_scan = false;
