@@ -84,7 +84,7 @@ static const help_entry help_table[] = {
      "One store file per family; tombstones, masked cells and versions past VERSIONS are\n"
      "dropped. --minor only merges the files.\n"},
     {".echo", "on|off", "Print each command before running it (as -echo)", NULL},
-    {".exit", "", "Leave the shell (the rest of the input is not read)", NULL},
+    {".exit", "[CODE]", "Leave the shell with exit status CODE (the rest is not read)", NULL},
     {".flush", "", "Write every memstore to store files (HBase's flush)", NULL},
     {".headers", "on|off", "Show column names (default: on in table and box modes)", NULL},
     {".help", "[COMMAND]", "List the commands, or show one command in detail", NULL},
@@ -224,6 +224,9 @@ static int dot_import(cli_shell *sh, int argc, char **argv) {
       ROWAN_OK)
     return fail(sh, "%s", err);
   const char *table = argv[argc - 1];
+  /* the import runs its own transactions (BEGIN ... COMMIT every batch) */
+  if (sh->in_txn)
+    return fail(sh, ".import cannot run inside a transaction: COMMIT or ROLLBACK first");
   /* Expand globs; a pattern that matches nothing is passed on as written, so the import
   ** reports the file it cannot open. */
   glob_t g;
@@ -282,7 +285,17 @@ int cli_run_dot(cli_shell *sh, const char *line) {
   } else {
     const char *c = argv[0];
     if (!strcmp(c, ".quit") || !strcmp(c, ".exit") || !strcmp(c, ".q")) {
-      sh->quit = true;
+      /* .exit CODE (sqlite3's form): the process's exit status */
+      char *end = NULL;
+      long code = argc == 2 && !strcmp(c, ".exit") ? strtol(argv[1], &end, 10) : 0;
+      if (argc > 2 || (argc == 2 && strcmp(c, ".exit") != 0))
+        rc = fail(sh, "usage: %s%s", c, strcmp(c, ".exit") ? "" : " [CODE]");
+      else if (argc == 2 && (!*argv[1] || *end || code < 0 || code > 255))
+        rc = fail(sh, "usage: .exit [CODE] (CODE: 0 to 255, not \"%s\")", argv[1]);
+      else {
+        if (argc == 2) sh->exit_code = (int)code;
+        sh->quit = true;
+      }
     } else if (!strcmp(c, ".help")) {
       rc = dot_help(sh, argc, argv);
     } else if (!strcmp(c, ".mode")) {

@@ -380,8 +380,9 @@ static int reject(loader *L, const cli_record *rec, const char *reason) {
     res->stopped = 1;
     L->rc = ROWAN_CONSTRAINT;
     setmsg(L, "stopped after %" PRId64 " rejected records (--max-errors), at %s:%" PRId64
-              "; %" PRId64 " rows committed (every good row before that point)",
-           res->rows_rejected, L->file, rec->line, res->rows_loaded);
+              "; %" PRId64 " row%s committed (every good row before that point)",
+           res->rows_rejected, L->file, rec->line, res->rows_loaded,
+           res->rows_loaded == 1 ? "" : "s");
     return 1;
   }
   return 0;
@@ -740,9 +741,11 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
 char *cli_import_summary(const cli_import_result *res, const cli_import_options *opts,
                          char *buf, size_t cap) {
   double rate = res->seconds > 0 ? (double)res->rows_loaded / res->seconds : 0.0;
+  /* files read: those finished, and the one a --max-errors stop left in the middle */
+  int files = res->files_done + (res->stopped ? 1 : 0);
   int n = snprintf(buf, cap, "%" PRId64 " row%s loaded, %" PRId64 " rejected from %d file%s "
                    "in %.2f s (%.0f rows/s)", res->rows_loaded, res->rows_loaded == 1 ? "" : "s",
-                   res->rows_rejected, res->files_done, res->files_done == 1 ? "" : "s",
+                   res->rows_rejected, files, files == 1 ? "" : "s",
                    res->seconds, rate);
   if (n < 0 || (size_t)n >= cap) return buf;
   if (res->rows_rejected > 0) {

@@ -185,5 +185,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rowan: close: %s\n", rowan_errmsg(db));
     return 1;
   }
+  if (sh.exit_code >= 0) return sh.exit_code; /* .exit CODE */
   return sh.n_errors > 0 ? 1 : 0;
 }

@@ -50,6 +50,7 @@ void cli_shell_init(cli_shell *sh, rowan_db *db, const char *dbdir) {
   sh->mode = CLI_MODE_TABLE;
   sh->headers = -1;
   sh->hints = true;
+  sh->exit_code = -1;
 }
 
 void cli_shell_reset_output(cli_shell *sh) {
@@ -278,11 +279,16 @@ static bool has_where(const char *sql, size_t len) {
   return false;
 }
 
-static void print_stats(cli_shell *sh, const rowan_metrics *m) {
+/* The .stats lines. The metrics count the scans' rows (a COUNT(*) scan returns every row
+** it counts); rows and changed say what the statement itself gave: its result rows, or the
+** rows it changed when it has no result columns. */
+static void print_stats(cli_shell *sh, const rowan_metrics *m, uint64_t rows, bool changed) {
   fprintf(sh->out,
-          "Stats: rows examined %llu, filtered %llu, returned %llu; key ranges %llu\n",
+          "Stats: scan rows examined %llu, filtered %llu, returned %llu; statement %s %llu "
+          "row%s; key ranges %llu\n",
           (unsigned long long)m->rows_examined, (unsigned long long)m->rows_filtered,
-          (unsigned long long)m->rows_returned, (unsigned long long)m->ranges_sought);
+          (unsigned long long)m->rows_returned, changed ? "changed" : "returned",
+          (unsigned long long)rows, rows == 1 ? "" : "s", (unsigned long long)m->ranges_sought);
   for (int i = 0; i < m->n_families && i < 16; i++) {
     const rowan_family_metrics *f = &m->families[i];
     fprintf(sh->out, "  %s: cells %llu, blocks %llu (%llu cached), bytes %llu\n", f->family,
@@ -297,7 +303,8 @@ static int run_stmt(cli_shell *sh, rowan_stmt *st, const char *sql, size_t len, 
   bool explain = starts_with_word(sql, len, "EXPLAIN");
   uint64_t rows = 0;
   int rc;
-  if (rowan_column_count(st) > 0) {
+  bool has_result = rowan_column_count(st) > 0; /* else rows counts the rows it changed */
+  if (has_result) {
     rc = cli_print_rows(sh, st, explain, &rows);
   } else {
     while ((rc = rowan_step(st)) == ROWAN_ROW) {}
@@ -320,7 +327,7 @@ static int run_stmt(cli_shell *sh, rowan_stmt *st, const char *sql, size_t len, 
   if (sh->timer)
     fprintf(sh->out, "Run Time: real %.3f s, rows %llu\n", t1 - t0, (unsigned long long)rows);
   if (sh->stats && (m.rows_examined > 0 || m.n_families > 0 || m.ranges_sought > 0))
-    print_stats(sh, &m);
+    print_stats(sh, &m, rows, !has_result);
   if (sh->hints && !explain && m.rows_examined > 1000 &&
       m.rows_examined > 100 * m.rows_returned && has_where(sql, len))
     cli_teaching_note(sh, sql, len, &m);

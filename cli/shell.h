@@ -54,6 +54,8 @@ typedef struct cli_shell {
   bool echo;             /* -echo / .echo on: print each command before running it */
   bool interactive;      /* reading a terminal: prompts, no "near line" in errors */
   bool quit;             /* .quit seen, or -bail after an error: stop reading */
+  int exit_code;         /* .exit CODE: the process's exit status; -1 (the default): 1 if
+                            any command failed, else 0 */
   int n_errors;          /* statements and dot commands that failed */
   bool in_txn;           /* a BEGIN ran and no COMMIT or ROLLBACK since (warned at exit) */
   cli_row_hook row_hook; /* sees every row printed (.check counts problems), or NULL */

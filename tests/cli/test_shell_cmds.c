@@ -231,9 +231,27 @@ static void test_timer_and_stats(void **state) {
                         ".timer off", ".stats off", "SELECT K FROM T WHERE K = 1", NULL};
   sh_result r = run_ok(*state, NULL, NULL, cmds);
   assert_matches(r.out, "^2\n3\nRun Time: real [0-9]+\\.[0-9]{3} s, rows 2\n"
-                        "Stats: rows examined [0-9]+, filtered [0-9]+, returned 2; key ranges 1\n"
+                        "Stats: scan rows examined [0-9]+, filtered [0-9]+, returned 2; statement "
+                        "returned 2 rows; key ranges 1\n"
                         "  T\\._k: cells [0-9]+, blocks [0-9]+ \\([0-9]+ cached\\), bytes [0-9]+\n"
                         "(  T\\.0: [^\n]*\n)?1\n$");
+  sh_result_free(&r);
+}
+
+/* .stats tells the rows the scan handed on from the rows the statement gave: COUNT(*) over
+** 3 rows is one result row from a scan that returned 3; a DELETE changes rows and returns
+** none. The rows deleted are written back at the end. */
+static void test_stats_counts(void **state) {
+  const char *cmds[] = {".mode list", ".stats on", "SELECT COUNT(*) FROM T",
+                        "SELECT COUNT(*) FROM T WHERE K >= 2", "DELETE FROM T WHERE K <= 2",
+                        ".stats off", "UPSERT INTO T VALUES (1, 'one'), (2, 'two')", NULL};
+  sh_result r = run_ok(*state, NULL, NULL, cmds);
+  assert_matches(r.out, "^3\nStats: scan rows examined 3, filtered 0, returned 3; statement "
+                        "returned 1 row; key ranges 1\n(  T\\.[_k0]+: [^\n]*\n)+"
+                        "2\nStats: scan rows examined [0-9]+, filtered 0, returned 2; statement "
+                        "returned 1 row; key ranges 1\n(  T\\.[_k0]+: [^\n]*\n)+"
+                        "Stats: scan rows examined [0-9]+, filtered 0, returned 2; statement "
+                        "changed 2 rows; key ranges 1\n(  T\\.[_k0]+: [^\n]*\n)+$");
   sh_result_free(&r);
 }
 
@@ -349,7 +367,66 @@ static void test_print_echo_and_option_order(void **state) {
   sh_result_free(&r);
 }
 
+/* .exit CODE is the exit status (sqlite3's form); a bad CODE is a usage error; plain .exit
+** keeps the status from the errors. */
+static void test_exit_code(void **state) {
+  fixture *f = *state;
+  const char *a1[] = {f->db, ".exit 3", "SELECT 1", NULL};
+  sh_result r;
+  sh_run(f->dir, a1, NULL, &r);
+  assert_int_equal(r.status, 3);
+  assert_string_equal(r.out, ""); /* nothing after .exit runs */
+  sh_result_free(&r);
+  const char *a2[] = {f->db, ".exit 0", NULL};
+  sh_run(f->dir, a2, NULL, &r);
+  assert_int_equal(r.status, 0);
+  sh_result_free(&r);
+  const char *a3[] = {f->db, ".exit x", "SELECT 1", NULL};
+  sh_run(f->dir, a3, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "usage: .exit [CODE]"));
+  sh_result_free(&r);
+  const char *a4[] = {f->db, "SELECT nosuch FROM T", ".exit", NULL};
+  sh_run(f->dir, a4, NULL, &r);
+  assert_int_equal(r.status, 1);
+  sh_result_free(&r);
+  const char *a5[] = {f->db, ".quit 2", NULL};
+  sh_run(f->dir, a5, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "usage: .quit"));
+  sh_result_free(&r);
+}
+
 #ifndef CLI_NO_IMPORT
+/* .import inside BEGIN is refused with a message that says why (it runs its own
+** transactions), without a summary; a --max-errors stop counts the file it stopped in and
+** says "1 row committed". */
+static void test_import_txn_and_stop(void **state) {
+  fixture *f = *state;
+  char path[700], cmd[900], cmd2[900];
+  snprintf(path, sizeof path, "%s/stop_rows.csv", f->dir);
+  sh_write_file(path, "30,thirty\nx,bad\n32,thirty-two\n");
+  snprintf(cmd, sizeof cmd, ".import --csv %s T", path);
+  const char *a1[] = {f->db, "BEGIN", cmd, "ROLLBACK", NULL};
+  sh_result r;
+  sh_run(f->dir, a1, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "Error: .import cannot run inside a transaction: COMMIT or "
+                                "ROLLBACK first\n"));
+  assert_null(strstr(r.out, "loaded"));
+  sh_result_free(&r);
+  snprintf(cmd2, sizeof cmd2, ".import --csv --max-errors 1 %s T", path);
+  const char *a2[] = {f->db, cmd2, NULL};
+  sh_run(f->dir, a2, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.out, "1 row loaded, 1 rejected from 1 file "));
+  assert_non_null(strstr(r.err, "; 1 row committed (every good row before that point)"));
+  sh_result_free(&r);
+  const char *cmds[] = {"DELETE FROM T WHERE K >= 30", NULL};
+  r = run_ok(f, NULL, NULL, cmds);
+  sh_result_free(&r);
+}
+
 static void test_import_glob(void **state) {
   fixture *f = *state;
   char p1[700], p2[700], cmd[900];
@@ -399,13 +476,16 @@ int main(void) {
       cmocka_unit_test(test_read_and_f),
       cmocka_unit_test(test_output_to_file),
       cmocka_unit_test(test_timer_and_stats),
+      cmocka_unit_test(test_stats_counts),
       cmocka_unit_test(test_raw_scan_and_get),
       cmocka_unit_test(test_quit_stops),
       cmocka_unit_test(test_version_and_help_options),
       cmocka_unit_test(test_print_echo_and_option_order),
       cmocka_unit_test(test_flush_and_compact),
       cmocka_unit_test(test_check_index),
+      cmocka_unit_test(test_exit_code),
 #ifndef CLI_NO_IMPORT
+      cmocka_unit_test(test_import_txn_and_stop),
       cmocka_unit_test(test_import_glob),
 #endif
   };
