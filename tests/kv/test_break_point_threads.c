@@ -7,7 +7,7 @@
 ** the writer's flushes and compactions move it into; a stable row's key plus a zero byte,
 ** right before the writer's rows at key plus 0x01, must never be found. Readers also run skip scans
 ** of one-row ranges over stable rows, forward and reverse. Seeded (tu_seed; the seed is
-** printed). Run under ASan and TSan in CI's sanitizer builds.
+** printed). Clean under ASan and TSan (-DROWAN_TSAN=ON).
 ** Not here: readers of rows being rewritten (test_break_readers.c).
 */
 #include <pthread.h>
@@ -41,7 +41,7 @@ typedef struct shared {
 typedef struct reader {
   shared *sh;             /* the shared state */
   uint64_t rng;           /* this reader's PRNG */
-  uint64_t reads;         /* reads done */
+  atomic_uint_fast64_t reads; /* reads done (the writer waits for some) */
 } reader;
 
 static size_t row_key(int r, char *out) {
@@ -142,7 +142,7 @@ static void *read_loop(void *arg) {
       so.n_ranges = 0;
       so.reverse = false;
     }
-    rd->reads++;
+    atomic_fetch_add(&rd->reads, 1);
   }
   return NULL;
 }
@@ -185,7 +185,9 @@ static void run(const char *name, size_t cache) {
   reader rd[NREADERS];
   pthread_t th[NREADERS];
   for (int i = 0; i < NREADERS; i++) {
-    rd[i] = (reader){&sh, sh.seed * 31 + (uint64_t)i + 1, 0};
+    rd[i].sh = &sh;
+    rd[i].rng = sh.seed * 31 + (uint64_t)i + 1;
+    atomic_init(&rd[i].reads, 0);
     assert_int_equal(pthread_create(&th[i], NULL, read_loop, &rd[i]), 0);
   }
   /* the writer: odd rows (and cells just after stable rows' keys), flushes, compactions */
@@ -217,7 +219,7 @@ static void run(const char *name, size_t cache) {
   }
   /* let every reader finish some reads, then stop them */
   for (int i = 0; i < NREADERS; i++)
-    while (rd[i].reads < 20 && !atomic_load(&sh.stop)) sched_yield();
+    while (atomic_load(&rd[i].reads) < 20 && !atomic_load(&sh.stop)) sched_yield();
   atomic_store(&sh.stop, true);
   for (int i = 0; i < NREADERS; i++) pthread_join(th[i], NULL);
   kv_batch_free(b);
