@@ -51,9 +51,10 @@ typedef struct exec_scan_cache {
 /* Free a scan cache's buffers; it is zeroed and reusable. */
 void exec_scan_cache_free(exec_scan_cache *c);
 
-/* ORDER SCAN_STATE: m and lm stay last. exec_scan_open zeroes the fields before them and
-** only the header of each (a kv_scan_metrics' families[] past n_families is never read),
-** so a run does not clear two 816-byte arrays it will overwrite or not use. */
+/* ORDER SCAN_STATE: m, lm and vmap stay last. exec_scan_open zeroes the fields before them
+** and only the header of each metrics struct (a kv_scan_metrics' families[] past
+** n_families is never read), so a run does not clear two 816-byte arrays it will overwrite
+** or not use; vmap is set by each open as far as it is read (n_sets first). */
 typedef struct exec_scan_state {
   const plan_scan *ps;       /* the plan step */
   kv_db *db;                 /* store */
@@ -75,10 +76,10 @@ typedef struct exec_scan_state {
   uint64_t lookups_found;    /* lookups that found their data row */
   exec_rowcodec *rcp;        /* the row decoder in use: &rc, or the cache's */
   exec_scan_cache *cache;    /* the statement's kept buffers, or NULL (all owned here) */
-  exec_vec_map vmap;         /* table scans: the columns of the qualifier projection given
-                                to kv, for rows that come as value vectors */
   kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
   kv_scan_metrics lm;        /* the lookups' metrics, summed */
+  exec_vec_map vmap;         /* table scans: the columns of the qualifier projection given
+                                to kv, for rows that come as value vectors (n_sets 0: none) */
 } exec_scan_state;
 
 /* Zero the counters of m: every field but families[], whose entries past n_families (0

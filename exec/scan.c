@@ -146,6 +146,8 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   memset(s, 0, offsetof(exec_scan_state, m));
   exec_metrics_zero(&s->m);
   exec_metrics_zero(&s->lm);
+  s->vmap.n_sets = 0; /* the rest of vmap is written below before it is read */
+  s->vmap.prep = NULL;
   s->ps = ps;
   s->db = db;
   s->overlay = overlay;
