@@ -9,7 +9,8 @@
 ** projections, value vectors (rows taken whole), several versions, a TTL family whose cells
 ** expire as the clock moves, every kind of tombstone, several store files, memstore cells,
 ** older snapshots, and a marker family read with the others, as the existence family or not
-** (a one-row range seeks it only when the others have nothing visible). Scans are recycled (a closed scan's iterators serve the next one),
+** (a one-row range seeks it only when the others have nothing visible), and a transaction's
+** uncommitted writes over the rows read (kv_scan_options.overlay). Scans are recycled (a closed scan's iterators serve the next one),
 ** and another scan is sometimes left open half read across the read. Block sizes from 64
 ** bytes (a row over several blocks) to 4 KiB; no block cache, a tiny one and a large one.
 ** Seeded (tu_seed; the seed is printed on failure).
@@ -154,6 +155,7 @@ typedef struct query {
   bool reverse;           /* descending rows */
   uint64_t limit;         /* 0 = none */
   bool vectors;           /* value_vectors */
+  kv_batch *overlay;      /* uncommitted writes read as committed (a transaction), or NULL */
   kv_range ranges[MAXR];  /* the skip scan's ranges, ascending */
   uint32_t nr;            /* their count */
   char keys[MAXR][2][40]; /* range bounds' bytes */
@@ -258,6 +260,7 @@ static void run(world *w, const query *q, bool with_ranges, sbuf *out) {
   so.max_versions = q->max_versions;
   so.snapshot = q->snapshot;
   so.value_vectors = q->vectors;
+  so.overlay = q->overlay;
   kv_qualifier_set qs;
   if (q->proj >= 0) {
     for (int c = 0; c < NQ; c++)
@@ -322,6 +325,31 @@ static void random_query(world *w, query *q) {
   q->reverse = rnd(w, 3) == 0;
   q->limit = rnd(w, 3) == 0 ? 1 + rnd(w, 4) : 0;
   q->vectors = rnd(w, 2);
+  if (rnd(w, 4) == 0) { /* a transaction's own writes over the rows read */
+    q->overlay = kv_batch_new();
+    assert_non_null(q->overlay);
+    int r0 = (int)rnd(w, (uint64_t)w->nrows);
+    for (int k = (int)rnd(w, 12); k >= 0; k--) {
+      char row[32], qn[8], v[24];
+      int r = (r0 + (int)rnd(w, 20)) % w->nrows, f = (int)rnd(w, 3);
+      size_t rl = row_key(r, row);
+      qname((int)rnd(w, NQ), qn);
+      int vl = snprintf(v, sizeof v, "overlay %d", k);
+      uint64_t kind = rnd(w, 6);
+      int64_t ts = rnd(w, 2) ? KV_TS_NOW : w->now - (int64_t)rnd(w, 4) * 1000;
+      if (f == 2)
+        assert_int_equal(kv_batch_put(q->overlay, w->fid[2], row, rl, "", 0, ts, "", 0), KV_OK);
+      else if (kind < 4)
+        assert_int_equal(kv_batch_put(q->overlay, w->fid[f], row, rl, qn, strlen(qn), ts, v,
+                                      (size_t)vl), KV_OK);
+      else if (kind == 4)
+        assert_int_equal(kv_batch_delete(q->overlay, w->fid[f], KV_DELETE_COLUMN, row, rl, qn,
+                                         strlen(qn), ts), KV_OK);
+      else
+        assert_int_equal(kv_batch_delete(q->overlay, w->fid[f], KV_DELETE_FAMILY, row, rl, "",
+                                         0, ts), KV_OK);
+    }
+  }
   /* row numbers ascending, near each other (several in one block) */
   int r = (int)rnd(w, (uint64_t)w->nrows), want = 1 + (int)rnd(w, MAXR);
   char prev[40];
@@ -417,6 +445,7 @@ static void run_world(size_t cache, uint32_t bs, const char *name) {
       run(&w, &q, true, &got);
       run(&w, &q, false, &want);
       kv_scan_close(other);
+      kv_batch_free(q.overlay);
       for (const char *c = got.p; *c; c++) lines += *c == '\n';
       if (strcmp(got.p, want.p) != 0)
         fail_msg("seed %llu round %d query %d (%u ranges, first %.*s, reverse %d, limit %llu, "
