@@ -661,6 +661,27 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
              opts->format == CLI_IMPORT_CSV ? " or a quote" : "");
     return ROWAN_ERROR;
   }
+  /* The table first: one that does not exist is named alone, not through the UPSERT the
+     import builds for it (nor with a position in that statement). */
+  {
+    size_t ql = strlen(table) + 32;
+    char *probe = malloc(ql);
+    rowan_stmt *pst = NULL;
+    if (!probe) {
+      snprintf(err, cap, "out of memory");
+      return ROWAN_NOMEM;
+    }
+    snprintf(probe, ql, "SELECT * FROM %s", table);
+    int prc = rowan_prepare(db, probe, -1, &pst, NULL);
+    free(probe);
+    rowan_finalize(pst);
+    if (prc != ROWAN_OK) {
+      const char *m = rowan_errmsg(db);
+      const char *at = strstr(m, " at line ");
+      snprintf(err, cap, "%.*s", at ? (int)(at - m) : (int)strlen(m), m);
+      return prc;
+    }
+  }
   loader L;
   memset(&L, 0, sizeof L);
   L.db = db;

@@ -457,6 +457,8 @@ static void test_import_glob(void **state) {
     sh_run(f->dir, all, NULL, &r3);
     assert_int_not_equal(r3.status, 0);
     assert_non_null(strstr(r3.err, i == 0 ? "no_such.csv" : "NOTABLE"));
+    /* an unknown table is named alone, not through the import's UPSERT (B's item 4) */
+    if (i == 1) assert_string_equal(r3.err, "Error: unknown table \"NOTABLE\"\n");
     assert_null(strstr(r3.out, "rows loaded"));
     sh_result_free(&r3);
   }
