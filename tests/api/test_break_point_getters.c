@@ -7,7 +7,8 @@
 ** valid and unchanged until the next step, reset or finalize, whatever other getters are
 ** called in between (on the same column, in any order, twice), and without a current row
 ** (before the first ROWAN_ROW, after DONE, after a reset mid-scan) every value reads as
-** NULL. A point lookup of one family's column alone must still find rows that exist only
+** NULL; nor does another statement's read of the whole table in between (blocks evicted).
+** A point lookup of one family's column alone must still find rows that exist only
 ** by their other families or their key (the existence family decides). Range reads too (one station's hours, or the whole table in key order, forward and
 ** reverse, with a projection, LIMIT and OFFSET, sometimes reset after a few rows and run
 ** again with new values: the rows-taken-whole and value-vector paths). Writes between reads: upserts of some columns (NULL deletes a cell), deleted rows,
@@ -61,6 +62,7 @@ typedef struct world {
                             by other families: the existence family decides) */
   rowan_stmt *in;        /* IN list, ascending */
   rowan_stmt *in_desc;   /* IN list, descending */
+  rowan_stmt *other;     /* a whole-table read run between a row's getters and their check */
   rowan_stmt *rq[6][2][2]; /* per projection, form (one station's range, whole table) and
                               direction: range reads with LIMIT and OFFSET */
 } world;
@@ -95,6 +97,7 @@ static void world_open(world *w, const char *name, size_t cache) {
   prep(w, "DELETE FROM T WHERE ST = ? AND H = ?", &w->del);
   prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H = ?", &w->pt);
   prep(w, "SELECT H, BIN FROM T WHERE ST = ? AND H = ?", &w->pt2);
+  prep(w, "SELECT ST, H, S, BIN FROM T", &w->other);
   prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H IN (?, ?, ?, ?) ORDER BY H",
        &w->in);
   prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H IN (?, ?, ?, ?) "
@@ -109,6 +112,7 @@ static void world_close(world *w) {
   rowan_finalize(w->del);
   rowan_finalize(w->pt);
   rowan_finalize(w->pt2);
+  rowan_finalize(w->other);
   rowan_finalize(w->in);
   rowan_finalize(w->in_desc);
   assert_int_equal(rowan_close(w->db), ROWAN_OK);
@@ -238,6 +242,16 @@ static void check_row(world *w, rowan_stmt *st, int s, int h, const mrow *r, con
       (void)rowan_column_blob(st, k);
       (void)rowan_column_int64(st, k);
     }
+  }
+  if (rnd(w, 4) == 0) { /* another statement reads the whole table through the tiny cache:
+                            st's pointers stay valid (only st's own step may end them) */
+    rowan_stmt *o = w->other;
+    int rc;
+    while ((rc = rowan_step(o)) == ROWAN_ROW) (void)rowan_column_text(o, 2);
+    if (rc != ROWAN_DONE)
+      fail_msg("seed %llu: the whole-table read: %d %s", (unsigned long long)w->seed, rc,
+               rowan_errmsg(w->db));
+    assert_int_equal(rowan_reset(o), ROWAN_OK);
   }
   for (int k = 0; k < np; k++) { /* the first pointers still hold what they held */
     if ((txt[k] == NULL) != (copy[k] == NULL) || (txt[k] && strcmp(txt[k], copy[k]) != 0))
