@@ -12,7 +12,7 @@
 ** (a one-row range seeks it only when the others have nothing visible), and a transaction's
 ** uncommitted writes over the rows read (kv_scan_options.overlay). Scans are recycled (a closed scan's iterators serve the next one),
 ** and another scan is sometimes left open half read across the read. Block sizes from 64
-** bytes (a row over several blocks) to 4 KiB; no block cache, a tiny one and a large one.
+** bytes (a row over several blocks) to 1 MiB (a file in one block); no block cache, a tiny one and a large one.
 ** Seeded (tu_seed; the seed is printed on failure).
 ** Not here: kv_get alone (test_sf_point_reads.c, test_break_point_reads.c), the decoder on
 ** raw blocks (test_sf_point.c).
@@ -481,6 +481,11 @@ static void no_cache_large_blocks(void **state) {
   run_world(KV_BLOCK_CACHE_OFF, 4096, "no_cache_large_blocks");
 }
 
+static void no_cache_huge_blocks(void **state) {
+  (void)state;
+  run_world(KV_BLOCK_CACHE_OFF, 1u << 20, "no_cache_huge_blocks"); /* a file in one block */
+}
+
 static void tiny_cache(void **state) {
   (void)state;
   run_world(3u << 10, 300, "tiny_cache");
@@ -594,6 +599,7 @@ int main(void) {
     cmocka_unit_test(no_cache_tiny_blocks),
     cmocka_unit_test(no_cache_small_blocks),
     cmocka_unit_test(no_cache_large_blocks),
+    cmocka_unit_test(no_cache_huge_blocks),
     cmocka_unit_test(tiny_cache),
     cmocka_unit_test(large_cache),
     cmocka_unit_test(damaged_block_point_read),
