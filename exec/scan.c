@@ -15,8 +15,9 @@
 ** ANALYZE.
 **
 ** A table scan asks kv for value vectors (kv.h kv_scan_options.value_vectors) unless it has
-** a filter: a family's cells of a row taken whole from a store-file block then come as
-** values by position in the qualifier projection built here, decoded through s->vmap.
+** a filter or is a point lookup: a family's cells of a row taken whole from a store-file
+** block then come as values by position in the qualifier projection built here, decoded
+** through s->vmap.
 **
 ** A prepared statement may lend an exec_scan_cache (exec_scan_open_cached): the row codec,
 ** key buffer and kv range / qualifier arrays then come from it and stay there at close.
@@ -237,8 +238,9 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   o.qualifiers = qs;
   o.n_qualifier_sets = n_qs;
   /* rows as value vectors (kv.h): decoded through vmap, the projection just built; not
-     with a filter (plan_filter_eval reads views) */
-  s->vmap.n_sets = k <= 64 ? n_qs : 0;
+     with a filter (plan_filter_eval reads views), nor for point lookups, whose one row a
+     key does not repay preparing the map at each open */
+  s->vmap.n_sets = k <= 64 && ps->ranges.kind != PLAN_SCAN_POINT ? n_qs : 0;
   o.value_vectors = s->vmap.n_sets > 0 && !ps->filter;
   if (o.value_vectors) exec_vec_map_prepare(s->rcp, &s->vmap);
   o.reverse = ps->reverse;
