@@ -252,10 +252,16 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     *off = (size_t)(b0->z - sql);
     return true;
   }
-  /* a == b */
+  /* a == b: rejected at its second '=', or at its first after another comparison
+     (a = b == c: comparisons do not chain) */
   if (e.type == TK_EQ && b0 && b0->type == TK_EQ && b0->z + b0->n == e.z) {
     snprintf(msg, cap, "== is not an operator: use = to compare");
     *off = (size_t)(b0->z - sql);
+    return true;
+  }
+  if (e.type == TK_EQ && (size_t)(e.z + e.n - sql) < len && e.z[e.n] == '=') {
+    snprintf(msg, cap, "== is not an operator: use = to compare");
+    *off = (size_t)(e.z - sql);
     return true;
   }
   /* Generated keys. */
