@@ -32,90 +32,11 @@
 ** scan of one column out of twelve does not pay a merge step and a visibility check for
 ** each of the other eleven; values of the cells stepped over are never located.
 **
-** Rows taken whole (kv/sf_rows.h, at the end of this file): kv_sf_iter_take_row hands the
-** rest of the current row out as views into the block, after checking once per block
-** (fast_prepare) that the block is simple under the scan's conditions and building a small
-** table per dictionary entry (projection, value width); values are found with the same
-** rank cursor, stepped once per cell.
+** Rows taken whole (kv/sf_rows.h) are kv/sf_iter_rows.c's, on the iterator state of
+** kv/sf_iter_int.h; the row seek (kv_sf_iter_seek_row) is at the end of this file.
 */
 #include <stdio.h>
-#include "kv/cache.h"
-#include "kv/sf_cblock.h"
-#include "kv/sf_point.h"
-#include "kv/sf_reuse.h"
-#include "kv/sf_rows.h"
-#include "kv/status.h"
-
-#define PKEYS 32u /* projected qualifiers compared as numbers (compute_keep) */
-
-typedef struct sf_iter {
-  kv_iter base;            /* vtable; must come first */
-  kv_sf_reader *r;         /* the file */
-  kv_sf_io *io;            /* counters to bump (may be NULL) */
-  kv_sfbuf disk;           /* the block as read from the file */
-  kv_sfbuf scratch;        /* the decompressed block */
-  kv_sf_cdec dec;          /* the privately decoded block and its memory */
-  kv_sf_pdec pd;           /* a point read's rows decoded alone (kv/sf_point.h) */
-  bool partial;            /* b is &pd.b: rows [prow, prow + pd.b.nrows) of block bi only */
-  uint32_t prow;           /* when partial: index in block bi of b's first row */
-  const kv_sf_cblock *b;   /* the block being read: &dec.b, or a cached one */
-  kv_cache_entry *ce;      /* the cache entry b is (a reference), or NULL */
-  bool fill_cache;         /* add blocks read to the cache (compaction reads do not) */
-  int64_t bi;              /* index of the loaded block, -1 if none */
-  uint32_t ci;             /* current cell in the block */
-  uint32_t ri;             /* row of the current cell */
-  bool valid;              /* positioned on a cell */
-  int status;              /* sticky error, KV_OK if none */
-  kv_cell cur;             /* the current cell, filled on every move */
-  int64_t key_ri;          /* row whose key cur.row holds, -1 if none */
-  uint8_t *kbuf;           /* rebuilt row key (blocks with keys of one length) */
-  size_t kbuf_cap;         /* bytes allocated in kbuf */
-  kv_sfbuf vbuf;           /* the current cell's gathered fixed-width value */
-  kv_sf_rankpos rp;        /* value group ranks at a cell of the loaded block */
-  const uint8_t *const *pq; /* projected qualifiers (caller's), when proj */
-  const uint32_t *pql;     /* their lengths */
-  uint32_t npq;            /* entries in pq */
-  uint64_t pkey[PKEYS];    /* short_key of each projected qualifier, when npq <= PKEYS and
-                              each is at most 7 bytes (short_proj) */
-  bool short_proj;         /* pkey holds the projection */
-  bool proj;               /* forward moves keep only projected cells */
-  uint8_t *keep;           /* per dictionary entry of block keep_bi: 1 = projected */
-  size_t keep_cap;         /* entries allocated in keep */
-  int64_t keep_bi;         /* block keep was computed for, -1 if none */
-  bool fast;               /* kv_sf_iter_fast_rows was called: rows may be taken whole */
-  kv_sf_rowcond fc;        /* its conditions */
-  int64_t fast_bi;         /* block the fast state below is for, -1 if none */
-  bool fast_ok;            /* that block's rows may be taken whole */
-  int8_t last_spans;       /* its last row continues in the next block: 1 yes, 0 no, -1 not
-                              known yet */
-  struct fast_q *fq;       /* per dictionary entry of that block */
-  size_t fq_cap;           /* entries allocated in fq */
-  kv_sfbuf rowvals;        /* fixed-width values gathered for the row taken (private
-                              blocks, whose fixed-width values are transposed) */
-  bool vec_ok;             /* the projection is short_proj, of distinct qualifiers: rows
-                              may be taken as value vectors (kv_sf_iter_take_vec) */
-  bool full_ok;            /* the fast block is packed and vec_ok: a full row (one cell of
-                              every dictionary entry) is taken by the table in fq alone */
-  uint32_t full_w;         /* full_ok: a full row's fixed-width value bytes */
-  uint64_t full_present;   /* full_ok: the projection positions a full row fills */
-  uint32_t full_kept;      /* full_ok: how many (the entries the projection keeps) */
-} sf_iter;
-
-/* What the fast row path needs of one dictionary entry of the loaded block. */
-typedef struct fast_q {
-  const uint8_t *qual;     /* the qualifier's bytes in the block's dictionary */
-  uint32_t qlen;           /* its length */
-  uint32_t fw;             /* fixed width of its value group, 0 when variable */
-  uint8_t keep;            /* 1 = the projection keeps it */
-  uint8_t fixed;           /* its value group is fixed-width */
-  uint8_t pidx;            /* kept: its position in the projection when vec_ok (take_vec) */
-  uint32_t toff;           /* full_ok: offset of its value among a full row's fixed-width
-                              values (a row with a cell of every entry) */
-} fast_q;
-
-static inline uint32_t rfirst(const kv_sf_cblock *b, uint32_t r) {
-  return (uint32_t)kv_sf_pa_get(&b->row_first, r);
-}
+#include "kv/sf_iter_int.h"
 
 /* Let go of the cached block the iterator reads (b falls back to the private one). */
 static void drop_current(sf_iter *it) {
@@ -525,16 +446,8 @@ static int64_t find_block(const kv_sf_reader *r, const kv_cell *t) {
   return ans;
 }
 
-/* A qualifier of at most 7 bytes as one number (its length in the top byte): two are
-** equal exactly when the qualifiers are. */
-static inline uint64_t short_key(const uint8_t *p, uint32_t len) {
-  uint64_t k = (uint64_t)len << 56;
-  for (uint32_t i = 0; i < len; i++) k |= (uint64_t)p[i] << (8 * i);
-  return k;
-}
-
 /* Recompute the keep flags for the loaded block. False (status set) when out of memory. */
-static bool compute_keep(sf_iter *it) {
+bool kv_sfi_compute_keep(sf_iter *it) {
   const kv_sf_cblock *b = it->b;
   if (b->nquals > it->keep_cap) {
     size_t cap = it->keep_cap;
@@ -572,11 +485,11 @@ static inline bool kept(const sf_iter *it, const kv_sf_cblock *b, uint32_t ci) {
 
 /* Position on the first cell at or after cell ci (row ri, ci's row or an earlier one) of
 ** the loaded block that the projection keeps, loading the next blocks as needed. */
-static void settle_fwd(sf_iter *it, uint32_t ci, uint32_t ri) {
+void kv_sfi_settle_fwd(sf_iter *it, uint32_t ci, uint32_t ri) {
   for (;;) {
     const kv_sf_cblock *b = it->b;
     if (it->proj) {
-      if (it->keep_bi != it->bi && !compute_keep(it)) return;
+      if (it->keep_bi != it->bi && !kv_sfi_compute_keep(it)) return;
       uint32_t start = ci, n = b->ncells;
       if (b->qual.w == 3 && b->type.w == 0) { /* the common case: four bits per cell */
         const uint8_t *qp = b->qual.p, *keep = it->keep;
@@ -609,7 +522,7 @@ static void settle_back(sf_iter *it, uint32_t ci, uint32_t ri) {
       set_pos(it, ci, ri);
       return;
     }
-    if (it->keep_bi != it->bi && !compute_keep(it)) return;
+    if (it->keep_bi != it->bi && !kv_sfi_compute_keep(it)) return;
     int64_t i = ci;
     while (i >= 0 && !kept(it, b, (uint32_t)i)) i--;
     if (it->io) it->io->cells_skipped += (uint64_t)((int64_t)ci - i);
@@ -629,7 +542,7 @@ static void it_seek_first(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, 0)) return;
-  settle_fwd(it, 0, 0);
+  kv_sfi_settle_fwd(it, 0, 0);
 }
 
 static void it_seek_last(kv_iter *base) {
@@ -648,7 +561,7 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
   if (!load_block(it, (uint32_t)bk)) return;
   uint32_t ri;
   uint32_t ci = find_in_block(it->b, target, false, &ri);
-  settle_fwd(it, ci, ri);
+  kv_sfi_settle_fwd(it, ci, ri);
 }
 
 static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
@@ -668,7 +581,7 @@ static void it_next(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
   uint32_t ci = it->ci + 1;
   if (it->proj) {
-    settle_fwd(it, ci, it->ri);
+    kv_sfi_settle_fwd(it, ci, it->ri);
     return;
   }
   const kv_sf_cblock *b = it->b;
@@ -819,7 +732,7 @@ void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32
       if (it->pkey[i] == it->pkey[j]) it->vec_ok = false;
 }
 
-/* ---- rows taken whole (kv/sf_rows.h) ------------------------------------------------ */
+/* ---- row seek (kv/sf_rows.h; rows taken whole: kv/sf_iter_rows.c) -------------------- */
 
 bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool point) {
   sf_iter *it = (sf_iter *)base;
@@ -847,7 +760,7 @@ bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool p
   if (!fresh && !load_block(it, (uint32_t)bk)) return true;
   uint32_t ri;
   uint32_t ci = find_in_block(it->b, &t, false, &ri);
-  settle_fwd(it, ci, ri);
+  kv_sfi_settle_fwd(it, ci, ri);
   if (it->valid && it->b->cvals && it->rp.at == it->ci) {
     /* the row's fixed-width values lie side by side from here (packed block): ask for
        their lines now, so the miss overlaps the merge and the row handed out instead of
@@ -857,326 +770,4 @@ bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool p
     __builtin_prefetch((const void *)(v + 64));
   }
   return true;
-}
-
-void kv_sf_iter_fast_rows(kv_iter *base, const kv_sf_rowcond *c) {
-  sf_iter *it = (sf_iter *)base;
-  it->fc = *c;
-  it->fast = true;
-  it->fast_bi = -1;
-}
-
-/* The table of a full row of the loaded (fast) block, for kv_sf_iter_take_vec: a row with
-** one cell of every dictionary entry has them in qualifier order (cells of a row sort by
-** qualifier, and a simple block has one put per column), so in a packed block each fixed-
-** width value lies at a constant offset (toff) from the row's first one. */
-static void full_prepare(sf_iter *it) {
-  const kv_sf_cblock *b = it->b;
-  it->full_ok = false;
-  if (!it->vec_ok || !b->cvals || it->partial || b->nquals > 64) return;
-  uint8_t ord[64]; /* entries in qualifier order (insertion sort: a dozen or so) */
-  for (uint32_t q = 0; q < b->nquals; q++) {
-    uint32_t j = q;
-    while (j > 0) {
-      const fast_q *p = &it->fq[ord[j - 1]], *c = &it->fq[q];
-      if (kv_bytes_cmp(p->qual, p->qlen, c->qual, c->qlen) <= 0) break;
-      ord[j] = ord[j - 1];
-      j--;
-    }
-    ord[j] = (uint8_t)q;
-  }
-  uint32_t off = 0, kept = 0;
-  uint64_t present = 0;
-  for (uint32_t k = 0; k < b->nquals; k++) {
-    fast_q *f = &it->fq[ord[k]];
-    f->toff = off;
-    off += f->fw;
-    if (f->keep) {
-      present |= (uint64_t)1 << f->pidx;
-      kept++;
-    }
-  }
-  it->full_w = off;
-  it->full_present = present;
-  it->full_kept = kept;
-  it->full_ok = true;
-}
-
-/* Decide whether the loaded block's rows may be taken whole under it->fc, and build its
-** per-entry table. False (status set, the iterator invalid) only when the projection's
-** keep flags could not be made, which a positioned iterator already has. */
-static bool fast_prepare(sf_iter *it) {
-  const kv_sf_cblock *b = it->b;
-  const kv_sf_rowcond *c = &it->fc;
-  it->fast_bi = it->bi;
-  it->fast_ok = false;
-  /* the tests kv/scan_vis.c would make of the block's oldest and newest cells: the TTL
-     test falls with the timestamp, the time range holds both ends */
-  if (!b->one_put_per_col || b->max_seq > c->snapshot || c->versions < 1 ||
-      c->max_versions < 1 || (c->ttl_ms > 0 && c->now_ms - b->min_ts >= c->ttl_ms) ||
-      b->min_ts < c->ts_min || b->max_ts >= c->ts_max)
-    return true;
-  if (it->proj && it->keep_bi != it->bi && !compute_keep(it)) return false;
-  if (b->nquals > it->fq_cap) {
-    size_t cap = it->fq_cap;
-    if (kv_sf_grow((void **)&it->fq, &cap, b->nquals, sizeof *it->fq))
-      return true; /* no memory for the table: this block's rows take the cell path */
-    it->fq_cap = cap;
-  }
-  for (uint32_t q = 0; q < b->nquals; q++) {
-    const kv_sf_cgroup *g = &b->groups[q];
-    fast_q *f = &it->fq[q];
-    f->qual = b->dict + b->q_off[q];
-    f->qlen = b->q_len[q];
-    f->fixed = g->fixed;
-    f->fw = g->fw;
-    f->keep = it->proj ? it->keep[q] : 1;
-    f->pidx = 0;
-    if (f->keep && it->vec_ok) { /* its place in the projection (one: they are distinct) */
-      uint64_t key = short_key(f->qual, f->qlen); /* kept, so at most 7 bytes */
-      for (uint32_t i = 0; i < it->npq; i++)
-        if (it->pkey[i] == key) {
-          f->pidx = (uint8_t)i;
-          break;
-        }
-    }
-  }
-  it->last_spans = -1; /* found when the last row is asked for */
-  it->fast_ok = true;
-  full_prepare(it);
-  return true;
-}
-
-/* The shapes of block emit_cells has a copy for. */
-enum { EMIT_ANY = 0, EMIT_NIBBLE = 1, EMIT_ONE_QUAL = 2 };
-
-/* Write views of the cells in [ci, end) of row ri that the projection keeps into out,
-** stepping the ranks rk (at ci) to end; returns how many. `shape` (a constant where it is
-** called, so the compiler makes a copy for each): EMIT_ANY, or a block with one timestamp
-** per row, packed (no gather) and four-bit qualifiers (EMIT_NIBBLE) or a single qualifier
-** (EMIT_ONE_QUAL: a marker family). gather: room for the row's fixed-width values of a
-** private block, else NULL. */
-static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
-                                  uint32_t ri, uint32_t ci, uint32_t end, uint32_t fid,
-                                  kv_cell_view *out, uint8_t *gather, const int shape) {
-  const bool common = shape != EMIT_ANY;
-  uint32_t fo = b->nquals + 1, n = 0; /* rk[fo]: the offset in cvals */
-  bool per_row = common || b->ts_per_row;
-  int64_t row_ts = per_row ? kv_sf_cblock_ts(b, ri, ci) : 0;
-  const uint8_t *qp = b->qual.p, *cvals = b->cvals;
-  for (uint32_t j = ci; j < end; j++) {
-    uint32_t q = shape == EMIT_NIBBLE     ? (uint32_t)(qp[j >> 1] >> ((j & 1) * 4)) & 15
-                 : shape == EMIT_ONE_QUAL ? (uint32_t)b->qual.base
-                                          : (uint32_t)kv_sf_pa_get(&b->qual, j);
-    const fast_q *f = &fq[q];
-    if (f->keep) {
-      kv_cell_view *v = &out[n++];
-      v->family_id = fid;
-      v->qual = f->qual;
-      v->qual_len = f->qlen;
-      v->ts = per_row ? row_ts : kv_sf_cblock_ts(b, ri, j);
-      if (f->fixed) {
-        v->value_len = f->fw;
-        if (!f->fw) {
-          v->value = (const uint8_t *)"";
-        } else if (common || !gather) {
-          v->value = cvals + rk[fo];
-        } else { /* transposed: byte k of value r at data[k * count + r] */
-          const kv_sf_cgroup *g = &b->groups[q];
-          const uint8_t *src = g->data + rk[q];
-          for (uint32_t k = 0; k < f->fw; k++) gather[k] = src[(size_t)k * g->count];
-          v->value = gather;
-          gather += f->fw;
-        }
-      } else {
-        const kv_sf_cgroup *g = &b->groups[q];
-        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
-        v->value = g->data + o;
-        v->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
-        /* apart from the row's fixed-width values (a point read's other cold line): ask
-           for it now, so its miss overlaps the rest of the row's way to the caller */
-        __builtin_prefetch(v->value);
-      }
-    }
-    rk[q]++;
-    rk[fo] += f->fw;
-  }
-  return n;
-}
-
-/* Whether the row the iterator is on may be taken whole: the fast path is on, the block is
-** simple (fast_prepare) and the row does not go on in the next block. *end gets the row's
-** end (its next row's first cell). */
-static bool takeable(sf_iter *it, uint32_t *end) {
-  if (!it->fast || !it->valid) return false;
-  if (it->fast_bi != it->bi && !fast_prepare(it)) return false;
-  const kv_sf_cblock *b = it->b;
-  uint32_t ri = it->ri;
-  if (!it->fast_ok) return false;
-  if (ri + 1 == b->nrows) { /* the last row may go on in the next block */
-    if (it->last_spans < 0) {
-      it->last_spans = 0;
-      if ((uint32_t)it->bi + 1 < it->r->nblocks) {
-        const kv_cell *nf = &it->r->index[it->bi + 1].first;
-        it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf->row, nf->row_len) == 0;
-      }
-    }
-    if (it->last_spans) return false;
-  }
-  *end = rfirst(b, ri + 1);
-  return true;
-}
-
-/* Room for a row's fixed-width values gathered from a private block's transposed bytes
-** (it->rowvals), or NULL when the block keeps them whole (packed) or has none. *ok false
-** when out of memory. */
-static uint8_t *gather_room(sf_iter *it, uint32_t ncells, bool *ok) {
-  const kv_sf_cblock *b = it->b;
-  *ok = true;
-  if (b->cvals || !b->max_width) return NULL;
-  it->rowvals.len = 0;
-  if (kv_sfbuf_reserve(&it->rowvals, (size_t)ncells * b->max_width)) {
-    *ok = false;
-    return NULL;
-  }
-  return it->rowvals.p;
-}
-
-int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t cap,
-                        uint32_t *n_out, uint64_t *kept) {
-  sf_iter *it = (sf_iter *)base;
-  *n_out = 0;
-  *kept = 0;
-  uint32_t end;
-  if (!takeable(it, &end)) return KV_SF_ROW_NO;
-  const kv_sf_cblock *b = it->b;
-  uint32_t ri = it->ri, ci = it->ci;
-  if (end - ci > cap) {
-    *n_out = end - ci;
-    return KV_SF_ROW_GROW;
-  }
-  bool ok;
-  uint8_t *gather = gather_room(it, end - ci, &ok);
-  if (!ok) return KV_SF_ROW_NO;
-  if (it->rp.at != ci) kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (mostly
-                                                              there already after a move) */
-  uint32_t n;
-  bool plain = b->ts_per_row && !gather; /* the common cases, specialized */
-  if (plain && b->qual.w == 3)
-    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, EMIT_NIBBLE);
-  else if (plain && b->qual.w == 0 && b->qual.step == 0 && b->nquals == 1)
-    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, EMIT_ONE_QUAL);
-  else
-    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, gather, EMIT_ANY);
-  it->rp.at = end;
-  if (it->io) it->io->cells_skipped += (end - ci) - n;
-  *n_out = n;
-  *kept = n;
-  return KV_SF_ROW_TAKEN;
-}
-
-/* emit_cells in the form of a value vector: the value of each kept cell in [ci, end) goes
-** to vals/lens at its projection position, its bit into the mask returned (the projection's
-** positions are distinct, so its bits count the cells kept). The ranks rk step to end.
-** nibble: a packed block of four-bit qualifiers (a constant where called, so the compiler
-** makes a copy for it); gather as in emit_cells. The offset in cvals is kept in a local:
-** through rk it would be a chain of stores and loads from cell to cell. */
-static inline uint64_t emit_vec(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
-                                uint32_t ci, uint32_t end, const uint8_t **vals, uint32_t *lens,
-                                uint8_t *gather, const bool nibble) {
-  uint32_t fo = b->nquals + 1, off = rk[fo];
-  uint64_t present = 0;
-  const uint8_t *qp = b->qual.p, *cvals = b->cvals;
-  for (uint32_t j = ci; j < end; j++) {
-    uint32_t q = nibble ? (uint32_t)(qp[j >> 1] >> ((j & 1) * 4)) & 15
-                        : (uint32_t)kv_sf_pa_get(&b->qual, j);
-    const fast_q *f = &fq[q];
-    uint32_t fw = f->fw;
-    if (f->keep) {
-      uint32_t i = f->pidx;
-      present |= (uint64_t)1 << i;
-      if (f->fixed) {
-        lens[i] = fw;
-        if (!fw) {
-          vals[i] = (const uint8_t *)"";
-        } else if (nibble || !gather) {
-          vals[i] = cvals + off;
-        } else { /* transposed: byte k of value r at data[k * count + r] */
-          const kv_sf_cgroup *g = &b->groups[q];
-          const uint8_t *src = g->data + rk[q];
-          for (uint32_t k = 0; k < fw; k++) gather[k] = src[(size_t)k * g->count];
-          vals[i] = gather;
-          gather += fw;
-        }
-      } else {
-        const kv_sf_cgroup *g = &b->groups[q];
-        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
-        vals[i] = g->data + o;
-        lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
-        __builtin_prefetch(vals[i]); /* as in emit_cells */
-      }
-    }
-    rk[q]++;
-    off += fw;
-  }
-  rk[fo] = off;
-  return present;
-}
-
-int kv_sf_iter_take_vec(kv_iter *base, const uint8_t **vals, uint32_t *lens, uint64_t *present,
-                        uint64_t *kept) {
-  sf_iter *it = (sf_iter *)base;
-  *present = 0;
-  *kept = 0;
-  uint32_t end;
-  if (!it->vec_ok || !takeable(it, &end)) return KV_SF_ROW_NO;
-  const kv_sf_cblock *b = it->b;
-  uint32_t ci = it->ci;
-  bool ok;
-  uint8_t *gather = gather_room(it, end - ci, &ok);
-  if (!ok) return KV_SF_ROW_NO;
-  if (it->rp.at != ci) kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (mostly
-                                                              there already after a move) */
-  uint32_t n = UINT32_MAX;
-  if (it->full_ok && end - ci == b->nquals) { /* a full row: by the table, no cell read */
-    uint32_t *rk = it->rp.ranks, fo = b->nquals + 1, off = rk[fo];
-    const uint8_t *row = b->cvals + off;
-    for (uint32_t q = 0; q < b->nquals; q++) {
-      const fast_q *f = &it->fq[q];
-      if (f->keep) {
-        uint32_t i = f->pidx;
-        if (f->fixed) {
-          vals[i] = f->fw ? row + f->toff : (const uint8_t *)"";
-          lens[i] = f->fw;
-        } else {
-          const kv_sf_cgroup *g = &b->groups[q];
-          uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
-          vals[i] = g->data + o;
-          lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
-        }
-      }
-      rk[q]++;
-    }
-    rk[fo] = off + it->full_w;
-    *present = it->full_present;
-    n = it->full_kept;
-  } else if (!gather && b->qual.w == 3)
-    *present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, NULL, true);
-  else
-    *present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, gather, false);
-  if (n == UINT32_MAX) { /* cells kept: the bits set (no popcount instruction assumed) */
-    n = 0;
-    for (uint64_t m = *present; m; m &= m - 1) n++;
-  }
-  it->rp.at = end;
-  if (it->io) it->io->cells_skipped += (end - ci) - n;
-  *kept = n;
-  return KV_SF_ROW_TAKEN;
-}
-
-void kv_sf_iter_next_row(kv_iter *base) {
-  sf_iter *it = (sf_iter *)base;
-  const kv_sf_cblock *b = it->b;
-  uint32_t ri = it->ri;
-  settle_fwd(it, rfirst(b, ri + 1), ri + 1 < b->nrows ? ri + 1 : ri);
 }

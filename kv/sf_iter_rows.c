@@ -1,0 +1,335 @@
+/*
+** kv/sf_iter_rows.c: rows taken whole from a store file's block (kv/sf_rows.h), on the
+** iterator state of kv/sf_iter_int.h. kv_sf_iter_take_row hands the rest of the current row
+** out as views into the block, after checking once per block (fast_prepare) that the block
+** is simple under the scan's conditions and building a small table per dictionary entry
+** (projection, value width); values are found with the same rank cursor as the cell path,
+** stepped once per cell. kv_sf_iter_take_vec hands the same cells out as a value vector
+** (kv.h kv_value_vector): each kept cell's value at its qualifier's position in the
+** projection; a full row of a packed block (one cell of every dictionary entry) is taken by
+** a per-block table of value offsets (full_prepare) without reading its cells.
+** Not here: loading blocks, seeks and the cell-by-cell moves (kv/sf_iter.c).
+*/
+#include "kv/sf_iter_int.h"
+
+void kv_sf_iter_fast_rows(kv_iter *base, const kv_sf_rowcond *c) {
+  sf_iter *it = (sf_iter *)base;
+  it->fc = *c;
+  it->fast = true;
+  it->fast_bi = -1;
+}
+
+/* The table of a full row of the loaded (fast) block, for kv_sf_iter_take_vec: a row with
+** one cell of every dictionary entry has them in qualifier order (cells of a row sort by
+** qualifier, and a simple block has one put per column), so in a packed block each fixed-
+** width value lies at a constant offset (toff) from the row's first one. */
+static void full_prepare(sf_iter *it) {
+  const kv_sf_cblock *b = it->b;
+  it->full_ok = false;
+  if (!it->vec_ok || !b->cvals || it->partial || b->nquals > 64) return;
+  uint8_t ord[64]; /* entries in qualifier order (insertion sort: a dozen or so) */
+  for (uint32_t q = 0; q < b->nquals; q++) {
+    uint32_t j = q;
+    while (j > 0) {
+      const fast_q *p = &it->fq[ord[j - 1]], *c = &it->fq[q];
+      if (kv_bytes_cmp(p->qual, p->qlen, c->qual, c->qlen) <= 0) break;
+      ord[j] = ord[j - 1];
+      j--;
+    }
+    ord[j] = (uint8_t)q;
+  }
+  uint32_t off = 0, kept = 0;
+  uint64_t present = 0;
+  for (uint32_t k = 0; k < b->nquals; k++) {
+    fast_q *f = &it->fq[ord[k]];
+    f->toff = off;
+    off += f->fw;
+    if (f->keep) {
+      present |= (uint64_t)1 << f->pidx;
+      kept++;
+    }
+  }
+  it->full_w = off;
+  it->full_present = present;
+  it->full_kept = kept;
+  it->full_ok = true;
+}
+
+/* Decide whether the loaded block's rows may be taken whole under it->fc, and build its
+** per-entry table. False (status set, the iterator invalid) only when the projection's
+** keep flags could not be made, which a positioned iterator already has. */
+static bool fast_prepare(sf_iter *it) {
+  const kv_sf_cblock *b = it->b;
+  const kv_sf_rowcond *c = &it->fc;
+  it->fast_bi = it->bi;
+  it->fast_ok = false;
+  /* the tests kv/scan_vis.c would make of the block's oldest and newest cells: the TTL
+     test falls with the timestamp, the time range holds both ends */
+  if (!b->one_put_per_col || b->max_seq > c->snapshot || c->versions < 1 ||
+      c->max_versions < 1 || (c->ttl_ms > 0 && c->now_ms - b->min_ts >= c->ttl_ms) ||
+      b->min_ts < c->ts_min || b->max_ts >= c->ts_max)
+    return true;
+  if (it->proj && it->keep_bi != it->bi && !kv_sfi_compute_keep(it)) return false;
+  if (b->nquals > it->fq_cap) {
+    size_t cap = it->fq_cap;
+    if (kv_sf_grow((void **)&it->fq, &cap, b->nquals, sizeof *it->fq))
+      return true; /* no memory for the table: this block's rows take the cell path */
+    it->fq_cap = cap;
+  }
+  for (uint32_t q = 0; q < b->nquals; q++) {
+    const kv_sf_cgroup *g = &b->groups[q];
+    fast_q *f = &it->fq[q];
+    f->qual = b->dict + b->q_off[q];
+    f->qlen = b->q_len[q];
+    f->fixed = g->fixed;
+    f->fw = g->fw;
+    f->keep = it->proj ? it->keep[q] : 1;
+    f->pidx = 0;
+    if (f->keep && it->vec_ok) { /* its place in the projection (one: they are distinct) */
+      uint64_t key = short_key(f->qual, f->qlen); /* kept, so at most 7 bytes */
+      for (uint32_t i = 0; i < it->npq; i++)
+        if (it->pkey[i] == key) {
+          f->pidx = (uint8_t)i;
+          break;
+        }
+    }
+  }
+  it->last_spans = -1; /* found when the last row is asked for */
+  it->fast_ok = true;
+  full_prepare(it);
+  return true;
+}
+
+/* The shapes of block emit_cells has a copy for. */
+enum { EMIT_ANY = 0, EMIT_NIBBLE = 1, EMIT_ONE_QUAL = 2 };
+
+/* Write views of the cells in [ci, end) of row ri that the projection keeps into out,
+** stepping the ranks rk (at ci) to end; returns how many. `shape` (a constant where it is
+** called, so the compiler makes a copy for each): EMIT_ANY, or a block with one timestamp
+** per row, packed (no gather) and four-bit qualifiers (EMIT_NIBBLE) or a single qualifier
+** (EMIT_ONE_QUAL: a marker family). gather: room for the row's fixed-width values of a
+** private block, else NULL. */
+static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
+                                  uint32_t ri, uint32_t ci, uint32_t end, uint32_t fid,
+                                  kv_cell_view *out, uint8_t *gather, const int shape) {
+  const bool common = shape != EMIT_ANY;
+  uint32_t fo = b->nquals + 1, n = 0; /* rk[fo]: the offset in cvals */
+  bool per_row = common || b->ts_per_row;
+  int64_t row_ts = per_row ? kv_sf_cblock_ts(b, ri, ci) : 0;
+  const uint8_t *qp = b->qual.p, *cvals = b->cvals;
+  for (uint32_t j = ci; j < end; j++) {
+    uint32_t q = shape == EMIT_NIBBLE     ? (uint32_t)(qp[j >> 1] >> ((j & 1) * 4)) & 15
+                 : shape == EMIT_ONE_QUAL ? (uint32_t)b->qual.base
+                                          : (uint32_t)kv_sf_pa_get(&b->qual, j);
+    const fast_q *f = &fq[q];
+    if (f->keep) {
+      kv_cell_view *v = &out[n++];
+      v->family_id = fid;
+      v->qual = f->qual;
+      v->qual_len = f->qlen;
+      v->ts = per_row ? row_ts : kv_sf_cblock_ts(b, ri, j);
+      if (f->fixed) {
+        v->value_len = f->fw;
+        if (!f->fw) {
+          v->value = (const uint8_t *)"";
+        } else if (common || !gather) {
+          v->value = cvals + rk[fo];
+        } else { /* transposed: byte k of value r at data[k * count + r] */
+          const kv_sf_cgroup *g = &b->groups[q];
+          const uint8_t *src = g->data + rk[q];
+          for (uint32_t k = 0; k < f->fw; k++) gather[k] = src[(size_t)k * g->count];
+          v->value = gather;
+          gather += f->fw;
+        }
+      } else {
+        const kv_sf_cgroup *g = &b->groups[q];
+        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+        v->value = g->data + o;
+        v->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+        /* apart from the row's fixed-width values (a point read's other cold line): ask
+           for it now, so its miss overlaps the rest of the row's way to the caller */
+        __builtin_prefetch(v->value);
+      }
+    }
+    rk[q]++;
+    rk[fo] += f->fw;
+  }
+  return n;
+}
+
+/* Whether the row the iterator is on may be taken whole: the fast path is on, the block is
+** simple (fast_prepare) and the row does not go on in the next block. *end gets the row's
+** end (its next row's first cell). */
+static bool takeable(sf_iter *it, uint32_t *end) {
+  if (!it->fast || !it->valid) return false;
+  if (it->fast_bi != it->bi && !fast_prepare(it)) return false;
+  const kv_sf_cblock *b = it->b;
+  uint32_t ri = it->ri;
+  if (!it->fast_ok) return false;
+  if (ri + 1 == b->nrows) { /* the last row may go on in the next block */
+    if (it->last_spans < 0) {
+      it->last_spans = 0;
+      if ((uint32_t)it->bi + 1 < it->r->nblocks) {
+        const kv_cell *nf = &it->r->index[it->bi + 1].first;
+        it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf->row, nf->row_len) == 0;
+      }
+    }
+    if (it->last_spans) return false;
+  }
+  *end = rfirst(b, ri + 1);
+  return true;
+}
+
+/* Room for a row's fixed-width values gathered from a private block's transposed bytes
+** (it->rowvals), or NULL when the block keeps them whole (packed) or has none. *ok false
+** when out of memory. */
+static uint8_t *gather_room(sf_iter *it, uint32_t ncells, bool *ok) {
+  const kv_sf_cblock *b = it->b;
+  *ok = true;
+  if (b->cvals || !b->max_width) return NULL;
+  it->rowvals.len = 0;
+  if (kv_sfbuf_reserve(&it->rowvals, (size_t)ncells * b->max_width)) {
+    *ok = false;
+    return NULL;
+  }
+  return it->rowvals.p;
+}
+
+int kv_sf_iter_take_row(kv_iter *base, uint32_t fid, kv_cell_view *out, uint32_t cap,
+                        uint32_t *n_out, uint64_t *kept) {
+  sf_iter *it = (sf_iter *)base;
+  *n_out = 0;
+  *kept = 0;
+  uint32_t end;
+  if (!takeable(it, &end)) return KV_SF_ROW_NO;
+  const kv_sf_cblock *b = it->b;
+  uint32_t ri = it->ri, ci = it->ci;
+  if (end - ci > cap) {
+    *n_out = end - ci;
+    return KV_SF_ROW_GROW;
+  }
+  bool ok;
+  uint8_t *gather = gather_room(it, end - ci, &ok);
+  if (!ok) return KV_SF_ROW_NO;
+  if (it->rp.at != ci) kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (mostly
+                                                              there already after a move) */
+  uint32_t n;
+  bool plain = b->ts_per_row && !gather; /* the common cases, specialized */
+  if (plain && b->qual.w == 3)
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, EMIT_NIBBLE);
+  else if (plain && b->qual.w == 0 && b->qual.step == 0 && b->nquals == 1)
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, EMIT_ONE_QUAL);
+  else
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, gather, EMIT_ANY);
+  it->rp.at = end;
+  if (it->io) it->io->cells_skipped += (end - ci) - n;
+  *n_out = n;
+  *kept = n;
+  return KV_SF_ROW_TAKEN;
+}
+
+/* emit_cells in the form of a value vector: the value of each kept cell in [ci, end) goes
+** to vals/lens at its projection position, its bit into the mask returned (the projection's
+** positions are distinct, so its bits count the cells kept). The ranks rk step to end.
+** nibble: a packed block of four-bit qualifiers (a constant where called, so the compiler
+** makes a copy for it); gather as in emit_cells. The offset in cvals is kept in a local:
+** through rk it would be a chain of stores and loads from cell to cell. */
+static inline uint64_t emit_vec(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
+                                uint32_t ci, uint32_t end, const uint8_t **vals, uint32_t *lens,
+                                uint8_t *gather, const bool nibble) {
+  uint32_t fo = b->nquals + 1, off = rk[fo];
+  uint64_t present = 0;
+  const uint8_t *qp = b->qual.p, *cvals = b->cvals;
+  for (uint32_t j = ci; j < end; j++) {
+    uint32_t q = nibble ? (uint32_t)(qp[j >> 1] >> ((j & 1) * 4)) & 15
+                        : (uint32_t)kv_sf_pa_get(&b->qual, j);
+    const fast_q *f = &fq[q];
+    uint32_t fw = f->fw;
+    if (f->keep) {
+      uint32_t i = f->pidx;
+      present |= (uint64_t)1 << i;
+      if (f->fixed) {
+        lens[i] = fw;
+        if (!fw) {
+          vals[i] = (const uint8_t *)"";
+        } else if (nibble || !gather) {
+          vals[i] = cvals + off;
+        } else { /* transposed: byte k of value r at data[k * count + r] */
+          const kv_sf_cgroup *g = &b->groups[q];
+          const uint8_t *src = g->data + rk[q];
+          for (uint32_t k = 0; k < fw; k++) gather[k] = src[(size_t)k * g->count];
+          vals[i] = gather;
+          gather += fw;
+        }
+      } else {
+        const kv_sf_cgroup *g = &b->groups[q];
+        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+        vals[i] = g->data + o;
+        lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+        __builtin_prefetch(vals[i]); /* as in emit_cells */
+      }
+    }
+    rk[q]++;
+    off += fw;
+  }
+  rk[fo] = off;
+  return present;
+}
+
+int kv_sf_iter_take_vec(kv_iter *base, const uint8_t **vals, uint32_t *lens, uint64_t *present,
+                        uint64_t *kept) {
+  sf_iter *it = (sf_iter *)base;
+  *present = 0;
+  *kept = 0;
+  uint32_t end;
+  if (!it->vec_ok || !takeable(it, &end)) return KV_SF_ROW_NO;
+  const kv_sf_cblock *b = it->b;
+  uint32_t ci = it->ci;
+  bool ok;
+  uint8_t *gather = gather_room(it, end - ci, &ok);
+  if (!ok) return KV_SF_ROW_NO;
+  if (it->rp.at != ci) kv_sf_cblock_rank(b, &it->rp, ci); /* the ranks at ci (mostly
+                                                              there already after a move) */
+  uint32_t n = UINT32_MAX;
+  if (it->full_ok && end - ci == b->nquals) { /* a full row: by the table, no cell read */
+    uint32_t *rk = it->rp.ranks, fo = b->nquals + 1, off = rk[fo];
+    const uint8_t *row = b->cvals + off;
+    for (uint32_t q = 0; q < b->nquals; q++) {
+      const fast_q *f = &it->fq[q];
+      if (f->keep) {
+        uint32_t i = f->pidx;
+        if (f->fixed) {
+          vals[i] = f->fw ? row + f->toff : (const uint8_t *)"";
+          lens[i] = f->fw;
+        } else {
+          const kv_sf_cgroup *g = &b->groups[q];
+          uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+          vals[i] = g->data + o;
+          lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+        }
+      }
+      rk[q]++;
+    }
+    rk[fo] = off + it->full_w;
+    *present = it->full_present;
+    n = it->full_kept;
+  } else if (!gather && b->qual.w == 3)
+    *present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, NULL, true);
+  else
+    *present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, gather, false);
+  if (n == UINT32_MAX) { /* cells kept: the bits set (no popcount instruction assumed) */
+    n = 0;
+    for (uint64_t m = *present; m; m &= m - 1) n++;
+  }
+  it->rp.at = end;
+  if (it->io) it->io->cells_skipped += (end - ci) - n;
+  *kept = n;
+  return KV_SF_ROW_TAKEN;
+}
+
+void kv_sf_iter_next_row(kv_iter *base) {
+  sf_iter *it = (sf_iter *)base;
+  const kv_sf_cblock *b = it->b;
+  uint32_t ri = it->ri;
+  kv_sfi_settle_fwd(it, rfirst(b, ri + 1), ri + 1 < b->nrows ? ri + 1 : ri);
+}
