@@ -8,7 +8,8 @@
 ** called in between (on the same column, in any order, twice), and without a current row
 ** (before the first ROWAN_ROW, after DONE, after a reset mid-scan) every value reads as
 ** NULL; nor does another statement's read of the whole table in between (blocks evicted).
-** A point lookup of one family's column alone must still find rows that exist only
+** The whole table sorted by a value column, and counted per value (rows and group keys
+** the sort and the aggregate keep while the scan reads on). A point lookup of one family's column alone must still find rows that exist only
 ** by their other families or their key (the existence family decides). Range reads too (one station's hours, or the whole table in key order, forward and
 ** reverse, with a projection, LIMIT and OFFSET, sometimes reset after a few rows and run
 ** again with new values: the rows-taken-whole and value-vector paths). Writes between reads: upserts of some columns (NULL deletes a cell), deleted rows,
@@ -63,6 +64,8 @@ typedef struct world {
   rowan_stmt *in;        /* IN list, ascending */
   rowan_stmt *in_desc;   /* IN list, descending */
   rowan_stmt *other;     /* a whole-table read run between a row's getters and their check */
+  rowan_stmt *sorted;    /* the whole table sorted by S (rows buffered by the sort) */
+  rowan_stmt *grouped;   /* rows counted per S (group keys kept by the aggregate) */
   rowan_stmt *rq[6][2][2]; /* per projection, form (one station's range, whole table) and
                               direction: range reads with LIMIT and OFFSET */
 } world;
@@ -98,6 +101,8 @@ static void world_open(world *w, const char *name, size_t cache) {
   prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H = ?", &w->pt);
   prep(w, "SELECT H, BIN FROM T WHERE ST = ? AND H = ?", &w->pt2);
   prep(w, "SELECT ST, H, S, BIN FROM T", &w->other);
+  prep(w, "SELECT ST, H, V, S, BIN, I FROM T ORDER BY S NULLS FIRST, ST, H", &w->sorted);
+  prep(w, "SELECT S, COUNT(*) FROM T GROUP BY S", &w->grouped);
   prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H IN (?, ?, ?, ?) ORDER BY H",
        &w->in);
   prep(w, "SELECT ST, H, V, S, BIN, I FROM T WHERE ST = ? AND H IN (?, ?, ?, ?) "
@@ -113,6 +118,8 @@ static void world_close(world *w) {
   rowan_finalize(w->pt);
   rowan_finalize(w->pt2);
   rowan_finalize(w->other);
+  rowan_finalize(w->sorted);
+  rowan_finalize(w->grouped);
   rowan_finalize(w->in);
   rowan_finalize(w->in_desc);
   assert_int_equal(rowan_close(w->db), ROWAN_OK);
@@ -414,6 +421,61 @@ static void range_read(world *w, mrow (*m)[NH]) {
   }
 }
 
+/* Model rows (s, h) in the order of ORDER BY S NULLS FIRST, ST, H. */
+static mrow (*sort_m)[NH];
+static int by_s(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  const mrow *p = &sort_m[x / NH][x % NH], *q = &sort_m[y / NH][y % NH];
+  if (p->has_s != q->has_s) return p->has_s ? 1 : -1;
+  int c = p->has_s ? strcmp(p->s, q->s) : 0;
+  return c ? c : x - y; /* then ST, then H: the index order */
+}
+
+/* The whole table sorted by a value column (the sort keeps every row's values while the
+** scan goes on through blocks evicted from the tiny cache), and counted per S (the
+** aggregate keeps its group keys): against the model. */
+static void sorted_read(world *w, mrow (*m)[NH]) {
+  static int idx[NST * NH];
+  int n = 0;
+  for (int s = 0; s < NST; s++)
+    for (int h = 0; h < NH; h++)
+      if (m[s][h].live) idx[n++] = s * NH + h;
+  sort_m = m;
+  qsort(idx, (size_t)n, sizeof *idx, by_s);
+  rowan_stmt *st = w->sorted;
+  for (int i = 0; i < n; i++) {
+    int rc = rowan_step(st);
+    if (rc != ROWAN_ROW)
+      fail_msg("seed %llu: sorted read: row %d of %d missing: %d %s", (unsigned long long)w->seed,
+               i, n, rc, rowan_errmsg(w->db));
+    int s = idx[i] / NH, h = idx[i] % NH;
+    check_row(w, st, s, h, &m[s][h], ALL, NC);
+  }
+  if (rowan_step(st) != ROWAN_DONE)
+    fail_msg("seed %llu: sorted read: a row past the %d due", (unsigned long long)w->seed, n);
+  assert_int_equal(rowan_reset(st), ROWAN_OK);
+  /* counts per S: each group's key and count; the groups in any order */
+  st = w->grouped;
+  int groups = 0, rows = 0, rc;
+  while ((rc = rowan_step(st)) == ROWAN_ROW) {
+    const char *key = rowan_column_text(st, 0);
+    int64_t cnt = rowan_column_int64(st, 1), want = 0;
+    for (int i = 0; i < n; i++) {
+      const mrow *r = &m[idx[i] / NH][idx[i] % NH];
+      want += key ? r->has_s && strcmp(r->s, key) == 0 : !r->has_s;
+    }
+    if (cnt != want || want == 0)
+      fail_msg("seed %llu: GROUP BY S: group '%s' counted %lld, model %lld",
+               (unsigned long long)w->seed, key ? key : "NULL", (long long)cnt, (long long)want);
+    groups++;
+    rows += (int)cnt;
+  }
+  if (rc != ROWAN_DONE || rows != n)
+    fail_msg("seed %llu: GROUP BY S: %d groups of %d rows (model %d rows), then %d",
+             (unsigned long long)w->seed, groups, rows, n, rc);
+  assert_int_equal(rowan_reset(st), ROWAN_OK);
+}
+
 static void run(const char *name, size_t cache) {
   world w;
   world_open(&w, name, cache);
@@ -440,6 +502,7 @@ static void run(const char *name, size_t cache) {
       uint64_t x = rnd(&w, 6);
       if (x < 3) point_read(&w, m);
       else if (x < 5) in_read(&w, m);
+      else if (i % 20 == 0) sorted_read(&w, m);
       else range_read(&w, m);
     }
     if (in_tx) {
