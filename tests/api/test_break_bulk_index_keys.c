@@ -185,7 +185,7 @@ static void one_table(uint64_t *rs, uint64_t seed, int t) {
   rowan_db *a = tu_open_mem(ea), *b = tu_open_mem(eb);
   exec_ok(a, s.ddl);
   exec_ok(b, s.ddl);
-  for (int i = 0; i < s.nidx; i++) {
+  for (int i = 0; i < s.nidx && i < 2; i++) { /* i < 2: GCC -O3 cannot see nidx <= 2 */
     int ra = rowan_exec(a, s.idx[i], NULL, NULL), rb = rowan_exec(b, s.idx[i], NULL, NULL);
     assert_int_equal(ra, rb);
     if (ra != ROWAN_OK) s.idx[i][0] = 0; /* e.g. an index on a type that cannot be indexed */

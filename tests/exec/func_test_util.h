@@ -63,6 +63,8 @@ static void check(int line, const char *name, int n, const cat_value *a, int wan
                   const char *want) {
   cat_value out;
   cat_type rt;
+  memset(&out, 0, sizeof out); /* set by run; cleared so -O3 sees them set after fail_msg */
+  memset(&rt, 0, sizeof rt);
   int rc = run(name, n, a, &out, &rt);
   if (rc != EXEC_OK) fail_msg("line %d: %s failed (%d): %s", line, name, rc, msg);
   char got[256];
