@@ -73,7 +73,7 @@ static double thread_cpu_s(void) {
 }
 
 size_t bench_cache_bytes = (size_t)64 << 20;
-unsigned bench_block_size = 4096; /* --blocksize: Rowan readings family BLOCKSIZE, 0 = the family default */
+unsigned bench_block_size = 0; /* --blocksize: Rowan readings family BLOCKSIZE, 0 = the family default (64 KiB) */
 
 static uint64_t rng_state;
 static uint64_t rng_next(void) { /* xorshift64* */
@@ -591,7 +591,7 @@ static void usage(void) {
                   " [--lookups N]\n"
                   "  --scaled N: copies of the archive in the scaled data set (3; 0 skips it)\n"
                   "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
-                  "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (4096; 0: Rowan's default, 64 KiB)\n"
+                  "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (0: Rowan's default, 64 KiB)\n"
                   "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n");
   exit(1);
 }
