@@ -512,7 +512,9 @@ static void scenario(size_t cache, bool varkeys, const char *name) {
   assert_true(w.taken * 4 >= w.rows);
   fprintf(stderr, "[%s] %llu family rows as value vectors\n", name,
           (unsigned long long)w.vec_rows);
-  assert_true(w.vec_rows * 10 >= w.rows); /* the vector path ran too */
+  /* the vector path ran too: 10% to 15% of the family rows over many seeds (only table
+     scans without a filter ask for vectors), 4% is the floor that still proves it */
+  assert_true(w.vec_rows * 25 >= w.rows);
   world_close(&w);
 }
 
