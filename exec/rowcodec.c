@@ -464,6 +464,26 @@ static int decode_tail_keys(exec_rowcodec *rc, const kv_row *row, cat_value *val
   return EXEC_OK;
 }
 
+/* Value k of vec into v as table entry e says (column col): an 8-byte DOUBLE straight, any
+** other through decode_cell, then owned in copy when copy is not NULL. */
+static inline int vec_value(exec_rowcodec *rc, const exec_vec_col *e, int col,
+                            const kv_value_vector *vec, uint32_t k, cat_value *v,
+                            struct plan_arena *copy, exec_error *err) {
+  v->type = e->type;
+  const uint8_t *p = vec->values[k];
+  uint32_t len = vec->value_lens[k];
+  if (e->kind == RC_DOUBLE && len == 8) {
+    v->u.d = cat_vc_get_double(p);
+    v->is_null = false;
+    return EXEC_OK;
+  }
+  exec_rc_cell ce = {col, e->kind, e->width, vec->family_id};
+  kv_cell_view cell = {vec->family_id, NULL, 0, 0, p, len};
+  int r = decode_cell(rc, &ce, &cell, v, err);
+  if (r == EXEC_OK && copy) r = own(copy, v, err);
+  return r;
+}
+
 /* Decode value vectors vecs[0..n_vecs) (kv.h kv_value_vector) through map into vals. Prepared
 ** (seen not NULL: need is rc->prep_need): a column goes to its prepared slot, its bit set in
 ** *seen unless already set; else to its own slot when need allows and the slot is still
@@ -488,24 +508,8 @@ static int decode_vectors(exec_rowcodec *rc, const kv_value_vector *vecs, uint32
         /* every position present, needed and not filled yet: no per-value mask work */
         *seen |= bits;
         for (uint32_t k = 0; k < n; k++) {
-          const exec_vec_col *e = &pc[k];
-          cat_value *v = &vals[e->slot];
-          v->type = e->type;
-          const uint8_t *p = vec->values[k];
-          uint32_t len = vec->value_lens[k];
-          if (e->kind == RC_DOUBLE && len == 8) {
-            v->u.d = cat_vc_get_double(p);
-            v->is_null = false;
-            continue;
-          }
-          exec_rc_cell ce = {cols[k], e->kind, e->width, vec->family_id};
-          kv_cell_view cell = {vec->family_id, NULL, 0, 0, p, len};
-          int r = decode_cell(rc, &ce, &cell, v, err);
+          int r = vec_value(rc, &pc[k], cols[k], vec, k, &vals[pc[k].slot], copy, err);
           if (r != EXEC_OK) return r;
-          if (copy) {
-            r = own(copy, v, err);
-            if (r != EXEC_OK) return r;
-          }
         }
         continue;
       }
@@ -516,23 +520,8 @@ static int decode_vectors(exec_rowcodec *rc, const kv_value_vector *vecs, uint32
         uint64_t bit = (uint64_t)1 << e->slot;
         if (*seen & bit) continue;
         *seen |= bit;
-        cat_value *v = &vals[e->slot];
-        v->type = e->type;
-        const uint8_t *p = vec->values[k];
-        uint32_t len = vec->value_lens[k];
-        if (e->kind == RC_DOUBLE && len == 8) {
-          v->u.d = cat_vc_get_double(p);
-          v->is_null = false;
-          continue;
-        }
-        exec_rc_cell ce = {cols[k], e->kind, e->width, vec->family_id};
-        kv_cell_view cell = {vec->family_id, NULL, 0, 0, p, len};
-        int r = decode_cell(rc, &ce, &cell, v, err);
+        int r = vec_value(rc, e, cols[k], vec, k, &vals[e->slot], copy, err);
         if (r != EXEC_OK) return r;
-        if (copy) {
-          r = own(copy, v, err);
-          if (r != EXEC_OK) return r;
-        }
       }
       continue;
     }
