@@ -269,13 +269,9 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   w->bytes += e->size;
   const uint8_t *p = raw, *lim = raw + len;
   uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
-  GET(p, lim, &nrows, "truncated block header");
-  GET(p, lim, &ncells, "truncated block header");
-  GET(p, lim, &nquals, "truncated block header");
-  GET(p, lim, &min_seq, "truncated block header");
-  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len ||
-      nrows != e->rows || ncells != e->cells)
-    CORRUPT("bad row, cell or qualifier count");
+  if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, &why)))
+    goto corrupt;
+  if (nrows != e->rows || ncells != e->cells) CORRUPT("bad row, cell or qualifier count");
   w->cells += ncells;
   /* dictionary: which entries are in Q and which are referenced */
   int16_t dref[MAXQ + 1];

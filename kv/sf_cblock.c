@@ -27,16 +27,6 @@ void kv_sf_cdec_free(kv_sf_cdec *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* Append n bytes of room to the arena at an 8-aligned offset; *off gets it. */
-static int arena_room(kv_sf_cdec *w, size_t n, uint32_t *off) {
-  size_t at = (w->arena.len + 7) & ~(size_t)7;
-  if (at + n > UINT32_MAX) return KV_ERR_NOMEM;
-  if (kv_sfbuf_reserve(&w->arena, at + n - w->arena.len)) return KV_ERR_NOMEM;
-  w->arena.len = at + n;
-  *off = (uint32_t)at;
-  return KV_OK;
-}
-
 static uint8_t width_of(uint64_t range) {
   return range == 0 ? 0 : range <= 0xff ? 1 : range <= 0xffff ? 2 : range <= 0xffffffffu ? 4 : 8;
 }
@@ -56,7 +46,7 @@ static int pack_nums(kv_sf_cdec *w, const uint64_t *v64, const uint32_t *v32, ui
   out->base = mn;
   out->w = width_of(mx - mn);
   if (!out->w) return KV_OK;
-  if (arena_room(w, (size_t)n * out->w, &out->off)) return KV_ERR_NOMEM;
+  if (kv_sfbuf_room(&w->arena, (size_t)n * out->w, &out->off)) return KV_ERR_NOMEM;
   uint8_t *d = w->arena.p + out->off;
   for (uint32_t i = 0; i < n; i++) {
     uint64_t x = (v64 ? v64[i] : v32[i]) - mn;
@@ -84,7 +74,7 @@ static int pack_qual(kv_sf_cdec *w, const uint32_t *v, uint32_t n, uint32_t nq,
   if (nq > 16 || nq < 2) return pack32(w, v, n, out);
   memset(out, 0, sizeof *out);
   out->w = 3;
-  if (arena_room(w, ((size_t)n + 1) / 2, &out->off)) return KV_ERR_NOMEM;
+  if (kv_sfbuf_room(&w->arena, ((size_t)n + 1) / 2, &out->off)) return KV_ERR_NOMEM;
   uint8_t *d = w->arena.p + out->off;
   memset(d, 0, ((size_t)n + 1) / 2);
   for (uint32_t i = 0; i < n; i++) d[i >> 1] |= (uint8_t)(v[i] << ((i & 1) * 4));
@@ -118,7 +108,7 @@ static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, ui
     uint64_t klen = L.key_len, lcp = L.lcp;
     uint32_t sw = L.suffix;
     w->prefix_off = (size_t)(L.prefix - w->raw);
-    if (arena_room(w, (size_t)sw * n + 1, &w->keys_off)) return KV_ERR_NOMEM;
+    if (kv_sfbuf_room(&w->arena, (size_t)sw * n + 1, &w->keys_off)) return KV_ERR_NOMEM;
     uint8_t *k = w->arena.p + w->keys_off;
     if (mode == KV_SF_ROWS_FIXED) {
       if ((uint64_t)sw * n > (uint64_t)(lim - p)) CORRUPT("key suffixes run past the block");
@@ -164,7 +154,7 @@ static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, ui
   if (key_total > KV_SF_MAX_KEY_BYTES) CORRUPT("row keys too large");
   suf = p;
   p += suf_total;
-  if (arena_room(w, key_total + 1, &w->keys_off)) return KV_ERR_NOMEM;
+  if (kv_sfbuf_room(&w->arena, key_total + 1, &w->keys_off)) return KV_ERR_NOMEM;
   uint8_t *k = w->arena.p + w->keys_off;
   uint32_t off = 0, plen = 0;
   for (uint32_t r = 0; r < n; r++) {
@@ -223,12 +213,8 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   memset(b, 0, sizeof *b);
   w->arena.len = 0;
   w->raw = raw;
-  GET(p, lim, &nrows, "truncated block header");
-  GET(p, lim, &ncells, "truncated block header");
-  GET(p, lim, &nquals, "truncated block header");
-  GET(p, lim, &min_seq, "truncated block header");
-  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len)
-    CORRUPT("bad row, cell or qualifier count");
+  if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, why)))
+    return KV_ERR_CORRUPT;
   uint32_t n = (uint32_t)ncells, nq = (uint32_t)nquals, ng = nq + 1;
   if (reserve(w, n, ng)) return KV_ERR_NOMEM;
   b->nrows = (uint32_t)nrows;
@@ -245,7 +231,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     p += v;
   }
   w->dict_len = (size_t)(p - raw) - w->dict_off;
-  if (arena_room(w, (size_t)nq * 4, &w->qoff_off) || arena_room(w, (size_t)nq * 4, &w->qlen_off))
+  if (kv_sfbuf_room(&w->arena, (size_t)nq * 4, &w->qoff_off) || kv_sfbuf_room(&w->arena, (size_t)nq * 4, &w->qlen_off))
     return KV_ERR_NOMEM;
   memcpy(w->arena.p + w->qoff_off, qo, (size_t)nq * 4);
   memcpy(w->arena.p + w->qlen_off, ql, (size_t)nq * 4);
@@ -299,7 +285,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   memset(&b->type, 0, sizeof b->type);
   if (!all_put) {
     b->type.w = 1;
-    if (arena_room(w, n, &b->type.off)) return KV_ERR_NOMEM;
+    if (kv_sfbuf_room(&w->arena, n, &b->type.off)) return KV_ERR_NOMEM;
     memcpy(w->arena.p + b->type.off, types, n);
   }
   uint64_t seq_hi = 0;
@@ -360,7 +346,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   uint32_t shift = 7;
   while ((1ull << shift) < (uint64_t)(ng + 1) * 8 && shift < 31) shift++;
   uint32_t nck = (n >> shift) + 1, cw = ng + 1;
-  if ((uint64_t)nck * cw * 4 > UINT32_MAX || arena_room(w, (size_t)nck * cw * 4, &w->ck_off))
+  if ((uint64_t)nck * cw * 4 > UINT32_MAX || kv_sfbuf_room(&w->arena, (size_t)nck * cw * 4, &w->ck_off))
     return KV_ERR_NOMEM;
   uint32_t *ck = (uint32_t *)(void *)(w->arena.p + w->ck_off);
   uint32_t mask = (1u << shift) - 1, *cur = w->t32; /* cw running counts */

@@ -210,12 +210,8 @@ int kv_sf_block_keep(const uint8_t *raw, size_t len, const uint8_t *const *quals
   uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
   *why = NULL;
   *all = true;
-  GET(p, lim, &nrows, "truncated block header");
-  GET(p, lim, &ncells, "truncated block header");
-  GET(p, lim, &nquals, "truncated block header");
-  GET(p, lim, &min_seq, "truncated block header");
-  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len)
-    CORRUPT("bad row, cell or qualifier count");
+  if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, why)))
+    return KV_ERR_CORRUPT;
   if (kv_sf_grow((void **)keep, cap, (size_t)nquals, 1)) return KV_ERR_NOMEM;
   for (uint32_t q = 0; q < nquals; q++) {
     GET(p, lim, &v, "truncated qualifier dictionary");
@@ -239,13 +235,8 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
   const uint8_t *p = raw, *lim = raw + len;
   uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
   *why = NULL;
-  GET(p, lim, &nrows, "truncated block header");
-  GET(p, lim, &ncells, "truncated block header");
-  GET(p, lim, &nquals, "truncated block header");
-  GET(p, lim, &min_seq, "truncated block header");
-  /* Every cell costs at least one type byte, every row one count varint. */
-  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len)
-    CORRUPT("bad row, cell or qualifier count");
+  if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, why)))
+    return KV_ERR_CORRUPT;
   if (reserve(d, nrows, ncells, nquals)) return KV_ERR_NOMEM;
   d->nrows = (uint32_t)nrows;
   d->ncells = (uint32_t)ncells;

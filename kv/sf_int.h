@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kv/cell.h"
+#include "kv/coding.h"
 #include "kv/env.h"
 #include "kv/sf.h"
 
@@ -36,6 +37,27 @@ enum { KV_SF_STORED_RAW = 0, KV_SF_STORED_LZ4 = 1 }; /* block header compression
 enum { KV_SF_ROWS_PREFIX = 0, KV_SF_ROWS_FIXED = 1, KV_SF_ROWS_DELTA = 2 };
 #define KV_SF_MAX_KEY_BYTES (512u << 20) /* rebuilt row key bytes a block may hold */
 
+/* Read a raw block's header (docs/FORMAT.md Part 2, "Raw block": nrows, ncells, nquals,
+** min_seq) from [p, lim), p the block's first byte, and check the counts every decoder
+** relies on: nrows >= 1, nrows <= ncells, 1 <= nquals <= ncells, ncells <= the block's
+** bytes. Returns the byte after the header, or NULL with *why set (the block is corrupt). */
+static inline const uint8_t *kv_sf_raw_header(const uint8_t *p, const uint8_t *lim,
+                                              uint64_t *nrows, uint64_t *ncells,
+                                              uint64_t *nquals, uint64_t *min_seq,
+                                              const char **why) {
+  uint64_t len = (uint64_t)(lim - p);
+  if (!(p = kv_get_varint(p, lim, nrows)) || !(p = kv_get_varint(p, lim, ncells)) ||
+      !(p = kv_get_varint(p, lim, nquals)) || !(p = kv_get_varint(p, lim, min_seq))) {
+    *why = "truncated block header";
+    return NULL;
+  }
+  if (*nrows == 0 || *ncells < *nrows || *nquals == 0 || *nquals > *ncells || *ncells > len) {
+    *why = "bad row, cell or qualifier count";
+    return NULL;
+  }
+  return p;
+}
+
 /* ---- Growable byte buffer ---- */
 typedef struct kv_sfbuf {
   uint8_t *p;  /* bytes (malloc'ed) */
@@ -45,6 +67,17 @@ typedef struct kv_sfbuf {
 
 /* Make room for `extra` more bytes after len. KV_OK or KV_ERR_NOMEM (buffer unchanged). */
 int kv_sfbuf_reserve(kv_sfbuf *b, size_t extra);
+/* Take n bytes of room at the next 8-aligned offset after len (a decoder's arena, whose
+** parts are later addressed by offset since the bytes may move when it grows): *off gets
+** the offset. KV_OK or KV_ERR_NOMEM (also when the offset would pass 4 GiB). */
+static inline int kv_sfbuf_room(kv_sfbuf *b, size_t n, uint32_t *off) {
+  size_t at = (b->len + 7) & ~(size_t)7;
+  if (at + n > UINT32_MAX) return KV_ERR_NOMEM;
+  if (kv_sfbuf_reserve(b, at + n - b->len)) return KV_ERR_NOMEM;
+  b->len = at + n;
+  *off = (uint32_t)at;
+  return KV_OK;
+}
 /* Append n bytes. KV_OK or KV_ERR_NOMEM. */
 int kv_sfbuf_append(kv_sfbuf *b, const void *p, size_t n);
 /* Append a varint. KV_OK or KV_ERR_NOMEM. */

@@ -43,16 +43,6 @@ void kv_sf_pdec_free(kv_sf_pdec *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* Append n bytes of room to the arena at an 8-aligned offset; *off gets it. */
-static int arena_room(kv_sf_pdec *w, size_t n, uint32_t *off) {
-  size_t at = (w->arena.len + 7) & ~(size_t)7;
-  if (at + n > UINT32_MAX) return KV_ERR_NOMEM;
-  if (kv_sfbuf_reserve(&w->arena, at + n - w->arena.len)) return KV_ERR_NOMEM;
-  w->arena.len = at + n;
-  *off = (uint32_t)at;
-  return KV_OK;
-}
-
 /* The byte after the n-th varint from p, or NULL when [p, lim) ends first. A varint ends
 ** at its first byte below 0x80: whole words whose last bytes number fewer than n are
 ** stepped over at once. */
@@ -310,12 +300,8 @@ int kv_sf_point_decode(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint
   w->block_rows = w->block_cells = w->first_row = 0;
   if (want < 1) want = 1;
   if (want > KV_SF_POINT_MAX_ROWS) want = KV_SF_POINT_MAX_ROWS;
-  GET(p, lim, &nrows, "truncated block header");
-  GET(p, lim, &ncells, "truncated block header");
-  GET(p, lim, &nquals, "truncated block header");
-  GET(p, lim, &min_seq, "truncated block header");
-  if (nrows == 0 || ncells < nrows || nquals == 0 || nquals > ncells || ncells > len)
-    CORRUPT("bad row, cell or qualifier count");
+  if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, why)))
+    return KV_ERR_CORRUPT;
   uint32_t n = (uint32_t)ncells, nr = (uint32_t)nrows, nq = (uint32_t)nquals, ng = nq + 1;
   w->block_rows = w->first_row = nr;
   w->block_cells = n;
@@ -326,7 +312,7 @@ int kv_sf_point_decode(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint
   /* dictionary: offsets and lengths relative to its first byte */
   const uint8_t *dict = p;
   uint32_t qoff_off, qlen_off;
-  if (arena_room(w, (size_t)nq * 4, &qoff_off) || arena_room(w, (size_t)nq * 4, &qlen_off))
+  if (kv_sfbuf_room(&w->arena, (size_t)nq * 4, &qoff_off) || kv_sfbuf_room(&w->arena, (size_t)nq * 4, &qlen_off))
     return KV_ERR_NOMEM;
   uint32_t *qo = AR(w, qoff_off, uint32_t), *ql = AR(w, qlen_off, uint32_t);
   for (uint32_t q = 0; q < nq; q++) {
@@ -350,10 +336,10 @@ int kv_sf_point_decode(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint
   uint32_t q_off, t_off, ts_off, seq_off, rf_off, ko_off, keys_off, ck_off, cv_off;
   size_t ktotal = 0;
   for (uint32_t i = 0; i < m; i++) ktotal += klen[i];
-  if (arena_room(w, (size_t)k * 4, &q_off) || arena_room(w, k, &t_off) ||
-      arena_room(w, (size_t)k * 8, &ts_off) || arena_room(w, (size_t)k * 8, &seq_off) ||
-      arena_room(w, ((size_t)m + 1) * 4, &rf_off) || arena_room(w, ((size_t)m + 1) * 4, &ko_off) ||
-      arena_room(w, ktotal + 1, &keys_off) || arena_room(w, ((size_t)ng + 1) * 4, &ck_off))
+  if (kv_sfbuf_room(&w->arena, (size_t)k * 4, &q_off) || kv_sfbuf_room(&w->arena, k, &t_off) ||
+      kv_sfbuf_room(&w->arena, (size_t)k * 8, &ts_off) || kv_sfbuf_room(&w->arena, (size_t)k * 8, &seq_off) ||
+      kv_sfbuf_room(&w->arena, ((size_t)m + 1) * 4, &rf_off) || kv_sfbuf_room(&w->arena, ((size_t)m + 1) * 4, &ko_off) ||
+      kv_sfbuf_room(&w->arena, ktotal + 1, &keys_off) || kv_sfbuf_room(&w->arena, ((size_t)ng + 1) * 4, &ck_off))
     return KV_ERR_NOMEM;
   memcpy(AR(w, keys_off, uint8_t), w->kb + kat, ktotal);
   uint32_t *ko = AR(w, ko_off, uint32_t), *rfo = AR(w, rf_off, uint32_t), maxk = 0;
@@ -442,7 +428,7 @@ int kv_sf_point_decode(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint
       sum += v;
     }
     uint32_t vo;
-    if (arena_room(w, ((size_t)c[G_ROW] + 1) * 4, &vo)) return KV_ERR_NOMEM;
+    if (kv_sfbuf_room(&w->arena, ((size_t)c[G_ROW] + 1) * 4, &vo)) return KV_ERR_NOMEM;
     uint32_t *off = AR(w, vo, uint32_t);
     uint64_t s0 = sum;
     off[0] = 0;
@@ -458,7 +444,7 @@ int kv_sf_point_decode(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint
   }
   if (p != lim) CORRUPT("bytes after the last value group");
   /* fixed-width values whole, in cell order */
-  if (arena_room(w, fixed_bytes + 1, &cv_off)) return KV_ERR_NOMEM;
+  if (kv_sfbuf_room(&w->arena, fixed_bytes + 1, &cv_off)) return KV_ERR_NOMEM;
   uint8_t *cv = AR(w, cv_off, uint8_t);
   rq = AR(w, q_off, uint32_t);
   ty = AR(w, t_off, uint8_t);
