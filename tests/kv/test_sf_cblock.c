@@ -21,138 +21,7 @@
 
 #include "kv/sf_cblock.h"
 #include "testutil.h"
-
-#define MAXC 6000
-
-typedef struct cellset {
-  kv_cell c[MAXC];        /* the cells, in order */
-  uint8_t bytes[1 << 20]; /* their row, qualifier and value bytes */
-  size_t n, used;         /* cells / bytes in use */
-} cellset;
-
-static const uint8_t *stash(cellset *s, const void *p, size_t n) {
-  assert_true(s->used + n <= sizeof s->bytes);
-  uint8_t *d = s->bytes + s->used;
-  if (n) memcpy(d, p, n);
-  s->used += n;
-  return d;
-}
-
-static void add(cellset *s, const uint8_t *row, uint32_t rl, const uint8_t *q, uint32_t ql,
-                int64_t ts, uint64_t seq, uint8_t type, const uint8_t *val, uint32_t vl) {
-  assert_true(s->n < MAXC);
-  kv_cell *c = &s->c[s->n++];
-  c->row = stash(s, row, rl);
-  c->row_len = rl;
-  c->qual = stash(s, q, ql);
-  c->qual_len = ql;
-  c->ts = ts;
-  c->seq = seq;
-  c->type = type;
-  c->value = stash(s, val, vl);
-  c->value_len = vl;
-}
-
-/* A random block's cells, in cell order. kmode: 0 keys of varied lengths, 1 one length with
-** a short suffix, 2 one length with a long one. */
-static void random_set(uint64_t *st, cellset *s) {
-  s->n = s->used = 0;
-  int kmode = (int)tu_below(st, 3);
-  uint32_t nq = 1 + (uint32_t)tu_below(st, tu_below(st, 4) == 0 ? 300 : 14);
-  uint32_t klen = kmode == 2 ? 20 : 12;
-  uint8_t row[24], val[64], qb[8];
-  memset(row, 'k', sizeof row);
-  size_t nrows = 1 + tu_below(st, tu_below(st, 3) == 0 ? 400 : 30);
-  int64_t base_ts = (int64_t)tu_below(st, 3) == 0 ? -5000 : 1700000000000;
-  bool row_ts = tu_below(st, 2) == 0, compacted = tu_below(st, 3) == 0;
-  bool puts_only = tu_below(st, 3) == 0; /* no type array: the rank cursor's fast path */
-  bool one_version = tu_below(st, 2) == 0; /* one cell per column: a simple block when puts
-                                              only (kv_sf_cblock.one_put_per_col) */
-  bool fixed_q[300];
-  for (uint32_t q = 0; q < nq; q++) fixed_q[q] = tu_below(st, 3) != 0;
-  for (size_t r = 0; r < nrows && s->n + 3 * nq < MAXC; r++) {
-    uint32_t rl = kmode == 0 ? 1 + (uint32_t)tu_below(st, 12) : klen;
-    if (kmode == 0 && r == 0 && tu_below(st, 6) == 0) rl = 0; /* an empty key sorts first */
-    if (rl == 0 && tu_below(st, 2)) nrows = 1;                 /* alone: a key length of 0 */
-    size_t lo = kmode == 1 ? klen - 3 : kmode == 2 ? 4 : 0;
-    size_t pos = lo + tu_below(st, rl - lo);
-    row[pos]++;
-    for (size_t j = pos + 1; j < sizeof row; j++) row[j] = (uint8_t)(tu_below(st, 2) * 0xFF);
-    if (s->n && kv_bytes_cmp(s->c[s->n - 1].row, s->c[s->n - 1].row_len, row, rl) >= 0)
-      continue;
-    int64_t ts = base_ts + (int64_t)tu_below(st, row_ts ? 100000 : 3);
-    if (!puts_only && tu_below(st, 20) == 0) /* a DeleteFamily marker first (empty qual) */
-      add(s, row, rl, (const uint8_t *)"", 0, ts + 7, compacted ? 0 : 9, KV_DELETE_FAMILY,
-          val, 0);
-    for (uint32_t q = 0; q < nq; q++) {
-      if (tu_below(st, 4) == 0) continue;
-      qb[0] = 'q';
-      qb[1] = (uint8_t)(q >> 8);
-      qb[2] = (uint8_t)q;
-      uint32_t nv = !one_version && tu_below(st, 6) == 0 ? 1 + (uint32_t)tu_below(st, 3) : 1;
-      int64_t t = row_ts ? ts : ts + (int64_t)tu_below(st, 50);
-      for (uint32_t v = 0; v < nv; v++, t -= 1 + (int64_t)tu_below(st, 5)) {
-        uint8_t type = puts_only || tu_below(st, 8) ? KV_PUT : (uint8_t)(1 + tu_below(st, 2));
-        uint32_t vl = type != KV_PUT ? 0 : fixed_q[q] ? (q % 3 == 0 ? 8 : q % 3 == 1 ? 4 : 0)
-                                                      : (uint32_t)tu_below(st, 20);
-        for (uint32_t j = 0; j < vl; j++) val[j] = (uint8_t)tu_rand(st);
-        add(s, row, rl, qb, 3, t, compacted ? 0 : 100 + tu_below(st, 100000), type, val, vl);
-      }
-    }
-  }
-  if (s->n == 0) add(s, (const uint8_t *)"z", 1, (const uint8_t *)"q", 1, 1, 1, KV_PUT,
-                     (const uint8_t *)"v", 1);
-}
-
-static void build(kv_sfb_builder *b, const cellset *s) {
-  kv_sfb_reset(b);
-  for (size_t i = 0; i < s->n; i++) {
-    int new_row = i == 0 || kv_bytes_cmp(s->c[i - 1].row, s->c[i - 1].row_len, s->c[i].row,
-                                         s->c[i].row_len) != 0;
-    assert_int_equal(kv_sfb_add(b, &s->c[i], new_row), KV_OK);
-  }
-  assert_int_equal(kv_sfb_encode(b), KV_OK);
-}
-
-/* Cell ci of the compact block, value through the rank cursor. */
-static void cblock_cell(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ri, uint32_t ci,
-                        uint8_t *kbuf, uint8_t *vbuf, kv_cell *out) {
-  out->row = kv_sf_cblock_key(b, ri, kbuf, &out->row_len);
-  uint32_t q = (uint32_t)kv_sf_pa_get(&b->qual, ci);
-  out->qual = b->dict + b->q_off[q];
-  out->qual_len = b->q_len[q];
-  out->ts = kv_sf_cblock_ts(b, ri, ci);
-  out->seq = kv_sf_pa_get(&b->seq, ci);
-  out->type = (uint8_t)kv_sf_pa_get(&b->type, ci);
-  const kv_sf_cgroup *g = &b->groups[kv_sf_cblock_group(b, ci)];
-  uint32_t rank = kv_sf_cblock_rank(b, rp, ci);
-  assert_true(rank < g->count);
-  if (g->fixed && b->cvals) { /* packed: whole values in cell order */
-    out->value = b->cvals + rp->ranks[b->nquals + 1];
-    out->value_len = g->width;
-  } else if (g->fixed) {
-    assert_true(g->transposed);
-    for (uint32_t j = 0; j < g->width; j++) vbuf[j] = g->data[(size_t)j * g->count + rank];
-    out->value = vbuf;
-    out->value_len = g->width;
-  } else {
-    uint64_t o = kv_sf_pa_get(&g->voff, rank);
-    out->value = g->data + o;
-    out->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rank + 1) - o);
-  }
-}
-
-static void cell_eq(const kv_cell *c, const kv_cell *w) {
-  assert_int_equal(c->row_len, w->row_len);
-  if (w->row_len) assert_memory_equal(c->row, w->row, w->row_len);
-  assert_int_equal(c->qual_len, w->qual_len);
-  if (w->qual_len) assert_memory_equal(c->qual, w->qual, w->qual_len);
-  assert_true(c->ts == w->ts);
-  assert_true(c->seq == w->seq);
-  assert_int_equal(c->type, w->type);
-  assert_int_equal(c->value_len, w->value_len);
-  if (w->value_len) assert_memory_equal(c->value, w->value, w->value_len);
-}
+#include "tu_blocks.h"
 
 /* Row of each cell, from the compact block's row_first. */
 static uint32_t row_of(const kv_sf_cblock *b, uint32_t ci) {
@@ -166,7 +35,7 @@ static uint32_t row_of(const kv_sf_cblock *b, uint32_t ci) {
 ** range. */
 static size_t n_simple[2]; /* blocks checked with one_put_per_col false / true */
 
-static void check_summary(const kv_sf_cblock *b, const cellset *s) {
+static void check_summary(const kv_sf_cblock *b, const tb_cellset *s) {
   bool one = true;
   uint64_t max_seq = 0;
   int64_t min_ts = INT64_MAX, max_ts = INT64_MIN;
@@ -188,7 +57,7 @@ static void check_summary(const kv_sf_cblock *b, const cellset *s) {
 }
 
 /* Every cell of b against the model: forward, backward, then in random order. */
-static void check_block(uint64_t *st, const kv_sf_cblock *b, const cellset *s) {
+static void check_block(uint64_t *st, const kv_sf_cblock *b, const tb_cellset *s) {
   assert_int_equal(b->ncells, s->n);
   check_summary(b, s);
   assert_true(kv_sf_pa_get(&b->row_first, b->nrows) == b->ncells);
@@ -201,17 +70,17 @@ static void check_block(uint64_t *st, const kv_sf_cblock *b, const cellset *s) {
   for (uint32_t i = 0; i < b->ncells; i++) rows[i] = row_of(b, i);
   kv_cell c;
   for (uint32_t i = 0; i < b->ncells; i++) {
-    cblock_cell(b, &rp, rows[i], i, kbuf, vbuf, &c);
-    cell_eq(&c, &s->c[i]);
+    tb_cblock_cell(b, &rp, rows[i], i, kbuf, vbuf, &c);
+    tb_cell_eq(&c, &s->c[i]);
   }
   for (uint32_t i = b->ncells; i-- > 0;) {
-    cblock_cell(b, &rp, rows[i], i, kbuf, vbuf, &c);
-    cell_eq(&c, &s->c[i]);
+    tb_cblock_cell(b, &rp, rows[i], i, kbuf, vbuf, &c);
+    tb_cell_eq(&c, &s->c[i]);
   }
   for (uint32_t k = 0; k < b->ncells; k++) {
     uint32_t i = (uint32_t)tu_below(st, b->ncells);
-    cblock_cell(b, &rp, rows[i], i, kbuf, vbuf, &c);
-    cell_eq(&c, &s->c[i]);
+    tb_cblock_cell(b, &rp, rows[i], i, kbuf, vbuf, &c);
+    tb_cell_eq(&c, &s->c[i]);
   }
   /* keys compare as bytes against their own key, a shorter and a longer one */
   for (uint32_t r = 0; r < b->nrows; r++) {
@@ -232,15 +101,15 @@ static void check_block(uint64_t *st, const kv_sf_cblock *b, const cellset *s) {
 static void test_round_trip(void **state) {
   (void)state;
   uint64_t st = tu_seed("sf_cblock_round_trip");
-  static cellset s;
+  static tb_cellset s;
   kv_sfb_builder bld;
   kv_sfb_init(&bld);
   kv_sf_cdec dec;
   memset(&dec, 0, sizeof dec);
   size_t rounds = tu_scaled(400, 60), packed_bytes = 0, raw_bytes = 0;
   for (size_t round = 0; round < rounds; round++) {
-    random_set(&st, &s);
-    build(&bld, &s);
+    tb_random_set(&st, &s, 0);
+    tb_build(&bld, &s);
     uint8_t *raw = malloc(bld.out.len);
     assert_non_null(raw);
     memcpy(raw, bld.out.p, bld.out.len);
@@ -272,7 +141,7 @@ static void test_round_trip(void **state) {
 static void test_damaged(void **state) {
   (void)state;
   uint64_t st = tu_seed("sf_cblock_damaged");
-  static cellset s;
+  static tb_cellset s;
   kv_sfb_builder bld;
   kv_sfb_init(&bld);
   kv_sf_cdec dec;
@@ -281,9 +150,9 @@ static void test_damaged(void **state) {
   memset(&d, 0, sizeof d);
   size_t rounds = tu_scaled(150, 30), ok = 0, bad = 0;
   for (size_t round = 0; round < rounds; round++) {
-    random_set(&st, &s);
+    tb_random_set(&st, &s, 0);
     if (s.n > 400) continue;
-    build(&bld, &s);
+    tb_build(&bld, &s);
     size_t len = bld.out.len;
     uint8_t *copy = malloc(len);
     assert_non_null(copy);
@@ -320,9 +189,9 @@ static void test_damaged(void **state) {
           while (d.row_first[ri + 1] <= i) ri++;
           assert_true(kv_sf_pa_get(&b->row_first, ri) == d.row_first[ri]);
           kv_cell c, w;
-          cblock_cell(b, &rp, ri, i, kbuf, vbuf, &c);
+          tb_cblock_cell(b, &rp, ri, i, kbuf, vbuf, &c);
           kv_sf_dblock_cell(&d, ri, i, &w);
-          cell_eq(&c, &w);
+          tb_cell_eq(&c, &w);
         }
         free(kbuf);
         free(vbuf);

@@ -25,138 +25,7 @@
 
 #include "kv/sf_point.h"
 #include "testutil.h"
-
-#define MAXC 6000
-
-typedef struct cellset {
-  kv_cell c[MAXC];        /* the cells, in order */
-  uint8_t bytes[1 << 20]; /* their row, qualifier and value bytes */
-  size_t n, used;         /* cells / bytes in use */
-} cellset;
-
-static const uint8_t *stash(cellset *s, const void *p, size_t n) {
-  assert_true(s->used + n <= sizeof s->bytes);
-  uint8_t *d = s->bytes + s->used;
-  if (n) memcpy(d, p, n);
-  s->used += n;
-  return d;
-}
-
-static void add(cellset *s, const uint8_t *row, uint32_t rl, const uint8_t *q, uint32_t ql,
-                int64_t ts, uint64_t seq, uint8_t type, const uint8_t *val, uint32_t vl) {
-  assert_true(s->n < MAXC);
-  kv_cell *c = &s->c[s->n++];
-  c->row = stash(s, row, rl);
-  c->row_len = rl;
-  c->qual = stash(s, q, ql);
-  c->qual_len = ql;
-  c->ts = ts;
-  c->seq = seq;
-  c->type = type;
-  c->value = stash(s, val, vl);
-  c->value_len = vl;
-}
-
-/* A random block's cells in cell order. Key modes: 0 lengths vary (prefix coding), 1 one
-** length, suffix <= 8 bytes (delta), 2 one length, longer suffix (transposed). */
-static void random_set(uint64_t *st, cellset *s) {
-  s->n = s->used = 0;
-  int kmode = (int)tu_below(st, 3);
-  uint32_t nq = 1 + (uint32_t)tu_below(st, tu_below(st, 4) == 0 ? 300 : 14);
-  uint32_t klen = kmode == 2 ? 20 : 12;
-  uint8_t row[24], val[64], qb[8];
-  memset(row, 'k', sizeof row);
-  size_t nrows = tu_below(st, 8) == 0 ? 1 : 1 + tu_below(st, tu_below(st, 3) == 0 ? 400 : 30);
-  int64_t base_ts = tu_below(st, 3) == 0 ? -5000 : 1700000000000;
-  bool row_ts = tu_below(st, 2) == 0, compacted = tu_below(st, 3) == 0;
-  bool puts_only = tu_below(st, 3) == 0;
-  bool one_version = tu_below(st, 2) == 0;
-  bool fixed_q[300];
-  for (uint32_t q = 0; q < nq; q++) fixed_q[q] = tu_below(st, 3) != 0;
-  for (size_t r = 0; r < nrows && s->n + 3 * nq < MAXC; r++) {
-    uint32_t rl = kmode == 0 ? 1 + (uint32_t)tu_below(st, 12) : klen;
-    if (kmode == 0 && r == 0 && tu_below(st, 6) == 0) rl = 0; /* an empty key sorts first */
-    if (rl == 0 && tu_below(st, 2)) nrows = 1;
-    size_t lo = kmode == 1 ? klen - 3 : kmode == 2 ? 4 : 0;
-    size_t pos = lo + tu_below(st, rl - lo);
-    row[pos]++;
-    for (size_t j = pos + 1; j < sizeof row; j++) row[j] = (uint8_t)(tu_below(st, 2) * 0xFF);
-    if (s->n && kv_bytes_cmp(s->c[s->n - 1].row, s->c[s->n - 1].row_len, row, rl) >= 0)
-      continue;
-    int64_t ts = base_ts + (int64_t)tu_below(st, row_ts ? 100000 : 3);
-    if (!puts_only && tu_below(st, 20) == 0) /* a DeleteFamily marker first (empty qual) */
-      add(s, row, rl, (const uint8_t *)"", 0, ts + 7, compacted ? 0 : 9, KV_DELETE_FAMILY,
-          val, 0);
-    size_t row_start = s->n;
-    for (uint32_t q = 0; q < nq; q++) {
-      if (tu_below(st, 4) == 0) continue;
-      qb[0] = 'q';
-      qb[1] = (uint8_t)(q >> 8);
-      qb[2] = (uint8_t)q;
-      uint32_t nv = !one_version && tu_below(st, 6) == 0 ? 1 + (uint32_t)tu_below(st, 3) : 1;
-      int64_t t = row_ts ? ts : ts + (int64_t)tu_below(st, 50);
-      for (uint32_t v = 0; v < nv; v++, t -= 1 + (int64_t)tu_below(st, 5)) {
-        uint8_t type = puts_only || tu_below(st, 8) ? KV_PUT : (uint8_t)(1 + tu_below(st, 2));
-        uint32_t vl = type != KV_PUT ? 0 : fixed_q[q] ? (q % 3 == 0 ? 8 : q % 3 == 1 ? 4 : 0)
-                                                      : (uint32_t)tu_below(st, 20);
-        for (uint32_t j = 0; j < vl; j++) val[j] = (uint8_t)tu_rand(st);
-        add(s, row, rl, qb, 3, t, compacted ? 0 : 100 + tu_below(st, 100000), type, val, vl);
-      }
-    }
-    if (s->n == row_start) /* every row holds a cell */
-      add(s, row, rl, (const uint8_t *)"q\0\0", 3, ts, 5, KV_PUT, val, 0);
-  }
-  if (s->n == 0) add(s, (const uint8_t *)"z", 1, (const uint8_t *)"q", 1, 1, 1, KV_PUT,
-                     (const uint8_t *)"v", 1);
-}
-
-static void build(kv_sfb_builder *b, const cellset *s) {
-  kv_sfb_reset(b);
-  for (size_t i = 0; i < s->n; i++) {
-    int new_row = i == 0 || kv_bytes_cmp(s->c[i - 1].row, s->c[i - 1].row_len, s->c[i].row,
-                                         s->c[i].row_len) != 0;
-    assert_int_equal(kv_sfb_add(b, &s->c[i], new_row), KV_OK);
-  }
-  assert_int_equal(kv_sfb_encode(b), KV_OK);
-}
-
-/* Cell ci (of row ri) of a point decoder's block, its value found through the rank cursor
-** as the store file iterator finds it (fixed-width values in cvals, in cell order). */
-static void point_cell(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ri, uint32_t ci,
-                       uint8_t *kbuf, kv_cell *out) {
-  out->row = kv_sf_cblock_key(b, ri, kbuf, &out->row_len);
-  uint32_t q = (uint32_t)kv_sf_pa_get(&b->qual, ci);
-  assert_true(q < b->nquals);
-  out->qual = b->dict + b->q_off[q];
-  out->qual_len = b->q_len[q];
-  out->ts = kv_sf_cblock_ts(b, ri, ci);
-  out->seq = kv_sf_pa_get(&b->seq, ci);
-  out->type = (uint8_t)kv_sf_pa_get(&b->type, ci);
-  const kv_sf_cgroup *g = &b->groups[kv_sf_cblock_group(b, ci)];
-  uint32_t rank = kv_sf_cblock_rank(b, rp, ci);
-  assert_true(rank < g->count);
-  assert_non_null(b->cvals);
-  if (g->fixed) {
-    out->value = b->cvals + rp->ranks[b->nquals + 1];
-    out->value_len = g->width;
-  } else {
-    uint64_t o = kv_sf_pa_get(&g->voff, rank);
-    out->value = g->data + o;
-    out->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rank + 1) - o);
-  }
-}
-
-static void cell_eq(const kv_cell *c, const kv_cell *w) {
-  assert_int_equal(c->row_len, w->row_len);
-  if (w->row_len) assert_memory_equal(c->row, w->row, w->row_len);
-  assert_int_equal(c->qual_len, w->qual_len);
-  if (w->qual_len) assert_memory_equal(c->qual, w->qual, w->qual_len);
-  assert_true(c->ts == w->ts);
-  assert_true(c->seq == w->seq);
-  assert_int_equal(c->type, w->type);
-  assert_int_equal(c->value_len, w->value_len);
-  if (w->value_len) assert_memory_equal(c->value, w->value, w->value_len);
-}
+#include "tu_blocks.h"
 
 static size_t n_found[3]; /* checks that landed on: no row, an equal row, a greater row */
 
@@ -194,7 +63,7 @@ static void check_point(const kv_sf_pdec *w, const kv_sf_dblock *d, const uint8_
   kv_sf_rankpos rp = {0};
   rp.at = UINT32_MAX;
   assert_int_equal(kv_sf_grow((void **)&rp.ranks, &rp.cap, b->nquals + 2, 4), KV_OK);
-  uint8_t *kbuf = malloc(b->max_key + 1);
+  uint8_t *kbuf = malloc(b->max_key + 1), vbuf[64];
   assert_non_null(kbuf);
   bool one = true;
   uint64_t max_seq = 0;
@@ -207,9 +76,10 @@ static void check_point(const kv_sf_pdec *w, const kv_sf_dblock *d, const uint8_
       while (kv_sf_pa_get(&b->row_first, r + 1) <= i) r++;
       assert_true(kv_sf_pa_get(&b->row_first, r) == d->row_first[R + r] - c0);
       kv_cell c, x;
-      point_cell(b, &rp, r, i, kbuf, &c);
+      assert_non_null(b->cvals); /* a point decoder's values are whole */
+      tb_cblock_cell(b, &rp, r, i, kbuf, vbuf, &c);
       kv_sf_dblock_cell(d, R + r, c0 + i, &x);
-      cell_eq(&c, &x);
+      tb_cell_eq(&c, &x);
       if (pass) continue;
       if (x.type != KV_PUT) one = false;
       if (i > d->row_first[R + r] - c0) {
@@ -256,7 +126,7 @@ static uint32_t make_target(uint64_t *st, const kv_sf_dblock *d, uint8_t *t) {
 static void test_point_rows(void **state) {
   (void)state;
   uint64_t st = tu_seed("sf_point_rows");
-  static cellset s;
+  static tb_cellset s;
   kv_sfb_builder bld;
   kv_sfb_init(&bld);
   kv_sf_pdec w;
@@ -266,8 +136,8 @@ static void test_point_rows(void **state) {
   size_t rounds = tu_scaled(400, 60), one_row = 0;
   uint8_t t[64];
   for (size_t round = 0; round < rounds; round++) {
-    random_set(&st, &s);
-    build(&bld, &s);
+    tb_random_set(&st, &s, TB_SOMETIMES_ONE_ROW | TB_EVERY_ROW_A_CELL);
+    tb_build(&bld, &s);
     uint8_t *raw = malloc(bld.out.len);
     assert_non_null(raw);
     memcpy(raw, bld.out.p, bld.out.len);
@@ -298,7 +168,7 @@ static void test_point_rows(void **state) {
 static void test_point_damaged(void **state) {
   (void)state;
   uint64_t st = tu_seed("sf_point_damaged");
-  static cellset s;
+  static tb_cellset s;
   kv_sfb_builder bld;
   kv_sfb_init(&bld);
   kv_sf_pdec w;
@@ -310,9 +180,9 @@ static void test_point_damaged(void **state) {
   size_t rounds = tu_scaled(150, 30), agreed = 0, refused = 0;
   uint8_t t[64];
   for (size_t round = 0; round < rounds; round++) {
-    random_set(&st, &s);
+    tb_random_set(&st, &s, TB_SOMETIMES_ONE_ROW | TB_EVERY_ROW_A_CELL);
     if (s.n > 400) continue;
-    build(&bld, &s);
+    tb_build(&bld, &s);
     size_t len = bld.out.len;
     const char *why = NULL;
     assert_int_equal(kv_sf_block_decode(&d, bld.out.p, len, &why), KV_OK);
