@@ -14,10 +14,7 @@
 
 #include "test_shell_util.h"
 
-typedef struct fixture {
-  char *dir;     /* temporary directory */
-  char db[600];  /* the database directory inside it */
-} fixture;
+typedef sh_fixture fixture;
 
 static const char schema_s[] =
     "CREATE TABLE S (\n"
@@ -37,41 +34,24 @@ static const char schema_t[] =
     ");\n";
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = sh_tmp_make();
-  snprintf(f->db, sizeof f->db, "%s/db", f->dir);
-  const char *args[] = {f->db, schema_t, schema_s,
+  const char *cmds[] = {schema_t, schema_s,
                         "UPSERT INTO T VALUES (1, 'one'), (2, 'two'), (3, 'a,b')",
                         "UPSERT INTO S VALUES ('north', TIMESTAMP '2017-03-01 10:00:00', 1.5, 'hill')",
                         NULL};
-  sh_result r;
-  if (sh_run(f->dir, args, NULL, &r) != 0) {
-    sh_dump(&r);
-    return -1;
-  }
-  sh_result_free(&r);
-  *state = f;
-  return 0;
+  *state = sh_fixture_new(cmds);
+  return *state ? 0 : -1;
 }
 
 static int teardown(void **state) {
-  fixture *f = *state;
-  sh_tmp_remove(f->dir);
-  free(f);
+  sh_fixture_free(*state);
   return 0;
 }
 
 /* Run with args after the database (NULL-terminated list), stdin text, expecting status 0. */
 static sh_result run_ok(fixture *f, const char *stdin_text, const char *const *opts,
                         const char *const *cmds) {
-  const char *all[32];
-  int k = 0;
-  for (int i = 0; opts && opts[i]; i++) all[k++] = opts[i];
-  all[k++] = f->db;
-  for (int i = 0; cmds && cmds[i]; i++) all[k++] = cmds[i];
-  all[k] = NULL;
   sh_result r;
-  sh_run(f->dir, all, stdin_text, &r);
+  sh_run_db(f, opts, cmds, stdin_text, &r);
   if (r.status != 0 || r.err[0]) sh_dump(&r);
   assert_int_equal(r.status, 0);
   assert_string_equal(r.err, "");

@@ -17,61 +17,41 @@
 #include "test_shell_util.h"
 #include "testutil.h"
 
-typedef struct fixture {
-  char *dir;     /* temporary directory */
-  char db[600];  /* the database directory inside it */
-  int n_big;     /* rows in BIG */
-} fixture;
+typedef sh_fixture fixture;
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = sh_tmp_make();
-  snprintf(f->db, sizeof f->db, "%s/db", f->dir);
-  f->n_big = (int)tu_scaled(1500, 1500); /* the note needs more than 1,000 rows examined */
+  int n_big = (int)tu_scaled(1500, 1500); /* the note needs more than 1,000 rows examined */
   /* BIG (ID, GRP) with V = ID % 50: a filter on V alone is a full scan. */
-  size_t cap = (size_t)f->n_big * 40 + 256;
+  size_t cap = (size_t)n_big * 40 + 256;
   char *load = malloc(cap);
+  if (!load) return -1;
   size_t o = (size_t)snprintf(load, cap, "UPSERT INTO BIG VALUES ");
-  for (int i = 0; i < f->n_big; i++)
+  for (int i = 0; i < n_big; i++)
     o += (size_t)snprintf(load + o, cap - o, "%s(%d, %d, %d)", i ? ", " : "", i % 7, i, i % 50);
-  const char *args[] = {
-      f->db,
+  const char *cmds[] = {
       "CREATE TABLE T (K INTEGER NOT NULL, NAME VARCHAR, CONSTRAINT PK PRIMARY KEY (K))",
       "UPSERT INTO T VALUES (1, 'one'), (2, 'two')",
       "CREATE TABLE BIG (GRP INTEGER NOT NULL, ID INTEGER NOT NULL, V INTEGER, "
       "CONSTRAINT PK PRIMARY KEY (GRP, ID))",
       load, NULL};
-  sh_result r;
-  int st = sh_run(f->dir, args, NULL, &r);
+  sh_fixture *f = sh_fixture_new(cmds);
   free(load);
-  if (st != 0) {
-    sh_dump(&r);
-    return -1;
-  }
-  sh_result_free(&r);
+  if (!f) return -1;
+  f->n_rows = n_big;
   *state = f;
   return 0;
 }
 
 static int teardown(void **state) {
-  fixture *f = *state;
-  sh_tmp_remove(f->dir);
-  free(f);
+  sh_fixture_free(*state);
   return 0;
 }
 
 /* Run with opts, the database, then cmds (both NULL-terminated; opts may be NULL). */
 static int run(fixture *f, const char *const *opts, const char *const *cmds, const char *in,
                sh_result *r) {
-  const char *all[32];
-  int k = 0;
-  for (int i = 0; opts && opts[i]; i++) all[k++] = opts[i];
-  all[k++] = f->db;
-  for (int i = 0; cmds && cmds[i]; i++) all[k++] = cmds[i];
-  all[k] = NULL;
-  return sh_run(f->dir, all, in, r);
+  return sh_run_db(f, opts, cmds, in, r);
 }
-
 static void test_exit_status_arguments(void **state) {
   fixture *f = *state;
   sh_result r;
@@ -200,7 +180,7 @@ static void test_teaching_note(void **state) {
   assert_int_equal(run(f, list, cmds, NULL, &r), 0);
   assert_string_equal(r.out, "7\n57\n");
   char want[128];
-  snprintf(want, sizeof want, "Note: a FULL SCAN over BIG examined %d rows to return 2.", f->n_big);
+  snprintf(want, sizeof want, "Note: a FULL SCAN over BIG examined %d rows to return 2.", f->n_rows);
   if (!strstr(r.err, want)) sh_dump(&r);
   assert_non_null(strstr(r.err, want));
   assert_non_null(strstr(r.err, "leading key column GRP"));
@@ -230,10 +210,10 @@ static void test_teaching_note(void **state) {
 static void test_teaching_note_names_index(void **state) {
   fixture *f = *state;
   sh_result r;
-  size_t cap = (size_t)f->n_big * 40 + 256;
+  size_t cap = (size_t)f->n_rows * 40 + 256;
   char *load = malloc(cap);
   size_t o = (size_t)snprintf(load, cap, "UPSERT INTO IDX VALUES ");
-  for (int i = 0; i < f->n_big; i++)
+  for (int i = 0; i < f->n_rows; i++)
     o += (size_t)snprintf(load + o, cap - o, "%s(%d, %d, %d)", i ? ", " : "", i % 7, i, i % 50);
   const char *cmds[] = {"CREATE TABLE IDX (GRP INTEGER NOT NULL, ID INTEGER NOT NULL, "
                         "V INTEGER, CONSTRAINT PK PRIMARY KEY (GRP, ID))",

@@ -16,36 +16,21 @@
 
 #include "test_shell_util.h"
 
-typedef struct fixture {
-  char *dir;     /* temporary directory */
-  char db[600];  /* the database directory inside it */
-} fixture;
+typedef sh_fixture fixture;
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = sh_tmp_make();
-  snprintf(f->db, sizeof f->db, "%s/db", f->dir);
-  const char *args[] = {
-      f->db,
+  const char *cmds[] = {
       "CREATE TABLE T (K INTEGER NOT NULL, NAME VARCHAR, V DOUBLE, "
       "CONSTRAINT PK PRIMARY KEY (K))",
       "UPSERT INTO T VALUES (1, 'x y', NULL), (2, '', 2.5), (3, 'a,b', -1.5), "
       "(4, 'say \"hi\"', 0.25), (5, 'h\xc3\xa9llo', 0.125)",
       NULL};
-  sh_result r;
-  if (sh_run(f->dir, args, NULL, &r) != 0) {
-    sh_dump(&r);
-    return -1;
-  }
-  sh_result_free(&r);
-  *state = f;
-  return 0;
+  *state = sh_fixture_new(cmds);
+  return *state ? 0 : -1;
 }
 
 static int teardown(void **state) {
-  fixture *f = *state;
-  sh_tmp_remove(f->dir);
-  free(f);
+  sh_fixture_free(*state);
   return 0;
 }
 

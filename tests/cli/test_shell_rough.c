@@ -26,33 +26,18 @@
 
 #include "test_shell_util.h"
 
-typedef struct fixture {
-  char *dir;     /* temporary directory */
-  char db[600];  /* the database directory inside it */
-} fixture;
+typedef sh_fixture fixture;
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  f->dir = sh_tmp_make();
-  snprintf(f->db, sizeof f->db, "%s/db", f->dir);
-  const char *args[] = {f->db,
-                        "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, NAME VARCHAR, "
+  const char *cmds[] = {"CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, NAME VARCHAR, "
                         "TEMP DOUBLE)",
                         "UPSERT INTO T VALUES (1, 'one', 1.5), (2, 'two', 2.5)", NULL};
-  sh_result r;
-  if (sh_run(f->dir, args, NULL, &r) != 0) {
-    sh_dump(&r);
-    return -1;
-  }
-  sh_result_free(&r);
-  *state = f;
-  return 0;
+  *state = sh_fixture_new(cmds);
+  return *state ? 0 : -1;
 }
 
 static int teardown(void **state) {
-  fixture *f = *state;
-  sh_tmp_remove(f->dir);
-  free(f);
+  sh_fixture_free(*state);
   return 0;
 }
 
@@ -60,13 +45,7 @@ static int teardown(void **state) {
 ** cmds (NULL-terminated, may be NULL) after it, stdin text in. */
 static int run(fixture *f, const char *const *opts, const char *const *cmds, const char *in,
                sh_result *r) {
-  const char *all[32];
-  int k = 0;
-  for (int i = 0; opts && opts[i]; i++) all[k++] = opts[i];
-  all[k++] = f->db;
-  for (int i = 0; cmds && cmds[i]; i++) all[k++] = cmds[i];
-  all[k] = NULL;
-  return sh_run(f->dir, all, in, r);
+  return sh_run_db(f, opts, cmds, in, r);
 }
 
 /* Fail with the run's output shown unless text contains want. */

@@ -122,4 +122,51 @@ static inline void sh_dump(const sh_result *r) {
           r->err);
 }
 
+/* A shell test's database: a temporary directory and the database directory inside it. */
+typedef struct sh_fixture {
+  char *dir;     /* temporary directory (sh_tmp_make) */
+  char db[600];  /* the database directory inside it */
+  int n_rows;    /* rows a test's setup loaded, for the test's own checks */
+} sh_fixture;
+
+/* Run the shell: opts (NULL-terminated, may be NULL), then f's database, then cmds
+** (NULL-terminated, may be NULL), with stdin_text in. Returns the exit status (also in r). */
+static inline int sh_run_db(const sh_fixture *f, const char *const *opts,
+                            const char *const *cmds, const char *stdin_text, sh_result *r) {
+  const char *all[64];
+  int k = 0;
+  for (int i = 0; opts && opts[i] && k < 31; i++) all[k++] = opts[i];
+  all[k++] = f->db;
+  for (int i = 0; cmds && cmds[i] && k < 63; i++) all[k++] = cmds[i];
+  all[k] = NULL;
+  return sh_run(f->dir, all, stdin_text, r);
+}
+
+/* A new fixture whose database the shell created by running cmds (NULL-terminated SQL
+** statements) on it. NULL when that run failed (its output is printed). Free with
+** sh_fixture_free. */
+static inline sh_fixture *sh_fixture_new(const char *const *cmds) {
+  sh_fixture *f = calloc(1, sizeof *f);
+  if (!f) return NULL;
+  f->dir = sh_tmp_make();
+  snprintf(f->db, sizeof f->db, "%s/db", f->dir);
+  sh_result r;
+  if (sh_run_db(f, NULL, cmds, NULL, &r) != 0) {
+    sh_dump(&r);
+    sh_result_free(&r);
+    sh_tmp_remove(f->dir);
+    free(f);
+    return NULL;
+  }
+  sh_result_free(&r);
+  return f;
+}
+
+/* Remove f's directory and free f (NULL: no-op). */
+static inline void sh_fixture_free(sh_fixture *f) {
+  if (!f) return;
+  sh_tmp_remove(f->dir);
+  free(f);
+}
+
 #endif /* ROWAN_TEST_SHELL_UTIL_H */
