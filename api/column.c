@@ -12,7 +12,10 @@
 **    and TIMESTAMP, milliseconds since the epoch; of TIME, milliseconds since midnight;
 **  - double likewise (DECIMAL via its exact text);
 **  - timestamp (ms): TIMESTAMP and DATE as ms since the epoch (floor), a text parsed as a
-**    TIMESTAMP literal (0 if it is not one), other values as rowan_column_int64.
+**    TIMESTAMP literal (0 if it is not one), other values as rowan_column_int64;
+**  - rowan_column_values: many columns of the row in one call, the common types read in
+**    place (strings as the row's own bytes, no copy), DECIMAL, DATE and TIME through the
+**    getters above so the results cannot differ; text is not parsed into numbers there.
 ** Not here: stepping and state (api/rowan.c).
 */
 #include <math.h>
@@ -209,4 +212,87 @@ int64_t rowan_column_timestamp(rowan_stmt *stmt, int i) {
     return floor_div(out.u.i, 1000);
   }
   return rowan_column_int64(stmt, i);
+}
+
+/* One value for rowan_column_values: column i of the current row, v its value (not NULL). The
+** common types are read here; DECIMAL, DATE, TIME (and any other) through the getters
+** themselves, so the results cannot differ. Returns ROWAN_OK or ROWAN_NOMEM (text). */
+static inline int fill_value(rowan_stmt *stmt, int i, const cat_value *v, rowan_value *o) {
+  o->bytes = 0;
+  o->p = NULL;
+  switch (v->type.id) {
+    case CAT_T_DOUBLE:
+    case CAT_T_FLOAT:
+      o->type = ROWAN_FLOAT;
+      o->d = v->u.d;
+      o->i = clamp_double(v->u.d);
+      return ROWAN_OK;
+    case CAT_T_TIMESTAMP:
+      o->type = ROWAN_TIMESTAMP;
+      o->i = floor_div(v->u.i, 1000);
+      o->d = (double)o->i;
+      return ROWAN_OK;
+    case CAT_T_TINYINT:
+    case CAT_T_SMALLINT:
+    case CAT_T_INTEGER:
+    case CAT_T_BIGINT:
+      o->type = ROWAN_INTEGER;
+      o->i = v->u.i;
+      o->d = (double)o->i;
+      return ROWAN_OK;
+    case CAT_T_BOOLEAN:
+      o->type = ROWAN_INTEGER;
+      o->i = v->u.b ? 1 : 0;
+      o->d = (double)o->i;
+      return ROWAN_OK;
+    case CAT_T_CHAR:
+    case CAT_T_VARCHAR:
+    case CAT_T_VARBINARY:
+      o->type = v->type.id == CAT_T_VARBINARY ? ROWAN_BLOB : ROWAN_TEXT;
+      o->i = 0;
+      o->d = 0.0;
+      o->p = v->u.s.len ? (const void *)v->u.s.p : (const void *)"";
+      o->bytes = v->u.s.len > (uint32_t)INT32_MAX ? INT32_MAX : (int)v->u.s.len;
+      return ROWAN_OK;
+    default: { /* DECIMAL, DATE, TIME: class ROWAN_TEXT, with their numbers */
+      o->type = rowan_column_type(stmt, i);
+      o->i = rowan_column_int64(stmt, i);
+      o->d = rowan_column_double(stmt, i);
+      size_t len = 0;
+      const char *s = text_of(stmt, i, &len);
+      if (!s) return ROWAN_NOMEM;
+      o->p = s;
+      o->bytes = len > (size_t)INT32_MAX ? INT32_MAX : (int)len;
+      return ROWAN_OK;
+    }
+  }
+}
+
+int rowan_column_values(rowan_stmt *stmt, int first, int n, rowan_value *out) {
+  if (!stmt) return ROWAN_MISUSE;
+  if (!out && n > 0)
+    return api_error(stmt->db, ROWAN_MISUSE, -1, "misuse: rowan_column_values into NULL");
+  if (first < 0 || n < 0 || first > stmt->ncol - n)
+    return api_error(stmt->db, ROWAN_RANGE, -1,
+                     "columns %d..%lld out of range (the result has %d column%s)", first,
+                     (long long)first + n - 1, stmt->ncol, stmt->ncol == 1 ? "" : "s");
+  if (stmt->state != API_ROW || !stmt->row) {
+    memset(out, 0, (size_t)n * sizeof *out);
+    for (int k = 0; k < n; k++) out[k].type = ROWAN_NULL;
+    return api_error(stmt->db, ROWAN_MISUSE, -1,
+                     "misuse: rowan_column_values without a current row (step to ROWAN_ROW first)");
+  }
+  const cat_value *row = stmt->row + first;
+  int rc = ROWAN_OK;
+  for (int k = 0; k < n; k++) {
+    rowan_value *o = &out[k];
+    if (row[k].is_null) {
+      *o = (rowan_value){ROWAN_NULL, 0, 0, 0.0, NULL};
+      continue;
+    }
+    if (fill_value(stmt, first + k, &row[k], o) != ROWAN_OK) rc = ROWAN_NOMEM;
+  }
+  if (rc != ROWAN_OK)
+    return api_error(stmt->db, rc, -1, "out of memory making the text of a column value");
+  return ROWAN_OK;
 }

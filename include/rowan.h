@@ -177,6 +177,46 @@ const void *rowan_column_blob(rowan_stmt *stmt, int i);
 int rowan_column_bytes(rowan_stmt *stmt, int i);
 int64_t rowan_column_timestamp(rowan_stmt *stmt, int i); /* ms since the epoch */
 
+/* CAPI3REF: Several columns of the current row in one call.
+** METHOD: rowan_column_values(stmt, first, n, out) fills out[0..n) with columns
+** [first, first + n) of the current row, what the single getters above would give, in one
+** call instead of one call per value and per conversion. The idea is ODBC's bound columns
+** (the application hands the driver its own array once and each fetch fills it) applied to
+** SQLite-style getters: the values still come out of the statement, only the calls are
+** fewer. Each rowan_value holds:
+**  - type: as rowan_column_type (ROWAN_NULL for SQL NULL: then every other field is 0 or
+**    NULL);
+**  - i: as rowan_column_int64, which for every type but CHAR, VARCHAR and VARBINARY is also
+**    rowan_column_timestamp (ms since the epoch of a TIMESTAMP or DATE, ms since midnight
+**    of a TIME, integers as they are, BOOLEAN 1/0, FLOAT/DOUBLE/DECIMAL truncated toward
+**    zero and clamped);
+**  - d: as rowan_column_double;
+**  - p and bytes: for the classes ROWAN_TEXT and ROWAN_BLOB, as rowan_column_blob and
+**    rowan_column_bytes: the bytes of a CHAR, VARCHAR or VARBINARY value (never NULL, even
+**    when empty) or the text of a DECIMAL, DATE or TIME value. The bytes are NOT
+**    necessarily NUL-terminated: use bytes (rowan_column_text gives a terminated copy).
+**    For the other classes (ROWAN_INTEGER, ROWAN_FLOAT, ROWAN_TIMESTAMP) p is NULL and
+**    bytes 0: their text is rowan_column_text's.
+** What needs parsing text is left to the single getters: for a CHAR, VARCHAR or VARBINARY
+** value i and d are 0 (rowan_column_int64 / _double / _timestamp give the number or
+** timestamp the text spells). Pointers stay valid as the getters' do: until the next
+** rowan_step, rowan_reset or rowan_finalize of the statement.
+** Returns ROWAN_OK; ROWAN_MISUSE for a NULL stmt, a NULL out with n > 0, or no current row
+** (before the first ROWAN_ROW, after ROWAN_DONE or an error: out[0..n) is then filled with
+** NULLs, as the getters read); ROWAN_RANGE when first < 0, n < 0 or first + n is past
+** rowan_column_count (nothing written); ROWAN_NOMEM when the text of a DECIMAL, DATE or
+** TIME value could not be made (that value's p is NULL, the others are filled). Errors other
+** than a NULL stmt are described by rowan_errmsg of the connection; success leaves the
+** connection's error state as it was (as the getters do). */
+typedef struct rowan_value {
+  int type;            /* ROWAN_INTEGER, _FLOAT, _TEXT, _BLOB, _NULL or _TIMESTAMP */
+  int bytes;           /* ROWAN_TEXT / ROWAN_BLOB: byte count of p; else 0 */
+  int64_t i;           /* as rowan_column_int64 (0 for NULL and for CHAR/VARCHAR/VARBINARY) */
+  double d;            /* as rowan_column_double (0 for NULL and for CHAR/VARCHAR/VARBINARY) */
+  const void *p;       /* ROWAN_TEXT / ROWAN_BLOB: the bytes, not NUL-terminated; else NULL */
+} rowan_value;
+int rowan_column_values(rowan_stmt *stmt, int first, int n, rowan_value *out);
+
 /* CAPI3REF: Run SQL text (one or many statements) for its effect.
 ** For each result row of each statement, callback (if not NULL) gets the column count, the
 ** values as text (NULL for SQL NULL) and the names; a non-zero return stops with
