@@ -145,25 +145,9 @@ static int prev_row(fscan *f, const uint8_t *ub, uint32_t ub_len, const uint8_t 
 
 /* ---- row assembly --------------------------------------------------------------------- */
 
-/* a[0..n) == b[0..n), eight bytes at a time (row keys are short: no call to memcmp). */
-static inline bool same_bytes(const uint8_t *a, const uint8_t *b, uint32_t n) {
-  while (n >= 8) {
-    uint64_t x, y;
-    memcpy(&x, a, 8);
-    memcpy(&y, b, 8);
-    if (x != y) return false;
-    a += 8;
-    b += 8;
-    n -= 8;
-  }
-  while (n--)
-    if (*a++ != *b++) return false;
-  return true;
-}
-
 /* The cell belongs to row s->key. */
 static inline bool in_row(const kv_scan *s, const kv_cell *c) {
-  return c->row_len == s->key_len && same_bytes(c->row, s->key, c->row_len);
+  return c->row_len == s->key_len && kv_scan_same_bytes(c->row, s->key, c->row_len);
 }
 
 static bool projected(const fscan *f, const kv_cell *c) {
@@ -188,8 +172,7 @@ static inline void copy_short(uint8_t *d, const uint8_t *src, size_t n) {
   }
 }
 
-/* Room for `need` views (and their offsets). */
-static int views_room(kv_scan *s, size_t need) {
+int kv_scan_views_room(kv_scan *s, size_t need) {
   size_t cap = s->cap_views;
   int rc = kv_scan_grow((void **)&s->views, &cap, need, sizeof *s->views);
   if (rc) return rc;
@@ -203,7 +186,7 @@ static int views_room(kv_scan *s, size_t need) {
 }
 
 static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
-  int rc = views_room(s, (size_t)s->n_views + 1);
+  int rc = kv_scan_views_room(s, (size_t)s->n_views + 1);
   if (rc) return rc;
   rc = kv_scan_grow((void **)&s->data, &s->data_cap,
                     s->data_len + c->qual_len + c->value_len + 1, 1);
@@ -264,7 +247,7 @@ static int take_row(kv_scan *s, fscan *f, bool *taken) {
       if (r == KV_SF_ROW_NO) /* the cell path then, unless it failed (out of memory) */
       return k->ops->valid(k) ? KV_OK : k->ops->status(k);
     if (r == KV_SF_ROW_GROW) {
-      int rc = views_room(s, (size_t)s->n_views + n);
+      int rc = kv_scan_views_room(s, (size_t)s->n_views + n);
       if (rc) return rc;
       continue;
     }
@@ -349,6 +332,14 @@ static bool finish_row(kv_scan *s, kv_row *row) {
 static int next_forward(kv_scan *s, kv_row *row) {
   for (;;) {
     if (s->pend_mask) {
+      /* the row was taken whole: the next ones may come as a row run (kv/scan_run.c),
+         straight from the blocks; when the run ends, the sources are where this row
+         left them */
+      if (!s->run_n) {
+        int rc = kv_scan_run_begin(s);
+        if (rc) return rc;
+      }
+      if (s->run_n && kv_scan_run_next(s, row)) return KV_OK;
       int rc = apply_pending(s);
       if (rc) return rc;
     }
@@ -464,12 +455,17 @@ static int next_reverse(kv_scan *s, kv_row *row) {
 static atomic_bool fast_rows = true; /* kv_scan_set_fast_rows */
 static atomic_bool value_vectors = true; /* kv_scan_set_value_vectors */
 static atomic_uint_fast64_t vector_rows; /* kv_scan_vector_rows */
+static atomic_uint_fast64_t run_rows; /* kv_scan_run_rows */
 
 void kv_scan_count_vectors(kv_scan *s) {
   if (s->vec_rows)
     atomic_fetch_add_explicit(&vector_rows, s->vec_rows, memory_order_relaxed);
+  if (s->run_rows) atomic_fetch_add_explicit(&run_rows, s->run_rows, memory_order_relaxed);
   s->vec_rows = 0;
+  s->run_rows = 0;
 }
+
+uint64_t kv_scan_run_rows(void) { return atomic_load_explicit(&run_rows, memory_order_relaxed); }
 
 uint64_t kv_scan_vector_rows(void) {
   return atomic_load_explicit(&vector_rows, memory_order_relaxed);

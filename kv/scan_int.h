@@ -2,7 +2,8 @@
 ** kv/scan_int.h: the state of a scan (kv_scan) shared by the files that implement it:
 ** kv/scan.c reads rows (the per-family merge, row assembly, the fast row path of
 ** kv/sf_rows.h, forward and reverse), kv/scan_open.c opens, closes and recycles scans and
-** point reads. Not part of kv/'s contract: only those two files include it.
+** point reads, kv/scan_run.c hands out row runs (the steady state of a forward scan over
+** store-file blocks). Not part of kv/'s contract: only those three files include it.
 */
 #ifndef ROWAN_KV_SCAN_INT_H
 #define ROWAN_KV_SCAN_INT_H
@@ -52,6 +53,17 @@ typedef struct fscan {
   kv_vis vis;                   /* visibility state and parameters */
 } fscan;
 
+/* One family of a row run (kv/scan_run.c). */
+typedef struct kv_run_fam {
+  struct sf_iter *it;           /* the family's store-file iterator, on the last row taken */
+  fscan *f;                     /* the family */
+  uint32_t rend;                /* the run takes rows of it's loaded block below this one */
+  bool vec;                     /* its rows go out as value vectors (else as views) */
+  bool all_kept;                /* the projection keeps every cell of the block */
+  bool key_ok;                  /* its block's key prefix agrees with the first family's
+                                   (keys of one length): rows compare by suffix alone */
+} kv_run_fam;
+
 typedef struct nrange {
   uint8_t *start; uint32_t start_len; /* inclusive start; NULL = from the first row */
   uint8_t *end; uint32_t end_len;     /* exclusive end; NULL = to the last row */
@@ -100,6 +112,17 @@ struct kv_scan {
   uint64_t vec_rows;            /* of them, as value vectors (added to a process-wide count
                                    at close: kv_scan_vector_rows) */
   uint8_t *kept_row;            /* a detached scan's last row's bytes (kv_scan_keep_row) */
+  kv_run_fam run[KV_SCAN_MAX_FAMILIES]; /* the families of the row run (kv/scan_run.c) */
+  uint32_t run_n;               /* entries in run; 0 = no run set up */
+  const uint8_t *run_stop;      /* the run's exclusive bound (the range end, or the next row
+                                   of a source outside the run), NULL = none */
+  uint32_t run_stop_len;        /* its length */
+  bool run_below;               /* every row the run may take is below run_stop */
+  uint32_t run_got;             /* rows the run set up last took so far */
+  uint32_t run_fails;           /* runs in a row that took no row */
+  uint32_t run_wait;            /* rows to take the present path for before trying a run */
+  uint64_t run_rows;            /* rows handed out by row runs (added to a process-wide
+                                   count at close: kv_scan_run_rows) */
 };
 
 /* Before the sources of scan s are released under a row it handed out whole (kv_close
@@ -109,8 +132,39 @@ struct kv_scan {
 ** the views as they are. */
 void kv_scan_keep_row(kv_scan *s);
 
-/* Add scan s's vec_rows to the process-wide count (kv_scan_vector_rows) and clear it. */
+/* Add scan s's vec_rows and run_rows to the process-wide counts (kv_scan_vector_rows,
+** kv_scan_run_rows) and clear them. */
 void kv_scan_count_vectors(kv_scan *s);
+
+/* Room for `need` views of the current row in s->views (and their offsets). KV_OK or
+** KV_ERR_NOMEM (message set). */
+int kv_scan_views_room(kv_scan *s, size_t need);
+
+/* Set up a row run (kv/scan_run.c) after a forward scan handed out a row taken whole from
+** store-file blocks (s->pend_mask): s->run_n > 0 when the next rows may come from
+** kv_scan_run_next. KV_OK (a run or not), or KV_ERR_NOMEM. */
+int kv_scan_run_begin(kv_scan *s);
+
+/* The next row of the run: true with *row handed out (as the present path would: same row,
+** cells, vectors and metrics), false when the run has ended (s->run_n is then 0 and the
+** scan's sources are as the last row left them: the present path goes on from there). */
+bool kv_scan_run_next(kv_scan *s, kv_row *row);
+
+/* a[0..n) == b[0..n), eight bytes at a time (row keys are short: no call to memcmp). */
+static inline bool kv_scan_same_bytes(const uint8_t *a, const uint8_t *b, uint32_t n) {
+  while (n >= 8) {
+    uint64_t x, y;
+    memcpy(&x, a, 8);
+    memcpy(&y, b, 8);
+    if (x != y) return false;
+    a += 8;
+    b += 8;
+    n -= 8;
+  }
+  while (n--)
+    if (*a++ != *b++) return false;
+  return true;
+}
 
 #define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */
 

@@ -159,6 +159,9 @@ static kv_scan *take_shell(kv_db *db) {
   s->data_len = 0;
   s->pend_mask = 0;
   s->rows_taken = 0;
+  s->run_n = 0;
+  s->run_got = s->run_fails = s->run_wait = 0;
+  s->run_rows = 0;
   memset(&s->m, 0, sizeof s->m);
   return s;
 }

@@ -93,6 +93,174 @@ static inline uint64_t short_key(const uint8_t *p, uint32_t len) {
   return k;
 }
 
+/* The shapes of block emit_cells has a copy for. */
+enum { EMIT_ANY = 0, EMIT_NIBBLE = 1, EMIT_ONE_QUAL = 2 };
+
+/* Write views of the cells in [ci, end) of row ri that the projection keeps into out,
+** stepping the ranks rk (at ci) to end; returns how many. `shape` (a constant where it is
+** called, so the compiler makes a copy for each): EMIT_ANY, or a block with one timestamp
+** per row, packed (no gather) and four-bit qualifiers (EMIT_NIBBLE) or a single qualifier
+** (EMIT_ONE_QUAL: a marker family). gather: room for the row's fixed-width values of a
+** private block, else NULL. */
+static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
+                                  uint32_t ri, uint32_t ci, uint32_t end, uint32_t fid,
+                                  kv_cell_view *out, uint8_t *gather, const int shape) {
+  const bool common = shape != EMIT_ANY;
+  uint32_t fo = b->nquals + 1, n = 0; /* rk[fo]: the offset in cvals */
+  bool per_row = common || b->ts_per_row;
+  int64_t row_ts = per_row ? kv_sf_cblock_ts(b, ri, ci) : 0;
+  const uint8_t *qp = b->qual.p, *cvals = b->cvals;
+  for (uint32_t j = ci; j < end; j++) {
+    uint32_t q = shape == EMIT_NIBBLE     ? (uint32_t)(qp[j >> 1] >> ((j & 1) * 4)) & 15
+                 : shape == EMIT_ONE_QUAL ? (uint32_t)b->qual.base
+                                          : (uint32_t)kv_sf_pa_get(&b->qual, j);
+    const fast_q *f = &fq[q];
+    if (f->keep) {
+      kv_cell_view *v = &out[n++];
+      v->family_id = fid;
+      v->qual = f->qual;
+      v->qual_len = f->qlen;
+      v->ts = per_row ? row_ts : kv_sf_cblock_ts(b, ri, j);
+      if (f->fixed) {
+        v->value_len = f->fw;
+        if (!f->fw) {
+          v->value = (const uint8_t *)"";
+        } else if (common || !gather) {
+          v->value = cvals + rk[fo];
+        } else { /* transposed: byte k of value r at data[k * count + r] */
+          const kv_sf_cgroup *g = &b->groups[q];
+          const uint8_t *src = g->data + rk[q];
+          for (uint32_t k = 0; k < f->fw; k++) gather[k] = src[(size_t)k * g->count];
+          v->value = gather;
+          gather += f->fw;
+        }
+      } else {
+        const kv_sf_cgroup *g = &b->groups[q];
+        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+        v->value = g->data + o;
+        v->value_len = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+        /* apart from the row's fixed-width values (a point read's other cold line): ask
+           for it now, so its miss overlaps the rest of the row's way to the caller */
+        __builtin_prefetch(v->value);
+      }
+    }
+    rk[q]++;
+    rk[fo] += f->fw;
+  }
+  return n;
+}
+
+/* emit_cells in the form of a value vector: the value of each kept cell in [ci, end) goes
+** to vals/lens at its projection position, its bit into the mask returned (the projection's
+** positions are distinct, so its bits count the cells kept). The ranks rk step to end.
+** nibble: a packed block of four-bit qualifiers (a constant where called, so the compiler
+** makes a copy for it); gather as in emit_cells. The offset in cvals is kept in a local:
+** through rk it would be a chain of stores and loads from cell to cell. */
+static inline uint64_t emit_vec(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
+                                uint32_t ci, uint32_t end, const uint8_t **vals, uint32_t *lens,
+                                uint8_t *gather, const bool nibble) {
+  uint32_t fo = b->nquals + 1, off = rk[fo];
+  uint64_t present = 0;
+  const uint8_t *qp = b->qual.p, *cvals = b->cvals;
+  for (uint32_t j = ci; j < end; j++) {
+    uint32_t q = nibble ? (uint32_t)(qp[j >> 1] >> ((j & 1) * 4)) & 15
+                        : (uint32_t)kv_sf_pa_get(&b->qual, j);
+    const fast_q *f = &fq[q];
+    uint32_t fw = f->fw;
+    if (f->keep) {
+      uint32_t i = f->pidx;
+      present |= (uint64_t)1 << i;
+      if (f->fixed) {
+        lens[i] = fw;
+        if (!fw) {
+          vals[i] = (const uint8_t *)"";
+        } else if (nibble || !gather) {
+          vals[i] = cvals + off;
+        } else { /* transposed: byte k of value r at data[k * count + r] */
+          const kv_sf_cgroup *g = &b->groups[q];
+          const uint8_t *src = g->data + rk[q];
+          for (uint32_t k = 0; k < fw; k++) gather[k] = src[(size_t)k * g->count];
+          vals[i] = gather;
+          gather += fw;
+        }
+      } else {
+        const kv_sf_cgroup *g = &b->groups[q];
+        uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+        vals[i] = g->data + o;
+        lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+        __builtin_prefetch(vals[i]); /* as in emit_cells */
+      }
+    }
+    rk[q]++;
+    off += fw;
+  }
+  rk[fo] = off;
+  return present;
+}
+
+/* The views of the cells in [ci, end) of row ri of the loaded block (fast_ok) that the
+** projection keeps, into out (room for end - ci): emit_cells in the copy for the block's
+** shape. The ranks must be at ci (it->rp.at); they are left at end. gather: room for the
+** row's fixed-width values of a private block (it->rowvals), else NULL. Returns how many. */
+static inline uint32_t kv_sfi_row_views(sf_iter *it, uint32_t ri, uint32_t ci, uint32_t end,
+                                        uint32_t fid, kv_cell_view *out, uint8_t *gather) {
+  const kv_sf_cblock *b = it->b;
+  uint32_t n;
+  bool plain = b->ts_per_row && !gather; /* the common cases, specialized */
+  if (plain && b->qual.w == 3)
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, EMIT_NIBBLE);
+  else if (plain && b->qual.w == 0 && b->qual.step == 0 && b->nquals == 1)
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, NULL, EMIT_ONE_QUAL);
+  else
+    n = emit_cells(b, it->fq, it->rp.ranks, ri, ci, end, fid, out, gather, EMIT_ANY);
+  it->rp.at = end;
+  return n;
+}
+
+/* kv_sfi_row_views as a value vector (it->vec_ok): the value of each kept cell in [ci, end)
+** at its projection position in vals / lens; returns the positions' mask, *kept the cells
+** kept. A full row of a packed block (one cell of every dictionary entry, full_ok) is taken
+** by the block's table without reading its cells. Ranks and gather as kv_sfi_row_views. */
+static inline uint64_t kv_sfi_row_vec(sf_iter *it, uint32_t ci, uint32_t end,
+                                      const uint8_t **vals, uint32_t *lens, uint8_t *gather,
+                                      uint32_t *kept) {
+  const kv_sf_cblock *b = it->b;
+  uint64_t present;
+  if (it->full_ok && end - ci == b->nquals) { /* a full row: by the table, no cell read */
+    uint32_t *rk = it->rp.ranks, fo = b->nquals + 1, off = rk[fo];
+    const uint8_t *row = b->cvals + off;
+    for (uint32_t q = 0; q < b->nquals; q++) {
+      const fast_q *f = &it->fq[q];
+      if (f->keep) {
+        uint32_t i = f->pidx;
+        if (f->fixed) {
+          vals[i] = f->fw ? row + f->toff : (const uint8_t *)"";
+          lens[i] = f->fw;
+        } else {
+          const kv_sf_cgroup *g = &b->groups[q];
+          uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+          vals[i] = g->data + o;
+          lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+        }
+      }
+      rk[q]++;
+    }
+    rk[fo] = off + it->full_w;
+    it->rp.at = end;
+    *kept = it->full_kept;
+    return it->full_present;
+  }
+  if (!gather && b->qual.w == 3)
+    present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, NULL, true);
+  else
+    present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, gather, false);
+  uint32_t n = 0; /* cells kept: the bits set (no popcount instruction assumed) */
+  for (uint64_t m = present; m; m &= m - 1) n++;
+  it->rp.at = end;
+  *kept = n;
+  return present;
+}
+
 /* Recompute the keep flags of the projection for the loaded block. False (status set, the
 ** iterator invalid) when out of memory. */
 bool kv_sfi_compute_keep(sf_iter *it);

@@ -100,6 +100,14 @@ bool kv_scan_fast_rows(void);
 void kv_scan_set_value_vectors(bool on);
 /* Whether it is on. */
 bool kv_scan_value_vectors(void);
+/* Process-wide switch of row runs (kv/scan_run.c; on by default), read at each row: when
+** off, every row takes the present path. Tests compare the two. Not for production use. */
+void kv_scan_set_row_runs(bool on);
+/* Whether it is on. */
+bool kv_scan_row_runs(void);
+/* Rows handed out by row runs in the scans closed so far, process-wide: tests check that
+** the run path ran. */
+uint64_t kv_scan_run_rows(void);
 /* (Row, family) pairs handed out as value vectors by the scans closed so far, process-wide:
 ** tests check that the vector path ran. */
 uint64_t kv_scan_vector_rows(void);
