@@ -60,6 +60,8 @@ typedef struct kv_run_fam {
   uint32_t rend;                /* the run takes rows of it's loaded block below this one */
   bool vec;                     /* its rows go out as value vectors (else as views) */
   bool all_kept;                /* the projection keeps every cell of the block */
+  bool one;                     /* views of a marker block: one qualifier, empty values, a
+                                   timestamp per row (a one-cell row's view written here) */
   bool key_ok;                  /* its block's key prefix agrees with the first family's
                                    (keys of one length): rows compare by suffix alone */
 } kv_run_fam;
@@ -161,9 +163,37 @@ static inline bool kv_scan_same_bytes(const uint8_t *a, const uint8_t *b, uint32
     b += 8;
     n -= 8;
   }
-  while (n--)
-    if (*a++ != *b++) return false;
-  return true;
+  if (n >= 4) { /* the rest: four, two, one bytes at most once each */
+    uint32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, b, 4);
+    if (x != y) return false;
+    a += 4;
+    b += 4;
+    n -= 4;
+  }
+  if (n >= 2) {
+    uint16_t x, y;
+    memcpy(&x, a, 2);
+    memcpy(&y, b, 2);
+    if (x != y) return false;
+    a += 2;
+    b += 2;
+    n -= 2;
+  }
+  return n == 0 || *a == *b;
+}
+
+/* Copy n bytes (a short row key or part of one) without a library call. */
+static inline void kv_scan_copy_key(uint8_t *d, const uint8_t *src, uint32_t n) {
+  for (; n >= 8; n -= 8, d += 8, src += 8) memcpy(d, src, 8);
+  if (n >= 4) {
+    memcpy(d, src, 4);
+    d += 4;
+    src += 4;
+    n -= 4;
+  }
+  for (; n; n--) *d++ = *src++;
 }
 
 #define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */

@@ -103,6 +103,15 @@ int kv_scan_run_begin(kv_scan *s) {
     rf->all_kept = true;
     for (uint32_t q = 0; q < b->nquals && rf->all_kept; q++) rf->all_kept = it->fq[q].keep;
     if (!rf->vec) nviews += b->nquals; /* a simple block's row: one cell per entry at most */
+    if (rf->vec && it->full_ok) /* what a full row's vector holds whatever the row (full_row) */
+      for (uint32_t q = 0; q < b->nquals; q++) {
+        const fast_q *fq = &it->fq[q];
+        if (!fq->keep || !fq->fixed) continue;
+        f->vlens[fq->pidx] = fq->fw;
+        if (!fq->fw) f->vvals[fq->pidx] = (const uint8_t *)"";
+      }
+    rf->one = !rf->vec && b->ts_per_row && b->qual.w == 0 && b->qual.step == 0 &&
+              b->nquals == 1 && it->fq[0].keep && it->fq[0].fixed && it->fq[0].fw == 0;
     if (!b->cvals && b->max_width) { /* a private block: room to gather a row's values */
       it->rowvals.len = 0;
       if (kv_sfbuf_reserve(&it->rowvals, (size_t)b->nquals * b->max_width))
@@ -157,6 +166,28 @@ static inline bool same_key(const kv_run_fam *rf, const kv_sf_cblock *b, uint32_
          kv_scan_same_bytes(key, b->keys + o, len);
 }
 
+/* A full row [ci, ci + nquals) of a packed block (full_ok) as its value vector: by the lists
+** of full_prepare, the fixed widths' lengths (and zero widths' values) being in place since
+** kv_scan_run_begin. As kv_sfi_row_vec otherwise. */
+static inline uint64_t full_row(sf_iter *it, const kv_sf_cblock *b, uint32_t end,
+                                const uint8_t **vals, uint32_t *lens, uint32_t *kept) {
+  uint32_t *rk = it->rp.ranks, nq = b->nquals, off = rk[nq + 1];
+  const uint8_t *row = b->cvals + off;
+  for (uint32_t k = 0; k < it->n_ffix; k++) vals[it->ffix_p[k]] = row + it->ffix_off[k];
+  for (uint32_t k = 0; k < it->n_fvar; k++) {
+    uint32_t q = it->fvar_q[k], i = it->fq[q].pidx;
+    const kv_sf_cgroup *g = &b->groups[q];
+    uint64_t o = kv_sf_pa_get(&g->voff, rk[q]);
+    vals[i] = g->data + o;
+    lens[i] = (uint32_t)(kv_sf_pa_get(&g->voff, rk[q] + 1) - o);
+  }
+  for (uint32_t q = 0; q < nq; q++) rk[q]++;
+  rk[nq + 1] = off + it->full_w;
+  it->rp.at = end;
+  *kept = it->full_kept;
+  return it->full_present;
+}
+
 /* The run is over: the present path goes on; a run that took nothing delays the next. */
 static bool run_over(kv_scan *s) {
   s->run_n = 0;
@@ -184,11 +215,11 @@ bool kv_scan_run_next(kv_scan *s, kv_row *row) {
     if (!has_kept(it, &run[0], cs[0], ce[0])) return run_over(s);
     if (b->klen) {
       uint32_t w = b->klen - b->lcp;
-      memcpy(s->key + b->lcp, b->keys + (size_t)ri * w, w);
+      kv_scan_copy_key(s->key + b->lcp, b->keys + (size_t)ri * w, w);
     } else {
       uint64_t o = kv_sf_pa_get(&b->key_off, ri);
       s->key_len = (uint32_t)(kv_sf_pa_get(&b->key_off, ri + 1) - o);
-      memcpy(s->key, b->keys + o, s->key_len);
+      kv_scan_copy_key(s->key, b->keys + o, s->key_len);
     }
     if (!s->run_below &&
         kv_sf_bytes_cmp(s->key, s->key_len, s->run_stop, s->run_stop_len) >= 0)
@@ -216,8 +247,23 @@ bool kv_scan_run_next(kv_scan *s, kv_row *row) {
       uint32_t rj = jt->ri + 1, c0 = cs[j], c1 = ce[j], kept;
       if (jt->rp.at != c0) kv_sf_cblock_rank(jb, &jt->rp, c0);
       uint8_t *gather = !jb->cvals && jb->max_width ? jt->rowvals.p : NULL;
-      if (run[j].vec) {
-        uint64_t present = kv_sfi_row_vec(jt, c0, c1, f->vvals, f->vlens, gather, &kept);
+      if (run[j].one && c1 - c0 == 1) { /* a marker family's one empty cell */
+        kv_cell_view *v = &s->views[s->n_views++];
+        const fast_q *fq = &jt->fq[0];
+        v->family_id = f->fid;
+        v->qual = fq->qual;
+        v->qual_len = fq->qlen;
+        v->ts = kv_sf_cblock_ts(jb, rj, c0);
+        v->value = (const uint8_t *)"";
+        v->value_len = 0;
+        jt->rp.ranks[0]++;
+        jt->rp.at = c1;
+        kept = 1;
+      } else if (run[j].vec) {
+        uint64_t present =
+            jt->full_ok && c1 - c0 == jb->nquals
+                ? full_row(jt, jb, c1, f->vvals, f->vlens, &kept)
+                : kv_sfi_row_vec(jt, c0, c1, f->vvals, f->vlens, gather, &kept);
         if (present) {
           kv_value_vector *v = &s->vecs[s->n_vecs++];
           v->family_id = f->fid;

@@ -492,6 +492,15 @@ uint32_t kv_sf_cblock_rank(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ci
     rp->at = k << b->ck_shift;
   }
   const kv_sf_cgroup *gs = b->groups;
+  if (b->qual.w == 0 && b->qual.step == 0 && b->type.w == 0 && b->type.step == 0 &&
+      b->type.base == KV_PUT) { /* put-only block of one qualifier (a marker family's):
+                                   every cell is in its group, no count needed */
+    uint32_t g = (uint32_t)b->qual.base;
+    rk[g] = rk[g] + ci - rp->at;             /* unsigned: wraps back when ci < at */
+    rk[ng] = rk[ng] + (ci - rp->at) * gs[g].fw;
+    rp->at = ci;
+    return rk[g];
+  }
   if (b->qual.w == 3 && b->type.w == 0) { /* put-only block, four-bit qualifiers */
     const uint8_t *qp = b->qual.p;
     uint32_t at = rp->at, fo = rk[ng];

@@ -67,6 +67,11 @@ typedef struct sf_iter {
   uint32_t full_w;         /* full_ok: a full row's fixed-width value bytes */
   uint64_t full_present;   /* full_ok: the projection positions a full row fills */
   uint32_t full_kept;      /* full_ok: how many (the entries the projection keeps) */
+  uint32_t n_ffix;         /* full_ok: kept entries of fixed width > 0, listed below */
+  uint8_t ffix_p[64];      /* their projection positions */
+  uint32_t ffix_off[64];   /* their values' offsets from a full row's first value (toff) */
+  uint32_t n_fvar;         /* full_ok: kept entries of variable width, listed below */
+  uint8_t fvar_q[64];      /* their dictionary entries */
 } sf_iter;
 
 /* What the fast row path needs of one dictionary entry of the loaded block. */

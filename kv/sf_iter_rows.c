@@ -49,6 +49,17 @@ static void full_prepare(sf_iter *it) {
       kept++;
     }
   }
+  it->n_ffix = it->n_fvar = 0; /* the lists a row run reads a full row by (kv/scan_run.c) */
+  for (uint32_t q = 0; q < b->nquals; q++) {
+    const fast_q *f = &it->fq[q];
+    if (!f->keep) continue;
+    if (!f->fixed) {
+      it->fvar_q[it->n_fvar++] = (uint8_t)q;
+    } else if (f->fw) {
+      it->ffix_p[it->n_ffix] = f->pidx;
+      it->ffix_off[it->n_ffix++] = f->toff;
+    }
+  }
   it->full_w = off;
   it->full_present = present;
   it->full_kept = kept;

@@ -483,8 +483,8 @@ static void scenario(size_t cache, bool varkeys, const char *name) {
   fprintf(stderr, "[%s] %llu of %llu rows by runs (%llu of %llu on one file per family)\n",
           name, (unsigned long long)w.run_rows, (unsigned long long)w.rows,
           (unsigned long long)share_runs, (unsigned long long)share_rows);
-  /* a good share of the rows of the compacted data must have come by runs (a run starts after a row taken
-     whole and ends at a block's end: many rows a block here) */
+  /* a good share of the rows of the compacted data must have come by runs (a run starts
+     after a row taken whole and ends at a block's end: many rows a block here) */
   assert_true(share_runs * 3 >= share_rows);
   assert_true(w.run_rows * 4 >= w.rows);
   world_close(&w);
