@@ -286,11 +286,19 @@ int rowan_column_values(rowan_stmt *stmt, int first, int n, rowan_value *out) {
   int rc = ROWAN_OK;
   for (int k = 0; k < n; k++) {
     rowan_value *o = &out[k];
-    if (row[k].is_null) {
+    const cat_value *v = &row[k];
+    if (v->is_null) {
       *o = (rowan_value){ROWAN_NULL, 0, 0, 0.0, NULL};
       continue;
     }
-    if (fill_value(stmt, first + k, &row[k], o) != ROWAN_OK) rc = ROWAN_NOMEM;
+    if (v->type.id == CAT_T_DOUBLE) { /* the common value, ahead of the switch */
+      double d = v->u.d;
+      /* inside the int64 range (NaN is not) the cast is clamp_double's result */
+      int64_t i = fabs(d) < 9223372036854775807.0 ? (int64_t)d : clamp_double(d);
+      *o = (rowan_value){ROWAN_FLOAT, 0, i, d, NULL};
+      continue;
+    }
+    if (fill_value(stmt, first + k, v, o) != ROWAN_OK) rc = ROWAN_NOMEM;
   }
   if (rc != ROWAN_OK)
     return api_error(stmt->db, rc, -1, "out of memory making the text of a column value");

@@ -110,6 +110,7 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
     rc->tail_off[j] = off;
     rc->fixed_from = j;
   }
+  rc->tail_bytes = off;
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
     rc->nulls[i] = cat_v_null(c->type);
@@ -301,7 +302,12 @@ void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *s
     if (need[t->pk[j]]) {
       rc->prep_last = j;
       if (j < rc->fixed_from) rc->prep_walk_last = j;
-      else rc->prep_tail_keys[rc->n_prep_tail_keys++] = (int16_t)j;
+      else {
+        const exec_rc_cell *e = &rc->by_pk[j];
+        rc->prep_tail_keys[rc->n_prep_tail_keys++] =
+            (exec_rc_tkey){t->columns[t->pk[j]].type, rc->tail_off[j],
+                           rc->prep_slots[t->pk[j]], e->kind, e->width, t->key_cols[j].desc};
+      }
     }
   rc->prep_need = need;
 }
@@ -318,18 +324,65 @@ static int own(struct plan_arena *a, cat_value *v, exec_error *err) {
   return EXEC_OK;
 }
 
-/* One NOT NULL fixed-width key column from its bytes at p (width e->width): its cell
-** encoding, inverted if DESC. */
+/* The big-endian number in p[0..w) (w 1..8): one load and a byte swap for the widths the
+** types use (8, 4, 2, 1), a byte loop for any other. */
+static inline uint64_t load_be(const uint8_t *p, unsigned w) {
+  switch (w) {
+    case 8: {
+      uint64_t u;
+      memcpy(&u, p, 8);
+      return __builtin_bswap64(u);
+    }
+    case 4: {
+      uint32_t u;
+      memcpy(&u, p, 4);
+      return __builtin_bswap32(u);
+    }
+    case 2: return ((uint64_t)p[0] << 8) | p[1];
+    case 1: return p[0];
+    default: {
+      uint64_t u = 0;
+      for (unsigned i = 0; i < w; i++) u = (u << 8) | p[i];
+      return u;
+    }
+  }
+}
+
+/* cat_vc_get_int (catalog/valcodec.h) of the w-byte big-endian value u: the sign bit flipped
+** back, then sign-extended. */
+static inline int64_t int_of_be(uint64_t u, unsigned w) {
+  uint64_t m = (uint64_t)1 << (w * 8 - 1);
+  u ^= m;
+  if (w < 8) u = (u ^ m) - m;
+  return (int64_t)u;
+}
+
+/* One NOT NULL fixed-width key column of type `type`, decode kind `kind`, from its w bytes at
+** p: its cell encoding, inverted if desc (the value cat_vc_get_int / _double / _float give
+** for the inverted bytes). */
+static inline void fixed_key_value(uint8_t kind, unsigned w, bool desc, cat_type type,
+                                   const uint8_t *p, cat_value *v) {
+  uint64_t u = load_be(p, w);
+  if (desc) u = ~u & (w == 8 ? ~(uint64_t)0 : (((uint64_t)1 << (w * 8)) - 1));
+  v->type = type;
+  v->is_null = false;
+  if (kind == RC_INT) {
+    v->u.i = int_of_be(u, w);
+  } else if (kind == RC_DOUBLE) {
+    uint64_t bits = cat_vc_unflip_bits(u, 64);
+    memcpy(&v->u.d, &bits, 8);
+  } else {
+    uint32_t bits = (uint32_t)cat_vc_unflip_bits(u, 32);
+    float f;
+    memcpy(&f, &bits, 4);
+    v->u.d = (double)f;
+  }
+}
+
+/* fixed_key_value of a key column by its tables (e: its by_pk entry). */
 static inline void decode_fixed_key(const exec_rc_cell *e, const cat_key_col *kc,
                                     const cat_column *c, const uint8_t *p, cat_value *v) {
-  uint8_t tmp[8];
-  uint8_t x = kc->desc ? 0xFF : 0x00;
-  for (size_t k = 0; k < e->width; k++) tmp[k] = p[k] ^ x;
-  v->type = c->type;
-  v->is_null = false;
-  if (e->kind == RC_INT) v->u.i = cat_vc_get_int(tmp, (int)e->width);
-  else if (e->kind == RC_DOUBLE) v->u.d = cat_vc_get_double(tmp);
-  else v->u.d = (double)cat_vc_get_float(tmp);
+  fixed_key_value(e->kind, e->width, kc->desc, c->type, p, v);
 }
 
 /* Decode the needed PK columns of key[0..len) into vals (slots by column). Columns of the
@@ -418,7 +471,7 @@ static inline int decode_cell(exec_rowcodec *rc, const exec_rc_cell *e, const kv
   if (e->width && n != e->width) goto bad;
   switch (e->kind) {
     case RC_DOUBLE: v->u.d = cat_vc_get_double(p); break;
-    case RC_INT: v->u.i = cat_vc_get_int(p, e->width); break;
+    case RC_INT: v->u.i = int_of_be(load_be(p, e->width), e->width); break;
     case RC_BYTES:
       v->u.s.p = p;
       v->u.s.len = n;
@@ -452,14 +505,13 @@ static int decode_tail_keys(exec_rowcodec *rc, const kv_row *row, cat_value *val
                             exec_error *err) {
   const cat_table *t = rc->table;
   if (rc->n_prep_tail_keys == 0) return EXEC_OK;
-  if (row->key_len < rc->tail_off[rc->fixed_from])
+  if (row->key_len < rc->tail_bytes)
     return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %u bytes", t->name,
                           row->key_len);
   const uint8_t *end = row->key + row->key_len;
   for (int k = 0; k < rc->n_prep_tail_keys; k++) {
-    int j = rc->prep_tail_keys[k], i = t->pk[j];
-    decode_fixed_key(&rc->by_pk[j], &t->key_cols[j], &t->columns[i], end - rc->tail_off[j],
-                     &vals[rc->prep_slots[i]]);
+    const exec_rc_tkey *e = &rc->prep_tail_keys[k];
+    fixed_key_value(e->kind, e->width, e->desc, e->type, end - e->off, &vals[e->slot]);
   }
   return EXEC_OK;
 }
@@ -483,6 +535,58 @@ static inline int vec_value(exec_rowcodec *rc, const exec_vec_col *e, int col,
   int r = decode_cell(rc, &ce, &cell, v, err);
   if (r == EXEC_OK && copy) r = own(copy, v, err);
   return r;
+}
+
+/* vec_value out of line, for the dense loop below: the kinds it does not read in place. */
+__attribute__((noinline)) static int vec_value_slow(exec_rowcodec *rc, const exec_vec_col *e,
+                                                    int col, const kv_value_vector *vec,
+                                                    uint32_t k, cat_value *v,
+                                                    struct plan_arena *copy, exec_error *err) {
+  return vec_value(rc, e, col, vec, k, v, copy, err);
+}
+
+/* From position k on, the values of a dense vector (below) that read in place: an 8-byte
+** DOUBLE, or the bytes of a CHAR/VARCHAR/VARBINARY (when nocopy), each into its slot.
+** Returns the first position it cannot read (n when none). Out of line, with few live values,
+** so the loop of a scan's rows keeps them in registers (inlined, it spilled). */
+__attribute__((noinline)) static uint32_t dense_run(const exec_vec_col *pc, const uint8_t *const *values,
+                                 const uint32_t *lens, uint32_t k, uint32_t n,
+                                 cat_value *vals, bool nocopy) {
+  for (; k < n; k++) {
+    const exec_vec_col *e = &pc[k];
+    cat_value *v = &vals[e->slot];
+    uint32_t len = lens[k];
+    if (__builtin_expect(e->kind == RC_DOUBLE && len == 8, 1)) {
+      v->type = e->type;
+      v->u.d = cat_vc_get_double(values[k]);
+      v->is_null = false;
+    } else if (e->kind == RC_BYTES && nocopy) {
+      v->type = e->type;
+      v->u.s.p = values[k];
+      v->u.s.len = len;
+      v->is_null = false;
+    } else {
+      return k;
+    }
+  }
+  return n;
+}
+
+/* The values of vec, a vector of set `set` of map whose every position is present, needed
+** and not yet filled (map->dense[set] != 0, prepared for rc's need): dense_run, and
+** vec_value_slow for each value it stops at. */
+static inline int decode_dense(exec_rowcodec *rc, const exec_vec_map *map, uint32_t set,
+                               const kv_value_vector *vec, cat_value *vals,
+                               struct plan_arena *copy, exec_error *err) {
+  const exec_vec_col *pc = map->pc + map->start[set];
+  uint32_t n = map->n[set];
+  for (uint32_t k = 0;; k++) {
+    k = dense_run(pc, vec->values, vec->value_lens, k, n, vals, copy == NULL);
+    if (k == n) return EXEC_OK;
+    int r = vec_value_slow(rc, &pc[k], map->col[map->start[set] + k], vec, k, &vals[pc[k].slot],
+                           copy, err);
+    if (r != EXEC_OK) return r;
+  }
 }
 
 /* Decode value vectors vecs[0..n_vecs) (kv.h kv_value_vector) through map into vals. Prepared
@@ -599,6 +703,7 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, const kv_value_
   uint64_t seen = 0;
   for (uint32_t k = 0; k < row->n_cells; k++) {
     const kv_cell_view *cell = &row->cells[k];
+    if (cell->family_id == rc->key_family_id) continue; /* "_k" holds no column (catalog.h) */
     const uint8_t *q = cell->qual;
     uint32_t id;
     if (cell->qual_len == 1 && q[0] < 0x80) id = q[0];
@@ -625,8 +730,20 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, const kv_value_
       if (r != EXEC_OK) return r;
     }
   }
-  if (n_vecs) {
-    int r = decode_vectors(rc, vecs, n_vecs, NULL, vals, map, &seen, copy, err);
+  for (uint32_t i = 0; i < n_vecs; i++) {
+    const kv_value_vector *vec = &vecs[i];
+    uint32_t set = 0;
+    if (map && map->prep == rc->prep_need) { /* the dense case inline, else decode_vectors */
+      while (set < map->n_sets && map->fid[set] != vec->family_id) set++;
+      uint64_t bits = set < map->n_sets ? map->dense[set] : 0;
+      if (bits && vec->present == (((uint64_t)1 << map->n[set]) - 1) && !(seen & bits)) {
+        seen |= bits;
+        int r = decode_dense(rc, map, set, vec, vals, copy, err);
+        if (r != EXEC_OK) return r;
+        continue;
+      }
+    }
+    int r = decode_vectors(rc, vec, 1, NULL, vals, map, &seen, copy, err);
     if (r != EXEC_OK) return r;
   }
   if ((seen & rc->fill_mask) == rc->fill_mask) return EXEC_OK; /* no NULL to fill in */

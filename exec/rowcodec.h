@@ -53,6 +53,18 @@ typedef struct exec_rc_pcell {
   uint32_t family_id;       /* kv id of the column's family */
 } exec_rc_pcell;
 
+/* A needed key column of the fixed-width tail as a prepared decode reads it
+** (exec_rowcodec_prepare): everything in one entry, so a row's key costs no chain of lookups
+** through the table. */
+typedef struct exec_rc_tkey {
+  cat_type type;            /* the column's type */
+  uint32_t off;             /* bytes from the key's end to the column's first byte */
+  int16_t slot;             /* slot of vals its value goes to */
+  uint8_t kind;             /* RC_INT, RC_DOUBLE or RC_FLOAT (rowcodec.c) */
+  uint8_t width;            /* encoded bytes (1..8) */
+  bool desc;                /* DESC: the bytes are inverted */
+} exec_rc_tkey;
+
 /* Per-table lookup tables and scratch buffers, built once per statement (or cached per
 ** table) with exec_rowcodec_init. Read the fields, do not change them. */
 typedef struct exec_rowcodec {
@@ -76,6 +88,7 @@ typedef struct exec_rowcodec {
                                when j and every column after it are NOT NULL fixed-width
                                (decoded in place), else 0 */
   int fixed_from;           /* first key column of that fixed-width tail (n_pk: none) */
+  uint32_t tail_bytes;      /* tail_off[fixed_from]: the tail's length (0: no tail) */
   /* exec_rowcodec_prepare: tables for one need array, so a row decodes without per-column
      need tests (used when exec_row_decode gets exactly prep_need) */
   const bool *prep_need;    /* the need array prepared for, or NULL */
@@ -90,8 +103,9 @@ typedef struct exec_rowcodec {
                                needs no NULL filled in */
   int prep_last;            /* last needed key column (-1: none) */
   int prep_walk_last;       /* last needed key column before the fixed-width tail (-1) */
-  int16_t *prep_tail_keys;  /* n_pk: the needed key columns of the tail, when no column
-                               before the tail is needed (read from the key's end only) */
+  exec_rc_tkey *prep_tail_keys; /* n_pk: the needed key columns of the tail, when no
+                               column before the tail is needed (read from the key's end
+                               only) */
   int n_prep_tail_keys;     /* their count */
 } exec_rowcodec;
 
