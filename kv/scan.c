@@ -21,7 +21,10 @@
 ** iterator hands the row's views out whole, pointing into its block, with no merge step,
 ** visibility check or copy per cell; the iterator then stays on the row (its block pinned)
 ** until the next kv_scan_next moves it on (apply_pending). Anything else takes the cell path
-** at the same snapshot. kv_scan_set_fast_rows turns it off (tests compare the two).
+** at the same snapshot. kv_scan_set_fast_rows turns it off (tests compare the two). After a
+** row taken whole from every family that had it, the next rows of the same blocks may come
+** as a row run (kv/scan_run.c), straight from the blocks; where a run ends, this file's path
+** goes on from the row it left the sources on.
 ** Overlay cells (kv/scan_open.c) are one more memstore source whose sequence numbers lie
 ** above the snapshot; cells of the other sources above the real snapshot are dropped before
 ** the visibility rules see them.

@@ -111,7 +111,8 @@ int kv_scan_run_begin(kv_scan *s) {
         if (!fq->fw) f->vvals[fq->pidx] = (const uint8_t *)"";
       }
     rf->one = !rf->vec && b->ts_per_row && b->qual.w == 0 && b->qual.step == 0 &&
-              b->nquals == 1 && it->fq[0].keep && it->fq[0].fixed && it->fq[0].fw == 0;
+              b->qual.base == 0 && b->nquals == 1 && it->fq[0].keep && it->fq[0].fixed &&
+              it->fq[0].fw == 0;
     if (!b->cvals && b->max_width) { /* a private block: room to gather a row's values */
       it->rowvals.len = 0;
       if (kv_sfbuf_reserve(&it->rowvals, (size_t)b->nquals * b->max_width))

@@ -1,8 +1,11 @@
 /*
 ** kv/sf_iter_int.h: the state of a store-file iterator (kv/sf.h kv_sf_iter_new), shared by
 ** the two files that implement it: kv/sf_iter.c (blocks, seeks, moves, the cell-by-cell
-** kv_iter) and kv/sf_iter_rows.c (rows taken whole, kv/sf_rows.h). Split from one file for
-** size; not part of kv/'s contract: only those two files include it.
+** kv_iter) and kv/sf_iter_rows.c (rows taken whole, kv/sf_rows.h), and read by
+** kv/scan_run.c (row runs step the iterators of a scan's families in their blocks and take
+** rows with the same emit functions, kv_sfi_row_views / kv_sfi_row_vec, defined here so both
+** inline them). Split from one file for size; not part of kv/'s contract: only those three
+** files include it.
 */
 #ifndef ROWAN_KV_SF_ITER_INT_H
 #define ROWAN_KV_SF_ITER_INT_H

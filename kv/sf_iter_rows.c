@@ -7,7 +7,9 @@
 ** stepped once per cell. kv_sf_iter_take_vec hands the same cells out as a value vector
 ** (kv.h kv_value_vector): each kept cell's value at its qualifier's position in the
 ** projection; a full row of a packed block (one cell of every dictionary entry) is taken by
-** a per-block table of value offsets (full_prepare) without reading its cells.
+** a per-block table of value offsets (full_prepare) without reading its cells. The emit
+** functions both use (kv_sfi_row_views, kv_sfi_row_vec) are in kv/sf_iter_int.h, shared
+** with the row runs of kv/scan_run.c.
 ** Not here: loading blocks, seeks and the cell-by-cell moves (kv/sf_iter.c).
 */
 #include "kv/sf_iter_int.h"
@@ -32,7 +34,7 @@ static void full_prepare(sf_iter *it) {
     uint32_t j = q;
     while (j > 0) {
       const fast_q *p = &it->fq[ord[j - 1]], *c = &it->fq[q];
-      if (kv_bytes_cmp(p->qual, p->qlen, c->qual, c->qlen) <= 0) break;
+      if (kv_sf_bytes_cmp(p->qual, p->qlen, c->qual, c->qlen) <= 0) break;
       ord[j] = ord[j - 1];
       j--;
     }

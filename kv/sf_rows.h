@@ -100,8 +100,9 @@ bool kv_scan_fast_rows(void);
 void kv_scan_set_value_vectors(bool on);
 /* Whether it is on. */
 bool kv_scan_value_vectors(void);
-/* Process-wide switch of row runs (kv/scan_run.c; on by default), read at each row: when
-** off, every row takes the present path. Tests compare the two. Not for production use. */
+/* Process-wide switch of row runs (kv/scan_run.c; on by default), read when a run would be
+** set up: when off, every row takes the present path. Tests compare the two. Not for
+** production use. */
 void kv_scan_set_row_runs(bool on);
 /* Whether it is on. */
 bool kv_scan_row_runs(void);
