@@ -18,7 +18,7 @@
 #include "exec/colagg.h"
 #include "exec/op.h"
 
-enum { PH_INIT = 0, PH_STREAM, PH_STREAM_AGG, PH_EMIT, PH_DONE };
+enum { PH_INIT = 0, PH_STREAM, PH_STREAM_AGG, PH_EMIT, PH_DONE, PH_FAST };
 
 static double now_ms(void) {
   struct timespec ts;
@@ -515,7 +515,29 @@ int exec_query_next(exec_query *x, exec_error *err) {
       x->phase = PH_EMIT;
     } else {
       x->phase = PH_STREAM;
+      /* rows decoded into out by a table scan, nothing between the scan and LIMIT/OFFSET */
+      if (x->direct && q->has_scan && !q->scan.lookup && !q->scan.residual && !s->distinct &&
+          !x->timing)
+        x->phase = PH_FAST;
     }
+  }
+  if (x->phase == PH_FAST) { /* PH_STREAM's loop with only the steps this plan has */
+    plan_step_actual *sc = &x->act.step[PLAN_STEP_SCAN], *pr = &x->act.step[PLAN_STEP_PROJECT];
+    for (;;) {
+      rc = exec_scan_next(&x->scan, x->out, err);
+      if (rc != EXEC_ROW) {
+        if (rc == EXEC_DONE) x->phase = PH_DONE;
+        return rc;
+      }
+      sc->rows_out++;
+      pr->rows_in++;
+      pr->rows_out++;
+      int l = emit_limit(x);
+      if (l < 0) break;
+      if (l > 0) return EXEC_ROW;
+    }
+    x->phase = PH_DONE;
+    return EXEC_DONE;
   }
   if (x->phase == PH_STREAM) {
     for (;;) {

@@ -12,6 +12,13 @@
 **  - the errors: NULL statement or array, windows out of range (nothing written), no
 **    current row (before the first step, after DONE, after a failed step: NULLs written),
 **    n = 0, and the connection's error state.
+**  - rows that reach exec as value vectors (kv.h): a readings-like table (VARCHAR and DESC
+**    TIMESTAMP key, timestamps before 1970 with microseconds, DOUBLEs, strings and blobs in
+**    two families, a DECIMAL in a third), compacted so rows come from store-file blocks,
+**    then updated so some rows merge memstore cells; seeded random projections (distinct
+**    columns in any order as a direct projection, or any columns repeated), key ranges,
+**    LIMIT/OFFSET, re-binds and resets mid-scan; each row read whole before or after a
+**    getter, compared with the getters, and read whole again.
 ** Not here: the getters' own conversions (tests/api/test_api.c).
 */
 #include <setjmp.h>
@@ -374,11 +381,133 @@ static void random_projections(void **state) {
   kv_env_free(env);
 }
 
+
+/* ---- Rows from value vectors ------------------------------------------------------------- */
+/* columns of table r: SQL, and whether the value is a string */
+static const item rcols[] = {{"S", 1},  {"TS", 0}, {"A", 0}, {"B", 0},  {"C", 0},  {"D", 0},
+                             {"W", 1},  {"X", 0},  {"Y", 0}, {"CH", 1}, {"VB", 1}, {"DE", 0}};
+#define N_RCOLS ((int)(sizeof rcols / sizeof rcols[0]))
+
+static void vector_rows(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("column_values_vectors"), rs = seed;
+  kv_env *env = kv_env_mem_new(1500000000000LL);
+  rowan_db *db = tu_open_mem(env);
+  exec_ok(db, "CREATE TABLE r (S VARCHAR NOT NULL, TS TIMESTAMP NOT NULL, R.A DOUBLE,"
+              " R.B DOUBLE, R.C DOUBLE, R.D DOUBLE, R.W VARCHAR(3), M.X DOUBLE, M.Y DOUBLE,"
+              " M.CH CHAR(4), M.VB VARBINARY, Z.DE DECIMAL(8,2),"
+              " CONSTRAINT PK PRIMARY KEY (S, TS DESC))");
+  int n_st = 4, n_ts = (int)tu_scaled(300, 80);
+  rowan_stmt *up = prep(db, "UPSERT INTO r VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (int pass = 0; pass < 2; pass++) {
+    exec_ok(db, "BEGIN");
+    for (int st = 0; st < n_st; st++)
+      for (int t = 0; t < n_ts; t++) {
+        if (pass == 1 && tu_below(&rs, 8)) continue; /* the second pass updates a few rows */
+        char sname[8];
+        snprintf(sname, sizeof sname, "st%d", st);
+        rowan_bind_text(up, 1, sname, -1);
+        if (st == 0) { /* before 1970, with microseconds: ms by floor, not toward zero */
+          char ts[40];
+          snprintf(ts, sizeof ts, "1969-12-%02d %02d:%02d:00.%06d", 1 + t / 24 % 31, t % 24,
+                   t / 744 % 60, (int)tu_below(&rs, 1000000));
+          rowan_bind_text(up, 2, ts, -1);
+        } else {
+          rowan_bind_timestamp(up, 2, 1400000000000LL + (int64_t)t * 3600000 - (int64_t)tu_below(&rs, 2));
+        }
+        for (int c = 3; c <= 12; c++) {
+          if (tu_below(&rs, 10) == 0) { rowan_bind_null(up, c); continue; }
+          char buf[32];
+          int64_t x = (int64_t)tu_rand(&rs);
+          switch (c) {
+            case 7: rowan_bind_text(up, c, "NNE" + tu_below(&rs, 4), -1); break;
+            case 10: rowan_bind_text(up, c, "ab" + tu_below(&rs, 3), -1); break;
+            case 11: rowan_bind_blob(up, c, "\0x\0yz", (int)tu_below(&rs, 6)); break;
+            case 12:
+              snprintf(buf, sizeof buf, "%lld.%02d", (long long)(x % 100000), (int)tu_below(&rs, 100));
+              rowan_bind_text(up, c, buf, -1);
+              break;
+            default:
+              rowan_bind_double(up, c, tu_below(&rs, 50) ? (double)(x % 2000000) / 16.0
+                                                         : (double)x * 1e9);
+          }
+        }
+        if (rowan_step(up) != ROWAN_DONE) fail_msg("upsert: %s", rowan_errmsg(db));
+        rowan_reset(up);
+      }
+    exec_ok(db, "COMMIT");
+    if (pass == 0) assert_int_equal(rowan_compact(db, 1), ROWAN_OK); /* store files */
+  }
+  rowan_finalize(up);
+  int n_queries = (int)tu_scaled(150, 40), rows = 0;
+  for (int q = 0; q < n_queries; q++) {
+    int proj[16], n_proj;
+    if (tu_below(&rs, 4)) { /* distinct columns (not S or DE), any order: a direct projection */
+      int pool[N_RCOLS], n_pool = 0;
+      for (int c = 1; c < N_RCOLS - 1; c++) pool[n_pool++] = c;
+      n_proj = 1 + (int)tu_below(&rs, (uint64_t)n_pool);
+      for (int k = 0; k < n_proj; k++) {
+        int j = k + (int)tu_below(&rs, (uint64_t)(n_pool - k));
+        int tmp = pool[k];
+        pool[k] = pool[j];
+        pool[j] = tmp;
+        proj[k] = pool[k];
+      }
+    } else { /* any columns, repeated or not: rows decoded as before */
+      n_proj = 1 + (int)tu_below(&rs, 14);
+      for (int k = 0; k < n_proj; k++) proj[k] = (int)tu_below(&rs, (uint64_t)N_RCOLS);
+    }
+    char sql[1024];
+    size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT ");
+    for (int k = 0; k < n_proj; k++)
+      o += (size_t)snprintf(sql + o, sizeof sql - o, "%s%s", k ? ", " : "", rcols[proj[k]].sql);
+    switch (tu_below(&rs, 4)) {
+      case 0: snprintf(sql + o, sizeof sql - o, " FROM r WHERE S = ? ORDER BY TS DESC LIMIT 30"); break;
+      case 1: snprintf(sql + o, sizeof sql - o, " FROM r WHERE S = ? LIMIT 25 OFFSET 7"); break;
+      case 2: snprintf(sql + o, sizeof sql - o, " FROM r WHERE S >= ?"); break;
+      default: snprintf(sql + o, sizeof sql - o, " FROM r WHERE S = ? AND TS < TIMESTAMP '2014-06-01 00:00:00'"); break;
+    }
+    rowan_stmt *st = prep(db, sql);
+    for (int run = 0; run < 3; run++) {
+      char sname[8];
+      snprintf(sname, sizeof sname, "st%d", (int)tu_below(&rs, (uint64_t)n_st));
+      assert_int_equal(rowan_bind_text(st, 1, sname, -1), ROWAN_OK);
+      int stop = tu_below(&rs, 3) == 0 ? (int)tu_below(&rs, 40) : -1, got = 0, rc;
+      rowan_value v[16];
+      while ((stop < 0 || got < stop) && (rc = rowan_step(st)) == ROWAN_ROW) {
+        got++;
+        rows++;
+        int first = 0, n = n_proj;
+        if (tu_below(&rs, 3) == 0) {
+          first = (int)tu_below(&rs, (uint64_t)n_proj + 1);
+          n = (int)tu_below(&rs, (uint64_t)(n_proj - first) + 1);
+        }
+        if (tu_below(&rs, 4) == 0) (void)rowan_column_type(st, 0); /* decoded first */
+        assert_int_equal(rowan_column_values(st, first, n, v), ROWAN_OK);
+        for (int k = 0; k < n; k++) check_one(st, first + k, &v[k], rcols[proj[first + k]].is_str, seed);
+        /* read again: the same values */
+        rowan_value w[16];
+        assert_int_equal(rowan_column_values(st, first, n, w), ROWAN_OK);
+        for (int k = 0; k < n; k++)
+          if (w[k].type != v[k].type || w[k].i != v[k].i || w[k].bytes != v[k].bytes ||
+              memcmp(&w[k].d, &v[k].d, sizeof w[k].d) || (w[k].bytes && memcmp(w[k].p, v[k].p, (size_t)w[k].bytes)))
+            fail_msg("seed %llu column %d: a second read differs", (unsigned long long)seed, first + k);
+      }
+      rowan_reset(st);
+    }
+    rowan_finalize(st);
+  }
+  if (rows < n_queries * 10) fail_msg("seed %llu: only %d rows read", (unsigned long long)seed, rows);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(known_values),
       cmocka_unit_test(errors),
       cmocka_unit_test(random_projections),
+      cmocka_unit_test(vector_rows),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
