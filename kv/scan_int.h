@@ -58,6 +58,7 @@ typedef struct kv_run_fam {
   struct sf_iter *it;           /* the family's store-file iterator, on the last row taken */
   fscan *f;                     /* the family */
   uint32_t rend;                /* the run takes rows of it's loaded block below this one */
+  uint32_t next_cs;             /* the first cell of the row after the last one taken */
   bool vec;                     /* its rows go out as value vectors (else as views) */
   bool all_kept;                /* the projection keeps every cell of the block */
   bool one;                     /* views of a marker block: one qualifier, empty values, a

@@ -99,6 +99,7 @@ int kv_scan_run_begin(kv_scan *s) {
     rf->f = f;
     rf->rend = run_end(it);
     if (it->ri + 1 >= rf->rend) return KV_OK; /* no next row in this block */
+    rf->next_cs = rfirst(b, it->ri + 1);
     rf->vec = f->vec && it->vec_ok;
     rf->all_kept = true;
     for (uint32_t q = 0; q < b->nquals && rf->all_kept; q++) rf->all_kept = it->fq[q].keep;
@@ -174,7 +175,9 @@ static inline uint64_t full_row(sf_iter *it, const kv_sf_cblock *b, uint32_t end
                                 const uint8_t **vals, uint32_t *lens, uint32_t *kept) {
   uint32_t *rk = it->rp.ranks, nq = b->nquals, off = rk[nq + 1];
   const uint8_t *row = b->cvals + off;
-  for (uint32_t k = 0; k < it->n_ffix; k++) vals[it->ffix_p[k]] = row + it->ffix_off[k];
+  const uint8_t *fp = it->ffix_p;
+  const uint32_t *fo = it->ffix_off;
+  for (uint32_t k = 0, nf = it->n_ffix; k < nf; k++) vals[fp[k]] = row + fo[k];
   for (uint32_t k = 0; k < it->n_fvar; k++) {
     uint32_t q = it->fvar_q[k], i = it->fq[q].pidx;
     const kv_sf_cgroup *g = &b->groups[q];
@@ -211,7 +214,7 @@ bool kv_scan_run_next(kv_scan *s, kv_row *row) {
     const kv_sf_cblock *b = it->b;
     uint32_t ri = it->ri + 1;
     if (ri >= run[0].rend) return run_over(s);
-    cs[0] = rfirst(b, ri);
+    cs[0] = run[0].next_cs;
     ce[0] = rfirst(b, ri + 1);
     if (!has_kept(it, &run[0], cs[0], ce[0])) return run_over(s);
     if (b->klen) {
@@ -232,7 +235,7 @@ bool kv_scan_run_next(kv_scan *s, kv_row *row) {
       uint32_t rj = jt->ri + 1;
       if (rj >= run[j].rend || !same_key(&run[j], jb, rj, s->key, s->key_len))
         return run_over(s);
-      cs[j] = rfirst(jb, rj);
+      cs[j] = run[j].next_cs;
       ce[j] = rfirst(jb, rj + 1);
       if (!has_kept(jt, &run[j], cs[j], ce[j])) return run_over(s);
     }
@@ -279,6 +282,7 @@ bool kv_scan_run_next(kv_scan *s, kv_row *row) {
       }
       jt->ri = rj;
       jt->ci = c0;
+      run[j].next_cs = c1;
       f->cells += kept;
       if (jt->io) jt->io->cells_skipped += (c1 - c0) - kept;
     }

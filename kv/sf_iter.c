@@ -657,16 +657,6 @@ kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache) {
   return &it->base;
 }
 
-bool kv_sf_point_worth_seeking(const kv_sf_reader *r, const uint8_t *row, uint32_t len) {
-  if (r->cache && r->nblocks) {
-    kv_cell t = kv_cell_row_first(row, len);
-    int64_t bk = find_block(r, &t);
-    if (bk < 0) bk = 0;
-    if (kv_cache_contains(r->cache, r->cache_id, (uint64_t)bk)) return true;
-  }
-  return kv_sf_may_contain_row(r, row, len);
-}
-
 #define KEEP_LIMIT ((size_t)1 << 20) /* a parked iterator keeps buffers up to this size */
 
 void kv_sf_iter_park(kv_iter *base) {

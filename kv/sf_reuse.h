@@ -2,7 +2,7 @@
 ** kv/sf_reuse.h: read-path helpers kv/scan.c uses beyond kv/sf.h: recycling store file
 ** iterators (kv/sf_iter.c) from one scan to the next, so a point lookup that opens a scan
 ** per call does not allocate an iterator and its buffers each time (kv/scan.c keeps the
-** iterators of a closed scan with the scan's shell), and the point-read file filter.
+** iterators of a closed scan with the scan's shell).
 ** Not here: the iterator itself (kv/sf.h).
 */
 #ifndef ROWAN_KV_SF_REUSE_H
@@ -18,11 +18,5 @@ void kv_sf_iter_park(kv_iter *it);
 /* Make a parked iterator a new iterator over reader r, as kv_sf_iter_new_opts(r, io,
 ** fill_cache) would (no projection), keeping its buffers. Returns it. */
 kv_iter *kv_sf_iter_retarget(kv_iter *it, kv_sf_reader *r, kv_sf_io *io, bool fill_cache);
-
-/* Whether a point read of `row` should seek the file: true when the block that would hold
-** the row is in the block cache (reading it costs less than the bloom filter's probes, each
-** a cache miss in a large filter, and it answers absence as well), else the bloom filter's
-** answer (kv_sf_may_contain_row). */
-bool kv_sf_point_worth_seeking(const kv_sf_reader *r, const uint8_t *row, uint32_t len);
 
 #endif /* ROWAN_KV_SF_REUSE_H */
