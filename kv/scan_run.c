@@ -73,6 +73,9 @@ int kv_scan_run_begin(kv_scan *s) {
       s->cur_range >= (int)s->n_ranges)
     return KV_OK;
   const nrange *r = &s->ranges[s->cur_range];
+  if (r->end && r->end_len == s->key_len + 1 && r->end[s->key_len] == 0 &&
+      kv_scan_same_bytes(r->end, s->key, s->key_len))
+    return KV_OK; /* the range ends right after this row (a skip scan's single key) */
   const uint8_t *stop = r->end;
   uint32_t stop_len = r->end_len, n = 0;
   size_t nviews = 0;
