@@ -233,15 +233,6 @@ bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
   return ok;
 }
 
-bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off) {
-  uint32_t h = key_hash(file, off);
-  shard *s = shard_of(c, file, off);
-  pthread_mutex_lock(&s->mu);
-  bool in = s->slots[find_slot(s, file, off, h)].e != NULL;
-  pthread_mutex_unlock(&s->mu);
-  return in;
-}
-
 /* The lookup; a miss is counted when count_miss. */
 static kv_cache_entry *lookup(kv_cache *c, uint64_t file, uint64_t off, bool count_miss) {
   uint32_t h = key_hash(file, off);

@@ -49,9 +49,6 @@ kv_cache_entry *kv_cache_probe(kv_cache *c, uint64_t file, uint64_t off);
 /* Count one miss of (file, off): for the reader of kv_cache_probe that went on to read the
 ** block itself. */
 void kv_cache_note_miss(kv_cache *c, uint64_t file, uint64_t off);
-/* Whether (file, off) is in the cache now; no reference, no hit or miss counted (a hint:
-** the entry may leave right after). */
-bool kv_cache_contains(kv_cache *c, uint64_t file, uint64_t off);
 /* Admission hint for a reader that may skip caching (a point read): true when an entry of
 ** `charge` bytes under (file, off) fits in its shard without evicting, or when the key was
 ** refused lately (asked for twice in a short while: worth evicting for, as in 2Q's ghost
