@@ -136,7 +136,7 @@ int kv_scan_run_begin(kv_scan *s) {
   if (rc) return rc;
   s->key_cap = (uint32_t)kc;
   if (lb->klen) { /* every key of the block: the prefix here, a row's suffix after it */
-    memcpy(s->key, lb->prefix, lb->lcp);
+    if (lb->lcp) memcpy(s->key, lb->prefix, lb->lcp);
     s->key_len = lb->klen;
   }
   s->run_stop = stop;
