@@ -5,8 +5,9 @@
 ** Load: the bench's CSV reader (bench_data.c, shared by all engines) parses each row and
 ** one prepared UPSERT binds typed values (text station, timestamp, doubles, WD text),
 ** committed in BEGIN ... COMMIT batches, sync mode NORMAL. Queries: prepared SELECTs,
-** reset and re-bound for every call, each result row read with one rowan_column_values. Size: after a flush and a major compaction
-** (rowan_flush, rowan_compact), every file of the store directory. Only the block cache
+** reset and re-bound for every call, each result row read with one rowan_column_values.
+** Size: after a flush and a major compaction (rowan_flush, rowan_compact), every file of the
+** store directory. Only the block cache
 ** counters printed with --profile come through a test hook (api/api_test.h): the public
 ** API has none.
 **

@@ -549,9 +549,10 @@ __attribute__((noinline)) static int vec_value_slow(exec_rowcodec *rc, const exe
 ** DOUBLE, or the bytes of a CHAR/VARCHAR/VARBINARY (when nocopy), each into its slot.
 ** Returns the first position it cannot read (n when none). Out of line, with few live values,
 ** so the loop of a scan's rows keeps them in registers (inlined, it spilled). */
-__attribute__((noinline)) static uint32_t dense_run(const exec_vec_col *pc, const uint8_t *const *values,
-                                 const uint32_t *lens, uint32_t k, uint32_t n,
-                                 cat_value *vals, bool nocopy) {
+__attribute__((noinline)) static uint32_t dense_run(const exec_vec_col *pc,
+                                                   const uint8_t *const *values,
+                                                   const uint32_t *lens, uint32_t k, uint32_t n,
+                                                   cat_value *vals, bool nocopy) {
   for (; k < n; k++) {
     const exec_vec_col *e = &pc[k];
     cat_value *v = &vals[e->slot];

@@ -61,7 +61,8 @@ static int check_one(rowan_stmt *st, int i, const rowan_value *v, int is_str, ui
                                  (unsigned long long)seed, i, v->bytes, nb);
     assert_non_null(v->p);
     if (nb && memcmp(v->p, b, (size_t)nb) != 0)
-      fail_msg("seed %llu column %d: bytes differ from rowan_column_blob", (unsigned long long)seed, i);
+      fail_msg("seed %llu column %d: bytes differ from rowan_column_blob",
+               (unsigned long long)seed, i);
     const char *t = rowan_column_text(st, i); /* the terminated copy spells the same bytes */
     assert_non_null(t);
     assert_int_equal(strlen(t) <= (size_t)nb, 1);
@@ -331,7 +332,8 @@ static int compare_rows(rowan_stmt *st, const int *proj, int n_proj, uint64_t *r
     if (getters_first) /* the getters' copies made first must not change the values */
       for (int k = 0; k < n; k++) (void)rowan_column_text(st, first + k);
     assert_int_equal(rowan_column_values(st, first, n, v), ROWAN_OK);
-    for (int k = 0; k < n; k++) check_one(st, first + k, &v[k], items[proj[first + k]].is_str, seed);
+    for (int k = 0; k < n; k++)
+      check_one(st, first + k, &v[k], items[proj[first + k]].is_str, seed);
     rows++;
   }
   return rows;
@@ -376,7 +378,8 @@ static void random_projections(void **state) {
     }
     rowan_finalize(st);
   }
-  if (total < n_queries * 10) fail_msg("seed %llu: only %d rows compared", (unsigned long long)seed, total);
+  if (total < n_queries * 10)
+    fail_msg("seed %llu: only %d rows compared", (unsigned long long)seed, total);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);
 }
@@ -413,7 +416,8 @@ static void vector_rows(void **state) {
                    t / 744 % 60, (int)tu_below(&rs, 1000000));
           rowan_bind_text(up, 2, ts, -1);
         } else {
-          rowan_bind_timestamp(up, 2, 1400000000000LL + (int64_t)t * 3600000 - (int64_t)tu_below(&rs, 2));
+          rowan_bind_timestamp(up, 2, 1400000000000LL + (int64_t)t * 3600000 -
+                                          (int64_t)tu_below(&rs, 2));
         }
         for (int c = 3; c <= 12; c++) {
           if (tu_below(&rs, 10) == 0) { rowan_bind_null(up, c); continue; }
@@ -424,7 +428,8 @@ static void vector_rows(void **state) {
             case 10: rowan_bind_text(up, c, "ab" + tu_below(&rs, 3), -1); break;
             case 11: rowan_bind_blob(up, c, "\0x\0yz", (int)tu_below(&rs, 6)); break;
             case 12:
-              snprintf(buf, sizeof buf, "%lld.%02d", (long long)(x % 100000), (int)tu_below(&rs, 100));
+              snprintf(buf, sizeof buf, "%lld.%02d", (long long)(x % 100000),
+                       (int)tu_below(&rs, 100));
               rowan_bind_text(up, c, buf, -1);
               break;
             default:
@@ -461,12 +466,10 @@ static void vector_rows(void **state) {
     size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT ");
     for (int k = 0; k < n_proj; k++)
       o += (size_t)snprintf(sql + o, sizeof sql - o, "%s%s", k ? ", " : "", rcols[proj[k]].sql);
-    switch (tu_below(&rs, 4)) {
-      case 0: snprintf(sql + o, sizeof sql - o, " FROM r WHERE S = ? ORDER BY TS DESC LIMIT 30"); break;
-      case 1: snprintf(sql + o, sizeof sql - o, " FROM r WHERE S = ? LIMIT 25 OFFSET 7"); break;
-      case 2: snprintf(sql + o, sizeof sql - o, " FROM r WHERE S >= ?"); break;
-      default: snprintf(sql + o, sizeof sql - o, " FROM r WHERE S = ? AND TS < TIMESTAMP '2014-06-01 00:00:00'"); break;
-    }
+    static const char *const tails[4] = {
+        " FROM r WHERE S = ? ORDER BY TS DESC LIMIT 30", " FROM r WHERE S = ? LIMIT 25 OFFSET 7",
+        " FROM r WHERE S >= ?", " FROM r WHERE S = ? AND TS < TIMESTAMP '2014-06-01 00:00:00'"};
+    snprintf(sql + o, sizeof sql - o, "%s", tails[tu_below(&rs, 4)]);
     rowan_stmt *st = prep(db, sql);
     for (int run = 0; run < 3; run++) {
       char sname[8];
@@ -484,20 +487,24 @@ static void vector_rows(void **state) {
         }
         if (tu_below(&rs, 4) == 0) (void)rowan_column_type(st, 0); /* decoded first */
         assert_int_equal(rowan_column_values(st, first, n, v), ROWAN_OK);
-        for (int k = 0; k < n; k++) check_one(st, first + k, &v[k], rcols[proj[first + k]].is_str, seed);
+        for (int k = 0; k < n; k++)
+          check_one(st, first + k, &v[k], rcols[proj[first + k]].is_str, seed);
         /* read again: the same values */
         rowan_value w[16];
         assert_int_equal(rowan_column_values(st, first, n, w), ROWAN_OK);
         for (int k = 0; k < n; k++)
           if (w[k].type != v[k].type || w[k].i != v[k].i || w[k].bytes != v[k].bytes ||
-              memcmp(&w[k].d, &v[k].d, sizeof w[k].d) || (w[k].bytes && memcmp(w[k].p, v[k].p, (size_t)w[k].bytes)))
-            fail_msg("seed %llu column %d: a second read differs", (unsigned long long)seed, first + k);
+              memcmp(&w[k].d, &v[k].d, sizeof w[k].d) ||
+              (w[k].bytes && memcmp(w[k].p, v[k].p, (size_t)w[k].bytes)))
+            fail_msg("seed %llu column %d: a second read differs", (unsigned long long)seed,
+                     first + k);
       }
       rowan_reset(st);
     }
     rowan_finalize(st);
   }
-  if (rows < n_queries * 10) fail_msg("seed %llu: only %d rows read", (unsigned long long)seed, rows);
+  if (rows < n_queries * 10)
+    fail_msg("seed %llu: only %d rows read", (unsigned long long)seed, rows);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);
 }
