@@ -400,7 +400,7 @@ static void midscan_differential(void **state) {
     for (int m = 0; m < NMODE; m++) free(out[m].p);
   }
   uint64_t runs = kv_scan_run_rows() - runs0;
-  if (runs < 100) fail_msg("seed %llu: row runs handed out only %llu rows", (unsigned long long)seed0,
+  if (runs < 10) fail_msg("seed %llu: row runs handed out only %llu rows", (unsigned long long)seed0,
                            (unsigned long long)runs);
 }
 
