@@ -462,7 +462,9 @@ bool kv_sfi_compute_keep(sf_iter *it) {
     const uint8_t *qb = b->dict + b->q_off[q];
     uint32_t ql = b->q_len[q];
     uint8_t k = 0;
-    if (it->short_proj) { /* every projected qualifier is short: compare numbers */
+    if (it->byte_proj) { /* one-byte qualifiers: a table look-up */
+      k = ql == 1 && it->ptab[qb[0]] != 0;
+    } else if (it->short_proj) { /* every projected qualifier is short: compare numbers */
       if (ql <= 7) {
         uint64_t key = short_key(qb, ql);
         for (uint32_t i = 0; i < it->npq && !k; i++) k = it->pkey[i] == key;
@@ -693,6 +695,7 @@ kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool 
   it->pql = NULL;
   it->npq = 0;
   it->proj = false;
+  it->byte_proj = false;
   it->vec_ok = false;
   it->keep_bi = -1;
   it->fast = false;
@@ -717,6 +720,17 @@ void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32
   /* value vectors: short qualifiers (at most PKEYS of them), each named once, so that a
      position names one qualifier */
   it->vec_ok = n >= 1 && it->short_proj;
+  it->byte_proj = it->short_proj;
+  for (uint32_t i = 0; i < n && it->byte_proj; i++) it->byte_proj = lens[i] == 1;
+  if (it->byte_proj) { /* one-byte qualifiers: a table; a byte named twice (its later
+                           position kept: unused, as value vectors are then off) */
+    memset(it->ptab, 0, sizeof it->ptab);
+    for (uint32_t i = n; i-- > 0;) {
+      if (it->ptab[quals[i][0]]) it->vec_ok = false;
+      it->ptab[quals[i][0]] = (uint8_t)(i + 1);
+    }
+    return;
+  }
   for (uint32_t i = 1; i < n && it->vec_ok; i++)
     for (uint32_t j = 0; j < i && it->vec_ok; j++)
       if (it->pkey[i] == it->pkey[j]) it->vec_ok = false;

@@ -49,6 +49,10 @@ typedef struct sf_iter {
   uint64_t pkey[PKEYS];    /* short_key of each projected qualifier, when npq <= PKEYS and
                               each is at most 7 bytes (short_proj) */
   bool short_proj;         /* pkey holds the projection */
+  bool byte_proj;          /* every projected qualifier is one byte (the catalog's column
+                              qualifiers): ptab holds the projection */
+  uint8_t ptab[256];       /* byte_proj: per qualifier byte, 1 + its first position in the
+                              projection; 0 = not projected */
   bool proj;               /* forward moves keep only projected cells */
   uint8_t *keep;           /* per dictionary entry of block keep_bi: 1 = projected */
   size_t keep_cap;         /* entries allocated in keep */

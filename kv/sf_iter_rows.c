@@ -21,6 +21,30 @@ void kv_sf_iter_fast_rows(kv_iter *base, const kv_sf_rowcond *c) {
   it->fast_bi = -1;
 }
 
+/* The entries of b in qualifier order into ord, when every entry is one byte and no byte is
+** named twice (a damaged block may): a bitmap of the bytes read in order. A block's
+** dictionary lists its entries as they first appear, so a block that starts in the middle
+** of a row has them rotated; an insertion sort would move most of them. False otherwise
+** (ord unspecified). */
+static bool byte_order(const kv_sf_cblock *b, uint8_t *ord) {
+  uint64_t set[4] = {0, 0, 0, 0};
+  uint8_t at[256]; /* per byte set in `set`: its entry */
+  uint32_t nq = b->nquals;
+  for (uint32_t q = 0; q < nq; q++) {
+    if (b->q_len[q] != 1) return false;
+    uint8_t c = b->dict[b->q_off[q]];
+    uint64_t bit = (uint64_t)1 << (c & 63);
+    if (set[c >> 6] & bit) return false;
+    set[c >> 6] |= bit;
+    at[c] = (uint8_t)q;
+  }
+  uint32_t k = 0;
+  for (uint32_t w = 0; w < 4; w++)
+    for (uint64_t m = set[w]; m; m &= m - 1)
+      ord[k++] = at[w * 64 + (uint32_t)__builtin_ctzll(m)];
+  return true;
+}
+
 /* The table of a full row of the loaded (fast) block, for kv_sf_iter_take_vec: a row with
 ** one cell of every dictionary entry has them in qualifier order (cells of a row sort by
 ** qualifier, and a simple block has one put per column), so in a packed block each fixed-
@@ -29,16 +53,18 @@ static void full_prepare(sf_iter *it) {
   const kv_sf_cblock *b = it->b;
   it->full_ok = false;
   if (!it->vec_ok || !b->cvals || it->partial || b->nquals > 64) return;
-  uint8_t ord[64]; /* entries in qualifier order (insertion sort: a dozen or so) */
-  for (uint32_t q = 0; q < b->nquals; q++) {
-    uint32_t j = q;
-    while (j > 0) {
-      const fast_q *p = &it->fq[ord[j - 1]], *c = &it->fq[q];
-      if (kv_sf_bytes_cmp(p->qual, p->qlen, c->qual, c->qlen) <= 0) break;
-      ord[j] = ord[j - 1];
-      j--;
+  uint8_t ord[64]; /* entries in qualifier order */
+  if (!byte_order(b, ord)) {
+    for (uint32_t q = 0; q < b->nquals; q++) { /* insertion sort: a dozen or so */
+      uint32_t j = q;
+      while (j > 0) {
+        const fast_q *p = &it->fq[ord[j - 1]], *c = &it->fq[q];
+        if (kv_sf_bytes_cmp(p->qual, p->qlen, c->qual, c->qlen) <= 0) break;
+        ord[j] = ord[j - 1];
+        j--;
+      }
+      ord[j] = (uint8_t)q;
     }
-    ord[j] = (uint8_t)q;
   }
   uint32_t off = 0, kept = 0;
   uint64_t present = 0;
@@ -98,7 +124,9 @@ static bool fast_prepare(sf_iter *it) {
     f->fw = g->fw;
     f->keep = it->proj ? it->keep[q] : 1;
     f->pidx = 0;
-    if (f->keep && it->vec_ok) { /* its place in the projection (one: they are distinct) */
+    if (f->keep && it->vec_ok && it->byte_proj) { /* kept: a one-byte qualifier */
+      f->pidx = (uint8_t)(it->ptab[f->qual[0]] - 1);
+    } else if (f->keep && it->vec_ok) { /* its place in the projection (one: distinct) */
       uint64_t key = short_key(f->qual, f->qlen); /* kept, so at most 7 bytes */
       for (uint32_t i = 0; i < it->npq; i++)
         if (it->pkey[i] == key) {
