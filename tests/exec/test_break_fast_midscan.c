@@ -11,7 +11,7 @@
 ** The table is sensor-like: a VARCHAR station (names of one length, or of varied lengths)
 ** and a TIMESTAMP DESC in the key, a readings family R of four columns (DOUBLEs, an
 ** INTEGER, a VARCHAR), a sparse family M, small random BLOCKSIZEs (256..1024: rows span
-** blocks, many block boundaries), VERSIONS 1..3, sometimes a TTL with the clock moved
+** blocks, many block boundaries; some values longer than a block), VERSIONS 1..3, sometimes a TTL with the clock moved
 ** during the scenario, a tiny block cache or none; rows with only some families and rows
 ** with every column NULL, several store files and memstore rows over them, an index.
 ** Kept statements (latest-N of a station forward, reverse, full scan, IN-list skip scan,
@@ -110,8 +110,8 @@ static void upsert_row(world *w, int s, int t) {
       case 3: case 4: rowan_bind_double(u, c, (double)((int64_t)rnd(w, 20001) - 10000) / 8.0); break;
       case 5: rowan_bind_int64(u, c, (int64_t)rnd(w, 50)); break;
       case 6: {
-        char txt[40];
-        int n = (int)rnd(w, 30);
+        char txt[400]; /* sometimes longer than a block: rows span blocks */
+        int n = rnd(w, 12) == 0 ? 100 + (int)rnd(w, 300) : (int)rnd(w, 30);
         for (int k = 0; k < n; k++) txt[k] = (char)('a' + rnd(w, 26));
         rowan_bind_text(u, c, txt, n);
         break;
