@@ -1,0 +1,197 @@
+/*
+** tests/exec/test_break_fast_snapshot.c: what an open SELECT sees while the same connection
+** writes between its steps, against a model.
+**  - background: a small memstore makes commits flush and compact in the background thread
+**    while a range scan (the fast paths: row runs, value vectors, PH_FAST) is between rows;
+**    UPSERTs and DELETEs land ahead of and behind the cursor. The statement reads at the
+**    snapshot of its first step (kv.h: a scan sees one snapshot), so its rows must be the
+**    model's rows as they were then, whatever flushed or compacted since. Seeded.
+**  - index lookups: a SELECT through an uncovered index (each data row looked up by kv_get)
+**    with UPSERTs and DELETEs of the rows ahead of the cursor: every row it returns must be
+**    the row as it was at the statement's snapshot (checked under ROWAN_BREAK_KNOWN until
+**    the lookup reads at that snapshot).
+** Not here: the kv modes compared with each other (test_break_fast_midscan.c).
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kv/env_mem.h"
+#include "kv/sf_rows.h"
+#include "rowan.h"
+#include "testutil.h"
+#include "tu_api.h"
+
+#define NST 3
+
+typedef struct mrow {
+  bool live;      /* the row exists */
+  int64_t v;      /* V (never NULL here) */
+  int w;          /* W is 'w<w>' */
+} mrow;
+
+static void put(rowan_stmt *up, mrow *m, int nt, int s, int t, uint64_t *rs) {
+  mrow *r = &m[s * nt + t];
+  r->live = true;
+  r->v = (int64_t)tu_below(rs, 1000000);
+  r->w = (int)tu_below(rs, 100000);
+  char st[8], w[16];
+  snprintf(st, sizeof st, "s%d", s);
+  snprintf(w, sizeof w, "w%d", r->w);
+  rowan_bind_text(up, 1, st, -1);
+  rowan_bind_int64(up, 2, t);
+  rowan_bind_int64(up, 3, r->v);
+  rowan_bind_text(up, 4, w, -1);
+  int rc = rowan_step(up);
+  assert_int_equal(rc, ROWAN_DONE);
+  rowan_reset(up);
+}
+
+static void background(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("break_fast_snapshot"), rs = seed;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = env;
+  o.sync_mode = ROWAN_SYNC_OFF;
+  o.memstore_size = 8u << 10; /* flushes (and compactions) in the background, mid-scan */
+  o.block_cache_size = tu_below(&rs, 2) ? 1 : 0;
+  rowan_db *db = NULL;
+  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  exec_ok(db, "CREATE TABLE S (ST VARCHAR NOT NULL, T BIGINT NOT NULL, R.V BIGINT, R.W VARCHAR,"
+              " CONSTRAINT PK PRIMARY KEY (ST, T DESC)) BLOCKSIZE = 512");
+  rowan_stmt *up = NULL, *del = NULL;
+  assert_int_equal(rowan_prepare(db, "UPSERT INTO S VALUES (?, ?, ?, ?)", -1, &up, NULL), ROWAN_OK);
+  assert_int_equal(rowan_prepare(db, "DELETE FROM S WHERE ST = ? AND T = ?", -1, &del, NULL), ROWAN_OK);
+  int nt = (int)tu_scaled(600, 150);
+  mrow *m = calloc((size_t)NST * (size_t)nt, sizeof *m), *snap = calloc((size_t)NST * (size_t)nt, sizeof *m);
+  assert_true(m && snap);
+  for (int s = 0; s < NST; s++)
+    for (int t = 0; t < nt; t++)
+      if (tu_below(&rs, 8)) put(up, m, nt, s, t, &rs);
+  assert_int_equal(rowan_compact(db, 1), ROWAN_OK);
+  rowan_stmt *q = NULL;
+  assert_int_equal(rowan_prepare(db, "SELECT T, V, W FROM S WHERE ST = ? ORDER BY T DESC LIMIT 100000",
+                                 -1, &q, NULL), ROWAN_OK);
+  int nq = (int)tu_scaled(30, 10);
+  for (int k = 0; k < nq; k++) {
+    int s = (int)tu_below(&rs, NST);
+    char st[8];
+    snprintf(st, sizeof st, "s%d", s);
+    rowan_bind_text(q, 1, st, -1);
+    memcpy(snap, m, (size_t)NST * (size_t)nt * sizeof *m); /* the first step's snapshot */
+    int t = nt - 1, rc, rows = 0;
+    while ((rc = rowan_step(q)) == ROWAN_ROW) {
+      while (t >= 0 && !snap[s * nt + t].live) t--;
+      if (t < 0) fail_msg("seed %llu query %d: a row past the snapshot's last", (unsigned long long)seed, k);
+      const mrow *r = &snap[s * nt + t];
+      char w[16];
+      snprintf(w, sizeof w, "w%d", r->w);
+      rowan_value v[3];
+      assert_int_equal(rowan_column_values(q, 0, 3, v), ROWAN_OK);
+      if (v[0].i != t || v[1].i != r->v || v[2].bytes != (int)strlen(w) ||
+          memcmp(v[2].p, w, strlen(w)) != 0)
+        fail_msg("seed %llu query %d row %d: (T %lld, V %lld, W '%.*s'), snapshot (%d, %lld, '%s')",
+                 (unsigned long long)seed, k, rows, (long long)v[0].i, (long long)v[1].i,
+                 v[2].bytes, (const char *)v[2].p, t, (long long)r->v, w);
+      t--;
+      rows++;
+      /* writes between steps: ahead of the cursor, behind it, other stations */
+      for (int n = (int)tu_below(&rs, 6); n > 0; n--) {
+        int s2 = tu_below(&rs, 2) ? s : (int)tu_below(&rs, NST), t2 = (int)tu_below(&rs, (uint64_t)nt);
+        if (tu_below(&rs, 4) == 0) {
+          snprintf(st, sizeof st, "s%d", s2);
+          rowan_bind_text(del, 1, st, -1);
+          rowan_bind_int64(del, 2, t2);
+          assert_int_equal(rowan_step(del), ROWAN_DONE);
+          rowan_reset(del);
+          m[s2 * nt + t2].live = false;
+        } else {
+          put(up, m, nt, s2, t2, &rs);
+        }
+      }
+    }
+    assert_int_equal(rc, ROWAN_DONE);
+    while (t >= 0 && !snap[s * nt + t].live) t--;
+    if (t >= 0) fail_msg("seed %llu query %d: the scan ended before the snapshot's row %d", (unsigned long long)seed, k, t);
+    rowan_reset(q);
+  }
+  rowan_finalize(q);
+  rowan_finalize(up);
+  rowan_finalize(del);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+  free(m);
+  free(snap);
+}
+
+static void index_lookups(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  rowan_db *db = tu_open_mem(env);
+  exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, C INTEGER, W VARCHAR)");
+  exec_ok(db, "CREATE INDEX IC ON T (C)");
+  for (int round = 0; round < 2; round++) {
+    exec_ok(db, "BEGIN");
+    for (int k = 0; k < 200; k++) {
+      char sql[96];
+      snprintf(sql, sizeof sql, "UPSERT INTO T VALUES (%d, %d, 'w%d')", k, k % 10, k);
+      exec_ok(db, sql);
+    }
+    exec_ok(db, "COMMIT");
+    if (round) assert_int_equal(rowan_compact(db, 1), ROWAN_OK);
+    rowan_stmt *q = NULL;
+    assert_int_equal(rowan_prepare(db, "SELECT /*+ INDEX(T IC) */ K, C, W FROM T WHERE C = 3", -1, &q,
+                                   NULL), ROWAN_OK);
+    assert_int_equal(rowan_step(q), ROWAN_ROW);
+    assert_int_equal(rowan_column_int64(q, 0), 3);
+    /* the rows ahead of the cursor change (C and W) or go */
+    exec_ok(db, "UPSERT INTO T SELECT K, 8, 'x' FROM T WHERE K % 10 = 3 AND K > 3 AND K < 150");
+    exec_ok(db, "DELETE FROM T WHERE K >= 150 AND K % 10 = 3");
+    int rc, rows = 1;
+    while ((rc = rowan_step(q)) == ROWAN_ROW) {
+      int64_t k = rowan_column_int64(q, 0), c = rowan_column_int64(q, 1);
+      const char *w = rowan_column_text(q, 2);
+      char want[16];
+      snprintf(want, sizeof want, "w%lld", (long long)k);
+      (void)c;
+#ifdef ROWAN_BREAK_KNOWN
+      /* BUG (to X, exec/scan.c exec_scan_lookup): the data row is looked up at the latest
+      ** snapshot, not the index scan's: the row comes back as (K, 3 from the index key,
+      ** 'x' from the newer data row), a row that never was, and deleted rows go missing. */
+      if (c != 3 || !w || strcmp(w, want) != 0)
+        fail_msg("round %d: index scan row (%lld, %lld, '%s'): never was; at the statement's"
+                 " start it was (%lld, 3, '%s')", round, (long long)k, (long long)c, w ? w : "NULL",
+                 (long long)k, want);
+#else
+      assert_true(k % 10 == 3);
+      assert_non_null(w);
+#endif
+      rows++;
+    }
+    assert_int_equal(rc, ROWAN_DONE);
+#ifdef ROWAN_BREAK_KNOWN
+    assert_int_equal(rows, 20); /* the statement's snapshot had 20 rows of C = 3 */
+#else
+    assert_true(rows >= 1 && rows <= 20);
+#endif
+    rowan_finalize(q);
+  }
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(background),
+    cmocka_unit_test(index_lookups),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
