@@ -13,7 +13,9 @@
 ** vectors off, the cell path; kv/sf_rows.h) and through rowan_column_values; each answer
 ** must be the model's byte for byte. The EXPLAIN ANALYZE text of each query (times and
 ** block-cache hits masked) must be the same with runs on and off (docs/KV.md 'Row runs':
-** every counter is the present path's). Runs must have handed out rows.
+** every counter is the present path's), and so must rowan_stmt_metrics of the plain query
+** (the fast exec loop's counters; the rows' counters in every mode). Runs must have handed
+** out rows.
 ** Not here: writes between the steps of an open statement (test_break_fast_midscan.c).
 */
 #include <setjmp.h>
@@ -239,7 +241,9 @@ static void strip_volatile(char *t) {
   }
 }
 
-static void run_sql_rows(world *w, const char *sql, const query *q, bool whole, sbuf *o) {
+/* Run sql, rendering its rows into o; its rowan_stmt_metrics into *mt when not NULL. */
+static void run_sql_rows(world *w, const char *sql, const query *q, bool whole, sbuf *o,
+                         rowan_metrics *mt) {
   rowan_stmt *st = NULL;
   int rc = rowan_prepare(w->db, sql, -1, &st, NULL);
   if (rc != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(w->db));
@@ -252,7 +256,24 @@ static void run_sql_rows(world *w, const char *sql, const query *q, bool whole, 
     else sb_add(o, "%s\n", rowan_column_text(st, 0));
   }
   if (rc != ROWAN_DONE) fail_msg("%s: %d %s", sql, rc, rowan_errmsg(w->db));
+  if (mt) assert_int_equal(rowan_stmt_metrics(st, mt), ROWAN_OK);
   rowan_finalize(st);
+}
+
+/* The metrics that must not depend on the kv mode (rows), and with runs on and off also the
+** blocks read and cells examined (not the cache's hits and the bytes read, which depend on
+** what the previous run left in the cache); 0 when equal. */
+static int metrics_differ(const rowan_metrics *a, const rowan_metrics *b, bool blocks) {
+  if (a->rows_examined != b->rows_examined || a->rows_filtered != b->rows_filtered ||
+      a->rows_returned != b->rows_returned || a->ranges_sought != b->ranges_sought ||
+      a->n_families != b->n_families)
+    return 1;
+  for (int f = 0; blocks && f < a->n_families && f < 16; f++)
+    if (strcmp(a->families[f].family, b->families[f].family) != 0 ||
+        a->families[f].blocks_read != b->families[f].blocks_read ||
+        a->families[f].cells_examined != b->families[f].cells_examined)
+      return 2;
+  return 0;
 }
 
 /* easy: VERSIONS 1 and a major compaction at the end (one file a family: the bench's case,
@@ -328,11 +349,31 @@ static void one_table(uint64_t seed, bool easy) {
     make_query(&w, &q);
     sbuf want = {0}, got = {0};
     model_answer(&w, &q, &want);
+    rowan_metrics mt[4];
     for (int m = 0; m < 4; m++) {
       set_mode(m);
       got.len = 0;
       if (got.p) got.p[0] = 0;
-      run_sql_rows(&w, q.sql, &q, (k + m) % 3 != 0, &got);
+      run_sql_rows(&w, q.sql, &q, (k + m) % 3 != 0, &got, &mt[m]);
+      int d = m == 0 ? 0 : metrics_differ(&mt[0], &mt[m], m == 1);
+      if (d)
+        for (int f = 0; f < mt[0].n_families && f < 16; f++)
+          fprintf(stderr, "  %s: cells %llu/%llu blocks %llu/%llu hits %llu/%llu bytes %llu/%llu\n",
+                  mt[0].families[f].family, (unsigned long long)mt[0].families[f].cells_examined,
+                  (unsigned long long)mt[m].families[f].cells_examined,
+                  (unsigned long long)mt[0].families[f].blocks_read,
+                  (unsigned long long)mt[m].families[f].blocks_read,
+                  (unsigned long long)mt[0].families[f].blocks_cache_hit,
+                  (unsigned long long)mt[m].families[f].blocks_cache_hit,
+                  (unsigned long long)mt[0].families[f].bytes_read,
+                  (unsigned long long)mt[m].families[f].bytes_read);
+      if (d)
+        fail_msg("seed %llu: %s: rowan_stmt_metrics differ between mode 0 and %d (%s): rows "
+                 "examined %llu/%llu filtered %llu/%llu returned %llu/%llu",
+                 (unsigned long long)seed, q.sql, m, d == 1 ? "rows" : "family blocks/cells",
+                 (unsigned long long)mt[0].rows_examined, (unsigned long long)mt[m].rows_examined,
+                 (unsigned long long)mt[0].rows_filtered, (unsigned long long)mt[m].rows_filtered,
+                 (unsigned long long)mt[0].rows_returned, (unsigned long long)mt[m].rows_returned);
       if (got.len != want.len || (want.len && memcmp(got.p, want.p, want.len) != 0))
         fail_msg("seed %llu, mode %d: %s\n--- model\n%.2000s\n--- got\n%.2000s",
                  (unsigned long long)seed, m, q.sql, want.p ? want.p : "", got.p ? got.p : "");
@@ -343,7 +384,7 @@ static void one_table(uint64_t seed, bool easy) {
     sbuf e[2] = {{0}, {0}};
     for (int m = 0; m < 2; m++) {
       set_mode(m);
-      run_sql_rows(&w, ex, NULL, false, &e[m]);
+      run_sql_rows(&w, ex, NULL, false, &e[m], NULL);
       if (e[m].p) strip_volatile(e[m].p);
     }
     if (strcmp(e[0].p ? e[0].p : "", e[1].p ? e[1].p : "") != 0)
