@@ -277,8 +277,10 @@ int rowan_column_values(rowan_stmt *stmt, int first, int n, rowan_value *out) {
                      "columns %d..%lld out of range (the result has %d column%s)", first,
                      (long long)first + n - 1, stmt->ncol, stmt->ncol == 1 ? "" : "s");
   if (stmt->state != API_ROW || !stmt->row) {
-    memset(out, 0, (size_t)n * sizeof *out);
-    for (int k = 0; k < n; k++) out[k].type = ROWAN_NULL;
+    if (n > 0) { /* out may be NULL when n is 0 */
+      memset(out, 0, (size_t)n * sizeof *out);
+      for (int k = 0; k < n; k++) out[k].type = ROWAN_NULL;
+    }
     return api_error(stmt->db, ROWAN_MISUSE, -1,
                      "misuse: rowan_column_values without a current row (step to ROWAN_ROW first)");
   }

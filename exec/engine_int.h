@@ -28,6 +28,8 @@ struct exec_session {
   int64_t changes;      /* rows changed by the last write statement */
   int n_stmts;          /* statements not finalized */
   uint64_t schema_gen;  /* bumped by every DDL: statements bound before it re-bind */
+  uint64_t txn_gen;     /* bumped when a transaction ends: a statement opened inside it
+                           stops reading its (freed) batch */
   size_t sort_mem;      /* bytes a sort may hold */
   struct exec_index_touched *idx_touched; /* exec/index.h: row keys written in the open
                                              transaction (write.c), freed at close */
@@ -75,6 +77,7 @@ struct exec_stmt {
   bool del_built;          /* del_scan must be freed */
   exec_query x;            /* running query */
   bool x_open;             /* x must be closed */
+  uint64_t x_txn_gen;      /* session txn_gen when x was opened */
   const cat_table *scan_table; /* table scanned (metric names) */
   const char *scan_kind;   /* plan_scan_kind_name of the scan, or NULL */
   plan_actuals last_act;   /* counters of an EXPLAIN ANALYZE run or a write */

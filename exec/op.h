@@ -219,5 +219,8 @@ int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_val
 int exec_query_next(exec_query *x, exec_error *err);
 /* Release everything (idempotent). Counters stay in x->act. */
 void exec_query_close(exec_query *x);
+/* Stop reading the overlay x was opened with (the transaction's batch is about to be or
+** has been freed): later scan opens and index lookups read the store alone. */
+void exec_query_drop_overlay(exec_query *x);
 
 #endif /* ROWAN_EXEC_OP_H */

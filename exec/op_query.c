@@ -616,6 +616,11 @@ int exec_query_next(exec_query *x, exec_error *err) {
   return EXEC_DONE;
 }
 
+void exec_query_drop_overlay(exec_query *x) {
+  x->overlay = NULL;
+  x->scan.overlay = NULL;
+}
+
 void exec_query_close(exec_query *x) {
   if (x->scan_open) {
     exec_scan_close(&x->scan);

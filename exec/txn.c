@@ -22,6 +22,7 @@ int exec_txn_begin(exec_session *s, exec_error *err) {
 }
 
 void exec_txn_discard(exec_session *s) {
+  if (s->txn) s->txn_gen++; /* statements still reading the batch let go of it (exec_step) */
   kv_batch_free(s->txn);
   s->txn = NULL;
   s->txn_rows = 0;
