@@ -76,6 +76,8 @@ typedef struct exec_scan_state {
   uint64_t lookups_found;    /* lookups that found their data row */
   exec_rowcodec *rcp;        /* the row decoder in use: &rc, or the cache's */
   exec_scan_cache *cache;    /* the statement's kept buffers, or NULL (all owned here) */
+  uint64_t snap;             /* index scans that look rows up: the snapshot acquired at open,
+                                which the index scan and every lookup read at (0: none) */
   kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
   kv_scan_metrics lm;        /* the lookups' metrics, summed */
   exec_vec_map vmap;         /* table scans: the columns of the qualifier projection given

@@ -246,6 +246,12 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   o.reverse = ps->reverse;
   o.overlay = overlay;
   o.limit = ps->kv_limit;
+  if (ps->index && ps->lookup) { /* the data rows must be read at the index rows' snapshot,
+                                    not at the latest commit (writes between two steps would
+                                    give rows that never existed): pinned until close */
+    if (kv_snapshot_acquire(db, &s->snap) != KV_OK) s->snap = 0;
+    o.snapshot = s->snap;
+  }
   if (ps->filter) {
     o.filter = plan_filter_eval;
     o.filter_ctx = ps->filter;
@@ -343,6 +349,7 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   o.n_families = (uint32_t)ps->n_lookup_families;
   o.existence_family = existence_family(ps->lookup_families, ps->n_lookup_families);
   o.overlay = s->overlay;
+  o.snapshot = s->snap;
   kv_row r;
   s->lookups++;
   int krc = kv_get(s->db, &o, p, (size_t)(limit - p), &s->lk, &r);
@@ -364,6 +371,10 @@ void exec_scan_close(exec_scan_state *s) {
     kv_scan_get_metrics(s->kv, &s->m);
     kv_scan_close(s->kv);
     s->kv = NULL;
+  }
+  if (s->snap) {
+    kv_snapshot_release(s->db, s->snap);
+    s->snap = 0;
   }
   if (!s->cache) { /* cached buffers stay with the statement */
     free(s->ranges);
