@@ -127,6 +127,10 @@ static void render(rowan_stmt *st, sbuf *o) {
     if (t == ROWAN_FLOAT && (memcmp(&v[i].d, &d, sizeof d) != 0 || v[i].i != x))
       fail_msg("column %d: values %a/%lld, getters %a/%lld", i, v[i].d, (long long)v[i].i, d,
                (long long)x);
+    if ((t == ROWAN_INTEGER || t == ROWAN_TIMESTAMP) &&
+        (v[i].i != x || v[i].i != rowan_column_timestamp(st, i) || v[i].d != d))
+      fail_msg("column %d: values %lld/%a, getters %lld/%a", i, (long long)v[i].i, v[i].d,
+               (long long)x, d);
     if ((t == ROWAN_TEXT || t == ROWAN_BLOB) &&
         (v[i].bytes != nb || (nb && memcmp(v[i].p, b, (size_t)nb) != 0)))
       fail_msg("column %d: values bytes differ from the getters'", i);
