@@ -10,6 +10,8 @@
 **    with UPSERTs and DELETEs of the rows ahead of the cursor: every row it returns must be
 **    the row as it was at the statement's snapshot (checked under ROWAN_BREAK_KNOWN until
 **    the lookup reads at that snapshot).
+**  - TTL: the clock moved past every row's expiry and a major compaction between two steps
+**    leave the open statement's rows those alive when its scan opened.
 ** Not here: the kv modes compared with each other (test_break_fast_midscan.c).
 */
 #include <setjmp.h>
@@ -188,10 +190,77 @@ static void index_lookups(void **state) {
   kv_env_free(env);
 }
 
+/* TTL is measured against the clock when the statement's scan opened (kv.h): the clock
+** moved past every row's expiry and a compaction (a major one drops expired cells) between
+** two steps change nothing for the open statement. */
+static void ttl_round(uint64_t seed, int round) {
+  uint64_t rs = seed;
+  const int64_t now0 = 1700000000000LL;
+  kv_env *env = kv_env_mem_new(now0);
+  rowan_db *db = tu_open_mem(env);
+  exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, R.V BIGINT, R.W VARCHAR, M.X DOUBLE)"
+              " TTL = 3600, R.BLOCKSIZE = 256, M.BLOCKSIZE = 512");
+  rowan_stmt *up = NULL;
+  assert_int_equal(rowan_prepare(db, "UPSERT INTO T VALUES (?, ?, ?, ?)", -1, &up, NULL), ROWAN_OK);
+  int nk = (int)tu_scaled(600, 200);
+  int64_t *ts = calloc((size_t)nk, sizeof *ts);
+  assert_non_null(ts);
+  for (int k = 0; k < nk; k++) { /* row k committed at now0 + k * 10 s (some rewritten later) */
+    int kk = tu_below(&rs, 5) == 0 && k > 10 ? (int)tu_below(&rs, (uint64_t)k) : k;
+    int64_t t = now0 + (int64_t)k * 10000;
+    kv_env_mem_set_time(env, t);
+    rowan_bind_int64(up, 1, kk);
+    rowan_bind_int64(up, 2, kk * 3);
+    rowan_bind_text(up, 3, "w", -1);
+    rowan_bind_double(up, 4, (double)kk / 2.0);
+    assert_int_equal(rowan_step(up), ROWAN_DONE);
+    rowan_reset(up);
+    ts[kk] = t;
+    if (k == nk / 2) assert_int_equal(rowan_compact(db, 1), ROWAN_OK);
+  }
+  rowan_finalize(up);
+  assert_int_equal(rowan_flush(db), ROWAN_OK);
+  /* the statement opens when part of the rows have expired */
+  int64_t tq = now0 + (int64_t)nk * 10000 - 3600000 + (int64_t)tu_below(&rs, 2000000);
+  kv_env_mem_set_time(env, tq);
+  rowan_stmt *q = NULL;
+  assert_int_equal(rowan_prepare(db, "SELECT K, V, X FROM T WHERE K >= 0 LIMIT 100000", -1, &q, NULL),
+                   ROWAN_OK);
+  int k = 0, rc, n = 0, moved_at = 1 + (int)tu_below(&rs, 40);
+  while ((rc = rowan_step(q)) == ROWAN_ROW) {
+    while (k < nk && (!ts[k] || tq - ts[k] >= 3600000)) k++; /* alive at tq */
+    rowan_value v[3];
+    assert_int_equal(rowan_column_values(q, 0, 3, v), ROWAN_OK);
+    if (k >= nk || v[0].i != k || v[1].i != 3 * (int64_t)k || v[2].d != (double)k / 2.0)
+      fail_msg("seed %llu round %d row %d: K %lld, want %d", (unsigned long long)seed, round, n,
+               (long long)v[0].i, k);
+    k++;
+    if (++n == moved_at) { /* every row expires now; a compaction may drop them */
+      kv_env_mem_set_time(env, tq + 10 * 3600000LL);
+      assert_int_equal(rowan_compact(db, round), ROWAN_OK);
+    }
+  }
+  assert_int_equal(rc, ROWAN_DONE);
+  while (k < nk && (!ts[k] || tq - ts[k] >= 3600000)) k++;
+  if (k < nk) fail_msg("seed %llu round %d: the scan ended before row %d", (unsigned long long)seed, round, k);
+  rowan_finalize(q);
+  free(ts);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
+static void ttl_clock(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("break_fast_snapshot_ttl");
+  ttl_round(seed, 0); /* a minor compaction mid-scan */
+  ttl_round(seed + 1, 1); /* a major one */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(background),
     cmocka_unit_test(index_lookups),
+    cmocka_unit_test(ttl_clock),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
