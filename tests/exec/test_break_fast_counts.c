@@ -1,12 +1,13 @@
 /*
 ** tests/exec/test_break_fast_counts.c: range scans of a sensor-like table against a model
 ** kept in the test, and EXPLAIN ANALYZE's counters with kv row runs on and off.
-** A seeded table (VARCHAR station names that are prefixes of one another, a TIMESTAMP DESC,
-** three column families of which one is sparse, random BLOCKSIZEs 256..1024 and VERSIONS
-** 1..3) gets rounds of UPSERTs (whole rows, rows of NULLs, partial UPSERTs that write one
-** family only), DELETEs of key ranges and flushes (at most three store files a family, so
-** no background compaction runs), the last round left in the memstore, sometimes a major
-** compaction after the first round or the last (always for the first table, of VERSIONS 1: where row runs must run). Then
+** A seeded table (VARCHAR station names that are prefixes of one another, ASC or DESC, a
+** TIMESTAMP DESC, three column families of which one is sparse, random BLOCKSIZEs 256..1024
+** and VERSIONS 1..3) gets rounds of UPSERTs (whole rows, rows of NULLs, partial UPSERTs that
+** write one family only, rows written twice in a round), DELETEs of key ranges and flushes
+** (at most three store files a family, so no background compaction runs), the last round
+** left in the memstore, sometimes a major compaction after the first round or the last
+** (always for the first table, of VERSIONS 1: where row runs must run). Then
 ** random queries (latest N of a station, forward and reverse, bounded
 ** ranges, IN-list skip scans, a full scan, a residual filter, key-only and one-family
 ** projections, every LIMIT/OFFSET pattern) run in every kv mode (row runs on, off, value
@@ -54,6 +55,7 @@ typedef struct world {
   rowan_db *db;     /* the database */
   uint64_t rs;      /* PRNG state */
   int nt;           /* timestamps per station */
+  bool stdesc;      /* ST is DESC in the key: stations in reverse byte order */
   mrow *m;          /* model: m[s * nt + t] */
 } world;
 
@@ -171,11 +173,11 @@ static void make_query(world *w, query *q) {
   } else if (shape == 3) { /* IN list: key order whatever the list's order */
     int s2 = (int)rnd(w, NST);
     int lo = s < s2 ? s : s2, hi = s < s2 ? s2 : s;
-    q->sta[q->nsta++] = lo;
-    if (hi != lo) q->sta[q->nsta++] = hi;
+    q->sta[q->nsta++] = w->stdesc ? hi : lo;
+    if (hi != lo) q->sta[q->nsta++] = w->stdesc ? lo : hi;
     snprintf(where, sizeof where, "WHERE ST IN ('%s', '%s') ", STA[s], STA[s2]);
   } else { /* full */
-    for (int k = 0; k < NST; k++) q->sta[q->nsta++] = k;
+    for (int k = 0; k < NST; k++) q->sta[q->nsta++] = w->stdesc ? NST - 1 - k : k;
   }
   if (rnd(w, 5) == 0) {
     q->filt = true;
@@ -293,11 +295,12 @@ static void one_table(uint64_t seed, bool easy) {
   o.block_cache_size = rnd(&w, 2) ? 1 : 0;
   assert_int_equal(rowan_open("/db", &o, &w.db), ROWAN_OK);
   char ddl[512];
+  w.stdesc = rnd(&w, 2);
   snprintf(ddl, sizeof ddl,
            "CREATE TABLE S (ST VARCHAR NOT NULL, TS TIMESTAMP NOT NULL, R.A DOUBLE, R.B DOUBLE,"
            " R.C INTEGER, R.W VARCHAR, M.X BIGINT, N.Y DOUBLE,"
-           " CONSTRAINT PK PRIMARY KEY (ST, TS DESC)) R.BLOCKSIZE = %d, M.BLOCKSIZE = %d,"
-           " N.BLOCKSIZE = %d, VERSIONS = %d",
+           " CONSTRAINT PK PRIMARY KEY (ST%s, TS DESC)) R.BLOCKSIZE = %d, M.BLOCKSIZE = %d,"
+           " N.BLOCKSIZE = %d, VERSIONS = %d", w.stdesc ? " DESC" : "",
            256 + 64 * (int)rnd(&w, 13), 256 + 64 * (int)rnd(&w, 13), 256 + 64 * (int)rnd(&w, 13),
            easy ? 1 : 1 + (int)rnd(&w, 3));
   exec_ok(&w, ddl);
