@@ -138,6 +138,14 @@ static int prev_row(fscan *f, const uint8_t *ub, uint32_t ub_len, const uint8_t 
       continue;
     }
     const kv_cell *c = k->ops->cell(k);
+    if (ub && kv_sf_bytes_cmp(c->row, c->row_len, ub, ub_len) >= 0) {
+      /* a row at or above the bound: the source's rows are out of order (a damaged block);
+         taken as the next row it would come back at every step */
+      static const char why[] = "a reverse seek found a row at or above its bound (rows "
+                                "out of order)";
+      if (i >= f->n_mem_kids) return kv_sf_iter_corrupt(k, why);
+      return kv_error(KV_ERR_CORRUPT, "scan: %s", why);
+    }
     if (!*row || kv_sf_bytes_cmp(c->row, c->row_len, *row, *row_len) > 0) {
       *row = c->row;
       *row_len = c->row_len;

@@ -738,6 +738,15 @@ void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32
 
 /* ---- row seek (kv/sf_rows.h; rows taken whole: kv/sf_iter_rows.c) -------------------- */
 
+int kv_sf_iter_corrupt(kv_iter *base, const char *why) {
+  const sf_iter *it = (const sf_iter *)base;
+  const kv_sf_reader *r = it->r;
+  if (it->bi >= 0 && (uint64_t)it->bi < r->nblocks)
+    return kv_error(KV_ERR_CORRUPT, "store file %s: block %u at offset %llu: %s", r->path,
+                    (unsigned)it->bi, (unsigned long long)r->index[it->bi].off, why);
+  return kv_error(KV_ERR_CORRUPT, "store file %s: %s", r->path, why);
+}
+
 bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool point) {
   sf_iter *it = (sf_iter *)base;
   kv_sf_reader *r = it->r;

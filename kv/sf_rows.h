@@ -48,6 +48,12 @@ typedef struct kv_sf_rowcond {
 ** valid()/status() as after any move). */
 bool kv_sf_iter_seek_row(kv_iter *it, const uint8_t *row, uint32_t len, bool point);
 
+/* Report that the row store-file iterator `it` stands on breaks the file's order (a block
+** damaged under a valid checksum): sets the error message (the file, and the loaded block's
+** number and offset when one is loaded) with `why` (a static reason) and returns
+** KV_ERR_CORRUPT. The iterator is left as it is. */
+int kv_sf_iter_corrupt(kv_iter *it, const char *why);
+
 /* Results of kv_sf_iter_take_row. */
 enum {
   KV_SF_ROW_NO = 0,   /* not here: read the row cell by cell (nothing was changed) */
