@@ -202,15 +202,8 @@ static void bind_query(world *w, int qi) {
 }
 
 /* Something the connection does while a statement is between rows. */
-static void midscan_action(world *w, int qi) {
+static void midscan_action(world *w) {
   int a = (int)rnd(w, 12);
-#ifndef ROWAN_BREAK_KNOWN
-  /* BUG (to X): an index scan's lookups read the overlay after COMMIT / ROLLBACK freed it
-  ** (heap-use-after-free, test_break_fast_overlay.c index_commit): not done under one. */
-  if (a == 6 && qi == Q_INDEX && w->in_tx) a = 8;
-#else
-  (void)qi;
-#endif
   int s = (int)rnd(w, NST), t = (int)rnd(w, (uint64_t)w->nt);
   sb_add(w->out, " action %d\n", a);
   switch (a) {
@@ -274,7 +267,7 @@ static void run_query(world *w, int qi) {
         sb_add(w->out, " reset %d\n", rowan_reset(st));
         bind_query(w, qi);
       } else {
-        midscan_action(w, qi);
+        midscan_action(w);
       }
       first += 1 + (int)rnd(w, 40);
     }

@@ -8,8 +8,7 @@
 **    model's rows as they were then, whatever flushed or compacted since. Seeded.
 **  - index lookups: a SELECT through an uncovered index (each data row looked up by kv_get)
 **    with UPSERTs and DELETEs of the rows ahead of the cursor: every row it returns must be
-**    the row as it was at the statement's snapshot (checked under ROWAN_BREAK_KNOWN until
-**    the lookup reads at that snapshot).
+**    the row as it was at the statement's snapshot.
 **  - TTL: the clock moved past every row's expiry and a major compaction between two steps
 **    leave the open statement's rows those alive when its scan opened.
 ** Not here: the kv modes compared with each other (test_break_fast_midscan.c).
@@ -163,27 +162,16 @@ static void index_lookups(void **state) {
       const char *w = rowan_column_text(q, 2);
       char want[16];
       snprintf(want, sizeof want, "w%lld", (long long)k);
-      (void)c;
-#ifdef ROWAN_BREAK_KNOWN
-      /* BUG (to X, exec/scan.c exec_scan_lookup): the data row is looked up at the latest
-      ** snapshot, not the index scan's: the row comes back as (K, 3 from the index key,
-      ** 'x' from the newer data row), a row that never was, and deleted rows go missing. */
+      /* until 53fc624 the data row was looked up at the latest snapshot: (K, 3 from the
+      ** index key, 'x' from the newer data row), a row that never was; deleted rows lost */
       if (c != 3 || !w || strcmp(w, want) != 0)
         fail_msg("round %d: index scan row (%lld, %lld, '%s'): never was; at the statement's"
                  " start it was (%lld, 3, '%s')", round, (long long)k, (long long)c, w ? w : "NULL",
                  (long long)k, want);
-#else
-      assert_true(k % 10 == 3);
-      assert_non_null(w);
-#endif
       rows++;
     }
     assert_int_equal(rc, ROWAN_DONE);
-#ifdef ROWAN_BREAK_KNOWN
     assert_int_equal(rows, 20); /* the statement's snapshot had 20 rows of C = 3 */
-#else
-    assert_true(rows >= 1 && rows <= 20);
-#endif
     rowan_finalize(q);
   }
   assert_int_equal(rowan_close(db), ROWAN_OK);
