@@ -153,48 +153,68 @@ int kv_scan_run_begin(kv_scan *s);
 ** scan's sources are as the last row left them: the present path goes on from there). */
 bool kv_scan_run_next(kv_scan *s, kv_row *row);
 
-/* a[0..n) == b[0..n), eight bytes at a time (row keys are short: no call to memcmp). */
+/* a[0..n) == b[0..n) without a call to memcmp (row keys are short): eight bytes at a time
+** down to at most 16, then the first and the last eight (overlapping); below 8 likewise with
+** four, two, one. */
 static inline bool kv_scan_same_bytes(const uint8_t *a, const uint8_t *b, uint32_t n) {
-  while (n >= 8) {
-    uint64_t x, y;
+  if (n >= 8) {
+    uint64_t x, y, u, v;
+    for (; n > 16; n -= 8, a += 8, b += 8) {
+      memcpy(&x, a, 8);
+      memcpy(&y, b, 8);
+      if (x != y) return false;
+    }
     memcpy(&x, a, 8);
     memcpy(&y, b, 8);
-    if (x != y) return false;
-    a += 8;
-    b += 8;
-    n -= 8;
+    memcpy(&u, a + n - 8, 8);
+    memcpy(&v, b + n - 8, 8);
+    return ((x ^ y) | (u ^ v)) == 0;
   }
-  if (n >= 4) { /* the rest: four, two, one bytes at most once each */
-    uint32_t x, y;
+  if (n >= 4) {
+    uint32_t x, y, u, v;
     memcpy(&x, a, 4);
     memcpy(&y, b, 4);
-    if (x != y) return false;
-    a += 4;
-    b += 4;
-    n -= 4;
+    memcpy(&u, a + n - 4, 4);
+    memcpy(&v, b + n - 4, 4);
+    return ((x ^ y) | (u ^ v)) == 0;
   }
   if (n >= 2) {
-    uint16_t x, y;
+    uint16_t x, y, u, v;
     memcpy(&x, a, 2);
     memcpy(&y, b, 2);
-    if (x != y) return false;
-    a += 2;
-    b += 2;
-    n -= 2;
+    memcpy(&u, a + n - 2, 2);
+    memcpy(&v, b + n - 2, 2);
+    return x == y && u == v;
   }
   return n == 0 || *a == *b;
 }
 
-/* Copy n bytes (a short row key or part of one) without a library call. */
+/* Copy n bytes (a short row key or part of one) without a library call, as
+** kv_scan_same_bytes reads them (the last eight, four or two overlapping). d and src must
+** not overlap. */
 static inline void kv_scan_copy_key(uint8_t *d, const uint8_t *src, uint32_t n) {
-  for (; n >= 8; n -= 8, d += 8, src += 8) memcpy(d, src, 8);
-  if (n >= 4) {
-    memcpy(d, src, 4);
-    d += 4;
-    src += 4;
-    n -= 4;
+  if (n >= 8) {
+    for (; n > 16; n -= 8, d += 8, src += 8) memcpy(d, src, 8);
+    uint64_t x, u;
+    memcpy(&x, src, 8);
+    memcpy(&u, src + n - 8, 8);
+    memcpy(d, &x, 8);
+    memcpy(d + n - 8, &u, 8);
+  } else if (n >= 4) {
+    uint32_t x, u;
+    memcpy(&x, src, 4);
+    memcpy(&u, src + n - 4, 4);
+    memcpy(d, &x, 4);
+    memcpy(d + n - 4, &u, 4);
+  } else if (n >= 2) {
+    uint16_t x, u;
+    memcpy(&x, src, 2);
+    memcpy(&u, src + n - 2, 2);
+    memcpy(d, &x, 2);
+    memcpy(d + n - 2, &u, 2);
+  } else if (n) {
+    *d = *src;
   }
-  for (; n; n--) *d++ = *src++;
 }
 
 #define MAX_SPARE 64u /* parked store-file iterators a family slot keeps at most */

@@ -178,9 +178,15 @@ static inline uint64_t full_row(sf_iter *it, const kv_sf_cblock *b, uint32_t end
                                 const uint8_t **vals, uint32_t *lens, uint32_t *kept) {
   uint32_t *rk = it->rp.ranks, nq = b->nquals, off = rk[nq + 1];
   const uint8_t *row = b->cvals + off;
-  const uint8_t *fp = it->ffix_p;
-  const uint32_t *fo = it->ffix_off;
-  for (uint32_t k = 0, nf = it->n_ffix; k < nf; k++) vals[fp[k]] = row + fo[k];
+  if (it->fdense) { /* every position up to the last fixed-width one (a loop the compiler
+                       makes wide): the variable-width ones are written below */
+    const size_t *po = it->fpos_off;
+    for (uint32_t i = 0, np = it->n_fpos; i < np; i++) vals[i] = row + po[i];
+  } else {
+    const uint8_t *fp = it->ffix_p;
+    const uint32_t *fo = it->ffix_off;
+    for (uint32_t k = 0, nf = it->n_ffix; k < nf; k++) vals[fp[k]] = row + fo[k];
+  }
   for (uint32_t k = 0; k < it->n_fvar; k++) {
     uint32_t q = it->fvar_q[k], i = it->fq[q].pidx;
     const kv_sf_cgroup *g = &b->groups[q];

@@ -79,6 +79,14 @@ typedef struct sf_iter {
   uint32_t ffix_off[64];   /* their values' offsets from a full row's first value (toff) */
   uint32_t n_fvar;         /* full_ok: kept entries of variable width, listed below */
   uint8_t fvar_q[64];      /* their dictionary entries */
+  bool fdense;             /* full_ok and no kept entry of fixed width 0: a row run writes
+                              a full row's fixed-width values by fpos_off below */
+  uint32_t n_fpos;         /* fdense: 1 + the last projection position of a fixed-width
+                              kept entry (0 if none) */
+  size_t fpos_off[64];     /* fdense: per projection position below n_fpos, the offset of
+                              its value from a full row's first value (toff), 0 where no
+                              fixed-width entry sits (a variable-width one's is written
+                              after; another's is not present: its pointer is not read) */
 } sf_iter;
 
 /* What the fast row path needs of one dictionary entry of the loaded block. */

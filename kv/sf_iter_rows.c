@@ -88,6 +88,15 @@ static void full_prepare(sf_iter *it) {
       it->ffix_off[it->n_ffix++] = f->toff;
     }
   }
+  it->fdense = true; /* the dense form of the fixed-width list */
+  it->n_fpos = 0;
+  for (uint32_t q = 0; q < b->nquals; q++) {
+    const fast_q *f = &it->fq[q];
+    if (f->keep && f->fixed && f->fw == 0) it->fdense = false;
+    if (f->keep && f->fixed && f->fw && f->pidx + 1u > it->n_fpos) it->n_fpos = f->pidx + 1u;
+  }
+  for (uint32_t i = 0; i < it->n_fpos; i++) it->fpos_off[i] = 0;
+  for (uint32_t k = 0; k < it->n_ffix; k++) it->fpos_off[it->ffix_p[k]] = it->ffix_off[k];
   it->full_w = off;
   it->full_present = present;
   it->full_kept = kept;
