@@ -11,6 +11,8 @@
 **    the row as it was at the statement's snapshot.
 **  - TTL: the clock moved past every row's expiry and a major compaction between two steps
 **    leave the open statement's rows those alive when its scan opened.
+**  - the snapshot an index scan pins is released however its statement ends (checked by
+**    what a major compaction keeps afterwards).
 ** Not here: the kv modes compared with each other (test_break_fast_midscan.c).
 */
 #include <setjmp.h>
@@ -244,11 +246,69 @@ static void ttl_clock(void **state) {
   ttl_round(seed + 1, 1); /* a major one */
 }
 
+/* The snapshot an uncovered index scan pins for its lookups (since 53fc624) is released
+** however the statement ends (DONE, reset mid-scan, finalize mid-scan, an error): after every
+** statement is gone, a major compaction keeps one version a cell (VERSIONS 1), which a
+** full scan's cells_examined shows. */
+static void index_snapshot_released(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  rowan_db *db = tu_open_mem(env);
+  exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, C INTEGER, W VARCHAR) VERSIONS = 1");
+  exec_ok(db, "CREATE INDEX IC ON T (C)");
+  exec_ok(db, "BEGIN");
+  for (int k = 0; k < 100; k++) {
+    char sql[96];
+    snprintf(sql, sizeof sql, "UPSERT INTO T VALUES (%d, %d, 'w%d')", k, k % 10, k);
+    exec_ok(db, sql);
+  }
+  exec_ok(db, "COMMIT");
+  for (int way = 0; way < 4; way++) {
+    rowan_stmt *q = NULL;
+    assert_int_equal(rowan_prepare(db, "SELECT /*+ INDEX(T IC) */ K, C, W FROM T WHERE C >= 3", -1,
+                                   &q, NULL), ROWAN_OK);
+    assert_int_equal(rowan_step(q), ROWAN_ROW);
+    exec_ok(db, "UPSERT INTO T SELECT K, C, 'v' FROM T"); /* new versions while pinned */
+    if (way == 0) { /* to the end */
+      int rc;
+      while ((rc = rowan_step(q)) == ROWAN_ROW) {}
+      assert_int_equal(rc, ROWAN_DONE);
+    } else if (way == 1) {
+      assert_int_equal(rowan_reset(q), ROWAN_OK);
+      assert_int_equal(rowan_step(q), ROWAN_ROW); /* pinned again, then finalized mid-scan */
+    } else if (way == 2) {
+      exec_ok(db, "DROP INDEX IC ON T"); /* the next step fails: schema changed */
+      assert_true(rowan_step(q) != ROWAN_ROW);
+      exec_ok(db, "CREATE INDEX IC ON T (C)");
+    }
+    assert_int_equal(rowan_finalize(q), ROWAN_OK);
+  }
+  exec_ok(db, "UPSERT INTO T SELECT K, C, 'z' FROM T");
+  assert_int_equal(rowan_compact(db, 1), ROWAN_OK);
+  rowan_stmt *f = NULL;
+  assert_int_equal(rowan_prepare(db, "SELECT K, C, W FROM T", -1, &f, NULL), ROWAN_OK);
+  int rc, n = 0;
+  while ((rc = rowan_step(f)) == ROWAN_ROW) n++;
+  assert_int_equal(rc, ROWAN_DONE);
+  assert_int_equal(n, 100);
+  rowan_metrics m;
+  assert_int_equal(rowan_stmt_metrics(f, &m), ROWAN_OK);
+  uint64_t cells = 0;
+  for (int i = 0; i < m.n_families && i < 16; i++) cells += m.families[i].cells_examined;
+  if (cells > 300) /* a marker and two columns a row, one version each */
+    fail_msg("after every statement is gone, a major compaction kept %llu cells for 100 rows"
+             " (a pinned snapshot left behind?)", (unsigned long long)cells);
+  rowan_finalize(f);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(background),
     cmocka_unit_test(index_lookups),
     cmocka_unit_test(ttl_clock),
+    cmocka_unit_test(index_snapshot_released),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
