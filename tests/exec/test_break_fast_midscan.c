@@ -11,9 +11,10 @@
 ** The table is sensor-like: a VARCHAR station (names of one length, or of varied lengths)
 ** and a TIMESTAMP DESC in the key, a readings family R of four columns (DOUBLEs, an
 ** INTEGER, a VARCHAR), a sparse family M, small random BLOCKSIZEs (256..1024: rows span
-** blocks, many block boundaries; some values longer than a block), VERSIONS 1..3, sometimes a TTL with the clock moved
-** during the scenario, a tiny block cache or none; rows with only some families and rows
-** with every column NULL, several store files and memstore rows over them, an index.
+** blocks, many block boundaries; some values longer than a block), VERSIONS 1..3,
+** sometimes a TTL with the clock moved during the scenario, a tiny block cache or the
+** default one; rows with only some families and rows with every column NULL, several
+** store files and memstore rows over them, an index.
 ** Kept statements (latest-N of a station forward, reverse, full scan, IN-list skip scan,
 ** bounded range, key-only, point, residual filter, index scan) with every LIMIT/OFFSET
 ** pattern are stepped a few rows, then the connection writes (UPSERT / DELETE ahead of and
