@@ -107,6 +107,7 @@ int kv_scan_run_begin(kv_scan *s) {
     rf->all_kept = true;
     for (uint32_t q = 0; q < b->nquals && rf->all_kept; q++) rf->all_kept = it->fq[q].keep;
     if (!rf->vec) nviews += b->nquals; /* a simple block's row: one cell per entry at most */
+    if (rf->vec && it->full_ok && !it->lists_ok) kv_sfi_full_lists(it);
     if (rf->vec && it->full_ok) /* what a full row's vector holds whatever the row (full_row) */
       for (uint32_t q = 0; q < b->nquals; q++) {
         const fast_q *fq = &it->fq[q];

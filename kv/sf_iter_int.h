@@ -74,7 +74,9 @@ typedef struct sf_iter {
   uint32_t full_w;         /* full_ok: a full row's fixed-width value bytes */
   uint64_t full_present;   /* full_ok: the projection positions a full row fills */
   uint32_t full_kept;      /* full_ok: how many (the entries the projection keeps) */
-  uint32_t n_ffix;         /* full_ok: kept entries of fixed width > 0, listed below */
+  bool lists_ok;           /* full_ok and the lists below are made (kv_sfi_full_lists: only
+                              for a row run; a point read needs none) */
+  uint32_t n_ffix;         /* lists_ok: kept entries of fixed width > 0, listed below */
   uint8_t ffix_p[64];      /* their projection positions */
   uint32_t ffix_off[64];   /* their values' offsets from a full row's first value (toff) */
   uint32_t n_fvar;         /* full_ok: kept entries of variable width, listed below */
@@ -280,6 +282,11 @@ static inline uint64_t kv_sfi_row_vec(sf_iter *it, uint32_t ci, uint32_t end,
   *kept = n;
   return present;
 }
+
+/* Make the lists a row run reads a full row of the fast block by (n_ffix, ffix_p,
+** ffix_off, n_fvar, fvar_q, fdense, n_fpos, fpos_off; it->full_ok must hold) and set
+** lists_ok. */
+void kv_sfi_full_lists(sf_iter *it);
 
 /* Recompute the keep flags of the projection for the loaded block. False (status set, the
 ** iterator invalid) when out of memory. */

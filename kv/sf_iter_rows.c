@@ -51,7 +51,7 @@ static bool byte_order(const kv_sf_cblock *b, uint8_t *ord) {
 ** width value lies at a constant offset (toff) from the row's first one. */
 static void full_prepare(sf_iter *it) {
   const kv_sf_cblock *b = it->b;
-  it->full_ok = false;
+  it->full_ok = it->lists_ok = false; /* the lists: when a row run wants them */
   if (!it->vec_ok || !b->cvals || it->partial || b->nquals > 64) return;
   uint8_t ord[64]; /* entries in qualifier order */
   if (!byte_order(b, ord)) {
@@ -77,7 +77,15 @@ static void full_prepare(sf_iter *it) {
       kept++;
     }
   }
-  it->n_ffix = it->n_fvar = 0; /* the lists a row run reads a full row by (kv/scan_run.c) */
+  it->full_w = off;
+  it->full_present = present;
+  it->full_kept = kept;
+  it->full_ok = true;
+}
+
+void kv_sfi_full_lists(sf_iter *it) {
+  const kv_sf_cblock *b = it->b;
+  it->n_ffix = it->n_fvar = 0;
   for (uint32_t q = 0; q < b->nquals; q++) {
     const fast_q *f = &it->fq[q];
     if (!f->keep) continue;
@@ -97,10 +105,7 @@ static void full_prepare(sf_iter *it) {
   }
   for (uint32_t i = 0; i < it->n_fpos; i++) it->fpos_off[i] = 0;
   for (uint32_t k = 0; k < it->n_ffix; k++) it->fpos_off[it->ffix_p[k]] = it->ffix_off[k];
-  it->full_w = off;
-  it->full_present = present;
-  it->full_kept = kept;
-  it->full_ok = true;
+  it->lists_ok = true;
 }
 
 /* Decide whether the loaded block's rows may be taken whole under it->fc, and build its
