@@ -334,6 +334,10 @@ static void render_plain(sbuf *out, const kv_row *r, const kv_scan *s, const que
   sb_add(out, ";\n");
 }
 
+/* Render every mode plain and without counters (run): for a tiny cache, where whether a
+** row's block is still cached decides its form (value vector or views), not its values. */
+static bool plain_form;
+
 /* Run q: mode 0 = runs on, 1 = runs off, 2 = the cell path (fast rows off), rendered plain.
 ** Returns the rows handed out by runs. */
 static uint64_t run(world *w, const query *q, int mode, sbuf *out) {
@@ -359,14 +363,14 @@ static uint64_t run(world *w, const query *q, int mode, sbuf *out) {
     int rc = kv_get(w->db, &so, q->bounds[0], q->ranges[0].start_len, &s, &r);
     assert_true(rc == KV_OK || rc == KV_ERR_NOTFOUND);
     if (rc == KV_OK) {
-      if (mode == 2) render_plain(out, &r, s, q);
+      if (mode == 2 || plain_form) render_plain(out, &r, s, q);
       else render(out, &r, s);
     }
   } else {
     assert_int_equal(kv_scan_open(w->db, &so, &s), KV_OK);
     int rc;
     while ((rc = kv_scan_next(s, &r)) == KV_OK) {
-      if (mode == 2) render_plain(out, &r, s, q);
+      if (mode == 2 || plain_form) render_plain(out, &r, s, q);
       else render(out, &r, s);
     }
     assert_int_equal(rc, KV_ERR_NOTFOUND);
@@ -374,7 +378,7 @@ static uint64_t run(world *w, const query *q, int mode, sbuf *out) {
   /* every counter (the cell path reads ahead: its counts differ; a single-row range asks
      a file's bloom filter only when its block is not cached, and what a tiny cache holds
      depends on the runs before) */
-  if (mode != 2 && !(w->tiny && q->point)) {
+  if (mode != 2 && !plain_form && !(w->tiny && q->point)) {
     kv_scan_metrics m;
     kv_scan_get_metrics(s, &m);
     sb_add(out, "examined %llu filtered %llu returned %llu ranges %llu cells %llu\n",
@@ -411,6 +415,13 @@ static void check_queries(world *w, uint64_t n, const char *what, uint64_t seed)
     uint64_t got = run(w, &q, 0, &a);
     uint64_t none = run(w, &q, 1, &b);
     assert_int_equal(none, 0);
+    if (strcmp(a.p, b.p) != 0 && w->tiny) { /* the form may differ with the cache's state:
+                                               the values may not */
+      plain_form = true;
+      run(w, &q, 0, &a);
+      run(w, &q, 1, &b);
+      plain_form = false;
+    }
     if (strcmp(a.p, b.p) != 0) {
       fprintf(stderr, "%s: query %llu differs (seed %llu)\nruns:\n%s\npresent path:\n%s\n",
               what, (unsigned long long)i, (unsigned long long)seed, a.p, b.p);
@@ -538,7 +549,9 @@ static void test_run_closed(void **state) {
     kv_scan *s;
     kv_row r;
     assert_int_equal(kv_scan_open(w.db, &so, &s), KV_OK);
-    uint64_t r0 = kv_scan_run_rows(), stop = 3 + rnd(&w, 20);
+    /* past the first rows (which the present path may take while a run's setup waits on
+       rows whose families disagree) into a run */
+    uint64_t r0 = kv_scan_run_rows(), stop = 40 + rnd(&w, 20);
     for (uint64_t i = 0; i < stop; i++) assert_int_equal(kv_scan_next(s, &r), KV_OK);
     if (round == 0) { /* closed mid-run */
       kv_scan_close(s);
