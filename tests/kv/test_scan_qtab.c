@@ -33,6 +33,7 @@
 #include "kv/kv.h"
 #include "kv/sf_rows.h"
 #include "testutil.h"
+#include "tu_kv.h"
 #include "tu_sbuf.h"
 
 #define MAXQ 14     /* qualifiers of the family at most */
@@ -88,13 +89,7 @@ static void world_open(world *w, uint64_t seed, size_t cache, bool odd) {
   w->rng = seed;
   w->seed = seed;
   w->env = kv_env_mem_new(NOW0);
-  kv_options o;
-  kv_options_init(&o);
-  o.env = w->env;
-  o.create_if_missing = true;
-  o.compaction_trigger = 100;
-  o.block_cache_size = cache;
-  assert_int_equal(kv_open("/db", &o, &w->db), KV_OK);
+  w->db = tu_kv_open_mem(w->env, cache);
   kv_family_options fo = {.name = "r", .max_versions = 1,
                           .block_size = 256 + 64 * (uint32_t)rnd(w, 8)};
   assert_int_equal(kv_create_table(w->db, "t", &fo, 1), KV_OK);
