@@ -107,7 +107,11 @@ static void upsert(world *w, rowan_stmt *const *up, int s, int t) {
         break;
       }
       case 4: r->x = (int64_t)(tu_rand(&w->rs) >> rnd(w, 64)); rowan_bind_int64(u, p++, r->x); break;
-      default: r->y = -(double)rnd(w, 1u << 20) / 3.0; rowan_bind_double(u, p++, r->y); break;
+      default: /* 0 gives -0.0, which is stored and read back as 0.0 (docs/FORMAT.md) */
+        r->y = -(double)rnd(w, 1u << 20) / 3.0;
+        rowan_bind_double(u, p++, r->y);
+        if (r->y == 0) r->y = 0.0;
+        break;
     }
   }
   int rc = rowan_step(u);
