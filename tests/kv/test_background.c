@@ -5,7 +5,9 @@
 **   exactly a prefix of the rows committed in order (no row lost or seen twice while a
 **   frozen memstore turns into a store file or files are merged);
 ** - back-pressure: after each commit the active and frozen memstores together stay within
-**   memstore_limit (plus the commit that crossed it);
+**   memstore_limit (plus the commit that crossed it); frozen memstores pile up behind a
+**   flush held back (an env wrapper whose store-file opens wait at a gate the test opens:
+**   no timing);
 ** - kv_close while frozen memstores wait for their flush: nothing is lost at reopen;
 ** - a background flush that fails (injected write or sync fault on a store file) puts the
 **   store in its error state: a later write reports it, reads go on seeing every committed
@@ -20,6 +22,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "kv/env.h"
@@ -163,14 +166,122 @@ static void test_flush_while_scans_and_writes(void **state) {
   kv_env_free(env);
 }
 
+/* ---- an env whose store-file writes wait at a gate ------------------------------------ */
+
+/* The in-memory env behind a gate: opening a store file for writing (a flush's or a
+** compaction's output, "*.sf") waits while the gate is shut, so a test holds the background
+** thread's flushes back and decides when they go on, without sleeping. Every other call is
+** the inner env's. As a guard against a hang (a commit that waited for a held flush), a
+** shut gate opens by itself after GATE_GUARD_S seconds and says so (timed_out). */
+#define GATE_GUARD_S 120
+
+typedef struct gate_env {
+  kv_env base;        /* the methods; first member, so the env pointer is the gate's */
+  kv_env *inner;      /* the in-memory env every call goes to */
+  pthread_mutex_t mu; /* guards shut, timed_out */
+  pthread_cond_t cv;  /* broadcast when the gate opens */
+  bool shut;          /* store-file opens for writing wait while set */
+  bool timed_out;     /* the guard opened the gate, not the test */
+} gate_env;
+
+static kv_env *inner_of(kv_env *env) { return ((gate_env *)env)->inner; }
+
+static int g_open(kv_env *env, const char *path, int flags, kv_file **out) {
+  gate_env *g = (gate_env *)env;
+  if ((flags & KV_OPEN_WRITE) && strstr(path, ".sf") != NULL) {
+    pthread_mutex_lock(&g->mu);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += GATE_GUARD_S;
+    while (g->shut)
+      if (pthread_cond_timedwait(&g->cv, &g->mu, &until) != 0 && g->shut) {
+        g->shut = false;
+        g->timed_out = true;
+      }
+    pthread_mutex_unlock(&g->mu);
+  }
+  return g->inner->open(g->inner, path, flags, out);
+}
+static int g_rename(kv_env *env, const char *from, const char *to) {
+  return inner_of(env)->rename(inner_of(env), from, to);
+}
+static int g_remove(kv_env *env, const char *path) {
+  return inner_of(env)->remove(inner_of(env), path);
+}
+static int g_mkdir(kv_env *env, const char *path) {
+  return inner_of(env)->mkdir(inner_of(env), path);
+}
+static int g_rmdir(kv_env *env, const char *path) {
+  return inner_of(env)->rmdir(inner_of(env), path);
+}
+static int g_sync_dir(kv_env *env, const char *path) {
+  return inner_of(env)->sync_dir(inner_of(env), path);
+}
+static int g_exists(kv_env *env, const char *path) {
+  return inner_of(env)->exists(inner_of(env), path);
+}
+static int g_list(kv_env *env, const char *path, kv_env_list_fn fn, void *ctx) {
+  return inner_of(env)->list(inner_of(env), path, fn, ctx);
+}
+static int g_lock(kv_env *env, const char *path, kv_file **lock_out) {
+  return inner_of(env)->lock(inner_of(env), path, lock_out);
+}
+static int g_unlock(kv_env *env, kv_file *lock) {
+  return inner_of(env)->unlock(inner_of(env), lock);
+}
+static int64_t g_now_ms(kv_env *env) { return inner_of(env)->now_ms(inner_of(env)); }
+
+/* Set g up over `inner` (kept by the caller, freed after g_fini), the gate shut. The
+** methods on files (read, append, ...) are the inner env's: its files are handed out. */
+static void gate_init(gate_env *g, kv_env *inner) {
+  memset(g, 0, sizeof *g);
+  g->base = *inner;
+  g->base.open = g_open;
+  g->base.rename = g_rename;
+  g->base.remove = g_remove;
+  g->base.mkdir = g_mkdir;
+  g->base.rmdir = g_rmdir;
+  g->base.sync_dir = g_sync_dir;
+  g->base.exists = g_exists;
+  g->base.list = g_list;
+  g->base.lock = g_lock;
+  g->base.unlock = g_unlock;
+  g->base.now_ms = g_now_ms;
+  g->base.destroy = NULL; /* the test frees the inner env itself */
+  g->inner = inner;
+  pthread_mutex_init(&g->mu, NULL);
+  pthread_cond_init(&g->cv, NULL);
+  g->shut = true;
+}
+
+static void gate_open(gate_env *g) {
+  pthread_mutex_lock(&g->mu);
+  g->shut = false;
+  pthread_cond_broadcast(&g->cv);
+  pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_fini(gate_env *g) {
+  pthread_cond_destroy(&g->cv);
+  pthread_mutex_destroy(&g->mu);
+}
+
 static void test_back_pressure(void **state) {
   (void)state;
+  /* The first flush waits at the gate until a commit has seen frozen memstores beside the
+     active one (they pile up behind it); then flushes go on and back-pressure keeps the
+     total within the limit whatever the background thread's pace. (Without the gate the
+     pile-up was up to the scheduler: ROWAN_TEST_SCALE=0.25 saw at most 32 KiB in 2 of
+     300 runs.) */
   kv_env *env = kv_env_mem_new(1000);
-  size_t limit = 128 << 10;
-  kv_db *db = open_db(env, 32 << 10, limit, 100);
+  gate_env g;
+  gate_init(&g, env);
+  size_t limit = 128 << 10, flush = 32 << 10;
+  kv_db *db = open_db(&g.base, flush, limit, 100);
   uint32_t fid = fam_of(db, true);
   uint64_t n = tu_scaled(20000, 5000), step = 100;
   size_t most = 0;
+  bool held = true; /* the gate is shut */
   for (uint64_t i = 0; i < n; i += step) {
     assert_int_equal(put_rows(db, fid, i, step), KV_OK);
     kv_family_stats st;
@@ -179,10 +290,18 @@ static void test_back_pressure(void **state) {
     /* The commit returns only once active + frozen are within the limit. */
     assert_true(st.memstore_bytes <= limit);
     assert_int_equal(st.cells + st.memstore_cells, i + step);
+    if (held && st.memstore_bytes > flush) {
+      assert_int_equal(st.cells, 0); /* nothing flushed yet: the flush waits at the gate */
+      gate_open(&g);
+      held = false;
+    }
   }
-  assert_true(most > 32 << 10); /* frozen memstores did pile up behind the flushes */
+  assert_false(held);
+  assert_true(most > flush); /* frozen memstores did pile up behind the flush */
+  assert_false(g.timed_out);
   assert_int_equal(scan_prefix(db, fid), (int64_t)n);
   assert_int_equal(kv_close(db), KV_OK);
+  gate_fini(&g);
   kv_env_free(env);
 }
 
