@@ -197,7 +197,12 @@ static void kept_writes_equal_fresh(void **state) {
   int schema = 0;
   int rounds = (int)tu_scaled(3000, 600);
   for (int r = 0; r < rounds; r++) {
-    int s = tu_below(&rs, 3) == 0 ? 0 : (int)tu_below(&rs, N_STMTS); /* keep T filled */
+    /* keep T filled: a third of the rounds upsert a row, with statement 0 under the first
+       schema, with statement 1 under the second (statement 0's four values do not fit its
+       five columns: with ROWAN_SEED=540212365728 at scale 0.25 the table was replaced at
+       round 40 and never held more than 8 rows after) */
+    bool fill = tu_below(&rs, 3) == 0;
+    int s = fill ? (schema == 0 ? 0 : 1) : (int)tu_below(&rs, N_STMTS);
     if (s == 3 && tu_below(&rs, 3)) s = 1;
     rowan_stmt *fresh;
     int pf = rowan_prepare(b, stmts[s], -1, &fresh, NULL);
