@@ -41,7 +41,7 @@ void api_clear_error(rowan_db *db) {
 }
 
 int api_code_of_exec(int code) {
-  if ((code >= EXEC_OK && code <= EXEC_NOTFOUND) || code == EXEC_ROW || code == EXEC_DONE)
+  if ((code >= EXEC_OK && code <= EXEC_ABORT) || code == EXEC_ROW || code == EXEC_DONE)
     return code; /* enum exec_status equals the ROWAN_* codes (exec/engine.h) */
   return ROWAN_ERROR;
 }
@@ -62,11 +62,12 @@ int api_code_of_kv(int code) {
   }
 }
 
-/* ORDER ROWAN_CODE: one name per code of include/rowan.h, 0..13. */
+/* One name per result code of include/rowan.h, in order, 0..14. */
 static const char *const code_names[] = {
     "ROWAN_OK",     "ROWAN_ERROR",  "ROWAN_SYNTAX",  "ROWAN_CONSTRAINT", "ROWAN_RANGE",
     "ROWAN_MISUSE", "ROWAN_LOCKED", "ROWAN_CORRUPT", "ROWAN_IOERR",      "ROWAN_FULL",
-    "ROWAN_NOMEM",  "ROWAN_READONLY", "ROWAN_TOOBIG", "ROWAN_NOTFOUND"};
+    "ROWAN_NOMEM",  "ROWAN_READONLY", "ROWAN_TOOBIG", "ROWAN_NOTFOUND",
+    "ROWAN_ABORT"};
 
 const char *rowan_errstr(int code) {
   if (code >= 0 && code < (int)(sizeof code_names / sizeof code_names[0])) return code_names[code];

@@ -232,6 +232,7 @@ static void run_cleanup(exec_stmt *st) {
   if (st->x_open) {
     exec_query_close(&st->x); /* a run cut short: its counters are dropped with the reset */
     st->x_open = false;
+    exec_txn_reader_done(st);
   }
   if (!st->q_kept) exec_plan_drop(st);
   if (st->del_built) plan_scan_free(&st->del_scan);
@@ -381,6 +382,14 @@ int exec_step(exec_stmt *st, exec_error *err) {
   if (st->state == ST_FAILED)
     return exec_fail(err, EXEC_MISUSE, -1, "statement failed; reset it before stepping again");
   int rc;
+  if (st->x_open && st->x_lost) {
+    /* opened inside a transaction whose writes are gone (exec/txn.c): the rows it gave may
+       be rows that never were; SQLite fails such a read the same way */
+    st->state = ST_FAILED;
+    return exec_fail(err, EXEC_ABORT, -1,
+                     "the transaction this query was reading was rolled back while it ran "
+                     "(it saw that transaction's writes); reset the statement to run it again");
+  }
   if (st->x_open && st->x_txn_gen != st->s->txn_gen) {
     /* the transaction this query began in has ended (COMMIT or ROLLBACK) and its batch is
        freed: the rest of the query reads without it (rows already copied from it by the
@@ -406,6 +415,7 @@ int exec_step(exec_stmt *st, exec_error *err) {
       exec_query_close(&st->x);
       st->act = &st->x.act; /* read in place until the next run opens x again */
       st->x_open = false;
+      exec_txn_reader_done(st);
     }
     if (st->ast->kind == SQL_STMT_UPSERT || st->ast->kind == SQL_STMT_DELETE)
       st->s->changes = st->changes;

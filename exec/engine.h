@@ -44,6 +44,7 @@ enum exec_status {
   EXEC_READONLY = 11,
   EXEC_TOOBIG = 12,
   EXEC_NOTFOUND = 13,
+  EXEC_ABORT = 14,     /* a query lost the transaction it read: ROLLBACK ran mid-query */
   EXEC_ROW = 100,
   EXEC_DONE = 101
 };

@@ -30,6 +30,9 @@ struct exec_session {
   uint64_t schema_gen;  /* bumped by every DDL: statements bound before it re-bind */
   uint64_t txn_gen;     /* bumped when a transaction ends: a statement opened inside it
                            stops reading its (freed) batch */
+  struct exec_stmt *txn_readers; /* SELECTs opened inside the open transaction and not yet
+                                    closed (linked by rd_next, rd_prev): a ROLLBACK of the
+                                    transaction's writes marks them x_lost (exec/txn.c) */
   size_t sort_mem;      /* bytes a sort may hold */
   struct exec_index_touched *idx_touched; /* exec/index.h: row keys written in the open
                                              transaction (write.c), freed at close */
@@ -78,6 +81,11 @@ struct exec_stmt {
   exec_query x;            /* running query */
   bool x_open;             /* x must be closed */
   uint64_t x_txn_gen;      /* session txn_gen when x was opened */
+  bool x_lost;             /* x was opened inside a transaction whose writes were then rolled
+                              back (or lost by a failed COMMIT): its next step fails with
+                              EXEC_ABORT */
+  bool rd_linked;          /* on the session's txn_readers list */
+  struct exec_stmt *rd_next, *rd_prev; /* neighbours on that list */
   const cat_table *scan_table; /* table scanned (metric names) */
   const char *scan_kind;   /* plan_scan_kind_name of the scan, or NULL */
   plan_actuals last_act;   /* counters of an EXPLAIN ANALYZE run or a write */
@@ -121,6 +129,11 @@ int exec_txn_begin(exec_session *s, exec_error *err);
 int exec_txn_commit(exec_session *s, exec_error *err);
 int exec_txn_rollback(exec_session *s, exec_error *err);
 void exec_txn_discard(exec_session *s);
+/* A SELECT opened its query x inside the open transaction: put st on the session's readers
+** list (exec_txn_reader_done takes it off). No-op outside a transaction. */
+void exec_txn_reader_open(exec_stmt *st);
+/* st's query x is closed (end, reset, finalize): off the readers list if on it. */
+void exec_txn_reader_done(exec_stmt *st);
 /* The batch a write statement adds to: the transaction's, or a new one (*own true: the
 ** caller commits and frees it). */
 kv_batch *exec_txn_batch(exec_session *s, bool *own);

@@ -204,6 +204,7 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
                                 st->now_us, st->s->sort_mem, st->s->txn, &st->qcache, err);
     st->x_open = true;
     st->x_txn_gen = st->s->txn_gen;
+    exec_txn_reader_open(st);
     if (rc) return rc;
     st->x.timing = b->analyze;
     if (!b->analyze) {
@@ -216,6 +217,7 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
     if (rc != EXEC_DONE) return rc;
     exec_query_close(&st->x);
     st->x_open = false;
+    exec_txn_reader_done(st);
     st->last_act = st->x.act;
     st->last_act.total_ms = mono_ms() - t0;
     st->act = &st->last_act;

@@ -4,7 +4,9 @@
 ** closing the session drop it. Outside a transaction each write statement gets its own
 ** batch. A statement that fails midway inside a transaction rolls its own operations back
 ** out of the batch (exec/write.c, kv_batch_rollback_to); the transaction stays open with the
-** statements that succeeded, as in SQLite.
+** statements that succeeded, as in SQLite. A SELECT opened inside a transaction and still
+** running when the transaction's writes are rolled back fails its next step with EXEC_ABORT
+** (the session's readers list); after a COMMIT it goes on.
 **
 ** Not here: reading a transaction's own writes (a kv scan overlay, exec/rowcodec.h's
 ** owner adds it), the write statements (exec/write.c).
@@ -21,8 +23,39 @@ int exec_txn_begin(exec_session *s, exec_error *err) {
   return EXEC_OK;
 }
 
+void exec_txn_reader_open(exec_stmt *st) {
+  exec_session *s = st->s;
+  st->x_lost = false;
+  if (!s->txn || st->rd_linked) return;
+  st->rd_prev = NULL;
+  st->rd_next = s->txn_readers;
+  if (s->txn_readers) s->txn_readers->rd_prev = st;
+  s->txn_readers = st;
+  st->rd_linked = true;
+}
+
+void exec_txn_reader_done(exec_stmt *st) {
+  if (!st->rd_linked) return;
+  if (st->rd_prev) st->rd_prev->rd_next = st->rd_next;
+  else st->s->txn_readers = st->rd_next;
+  if (st->rd_next) st->rd_next->rd_prev = st->rd_prev;
+  st->rd_next = st->rd_prev = NULL;
+  st->rd_linked = false;
+}
+
+/* Empty the readers list as the transaction ends; lost: its writes are gone (ROLLBACK, or a
+** COMMIT that failed), so every SELECT still running on them is marked x_lost. */
+static void end_readers(exec_session *s, bool lost) {
+  while (s->txn_readers) {
+    exec_stmt *st = s->txn_readers;
+    if (lost) st->x_lost = true;
+    exec_txn_reader_done(st);
+  }
+}
+
 void exec_txn_discard(exec_session *s) {
   if (s->txn) s->txn_gen++; /* statements still reading the batch let go of it (exec_step) */
+  end_readers(s, false);
   kv_batch_free(s->txn);
   s->txn = NULL;
   s->txn_rows = 0;
@@ -31,13 +64,19 @@ void exec_txn_discard(exec_session *s) {
 int exec_txn_commit(exec_session *s, exec_error *err) {
   if (!s->txn) return exec_fail(err, EXEC_ERROR, -1, "no transaction is open");
   int rc = EXEC_OK;
-  if (kv_batch_count(s->txn)) rc = exec_txn_commit_batch(s, s->txn, err);
+  if (kv_batch_count(s->txn)) {
+    rc = exec_txn_commit_batch(s, s->txn, err);
+    if (rc != EXEC_OK) end_readers(s, true); /* the batch is dropped below: its rows are lost */
+  }
   exec_txn_discard(s);
   return rc;
 }
 
 int exec_txn_rollback(exec_session *s, exec_error *err) {
   if (!s->txn) return exec_fail(err, EXEC_ERROR, -1, "no transaction is open");
+  /* SQLite's rule (SQLITE_ABORT_ROLLBACK): a read still running on writes that are rolled
+     back fails its next step; a transaction that wrote nothing changes nothing */
+  if (kv_batch_count(s->txn)) end_readers(s, true);
   exec_txn_discard(s);
   return EXEC_OK;
 }

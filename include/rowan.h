@@ -32,10 +32,10 @@
 extern "C" {
 #endif
 
-/* CAPI3REF: Library version (the string rowan_libversion() returns). */
+/* Library version (the string rowan_libversion() returns). */
 #define ROWAN_VERSION "0.1.0"
 
-/* CAPI3REF: Result codes. ORDER ROWAN_CODE: rowan_errstr() names each, in api/. */
+/* Result codes; rowan_errstr() (api/rowan.c) names each, in this order. */
 #define ROWAN_OK 0         /* success */
 #define ROWAN_ERROR 1      /* SQL error: unknown table or column, type mismatch, bad option */
 #define ROWAN_SYNTAX 2     /* syntax error; rowan_error_offset() gives the byte offset */
@@ -51,10 +51,14 @@ extern "C" {
 #define ROWAN_READONLY 11  /* a write on a read-only connection */
 #define ROWAN_TOOBIG 12    /* a key, value or result over a documented limit */
 #define ROWAN_NOTFOUND 13  /* rowan_open without create on a missing directory */
+#define ROWAN_ABORT 14     /* rowan_step: the transaction this SELECT read (it was opened inside
+                              it, so it saw the transaction's own writes) was rolled back
+                              while the SELECT was still running; reset it to run it again.
+                              SQLite's SQLITE_ABORT_ROLLBACK. A COMMIT does not abort it */
 #define ROWAN_ROW 100      /* rowan_step: a result row is ready */
 #define ROWAN_DONE 101     /* rowan_step: the statement has finished */
 
-/* CAPI3REF: Column value classes returned by rowan_column_type(). */
+/* Column value classes returned by rowan_column_type(). */
 #define ROWAN_INTEGER 1    /* BOOLEAN, TINYINT, SMALLINT, INTEGER, BIGINT */
 #define ROWAN_FLOAT 2      /* FLOAT, DOUBLE */
 #define ROWAN_TEXT 3       /* CHAR, VARCHAR, DECIMAL (exact, as text), DATE, TIME */
@@ -62,7 +66,7 @@ extern "C" {
 #define ROWAN_NULL 5       /* SQL NULL */
 #define ROWAN_TIMESTAMP 6  /* TIMESTAMP (also readable as text or as ms since the epoch) */
 
-/* CAPI3REF: WAL durability (kv/kv.h, enum kv_sync_mode). */
+/* WAL durability (kv/kv.h, enum kv_sync_mode). */
 #define ROWAN_SYNC_FULL 0   /* a commit that returned is on disk (default) */
 #define ROWAN_SYNC_NORMAL 1 /* survives a process crash, not a power cut */
 #define ROWAN_SYNC_OFF 2    /* a process crash may lose the latest commits */
@@ -70,7 +74,7 @@ extern "C" {
 typedef struct rowan_db rowan_db;
 typedef struct rowan_stmt rowan_stmt;
 
-/* CAPI3REF: Open options. Zero-initialize, or call rowan_options_init(). */
+/* Open options. Zero-initialize, or call rowan_options_init(). */
 typedef struct rowan_options {
   int sync_mode;            /* ROWAN_SYNC_*; default ROWAN_SYNC_FULL */
   int create_if_missing;    /* non-zero: create the directory and an empty database */
@@ -82,11 +86,11 @@ typedef struct rowan_options {
                                e.g. the in-memory one in tests; NULL = the real disk */
 } rowan_options;
 
-/* CAPI3REF: Fill *opts with the defaults (create_if_missing = 1, sync full). */
+/* Fill *opts with the defaults (create_if_missing = 1, sync full). */
 void rowan_options_init(rowan_options *opts);
 
-/* CAPI3REF: Open a database.
-** CONSTRUCTOR: opens (and with opts->create_if_missing creates) the database in directory
+/* Open a database.
+** Opens (and with opts->create_if_missing creates) the database in directory
 ** `path`. opts may be NULL (defaults). On success *db is a new handle and ROWAN_OK is
 ** returned. On failure, *db is still set when a handle could be made (so rowan_errmsg(*db)
 ** tells why; close it with rowan_close) and NULL otherwise; returns ROWAN_LOCKED (open
@@ -94,14 +98,14 @@ void rowan_options_init(rowan_options *opts);
 ** ROWAN_NOMEM, ROWAN_MISUSE (NULL path or db). */
 int rowan_open(const char *path, const rowan_options *opts, rowan_db **db);
 
-/* CAPI3REF: Close a database.
-** DESTRUCTOR: finalizes nothing: every statement must be finalized first, else
+/* Close a database.
+** Finalizes nothing: every statement must be finalized first, else
 ** ROWAN_MISUSE and the handle stays open. An open transaction is rolled back. NULL is a
 ** no-op returning ROWAN_OK. */
 int rowan_close(rowan_db *db);
 
-/* CAPI3REF: Compile one SQL statement.
-** CONSTRUCTOR: compiles the first statement of sql[0..n) (n < 0: up to the NUL). On
+/* Compile one SQL statement.
+** Compiles the first statement of sql[0..n) (n < 0: up to the NUL). On
 ** success *stmt is the statement, or NULL if the text held only whitespace and comments.
 ** If tail is not NULL, *tail points just past the compiled statement (where the next
 ** begins). On failure *stmt is NULL and the code is ROWAN_SYNTAX (rowan_error_offset gives
@@ -109,8 +113,8 @@ int rowan_close(rowan_db *db);
 ** table or column, type error: the message names it and its position). */
 int rowan_prepare(rowan_db *db, const char *sql, int n, rowan_stmt **stmt, const char **tail);
 
-/* CAPI3REF: Bind parameters.
-** METHOD: set parameter `i` (1-based: ? are numbered left to right, ?NNN is NNN) before the
+/* Bind parameters.
+** Set parameter `i` (1-based: ? are numbered left to right, ?NNN is NNN) before the
 ** first rowan_step or after rowan_reset. Text and blob bytes are copied. Values are
 ** converted to the type the parameter is compared with or stored into at step time
 ** (errors then: ROWAN_CONSTRAINT). Returns ROWAN_RANGE if i is out of range, ROWAN_MISUSE
@@ -127,15 +131,18 @@ int rowan_bind_timestamp(rowan_stmt *stmt, int i, int64_t ts_ms);
 /* Number of parameters (the largest parameter number used). */
 int rowan_bind_parameter_count(rowan_stmt *stmt);
 
-/* CAPI3REF: Run a statement.
-** METHOD: ROWAN_ROW when a result row is ready, ROWAN_DONE when finished (a write has then
+/* Run a statement.
+** Returns ROWAN_ROW when a result row is ready, ROWAN_DONE when finished (a write has then
 ** been committed, unless inside BEGIN ... COMMIT), or an error code (the connection's
 ** rowan_errmsg / rowan_error_offset describe it). After an error, step returns
 ** ROWAN_MISUSE until rowan_reset. A step after ROWAN_DONE runs the statement again from the
-** start, as if rowan_reset had been called (SQLite's behaviour). NULL gives ROWAN_MISUSE. */
+** start, as if rowan_reset had been called (SQLite's behaviour). NULL gives ROWAN_MISUSE.
+** ROWAN_ABORT: the SELECT was opened inside a transaction whose writes ROLLBACK (or a
+** failed COMMIT) dropped while it was between rows (SQLite's SQLITE_ABORT_ROLLBACK); reset
+** it to run again on the committed data. After a COMMIT it goes on. */
 int rowan_step(rowan_stmt *stmt);
 
-/* CAPI3REF: Reset a statement to run again (bindings are kept). Returns ROWAN_OK
+/* Reset a statement to run again (bindings are kept). Returns ROWAN_OK
 ** (ROWAN_MISUSE for NULL). A statement in the middle of its rows stops there. A SELECT keeps
 ** its plan across resets and new bindings while no DDL has run on the connection: the next
 ** run with the same values runs it as it is; with new values, the key ranges, filters and
@@ -144,15 +151,15 @@ int rowan_step(rowan_stmt *stmt);
 ** index created after prepare is then considered). The answers are always those of a fresh
 ** prepare with the same values. */
 int rowan_reset(rowan_stmt *stmt);
-/* CAPI3REF: Clear all bindings to NULL. ROWAN_MISUSE while a row is pending (reset first)
+/* Clear all bindings to NULL. ROWAN_MISUSE while a row is pending (reset first)
 ** or for NULL. */
 int rowan_clear_bindings(rowan_stmt *stmt);
 
-/* CAPI3REF: Free a statement. DESTRUCTOR. NULL is a no-op returning ROWAN_OK. */
+/* Free a statement. NULL is a no-op returning ROWAN_OK. */
 int rowan_finalize(rowan_stmt *stmt);
 
-/* CAPI3REF: Result columns.
-** METHOD: the number of columns of the result (0 for statements without results), each
+/* Result columns.
+** The number of columns of the result (0 for statements without results), each
 ** column's name (the alias, or the expression as written) and declared type
 ** ("DECIMAL(5,2)", "TIMESTAMP"; NULL for an expression without one), and after ROWAN_ROW its
 ** value. Index i is 0-based; out of range gives 0 / NULL. Text values of every type are
@@ -177,8 +184,8 @@ const void *rowan_column_blob(rowan_stmt *stmt, int i);
 int rowan_column_bytes(rowan_stmt *stmt, int i);
 int64_t rowan_column_timestamp(rowan_stmt *stmt, int i); /* ms since the epoch */
 
-/* CAPI3REF: Several columns of the current row in one call.
-** METHOD: rowan_column_values(stmt, first, n, out) fills out[0..n) with columns
+/* Several columns of the current row in one call.
+** rowan_column_values(stmt, first, n, out) fills out[0..n) with columns
 ** [first, first + n) of the current row, what the single getters above would give, in one
 ** call instead of one call per value and per conversion. The idea is ODBC's bound columns
 ** (the application hands the driver its own array once and each fetch fills it) applied to
@@ -217,7 +224,7 @@ typedef struct rowan_value {
 } rowan_value;
 int rowan_column_values(rowan_stmt *stmt, int first, int n, rowan_value *out);
 
-/* CAPI3REF: Run SQL text (one or many statements) for its effect.
+/* Run SQL text (one or many statements) for its effect.
 ** For each result row of each statement, callback (if not NULL) gets the column count, the
 ** values as text (NULL for SQL NULL) and the names; a non-zero return stops with
 ** ROWAN_ERROR. Stops at the first error, whose rowan_error_offset is relative to the start
@@ -226,7 +233,7 @@ int rowan_column_values(rowan_stmt *stmt, int first, int n, rowan_value *out);
 typedef int (*rowan_callback)(void *ctx, int ncol, char **values, char **names);
 int rowan_exec(rowan_db *db, const char *sql, rowan_callback cb, void *ctx);
 
-/* CAPI3REF: Errors of the last call on the connection. rowan_errcode(NULL) is
+/* Errors of the last call on the connection. rowan_errcode(NULL) is
 ** ROWAN_MISUSE; rowan_errmsg is "not an error" after a successful call;
 ** rowan_errstr gives "ROWAN_UNKNOWN" for a code not listed above. */
 int rowan_errcode(rowan_db *db);
@@ -234,10 +241,10 @@ const char *rowan_errmsg(rowan_db *db);     /* never NULL */
 int rowan_error_offset(rowan_db *db);       /* byte offset in the SQL, or -1 */
 const char *rowan_errstr(int code);         /* "ROWAN_SYNTAX" etc. */
 
-/* CAPI3REF: Rows changed by the last finished write statement. */
+/* Rows changed by the last finished write statement. */
 int64_t rowan_changes(rowan_db *db);
 
-/* CAPI3REF: Scan metrics of a statement (summed over its scans since the last reset). */
+/* Scan metrics of a statement (summed over its scans since the last reset). */
 typedef struct rowan_family_metrics {
   char family[64];            /* table.family, e.g. "SENSOR.READINGS" */
   uint64_t cells_examined;    /* cells decoded from memstore and store files */
@@ -257,7 +264,7 @@ typedef struct rowan_metrics {
 ** out. */
 int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 
-/* CAPI3REF: Bulk load.
+/* Bulk load.
 ** The fast path for loading many rows, the way HBase bulk-loads HFiles: rows are parsed
 ** from text, sorted in bounded memory and written as store files that are added to the
 ** store in one atomic step, with no WAL and no memstore.
@@ -291,7 +298,7 @@ int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *
 int rowan_bulk_commit(rowan_bulk *bulk);
 void rowan_bulk_abort(rowan_bulk *bulk);
 
-/* CAPI3REF: Store maintenance (HBase's Admin.flush and Admin.compact / majorCompact, for
+/* Store maintenance (HBase's Admin.flush and Admin.compact / majorCompact, for
 ** every table of the store at once).
 ** rowan_flush(db) writes every memstore (the rows committed since the last flush, held in
 ** memory and in the WAL) to store files and returns when they are in the MANIFEST. Reads
@@ -308,8 +315,8 @@ void rowan_bulk_abort(rowan_bulk *bulk);
 int rowan_flush(rowan_db *db);
 int rowan_compact(rowan_db *db, int major);
 
-/* CAPI3REF: Progress of long operations.
-** METHOD: fn (NULL clears it) is called during long operations of the connection, today
+/* Progress of long operations.
+** fn (NULL clears it) is called during long operations of the connection, today
 ** the backfill of CREATE INDEX: every few thousand rows with a description ("building index
 ** IDX on T"), the rows done and the estimated total (0 when unknown), and once at the end
 ** with done == total. It runs on the thread that called rowan_step and must not call back
@@ -318,7 +325,7 @@ int rowan_compact(rowan_db *db, int major);
 typedef void (*rowan_progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total);
 int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx);
 
-/* CAPI3REF: Library version, e.g. "0.1.0". */
+/* Library version, e.g. "0.1.0". */
 const char *rowan_libversion(void);
 
 #ifdef __cplusplus
