@@ -29,6 +29,7 @@
 #include "kv/kv.h"
 #include "kv/sf_point.h"
 #include "testutil.h"
+#include "tu_kv.h"
 #include "tu_sbuf.h"
 
 #define NOW0 1700000000000ll
@@ -73,13 +74,7 @@ static void world_open(world *w, uint64_t seed, size_t cache, uint32_t bs) {
   w->now = NOW0;
   w->nrows = (int)tu_scaled(240, 80);
   w->env = kv_env_mem_new(NOW0);
-  kv_options o;
-  kv_options_init(&o);
-  o.env = w->env;
-  o.create_if_missing = true;
-  o.compaction_trigger = 100;
-  o.block_cache_size = cache;
-  assert_int_equal(kv_open("/db", &o, &w->db), KV_OK);
+  w->db = tu_kv_open_mem(w->env, cache);
   kv_family_options fo[3] = {{.name = "w", .max_versions = 3, .block_size = bs},
                              {.name = "t", .max_versions = 1, .ttl_sec = 20, .block_size = 64},
                              {.name = "k", .max_versions = 1, .block_size = 64}};

@@ -22,6 +22,7 @@
 #include "kv/kv.h"
 #include "kv/sf_rows.h"
 #include "testutil.h"
+#include "tu_kv.h"
 #include "tu_sbuf.h"
 
 #define NOW0 1700000000000ll
@@ -210,13 +211,7 @@ static void scenario(size_t cache, int nq, const char *name) {
   memset(&w, 0, sizeof w);
   w.rng = seed;
   w.env = kv_env_mem_new(NOW0);
-  kv_options o;
-  kv_options_init(&o);
-  o.env = w.env;
-  o.create_if_missing = true;
-  o.compaction_trigger = 100;
-  o.block_cache_size = cache;
-  assert_int_equal(kv_open("/db", &o, &w.db), KV_OK);
+  w.db = tu_kv_open_mem(w.env, cache);
   kv_family_options fo[2] = {{.name = "w", .max_versions = 1, .block_size = 2048},
                              {.name = "v", .max_versions = 2, .block_size = 1024}};
   assert_int_equal(kv_create_table(w.db, "t", fo, 2), KV_OK);

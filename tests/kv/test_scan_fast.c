@@ -23,6 +23,7 @@
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
+#include "tu_kv.h"
 #include "tu_sbuf.h"
 
 #define NQUALS 8
@@ -46,13 +47,7 @@ static void world_open(world *w, uint64_t seed, size_t cache) {
   memset(w, 0, sizeof *w);
   w->rng = seed;
   w->env = kv_env_mem_new(1700000000000ll);
-  kv_options o;
-  kv_options_init(&o);
-  o.env = w->env;
-  o.create_if_missing = true;
-  o.compaction_trigger = 100;
-  o.block_cache_size = cache;
-  assert_int_equal(kv_open("/db", &o, &w->db), KV_OK);
+  w->db = tu_kv_open_mem(w->env, cache);
   kv_family_options fo = {.name = "f", .max_versions = 2, .block_size = 512};
   assert_int_equal(kv_create_table(w->db, "t", &fo, 1), KV_OK);
   assert_int_equal(kv_family_id(w->db, "t", "f", &w->fid), KV_OK);

@@ -20,6 +20,7 @@
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
+#include "tu_kv.h"
 
 #define T0 1700000000000ll
 #define NROWS 600
@@ -73,13 +74,7 @@ static void world_open(world *w, uint64_t seed, size_t cache) {
   memset(w, 0, sizeof *w);
   w->s = seed;
   w->env = kv_env_mem_new(T0);
-  kv_options o;
-  kv_options_init(&o);
-  o.env = w->env;
-  o.create_if_missing = true;
-  o.compaction_trigger = 100;
-  o.block_cache_size = cache;
-  assert_int_equal(kv_open("/db", &o, &w->db), KV_OK);
+  w->db = tu_kv_open_mem(w->env, cache);
   kv_family_options fo[3] = {{.name = "a", .max_versions = 3, .block_size = 512},
                              {.name = "b", .ttl_sec = 100, .block_size = 1024},
                              {.name = "c", .block_size = 256}};

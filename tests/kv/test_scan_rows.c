@@ -34,6 +34,7 @@
 #include "kv/kv.h"
 #include "kv/sf_rows.h"
 #include "testutil.h"
+#include "tu_kv.h"
 #include "tu_sbuf.h"
 
 #define NQ 6       /* qualifiers of the data families */
@@ -72,13 +73,7 @@ static void world_open(world *w, uint64_t seed, size_t cache, bool varkeys) {
   w->varkeys = varkeys;
   w->nocache = cache == KV_BLOCK_CACHE_OFF;
   w->env = kv_env_mem_new(w->now);
-  kv_options o;
-  kv_options_init(&o);
-  o.env = w->env;
-  o.create_if_missing = true;
-  o.compaction_trigger = 100;
-  o.block_cache_size = cache;
-  assert_int_equal(kv_open("/db", &o, &w->db), KV_OK);
+  w->db = tu_kv_open_mem(w->env, cache);
   kv_family_options fo[NFAM] = {
     {.name = "r", .max_versions = 1, .ttl_sec = TTL_SEC, .block_size = 300},
     {.name = "v", .max_versions = 3, .block_size = 400},
