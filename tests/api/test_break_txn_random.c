@@ -12,7 +12,9 @@
 ** ROWAN_ABORT after a ROLLBACK of a transaction that wrote something or a failed COMMIT,
 ** then ROWAN_MISUSE until reset; after COMMIT it goes on; no other statement is touched.
 ** Shapes: range, reverse, IN list, uncovered and covered index scans, ORDER BY ... LIMIT /
-** OFFSET, a sort, GROUP BY, COUNT / SUM, EXPLAIN ANALYZE SELECT and CHECK INDEX (whose
+** OFFSET, a sort, GROUP BY, COUNT / SUM, a point lookup, a range and a covered index scan
+** with ? parameters bound anew after each reset (plans kept across resets, each run with
+** its transaction's state), EXPLAIN ANALYZE SELECT and CHECK INDEX (whose
 ** output, left between rows across a ROLLBACK, may go on or abort: not documented).
 ** The uncovered index shape is not compared after a write or COMMIT of its transaction
 ** while it runs, unless ROWAN_BREAK_KNOWN (bugs in REQUESTS.txt; test_break_txn_lifecycle.c
@@ -50,7 +52,7 @@ typedef struct model {
 
 enum shape {
   SH_RANGE, SH_REVERSE, SH_IN, SH_IX_UNCOVERED, SH_IX_COVERED, SH_LIMIT, SH_SORT, SH_GROUP,
-  SH_COUNT, SH_EXPLAIN, SH_CHECK, NSHAPE
+  SH_COUNT, SH_EXPLAIN, SH_CHECK, SH_P_POINT, SH_P_RANGE, SH_P_IX, NSHAPE
 };
 
 enum status { S_IDLE, S_RUNNING, S_DONE, S_FAILED };
@@ -164,10 +166,28 @@ static void make_sql(slot *sl) {
       snprintf(sl->sql, sizeof sl->sql,
                "EXPLAIN ANALYZE SELECT K, V, W FROM T WHERE K BETWEEN %d AND %d", a, b);
       break;
-    default:
+    case SH_CHECK:
       snprintf(sl->sql, sizeof sl->sql, "CHECK INDEX %s ON T", a % 2 ? "IV" : "IVW");
       break;
+    case SH_P_POINT: snprintf(sl->sql, sizeof sl->sql, "SELECT K, V, W FROM T WHERE K = ?"); break;
+    case SH_P_RANGE:
+      snprintf(sl->sql, sizeof sl->sql, "SELECT K, V, W FROM T WHERE K BETWEEN ? AND ?");
+      break;
+    default:
+      snprintf(sl->sql, sizeof sl->sql, "SELECT /*+ INDEX(T IVW) */ K, V, W FROM T WHERE V = ?");
+      break;
   }
+}
+
+/* Parameter shapes: new values a, b bound before a run that starts after a reset or a
+** prepare (the plan is kept across resets: rowan.h, rowan_reset). */
+static void bind_slot(slot *sl) {
+  if (sl->shape < SH_P_POINT) return;
+  sl->a = below(NK + 2);
+  sl->b = sl->a + below(10);
+  int rc = rowan_bind_int64(sl->st, 1, sl->shape == SH_P_IX ? sl->a % 14 : sl->a);
+  if (rc == ROWAN_OK && sl->shape == SH_P_RANGE) rc = rowan_bind_int64(sl->st, 2, sl->b);
+  if (rc != ROWAN_OK) die("bind %s: %s", sl->sql, rowan_errstr(rc));
 }
 
 static void prepare_slot(slot *sl) {
@@ -282,6 +302,18 @@ static void expect_rows(slot *sl, const model *m) {
       break;
     }
     case SH_EXPLAIN: sl->opaque = true; break;
+    case SH_P_POINT:
+      if (a < NK && m->has[a]) add_kvw(sl, m, a);
+      break;
+    case SH_P_RANGE:
+      for (int k = a; k <= b && k < NK; k++)
+        if (m->has[k]) add_kvw(sl, m, k);
+      break;
+    case SH_P_IX:
+      sl->ordered = false;
+      for (int k = 0; k < NK; k++)
+        if (m->has[k] && m->v[k] == a % 14) add_kvw(sl, m, k);
+      break;
     default: {
       int c = 0;
       for (int k = 0; k < NK; k++) c += m->has[k];
@@ -309,6 +341,7 @@ static void row_text(rowan_stmt *st, char *buf, size_t cap) {
 static int step_slot(int i) {
   slot *sl = &W.s[i];
   if (sl->status == S_IDLE || sl->status == S_DONE) {
+    if (sl->status == S_IDLE) bind_slot(sl);
     expect_rows(sl, cur());
     sl->txn = W.in_txn ? W.txn_id : 0;
     sl->must_abort = sl->may_abort = sl->unchecked = false;
