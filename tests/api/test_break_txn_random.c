@@ -2,7 +2,8 @@
 ** tests/api/test_break_txn_random.c: many statements on one connection, opened, stepped,
 ** reset, finalized and re-run in random interleavings across BEGIN / COMMIT / ROLLBACK,
 ** writes (UPSERT VALUES, DELETE by key and through an index, UPSERT SELECT, their EXPLAIN
-** ANALYZE forms, and a statement that fails midway), flushes, compactions, rowan_close
+** ANALYZE forms, and a statement that fails midway), BEGIN / COMMIT / ROLLBACK by rowan_exec
+** or by kept statements (and out of turn: refused), flushes, compactions, rowan_close
 ** refused while statements are open, a WAL fault on COMMIT and reopens. A model holds the
 ** committed rows and the open transaction's rows. Every run of a statement must give the
 ** rows of the state it read at its first step: the committed rows outside a transaction,
@@ -87,6 +88,7 @@ typedef struct world {
   int txn_id;           /* id of the current / last transaction */
   int version;          /* W suffix counter */
   slot s[NSLOT];        /* the statements */
+  rowan_stmt *ctl[3];   /* BEGIN, COMMIT, ROLLBACK prepared once, stepped again and again */
   char log[NLOG][200];  /* the last actions */
   int n_log;            /* actions logged in all */
   int iter;             /* current iteration */
@@ -429,6 +431,23 @@ static void run_sql(const char *sql, int want) {
   if (rc != want) die("%s gave %s, want %s", sql, rowan_errstr(rc), rowan_errstr(want));
 }
 
+/* Run BEGIN (0), COMMIT (1) or ROLLBACK (2) by rowan_exec or by its kept statement (a step
+** after ROWAN_DONE runs it again; sometimes reset first). */
+static void control(int which, int want) {
+  static const char *const text[3] = {"BEGIN", "COMMIT", "ROLLBACK"};
+  if (below(2)) {
+    run_sql(text[which], want);
+    return;
+  }
+  rowan_stmt *st = W.ctl[which];
+  if (below(3) == 0 && rowan_reset(st) != ROWAN_OK) die("reset %s", text[which]);
+  int rc = rowan_step(st);
+  if (rc == ROWAN_DONE) rc = ROWAN_OK;
+  note("%s (kept statement) -> %s", text[which], rowan_errstr(rc));
+  if (rc != want) die("%s gave %s, want %s", text[which], rowan_errstr(rc), rowan_errstr(want));
+  if (rc != ROWAN_OK) rowan_reset(st); /* failed: reset before the next step */
+}
+
 static void do_write(void) {
   model *m = cur();
   char sql[256];
@@ -464,9 +483,10 @@ static void do_write(void) {
       }
       run_sql(sql, ROWAN_OK);
       break;
-    case 2: { /* DELETE through the index on V */
+    case 2: { /* DELETE through the index on V (the planner's choice, or forced) */
       int v = below(12);
-      snprintf(sql, sizeof sql, "%sDELETE FROM T WHERE V = %d", ex, v);
+      snprintf(sql, sizeof sql, "%sDELETE %sFROM T WHERE V = %d", ex,
+               below(2) ? "/*+ INDEX(T IV) */ " : "", v);
       for (int k = 0; k < NK; k++)
         if (m->has[k] && m->v[k] == v) {
           m->has[k] = false;
@@ -475,14 +495,26 @@ static void do_write(void) {
       run_sql(sql, ROWAN_OK);
       break;
     }
-    case 3: /* UPSERT SELECT over a key range */
-      snprintf(sql, sizeof sql, "%sUPSERT INTO T SELECT K, V + 1, W FROM T WHERE K BETWEEN %d AND %d",
-               ex, a, b);
-      for (int k = a; k <= b && k < NK; k++)
-        if (m->has[k]) {
-          m->v[k]++;
-          n++;
-        }
+    case 3: /* UPSERT SELECT over a key range, or through the index on the column it sets */
+      if (below(2)) {
+        snprintf(sql, sizeof sql,
+                 "%sUPSERT INTO T SELECT K, V + 1, W FROM T WHERE K BETWEEN %d AND %d", ex, a, b);
+        for (int k = a; k <= b && k < NK; k++)
+          if (m->has[k]) {
+            m->v[k]++;
+            n++;
+          }
+      } else {
+        int v = below(12);
+        snprintf(sql, sizeof sql,
+                 "%sUPSERT INTO T SELECT /*+ INDEX(T IV) */ K, V + 1, W FROM T WHERE V = %d", ex,
+                 v);
+        for (int k = 0; k < NK; k++)
+          if (m->has[k] && m->v[k] == v) {
+            m->v[k]++;
+            n++;
+          }
+      }
       run_sql(sql, ROWAN_OK);
       break;
     case 4: { /* fails at the first row with K >= c, after writing the rows before it */
@@ -512,6 +544,10 @@ static void finalize_all(void) {
     if (W.s[i].st && rowan_finalize(W.s[i].st) != ROWAN_OK) die("finalize %d", i);
     W.s[i].st = NULL;
   }
+  for (int i = 0; i < 3; i++) {
+    if (rowan_finalize(W.ctl[i]) != ROWAN_OK) die("finalize control %d", i);
+    W.ctl[i] = NULL;
+  }
 }
 
 static void open_db(void) {
@@ -524,6 +560,9 @@ static void open_db(void) {
   W.db = NULL;
   int rc = rowan_open("/db", &o, &W.db);
   if (rc != ROWAN_OK) die("open: %s", rowan_errstr(rc));
+  static const char *const text[3] = {"BEGIN", "COMMIT", "ROLLBACK"};
+  for (int i = 0; i < 3; i++)
+    if (rowan_prepare(W.db, text[i], -1, &W.ctl[i], NULL) != ROWAN_OK) die("prepare %s", text[i]);
 }
 
 /* Finalize everything, close (the open transaction is rolled back), reopen, prepare anew. */
@@ -572,18 +611,21 @@ static void one_action(void) {
   } else if (r < 70) {
     do_write();
   } else if (r < 80) {
-    if (!W.in_txn) {
-      run_sql("BEGIN", ROWAN_OK);
+    if (below(8) == 0) { /* out of turn: refused, nothing changes */
+      if (W.in_txn) control(0, ROWAN_ERROR);
+      else control(1 + below(2), ROWAN_ERROR);
+    } else if (!W.in_txn) {
+      control(0, ROWAN_OK);
       W.tm = W.cm;
       W.in_txn = true;
       W.txn_wrote = false;
       W.txn_id++;
     } else if (below(2)) {
-      run_sql("COMMIT", ROWAN_OK);
+      control(1, ROWAN_OK);
       W.cm = W.tm;
       end_txn(false);
     } else {
-      run_sql("ROLLBACK", ROWAN_OK);
+      control(2, ROWAN_OK);
       end_txn(true);
     }
   } else if (r < 84) {
