@@ -12,7 +12,7 @@
 ** opened in the transaction and still between rows must fail its next step with
 ** ROWAN_ABORT after a ROLLBACK of a transaction that wrote something or a failed COMMIT,
 ** then ROWAN_MISUSE until reset; after COMMIT it goes on; no other statement is touched.
-** Shapes: range, reverse, IN list, uncovered and covered index scans, ORDER BY ... LIMIT /
+** Shapes: range, reverse (with or without LIMIT), IN list (either order), uncovered and covered index scans, ORDER BY ... LIMIT /
 ** OFFSET, a sort, GROUP BY, COUNT / SUM, a point lookup, a range and a covered index scan
 ** with ? parameters bound anew after each reset (plans kept across resets, each run with
 ** its transaction's state), EXPLAIN ANALYZE SELECT and CHECK INDEX (whose
@@ -133,12 +133,16 @@ static void make_sql(slot *sl) {
     case SH_RANGE:
       snprintf(sl->sql, sizeof sl->sql, "SELECT K, V, W FROM T WHERE K BETWEEN %d AND %d", a, b);
       break;
-    case SH_REVERSE:
-      snprintf(sl->sql, sizeof sl->sql, "SELECT K, V, W FROM T WHERE K >= %d ORDER BY K DESC", a);
+    case SH_REVERSE: /* b % 3 == 0: with a LIMIT of b % 7 + 1 rows */
+      snprintf(sl->sql, sizeof sl->sql, "SELECT K, V, W FROM T WHERE K >= %d ORDER BY K DESC%s",
+               a, b % 3 ? "" : " LIMIT ");
+      if (b % 3 == 0)
+        snprintf(sl->sql + strlen(sl->sql), sizeof sl->sql - strlen(sl->sql), "%d", b % 7 + 1);
       break;
-    case SH_IN:
-      snprintf(sl->sql, sizeof sl->sql, "SELECT K, V, W FROM T WHERE K IN (%d, %d, %d, %d, %d)",
-               sl->in[0], sl->in[1], sl->in[2], sl->in[3], sl->in[4]);
+    case SH_IN: /* b % 2 == 0: in reverse key order */
+      snprintf(sl->sql, sizeof sl->sql,
+               "SELECT K, V, W FROM T WHERE K IN (%d, %d, %d, %d, %d)%s", sl->in[0], sl->in[1],
+               sl->in[2], sl->in[3], sl->in[4], b % 2 ? "" : " ORDER BY K DESC");
       break;
     case SH_IX_UNCOVERED:
       snprintf(sl->sql, sizeof sl->sql,
@@ -225,13 +229,16 @@ static void expect_rows(slot *sl, const model *m) {
       for (int k = a; k <= b && k < NK; k++)
         if (m->has[k]) add_kvw(sl, m, k);
       break;
-    case SH_REVERSE:
-      for (int k = NK - 1; k >= a; k--)
+    case SH_REVERSE: {
+      int lim = b % 3 ? NK : b % 7 + 1;
+      for (int k = NK - 1; k >= a && sl->n_exp < lim; k--)
         if (m->has[k]) add_kvw(sl, m, k);
       break;
+    }
     case SH_IN:
-      sl->ordered = false;
-      for (int k = 0; k < NK; k++) {
+      sl->ordered = b % 2 == 0;
+      for (int j = 0; j < NK; j++) {
+        int k = sl->ordered ? NK - 1 - j : j;
         bool in = false;
         for (int i = 0; i < 5; i++) in |= sl->in[i] == k;
         if (in && m->has[k]) add_kvw(sl, m, k);
@@ -637,7 +644,17 @@ static void one_action(void) {
     if (rowan_close(W.db) != ROWAN_MISUSE) die("rowan_close with open statements");
     note("close refused");
   } else if (r < 87) {
-    if (W.in_txn && W.txn_wrote) fault_commit();
+    if (W.in_txn && W.txn_wrote) {
+      fault_commit();
+    } else if (W.in_txn) { /* nothing to write: the COMMIT writes no WAL record, aborts nothing */
+      kv_env_mem_fail(W.env, KV_FAULT_APPEND, 1, "wal-", KV_FAULT_EIO, 0);
+      int rc = rowan_exec(W.db, "COMMIT", NULL, NULL);
+      kv_env_mem_clear_faults(W.env);
+      note("COMMIT of nothing with a WAL fault armed -> %s", rowan_errstr(rc));
+      if (rc != ROWAN_OK) die("COMMIT of a transaction that wrote nothing: %s", rowan_errstr(rc));
+      W.cm = W.tm;
+      end_txn(false);
+    }
   } else if (r < 88) {
     reopen(false);
   } else {
@@ -671,7 +688,7 @@ static void txn_random(void **state) {
     exec_ok(W.db, sql);
   }
   for (int i = 0; i < NSLOT; i++) prepare_slot(&W.s[i]);
-  int iters = (int)tu_scaled(4000, 400);
+  int iters = (int)tu_scaled(16000, 1000);
   for (W.iter = 0; W.iter < iters; W.iter++) one_action();
   /* the end: every statement steps to its end or its abort, then the close */
   if (W.in_txn) {
