@@ -15,8 +15,9 @@
 ** Shapes: range, reverse (with or without LIMIT), IN list (either order), uncovered and covered index scans, ORDER BY ... LIMIT /
 ** OFFSET, a sort, GROUP BY, COUNT / SUM, a point lookup, a range and a covered index scan
 ** with ? parameters bound anew after each reset (plans kept across resets, each run with
-** its transaction's state), EXPLAIN ANALYZE SELECT and CHECK INDEX (whose
-** output, left between rows across a ROLLBACK, may go on or abort: not documented).
+** its transaction's state), EXPLAIN [ANALYZE] SELECT, CHECK INDEX, and EXPLAIN ANALYZE
+** UPSERT SELECT / DELETE kept in a slot, writing at each run (the output lines of these
+** last four, left between rows across a ROLLBACK, may go on or abort: not documented).
 ** The uncovered index shape is not compared after a write or COMMIT of its transaction
 ** while it runs, unless ROWAN_BREAK_KNOWN (bugs in REQUESTS.txt; test_break_txn_lifecycle.c
 ** shows them alone). Seeded (tu_seed); a failure prints the last actions.
@@ -53,7 +54,7 @@ typedef struct model {
 
 enum shape {
   SH_RANGE, SH_REVERSE, SH_IN, SH_IX_UNCOVERED, SH_IX_COVERED, SH_LIMIT, SH_SORT, SH_GROUP,
-  SH_COUNT, SH_EXPLAIN, SH_CHECK, SH_P_POINT, SH_P_RANGE, SH_P_IX, NSHAPE
+  SH_COUNT, SH_EXPLAIN, SH_CHECK, SH_P_POINT, SH_P_RANGE, SH_P_IX, SH_W_EXPLAIN, NSHAPE
 };
 
 enum status { S_IDLE, S_RUNNING, S_DONE, S_FAILED };
@@ -169,8 +170,17 @@ static void make_sql(slot *sl) {
       snprintf(sl->sql, sizeof sl->sql, "SELECT COUNT(*), SUM(V) FROM T WHERE K < %d", a);
       break;
     case SH_EXPLAIN:
-      snprintf(sl->sql, sizeof sl->sql,
-               "EXPLAIN ANALYZE SELECT K, V, W FROM T WHERE K BETWEEN %d AND %d", a, b);
+      snprintf(sl->sql, sizeof sl->sql, "EXPLAIN %sSELECT K, V, W FROM T WHERE K BETWEEN %d AND %d",
+               b % 2 ? "ANALYZE " : "", a, b);
+      break;
+    case SH_W_EXPLAIN: /* a write kept in a slot: each run writes (into the transaction) */
+      if (b % 2)
+        snprintf(sl->sql, sizeof sl->sql,
+                 "EXPLAIN ANALYZE UPSERT INTO T SELECT K, V + 1, W FROM T WHERE K BETWEEN %d AND %d",
+                 a, a + b % 4);
+      else
+        snprintf(sl->sql, sizeof sl->sql, "EXPLAIN ANALYZE DELETE FROM T WHERE K BETWEEN %d AND %d",
+                 a, a + b % 3);
       break;
     case SH_CHECK:
       snprintf(sl->sql, sizeof sl->sql, "CHECK INDEX %s ON T", a % 2 ? "IV" : "IVW");
@@ -188,7 +198,7 @@ static void make_sql(slot *sl) {
 /* Parameter shapes: new values a, b bound before a run that starts after a reset or a
 ** prepare (the plan is kept across resets: rowan.h, rowan_reset). */
 static void bind_slot(slot *sl) {
-  if (sl->shape < SH_P_POINT) return;
+  if (sl->shape < SH_P_POINT || sl->shape > SH_P_IX) return;
   sl->a = below(NK + 2);
   sl->b = sl->a + below(10);
   int rc = rowan_bind_int64(sl->st, 1, sl->shape == SH_P_IX ? sl->a % 14 : sl->a);
@@ -311,6 +321,7 @@ static void expect_rows(slot *sl, const model *m) {
       break;
     }
     case SH_EXPLAIN: sl->opaque = true; break;
+    case SH_W_EXPLAIN: sl->opaque = true; break; /* its write: run_write_slot */
     case SH_P_POINT:
       if (a < NK && m->has[a]) add_kvw(sl, m, a);
       break;
@@ -346,6 +357,27 @@ static void row_text(rowan_stmt *st, char *buf, size_t cap) {
   }
 }
 
+static void wrote(int rows);
+
+/* A kept EXPLAIN ANALYZE UPSERT / DELETE starts a run: the model takes its write. */
+static void run_write_slot(slot *sl) {
+  model *m = cur();
+  int n = 0, a = sl->a, b = sl->b;
+  if (b % 2) {
+    for (int k = a; k <= a + b % 4 && k < NK; k++)
+      if (m->has[k]) {
+        m->v[k]++;
+        n++;
+      }
+  } else {
+    for (int k = a; k <= a + b % 3 && k < NK; k++) {
+      n += m->has[k];
+      m->has[k] = false;
+    }
+  }
+  wrote(n);
+}
+
 /* One rowan_step of slot i, checked against the model. Returns the code. */
 static int step_slot(int i) {
   slot *sl = &W.s[i];
@@ -356,6 +388,7 @@ static int step_slot(int i) {
     sl->must_abort = sl->may_abort = sl->unchecked = false;
     sl->status = S_RUNNING;
     note("slot %d starts (txn %d, %d rows): %s", i, sl->txn, sl->n_exp, sl->sql);
+    if (sl->shape == SH_W_EXPLAIN) run_write_slot(sl);
   }
   int rc = rowan_step(sl->st);
   if (sl->status == S_FAILED) {
