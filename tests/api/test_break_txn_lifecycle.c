@@ -10,7 +10,8 @@
 ** the transaction; an EXPLAIN ANALYZE that fails mid-run stays on the session's readers
 ** list until reset or finalize (finalized while listed, a later ROLLBACK must not touch it:
 ** ASan); rowan_close refusing while statements are open; flushes and compactions between
-** steps; a WAL fault on COMMIT with readers of every kind. Two index cases show bugs
+** steps; a WAL fault on COMMIT with readers of every kind, and a failed WAL sync (the
+** transaction may come back whole after a reopen, never in part). Two index cases show bugs
 ** (docs in REQUESTS.txt): their failing checks are under ROWAN_BREAK_KNOWN.
 ** Not here: random interleavings of many statements (test_break_txn_random.c).
 */
@@ -542,12 +543,58 @@ static void wal_fault(void **state) {
   kv_env_free(env);
 }
 
+/* Sync full, the WAL record written but its fdatasync failing: COMMIT fails and its
+** readers abort; the session does not see the rows. After a reopen the transaction may be
+** found whole in the WAL (kv/kv.h, kv_commit) or not at all, never in part. */
+static void sync_fault(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  rowan_db *db = fixture(env);
+  rowan_close(db);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = env;
+  o.sync_mode = ROWAN_SYNC_FULL;
+  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  char base[OUT_CAP];
+  run_all(db, ALL, base);
+  exec_ok(db, "BEGIN");
+  exec_ok(db, "UPSERT INTO T VALUES (6, 6, 't6'), (7, 7, 't7')");
+  exec_ok(db, "DELETE FROM T WHERE K = 10");
+  char whole[OUT_CAP];
+  run_all(db, ALL, whole);
+  rowan_stmt *a = prep(db, "SELECT K, V, W FROM T ORDER BY K DESC");
+  take(db, a, 2, NULL);
+  kv_env_mem_fail(env, KV_FAULT_SYNC, 1, "wal-", KV_FAULT_EIO, 0);
+  assert_int_equal(rowan_exec(db, "COMMIT", NULL, NULL), ROWAN_IOERR);
+  kv_env_mem_clear_faults(env);
+  expect_abort(db, a, "reader across a COMMIT whose sync failed");
+  assert_int_equal(rowan_reset(a), ROWAN_OK);
+  char now[OUT_CAP] = "";
+  drain(db, a, now);
+  char want[OUT_CAP];
+  run_all(db, "SELECT K, V, W FROM T ORDER BY K DESC", want);
+  assert_string_equal(now, want);
+  run_all(db, ALL, now);
+  assert_string_equal(now, base); /* not in this session */
+  assert_int_equal(rowan_finalize(a), ROWAN_OK);
+  int rc = rowan_close(db);
+  if (rc != ROWAN_OK && rc != ROWAN_IOERR) fail_msg("close: %s", rowan_errstr(rc));
+  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  run_all(db, ALL, now);
+  if (strcmp(now, base) != 0 && strcmp(now, whole) != 0)
+    fail_msg("after the reopen, part of the transaction:\n%s", now);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(index_later_writes), cmocka_unit_test(index_commit_ahead),
       cmocka_unit_test(shapes_abort),       cmocka_unit_test(failing_statement),
       cmocka_unit_test(explain_check),      cmocka_unit_test(close_refused),
       cmocka_unit_test(flush_between),      cmocka_unit_test(wal_fault),
+      cmocka_unit_test(sync_fault),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
