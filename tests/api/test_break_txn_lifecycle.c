@@ -12,7 +12,7 @@
 ** ASan); rowan_close refusing while statements are open; flushes and compactions between
 ** steps; a WAL fault on COMMIT with readers of every kind, and a failed WAL sync (the
 ** transaction may come back whole after a reopen, never in part). Two index cases show bugs
-** (docs in REQUESTS.txt): their failing checks are under ROWAN_BREAK_KNOWN.
+** (reported in build/REQUESTS.txt): their failing checks are under ROWAN_BREAK_KNOWN.
 ** Not here: random interleavings of many statements (test_break_txn_random.c).
 */
 #include <setjmp.h>

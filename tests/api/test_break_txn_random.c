@@ -49,7 +49,7 @@
 typedef struct model {
   bool has[NK];    /* row K exists */
   int v[NK];       /* V of row K */
-  char w[NK][16];  /* W of row K */
+  char w[NK][24];  /* W of row K */
 } model;
 
 enum shape {
@@ -353,7 +353,9 @@ static void row_text(rowan_stmt *st, char *buf, size_t cap) {
   buf[0] = 0;
   for (int c = 0; c < rowan_column_count(st) && n + 2 < cap; c++) {
     const char *t = (const char *)rowan_column_text(st, c);
-    n += (size_t)snprintf(buf + n, cap - n, "%s%s", c ? "|" : "", t ? t : "NULL");
+    int r = snprintf(buf + n, cap - n, "%s%s", c ? "|" : "", t ? t : "NULL");
+    if (r < 0 || (size_t)r >= cap - n) break; /* longer than any row of this test */
+    n += (size_t)r;
   }
 }
 
@@ -503,8 +505,8 @@ static void do_write(void) {
       size_t len = (size_t)snprintf(sql, sizeof sql, "UPSERT INTO T VALUES ");
       for (int r = 0; r < rows; r++) {
         int k = below(NK), v = below(12);
-        char w[16];
-        snprintf(w, sizeof w, "w%d_%d", k, ++W.version % 100000);
+        char w[24];
+        snprintf(w, sizeof w, "w%u_%u", (unsigned)k, (unsigned)(++W.version % 100000));
         len += (size_t)snprintf(sql + len, sizeof sql - len, "%s(%d, %d, '%s')", r ? ", " : "",
                                 k, v, w);
         m->has[k] = true;
