@@ -9,6 +9,7 @@
 #define ROWAN_KV_MEMSTORE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include "kv/iter.h"
 
@@ -30,6 +31,19 @@ int kv_memstore_add(kv_memstore *m, const kv_cell *c);
 size_t kv_memstore_bytes(const kv_memstore *m);
 uint64_t kv_memstore_cells(const kv_memstore *m);
 uint64_t kv_memstore_max_seq(const kv_memstore *m);
+/* Estimate of the cells of m whose row is in [start, end] (start NULL: from the first
+** cell; start_incl false: row `start` itself left out; end NULL: to the last cell;
+** end_incl false: row `end` left out): *cells, *rows (distinct rows), *bytes (row, qualifier
+** and value bytes plus 16 a cell). The first `exact` cells of the range are walked one by
+** one and counted exactly (a range of at most that many cells gets exact figures); the rest
+** is counted on the higher levels of the skip list, where one step stands for about
+** BRANCHING^level cells, its rows and bytes scaled from the exact part: so the walk stays
+** near exact + 128 steps per level whatever the range holds (a planner's estimate, not a
+** count; those of a large range are typically within 10-20% of the truth). Every version and
+** tombstone counts as a cell, whatever its sequence number. Safe beside a writer. */
+void kv_memstore_estimate(kv_memstore *m, const uint8_t *start, size_t start_len,
+                          bool start_incl, const uint8_t *end, size_t end_len, bool end_incl,
+                          uint64_t exact, uint64_t *cells, uint64_t *rows, uint64_t *bytes);
 /* An iterator over all cells (the caller filters by sequence number). Holds a reference
 ** until destroyed; NULL when out of memory. Supports every kv_iter_ops method; prev() and
 ** seek_for_prev() cost O(log n) (no back pointers). status() is always KV_OK. */
