@@ -163,6 +163,10 @@ typedef struct exec_query {
   const plan_query *q;       /* the plan */
   kv_db *db;                 /* store */
   const kv_batch *overlay;   /* open transaction's writes, or NULL */
+  kv_batch *own_overlay;     /* an index scan that looks rows up: a copy of those writes as
+                                they were at open (overlay points at it), so its lookups read
+                                what its index rows were read from, after later writes of the
+                                transaction and after its COMMIT alike; freed at close */
   exec_eval_ctx ev;          /* evaluation context (params, scratch) */
   exec_arena scratch;        /* per-row scratch */
   char evmsg[EXEC_ERRMSG_MAX]; /* evaluation errors */

@@ -103,6 +103,14 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
   x->ev.msg = x->evmsg;
   x->ev.cap = sizeof x->evmsg;
   x->mem_limit = mem_limit ? mem_limit : EXEC_SORT_MEMORY_DEFAULT;
+  if (overlay && q->has_scan && q->scan.index && q->scan.lookup) { /* even when empty: the
+                                                                       transaction writes on */
+    /* the index scan copies the batch's operations when it opens; its lookups read this
+       copy, so both halves see the transaction as it was here (op.h, own_overlay) */
+    x->own_overlay = kv_batch_copy(overlay, kv_batch_get_mark(overlay));
+    if (!x->own_overlay) return oom(err);
+    x->overlay = x->own_overlay;
+  }
   const plan_select *s = q->sel;
   int n_in = s->table ? s->table->n_columns : 0;
   x->in = row_buf(cache ? &cache->in : NULL, cache ? &cache->in_cap : NULL, n_in);
@@ -617,6 +625,7 @@ int exec_query_next(exec_query *x, exec_error *err) {
 }
 
 void exec_query_drop_overlay(exec_query *x) {
+  if (x->own_overlay) return; /* its own copy: still right, and not freed */
   x->overlay = NULL;
   x->scan.overlay = NULL;
 }
@@ -648,4 +657,7 @@ void exec_query_close(exec_query *x) {
   }
   x->in = x->aggrow = x->out = NULL;
   exec_arena_free(&x->scratch);
+  kv_batch_free(x->own_overlay);
+  x->own_overlay = NULL;
+  x->overlay = NULL;
 }

@@ -21,6 +21,15 @@ struct kv_batch {
   size_t len;    /* bytes used in buf, gap included */
   size_t cap;    /* bytes allocated */
   size_t count;  /* ops in the batch */
+  /* the overlay index (kv_batch_overlay_sync): the first ovl_count ops (ovl_len bytes) as
+     cells of one memstore per family, made the first time the batch is read as a scan's
+     overlay and caught up at each later read, so a read inside a transaction costs
+     O(log n), not a copy of the whole batch */
+  size_t ovl_len;          /* bytes of buf indexed (COUNT_GAP: none) */
+  size_t ovl_count;        /* ops indexed */
+  uint32_t n_ovl, ovl_cap; /* families with a memstore; slots allocated */
+  uint32_t *ovl_fid;       /* their family ids */
+  kv_memstore **ovl_mem;   /* their memstores (one reference each) */
 };
 
 kv_batch *kv_batch_new(void) {
@@ -34,11 +43,23 @@ kv_batch *kv_batch_new(void) {
   }
   b->len = COUNT_GAP;
   b->buf[COUNT_GAP - 1] = 0; /* count 0 */
+  b->ovl_len = COUNT_GAP;
   return b;
+}
+
+/* Drop the overlay index (rebuilt at the next read); scans reading it keep theirs. */
+static void drop_overlay(kv_batch *b) {
+  for (uint32_t i = 0; i < b->n_ovl; i++) kv_memstore_unref(b->ovl_mem[i]);
+  b->n_ovl = 0;
+  b->ovl_len = COUNT_GAP;
+  b->ovl_count = 0;
 }
 
 void kv_batch_free(kv_batch *b) {
   if (!b) return;
+  drop_overlay(b);
+  free(b->ovl_fid);
+  free(b->ovl_mem);
   free(b->buf);
   free(b);
 }
@@ -48,6 +69,44 @@ void kv_batch_clear(kv_batch *b) {
   b->len = COUNT_GAP;
   b->count = 0;
   b->buf[COUNT_GAP - 1] = 0;
+  drop_overlay(b);
+}
+
+kv_memstore *kv_batch_overlay_mem(const kv_batch *b, uint32_t family_id) {
+  for (uint32_t i = 0; b && i < b->n_ovl; i++)
+    if (b->ovl_fid[i] == family_id) return b->ovl_mem[i];
+  return NULL;
+}
+
+int kv_batch_overlay_sync(kv_batch *b, int64_t now) {
+  const uint8_t *p = b->buf + b->ovl_len, *limit = b->buf + b->len;
+  while (b->ovl_count < b->count) {
+    kv_wal_op op;
+    if (kv_wal_decode_op(&p, limit, &op) != KV_OK)
+      return kv_error(KV_ERR_CORRUPT, "kv_batch: op %zu does not decode", b->ovl_count);
+    kv_memstore *m = kv_batch_overlay_mem(b, op.family_id);
+    if (!m) {
+      if (b->n_ovl == b->ovl_cap) {
+        uint32_t cap = b->ovl_cap ? 2 * b->ovl_cap : 4;
+        uint32_t *f = realloc(b->ovl_fid, cap * sizeof *f);
+        if (f) b->ovl_fid = f;
+        kv_memstore **ms = f ? realloc(b->ovl_mem, cap * sizeof *ms) : NULL;
+        if (!f || !ms) return kv_error(KV_ERR_NOMEM, "kv_batch: out of memory");
+        b->ovl_mem = ms;
+        b->ovl_cap = cap;
+      }
+      if (!(m = kv_memstore_new())) return kv_error(KV_ERR_NOMEM, "kv_batch: out of memory");
+      b->ovl_fid[b->n_ovl] = op.family_id;
+      b->ovl_mem[b->n_ovl++] = m;
+    }
+    kv_cell c = {op.row, op.row_len, op.qual, op.qual_len, op.ts == KV_TS_NOW ? now : op.ts,
+                 KV_OVERLAY_SEQ0 + 1 + b->ovl_count, op.type, op.value, op.value_len};
+    if (kv_memstore_add(m, &c) != KV_OK)
+      return kv_error(KV_ERR_NOMEM, "kv_batch: out of memory");
+    b->ovl_count++;
+    b->ovl_len = (size_t)(p - b->buf);
+  }
+  return KV_OK;
 }
 
 size_t kv_batch_count(const kv_batch *b) { return b ? b->count : 0; }
@@ -73,6 +132,25 @@ void kv_batch_rollback_to(kv_batch *b, kv_batch_mark m) {
   b->len = m.len;
   b->count = m.count;
   write_count(b);
+  if (b->ovl_count > m.count) drop_overlay(b); /* it holds ops that are gone */
+}
+
+kv_batch *kv_batch_copy(const kv_batch *b, kv_batch_mark upto) {
+  kv_batch *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  c->ovl_len = COUNT_GAP;
+  size_t len = b && upto.len >= COUNT_GAP && upto.len <= b->len ? upto.len : COUNT_GAP;
+  c->cap = len > 256 ? len : 256;
+  c->buf = malloc(c->cap);
+  if (!c->buf) {
+    free(c);
+    return NULL;
+  }
+  if (len > COUNT_GAP) memcpy(c->buf + COUNT_GAP, b->buf + COUNT_GAP, len - COUNT_GAP);
+  c->len = len;
+  c->count = len > COUNT_GAP ? upto.count : 0;
+  write_count(c);
+  return c;
 }
 
 size_t kv_batch_byte_size(const kv_batch *b) {

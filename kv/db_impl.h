@@ -136,6 +136,18 @@ struct kv_db {
 /* ---- batch (kv/batch.c) ---- */
 /* The encoded WAL payload of the batch (count varint then ops); *len gets its size. */
 const uint8_t *kv_batch_payload(const kv_batch *b, size_t *len);
+/* The overlay index of a batch (kv/batch.c): its ops as memstore cells, one memstore per
+** family, sequence numbers KV_OVERLAY_SEQ0 + 1 + i in batch order (above every committed
+** sequence number, so the overlay wins over the store, and a later op over an earlier one).
+** kv_batch_overlay_sync indexes the ops added since the last call (the first call all of
+** them; after kv_batch_rollback_to past indexed ops, or kv_batch_clear, all again), with
+** KV_TS_NOW taken as `now`. KV_OK, KV_ERR_NOMEM, KV_ERR_CORRUPT. Called by the session's
+** own thread (the batch's writer), from kv_scan_open. kv_batch_overlay_mem: the memstore
+** of a family (the batch's reference; a scan takes its own), NULL when the batch has no
+** op of that family (as of the last sync). */
+#define KV_OVERLAY_SEQ0 (1ull << 62)
+int kv_batch_overlay_sync(kv_batch *b, int64_t now);
+kv_memstore *kv_batch_overlay_mem(const kv_batch *b, uint32_t family_id);
 
 /* ---- writer role (kv/db_write.c) ---- */
 /* Wait in the writer queue until at its head. REQUIRES: mu held (it is held on return). */

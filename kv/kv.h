@@ -238,6 +238,11 @@ kv_batch_mark kv_batch_get_mark(const kv_batch *b);
 /* Drop every operation added after mark `m` was taken. REQUIRES: m was taken from this batch
 ** and the batch was not cleared or rolled back past m since. Nothing is freed. */
 void kv_batch_rollback_to(kv_batch *b, kv_batch_mark m);
+/* A new batch holding the operations of b added before mark `upto` (kv_batch_get_mark(b) for
+** all of them), in order: a reader's fixed view of a batch that goes on growing or is freed
+** (exec: an index scan's lookups inside a transaction). NULL when out of memory. REQUIRES:
+** as kv_batch_rollback_to. */
+kv_batch *kv_batch_copy(const kv_batch *b, kv_batch_mark upto);
 
 /* Add a put (type KV_PUT) or a tombstone (other types; value ignored) to the batch. Each
 ** operation of a batch gets its own sequence number, in the order added, so a later
@@ -351,13 +356,17 @@ typedef struct kv_scan_options {
 /* Overlay (a transaction reading its own writes): the scan reads the ops of opts->overlay
 ** as if they had been committed right after the snapshot, one sequence number each in batch
 ** order (so a later op wins over an earlier one, and every op over every committed cell),
-** with KV_TS_NOW taken as the env's clock when the scan opens. All the visibility rules
+** with KV_TS_NOW taken as the env's clock when a scan first reads the op. All the visibility rules
 ** above apply to them unchanged: an overlay tombstone masks committed puts with ts <= T
 ** (DELETE_FAMILY / DELETE_COLUMN) or ts == T (DELETE_VERSION), an overlay put at the
 ** timestamp of a committed one replaces it, VERSIONS / TTL / time range / max_versions count
 ** overlay and committed versions together, and projections and filters see them. Ops of
-** families the scan does not read are ignored. The ops are copied at kv_scan_open (and
-** kv_get), so the batch may change or be freed afterwards; nothing is committed. */
+** families the scan does not read are ignored. The scan reads the ops the batch holds at
+** kv_scan_open (and kv_get) through the batch's overlay index (memstores kept with the batch
+** and caught up at each open, so a read inside a large transaction costs a lookup, not a
+** copy of the batch), holding its own reference: the batch may change afterwards (later ops
+** stay unseen) or be freed; nothing is committed. Opening a scan updates that index, so it
+** must not race a thread writing to the same batch. */
 
 #define KV_SCAN_MAX_FAMILIES 16u
 

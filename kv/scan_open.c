@@ -266,34 +266,29 @@ static bool file_overlaps(const kv_scan *s, kv_sfh *h) {
   return false;
 }
 
-/* Copy the overlay batch's ops of the families read into one private memstore per family,
-** at sequence numbers s->snapshot + 1 + i, and raise the families' visibility snapshot past
-** them. Runs after the sources were referenced (mems has room for the overlay). */
-static int load_overlay(kv_scan *s, const kv_batch *b, int64_t now) {
-  size_t len;
-  const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
-  uint64_t count = 0;
-  p = kv_get_varint(p, limit, &count);
-  for (uint64_t i = 0; p && i < count; i++) {
-    kv_wal_op op;
-    if (kv_wal_decode_op(&p, limit, &op) != KV_OK)
-      return kv_error(KV_ERR_CORRUPT, "kv_scan_open: overlay op %llu is damaged",
-                      (unsigned long long)i);
-    fscan *f = NULL;
-    for (uint32_t k = 0; k < s->n_fams && !f; k++)
-      if (s->fams[k].fid == op.family_id) f = &s->fams[k];
-    if (!f) continue;
-    if (!f->ovl) {
-      f->ovl = kv_memstore_new();
-      if (!f->ovl) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
-      f->mems[f->n_mems++] = f->ovl; /* released with the other memstores */
+/* The overlay's operations on the scan's families: the batch's overlay index (kv/batch.c,
+** caught up here, KV_TS_NOW as `now`) gives a memstore per family, which the scan reads as
+** one more memstore kid (its own reference). The families' visibility snapshot goes up to
+** the batch's last op as of now: ops the batch gets later (the transaction writes on while
+** the scan is open) land in the same memstores above it and stay unseen, so the scan reads
+** the transaction as it was at open. Indexing is incremental, so a point read inside a
+** large transaction costs a lookup, not a copy of every op (an index scan's row lookups,
+** the index upkeep of each written row, CHECK INDEX). Runs after the sources were
+** referenced (mems has room for the overlay). */
+static int load_overlay(kv_scan *s, const kv_batch *cb, int64_t now) {
+  kv_batch *b = (kv_batch *)cb; /* the index is a cache kept with the batch (db_impl.h) */
+  int rc = kv_batch_overlay_sync(b, now);
+  if (rc) return rc;
+  for (uint32_t k = 0; k < s->n_fams; k++) {
+    fscan *f = &s->fams[k];
+    kv_memstore *m = kv_batch_overlay_mem(b, f->fid);
+    if (m) {
+      kv_memstore_ref(m);
+      f->ovl = m;
+      f->mems[f->n_mems++] = m; /* released with the other memstores */
     }
-    kv_cell c = {op.row, op.row_len, op.qual, op.qual_len, op.ts == KV_TS_NOW ? now : op.ts,
-                 s->snapshot + 1 + i, op.type, op.value, op.value_len};
-    int rc = kv_memstore_add(f->ovl, &c);
-    if (rc) return kv_error(rc, "kv_scan_open: out of memory for the overlay");
+    f->vis.snapshot = KV_OVERLAY_SEQ0 + kv_batch_count(b);
   }
-  for (uint32_t k = 0; k < s->n_fams; k++) s->fams[k].vis.snapshot = s->snapshot + count;
   return KV_OK;
 }
 

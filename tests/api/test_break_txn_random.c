@@ -18,9 +18,7 @@
 ** its transaction's state), EXPLAIN [ANALYZE] SELECT, CHECK INDEX, and EXPLAIN ANALYZE
 ** UPSERT SELECT / DELETE kept in a slot, writing at each run (the output lines of these
 ** last four, left between rows across a ROLLBACK, may go on or abort: not documented).
-** The uncovered index shape is not compared after a write or COMMIT of its transaction
-** while it runs, unless ROWAN_BREAK_KNOWN (bugs in REQUESTS.txt; test_break_txn_lifecycle.c
-** shows them alone). Seeded (tu_seed); a failure prints the last actions.
+** Every shape, the uncovered index too, gives the rows as of its first step. Seeded (tu_seed); a failure prints the last actions.
 ** Not here: the same over several connections (one connection per store).
 */
 #include <setjmp.h>
@@ -74,7 +72,6 @@ typedef struct slot {
   int txn;                     /* transaction id it was opened in, 0 outside */
   bool must_abort;             /* its transaction's writes were dropped while it ran */
   bool may_abort;              /* opaque shapes across such a drop: either is accepted */
-  bool unchecked;              /* a known bug makes its rows unreliable (see the header) */
 } slot;
 
 typedef struct world {
@@ -387,7 +384,7 @@ static int step_slot(int i) {
     if (sl->status == S_IDLE) bind_slot(sl);
     expect_rows(sl, cur());
     sl->txn = W.in_txn ? W.txn_id : 0;
-    sl->must_abort = sl->may_abort = sl->unchecked = false;
+    sl->must_abort = sl->may_abort = false;
     sl->status = S_RUNNING;
     note("slot %d starts (txn %d, %d rows): %s", i, sl->txn, sl->n_exp, sl->sql);
     if (sl->shape == SH_W_EXPLAIN) run_write_slot(sl);
@@ -407,7 +404,7 @@ static int step_slot(int i) {
   }
   if (sl->must_abort) die("slot %d (%s): gave %s, not ROWAN_ABORT", i, sl->sql, rowan_errstr(rc));
   if (rc == ROWAN_DONE) {
-    if (!sl->unchecked && !(sl->opaque && sl->n_exp == 0) && sl->pos != sl->n_exp)
+    if (!(sl->opaque && sl->n_exp == 0) && sl->pos != sl->n_exp)
       die("slot %d (%s): DONE after %d rows, want %d", i, sl->sql, sl->pos, sl->n_exp);
     if (sl->opaque && sl->n_exp == 0 && sl->pos == 0) die("slot %d: no EXPLAIN lines", i);
     sl->status = S_DONE;
@@ -417,7 +414,7 @@ static int step_slot(int i) {
   if (sl->pos >= MAXROWS * 2) die("slot %d: too many rows", i);
   char got[ROWLEN * 2];
   row_text(sl->st, got, sizeof got);
-  if (!sl->unchecked && !(sl->opaque && sl->n_exp == 0)) {
+  if (!(sl->opaque && sl->n_exp == 0)) {
     if (sl->pos >= sl->n_exp) die("slot %d (%s): extra row %s", i, sl->sql, got);
     if (sl->ordered) {
       if (strcmp(got, sl->exp[sl->pos]) != 0)
@@ -445,9 +442,6 @@ static void end_txn(bool lost) {
       if (sl->opaque) sl->may_abort = true;
       else sl->must_abort = true;
     }
-#ifndef ROWAN_BREAK_KNOWN
-    if (!lost && sl->shape == SH_IX_UNCOVERED) sl->unchecked = true;
-#endif
   }
   W.in_txn = false;
 }
@@ -459,12 +453,6 @@ static void wrote(int rows) {
     return;
   }
   W.txn_wrote = true;
-#ifndef ROWAN_BREAK_KNOWN
-  for (int i = 0; i < NSLOT; i++)
-    if (W.s[i].status == S_RUNNING && W.s[i].txn == W.txn_id &&
-        W.s[i].shape == SH_IX_UNCOVERED)
-      W.s[i].unchecked = true;
-#endif
 }
 
 static void run_sql(const char *sql, int want) {

@@ -5,7 +5,7 @@
 ** Fixed cases: a put of a new row, an overwrite of a committed cell (at a newer and at the
 ** same timestamp), an overwrite inside the batch, each tombstone kind over committed data,
 ** a put after a tombstone in the same batch, KV_TS_NOW, ops of a family not read, kv_get,
-** and the batch changed after the scan opened. Then a randomized differential test: two
+** and the batch changed after the scan opened; the batch's overlay index (test_index). Then a randomized differential test: two
 ** stores get the same committed history (memstore and store files); store A also gets later
 ** commits after a held snapshot S; scans of A at S with a random overlay batch must hand out
 ** exactly what store B hands out after committing that batch, for forward, reverse,
@@ -336,10 +336,70 @@ static void test_differential(void **state) {
   }
 }
 
+/* The batch's overlay index (kv/batch.c): a scan open while the batch grows sees the batch
+** as it was at open, a new scan sees the new ops; kv_batch_rollback_to and kv_batch_clear
+** past indexed ops leave no trace of them in later scans; a copy of a prefix reads only that
+** prefix; a scan outlives the batch it read (freed while the scan is open: ASan). */
+static void test_index(void **state) {
+  (void)state;
+  st s;
+  st_open(&s);
+  kv_batch *b = kv_batch_new();
+  bput(b, s.a, "r1", "q", 10, "c1");
+  bput(b, s.a, "r5", "q", 10, "c5");
+  commit(&s, b);
+  uint32_t fams[1] = {s.a};
+  kv_scan_options so = {0};
+  so.family_ids = fams;
+  so.n_families = 1;
+  kv_batch *tx = kv_batch_new();
+  bput(tx, s.a, "r2", "q", 10, "t2");
+  so.overlay = tx;
+  expect_scan(&s, &so, "r1|a:q@10=c1,;\nr2|a:q@10=t2,;\nr5|a:q@10=c5,;\n");
+  kv_scan *sc;
+  assert_int_equal(kv_scan_open(s.db, &so, &sc), KV_OK);
+  kv_row r;
+  assert_int_equal(kv_scan_next(sc, &r), KV_OK); /* r1 */
+  bput(tx, s.a, "r3", "q", 10, "t3");            /* after the open: unseen by sc */
+  bput(tx, s.a, "r5", "q", 10, "t5");
+  bdel(tx, s.a, KV_DELETE_FAMILY, "r2", NULL, 10);
+  kv_batch_mark m = kv_batch_get_mark(tx);
+  expect_scan(&s, &so, "r1|a:q@10=c1,;\nr3|a:q@10=t3,;\nr5|a:q@10=t5,;\n");
+  bput(tx, s.a, "r4", "q", 10, "t4");
+  expect_scan(&s, &so, "r1|a:q@10=c1,;\nr3|a:q@10=t3,;\nr4|a:q@10=t4,;\nr5|a:q@10=t5,;\n");
+  kv_batch *prefix = kv_batch_copy(tx, m);
+  assert_non_null(prefix);
+  kv_batch_rollback_to(tx, m); /* r4 gone again */
+  expect_scan(&s, &so, "r1|a:q@10=c1,;\nr3|a:q@10=t3,;\nr5|a:q@10=t5,;\n");
+  kv_scan_options sp = so;
+  sp.overlay = prefix;
+  bput(tx, s.a, "r6", "q", 10, "t6"); /* in tx only, not in the copy */
+  expect_scan(&s, &sp, "r1|a:q@10=c1,;\nr3|a:q@10=t3,;\nr5|a:q@10=t5,;\n");
+  kv_batch_free(tx); /* sc keeps what it read */
+  const char *want[] = {"r2", "r5"};
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(kv_scan_next(sc, &r), KV_OK);
+    assert_int_equal(r.key_len, 2);
+    assert_memory_equal(r.key, want[i], 2);
+    assert_int_equal(r.n_cells, 1);
+    assert_memory_equal(r.cells[0].value, i == 0 ? "t2" : "c5", 2);
+  }
+  assert_int_equal(kv_scan_next(sc, &r), KV_ERR_NOTFOUND);
+  kv_scan_close(sc);
+  kv_batch_clear(prefix); /* no ops: nothing of the overlay left */
+  expect_scan(&s, &sp, "r1|a:q@10=c1,;\nr5|a:q@10=c5,;\n");
+  bput(prefix, s.a, "r7", "q", 10, "p7");
+  expect_scan(&s, &sp, "r1|a:q@10=c1,;\nr5|a:q@10=c5,;\nr7|a:q@10=p7,;\n");
+  kv_batch_free(prefix);
+  kv_batch_free(b);
+  st_close(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fixed),
       cmocka_unit_test(test_differential),
+      cmocka_unit_test(test_index),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
