@@ -21,6 +21,7 @@ struct rowan_db {
   kv_db *kv;                     /* the store; NULL when rowan_open failed */
   exec_session *sess;            /* the engine session; NULL when rowan_open failed */
   int n_stmts;                   /* statements prepared and not finalized */
+  int n_bulks;                   /* bulk loads begun and not yet committed or aborted */
   int errcode;                   /* ROWAN_* code of the last call (ROWAN_OK if it worked) */
   int erroff;                    /* byte offset of the error in the SQL, or -1 */
   char errmsg[API_ERRMSG_MAX];   /* message of the last error ("not an error" when none) */

@@ -42,6 +42,7 @@ int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *con
   b->db = db;
   b->ncols = ncols;
   b->lens = lens;
+  db->n_bulks++; /* rowan_close refuses while a load is open (its engine load uses the session) */
   *bulk = b;
   api_clear_error(db);
   return ROWAN_OK;
@@ -75,6 +76,7 @@ int rowan_bulk_commit(rowan_bulk *bulk) {
 
 void rowan_bulk_abort(rowan_bulk *bulk) {
   if (!bulk) return;
+  bulk->db->n_bulks--;
   exec_bulk_free(bulk->eb);
   free(bulk->lens);
   free(bulk);

@@ -143,6 +143,10 @@ int rowan_close(rowan_db *db) {
     return api_error(db, ROWAN_MISUSE, -1,
                      "misuse: %d statement(s) not finalized; the connection stays open",
                      db->n_stmts);
+  if (db->n_bulks > 0)
+    return api_error(db, ROWAN_MISUSE, -1,
+                     "misuse: %d bulk load(s) neither committed nor aborted; the connection "
+                     "stays open", db->n_bulks);
   int rc = ROWAN_OK;
   if (db->sess) {
     int erc = exec_session_close(db->sess);

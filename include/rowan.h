@@ -99,9 +99,12 @@ void rowan_options_init(rowan_options *opts);
 int rowan_open(const char *path, const rowan_options *opts, rowan_db **db);
 
 /* Close a database.
-** Finalizes nothing: every statement must be finalized first, else
-** ROWAN_MISUSE and the handle stays open. An open transaction is rolled back. NULL is a
-** no-op returning ROWAN_OK. */
+** Finalizes nothing: every statement must be finalized and every bulk load committed or
+** aborted first, else ROWAN_MISUSE and the handle stays open (SQLite's close refuses the
+** same way while a statement or a backup is open). Past that check the handle is always
+** freed, and an open transaction rolled back; the code then reports an error the store met
+** (ROWAN_IOERR after a failed WAL write, for one) but the handle is gone all the same.
+** NULL is a no-op returning ROWAN_OK. */
 int rowan_close(rowan_db *db);
 
 /* Compile one SQL statement.
