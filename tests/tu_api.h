@@ -16,15 +16,19 @@ static inline void exec_ok(rowan_db *db, const char *sql) {
   if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
 }
 
-/* A database at "/db" of env (created when missing), sync off; closed by the caller. */
-static inline rowan_db *tu_open_mem(kv_env *env) {
+/* A database at "/db" of env (created when missing) with sync mode `sync` (ROWAN_SYNC_*:
+** NORMAL when a test's WAL faults must hit each COMMIT); closed by the caller. */
+static inline rowan_db *tu_open_mem_sync(kv_env *env, int sync) {
   rowan_options o;
   rowan_options_init(&o);
   o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_OFF;
+  o.sync_mode = sync;
   rowan_db *db = NULL;
   assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
   return db;
 }
+
+/* A database at "/db" of env (created when missing), sync off; closed by the caller. */
+static inline rowan_db *tu_open_mem(kv_env *env) { return tu_open_mem_sync(env, ROWAN_SYNC_OFF); }
 
 #endif /* ROWAN_TESTS_TU_API_H */

@@ -37,12 +37,7 @@
 /* The fixture: K 0, 5, ..., 95 with V = K and W = 'cK', an uncovered index IV on V and a
 ** covered one IVW (V) INCLUDE (W). sync NORMAL so each COMMIT writes its WAL record. */
 static rowan_db *fixture(kv_env *env) {
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_NORMAL;
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  rowan_db *db = tu_open_mem_sync(env, ROWAN_SYNC_NORMAL);
   exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V INTEGER, W VARCHAR(16))");
   exec_ok(db, "CREATE INDEX IV ON T (V)");
   exec_ok(db, "CREATE INDEX IVW ON T (V) INCLUDE (W)");

@@ -242,12 +242,8 @@ static void rollback_rules(void **state) {
 static void failed_commit(void **state) {
   (void)state;
   kv_env *env = kv_env_mem_new(1700000000000LL);
-  rowan_options o;
-  rowan_options_init(&o);
-  o.kv_env = env;
-  o.sync_mode = ROWAN_SYNC_NORMAL; /* each commit writes its WAL record at once */
-  rowan_db *db = NULL;
-  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  rowan_db *db = tu_open_mem_sync(env, ROWAN_SYNC_NORMAL); /* each commit writes its WAL
+                                                              record at once */
   exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V INTEGER, W VARCHAR)");
   for (int k = 0; k < 20; k++) {
     char sql[96];
