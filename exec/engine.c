@@ -390,14 +390,6 @@ int exec_step(exec_stmt *st, exec_error *err) {
                      "the transaction this query was reading was rolled back while it ran "
                      "(it saw that transaction's writes); reset the statement to run it again");
   }
-  if (st->x_open && st->x_txn_gen != st->s->txn_gen) {
-    /* the transaction this query began in has ended (COMMIT or ROLLBACK) and its batch is
-       freed: the rest of the query reads without it (rows already copied from it by the
-       open scan stay; lookups now see what the store holds: the committed rows, or not
-       the rolled-back ones) */
-    exec_query_drop_overlay(&st->x);
-    st->x_txn_gen = st->s->txn_gen;
-  }
   if (st->state == ST_READY) {
     st->state = ST_RUNNING;
     rc = first_step(st, err);

@@ -28,11 +28,10 @@ struct exec_session {
   int64_t changes;      /* rows changed by the last write statement */
   int n_stmts;          /* statements not finalized */
   uint64_t schema_gen;  /* bumped by every DDL: statements bound before it re-bind */
-  uint64_t txn_gen;     /* bumped when a transaction ends: a statement opened inside it
-                           stops reading its (freed) batch */
   struct exec_stmt *txn_readers; /* SELECTs opened inside the open transaction and not yet
-                                    closed (linked by rd_next, rd_prev): a ROLLBACK of the
-                                    transaction's writes marks them x_lost (exec/txn.c) */
+                                    closed (linked by rd_next, rd_prev): when it ends they
+                                    let go of its batch, and a ROLLBACK of its writes marks
+                                    them x_lost (exec/txn.c) */
   size_t sort_mem;      /* bytes a sort may hold */
   struct exec_index_touched *idx_touched; /* exec/index.h: row keys written in the open
                                              transaction (write.c), freed at close */
@@ -80,7 +79,6 @@ struct exec_stmt {
   bool del_built;          /* del_scan must be freed */
   exec_query x;            /* running query */
   bool x_open;             /* x must be closed */
-  uint64_t x_txn_gen;      /* session txn_gen when x was opened */
   bool x_lost;             /* x was opened inside a transaction whose writes were then rolled
                               back (or lost by a failed COMMIT): its next step fails with
                               EXEC_ABORT */

@@ -203,7 +203,6 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
     rc = exec_query_open_cached(&st->x, st->s->db, &st->q, st->run_params, st->n_params,
                                 st->now_us, st->s->sort_mem, st->s->txn, &st->qcache, err);
     st->x_open = true;
-    st->x_txn_gen = st->s->txn_gen;
     exec_txn_reader_open(st);
     if (rc) return rc;
     st->x.timing = b->analyze;

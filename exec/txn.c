@@ -43,18 +43,20 @@ void exec_txn_reader_done(exec_stmt *st) {
   st->rd_linked = false;
 }
 
-/* Empty the readers list as the transaction ends; lost: its writes are gone (ROLLBACK, or a
-** COMMIT that failed), so every SELECT still running on them is marked x_lost. */
+/* Empty the readers list as the transaction ends: each SELECT still running lets go of the
+** batch, which is about to be freed (the rows its scan read from it stay; an index scan's
+** lookups keep their own copy, exec/op_query.c); lost: the writes are gone (ROLLBACK, or a
+** COMMIT that failed), so each is also marked x_lost and fails its next step. */
 static void end_readers(exec_session *s, bool lost) {
   while (s->txn_readers) {
     exec_stmt *st = s->txn_readers;
     if (lost) st->x_lost = true;
+    exec_query_drop_overlay(&st->x);
     exec_txn_reader_done(st);
   }
 }
 
 void exec_txn_discard(exec_session *s) {
-  if (s->txn) s->txn_gen++; /* statements still reading the batch let go of it (exec_step) */
   end_readers(s, false);
   kv_batch_free(s->txn);
   s->txn = NULL;

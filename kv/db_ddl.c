@@ -276,11 +276,10 @@ int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out) {
 static void mem_estimate(kv_memstore *m, const kv_range *r, uint64_t *rows, uint64_t *bytes) {
   uint64_t c = 0, n = 0, b = 0;
   uint64_t exact = kv_memstore_cells(m) <= MEM_SMALL ? UINT64_MAX : MEM_EXACT;
-  if (r)
-    kv_memstore_estimate(m, r->start, r->start_len, r->start_inclusive, r->end, r->end_len,
-                         r->end_inclusive, exact, &c, &n, &b);
-  else
-    kv_memstore_estimate(m, NULL, 0, true, NULL, 0, true, exact, &c, &n, &b);
+  const kv_range all = {NULL, 0, true, NULL, 0, true};
+  if (!r) r = &all;
+  kv_memstore_estimate(m, r->start, r->start_len, r->start_inclusive, r->end, r->end_len,
+                       r->end_inclusive, exact, &c, &n, &b);
   *rows += n;
   *bytes += b;
 }

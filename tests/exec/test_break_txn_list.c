@@ -55,7 +55,7 @@ typedef struct tst {
   exec_stmt *st;     /* the statement */
   int q;             /* index in SQL */
   bool in_txn;       /* its query was opened while a transaction was open */
-  uint64_t gen;      /* the session's txn_gen then */
+  uint64_t gen;      /* txn_no then */
   bool lost_due;     /* a ROLLBACK of written operations ended while it was listed */
 } tst;
 
@@ -67,6 +67,7 @@ static tst T[NST];
 static uint64_t seed, rng;
 static int iter;
 static uint64_t aborts, linked_seen;
+static uint64_t txn_no; /* transactions ended so far (COMMIT or ROLLBACK that ran) */
 
 static void fail_here(const char *what, int i) {
   fail_msg("seed %llu, iteration %d, statement %d (%s): %s", (unsigned long long)seed, iter, i,
@@ -106,7 +107,7 @@ static void check(void) {
     bool on = false;
     for (exec_stmt *p = sess->txn_readers; p; p = p->rd_next) on |= p == st;
     if (on != st->rd_linked) fail_here("rd_linked disagrees with the list", i);
-    bool want = st->x_open && T[i].in_txn && sess->txn && T[i].gen == sess->txn_gen &&
+    bool want = st->x_open && T[i].in_txn && sess->txn && T[i].gen == txn_no &&
                 is_reader(T[i].q);
     if (on != want)
       fail_here(on ? "listed but should not be" : "open in the transaction, not listed", i);
@@ -125,7 +126,7 @@ static int step(int i) {
   }
   bool was_open = t->st->x_open;
   bool txn = sess->txn != NULL;
-  uint64_t gen = sess->txn_gen;
+  uint64_t gen = txn_no;
   exec_error err;
   int rc = exec_step(t->st, &err);
   if (!was_open && t->st->x_open) {
@@ -163,6 +164,14 @@ static void control(int c) {
       if (listed[i] && !T[i].st->x_lost) fail_here("listed at ROLLBACK, not marked x_lost", i);
       if (listed[i]) T[i].lost_due = true;
     }
+  if (ok && c != 0) { /* the transaction ended: its batch is freed, no reader may hold it */
+    txn_no++;
+    for (int i = 0; i < NST; i++) {
+      const exec_query *x = &T[i].st->x;
+      if (listed[i] && x->overlay && x->overlay != x->own_overlay)
+        fail_here("still reads the ended transaction's batch", i);
+    }
+  }
 }
 
 static void txn_list(void **state) {
