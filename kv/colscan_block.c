@@ -263,8 +263,25 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (rc) return rc;
   const uint8_t *raw = NULL;
   size_t len = 0;
-  rc = kv_sf_unframe_block(w->disk.p, e->size, e->raw, &w->raw, &raw, &len, rd->path, e->off);
+  /* a sectioned block (docs/FORMAT.md Part 2): only the rows and cells section now, and
+  ** later the sections of the value groups the plan references; otherwise the whole block */
+  kv_sf_sections *sec = &w->sec;
+  uint8_t how = 0;
+  rc = kv_sf_frame_open(w->disk.p, e->size, e->raw, sec, &how, &why);
+  if (rc == KV_ERR_CORRUPT) goto corrupt;
   if (rc) return rc;
+  if (sec->n) {
+    w->raw.len = 0;
+    if (kv_sfbuf_reserve(&w->raw, e->raw)) return KV_ERR_NOMEM;
+    if (kv_sf_section_inflate(w->disk.p, sec, 0, w->raw.p, &why)) goto corrupt;
+    raw = w->raw.p;
+    len = sec->raw_off[1]; /* the walk up to the value groups stays in section 0 */
+    w->inflated += len;
+  } else {
+    rc = kv_sf_unframe_block(w->disk.p, e->size, e->raw, &w->raw, &raw, &len, rd->path, e->off);
+    if (rc) return rc;
+    if (how != KV_SF_STORED_RAW) w->inflated += len;
+  }
   w->n_read++;
   w->bytes += e->size;
   const uint8_t *p = raw, *lim = raw + len;
@@ -371,13 +388,26 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (types) refuse = true; /* a tombstone: the normal path applies it */
   p = skip_varints(p, lim, n);
   if (!p) CORRUPT("truncated sequence stream");
-  /* value groups (only puts when no tombstone: group nquals is empty) */
+  /* value groups (only puts when no tombstone: group nquals is empty); in a sectioned
+  ** block each group is a section of its own, inflated only when referenced */
+  if (sec->n && p != lim) CORRUPT("rows and cells section does not end at the value groups");
+  uint32_t ks = 1; /* next section */
   for (uint32_t d = 0; d <= nquals && !refuse; d++) {
     uint32_t cnt = d < nquals ? counts[d] : 0;
     if (!cnt) continue;
+    int j = dref[d];
+    if (sec->n) {
+      if (p != lim) CORRUPT("value group does not fill its section");
+      if (ks >= sec->n) CORRUPT("fewer sections than value groups");
+      p = raw + sec->raw_off[ks];
+      lim = raw + sec->raw_off[ks + 1];
+      ks++;
+      if (j < 0) { p = lim; continue; }
+      if (kv_sf_section_inflate(w->disk.p, sec, ks - 1, w->raw.p, &why)) goto corrupt;
+      w->inflated += (uint64_t)(lim - p);
+    }
     uint64_t code = 0, a = 0, bb = 0;
     GET(p, lim, &code, "truncated value group header");
-    int j = dref[d];
     if (code) {
       uint64_t bytes = (code - 1) * (uint64_t)cnt;
       if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - p)) CORRUPT("value group runs past the block");
@@ -409,6 +439,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     }
   }
   if (!refuse && p != lim) CORRUPT("bytes after the last value group");
+  if (!refuse && sec->n && ks != sec->n) CORRUPT("more sections than value groups");
   /* one cell per (row, qualifier) */
   uint32_t nr = (uint32_t)nrows;
   if (!refuse) {
@@ -594,4 +625,5 @@ void kv_cs_worker_free(cs_worker *w) {
   w->n_ranges = w->cap_ranges = 0;
   kv_sfbuf_free(&w->disk);
   kv_sfbuf_free(&w->raw);
+  kv_sf_sections_free(&w->sec);
 }

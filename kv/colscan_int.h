@@ -89,8 +89,10 @@ typedef struct cs_worker {
   uint32_t n_ranges, cap_ranges; /* in use / allocated */
   kv_sfbuf disk;            /* the block as read */
   kv_sfbuf raw;             /* decompressed */
+  kv_sf_sections sec;       /* a sectioned block's sections (only the needed ones inflated) */
   void *scratch;            /* per block arrays (colscan_block.c's own) */
   uint64_t rows, rows_examined, n_read, blocks_fallback, bytes, cells; /* results */
+  uint64_t inflated;        /* raw block bytes decompressed (sectioned: only sections used) */
   uint64_t hits;            /* blocks answered from the column cache */
   int consumer_rc;          /* a consumer's stop code */
   int rc;                   /* KV_OK or the error (message in msg) */

@@ -1,8 +1,8 @@
 /*
-** kv/sf_block.c: the writer's side of a store file block: staging cells in a block builder,
-** encoding them in the columnar raw block layout, and framing a raw block for disk (lz4,
-** header, XXH3-64 checksum); plus the reader's unframing (length, checksum, decompress).
-** Decoding a raw block into per-cell arrays is in kv/sf_decode.c. The byte layout is
+** kv/sf_block.c: the writer's side of a store file block: staging cells in a block builder
+** and encoding them in the columnar raw block layout. Framing a raw block for disk (lz4,
+** sections, header, XXH3-64 checksum) is kv/sf_frame.c; decoding a raw block into per-cell
+** arrays is kv/sf_decode.c. The byte layout is
 ** docs/FORMAT.md Part 2, "Data block"; in short, a raw block is
 **
 **   header   varint nrows, varint ncells, varint nquals, varint min_seq
@@ -20,9 +20,10 @@
 **            fixed width w, count x w bytes transposed; code 0 = varint lens_bytes,
 **            varint data_bytes, length stream, data.
 **
-** This file does no I/O; kv/sf_write.c appends what it produces.
+** The encoder also records where each value group starts (b->cuts), so that the framing
+** can compress the groups as sections of their own. This file does no I/O; kv/sf_write.c
+** appends what it produces.
 */
-#include <lz4.h>
 #include <xxhash.h>
 #include "kv/coding.h"
 #include "kv/sf_int.h"
@@ -97,12 +98,14 @@ void kv_sfb_free(kv_sfb_builder *b) {
   free(b->qhash);
   free(b->groups);
   free(b->order);
+  free(b->cuts);
   memset(b, 0, sizeof *b);
 }
 
 void kv_sfb_reset(kv_sfb_builder *b) {
   b->keys.len = b->vals.len = b->qbytes.len = 0;
   b->nrows = b->ncells = 0;
+  b->ncuts = 0;
   if (b->nquals && b->qhash) memset(b->qhash, 0, b->qhash_cap * sizeof *b->qhash);
   b->nquals = 0;
   b->last_qual = 0;
@@ -341,10 +344,14 @@ static int encode_values(kv_sfb_builder *b) {
     b->order[g->start + g->fill++] = (uint32_t)i;
   }
   const uint8_t *vals = b->vals.p;
+  b->ncuts = 0;
+  if (kv_sf_grow((void **)&b->cuts, &b->cuts_cap, ng, sizeof *b->cuts)) return KV_ERR_NOMEM;
   for (size_t gi = 0; gi < ng; gi++) {
     const group *g = &gs[gi];
     const uint32_t *mem = b->order + g->start;
     if (g->count == 0) continue;
+    if (o->len > UINT32_MAX) return KV_ERR_NOMEM; /* (raw blocks stay far below 4 GiB) */
+    b->cuts[b->ncuts++] = (uint32_t)o->len; /* a value group starts a section (sf_frame.c) */
     if (g->fixed) {
       size_t w = g->width;
       if (kv_sfbuf_varint(o, (uint64_t)w + 1) || kv_sfbuf_reserve(o, (size_t)g->count * w))
@@ -391,59 +398,4 @@ int kv_sfb_encode(kv_sfb_builder *b) {
   if (!rc) rc = encode_cells(b);
   if (!rc) rc = encode_values(b);
   return rc;
-}
-
-/* ---- Framing ---- */
-
-int kv_sf_frame_block(const uint8_t *raw, size_t raw_len, int compression, kv_sfbuf *out) {
-  int bound = LZ4_compressBound((int)raw_len);
-  size_t room = KV_SF_BLOCK_OVERHEAD + (raw_len > (size_t)bound ? raw_len : (size_t)bound);
-  if (kv_sfbuf_reserve(out, room)) return KV_ERR_NOMEM;
-  uint8_t *hdr = out->p + out->len, *payload = hdr + KV_SF_BLOCK_HEADER;
-  uint8_t how = KV_SF_STORED_RAW;
-  size_t stored = raw_len;
-  if (compression == KV_COMPRESSION_LZ4 && raw_len > 0 && bound > 0) {
-    int n = LZ4_compress_default((const char *)raw, (char *)payload, (int)raw_len, bound);
-    if (n > 0 && (size_t)n < raw_len) { how = KV_SF_STORED_LZ4; stored = (size_t)n; }
-  }
-  if (how == KV_SF_STORED_RAW && raw_len) memcpy(payload, raw, raw_len);
-  hdr[0] = how;
-  kv_put_u32le(hdr + 1, (uint32_t)raw_len);
-  kv_put_u32le(hdr + 5, (uint32_t)stored);
-  kv_put_u64le(payload + stored, XXH3_64bits(hdr, KV_SF_BLOCK_HEADER + stored));
-  out->len += KV_SF_BLOCK_OVERHEAD + stored;
-  return KV_OK;
-}
-
-int kv_sf_unframe_block(const uint8_t *disk, size_t disk_len, uint32_t expect_raw,
-                        kv_sfbuf *scratch, const uint8_t **raw, size_t *raw_len,
-                        const char *path, uint64_t off) {
-  const char *why = NULL;
-  unsigned long long o = (unsigned long long)off;
-  if (disk_len < KV_SF_BLOCK_OVERHEAD) {
-    why = "shorter than a block header and checksum";
-  } else if ((uint64_t)kv_get_u32le(disk + 5) + KV_SF_BLOCK_OVERHEAD != disk_len) {
-    why = "stored size disagrees with the block index";
-  } else {
-    size_t stored = kv_get_u32le(disk + 5);
-    uint64_t sum = kv_get_u64le(disk + KV_SF_BLOCK_HEADER + stored);
-    if (XXH3_64bits(disk, KV_SF_BLOCK_HEADER + stored) != sum) {
-      why = "checksum mismatch";
-    } else if (kv_get_u32le(disk + 1) != expect_raw) {
-      why = "raw size disagrees with the block index";
-    } else if (disk[0] == KV_SF_STORED_RAW) {
-      if (stored != expect_raw) why = "raw block with stored size unequal to raw size";
-      else { *raw = disk + KV_SF_BLOCK_HEADER; *raw_len = stored; return KV_OK; }
-    } else if (disk[0] == KV_SF_STORED_LZ4) {
-      scratch->len = 0;
-      if (kv_sfbuf_reserve(scratch, expect_raw ? expect_raw : 1)) return KV_ERR_NOMEM;
-      int n = LZ4_decompress_safe((const char *)disk + KV_SF_BLOCK_HEADER, (char *)scratch->p,
-                                  (int)stored, (int)expect_raw);
-      if (n < 0 || (uint32_t)n != expect_raw) why = "lz4 data does not decompress to its raw size";
-      else { *raw = scratch->p; *raw_len = (size_t)n; return KV_OK; }
-    } else {
-      why = "unknown compression byte";
-    }
-  }
-  return kv_error(KV_ERR_CORRUPT, "store file %s: block at offset %llu: %s", path, o, why);
 }

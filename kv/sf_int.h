@@ -22,7 +22,8 @@
 
 /* ---- Format constants (docs/FORMAT.md Part 2) ---- */
 #define KV_SF_MAGIC 0x3146535F4E574F52ull /* "ROWN_SF1" read as a little-endian u64 */
-#define KV_SF_FORMAT_VERSION 1u
+#define KV_SF_FORMAT_VERSION 2u     /* written; 2 adds sectioned blocks (compression byte 2) */
+#define KV_SF_FORMAT_VERSION_MIN 1u /* oldest version read */
 #define KV_SF_TRAILER_SIZE 136u            /* fixed-size file trailer */
 #define KV_SF_BLOCK_HEADER 9u              /* u8 compression, u32 raw size, u32 stored size */
 #define KV_SF_BLOCK_CHECKSUM 8u            /* XXH3-64 after the stored bytes */
@@ -32,7 +33,11 @@
 #define KV_SF_DEFAULT_BLOCK_SIZE (64u << 10)
 #define KV_SF_FENCE_MAX 64u                /* longest first row key the reader's fence holds */
 
-enum { KV_SF_STORED_RAW = 0, KV_SF_STORED_LZ4 = 1 }; /* block header compression byte */
+/* Block header compression byte: the raw block stored as it is, lz4-compressed whole, or
+** (format version 2) cut into sections compressed one by one (docs/FORMAT.md Part 2). */
+enum { KV_SF_STORED_RAW = 0, KV_SF_STORED_LZ4 = 1, KV_SF_STORED_SECTIONS = 2 };
+#define KV_SF_MAX_SECTIONS 4097u        /* sections a reader accepts in one block */
+#define KV_SF_SECTION_MIN_RAW 4096u     /* a smaller raw block is framed whole */
 /* Row key modes of a block's rows section. */
 enum { KV_SF_ROWS_PREFIX = 0, KV_SF_ROWS_FIXED = 1, KV_SF_ROWS_DELTA = 2 };
 #define KV_SF_MAX_KEY_BYTES (512u << 20) /* rebuilt row key bytes a block may hold */
@@ -130,6 +135,8 @@ typedef struct kv_sfb_builder {
   size_t groups_cap;  /* entries allocated in groups */
   uint32_t *order;    /* cell indexes sorted by value group (kv_sfb_encode scratch) */
   size_t order_cap;   /* entries allocated in order */
+  uint32_t *cuts;     /* kv_sfb_encode: offset in out of each value group written, in order */
+  size_t ncuts, cuts_cap; /* entries in use / allocated */
 } kv_sfb_builder;
 
 /* Initialise an empty builder (no allocation). */
@@ -148,11 +155,48 @@ int kv_sfb_encode(kv_sfb_builder *b);
 /* The first staged cell (pointers into the builder, valid until reset). */
 void kv_sfb_first_cell(const kv_sfb_builder *b, kv_cell *out);
 
-/* ---- Block framing on disk ---- */
+/* ---- Block framing on disk (kv/sf_frame.c) ---- */
 /* Append to `out` the on-disk form of a raw block: header, stored bytes (lz4 if that
 ** shrinks it and compression is KV_COMPRESSION_LZ4, else raw), XXH3-64 checksum.
 ** KV_OK or KV_ERR_NOMEM. */
 int kv_sf_frame_block(const uint8_t *raw, size_t raw_len, int compression, kv_sfbuf *out);
+/* The same, cutting the raw block into sections at the ncuts offsets `cuts` (strictly
+** increasing, each in (0, raw_len); normally where each value group starts, as
+** kv_sfb_encode records them) and compressing each section on its own (compression byte
+** KV_SF_STORED_SECTIONS), so a reader can decompress the sections it needs. Falls back to
+** kv_sf_frame_block when compression is not lz4, there is no cut, the block is smaller than
+** KV_SF_SECTION_MIN_RAW, the cuts are not usable, or the sections would not be smaller
+** than the raw block. KV_OK or KV_ERR_NOMEM. */
+int kv_sf_frame_block_cut(const uint8_t *raw, size_t raw_len, const uint32_t *cuts,
+                          size_t ncuts, int compression, kv_sfbuf *out);
+
+/* A framed block's sections, as kv_sf_frame_open reads them. */
+typedef struct kv_sf_sections {
+  uint32_t n;         /* sections; 0 when the block is not sectioned */
+  uint32_t *raw_off;  /* n+1 offsets in the raw block; raw_off[n] = raw size */
+  uint32_t *disk_off; /* n+1 offsets of the stored bytes in the framed block */
+  size_t cap;         /* entries allocated in each array */
+} kv_sf_sections;
+
+/* Check a framed block (its length, checksum, raw size against the index's `expect_raw`,
+** compression byte) and, when it is sectioned, read its section table into *sec (checked:
+** section sizes add up to the raw size and to the stored bytes; a stored section is no
+** larger than its raw form). *how gets the compression byte. KV_OK; KV_ERR_CORRUPT with
+** *why set; KV_ERR_NOMEM. */
+int kv_sf_frame_open(const uint8_t *disk, size_t disk_len, uint32_t expect_raw,
+                     kv_sf_sections *sec, uint8_t *how, const char **why);
+/* Decompress section k of a sectioned block (as read by kv_sf_frame_open) to its place
+** in `raw` (raw_off[k] ..  raw_off[k+1]; raw holds the whole raw size). KV_OK, or
+** KV_ERR_CORRUPT with *why set. */
+int kv_sf_section_inflate(const uint8_t *disk, const kv_sf_sections *sec, uint32_t k,
+                          uint8_t *raw, const char **why);
+/* The raw offsets where sections 1.. of a framed block begin (its cuts), into *cuts (grown
+** as needed, *cap counting entries; *ncuts = 0 for a block that is not sectioned), so a
+** block rewritten with a changed header can be framed the same way. The block must have
+** been checked (kv_sf_frame_open or kv_sf_unframe_block). KV_OK or KV_ERR_NOMEM. */
+int kv_sf_frame_cuts(const uint8_t *disk, size_t disk_len, uint32_t **cuts, size_t *cap,
+                     size_t *ncuts);
+void kv_sf_sections_free(kv_sf_sections *sec);
 /* Check and open an on-disk block: its length, then its checksum, then decompress into
 ** `scratch` (or, when stored raw, point into `disk`). `expect_raw` is the raw size the
 ** block index gives. On success *raw and *raw_len give the raw block. On failure returns

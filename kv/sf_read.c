@@ -181,14 +181,15 @@ int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
     rc = corrupt(r, toff, "trailer", "checksum mismatch");
     goto fail;
   }
-  if (kv_get_u32le(t + 8) != KV_SF_FORMAT_VERSION) {
+  uint32_t version = kv_get_u32le(t + 8);
+  if (version < KV_SF_FORMAT_VERSION_MIN || version > KV_SF_FORMAT_VERSION) {
     rc = corrupt(r, toff, "trailer", "unsupported format version");
     goto fail;
   }
   uint64_t index_off = kv_get_u64le(t + 16), index_size = kv_get_u64le(t + 24);
   uint64_t bloom_off = kv_get_u64le(t + 32), bloom_size = kv_get_u64le(t + 40);
   kv_sf_props *pr = &r->props;
-  pr->format_version = KV_SF_FORMAT_VERSION;
+  pr->format_version = version;
   pr->file_size = size;
   pr->cells = kv_get_u64le(t + 64);
   pr->rows = kv_get_u64le(t + 72);

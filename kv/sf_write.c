@@ -69,6 +69,8 @@ struct kv_sf_writer {
   uint32_t bloom_bits;    /* bloom bits per row key */
   kv_sfb_builder b;       /* the block being staged */
   kv_sfbuf frame;         /* the on-disk form of a block (reused) */
+  uint32_t *cuts;         /* reframe: the section cuts of a block framed again */
+  size_t cuts_cap;        /* entries allocated in cuts */
   kv_sfbuf index;         /* encoded block index entries so far */
   uint64_t *hashes;       /* bloom hash of every distinct row key */
   size_t nhashes, hashes_cap; /* hashes in use / allocated */
@@ -87,6 +89,7 @@ struct kv_sf_writer {
 static void writer_free(kv_sf_writer *w) {
   kv_sfb_free(&w->b);
   kv_sfbuf_free(&w->frame);
+  free(w->cuts);
   kv_sfbuf_free(&w->index);
   kv_sfbuf_free(&w->prev_row);
   kv_sfbuf_free(&w->prev_qual);
@@ -178,7 +181,8 @@ static int flush_block(kv_sf_writer *w) {
   if (b->ncells == 0) return KV_OK;
   int rc = kv_sfb_encode(b);
   w->frame.len = 0;
-  if (!rc) rc = kv_sf_frame_block(b->out.p, b->out.len, w->compression, &w->frame);
+  if (!rc) rc = kv_sf_frame_block_cut(b->out.p, b->out.len, b->cuts, b->ncuts, w->compression,
+                                      &w->frame);
   if (rc) return kv_error(rc, "out of memory writing store file %s", w->path);
   if (w->frame.len > UINT32_MAX)
     return kv_error(KV_ERR_TOOBIG, "store file %s: block over 4 GiB", w->path);
@@ -456,8 +460,13 @@ static int reframe(kv_sf_writer *w, const kv_sf_seg *s, const seg_block *e, uint
   uint8_t *o = kv_put_varint(patched->p + head, seq);
   memcpy(o, p, (size_t)(limit - p));
   patched->len = (size_t)(o - patched->p) + (size_t)(limit - p);
+  /* the sections of the old frame, moved by the header's change of length */
+  size_t ncuts = 0;
+  if (kv_sf_frame_cuts(s->data.p + e->off, e->frame_len, &w->cuts, &w->cuts_cap, &ncuts))
+    return kv_error(KV_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < ncuts; i++) w->cuts[i] = w->cuts[i] - (uint32_t)len + (uint32_t)patched->len;
   w->frame.len = 0;
-  if (kv_sf_frame_block(patched->p, patched->len, w->compression, &w->frame))
+  if (kv_sf_frame_block_cut(patched->p, patched->len, w->cuts, ncuts, w->compression, &w->frame))
     return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   *raw_len = (uint32_t)patched->len;
   return KV_OK;

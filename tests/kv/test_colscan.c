@@ -133,6 +133,8 @@ static void random_query(uint64_t *rs, query *q) {
   }
 }
 
+static uint64_t g_inflated; /* check(): the run's bytes_inflated */
+
 /* Compare kv_colagg_run (threads) with the plain scan; returns whether it applied. */
 static bool check(kv_db *db, uint32_t fid, const query *q, int threads, uint64_t seed) {
   g_q = q;
@@ -157,6 +159,7 @@ static bool check(kv_db *db, uint32_t fid, const query *q, int threads, uint64_t
   kv_colagg_result res;
   assert_int_equal(kv_colagg_run(db, &sp, &res), KV_OK);
   bool applied = res.applicable;
+  g_inflated = res.bytes_inflated;
   if (applied) {
     acc fb = {0, 0};
     if (res.n_fallback) plain(db, fid, res.fallback, res.n_fallback, res.snapshot, &fb);
@@ -260,8 +263,12 @@ static void against_plain_scan(void **state) {
     store s;
     bool fixed = round % 2 == 0;
     g_nulls = round % 4 < 2; /* half the rounds without NULLs: dense blocks */
-    store_open(&s, 256 + (uint32_t)tu_below(&rs, 2048), 1 + (int)tu_below(&rs, 3),
-               tu_below(&rs, 2) ? KV_COMPRESSION_LZ4 : KV_COMPRESSION_NONE);
+    /* every third round: blocks large enough to be framed in sections (kv/sf_frame.c),
+    ** whose value groups the scan decompresses only when it references them */
+    bool big = round % 3 == 2;
+    store_open(&s, big ? 8192 + (uint32_t)tu_below(&rs, 16384) : 256 + (uint32_t)tu_below(&rs, 2048),
+               1 + (int)tu_below(&rs, 3),
+               big || tu_below(&rs, 2) ? KV_COMPRESSION_LZ4 : KV_COMPRESSION_NONE);
     int n = (int)tu_scaled(1500, 300);
     write_batch(&s, &rs, fixed, n, false);
     assert_int_equal(kv_compact(s.db, NULL, true), KV_OK);
@@ -283,6 +290,54 @@ static void against_plain_scan(void **state) {
   }
   g_nulls = true;
   assert_int_equal(applied, total); /* one file, few memstore rows: always applicable */
+}
+
+/* Blocks framed in sections: a scan that references one qualifier decompresses the rows and
+** cells section and that qualifier's group only, and answers as the plain scan does. */
+static void sectioned_blocks(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("sectioned_blocks"), rs = seed;
+  store s;
+  store_open(&s, 32768, 1, KV_COMPRESSION_LZ4);
+  g_nulls = false;
+  write_batch(&s, &rs, true, 4000, false);
+  assert_int_equal(kv_compact(s.db, NULL, true), KV_OK);
+  kv_fam *f = s.db->fams[s.fid];
+  assert_int_equal(f->n_files, 1);
+  kv_sf_reader *rd = f->files[0]->reader;
+  uint64_t raw_total = 0, sectioned = 0;
+  for (uint32_t b = 0; b < rd->props.blocks; b++) {
+    const kv_sf_index_entry *e = &rd->index[b];
+    uint8_t first;
+    assert_int_equal(kv_sf_read_at(rd, e->off, &first, 1), KV_OK);
+    sectioned += first == KV_SF_STORED_SECTIONS;
+    raw_total += e->raw;
+  }
+  assert_true(sectioned > 0);
+  assert_int_equal(rd->props.format_version, KV_SF_FORMAT_VERSION);
+  for (uint32_t q = 0; q < 3; q++) {
+    query qq;
+    memset(&qq, 0, sizeof qq);
+    qq.n_preds = 1;
+    qq.preds[0].q = q;
+    qq.preds[0].op = KV_COL_GE;
+    if (q < 2) {
+      qq.kbuf[0][0] = 0x81;
+      qq.preds[0].klen = 8;
+    } else {
+      qq.kbuf[0][0] = 'b';
+      qq.preds[0].klen = 1;
+    }
+    qq.preds[0].k = qq.kbuf[0];
+    qq.args[0] = q;
+    qq.n_args = 1;
+    assert_true(check(s.db, s.fid, &qq, 1, seed));
+    /* three qualifiers: the rows, cells and one group's bytes are well under the whole */
+    assert_true(g_inflated > 0);
+    assert_true(g_inflated < raw_total * 3 / 4);
+  }
+  g_nulls = true;
+  store_close(&s);
 }
 
 /* Damaged block contents with valid framing: an error or an answer, never an overrun. */
@@ -421,7 +476,8 @@ static void refusals(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(against_plain_scan),
-      cmocka_unit_test(damaged_blocks),
+      cmocka_unit_test(sectioned_blocks),
+    cmocka_unit_test(damaged_blocks),
       cmocka_unit_test(refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
