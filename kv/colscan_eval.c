@@ -324,6 +324,18 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   return 1;
 }
 
+#define ADMIT_ONE_IN 8u /* kv_cs_to_cache: refused entries let in anyway, one in this many */
+
+/* A draw for kv_cs_to_cache's admission: a counter shared by every scan (so each pass draws
+** other blocks), mixed with the block's offset. */
+static uint64_t admit_draw(uint64_t off) {
+  static uint64_t tick;
+  uint64_t x = __atomic_add_fetch(&tick, 1, __ATOMIC_RELAXED) * 0x9E3779B97F4A7C15ull ^ off;
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  return x ^ (x >> 29);
+}
+
 void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n) {
   const cs_plan *pl = w->plan;
   kv_sf_reader *rd = b->file->reader;
@@ -331,7 +343,16 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
   rgroup *g = &s->g[0];
   if (g->d >= 0 && (!g->fixed || g->w > 8)) return;
   size_t bytes = g->d >= 0 ? (size_t)g->count * g->w : 0;
-  colentry *c = malloc(sizeof *c + s->k0_len + s->k1_len + bytes);
+  size_t charge = sizeof(colentry) + s->k0_len + s->k1_len + bytes;
+  /* Scan resistance: a column larger than the cache, scanned again and again, would evict
+  ** every entry before its next use (each pass inserts in the order it reads). So an entry
+  ** that does not fit without evicting goes in only when the key was refused lately
+  ** (kv_cache_admit) or one time in ADMIT_ONE_IN, at random: the cache keeps a stable part
+  ** of the column, and a new column still works its way in. */
+  if (!kv_cache_admit(pl->colcache, rd->cache_id, cache_off(pl, e->off), charge) &&
+      admit_draw(e->off) % ADMIT_ONE_IN != 0)
+    return;
+  colentry *c = malloc(charge);
   if (!c) return;
   c->off = e->off;
   c->nrows = nr;
@@ -350,7 +371,7 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
   memcpy(c->data + s->k0_len, s->k1, s->k1_len);
   if (bytes) memcpy(c->data + s->k0_len + s->k1_len, g->base, bytes);
   kv_cache_entry *ce = kv_cache_insert(pl->colcache, rd->cache_id, cache_off(pl, e->off), c,
-                                       sizeof *c + s->k0_len + s->k1_len + bytes, free);
+                                       charge, free);
   if (!ce) free(c);
   else kv_cache_release(pl->colcache, ce);
 }

@@ -18,10 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <xxhash.h>
 
 #include "kv/bloom.h"
 #include "kv/env_mem.h"
 #include "kv/sf.h"
+#include "kv/sf_int.h"
 #include "testutil.h"
 
 /* ---- The model ---- */
@@ -613,6 +615,59 @@ static void flip(kv_env *env, const char *path, uint64_t off, uint8_t mask) {
   assert_int_equal(kv_env_mem_set_byte(env, path, off, (uint8_t)(b ^ mask)), KV_OK);
 }
 
+/* Set the trailer's format version of a file to v, its checksum made to match. */
+static void set_version(kv_env *env, const char *path, uint64_t size, uint32_t v) {
+  uint8_t t[136];
+  for (int i = 0; i < 136; i++)
+    assert_int_equal(kv_env_mem_get_byte(env, path, size - 136 + (uint64_t)i, &t[i]), KV_OK);
+  for (int i = 0; i < 4; i++) t[8 + i] = (uint8_t)(v >> (8 * i));
+  uint64_t h = XXH3_64bits(t, 128);
+  for (int i = 0; i < 8; i++) t[128 + i] = (uint8_t)(h >> (8 * i));
+  for (int i = 0; i < 136; i++)
+    assert_int_equal(kv_env_mem_set_byte(env, path, size - 136 + (uint64_t)i, t[i]), KV_OK);
+}
+
+/* Format versions: files are written as version 2, whose large lz4 blocks are framed in
+** sections and read back whole (forward, reverse, seeks); a version 1 file (no sectioned
+** blocks) still reads; a version the reader does not know is refused by name. */
+static void test_format_versions(void **state) {
+  (void)state;
+  uint64_t s = tu_seed("sf_versions");
+  kv_env *env = kv_env_mem_new(1);
+  assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+  arena a = {0};
+  size_t n = 6000;
+  kv_cell *cells = random_cells(&s, &a, &n);
+  kv_sf_props props;
+  const char *path = "/t/v.sf";
+  write_file(env, path, cells, n, 32768, KV_COMPRESSION_LZ4, &props);
+  assert_int_equal(props.format_version, 2);
+  kv_sf_reader *r = NULL;
+  assert_int_equal(kv_sf_open(env, path, &r), KV_OK);
+  size_t sectioned = 0;
+  for (uint32_t b = 0; b < r->props.blocks; b++) {
+    uint8_t first;
+    assert_int_equal(kv_sf_read_at(r, r->index[b].off, &first, 1), KV_OK);
+    sectioned += first == KV_SF_STORED_SECTIONS;
+  }
+  assert_true(sectioned > 0);
+  kv_sf_close(r);
+  check_file(env, path, cells, n, &s, 300);
+  /* small blocks are framed whole: the same file as version 1 reads the same */
+  write_file(env, path, cells, n, 1024, KV_COMPRESSION_LZ4, &props);
+  set_version(env, path, props.file_size, 1);
+  assert_int_equal(kv_sf_open(env, path, &r), KV_OK);
+  assert_int_equal(kv_sf_get_props(r)->format_version, 1);
+  kv_sf_close(r);
+  check_file(env, path, cells, n, &s, 100);
+  set_version(env, path, props.file_size, 3);
+  assert_int_equal(kv_sf_open(env, path, &r), KV_ERR_CORRUPT);
+  assert_non_null(strstr(kv_errmsg(), "unsupported format version"));
+  free(cells);
+  arena_free(&a);
+  kv_env_free(env);
+}
+
 static void test_corruption_sections(void **state) {
   (void)state;
   uint64_t s = tu_seed("sf_corruption");
@@ -745,6 +800,7 @@ int main(void) {
     cmocka_unit_test(test_bloom_and_estimate),
     cmocka_unit_test(test_bloom_module),
     cmocka_unit_test(test_big_cells),
+    cmocka_unit_test(test_format_versions),
     cmocka_unit_test(test_corruption_sections),
     cmocka_unit_test(test_corruption_every_byte),
     cmocka_unit_test(test_write_error),
