@@ -224,8 +224,8 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f);
 /* Start a new WAL segment; the old one is synced and closed, its size kept in
 ** wal_live_bytes. REQUIRES: the writer role (or kv_open), mu NOT held. */
 int kv_db_rotate_wal(kv_db *db);
-/* Delete the WAL segments below the MANIFEST's oldest needed one (best effort), except the
-** current one. REQUIRES: mu. */
+/* Delete the WAL segments below the MANIFEST's oldest needed one and the closed ones that
+** hold no record (best effort), never the current one. REQUIRES: mu. */
 void kv_db_delete_old_wal(kv_db *db);
 /* Bytes in the live WAL segments, the current one's buffered records included. REQUIRES:
 ** mu. */

@@ -51,7 +51,11 @@ void kv_db_delete_old_wal(kv_db *db) {
   uint32_t k = 0;
   for (uint32_t i = 0; i < db->n_wal_live; i++) {
     uint64_t n = db->wal_live[i];
-    if (n < oldest && (!db->wal || n != kv_wal_number(db->wal))) {
+    /* Below the oldest needed one, or closed without a record (kv_open's previous segment
+    ** when nothing was written): no op of any family is there, and no later MANIFEST
+    ** record can name an empty closed segment as the oldest needed. */
+    bool unneeded = n < oldest || (db->wal_live_bytes[i] == 0 && n != oldest);
+    if (unneeded && (!db->wal || n != kv_wal_number(db->wal))) {
       char p[PATH_CAP];
       kv_wal_path(p, sizeof p, db->path, n);
       db->env->remove(db->env, p);
