@@ -18,7 +18,7 @@
 **      like the memstore back-pressure does. What it waits for, a flush or a trim, needs
 **      neither the writer role nor a DDL pause, so it cannot deadlock; the store's error
 **      state ends the wait.
-** So when a commit returns, the live segments hold at most L + L / 4 bytes.
+** So before the commits of a group return, the live segments hold at most L + L / 4 bytes.
 ** Not here: the segment file format (kv/wal.c), the flush itself (kv/db_flush.c).
 */
 #include <stdio.h>
@@ -116,9 +116,8 @@ static uint32_t pinning(kv_db *db, uint64_t seg, kv_fam **out, uint32_t cap, boo
 int kv_db_wal_bound(kv_db *db) {
   if (db->opts.read_only || !db->wal) return KV_OK;
   uint64_t limit = db->opts.wal_limit, roll = limit / 4;
-  int rc = KV_OK;
   if (kv_wal_size(db->wal) >= roll) {
-    rc = kv_db_rotate_wal(db);
+    int rc = kv_db_rotate_wal(db);
     if (rc) return kv_db_fail(db, rc);
   }
   kv_fam *due[64];
@@ -131,9 +130,9 @@ int kv_db_wal_bound(kv_db *db) {
       /* The current segment alone is over the limit (one group larger than L / 4 ... L):
       ** start another, so what pins this one can be flushed away. */
       pthread_mutex_unlock(&db->mu);
-      rc = kv_db_rotate_wal(db);
+      int rc = kv_db_rotate_wal(db);
+      if (rc) return kv_db_fail(db, rc);
       pthread_mutex_lock(&db->mu);
-      if (rc) break;
       continue;
     }
     bool frozen;
@@ -141,9 +140,9 @@ int kv_db_wal_bound(kv_db *db) {
     if (n) {
       db->stat_wal_freezes += n;
       pthread_mutex_unlock(&db->mu);
-      rc = kv_db_freeze(db, due, n); /* one rotation; the thread is woken */
+      int rc = kv_db_freeze(db, due, n); /* one rotation; the thread is woken; sets the error */
+      if (rc) return rc;
       pthread_mutex_lock(&db->mu);
-      if (rc) break;
       continue;
     }
     if (!frozen && kv_db_oldest_needed_wal(db, NULL) > oldest && !db->wal_trim_req) {
@@ -155,7 +154,7 @@ int kv_db_wal_bound(kv_db *db) {
     pthread_cond_wait(&db->bg_done_cv, &db->mu); /* wait for a flush or the trim */
   }
   pthread_mutex_unlock(&db->mu);
-  return rc;
+  return KV_OK;
 }
 
 int kv_db_trim_wal(kv_db *db) {

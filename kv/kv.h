@@ -49,10 +49,10 @@
 ** whose memstore holds ops in the oldest segment (those only) and returns; their flush lets
 ** the segment be deleted. A commit that finds more than L + L / 4 bytes waits for those
 ** flushes (and its queued writers with it), as under memstore back-pressure. Guarantee:
-** when a commit returns, the live WAL segments hold at most L + L / 4 bytes, unless the
-** store is in its error state; at any moment (so after a crash) at most that plus the one
-** commit group being written (up to 1 MiB of batches, or a single larger batch); kv_open
-** replays no more than that (kv_wal_get_stats).
+** before the commits of a group return, the live WAL segments hold at most L + L / 4 bytes,
+** unless the store is in its error state; at any moment (so after a crash) at most that
+** plus the one commit group being written (up to 1 MiB of batches, or a single larger
+** batch); kv_open replays no more than that (kv_wal_get_stats).
 */
 #ifndef ROWAN_KV_H
 #define ROWAN_KV_H
@@ -477,7 +477,7 @@ typedef struct kv_wal_stats {
   uint64_t bytes;             /* their bytes (records written, or buffered in KV_SYNC_OFF) */
   uint64_t limit;             /* kv_options.wal_limit in effect (bytes) */
   uint64_t bound_freezes;     /* memstores frozen because the segments passed the limit */
-  uint64_t bound_waits;       /* commits that waited for those flushes (limit + limit/4) */
+  uint64_t bound_waits;       /* waits of commits for those flushes (past limit * 5/4) */
   uint64_t replayed_segments; /* segments kv_open replayed */
   uint64_t replayed_records;  /* WAL records kv_open replayed (each one committed batch) */
   uint64_t replayed_bytes;    /* their bytes, 32-byte record headers included */

@@ -1,7 +1,8 @@
 /*
 ** tests/api/test_wal_limit.c: rowan_options.wal_limit reaches the store. A SQL table gets
-** one UPSERT per commit; its hidden key family gets a small cell per row and, with a
-** memstore_size no family fills, pins the write-ahead log. With wal_limit at 64 KiB the
+** one UPSERT per commit, and with a memstore_size no family fills (not even the busiest,
+** let alone the table's hidden key family) every family pins the write-ahead log. With
+** wal_limit at 64 KiB the
 ** wal-*.log files on the in-memory env stay within 64 KiB + 16 KiB after every commit and
 ** every row is there after a power cut and reopen; with the default limit (128 MiB) the same
 ** inserts leave far more log behind. Not here: the bound's mechanics (tests/kv/
