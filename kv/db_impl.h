@@ -13,9 +13,9 @@
 **   WAL, inserts into memstores, freezes memstores, rotates the WAL or changes the DDL. It
 **   mutates shared state only while also holding mu, and may read that state without mu.
 ** - The background thread (kv/db_bg.c) is the only one that writes store files, changes
-**   file lists and writes flush and compaction records to the MANIFEST. DDL, which writes
-**   the MANIFEST too, first pauses it (kv_db_bg_pause), so the MANIFEST and db->ver have one
-**   writer at a time without a lock of their own. File numbers come from db->next_file.
+**   file lists and writes flush, compaction and WAL trim records to the MANIFEST. DDL,
+**   which writes the MANIFEST too, first pauses it (kv_db_bg_pause), so the MANIFEST and
+**   db->ver have one writer at a time without a lock of their own. File numbers come from db->next_file.
 ** - Readers (scans) take references to memstores and store files under mu, then read them
 **   without any lock: memstores are lock-free for readers, store files are immutable.
 ** - db->last_seq is published (release) only after a whole group is in the memstores.
