@@ -119,6 +119,7 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
   ko.sync_mode = opts->sync_mode; /* ROWAN_SYNC_* equal enum kv_sync_mode */
   ko.block_cache_size = opts->block_cache_size;
   ko.memstore_flush_size = opts->memstore_size;
+  ko.wal_limit = opts->wal_limit;
   int rc = kv_open(path, &ko, &db->kv);
   if (rc != KV_OK) {
     db->kv = NULL;

@@ -5,7 +5,9 @@
 **
 ** One thread per writable store, started by kv_open and joined by kv_close. Under db->mu it
 ** picks one job at a time: the oldest frozen memstore of any family first (flushes free
-** memory writers may be waiting for), then a compaction: one kv_compact asked for, or a
+** memory writers may be waiting for), then the WAL trim a commit asked for (kv/db_wal.c:
+** record in the MANIFEST that the oldest segments are no longer needed, delete them), then
+** a compaction: one kv_compact asked for, or a
 ** minor compaction of a family that reached compaction_trigger store files. It runs the job
 ** without mu, then broadcasts bg_done_cv. It picks nothing while the store is in its error
 ** state (a failed job sets it; the frozen memstores stay readable and the WAL keeps their
@@ -45,6 +47,16 @@ static void *bg_main(void *arg) {
   while (!db->bg_stop) {
     bool flush = false;
     kv_fam *f = db->bg_error || db->bg_pause ? NULL : pick_job(db, &flush);
+    if (!db->bg_error && !db->bg_pause && db->wal_trim_req && (!f || !flush)) {
+      db->wal_trim_req = false;
+      db->bg_busy = true;
+      pthread_mutex_unlock(&db->mu);
+      kv_db_trim_wal(db); /* a failure sets the error state */
+      pthread_mutex_lock(&db->mu);
+      db->bg_busy = false;
+      pthread_cond_broadcast(&db->bg_done_cv);
+      continue;
+    }
     if (!f) {
       pthread_cond_wait(&db->bg_cv, &db->mu);
       continue;

@@ -1,6 +1,6 @@
 /*
 ** kv/db_flush.c: memstore freezes and flushes (kv_flush, and the automatic ones after
-** commits), back-pressure, WAL segment rotation and deletion, and the MANIFEST counters.
+** commits), back-pressure, and the MANIFEST counters (with the oldest WAL segment needed).
 **
 ** A flush of family f has two halves:
 **   freeze (the writer role, kv_db_freeze): start a new WAL segment, so the old ones can be
@@ -21,6 +21,8 @@
 ** Back-pressure (kv_db_maybe_flush): while the active and frozen memstores together hold
 ** more than memstore_limit bytes, the committing writer freezes the largest and waits for
 ** the background thread, holding the writer role, so every writer waits.
+** After both, kv_db_maybe_flush applies the WAL's total size bound (kv/db_wal.c, which also
+** rotates and deletes WAL segments).
 ** Not here: the background thread and its job choice (kv/db_bg.c), compaction
 ** (kv/compact.c).
 */
@@ -37,8 +39,7 @@ uint64_t kv_db_new_file_number(kv_db *db) {
   return atomic_fetch_add(&db->next_file, 1);
 }
 
-/* Oldest WAL segment still holding unflushed ops of a live family. REQUIRES: mu. */
-static uint64_t oldest_needed_wal(kv_db *db, const kv_fam *skip) {
+uint64_t kv_db_oldest_needed_wal(kv_db *db, const kv_fam *skip) {
   uint64_t oldest = db->wal ? kv_wal_number(db->wal) : db->ver.wal_number;
   for (uint32_t i = 0; i < db->n_fam_slots; i++) {
     kv_fam *f = kv_db_family(db, i);
@@ -59,50 +60,13 @@ kv_edit kv_db_counters_edit(kv_db *db, const kv_fam *skip) {
   e.next_table_id = db->ver.next_table_id;
   e.next_family_id = db->ver.next_family_id;
   e.last_seq = atomic_load(&db->last_seq);
-  e.wal_number = oldest_needed_wal(db, skip);
+  e.wal_number = kv_db_oldest_needed_wal(db, skip);
   return e;
 }
 
 int kv_db_write_counters(kv_db *db) {
   kv_edit e = kv_db_counters_edit(db, NULL);
   return kv_manifest_apply(db->man, &db->ver, &e, 1);
-}
-
-/* Delete WAL segments below the oldest needed one (best effort). REQUIRES: mu. */
-static void delete_old_wal(kv_db *db) {
-  uint64_t oldest = db->ver.wal_number;
-  uint32_t k = 0;
-  for (uint32_t i = 0; i < db->n_wal_live; i++) {
-    uint64_t n = db->wal_live[i];
-    if (n < oldest && (!db->wal || n != kv_wal_number(db->wal))) {
-      char p[PATH_CAP];
-      kv_wal_path(p, sizeof p, db->path, n);
-      db->env->remove(db->env, p);
-    } else {
-      db->wal_live[k++] = n;
-    }
-  }
-  db->n_wal_live = k;
-}
-
-/* Start a new WAL segment; the old one is synced and closed. REQUIRES: the writer role,
-** mu NOT held. */
-static int rotate_wal(kv_db *db) {
-  uint64_t num = kv_db_new_file_number(db);
-  kv_wal *nw;
-  int rc = kv_wal_create(db->env, db->path, num, db->opts.sync_mode, &nw);
-  if (rc) return rc;
-  rc = db->env->sync_dir(db->env, db->path);
-  pthread_mutex_lock(&db->mu);
-  if (rc == KV_OK) rc = kv_db_wal_live_add(db, num);
-  kv_wal *old = db->wal;
-  if (rc == KV_OK) db->wal = nw;
-  pthread_mutex_unlock(&db->mu);
-  if (rc) {
-    kv_wal_close(nw);
-    return rc;
-  }
-  return old ? kv_wal_close(old) : KV_OK;
 }
 
 int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h) {
@@ -139,7 +103,7 @@ int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h) {
   return rc;
 }
 
-static int fail(kv_db *db, int rc) {
+int kv_db_fail(kv_db *db, int rc) {
   char msg[256];
   snprintf(msg, sizeof msg, "%s", kv_errmsg());
   pthread_mutex_lock(&db->mu);
@@ -154,11 +118,11 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   uint64_t flushed = f->imm_seqs[0];
   pthread_mutex_unlock(&db->mu);
   kv_iter *it = kv_memstore_iter_new(imm);
-  if (!it) return fail(db, kv_error(KV_ERR_NOMEM, "flush: out of memory"));
+  if (!it) return kv_db_fail(db, kv_error(KV_ERR_NOMEM, "flush: out of memory"));
   kv_sfh *h;
   int rc = kv_db_write_sf(db, f, it, &h);
   it->ops->destroy(it);
-  if (rc) return fail(db, rc);
+  if (rc) return kv_db_fail(db, rc);
 
   kv_edit e[2];
   memset(e, 0, sizeof e);
@@ -175,7 +139,7 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
     /* The record may still have reached the MANIFEST (a failed sync): keep the file; if the
     ** MANIFEST does not name it at the next open, kv_open deletes it. */
     kv_sfh_unref(h);
-    return fail(db, rc);
+    return kv_db_fail(db, rc);
   }
   pthread_mutex_lock(&db->mu);
   if (h) rc = kv_fam_add_file(f, h);
@@ -186,10 +150,10 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   memmove(f->imm_seqs, f->imm_seqs + 1, f->n_imm * sizeof *f->imm_seqs);
   f->flushed++;
   db->stat_flushes++;
-  if (rc == KV_OK) delete_old_wal(db);
+  if (rc == KV_OK) kv_db_delete_old_wal(db);
   pthread_mutex_unlock(&db->mu);
   kv_memstore_unref(imm);
-  if (rc) return fail(db, rc);
+  if (rc) return kv_db_fail(db, rc);
   return KV_OK;
 }
 
@@ -213,8 +177,8 @@ int kv_db_freeze(kv_db *db, kv_fam **fams, uint32_t n) {
   for (uint32_t i = 0; i < n; i++)
     if (kv_memstore_cells(fams[i]->mem)) any = true;
   if (!any) return KV_OK;
-  int rc = rotate_wal(db);
-  if (rc) return fail(db, rc);
+  int rc = kv_db_rotate_wal(db);
+  if (rc) return kv_db_fail(db, rc);
   for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
     kv_fam *f = fams[i];
     if (kv_memstore_cells(f->mem) == 0) continue;
@@ -238,7 +202,7 @@ int kv_db_freeze(kv_db *db, kv_fam **fams, uint32_t n) {
     pthread_mutex_unlock(&db->mu);
     if (rc) kv_memstore_unref(fresh);
   }
-  return rc ? fail(db, rc) : KV_OK;
+  return rc ? kv_db_fail(db, rc) : KV_OK;
 }
 
 /* Bytes in the active and frozen memstores of every family. REQUIRES: mu. */
@@ -299,6 +263,7 @@ int kv_db_maybe_flush(kv_db *db) {
     pthread_cond_wait(&db->bg_done_cv, &db->mu); /* back-pressure: wait for a flush */
   }
   pthread_mutex_unlock(&db->mu);
+  if (rc == KV_OK) rc = kv_db_wal_bound(db);
   return rc;
 }
 

@@ -1,7 +1,8 @@
 /*
 ** kv/db_impl.h: the inside of a kv_db, shared by the files that implement kv.h:
 ** kv/db_open.c (open, close, DDL, WAL replay), kv/db_write.c (commit, group commit),
-** kv/db_flush.c (flush, WAL rotation), kv/compact.c (compaction), kv/scan.c and
+** kv/db_flush.c (flush), kv/db_wal.c (WAL rotation, deletion and its size bound),
+** kv/compact.c (compaction), kv/scan.c and
 ** kv/scan_vis.c (reads), kv/batch.c. Not a public header.
 **
 ** Locking (REQUIRES notes below refer to these):
@@ -12,9 +13,9 @@
 **   WAL, inserts into memstores, freezes memstores, rotates the WAL or changes the DDL. It
 **   mutates shared state only while also holding mu, and may read that state without mu.
 ** - The background thread (kv/db_bg.c) is the only one that writes store files, changes
-**   file lists and writes flush and compaction records to the MANIFEST. DDL, which writes
-**   the MANIFEST too, first pauses it (kv_db_bg_pause), so the MANIFEST and db->ver have one
-**   writer at a time without a lock of their own. File numbers come from db->next_file.
+**   file lists and writes flush, compaction and WAL trim records to the MANIFEST. DDL,
+**   which writes the MANIFEST too, first pauses it (kv_db_bg_pause), so the MANIFEST and
+**   db->ver have one writer at a time without a lock of their own. File numbers come from db->next_file.
 ** - Readers (scans) take references to memstores and store files under mu, then read them
 **   without any lock: memstores are lock-free for readers, store files are immutable.
 ** - db->last_seq is published (release) only after a whole group is in the memstores.
@@ -111,8 +112,12 @@ struct kv_db {
   pthread_cond_t bg_cv;      /* wakes the thread: new work, stop, resume */
   pthread_cond_t bg_done_cv; /* broadcast when a job ends (or the error state is set) */
   uint64_t *wal_live;        /* numbers of WAL segments on disk still in use, ascending */
-  uint32_t n_wal_live;       /* entries in wal_live */
+  uint64_t *wal_live_bytes;  /* per entry of wal_live: its bytes once closed (the current
+                                segment's entry is unused: kv_wal_size(db->wal) instead) */
+  uint32_t n_wal_live;       /* entries in wal_live (and wal_live_bytes) */
   uint32_t cap_wal_live;     /* allocated entries */
+  bool wal_trim_req;         /* the background thread should record the oldest WAL segment
+                                needed in the MANIFEST and delete the older ones */
   _Atomic uint64_t last_seq; /* latest sequence number visible to readers */
   int64_t last_commit_ts;    /* highest commit time handed out (REQUIRES mu): commit times
                                 never go back in one open store, even if the clock does */
@@ -130,6 +135,11 @@ struct kv_db {
   struct kv_cache *colcache; /* kv/colscan.c's column cache (a quarter of block_cache_size,
                                 carved out of it at open), or NULL */
   uint64_t stat_flushes;     /* flushes done (tests) */
+  uint64_t stat_wal_freezes; /* memstores frozen by the WAL size bound (REQUIRES mu) */
+  uint64_t stat_wal_stalls;  /* waits of a commit for the WAL size bound (REQUIRES mu) */
+  uint64_t stat_replay_segments; /* WAL segments replayed by kv_open */
+  uint64_t stat_replay_records;  /* WAL records replayed by kv_open */
+  uint64_t stat_replay_bytes;    /* their bytes, headers included */
   uint64_t stat_compactions; /* compactions done (tests) */
 };
 
@@ -176,8 +186,9 @@ int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **o
 kv_fam *kv_fam_new(kv_db *db, uint32_t table_id, const kv_family_meta *fm);
 /* Free a family and drop its memstore and store-file references (NULL is a no-op). */
 void kv_fam_free(kv_fam *f);
-/* Record a WAL segment number as on disk and in use. REQUIRES: mu held (or kv_open). */
-int kv_db_wal_live_add(kv_db *db, uint64_t number);
+/* Record a WAL segment number as on disk and in use, holding `bytes` bytes (0 for the new
+** current segment). REQUIRES: mu held (or kv_open). KV_OK or KV_ERR_NOMEM. */
+int kv_db_wal_live_add(kv_db *db, uint64_t number, uint64_t bytes);
 /* Write the counters (next file number, ids, last_seq, oldest WAL) to the MANIFEST.
 ** REQUIRES: kv_open, before the background thread starts. */
 int kv_db_write_counters(kv_db *db);
@@ -185,6 +196,9 @@ int kv_db_write_counters(kv_db *db);
 ** oldest frozen memstore is being flushed, so its WAL segment is not counted as needed.
 ** REQUIRES: mu held. */
 kv_edit kv_db_counters_edit(kv_db *db, const kv_fam *skip);
+/* Oldest WAL segment still holding unflushed ops of a live family (the current segment
+** when none does); `skip` as for kv_db_counters_edit. REQUIRES: mu. */
+uint64_t kv_db_oldest_needed_wal(kv_db *db, const kv_fam *skip);
 /* Oldest live snapshot, or the latest sequence number when none is held. REQUIRES: mu. */
 uint64_t kv_db_oldest_snapshot(kv_db *db);
 
@@ -200,9 +214,33 @@ int kv_db_freeze(kv_db *db, kv_fam **fams, uint32_t n);
 ** frozen memstores together exceed memstore_limit, freeze the largest and wait for the
 ** background thread (back-pressure). REQUIRES: the writer role, mu NOT held. */
 int kv_db_maybe_flush(kv_db *db);
+/* Set the sticky error from rc and the thread's kv_errmsg(); returns rc with that message.
+** REQUIRES: mu NOT held. */
+int kv_db_fail(kv_db *db, int rc);
 /* Flush family f's oldest frozen memstore to a store file and record it. REQUIRES: the
 ** background thread, mu NOT held, f->n_imm > 0. On failure the sticky error is set. */
 int kv_db_flush_imm(kv_db *db, kv_fam *f);
+/* ---- WAL segments (kv/db_wal.c) ---- */
+/* Start a new WAL segment; the old one is synced and closed, its size kept in
+** wal_live_bytes. REQUIRES: the writer role (or kv_open), mu NOT held. */
+int kv_db_rotate_wal(kv_db *db);
+/* Delete the WAL segments below the MANIFEST's oldest needed one and the closed ones that
+** hold no record (best effort), never the current one. REQUIRES: mu. */
+void kv_db_delete_old_wal(kv_db *db);
+/* Bytes in the live WAL segments, the current one's buffered records included. REQUIRES:
+** mu. */
+uint64_t kv_db_wal_total(kv_db *db);
+/* The WAL size bound, after a commit (from kv_db_maybe_flush): roll the current segment
+** past wal_limit / 4; while the live segments hold more than wal_limit, freeze the families
+** whose active memstore has ops in the oldest segment (the flushes let it be deleted), and
+** wait for the background thread while they hold more than wal_limit + wal_limit / 4.
+** REQUIRES: the writer role, mu NOT held. A failure sets the sticky error. */
+int kv_db_wal_bound(kv_db *db);
+/* The background thread's WAL trim job (wal_trim_req): write the oldest needed segment to
+** the MANIFEST if it moved, then delete the older ones. REQUIRES: the background thread, mu
+** NOT held. A failure sets the sticky error. */
+int kv_db_trim_wal(kv_db *db);
+
 /* Start / stop the background thread (stop finishes the running job, then joins).
 ** kv_db_bg_start: KV_OK or KV_ERR_IO. REQUIRES: mu NOT held. */
 int kv_db_bg_start(kv_db *db);

@@ -289,6 +289,7 @@ static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
 typedef struct replay_ctx {
   kv_db *db;          /* the store */
   uint64_t segment;   /* segment being replayed */
+  uint64_t seg_bytes; /* bytes of its records replayed so far (headers included) */
   uint64_t max_seq;   /* highest sequence number met */
   char path[PATH_CAP];/* its file name, for messages */
 } replay_ctx;
@@ -322,24 +323,14 @@ static int replay_record(void *ctx, uint64_t first_seq, int64_t commit_ts,
     return kv_error(KV_ERR_CORRUPT, "%s: record at sequence %llu has trailing bytes",
                     rc->path, (unsigned long long)first_seq);
   if (count && first_seq + count - 1 > rc->max_seq) rc->max_seq = first_seq + count - 1;
+  rc->seg_bytes += KV_WAL_HEADER + len;
+  db->stat_replay_records++;
   return KV_OK;
 }
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
-}
-
-int kv_db_wal_live_add(kv_db *db, uint64_t number) {
-  if (db->n_wal_live == db->cap_wal_live) {
-    uint32_t nc = db->cap_wal_live ? db->cap_wal_live * 2 : 8;
-    uint64_t *nw = realloc(db->wal_live, nc * sizeof *nw);
-    if (!nw) return kv_error(KV_ERR_NOMEM, "out of memory");
-    db->wal_live = nw;
-    db->cap_wal_live = nc;
-  }
-  db->wal_live[db->n_wal_live++] = number;
-  return KV_OK;
 }
 
 static int replay_wal(kv_db *db, uint64_t *max_number) {
@@ -390,9 +381,12 @@ static int replay_wal(kv_db *db, uint64_t *max_number) {
       continue;
     }
     ctx.segment = nums[i];
+    ctx.seg_bytes = 0;
     kv_wal_path(ctx.path, sizeof ctx.path, db->path, nums[i]);
     rc = kv_wal_replay(db->env, db->path, nums[i], i + 1 == n, replay_record, &ctx);
-    if (rc == KV_OK) rc = kv_db_wal_live_add(db, nums[i]);
+    if (rc == KV_OK) rc = kv_db_wal_live_add(db, nums[i], ctx.seg_bytes);
+    db->stat_replay_segments++;
+    db->stat_replay_bytes += ctx.seg_bytes;
   }
   free(nums);
   /* Sequence number 1 is reserved for "nothing written yet", so a snapshot taken on an
@@ -417,6 +411,7 @@ static void free_db(kv_db *db) {
   }
   free(db->fams);
   free(db->wal_live);
+  free(db->wal_live_bytes);
   free(db->snaps);
   kv_cache_free(db->cache); /* after the families: no reader is left */
   kv_cache_free(db->colcache); /* kv/colscan.c's column entries */
@@ -443,6 +438,10 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   if (!o.memstore_flush_size) o.memstore_flush_size = (size_t)64 << 20;
   if (!o.memstore_limit) o.memstore_limit = (size_t)512 << 20;
   if (!o.block_cache_size) o.block_cache_size = (size_t)64 << 20;
+  if (!o.wal_limit) /* twice a memstore, at least 128 MiB: docs/KV.md, "WAL size bound" */
+    o.wal_limit = o.memstore_flush_size * 2 > ((size_t)128 << 20) ? o.memstore_flush_size * 2
+                                                                  : (size_t)128 << 20;
+  if (o.wal_limit < ((size_t)64 << 10)) o.wal_limit = (size_t)64 << 10;
   if (!o.compaction_trigger) o.compaction_trigger = 4;
   if (o.compaction_trigger < 2) o.compaction_trigger = 2;
   kv_env *env = o.env;
@@ -503,8 +502,9 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
     uint64_t num = kv_db_new_file_number(db);
     rc = kv_wal_create(env, path, num, o.sync_mode, &db->wal);
     if (rc == KV_OK) rc = env->sync_dir(env, path);
-    if (rc == KV_OK) rc = kv_db_wal_live_add(db, num);
+    if (rc == KV_OK) rc = kv_db_wal_live_add(db, num, 0);
     if (rc == KV_OK) rc = kv_db_write_counters(db);
+    if (rc == KV_OK) kv_db_delete_old_wal(db); /* what the counters say no family needs */
     if (rc == KV_OK) rc = kv_db_bg_start(db);
     if (rc == KV_OK) rc = kv_db_maybe_flush(db);
   }

@@ -40,6 +40,19 @@
 ** froze the memstore; committed data stays readable and in the WAL. kv_flush and
 ** kv_compact hand their work to the thread and wait for it; kv_close waits for the job in
 ** progress (frozen memstores not yet flushed are replayed from the WAL at the next open).
+**
+** WAL size bound (kv_options.wal_limit, L; HBase's maxlogs, RocksDB's max_total_wal_size):
+** a WAL segment can be deleted only once every family has flushed the ops it holds, so a
+** family that rarely gets writes would otherwise keep every segment since its first
+** unflushed write. The current segment is rolled (a new one started) once it holds L / 4
+** bytes. When the live segments hold more than L bytes, the commit freezes the families
+** whose memstore holds ops in the oldest segment (those only) and returns; their flush lets
+** the segment be deleted. A commit that finds more than L + L / 4 bytes waits for those
+** flushes (and its queued writers with it), as under memstore back-pressure. Guarantee:
+** before the commits of a group return, the live WAL segments hold at most L + L / 4 bytes,
+** unless the store is in its error state; at any moment (so after a crash) at most that
+** plus the one commit group being written (up to 1 MiB of batches, or a single larger
+** batch); kv_open replays no more than that (kv_wal_get_stats).
 */
 #ifndef ROWAN_KV_H
 #define ROWAN_KV_H
@@ -145,6 +158,11 @@ typedef struct kv_options {
                                  (kv/colscan.h), the rest the block cache */
   int compaction_trigger;     /* store files in a family that start a minor compaction;
                                  0 = default 4 */
+  size_t wal_limit;           /* bytes across the live WAL segments (what kv_open would
+                                 replay); past it, the families whose unflushed ops hold the
+                                 oldest segment are flushed so it can be deleted (see "WAL
+                                 size bound" below); 0 = default: twice memstore_flush_size,
+                                 at least 128 MiB; values below 64 KiB count as 64 KiB */
 } kv_options;
 
 /* kv_options.block_cache_size value that turns the block cache off. */
@@ -452,6 +470,20 @@ int kv_flush(kv_db *db, const char *table);
 ** that family, so every acquired snapshot reads the same after as before. The inputs are
 ** deleted once no open scan reads them. Errors as kv_flush. */
 int kv_compact(kv_db *db, const char *table, bool major);
+
+/* The write-ahead log's live segments and what kv_open replayed (see "WAL size bound"). */
+typedef struct kv_wal_stats {
+  uint64_t segments;          /* WAL segment files in use, the current one included */
+  uint64_t bytes;             /* their bytes (records written, or buffered in KV_SYNC_OFF) */
+  uint64_t limit;             /* kv_options.wal_limit in effect (bytes) */
+  uint64_t bound_freezes;     /* memstores frozen because the segments passed the limit */
+  uint64_t bound_waits;       /* waits of commits for those flushes (past limit * 5/4) */
+  uint64_t replayed_segments; /* segments kv_open replayed */
+  uint64_t replayed_records;  /* WAL records kv_open replayed (each one committed batch) */
+  uint64_t replayed_bytes;    /* their bytes, 32-byte record headers included */
+} kv_wal_stats;
+/* Fill *out (all counters since kv_open). Errors: KV_MISUSE (NULL argument). */
+int kv_wal_get_stats(kv_db *db, kv_wal_stats *out);
 
 /* Statistics of one family from its store files' block indexes and its memstore, used by
 ** the planner's estimates. */

@@ -16,6 +16,7 @@
 ** handing it to the callback, so a callback never sees damaged bytes. It does not know what
 ** the ops mean, nor which segments exist (the store lists the directory).
 */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@
 #include "kv/status.h"
 #include "kv/wal.h"
 
-#define WAL_HEADER 32u
+#define WAL_HEADER KV_WAL_HEADER
 #define OFF_BUFFER_LIMIT (256u << 10) /* KV_SYNC_OFF: bytes buffered before a write(2) */
 #define SCRATCH_LIMIT (1u << 20)      /* records up to this are written with one append */
 
@@ -35,7 +36,8 @@ struct kv_wal {
   char *path;           /* segment path (owned) */
   uint64_t number;      /* segment number */
   int sync_mode;        /* enum kv_sync_mode */
-  uint64_t size;        /* bytes of records appended, buffered ones included */
+  _Atomic uint64_t size; /* bytes of records appended, buffered ones included (written by
+                           the appender, read by any thread: kv_wal_size) */
   uint8_t *buf;         /* KV_SYNC_OFF: pending records; other modes: one record's scratch */
   size_t buf_len;       /* bytes pending in buf (always 0 outside KV_SYNC_OFF) */
   size_t buf_cap;       /* bytes allocated in buf */
@@ -153,7 +155,7 @@ int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *
     w->failed = rc;
     return rc;
   }
-  w->size += rec;
+  atomic_fetch_add_explicit(&w->size, rec, memory_order_relaxed);
   return KV_OK;
 }
 
@@ -181,7 +183,9 @@ int kv_wal_write_out(kv_wal *w) {
 uint64_t kv_wal_number(const kv_wal *w) { return w->number; }
 
 /* Bytes of records appended to this segment (buffered ones included). */
-uint64_t kv_wal_size(const kv_wal *w) { return w->size; }
+uint64_t kv_wal_size(const kv_wal *w) {
+  return atomic_load_explicit(&w->size, memory_order_relaxed);
+}
 
 /* Write out buffered records, sync (every mode) and close; frees w even on failure and
 ** returns the first error met (an earlier write failure included). NULL is a no-op. */

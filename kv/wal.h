@@ -17,6 +17,9 @@
 ** writers and the group-commit sync). */
 typedef struct kv_wal kv_wal;
 
+/* Bytes of a record's header before its payload (docs/FORMAT.md, "WAL"). */
+#define KV_WAL_HEADER 32u
+
 /* Open a new segment `number` in directory `dir` for appending (created empty). */
 int kv_wal_create(kv_env *env, const char *dir, uint64_t number, int sync_mode, kv_wal **out);
 /* Append one record holding `payload` (an encoded batch whose first sequence number is
@@ -30,6 +33,8 @@ int kv_wal_sync(kv_wal *w);
 /* Push buffered records to the OS without syncing (KV_SYNC_OFF buffers in memory). */
 int kv_wal_write_out(kv_wal *w);
 uint64_t kv_wal_number(const kv_wal *w);
+/* Bytes of the records appended so far (buffered ones included). Unlike the other calls,
+** safe from any thread while the handle is open. */
 uint64_t kv_wal_size(const kv_wal *w);
 /* Close: write out buffered records and sync, in every sync mode. */
 int kv_wal_close(kv_wal *w);
