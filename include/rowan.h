@@ -82,13 +82,13 @@ typedef struct rowan_options {
   size_t block_cache_size;  /* bytes; 0 = default 64 MiB; a quarter of it caches the columns
                                aggregate scans read (docs/KV.md), the rest decoded blocks */
   size_t memstore_size;     /* bytes per family memstore before a flush; 0 = 64 MiB */
+  void *kv_env;             /* a struct kv_env * (kv/env.h) to run on another file system,
+                               e.g. the in-memory one in tests; NULL = the real disk */
   size_t wal_limit;         /* bytes of write-ahead log kept on disk (what the next open
                                replays): past it, the families holding the oldest log
                                segment are flushed so it can be deleted; a commit waits
                                past wal_limit * 5 / 4 (docs/KV.md, "WAL size bound");
                                0 = twice memstore_size, at least 128 MiB; at least 64 KiB */
-  void *kv_env;             /* a struct kv_env * (kv/env.h) to run on another file system,
-                               e.g. the in-memory one in tests; NULL = the real disk */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */
