@@ -22,6 +22,7 @@
 #include "kv/kv.h"
 #include "kv/sf_int.h"
 #include "testutil.h"
+#include "tu_kv.h"
 
 static const uint8_t QA[] = {'a'}, QB[] = {'b'}, QC[] = {'c'};
 static const uint8_t *const quals[3] = {QA, QB, QC};
@@ -185,6 +186,18 @@ typedef struct store {
   uint32_t fid;
 } store;
 
+/* Create table "t" with one family "f" in s->db and set s->fid. */
+static void store_family(store *s, uint32_t block_size, int versions, int compression) {
+  kv_family_options f;
+  memset(&f, 0, sizeof f);
+  f.name = "f";
+  f.block_size = block_size;
+  f.max_versions = versions;
+  f.compression = compression;
+  assert_int_equal(kv_create_table(s->db, "t", &f, 1), KV_OK);
+  assert_int_equal(kv_family_id(s->db, "t", "f", &s->fid), KV_OK);
+}
+
 static void store_open(store *s, uint32_t block_size, int versions, int compression) {
   s->env = kv_env_mem_new(1700000000000LL);
   kv_options o;
@@ -194,14 +207,7 @@ static void store_open(store *s, uint32_t block_size, int versions, int compress
   o.sync_mode = KV_SYNC_OFF;
   o.compaction_trigger = 100;
   assert_int_equal(kv_open("/db", &o, &s->db), KV_OK);
-  kv_family_options f;
-  memset(&f, 0, sizeof f);
-  f.name = "f";
-  f.block_size = block_size;
-  f.max_versions = versions;
-  f.compression = compression;
-  assert_int_equal(kv_create_table(s->db, "t", &f, 1), KV_OK);
-  assert_int_equal(kv_family_id(s->db, "t", "f", &s->fid), KV_OK);
+  store_family(s, block_size, versions, compression);
 }
 
 static void store_close(store *s) {
@@ -347,23 +353,9 @@ static void column_cache_scan_resistant(void **state) {
   (void)state;
   uint64_t seed = tu_seed("column_cache_scan_resistant"), rs = seed;
   kv_env *env = kv_env_mem_new(1700000000000LL);
-  kv_options o;
-  kv_options_init(&o);
-  o.env = env;
-  o.create_if_missing = true;
-  o.sync_mode = KV_SYNC_OFF;
-  o.compaction_trigger = 100;
-  o.block_cache_size = 4 * 96 * 1024; /* a column cache of a quarter: 96 KiB, one shard */
-  store s = {env, NULL, 0};
-  assert_int_equal(kv_open("/db", &o, &s.db), KV_OK);
-  kv_family_options f;
-  memset(&f, 0, sizeof f);
-  f.name = "f";
-  f.block_size = 4096;
-  f.max_versions = 1;
-  f.compression = KV_COMPRESSION_LZ4;
-  assert_int_equal(kv_create_table(s.db, "t", &f, 1), KV_OK);
-  assert_int_equal(kv_family_id(s.db, "t", "f", &s.fid), KV_OK);
+  /* a column cache of a quarter of the block cache: 96 KiB, one shard */
+  store s = {env, tu_kv_open_mem(env, 4 * 96 * 1024), 0};
+  store_family(&s, 4096, 1, KV_COMPRESSION_LZ4);
   /* one qualifier, 8-byte values: about 9 bytes a row in the column cache */
   for (int b = 0; b < 5; b++) {
     kv_batch *bt = kv_batch_new();
