@@ -249,6 +249,7 @@ void exec_finalize(exec_stmt *st) {
   exec_plan_drop(st);
   plan_arena_free(&st->plan_arena);
   exec_query_cache_free(&st->qcache);
+  exec_upsert_cache_free(st->up);
   plan_arena_free(&st->run_arena);
   free(st->q_params);
   free(st->q_pbytes);
