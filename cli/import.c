@@ -595,8 +595,9 @@ static int load_file(loader *L, const char *path, char *buf) {
   return rc;
 }
 
-/* --bulk: the files through the reader thread (cli/import_pipe.h), so decompressing and
-** splitting records overlap with loading them; the same per-record path as load_file.
+/* The files through the reader thread (cli/import_pipe.h), so decompressing and splitting
+** records overlap with loading them; the same per-record path as load_file (which reads
+** the files on the caller's thread when no thread can be started).
 ** Returns ROWAN_OK, or the error (message set); -1 when the thread could not be started
 ** (the caller then reads the files itself). */
 static int load_piped(loader *L, const char *const *files, int n_files) {
@@ -717,7 +718,7 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
     snprintf(err, cap, "out of memory");
     rc = ROWAN_NOMEM;
   }
-  int piped = rc == ROWAN_OK && opts->bulk ? load_piped(&L, files, n_files) : -1;
+  int piped = rc == ROWAN_OK ? load_piped(&L, files, n_files) : -1;
   if (piped != -1) rc = piped;
   for (int i = 0; piped == -1 && rc == ROWAN_OK && i < n_files; i++)
     rc = load_file(&L, files[i], buf);
