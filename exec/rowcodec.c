@@ -150,7 +150,10 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
 ** (CAST_BUF bytes). Errors name the column. */
 static int fit(const cat_column *c, const cat_value *in, cat_value *out, uint8_t *buf,
                exec_error *err) {
-  cat_error ce = {0};
+  cat_error ce; /* per value: set the fields, do not zero the message buffer */
+  ce.code = CAT_OK;
+  ce.kv_code = 0;
+  ce.msg[0] = 0;
   cat_value tmp;
   const cat_value *src = in;
   if (in->type.id != c->type.id) {
@@ -239,7 +242,10 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
       val = cv.u.s.p;
       vlen = cv.type.id == CAT_T_CHAR ? cat_char_trim(cv.u.s.p, cv.u.s.len) : cv.u.s.len;
     } else {
-      cat_error ce = {0};
+      cat_error ce;
+      ce.code = CAT_OK;
+      ce.kv_code = 0;
+      ce.msg[0] = 0;
       if (cat_vc_encode(&cv, enc, sizeof enc, &vlen, &ce) != CAT_OK)
         return exec_error_set(err, EXEC_ERROR, "column %s: %s", c->name, ce.msg);
       val = enc;
