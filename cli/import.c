@@ -723,6 +723,18 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
   for (int i = 0; piped == -1 && rc == ROWAN_OK && i < n_files; i++)
     rc = load_file(&L, files[i], buf);
   if (rc == ROWAN_OK) rc = commit(&L);
+  if (!opts->bulk && !opts->no_flush && !L.in_txn && res->rows_loaded > 0 &&
+      (rc == ROWAN_OK || res->stopped)) {
+    /* The committed rows go to store files now, as sqlite3's .import leaves them in the
+       database file: the store right after the import is its compressed size, not the WAL.
+       A failed flush loses nothing (the rows stay in the WAL), but is reported. */
+    int frc = rowan_flush(db);
+    if (frc != ROWAN_OK && rc == ROWAN_OK) {
+      snprintf(err, cap, "the %" PRId64 " rows loaded are committed, but the flush at the end "
+               "failed: %s", res->rows_loaded, rowan_errmsg(db));
+      rc = frc;
+    }
+  }
   if (L.bulk) {
     rowan_bulk_abort(L.bulk);
     L.bulk = NULL;
@@ -829,6 +841,7 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
     else if (strcmp(a, "--header") == 0) opts->header = 1;
     else if (strcmp(a, "--no-header") == 0) opts->header = 0;
     else if (strcmp(a, "--bulk") == 0) opts->bulk = 1;
+    else if (strcmp(a, "--no-flush") == 0) opts->no_flush = 1;
     else if (opt_is(a, "--columns")) {
       if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
       opts->columns = v;
@@ -869,7 +882,7 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
   if (nops < 2) {
     snprintf(err, cap, "usage: .import [--csv|--tsv] [--header] [--columns a,b,c] "
              "[--null TEXT] [--delimiter C] [--reject FILE] [--max-errors N] [--batch N] "
-             "[--bulk] FILE... TABLE (.help import)");
+             "[--bulk] [--no-flush] FILE... TABLE (.help import)");
     goto out;
   }
   /* Options first, then the files, then the table, so the operands are contiguous. */

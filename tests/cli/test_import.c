@@ -8,7 +8,9 @@
 ** bad number, bad date, bad or unterminated quote, NULL into NOT NULL) with the reject
 ** file's lines and the counts checked; --max-errors, --columns, --null, header mapping,
 ** small transactions with rejects inside them, missing and damaged files, the `.import`
-** argument parser, and a seeded random round trip of CSV quoting.
+** argument parser, and a seeded random round trip of CSV quoting; the flush at the end of
+** an import (and --no-flush), an index kept in step by a re-import that changes indexed
+** values, and a --max-errors stop in a later batch keeping the earlier batches.
 **
 ** Not here: the shell's `.import` command line (tests/cli shell tests) and the real
 ** archive (test_archive.c).
@@ -635,6 +637,77 @@ static void small_batches(void **state) {
   expect_rows(f->db, "SELECT COUNT(*) FROM B WHERE MOD(K, 7) = 0", "0\n");
 }
 
+/* Store-file blocks a full scan of `table` reads (0: every cell came from memstores). */
+static uint64_t scan_blocks(rowan_db *db, const char *table) {
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", table);
+  rowan_stmt *st = NULL;
+  assert_int_equal(rowan_prepare(db, sql, -1, &st, NULL), ROWAN_OK);
+  while (rowan_step(st) == ROWAN_ROW) {}
+  rowan_metrics m;
+  assert_int_equal(rowan_stmt_metrics(st, &m), ROWAN_OK);
+  uint64_t n = 0;
+  for (int i = 0; i < m.n_families; i++) n += m.families[i].blocks_read;
+  rowan_finalize(st);
+  return n;
+}
+
+static void write_rows(const char *path, int from, int to, double base, int bad_line) {
+  sbuf b = {NULL, 0};
+  sb_add(&b, "", 0);
+  for (int i = from; i <= to; i++) {
+    char line[64];
+    if (i - from + 1 == bad_line) snprintf(line, sizeof line, "%d,oops,z\n", i);
+    else snprintf(line, sizeof line, "%d,%.1f,s%d\n", i, base + i, i);
+    sb_add(&b, line, strlen(line));
+  }
+  write_file(path, b.p, b.n);
+  free(b.p);
+}
+
+static void flush_index_batches(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, "CREATE TABLE X (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE, S VARCHAR)");
+  exec_ok(f->db, "CREATE INDEX XV ON X (V)");
+  char p1[128], p2[128], p3[128];
+  snprintf(p1, sizeof p1, "%s/x1.csv", f->dir);
+  snprintf(p2, sizeof p2, "%s/x2.csv", f->dir);
+  snprintf(p3, sizeof p3, "%s/y.csv", f->dir);
+  write_rows(p1, 1, 40, 0.5, 0);
+  write_rows(p2, 1, 40, 100, 25); /* line 25 is bad */
+  write_rows(p3, 1, 10, 0, 0);
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.batch_rows = 10;
+  cli_import_result res;
+  char err[512];
+  assert_int_equal(import1(f, p1, "X", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_loaded, 40);
+  assert_true(scan_blocks(f->db, "X") > 0); /* flushed: the rows are in store files */
+  const char *clean = "DATA ROWS|40\nINDEX ROWS|40\nMISSING|0\nEXTRA|0\nMISMATCHED|0\n";
+  expect_rows(f->db, "CHECK INDEX XV ON X", clean);
+  /* the same keys with new V values, a bad record in the third batch: UPSERTs move the
+     index rows; the two batches before the stop stay, with the rows read before the bad
+     one in its own batch */
+  o.no_flush = 1;
+  o.max_errors = 1;
+  assert_int_equal(import1(f, p2, "X", &o, &res, err, sizeof err), ROWAN_CONSTRAINT);
+  assert_int_equal(res.rows_loaded, 24);
+  assert_int_equal(res.stopped, 1);
+  assert_non_null(strstr(res.first_reject, "x2.csv:25: "));
+  assert_non_null(strstr(err, "24 rows committed"));
+  expect_rows(f->db, "SELECT COUNT(*), MIN(K), MAX(K) FROM X WHERE V >= 100", "24|1|24\n");
+  expect_rows(f->db, "SELECT V, S FROM X WHERE K = 30", "30.5|s30\n");
+  expect_rows(f->db, "CHECK INDEX XV ON X", clean);
+  /* --no-flush: a new table's rows are still in the memstore */
+  exec_ok(f->db, "CREATE TABLE Y (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE, S VARCHAR)");
+  o.max_errors = 0;
+  assert_int_equal(import1(f, p3, "Y", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.rows_loaded, 10);
+  assert_int_equal(scan_blocks(f->db, "Y"), 0);
+  assert_int_equal(count(f->db, "Y"), 10);
+}
+
 /* ---- argument parsing -------------------------------------------------------------- */
 
 static void parse_args(void **state) {
@@ -685,6 +758,11 @@ static void parse_args(void **state) {
   assert_int_equal(o.delimiter, '\t');
   assert_int_equal(nf, 1);
   assert_string_equal(ok2[first], "f");
+  assert_int_equal(o.no_flush, 0);
+  char h0[] = "--no-flush", h1[] = "f", h2[] = "T";
+  char *ok3[] = {h0, h1, h2};
+  assert_int_equal(cli_import_parse_args(3, ok3, &o, &first, &nf, err, sizeof err), ROWAN_OK);
+  assert_int_equal(o.no_flush, 1);
 }
 
 /* ---- random round trip ------------------------------------------------------------- */
@@ -835,6 +913,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(byte_order_mark, setup, teardown),
       cmocka_unit_test_setup_teardown(null_option, setup, teardown),
       cmocka_unit_test_setup_teardown(small_batches, setup, teardown),
+      cmocka_unit_test_setup_teardown(flush_index_batches, setup, teardown),
       cmocka_unit_test(parse_args),
       cmocka_unit_test_setup_teardown(random_roundtrip, setup, teardown),
       cmocka_unit_test_setup_teardown(random_garbage, setup, teardown),
