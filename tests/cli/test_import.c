@@ -639,21 +639,6 @@ static void small_batches(void **state) {
   expect_rows(f->db, "SELECT COUNT(*) FROM B WHERE MOD(K, 7) = 0", "0\n");
 }
 
-/* Store-file blocks a full scan of `table` reads (0: every cell came from memstores). */
-static uint64_t scan_blocks(rowan_db *db, const char *table) {
-  char sql[128];
-  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", table);
-  rowan_stmt *st = NULL;
-  assert_int_equal(rowan_prepare(db, sql, -1, &st, NULL), ROWAN_OK);
-  while (rowan_step(st) == ROWAN_ROW) {}
-  rowan_metrics m;
-  assert_int_equal(rowan_stmt_metrics(st, &m), ROWAN_OK);
-  uint64_t n = 0;
-  for (int i = 0; i < m.n_families; i++) n += m.families[i].blocks_read;
-  rowan_finalize(st);
-  return n;
-}
-
 static void write_rows(const char *path, int from, int to, double base, int bad_line) {
   sbuf b = {NULL, 0};
   sb_add(&b, "", 0);
@@ -776,8 +761,6 @@ static void typed_binds_match_text(void **state) {
       const char *m = rowan_errmsg(f->db);
       const char *tail = strstr(m, ": "); /* "parameter 3: ..." or "column I: ..." */
       assert_non_null(tail);
-      if (!strstr(r.cell[k][2], tail))
-        fprintf(stderr, "text %s: import '%s', SQL '%s'\n", texts[i / 4], r.cell[k][2], m);
       assert_non_null(strstr(r.cell[k][2], tail));
       k++;
     }
