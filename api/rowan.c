@@ -278,7 +278,10 @@ static int bind(rowan_stmt *stmt, int i, const cat_value *v) {
   if (i < 1 || i > np)
     return api_error(db, ROWAN_RANGE, -1, "bind index %d out of range (the statement has %d "
                      "parameter%s)", i, np, np == 1 ? "" : "s");
-  exec_error err = {0};
+  exec_error err; /* not `= {0}`: zeroing its message buffer cost more than the bind */
+  err.code = EXEC_OK;
+  err.offset = -1;
+  err.msg[0] = 0;
   int rc = exec_bind(stmt->st, i, v, &err);
   if (rc != EXEC_OK) return api_error(db, api_code_of_exec(rc), err.offset, "%s", err.msg);
   api_clear_error(db);

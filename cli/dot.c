@@ -94,6 +94,7 @@ static const help_entry help_table[] = {
      "Options: --csv --tsv --header --columns a,b,c --null TEXT --delimiter C\n"
      "         --reject FILE --max-errors N --batch N\n"
      "         --bulk (write store files directly: all rows or none)\n"
+     "         --no-flush (leave the rows in memstores and WAL; default: flush at the end)\n"
      "Rejected records fail the command (exit status 1); the good ones still load.\n"},
     {".indexes", "[TABLE]", "List the indexes (of TABLE)", NULL},
     {".mode", "[MODE]", "Set or show the output mode: table box csv tsv json line list", NULL},

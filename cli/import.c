@@ -1,10 +1,13 @@
 /*
 ** cli/import.c: bulk import of CSV/TSV files into a table through the public API
 ** (cli/import.h). For each file: open it (import_src.c: plain, gzip or lz4), split it into
-** records (import_rec.c), map each record's fields to columns, and upsert it with one
-** prepared `UPSERT INTO t (cols) VALUES (?, ...)`, every value bound as text so the
-** catalog's typed parsers convert it (and name column and value when they cannot). Rows are
-** committed in transactions of opts->batch_rows.
+** records (import_rec.c; on the reader thread of import_pipe.c), map each record's fields
+** to columns, and upsert it with one prepared `UPSERT INTO t (cols) VALUES (?, ...)`. A
+** field of a DOUBLE or integer column that the catalog's fast parser takes is bound as that
+** number; every other value is bound as text so the catalog's typed parsers convert it (and
+** name column and value when they cannot): the same values either way. Rows are committed
+** in transactions of opts->batch_rows, and an import that loaded rows ends with a flush
+** (rowan_flush) unless opts->no_flush.
 **
 ** Every record read is counted once, as loaded or rejected. A rejected record goes to the
 ** reject file, a CSV file with the header `file,line,reason,record` and one record per
@@ -24,11 +27,18 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "catalog/text_fast.h"
 #include "cli/import.h"
 #include "cli/import_int.h"
 #include "cli/import_pipe.h"
 
 #define READ_CHUNK (256 * 1024) /* decompressed bytes read at a time */
+
+/* How a parameter's field is bound (loader.ptype): as text, or, when the catalog's fast
+** parser takes it, as the number it gives; exactly the value (and, for an integer out of
+** the column's range, the message) the text would give, since the engine's text parser
+** takes the same fast path first (catalog/text_fast.h); anything else goes as text. */
+enum { PT_TEXT = 0, PT_DOUBLE, PT_INT };
 
 typedef struct loader {
   rowan_db *db;                   /* target database */
@@ -41,6 +51,7 @@ typedef struct loader {
   char *sig;                      /* upper-cased column list ins was built from */
   char **pnames;                  /* per parameter (0-based): its column name, for messages */
   int n_pnames;                   /* entries in pnames */
+  unsigned char *ptype;           /* per parameter (0-based): PT_* of its column, or NULL */
   const char *file;               /* file being read */
   int want_header;                /* the next record of this file is its header */
   FILE *rej;                      /* reject file, or NULL */
@@ -154,6 +165,33 @@ static int add_pname(char ***pn, int *n, const char *s, size_t len) {
   return 0;
 }
 
+/* L->ptype for the parameters, from the declared types of `SELECT cols FROM table` (cols:
+** the UPSERT's column list, or "*" for all columns in order). Any failure leaves every
+** parameter bound as text (L->ptype NULL), which is always right, only slower. */
+static void set_ptypes(loader *L, const char *cols) {
+  free(L->ptype);
+  L->ptype = NULL;
+  size_t ql = strlen(cols) + strlen(L->table) + 32;
+  char *q = malloc(ql);
+  rowan_stmt *st = NULL;
+  if (!q) return;
+  snprintf(q, ql, "SELECT %s FROM %s", cols, L->table);
+  if (rowan_prepare(L->db, q, -1, &st, NULL) == ROWAN_OK && st &&
+      rowan_column_count(st) == L->n_pnames &&
+      (L->ptype = calloc((size_t)L->n_pnames + 1, 1)) != NULL) {
+    for (int i = 0; i < L->n_pnames; i++) {
+      const char *t = rowan_column_decltype(st, i);
+      if (!t) continue;
+      if (!strcmp(t, "DOUBLE")) L->ptype[i] = PT_DOUBLE;
+      else if (!strcmp(t, "BIGINT") || !strcmp(t, "INTEGER") || !strcmp(t, "SMALLINT") ||
+               !strcmp(t, "TINYINT"))
+        L->ptype[i] = PT_INT;
+    }
+  }
+  rowan_finalize(st);
+  free(q);
+}
+
 /* Build and prepare the UPSERT for the given names (names[i] with lens[i]; a name of
 ** length 0 skips its field). n_names < 0: no list, all columns of the table in order. */
 static int prepare_ins(loader *L, const char *const *names, const size_t *lens, int n_names,
@@ -255,6 +293,7 @@ static int prepare_ins(loader *L, const char *const *names, const size_t *lens, 
   free(L->sig);
   L->sig = sig;
   sig = NULL;
+  set_ptypes(L, L->sig[0] ? L->sig : "*");
   rc = ROWAN_OK;
 done:
   if (rc == ROWAN_NOMEM) setmsg(L, "out of memory");
@@ -506,7 +545,14 @@ static int on_record(void *ctx, const cli_record *rec) {
     int pi = L->param_of[i];
     if (pi == 0) continue;
     const cli_field *f = &rec->fields[i];
-    int rc = f->is_null ? rowan_bind_null(st, pi) : rowan_bind_text(st, pi, f->p, (int)f->n);
+    int rc, pt = L->ptype ? L->ptype[pi - 1] : PT_TEXT;
+    double d;
+    int64_t v;
+    if (f->is_null) rc = rowan_bind_null(st, pi);
+    else if (pt == PT_DOUBLE && cat_text_fast_double(f->p, f->n, &d))
+      rc = rowan_bind_double(st, pi, d);
+    else if (pt == PT_INT && cat_text_fast_int(f->p, f->n, &v)) rc = rowan_bind_int64(st, pi, v);
+    else rc = rowan_bind_text(st, pi, f->p, (int)f->n);
     if (rc != ROWAN_OK) {
       rowan_reset(st);
       if (!is_row_error(rc)) {
@@ -595,8 +641,9 @@ static int load_file(loader *L, const char *path, char *buf) {
   return rc;
 }
 
-/* --bulk: the files through the reader thread (cli/import_pipe.h), so decompressing and
-** splitting records overlap with loading them; the same per-record path as load_file.
+/* The files through the reader thread (cli/import_pipe.h), so decompressing and splitting
+** records overlap with loading them; the same per-record path as load_file (which reads
+** the files on the caller's thread when no thread can be started).
 ** Returns ROWAN_OK, or the error (message set); -1 when the thread could not be started
 ** (the caller then reads the files itself). */
 static int load_piped(loader *L, const char *const *files, int n_files) {
@@ -717,11 +764,23 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
     snprintf(err, cap, "out of memory");
     rc = ROWAN_NOMEM;
   }
-  int piped = rc == ROWAN_OK && opts->bulk ? load_piped(&L, files, n_files) : -1;
+  int piped = rc == ROWAN_OK ? load_piped(&L, files, n_files) : -1;
   if (piped != -1) rc = piped;
   for (int i = 0; piped == -1 && rc == ROWAN_OK && i < n_files; i++)
     rc = load_file(&L, files[i], buf);
   if (rc == ROWAN_OK) rc = commit(&L);
+  if (!opts->bulk && !opts->no_flush && !L.in_txn && res->rows_loaded > 0 &&
+      (rc == ROWAN_OK || res->stopped)) {
+    /* The committed rows go to store files now, as sqlite3's .import leaves them in the
+       database file: the store right after the import is its compressed size, not the WAL.
+       A failed flush loses nothing (the rows stay in the WAL), but is reported. */
+    int frc = rowan_flush(db);
+    if (frc != ROWAN_OK && rc == ROWAN_OK) {
+      snprintf(err, cap, "the %" PRId64 " rows loaded are committed, but the flush at the end "
+               "failed: %s", res->rows_loaded, rowan_errmsg(db));
+      rc = frc;
+    }
+  }
   if (L.bulk) {
     rowan_bulk_abort(L.bulk);
     L.bulk = NULL;
@@ -754,6 +813,7 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
   free(L.param_of);
   free(L.sig);
   free_pnames(L.pnames, L.n_pnames);
+  free(L.ptype);
   free(buf);
   if (rc == ROWAN_OK) err[0] = 0;
   return rc;
@@ -828,6 +888,7 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
     else if (strcmp(a, "--header") == 0) opts->header = 1;
     else if (strcmp(a, "--no-header") == 0) opts->header = 0;
     else if (strcmp(a, "--bulk") == 0) opts->bulk = 1;
+    else if (strcmp(a, "--no-flush") == 0) opts->no_flush = 1;
     else if (opt_is(a, "--columns")) {
       if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
       opts->columns = v;
@@ -868,7 +929,7 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
   if (nops < 2) {
     snprintf(err, cap, "usage: .import [--csv|--tsv] [--header] [--columns a,b,c] "
              "[--null TEXT] [--delimiter C] [--reject FILE] [--max-errors N] [--batch N] "
-             "[--bulk] FILE... TABLE (.help import)");
+             "[--bulk] [--no-flush] FILE... TABLE (.help import)");
     goto out;
   }
   /* Options first, then the files, then the table, so the operands are contiguous. */

@@ -51,6 +51,10 @@ typedef struct cli_import_options {
   int batch_rows;          /* rows per transaction; 0 = default (CLI_IMPORT_BATCH_ROWS) */
   int bulk;                /* non-zero (--bulk): load through rowan_bulk_* (sorted store
                               files, one atomic commit at the end; docs/IMPORT.md) */
+  int no_flush;            /* non-zero (--no-flush): without --bulk, leave the loaded rows in
+                              the memstores and the WAL; by default an import that loaded
+                              rows ends with rowan_flush, so the store holds them in store
+                              files and the WAL segments are deleted */
 } cli_import_options;
 
 #define CLI_IMPORT_BATCH_ROWS 5000 /* default rows per transaction */

@@ -1,5 +1,5 @@
 /*
-** cli/import_pipe.c: the reader thread of `.import --bulk` (cli/import_pipe.h). The thread
+** cli/import_pipe.c: the reader thread of `.import` (cli/import_pipe.h). The thread
 ** runs the same cli_src + cli_rec code as the single-threaded import; its record callback
 ** copies each record (line, raw text, error text, fields) into the current batch: one byte
 ** buffer and two arrays (items, fields) holding offsets, so a batch is three allocations

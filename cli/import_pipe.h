@@ -1,9 +1,9 @@
 /*
-** cli/import_pipe.h: the input half of `.import --bulk` on its own thread. A reader thread
-** opens each file in turn (import_src.c: plain, gzip or lz4), splits it into records
+** cli/import_pipe.h: the input half of `.import` (with or without --bulk) on its own
+** thread. A reader thread opens each file in turn (import_src.c: plain, gzip or lz4), splits it into records
 ** (import_rec.c) and hands them over in batches through a small bounded queue, so that
 ** decompression and CSV splitting run on one core while the caller parses values and
-** builds cells on the other. The caller gets, in order: a FILE_START item per file, its
+** writes rows on the other. The caller gets, in order: a FILE_START item per file, its
 ** records, then FILE_END (or an ERROR item that ends the stream).
 **
 ** Not here: mapping, loading and rejects (cli/import.c), which treat a piped record

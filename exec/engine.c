@@ -249,6 +249,7 @@ void exec_finalize(exec_stmt *st) {
   exec_plan_drop(st);
   plan_arena_free(&st->plan_arena);
   exec_query_cache_free(&st->qcache);
+  exec_upsert_cache_free(st->up);
   plan_arena_free(&st->run_arena);
   free(st->q_params);
   free(st->q_pbytes);
@@ -314,7 +315,10 @@ static int prepare_params(exec_stmt *st, exec_error *err) {
     const cat_type *t = st->bound.param_types ? &st->bound.param_types[i] : NULL;
     if (v.is_null || !t || t->id == 0 || t->id == v.type.id) continue;
     cat_value out;
-    cat_error ce = {0};
+    cat_error ce; /* per parameter: set the fields, do not zero the message buffer */
+    ce.code = CAT_OK;
+    ce.kv_code = 0;
+    ce.msg[0] = 0;
     uint8_t *buf = plan_arena_alloc(&st->run_arena, 80);
     if (!buf) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
     cat_type target = *t;

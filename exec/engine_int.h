@@ -101,7 +101,12 @@ struct exec_stmt {
   cat_type *col_types;     /* their types */
   const cat_value *row;    /* current row's values */
   cat_value *check_rows;   /* CHECK INDEX result: n_lines rows of 2 values (run_arena) */
+  struct exec_upsert_cache *up; /* write.c: an UPSERT's row codec and value arrays, kept from
+                                   run to run while its binding stays (NULL: none yet) */
 };
+
+/* Free st->up (write.c); NULL is a no-op. */
+void exec_upsert_cache_free(struct exec_upsert_cache *c);
 
 /* Fill err and return code. */
 int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...)

@@ -84,7 +84,9 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->scratch = malloc(CAT_KEY_MAX);
   rc->pk_vals = calloc(n_pk, sizeof *rc->pk_vals);
   rc->cast_buf = malloc(n_pk * CAST_BUF);
-  if (!rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
+  rc->fitted = malloc(((size_t)t->n_columns + 1) * sizeof *rc->fitted);
+  rc->fit_buf = malloc(((size_t)t->n_columns + 1) * CAST_BUF);
+  if (!rc->fitted || !rc->fit_buf || !rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
       !rc->scratch || !rc->pk_vals || !rc->cast_buf || !rc->prep_copy || !rc->prep_slots || !rc->by_id_need ||
       !rc->fill || !rc->prep_tail_keys) {
     exec_rowcodec_free(rc);
@@ -139,6 +141,8 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
   free(rc->scratch);
   free(rc->pk_vals);
   free(rc->cast_buf);
+  free(rc->fitted);
+  free(rc->fit_buf);
   memset(rc, 0, sizeof *rc);
 }
 
@@ -146,7 +150,10 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
 ** (CAST_BUF bytes). Errors name the column. */
 static int fit(const cat_column *c, const cat_value *in, cat_value *out, uint8_t *buf,
                exec_error *err) {
-  cat_error ce = {0};
+  cat_error ce; /* per value: set the fields, do not zero the message buffer */
+  ce.code = CAT_OK;
+  ce.kv_code = 0;
+  ce.msg[0] = 0;
   cat_value tmp;
   const cat_value *src = in;
   if (in->type.id != c->type.id) {
@@ -199,7 +206,8 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
   const cat_table *t = rc->table;
   int r = exec_row_key(rc, vals, NULL, 0, NULL, err);
   if (r != EXEC_OK) return r;
-  /* Check every set value before adding anything, so a bad value leaves b unchanged. */
+  /* Check every set value before adding anything, so a bad value leaves b unchanged; the
+  ** checked values (rc->fitted, their cast text in rc->fit_buf) are the ones encoded below. */
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
     if (c->pk_pos >= 0 || (set && !set[i])) continue;
@@ -208,9 +216,7 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
         return exec_error_set(err, EXEC_CONSTRAINT, "column %s may not be NULL", c->name);
       continue;
     }
-    uint8_t cbuf[CAST_BUF];
-    cat_value cv;
-    r = fit(c, &vals[i], &cv, cbuf, err);
+    r = fit(c, &vals[i], &rc->fitted[i], rc->fit_buf + (size_t)i * CAST_BUF, err);
     if (r != EXEC_OK) return r;
   }
   int kr = kv_batch_put(b, rc->key_family_id, rc->key, rc->key_len, CAT_MARKER_QUALIFIER, 1,
@@ -227,10 +233,8 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
       if (kr != KV_OK) return kv_fail(err, kr, c->name);
       continue;
     }
-    uint8_t cbuf[CAST_BUF], enc[CAT_FIXED_ENC_MAX];
-    cat_value cv;
-    r = fit(c, &vals[i], &cv, cbuf, err);
-    if (r != EXEC_OK) return r;
+    uint8_t enc[CAT_FIXED_ENC_MAX];
+    const cat_value cv = rc->fitted[i];
     const uint8_t *val;
     size_t vlen;
     if (cat_type_is_string(cv.type.id) || cv.type.id == CAT_T_VARBINARY) {
@@ -238,7 +242,10 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
       val = cv.u.s.p;
       vlen = cv.type.id == CAT_T_CHAR ? cat_char_trim(cv.u.s.p, cv.u.s.len) : cv.u.s.len;
     } else {
-      cat_error ce = {0};
+      cat_error ce;
+      ce.code = CAT_OK;
+      ce.kv_code = 0;
+      ce.msg[0] = 0;
       if (cat_vc_encode(&cv, enc, sizeof enc, &vlen, &ce) != CAT_OK)
         return exec_error_set(err, EXEC_ERROR, "column %s: %s", c->name, ce.msg);
       val = enc;

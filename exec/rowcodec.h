@@ -79,6 +79,8 @@ typedef struct exec_rowcodec {
   uint8_t *scratch;         /* decode scratch for unescaped key strings (CAT_KEY_MAX) */
   cat_value *pk_vals;       /* n_pk checked key values in PK order (encode scratch) */
   uint8_t *cast_buf;        /* n_pk * 64 bytes: text produced by casts of key values */
+  cat_value *fitted;        /* n_columns: exec_row_put's checked values (scratch) */
+  uint8_t *fit_buf;         /* n_columns * 64 bytes: text produced by their casts */
   exec_rc_cell *by_id;      /* [0..max_id]: how the cell of each column id decodes
                                  (exec_row_decode's per-cell table) */
   cat_value *nulls;         /* n_columns: NULL typed as each column (decode's fill value) */

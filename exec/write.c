@@ -160,27 +160,68 @@ static void name_row(const plan_upsert *u, int row, int col, exec_error *err) {
   else if (err->offset < 0 && u->n_cols > 0) err->offset = (int)u->rows[row][0]->off;
 }
 
+/* What an UPSERT builds before its first row, kept in the statement (st->up) for its next
+** run while it is bound the same way (a prepared UPSERT run once per row, as .import and
+** the bench do, spent a dozen mallocs a row on it). vals: the row's values, NULL for the
+** columns the UPSERT does not set (never assigned); set: the columns it sets. */
+typedef struct exec_upsert_cache {
+  const plan_upsert *u;   /* the binding it was built for */
+  uint64_t gen;           /* st->schema_gen then */
+  exec_rowcodec rc;       /* row codec of u->table */
+  cat_value *vals;        /* n_columns */
+  bool *set;              /* n_columns */
+} exec_upsert_cache;
+
+void exec_upsert_cache_free(exec_upsert_cache *c) {
+  if (!c) return;
+  exec_rowcodec_free(&c->rc);
+  free(c->vals);
+  free(c->set);
+  free(c);
+}
+
+/* st->up for the statement's current binding, built when missing or stale. EXEC_OK or
+** EXEC_NOMEM (err set). */
+static int upsert_cache(exec_stmt *st, exec_error *err) {
+  const plan_upsert *u = st->bound.upsert;
+  exec_upsert_cache *c = st->up;
+  if (c && c->u == u && c->gen == st->schema_gen) return EXEC_OK;
+  exec_upsert_cache_free(c);
+  st->up = NULL;
+  const cat_table *t = u->table;
+  c = calloc(1, sizeof *c);
+  if (!c) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  int r = exec_rowcodec_init(&c->rc, t, err);
+  if (r) {
+    free(c);
+    return r;
+  }
+  c->vals = calloc((size_t)t->n_columns + 1, sizeof *c->vals);
+  c->set = calloc((size_t)t->n_columns + 1, sizeof *c->set);
+  if (!c->vals || !c->set) {
+    exec_upsert_cache_free(c);
+    return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  }
+  for (int i = 0; i < t->n_columns; i++) c->vals[i] = cat_v_null(t->columns[i].type);
+  for (int i = 0; i < u->n_cols; i++) c->set[u->cols[i]] = true;
+  c->u = u;
+  c->gen = st->schema_gen;
+  st->up = c;
+  return EXEC_OK;
+}
+
 int exec_write_upsert(exec_stmt *st, exec_error *err) {
   const plan_upsert *u = st->bound.upsert;
   const cat_table *t = u->table;
-  exec_rowcodec rc;
-  int r = exec_rowcodec_init(&rc, t, err);
+  int r = upsert_cache(st, err);
   if (r) return r;
-  cat_value *vals = calloc((size_t)t->n_columns, sizeof *vals);
-  bool *set = calloc((size_t)t->n_columns, sizeof *set);
+  exec_upsert_cache *uc = st->up;
+  exec_rowcodec *rc = &uc->rc;
+  cat_value *vals = uc->vals;
+  const bool *set = uc->set;
   writer w;
-  memset(&w, 0, sizeof w);
-  if (!vals || !set) {
-    r = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-    goto out;
-  }
-  for (int i = 0; i < t->n_columns; i++) vals[i] = cat_v_null(t->columns[i].type);
-  for (int i = 0; i < u->n_cols; i++) set[u->cols[i]] = true;
   r = writer_open(&w, st, t, u->select != NULL, err);
-  if (r) {
-    r = writer_close(&w, r, err);
-    goto out;
-  }
+  if (r) return writer_close(&w, r, err);
   plan_step_actual *ws = &st->last_act.step[PLAN_STEP_WRITE];
   if (!u->select) {
     exec_arena scratch;
@@ -204,7 +245,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
         }
       }
       if (!r) {
-        r = put_row(&rc, &w, vals, set, err);
+        r = put_row(rc, &w, vals, set, err);
         if (r) name_row(u, row, -1, err);
       }
       if (!r) ws->rows_out++;
@@ -226,7 +267,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
       }
       ws->rows_in++;
       for (int i = 0; i < u->n_cols; i++) vals[u->cols[i]] = x->out[i];
-      r = put_row(&rc, &w, vals, set, err);
+      r = put_row(rc, &w, vals, set, err);
       if (!r) ws->rows_out++;
     }
     plan_step_actual keep = *ws;
@@ -235,12 +276,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
     st->last_act = x->act;
     st->last_act.step[PLAN_STEP_WRITE] = keep;
   }
-  r = writer_close(&w, r, err);
-out:
-  free(vals);
-  free(set);
-  exec_rowcodec_free(&rc);
-  return r;
+  return writer_close(&w, r, err);
 }
 
 /* The data row key inside index row key k[0..n) of index scan ps: what follows its

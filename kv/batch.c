@@ -7,6 +7,7 @@
 ** Sizes are checked here against the limits of kv.h; family ids are checked at commit
 ** (kv/db_write.c), which is also where KV_TS_NOW becomes the commit time.
 */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,10 @@ struct kv_batch {
   uint32_t n_ovl, ovl_cap; /* families with a memstore; slots allocated */
   uint32_t *ovl_fid;       /* their family ids */
   kv_memstore **ovl_mem;   /* their memstores (one reference each) */
+  /* the family ids the ops name, so kv_commit checks them without decoding every op */
+  uint32_t fams[KV_BATCH_FAMS]; /* distinct family ids, in first-use order */
+  uint32_t n_fams;              /* entries in fams */
+  bool fams_lost;               /* more ids than fit, or a rollback or copy: not known */
 };
 
 kv_batch *kv_batch_new(void) {
@@ -69,7 +74,16 @@ void kv_batch_clear(kv_batch *b) {
   b->len = COUNT_GAP;
   b->count = 0;
   b->buf[COUNT_GAP - 1] = 0;
+  b->n_fams = 0;
+  b->fams_lost = false;
   drop_overlay(b);
+}
+
+bool kv_batch_families(const kv_batch *b, const uint32_t **ids, uint32_t *n) {
+  if (b->fams_lost) return false;
+  *ids = b->fams;
+  *n = b->n_fams;
+  return true;
 }
 
 kv_memstore *kv_batch_overlay_mem(const kv_batch *b, uint32_t family_id) {
@@ -132,6 +146,8 @@ void kv_batch_rollback_to(kv_batch *b, kv_batch_mark m) {
   b->len = m.len;
   b->count = m.count;
   write_count(b);
+  if (m.count == 0) b->n_fams = 0, b->fams_lost = false;
+  else b->fams_lost = true; /* the list may name families only the dropped ops used */
   if (b->ovl_count > m.count) drop_overlay(b); /* it holds ops that are gone */
 }
 
@@ -149,6 +165,7 @@ kv_batch *kv_batch_copy(const kv_batch *b, kv_batch_mark upto) {
   if (len > COUNT_GAP) memcpy(c->buf + COUNT_GAP, b->buf + COUNT_GAP, len - COUNT_GAP);
   c->len = len;
   c->count = len > COUNT_GAP ? upto.count : 0;
+  c->fams_lost = c->count > 0;
   write_count(c);
   return c;
 }
@@ -226,6 +243,14 @@ static int add_op(kv_batch *b, int type, uint32_t family_id, const void *row, si
   b->len = (size_t)(p - b->buf);
   b->count++;
   write_count(b);
+  if (!b->fams_lost && (b->n_fams == 0 || b->fams[b->n_fams - 1] != family_id)) {
+    uint32_t i = 0;
+    while (i < b->n_fams && b->fams[i] != family_id) i++;
+    if (i == b->n_fams) {
+      if (b->n_fams < KV_BATCH_FAMS) b->fams[b->n_fams++] = family_id;
+      else b->fams_lost = true;
+    }
+  }
   return KV_OK;
 }
 

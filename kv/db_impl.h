@@ -146,6 +146,11 @@ struct kv_db {
 /* ---- batch (kv/batch.c) ---- */
 /* The encoded WAL payload of the batch (count varint then ops); *len gets its size. */
 const uint8_t *kv_batch_payload(const kv_batch *b, size_t *len);
+/* The distinct family ids b's ops name (at most KV_BATCH_FAMS; *ids valid until b changes):
+** true, or false when b does not know them (too many, or after kv_batch_rollback_to or
+** kv_batch_copy): the caller then decodes the ops. */
+#define KV_BATCH_FAMS 8
+bool kv_batch_families(const kv_batch *b, const uint32_t **ids, uint32_t *n);
 /* The overlay index of a batch (kv/batch.c): its ops as memstore cells, one memstore per
 ** family, sequence numbers KV_OVERLAY_SEQ0 + 1 + i in batch order (above every committed
 ** sequence number, so the overlay wins over the store, and a later op over an earlier one).

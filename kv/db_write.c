@@ -68,6 +68,14 @@ void kv_db_role_release(kv_db *db, kv_writer *w) {
 
 /* Check every op's family; KV_OK or KV_ERR_NOTFOUND / KV_ERR_CORRUPT with a message. */
 static int check_families(kv_db *db, const kv_batch *b) {
+  const uint32_t *ids;
+  uint32_t n;
+  if (kv_batch_families(b, &ids, &n)) { /* the batch kept its family ids: no decoding */
+    for (uint32_t i = 0; i < n; i++)
+      if (!kv_db_family(db, ids[i]))
+        return kv_error(KV_ERR_NOTFOUND, "kv_commit: an op names unknown family id %u", ids[i]);
+    return KV_OK;
+  }
   size_t len;
   const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
   uint64_t count;

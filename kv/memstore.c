@@ -24,6 +24,8 @@
 #define MAX_HEIGHT 12     /* levels; with branching 4 good up to ~16M cells */
 #define BRANCHING 4       /* one node in BRANCHING climbs one more level */
 #define ARENA_BLOCK 65536 /* bytes in a regular arena block */
+#define FINGER_MAX 8      /* finger_score saturates here */
+#define FINGER_RETRY 32   /* with no recent hit, try the finger once in this many inserts */
 
 typedef struct node {
   kv_cell cell;                 /* the cell; its byte pointers point into this allocation */
@@ -47,6 +49,10 @@ struct kv_memstore {
   atomic_uint_least64_t cells;  /* cells inserted */
   atomic_uint_least64_t max_seq;/* highest sequence number inserted */
   uint64_t rnd;                 /* writer-only PRNG state for node heights */
+  node *finger[MAX_HEIGHT];     /* writer-only: per level, the last node before the place
+                                   just after the last inserted cell (see kv_memstore_add) */
+  int finger_score;             /* writer-only: recent finger hits (0..FINGER_MAX) */
+  unsigned finger_skips;        /* writer-only: inserts since the finger was last tried */
 };
 
 /* ---- arena ---------------------------------------------------------------------------- */
@@ -109,6 +115,49 @@ static node *find_ge(kv_memstore *m, const kv_cell *target, node **prev) {
       level--;
     }
   }
+}
+
+/* The insert finger (the "splice" of RocksDB's skip list, in a simpler form): loads insert
+** runs of cells in order (a row's cells one after the other, rows in key order or in
+** reverse), so the place of a new cell is usually right after the last one inserted, or a few
+** nodes before it. m->finger[] is the search path of a key just after the last inserted cell:
+** per level, the last node before that key. If the finger's node at level i is before the
+** target and its successor at level i is not, the finger at every level >= i is the target's
+** search path too (the level-i successor bounds the successors of every higher level), so
+** the search only has to go down from level i. Levels 0..height-1 are tried from the bottom;
+** each try costs at most two cell comparisons. To keep random inserts (an index family) from
+** paying for tries that miss, finger_score counts recent hits; with none, the finger is
+** tried only once in FINGER_RETRY inserts. Fills prev[0..height) like find_ge and returns
+** true, or returns false (prev[] not filled) when the finger does not bracket the target.
+** REQUIRES: the single writer. */
+static bool finger_find(kv_memstore *m, const kv_cell *target, int height, node **prev) {
+  if (m->finger_score == 0 && ++m->finger_skips < FINGER_RETRY) return false;
+  m->finger_skips = 0;
+  int level = -1;
+  for (int i = 0; i < height; i++) {
+    node *f = m->finger[i];
+    if (f != m->head && kv_cell_cmp(&f->cell, target) >= 0) continue; /* target before f */
+    node *n = atomic_load_explicit(&f->next[i], memory_order_relaxed);
+    if (n && kv_cell_cmp(&n->cell, target) < 0) continue; /* target after f's successor */
+    level = i;
+    break;
+  }
+  if (level < 0) {
+    if (m->finger_score > 0) m->finger_score--;
+    return false;
+  }
+  if (m->finger_score < FINGER_MAX) m->finger_score++;
+  for (int i = height - 1; i >= level; i--) prev[i] = m->finger[i];
+  node *x = m->finger[level];
+  for (int i = level - 1; i >= 0; i--) {
+    node *n = atomic_load_explicit(&x->next[i], memory_order_relaxed);
+    while (n && kv_cell_cmp(&n->cell, target) < 0) {
+      x = n;
+      n = atomic_load_explicit(&x->next[i], memory_order_relaxed);
+    }
+    prev[i] = x;
+  }
+  return true;
 }
 
 /* Last node < target (head if none). */
@@ -240,7 +289,11 @@ kv_memstore *kv_memstore_new(void) {
   atomic_store(&m->bytes, 0); /* the sentinel is not counted */
   memset(&m->head->cell, 0, sizeof m->head->cell);
   m->head->height = MAX_HEIGHT;
-  for (int i = 0; i < MAX_HEIGHT; i++) atomic_init(&m->head->next[i], NULL);
+  for (int i = 0; i < MAX_HEIGHT; i++) {
+    atomic_init(&m->head->next[i], NULL);
+    m->finger[i] = m->head;
+  }
+  m->finger_score = FINGER_MAX;
   return m;
 }
 
@@ -281,8 +334,8 @@ int kv_memstore_add(kv_memstore *m, const kv_cell *c) {
   if (val_len) memcpy(p, c->value, val_len);
 
   node *prev[MAX_HEIGHT];
-  find_ge(m, c, prev);
   int cur = atomic_load_explicit(&m->max_height, memory_order_relaxed);
+  if (!finger_find(m, c, cur, prev)) find_ge(m, c, prev);
   if (h > cur) {
     for (int i = cur; i < h; i++) prev[i] = m->head;
     /* A reader seeing the new height before the node is linked finds NULL from head at
@@ -293,6 +346,9 @@ int kv_memstore_add(kv_memstore *m, const kv_cell *c) {
     atomic_init(&x->next[i], atomic_load_explicit(&prev[i]->next[i], memory_order_relaxed));
     atomic_store_explicit(&prev[i]->next[i], x, memory_order_release);
   }
+  /* The finger becomes the search path of a key just after x: x itself on x's levels. */
+  int top = h > cur ? h : cur;
+  for (int i = 0; i < top; i++) m->finger[i] = i < h ? x : prev[i];
   atomic_fetch_add_explicit(&m->cells, 1, memory_order_relaxed);
   if (c->seq > atomic_load_explicit(&m->max_seq, memory_order_relaxed))
     atomic_store_explicit(&m->max_seq, c->seq, memory_order_relaxed);

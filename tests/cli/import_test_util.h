@@ -1,8 +1,9 @@
 /*
 ** tests/cli/import_test_util.h: helpers shared by the import tests (test_import.c,
 ** test_import_bulk.c): a fixture with an in-memory database and a real temporary folder for
-** the files to import and the reject files, SQL that must succeed, a growable string, and
-** writers of gzip (several members) and lz4 (several frames) files. Header-only, static.
+** the files to import and the reject files, SQL that must succeed, the store-file blocks a
+** scan reads, a growable string, and writers of gzip (several members) and lz4 (several
+** frames) files. Header-only, static.
 */
 #ifndef ROWAN_TESTS_CLI_IMPORT_TEST_UTIL_H
 #define ROWAN_TESTS_CLI_IMPORT_TEST_UTIL_H
@@ -55,6 +56,21 @@ static void exec_ok(rowan_db *db, const char *sql) {
   int rc = rowan_exec(db, sql, NULL, NULL);
   if (rc != ROWAN_OK) fprintf(stderr, "SQL failed: %s\n  %s\n", sql, rowan_errmsg(db));
   assert_int_equal(rc, ROWAN_OK);
+}
+
+/* Store-file blocks a full scan of `table` reads (0: every cell came from memstores). */
+static inline uint64_t scan_blocks(rowan_db *db, const char *table) {
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM %s", table);
+  rowan_stmt *st = NULL;
+  assert_int_equal(rowan_prepare(db, sql, -1, &st, NULL), ROWAN_OK);
+  while (rowan_step(st) == ROWAN_ROW) {}
+  rowan_metrics m;
+  assert_int_equal(rowan_stmt_metrics(st, &m), ROWAN_OK);
+  uint64_t n = 0;
+  for (int i = 0; i < m.n_families; i++) n += m.families[i].blocks_read;
+  rowan_finalize(st);
+  return n;
 }
 
 typedef struct sbuf {

@@ -96,6 +96,12 @@ static void test_unknown_names(void **state) {
   uint64_t seq0 = kv_last_sequence(db);
   EXPECT_ERR(kv_commit(db, b, NULL), KV_ERR_NOTFOUND, "unknown family id 999");
   assert_int_equal(kv_last_sequence(db), seq0);
+  /* unknown families among more than the batch lists (KV_BATCH_FAMS, 8): found by decoding */
+  kv_batch_clear(b);
+  for (uint32_t f = 1000; f < 1009; f++) kv_batch_put(b, f, "r", 1, "q", 1, 1, "v", 1); /* 9 > 8 */
+  kv_batch_put(b, 999, "r", 1, "q", 1, 1, "v", 1);
+  EXPECT_ERR(kv_commit(db, b, NULL), KV_ERR_NOTFOUND, "unknown family id 1000");
+  assert_int_equal(kv_last_sequence(db), seq0);
   kv_batch_free(b);
   uint32_t fid = 999;
   kv_scan_options so = {0};

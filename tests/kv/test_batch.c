@@ -2,7 +2,8 @@
 ** tests/kv/test_batch.c: write batches (kv_batch_*): the encoded payload is exactly the WAL
 ** payload format of kv/wal.h (decoded back with kv_wal_decode_op), count and byte size,
 ** clear and reuse, the count varint growing past one byte, and every size and argument
-** check with its code and message.
+** check with its code and message; the family ids a batch lists for kv_commit's check
+** (kv_batch_families), and that it says it does not know them when it cannot.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -129,6 +130,41 @@ static void test_rollback_to_mark(void **state) {
   kv_batch_free(b);
 }
 
+static void test_families(void **state) {
+  (void)state;
+  kv_batch *b = kv_batch_new();
+  const uint32_t *ids;
+  uint32_t n;
+  assert_true(kv_batch_families(b, &ids, &n));
+  assert_int_equal(n, 0);
+  uint32_t order[] = {5, 5, 3, 5, 9, 3};
+  for (int i = 0; i < 6; i++)
+    assert_int_equal(kv_batch_put(b, order[i], "r", 1, "q", 1, 1, "v", 1), KV_OK);
+  assert_true(kv_batch_families(b, &ids, &n));
+  assert_int_equal(n, 3);
+  assert_int_equal(ids[0], 5);
+  assert_int_equal(ids[1], 3);
+  assert_int_equal(ids[2], 9);
+  /* a rollback past ops may leave ids only the dropped ops used: not known any more */
+  kv_batch_mark m = kv_batch_get_mark(b);
+  assert_int_equal(kv_batch_delete(b, 77, KV_DELETE_FAMILY, "r", 1, NULL, 0, 1), KV_OK);
+  kv_batch_rollback_to(b, m);
+  assert_false(kv_batch_families(b, &ids, &n));
+  kv_batch *c = kv_batch_copy(b, kv_batch_get_mark(b));
+  assert_false(kv_batch_families(c, &ids, &n));
+  kv_batch_free(c);
+  kv_batch_clear(b);
+  assert_true(kv_batch_families(b, &ids, &n));
+  assert_int_equal(n, 0);
+  for (uint32_t f = 1; f <= KV_BATCH_FAMS + 1; f++) /* one more than it lists */
+    assert_int_equal(kv_batch_put(b, f, "r", 1, "q", 1, 1, "v", 1), KV_OK);
+  assert_false(kv_batch_families(b, &ids, &n));
+  kv_batch_rollback_to(b, kv_batch_get_mark(NULL)); /* empty again: known (none) */
+  assert_true(kv_batch_families(b, &ids, &n));
+  assert_int_equal(n, 0);
+  kv_batch_free(b);
+}
+
 static void test_limits(void **state) {
   kv_batch *b = kv_batch_new();
   size_t big = KV_MAX_VALUE + 1;
@@ -171,6 +207,7 @@ int main(void) {
     cmocka_unit_test(test_payload_round_trip),
     cmocka_unit_test(test_many_ops),
     cmocka_unit_test(test_rollback_to_mark),
+    cmocka_unit_test(test_families),
     cmocka_unit_test(test_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
