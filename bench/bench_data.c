@@ -250,11 +250,14 @@ static int write_copy(const char *gz_path, const char *out_path, int copy) {
   while (gzgets(g, line, sizeof line)) {
     size_t n = strlen(line);
     if (copy == 0 || first) { fwrite(line, 1, n, o); first = 0; continue; }
+    int crlf = n >= 2 && line[n - 2] == '\r';
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
     char *comma = strrchr(line, ',');
     if (!comma || n < 2 || line[n - 1] != '"' || comma[1] != '"') { rc = -1; break; }
     line[n - 1] = 0; /* drop the closing quote of the station */
-    fprintf(o, "%s_%d\"\n", line, copy);
+    /* keep the archive's line ending: a reader that takes it from the header (DuckDB's)
+    ** reads a file of mixed endings as one line */
+    fprintf(o, "%s_%d\"%s", line, copy, crlf ? "\r\n" : "\n");
   }
   gzclose(g);
   if (fclose(o) != 0 || rc) { fprintf(stderr, "bench: cannot write %s\n", out_path); return -1; }

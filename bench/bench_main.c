@@ -321,6 +321,7 @@ static void check_counts(const bench_engine *e, void *h, const bench_input *in) 
 static void run_dataset(const config *c, const char *ds, const bench_input *in,
                         const int on[BENCH_N_ENG], int synth) {
   int LR = synth ? 1 : c->load_runs, R = c->runs;
+  if (c->load_once_above > 0 && in->copies > c->load_once_above) LR = 1;
   bench_table *t = calloc(1, sizeof *t);
   snprintf(t->ds, sizeof t->ds, "%s", ds);
   t->rows = in->rows;
@@ -495,13 +496,15 @@ static void run_synth(const config *c) {
 /* ---- main -------------------------------------------------------------------------- */
 
 static void usage(void) {
-  fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--load-runs N]"
+  fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--load-runs N] [--load-once-above COPIES]"
                   " [--scaled N[,N...]] [--synth ROWS] [--batch N] [--lookups N] [--ranges N]"
                   " [--seed N] [--cache MiB] [--blocksize B] [--csv FILE]"
                   " [--duck PYTHON] [--duck-threads N] [--duck-memory SIZE]\n"
                   "       rowan_bench --profile load|bulk|bulk-index|lookup|latest|day|scan|daily"
                   " [--lookups N]\n"
                   "  --scaled N,...: copies of the archive in each scaled set (3; 0 skips them)\n"
+                  "  --load-runs N: repetitions of every load (--runs); --load-once-above K: one load"
+                  " on sets of more than K copies\n"
                   "  --synth ROWS: a synthetic set of at least ROWS rows for Rowan alone (0)\n"
                   "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
                   "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (0: Rowan's default, 64 KiB)\n"
@@ -532,6 +535,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--work")) c.work_dir = v;
     else if (!strcmp(a, "--runs")) c.runs = atoi(v);
     else if (!strcmp(a, "--load-runs")) c.load_runs = atoi(v);
+    else if (!strcmp(a, "--load-once-above")) c.load_once_above = atoi(v);
     else if (!strcmp(a, "--scaled")) {
       c.n_scaled = 0;
       for (const char *p = v; *p && c.n_scaled < 8; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
