@@ -329,6 +329,9 @@ static void run_dataset(const config *c, const char *ds, const bench_input *in,
   memcpy(on, on_in, sizeof on);
   int LR = synth ? 1 : c->load_runs, R = c->runs;
   if (c->load_once_above > 0 && in->copies > c->load_once_above) LR = 1;
+  /* --fast-loads-above: no UPSERT-path loads of Rowan and no index load of SQLite (the
+  ** slowest loads); Rowan's database for the reads comes from its bulk load */
+  int fast = !synth && c->fast_loads_above > 0 && in->copies > c->fast_loads_above;
   bench_table *t = calloc(1, sizeof *t);
   snprintf(t->ds, sizeof t->ds, "%s", ds);
   t->rows = in->rows;
@@ -351,6 +354,7 @@ static void run_dataset(const config *c, const char *ds, const bench_input *in,
   f_bulk->na[1] = f_bulk->na[2] = "-";
   f_idxup->na[1] = f_idxup->na[2] = f_idxup->na[E_DUCK] = "-";
   if (synth) f_load->na[0] = f_idx->na[0] = f_idxup->na[0] = "not run";
+  if (fast) f_load->na[0] = f_idx->na[1] = f_idxup->na[0] = "skipped";
   char dir[4096];
   for (int r = 0; r < LR; r++) {
     fprintf(stderr, "== %s: load run %d/%d\n", ds, r + 1, LR);
@@ -366,6 +370,16 @@ static void run_dataset(const config *c, const char *ds, const bench_input *in,
       uint64_t bytes = 0;
       const char *na = NULL;
       bench_db_dir(dir, sizeof dir, c, ds, engines[e]->name, "plain", 0);
+      if (fast && e == 0) {
+        bench_fig_sample(f_bulk, 0, bench_bulk_once(c, in, dir, 1, &bytes));
+        bench_fig_sample(f_size, 0, (double)bytes / ((double)in->rows * BENCH_READINGS));
+        if (r != LR - 1) bench_rmtree(dir);
+        bench_db_dir(dir, sizeof dir, c, ds, "Rowan", "index", r);
+        bench_fig_sample(f_idx, 0, bench_load_once(c, engines[e], in, dir, 1, 1, NULL, &na));
+        if (na) f_idx->na[0] = na;
+        bench_rmtree(dir);
+        continue;
+      }
       double v = bench_load_once(c, engines[e], in, dir, 0, 0, &bytes, &na);
       if (na) { /* DuckDB failed (its message is on stderr): left out of this set */
         run_on[e] = 0;
@@ -376,7 +390,7 @@ static void run_dataset(const config *c, const char *ds, const bench_input *in,
       bench_fig_sample(e == E_DUCK ? f_bulk : f_load, e, v);
       bench_fig_sample(f_size, e, (double)bytes / ((double)in->rows * BENCH_READINGS));
       if (r != LR - 1) bench_rmtree(dir); /* the last run's databases serve the reads */
-      if (e == E_DUCK) continue;
+      if (e == E_DUCK || (fast && e == 1)) continue;
       bench_db_dir(dir, sizeof dir, c, ds, engines[e]->name, "index", r);
       /* Rowan: the index figure through the bulk API (the UPSERT path apart, below) */
       na = NULL;
@@ -391,6 +405,7 @@ static void run_dataset(const config *c, const char *ds, const bench_input *in,
         bench_rmtree(dir);
       }
     }
+    if (fast) continue;
     bench_db_dir(dir, sizeof dir, c, ds, "Rowan", "bulk", r);
     bench_fig_sample(f_bulk, 0, bench_bulk_once(c, in, dir, 0, NULL));
   }
@@ -510,6 +525,7 @@ static void run_synth(const config *c) {
 
 static void usage(void) {
   fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--load-runs N] [--load-once-above COPIES]"
+                  " [--fast-loads-above COPIES]"
                   " [--scaled N[,N...]] [--synth ROWS] [--batch N] [--lookups N] [--ranges N]"
                   " [--seed N] [--cache MiB] [--blocksize B] [--csv FILE]"
                   " [--duck PYTHON] [--duck-threads N] [--duck-memory SIZE]\n"
@@ -518,6 +534,8 @@ static void usage(void) {
                   "  --scaled N,...: copies of the archive in each scaled set (3; 0 skips them)\n"
                   "  --load-runs N: repetitions of every load (--runs); --load-once-above K: one load"
                   " on sets of more than K copies\n"
+                  "  --fast-loads-above K: on sets of more than K copies, no UPSERT loads of Rowan"
+                  " (its reads on its bulk load) and no index load of SQLite\n"
                   "  --synth ROWS: a synthetic set of at least ROWS rows for Rowan alone (0)\n"
                   "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
                   "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (0: Rowan's default, 64 KiB)\n"
@@ -549,6 +567,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--runs")) c.runs = atoi(v);
     else if (!strcmp(a, "--load-runs")) c.load_runs = atoi(v);
     else if (!strcmp(a, "--load-once-above")) c.load_once_above = atoi(v);
+    else if (!strcmp(a, "--fast-loads-above")) c.fast_loads_above = atoi(v);
     else if (!strcmp(a, "--scaled")) {
       c.n_scaled = 0;
       for (const char *p = v; *p && c.n_scaled < 8; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
