@@ -331,7 +331,7 @@ static void run_dataset(const config *c, const char *ds, const bench_input *in,
   if (c->load_once_above > 0 && in->copies > c->load_once_above) LR = 1;
   /* --fast-loads-above: no UPSERT-path loads of Rowan and no index load of SQLite (the
   ** slowest loads); Rowan's database for the reads comes from its bulk load */
-  int fast = !synth && c->fast_loads_above > 0 && in->copies > c->fast_loads_above;
+  int fast = !synth && c->fast_loads_above >= 0 && in->copies > c->fast_loads_above;
   bench_table *t = calloc(1, sizeof *t);
   snprintf(t->ds, sizeof t->ds, "%s", ds);
   t->rows = in->rows;
@@ -552,6 +552,7 @@ int main(int argc, char **argv) {
   c.work_dir = "/tmp/rowan-bench";
   c.runs = 5;
   c.load_runs = -1;
+  c.fast_loads_above = -1;
   c.scaled[0] = 3;
   c.n_scaled = 1;
   c.batch_rows = 5000;

@@ -23,7 +23,7 @@ typedef struct config {
   int runs;                        /* repetitions of every read round (median taken) */
   int load_runs;                   /* repetitions of every load (default: runs) */
   int load_once_above;             /* sets of more copies than this load once (0: no limit) */
-  int fast_loads_above;            /* sets of more copies skip the slowest loads (0: none) */
+  int fast_loads_above;            /* sets of more copies skip the slowest loads (-1: none) */
   int scaled[8];                   /* copies of each scaled data set, in order */
   int n_scaled;                    /* entries in scaled */
   int64_t synth_rows;              /* rows of the synthetic set (Rowan only); 0 = none */
