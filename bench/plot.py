@@ -7,9 +7,10 @@ median, min, max, runs, ns_per_row; one per figure, engine and data set; a later
 the same data set, figure and engine replaces an earlier one) and writes:
   --svg FILE  cost per row (ns, log scale) against the data set's rows (log scale), one
               panel per figure, one line per engine (the size panel shows bytes per reading)
-  --md FILE   one Markdown table: every figure at every data set, each engine's median with
+  --md FILE   a Markdown table of every figure at every data set, each engine's median with
               the [min-max] of its repetitions, Rowan's ratio to each peer and Rowan's cost
-              per row
+              per row; then each engine's cost per row on each set over its cost on the
+              first set
 
 What it does not: run anything, or judge targets (rowan_bench prints those). matplotlib
 (PyPI, in the venv bench/run.sh makes) draws the SVG.
@@ -78,6 +79,23 @@ def markdown(data, sets, figs):
             out.append("| %s (%s) | %s | %d | %s | %s | %s |" % (
                 fig, unit, ds, rows, " | ".join(spread(c) for c in cells), " | ".join(ratios),
                 "-" if math.isnan(ns) else num(ns)))
+    # issue 22's scaling target: each engine's cost per row on a set / on the first set
+    base = sets[0][0]
+    out += ["", "Cost per row on each set / on %s (issue 22's target for Rowan's reads: 1.5 or"
+            " less at 30x):" % base, "",
+            "| figure | engine | " + " | ".join(ds for ds, _ in sets[1:]) + " |",
+            "|---|---|" + "---:|" * (len(sets) - 1)]
+    for fig, unit in figs:
+        for e in ENGINES:
+            d0 = data.get((base, fig, e))
+            if d0 is None or math.isnan(d0["ns"]):
+                continue
+            cells = []
+            for ds, _ in sets[1:]:
+                d = data.get((ds, fig, e))
+                cells.append("-" if d is None or math.isnan(d["ns"]) else
+                             "%.2f" % (d["ns"] / d0["ns"]))
+            out.append("| %s | %s | %s |" % (fig, e, " | ".join(cells)))
     return "\n".join(out) + "\n"
 
 
