@@ -41,12 +41,11 @@ typedef struct bench_row {
   uint32_t wd_len;                 /* strlen(wd) */
 } bench_row;
 
-/* One CSV file of the input, read whole into memory before a load (the page cache has it
-** anyway; what is timed is parsing and inserting). */
+/* One CSV file of the input (one station of one copy, about 3 MB). It is read into memory
+** only while a reader is open on it (bench_csv_open), so a load holds one file at a time
+** and the 30x set's 1 GB of CSV text is never in memory at once. */
 typedef struct bench_file {
   char *path;                      /* the prepared plain CSV file */
-  char *text;                      /* its bytes (NUL-terminated), owned */
-  size_t len;                      /* bytes in text */
 } bench_file;
 
 typedef struct bench_input {
@@ -57,6 +56,12 @@ typedef struct bench_input {
   char (*stations)[BENCH_MAX_STATION]; /* their names, in file order */
   int64_t ts_min, ts_max;          /* first and last hour of every station (ms) */
   int copies;                      /* how many times the archive is repeated (1 = as is) */
+  char *dir;                       /* directory of the prepared files (input_*.csv), owned */
+  /* Synthetic set (bench_input_synth): files holds the archive once, and a load generates
+  ** synth_groups x synth_shifts copies on the fly (copy (g, s): station NAME_Gg, years + 4s);
+  ** 0 for a set made of files. */
+  int synth_groups;                /* station groups (each renames all 12 stations) */
+  int synth_shifts;                /* 4-year shifts per group */
 } bench_input;
 
 /* Build the input in work_dir: decompress data_dir/PRSA_Data_*.csv.gz into plain CSV files,
@@ -68,14 +73,27 @@ int bench_input_prepare(const char *data_dir, const char *work_dir, int copies,
                         bench_input *in);
 void bench_input_free(bench_input *in);
 
+/* The synthetic set of at least min_rows rows: the archive's files are prepared once in
+** work_dir and a load cycles them (bench_synth_next) as synth_groups x synth_shifts
+** copies: group g renames each station NAME to NAME_Gg, shift s adds 4*s years (1,461
+** days: the archive spans exactly four years, so a station's shifted copies follow one
+** another without gap or overlap). Nothing but the 12 archive files is ever written or
+** held. Returns 0, or -1 with a message on stderr. */
+int bench_input_synth(const char *data_dir, const char *work_dir, int64_t min_rows,
+                      bench_input *in);
+
 /* Row-by-row reader over one file's text: skips the header line on the first call. */
 typedef struct bench_csv {
+  char *text;                      /* the file's bytes (NUL-terminated), owned */
   const char *p;                   /* next byte */
   const char *end;                 /* one past the last byte */
   int64_t line;                    /* line number of the row last returned (1-based) */
 } bench_csv;
 
-void bench_csv_init(bench_csv *c, const bench_file *f);
+/* Read f into memory (from the page cache, normally) and start before its first data row.
+** 0, or -1 with a message on stderr. bench_csv_close frees the text. */
+int bench_csv_open(bench_csv *c, const bench_file *f);
+void bench_csv_close(bench_csv *c);
 /* Parse the next data row into *row. Returns 1 with a row, 0 at the end, -1 on a malformed
 ** row (message on stderr with the line number). NA fields are NULL. */
 int bench_csv_next(bench_csv *c, bench_row *row);
@@ -137,6 +155,19 @@ typedef struct bench_engine {
 extern const bench_engine bench_rowan;
 extern const bench_engine bench_sqlite;
 extern const bench_engine bench_rocks;
+extern const bench_engine bench_duck; /* bench_duck.c: a child process (bench/duck_peer.py) */
+
+/* DuckDB's child process (bench_duck.c): the interpreter with the duckdb package (NULL:
+** DuckDB is not run), the script, and the settings it gets. */
+extern const char *bench_duck_python;
+extern const char *bench_duck_script;
+extern int bench_duck_threads;
+extern const char *bench_duck_memory;
+/* Seconds an engine measured itself for its last call (DuckDB: inside its process), or
+** negative when the caller's clock is the figure. The caller sets it to -1 before a call. */
+extern double bench_self_seconds;
+/* End DuckDB's child process (if started). */
+void bench_duck_stop(void);
 
 /* Bytes of block cache (Rowan, RocksDB) and page cache (SQLite) every engine gets;
 ** bench_main.c sets it (--cache MiB, default 64). */

@@ -37,12 +37,27 @@ int64_t bench_ms_of(int year, int month, int day, int hour) {
 
 /* ---- CSV ------------------------------------------------------------------------- */
 
-void bench_csv_init(bench_csv *c, const bench_file *f) {
-  c->p = f->text;
-  c->end = f->text + f->len;
+static int read_whole(const char *path, char **text, size_t *len);
+
+int bench_csv_open(bench_csv *c, const bench_file *f) {
+  size_t len = 0;
+  memset(c, 0, sizeof *c);
+  if (read_whole(f->path, &c->text, &len) != 0) {
+    fprintf(stderr, "bench: cannot read %s\n", f->path);
+    return -1;
+  }
+  c->p = c->text;
+  c->end = c->text + len;
   c->line = 1;
   const char *nl = memchr(c->p, '\n', (size_t)(c->end - c->p)); /* header line */
   c->p = nl ? nl + 1 : c->end;
+  return 0;
+}
+
+void bench_csv_close(bench_csv *c) {
+  free(c->text);
+  c->text = NULL;
+  c->p = c->end = NULL;
 }
 
 /* One field: [*s, *e) its text without quotes; quoted fields with "" are unescaped into
@@ -235,26 +250,34 @@ static int write_copy(const char *gz_path, const char *out_path, int copy) {
   while (gzgets(g, line, sizeof line)) {
     size_t n = strlen(line);
     if (copy == 0 || first) { fwrite(line, 1, n, o); first = 0; continue; }
+    int crlf = n >= 2 && line[n - 2] == '\r';
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
     char *comma = strrchr(line, ',');
     if (!comma || n < 2 || line[n - 1] != '"' || comma[1] != '"') { rc = -1; break; }
     line[n - 1] = 0; /* drop the closing quote of the station */
-    fprintf(o, "%s_%d\"\n", line, copy);
+    /* keep the archive's line ending: a reader that takes it from the header (DuckDB's)
+    ** reads a file of mixed endings as one line */
+    fprintf(o, "%s_%d\"%s", line, copy, crlf ? "\r\n" : "\n");
   }
   gzclose(g);
   if (fclose(o) != 0 || rc) { fprintf(stderr, "bench: cannot write %s\n", out_path); return -1; }
   return 0;
 }
 
-static int read_whole(bench_file *f) {
-  FILE *fp = fopen(f->path, "rb");
+static int read_whole(const char *path, char **text, size_t *len) {
+  FILE *fp = fopen(path, "rb");
   if (!fp) return -1;
   struct stat st;
   if (fstat(fileno(fp), &st) != 0) { fclose(fp); return -1; }
-  f->len = (size_t)st.st_size;
-  f->text = malloc(f->len + 1);
-  if (!f->text || fread(f->text, 1, f->len, fp) != f->len) { fclose(fp); return -1; }
-  f->text[f->len] = 0;
+  *len = (size_t)st.st_size;
+  *text = malloc(*len + 1);
+  if (!*text || fread(*text, 1, *len, fp) != *len) {
+    fclose(fp);
+    free(*text);
+    *text = NULL;
+    return -1;
+  }
+  (*text)[*len] = 0;
   fclose(fp);
   return 0;
 }
@@ -271,6 +294,7 @@ int bench_input_prepare(const char *data_dir, const char *work_dir, int copies,
     return -1;
   }
   mkdir(work_dir, 0755);
+  in->dir = strdup(work_dir);
   in->files = calloc(gl.gl_pathc * (size_t)copies, sizeof *in->files);
   in->stations = calloc(gl.gl_pathc * (size_t)copies, sizeof *in->stations);
   if (!in->files || !in->stations) { globfree(&gl); return -1; }
@@ -285,13 +309,12 @@ int bench_input_prepare(const char *data_dir, const char *work_dir, int copies,
       f->path = strdup(out);
       struct stat st;
       if (stat(out, &st) != 0 && write_copy(gl.gl_pathv[i], out, k) != 0) rc = -1;
-      if (rc == 0 && read_whole(f) != 0) { fprintf(stderr, "bench: cannot read %s\n", out); rc = -1; }
       if (rc != 0) break;
       bench_csv c;
       bench_row r;
       int got, station_seen = 0;
       int64_t lo = INT64_MAX, hi = INT64_MIN;
-      bench_csv_init(&c, f);
+      if (bench_csv_open(&c, f) != 0) { rc = -1; break; }
       while ((got = bench_csv_next(&c, &r)) == 1) {
         in->rows++;
         if (r.ts_ms < lo) lo = r.ts_ms;
@@ -305,6 +328,7 @@ int bench_input_prepare(const char *data_dir, const char *work_dir, int copies,
           break;
         }
       }
+      bench_csv_close(&c);
       if (got < 0) rc = -1;
       /* every station covers the same hours in the archive; lookups rely on it */
       if (rc == 0 && in->ts_min != INT64_MAX && (lo != in->ts_min || hi != in->ts_max)) {
@@ -320,10 +344,43 @@ int bench_input_prepare(const char *data_dir, const char *work_dir, int copies,
 }
 
 void bench_input_free(bench_input *in) {
-  for (int i = 0; i < in->n_files; i++) { free(in->files[i].path); free(in->files[i].text); }
+  for (int i = 0; i < in->n_files; i++) free(in->files[i].path);
   free(in->files);
+  free(in->dir);
   free(in->stations);
   memset(in, 0, sizeof *in);
+}
+
+/* ---- the synthetic set ---------------------------------------------------------- */
+
+#define SYNTH_SHIFTS 10                /* 4-year shifts per station group: 40 years */
+#define FOUR_YEARS_MS (1461LL * 86400000LL) /* 2013-2057 has a leap day every 4 years */
+
+int bench_input_synth(const char *data_dir, const char *work_dir, int64_t min_rows,
+                      bench_input *in) {
+  if (bench_input_prepare(data_dir, work_dir, 1, in) != 0) return -1;
+  int64_t base = in->rows, copies = (min_rows + base - 1) / base;
+  if (copies < 1) copies = 1;
+  int shifts = copies < SYNTH_SHIFTS ? (int)copies : SYNTH_SHIFTS;
+  int groups = (int)((copies + shifts - 1) / shifts), n = in->n_stations;
+  char (*names)[BENCH_MAX_STATION] = calloc((size_t)groups * (size_t)n, sizeof *names);
+  if (!names) return -1;
+  for (int g = 0; g < groups; g++)
+    for (int i = 0; i < n; i++) {
+      char name[BENCH_MAX_STATION + 16];
+      int len = snprintf(name, sizeof name, "%s_G%d", in->stations[i], g);
+      if (len < 0 || len >= BENCH_MAX_STATION) { free(names); return -1; }
+      memcpy(names[g * n + i], name, (size_t)len + 1);
+    }
+  free(in->stations);
+  in->stations = names;
+  in->n_stations = groups * n;
+  in->synth_groups = groups;
+  in->synth_shifts = shifts;
+  in->copies = groups * shifts;
+  in->rows = base * in->copies;
+  in->ts_max += (int64_t)(shifts - 1) * FOUR_YEARS_MS;
+  return 0;
 }
 
 /* ---- files -------------------------------------------------------------------------- */

@@ -1,21 +1,24 @@
 /*
-** bench/bench_main.c: rowan_bench, the side-by-side benchmark of Rowan, SQLite and RocksDB
-** on the sensor archive (issue 8; how to run it and what each figure means: bench/README.md).
+** bench/bench_main.c: rowan_bench, the side-by-side benchmark of Rowan, SQLite, RocksDB and
+** DuckDB on the sensor archive (issues 8 and 22; how to run it and what each figure means:
+** bench/README.md).
 **
-** For each data set (the archive as bundled, then a scaled copy: the archive repeated with
-** renamed stations) it loads every engine `runs` times into a fresh directory (timed: parse
-** and insert until the last commit returns), then with a secondary index on TEMP (Rowan and
-** SQLite; Rowan through its bulk-load API, and also through UPSERTs as a figure of its own),
-** measures the size after compaction, checks that the engines agree (row count,
-** TEMP > 30, TEMP NULL against the archive's known figures, and the digest of every query
-** result against the other engines), then times the reads `runs` times, and prints each
-** figure for the three engines with Rowan's ratios and the targets of the issue. Any
-** disagreement aborts before a figure is printed.
+** For each data set (the archive as bundled, then scaled copies of it with renamed
+** stations, then optionally a synthetic set of 100M rows or more for Rowan alone) it loads
+** every engine `load_runs` times into a fresh directory (timed: parse and insert until the
+** last commit returns), with a secondary index on TEMP (Rowan and SQLite; Rowan through
+** its bulk-load API, and also through UPSERTs as a figure of its own), measures the size
+** after compaction, checks that the engines agree on the archive's known counts, then runs
+** `runs` read rounds, the engines interleaved (Rowan, SQLite, RocksDB, DuckDB, then again),
+** checks that every query result agrees between engines, and prints each figure as the
+** median of its repetitions with their min-max spread, Rowan's ratios, the cost per row
+** and the targets of the issues (bench_report.c). Any disagreement aborts before a figure
+** is printed.
 **
 ** What it does not: assert timings (run by hand, never by CTest), or tune the engines
-** beyond what bench_rowan.c, bench_sqlite.c and bench_rocks.c say in their headers.
+** beyond what bench_rowan.c, bench_sqlite.c, bench_rocks.c and bench_duck.c say.
 */
-#include "bench.h"
+#include "bench_run.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,203 +28,165 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
+#include "bench_report.h"
 
-#include "rowan.h"
+/* ORDER BENCH_ENG: the columns of bench_report.c */
+static const bench_engine *const engines[BENCH_N_ENG] = {&bench_rowan, &bench_sqlite,
+                                                         &bench_rocks, &bench_duck};
+static const char *const eng_names[BENCH_N_ENG] = {"Rowan", "SQLite", "RocksDB", "DuckDB"};
+#define E_DUCK 3
 
-#define N_ENG 3
-static const bench_engine *const engines[N_ENG] = {&bench_rowan, &bench_sqlite, &bench_rocks};
-
-/* The archive's known answers (data/beijing/, see data/README.md). */
-#define ARCHIVE_ROWS 420768
-#define ARCHIVE_TEMP_GT_30 25587
-#define ARCHIVE_TEMP_NULL 398
-
-typedef struct config {
-  const char *data_dir;            /* data/beijing */
-  const char *work_dir;            /* where inputs and databases go */
-  int runs;                        /* repetitions of every measurement (median taken) */
-  int scaled_copies;               /* archive copies in the scaled data set; 0 = skip it */
-  int batch_rows;                  /* rows per commit in every load */
-  int lookups;                     /* point lookups per run */
-  int ranges;                      /* range queries (latest 100, one day) per run */
-  uint64_t seed;                   /* PRNG seed of the query keys */
-  const char *profile;             /* NULL, or one Rowan operation to run alone (perf) */
-} config;
+static FILE *csv_out;                    /* --csv FILE */
+static bench_table *done[12];            /* every data set's figures, for the scaling lines */
+static int n_done;
+static bench_digest archive_daily;       /* the archive's daily averages (Rowan) */
 
 /* ---- small helpers ----------------------------------------------------------------- */
 
-static double now_s(void) {
+static double clock_s(clockid_t id) {
   struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
+  clock_gettime(id, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
-
-/* CPU seconds of the process so far, every thread (for the progress lines: on a busy
-** machine the CPU a load costs says more than its wall time). */
-static double cpu_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* CPU seconds of the calling thread so far (a pipelined load's other threads apart). */
-static double thread_cpu_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+double bench_now_s(void) { return clock_s(CLOCK_MONOTONIC); }
+double bench_cpu_s(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
+double bench_thread_cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
 size_t bench_cache_bytes = (size_t)64 << 20;
 unsigned bench_block_size = 0; /* --blocksize: Rowan readings family BLOCKSIZE, 0 = the family default (64 KiB) */
 
 static uint64_t rng_state;
-static uint64_t rng_next(void) { /* xorshift64* */
+void bench_rng_seed(uint64_t seed) { rng_state = seed * 2 + 1; }
+uint64_t bench_rng_next(void) { /* xorshift64* */
   rng_state ^= rng_state >> 12;
   rng_state ^= rng_state << 25;
   rng_state ^= rng_state >> 27;
   return rng_state * UINT64_C(2685821657736338717);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  if (n <= 0) return NAN;
-  for (int i = 0; i < n; i++) if (isnan(v[i])) return NAN;
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* p-th percentile (0..100) of v[0..n) (sorts v). */
-static double percentile(double *v, int n, double p) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  int i = (int)((double)(n - 1) * p / 100.0 + 0.5);
-  return v[i];
-}
-
-static void die(const char *msg) {
+void bench_die(const char *msg) {
   fprintf(stderr, "bench: ABORT: %s\n", msg);
+  bench_duck_stop();
   exit(2);
 }
 
-/* ---- figures ----------------------------------------------------------------------- */
-
-typedef struct figure {
-  char name[64];                   /* what is measured */
-  const char *unit;                /* "rows/s", "us", "B/reading", ... */
-  int higher_better;               /* 1: throughput-like, 0: latency/size-like */
-  double v[N_ENG];                 /* per engine; NAN = not measured */
-  const char *na[N_ENG];           /* why a value is NAN (printed instead), or NULL */
-} figure;
-
-#define MAX_FIG 24
-typedef struct results {
-  figure fig[MAX_FIG];             /* the figures in print order */
-  int n;                           /* entries used */
-  char extra[2048];                /* agreement facts printed under the table */
-} results;
-
-static figure *add_fig(results *R, const char *name, const char *unit, int higher) {
-  figure *f = &R->fig[R->n++];
-  memset(f, 0, sizeof *f);
-  snprintf(f->name, sizeof f->name, "%s", name);
-  f->unit = unit;
-  f->higher_better = higher;
-  for (int e = 0; e < N_ENG; e++) f->v[e] = NAN;
-  return f;
-}
-
-static figure *find_fig(results *R, const char *name) {
-  for (int i = 0; i < R->n; i++) if (!strcmp(R->fig[i].name, name)) return &R->fig[i];
-  return NULL;
-}
-
-static void fmt_val(char *buf, size_t cap, double v, const char *na) {
-  if (isnan(v)) snprintf(buf, cap, "%s", na ? na : "-");
-  else if (v >= 100000) snprintf(buf, cap, "%.0f", v);
-  else if (v >= 100) snprintf(buf, cap, "%.1f", v);
-  else snprintf(buf, cap, "%.2f", v);
-}
-
-static void print_figures(const results *R) {
-  printf("%-34s %-10s %14s %14s %14s %10s %10s\n", "figure", "unit", "Rowan", "SQLite",
-         "RocksDB", "R/SQLite", "R/RocksDB");
-  for (int i = 0; i < R->n; i++) {
-    const figure *f = &R->fig[i];
-    char v[N_ENG][64], r1[32], r2[32];
-    for (int e = 0; e < N_ENG; e++) fmt_val(v[e], sizeof v[e], f->v[e], f->na[e]);
-    fmt_val(r1, sizeof r1, f->v[0] / f->v[1], "-");
-    fmt_val(r2, sizeof r2, f->v[0] / f->v[2], "-");
-    printf("%-34s %-10s %14s %14s %14s %10s %10s\n", f->name, f->unit, v[0], v[1], v[2], r1, r2);
+static void check(int rc, const bench_engine *e, const char *what) {
+  if (rc != 0) {
+    fprintf(stderr, "bench: %s: %s failed\n", e->name, what);
+    bench_die("a query failed");
   }
+}
+
+/* Seconds of one call: the engine's own measure when it gave one (DuckDB), else t0..now. */
+static double took(double t0) {
+  double dt = bench_now_s() - t0;
+  return bench_self_seconds >= 0 ? bench_self_seconds : dt;
+}
+
+/* ---- targets ----------------------------------------------------------------------- */
+
+static double med(bench_table *t, const char *name, int e) {
+  bench_fig *f = bench_fig_find(t, name);
+  return f ? bench_fig_median(f, e) : NAN;
 }
 
 /* One target line: value vs bound; ge: must be >= bound. */
 static void target(const char *what, double value, int ge, double bound) {
   const char *st = isnan(value) ? "n/a" : ((ge ? value >= bound : value <= bound) ? "met" : "MISSED");
   char v[32];
-  fmt_val(v, sizeof v, value, "n/a");
+  bench_fmt(v, sizeof v, value, "n/a");
   printf("  %-52s %12s  (target %s %g)  %s\n", what, v, ge ? ">=" : "<=", bound, st);
 }
 
-static void print_targets(results *R) {
-  figure *load = find_fig(R, "load, prepared writes"), *pl = find_fig(R, "point lookup p50");
-  figure *r100 = find_fig(R, "latest 100 p50"), *scan = find_fig(R, "filtered full scan");
-  figure *size = find_fig(R, "size on disk"), *idx = find_fig(R, "bulk load, index on TEMP");
-  printf("targets (Rowan, same run):\n");
-  figure *bulk = find_fig(R, "bulk load, Rowan bulk API");
-  target("bulk load (Rowan bulk API), rows/s", bulk->v[0], 1, 1e6);
-  target("bulk load (Rowan bulk API) vs SQLite's load", bulk->v[0] / load->v[1], 1, 3);
-  target("point lookup p50 vs SQLite (exclusive locking)", pl->v[0] / pl->v[1], 0, 0.85);
-  target("point lookup p50 vs RocksDB", pl->v[0] / pl->v[2], 0, 0.85);
-  target("latest 100 rows p50 vs RocksDB", r100->v[0] / r100->v[2], 0, 0.6);
-  target("filtered full scan vs SQLite", scan->v[0] / scan->v[1], 1, 3);
-  target("size on disk vs SQLite", size->v[0] / size->v[1], 0, 0.3);
-  target("load with index on TEMP vs without (bulk API)", idx->v[0] / bulk->v[0], 1, 0.6);
-  figure *idx_up = find_fig(R, "UPSERT load, index on TEMP");
+static void print_targets(bench_table *t) {
+  double bulk = med(t, "bulk load, Rowan API/DuckDB CSV", 0);
+  double load0 = med(t, "load, prepared writes", 0), load1 = med(t, "load, prepared writes", 1);
+  printf("targets (issue 8; Rowan, medians of the same run):\n");
+  target("bulk load (Rowan bulk API), rows/s", bulk, 1, 1e6);
+  target("bulk load (Rowan bulk API) vs SQLite's load", bulk / load1, 1, 3);
+  target("point lookup p50 vs SQLite (exclusive locking)",
+         med(t, "point lookup p50", 0) / med(t, "point lookup p50", 1), 0, 0.85);
+  target("point lookup p50 vs RocksDB",
+         med(t, "point lookup p50", 0) / med(t, "point lookup p50", 2), 0, 0.85);
+  target("latest 100 rows p50 vs RocksDB",
+         med(t, "latest 100 p50", 0) / med(t, "latest 100 p50", 2), 0, 0.6);
+  target("filtered full scan vs SQLite",
+         med(t, "filtered full scan", 0) / med(t, "filtered full scan", 1), 1, 3);
+  target("size on disk vs SQLite", med(t, "size on disk", 0) / med(t, "size on disk", 1), 0, 0.3);
+  target("load with index on TEMP vs without (bulk API)",
+         med(t, "bulk load, index on TEMP", 0) / bulk, 1, 0.6);
   printf("  (Rowan's UPSERT path: load with index vs without %.2f; SQLite: %.2f)\n",
-         idx_up->v[0] / load->v[0], idx->v[1] / load->v[1]);
+         med(t, "UPSERT load, index on TEMP", 0) / load0,
+         med(t, "bulk load, index on TEMP", 1) / load1);
   printf("  (Rowan's prepared-write load, not the bulk path: %.2fx SQLite's, %.2fx RocksDB's)\n",
-         load->v[0] / load->v[1], load->v[0] / load->v[2]);
+         load0 / load1, load0 / med(t, "load, prepared writes", 2));
+}
+
+/* Issue 22: Rowan's cost per row of each read figure on every data set against the
+** archive's (target: within 1.5x at 30x). */
+static void print_scaling(void) {
+  if (n_done < 2) return;
+  static const char *const reads[] = {"point lookup p50", "latest 100 p50", "one day (24 rows) p50",
+                                      "filtered full scan", "daily avg per station, 1 month"};
+  printf("\nscaling (issue 22): Rowan's cost per row on each set / on the archive"
+         " (target at 30x: <= 1.5)\n%-32s", "figure");
+  for (int d = 1; d < n_done; d++) printf(" %14s", done[d]->ds);
+  printf("\n");
+  for (size_t i = 0; i < sizeof reads / sizeof *reads; i++) {
+    bench_fig *f0 = bench_fig_find(done[0], reads[i]);
+    printf("%-32s", reads[i]);
+    for (int d = 1; d < n_done; d++) {
+      bench_fig *f = bench_fig_find(done[d], reads[i]);
+      char v[32];
+      bench_fmt(v, sizeof v, f && f0 ? bench_fig_cost_ns(f, bench_fig_median(f, 0)) /
+                                      bench_fig_cost_ns(f0, bench_fig_median(f0, 0)) : NAN, "-");
+      printf(" %14s", v);
+    }
+    printf("\n");
+  }
 }
 
 /* ---- loads ------------------------------------------------------------------------- */
 
-static void db_dir(char *buf, size_t cap, const config *c, const char *ds, const char *eng,
-                   const char *what, int run) {
+void bench_db_dir(char *buf, size_t cap, const config *c, const char *ds, const char *eng,
+                  const char *what, int run) {
   snprintf(buf, cap, "%s/%s/%s-%s-%d", c->work_dir, ds, eng, what, run);
 }
 
-/* Load in into a fresh database of engine e (bulk: Rowan's bulk-load API instead of its
-** load); returns rows/s, or NAN when the engine does not support the variant (index) with
-** *na set; aborts on any other failure. If bytes is not NULL, finishes the database
-** (flush, compaction) and stores its size. */
-static double load_once(const config *c, const bench_engine *e, const bench_input *in,
-                        const char *dir, int with_index, int bulk, uint64_t *bytes,
-                        const char **na) {
-  void *h = NULL;
-  int unsupported = 0;
-  if (bench_rmtree(dir) != 0) die("cannot clear a database directory");
+static void make_parent(const char *dir) {
   char parent[4096];
   snprintf(parent, sizeof parent, "%s", dir);
   char *slash = strrchr(parent, '/');
   if (slash) { *slash = 0; mkdir(parent, 0755); }
+}
+
+double bench_load_once(const config *c, const bench_engine *e, const bench_input *in,
+                       const char *dir, int with_index, int bulk, uint64_t *bytes,
+                       const char **na) {
+  void *h = NULL;
+  int unsupported = 0;
+  if (bench_rmtree(dir) != 0) bench_die("cannot clear a database directory");
+  make_parent(dir);
   if (e->create(&h, dir, with_index, &unsupported) != 0) {
     e->close(h);
     if (unsupported) { *na = e == &bench_rocks ? "no indexes" : "n/a (indexes not available)"; return NAN; }
-    die("create failed");
+    bench_die("create failed");
   }
-  double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
-  if (bulk ? bench_rowan_bulk_load(h, in) : e->load(h, in, c->batch_rows)) die("load failed");
-  double dt = now_s() - t0, dc = cpu_s() - c0, dm = thread_cpu_s() - m0;
+  bench_self_seconds = -1;
+  double t0 = bench_now_s(), c0 = bench_cpu_s(), m0 = bench_thread_cpu_s();
+  if (bulk ? bench_rowan_bulk_load(h, in) : e->load(h, in, c->batch_rows)) {
+    if (e != &bench_duck) bench_die("load failed");
+    e->close(h); /* a peer run through another process: its failure is reported, not fatal */
+    *na = "failed";
+    return NAN;
+  }
+  double dt = took(t0), dc = bench_cpu_s() - c0, dm = bench_thread_cpu_s() - m0;
   if (bytes) {
-    double f0 = now_s();
-    if (e->finish(h, dir, bytes) != 0) die("finish (flush, compaction, checkpoint) failed");
+    double f0 = bench_now_s();
+    if (e->finish(h, dir, bytes) != 0) bench_die("finish (flush, compaction, checkpoint) failed");
     fprintf(stderr, "  %-8s %s: load %.2f s, compaction/checkpoint %.2f s, %llu bytes\n",
-            e->name, with_index ? "+index" : "      ", dt, now_s() - f0, (unsigned long long)*bytes);
+            e->name, with_index ? "+index" : "      ", dt, bench_now_s() - f0,
+            (unsigned long long)*bytes);
   } else {
     fprintf(stderr, "  %-8s %s: load %.2f s (%.2f s of CPU, %.2f s on the loading thread)\n",
             e->name, with_index ? (bulk ? "+index, bulk API" : "+index") : "      ", dt, dc,
@@ -243,361 +208,357 @@ static double load_once(const config *c, const bench_engine *e, const bench_inpu
   return (double)in->rows / dt;
 }
 
-/* Rowan's bulk-load API into a fresh database; rows/s. Checks the loaded rows (count,
-** TEMP > 30, TEMP NULL) before the figure counts, and aborts if they are wrong. */
-static double bulk_once(const config *c, const bench_input *in, const char *dir) {
+double bench_bulk_once(const config *c, const bench_input *in, const char *dir, int keep,
+                       uint64_t *bytes) {
   void *h = NULL;
   int unsupported = 0;
   (void)c;
-  if (bench_rmtree(dir) != 0) die("cannot clear a database directory");
-  if (bench_rowan.create(&h, dir, 0, &unsupported) != 0) die("create failed");
-  double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
-  if (bench_rowan_bulk_load(h, in) != 0) die("Rowan bulk load failed");
-  double dt = now_s() - t0, dc = cpu_s() - c0, dm = thread_cpu_s() - m0;
+  if (bench_rmtree(dir) != 0) bench_die("cannot clear a database directory");
+  make_parent(dir);
+  if (bench_rowan.create(&h, dir, 0, &unsupported) != 0) bench_die("create failed");
+  double t0 = bench_now_s(), c0 = bench_cpu_s(), m0 = bench_thread_cpu_s();
+  if (bench_rowan_bulk_load(h, in) != 0) bench_die("Rowan bulk load failed");
+  double dt = bench_now_s() - t0, dc = bench_cpu_s() - c0, dm = bench_thread_cpu_s() - m0;
   int64_t copies = in->rows / ARCHIVE_ROWS, all = -1, gt = -1, nul = -1;
   if (bench_rowan.count_all(h, &all) || bench_rowan.count_temp_gt(h, 30.0, &gt) ||
       bench_rowan.count_temp_null(h, &nul) || all != in->rows ||
       gt != ARCHIVE_TEMP_GT_30 * copies || nul != ARCHIVE_TEMP_NULL * copies) {
     fprintf(stderr, "bench: Rowan bulk: %lld rows, %lld with TEMP > 30, %lld NULL\n",
             (long long)all, (long long)gt, (long long)nul);
-    die("the bulk-loaded table disagrees with the archive's known counts");
+    bench_die("the bulk-loaded table disagrees with the archive's known counts");
   }
-  bench_rowan.close(h);
-  bench_rmtree(dir);
   fprintf(stderr, "  %-8s  bulk: load %.2f s (%.2f s of CPU, %.2f s on the loading thread)\n",
           "Rowan", dt, dc, dm);
+  if (keep) {
+    double f0 = bench_now_s();
+    if (bench_rowan.finish(h, dir, bytes) != 0) bench_die("finish failed");
+    fprintf(stderr, "  Rowan     bulk: compaction %.2f s, %llu bytes\n", bench_now_s() - f0,
+            (unsigned long long)*bytes);
+  } else {
+    bench_rowan.close(h);
+    bench_rmtree(dir);
+  }
   return (double)in->rows / dt;
 }
 
 /* ---- reads ------------------------------------------------------------------------- */
 
-typedef struct read_stats {
-  double lookup_p50, lookup_p99;   /* us */
-  double latest_p50, latest_p99;   /* us */
-  double day_p50;                  /* us */
+typedef struct round_out {
+  double lp50, lp99, ap50, ap99, dp50; /* us; NAN where the engine lacks the read */
   double scan_rows_s;              /* rows/s of COUNT(*) WHERE TEMP > 30 */
   double daily_ms;                 /* ms of the daily average of a month */
-  bench_digest dig[4];             /* lookup, latest, day, daily results (first run) */
-} read_stats;
+  bench_digest dig[4];             /* lookup, latest, day, daily results */
+} round_out;
 
-static void check(int rc, const bench_engine *e, const char *what) {
-  if (rc != 0) {
-    fprintf(stderr, "bench: %s: %s failed\n", e->name, what);
-    die("a query failed");
-  }
-}
-
-/* Run every read `runs` times on an open database; medians into *out. */
-static void run_reads(const config *c, const bench_engine *e, void *h, const bench_input *in,
-                      read_stats *out) {
-  int R = c->runs;
-  double *lp50 = calloc((size_t)R, sizeof(double)), *lp99 = calloc((size_t)R, sizeof(double));
-  double *ap50 = calloc((size_t)R, sizeof(double)), *ap99 = calloc((size_t)R, sizeof(double));
-  double *dp50 = calloc((size_t)R, sizeof(double)), *scan = calloc((size_t)R, sizeof(double));
-  double *daily = calloc((size_t)R, sizeof(double));
-  int nmax = c->lookups > c->ranges ? c->lookups : c->ranges;
-  double *lat = calloc((size_t)nmax, sizeof(double));
+/* One round of every read on an open database; the same keys for every engine and round. */
+static void read_round(const config *c, const bench_engine *e, void *h, const bench_input *in,
+                       double *lat, round_out *o) {
   int64_t hours = (in->ts_max - in->ts_min) / 3600000 + 1, days = hours / 24;
   int64_t month_from = bench_ms_of(2016, 7, 1, 0), month_to = bench_ms_of(2016, 8, 1, 0);
-  memset(out->dig, 0, sizeof out->dig);
-  for (int r = 0; r < R; r++) {
-    bench_digest d[4];
-    memset(d, 0, sizeof d);
-    rng_state = c->seed * 2 + 1; /* the same keys for every engine and run */
+  memset(o, 0, sizeof *o);
+  o->lp50 = o->lp99 = o->ap50 = o->ap99 = o->dp50 = NAN;
+  bench_rng_seed(c->seed);
+  if (e->lookup) {
     for (int i = 0; i < c->lookups; i++) {
-      const char *st = in->stations[rng_next() % (uint64_t)in->n_stations];
-      int64_t ts = in->ts_min + (int64_t)(rng_next() % (uint64_t)hours) * 3600000;
-      double t0 = now_s();
-      check(e->lookup(h, st, ts, &d[0]), e, "point lookup");
-      lat[i] = (now_s() - t0) * 1e6;
+      const char *st = in->stations[bench_rng_next() % (uint64_t)in->n_stations];
+      int64_t ts = in->ts_min + (int64_t)(bench_rng_next() % (uint64_t)hours) * 3600000;
+      double t0 = bench_now_s();
+      check(e->lookup(h, st, ts, &o->dig[0]), e, "point lookup");
+      lat[i] = (bench_now_s() - t0) * 1e6;
     }
-    lp50[r] = percentile(lat, c->lookups, 50);
-    lp99[r] = percentile(lat, c->lookups, 99);
-    for (int i = 0; i < c->ranges; i++) {
-      const char *st = in->stations[rng_next() % (uint64_t)in->n_stations];
-      double t0 = now_s();
-      check(e->latest(h, st, 100, &d[1]), e, "latest 100");
-      lat[i] = (now_s() - t0) * 1e6;
-    }
-    ap50[r] = percentile(lat, c->ranges, 50);
-    ap99[r] = percentile(lat, c->ranges, 99);
-    for (int i = 0; i < c->ranges; i++) {
-      const char *st = in->stations[rng_next() % (uint64_t)in->n_stations];
-      int64_t from = in->ts_min + (int64_t)(rng_next() % (uint64_t)days) * 86400000;
-      double t0 = now_s();
-      check(e->range(h, st, from, from + 86400000, &d[2]), e, "one day");
-      lat[i] = (now_s() - t0) * 1e6;
-    }
-    dp50[r] = percentile(lat, c->ranges, 50);
-    int64_t n = 0;
-    double t0 = now_s();
-    check(e->count_temp_gt(h, 30.0, &n), e, "COUNT(*) WHERE TEMP > 30");
-    scan[r] = (double)in->rows / (now_s() - t0);
-    t0 = now_s();
-    check(e->daily_avg(h, month_from, month_to, &d[3]), e, "daily average");
-    daily[r] = (now_s() - t0) * 1e3;
-    if (r == 0) memcpy(out->dig, d, sizeof d);
+    o->lp50 = bench_percentile(lat, c->lookups, 50);
+    o->lp99 = bench_percentile(lat, c->lookups, 99);
   }
-  out->lookup_p50 = median(lp50, R);
-  out->lookup_p99 = median(lp99, R);
-  out->latest_p50 = median(ap50, R);
-  out->latest_p99 = median(ap99, R);
-  out->day_p50 = median(dp50, R);
-  out->scan_rows_s = median(scan, R);
-  out->daily_ms = median(daily, R);
-  free(lp50); free(lp99); free(ap50); free(ap99); free(dp50); free(scan); free(daily); free(lat);
+  if (e->latest) {
+    for (int i = 0; i < c->ranges; i++) {
+      const char *st = in->stations[bench_rng_next() % (uint64_t)in->n_stations];
+      double t0 = bench_now_s();
+      check(e->latest(h, st, 100, &o->dig[1]), e, "latest 100");
+      lat[i] = (bench_now_s() - t0) * 1e6;
+    }
+    o->ap50 = bench_percentile(lat, c->ranges, 50);
+    o->ap99 = bench_percentile(lat, c->ranges, 99);
+  }
+  if (e->range) {
+    for (int i = 0; i < c->ranges; i++) {
+      const char *st = in->stations[bench_rng_next() % (uint64_t)in->n_stations];
+      int64_t from = in->ts_min + (int64_t)(bench_rng_next() % (uint64_t)days) * 86400000;
+      double t0 = bench_now_s();
+      check(e->range(h, st, from, from + 86400000, &o->dig[2]), e, "one day");
+      lat[i] = (bench_now_s() - t0) * 1e6;
+    }
+    o->dp50 = bench_percentile(lat, c->ranges, 50);
+  }
+  int64_t n = 0;
+  bench_self_seconds = -1;
+  double t0 = bench_now_s();
+  check(e->count_temp_gt(h, 30.0, &n), e, "COUNT(*) WHERE TEMP > 30");
+  o->scan_rows_s = (double)in->rows / took(t0);
+  if (n != (int64_t)ARCHIVE_TEMP_GT_30 * in->copies) {
+    fprintf(stderr, "bench: %s: the timed scan counted %lld\n", e->name, (long long)n);
+    bench_die("an engine disagrees with the archive's known counts");
+  }
+  bench_self_seconds = -1;
+  t0 = bench_now_s();
+  check(e->daily_avg(h, month_from, month_to, &o->dig[3]), e, "daily average");
+  o->daily_ms = took(t0) * 1e3;
 }
 
 /* ---- one data set ------------------------------------------------------------------ */
 
-static void run_dataset(const config *c, const char *ds, int copies) {
-  bench_input in;
-  char work[4096];
-  snprintf(work, sizeof work, "%s/input-%s", c->work_dir, ds);
-  fprintf(stderr, "== %s: preparing input (%d cop%s of the archive)\n", ds, copies,
-          copies == 1 ? "y" : "ies");
-  if (bench_input_prepare(c->data_dir, work, copies, &in) != 0) die("cannot prepare the input");
-  if (in.rows != (int64_t)ARCHIVE_ROWS * copies) {
-    fprintf(stderr, "bench: %lld rows in the input, expected %lld\n", (long long)in.rows,
-            (long long)ARCHIVE_ROWS * copies);
-    die("the input is not the bundled archive");
+/* Known counts of an open database, or abort. */
+static void check_counts(const bench_engine *e, void *h, const bench_input *in) {
+  int64_t all = -1, gt = -1, nul = -1, k = in->copies;
+  check(e->count_all(h, &all), e, "COUNT(*)");
+  check(e->count_temp_gt(h, 30.0, &gt), e, "COUNT(*) WHERE TEMP > 30");
+  check(e->count_temp_null(h, &nul), e, "COUNT(*) WHERE TEMP IS NULL");
+  if (all != in->rows || gt != ARCHIVE_TEMP_GT_30 * k || nul != ARCHIVE_TEMP_NULL * k) {
+    fprintf(stderr, "bench: %s: %lld rows, %lld with TEMP > 30, %lld with TEMP NULL;"
+            " expected %lld, %lld, %lld\n", e->name, (long long)all, (long long)gt,
+            (long long)nul, (long long)in->rows, (long long)(ARCHIVE_TEMP_GT_30 * k),
+            (long long)(ARCHIVE_TEMP_NULL * k));
+    bench_die("an engine disagrees with the archive's known counts");
   }
-  int R = c->runs;
-  double *load = calloc((size_t)R * N_ENG, sizeof(double));
-  double *load_idx = calloc((size_t)R * N_ENG, sizeof(double));
-  double *load_idx_up = calloc((size_t)R, sizeof(double));
-  const char *na_idx_up = NULL;
-  double *size = calloc((size_t)R * N_ENG, sizeof(double));
-  double *load_bulk = calloc((size_t)R, sizeof(double));
-  const char *na_idx[N_ENG] = {NULL, NULL, NULL};
+}
+
+/* Run one data set. on[e]: engines that take part; synth: the synthetic set (Rowan's bulk
+** load only, once, its database kept for the reads). */
+static void run_dataset(const config *c, const char *ds, const bench_input *in,
+                        const int on_in[BENCH_N_ENG], int synth) {
+  int on[BENCH_N_ENG], *run_on = on;
+  memcpy(on, on_in, sizeof on);
+  int LR = synth ? 1 : c->load_runs, R = c->runs;
+  if (c->load_once_above > 0 && in->copies > c->load_once_above) LR = 1;
+  /* --fast-loads-above: no UPSERT-path loads of Rowan and no index load of SQLite (the
+  ** slowest loads); Rowan's database for the reads comes from its bulk load */
+  int fast = !synth && c->fast_loads_above >= 0 && in->copies > c->fast_loads_above;
+  bench_table *t = calloc(1, sizeof *t);
+  snprintf(t->ds, sizeof t->ds, "%s", ds);
+  t->rows = in->rows;
+  double month_rows = 31.0 * 24 * in->n_stations;
+  bench_fig *f_load = bench_fig_add(t, "load, prepared writes", "rows/s", 1, 0);
+  bench_fig *f_bulk = bench_fig_add(t, "bulk load, Rowan API/DuckDB CSV", "rows/s", 1, 0);
+  bench_fig *f_idx = bench_fig_add(t, "bulk load, index on TEMP", "rows/s", 1, 0);
+  bench_fig *f_idxup = bench_fig_add(t, "UPSERT load, index on TEMP", "rows/s", 1, 0);
+  bench_fig *f_lp50 = bench_fig_add(t, "point lookup p50", "us", 0, 1);
+  bench_fig *f_lp99 = bench_fig_add(t, "point lookup p99", "us", 0, 1);
+  bench_fig *f_ap50 = bench_fig_add(t, "latest 100 p50", "us", 0, 100);
+  bench_fig *f_ap99 = bench_fig_add(t, "latest 100 p99", "us", 0, 100);
+  bench_fig *f_dp50 = bench_fig_add(t, "one day (24 rows) p50", "us", 0, 24);
+  bench_fig *f_scan = bench_fig_add(t, "filtered full scan", "rows/s", 1, 0);
+  bench_fig *f_daily = bench_fig_add(t, "daily avg per station, 1 month", "ms", 0, month_rows);
+  bench_fig *f_size = bench_fig_add(t, "size on disk", "B/reading", 0, 0);
+  for (int e = 0; e < BENCH_N_ENG; e++)
+    if (!on[e]) for (int i = 0; i < t->n; i++) t->fig[i].na[e] = "not run";
+  f_idx->na[E_DUCK] = f_load->na[E_DUCK] = "-";
+  f_bulk->na[1] = f_bulk->na[2] = "-";
+  f_idxup->na[1] = f_idxup->na[2] = f_idxup->na[E_DUCK] = "-";
+  if (synth) f_load->na[0] = f_idx->na[0] = f_idxup->na[0] = "not run";
+  if (fast) f_load->na[0] = f_idx->na[1] = f_idxup->na[0] = "skipped";
   char dir[4096];
-  for (int r = 0; r < R; r++) {
-    fprintf(stderr, "== %s: load run %d/%d\n", ds, r + 1, R);
-    for (int e = 0; e < N_ENG; e++) {
+  for (int r = 0; r < LR; r++) {
+    fprintf(stderr, "== %s: load run %d/%d\n", ds, r + 1, LR);
+    if (synth) {
+      uint64_t bytes = 0;
+      bench_db_dir(dir, sizeof dir, c, ds, "Rowan", "plain", 0);
+      bench_fig_sample(f_bulk, 0, bench_bulk_once(c, in, dir, 1, &bytes));
+      bench_fig_sample(f_size, 0, (double)bytes / ((double)in->rows * BENCH_READINGS));
+      break;
+    }
+    for (int e = 0; e < BENCH_N_ENG; e++) {
+      if (!on[e]) continue;
       uint64_t bytes = 0;
       const char *na = NULL;
-      db_dir(dir, sizeof dir, c, ds, engines[e]->name, "plain", r);
-      load[r * N_ENG + e] = load_once(c, engines[e], &in, dir, 0, 0, &bytes, &na);
-      size[r * N_ENG + e] = (double)bytes / ((double)in.rows * BENCH_READINGS);
-      if (r != R - 1) bench_rmtree(dir); /* the last run's databases serve the reads */
-      db_dir(dir, sizeof dir, c, ds, engines[e]->name, "index", r);
+      bench_db_dir(dir, sizeof dir, c, ds, engines[e]->name, "plain", 0);
+      if (fast && e == 0) {
+        bench_fig_sample(f_bulk, 0, bench_bulk_once(c, in, dir, 1, &bytes));
+        bench_fig_sample(f_size, 0, (double)bytes / ((double)in->rows * BENCH_READINGS));
+        if (r != LR - 1) bench_rmtree(dir);
+        bench_db_dir(dir, sizeof dir, c, ds, "Rowan", "index", r);
+        bench_fig_sample(f_idx, 0, bench_load_once(c, engines[e], in, dir, 1, 1, NULL, &na));
+        if (na) f_idx->na[0] = na;
+        bench_rmtree(dir);
+        continue;
+      }
+      double v = bench_load_once(c, engines[e], in, dir, 0, 0, &bytes, &na);
+      if (na) { /* DuckDB failed (its message is on stderr): left out of this set */
+        run_on[e] = 0;
+        for (int i = 0; i < t->n; i++) t->fig[i].na[e] = na;
+        bench_rmtree(dir);
+        continue;
+      }
+      bench_fig_sample(e == E_DUCK ? f_bulk : f_load, e, v);
+      bench_fig_sample(f_size, e, (double)bytes / ((double)in->rows * BENCH_READINGS));
+      if (r != LR - 1) bench_rmtree(dir); /* the last run's databases serve the reads */
+      if (e == E_DUCK || (fast && e == 1)) continue;
+      bench_db_dir(dir, sizeof dir, c, ds, engines[e]->name, "index", r);
       /* Rowan: the index figure through the bulk API (the UPSERT path apart, below) */
-      load_idx[r * N_ENG + e] = load_once(c, engines[e], &in, dir, 1,
-                                          engines[e] == &bench_rowan, NULL, &na);
-      if (na) na_idx[e] = na;
+      na = NULL;
+      bench_fig_sample(f_idx, e, bench_load_once(c, engines[e], in, dir, 1, e == 0, NULL, &na));
+      if (na) f_idx->na[e] = na;
       bench_rmtree(dir);
-      if (engines[e] == &bench_rowan) {
+      if (e == 0) {
         na = NULL;
-        db_dir(dir, sizeof dir, c, ds, "Rowan", "index-upsert", r);
-        load_idx_up[r] = load_once(c, engines[e], &in, dir, 1, 0, NULL, &na);
-        if (na) na_idx_up = na;
+        bench_db_dir(dir, sizeof dir, c, ds, "Rowan", "index-upsert", r);
+        bench_fig_sample(f_idxup, 0, bench_load_once(c, engines[e], in, dir, 1, 0, NULL, &na));
+        if (na) f_idxup->na[0] = na;
         bench_rmtree(dir);
       }
     }
-    db_dir(dir, sizeof dir, c, ds, "Rowan", "bulk", r);
-    load_bulk[r] = bulk_once(c, &in, dir);
+    if (fast) continue;
+    bench_db_dir(dir, sizeof dir, c, ds, "Rowan", "bulk", r);
+    bench_fig_sample(f_bulk, 0, bench_bulk_once(c, in, dir, 0, NULL));
   }
-  /* agreement on the archive's known figures, then on every query result */
-  read_stats rs[N_ENG];
-  for (int e = 0; e < N_ENG; e++) {
-    void *h = NULL;
-    db_dir(dir, sizeof dir, c, ds, engines[e]->name, "plain", R - 1);
-    fprintf(stderr, "== %s: reads, %s\n", ds, engines[e]->name);
-    if (engines[e]->open(&h, dir) != 0) die("cannot reopen a database");
-    int64_t all = -1, gt = -1, nul = -1;
-    check(engines[e]->count_all(h, &all), engines[e], "COUNT(*)");
-    check(engines[e]->count_temp_gt(h, 30.0, &gt), engines[e], "COUNT(*) WHERE TEMP > 30");
-    check(engines[e]->count_temp_null(h, &nul), engines[e], "COUNT(*) WHERE TEMP IS NULL");
-    if (all != (int64_t)ARCHIVE_ROWS * copies || gt != (int64_t)ARCHIVE_TEMP_GT_30 * copies ||
-        nul != (int64_t)ARCHIVE_TEMP_NULL * copies) {
-      fprintf(stderr, "bench: %s: %lld rows, %lld with TEMP > 30, %lld with TEMP NULL;"
-              " expected %lld, %lld, %lld\n", engines[e]->name, (long long)all, (long long)gt,
-              (long long)nul, (long long)ARCHIVE_ROWS * copies,
-              (long long)ARCHIVE_TEMP_GT_30 * copies, (long long)ARCHIVE_TEMP_NULL * copies);
-      die("an engine disagrees with the archive's known counts");
+  /* the known counts in every engine, then the read rounds, engines interleaved */
+  void *h[BENCH_N_ENG] = {NULL};
+  for (int e = 0; e < BENCH_N_ENG; e++) {
+    if (!on[e]) continue;
+    bench_db_dir(dir, sizeof dir, c, ds, engines[e]->name, "plain", 0);
+    if (engines[e]->open(&h[e], dir) != 0) bench_die("cannot reopen a database");
+    check_counts(engines[e], h[e], in);
+  }
+  int nmax = c->lookups > c->ranges ? c->lookups : c->ranges;
+  double *lat = calloc((size_t)nmax, sizeof(double));
+  round_out first[BENCH_N_ENG];
+  for (int r = 0; r < R; r++) {
+    fprintf(stderr, "== %s: read round %d/%d\n", ds, r + 1, R);
+    for (int e = 0; e < BENCH_N_ENG; e++) {
+      if (!on[e]) continue;
+      round_out o;
+      read_round(c, engines[e], h[e], in, lat, &o);
+      if (r == 0) first[e] = o;
+      bench_fig_sample(f_lp50, e, o.lp50);
+      bench_fig_sample(f_lp99, e, o.lp99);
+      bench_fig_sample(f_ap50, e, o.ap50);
+      bench_fig_sample(f_ap99, e, o.ap99);
+      bench_fig_sample(f_dp50, e, o.dp50);
+      bench_fig_sample(f_scan, e, o.scan_rows_s);
+      bench_fig_sample(f_daily, e, o.daily_ms);
     }
-    run_reads(c, engines[e], h, &in, &rs[e]);
-    engines[e]->close(h);
   }
+  free(lat);
+  for (int e = 0; e < BENCH_N_ENG; e++) if (on[e]) engines[e]->close(h[e]);
+  /* every query result against Rowan's and the expected row counts */
   static const char *const dname[4] = {"point lookups", "latest 100", "one day", "daily average"};
   int64_t expect_rows[4] = {c->lookups, (int64_t)c->ranges * 100, (int64_t)c->ranges * 24,
-                            (int64_t)31 * in.n_stations};
+                            (int64_t)31 * in->n_stations};
   for (int q = 0; q < 4; q++) {
-    for (int e = 0; e < N_ENG; e++) {
-      if (!bench_digest_equal(&rs[e].dig[q], &rs[0].dig[q]) ||
-          rs[e].dig[q].rows != expect_rows[q]) {
+    for (int e = 0; e < BENCH_N_ENG; e++) {
+      if (!on[e] || (q == 0 && !engines[e]->lookup) || (q == 1 && !engines[e]->latest) ||
+          (q == 2 && !engines[e]->range))
+        continue;
+      const bench_digest *d = &first[e].dig[q], *d0 = &first[0].dig[q];
+      if (!bench_digest_equal(d, d0) || d->rows != expect_rows[q]) {
         fprintf(stderr, "bench: %s: %s returned %lld rows (sum %.17g); Rowan %lld (sum %.17g);"
-                " expected %lld rows\n", engines[e]->name, dname[q],
-                (long long)rs[e].dig[q].rows, rs[e].dig[q].sum, (long long)rs[0].dig[q].rows,
-                rs[0].dig[q].sum, (long long)expect_rows[q]);
-        die("the engines disagree on a query result");
+                " expected %lld rows\n", engines[e]->name, dname[q], (long long)d->rows,
+                d->sum, (long long)d0->rows, d0->sum, (long long)expect_rows[q]);
+        bench_die("the engines disagree on a query result");
       }
     }
   }
-  /* every check passed: the figures */
-  results *Rs = calloc(1, sizeof *Rs);
-  figure *f;
-  double tmp[64];
-  f = add_fig(Rs, "load, prepared writes", "rows/s", 1);
-  for (int e = 0; e < N_ENG; e++) { for (int r = 0; r < R; r++) tmp[r] = load[r * N_ENG + e]; f->v[e] = median(tmp, R); }
-  f = add_fig(Rs, "bulk load, Rowan bulk API", "rows/s", 1);
-  for (int r = 0; r < R; r++) tmp[r] = load_bulk[r];
-  f->v[0] = median(tmp, R);
-  f->na[1] = f->na[2] = "-";
-  f = add_fig(Rs, "bulk load, index on TEMP", "rows/s", 1);
-  for (int e = 0; e < N_ENG; e++) {
-    for (int r = 0; r < R; r++) tmp[r] = load_idx[r * N_ENG + e];
-    f->v[e] = median(tmp, R);
-    f->na[e] = na_idx[e];
+  /* the synthetic set has no peer: its daily averages are its groups' copies of the
+  ** archive's (only shift 0 covers 2016-07), so their sum is groups x the archive's */
+  if (!strcmp(ds, "archive")) archive_daily = first[0].dig[3];
+  if (synth) {
+    bench_digest want = {archive_daily.rows * in->synth_groups,
+                         archive_daily.sum * in->synth_groups};
+    if (!bench_digest_equal(&first[0].dig[3], &want))
+      bench_die("the synthetic set's daily averages are not its copies of the archive's");
   }
-  f = add_fig(Rs, "UPSERT load, index on TEMP", "rows/s", 1);
-  for (int r = 0; r < R; r++) tmp[r] = load_idx_up[r];
-  f->v[0] = median(tmp, R);
-  f->na[0] = na_idx_up;
-  f->na[1] = f->na[2] = "-";
-  f = add_fig(Rs, "point lookup p50", "us", 0);
-  for (int e = 0; e < N_ENG; e++) f->v[e] = rs[e].lookup_p50;
-  f = add_fig(Rs, "point lookup p99", "us", 0);
-  for (int e = 0; e < N_ENG; e++) f->v[e] = rs[e].lookup_p99;
-  f = add_fig(Rs, "latest 100 p50", "us", 0);
-  for (int e = 0; e < N_ENG; e++) f->v[e] = rs[e].latest_p50;
-  f = add_fig(Rs, "latest 100 p99", "us", 0);
-  for (int e = 0; e < N_ENG; e++) f->v[e] = rs[e].latest_p99;
-  f = add_fig(Rs, "one day (24 rows) p50", "us", 0);
-  for (int e = 0; e < N_ENG; e++) f->v[e] = rs[e].day_p50;
-  f = add_fig(Rs, "filtered full scan", "rows/s", 1);
-  for (int e = 0; e < N_ENG; e++) f->v[e] = rs[e].scan_rows_s;
-  f = add_fig(Rs, "daily avg per station, 1 month", "ms", 0);
-  for (int e = 0; e < N_ENG; e++) f->v[e] = rs[e].daily_ms;
-  f = add_fig(Rs, "size on disk", "B/reading", 0);
-  for (int e = 0; e < N_ENG; e++) { for (int r = 0; r < R; r++) tmp[r] = size[r * N_ENG + e]; f->v[e] = median(tmp, R); }
-
-  printf("\n### %s: %lld rows, %d stations (medians of %d runs)\n\n", ds, (long long)in.rows,
-         in.n_stations, R);
-  print_figures(Rs);
-  printf("\nagreement: %lld rows, %lld with TEMP > 30, %lld with TEMP NULL in every engine;"
-         " %d point lookups, %d latest-100 and %d one-day queries and the daily averages of"
-         " 2016-07 (%lld groups) returned the same rows and values in every engine\n",
-         (long long)in.rows, (long long)ARCHIVE_TEMP_GT_30 * copies,
-         (long long)ARCHIVE_TEMP_NULL * copies, c->lookups, c->ranges, c->ranges,
-         (long long)expect_rows[3]);
-  print_targets(Rs);
+  printf("\n### %s: %lld rows, %d stations (loads: median of %d, reads: median of %d"
+         " interleaved rounds; [min-max] of the repetitions)\n\n", ds, (long long)in->rows,
+         in->n_stations, LR, R);
+  bench_table_print(t, eng_names);
+  printf("\nagreement: %lld rows, %lld with TEMP > 30, %lld with TEMP NULL in every engine"
+         " (and in every timed scan); %d point lookups, %d latest-100 and %d one-day queries"
+         " and the daily averages of 2016-07 (%lld groups) returned the same rows and values"
+         " in every engine that ran them%s\n", (long long)in->rows,
+         (long long)ARCHIVE_TEMP_GT_30 * in->copies, (long long)ARCHIVE_TEMP_NULL * in->copies,
+         c->lookups, c->ranges, c->ranges, (long long)expect_rows[3],
+         synth ? " (Rowan alone: the expected row counts, and the daily averages equal to"
+                 " the archive's times the station groups)" : "");
+  if (!synth) print_targets(t);
+  bench_table_csv(csv_out, t, eng_names);
   fflush(stdout);
-  for (int e = 0; e < N_ENG; e++) {
-    db_dir(dir, sizeof dir, c, ds, engines[e]->name, "plain", R - 1);
+  for (int e = 0; e < BENCH_N_ENG; e++) {
+    bench_db_dir(dir, sizeof dir, c, ds, engines[e]->name, "plain", 0);
     bench_rmtree(dir);
   }
-  free(Rs); free(load); free(load_idx); free(load_idx_up); free(size); free(load_bulk);
-  bench_input_free(&in);
+  if (n_done < (int)(sizeof done / sizeof *done)) done[n_done++] = t;
+  else free(t);
 }
 
-/* ---- profiling ------------------------------------------------------------------- */
-
-/* --profile OP: Rowan alone, on the archive, one operation (load, bulk, lookup, latest,
-** day, scan, daily) repeated, nothing compared or printed but the time: for perf record. The
-** database of a query profile stays in WORK/profile/ for the next one (delete it after a
-** change to the engine). */
-static void run_profile(const config *c) {
+static void run_copies(const config *c, int copies) {
   bench_input in;
-  char work[4096], dir[4096];
-  /* --scaled N (N > 1) profiles the scaled set of N copies, as run_dataset builds it */
-  int copies = c->scaled_copies > 1 ? c->scaled_copies : 1;
-  snprintf(work, sizeof work, "%s/input-%s", c->work_dir, copies > 1 ? "scaled" : "archive");
-  if (bench_input_prepare(c->data_dir, work, copies, &in) != 0) die("cannot prepare the input");
-  db_dir(dir, sizeof dir, c, copies > 1 ? "profile-scaled" : "profile", "Rowan", "plain", 0);
-  const char *na = NULL;
-  uint64_t bytes = 0;
-  double t0 = now_s();
-  struct stat sb;
-  /* a query profile reuses the database a previous one loaded, so the profile is the query */
-  if (!strcmp(c->profile, "bulk-index")) {
-    const char *na_i = NULL;
-    db_dir(dir, sizeof dir, c, copies > 1 ? "profile-scaled" : "profile", "Rowan", "bulk-index", 0);
-    for (int i = 0; i < c->lookups; i++) load_once(c, &bench_rowan, &in, dir, 1, 1, NULL, &na_i);
-    bench_rmtree(dir);
-    bench_input_free(&in);
-    return;
+  char work[4096], ds[32];
+  if (copies == 1) snprintf(ds, sizeof ds, "archive");
+  else snprintf(ds, sizeof ds, "scaled%d", copies);
+  snprintf(work, sizeof work, "%s/input-%s", c->work_dir, ds);
+  fprintf(stderr, "== %s: preparing input (%d cop%s of the archive)\n", ds, copies,
+          copies == 1 ? "y" : "ies");
+  if (bench_input_prepare(c->data_dir, work, copies, &in) != 0) bench_die("cannot prepare the input");
+  if (in.rows != (int64_t)ARCHIVE_ROWS * copies) {
+    fprintf(stderr, "bench: %lld rows in the input, expected %lld\n", (long long)in.rows,
+            (long long)ARCHIVE_ROWS * copies);
+    bench_die("the input is not the bundled archive");
   }
-  if (!strcmp(c->profile, "bulk")) {
-    db_dir(dir, sizeof dir, c, copies > 1 ? "profile-scaled" : "profile", "Rowan", "bulk", 0);
-    for (int i = 0; i < c->lookups; i++) bulk_once(c, &in, dir);
-    bench_input_free(&in);
-    return;
-  }
-  if (!strcmp(c->profile, "load") || stat(dir, &sb) != 0)
-    load_once(c, &bench_rowan, &in, dir, 0, 0, strcmp(c->profile, "load") ? &bytes : NULL, &na);
-  if (!strcmp(c->profile, "load")) { bench_rmtree(dir); bench_input_free(&in); return; }
-  void *h = NULL;
-  if (bench_rowan.open(&h, dir) != 0) die("cannot reopen");
-  bench_digest d = {0, 0};
-  int64_t n = 0, hours = (in.ts_max - in.ts_min) / 3600000 + 1;
-  rng_state = c->seed * 2 + 1;
-  t0 = now_s();
-  for (int i = 0; i < c->lookups; i++) {
-    const char *st = in.stations[rng_next() % (uint64_t)in.n_stations];
-    int64_t ts = in.ts_min + (int64_t)(rng_next() % (uint64_t)hours) * 3600000;
-    int rc = 0;
-    if (!strcmp(c->profile, "lookup")) rc = bench_rowan.lookup(h, st, ts, &d);
-    else if (!strcmp(c->profile, "latest")) rc = bench_rowan.latest(h, st, 100, &d);
-    else if (!strcmp(c->profile, "day")) rc = bench_rowan.range(h, st, ts - ts % 86400000, ts - ts % 86400000 + 86400000, &d);
-    else if (!strcmp(c->profile, "scan")) rc = bench_rowan.count_temp_gt(h, 30.0, &n);
-    else if (!strcmp(c->profile, "daily")) rc = bench_rowan.daily_avg(h, bench_ms_of(2016, 7, 1, 0), bench_ms_of(2016, 8, 1, 0), &d);
-    else die("unknown --profile operation");
-    if (rc != 0) die("query failed");
-  }
-  fprintf(stderr, "profile %s: %d calls in %.3f s (%lld rows)\n", c->profile, c->lookups,
-          now_s() - t0, (long long)d.rows);
-  bench_rowan_print_cache(h, stderr);
-  bench_rowan.close(h);
+  int on[BENCH_N_ENG] = {1, 1, 1, bench_duck_python != NULL};
+  run_dataset(c, ds, &in, on, 0);
   bench_input_free(&in);
 }
 
-/* ---- machine ----------------------------------------------------------------------- */
-
-static void print_machine(const config *c) {
-  char model[256] = "?", line[512];
-  long long mem_kb = 0;
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  while (f && fgets(line, sizeof line, f)) {
-    if (!strncmp(line, "model name", 10)) {
-      char *p = strchr(line, ':');
-      if (p) { snprintf(model, sizeof model, "%s", p + 2); model[strcspn(model, "\n")] = 0; }
-      break;
-    }
-  }
-  if (f) fclose(f);
-  f = fopen("/proc/meminfo", "r");
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "MemTotal: %lld kB", &mem_kb) == 1) break;
-  if (f) fclose(f);
-  time_t now = time(NULL);
-  char date[64];
-  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", localtime(&now));
-  printf("rowan_bench %s: %s\n", rowan_libversion(), date);
-  printf("machine: %ld CPUs (nproc), %s, %.1f GiB memory\n", sysconf(_SC_NPROCESSORS_ONLN),
-         model, (double)mem_kb / (1024.0 * 1024.0));
-  printf("engines: Rowan %s (sync=normal), SQLite %s (WAL, synchronous=NORMAL, reads with"
-         " exclusive locking), RocksDB (WAL, no sync, lz4)\n", rowan_libversion(),
-         sqlite3_libversion());
-  printf("settings: %zu MiB block/page cache per engine, runs %d, %d rows per commit, %d lookups and %d range queries per run,"
-         " seed %llu, databases in %s\n", bench_cache_bytes >> 20, c->runs, c->batch_rows, c->lookups, c->ranges,
-         (unsigned long long)c->seed, c->work_dir);
+static void run_synth(const config *c) {
+  bench_input in;
+  char work[4096];
+  snprintf(work, sizeof work, "%s/input-archive", c->work_dir);
+  if (bench_input_synth(c->data_dir, work, c->synth_rows, &in) != 0)
+    bench_die("cannot prepare the synthetic set");
+  fprintf(stderr, "== synth: %lld rows generated on the fly (%d station groups x %d 4-year"
+          " shifts of the archive), Rowan alone\n", (long long)in.rows, in.synth_groups,
+          in.synth_shifts);
+  int on[BENCH_N_ENG] = {1, 0, 0, 0};
+  run_dataset(c, "synth", &in, on, 1);
+  bench_input_free(&in);
 }
+
+/* ---- main -------------------------------------------------------------------------- */
 
 static void usage(void) {
-  fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--scaled N]"
-                  " [--batch N] [--lookups N] [--ranges N] [--seed N] [--cache MiB] [--blocksize B]\n"
+  fprintf(stderr, "usage: rowan_bench [--data DIR] [--work DIR] [--runs N] [--load-runs N] [--load-once-above COPIES]"
+                  " [--fast-loads-above COPIES]"
+                  " [--scaled N[,N...]] [--synth ROWS] [--batch N] [--lookups N] [--ranges N]"
+                  " [--seed N] [--cache MiB] [--blocksize B] [--csv FILE]"
+                  " [--duck PYTHON] [--duck-threads N] [--duck-memory SIZE]\n"
                   "       rowan_bench --profile load|bulk|bulk-index|lookup|latest|day|scan|daily"
                   " [--lookups N]\n"
-                  "  --scaled N: copies of the archive in the scaled data set (3; 0 skips it)\n"
+                  "  --scaled N,...: copies of the archive in each scaled set (3; 0 skips them)\n"
+                  "  --load-runs N: repetitions of every load (--runs); --load-once-above K: one load"
+                  " on sets of more than K copies\n"
+                  "  --fast-loads-above K: on sets of more than K copies, no UPSERT loads of Rowan"
+                  " (its reads on its bulk load) and no index load of SQLite\n"
+                  "  --synth ROWS: a synthetic set of at least ROWS rows for Rowan alone (0)\n"
                   "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
                   "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (0: Rowan's default, 64 KiB)\n"
+                  "  --csv FILE: append every figure as CSV (bench/plot.py reads it)\n"
+                  "  --duck PYTHON: run DuckDB through bench/duck_peer.py with this interpreter\n"
                   "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n");
   exit(1);
 }
 
 int main(int argc, char **argv) {
-  config c = {"data/beijing", "/tmp/rowan-bench", 5, 3, 5000, 20000, 2000, 42, NULL};
+  config c;
+  memset(&c, 0, sizeof c);
+  c.data_dir = "data/beijing";
+  c.work_dir = "/tmp/rowan-bench";
+  c.runs = 5;
+  c.load_runs = -1;
+  c.fast_loads_above = -1;
+  c.scaled[0] = 3;
+  c.n_scaled = 1;
+  c.batch_rows = 5000;
+  c.lookups = 20000;
+  c.ranges = 2000;
+  c.seed = 42;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (i + 1 >= argc) usage();
@@ -605,24 +566,50 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--data")) c.data_dir = v;
     else if (!strcmp(a, "--work")) c.work_dir = v;
     else if (!strcmp(a, "--runs")) c.runs = atoi(v);
-    else if (!strcmp(a, "--scaled")) c.scaled_copies = atoi(v);
+    else if (!strcmp(a, "--load-runs")) c.load_runs = atoi(v);
+    else if (!strcmp(a, "--load-once-above")) c.load_once_above = atoi(v);
+    else if (!strcmp(a, "--fast-loads-above")) c.fast_loads_above = atoi(v);
+    else if (!strcmp(a, "--scaled")) {
+      c.n_scaled = 0;
+      for (const char *p = v; *p && c.n_scaled < 8; p = strchr(p, ',') ? strchr(p, ',') + 1 : "") {
+        int n = atoi(p);
+        if (n > 1) c.scaled[c.n_scaled++] = n;
+        else if (n < 0) usage();
+      }
+    }
+    else if (!strcmp(a, "--synth")) c.synth_rows = strtoll(v, NULL, 10);
     else if (!strcmp(a, "--batch")) c.batch_rows = atoi(v);
     else if (!strcmp(a, "--lookups")) c.lookups = atoi(v);
     else if (!strcmp(a, "--ranges")) c.ranges = atoi(v);
     else if (!strcmp(a, "--seed")) c.seed = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--profile")) c.profile = v;
+    else if (!strcmp(a, "--csv")) c.csv_path = v;
+    else if (!strcmp(a, "--duck")) bench_duck_python = *v ? v : NULL;
+    else if (!strcmp(a, "--duck-threads")) bench_duck_threads = atoi(v);
+    else if (!strcmp(a, "--duck-memory")) bench_duck_memory = v;
     else if (!strcmp(a, "--cache")) bench_cache_bytes = (size_t)atoi(v) << 20;
     else if (!strcmp(a, "--blocksize")) bench_block_size = (unsigned)atoi(v);
     else usage();
   }
-  if (c.runs < 1 || c.runs > 64 || c.batch_rows < 1 || c.lookups < 1 || c.ranges < 1 ||
-      c.scaled_copies < 0)
+  if (c.load_runs < 0) c.load_runs = c.runs;
+  if (c.runs < 1 || c.runs > BENCH_MAX_RUNS || c.load_runs < 1 ||
+      c.load_runs > BENCH_MAX_RUNS || c.batch_rows < 1 || c.lookups < 1 || c.ranges < 1 ||
+      c.synth_rows < 0)
     usage();
   mkdir(c.work_dir, 0755);
-  if (c.profile) { run_profile(&c); return 0; }
-  print_machine(&c);
+  if (c.profile) { bench_run_profile(&c); return 0; }
+  if (c.csv_path && !(csv_out = fopen(c.csv_path, "a"))) {
+    fprintf(stderr, "bench: cannot open %s\n", c.csv_path);
+    return 1;
+  }
+  bench_print_machine(&c);
   fflush(stdout);
-  run_dataset(&c, "archive", 1);
-  if (c.scaled_copies > 1) run_dataset(&c, "scaled", c.scaled_copies);
+  run_copies(&c, 1);
+  for (int i = 0; i < c.n_scaled; i++) run_copies(&c, c.scaled[i]);
+  if (c.synth_rows > 0) run_synth(&c);
+  print_scaling();
+  bench_duck_stop();
+  if (csv_out) fclose(csv_out);
+  for (int d = 0; d < n_done; d++) free(done[d]);
   return 0;
 }

@@ -152,7 +152,7 @@ static int rk_load(void *vh, const bench_input *in, int batch_rows) {
   uint8_t key[BENCH_MAX_STATION + 9], val[128];
   for (int f = 0; f < in->n_files && rc == 0; f++) {
     bench_csv c;
-    bench_csv_init(&c, &in->files[f]);
+    if (bench_csv_open(&c, &in->files[f]) != 0) { rc = -1; break; }
     int got;
     while ((got = bench_csv_next(&c, &r)) == 1) {
       size_t kl = make_key(key, r.station, r.station_len, r.ts_ms);
@@ -165,6 +165,7 @@ static int rk_load(void *vh, const bench_input *in, int batch_rows) {
         rocksdb_writebatch_clear(wb);
       }
     }
+    bench_csv_close(&c);
     if (got < 0) rc = -1;
   }
   if (rc == 0 && rocksdb_writebatch_count(wb) > 0) {

@@ -77,7 +77,7 @@ static int sq_load(void *vh, const bench_input *in, int batch_rows) {
   bench_row r;
   for (int f = 0; f < in->n_files && rc == 0; f++) {
     bench_csv c;
-    bench_csv_init(&c, &in->files[f]);
+    if (bench_csv_open(&c, &in->files[f]) != 0) { rc = -1; break; }
     int got;
     while ((got = bench_csv_next(&c, &r)) == 1) {
       if (!in_txn) {
@@ -99,6 +99,7 @@ static int sq_load(void *vh, const bench_input *in, int batch_rows) {
         in_txn = 0;
       }
     }
+    bench_csv_close(&c);
     if (got < 0) rc = -1;
   }
   if (rc == 0 && in_txn && exec_sql(h, "COMMIT") != 0) rc = -1;

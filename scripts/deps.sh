@@ -5,7 +5,7 @@
 set -eu
 PKGS="cmake make gcc pkg-config lemon liblz4-dev libsqlite3-dev libcmocka-dev libedit-dev
 zlib1g-dev libxxhash-dev libcsv-dev clang libclang-rt-14-dev"
-[ "${ROWAN_BENCH:-0}" = 1 ] && PKGS="$PKGS librocksdb-dev"
+[ "${ROWAN_BENCH:-0}" = 1 ] && PKGS="$PKGS librocksdb-dev python3-venv"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
