@@ -372,7 +372,7 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
       break;
     case PLAN_SCAN_PREFIX_SKIP: {
       char found[48];
-      if (sc->skip_more) snprintf(found, sizeof found, "over %d found", PLAN_SKIP_MAX_PREFIXES);
+      if (sc->skip_more) snprintf(found, sizeof found, "over %u found", sc->skip_probed);
       else snprintf(found, sizeof found, "%u found", sc->skip_prefixes);
       char pa[64] = "";
       if (a) snprintf(pa, sizeof pa, " prefixes=%" PRIu64, a->kv.prefixes_sought);

@@ -95,16 +95,23 @@ static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids,
   if (bytes) *bytes = 0;
   uint8_t *buf = malloc(2 * ((size_t)CAT_KEY_MAX + 8) + 2 * CAT_KEY_MAX);
   if (!buf) return;
-  for (uint32_t p = 0; p < n_pfx; p++)
+  /* at most PLAN_SKIP_SAMPLE prefixes, evenly spread, scaled to all of them */
+  uint32_t step = (n_pfx + PLAN_SKIP_SAMPLE - 1) / PLAN_SKIP_SAMPLE, sampled = 0;
+  if (step == 0) step = 1;
+  uint64_t rs = 0, bs = 0;
+  for (uint32_t p = 0; p < n_pfx; p += step, sampled++)
     for (uint32_t i = 0; i < r->n_ranges; i++) {
       kv_range kr;
       join_range(pfx[p], plen[p], &r->ranges[i], buf, &kr);
       uint64_t n = 0, b = 0;
-      if (kv_estimate_rows(db, rows_family, &kr, &n, &b) == KV_OK) *rows += n;
+      if (kv_estimate_rows(db, rows_family, &kr, &n, &b) == KV_OK) rs += n;
       for (int f = 0; bytes && f < nf; f++)
-        if (kv_estimate_rows(db, fids[f], &kr, &n, &b) == KV_OK) *bytes += b;
+        if (kv_estimate_rows(db, fids[f], &kr, &n, &b) == KV_OK) bs += b;
     }
   free(buf);
+  double scale = sampled ? (double)n_pfx / (double)sampled : 0.0;
+  *rows = (uint64_t)((double)rs * scale + 0.5);
+  if (bytes) *bytes = (uint64_t)((double)bs * scale + 0.5);
 }
 
 void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc) {
@@ -163,24 +170,31 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
       rfam = t->families[i].kv_id;
     }
   }
-  pfx_list l = {A, plan_arena_alloc(A, PLAN_SKIP_MAX_PREFIXES * sizeof *l.p),
-                plan_arena_alloc(A, PLAN_SKIP_MAX_PREFIXES * sizeof *l.len), 0, false};
+  /* more prefixes than the full scan's rows over the cost of their seeks cannot win: the
+     count stops there (between PLAN_SKIP_MIN_PROBE and PLAN_SKIP_MAX_PREFIXES) */
+  uint64_t full = 0, b = 0;
+  if (kv_estimate_rows(db, rfam, NULL, &full, &b) != KV_OK) full = 0;
+  double fit = (double)full / (PLAN_SKIP_SEEK_COST * (1.0 + r.n_ranges));
+  uint32_t probe = fit > PLAN_SKIP_MAX_PREFIXES ? PLAN_SKIP_MAX_PREFIXES
+                   : fit < PLAN_SKIP_MIN_PROBE  ? PLAN_SKIP_MIN_PROBE
+                                                : (uint32_t)fit;
+  pfx_list l = {A, plan_arena_alloc(A, probe * sizeof *l.p),
+                plan_arena_alloc(A, probe * sizeof *l.len), 0, false};
   if (!l.p || !l.len) {
     plan_scan_ranges_free(&r);
     return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
   }
   uint32_t n = 0;
   bool more = false;
-  if (kv_scan_prefixes(db, kfam, plan_skip_prefix_len, (void *)&t->key_cols[0],
-                       PLAN_SKIP_MAX_PREFIXES, collect, &l, &n, &more) != KV_OK ||
+  if (kv_scan_prefixes(db, kfam, plan_skip_prefix_len, (void *)&t->key_cols[0], probe, collect,
+                       &l, &n, &more) != KV_OK ||
       l.oom) {
     plan_scan_ranges_free(&r); /* no estimate: the full scan stays */
     return EXEC_OK;
   }
   bool take = hint > 0;
   if (!take && !more) {
-    uint64_t full = 0, b = 0, skip = 0;
-    if (kv_estimate_rows(db, rfam, NULL, &full, &b) != KV_OK) full = 0;
+    uint64_t skip = 0;
     estimate_over(db, rfam, NULL, 0, &r, l.p, l.len, l.n, &skip, NULL);
     double cost = (double)skip + PLAN_SKIP_SEEK_COST * (double)l.n * (1.0 + r.n_ranges);
     take = cost < (double)full;
@@ -195,6 +209,7 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
   sc->ranges.prefix_cols = 0;
   sc->skip_prefixes = l.n;
   sc->skip_more = more;
+  sc->skip_probed = probe;
   sc->skip_pfx = l.p;
   sc->skip_pfx_len = l.len;
   sc->skip_explain = explain && r.explain ? star_text(A, r.explain) : NULL;

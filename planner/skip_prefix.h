@@ -7,10 +7,14 @@
 ** to each leading prefix it finds inside the scan (kv.h kv_skip_prefix), so rows written
 ** between planning and running are read like any others.
 **
-** Chosen by cost in planner/select.c: the distinct prefixes are counted at plan time with
-** at most PLAN_SKIP_MAX_PREFIXES seeks (kv_scan_prefixes); more than that keeps the full
-** scan. Rows read are estimated per prefix and range (kv_estimate_rows) and compared with
-** the full scan's, each prefix costing PLAN_SKIP_SEEK_COST rows per seek. The hint
+** Chosen by cost in planner/select.c: rows read are estimated per prefix and range
+** (kv_estimate_rows, over at most PLAN_SKIP_SAMPLE prefixes spread evenly, scaled) and
+** compared with the full scan's, each prefix costing PLAN_SKIP_SEEK_COST rows per seek (one
+** to find it, one per range). The distinct prefixes are counted at plan time
+** (kv_scan_prefixes, one seek each) up to the number whose seeks alone would cost the full
+** scan (full rows / (PLAN_SKIP_SEEK_COST x (1 + ranges))), kept between PLAN_SKIP_MIN_PROBE
+** and PLAN_SKIP_MAX_PREFIXES: more than that keeps the full scan, and the count costs a
+** small share of the full scan it may avoid. The hint
 ** SKIP_SCAN forces it (when the WHERE bounds a later key column), RANGE_SCAN or
 ** NO_SKIP_SCAN forbids it. Not for reverse scans (ORDER BY the reverse of the
 ** key), index scans or the columnar aggregate pushdown.
@@ -28,7 +32,9 @@
 #include "kv/kv.h"
 #include "planner/plan.h"
 
-#define PLAN_SKIP_MAX_PREFIXES 64 /* prefixes counted at plan time; more: no skip scan */
+#define PLAN_SKIP_MIN_PROBE 64       /* prefixes counted at plan time at least ... */
+#define PLAN_SKIP_MAX_PREFIXES 4096  /* ... and at most; more: no skip scan */
+#define PLAN_SKIP_SAMPLE 64          /* prefixes whose ranges are estimated one by one */
 #define PLAN_SKIP_SEEK_COST 16.0  /* cost of one seek, in rows read */
 
 /* kv_prefix_len_fn of a row key whose first column is ctx (a const cat_key_col *): the
