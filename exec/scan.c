@@ -33,6 +33,7 @@
 #include "exec/index.h"
 #include "exec/op.h"
 #include "planner/filter.h"
+#include "planner/skip_prefix.h"
 
 int exec_kv_error(int kv_rc, exec_error *err) {
   int code;
@@ -189,6 +190,15 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
     }
     o.ranges = s->ranges;
     o.n_ranges = n;
+  }
+  kv_skip_prefix skip; /* copied by kv_scan_open */
+  if (ps->ranges.kind == PLAN_SCAN_PREFIX_SKIP) {
+    /* ranges over key columns 2..n: kv appends them to each leading prefix it finds */
+    skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->table->key_cols[0], s->ranges,
+                            n};
+    o.skip_prefix = &skip;
+    o.ranges = NULL;
+    o.n_ranges = 0;
   }
   /* qualifier projection: in each non-key family only the columns the query reads */
   const cat_table *t = ps->table;

@@ -333,6 +333,27 @@ typedef struct kv_qualifier_set {
   const uint8_t *const *quals; const uint32_t *qual_lens; uint32_t n_quals;
 } kv_qualifier_set;
 
+/* Skip scan by prefix (kv_scan_options.skip_prefix): the scan reads, for each distinct
+** leading prefix of the row keys, the suffix ranges appended to that prefix. prefix_len
+** gives the length of a key's prefix (for a SQL table: the first key column's encoding);
+** it returns 0 (or more than key_len) when the key has none, which fails the scan with
+** KV_ERR_INVALID. The prefixes are found inside the scan, at its snapshot (and through its
+** overlay): seek every family to the probe key (first the first key, then the first key
+** after every key beginning with the last prefix), take the smallest row key found, cut
+** its prefix p, read the ranges p + suffixes[i], then probe again after p. So rows written
+** before kv_scan_open are all found and rows written after it never are, whatever the
+** prefixes they bring. Suffix ranges follow kv_range's rules (sorted, not overlapping,
+** inclusive flags); a NULL start means from p's first key, a NULL end to p's last; no
+** suffix range (n_suffixes 0) means every key of each prefix. Forward scans only: with
+** reverse, or with ranges given, kv_scan_open fails with KV_ERR_INVALID.
+** kv_scan_metrics.prefixes_sought counts the prefixes found, ranges_sought the ranges read
+** (empty ones, start not below end, are not read). */
+typedef uint32_t (*kv_prefix_len_fn)(void *ctx, const uint8_t *key, uint32_t key_len);
+typedef struct kv_skip_prefix {
+  kv_prefix_len_fn prefix_len; void *ctx; /* the prefix of a key, and its context */
+  const kv_range *suffixes; uint32_t n_suffixes; /* ranges after the prefix */
+} kv_skip_prefix;
+
 typedef struct kv_scan_options {
   const uint32_t *family_ids; uint32_t n_families; /* families to read (>= 1); only their
                                                       files are opened */
@@ -351,6 +372,8 @@ typedef struct kv_scan_options {
   uint32_t existence_family; /* 0, or 1 + the index in family_ids of a family read only to
                               know that rows exist (the hidden key family): see below */
   bool value_vectors;      /* rows may carry kv_value_vectors (below); ignored with a filter */
+  const kv_skip_prefix *skip_prefix; /* skip scan by prefix (above), or NULL; copied at
+                                        open except ctx, which must outlive the scan */
 } kv_scan_options;
 /* Value vectors: with value_vectors set and no filter, a family with a qualifier projection
 ** of 1 to 64 distinct qualifiers may hand a row's cells out as one kv_value_vector (read
@@ -404,6 +427,7 @@ typedef struct kv_scan_metrics {
   uint64_t rows_filtered;  /* rows the filter rejected */
   uint64_t rows_returned;  /* rows handed out */
   uint64_t ranges_sought;  /* key ranges visited (skip scan seeks) */
+  uint64_t prefixes_sought;/* prefixes found by a skip scan by prefix (kv_skip_prefix) */
   uint32_t n_families;
   kv_family_metrics families[KV_SCAN_MAX_FAMILIES];
 } kv_scan_metrics;
@@ -443,6 +467,17 @@ void kv_scan_close(kv_scan *s);
 ** kv_scan_open; KV_ERR_INVALID for an empty row key) *scan_out is NULL. */
 int kv_get(kv_db *db, const kv_scan_options *opts, const void *row, size_t row_len,
            kv_scan **scan_out, kv_row *out_row);
+
+/* The distinct prefixes (kv_skip_prefix's prefix_len) of the row keys of family
+** family_id at the latest snapshot, ascending: each(each_ctx, prefix, len) for the first
+** `max` of them; *more is set when there are more. Prefixes are found from cells, so one
+** whose rows are all deleted (tombstones not yet compacted) may be counted: for estimates
+** (the planner's choice of a skip scan by prefix), not answers. *n gets the count given to
+** each. Errors: those of kv_scan_open and kv_scan_next, KV_MISUSE (NULL argument). */
+int kv_scan_prefixes(kv_db *db, uint32_t family_id, kv_prefix_len_fn prefix_len,
+                     void *prefix_ctx, uint32_t max,
+                     void (*each)(void *each_ctx, const uint8_t *prefix, uint32_t len),
+                     void *each_ctx, uint32_t *n, bool *more);
 
 /* Latest committed sequence number; use as kv_scan_options.snapshot to read at a point.
 ** Sequence numbers start at 2: an empty store's last sequence number is 1, so a snapshot is

@@ -24,7 +24,8 @@
 ** at the same snapshot. kv_scan_set_fast_rows turns it off (tests compare the two). After a
 ** row taken whole from every family that had it, the next rows of the same blocks may come
 ** as a row run (kv/scan_run.c), straight from the blocks; where a run ends, this file's path
-** goes on from the row it left the sources on.
+** goes on from the row it left the sources on. A skip scan by prefix (kv/scan_skip.c) makes
+** its ranges prefix by prefix: when they are done, kv_scan_skip_probe seeks the next prefix.
 ** Overlay cells (kv/scan_open.c) are one more memstore source whose sequence numbers lie
 ** above the snapshot; cells of the other sources above the real snapshot are dropped before
 ** the visibility rules see them.
@@ -340,6 +341,27 @@ static bool finish_row(kv_scan *s, kv_row *row) {
   return true;
 }
 
+int kv_scan_skip_probe(kv_scan *s) {
+  if (s->skip_done) return KV_ERR_NOTFOUND;
+  const uint8_t *probe = s->have_probe ? s->probe : NULL;
+  s->exist_state = EXIST_NONE;
+  for (uint32_t i = 0; i < s->n_fams; i++) {
+    int rc = merge_seek(&s->fams[i], probe, s->probe_len, false);
+    if (rc) return rc;
+  }
+  const kv_cell *best = NULL;
+  for (uint32_t i = 0; i < s->n_fams; i++) {
+    const kv_cell *c = merge_cell(&s->fams[i]);
+    if (c && (!best || kv_sf_bytes_cmp(c->row, c->row_len, best->row, best->row_len) < 0))
+      best = c;
+  }
+  if (!best) {
+    s->skip_done = true;
+    return KV_ERR_NOTFOUND;
+  }
+  return kv_scan_skip_ranges(s, best->row, best->row_len);
+}
+
 static int next_forward(kv_scan *s, kv_row *row) {
   for (;;) {
     if (s->pend_mask) {
@@ -354,7 +376,12 @@ static int next_forward(kv_scan *s, kv_row *row) {
       int rc = apply_pending(s);
       if (rc) return rc;
     }
-    if (s->cur_range >= (int)s->n_ranges) return KV_ERR_NOTFOUND;
+    if (s->cur_range >= (int)s->n_ranges) {
+      if (!s->skip) return KV_ERR_NOTFOUND;
+      int rc = kv_scan_skip_probe(s); /* the next prefix's ranges (kv/scan_skip.c) */
+      if (rc) return rc;
+      continue;
+    }
     nrange *r = &s->ranges[s->cur_range];
     if (!s->range_started) {
       /* A range of one row key [k, k+0x00) lets bloom filters skip files. */
@@ -565,6 +592,7 @@ void kv_scan_get_metrics(const kv_scan *s, kv_scan_metrics *out) {
   out->rows_filtered = s->m.rows_filtered;
   out->rows_returned = s->m.rows_returned;
   out->ranges_sought = s->m.ranges_sought;
+  out->prefixes_sought = s->prefixes;
   out->n_families = s->n_fams;
   memset(&out->families[s->n_fams], 0,
          (KV_SCAN_MAX_FAMILIES - s->n_fams) * sizeof *out->families);

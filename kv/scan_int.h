@@ -126,7 +126,33 @@ struct kv_scan {
   uint32_t run_wait;            /* rows to take the present path for before trying a run */
   uint64_t run_rows;            /* rows handed out by row runs (added to a process-wide
                                    count at close: kv_scan_run_rows) */
+  /* skip scan by prefix (kv_scan_options.skip_prefix, kv/scan_skip.c): ranges holds the
+     ranges of the current prefix, made when the previous ones are done */
+  bool skip;                    /* the ranges are made per prefix found */
+  bool skip_done;               /* no key after the current prefix: no more probes */
+  bool have_probe;              /* probe is set (else the next probe is the first key) */
+  kv_prefix_len_fn plen;        /* a key's prefix length */
+  void *plen_ctx;               /* its context */
+  nrange *sfx;                  /* normalized suffix ranges ([start, end), NULL = open) */
+  uint32_t n_sfx, sfx_cap;      /* entries in sfx / allocated */
+  uint8_t *sfx_bytes;           /* their bounds, back to back */
+  size_t sfx_bytes_cap;         /* bytes allocated in sfx_bytes */
+  uint8_t *probe; uint32_t probe_len, probe_cap; /* where the next prefix is sought */
+  uint8_t *pfx; uint32_t pfx_len, pfx_cap;       /* the current prefix */
+  uint64_t prefixes;            /* prefixes found (kv_scan_metrics.prefixes_sought) */
 };
+
+/* Skip scan by prefix (kv/scan_skip.c). At open: copy and normalize sp's suffix ranges into
+** s (s->skip set); KV_ERR_INVALID (reverse, ranges given, no prefix_len, suffixes unsorted
+** or overlapping), KV_ERR_TOOBIG, KV_ERR_NOMEM. */
+int kv_scan_skip_setup(kv_scan *s, const kv_skip_prefix *sp, uint32_t n_ranges);
+/* The smallest row key at or after the probe is row[0..row_len): cut its prefix, make
+** s->ranges the prefix's non-empty ranges (cur_range 0), set the next probe (or skip_done).
+** KV_OK, KV_ERR_INVALID (prefix_len refused the key), KV_ERR_NOMEM. */
+int kv_scan_skip_ranges(kv_scan *s, const uint8_t *row, uint32_t row_len);
+/* Find the next prefix (kv/scan.c): seek every family to the probe, then
+** kv_scan_skip_ranges. KV_OK, KV_ERR_NOTFOUND (no more prefixes) or an error. */
+int kv_scan_skip_probe(kv_scan *s);
 
 /* Before the sources of scan s are released under a row it handed out whole (kv_close
 ** tearing the scan down): copy that row's qualifiers and values into s->kept_row (freed

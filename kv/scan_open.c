@@ -75,6 +75,10 @@ static void free_scan(kv_scan *s) {
   free(s->offs);
   free(s->data);
   free(s->kept_row);
+  free(s->sfx);
+  free(s->sfx_bytes);
+  free(s->probe);
+  free(s->pfx);
   free(s);
 }
 
@@ -142,6 +146,9 @@ static kv_scan *take_shell(kv_db *db) {
   s->n_ranges = 0;
   s->cur_range = 0;
   s->range_started = false;
+  s->skip = s->skip_done = s->have_probe = false;
+  s->n_sfx = 0;
+  s->prefixes = 0;
   s->reverse = false;
   s->exist_fam = -1;
   s->exist_state = EXIST_NONE;
@@ -326,6 +333,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
   s->want_vecs = o->value_vectors && !o->filter && kv_scan_value_vectors();
   s->n_fams = o->n_families;
   int rc = normalize_ranges(s, o->ranges, o->n_ranges);
+  if (rc == KV_OK && o->skip_prefix) rc = kv_scan_skip_setup(s, o->skip_prefix, o->n_ranges);
   for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
     fscan *f = &s->fams[i];
     f->fid = o->family_ids[i];
@@ -378,6 +386,8 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     return rc;
   }
   s->cur_range = s->reverse ? (int)s->n_ranges - 1 : 0;
+  /* a skip scan by prefix: the one whole range above chose the files; its ranges are made
+     prefix by prefix from the first next (kv/scan_skip.c) */
 
   bool need_now = o->overlay != NULL; /* the clock: for TTL and the overlay's KV_TS_NOW */
   pthread_mutex_lock(&db->mu);
@@ -450,6 +460,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     now = db->env->now_ms(db->env);
     for (uint32_t i = 0; i < s->n_fams; i++) s->fams[i].vis.now_ms = now;
   }
+  if (s->skip) s->n_ranges = 0; /* the files are chosen: ranges come per prefix */
   if (rc == KV_OK && o->overlay && kv_batch_count(o->overlay) > 0)
     rc = load_overlay(s, o->overlay, now);
   for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {

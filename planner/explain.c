@@ -35,6 +35,7 @@
 #include "exec/colagg.h"
 #include "exec/func.h"
 #include "planner/plan_select.h"
+#include "planner/skip_prefix.h"
 #include "sql/ast.h"
 
 /* ---- plan_expr_print ---------------------------------------------------------------------- */
@@ -369,6 +370,25 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
       line(L, "SKIP SCAN ON %u RANGES OVER %s %s%s%s", r->n_ranges, over,
            r->explain ? r->explain : "", rev, actual);
       break;
+    case PLAN_SCAN_PREFIX_SKIP: {
+      char found[48];
+      if (sc->skip_more) snprintf(found, sizeof found, "over %u found", sc->skip_probed);
+      else snprintf(found, sizeof found, "%u found", sc->skip_prefixes);
+      char pa[64] = "";
+      if (a) snprintf(pa, sizeof pa, " prefixes=%" PRIu64, a->kv.prefixes_sought);
+      size_t al = strlen(actual);
+      if (pa[0] && al > 0) { /* "... ranges=n) time=..." gets the prefixes after ranges */
+        char *close = strchr(actual, ')');
+        if (close) {
+          char tail[512];
+          snprintf(tail, sizeof tail, "%s", close);
+          snprintf(close, sizeof actual - (size_t)(close - actual), "%s%s", pa, tail);
+        }
+      }
+      line(L, "SKIP SCAN ON EACH [%s] PREFIX (%s) OVER %s %s%s", t->columns[t->pk[0]].name,
+           found, over, sc->skip_explain ? sc->skip_explain : "", actual);
+      break;
+    }
     default: line(L, "%sFULL SCAN OVER %s%s%s", chunks, over, rev, actual); break;
   }
   if (sc->index) {

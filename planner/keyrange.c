@@ -755,6 +755,6 @@ void plan_scan_ranges_free(plan_scan_ranges *r) {
 
 const char *plan_scan_kind_name(int kind) {
   static const char *const names[] = {"NOTHING", "POINT LOOKUP", "RANGE SCAN", "SKIP SCAN",
-                                      "FULL SCAN"};
-  return kind >= 0 && kind <= PLAN_SCAN_FULL ? names[kind] : "?";
+                                      "FULL SCAN", "SKIP SCAN BY PREFIX"};
+  return kind >= 0 && kind <= PLAN_SCAN_PREFIX_SKIP ? names[kind] : "?";
 }

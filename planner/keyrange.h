@@ -38,7 +38,10 @@ enum plan_scan_kind {
   PLAN_SCAN_POINT = 1,   /* every range is one full key: POINT LOOKUP ON n KEYS */
   PLAN_SCAN_RANGE = 2,   /* one range: RANGE SCAN */
   PLAN_SCAN_SKIP = 3,    /* several ranges: SKIP SCAN ON n RANGES */
-  PLAN_SCAN_FULL = 4     /* no bound on the leading key column: FULL SCAN */
+  PLAN_SCAN_FULL = 4,    /* no bound on the leading key column: FULL SCAN */
+  PLAN_SCAN_PREFIX_SKIP = 5 /* no bound on the leading key column, ranges over the later
+                               ones read per leading prefix (planner/skip_prefix.h); never
+                               made by plan_key_ranges */
 };
 const char *plan_scan_kind_name(int kind); /* "POINT LOOKUP", ... */
 

@@ -183,6 +183,14 @@ typedef struct plan_scan {
   int n_access;                     /* access paths costed (0: no index was considered) */
   plan_access *access;              /* them, the chosen one marked (arena) */
   const char *hint_note;            /* what the optimizer hint did, or why it was ignored */
+  /* Skip scan by prefix (ranges.kind PLAN_SCAN_PREFIX_SKIP, planner/skip_prefix.h): ranges
+  ** are over key columns 2..n, appended by kv to each leading prefix it finds. */
+  uint32_t skip_prefixes;           /* prefixes found at plan time */
+  bool skip_more;                   /* more than skip_probed (a hint forced it) */
+  uint32_t skip_probed;             /* prefixes counted at most at plan time */
+  const uint8_t **skip_pfx;         /* the prefixes found (arena), for the estimates */
+  uint32_t *skip_pfx_len;           /* their lengths */
+  const char *skip_explain;         /* the key bounds, "*" for the leading column (arena) */
 } plan_scan;
 
 /* What follows the scan in a SELECT plan. */

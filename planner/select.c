@@ -1,7 +1,9 @@
 /*
 ** planner/select.c: planning a bound SELECT (or the row source of DELETE / UPSERT SELECT)
 ** into a plan_query, once the parameters are known:
-**  - key ranges over the table's PK (planner/keyrange.h); the WHERE terms they do not
+**  - key ranges over the table's PK (planner/keyrange.h), or, when they bound nothing of the
+**    leading key column, perhaps a skip scan by prefix (planner/skip_prefix.h); the WHERE
+**    terms they do not
 **    answer are split into the pushed-down typed filter (planner/filter.h) and a residual
 **    the executor evaluates after decoding;
 **  - families read: those of every referenced non-key column, plus the hidden key family
@@ -29,6 +31,7 @@
 #include "planner/plan.h"
 #include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
+#include "planner/skip_prefix.h"
 #include "sql/ast.h"
 
 /* True if e is surely NULL when every non-key column is NULL. */
@@ -169,7 +172,8 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
     if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK)
       sc->total_bytes += fs.store_file_bytes + fs.memstore_bytes;
   }
-  if (sc->ranges.kind == PLAN_SCAN_NOTHING) return;
+  if (sc->ranges.kind == PLAN_SCAN_NOTHING || sc->ranges.kind == PLAN_SCAN_PREFIX_SKIP)
+    return; /* a skip scan by prefix: plan_skip_estimate */
   uint32_t n = sc->ranges.n_ranges;
   for (uint32_t r = 0; r < (n ? n : 1); r++) {
     kv_range kr;
@@ -215,15 +219,17 @@ static void estimate(kv_db *db, plan_scan *sc) {
     }
   }
   plan_scan_estimate(db, t->families[0].kv_id, fid, sc);
+  if (sc->ranges.kind == PLAN_SCAN_PREFIX_SKIP) plan_skip_estimate(db, fid, sc);
   uint32_t n = sc->ranges.n_ranges;
   if (sc->ranges.kind == PLAN_SCAN_POINT && sc->est_rows > n) sc->est_rows = n;
 }
 
 /* plan_scan_build; with_estimates false leaves the estimates and totals 0 and makes no
-** EXPLAIN text of the key bounds or the filter (plan reuse). */
+** EXPLAIN text of the key bounds or the filter (plan reuse). skip: the skip scan by prefix
+** may be considered (planner/skip_prefix.h) with plan_skip_hint `skip_hint`. */
 static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
                       const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
-                      char *msg, size_t cap, bool with_estimates) {
+                      char *msg, size_t cap, bool with_estimates, bool skip, int skip_hint) {
   memset(sc, 0, sizeof *sc);
   sc->table = t;
   const char **names = plan_arena_alloc(A, (size_t)t->n_pk * sizeof *names);
@@ -235,6 +241,14 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
                : plan_key_ranges_noexplain(&ks, where, params, n_params, &sc->ranges, msg, cap);
   if (rc) return rc;
   sc->have_ranges = true;
+  if (skip && sc->ranges.kind == PLAN_SCAN_FULL) {
+    rc = plan_skip_consider(db, t, names, where, params, n_params, skip_hint, with_estimates,
+                            A, sc, msg, cap);
+    if (rc) return rc;
+  } else if (skip_hint > 0) {
+    sc->hint_note = !skip ? "hint SKIP_SCAN ignored: the scan runs in reverse key order"
+                          : "hint SKIP_SCAN ignored: the WHERE bounds the leading key column";
+  }
   /* residual terms: pushed into the kv scan where possible */
   const plan_expr **not_pushed = NULL;
   uint32_t n_np = 0;
@@ -307,7 +321,7 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
 int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
                     const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
                     char *msg, size_t cap) {
-  return scan_build(db, t, where, used, params, n_params, A, sc, msg, cap, true);
+  return scan_build(db, t, where, used, params, n_params, A, sc, msg, cap, true, false, 0);
 }
 
 void plan_scan_free(plan_scan *sc) {
@@ -343,9 +357,13 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
   } else {
     for (int i = 0; i < s->n_proj; i++) mark(s->proj[i], used);
   }
-  int rc = scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap, full);
-  if (rc) return rc;
   q->stream_agg = s->aggregate && plan_group_on_prefix(s, t->pk, t->n_pk);
+  /* the skip scan by prefix reads forward only: not when the order asked is the reverse of
+     the key (nothing of the leading column is pinned then) */
+  bool skip = plan_key_order_of(s, t->pk, t->key_cols, t->n_pk, 0, q->stream_agg) != 2;
+  int rc = scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap, full,
+                      skip, plan_skip_hint(s->hint));
+  if (rc) return rc;
   int dir = plan_key_order_of(s, t->pk, t->key_cols, t->n_pk,
                               plan_pinned_one(&q->scan.ranges, t->pk, t->n_pk), q->stream_agg);
   if (t->n_indexes > 0 && full) {
@@ -412,7 +430,8 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
   /* an IMMUTABLE_ROWS table's index may hold stale rows (docs/INDEXES.md): a SELECT may
      return one, but a DELETE through it would remove a row its WHERE does not match */
   if (d->table->immutable_rows)
-    return scan_build(db, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true);
+    return scan_build(db, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true,
+                      true, plan_skip_hint(d->hint));
   memset(sc, 0, sizeof *sc);
   /* the SELECT of no columns with the same table, WHERE and hint; no LIMIT (the DELETE
      counts the rows it deletes itself), so nothing is pushed into the scan for it */

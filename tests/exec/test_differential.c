@@ -16,7 +16,10 @@
 ** write maintains them. Every query also runs with each index forced (/+ INDEX(t IXn) +/)
 ** and the key-hidden run with /+ NO_INDEX +/, so each answer is checked through the table
 ** and through every index (covered or with lookups) against SQLite; the run prints how many
-** unhinted queries the planner answered from an index and fails if none was. A failure is minimized (clauses, then rows, are dropped while it still
+** unhinted queries the planner answered from an index and fails if none was. Some queries
+** bound later key columns and not the leading one, and every query also runs with the skip
+** scan by prefix forced (/+ SKIP_SCAN +/, ignored where it does not apply); the run fails if
+** none ran as one. A failure is minimized (clauses, then rows, are dropped while it still
 ** fails) and printed as an SQL script that reproduces it.
 **
 ** Where SQLite's rules differ, it is set up to match or the case is kept out:
@@ -93,6 +96,7 @@ typedef struct world {
   int nidx;                    /* secondary indexes on t (Rowan only) */
   char idx_sql[2][160];        /* their CREATE INDEX statements */
   int index_plans;             /* unhinted queries the planner answered from an index */
+  int skip_plans;              /* queries run as a skip scan by prefix (hint SKIP_SCAN) */
 } world;
 
 static const char *const KINDS[5] = {"NOTHING", "POINT LOOKUP", "RANGE SCAN", "SKIP SCAN", "FULL SCAN"};
@@ -465,7 +469,7 @@ static void atom(world *w, const col *c, int form, char out[2][256]) {
 static void gen_where(world *w, query *q) {
   const schema *s = &w->s;
   q->nclause = 0;
-  q->target = below(w, 5);
+  q->target = below(w, 6);
   switch (q->target) {
     case 0: /* contradiction on the leading key column */
       atom(w, &s->c[0], 0, q->clause[q->nclause++]);
@@ -485,7 +489,11 @@ static void gen_where(world *w, query *q) {
       atom(w, &s->c[0], below(w, 2) ? 2 : 6, q->clause[q->nclause++]);
       if (s->nkey > 1 && below(w, 2)) atom(w, &s->c[1], below(w, 3), q->clause[q->nclause++]);
       break;
-    default: /* nothing on the leading key column */
+    case 4: /* nothing on the leading key column */
+      break;
+    default: /* nothing on the leading key column, later ones bounded: a skip scan by prefix */
+      for (int i = 1; i < s->nkey && (i == 1 || below(w, 2)); i++)
+        atom(w, &s->c[i], below(w, 4) == 0 ? 2 : below(w, 4), q->clause[q->nclause++]);
       break;
   }
   /* Extra predicates anywhere (non-key most often). */
@@ -604,6 +612,24 @@ static bool check(world *w, const query *q, const char **kind_out, bool verbose)
     ok_ix &= ok;
     res_free(&x);
   }
+  /* the skip scan by prefix forced (planner/skip_prefix.h; ignored where it does not
+     apply: a bound leading key column, nothing bounded after it, reverse order) */
+  bool ok_sk = true;
+  {
+    char forced[SQL_CAP];
+    query_sql(q, 0, "SKIP_SCAN", forced, sizeof forced);
+    result x = {0};
+    const char *xk = NULL;
+    run_rowan(w, forced, q->numeric, &x, &xk);
+    ok_sk = same(&x, &s, q->ordered);
+    if (xk && strcmp(xk, "SKIP SCAN BY PREFIX") == 0 && !verbose) w->skip_plans++;
+    if (verbose || !ok_sk) {
+      fprintf(stderr, "  forced: %s; %s (%s)\n", forced, ok_sk ? "agrees" : "DIFFERS",
+              xk ? xk : "-");
+      if (verbose) print_result("rowan, skip scan forced", &x);
+    }
+    res_free(&x);
+  }
   if (!verbose && w->nidx) {
     /* did the planner choose an index by itself? */
     char ex[SQL_CAP + 16];
@@ -628,7 +654,7 @@ static bool check(world *w, const query *q, const char **kind_out, bool verbose)
   res_free(&r);
   res_free(&s);
   res_free(&h);
-  return ok_rs && ok_rh && full && ok_ix;
+  return ok_rs && ok_rh && full && ok_ix && ok_sk;
 }
 
 /* Reload the engines with a subset of rows. */
@@ -715,6 +741,9 @@ static void test_differential(void **state) {
     assert_true(w->kind_count[i] > 0);
   }
   assert_true(w->index_plans > 0);
+  fprintf(stderr, "[test_differential] %d queries ran as a skip scan by prefix (forced)\n",
+          w->skip_plans);
+  assert_true(w->skip_plans > 0);
   free(w);
 }
 

@@ -1,0 +1,218 @@
+/*
+** planner/skip_prefix.c: choosing the skip scan by prefix (contract and cost rule in
+** planner/skip_prefix.h): the suffix key ranges (plan_key_ranges over key columns 2..n),
+** the count of leading prefixes at plan time (kv_scan_prefixes, capped), the estimate of
+** rows read per prefix and range, the hint, and the EXPLAIN text of the bounds (the suffix
+** bounds with "*" for the leading column). Not here: the scan (exec/scan.c hands the ranges
+** to kv.h kv_skip_prefix), the EXPLAIN line (planner/explain.c).
+*/
+#include <ctype.h>
+#include <strings.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/keycodec.h"
+#include "exec/engine.h"
+#include "planner/skip_prefix.h"
+
+uint32_t plan_skip_prefix_len(void *ctx, const uint8_t *key, uint32_t key_len) {
+  const cat_key_col *c = ctx;
+  const uint8_t *e = cat_key_skip_col(c, key, key + key_len);
+  return e ? (uint32_t)(e - key) : 0;
+}
+
+int plan_skip_hint(const char *hint) {
+  if (!hint) return 0;
+  int r = 0;
+  const char *p = hint;
+  while (*p) {
+    while (*p && !(isalnum((unsigned char)*p) || *p == '_')) p++;
+    const char *w = p;
+    while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
+    size_t n = (size_t)(p - w);
+    if (n == 9 && strncasecmp(w, "SKIP_SCAN", 9) == 0) r = 1;
+    else if ((n == 10 && strncasecmp(w, "RANGE_SCAN", 10) == 0) ||
+             (n == 12 && strncasecmp(w, "NO_SKIP_SCAN", 12) == 0))
+      r = -1;
+  }
+  return r;
+}
+
+/* Prefixes collected by kv_scan_prefixes into the arena. */
+typedef struct pfx_list {
+  plan_arena *A;
+  const uint8_t **p;
+  uint32_t *len;
+  uint32_t n;
+  bool oom;
+} pfx_list;
+
+static void collect(void *ctx, const uint8_t *prefix, uint32_t len) {
+  pfx_list *l = ctx;
+  uint8_t *c = plan_arena_alloc(l->A, len ? len : 1);
+  if (!c) {
+    l->oom = true;
+    return;
+  }
+  memcpy(c, prefix, len);
+  l->p[l->n] = c;
+  l->len[l->n++] = len;
+}
+
+/* kv range: prefix p + suffix range r (NULL bounds: the prefix's first / past its last
+** key), into buf (room for 2 * (plen + CAT_KEY_MAX)). */
+static void join_range(const uint8_t *p, uint32_t pl, const plan_key_range *r, uint8_t *buf,
+                       kv_range *out) {
+  memset(out, 0, sizeof *out);
+  uint8_t *s = buf, *e = buf + pl + (r->start ? r->start_len : 0);
+  memcpy(s, p, pl);
+  if (r->start) memcpy(s + pl, r->start, r->start_len);
+  out->start = s;
+  out->start_len = pl + (r->start ? r->start_len : 0);
+  out->start_inclusive = r->start ? r->start_incl : true;
+  if (r->end) {
+    memcpy(e, p, pl);
+    memcpy(e + pl, r->end, r->end_len);
+    out->end = e;
+    out->end_len = pl + r->end_len;
+    out->end_inclusive = r->end_incl;
+  } else {
+    size_t el = 0;
+    if (cat_key_prefix_end(p, pl, e, &el)) {
+      out->end = e;
+      out->end_len = el;
+    }
+  }
+}
+
+/* Rows (and bytes of families fids[0..nf)) the suffix ranges hold over the prefixes. */
+static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids, int nf,
+                          const plan_scan_ranges *r, const uint8_t *const *pfx,
+                          const uint32_t *plen, uint32_t n_pfx, uint64_t *rows,
+                          uint64_t *bytes) {
+  *rows = 0;
+  if (bytes) *bytes = 0;
+  uint8_t *buf = malloc(2 * ((size_t)CAT_KEY_MAX + 8) + 2 * CAT_KEY_MAX);
+  if (!buf) return;
+  /* at most PLAN_SKIP_SAMPLE prefixes, evenly spread, scaled to all of them */
+  uint32_t step = (n_pfx + PLAN_SKIP_SAMPLE - 1) / PLAN_SKIP_SAMPLE, sampled = 0;
+  if (step == 0) step = 1;
+  uint64_t rs = 0, bs = 0;
+  for (uint32_t p = 0; p < n_pfx; p += step, sampled++)
+    for (uint32_t i = 0; i < r->n_ranges; i++) {
+      kv_range kr;
+      join_range(pfx[p], plen[p], &r->ranges[i], buf, &kr);
+      uint64_t n = 0, b = 0;
+      if (kv_estimate_rows(db, rows_family, &kr, &n, &b) == KV_OK) rs += n;
+      for (int f = 0; bytes && f < nf; f++)
+        if (kv_estimate_rows(db, fids[f], &kr, &n, &b) == KV_OK) bs += b;
+    }
+  free(buf);
+  double scale = sampled ? (double)n_pfx / (double)sampled : 0.0;
+  *rows = (uint64_t)((double)rs * scale + 0.5);
+  if (bytes) *bytes = (uint64_t)((double)bs * scale + 0.5);
+}
+
+void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc) {
+  estimate_over(db, rows_family, sc->family_ids, sc->n_families, &sc->ranges, sc->skip_pfx,
+                sc->skip_pfx_len, sc->skip_prefixes, &sc->est_rows, &sc->est_bytes);
+  if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
+}
+
+/* The suffix bounds' text with "*, " after every '[' outside quoted literals. */
+static const char *star_text(plan_arena *A, const char *t) {
+  size_t n = strlen(t), extra = 0;
+  for (size_t i = 0; i < n; i++) extra += t[i] == '[' ? 3 : 0;
+  char *o = plan_arena_alloc(A, n + extra + 1);
+  if (!o) return NULL;
+  bool q = false;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    o[k++] = t[i];
+    if (t[i] == '\'') q = !q; /* '' inside a literal toggles twice */
+    else if (t[i] == '[' && !q) {
+      memcpy(o + k, "*, ", 3);
+      k += 3;
+    }
+  }
+  o[k] = 0;
+  return o;
+}
+
+int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
+                       const plan_expr *where, const cat_value *params, int n_params,
+                       int hint, bool explain, plan_arena *A, plan_scan *sc, char *msg,
+                       size_t cap) {
+  if (hint < 0) sc->hint_note = "hint RANGE_SCAN: no skip scan by prefix";
+  else if (hint > 0) /* replaced below when the hint is followed */
+    sc->hint_note = "hint SKIP_SCAN ignored: the WHERE bounds no key column after the leading "
+                    "one";
+  if (!where || t->n_pk < 2 || hint < 0 || sc->ranges.kind != PLAN_SCAN_FULL) return EXEC_OK;
+  plan_key_schema ks = {t->key_cols + 1, t->pk + 1, names + 1, t->n_pk - 1};
+  plan_scan_ranges r;
+  memset(&r, 0, sizeof r);
+  int rc = explain ? plan_key_ranges(&ks, where, params, n_params, &r, msg, cap)
+                   : plan_key_ranges_noexplain(&ks, where, params, n_params, &r, msg, cap);
+  if (rc) return rc;
+  if (r.kind == PLAN_SCAN_FULL || r.kind == PLAN_SCAN_NOTHING || r.n_ranges == 0) {
+    plan_scan_ranges_free(&r);
+    return EXEC_OK;
+  }
+  /* the prefixes: found in the key family, where every row has a cell; rows estimated in
+     the family with the most blocks (the finest block index), as planner/select.c does */
+  uint32_t kfam = t->families[0].kv_id, rfam = kfam;
+  uint64_t most = 0;
+  for (int i = 0; i < t->n_families; i++) {
+    kv_family_stats fs;
+    if (kv_family_get_stats(db, t->families[i].kv_id, &fs) == KV_OK && fs.blocks > most) {
+      most = fs.blocks;
+      rfam = t->families[i].kv_id;
+    }
+  }
+  /* more prefixes than the full scan's rows over the cost of their seeks cannot win: the
+     count stops there (between PLAN_SKIP_MIN_PROBE and PLAN_SKIP_MAX_PREFIXES) */
+  uint64_t full = 0, b = 0;
+  if (kv_estimate_rows(db, rfam, NULL, &full, &b) != KV_OK) full = 0;
+  double fit = (double)full / (PLAN_SKIP_SEEK_COST * (1.0 + r.n_ranges));
+  uint32_t probe = fit > PLAN_SKIP_MAX_PREFIXES ? PLAN_SKIP_MAX_PREFIXES
+                   : fit < PLAN_SKIP_MIN_PROBE  ? PLAN_SKIP_MIN_PROBE
+                                                : (uint32_t)fit;
+  pfx_list l = {A, plan_arena_alloc(A, probe * sizeof *l.p),
+                plan_arena_alloc(A, probe * sizeof *l.len), 0, false};
+  if (!l.p || !l.len) {
+    plan_scan_ranges_free(&r);
+    return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
+  }
+  uint32_t n = 0;
+  bool more = false;
+  if (kv_scan_prefixes(db, kfam, plan_skip_prefix_len, (void *)&t->key_cols[0], probe, collect,
+                       &l, &n, &more) != KV_OK ||
+      l.oom) {
+    plan_scan_ranges_free(&r); /* no estimate: the full scan stays */
+    return EXEC_OK;
+  }
+  bool take = hint > 0;
+  if (!take && !more) {
+    uint64_t skip = 0;
+    estimate_over(db, rfam, NULL, 0, &r, l.p, l.len, l.n, &skip, NULL);
+    double cost = (double)skip + PLAN_SKIP_SEEK_COST * (double)l.n * (1.0 + r.n_ranges);
+    take = cost < (double)full;
+  }
+  if (!take) {
+    plan_scan_ranges_free(&r);
+    return EXEC_OK;
+  }
+  plan_scan_ranges_free(&sc->ranges);
+  sc->ranges = r;
+  sc->ranges.kind = PLAN_SCAN_PREFIX_SKIP;
+  sc->ranges.prefix_cols = 0;
+  sc->skip_prefixes = l.n;
+  sc->skip_more = more;
+  sc->skip_probed = probe;
+  sc->skip_pfx = l.p;
+  sc->skip_pfx_len = l.len;
+  sc->skip_explain = explain && r.explain ? star_text(A, r.explain) : NULL;
+  if (hint > 0) sc->hint_note = "hint SKIP_SCAN forces the skip scan by prefix";
+  return EXEC_OK;
+}

@@ -1,0 +1,62 @@
+/*
+** planner/skip_prefix.h: the skip scan by prefix (Phoenix's SKIP_SCAN, SQLite's skip-scan,
+** Oracle's index skip scan) for a table scan whose WHERE bounds no leading key column but
+** bounds later ones: `WHERE TS >= ? AND TS < ?` on PRIMARY KEY (STATION, TS DESC) reads,
+** for each STATION found, only that station's rows in the TS range. The ranges are derived
+** by plan_key_ranges over the key columns 2..n (a shifted plan_key_schema); kv appends them
+** to each leading prefix it finds inside the scan (kv.h kv_skip_prefix), so rows written
+** between planning and running are read like any others.
+**
+** Chosen by cost in planner/select.c: rows read are estimated per prefix and range
+** (kv_estimate_rows, over at most PLAN_SKIP_SAMPLE prefixes spread evenly, scaled) and
+** compared with the full scan's, each prefix costing PLAN_SKIP_SEEK_COST rows per seek (one
+** to find it, one per range). The distinct prefixes are counted at plan time
+** (kv_scan_prefixes, one seek each) up to the number whose seeks alone would cost the full
+** scan (full rows / (PLAN_SKIP_SEEK_COST x (1 + ranges))), kept between PLAN_SKIP_MIN_PROBE
+** and PLAN_SKIP_MAX_PREFIXES: more than that keeps the full scan, and the count costs a
+** small share of the full scan it may avoid. The hint
+** SKIP_SCAN forces it (when the WHERE bounds a later key column), RANGE_SCAN or
+** NO_SKIP_SCAN forbids it. Not for reverse scans (ORDER BY the reverse of the
+** key), index scans or the columnar aggregate pushdown.
+**
+** The plan keeps the suffix ranges in plan_scan.ranges with kind PLAN_SCAN_PREFIX_SKIP
+** (prefix_cols 0: nothing of the leading column is pinned; the scan's order is the key
+** order). Not here: running it (exec/scan.c), printing it (planner/explain.c).
+*/
+#ifndef ROWAN_PLANNER_SKIP_PREFIX_H
+#define ROWAN_PLANNER_SKIP_PREFIX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kv/kv.h"
+#include "planner/plan.h"
+
+#define PLAN_SKIP_MIN_PROBE 64       /* prefixes counted at plan time at least ... */
+#define PLAN_SKIP_MAX_PREFIXES 4096  /* ... and at most; more: no skip scan */
+#define PLAN_SKIP_SAMPLE 64          /* prefixes whose ranges are estimated one by one */
+#define PLAN_SKIP_SEEK_COST 16.0  /* cost of one seek, in rows read */
+
+/* kv_prefix_len_fn of a row key whose first column is ctx (a const cat_key_col *): the
+** length of that column's encoding, 0 if the key is too short or corrupt. */
+uint32_t plan_skip_prefix_len(void *ctx, const uint8_t *key, uint32_t key_len);
+
+/* The skip hint of hint text (NULL: none): 1 for SKIP_SCAN, -1 for RANGE_SCAN or
+** NO_SKIP_SCAN, 0 otherwise. */
+int plan_skip_hint(const char *hint);
+
+/* For a table scan sc whose ranges are PLAN_SCAN_FULL: derive the ranges of key columns
+** 2..n of t (names: the key columns' names) for `where`; when they bound something and
+** the hint allows, count the prefixes and compare costs; when chosen, sc->ranges becomes
+** the suffix derivation (kind PLAN_SCAN_PREFIX_SKIP) and sc->skip_* are set (in arena A).
+** `explain`: make the EXPLAIN text. EXEC_OK (chosen or not), EXEC_NOMEM, EXEC_TOOBIG. */
+int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
+                       const plan_expr *where, const cat_value *params, int n_params,
+                       int hint, bool explain, plan_arena *A, plan_scan *sc, char *msg,
+                       size_t cap);
+
+/* sc->est_rows and est_bytes of a chosen skip scan by prefix, over the prefixes found at
+** plan time and sc's families (rows from rows_family). */
+void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc);
+
+#endif /* ROWAN_PLANNER_SKIP_PREFIX_H */
