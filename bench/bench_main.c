@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -251,9 +252,12 @@ static double bulk_once(const config *c, const bench_input *in, const char *dir)
   (void)c;
   if (bench_rmtree(dir) != 0) die("cannot clear a database directory");
   if (bench_rowan.create(&h, dir, 0, &unsupported) != 0) die("create failed");
+  struct rusage ru0, ru1; /* peak RSS before (the input, read in memory) and after */
+  getrusage(RUSAGE_SELF, &ru0);
   double t0 = now_s(), c0 = cpu_s(), m0 = thread_cpu_s();
   if (bench_rowan_bulk_load(h, in) != 0) die("Rowan bulk load failed");
   double dt = now_s() - t0, dc = cpu_s() - c0, dm = thread_cpu_s() - m0;
+  getrusage(RUSAGE_SELF, &ru1);
   int64_t copies = in->rows / ARCHIVE_ROWS, all = -1, gt = -1, nul = -1;
   if (bench_rowan.count_all(h, &all) || bench_rowan.count_temp_gt(h, 30.0, &gt) ||
       bench_rowan.count_temp_null(h, &nul) || all != in->rows ||
@@ -264,8 +268,9 @@ static double bulk_once(const config *c, const bench_input *in, const char *dir)
   }
   bench_rowan.close(h);
   bench_rmtree(dir);
-  fprintf(stderr, "  %-8s  bulk: load %.2f s (%.2f s of CPU, %.2f s on the loading thread)\n",
-          "Rowan", dt, dc, dm);
+  fprintf(stderr, "  %-8s  bulk: load %.2f s (%.2f s of CPU, %.2f s on the loading thread), "
+          "%.0f rows/s, peak RSS %ld MiB before the load, %ld MiB after\n", "Rowan", dt, dc, dm,
+          (double)in->rows / dt, ru0.ru_maxrss / 1024, ru1.ru_maxrss / 1024);
   return (double)in->rows / dt;
 }
 

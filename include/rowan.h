@@ -84,6 +84,11 @@ typedef struct rowan_options {
   size_t memstore_size;     /* bytes per family memstore before a flush; 0 = 64 MiB */
   void *kv_env;             /* a struct kv_env * (kv/env.h) to run on another file system,
                                e.g. the in-memory one in tests; NULL = the real disk */
+  size_t bulk_memory;       /* bytes one bulk load (rowan_bulk_*) may hold in memory; 0 =
+                               default 256 MiB; at least 1 MiB (smaller: rowan_open gives
+                               ROWAN_MISUSE). Past it the load writes what it has sorted and
+                               encoded to temporary files in the database directory (see
+                               "Bulk load" below and docs/KV.md) */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */
@@ -284,6 +289,14 @@ int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 ** value (rowan_errmsg(db)); nothing of it is kept and the load goes on. ROWAN_IOERR,
 ** ROWAN_FULL or ROWAN_NOMEM (writing a sorted run to disk) end the load: only
 ** rowan_bulk_abort is left.
+** Memory: a load holds at most rowan_options.bulk_memory bytes (default 256 MiB) of buffered
+** rows, encoded store-file blocks and merge output, plus a slack of at most a sixteenth of
+** it (the part being sorted and encoded by the load's worker thread).
+** Not counted: 8 bytes per row key and family (the bloom filter's hashes, kept for the
+** family's file, and 10 bits per row key in the filter itself) during the commit. Past the
+** bound, encoded blocks go to temporary files next to the table's store files (removed at
+** commit or abort, and by rowan_open after a crash); unordered rows past it are spilled as
+** sorted runs, which makes the commit slower.
 ** rowan_bulk_commit(bulk) makes every row visible at once, durably, or none of them on
 ** error; it frees the load whatever the result. rowan_bulk_abort(bulk) frees a load
 ** without committing it (nothing of it becomes visible); NULL is a no-op.

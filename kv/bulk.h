@@ -49,11 +49,16 @@
 typedef struct kv_bulk kv_bulk;
 
 typedef struct kv_bulk_options {
-  size_t run_bytes; /* bytes of buffered cells (keys, values and 24 bytes of bookkeeping
-                       per cell) before a sorted run is spilled; 0 = 512 MiB; minimum 4 KiB */
+  size_t run_bytes; /* the load's memory bound, in bytes (docs/KV.md "Bulk load"): buffered
+                       cells (keys, values and 24 bytes of bookkeeping per cell), encoded
+                       segments held in memory, arrays kept for reuse, and at commit the
+                       merged halves of a split family. Past it, encoded segments are paged
+                       out to a temporary file, then (if still past) the buffers are spilled
+                       as sorted runs. 0 = 256 MiB; minimum 4 KiB */
   size_t segment_bytes; /* bytes of one family's buffered cells (counted as run_bytes) after
                        which a buffer in key order (or strictly descending order) is handed
-                       to the worker; 0 = 8 MiB; SIZE_MAX = no segments, no worker */
+                       to the worker; 0 = 8 MiB, or run_bytes / 32 if smaller (at least
+                       4 KiB); SIZE_MAX = no segments, no worker */
   uint64_t split_cells; /* cells of a family from which its commit merge (of overlapping
                        segments) runs as two key ranges on two threads; 0 = 65536 */
   int (*fault)(void *arg, uint32_t family_id, uint64_t job); /* tests only, NULL normally:
@@ -147,6 +152,12 @@ typedef struct kv_bulk_stats {
   uint64_t blocks_copied; /* encoded blocks a merge copied whole */
   uint64_t blocks_decoded;/* encoded blocks a merge decoded (their rows met another
                              segment's) */
+  uint64_t peak_bytes;    /* the most bytes counted against run_bytes at once (see
+                             kv_bulk_options.run_bytes; commit's merged halves included) */
+  uint64_t segs_paged;    /* encoded segments paged out to a temporary file */
+  uint64_t bytes_paged;   /* their framed blocks' bytes, and those of merged halves written
+                             to a temporary file at commit */
+  uint64_t runs;          /* sorted run files spilled */
 } kv_bulk_stats;
 
 /* Fill *out with b's counters (zeros for NULL b). */
