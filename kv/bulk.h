@@ -4,10 +4,12 @@
 ** sorted, synced) and names them all in the MANIFEST in one atomic record. Nothing goes
 ** through the WAL or a memstore.
 **
-** Bounded memory: cells are buffered until kv_bulk_options.run_bytes is reached; the buffer
-** is then sorted and spilled as a temporary sorted store file ("run") per family, in the
-** family's folder under a name kv_open deletes (<number>.run). Commit merges the runs and
-** the buffers. Input added in key order needs no sort (it is detected), input added in
+** Bounded memory (docs/KV.md "Bulk load"): the load holds at most kv_bulk_options.run_bytes
+** of buffered cells, encoded segments and spare arrays. Past it, the encoded segments are
+** paged out to a temporary file per family (their blocks are read back at commit); if the
+** raw buffers still hold most of it, they are sorted and spilled as a temporary sorted store
+** file ("run") per family. Both live in the family's folder under a name kv_open deletes
+** (<number>.run). Commit merges the runs and the buffers. Input added in key order needs no sort (it is detected), input added in
 ** strictly descending key order is reversed; otherwise rows are sorted by a natural merge
 ** sort, so input made of a few ascending or descending runs costs a few linear passes.
 **

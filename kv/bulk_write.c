@@ -315,7 +315,11 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
   uint64_t reframed = 0;
   if (o->split) { /* merged in two halves already: their blocks one after the other */
     rc = kv_sf_writer_add_seg(w, o->part[0], seq);
+    kv_sf_seg_free(o->part[0]); /* its row hashes are w's now: not twice in memory */
+    o->part[0] = NULL;
     if (rc == KV_OK) rc = kv_sf_writer_add_seg(w, o->part[1], seq);
+    kv_sf_seg_free(o->part[1]);
+    o->part[1] = NULL;
     free(order);
   } else if (chain) {
     for (size_t i = 0; i < n && rc == KV_OK; i++) {
