@@ -290,8 +290,8 @@ int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 ** ROWAN_FULL or ROWAN_NOMEM (writing a sorted run to disk) end the load: only
 ** rowan_bulk_abort is left.
 ** Memory: a load holds at most rowan_options.bulk_memory bytes (default 256 MiB) of buffered
-** rows, encoded store-file blocks and merge output, plus a slack of at most a sixteenth of
-** it (the part being sorted and encoded by the load's worker thread).
+** rows, encoded store-file blocks and merge output, plus a slack of at most an eighth of
+** it (the parts being sorted and encoded by the load's worker thread).
 ** Not counted: 8 bytes per row key and family (the bloom filter's hashes, kept for the
 ** family's file, and 10 bits per row key in the filter itself) during the commit. Past the
 ** bound, encoded blocks go to temporary files next to the table's store files (removed at

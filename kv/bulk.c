@@ -286,6 +286,13 @@ static int close_cur(kv_bulk *b, bfam *f) {
   b->stats.segments++;
   int rc = kv_bulk_enqueue(b, f, u);
   if (rc) b->err = rc;
+  /* What the worker's finished jobs hold may pass what their buffers were charged (encoded
+  ** output plus the arrays kept as spares): settle it once per segment, so the bound is
+  ** checked against it without waiting for the adds to reach run_bytes. */
+  if (rc == KV_OK && !b->done) {
+    take_freed(b);
+    if (b->bytes >= b->run_bytes) rc = over_budget(b);
+  }
   return rc;
 }
 

@@ -441,6 +441,13 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
         kv_sfbuf_append(&s->keys, w->prev_qual.p, w->prev_qual.len))
       rc = kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
   }
+  if (rc == KV_OK && w->props.cells && !s->file && s->data.cap > s->data.len) {
+    uint8_t *p = realloc(s->data.p, s->data.len ? s->data.len : 1); /* held until commit */
+    if (p) {
+      s->data.p = p;
+      s->data.cap = s->data.len;
+    }
+  }
   if (rc == KV_OK && w->props.cells) {
     s->hashes = w->hashes;
     s->nhashes = w->nhashes;
