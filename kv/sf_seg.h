@@ -53,8 +53,8 @@ int kv_sf_seg_open(const kv_sf_writer_options *opts, kv_sf_writer **out);
 
 /* Open a segment writer (as kv_sf_seg_open) whose framed blocks are appended to file f
 ** (opened for writing through env; the blocks' offset 0 is file offset base, which must be
-** f's size now) as they are made, instead of kept in memory: only the block index entries
-** and the rows' bloom hashes stay in memory. f must stay open, and nothing else may append
+** f's size now) as they are made, and at kv_sf_seg_finish the rows' bloom hashes after
+** them, instead of kept in memory: only the block index entries stay in memory. f must stay open, and nothing else may append
 ** to it while the writer runs; the segment reads its blocks back from f until it is freed
 ** (f is not the segment's: the caller closes and removes it after freeing the segment).
 ** KV_OK, KV_MISUSE (NULL env or f), or kv_sf_seg_open's errors; an append error is the

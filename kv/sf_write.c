@@ -448,9 +448,19 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
       s->data.cap = s->data.len;
     }
   }
+  if (rc == KV_OK && w->props.cells && s->file && w->nhashes) {
+    /* a file-backed segment keeps its row hashes in its file too (read back when appended) */
+    rc = s->env->append(s->file, w->hashes, w->nhashes * sizeof *w->hashes);
+    if (rc == KV_OK) {
+      s->hash_off = s->base + s->dlen;
+      s->nhashes = w->nhashes;
+      free(w->hashes);
+      w->hashes = NULL;
+    }
+  }
   if (rc == KV_OK && w->props.cells) {
+    if (w->hashes) s->nhashes = w->nhashes;
     s->hashes = w->hashes;
-    s->nhashes = w->nhashes;
     w->hashes = NULL;
     s->props = w->props;
     s->seq = w->prev_seq;
