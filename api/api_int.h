@@ -16,12 +16,14 @@
 #include "rowan.h"
 
 #define API_ERRMSG_MAX (EXEC_ERRMSG_MAX + 64)
+#define API_BULK_MEMORY_MIN ((size_t)1 << 20) /* smallest rowan_options.bulk_memory */
 
 struct rowan_db {
   kv_db *kv;                     /* the store; NULL when rowan_open failed */
   exec_session *sess;            /* the engine session; NULL when rowan_open failed */
   int n_stmts;                   /* statements prepared and not finalized */
   int n_bulks;                   /* bulk loads begun and not yet committed or aborted */
+  size_t bulk_memory;            /* rowan_options.bulk_memory (0: the default) */
   int errcode;                   /* ROWAN_* code of the last call (ROWAN_OK if it worked) */
   int erroff;                    /* byte offset of the error in the SQL, or -1 */
   char errmsg[API_ERRMSG_MAX];   /* message of the last error ("not an error" when none) */

@@ -34,7 +34,8 @@ int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *con
     return api_error(db, ROWAN_NOMEM, -1, "out of memory");
   }
   exec_error err = {0};
-  if (exec_bulk_begin(db->sess, table, ncols, columns, 0, &b->eb, &err) != EXEC_OK) {
+  if (exec_bulk_begin(db->sess, table, ncols, columns, db->bulk_memory, &b->eb, &err) !=
+      EXEC_OK) {
     free(b);
     free(lens);
     return fail(db, &err);

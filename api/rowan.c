@@ -111,6 +111,11 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
   }
   if (opts->sync_mode < ROWAN_SYNC_FULL || opts->sync_mode > ROWAN_SYNC_OFF)
     return api_error(db, ROWAN_MISUSE, -1, "misuse: unknown sync mode %d", opts->sync_mode);
+  if (opts->bulk_memory && opts->bulk_memory < API_BULK_MEMORY_MIN)
+    return api_error(db, ROWAN_MISUSE, -1,
+                     "misuse: bulk_memory of %zu bytes is below the minimum of 1 MiB",
+                     opts->bulk_memory);
+  db->bulk_memory = opts->bulk_memory;
   kv_options ko;
   kv_options_init(&ko);
   ko.env = (kv_env *)opts->kv_env;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -216,9 +217,12 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
   if (bench_rmtree(dir) != 0) bench_die("cannot clear a database directory");
   make_parent(dir);
   if (bench_rowan.create(&h, dir, 0, &unsupported) != 0) bench_die("create failed");
+  struct rusage ru0, ru1; /* peak RSS before (the input, read in memory) and after */
+  getrusage(RUSAGE_SELF, &ru0);
   double t0 = bench_now_s(), c0 = bench_cpu_s(), m0 = bench_thread_cpu_s();
   if (bench_rowan_bulk_load(h, in) != 0) bench_die("Rowan bulk load failed");
   double dt = bench_now_s() - t0, dc = bench_cpu_s() - c0, dm = bench_thread_cpu_s() - m0;
+  getrusage(RUSAGE_SELF, &ru1);
   int64_t copies = in->rows / ARCHIVE_ROWS, all = -1, gt = -1, nul = -1;
   if (bench_rowan.count_all(h, &all) || bench_rowan.count_temp_gt(h, 30.0, &gt) ||
       bench_rowan.count_temp_null(h, &nul) || all != in->rows ||
@@ -227,8 +231,9 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
             (long long)all, (long long)gt, (long long)nul);
     bench_die("the bulk-loaded table disagrees with the archive's known counts");
   }
-  fprintf(stderr, "  %-8s  bulk: load %.2f s (%.2f s of CPU, %.2f s on the loading thread)\n",
-          "Rowan", dt, dc, dm);
+  fprintf(stderr, "  %-8s  bulk: load %.2f s (%.2f s of CPU, %.2f s on the loading thread), "
+          "%.0f rows/s, peak RSS %ld MiB before the load, %ld MiB after\n", "Rowan", dt, dc, dm,
+          (double)in->rows / dt, ru0.ru_maxrss / 1024, ru1.ru_maxrss / 1024);
   if (keep) {
     double f0 = bench_now_s();
     if (bench_rowan.finish(h, dir, bytes) != 0) bench_die("finish failed");

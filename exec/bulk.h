@@ -34,7 +34,7 @@ typedef struct exec_bulk exec_bulk;
 
 /* Start a load into `table` of rows of n_cols fields for the columns named in cols (names
 ** matched exactly, then upper-cased; every PK column must be among them, none twice).
-** run_bytes bounds the memory of the sort (0 = kv's default). Errors: EXEC_ERROR (unknown
+** run_bytes is the load's memory bound (kv_bulk_options.run_bytes; 0 = kv's default, 256 MiB). Errors: EXEC_ERROR (unknown
 ** table or column, a PK column missing, a duplicate column, a non-empty table with an
 ** index, an index being built), EXEC_IOERR / EXEC_CORRUPT (checking that it is empty),
 ** EXEC_MISUSE (inside a transaction, NULL argument), EXEC_READONLY, EXEC_NOMEM.

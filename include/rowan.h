@@ -89,6 +89,11 @@ typedef struct rowan_options {
                                segment are flushed so it can be deleted; a commit waits
                                past wal_limit * 5 / 4 (docs/KV.md, "WAL size bound");
                                0 = twice memstore_size, at least 128 MiB; at least 64 KiB */
+  size_t bulk_memory;       /* bytes one bulk load (rowan_bulk_*) may hold in memory; 0 =
+                               default 256 MiB; at least 1 MiB (smaller: rowan_open gives
+                               ROWAN_MISUSE). Past it the load writes what it has sorted and
+                               encoded to temporary files in the database directory (see
+                               "Bulk load" below and docs/KV.md) */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */
@@ -289,6 +294,14 @@ int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 ** value (rowan_errmsg(db)); nothing of it is kept and the load goes on. ROWAN_IOERR,
 ** ROWAN_FULL or ROWAN_NOMEM (writing a sorted run to disk) end the load: only
 ** rowan_bulk_abort is left.
+** Memory: a load holds at most rowan_options.bulk_memory bytes (default 256 MiB) of buffered
+** rows, encoded store-file blocks and merge output, plus a slack of at most an eighth of
+** it (the parts being sorted and encoded by the load's worker thread).
+** Not counted: 8 bytes per row key and family (the bloom filter's hashes, kept for the
+** family's file, and 10 bits per row key in the filter itself) during the commit. Past the
+** bound, encoded blocks go to temporary files next to the table's store files (removed at
+** commit or abort, and by rowan_open after a crash); unordered rows past it are spilled as
+** sorted runs, which makes the commit slower.
 ** rowan_bulk_commit(bulk) makes every row visible at once, durably, or none of them on
 ** error; it frees the load whatever the result. rowan_bulk_abort(bulk) frees a load
 ** without committing it (nothing of it becomes visible); NULL is a no-op.

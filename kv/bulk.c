@@ -30,9 +30,11 @@
 #include "kv/db_impl.h"
 #include "kv/status.h"
 
-#define DEFAULT_RUN_BYTES (512u << 20) /* kv_bulk_options.run_bytes default */
+#define DEFAULT_RUN_BYTES (256u << 20) /* kv_bulk_options.run_bytes default */
 #define MIN_RUN_BYTES 4096u           /* smallest run_bytes accepted */
-#define DEFAULT_SEG_BYTES (8u << 20)   /* kv_bulk_options.segment_bytes default */
+#define DEFAULT_SEG_BYTES (8u << 20)   /* kv_bulk_options.segment_bytes default... */
+#define SEG_SHARE 32u                 /* ...or run_bytes / SEG_SHARE if smaller */
+#define MIN_SEG_BYTES 4096u           /* ...but not below this */
 #define SEG_MIN_GROUPS 64u            /* groups a buffer needs to be closed where its order
                                          turns (fewer: it is kept open, unordered) */
 #define MIXED_SAME 8u                 /* unordered buffers closed at segment_bytes before the
@@ -78,7 +80,11 @@ static bbuf *buf_new(kv_bulk *b, const bfam *f, const bbuf *like) {
   u->raw = true;
   kv_bulk_spare sp = {0};
   pthread_mutex_lock(&b->mu);
-  if (like && b->n_spare) sp = b->spare[--b->n_spare];
+  if (like && b->n_spare) {
+    sp = b->spare[--b->n_spare];
+    /* counted while it waited: from now on the new buffer's charges count it */
+    b->freed += (int64_t)kv_bulk_spare_bytes(&sp);
+  }
   pthread_mutex_unlock(&b->mu);
   if (sp.arena) {
     u->arena = sp.arena;
@@ -163,15 +169,102 @@ static inline int short_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_
 
 static int spill_all(kv_bulk *b);
 
-/* The buffers passed run_bytes: take off what the worker has given back since, and spill
-** if they still do. */
-static int over_budget(kv_bulk *b) {
+void kv_bulk_note_held(kv_bulk *b, size_t held) {
   pthread_mutex_lock(&b->mu);
-  size_t freed = b->freed;
+  if (held > b->stats.peak_bytes) b->stats.peak_bytes = held;
+  pthread_mutex_unlock(&b->mu);
+}
+
+/* Page out the encoded segments of family f that the worker has finished (all of them
+** when no job is pending) to the family's page file, made on first use; their blocks'
+** bytes are taken off b->bytes. */
+static int page_out_fam(kv_bulk *b, bfam *f) {
+  kv_env *env = b->db->env;
+  for (uint32_t i = 0; i < f->n_segs; i++) {
+    kv_bulk_buf *u = f->segs[i];
+    pthread_mutex_lock(&b->mu);
+    bool ready = u->ready; /* the worker no longer touches u: it is ours */
+    pthread_mutex_unlock(&b->mu);
+    if (!ready || u->raw || !u->seg || kv_sf_seg_paged(u->seg)) continue;
+    if (!f->pfile) {
+      char path[KV_BULK_PATH_CAP];
+      snprintf(path, sizeof path, "%s/%llu.run", f->dir,
+               (unsigned long long)kv_db_new_file_number(b->db));
+      int rc = env->mkdir(env, f->dir);
+      if (rc) return rc;
+      if (!(f->ppath = strdup(path))) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+      rc = env->open(env, path, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &f->pfile);
+      if (rc) {
+        free(f->ppath);
+        f->ppath = NULL;
+        return rc;
+      }
+      f->pend = 0;
+    }
+    size_t before = kv_sf_seg_bytes(u->seg);
+    uint64_t data = kv_sf_seg_data_bytes(u->seg);
+    int rc = kv_sf_seg_page_out(u->seg, env, f->pfile, f->pend);
+    if (rc == KV_OK) rc = env->size(f->pfile, &f->pend);
+    if (rc) return rc;
+    size_t after = kv_sf_seg_bytes(u->seg);
+    size_t off = before > after ? before - after : 0; /* b->bytes counts `before` of it */
+    b->bytes = b->bytes > off ? b->bytes - off : 0;
+    b->stats.segs_paged++;
+    b->stats.bytes_paged += data;
+  }
+  return KV_OK;
+}
+
+/* Take off b->bytes what the worker has given back since the last time. */
+static void take_freed(kv_bulk *b) {
+  pthread_mutex_lock(&b->mu);
+  int64_t freed = b->freed;
   b->freed = 0;
   pthread_mutex_unlock(&b->mu);
-  b->bytes = b->bytes > freed ? b->bytes - freed : 0;
-  return b->bytes >= b->run_bytes ? spill_all(b) : KV_OK;
+  int64_t now = (int64_t)b->bytes - freed; /* negative only through a counting slip */
+  b->bytes = now > 0 ? (size_t)now : 0;
+}
+
+static int page_out_all(kv_bulk *b) {
+  for (uint32_t i = 0; i < b->n_fams; i++) {
+    int rc = page_out_fam(b, b->fams[i]);
+    if (rc) {
+      b->err = rc;
+      return rc;
+    }
+  }
+  return KV_OK;
+}
+
+/* The load passed run_bytes: take off what the worker has given back since; if it is still
+** past, page out the encoded segments the worker has finished; if that leaves less than a
+** quarter of the bound free (so paging out again soon would write little each time), wait
+** for the worker's jobs and page out the rest; if even that is not enough (raw buffers:
+** unordered input), spill everything as runs. */
+static int over_budget(kv_bulk *b) {
+  kv_bulk_note_held(b, b->bytes);
+  take_freed(b);
+  if (b->bytes < b->run_bytes) return KV_OK;
+  size_t target = b->run_bytes - b->run_bytes / 4;
+  int rc = page_out_all(b);
+  if (rc == KV_OK && b->bytes >= target) {
+    rc = kv_bulk_drain(b);
+    if (rc) b->err = rc;
+    else take_freed(b);
+    if (rc == KV_OK) rc = page_out_all(b);
+  }
+  if (rc) return rc;
+  return b->bytes >= target ? spill_all(b) : KV_OK;
+}
+
+/* Close and remove family f's page file (its segments must be freed or never read again). */
+static void drop_page_file(kv_bulk *b, bfam *f) {
+  if (f->pfile) b->db->env->close(f->pfile);
+  if (f->ppath) b->db->env->remove(b->db->env, f->ppath);
+  free(f->ppath);
+  f->pfile = NULL;
+  f->ppath = NULL;
+  f->pend = 0;
 }
 
 /* Close f's open buffer as a segment: hand it to the worker, open a new one. */
@@ -193,6 +286,13 @@ static int close_cur(kv_bulk *b, bfam *f) {
   b->stats.segments++;
   int rc = kv_bulk_enqueue(b, f, u);
   if (rc) b->err = rc;
+  /* What the worker's finished jobs hold may pass what their buffers were charged (encoded
+  ** output plus the arrays kept as spares): settle it once per segment, so the bound is
+  ** checked against it without waiting for the adds to reach run_bytes. */
+  if (rc == KV_OK && !b->done) {
+    take_freed(b);
+    if (b->bytes >= b->run_bytes) rc = over_budget(b);
+  }
   return rc;
 }
 
@@ -523,6 +623,7 @@ static int spill_fam(kv_bulk *b, bfam *f) {
     return rc;
   }
   f->runs[f->n_runs++] = dup; /* removed by kv_bulk_free from here on */
+  b->stats.runs++;
   f->segs[f->n_segs++] = f->cur; /* merged with the closed ones, then taken back */
   rc = kv_bulk_merge(b, f, w, false, 0);
   f->n_segs--;
@@ -536,6 +637,7 @@ static int spill_fam(kv_bulk *b, bfam *f) {
 }
 
 static int spill_all(kv_bulk *b) {
+  kv_bulk_note_held(b, b->bytes);
   int rc = kv_bulk_drain(b);
   for (uint32_t i = 0; i < b->n_fams && rc == KV_OK; i++) rc = spill_fam(b, b->fams[i]);
   if (rc) {
@@ -544,7 +646,8 @@ static int spill_all(kv_bulk *b) {
   }
   b->bytes = 0;
   pthread_mutex_lock(&b->mu);
-  b->freed = 0; /* every buffer is gone: nothing left to take off */
+  b->freed = 0; /* every buffer is gone: nothing left to take off, but the spares */
+  for (int i = 0; i < b->n_spare; i++) b->bytes += kv_bulk_spare_bytes(&b->spare[i]);
   pthread_mutex_unlock(&b->mu);
   return KV_OK;
 }
@@ -565,6 +668,9 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
   b->run_bytes = opts && opts->run_bytes ? opts->run_bytes : DEFAULT_RUN_BYTES;
   if (b->run_bytes < MIN_RUN_BYTES) b->run_bytes = MIN_RUN_BYTES;
   b->seg_bytes = opts && opts->segment_bytes ? opts->segment_bytes : DEFAULT_SEG_BYTES;
+  if (!(opts && opts->segment_bytes) && b->seg_bytes > b->run_bytes / SEG_SHARE)
+    b->seg_bytes = b->run_bytes / SEG_SHARE < MIN_SEG_BYTES ? MIN_SEG_BYTES
+                                                            : b->run_bytes / SEG_SHARE;
   b->split_cells = opts && opts->split_cells ? opts->split_cells : KV_BULK_SPLIT_CELLS;
   b->fault = opts ? opts->fault : NULL;
   b->fault_arg = opts ? opts->fault_arg : NULL;
@@ -615,6 +721,19 @@ int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
     b->err = rc;
     return rc;
   }
+  take_freed(b);
+  kv_bulk_note_held(b, b->bytes);
+  for (int i = 0; i < b->n_spare; i++) { /* no buffer will need them now */
+    size_t sb = kv_bulk_spare_bytes(&b->spare[i]);
+    b->bytes = b->bytes > sb ? b->bytes - sb : 0;
+    free(b->spare[i].arena);
+    free(b->spare[i].ents);
+    free(b->spare[i].grps);
+  }
+  b->n_spare = 0;
+  /* The commit's merges need room too (their output's index and row hashes, or all of it):
+  ** past half the bound, what is encoded goes to the page files first. */
+  if (b->bytes >= b->run_bytes / 2 && (rc = page_out_all(b)) != KV_OK) return rc;
   kv_db *db = b->db;
   kv_writer w;
   memset(&w, 0, sizeof w);
@@ -649,6 +768,7 @@ int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
     }
     f->n_runs = 0;
     clear_bufs(f);
+    drop_page_file(b, f);
   }
   if (seq_out) *seq_out = seq;
   return KV_OK;
@@ -679,6 +799,7 @@ void kv_bulk_free(kv_bulk *b) {
     for (uint32_t k = 0; k < f->n_segs; k++) kv_bulk_buf_free(f->segs[k]);
     free(f->segs);
     kv_bulk_buf_free(f->cur);
+    drop_page_file(b, f);
     free(f);
   }
   free(b->fams);

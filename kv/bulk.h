@@ -4,10 +4,12 @@
 ** sorted, synced) and names them all in the MANIFEST in one atomic record. Nothing goes
 ** through the WAL or a memstore.
 **
-** Bounded memory: cells are buffered until kv_bulk_options.run_bytes is reached; the buffer
-** is then sorted and spilled as a temporary sorted store file ("run") per family, in the
-** family's folder under a name kv_open deletes (<number>.run). Commit merges the runs and
-** the buffers. Input added in key order needs no sort (it is detected), input added in
+** Bounded memory (docs/KV.md "Bulk load"): the load holds at most kv_bulk_options.run_bytes
+** of buffered cells, encoded segments and spare arrays. Past it, the encoded segments are
+** paged out to a temporary file per family (their blocks are read back at commit); if the
+** raw buffers still hold most of it, they are sorted and spilled as a temporary sorted store
+** file ("run") per family. Both live in the family's folder under a name kv_open deletes
+** (<number>.run). Commit merges the runs and the buffers. Input added in key order needs no sort (it is detected), input added in
 ** strictly descending key order is reversed; otherwise rows are sorted by a natural merge
 ** sort, so input made of a few ascending or descending runs costs a few linear passes.
 **
@@ -49,11 +51,16 @@
 typedef struct kv_bulk kv_bulk;
 
 typedef struct kv_bulk_options {
-  size_t run_bytes; /* bytes of buffered cells (keys, values and 24 bytes of bookkeeping
-                       per cell) before a sorted run is spilled; 0 = 512 MiB; minimum 4 KiB */
+  size_t run_bytes; /* the load's memory bound, in bytes (docs/KV.md "Bulk load"): buffered
+                       cells (keys, values and 24 bytes of bookkeeping per cell), encoded
+                       segments held in memory, arrays kept for reuse, and at commit the
+                       merged halves of a split family. Past it, encoded segments are paged
+                       out to a temporary file, then (if still past) the buffers are spilled
+                       as sorted runs. 0 = 256 MiB; minimum 4 KiB */
   size_t segment_bytes; /* bytes of one family's buffered cells (counted as run_bytes) after
                        which a buffer in key order (or strictly descending order) is handed
-                       to the worker; 0 = 8 MiB; SIZE_MAX = no segments, no worker */
+                       to the worker; 0 = 8 MiB, or run_bytes / 32 if smaller (at least
+                       4 KiB); SIZE_MAX = no segments, no worker */
   uint64_t split_cells; /* cells of a family from which its commit merge (of overlapping
                        segments) runs as two key ranges on two threads; 0 = 65536 */
   int (*fault)(void *arg, uint32_t family_id, uint64_t job); /* tests only, NULL normally:
@@ -147,6 +154,12 @@ typedef struct kv_bulk_stats {
   uint64_t blocks_copied; /* encoded blocks a merge copied whole */
   uint64_t blocks_decoded;/* encoded blocks a merge decoded (their rows met another
                              segment's) */
+  uint64_t peak_bytes;    /* the most bytes counted against run_bytes at once (see
+                             kv_bulk_options.run_bytes; commit's merged halves included) */
+  uint64_t segs_paged;    /* encoded segments paged out to a temporary file */
+  uint64_t bytes_paged;   /* their framed blocks' bytes, and those of merged halves written
+                             to a temporary file at commit */
+  uint64_t runs;          /* sorted run files spilled */
 } kv_bulk_stats;
 
 /* Fill *out with b's counters (zeros for NULL b). */

@@ -101,6 +101,9 @@ typedef struct kv_bulk_fam {
   size_t mixed_bytes;     /* size at which an unordered buffer is closed next */
   uint32_t n_mixed;       /* unordered buffers closed so far (mixed_bytes doubles after
                              MIXED_SAME of them) */
+  kv_file *pfile;         /* the page file its encoded segments were paged out to, or NULL */
+  char *ppath;            /* its path (malloc'ed; <number>.run: kv_open deletes it) */
+  uint64_t pend;          /* its size */
 } kv_bulk_fam;
 
 /* A closed buffer waiting for the worker. */
@@ -138,12 +141,21 @@ struct kv_bulk {
   int werr;               /* first error of a job, or KV_OK */
   char wmsg[512];         /* its message (kv_error's text is per thread) */
   kv_bulk_stats stats;    /* counters (fams_* and segs_reframed under mu: two writers) */
-  size_t freed;           /* bytes charged to `bytes` whose buffers the worker has encoded
-                             and given back, less their segments' size (taken off `bytes`
-                             by the adding thread when it checks run_bytes) */
+  int64_t freed;          /* bytes charged to `bytes` whose buffers the worker has encoded
+                             and given back, less their segments' size and the arrays kept
+                             as spares (negative when those pass the charges; taken off
+                             `bytes` by the adding thread when it checks run_bytes) */
   kv_bulk_spare spare[KV_BULK_SPARES]; /* arrays given back by encoded buffers */
   int n_spare;            /* how many */
 };
+
+/* Bytes of a spare array set (counted in kv_bulk.bytes while it waits). */
+static inline size_t kv_bulk_spare_bytes(const kv_bulk_spare *sp) {
+  return sp->acap + sp->cap_ents * sizeof(kv_bulk_ent) + sp->cap_grps * sizeof(kv_bulk_grp);
+}
+
+/* Note that the load holds `held` bytes now (kv_bulk_stats.peak_bytes). Thread-safe. */
+void kv_bulk_note_held(kv_bulk *b, size_t held);
 
 /* Grow *p (an array of elem-byte items, *cap of them) to hold need. false: out of memory
 ** (unchanged). */

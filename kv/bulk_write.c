@@ -75,7 +75,8 @@ static int run_job(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u, uint64_t job) {
   pthread_mutex_lock(&b->mu);
   bool kept = b->n_spare < KV_BULK_SPARES;
   if (kept) b->spare[b->n_spare++] = sp;
-  if (u->charged > seg_bytes) b->freed += u->charged - seg_bytes;
+  size_t keep = seg_bytes + (kept ? kv_bulk_spare_bytes(&sp) : 0); /* still held */
+  b->freed += (int64_t)u->charged - (int64_t)keep;
   pthread_mutex_unlock(&b->mu);
   if (!kept) {
     free(sp.arena);
@@ -193,6 +194,9 @@ typedef struct outf {
                              (malloc'ed), or NULL */
   size_t split_len;       /* its length */
   kv_sf_seg *part[2];     /* the merged rows below split and from it on, encoded */
+  bool to_file;           /* the parts' blocks go to files, not memory (the bound) */
+  kv_file *pf[2];         /* those files, or NULL */
+  char ppath[2][KV_BULK_PATH_CAP]; /* their paths ("" if none) */
 } outf;
 
 static int seg_first_cmp(const void *a, const void *b) {
@@ -275,6 +279,9 @@ int kv_bulk_materialize(kv_bulk *b, kv_bulk_fam *f) {
       continue;
     }
     f->runs[f->n_runs++] = dup; /* removed by kv_bulk_free / commit from here on */
+    pthread_mutex_lock(&b->mu);
+    b->stats.runs++;
+    pthread_mutex_unlock(&b->mu);
     rc = kv_sf_writer_add_seg(w, u->seg, u->ord_base + u->n_ents);
     if (rc) {
       kv_sf_writer_abort(w);
@@ -308,7 +315,11 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
   uint64_t reframed = 0;
   if (o->split) { /* merged in two halves already: their blocks one after the other */
     rc = kv_sf_writer_add_seg(w, o->part[0], seq);
+    kv_sf_seg_free(o->part[0]); /* its row hashes are w's now: not twice in memory */
+    o->part[0] = NULL;
     if (rc == KV_OK) rc = kv_sf_writer_add_seg(w, o->part[1], seq);
+    kv_sf_seg_free(o->part[1]);
+    o->part[1] = NULL;
     free(order);
   } else if (chain) {
     for (size_t i = 0; i < n && rc == KV_OK; i++) {
@@ -431,7 +442,22 @@ static bool choose_split(kv_bulk_fam *f, outf *o) {
 static int merge_part(kv_bulk *b, kv_bulk_fam *f, outf *o, int part, uint64_t seq) {
   kv_sf_writer_options wo = {f->block_size, f->compression, 0};
   kv_sf_writer *w;
-  int rc = kv_sf_seg_open(&wo, &w);
+  int rc;
+  if (o->to_file) { /* its blocks to a file of their own (<number>.run: kv_open deletes it) */
+    kv_env *env = b->db->env;
+    snprintf(o->ppath[part], sizeof o->ppath[part], "%s/%llu.run", f->dir,
+             (unsigned long long)kv_db_new_file_number(b->db));
+    rc = env->mkdir(env, f->dir);
+    if (rc == KV_OK)
+      rc = env->open(env, o->ppath[part], KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &o->pf[part]);
+    if (rc) {
+      o->pf[part] = NULL;
+      return rc;
+    }
+    rc = kv_sf_seg_open_file(&wo, env, o->pf[part], 0, &w);
+  } else {
+    rc = kv_sf_seg_open(&wo, &w);
+  }
   if (rc) return rc;
   rc = part == 0 ? kv_bulk_merge_blocks(b, f, w, seq, NULL, 0, o->split, o->split_len)
                  : kv_bulk_merge_blocks(b, f, w, seq, o->split, o->split_len, NULL, 0);
@@ -520,6 +546,7 @@ static int write_all(kv_bulk *b, outf *o, uint64_t seq) {
   if (!t) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   uint32_t n = 0;
   int rc = KV_OK;
+  uint64_t parts = 0; /* bytes of the halves planned in memory */
   for (uint32_t i = 0; i < b->n_fams && rc == KV_OK; i++) {
     kv_bulk_fam *f = b->fams[i];
     if (f->n_runs || f->cells < b->split_cells) continue;
@@ -528,13 +555,27 @@ static int write_all(kv_bulk *b, outf *o, uint64_t seq) {
     bool chain = segments_chain(f, &order, &k);
     free(order);
     if (chain) continue;
-    for (uint32_t s = 0; s < f->n_segs && rc == KV_OK; s++) rc = kv_bulk_sort_buf(f->segs[s]);
+    uint64_t data = 0; /* what its merged halves would hold in memory */
+    for (uint32_t s = 0; s < f->n_segs && rc == KV_OK; s++) {
+      rc = kv_bulk_sort_buf(f->segs[s]);
+      data += f->segs[s]->raw ? f->segs[s]->charged : kv_sf_seg_data_bytes(f->segs[s]->seg);
+    }
+    o[i].to_file = b->bytes + parts + data > b->run_bytes;
+    if (!o[i].to_file) parts += data;
     if (rc == KV_OK && choose_split(f, &o[i])) {
       t[n++] = (wtask){i, 0};
       t[n++] = (wtask){i, 1};
     }
   }
   if (rc == KV_OK) rc = run_tasks(b, o, seq, t, n);
+  size_t held = b->bytes; /* the commit's peak: the buffers and every merged half */
+  for (uint32_t i = 0; i < b->n_fams; i++)
+    held += kv_sf_seg_bytes(o[i].part[0]) + kv_sf_seg_bytes(o[i].part[1]);
+  kv_bulk_note_held(b, held);
+  for (uint32_t i = 0; i < b->n_fams; i++)
+    b->stats.bytes_paged += o[i].to_file ? kv_sf_seg_data_bytes(o[i].part[0]) +
+                                               kv_sf_seg_data_bytes(o[i].part[1])
+                                         : 0;
   n = 0;
   for (uint32_t i = 0; i < b->n_fams; i++) { /* insertion sort, most cells first */
     uint32_t k = n++;
@@ -559,6 +600,10 @@ int kv_bulk_write_and_install(kv_bulk *b, uint64_t seq) {
     free(o[i].split);
     kv_sf_seg_free(o[i].part[0]);
     kv_sf_seg_free(o[i].part[1]);
+    for (int k = 0; k < 2; k++) {
+      if (o[i].pf[k]) b->db->env->close(o[i].pf[k]);
+      if (o[i].ppath[k][0]) b->db->env->remove(b->db->env, o[i].ppath[k]);
+    }
   }
   free(o);
   return rc;

@@ -6,7 +6,8 @@
 ** (kv_sf_writer_add_seg) as if their cells had been added one by one, except that every
 ** segment starts a new block. So one thread can encode the blocks of a part of the input
 ** while another parses the rest, and the file is put together at commit from segments in
-** key order.
+** key order. A segment may be paged out (or written from the start) to a file the caller
+** owns, to bound memory: its blocks are then read back from that file when appended.
 **
 ** Every cell of a segment must carry the same sequence number (a bulk load's); the file
 ** writer may give the segment another one when it appends it (the sequence number a
@@ -49,6 +50,29 @@ typedef struct kv_sf_seg kv_sf_seg;
 ** must have the same seq), then end with kv_sf_seg_finish, or kv_sf_writer_abort.
 ** KV_OK with *out, or KV_ERR_NOMEM / KV_ERR_INVALID (*out NULL). */
 int kv_sf_seg_open(const kv_sf_writer_options *opts, kv_sf_writer **out);
+
+/* Open a segment writer (as kv_sf_seg_open) whose framed blocks are appended to file f
+** (opened for writing through env; the blocks' offset 0 is file offset base, which must be
+** f's size now) as they are made, and at kv_sf_seg_finish the rows' bloom hashes after
+** them, instead of kept in memory: only the block index entries stay in memory. f must stay open, and nothing else may append
+** to it while the writer runs; the segment reads its blocks back from f until it is freed
+** (f is not the segment's: the caller closes and removes it after freeing the segment).
+** KV_OK, KV_MISUSE (NULL env or f), or kv_sf_seg_open's errors; an append error is the
+** writer's sticky error. */
+int kv_sf_seg_open_file(const kv_sf_writer_options *opts, kv_env *env, kv_file *f,
+                        uint64_t base, kv_sf_writer **out);
+
+/* Page out a finished segment: append its framed blocks, then its rows' bloom hashes, to
+** file f (opened for writing through env, base = f's size now) and free them from memory; from then on the segment
+** reads them back from f (same rules as kv_sf_seg_open_file). A segment already paged out
+** or NULL: KV_OK, nothing done. KV_OK or the env's error (the segment then keeps its
+** blocks in memory; f may hold part of them). Not thread-safe against readers of s. */
+int kv_sf_seg_page_out(kv_sf_seg *s, kv_env *env, kv_file *f, uint64_t base);
+
+/* Whether s keeps its blocks in a file (false for NULL). */
+bool kv_sf_seg_paged(const kv_sf_seg *s);
+/* Bytes of framed blocks s has, in memory or in its file (0 for NULL). */
+uint64_t kv_sf_seg_data_bytes(const kv_sf_seg *s);
 
 /* End a segment writer: its last block is encoded and *out gets the segment (NULL when no
 ** cell was added). The writer is freed whatever the result. KV_OK, KV_ERR_NOMEM, the
@@ -108,7 +132,8 @@ void kv_sf_seg_cur_cell(kv_sf_seg_cur *c, uint32_t k, kv_cell *out);
 uint64_t kv_sf_seg_seq(const kv_sf_seg *s);
 /* Cells in a segment (0 for NULL). */
 uint64_t kv_sf_seg_cells(const kv_sf_seg *s);
-/* Bytes a segment holds in memory (0 for NULL). */
+/* Bytes a segment holds in memory (0 for NULL): its blocks unless paged out, its block
+** index entries and keys, 8 bytes per row of bloom hashes. */
 size_t kv_sf_seg_bytes(const kv_sf_seg *s);
 
 /* Free a segment. NULL is a no-op. */

@@ -44,7 +44,13 @@ typedef struct seg_block {
 } seg_block;
 
 struct kv_sf_seg {
-  kv_sfbuf data;          /* the framed blocks, one after another */
+  kv_sfbuf data;          /* the framed blocks, one after another (empty when paged out) */
+  uint64_t dlen;          /* bytes of framed blocks, in data or in file */
+  kv_env *env;            /* paged out: the env of file (else NULL) */
+  kv_file *file;          /* paged out: the file holding the framed blocks (not owned) */
+  uint64_t base;          /* paged out: the file offset of the blocks' offset 0 */
+  uint64_t hash_off;      /* paged out by kv_sf_seg_page_out: file offset of the hashes
+                             (hashes is then NULL) */
   seg_block *blocks;      /* per block */
   size_t nblocks, cap_blocks; /* used / allocated */
   kv_sfbuf keys;          /* first-cell keys of the blocks; then the last cell's row+qual */
@@ -132,6 +138,40 @@ int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options 
   return KV_OK;
 }
 
+/* Put one frame at the end of segment t's blocks (in memory, or appended to its file);
+** *off gets its offset among them. */
+static int seg_put(kv_sf_seg *t, const uint8_t *frame, size_t len, uint64_t *off) {
+  *off = t->dlen;
+  if (t->file) {
+    int rc = t->env->append(t->file, frame, len);
+    if (rc) return rc;
+  } else if (kv_sfbuf_append(&t->data, frame, len)) {
+    return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
+  }
+  t->dlen += len;
+  return KV_OK;
+}
+
+/* The frame of block e of s: in memory, or read back from s's file into buf. */
+static int seg_frame(const kv_sf_seg *s, const seg_block *e, kv_sfbuf *buf,
+                     const uint8_t **out) {
+  if (!s->file) {
+    *out = s->data.p + e->off;
+    return KV_OK;
+  }
+  buf->len = 0;
+  if (kv_sfbuf_reserve(buf, e->frame_len))
+    return kv_error(KV_ERR_NOMEM, "out of memory reading a store file segment");
+  size_t got = 0;
+  int rc = s->env->read(s->file, s->base + e->off, buf->p, e->frame_len, &got);
+  if (rc) return rc;
+  if (got != e->frame_len)
+    return kv_error(KV_ERR_CORRUPT, "store file segment: block at offset %llu of its "
+                    "spill file cut short", (unsigned long long)(s->base + e->off));
+  *out = buf->p;
+  return KV_OK;
+}
+
 /* Segment mode: keep the framed block (w->frame) and its index entry in w->seg. */
 static int seg_flush_block(kv_sf_writer *w, const kv_cell *first) {
   kv_sf_seg *s = w->seg;
@@ -141,7 +181,8 @@ static int seg_flush_block(kv_sf_writer *w, const kv_cell *first) {
       kv_sf_grow((void **)&s->blocks, &s->cap_blocks, s->nblocks + 1, sizeof *s->blocks))
     return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
   seg_block *e = &s->blocks[s->nblocks];
-  e->off = s->data.len;
+  int rc = seg_put(s, w->frame.p, w->frame.len, &e->off);
+  if (rc) return rc;
   e->frame_len = (uint32_t)w->frame.len;
   e->raw_len = (uint32_t)b->out.len;
   e->ncells = (uint32_t)b->ncells;
@@ -160,8 +201,7 @@ static int seg_flush_block(kv_sf_writer *w, const kv_cell *first) {
   e->hash_first = (uint32_t)(w->nhashes - b->nrows); /* a row of the block: one hash each */
   e->cont = s->nblocks > 0 &&
             e->hash_first < s->blocks[s->nblocks - 1].hash_first + s->blocks[s->nblocks - 1].nrows;
-  if (kv_sfbuf_append(&s->data, w->frame.p, w->frame.len) ||
-      kv_sfbuf_append(&s->keys, first->row, first->row_len) ||
+  if (kv_sfbuf_append(&s->keys, first->row, first->row_len) ||
       kv_sfbuf_append(&s->keys, first->qual, first->qual_len))
     return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
   e->last_off = (uint32_t)s->keys.len;
@@ -405,9 +445,26 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
         kv_sfbuf_append(&s->keys, w->prev_qual.p, w->prev_qual.len))
       rc = kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
   }
+  if (rc == KV_OK && w->props.cells && !s->file && s->data.cap > s->data.len) {
+    uint8_t *p = realloc(s->data.p, s->data.len ? s->data.len : 1); /* held until commit */
+    if (p) {
+      s->data.p = p;
+      s->data.cap = s->data.len;
+    }
+  }
+  if (rc == KV_OK && w->props.cells && s->file && w->nhashes) {
+    /* a file-backed segment keeps its row hashes in its file too (read back when appended) */
+    rc = s->env->append(s->file, w->hashes, w->nhashes * sizeof *w->hashes);
+    if (rc == KV_OK) {
+      s->hash_off = s->base + s->dlen;
+      s->nhashes = w->nhashes;
+      free(w->hashes);
+      w->hashes = NULL;
+    }
+  }
   if (rc == KV_OK && w->props.cells) {
+    if (w->hashes) s->nhashes = w->nhashes;
     s->hashes = w->hashes;
-    s->nhashes = w->nhashes;
     w->hashes = NULL;
     s->props = w->props;
     s->seq = w->prev_seq;
@@ -421,9 +478,41 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
 uint64_t kv_sf_seg_cells(const kv_sf_seg *s) { return s ? s->props.cells : 0; }
 uint64_t kv_sf_seg_seq(const kv_sf_seg *s) { return s ? s->seq : 0; }
 
+int kv_sf_seg_open_file(const kv_sf_writer_options *opts, kv_env *env, kv_file *f,
+                        uint64_t base, kv_sf_writer **out) {
+  if (!env || !f) {
+    *out = NULL;
+    return kv_error(KV_MISUSE, "kv_sf_seg_open_file: NULL env or file");
+  }
+  int rc = kv_sf_seg_open(opts, out);
+  if (rc) return rc;
+  (*out)->seg->env = env;
+  (*out)->seg->file = f;
+  (*out)->seg->base = base;
+  return KV_OK;
+}
+
+int kv_sf_seg_page_out(kv_sf_seg *s, kv_env *env, kv_file *f, uint64_t base) {
+  if (!s || s->file) return KV_OK;
+  int rc = s->dlen ? env->append(f, s->data.p, s->dlen) : KV_OK;
+  if (rc == KV_OK && s->nhashes) rc = env->append(f, s->hashes, s->nhashes * sizeof *s->hashes);
+  if (rc) return rc;
+  kv_sfbuf_free(&s->data);
+  free(s->hashes);
+  s->hashes = NULL;
+  s->hash_off = base + s->dlen;
+  s->env = env;
+  s->file = f;
+  s->base = base;
+  return KV_OK;
+}
+
+bool kv_sf_seg_paged(const kv_sf_seg *s) { return s && s->file; }
+uint64_t kv_sf_seg_data_bytes(const kv_sf_seg *s) { return s ? s->dlen : 0; }
+
 size_t kv_sf_seg_bytes(const kv_sf_seg *s) {
   return s ? s->data.cap + s->keys.cap + s->cap_blocks * sizeof *s->blocks +
-                 s->nhashes * sizeof *s->hashes
+                 (s->hashes ? s->nhashes * sizeof *s->hashes : 0)
            : 0;
 }
 
@@ -439,11 +528,11 @@ void kv_sf_seg_free(kv_sf_seg *s) {
 /* Frame block e of s again with sequence number seq in its raw header (docs/FORMAT.md
 ** Part 2: varint nrows, ncells, nquals, min_seq open a raw block) into w->frame;
 ** *raw_len gets the new raw length. */
-static int reframe(kv_sf_writer *w, const kv_sf_seg *s, const seg_block *e, uint64_t seq,
+static int reframe(kv_sf_writer *w, const uint8_t *frame, const seg_block *e, uint64_t seq,
                    kv_sfbuf *scratch, kv_sfbuf *patched, uint32_t *raw_len) {
   const uint8_t *raw;
   size_t len;
-  int rc = kv_sf_unframe_block(s->data.p + e->off, e->frame_len, e->raw_len, scratch, &raw,
+  int rc = kv_sf_unframe_block(frame, e->frame_len, e->raw_len, scratch, &raw,
                                &len, "(segment)", e->off);
   if (rc) return rc;
   const uint8_t *p = raw, *limit = raw + len, *head_end = raw;
@@ -462,7 +551,7 @@ static int reframe(kv_sf_writer *w, const kv_sf_seg *s, const seg_block *e, uint
   patched->len = (size_t)(o - patched->p) + (size_t)(limit - p);
   /* the sections of the old frame, moved by the header's change of length */
   size_t ncuts = 0;
-  if (kv_sf_frame_cuts(s->data.p + e->off, e->frame_len, &w->cuts, &w->cuts_cap, &ncuts))
+  if (kv_sf_frame_cuts(frame, e->frame_len, &w->cuts, &w->cuts_cap, &ncuts))
     return kv_error(KV_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < ncuts; i++) w->cuts[i] = w->cuts[i] - (uint32_t)len + (uint32_t)patched->len;
   w->frame.len = 0;
@@ -486,14 +575,14 @@ static int append_block(kv_sf_writer *w, const kv_sf_seg *s, const seg_block *e,
       return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
     seg_block *o = &t->blocks[t->nblocks];
     *o = *e;
-    o->off = t->data.len;
+    int rc = seg_put(t, frame, frame_len, &o->off);
+    if (rc) return rc;
     o->frame_len = (uint32_t)frame_len;
     o->raw_len = raw_len;
     o->hash_first = hash_first;
     o->cont = cont;
     o->key_off = (uint32_t)t->keys.len;
-    if (kv_sfbuf_append(&t->data, frame, frame_len) ||
-        kv_sfbuf_append(&t->keys, k, (size_t)e->row_len + e->qual_len))
+    if (kv_sfbuf_append(&t->keys, k, (size_t)e->row_len + e->qual_len))
       return kv_error(KV_ERR_NOMEM, "out of memory encoding a store file segment");
     o->last_off = (uint32_t)t->keys.len;
     if (kv_sfbuf_append(&t->keys, s->keys.p + e->last_off,
@@ -548,15 +637,17 @@ int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from
   if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + (h1 - h0),
                  sizeof *w->hashes))
     return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
-  kv_sfbuf scratch = {0}, patched = {0};
+  kv_sfbuf scratch = {0}, patched = {0}, fbuf = {0};
   uint32_t out_hash = (uint32_t)w->nhashes; /* segment mode: the new blocks' hash indexes */
   for (size_t i = from; i < to && rc == KV_OK; i++) {
     const seg_block *e = &s->blocks[i];
-    const uint8_t *frame = s->data.p + e->off;
+    const uint8_t *frame = NULL;
+    rc = seg_frame(s, e, &fbuf, &frame);
+    if (rc) break;
     size_t frame_len = e->frame_len;
     uint32_t raw_len = e->raw_len;
     if (seq != s->seq) {
-      rc = reframe(w, s, e, seq, &scratch, &patched, &raw_len);
+      rc = reframe(w, frame, e, seq, &scratch, &patched, &raw_len);
       if (rc) break;
       frame = w->frame.p;
       frame_len = w->frame.len;
@@ -567,6 +658,7 @@ int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from
   }
   kv_sfbuf_free(&scratch);
   kv_sfbuf_free(&patched);
+  kv_sfbuf_free(&fbuf);
   if (rc == KV_OK) {
     w->prev_row.len = w->prev_qual.len = 0;
     if (kv_sfbuf_append(&w->prev_row, s->keys.p + bl->last_off, bl->last_row_len) ||
@@ -578,7 +670,20 @@ int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from
     w->failed = rc;
     return rc;
   }
-  memcpy(w->hashes + w->nhashes, s->hashes + h0, (h1 - h0) * sizeof *s->hashes);
+  if (s->hashes) {
+    memcpy(w->hashes + w->nhashes, s->hashes + h0, (h1 - h0) * sizeof *s->hashes);
+  } else if (h1 > h0) { /* paged out: read back (the file holds them in host order) */
+    size_t want = (h1 - h0) * sizeof *s->hashes, got = 0;
+    rc = s->env->read(s->file, s->hash_off + h0 * sizeof *s->hashes, w->hashes + w->nhashes,
+                      want, &got);
+    if (rc == KV_OK && got != want)
+      rc = kv_error(KV_ERR_CORRUPT, "store file segment: row hashes cut short in its spill "
+                    "file");
+    if (rc) {
+      w->failed = rc;
+      return rc;
+    }
+  }
   w->nhashes += h1 - h0;
   w->props.rows += h1 - h0;
   w->prev_ts = bl->last_ts;
@@ -612,6 +717,7 @@ void kv_sf_seg_block_info(const kv_sf_seg *s, size_t i, kv_sf_seg_binfo *out) {
 struct kv_sf_seg_cur {
   kv_sf_dblock d;         /* the decoded block */
   kv_sfbuf scratch;       /* its raw bytes (lz4 output) */
+  kv_sfbuf frame;         /* its frame, read back from a paged-out segment's file */
   uint32_t ri;            /* row of the cell read last */
 };
 
@@ -621,6 +727,7 @@ void kv_sf_seg_cur_free(kv_sf_seg_cur *c) {
   if (!c) return;
   kv_sf_dblock_free(&c->d);
   kv_sfbuf_free(&c->scratch);
+  kv_sfbuf_free(&c->frame);
   free(c);
 }
 
@@ -628,10 +735,12 @@ int kv_sf_seg_cur_load(kv_sf_seg_cur *c, const kv_sf_seg *s, size_t i, uint32_t 
   *ncells = 0;
   if (i >= s->nblocks) return kv_error(KV_MISUSE, "store file segment: no block %zu", i);
   const seg_block *e = &s->blocks[i];
-  const uint8_t *raw;
+  const uint8_t *raw, *frame = NULL;
   size_t len;
-  int rc = kv_sf_unframe_block(s->data.p + e->off, e->frame_len, e->raw_len, &c->scratch,
-                               &raw, &len, "(segment)", e->off);
+  int rc = seg_frame(s, e, &c->frame, &frame);
+  if (rc) return rc;
+  rc = kv_sf_unframe_block(frame, e->frame_len, e->raw_len, &c->scratch, &raw, &len,
+                           "(segment)", e->off);
   if (rc) return rc;
   const char *why = NULL;
   rc = kv_sf_block_decode(&c->d, raw, len, &why);
