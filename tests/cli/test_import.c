@@ -175,7 +175,7 @@ static void read_rejects(const char *path, rejects *r) {
 }
 
 static void free_rejects(rejects *r) {
-  for (int i = 0; i < r->n && i < 64; i++)
+  for (int i = 0; i < r->n && i < REJ_ROWS; i++)
     for (int j = 0; j < r->nf[i]; j++) free(r->cell[i][j]);
 }
 
