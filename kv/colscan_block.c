@@ -1,6 +1,6 @@
 /*
 ** kv/colscan_block.c: one block of the columnar aggregate scan (kv/colscan.h): read it
-** (kv_sf_read_at, kv_sf_unframe_block), walk its streams (docs/FORMAT.md Part 2, "Raw
+** (kv_sf_read_at, kv_sf_frame_open), walk its streams (docs/FORMAT.md Part 2, "Raw
 ** block") with its own decoder, check that the block is the whole truth for its rows, and
 ** evaluate the predicates on the value groups without assembling rows.
 **
@@ -278,7 +278,8 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     len = sec->raw_off[1]; /* the walk up to the value groups stays in section 0 */
     w->inflated += len;
   } else {
-    rc = kv_sf_unframe_block(w->disk.p, e->size, e->raw, &w->raw, &raw, &len, rd->path, e->off);
+    rc = kv_sf_frame_inflate(w->disk.p, e->raw, &w->raw, &raw, &len, &why); /* checked above */
+    if (rc == KV_ERR_CORRUPT) goto corrupt;
     if (rc) return rc;
     if (how != KV_SF_STORED_RAW) w->inflated += len;
   }

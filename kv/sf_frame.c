@@ -2,7 +2,8 @@
 ** kv/sf_frame.c: a store file block's framing on disk (docs/FORMAT.md Part 2, "Data block
 ** on disk"): the 9-byte header (compression byte, raw size, stored size), the stored bytes
 ** and the XXH3-64 checksum; writing it (kv_sf_frame_block, kv_sf_frame_block_cut) and
-** checking and opening it (kv_sf_unframe_block, kv_sf_frame_open, kv_sf_section_inflate).
+** checking and opening it (kv_sf_unframe_block; or kv_sf_frame_open, then kv_sf_frame_inflate
+** or kv_sf_section_inflate).
 **
 ** A raw block is stored in one of three ways: as it is (byte 0), lz4-compressed whole (byte
 ** 1), or cut into sections, each lz4-compressed on its own (byte 2, format version 2): the
@@ -211,44 +212,60 @@ void kv_sf_sections_free(kv_sf_sections *sec) {
   memset(sec, 0, sizeof *sec);
 }
 
+/* The whole raw block of a frame that passed check_frame: points into disk when stored
+** raw, else decompressed into scratch. NULL reason on success; "" when out of memory. */
+static const char *inflate_frame(const uint8_t *disk, uint32_t expect_raw, kv_sfbuf *scratch,
+                                 const uint8_t **raw, size_t *raw_len) {
+  size_t stored = kv_get_u32le(disk + 5);
+  if (disk[0] == KV_SF_STORED_RAW) {
+    *raw = disk + KV_SF_BLOCK_HEADER;
+    *raw_len = stored;
+    return NULL;
+  }
+  scratch->len = 0;
+  if (kv_sfbuf_reserve(scratch, expect_raw ? expect_raw : 1)) return "";
+  const char *why = NULL;
+  if (disk[0] == KV_SF_STORED_LZ4) {
+    int n = LZ4_decompress_safe((const char *)disk + KV_SF_BLOCK_HEADER, (char *)scratch->p,
+                                (int)stored, (int)expect_raw);
+    if (n < 0 || (uint32_t)n != expect_raw) why = "lz4 data does not decompress to its raw size";
+  } else { /* sections: the table is checked whole, then each section decompressed */
+    const uint8_t *p = disk + KV_SF_BLOCK_HEADER, *lim = p + stored, *data = NULL;
+    uint32_t nsec = 0;
+    why = read_table(disk, p, lim, expect_raw, NULL, &data, &nsec);
+    uint64_t n = 0, rl = 0, sl = 0;
+    if (!why) p = kv_get_varint(p, lim, &n);
+    uint8_t *dst = scratch->p;
+    for (uint32_t k = 0; !why && k < nsec; k++) {
+      p = kv_get_varint(p, lim, &rl);
+      p = kv_get_varint(p, lim, &sl);
+      why = inflate_one(data, (size_t)sl, dst, (size_t)rl);
+      data += sl;
+      dst += rl;
+    }
+  }
+  if (why) return why;
+  *raw = scratch->p;
+  *raw_len = expect_raw;
+  return NULL;
+}
+
+int kv_sf_frame_inflate(const uint8_t *disk, uint32_t expect_raw, kv_sfbuf *scratch,
+                        const uint8_t **raw, size_t *raw_len, const char **why) {
+  const char *w = inflate_frame(disk, expect_raw, scratch, raw, raw_len);
+  if (!w) return KV_OK;
+  if (!*w) return KV_ERR_NOMEM;
+  *why = w;
+  return KV_ERR_CORRUPT;
+}
+
 int kv_sf_unframe_block(const uint8_t *disk, size_t disk_len, uint32_t expect_raw,
                         kv_sfbuf *scratch, const uint8_t **raw, size_t *raw_len,
                         const char *path, uint64_t off) {
   const char *why = check_frame(disk, disk_len, expect_raw);
-  if (!why) {
-    size_t stored = kv_get_u32le(disk + 5);
-    if (disk[0] == KV_SF_STORED_RAW) {
-      *raw = disk + KV_SF_BLOCK_HEADER;
-      *raw_len = stored;
-      return KV_OK;
-    }
-    scratch->len = 0;
-    if (kv_sfbuf_reserve(scratch, expect_raw ? expect_raw : 1)) return KV_ERR_NOMEM;
-    if (disk[0] == KV_SF_STORED_LZ4) {
-      int n = LZ4_decompress_safe((const char *)disk + KV_SF_BLOCK_HEADER, (char *)scratch->p,
-                                  (int)stored, (int)expect_raw);
-      if (n < 0 || (uint32_t)n != expect_raw) why = "lz4 data does not decompress to its raw size";
-    } else { /* sections: the table is checked whole, then each section decompressed */
-      const uint8_t *p = disk + KV_SF_BLOCK_HEADER, *lim = p + stored, *data = NULL;
-      uint32_t nsec = 0;
-      why = read_table(disk, p, lim, expect_raw, NULL, &data, &nsec);
-      uint64_t n = 0, rl = 0, sl = 0;
-      if (!why) p = kv_get_varint(p, lim, &n);
-      uint8_t *dst = scratch->p;
-      for (uint32_t k = 0; !why && k < nsec; k++) {
-        p = kv_get_varint(p, lim, &rl);
-        p = kv_get_varint(p, lim, &sl);
-        why = inflate_one(data, (size_t)sl, dst, (size_t)rl);
-        data += sl;
-        dst += rl;
-      }
-    }
-    if (!why) {
-      *raw = scratch->p;
-      *raw_len = expect_raw;
-      return KV_OK;
-    }
-  }
+  if (!why) why = inflate_frame(disk, expect_raw, scratch, raw, raw_len);
+  if (!why) return KV_OK;
+  if (!*why) return KV_ERR_NOMEM;
   return kv_error(KV_ERR_CORRUPT, "store file %s: block at offset %llu: %s", path,
                   (unsigned long long)off, why);
 }

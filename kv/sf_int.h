@@ -185,6 +185,11 @@ typedef struct kv_sf_sections {
 ** *why set; KV_ERR_NOMEM. */
 int kv_sf_frame_open(const uint8_t *disk, size_t disk_len, uint32_t expect_raw,
                      kv_sf_sections *sec, uint8_t *how, const char **why);
+/* The whole raw block of a frame kv_sf_frame_open accepted (not checked again): *raw points
+** into disk when stored raw, else into scratch, decompressed (every section of a sectioned
+** block). KV_OK; KV_ERR_CORRUPT with *why set; KV_ERR_NOMEM. */
+int kv_sf_frame_inflate(const uint8_t *disk, uint32_t expect_raw, kv_sfbuf *scratch,
+                        const uint8_t **raw, size_t *raw_len, const char **why);
 /* Decompress section k of a sectioned block (as read by kv_sf_frame_open) to its place
 ** in `raw` (raw_off[k] ..  raw_off[k+1]; raw holds the whole raw size). KV_OK, or
 ** KV_ERR_CORRUPT with *why set. */
