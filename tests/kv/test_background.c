@@ -29,6 +29,7 @@
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
+#include "tu_kv.h"
 
 static kv_db *open_db(kv_env *env, size_t flush_size, size_t limit, int trigger) {
   kv_options o;
@@ -39,11 +40,7 @@ static kv_db *open_db(kv_env *env, size_t flush_size, size_t limit, int trigger)
   o.memstore_flush_size = flush_size;
   o.memstore_limit = limit;
   o.compaction_trigger = trigger;
-  kv_db *db = NULL;
-  int rc = kv_open("/db", &o, &db);
-  if (rc) fprintf(stderr, "kv_open: %s\n", kv_errmsg());
-  assert_int_equal(rc, KV_OK);
-  return db;
+  return tu_kv_open_opts(&o);
 }
 
 static uint32_t fam_of(kv_db *db, bool create) {

@@ -31,6 +31,7 @@
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
+#include "tu_kv.h"
 
 #define LIMIT ((size_t)128 << 10) /* wal_limit of these tests: 128 KiB, rolls at 32 KiB */
 #define BOUND (LIMIT + LIMIT / 4) /* what a returned commit leaves at most */
@@ -45,11 +46,7 @@ static kv_db *open_db(kv_env *env, size_t wal_limit, size_t flush_size, size_t m
   o.memstore_flush_size = flush_size;
   o.memstore_limit = mem_limit;
   o.wal_limit = wal_limit;
-  kv_db *db = NULL;
-  int rc = kv_open("/db", &o, &db);
-  if (rc) fprintf(stderr, "kv_open: %s\n", kv_errmsg());
-  assert_int_equal(rc, KV_OK);
-  return db;
+  return tu_kv_open_opts(&o);
 }
 
 typedef struct fams {
@@ -70,9 +67,11 @@ static fams fams_of(kv_db *db, bool create) {
 
 static void key_of(uint64_t i, char *k) { snprintf(k, 24, "k%010llu", (unsigned long long)i); }
 
+/* Row i's value: "value-i-" padded with zeros to 72 bytes, so each commit adds a known,
+** sizeable amount of WAL and the bound is reached in a few hundred commits. */
 static int value_of(uint64_t i, char *v) {
-  return snprintf(v, 96, "value-%llu-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
-                  (unsigned long long)i);
+  return snprintf(v, 96, "value-%llu-%0*d", (unsigned long long)i,
+                  64 - snprintf(NULL, 0, "%llu", (unsigned long long)i), 0);
 }
 
 /* Commit number i: busy row i, and rare row i when i is a multiple of RARE_EVERY. */
