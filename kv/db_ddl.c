@@ -100,7 +100,7 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
     fm->max_versions = families[i].max_versions ? families[i].max_versions : 1;
     fm->ttl_sec = families[i].ttl_sec;
     fm->compression = families[i].compression;
-    fm->block_size = families[i].block_size ? families[i].block_size : 65536;
+    fm->block_size = families[i].block_size ? families[i].block_size : KV_DEFAULT_BLOCK_SIZE;
     fm->flushed_seq = 0;
   }
   kv_edit e[2];

@@ -118,7 +118,7 @@ kv_fam *kv_fam_new(kv_db *db, uint32_t table_id, const kv_family_meta *fm) {
   f->max_versions = fm->max_versions > 0 ? fm->max_versions : 1;
   f->ttl_sec = fm->ttl_sec;
   f->compression = fm->compression;
-  f->block_size = fm->block_size ? fm->block_size : 65536;
+  f->block_size = fm->block_size ? fm->block_size : KV_DEFAULT_BLOCK_SIZE;
   f->flushed_seq = fm->flushed_seq;
   f->mem = kv_memstore_new();
   if (!f->mem || set_fam_slot(db, f)) {

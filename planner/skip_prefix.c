@@ -32,9 +32,8 @@ int plan_skip_hint(const char *hint) {
     while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
     size_t n = (size_t)(p - w);
     if (n == 9 && strncasecmp(w, "SKIP_SCAN", 9) == 0) r = 1;
-    else if ((n == 10 && strncasecmp(w, "RANGE_SCAN", 10) == 0) ||
-             (n == 12 && strncasecmp(w, "NO_SKIP_SCAN", 12) == 0))
-      r = -1;
+    else if (n == 10 && strncasecmp(w, "RANGE_SCAN", 10) == 0) r = -1;
+    else if (n == 12 && strncasecmp(w, "NO_SKIP_SCAN", 12) == 0) r = -2;
   }
   return r;
 }
@@ -144,7 +143,9 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
                        const plan_expr *where, const cat_value *params, int n_params,
                        int hint, bool explain, plan_arena *A, plan_scan *sc, char *msg,
                        size_t cap) {
-  if (hint < 0) sc->hint_note = "hint RANGE_SCAN: no skip scan by prefix";
+  if (hint < 0) /* the note names the hint as written */
+    sc->hint_note = hint == -2 ? "hint NO_SKIP_SCAN: no skip scan by prefix"
+                               : "hint RANGE_SCAN: no skip scan by prefix";
   else if (hint > 0) /* replaced below when the hint is followed */
     sc->hint_note = "hint SKIP_SCAN ignored: the WHERE bounds no key column after the leading "
                     "one";

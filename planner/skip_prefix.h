@@ -41,8 +41,9 @@
 ** length of that column's encoding, 0 if the key is too short or corrupt. */
 uint32_t plan_skip_prefix_len(void *ctx, const uint8_t *key, uint32_t key_len);
 
-/* The skip hint of hint text (NULL: none): 1 for SKIP_SCAN, -1 for RANGE_SCAN or
-** NO_SKIP_SCAN, 0 otherwise. */
+/* The skip hint of hint text (NULL: none): 1 for SKIP_SCAN, -1 for RANGE_SCAN, -2 for
+** NO_SKIP_SCAN (both forbid the skip scan; EXPLAIN names the one written), 0 otherwise;
+** the last one written wins. */
 int plan_skip_hint(const char *hint);
 
 /* For a table scan sc whose ranges are PLAN_SCAN_FULL: derive the ranges of key columns

@@ -31,9 +31,13 @@ SELECT TS, PM25, TEMP, RAIN FROM SENSOR
     AND TS < TIMESTAMP '2016-07-02 00:00:00' ORDER BY TS;
 
 .print
-.print "== 3a. Every station at one hour, TS alone: TS is not the leading key column, so a full scan"
+.print "== 3a. Every station at one hour, TS alone: TS is not the leading key column; the planner"
+.print "   finds each STATION value and seeks its hour (a skip scan on each prefix); the hint"
+.print "   NO_SKIP_SCAN shows the full scan of 420,768 rows that this avoids"
 EXPLAIN SELECT STATION, PM25, TEMP FROM SENSOR WHERE TS = TIMESTAMP '2016-07-01 12:00:00';
 EXPLAIN ANALYZE SELECT STATION, PM25, TEMP FROM SENSOR
+  WHERE TS = TIMESTAMP '2016-07-01 12:00:00';
+EXPLAIN ANALYZE SELECT /*+ NO_SKIP_SCAN */ STATION, PM25, TEMP FROM SENSOR
   WHERE TS = TIMESTAMP '2016-07-01 12:00:00';
 SELECT STATION, PM25, TEMP FROM SENSOR WHERE TS = TIMESTAMP '2016-07-01 12:00:00';
 

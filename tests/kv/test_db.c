@@ -102,6 +102,9 @@ static void test_open_create_and_reopen(void **state) {
   assert_int_equal(kv_family_info(db, fa, &info), KV_OK);
   assert_string_equal(info.name, "a");
   assert_int_equal(info.max_versions, 3);
+  /* no BLOCKSIZE given: the default is filled in and kept across the reopen */
+  assert_int_equal(info.block_size, KV_DEFAULT_BLOCK_SIZE);
+  assert_int_equal(info.block_size, 16384);
   char buf[64];
   assert_string_equal(get(db, fa, "r1", "q", buf, sizeof buf), "v1");
   assert_string_equal(get(db, fb, "r1", "q", buf, sizeof buf), "w1");
