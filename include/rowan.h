@@ -133,8 +133,8 @@ int rowan_prepare(rowan_db *db, const char *sql, int n, rowan_stmt **stmt, const
 ** (errors then: ROWAN_CONSTRAINT). Returns ROWAN_RANGE if i is out of range, ROWAN_MISUSE
 ** once the statement has been stepped (until rowan_reset) or for a NULL stmt. A NULL text
 ** or blob pointer binds SQL NULL (a NULL blob pointer with n > 0 is ROWAN_MISUSE);
-** rowan_bind_timestamp outside years 0001..9999 gives ROWAN_CONSTRAINT. ts_ms is milliseconds since 1970-01-01 00:00:00 (no time
-** zone, as TIMESTAMP values are). */
+** rowan_bind_timestamp outside years 0001..9999 gives ROWAN_CONSTRAINT. ts_ms is
+** milliseconds since 1970-01-01 00:00:00 (no time zone, as TIMESTAMP values are). */
 int rowan_bind_int64(rowan_stmt *stmt, int i, int64_t v);
 int rowan_bind_double(rowan_stmt *stmt, int i, double v);
 int rowan_bind_text(rowan_stmt *stmt, int i, const char *s, int n); /* n < 0: strlen */
@@ -311,7 +311,8 @@ int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 ** rowan_bulk_begin; a write committed while the load is open has a later timestamp, so
 ** for the same cell it wins over the load's value although the load commits after it (as
 ** in HBase, where bulk-loaded cells keep their own timestamps: versions are ordered by
-** timestamp, not by commit); rowan_changes(db) gives the rows loaded. Commits wait while rowan_bulk_commit writes. */
+** timestamp, not by commit); rowan_changes(db) gives the rows loaded. Commits wait while
+** rowan_bulk_commit writes. */
 typedef struct rowan_bulk rowan_bulk;
 int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *const *columns,
                      rowan_bulk **bulk);
