@@ -2,8 +2,9 @@
 ** kv/compact.c: compaction (kv_compact, and the automatic minor compaction a flush starts
 ** when a family has compaction_trigger store files).
 **
-** Minor: merge every store file of the family into one; every cell is kept (tombstones,
-** old versions, expired cells), so no read changes.
+** Minor: merge store files of the family into one; every cell is kept (tombstones, old
+** versions, expired cells), so no read changes. kv_compact's minor merges every file; the
+** automatic one merges the newest files kv_db_minor_pick names (size-tiered).
 ** Major: first flush the family's memstore (so every cell is in the files and the result
 ** equals what a read sees), then merge and keep only the puts a read at that moment would
 ** see with max_versions = VERSIONS and no time range (kv/scan_vis.c): tombstones, masked
@@ -159,10 +160,29 @@ static const kv_iter_ops cmerge_ops = {
   cm_next, cm_unsupported, cm_cell, cm_status, cm_destroy,
 };
 
-int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
+uint32_t kv_db_minor_pick(const kv_fam *f, uint32_t trigger) {
+  uint32_t n = f->n_files;
+  if (n < 2 || n < trigger) return n;
+  double newer = 0; /* bytes of the files newer than file i */
+  uint32_t pick = n;
+  for (uint32_t i = n; i-- > 0;) {
+    double sz = (double)f->files[i]->meta.size;
+    if (i + 1 < n && sz <= KV_CM_RATIO * newer) pick = i; /* the oldest such file wins */
+    newer += sz;
+  }
+  if (pick == n && n >= 2 * trigger) pick = n - trigger;
+  return pick;
+}
+
+int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
+  bool major = mode == KV_CM_MAJOR;
   pthread_mutex_lock(&db->mu);
   int rc = kv_db_writable(db);
-  uint32_t n = f->n_files;
+  /* the inputs are files [first, first + n) of f: the newest ones. Flushes run in this
+     same thread, and bulk commits and DDL pause it: the list does not change meanwhile */
+  uint32_t trigger = (uint32_t)db->opts.compaction_trigger;
+  uint32_t first = mode == KV_CM_AUTO ? kv_db_minor_pick(f, trigger) : 0;
+  uint32_t n = f->n_files - first;
   if (rc || n == 0 || (!major && n < 2)) {
     pthread_mutex_unlock(&db->mu);
     return rc;
@@ -173,7 +193,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
     return kv_error(KV_ERR_NOMEM, "compaction: out of memory");
   }
   for (uint32_t i = 0; i < n; i++) {
-    in[i] = f->files[i];
+    in[i] = f->files[first + i];
     kv_sfh_ref(in[i]);
   }
   cmerge m;
@@ -244,13 +264,13 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, bool major) {
     return kv_error(rc, "%s", msg);
   }
   pthread_mutex_lock(&db->mu);
-  /* Flushes run in the same background thread, DDL pauses it: the inputs are still the
-  ** whole list. */
-  for (uint32_t i = 0; i < f->n_files; i++) {
+  /* the inputs are still the newest n files (see above); the output holds their largest
+     sequence number and the newest file number, so it sorts where they were */
+  for (uint32_t i = first; i < f->n_files; i++) {
     atomic_store(&f->files[i]->obsolete, true);
     kv_sfh_unref(f->files[i]);
   }
-  f->n_files = 0;
+  f->n_files = first;
   if (out) f->files[f->n_files++] = out;
   db->stat_compactions++;
   pthread_mutex_unlock(&db->mu);

@@ -33,7 +33,8 @@ static kv_fam *pick_job(kv_db *db, bool *flush) {
   }
   for (uint32_t i = 0; i < db->n_fam_slots; i++) {
     kv_fam *f = kv_db_family(db, i);
-    if (f && (f->compact_req || f->n_files >= (uint32_t)db->opts.compaction_trigger)) {
+    if (f && (f->compact_req ||
+              kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) < f->n_files)) {
       *flush = false;
       return f;
     }
@@ -67,11 +68,12 @@ static void *bg_main(void *arg) {
       kv_db_flush_imm(db, f);
       pthread_mutex_lock(&db->mu);
     } else {
-      bool major = f->compact_req == 2;
+      enum kv_cm_mode mode = f->compact_req == 2 ? KV_CM_MAJOR
+                             : f->compact_req == 1 ? KV_CM_MINOR : KV_CM_AUTO;
       uint64_t asked = f->compact_asked;
       f->compact_req = 0;
       pthread_mutex_unlock(&db->mu);
-      int rc = kv_db_compact_family(db, f, major);
+      int rc = kv_db_compact_family(db, f, mode);
       pthread_mutex_lock(&db->mu);
       f->compact_done = asked;
       if (rc && !db->bg_error) kv_db_set_bg_error(db, rc, kv_errmsg());
@@ -159,7 +161,7 @@ static int wait_families(kv_db *db, const uint32_t *ids, const uint64_t *targets
 
 static bool flush_done(kv_db *db, kv_fam *f, uint64_t target) {
   return f->flushed >= target && !f->compact_req &&
-         f->n_files < (uint32_t)db->opts.compaction_trigger;
+         kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) == f->n_files;
 }
 
 int kv_flush(kv_db *db, const char *table) {

@@ -261,10 +261,25 @@ int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h);
 /* The live families of `table` (NULL = all) in a malloc'ed array (caller frees).
 ** KV_ERR_NOTFOUND for an unknown table. REQUIRES: mu held. */
 int kv_db_table_families(kv_db *db, const char *table, kv_fam ***out, uint32_t *n);
-/* Merge all store files of f into one; major drops what no read can see any more (the
-** caller flushed the frozen memstores first). REQUIRES: the background thread, mu NOT
+/* How kv_db_compact_family picks its inputs. */
+enum kv_cm_mode {
+  KV_CM_AUTO,   /* the files kv_db_minor_pick names (the automatic minor compaction) */
+  KV_CM_MINOR,  /* every file, every cell kept (kv_compact minor) */
+  KV_CM_MAJOR   /* every file, only what a read sees kept (kv_compact major) */
+};
+/* The automatic minor compaction's inputs: the index of the oldest of the newest files it
+** merges (they run to f->n_files), or f->n_files when it has nothing to do. Size-tiered,
+** as HBase's ratio-based selection: with at least `trigger` files, the oldest file whose
+** size is at most KV_CM_RATIO times the sum of the sizes of the files newer than it, and
+** every newer one; a large old file is left alone until the newer ones add up to it, so a
+** long load rewrites each cell about log(n) times instead of once per compaction. With
+** 2 * trigger files and no such file, the newest `trigger` files. REQUIRES: mu held. */
+uint32_t kv_db_minor_pick(const kv_fam *f, uint32_t trigger);
+#define KV_CM_RATIO 1.2
+/* Merge store files of f into one (which: mode); major drops what no read can see any more
+** (the caller flushed the frozen memstores first). REQUIRES: the background thread, mu NOT
 ** held. */
-int kv_db_compact_family(kv_db *db, kv_fam *f, bool major);
+int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode);
 
 /* ---- scans (kv/scan.c) ---- */
 /* Tear down every open scan at kv_close: their resources are released, and kv_scan_next

@@ -156,8 +156,10 @@ typedef struct kv_options {
                                  cache (every block read is a pread and a decode). A
                                  quarter of it is the columnar scan's column cache
                                  (kv/colscan.h), the rest the block cache */
-  int compaction_trigger;     /* store files in a family that start a minor compaction;
-                                 0 = default 4 */
+  int compaction_trigger;     /* store files in a family from which the automatic minor
+                                 compaction looks for work (size-tiered: it merges the
+                                 newest files once they add up to the next older one, see
+                                 docs/KV.md "Compaction"); 0 = default 4 */
   size_t wal_limit;           /* bytes across the live WAL segments (what kv_open would
                                  replay); past it, the families whose unflushed ops hold the
                                  oldest segment are flushed so it can be deleted (see "WAL
@@ -499,7 +501,8 @@ void kv_snapshot_release(kv_db *db, uint64_t seq);
 
 /* ---- Maintenance and statistics ---------------------------------------------------- */
 /* Flush every non-empty memstore of the table (NULL = all tables) to store files, and wait.
-** A family reaching compaction_trigger files is then minor-compacted. Errors:
+** A family with compaction_trigger files or more is then minor-compacted, as far as the
+** size-tiered selection finds work (docs/KV.md "Compaction"). Errors:
 ** KV_ERR_NOTFOUND (unknown table), KV_ERR_READONLY, I/O errors (which set the error
 ** state), KV_MISUSE. */
 int kv_flush(kv_db *db, const char *table);

@@ -3,7 +3,7 @@
 ** minor keeps every cell (reads unchanged, tombstones kept), major drops tombstones, masked
 ** cells, versions beyond VERSIONS and expired cells (reads unchanged, fewer cells on disk),
 ** an acquired snapshot keeps seeing what it saw, automatic minor compaction at
-** compaction_trigger files, input files deleted only after open scans release them, and
+** compaction_trigger files (size-tiered: a large old file left alone), input files deleted only after open scans release them, and
 ** store files unknown to the MANIFEST deleted at open.
 */
 #include <setjmp.h>
@@ -217,6 +217,63 @@ static int count_sf(kv_env *env, uint32_t fid) {
   return n;
 }
 
+/* The number of the one store file of the family, -1 when it has not exactly one. */
+static int only_sf(kv_env *env, uint32_t fid) {
+  int found = -1;
+  char p[128];
+  for (int num = 0; num < 200; num++) {
+    snprintf(p, sizeof p, "/db/data/1/%u/%d.sf", fid, num);
+    if (env->exists(env, p)) {
+      if (found >= 0) return -1;
+      found = num;
+    }
+  }
+  return found;
+}
+
+/* The automatic minor compaction is size-tiered: a large old file is not rewritten while
+** the small flushes after it add up to less than it; the small ones are merged among
+** themselves, the file count stays bounded, and every row stays readable. */
+static void test_auto_minor_size_tiered(void **state) {
+  fx *f = fx_new(3);
+  char row[16];
+  for (int i = 0; i < 2000; i++) { /* one large file */
+    snprintf(row, sizeof row, "big%05d", i);
+    op(f, KV_PUT, row, "q", T0);
+  }
+  assert_int_equal(kv_flush(f->db, NULL), KV_OK);
+  int big = only_sf(f->env, f->a);
+  assert_true(big >= 0);
+  char p[128];
+  snprintf(p, sizeof p, "/db/data/1/%u/%d.sf", f->a, big);
+  for (int i = 0; i < 12; i++) { /* twelve one-row flushes */
+    snprintf(row, sizeof row, "s%02d", i);
+    op(f, KV_PUT, row, "q", T0);
+    assert_int_equal(kv_flush(f->db, NULL), KV_OK);
+    kv_family_stats st = stats(f);
+    assert_true(st.store_files >= 1 && st.store_files < 6); /* below 2 x trigger */
+    assert_true(f->env->exists(f->env, p)); /* the large file was never an input */
+  }
+  assert_true(stats(f).store_files >= 2);
+  assert_int_equal(stats(f).cells, 2012);
+  /* kv_compact's minor merges every file, the large one too */
+  assert_int_equal(kv_compact(f->db, "t", false), KV_OK);
+  assert_int_equal(stats(f).store_files, 1);
+  assert_false(f->env->exists(f->env, p));
+  assert_int_equal(stats(f).cells, 2012);
+  kv_scan_options so = {0};
+  so.family_ids = &f->a;
+  so.n_families = 1;
+  kv_scan *s;
+  assert_int_equal(kv_scan_open(f->db, &so, &s), KV_OK);
+  kv_row r;
+  int n = 0;
+  while (kv_scan_next(s, &r) == KV_OK) n++;
+  kv_scan_close(s);
+  assert_int_equal(n, 2012);
+  fx_free(f);
+}
+
 static void test_inputs_deleted_after_scans(void **state) {
   fx *f = fx_new(100);
   op(f, KV_PUT, "r1", "q", T0);
@@ -333,6 +390,7 @@ int main(void) {
     cmocka_unit_test(test_major_includes_memstore),
     cmocka_unit_test(test_major_keeps_snapshot_view),
     cmocka_unit_test(test_auto_minor_compaction),
+    cmocka_unit_test(test_auto_minor_size_tiered),
     cmocka_unit_test(test_inputs_deleted_after_scans),
     cmocka_unit_test(test_unknown_files_deleted_at_open),
     cmocka_unit_test(test_major_zeroes_sequence_numbers),
