@@ -322,6 +322,22 @@ static bool point_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t le
   return part_load(it, bk, row, len, NULL, 0, 2, false) == PART_OK;
 }
 
+/* A range read (kv_sf_iter_seek_range) going on into block bi: unless it is cached, its
+** rows up to the range's stop key only (part_load). True when block bi is loaded, false on
+** error (status set). */
+static bool range_next(sf_iter *it, uint32_t bi) {
+  kv_sf_reader *r = it->r;
+  const kv_cell *first = &r->index[bi].first;
+  if (r->cache) {
+    kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, bi);
+    if (hit) return use_cached(it, bi, hit);
+  }
+  int pl = part_load(it, bi, first->row, first->row_len, it->stop, it->stop_len, UINT32_MAX,
+                     true);
+  if (pl == PART_EMPTY) return load_block(it, bi); /* rows below its index entry: reported */
+  return pl == PART_OK;
+}
+
 /* Leave the loaded block forward, as a move past its last cell does: load the next block,
 ** or, from a point read's rows (partial) that are not the block's last, the whole block,
 ** standing on the row after them. *ci, *ri get where to settle from. False at the file's
@@ -337,7 +353,8 @@ static bool step_fwd(sf_iter *it, uint32_t *ci, uint32_t *ri) {
       return true;
     }
   }
-  if (bi + 1 >= it->r->nblocks || !load_block(it, bi + 1)) return false;
+  if (bi + 1 >= it->r->nblocks) return false;
+  if (!(it->has_stop ? range_next(it, bi + 1) : load_block(it, bi + 1))) return false;
   *ci = 0;
   *ri = 0;
   return true;
@@ -573,6 +590,7 @@ static bool it_valid(kv_iter *base) { return ((sf_iter *)base)->valid; }
 
 static void it_seek_first(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, 0)) return;
   kv_sfi_settle_fwd(it, 0, 0);
@@ -580,6 +598,7 @@ static void it_seek_first(kv_iter *base) {
 
 static void it_seek_last(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, it->r->nblocks - 1)) return;
   settle_back(it, it->b->ncells - 1, it->b->nrows - 1);
@@ -587,6 +606,7 @@ static void it_seek_last(kv_iter *base) {
 
 static void it_seek(kv_iter *base, const kv_cell *target) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
   int64_t bk = find_block(it->r, target);
@@ -599,6 +619,7 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
 
 static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
   int64_t bk = find_block(it->r, target);
@@ -656,6 +677,7 @@ static void it_destroy(kv_iter *base) {
   drop_current(it);
   kv_sf_cdec_free(&it->dec);
   kv_sf_pdec_free(&it->pd);
+  free(it->stop);
   free(it->keep);
   free(it->kbuf);
   free(it->rp.ranks);
@@ -703,6 +725,7 @@ void kv_sf_iter_park(kv_iter *base) {
       it->pd.kb_cap > KEEP_LIMIT)
     kv_sf_pdec_free(&it->pd);
   it->partial = false;
+  it->has_stop = false;
   it->r = NULL;
   it->io = NULL;
   it->bi = -1;
@@ -717,6 +740,7 @@ kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool 
   it->fill_cache = fill_cache;
   it->bi = -1;
   it->partial = false;
+  it->has_stop = false;
   it->ci = it->ri = 0;
   it->valid = false;
   it->status = KV_OK;
@@ -780,6 +804,7 @@ int kv_sf_iter_corrupt(kv_iter *base, const char *why) {
 
 bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool point) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   kv_sf_reader *r = it->r;
   it->valid = false;
   if (it->status || r->nblocks == 0) return true;
@@ -836,7 +861,13 @@ bool kv_sf_iter_seek_range(kv_iter *base, const uint8_t *row, uint32_t len,
   kv_sf_reader *r = it->r;
   if (!stop) return kv_sf_iter_seek_row(base, row, len, false);
   it->valid = false;
+  it->has_stop = false;
   if (it->status || r->nblocks == 0) return true;
+  it->has_stop = !kv_sf_grow((void **)&it->stop, &it->stop_cap, stop_len ? stop_len : 1, 1);
+  if (it->has_stop) { /* for step_fwd: the range's next block is decoded up to it too */
+    if (stop_len) memcpy(it->stop, stop, stop_len);
+    it->stop_len = stop_len;
+  }
   kv_cell t = kv_cell_row_first(row, len);
   int64_t bk = find_block(r, &t);
   if (bk < 0) bk = 0;

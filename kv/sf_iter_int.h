@@ -32,6 +32,11 @@ typedef struct sf_iter {
   const uint8_t *praw;     /* when partial: the raw block (in disk or scratch) */
   size_t praw_len;         /* its length */
   uint32_t pagain;         /* range reads of block bi decoded in part again from praw */
+  bool has_stop;           /* a range read (kv_sf_iter_seek_range) ends before row key stop:
+                              the next blocks it reads are decoded up to it (step_fwd) */
+  uint8_t *stop;           /* that key */
+  uint32_t stop_len;       /* its length */
+  size_t stop_cap;         /* bytes allocated in stop */
   const kv_sf_cblock *b;   /* the block being read: &dec.b, or a cached one */
   kv_cache_entry *ce;      /* the cache entry b is (a reference), or NULL */
   bool fill_cache;         /* add blocks read to the cache (compaction reads do not) */
