@@ -5,8 +5,9 @@
 ** KV_ERR_CORRUPT or give cells that can all be read within the input; never crash or read
 ** out of bounds. The compact decoder the block cache uses (kv/sf_cblock.h) must accept or
 ** refuse exactly the same inputs, and pack what it accepts. The point decoder
-** (kv/sf_point.h) is run on the same input for several keys (rows of the block, one taken
-** from the input, the empty key, one above all): it must never read outside the input, and
+** (kv/sf_point.h) is run on the same input for several keys and stop keys (rows of the
+** block, one taken from the input, the empty key, one above all; a few rows, a range's rows
+** up to its stop key, the block's rest): it must never read outside the input, and
 ** on every input the whole decoder accepts it must accept too and give the same cells for
 ** the rows it returns (the first row at or above the key, when the block's keys are in
 ** order). It does not exercise framing or checksums (fuzz_storefile does).
@@ -53,9 +54,10 @@ static int same_cell(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ri, uint
 /* The point decoder for key [t, t+tl): bounded always; when d (the whole decoder's result
 ** of the same input) is given, it must agree with it. */
 static void point_check(kv_sf_pdec *p, const uint8_t *data, size_t size, const kv_sf_dblock *d,
-                        const uint8_t *t, uint32_t tl, uint32_t want) {
+                        const uint8_t *t, uint32_t tl, const uint8_t *stop, uint32_t stop_len,
+                        uint32_t want) {
   const char *why = NULL;
-  int rc = kv_sf_point_decode(p, data, size, t, tl, want, &why);
+  int rc = kv_sf_point_decode_to(p, data, size, t, tl, stop, stop_len, want, &why);
   if (!d) return;
   if (rc != KV_OK) __builtin_trap(); /* the whole decoder accepted the block */
   if (p->block_rows != d->nrows || p->block_cells != d->ncells || p->first_row > d->nrows)
@@ -69,7 +71,13 @@ static void point_check(kv_sf_pdec *p, const uint8_t *data, size_t size, const k
     lin++;
   if (sorted && lin != R) __builtin_trap();
   const kv_sf_cblock *b = &p->b;
-  uint32_t m = d->nrows - R < want ? d->nrows - R : want;
+  uint32_t m = 0; /* want rows, up to and including the first at or above stop */
+  while (R + m < d->nrows && m < want) {
+    m++;
+    if (stop && kv_bytes_cmp(d->keys + d->row_off[R + m - 1],
+                             d->row_off[R + m] - d->row_off[R + m - 1], stop, stop_len) >= 0)
+      break;
+  }
   if (b->nrows != m) __builtin_trap();
   if (m == 0) return;
   uint32_t c0 = d->row_first[R];
@@ -128,13 +136,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const kv_sf_dblock *ok = rc == KV_OK ? &d : NULL;
   static const uint8_t high[16] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
                                    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
-  point_check(&p, data, size, ok, (const uint8_t *)"", 0, 2);
-  point_check(&p, data, size, ok, high, sizeof high, 1);
-  point_check(&p, data, size, ok, data, size < 12 ? (uint32_t)size : 12, 3);
+  point_check(&p, data, size, ok, (const uint8_t *)"", 0, NULL, 0, 2);
+  point_check(&p, data, size, ok, high, sizeof high, NULL, 0, 1);
+  point_check(&p, data, size, ok, data, size < 12 ? (uint32_t)size : 12, NULL, 0, 3);
+  /* range reads: no stop (the block's rest), a stop from the input's bytes, above all */
+  point_check(&p, data, size, ok, (const uint8_t *)"", 0, NULL, 0, UINT32_MAX);
+  point_check(&p, data, size, ok, (const uint8_t *)"", 0, data + size / 2,
+              size - size / 2 < 12 ? (uint32_t)(size - size / 2) : 12, UINT32_MAX);
+  point_check(&p, data, size, ok, data, size < 6 ? (uint32_t)size : 6, high, sizeof high, 40);
   if (rc == KV_OK)
-    for (uint32_t r = 0; r < d.nrows; r += 1 + d.nrows / 8)
-      point_check(&p, data, size, ok, d.keys + d.row_off[r], d.row_off[r + 1] - d.row_off[r],
-                  1 + r % KV_SF_POINT_MAX_ROWS);
+    for (uint32_t r = 0; r < d.nrows; r += 1 + d.nrows / 8) {
+      const uint8_t *k = d.keys + d.row_off[r];
+      uint32_t kl = d.row_off[r + 1] - d.row_off[r];
+      point_check(&p, data, size, ok, k, kl, NULL, 0, 1 + r % 4);
+      uint32_t s2 = r + 1 + r % 7 < d.nrows ? r + 1 + r % 7 : d.nrows - 1; /* a later row */
+      point_check(&p, data, size, ok, k, kl, d.keys + d.row_off[s2],
+                  d.row_off[s2 + 1] - d.row_off[s2], UINT32_MAX);
+    }
   kv_sf_pdec_free(&p);
   kv_sf_dblock_free(&d);
   return 0;

@@ -83,13 +83,19 @@ static void pick_min(fscan *f) {
 ** (the range holds only that row key: a kv_get, or one range of a skip scan), store files
 ** whose bloom filter rules the row out are parked instead of sought: they read no block for
 ** this range (a file whose block for the row is cached is sought without asking its bloom
-** filter: kv_sf_iter_seek_row). */
-static int merge_seek(fscan *f, const uint8_t *row, uint32_t row_len, bool single) {
+** filter: kv_sf_iter_seek_row). Else `end` (NULL: not known) is where the range ends: a
+** store file decodes an uncached block only up to there (kv_sf_iter_seek_range). */
+static int merge_seek(fscan *f, const uint8_t *row, uint32_t row_len, bool single,
+                      const uint8_t *end, uint32_t end_len) {
   for (uint32_t i = 0; i < f->n_kids; i++) {
     kv_iter *k = f->kids[i];
     f->parked[i] = 0;
     if (row && i >= f->n_mem_kids) { /* a store file: one block search for both */
-      if (!kv_sf_iter_seek_row(k, row, row_len, single)) f->parked[i] = 1;
+      if (single) {
+        if (!kv_sf_iter_seek_row(k, row, row_len, true)) f->parked[i] = 1;
+      } else {
+        kv_sf_iter_seek_range(k, row, row_len, end, end_len);
+      }
       continue;
     }
     if (row) {
@@ -346,7 +352,7 @@ int kv_scan_skip_probe(kv_scan *s) {
   const uint8_t *probe = s->have_probe ? s->probe : NULL;
   s->exist_state = EXIST_NONE;
   for (uint32_t i = 0; i < s->n_fams; i++) {
-    int rc = merge_seek(&s->fams[i], probe, s->probe_len, false);
+    int rc = merge_seek(&s->fams[i], probe, s->probe_len, false, NULL, 0);
     if (rc) return rc;
   }
   const kv_cell *best = NULL;
@@ -396,7 +402,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
           s->fams[i].cur = -1;
           continue;
         }
-        int rc = merge_seek(&s->fams[i], r->start, r->start_len, single);
+        int rc = merge_seek(&s->fams[i], r->start, r->start_len, single, r->end, r->end_len);
         if (rc) return rc;
       }
       s->m.ranges_sought++;
@@ -411,7 +417,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
     if (!best || (r->end && kv_sf_bytes_cmp(best->row, best->row_len, r->end, r->end_len) >= 0)) {
       if (s->exist_state == EXIST_PENDING) { /* the row may be in that family alone */
         s->exist_state = EXIST_NONE;
-        int rc = merge_seek(&s->fams[s->exist_fam], r->start, r->start_len, true);
+        int rc = merge_seek(&s->fams[s->exist_fam], r->start, r->start_len, true, NULL, 0);
         if (rc) return rc;
         continue;
       }
@@ -434,7 +440,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
       if (s->n_views == 0 && s->n_vecs == 0) { /* nothing visible: the existence family
                                                    decides */
         fscan *f = &s->fams[s->exist_fam];
-        rc = merge_seek(f, s->key, s->key_len, true);
+        rc = merge_seek(f, s->key, s->key_len, true, NULL, 0);
         if (!rc) rc = read_family_row(s, f);
         if (rc) return rc;
       }
@@ -478,7 +484,7 @@ static int next_reverse(kv_scan *s, kv_row *row) {
     s->n_vecs = 0;
     s->data_len = 0;
     for (uint32_t i = 0; i < s->n_fams; i++) {
-      rc = merge_seek(&s->fams[i], s->key, s->key_len, false);
+      rc = merge_seek(&s->fams[i], s->key, s->key_len, false, NULL, 0);
       if (rc) return rc;
       rc = read_family_row(s, &s->fams[i]);
       if (rc) return rc;

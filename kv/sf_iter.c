@@ -243,34 +243,54 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   return decode_block(it, bi, raw, raw_len, r->cache && it->fill_cache && cache_has_room(r, bi));
 }
 
-/* A point read's block bk (not in the cache): read it and, unless the cache takes it
-** (cache_has_room), decode only the first row at or above [row, row+len) and the row after
-** it (kv/sf_point.h) as the loaded block, flagged partial: a move past those rows loads
-** the block whole (step_fwd, step_back), any other load replaces it. When every row of the
-** block is below the key, or the cache takes the block, it is decoded whole as load_block
-** does. False (status set) on error. */
-static bool point_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len) {
+enum { PART_ERR, PART_OK, PART_EMPTY }; /* what part_load did */
+
+/* A point or short range read's block bk (not in the cache): read it and, unless the cache
+** takes it (cache_has_room), decode only the rows from the first at or above [row, row+len)
+** on (kv/sf_point.h): `want` rows at most, up to and including the first at or above
+** [stop, stop+stop_len) when stop is not NULL, as the loaded block, flagged partial: a move
+** past those rows loads the block whole (step_fwd, step_back), any other load replaces it.
+** When the cache takes the block it is decoded whole as load_block does; so it is when every
+** row of the block is below the key, unless `range` (then PART_EMPTY: nothing loaded, the
+** range starts in a later block). `range`: the caller's cache look-up counted the miss (a
+** point read's probe counts none); a range read of the block whose rows are loaded in part
+** decodes again from the raw block still held (no read), and the third one in a row
+** decodes it whole. PART_ERR (status set) on error. */
+static int part_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len,
+                     const uint8_t *stop, uint32_t stop_len, uint32_t want, bool range) {
   kv_sf_reader *r = it->r;
   const kv_sf_index_entry *e = &r->index[bk];
-  const uint8_t *raw;
-  size_t raw_len;
+  const uint8_t *raw = it->praw;
+  size_t raw_len = it->praw_len;
   const char *why = NULL;
+  bool again = range && it->partial && it->bi == (int64_t)bk; /* raw still holds block bk */
   it->bi = -1;
   it->key_ri = -1;
   it->fast_bi = -1;
   it->partial = false;
   drop_current(it);
-  if (r->cache) kv_cache_note_miss(r->cache, r->cache_id, bk); /* the probe counted none */
-  int rc = read_block(it, bk, &raw, &raw_len);
-  if (rc) return fail_block(it, rc);
+  int rc = KV_OK;
+  if (!again) {
+    if (r->cache && !range) kv_cache_note_miss(r->cache, r->cache_id, bk);
+    rc = read_block(it, bk, &raw, &raw_len);
+    if (rc) {
+      fail_block(it, rc);
+      return PART_ERR;
+    }
+  }
+  it->pagain = again ? it->pagain + 1 : 0;
   if (r->cache && it->fill_cache && cache_has_room(r, bk))
-    return decode_block(it, bk, raw, raw_len, true);
-  rc = kv_sf_point_decode(&it->pd, raw, raw_len, row, len, 2, &why);
+    return decode_block(it, bk, raw, raw_len, true) ? PART_OK : PART_ERR;
+  if (it->pagain >= 2) return decode_block(it, bk, raw, raw_len, false) ? PART_OK : PART_ERR;
+  rc = kv_sf_point_decode_to(&it->pd, raw, raw_len, row, len, stop, stop_len, want, &why);
   if (!rc && (it->pd.block_rows != e->rows || it->pd.block_cells != e->cells)) {
     why = "cell or row count disagrees with the block index";
     rc = KV_ERR_CORRUPT;
   }
-  if (!rc && it->pd.b.nrows == 0) return decode_block(it, bk, raw, raw_len, false);
+  if (!rc && it->pd.b.nrows == 0) {
+    if (range) return PART_EMPTY; /* it->bi is -1: nothing loaded */
+    return decode_block(it, bk, raw, raw_len, false) ? PART_OK : PART_ERR;
+  }
   if (!rc) {
     it->b = &it->pd.b;
     rc = prepare_block(it);
@@ -281,14 +301,41 @@ static bool point_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t le
              (unsigned long long)e->off, why);
   else if (rc == KV_ERR_NOMEM)
     kv_error(rc, "out of memory reading store file %s", r->path);
-  if (rc) return fail_block(it, rc);
+  if (rc) {
+    fail_block(it, rc);
+    return PART_ERR;
+  }
   if (it->io) it->io->cells_decoded += it->b->ncells;
   it->partial = true;
   it->prow = it->pd.first_row;
+  it->praw = raw;
+  it->praw_len = raw_len;
   it->key_ri = -1;
   it->bi = bk;
   if (it->proj) it->keep_bi = -1;
-  return true;
+  return PART_OK;
+}
+
+/* A point read's block bk (not in the cache): the row asked for and the one after it
+** (part_load), or the block whole. False (status set) on error. */
+static bool point_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len) {
+  return part_load(it, bk, row, len, NULL, 0, 2, false) == PART_OK;
+}
+
+/* A range read (kv_sf_iter_seek_range) going on into block bi: unless it is cached, its
+** rows up to the range's stop key only (part_load). True when block bi is loaded, false on
+** error (status set). */
+static bool range_next(sf_iter *it, uint32_t bi) {
+  kv_sf_reader *r = it->r;
+  const kv_cell *first = &r->index[bi].first;
+  if (r->cache) {
+    kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, bi);
+    if (hit) return use_cached(it, bi, hit);
+  }
+  int pl = part_load(it, bi, first->row, first->row_len, it->stop, it->stop_len, UINT32_MAX,
+                     true);
+  if (pl == PART_EMPTY) return load_block(it, bi); /* rows below its index entry: reported */
+  return pl == PART_OK;
 }
 
 /* Leave the loaded block forward, as a move past its last cell does: load the next block,
@@ -306,7 +353,8 @@ static bool step_fwd(sf_iter *it, uint32_t *ci, uint32_t *ri) {
       return true;
     }
   }
-  if (bi + 1 >= it->r->nblocks || !load_block(it, bi + 1)) return false;
+  if (bi + 1 >= it->r->nblocks) return false;
+  if (!(it->has_stop ? range_next(it, bi + 1) : load_block(it, bi + 1))) return false;
   *ci = 0;
   *ri = 0;
   return true;
@@ -542,6 +590,7 @@ static bool it_valid(kv_iter *base) { return ((sf_iter *)base)->valid; }
 
 static void it_seek_first(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, 0)) return;
   kv_sfi_settle_fwd(it, 0, 0);
@@ -549,6 +598,7 @@ static void it_seek_first(kv_iter *base) {
 
 static void it_seek_last(kv_iter *base) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0 || !load_block(it, it->r->nblocks - 1)) return;
   settle_back(it, it->b->ncells - 1, it->b->nrows - 1);
@@ -556,6 +606,7 @@ static void it_seek_last(kv_iter *base) {
 
 static void it_seek(kv_iter *base, const kv_cell *target) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
   int64_t bk = find_block(it->r, target);
@@ -568,6 +619,7 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
 
 static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
   int64_t bk = find_block(it->r, target);
@@ -625,6 +677,7 @@ static void it_destroy(kv_iter *base) {
   drop_current(it);
   kv_sf_cdec_free(&it->dec);
   kv_sf_pdec_free(&it->pd);
+  free(it->stop);
   free(it->keep);
   free(it->kbuf);
   free(it->rp.ranks);
@@ -672,6 +725,7 @@ void kv_sf_iter_park(kv_iter *base) {
       it->pd.kb_cap > KEEP_LIMIT)
     kv_sf_pdec_free(&it->pd);
   it->partial = false;
+  it->has_stop = false;
   it->r = NULL;
   it->io = NULL;
   it->bi = -1;
@@ -686,6 +740,7 @@ kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool 
   it->fill_cache = fill_cache;
   it->bi = -1;
   it->partial = false;
+  it->has_stop = false;
   it->ci = it->ri = 0;
   it->valid = false;
   it->status = KV_OK;
@@ -749,6 +804,7 @@ int kv_sf_iter_corrupt(kv_iter *base, const char *why) {
 
 bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool point) {
   sf_iter *it = (sf_iter *)base;
+  it->has_stop = false;
   kv_sf_reader *r = it->r;
   it->valid = false;
   if (it->status || r->nblocks == 0) return true;
@@ -782,5 +838,56 @@ bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool p
     __builtin_prefetch((const void *)v);
     __builtin_prefetch((const void *)(v + 64));
   }
+  return true;
+}
+
+/* Whether the partial rows loaded for block bk (it->partial) answer a range read from
+** [row, row+len) to [stop, stop+stop_len): the block's first row at or above row is among
+** them (one of them is below row, or they start the block) and so is the first at or above
+** stop, or they reach the block's end. */
+static bool part_covers(const sf_iter *it, const uint8_t *row, uint32_t len,
+                        const uint8_t *stop, uint32_t stop_len) {
+  const kv_sf_cblock *b = it->b;
+  bool eq;
+  uint32_t m = b->nrows, r0 = find_row(b, row, len, &eq);
+  if (m == 0 || r0 >= m || (r0 == 0 && it->prow > 0)) return false;
+  return it->prow + m == it->pd.block_rows ||
+         kv_sf_cblock_key_cmp(b, m - 1, stop, stop_len) >= 0;
+}
+
+bool kv_sf_iter_seek_range(kv_iter *base, const uint8_t *row, uint32_t len,
+                           const uint8_t *stop, uint32_t stop_len) {
+  sf_iter *it = (sf_iter *)base;
+  kv_sf_reader *r = it->r;
+  if (!stop) return kv_sf_iter_seek_row(base, row, len, false);
+  it->valid = false;
+  it->has_stop = false;
+  if (it->status || r->nblocks == 0) return true;
+  it->has_stop = !kv_sf_grow((void **)&it->stop, &it->stop_cap, stop_len ? stop_len : 1, 1);
+  if (it->has_stop) { /* for step_fwd: the range's next block is decoded up to it too */
+    if (stop_len) memcpy(it->stop, stop, stop_len);
+    it->stop_len = stop_len;
+  }
+  kv_cell t = kv_cell_row_first(row, len);
+  int64_t bk = find_block(r, &t);
+  if (bk < 0) bk = 0;
+  bool ready = it->bi == bk && (!it->partial || part_covers(it, row, len, stop, stop_len));
+  while (!ready) {
+    kv_cache_entry *hit = r->cache ? kv_cache_lookup(r->cache, r->cache_id, (uint64_t)bk) : NULL;
+    if (hit) {
+      if (!use_cached(it, (uint32_t)bk, hit)) return true;
+      break;
+    }
+    int pl = part_load(it, (uint32_t)bk, row, len, stop, stop_len, UINT32_MAX, true);
+    if (pl == PART_ERR) return true;
+    if (pl == PART_OK) break;
+    /* every row of block bk is below row: the range starts in the next block, whose first
+       row is at or above it (find_block), or past the file's last row */
+    if ((uint64_t)bk + 1 >= r->nblocks) return true;
+    bk++;
+  }
+  uint32_t ri;
+  uint32_t ci = find_in_block(it->b, &t, false, &ri);
+  kv_sfi_settle_fwd(it, ci, ri);
   return true;
 }

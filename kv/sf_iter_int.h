@@ -29,6 +29,14 @@ typedef struct sf_iter {
   kv_sf_pdec pd;           /* a point read's rows decoded alone (kv/sf_point.h) */
   bool partial;            /* b is &pd.b: rows [prow, prow + pd.b.nrows) of block bi only */
   uint32_t prow;           /* when partial: index in block bi of b's first row */
+  const uint8_t *praw;     /* when partial: the raw block (in disk or scratch) */
+  size_t praw_len;         /* its length */
+  uint32_t pagain;         /* range reads of block bi decoded in part again from praw */
+  bool has_stop;           /* a range read (kv_sf_iter_seek_range) ends before row key stop:
+                              the next blocks it reads are decoded up to it (step_fwd) */
+  uint8_t *stop;           /* that key */
+  uint32_t stop_len;       /* its length */
+  size_t stop_cap;         /* bytes allocated in stop */
   const kv_sf_cblock *b;   /* the block being read: &dec.b, or a cached one */
   kv_cache_entry *ce;      /* the cache entry b is (a reference), or NULL */
   bool fill_cache;         /* add blocks read to the cache (compaction reads do not) */

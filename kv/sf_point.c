@@ -1,7 +1,8 @@
 /*
 ** kv/sf_point.c: the point decoder of kv/sf_point.h: out of a raw store file block
 ** (docs/FORMAT.md Part 2, "Raw block"), only the row a point read asks for and the one
-** after it, as a small compact block (kv/sf_cblock.h) of their own.
+** after it, or a short range's rows and the one after them (up to the first row at or above
+** the range's end key), as a small compact block (kv/sf_cblock.h) of their own.
 **
 ** The walk: header and dictionary; the cells-per-row stream (the first cell of every row);
 ** the row keys, searched in their own coding (binary search in the transposed suffixes,
@@ -40,6 +41,7 @@ void kv_sf_pdec_free(kv_sf_pdec *w) {
   free(w->gt);
   free(w->rf);
   free(w->kb);
+  free(w->kl);
   memset(w, 0, sizeof *w);
 }
 
@@ -112,18 +114,33 @@ static int kb_room(kv_sf_pdec *w, size_t n) {
   return kv_sf_grow((void **)&w->kb, &w->kb_cap, n ? n : 1, 1) ? KV_ERR_NOMEM : KV_OK;
 }
 
+/* Room for bytes [0, kbytes) of kb and the lengths of n rows' keys (w->kl). */
+static int key_room(kv_sf_pdec *w, size_t kbytes, uint32_t n) {
+  if (kb_room(w, kbytes)) return KV_ERR_NOMEM;
+  return kv_sf_grow((void **)&w->kl, &w->kl_cap, n, sizeof *w->kl) ? KV_ERR_NOMEM : KV_OK;
+}
+
+/* Whether the rows copied so far (got, the last one's key [k, k+kl)) are all that is
+** wanted: want of them, or the last one is at or above the stop key (when there is one). */
+static bool rows_done(const uint8_t *k, uint32_t kl, uint32_t got, uint32_t want,
+                      const uint8_t *stop, uint32_t stop_len) {
+  return got >= want || (stop && kv_sf_bytes_cmp(k, kl, stop, stop_len) >= 0);
+}
+
 /* Rows section keys (after the cells-per-row stream): find R, the first row whose key is >=
-** [t, tl), and copy the keys of rows [R, R + want) (fewer at the block's end) to kb from
-** offset kat on, their lengths to klen[]. *pp moves past the keys; *R_out gets R (nr when
-** every key is below t). */
+** [t, tl), and copy the keys of rows R, R + 1, ... to kb from offset kat on, their lengths to
+** w->kl, until want rows are copied, a row at or above [stop, stop + stop_len) is (when stop
+** is not NULL; that row is copied too) or the block ends. *pp moves past the keys; *R_out
+** gets R (nr when every key is below t), *m_out the rows copied. */
 static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint32_t nr,
-                     const uint8_t *t, uint32_t tl, uint32_t want, uint32_t *R_out,
-                     uint32_t *klen, size_t *kat, const char **why) {
+                     const uint8_t *t, uint32_t tl, const uint8_t *stop, uint32_t stop_len,
+                     uint32_t want, uint32_t *R_out, uint32_t *m_out, size_t *kat,
+                     const char **why) {
   const uint8_t *p = *pp;
   kv_sf_rows_layout L;
   int rc = kv_sf_rows_layout_read(&p, lim, nr, &L, why);
   if (rc) return rc;
-  uint32_t R = nr;
+  uint32_t R = nr, got = 0;
   uint64_t v = 0;
   if (L.mode == KV_SF_ROWS_FIXED || L.mode == KV_SF_ROWS_DELTA) {
     uint32_t sw = L.suffix, kl = L.key_len;
@@ -131,7 +148,6 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
     const uint8_t *ts = t + L.lcp;
     uint32_t tsl = side == 0 ? tl - L.lcp : 0;
     *kat = kl; /* kb: [0, kl) scratch, then the keys */
-    if (kb_room(w, (size_t)kl * (want + 1))) return KV_ERR_NOMEM;
     if (L.mode == KV_SF_ROWS_FIXED) {
       if ((uint64_t)sw * nr > (uint64_t)(lim - p)) CORRUPT("key suffixes run past the block");
       const uint8_t *sx = p;
@@ -147,11 +163,13 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
         }
         R = lo;
       }
-      for (uint32_t i = 0; i < want && R + i < nr; i++) {
+      for (uint32_t i = 0; R + i < nr; i++) {
+        if (key_room(w, *kat + (size_t)kl * (got + 1), got + 1)) return KV_ERR_NOMEM;
         uint8_t *k = w->kb + *kat + (size_t)i * kl;
         memcpy(k, L.prefix, L.lcp);
         for (uint32_t j = 0; j < sw; j++) k[L.lcp + j] = sx[(size_t)j * nr + R + i];
-        klen[i] = kl;
+        w->kl[got++] = kl;
+        if (rows_done(k, kl, got, want, stop, stop_len)) break;
       }
     } else {
       /* delta: the target's suffix as a number, zero-padded to sw bytes (a shorter target
@@ -159,24 +177,26 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
          (a key equal to the cut is below the target: >) */
       uint64_t T = 0, val = 0, max = sw == 8 ? UINT64_MAX : (1ull << (8 * sw)) - 1;
       for (uint32_t j = 0; j < sw; j++) T = (T << 8) | (j < tsl ? ts[j] : 0);
-      bool strict = tsl > sw;
+      bool strict = tsl > sw, done = false;
       if (side > 0) R = 0;
-      uint32_t got = 0;
       for (uint32_t r = 0; r < nr; r++) {
         GET(p, lim, &v, "truncated key delta stream");
         if (v > max - val) CORRUPT("key delta out of range");
         val += v;
         if (R == nr && side == 0 && (strict ? val > T : val >= T)) R = r;
-        if (R != nr && r >= R && got < want) {
+        if (R != nr && r >= R && !done) {
+          if (key_room(w, *kat + (size_t)kl * (got + 1), got + 1)) return KV_ERR_NOMEM;
           uint8_t *k = w->kb + *kat + (size_t)got * kl;
           memcpy(k, L.prefix, L.lcp);
           for (uint32_t j = 0; j < sw; j++) k[L.lcp + j] = (uint8_t)(val >> (8 * (sw - 1 - j)));
-          klen[got++] = kl;
+          w->kl[got++] = kl;
+          done = rows_done(k, kl, got, want, stop, stop_len);
         }
       }
     }
     *pp = p;
     *R_out = R;
+    *m_out = got;
     return KV_OK;
   }
   if (L.mode != KV_SF_ROWS_PREFIX) CORRUPT("unknown rows mode");
@@ -200,13 +220,12 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
   const uint8_t *suf = lp, *lend = lp;
   *pp = lp + suf_total;
   *kat = (size_t)maxk;
-  if (kb_room(w, (size_t)maxk * (want + 1))) return KV_ERR_NOMEM;
+  if (kb_room(w, (size_t)maxk)) return KV_ERR_NOMEM;
   /* second pass: rebuild each key in kb[0, maxk) until the rows wanted are copied */
   sp = p;
   lp = lens;
   size_t out = *kat;
-  uint32_t got = 0;
-  for (uint32_t r = 0; r < nr && got < want; r++) {
+  for (uint32_t r = 0; r < nr; r++) {
     sp = kv_get_varint(sp, send, &sh); /* checked above */
     lp = kv_get_varint(lp, lend, &v);
     memcpy(w->kb + sh, suf, (size_t)v);
@@ -214,12 +233,15 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
     uint32_t kl = (uint32_t)(sh + v);
     if (R == nr && kv_sf_bytes_cmp(w->kb, kl, t, tl) >= 0) R = r;
     if (R != nr) {
+      if (key_room(w, out + (size_t)maxk, got + 1)) return KV_ERR_NOMEM;
       memcpy(w->kb + out, w->kb, kl);
+      w->kl[got++] = kl;
+      if (rows_done(w->kb + out, kl, got, want, stop, stop_len)) break;
       out += kl;
-      klen[got++] = kl;
     }
   }
   *R_out = R;
+  *m_out = got;
   return KV_OK;
 }
 
@@ -291,6 +313,12 @@ static void pa_set(kv_sf_pa *a, uint32_t off, uint8_t width) {
 
 int kv_sf_point_decode(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint8_t *key,
                        uint32_t key_len, uint32_t want, const char **why) {
+  return kv_sf_point_decode_to(w, raw, len, key, key_len, NULL, 0, want, why);
+}
+
+int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint8_t *key,
+                          uint32_t key_len, const uint8_t *stop, uint32_t stop_len,
+                          uint32_t want, const char **why) {
   const uint8_t *p = raw, *lim = raw + len;
   uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
   kv_sf_cblock *b = &w->b;
@@ -299,7 +327,6 @@ int kv_sf_point_decode(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint
   w->arena.len = 0;
   w->block_rows = w->block_cells = w->first_row = 0;
   if (want < 1) want = 1;
-  if (want > KV_SF_POINT_MAX_ROWS) want = KV_SF_POINT_MAX_ROWS;
   if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, why)))
     return KV_ERR_CORRUPT;
   uint32_t n = (uint32_t)ncells, nr = (uint32_t)nrows, nq = (uint32_t)nquals, ng = nq + 1;
@@ -324,13 +351,13 @@ int kv_sf_point_decode(kv_sf_pdec *w, const uint8_t *raw, size_t len, const uint
   }
   int rc = kv_sf_cells_per_row(&p, lim, nr, n, w->rf, why);
   if (rc) return rc;
-  uint32_t R = nr, klen[KV_SF_POINT_MAX_ROWS];
+  uint32_t R = nr, m = 0;
   size_t kat = 0;
-  rc = find_rows(w, &p, lim, nr, key, key_len, want, &R, klen, &kat, why);
+  rc = find_rows(w, &p, lim, nr, key, key_len, stop, stop_len, want, &R, &m, &kat, why);
   if (rc) return rc;
   w->first_row = R;
   if (R == nr) return KV_OK; /* every row is below the key: b holds nothing */
-  uint32_t m = nr - R < want ? nr - R : want;
+  const uint32_t *klen = w->kl;
   uint32_t c0 = w->rf[R], c1 = w->rf[R + m], k = c1 - c0;
   /* the rows' per-cell arrays and keys */
   uint32_t q_off, t_off, ts_off, seq_off, rf_off, ko_off, keys_off, ck_off, cv_off;

@@ -48,6 +48,15 @@ typedef struct kv_sf_rowcond {
 ** valid()/status() as after any move). */
 bool kv_sf_iter_seek_row(kv_iter *it, const uint8_t *row, uint32_t len, bool point);
 
+/* Position store-file iterator `it` at the first cell of the first row >= [row, row+len), as
+** kv_sf_iter_seek_row with `point` false, for a range read that ends before row key
+** [stop, stop+stop_len) (NULL: no end known; then it is kv_sf_iter_seek_row). A block that
+** is not cached and that the cache does not take (cache_has_room) is decoded only from that
+** row up to and including the first row >= stop (or the block's end): a move past those
+** rows loads the block whole. Returns true (errors show in valid()/status()). */
+bool kv_sf_iter_seek_range(kv_iter *it, const uint8_t *row, uint32_t len, const uint8_t *stop,
+                           uint32_t stop_len);
+
 /* Report that the row store-file iterator `it` stands on breaks the file's order (a block
 ** damaged under a valid checksum): sets the error message (the file, and the loaded block's
 ** number and offset when one is loaded) with `why` (a static reason) and returns

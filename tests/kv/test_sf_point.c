@@ -9,7 +9,9 @@
 ** the first and after the last, prefixes and extensions; the rows given must be the first
 ** one at or above the key and those after it, cell for cell (key, qualifier, timestamp,
 ** sequence number, type, value, read through the rank cursor as the iterator reads them),
-** and the block facts the fast row path reads must hold for those rows. Damaged and
+** and the block facts the fast row path reads must hold for those rows. Range decodes
+** (kv_sf_point_decode_to) as well: the rows from the first at or above the key up to and
+** including the first at or above a stop key (or none), of any count, against the same. Damaged and
 ** truncated blocks: the point decoder never reads outside the block (the sanitizer build
 ** checks) and, on every block the whole-block decoder accepts, agrees with it.
 ** Seeded: the seed is printed; ROWAN_SEED reruns it.
@@ -28,13 +30,36 @@
 #include "tu_blocks.h"
 
 static size_t n_found[3]; /* checks that landed on: no row, an equal row, a greater row */
+static size_t n_stopped;  /* range decodes whose rows ended at the stop key, not before */
+
+/* Decode for key t: a point read's few rows, or (one time in two) a range read's, up to a
+** stop key made by make_target (or none) and at most a random or no count of rows. */
+static uint32_t make_target(uint64_t *st, const kv_sf_dblock *d, uint8_t *t);
+static int decode_some(uint64_t *st, kv_sf_pdec *w, const kv_sf_dblock *d, const uint8_t *raw,
+                       size_t len, const uint8_t *t, uint32_t tl, uint8_t *stop,
+                       const uint8_t **stop_p, uint32_t *stop_len, uint32_t *want,
+                       const char **why) {
+  *stop_p = NULL;
+  *stop_len = 0;
+  if (tu_below(st, 2)) {
+    *want = 1 + (uint32_t)tu_below(st, 4);
+    return kv_sf_point_decode(w, raw, len, t, tl, *want, why);
+  }
+  *want = tu_below(st, 2) ? UINT32_MAX : 1 + (uint32_t)tu_below(st, 64);
+  if (tu_below(st, 5)) {
+    *stop_len = make_target(st, d, stop);
+    *stop_p = stop;
+  }
+  return kv_sf_point_decode_to(w, raw, len, t, tl, *stop_p, *stop_len, *want, why);
+}
 
 /* The point decoder's answer for key t (want rows) against the whole block d: the first row
 ** at or above t (with `sorted`: a damaged block's keys may be out of order, and then the
 ** row it chose is taken as it is), then the rows after it, every cell equal; its block
 ** facts those of its cells. */
 static void check_point(const kv_sf_pdec *w, const kv_sf_dblock *d, const uint8_t *t,
-                        uint32_t tl, uint32_t want, bool sorted) {
+                        uint32_t tl, const uint8_t *stop, uint32_t stop_len, uint32_t want,
+                        bool sorted) {
   uint32_t R = 0;
   while (R < d->nrows && kv_bytes_cmp(d->keys + d->row_off[R],
                                       d->row_off[R + 1] - d->row_off[R], t, tl) < 0)
@@ -55,7 +80,14 @@ static void check_point(const kv_sf_pdec *w, const kv_sf_dblock *d, const uint8_
   if (sorted)
     n_found[kv_bytes_cmp(d->keys + d->row_off[R], d->row_off[R + 1] - d->row_off[R], t, tl) == 0
                 ? 1 : 2]++;
-  uint32_t m = d->nrows - R < want ? d->nrows - R : want;
+  uint32_t m = 0; /* want rows, up to and including the first at or above stop */
+  while (R + m < d->nrows && m < want) {
+    m++;
+    if (stop && kv_bytes_cmp(d->keys + d->row_off[R + m - 1],
+                             d->row_off[R + m] - d->row_off[R + m - 1], stop, stop_len) >= 0)
+      break;
+  }
+  if (stop && R + m < d->nrows && m < want) n_stopped++;
   assert_int_equal(b->nrows, m);
   assert_int_equal(b->nquals, d->nquals);
   uint32_t c0 = d->row_first[R], c1 = d->row_first[R + m];
@@ -134,7 +166,7 @@ static void test_point_rows(void **state) {
   kv_sf_dblock d;
   memset(&d, 0, sizeof d);
   size_t rounds = tu_scaled(400, 60), one_row = 0;
-  uint8_t t[64];
+  uint8_t t[64], stop[64];
   for (size_t round = 0; round < rounds; round++) {
     tb_random_set(&st, &s, TB_SOMETIMES_ONE_ROW | TB_EVERY_ROW_A_CELL);
     tb_build(&bld, &s);
@@ -146,17 +178,20 @@ static void test_point_rows(void **state) {
     if (d.nrows == 1) one_row++;
     for (int k = 0; k < 40; k++) {
       uint32_t tl = make_target(&st, &d, t);
-      uint32_t want = 1 + (uint32_t)tu_below(&st, KV_SF_POINT_MAX_ROWS);
-      int rc = kv_sf_point_decode(&w, raw, bld.out.len, t, tl, want, &why);
+      uint32_t want, sl;
+      const uint8_t *sp;
+      int rc = decode_some(&st, &w, &d, raw, bld.out.len, t, tl, stop, &sp, &sl, &want, &why);
       if (rc) fail_msg("round %zu: point decode failed: %s", round, why ? why : "?");
-      check_point(&w, &d, t, tl, want, true);
+      check_point(&w, &d, t, tl, sp, sl, want, true);
     }
     free(raw);
   }
   fprintf(stderr, "[sf_point] %zu blocks (%zu of one row): %zu keys above every row, %zu "
           "equal to a row, %zu below one\n", rounds, one_row, n_found[0], n_found[1],
           n_found[2]);
+  fprintf(stderr, "[sf_point] %zu range decodes ended at their stop key\n", n_stopped);
   assert_true(n_found[0] > 0 && n_found[1] > 0 && n_found[2] > 0 && one_row > 0);
+  assert_true(n_stopped > 0);
   kv_sf_dblock_free(&d);
   kv_sf_pdec_free(&w);
   kv_sfb_free(&bld);
@@ -178,7 +213,7 @@ static void test_point_damaged(void **state) {
   kv_sf_cdec dec;
   memset(&dec, 0, sizeof dec);
   size_t rounds = tu_scaled(150, 30), agreed = 0, refused = 0;
-  uint8_t t[64];
+  uint8_t t[64], stop[64];
   for (size_t round = 0; round < rounds; round++) {
     tb_random_set(&st, &s, TB_SOMETIMES_ONE_ROW | TB_EVERY_ROW_A_CELL);
     if (s.n > 400) continue;
@@ -197,15 +232,16 @@ static void test_point_damaged(void **state) {
         for (int f = 0; f < nflips; f++)
           copy[tu_below(&st, len)] ^= (uint8_t)(1 + tu_below(&st, 255));
       }
-      uint32_t want = 1 + (uint32_t)tu_below(&st, KV_SF_POINT_MAX_ROWS);
-      int rc = kv_sf_point_decode(&w, copy, cut, t, tl, want, &why);
+      uint32_t want, sl;
+      const uint8_t *sp;
+      int rc = decode_some(&st, &w, &d, copy, cut, t, tl, stop, &sp, &sl, &want, &why);
       assert_true(rc == KV_OK || rc == KV_ERR_CORRUPT);
       if (rc == KV_ERR_CORRUPT) assert_non_null(why);
       const char *why2 = NULL;
       if (kv_sf_cblock_decode(&dec, copy, cut, &why2) == KV_OK) {
         assert_int_equal(kv_sf_block_decode(&d, copy, cut, &why2), KV_OK);
         if (rc != KV_OK) fail_msg("round %zu: whole decoder accepts, point: %s", round, why);
-        if (d.nrows > 0) check_point(&w, &d, t, tl, want, false);
+        if (d.nrows > 0) check_point(&w, &d, t, tl, sp, sl, want, false);
         agreed++;
       } else {
         refused++;
