@@ -8,14 +8,15 @@
 ** case-insensitively, or by an explicit column list, or by the table's column order), and
 ** loads every record through the public API (include/rowan.h) with one prepared
 ** `UPSERT INTO t (cols) VALUES (?, ...)`, values bound as text so the catalog's typed parsers
-** convert them, in transactions of a few thousand rows. A record that cannot be loaded
+** convert them, in transactions of a few thousand rows; or, with --bulk and by default into
+** a table that holds nothing, through a bulk load (rowan_bulk_*) with the same result. A record that cannot be loaded
 ** (wrong field count, bad number, bad date, unterminated quote, NULL into NOT NULL, ...) is
 ** written to the reject file with its file, line number and reason; the good rows load.
 ** Nothing is silently dropped: every record read is either loaded or rejected and counted.
 **
 ** What it does not: expand globs (the shell does, with glob(3), and passes the list); create
 ** the table (it must exist); print the summary (cli_import_summary formats it; the caller
-** prints it); write store files directly (every row goes through SQL).
+** prints it).
 */
 #ifndef ROWAN_CLI_IMPORT_H
 #define ROWAN_CLI_IMPORT_H
@@ -51,6 +52,10 @@ typedef struct cli_import_options {
   int batch_rows;          /* rows per transaction; 0 = default (CLI_IMPORT_BATCH_ROWS) */
   int bulk;                /* non-zero (--bulk): load through rowan_bulk_* (sorted store
                               files, one atomic commit at the end; docs/IMPORT.md) */
+  int no_bulk;             /* non-zero (--no-bulk): every row through the UPSERT. By default
+                              (neither bulk nor no_bulk) a table that holds nothing at all
+                              (rowan_bulk_status ROWAN_BULK_WAS_EMPTY) is loaded through the
+                              bulk path, with the same result as row by row (docs/IMPORT.md) */
   int no_flush;            /* non-zero (--no-flush): without --bulk, leave the loaded rows in
                               the memstores and the WAL; by default an import that loaded
                               rows ends with rowan_flush, so the store holds them in store
@@ -68,6 +73,11 @@ typedef struct cli_import_result {
   int files_done;          /* files read to the end */
   int stopped;             /* non-zero: stopped early by max_errors */
   double seconds;          /* wall time of the import */
+  int bulk_path;           /* 0: row by row; 1: --bulk; 2: the bulk path, taken because the
+                              table was empty */
+  int64_t bulk_rows;       /* of rows_loaded, those the bulk load committed */
+  char row_after[128];     /* bulk_path 2, when it went on row by row: "row by row after N
+                              rows: why", else "" */
   char first_reject[256];  /* "file:line: reason" of the first rejected record, or "" */
 } cli_import_result;
 
