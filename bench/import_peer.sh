@@ -70,7 +70,8 @@ while [ "$i" -le "$REPS" ]; do
     if [ $tool = rowan ]; then
       t0=$(now)
       "$ROWAN" -bail "$WORK/db.rowan" ".read $WORK/rowan.sql" \
-        ".import $IMPORT_OPTS --csv --header --null NA --columns $COLS $WORK/csv/PRSA_Data_*.csv STAGE" \
+        ".import $IMPORT_OPTS --csv --header --null NA --columns $COLS \
+         $WORK/csv/PRSA_Data_*.csv STAGE" \
         > "$WORK/rowan.out"
       t1=$(now)
       size=$(du -sb "$WORK/db.rowan" | cut -f1)
@@ -86,7 +87,8 @@ while [ "$i" -le "$REPS" ]; do
       sqlite3 -bail "$WORK/db.sqlite" "$QUERIES" > "$WORK/sqlite.counts"
       t3=$(now)
     fi
-    echo "$tool load $(el "$t0" "$t1") size $size counts $(el "$t2" "$t3")" | tee -a "$WORK/runs.txt"
+    echo "$tool load $(el "$t0" "$t1") size $size counts $(el "$t2" "$t3")" |
+      tee -a "$WORK/runs.txt"
   done
   i=$((i + 1))
 done
@@ -101,7 +103,11 @@ echo "the 20 counts agree ($(head -1 "$WORK/rowan.counts") ... $(tail -1 "$WORK/
 # median and min-max per tool and figure, then the ratios of the medians (rowan / sqlite)
 awk '
   function med(a, n,   i, j, t) {
-    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    for (i = 2; i <= n; i++) {
+      t = a[i]
+      for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]
+      a[j + 1] = t
+    }
     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
   }
   { n[$1]++; L[$1, n[$1]] = $3; S[$1, n[$1]] = $5; C[$1, n[$1]] = $7 }

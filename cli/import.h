@@ -9,9 +9,10 @@
 ** loads every record through the public API (include/rowan.h) with one prepared
 ** `UPSERT INTO t (cols) VALUES (?, ...)`, values bound as text so the catalog's typed parsers
 ** convert them, in transactions of a few thousand rows; or, with --bulk and by default into
-** a table that holds nothing, through a bulk load (rowan_bulk_*) with the same result. A record that cannot be loaded
-** (wrong field count, bad number, bad date, unterminated quote, NULL into NOT NULL, ...) is
-** written to the reject file with its file, line number and reason; the good rows load.
+** a table that holds nothing, through a bulk load (rowan_bulk_*) with the same result. A
+** record that cannot be loaded (wrong field count, bad number, bad date, unterminated
+** quote, NULL into NOT NULL, ...) is written to the reject file with its file, line number
+** and reason; the good rows load.
 ** Nothing is silently dropped: every record read is either loaded or rejected and counted.
 **
 ** What it does not: expand globs (the shell does, with glob(3), and passes the list); create
