@@ -75,6 +75,15 @@ int rowan_bulk_commit(rowan_bulk *bulk) {
   return rc;
 }
 
+int rowan_bulk_status(const rowan_bulk *bulk, int what) {
+  if (!bulk) return -1;
+  switch (what) {
+    case ROWAN_BULK_WAS_EMPTY: return exec_bulk_was_empty(bulk->eb) ? 1 : 0;
+    case ROWAN_BULK_REPEAT: return exec_bulk_last_repeat(bulk->eb) ? 1 : 0;
+    default: return -1;
+  }
+}
+
 void rowan_bulk_abort(rowan_bulk *bulk) {
   if (!bulk) return;
   bulk->db->n_bulks--;

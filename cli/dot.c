@@ -93,7 +93,8 @@ static const help_entry help_table[] = {
      "FILE may be a glob (expanded by the shell); gzip and lz4 files are read as such.\n"
      "Options: --csv --tsv --header --columns a,b,c --null TEXT --delimiter C\n"
      "         --reject FILE --max-errors N --batch N\n"
-     "         --bulk (write store files directly: all rows or none)\n"
+     "         --bulk (write store files directly: all rows or none; the default\n"
+     "         into a table that holds nothing) --no-bulk (row by row, in --batch commits)\n"
      "         --no-flush (leave the rows in memstores and WAL; default: flush at the end)\n"
      "Rejected records fail the command (exit status 1); the good ones still load.\n"},
     {".indexes", "[TABLE]", "List the indexes (of TABLE)", NULL},

@@ -7,7 +7,11 @@
 ** number; every other value is bound as text so the catalog's typed parsers convert it (and
 ** name column and value when they cannot): the same values either way. Rows are committed
 ** in transactions of opts->batch_rows, and an import that loaded rows ends with a flush
-** (rowan_flush) unless opts->no_flush.
+** (rowan_flush) unless opts->no_flush. The bulk path (rowan_bulk_*: sorted store files, one
+** atomic commit) loads the records instead with --bulk, and by default when the table holds
+** nothing at all (no cell in any of its families or its indexes'): there it gives the rows
+** the UPSERTs would, and where it could not (a file mapping other columns, a key repeated
+** in a table with an index) it commits what it has and goes on row by row (bulk_row).
 **
 ** Every record read is counted once, as loaded or rejected. A rejected record goes to the
 ** reject file, a CSV file with the header `file,line,reason,record` and one record per
@@ -16,7 +20,7 @@
 ** transaction goes on (the engine keeps a failed statement's writes out of the batch).
 **
 ** It does not create tables, expand globs or print anything but progress (the caller prints
-** cli_import_summary). Argument parsing for the shell's `.import` is at the end.
+** cli_import_summary), nor parse the shell's `.import` arguments (cli/import_args.c).
 */
 #include <ctype.h>
 #include <errno.h>
@@ -70,7 +74,13 @@ typedef struct loader {
   char *bulk_sig;                 /* --bulk: the column list the load was begun with */
   const char **bf;                /* --bulk: per parameter, the field text (NULL = NULL) */
   int *bl;                        /* --bulk: per parameter, its length */
+  int mode;                       /* M_AUTO, M_BULK or M_ROW: how the next record loads */
+  int row_used;                   /* some rows went through the UPSERT (flush at the end) */
 } loader;
+
+/* How records load (loader.mode). M_AUTO: not decided yet: the first data record begins a
+** bulk load, kept when the table held nothing at all (rowan_bulk_status), else M_ROW. */
+enum { M_AUTO = 0, M_BULK, M_ROW };
 
 static double now_s(void) {
   struct timespec ts;
@@ -363,6 +373,7 @@ static int commit(loader *L) {
       return rc;
     }
     L->res->rows_loaded += L->pending;
+    L->res->bulk_rows += L->pending;
     L->pending = 0;
     return ROWAN_OK;
   }
@@ -453,8 +464,28 @@ static int is_row_error(int rc) {
 }
 
 
-/* --bulk: one record into the bulk load (begun at the first record, with the columns of the
-** mapping; every file must map the same columns). A row error rejects the record. */
+/* The automatic bulk path ends: its rows are committed (as the row path would have
+** committed them by now) and this record and the rest load row by row. Returns 2 (load this
+** record with the UPSERT), or 1 when the commit failed. */
+static int to_rows(loader *L, const char *why) {
+  int64_t rows = L->pending;
+  int rc = commit(L);
+  if (rc != ROWAN_OK) {
+    L->rc = rc;
+    return 1;
+  }
+  L->mode = M_ROW;
+  snprintf(L->res->row_after, sizeof L->res->row_after, "row by row after %" PRId64
+           " row%s: %s", rows, rows == 1 ? "" : "s", why);
+  return 2;
+}
+
+/* One record into the bulk load (begun at the first record, with the columns of the
+** mapping). --bulk: every file must map the same columns; a row error rejects the record.
+** The automatic path (M_AUTO) keeps the load only when the table held nothing at begin,
+** and goes on row by row (to_rows) where UPSERT and the load would differ: a file mapping
+** other columns, a key repeated in a table with an index. Returns 0 (done), 1 (stop), or
+** 2 (not loaded here: load the record with the UPSERT; L->mode is M_ROW). */
 static int bulk_row(loader *L, const cli_record *rec) {
   if (!L->bulk) {
     free(L->bf);
@@ -470,12 +501,27 @@ static int bulk_row(loader *L, const cli_record *rec) {
     }
     int rc = rowan_bulk_begin(L->db, L->table, L->n_pnames, (const char *const *)L->pnames,
                               &L->bulk);
-    if (rc != ROWAN_OK) {
+    if (L->mode == M_AUTO) {
+      /* A load that cannot begin (a transaction is open, an index over rows, ...) or a
+         table that holds anything, deleted rows included: row by row. */
+      if (rc == ROWAN_OK && rowan_bulk_status(L->bulk, ROWAN_BULK_WAS_EMPTY) != 1) rc = -1;
+      if (rc != ROWAN_OK) {
+        rowan_bulk_abort(L->bulk);
+        L->bulk = NULL;
+        L->mode = M_ROW;
+        return 2;
+      }
+      L->mode = M_BULK;
+      L->res->bulk_path = 2;
+    } else if (rc != ROWAN_OK) {
       setmsg(L, "--bulk: %s", rowan_errmsg(L->db));
       L->rc = rc;
       return 1;
+    } else {
+      L->res->bulk_path = 1;
     }
   } else if (strcmp(L->bulk_sig, L->sig ? L->sig : "") != 0) {
+    if (L->res->bulk_path == 2) return to_rows(L, "a file maps other columns");
     setmsg(L, "%s: --bulk needs the same columns in every file", L->file);
     L->rc = ROWAN_ERROR;
     return 1;
@@ -492,7 +538,12 @@ static int bulk_row(loader *L, const cli_record *rec) {
     L->pending++;
     return 0;
   }
-  if (rc == ROWAN_CONSTRAINT) return reject(L, rec, rowan_errmsg(L->db));
+  if (rc == ROWAN_CONSTRAINT && L->res->bulk_path == 2 &&
+      rowan_bulk_status(L->bulk, ROWAN_BULK_REPEAT) == 1)
+    return to_rows(L, "a key repeats in a table with an index");
+  /* A value that does not convert or fit (ROWAN_ERROR: one whose encoding fails) is the
+     row's fault, as in the UPSERT path; the load goes on. */
+  if (rc == ROWAN_CONSTRAINT || rc == ROWAN_ERROR) return reject(L, rec, rowan_errmsg(L->db));
   setmsg(L, "%s:%" PRId64 ": %s", L->file, rec->line, rowan_errmsg(L->db));
   L->rc = rc;
   return 1;
@@ -520,8 +571,8 @@ static int on_record(void *ctx, const cli_record *rec) {
       return 1;
     }
     if (!L->o->columns) {
-      /* --bulk: one load across files (bulk_row checks that the mapping is the same) */
-      int rc = L->o->bulk ? ROWAN_OK : commit(L);
+      /* The bulk path: one load across files (bulk_row checks that the mapping is the same) */
+      int rc = L->mode == M_ROW ? commit(L) : ROWAN_OK;
       if (rc == ROWAN_OK) rc = prepare_from_header(L, rec);
       if (rc != ROWAN_OK) {
         L->rc = rc;
@@ -539,7 +590,10 @@ static int on_record(void *ctx, const cli_record *rec) {
              rec->nfields);
     return reject(L, rec, why);
   }
-  if (L->o->bulk) return bulk_row(L, rec);
+  if (L->mode != M_ROW) {
+    int r = bulk_row(L, rec);
+    if (r != 2) return r;
+  }
   rowan_stmt *st = L->ins;
   for (int i = 0; i < rec->nfields; i++) {
     int pi = L->param_of[i];
@@ -571,6 +625,7 @@ static int on_record(void *ctx, const cli_record *rec) {
       return 1;
     }
     L->in_txn = 1;
+    L->row_used = 1;
   }
   int rc = rowan_step(st);
   if (rc == ROWAN_DONE) {
@@ -738,6 +793,7 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
   L.err = err;
   L.cap = cap;
   L.t0 = L.last_print = now_s();
+  L.mode = opts->bulk ? M_BULK : opts->no_bulk ? M_ROW : M_AUTO;
   for (int i = 0; i < n_files; i++) {
     struct stat st;
     if (stat(files[i], &st) != 0) {
@@ -769,7 +825,7 @@ int cli_import(rowan_db *db, const char *const *files, int n_files, const char *
   for (int i = 0; piped == -1 && rc == ROWAN_OK && i < n_files; i++)
     rc = load_file(&L, files[i], buf);
   if (rc == ROWAN_OK) rc = commit(&L);
-  if (!opts->bulk && !opts->no_flush && !L.in_txn && res->rows_loaded > 0 &&
+  if (L.row_used && !opts->no_flush && !L.in_txn && res->rows_loaded > 0 &&
       (rc == ROWAN_OK || res->stopped)) {
     /* The committed rows go to store files now, as sqlite3's .import leaves them in the
        database file: the store right after the import is its compressed size, not the WAL.
@@ -829,6 +885,12 @@ char *cli_import_summary(const cli_import_result *res, const cli_import_options 
                    res->rows_rejected, files, files == 1 ? "" : "s",
                    res->seconds, rate);
   if (n < 0 || (size_t)n >= cap) return buf;
+  if (res->bulk_path == 2) {
+    int k = snprintf(buf + n, cap - (size_t)n, " (bulk path: the table was empty%s%s)",
+                     res->row_after[0] ? "; " : "", res->row_after);
+    if (k < 0 || (size_t)k >= cap - (size_t)n) return buf;
+    n += k;
+  }
   if (res->rows_rejected > 0) {
     if (opts && opts->reject_path)
       snprintf(buf + n, cap - (size_t)n, "; rejects in %s (first: %s)", opts->reject_path,
@@ -837,109 +899,4 @@ char *cli_import_summary(const cli_import_result *res, const cli_import_options 
       snprintf(buf + n, cap - (size_t)n, "; first reject: %s", res->first_reject);
   }
   return buf;
-}
-
-/* ---- `.import` arguments ---------------------------------------------------------- */
-
-/* The value of option `name` given as "--name=value" or "--name value". */
-static const char *opt_value(int argc, char **argv, int *i, const char *arg, char *err,
-                             size_t cap) {
-  const char *eq = strchr(arg, '=');
-  if (eq) return eq + 1;
-  if (*i + 1 >= argc) {
-    snprintf(err, cap, ".import: option %s needs a value", arg);
-    return NULL;
-  }
-  return argv[++*i];
-}
-
-static int opt_is(const char *arg, const char *name) {
-  size_t n = strlen(name);
-  return strncmp(arg, name, n) == 0 && (arg[n] == 0 || arg[n] == '=');
-}
-
-int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *first_file,
-                          int *n_files, char *err, size_t cap) {
-  cli_import_options_init(opts);
-  char **ops = malloc(((size_t)argc + 1) * sizeof *ops);
-  char **rest = malloc(((size_t)argc + 1) * sizeof *rest);
-  int nops = 0, nrest = 0, rc = ROWAN_ERROR, dashdash = 0;
-  if (!ops || !rest) {
-    snprintf(err, cap, "out of memory");
-    free(ops);
-    free(rest);
-    return ROWAN_NOMEM;
-  }
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i];
-    if (dashdash || a[0] != '-' || a[1] != '-') {
-      if (a[0] == '-' && a[1] != 0 && a[1] != '-' && !dashdash) {
-        snprintf(err, cap, ".import: unknown option %s (options are spelled --name)", a);
-        goto out;
-      }
-      ops[nops++] = argv[i];
-      continue;
-    }
-    rest[nrest++] = argv[i];
-    const char *v;
-    if (strcmp(a, "--") == 0) dashdash = 1;
-    else if (strcmp(a, "--csv") == 0) opts->format = CLI_IMPORT_CSV;
-    else if (strcmp(a, "--tsv") == 0) opts->format = CLI_IMPORT_TSV;
-    else if (strcmp(a, "--header") == 0) opts->header = 1;
-    else if (strcmp(a, "--no-header") == 0) opts->header = 0;
-    else if (strcmp(a, "--bulk") == 0) opts->bulk = 1;
-    else if (strcmp(a, "--no-flush") == 0) opts->no_flush = 1;
-    else if (opt_is(a, "--columns")) {
-      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
-      opts->columns = v;
-    } else if (opt_is(a, "--null")) {
-      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
-      opts->null_text = v;
-    } else if (opt_is(a, "--reject")) {
-      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
-      opts->reject_path = v;
-    } else if (opt_is(a, "--delimiter")) {
-      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
-      if (strcmp(v, "\\t") == 0 || strcmp(v, "tab") == 0) opts->delimiter = '\t';
-      else if (strlen(v) == 1 && v[0] != '\n' && v[0] != '\r') opts->delimiter = (unsigned char)v[0];
-      else {
-        snprintf(err, cap, ".import: --delimiter takes one character (or \\t), not '%s'", v);
-        goto out;
-      }
-    } else if (opt_is(a, "--max-errors") || opt_is(a, "--batch")) {
-      int batch = opt_is(a, "--batch");
-      if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
-      char *end = NULL;
-      errno = 0;
-      long long n = strtoll(v, &end, 10);
-      if (errno || !end || *end || end == v || n < (batch ? 1 : 0) ||
-          (batch && n > 1000000)) {
-        snprintf(err, cap, ".import: %s takes a %s number, not '%s'", batch ? "--batch"
-                 : "--max-errors", batch ? "positive" : "non-negative", v);
-        goto out;
-      }
-      if (batch) opts->batch_rows = (int)n;
-      else opts->max_errors = (int64_t)n;
-    } else {
-      snprintf(err, cap, ".import: unknown option %s", a);
-      goto out;
-    }
-    if (i < argc && rest[nrest - 1] != argv[i]) rest[nrest++] = argv[i];
-  }
-  if (nops < 2) {
-    snprintf(err, cap, "usage: .import [--csv|--tsv] [--header] [--columns a,b,c] "
-             "[--null TEXT] [--delimiter C] [--reject FILE] [--max-errors N] [--batch N] "
-             "[--bulk] [--no-flush] FILE... TABLE (.help import)");
-    goto out;
-  }
-  /* Options first, then the files, then the table, so the operands are contiguous. */
-  for (int i = 0; i < nrest; i++) argv[i] = rest[i];
-  for (int i = 0; i < nops; i++) argv[nrest + i] = ops[i];
-  *first_file = nrest;
-  *n_files = nops - 1;
-  rc = ROWAN_OK;
-out:
-  free(ops);
-  free(rest);
-  return rc;
 }

@@ -8,14 +8,16 @@
 ** case-insensitively, or by an explicit column list, or by the table's column order), and
 ** loads every record through the public API (include/rowan.h) with one prepared
 ** `UPSERT INTO t (cols) VALUES (?, ...)`, values bound as text so the catalog's typed parsers
-** convert them, in transactions of a few thousand rows. A record that cannot be loaded
-** (wrong field count, bad number, bad date, unterminated quote, NULL into NOT NULL, ...) is
-** written to the reject file with its file, line number and reason; the good rows load.
+** convert them, in transactions of a few thousand rows; or, with --bulk and by default into
+** a table that holds nothing, through a bulk load (rowan_bulk_*) with the same result. A
+** record that cannot be loaded (wrong field count, bad number, bad date, unterminated
+** quote, NULL into NOT NULL, ...) is written to the reject file with its file, line number
+** and reason; the good rows load.
 ** Nothing is silently dropped: every record read is either loaded or rejected and counted.
 **
 ** What it does not: expand globs (the shell does, with glob(3), and passes the list); create
 ** the table (it must exist); print the summary (cli_import_summary formats it; the caller
-** prints it); write store files directly (every row goes through SQL).
+** prints it).
 */
 #ifndef ROWAN_CLI_IMPORT_H
 #define ROWAN_CLI_IMPORT_H
@@ -51,6 +53,10 @@ typedef struct cli_import_options {
   int batch_rows;          /* rows per transaction; 0 = default (CLI_IMPORT_BATCH_ROWS) */
   int bulk;                /* non-zero (--bulk): load through rowan_bulk_* (sorted store
                               files, one atomic commit at the end; docs/IMPORT.md) */
+  int no_bulk;             /* non-zero (--no-bulk): every row through the UPSERT. By default
+                              (neither bulk nor no_bulk) a table that holds nothing at all
+                              (rowan_bulk_status ROWAN_BULK_WAS_EMPTY) is loaded through the
+                              bulk path, with the same result as row by row (docs/IMPORT.md) */
   int no_flush;            /* non-zero (--no-flush): without --bulk, leave the loaded rows in
                               the memstores and the WAL; by default an import that loaded
                               rows ends with rowan_flush, so the store holds them in store
@@ -68,6 +74,11 @@ typedef struct cli_import_result {
   int files_done;          /* files read to the end */
   int stopped;             /* non-zero: stopped early by max_errors */
   double seconds;          /* wall time of the import */
+  int bulk_path;           /* 0: row by row; 1: --bulk; 2: the bulk path, taken because the
+                              table was empty */
+  int64_t bulk_rows;       /* of rows_loaded, those the bulk load committed */
+  char row_after[128];     /* bulk_path 2, when it went on row by row: "row by row after N
+                              rows: why", else "" */
   char first_reject[256];  /* "file:line: reason" of the first rejected record, or "" */
 } cli_import_result;
 
@@ -101,7 +112,8 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
 ** unknown table or column, a header that names no column, a bad option; ROWAN_IOERR when
 ** a file cannot be opened or read or the reject file cannot be written (err names the
 ** file); or the engine's code when a commit fails. On any error, rows committed before it
-** stay committed and res->rows_loaded counts them; err[0..cap) holds a message (always
+** stay committed and res->rows_loaded counts them (a bulk load's rows are committed only
+** at its end, or when it hands over to the row path: a fatal error loads none of them); err[0..cap) holds a message (always
 ** NUL-terminated; "" on ROWAN_OK). */
 int cli_import(rowan_db *db, const char *const *files, int n_files, const char *table,
                const cli_import_options *opts, cli_import_result *res, char *err,

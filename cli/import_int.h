@@ -93,6 +93,8 @@ typedef struct cli_rec {
   size_t *flen;             /* per field: length */
   int nf, nf_cap;           /* fields so far and capacity of foff/flen/fv */
   cli_field *fv;            /* fields handed to the callback */
+  int direct;               /* fv points into the line itself (TSV, and CSV lines split
+                               without libcsv): emit leaves it as it is */
 } cli_rec;
 
 /* Set up *r. tsv: non-zero for TSV. delim: separator byte. null_text: may be NULL.

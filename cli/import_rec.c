@@ -18,7 +18,9 @@
 ** Every line of the input ends up in exactly one reported record or is blank.
 **
 ** TSV: one record per line (LF or CRLF), fields split on the delimiter, no quoting or
-** escapes; an empty field is NULL.
+** escapes; an empty field is NULL. A CSV line with no quote and no CR but its line end,
+** starting a record, is split the same way without libcsv (split_line): the fields libcsv
+** would give, without copying them.
 **
 ** It does not know columns or types; cli/import.c checks field counts and values.
 */
@@ -98,7 +100,7 @@ static void emit(cli_rec *r, int64_t line, const char *raw, size_t raw_n, const 
   rec.error = error;
   rec.nfields = error ? 0 : r->nf;
   rec.fields = r->fv;
-  if (!error && !r->tsv) {
+  if (!error && !r->direct) {
     for (int i = 0; i < r->nf; i++) {
       int null = r->foff[i] == SIZE_MAX;
       r->fv[i].is_null = null;
@@ -177,11 +179,10 @@ static void recover(cli_rec *r, const char *reason) {
   free(raw);
 }
 
-static void tsv_line(cli_rec *r, const char *line, size_t n) {
+/* One line (len bytes, its line end cut off) split on the delimiter into one record: an
+** empty field or one equal to the null text is NULL. */
+static void split_line(cli_rec *r, const char *line, size_t len) {
   int64_t lineno = r->lineno + 1;
-  size_t len = n;
-  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
-  if (len == 0) return;
   r->nf = 0;
   size_t start = 0;
   for (size_t i = 0; i <= len; i++) {
@@ -196,7 +197,15 @@ static void tsv_line(cli_rec *r, const char *line, size_t n) {
     r->nf++;
     start = i + 1;
   }
+  r->direct = 1;
   emit(r, lineno, line, len, NULL);
+  r->direct = 0;
+}
+
+static void tsv_line(cli_rec *r, const char *line, size_t n) {
+  size_t len = n;
+  while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+  if (len > 0) split_line(r, line, len);
 }
 
 static int is_blank(const char *line, size_t n) {
@@ -224,6 +233,15 @@ static void process_line(cli_rec *r, const char *line, size_t n) {
     csv_parse(&r->csv, line, n, on_field, on_row, r);
     r->lineno++;
     return;
+  }
+  if (r->open_start == 0 && r->csv.pstate == 0 /* libcsv's ROW_NOT_BEGUN */) {
+    size_t len = n;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+    if (!memchr(line, '"', len) && !memchr(line, '\r', len)) { /* as libcsv splits it */
+      split_line(r, line, len);
+      r->lineno++;
+      return;
+    }
   }
   if (r->open_start == 0) r->open_start = r->lineno + 1;
   if (append(r, &r->raw, &r->raw_n, &r->raw_cap, line, n) != 0) return;

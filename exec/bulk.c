@@ -125,6 +125,9 @@ struct exec_bulk {
   uint64_t schema_gen;    /* the session's schema_gen at begin: a DDL since may have freed t */
   bool broken;            /* a fatal error happened: only free is allowed */
   bool committed;         /* committed */
+  bool was_empty;         /* at begin, every family of the table and of its ACTIVE indexes
+                             held no cell (exec_bulk_was_empty) */
+  bool last_repeat;       /* the last add was refused only for repeating a key (indexes) */
 };
 
 static int code_of_kv(int rc) {
@@ -323,6 +326,23 @@ static int open_fresh(exec_bulk *b, exec_error *err) {
   return EXEC_OK;
 }
 
+/* b->was_empty: does every family of the table (the key family too) and of each maintained
+** index hold no cell? Asked without kv_bulk_fresh's promise: nothing is checked at commit. */
+static int open_empty(exec_bulk *b, exec_error *err) {
+  const cat_table *t = b->t;
+  bool e = true;
+  int krc = kv_bulk_empty(b->kb, b->rc.key_family_id, &e);
+  for (int i = 0; krc == KV_OK && e && i < t->n_families; i++)
+    krc = kv_bulk_empty(b->kb, t->families[i].kv_id, &e);
+  for (int i = 0; krc == KV_OK && e && i < b->n_ix; i++) {
+    krc = kv_bulk_empty(b->kb, b->ic[i].key_family_id, &e);
+    if (krc == KV_OK && e) krc = kv_bulk_empty(b->kb, b->ic[i].data_family_id, &e);
+  }
+  if (krc) return kv_fail(err, krc, "begin");
+  b->was_empty = e;
+  return EXEC_OK;
+}
+
 int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *const *cols,
                     size_t run_bytes, exec_bulk **out, exec_error *err) {
   if (out) *out = NULL;
@@ -409,6 +429,7 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   }
   if (rc == EXEC_OK && !b->kept) rc = exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   if (rc == EXEC_OK) rc = open_fresh(b, err);
+  if (rc == EXEC_OK) rc = open_empty(b, err);
   if (rc) {
     exec_bulk_free(b);
     return rc;
@@ -649,9 +670,11 @@ static int build_index_rows(exec_bulk *b, size_t klen, uint64_t key_h, exec_erro
   bool dup = false;
   if (key_check(b, b->key, klen, key_h, &dup) != EXEC_OK)
     return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
-  if (dup)
+  if (dup) {
+    b->last_repeat = true;
     return exec_error_set(err, EXEC_CONSTRAINT, "primary key repeats an earlier row of this load, "
                           "which a bulk load into a table with an index does not take");
+  }
   kv_batch_clear(b->ixb);
   for (int i = 0; i < b->n_ix; i++) {
     int rc = b->ix[i].fast     ? fast_key(b, &b->ic[i], klen, err)
@@ -697,6 +720,7 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
     return exec_error_set(err, EXEC_MISUSE, "bulk load: the load is %s",
                           b->committed ? "committed" : "broken by an earlier error");
   if (schema_changed(b, err)) return EXEC_ERROR;
+  b->last_repeat = false;
   const cat_table *t = b->t;
   /* 1. Parse and check every field; the key columns come first. Each other field's cell
   ** is made at once (its value encoded in its slot): nothing is added to the load before
@@ -826,6 +850,10 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
 }
 
 int64_t exec_bulk_rows(const exec_bulk *b) { return b ? b->rows : 0; }
+
+bool exec_bulk_was_empty(const exec_bulk *b) { return b && b->was_empty; }
+
+bool exec_bulk_last_repeat(const exec_bulk *b) { return b && b->last_repeat; }
 
 int exec_bulk_commit(exec_bulk *b, exec_error *err) {
   if (!b) return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL load");

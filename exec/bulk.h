@@ -25,6 +25,7 @@
 #ifndef ROWAN_EXEC_BULK_H
 #define ROWAN_EXEC_BULK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,6 +53,14 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
 
 /* Rows added so far. */
 int64_t exec_bulk_rows(const exec_bulk *b);
+
+/* Did every column family of the table (its key family too) and of each of its ACTIVE
+** indexes hold no cell, in memstores or store files, at begin? false for NULL. */
+bool exec_bulk_was_empty(const exec_bulk *b);
+
+/* Was the last exec_bulk_add_text refused (EXEC_CONSTRAINT) only because its row key
+** repeats an earlier row of a load into a table with an index? false for NULL. */
+bool exec_bulk_last_repeat(const exec_bulk *b);
 
 /* Commit the load: all rows become visible at once, durably, or (on error) none.
 ** Errors: as kv_bulk_commit mapped to EXEC_* (EXEC_IOERR, EXEC_FULL, EXEC_CORRUPT,

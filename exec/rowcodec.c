@@ -201,13 +201,9 @@ int exec_row_key(exec_rowcodec *rc, const cat_value *vals, uint8_t *buf, size_t 
   return EXEC_OK;
 }
 
-int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int64_t ts,
-                 kv_batch *b, exec_error *err) {
+int exec_row_check(exec_rowcodec *rc, const cat_value *vals, const bool *set,
+                   exec_error *err) {
   const cat_table *t = rc->table;
-  int r = exec_row_key(rc, vals, NULL, 0, NULL, err);
-  if (r != EXEC_OK) return r;
-  /* Check every set value before adding anything, so a bad value leaves b unchanged; the
-  ** checked values (rc->fitted, their cast text in rc->fit_buf) are the ones encoded below. */
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
     if (c->pk_pos >= 0 || (set && !set[i])) continue;
@@ -216,9 +212,21 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
         return exec_error_set(err, EXEC_CONSTRAINT, "column %s may not be NULL", c->name);
       continue;
     }
-    r = fit(c, &vals[i], &rc->fitted[i], rc->fit_buf + (size_t)i * CAST_BUF, err);
+    int r = fit(c, &vals[i], &rc->fitted[i], rc->fit_buf + (size_t)i * CAST_BUF, err);
     if (r != EXEC_OK) return r;
   }
+  return EXEC_OK;
+}
+
+int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int64_t ts,
+                 kv_batch *b, exec_error *err) {
+  const cat_table *t = rc->table;
+  int r = exec_row_key(rc, vals, NULL, 0, NULL, err);
+  if (r != EXEC_OK) return r;
+  /* Check every set value before adding anything, so a bad value leaves b unchanged; the
+  ** checked values (rc->fitted, their cast text in rc->fit_buf) are the ones encoded below. */
+  r = exec_row_check(rc, vals, set, err);
+  if (r != EXEC_OK) return r;
   int kr = kv_batch_put(b, rc->key_family_id, rc->key, rc->key_len, CAT_MARKER_QUALIFIER, 1,
                         ts, "", 0);
   if (kr != KV_OK) return kv_fail(err, kr, "row marker");

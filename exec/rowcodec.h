@@ -132,6 +132,13 @@ void exec_rowcodec_free(exec_rowcodec *rc);
 int exec_row_key(exec_rowcodec *rc, const cat_value *vals, uint8_t *buf, size_t cap,
                  size_t *len, exec_error *err);
 
+/* Check the values exec_row_put would write (set NULL = every non-key column) against their
+** columns, writing nothing: the same errors as exec_row_put for non-key values. A writer
+** that maintains indexes calls it first, so a bad value is named by its column, not by the
+** index key it is also part of. */
+int exec_row_check(exec_rowcodec *rc, const cat_value *vals, const bool *set,
+                   exec_error *err);
+
 /* Add the cells of one row to batch b (UPSERT): the marker cell, then for each non-key
 ** column i with set[i] true (set NULL = every column): a put of its encoded value, or a
 ** KV_DELETE_COLUMN when vals[i] is NULL. Non-key columns not set are left as they are in

@@ -117,6 +117,7 @@ static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bo
   int r;
   if (w->maint) {
     r = exec_row_key(rc, vals, NULL, 0, NULL, err);
+    if (!r) r = exec_row_check(rc, vals, set, err); /* the column named, as without an index */
     if (r) return r;
     r = exec_index_maint_upsert_prepare(w->maint, rc->key, rc->key_len, vals, set, w->b,
                                         w->touched, err);

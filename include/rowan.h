@@ -320,6 +320,21 @@ int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *
 int rowan_bulk_commit(rowan_bulk *bulk);
 void rowan_bulk_abort(rowan_bulk *bulk);
 
+/* rowan_bulk_status(bulk, what) answers a question about an open load (it changes nothing
+** and sets no error): 1 for yes, 0 for no, -1 for a NULL bulk or an unknown `what`.
+** ROWAN_BULK_WAS_EMPTY: at rowan_bulk_begin, did every column family of the table (its key
+** family included) and of each of its ACTIVE indexes hold no cell at all, in memstores or
+** store files (not even deleted rows)? Then the load's rows are the table's only rows, as
+** a row-by-row UPSERT of the same rows would leave them (the shell's `.import` takes the bulk
+** path on that answer). Nothing is promised about writes made after begin.
+** ROWAN_BULK_REPEAT: was the last rowan_bulk_add_text refused (ROWAN_CONSTRAINT) only
+** because its key repeats an earlier row of a load into a table with an index? A caller
+** that wants UPSERT's "the last row wins" can then commit the load and UPSERT that row and
+** the rest with SQL. */
+#define ROWAN_BULK_WAS_EMPTY 1
+#define ROWAN_BULK_REPEAT 2
+int rowan_bulk_status(const rowan_bulk *bulk, int what);
+
 /* Store maintenance (HBase's Admin.flush and Admin.compact / majorCompact, for
 ** every table of the store at once).
 ** rowan_flush(db) writes every memstore (the rows committed since the last flush, held in

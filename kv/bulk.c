@@ -687,6 +687,19 @@ static bool fam_empty(kv_db *db, uint32_t fid) {
   return kf && kf->n_files == 0 && kf->n_imm == 0 && kv_memstore_cells(kf->mem) == 0;
 }
 
+int kv_bulk_empty(kv_bulk *b, uint32_t family_id, bool *empty) {
+  int rc = usable(b);
+  if (rc) return rc;
+  if (!empty) return kv_error(KV_MISUSE, "kv_bulk_empty: NULL empty");
+  kv_db *db = b->db;
+  pthread_mutex_lock(&db->mu);
+  bool known = kv_db_family(db, family_id) != NULL;
+  *empty = known && fam_empty(db, family_id);
+  pthread_mutex_unlock(&db->mu);
+  if (!known) return kv_error(KV_ERR_NOTFOUND, "bulk load: unknown family id %u", family_id);
+  return KV_OK;
+}
+
 int kv_bulk_fresh(kv_bulk *b, uint32_t family_id, bool *fresh) {
   int rc = usable(b);
   if (rc) return rc;

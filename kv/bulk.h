@@ -121,6 +121,10 @@ int kv_bulk_add_batch(kv_bulk *b, const kv_batch *batch);
 ** failed). */
 int kv_bulk_fresh(kv_bulk *b, uint32_t family_id, bool *fresh);
 
+/* The question of kv_bulk_fresh (no store file, empty memstores) without its promise: the
+** load remembers nothing and its commit checks nothing. Same errors. */
+int kv_bulk_empty(kv_bulk *b, uint32_t family_id, bool *empty);
+
 /* Wait until every segment closed so far is sorted and encoded (the caller's thread
 ** helps). KV_OK, or the error of a failed segment (the load is then failed: free it), or
 ** KV_MISUSE (NULL, or the load committed or failed). */

@@ -8,7 +8,8 @@
 ** in any order of value and NULL rows. A table that has rows at begin keeps every
 ** tombstone (a NULL deletes the older value). A cell written into such a fresh family by
 ** another statement during the load makes the commit fail with nothing loaded; a row with
-** no cell in that family (only its key) does not.
+** no cell in that family (only its key) does not. rowan_bulk_status's answers (the empty
+** table the shell's `.import` bulk-loads by default, a key repeated under an index).
 */
 #include <setjmp.h>
 #include <stdbool.h>
@@ -194,11 +195,55 @@ static void test_written_during_load(void **state) {
   assert_int_equal(rowan_close(db), ROWAN_OK);
 }
 
+/* rowan_bulk_status: ROWAN_BULK_WAS_EMPTY is 1 for a table with no cell in any family (its
+** index's too), 0 once a row was written, also after the row is deleted (its tombstones
+** stay); ROWAN_BULK_REPEAT is 1 right after a key
+** repeated under an index is refused, 0 after a good row; NULL and an unknown question -1. */
+static void test_status(void **state) {
+  (void)state;
+  rowan_db *db = open_db();
+  exec_ok(db, "CREATE TABLE E (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE, W.X VARCHAR)");
+  exec_ok(db, "CREATE TABLE D (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE)");
+  exec_ok(db, "UPSERT INTO D VALUES (1, 2)");
+  exec_ok(db, "DELETE FROM D");
+  exec_ok(db, "CREATE TABLE I (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE)");
+  exec_ok(db, "CREATE INDEX IV ON I (V)");
+  const char *cols[2] = {"K", "V"};
+  rowan_bulk *b = NULL;
+  assert_int_equal(rowan_bulk_status(NULL, ROWAN_BULK_WAS_EMPTY), -1);
+  assert_int_equal(rowan_bulk_begin(db, "E", 2, cols, &b), ROWAN_OK);
+  assert_int_equal(rowan_bulk_status(b, ROWAN_BULK_WAS_EMPTY), 1);
+  assert_int_equal(rowan_bulk_status(b, 99), -1);
+  rowan_bulk_abort(b);
+  exec_ok(db, "UPSERT INTO E (K, X) VALUES (1, 'a')"); /* a cell in family W only */
+  assert_int_equal(rowan_bulk_begin(db, "E", 2, cols, &b), ROWAN_OK);
+  assert_int_equal(rowan_bulk_status(b, ROWAN_BULK_WAS_EMPTY), 0);
+  rowan_bulk_abort(b);
+  assert_int_equal(rowan_bulk_begin(db, "D", 2, cols, &b), ROWAN_OK);
+  assert_int_equal(rowan_bulk_status(b, ROWAN_BULK_WAS_EMPTY), 0); /* deleted, not empty */
+  rowan_bulk_abort(b);
+  assert_int_equal(rowan_bulk_begin(db, "I", 2, cols, &b), ROWAN_OK);
+  assert_int_equal(rowan_bulk_status(b, ROWAN_BULK_WAS_EMPTY), 1);
+  const char *r1[2] = {"1", "5"}, *r2[2] = {"2", "x"};
+  assert_int_equal(rowan_bulk_add_text(b, r1, NULL), ROWAN_OK);
+  assert_int_equal(rowan_bulk_status(b, ROWAN_BULK_REPEAT), 0);
+  assert_int_equal(rowan_bulk_add_text(b, r1, NULL), ROWAN_CONSTRAINT);
+  assert_int_equal(rowan_bulk_status(b, ROWAN_BULK_REPEAT), 1);
+  assert_int_equal(rowan_bulk_add_text(b, r2, NULL), ROWAN_CONSTRAINT); /* a bad value */
+  assert_int_equal(rowan_bulk_status(b, ROWAN_BULK_REPEAT), 0);
+  assert_int_equal(rowan_bulk_commit(b), ROWAN_OK);
+  char *got = query(db, "SELECT K, V FROM I");
+  assert_string_equal(got, "1|5.0\n");
+  free(got);
+  rowan_close(db);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_fresh_unique, setup, teardown),
       cmocka_unit_test_setup_teardown(test_repeats_and_old_rows, setup, teardown),
       cmocka_unit_test_setup_teardown(test_written_during_load, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_status, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

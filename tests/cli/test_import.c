@@ -11,7 +11,8 @@
 ** argument parser, and a seeded random round trip of CSV quoting; the flush at the end of
 ** an import (and --no-flush), an index kept in step by a re-import that changes indexed
 ** values, and a --max-errors stop in a later batch keeping the earlier batches; numbers
-** bound as numbers give the values and rejects a text bind gives.
+** bound as numbers give the values and rejects a text bind gives. An import into an empty
+** table takes the bulk path here; test_import_rows.c runs every case with --no-bulk.
 **
 ** Not here: the shell's `.import` command line (tests/cli shell tests) and the real
 ** archive (test_archive.c).
@@ -38,6 +39,9 @@
 #include "testutil.h"
 #include "import_test_util.h"
 
+#ifndef AUTO_BULK
+#define AUTO_BULK 2 /* res.bulk_path into an empty table (test_import_rows.c: 0) */
+#endif
 #define GOOD_TABLE                                                                    \
   "CREATE TABLE T (ID INTEGER NOT NULL, NAME VARCHAR, NOTE VARCHAR, TEMP DOUBLE, " \
   "DAY DATE CONSTRAINT PK PRIMARY KEY (ID))"
@@ -46,7 +50,6 @@
 
 static int setup(void **state) { return imp_setup(state, "/tmp/rowan-import-XXXXXX"); }
 static int teardown(void **state) { return imp_teardown(state); }
-
 
 /* Numbers are compared by value, not by the engine's text format ("1.0" or "1"): a value
 ** that is wholly a number is rewritten with %.15g. */
@@ -255,8 +258,6 @@ static void good_tsv(void **state) {
               "3|<null>|<null>|<null>|<null>\n"
               "4| spaced |x|125|2000-01-01\n");
 }
-
-
 
 static void compressed(void **state) {
   fixture *f = *state;
@@ -670,6 +671,7 @@ static void flush_index_batches(void **state) {
   char err[512];
   assert_int_equal(import1(f, p1, "X", &o, &res, err, sizeof err), ROWAN_OK);
   assert_int_equal(res.rows_loaded, 40);
+  assert_int_equal(res.bulk_path, AUTO_BULK); /* the table was empty */
   assert_true(scan_blocks(f->db, "X") > 0); /* flushed: the rows are in store files */
   const char *clean = "DATA ROWS|40\nINDEX ROWS|40\nMISSING|0\nEXTRA|0\nMISMATCHED|0\n";
   expect_rows(f->db, "CHECK INDEX XV ON X", clean);
@@ -679,6 +681,7 @@ static void flush_index_batches(void **state) {
   o.no_flush = 1;
   o.max_errors = 1;
   assert_int_equal(import1(f, p2, "X", &o, &res, err, sizeof err), ROWAN_CONSTRAINT);
+  assert_int_equal(res.bulk_path, 0); /* the table has rows: row by row */
   assert_int_equal(res.rows_loaded, 24);
   assert_int_equal(res.stopped, 1);
   assert_non_null(strstr(res.first_reject, "x2.csv:25: "));
@@ -686,9 +689,11 @@ static void flush_index_batches(void **state) {
   expect_rows(f->db, "SELECT COUNT(*), MIN(K), MAX(K) FROM X WHERE V >= 100", "24|1|24\n");
   expect_rows(f->db, "SELECT V, S FROM X WHERE K = 30", "30.5|s30\n");
   expect_rows(f->db, "CHECK INDEX XV ON X", clean);
-  /* --no-flush: a new table's rows are still in the memstore */
+  /* --no-flush (and --no-bulk: an empty table would take the bulk path, which writes store
+     files): a new table's rows are still in the memstore */
   exec_ok(f->db, "CREATE TABLE Y (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE, S VARCHAR)");
   o.max_errors = 0;
+  o.no_bulk = 1;
   assert_int_equal(import1(f, p3, "Y", &o, &res, err, sizeof err), ROWAN_OK);
   assert_int_equal(res.rows_loaded, 10);
   assert_int_equal(scan_blocks(f->db, "Y"), 0);

@@ -15,6 +15,10 @@
 **   finds nothing missing, extra or mismatched; an index scan counts what a table scan
 **   counts); a key repeated in such a load is a reject; a bulk load into the table once it
 **   has rows is refused with the index's name.
+** - The default path (auto_*): an import into an empty table takes the bulk path and gives
+**   what --no-bulk gives (rows, index rows, counts, reject files), going on row by row after
+**   a key repeated under an index or a file mapping other columns; a table that holds
+**   anything (even only a deleted row) is loaded row by row, UPSERT over its rows.
 ** Not here: kv/bulk.c's own model test (tests/kv/test_bulk.c), the public API
 ** (tests/api/test_bulk.c), the real archive (test_archive.c).
 */
@@ -174,6 +178,7 @@ static int run_import(fixture *f, char **paths, int n, const char *table, bool b
   o.columns = COLS;
   o.null_text = "NA";
   o.bulk = bulk;
+  o.no_bulk = !bulk; /* the row path to compare with, not the automatic bulk path */
   o.reject_path = reject;
   o.max_errors = max_errors;
   return cli_import(f->db, (const char *const *)paths, n, table, &o, res, err, cap);
@@ -379,6 +384,183 @@ static void bulk_with_index(void **state) {
   for (int i = 0; i < 4; i++) free(paths[i]);
 }
 
+/* ---- the default path: bulk into an empty table, the same result as row by row ------- */
+
+static int run_auto(fixture *f, char **paths, int n, const char *table, bool no_bulk,
+                    const char *reject, cli_import_result *res, char *err, size_t cap) {
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.columns = COLS;
+  o.null_text = "NA";
+  o.no_bulk = no_bulk;
+  o.reject_path = reject;
+  return cli_import(f->db, (const char *const *)paths, n, table, &o, res, err, cap);
+}
+
+/* Every row, and with indexes every index row as an index scan reads it, of A and of B. */
+static void same_tables(rowan_db *db, bool index, uint64_t seed) {
+  static const char *const q[] = {
+      "SELECT S, T, X, Y, W, F, I FROM %s",
+      "SELECT COUNT(*) FROM %s",
+      "SELECT /*+ INDEX(%s IX) */ X, Y, S, T FROM %s WHERE X > -1000",
+      "SELECT /*+ INDEX(%s IW) */ W, I, S, T FROM %s WHERE W >= ''",
+      "CHECK INDEX IX ON %s",
+      "CHECK INDEX IW ON %s"};
+  for (int k = 0; k < (index ? 6 : 2); k++) {
+    char sa[160], sb[160];
+    snprintf(sa, sizeof sa, q[k], "A", "A");
+    snprintf(sb, sizeof sb, q[k], "B", "B");
+    char *ta = query(db, sa), *tb = query(db, sb);
+    if (strcmp(ta, tb) != 0) fprintf(stderr, "seed %llu: %s differs\n",
+                                     (unsigned long long)seed, sa);
+    assert_string_equal(ta, tb);
+    assert_true(strlen(ta) > 0);
+    if (k >= 4) assert_non_null(strstr(ta, "MISSING|0\nEXTRA|0\nMISMATCHED|0\n"));
+    free(ta);
+    free(tb);
+  }
+}
+
+/* The default import into empty A and --no-bulk into empty B, from the same random files
+** (keys repeated within and across files, NULLs, bad records of every kind): the same rows,
+** index rows, counts and byte-identical reject files. Without an index the whole import is
+** one bulk load; with one, the first repeated key ends the bulk load (its rows committed)
+** and the rest goes row by row, so the last row of a key still wins. */
+static void auto_equals_rows_case(fixture *f, bool index, const char *name) {
+  uint64_t seed = tu_seed(name), rng = seed;
+  int rows = (int)tu_scaled(2000, 200);
+  char *paths[5];
+  gen_files(f, &rng, 5, rows, false, paths);
+  create_table(f->db, "A");
+  create_table(f->db, "B");
+  if (index) {
+    exec_ok(f->db, "CREATE INDEX IX ON A (X) INCLUDE (Y)");
+    /* keyed on W (VARCHAR(3)) and I (SMALLINT): a value over the limit is named by its
+       column both ways (row by row, the row is checked before its index keys) */
+    exec_ok(f->db, "CREATE INDEX IW ON A (W DESC, I)");
+    exec_ok(f->db, "CREATE INDEX IX ON B (X) INCLUDE (Y)");
+    exec_ok(f->db, "CREATE INDEX IW ON B (W DESC, I)");
+  }
+  char rja[200], rjb[200], err[512];
+  snprintf(rja, sizeof rja, "%s/rej_a.csv", f->dir);
+  snprintf(rjb, sizeof rjb, "%s/rej_b.csv", f->dir);
+  cli_import_result ra, rb;
+  assert_int_equal(run_auto(f, paths, 5, "A", false, rja, &ra, err, sizeof err), ROWAN_OK);
+  assert_int_equal(run_auto(f, paths, 5, "B", true, rjb, &rb, err, sizeof err), ROWAN_OK);
+  assert_int_equal(ra.bulk_path, 2);
+  assert_int_equal(rb.bulk_path, 0);
+  assert_true(ra.bulk_rows > 0);
+  if (index) {
+    assert_non_null(strstr(ra.row_after, "a key repeats"));
+    assert_true(ra.bulk_rows < ra.rows_loaded);
+  } else {
+    assert_string_equal(ra.row_after, "");
+    assert_int_equal(ra.bulk_rows, ra.rows_loaded);
+  }
+  assert_int_equal(ra.rows_loaded, rb.rows_loaded);
+  assert_int_equal(ra.rows_rejected, rb.rows_rejected);
+  assert_true(ra.rows_rejected > 0);
+  assert_string_equal(ra.first_reject, rb.first_reject);
+  same_tables(f->db, index, seed);
+  size_t na, nb;
+  char *ja = read_all(rja, &na), *jb = read_all(rjb, &nb);
+  if (na != nb || memcmp(ja, jb, na) != 0)
+    fprintf(stderr, "seed %llu: reject files differ:\n%s\n----\n%s\n",
+            (unsigned long long)seed, ja, jb);
+  assert_int_equal(na, nb);
+  assert_memory_equal(ja, jb, na);
+  free(ja);
+  free(jb);
+  char sum[512];
+  cli_import_summary(&ra, NULL, sum, sizeof sum);
+  assert_non_null(strstr(sum, "(bulk path: the table was empty"));
+  cli_import_summary(&rb, NULL, sum, sizeof sum);
+  assert_null(strstr(sum, "bulk path"));
+  for (int i = 0; i < 5; i++) free(paths[i]);
+}
+
+static void auto_equals_rows(void **state) {
+  auto_equals_rows_case(*state, false, "import_auto_equal");
+}
+
+static void auto_equals_rows_index(void **state) {
+  auto_equals_rows_case(*state, true, "import_auto_index");
+}
+
+/* Files whose headers map other columns: the default path loads the first in bulk, then
+** goes row by row; the same rows as --no-bulk. */
+static void auto_header_mappings(void **state) {
+  fixture *f = *state;
+  create_table(f->db, "A");
+  create_table(f->db, "B");
+  const char *t1 = "S,T,X\na,2020-01-01 00:00:00,1\na,2020-01-01 01:00:00,2\n";
+  const char *t2 = "S,X,T,W\na,4,2020-01-01 00:00:00,NA\nb,5,2020-01-01 00:00:00,E\n";
+  char p1[160], p2[160], err[512];
+  snprintf(p1, sizeof p1, "%s/h1.csv", f->dir);
+  snprintf(p2, sizeof p2, "%s/h2.csv", f->dir);
+  write_plain(p1, t1, strlen(t1));
+  write_plain(p2, t2, strlen(t2));
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.header = 1;
+  o.null_text = "NA";
+  const char *files[2] = {p1, p2};
+  cli_import_result ra, rb;
+  assert_int_equal(cli_import(f->db, files, 2, "A", &o, &ra, err, sizeof err), ROWAN_OK);
+  o.no_bulk = 1;
+  assert_int_equal(cli_import(f->db, files, 2, "B", &o, &rb, err, sizeof err), ROWAN_OK);
+  assert_int_equal(ra.bulk_path, 2);
+  assert_int_equal(ra.bulk_rows, 2);
+  assert_non_null(strstr(ra.row_after, "row by row after 2 rows: a file maps other columns"));
+  assert_int_equal(ra.rows_loaded, 4);
+  char *a = query(f->db, "SELECT S, T, X, W FROM A"), *b = query(f->db, "SELECT S, T, X, W FROM B");
+  assert_string_equal(a, b);
+  assert_string_equal(a, "a|2020-01-01 01:00:00|2.0|<null>\na|2020-01-01 00:00:00|4.0|<null>\n"
+                         "b|2020-01-01 00:00:00|5.0|E\n");
+  free(a);
+  free(b);
+}
+
+/* A table that holds anything, even only deleted rows, is loaded row by row: UPSERT over
+** the rows there (columns not in the file kept). --bulk and --no-bulk are parsed. */
+static void auto_not_empty(void **state) {
+  fixture *f = *state;
+  create_table(f->db, "A");
+  create_table(f->db, "B");
+  exec_ok(f->db, "UPSERT INTO A (S, T, X, Y) VALUES ('a', TIMESTAMP '2020-01-01 00:00:00', 9, 7)");
+  exec_ok(f->db, "UPSERT INTO B (S, T, X, Y) VALUES ('z', TIMESTAMP '2020-01-01 00:00:00', 9, 7)");
+  exec_ok(f->db, "DELETE FROM B");
+  const char *t = "a,2020-01-01 00:00:00,1\na,2020-01-01 00:00:00,3\nb,2020-01-01 00:00:00,2\n";
+  char p[160], err[512];
+  snprintf(p, sizeof p, "%s/n.csv", f->dir);
+  write_plain(p, t, strlen(t));
+  cli_import_options o;
+  cli_import_options_init(&o);
+  o.columns = "S,T,X";
+  const char *files[1] = {p};
+  cli_import_result res;
+  assert_int_equal(cli_import(f->db, files, 1, "A", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.bulk_path, 0);
+  assert_int_equal(res.rows_loaded, 3);
+  char *got = query(f->db, "SELECT S, X, Y FROM A");
+  assert_string_equal(got, "a|3.0|7\nb|2.0|<null>\n"); /* the last row wins; Y kept */
+  free(got);
+  assert_int_equal(cli_import(f->db, files, 1, "B", &o, &res, err, sizeof err), ROWAN_OK);
+  assert_int_equal(res.bulk_path, 0); /* only a deleted row, but not empty */
+  got = query(f->db, "SELECT S, X, Y FROM B");
+  assert_string_equal(got, "a|3.0|<null>\nb|2.0|<null>\n");
+  free(got);
+  char *argv[] = {"--no-bulk", "f.csv", "T"};
+  int first, n;
+  assert_int_equal(cli_import_parse_args(3, argv, &o, &first, &n, err, sizeof err), ROWAN_OK);
+  assert_int_equal(o.no_bulk, 1);
+  assert_int_equal(o.bulk, 0);
+  char *argv2[] = {"--no-bulk", "--bulk", "f.csv", "T"};
+  assert_int_equal(cli_import_parse_args(4, argv2, &o, &first, &n, err, sizeof err), ROWAN_OK);
+  assert_int_equal(o.no_bulk, 0); /* the last of the two wins */
+  assert_int_equal(o.bulk, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(bulk_equals_upsert, setup, teardown),
@@ -386,6 +568,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(bulk_header_one_load, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_many_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_with_index, setup, teardown),
+      cmocka_unit_test_setup_teardown(auto_equals_rows, setup, teardown),
+      cmocka_unit_test_setup_teardown(auto_equals_rows_index, setup, teardown),
+      cmocka_unit_test_setup_teardown(auto_header_mappings, setup, teardown),
+      cmocka_unit_test_setup_teardown(auto_not_empty, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
