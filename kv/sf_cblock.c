@@ -8,6 +8,10 @@
 ** same checks as kv/sf_decode.c, which decodes the same bytes into per-cell arrays). It
 ** allocates only when a block is larger than any the decoder held before, never per cell,
 ** and it never un-transposes values: fixed-width groups stay as the raw block holds them.
+** The per-cell streams are read a word at a time where they are runs of one-byte varints
+** (range and form checked eight bytes at once), the value groups' cells counted in the same
+** pass that takes the rank checkpoints; a block that is not such a run takes the byte-wise
+** path, with the same checks and the same messages.
 ** Not here: I/O, framing, iteration.
 */
 #include "kv/sf_cblock.h"
