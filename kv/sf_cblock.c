@@ -8,6 +8,10 @@
 ** same checks as kv/sf_decode.c, which decodes the same bytes into per-cell arrays). It
 ** allocates only when a block is larger than any the decoder held before, never per cell,
 ** and it never un-transposes values: fixed-width groups stay as the raw block holds them.
+** The per-cell streams are read a word at a time where they are runs of one-byte varints
+** (range and form checked eight bytes at once), the value groups' cells counted in the same
+** pass that takes the rank checkpoints; a block that is not such a run takes the byte-wise
+** path, with the same checks and the same messages.
 ** Not here: I/O, framing, iteration.
 */
 #include "kv/sf_cblock.h"
@@ -24,6 +28,7 @@ void kv_sf_cdec_free(kv_sf_cdec *w) {
   free(w->groups);
   free(w->t64);
   free(w->t32);
+  free(w->tck);
   memset(w, 0, sizeof *w);
 }
 
@@ -31,41 +36,94 @@ static uint8_t width_of(uint64_t range) {
   return range == 0 ? 0 : range <= 0xff ? 1 : range <= 0xffff ? 2 : range <= 0xffffffffu ? 4 : 8;
 }
 
-/* Store n numbers as a packed array (narrowest width for their range) in the arena: v64 or
-** v32 (the other NULL) holds them. */
-static int pack_nums(kv_sf_cdec *w, const uint64_t *v64, const uint32_t *v32, uint32_t n,
-                     kv_sf_pa *out) {
-  uint64_t mn = UINT64_MAX, mx = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    uint64_t x = v64 ? v64[i] : v32[i];
-    if (x < mn) mn = x;
-    if (x > mx) mx = x;
+#define HI8 0x8080808080808080ull  /* the high bit of every byte of a word */
+#define ONE8 0x0101010101010101ull /* one in every byte */
+
+/* Whether each of the n bytes at p is below bound (1..0x80): then they are n one-byte
+** varints, each below bound. Eight bytes at a time: a byte b < 0x80 gives b + 0x80 - bound
+** below 0x80 exactly when b < bound, and no byte's sum carries into the next. */
+static bool bytes_below(const uint8_t *p, size_t n, uint32_t bound) {
+  uint64_t add = (uint64_t)(0x80 - bound) * ONE8, acc = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    memcpy(&x, p + i, 8);
+    acc |= x | (x + add);
   }
+  if (acc & HI8) return false;
+  for (; i < n; i++)
+    if (p[i] >= bound) return false;
+  return true;
+}
+
+/* Whether every byte of [p, p+n) is 0, a word at a time. */
+static bool all_zero(const uint8_t *p, size_t n) {
+  uint64_t acc = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    memcpy(&x, p + i, 8);
+    acc |= x;
+  }
+  for (; i < n; i++) acc |= p[i];
+  return acc == 0;
+}
+
+/* Room in the arena for a packed array of n numbers in [mn, mx]: *d gets its bytes, NULL
+** when the array needs none (no numbers, or all equal). */
+static int pack_room(kv_sf_cdec *w, uint32_t n, uint64_t mn, uint64_t mx, kv_sf_pa *out,
+                     uint8_t **d) {
   memset(out, 0, sizeof *out);
+  *d = NULL;
   if (n == 0) return KV_OK;
   out->base = mn;
   out->w = width_of(mx - mn);
   if (!out->w) return KV_OK;
   if (kv_sfbuf_room(&w->arena, (size_t)n * out->w, &out->off)) return KV_ERR_NOMEM;
-  uint8_t *d = w->arena.p + out->off;
-  for (uint32_t i = 0; i < n; i++) {
-    uint64_t x = (v64 ? v64[i] : v32[i]) - mn;
-    switch (out->w) {
-      case 1: d[i] = (uint8_t)x; break;
-      case 2: { uint16_t y = (uint16_t)x; memcpy(d + (size_t)i * 2, &y, 2); break; }
-      case 4: { uint32_t y = (uint32_t)x; memcpy(d + (size_t)i * 4, &y, 4); break; }
-      default: memcpy(d + (size_t)i * 8, &x, 8); break;
-    }
-  }
+  *d = w->arena.p + out->off;
   return KV_OK;
 }
 
-static int pack64(kv_sf_cdec *w, const uint64_t *v, uint32_t n, kv_sf_pa *out) {
-  return pack_nums(w, v, NULL, n, out);
+/* Store v[0..n) - mn at d, width w bytes each (one loop per width, no per-number switch). */
+#define PACK_STORE(v, n, mn, wd, d) do { \
+    if ((wd) == 1) { \
+      for (uint32_t i_ = 0; i_ < (n); i_++) (d)[i_] = (uint8_t)((v)[i_] - (mn)); \
+    } else if ((wd) == 2) { \
+      for (uint32_t i_ = 0; i_ < (n); i_++) { \
+        uint16_t y_ = (uint16_t)((v)[i_] - (mn)); \
+        memcpy((d) + (size_t)i_ * 2, &y_, 2); \
+      } \
+    } else if ((wd) == 4) { \
+      for (uint32_t i_ = 0; i_ < (n); i_++) { \
+        uint32_t y_ = (uint32_t)((v)[i_] - (mn)); \
+        memcpy((d) + (size_t)i_ * 4, &y_, 4); \
+      } \
+    } else { \
+      for (uint32_t i_ = 0; i_ < (n); i_++) { \
+        uint64_t y_ = (uint64_t)((v)[i_] - (mn)); \
+        memcpy((d) + (size_t)i_ * 8, &y_, 8); \
+      } \
+    } } while (0)
+
+/* Store n numbers v, all in [mn, mx], as a packed array (narrowest width for the range). */
+static int pack64_in(kv_sf_cdec *w, const uint64_t *v, uint32_t n, uint64_t mn, uint64_t mx,
+                     kv_sf_pa *out) {
+  uint8_t *d;
+  if (pack_room(w, n, mn, mx, out, &d)) return KV_ERR_NOMEM;
+  if (d) PACK_STORE(v, n, mn, out->w, d);
+  return KV_OK;
 }
 
 static int pack32(kv_sf_cdec *w, const uint32_t *v, uint32_t n, kv_sf_pa *out) {
-  return pack_nums(w, NULL, v, n, out);
+  uint32_t mn = UINT32_MAX, mx = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    mn = v[i] < mn ? v[i] : mn;
+    mx = v[i] > mx ? v[i] : mx;
+  }
+  uint8_t *d;
+  if (pack_room(w, n, mn, mx, out, &d)) return KV_ERR_NOMEM;
+  if (d) PACK_STORE(v, n, mn, out->w, d);
+  return KV_OK;
 }
 
 /* The qualifier indexes: four bits each when the dictionary has at most 16 entries. */
@@ -76,8 +134,9 @@ static int pack_qual(kv_sf_cdec *w, const uint32_t *v, uint32_t n, uint32_t nq,
   out->w = 3;
   if (kv_sfbuf_room(&w->arena, ((size_t)n + 1) / 2, &out->off)) return KV_ERR_NOMEM;
   uint8_t *d = w->arena.p + out->off;
-  memset(d, 0, ((size_t)n + 1) / 2);
-  for (uint32_t i = 0; i < n; i++) d[i >> 1] |= (uint8_t)(v[i] << ((i & 1) * 4));
+  uint32_t h = n / 2;
+  for (uint32_t k = 0; k < h; k++) d[k] = (uint8_t)(v[2 * k] | v[2 * k + 1] << 4);
+  if (n & 1) d[h] = (uint8_t)v[n - 1];
   return KV_OK;
 }
 
@@ -108,7 +167,8 @@ static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, ui
     uint64_t klen = L.key_len, lcp = L.lcp;
     uint32_t sw = L.suffix;
     w->prefix_off = (size_t)(L.prefix - w->raw);
-    if (kv_sfbuf_room(&w->arena, (size_t)sw * n + 1, &w->keys_off)) return KV_ERR_NOMEM;
+    /* 8 bytes of slack: a delta-coded suffix is stored as a whole word */
+    if (kv_sfbuf_room(&w->arena, (size_t)sw * n + 8, &w->keys_off)) return KV_ERR_NOMEM;
     uint8_t *k = w->arena.p + w->keys_off;
     if (mode == KV_SF_ROWS_FIXED) {
       if ((uint64_t)sw * n > (uint64_t)(lim - p)) CORRUPT("key suffixes run past the block");
@@ -117,11 +177,18 @@ static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, ui
     } else {
       uint64_t val = 0, max = sw == 8 ? UINT64_MAX : (1ull << (8 * sw)) - 1;
       for (uint32_t r = 0; r < n; r++) {
-        GET(p, lim, &v, "truncated key delta stream");
+        GET1(p, lim, &v, "truncated key delta stream");
         if (v > max - val) CORRUPT("key delta out of range");
         val += v;
         uint8_t *dst = k + (size_t)r * sw;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (sw) { /* the sw low bytes big-endian first, then sw..7 bytes of slack */
+          uint64_t be = __builtin_bswap64(val << (64 - 8 * sw));
+          memcpy(dst, &be, 8);
+        }
+#else
         for (uint32_t j = 0; j < sw; j++) dst[j] = (uint8_t)(val >> (8 * (sw - 1 - j)));
+#endif
       }
     }
     b->klen = (uint32_t)klen; /* 0 (every key empty): the variable form, offsets all 0 */
@@ -191,6 +258,13 @@ static bool one_cell_per_qualifier(const uint8_t *dict, const uint32_t *qo, cons
         unique = false;
         break;
       }
+  if (unique) { /* neighbours with one index, less those across a row boundary (a row holds
+                   at least one cell: row starts are distinct) */
+    uint32_t n = rf[nrows], eq = 0;
+    for (uint32_t i = 1; i < n; i++) eq += qual[i] == qual[i - 1];
+    for (uint32_t r = 1; r < nrows; r++) eq -= qual[rf[r]] == qual[rf[r] - 1];
+    return eq == 0;
+  }
   for (uint32_t r = 0; r < nrows; r++)
     for (uint32_t i = rf[r] + 1; i < rf[r + 1]; i++) {
       uint32_t x = qual[i - 1], y = qual[i];
@@ -240,47 +314,80 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   if (rc) return rc;
   uint32_t *qual = w->t32 + (w->t32_cap / 2); /* per cell dictionary index */
   if (nq > 1) {
-    for (uint32_t i = 0; i < n; i++) {
-      GET1(p, lim, &v, "truncated qualifier stream");
-      if (v >= nq) CORRUPT("qualifier index out of range");
-      qual[i] = (uint32_t)v;
+    if ((size_t)(lim - p) >= n && bytes_below(p, n, nq < 0x80 ? nq : 0x80)) {
+      for (uint32_t i = 0; i < n; i++) qual[i] = p[i]; /* n one-byte indexes, in range */
+      p += n;
+    } else {
+      for (uint32_t i = 0; i < n; i++) {
+        GET1(p, lim, &v, "truncated qualifier stream");
+        if (v >= nq) CORRUPT("qualifier index out of range");
+        qual[i] = (uint32_t)v;
+      }
     }
   } else {
     memset(qual, 0, (size_t)n * sizeof *qual);
   }
+  /* timestamps: words of eight one-byte deltas without a check each (a word of zero deltas
+     repeats the timestamp); nz counts the cells whose delta is not zero */
   uint64_t ts = 0, *t64 = w->t64, ts_lo = UINT64_MAX, ts_hi = 0;
-  for (uint32_t i = 0; i < n; i++) {
+  uint32_t nz = 0;
+  for (uint32_t i = 0; i < n;) {
+    uint64_t x;
+    if (n - i >= 8 && lim - p >= 8 && (memcpy(&x, p, 8), (x & HI8) == 0)) {
+      if (x == 0) {
+        uint64_t u = ts ^ TS_BIAS;
+        for (uint32_t j = 0; j < 8; j++) t64[i + j] = u;
+        ts_lo = u < ts_lo ? u : ts_lo;
+        ts_hi = u > ts_hi ? u : ts_hi;
+      } else {
+        for (uint32_t j = 0; j < 8; j++) {
+          ts += (uint64_t)kv_unzigzag(p[j]);
+          uint64_t u = ts ^ TS_BIAS;
+          t64[i + j] = u;
+          ts_lo = u < ts_lo ? u : ts_lo;
+          ts_hi = u > ts_hi ? u : ts_hi;
+        }
+        /* bytes not zero: b + 0x7f has its high bit set (no carry: b < 0x80) */
+        nz += (uint32_t)(((((x + 0x7f * ONE8) & HI8) >> 7) * ONE8) >> 56);
+      }
+      p += 8;
+      i += 8;
+      continue;
+    }
     GET1(p, lim, &v, "truncated timestamp stream");
     ts += (uint64_t)kv_unzigzag(v);
+    nz += v != 0;
     uint64_t u = ts ^ TS_BIAS;
-    t64[i] = u;
-    if (u < ts_lo) ts_lo = u;
-    if (u > ts_hi) ts_hi = u;
+    t64[i++] = u;
+    ts_lo = u < ts_lo ? u : ts_lo;
+    ts_hi = u > ts_hi ? u : ts_hi;
   }
   b->min_ts = (int64_t)(ts_lo ^ TS_BIAS);
   b->max_ts = (int64_t)(ts_hi ^ TS_BIAS);
-  bool per_row = true;
-  for (uint32_t r = 0; r < b->nrows && per_row; r++)
-    for (uint32_t i = rf[r] + 1; i < rf[r + 1]; i++)
-      if (t64[i] != t64[rf[r]]) { per_row = false; break; }
+  /* every cell of a row has its row's timestamp when the only deltas not zero are at row
+     starts (distinct cells: a row holds at least one) */
+  uint32_t nz_first = 0;
+  for (uint32_t r = 0; r < b->nrows; r++) {
+    uint32_t i = rf[r];
+    nz_first += i ? t64[i] != t64[i - 1] : t64[0] != TS_BIAS;
+  }
+  bool per_row = nz_first == nz;
   bool one_per_col = one_cell_per_qualifier(
       raw + w->dict_off, (const uint32_t *)(void *)(w->arena.p + w->qoff_off),
       (const uint32_t *)(void *)(w->arena.p + w->qlen_off), nq, rf, b->nrows, qual);
-  if (per_row) {
+  if (per_row) { /* the rows' timestamps are every cell's: the same range */
     for (uint32_t r = 0; r < b->nrows; r++) t64[r] = t64[rf[r]];
-    rc = pack64(w, t64, b->nrows, &b->ts);
+    rc = pack64_in(w, t64, b->nrows, ts_lo, ts_hi, &b->ts);
   } else {
-    rc = pack64(w, t64, n, &b->ts);
+    rc = pack64_in(w, t64, n, ts_lo, ts_hi, &b->ts);
   }
   if (rc) return KV_ERR_NOMEM;
   b->ts_per_row = per_row;
   if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
   const uint8_t *types = p;
-  bool all_put = true;
-  for (uint32_t i = 0; i < n; i++) {
+  bool all_put = all_zero(types, n);
+  for (uint32_t i = 0; i < n && !all_put; i++)
     if (types[i] > KV_DELETE_FAMILY) CORRUPT("bad cell type");
-    if (types[i] != KV_PUT) all_put = false;
-  }
   p += n;
   memset(&b->type, 0, sizeof b->type);
   if (!all_put) {
@@ -288,20 +395,56 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     if (kv_sfbuf_room(&w->arena, n, &b->type.off)) return KV_ERR_NOMEM;
     memcpy(w->arena.p + b->type.off, types, n);
   }
-  uint64_t seq_hi = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    GET1(p, lim, &v, "truncated sequence stream");
-    t64[i] = min_seq + v;
-    if (t64[i] > seq_hi) seq_hi = t64[i];
+  if (n && min_seq <= UINT64_MAX - 0x7f && (size_t)(lim - p) >= n && bytes_below(p, n, 0x80)) {
+    /* n one-byte sequence deltas: packed straight from the stream (width 0 or 1) */
+    uint8_t lo = 0xff, hi = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      lo = p[i] < lo ? p[i] : lo;
+      hi = p[i] > hi ? p[i] : hi;
+    }
+    uint8_t *d;
+    if (pack_room(w, n, min_seq + lo, min_seq + hi, &b->seq, &d)) return KV_ERR_NOMEM;
+    if (d)
+      for (uint32_t i = 0; i < n; i++) d[i] = (uint8_t)(p[i] - lo);
+    b->max_seq = min_seq + hi;
+    p += n;
+  } else {
+    uint64_t seq_lo = UINT64_MAX, seq_hi = 0;
+    for (uint32_t i = 0; i < n; i++) {
+      GET1(p, lim, &v, "truncated sequence stream");
+      uint64_t s = min_seq + v;
+      t64[i] = s;
+      seq_lo = s < seq_lo ? s : seq_lo;
+      seq_hi = s > seq_hi ? s : seq_hi;
+    }
+    b->max_seq = seq_hi;
+    if (pack64_in(w, t64, n, seq_lo, seq_hi, &b->seq)) return KV_ERR_NOMEM;
   }
-  b->max_seq = seq_hi;
   b->one_put_per_col = all_put && one_per_col;
-  if (pack64(w, t64, n, &b->seq)) return KV_ERR_NOMEM;
+  /* cells per value group, with a snapshot of the counts before every cell k << shift (the
+     rank checkpoints; the fixed-width bytes before each are added once the widths are
+     known) */
+  uint32_t shift = 7;
+  while ((1ull << shift) < (uint64_t)(ng + 1) * 8 && shift < 31) shift++;
+  uint32_t nck = (n >> shift) + 1, cw = ng + 1;
+  if (kv_sf_grow((void **)&w->tck, &w->tck_cap, (size_t)nck * ng, sizeof *w->tck))
+    return KV_ERR_NOMEM;
+  uint32_t *cur = w->t32; /* the first cells of the rows are no longer needed: reuse */
+  memset(cur, 0, (size_t)ng * sizeof *cur);
+  for (uint32_t k = 0; k < nck; k++) {
+    memcpy(w->tck + (size_t)k * ng, cur, (size_t)ng * sizeof *cur);
+    uint64_t e64 = ((uint64_t)k + 1) << shift;
+    uint32_t i = k << shift, e = e64 < n ? (uint32_t)e64 : n;
+    if (all_put)
+      for (; i < e; i++) cur[qual[i]]++;
+    else
+      for (; i < e; i++) cur[types[i] == KV_PUT ? qual[i] : nq]++;
+  }
   kv_sf_cgroup *gs = w->groups;
   memset(gs, 0, (size_t)ng * sizeof *gs);
-  for (uint32_t i = 0; i < n; i++) gs[types[i] == KV_PUT ? qual[i] : nq].count++;
+  for (uint32_t g = 0; g < ng; g++) gs[g].count = cur[g];
   /* value groups, in dictionary order, the non-put group last; empty ones are absent */
-  uint32_t *offs = w->t32; /* the first cells of the rows are no longer needed: reuse */
+  uint32_t *offs = w->t32; /* the counts are in gs now: reuse */
   for (uint32_t g = 0; g < ng; g++) {
     kv_sf_cgroup *s = &gs[g];
     if (!s->count) continue;
@@ -343,24 +486,22 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   /* checkpoints: per group the cells before cell k << shift, then the fixed-width value
      bytes before it in cell order (where a packed block keeps them); the arena's last
      allocation, narrowed to 16 bits in place when every number fits */
-  uint32_t shift = 7;
-  while ((1ull << shift) < (uint64_t)(ng + 1) * 8 && shift < 31) shift++;
-  uint32_t nck = (n >> shift) + 1, cw = ng + 1;
   if ((uint64_t)nck * cw * 4 > UINT32_MAX || kv_sfbuf_room(&w->arena, (size_t)nck * cw * 4, &w->ck_off))
     return KV_ERR_NOMEM;
-  uint32_t *ck = (uint32_t *)(void *)(w->arena.p + w->ck_off);
-  uint32_t mask = (1u << shift) - 1, *cur = w->t32; /* cw running counts */
-  memset(cur, 0, (size_t)cw * sizeof *cur);
-  for (uint32_t i = 0; i < n; i++) {
-    if ((i & mask) == 0) memcpy(ck + (size_t)(i >> shift) * cw, cur, (size_t)cw * 4);
-    uint32_t g = types[i] == KV_PUT ? qual[i] : nq;
-    cur[g]++;
-    cur[ng] += gs[g].fw;
+  uint32_t *ck = (uint32_t *)(void *)(w->arena.p + w->ck_off), fixed_total = 0;
+  for (uint32_t k = 0; k < nck; k++) {
+    const uint32_t *snap = w->tck + (size_t)k * ng;
+    uint32_t *row = ck + (size_t)k * cw, fo = 0;
+    for (uint32_t g = 0; g < ng; g++) {
+      row[g] = snap[g];
+      fo += snap[g] * gs[g].fw;
+    }
+    row[ng] = fo;
   }
-  if ((n & mask) == 0) memcpy(ck + (size_t)(n >> shift) * cw, cur, (size_t)cw * 4);
+  for (uint32_t g = 0; g < ng; g++) fixed_total += gs[g].count * gs[g].fw;
   b->ck_shift = shift;
   b->ck_w = 4;
-  if (n <= 0xFFFF && cur[ng] <= 0xFFFF) { /* the totals bound every number */
+  if (n <= 0xFFFF && fixed_total <= 0xFFFF) { /* the totals bound every number */
     uint16_t *c16 = (uint16_t *)(void *)ck;
     size_t cnt = (size_t)nck * cw;
     for (size_t k = 0; k < cnt; k++) c16[k] = (uint16_t)ck[k]; /* front to back: safe */
@@ -433,18 +574,25 @@ kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
   uint8_t *cv = x;
   uint32_t *rank = w->t32; /* running rank per group (the decoder's scratch is free) */
   memset(rank, 0, (size_t)ng * sizeof *rank);
-  for (uint32_t i = 0; i < b->ncells; i++) {
-    uint32_t g = kv_sf_cblock_group(b, i);
-    const kv_sf_cgroup *sg = &b->groups[g];
-    uint32_t k = rank[g]++, wd = sg->width;
-    if (!sg->fixed) continue;
-    if (wd == 8) {
-      for (uint32_t j = 0; j < 8; j++) x[j] = sg->data[(size_t)j * sg->count + k];
-    } else {
-      for (uint32_t j = 0; j < wd; j++) x[j] = sg->data[(size_t)j * sg->count + k];
-    }
-    x += wd;
+#define GATHER(g) do { \
+    const kv_sf_cgroup *sg = &b->groups[g]; \
+    uint32_t k = rank[g]++, wd = sg->width; \
+    if (sg->fixed) { \
+      const uint8_t *src = sg->data + k; \
+      if (wd == 8) { \
+        for (uint32_t j = 0; j < 8; j++) x[j] = src[(size_t)j * sg->count]; \
+      } else { \
+        for (uint32_t j = 0; j < wd; j++) x[j] = src[(size_t)j * sg->count]; \
+      } \
+      x += wd; \
+    } } while (0)
+  if (b->type.w == 0 && b->type.step == 0 && b->type.base == KV_PUT && b->qual.w == 3) {
+    for (uint32_t i = 0; i < b->ncells; i++) /* put-only, four-bit qualifiers */
+      GATHER((b->qual.p[i >> 1] >> ((i & 1) * 4)) & 15);
+  } else {
+    for (uint32_t i = 0; i < b->ncells; i++) GATHER(kv_sf_cblock_group(b, i));
   }
+#undef GATHER
   c->cvals = cv;
   for (uint32_t g = 0; g < ng; g++) {
     const kv_sf_cgroup *sg = &b->groups[g];

@@ -118,6 +118,8 @@ typedef struct kv_sf_cdec {
   size_t t64_cap;          /* entries allocated in t64 */
   uint32_t *t32;           /* per-cell scratch (qualifiers, cells per row, offsets) */
   size_t t32_cap;          /* entries allocated in t32 */
+  uint32_t *tck;           /* the checkpoints' group counts while decoding */
+  size_t tck_cap;          /* entries allocated in tck */
   const uint8_t *raw;      /* the raw block decoded */
   size_t dict_off, dict_len; /* the dictionary's bytes in raw */
   size_t prefix_off;       /* the key prefix in raw (klen > 0) */

@@ -8,7 +8,10 @@
 ** and from the packed copy (with the raw block and the decoder's memory overwritten); and
 ** damaged blocks, which both decoders must accept or reject alike. Also the block-wide facts
 ** recorded at decode for the fast row path (one put per column, largest sequence number,
-** timestamp range).
+** timestamp range). Blocks shaped as the sensor archive's (one timestamp per row, one
+** sequence number, the same qualifiers in each row: every fast path of the decoder) and
+** their variations (several versions or timestamps in a row, tombstones, variable widths,
+** one row, 200 qualifiers, spread sequence numbers, a zero or negative first timestamp).
 ** Seeded: the seed is printed; ROWAN_SEED reruns it.
 */
 #include <setjmp.h>
@@ -136,6 +139,127 @@ static void test_round_trip(void **state) {
   kv_sfb_free(&bld);
 }
 
+/* Shapes of tb_shaped_set: a sensor-archive block (rows of one key length, the same
+** qualifiers in every row, one timestamp per row, fixed-width values, one sequence number)
+** where every fast path of the decoder applies, and the variations where one must not. */
+enum {
+  SH_MULTI_VER = 1,   /* some rows hold two versions of a qualifier (an older timestamp) */
+  SH_ROW_TS = 2,      /* some rows' cells differ in timestamp (one version each) */
+  SH_TOMB = 4,        /* some cells are tombstones */
+  SH_VARW = 8,        /* some qualifiers' values vary in width */
+  SH_ONE_ROW = 16,    /* a single row */
+  SH_MANY_Q = 32,     /* 200 qualifiers: indexes from 128 on take two bytes */
+  SH_SEQS = 64,       /* sequence numbers differ by less than 128 */
+  SH_BIG_SEQ = 128,   /* sequence numbers differ by up to 2^40 */
+  SH_TS0 = 256,       /* the first row's timestamp is 0 (its first delta is zero) */
+  SH_NEG_TS = 512,    /* timestamps below zero */
+  SH_KEYS = 1024      /* row keys of varied lengths */
+};
+
+static void tb_shaped_set(uint64_t *st, tb_cellset *s, unsigned sh) {
+  s->n = s->used = 0;
+  uint32_t nq = sh & SH_MANY_Q ? 200 : 1 + (uint32_t)tu_below(st, 16);
+  uint32_t nrows = sh & SH_ONE_ROW ? 1 : 1 + (uint32_t)tu_below(st, (TB_MAXC - 50) / (2 * nq));
+  int64_t ts = sh & SH_TS0 ? 0 : sh & SH_NEG_TS ? -(int64_t)tu_below(st, 1ull << 40) - 1
+                                                 : (int64_t)tu_below(st, 1ull << 41);
+  uint64_t seq0 = 1 + tu_below(st, 1ull << 30);
+  uint8_t key[24], q[8], val[40];
+  uint32_t fixw = 1 + (uint32_t)tu_below(st, 8);
+  uint64_t kr = tu_below(st, 1000);
+  for (uint32_t r = 0; r < nrows; r++) {
+    uint32_t kl = 11;
+    memcpy(key, "stn", 3);
+    kr += 1 + tu_below(st, 3); /* increasing */
+    for (int j = 0; j < 8; j++) key[3 + j] = (uint8_t)(kr >> (8 * (7 - j)));
+    if (sh & SH_KEYS) kl += (uint32_t)tu_below(st, 5); /* bytes after the counter: 0 */
+    if (sh & SH_KEYS) memset(key + 11, 0, kl - 11);
+    bool multi = (sh & SH_MULTI_VER) && tu_below(st, 3) == 0;
+    bool rowts = (sh & SH_ROW_TS) && tu_below(st, 3) == 0;
+    for (uint32_t c = 0; c < nq; c++) {
+      if (nq > 1 && tu_below(st, 8) == 0) continue; /* a missing reading */
+      q[0] = 'c';
+      q[1] = (uint8_t)('0' + c / 100);
+      q[2] = (uint8_t)('0' + c / 10 % 10);
+      q[3] = (uint8_t)('0' + c % 10);
+      int64_t cts = rowts ? ts - (int64_t)tu_below(st, 1000) : ts;
+      uint8_t type = KV_PUT;
+      if ((sh & SH_TOMB) && tu_below(st, 5) == 0) type = KV_DELETE_COLUMN;
+      uint64_t seq = seq0;
+      if (sh & SH_SEQS) seq += tu_below(st, 128);
+      if (sh & SH_BIG_SEQ) seq += tu_below(st, 1ull << 40);
+      uint32_t vl = (sh & SH_VARW) && c % 3 == 1 ? (uint32_t)tu_below(st, 30) : fixw;
+      for (uint32_t j = 0; j < vl; j++) val[j] = (uint8_t)tu_below(st, 256);
+      tb_add(s, key, kl, q, 4, cts, seq, type, val, type == KV_PUT ? vl : 0);
+      if (multi && tu_below(st, 2) == 0)
+        tb_add(s, key, kl, q, 4, cts - 1 - (int64_t)tu_below(st, 99), seq, KV_PUT, val, vl);
+    }
+    if (s->n == 0 || kv_bytes_cmp(s->c[s->n - 1].row, s->c[s->n - 1].row_len, key, kl) != 0)
+      tb_add(s, key, kl, (const uint8_t *)"c000", 4, ts, seq0, KV_PUT, val, fixw);
+    ts += sh & SH_TS0 && r == 0 ? 1 + (int64_t)tu_below(st, 1000)
+                                 : (int64_t)tu_below(st, 3) * 3600000;
+  }
+}
+
+/* Blocks shaped as the archive's and its variations: the compact form (private and packed)
+** equals the model and the per-cell decoder cell by cell; one timestamp per row and the
+** sequence numbers' width are what the cells make them. */
+static void test_shaped(void **state) {
+  (void)state;
+  uint64_t st = tu_seed("sf_cblock_shaped");
+  static tb_cellset s;
+  kv_sfb_builder bld;
+  kv_sfb_init(&bld);
+  kv_sf_cdec dec;
+  memset(&dec, 0, sizeof dec);
+  kv_sf_dblock d;
+  memset(&d, 0, sizeof d);
+  size_t rounds = tu_scaled(300, 60), per_row = 0;
+  for (size_t round = 0; round < rounds; round++) {
+    unsigned sh = round < 40 ? 0 : (unsigned)tu_below(&st, 2048);
+    tb_shaped_set(&st, &s, sh);
+    tb_build(&bld, &s);
+    const char *why = NULL;
+    int rc = kv_sf_cblock_decode(&dec, bld.out.p, bld.out.len, &why);
+    if (rc) fail_msg("round %zu (shape %u): decode failed: %s", round, sh, why ? why : "?");
+    check_block(&st, &dec.b, &s);
+    /* one timestamp per row exactly when every cell has its row's first cell's */
+    bool one_ts = true;
+    uint64_t smin = UINT64_MAX, smax = 0;
+    for (size_t i = 0, f = 0; i < s.n; i++) {
+      if (i && kv_bytes_cmp(s.c[i].row, s.c[i].row_len, s.c[f].row, s.c[f].row_len)) f = i;
+      if (s.c[i].ts != s.c[f].ts) one_ts = false;
+      if (s.c[i].seq < smin) smin = s.c[i].seq;
+      if (s.c[i].seq > smax) smax = s.c[i].seq;
+    }
+    assert_int_equal(dec.b.ts_per_row, one_ts);
+    per_row += one_ts;
+    assert_true(dec.b.seq.w == (smax == smin ? 0 : smax - smin < 256 ? 1 : dec.b.seq.w));
+    assert_true(dec.b.seq.w != 0 || smax == smin);
+    assert_int_equal(kv_sf_block_decode(&d, bld.out.p, bld.out.len, &why), KV_OK);
+    kv_sf_rankpos rp = {0};
+    rp.at = UINT32_MAX;
+    assert_int_equal(kv_sf_grow((void **)&rp.ranks, &rp.cap, dec.b.nquals + 2, 4), KV_OK);
+    uint8_t kbuf[64], vbuf[64];
+    for (uint32_t i = 0, ri = 0; i < dec.b.ncells; i++) {
+      while (d.row_first[ri + 1] <= i) ri++;
+      kv_cell c, w;
+      tb_cblock_cell(&dec.b, &rp, ri, i, kbuf, vbuf, &c);
+      kv_sf_dblock_cell(&d, ri, i, &w);
+      tb_cell_eq(&c, &w);
+    }
+    free(rp.ranks);
+    kv_sf_cblock *pk = kv_sf_cblock_pack(&dec);
+    assert_non_null(pk);
+    memset(dec.arena.p, 0x5A, dec.arena.cap);
+    check_block(&st, pk, &s);
+    free(pk);
+  }
+  assert_true(per_row > 0 && per_row < rounds); /* both kinds were seen */
+  kv_sf_dblock_free(&d);
+  kv_sf_cdec_free(&dec);
+  kv_sfb_free(&bld);
+}
+
 /* Damaged and truncated blocks: the compact decoder rejects exactly what the per-cell
 ** decoder rejects, and what it accepts is self-consistent. */
 static void test_damaged(void **state) {
@@ -213,6 +337,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_round_trip),
     cmocka_unit_test(test_damaged),
+    cmocka_unit_test(test_shaped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
