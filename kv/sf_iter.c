@@ -328,6 +328,13 @@ static bool point_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t le
 static bool range_next(sf_iter *it, uint32_t bi) {
   kv_sf_reader *r = it->r;
   const kv_cell *first = &r->index[bi].first;
+  /* a block the range runs through to its end (the next block starts at or below the stop
+     key, or the file's last row is below it) is loaded whole, as any scan's: decoding it
+     in part saves nothing, and a whole block gives the scan its row runs (kv/scan_run.c) */
+  const uint8_t *after = bi + 1 < r->nblocks ? r->index[bi + 1].first.row : r->last_row;
+  uint32_t after_len = bi + 1 < r->nblocks ? r->index[bi + 1].first.row_len : r->last_row_len;
+  int c = kv_sf_bytes_cmp(after, after_len, it->stop, it->stop_len);
+  if (bi + 1 < r->nblocks ? c <= 0 : c < 0) return load_block(it, bi);
   if (r->cache) {
     kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, bi);
     if (hit) return use_cached(it, bi, hit);
