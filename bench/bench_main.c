@@ -534,7 +534,7 @@ static void usage(void) {
                   " [--scaled N[,N...]] [--synth ROWS] [--batch N] [--lookups N] [--ranges N]"
                   " [--seed N] [--cache MiB] [--blocksize B] [--csv FILE]"
                   " [--duck PYTHON] [--duck-threads N] [--duck-memory SIZE]\n"
-                  "       rowan_bench --profile load|bulk|bulk-index|lookup|latest|day|scan|daily"
+                  "       rowan_bench --profile load|bulk|bulk-index|synth|lookup|latest|day|scan|daily"
                   " [--lookups N]\n"
                   "  --scaled N,...: copies of the archive in each scaled set (3; 0 skips them)\n"
                   "  --load-runs N: repetitions of every load (--runs); --load-once-above K: one load"
