@@ -615,7 +615,7 @@ static int spill_fam(kv_bulk *b, bfam *f) {
            (unsigned long long)kv_db_new_file_number(db));
   char *dup = strdup(path);
   if (!dup) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, 1};
+  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, 1, 0};
   kv_sf_writer *w;
   rc = kv_sf_writer_open(db->env, path, &wo, &w);
   if (rc) {
@@ -631,7 +631,9 @@ static int spill_fam(kv_bulk *b, bfam *f) {
     kv_sf_writer_abort(w);
     return rc;
   }
-  rc = kv_sf_writer_finish(w, NULL);
+  kv_sf_props props;
+  rc = kv_sf_writer_finish(w, &props);
+  if (rc == KV_OK) f->run_rows += props.rows;
   if (rc == KV_OK) clear_bufs(f);
   return rc;
 }
