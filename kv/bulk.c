@@ -41,6 +41,9 @@
                                          size starts doubling */
 #define ENT_OVERHEAD 24u              /* bookkeeping bytes charged per buffered cell */
 #define MAX_ARENA 0xF0000000u         /* arena offsets are 32-bit */
+#define GROW_SLOW (1u << 20)          /* arrays from this size grow by a quarter, not double:
+                                         the bound counts bytes used, and an unordered
+                                         buffer's arrays grow as large as the bound allows */
 
 typedef kv_bulk_ent ent;
 typedef kv_bulk_grp grp;
@@ -52,6 +55,7 @@ typedef kv_bulk_fam bfam;
 bool kv_bulk_grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return true;
   size_t nc = *cap ? *cap * 2 : 64;
+  if (*cap && *cap * elem >= GROW_SLOW) nc = *cap + *cap / 4; /* (realloc moves pages) */
   while (nc < need) nc *= 2;
   void *q = realloc(*p, nc * elem);
   if (!q) return false;
@@ -272,7 +276,7 @@ static int close_cur(kv_bulk *b, bfam *f) {
   bbuf *u = f->cur;
   if (u->n_ents == 0) return KV_OK;
   size_t cap = f->cap_segs;
-  bbuf *nu = buf_new(b, f, u);
+  bbuf *nu = buf_new(b, f, b->done ? NULL : u); /* at commit: never filled, kept empty */
   if (!nu || !kv_bulk_grow((void **)&f->segs, &cap, f->n_segs + 1u, sizeof *f->segs)) {
     kv_bulk_buf_free(nu);
     return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");

@@ -487,6 +487,20 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
       s->data.cap = s->data.len;
     }
   }
+  if (rc == KV_OK && w->props.cells && s->cap_blocks > s->nblocks) { /* held until commit */
+    seg_block *p = realloc(s->blocks, s->nblocks * sizeof *s->blocks);
+    if (p) {
+      s->blocks = p;
+      s->cap_blocks = s->nblocks;
+    }
+  }
+  if (rc == KV_OK && w->props.cells && s->keys.cap > s->keys.len) {
+    uint8_t *p = realloc(s->keys.p, s->keys.len);
+    if (p) {
+      s->keys.p = p;
+      s->keys.cap = s->keys.len;
+    }
+  }
   if (rc == KV_OK && w->props.cells && s->file && w->nhashes) {
     /* a file-backed segment keeps its row hashes in its file too (read back when appended) */
     rc = s->env->append(s->file, w->hashes, w->nhashes * sizeof *w->hashes);
