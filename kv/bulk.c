@@ -30,7 +30,6 @@
 #include "kv/db_impl.h"
 #include "kv/status.h"
 
-#define DEFAULT_RUN_BYTES (256u << 20) /* kv_bulk_options.run_bytes default */
 #define MIN_RUN_BYTES 4096u           /* smallest run_bytes accepted */
 #define DEFAULT_SEG_BYTES (8u << 20)   /* kv_bulk_options.segment_bytes default... */
 #define SEG_SHARE 32u                 /* ...or run_bytes / SEG_SHARE if smaller */
@@ -671,7 +670,7 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
   kv_bulk *b = calloc(1, sizeof *b);
   if (!b) return kv_error(KV_ERR_NOMEM, "kv_bulk_begin: out of memory");
   b->db = db;
-  b->run_bytes = opts && opts->run_bytes ? opts->run_bytes : DEFAULT_RUN_BYTES;
+  b->run_bytes = opts && opts->run_bytes ? opts->run_bytes : KV_BULK_DEFAULT_RUN_BYTES;
   if (b->run_bytes < MIN_RUN_BYTES) b->run_bytes = MIN_RUN_BYTES;
   b->seg_bytes = opts && opts->segment_bytes ? opts->segment_bytes : DEFAULT_SEG_BYTES;
   if (!(opts && opts->segment_bytes) && b->seg_bytes > b->run_bytes / SEG_SHARE)
