@@ -21,9 +21,9 @@
 /* ---- profiling ------------------------------------------------------------------- */
 
 /* --profile OP: Rowan alone, on the archive, one operation (load, bulk, lookup, latest,
-** day, scan, daily; synth: the bulk load of the --synth ROWS set) repeated, nothing compared or printed but the time: for perf record. The
-** database of a query profile stays in WORK/profile/ for the next one (delete it after a
-** change to the engine). */
+** day, scan, daily; synth: the bulk load of the --synth ROWS set) repeated, nothing
+** compared or printed but the time: for perf record. The database of a query profile stays
+** in WORK/profile/ for the next one (delete it after a change to the engine). */
 void bench_run_profile(const config *c) {
   bench_input in;
   char work[4096], dir[4096];
