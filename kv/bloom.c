@@ -39,15 +39,38 @@ int kv_bloom_alloc(uint64_t n, uint32_t bits_per_key, uint8_t **out, size_t *out
   return KV_OK;
 }
 
-void kv_bloom_add(uint8_t *filter, uint64_t h) {
+/* Probe j of hash h is bit (a + j * b) mod nbits (a + j * b < 2^37: no overflow), which is
+** also (a mod nbits + j * (b mod nbits)) mod nbits: two divisions a key, then additions. */
+static inline void probe_start(uint64_t h, uint64_t nbits, uint64_t *x, uint64_t *step) {
+  *x = (h & 0xFFFFFFFFu) % nbits;
+  *step = ((h >> 32) | 1u) % nbits;
+}
+
+void kv_bloom_add(uint8_t *filter, uint64_t h) { kv_bloom_add_many(filter, &h, 1); }
+
+void kv_bloom_add_many(uint8_t *filter, const uint64_t *h, size_t n) {
   int k = filter[0];
   uint64_t nbits = kv_get_u32le(filter + 1);
   if (nbits == 0) return;
   uint8_t *bits = filter + BLOOM_HEADER;
-  uint64_t a = h & 0xFFFFFFFFu, b = (h >> 32) | 1u;
-  for (int j = 0; j < k; j++) {
-    uint64_t bit = (a + (uint64_t)j * b) % nbits;
-    bits[bit >> 3] |= (uint8_t)(1u << (bit & 7));
+  enum { AHEAD = 8 }; /* keys ahead whose bytes are fetched (a large filter misses the cache
+                      ** on every probe) */
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x, step;
+    if (i + AHEAD < n) {
+      probe_start(h[i + AHEAD], nbits, &x, &step);
+      for (int j = 0; j < k; j++) {
+        __builtin_prefetch(&bits[x >> 3], 1);
+        x += step;
+        if (x >= nbits) x -= nbits;
+      }
+    }
+    probe_start(h[i], nbits, &x, &step);
+    for (int j = 0; j < k; j++) {
+      bits[x >> 3] |= (uint8_t)(1u << (x & 7));
+      x += step;
+      if (x >= nbits) x -= nbits;
+    }
   }
 }
 
@@ -55,7 +78,7 @@ int kv_bloom_build(const uint64_t *hashes, size_t n, uint32_t bits_per_key, uint
                    size_t *out_len) {
   int rc = kv_bloom_alloc(n, bits_per_key, out, out_len);
   if (rc) return rc;
-  for (size_t i = 0; i < n; i++) kv_bloom_add(*out, hashes[i]);
+  kv_bloom_add_many(*out, hashes, n);
   return KV_OK;
 }
 
@@ -73,10 +96,12 @@ bool kv_bloom_may_contain(const uint8_t *filter, size_t len, uint64_t h) {
   uint64_t nbits = kv_get_u32le(filter + 1);
   if (nbits == 0) return false;
   const uint8_t *bits = filter + BLOOM_HEADER;
-  uint64_t a = h & 0xFFFFFFFFu, b = (h >> 32) | 1u;
+  uint64_t x, step;
+  probe_start(h, nbits, &x, &step);
   for (int j = 0; j < k; j++) {
-    uint64_t bit = (a + (uint64_t)j * b) % nbits;
-    if (!(bits[bit >> 3] & (1u << (bit & 7)))) return false;
+    if (!(bits[x >> 3] & (1u << (x & 7)))) return false;
+    x += step;
+    if (x >= nbits) x -= nbits;
   }
   return true;
 }

@@ -31,6 +31,8 @@ int kv_bloom_alloc(uint64_t n, uint32_t bits_per_key, uint8_t **out, size_t *out
 
 /* Set the bits of the key with hash h in a filter of kv_bloom_alloc (or kv_bloom_build). */
 void kv_bloom_add(uint8_t *filter, uint64_t h);
+/* kv_bloom_add of h[0..n), the filter's bytes of later keys fetched ahead. */
+void kv_bloom_add_many(uint8_t *filter, const uint64_t *h, size_t n);
 
 /* Check a filter's header against its length: true if `filter` is a well-formed filter. */
 bool kv_bloom_valid(const uint8_t *filter, size_t len);

@@ -265,13 +265,13 @@ static int note_hashes(kv_sf_writer *w, const uint64_t *h, size_t n) {
     uint64_t keys = w->expected > w->nhashes ? w->expected : w->nhashes;
     if (kv_bloom_alloc(keys, w->bloom_bits, &w->bloom, &w->bloom_len))
       return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
-    for (size_t i = 0; i < w->nhashes; i++) kv_bloom_add(w->bloom, w->hashes[i]);
+    kv_bloom_add_many(w->bloom, w->hashes, w->nhashes);
     free(w->hashes);
     w->hashes = NULL;
     w->hashes_cap = 0;
   }
   if (w->bloom) {
-    for (size_t i = 0; i < n; i++) kv_bloom_add(w->bloom, h[i]);
+    kv_bloom_add_many(w->bloom, h, n);
   } else {
     if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + n, sizeof *w->hashes))
       return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
