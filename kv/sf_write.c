@@ -87,6 +87,9 @@ struct kv_sf_writer {
   uint8_t *bloom;         /* past KV_SF_HASHES_KEPT rows with expected set: the filter,
                              filled as rows come (hashes then NULL) */
   size_t bloom_len;       /* its bytes */
+  uint64_t pend[256];     /* hashes of rows added one by one, set in bloom in a batch (the
+                             filter's bytes fetched ahead: each probe misses the cache) */
+  size_t n_pend;          /* how many */
   kv_sfbuf prev_row;      /* the previous cell's row key (order check) */
   kv_sfbuf prev_qual;     /* the previous cell's qualifier */
   int64_t prev_ts;        /* the previous cell's timestamp */
@@ -270,7 +273,15 @@ static int note_hashes(kv_sf_writer *w, const uint64_t *h, size_t n) {
     w->hashes = NULL;
     w->hashes_cap = 0;
   }
-  if (w->bloom) {
+  if (w->bloom && n == 1) {
+    w->pend[w->n_pend++] = *h;
+    if (w->n_pend == sizeof w->pend / sizeof *w->pend) {
+      kv_bloom_add_many(w->bloom, w->pend, w->n_pend);
+      w->n_pend = 0;
+    }
+  } else if (w->bloom) {
+    kv_bloom_add_many(w->bloom, w->pend, w->n_pend);
+    w->n_pend = 0;
     kv_bloom_add_many(w->bloom, h, n);
   } else {
     if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + n, sizeof *w->hashes))
@@ -365,6 +376,8 @@ static int finish(kv_sf_writer *w) {
   kv_sf_props *pr = &w->props;
   if (pr->cells == 0) { pr->min_seq = pr->max_seq = 0; pr->min_ts = pr->max_ts = 0; }
   /* Bloom filter. */
+  if (w->bloom) kv_bloom_add_many(w->bloom, w->pend, w->n_pend);
+  w->n_pend = 0;
   uint8_t *bloom = w->bloom;
   size_t bloom_len = w->bloom_len;
   w->bloom = NULL;
