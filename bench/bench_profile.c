@@ -21,9 +21,9 @@
 /* ---- profiling ------------------------------------------------------------------- */
 
 /* --profile OP: Rowan alone, on the archive, one operation (load, bulk, lookup, latest,
-** day, scan, daily) repeated, nothing compared or printed but the time: for perf record. The
-** database of a query profile stays in WORK/profile/ for the next one (delete it after a
-** change to the engine). */
+** day, scan, daily; synth: the bulk load of the --synth ROWS set) repeated, nothing
+** compared or printed but the time: for perf record. The database of a query profile stays
+** in WORK/profile/ for the next one (delete it after a change to the engine). */
 void bench_run_profile(const config *c) {
   bench_input in;
   char work[4096], dir[4096];
@@ -43,6 +43,16 @@ void bench_run_profile(const config *c) {
     bench_db_dir(dir, sizeof dir, c, copies > 1 ? "profile-scaled" : "profile", "Rowan", "bulk-index", 0);
     for (int i = 0; i < c->lookups; i++) bench_load_once(c, &bench_rowan, &in, dir, 1, 1, NULL, &na_i);
     bench_rmtree(dir);
+    bench_input_free(&in);
+    return;
+  }
+  if (!strcmp(c->profile, "synth")) { /* the --synth set's bulk load alone, no peers */
+    bench_input_free(&in);
+    snprintf(work, sizeof work, "%s/input-archive", c->work_dir);
+    if (bench_input_synth(c->data_dir, work, c->synth_rows > 0 ? c->synth_rows : 1, &in) != 0)
+      bench_die("cannot prepare the synthetic set");
+    bench_db_dir(dir, sizeof dir, c, "profile-synth", "Rowan", "bulk", 0);
+    for (int i = 0; i < c->lookups; i++) bench_bulk_once(c, &in, dir, 0, NULL);
     bench_input_free(&in);
     return;
   }

@@ -50,6 +50,7 @@
 #include <xxhash.h>
 
 #define SLOT CAT_FIXED_ENC_MAX /* bytes of one encoded fixed-size value */
+#define KEY_MEM_MIN ((size_t)256 << 10) /* exec_bulk.key_mem at least */
 
 /* One mapped field, in the load's cell order (family, then qualifier). */
 typedef struct bfield {
@@ -108,8 +109,16 @@ struct exec_bulk {
                              it holds every key only in set_mode */
   size_t seen_cap, seen_n;/* its slots (power of two) / used */
   bool set_mode;          /* keys are checked in the seen set (else by runs, below) */
-  uint64_t *hist;         /* !set_mode: hash of every key so far, in order */
+  uint64_t *hist;         /* !set_mode: hash of every key so far, in order (with approx:
+                             of the keys since it was last folded into approx) */
   size_t n_hist, cap_hist;/* used / allocated */
+  size_t key_mem;         /* bytes of hashes hist or seen may hold with no index before they
+                             go into approx (run_bytes / 32, at least 256 KiB) */
+  uint8_t *approx;        /* no index, past key_mem: a bit per hash (h & approx_mask) of the
+                             keys so far: a key whose bit is set is taken as seen (a repeat
+                             always is; a new key sometimes, which only keeps its NULLs'
+                             tombstones), so the memory stays bounded */
+  uint64_t approx_mask;   /* its bits less 1 (a power of two: 16 bits per key_mem byte) */
   uint8_t *run_lo, *run_hi; /* !set_mode: the current run's lowest and highest key */
   size_t lo_len, hi_len;  /* their lengths */
   int run_dir;            /* the current run: 0 one key, 1 ascending, -1 descending */
@@ -424,6 +433,8 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   }
   if (rc == EXEC_OK) {
     kv_bulk_options bo = {.run_bytes = run_bytes};
+    size_t rb = run_bytes ? run_bytes : KV_BULK_DEFAULT_RUN_BYTES;
+    b->key_mem = rb / 32 > KEY_MEM_MIN ? rb / 32 : KEY_MEM_MIN;
     int krc = kv_bulk_begin(s->db, &bo, &b->kb);
     if (krc) rc = kv_fail(err, krc, "begin");
   }
@@ -536,6 +547,36 @@ static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
 
 #define MAX_RUNS 64 /* closed runs checked one by one before the seen set takes over */
 
+/* Test and set the key's bit in b->approx: *dup gets whether it was set. */
+static void approx_tas(exec_bulk *b, uint64_t h, bool *dup) {
+  uint64_t i = h & b->approx_mask;
+  uint8_t m = (uint8_t)(1u << (i & 7));
+  *dup = (b->approx[i >> 3] & m) != 0;
+  b->approx[i >> 3] |= m;
+}
+
+/* With no index, fold the hashes in hist, and those of the seen set, into b->approx (made on
+** first use) and free what held them, so the keys' memory stays key_mem * 3 whatever the
+** load's size. EXEC_NOMEM or EXEC_OK. */
+static int fold_approx(exec_bulk *b) {
+  if (!b->approx) {
+    uint64_t bits = 1;
+    while (bits * 2 <= (uint64_t)b->key_mem * 16u) bits *= 2;
+    b->approx = calloc((size_t)(bits / 8), 1);
+    if (!b->approx) return EXEC_NOMEM;
+    b->approx_mask = bits - 1;
+  }
+  bool d;
+  for (size_t i = 0; i < b->n_hist; i++) approx_tas(b, b->hist[i], &d);
+  b->n_hist = 0;
+  for (size_t i = 0; b->seen && i < b->seen_cap; i++)
+    if (b->seen[i]) approx_tas(b, b->seen[i], &d);
+  free(b->seen);
+  b->seen = NULL;
+  b->seen_cap = b->seen_n = 0;
+  return EXEC_OK;
+}
+
 static bool grow_arr(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return true;
   size_t nc = *cap ? *cap * 2 : 64;
@@ -581,7 +622,14 @@ static bool in_closed(exec_bulk *b, const uint8_t *k, size_t n) {
 ** set, which checks every key from then on. EXEC_NOMEM or EXEC_OK. */
 static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool *dup) {
   *dup = false;
-  if (b->set_mode) return seen_add(b, h, dup);
+  if (b->set_mode && b->approx) {
+    approx_tas(b, h, dup);
+    return EXEC_OK;
+  }
+  if (b->set_mode) {
+    if (seen_add(b, h, dup) != EXEC_OK) return EXEC_NOMEM;
+    return !b->n_ix && b->seen_n * sizeof *b->seen * 2 > b->key_mem ? fold_approx(b) : EXEC_OK;
+  }
   bool maybe, up = false, down = false;
   if (b->run_any && b->run_dir >= 0 && kv_bytes_cmp(k, n, b->run_hi, b->hi_len) > 0) {
     const uint32_t *u = b->safe_up >= 0 ? b->ranges[b->safe_up] : NULL;
@@ -623,6 +671,12 @@ static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool 
     b->run_any = true;
     maybe = b->n_ranges > MAX_RUNS || in_closed(b, k, n);
   }
+  if (maybe && b->approx) { /* from now on, the bit set (the keys since its last fold too) */
+    if (fold_approx(b) != EXEC_OK) return EXEC_NOMEM;
+    b->set_mode = true;
+    approx_tas(b, h, dup);
+    return EXEC_OK;
+  }
   if (maybe) { /* from now on, the seen set: every key so far goes in */
     for (size_t i = 0; i < b->n_hist; i++) {
       bool d;
@@ -637,7 +691,7 @@ static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool 
   if (!grow_arr((void **)&b->hist, &b->cap_hist, b->n_hist + 1, sizeof *b->hist))
     return EXEC_NOMEM;
   b->hist[b->n_hist++] = h;
-  return EXEC_OK;
+  return !b->n_ix && b->n_hist * sizeof *b->hist >= b->key_mem ? fold_approx(b) : EXEC_OK;
 }
 
 /* The row key of index ic (a fast one) for the current row: its keys' values encoded as
@@ -743,7 +797,10 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
       if (key_rc == CAT_OK && (b->n_ix || b->any_fresh)) { /* the seen set's slot: fetched
                                                                 while we parse */
         key_h = key_hash(b->key, klen);
-        if (b->set_mode) __builtin_prefetch(&b->seen[(size_t)key_h & (b->seen_cap - 1)]);
+        if (b->set_mode && b->seen)
+          __builtin_prefetch(&b->seen[(size_t)key_h & (b->seen_cap - 1)]);
+        else if (b->set_mode && b->approx)
+          __builtin_prefetch(&b->approx[(key_h & b->approx_mask) >> 3]);
       }
     }
     const bfield *f = &b->order[i];
@@ -888,6 +945,7 @@ void exec_bulk_free(exec_bulk *b) {
   kv_batch_free(b->ixb);
   free(b->seen);
   free(b->hist);
+  free(b->approx);
   free(b->run_lo);
   free(b->run_hi);
   free(b->rbytes);

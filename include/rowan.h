@@ -297,8 +297,13 @@ int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 ** Memory: a load holds at most rowan_options.bulk_memory bytes (default 256 MiB) of buffered
 ** rows, encoded store-file blocks and merge output, plus a slack of at most an eighth of
 ** it (the parts being sorted and encoded by the load's worker thread).
-** Not counted: 8 bytes per row key and family (the bloom filter's hashes, kept for the
-** family's file, and 10 bits per row key in the filter itself) during the commit. Past the
+** Not counted, and growing with the rows (docs/KV.md "Memory bound"): each family's bloom
+** filter, 1.25 bytes per row key (10 bits), set as rows are written; about 1-2 bytes per
+** row of block index entries and keys (per 16 KiB block); into a table with no row yet, key
+** hashes up to bulk_memory / 32 then a bit set of bulk_memory / 16 bytes (bounded); into a
+** table with an index, 8-32 bytes per row of key hashes (exact: a repeated key refuses the
+** load). So a load of 100M rows of two families holds about 2 x 125 MB plus some 150 MB
+** beyond bulk_memory at its commit, not the 1.6 GB of hashes it held before. Past the
 ** bound, encoded blocks go to temporary files next to the table's store files (removed at
 ** commit or abort, and by rowan_open after a crash); unordered rows past it are spilled as
 ** sorted runs, which makes the commit slower.

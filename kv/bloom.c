@@ -18,13 +18,12 @@
 
 uint64_t kv_bloom_hash(const void *key, size_t len) { return XXH3_64bits(key, len); }
 
-int kv_bloom_build(const uint64_t *hashes, size_t n, uint32_t bits_per_key, uint8_t **out,
-                   size_t *out_len) {
+int kv_bloom_alloc(uint64_t n, uint32_t bits_per_key, uint8_t **out, size_t *out_len) {
   *out = NULL;
   *out_len = 0;
   if (bits_per_key == 0) bits_per_key = 10;
   if (bits_per_key > 64) bits_per_key = 64;
-  uint64_t nbits = (uint64_t)n * bits_per_key;
+  uint64_t nbits = n > 0xFFFFFFFFull ? 0xFFFFFFF8ull : n * bits_per_key;
   if (n > 0 && nbits < 64) nbits = 64;               /* tiny sets: keep the rate sane */
   if (nbits > 0xFFFFFFF8ull) nbits = 0xFFFFFFF8ull;  /* fits the u32 header */
   int k = (int)lround((double)bits_per_key * 0.6931471805599453); /* ln 2 */
@@ -35,16 +34,51 @@ int kv_bloom_build(const uint64_t *hashes, size_t n, uint32_t bits_per_key, uint
   if (!f) return KV_ERR_NOMEM;
   f[0] = (uint8_t)k;
   kv_put_u32le(f + 1, (uint32_t)nbits);
-  uint8_t *bits = f + BLOOM_HEADER;
-  for (size_t i = 0; i < n && nbits; i++) {
-    uint64_t a = hashes[i] & 0xFFFFFFFFu, b = (hashes[i] >> 32) | 1u;
-    for (int j = 0; j < k; j++) {
-      uint64_t bit = (a + (uint64_t)j * b) % nbits;
-      bits[bit >> 3] |= (uint8_t)(1u << (bit & 7));
-    }
-  }
   *out = f;
   *out_len = BLOOM_HEADER + nbytes;
+  return KV_OK;
+}
+
+/* Probe j of hash h is bit (a + j * b) mod nbits (a + j * b < 2^37: no overflow), which is
+** also (a mod nbits + j * (b mod nbits)) mod nbits: two divisions a key, then additions. */
+static inline void probe_start(uint64_t h, uint64_t nbits, uint64_t *x, uint64_t *step) {
+  *x = (h & 0xFFFFFFFFu) % nbits;
+  *step = ((h >> 32) | 1u) % nbits;
+}
+
+void kv_bloom_add(uint8_t *filter, uint64_t h) { kv_bloom_add_many(filter, &h, 1); }
+
+void kv_bloom_add_many(uint8_t *filter, const uint64_t *h, size_t n) {
+  int k = filter[0];
+  uint64_t nbits = kv_get_u32le(filter + 1);
+  if (nbits == 0) return;
+  uint8_t *bits = filter + BLOOM_HEADER;
+  enum { AHEAD = 8 }; /* keys ahead whose bytes are fetched (a large filter misses the cache
+                      ** on every probe) */
+  for (size_t i = 0; i < n; i++) {
+    uint64_t x, step;
+    if (i + AHEAD < n) {
+      probe_start(h[i + AHEAD], nbits, &x, &step);
+      for (int j = 0; j < k; j++) {
+        __builtin_prefetch(&bits[x >> 3], 1);
+        x += step;
+        if (x >= nbits) x -= nbits;
+      }
+    }
+    probe_start(h[i], nbits, &x, &step);
+    for (int j = 0; j < k; j++) {
+      bits[x >> 3] |= (uint8_t)(1u << (x & 7));
+      x += step;
+      if (x >= nbits) x -= nbits;
+    }
+  }
+}
+
+int kv_bloom_build(const uint64_t *hashes, size_t n, uint32_t bits_per_key, uint8_t **out,
+                   size_t *out_len) {
+  int rc = kv_bloom_alloc(n, bits_per_key, out, out_len);
+  if (rc) return rc;
+  kv_bloom_add_many(*out, hashes, n);
   return KV_OK;
 }
 
@@ -62,10 +96,12 @@ bool kv_bloom_may_contain(const uint8_t *filter, size_t len, uint64_t h) {
   uint64_t nbits = kv_get_u32le(filter + 1);
   if (nbits == 0) return false;
   const uint8_t *bits = filter + BLOOM_HEADER;
-  uint64_t a = h & 0xFFFFFFFFu, b = (h >> 32) | 1u;
+  uint64_t x, step;
+  probe_start(h, nbits, &x, &step);
   for (int j = 0; j < k; j++) {
-    uint64_t bit = (a + (uint64_t)j * b) % nbits;
-    if (!(bits[bit >> 3] & (1u << (bit & 7)))) return false;
+    if (!(bits[x >> 3] & (1u << (x & 7)))) return false;
+    x += step;
+    if (x >= nbits) x -= nbits;
   }
   return true;
 }

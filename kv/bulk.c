@@ -30,7 +30,6 @@
 #include "kv/db_impl.h"
 #include "kv/status.h"
 
-#define DEFAULT_RUN_BYTES (256u << 20) /* kv_bulk_options.run_bytes default */
 #define MIN_RUN_BYTES 4096u           /* smallest run_bytes accepted */
 #define DEFAULT_SEG_BYTES (8u << 20)   /* kv_bulk_options.segment_bytes default... */
 #define SEG_SHARE 32u                 /* ...or run_bytes / SEG_SHARE if smaller */
@@ -41,6 +40,9 @@
                                          size starts doubling */
 #define ENT_OVERHEAD 24u              /* bookkeeping bytes charged per buffered cell */
 #define MAX_ARENA 0xF0000000u         /* arena offsets are 32-bit */
+#define GROW_SLOW (1u << 20)          /* arrays from this size grow by a quarter, not double:
+                                         the bound counts bytes used, and an unordered
+                                         buffer's arrays grow as large as the bound allows */
 
 typedef kv_bulk_ent ent;
 typedef kv_bulk_grp grp;
@@ -52,6 +54,7 @@ typedef kv_bulk_fam bfam;
 bool kv_bulk_grow(void **p, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap) return true;
   size_t nc = *cap ? *cap * 2 : 64;
+  if (*cap && *cap * elem >= GROW_SLOW) nc = *cap + *cap / 4; /* (realloc moves pages) */
   while (nc < need) nc *= 2;
   void *q = realloc(*p, nc * elem);
   if (!q) return false;
@@ -272,7 +275,7 @@ static int close_cur(kv_bulk *b, bfam *f) {
   bbuf *u = f->cur;
   if (u->n_ents == 0) return KV_OK;
   size_t cap = f->cap_segs;
-  bbuf *nu = buf_new(b, f, u);
+  bbuf *nu = buf_new(b, f, b->done ? NULL : u); /* at commit: never filled, kept empty */
   if (!nu || !kv_bulk_grow((void **)&f->segs, &cap, f->n_segs + 1u, sizeof *f->segs)) {
     kv_bulk_buf_free(nu);
     return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
@@ -615,7 +618,7 @@ static int spill_fam(kv_bulk *b, bfam *f) {
            (unsigned long long)kv_db_new_file_number(db));
   char *dup = strdup(path);
   if (!dup) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, 1};
+  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, 1, 0};
   kv_sf_writer *w;
   rc = kv_sf_writer_open(db->env, path, &wo, &w);
   if (rc) {
@@ -631,7 +634,9 @@ static int spill_fam(kv_bulk *b, bfam *f) {
     kv_sf_writer_abort(w);
     return rc;
   }
-  rc = kv_sf_writer_finish(w, NULL);
+  kv_sf_props props;
+  rc = kv_sf_writer_finish(w, &props);
+  if (rc == KV_OK) f->run_rows += props.rows;
   if (rc == KV_OK) clear_bufs(f);
   return rc;
 }
@@ -665,7 +670,7 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
   kv_bulk *b = calloc(1, sizeof *b);
   if (!b) return kv_error(KV_ERR_NOMEM, "kv_bulk_begin: out of memory");
   b->db = db;
-  b->run_bytes = opts && opts->run_bytes ? opts->run_bytes : DEFAULT_RUN_BYTES;
+  b->run_bytes = opts && opts->run_bytes ? opts->run_bytes : KV_BULK_DEFAULT_RUN_BYTES;
   if (b->run_bytes < MIN_RUN_BYTES) b->run_bytes = MIN_RUN_BYTES;
   b->seg_bytes = opts && opts->segment_bytes ? opts->segment_bytes : DEFAULT_SEG_BYTES;
   if (!(opts && opts->segment_bytes) && b->seg_bytes > b->run_bytes / SEG_SHARE)

@@ -50,6 +50,8 @@
 
 typedef struct kv_bulk kv_bulk;
 
+#define KV_BULK_DEFAULT_RUN_BYTES ((size_t)256 << 20) /* kv_bulk_options.run_bytes 0 */
+
 typedef struct kv_bulk_options {
   size_t run_bytes; /* the load's memory bound, in bytes (docs/KV.md "Bulk load"): buffered
                        cells (keys, values and 24 bytes of bookkeeping per cell), encoded

@@ -97,6 +97,7 @@ typedef struct kv_bulk_fam {
   uint32_t n_segs, cap_segs; /* used / allocated */
   char **runs;            /* paths of spilled runs (malloc'ed) */
   uint32_t n_runs, cap_runs; /* used / allocated */
+  uint64_t run_rows;      /* distinct row keys of its runs, summed (a bound on theirs) */
   uint64_t cells;         /* cells of the family added so far */
   size_t mixed_bytes;     /* size at which an unordered buffer is closed next */
   uint32_t n_mixed;       /* unordered buffers closed so far (mixed_bytes doubles after

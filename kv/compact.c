@@ -217,7 +217,12 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
     else m.n_kids++;
   }
   kv_sfh *out = NULL;
-  if (rc == KV_OK) rc = kv_db_write_sf(db, f, &m.base, &out);
+  uint64_t rows_bound = 0; /* the inputs' rows: the output has no more (0: a count unknown) */
+  for (uint32_t i = 0; i < n && rows_bound != UINT64_MAX; i++)
+    rows_bound = in[i]->meta.rows || !in[i]->meta.cells ? rows_bound + in[i]->meta.rows
+                                                         : UINT64_MAX;
+  if (rows_bound == UINT64_MAX) rows_bound = 0;
+  if (rc == KV_OK) rc = kv_db_write_sf(db, f, &m.base, rows_bound, &out);
   for (uint32_t i = 0; i < m.n_kids; i++) m.kids[i]->ops->destroy(m.kids[i]);
   free(m.kids);
   free(m.row);

@@ -69,7 +69,7 @@ int kv_db_write_counters(kv_db *db) {
   return kv_manifest_apply(db->man, &db->ver, &e, 1);
 }
 
-int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h) {
+int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh **h) {
   *h = NULL;
   it->ops->seek_first(it);
   if (!it->ops->valid(it)) return it->ops->status(it);
@@ -79,7 +79,7 @@ int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h) {
   if (rc) return rc;
   uint64_t number = kv_db_new_file_number(db);
   kv_db_sf_path(db, f, number, path, sizeof path);
-  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0, rows_bound};
   kv_sf_writer *w;
   rc = kv_sf_writer_open(db->env, path, &wo, &w);
   if (rc) return rc;
@@ -120,7 +120,7 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   kv_iter *it = kv_memstore_iter_new(imm);
   if (!it) return kv_db_fail(db, kv_error(KV_ERR_NOMEM, "flush: out of memory"));
   kv_sfh *h;
-  int rc = kv_db_write_sf(db, f, it, &h);
+  int rc = kv_db_write_sf(db, f, it, 0, &h); /* a memstore's size bounds its hashes */
   it->ops->destroy(it);
   if (rc) return kv_db_fail(db, rc);
 

@@ -256,8 +256,10 @@ void kv_db_bg_pause(kv_db *db);
 void kv_db_bg_resume(kv_db *db);
 /* Write every cell of `it` (from seek_first) to a new, synced store file of f and open it:
 ** *h gets the handle with one reference, or NULL when the iterator had no cell. On failure
-** the partial file is removed. REQUIRES: the background thread, mu NOT held. */
-int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh **h);
+** the partial file is removed. rows_bound: a bound on its distinct row keys (0: none), so
+** a large file's bloom filter is filled as rows come (kv_sf_writer_options.expected_rows).
+** REQUIRES: the background thread, mu NOT held. */
+int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh **h);
 /* The live families of `table` (NULL = all) in a malloc'ed array (caller frees).
 ** KV_ERR_NOTFOUND for an unknown table. REQUIRES: mu held. */
 int kv_db_table_families(kv_db *db, const char *table, kv_fam ***out, uint32_t *n);

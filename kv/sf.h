@@ -29,7 +29,17 @@ typedef struct kv_sf_writer_options {
   uint32_t block_size;   /* target uncompressed bytes per block (0 = 64 KiB) */
   int compression;       /* KV_COMPRESSION_LZ4 or KV_COMPRESSION_NONE */
   uint32_t bloom_bits_per_key; /* 0 = default 10; bloom on row keys */
+  uint64_t expected_rows; /* 0 = unknown; else the file's distinct row keys, or a bound on
+                             them: past KV_SF_HASHES_KEPT rows the writer sets the bits of
+                             a bloom filter sized for this many keys as rows come, instead
+                             of keeping 8 bytes of hash per row until finish (the same bytes
+                             when the count is exact; a larger filter for a bound above it;
+                             more false positives, never a wrong answer, below it) */
 } kv_sf_writer_options;
+
+/* Rows whose hashes a writer keeps before it streams them into its bloom filter (only when
+** expected_rows is given): small files get a filter sized exactly whatever the bound. */
+#define KV_SF_HASHES_KEPT 65536u
 
 /* Create `path` (truncated) for writing through `env`. `opts` may be NULL (64 KiB blocks,
 ** lz4, 10 bloom bits per row key); block_size is capped at 256 MiB. Returns KV_OK with *out

@@ -3,7 +3,10 @@
 ** staged in a block builder (kv/sf_block.c); when the staged block reaches the target size
 ** it is encoded, framed (lz4 + XXH3-64) and appended, and its block index entry is noted.
 ** kv_sf_writer_finish() appends the bloom filter on row keys, the block index and the fixed
-** trailer, then syncs and closes the file. Layout: docs/FORMAT.md Part 2.
+** trailer, then syncs and closes the file. Layout: docs/FORMAT.md Part 2. The filter is
+** built at finish from every row's hash, or, when the caller said how many rows to expect
+** (kv_sf_writer_options.expected_rows) and the file passes KV_SF_HASHES_KEPT rows, filled
+** as rows come, so a large file's writer holds its filter's bits, not 8 bytes a row.
 **
 ** The writer does not rename or register the file: flush and compaction write it under a
 ** temporary name, then rename it and name it in the MANIFEST. One writer per thread.
@@ -78,8 +81,15 @@ struct kv_sf_writer {
   uint32_t *cuts;         /* reframe: the section cuts of a block framed again */
   size_t cuts_cap;        /* entries allocated in cuts */
   kv_sfbuf index;         /* encoded block index entries so far */
-  uint64_t *hashes;       /* bloom hash of every distinct row key */
-  size_t nhashes, hashes_cap; /* hashes in use / allocated */
+  uint64_t *hashes;       /* bloom hash of every distinct row key (NULL once streamed) */
+  size_t nhashes, hashes_cap; /* row hashes noted / allocated */
+  uint64_t expected;      /* kv_sf_writer_options.expected_rows (file writers only) */
+  uint8_t *bloom;         /* past KV_SF_HASHES_KEPT rows with expected set: the filter,
+                             filled as rows come (hashes then NULL) */
+  size_t bloom_len;       /* its bytes */
+  uint64_t pend[256];     /* hashes of rows added one by one, set in bloom in a batch (the
+                             filter's bytes fetched ahead: each probe misses the cache) */
+  size_t n_pend;          /* how many */
   kv_sfbuf prev_row;      /* the previous cell's row key (order check) */
   kv_sfbuf prev_qual;     /* the previous cell's qualifier */
   int64_t prev_ts;        /* the previous cell's timestamp */
@@ -100,6 +110,7 @@ static void writer_free(kv_sf_writer *w) {
   kv_sfbuf_free(&w->prev_row);
   kv_sfbuf_free(&w->prev_qual);
   free(w->hashes);
+  free(w->bloom);
   free(w->path);
   kv_sf_seg_free(w->seg);
   free(w);
@@ -124,6 +135,7 @@ int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options 
                     opts->compression);
   }
   w->bloom_bits = opts && opts->bloom_bits_per_key ? opts->bloom_bits_per_key : 10;
+  w->expected = opts ? opts->expected_rows : 0;
   kv_sfb_init(&w->b);
   w->props.format_version = KV_SF_FORMAT_VERSION;
   w->props.min_seq = UINT64_MAX;
@@ -247,6 +259,39 @@ static int flush_block(kv_sf_writer *w) {
   return KV_OK;
 }
 
+/* Note n row hashes: kept in w->hashes, or set in w->bloom. A file writer told how many
+** rows to expect moves to the filter once it has more than KV_SF_HASHES_KEPT hashes, so
+** its memory does not grow by 8 bytes a row (the filter's bytes are the same as
+** kv_bloom_build's over the hashes when the count is exact). */
+static int note_hashes(kv_sf_writer *w, const uint64_t *h, size_t n) {
+  if (!w->bloom && !w->seg && w->expected && w->nhashes + n > KV_SF_HASHES_KEPT) {
+    uint64_t keys = w->expected > w->nhashes ? w->expected : w->nhashes;
+    if (kv_bloom_alloc(keys, w->bloom_bits, &w->bloom, &w->bloom_len))
+      return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+    kv_bloom_add_many(w->bloom, w->hashes, w->nhashes);
+    free(w->hashes);
+    w->hashes = NULL;
+    w->hashes_cap = 0;
+  }
+  if (w->bloom && n == 1) {
+    w->pend[w->n_pend++] = *h;
+    if (w->n_pend == sizeof w->pend / sizeof *w->pend) {
+      kv_bloom_add_many(w->bloom, w->pend, w->n_pend);
+      w->n_pend = 0;
+    }
+  } else if (w->bloom) {
+    kv_bloom_add_many(w->bloom, w->pend, w->n_pend);
+    w->n_pend = 0;
+    kv_bloom_add_many(w->bloom, h, n);
+  } else {
+    if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + n, sizeof *w->hashes))
+      return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+    memcpy(w->hashes + w->nhashes, h, n * sizeof *h);
+  }
+  w->nhashes += n;
+  return KV_OK;
+}
+
 int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   if (w->failed) return kv_error(w->failed, "store file %s: writer failed earlier", w->path);
   if (c->row_len > KV_MAX_ROW_KEY || c->qual_len > KV_MAX_QUALIFIER ||
@@ -275,9 +320,9 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
                       "cell in cell order", w->path, (unsigned long long)w->props.cells);
   }
   if (new_row) {
-    if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + 1, sizeof *w->hashes))
-      return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
-    w->hashes[w->nhashes++] = kv_bloom_hash(c->row, c->row_len);
+    uint64_t h = kv_bloom_hash(c->row, c->row_len);
+    int hrc = note_hashes(w, &h, 1);
+    if (hrc) return hrc;
     w->prev_row.len = 0;
     if (kv_sfbuf_append(&w->prev_row, c->row, c->row_len))
       return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
@@ -331,9 +376,12 @@ static int finish(kv_sf_writer *w) {
   kv_sf_props *pr = &w->props;
   if (pr->cells == 0) { pr->min_seq = pr->max_seq = 0; pr->min_ts = pr->max_ts = 0; }
   /* Bloom filter. */
-  uint8_t *bloom = NULL;
-  size_t bloom_len = 0;
-  if (kv_bloom_build(w->hashes, w->nhashes, w->bloom_bits, &bloom, &bloom_len))
+  if (w->bloom) kv_bloom_add_many(w->bloom, w->pend, w->n_pend);
+  w->n_pend = 0;
+  uint8_t *bloom = w->bloom;
+  size_t bloom_len = w->bloom_len;
+  w->bloom = NULL;
+  if (!bloom && kv_bloom_build(w->hashes, w->nhashes, w->bloom_bits, &bloom, &bloom_len))
     return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   uint64_t bloom_off, bloom_size, bloom_sum;
   rc = write_section(w, bloom, bloom_len, &bloom_off, &bloom_size, &bloom_sum);
@@ -452,6 +500,20 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
       s->data.cap = s->data.len;
     }
   }
+  if (rc == KV_OK && w->props.cells && s->cap_blocks > s->nblocks) { /* held until commit */
+    seg_block *p = realloc(s->blocks, s->nblocks * sizeof *s->blocks);
+    if (p) {
+      s->blocks = p;
+      s->cap_blocks = s->nblocks;
+    }
+  }
+  if (rc == KV_OK && w->props.cells && s->keys.cap > s->keys.len) {
+    uint8_t *p = realloc(s->keys.p, s->keys.len);
+    if (p) {
+      s->keys.p = p;
+      s->keys.cap = s->keys.len;
+    }
+  }
   if (rc == KV_OK && w->props.cells && s->file && w->nhashes) {
     /* a file-backed segment keeps its row hashes in its file too (read back when appended) */
     rc = s->env->append(s->file, w->hashes, w->nhashes * sizeof *w->hashes);
@@ -477,6 +539,7 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
 
 uint64_t kv_sf_seg_cells(const kv_sf_seg *s) { return s ? s->props.cells : 0; }
 uint64_t kv_sf_seg_seq(const kv_sf_seg *s) { return s ? s->seq : 0; }
+uint64_t kv_sf_seg_rows(const kv_sf_seg *s) { return s ? s->props.rows : 0; }
 
 int kv_sf_seg_open_file(const kv_sf_writer_options *opts, kv_env *env, kv_file *f,
                         uint64_t base, kv_sf_writer **out) {
@@ -634,9 +697,6 @@ int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from
   size_t h0 = b0->hash_first, h1 = bl->hash_first + bl->nrows;
   if (h1 < h0 || h1 > s->nhashes)
     return kv_error(KV_ERR_CORRUPT, "store file segment: damaged row hashes");
-  if (kv_sf_grow((void **)&w->hashes, &w->hashes_cap, w->nhashes + (h1 - h0),
-                 sizeof *w->hashes))
-    return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   kv_sfbuf scratch = {0}, patched = {0}, fbuf = {0};
   uint32_t out_hash = (uint32_t)w->nhashes; /* segment mode: the new blocks' hash indexes */
   for (size_t i = from; i < to && rc == KV_OK; i++) {
@@ -671,20 +731,23 @@ int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from
     return rc;
   }
   if (s->hashes) {
-    memcpy(w->hashes + w->nhashes, s->hashes + h0, (h1 - h0) * sizeof *s->hashes);
-  } else if (h1 > h0) { /* paged out: read back (the file holds them in host order) */
-    size_t want = (h1 - h0) * sizeof *s->hashes, got = 0;
-    rc = s->env->read(s->file, s->hash_off + h0 * sizeof *s->hashes, w->hashes + w->nhashes,
-                      want, &got);
-    if (rc == KV_OK && got != want)
-      rc = kv_error(KV_ERR_CORRUPT, "store file segment: row hashes cut short in its spill "
-                    "file");
-    if (rc) {
-      w->failed = rc;
-      return rc;
+    rc = note_hashes(w, s->hashes + h0, h1 - h0);
+  } else { /* paged out: read back (the file holds them in host order), a chunk at a time */
+    uint64_t chunk[4096];
+    for (size_t i = h0; i < h1 && rc == KV_OK;) {
+      size_t n = h1 - i < 4096 ? h1 - i : 4096, want = n * sizeof *chunk, got = 0;
+      rc = s->env->read(s->file, s->hash_off + i * sizeof *chunk, chunk, want, &got);
+      if (rc == KV_OK && got != want)
+        rc = kv_error(KV_ERR_CORRUPT, "store file segment: row hashes cut short in its spill "
+                      "file");
+      if (rc == KV_OK) rc = note_hashes(w, chunk, n);
+      i += n;
     }
   }
-  w->nhashes += h1 - h0;
+  if (rc) {
+    w->failed = rc;
+    return rc;
+  }
   w->props.rows += h1 - h0;
   w->prev_ts = bl->last_ts;
   w->prev_seq = seq;

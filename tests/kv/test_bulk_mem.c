@@ -9,11 +9,18 @@
 ** added for each key) after the commit and after reopen. Then loads that fail or are
 ** abandoned after paging out: an abort, the worker's fault hook, an I/O error appending to
 ** the page file, and an I/O error during the commit: none leaves a file behind or a row
-** visible. Seeded (tu_seed); uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
+** visible. Then the real heap of loads of 250,000 and 1,250,000 rows on disk (malloc wrapped
+** at link time): it may grow by a few bytes a row, not by a hash kept per row key.
+** Seeded (tu_seed); uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
 ** Not here: what a load reads like in general (tests/kv/test_bulk.c), the split merge's
 ** edge cases (tests/kv/test_break_bulk_split.c).
 */
+#include <ftw.h>
+#include <malloc.h>
 #include <setjmp.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,6 +40,12 @@
 #define SLACK (BOUND / 8)      /* its documented slack (docs/KV.md "Bulk load") */
 #define NKEYS 24000u           /* distinct row keys of a load (about 6 MiB of cells) */
 #define VLEN 200u              /* value bytes */
+#define HEAP_BOUND (2u << 20) /* the heap tests' bound */
+#define HEAP_PER_RUN (2.0 * 65536) /* a spilled run's reader at the merge: its block, raw and
+                                      decoded (the family's BLOCKSIZE is 64 KiB here) */
+#define HEAP_PER_ROW 4.0        /* bytes a row a load may hold beyond it (1.25 of bloom filter,
+                                   about 0.3 of block index entries, and the noise of when the
+                                   worker frees a segment; a hash kept per row would be 8) */
 
 /* A store on the in-memory env, one table of one family. */
 typedef struct st {
@@ -238,6 +251,154 @@ static void test_shuffle(void **state) {
   load_pattern(SHUFFLE, "bulk_mem_shuffle");
 }
 
+/* ---- heap per row ------------------------------------------------------------------------
+** The real heap of the process (every malloc, calloc, realloc and free of this program and
+** rowan_static goes through the wrappers below: tests/kv/CMakeLists.txt links this test with
+** --wrap), not the load's own count: a load of many more rows than its bound may hold a
+** few bytes a row beyond the bound (docs/KV.md "Bulk load": the final file's bloom filter,
+** 1.25 bytes a row, and an index entry a block), never the 8 bytes a row of a hash kept for
+** each row key until the file is finished. The store is on disk (a temporary folder), so
+** the files' bytes are not heap. */
+
+void *__real_malloc(size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t sz);
+void *__wrap_realloc(void *p, size_t n);
+void __wrap_free(void *p);
+void *__real_calloc(size_t n, size_t sz);
+void *__real_realloc(void *p, size_t n);
+void __real_free(void *p);
+
+static _Atomic long long g_heap, g_heap_peak; /* bytes allocated now / most since reset */
+
+static void heap_note(long long d) {
+  long long v = atomic_fetch_add(&g_heap, d) + d, p = atomic_load(&g_heap_peak);
+  while (v > p && !atomic_compare_exchange_weak(&g_heap_peak, &p, v)) {
+  }
+}
+void *__wrap_malloc(size_t n) {
+  void *p = __real_malloc(n);
+  if (p) heap_note((long long)malloc_usable_size(p));
+  return p;
+}
+void *__wrap_calloc(size_t n, size_t sz) {
+  void *p = __real_calloc(n, sz);
+  if (p) heap_note((long long)malloc_usable_size(p));
+  return p;
+}
+void *__wrap_realloc(void *p, size_t n) {
+  long long old = p ? (long long)malloc_usable_size(p) : 0;
+  void *q = __real_realloc(p, n);
+  if (q) heap_note((long long)malloc_usable_size(q) - old);
+  else if (p && n == 0) heap_note(-old);
+  return q;
+}
+void __wrap_free(void *p) {
+  if (p) heap_note(-(long long)malloc_usable_size(p));
+  __real_free(p);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+/* A load of n rows (8-byte values, one cell each), ascending or shuffled, into a new store
+** on disk: the heap's peak during begin .. commit above the heap before it. */
+static long long heap_of_load(uint32_t n, bool shuffle, uint64_t *rs, uint64_t *runs) {
+  char dir[] = "/tmp/rowan_bulk_mem_XXXXXX", path[64];
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/db", dir);
+  uint32_t *k = malloc((size_t)n * sizeof *k);
+  assert_non_null(k);
+  for (uint32_t i = 0; i < n; i++) k[i] = i;
+  for (uint32_t i = n - 1; shuffle && i > 0; i--) {
+    uint32_t j = (uint32_t)tu_below(rs, (uint64_t)i + 1), t = k[i];
+    k[i] = k[j];
+    k[j] = t;
+  }
+  kv_options o;
+  kv_options_init(&o);
+  o.env = kv_env_posix();
+  o.create_if_missing = true;
+  o.compaction_trigger = 100;
+  kv_db *db;
+  assert_int_equal(kv_open(path, &o, &db), KV_OK);
+  kv_family_options fo = {.name = "f", .max_versions = 1, .block_size = 65536};
+  assert_int_equal(kv_create_table(db, "t", &fo, 1), KV_OK);
+  uint32_t fid;
+  assert_int_equal(kv_family_id(db, "t", "f", &fid), KV_OK);
+  long long before = atomic_load(&g_heap);
+  atomic_store(&g_heap_peak, before);
+  kv_bulk *b;
+  assert_int_equal(kv_bulk_begin(db, &(kv_bulk_options){.run_bytes = HEAP_BOUND}, &b), KV_OK);
+  uint8_t key[12], val[8];
+  for (uint32_t i = 0; i < n; i++) {
+    key_of(k[i], key);
+    memcpy(val, &k[i], 4);
+    memcpy(val + 4, &i, 4);
+    assert_int_equal(kv_bulk_put(b, fid, key, 12, "v", 1, NOW0, val, 8), KV_OK);
+  }
+  assert_int_equal(kv_bulk_commit(b, NULL), KV_OK);
+  kv_bulk_stats bs;
+  kv_bulk_get_stats(b, &bs);
+  *runs = bs.runs;
+  kv_bulk_free(b);
+  long long peak = atomic_load(&g_heap_peak) - before;
+  /* every row is there, with its value */
+  kv_scan_options so = {0};
+  so.family_ids = &fid;
+  so.n_families = 1;
+  kv_scan *sc;
+  kv_row row;
+  assert_int_equal(kv_scan_open(db, &so, &sc), KV_OK);
+  uint32_t got = 0;
+  while (kv_scan_next(sc, &row) == KV_OK) {
+    key_of(got, key);
+    assert_int_equal(row.key_len, 12);
+    assert_memory_equal(row.key, key, 12);
+    assert_int_equal(row.n_cells, 1);
+    assert_memory_equal(row.cells[0].value, &got, 4);
+    got++;
+  }
+  assert_int_equal(got, n);
+  kv_scan_close(sc);
+  assert_int_equal(kv_close(db), KV_OK);
+  free(k);
+  assert_int_equal(nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+  return peak;
+}
+
+/* The heap a load takes grows by less than HEAP_PER_ROW bytes a row from n to 5n rows, and
+** HEAP_PER_RUN a run it spilled (its reader's block at the commit's merge). */
+static void heap_growth(bool shuffle, const char *name) {
+  uint64_t rs = tu_seed(name), runs_small, runs_big;
+  uint32_t n = 250000;
+  long long small = heap_of_load(n, shuffle, &rs, &runs_small);
+  long long big = heap_of_load(5 * n, shuffle, &rs, &runs_big);
+  double per_row = ((double)(big - small) - (double)(runs_big - runs_small) * HEAP_PER_RUN) /
+                   (4.0 * n);
+  print_message("%s: heap peak %lld bytes at %u rows (%llu runs), %lld at %u (%llu runs): "
+                "%.2f bytes a row beyond the runs' allowance\n", name, small, n,
+                (unsigned long long)runs_small, big, 5 * n, (unsigned long long)runs_big,
+                per_row);
+  if (!shuffle) assert_int_equal(runs_big, 0); /* ordered input: paged out, never spilled */
+  assert_true(small < (shuffle ? 5 : 4) * (long long)HEAP_BOUND / 2 +
+                          (long long)(runs_small * HEAP_PER_RUN));
+  assert_true(per_row < HEAP_PER_ROW);
+}
+
+static void test_heap_ascending(void **state) {
+  (void)state;
+  heap_growth(false, "bulk_mem_heap_asc");
+}
+static void test_heap_shuffled(void **state) {
+  (void)state;
+  heap_growth(true, "bulk_mem_heap_shuffled");
+}
+
 /* ---- failures ------------------------------------------------------------------------- */
 
 static int g_fail_job; /* the job the fault hook fails */
@@ -334,7 +495,8 @@ int main(void) {
       cmocka_unit_test(test_runs),         cmocka_unit_test(test_repeat),
       cmocka_unit_test(test_shuffle),      cmocka_unit_test(test_abort),
       cmocka_unit_test(test_worker_fault), cmocka_unit_test(test_page_io),
-      cmocka_unit_test(test_commit_io),
+      cmocka_unit_test(test_commit_io),    cmocka_unit_test(test_heap_ascending),
+      cmocka_unit_test(test_heap_shuffled),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

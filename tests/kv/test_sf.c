@@ -160,7 +160,7 @@ static size_t distinct_rows(const kv_cell *c, size_t n) {
 
 static void write_file(kv_env *env, const char *path, const kv_cell *cells, size_t n,
                        uint32_t block_size, int compression, kv_sf_props *props) {
-  kv_sf_writer_options o = {block_size, compression, 10};
+  kv_sf_writer_options o = {block_size, compression, 10, 0};
   kv_sf_writer *w = NULL;
   assert_int_equal(kv_sf_writer_open(env, path, &o, &w), KV_OK);
   for (size_t i = 0; i < n; i++) assert_int_equal(kv_sf_writer_add(w, &cells[i]), KV_OK);
@@ -774,7 +774,7 @@ static void test_write_error(void **state) {
   arena a = {0};
   size_t n = 2000;
   kv_cell *cells = random_cells(&s, &a, &n);
-  kv_sf_writer_options o = {256, KV_COMPRESSION_LZ4, 10};
+  kv_sf_writer_options o = {256, KV_COMPRESSION_LZ4, 10, 0};
   kv_sf_writer *w;
   assert_int_equal(kv_sf_writer_open(env, "/t/w.sf", &o, &w), KV_OK);
   kv_env_mem_fail(env, KV_FAULT_APPEND, 5, "w.sf", KV_FAULT_ENOSPC, 0);
