@@ -507,6 +507,27 @@ int kv_bulk_make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start) {
   return nc;
 }
 
+/* Source a's current cell comes before b's: cell order, equal cells by source index (the
+** order the linear pick gave, which the resolver's "a later row wins" relies on). */
+static bool src_before(const msrc *s, uint32_t a, uint32_t b) {
+  int c = kv_cell_cmp(&s[a].cur, &s[b].cur);
+  return c < 0 || (c == 0 && a < b);
+}
+
+/* Restore the min-heap h[0, n) of source indexes below position i. */
+static void sift_down(const msrc *s, uint32_t *h, uint32_t n, uint32_t i) {
+  for (;;) {
+    uint32_t l = 2 * i + 1, m = i;
+    if (l < n && src_before(s, h[l], h[m])) m = l;
+    if (l + 1 < n && src_before(s, h[l + 1], h[m])) m = l + 1;
+    if (m == i) return;
+    uint32_t t = h[i];
+    h[i] = h[m];
+    h[m] = t;
+    i = m;
+  }
+}
+
 int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, uint64_t seq) {
   kv_db *db = b->db;
   kv_bulk_buf **bufs = NULL;
@@ -540,14 +561,23 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
   memset(&r, 0, sizeof r);
   r.w = w;
   r.seq = seq;
-  while (rc == KV_OK) {
-    msrc *best = NULL;
-    for (uint32_t i = 0; i < n; i++)
-      if (s[i].valid && (!best || kv_cell_cmp(&s[i].cur, &best->cur) < 0)) best = &s[i];
-    if (!best) break;
+  /* the sources in a min-heap by current cell: an unordered load (an index's rows) has one
+     source per segment, hundreds at 10x the archive, and a linear pick per cell made the
+     merge quadratic */
+  uint32_t *h = rc == KV_OK ? malloc((n ? n : 1) * sizeof *h) : NULL;
+  uint32_t hn = 0;
+  if (rc == KV_OK && !h) rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  for (uint32_t i = 0; rc == KV_OK && i < n; i++)
+    if (s[i].valid) h[hn++] = i;
+  for (uint32_t i = hn / 2; rc == KV_OK && i-- > 0;) sift_down(s, h, hn, i);
+  while (rc == KV_OK && hn) {
+    msrc *best = &s[h[0]];
     rc = do_resolve ? kv_bulk_resolve(&r, &best->cur) : kv_sf_writer_add(w, &best->cur);
     if (rc == KV_OK) rc = kv_bulk_src_next(best);
+    if (rc == KV_OK && !best->valid) h[0] = h[--hn];
+    if (rc == KV_OK) sift_down(s, h, hn, 0);
   }
+  free(h);
   if (rc == KV_OK && do_resolve) rc = kv_bulk_resolve_flush(&r);
   kv_bulk_resolver_free(&r);
   for (uint32_t i = 0; s && i < n; i++) kv_bulk_src_free(&s[i]);
