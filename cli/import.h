@@ -113,8 +113,8 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
 ** a file cannot be opened or read or the reject file cannot be written (err names the
 ** file); or the engine's code when a commit fails. On any error, rows committed before it
 ** stay committed and res->rows_loaded counts them (a bulk load's rows are committed only
-** at its end, or when it hands over to the row path: a fatal error loads none of them); err[0..cap) holds a message (always
-** NUL-terminated; "" on ROWAN_OK). */
+** at its end, or when it hands over to the row path: a fatal error loads none of them);
+** err[0..cap) holds a message (always NUL-terminated; "" on ROWAN_OK). */
 int cli_import(rowan_db *db, const char *const *files, int n_files, const char *table,
                const cli_import_options *opts, cli_import_result *res, char *err,
                size_t cap);

@@ -74,7 +74,8 @@ int cli_import_parse_args(int argc, char **argv, cli_import_options *opts, int *
     } else if (opt_is(a, "--delimiter")) {
       if (!(v = opt_value(argc, argv, &i, a, err, cap))) goto out;
       if (strcmp(v, "\\t") == 0 || strcmp(v, "tab") == 0) opts->delimiter = '\t';
-      else if (strlen(v) == 1 && v[0] != '\n' && v[0] != '\r') opts->delimiter = (unsigned char)v[0];
+      else if (strlen(v) == 1 && v[0] != '\n' && v[0] != '\r')
+        opts->delimiter = (unsigned char)v[0];
       else {
         snprintf(err, cap, ".import: --delimiter takes one character (or \\t), not '%s'", v);
         goto out;

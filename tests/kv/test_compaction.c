@@ -3,8 +3,9 @@
 ** minor keeps every cell (reads unchanged, tombstones kept), major drops tombstones, masked
 ** cells, versions beyond VERSIONS and expired cells (reads unchanged, fewer cells on disk),
 ** an acquired snapshot keeps seeing what it saw, automatic minor compaction at
-** compaction_trigger files (size-tiered: a large old file left alone), input files deleted only after open scans release them, and
-** store files unknown to the MANIFEST deleted at open.
+** compaction_trigger files (size-tiered: a large old file left alone), input files
+** deleted only after open scans release them, and store files unknown to the MANIFEST
+** deleted at open.
 */
 #include <setjmp.h>
 #include <stdarg.h>
