@@ -375,18 +375,8 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     if (!p) CORRUPT("truncated timestamp stream");
   }
   if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
-  uint64_t types = 0; /* OR of every type byte, eight at a time */
-  {
-    uint32_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      uint64_t x;
-      memcpy(&x, p + i, 8);
-      types |= x;
-    }
-    for (; i < n; i++) types |= p[i];
-  }
+  if (!kv_sf_all_zero(p, n)) refuse = true; /* a tombstone: the normal path applies it */
   p += n;
-  if (types) refuse = true; /* a tombstone: the normal path applies it */
   p = skip_varints(p, lim, n);
   if (!p) CORRUPT("truncated sequence stream");
   /* value groups (only puts when no tombstone: group nquals is empty); in a sectioned

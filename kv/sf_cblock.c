@@ -56,18 +56,6 @@ static bool bytes_below(const uint8_t *p, size_t n, uint32_t bound) {
   return true;
 }
 
-/* Whether every byte of [p, p+n) is 0, a word at a time. */
-static bool all_zero(const uint8_t *p, size_t n) {
-  uint64_t acc = 0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x;
-    memcpy(&x, p + i, 8);
-    acc |= x;
-  }
-  for (; i < n; i++) acc |= p[i];
-  return acc == 0;
-}
 
 /* Room in the arena for a packed array of n numbers in [mn, mx]: *d gets its bytes, NULL
 ** when the array needs none (no numbers, or all equal). */
@@ -385,7 +373,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   b->ts_per_row = per_row;
   if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
   const uint8_t *types = p;
-  bool all_put = all_zero(types, n);
+  bool all_put = kv_sf_all_zero(types, n);
   for (uint32_t i = 0; i < n && !all_put; i++)
     if (types[i] > KV_DELETE_FAMILY) CORRUPT("bad cell type");
   p += n;

@@ -42,6 +42,20 @@ enum { KV_SF_STORED_RAW = 0, KV_SF_STORED_LZ4 = 1, KV_SF_STORED_SECTIONS = 2 };
 enum { KV_SF_ROWS_PREFIX = 0, KV_SF_ROWS_FIXED = 1, KV_SF_ROWS_DELTA = 2 };
 #define KV_SF_MAX_KEY_BYTES (512u << 20) /* rebuilt row key bytes a block may hold */
 
+/* Whether every byte of [p, p+n) is 0, a word at a time (a type stream of puts only, the
+** decoders' fast paths). */
+static inline bool kv_sf_all_zero(const uint8_t *p, size_t n) {
+  uint64_t acc = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    memcpy(&x, p + i, 8);
+    acc |= x;
+  }
+  for (; i < n; i++) acc |= p[i];
+  return acc == 0;
+}
+
 /* Read a raw block's header (docs/FORMAT.md Part 2, "Raw block": nrows, ncells, nquals,
 ** min_seq) from [p, lim), p the block's first byte, and check the counts every decoder
 ** relies on: nrows >= 1, nrows <= ncells, 1 <= nquals <= ncells, ncells <= the block's

@@ -245,18 +245,6 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
   return KV_OK;
 }
 
-/* Whether every byte of [p, p+n) is 0 (KV_PUT), a word at a time. */
-static bool all_zero(const uint8_t *p, size_t n) {
-  uint64_t acc = 0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x;
-    memcpy(&x, p + i, 8);
-    acc |= x;
-  }
-  for (; i < n; i++) acc |= p[i];
-  return acc == 0;
-}
 
 /* Count the cells of each value group (G_CNT), those before cell c0 (G_BEF) and those in
 ** [c0, c1) (G_ROW) into gt; the dictionary indexes of cells [c0, c1) into rq. The qualifier
@@ -273,7 +261,7 @@ static int count_groups(uint32_t *gt, const uint8_t *qs, const uint8_t *qe,
     for (uint32_t i = c0; i < c1; i++) rq[i - c0] = 0;
     return KV_OK;
   }
-  if ((size_t)(qe - qs) == n && all_zero(types, n)) {
+  if ((size_t)(qe - qs) == n && kv_sf_all_zero(types, n)) {
     /* the common case: a byte per qualifier, every cell a put: histograms of bytes */
     uint32_t h[256], hb[256];
     memset(h, 0, sizeof h);
