@@ -415,15 +415,21 @@ int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq) {
   r.w = w;
   r.seq = seq;
   int rc = KV_OK;
+  kv_cell *row = NULL; /* a one-group row's cells, added at once */
+  size_t row_cap = 0;
   for (;;) {
     rc = kv_bulk_src_fill(&s);
     if (rc || s.span_n == 0) break;
     if (s.span_groups == 1) {
-      for (size_t i = 0; i < s.span_n && rc == KV_OK; i++) {
-        kv_cell c = kv_bulk_ent_cell(u, &u->ents[s.span[i]]);
-        c.seq = seq;
-        rc = kv_sf_writer_add(w, &c);
+      if (!kv_bulk_grow((void **)&row, &row_cap, s.span_n, sizeof *row)) {
+        rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+        break;
       }
+      for (size_t i = 0; i < s.span_n; i++) {
+        row[i] = kv_bulk_ent_cell(u, &u->ents[s.span[i]]);
+        row[i].seq = seq;
+      }
+      rc = kv_sf_writer_add_row(w, row, s.span_n);
     } else {
       for (size_t i = 0; i < s.span_n && rc == KV_OK; i++) {
         kv_cell c = kv_bulk_ent_cell(u, &u->ents[s.span[i]]);
@@ -435,6 +441,7 @@ int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq) {
   }
   kv_bulk_resolver_free(&r);
   free(s.span);
+  free(row);
   return rc;
 }
 

@@ -53,6 +53,11 @@ int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options 
 ** KV_ERR_INVALID for a bad type. An I/O error (or KV_ERR_NOMEM) writing a full block is
 ** returned here and is sticky: every later add and finish return it. */
 int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c);
+/* Add the n cells of one row at once: cells[i].row all hold one row key, which sorts after
+** the previous cell's. The result, and the error when one is refused, are those of adding
+** them one by one with kv_sf_writer_add (which is what happens when any rule is broken);
+** the row's key is compared and hashed once, not per cell. */
+int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *cells, size_t n);
 /* Finish: write the last block, bloom, index and trailer, sync, close. Fills *props
 ** (may be NULL; left untouched on failure). Returns KV_OK, the env's error, a sticky error
 ** of an earlier add, or KV_ERR_NOMEM. The writer is freed whatever the result; on failure

@@ -357,9 +357,30 @@ static int encode_values(kv_sfb_builder *b) {
       if (kv_sfbuf_varint(o, (uint64_t)w + 1) || kv_sfbuf_reserve(o, (size_t)g->count * w))
         return KV_ERR_NOMEM;
       uint8_t *p = o->p + o->len;
-      for (size_t j = 0; j < w; j++)
-        for (uint32_t k = 0; k < g->count; k++) *p++ = vals[b->cells[mem[k]].val_off + j];
-      o->len = (size_t)(p - o->p);
+      size_t cnt = g->count;
+      if (w == 8) { /* a DOUBLE or BIGINT column: each value read once, to 8 byte streams */
+        for (size_t k = 0; k < cnt; k++) {
+          const uint8_t *s = vals + b->cells[mem[k]].val_off;
+          p[k] = s[0];
+          p[cnt + k] = s[1];
+          p[2 * cnt + k] = s[2];
+          p[3 * cnt + k] = s[3];
+          p[4 * cnt + k] = s[4];
+          p[5 * cnt + k] = s[5];
+          p[6 * cnt + k] = s[6];
+          p[7 * cnt + k] = s[7];
+        }
+      } else if (w <= 16) {
+        for (size_t k = 0; k < cnt; k++) {
+          const uint8_t *s = vals + b->cells[mem[k]].val_off;
+          for (size_t j = 0; j < w; j++) p[j * cnt + k] = s[j];
+        }
+      } else {
+        uint8_t *q = p;
+        for (size_t j = 0; j < w; j++)
+          for (size_t k = 0; k < cnt; k++) *q++ = vals[b->cells[mem[k]].val_off + j];
+      }
+      o->len += w * cnt;
       continue;
     }
     uint64_t lens_bytes = 0, data_bytes = 0;

@@ -358,6 +358,87 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   return KV_OK;
 }
 
+/* May cells[0..n) go in by kv_sf_writer_add_row's fast path: w usable, every cell valid,
+** of one row key that sorts after the previous cell's row, the cells in strictly increasing
+** cell order, a segment's cells of its one sequence number? (Else each goes through
+** kv_sf_writer_add, which words the error.) */
+static bool row_fast_ok(const kv_sf_writer *w, const kv_cell *c, size_t n) {
+  if (w->failed || c[0].row_len > KV_MAX_ROW_KEY) return false;
+  if (w->have_prev && kv_sf_key_cmp(w->prev_row.p, w->prev_row.len, c[0].row, c[0].row_len) >= 0)
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    const kv_cell *x = &c[i];
+    if (x->qual_len > KV_MAX_QUALIFIER || x->value_len > KV_MAX_VALUE ||
+        x->type > KV_DELETE_FAMILY || x->row_len != c[0].row_len)
+      return false;
+    if (x->row != c[0].row && memcmp(x->row, c[0].row, x->row_len) != 0) return false;
+    if (w->seg && x->seq != (w->have_prev ? w->prev_seq : c[0].seq)) return false;
+    if (i == 0) continue;
+    const kv_cell *p = &c[i - 1];
+    int rc = kv_sf_key_cmp(p->qual, p->qual_len, x->qual, x->qual_len);
+    if (rc == 0)
+      rc = p->ts != x->ts     ? (p->ts > x->ts ? -1 : 1)
+           : p->seq != x->seq ? (p->seq > x->seq ? -1 : 1)
+           : p->type != x->type ? (p->type > x->type ? -1 : 1)
+                                : 0;
+    if (rc >= 0) return false;
+  }
+  return true;
+}
+
+/* Note cell c as the previous one (the order check's and a block's last cell). */
+static int set_prev(kv_sf_writer *w, const kv_cell *c) {
+  w->prev_qual.len = 0;
+  if (kv_sfbuf_append(&w->prev_qual, c->qual, c->qual_len))
+    return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  w->prev_ts = c->ts;
+  w->prev_seq = c->seq;
+  w->prev_type = c->type;
+  return KV_OK;
+}
+
+int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *c, size_t n) {
+  if (n == 0) return KV_OK;
+  if (!row_fast_ok(w, c, n)) { /* one by one: the same result, and its error */
+    for (size_t i = 0; i < n; i++) {
+      int rc = kv_sf_writer_add(w, &c[i]);
+      if (rc) return rc;
+    }
+    return KV_OK;
+  }
+  uint64_t h = kv_bloom_hash(c[0].row, c[0].row_len);
+  int rc = note_hashes(w, &h, 1);
+  if (rc) return rc;
+  w->prev_row.len = 0;
+  if (kv_sfbuf_append(&w->prev_row, c[0].row, c[0].row_len))
+    return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  w->props.rows++;
+  for (size_t i = 0; i < n; i++) {
+    const kv_cell *x = &c[i];
+    rc = kv_sfb_add(&w->b, x, i == 0);
+    if (rc) {
+      w->failed = rc;
+      return kv_error(rc, "store file %s: cannot stage cell", w->path);
+    }
+    w->have_prev = 1;
+    w->props.cells++;
+    if (w->b.ncells == 1) w->bmin_ts = w->bmax_ts = x->ts;
+    if (x->ts < w->bmin_ts) w->bmin_ts = x->ts;
+    if (x->ts > w->bmax_ts) w->bmax_ts = x->ts;
+    if (x->ts < w->props.min_ts) w->props.min_ts = x->ts;
+    if (x->ts > w->props.max_ts) w->props.max_ts = x->ts;
+    if (x->seq < w->props.min_seq) w->props.min_seq = x->seq;
+    if (x->seq > w->props.max_seq) w->props.max_seq = x->seq;
+    if (w->b.est >= w->block_size) { /* the block ends with x: noted first */
+      if ((rc = set_prev(w, x)) != KV_OK || (rc = flush_block(w)) != KV_OK) {
+        w->failed = rc;
+        return rc;
+      }
+    }
+  }
+  return set_prev(w, &c[n - 1]);
+}
+
 /* Append a section and return its offset, size and checksum. */
 static int write_section(kv_sf_writer *w, const uint8_t *p, size_t n, uint64_t *off,
                          uint64_t *size, uint64_t *sum) {

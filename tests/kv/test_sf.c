@@ -5,7 +5,8 @@
 ** values) with both compressions and tiny blocks; forward and reverse iteration; seek and
 ** seek_for_prev to random targets against a sorted array; seeks among keys of one length
 ** in blocks of hundreds of rows (the suffix search); a one-cell and an empty file;
-** order enforcement; the bloom filter; estimates; and damage (a flipped byte anywhere, a
+** order enforcement; rows added at once (kv_sf_writer_add_row) giving the same bytes as
+** their cells one by one; the bloom filter; estimates; and damage (a flipped byte anywhere, a
 ** truncated file) reported as KV_ERR_CORRUPT with the offset in kv_errmsg().
 **
 ** The model is a plain sorted array with the test's own comparator (written from the order
@@ -24,6 +25,7 @@
 #include "kv/env_mem.h"
 #include "kv/sf.h"
 #include "kv/sf_int.h"
+#include "kv/sf_seg.h"
 #include "testutil.h"
 
 /* ---- The model ---- */
@@ -583,6 +585,131 @@ static void test_big_cells(void **state) {
   kv_env_free(env);
 }
 
+/* ---- Rows at once ---- */
+
+/* The whole of file `path` (malloc'ed); *n gets its size. */
+static uint8_t *slurp(kv_env *env, const char *path, uint64_t *n) {
+  kv_file *f;
+  assert_int_equal(env->open(env, path, KV_OPEN_READ, &f), KV_OK);
+  assert_int_equal(env->size(f, n), KV_OK);
+  uint8_t *p = malloc(*n ? *n : 1);
+  size_t got = 0;
+  assert_non_null(p);
+  assert_int_equal(env->read(f, 0, p, *n, &got), KV_OK);
+  assert_int_equal(got, *n);
+  env->close(f);
+  return p;
+}
+
+/* Cells [0, n) to w: one by one (rows = 0), or a row's run of cells at a time. */
+static void add_cells(kv_sf_writer *w, const kv_cell *c, size_t n, int rows) {
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; rows && j < n && !bytes_cmp(c[i].row, c[i].row_len, c[j].row, c[j].row_len);)
+      j++;
+    if (!rows) j = i + 1;
+    assert_int_equal(rows ? kv_sf_writer_add_row(w, c + i, j - i) : kv_sf_writer_add(w, c + i),
+                     KV_OK);
+  }
+}
+
+static void assert_same_file(kv_env *env, const char *a, const char *b) {
+  uint64_t na, nb;
+  uint8_t *pa = slurp(env, a, &na), *pb = slurp(env, b, &nb);
+  assert_true(na == nb);
+  assert_memory_equal(pa, pb, na);
+  free(pa);
+  free(pb);
+}
+
+/* kv_sf_writer_add_row writes the same file, byte for byte, as the row's cells added one by
+** one, in a file and in a segment (tiny blocks: rows split across blocks), and refuses what
+** kv_sf_writer_add refuses, with the cells before the bad one added. */
+static void test_add_row_same_bytes(void **state) {
+  (void)state;
+  uint64_t s = tu_seed("sf_add_row");
+  kv_env *env = kv_env_mem_new(1);
+  assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+  static const uint32_t sizes[] = {64, 700, 16384};
+  for (int round = 0; round < 6; round++) {
+    arena a = {0};
+    size_t n = 1 + tu_below(&s, 4000);
+    kv_cell *cells = random_cells(&s, &a, &n);
+    kv_sf_writer_options o = {sizes[round % 3], round & 1 ? KV_COMPRESSION_LZ4
+                                                          : KV_COMPRESSION_NONE, 10, 0};
+    const char *path[2] = {"/t/one.sf", "/t/rows.sf"};
+    for (int rows = 0; rows < 2; rows++) {
+      kv_sf_writer *w;
+      assert_int_equal(kv_sf_writer_open(env, path[rows], &o, &w), KV_OK);
+      add_cells(w, cells, n, rows);
+      assert_int_equal(kv_sf_writer_finish(w, NULL), KV_OK);
+    }
+    assert_same_file(env, path[0], path[1]);
+    /* segments: every cell of one sequence number (equal keys then dropped) */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) cells[i].seq = 9;
+    qsort(cells, n, sizeof *cells, qsort_cmp);
+    for (size_t i = 0; i < n; i++) {
+      if (m == 0 || model_cmp(&cells[m - 1], &cells[i]) != 0) cells[m++] = cells[i];
+    }
+    for (int rows = 0; rows < 2; rows++) {
+      kv_sf_writer *g, *w;
+      kv_sf_seg *seg;
+      assert_int_equal(kv_sf_seg_open(&o, &g), KV_OK);
+      add_cells(g, cells, m, rows);
+      assert_int_equal(kv_sf_seg_finish(g, &seg), KV_OK);
+      assert_int_equal(kv_sf_writer_open(env, path[rows], &o, &w), KV_OK);
+      assert_int_equal(kv_sf_writer_add_seg(w, seg, 9), KV_OK);
+      assert_int_equal(kv_sf_writer_finish(w, NULL), KV_OK);
+      /* where a row goes on in the next block, the block's last cell is the one noted: a
+      ** writer given the blocks up to there refuses that cell again */
+      size_t before = 0, checks = 0;
+      for (size_t k = 0; rows && k + 1 < kv_sf_seg_nblocks(seg) && checks < 40; k++) {
+        kv_sf_seg_binfo bi, next;
+        kv_sf_seg_block_info(seg, k, &bi);
+        kv_sf_seg_block_info(seg, k + 1, &next);
+        before += bi.ncells;
+        if (!next.cont) continue;
+        checks++;
+        assert_int_equal(kv_sf_writer_open(env, "/t/part.sf", &o, &w), KV_OK);
+        assert_int_equal(kv_sf_writer_add_seg_blocks(w, seg, 0, k + 1, 9), KV_OK);
+        assert_int_equal(kv_sf_writer_add(w, &cells[before - 1]), KV_ERR_INVALID);
+        assert_int_equal(kv_sf_writer_add(w, &cells[before]), KV_OK);
+        kv_sf_writer_abort(w);
+      }
+      kv_sf_seg_free(seg);
+    }
+    assert_same_file(env, path[0], path[1]);
+    free(cells);
+    arena_free(&a);
+  }
+  /* refusals: the one-by-one rules and errors; what came before the bad cell is kept */
+  kv_sf_writer *w;
+  assert_int_equal(kv_sf_writer_open(env, "/t/bad.sf", NULL, &w), KV_OK);
+  kv_cell r[3] = {{(const uint8_t *)"r2", 2, (const uint8_t *)"a", 1, 100, 5, KV_PUT,
+                   (const uint8_t *)"v", 1}};
+  r[1] = r[0];
+  r[1].qual = (const uint8_t *)"b";
+  r[2] = r[0]; /* "a" again after "b": out of order */
+  assert_int_equal(kv_sf_writer_add_row(w, r, 3), KV_ERR_INVALID);
+  assert_non_null(strstr(kv_errmsg(), "order"));
+  assert_int_equal(kv_sf_writer_add_row(w, r, 1), KV_ERR_INVALID); /* row r2 again */
+  kv_cell t = r[0];
+  t.row = (const uint8_t *)"r3";
+  t.type = 9; /* a bad type */
+  assert_int_equal(kv_sf_writer_add_row(w, &t, 1), KV_ERR_INVALID);
+  t.type = KV_PUT;
+  t.qual_len = KV_MAX_QUALIFIER + 1;
+  assert_int_equal(kv_sf_writer_add_row(w, &t, 1), KV_ERR_TOOBIG);
+  t.qual_len = 1;
+  assert_int_equal(kv_sf_writer_add_row(w, &t, 1), KV_OK);
+  assert_int_equal(kv_sf_writer_add_row(w, &t, 0), KV_OK);
+  kv_sf_props p;
+  assert_int_equal(kv_sf_writer_finish(w, &p), KV_OK);
+  assert_int_equal(p.cells, 3);
+  assert_int_equal(p.rows, 2);
+  kv_env_free(env);
+}
+
 /* ---- Damage ---- */
 
 static uint64_t get_u64(kv_env *env, const char *path, uint64_t off) {
@@ -797,6 +924,7 @@ int main(void) {
     cmocka_unit_test(test_fixed_keys_seek),
     cmocka_unit_test(test_one_cell_and_empty),
     cmocka_unit_test(test_rejects_out_of_order),
+    cmocka_unit_test(test_add_row_same_bytes),
     cmocka_unit_test(test_bloom_and_estimate),
     cmocka_unit_test(test_bloom_module),
     cmocka_unit_test(test_big_cells),
