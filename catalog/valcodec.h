@@ -66,7 +66,12 @@ static inline void cat_vc_put_double(uint8_t *p, double d) {
   if (isnan(d)) bits = 0x7FF8000000000000ull; /* the canonical NaN */
   else memcpy(&bits, &d, 8);
   uint64_t e = cat_vc_flip_bits(bits, 64);
+#if defined(__GNUC__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  e = __builtin_bswap64(e); /* big-endian: one store */
+  memcpy(p, &e, 8);
+#else
   for (int i = 7; i >= 0; i--) { p[i] = (uint8_t)e; e >>= 8; }
+#endif
 }
 static inline double cat_vc_get_double(const uint8_t *p) {
   uint64_t e = 0;

@@ -455,6 +455,22 @@ static int add_cell(kv_bulk *b, uint32_t family_id, int type, const void *row, s
   return append_cell(b, f, type, row, row_len, false, qual, qual_len, ts, value, value_len);
 }
 
+/* Copy n bytes: a qualifier or value of a few bytes with fixed-size moves (overlapping
+** when n is not a power of two), not a call into the C library per cell. */
+static inline void small_copy(uint8_t *d, const uint8_t *s, size_t n) {
+  if (n >= 8 && n <= 16) {
+    memcpy(d, s, 8);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4 && n < 8) {
+    memcpy(d, s, 4);
+    memcpy(d + n - 4, s + n - 4, 4);
+  } else if (n < 4) {
+    for (size_t i = 0; i < n; i++) d[i] = s[i];
+  } else {
+    memcpy(d, s, n);
+  }
+}
+
 /* kv_bulk_add_row's common case, all at once: a row not seen just before in f, its cells
 ** in strictly increasing qualifier order (one group). Returns 1 when it does not apply
 ** (the caller adds the cells one by one), else KV_OK or an error. The cells are checked. */
@@ -504,9 +520,9 @@ static int append_row(kv_bulk *b, bfam *f, const void *row, size_t row_len, int6
     e->lt = (uint32_t)vl | (own ? KV_BULK_OWN_TS : 0) | (uint32_t)c->type << 28;
     e->row_len = (uint16_t)row_len;
     e->qual_len = (uint16_t)c->qual_len;
-    memcpy(p, c->qual, c->qual_len);
+    small_copy(p, c->qual, c->qual_len);
     p += c->qual_len;
-    if (vl) memcpy(p, c->value, vl);
+    small_copy(p, c->value, vl);
     p += vl;
   }
   u->alen += bytes;

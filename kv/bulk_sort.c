@@ -403,7 +403,8 @@ void kv_bulk_resolver_free(resolver *r) {
 ** timestamp), and none of its cells masks another: a group's later cells sort after its
 ** earlier ones, and a tombstone masks only cells added before it that sort after it in the
 ** same column (equal or older timestamp), which a group cannot hold. So such a row is
-** written as it is; a row of several groups goes through the resolver. */
+** written as it is, all its cells in one kv_sf_writer_add_row; a row of several groups goes
+** through the resolver. */
 int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq) {
   msrc s;
   memset(&s, 0, sizeof s);

@@ -8,6 +8,10 @@
 ** (kv_sf_writer_options.expected_rows) and the file passes KV_SF_HASHES_KEPT rows, filled
 ** as rows come, so a large file's writer holds its filter's bits, not 8 bytes a row.
 **
+** A row's cells may also come at once (kv_sf_writer_add_row, the bulk load's common case):
+** checked first, then staged with one row key comparison and one bloom hash; the bytes are
+** those of adding them one by one, which is what a row breaking any rule gets.
+**
 ** The writer does not rename or register the file: flush and compaction write it under a
 ** temporary name, then rename it and name it in the MANIFEST. One writer per thread.
 **
