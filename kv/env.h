@@ -76,6 +76,13 @@ struct kv_env {
   int64_t (*now_ms)(kv_env *env);
   /* Free the env itself (NULL for the static POSIX env). */
   void (*destroy)(kv_env *env);
+  /* Optional (NULL: the env offers no mapping; readers pread). Map the first `len` bytes of
+  ** a file opened KV_OPEN_READ read-only into memory (mmap(2)), for reads without a copy:
+  ** *p stays valid until unmap(), even after the file is closed or removed. The file must
+  ** not shrink while it is mapped (store files never change once written). */
+  int (*map)(kv_file *f, uint64_t len, const uint8_t **p);
+  /* Release a mapping made by map(). */
+  void (*unmap)(const uint8_t *p, uint64_t len);
 };
 
 /* The POSIX env (a process-wide singleton; do not destroy). */

@@ -687,7 +687,7 @@ kv_env *kv_env_mem_new(int64_t now_ms) {
   kv_env base = {
     m_open, m_read, m_append, m_sync, m_size, m_truncate, m_close,
     m_rename, m_remove, m_mkdir, m_rmdir, m_sync_dir, m_exists, m_list,
-    m_lock, m_unlock, m_now_ms, m_destroy,
+    m_lock, m_unlock, m_now_ms, m_destroy, NULL, NULL,
   };
   e->base = base;
   pthread_mutex_init(&e->mu, NULL);
@@ -759,6 +759,34 @@ void kv_env_mem_get_stats(kv_env *env, kv_env_mem_stats *out) {
 }
 
 /* See kv/env_mem.h. */
+static int m_map(kv_file *f, uint64_t len, const uint8_t **p) {
+  mem_env *e = f->env;
+  int rc = KV_OK;
+  *p = NULL;
+  pthread_mutex_lock(&e->mu);
+  if (e->crashed) rc = crashed_status("map", f->path);
+  else if (len == 0 || len > f->ino->len) rc = kv_error(KV_ERR_IO, "map %s: bad length", f->path);
+  uint8_t *copy = rc ? NULL : malloc((size_t)len);
+  if (!rc && !copy) rc = kv_error(KV_ERR_NOMEM, "map %s: out of memory", f->path);
+  if (!rc) memcpy(copy, f->ino->data, (size_t)len);
+  pthread_mutex_unlock(&e->mu);
+  *p = copy;
+  return rc;
+}
+
+static void m_unmap(const uint8_t *p, uint64_t len) {
+  (void)len;
+  free((void *)(uintptr_t)p);
+}
+
+void kv_env_mem_set_map(kv_env *env, bool on) {
+  mem_env *e = (mem_env *)env;
+  pthread_mutex_lock(&e->mu);
+  e->base.map = on ? m_map : NULL;
+  e->base.unmap = on ? m_unmap : NULL;
+  pthread_mutex_unlock(&e->mu);
+}
+
 void kv_env_mem_set_time(kv_env *env, int64_t now_ms) {
   mem_env *e = ME(env);
   pthread_mutex_lock(&e->mu);

@@ -70,6 +70,11 @@ typedef struct kv_env_mem_stats {
 } kv_env_mem_stats;
 void kv_env_mem_get_stats(kv_env *env, kv_env_mem_stats *out);
 
+/* Offer map()/unmap() (kv/env.h) from now on, or stop offering them. A mapping is a private
+** copy of the file's bytes at map time, exactly `len` long (so a sanitizer catches a read
+** past it); the env's read counters do not count reads through it. Off in a new env. */
+void kv_env_mem_set_map(kv_env *env, bool on);
+
 /* Move the env's clock (for TTL tests). */
 void kv_env_mem_set_time(kv_env *env, int64_t now_ms);
 

@@ -1,7 +1,8 @@
 /*
 ** kv/env_posix.c: the kv_env seam over the real file system (POSIX system calls).
 **
-** Files are opened with open(2); reads are pread(2); appends are write(2) on an O_APPEND
+** Files are opened with open(2); reads are pread(2), or a read-only mmap(2) of the whole
+** file for store file readers (map, unmap); appends are write(2) on an O_APPEND
 ** descriptor, retried on short writes and EINTR; sync is fdatasync(2) and sync_dir an
 ** fsync(2) of the directory. The store LOCK is flock(2) LOCK_EX|LOCK_NB: flock locks belong
 ** to the open file description, so a second open of the same store in this very process is
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -238,10 +240,23 @@ static int64_t px_now_ms(kv_env *env) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+static int px_map(kv_file *f, uint64_t len, const uint8_t **p) {
+  *p = NULL;
+  if (len == 0 || len > SIZE_MAX) return kv_error(KV_ERR_IO, "mmap %s: bad length", f->path);
+  void *m = mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, f->fd, 0);
+  if (m == MAP_FAILED) return sys_error(errno, "mmap", f->path);
+  *p = m;
+  return KV_OK;
+}
+
+static void px_unmap(const uint8_t *p, uint64_t len) {
+  if (p) munmap((void *)(uintptr_t)p, (size_t)len);
+}
+
 static kv_env posix_env = {
   px_open, px_read, px_append, px_sync, px_size, px_truncate, px_close,
   px_rename, px_remove, px_mkdir, px_rmdir, px_sync_dir, px_exists, px_list,
-  px_lock, px_unlock, px_now_ms, NULL,
+  px_lock, px_unlock, px_now_ms, NULL, px_map, px_unmap,
 };
 
 kv_env *kv_env_posix(void) { return &posix_env; }

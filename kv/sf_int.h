@@ -342,10 +342,19 @@ struct kv_sf_reader {
   uint32_t fence_w;        /* key bytes per fence entry (the longest first row key) */
   struct kv_cache *cache;  /* block cache shared with other files, or NULL (kv_sf_set_cache) */
   uint64_t cache_id;       /* this file's key in the cache (its file number) */
+  const uint8_t *map;      /* the whole file mapped read-only (env->map), or NULL: then
+                              blocks are read with pread into the reader's buffers */
+  uint64_t map_len;        /* its length (the file size at open) */
 };
 
 /* Read [off, off+n) of the reader's file into buf: KV_OK, the env's error, or
 ** KV_ERR_CORRUPT if the file is shorter. */
 int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n);
+
+/* The n bytes at `off` of the reader's file without a copy when the file is mapped (a
+** pointer into the mapping, valid for the reader's life), else read into `buf` (reserved,
+** its len left 0) and pointing there. KV_OK or the error (message set); *out NULL then. */
+int kv_sf_bytes_at(kv_sf_reader *r, uint64_t off, size_t n, kv_sfbuf *buf,
+                   const uint8_t **out);
 
 #endif /* ROWAN_KV_SF_INT_H */

@@ -1,15 +1,15 @@
 /*
-** kv/sf_iter.c: the store file iterator (kv_sf_iter_new in kv/sf.h), a kv_iter over the
-** cells of one file. It holds one block at a time in the compact decoded form of
-** kv/sf_cblock.h: the block is read with one pread, checked and decompressed
-** (kv_sf_unframe_block), then decoded (kv_sf_cblock_decode) into the iterator's reusable
-** decoder. A seek binary-searches the block index, then the rows of the block (row keys of
-** one length: the block's common prefix is compared once, then only the suffixes), then
-** the cells of the row (a seek to a row's start needs no cell search). A cell's fields are
-** read from the block's packed arrays when the iterator lands on it; its value is located by
-** its rank in its value group (kept up to date as the iterator steps) and, for fixed-width
-** values, gathered from the transposed bytes into the iterator's buffer. The row key of a
-** block with keys of one length is rebuilt once per row. Nothing is allocated per cell.
+** kv/sf_iter.c: the store file iterator (kv_sf_iter_new in kv/sf.h), a kv_iter over the cells of
+** one file. It holds one block at a time in the compact decoded form of kv/sf_cblock.h: the block
+** is read (one pread, or in place from the file's mapping), checked and decompressed
+** (kv_sf_unframe_block), then decoded (kv_sf_cblock_decode) into the iterator's reusable decoder. A
+** seek binary-searches the block index, then the rows of the block (row keys of one length: the
+** block's common prefix is compared once, then only the suffixes), then the cells of the row (a
+** seek to a row's start needs no cell search). A cell's fields are read from the block's packed
+** arrays when the iterator lands on it; its value is located by its rank in its value group (kept
+** up to date as the iterator steps) and, for fixed-width values, gathered from the transposed bytes
+** into the iterator's buffer. The row key of a block with keys of one length is rebuilt once per
+** row. Nothing is allocated per cell.
 **
 ** Errors are sticky: once a block fails to read or decode, the iterator is invalid and
 ** status() returns the error (KV_ERR_CORRUPT naming the file and offset, or the env's I/O
@@ -159,23 +159,21 @@ static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
   return true;
 }
 
-/* Read block bi of the file with one pread, check and decompress it (kv_sf_unframe_block):
-** *raw, *raw_len give the raw block (in it->scratch or it->disk). KV_OK or the error (its
-** message set). */
+/* Read block bi of the file (in place when mapped, else one pread), check and decompress it
+** (kv_sf_unframe_block): *raw, *raw_len give the raw block (in it->scratch, it->disk or the
+** mapping). KV_OK or the error (its message set). */
 static int read_block(sf_iter *it, uint32_t bi, const uint8_t **raw, size_t *raw_len) {
   kv_sf_reader *r = it->r;
   const kv_sf_index_entry *e = &r->index[bi];
-  it->disk.len = 0;
-  int rc = kv_sfbuf_reserve(&it->disk, e->size);
-  if (rc) return kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
-  rc = kv_sf_read_at(r, e->off, it->disk.p, e->size);
+  const uint8_t *disk = NULL;
+  int rc = kv_sf_bytes_at(r, e->off, e->size, &it->disk, &disk);
   if (!rc && it->io) {
     it->io->blocks_read++;
     it->io->bytes_read += e->size;
   }
   if (!rc)
-    rc = kv_sf_unframe_block(it->disk.p, e->size, e->raw, &it->scratch, raw, raw_len,
-                             r->path, e->off);
+    rc = kv_sf_unframe_block(disk, e->size, e->raw, &it->scratch, raw, raw_len, r->path,
+                             e->off);
   return rc;
 }
 

@@ -1,9 +1,11 @@
 /*
-** kv/sf_read.c: opening a store file (kv/sf.h): the trailer, the bloom filter and the block
-** index are read with single preads, checked (lengths, XXH3-64 checksums, offsets, counts,
-** key order) and kept in memory for the reader's life; plus the file's properties, key
-** range, bloom probe and the row and byte estimates the planner uses. Iterating the cells
-** is kv/sf_iter.c. Layout: docs/FORMAT.md Part 2.
+** kv/sf_read.c: opening a store file (kv/sf.h): the file is mapped read-only when the env
+** can (its blocks are then read in place, kv_sf_bytes_at); the trailer, the bloom filter
+** and the block index are read with single preads or copied out of the mapping, checked
+** (lengths, XXH3-64 checksums, offsets, counts, key order) and kept in memory for the
+** reader's life; plus the file's properties, key range, bloom probe and the row and byte
+** estimates the planner uses. Iterating the cells is kv/sf_iter.c. Layout: docs/FORMAT.md
+** Part 2.
 **
 ** Any damage found here is KV_ERR_CORRUPT with a message naming the file and the offset of
 ** the damaged section. Data blocks are not read at open.
@@ -18,6 +20,14 @@
 #define MAX_SECTION (1ull << 31) /* largest bloom or index section a reader accepts */
 
 int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
+  if (r->map) {
+    if (off > r->map_len || n > r->map_len - off)
+      return kv_error(KV_ERR_CORRUPT, "store file %s: truncated: %zu bytes at offset %llu"
+                      " run past its %llu", r->path, n, (unsigned long long)off,
+                      (unsigned long long)r->map_len);
+    memcpy(buf, r->map + off, n);
+    return KV_OK;
+  }
   size_t got = 0;
   int rc = r->env->read(r->file, off, buf, n, &got);
   if (rc) return rc;
@@ -27,8 +37,26 @@ int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
   return KV_OK;
 }
 
+int kv_sf_bytes_at(kv_sf_reader *r, uint64_t off, size_t n, kv_sfbuf *buf,
+                   const uint8_t **out) {
+  *out = NULL;
+  if (r->map) {
+    if (off > r->map_len || n > r->map_len - off)
+      return kv_sf_read_at(r, off, NULL, n); /* the truncation error */
+    *out = r->map + off;
+    return KV_OK;
+  }
+  buf->len = 0;
+  if (kv_sfbuf_reserve(buf, n))
+    return kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
+  int rc = kv_sf_read_at(r, off, buf->p, n);
+  if (!rc) *out = buf->p;
+  return rc;
+}
+
 void kv_sf_close(kv_sf_reader *r) {
   if (!r) return;
+  if (r->map) r->env->unmap(r->map, r->map_len);
   if (r->file) r->env->close(r->file);
   free(r->index);
   free(r->index_buf);
@@ -173,6 +201,10 @@ int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
     rc = corrupt(r, 0, "file", "too short for a trailer");
     goto fail;
   }
+  /* reads without a copy where the env maps files; a refused mapping (no address space,
+     a file system without mmap) only means reads go through pread */
+  if (env->map && env->unmap && env->map(r->file, size, &r->map) == KV_OK) r->map_len = size;
+  else r->map = NULL;
   uint8_t t[KV_SF_TRAILER_SIZE];
   uint64_t toff = size - KV_SF_TRAILER_SIZE;
   if ((rc = kv_sf_read_at(r, toff, t, sizeof t))) goto fail;

@@ -3,7 +3,9 @@
 ** /tmp, removed afterwards) and the in-memory env must behave alike for open, append, read,
 ** size, truncate, rename, remove, mkdir, list and the LOCK; the in-memory env must really
 ** lose unsynced bytes and directory changes on a power cut, and each armed fault must fire
-** once with its status code.
+** once with its status code. Both map a file read-only (map, unmap): the mapping holds the
+** file's bytes, outlives the closed and removed file, and an empty file is refused with an
+** error naming it (a store file reader then preads).
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -177,7 +179,50 @@ static void exercise(kv_env *env, const char *root) {
   assert_true(t > 1600000000000LL); /* after 2020: a wall clock in milliseconds */
 }
 
+/* map() of a file holding `text`: its bytes, kept after close and remove; an empty file
+** refused. */
+static void exercise_map(kv_env *env, const char *dir) {
+  char path[128], empty[128];
+  snprintf(path, sizeof path, "%s/mapped", dir);
+  snprintf(empty, sizeof empty, "%s/empty", dir);
+  const char *text = "store files never change once written";
+  write_file(env, path, text, 1);
+  write_file(env, empty, "", 1);
+  kv_file *f;
+  const uint8_t *p = NULL;
+  assert_int_equal(env->open(env, path, KV_OPEN_READ, &f), KV_OK);
+  assert_int_equal(env->map(f, strlen(text), &p), KV_OK);
+  assert_int_equal(env->close(f), KV_OK);
+  assert_int_equal(env->remove(env, path), KV_OK);
+  assert_memory_equal(p, text, strlen(text));
+  env->unmap(p, strlen(text));
+  assert_int_equal(env->open(env, empty, KV_OPEN_READ, &f), KV_OK);
+  assert_int_not_equal(env->map(f, 0, &p), KV_OK);
+  assert_null(p);
+  assert_non_null(strstr(kv_errmsg(), "empty"));
+  assert_int_equal(env->close(f), KV_OK);
+  assert_int_equal(env->remove(env, empty), KV_OK);
+}
+
 /* ---- POSIX ---- */
+
+static void test_posix_map(void **state) {
+  char dir[] = "/tmp/rowan_map_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  exercise_map(kv_env_posix(), dir);
+  assert_int_equal(kv_env_posix()->rmdir(kv_env_posix(), dir), KV_OK);
+}
+
+static void test_mem_map(void **state) {
+  kv_env *env = kv_env_mem_new(0);
+  assert_null(env->map); /* offered only when a test asks */
+  kv_env_mem_set_map(env, true);
+  assert_int_equal(env->mkdir(env, "/db"), KV_OK);
+  exercise_map(env, "/db");
+  kv_env_mem_set_map(env, false);
+  assert_null(env->map);
+  kv_env_free(env);
+}
 
 static void test_posix_behaves(void **state) {
   char dir[] = "/tmp/rowan_env_XXXXXX";
@@ -557,6 +602,8 @@ int main(void) {
     cmocka_unit_test(test_posix_behaves),
     cmocka_unit_test(test_posix_lock_across_processes),
     cmocka_unit_test(test_posix_enospc),
+    cmocka_unit_test(test_posix_map),
+    cmocka_unit_test(test_mem_map),
     cmocka_unit_test(test_mem_behaves),
     cmocka_unit_test(test_mem_power_cut_drops_unsynced_bytes),
     cmocka_unit_test(test_mem_power_cut_undoes_directory_changes),

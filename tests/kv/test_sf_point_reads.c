@@ -14,6 +14,9 @@
 ** ranges, forward and reverse, limits) on the same stores: the no-cache store decodes
 ** blocks only up to each range's end (kv_sf_iter_seek_range) and must give the rows the
 ** large store gives from whole blocks. Seeded (tu_seed; the seed is printed).
+** The no-cache store's env maps its store files (kv_env_mem_set_map: blocks are read from
+** the mapping, without a copy), the others pread them: the answers must not differ, and
+** the mapped store must have read no store file byte through the env's read.
 ** Not here: the decoder on raw blocks (test_sf_point.c).
 */
 #include <setjmp.h>
@@ -65,6 +68,7 @@ static void world_open(world *w, uint64_t seed, bool big) {
   for (int i = 0; i < NS; i++) {
     store *s = &w->s[i];
     s->env = kv_env_mem_new(NOW0);
+    if (i == 0) kv_env_mem_set_map(s->env, true);
     kv_options o;
     kv_options_init(&o);
     o.env = s->env;
@@ -273,6 +277,10 @@ static void test_point_reads_agree(void **state) {
           "decoded rows alone\n", found, n, fewer);
   assert_true(found * 5 >= n && found * 10 <= 9 * n); /* both rows and misses */
   assert_true(fewer * 4 >= found);                    /* the point path ran */
+  kv_env_mem_stats st0, st1;                          /* the mapped store read no block */
+  kv_env_mem_get_stats(w.s[0].env, &st0);
+  kv_env_mem_get_stats(w.s[1].env, &st1);
+  assert_true(st1.bytes_read > 0 && st0.bytes_read * 10 < st1.bytes_read);
   for (int i = 0; i < NS; i++) {
     free(a[i].p);
     kv_snapshot_release(w.s[i].db, w.snap[i]);
