@@ -257,8 +257,9 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     int crc = KV_OK;
     if (kv_cs_from_cache(w, s, b, &crc)) return crc;
   }
-  const uint8_t *disk = NULL;
-  int rc = kv_sf_bytes_at(rd, e->off, e->size, &w->disk, &disk);
+  w->disk.len = 0;
+  if (kv_sfbuf_reserve(&w->disk, e->size)) return KV_ERR_NOMEM;
+  int rc = kv_sf_read_at(rd, e->off, w->disk.p, e->size);
   if (rc) return rc;
   const uint8_t *raw = NULL;
   size_t len = 0;
@@ -266,18 +267,18 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   ** later the sections of the value groups the plan references; otherwise the whole block */
   kv_sf_sections *sec = &w->sec;
   uint8_t how = 0;
-  rc = kv_sf_frame_open(disk, e->size, e->raw, sec, &how, &why);
+  rc = kv_sf_frame_open(w->disk.p, e->size, e->raw, sec, &how, &why);
   if (rc == KV_ERR_CORRUPT) goto corrupt;
   if (rc) return rc;
   if (sec->n) {
     w->raw.len = 0;
     if (kv_sfbuf_reserve(&w->raw, e->raw)) return KV_ERR_NOMEM;
-    if (kv_sf_section_inflate(disk, sec, 0, w->raw.p, &why)) goto corrupt;
+    if (kv_sf_section_inflate(w->disk.p, sec, 0, w->raw.p, &why)) goto corrupt;
     raw = w->raw.p;
     len = sec->raw_off[1]; /* the walk up to the value groups stays in section 0 */
     w->inflated += len;
   } else {
-    rc = kv_sf_frame_inflate(disk, e->raw, &w->raw, &raw, &len, &why); /* checked above */
+    rc = kv_sf_frame_inflate(w->disk.p, e->raw, &w->raw, &raw, &len, &why); /* checked above */
     if (rc == KV_ERR_CORRUPT) goto corrupt;
     if (rc) return rc;
     if (how != KV_SF_STORED_RAW) w->inflated += len;
@@ -393,7 +394,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       lim = raw + sec->raw_off[ks + 1];
       ks++;
       if (j < 0) { p = lim; continue; }
-      if (kv_sf_section_inflate(disk, sec, ks - 1, w->raw.p, &why)) goto corrupt;
+      if (kv_sf_section_inflate(w->disk.p, sec, ks - 1, w->raw.p, &why)) goto corrupt;
       w->inflated += (uint64_t)(lim - p);
     }
     uint64_t code = 0, a = 0, bb = 0;

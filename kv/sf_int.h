@@ -351,10 +351,13 @@ struct kv_sf_reader {
 ** KV_ERR_CORRUPT if the file is shorter. */
 int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n);
 
-/* The n bytes at `off` of the reader's file without a copy when the file is mapped (a
-** pointer into the mapping, valid for the reader's life), else read into `buf` (reserved,
-** its len left 0) and pointing there. KV_OK or the error (message set); *out NULL then. */
-int kv_sf_bytes_at(kv_sf_reader *r, uint64_t off, size_t n, kv_sfbuf *buf,
-                   const uint8_t **out);
+/* The n bytes at `off` of the reader's mapped file, in place (valid for the reader's life):
+** KV_OK, or KV_ERR_CORRUPT (message set) when the file is not mapped or the bytes run past
+** it; *out NULL then. */
+int kv_sf_bytes_at(const kv_sf_reader *r, uint64_t off, size_t n, const uint8_t **out);
+
+/* How many blocks this process read in place from a mapping (kv_sf_bytes_at; a relaxed
+** counter, for tests that check the mapped path ran). */
+uint64_t kv_sf_mapped_reads(void);
 
 #endif /* ROWAN_KV_SF_INT_H */

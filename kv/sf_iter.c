@@ -159,14 +159,27 @@ static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
   return true;
 }
 
-/* Read block bi of the file (in place when mapped, else one pread), check and decompress it
-** (kv_sf_unframe_block): *raw, *raw_len give the raw block (in it->scratch, it->disk or the
-** mapping). KV_OK or the error (its message set). */
-static int read_block(sf_iter *it, uint32_t bi, const uint8_t **raw, size_t *raw_len) {
+/* Read block bi of the file, check and decompress it (kv_sf_unframe_block): *raw, *raw_len
+** give the raw block (in it->scratch, it->disk or the mapping). `in_place`: a point or short
+** range read's block, read in place when the file is mapped (no copy, no system call); a
+** whole-block load (scans, compaction, the bulk merge) always preads, so streaming through a
+** file never makes its pages part of the process's resident set. KV_OK or the error (its
+** message set). */
+static int read_block(sf_iter *it, uint32_t bi, bool in_place, const uint8_t **raw,
+                      size_t *raw_len) {
   kv_sf_reader *r = it->r;
   const kv_sf_index_entry *e = &r->index[bi];
   const uint8_t *disk = NULL;
-  int rc = kv_sf_bytes_at(r, e->off, e->size, &it->disk, &disk);
+  int rc = KV_OK;
+  if (in_place && r->map) {
+    rc = kv_sf_bytes_at(r, e->off, e->size, &disk);
+  } else {
+    it->disk.len = 0;
+    if (kv_sfbuf_reserve(&it->disk, e->size))
+      return kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
+    rc = kv_sf_read_at(r, e->off, it->disk.p, e->size);
+    disk = it->disk.p;
+  }
   if (!rc && it->io) {
     it->io->blocks_read++;
     it->io->bytes_read += e->size;
@@ -236,7 +249,7 @@ static bool load_block(sf_iter *it, uint32_t bi) {
     if (hit) return use_cached(it, bi, hit);
   }
   drop_current(it);
-  int rc = read_block(it, bi, &raw, &raw_len);
+  int rc = read_block(it, bi, false, &raw, &raw_len);
   if (rc) return fail_block(it, rc);
   return decode_block(it, bi, raw, raw_len, r->cache && it->fill_cache && cache_has_room(r, bi));
 }
@@ -270,7 +283,7 @@ static int part_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len,
   int rc = KV_OK;
   if (!again) {
     if (r->cache && !range) kv_cache_note_miss(r->cache, r->cache_id, bk);
-    rc = read_block(it, bk, &raw, &raw_len);
+    rc = read_block(it, bk, true, &raw, &raw_len);
     if (rc) {
       fail_block(it, rc);
       return PART_ERR;

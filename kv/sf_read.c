@@ -1,7 +1,7 @@
 /*
 ** kv/sf_read.c: opening a store file (kv/sf.h): the file is mapped read-only when the env
-** can (its blocks are then read in place, kv_sf_bytes_at); the trailer, the bloom filter
-** and the block index are read with single preads or copied out of the mapping, checked
+** can (point and short range reads then read their blocks in place, kv_sf_bytes_at); the
+** trailer, the bloom filter and the block index are read with single preads, checked
 ** (lengths, XXH3-64 checksums, offsets, counts, key order) and kept in memory for the
 ** reader's life; plus the file's properties, key range, bloom probe and the row and byte
 ** estimates the planner uses. Iterating the cells is kv/sf_iter.c. Layout: docs/FORMAT.md
@@ -20,14 +20,6 @@
 #define MAX_SECTION (1ull << 31) /* largest bloom or index section a reader accepts */
 
 int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
-  if (r->map) {
-    if (off > r->map_len || n > r->map_len - off)
-      return kv_error(KV_ERR_CORRUPT, "store file %s: truncated: %zu bytes at offset %llu"
-                      " run past its %llu", r->path, n, (unsigned long long)off,
-                      (unsigned long long)r->map_len);
-    memcpy(buf, r->map + off, n);
-    return KV_OK;
-  }
   size_t got = 0;
   int rc = r->env->read(r->file, off, buf, n, &got);
   if (rc) return rc;
@@ -37,21 +29,19 @@ int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
   return KV_OK;
 }
 
-int kv_sf_bytes_at(kv_sf_reader *r, uint64_t off, size_t n, kv_sfbuf *buf,
-                   const uint8_t **out) {
+static uint64_t n_mapped; /* kv_sf_mapped_reads (atomic adds) */
+
+uint64_t kv_sf_mapped_reads(void) { return __atomic_load_n(&n_mapped, __ATOMIC_RELAXED); }
+
+int kv_sf_bytes_at(const kv_sf_reader *r, uint64_t off, size_t n, const uint8_t **out) {
   *out = NULL;
-  if (r->map) {
-    if (off > r->map_len || n > r->map_len - off)
-      return kv_sf_read_at(r, off, NULL, n); /* the truncation error */
-    *out = r->map + off;
-    return KV_OK;
-  }
-  buf->len = 0;
-  if (kv_sfbuf_reserve(buf, n))
-    return kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", r->path);
-  int rc = kv_sf_read_at(r, off, buf->p, n);
-  if (!rc) *out = buf->p;
-  return rc;
+  if (!r->map || off > r->map_len || n > r->map_len - off)
+    return kv_error(KV_ERR_CORRUPT, "store file %s: %zu bytes at offset %llu are not in its"
+                    " %llu mapped bytes", r->path, n, (unsigned long long)off,
+                    (unsigned long long)r->map_len);
+  *out = r->map + off;
+  __atomic_fetch_add(&n_mapped, 1, __ATOMIC_RELAXED);
+  return KV_OK;
 }
 
 void kv_sf_close(kv_sf_reader *r) {
