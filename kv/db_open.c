@@ -424,6 +424,7 @@ static void free_db(kv_db *db) {
   free(db->fams);
   free(db->wal_live);
   free(db->wal_live_bytes);
+  free(db->commit_ops);
   free(db->snaps);
   kv_cache_free(db->cache); /* after the families: no reader is left */
   kv_cache_free(db->colcache); /* kv/colscan.c's column entries */

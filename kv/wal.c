@@ -115,6 +115,9 @@ static int flush_buffer(kv_wal *w) {
 }
 
 static size_t compact(kv_wal *w, const uint8_t *payload, size_t len);
+static size_t compact_ops(kv_wal *w, const kv_wal_op *ops, size_t n, size_t bound);
+static int write_record(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
+                        size_t len);
 
 /* Append one record. See kv/wal.h. Errors: KV_ERR_TOOBIG (payload over KV_MAX_BATCH; the
 ** WAL stays usable), KV_ERR_IO / KV_ERR_NOSPC / KV_ERR_NOMEM (the WAL is then unusable:
@@ -127,10 +130,29 @@ int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *
     return kv_error(KV_ERR_TOOBIG, "WAL %s: batch of %zu bytes over the maximum %u", w->path,
                     len, KV_MAX_BATCH);
   size_t clen = len ? compact(w, payload, len) : 0;
-  if (clen) {
-    payload = w->enc;
-    len = clen;
+  return clen ? write_record(w, first_seq, commit_ts, w->enc, clen)
+              : write_record(w, first_seq, commit_ts, payload, len);
+}
+
+/* Append the record of decoded ops. See kv/wal.h. Errors as kv_wal_append. */
+int kv_wal_append_ops(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const kv_wal_op *ops,
+                      size_t n, size_t bound) {
+  if (!w) return kv_error(KV_MISUSE, "WAL: NULL handle");
+  if (w->failed) return unusable(w);
+  if (bound > KV_MAX_BATCH)
+    return kv_error(KV_ERR_TOOBIG, "WAL %s: batch of %zu bytes over the maximum %u", w->path,
+                    bound, KV_MAX_BATCH);
+  size_t clen = compact_ops(w, ops, n, bound);
+  if (!clen) {
+    w->failed = KV_ERR_NOMEM;
+    return kv_error(KV_ERR_NOMEM, "WAL %s: out of memory", w->path);
   }
+  return write_record(w, first_seq, commit_ts, w->enc, clen);
+}
+
+/* Write one record (the payload as given). */
+static int write_record(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
+                        size_t len) {
   uint8_t h[WAL_HEADER];
   kv_put_u32le(h, (uint32_t)len);
   kv_put_u32le(h + 4, (uint32_t)XXH3_64bits(h, 4));
@@ -373,6 +395,20 @@ static size_t compact(kv_wal *w, const uint8_t *payload, size_t len) {
     o = put_op(o, op, i ? &ops[(i - 1) & 1] : NULL);
   }
   if (p != limit) return 0;
+  return (size_t)(o - w->enc);
+}
+
+/* The record form of n decoded ops into w->enc (bound: bytes of their batch form); returns
+** its length, or 0 when memory is short. */
+static size_t compact_ops(kv_wal *w, const kv_wal_op *ops, size_t n, size_t bound) {
+  if (bound > w->enc_cap) {
+    uint8_t *nb = realloc(w->enc, bound);
+    if (!nb) return 0;
+    w->enc = nb;
+    w->enc_cap = bound;
+  }
+  uint8_t *o = kv_put_varint(w->enc, n);
+  for (size_t i = 0; i < n; i++) o = put_op(o, &ops[i], i ? &ops[i - 1] : NULL);
   return (size_t)(o - w->enc);
 }
 

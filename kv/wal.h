@@ -85,4 +85,11 @@ int kv_wal_decode_op(const uint8_t **p, const uint8_t *limit, kv_wal_op *op);
 #define KV_WAL_SAME_ROW 0x20u    /* no row_len, row: the previous op's */
 #define KV_WAL_SAME_TS 0x40u     /* no ts: the previous op's */
 
+/* Append one record holding the n ops `ops` (decoded batch ops, first_seq being ops[0]'s
+** sequence number), in the record form, as kv_wal_append would write their batch: so a
+** commit decodes its batch once for the WAL and the memstores. `bound` is the byte size of
+** their batch form (the record form is never longer). */
+int kv_wal_append_ops(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const kv_wal_op *ops,
+                      size_t n, size_t bound);
+
 #endif /* ROWAN_KV_WAL_H */
