@@ -36,6 +36,10 @@ static inline int kv_varint_len(uint64_t v) {
 }
 /* Read a varint from [p, limit); returns the byte after it, or NULL if truncated/overlong. */
 static inline const uint8_t *kv_get_varint(const uint8_t *p, const uint8_t *limit, uint64_t *v) {
+  if (p < limit && *p < 0x80) { /* one byte: most lengths and ids */
+    *v = *p;
+    return p + 1;
+  }
   uint64_t r = 0;
   for (int shift = 0; shift <= 63 && p < limit; shift += 7) {
     uint64_t b = *p++;

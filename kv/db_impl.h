@@ -85,6 +85,8 @@ typedef struct kv_writer {
   bool done;                 /* the leader finished this writer */
   uint64_t last_seq;         /* sequence number of the batch's last op */
   uint64_t first_seq;        /* sequence number of its first op (leader's use) */
+  size_t ops_off;            /* its decoded ops in db->commit_ops from here, or SIZE_MAX
+                                (leader's use) */
   char msg[256];             /* error message for the waiting thread */
   pthread_cond_t cv;         /* signalled when done or at the head */
   struct kv_writer *next;    /* queue link */
@@ -122,6 +124,9 @@ struct kv_db {
   int64_t last_commit_ts;    /* highest commit time handed out (REQUIRES mu): commit times
                                 never go back in one open store, even if the clock does */
   kv_writer *writers;        /* writer queue head (the role holder) */
+  kv_wal_op *commit_ops;     /* the commit leader's decoded ops of its group (kv/db_write.c;
+                                REQUIRES the writer role) */
+  size_t cap_commit_ops;     /* entries allocated in commit_ops */
   kv_writer *writers_tail;   /* writer queue tail */
   int bg_error;              /* sticky error refusing writes (KV_OK if none) */
   char bg_msg[256];          /* its message */

@@ -289,10 +289,20 @@ static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
 typedef struct replay_ctx {
   kv_db *db;          /* the store */
   uint64_t segment;   /* segment being replayed */
-  uint64_t seg_bytes; /* bytes of its records replayed so far (headers included) */
+  uint64_t seg_bytes; /* bytes of the segment once replayed (its good records) */
   uint64_t max_seq;   /* highest sequence number met */
   char path[PATH_CAP];/* its file name, for messages */
 } replay_ctx;
+
+/* Bytes of the file at path into *out. */
+static int segment_size(kv_db *db, const char *path, uint64_t *out) {
+  kv_file *f;
+  int rc = db->env->open(db->env, path, KV_OPEN_READ, &f);
+  if (rc) return rc;
+  rc = db->env->size(f, out);
+  db->env->close(f);
+  return rc;
+}
 
 static int replay_record(void *ctx, uint64_t first_seq, int64_t commit_ts,
                          const uint8_t *payload, size_t len) {
@@ -384,6 +394,8 @@ static int replay_wal(kv_db *db, uint64_t *max_number) {
     ctx.seg_bytes = 0;
     kv_wal_path(ctx.path, sizeof ctx.path, db->path, nums[i]);
     rc = kv_wal_replay(db->env, db->path, nums[i], i + 1 == n, replay_record, &ctx);
+    /* the segment's bytes on disk: the callback sees a record-form record expanded */
+    if (rc == KV_OK) rc = segment_size(db, ctx.path, &ctx.seg_bytes);
     if (rc == KV_OK) rc = kv_db_wal_live_add(db, nums[i], ctx.seg_bytes);
     db->stat_replay_segments++;
     db->stat_replay_bytes += ctx.seg_bytes;
@@ -412,6 +424,7 @@ static void free_db(kv_db *db) {
   free(db->fams);
   free(db->wal_live);
   free(db->wal_live_bytes);
+  free(db->commit_ops);
   free(db->snaps);
   kv_cache_free(db->cache); /* after the families: no reader is left */
   kv_cache_free(db->colcache); /* kv/colscan.c's column entries */

@@ -3,7 +3,8 @@
 **
 ** Writers queue on db->writers. The one at the head is the leader: it takes the queued
 ** batches behind it (up to a byte budget), gives each its sequence numbers in queue order
-** (one per op), appends each as its own WAL record, makes them durable with one
+** (one per op), appends each as its own WAL record (in the record form, kv/wal.h; a batch's
+** ops are decoded once for that and for the memstores), makes them durable with one
 ** kv_wal_sync for the whole group in KV_SYNC_FULL, applies them to the memstores, and only
 ** then publishes the new last sequence number, so readers see a batch whole or not at all.
 ** Followers sleep on their condition variable until the leader marks them done. A WAL
@@ -15,6 +16,7 @@
 ** (kv/db_flush.c).
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kv/coding.h"
@@ -22,6 +24,8 @@
 #include "kv/status.h"
 
 #define GROUP_BYTES (1u << 20) /* a leader adds followers' batches up to this many bytes */
+#define COMMIT_OPS_MAX (1u << 16) /* ops of a group decoded once (for the WAL record and the
+                                     memstores) up to this many; later ones twice */
 
 int kv_db_writable(kv_db *db) {
   if (db->opts.read_only)
@@ -92,16 +96,46 @@ static int check_families(kv_db *db, const kv_batch *b) {
   return KV_OK;
 }
 
-/* Insert a batch's ops into the memstores. REQUIRES: the writer role. */
-static int apply(kv_db *db, const kv_batch *b, uint64_t first_seq, int64_t commit_ts) {
+/* Decode b's ops into db->commit_ops from *used (advanced); returns where they start, or
+** SIZE_MAX when they do not fit or do not decode (the caller then works from the payload,
+** which reports the damage). REQUIRES: the writer role. */
+static size_t decode_ops(kv_db *db, const kv_batch *b, size_t *used) {
+  size_t n = kv_batch_count(b);
+  if (*used + n > COMMIT_OPS_MAX) return SIZE_MAX;
+  if (*used + n > db->cap_commit_ops) {
+    size_t cap = db->cap_commit_ops ? db->cap_commit_ops : 1024;
+    while (cap < *used + n) cap *= 2;
+    kv_wal_op *o = realloc(db->commit_ops, cap * sizeof *o);
+    if (!o) return SIZE_MAX;
+    db->commit_ops = o;
+    db->cap_commit_ops = cap;
+  }
   size_t len;
   const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
-  uint64_t count = 0;
+  uint64_t count;
   p = kv_get_varint(p, limit, &count);
+  if (!p || count != n) return SIZE_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (kv_wal_decode_op(&p, limit, &db->commit_ops[*used + i]) != KV_OK) return SIZE_MAX;
+  if (p != limit) return SIZE_MAX;
+  size_t off = *used;
+  *used += n;
+  return off;
+}
+
+/* Insert a batch's ops into the memstores: the decoded `ops` (kv_batch_count(b) of them),
+** or, when NULL, decoded from the payload. REQUIRES: the writer role. */
+static int apply(kv_db *db, const kv_batch *b, const kv_wal_op *ops, uint64_t first_seq,
+                 int64_t commit_ts) {
+  size_t len;
+  const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
+  uint64_t count = kv_batch_count(b);
+  if (!ops) p = kv_get_varint(p, limit, &count);
   uint64_t wal_num = kv_wal_number(db->wal);
   for (uint64_t i = 0; p && i < count; i++) {
     kv_wal_op op;
-    if (kv_wal_decode_op(&p, limit, &op) != KV_OK)
+    if (ops) op = ops[i];
+    else if (kv_wal_decode_op(&p, limit, &op) != KV_OK)
       return kv_error(KV_ERR_CORRUPT, "kv_commit: batch op %llu is damaged",
                       (unsigned long long)i);
     kv_fam *f = kv_db_family(db, op.family_id);
@@ -179,11 +213,18 @@ int kv_commit(kv_db *db, const kv_batch *b, uint64_t *seq_out) {
 
   rc = KV_OK;
   bool any = false;
+  size_t used = 0; /* entries of db->commit_ops taken by the group */
   for (kv_writer *x = &w; rc == KV_OK; x = x->next) {
     if (!x->status) {
-      size_t len;
-      const uint8_t *payload = kv_batch_payload(x->batch, &len);
-      rc = kv_wal_append(db->wal, x->first_seq, commit_ts, payload, len);
+      x->ops_off = decode_ops(db, x->batch, &used);
+      if (x->ops_off != SIZE_MAX) {
+        rc = kv_wal_append_ops(db->wal, x->first_seq, commit_ts, db->commit_ops + x->ops_off,
+                               kv_batch_count(x->batch), kv_batch_byte_size(x->batch));
+      } else {
+        size_t len;
+        const uint8_t *payload = kv_batch_payload(x->batch, &len);
+        rc = kv_wal_append(db->wal, x->first_seq, commit_ts, payload, len);
+      }
       any = true;
     }
     if (x == last) break;
@@ -196,7 +237,9 @@ int kv_commit(kv_db *db, const kv_batch *b, uint64_t *seq_out) {
   if (rc) snprintf(msg, sizeof msg, "%s", kv_errmsg());
   int arc = KV_OK;
   for (kv_writer *x = &w; rc == KV_OK && arc == KV_OK; x = x->next) {
-    if (!x->status) arc = apply(db, x->batch, x->first_seq, commit_ts);
+    if (!x->status)
+      arc = apply(db, x->batch, x->ops_off != SIZE_MAX ? db->commit_ops + x->ops_off : NULL,
+                  x->first_seq, commit_ts);
     if (x == last) break;
   }
   if (arc) snprintf(msg, sizeof msg, "%s", kv_errmsg());

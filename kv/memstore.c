@@ -65,12 +65,19 @@ static void *arena_new_block(kv_memstore *m, size_t size) {
   return b->data;
 }
 
+/* Add n to a counter only the single writer changes: a relaxed load and store, not a locked
+** read-modify-write (readers load it relaxed; they never write it). */
+static inline void writer_add(atomic_size_t *c, size_t n) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                        memory_order_relaxed);
+}
+
 /* Allocate n bytes aligned for a node. REQUIRES: the single writer. */
 static void *arena_alloc(kv_memstore *m, size_t n) {
   n = (n + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1);
   if (n > m->alloc_left) {
     if (n > ARENA_BLOCK / 4) { /* big cell: its own block */
-      atomic_fetch_add_explicit(&m->bytes, n, memory_order_relaxed);
+      writer_add(&m->bytes, n);
       return arena_new_block(m, n);
     }
     char *p = arena_new_block(m, ARENA_BLOCK);
@@ -79,7 +86,7 @@ static void *arena_alloc(kv_memstore *m, size_t n) {
     m->alloc_left = ARENA_BLOCK;
   }
   void *r = m->alloc_ptr;
-  atomic_fetch_add_explicit(&m->bytes, n, memory_order_relaxed);
+  writer_add(&m->bytes, n);
   m->alloc_ptr += n;
   m->alloc_left -= n;
   return r;
@@ -349,7 +356,8 @@ int kv_memstore_add(kv_memstore *m, const kv_cell *c) {
   /* The finger becomes the search path of a key just after x: x itself on x's levels. */
   int top = h > cur ? h : cur;
   for (int i = 0; i < top; i++) m->finger[i] = i < h ? x : prev[i];
-  atomic_fetch_add_explicit(&m->cells, 1, memory_order_relaxed);
+  atomic_store_explicit(&m->cells, atomic_load_explicit(&m->cells, memory_order_relaxed) + 1,
+                        memory_order_relaxed); /* single writer: no locked add */
   if (c->seq > atomic_load_explicit(&m->max_seq, memory_order_relaxed))
     atomic_store_explicit(&m->max_seq, c->seq, memory_order_relaxed);
   return KV_OK;
@@ -399,9 +407,20 @@ static void it_seek_for_prev(kv_iter *it, const kv_cell *target) {
   mi->cur = x == mi->m->head ? NULL : x;
 }
 
+/* A walk to the next node waits for its cache lines (nodes sit in the arena in insertion
+** order, not list order: a flush walking a large memstore misses on almost every node), so
+** the node after it is prefetched while the caller works on this one. */
 static void it_next(kv_iter *it) {
   mem_iter *mi = (mem_iter *)it;
-  mi->cur = nx(mi->cur, 0);
+  node *x = nx(mi->cur, 0);
+  mi->cur = x;
+  if (x) {
+    node *y = atomic_load_explicit(&x->next[0], memory_order_relaxed);
+    if (y) {
+      __builtin_prefetch(y);
+      __builtin_prefetch((const char *)y + 64);
+    }
+  }
 }
 
 static void it_prev(kv_iter *it) {

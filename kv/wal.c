@@ -12,6 +12,10 @@
 ** All integers little-endian. The length has its own check so that a damaged length in the
 ** middle of a segment is reported as corruption instead of looking like a torn tail.
 **
+** The payload is written in the record form (kv/wal.h): an op leaves out the family id, row
+** key or timestamp it shares with the previous op. Replay reads both that and the batch form
+** older builds wrote, and hands the callback the batch form.
+**
 ** Replay validates a record completely (header, checksum, every op of the payload) before
 ** handing it to the callback, so a callback never sees damaged bytes. It does not know what
 ** the ops mean, nor which segments exist (the store lists the directory).
@@ -29,6 +33,8 @@
 #define WAL_HEADER KV_WAL_HEADER
 #define OFF_BUFFER_LIMIT (256u << 10) /* KV_SYNC_OFF: bytes buffered before a write(2) */
 #define SCRATCH_LIMIT (1u << 20)      /* records up to this are written with one append */
+#define ENC_KEEP (4u << 20)           /* the record-form buffer is kept up to this size */
+#define OP_FLAGS (KV_WAL_SAME_FAMILY | KV_WAL_SAME_ROW | KV_WAL_SAME_TS)
 
 struct kv_wal {
   kv_env *env;          /* file system */
@@ -42,6 +48,8 @@ struct kv_wal {
   size_t buf_len;       /* bytes pending in buf (always 0 outside KV_SYNC_OFF) */
   size_t buf_cap;       /* bytes allocated in buf */
   XXH3_state_t *xxh;    /* checksum state, reused per record */
+  uint8_t *enc;         /* the record form of the payload being appended */
+  size_t enc_cap;       /* bytes allocated in enc */
   int failed;           /* status of the first failed write or sync; KV_OK while healthy */
 };
 
@@ -106,6 +114,11 @@ static int flush_buffer(kv_wal *w) {
   return rc;
 }
 
+static size_t compact(kv_wal *w, const uint8_t *payload, size_t len);
+static size_t compact_ops(kv_wal *w, const kv_wal_op *ops, size_t n, size_t bound);
+static int write_record(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
+                        size_t len);
+
 /* Append one record. See kv/wal.h. Errors: KV_ERR_TOOBIG (payload over KV_MAX_BATCH; the
 ** WAL stays usable), KV_ERR_IO / KV_ERR_NOSPC / KV_ERR_NOMEM (the WAL is then unusable:
 ** every later call fails), KV_MISUSE for a NULL handle. */
@@ -116,6 +129,30 @@ int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *
   if (len > KV_MAX_BATCH)
     return kv_error(KV_ERR_TOOBIG, "WAL %s: batch of %zu bytes over the maximum %u", w->path,
                     len, KV_MAX_BATCH);
+  size_t clen = len ? compact(w, payload, len) : 0;
+  return clen ? write_record(w, first_seq, commit_ts, w->enc, clen)
+              : write_record(w, first_seq, commit_ts, payload, len);
+}
+
+/* Append the record of decoded ops. See kv/wal.h. Errors as kv_wal_append. */
+int kv_wal_append_ops(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const kv_wal_op *ops,
+                      size_t n, size_t bound) {
+  if (!w) return kv_error(KV_MISUSE, "WAL: NULL handle");
+  if (w->failed) return unusable(w);
+  if (bound > KV_MAX_BATCH)
+    return kv_error(KV_ERR_TOOBIG, "WAL %s: batch of %zu bytes over the maximum %u", w->path,
+                    bound, KV_MAX_BATCH);
+  size_t clen = compact_ops(w, ops, n, bound);
+  if (!clen) {
+    w->failed = KV_ERR_NOMEM;
+    return kv_error(KV_ERR_NOMEM, "WAL %s: out of memory", w->path);
+  }
+  return write_record(w, first_seq, commit_ts, w->enc, clen);
+}
+
+/* Write one record (the payload as given). */
+static int write_record(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
+                        size_t len) {
   uint8_t h[WAL_HEADER];
   kv_put_u32le(h, (uint32_t)len);
   kv_put_u32le(h + 4, (uint32_t)XXH3_64bits(h, 4));
@@ -150,6 +187,11 @@ int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *
       rc = w->env->append(w->f, h, WAL_HEADER);
       if (rc == KV_OK) rc = w->env->append(w->f, payload, len);
     }
+  }
+  if (w->enc_cap > ENC_KEEP) { /* a huge batch's buffer is not kept */
+    free(w->enc);
+    w->enc = NULL;
+    w->enc_cap = 0;
   }
   if (rc != KV_OK) {
     w->failed = rc;
@@ -197,6 +239,7 @@ int kv_wal_close(kv_wal *w) {
   w->env->close(w->f);
   XXH3_freeState(w->xxh);
   free(w->buf);
+  free(w->enc);
   free(w->path);
   free(w);
   return rc;
@@ -241,17 +284,173 @@ int kv_wal_decode_op(const uint8_t **p, const uint8_t *limit, kv_wal_op *op) {
   return KV_OK;
 }
 
-/* Check that a payload is exactly count ops. KV_ERR_CORRUPT (message set) if not. */
-static int check_payload(const uint8_t *p, size_t len) {
+/* Decode one op of a record payload: the batch form, or the record form whose flags take
+** fields from `prev` (the payload's previous op; NULL for its first op). KV_ERR_CORRUPT as
+** kv_wal_decode_op, or for a flag on the first op or a type byte with unknown bits. */
+static int decode_rec_op(const uint8_t **p, const uint8_t *limit, const kv_wal_op *prev,
+                         kv_wal_op *op) {
+  const uint8_t *q = *p;
+  if (q >= limit) return op_error("truncated before type");
+  unsigned t = *q;
+  if (!(t & OP_FLAGS) || (t & ~(OP_FLAGS | 3u))) return kv_wal_decode_op(p, limit, op);
+  if (!prev) return op_error("the first op takes a field from an op before it");
+  q++;
+  uint64_t v;
+  memset(op, 0, sizeof *op);
+  op->type = (uint8_t)(t & 3u);
+  if (t & KV_WAL_SAME_FAMILY) {
+    op->family_id = prev->family_id;
+  } else {
+    if (!(q = kv_get_varint(q, limit, &v)) || v > UINT32_MAX) return op_error("bad family id");
+    op->family_id = (uint32_t)v;
+  }
+  if (t & KV_WAL_SAME_ROW) {
+    op->row = prev->row;
+    op->row_len = prev->row_len;
+  } else {
+    if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_ROW_KEY || v > (uint64_t)(limit - q))
+      return op_error("bad row key length");
+    op->row = q;
+    op->row_len = (uint32_t)v;
+    q += v;
+  }
+  if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_QUALIFIER || v > (uint64_t)(limit - q))
+    return op_error("bad qualifier length");
+  op->qual = q;
+  op->qual_len = (uint32_t)v;
+  q += v;
+  if (t & KV_WAL_SAME_TS) {
+    op->ts = prev->ts;
+  } else {
+    if (!(q = kv_get_varint(q, limit, &v))) return op_error("bad timestamp");
+    op->ts = kv_unzigzag(v);
+  }
+  if (op->type == KV_PUT) {
+    if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_VALUE || v > (uint64_t)(limit - q))
+      return op_error("bad value length");
+    op->value = q;
+    op->value_len = (uint32_t)v;
+    q += v;
+  }
+  *p = q;
+  return KV_OK;
+}
+
+/* Bytes of op in the batch form. */
+static size_t batch_op_len(const kv_wal_op *op) {
+  return 1 + (size_t)kv_varint_len(op->family_id) + (size_t)kv_varint_len(op->row_len) +
+         op->row_len + (size_t)kv_varint_len(op->qual_len) + op->qual_len +
+         (size_t)kv_varint_len(kv_zigzag(op->ts)) +
+         (op->type == KV_PUT ? (size_t)kv_varint_len(op->value_len) + op->value_len : 0);
+}
+
+/* Write op at p in the record form (flags for the fields equal to prev's; prev NULL: none);
+** returns the end. */
+static uint8_t *put_op(uint8_t *p, const kv_wal_op *op, const kv_wal_op *prev) {
+  unsigned t = op->type;
+  if (prev) {
+    if (op->family_id == prev->family_id) t |= KV_WAL_SAME_FAMILY;
+    if (op->row_len == prev->row_len && memcmp(op->row, prev->row, op->row_len) == 0)
+      t |= KV_WAL_SAME_ROW;
+    if (op->ts == prev->ts) t |= KV_WAL_SAME_TS;
+  }
+  *p++ = (uint8_t)t;
+  if (!(t & KV_WAL_SAME_FAMILY)) p = kv_put_varint(p, op->family_id);
+  if (!(t & KV_WAL_SAME_ROW)) {
+    p = kv_put_varint(p, op->row_len);
+    memcpy(p, op->row, op->row_len);
+    p += op->row_len;
+  }
+  p = kv_put_varint(p, op->qual_len);
+  if (op->qual_len) memcpy(p, op->qual, op->qual_len);
+  p += op->qual_len;
+  if (!(t & KV_WAL_SAME_TS)) p = kv_put_varint(p, kv_zigzag(op->ts));
+  if (op->type == KV_PUT) {
+    p = kv_put_varint(p, op->value_len);
+    if (op->value_len) memcpy(p, op->value, op->value_len);
+    p += op->value_len;
+  }
+  return p;
+}
+
+/* The record form of a batch payload into w->enc; returns its length, or 0 when the payload
+** does not decode as a batch (it is then written as it is) or memory is short. Never longer
+** than the batch form: a flag only leaves a field out, and varints are written shortest. */
+static size_t compact(kv_wal *w, const uint8_t *payload, size_t len) {
+  if (len > w->enc_cap) {
+    uint8_t *nb = realloc(w->enc, len);
+    if (!nb) return 0;
+    w->enc = nb;
+    w->enc_cap = len;
+  }
+  const uint8_t *p = payload, *limit = payload + len;
+  uint64_t count;
+  if (!(p = kv_get_varint(p, limit, &count)) || count > len) return 0;
+  uint8_t *o = kv_put_varint(w->enc, count);
+  kv_wal_op ops[2];
+  for (uint64_t i = 0; i < count; i++) {
+    kv_wal_op *op = &ops[i & 1];
+    if (kv_wal_decode_op(&p, limit, op) != KV_OK) return 0;
+    if ((size_t)(o - w->enc) + batch_op_len(op) > len) return 0; /* cannot happen */
+    o = put_op(o, op, i ? &ops[(i - 1) & 1] : NULL);
+  }
+  if (p != limit) return 0;
+  return (size_t)(o - w->enc);
+}
+
+/* The record form of n decoded ops into w->enc (bound: bytes of their batch form); returns
+** its length, or 0 when memory is short. */
+static size_t compact_ops(kv_wal *w, const kv_wal_op *ops, size_t n, size_t bound) {
+  if (bound > w->enc_cap) {
+    uint8_t *nb = realloc(w->enc, bound);
+    if (!nb) return 0;
+    w->enc = nb;
+    w->enc_cap = bound;
+  }
+  uint8_t *o = kv_put_varint(w->enc, n);
+  for (size_t i = 0; i < n; i++) o = put_op(o, &ops[i], i ? &ops[i - 1] : NULL);
+  return (size_t)(o - w->enc);
+}
+
+/* Check that a record payload is exactly count ops (either form), and give the length of
+** its batch form in *plain and whether any op is in the record form in *flagged.
+** KV_ERR_CORRUPT (message set) if not, or if the batch form would pass KV_MAX_BATCH. */
+static int check_payload(const uint8_t *p, size_t len, size_t *plain, int *flagged) {
   const uint8_t *limit = p + len;
   uint64_t count;
   if (!(p = kv_get_varint(p, limit, &count))) return kv_error(KV_ERR_CORRUPT, "bad batch op count");
+  size_t total = (size_t)kv_varint_len(count);
+  kv_wal_op ops[2];
+  *flagged = 0;
   for (uint64_t i = 0; i < count; i++) {
-    kv_wal_op op;
-    if (kv_wal_decode_op(&p, limit, &op) != KV_OK) return KV_ERR_CORRUPT;
+    if (p < limit && (*p & OP_FLAGS)) *flagged = 1;
+    kv_wal_op *op = &ops[i & 1];
+    if (decode_rec_op(&p, limit, i ? &ops[(i - 1) & 1] : NULL, op) != KV_OK)
+      return KV_ERR_CORRUPT;
+    total += batch_op_len(op);
+    if (total > KV_MAX_BATCH)
+      return kv_error(KV_ERR_CORRUPT, "the ops take more than %u bytes in the batch form",
+                      KV_MAX_BATCH);
   }
-  if (p != limit) return kv_error(KV_ERR_CORRUPT, "%zu bytes after the last batch op", (size_t)(limit - p));
+  if (p != limit)
+    return kv_error(KV_ERR_CORRUPT, "%zu bytes after the last batch op", (size_t)(limit - p));
+  *plain = total;
   return KV_OK;
+}
+
+/* Expand a checked record payload to the batch form in out (plain bytes, from
+** check_payload). */
+static void expand(const uint8_t *p, size_t len, uint8_t *out) {
+  const uint8_t *limit = p + len;
+  uint64_t count;
+  p = kv_get_varint(p, limit, &count);
+  out = kv_put_varint(out, count);
+  kv_wal_op ops[2];
+  for (uint64_t i = 0; i < count; i++) {
+    kv_wal_op *op = &ops[i & 1];
+    decode_rec_op(&p, limit, i ? &ops[(i - 1) & 1] : NULL, op);
+    out = put_op(out, op, NULL);
+  }
 }
 
 /* ---- replay ---- */
@@ -338,6 +537,8 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
   uint64_t off = 0;
   rc = env->size(r.f, &r.size);
   int torn = 0;
+  uint8_t *x_buf = NULL; /* a record-form payload expanded to the batch form */
+  size_t x_cap = 0;
   while (rc == KV_OK && off < r.size) {
     uint64_t rem = r.size - off;
     const uint8_t *h;
@@ -366,16 +567,32 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
       else rc = corrupt_at(path, off, "checksum mismatch");
       break;
     }
-    if (check_payload(h + WAL_HEADER, len) != KV_OK) {
+    size_t plain;
+    int flagged;
+    if (check_payload(h + WAL_HEADER, len, &plain, &flagged) != KV_OK) {
       char why[256];
       snprintf(why, sizeof why, "%s", kv_errmsg());
       rc = corrupt_at(path, off, why);
       break;
     }
-    rc = fn(ctx, kv_get_u64le(h + 16), (int64_t)kv_get_u64le(h + 24), h + WAL_HEADER, len);
+    const uint8_t *pay = h + WAL_HEADER;
+    size_t pay_len = len;
+    if (flagged) { /* a record-form record: the callback gets the batch form */
+      if (plain > x_cap) {
+        uint8_t *nx = realloc(x_buf, plain);
+        if (!nx) { rc = kv_error(KV_ERR_NOMEM, "WAL replay %s: out of memory", path); break; }
+        x_buf = nx;
+        x_cap = plain;
+      }
+      expand(h + WAL_HEADER, len, x_buf);
+      pay = x_buf;
+      pay_len = plain;
+    }
+    rc = fn(ctx, kv_get_u64le(h + 16), (int64_t)kv_get_u64le(h + 24), pay, pay_len);
     off += WAL_HEADER + len;
   }
   free(r.buf);
+  free(x_buf);
   /* What the callback saw must survive a later power cut even if the writer died before
   ** syncing it (a process crash in normal or off mode, or a failed sync): sync the segment.
   ** fdatasync works on a read-only descriptor. */

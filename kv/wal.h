@@ -24,8 +24,9 @@ typedef struct kv_wal kv_wal;
 int kv_wal_create(kv_env *env, const char *dir, uint64_t number, int sync_mode, kv_wal **out);
 /* Append one record holding `payload` (an encoded batch whose first sequence number is
 ** first_seq, committed at wall-clock time commit_ts ms: ops whose ts is KV_TS_NOW take it).
-** Does not sync (see kv_wal_sync). A failure leaves the WAL unusable (the caller must refuse
-** further writes). */
+** The payload is written in the record form (above); a payload that does not decode as a
+** batch is written as it is (replay then reports it as corrupt). Does not sync (see
+** kv_wal_sync). A failure leaves the WAL unusable (the caller must refuse further writes). */
 int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
                   size_t len);
 /* Make appended records durable (fdatasync; a no-op in KV_SYNC_OFF except at close). */
@@ -40,7 +41,8 @@ uint64_t kv_wal_size(const kv_wal *w);
 int kv_wal_close(kv_wal *w);
 
 /* Called for each record during replay, in file order, only for records that passed every
-** check (checksum and the decoding of every op). `payload` is valid only during the call.
+** check (checksum and the decoding of every op). `payload` is in the batch form (a record
+** form record is expanded first) and valid only during the call.
 ** A non-KV_OK return stops the replay with it. */
 typedef int (*kv_wal_record_fn)(void *ctx, uint64_t first_seq, int64_t commit_ts,
                                 const uint8_t *payload, size_t len);
@@ -69,7 +71,25 @@ typedef struct kv_wal_op {
   const uint8_t *value; uint32_t value_len;
 } kv_wal_op;
 /* Decode ops one at a time: *p starts at the payload; returns KV_OK and advances, or
-** KV_ERR_CORRUPT. count is read first with kv_get_varint. */
+** KV_ERR_CORRUPT. count is read first with kv_get_varint. This is the batch form, the one
+** kv_batch builds and replay hands to its callback; the record form below is refused. */
 int kv_wal_decode_op(const uint8_t **p, const uint8_t *limit, kv_wal_op *op);
+
+/* ---- Record form (what kv_wal_append writes since WAL op format 2) ----
+** kv_wal_append writes a batch payload in the record form: an op whose family id, row key
+** or timestamp equals the previous op's leaves that field out and sets a flag in its type
+** byte instead (the op type stays in bits 0-1). A loaded row's cells then carry the row key
+** once, not once per cell. Replay expands a record back to the batch form before the
+** callback sees it, and still reads records written in the batch form (format 1). */
+#define KV_WAL_SAME_FAMILY 0x10u /* no family_id: the previous op's */
+#define KV_WAL_SAME_ROW 0x20u    /* no row_len, row: the previous op's */
+#define KV_WAL_SAME_TS 0x40u     /* no ts: the previous op's */
+
+/* Append one record holding the n ops `ops` (decoded batch ops, first_seq being ops[0]'s
+** sequence number), in the record form, as kv_wal_append would write their batch: so a
+** commit decodes its batch once for the WAL and the memstores. `bound` is the byte size of
+** their batch form (the record form is never longer). */
+int kv_wal_append_ops(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const kv_wal_op *ops,
+                      size_t n, size_t bound);
 
 #endif /* ROWAN_KV_WAL_H */

@@ -1,6 +1,7 @@
 /*
 ** tests/kv/test_db.c: the store as a whole through kv.h on the in-memory env: open and
-** create, tables and families, commit and read back, WAL replay at reopen, flush and reopen,
+** create, tables and families, commit and read back, WAL replay at reopen (records in the
+** record form and, as older builds wrote them, in the batch form), flush and reopen,
 ** the LOCK, read-only stores, group commit sharing syncs among 8 writer threads, a failed
 ** WAL write putting the store into its refusing state, dropping a table.
 ** Not here: scan semantics (test_scan.c), compaction (test_compaction.c), bad input
@@ -15,6 +16,11 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
+#include <xxhash.h>
+
+#include "kv/coding.h"
+#include "kv/db_impl.h" /* kv_batch_payload */
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
@@ -408,6 +414,83 @@ static int count_wal(void *ctx, const char *name) {
   return 0;
 }
 
+typedef struct wal_names { char v[8][64]; int n; } wal_names;
+
+static int note_wal(void *ctx, const char *name) {
+  wal_names *w = ctx;
+  if (strncmp(name, "wal-", 4) == 0 && w->n < 8) snprintf(w->v[w->n++], 64, "/db/%s", name);
+  return 0;
+}
+
+/* A WAL written before the record form (each op with its own family id, row key and
+** timestamp) replays at open: the committed rows are read back. */
+static void test_batch_form_wal_replays_at_open(void **state) {
+  kv_env *env = kv_env_mem_new(1000000);
+  kv_db *db = open_db(env, KV_SYNC_FULL, 0);
+  uint32_t fb;
+  uint32_t fa = make_table(db, "t", &fb);
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < 3; i++) {
+    char row[16], v[16];
+    snprintf(row, sizeof row, "row%d", i);
+    for (int q = 0; q < 2; q++) {
+      snprintf(v, sizeof v, "a%d%d", i, q);
+      assert_int_equal(kv_batch_put(b, fa, row, strlen(row), q ? "y" : "x", 1, 7, v, 3), KV_OK);
+    }
+    snprintf(v, sizeof v, "b%d", i);
+    assert_int_equal(kv_batch_put(b, fb, row, strlen(row), "z", 1, 7, v, 2), KV_OK);
+  }
+  uint64_t last;
+  assert_int_equal(kv_commit(db, b, &last), KV_OK);
+  assert_int_equal(kv_close(db), KV_OK);
+  /* The one segment holding a record: replace it by the batch-form record. */
+  wal_names w = {0};
+  assert_int_equal(env->list(env, "/db", note_wal, &w), KV_OK);
+  int found = 0;
+  size_t len;
+  const uint8_t *payload = kv_batch_payload(b, &len);
+  for (int i = 0; i < w.n; i++) {
+    uint8_t *old;
+    size_t olen;
+    assert_int_equal(kv_env_read_all(env, w.v[i], &old, &olen), KV_OK);
+    if (olen) {
+      found++;
+      assert_true(olen < 32 + len); /* the store wrote the shorter record form */
+      uint8_t *rec = malloc(32 + len);
+      kv_put_u32le(rec, (uint32_t)len);
+      kv_put_u32le(rec + 4, (uint32_t)XXH3_64bits(rec, 4));
+      kv_put_u64le(rec + 16, last - kv_batch_count(b) + 1);
+      kv_put_u64le(rec + 24, 1);
+      memcpy(rec + 32, payload, len);
+      kv_put_u64le(rec + 8, XXH3_64bits(rec + 16, 16 + len));
+      kv_file *f;
+      assert_int_equal(env->open(env, w.v[i], KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &f), KV_OK);
+      assert_int_equal(env->append(f, rec, 32 + len), KV_OK);
+      assert_int_equal(env->sync(f), KV_OK);
+      env->close(f);
+      free(rec);
+    }
+    free(old);
+  }
+  assert_int_equal(found, 1);
+  kv_batch_free(b);
+  db = open_db(env, KV_SYNC_FULL, 0);
+  char buf[64], want[16];
+  for (int i = 0; i < 3; i++) {
+    char row[16];
+    snprintf(row, sizeof row, "row%d", i);
+    snprintf(want, sizeof want, "a%d0", i);
+    assert_string_equal(get(db, fa, row, "x", buf, sizeof buf), want);
+    snprintf(want, sizeof want, "a%d1", i);
+    assert_string_equal(get(db, fa, row, "y", buf, sizeof buf), want);
+    snprintf(want, sizeof want, "b%d", i);
+    assert_string_equal(get(db, fb, row, "z", buf, sizeof buf), want);
+  }
+  assert_int_equal(kv_last_sequence(db), last);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
 /* Flushes delete the WAL segments no family needs; a family with unflushed data keeps its
 ** segments alive. */
 static void test_wal_segments_deleted(void **state) {
@@ -516,6 +599,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_open_create_and_reopen),
     cmocka_unit_test(test_flush_and_reopen),
+    cmocka_unit_test(test_batch_form_wal_replays_at_open),
     cmocka_unit_test(test_auto_flush_bounds_memory),
     cmocka_unit_test(test_lock),
     cmocka_unit_test(test_read_only),

@@ -3,7 +3,10 @@
 ** modes against a power cut, a torn tail cut at every byte of the last record (dropped and
 ** truncated), damage anywhere in a middle record (KV_ERR_CORRUPT naming file and offset),
 ** damaged lengths, several segments, injected write errors, and the batch op decoder.
-** Payloads are built by a small encoder written here from the format in kv/wal.h.
+** The record form (ops that leave out the family, row key or timestamp of the op before):
+** its exact bytes, replay of records in the older batch form beside it, a torn record-form
+** tail, and damaged flags. Payloads are built by a small encoder written here from the
+** format in kv/wal.h.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -72,17 +75,23 @@ static size_t enc_finish(enc *e, uint8_t **out) {
 static size_t random_payload(uint64_t *rng, int max_ops, uint8_t **out) {
   enc e = {0};
   int n = 1 + (int)tu_below(rng, (uint64_t)max_ops);
+  char row[32] = "";
+  uint32_t fam = 0;
+  int64_t ts = 0;
   for (int i = 0; i < n; i++) {
-    char row[32], qual[8];
+    char qual[8];
     uint8_t val[300];
-    snprintf(row, sizeof row, "row%llu", (unsigned long long)tu_below(rng, 100000));
+    /* half the time a field repeats the previous op's (the record form leaves it out) */
+    if (i == 0 || tu_below(rng, 2))
+      snprintf(row, sizeof row, "row%llu", (unsigned long long)tu_below(rng, 100000));
     snprintf(qual, sizeof qual, "q%d", (int)tu_below(rng, 10));
     size_t vl = (size_t)tu_below(rng, sizeof val);
     for (size_t k = 0; k < vl; k++) val[k] = (uint8_t)tu_rand(rng);
     uint8_t type = (uint8_t)tu_below(rng, 4);
-    int64_t ts = tu_below(rng, 4) == 0 ? KV_TS_NOW : (int64_t)tu_below(rng, 1ull << 42);
-    enc_op(&e, type, (uint32_t)tu_below(rng, 70000), row, type == KV_DELETE_FAMILY ? "" : qual,
-           ts, val, vl);
+    if (i == 0 || tu_below(rng, 2))
+      ts = tu_below(rng, 4) == 0 ? KV_TS_NOW : (int64_t)tu_below(rng, 1ull << 42);
+    if (i == 0 || tu_below(rng, 2)) fam = (uint32_t)tu_below(rng, 70000);
+    enc_op(&e, type, fam, row, type == KV_DELETE_FAMILY ? "" : qual, ts, val, vl);
   }
   return enc_finish(&e, out);
 }
@@ -154,14 +163,18 @@ static void test_round_trip_many(void **state) {
   uint8_t **pays = calloc((size_t)n, sizeof *pays);
   size_t *lens = calloc((size_t)n, sizeof *lens);
   uint64_t seq = 1, total = 0;
+  uint64_t plain = 0;
   for (int i = 0; i < n; i++) {
     lens[i] = random_payload(&rng, 8, &pays[i]);
     assert_int_equal(kv_wal_append(w, seq, 1700000000000LL + i, pays[i], lens[i]), KV_OK);
     seq += 8;
-    total += HDR + lens[i];
+    /* the record form is never longer than the batch form */
+    assert_true(kv_wal_size(w) - total <= HDR + lens[i]);
+    total = kv_wal_size(w);
+    plain += HDR + lens[i];
     if (i % 10 == 0) assert_int_equal(kv_wal_sync(w), KV_OK);
   }
-  assert_int_equal(kv_wal_size(w), total);
+  assert_true(total < plain); /* repeated fields were left out */
   assert_int_equal(kv_wal_close(w), KV_OK);
   assert_int_equal(kv_env_mem_file_size(env, "/db/wal-7.log"), (int64_t)total);
 
@@ -595,6 +608,199 @@ static void test_decode_op(void **state) {
   free(p);
 }
 
+/* ---- the record form ---- */
+
+/* Write a record by hand around `payload` (as written: no record form applied), as a build
+** before the record form did; returns its bytes. */
+static size_t raw_record(uint8_t *out, uint64_t seq, int64_t ts, const uint8_t *payload,
+                         size_t len) {
+  kv_put_u32le(out, (uint32_t)len);
+  kv_put_u32le(out + 4, (uint32_t)XXH3_64bits(out, 4));
+  kv_put_u64le(out + 16, seq);
+  kv_put_u64le(out + 24, (uint64_t)ts);
+  memcpy(out + HDR, payload, len);
+  kv_put_u64le(out + 8, XXH3_64bits(out + 16, 16 + len));
+  return HDR + len;
+}
+
+static void write_file(kv_env *env, const char *path, const uint8_t *p, size_t n) {
+  kv_file *f;
+  assert_int_equal(env->open(env, path, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &f), KV_OK);
+  assert_int_equal(env->append(f, p, n), KV_OK);
+  assert_int_equal(env->sync(f), KV_OK);
+  env->close(f);
+}
+
+/* The three-op batch of docs/FORMAT.md's record-form example. */
+static size_t example_batch(uint8_t **p) {
+  enc e = {0};
+  enc_op(&e, KV_PUT, 5, "s1", "t", KV_TS_NOW, "AB", 2);
+  enc_op(&e, KV_PUT, 6, "s1", "u", KV_TS_NOW, "C", 1);
+  enc_op(&e, KV_DELETE_COLUMN, 6, "s2", "h", 1700000000000LL, NULL, 0);
+  return enc_finish(&e, p);
+}
+
+static void test_record_form_bytes(void **state) {
+  kv_env *env = new_env();
+  uint8_t *p;
+  size_t n = example_batch(&p);
+  kv_wal *w;
+  assert_int_equal(kv_wal_create(env, "/db", 1, KV_SYNC_FULL, &w), KV_OK);
+  assert_int_equal(kv_wal_append(w, 42, 1700000000123LL, p, n), KV_OK);
+  assert_int_equal(kv_wal_close(w), KV_OK);
+  static const uint8_t want[] = {
+    0x03,                                                       /* 3 ops */
+    0x00, 0x05, 0x02, 's', '1', 0x01, 't',                      /* put, family 5, "s1", "t" */
+    0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, /* KV_TS_NOW */
+    0x02, 'A', 'B',                                             /* value */
+    0x60, 0x06, 0x01, 'u', 0x01, 'C',       /* put, same row and ts, family 6, "u", "C" */
+    0x12, 0x02, 's', '2', 0x01, 'h',        /* delete column, same family, "s2", "h" */
+    0x80, 0xa0, 0xab, 0xfe, 0xf9, 0x62,     /* ts 1700000000000 */
+  };
+  uint8_t *file;
+  size_t flen;
+  assert_int_equal(kv_env_read_all(env, "/db/wal-1.log", &file, &flen), KV_OK);
+  assert_int_equal(flen, HDR + sizeof want);
+  assert_int_equal(kv_get_u32le(file), sizeof want);
+  assert_memory_equal(file + HDR, want, sizeof want);
+  /* Replay hands back the batch form, byte for byte. */
+  recs r = {0};
+  assert_int_equal(kv_wal_replay(env, "/db", 1, 1, on_record, &r), KV_OK);
+  assert_int_equal(r.n, 1);
+  assert_int_equal(r.v[0].seq, 42);
+  assert_int_equal(r.v[0].len, n);
+  assert_memory_equal(r.v[0].p, p, n);
+  recs_free(&r);
+  free(file);
+  free(p);
+  kv_env_free(env);
+}
+
+/* A segment written before the record form (batch-form records) still replays, alone and
+** followed by record-form records in the same segment. */
+static void test_batch_form_records_replay(void **state) {
+  kv_env *env = new_env();
+  uint8_t *p0, *p1;
+  size_t n0 = example_batch(&p0), n1 = one_payload(&p1, 3);
+  uint8_t *seg = malloc(2 * HDR + n0 + n1);
+  size_t len = raw_record(seg, 10, 111, p0, n0);
+  len += raw_record(seg + len, 13, 112, p1, n1);
+  write_file(env, "/db/wal-4.log", seg, len);
+  recs r = {0};
+  assert_int_equal(kv_wal_replay(env, "/db", 4, 0, on_record, &r), KV_OK);
+  assert_int_equal(r.n, 2);
+  assert_int_equal(r.v[0].seq, 10);
+  assert_int_equal(r.v[0].len, n0);
+  assert_memory_equal(r.v[0].p, p0, n0);
+  assert_int_equal(r.v[1].ts, 112);
+  assert_memory_equal(r.v[1].p, p1, n1);
+  recs_free(&r);
+  /* New records appended after the old ones, as a store would after replay. */
+  kv_wal *w;
+  assert_int_equal(kv_wal_create(env, "/db", 5, KV_SYNC_FULL, &w), KV_OK);
+  assert_int_equal(kv_wal_append(w, 14, 113, p0, n0), KV_OK);
+  assert_int_equal(kv_wal_close(w), KV_OK);
+  uint8_t *f5;
+  size_t l5;
+  assert_int_equal(kv_env_read_all(env, "/db/wal-5.log", &f5, &l5), KV_OK);
+  seg = realloc(seg, len + l5);
+  memcpy(seg + len, f5, l5);
+  write_file(env, "/db/wal-4.log", seg, len + l5);
+  assert_int_equal(kv_wal_replay(env, "/db", 4, 1, on_record, &r), KV_OK);
+  assert_int_equal(r.n, 3);
+  assert_int_equal(r.v[2].seq, 14);
+  assert_memory_equal(r.v[2].p, p0, n0);
+  recs_free(&r);
+  free(f5);
+  free(seg);
+  free(p0);
+  free(p1);
+  kv_env_free(env);
+}
+
+/* A record-form record torn at every length is dropped (last segment) or reported. */
+static void test_record_form_torn_tail(void **state) {
+  kv_env *env = new_env();
+  uint8_t *p;
+  size_t n = example_batch(&p);
+  kv_wal *w;
+  assert_int_equal(kv_wal_create(env, "/db", 2, KV_SYNC_FULL, &w), KV_OK);
+  assert_int_equal(kv_wal_append(w, 1, 1, p, n), KV_OK);
+  uint64_t good = kv_wal_size(w);
+  assert_int_equal(kv_wal_append(w, 4, 2, p, n), KV_OK);
+  uint64_t full = kv_wal_size(w);
+  assert_true(full - good < HDR + n); /* it is in the record form */
+  assert_int_equal(kv_wal_close(w), KV_OK);
+  uint8_t *orig;
+  size_t olen;
+  assert_int_equal(kv_env_read_all(env, "/db/wal-2.log", &orig, &olen), KV_OK);
+  for (uint64_t cut = good + 1; cut < full; cut++) {
+    write_file(env, "/db/wal-2.log", orig, cut);
+    recs r = {0};
+    assert_int_equal(kv_wal_replay(env, "/db", 2, 1, on_record, &r), KV_OK);
+    assert_int_equal(r.n, 1);
+    assert_memory_equal(r.v[0].p, p, n);
+    recs_free(&r);
+    assert_int_equal(kv_env_mem_file_size(env, "/db/wal-2.log"), (int64_t)good);
+    write_file(env, "/db/wal-2.log", orig, cut);
+    assert_int_equal(kv_wal_replay(env, "/db", 2, 0, on_record, &r), KV_ERR_CORRUPT);
+    recs_free(&r);
+  }
+  free(orig);
+  free(p);
+  kv_env_free(env);
+}
+
+/* Replay one hand-made record holding `payload` in the last segment: KV_ERR_CORRUPT with
+** `why` in the message. */
+static void expect_corrupt(kv_env *env, const uint8_t *payload, size_t len, const char *why) {
+  uint8_t *buf = malloc(HDR + len);
+  write_file(env, "/db/wal-9.log", buf, raw_record(buf, 1, 1, payload, len));
+  recs r = {0};
+  assert_int_equal(kv_wal_replay(env, "/db", 9, 1, on_record, &r), KV_ERR_CORRUPT);
+  assert_int_equal(r.n, 0);
+  if (!strstr(kv_errmsg(), why)) fail_msg("message \"%s\" lacks \"%s\"", kv_errmsg(), why);
+  recs_free(&r);
+  free(buf);
+}
+
+static void test_record_form_damage(void **state) {
+  kv_env *env = new_env();
+  /* The first op cannot take a field from an op before it. */
+  static const uint8_t first[] = {1, 0x20, 0x01, 'q', 0x02, 0x01, 'v'};
+  expect_corrupt(env, first, sizeof first, "first op");
+  static const uint8_t first_ts[] = {1, 0x41, 0x01, 0x01, 'r', 0x01, 'q'};
+  expect_corrupt(env, first_ts, sizeof first_ts, "first op");
+  /* A type byte with a bit no format defines. */
+  static const uint8_t bit7[] = {2, 0x00, 0x01, 0x01, 'r', 0x01, 'q', 0x02, 0x00,
+                                 0xb0, 0x01, 'q', 0x02, 0x00};
+  expect_corrupt(env, bit7, sizeof bit7, "type");
+  static const uint8_t bit2[] = {2, 0x00, 0x01, 0x01, 'r', 0x01, 'q', 0x02, 0x00,
+                                 0x34, 0x01, 'q', 0x02, 0x00};
+  expect_corrupt(env, bit2, sizeof bit2, "type");
+  /* A flagged op cut short. */
+  static const uint8_t cut[] = {2, 0x00, 0x01, 0x01, 'r', 0x01, 'q', 0x02, 0x00, 0x70, 0x05};
+  expect_corrupt(env, cut, sizeof cut, "qualifier");
+  /* Ops that repeat a long row key would pass KV_MAX_BATCH once expanded. */
+  size_t row = 30000, reps = KV_MAX_BATCH / row + 2, len = 0;
+  uint8_t *big = malloc(16 + row + 4 * reps);
+  len = (size_t)(kv_put_varint(big, reps + 1) - big);
+  big[len++] = KV_DELETE_FAMILY;
+  big[len++] = 1;
+  len = (size_t)(kv_put_varint(big + len, row) - big);
+  memset(big + len, 'k', row);
+  len += row;
+  big[len++] = 0;    /* no qualifier */
+  big[len++] = 0x02; /* ts 1 */
+  for (size_t i = 0; i < reps; i++) {
+    big[len++] = KV_DELETE_FAMILY | KV_WAL_SAME_FAMILY | KV_WAL_SAME_ROW | KV_WAL_SAME_TS;
+    big[len++] = 0;
+  }
+  expect_corrupt(env, big, len, "batch form");
+  free(big);
+  kv_env_free(env);
+}
+
 static void test_posix_round_trip_and_torn_tail(void **state) {
   char dir[] = "/tmp/rowan_wal_XXXXXX";
   assert_non_null(mkdtemp(dir));
@@ -634,6 +840,10 @@ static void test_posix_round_trip_and_torn_tail(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_round_trip_many),
+    cmocka_unit_test(test_record_form_bytes),
+    cmocka_unit_test(test_batch_form_records_replay),
+    cmocka_unit_test(test_record_form_torn_tail),
+    cmocka_unit_test(test_record_form_damage),
     cmocka_unit_test(test_sync_full),
     cmocka_unit_test(test_sync_normal),
     cmocka_unit_test(test_sync_off),
