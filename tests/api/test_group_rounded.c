@@ -6,7 +6,8 @@
 ** compared with the groups computed here from the rows written. Rows lie in two store files
 ** with small blocks and in the memstore (a group's rows in all three), some readings NULL
 ** (no cell), some groups with none. Units of fixed length (HOUR, DAY, WEEK, 'day') and
-** ranges that start and end inside a group. Seeded (tu_seed).
+** ranges that start and end inside a group; VARBINARY keys with and without 0x00 bytes
+** (escaped in the key) grouped and read back. Seeded (tu_seed).
 ** Not here: the plan and the units of calendar length (tests/sql/group_stream.test).
 */
 #include <setjmp.h>
@@ -177,9 +178,67 @@ static void daily_average_rebound(void **state) {
   kv_env_free(env);
 }
 
+/* Key strings read in place (no 0x00 byte) and through the escape decoder (0x00 bytes, in
+** the middle, first and last, the empty string) group and read back as written: GROUP BY a
+** VARBINARY key column and the rounded TIMESTAMP after it, with the column read. */
+static void binary_keys_grouped(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(0);
+  rowan_db *db = tu_open_mem(env);
+  exec_ok(db, "CREATE TABLE B (K VARBINARY NOT NULL, TS TIMESTAMP NOT NULL, V INTEGER, "
+              "CONSTRAINT PK PRIMARY KEY (K, TS))");
+  static const struct {
+    const char *p;
+    int n;
+  } keys[] = {{"", 0}, {"\0", 1}, {"\0\0", 2}, {"a\0b", 3}, {"ab\0", 3}, {"ab", 2},
+              {"\0\x01", 2}, {"\xff\0\xff", 3}};
+  enum { NK = sizeof keys / sizeof keys[0] };
+  rowan_stmt *up;
+  assert_int_equal(rowan_prepare(db, "UPSERT INTO B VALUES (?, ?, ?)", -1, &up, NULL), ROWAN_OK);
+  for (int k = 0; k < NK; k++)
+    for (int h = 0; h < 30; h++) { /* 30 rows 5 hours apart: days of 5, 5 and 4 rows ... */
+      assert_int_equal(rowan_bind_blob(up, 1, keys[k].p, keys[k].n), ROWAN_OK);
+      assert_int_equal(rowan_bind_timestamp(up, 2, T0 + h * 5 * 3600000LL), ROWAN_OK);
+      assert_int_equal(rowan_bind_int64(up, 3, k * 100 + h), ROWAN_OK);
+      assert_int_equal(rowan_step(up), ROWAN_DONE);
+      assert_int_equal(rowan_reset(up), ROWAN_OK);
+      if (k == NK / 2 && h == 10) assert_int_equal(rowan_flush(db), ROWAN_OK);
+    }
+  rowan_finalize(up);
+  rowan_stmt *q;
+  assert_int_equal(rowan_prepare(db, "SELECT K, TRUNC(TS, 'DAY'), COUNT(*), SUM(V) FROM B "
+                                     "GROUP BY K, TRUNC(TS, 'DAY')",
+                                 -1, &q, NULL),
+                   ROWAN_OK);
+  int seen[NK][7] = {{0}}, rows = 0, rc;
+  while ((rc = rowan_step(q)) == ROWAN_ROW) {
+    const void *b = rowan_column_blob(q, 0);
+    int n = rowan_column_bytes(q, 0), k = 0;
+    while (k < NK && !(keys[k].n == n && (n == 0 || memcmp(keys[k].p, b, (size_t)n) == 0))) k++;
+    if (k == NK) fail_msg("a key of %d bytes that was not written", n);
+    int64_t d = (rowan_column_timestamp(q, 1) - T0) / DAY_MS;
+    assert_true(d >= 0 && d < 7);
+    int64_t cnt = 0, sum = 0;
+    for (int h = 0; h < 30; h++)
+      if (h * 5 / 24 == d) cnt++, sum += k * 100 + h;
+    assert_int_equal(rowan_column_int64(q, 2), cnt);
+    assert_int_equal(rowan_column_int64(q, 3), sum);
+    seen[k][d]++;
+    rows++;
+  }
+  assert_int_equal(rc, ROWAN_DONE);
+  for (int k = 0; k < NK; k++)
+    for (int d = 0; d < 7; d++) assert_int_equal(seen[k][d], d * 24 <= 29 * 5 ? 1 : 0);
+  assert_int_equal(rows, NK * 7);
+  rowan_finalize(q);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(daily_average_rebound),
+      cmocka_unit_test(binary_keys_grouped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
