@@ -5,7 +5,9 @@
 ** Phoenix has: ROUND(ts, 'MINUTE', 15)), MAKE_TIMESTAMP, NOW and CURRENT_DATE (the caller's
 ** statement time), and the field extractors YEAR .. SECOND, DAYOFWEEK, DAYOFYEAR. All
 ** values are without time zone (catalog/types.h): a TIMESTAMP is microseconds since
-** 1970-01-01 00:00:00, a DATE days. Not here: parsing and formatting with patterns
+** 1970-01-01 00:00:00, a DATE days. The rounding also comes with its unit resolved once
+** (exec_fn_date_round_prepare / exec_fn_date_round, for GROUP BY TRUNC(TS, 'DAY') row by
+** row). Not here: parsing and formatting with patterns
 ** (exec/func_fmt.c).
 */
 #include "exec/func_int.h"

@@ -1,6 +1,7 @@
 /*
 ** exec/op_query.c: runs a plan_query as a pipeline (exec/op.h): scan -> residual filter ->
-** aggregate (streaming when GROUP BY is a key prefix, else hashed) -> HAVING -> project ->
+** aggregate (streaming when the planner found the groups contiguous in key order, else
+** hashed; GROUP BY date roundings by a known unit evaluated directly) -> HAVING -> project ->
 ** DISTINCT -> sort or top-n heap -> OFFSET/LIMIT. Without aggregation or sort, rows flow
 ** one at a time from the scan to the caller; otherwise the step that needs every row
 ** buffers its output (aggregate groups, sorted rows) and then emits it. Every step counts
