@@ -141,6 +141,29 @@ bool exec_func_is_aggregate(const char *name);
 int exec_func_call(int func_id, const cat_value *args, int n_args, const cat_type *rt,
                    cat_value *out, exec_func_ctx *ctx);
 
+/* ROUND/FLOOR/CEIL/TRUNC(x, unit[, multiplier]) of a DATE or TIMESTAMP x with the unit and
+** multiplier known once (constants or bound parameters), resolved by
+** exec_fn_date_round_prepare and applied per row by exec_fn_date_round with the result
+** exec_func_call(func_id, ...) would give (exec/func_date.c). */
+typedef struct exec_date_round {
+  int id;           /* EXEC_F_ROUND, _FLOOR, _CEIL or _TRUNC */
+  int unit;         /* the unit (func_date.c's numbering) */
+  int64_t len;      /* its length in microseconds, 0 for MONTH and YEAR */
+  int64_t mult;     /* the multiplier, 1..1000000 */
+  cat_type rt;      /* the call's result type (that of x) */
+} exec_date_round;
+
+/* Whether the call func_id(x, a[1], .. a[n-1]) with x of type arg_type and result type rt can
+** go through exec_fn_date_round; if so *r is set. False (nothing set) for another function,
+** another type, a NULL, unknown or bad unit or multiplier (exec_func_call then gives the
+** NULL or the error row by row). a[0] is not read. */
+bool exec_fn_date_round_prepare(int func_id, int arg_type, const cat_value *a, int n,
+                                const cat_type *rt, exec_date_round *r);
+/* The prepared rounding of v (of the arg_type given to prepare): EXEC_OK, or
+** EXEC_CONSTRAINT when the result is out of range (ctx->msg as exec_func_call's). */
+int exec_fn_date_round(const exec_date_round *r, const cat_value *v, cat_value *out,
+                       exec_func_ctx *ctx);
+
 /* CAST(in AS to) with this header's conventions: cat_value_cast, the text of a number cast
 ** to a string written into ctx->arena. EXEC_CONSTRAINT (value out of range or too long for
 ** `to`), EXEC_ERROR (text that is not a literal of `to`, types not convertible),

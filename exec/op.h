@@ -23,6 +23,7 @@
 #include "exec/arena.h"
 #include "exec/engine.h"
 #include "exec/eval.h"
+#include "exec/func.h"
 #include "exec/rowcodec.h"
 #include "kv/kv.h"
 #include "planner/plan.h"
@@ -159,8 +160,16 @@ int exec_order_cmp(const plan_order *o, int n, const cat_value *a, const cat_val
 ** and [timing, end): evmsg is written before it is read, scan is set up by exec_scan_open
 ** (nothing reads it before scan_open), act's two kv_scan_metrics only by their headers. A
 ** field added here goes in one of the zeroed spans. */
+#define EXEC_GROUP_FAST 4 /* GROUP BY date roundings a query evaluates without exec_eval */
+
 typedef struct exec_query {
   const plan_query *q;       /* the plan */
+  int n_gfast;               /* GROUP BY terms in gfast, in term order */
+  struct {
+    int term;                /* the GROUP BY term: ROUND/FLOOR/CEIL/TRUNC(column, unit[, n]) */
+    int col;                 /* the column's slot in the input row */
+    exec_date_round r;       /* the rounding, resolved once per run */
+  } gfast[EXEC_GROUP_FAST];
   kv_db *db;                 /* store */
   const kv_batch *overlay;   /* open transaction's writes, or NULL */
   kv_batch *own_overlay;     /* an index scan that looks rows up: a copy of those writes as

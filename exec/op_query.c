@@ -1,6 +1,7 @@
 /*
 ** exec/op_query.c: runs a plan_query as a pipeline (exec/op.h): scan -> residual filter ->
-** aggregate (streaming when GROUP BY is a key prefix, else hashed) -> HAVING -> project ->
+** aggregate (streaming when the planner found the groups contiguous in key order, else
+** hashed; GROUP BY date roundings by a known unit evaluated directly) -> HAVING -> project ->
 ** DISTINCT -> sort or top-n heap -> OFFSET/LIMIT. Without aggregation or sort, rows flow
 ** one at a time from the scan to the caller; otherwise the step that needs every row
 ** buffers its output (aggregate groups, sorted rows) and then emits it. Every step counts
@@ -76,6 +77,37 @@ int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_val
                                 err);
 }
 
+/* GROUP BY terms that are a date rounding of a column by a unit known now (a constant or a
+** bound parameter): x->gfast, evaluated per row by exec_fn_date_round, not exec_eval. */
+static void group_fast_setup(exec_query *x) {
+  const plan_select *s = x->q->sel;
+  x->n_gfast = 0;
+  if (!s->aggregate) return;
+  for (int i = 0; i < s->n_group && x->n_gfast < EXEC_GROUP_FAST; i++) {
+    const plan_expr *e = s->group[i];
+    if (e->kind != PX_FUNC || e->n_args < 1 || e->n_args > 3 || e->args[0]->kind != PX_COLUMN)
+      continue;
+    cat_value a[3];
+    bool known = true;
+    for (uint32_t k = 1; k < e->n_args && known; k++) {
+      const plan_expr *u = e->args[k];
+      if (u->kind == PX_CONST || u->kind == PX_PARAM) {
+        x->ev.row = NULL; /* constants and parameters read no row */
+        known = exec_eval(&x->ev, u, &a[k]) == EXEC_OK;
+      } else {
+        known = false;
+      }
+    }
+    if (!known) continue;
+    if (!exec_fn_date_round_prepare(e->func, e->args[0]->type.id, a, (int)e->n_args, &e->type,
+                                    &x->gfast[x->n_gfast].r))
+      continue;
+    x->gfast[x->n_gfast].term = i;
+    x->gfast[x->n_gfast].col = e->args[0]->column;
+    x->n_gfast++;
+  }
+}
+
 int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
                            const cat_value *params, int n_params, int64_t now_us,
                            size_t mem_limit, const kv_batch *overlay, exec_query_cache *cache,
@@ -118,6 +150,7 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
                       s->n_group + s->n_aggs);
   x->out = row_buf(cache ? &cache->out : NULL, cache ? &cache->out_cap : NULL, s->n_proj);
   if (!x->in || !x->aggrow || !x->out) return oom(err);
+  group_fast_setup(x);
   x->direct = cache && q->direct; /* planner/plan.h: rows decode into out */
   if (x->direct) { /* every row writes every slot of out; in is not used */
     x->groups.n_key = s->n_group;
@@ -378,8 +411,15 @@ static int aggregate_row(exec_query *x, exec_error *err) {
     return EXEC_TOOBIG;
   }
   x->ev.row = x->in;
-  for (int i = 0; i < s->n_group; i++) {
-    int rc = exec_eval(&x->ev, s->group[i], &key[i]);
+  for (int i = 0, f = 0; i < s->n_group; i++) {
+    int rc;
+    if (f < x->n_gfast && x->gfast[f].term == i) { /* a date rounding: no call tree */
+      exec_func_ctx fc = {&x->scratch, x->ev.now_us, x->evmsg, sizeof x->evmsg};
+      rc = exec_fn_date_round(&x->gfast[f].r, &x->in[x->gfast[f].col], &key[i], &fc);
+      f++;
+    } else {
+      rc = exec_eval(&x->ev, s->group[i], &key[i]);
+    }
     if (rc) return eval_err(x, rc, err);
   }
   exec_mrow *g;

@@ -458,12 +458,30 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
       p += w;
       continue;
     }
+    cat_value *v = &vals[slot ? slot[i] : i];
+    int id = kc->type.id;
+    if (!kc->desc && !kc->nullable && (cat_type_is_string(id) || id == CAT_T_VARBINARY)) {
+      /* an ascending string without a 0x00 byte (catalog/keycodec.h): its bytes, then the
+         terminator 0x00 0x01, read in place; anything else (an escape) decodes below */
+      const uint8_t *z = memchr(p, 0, (size_t)(limit - p));
+      if (z && limit - z >= 2 && z[1] == 0x01 && (!at_end || z + 2 == limit)) {
+        v->type = t->columns[i].type;
+        v->is_null = false;
+        v->u.s.p = p;
+        v->u.s.len = (uint32_t)(z - p);
+        p = z + 2;
+        if (copy) {
+          int r = own(copy, v, err);
+          if (r != EXEC_OK) return r;
+        }
+        continue;
+      }
+    }
     /* an unescaped string is never longer than its encoding: the scratch at the key
        column's own offset cannot overlap another column's */
     size_t off = (size_t)(p - key);
     cat_error ce;
     const uint8_t *end = NULL;
-    cat_value *v = &vals[slot ? slot[i] : i];
     if (cat_key_decode(kc, 1, p, limit, v, rc->scratch + off, CAT_KEY_MAX - off,
                        at_end ? NULL : &end, &ce) != CAT_OK)
       return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: %s", t->name,

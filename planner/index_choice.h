@@ -33,6 +33,14 @@ int plan_pinned_one(const plan_scan_ranges *r, const int *slots, int n);
 ** arrive grouped. */
 bool plan_group_on_prefix(const plan_select *s, const int *slots, int n);
 
+/* Rows with equal GROUP BY values of s arrive one after another in the order of the key
+** slots[0..n), though the GROUP BY is not a key prefix: every term is a key column or the
+** date rounding ROUND/FLOOR/CEIL/TRUNC(column, constant unit[, constant multiplier]) of a
+** DATE or TIMESTAMP key column (never decreasing in the column, NULL for NULL), and every
+** key column before the last one a term reads is itself a term. E.g. GROUP BY STATION,
+** TRUNC(TS, 'DAY') over the key (STATION, TS [DESC]). Streams the aggregate, not the order. */
+bool plan_group_contiguous(const plan_select *s, const int *slots, int n);
+
 /* The AND of terms[0..n) (arena nodes; terms themselves shared), NULL for n == 0 or OOM. */
 plan_expr *plan_and_terms(plan_arena *A, const plan_expr *const *terms, uint32_t n);
 

@@ -11,7 +11,8 @@
 **    null-rejecting WHERE term, or no non-key column at all);
 **  - ORDER BY in key order or its exact reverse plans no sort (a reverse scan); LIMIT and
 **    OFFSET go to the kv scan when nothing after the scan filters, groups or reorders;
-**    ORDER BY ... LIMIT uses a top-n heap; GROUP BY on a key prefix streams;
+**    ORDER BY ... LIMIT uses a top-n heap; GROUP BY on a key prefix streams, and so does
+**    one on a key prefix whose last column is rounded (TRUNC(TS, 'DAY'): plan_group_contiguous);
 **  - estimates of rows and bytes read from kv_estimate_rows per range and the table's totals
 **    (kv_family_get_stats);
 **  - then, when the table has indexes, the index choice (planner/index_choice.c) may put an
@@ -26,6 +27,7 @@
 #include <string.h>
 
 #include "exec/engine.h"
+#include "exec/func.h"
 #include "planner/filter.h"
 #include "planner/index_choice.h"
 #include "planner/plan.h"
@@ -143,6 +145,44 @@ bool plan_group_on_prefix(const plan_select *s, const int *slots, int n) {
     if (j == s->n_group) return false;
     seen[j] = true;
   }
+  return true;
+}
+
+/* Whether e is ROUND/FLOOR/CEIL/TRUNC of a DATE or TIMESTAMP column by a constant unit and
+** multiplier (exec/func_date.c): a function of that column alone that never decreases as
+** the column grows, NULL for NULL. *col gets the column. */
+static bool date_round_of(const plan_expr *e, int *col) {
+  if (e->kind != PX_FUNC || e->n_args < 1 || e->n_args > 3) return false;
+  if (e->func != EXEC_F_ROUND && e->func != EXEC_F_FLOOR && e->func != EXEC_F_CEIL &&
+      e->func != EXEC_F_TRUNC)
+    return false;
+  const plan_expr *a = e->args[0];
+  if (a->kind != PX_COLUMN || (a->type.id != CAT_T_DATE && a->type.id != CAT_T_TIMESTAMP))
+    return false;
+  for (uint32_t i = 1; i < e->n_args; i++)
+    if (e->args[i]->kind != PX_CONST && e->args[i]->kind != PX_PARAM) return false;
+  *col = a->column;
+  return true;
+}
+
+bool plan_group_contiguous(const plan_select *s, const int *slots, int n) {
+  if (s->n_group == 0 || s->n_group > 64 || n > 64) return false;
+  bool plain[64] = {0};
+  int last = -1; /* the last key column any GROUP BY term reads */
+  for (int i = 0; i < s->n_group; i++) {
+    const plan_expr *e = s->group[i];
+    int col;
+    bool is_plain = e->kind == PX_COLUMN;
+    if (is_plain) col = e->column;
+    else if (!date_round_of(e, &col)) return false;
+    int j = 0;
+    while (j < n && slots[j] != col) j++;
+    if (j == n) return false;
+    if (is_plain) plain[j] = true;
+    if (j > last) last = j;
+  }
+  for (int j = 0; j < last; j++)
+    if (!plain[j]) return false;
   return true;
 }
 
@@ -370,6 +410,11 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
     rc = plan_index_choose(db, s, used, params, n_params, A, q, &dir, msg, cap);
     if (rc) return rc;
   }
+  /* GROUP BY STATION, TRUNC(TS, 'DAY') over the key (STATION, TS): each group's rows come
+     one after another too, so they stream (key order above is judged without this) */
+  if (s->aggregate && !q->stream_agg && !q->scan.index &&
+      plan_group_contiguous(s, t->pk, t->n_pk))
+    q->stream_agg = true;
   q->scan.reverse = dir == 2;
   q->sort = s->n_order > 0 && dir == 0;
   q->topn = q->sort && q->limit >= 0;
