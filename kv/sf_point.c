@@ -191,6 +191,10 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
           for (uint32_t j = 0; j < sw; j++) k[L.lcp + j] = (uint8_t)(val >> (8 * (sw - 1 - j)));
           w->kl[got++] = kl;
           done = rows_done(k, kl, got, want, stop, stop_len);
+          if (done) { /* the rest of the stream is only stepped over, as the cells' are */
+            if (!(p = skip_varints(p, lim, nr - r - 1))) CORRUPT("truncated key delta stream");
+            break;
+          }
         }
       }
     }
@@ -256,6 +260,14 @@ static int count_groups(uint32_t *gt, const uint8_t *qs, const uint8_t *qe,
   memset(gt, 0, (size_t)ng * G_COLS * sizeof *gt);
 #define BUMP(i, g) do { uint32_t g_ = (g); gt[g_ * G_COLS + G_CNT]++; \
     if ((i) < c0) gt[g_ * G_COLS + G_BEF]++; else if ((i) < c1) gt[g_ * G_COLS + G_ROW]++; } while (0)
+  if (nq == 1 && kv_sf_all_zero(types, n)) {
+    /* one qualifier, every cell a put (a key family's blocks): group 0 holds them all */
+    gt[G_CNT] = n;
+    gt[G_BEF] = c0;
+    gt[G_ROW] = c1 - c0;
+    for (uint32_t i = c0; i < c1; i++) rq[i - c0] = 0;
+    return KV_OK;
+  }
   if (nq == 1) {
     for (uint32_t i = 0; i < n; i++) BUMP(i, types[i] == KV_PUT ? 0 : 1);
     for (uint32_t i = c0; i < c1; i++) rq[i - c0] = 0;
