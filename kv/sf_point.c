@@ -191,6 +191,10 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
           for (uint32_t j = 0; j < sw; j++) k[L.lcp + j] = (uint8_t)(val >> (8 * (sw - 1 - j)));
           w->kl[got++] = kl;
           done = rows_done(k, kl, got, want, stop, stop_len);
+          if (done) { /* the rest of the stream is only stepped over, as the cells' are */
+            if (!(p = skip_varints(p, lim, nr - r - 1))) CORRUPT("truncated key delta stream");
+            break;
+          }
         }
       }
     }
@@ -256,6 +260,14 @@ static int count_groups(uint32_t *gt, const uint8_t *qs, const uint8_t *qe,
   memset(gt, 0, (size_t)ng * G_COLS * sizeof *gt);
 #define BUMP(i, g) do { uint32_t g_ = (g); gt[g_ * G_COLS + G_CNT]++; \
     if ((i) < c0) gt[g_ * G_COLS + G_BEF]++; else if ((i) < c1) gt[g_ * G_COLS + G_ROW]++; } while (0)
+  if (nq == 1 && kv_sf_all_zero(types, n)) {
+    /* one qualifier, every cell a put (a key family's blocks): group 0 holds them all */
+    gt[G_CNT] = n;
+    gt[G_BEF] = c0;
+    gt[G_ROW] = c1 - c0;
+    for (uint32_t i = c0; i < c1; i++) rq[i - c0] = 0;
+    return KV_OK;
+  }
   if (nq == 1) {
     for (uint32_t i = 0; i < n; i++) BUMP(i, types[i] == KV_PUT ? 0 : 1);
     for (uint32_t i = c0; i < c1; i++) rq[i - c0] = 0;
@@ -469,9 +481,20 @@ int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const u
     uint32_t rank = c[G_BEF] + c[G_RUN]++;
     const kv_sf_cgroup *s = &gs[g];
     if (!s->fixed) continue;
+    /* width and stride in locals: a byte store through cv may alias them, and reloading
+       them per byte made this gather the decoder's costliest loop */
     const uint8_t *src = raw + c[G_DOFF] + rank;
-    for (uint32_t jj = 0; jj < s->width; jj++) cv[jj] = src[(size_t)jj * c[G_CNT]];
-    cv += s->width;
+    const uint32_t wd = s->width;
+    const size_t cnt = c[G_CNT];
+    if (wd == 8) { /* a double or BIGINT: the common width, unrolled */
+      uint8_t b0 = src[0], b1 = src[cnt], b2 = src[2 * cnt], b3 = src[3 * cnt];
+      uint8_t b4 = src[4 * cnt], b5 = src[5 * cnt], b6 = src[6 * cnt], b7 = src[7 * cnt];
+      cv[0] = b0; cv[1] = b1; cv[2] = b2; cv[3] = b3;
+      cv[4] = b4; cv[5] = b5; cv[6] = b6; cv[7] = b7;
+    } else {
+      for (uint32_t jj = 0; jj < wd; jj++) cv[jj] = src[(size_t)jj * cnt];
+    }
+    cv += wd;
   }
   /* the block's description: one timestamp per row when its cells share it */
   b->nrows = m;

@@ -13,7 +13,9 @@
 ** (kv_sf_point_decode_to) as well: the rows from the first at or above the key up to and
 ** including the first at or above a stop key (or none), of any count, against the same. Damaged and
 ** truncated blocks: the point decoder never reads outside the block (the sanitizer build
-** checks) and, on every block the whole-block decoder accepts, agrees with it.
+** checks) and, on every block the whole-block decoder accepts, agrees with it. Blocks shaped
+** as a key family's (thousands of rows of one put each, one qualifier) for the decoder's
+** shortcuts on them.
 ** Seeded: the seed is printed; ROWAN_SEED reruns it.
 ** Not here: the store file iterator on top of it (test_sf_point_reads.c).
 */
@@ -197,6 +199,75 @@ static void test_point_rows(void **state) {
   kv_sfb_free(&bld);
 }
 
+/* Blocks shaped as a table's key family's: hundreds to thousands of rows of one cell each,
+** one qualifier, puts only (the cells-per-row stream all ones, one value group holding every
+** cell; empty values or 8-byte ones), keys of one length (delta or transposed) or of
+** several; one block in three breaks the shape (a tombstone, or a row of two cells) so the
+** general paths answer too. Point and range decodes against the whole decoder, as
+** test_point_rows. */
+static void test_point_key_family(void **state) {
+  (void)state;
+  uint64_t st = tu_seed("sf_point_key_family");
+  static tb_cellset s;
+  kv_sfb_builder bld;
+  kv_sfb_init(&bld);
+  kv_sf_pdec w;
+  memset(&w, 0, sizeof w);
+  kv_sf_dblock d;
+  memset(&d, 0, sizeof d);
+  size_t rounds = tu_scaled(60, 12), shaped = 0, broken = 0;
+  uint8_t t[64], stop[64], row[24];
+  for (size_t round = 0; round < rounds; round++) {
+    s.n = s.used = 0;
+    int kmode = (int)tu_below(&st, 3);
+    uint32_t klen = kmode == 2 ? 20 : 12;
+    size_t nrows = 1 + tu_below(&st, tu_below(&st, 2) ? 3000 : 40);
+    int shape = (int)tu_below(&st, 6); /* 0: a tombstone, 1: a row of two cells, else kept */
+    size_t odd = tu_below(&st, nrows);
+    memset(row, 'k', sizeof row);
+    uint64_t seq = tu_below(&st, 2) ? 0 : 50;
+    uint32_t vl = tu_below(&st, 2) ? 8 : 0; /* empty markers, or values whose rank matters */
+    uint8_t val[8];
+    for (size_t r = 0; r < nrows; r++) {
+      uint32_t rl = kmode == 0 ? 4 + (uint32_t)tu_below(&st, 9) : klen;
+      size_t lo = kmode == 1 ? klen - 3 : 2;
+      size_t pos = lo + tu_below(&st, rl - lo);
+      row[pos]++;
+      for (size_t j = pos + 1; j < sizeof row; j++) row[j] = 0;
+      if (s.n && kv_bytes_cmp(s.c[s.n - 1].row, s.c[s.n - 1].row_len, row, rl) >= 0) continue;
+      uint8_t type = shape == 0 && r == odd ? KV_DELETE_VERSION : KV_PUT;
+      for (uint32_t j = 0; j < 8; j++) val[j] = (uint8_t)tu_rand(&st);
+      tb_add(&s, row, rl, (const uint8_t *)"_0", 2, 1700000000000, seq ? seq + r : 0, type,
+             val, type == KV_PUT ? vl : 0);
+      if (shape == 1 && r == odd)
+        tb_add(&s, row, rl, (const uint8_t *)"_1", 2, 1700000000000, 0, KV_PUT, row, 0);
+    }
+    tb_build(&bld, &s);
+    uint8_t *raw = malloc(bld.out.len);
+    assert_non_null(raw);
+    memcpy(raw, bld.out.p, bld.out.len);
+    const char *why = NULL;
+    assert_int_equal(kv_sf_block_decode(&d, raw, bld.out.len, &why), KV_OK);
+    if (d.nrows == d.ncells && d.nquals == 1 && shape > 1) shaped++;
+    else broken++;
+    for (int k = 0; k < 60; k++) {
+      uint32_t tl = make_target(&st, &d, t);
+      uint32_t want, sl;
+      const uint8_t *sp;
+      int rc = decode_some(&st, &w, &d, raw, bld.out.len, t, tl, stop, &sp, &sl, &want, &why);
+      if (rc) fail_msg("round %zu: point decode failed: %s", round, why ? why : "?");
+      check_point(&w, &d, t, tl, sp, sl, want, true);
+    }
+    free(raw);
+  }
+  fprintf(stderr, "[sf_point] key family blocks: %zu of one cell per row, %zu not\n", shaped,
+          broken);
+  assert_true(shaped > 0 && broken > 0);
+  kv_sf_dblock_free(&d);
+  kv_sf_pdec_free(&w);
+  kv_sfb_free(&bld);
+}
+
 /* Damaged and truncated blocks: no read outside the block (each is copied to an allocation
 ** of its exact size, so the sanitizer sees an overrun), and agreement with the whole-block
 ** decoder on every block that one accepts. */
@@ -262,6 +333,7 @@ static void test_point_damaged(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_point_rows),
+    cmocka_unit_test(test_point_key_family),
     cmocka_unit_test(test_point_damaged),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
