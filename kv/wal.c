@@ -417,7 +417,7 @@ static size_t compact_ops(kv_wal *w, const kv_wal_op *ops, size_t n, size_t boun
 ** KV_ERR_CORRUPT (message set) if not, or if the batch form would pass KV_MAX_BATCH. */
 static int check_payload(const uint8_t *p, size_t len, size_t *plain, int *flagged) {
   const uint8_t *limit = p + len;
-  uint64_t count;
+  uint64_t count = 0;
   if (!(p = kv_get_varint(p, limit, &count))) return kv_error(KV_ERR_CORRUPT, "bad batch op count");
   size_t total = (size_t)kv_varint_len(count);
   kv_wal_op ops[2];
@@ -567,8 +567,8 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
       else rc = corrupt_at(path, off, "checksum mismatch");
       break;
     }
-    size_t plain;
-    int flagged;
+    size_t plain = 0;
+    int flagged = 0;
     if (check_payload(h + WAL_HEADER, len, &plain, &flagged) != KV_OK) {
       char why[256];
       snprintf(why, sizeof why, "%s", kv_errmsg());
