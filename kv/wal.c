@@ -442,7 +442,7 @@ static int check_payload(const uint8_t *p, size_t len, size_t *plain, int *flagg
 ** check_payload). */
 static void expand(const uint8_t *p, size_t len, uint8_t *out) {
   const uint8_t *limit = p + len;
-  uint64_t count;
+  uint64_t count = 0;
   p = kv_get_varint(p, limit, &count);
   out = kv_put_varint(out, count);
   kv_wal_op ops[2];
