@@ -316,7 +316,7 @@ int bench_rowan_bulk_load(void *vh, const bench_input *in) {
     /* the synthetic set: each station's copies one after another, oldest first; one bulk
     ** load per station group (4.2M rows with 10 shifts), as a loader of 100M rows would
     ** commit in parts: one load of 12.6M rows (the 30x set) ran 20 times slower per row
-    ** than one of 4.2M on the 2-core machine (bench/README.md, issue 22 baseline) */
+    ** than one of 4.2M on the 2-core machine (bench/HISTORY.md, issue 22 baseline) */
     for (int g = 0; g < in->synth_groups && rc == 0; g++) {
       if (g > 0) {
         if (rowan_bulk_commit(b) != ROWAN_OK) return fail(h, "rowan_bulk_commit");
