@@ -252,49 +252,11 @@ static int op_error(const char *what) { return kv_error(KV_ERR_CORRUPT, "bad bat
 /* Decode one op from [*p, limit); on success advance *p. See kv/wal.h. Pointers in *op
 ** point into the payload. KV_ERR_CORRUPT (message "bad batch op: ...") on truncated input,
 ** an unknown type, or a length over its documented maximum. */
-int kv_wal_decode_op(const uint8_t **p, const uint8_t *limit, kv_wal_op *op) {
-  const uint8_t *q = *p;
-  uint64_t v;
-  memset(op, 0, sizeof *op);
-  if (q >= limit) return op_error("truncated before type");
-  op->type = *q++;
-  if (op->type > KV_DELETE_FAMILY) return op_error("unknown type");
-  if (!(q = kv_get_varint(q, limit, &v)) || v > UINT32_MAX) return op_error("bad family id");
-  op->family_id = (uint32_t)v;
-  if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_ROW_KEY || v > (uint64_t)(limit - q))
-    return op_error("bad row key length");
-  op->row = q;
-  op->row_len = (uint32_t)v;
-  q += v;
-  if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_QUALIFIER || v > (uint64_t)(limit - q))
-    return op_error("bad qualifier length");
-  op->qual = q;
-  op->qual_len = (uint32_t)v;
-  q += v;
-  if (!(q = kv_get_varint(q, limit, &v))) return op_error("bad timestamp");
-  op->ts = kv_unzigzag(v);
-  if (op->type == KV_PUT) {
-    if (!(q = kv_get_varint(q, limit, &v)) || v > KV_MAX_VALUE || v > (uint64_t)(limit - q))
-      return op_error("bad value length");
-    op->value = q;
-    op->value_len = (uint32_t)v;
-    q += v;
-  }
-  *p = q;
-  return KV_OK;
-}
-
-/* Decode one op of a record payload: the batch form, or the record form whose flags take
-** fields from `prev` (the payload's previous op; NULL for its first op). KV_ERR_CORRUPT as
-** kv_wal_decode_op, or for a flag on the first op or a type byte with unknown bits. */
-static int decode_rec_op(const uint8_t **p, const uint8_t *limit, const kv_wal_op *prev,
-                         kv_wal_op *op) {
-  const uint8_t *q = *p;
-  if (q >= limit) return op_error("truncated before type");
-  unsigned t = *q;
-  if (!(t & OP_FLAGS) || (t & ~(OP_FLAGS | 3u))) return kv_wal_decode_op(p, limit, op);
-  if (!prev) return op_error("the first op takes a field from an op before it");
-  q++;
+/* The fields of one op after its type byte at *p (t: that byte; its KV_WAL_SAME_* flags take
+** the family, row key or timestamp from prev, which then is not NULL). */
+static int decode_fields(const uint8_t **p, const uint8_t *limit, unsigned t,
+                         const kv_wal_op *prev, kv_wal_op *op) {
+  const uint8_t *q = *p + 1;
   uint64_t v;
   memset(op, 0, sizeof *op);
   op->type = (uint8_t)(t & 3u);
@@ -334,6 +296,25 @@ static int decode_rec_op(const uint8_t **p, const uint8_t *limit, const kv_wal_o
   }
   *p = q;
   return KV_OK;
+}
+
+int kv_wal_decode_op(const uint8_t **p, const uint8_t *limit, kv_wal_op *op) {
+  memset(op, 0, sizeof *op);
+  if (*p >= limit) return op_error("truncated before type");
+  if (**p > KV_DELETE_FAMILY) return op_error("unknown type");
+  return decode_fields(p, limit, **p, NULL, op);
+}
+
+/* Decode one op of a record payload: the batch form, or the record form whose flags take
+** fields from `prev` (the payload's previous op; NULL for its first op). KV_ERR_CORRUPT as
+** kv_wal_decode_op, or for a flag on the first op or a type byte with unknown bits. */
+static int decode_rec_op(const uint8_t **p, const uint8_t *limit, const kv_wal_op *prev,
+                         kv_wal_op *op) {
+  if (*p >= limit) return op_error("truncated before type");
+  unsigned t = **p;
+  if (!(t & OP_FLAGS) || (t & ~(OP_FLAGS | 3u))) return kv_wal_decode_op(p, limit, op);
+  if (!prev) return op_error("the first op takes a field from an op before it");
+  return decode_fields(p, limit, t, prev, op);
 }
 
 /* Bytes of op in the batch form. */
