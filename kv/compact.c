@@ -12,6 +12,12 @@
 ** While a snapshot is acquired, a (row, family) that has any cell newer than the oldest
 ** snapshot is copied whole, so every snapshot keeps seeing what it saw.
 **
+** A minor compaction copies whole blocks where it can (kv/sf_copy.h): when the input holding
+** the merge's smallest cell stands on a block's first cell and every row of that block sorts
+** below the current row of every other input, the block's bytes go to the output as they
+** are, and so do the blocks after it while that holds; elsewhere cells are merged one by
+** one. Files whose key ranges follow one another are merged at the cost of reading them.
+**
 ** Runs in the background thread (kv/db_bg.c), which also serves kv_compact.
 ** Steps: the new file is written and synced; one MANIFEST record removes the inputs and
 ** adds it; the inputs are marked obsolete and deleted when the last scan reading them
@@ -24,6 +30,7 @@
 #include <string.h>
 
 #include "kv/db_impl.h"
+#include "kv/sf_copy.h"
 #include "kv/status.h"
 
 
@@ -160,6 +167,62 @@ static const kv_iter_ops cmerge_ops = {
   cm_next, cm_unsupported, cm_cell, cm_status, cm_destroy,
 };
 
+/* ---- minor compaction: the merge, with whole blocks copied (kv/sf_copy.h) ------------- */
+
+static atomic_bool block_copy = true; /* kv_compact_set_block_copy */
+
+void kv_compact_set_block_copy(bool on) { atomic_store(&block_copy, on); }
+
+typedef struct minor_fill {
+  cmerge *m;                 /* the merge of the inputs (not major) */
+  kv_sfh **in;               /* the inputs */
+  uint32_t n;                /* their number */
+  uint64_t copied;           /* blocks copied whole */
+} minor_fill;
+
+/* kv_db_write_sf_fill's fill for a minor compaction: every cell of the inputs in order, as
+** the merge hands them out; where the input holding the smallest cell stands on a block's
+** first cell and that block's rows all sort below the current row of every other input,
+** the block (and those after it, while that holds) is copied whole instead. */
+static int minor_fill_run(void *ctx, kv_sf_writer *w) {
+  minor_fill *x = ctx;
+  cmerge *m = x->m;
+  bool copy = atomic_load(&block_copy);
+  kv_sf_copier cp = {0};
+  int rc = KV_OK;
+  cm_seek_first(&m->base);
+  while (rc == KV_OK && m->cur >= 0) {
+    kv_iter *k = m->kids[m->cur];
+    if (copy && kv_sf_iter_at_block_start(k)) {
+      const uint8_t *bound = NULL; /* the smallest current row of the other inputs */
+      uint32_t bound_len = 0;
+      for (uint32_t i = 0; i < m->n_kids; i++) {
+        kv_iter *o = m->kids[i];
+        if ((int)i == m->cur || !o->ops->valid(o)) continue;
+        const kv_cell *c = o->ops->cell(o);
+        if (!bound || kv_bytes_cmp(c->row, c->row_len, bound, bound_len) < 0) {
+          bound = c->row;
+          bound_len = c->row_len;
+        }
+      }
+      uint64_t n = 0;
+      rc = kv_sf_copy_blocks(&cp, w, k, bound, bound_len, &n);
+      if (rc == KV_OK && n) {
+        x->copied += n;
+        cm_pick(m);
+        continue;
+      }
+    }
+    if (rc == KV_OK) rc = kv_sf_writer_add(w, cm_raw(m));
+    if (rc == KV_OK) cm_raw_next(m);
+  }
+  kv_sf_copier_free(&cp);
+  if (rc == KV_OK) rc = cm_status(&m->base);
+  for (uint32_t i = 0; i < x->n && rc == KV_OK; i++) /* every input cell is in the output */
+    kv_sf_writer_widen(w, kv_sf_get_props(x->in[i]->reader));
+  return rc;
+}
+
 uint32_t kv_db_minor_pick(const kv_fam *f, uint32_t trigger) {
   uint32_t n = f->n_files;
   if (n < 2 || n < trigger) return n;
@@ -222,7 +285,9 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
     rows_bound = in[i]->meta.rows || !in[i]->meta.cells ? rows_bound + in[i]->meta.rows
                                                          : UINT64_MAX;
   if (rows_bound == UINT64_MAX) rows_bound = 0;
-  if (rc == KV_OK) rc = kv_db_write_sf(db, f, &m.base, rows_bound, &out);
+  minor_fill mf = {&m, in, n, 0};
+  if (rc == KV_OK && major) rc = kv_db_write_sf(db, f, &m.base, rows_bound, &out);
+  else if (rc == KV_OK) rc = kv_db_write_sf_fill(db, f, minor_fill_run, &mf, rows_bound, &out);
   for (uint32_t i = 0; i < m.n_kids; i++) m.kids[i]->ops->destroy(m.kids[i]);
   free(m.kids);
   free(m.row);
@@ -278,6 +343,9 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   f->n_files = first;
   if (out) f->files[f->n_files++] = out;
   db->stat_compactions++;
+  f->compactions++;
+  f->blocks_copied += mf.copied;
+  if (out) f->blocks_merged += kv_sf_get_props(out->reader)->blocks - mf.copied;
   pthread_mutex_unlock(&db->mu);
   for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
   free(in);

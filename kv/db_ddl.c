@@ -256,6 +256,9 @@ int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out) {
     out->cells += p->cells;
     out->rows += p->rows;
   }
+  out->compactions = f->compactions;
+  out->blocks_copied = f->blocks_copied;
+  out->blocks_merged = f->blocks_merged;
   out->memstore_bytes = kv_memstore_bytes(f->mem);
   out->memstore_cells = kv_memstore_cells(f->mem);
   for (uint32_t k = 0; k < f->n_imm; k++) {

@@ -69,10 +69,25 @@ int kv_db_write_counters(kv_db *db) {
   return kv_manifest_apply(db->man, &db->ver, &e, 1);
 }
 
+/* kv_db_write_sf's fill: every cell of the iterator (positioned on its first). */
+static int iter_fill(void *ctx, kv_sf_writer *w) {
+  kv_iter *it = ctx;
+  int rc = KV_OK;
+  for (; it->ops->valid(it) && rc == KV_OK; it->ops->next(it))
+    rc = kv_sf_writer_add(w, it->ops->cell(it));
+  return rc ? rc : it->ops->status(it);
+}
+
 int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh **h) {
   *h = NULL;
   it->ops->seek_first(it);
   if (!it->ops->valid(it)) return it->ops->status(it);
+  return kv_db_write_sf_fill(db, f, iter_fill, it, rows_bound, h);
+}
+
+int kv_db_write_sf_fill(kv_db *db, kv_fam *f, int (*fill)(void *ctx, kv_sf_writer *w),
+                        void *ctx, uint64_t rows_bound, kv_sfh **h) {
+  *h = NULL;
   char dir[PATH_CAP], path[PATH_CAP];
   kv_db_family_dir(db, f, dir, sizeof dir);
   int rc = db->env->mkdir(db->env, dir);
@@ -83,9 +98,7 @@ int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sf
   kv_sf_writer *w;
   rc = kv_sf_writer_open(db->env, path, &wo, &w);
   if (rc) return rc;
-  for (; it->ops->valid(it) && rc == KV_OK; it->ops->next(it))
-    rc = kv_sf_writer_add(w, it->ops->cell(it));
-  if (rc == KV_OK) rc = it->ops->status(it);
+  rc = fill(ctx, w);
   if (rc) {
     kv_sf_writer_abort(w);
     db->env->remove(db->env, path);

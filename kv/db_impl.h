@@ -71,6 +71,9 @@ typedef struct kv_fam {
   int compact_req;           /* kv_compact asked: 0 none, 1 minor, 2 major */
   uint64_t compact_asked;    /* kv_compact requests made */
   uint64_t compact_done;     /* of which done (or failed: see bg_error) */
+  uint64_t compactions;      /* compactions done since open (kv_family_stats) */
+  uint64_t blocks_copied;    /* blocks minor compactions copied whole since open */
+  uint64_t blocks_merged;    /* blocks they wrote from cells merged one by one */
   kv_sfh **files;            /* store files, oldest first */
   uint32_t n_files;          /* entries in files */
   uint32_t cap_files;        /* allocated entries */
@@ -265,6 +268,10 @@ void kv_db_bg_resume(kv_db *db);
 ** a large file's bloom filter is filled as rows come (kv_sf_writer_options.expected_rows).
 ** REQUIRES: the background thread, mu NOT held. */
 int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh **h);
+/* kv_db_write_sf with the cells put in by fill(ctx, writer) (KV_OK or its error), which
+** adds at least one: a minor compaction's merge, which may copy whole blocks. */
+int kv_db_write_sf_fill(kv_db *db, kv_fam *f, int (*fill)(void *ctx, kv_sf_writer *w),
+                        void *ctx, uint64_t rows_bound, kv_sfh **h);
 /* The live families of `table` (NULL = all) in a malloc'ed array (caller frees).
 ** KV_ERR_NOTFOUND for an unknown table. REQUIRES: mu held. */
 int kv_db_table_families(kv_db *db, const char *table, kv_fam ***out, uint32_t *n);

@@ -515,6 +515,10 @@ int kv_flush(kv_db *db, const char *table);
 ** that family, so every acquired snapshot reads the same after as before. The inputs are
 ** deleted once no open scan reads them. Errors as kv_flush. */
 int kv_compact(kv_db *db, const char *table, bool major);
+/* Whether minor compactions copy whole store-file blocks where their rows sort below every
+** other input's (on by default; kv_family_stats counts the blocks). Off, every cell is
+** merged one by one: the files differ, the cells they hold do not (tests compare both). */
+void kv_compact_set_block_copy(bool on);
 
 /* The write-ahead log's live segments and what kv_open replayed (see "WAL size bound"). */
 typedef struct kv_wal_stats {
@@ -540,6 +544,9 @@ typedef struct kv_family_stats {
   uint64_t rows;              /* sum of per-file distinct rows (an upper bound) */
   uint64_t memstore_bytes;
   uint64_t memstore_cells;
+  uint64_t compactions;       /* minor and major compactions done since kv_open */
+  uint64_t blocks_copied;     /* blocks minor compactions copied whole since kv_open */
+  uint64_t blocks_merged;     /* blocks compactions wrote from cells merged one by one */
 } kv_family_stats;
 int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out);
 

@@ -72,6 +72,10 @@ typedef struct kv_sf_props {
   uint64_t raw_bytes;         /* uncompressed block bytes */
 } kv_sf_props;
 int kv_sf_writer_finish(kv_sf_writer *w, kv_sf_props *props);
+/* Widen w's timestamp and sequence ranges (the trailer's) to cover p's: blocks copied whole
+** from a file whose every cell goes into w (a minor compaction's input, kv/sf_copy.h) leave
+** w's ranges exact once that file's props are given. Empty p (no cells): nothing. */
+void kv_sf_writer_widen(kv_sf_writer *w, const kv_sf_props *p);
 /* Abandon a writer (closes the file without syncing; caller removes it). NULL is a no-op. */
 void kv_sf_writer_abort(kv_sf_writer *w);
 

@@ -313,6 +313,26 @@ static inline void kv_sf_dblock_cell(const kv_sf_dblock *d, uint32_t ri, uint32_
   out->value_len = d->c_vlen[ci];
 }
 
+/* ---- Blocks copied whole (compaction: kv/sf_copy.c) ---- */
+/* A finished block of another store file, appended as it is (kv_sf_writer_add_framed). */
+typedef struct kv_sf_framed {
+  const uint8_t *frame;    /* its on-disk bytes (header, stored bytes, checksum), checked */
+  size_t frame_len;        /* their length */
+  uint32_t raw_len;        /* raw block bytes, as its index entry gives them */
+  uint32_t ncells, nrows;  /* cells, and rows with cells, in the block */
+  const kv_cell *first;    /* the block's first cell (key fields only) */
+  const kv_cell *last;     /* its last cell (key fields only) */
+  const uint64_t *hashes;  /* kv_bloom_hash of each of its nrows row keys, in order */
+} kv_sf_framed;
+/* Append block f to file writer w after what w holds: the block w is staging is finished
+** first, then f's bytes go to the file unchanged and its index entry is f's with the new
+** offset. f's first cell must sort after w's previous cell (KV_ERR_INVALID otherwise,
+** nothing appended; w stays usable); a first row equal to the previous cell's row continues
+** it (its hash is not noted again). The timestamp and sequence ranges of f's cells are not
+** known here: the caller widens w's with kv_sf_writer_widen. KV_MISUSE for a segment
+** writer; an append error or KV_ERR_NOMEM is sticky as in kv_sf_writer_add. */
+int kv_sf_writer_add_framed(kv_sf_writer *w, const kv_sf_framed *f);
+
 /* ---- Reader ---- */
 typedef struct kv_sf_index_entry {
   uint64_t off;            /* file offset of the block */

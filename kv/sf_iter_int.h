@@ -4,8 +4,9 @@
 ** kv_iter) and kv/sf_iter_rows.c (rows taken whole, kv/sf_rows.h), and read by
 ** kv/scan_run.c (row runs step the iterators of a scan's families in their blocks and take
 ** rows with the same emit functions, kv_sfi_row_views / kv_sfi_row_vec, defined here so both
-** inline them). Split from one file for size; not part of kv/'s contract: only those three
-** files include it.
+** inline them), and by kv/sf_copy.c (compaction copies the block an iterator stands on).
+** Split from one file for size; not part of kv/'s contract: only those four files include
+** it.
 */
 #ifndef ROWAN_KV_SF_ITER_INT_H
 #define ROWAN_KV_SF_ITER_INT_H

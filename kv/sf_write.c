@@ -296,6 +296,22 @@ static int note_hashes(kv_sf_writer *w, const uint64_t *h, size_t n) {
   return KV_OK;
 }
 
+/* kv_cell_cmp(previous cell, c), each key part compared once; *new_row and *new_qual get
+** whether c's row key (and qualifier) differ from the previous cell's. REQUIRES have_prev. */
+static int prev_cmp(const kv_sf_writer *w, const kv_cell *c, int *new_row, int *new_qual) {
+  int rc = kv_sf_key_cmp(w->prev_row.p, w->prev_row.len, c->row, c->row_len);
+  *new_row = rc != 0;
+  *new_qual = 1;
+  if (*new_row) return rc;
+  rc = kv_sf_key_cmp(w->prev_qual.p, w->prev_qual.len, c->qual, c->qual_len);
+  *new_qual = rc != 0;
+  if (*new_qual) return rc;
+  return w->prev_ts != c->ts       ? (w->prev_ts > c->ts ? -1 : 1)
+         : w->prev_seq != c->seq   ? (w->prev_seq > c->seq ? -1 : 1)
+         : w->prev_type != c->type ? (w->prev_type > c->type ? -1 : 1)
+                                   : 0;
+}
+
 int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   if (w->failed) return kv_error(w->failed, "store file %s: writer failed earlier", w->path);
   if (c->row_len > KV_MAX_ROW_KEY || c->qual_len > KV_MAX_QUALIFIER ||
@@ -307,22 +323,9 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   if (w->seg && w->have_prev && c->seq != w->prev_seq)
     return kv_error(KV_ERR_INVALID, "store file segment: cells of several sequence numbers");
   int new_row = 1, new_qual = 1;
-  if (w->have_prev) { /* kv_cell_cmp(previous, c) < 0, each key part compared once */
-    int rc = kv_sf_key_cmp(w->prev_row.p, w->prev_row.len, c->row, c->row_len);
-    new_row = rc != 0;
-    if (!new_row) {
-      rc = kv_sf_key_cmp(w->prev_qual.p, w->prev_qual.len, c->qual, c->qual_len);
-      new_qual = rc != 0;
-      if (!new_qual)
-        rc = w->prev_ts != c->ts     ? (w->prev_ts > c->ts ? -1 : 1)
-             : w->prev_seq != c->seq ? (w->prev_seq > c->seq ? -1 : 1)
-             : w->prev_type != c->type ? (w->prev_type > c->type ? -1 : 1)
-                                       : 0;
-    }
-    if (rc >= 0)
-      return kv_error(KV_ERR_INVALID, "store file %s: cell %llu is not after the previous "
-                      "cell in cell order", w->path, (unsigned long long)w->props.cells);
-  }
+  if (w->have_prev && prev_cmp(w, c, &new_row, &new_qual) >= 0)
+    return kv_error(KV_ERR_INVALID, "store file %s: cell %llu is not after the previous "
+                    "cell in cell order", w->path, (unsigned long long)w->props.cells);
   if (new_row) {
     uint64_t h = kv_bloom_hash(c->row, c->row_len);
     int hrc = note_hashes(w, &h, 1);
@@ -441,6 +444,54 @@ int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *c, size_t n) {
     }
   }
   return set_prev(w, &c[n - 1]);
+}
+
+int kv_sf_writer_add_framed(kv_sf_writer *w, const kv_sf_framed *f) {
+  if (w->failed) return kv_error(w->failed, "store file %s: writer failed earlier", w->path);
+  if (w->seg) return kv_error(KV_MISUSE, "kv_sf_writer_add_framed: a segment writer");
+  int new_row = 1, new_qual = 1;
+  if (f->nrows == 0 || f->ncells < f->nrows || f->frame_len > UINT32_MAX)
+    return kv_error(KV_ERR_INVALID, "store file %s: bad copied block", w->path);
+  if (w->have_prev && prev_cmp(w, f->first, &new_row, &new_qual) >= 0)
+    return kv_error(KV_ERR_INVALID, "store file %s: copied block is not after the previous "
+                    "cell in cell order", w->path);
+  int rc = flush_block(w);
+  if (rc == KV_OK) rc = w->env->append(w->file, f->frame, f->frame_len);
+  if (rc) {
+    w->failed = rc;
+    return rc;
+  }
+  const kv_cell *c = f->first, *l = f->last;
+  kv_sfbuf *x = &w->index;
+  if (kv_sfbuf_varint(x, w->offset) || kv_sfbuf_varint(x, f->frame_len) ||
+      kv_sfbuf_varint(x, f->raw_len) || kv_sfbuf_varint(x, f->ncells) ||
+      kv_sfbuf_varint(x, f->nrows) || kv_sfbuf_varint(x, c->row_len) ||
+      kv_sfbuf_append(x, c->row, c->row_len) || kv_sfbuf_varint(x, c->qual_len) ||
+      kv_sfbuf_append(x, c->qual, c->qual_len) || kv_sfbuf_varint(x, kv_zigzag(c->ts)) ||
+      kv_sfbuf_varint(x, c->seq) || kv_sfbuf_append(x, &c->type, 1))
+    rc = kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  w->offset += f->frame_len;
+  w->props.raw_bytes += f->raw_len;
+  w->props.blocks++;
+  w->props.cells += f->ncells;
+  uint32_t skip = new_row ? 0 : 1; /* the first row continues the previous cell's */
+  if (rc == KV_OK && f->nrows > skip) rc = note_hashes(w, f->hashes + skip, f->nrows - skip);
+  w->props.rows += f->nrows - skip;
+  w->prev_row.len = 0;
+  if (rc == KV_OK && kv_sfbuf_append(&w->prev_row, l->row, l->row_len))
+    rc = kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  if (rc == KV_OK) rc = set_prev(w, l);
+  w->have_prev = 1;
+  if (rc) w->failed = rc; /* the file holds the block: the index must too */
+  return rc;
+}
+
+void kv_sf_writer_widen(kv_sf_writer *w, const kv_sf_props *p) {
+  if (!p->cells) return;
+  if (p->min_ts < w->props.min_ts) w->props.min_ts = p->min_ts;
+  if (p->max_ts > w->props.max_ts) w->props.max_ts = p->max_ts;
+  if (p->min_seq < w->props.min_seq) w->props.min_seq = p->min_seq;
+  if (p->max_seq > w->props.max_seq) w->props.max_seq = p->max_seq;
 }
 
 /* Append a section and return its offset, size and checksum. */
