@@ -397,6 +397,10 @@ typedef struct kv_scan_options {
 ** cells. Otherwise (the other families hold nothing visible for the row, wider ranges,
 ** reverse scans, a single family) it is read as any other. Rows handed out are the same;
 ** only that family's cells may be missing from rows that have cells elsewhere.
+** In a skip scan by prefix, the next prefix is sought in that family alone, so the caller
+** promises that every row with a cell in the other families has a cell there too (the SQL
+** marker: docs/FORMAT.md "the hidden key family"); a prefix whose rows have cells only in
+** the other families is not found.
 ** KV_ERR_INVALID when it is above n_families. */
 /* The scan copies what it needs of the options (ranges, qualifier sets): the caller's
 ** arrays may be freed after kv_scan_open returns; filter_ctx must outlive the scan.

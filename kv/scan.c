@@ -347,16 +347,24 @@ static bool finish_row(kv_scan *s, kv_row *row) {
   return true;
 }
 
+/* The next prefix of a skip scan: the smallest row key at or after the probe. Only the
+** existence family is sought when there is one (kv.h: every row with cells in the other
+** families has a marker there), so a wide family decodes no block just to name the prefix;
+** the prefix's ranges seek every family anyway. The probe needs one row: it is sought as a
+** range that stops at the probe itself, so a block the cache does not take is decoded from
+** that row to the next one only (kv_sf_iter_seek_range), not whole. */
 int kv_scan_skip_probe(kv_scan *s) {
   if (s->skip_done) return KV_ERR_NOTFOUND;
   const uint8_t *probe = s->have_probe ? s->probe : NULL;
   s->exist_state = EXIST_NONE;
   for (uint32_t i = 0; i < s->n_fams; i++) {
-    int rc = merge_seek(&s->fams[i], probe, s->probe_len, false, NULL, 0);
+    if (s->exist_fam >= 0 && (int)i != s->exist_fam) continue;
+    int rc = merge_seek(&s->fams[i], probe, s->probe_len, false, probe, s->probe_len);
     if (rc) return rc;
   }
   const kv_cell *best = NULL;
   for (uint32_t i = 0; i < s->n_fams; i++) {
+    if (s->exist_fam >= 0 && (int)i != s->exist_fam) continue;
     const kv_cell *c = merge_cell(&s->fams[i]);
     if (c && (!best || kv_sf_bytes_cmp(c->row, c->row_len, best->row, best->row_len) < 0))
       best = c;

@@ -150,7 +150,8 @@ int kv_scan_skip_setup(kv_scan *s, const kv_skip_prefix *sp, uint32_t n_ranges);
 ** s->ranges the prefix's non-empty ranges (cur_range 0), set the next probe (or skip_done).
 ** KV_OK, KV_ERR_INVALID (prefix_len refused the key), KV_ERR_NOMEM. */
 int kv_scan_skip_ranges(kv_scan *s, const uint8_t *row, uint32_t row_len);
-/* Find the next prefix (kv/scan.c): seek every family to the probe, then
+/* Find the next prefix (kv/scan.c): seek every family (only the existence family when
+** there is one) to the probe, then
 ** kv_scan_skip_ranges. KV_OK, KV_ERR_NOTFOUND (no more prefixes) or an error. */
 int kv_scan_skip_probe(kv_scan *s);
 
