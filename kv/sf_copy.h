@@ -18,14 +18,12 @@
 #include "kv/iter.h"
 #include "kv/sf.h"
 
+struct kv_sf_copy_state;
+
 /* Buffers reused from block to block (zero-initialize; free with kv_sf_copier_free). */
 typedef struct kv_sf_copier {
-  uint8_t *frame;     /* the block's on-disk bytes */
-  size_t frame_cap;   /* bytes allocated in frame */
-  uint64_t *hashes;   /* its rows' bloom hashes */
-  size_t hashes_cap;  /* entries allocated in hashes */
-  uint8_t *key;       /* a row key rebuilt */
-  size_t key_cap;     /* bytes allocated in key */
+  struct kv_sf_copy_state *st; /* allocated at the first copy */
+  uint64_t rows_read;          /* blocks whose rows were read without the iterator */
 } kv_sf_copier;
 
 void kv_sf_copier_free(kv_sf_copier *c);
@@ -37,7 +35,11 @@ bool kv_sf_iter_at_block_start(kv_iter *it);
 /* Copy to file writer w the blocks of store-file iterator `it` (kv_sf_iter_new_opts, with
 ** no projection) from the one it stands on, one after another, for as long as it stands
 ** on a block's first cell and that block's last row key sorts below [bound, bound +
-** bound_len) (bound NULL: no bound). The caller has added to w every cell before it. `it`
+** bound_len) (bound NULL: no bound). The block it stands on is read from the iterator
+** (decoded whole); the blocks after it, while the block index alone shows their rows below
+** the bound (the next block's first row, or the file's last row, sorts below it), are read
+** without it: only their rows section (section 0 of a sectioned block), not their values.
+** The caller has added to w every cell before it. `it`
 ** is then left on the first cell of the next block (not valid past the file's end), and
 ** *copied counts the blocks copied: 0 when `it` stands inside a block or on one that
 ** reaches the bound (the caller goes on cell by cell: the next block start may copy).

@@ -249,12 +249,12 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
   return kv_sf_block_decode_keep(d, raw, len, NULL, why);
 }
 
-int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
-                            const uint8_t *keep, const char **why) {
-  const uint8_t *p = raw, *lim = raw + len;
-  uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
+int kv_sf_block_head(kv_sf_dblock *d, const uint8_t **pp, const uint8_t *lim,
+                     uint64_t *min_seq, const char **why) {
+  const uint8_t *p = *pp;
+  uint64_t nrows = 0, ncells = 0, nquals = 0, v = 0;
   *why = NULL;
-  if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, why)))
+  if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, min_seq, why)))
     return KV_ERR_CORRUPT;
   if (reserve(d, nrows, ncells, nquals)) return KV_ERR_NOMEM;
   d->nrows = (uint32_t)nrows;
@@ -268,7 +268,17 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
     p += v;
   }
   int rc = decode_rows(d, &p, lim, why);
+  if (rc == KV_OK) *pp = p;
+  return rc;
+}
+
+int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
+                            const uint8_t *keep, const char **why) {
+  const uint8_t *p = raw, *lim = raw + len;
+  uint64_t min_seq = 0, v = 0;
+  int rc = kv_sf_block_head(d, &p, lim, &min_seq, why);
   if (rc) return rc;
+  uint64_t nquals = d->nquals;
   uint32_t n = d->ncells;
   if (nquals > 1) {
     for (uint32_t i = 0; i < n; i++) {

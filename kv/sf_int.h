@@ -272,6 +272,13 @@ typedef struct kv_sf_dblock {
 ** raw bytes must stay alive while d is used (qualifiers and variable values point into
 ** them). KV_OK; KV_ERR_CORRUPT with *why set to a static reason; KV_ERR_NOMEM. */
 int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const char **why);
+/* The first part of kv_sf_block_decode, alone: the header (*min_seq gets its min_seq), the
+** qualifier dictionary and the rows section (counts, dictionary, row keys and each row's
+** first cell in d, checked as there); *p moves to the cells section. Enough for a reader
+** that wants the rows and not the values (compaction's block copy, kv/sf_copy.c), which
+** for a sectioned block is section 0 alone. KV_OK; KV_ERR_CORRUPT (*why set); NOMEM. */
+int kv_sf_block_head(kv_sf_dblock *d, const uint8_t **p, const uint8_t *lim,
+                     uint64_t *min_seq, const char **why);
 /* The same, decoding the values of only the qualifiers whose dictionary entry has keep[q]
 ** set (keep as filled by kv_sf_block_keep for this block; NULL = all) and of the
 ** tombstones: the cells of other qualifiers get their keys, timestamps, types and

@@ -26,6 +26,10 @@
 #define T0 1700000000000ll
 #define DUMP_CAP (4u << 20)
 
+/* The family's BLOCKSIZE: 512 bytes (blocks lz4-compressed whole), or 8 KiB (blocks cut in
+** sections: docs/FORMAT.md Part 2, compression byte 2). */
+static uint32_t g_block_size = 512;
+
 typedef struct fx {
   kv_env *env;    /* in-memory file system */
   kv_db *db;      /* store */
@@ -51,7 +55,7 @@ static fx *fx_new(void) {
   o.env = f->env;
   o.create_if_missing = true;
   assert_int_equal(kv_open("/db", &o, &f->db), KV_OK);
-  kv_family_options fo = {.name = "a", .max_versions = 3, .block_size = 512};
+  kv_family_options fo = {.name = "a", .max_versions = 3, .block_size = g_block_size};
   assert_int_equal(kv_create_table(f->db, "t", &fo, 1), KV_OK);
   assert_int_equal(kv_close(f->db), KV_OK);
   fx_open(f);
@@ -318,6 +322,22 @@ static void test_wide_rows_continue_across_copied_blocks(void **state) {
   assert_int_equal(st.rows, 120);
 }
 
+/* The same three scenarios with blocks large enough to be stored in sections: a block
+** copied after the first of a run has only its section 0 (rows and cells) decompressed. */
+static void test_sectioned_blocks(void **state) {
+  (void)state;
+  g_block_size = 8192;
+  kv_family_stats st = same_both_ways(build_disjoint);
+  assert_true(st.blocks_copied > 3);
+  assert_int_equal(st.blocks_merged, 0);
+  st = same_both_ways(build_overlapping);
+  assert_true(st.blocks_copied > 3);
+  assert_true(st.blocks_merged > 0);
+  st = same_both_ways(build_wide);
+  assert_true(st.blocks_copied > 3);
+  g_block_size = 512;
+}
+
 /* ---- a damaged block ------------------------------------------------------------------ */
 
 static void test_damaged_block_fails_and_keeps_files(void **state) {
@@ -361,6 +381,7 @@ int main(void) {
     cmocka_unit_test(test_disjoint_files_copied_whole),
     cmocka_unit_test(test_overlapping_files_merge_where_they_overlap),
     cmocka_unit_test(test_wide_rows_continue_across_copied_blocks),
+    cmocka_unit_test(test_sectioned_blocks),
     cmocka_unit_test(test_damaged_block_fails_and_keeps_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
