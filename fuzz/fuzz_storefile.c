@@ -1,8 +1,9 @@
 /*
 ** fuzz/fuzz_storefile.c: libFuzzer target for the store-file reader. The input is written
 ** as a store file into the in-memory env, opened with kv_sf_open and read forward, backward
-** and by seeks. Opening or reading may fail with KV_ERR_CORRUPT; it must never crash, hang
-** or leak. Most random inputs stop at the trailer or a checksum; the seed corpus holds real
+** and by seeks, then copied block by block into a second file as a minor compaction copies
+** (kv/sf_copy.h: each block's rows and cells read again without its values). Opening,
+** reading or copying may fail with KV_ERR_CORRUPT; it must never crash, hang or leak. Most random inputs stop at the trailer or a checksum; the seed corpus holds real
 ** files so mutations reach the index, bloom and block paths.
 */
 #include <stddef.h>
@@ -10,6 +11,7 @@
 
 #include "kv/env_mem.h"
 #include "kv/sf.h"
+#include "kv/sf_copy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -37,6 +39,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void)it->ops->status(it);
         it->ops->destroy(it);
       }
+      kv_iter *ci = kv_sf_iter_new_opts(r, NULL, false);
+      kv_sf_writer *w;
+      if (ci && kv_sf_writer_open(env, "/g.sf", NULL, &w) == KV_OK) {
+        kv_sf_copier cp = {0};
+        uint64_t copied = 0;
+        ci->ops->seek_first(ci);
+        if (kv_sf_copy_blocks(&cp, w, ci, NULL, 0, &copied) == KV_OK) kv_sf_writer_finish(w, NULL);
+        else kv_sf_writer_abort(w);
+        kv_sf_copier_free(&cp);
+      }
+      if (ci) ci->ops->destroy(ci);
       (void)kv_sf_may_contain_row(r, data, size > 8 ? 8 : (uint32_t)size);
       uint64_t rows, bytes;
       kv_sf_estimate(r, NULL, 0, NULL, 0, &rows, &bytes);
