@@ -11,7 +11,9 @@
 ** The per-cell streams are read a word at a time where they are runs of one-byte varints
 ** (range and form checked eight bytes at once), the value groups' cells counted in the same
 ** pass that takes the rank checkpoints; a block that is not such a run takes the byte-wise
-** path, with the same checks and the same messages.
+** path, with the same checks and the same messages. A sectioned block may be decoded in part
+** (kv_sf_cblock_decode_part): section 0 and the wanted value groups inflated and decoded,
+** each checked to fill its section, the other groups only counted (absent).
 ** Not here: I/O, framing, iteration.
 */
 #include "kv/sf_cblock.h"

@@ -30,7 +30,14 @@
 ** each loaded block gets a keep flag per dictionary entry, and every move steps over the
 ** cells of other qualifiers (DeleteFamily tombstones are always kept) in a tight loop, so a
 ** scan of one column out of twelve does not pay a merge step and a visibility check for
-** each of the other eleven; values of the cells stepped over are never located.
+** each of the other eleven; values of the cells stepped over are never located. A block
+** such an iterator reads from the file that the cache does not take is, when stored in
+** sections, decoded in part (proj_load, kv_sf_cblock_decode_part): only its cells and the
+** value groups of the projected qualifiers and of the tombstones are inflated and decoded,
+** the others left absent. Every move of a projected iterator lands on a kept cell, so no
+** absent value is ever located; such a block is never packed into the cache, and a later
+** reader without the projection (or with another: kv_sf_iter_project drops it) reads the
+** block again.
 **
 ** Rows taken whole (kv/sf_rows.h) are kv/sf_iter_rows.c's, on the iterator state of
 ** kv/sf_iter_int.h; the row seek (kv_sf_iter_seek_row) is at the end of this file.
