@@ -325,6 +325,7 @@ static void add_metrics(kv_scan_metrics *sum, const kv_scan_metrics *m) {
     d->blocks_cache_hit += f->blocks_cache_hit;
     d->bytes_read += f->bytes_read;
     d->files_opened += f->files_opened;
+    d->bytes_inflated += f->bytes_inflated;
   }
   if (m->n_families > sum->n_families) sum->n_families = m->n_families;
 }

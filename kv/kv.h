@@ -432,6 +432,8 @@ typedef struct kv_family_metrics {
   uint64_t blocks_cache_hit;  /* of which served from the block cache */
   uint64_t bytes_read;        /* bytes read from store files (compressed, on disk) */
   uint64_t files_opened;      /* store files consulted */
+  uint64_t bytes_inflated;    /* raw block bytes decompressed (a projected scan's sectioned
+                                 blocks: only the sections it needed) */
 } kv_family_metrics;
 
 typedef struct kv_scan_metrics {

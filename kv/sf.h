@@ -88,6 +88,8 @@ typedef struct kv_sf_io {
                                  included), of which from a cache, on-disk bytes read,
                                  cells in the blocks decoded */
   uint64_t cells_skipped;     /* cells stepped over by a projection (kv_sf_iter_project) */
+  uint64_t bytes_inflated;    /* raw block bytes decompressed (of a sectioned block decoded
+                                 for a projection, only the sections it needed) */
 } kv_sf_io;
 
 /* Open and validate trailer, index and bloom (KV_ERR_CORRUPT names the file and offset).
@@ -123,9 +125,11 @@ kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache);
 /* Make a store-file iterator show only the cells whose qualifier is one of quals[0..n)
 ** (lengths in lens) and the DeleteFamily tombstones, in every move: the other cells are
 ** stepped over inside the block, without a call per cell, and counted in the io's
-** cells_skipped; their values are not decoded, and a block missing from the cache is
-** then decoded into the iterator's own arrays and not added to the cache (unless the
-** projection keeps every qualifier of the block). The arrays must outlive the iterator
+** cells_skipped; their values are never located. A block missing from the cache that the
+** cache does not take, when stored in sections (format version 2), is decoded in part into
+** the iterator's own arrays: only the sections of its cells and of the value groups of the
+** projected qualifiers and of the tombstones are decompressed (kv_sf_cblock_decode_part);
+** such a block is never cached. The arrays must outlive the iterator
 ** (they are not copied). `it` must come from kv_sf_iter_new or kv_sf_iter_new_opts; call
 ** before the first move. */
 void kv_sf_iter_project(kv_iter *it, const uint8_t *const *quals, const uint32_t *lens,

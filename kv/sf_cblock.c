@@ -11,7 +11,9 @@
 ** The per-cell streams are read a word at a time where they are runs of one-byte varints
 ** (range and form checked eight bytes at once), the value groups' cells counted in the same
 ** pass that takes the rank checkpoints; a block that is not such a run takes the byte-wise
-** path, with the same checks and the same messages.
+** path, with the same checks and the same messages. A sectioned block may be decoded in part
+** (kv_sf_cblock_decode_part): section 0 and the wanted value groups inflated and decoded,
+** each checked to fill its section, the other groups only counted (absent).
 ** Not here: I/O, framing, iteration.
 */
 #include "kv/sf_cblock.h"
@@ -267,8 +269,12 @@ static bool one_cell_per_qualifier(const uint8_t *dict, const uint32_t *qo, cons
 /* Resolve the arena offsets of a packed array into a pointer from `base`. */
 static void resolve(kv_sf_pa *a, const uint8_t *base) { a->p = a->w ? base + a->off : NULL; }
 
-int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const char **why) {
-  const uint8_t *p = raw, *lim = raw + len;
+/* kv_sf_cblock_decode, or with pt (section 0 already inflated into raw) the part decode of
+** kv_sf_cblock_decode_part: the walk up to the value groups stays in section 0, each group
+** is read in its own section or left absent. */
+static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart *pt,
+                      const char **why) {
+  const uint8_t *p = raw, *lim = pt ? raw + pt->sec->raw_off[1] : raw + len;
   uint64_t nrows = 0, ncells = 0, nquals = 0, min_seq = 0, v = 0;
   kv_sf_cblock *b = &w->b;
   *why = NULL;
@@ -433,9 +439,26 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   for (uint32_t g = 0; g < ng; g++) gs[g].count = cur[g];
   /* value groups, in dictionary order, the non-put group last; empty ones are absent */
   uint32_t *offs = w->t32; /* the counts are in gs now: reuse */
+  uint32_t ks = 0;         /* pt: sections of value groups passed */
+  if (pt && p != lim) CORRUPT("rows and cells section does not end at the value groups");
   for (uint32_t g = 0; g < ng; g++) {
     kv_sf_cgroup *s = &gs[g];
     if (!s->count) continue;
+    if (pt) { /* group g is section ks, inflated when wanted (the tombstones' always) */
+      const kv_sf_sections *sec = pt->sec;
+      if (++ks >= sec->n) CORRUPT("fewer sections than value groups");
+      p = raw + sec->raw_off[ks];
+      lim = raw + sec->raw_off[ks + 1];
+      const uint32_t *qoa = (const uint32_t *)(void *)(w->arena.p + w->qoff_off);
+      const uint32_t *qla = (const uint32_t *)(void *)(w->arena.p + w->qlen_off);
+      if (g < nq && !pt->want(pt->ctx, raw + w->dict_off + qoa[g], qla[g])) {
+        s->absent = 1;
+        b->part = true;
+        continue;
+      }
+      if (kv_sf_section_inflate(pt->disk, sec, ks, pt->raw, why)) return KV_ERR_CORRUPT;
+      pt->inflated += (uint64_t)(lim - p);
+    }
     uint64_t code = 0, a = 0, d = 0;
     GET(p, lim, &code, "truncated value group header");
     if (code) {
@@ -449,6 +472,7 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
       s->data_len = (uint32_t)bytes;
       if (s->width > b->max_width) b->max_width = s->width;
       p += bytes;
+      if (pt && p != lim) CORRUPT("value group does not fill its section");
       continue;
     }
     GET(p, lim, &a, "truncated value group header");
@@ -469,6 +493,11 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
     s->data_len = (uint32_t)d;
     if (pack32(w, offs, s->count + 1, &s->voff)) return KV_ERR_NOMEM;
     p += a + d;
+    if (pt && p != lim) CORRUPT("value group does not fill its section");
+  }
+  if (pt) {
+    if (ks + 1 != pt->sec->n) CORRUPT("more sections than value groups");
+    p = lim = raw + len;
   }
   if (pack_qual(w, qual, n, nq, &b->qual)) return KV_ERR_NOMEM;
   /* checkpoints: per group the cells before cell k << shift, then the fixed-width value
@@ -513,10 +542,23 @@ int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const cha
   b->ck = ar + w->ck_off;
   for (uint32_t g = 0; g < ng; g++) {
     resolve(&gs[g].voff, ar);
-    gs[g].data = gs[g].count ? raw + gs[g].data_off : NULL;
+    gs[g].data = gs[g].count && !gs[g].absent ? raw + gs[g].data_off : NULL;
   }
   b->groups = gs;
   return KV_OK;
+}
+
+int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const char **why) {
+  return decode_any(w, raw, len, NULL, why);
+}
+
+int kv_sf_cblock_decode_part(kv_sf_cdec *w, kv_sf_cpart *pt, const char **why) {
+  const kv_sf_sections *sec = pt->sec;
+  *why = NULL;
+  if (sec->n < 2) CORRUPT("not a sectioned block");
+  if (kv_sf_section_inflate(pt->disk, sec, 0, pt->raw, why)) return KV_ERR_CORRUPT;
+  pt->inflated += sec->raw_off[1];
+  return decode_any(w, pt->raw, sec->raw_off[sec->n], pt, why);
 }
 
 /* Rebase a pointer of the decoder's arena into the packed copy. */
@@ -526,6 +568,7 @@ static const uint8_t *rebase(const uint8_t *ptr, const uint8_t *from, uint8_t *t
 
 kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
   const kv_sf_cblock *b = &w->b;
+  if (b->part) return NULL; /* absent groups: a reader of the cache may need any value */
   uint32_t ng = b->nquals + 1;
   size_t head = (sizeof *b + 7) & ~(size_t)7;
   size_t gsz = ((size_t)ng * sizeof(kv_sf_cgroup) + 7) & ~(size_t)7;

@@ -68,6 +68,8 @@ typedef struct kv_sf_cgroup {
   uint8_t fixed;        /* 1 = fixed width */
   uint8_t transposed;   /* fixed: byte j of value k at data[j * count + k] (private blocks;
                            a packed block keeps fixed values in its cvals instead) */
+  uint8_t absent;       /* not decoded (kv_sf_cblock_decode_part): only count is known; no
+                           value of the group may be read (fixed, width, fw are 0) */
 } kv_sf_cgroup;
 
 typedef struct kv_sf_cblock {
@@ -106,6 +108,9 @@ typedef struct kv_sf_cblock {
                               snapshot, TTL or time range hide some (kv/sf_rows.h) */
   uint64_t max_seq;        /* largest sequence number of the block's cells */
   int64_t min_ts, max_ts;  /* smallest and largest timestamp of the block's cells */
+  bool part;               /* some value groups are absent (kv_sf_cblock_decode_part): a
+                              private block only, never packed nor cached; max_width and the
+                              checkpoints' fixed-width offsets count the decoded groups only */
 } kv_sf_cblock;
 
 /* The decoder's reusable state: the block it decoded last and the memory behind it. */
@@ -132,9 +137,30 @@ typedef struct kv_sf_cdec {
 ** streams, value groups adding up, the block ending where its last group ends). KV_OK;
 ** KV_ERR_CORRUPT with *why set to a static reason; KV_ERR_NOMEM. */
 int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const char **why);
+/* A sectioned block (docs/FORMAT.md Part 2, compression byte 2) to decode in part. */
+typedef struct kv_sf_cpart {
+  const uint8_t *disk;         /* the framed block, accepted by kv_sf_frame_open */
+  const kv_sf_sections *sec;   /* its section table (from kv_sf_frame_open; n >= 2) */
+  uint8_t *raw;                /* room for the raw block (sec->raw_off[n] bytes): the sections
+                                  decoded are inflated to their places in it */
+  bool (*want)(void *ctx, const uint8_t *qual, uint32_t len); /* whether the puts of this
+                                  dictionary entry are read (their group is decoded) */
+  void *ctx;                   /* handed to want */
+  uint64_t inflated;           /* out: raw bytes inflated (section 0 and the groups decoded) */
+} kv_sf_cpart;
+
+/* kv_sf_cblock_decode of a sectioned block, inflating and decoding only section 0 (header,
+** dictionary, rows, cells) and the value groups of the dictionary entries pt->want accepts,
+** plus the group of the cells that are not puts (tombstones): the other groups are left
+** absent (kv_sf_cgroup.absent; w->b.part set when there is one). Section 0 must end where
+** the value groups begin and each group decoded must fill its section; the sections must be
+** one per group present. The raw bytes stay in pt->raw, which must outlive w->b as raw does
+** for kv_sf_cblock_decode. Codes and reasons as kv_sf_cblock_decode (section damage too). */
+int kv_sf_cblock_decode_part(kv_sf_cdec *w, kv_sf_cpart *pt, const char **why);
 /* A self-contained copy of the block w decoded last, in one allocation (free() it); its
 ** charge field holds the allocation's size. Fixed-width values are stored whole in cell
-** order (cvals). Uses w's scratch (w->b stays valid). NULL when out of memory. */
+** order (cvals). Uses w's scratch (w->b stays valid). NULL when out of memory, or when the
+** block was decoded in part (w->b.part). */
 kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w);
 /* Free the decoder's memory; it is empty and reusable. */
 void kv_sf_cdec_free(kv_sf_cdec *w);

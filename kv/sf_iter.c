@@ -30,11 +30,19 @@
 ** each loaded block gets a keep flag per dictionary entry, and every move steps over the
 ** cells of other qualifiers (DeleteFamily tombstones are always kept) in a tight loop, so a
 ** scan of one column out of twelve does not pay a merge step and a visibility check for
-** each of the other eleven; values of the cells stepped over are never located.
+** each of the other eleven; values of the cells stepped over are never located. A block
+** such an iterator reads from the file that the cache does not take is, when stored in
+** sections, decoded in part (proj_load, kv_sf_cblock_decode_part): only its cells and the
+** value groups of the projected qualifiers and of the tombstones are inflated and decoded,
+** the others left absent. Every move of a projected iterator lands on a kept cell, so no
+** absent value is ever located; such a block is never packed into the cache, and a later
+** reader without the projection (or with another: kv_sf_iter_project drops it) reads the
+** block again.
 **
 ** Rows taken whole (kv/sf_rows.h) are kv/sf_iter_rows.c's, on the iterator state of
 ** kv/sf_iter_int.h; the row seek (kv_sf_iter_seek_row) is at the end of this file.
 */
+#include <assert.h>
 #include <stdio.h>
 #include "kv/sf_iter_int.h"
 
@@ -70,6 +78,7 @@ static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell
   if (!value) return;
   uint32_t gi = out->type == KV_PUT ? q : b->nquals;
   const kv_sf_cgroup *g = &b->groups[gi];
+  assert(!g->absent); /* a block decoded in part: only the projection's cells are visited */
   /* the ranks are often at ci already (a row taken whole leaves them at the next row) */
   uint32_t rank = it->rp.at == ci ? it->rp.ranks[gi] : kv_sf_cblock_rank(b, &it->rp, ci);
   if (g->fixed) {
@@ -187,6 +196,7 @@ static int read_block(sf_iter *it, uint32_t bi, bool in_place, const uint8_t **r
   if (!rc)
     rc = kv_sf_unframe_block(disk, e->size, e->raw, &it->scratch, raw, raw_len, r->path,
                              e->off);
+  if (!rc && it->io && disk[0] != KV_SF_STORED_RAW) it->io->bytes_inflated += e->raw;
   return rc;
 }
 
@@ -202,13 +212,21 @@ static bool fail_block(sf_iter *it, int rc) {
 
 /* Decode raw block bi whole into the iterator's decoder and make it the loaded block
 ** (it->b must be &it->dec.b: drop_current); with `insert` (the caller asked
-** cache_has_room), insert a packed copy into the cache. False (status set) on error. */
+** cache_has_room), insert a packed copy into the cache. With pt (raw unused, insert
+** false), decode the sectioned block in part instead (kv_sf_cblock_decode_part). False
+** (status set) on error. */
 static bool decode_block(sf_iter *it, uint32_t bi, const uint8_t *raw, size_t raw_len,
-                         bool insert) {
+                         bool insert, kv_sf_cpart *pt) {
   kv_sf_reader *r = it->r;
   const kv_sf_index_entry *e = &r->index[bi];
   const char *why = NULL;
-  int rc = kv_sf_cblock_decode(&it->dec, raw, raw_len, &why);
+  int rc;
+  if (pt) {
+    rc = kv_sf_cblock_decode_part(&it->dec, pt, &why);
+    if (it->io) it->io->bytes_inflated += pt->inflated;
+  } else {
+    rc = kv_sf_cblock_decode(&it->dec, raw, raw_len, &why);
+  }
   if (!rc) rc = prepare_block(it);
   if (!rc && (why = check_block(it, e)) != NULL) rc = KV_ERR_CORRUPT;
   if (rc == KV_ERR_CORRUPT && why)
@@ -216,7 +234,7 @@ static bool decode_block(sf_iter *it, uint32_t bi, const uint8_t *raw, size_t ra
              (unsigned long long)e->off, why);
   if (rc) goto fail;
   if (it->io) it->io->cells_decoded += it->b->ncells;
-  if (insert) {
+  if (insert && !it->dec.b.part) {
     kv_sf_cblock *pk = kv_sf_cblock_pack(&it->dec);
     if (pk) {
       it->ce = kv_cache_insert(r->cache, r->cache_id, bi, pk, pk->charge, free);
@@ -233,8 +251,70 @@ fail:
   return fail_block(it, rc);
 }
 
+/* Whether the projection keeps dictionary entry [qb, qb+ql). */
+static bool proj_keeps(const sf_iter *it, const uint8_t *qb, uint32_t ql) {
+  if (it->byte_proj) return ql == 1 && it->ptab[qb[0]] != 0; /* a table look-up */
+  if (it->short_proj) { /* every projected qualifier is short: compare numbers */
+    if (ql > 7) return false;
+    uint64_t key = short_key(qb, ql);
+    for (uint32_t i = 0; i < it->npq; i++)
+      if (it->pkey[i] == key) return true;
+    return false;
+  }
+  for (uint32_t i = 0; i < it->npq; i++)
+    if (it->pql[i] == ql && (ql == 0 || memcmp(it->pq[i], qb, ql) == 0)) return true;
+  return false;
+}
+
+/* kv_sf_cpart's want: the value groups of the projected qualifiers. */
+static bool want_group(void *ctx, const uint8_t *qual, uint32_t len) {
+  return proj_keeps((const sf_iter *)ctx, qual, len);
+}
+
+/* A projected iterator's block bi that the cache does not take (it->b must be &it->dec.b):
+** read and checked as read_block does; a sectioned block is decoded in part, only its
+** cells and the value groups a projected move can reach inflated (the block is never
+** packed: a whole reader of the block reads it again), any other decoded whole. False
+** (status set) on error. */
+static bool proj_load(sf_iter *it, uint32_t bi) {
+  kv_sf_reader *r = it->r;
+  const kv_sf_index_entry *e = &r->index[bi];
+  it->disk.len = 0;
+  if (kv_sfbuf_reserve(&it->disk, e->size))
+    return fail_block(it, kv_error(KV_ERR_NOMEM, "out of memory reading store file %s",
+                                   r->path));
+  int rc = kv_sf_read_at(r, e->off, it->disk.p, e->size);
+  if (rc) return fail_block(it, rc);
+  if (it->io) {
+    it->io->blocks_read++;
+    it->io->bytes_read += e->size;
+  }
+  const char *why = NULL;
+  uint8_t how = 0;
+  rc = kv_sf_frame_open(it->disk.p, e->size, e->raw, &it->sec, &how, &why);
+  if (!rc && how != KV_SF_STORED_SECTIONS) {
+    const uint8_t *raw;
+    size_t raw_len;
+    rc = kv_sf_frame_inflate(it->disk.p, e->raw, &it->scratch, &raw, &raw_len, &why);
+    if (!rc && it->io && how != KV_SF_STORED_RAW) it->io->bytes_inflated += e->raw;
+    if (!rc) return decode_block(it, bi, raw, raw_len, false, NULL);
+  }
+  if (!rc) {
+    it->scratch.len = 0;
+    if (kv_sfbuf_reserve(&it->scratch, e->raw ? e->raw : 1)) rc = KV_ERR_NOMEM;
+  }
+  if (rc == KV_ERR_NOMEM) kv_error(rc, "out of memory reading store file %s", r->path);
+  else if (rc)
+    kv_error(rc, "store file %s: block at offset %llu: %s", r->path,
+             (unsigned long long)e->off, why);
+  if (rc) return fail_block(it, rc);
+  kv_sf_cpart pt = {it->disk.p, &it->sec, it->scratch.p, want_group, it, 0};
+  return decode_block(it, bi, NULL, e->raw, false, &pt);
+}
+
 /* Make block `bi` the loaded block (from the cache, or read, decoded and maybe inserted:
-** cache_has_room). Returns false (and sets the sticky status) on error. */
+** cache_has_room; an uncached block of a projected iterator: proj_load). Returns false (and
+** sets the sticky status) on error. */
 static bool load_block(sf_iter *it, uint32_t bi) {
   if (it->bi == (int64_t)bi && !it->partial) return true;
   kv_sf_reader *r = it->r;
@@ -249,9 +329,11 @@ static bool load_block(sf_iter *it, uint32_t bi) {
     if (hit) return use_cached(it, bi, hit);
   }
   drop_current(it);
+  bool insert = r->cache && it->fill_cache && cache_has_room(r, bi);
+  if (it->proj && !insert) return proj_load(it, bi);
   int rc = read_block(it, bi, false, &raw, &raw_len);
   if (rc) return fail_block(it, rc);
-  return decode_block(it, bi, raw, raw_len, r->cache && it->fill_cache && cache_has_room(r, bi));
+  return decode_block(it, bi, raw, raw_len, insert, NULL);
 }
 
 enum { PART_ERR, PART_OK, PART_EMPTY }; /* what part_load did */
@@ -291,8 +373,8 @@ static int part_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len,
   }
   it->pagain = again ? it->pagain + 1 : 0;
   if (r->cache && it->fill_cache && cache_has_room(r, bk))
-    return decode_block(it, bk, raw, raw_len, true) ? PART_OK : PART_ERR;
-  if (it->pagain >= 2) return decode_block(it, bk, raw, raw_len, false) ? PART_OK : PART_ERR;
+    return decode_block(it, bk, raw, raw_len, true, NULL) ? PART_OK : PART_ERR;
+  if (it->pagain >= 2) return decode_block(it, bk, raw, raw_len, false, NULL) ? PART_OK : PART_ERR;
   rc = kv_sf_point_decode_to(&it->pd, raw, raw_len, row, len, stop, stop_len, want, &why);
   if (!rc && (it->pd.block_rows != e->rows || it->pd.block_cells != e->cells)) {
     why = "cell or row count disagrees with the block index";
@@ -300,7 +382,7 @@ static int part_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len,
   }
   if (!rc && it->pd.b.nrows == 0) {
     if (range) return PART_EMPTY; /* it->bi is -1: nothing loaded */
-    return decode_block(it, bk, raw, raw_len, false) ? PART_OK : PART_ERR;
+    return decode_block(it, bk, raw, raw_len, false, NULL) ? PART_OK : PART_ERR;
   }
   if (!rc) {
     it->b = &it->pd.b;
@@ -524,23 +606,8 @@ bool kv_sfi_compute_keep(sf_iter *it) {
     }
     it->keep_cap = cap;
   }
-  for (uint32_t q = 0; q < b->nquals; q++) {
-    const uint8_t *qb = b->dict + b->q_off[q];
-    uint32_t ql = b->q_len[q];
-    uint8_t k = 0;
-    if (it->byte_proj) { /* one-byte qualifiers: a table look-up */
-      k = ql == 1 && it->ptab[qb[0]] != 0;
-    } else if (it->short_proj) { /* every projected qualifier is short: compare numbers */
-      if (ql <= 7) {
-        uint64_t key = short_key(qb, ql);
-        for (uint32_t i = 0; i < it->npq && !k; i++) k = it->pkey[i] == key;
-      }
-    } else {
-      for (uint32_t i = 0; i < it->npq && !k; i++)
-        k = it->pql[i] == ql && (ql == 0 || memcmp(it->pq[i], qb, ql) == 0);
-    }
-    it->keep[q] = k;
-  }
+  for (uint32_t q = 0; q < b->nquals; q++)
+    it->keep[q] = proj_keeps(it, b->dict + b->q_off[q], b->q_len[q]);
   it->keep_bi = it->bi;
   return true;
 }
@@ -694,6 +761,7 @@ static void it_destroy(kv_iter *base) {
   kv_sfbuf_free(&it->scratch);
   drop_current(it);
   kv_sf_cdec_free(&it->dec);
+  kv_sf_sections_free(&it->sec);
   kv_sf_pdec_free(&it->pd);
   free(it->stop);
   free(it->keep);
@@ -780,6 +848,10 @@ kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool 
 void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32_t *lens,
                         uint32_t n) {
   sf_iter *it = (sf_iter *)base;
+  if (it->b->part) { /* decoded for another projection: not reused */
+    it->bi = -1;
+    it->valid = false;
+  }
   it->pq = quals;
   it->pql = lens;
   it->npq = n;

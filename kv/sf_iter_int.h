@@ -27,6 +27,7 @@ typedef struct sf_iter {
   kv_sfbuf disk;           /* the block as read from the file */
   kv_sfbuf scratch;        /* the decompressed block */
   kv_sf_cdec dec;          /* the privately decoded block and its memory */
+  kv_sf_sections sec;      /* the section table of a block decoded in part (load_block) */
   kv_sf_pdec pd;           /* a point read's rows decoded alone (kv/sf_point.h) */
   bool partial;            /* b is &pd.b: rows [prow, prow + pd.b.nrows) of block bi only */
   uint32_t prow;           /* when partial: index in block bi of b's first row */
