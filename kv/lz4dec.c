@@ -10,7 +10,9 @@
 ** bytes back in the output, one at a time in meaning, so a match longer than its offset
 ** repeats its first `offset` bytes.
 **
-** How the copies are made: short literal runs and short far matches by fixed 16-byte moves
+** How the copies are made: the common sequence (at most 14 literals, a match of at most 18
+** bytes at offset 8 or more) far from both buffers' ends by fixed moves and no other check
+** than the offset's; otherwise short literal runs and short far matches by fixed 16-byte moves
 ** when both buffers have room past them (the bytes written past the copy are rewritten by
 ** the next sequences or the decode fails); a match at offset 1 by memset; one at offsets 2
 ** to 15 by copying the period, then twice as much, and so on (each copy reads only bytes
@@ -19,6 +21,7 @@
 */
 #include <stdbool.h>
 #include <string.h>
+#include "kv/coding.h"
 #include "kv/lz4dec.h"
 
 #define MINMATCH 4u
@@ -54,6 +57,12 @@ static inline void match_copy(uint8_t *op, size_t off, size_t ml, const uint8_t 
       for (; i + 16 <= ml; i += 16) memcpy(op + i, m + i, 16);
       for (; i < ml; i++) op[i] = m[i];
     }
+  } else if ((off == 2 || off == 4) && ml <= 64 && (size_t)(oend - op) >= ml + 8) {
+    /* a short match at offset 2 or 4 (a transposed column's alternating high bytes): its
+       period spread over a word, stored 8 bytes at a time (at most 8 past the match) */
+    uint64_t v = off == 2 ? (uint64_t)(m[0] | (unsigned)m[1] << 8) * 0x0001000100010001ull
+                          : (uint64_t)kv_get_u32le(m) * 0x0000000100000001ull;
+    for (size_t i = 0; i < ml; i += 8) kv_put_u64le(op + i, v);
   } else if (off == 1) {
     memset(op, *m, ml);
   } else if (ml <= 32 && (size_t)(oend - op) >= ml + 8) {
@@ -79,6 +88,32 @@ bool kv_lz4_decode(const uint8_t *src, size_t src_len, uint8_t *dst, size_t dst_
   uint8_t *op = dst, *const oend = dst + dst_len;
   if (!src_len) return false;
   for (;;) {
+    /* the common sequence, far from both ends: at most 14 literals and a match of at most
+       18 bytes at an offset of 8 or more, copied by fixed moves without further checks
+       (32 input and 48 output bytes of room: neither the literals nor the offset can be
+       the input's last bytes, nor the moves pass the output's end) */
+    if (iend - ip >= 32 && oend - op >= 48 && (*ip >> 4) < 15 && (*ip & 15) < 15) {
+      unsigned token = *ip++;
+      size_t ll = token >> 4;
+      memcpy(op, ip, 16);
+      ip += ll;
+      op += ll;
+      size_t off = (size_t)ip[0] | (size_t)ip[1] << 8;
+      ip += 2;
+      if (off >= 8 && off <= (size_t)(op - dst)) {
+        const uint8_t *m = op - off;
+        memcpy(op, m, 8);
+        memcpy(op + 8, m + 8, 8);
+        memcpy(op + 16, m + 16, 8);
+        op += (token & 15u) + MINMATCH;
+        continue;
+      }
+      if (off == 0 || off > (size_t)(op - dst)) return false;
+      size_t ml = (token & 15u) + MINMATCH;
+      match_copy(op, off, ml, oend);
+      op += ml;
+      continue;
+    }
     if (ip >= iend) return false;
     unsigned token = *ip++;
     size_t ll = token >> 4;

@@ -8,8 +8,10 @@
 ** are mostly long runs of one byte (zero timestamp deltas, cell types and sequence numbers;
 ** exponent bytes), which lz4 stores as matches at offset 1 or 2. liblz4 writes those eight
 ** bytes at a time; this decoder fills them as memset does and copies a short period by
-** doubling, which decompresses the archive's blocks in about half the time (measured in
-** bench/README.md, issue 22). Input is untrusted: every read is bounded by the input and
+** doubling. Measured on the 10x archive's readings blocks (59 KB raw, 10.5 KB stored): a
+** block's section 0 (22 KB, mostly such runs) in ~1.3 us instead of ~5.2 us, its value
+** groups within ~10% of liblz4; a key-family block (22 KB) in ~0.5 us instead of ~8.7 us.
+** Input is untrusted: every read is bounded by the input and
 ** every write by the output, and anything that does not decode to exactly the size asked
 ** for is refused. Not here: framing, checksums, sections (kv/sf_frame.c), compression.
 */
