@@ -187,9 +187,17 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
       uint64_t T = 0, val = 0, max = sw == 8 ? UINT64_MAX : (1ull << (8 * sw)) - 1;
       for (uint32_t j = 0; j < sw; j++) T = (T << 8) | (j < tsl ? ts[j] : 0);
       bool strict = tsl > sw, done = false;
+      const uint8_t *pv = p; /* the last varint read and its length: hourly rows repeat it */
+      size_t pl = 0;
       if (side > 0) R = 0;
       for (uint32_t r = 0; r < nr; r++) {
-        GET(p, lim, &v, "truncated key delta stream");
+        if (pl && lim - p >= 8 && kv_sf_same_bytes(p, pv, pl)) { /* the same varint: v again */
+          p += pl;
+        } else {
+          pv = p;
+          GET(p, lim, &v, "truncated key delta stream");
+          pl = (size_t)(p - pv) <= 8 ? (size_t)(p - pv) : 0;
+        }
         if (v > max - val) CORRUPT("key delta out of range");
         val += v;
         if (R == nr && side == 0 && (strict ? val > T : val >= T)) R = r;

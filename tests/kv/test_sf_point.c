@@ -273,7 +273,8 @@ static void test_point_key_family(void **state) {
 ** one-byte dictionary indexes), puts only, most rows holding every column; the others lack
 ** a column, hold a second version of one (nq + 1 cells), or both (nq cells, but not the usual
 ** qualifiers: a row the decoder must not take for a full one when it counts the value
-** groups a row at a time). Fixed-width values of 8 bytes, one column in five of variable
+** groups a row at a time). Keys a fixed step apart, now and then more (delta-coded keys
+** whose varint repeats). Fixed-width values of 8 bytes, one column in five of variable
 ** width. Point and range decodes against the whole decoder, as test_point_rows. */
 static void test_point_sensor_rows(void **state) {
   (void)state;
@@ -294,9 +295,13 @@ static void test_point_sensor_rows(void **state) {
     size_t nrows = 1 + tu_below(&st, 5000 / (nq + 1));
     uint32_t odd_in = 2 + (uint32_t)tu_below(&st, 30); /* one row in odd_in is not full */
     memset(row, 's', sizeof row);
+    /* keys a step apart (a delta varint of 1 to 6 bytes repeated row after row), a row
+       now and then further on */
+    static const uint64_t steps[] = {1, 200, 3600000, (uint64_t)1 << 40};
+    uint64_t step = steps[tu_below(&st, 4)], kv = tu_below(&st, 1000);
     for (size_t r = 0; r < nrows; r++) {
-      row[10] = (uint8_t)(r >> 8);
-      row[11] = (uint8_t)r;
+      kv += step + (tu_below(&st, 10) == 0 ? tu_below(&st, 5000) : 0);
+      for (int b = 0; b < 8; b++) row[4 + b] = (uint8_t)(kv >> (8 * (7 - b)));
       int odd = tu_below(&st, odd_in) ? 0 : 1 + (int)tu_below(&st, 3);
       uint32_t miss = (uint32_t)tu_below(&st, nq), dup = (uint32_t)tu_below(&st, nq);
       if (odd == 3 && miss == dup) dup = (dup + 1) % nq;
