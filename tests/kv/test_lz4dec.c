@@ -6,9 +6,10 @@
 ** liblz4 gives; it refuses what cannot decode to exactly the size asked (every truncation, a
 ** size off by one, an offset of 0 or before the output's start, output past the end); and on
 ** random bytes and damaged streams, whatever liblz4 accepts it accepts with the same bytes
-** (but a match at offset 0, which the format calls corrupt and liblz4 lets through). Buffers are allocated
-** at their exact sizes so ASan sees any read or write past them. Seeded: the seed is printed;
-** ROWAN_SEED reruns it. Not here: framing (test_sf_frame), whole files (test_sf).
+** (but a match at offset 0, which the format calls corrupt and liblz4 lets through).
+** Buffers are allocated at their exact sizes so ASan sees any read or write past them.
+** Seeded: the seed is printed; ROWAN_SEED reruns it. Not here: framing (test_sf_frame),
+** whole files (test_sf).
 */
 #include <setjmp.h>
 #include <stdarg.h>
