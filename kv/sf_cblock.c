@@ -166,8 +166,16 @@ static int decode_rows(kv_sf_cdec *w, const uint8_t **pp, const uint8_t *lim, ui
         for (uint32_t r = 0; r < n; r++) k[(size_t)r * sw + j] = p[r];
     } else {
       uint64_t val = 0, max = sw == 8 ? UINT64_MAX : (1ull << (8 * sw)) - 1;
+      const uint8_t *pv = p; /* the last varint read and its length: hourly rows repeat it */
+      size_t pl = 0;
       for (uint32_t r = 0; r < n; r++) {
-        GET1(p, lim, &v, "truncated key delta stream");
+        if (pl && lim - p >= 8 && kv_sf_same_bytes(p, pv, pl)) { /* the same varint: v again */
+          p += pl;
+        } else {
+          pv = p;
+          GET1(p, lim, &v, "truncated key delta stream");
+          pl = (size_t)(p - pv) <= 8 ? (size_t)(p - pv) : 0;
+        }
         if (v > max - val) CORRUPT("key delta out of range");
         val += v;
         uint8_t *dst = k + (size_t)r * sw;

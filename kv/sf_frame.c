@@ -12,13 +12,16 @@
 ** those groups' sections; every other reader decompresses all sections back to back, which
 ** gives the same raw block bytes as the other two forms, so the raw block decoders do not
 ** know how a block was stored. Every length read here is checked before it is used: a
-** damaged frame is KV_ERR_CORRUPT, never a read past the block.
+** damaged frame is KV_ERR_CORRUPT, never a read past the block. lz4 data is decoded by
+** kv/lz4dec.c (long runs of one byte, common in blocks, several times faster than liblz4's
+** decoder); liblz4 compresses.
 ** Not here: encoding the raw block (kv/sf_block.c), decoding it (kv/sf_decode.c,
 ** kv/sf_cblock.c, kv/sf_point.c), file I/O (kv/sf_write.c, kv/sf_read.c).
 */
 #include <lz4.h>
 #include <xxhash.h>
 #include "kv/coding.h"
+#include "kv/lz4dec.h"
 #include "kv/sf_int.h"
 #include "kv/status.h"
 
@@ -159,8 +162,7 @@ static const char *inflate_one(const uint8_t *src, size_t st, uint8_t *dst, size
     memcpy(dst, src, rl);
     return NULL;
   }
-  int n = LZ4_decompress_safe((const char *)src, (char *)dst, (int)st, (int)rl);
-  return n < 0 || (size_t)n != rl ? "lz4 section does not decompress to its raw size" : NULL;
+  return kv_lz4_decode(src, st, dst, rl) ? NULL : "lz4 section does not decompress to its raw size";
 }
 
 int kv_sf_frame_open(const uint8_t *disk, size_t disk_len, uint32_t expect_raw,
@@ -226,9 +228,8 @@ static const char *inflate_frame(const uint8_t *disk, uint32_t expect_raw, kv_sf
   if (kv_sfbuf_reserve(scratch, expect_raw ? expect_raw : 1)) return "";
   const char *why = NULL;
   if (disk[0] == KV_SF_STORED_LZ4) {
-    int n = LZ4_decompress_safe((const char *)disk + KV_SF_BLOCK_HEADER, (char *)scratch->p,
-                                (int)stored, (int)expect_raw);
-    if (n < 0 || (uint32_t)n != expect_raw) why = "lz4 data does not decompress to its raw size";
+    if (!kv_lz4_decode(disk + KV_SF_BLOCK_HEADER, stored, scratch->p, expect_raw))
+      why = "lz4 data does not decompress to its raw size";
   } else { /* sections: the table is checked whole, then each section decompressed */
     const uint8_t *p = disk + KV_SF_BLOCK_HEADER, *lim = p + stored, *data = NULL;
     uint32_t nsec = 0;

@@ -42,6 +42,13 @@ enum { KV_SF_STORED_RAW = 0, KV_SF_STORED_LZ4 = 1, KV_SF_STORED_SECTIONS = 2 };
 enum { KV_SF_ROWS_PREFIX = 0, KV_SF_ROWS_FIXED = 1, KV_SF_ROWS_DELTA = 2 };
 #define KV_SF_MAX_KEY_BYTES (512u << 20) /* rebuilt row key bytes a block may hold */
 
+/* Whether the n <= 8 bytes at a equal those at b, 8 bytes being readable at each: a delta
+** key stream's varint that repeats the one before (hourly rows), stepped over unread. */
+static inline bool kv_sf_same_bytes(const uint8_t *a, const uint8_t *b, size_t n) {
+  uint64_t m = n >= 8 ? UINT64_MAX : ((uint64_t)1 << (8 * n)) - 1;
+  return ((kv_get_u64le(a) ^ kv_get_u64le(b)) & m) == 0;
+}
+
 /* Whether every byte of [p, p+n) is 0, a word at a time (a type stream of puts only, the
 ** decoders' fast paths). */
 static inline bool kv_sf_all_zero(const uint8_t *p, size_t n) {

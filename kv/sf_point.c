@@ -49,6 +49,15 @@ void kv_sf_pdec_free(kv_sf_pdec *w) {
 ** at its first byte below 0x80: whole words whose last bytes number fewer than n are
 ** stepped over at once. */
 static const uint8_t *skip_varints(const uint8_t *p, const uint8_t *lim, uint32_t n) {
+  /* a stream of one-byte varints (qualifier indexes, zero deltas and sequence numbers): 32
+     bytes with no high bit set are 32 varints */
+  while (n >= 32 && lim - p >= 32) {
+    uint64_t x[4];
+    memcpy(x, p, 32);
+    if ((x[0] | x[1] | x[2] | x[3]) & 0x8080808080808080ull) break;
+    p += 32;
+    n -= 32;
+  }
   while (n && lim - p >= 8) {
     uint64_t x;
     memcpy(&x, p, 8);
@@ -178,9 +187,17 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
       uint64_t T = 0, val = 0, max = sw == 8 ? UINT64_MAX : (1ull << (8 * sw)) - 1;
       for (uint32_t j = 0; j < sw; j++) T = (T << 8) | (j < tsl ? ts[j] : 0);
       bool strict = tsl > sw, done = false;
+      const uint8_t *pv = p; /* the last varint read and its length: hourly rows repeat it */
+      size_t pl = 0;
       if (side > 0) R = 0;
       for (uint32_t r = 0; r < nr; r++) {
-        GET(p, lim, &v, "truncated key delta stream");
+        if (pl && lim - p >= 8 && kv_sf_same_bytes(p, pv, pl)) { /* the same varint: v again */
+          p += pl;
+        } else {
+          pv = p;
+          GET(p, lim, &v, "truncated key delta stream");
+          pl = (size_t)(p - pv) <= 8 ? (size_t)(p - pv) : 0;
+        }
         if (v > max - val) CORRUPT("key delta out of range");
         val += v;
         if (R == nr && side == 0 && (strict ? val > T : val >= T)) R = r;
@@ -250,12 +267,57 @@ static int find_rows(kv_sf_pdec *w, const uint8_t **pp, const uint8_t *lim, uint
 }
 
 
+/* The qualifier bytes of a row of nq <= 16 cells at q (16 readable bytes), as two numbers
+** with the bytes past nq cleared. */
+typedef struct qrow { uint64_t lo, hi; } qrow;
+
+static inline qrow qrow_at(const uint8_t *q, uint32_t nq) {
+  qrow r = {kv_get_u64le(q), kv_get_u64le(q + 8)};
+  if (nq < 8) r.lo &= ((uint64_t)1 << (8 * nq)) - 1;
+  if (nq <= 8) r.hi = 0;
+  else if (nq < 16) r.hi &= ((uint64_t)1 << (8 * (nq - 8))) - 1;
+  return r;
+}
+
+/* Add to h[256] the qualifier bytes (one byte a cell) of rows [ra, rb) of the stream at qs,
+** row r's cells being [rf[r], rf[r + 1]); the stream's block ends at lim. A row of exactly nq
+** cells (nq <= 16) whose bytes equal *tpl is counted in *same instead (the caller adds tpl's
+** bytes that many times): a block's rows mostly hold every column in one order, so a row is
+** two compares instead of nq increments. *has_tpl: tpl is set; the first such row sets it. */
+static void hist_rows(uint32_t *h, const uint8_t *qs, const uint8_t *lim, const uint32_t *rf,
+                      uint32_t ra, uint32_t rb, uint32_t nq, qrow *tpl, bool *has_tpl,
+                      uint32_t *same) {
+  for (uint32_t r = ra; r < rb; r++) {
+    uint32_t c = rf[r], e = rf[r + 1];
+    if (nq <= 16 && e - c == nq && lim - (qs + c) >= 16) {
+      qrow x = qrow_at(qs + c, nq);
+      if (!*has_tpl) {
+        *tpl = x;
+        *has_tpl = true;
+      }
+      if (x.lo == tpl->lo && x.hi == tpl->hi) {
+        (*same)++;
+        continue;
+      }
+    }
+    for (uint32_t j = c; j < e; j++) h[qs[j]]++;
+  }
+}
+
+/* Add tpl's nq bytes to h, `times` times each. */
+static void hist_tpl(uint32_t *h, const qrow *tpl, uint32_t nq, uint32_t times) {
+  for (uint32_t j = 0; j < nq && times; j++)
+    h[(uint8_t)((j < 8 ? tpl->lo : tpl->hi) >> (8 * (j & 7)))] += times;
+}
+
 /* Count the cells of each value group (G_CNT), those before cell c0 (G_BEF) and those in
 ** [c0, c1) (G_ROW) into gt; the dictionary indexes of cells [c0, c1) into rq. The qualifier
-** stream is [qs, qe) (nq > 1) and the types at types (already bounded). */
+** stream is [qs, qe) (nq > 1) and the types at types (already bounded); the block's nr rows
+** start at the cells rf gives (c0 = rf[R]) and it ends at lim. */
 static int count_groups(uint32_t *gt, const uint8_t *qs, const uint8_t *qe,
                         const uint8_t *types, uint32_t n, uint32_t nq, uint32_t c0,
-                        uint32_t c1, uint32_t *rq, const char **why) {
+                        uint32_t c1, uint32_t *rq, const uint32_t *rf, uint32_t nr,
+                        uint32_t R, const uint8_t *lim, const char **why) {
   uint32_t ng = nq + 1;
   memset(gt, 0, (size_t)ng * G_COLS * sizeof *gt);
 #define BUMP(i, g) do { uint32_t g_ = (g); gt[g_ * G_COLS + G_CNT]++; \
@@ -275,11 +337,16 @@ static int count_groups(uint32_t *gt, const uint8_t *qs, const uint8_t *qe,
   }
   if ((size_t)(qe - qs) == n && kv_sf_all_zero(types, n)) {
     /* the common case: a byte per qualifier, every cell a put: histograms of bytes */
-    uint32_t h[256], hb[256];
+    uint32_t h[256], hb[256], same = 0;
+    qrow tpl = {0, 0};
+    bool has_tpl = false;
     memset(h, 0, sizeof h);
-    for (uint32_t i = 0; i < c0; i++) h[qs[i]]++;
+    hist_rows(h, qs, lim, rf, 0, R, nq, &tpl, &has_tpl, &same);
+    hist_tpl(h, &tpl, nq, same);
     memcpy(hb, h, sizeof h);
-    for (uint32_t i = c0; i < n; i++) h[qs[i]]++;
+    same = 0;
+    hist_rows(h, qs, lim, rf, R, nr, nq, &tpl, &has_tpl, &same);
+    hist_tpl(h, &tpl, nq, same);
     for (uint32_t x = nq; x < 256; x++)
       if (h[x]) CORRUPT("qualifier index out of range");
     for (uint32_t g = 0; g < nq; g++) {
@@ -415,7 +482,7 @@ int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const u
   }
   if (!(p = skip_varints(p, lim, n - c1))) CORRUPT("truncated sequence stream");
   uint32_t *gt = w->gt, *rq = AR(w, q_off, uint32_t);
-  rc = count_groups(gt, qs, qe, types, n, nq, c0, c1, rq, why);
+  rc = count_groups(gt, qs, qe, types, n, nq, c0, c1, rq, w->rf, nr, R, lim, why);
   if (rc) return rc;
   /* value groups: every header walked (the block must end with the last group); the rows'
      variable-width values located, their offsets packed */

@@ -15,7 +15,8 @@
 ** truncated blocks: the point decoder never reads outside the block (the sanitizer build
 ** checks) and, on every block the whole-block decoder accepts, agrees with it. Blocks shaped
 ** as a key family's (thousands of rows of one put each, one qualifier) for the decoder's
-** shortcuts on them.
+** shortcuts on them; blocks shaped as a sensor table's (most rows every column) for its
+** counting of value groups a row at a time.
 ** Seeded: the seed is printed; ROWAN_SEED reruns it.
 ** Not here: the store file iterator on top of it (test_sf_point_reads.c).
 */
@@ -268,6 +269,80 @@ static void test_point_key_family(void **state) {
   kv_sfb_free(&bld);
 }
 
+/* Blocks shaped as a sensor table's readings family: hundreds of rows of nq columns (2 to 20,
+** one-byte dictionary indexes), puts only, most rows holding every column; the others lack
+** a column, hold a second version of one (nq + 1 cells), or both (nq cells, but not the usual
+** qualifiers: a row the decoder must not take for a full one when it counts the value
+** groups a row at a time). Keys a fixed step apart, now and then more (delta-coded keys
+** whose varint repeats). Fixed-width values of 8 bytes, one column in five of variable
+** width. Point and range decodes against the whole decoder, as test_point_rows. */
+static void test_point_sensor_rows(void **state) {
+  (void)state;
+  uint64_t st = tu_seed("sf_point_sensor_rows");
+  static tb_cellset s;
+  kv_sfb_builder bld;
+  kv_sfb_init(&bld);
+  kv_sf_pdec w;
+  memset(&w, 0, sizeof w);
+  kv_sf_dblock d;
+  memset(&d, 0, sizeof d);
+  size_t rounds = tu_scaled(80, 16), lookalike = 0, wide = 0;
+  uint8_t t[64], stop[64], row[12], val[20], qb[3];
+  for (size_t round = 0; round < rounds; round++) {
+    s.n = s.used = 0;
+    uint32_t nq = 2 + (uint32_t)tu_below(&st, 19);
+    if (nq > 16) wide++;
+    size_t nrows = 1 + tu_below(&st, 5000 / (nq + 1));
+    uint32_t odd_in = 2 + (uint32_t)tu_below(&st, 30); /* one row in odd_in is not full */
+    memset(row, 's', sizeof row);
+    /* keys a step apart (a delta varint of 1 to 6 bytes repeated row after row), a row
+       now and then further on */
+    static const uint64_t steps[] = {1, 200, 3600000, (uint64_t)1 << 40};
+    uint64_t step = steps[tu_below(&st, 4)], kv = tu_below(&st, 1000);
+    for (size_t r = 0; r < nrows; r++) {
+      kv += step + (tu_below(&st, 10) == 0 ? tu_below(&st, 5000) : 0);
+      for (int b = 0; b < 8; b++) row[4 + b] = (uint8_t)(kv >> (8 * (7 - b)));
+      int odd = tu_below(&st, odd_in) ? 0 : 1 + (int)tu_below(&st, 3);
+      uint32_t miss = (uint32_t)tu_below(&st, nq), dup = (uint32_t)tu_below(&st, nq);
+      if (odd == 3 && miss == dup) dup = (dup + 1) % nq;
+      if (odd == 3) lookalike++;
+      for (uint32_t q = 0; q < nq; q++) {
+        if ((odd == 1 || odd == 3) && q == miss) continue;
+        qb[0] = 'q';
+        qb[1] = 0;
+        qb[2] = (uint8_t)q;
+        uint32_t nv = (odd == 2 || odd == 3) && q == dup ? 2 : 1;
+        for (uint32_t v = 0; v < nv; v++) {
+          uint32_t vl = q % 5 == 4 ? (uint32_t)tu_below(&st, 20) : 8;
+          for (uint32_t j = 0; j < vl; j++) val[j] = (uint8_t)tu_rand(&st);
+          tb_add(&s, row, sizeof row, qb, 3, 1700000000000 - (int64_t)v, 0, KV_PUT, val, vl);
+        }
+      }
+    }
+    tb_build(&bld, &s);
+    uint8_t *raw = malloc(bld.out.len);
+    assert_non_null(raw);
+    memcpy(raw, bld.out.p, bld.out.len);
+    const char *why = NULL;
+    assert_int_equal(kv_sf_block_decode(&d, raw, bld.out.len, &why), KV_OK);
+    for (int k = 0; k < 60; k++) {
+      uint32_t tl = make_target(&st, &d, t);
+      uint32_t want, sl;
+      const uint8_t *sp;
+      int rc = decode_some(&st, &w, &d, raw, bld.out.len, t, tl, stop, &sp, &sl, &want, &why);
+      if (rc) fail_msg("round %zu: point decode failed: %s", round, why ? why : "?");
+      check_point(&w, &d, t, tl, sp, sl, want, true);
+    }
+    free(raw);
+  }
+  fprintf(stderr, "[sf_point] sensor blocks: %zu rows of nq cells unlike a full row, %zu "
+          "blocks of more than 16 columns\n", lookalike, wide);
+  assert_true(lookalike > 0 && wide > 0);
+  kv_sf_dblock_free(&d);
+  kv_sf_pdec_free(&w);
+  kv_sfb_free(&bld);
+}
+
 /* Damaged and truncated blocks: no read outside the block (each is copied to an allocation
 ** of its exact size, so the sanitizer sees an overrun), and agreement with the whole-block
 ** decoder on every block that one accepts. */
@@ -334,6 +409,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_point_rows),
     cmocka_unit_test(test_point_key_family),
+    cmocka_unit_test(test_point_sensor_rows),
     cmocka_unit_test(test_point_damaged),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
