@@ -3,8 +3,9 @@
 ** as a store file into the in-memory env, opened with kv_sf_open and read forward, backward
 ** and by seeks, then copied block by block into a second file as a minor compaction copies
 ** (kv/sf_copy.h: each block's rows and cells read again without its values). Opening,
-** reading or copying may fail with KV_ERR_CORRUPT; it must never crash, hang or leak. Most random inputs stop at the trailer or a checksum; the seed corpus holds real
-** files so mutations reach the index, bloom and block paths.
+** reading or copying may fail with KV_ERR_CORRUPT; it must never crash, hang or leak. Most
+** random inputs stop at the trailer or a checksum; the seed corpus holds real files so
+** mutations reach the index, bloom and block paths.
 */
 #include <stddef.h>
 #include <stdint.h>

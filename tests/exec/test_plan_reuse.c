@@ -187,6 +187,30 @@ static void rebinds(const char *name, bool with_index) {
     free(want);
     if (tu_below(&rs, 2) == 0) churn(t, &rs);
   }
+  if (with_index) {
+    /* whether a kept statement's first plan chose the index depends on its first values
+    ** and the data (D has three values, so the index is seldom cheaper; a kept plan that
+    ** chose the table is re-planned without estimates after that): a statement prepared
+    ** now, first run with a D value held by a single row, chooses it on every seed, and a
+    ** plan that chose the index is planned in full again for new values */
+    q(t, "UPSERT INTO T VALUES (1000, 'v', 1.5, 'violet')");
+    exec_stmt *vs;
+    prepare(t, QUERIES[8], &vs);
+    for (int k = 0; k < 2; k++) {
+      cat_value p = k ? cat_v_str(CAT_T_VARCHAR, "red", 3) : cat_v_str(CAT_T_VARCHAR, "violet", 6);
+      int krc = run_kept(vs, 1, &p, &kept, &t->err), frc;
+      char *want = fresh(t, QUERIES[8], 1, &p, &frc);
+      assert_int_equal(krc, frc);
+      assert_non_null(want);
+      assert_string_equal(kept, want);
+      if (!k) assert_string_equal(kept, "1000|v|1.5\n");
+      free(want);
+    }
+    exec_plan_stats vst;
+    exec_get_plan_stats(vs, &vst);
+    assert_int_equal(vst.full, 2);
+    exec_finalize(vs);
+  }
   exec_plan_stats sum = {0, 0, 0, 0};
   for (int i = 0; i < N_QUERIES; i++) {
     exec_plan_stats s;
@@ -206,7 +230,6 @@ static void rebinds(const char *name, bool with_index) {
   assert_true(sum.rebuilt > 0);
   assert_true(sum.reused > 0);
   assert_true(sum.patched > 0); /* QUERIES[0] is a point lookup */
-  if (with_index) assert_true(sum.full > N_QUERIES); /* some plans chose the index */
   free(kept);
   tdb_close(t);
 }
