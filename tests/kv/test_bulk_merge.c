@@ -7,8 +7,9 @@
 ** only at their ends: most blocks copied whole, a few decoded), the same in reverse file
 ** order, two files interleaved row by row (unordered buffers merged row by row), files
 ** repeated with new values and NULL tombstones (rows in several segments: resolved), one
-** giant row whose cells span many blocks, random cells with every tombstone type, and big
-** unordered buffers (the radix sort of kv/bulk_sort.c). The
+** giant row whose cells span many blocks, random cells with every tombstone type, big
+** unordered buffers (the radix sort of kv/bulk_sort.c), and an unordered family spilled as
+** runs past a small bound beside an ordered one that stays encoded segments. The
 ** stores hold older cells in store files and the memstore, one family keeps 3 versions and
 ** one has a TTL. Every version visible must agree after the load, after reopen and after
 ** major compaction; power cuts during such a load leave the store as before or as after.
@@ -152,6 +153,7 @@ static void commit_ops(st *s, const op *ops, size_t n, bool one_each) {
 static size_t g_seg_bytes = 1500; /* segment_bytes of the loads */
 static uint64_t g_split = 400;     /* split_cells of the loads (most merges split in two) */
 static kv_bulk_stats g_stats;      /* the last load's counters */
+static size_t g_run_bytes;         /* run_bytes of the loads (0 = the default) */
 
 /* The load: consecutive ops of one (family, row, timestamp) as one kv_bulk_add_row. */
 static int bulk_ops(st *s, const op *ops, size_t n, size_t run_bytes) {
@@ -303,7 +305,7 @@ static void roundtrip(const char *name, uint64_t seed, const gen *load) {
   commit_ops(&s, pre.ops + half, pre.n - half, false);
 
   commit_ops(&m, load->ops, load->n, true);
-  if (bulk_ops(&s, load->ops, load->n, 0))
+  if (bulk_ops(&s, load->ops, load->n, g_run_bytes))
     fail_msg("%s: bulk load (seed %llu): %s", name, (unsigned long long)seed, kv_errmsg());
   char *want = render(&m), *got = render(&s);
   expect_same(name, seed, want, got);
@@ -423,6 +425,32 @@ static void test_unordered_big(void **state) {
   g_seg_bytes = 1500;
 }
 
+/* Past the bound, an unordered family (an index's rows) is spilled as runs while an
+** ordered one (the table's rows, added alongside) stays encoded segments, paged out: its
+** file is still its segments one after another, and both read as the model. Rows of the
+** unordered family repeat with new values and NULLs (resolved across runs). */
+static void test_spill_keeps_ordered(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("bulk_merge_spill_ordered");
+  gen g = {.rng = seed};
+  int n = (int)tu_scaled(4000, 2500);
+  for (int h = 0; h < n; h++) {
+    sensor_row(&g, 0, "oa", h, T0 - 1000, 0); /* keys descend: segments chained whole */
+    unsigned r = (unsigned)tu_below(&g.rng, (uint64_t)n);
+    sensor_row(&g, 1, r % 2 ? "ub" : "ua", (int)r, T0 - 1000, h % 4);
+  }
+  g_seg_bytes = 16384;
+  g_run_bytes = 256 * 1024;
+  roundtrip("ordered and unordered families spilled", seed, &g);
+  assert_true(g_stats.runs >= 2);           /* the unordered family, spilled more than once */
+  assert_true(g_stats.segs_paged > 0);      /* the ordered one, paged out instead */
+  assert_int_equal(g_stats.fams_segments, 1); /* and written as its segments */
+  assert_int_equal(g_stats.fams_merged, 1);
+  free(g.ops);
+  g_seg_bytes = 1500;
+  g_run_bytes = 0;
+}
+
 /* Power cuts and I/O errors at many points of a load merged block-wise: the store reads
 ** as before the load or, when the commit returned KV_OK, as after it. */
 static void test_power_cuts(void **state) {
@@ -482,6 +510,7 @@ int main(void) {
       cmocka_unit_test(test_interleaved_giant_random),
       cmocka_unit_test(test_segment_sizes),
       cmocka_unit_test(test_unordered_big),
+      cmocka_unit_test(test_spill_keeps_ordered),
       cmocka_unit_test(test_power_cuts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
