@@ -9,7 +9,8 @@
 ** repeated with new values and NULL tombstones (rows in several segments: resolved), one
 ** giant row whose cells span many blocks, random cells with every tombstone type, big
 ** unordered buffers (the radix sort of kv/bulk_sort.c), and an unordered family spilled as
-** runs past a small bound beside an ordered one that stays encoded segments. The
+** runs past a small bound beside an ordered one that stays encoded segments, and row keys
+** that are prefixes of one another spilled and merged as runs. The
 ** stores hold older cells in store files and the memstore, one family keeps 3 versions and
 ** one has a TTL. Every version visible must agree after the load, after reopen and after
 ** major compaction; power cuts during such a load leave the store as before or as after.
@@ -451,6 +452,32 @@ static void test_spill_keeps_ordered(void **state) {
   g_run_bytes = 0;
 }
 
+/* Row keys of 1 to 23 bytes from two letters, so many are prefixes of others, on both sides
+** of the 16 bytes the merge's heap compares as numbers before the whole cells; loaded past a
+** small bound in no order: spilled as runs, merged cell by cell at each spill and at commit. */
+static void test_spilled_prefix_keys(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("bulk_merge_prefix_keys");
+  gen g = {.rng = seed};
+  size_t n = tu_scaled(6000, 2000);
+  for (size_t i = 0; i < n; i++) {
+    op *o = new_op(&g);
+    o->fam = (int)tu_below(&g.rng, 2);
+    int len = 1 + (int)tu_below(&g.rng, 23);
+    for (int k = 0; k < len; k++) o->row[k] = tu_below(&g.rng, 4) ? 'k' : 'l';
+    o->row[len] = 0;
+    snprintf(o->qual, sizeof o->qual, "q%u", (unsigned)tu_below(&g.rng, 3));
+    o->ts = T0 - 100 * (int64_t)(1 + tu_below(&g.rng, 3));
+    o->type = tu_below(&g.rng, 10) ? KV_PUT : KV_DELETE_COLUMN;
+    snprintf(o->val, sizeof o->val, "v%llu", (unsigned long long)i);
+  }
+  g_run_bytes = 16 * 1024;
+  roundtrip("prefix keys spilled", seed, &g);
+  assert_true(g_stats.runs >= 2);
+  free(g.ops);
+  g_run_bytes = 0;
+}
+
 /* Power cuts and I/O errors at many points of a load merged block-wise: the store reads
 ** as before the load or, when the commit returned KV_OK, as after it. */
 static void test_power_cuts(void **state) {
@@ -511,6 +538,7 @@ int main(void) {
       cmocka_unit_test(test_segment_sizes),
       cmocka_unit_test(test_unordered_big),
       cmocka_unit_test(test_spill_keeps_ordered),
+      cmocka_unit_test(test_spilled_prefix_keys),
       cmocka_unit_test(test_power_cuts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
