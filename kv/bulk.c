@@ -13,7 +13,8 @@
 **   spill: when the buffers pass run_bytes, each family's closed and open buffers are
 **     sorted and merged into a run: a store file (kv_sf_writer, uncompressed) whose cells
 **     carry their add ordinal as sequence number, so kv_cell_cmp puts the later-added of
-**     equal keys first.
+**     equal keys first; a family whose input came in order is paged out instead
+**     (keeps_segments).
 **   commit: the open buffers are closed, every job is finished (the caller's thread helps),
 **     then under the writer role each family's store file is written and all are named in
 **     one MANIFEST record (kv/bulk_write.c).
@@ -270,8 +271,9 @@ static void drop_page_file(kv_bulk *b, bfam *f) {
   f->pend = 0;
 }
 
-/* Close f's open buffer as a segment: hand it to the worker, open a new one. */
-static int close_cur(kv_bulk *b, bfam *f) {
+/* Close f's open buffer as a segment: hand it to the worker, open a new one; with `check`,
+** then settle what the worker gave back and act if the load is past the bound. */
+static int close_cur_as(kv_bulk *b, bfam *f, bool check) {
   bbuf *u = f->cur;
   if (u->n_ents == 0) return KV_OK;
   size_t cap = f->cap_segs;
@@ -292,12 +294,14 @@ static int close_cur(kv_bulk *b, bfam *f) {
   /* What the worker's finished jobs hold may pass what their buffers were charged (encoded
   ** output plus the arrays kept as spares): settle it once per segment, so the bound is
   ** checked against it without waiting for the adds to reach run_bytes. */
-  if (rc == KV_OK && !b->done) {
+  if (rc == KV_OK && check && !b->done) {
     take_freed(b);
     if (b->bytes >= b->run_bytes) rc = over_budget(b);
   }
   return rc;
 }
+
+static int close_cur(kv_bulk *b, bfam *f) { return close_cur_as(b, f, true); }
 
 /* Check one cell's arguments (kv_bulk_put's rules); *value_len is zeroed for tombstones. */
 static int check_cell(int type, size_t row_len, size_t qual_len, int64_t ts,
@@ -657,20 +661,65 @@ static int spill_fam(kv_bulk *b, bfam *f) {
   return rc;
 }
 
+/* May a spill leave family f as encoded segments (kept, or paged out) instead of a run?
+** Only when the worker has encoded every closed buffer of it (no run yet: ordered input)
+** and its open buffer is in order too: then closing that buffer as one more segment frees
+** its raw bytes, and the commit keeps the fast path (segments appended or merged block-wise)
+** instead of merging every cell of the family from run files. REQUIRES: no job pending. */
+static bool keeps_segments(const kv_bulk *b, const bfam *f) {
+  if (b->seg_bytes == SIZE_MAX || f->n_runs || f->cur->dir == KV_BULK_DIR_MIXED) return false;
+  for (uint32_t i = 0; i < f->n_segs; i++)
+    if (f->segs[i]->raw) return false;
+  return true;
+}
+
+/* The bytes the load holds, counted afresh after a spill (no job pending): spare arrays,
+** raw buffers' charges, encoded segments (what of them is still in memory, and their first
+** and last keys). */
+static size_t held_bytes(kv_bulk *b) {
+  size_t held = 0;
+  for (uint32_t i = 0; i < b->n_fams; i++) {
+    const bfam *f = b->fams[i];
+    held += f->cur->charged;
+    for (uint32_t k = 0; k < f->n_segs; k++) {
+      const bbuf *u = f->segs[k];
+      held += u->raw ? u->charged : kv_sf_seg_bytes(u->seg) + u->first_len + u->last_len;
+    }
+  }
+  pthread_mutex_lock(&b->mu);
+  b->freed = 0; /* counted above */
+  for (int i = 0; i < b->n_spare; i++) held += kv_bulk_spare_bytes(&b->spare[i]);
+  pthread_mutex_unlock(&b->mu);
+  return held;
+}
+
+/* Spill: the families whose raw buffers hold unordered cells (or that have runs already)
+** are written as runs; the ordered ones close their open buffer as a segment and are paged
+** out (keeps_segments). If what is then held still passes three quarters of the bound,
+** every family is spilled, the encoded segments as runs of their own. Every family's open
+** buffer is empty afterwards. */
 static int spill_all(kv_bulk *b) {
   kv_bulk_note_held(b, b->bytes);
   int rc = kv_bulk_drain(b);
-  for (uint32_t i = 0; i < b->n_fams && rc == KV_OK; i++) rc = spill_fam(b, b->fams[i]);
-  if (rc) {
-    b->err = rc;
-    return rc;
+  size_t target = b->run_bytes - b->run_bytes / 4;
+  for (int all = 0; all < 2 && rc == KV_OK; all++) {
+    bool kept = false;
+    for (uint32_t i = 0; i < b->n_fams && rc == KV_OK; i++) {
+      bfam *f = b->fams[i];
+      if (!all && keeps_segments(b, f)) {
+        kept = true;
+        rc = close_cur_as(b, f, false);
+      } else {
+        rc = spill_fam(b, f);
+      }
+    }
+    if (rc == KV_OK && kept) rc = kv_bulk_drain(b);
+    if (rc == KV_OK && kept) rc = page_out_all(b);
+    if (rc == KV_OK) b->bytes = held_bytes(b);
+    if (!kept || b->bytes < target) break;
   }
-  b->bytes = 0;
-  pthread_mutex_lock(&b->mu);
-  b->freed = 0; /* every buffer is gone: nothing left to take off, but the spares */
-  for (int i = 0; i < b->n_spare; i++) b->bytes += kv_bulk_spare_bytes(&b->spare[i]);
-  pthread_mutex_unlock(&b->mu);
-  return KV_OK;
+  if (rc) b->err = rc;
+  return rc;
 }
 
 /* ---- begin, commit, free ---------------------------------------------------------------- */

@@ -8,7 +8,8 @@
 ** of buffered cells, encoded segments and spare arrays. Past it, the encoded segments are
 ** paged out to a temporary file per family (their blocks are read back at commit); if the
 ** raw buffers still hold most of it, they are sorted and spilled as a temporary sorted store
-** file ("run") per family. Both live in the family's folder under a name kv_open deletes
+** file ("run") per family (not for a family whose input came in order: its open buffer is
+** encoded and paged out instead). Both live in the family's folder under a name kv_open deletes
 ** (<number>.run). Commit merges the runs and the buffers. Input added in key order needs no sort (it is detected), input added in
 ** strictly descending key order is reversed; otherwise rows are sorted by a natural merge
 ** sort, so input made of a few ascending or descending runs costs a few linear passes.

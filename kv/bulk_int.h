@@ -176,6 +176,8 @@ int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq);
 ** whose rows follow one another, or a run file. */
 typedef struct kv_bulk_src {
   kv_cell cur;            /* current cell (valid while valid is true) */
+  uint64_t pfx[2];        /* kv_bulk_src_next: cur's first 16 row key bytes as two
+                             big-endian numbers, zero-padded (kv_bulk_merge's heap order) */
   bool valid;             /* positioned on a cell */
   int err;                /* a run's read error */
   kv_bulk_buf **chain;    /* buffers, in row order (rows never shared between two) */

@@ -275,23 +275,47 @@ int kv_bulk_src_fill(msrc *s) {
   return KV_OK;
 }
 
+/* s->pfx from s->cur's row key. */
+static inline void set_pfx(msrc *s) {
+  uint8_t b[16] = {0};
+  memcpy(b, s->cur.row, s->cur.row_len < 16 ? s->cur.row_len : 16);
+  uint64_t v = 0, w = 0;
+  for (int x = 0; x < 8; x++) {
+    v = v << 8 | b[x];
+    w = w << 8 | b[8 + x];
+  }
+  s->pfx[0] = v;
+  s->pfx[1] = w;
+}
+
 int kv_bulk_src_next(msrc *s) {
   if (s->it) {
     kv_iter *it = s->it;
     if (s->valid) it->ops->next(it);
     s->valid = it->ops->valid(it);
-    if (s->valid) s->cur = *it->ops->cell(it);
-    else s->err = it->ops->status(it);
+    if (s->valid) {
+      s->cur = *it->ops->cell(it);
+      set_pfx(s);
+    } else {
+      s->err = it->ops->status(it);
+    }
     return s->err;
   }
   if (s->span_i >= s->span_n) {
     int rc = kv_bulk_src_fill(s);
     if (rc) return s->err = rc;
+    /* the next rows' entries, then their keys: a sorted unordered buffer (an index's
+    ** rows) visits its arena in no order, a cache miss per row without this */
+    const kv_bulk_buf *u = s->ci < s->n_chain ? s->chain[s->ci] : NULL;
+    if (u && s->gi + 4 < u->n_grps) __builtin_prefetch(&u->ents[u->grps[s->gi + 4].first]);
+    if (u && s->gi + 2 < u->n_grps)
+      __builtin_prefetch(u->arena + u->ents[u->grps[s->gi + 2].first].row_off);
   }
   s->valid = s->span_i < s->span_n;
   if (s->valid) {
     const kv_bulk_buf *u = s->chain[s->ci];
     s->cur = kv_bulk_ent_cell(u, &u->ents[s->span[s->span_i++]]);
+    set_pfx(s);
   }
   return KV_OK;
 }
@@ -518,6 +542,10 @@ int kv_bulk_make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start) {
 /* Source a's current cell comes before b's: cell order, equal cells by source index (the
 ** order the linear pick gave, which the resolver's "a later row wins" relies on). */
 static bool src_before(const msrc *s, uint32_t a, uint32_t b) {
+  /* the zero-padded prefixes order rows as their bytes do (a key that ends inside them
+  ** has zeros where a longer one it is a prefix of has a byte, or the same zero) */
+  if (s[a].pfx[0] != s[b].pfx[0]) return s[a].pfx[0] < s[b].pfx[0];
+  if (s[a].pfx[1] != s[b].pfx[1]) return s[a].pfx[1] < s[b].pfx[1];
   int c = kv_cell_cmp(&s[a].cur, &s[b].cur);
   return c < 0 || (c == 0 && a < b);
 }
@@ -555,8 +583,12 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
     if (rc == KV_OK) {
       s[i].it->ops->seek_first(s[i].it);
       s[i].valid = s[i].it->ops->valid(s[i].it);
-      if (s[i].valid) s[i].cur = *s[i].it->ops->cell(s[i].it);
-      else rc = s[i].it->ops->status(s[i].it);
+      if (s[i].valid) {
+        s[i].cur = *s[i].it->ops->cell(s[i].it);
+        set_pfx(&s[i]);
+      } else {
+        rc = s[i].it->ops->status(s[i].it);
+      }
     }
   }
   for (int c = 0; c < nc && rc == KV_OK; c++) {

@@ -7,8 +7,10 @@
 ** only at their ends: most blocks copied whole, a few decoded), the same in reverse file
 ** order, two files interleaved row by row (unordered buffers merged row by row), files
 ** repeated with new values and NULL tombstones (rows in several segments: resolved), one
-** giant row whose cells span many blocks, random cells with every tombstone type, and big
-** unordered buffers (the radix sort of kv/bulk_sort.c). The
+** giant row whose cells span many blocks, random cells with every tombstone type, big
+** unordered buffers (the radix sort of kv/bulk_sort.c), and an unordered family spilled as
+** runs past a small bound beside an ordered one that stays encoded segments, and row keys
+** that are prefixes of one another spilled and merged as runs. The
 ** stores hold older cells in store files and the memstore, one family keeps 3 versions and
 ** one has a TTL. Every version visible must agree after the load, after reopen and after
 ** major compaction; power cuts during such a load leave the store as before or as after.
@@ -152,6 +154,7 @@ static void commit_ops(st *s, const op *ops, size_t n, bool one_each) {
 static size_t g_seg_bytes = 1500; /* segment_bytes of the loads */
 static uint64_t g_split = 400;     /* split_cells of the loads (most merges split in two) */
 static kv_bulk_stats g_stats;      /* the last load's counters */
+static size_t g_run_bytes;         /* run_bytes of the loads (0 = the default) */
 
 /* The load: consecutive ops of one (family, row, timestamp) as one kv_bulk_add_row. */
 static int bulk_ops(st *s, const op *ops, size_t n, size_t run_bytes) {
@@ -303,7 +306,7 @@ static void roundtrip(const char *name, uint64_t seed, const gen *load) {
   commit_ops(&s, pre.ops + half, pre.n - half, false);
 
   commit_ops(&m, load->ops, load->n, true);
-  if (bulk_ops(&s, load->ops, load->n, 0))
+  if (bulk_ops(&s, load->ops, load->n, g_run_bytes))
     fail_msg("%s: bulk load (seed %llu): %s", name, (unsigned long long)seed, kv_errmsg());
   char *want = render(&m), *got = render(&s);
   expect_same(name, seed, want, got);
@@ -423,6 +426,58 @@ static void test_unordered_big(void **state) {
   g_seg_bytes = 1500;
 }
 
+/* Past the bound, an unordered family (an index's rows) is spilled as runs while an
+** ordered one (the table's rows, added alongside) stays encoded segments, paged out: its
+** file is still its segments one after another, and both read as the model. Rows of the
+** unordered family repeat with new values and NULLs (resolved across runs). */
+static void test_spill_keeps_ordered(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("bulk_merge_spill_ordered");
+  gen g = {.rng = seed};
+  int n = (int)tu_scaled(4000, 2500);
+  for (int h = 0; h < n; h++) {
+    sensor_row(&g, 0, "oa", h, T0 - 1000, 0); /* keys descend: segments chained whole */
+    unsigned r = (unsigned)tu_below(&g.rng, (uint64_t)n);
+    sensor_row(&g, 1, r % 2 ? "ub" : "ua", (int)r, T0 - 1000, h % 4);
+  }
+  g_seg_bytes = 16384;
+  g_run_bytes = 256 * 1024;
+  roundtrip("ordered and unordered families spilled", seed, &g);
+  assert_true(g_stats.runs >= 2);           /* the unordered family, spilled more than once */
+  assert_true(g_stats.segs_paged > 0);      /* the ordered one, paged out instead */
+  assert_int_equal(g_stats.fams_segments, 1); /* and written as its segments */
+  assert_int_equal(g_stats.fams_merged, 1);
+  free(g.ops);
+  g_seg_bytes = 1500;
+  g_run_bytes = 0;
+}
+
+/* Row keys of 1 to 23 bytes from two letters, so many are prefixes of others, on both sides
+** of the 16 bytes the merge's heap compares as numbers before the whole cells; loaded past a
+** small bound in no order: spilled as runs, merged cell by cell at each spill and at commit. */
+static void test_spilled_prefix_keys(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("bulk_merge_prefix_keys");
+  gen g = {.rng = seed};
+  size_t n = tu_scaled(6000, 2000);
+  for (size_t i = 0; i < n; i++) {
+    op *o = new_op(&g);
+    o->fam = (int)tu_below(&g.rng, 2);
+    int len = 1 + (int)tu_below(&g.rng, 23);
+    for (int k = 0; k < len; k++) o->row[k] = tu_below(&g.rng, 4) ? 'k' : 'l';
+    o->row[len] = 0;
+    snprintf(o->qual, sizeof o->qual, "q%u", (unsigned)tu_below(&g.rng, 3));
+    o->ts = T0 - 100 * (int64_t)(1 + tu_below(&g.rng, 3));
+    o->type = tu_below(&g.rng, 10) ? KV_PUT : KV_DELETE_COLUMN;
+    snprintf(o->val, sizeof o->val, "v%llu", (unsigned long long)i);
+  }
+  g_run_bytes = 16 * 1024;
+  roundtrip("prefix keys spilled", seed, &g);
+  assert_true(g_stats.runs >= 2);
+  free(g.ops);
+  g_run_bytes = 0;
+}
+
 /* Power cuts and I/O errors at many points of a load merged block-wise: the store reads
 ** as before the load or, when the commit returned KV_OK, as after it. */
 static void test_power_cuts(void **state) {
@@ -482,6 +537,8 @@ int main(void) {
       cmocka_unit_test(test_interleaved_giant_random),
       cmocka_unit_test(test_segment_sizes),
       cmocka_unit_test(test_unordered_big),
+      cmocka_unit_test(test_spill_keeps_ordered),
+      cmocka_unit_test(test_spilled_prefix_keys),
       cmocka_unit_test(test_power_cuts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
