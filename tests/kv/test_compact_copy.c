@@ -75,7 +75,7 @@ static void put_file(fx *f, int from, int to, int step, int nq, int64_t ts, int 
   kv_batch *b = kv_batch_new();
   for (int r = from; r < to; r += step)
     for (int q = 0; q < nq; q++) {
-      char row[16], qual[8], val[48];
+      char row[24], qual[24], val[64];
       snprintf(row, sizeof row, "r%05d", r);
       snprintf(qual, sizeof qual, "c%02d", q);
       int vl = snprintf(val, sizeof val, "v-%d-%d-%d-padding-padding", r, q, tag);
