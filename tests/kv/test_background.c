@@ -153,7 +153,11 @@ static void test_flush_while_scans_and_writes(void **state) {
   kv_family_stats st;
   assert_int_equal(kv_family_get_stats(db, fid, &st), KV_OK);
   assert_int_equal(st.memstore_cells, 0);
-  assert_true(st.store_files >= 1 && st.store_files < 3); /* compacted in the background */
+  /* compacted in the background: dozens of flushes, and the size-tiered selection leaves
+     fewer than 2 * compaction_trigger files (3 to 5 when the files' sizes fall faster than
+     its ratio, which depends on how the flushes met the writes: the test failed now and
+     then on a loaded machine when it asked for fewer than 3) */
+  assert_true(st.store_files >= 1 && st.store_files < 6);
   assert_int_equal(st.cells, n);
   assert_int_equal(scan_prefix(db, fid), (int64_t)n);
   assert_int_equal(kv_close(db), KV_OK);
