@@ -360,10 +360,8 @@ static void write_marked(world *w, int nprefix) {
   kv_batch *b = kv_batch_new();
   for (int p = 0; p < nprefix; p++)
     for (int k = 0; k < 60; k++) {
-      uint8_t key[5];
-      snprintf((char *)key, sizeof key, "p%02d", p);
-      key[3] = 0;
-      key[4] = (uint8_t)k;
+      uint8_t key[5] = {'p', (uint8_t)('0' + p / 10 % 10), (uint8_t)('0' + p % 10), 0,
+                        (uint8_t)k};
       assert_int_equal(kv_batch_put(b, w->fid[1], key, 5, "m", 1, 1000, "", 0), KV_OK);
       if (k % 5 && p % 4 != 3) {
         uint8_t v[8] = {(uint8_t)p, (uint8_t)k, 1, 2, 3, 4, 5, 6};
