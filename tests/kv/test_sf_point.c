@@ -157,6 +157,27 @@ static uint32_t make_target(uint64_t *st, const kv_sf_dblock *d, uint8_t *t) {
   }
 }
 
+/* The block bld just built, decoded whole into *d (its counts stay there for the caller),
+** then n point or range decodes of it (decode_some) checked against *d (check_point). */
+static void check_built(uint64_t *st, const kv_sfb_builder *bld, kv_sf_pdec *w,
+                        kv_sf_dblock *d, size_t round, int n) {
+  uint8_t t[64], stop[64];
+  uint8_t *raw = malloc(bld->out.len);
+  assert_non_null(raw);
+  memcpy(raw, bld->out.p, bld->out.len);
+  const char *why = NULL;
+  assert_int_equal(kv_sf_block_decode(d, raw, bld->out.len, &why), KV_OK);
+  for (int k = 0; k < n; k++) {
+    uint32_t tl = make_target(st, d, t);
+    uint32_t want, sl;
+    const uint8_t *sp;
+    int rc = decode_some(st, w, d, raw, bld->out.len, t, tl, stop, &sp, &sl, &want, &why);
+    if (rc) fail_msg("round %zu: point decode failed: %s", round, why ? why : "?");
+    check_point(w, d, t, tl, sp, sl, want, true);
+  }
+  free(raw);
+}
+
 /* Random blocks, random keys: the point decoder's rows are the whole decoder's. */
 static void test_point_rows(void **state) {
   (void)state;
@@ -169,25 +190,11 @@ static void test_point_rows(void **state) {
   kv_sf_dblock d;
   memset(&d, 0, sizeof d);
   size_t rounds = tu_scaled(400, 60), one_row = 0;
-  uint8_t t[64], stop[64];
   for (size_t round = 0; round < rounds; round++) {
     tb_random_set(&st, &s, TB_SOMETIMES_ONE_ROW | TB_EVERY_ROW_A_CELL);
     tb_build(&bld, &s);
-    uint8_t *raw = malloc(bld.out.len);
-    assert_non_null(raw);
-    memcpy(raw, bld.out.p, bld.out.len);
-    const char *why = NULL;
-    assert_int_equal(kv_sf_block_decode(&d, raw, bld.out.len, &why), KV_OK);
+    check_built(&st, &bld, &w, &d, round, 40);
     if (d.nrows == 1) one_row++;
-    for (int k = 0; k < 40; k++) {
-      uint32_t tl = make_target(&st, &d, t);
-      uint32_t want, sl;
-      const uint8_t *sp;
-      int rc = decode_some(&st, &w, &d, raw, bld.out.len, t, tl, stop, &sp, &sl, &want, &why);
-      if (rc) fail_msg("round %zu: point decode failed: %s", round, why ? why : "?");
-      check_point(&w, &d, t, tl, sp, sl, want, true);
-    }
-    free(raw);
   }
   fprintf(stderr, "[sf_point] %zu blocks (%zu of one row): %zu keys above every row, %zu "
           "equal to a row, %zu below one\n", rounds, one_row, n_found[0], n_found[1],
@@ -217,7 +224,7 @@ static void test_point_key_family(void **state) {
   kv_sf_dblock d;
   memset(&d, 0, sizeof d);
   size_t rounds = tu_scaled(60, 12), shaped = 0, broken = 0;
-  uint8_t t[64], stop[64], row[24];
+  uint8_t row[24];
   for (size_t round = 0; round < rounds; round++) {
     s.n = s.used = 0;
     int kmode = (int)tu_below(&st, 3);
@@ -244,22 +251,9 @@ static void test_point_key_family(void **state) {
         tb_add(&s, row, rl, (const uint8_t *)"_1", 2, 1700000000000, 0, KV_PUT, row, 0);
     }
     tb_build(&bld, &s);
-    uint8_t *raw = malloc(bld.out.len);
-    assert_non_null(raw);
-    memcpy(raw, bld.out.p, bld.out.len);
-    const char *why = NULL;
-    assert_int_equal(kv_sf_block_decode(&d, raw, bld.out.len, &why), KV_OK);
+    check_built(&st, &bld, &w, &d, round, 60);
     if (d.nrows == d.ncells && d.nquals == 1 && shape > 1) shaped++;
     else broken++;
-    for (int k = 0; k < 60; k++) {
-      uint32_t tl = make_target(&st, &d, t);
-      uint32_t want, sl;
-      const uint8_t *sp;
-      int rc = decode_some(&st, &w, &d, raw, bld.out.len, t, tl, stop, &sp, &sl, &want, &why);
-      if (rc) fail_msg("round %zu: point decode failed: %s", round, why ? why : "?");
-      check_point(&w, &d, t, tl, sp, sl, want, true);
-    }
-    free(raw);
   }
   fprintf(stderr, "[sf_point] key family blocks: %zu of one cell per row, %zu not\n", shaped,
           broken);
@@ -287,7 +281,7 @@ static void test_point_sensor_rows(void **state) {
   kv_sf_dblock d;
   memset(&d, 0, sizeof d);
   size_t rounds = tu_scaled(80, 16), lookalike = 0, wide = 0;
-  uint8_t t[64], stop[64], row[12], val[20], qb[3];
+  uint8_t row[12], val[20], qb[3];
   for (size_t round = 0; round < rounds; round++) {
     s.n = s.used = 0;
     uint32_t nq = 2 + (uint32_t)tu_below(&st, 19);
@@ -320,20 +314,7 @@ static void test_point_sensor_rows(void **state) {
       }
     }
     tb_build(&bld, &s);
-    uint8_t *raw = malloc(bld.out.len);
-    assert_non_null(raw);
-    memcpy(raw, bld.out.p, bld.out.len);
-    const char *why = NULL;
-    assert_int_equal(kv_sf_block_decode(&d, raw, bld.out.len, &why), KV_OK);
-    for (int k = 0; k < 60; k++) {
-      uint32_t tl = make_target(&st, &d, t);
-      uint32_t want, sl;
-      const uint8_t *sp;
-      int rc = decode_some(&st, &w, &d, raw, bld.out.len, t, tl, stop, &sp, &sl, &want, &why);
-      if (rc) fail_msg("round %zu: point decode failed: %s", round, why ? why : "?");
-      check_point(&w, &d, t, tl, sp, sl, want, true);
-    }
-    free(raw);
+    check_built(&st, &bld, &w, &d, round, 60);
   }
   fprintf(stderr, "[sf_point] sensor blocks: %zu rows of nq cells unlike a full row, %zu "
           "blocks of more than 16 columns\n", lookalike, wide);
