@@ -95,7 +95,8 @@ static const help_entry help_table[] = {
      "         --reject FILE --max-errors N --batch N\n"
      "         --bulk (write store files directly: all rows or none; the default\n"
      "         into a table that holds nothing) --no-bulk (row by row, in --batch commits)\n"
-     "         --no-flush (leave the rows in memstores and WAL; default: flush at the end)\n"
+     "         --no-flush (leave the rows in memstores and WAL until .flush or the close;\n"
+     "                     default: flush at the end)\n"
      "Rejected records fail the command (exit status 1); the good ones still load.\n"},
     {".indexes", "[TABLE]", "List the indexes (of TABLE)", NULL},
     {".mode", "[MODE]", "Set or show the output mode: table box csv tsv json line list", NULL},

@@ -114,6 +114,10 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **db);
 ** same way while a statement or a backup is open). Past that check the handle is always
 ** freed, and an open transaction rolled back; the code then reports an error the store met
 ** (ROWAN_IOERR after a failed WAL write, for one) but the handle is gone all the same.
+** Before it lets go, a writable handle flushes every memstore to store files (as HBase
+** flushes a region's memstores when it closes the region), so the next open replays next
+** to nothing from the write-ahead log; a failed flush is reported (ROWAN_IOERR) and loses
+** nothing: the rows are in the log and the next open replays them.
 ** NULL is a no-op returning ROWAN_OK. */
 int rowan_close(rowan_db *db);
 

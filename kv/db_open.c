@@ -559,12 +559,19 @@ int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out) {
 
 int kv_close(kv_db *db) {
   if (!db) return KV_OK;
+  int rc = KV_OK;
+  char msg[512] = "";
+  /* the memstores to store files first, so the next open has next to nothing to replay; a
+     store in its error state keeps them in the WAL (as does a failed flush) */
+  pthread_mutex_lock(&db->mu);
+  bool flush = !db->opts.read_only && !db->opts.keep_log_on_close && db->bg_error == KV_OK;
+  pthread_mutex_unlock(&db->mu);
+  if (flush && (rc = kv_flush(db, NULL)) != KV_OK)
+    snprintf(msg, sizeof msg, "kv_close: flush: %s", kv_errmsg());
   kv_db_bg_stop(db); /* the running job finishes; frozen memstores stay in the WAL */
   pthread_mutex_lock(&db->mu);
   kv_scan_detach_all(db);
   pthread_mutex_unlock(&db->mu);
-  int rc = KV_OK;
-  char msg[512] = "";
   if (db->wal) {
     int r = kv_wal_close(db->wal);
     if (r && !rc) {

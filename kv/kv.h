@@ -38,8 +38,9 @@
 ** compaction that fails in the background puts the store in the error state above, so the
 ** failure is reported by the next write (or kv_flush / kv_compact), not by the commit that
 ** froze the memstore; committed data stays readable and in the WAL. kv_flush and
-** kv_compact hand their work to the thread and wait for it; kv_close waits for the job in
-** progress (frozen memstores not yet flushed are replayed from the WAL at the next open).
+** kv_compact hand their work to the thread and wait for it; kv_close flushes the memstores
+** (unless kv_options.keep_log_on_close) and waits for the job in progress (memstores not
+** flushed are replayed from the WAL at the next open).
 **
 ** WAL size bound (kv_options.wal_limit, L; HBase's maxlogs, RocksDB's max_total_wal_size):
 ** a WAL segment can be deleted only once every family has flushed the ops it holds, so a
@@ -165,6 +166,11 @@ typedef struct kv_options {
                                  oldest segment are flushed so it can be deleted (see "WAL
                                  size bound" below); 0 = default: twice memstore_flush_size,
                                  at least 128 MiB; values below 64 KiB count as 64 KiB */
+  bool keep_log_on_close;     /* false (default): kv_close first flushes every non-empty
+                                 memstore (HBase's region close), so the next open replays
+                                 next to nothing; true: kv_close leaves unflushed writes in
+                                 the WAL for the next open to replay (RocksDB's close with a
+                                 WAL; the recovery tests use it) */
 } kv_options;
 
 /* kv_options.block_cache_size value that turns the block cache off. */
@@ -185,9 +191,11 @@ void kv_options_init(kv_options *opts);
 ** On success *out is the handle (free with kv_close); on failure *out is NULL. */
 int kv_open(const char *path, const kv_options *opts, kv_db **out);
 
-/* Close the store: wait for background work, sync the WAL, release the LOCK, free the
-** handle. NULL is a no-op. Memstores are not flushed (the WAL keeps them). Returns the
-** first error met; the handle is freed whatever the result.
+/* Close the store: flush every non-empty memstore to store files (kv_flush; skipped with
+** kv_options.keep_log_on_close, on a read-only store and in the error state: the WAL keeps
+** them for the next open), wait for background work, sync the WAL, release the LOCK, free
+** the handle. NULL is a no-op. Returns the first error met (a failed flush: the rows stay
+** in the WAL); the handle is freed whatever the result.
 ** Scans still open are torn down, not waited for: their files and memstores are released
 ** at once, kv_scan_next on them returns KV_MISUSE ("the store was closed while the scan was
 ** open"), kv_scan_get_metrics still works, and each must still be freed with kv_scan_close

@@ -30,6 +30,7 @@ static inline kv_db *tu_kv_open_mem(kv_env *env, size_t cache) {
   o.create_if_missing = true;
   o.compaction_trigger = 100;
   o.block_cache_size = cache;
+  o.keep_log_on_close = true; /* a reopen replays what was committed: recovery is tested */
   return tu_kv_open_opts(&o);
 }
 

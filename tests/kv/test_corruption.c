@@ -89,6 +89,7 @@ static kv_options store_options(kv_env *env) {
   o.env = env;
   o.create_if_missing = true;
   o.block_cache_size = 16 << 10;
+  o.keep_log_on_close = true; /* the commits stay in the log the tests damage */
   return o;
 }
 
