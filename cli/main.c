@@ -146,6 +146,13 @@ int main(int argc, char **argv) {
     rowan_close(db);
     return 1;
   }
+  /* a torn record dropped from the end of the log is said, not passed over in silence */
+  rowan_recovery rec;
+  if (rowan_recovery_info(db, &rec) == ROWAN_OK && rec.dropped_bytes > 0)
+    fprintf(stderr,
+            "rowan: warning: %llu bytes dropped from the end of the log segment %s (a record "
+            "cut short by a crash or damaged: its commit was not applied)\n",
+            (unsigned long long)rec.dropped_bytes, rec.dropped_segment);
   cli_shell sh;
   cli_shell_init(&sh, db, dbdir);
   /* Progress of long operations (CREATE INDEX's backfill) on a terminal, silent otherwise. */

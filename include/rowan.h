@@ -361,6 +361,25 @@ int rowan_bulk_status(const rowan_bulk *bulk, int what);
 int rowan_flush(rowan_db *db);
 int rowan_compact(rowan_db *db, int major);
 
+/* What rowan_open recovered from the write-ahead log.
+** A clean close leaves next to nothing to replay (rowan_close flushes); after a crash the
+** open replays the commits the log holds past the last flush. A record cut short at the end
+** of the newest log segment (a crash in the middle of a write, or damage there) is dropped,
+** the segment truncated to the last whole record, and reported here instead of silently
+** (SQLite and RocksDB drop a torn tail without telling the application): with
+** ROWAN_SYNC_FULL it is a commit that never returned; with NORMAL or OFF it may be one that
+** returned but had not reached the disk. Damage anywhere else in the log is not dropped:
+** rowan_open fails with ROWAN_CORRUPT naming the segment and the byte offset. */
+typedef struct rowan_recovery {
+  uint64_t replayed_records;  /* committed batches replayed from the log */
+  uint64_t replayed_bytes;    /* their bytes in the log */
+  uint64_t dropped_bytes;     /* bytes of a torn or damaged record the open dropped from
+                                 the end of the newest segment; 0 = none */
+  char dropped_segment[512];  /* that segment's file (path), "" when none */
+} rowan_recovery;
+/* Fills *out for the open handle: ROWAN_OK, or ROWAN_MISUSE (NULL argument, not open). */
+int rowan_recovery_info(rowan_db *db, rowan_recovery *out);
+
 /* Progress of long operations.
 ** fn (NULL clears it) is called during long operations of the connection, today
 ** the backfill of CREATE INDEX: every few thousand rows with a description ("building index

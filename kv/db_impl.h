@@ -148,6 +148,8 @@ struct kv_db {
   uint64_t stat_replay_segments; /* WAL segments replayed by kv_open */
   uint64_t stat_replay_records;  /* WAL records replayed by kv_open */
   uint64_t stat_replay_bytes;    /* their bytes, headers included */
+  uint64_t stat_dropped_bytes;   /* a torn tail kv_open dropped from the newest segment */
+  uint64_t stat_dropped_segment; /* that segment's number (0: none) */
   uint64_t stat_compactions; /* compactions done (tests) */
 };
 

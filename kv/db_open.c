@@ -393,7 +393,13 @@ static int replay_wal(kv_db *db, uint64_t *max_number) {
     ctx.segment = nums[i];
     ctx.seg_bytes = 0;
     kv_wal_path(ctx.path, sizeof ctx.path, db->path, nums[i]);
-    rc = kv_wal_replay(db->env, db->path, nums[i], i + 1 == n, replay_record, &ctx);
+    uint64_t dropped = 0;
+    rc = kv_wal_replay_ex(db->env, db->path, nums[i], i + 1 == n, replay_record, &ctx,
+                          &dropped);
+    if (dropped) {
+      db->stat_dropped_bytes = dropped;
+      db->stat_dropped_segment = nums[i];
+    }
     /* the segment's bytes on disk: the callback sees a record-form record expanded */
     if (rc == KV_OK) rc = segment_size(db, ctx.path, &ctx.seg_bytes);
     if (rc == KV_OK) rc = kv_db_wal_live_add(db, nums[i], ctx.seg_bytes);

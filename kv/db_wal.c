@@ -172,6 +172,10 @@ int kv_db_trim_wal(kv_db *db) {
   return KV_OK;
 }
 
+void kv_wal_segment_path(kv_db *db, uint64_t number, char *buf, size_t cap) {
+  kv_wal_path(buf, cap, db->path, number);
+}
+
 int kv_wal_get_stats(kv_db *db, kv_wal_stats *out) {
   if (!db || !out) return kv_error(KV_MISUSE, "kv_wal_get_stats: NULL argument");
   memset(out, 0, sizeof *out);
@@ -184,6 +188,8 @@ int kv_wal_get_stats(kv_db *db, kv_wal_stats *out) {
   out->replayed_segments = db->stat_replay_segments;
   out->replayed_records = db->stat_replay_records;
   out->replayed_bytes = db->stat_replay_bytes;
+  out->dropped_bytes = db->stat_dropped_bytes;
+  out->dropped_segment = db->stat_dropped_segment;
   pthread_mutex_unlock(&db->mu);
   return KV_OK;
 }

@@ -544,9 +544,15 @@ typedef struct kv_wal_stats {
   uint64_t replayed_segments; /* segments kv_open replayed */
   uint64_t replayed_records;  /* WAL records kv_open replayed (each one committed batch) */
   uint64_t replayed_bytes;    /* their bytes, 32-byte record headers included */
+  uint64_t dropped_bytes;     /* bytes of a torn or damaged record at the end of the newest
+                                 segment that kv_open dropped (truncated away): a commit
+                                 cut short by a crash, never applied; 0 = none */
+  uint64_t dropped_segment;   /* that segment's number (file wal-N.log), 0 = none */
 } kv_wal_stats;
 /* Fill *out (all counters since kv_open). Errors: KV_MISUSE (NULL argument). */
 int kv_wal_get_stats(kv_db *db, kv_wal_stats *out);
+/* The path of WAL segment `number` of the store into buf (cap bytes, truncated). */
+void kv_wal_segment_path(kv_db *db, uint64_t number, char *buf, size_t cap);
 
 /* Statistics of one family from its store files' block indexes and its memstore, used by
 ** the planner's estimates. */

@@ -510,6 +510,13 @@ static int truncate_tail(kv_env *env, const char *path, uint64_t off) {
 ** or the first non-KV_OK status of fn. A dropped torn tail is truncated away and synced. */
 int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
                   kv_wal_record_fn fn, void *ctx) {
+  uint64_t dropped;
+  return kv_wal_replay_ex(env, dir, number, is_last, fn, ctx, &dropped);
+}
+
+int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
+                     kv_wal_record_fn fn, void *ctx, uint64_t *dropped) {
+  *dropped = 0;
   char path[4096];
   kv_wal_path(path, sizeof path, dir, number);
   reader r = {env, NULL, path, 0, NULL, 0, 0, 0};
@@ -580,5 +587,6 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
   if (rc == KV_OK && !torn && off > 0) rc = env->sync(r.f);
   env->close(r.f);
   if (rc == KV_OK && torn) rc = truncate_tail(env, path, off);
+  if (rc == KV_OK && torn) *dropped = r.size - off;
   return rc;
 }

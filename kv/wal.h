@@ -53,6 +53,11 @@ typedef int (*kv_wal_record_fn)(void *ctx, uint64_t first_seq, int64_t commit_ts
 ** if its writer never synced it. */
 int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
                   kv_wal_record_fn fn, void *ctx);
+/* kv_wal_replay that also reports, in *dropped, the bytes of a torn or damaged tail it
+** dropped (truncated away) from the newest segment: 0 when the segment ended with a whole
+** record. */
+int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
+                     kv_wal_record_fn fn, void *ctx, uint64_t *dropped);
 
 /* File name of segment `number` in `dir` into buf. */
 void kv_wal_path(char *buf, size_t cap, const char *dir, uint64_t number);
