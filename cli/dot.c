@@ -77,6 +77,8 @@ typedef struct help_entry {
 
 static const help_entry help_table[] = {
     {".bail", "on|off", "Stop at the first error (as -bail)", NULL},
+    {".changes", "on|off", "Show the rows each statement changed, and the session's total",
+     NULL},
     {".check", "INDEX TABLE", "Verify that an index and its table agree (CHECK INDEX)",
      "Prints CHECK INDEX's counts and first problems; fails when any index row is missing,\n"
      "extra or mismatched (drop the index and create it again to repair it).\n"},
@@ -99,8 +101,11 @@ static const help_entry help_table[] = {
      "                     default: flush at the end)\n"
      "Rejected records fail the command (exit status 1); the good ones still load.\n"},
     {".indexes", "[TABLE]", "List the indexes (of TABLE)", NULL},
-    {".mode", "[MODE]", "Set or show the output mode: table box csv tsv json line list", NULL},
+    {".mode", "[MODE]", "Set or show the output mode (.help mode lists them)",
+     "MODE: table box csv tsv json line list column markdown (docs/SHELL.md)"},
     {".nullvalue", "TEXT", "Text shown for NULL (default: empty)", NULL},
+    {".once", "FILE", "Send the next command's results to FILE, then back to the screen",
+     NULL},
     {".output", "[FILE]", "Send results to FILE, or back to standard output", NULL},
     {".print", "TEXT...", "Print the arguments, separated by spaces", NULL},
     {".quit", "", "Leave the shell (as .exit)", NULL},
@@ -110,7 +115,10 @@ static const help_entry help_table[] = {
      "Options: --family F --limit N (default 20) --versions N --start KEY\n"},
     {".read", "FILE", "Run the SQL and dot commands in FILE", NULL},
     {".schema", "[TABLE]", "Show the CREATE statements of tables and indexes", NULL},
+    {".shell", "COMMAND...", "Run COMMAND in the system's shell (as .system)", NULL},
+    {".show", "", "Show the current settings", NULL},
     {".stats", "on|off", "Show scan metrics after each statement", NULL},
+    {".system", "COMMAND...", "Run COMMAND in the system's shell (as .shell)", NULL},
     {".tables", "[PATTERN]", "List the tables (PATTERN as in LIKE)", NULL},
     {".timer", "on|off", "Show wall time and rows after each statement", NULL},
 };
@@ -211,7 +219,8 @@ static int dot_mode(cli_shell *sh, int argc, char **argv) {
   }
   int m = argc == 2 ? cli_mode_lookup(argv[1]) : -1;
   if (m < 0)
-    return fail(sh, "unknown mode \"%s\": use table, box, csv, tsv, json, line or list",
+    return fail(sh, "unknown mode \"%s\": use table, box, csv, tsv, json, line, list, column "
+                "or markdown",
                 argc == 2 ? argv[1] : "");
   sh->mode = m;
   return 0;
@@ -312,6 +321,14 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       else snprintf(sh->nullvalue, sizeof sh->nullvalue, "%s", argv[1]);
     } else if (!strcmp(c, ".timer")) {
       rc = set_flag(sh, argc, argv, &sh->timer);
+    } else if (!strcmp(c, ".changes")) {
+      rc = set_flag(sh, argc, argv, &sh->changes);
+    } else if (!strcmp(c, ".once")) {
+      rc = cli_dot_once(sh, argc, argv);
+    } else if (!strcmp(c, ".show")) {
+      rc = cli_dot_show(sh, argc, argv);
+    } else if (!strcmp(c, ".shell") || !strcmp(c, ".system")) {
+      rc = cli_dot_system(sh, argc, argv);
     } else if (!strcmp(c, ".stats")) {
       rc = set_flag(sh, argc, argv, &sh->stats);
     } else if (!strcmp(c, ".hints")) {
@@ -368,6 +385,7 @@ int cli_run_dot(cli_shell *sh, const char *line) {
   }
   free(buf);
   fflush(sh->out);
+  cli_once_step(sh);
   if (rc) {
     sh->n_errors++;
     if (sh->bail) sh->quit = true;

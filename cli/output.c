@@ -25,8 +25,8 @@
 #include "cli/shell.h"
 
 /* ORDER CLI_MODE */
-static const char *const cli_mode_names[CLI_MODE_COUNT] = {"table", "box",  "csv", "tsv",
-                                                          "json",  "line", "list"};
+static const char *const cli_mode_names[CLI_MODE_COUNT] = {
+    "table", "box", "csv", "tsv", "json", "line", "list", "column", "markdown"};
 
 const char *cli_mode_name(int mode) {
   return mode >= 0 && mode < CLI_MODE_COUNT ? cli_mode_names[mode] : "?";
@@ -120,9 +120,20 @@ static void put_n(FILE *out, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) fputs(s, out);
 }
 
+bool cli_mode_default_headers(int mode) {
+  return mode == CLI_MODE_TABLE || mode == CLI_MODE_BOX || mode == CLI_MODE_COLUMN ||
+         mode == CLI_MODE_MARKDOWN;
+}
+
 static bool headers_on(const cli_shell *sh) {
   if (sh->headers >= 0) return sh->headers != 0;
-  return sh->mode == CLI_MODE_TABLE || sh->mode == CLI_MODE_BOX;
+  return cli_mode_default_headers(sh->mode);
+}
+
+/* A grid mode: the rows are held to size the columns. */
+static bool grid_mode(int mode) {
+  return mode == CLI_MODE_TABLE || mode == CLI_MODE_BOX || mode == CLI_MODE_COLUMN ||
+         mode == CLI_MODE_MARKDOWN;
 }
 
 static bool is_number_col(rowan_stmt *st, int i) {
@@ -201,10 +212,48 @@ static void grid_cell(FILE *out, const char *s, size_t width, int align) {
   put_n(out, " ", pad - left + 1);
 }
 
-static void grid_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
-  const border *b = sh->mode == CLI_MODE_BOX ? &box_border : &ascii_border;
+/* .mode column (sqlite3's): the columns two spaces apart, the names underlined with dashes,
+** no borders; the last column is not padded. */
+static void column_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
   FILE *out = sh->out;
-  grid_rule(out, g, b, b->tl, b->tj, b->tr);
+  for (int pass = hdr ? 0 : 2; pass < 2; pass++) {
+    for (int c = 0; c < g->ncol; c++) {
+      const char *name = rowan_column_name(st, c);
+      const char *s = name ? name : "";
+      size_t w = pass == 0 ? text_width(s) : g->width[c];
+      if (c) fputs("  ", out);
+      if (pass == 0) fputs(s, out);
+      else put_n(out, "-", w);
+      if (c + 1 < g->ncol && g->width[c] > w) put_n(out, " ", g->width[c] - w);
+    }
+    fputc('\n', out);
+  }
+  for (size_t r = 0; r < g->nrow; r++) {
+    for (int c = 0; c < g->ncol; c++) {
+      size_t k = r * (size_t)g->ncol + (size_t)c;
+      size_t w = text_width(g->cells[k]), pad = g->width[c] > w ? g->width[c] - w : 0;
+      if (c) fputs("  ", out);
+      if (g->right[k]) put_n(out, " ", pad);
+      fputs(g->cells[k], out);
+      if (!g->right[k] && c + 1 < g->ncol) put_n(out, " ", pad);
+    }
+    fputc('\n', out);
+  }
+}
+
+static void grid_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
+  if (sh->mode == CLI_MODE_COLUMN) {
+    column_print(sh, st, g, hdr);
+    return;
+  }
+  bool md = sh->mode == CLI_MODE_MARKDOWN; /* ASCII bars, the rule under the names only */
+  const border *b = sh->mode == CLI_MODE_BOX ? &box_border : &ascii_border;
+  if (md) {
+    static const border md_border = {"-", "|", "|", "|", "|", "|", "|", "|", "|", "|", "|"};
+    b = &md_border;
+  }
+  FILE *out = sh->out;
+  if (!md) grid_rule(out, g, b, b->tl, b->tj, b->tr);
   if (hdr) {
     fputs(b->v, out);
     for (int c = 0; c < g->ncol; c++) {
@@ -224,7 +273,7 @@ static void grid_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
     }
     fputc('\n', out);
   }
-  grid_rule(out, g, b, b->bl, b->bj, b->br);
+  if (!md) grid_rule(out, g, b, b->bl, b->bj, b->br);
 }
 
 static int print_grid(cli_shell *sh, rowan_stmt *st, uint64_t *rows) {
@@ -368,7 +417,7 @@ int cli_print_rows(cli_shell *sh, rowan_stmt *st, bool explain, uint64_t *rows) 
     *rows = n;
     return rc;
   }
-  if (sh->mode == CLI_MODE_TABLE || sh->mode == CLI_MODE_BOX) return print_grid(sh, st, rows);
+  if (grid_mode(sh->mode)) return print_grid(sh, st, rows);
   size_t name_w = 0;
   for (int c = 0; c < ncol; c++) {
     const char *name = rowan_column_name(st, c);

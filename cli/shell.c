@@ -324,6 +324,7 @@ static int run_stmt(cli_shell *sh, rowan_stmt *st, const char *sql, size_t len, 
   memset(&m, 0, sizeof m);
   rowan_stmt_metrics(st, &m);
   rowan_finalize(st);
+  cli_changes_note(sh, (int64_t)rows, !has_result);
   if (sh->timer)
     fprintf(sh->out, "Run Time: real %.3f s, rows %llu\n", t1 - t0, (unsigned long long)rows);
   if (sh->stats && (m.rows_examined > 0 || m.n_families > 0 || m.ranges_sought > 0))
@@ -380,6 +381,7 @@ int cli_run_sql(cli_shell *sh, const char *sql, size_t len) {
       echo_statement(sh, start, used);
       fails += run_stmt(sh, st, start, used, base_line, col0, t0);
     }
+    cli_once_step(sh);
     pos += used;
     if (fails > 0 && sh->bail) sh->quit = true;
   }

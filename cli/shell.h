@@ -31,6 +31,8 @@ enum cli_mode {
   CLI_MODE_JSON = 4,  /* an array of objects, numbers unquoted */
   CLI_MODE_LINE = 5,  /* one "name = value" line per column, a blank line between rows */
   CLI_MODE_LIST = 6,  /* values separated by '|' (sqlite3's default) */
+  CLI_MODE_COLUMN = 7,   /* aligned columns, names underlined with dashes, no borders */
+  CLI_MODE_MARKDOWN = 8, /* a Markdown (GitHub) pipe table */
   CLI_MODE_COUNT
 };
 
@@ -61,6 +63,9 @@ typedef struct cli_shell {
   cli_row_hook row_hook; /* sees every row printed (.check counts problems), or NULL */
   void *row_hook_ctx;    /* its context */
   int read_depth;        /* nesting of .read (bounded) */
+  bool changes;          /* .changes on: rows changed after each statement */
+  int64_t total_changes; /* rows changed by the write statements of this session */
+  int once;              /* .once: commands left before out goes back to stdout (0: none) */
   const char *src_name;  /* name of the input being read ("stdin", a file), or NULL */
   int src_line;          /* line of that input where the current statement starts */
 } cli_shell;
@@ -123,6 +128,8 @@ size_t cli_sql_statement_end(const char *sql, size_t len);
 /* The mode's name ("table"), and the mode of a name (-1 if unknown). */
 const char *cli_mode_name(int mode);
 int cli_mode_lookup(const char *name);
+/* Whether the mode shows column names by default (table, box, column, markdown). */
+bool cli_mode_default_headers(int mode);
 
 /* Print every row of a prepared statement in sh's mode. explain: print the single column
 ** of each row as a plain line whatever the mode (EXPLAIN). Steps stmt until ROWAN_DONE or an
@@ -153,6 +160,19 @@ int cli_dot_indexes(cli_shell *sh, int argc, char **argv);
 ** scan kind and table; prints the note to stderr when it was a FULL SCAN over a table.
 ** Does nothing when hints are off or the thresholds are not met. */
 void cli_teaching_note(cli_shell *sh, const char *sql, size_t len, const rowan_metrics *m);
+
+/* ---- dot_more.c ---------------------------------------------------------------------------- */
+
+/* .once FILE, .show, .shell/.system COMMAND...: 0 or 1 (message printed). */
+int cli_dot_once(cli_shell *sh, int argc, char **argv);
+int cli_dot_show(cli_shell *sh, int argc, char **argv);
+int cli_dot_system(cli_shell *sh, int argc, char **argv);
+/* After each SQL statement and dot command: a .once output goes back to stdout once the
+** command after .once is done. */
+void cli_once_step(cli_shell *sh);
+/* After each statement that ran: with .changes on, print the rows it changed (wrote: a write
+** statement; its `changed` rows add to the session's total). */
+void cli_changes_note(cli_shell *sh, int64_t changed, bool wrote);
 
 /* ---- dot_raw.c ----------------------------------------------------------------------------- */
 

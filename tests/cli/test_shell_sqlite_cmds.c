@@ -1,0 +1,158 @@
+/*
+** tests/cli/test_shell_sqlite_cmds.c: the sqlite3 shell commands added for daily use, as a
+** user types them: .changes (the rows each statement changed and the session's total),
+** .once (only the next command's results go to the file), .show (the settings), .shell and
+** .system (the command runs; a non-zero exit status fails the command), and the column
+** and markdown output modes (exact text, as options and as .mode). Drives the built binary.
+** Not here: the older dot commands (test_shell_cmds.c), the other modes (test_shell_modes.c).
+*/
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "test_shell_util.h"
+
+typedef sh_fixture fixture;
+
+static int setup(void **state) {
+  const char *cmds[] = {"CREATE TABLE T (K INTEGER NOT NULL, NAME VARCHAR, W DOUBLE, "
+                        "CONSTRAINT PK PRIMARY KEY (K))",
+                        "UPSERT INTO T VALUES (1, 'one', 1.5), (22, 'twenty-two', -3)", NULL};
+  *state = sh_fixture_new(cmds);
+  return *state ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  sh_fixture_free(*state);
+  return 0;
+}
+
+static sh_result run_ok(fixture *f, const char *const *opts, const char *const *cmds) {
+  sh_result r;
+  sh_run_db(f, opts, cmds, NULL, &r);
+  if (r.status != 0 || r.err[0]) sh_dump(&r);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(r.err, "");
+  return r;
+}
+
+static void test_changes(void **state) {
+  const char *cmds[] = {".mode list", ".changes on", "UPSERT INTO T VALUES (3, 'three', 0)",
+                        "UPSERT INTO T VALUES (4, 'four', 0), (5, 'five', 0)",
+                        "SELECT COUNT(*) FROM T", "DELETE FROM T WHERE K >= 3 AND K <= 5",
+                        ".changes off", "SELECT COUNT(*) FROM T", NULL};
+  sh_result r = run_ok(*state, NULL, cmds);
+  assert_string_equal(r.out, "changes: 1   total_changes: 1\n"
+                             "changes: 2   total_changes: 3\n"
+                             "5\n"
+                             "changes: 0   total_changes: 3\n"
+                             "changes: 3   total_changes: 6\n"
+                             "2\n");
+  sh_result_free(&r);
+  const char *bad[] = {".changes maybe", NULL};
+  sh_run_db(*state, NULL, bad, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "usage: .changes on|off"));
+  sh_result_free(&r);
+}
+
+static void test_once(void **state) {
+  fixture *f = *state;
+  char path[700];
+  snprintf(path, sizeof path, "%s/once.txt", f->dir);
+  const char *cmds[] = {".mode list", ".once", NULL};
+  sh_result r;
+  sh_run_db(f, NULL, cmds, NULL, &r); /* no FILE: a usage error */
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "usage: .once FILE"));
+  sh_result_free(&r);
+  char once[760];
+  snprintf(once, sizeof once, ".once %s", path);
+  const char *run[] = {".mode list", once, "SELECT K FROM T", "SELECT NAME FROM T WHERE K = 1",
+                       once, ".print to the file", ".print to the screen", NULL};
+  r = run_ok(f, NULL, run);
+  assert_string_equal(r.out, "one\nto the screen\n");
+  char *text = sh_read_file(path);
+  assert_non_null(text);
+  assert_string_equal(text, "to the file\n"); /* the second .once truncated the first's */
+  free(text);
+  sh_result_free(&r);
+  const char *first[] = {".mode list", once, "SELECT K FROM T", NULL};
+  r = run_ok(f, NULL, first);
+  assert_string_equal(r.out, "");
+  text = sh_read_file(path);
+  assert_string_equal(text, "1\n22\n");
+  free(text);
+  sh_result_free(&r);
+}
+
+static void test_show(void **state) {
+  const char *cmds[] = {".mode csv", ".timer on", ".nullvalue NULL", ".show", NULL};
+  sh_result r = run_ok(*state, NULL, cmds);
+  assert_non_null(strstr(r.out, "        mode: csv\n"));
+  assert_non_null(strstr(r.out, "       timer: on\n"));
+  assert_non_null(strstr(r.out, "   nullvalue: \"NULL\"\n"));
+  assert_non_null(strstr(r.out, "     headers: off (the mode's)\n"));
+  assert_non_null(strstr(r.out, "      output: stdout\n"));
+  assert_non_null(strstr(r.out, "       hints: on\n"));
+  sh_result_free(&r);
+}
+
+static void test_system(void **state) {
+  fixture *f = *state;
+  char path[700], cmd[800];
+  snprintf(path, sizeof path, "%s/made-by-shell", f->dir);
+  snprintf(cmd, sizeof cmd, ".system touch %s", path);
+  const char *cmds[] = {cmd, ".shell echo from the shell", NULL};
+  sh_result r = run_ok(f, NULL, cmds);
+  assert_string_equal(r.out, "from the shell\n");
+  sh_result_free(&r);
+  char *made = sh_read_file(path);
+  assert_non_null(made); /* the command ran: the file exists (empty) */
+  free(made);
+  const char *bad[] = {".shell exit 3", NULL};
+  sh_run_db(f, NULL, bad, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, ".shell: the command exited with status 3"));
+  sh_result_free(&r);
+  const char *none[] = {".system", NULL};
+  sh_run_db(f, NULL, none, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "usage: .system COMMAND"));
+  sh_result_free(&r);
+}
+
+static void test_column_and_markdown(void **state) {
+  const char *cmds[] = {".mode column", "SELECT K, NAME, W FROM T", ".mode markdown",
+                        "SELECT K, NAME, W FROM T", ".headers off", "SELECT K FROM T", NULL};
+  sh_result r = run_ok(*state, NULL, cmds);
+  assert_string_equal(r.out, "K   NAME        W\n"
+                             "--  ----------  ----\n"
+                             " 1  one          1.5\n"
+                             "22  twenty-two  -3.0\n"
+                             "| K  |    NAME    |  W   |\n"
+                             "|----|------------|------|\n"
+                             "|  1 | one        |  1.5 |\n"
+                             "| 22 | twenty-two | -3.0 |\n"
+                             "|  1 |\n"
+                             "| 22 |\n");
+  sh_result_free(&r);
+  const char *opt[] = {"-column", NULL};
+  const char *q[] = {"SELECT NAME FROM T WHERE K = 1", NULL};
+  r = run_ok(*state, opt, q);
+  assert_string_equal(r.out, "NAME\n----\none\n");
+  sh_result_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_changes),
+      cmocka_unit_test(test_once),
+      cmocka_unit_test(test_show),
+      cmocka_unit_test(test_system),
+      cmocka_unit_test(test_column_and_markdown),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
