@@ -24,6 +24,8 @@ struct rowan_db {
   int n_stmts;                   /* statements prepared and not finalized */
   int n_bulks;                   /* bulk loads begun and not yet committed or aborted */
   size_t bulk_memory;            /* rowan_options.bulk_memory (0: the default) */
+  struct kv_env *mem_env;        /* ":memory:": the in-memory file system the store lives in
+                                    (freed by rowan_close), else NULL */
   int errcode;                   /* ROWAN_* code of the last call (ROWAN_OK if it worked) */
   int erroff;                    /* byte offset of the error in the SQL, or -1 */
   char errmsg[API_ERRMSG_MAX];   /* message of the last error ("not an error" when none) */

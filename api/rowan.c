@@ -20,6 +20,7 @@
 #include "api/api_test.h"
 #include "catalog/types.h"
 #include "catalog/value.h"
+#include "kv/env_mem.h"
 
 /* ---- Errors ------------------------------------------------------------------------------ */
 int api_error(rowan_db *db, int code, int offset, const char *fmt, ...) {
@@ -120,6 +121,15 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
   kv_options_init(&ko);
   ko.env = (kv_env *)opts->kv_env;
   ko.create_if_missing = opts->create_if_missing != 0 && !opts->read_only;
+  if (!strcmp(path, ":memory:") && !ko.env) { /* SQLite's: a new store, gone at close */
+    if (opts->read_only)
+      return api_error(db, ROWAN_MISUSE, -1, "misuse: a :memory: database cannot be read-only");
+    db->mem_env = kv_env_mem_new(0);
+    if (!db->mem_env) return api_error(db, ROWAN_NOMEM, -1, "out of memory");
+    ko.env = db->mem_env;
+    ko.create_if_missing = true;
+    path = "/memory";
+  }
   ko.read_only = opts->read_only != 0;
   ko.sync_mode = opts->sync_mode; /* ROWAN_SYNC_* equal enum kv_sync_mode */
   ko.block_cache_size = opts->block_cache_size;
@@ -162,6 +172,7 @@ int rowan_close(rowan_db *db) {
     int krc = kv_close(db->kv);
     if (krc != KV_OK && rc == ROWAN_OK) rc = api_code_of_kv(krc);
   }
+  if (db->mem_env) kv_env_free(db->mem_env);
   free(db);
   return rc;
 }

@@ -5,11 +5,12 @@
 **   rowan [OPTIONS] DBDIR [SQL or .command ...]
 **
 ** Options follow sqlite3's where they fit (-cmd, -bail, -echo, -csv, -json, -header,
-** -noheader, -line, -box, -table, -tsv, -list, -nullvalue, -version, -help; -f FILE runs a
-** script, and may be repeated;
+** -noheader, -line, -box, -table, -tsv, -list, -column, -markdown, -nullvalue, -init,
+** -version, -help; -f FILE runs a script, and may be repeated;
 ** -readonly opens without writes). Each may also be written with two dashes, and, as in
-** sqlite3, options may also follow DBDIR (an argument starting with '-' is an option). Then:
-** the -cmd commands run first; then the arguments after DBDIR, each one SQL text (one or
+** sqlite3, options may also follow DBDIR (an argument starting with '-' is an option).
+** DBDIR ":memory:" is a database in memory, gone at exit. Then: the start-up file (-init
+** FILE, else ~/.rowanrc) runs first, then the -cmd commands; then the arguments after DBDIR, each one SQL text (one or
 ** more statements) or one dot command; then the -f files. When neither arguments nor -f are
 ** given, stdin is read: interactively with libedit (prompts, history in ~/.rowan_history)
 ** when it is a terminal, else as a script. Exit status 1 when the database cannot be
@@ -41,6 +42,7 @@ static void usage(FILE *out) {
           "  -f FILE          run the SQL and dot commands in FILE (repeatable, in order)\n"
           "  -header          show column names\n"
           "  -help            show this text\n"
+          "  -init FILE       read FILE at start-up instead of ~/.rowanrc\n"
           "  -json            output mode json\n"
           "  -line            output mode line\n"
           "  -list            output mode list (values separated by |)\n"
@@ -72,6 +74,29 @@ static void show_progress(void *ctx, const char *what, uint64_t done, uint64_t t
   fflush(stderr);
 }
 
+/* The start-up file, as sqlite3 reads ~/.sqliterc: -init FILE, else ~/.rowanrc when it
+** exists; its commands run before -cmd and the rest, with the settings they make kept. A
+** named -init FILE that cannot be read is an error; a missing ~/.rowanrc is not. */
+static void run_init(cli_shell *sh, const char *init_file, bool interactive) {
+  char path[4096];
+  const char *home = getenv("HOME");
+  if (init_file) snprintf(path, sizeof path, "%s", init_file);
+  else if (home && *home) snprintf(path, sizeof path, "%s/.rowanrc", home);
+  else return;
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    if (init_file) {
+      fprintf(stderr, "rowan: cannot read the -init file %s\n", init_file);
+      sh->n_errors++;
+      if (sh->bail) sh->quit = true;
+    }
+    return;
+  }
+  if (interactive) fprintf(stderr, "-- Loading resources from %s\n", path);
+  cli_run_input(sh, f, path, false);
+  fclose(f);
+}
+
 int main(int argc, char **argv) {
   const char *cmds[MAX_CMDS];
   int n_cmds = 0, mode = -1, headers = -1;
@@ -79,7 +104,7 @@ int main(int argc, char **argv) {
   const char *scripts[MAX_CMDS];
   int n_scripts = 0;
   bool echo = false;
-  const char *nullvalue = NULL, *dbdir = NULL;
+  const char *nullvalue = NULL, *dbdir = NULL, *init_file = NULL;
   char **args = argv + 1; /* the commands after DBDIR, gathered in place in argv */
   int n_args = 0;
   for (int i = 1; i < argc; i++) {
@@ -105,6 +130,7 @@ int main(int argc, char **argv) {
       scripts[n_scripts++] = argv[++i];
     }
     else if (!strcmp(o, "nullvalue") && has) nullvalue = argv[++i];
+    else if (!strcmp(o, "init") && has) init_file = argv[++i];
     else if (cli_mode_lookup(o) >= 0) mode = cli_mode_lookup(o);
     else {
       fprintf(stderr, "rowan: unknown option or missing value: %s\n", argv[i]);
@@ -124,7 +150,8 @@ int main(int argc, char **argv) {
   /* A new database is one new directory, in a directory that exists (sqlite3 does not create
   ** missing folders either): a typo in the path should not quietly make an empty database. */
   struct stat st_db, st_parent;
-  if (stat(dbdir, &st_db) != 0) {
+  bool memory = strcmp(dbdir, ":memory:") == 0; /* rowan_open's in-memory database */
+  if (!memory && stat(dbdir, &st_db) != 0) {
     char parent[4096];
     snprintf(parent, sizeof parent, "%s", dbdir);
     size_t pl = strlen(parent);
@@ -164,6 +191,7 @@ int main(int argc, char **argv) {
   if (mode >= 0) sh.mode = mode;
   sh.headers = headers;
   if (nullvalue) snprintf(sh.nullvalue, sizeof sh.nullvalue, "%s", nullvalue);
+  run_init(&sh, init_file, n_args == 0 && n_scripts == 0 && isatty(STDIN_FILENO));
   for (int c = 0; c < n_cmds && !sh.quit; c++) cli_run_arg(&sh, cmds[c]);
   bool any_input = n_args > 0 || n_scripts > 0;
   for (int a = 0; a < n_args && !sh.quit; a++) cli_run_arg(&sh, args[a]);

@@ -101,7 +101,9 @@ void rowan_options_init(rowan_options *opts);
 
 /* Open a database.
 ** Opens (and with opts->create_if_missing creates) the database in directory
-** `path`. opts may be NULL (defaults). On success *db is a new handle and ROWAN_OK is
+** `path`; the path ":memory:" (as in SQLite) opens a new, empty database held in memory
+** only, gone when the handle closes (not with read_only, which gives ROWAN_MISUSE).
+** opts may be NULL (defaults). On success *db is a new handle and ROWAN_OK is
 ** returned. On failure, *db is still set when a handle could be made (so rowan_errmsg(*db)
 ** tells why; close it with rowan_close) and NULL otherwise; returns ROWAN_LOCKED (open
 ** elsewhere: "database is locked"), ROWAN_NOTFOUND, ROWAN_CORRUPT, ROWAN_IOERR,

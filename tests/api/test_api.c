@@ -4,7 +4,8 @@
 ** read-only), prepare with tails over multi-statement text, binds of every kind and their
 ** range and state checks, column getters and their SQLite-style conversions, misuse with
 ** NULL handles and wrong states (never a crash), errors with byte offsets, rowan_exec with
-** callbacks, changes, transactions across close, EXPLAIN rows and statement metrics.
+** callbacks, changes, transactions across close, EXPLAIN rows and statement metrics; the
+** ":memory:" database.
 ** Not here: SQL semantics (the tests/sql .test files), differential checks (tests/exec/).
 */
 #include <setjmp.h>
@@ -525,6 +526,34 @@ static void test_explain_and_metrics(void **state) {
   rowan_finalize(q);
 }
 
+/* ":memory:" (SQLite's): a new database in memory per handle, independent of any other,
+** gone at close; read-only makes no sense for it and is misuse. */
+static void test_memory_database(void **state) {
+  (void)state;
+  rowan_db *a = NULL, *b = NULL;
+  assert_int_equal(rowan_open(":memory:", NULL, &a), ROWAN_OK);
+  assert_int_equal(rowan_exec(a, "CREATE TABLE m (k INTEGER NOT NULL PRIMARY KEY, v VARCHAR)",
+                              NULL, NULL), ROWAN_OK);
+  assert_int_equal(rowan_exec(a, "UPSERT INTO m VALUES (1, 'x'), (2, 'y')", NULL, NULL),
+                   ROWAN_OK);
+  assert_int_equal(rowan_flush(a), ROWAN_OK); /* store files too live in memory */
+  assert_int_equal(query_int(a, "SELECT SUM(k) FROM m"), 3);
+  assert_int_equal(rowan_open(":memory:", NULL, &b), ROWAN_OK);
+  rowan_stmt *st = NULL;
+  assert_int_equal(rowan_prepare(b, "SELECT COUNT(*) FROM m", -1, &st, NULL), ROWAN_ERROR);
+  assert_null(st);
+  assert_int_equal(rowan_close(b), ROWAN_OK);
+  assert_int_equal(query_int(a, "SELECT COUNT(*) FROM m"), 2);
+  assert_int_equal(rowan_close(a), ROWAN_OK);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.read_only = 1;
+  rowan_db *ro = NULL;
+  assert_int_equal(rowan_open(":memory:", &o, &ro), ROWAN_MISUSE);
+  assert_non_null(strstr(rowan_errmsg(ro), ":memory:"));
+  rowan_close(ro);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_open_close, setup, teardown),
@@ -536,6 +565,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exec_callback, setup, teardown),
       cmocka_unit_test_setup_teardown(test_explain_and_metrics, setup, teardown),
+      cmocka_unit_test(test_memory_database),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

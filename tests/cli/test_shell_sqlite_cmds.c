@@ -3,7 +3,9 @@
 ** user types them: .changes (the rows each statement changed and the session's total),
 ** .once (only the next command's results go to the file), .show (the settings), .shell and
 ** .system (the command runs; a non-zero exit status fails the command), and the column
-** and markdown output modes (exact text, as options and as .mode). Drives the built binary.
+** and markdown output modes (exact text, as options and as .mode); the :memory: database
+** (works, and is gone at exit); the start-up file (~/.rowanrc, -init FILE instead, a missing
+** -init FILE an error). Drives the built binary.
 ** Not here: the older dot commands (test_shell_cmds.c), the other modes (test_shell_modes.c).
 */
 #include <stdarg.h>
@@ -146,6 +148,49 @@ static void test_column_and_markdown(void **state) {
   sh_result_free(&r);
 }
 
+static void test_memory(void **state) {
+  fixture *f = *state;
+  const char *args[] = {"-list", ":memory:", "CREATE TABLE M (K INTEGER NOT NULL PRIMARY KEY)",
+                        "UPSERT INTO M VALUES (1), (2), (3)", "SELECT SUM(K) FROM M", NULL};
+  sh_result r;
+  assert_int_equal(sh_run(f->dir, args, NULL, &r), 0);
+  assert_string_equal(r.out, "6\n");
+  assert_string_equal(r.err, "");
+  sh_result_free(&r);
+  const char *again[] = {":memory:", "SELECT COUNT(*) FROM M", NULL}; /* a new, empty one */
+  assert_int_equal(sh_run(f->dir, again, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "unknown table \"M\""));
+  sh_result_free(&r);
+}
+
+static void test_init_file(void **state) {
+  fixture *f = *state;
+  char rc[700], other[700];
+  snprintf(rc, sizeof rc, "%s/.rowanrc", f->dir); /* HOME is the test directory (sh_run) */
+  snprintf(other, sizeof other, "%s/other-init", f->dir);
+  sh_write_file(rc, ".mode csv\n.nullvalue none\n");
+  sh_write_file(other, ".mode list\n");
+  const char *q[] = {"SELECT K, NAME, CAST(NULL AS VARCHAR) FROM T WHERE K = 1", NULL};
+  sh_result r;
+  sh_run_db(f, NULL, q, NULL, &r);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(r.out, "1,one,none\r\n"); /* csv: CR LF, as sqlite3 */
+  sh_result_free(&r);
+  const char *init[] = {"-init", other, NULL}; /* instead of ~/.rowanrc */
+  sh_run_db(f, init, q, NULL, &r);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(r.out, "1|one|\n");
+  sh_result_free(&r);
+  char missing[760];
+  snprintf(missing, sizeof missing, "%s/no-such-init", f->dir);
+  const char *bad[] = {"-init", missing, NULL};
+  sh_run_db(f, bad, q, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "cannot read the -init file"));
+  sh_result_free(&r);
+  remove(rc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_changes),
@@ -153,6 +198,8 @@ int main(void) {
       cmocka_unit_test(test_show),
       cmocka_unit_test(test_system),
       cmocka_unit_test(test_column_and_markdown),
+      cmocka_unit_test(test_memory),
+      cmocka_unit_test(test_init_file),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -88,6 +88,7 @@ static inline int sh_run(const char *dir, const char *const *args, const char *s
     dup2(in, 0);
     dup2(out, 1);
     dup2(err, 2);
+    setenv("HOME", dir, 1); /* ~/.rowanrc and the history are the test directory's */
     execv(argv[0], (char *const *)argv);
     _exit(127);
   }
