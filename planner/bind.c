@@ -126,6 +126,7 @@ static plan_expr *bind_literal(binder *b, const sql_expr *x) {
       break;
     }
     case SQL_LIT_STRING: v = cat_v_str(CAT_T_VARCHAR, x->text, x->text_len); break;
+    case SQL_LIT_BLOB: v = cat_v_str(CAT_T_VARBINARY, x->text, x->text_len); break;
     case SQL_LIT_DATE: case SQL_LIT_TIME: case SQL_LIT_TIMESTAMP: {
       int id = x->lit == SQL_LIT_DATE ? CAT_T_DATE : x->lit == SQL_LIT_TIME ? CAT_T_TIME
                                                                             : CAT_T_TIMESTAMP;

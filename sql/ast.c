@@ -41,6 +41,11 @@ bool sql_is_bare_function(const char *name) {
 }
 
 /* Unescapes the quoted literal z[0..n) ('x''y') into a new NUL-terminated buffer. */
+/* The value of a hex digit the tokenizer checked. */
+static int hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c - 'A' + 10;
+}
+
 static char *unquote_string(const char *z, size_t n, size_t *len) {
   char *out = malloc(n + 1);
   if (!out) return NULL;
@@ -93,6 +98,17 @@ sql_expr *sql_expr_literal(int lit, const char *text, size_t n, uint32_t off) {
   if (lit == SQL_LIT_STRING || lit == SQL_LIT_DATE || lit == SQL_LIT_TIME ||
       lit == SQL_LIT_TIMESTAMP) {
     e->text = unquote_string(text, n, &e->text_len);
+  } else if (lit == SQL_LIT_BLOB) { /* X'hex' (the tokenizer checked the digits) */
+    size_t digits = n >= 3 ? n - 3 : 0;
+    e->text = malloc(digits / 2 + 1);
+    if (e->text) {
+      for (size_t i = 0; i < digits; i += 2) {
+        int hi = hexval(text[2 + i]), lo = hexval(text[3 + i]);
+        e->text[i / 2] = (char)(hi * 16 + lo);
+      }
+      e->text[digits / 2] = 0;
+      e->text_len = digits / 2;
+    }
   } else {
     e->text = malloc(n + 1);
     if (e->text) {

@@ -54,7 +54,8 @@ enum sql_lit_kind {
   SQL_LIT_STRING,    /* 'it''s': text holds the unescaped value */
   SQL_LIT_DATE,      /* DATE '...': text holds the string value */
   SQL_LIT_TIME,      /* TIME '...' */
-  SQL_LIT_TIMESTAMP  /* TIMESTAMP '...' */
+  SQL_LIT_TIMESTAMP, /* TIMESTAMP '...' */
+  SQL_LIT_BLOB       /* X'4142': text holds the bytes (text_len of them) */
 };
 
 /* ORDER SQL_OP: operators of SQL_E_UNARY and SQL_E_BINARY; print.c has a table in this

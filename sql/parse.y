@@ -292,6 +292,7 @@ expr(A) ::= INTEGER(X). { A = sql_pc_literal(ctx, SQL_LIT_INTEGER, X, sql_pc_off
 expr(A) ::= DECIMAL(X). { A = sql_pc_literal(ctx, SQL_LIT_DECIMAL, X, sql_pc_off(ctx, X)); }
 expr(A) ::= FLOAT(X). { A = sql_pc_literal(ctx, SQL_LIT_DOUBLE, X, sql_pc_off(ctx, X)); }
 expr(A) ::= STRING(X). { A = sql_pc_literal(ctx, SQL_LIT_STRING, X, sql_pc_off(ctx, X)); }
+expr(A) ::= BLOB(X). { A = sql_pc_literal(ctx, SQL_LIT_BLOB, X, sql_pc_off(ctx, X)); }
 expr(A) ::= DATE(K) STRING(X). { A = sql_pc_literal(ctx, SQL_LIT_DATE, X, sql_pc_off(ctx, K)); }
 expr(A) ::= TIME(K) STRING(X). { A = sql_pc_literal(ctx, SQL_LIT_TIME, X, sql_pc_off(ctx, K)); }
 expr(A) ::= TIMESTAMP(K) STRING(X).

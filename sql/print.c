@@ -159,6 +159,16 @@ static void put_literal(buf *b, const sql_expr *e) {
     case SQL_LIT_TRUE: puts_(b, "TRUE"); break;
     case SQL_LIT_FALSE: puts_(b, "FALSE"); break;
     case SQL_LIT_STRING: put_string(b, e->text, e->text_len); break;
+    case SQL_LIT_BLOB: {
+      static const char hx[] = "0123456789ABCDEF";
+      puts_(b, "X'");
+      for (size_t i = 0; i < e->text_len; i++) {
+        char two[3] = {hx[(unsigned char)e->text[i] >> 4], hx[(unsigned char)e->text[i] & 15], 0};
+        puts_(b, two);
+      }
+      puts_(b, "'");
+      break;
+    }
     case SQL_LIT_DATE: puts_(b, "DATE "); put_string(b, e->text, e->text_len); break;
     case SQL_LIT_TIME: puts_(b, "TIME "); put_string(b, e->text, e->text_len); break;
     case SQL_LIT_TIMESTAMP:

@@ -10,6 +10,7 @@
 ** Not here: which keywords are reserved (that is the %fallback list of sql/parse.y), what
 ** a token means, error messages.
 */
+#include <ctype.h>
 #include "sql/token.h"
 
 #include <string.h>
@@ -158,6 +159,7 @@ const char *sql_token_name(int code) {
   switch (code) {
     case TK_ID: return "identifier";
     case TK_STRING: return "string";
+    case TK_BLOB: return "binary literal";
     case TK_INTEGER: return "integer";
     case TK_DECIMAL: return "decimal";
     case TK_FLOAT: return "number";
@@ -249,6 +251,16 @@ size_t sql_next_token(const char *p, const char *limit, int *type) {
       *type = TK_SPACE;
       return (size_t)(q - p);
     case CC_ALPHA:
+      if ((*p == 'x' || *p == 'X') && p + 1 < limit && p[1] == '\'') { /* X'hex': bytes */
+        size_t n = scan_quoted(p + 1, limit, type, TK_BLOB);
+        if (*type == TK_BLOB) {
+          size_t digits = n - 2;
+          bool ok = digits % 2 == 0;
+          for (size_t i = 0; ok && i < digits; i++) ok = isxdigit((unsigned char)p[2 + i]) != 0;
+          if (!ok) *type = TK_ILLEGAL; /* an odd count or a non-hex digit */
+        }
+        return n + 1;
+      }
       q = p + 1;
       while (q < limit && is_idchar(q)) q++;
       *type = sql_keyword_code(p, (size_t)(q - p));
