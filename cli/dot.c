@@ -85,6 +85,7 @@ static const help_entry help_table[] = {
     {".compact", "[--minor]", "Compact every table's store files (HBase's major_compact)",
      "One store file per family; tombstones, masked cells and versions past VERSIONS are\n"
      "dropped. --minor only merges the files.\n"},
+    {".dump", "[TABLE]", "Print the schema and the rows as SQL that recreates them", NULL},
     {".echo", "on|off", "Print each command before running it (as -echo)", NULL},
     {".exit", "[CODE]", "Leave the shell with exit status CODE (the rest is not read)", NULL},
     {".flush", "", "Write every memstore to store files (HBase's flush)", NULL},
@@ -346,6 +347,8 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       rc = dot_output(sh, argc, argv);
     } else if (!strcmp(c, ".tables")) {
       rc = cli_dot_tables(sh, argc, argv);
+    } else if (!strcmp(c, ".dump")) {
+      rc = cli_dot_dump(sh, argc, argv);
     } else if (!strcmp(c, ".schema")) {
       rc = cli_dot_schema(sh, argc, argv);
     } else if (!strcmp(c, ".indexes") || !strcmp(c, ".indices")) {

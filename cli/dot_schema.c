@@ -1,6 +1,6 @@
 /*
 ** cli/dot_schema.c: the shell's catalog views (.tables, .schema, .indexes) and the
-** teaching note after a wasteful full scan.
+** teaching note after a wasteful full scan; and .dump, whose rows cli/dot_dump.c writes.
 **
 ** What it does: reads the catalog under the connection (catalog/catalog.h, through a
 ** private read-only snapshot opened on the connection's store for the duration of one
@@ -239,6 +239,57 @@ int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
       for (int x = 0; x < v[i]->n_indexes; x++)
         print_index(sh->out, v[i], &v[i]->indexes[x], true);
     }
+    free(v);
+  }
+  cat_close(cat);
+  return rc;
+}
+
+/* One table for .dump: CREATE TABLE, its rows as UPSERTs (cli_dump_rows), then its CREATE
+** INDEXes, so a load into an empty database builds each index once, from the rows. */
+static int dump_table(cli_shell *sh, const cat_table *t) {
+  print_create_table(sh->out, t);
+  char *name = NULL, *cols = NULL;
+  size_t nl = 0, cl = 0;
+  FILE *fn = open_memstream(&name, &nl), *fc = open_memstream(&cols, &cl);
+  int *types = calloc((size_t)(t->n_columns > 0 ? t->n_columns : 1), sizeof *types);
+  if (fn) put_ident(fn, t->name);
+  for (int i = 0; fc && i < t->n_columns; i++) {
+    if (i) fputs(", ", fc);
+    put_ident(fc, t->columns[i].name);
+    if (types) types[i] = t->columns[i].type.id;
+  }
+  if (fn) fclose(fn);
+  if (fc) fclose(fc);
+  int rc = name && cols && types ? cli_dump_rows(sh, name, cols, types, t->n_columns)
+                                 : cli_errorf(sh, ".dump: out of memory");
+  free(name);
+  free(cols);
+  free(types);
+  for (int x = 0; x < t->n_indexes; x++) print_index(sh->out, t, &t->indexes[x], true);
+  return rc;
+}
+
+int cli_dot_dump(cli_shell *sh, int argc, char **argv) {
+  if (argc > 2) {
+    cli_errorf(sh, "usage: .dump [TABLE]");
+    return 1;
+  }
+  cat_catalog *cat = open_catalog(sh);
+  if (!cat) return 1;
+  int rc = 0;
+  if (argc == 2) {
+    const cat_table *t = find_table(cat, argv[1]);
+    if (!t) {
+      cli_errorf(sh, "unknown table \"%s\"", argv[1]);
+      rc = 1;
+    } else {
+      rc = dump_table(sh, t);
+    }
+  } else {
+    int n;
+    const cat_table **v = sorted_tables(cat, &n);
+    for (int i = 0; v && i < n && !rc; i++) rc = dump_table(sh, v[i]);
     free(v);
   }
   cat_close(cat);

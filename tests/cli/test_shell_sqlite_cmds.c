@@ -5,7 +5,9 @@
 ** .system (the command runs; a non-zero exit status fails the command), and the column
 ** and markdown output modes (exact text, as options and as .mode); the :memory: database
 ** (works, and is gone at exit); the start-up file (~/.rowanrc, -init FILE instead, a missing
-** -init FILE an error). Drives the built binary.
+** -init FILE an error); .dump: loaded into an empty database it gives the same schema
+** (indexes, families, options) and the same rows for every type, NULLs, quotes, NaN,
+** binary values and a quoted table name. Drives the built binary.
 ** Not here: the older dot commands (test_shell_cmds.c), the other modes (test_shell_modes.c).
 */
 #include <stdarg.h>
@@ -191,6 +193,65 @@ static void test_init_file(void **state) {
   remove(rc);
 }
 
+static void test_dump_round_trip(void **state) {
+  fixture *f = *state;
+  const char *make[] = {
+      "CREATE TABLE \"we ird\" (K INTEGER NOT NULL, TS TIMESTAMP NOT NULL, R.BO BOOLEAN, "
+      "R.TI TINYINT, R.DB DOUBLE, R.FL FLOAT, R.DE DECIMAL(9,3), R.CH CHAR(4), R.VC VARCHAR, "
+      "M.DT DATE, M.TM TIME, M.VB VARBINARY, CONSTRAINT PK PRIMARY KEY (K, TS DESC)) "
+      "R.VERSIONS = 2, TTL = 999999999",
+      "CREATE INDEX IX ON \"we ird\" (DB) INCLUDE (VC)",
+      "UPSERT INTO \"we ird\" VALUES (1, TIMESTAMP '2016-01-01 13:05:00.123', TRUE, -128, 0.1, "
+      "1.5, -12.345, 'ab', 'it''s \xc3\xa9', DATE '2016-02-29', TIME '23:59:59.999', X'00FF')",
+      "UPSERT INTO \"we ird\" VALUES (2, TIMESTAMP '1970-01-01 00:00:00', FALSE, 127, "
+      "CAST('NaN' AS DOUBLE), -2.5, 0, NULL, '', NULL, NULL, X'')",
+      "UPSERT INTO \"we ird\" (K, TS, DB) VALUES (3, TIMESTAMP '2020-05-05 05:05:05', 1e300)",
+      NULL};
+  sh_result r = run_ok(f, NULL, make);
+  sh_result_free(&r);
+  char dump[700], db2[700], once[760], read[760];
+  snprintf(dump, sizeof dump, "%s/dump.sql", f->dir);
+  snprintf(db2, sizeof db2, "%s/db2", f->dir);
+  snprintf(once, sizeof once, ".once %s", dump);
+  const char *d[] = {once, ".dump", NULL};
+  r = run_ok(f, NULL, d);
+  sh_result_free(&r);
+  snprintf(read, sizeof read, ".read %s", dump);
+  const char *load[] = {db2, read, NULL};
+  assert_int_equal(sh_run(f->dir, load, NULL, &r), 0);
+  if (r.err[0]) sh_dump(&r);
+  assert_string_equal(r.err, "");
+  sh_result_free(&r);
+  const char *look[] = {"-csv", NULL, "SELECT * FROM \"we ird\"", "SELECT * FROM T", ".schema",
+                        ".indexes", "SELECT VC FROM \"we ird\" WHERE DB > 1", NULL};
+  look[1] = f->db;
+  sh_result a, b;
+  assert_int_equal(sh_run(f->dir, look, NULL, &a), 0);
+  look[1] = db2;
+  assert_int_equal(sh_run(f->dir, look, NULL, &b), 0);
+  assert_non_null(strstr(a.out, "it's \xc3\xa9"));
+  assert_non_null(strstr(a.out, "NaN"));
+  assert_non_null(strstr(a.out, "IX ON \"we ird\" (DB) INCLUDE (VC)"));
+  assert_string_equal(a.out, b.out);
+  sh_result_free(&a);
+  sh_result_free(&b);
+  /* one table; an unknown one */
+  const char *one[] = {".dump T", NULL};
+  r = run_ok(f, NULL, one);
+  assert_non_null(strstr(r.out, "CREATE TABLE T ("));
+  assert_null(strstr(r.out, "we ird"));
+  assert_non_null(strstr(r.out, "UPSERT INTO T (K, NAME, W) VALUES (1, 'one', 1.5);"));
+  sh_result_free(&r);
+  const char *bad[] = {".dump NOSUCH", NULL};
+  sh_run_db(f, NULL, bad, NULL, &r);
+  assert_int_equal(r.status, 1);
+  assert_non_null(strstr(r.err, "unknown table \"NOSUCH\""));
+  sh_result_free(&r);
+  const char *drop[] = {"DROP TABLE \"we ird\"", NULL};
+  r = run_ok(f, NULL, drop);
+  sh_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_changes),
@@ -200,6 +261,7 @@ int main(void) {
       cmocka_unit_test(test_column_and_markdown),
       cmocka_unit_test(test_memory),
       cmocka_unit_test(test_init_file),
+      cmocka_unit_test(test_dump_round_trip),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
