@@ -42,7 +42,7 @@ void api_clear_error(rowan_db *db) {
 }
 
 int api_code_of_exec(int code) {
-  if ((code >= EXEC_OK && code <= EXEC_ABORT) || code == EXEC_ROW || code == EXEC_DONE)
+  if ((code >= EXEC_OK && code <= EXEC_INTERRUPT) || code == EXEC_ROW || code == EXEC_DONE)
     return code; /* enum exec_status equals the ROWAN_* codes (exec/engine.h) */
   return ROWAN_ERROR;
 }
@@ -63,12 +63,12 @@ int api_code_of_kv(int code) {
   }
 }
 
-/* One name per result code of include/rowan.h, in order, 0..14. */
+/* One name per result code of include/rowan.h, in order, 0..15. */
 static const char *const code_names[] = {
     "ROWAN_OK",     "ROWAN_ERROR",  "ROWAN_SYNTAX",  "ROWAN_CONSTRAINT", "ROWAN_RANGE",
     "ROWAN_MISUSE", "ROWAN_LOCKED", "ROWAN_CORRUPT", "ROWAN_IOERR",      "ROWAN_FULL",
     "ROWAN_NOMEM",  "ROWAN_READONLY", "ROWAN_TOOBIG", "ROWAN_NOTFOUND",
-    "ROWAN_ABORT"};
+    "ROWAN_ABORT",  "ROWAN_INTERRUPT"};
 
 const char *rowan_errstr(int code) {
   if (code >= 0 && code < (int)(sizeof code_names / sizeof code_names[0])) return code_names[code];
@@ -143,6 +143,7 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
   }
   exec_error err = {0};
   rc = exec_session_open(db->kv, &db->sess, &err);
+  if (rc == EXEC_OK) exec_set_interrupt(db->sess, &db->interrupt);
   if (rc != EXEC_OK) {
     db->sess = NULL;
     kv_close(db->kv);
@@ -212,8 +213,20 @@ int rowan_prepare(rowan_db *db, const char *sql, int n, rowan_stmt **out, const 
   return ROWAN_OK;
 }
 
+/* Move stmt to state `to`, counting the statements between rows (rowan_interrupt). */
+static void set_state(rowan_stmt *stmt, int to) {
+  if (stmt->state == API_ROW && to != API_ROW) stmt->db->n_row_stmts--;
+  else if (stmt->state != API_ROW && to == API_ROW) stmt->db->n_row_stmts++;
+  stmt->state = to;
+}
+
+void rowan_interrupt(rowan_db *db) {
+  if (db) atomic_store_explicit(&db->interrupt, 1, memory_order_relaxed);
+}
+
 int rowan_finalize(rowan_stmt *stmt) {
   if (!stmt) return ROWAN_OK;
+  set_state(stmt, API_READY);
   exec_finalize(stmt->st);
   stmt->db->n_stmts--;
   api_free_columns(stmt);
@@ -244,31 +257,35 @@ int rowan_step(rowan_stmt *stmt) {
                      "misuse: rowan_step after an error; call rowan_reset first");
   if (stmt->state == API_DONE) { /* as SQLite: a finished statement starts over */
     exec_reset(stmt->st);
-    stmt->state = API_READY;
+    set_state(stmt, API_READY);
   }
   api_clear_error(db);
   stmt->gen++;
   exec_error err; /* exec_step sets code, offset and an empty message first */
   bool first = stmt->state == API_READY;
+  /* an interrupt with nothing running has no effect: a statement that starts while none is
+     between rows clears it (SQLite's rule) */
+  if (first && db->n_row_stmts == 0)
+    atomic_store_explicit(&db->interrupt, 0, memory_order_relaxed);
   int rc = exec_step(stmt->st, &err);
   if (first) refresh_columns(stmt);
   if (rc == EXEC_ROW) {
-    stmt->state = API_ROW;
+    set_state(stmt, API_ROW);
     stmt->row = exec_row_values(stmt->st);
     return ROWAN_ROW;
   }
   if (rc == EXEC_DONE) {
-    stmt->state = API_DONE;
+    set_state(stmt, API_DONE);
     return ROWAN_DONE;
   }
-  stmt->state = API_FAILED;
+  set_state(stmt, API_FAILED);
   return api_error(db, api_code_of_exec(rc), err.offset, "%s", err.msg);
 }
 
 int rowan_reset(rowan_stmt *stmt) {
   if (!stmt) return ROWAN_MISUSE;
   exec_reset(stmt->st);
-  stmt->state = API_READY;
+  set_state(stmt, API_READY);
   stmt->gen++;
   return ROWAN_OK;
 }

@@ -279,6 +279,7 @@ static int dot_import(cli_shell *sh, int argc, char **argv) {
 #endif
 
 int cli_run_dot(cli_shell *sh, const char *line) {
+  if (cli_stop_for_interrupt(sh)) return 1;
   size_t n = strlen(line);
   char *buf = malloc(n + 1);
   char *argv[MAX_ARGS];

@@ -184,6 +184,7 @@ int main(int argc, char **argv) {
             (unsigned long long)rec.dropped_bytes, rec.dropped_segment);
   cli_shell sh;
   cli_shell_init(&sh, db, dbdir);
+  cli_interrupt_install(db);
   /* Progress of long operations (CREATE INDEX's backfill) on a terminal, silent otherwise. */
   if (isatty(STDERR_FILENO)) rowan_progress_handler(db, show_progress, NULL);
   sh.bail = bail;

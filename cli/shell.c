@@ -347,7 +347,7 @@ static void echo_statement(cli_shell *sh, const char *sql, size_t len) {
 int cli_run_sql(cli_shell *sh, const char *sql, size_t len) {
   int fails = 0;
   size_t pos = 0;
-  while (pos < len && !sh->quit) {
+  while (pos < len && !sh->quit && !cli_stop_for_interrupt(sh)) {
     pos += cli_sql_skip_space(sql + pos, len - pos);
     if (pos >= len) break;
     const char *start = sql + pos;
@@ -382,6 +382,7 @@ int cli_run_sql(cli_shell *sh, const char *sql, size_t len) {
       fails += run_stmt(sh, st, start, used, base_line, col0, t0);
     }
     cli_once_step(sh);
+    if (sh->interactive) cli_interrupt_clear(); /* one Ctrl-C stops one statement */
     pos += used;
     if (fails > 0 && sh->bail) sh->quit = true;
   }

@@ -182,6 +182,18 @@ void cli_once_step(cli_shell *sh);
 ** statement; its `changed` rows add to the session's total). */
 void cli_changes_note(cli_shell *sh, int64_t changed, bool wrote);
 
+/* ---- interrupt.c --------------------------------------------------------------------------- */
+
+/* Ctrl-C: install the SIGINT handler that interrupts db's running statement (and ends the
+** process on a second Ctrl-C within a second); whether one was seen since the last clear;
+** clear the count. */
+void cli_interrupt_install(rowan_db *db);
+bool cli_interrupt_seen(void);
+void cli_interrupt_clear(void);
+/* Non-interactive input stops at a Ctrl-C (sqlite3's rule): true when sh should stop now
+** (sh->quit set, an error counted, a line on stderr). */
+bool cli_stop_for_interrupt(cli_shell *sh);
+
 /* ---- dot_raw.c ----------------------------------------------------------------------------- */
 
 /* .raw get TABLE KEY | .raw scan TABLE [options]: raw cells of the store. Returns 0/1. */

@@ -84,6 +84,18 @@ void exec_set_progress(exec_session *s, exec_progress_fn fn, void *arg) {
   s->progress_arg = fn ? arg : NULL;
 }
 
+void exec_set_interrupt(exec_session *s, const atomic_int *flag) { s->interrupt = flag; }
+
+static _Thread_local const atomic_int *step_interrupt; /* exec_step's session's flag */
+
+const atomic_int *exec_interrupt_flag(void) { return step_interrupt; }
+
+int exec_check_interrupt(exec_error *err) {
+  if (!step_interrupt || !atomic_load_explicit(step_interrupt, memory_order_relaxed))
+    return EXEC_OK;
+  return exec_fail(err, EXEC_INTERRUPT, -1, "interrupted");
+}
+
 void exec_set_sort_memory(exec_session *s, size_t bytes) {
   s->sort_mem = bytes ? bytes : EXEC_SORT_MEMORY_DEFAULT;
 }
@@ -394,7 +406,11 @@ int exec_step(exec_stmt *st, exec_error *err) {
                      "the transaction this query was reading was rolled back while it ran "
                      "(it saw that transaction's writes); reset the statement to run it again");
   }
-  if (st->state == ST_READY) {
+  const atomic_int *outer = step_interrupt; /* a step inside a step (none today) */
+  step_interrupt = st->s->interrupt;
+  if ((rc = exec_check_interrupt(err)) != EXEC_OK) {
+    /* interrupted before it began, or between rows */
+  } else if (st->state == ST_READY) {
     st->state = ST_RUNNING;
     rc = first_step(st, err);
     if (rc == EXEC_OK) rc = EXEC_DONE;
@@ -405,6 +421,7 @@ int exec_step(exec_stmt *st, exec_error *err) {
   } else {
     rc = exec_next_row(st, err);
   }
+  step_interrupt = outer;
   if (rc == EXEC_DONE) {
     st->state = ST_DONE;
     if (st->x_open) {

@@ -45,6 +45,7 @@ enum exec_status {
   EXEC_TOOBIG = 12,
   EXEC_NOTFOUND = 13,
   EXEC_ABORT = 14,     /* a query lost the transaction it read: ROLLBACK ran mid-query */
+  EXEC_INTERRUPT = 15, /* the session's interrupt flag was set (exec_set_interrupt) */
   EXEC_ROW = 100,
   EXEC_DONE = 101
 };
@@ -143,6 +144,17 @@ const char *exec_scan_kind(const exec_stmt *st);
 typedef void (*exec_progress_fn)(void *arg, const char *what, uint64_t done, uint64_t total);
 /* Set (fn NULL: clear) the session's progress hook; arg is passed back to fn. */
 void exec_set_progress(exec_session *s, exec_progress_fn fn, void *arg);
+
+/* The session's interrupt flag (NULL: none), owned by the caller: while it is non-zero, the
+** step running (and any step begun) fails with EXEC_INTERRUPT ("interrupted") within a few
+** dozen rows read, written or examined by a scan, a backfill or a write statement. The
+** caller sets it from any thread and clears it (SQLite's sqlite3_interrupt). */
+void exec_set_interrupt(exec_session *s, const atomic_int *flag);
+/* The interrupt flag of the statement this thread is stepping (exec_step sets it for the
+** duration of the step), or NULL. Scans opened during the step pass it to kv. */
+const atomic_int *exec_interrupt_flag(void);
+/* EXEC_INTERRUPT with err set when that flag is set, else EXEC_OK. */
+int exec_check_interrupt(exec_error *err);
 
 /* Most bytes an ORDER BY (or GROUP BY, DISTINCT) of this session's statements may hold in
 ** memory before failing with EXEC_TOOBIG; 0 restores the default (256 MiB). */

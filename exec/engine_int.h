@@ -39,6 +39,7 @@ struct exec_session {
                                            table, reused while schema_gen is maint_gen */
   uint64_t maint_gen;   /* schema_gen when maint_cache was built */
   exec_progress_fn progress; /* backfill progress hook (exec_set_progress), or NULL */
+  const atomic_int *interrupt; /* exec_set_interrupt's flag, or NULL */
   void *progress_arg;   /* its argument */
 };
 

@@ -108,10 +108,16 @@ typedef struct cctx {
   bool inited;               /* acc initialized */
   int rc;                    /* EXEC_OK or the first error */
   char msg[EXEC_ERRMSG_MAX]; /* its message */
+  const atomic_int *intr;    /* the stepping thread's interrupt flag (workers have none) */
 } cctx;
 
 static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
   cctx *c = vc;
+  if (c->intr && atomic_load_explicit(c->intr, memory_order_relaxed)) {
+    snprintf(c->msg, sizeof c->msg, "interrupted");
+    c->rc = EXEC_INTERRUPT;
+    return 1;
+  }
   for (uint32_t r = 0; r < n; r++) {
     for (int i = 0; i < c->n_aggs; i++) {
       int a = c->agg_arg[i];
@@ -166,6 +172,7 @@ static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fi
   o.ranges = res->fallback;
   o.n_ranges = res->n_fallback;
   o.snapshot = res->snapshot;
+  o.interrupt = exec_interrupt_flag();
   o.filter = plan_filter_eval;
   o.filter_ctx = x->q->scan.filter;
   kv_scan *sc = NULL;
@@ -254,6 +261,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
   int rc = EXEC_OK;
   for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
     cx[k].n_aggs = s->n_aggs;
+    cx[k].intr = exec_interrupt_flag();
     cx[k].acc = calloc((size_t)s->n_aggs, sizeof *cx[k].acc);
     ctxs[k] = &cx[k];
     if (!cx[k].acc) rc = fail(err, EXEC_NOMEM, "out of memory");

@@ -193,7 +193,8 @@ static int source_next(exec_query *x, exec_error *err) {
   }
   double t0 = x->timing ? now_ms() : 0;
   const plan_scan *ps = &x->q->scan;
-  int rc;
+  int rc = exec_check_interrupt(err);
+  if (rc) return rc;
   for (;;) {
     rc = exec_scan_next(&x->scan, x->direct ? x->out : x->in, err);
     if (rc != EXEC_ROW || !ps->lookup) break;

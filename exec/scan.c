@@ -47,6 +47,7 @@ int exec_kv_error(int kv_rc, exec_error *err) {
     case KV_ERR_TOOBIG: code = EXEC_TOOBIG; break;
     case KV_ERR_NOTFOUND: code = EXEC_NOTFOUND; break;
     case KV_MISUSE: code = EXEC_MISUSE; break;
+    case KV_ERR_INTERRUPTED: code = EXEC_INTERRUPT; break;
     default: code = EXEC_ERROR; break;
   }
   if (err) {
@@ -174,6 +175,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   }
   kv_scan_options o;
   memset(&o, 0, sizeof o);
+  o.interrupt = exec_interrupt_flag();
   o.family_ids = ps->family_ids;
   o.n_families = (uint32_t)ps->n_families;
   if (!ps->index) o.existence_family = existence_family(ps->families, ps->n_families);

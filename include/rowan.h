@@ -55,6 +55,7 @@ extern "C" {
                               it, so it saw the transaction's own writes) was rolled back
                               while the SELECT was still running; reset it to run it again.
                               SQLite's SQLITE_ABORT_ROLLBACK. A COMMIT does not abort it */
+#define ROWAN_INTERRUPT 15 /* rowan_step: stopped by rowan_interrupt */
 #define ROWAN_ROW 100      /* rowan_step: a result row is ready */
 #define ROWAN_DONE 101     /* rowan_step: the statement has finished */
 
@@ -391,6 +392,19 @@ int rowan_recovery_info(rowan_db *db, rowan_recovery *out);
 ** sqlite3_progress_handler plays the same part.) */
 typedef void (*rowan_progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total);
 int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx);
+
+/* Interrupt the connection's running statements (SQLite's sqlite3_interrupt).
+** Safe to call from any thread and from a signal handler (it only stores to an atomic flag).
+** A statement stepping when it is called, or stepped afterwards while another of the
+** connection's statements is still between rows (its last step returned ROWAN_ROW), fails
+** with ROWAN_INTERRUPT ("interrupted") within a few dozen rows it reads or examines; such
+** a statement must be reset (or finalized) before it runs again. When no statement of the
+** connection is running, the call has no effect: the flag is cleared when a statement
+** starts and none is between rows. A write statement outside BEGIN ... COMMIT that is
+** interrupted keeps the rows it wrote before the interrupt (not yet atomic); inside a
+** transaction they stay part of it (ROLLBACK removes them). CREATE INDEX's backfill is not
+** interrupted. NULL db: no effect. */
+void rowan_interrupt(rowan_db *db);
 
 /* Library version, e.g. "0.1.0". */
 const char *rowan_libversion(void);

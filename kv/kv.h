@@ -58,6 +58,7 @@
 #ifndef ROWAN_KV_H
 #define ROWAN_KV_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,7 @@ enum kv_status {
   KV_ERR_NOMEM = 9,     /* an allocation failed */
   KV_MISUSE = 10,       /* API misuse: NULL handle, use after close */
   KV_ERR_READONLY = 11, /* a write to a store opened read-only */
+  KV_ERR_INTERRUPTED = 12, /* a scan stopped by its caller's interrupt flag */
   KV_STATUS_COUNT
 };
 
@@ -389,6 +391,10 @@ typedef struct kv_scan_options {
   uint32_t existence_family; /* 0, or 1 + the index in family_ids of a family read only to
                               know that rows exist (the hidden key family): see below */
   bool value_vectors;      /* rows may carry kv_value_vectors (below); ignored with a filter */
+  const atomic_int *interrupt; /* or NULL: once the caller makes it non-zero (from any
+                              thread), kv_scan_next returns KV_ERR_INTERRUPTED ("interrupted")
+                              within 64 rows examined; the caller clears it (SQLite's
+                              sqlite3_interrupt plays the same part) */
   const kv_skip_prefix *skip_prefix; /* skip scan by prefix (above), or NULL; copied at
                                         open except ctx, which must outlive the scan */
 } kv_scan_options;

@@ -376,8 +376,18 @@ int kv_scan_skip_probe(kv_scan *s) {
   return kv_scan_skip_ranges(s, best->row, best->row_len);
 }
 
+/* Whether the caller's interrupt flag is set, read once every 64 calls (KV_ERR_INTERRUPTED
+** with its message, or KV_OK). */
+static inline int check_interrupt(kv_scan *s) {
+  if (!s->interrupt || (++s->int_tick & 63) != 0) return KV_OK;
+  if (!atomic_load_explicit(s->interrupt, memory_order_relaxed)) return KV_OK;
+  return kv_error(KV_ERR_INTERRUPTED, "interrupted");
+}
+
 static int next_forward(kv_scan *s, kv_row *row) {
   for (;;) {
+    int irc = check_interrupt(s);
+    if (irc) return irc;
     if (s->pend_mask) {
       /* the row was taken whole: the next ones may come as a row run (kv/scan_run.c),
          straight from the blocks; when the run ends, the sources are where this row
@@ -459,6 +469,8 @@ static int next_forward(kv_scan *s, kv_row *row) {
 
 static int next_reverse(kv_scan *s, kv_row *row) {
   for (;;) {
+    int irc = check_interrupt(s);
+    if (irc) return irc;
     if (s->pend_mask) { /* as the cell path leaves them, though prev_row seeks them again */
       int rc = apply_pending(s);
       if (rc) return rc;

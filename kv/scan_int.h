@@ -92,6 +92,8 @@ struct kv_scan {
   int exist_fam;                /* index of the existence family in fams, -1 if none */
   int exist_state;              /* EXIST_*: the existence family in the current range */
   uint64_t limit;               /* rows handed out at most; 0 = no limit */
+  const atomic_int *interrupt;  /* kv_scan_options.interrupt, or NULL */
+  uint32_t int_tick;            /* rows examined since the flag was last read */
   kv_filter_fn filter;          /* optional row filter */
   void *filter_ctx;             /* its context */
   uint8_t *key; uint32_t key_len, key_cap;   /* current row key */

@@ -153,6 +153,7 @@ static kv_scan *take_shell(kv_db *db) {
   s->exist_fam = -1;
   s->exist_state = EXIST_NONE;
   s->limit = 0;
+  s->interrupt = NULL;
   s->filter = NULL;
   s->filter_ctx = NULL;
   s->key_len = 0;
@@ -328,6 +329,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     if (o->n_families > 1 && !o->reverse) s->exist_fam = (int)o->existence_family - 1;
   }
   s->limit = o->limit;
+  s->interrupt = o->interrupt;
   s->filter = o->filter;
   s->filter_ctx = o->filter_ctx;
   s->want_vecs = o->value_vectors && !o->filter && kv_scan_value_vectors();

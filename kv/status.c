@@ -13,7 +13,7 @@ static _Thread_local char errmsg[512];
 static const char *const status_names[KV_STATUS_COUNT] = {
   "KV_OK", "KV_ERR_IO", "KV_ERR_NOSPC", "KV_ERR_CORRUPT", "KV_ERR_LOCKED",
   "KV_ERR_NOTFOUND", "KV_ERR_EXISTS", "KV_ERR_INVALID", "KV_ERR_TOOBIG", "KV_ERR_NOMEM",
-  "KV_MISUSE", "KV_ERR_READONLY",
+  "KV_MISUSE", "KV_ERR_READONLY", "KV_ERR_INTERRUPTED",
 };
 
 const char *kv_status_name(int status) {

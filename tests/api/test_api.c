@@ -359,7 +359,8 @@ static void test_misuse(void **state) {
   assert_string_equal(rowan_errstr(ROWAN_SYNTAX), "ROWAN_SYNTAX");
   assert_string_equal(rowan_errstr(ROWAN_NOTFOUND), "ROWAN_NOTFOUND");
   assert_string_equal(rowan_errstr(ROWAN_ABORT), "ROWAN_ABORT");
-  assert_string_equal(rowan_errstr(ROWAN_ABORT + 1), "ROWAN_UNKNOWN");
+  assert_string_equal(rowan_errstr(ROWAN_INTERRUPT), "ROWAN_INTERRUPT");
+  assert_string_equal(rowan_errstr(ROWAN_INTERRUPT + 1), "ROWAN_UNKNOWN");
   assert_string_equal(rowan_errstr(ROWAN_DONE), "ROWAN_DONE");
   assert_string_equal(rowan_errstr(12345), "ROWAN_UNKNOWN");
   assert_int_equal(api_test_flush(NULL), ROWAN_MISUSE);
