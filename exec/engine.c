@@ -69,6 +69,7 @@ int exec_session_close(exec_session *s) {
   if (!s) return EXEC_OK;
   if (s->n_stmts) return EXEC_MISUSE;
   exec_txn_discard(s);
+  kv_batch_free(s->spare);
   exec_index_touched_free(s->idx_touched);
   exec_index_maint_free(s->maint_cache);
   cat_close(s->cat);

@@ -127,9 +127,7 @@ size_t kv_batch_count(const kv_batch *b) { return b ? b->count : 0; }
 
 /* The count varint sits right-aligned before the ops: rewrite it for the current count. */
 static void write_count(kv_batch *b) {
-  uint8_t tmp[COUNT_GAP];
-  size_t n = (size_t)(kv_put_varint(tmp, b->count) - tmp);
-  memcpy(b->buf + COUNT_GAP - n, tmp, n);
+  kv_put_varint(b->buf + COUNT_GAP - (size_t)kv_varint_len(b->count), b->count);
 }
 
 kv_batch_mark kv_batch_get_mark(const kv_batch *b) {
@@ -169,6 +167,8 @@ kv_batch *kv_batch_copy(const kv_batch *b, kv_batch_mark upto) {
   write_count(c);
   return c;
 }
+
+size_t kv_batch_capacity(const kv_batch *b) { return b ? b->cap : 0; }
 
 size_t kv_batch_byte_size(const kv_batch *b) {
   if (!b) return 0;
