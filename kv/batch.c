@@ -229,15 +229,15 @@ static int add_op(kv_batch *b, int type, uint32_t family_id, const void *row, si
   *p++ = (uint8_t)type;
   p = kv_put_varint(p, family_id);
   p = kv_put_varint(p, row_len);
-  memcpy(p, row, row_len);
+  kv_copy(p, row, row_len);
   p += row_len;
   p = kv_put_varint(p, qual_len);
-  if (qual_len) memcpy(p, qual, qual_len);
+  kv_copy(p, qual, qual_len);
   p += qual_len;
   p = kv_put_varint(p, kv_zigzag(ts));
   if (type == KV_PUT) {
     p = kv_put_varint(p, value_len);
-    if (value_len) memcpy(p, value, value_len);
+    kv_copy(p, value, value_len);
     p += value_len;
   }
   b->len = (size_t)(p - b->buf);

@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/coding.h"
 #include "kv/status.h"
 
 #define MAX_HEIGHT 12     /* levels; with branching 4 good up to ~16M cells */
 #define BRANCHING 4       /* one node in BRANCHING climbs one more level */
+_Static_assert(BRANCHING == 4, "random_height takes two random bits a level");
 #define ARENA_BLOCK 65536 /* bytes in a regular arena block */
 #define FINGER_MAX 8      /* finger_score saturates here */
 #define FINGER_RETRY 32   /* with no recent hit, try the finger once in this many inserts */
@@ -101,14 +103,12 @@ static inline node *nx(node *x, int level) {
   return atomic_load_explicit(&x->next[level], memory_order_acquire);
 }
 
+/* One level more for each pair of zero bits at the bottom of one random number: a node
+** climbs each level with probability 1/BRANCHING (BRANCHING is 4), from one draw. */
 static int random_height(kv_memstore *m) {
-  int h = 1;
-  for (;;) {
-    m->rnd ^= m->rnd << 13; m->rnd ^= m->rnd >> 7; m->rnd ^= m->rnd << 17;
-    if (h >= MAX_HEIGHT || (m->rnd % BRANCHING) != 0) break;
-    h++;
-  }
-  return h;
+  m->rnd ^= m->rnd << 13; m->rnd ^= m->rnd >> 7; m->rnd ^= m->rnd << 17;
+  int h = 1 + __builtin_ctzll(m->rnd | (1ull << 62)) / 2;
+  return h < MAX_HEIGHT ? h : MAX_HEIGHT;
 }
 
 /* First node >= target; fills prev[] (if not NULL) with the last node < target per level. */
@@ -345,17 +345,17 @@ int kv_memstore_add(kv_memstore *m, const kv_cell *c) {
     x->cell.row = m->last_row;
   } else {
     x->cell.row = p;
-    if (c->row_len) memcpy(p, c->row, c->row_len);
+    kv_copy(p, c->row, c->row_len);
     p += c->row_len;
     m->last_row = x->cell.row;
     m->last_row_len = c->row_len;
   }
   x->cell.qual = p;
-  if (qual_len) memcpy(p, c->qual, qual_len);
+  kv_copy(p, c->qual, qual_len);
   p += qual_len;
   x->cell.value = p;
   x->cell.value_len = (uint32_t)val_len;
-  if (val_len) memcpy(p, c->value, val_len);
+  kv_copy(p, c->value, val_len);
 
   node *prev[MAX_HEIGHT];
   int cur = atomic_load_explicit(&m->max_height, memory_order_relaxed);
