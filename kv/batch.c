@@ -234,7 +234,12 @@ static int add_op(kv_batch *b, int type, uint32_t family_id, const void *row, si
   p = kv_put_varint(p, qual_len);
   kv_copy(p, qual, qual_len);
   p += qual_len;
-  p = kv_put_varint(p, kv_zigzag(ts));
+  if (ts == KV_TS_NOW) {
+    kv_put_zz_min(p);
+    p += KV_ZZ_MIN_LEN;
+  } else {
+    p = kv_put_varint(p, kv_zigzag(ts));
+  }
   if (type == KV_PUT) {
     p = kv_put_varint(p, value_len);
     kv_copy(p, value, value_len);

@@ -74,5 +74,19 @@ static inline const uint8_t *kv_get_varint(const uint8_t *p, const uint8_t *limi
 }
 static inline uint64_t kv_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t kv_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+/* The zigzag varint of INT64_MIN (kv.h's KV_TS_NOW, the timestamp of every op an SQL write
+** makes): 10 bytes, nine 0xff then 0x01. Batch ops write and read it whole rather than through
+** the 10-step varint loops. */
+#define KV_ZZ_MIN_LEN 10
+static inline void kv_put_zz_min(uint8_t *p) {
+  memset(p, 0xff, 9);
+  p[9] = 0x01;
+}
+static inline int kv_is_zz_min(const uint8_t *p, const uint8_t *limit) {
+  if (limit - p < KV_ZZ_MIN_LEN) return 0;
+  uint64_t w;
+  memcpy(&w, p, 8);
+  return w == UINT64_MAX && p[8] == 0xff && p[9] == 0x01;
+}
 
 #endif /* ROWAN_KV_CODING_H */

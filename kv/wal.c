@@ -284,6 +284,9 @@ static int decode_fields(const uint8_t **p, const uint8_t *limit, unsigned t,
   q += v;
   if (t & KV_WAL_SAME_TS) {
     op->ts = prev->ts;
+  } else if (kv_is_zz_min(q, limit)) { /* KV_TS_NOW, what every SQL write's op holds */
+    op->ts = INT64_MIN;
+    q += KV_ZZ_MIN_LEN;
   } else {
     if (!(q = kv_get_varint(q, limit, &v))) return op_error("bad timestamp");
     op->ts = kv_unzigzag(v);
