@@ -301,7 +301,10 @@ int rowan_clear_bindings(rowan_stmt *stmt) {
 int rowan_bind_parameter_count(rowan_stmt *stmt) { return stmt ? exec_param_count(stmt->st) : 0; }
 
 /* ---- Binds -------------------------------------------------------------------------------- */
-static int bind(rowan_stmt *stmt, int i, const cat_value *v) {
+/* How a value reaches exec: a cat_value, or (the common scalar binds) the field itself. */
+enum { BIND_VALUE, BIND_DOUBLE, BIND_NULL };
+
+static int bind_as(rowan_stmt *stmt, int i, int how, const cat_value *v, double d) {
   if (!stmt) return ROWAN_MISUSE;
   rowan_db *db = stmt->db;
   if (stmt->state != API_READY)
@@ -315,10 +318,16 @@ static int bind(rowan_stmt *stmt, int i, const cat_value *v) {
   err.code = EXEC_OK;
   err.offset = -1;
   err.msg[0] = 0;
-  int rc = exec_bind(stmt->st, i, v, &err);
+  int rc = how == BIND_DOUBLE ? exec_bind_double(stmt->st, i, d, &err)
+           : how == BIND_NULL ? exec_bind_null(stmt->st, i, cat_type_of(CAT_T_VARCHAR), &err)
+                              : exec_bind(stmt->st, i, v, &err);
   if (rc != EXEC_OK) return api_error(db, api_code_of_exec(rc), err.offset, "%s", err.msg);
   api_clear_error(db);
   return ROWAN_OK;
+}
+
+static int bind(rowan_stmt *stmt, int i, const cat_value *v) {
+  return bind_as(stmt, i, BIND_VALUE, v, 0);
 }
 
 int rowan_bind_int64(rowan_stmt *stmt, int i, int64_t v) {
@@ -327,8 +336,7 @@ int rowan_bind_int64(rowan_stmt *stmt, int i, int64_t v) {
 }
 
 int rowan_bind_double(rowan_stmt *stmt, int i, double v) {
-  cat_value x = cat_v_double(v);
-  return bind(stmt, i, &x);
+  return bind_as(stmt, i, BIND_DOUBLE, NULL, v);
 }
 
 int rowan_bind_text(rowan_stmt *stmt, int i, const char *s, int n) {
@@ -347,8 +355,7 @@ int rowan_bind_blob(rowan_stmt *stmt, int i, const void *p, int n) {
 }
 
 int rowan_bind_null(rowan_stmt *stmt, int i) {
-  cat_value x = cat_v_null(cat_type_of(CAT_T_VARCHAR));
-  return bind(stmt, i, &x);
+  return bind_as(stmt, i, BIND_NULL, NULL, 0);
 }
 
 int rowan_bind_timestamp(rowan_stmt *stmt, int i, int64_t ts_ms) {

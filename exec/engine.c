@@ -69,6 +69,7 @@ int exec_session_close(exec_session *s) {
   if (!s) return EXEC_OK;
   if (s->n_stmts) return EXEC_MISUSE;
   exec_txn_discard(s);
+  kv_batch_free(s->spare);
   exec_index_touched_free(s->idx_touched);
   exec_index_maint_free(s->maint_cache);
   cat_close(s->cat);
@@ -280,31 +281,67 @@ void exec_finalize(exec_stmt *st) {
 /* ---- Parameters ------------------------------------------------------------------------- */
 int exec_param_count(const exec_stmt *st) { return st->n_params; }
 
-int exec_bind(exec_stmt *st, int i, const cat_value *v, exec_error *err) {
+/* EXEC_OK when parameter i may be bound now, else the error. */
+static int bind_check(exec_stmt *st, int i, exec_error *err) {
   if (i < 1 || i > st->n_params)
     return exec_fail(err, EXEC_RANGE, -1, "parameter index %d out of range (1..%d)", i,
                      st->n_params);
   if (st->state == ST_RUNNING)
     return exec_fail(err, EXEC_MISUSE, -1, "cannot bind while the statement runs; reset it");
-  cat_value c = *v;
-  if (!c.is_null && (cat_type_is_string(c.type.id) || c.type.id == CAT_T_VARBINARY)) {
-    /* the parameter's buffer is kept from bind to bind: no allocation once it is large
-       enough (memmove: the caller may pass bytes it read back from this buffer) */
-    uint8_t *p = st->param_bytes[i - 1];
-    if (!p || st->param_cap[i - 1] < (size_t)c.u.s.len + 1) {
-      size_t cap = (size_t)c.u.s.len + 1 < 32 ? 32 : (size_t)c.u.s.len + 1;
-      p = malloc(cap);
-      if (!p) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-      if (c.u.s.len) memcpy(p, c.u.s.p, c.u.s.len);
-      free(st->param_bytes[i - 1]);
-      st->param_bytes[i - 1] = p;
-      st->param_cap[i - 1] = cap;
-    } else if (c.u.s.len) {
-      memmove(p, c.u.s.p, c.u.s.len);
-    }
-    c.u.s.p = p;
+  return EXEC_OK;
+}
+
+/* The fields are stored one by one, not as a whole cat_value built on the stack and copied:
+** the copy's wide loads of fields just stored narrow stall (store forwarding), and that was
+** a visible part of a prepared load's per-row cost. */
+int exec_bind_double(exec_stmt *st, int i, double d, exec_error *err) {
+  int rc = bind_check(st, i, err);
+  if (rc) return rc;
+  cat_value *p = &st->params[i - 1];
+  p->type = cat_type_of(CAT_T_DOUBLE);
+  p->is_null = false;
+  p->u.d = d;
+  return EXEC_OK;
+}
+
+int exec_bind_null(exec_stmt *st, int i, cat_type type, exec_error *err) {
+  int rc = bind_check(st, i, err);
+  if (rc) return rc;
+  cat_value *p = &st->params[i - 1];
+  p->type = type;
+  p->is_null = true;
+  memset(&p->u, 0, sizeof p->u);
+  return EXEC_OK;
+}
+
+int exec_bind(exec_stmt *st, int i, const cat_value *v, exec_error *err) {
+  int brc = bind_check(st, i, err);
+  if (brc) return brc;
+  if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY)) {
+    st->params[i - 1] = *v;
+    return EXEC_OK;
   }
-  st->params[i - 1] = c;
+  /* the parameter's buffer is kept from bind to bind: no allocation once it is large
+     enough (memmove: the caller may pass bytes it read back from this buffer) */
+  const uint8_t *src = v->u.s.p;
+  uint32_t len = v->u.s.len;
+  uint8_t *p = st->param_bytes[i - 1];
+  if (!p || st->param_cap[i - 1] < (size_t)len + 1) {
+    size_t cap = (size_t)len + 1 < 32 ? 32 : (size_t)len + 1;
+    p = malloc(cap);
+    if (!p) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    if (len) memcpy(p, src, len);
+    free(st->param_bytes[i - 1]);
+    st->param_bytes[i - 1] = p;
+    st->param_cap[i - 1] = cap;
+  } else if (len) {
+    memmove(p, src, len);
+  }
+  cat_value *d = &st->params[i - 1];
+  d->type = v->type;
+  d->is_null = false;
+  d->u.s.p = p;
+  d->u.s.len = len;
   return EXEC_OK;
 }
 

@@ -83,6 +83,10 @@ void exec_finalize(exec_stmt *st);
 /* Parameters: 1-based; the value is copied (strings too). */
 int exec_param_count(const exec_stmt *st);
 int exec_bind(exec_stmt *st, int i, const cat_value *v, exec_error *err);
+/* exec_bind of a DOUBLE d (is_null false) or of NULL given as `type`, written into the
+** parameter field by field: a loader binding a dozen values a row builds no cat_value. */
+int exec_bind_double(exec_stmt *st, int i, double d, exec_error *err);
+int exec_bind_null(exec_stmt *st, int i, cat_type type, exec_error *err);
 int exec_clear_bindings(exec_stmt *st);
 
 /* Run: EXEC_ROW with a row ready, EXEC_DONE, or an error. */

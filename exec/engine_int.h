@@ -24,6 +24,8 @@ struct exec_session {
   kv_db *db;            /* the store (not owned) */
   cat_catalog *cat;     /* the catalog (owned) */
   kv_batch *txn;        /* the open transaction's batch, or NULL */
+  kv_batch *spare;      /* an empty batch kept for the next transaction or write statement
+                           (exec/txn.c), or NULL */
   int64_t txn_rows;     /* rows written in the transaction */
   int64_t changes;      /* rows changed by the last write statement */
   int n_stmts;          /* statements not finalized */
@@ -133,13 +135,16 @@ int exec_txn_begin(exec_session *s, exec_error *err);
 int exec_txn_commit(exec_session *s, exec_error *err);
 int exec_txn_rollback(exec_session *s, exec_error *err);
 void exec_txn_discard(exec_session *s);
+/* A batch from exec_txn_batch (*own) or a transaction's, no longer needed: emptied and kept
+** as the session's spare for the next one, or freed (NULL is a no-op). */
+void exec_txn_drop_batch(exec_session *s, kv_batch *b);
 /* A SELECT opened its query x inside the open transaction: put st on the session's readers
 ** list (exec_txn_reader_done takes it off). No-op outside a transaction. */
 void exec_txn_reader_open(exec_stmt *st);
 /* st's query x is closed (end, reset, finalize): off the readers list if on it. */
 void exec_txn_reader_done(exec_stmt *st);
-/* The batch a write statement adds to: the transaction's, or a new one (*own true: the
-** caller commits and frees it). */
+/* The batch a write statement adds to: the transaction's, or an empty one of its own (*own
+** true: the caller commits it and gives it back with exec_txn_drop_batch). */
 kv_batch *exec_txn_batch(exec_session *s, bool *own);
 /* Commit an own batch (outside transactions); maps kv errors. */
 int exec_txn_commit_batch(exec_session *s, kv_batch *b, exec_error *err);

@@ -15,9 +15,31 @@
 
 #include "exec/engine_int.h"
 
+/* A batch's buffer is kept for the session's next batch up to this many bytes: a loader's
+** transactions of a few thousand rows then reuse one buffer instead of growing a new one
+** from 256 bytes by doubling (a copy of the whole batch at each step) every time. */
+#define SPARE_KEEP (8u << 20)
+
+/* An empty batch: the session's spare, or a new one (NULL when out of memory). */
+static kv_batch *new_batch(exec_session *s) {
+  kv_batch *b = s->spare;
+  s->spare = NULL;
+  return b ? b : kv_batch_new();
+}
+
+void exec_txn_drop_batch(exec_session *s, kv_batch *b) {
+  if (!b) return;
+  if (s->spare || kv_batch_capacity(b) > SPARE_KEEP) {
+    kv_batch_free(b);
+    return;
+  }
+  kv_batch_clear(b);
+  s->spare = b;
+}
+
 int exec_txn_begin(exec_session *s, exec_error *err) {
   if (s->txn) return exec_fail(err, EXEC_ERROR, -1, "a transaction is already open");
-  s->txn = kv_batch_new();
+  s->txn = new_batch(s);
   if (!s->txn) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   s->txn_rows = 0;
   return EXEC_OK;
@@ -58,7 +80,7 @@ static void end_readers(exec_session *s, bool lost) {
 
 void exec_txn_discard(exec_session *s) {
   end_readers(s, false);
-  kv_batch_free(s->txn);
+  exec_txn_drop_batch(s, s->txn);
   s->txn = NULL;
   s->txn_rows = 0;
 }
@@ -89,7 +111,7 @@ kv_batch *exec_txn_batch(exec_session *s, bool *own) {
     return s->txn;
   }
   *own = true;
-  return kv_batch_new();
+  return new_batch(s);
 }
 
 int exec_txn_commit_batch(exec_session *s, kv_batch *b, exec_error *err) {

@@ -99,7 +99,7 @@ static int writer_close(writer *w, int rc, exec_error *err) {
     w->maint = NULL;
   }
   if (w->own_touched) exec_index_touched_free(w->touched);
-  if (w->own) kv_batch_free(w->b);
+  if (w->own) exec_txn_drop_batch(w->st->s, w->b);
   else if (rc != EXEC_OK) kv_batch_rollback_to(w->b, w->mark); /* statement rollback */
   if (rc != EXEC_OK) {
     w->st->changes = w->committed;

@@ -127,9 +127,7 @@ size_t kv_batch_count(const kv_batch *b) { return b ? b->count : 0; }
 
 /* The count varint sits right-aligned before the ops: rewrite it for the current count. */
 static void write_count(kv_batch *b) {
-  uint8_t tmp[COUNT_GAP];
-  size_t n = (size_t)(kv_put_varint(tmp, b->count) - tmp);
-  memcpy(b->buf + COUNT_GAP - n, tmp, n);
+  kv_put_varint(b->buf + COUNT_GAP - (size_t)kv_varint_len(b->count), b->count);
 }
 
 kv_batch_mark kv_batch_get_mark(const kv_batch *b) {
@@ -169,6 +167,8 @@ kv_batch *kv_batch_copy(const kv_batch *b, kv_batch_mark upto) {
   write_count(c);
   return c;
 }
+
+size_t kv_batch_capacity(const kv_batch *b) { return b ? b->cap : 0; }
 
 size_t kv_batch_byte_size(const kv_batch *b) {
   if (!b) return 0;
@@ -229,15 +229,20 @@ static int add_op(kv_batch *b, int type, uint32_t family_id, const void *row, si
   *p++ = (uint8_t)type;
   p = kv_put_varint(p, family_id);
   p = kv_put_varint(p, row_len);
-  memcpy(p, row, row_len);
+  kv_copy(p, row, row_len);
   p += row_len;
   p = kv_put_varint(p, qual_len);
-  if (qual_len) memcpy(p, qual, qual_len);
+  kv_copy(p, qual, qual_len);
   p += qual_len;
-  p = kv_put_varint(p, kv_zigzag(ts));
+  if (ts == KV_TS_NOW) {
+    kv_put_zz_min(p);
+    p += KV_ZZ_MIN_LEN;
+  } else {
+    p = kv_put_varint(p, kv_zigzag(ts));
+  }
   if (type == KV_PUT) {
     p = kv_put_varint(p, value_len);
-    if (value_len) memcpy(p, value, value_len);
+    kv_copy(p, value, value_len);
     p += value_len;
   }
   b->len = (size_t)(p - b->buf);

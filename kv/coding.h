@@ -23,6 +23,29 @@ static inline void kv_put_u64le(uint8_t *p, uint64_t v) {
 static inline uint64_t kv_get_u64le(const uint8_t *p) {
   return (uint64_t)kv_get_u32le(p) | ((uint64_t)kv_get_u32le(p + 4) << 32);
 }
+/* Copy n bytes (the regions do not overlap). The short fields a write copies per cell (a
+** qualifier of a few bytes, an 8-byte value, a row key of a few dozen) are moved with fixed
+** size loads and stores, not a library call, which cost more than the copy. */
+static inline void kv_copy(void *dst, const void *src, size_t n) {
+  uint8_t *d = (uint8_t *)dst;
+  const uint8_t *s = (const uint8_t *)src;
+  if (n > 32) {
+    memcpy(d, s, n);
+  } else if (n >= 16) { /* two 16-byte moves that may overlap */
+    memcpy(d, s, 16);
+    memcpy(d + n - 16, s + n - 16, 16);
+  } else if (n >= 8) {
+    memcpy(d, s, 8);
+    memcpy(d + n - 8, s + n - 8, 8);
+  } else if (n >= 4) {
+    memcpy(d, s, 4);
+    memcpy(d + n - 4, s + n - 4, 4);
+  } else if (n) {
+    d[0] = s[0];
+    d[n / 2] = s[n / 2];
+    d[n - 1] = s[n - 1];
+  }
+}
 /* Write v as a varint at p (at most 10 bytes); returns the byte after it. */
 static inline uint8_t *kv_put_varint(uint8_t *p, uint64_t v) {
   while (v >= 0x80) { *p++ = (uint8_t)(v | 0x80); v >>= 7; }
@@ -51,5 +74,19 @@ static inline const uint8_t *kv_get_varint(const uint8_t *p, const uint8_t *limi
 }
 static inline uint64_t kv_zigzag(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 static inline int64_t kv_unzigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+/* The zigzag varint of INT64_MIN (kv.h's KV_TS_NOW, the timestamp of every op an SQL write
+** makes): 10 bytes, nine 0xff then 0x01. Batch ops write and read it whole rather than through
+** the 10-step varint loops. */
+#define KV_ZZ_MIN_LEN 10
+static inline void kv_put_zz_min(uint8_t *p) {
+  memset(p, 0xff, 9);
+  p[9] = 0x01;
+}
+static inline int kv_is_zz_min(const uint8_t *p, const uint8_t *limit) {
+  if (limit - p < KV_ZZ_MIN_LEN) return 0;
+  uint64_t w;
+  memcpy(&w, p, 8);
+  return w == UINT64_MAX && p[8] == 0xff && p[9] == 0x01;
+}
 
 #endif /* ROWAN_KV_CODING_H */

@@ -261,6 +261,8 @@ void kv_batch_free(kv_batch *b);
 void kv_batch_clear(kv_batch *b);
 size_t kv_batch_count(const kv_batch *b);      /* operations in the batch */
 size_t kv_batch_byte_size(const kv_batch *b);  /* encoded size */
+size_t kv_batch_capacity(const kv_batch *b);   /* bytes allocated for the encoding (a
+                                                  cleared batch keeps them for reuse) */
 
 /* A point in a batch's history to roll back to: a statement inside a transaction marks the
 ** transaction's batch before it adds its operations and rolls back to the mark if it fails,

@@ -19,10 +19,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/coding.h"
 #include "kv/status.h"
 
 #define MAX_HEIGHT 12     /* levels; with branching 4 good up to ~16M cells */
 #define BRANCHING 4       /* one node in BRANCHING climbs one more level */
+_Static_assert(BRANCHING == 4, "random_height takes two random bits a level");
 #define ARENA_BLOCK 65536 /* bytes in a regular arena block */
 #define FINGER_MAX 8      /* finger_score saturates here */
 #define FINGER_RETRY 32   /* with no recent hit, try the finger once in this many inserts */
@@ -53,6 +55,9 @@ struct kv_memstore {
                                    just after the last inserted cell (see kv_memstore_add) */
   int finger_score;             /* writer-only: recent finger hits (0..FINGER_MAX) */
   unsigned finger_skips;        /* writer-only: inserts since the finger was last tried */
+  const uint8_t *last_row;      /* writer-only: the row key bytes of the last inserted cell
+                                   (in the arena), NULL before the first */
+  uint32_t last_row_len;        /* their length */
 };
 
 /* ---- arena ---------------------------------------------------------------------------- */
@@ -98,14 +103,12 @@ static inline node *nx(node *x, int level) {
   return atomic_load_explicit(&x->next[level], memory_order_acquire);
 }
 
+/* One level more for each pair of zero bits at the bottom of one random number: a node
+** climbs each level with probability 1/BRANCHING (BRANCHING is 4), from one draw. */
 static int random_height(kv_memstore *m) {
-  int h = 1;
-  for (;;) {
-    m->rnd ^= m->rnd << 13; m->rnd ^= m->rnd >> 7; m->rnd ^= m->rnd << 17;
-    if (h >= MAX_HEIGHT || (m->rnd % BRANCHING) != 0) break;
-    h++;
-  }
-  return h;
+  m->rnd ^= m->rnd << 13; m->rnd ^= m->rnd >> 7; m->rnd ^= m->rnd << 17;
+  int h = 1 + __builtin_ctzll(m->rnd | (1ull << 62)) / 2;
+  return h < MAX_HEIGHT ? h : MAX_HEIGHT;
 }
 
 /* First node >= target; fills prev[] (if not NULL) with the last node < target per level. */
@@ -320,29 +323,43 @@ void kv_memstore_unref(kv_memstore *m) {
   free(m);
 }
 
+/* A cell whose row key equals the last inserted cell's (a row's cells come one after the
+** other) does not copy the key: its node points at the bytes the earlier node holds (the
+** arena keeps both as long as the memstore lives). The search then compares the new cell
+** through that pointer, so its comparisons with the nodes of its own row find the row keys
+** equal without reading them (kv_bytes_cmp: the same pointer is equal). */
 int kv_memstore_add(kv_memstore *m, const kv_cell *c) {
   int h = random_height(m);
   size_t hdr = sizeof(node) + (size_t)h * sizeof(_Atomic(node *));
   size_t qual_len = c->qual_len;
   size_t val_len = c->type == KV_PUT ? c->value_len : 0;
-  node *x = arena_alloc(m, hdr + c->row_len + qual_len + val_len);
+  bool same_row = m->last_row && c->row_len == m->last_row_len &&
+                  kv_bytes_cmp(c->row, c->row_len, m->last_row, m->last_row_len) == 0;
+  size_t row_copy = same_row ? 0 : c->row_len;
+  node *x = arena_alloc(m, hdr + row_copy + qual_len + val_len);
   if (!x) return kv_error(KV_ERR_NOMEM, "memstore: out of memory inserting a cell");
   uint8_t *p = (uint8_t *)x + hdr;
   x->cell = *c;
   x->height = h;
-  x->cell.row = p;
-  if (c->row_len) memcpy(p, c->row, c->row_len);
-  p += c->row_len;
+  if (same_row) {
+    x->cell.row = m->last_row;
+  } else {
+    x->cell.row = p;
+    kv_copy(p, c->row, c->row_len);
+    p += c->row_len;
+    m->last_row = x->cell.row;
+    m->last_row_len = c->row_len;
+  }
   x->cell.qual = p;
-  if (qual_len) memcpy(p, c->qual, qual_len);
+  kv_copy(p, c->qual, qual_len);
   p += qual_len;
   x->cell.value = p;
   x->cell.value_len = (uint32_t)val_len;
-  if (val_len) memcpy(p, c->value, val_len);
+  kv_copy(p, c->value, val_len);
 
   node *prev[MAX_HEIGHT];
   int cur = atomic_load_explicit(&m->max_height, memory_order_relaxed);
-  if (!finger_find(m, c, cur, prev)) find_ge(m, c, prev);
+  if (!finger_find(m, &x->cell, cur, prev)) find_ge(m, &x->cell, prev);
   if (h > cur) {
     for (int i = cur; i < h; i++) prev[i] = m->head;
     /* A reader seeing the new height before the node is linked finds NULL from head at

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "kv/cell.h"
 #include "kv/coding.h"
 #include "kv/status.h"
 #include "kv/wal.h"
@@ -283,6 +284,9 @@ static int decode_fields(const uint8_t **p, const uint8_t *limit, unsigned t,
   q += v;
   if (t & KV_WAL_SAME_TS) {
     op->ts = prev->ts;
+  } else if (kv_is_zz_min(q, limit)) { /* KV_TS_NOW, what every SQL write's op holds */
+    op->ts = INT64_MIN;
+    q += KV_ZZ_MIN_LEN;
   } else {
     if (!(q = kv_get_varint(q, limit, &v))) return op_error("bad timestamp");
     op->ts = kv_unzigzag(v);
@@ -331,7 +335,8 @@ static uint8_t *put_op(uint8_t *p, const kv_wal_op *op, const kv_wal_op *prev) {
   unsigned t = op->type;
   if (prev) {
     if (op->family_id == prev->family_id) t |= KV_WAL_SAME_FAMILY;
-    if (op->row_len == prev->row_len && memcmp(op->row, prev->row, op->row_len) == 0)
+    if (op->row_len == prev->row_len &&
+        kv_bytes_cmp(op->row, op->row_len, prev->row, prev->row_len) == 0)
       t |= KV_WAL_SAME_ROW;
     if (op->ts == prev->ts) t |= KV_WAL_SAME_TS;
   }
@@ -339,16 +344,16 @@ static uint8_t *put_op(uint8_t *p, const kv_wal_op *op, const kv_wal_op *prev) {
   if (!(t & KV_WAL_SAME_FAMILY)) p = kv_put_varint(p, op->family_id);
   if (!(t & KV_WAL_SAME_ROW)) {
     p = kv_put_varint(p, op->row_len);
-    memcpy(p, op->row, op->row_len);
+    kv_copy(p, op->row, op->row_len);
     p += op->row_len;
   }
   p = kv_put_varint(p, op->qual_len);
-  if (op->qual_len) memcpy(p, op->qual, op->qual_len);
+  kv_copy(p, op->qual, op->qual_len);
   p += op->qual_len;
   if (!(t & KV_WAL_SAME_TS)) p = kv_put_varint(p, kv_zigzag(op->ts));
   if (op->type == KV_PUT) {
     p = kv_put_varint(p, op->value_len);
-    if (op->value_len) memcpy(p, op->value, op->value_len);
+    kv_copy(p, op->value, op->value_len);
     p += op->value_len;
   }
   return p;

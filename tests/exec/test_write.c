@@ -4,7 +4,8 @@
 ** key ranges (point, range, non-key filter, LIMIT), rows whose non-key columns are all NULL
 ** still exist and are deleted, BEGIN ... COMMIT as one batch that sees its own writes,
 ** ROLLBACK, errors inside a transaction, atomicity of a failing statement, and a failing
-** batch of a large UPSERT SELECT reporting how many rows were committed.
+** batch of a large UPSERT SELECT reporting how many rows were committed, and a session's
+** reused batch buffer carrying nothing from one transaction or statement to the next.
 */
 #include "test_engine_util.h"
 #include "testutil.h"
@@ -120,6 +121,43 @@ static void statement_atomic(void **state) {
   tdb_close(t);
 }
 
+/* A session keeps its last batch's buffer for the next transaction or statement (exec/txn.c):
+** what an earlier one held never reaches a later one, whether it was committed, rolled back,
+** failed as a statement, or read as a transaction's overlay. */
+static void batch_reuse(void **state) {
+  (void)state;
+  tdb *t = tdb_open();
+  fill(t, 3);
+  char sql[128];
+  q(t, "BEGIN");
+  for (int i = 100; i < 400; i++) { /* a buffer of many KiB, kept after the ROLLBACK */
+    snprintf(sql, sizeof sql, "UPSERT INTO T VALUES (%d, 'r', 1.0)", i);
+    q(t, sql);
+  }
+  assert_string_equal(q(t, "SELECT COUNT(*) FROM T"), "303\n"); /* the overlay read */
+  q(t, "ROLLBACK");
+  q(t, "BEGIN");
+  q(t, "UPSERT INTO T VALUES (10, 'n', 2.0)");
+  assert_string_equal(q(t, "SELECT COUNT(*) FROM T"), "4\n");
+  q(t, "COMMIT");
+  assert_string_equal(q(t, "SELECT K FROM T"), "0\n1\n2\n10\n");
+  /* a statement of its own that fails gives back a batch holding its first row */
+  qerr(t, "UPSERT INTO T VALUES (20, 'a', 1.0), (NULL, 'b', 2.0)", EXEC_CONSTRAINT);
+  q(t, "UPSERT INTO T VALUES (21, 'c', 3.0)");
+  assert_string_equal(q(t, "SELECT K FROM T WHERE K >= 10"), "10\n21\n");
+  q(t, "BEGIN");
+  q(t, "DELETE FROM T WHERE K = 21");
+  assert_string_equal(q(t, "SELECT K FROM T WHERE K >= 10"), "10\n");
+  q(t, "COMMIT");
+  q(t, "BEGIN");
+  assert_string_equal(q(t, "SELECT K FROM T WHERE K >= 10"), "10\n");
+  q(t, "UPSERT INTO T VALUES (22, 'd', 4.0)");
+  assert_string_equal(q(t, "SELECT K FROM T WHERE K >= 10"), "10\n22\n");
+  q(t, "ROLLBACK");
+  assert_string_equal(q(t, "SELECT K FROM T WHERE K >= 10"), "10\n");
+  tdb_close(t);
+}
+
 static void transactions(void **state) {
   (void)state;
   tdb *t = tdb_open();
@@ -226,6 +264,7 @@ int main(void) {
       cmocka_unit_test(delete_plans),     cmocka_unit_test(all_null_rows),
       cmocka_unit_test(upsert_select),    cmocka_unit_test(big_upsert_select),
       cmocka_unit_test(statement_atomic), cmocka_unit_test(transactions),
+      cmocka_unit_test(batch_reuse),
       cmocka_unit_test(random_model),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

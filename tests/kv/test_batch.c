@@ -3,7 +3,8 @@
 ** payload format of kv/wal.h (decoded back with kv_wal_decode_op), count and byte size,
 ** clear and reuse, the count varint growing past one byte, and every size and argument
 ** check with its code and message; the family ids a batch lists for kv_commit's check
-** (kv_batch_families), and that it says it does not know them when it cannot.
+** (kv_batch_families), and that it says it does not know them when it cannot; KV_TS_NOW's
+** timestamp bytes written and read whole are the general varint's.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,42 @@
 #include "kv/db_impl.h"
 #include "kv/wal.h"
 #include "testutil.h"
+
+/* KV_TS_NOW's timestamp field, which add_op and the op decoder handle whole, is byte for byte
+** the zigzag varint of INT64_MIN that the general coder writes (the format is unchanged), and
+** timestamps next to it, or a truncated copy of it, still go through the general decoder. */
+static void test_ts_now_bytes(void **state) {
+  uint8_t want[16], got[16];
+  size_t n = (size_t)(kv_put_varint(want, kv_zigzag(INT64_MIN)) - want);
+  assert_int_equal(n, KV_ZZ_MIN_LEN);
+  kv_put_zz_min(got);
+  assert_memory_equal(got, want, n);
+  assert_true(kv_is_zz_min(want, want + n));
+  assert_false(kv_is_zz_min(want, want + n - 1)); /* truncated */
+  int64_t ts[] = {KV_TS_NOW, 0, 1, INT64_MAX, 1700000000000};
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(kv_batch_put(b, 1, "r", 1, "q", 1, ts[i], "v", 1), KV_OK);
+  size_t len;
+  const uint8_t *p = kv_batch_payload(b, &len), *limit = p + len;
+  uint64_t count;
+  p = kv_get_varint(p, limit, &count);
+  for (int i = 0; i < 5; i++) {
+    kv_wal_op op;
+    assert_int_equal(kv_wal_decode_op(&p, limit, &op), KV_OK);
+    assert_true(op.ts == ts[i]);
+    assert_int_equal(op.value_len, 1);
+  }
+  assert_ptr_equal(p, limit);
+  /* the batch with its last byte cut off: the last op's value is missing, not misread */
+  p = kv_batch_payload(b, &len);
+  limit = p + len - 1;
+  p = kv_get_varint(p, limit, &count);
+  kv_wal_op op;
+  for (int i = 0; i < 4; i++) assert_int_equal(kv_wal_decode_op(&p, limit, &op), KV_OK);
+  assert_int_equal(kv_wal_decode_op(&p, limit, &op), KV_ERR_CORRUPT);
+  kv_batch_free(b);
+}
 
 static void test_payload_round_trip(void **state) {
   kv_batch *b = kv_batch_new();
@@ -205,6 +242,7 @@ static void test_limits(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_payload_round_trip),
+    cmocka_unit_test(test_ts_now_bytes),
     cmocka_unit_test(test_many_ops),
     cmocka_unit_test(test_rollback_to_mark),
     cmocka_unit_test(test_families),

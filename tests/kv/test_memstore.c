@@ -5,7 +5,8 @@
 ** always sees a sorted list; references keep an iterator's memstore alive; the range
 ** estimate a plan asks for (kv_memstore_estimate) against an exact count; inserts in the
 ** orders a load makes (rows ascending or descending with each row's cells ascending, runs
-** broken by random cells, the insert finger's hit and miss paths) still come back sorted.
+** broken by random cells, the insert finger's hit and miss paths) still come back sorted;
+** a row's consecutive cells share one copy of its key.
 */
 #include <pthread.h>
 #include <setjmp.h>
@@ -206,6 +207,95 @@ static void test_large_value(void **state) {
   free(v);
 }
 
+/* A row's cells inserted one after the other keep one copy of its key: the arena grows by
+** less for them than for as many cells of distinct rows. Each cell still reads back its own
+** row, also after the caller's buffer was rewritten (the memstore holds its own copy), and
+** rows that only look alike (a prefix, equal bytes in another buffer after a different row,
+** a row equal to the one before last) are right. */
+static void test_shared_row_keys(void **state) {
+  uint64_t rng = tu_seed("memstore_shared_rows");
+  kv_memstore *m = kv_memstore_new();
+  uint8_t buf[32];
+  memcpy(buf, "station-A-0001", 14);
+  /* 200 cells of one row against 200 cells of 200 rows: 16 bytes less a cell (the 14 key
+     bytes, sizes rounded to 16) less the spread of the random node heights (about 120 bytes
+     over 200 nodes) */
+  kv_memstore *one = kv_memstore_new(), *many = kv_memstore_new();
+  for (int k = 0; k < 200; k++) {
+    snprintf((char *)buf, sizeof buf, "station-B-%04d", k);
+    kv_cell d = {buf, 14, (const uint8_t *)"q1", 2, 1, (uint64_t)k + 1, KV_PUT,
+                 (const uint8_t *)"v", 1};
+    assert_int_equal(kv_memstore_add(many, &d), KV_OK);
+    memcpy(buf, "station-B-0000", 14);
+    assert_int_equal(kv_memstore_add(one, &d), KV_OK);
+  }
+  assert_true(kv_memstore_bytes(one) + 200 * 8 < kv_memstore_bytes(many));
+  kv_memstore_unref(one);
+  kv_memstore_unref(many);
+  memcpy(buf, "station-A-0001", 14);
+  kv_cell c = {buf, 14, (const uint8_t *)"q1", 2, 1, 1, KV_PUT, (const uint8_t *)"v", 1};
+  assert_int_equal(kv_memstore_add(m, &c), KV_OK);
+  c.qual = (const uint8_t *)"q2";
+  c.seq = 2;
+  assert_int_equal(kv_memstore_add(m, &c), KV_OK);
+  memcpy(buf, "station-A-0000", 14); /* the caller's buffer rewritten: another row */
+  c.qual = (const uint8_t *)"q1";
+  c.seq = 3;
+  assert_int_equal(kv_memstore_add(m, &c), KV_OK);
+  c.row_len = 13;                    /* "station-A-000": a prefix of both */
+  c.seq = 4;
+  assert_int_equal(kv_memstore_add(m, &c), KV_OK);
+  memcpy(buf, "station-A-0001", 14); /* the row before last again */
+  c.row_len = 14;
+  c.qual = (const uint8_t *)"q3";
+  c.seq = 5;
+  assert_int_equal(kv_memstore_add(m, &c), KV_OK);
+  const char *want[][2] = {{"station-A-000", "q1"}, {"station-A-0000", "q1"},
+                           {"station-A-0001", "q1"}, {"station-A-0001", "q2"},
+                           {"station-A-0001", "q3"}};
+  kv_iter *it = kv_memstore_iter_new(m);
+  int i = 0;
+  for (it->ops->seek_first(it); it->ops->valid(it); it->ops->next(it), i++) {
+    const kv_cell *x = it->ops->cell(it);
+    assert_true(i < 5);
+    assert_int_equal(x->row_len, strlen(want[i][0]));
+    assert_memory_equal(x->row, want[i][0], x->row_len);
+    assert_memory_equal(x->qual, want[i][1], 2);
+  }
+  assert_int_equal(i, 5);
+  it->ops->destroy(it);
+  kv_memstore_unref(m);
+
+  /* random runs of one row's cells from a reused buffer, against a sorted copy */
+  int n = (int)tu_scaled(4000, 400);
+  tcell *cells = calloc((size_t)n, sizeof *cells);
+  tcell **sorted = malloc((size_t)n * sizeof *sorted);
+  m = kv_memstore_new();
+  for (int k = 0; k < n;) {
+    uint32_t row = (uint32_t)tu_below(&rng, 64);
+    int run = 1 + (int)tu_below(&rng, 6);
+    for (int j = 0; j < run && k < n; j++, k++) {
+      load_cell(&cells[k], row, (uint32_t)tu_below(&rng, 8), (uint64_t)k + 1);
+      memcpy(buf, cells[k].bytes, 8); /* add from the reused buffer, check against cells[k] */
+      kv_cell t = cells[k].c;
+      t.row = buf;
+      assert_int_equal(kv_memstore_add(m, &t), KV_OK);
+      memset(buf, 0xee, 8);
+    }
+  }
+  for (int k = 0; k < n; k++) sorted[k] = &cells[k];
+  qsort(sorted, (size_t)n, sizeof *sorted, cmp_tcell);
+  it = kv_memstore_iter_new(m);
+  i = 0;
+  for (it->ops->seek_first(it); it->ops->valid(it); it->ops->next(it), i++)
+    assert_cell_eq(it->ops->cell(it), &sorted[i]->c);
+  assert_int_equal(i, n);
+  it->ops->destroy(it);
+  kv_memstore_unref(m);
+  free(sorted);
+  free(cells);
+}
+
 typedef struct reader_arg {
   kv_memstore *m;       /* shared memstore */
   atomic_bool stop;     /* set by the writer when done */
@@ -359,6 +449,7 @@ int main(void) {
     cmocka_unit_test(test_load_orders),
     cmocka_unit_test(test_empty),
     cmocka_unit_test(test_large_value),
+    cmocka_unit_test(test_shared_row_keys),
     cmocka_unit_test(test_concurrent_reader),
     cmocka_unit_test(test_estimate),
   };
