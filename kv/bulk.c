@@ -11,9 +11,9 @@
 ** enough to merge, the last one small enough to sort quickly at commit): the worker only
 ** sorts it, and the commit merges them.
 **   spill: when the buffers pass run_bytes, each family's closed and open buffers are
-**     sorted and merged into a run: a store file (kv_sf_writer, uncompressed) whose cells
-**     carry their add ordinal as sequence number, so kv_cell_cmp puts the later-added of
-**     equal keys first; a family whose input came in order is paged out instead
+**     sorted and merged into a run: a store file (kv_sf_writer, uncompressed, no bloom
+**     filter: KV_SF_NO_BLOOM) whose cells carry their add ordinal as sequence number, so
+**     kv_cell_cmp puts the later-added of equal keys first; a family whose input came in order is paged out instead
 **     (keeps_segments).
 **   commit: the open buffers are closed, every job is finished (the caller's thread helps),
 **     then under the writer role each family's store file is written and all are named in
@@ -638,7 +638,7 @@ static int spill_fam(kv_bulk *b, bfam *f) {
            (unsigned long long)kv_db_new_file_number(db));
   char *dup = strdup(path);
   if (!dup) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, 1, 0};
+  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, KV_SF_NO_BLOOM, 0};
   kv_sf_writer *w;
   rc = kv_sf_writer_open(db->env, path, &wo, &w);
   if (rc) {

@@ -243,7 +243,7 @@ static int open_out(kv_bulk *b, kv_bulk_fam *f, const char *ext, bool run, uint6
   *number = kv_db_new_file_number(db);
   snprintf(path, cap, "%s/%llu%s", f->dir, (unsigned long long)*number, ext);
   kv_sf_writer_options wo = {f->block_size, run ? KV_COMPRESSION_NONE : f->compression,
-                             run ? 1u : 0u, rows};
+                             run ? KV_SF_NO_BLOOM : 0u, rows};
   return kv_sf_writer_open(db->env, path, &wo, w);
 }
 
