@@ -14,6 +14,7 @@
 
 #include "kv/bulk_int.h"
 #include "kv/db_impl.h"
+#include "kv/iter.h"
 #include "kv/status.h"
 
 typedef kv_bulk_src msrc;
@@ -89,7 +90,7 @@ static int tie_cmp(const void *a, const void *b) {
   return gcmp(tie_buf, &((const kgrp *)a)->g, &((const kgrp *)b)->g);
 }
 
-#define MSD_SMALL 32   /* groups a radix_sort bucket needs to be cut further by bytes */
+#define MSD_SMALL 48   /* groups a radix_sort bucket needs to be cut further by bytes */
 #define MSD_BYTES 64   /* key bytes radix_sort orders by bytes; gcmp orders the rest */
 #define MSD_LEVELS MSD_BYTES /* deepest nesting of radix_sort's buckets (one per byte) */
 
@@ -100,7 +101,8 @@ static inline unsigned kbyte(const kgrp *g, int i) {
 }
 
 /* Load bytes [off, off + 16) of the row keys of a[0..n) as their words (zero-padded).
-** Returns whether a key goes past off + 16. */
+** Returns whether a key has bytes there (false: every key ends before off, the words are
+** all zero). */
 static bool load_words(const kv_bulk_buf *u, kgrp *a, size_t n, size_t off) {
   bool longer = false;
   for (size_t k = 0; k < n; k++) {
@@ -109,7 +111,7 @@ static bool load_words(const kv_bulk_buf *u, kgrp *a, size_t n, size_t off) {
     if (e->row_len > off) {
       size_t m = e->row_len - off;
       memcpy(b16, u->arena + e->row_off + off, m < 16 ? m : 16);
-      longer |= m > 16;
+      longer = true;
     }
     uint64_t v = 0, w = 0;
     for (int x = 0; x < 8; x++) {
@@ -164,9 +166,9 @@ typedef struct msd_ctx {
 ** Most significant byte first: each byte that is not the same in every group of the part
 ** cuts it into up to 256 buckets (one pass, copied back), each sorted the same way from
 ** the next byte, so a part is soon small enough for the cache and for small_sort; after 16
-** bytes the next 16 are loaded. Past MSD_BYTES, or when no key goes past the words, what
-** is left of a part is one key (or keys equal but for trailing zero bytes): gcmp orders
-** it. depth: the nesting level (< MSD_LEVELS). */
+** bytes the next 16 are loaded. Past MSD_BYTES, or when no key of a part goes past the
+** bytes ordered so far, what is left of it is one key (or keys equal but for trailing zero
+** bytes): gcmp orders it. depth: the nesting level (< MSD_LEVELS). */
 static void msd(msd_ctx *c, kgrp *a, kgrp *tmp, size_t n, size_t off, int i, int depth) {
   for (;;) {
     if (n <= MSD_SMALL) {
@@ -647,7 +649,39 @@ static void sift_down(const msrc *s, uint32_t *h, uint32_t n, uint32_t i) {
   }
 }
 
+/* Does source s's current row lie at or past hi (NULL: never)? */
+static inline bool past_hi(const msrc *s, const uint8_t *hi, size_t hi_len) {
+  return hi && kv_bytes_cmp(s->cur.row, s->cur.row_len, hi, hi_len) >= 0;
+}
+
+/* Position chain source m at its first group whose row is lo or above (m->ci, m->gi). */
+static void chain_seek(msrc *m, const uint8_t *lo, size_t lo_len) {
+  size_t len;
+  while (m->ci < m->n_chain) {
+    const kv_bulk_buf *u = m->chain[m->ci];
+    const uint8_t *last = buf_row(u, u->n_grps - 1, &len);
+    if (kv_bytes_cmp(last, len, lo, lo_len) >= 0) break;
+    m->ci++;
+  }
+  if (m->ci >= m->n_chain) return;
+  const kv_bulk_buf *u = m->chain[m->ci];
+  size_t a = 0, z = u->n_grps; /* first group whose row is >= lo */
+  while (a < z) {
+    size_t mid = a + (z - a) / 2;
+    const uint8_t *r = buf_row(u, mid, &len);
+    if (kv_bytes_cmp(r, len, lo, lo_len) < 0) a = mid + 1;
+    else z = mid;
+  }
+  m->gi = a;
+}
+
 int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, uint64_t seq) {
+  return kv_bulk_merge_range(b, f, w, do_resolve, seq, NULL, 0, NULL, 0);
+}
+
+int kv_bulk_merge_range(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve,
+                        uint64_t seq, const uint8_t *lo, size_t lo_len, const uint8_t *hi,
+                        size_t hi_len) {
   kv_db *db = b->db;
   kv_bulk_buf **bufs = NULL;
   size_t *start = NULL;
@@ -664,7 +698,12 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
       if (!s[i].it) rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
     }
     if (rc == KV_OK) {
-      s[i].it->ops->seek_first(s[i].it);
+      if (lo) {
+        kv_cell t = kv_cell_row_first(lo, (uint32_t)lo_len);
+        s[i].it->ops->seek(s[i].it, &t);
+      } else {
+        s[i].it->ops->seek_first(s[i].it);
+      }
       s[i].valid = s[i].it->ops->valid(s[i].it);
       if (s[i].valid) {
         s[i].cur = *s[i].it->ops->cell(s[i].it);
@@ -678,6 +717,7 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
     msrc *m = &s[nr + (uint32_t)c];
     m->chain = bufs + start[c];
     m->n_chain = start[c + 1] - start[c];
+    if (lo) chain_seek(m, lo, lo_len);
     rc = kv_bulk_src_next(m);
   }
   resolver r;
@@ -691,13 +731,13 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
   uint32_t hn = 0;
   if (rc == KV_OK && !h) rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   for (uint32_t i = 0; rc == KV_OK && i < n; i++)
-    if (s[i].valid) h[hn++] = i;
+    if (s[i].valid && !past_hi(&s[i], hi, hi_len)) h[hn++] = i;
   for (uint32_t i = hn / 2; rc == KV_OK && i-- > 0;) sift_down(s, h, hn, i);
   while (rc == KV_OK && hn) {
     msrc *best = &s[h[0]];
     rc = do_resolve ? kv_bulk_resolve(&r, &best->cur) : kv_sf_writer_add(w, &best->cur);
     if (rc == KV_OK) rc = kv_bulk_src_next(best);
-    if (rc == KV_OK && !best->valid) h[0] = h[--hn];
+    if (rc == KV_OK && (!best->valid || past_hi(best, hi, hi_len))) h[0] = h[--hn];
     if (rc == KV_OK) sift_down(s, h, hn, 0);
   }
   free(h);
