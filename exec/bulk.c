@@ -545,7 +545,9 @@ static int seen_add(exec_bulk *b, uint64_t h, bool *dup) {
   return EXEC_OK;
 }
 
-#define MAX_RUNS 64 /* closed runs checked one by one before the seen set takes over */
+#define MAX_RUNS 65536  /* closed runs kept at most before the seen set takes over */
+#define FEW_RUNS 64     /* closed runs kept whatever the rows... */
+#define RUN_KEYS 256    /* ...and past that, only while runs average this many keys */
 
 /* Test and set the key's bit in b->approx: *dup gets whether it was set. */
 static void approx_tas(exec_bulk *b, uint64_t h, bool *dup) {
@@ -588,24 +590,31 @@ static bool grow_arr(void **p, size_t *cap, size_t need, size_t elem) {
   return true;
 }
 
+/* Index of the first closed run whose lowest key is above key k (n bytes): the closed runs
+** never overlap, so b->ranges, kept in order of their lowest keys, is in order of their
+** highest keys too, and a binary search finds k's neighbours. */
+static size_t range_pos(const exec_bulk *b, const uint8_t *k, size_t n) {
+  size_t lo = 0, hi = b->n_ranges;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const uint32_t *r = b->ranges[mid];
+    if (kv_bytes_cmp(k, n, b->rbytes + r[0], r[1]) < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 /* Does key k (n bytes) lie in a closed run's [lowest, highest]? Also sets the current
 ** run's safe bounds from k: the closed run with the lowest key above k and the one with
 ** the highest key below it. */
 static bool in_closed(exec_bulk *b, const uint8_t *k, size_t n) {
-  b->safe_up = b->safe_down = -1;
-  for (size_t i = 0; i < b->n_ranges; i++) {
-    const uint32_t *r = b->ranges[i];
-    const uint8_t *lo = b->rbytes + r[0], *hi = b->rbytes + r[2];
-    if (kv_bytes_cmp(k, n, lo, r[1]) < 0) {
-      const uint32_t *u = b->safe_up >= 0 ? b->ranges[b->safe_up] : NULL;
-      if (!u || kv_bytes_cmp(lo, r[1], b->rbytes + u[0], u[1]) < 0) b->safe_up = (long)i;
-    } else if (kv_bytes_cmp(k, n, hi, r[3]) > 0) {
-      const uint32_t *d = b->safe_down >= 0 ? b->ranges[b->safe_down] : NULL;
-      if (!d || kv_bytes_cmp(hi, r[3], b->rbytes + d[2], d[3]) > 0) b->safe_down = (long)i;
-    } else {
-      return true;
-    }
-  }
+  size_t p = range_pos(b, k, n);
+  b->safe_up = p < b->n_ranges ? (long)p : -1;
+  b->safe_down = -1;
+  if (p == 0) return false;
+  const uint32_t *r = b->ranges[p - 1]; /* its lowest key is k or below */
+  if (kv_bytes_cmp(k, n, b->rbytes + r[2], r[3]) <= 0) return true;
+  b->safe_down = (long)(p - 1);
   return false;
 }
 
@@ -613,13 +622,16 @@ static bool in_closed(exec_bulk *b, const uint8_t *k, size_t n) {
 ** runs, each strictly ascending or strictly descending, a key that extends the current run
 ** and lies outside every earlier run's [lowest, highest] cannot have been seen: no lookup
 ** (a lookup in a set of every key misses the cache on every row). The ranges are checked
-** when a run starts; a run that started outside all of them can only enter one across its
+** when a run starts (a binary search: the ranges never overlap, and are kept in order);
+** a run that started outside all of them can only enter one across its
 ** nearest lowest key above (ascending) or highest key below (descending), so a key short
 ** of that bound is not checked again, and a key past it starts a new run (so a run's range
 ** never spans another's: time-series files of stations loaded copy after copy jump down
 ** from the last station to the first at each copy). The first key that may repeat one (a
-** run starts inside a range, or runs are too many) moves every key's hash into the seen
-** set, which checks every key from then on. EXEC_NOMEM or EXEC_OK. */
+** run starts inside a range, or runs are too many: over MAX_RUNS, or over FEW_RUNS and
+** shorter than RUN_KEYS keys on average, so the ranges take under a byte or so a key)
+** moves every key's hash into the seen set, which checks every key from then on.
+** EXEC_NOMEM or EXEC_OK. */
 static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool *dup) {
   *dup = false;
   if (b->set_mode && b->approx) {
@@ -654,7 +666,10 @@ static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool 
       if (!grow_arr((void **)&b->rbytes, &b->rb_cap, b->rb_len + b->lo_len + b->hi_len, 1) ||
           !grow_arr((void **)&b->ranges, &b->cap_ranges, b->n_ranges + 1, sizeof *b->ranges))
         return EXEC_NOMEM;
-      uint32_t *r = b->ranges[b->n_ranges++];
+      size_t at = range_pos(b, b->run_lo, b->lo_len); /* in order (no overlap: see above) */
+      memmove(b->ranges + at + 1, b->ranges + at, (b->n_ranges - at) * sizeof *b->ranges);
+      b->n_ranges++;
+      uint32_t *r = b->ranges[at];
       r[0] = (uint32_t)b->rb_len;
       r[1] = (uint32_t)b->lo_len;
       memcpy(b->rbytes + b->rb_len, b->run_lo, b->lo_len);
@@ -669,7 +684,9 @@ static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool 
     b->lo_len = b->hi_len = n;
     b->run_dir = 0;
     b->run_any = true;
-    maybe = b->n_ranges > MAX_RUNS || in_closed(b, k, n);
+    maybe = b->n_ranges > MAX_RUNS ||
+            (b->n_ranges > FEW_RUNS && (uint64_t)b->n_ranges * RUN_KEYS > (uint64_t)b->rows) ||
+            in_closed(b, k, n);
   }
   if (maybe && b->approx) { /* from now on, the bit set (the keys since its last fold too) */
     if (fold_approx(b) != EXEC_OK) return EXEC_NOMEM;

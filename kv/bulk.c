@@ -11,9 +11,10 @@
 ** enough to merge, the last one small enough to sort quickly at commit): the worker only
 ** sorts it, and the commit merges them.
 **   spill: when the buffers pass run_bytes, each family's closed and open buffers are
-**     sorted and merged into a run: a store file (kv_sf_writer, uncompressed) whose cells
-**     carry their add ordinal as sequence number, so kv_cell_cmp puts the later-added of
-**     equal keys first; a family whose input came in order is paged out instead
+**     sorted and merged into a run: a store file (kv_sf_writer, uncompressed, no bloom
+**     filter: KV_SF_NO_BLOOM) whose cells carry their add ordinal as sequence number, so
+**     kv_cell_cmp puts the later-added of equal keys first (a large spill: two runs, two
+**     key ranges written at once, kv_bulk_spill_runs); a family whose input came in order is paged out instead
 **     (keeps_segments).
 **   commit: the open buffers are closed, every job is finished (the caller's thread helps),
 **     then under the writer role each family's store file is written and all are named in
@@ -617,8 +618,8 @@ static void clear_bufs(bfam *f) {
   u->ord_base = f->cells;
 }
 
-/* Write family f's buffers (closed and open), sorted, as one run file. REQUIRES: no job
-** of the worker pending. */
+/* Write family f's buffers (closed and open), sorted, as run files (kv_bulk_spill_runs:
+** one, or two key ranges at once). REQUIRES: no job of the worker pending. */
 static int spill_fam(kv_bulk *b, bfam *f) {
   if (f->cur->n_ents == 0 && f->n_segs == 0) return KV_OK;
   kv_db *db = b->db;
@@ -627,36 +628,13 @@ static int spill_fam(kv_bulk *b, bfam *f) {
   for (uint32_t i = 0; i < f->n_segs && rc == KV_OK; i++) rc = kv_bulk_sort_buf(f->segs[i]);
   if (rc == KV_OK) rc = db->env->mkdir(db->env, f->dir);
   if (rc) return rc;
-  size_t cap = f->cap_runs, scap = f->cap_segs;
-  if (!kv_bulk_grow((void **)&f->runs, &cap, f->n_runs + 1u, sizeof *f->runs) ||
-      !kv_bulk_grow((void **)&f->segs, &scap, f->n_segs + 1u, sizeof *f->segs))
+  size_t scap = f->cap_segs;
+  if (!kv_bulk_grow((void **)&f->segs, &scap, f->n_segs + 1u, sizeof *f->segs))
     return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  f->cap_runs = (uint32_t)cap;
   f->cap_segs = (uint32_t)scap;
-  char path[KV_BULK_PATH_CAP];
-  snprintf(path, sizeof path, "%s/%llu.run", f->dir,
-           (unsigned long long)kv_db_new_file_number(db));
-  char *dup = strdup(path);
-  if (!dup) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, 1, 0};
-  kv_sf_writer *w;
-  rc = kv_sf_writer_open(db->env, path, &wo, &w);
-  if (rc) {
-    free(dup);
-    return rc;
-  }
-  f->runs[f->n_runs++] = dup; /* removed by kv_bulk_free from here on */
-  b->stats.runs++;
   f->segs[f->n_segs++] = f->cur; /* merged with the closed ones, then taken back */
-  rc = kv_bulk_merge(b, f, w, false, 0);
+  rc = kv_bulk_spill_runs(b, f);
   f->n_segs--;
-  if (rc) {
-    kv_sf_writer_abort(w);
-    return rc;
-  }
-  kv_sf_props props;
-  rc = kv_sf_writer_finish(w, &props);
-  if (rc == KV_OK) f->run_rows += props.rows;
   if (rc == KV_OK) clear_bufs(f);
   return rc;
 }

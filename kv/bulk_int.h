@@ -264,6 +264,11 @@ int kv_bulk_merge_blocks(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, uint64_t s
 ** and masked cells and giving every cell sequence number seq; else (a spill: the buffers
 ** alone) every cell with its add ordinal as sequence number. KV_OK or the first error. */
 int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool resolve, uint64_t seq);
+/* The same over the rows in [lo, hi) alone (NULL: no bound); several of one family over
+** disjoint ranges may run at once (they only read its buffers and runs). */
+int kv_bulk_merge_range(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool resolve,
+                        uint64_t seq, const uint8_t *lo, size_t lo_len, const uint8_t *hi,
+                        size_t hi_len);
 
 /* Hand the closed buffer u of family f to the worker (started on first use). KV_OK, or
 ** the worker's sticky error, or KV_ERR_NOMEM. */
@@ -286,6 +291,14 @@ int kv_bulk_write_and_install(kv_bulk *b, uint64_t seq);
 ** spill, and for a commit whose segments cannot simply follow one another. REQUIRES: no
 ** job pending. KV_OK or an I/O / memory error. */
 int kv_bulk_materialize(kv_bulk *b, kv_bulk_fam *f);
+
+/* A spill of family f, whose sources are its sorted raw buffers (f->segs, no run among
+** them): they are merged into run files, cells with their add ordinals as sequence
+** numbers; into one, or, from split_cells cells on, into two key ranges written at once
+** (this thread and a helper), cut at the middle row of the largest buffer. Each file is
+** named in f->runs before it is written (kv_bulk_free removes it from then on); f->run_rows
+** grows by their rows. KV_OK or the first error. */
+int kv_bulk_spill_runs(kv_bulk *b, kv_bulk_fam *f);
 
 /* Free a buffer and what it holds. NULL is a no-op. */
 void kv_bulk_buf_free(kv_bulk_buf *u);

@@ -14,6 +14,7 @@
 
 #include "kv/bulk_int.h"
 #include "kv/db_impl.h"
+#include "kv/iter.h"
 #include "kv/status.h"
 
 typedef kv_bulk_src msrc;
@@ -89,55 +90,138 @@ static int tie_cmp(const void *a, const void *b) {
   return gcmp(tie_buf, &((const kgrp *)a)->g, &((const kgrp *)b)->g);
 }
 
-/* Sort g[0..n) (tmp: n more) by (key prefix, group) with an LSD radix sort over the bytes
-** of the 16-byte prefix that are not the same in every group, then each run of equal
-** prefixes by gcmp. For buffers in no order at all (an index's rows): a merge sort's
-** comparisons mispredict about every other time there. Returns the sorted array (g or
-** tmp). */
-static kgrp *radix_sort(kv_bulk_buf *u, kgrp *g, kgrp *tmp, size_t n) {
-  uint64_t and8 = ~0ull, or8 = 0, and16 = ~0ull, or16 = 0;
+#define MSD_SMALL 48   /* groups a radix_sort bucket needs to be cut further by bytes */
+#define MSD_BYTES 64   /* key bytes radix_sort orders by bytes; gcmp orders the rest */
+#define MSD_LEVELS MSD_BYTES /* deepest nesting of radix_sort's buckets (one per byte) */
+
+/* Byte i (0..15) of g's loaded words. */
+static inline unsigned kbyte(const kgrp *g, int i) {
+  uint64_t w = i < 8 ? g->k8 : g->k16;
+  return (unsigned)(w >> (56 - 8 * (i & 7))) & 0xffu;
+}
+
+/* Load bytes [off, off + 16) of the row keys of a[0..n) as their words (zero-padded).
+** Returns whether a key has bytes there (false: every key ends before off, the words are
+** all zero). */
+static bool load_words(const kv_bulk_buf *u, kgrp *a, size_t n, size_t off) {
+  bool longer = false;
   for (size_t k = 0; k < n; k++) {
-    and8 &= g[k].k8;
-    or8 |= g[k].k8;
-    and16 &= g[k].k16;
-    or16 |= g[k].k16;
-  }
-  kgrp *src = g, *dst = tmp;
-  size_t count[256];
-  for (int pass = 0; pass < 16; pass++) { /* least significant byte first */
-    bool hi = pass >= 8;
-    int shift = (pass & 7) * 8;
-    uint64_t diff = hi ? (and8 ^ or8) : (and16 ^ or16);
-    if (((diff >> shift) & 0xff) == 0) continue; /* the same in every group */
-    memset(count, 0, sizeof count);
-    for (size_t k = 0; k < n; k++) count[((hi ? src[k].k8 : src[k].k16) >> shift) & 0xff]++;
-    size_t pos = 0;
-    for (int d = 0; d < 256; d++) {
-      size_t c = count[d];
-      count[d] = pos;
-      pos += c;
+    const kv_bulk_ent *e = &u->ents[a[k].g.first];
+    uint8_t b16[16] = {0};
+    if (e->row_len > off) {
+      size_t m = e->row_len - off;
+      memcpy(b16, u->arena + e->row_off + off, m < 16 ? m : 16);
+      longer = true;
     }
-    for (size_t k = 0; k < n; k++) dst[count[((hi ? src[k].k8 : src[k].k16) >> shift) & 0xff]++] = src[k];
-    kgrp *t = src;
-    src = dst;
-    dst = t;
+    uint64_t v = 0, w = 0;
+    for (int x = 0; x < 8; x++) {
+      v = v << 8 | b16[x];
+      w = w << 8 | b16[8 + x];
+    }
+    a[k].k8 = v;
+    a[k].k16 = w;
   }
-  for (size_t i = 0; i < n;) { /* runs of equal prefixes: by the whole key, then add order */
-    size_t j = i + 1;
-    while (j < n && src[j].k8 == src[i].k8 && src[j].k16 == src[i].k16) j++;
-    if (j - i > 1) {
-      tie_buf = u;
-      qsort(src + i, j - i, sizeof *src, tie_cmp);
-      for (size_t k = i + 1; k < j; k++) { /* equal rows side by side: not distinct */
-        const kv_bulk_ent *x = &u->ents[src[k - 1].g.first], *y = &u->ents[src[k].g.first];
-        if (kv_sf_key_cmp(u->arena + x->row_off, x->row_len, u->arena + y->row_off,
-                          y->row_len) == 0)
-          u->distinct = false;
+  return longer;
+}
+
+/* Clear u->distinct if two neighbours of the sorted a[0..n) have the same row (only those
+** with the same words can). */
+static void note_equal(kv_bulk_buf *u, const kgrp *a, size_t n) {
+  for (size_t k = 1; k < n && u->distinct; k++) {
+    if (a[k - 1].k8 != a[k].k8 || a[k - 1].k16 != a[k].k16) continue;
+    const kv_bulk_ent *x = &u->ents[a[k - 1].g.first], *y = &u->ents[a[k].g.first];
+    if (kv_sf_key_cmp(u->arena + x->row_off, x->row_len, u->arena + y->row_off,
+                      y->row_len) == 0)
+      u->distinct = false;
+  }
+}
+
+/* Insertion sort of a few groups whose keys agree before their words: by the words, then
+** (the same words) by gcmp (whole key, then add order). */
+static void small_sort(kv_bulk_buf *u, kgrp *a, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    kgrp x = a[i];
+    size_t j = i;
+    while (j > 0) {
+      const kgrp *p = &a[j - 1];
+      int c = p->k8 != x.k8 ? (p->k8 < x.k8 ? -1 : 1)
+              : p->k16 != x.k16 ? (p->k16 < x.k16 ? -1 : 1) : gcmp(u, &p->g, &x.g);
+      if (c < 0) break;
+      a[j] = a[j - 1];
+      j--;
+    }
+    a[j] = x;
+  }
+  note_equal(u, a, n);
+}
+
+/* State of one radix_sort. */
+typedef struct msd_ctx {
+  kv_bulk_buf *u;         /* the buffer whose groups are sorted */
+  uint32_t (*cnt)[256];   /* per nesting level: the bucket bounds */
+} msd_ctx;
+
+/* Sort a[0..n) (tmp: n more scratch) by row key, then add order: groups whose keys agree in
+** their first off + i bytes (zero-padded), with bytes [off, off + 16) loaded as their words.
+** Most significant byte first: each byte that is not the same in every group of the part
+** cuts it into up to 256 buckets (one pass, copied back), each sorted the same way from
+** the next byte, so a part is soon small enough for the cache and for small_sort; after 16
+** bytes the next 16 are loaded. Past MSD_BYTES, or when no key of a part goes past the
+** bytes ordered so far, what is left of it is one key (or keys equal but for trailing zero
+** bytes): gcmp orders it. depth: the nesting level (< MSD_LEVELS). */
+static void msd(msd_ctx *c, kgrp *a, kgrp *tmp, size_t n, size_t off, int i, int depth) {
+  for (;;) {
+    if (n <= MSD_SMALL) {
+      small_sort(c->u, a, n);
+      return;
+    }
+    if (i == 16) {
+      if (off + 16 >= MSD_BYTES || !load_words(c->u, a, n, off + 16)) {
+        tie_buf = c->u;
+        qsort(a, n, sizeof *a, tie_cmp);
+        note_equal(c->u, a, n);
+        return;
       }
+      off += 16;
+      i = 0;
+      continue;
     }
-    i = j;
+    uint32_t *cnt = c->cnt[depth];
+    memset(cnt, 0, 256 * sizeof *cnt);
+    for (size_t k = 0; k < n; k++) cnt[kbyte(&a[k], i)]++;
+    bool one = false; /* a byte every group of the part has: the next one */
+    for (int d = 0; d < 256 && !one; d++) one = cnt[d] == n;
+    if (one) {
+      i++;
+      continue;
+    }
+    uint32_t pos = 0; /* cnt[d]: bucket d's start, then (after the copy) its end */
+    for (int d = 0; d < 256; d++) {
+      uint32_t m = cnt[d];
+      cnt[d] = pos;
+      pos += m;
+    }
+    for (size_t k = 0; k < n; k++) tmp[cnt[kbyte(&a[k], i)]++] = a[k];
+    memcpy(a, tmp, n * sizeof *a);
+    for (int d = 0; d < 256; d++) {
+      size_t lo = d ? cnt[d - 1] : 0, m = cnt[d] - lo;
+      if (m > 1) msd(c, a + lo, tmp + lo, m, off, i + 1, depth + 1);
+    }
+    return;
   }
-  return src;
+}
+
+/* Sort g[0..n) (tmp: n more) by row key, then add order, with msd from the words
+** kv_bulk_sort_buf loaded. For buffers in no order at all (an index's rows): a merge
+** sort's comparisons mispredict about every other time there, and an index's keys lead
+** with the indexed value, which many rows share (16 bytes of prefix compared as numbers,
+** then whole keys, went back to the arena again and again). KV_OK or KV_ERR_NOMEM. */
+static int radix_sort(kv_bulk_buf *u, kgrp *g, kgrp *tmp, size_t n) {
+  msd_ctx c = {u, malloc(MSD_LEVELS * sizeof *c.cnt)};
+  if (!c.cnt) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory sorting");
+  msd(&c, g, tmp, n, 0, 0, 0);
+  free(c.cnt);
+  return KV_OK;
 }
 
 /* Groups that came in strictly ascending rows need nothing, strictly descending ones are
@@ -182,13 +266,14 @@ int kv_bulk_sort_buf(kv_bulk_buf *u) {
   for (size_t k = 1; k < n; k++)
     turns += g[k - 1].k8 > g[k].k8 || (g[k - 1].k8 == g[k].k8 && g[k - 1].k16 > g[k].k16);
   if (n >= RADIX_MIN && turns * RADIX_RUN > n) {
-    kgrp *out = radix_sort(u, g, tmp, n);
-    for (size_t k = 0; k < n; k++) u->grps[k] = out[k].g;
+    int rc = radix_sort(u, g, tmp, n);
+    if (rc == KV_OK)
+      for (size_t k = 0; k < n; k++) u->grps[k] = g[k].g;
     free(starts);
     free(g);
     free(tmp);
-    u->sorted = true;
-    return KV_OK;
+    u->sorted = rc == KV_OK;
+    return rc;
   }
   size_t nr = 0, i = 0;
   while (i < n) {
@@ -564,7 +649,39 @@ static void sift_down(const msrc *s, uint32_t *h, uint32_t n, uint32_t i) {
   }
 }
 
+/* Does source s's current row lie at or past hi (NULL: never)? */
+static inline bool past_hi(const msrc *s, const uint8_t *hi, size_t hi_len) {
+  return hi && kv_bytes_cmp(s->cur.row, s->cur.row_len, hi, hi_len) >= 0;
+}
+
+/* Position chain source m at its first group whose row is lo or above (m->ci, m->gi). */
+static void chain_seek(msrc *m, const uint8_t *lo, size_t lo_len) {
+  size_t len;
+  while (m->ci < m->n_chain) {
+    const kv_bulk_buf *u = m->chain[m->ci];
+    const uint8_t *last = buf_row(u, u->n_grps - 1, &len);
+    if (kv_bytes_cmp(last, len, lo, lo_len) >= 0) break;
+    m->ci++;
+  }
+  if (m->ci >= m->n_chain) return;
+  const kv_bulk_buf *u = m->chain[m->ci];
+  size_t a = 0, z = u->n_grps; /* first group whose row is >= lo */
+  while (a < z) {
+    size_t mid = a + (z - a) / 2;
+    const uint8_t *r = buf_row(u, mid, &len);
+    if (kv_bytes_cmp(r, len, lo, lo_len) < 0) a = mid + 1;
+    else z = mid;
+  }
+  m->gi = a;
+}
+
 int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, uint64_t seq) {
+  return kv_bulk_merge_range(b, f, w, do_resolve, seq, NULL, 0, NULL, 0);
+}
+
+int kv_bulk_merge_range(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve,
+                        uint64_t seq, const uint8_t *lo, size_t lo_len, const uint8_t *hi,
+                        size_t hi_len) {
   kv_db *db = b->db;
   kv_bulk_buf **bufs = NULL;
   size_t *start = NULL;
@@ -581,7 +698,12 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
       if (!s[i].it) rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
     }
     if (rc == KV_OK) {
-      s[i].it->ops->seek_first(s[i].it);
+      if (lo) {
+        kv_cell t = kv_cell_row_first(lo, (uint32_t)lo_len);
+        s[i].it->ops->seek(s[i].it, &t);
+      } else {
+        s[i].it->ops->seek_first(s[i].it);
+      }
       s[i].valid = s[i].it->ops->valid(s[i].it);
       if (s[i].valid) {
         s[i].cur = *s[i].it->ops->cell(s[i].it);
@@ -595,6 +717,7 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
     msrc *m = &s[nr + (uint32_t)c];
     m->chain = bufs + start[c];
     m->n_chain = start[c + 1] - start[c];
+    if (lo) chain_seek(m, lo, lo_len);
     rc = kv_bulk_src_next(m);
   }
   resolver r;
@@ -608,13 +731,13 @@ int kv_bulk_merge(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, bool do_resolve, 
   uint32_t hn = 0;
   if (rc == KV_OK && !h) rc = kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   for (uint32_t i = 0; rc == KV_OK && i < n; i++)
-    if (s[i].valid) h[hn++] = i;
+    if (s[i].valid && !past_hi(&s[i], hi, hi_len)) h[hn++] = i;
   for (uint32_t i = hn / 2; rc == KV_OK && i-- > 0;) sift_down(s, h, hn, i);
   while (rc == KV_OK && hn) {
     msrc *best = &s[h[0]];
     rc = do_resolve ? kv_bulk_resolve(&r, &best->cur) : kv_sf_writer_add(w, &best->cur);
     if (rc == KV_OK) rc = kv_bulk_src_next(best);
-    if (rc == KV_OK && !best->valid) h[0] = h[--hn];
+    if (rc == KV_OK && (!best->valid || past_hi(best, hi, hi_len))) h[0] = h[--hn];
     if (rc == KV_OK) sift_down(s, h, hn, 0);
   }
   free(h);

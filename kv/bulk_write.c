@@ -18,7 +18,11 @@
 ** the one guessed); otherwise, with no spilled run, its segments and raw buffers are merged
 ** block-wise (kv/bulk_merge.c), a family of at least split_cells cells as two key ranges at
 ** once (both halves first, on the two threads, then the files); with runs, its runs and
-** buffers are merged and resolved cell by cell.
+** buffers are merged and resolved cell by cell, in one piece (two key ranges would each
+** hold their rows' bloom hashes, 8 bytes a row, until the file takes them: past the
+** bound).
+** A spill of an unordered family (kv_bulk_spill_runs) writes its runs here too: from
+** split_cells cells on, as two key ranges at once, this thread and a helper.
 ** Then one MANIFEST record names every family's file, and the files join their families
 ** and the sequence number is published, under mu, in one step.
 ** Not here: adding cells (kv/bulk.c), sorting and merging (kv/bulk_sort.c).
@@ -243,7 +247,7 @@ static int open_out(kv_bulk *b, kv_bulk_fam *f, const char *ext, bool run, uint6
   *number = kv_db_new_file_number(db);
   snprintf(path, cap, "%s/%llu%s", f->dir, (unsigned long long)*number, ext);
   kv_sf_writer_options wo = {f->block_size, run ? KV_COMPRESSION_NONE : f->compression,
-                             run ? 1u : 0u, rows};
+                             run ? KV_SF_NO_BLOOM : 0u, rows};
   return kv_sf_writer_open(db->env, path, &wo, w);
 }
 
@@ -299,6 +303,89 @@ int kv_bulk_materialize(kv_bulk *b, kv_bulk_fam *f) {
     }
   }
   f->n_segs = k;
+  return rc;
+}
+
+/* Open a new run file of family f for a spill, named in f->runs first. */
+static int open_run(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer **w) {
+  *w = NULL;
+  size_t cap = f->cap_runs;
+  if (!kv_bulk_grow((void **)&f->runs, &cap, f->n_runs + 1u, sizeof *f->runs))
+    return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  f->cap_runs = (uint32_t)cap;
+  char path[KV_BULK_PATH_CAP];
+  snprintf(path, sizeof path, "%s/%llu.run", f->dir,
+           (unsigned long long)kv_db_new_file_number(b->db));
+  char *dup = strdup(path);
+  if (!dup) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, KV_SF_NO_BLOOM, 0};
+  int rc = kv_sf_writer_open(b->db->env, path, &wo, w);
+  if (rc) {
+    free(dup);
+    return rc;
+  }
+  f->runs[f->n_runs++] = dup; /* removed by kv_bulk_free from here on */
+  pthread_mutex_lock(&b->mu);
+  b->stats.runs++;
+  pthread_mutex_unlock(&b->mu);
+  return KV_OK;
+}
+
+/* One key range of a spill, on a helper thread. */
+typedef struct spill_half {
+  kv_bulk *b;             /* the load */
+  kv_bulk_fam *f;         /* the family spilled */
+  kv_sf_writer *w;        /* its run */
+  const uint8_t *lo;      /* its rows: from lo on */
+  size_t lo_len;          /* lo's length */
+  int rc;                 /* KV_OK or the error */
+  char msg[512];          /* its message (kv_error's text is per thread) */
+} spill_half;
+
+static void *spill_main(void *arg) {
+  spill_half *h = arg;
+  h->rc = kv_bulk_merge_range(h->b, h->f, h->w, false, 0, h->lo, h->lo_len, NULL, 0);
+  if (h->rc) snprintf(h->msg, sizeof h->msg, "%s", kv_errmsg());
+  return NULL;
+}
+
+int kv_bulk_spill_runs(kv_bulk *b, kv_bulk_fam *f) {
+  uint64_t cells = 0;
+  const kv_bulk_buf *best = NULL;
+  for (uint32_t i = 0; i < f->n_segs; i++) {
+    const kv_bulk_buf *u = f->segs[i];
+    cells += u->n_ents;
+    if (u->raw && u->n_grps >= 2 && (!best || u->n_ents > best->n_ents)) best = u;
+  }
+  uint8_t *split = NULL;
+  size_t split_len = 0;
+  if (best && cells >= b->split_cells) {
+    const kv_bulk_ent *e = &best->ents[best->grps[best->n_grps / 2].first];
+    split_len = e->row_len;
+    split = malloc(split_len ? split_len : 1);
+    if (split) memcpy(split, best->arena + e->row_off, split_len); /* else in one piece */
+  }
+  kv_sf_writer *w[2] = {NULL, NULL};
+  int rc = open_run(b, f, &w[0]);
+  if (rc == KV_OK && split) rc = open_run(b, f, &w[1]);
+  spill_half h = {b, f, w[1], split, split_len, KV_OK, ""};
+  pthread_t th;
+  bool helper = rc == KV_OK && split && pthread_create(&th, NULL, spill_main, &h) == 0;
+  if (rc == KV_OK) rc = kv_bulk_merge_range(b, f, w[0], false, 0, NULL, 0, split, split_len);
+  if (helper) pthread_join(th, NULL);
+  else if (rc == KV_OK && split) spill_main(&h); /* no thread: the second range here */
+  if (rc == KV_OK && h.rc) rc = kv_error(h.rc, "%s", h.msg);
+  for (int k = 0; k < 2; k++) {
+    if (!w[k]) continue;
+    if (rc) {
+      kv_sf_writer_abort(w[k]);
+      continue;
+    }
+    kv_sf_props props;
+    rc = kv_sf_writer_finish(w[k], &props);
+    if (rc == KV_OK) f->run_rows += props.rows;
+  }
+  free(split);
   return rc;
 }
 

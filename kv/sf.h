@@ -28,7 +28,10 @@ typedef struct kv_sf_writer kv_sf_writer;
 typedef struct kv_sf_writer_options {
   uint32_t block_size;   /* target uncompressed bytes per block (0 = 64 KiB) */
   int compression;       /* KV_COMPRESSION_LZ4 or KV_COMPRESSION_NONE */
-  uint32_t bloom_bits_per_key; /* 0 = default 10; bloom on row keys */
+  uint32_t bloom_bits_per_key; /* 0 = default 10; bloom on row keys; KV_SF_NO_BLOOM (file
+                             writers only): no row is hashed and the file gets the empty
+                             filter, which says "absent" to every probe: only for a file
+                             read in order and never probed (the bulk load's runs) */
   uint64_t expected_rows; /* 0 = unknown; else the file's distinct row keys, or a bound on
                              them: past KV_SF_HASHES_KEPT rows the writer sets the bits of
                              a bloom filter sized for this many keys as rows come, instead
@@ -36,6 +39,8 @@ typedef struct kv_sf_writer_options {
                              when the count is exact; a larger filter for a bound above it;
                              more false positives, never a wrong answer, below it) */
 } kv_sf_writer_options;
+
+#define KV_SF_NO_BLOOM UINT32_MAX /* kv_sf_writer_options.bloom_bits_per_key: no filter */
 
 /* Rows whose hashes a writer keeps before it streams them into its bloom filter (only when
 ** expected_rows is given): small files get a filter sized exactly whatever the bound. */

@@ -80,6 +80,7 @@ struct kv_sf_writer {
   uint32_t block_size;    /* target raw bytes per block */
   int compression;        /* KV_COMPRESSION_LZ4 or KV_COMPRESSION_NONE */
   uint32_t bloom_bits;    /* bloom bits per row key */
+  bool no_bloom;          /* KV_SF_NO_BLOOM: rows are not hashed, the filter is empty */
   kv_sfb_builder b;       /* the block being staged */
   kv_sfbuf frame;         /* the on-disk form of a block (reused) */
   uint32_t *cuts;         /* reframe: the section cuts of a block framed again */
@@ -139,6 +140,8 @@ int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options 
                     opts->compression);
   }
   w->bloom_bits = opts && opts->bloom_bits_per_key ? opts->bloom_bits_per_key : 10;
+  w->no_bloom = w->bloom_bits == KV_SF_NO_BLOOM;
+  if (w->no_bloom) w->bloom_bits = 1; /* the empty filter's k */
   w->expected = opts ? opts->expected_rows : 0;
   kv_sfb_init(&w->b);
   w->props.format_version = KV_SF_FORMAT_VERSION;
@@ -268,6 +271,10 @@ static int flush_block(kv_sf_writer *w) {
 ** its memory does not grow by 8 bytes a row (the filter's bytes are the same as
 ** kv_bloom_build's over the hashes when the count is exact). */
 static int note_hashes(kv_sf_writer *w, const uint64_t *h, size_t n) {
+  if (w->no_bloom) {
+    w->nhashes += n;
+    return KV_OK;
+  }
   if (!w->bloom && !w->seg && w->expected && w->nhashes + n > KV_SF_HASHES_KEPT) {
     uint64_t keys = w->expected > w->nhashes ? w->expected : w->nhashes;
     if (kv_bloom_alloc(keys, w->bloom_bits, &w->bloom, &w->bloom_len))
@@ -327,7 +334,7 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
     return kv_error(KV_ERR_INVALID, "store file %s: cell %llu is not after the previous "
                     "cell in cell order", w->path, (unsigned long long)w->props.cells);
   if (new_row) {
-    uint64_t h = kv_bloom_hash(c->row, c->row_len);
+    uint64_t h = w->no_bloom ? 0 : kv_bloom_hash(c->row, c->row_len);
     int hrc = note_hashes(w, &h, 1);
     if (hrc) return hrc;
     w->prev_row.len = 0;
@@ -413,7 +420,7 @@ int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *c, size_t n) {
     }
     return KV_OK;
   }
-  uint64_t h = kv_bloom_hash(c[0].row, c[0].row_len);
+  uint64_t h = w->no_bloom ? 0 : kv_bloom_hash(c[0].row, c[0].row_len);
   int rc = note_hashes(w, &h, 1);
   if (rc) return rc;
   w->prev_row.len = 0;
@@ -517,7 +524,8 @@ static int finish(kv_sf_writer *w) {
   uint8_t *bloom = w->bloom;
   size_t bloom_len = w->bloom_len;
   w->bloom = NULL;
-  if (!bloom && kv_bloom_build(w->hashes, w->nhashes, w->bloom_bits, &bloom, &bloom_len))
+  if (!bloom && kv_bloom_build(w->hashes, w->no_bloom ? 0 : w->nhashes, w->bloom_bits, &bloom,
+                               &bloom_len))
     return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   uint64_t bloom_off, bloom_size, bloom_sum;
   rc = write_section(w, bloom, bloom_len, &bloom_off, &bloom_size, &bloom_sum);
@@ -600,7 +608,8 @@ int kv_sf_seg_open(const kv_sf_writer_options *opts, kv_sf_writer **out) {
     return kv_error(KV_ERR_INVALID, "store file segment: unknown compression %d",
                     opts->compression);
   }
-  w->bloom_bits = opts && opts->bloom_bits_per_key ? opts->bloom_bits_per_key : 10;
+  w->bloom_bits = opts && opts->bloom_bits_per_key && opts->bloom_bits_per_key != KV_SF_NO_BLOOM
+                      ? opts->bloom_bits_per_key : 10; /* a segment keeps its hashes */
   kv_sfb_init(&w->b);
   w->props.format_version = KV_SF_FORMAT_VERSION;
   w->props.min_seq = UINT64_MAX;

@@ -424,6 +424,66 @@ static void test_index_repeated_keys(void **state) {
   assert_int_equal(rowan_close(db), ROWAN_OK);
 }
 
+/* With an index, keys in many long disjoint runs (200 stations loaded one after another in
+** shuffled order, each with its keys in order): exec/bulk.c keeps the runs' ranges in order
+** and checks each run's start with a binary search, so no key goes into the set of seen keys;
+** repeats of an earlier run's first, middle and last keys are still refused, every other row
+** loads, and the index agrees with its table. */
+static void test_index_many_runs(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("api_bulk_many_runs"), rng = seed;
+  rowan_db *db = open_db();
+  exec_ok(db, "CREATE TABLE MR (S VARCHAR NOT NULL, K INTEGER NOT NULL, V DOUBLE "
+              "CONSTRAINT PK PRIMARY KEY (S, K DESC))");
+  exec_ok(db, "CREATE INDEX MR_V ON MR (V)");
+  const char *cols[] = {"S", "K", "V"};
+  enum { STATIONS = 200, KEYS = 300 };
+  int perm[STATIONS];
+  for (int i = 0; i < STATIONS; i++) perm[i] = i;
+  for (int i = STATIONS - 1; i > 0; i--) {
+    int j = (int)tu_below(&rng, (uint64_t)i + 1), x = perm[i];
+    perm[i] = perm[j];
+    perm[j] = x;
+  }
+  rowan_bulk *b;
+  assert_int_equal(rowan_bulk_begin(db, "MR", 3, cols, &b), ROWAN_OK);
+  int loaded = 0, refused = 0;
+  for (int r = 0; r < STATIONS; r++) {
+    for (int k = 0; k < KEYS; k++) {
+      int st = perm[r], kk = k;
+      /* three repeats, once most runs are in: an earlier run's first, middle, last key */
+      if (r == 150 && k == 10) { st = perm[3]; kk = 0; }
+      if (r == 160 && k == 20) { st = perm[40]; kk = KEYS / 2; }
+      if (r == 170 && k == 30) { st = perm[149]; kk = KEYS - 1; }
+      char s[16], ks[16], v[32];
+      snprintf(s, sizeof s, "s%d", st);
+      snprintf(ks, sizeof ks, "%d", kk);
+      snprintf(v, sizeof v, "%d.5", (int)tu_below(&rng, 100));
+      const char *f[] = {s, ks, v};
+      int rc = rowan_bulk_add_text(b, f, NULL);
+      if (rc == ROWAN_OK) {
+        loaded++;
+      } else {
+        assert_int_equal(rc, ROWAN_CONSTRAINT);
+        assert_non_null(strstr(rowan_errmsg(db), "repeats"));
+        refused++;
+      }
+    }
+  }
+  assert_int_equal(refused, 3);
+  assert_int_equal(rowan_bulk_commit(b), ROWAN_OK);
+  char *got = query(db, "SELECT COUNT(*) FROM MR"), want[32];
+  snprintf(want, sizeof want, "%d\n", loaded);
+  if (strcmp(got, want) != 0)
+    fail_msg("seed %llu: %s rows, %d loaded", (unsigned long long)seed, got, loaded);
+  free(got);
+  char *chk = query(db, "CHECK INDEX MR_V ON MR");
+  if (!strstr(chk, "MISSING|0") || !strstr(chk, "EXTRA|0") || !strstr(chk, "MISMATCHED|0"))
+    fail_msg("seed %llu: CHECK INDEX: %s", (unsigned long long)seed, chk);
+  free(chk);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+}
+
 /* Many shuffled keys with an index: the set of keys seen (exec/bulk.c) grows several times
 ** while it holds them (it starts with room for 32,768), every repeat is still refused and the
 ** index agrees with its table. Regression: growing the set freed the load's key history
@@ -559,6 +619,7 @@ int main(void) {
       cmocka_unit_test(test_index_seen_set_grows),
       cmocka_unit_test(test_types_and_orders),
       cmocka_unit_test(test_index_repeated_keys),
+      cmocka_unit_test(test_index_many_runs),
       cmocka_unit_test(test_close_with_open_load),
       cmocka_unit_test(test_bulk_memory_option),
   };

@@ -8,7 +8,9 @@
 ** CHECK INDEX must find each index clean, and a query forced through each index must give
 ** what the table gives. A second load is large enough (at scale 1) for the index family's
 ** commit merge to run as two key ranges on two threads. A third comes in key order under a
-** 1 MiB bound: the index rows are spilled as runs, the table's stay encoded segments.
+** 1 MiB bound: the index rows are spilled as runs, the table's stay encoded segments. A
+** fourth gives every row the same indexed values (the index keys tie on their leading
+** bytes), in memory and spilled.
 */
 #include <setjmp.h>
 #include <stdbool.h>
@@ -28,6 +30,7 @@
 static char dir[128];
 
 static size_t g_bulk_memory; /* rowan_options.bulk_memory of the stores (0 = default) */
+static bool g_tied;          /* make_row: D, V and C the same in every row that has them */
 
 static rowan_db *open_db(const char *sub) {
   char path[256];
@@ -137,6 +140,11 @@ static void make_row(uint64_t *rng, int i, trow *r) {
   snprintf(r->f[8], 40, "%s", tu_below(rng, 2) ? "true" : "false");
   snprintf(r->f[9], 40, "%d.%02d", (int)tu_below(rng, 2000) - 1000, (int)tu_below(rng, 100));
   for (int c = 2; c < NCOL; c++) r->null[c] = tu_below(rng, 9) == 0;
+  if (g_tied) { /* every index row of D, VI and CT leads with the same bytes */
+    snprintf(r->f[2], 40, "7.5");
+    snprintf(r->f[5], 40, "zzzzzzzzzzzz");
+    snprintf(r->f[6], 40, "ab");
+  }
 }
 
 static void upsert_rows(rowan_db *db, const trow *rows, const int *ord, int n) {
@@ -249,6 +257,14 @@ static void load_and_compare_as(const char *name, int n, bool in_order) {
     free(a);
     free(r);
   }
+  if (g_tied) { /* the D index, read whole, answers as a scan of the table */
+    a = query_sorted(db, "SELECT /*+ INDEX(T T_D) */ S, K, D FROM T WHERE D > -1e301");
+    r = query_sorted(db, "SELECT /*+ NO_INDEX */ S, K, D FROM T WHERE D > -1e301");
+    if (strcmp(a, r) != 0)
+      fail_msg("seed %llu: the tied index answers other than a scan", (unsigned long long)seed);
+    free(a);
+    free(r);
+  }
   assert_int_equal(rowan_close(db), ROWAN_OK);
   free(rows);
   free(ord);
@@ -277,11 +293,26 @@ static void test_index_ordered_spilled(void **state) {
   g_bulk_memory = 0;
 }
 
+/* Index rows that all tie on their leading column (one D, one V, one C in every row that
+** has them, shuffled): the load sorts them by the rest of their keys, the data row keys, in
+** memory (bytes past the first 16 and, for VI, past 32) and, under a 1 MiB bound, as spilled
+** runs merged at commit. Both must read as the UPSERTs, and the D index as a table scan. */
+static void test_index_all_tied(void **state) {
+  (void)state;
+  g_tied = true;
+  load_and_compare("bulk_index_tied", (int)tu_scaled(20000, 5000));
+  g_bulk_memory = (size_t)1 << 20;
+  load_and_compare("bulk_index_tied_spilled", (int)tu_scaled(20000, 5000));
+  g_bulk_memory = 0;
+  g_tied = false;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_index_shapes),
       cmocka_unit_test(test_index_large),
       cmocka_unit_test(test_index_ordered_spilled),
+      cmocka_unit_test(test_index_all_tied),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

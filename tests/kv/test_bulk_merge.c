@@ -9,8 +9,9 @@
 ** repeated with new values and NULL tombstones (rows in several segments: resolved), one
 ** giant row whose cells span many blocks, random cells with every tombstone type, big
 ** unordered buffers (the radix sort of kv/bulk_sort.c), and an unordered family spilled as
-** runs past a small bound beside an ordered one that stays encoded segments, and row keys
-** that are prefixes of one another spilled and merged as runs. The
+** runs past a small bound beside an ordered one that stays encoded segments, row keys
+** that are prefixes of one another spilled and merged as runs, and index-shaped keys that
+** tie on long shared prefixes (in one buffer and spilled). The
 ** stores hold older cells in store files and the memstore, one family keeps 3 versions and
 ** one has a TTL. Every version visible must agree after the load, after reopen and after
 ** major compaction; power cuts during such a load leave the store as before or as after.
@@ -40,7 +41,7 @@
 typedef struct op {
   int fam;          /* index into st.fid */
   int type;         /* enum kv_cell_type */
-  char row[24];     /* row key */
+  char row[96];     /* row key */
   char qual[16];    /* qualifier ("" for DELETE_FAMILY) */
   int64_t ts;       /* timestamp */
   char val[24];     /* value (puts) */
@@ -426,6 +427,50 @@ static void test_unordered_big(void **state) {
   g_seg_bytes = 1500;
 }
 
+/* Index-shaped keys in no order: a shared prefix of 0 to 80 bytes (so keys tie past the
+** radix sort's first 16 bytes, past its 64 bytes ordered by bytes, and are prefixes of one
+** another around each 16-byte boundary), then one of few leading values, a station and an
+** hour; some rows repeat with new values and NULLs. In one big buffer (sorted at commit)
+** and in buffers of over a thousand rows spilled as runs under a small bound (each sorted
+** by the radix sort), both read as the model. */
+static void test_unordered_long_ties(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("bulk_merge_long_ties");
+  static const int plen[] = {0, 14, 15, 16, 17, 31, 32, 33, 47, 63, 64, 65, 80};
+  for (int pass = 0; pass < 2; pass++) {
+    gen g = {.rng = seed + (uint64_t)pass};
+    int n = (int)tu_scaled(6000, 2000);
+    for (int i = 0; i < n; i++) {
+      int len = plen[tu_below(&g.rng, sizeof plen / sizeof plen[0])];
+      unsigned h = (unsigned)tu_below(&g.rng, (uint64_t)n / 4);
+      char pfx[96];
+      memset(pfx, 'p', (size_t)len);
+      int fam = (int)tu_below(&g.rng, 2);
+      int64_t ts = T0 - 1000 + (int64_t)(i % 2);
+      int vals = 1 + (int)tu_below(&g.rng, 3);
+      for (int q = 0; q < vals; q++) {
+        op *o = new_op(&g);
+        o->fam = fam;
+        memcpy(o->row, pfx, (size_t)len); /* then 13 bytes at most: fits 96 */
+        char tail[16];
+        snprintf(tail, sizeof tail, "%c|st%u|%06u", "ab"[h % 2], h % 3u, h % 1000000u);
+        memcpy(o->row + len, tail, strlen(tail) + 1);
+        snprintf(o->qual, sizeof o->qual, "q%d", q);
+        o->ts = ts;
+        o->type = tu_below(&g.rng, 8) ? KV_PUT : KV_DELETE_COLUMN;
+        snprintf(o->val, sizeof o->val, "v%d", i);
+      }
+    }
+    g_seg_bytes = pass ? SIZE_MAX : 0; /* spilled: no segments, one buffer up to the bound */
+    g_run_bytes = pass ? 128 * 1024 : 0;
+    roundtrip(pass ? "long ties spilled" : "long ties in one buffer", seed + (uint64_t)pass, &g);
+    if (pass) assert_true(g_stats.runs >= 2);
+    free(g.ops);
+  }
+  g_seg_bytes = 1500;
+  g_run_bytes = 0;
+}
+
 /* Past the bound, an unordered family (an index's rows) is spilled as runs while an
 ** ordered one (the table's rows, added alongside) stays encoded segments, paged out: its
 ** file is still its segments one after another, and both read as the model. Rows of the
@@ -536,6 +581,7 @@ int main(void) {
       cmocka_unit_test(test_repeated_rows),
       cmocka_unit_test(test_interleaved_giant_random),
       cmocka_unit_test(test_segment_sizes),
+      cmocka_unit_test(test_unordered_long_ties),
       cmocka_unit_test(test_unordered_big),
       cmocka_unit_test(test_spill_keeps_ordered),
       cmocka_unit_test(test_spilled_prefix_keys),

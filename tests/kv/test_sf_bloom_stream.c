@@ -7,7 +7,8 @@
 ** page file, for a file past KV_SF_HASHES_KEPT rows and one under it. With a bound above
 ** the count the file reads the same and its filter still answers "may be here" for every
 ** row; with a count below it, the same. And kv_bloom_alloc + kv_bloom_add give
-** kv_bloom_build's bytes. In-memory env; uses kv/sf.h, kv/sf_seg.h and kv/bloom.h.
+** kv_bloom_build's bytes. A writer asked for no filter (KV_SF_NO_BLOOM) writes the empty
+** one and the same blocks. In-memory env; uses kv/sf.h, kv/sf_seg.h and kv/bloom.h.
 ** Not here: the bloom filter's false-positive rate (tests/kv/test_sf.c).
 */
 #include <setjmp.h>
@@ -51,8 +52,10 @@ static int cells_of(uint32_t k, uint8_t key[12], uint8_t val[8], kv_cell c[2]) {
 enum { CELLS, SEGS, PAGED };
 
 /* Write rows [0, n) to path with expected_rows `expect`, as `how`. */
+static uint32_t g_bits = 10; /* write_file's bloom_bits_per_key */
+
 static void write_file(kv_env *env, const char *path, uint32_t n, uint64_t expect, int how) {
-  kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, 10, expect};
+  kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, g_bits, expect};
   kv_sf_writer *w;
   assert_int_equal(kv_sf_writer_open(env, path, &o, &w), KV_OK);
   uint8_t key[12], val[8];
@@ -190,11 +193,68 @@ static void test_bloom_add(void **state) {
     }
 }
 
+/* KV_SF_NO_BLOOM (the bulk load's runs): a file written cell by cell, from segments and
+** from paged-out segments, with or without a row count, reads every cell in order; its
+** filter is the empty one (no row "may be here"), and it is the only part that differs
+** from the file with a filter (the file is that much smaller). */
+static void test_no_bloom(void **state) {
+  (void)state;
+  static const int hows[] = {CELLS, SEGS, PAGED};
+  uint32_t n = KV_SF_HASHES_KEPT + 30001u;
+  for (size_t h = 0; h < sizeof hows / sizeof *hows; h++) {
+    kv_env *env = kv_env_mem_new(1);
+    assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+    write_file(env, "/t/bloom.sf", n, 0, hows[h]);
+    g_bits = KV_SF_NO_BLOOM;
+    write_file(env, "/t/none.sf", n, 0, hows[h]);
+    write_file(env, "/t/none_n.sf", n, n, hows[h]);
+    g_bits = 10;
+    size_t la, lb, lc;
+    uint8_t *a = file_bytes(env, "/t/bloom.sf", &la), *b = file_bytes(env, "/t/none.sf", &lb);
+    uint8_t *c = file_bytes(env, "/t/none_n.sf", &lc);
+    assert_int_equal(lb, lc);
+    assert_memory_equal(b, c, lb);
+    assert_true(lb < la);
+    size_t bloom_len = 5 + ((size_t)n * 10 + 7) / 8, empty_len = 5;
+    assert_int_equal(la - lb, bloom_len - empty_len);
+    kv_sf_reader *r;
+    assert_int_equal(kv_sf_open(env, "/t/none.sf", &r), KV_OK);
+    uint8_t key[12];
+    for (uint32_t k = 0; k < n; k += 997) {
+      key_of(k, key);
+      assert_false(kv_sf_may_contain_row(r, key, 12));
+    }
+    kv_iter *it = kv_sf_iter_new(r, NULL);
+    assert_non_null(it);
+    uint32_t cells = 0, row = 0, in_row = 0; /* row k: cells_of's one or two cells */
+    for (it->ops->seek_first(it); it->ops->valid(it); it->ops->next(it)) {
+      const kv_cell *x = it->ops->cell(it);
+      key_of(row, key);
+      assert_int_equal(x->row_len, 12);
+      assert_memory_equal(x->row, key, 12);
+      cells++;
+      if (++in_row == (row % 3 == 0 ? 2u : 1u)) {
+        row++;
+        in_row = 0;
+      }
+    }
+    assert_int_equal(row, n);
+    assert_int_equal(it->ops->status(it), KV_OK);
+    assert_int_equal(cells, n + (n + 2) / 3);
+    it->ops->destroy(it);
+    kv_sf_close(r);
+    free(a);
+    free(b);
+    free(c);
+    env->destroy(env);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cells_big),      cmocka_unit_test(test_cells_small),
       cmocka_unit_test(test_segments),       cmocka_unit_test(test_paged_segments),
-      cmocka_unit_test(test_bloom_add),
+      cmocka_unit_test(test_bloom_add),      cmocka_unit_test(test_no_bloom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
