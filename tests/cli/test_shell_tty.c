@@ -1,0 +1,116 @@
+/*
+** tests/cli/test_shell_tty.c: the interactive shell on a pseudo-terminal (forkpty), as a
+** user at a terminal sees it: the prompt, a statement's result, and Ctrl-C typed while a
+** long statement runs: the statement stops with "Error: interrupted", the prompt comes
+** back, the next statement runs, and .quit ends the session.
+** Not here: Ctrl-C with the line editor at the prompt (it is left to libedit today: see
+** docs/SHELL.md), scripted input (test_shell_interrupt.c).
+*/
+#include <errno.h>
+#include <poll.h>
+#include <pty.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <time.h>
+
+#include "test_shell_util.h"
+
+typedef sh_fixture fixture;
+
+static int setup(void **state) {
+  char *dir = sh_tmp_make();
+  char csv[600];
+  snprintf(csv, sizeof csv, "%s/rows.csv", dir);
+  FILE *f = fopen(csv, "w");
+  if (!f) return -1;
+  fputs("K,V,NAME\n", f);
+  for (int i = 0; i < 600000; i++) fprintf(f, "%d,%d,name %d\n", i, i % 1000, i);
+  fclose(f);
+  char imp[700];
+  snprintf(imp, sizeof imp, ".import --csv --header %s T", csv);
+  const char *cmds[] = {"CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V INTEGER, "
+                        "NAME VARCHAR)", imp, NULL};
+  sh_fixture *fx = sh_fixture_new(cmds);
+  sh_tmp_remove(dir);
+  *state = fx;
+  return fx ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  sh_fixture_free(*state);
+  return 0;
+}
+
+/* Read from the terminal into buf (appending) until `want` appears or ms pass. */
+static bool read_until(int fd, char *buf, size_t cap, const char *want, int ms) {
+  size_t n = strlen(buf);
+  for (int waited = 0; waited < ms && !strstr(buf, want); waited += 10) {
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 10) > 0) {
+      ssize_t r = read(fd, buf + n, cap - n - 1);
+      if (r <= 0) break;
+      n += (size_t)r;
+      buf[n] = 0;
+    }
+  }
+  return strstr(buf, want) != NULL;
+}
+
+static void say(int fd, const char *s) {
+  ssize_t w = write(fd, s, strlen(s));
+  assert_int_equal(w, (ssize_t)strlen(s));
+}
+
+static void test_ctrl_c_at_the_terminal(void **state) {
+  fixture *f = *state;
+  int fd = -1;
+  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    setenv("HOME", f->dir, 1);
+    execl(sh_binary(), sh_binary(), f->db, (char *)NULL);
+    _exit(127);
+  }
+  static char buf[1 << 16];
+  buf[0] = 0;
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
+  bool interrupted = false;
+  for (int attempt = 0; attempt < 5 && !interrupted; attempt++) {
+    buf[0] = 0;
+    say(fd, "SELECT COUNT(*) FROM T WHERE NAME LIKE '%zz%' AND LENGTH(NAME) > 0 "
+            "GROUP BY V ORDER BY 1;\n");
+    assert_true(read_until(fd, buf, sizeof buf, "ORDER BY 1;", 5000)); /* the echo */
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+    say(fd, "\x03");
+    assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
+    interrupted = strstr(buf, "Error: interrupted") != NULL; /* else it finished first */
+  }
+  if (!interrupted) fprintf(stderr, "terminal said:\n%s\n", buf);
+  assert_true(interrupted);
+  buf[0] = 0;
+  say(fd, "SELECT 40 + 2;\n");
+  assert_true(read_until(fd, buf, sizeof buf, "42", 5000));
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  say(fd, ".quit\n");
+  int st = 0;
+  for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++) {
+    struct timespec ts = {0, 10000000};
+    nanosleep(&ts, NULL);
+    char drain[256];
+    if (read(fd, drain, sizeof drain) < 0 && errno != EAGAIN && errno != EIO) break;
+  }
+  close(fd);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 1); /* a statement failed (interrupted) in the session */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ctrl_c_at_the_terminal),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
