@@ -5,7 +5,8 @@
 ** status 1: a command was interrupted); a second Ctrl-C within a second of the first ends
 ** the process at once with status 130 (128 + SIGINT), which loses nothing committed (the
 ** write-ahead log holds it). In an interactive session the count is cleared after each
-** statement, so single Ctrl-Cs only interrupt.
+** statement, so single Ctrl-Cs only interrupt; at the prompt, libedit's readline returns
+** NULL after the handler ran, and cli_run_input drops the line instead of ending.
 ** Not here: what rowan_step does when interrupted (api/, exec/, kv/ check the flag).
 */
 #include <signal.h>

@@ -473,6 +473,12 @@ int cli_run_input(cli_shell *sh, FILE *in, const char *name, bool interactive) {
     if (interactive) {
       bool empty = b.len == 0 || only_space(b.p, b.len);
       char *l = readline(empty ? "rowan> " : "   ...> ");
+      if (!l && cli_interrupt_seen()) { /* Ctrl-C at the prompt: the line typed is dropped, */
+        fputc('\n', stdout);              /* and a statement begun on earlier lines too */
+        fflush(stdout);
+        b.len = 0;
+        continue;
+      }
       if (!l) break;
       free(line);
       line = l;

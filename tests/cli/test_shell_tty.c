@@ -2,9 +2,10 @@
 ** tests/cli/test_shell_tty.c: the interactive shell on a pseudo-terminal (forkpty), as a
 ** user at a terminal sees it: the prompt, a statement's result, and Ctrl-C typed while a
 ** long statement runs: the statement stops with "Error: interrupted", the prompt comes
-** back, the next statement runs, and .quit ends the session.
-** Not here: Ctrl-C with the line editor at the prompt (it is left to libedit today: see
-** docs/SHELL.md), scripted input (test_shell_interrupt.c).
+** back, the next statement runs, and .quit ends the session; Ctrl-C at the prompt drops the
+** line being typed (and a statement begun on earlier lines) and gives a fresh prompt, and a
+** second Ctrl-C within a second ends the shell with status 130.
+** Not here: scripted input (test_shell_interrupt.c).
 */
 #include <errno.h>
 #include <poll.h>
@@ -108,9 +109,53 @@ static void test_ctrl_c_at_the_terminal(void **state) {
   assert_int_equal(WEXITSTATUS(st), 1); /* a statement failed (interrupted) in the session */
 }
 
+static void test_ctrl_c_at_the_prompt(void **state) {
+  fixture *f = *state;
+  int fd = -1;
+  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    setenv("HOME", f->dir, 1);
+    execl(sh_binary(), sh_binary(), f->db, (char *)NULL);
+    _exit(127);
+  }
+  static char buf[1 << 16];
+  buf[0] = 0;
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
+  /* a statement begun on one line, more typed on the next, then Ctrl-C: all dropped */
+  say(fd, "SELECT 7\n");
+  assert_true(read_until(fd, buf, sizeof buf, "...> ", 5000));
+  say(fd, "+ 1");
+  struct timespec ts = {0, 50000000};
+  nanosleep(&ts, NULL);
+  buf[0] = 0;
+  say(fd, "\x03");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  nanosleep(&(struct timespec){1, 200000000}, NULL); /* past the double-Ctrl-C window */
+  buf[0] = 0;
+  say(fd, "SELECT 40 + 2;\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  assert_non_null(strstr(buf, "42"));
+  assert_null(strstr(buf, "8")); /* SELECT 7 + 1 never ran */
+  /* twice within a second: the shell ends, status 130 */
+  say(fd, "\x03");
+  nanosleep(&(struct timespec){0, 100000000}, NULL);
+  say(fd, "\x03");
+  int st = 0;
+  for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++) {
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+    char drain[256];
+    if (read(fd, drain, sizeof drain) < 0 && errno != EAGAIN && errno != EIO) break;
+  }
+  close(fd);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 130);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ctrl_c_at_the_terminal),
+      cmocka_unit_test(test_ctrl_c_at_the_prompt),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
