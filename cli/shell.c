@@ -466,6 +466,7 @@ int cli_run_input(cli_shell *sh, FILE *in, const char *name, bool interactive) {
     hist = history_path();
     stifle_history(2000);
     if (hist) read_history(hist);
+    cli_complete_install(sh);
   }
   while (!sh->quit) {
     char *text;
@@ -532,6 +533,7 @@ int cli_run_input(cli_shell *sh, FILE *in, const char *name, bool interactive) {
   if (interactive && hist) {
     write_history(hist);
   }
+  if (interactive) cli_complete_done();
   free(hist);
   free(line);
   free(b.p);

@@ -182,6 +182,13 @@ void cli_once_step(cli_shell *sh);
 ** statement; its `changed` rows add to the session's total). */
 void cli_changes_note(cli_shell *sh, int64_t changed, bool wrote);
 
+/* ---- complete.c ---------------------------------------------------------------------------- */
+
+/* The interactive Tab key: completion of keywords, dot commands, table and column names
+** after a word; a tab character in a string or after white space. Done: frees the names. */
+void cli_complete_install(cli_shell *sh);
+void cli_complete_done(void);
+
 /* ---- interrupt.c --------------------------------------------------------------------------- */
 
 /* Ctrl-C: install the SIGINT handler that interrupts db's running statement (and ends the

@@ -4,7 +4,9 @@
 ** long statement runs: the statement stops with "Error: interrupted", the prompt comes
 ** back, the next statement runs, and .quit ends the session; Ctrl-C at the prompt drops the
 ** line being typed (and a statement begun on earlier lines) and gives a fresh prompt, and a
-** second Ctrl-C within a second ends the shell with status 130.
+** second Ctrl-C within a second ends the shell with status 130; Tab: a tab character inside
+** a string and after white space (a pasted SELECT<Tab>x reads as typed), completion of a
+** keyword, a column name and a dot command after a word.
 ** Not here: scripted input (test_shell_interrupt.c).
 */
 #include <errno.h>
@@ -152,10 +154,51 @@ static void test_ctrl_c_at_the_prompt(void **state) {
   assert_int_equal(WEXITSTATUS(st), 130);
 }
 
+static void test_tab(void **state) {
+  fixture *f = *state;
+  int fd = -1;
+  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    setenv("HOME", f->dir, 1);
+    execl(sh_binary(), sh_binary(), "-list", f->db, (char *)NULL);
+    _exit(127);
+  }
+  static char buf[1 << 16];
+  buf[0] = 0;
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
+  /* pasted with tabs: kept in the string (3 characters), white space elsewhere */
+  buf[0] = 0;
+  say(fd, "SELECT\tLENGTH('a\tb')\tFROM\tT WHERE K = 1;\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  assert_non_null(strstr(buf, "\n3\r\n"));
+  /* completion: keyword, column, keyword, table */
+  buf[0] = 0;
+  say(fd, "SEL\tNA\tFRO\tT WHERE K = 2;\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  assert_non_null(strstr(buf, "name 2"));
+  /* a dot command */
+  buf[0] = 0;
+  say(fd, ".tab\t\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  assert_non_null(strstr(buf, "\nT\r\n"));
+  say(fd, ".quit\n");
+  int st = 0;
+  for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++) {
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+    char drain[256];
+    if (read(fd, drain, sizeof drain) < 0 && errno != EAGAIN && errno != EIO) break;
+  }
+  close(fd);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ctrl_c_at_the_terminal),
       cmocka_unit_test(test_ctrl_c_at_the_prompt),
+      cmocka_unit_test(test_tab),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
