@@ -19,6 +19,12 @@ export PKG_CONFIG_PATH="$(dirname "$pc")"
 [ -x "$prefix/bin/rowan" ] || die "bin/rowan not installed"
 [ -f "$prefix/include/rowan.h" ] || die "include/rowan.h not installed"
 [ -f "$prefix/share/man/man1/rowan.1" ] || die "man page not installed"
+[ -f "$prefix/share/man/man3/rowan.3" ] || die "the API's man page (man3/rowan.3) not installed"
+# every function declared in rowan.h has its man3 page, and the page names it
+for f in $(grep -o 'rowan_[a-z_0-9]*(' "$prefix/include/rowan.h" | tr -d '(' | sort -u); do
+  [ -f "$prefix/share/man/man3/$f.3" ] || die "no man3 page for $f"
+  grep -q "$f" "$prefix/share/man/man3/rowan.3" || die "man3/rowan.3 does not describe $f"
+done
 libdir=$(pkg-config --variable=libdir rowan) || die "pkg-config cannot read rowan.pc"
 [ -f "$libdir/librowan.a" ] || die "librowan.a not in $libdir"
 ls "$libdir"/librowan.so* > /dev/null 2>&1 || die "librowan.so not in $libdir"
@@ -26,7 +32,7 @@ ls "$libdir"/librowan.so* > /dev/null 2>&1 || die "librowan.so not in $libdir"
   || die "pkg-config version differs from rowan -version"
 # The man page must be well-formed man(7) (when groff is available, check its warnings).
 if command -v groff > /dev/null 2>&1; then
-  w=$(groff -man -ww -z "$prefix/share/man/man1/rowan.1" 2>&1)
+  w=$(groff -man -ww -z "$prefix/share/man/man1/rowan.1" "$prefix/share/man/man3/rowan.3" 2>&1)
   [ -z "$w" ] || die "man page warnings: $w"
 fi
 # Shared library build, run with the installed library.
