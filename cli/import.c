@@ -65,11 +65,14 @@ typedef struct loader {
   char *err;                      /* caller's message buffer */
   size_t cap;                     /* its capacity */
   cli_src *src;                   /* source being read, for progress */
+  cli_pipe *pipe;                 /* the reader thread's pipe, when it reads (progress) */
   int64_t total_bytes;            /* sum of the file sizes */
   int64_t done_bytes;             /* bytes of the files already finished */
   double t0;                      /* start time (monotonic seconds) */
   double last_print;              /* when progress was last printed */
   int printed;                    /* progress was printed (end it with a newline) */
+  int last_len;                   /* characters of the last progress line (to blank) */
+  char reasons[3][160];           /* the first three reject reasons, for a stop message */
   rowan_bulk *bulk;               /* --bulk: the open load, or NULL */
   char *bulk_sig;                 /* --bulk: the column list the load was begun with */
   const char **bf;                /* --bulk: per parameter, the field text (NULL = NULL) */
@@ -408,6 +411,9 @@ static int reject(loader *L, const cli_record *rec, const char *reason) {
   if (res->first_reject[0] == 0)
     snprintf(res->first_reject, sizeof res->first_reject, "%s:%" PRId64 ": %s", L->file,
              rec->line, reason);
+  if (res->rows_rejected <= 3)
+    snprintf(L->reasons[res->rows_rejected - 1], sizeof L->reasons[0], "%s:%" PRId64 ": %s",
+             L->file, rec->line, reason);
   if (L->rej) {
     put_csv_field(L->rej, L->file, strlen(L->file));
     fprintf(L->rej, ",%" PRId64 ",", rec->line);
@@ -420,6 +426,26 @@ static int reject(loader *L, const cli_record *rec, const char *reason) {
       L->rc = ROWAN_IOERR;
       return 1;
     }
+  }
+  /* Without --max-errors: when nearly every record is rejected (more than 90% of the first
+     1,000 or more), the columns or the format do not match the file; stop and say why
+     rather than reject a whole file record by record. */
+  if (L->o->max_errors == 0 && res->rows_read >= CLI_IMPORT_MOSTLY_AFTER &&
+      res->rows_rejected * 10 > res->rows_read * 9) {
+    int rc = commit(L);
+    if (rc != ROWAN_OK) {
+      L->rc = rc;
+      return 1;
+    }
+    res->stopped = 1;
+    L->rc = ROWAN_CONSTRAINT;
+    setmsg(L, "stopped: %" PRId64 " of the first %" PRId64 " records were rejected (do the "
+              "columns and the format match the file? --max-errors N sets the limit "
+              "instead); the first reasons: %s%s%s%s%s; %" PRId64 " row%s committed",
+           res->rows_rejected, res->rows_read, L->reasons[0], L->reasons[1][0] ? "; " : "",
+           L->reasons[1], L->reasons[2][0] ? "; " : "", L->reasons[2], res->rows_loaded,
+           res->rows_loaded == 1 ? "" : "s");
+    return 1;
   }
   if (L->o->max_errors > 0 && res->rows_rejected >= L->o->max_errors) {
     int rc = commit(L);
@@ -444,13 +470,19 @@ static void progress(loader *L, int final) {
   double t = now_s();
   if (!final && t - L->last_print < 0.5) return;
   L->last_print = t;
-  int64_t done = L->done_bytes + (L->src ? cli_src_offset(L->src) : 0);
+  int64_t done = L->pipe ? cli_pipe_read_bytes(L->pipe)
+                         : L->done_bytes + (L->src ? cli_src_offset(L->src) : 0);
   double pct = L->total_bytes > 0 ? 100.0 * (double)done / (double)L->total_bytes : 0.0;
   if (pct > 100.0) pct = 100.0;
   double el = t - L->t0;
   int64_t rows = L->res->rows_loaded + L->pending;
-  fprintf(f, "\r%" PRId64 " rows, %.0f rows/s, %.0f%% of %.1f MB", rows,
-          el > 0 ? (double)rows / el : 0.0, pct, (double)L->total_bytes / 1e6);
+  char line[160];
+  int n = snprintf(line, sizeof line, "%" PRId64 " rows, %.0f rows/s, %.0f%% of %.1f MB, %" PRId64
+                   " rejected", rows, el > 0 ? (double)rows / el : 0.0, pct,
+                   (double)L->total_bytes / 1e6, L->res->rows_rejected);
+  /* one line, rewritten in place: blank what a longer earlier line left */
+  fprintf(f, "\r%s%*s", line, L->last_len > n ? L->last_len - n : 0, "");
+  L->last_len = n;
   if (final) fputc('\n', f);
   fflush(f);
   L->printed = 1;
@@ -707,6 +739,7 @@ static int load_piped(loader *L, const char *const *files, int n_files) {
   if (cli_pipe_start(files, n_files, L->o->format == CLI_IMPORT_TSV, (unsigned char)delim,
                      L->o->null_text, &p) != 0)
     return -1;
+  L->pipe = p;
   int rc = ROWAN_OK;
   cli_pipe_item it;
   while (rc == ROWAN_OK && cli_pipe_next(p, &it)) {
@@ -732,6 +765,7 @@ static int load_piped(loader *L, const char *const *files, int n_files) {
         break;
     }
   }
+  L->pipe = NULL;
   cli_pipe_stop(p);
   return rc;
 }

@@ -64,6 +64,8 @@ typedef struct cli_import_options {
 } cli_import_options;
 
 #define CLI_IMPORT_BATCH_ROWS 5000 /* default rows per transaction */
+#define CLI_IMPORT_MOSTLY_AFTER 1000 /* without --max-errors: stop once this many records
+                                        were read and more than 90% of them rejected */
 
 /* What an import did. All counts are records (a CSV record may span several lines). */
 typedef struct cli_import_result {

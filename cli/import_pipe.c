@@ -9,6 +9,7 @@
 ** batch when it moves past it.
 ** Not here: what records mean (cli/import.c).
 */
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -67,6 +68,8 @@ struct cli_pipe {
   batch *fill;            /* the reader's current batch (reader only) */
   batch *errb;            /* a batch holding one ERROR item, made at start (reader only) */
   int cur_file;           /* the file being read (reader only) */
+  int64_t files_done_bytes; /* sizes of the files read to the end (reader only) */
+  _Atomic int64_t read_bytes; /* input bytes the reader has consumed (any thread) */
   bool nomem;             /* an allocation in the reader failed (reader only) */
   char errmsg[600];       /* the message of the ERROR item */
   batch *cur;             /* consumer: batch being read */
@@ -190,6 +193,8 @@ static int read_file(cli_pipe *p, const char *path, char *buf) {
       rc = -1;
       break;
     }
+    atomic_store_explicit(&p->read_bytes, p->files_done_bytes + cli_src_offset(src),
+                          memory_order_relaxed);
     int r = n == 0 ? cli_rec_finish(&rec) : cli_rec_feed(&rec, buf, (size_t)n);
     if (r) {
       rc = p->nomem || rec.nomem ? -2 : 1;
@@ -199,6 +204,8 @@ static int read_file(cli_pipe *p, const char *path, char *buf) {
     if (n == 0) break;
   }
   int64_t size = cli_src_size(src);
+  p->files_done_bytes += size;
+  atomic_store_explicit(&p->read_bytes, p->files_done_bytes, memory_order_relaxed);
   cli_rec_free(&rec);
   cli_src_close(src);
   if (rc) return rc;
@@ -279,6 +286,10 @@ int cli_pipe_start(const char *const *files, int n, int tsv, unsigned char delim
   }
   *out = p;
   return 0;
+}
+
+int64_t cli_pipe_read_bytes(cli_pipe *p) {
+  return atomic_load_explicit(&p->read_bytes, memory_order_relaxed);
 }
 
 int cli_pipe_next(cli_pipe *p, cli_pipe_item *it) {

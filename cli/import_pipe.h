@@ -46,6 +46,9 @@ int cli_pipe_start(const char *const *files, int n, int tsv, unsigned char delim
 /* The next item into *it: returns 1, or 0 when the stream has ended (after the last
 ** FILE_END or an ERROR item). */
 int cli_pipe_next(cli_pipe *p, cli_pipe_item *it);
+/* Input bytes the reader has consumed so far, over every file (any thread: for progress;
+** ahead of the records handed out by at most the queued batches). */
+int64_t cli_pipe_read_bytes(cli_pipe *p);
 
 /* Stop the reader (at any point), wait for it and free everything. NULL is a no-op. */
 void cli_pipe_stop(cli_pipe *p);

@@ -9,6 +9,9 @@
 **   field count): the bulk import and the UPSERT import give the same table, the same
 **   counts and byte-identical reject files.
 ** - --max-errors under --bulk: the good rows before the stop are loaded, none after.
+** - Without --max-errors, a file whose first 1,000 records are nearly all rejected stops
+**   there with the first three reasons (both paths); --max-errors or a file only half bad
+**   is read to the end.
 ** - --header over several files is still one load (a damaged last file loads nothing).
 ** - A stream of many reader batches (cli/import_pipe.c), whole and stopped midway.
 ** - An index: a bulk load into the empty table writes the index rows too (CHECK INDEX
@@ -259,6 +262,50 @@ static void bulk_max_errors(void **state) {
   char *got = query(f->db, "SELECT X FROM A ORDER BY X");
   assert_string_equal(got, "1.0\n2.0\n");
   free(got);
+}
+
+/* Nearly every record rejected: the import stops after the first 1,000 and names the first
+** three reasons, on the bulk path and row by row; with --max-errors it reads on; a file
+** with every other record bad is read to the end. */
+static void mostly_rejected_stops(void **state) {
+  fixture *f = *state;
+  char bad[160], half[160], err[1024];
+  snprintf(bad, sizeof bad, "%s/all_bad.csv", f->dir);
+  snprintf(half, sizeof half, "%s/half_bad.csv", f->dir);
+  sbuf b = {NULL, 0}, h = {NULL, 0};
+  for (int i = 0; i < 1500; i++) {
+    sb_printf(&b, "a,2020-01-01 00:00:%02d.%03d,x%d,1,N,1,1\n", i / 1000, i % 1000, i);
+    sb_printf(&h, "a,2020-01-01 00:00:%02d.%03d,%s%d,1,N,1,1\n", i / 1000, i % 1000,
+              i % 2 ? "x" : "", i);
+  }
+  write_plain(bad, b.p, b.n);
+  write_plain(half, h.p, h.n);
+  free(b.p);
+  free(h.p);
+  char *pb[1] = {bad}, *ph[1] = {half};
+  for (int bulk = 0; bulk < 2; bulk++) {
+    const char *t = bulk ? "B" : "A";
+    create_table(f->db, t);
+    cli_import_result res;
+    assert_int_equal(run_import(f, pb, 1, t, bulk, NULL, 0, &res, err, sizeof err),
+                     ROWAN_CONSTRAINT);
+    assert_int_equal(res.stopped, 1);
+    assert_int_equal(res.rows_rejected, 1000);
+    assert_non_null(strstr(err, "stopped: 1000 of the first 1000 records were rejected"));
+    assert_non_null(strstr(err, "all_bad.csv:1: column X"));
+    assert_non_null(strstr(err, "all_bad.csv:3: column X"));
+    assert_null(strstr(err, "all_bad.csv:4:"));
+    /* --max-errors: the user's limit, read on */
+    assert_int_equal(run_import(f, pb, 1, t, bulk, NULL, 5000, &res, err, sizeof err),
+                     ROWAN_OK);
+    assert_int_equal(res.stopped, 0);
+    assert_int_equal(res.rows_rejected, 1500);
+    /* half bad: read to the end, the good half loaded */
+    assert_int_equal(run_import(f, ph, 1, t, bulk, NULL, 0, &res, err, sizeof err), ROWAN_OK);
+    assert_int_equal(res.stopped, 0);
+    assert_int_equal(res.rows_rejected, 750);
+    assert_int_equal(res.rows_loaded, 750);
+  }
 }
 
 /* With --header (no --columns) the files are still one load: a damaged last file leaves
@@ -565,6 +612,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(bulk_equals_upsert, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_max_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(mostly_rejected_stops, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_header_one_load, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_many_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(bulk_with_index, setup, teardown),
