@@ -88,6 +88,10 @@ int cat_text_parse(const cat_type *t, const char *s, size_t n, cat_value *out, c
 ** TIMESTAMP "2016-01-01 13:05:00[.fff[fff]]"; strings and bytes as their raw bytes. Every
 ** non-NULL value parses back to an equal value with cat_text_parse. */
 size_t cat_text_format(const cat_value *v, char *buf, size_t cap);
+/* The DOUBLE text of cat_text_format found the general way (the fewest significant digits
+** that read back, tried one by one with snprintf and strtod), which cat_text_format skips
+** for values with a few decimals; the tests compare the two. */
+size_t cat_format_double_search(double x, char *buf, size_t cap);
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (no validation), and back. */
 int64_t cat_days_from_civil(int64_t y, int m, int d);
