@@ -62,15 +62,25 @@ static const char *opt_name(const char *a) {
   return a[1] == '-' ? a + 2 : a + 1;
 }
 
-/* The progress handler: one line on stderr, rewritten in place, ended when done. */
+/* The progress handler: one line on stderr, rewritten in place (a shorter line blanks what
+** a longer one left), ended when done. */
 static void show_progress(void *ctx, const char *what, uint64_t done, uint64_t total) {
   (void)ctx;
+  static int last_len;
+  char line[320];
+  int n;
   if (total)
-    fprintf(stderr, "\r%s: %llu of %llu rows (%d%%)", what, (unsigned long long)done,
-            (unsigned long long)total, (int)(done * 100 / (total ? total : 1)));
+    n = snprintf(line, sizeof line, "%s: %llu of %llu rows (%d%%)", what,
+                 (unsigned long long)done, (unsigned long long)total,
+                 (int)((done > total ? total : done) * 100 / total));
   else
-    fprintf(stderr, "\r%s: %llu rows", what, (unsigned long long)done);
-  if (total && done >= total) fputc('\n', stderr);
+    n = snprintf(line, sizeof line, "%s: %llu rows", what, (unsigned long long)done);
+  fprintf(stderr, "\r%s%*s", line, last_len > n ? last_len - n : 0, "");
+  last_len = n;
+  if (total && done >= total) {
+    fputc('\n', stderr);
+    last_len = 0;
+  }
   fflush(stderr);
 }
 
