@@ -182,6 +182,14 @@ static void test_tab(void **state) {
   say(fd, ".tab\t\n");
   assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
   assert_non_null(strstr(buf, "\nT\r\n"));
+  /* CREATE INDEX's progress: one line rewritten in place, ended at 100% */
+  buf[0] = 0;
+  say(fd, "CREATE INDEX TV ON T (V);\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 60000));
+  const char *pct = strstr(buf, "(100%)");
+  assert_non_null(pct);
+  assert_non_null(strstr(buf, "\rbuilding index TV on T: "));
+  assert_true(pct[6] == ' ' || pct[6] == '\r' || pct[6] == '\n');
   say(fd, ".quit\n");
   int st = 0;
   for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++) {
