@@ -145,6 +145,12 @@ static bool is_number_col(rowan_stmt *st, int i) {
 
 /* ---- table and box: buffered ------------------------------------------------------------- */
 
+enum { GRID_HEAD = 1, GRID_ROWS = 2, GRID_TAIL = 4, GRID_ALL = 7 };
+/* Rows a grid mode holds to size its columns; the rows after them are printed as they
+** come, at those widths (a longer value then widens its own line only), so a large result
+** costs bounded memory, not all of it (sqlite3 holds every row). */
+#define GRID_HOLD 10000
+
 typedef struct grid {
   int ncol;        /* columns */
   size_t nrow;     /* rows held */
@@ -214,9 +220,9 @@ static void grid_cell(FILE *out, const char *s, size_t width, int align) {
 
 /* .mode column (sqlite3's): the columns two spaces apart, the names underlined with dashes,
 ** no borders; the last column is not padded. */
-static void column_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
+static void column_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr, int parts) {
   FILE *out = sh->out;
-  for (int pass = hdr ? 0 : 2; pass < 2; pass++) {
+  for (int pass = hdr && (parts & GRID_HEAD) ? 0 : 2; pass < 2; pass++) {
     for (int c = 0; c < g->ncol; c++) {
       const char *name = rowan_column_name(st, c);
       const char *s = name ? name : "";
@@ -228,7 +234,7 @@ static void column_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr)
     }
     fputc('\n', out);
   }
-  for (size_t r = 0; r < g->nrow; r++) {
+  for (size_t r = 0; (parts & GRID_ROWS) && r < g->nrow; r++) {
     for (int c = 0; c < g->ncol; c++) {
       size_t k = r * (size_t)g->ncol + (size_t)c;
       size_t w = text_width(g->cells[k]), pad = g->width[c] > w ? g->width[c] - w : 0;
@@ -241,9 +247,11 @@ static void column_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr)
   }
 }
 
-static void grid_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
+/* Print the parts (GRID_HEAD: top rule and names; GRID_ROWS: the rows held; GRID_TAIL:
+** the bottom rule) of g, in the mode's style, at g's widths. */
+static void grid_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr, int parts) {
   if (sh->mode == CLI_MODE_COLUMN) {
-    column_print(sh, st, g, hdr);
+    column_print(sh, st, g, hdr, parts);
     return;
   }
   bool md = sh->mode == CLI_MODE_MARKDOWN; /* ASCII bars, the rule under the names only */
@@ -253,8 +261,8 @@ static void grid_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
     b = &md_border;
   }
   FILE *out = sh->out;
-  if (!md) grid_rule(out, g, b, b->tl, b->tj, b->tr);
-  if (hdr) {
+  if (!md && (parts & GRID_HEAD)) grid_rule(out, g, b, b->tl, b->tj, b->tr);
+  if (hdr && (parts & GRID_HEAD)) {
     fputs(b->v, out);
     for (int c = 0; c < g->ncol; c++) {
       const char *name = rowan_column_name(st, c);
@@ -264,7 +272,7 @@ static void grid_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
     fputc('\n', out);
     grid_rule(out, g, b, b->ml, b->mj, b->mr);
   }
-  for (size_t r = 0; r < g->nrow; r++) {
+  for (size_t r = 0; (parts & GRID_ROWS) && r < g->nrow; r++) {
     fputs(b->v, out);
     for (int c = 0; c < g->ncol; c++) {
       size_t k = r * (size_t)g->ncol + (size_t)c;
@@ -273,7 +281,25 @@ static void grid_print(cli_shell *sh, rowan_stmt *st, const grid *g, bool hdr) {
     }
     fputc('\n', out);
   }
-  if (!md) grid_rule(out, g, b, b->bl, b->bj, b->br);
+  if (!md && (parts & GRID_TAIL)) grid_rule(out, g, b, b->bl, b->bj, b->br);
+}
+
+/* Widen g's columns to the names (when shown) and the rows held. */
+static void grid_widths(grid *g, rowan_stmt *st, bool hdr) {
+  for (int c = 0; c < g->ncol; c++) {
+    const char *name = rowan_column_name(st, c);
+    if (hdr && name && text_width(name) > g->width[c]) g->width[c] = text_width(name);
+    for (size_t r = 0; r < g->nrow; r++) {
+      size_t w = text_width(g->cells[r * (size_t)g->ncol + (size_t)c]);
+      if (w > g->width[c]) g->width[c] = w;
+    }
+  }
+}
+
+/* Free the rows held (the widths stay). */
+static void grid_drop_rows(grid *g) {
+  for (size_t k = 0; k < g->nrow * (size_t)g->ncol; k++) free(g->cells[k]);
+  g->nrow = 0;
 }
 
 static int print_grid(cli_shell *sh, rowan_stmt *st, uint64_t *rows) {
@@ -282,8 +308,19 @@ static int print_grid(cli_shell *sh, rowan_stmt *st, uint64_t *rows) {
   int rc;
   g.width = calloc((size_t)g.ncol, sizeof *g.width);
   if (!g.width) return ROWAN_NOMEM;
+  bool streaming = false;   /* past GRID_HOLD rows: widths fixed, rows printed as they come */
+  uint64_t streamed = 0;    /* rows printed before the last batch held */
   while ((rc = rowan_step(st)) == ROWAN_ROW) {
     if (sh->row_hook) sh->row_hook(sh->row_hook_ctx, st);
+    if (!streaming && g.nrow == GRID_HOLD) { /* size the columns on the rows held */
+      grid_widths(&g, st, hdr);
+      grid_print(sh, st, &g, hdr, GRID_HEAD | GRID_ROWS);
+      streaming = true;
+    }
+    if (streaming && g.nrow > 0) { /* the rows held or the last row are out: drop them */
+      streamed += g.nrow;
+      grid_drop_rows(&g);
+    }
     if (g.nrow == g.cap) {
       size_t cap = g.cap ? g.cap * 2 : 16;
       char **cells = realloc(g.cells, cap * (size_t)g.ncol * sizeof *cells);
@@ -303,19 +340,15 @@ static int print_grid(cli_shell *sh, rowan_stmt *st, uint64_t *rows) {
     }
     g.nrow++;
     if (!ok) { rc = ROWAN_NOMEM; break; }
+    if (streaming) grid_print(sh, st, &g, hdr, GRID_ROWS);
   }
-  if (rc == ROWAN_DONE && g.nrow > 0) {
-    for (int c = 0; c < g.ncol; c++) {
-      const char *name = rowan_column_name(st, c);
-      if (hdr && name && text_width(name) > g.width[c]) g.width[c] = text_width(name);
-      for (size_t r = 0; r < g.nrow; r++) {
-        size_t w = text_width(g.cells[r * (size_t)g.ncol + (size_t)c]);
-        if (w > g.width[c]) g.width[c] = w;
-      }
-    }
-    grid_print(sh, st, &g, hdr);
+  if (rc == ROWAN_DONE && streaming) {
+    grid_print(sh, st, &g, hdr, GRID_TAIL);
+  } else if (rc == ROWAN_DONE && g.nrow > 0) {
+    grid_widths(&g, st, hdr);
+    grid_print(sh, st, &g, hdr, GRID_ALL);
   }
-  *rows = g.nrow;
+  *rows = streamed + g.nrow;
   grid_free(&g);
   return rc;
 }

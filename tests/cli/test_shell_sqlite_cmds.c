@@ -7,7 +7,10 @@
 ** (works, and is gone at exit); the start-up file (~/.rowanrc, -init FILE instead, a missing
 ** -init FILE an error); .dump: loaded into an empty database it gives the same schema
 ** (indexes, families, options) and the same rows for every type, NULLs, quotes, NaN,
-** binary values and a quoted table name. Drives the built binary.
+** binary values and a quoted table name; a table-mode result of more rows than the shell
+** holds (10,000) is sized on the rows held and printed as it comes after them (the rule
+** lines and every row present, a longer later value widening only its own line). Drives
+** the built binary.
 ** Not here: the older dot commands (test_shell_cmds.c), the other modes (test_shell_modes.c).
 */
 #include <stdarg.h>
@@ -252,6 +255,34 @@ static void test_dump_round_trip(void **state) {
   sh_result_free(&r);
 }
 
+static void test_table_mode_streams(void **state) {
+  fixture *f = *state;
+  char csv[700], imp[800];
+  snprintf(csv, sizeof csv, "%s/big.csv", f->dir);
+  FILE *w = fopen(csv, "w");
+  assert_non_null(w);
+  for (int i = 0; i < 12000; i++) fprintf(w, "%d,s%d\n", i, i % 10);
+  fclose(w);
+  snprintf(imp, sizeof imp, ".import --csv %s BIGT", csv);
+  const char *load[] = {"CREATE TABLE BIGT (K INTEGER NOT NULL PRIMARY KEY, S VARCHAR)", imp,
+                        NULL};
+  sh_result r = run_ok(f, NULL, load);
+  sh_result_free(&r);
+  const char *q[] = {"SELECT K, S FROM BIGT", NULL};
+  r = run_ok(f, NULL, q);
+  size_t lines = 0;
+  for (const char *p = r.out; *p; p++) lines += *p == '\n';
+  assert_int_equal(lines, 12000 + 4); /* top rule, names, rule, rows, bottom rule */
+  static const char head[] = "+------+----+\n|  K   | S  |\n+------+----+\n|    0 | s0 |\n";
+  assert_true(strncmp(r.out, head, sizeof head - 1) == 0);
+  assert_non_null(strstr(r.out, "\n| 9999 | s9 |\n| 10000 | s0 |\n"));
+  assert_non_null(strstr(r.out, "\n| 11999 | s9 |\n+------+----+\n"));
+  sh_result_free(&r);
+  const char *drop[] = {"DROP TABLE BIGT", NULL};
+  r = run_ok(f, NULL, drop);
+  sh_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_changes),
@@ -262,6 +293,7 @@ int main(void) {
       cmocka_unit_test(test_memory),
       cmocka_unit_test(test_init_file),
       cmocka_unit_test(test_dump_round_trip),
+      cmocka_unit_test(test_table_mode_streams),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
