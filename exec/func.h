@@ -137,7 +137,8 @@ cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *arg_types, 
 /* Upper-case canonical name of a function id ("SUBSTR", "+"); "?" for a bad id. */
 const char *exec_func_name(int func_id);
 
-/* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX. */
+/* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP,
+** STDDEV_SAMP, PERCENTILE_CONT, PERCENTILE_DISC. */
 bool exec_func_is_aggregate(const char *name);
 
 /* Call func_id on args[0..n_args) into *out. rt: the result type exec_func_lookup gave
