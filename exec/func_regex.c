@@ -26,6 +26,40 @@ static int need_text(const cat_value *v, const char *f, int arg, exec_func_ctx *
                      cat_type_name(v->type.id), arg);
 }
 
+/* Java syntax that POSIX reads as something else without complaint: \d, \D (a literal
+** d), lazy quantifiers *? +? ?? (a repeated repetition), (? groups (look-around, flags), and
+** a backslash inside a bracket expression (literal in POSIX: [\d] is backslash or d).
+** Returns the offending text or NULL. */
+static const char *java_only(const char *z) {
+  for (size_t i = 0; z[i]; i++) {
+    if (z[i] == '[') { /* to the closing ], which may come first: []..] or [^]..] */
+      size_t j = i + 1;
+      if (z[j] == '^') j++;
+      if (z[j] == ']') j++;
+      while (z[j] && z[j] != ']') {
+        if (z[j] == '[' && (z[j + 1] == ':' || z[j + 1] == '.' || z[j + 1] == '=')) {
+          char close = z[j + 1];
+          j += 2;
+          while (z[j] && !(z[j] == close && z[j + 1] == ']')) j++;
+          if (z[j]) j++;
+        }
+        if (z[j] == '\\') return "\\ inside [ ]";
+        if (z[j]) j++;
+      }
+      if (!z[j]) return NULL; /* unterminated: regcomp says so */
+      i = j;
+    } else if (z[i] == '\\') {
+      if (z[i + 1] == 'd' || z[i + 1] == 'D') return z[i + 1] == 'd' ? "\\d" : "\\D";
+      if (z[i + 1]) i++;
+    } else if ((z[i] == '*' || z[i] == '+' || z[i] == '?') && z[i + 1] == '?') {
+      return z[i] == '*' ? "*?" : z[i] == '+' ? "+?" : "??";
+    } else if (z[i] == '(' && z[i + 1] == '?') {
+      return "(?";
+    }
+  }
+  return NULL;
+}
+
 /* Compile the pattern of argument 2 (REG_EXTENDED). */
 static int compile(const char *f, const cat_value *pat, regex_t *re, exec_func_ctx *c) {
   size_t n = pat->u.s.len;
@@ -35,6 +69,15 @@ static int compile(const char *f, const cat_value *pat, regex_t *re, exec_func_c
   if (!z) return nomem(c);
   if (n) memcpy(z, pat->u.s.p, n);
   z[n] = 0;
+  const char *j = java_only(z);
+  if (j) {
+    int r = exec_fn_err(c, EXEC_ERROR,
+                        "%s: '%s' in the pattern (argument 2) is Java regular expression syntax; "
+                        "patterns are POSIX extended (write [0-9] for \\d; no lazy quantifiers, "
+                        "look-around or inline flags)", f, j);
+    free(z);
+    return r;
+  }
   int rc = regcomp(re, z, REG_EXTENDED);
   if (rc != 0) {
     char why[128];

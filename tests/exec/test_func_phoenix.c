@@ -130,6 +130,19 @@ static void regex(void **state) {
   assert_non_null(strstr(m, "'$' in the replacement (argument 3)"));
   m = qerr(t, "SELECT REGEXP_REPLACE('abc', 'b', 'x\\')", EXEC_ERROR);
   assert_non_null(strstr(m, "ends in a backslash"));
+  /* Java syntax POSIX would read differently is refused, not silently misread */
+  m = qerr(t, "SELECT REGEXP_SUBSTR('x12', '\\d+')", EXEC_ERROR);
+  assert_non_null(strstr(m, "REGEXP_SUBSTR: '\\d' in the pattern (argument 2) is Java"));
+  m = qerr(t, "SELECT REGEXP_REPLACE('x12', '[\\w]', 'y')", EXEC_ERROR);
+  assert_non_null(strstr(m, "'\\ inside [ ]' in the pattern"));
+  m = qerr(t, "SELECT REGEXP_SUBSTR('aaa', 'a+?')", EXEC_ERROR);
+  assert_non_null(strstr(m, "'+?'"));
+  m = qerr(t, "SELECT REGEXP_SUBSTR('aaa', '(?i)A')", EXEC_ERROR);
+  assert_non_null(strstr(m, "'(?'"));
+  assert_string_equal(q(t, "SELECT REGEXP_SUBSTR('a?b', 'a[?]b'), REGEXP_SUBSTR('a]b', '[]a]+'), "
+                           "REGEXP_SUBSTR('x1 2', '[[:digit:]][[:space:]]'), "
+                           "REGEXP_SUBSTR('ab cd', '\\w+\\s'), REGEXP_SUBSTR('abcd', 'a|ab')"),
+                      "a?b|a]|1 |ab |ab\n");
   m = qerr(t, "SELECT REGEXP_SPLIT('a,b', ',')", EXEC_ERROR);
   assert_non_null(strstr(m, "REGEXP_SPLIT returns an ARRAY, and Rowan has no ARRAY type"));
   m = qerr(t, "SELECT ARRAY_AGG(1)", EXEC_ERROR);
