@@ -4,7 +4,8 @@
 ** extended regular expressions (<regex.h> of the C library; PCRE2's headers are not a
 ** dependency of the build). Each call compiles its pattern and frees it again; a bad
 ** pattern is an EXEC_ERROR naming the function, the argument and the C library's reason.
-** Matching uses REG_STARTEND, so text may hold NUL bytes and need not be NUL-terminated.
+** Matching uses REG_STARTEND, so text may hold NUL bytes; the text is still copied with a
+** NUL after it (sanitizers' regexec interceptors read up to a NUL whatever the flags say).
 ** What a "character" is for `.` and brackets follows the process's LC_CTYPE locale (bytes
 ** in the default "C" locale); offsets given to and returned by the functions count UTF-8
 ** characters as the other string functions do. Not here: LIKE (exec/like.c), REGEXP_SPLIT
@@ -118,6 +119,15 @@ static size_t char_off(const uint8_t *p, size_t len, int64_t k) {
   return o;
 }
 
+/* A NUL-terminated copy of v's bytes (malloc), or NULL. */
+static uint8_t *nul_copy(const cat_value *v) {
+  uint8_t *d = malloc(v->u.s.len + 1);
+  if (!d) return NULL;
+  if (v->u.s.len) memcpy(d, v->u.s.p, v->u.s.len);
+  d[v->u.s.len] = 0;
+  return d;
+}
+
 static int64_t count_chars(const uint8_t *p, size_t len) {
   int64_t k = 0;
   for (size_t o = 0, n; o < len; o += n, k++) exec_fn_utf8(p + o, p + len, &n);
@@ -138,7 +148,11 @@ static int substr(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
   regex_t re;
   int rc = compile(f, &a[1], &re, c);
   if (rc) return rc;
-  const uint8_t *s = a[0].u.s.p;
+  uint8_t *s = nul_copy(&a[0]);
+  if (!s) {
+    regfree(&re);
+    return nomem(c);
+  }
   size_t len = a[0].u.s.len;
   int64_t chars = count_chars(s, len);
   int64_t s0 = off > 0 ? off - 1 : off == 0 ? 0 : chars + off;
@@ -148,9 +162,11 @@ static int substr(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
     size_t from = char_off(s, len, s0);
     int hit = find(f, &re, s, len, from, from > 0, m, c);
     if (hit < 0) rc = -hit;
-    else if (hit) *out = cat_v_str(CAT_T_VARCHAR, s + m[0].rm_so, (size_t)(m[0].rm_eo - m[0].rm_so));
+    else if (hit) /* the same bytes in the argument itself */
+      *out = cat_v_str(CAT_T_VARCHAR, a[0].u.s.p + m[0].rm_so, (size_t)(m[0].rm_eo - m[0].rm_so));
   }
   regfree(&re);
+  free(s);
   return rc;
 }
 
@@ -226,7 +242,8 @@ static int replace(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) 
   int rc = compile(f, &a[1], &re, c);
   if (rc) return rc;
   rc = check_rep(f, r, rn, re.re_nsub, c);
-  const uint8_t *s = a[0].u.s.p;
+  uint8_t *s = rc ? NULL : nul_copy(&a[0]);
+  if (!rc && !s) rc = nomem(c);
   size_t len = a[0].u.s.len, pos = 0;
   obuf b = {0};
   while (!rc && pos <= len) {
@@ -256,6 +273,7 @@ static int replace(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) 
     else *out = cat_v_str(CAT_T_VARCHAR, d, b.n);
   }
   free(b.p);
+  free(s);
   return rc;
 }
 
