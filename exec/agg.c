@@ -1,12 +1,14 @@
 /*
 ** exec/agg.c: the aggregate accumulators of exec/agg.h: lookup and result types, init,
-** step, merge, final and free for COUNT(*), COUNT, SUM, AVG, MIN and MAX, DISTINCT through
-** exec/agg_distinct.c. Integer sums are exact in 128 bits and checked against BIGINT at the
+** step, merge, final and free for COUNT(*), COUNT, SUM, AVG, MIN and MAX, STDDEV_POP and
+** STDDEV_SAMP (Welford; partial results merged with Chan's formula), PERCENTILE_CONT and
+** PERCENTILE_DISC (every value kept, sorted at final), DISTINCT through exec/agg_distinct.c. Integer sums are exact in 128 bits and checked against BIGINT at the
 ** end (so a running sum may pass the BIGINT range and come back); DECIMAL sums are exact
 ** to 38 digits. Not here: grouping (exec/op*.c).
 */
 #include "exec/agg.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +19,23 @@
 #include "exec/engine.h"
 
 /* ORDER EXEC_AGG: one name per enum exec_agg_id. */
-static const char *const agg_names[EXEC_AGG_COUNT_] = {"?", "COUNT", "COUNT", "SUM", "AVG",
-                                                       "MIN", "MAX"};
+static const char *const agg_names[EXEC_AGG_COUNT_] = {
+    "?", "COUNT", "COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP", "STDDEV_SAMP",
+    "PERCENTILE_CONT", "PERCENTILE_DISC"};
+
+static bool is_pct(int id) {
+  return id == EXEC_AGG_PERCENTILE_CONT || id == EXEC_AGG_PERCENTILE_DISC;
+}
+
+bool exec_agg_is_ordered_set(const char *name) {
+  return strcasecmp(name, "PERCENTILE_CONT") == 0 || strcasecmp(name, "PERCENTILE_DISC") == 0;
+}
+
+/* Types PERCENTILE_DISC orders: numbers, dates and times (0: unknown until run time). */
+static bool disc_type(int t) {
+  return t == 0 || cat_type_is_numeric(t) || t == CAT_T_DATE || t == CAT_T_TIME ||
+         t == CAT_T_TIMESTAMP;
+}
 
 static int err(char *msg, size_t cap, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -51,7 +68,21 @@ int exec_agg_lookup(const char *name, bool star, bool distinct, const cat_type *
     return EXEC_OK;
   }
   int t = arg_type ? arg_type->id : 0;
+  if (distinct && is_pct(id))
+    return err(msg, cap, EXEC_ERROR, "%s(DISTINCT ...) is not supported", agg_names[id]);
   switch (id) {
+    case EXEC_AGG_STDDEV_POP: case EXEC_AGG_STDDEV_SAMP: case EXEC_AGG_PERCENTILE_CONT:
+      if (t != 0 && !cat_type_is_numeric(t))
+        return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[id],
+                   cat_type_name(t));
+      *result_type = cat_type_of(CAT_T_DOUBLE);
+      break;
+    case EXEC_AGG_PERCENTILE_DISC:
+      if (!disc_type(t))
+        return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[id],
+                   cat_type_name(t));
+      *result_type = arg_type ? *arg_type : cat_type_of(0);
+      break;
     case EXEC_AGG_COUNT:
       *result_type = cat_type_of(CAT_T_BIGINT);
       break;
@@ -83,6 +114,83 @@ void exec_agg_init(exec_agg *a, int agg_id, bool distinct, const cat_type *arg_t
   if (arg_type) a->arg_type = *arg_type;
   if (result_type) a->result_type = *result_type;
   a->best = cat_v_null(a->result_type);
+}
+
+void exec_agg_set_order(exec_agg *a, double p, bool desc) {
+  a->frac = p;
+  a->desc = desc;
+}
+
+size_t exec_agg_bytes(const exec_agg *a) {
+  return exec_agg_set_bytes(a->set) + a->vals_cap * sizeof(cat_value) + a->buf_cap;
+}
+
+static int add_dev(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
+  int id = v->type.id;
+  if (!cat_type_is_numeric(id))
+    return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[a->id],
+               cat_type_name(id));
+  double x = cat_type_is_float(id) ? v->u.d : cat_type_is_integer(id) ? (double)v->u.i
+                                                                      : cat_dec_to_double(v->u.dec);
+  a->count++;
+  double d = x - a->mean;
+  a->mean += d / (double)a->count;
+  a->m2 += d * (x - a->mean);
+  a->have = true;
+  return EXEC_OK;
+}
+
+static int add_val(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
+  int id = v->type.id;
+  if (a->id == EXEC_AGG_PERCENTILE_CONT ? !cat_type_is_numeric(id) : !disc_type(id))
+    return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[a->id],
+               cat_type_name(id));
+  if (a->n_vals == a->vals_cap) {
+    size_t c2 = a->vals_cap ? a->vals_cap * 2 : 16;
+    cat_value *p = realloc(a->vals, c2 * sizeof *p);
+    if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory in %s", agg_names[a->id]);
+    a->vals = p;
+    a->vals_cap = c2;
+  }
+  a->vals[a->n_vals++] = *v;
+  a->have = true;
+  return EXEC_OK;
+}
+
+static int cmp_vals(const void *x, const void *y) {
+  int c = 0;
+  cat_error e;
+  if (cat_value_compare(x, y, &c, &e) != CAT_OK) return 0;
+  return c;
+}
+
+static double as_double(const cat_value *v) {
+  int id = v->type.id;
+  return cat_type_is_float(id) ? v->u.d : cat_type_is_integer(id) ? (double)v->u.i
+                                                                  : cat_dec_to_double(v->u.dec);
+}
+
+/* PERCENTILE_CONT/DISC over the kept values (sorted here; a->have is true). */
+static int pct_final(exec_agg *a, cat_value *out) {
+  size_t n = a->n_vals;
+  qsort(a->vals, n, sizeof *a->vals, cmp_vals);
+  /* the i-th value in the WITHIN GROUP order */
+#define AT(i) (&a->vals[a->desc ? n - 1 - (i) : (i)])
+  if (a->id == EXEC_AGG_PERCENTILE_CONT) {
+    double rn = a->frac * (double)(n - 1);
+    size_t lo = (size_t)floor(rn), hi = (size_t)ceil(rn);
+    if (hi >= n) hi = n - 1;
+    if (lo > hi) lo = hi;
+    double vl = as_double(AT(lo)), vh = as_double(AT(hi));
+    *out = cat_v_double(lo == hi ? vl : vl + (rn - (double)lo) * (vh - vl));
+    return EXEC_OK;
+  }
+  double k = ceil(a->frac * (double)n);
+  size_t i = k <= 1 ? 0 : (size_t)k - 1;
+  if (i >= n) i = n - 1;
+  *out = *AT(i);
+#undef AT
+  return EXEC_OK;
 }
 
 static int add_num(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
@@ -150,6 +258,8 @@ int exec_agg_step(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
     case EXEC_AGG_COUNT: a->count++; a->have = true; return EXEC_OK;
     case EXEC_AGG_SUM: case EXEC_AGG_AVG: return add_num(a, v, msg, cap);
     case EXEC_AGG_MIN: case EXEC_AGG_MAX: return take_best(a, v, msg, cap);
+    case EXEC_AGG_STDDEV_POP: case EXEC_AGG_STDDEV_SAMP: return add_dev(a, v, msg, cap);
+    case EXEC_AGG_PERCENTILE_CONT: case EXEC_AGG_PERCENTILE_DISC: return add_val(a, v, msg, cap);
     default: return err(msg, cap, EXEC_ERROR, "bad aggregate id %d", a->id);
   }
 }
@@ -181,6 +291,28 @@ int exec_agg_merge(exec_agg *dst, const exec_agg *src, char *msg, size_t cap) {
       dst->have = dst->have || src->have;
       return EXEC_OK;
     }
+    case EXEC_AGG_STDDEV_POP: case EXEC_AGG_STDDEV_SAMP: {
+      if (!src->have) return EXEC_OK;
+      if (!dst->have) {
+        dst->count = src->count;
+        dst->mean = src->mean;
+        dst->m2 = src->m2;
+        dst->have = true;
+        return EXEC_OK;
+      }
+      double na = (double)dst->count, nb = (double)src->count, nt = na + nb;
+      double d = src->mean - dst->mean;
+      dst->mean += d * nb / nt;
+      dst->m2 += src->m2 + d * d * na * nb / nt;
+      dst->count += src->count;
+      return EXEC_OK;
+    }
+    case EXEC_AGG_PERCENTILE_CONT: case EXEC_AGG_PERCENTILE_DISC:
+      for (size_t i = 0; i < src->n_vals; i++) {
+        int rc = add_val(dst, &src->vals[i], msg, cap);
+        if (rc) return rc;
+      }
+      return EXEC_OK;
     default:
       if (!src->have) return EXEC_OK;
       return take_best(dst, &src->best, msg, cap);
@@ -209,6 +341,15 @@ int exec_agg_final(exec_agg *a, cat_value *out, exec_arena *arena, char *msg, si
   }
   if (!a->have) { *out = cat_v_null(rt); return EXEC_OK; }
   switch (a->id) {
+    case EXEC_AGG_STDDEV_POP: case EXEC_AGG_STDDEV_SAMP: {
+      int64_t div = a->id == EXEC_AGG_STDDEV_POP ? a->count : a->count - 1;
+      if (div <= 0) { *out = cat_v_null(rt); return EXEC_OK; }
+      double var = a->m2 / (double)div;
+      *out = cat_v_double(sqrt(var > 0 ? var : 0));
+      return EXEC_OK;
+    }
+    case EXEC_AGG_PERCENTILE_CONT: case EXEC_AGG_PERCENTILE_DISC:
+      return pct_final(a, out);
     case EXEC_AGG_SUM: case EXEC_AGG_AVG: {
       if (rt.id == CAT_T_DOUBLE || rt.id == 0) {
         *out = cat_v_double(a->id == EXEC_AGG_SUM ? a->dsum : a->dsum / (double)a->count);
@@ -254,4 +395,7 @@ void exec_agg_free(exec_agg *a) {
   a->buf_cap = 0;
   exec_agg_set_free(a->set);
   a->set = NULL;
+  free(a->vals);
+  a->vals = NULL;
+  a->n_vals = a->vals_cap = 0;
 }

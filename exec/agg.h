@@ -1,6 +1,7 @@
 /*
 ** exec/agg.h: aggregate functions as accumulators: COUNT(*), COUNT(x), SUM, AVG, MIN, MAX,
-** each optionally DISTINCT. An accumulator is a fixed-size struct (one per group in a hash
+** STDDEV_POP, STDDEV_SAMP, each optionally DISTINCT, and the ordered-set aggregates
+** PERCENTILE_CONT and PERCENTILE_DISC (`f(p) WITHIN GROUP (ORDER BY x [DESC])`). An accumulator is a fixed-size struct (one per group in a hash
 ** or streaming aggregate) driven by init, step (one input value), merge (combine two partial
 ** results of the same aggregate, for parallel or spilled groups) and final.
 **
@@ -14,6 +15,14 @@
 **    away from zero, trailing zeros removed); AVG of FLOAT/DOUBLE -> DOUBLE.
 **  - MIN/MAX of any comparable type (numbers, strings, dates, times, booleans, bytes) -> the
 **    argument type; ties keep the first value; strings are copied into the accumulator.
+**  - STDDEV_POP/STDDEV_SAMP of numbers -> DOUBLE (Welford's running mean and sum of squared
+**    differences); STDDEV_SAMP of a single value is NULL.
+**  - PERCENTILE_CONT(p) of numbers -> DOUBLE, interpolated between the two values around
+**    position p * (n - 1) of the sorted values; PERCENTILE_DISC(p) of numbers, dates, times
+**    -> the argument type: the first value (in the ORDER BY's order) whose cumulative share
+**    of the values reaches p. Both keep every non-NULL value of a group (exec_agg_bytes
+**    reports how much, for the caller's memory bound); p (0..1) and the order are set by
+**    exec_agg_set_order after init.
 **  - DISTINCT: a value is stepped once; numbers equal by value (1 = 1.0 for exact types)
 **    count once; CHAR trailing spaces are insignificant. The set lives in malloc'd memory
 **    owned by the accumulator.
@@ -40,6 +49,10 @@ enum exec_agg_id {
   EXEC_AGG_AVG,
   EXEC_AGG_MIN,
   EXEC_AGG_MAX,
+  EXEC_AGG_STDDEV_POP,
+  EXEC_AGG_STDDEV_SAMP,
+  EXEC_AGG_PERCENTILE_CONT, /* ordered-set: takes the fraction and the order separately */
+  EXEC_AGG_PERCENTILE_DISC,
   EXEC_AGG_COUNT_           /* number of ids + 1 (not an aggregate) */
 };
 
@@ -61,13 +74,22 @@ typedef struct exec_agg {
   uint8_t *buf;          /* MIN/MAX: owned copy of a string extreme (malloc) */
   size_t buf_cap;        /* its capacity */
   exec_agg_set *set;     /* DISTINCT: the values seen (malloc), or NULL */
+  double mean;           /* STDDEV_*: running mean */
+  double m2;             /* STDDEV_*: running sum of squared differences from the mean */
+  cat_value *vals;       /* PERCENTILE_*: the values stepped (malloc) */
+  size_t n_vals;         /* used */
+  size_t vals_cap;       /* allocated */
+  double frac;           /* PERCENTILE_*: p, 0..1 */
+  bool desc;             /* PERCENTILE_*: WITHIN GROUP (ORDER BY x DESC) */
 } exec_agg;
 
-/* Resolve an aggregate call. name: COUNT, SUM, AVG, MIN, MAX (any case); star: COUNT(*);
+/* Resolve an aggregate call. name: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP, STDDEV_SAMP,
+** PERCENTILE_CONT, PERCENTILE_DISC (any case; the percentiles are refused with DISTINCT); star: COUNT(*);
 ** distinct: f(DISTINCT x); arg_type: the argument's type (ignored for COUNT(*); id 0 =
 ** unknown, taken as DOUBLE for SUM/AVG and accepted by COUNT/MIN/MAX). EXEC_OK with *agg_id
 ** and *result_type; EXEC_ERROR naming the function for an unknown name, a '*' other than
-** COUNT(*), SUM/AVG of a non-number (MIN/MAX accept every type). */
+** COUNT(*), SUM/AVG/STDDEV/PERCENTILE_CONT of a non-number, PERCENTILE_DISC of other than a
+** number, DATE, TIME or TIMESTAMP (MIN/MAX accept every type). */
 int exec_agg_lookup(const char *name, bool star, bool distinct, const cat_type *arg_type,
                     int *agg_id, cat_type *result_type, char *msg, size_t cap);
 
@@ -78,6 +100,17 @@ const char *exec_agg_name(int agg_id);
 ** nothing (the DISTINCT set is made at the first value). */
 void exec_agg_init(exec_agg *a, int agg_id, bool distinct, const cat_type *arg_type,
                    const cat_type *result_type);
+
+/* PERCENTILE_CONT/DISC: the fraction p (0 <= p <= 1, checked by the caller) and the
+** WITHIN GROUP order; ignored by other aggregates. */
+void exec_agg_set_order(exec_agg *a, double p, bool desc);
+
+/* Heap bytes a holds (its DISTINCT set, its percentile values), for a memory bound. */
+size_t exec_agg_bytes(const exec_agg *a);
+
+/* True if name (any case) is an ordered-set aggregate (PERCENTILE_CONT, PERCENTILE_DISC),
+** written f(p) WITHIN GROUP (ORDER BY x). */
+bool exec_agg_is_ordered_set(const char *name);
 
 /* Feed one value (ignored when NULL; for COUNT(*) pass any value, NULL included, or NULL
 ** pointer v). EXEC_OK; EXEC_CONSTRAINT when a DECIMAL sum passes 38 digits or an integer sum
@@ -103,6 +136,8 @@ void exec_agg_free(exec_agg *a);
 /* Add v (not NULL) to *set, creating the set on first use: *added is true when v was not
 ** there yet (equality as DISTINCT above). EXEC_OK or EXEC_NOMEM (set unchanged). */
 int exec_agg_set_add(exec_agg_set **set, const cat_value *v, bool *added);
+/* Heap bytes the set holds (0 for NULL). */
+size_t exec_agg_set_bytes(const exec_agg_set *set);
 /* Number of values in the set (0 for NULL). */
 size_t exec_agg_set_count(const exec_agg_set *set);
 /* The i-th value added (0 <= i < count), rebuilt with the type (and DECIMAL scale) it was

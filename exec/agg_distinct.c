@@ -156,6 +156,12 @@ int exec_agg_set_add(exec_agg_set **set, const cat_value *v, bool *added) {
 
 size_t exec_agg_set_count(const exec_agg_set *set) { return set ? set->n : 0; }
 
+size_t exec_agg_set_bytes(const exec_agg_set *set) {
+  if (!set) return 0;
+  return sizeof *set + set->pool_cap + set->ent_cap * sizeof(set_entry) +
+         set->n_slots * sizeof(uint32_t);
+}
+
 /* d back at the scale it was added with (exact: it came from there). */
 static cat_value dec_at(cat_dec d, int scale) {
   cat_dec r;

@@ -3,8 +3,8 @@
 ** counts, argument type checks and result types (exec_func_lookup), parameter type hints,
 ** the call dispatcher with the NULL rule and the conversion to the bound result type, CAST,
 ** and the generic functions COALESCE, NULLIF, GREATEST and LEAST. The functions themselves
-** live by family in exec/func_num.c, func_str.c, func_date.c and func_fmt.c; LIKE in
-** exec/like.c.
+** live by family in exec/func_num.c, func_str.c, func_date.c, func_fmt.c and func_regex.c;
+** LIKE in exec/like.c.
 */
 #include "exec/func_int.h"
 
@@ -14,7 +14,7 @@
 
 #include "sql/ast.h"
 
-enum { FAM_NUM = 1, FAM_STR, FAM_DATE, FAM_FMT, FAM_GEN };
+enum { FAM_NUM = 1, FAM_STR, FAM_DATE, FAM_FMT, FAM_GEN, FAM_REGEX };
 
 typedef struct func_def {
   const char *name;   /* canonical upper-case name */
@@ -72,6 +72,14 @@ static const func_def func_table[EXEC_F_COUNT_] = {
     [EXEC_F_DAYOFWEEK] = {"DAYOFWEEK", 1, 1, true, FAM_DATE},
     [EXEC_F_DAYOFYEAR] = {"DAYOFYEAR", 1, 1, true, FAM_DATE},
     [EXEC_F_CONCAT_N] = {"CONCAT", 1, -1, false, FAM_STR},
+    [EXEC_F_REPLACE] = {"REPLACE", 2, 3, true, FAM_STR},
+    [EXEC_F_LPAD] = {"LPAD", 2, 3, true, FAM_STR},
+    [EXEC_F_RPAD] = {"RPAD", 2, 3, true, FAM_STR},
+    [EXEC_F_INSTR] = {"INSTR", 2, 2, true, FAM_STR},
+    [EXEC_F_REGEXP_SUBSTR] = {"REGEXP_SUBSTR", 2, 3, true, FAM_REGEX},
+    [EXEC_F_REGEXP_REPLACE] = {"REGEXP_REPLACE", 2, 3, true, FAM_REGEX},
+    [EXEC_F_WEEK] = {"WEEK", 1, 1, true, FAM_DATE},
+    [EXEC_F_QUARTER] = {"QUARTER", 1, 1, true, FAM_DATE},
 };
 
 static const struct {
@@ -82,7 +90,8 @@ static const struct {
     {"TRUNCATE", EXEC_F_TRUNC},  {"POW", EXEC_F_POWER},
     {"CHAR_LENGTH", EXEC_F_LENGTH}, {"CHARACTER_LENGTH", EXEC_F_LENGTH},
     {"SUBSTRING", EXEC_F_SUBSTR}, {"CURRENT_TIMESTAMP", EXEC_F_NOW},
-    {"DAY", EXEC_F_DAYOFMONTH},
+    {"DAY", EXEC_F_DAYOFMONTH},  {"WEEKOFYEAR", EXEC_F_WEEK},
+    {"STRPOS", EXEC_F_INSTR},
 };
 
 /* ---- Small shared helpers --------------------------------------------------------------- */
@@ -244,7 +253,8 @@ static int find_name(const char *name) {
 }
 
 bool exec_func_is_aggregate(const char *name) {
-  static const char *const aggs[] = {"COUNT", "SUM", "AVG", "MIN", "MAX"};
+  static const char *const aggs[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP",
+                                     "STDDEV_SAMP", "PERCENTILE_CONT", "PERCENTILE_DISC"};
   for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
     if (strcasecmp(aggs[i], name) == 0) return true;
   return false;
@@ -364,9 +374,28 @@ static int result_type(int id, int n, const cat_type *t, cat_type *rt, char *msg
       if (t[0].id == CAT_T_TIME) { *rt = cat_type_of(CAT_T_INTEGER); return EXEC_OK; }
       /* fall through */
     case EXEC_F_YEAR: case EXEC_F_MONTH: case EXEC_F_DAYOFMONTH: case EXEC_F_DAYOFWEEK:
-    case EXEC_F_DAYOFYEAR:
+    case EXEC_F_DAYOFYEAR: case EXEC_F_WEEK: case EXEC_F_QUARTER:
       if (!dt(&t[0]) && !unk(&t[0])) return bad_arg(f, &t[0], 0, msg, cap);
       *rt = cat_type_of(CAT_T_INTEGER);
+      return EXEC_OK;
+    case EXEC_F_REPLACE: case EXEC_F_REGEXP_REPLACE:
+      for (int i = 0; i < n; i++) if (!str(&t[i])) return bad_arg(f, &t[i], i, msg, cap);
+      *rt = cat_type_of(CAT_T_VARCHAR);
+      return EXEC_OK;
+    case EXEC_F_LPAD: case EXEC_F_RPAD:
+      if (!str(&t[0])) return bad_arg(f, &t[0], 0, msg, cap);
+      if (!num(&t[1])) return bad_arg(f, &t[1], 1, msg, cap);
+      if (n >= 3 && !str(&t[2])) return bad_arg(f, &t[2], 2, msg, cap);
+      *rt = cat_type_of(CAT_T_VARCHAR);
+      return EXEC_OK;
+    case EXEC_F_INSTR:
+      for (int i = 0; i < n; i++) if (!str(&t[i])) return bad_arg(f, &t[i], i, msg, cap);
+      *rt = cat_type_of(CAT_T_INTEGER);
+      return EXEC_OK;
+    case EXEC_F_REGEXP_SUBSTR:
+      for (int i = 0; i < 2; i++) if (!str(&t[i])) return bad_arg(f, &t[i], i, msg, cap);
+      if (n >= 3 && !num(&t[2])) return bad_arg(f, &t[2], 2, msg, cap);
+      *rt = cat_type_of(CAT_T_VARCHAR);
       return EXEC_OK;
     default:
       snprintf(msg, cap, "unknown function id %d", id);
@@ -382,7 +411,10 @@ int exec_func_lookup(const char *name, int n_args, const cat_type *arg_types, in
   if (strcmp(name, "-") == 0 && n_args == 1) id = EXEC_F_NEG;
   else id = find_name(name);
   if (!id) {
-    if (exec_func_is_aggregate(name))
+    if (strcasecmp(name, "REGEXP_SPLIT") == 0 || strcasecmp(name, "ARRAY_AGG") == 0)
+      snprintf(msg, cap, "function %s returns an ARRAY, and Rowan has no ARRAY type",
+               strcasecmp(name, "REGEXP_SPLIT") == 0 ? "REGEXP_SPLIT" : "ARRAY_AGG");
+    else if (exec_func_is_aggregate(name))
       snprintf(msg, cap, "%s is an aggregate function, not allowed here", name);
     else
       snprintf(msg, cap, "unknown function %s", name);
@@ -439,8 +471,12 @@ cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *t, int i) {
     case EXEC_F_CONCAT: case EXEC_F_CONCAT_N: case EXEC_F_UPPER: case EXEC_F_LOWER:
     case EXEC_F_LENGTH:
     case EXEC_F_TRIM: case EXEC_F_LTRIM: case EXEC_F_RTRIM: case EXEC_F_TO_TIMESTAMP:
-    case EXEC_F_TO_DATE: case EXEC_F_TO_NUMBER:
+    case EXEC_F_TO_DATE: case EXEC_F_TO_NUMBER: case EXEC_F_REPLACE: case EXEC_F_INSTR:
+    case EXEC_F_REGEXP_REPLACE:
       return cat_type_of(CAT_T_VARCHAR);
+    case EXEC_F_LPAD: case EXEC_F_RPAD: case EXEC_F_REGEXP_SUBSTR:
+      return cat_type_of(i == (func_id == EXEC_F_REGEXP_SUBSTR ? 2 : 1) ? CAT_T_INTEGER
+                                                                  : CAT_T_VARCHAR);
     case EXEC_F_SUBSTR:
       return cat_type_of(i == 0 ? CAT_T_VARCHAR : CAT_T_INTEGER);
     case EXEC_F_ROUND: case EXEC_F_FLOOR: case EXEC_F_CEIL: case EXEC_F_TRUNC:
@@ -560,6 +596,7 @@ int exec_func_call(int func_id, const cat_value *args, int n_args, const cat_typ
     case FAM_STR: rc = exec_fn_str(func_id, args, n_args, out, ctx); break;
     case FAM_DATE: rc = exec_fn_date(func_id, args, n_args, out, ctx); break;
     case FAM_FMT: rc = exec_fn_fmt(func_id, args, n_args, out, ctx); break;
+    case FAM_REGEX: rc = exec_fn_regex(func_id, args, n_args, out, ctx); break;
     default: rc = generic(func_id, args, n_args, rt, out, ctx); break;
   }
   if (rc) return rc;

@@ -94,6 +94,14 @@ enum exec_func_id {
   EXEC_F_DAYOFWEEK, /* ISO: Monday 1 .. Sunday 7 */
   EXEC_F_DAYOFYEAR,
   EXEC_F_CONCAT_N,  /* CONCAT(a, ...): NULL arguments skipped (PostgreSQL) */
+  EXEC_F_REPLACE,   /* REPLACE(s, search[, replacement]) */
+  EXEC_F_LPAD,      /* LPAD(s, len[, fill]) */
+  EXEC_F_RPAD,      /* RPAD(s, len[, fill]) */
+  EXEC_F_INSTR,     /* INSTR(s, search): 1-based position, 0 when absent */
+  EXEC_F_REGEXP_SUBSTR,  /* REGEXP_SUBSTR(s, pattern[, offset]) (exec/func_regex.c) */
+  EXEC_F_REGEXP_REPLACE, /* REGEXP_REPLACE(s, pattern[, replacement]) */
+  EXEC_F_WEEK,      /* ISO week of the year 1..53 */
+  EXEC_F_QUARTER,   /* 1..4 */
   EXEC_F_COUNT_     /* number of ids + 1 (not a function) */
 };
 
@@ -129,7 +137,8 @@ cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *arg_types, 
 /* Upper-case canonical name of a function id ("SUBSTR", "+"); "?" for a bad id. */
 const char *exec_func_name(int func_id);
 
-/* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX. */
+/* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP,
+** STDDEV_SAMP, PERCENTILE_CONT, PERCENTILE_DISC. */
 bool exec_func_is_aggregate(const char *name);
 
 /* Call func_id on args[0..n_args) into *out. rt: the result type exec_func_lookup gave

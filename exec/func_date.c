@@ -3,7 +3,8 @@
 ** differences, ROUND/FLOOR/CEIL/TRUNC of a DATE or TIMESTAMP by unit (MILLISECOND, SECOND,
 ** MINUTE, HOUR, DAY, WEEK (Monday-based), MONTH, YEAR, with an optional multiplier as
 ** Phoenix has: ROUND(ts, 'MINUTE', 15)), MAKE_TIMESTAMP, NOW and CURRENT_DATE (the caller's
-** statement time), and the field extractors YEAR .. SECOND, DAYOFWEEK, DAYOFYEAR. All
+** statement time), and the field extractors YEAR .. SECOND, DAYOFWEEK, DAYOFYEAR, WEEK (ISO
+** 8601) and QUARTER. All
 ** values are without time zone (catalog/types.h): a TIMESTAMP is microseconds since
 ** 1970-01-01 00:00:00, a DATE days. The rounding also comes with its unit resolved once
 ** (exec_fn_date_round_prepare / exec_fn_date_round, for GROUP BY TRUNC(TS, 'DAY') row by
@@ -306,6 +307,14 @@ static int field(int id, const cat_value *a, cat_value *out, exec_func_ctx *c) {
     case EXEC_F_MINUTE: r = tm.minute; break;
     case EXEC_F_SECOND: r = tm.second; break;
     case EXEC_F_DAYOFWEEK: r = ((days % 7) + 7 + 3) % 7 + 1; break;
+    case EXEC_F_QUARTER: r = (tm.month - 1) / 3 + 1; break;
+    case EXEC_F_WEEK: { /* ISO 8601: the week (Monday first) holding the year's 1st Thursday is 1 */
+      int64_t thu = days - (((days % 7) + 7 + 3) % 7) + 3, ty;
+      int tmo, tdd;
+      cat_civil_from_days(thu, &ty, &tmo, &tdd);
+      r = (thu - cat_days_from_civil(ty, 1, 1)) / 7 + 1;
+      break;
+    }
     default: r = days - cat_days_from_civil(tm.year, 1, 1) + 1; break; /* DAYOFYEAR */
   }
   *out = cat_v_int(CAT_T_INTEGER, r);
@@ -350,6 +359,7 @@ int exec_fn_date(int id, const cat_value *a, int n, cat_value *out, exec_func_ct
     case EXEC_F_CURRENT_DATE: return ts_value(c->now_us, true, out, c, "CURRENT_DATE");
     case EXEC_F_YEAR: case EXEC_F_MONTH: case EXEC_F_DAYOFMONTH: case EXEC_F_HOUR:
     case EXEC_F_MINUTE: case EXEC_F_SECOND: case EXEC_F_DAYOFWEEK: case EXEC_F_DAYOFYEAR:
+    case EXEC_F_WEEK: case EXEC_F_QUARTER:
       return field(id, &a[0], out, c);
     default: return exec_fn_err(c, EXEC_ERROR, "unknown date function id %d", id);
   }

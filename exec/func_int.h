@@ -43,6 +43,7 @@ int exec_fn_num(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx
 int exec_fn_str(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
 int exec_fn_date(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
 int exec_fn_fmt(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
+int exec_fn_regex(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
 
 /* Date and timestamp pieces (exec/func_date.c): civil fields of a TIMESTAMP value in
 ** microseconds; and the reverse with validation (EXEC_CONSTRAINT naming fname). */

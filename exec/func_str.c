@@ -3,8 +3,10 @@
 ** text), UPPER and LOWER (the case folding of exec/like.c: ASCII, Latin-1, Greek, Cyrillic;
 ** a folded character keeps its UTF-8 length, so results have the input's byte length),
 ** LENGTH in characters, SUBSTR with Phoenix's position rules, TRIM/LTRIM/RTRIM (spaces, or
-** the characters of a second argument). Positions count UTF-8 characters; an invalid byte
-** counts as one character. Not here: LIKE (exec/like.c), formats (exec/func_fmt.c).
+** the characters of a second argument), REPLACE, LPAD/RPAD and INSTR (Phoenix's rules,
+** docs/FUNCTIONS.md). Positions count UTF-8 characters; an invalid byte counts as one
+** character. Not here: LIKE (exec/like.c), formats (exec/func_fmt.c), regular expressions
+** (exec/func_regex.c).
 */
 #include "exec/func_int.h"
 
@@ -203,6 +205,101 @@ static int concat_n(const cat_value *a, int n, cat_value *out, exec_func_ctx *c)
   return EXEC_OK;
 }
 
+/* REPLACE(s, search[, rep]): every occurrence of search, left to right, not overlapping;
+** rep defaults to '' (Phoenix); an empty search leaves s as it is (SQLite). */
+static int replace(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
+  const char *f = "REPLACE";
+  for (int i = 0; i < n; i++) if (need_text(&a[i], f, c)) return EXEC_ERROR;
+  const uint8_t *p = a[0].u.s.p, *q = a[1].u.s.p, *r = (const uint8_t *)"";
+  size_t pn = a[0].u.s.len, qn = a[1].u.s.len, rn = 0;
+  if (n >= 3) { r = a[2].u.s.p; rn = a[2].u.s.len; }
+  if (qn == 0 || qn > pn) { *out = cat_v_str(CAT_T_VARCHAR, p, pn); return EXEC_OK; }
+  size_t hits = 0;
+  for (size_t i = 0; i + qn <= pn;) {
+    if (memcmp(p + i, q, qn) == 0) { hits++; i += qn; } else i++;
+  }
+  if (hits == 0) { *out = cat_v_str(CAT_T_VARCHAR, p, pn); return EXEC_OK; }
+  uint64_t total = (uint64_t)pn - (uint64_t)hits * qn + (uint64_t)hits * rn;
+  if (total > UINT32_MAX)
+    return exec_fn_err(c, EXEC_CONSTRAINT, "REPLACE result too long (%llu bytes)",
+                       (unsigned long long)total);
+  uint8_t *d = exec_arena_alloc(c->arena, (size_t)total + 1);
+  if (!d) return nomem(c);
+  size_t o = 0;
+  for (size_t i = 0; i < pn;) {
+    if (i + qn <= pn && memcmp(p + i, q, qn) == 0) {
+      if (rn) memcpy(d + o, r, rn);
+      o += rn;
+      i += qn;
+    } else {
+      d[o++] = p[i++];
+    }
+  }
+  d[o] = 0;
+  *out = cat_v_str(CAT_T_VARCHAR, d, o);
+  return EXEC_OK;
+}
+
+/* The most characters LPAD/RPAD will produce. */
+#define PAD_MAX_CHARS 10000000
+
+/* LPAD/RPAD(s, len[, fill]): s cut to len characters (its first len), or padded to len
+** with fill repeated (the last copy cut short); fill defaults to one space. */
+static int pad(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
+  const char *f = exec_func_name(id);
+  int64_t len;
+  if (need_text(&a[0], f, c)) return EXEC_ERROR;
+  int rc = exec_fn_i64(&a[1], &len, c, f);
+  if (rc) return rc;
+  if (n >= 3 && need_text(&a[2], f, c)) return EXEC_ERROR;
+  if (len < 0)
+    return exec_fn_err(c, EXEC_ERROR, "%s: length (argument 2) must not be negative, got %lld",
+                       f, (long long)len);
+  if (len > PAD_MAX_CHARS)
+    return exec_fn_err(c, EXEC_CONSTRAINT, "%s: length (argument 2) %lld is over the limit %d",
+                       f, (long long)len, PAD_MAX_CHARS);
+  const uint8_t *p = a[0].u.s.p, *fp = (const uint8_t *)" ";
+  size_t pn = a[0].u.s.len, fn = 1;
+  if (n >= 3) { fp = a[2].u.s.p; fn = a[2].u.s.len; }
+  size_t chars = count_chars(p, pn);
+  if ((size_t)len <= chars) {
+    *out = cat_v_str(CAT_T_VARCHAR, p, char_off(p, pn, (size_t)len));
+    return EXEC_OK;
+  }
+  if (fn == 0)
+    return exec_fn_err(c, EXEC_ERROR, "%s: the fill string (argument 3) must not be empty", f);
+  size_t need = (size_t)len - chars, fchars = count_chars(fp, fn);
+  /* bytes of the padding: whole copies of fill, then the first characters of one more */
+  size_t whole = need / fchars, part = need % fchars;
+  size_t part_b = char_off(fp, fn, part);
+  uint64_t pad_b = (uint64_t)whole * fn + part_b;
+  if (pad_b + pn > UINT32_MAX)
+    return exec_fn_err(c, EXEC_CONSTRAINT, "%s result too long", f);
+  uint8_t *d = exec_arena_alloc(c->arena, (size_t)(pad_b + pn) + 1);
+  if (!d) return nomem(c);
+  size_t o = id == EXEC_F_LPAD ? 0 : pn;
+  for (size_t i = 0; i < whole; i++, o += fn) memcpy(d + o, fp, fn);
+  if (part_b) memcpy(d + o, fp, part_b);
+  if (pn) memcpy(d + (id == EXEC_F_LPAD ? (size_t)pad_b : 0), p, pn);
+  d[pad_b + pn] = 0;
+  *out = cat_v_str(CAT_T_VARCHAR, d, (size_t)(pad_b + pn));
+  return EXEC_OK;
+}
+
+/* INSTR(s, search): the 1-based character position of the first occurrence, 0 if none; an
+** empty search is found at 1. */
+static int instr(const cat_value *a, cat_value *out, exec_func_ctx *c) {
+  if (need_text(&a[0], "INSTR", c) || need_text(&a[1], "INSTR", c)) return EXEC_ERROR;
+  const uint8_t *p = a[0].u.s.p, *q = a[1].u.s.p;
+  size_t pn = a[0].u.s.len, qn = a[1].u.s.len;
+  int64_t pos = 0;
+  for (size_t i = 0; i + qn <= pn; i++) {
+    if (memcmp(p + i, q, qn) == 0) { pos = (int64_t)count_chars(p, i) + 1; break; }
+  }
+  *out = cat_v_int(CAT_T_INTEGER, pos);
+  return EXEC_OK;
+}
+
 int exec_fn_str(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
   switch (id) {
     case EXEC_F_CONCAT: return concat(a, out, c);
@@ -218,6 +315,9 @@ int exec_fn_str(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx
       return EXEC_OK;
     case EXEC_F_SUBSTR: return substr(a, n, out, c);
     case EXEC_F_TRIM: case EXEC_F_LTRIM: case EXEC_F_RTRIM: return trim(id, a, n, out, c);
+    case EXEC_F_REPLACE: return replace(a, n, out, c);
+    case EXEC_F_LPAD: case EXEC_F_RPAD: return pad(id, a, n, out, c);
+    case EXEC_F_INSTR: return instr(a, out, c);
     default: return exec_fn_err(c, EXEC_ERROR, "unknown string function id %d", id);
   }
 }

@@ -197,6 +197,7 @@ typedef struct exec_query {
   size_t pos;                /* next buffered row to emit */
   size_t mem;                /* bytes of buffered rows */
   size_t mem_limit;          /* sort memory limit */
+  size_t agg_mem;            /* heap bytes of open groups' DISTINCT sets and percentile values */
   int64_t skipped;           /* OFFSET rows skipped so far */
   int64_t emitted;           /* rows emitted */
   plan_actuals act;          /* per-step counters */

@@ -354,6 +354,7 @@ static int group_init(exec_query *x, exec_mrow *g, exec_error *err) {
     const plan_agg *a = &s->aggs[i];
     cat_type at = a->arg ? a->arg->type : cat_type_of(0);
     exec_agg_init(&g->aggs[i], a->func, a->distinct, &at, &a->type);
+    exec_agg_set_order(&g->aggs[i], a->frac, a->desc);
   }
   (void)err;
   return EXEC_OK;
@@ -371,8 +372,20 @@ static int group_step(exec_query *x, exec_mrow *g, exec_error *err) {
       if (rc) return eval_err(x, rc, err);
       pv = &v;
     }
+    size_t before = exec_agg_bytes(&g->aggs[i]);
     int rc = exec_agg_step(&g->aggs[i], pv, x->evmsg, sizeof x->evmsg);
     if (rc) return eval_err(x, rc, err);
+    size_t after = exec_agg_bytes(&g->aggs[i]);
+    if (after != before) {
+      /* DISTINCT sets and percentile values count against the same in-memory limit */
+      x->agg_mem += after - before;
+      if (x->agg_mem + x->groups.bytes > x->mem_limit) {
+        char what[96];
+        snprintf(what, sizeof what, "%s%s", exec_agg_name(a->func),
+                 a->distinct ? "(DISTINCT)" : "");
+        return too_big(x, err, what);
+      }
+    }
   }
   return EXEC_OK;
 }
@@ -433,6 +446,10 @@ static int aggregate_row(exec_query *x, exec_error *err) {
     }
     if (!same) {
       if (g) {
+        for (int i = 0; i < s->n_aggs; i++) {
+          size_t k = exec_agg_bytes(&g->aggs[i]);
+          x->agg_mem -= k < x->agg_mem ? k : x->agg_mem;
+        }
         int rc = group_finish(x, g, err);
         exec_mrow_free(g, s->n_aggs);
         x->cur_group = NULL;

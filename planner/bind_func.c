@@ -2,7 +2,8 @@
 ** planner/bind_func.c: binding of function calls. Scalar functions are resolved through
 ** exec/func.h (exec_func_lookup gives the id and the result type; an untyped parameter
 ** argument takes the type exec_func_arg_hint suggests). Aggregate calls (COUNT, SUM, AVG,
-** MIN, MAX, with DISTINCT and COUNT(*)) are resolved through exec/agg.h and collected into
+** MIN, MAX, STDDEV_*, with DISTINCT and COUNT(*); PERCENTILE_CONT/DISC(p) WITHIN GROUP
+** (ORDER BY x) with p a constant in 0..1) are resolved through exec/agg.h and collected into
 ** the SELECT's aggregate list (an identical call is collected once); the node left in the
 ** tree is a PX_AGG naming the slot. Aggregates are refused where SQL forbids them (WHERE,
 ** GROUP BY, VALUES, nested in another aggregate).
@@ -19,6 +20,34 @@
 
 bool bind_func_foldable(int f) { return f != EXEC_F_NOW && f != EXEC_F_CURRENT_DATE; }
 
+/* The percentile p of PERCENTILE_CONT/DISC(p): a number literal (with an optional sign) in
+** 0..1. False with the error set otherwise. */
+static bool pct_fraction(binder *b, const sql_expr *x, double *out) {
+  const sql_expr *p = x->list->a[0];
+  bool neg = false;
+  while (p->kind == SQL_E_UNARY && (p->op == SQL_OP_NEG || p->op == SQL_OP_POS)) {
+    if (p->op == SQL_OP_NEG) neg = !neg;
+    p = p->left;
+  }
+  if (p->kind != SQL_E_LITERAL ||
+      (p->lit != SQL_LIT_INTEGER && p->lit != SQL_LIT_DECIMAL && p->lit != SQL_LIT_DOUBLE)) {
+    bind_error(b, EXEC_ERROR, x->list->a[0]->off,
+               "%s: the percentile (argument 1) must be a constant number between 0 and 1",
+               x->text);
+    return false;
+  }
+  double v = strtod(p->text, NULL);
+  if (neg) v = -v;
+  if (!(v >= 0 && v <= 1)) {
+    bind_error(b, EXEC_ERROR, x->list->a[0]->off,
+               "%s: the percentile (argument 1) must be between 0 and 1, got %s%s", x->text,
+               neg ? "-" : "", p->text);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
 static plan_expr *bind_agg(binder *b, const sql_expr *x) {
   if (b->agg_mode == BIND_AGG_INSIDE || !b->sel) {
     bind_error(b, EXEC_ERROR, x->off, "aggregate %s cannot be nested in another aggregate",
@@ -31,7 +60,21 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
     return NULL;
   }
   int n = x->list ? x->list->n : 0;
-  if (!x->star && n != 1) {
+  bool ordered = exec_agg_is_ordered_set(x->text);
+  double frac = 0;
+  if (ordered != x->within) {
+    bind_error(b, EXEC_ERROR, x->off, ordered ? "%s needs WITHIN GROUP (ORDER BY x)"
+                                              : "%s does not take WITHIN GROUP", x->text);
+    return NULL;
+  }
+  if (ordered) {
+    if (n != 2) {
+      bind_error(b, EXEC_ERROR, x->off, "%s takes one argument (the percentile), got %d",
+                 x->text, n - 1);
+      return NULL;
+    }
+    if (!pct_fraction(b, x, &frac)) return NULL;
+  } else if (!x->star && n != 1) {
     bind_error(b, EXEC_ERROR, x->off, "aggregate %s takes one argument, got %d", x->text, n);
     return NULL;
   }
@@ -39,7 +82,7 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
   cat_type at = cat_type_of(0);
   if (!x->star) {
     b->agg_mode = BIND_AGG_INSIDE;
-    arg = bind_expr(b, x->list->a[0]);
+    arg = bind_expr(b, x->list->a[n - 1]);
     b->agg_mode = BIND_AGG_OK;
     if (!arg) return NULL;
     at = arg->type;
@@ -56,6 +99,7 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
   for (int i = 0; i < s->n_aggs; i++) {
     const plan_agg *g = &s->aggs[i];
     if (g->func == id && g->distinct == x->distinct && g->star == x->star &&
+        g->frac == frac && g->desc == x->within_desc &&
         (x->star || plan_expr_equal(g->arg, arg))) {
       slot = i;
       break;
@@ -79,6 +123,8 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
     g->distinct = x->distinct;
     g->arg = arg;
     g->type = rt;
+    g->frac = frac;
+    g->desc = x->within_desc;
     char *t = sql_print_expr(x, 0);
     if (t) {
       g->text = plan_arena_strndup(b->A, t, strlen(t));
@@ -127,6 +173,11 @@ static plan_expr *bind_current_time(binder *b, const sql_expr *x) {
 plan_expr *bind_func(binder *b, const sql_expr *x) {
   if (strcasecmp(x->text, "CURRENT_TIME") == 0) return bind_current_time(b, x);
   if (exec_func_is_aggregate(x->text)) return bind_agg(b, x);
+  if (x->within) {
+    bind_error(b, EXEC_ERROR, x->off, "%s is not an ordered-set aggregate: WITHIN GROUP not "
+               "allowed", x->text);
+    return NULL;
+  }
   if (x->star || x->distinct) {
     bind_error(b, EXEC_ERROR, x->off, "%s is not an aggregate: %s not allowed", x->text,
                x->star ? "*" : "DISTINCT");

@@ -54,6 +54,8 @@ typedef struct plan_agg {
   plan_expr *arg;      /* argument over the input row; NULL for COUNT(*) */
   cat_type type;       /* result type */
   char *text;          /* SQL text for EXPLAIN and column names ("COUNT(*)") */
+  double frac;         /* PERCENTILE_CONT/DISC: the fraction p, 0..1 */
+  bool desc;           /* PERCENTILE_CONT/DISC: WITHIN GROUP (ORDER BY x DESC) */
 } plan_agg;
 
 /* One ORDER BY term over the projected row. */

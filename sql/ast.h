@@ -107,6 +107,8 @@ struct sql_expr {
   bool star;           /* FUNC: f(*) */
   bool bare;           /* FUNC: written without parentheses (CURRENT_DATE, CURRENT_TIME,
                           CURRENT_TIMESTAMP), printed the same way */
+  bool within;         /* FUNC: f(args) WITHIN GROUP (ORDER BY x): x is the last of list */
+  bool within_desc;    /* FUNC with within: ORDER BY x DESC */
   int lit;             /* LITERAL: enum sql_lit_kind */
   char *text;          /* LITERAL: text/value; FUNC: the function name; owned, NUL-ended */
   size_t text_len;     /* bytes of text, without the NUL */

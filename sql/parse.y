@@ -46,7 +46,7 @@
 
 /* Non-reserved keywords: usable as names wherever the keyword itself is not expected. */
 %fallback ID ANALYZE ASC BEGIN BY CHECK COMMIT DESC EXISTS FIRST IF INCLUDE INDEX KEY LAST
-  NULLS ROLLBACK TABLE.
+  NULLS ROLLBACK TABLE WITHIN.
 
 /* ORDER PRECEDENCE (see the header comment and sql/print.c prec_of). */
 %left OR.
@@ -306,6 +306,13 @@ expr(A) ::= nm(X) DOT nm(Y) DOT nm(Z). { A = sql_pc_column(ctx, 3, X, Y, Z); }
 expr(A) ::= nm(F) LP RP. { A = sql_pc_func(ctx, F, NULL, false, false); }
 expr(A) ::= nm(F) LP STAR RP. { A = sql_pc_func(ctx, F, NULL, false, true); }
 expr(A) ::= nm(F) LP distinct_opt(D) nexprlist(L) RP. { A = sql_pc_func(ctx, F, L, D, false); }
+/* EXTRACT(field FROM x): checked and rewritten to the field's function by sql_pc_extract. */
+expr(A) ::= nm(F) LP distinct_opt(S) nm(U) FROM expr(X) RP.
+  { A = sql_pc_extract(ctx, F, S, U, X); }
+/* An ordered-set aggregate: PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER BY x [ASC|DESC]). */
+expr(A) ::= nm(F) LP distinct_opt(S) nexprlist(L) RP WITHIN GROUP LP ORDER BY expr(X)
+           sortorder(D) RP.
+  { A = sql_pc_within(ctx, F, S, L, X, D); }
 
 expr(A) ::= CASE(K) case_operand(O) case_arms(L) case_else(E) END.
   { A = sql_pc_expr(ctx, sql_expr_case(O, L, E, sql_pc_off(ctx, K))); }

@@ -105,6 +105,14 @@ sql_expr *sql_pc_func(sql_pctx *ctx, sql_name name, sql_expr_list *args, bool di
 /* Appends e to l (either may be NULL after an earlier failure). */
 sql_expr_list *sql_pc_list(sql_pctx *ctx, sql_expr_list *l, sql_expr *e);
 /* A row value constructor (first, rest...) starting at byte off. */
+/* EXTRACT(unit FROM x) as the unit's function: YEAR(x), QUARTER(x), ... (a syntax error
+** naming EXTRACT for another function name or an unknown unit). Takes all three. */
+sql_expr *sql_pc_extract(sql_pctx *ctx, sql_name fn, int distinct, sql_name unit,
+                         sql_expr *x);
+/* f(args) WITHIN GROUP (ORDER BY x [DESC]): a FUNC with `within` set, x appended to args
+** (an error for f(DISTINCT ...)). */
+sql_expr *sql_pc_within(sql_pctx *ctx, sql_name fn, int distinct, sql_expr_list *args,
+                        sql_expr *x, int desc);
 sql_expr *sql_pc_row(sql_pctx *ctx, sql_expr *first, sql_expr_list *rest, uint32_t off);
 /* Appends a WHEN w THEN t arm to a CASE arm list. */
 sql_expr_list *sql_pc_arm(sql_pctx *ctx, sql_expr_list *l, sql_expr *w, sql_expr *t);

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "sql/token.h"
 
@@ -227,6 +228,61 @@ sql_expr *sql_pc_column(sql_pctx *ctx, int n, sql_name a, sql_name b, sql_name c
 sql_expr *sql_pc_func(sql_pctx *ctx, sql_name name, sql_expr_list *args, bool distinct,
                       bool star) {
   return sql_pc_expr(ctx, sql_expr_func(name.z, args, distinct, star, name.off));
+}
+
+sql_expr *sql_pc_extract(sql_pctx *ctx, sql_name fn, int distinct, sql_name unit,
+                         sql_expr *x) {
+  static const char *const units[][2] = {
+      {"YEAR", "YEAR"},   {"QUARTER", "QUARTER"}, {"MONTH", "MONTH"},
+      {"WEEK", "WEEK"},   {"DAY", "DAYOFMONTH"},  {"HOUR", "HOUR"},
+      {"MINUTE", "MINUTE"}, {"SECOND", "SECOND"}, {"DAYOFWEEK", "DAYOFWEEK"},
+      {"ISODOW", "DAYOFWEEK"}, {"DAYOFYEAR", "DAYOFYEAR"}, {"DOY", "DAYOFYEAR"},
+  };
+  const char *to = NULL;
+  if (!fn.z || strcasecmp(fn.z, "EXTRACT") != 0 || distinct) {
+    sql_pc_error(ctx, SQL_ERR_SYNTAX, fn.off, "near \"FROM\": syntax error (only EXTRACT takes "
+                 "field FROM value)");
+  } else {
+    for (size_t i = 0; unit.z && i < sizeof units / sizeof units[0]; i++)
+      if (strcasecmp(unit.z, units[i][0]) == 0) to = units[i][1];
+    if (!to)
+      sql_pc_error(ctx, SQL_ERR_SYNTAX, unit.off,
+                   "EXTRACT: unknown field \"%.40s\" (YEAR, QUARTER, MONTH, WEEK, DAY, HOUR, "
+                   "MINUTE, SECOND, DAYOFWEEK or ISODOW, DAYOFYEAR or DOY)", unit.z ? unit.z : "");
+  }
+  free(fn.z);
+  free(unit.z);
+  if (!to) {
+    sql_expr_free(x);
+    return NULL;
+  }
+  sql_name f = {strdup(to), fn.off};
+  sql_expr_list *l = sql_pc_list(ctx, NULL, x);
+  if (!l || !f.z) {
+    free(f.z);
+    sql_expr_list_free(l);
+    return sql_pc_nomem(ctx);
+  }
+  return sql_pc_func(ctx, f, l, false, false);
+}
+
+sql_expr *sql_pc_within(sql_pctx *ctx, sql_name fn, int distinct, sql_expr_list *args,
+                        sql_expr *x, int desc) {
+  if (distinct)
+    sql_pc_error(ctx, SQL_ERR_SYNTAX, fn.off, "%.40s: DISTINCT is not allowed with WITHIN GROUP",
+                 fn.z ? fn.z : "");
+  sql_expr_list *l = sql_pc_list(ctx, args, x);
+  if (!l) {
+    free(fn.z);
+    sql_expr_list_free(args);
+    return NULL;
+  }
+  sql_expr *e = sql_pc_func(ctx, fn, l, false, false);
+  if (e) {
+    e->within = true;
+    e->within_desc = desc != 0;
+  }
+  return e;
 }
 
 sql_expr_list *sql_pc_list(sql_pctx *ctx, sql_expr_list *l, sql_expr *e) {

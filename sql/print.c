@@ -275,6 +275,16 @@ static void put_expr_body(buf *b, const sql_expr *e, unsigned flags) {
     case SQL_E_FUNC:
       put_ident(b, e->text);
       if (e->bare) break;
+      if (e->within && e->list && e->list->n >= 2) {
+        sql_expr_list head = *e->list;
+        head.n--;
+        puts_(b, "(");
+        put_list(b, &head, flags);
+        puts_(b, ") WITHIN GROUP (ORDER BY ");
+        put_expr(b, e->list->a[e->list->n - 1], 0, flags);
+        puts_(b, e->within_desc ? " DESC)" : ")");
+        break;
+      }
       puts_(b, "(");
       if (e->star) puts_(b, "*");
       if (e->distinct) puts_(b, "DISTINCT ");

@@ -121,7 +121,7 @@ static const keyword keywords[] = {
   {"ROLLBACK", TK_ROLLBACK}, {"SELECT", TK_SELECT}, {"TABLE", TK_TABLE},
   {"THEN", TK_THEN}, {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP},
   {"TRUE", TK_TRUE}, {"UPSERT", TK_UPSERT}, {"VALUES", TK_VALUES},
-  {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE},
+  {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITHIN", TK_WITHIN},
 };
 #define NKEYWORDS (sizeof(keywords) / sizeof(keywords[0]))
 

@@ -88,7 +88,8 @@ static void test_lookup_names(void **state) {
     if (f == EXEC_F_NEG) continue;
     int n = f <= EXEC_F_CONCAT ? 2 : f == EXEC_F_CONCAT_N ? 3 : f == EXEC_F_MAKE_TIMESTAMP ? 6
             : (f == EXEC_F_NOW || f == EXEC_F_CURRENT_DATE) ? 0 : (f == EXEC_F_SUBSTR ||
-               f == EXEC_F_POWER || f == EXEC_F_NULLIF) ? 2 : 1;
+               f == EXEC_F_POWER || f == EXEC_F_NULLIF || (f >= EXEC_F_REPLACE &&
+               f <= EXEC_F_REGEXP_REPLACE)) ? 2 : 1;
     int got;
     if (exec_func_lookup(name, n, unk, &got, &rt, msg, sizeof msg) != EXEC_OK)
       fail_msg("%s/%d: %s", name, n, msg);
