@@ -37,6 +37,11 @@ void exec_fn_show(const cat_value *v, char *buf, size_t cap);
 ** An invalid or truncated sequence decodes as one byte b with code point 0x200000 + b, so
 ** it never equals a real character (exec/like.c). */
 int32_t exec_fn_utf8(const uint8_t *p, const uint8_t *end, size_t *n);
+/* Byte offset of character number k (0-based) of p[0..len), or len past the end
+** (exec/func_str.c). */
+size_t exec_fn_char_off(const uint8_t *p, size_t len, size_t k);
+/* Characters (UTF-8 sequences; a bad byte counts one) in p[0..len) (exec/func_str.c). */
+size_t exec_fn_count_chars(const uint8_t *p, size_t len);
 
 /* Family entry points: args have already passed the NULL rule of their function. */
 int exec_fn_num(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);

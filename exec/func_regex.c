@@ -107,18 +107,6 @@ static int find(const char *f, const regex_t *re, const uint8_t *s, size_t len, 
   return -exec_fn_err(c, rc == REG_ESPACE ? EXEC_NOMEM : EXEC_ERROR, "%s: %s", f, why);
 }
 
-/* Byte offset of character k (0-based) of p[0..len), or len past the end. */
-static size_t char_off(const uint8_t *p, size_t len, int64_t k) {
-  size_t o = 0;
-  while (k > 0 && o < len) {
-    size_t n;
-    exec_fn_utf8(p + o, p + len, &n);
-    o += n;
-    k--;
-  }
-  return o;
-}
-
 /* A NUL-terminated copy of v's bytes (malloc), or NULL. */
 static uint8_t *nul_copy(const cat_value *v) {
   uint8_t *d = malloc(v->u.s.len + 1);
@@ -126,12 +114,6 @@ static uint8_t *nul_copy(const cat_value *v) {
   if (v->u.s.len) memcpy(d, v->u.s.p, v->u.s.len);
   d[v->u.s.len] = 0;
   return d;
-}
-
-static int64_t count_chars(const uint8_t *p, size_t len) {
-  int64_t k = 0;
-  for (size_t o = 0, n; o < len; o += n, k++) exec_fn_utf8(p + o, p + len, &n);
-  return k;
 }
 
 /* REGEXP_SUBSTR(s, pattern[, offset]): the first match at or after character offset
@@ -154,12 +136,12 @@ static int substr(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
     return nomem(c);
   }
   size_t len = a[0].u.s.len;
-  int64_t chars = count_chars(s, len);
+  int64_t chars = (int64_t)exec_fn_count_chars(s, len);
   int64_t s0 = off > 0 ? off - 1 : off == 0 ? 0 : chars + off;
   *out = cat_v_null(cat_type_of(CAT_T_VARCHAR));
   if (s0 >= 0 && s0 < chars) {
     regmatch_t m[GROUPS];
-    size_t from = char_off(s, len, s0);
+    size_t from = exec_fn_char_off(s, len, (size_t)s0);
     int hit = find(f, &re, s, len, from, from > 0, m, c);
     if (hit < 0) rc = -hit;
     else if (hit) /* the same bytes in the argument itself */

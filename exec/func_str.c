@@ -67,7 +67,7 @@ static int fold(int id, const cat_value *a, cat_value *out, exec_func_ctx *c) {
   return EXEC_OK;
 }
 
-static size_t count_chars(const uint8_t *p, size_t len) {
+size_t exec_fn_count_chars(const uint8_t *p, size_t len) {
   const uint8_t *end = p + len;
   size_t k = 0;
   while (p < end) {
@@ -79,8 +79,7 @@ static size_t count_chars(const uint8_t *p, size_t len) {
   return k;
 }
 
-/* Byte offset of character number k (0-based) of p[0..len), or len past the end. */
-static size_t char_off(const uint8_t *p, size_t len, size_t k) {
+size_t exec_fn_char_off(const uint8_t *p, size_t len, size_t k) {
   size_t o = 0;
   while (k > 0 && o < len) {
     size_t n;
@@ -100,7 +99,7 @@ static int substr(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
   if (rc) return rc;
   const uint8_t *p = a[0].u.s.p;
   size_t bytes = a[0].u.s.len;
-  int64_t chars = (int64_t)count_chars(p, bytes);
+  int64_t chars = (int64_t)exec_fn_count_chars(p, bytes);
   cat_type vt = cat_type_of(CAT_T_VARCHAR);
   /* Phoenix: 1-based; 0 is 1; negative counts from the end (-1 is the last character);
   ** a start outside the text or a length <= 0 gives NULL. */
@@ -110,8 +109,8 @@ static int substr(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
   else s0 = chars + start;
   if (s0 < 0 || s0 >= chars || len <= 0) { *out = cat_v_null(vt); return EXEC_OK; }
   int64_t e0 = (len > chars - s0) ? chars : s0 + len;
-  size_t b0 = char_off(p, bytes, (size_t)s0);
-  size_t b1 = b0 + char_off(p + b0, bytes - b0, (size_t)(e0 - s0));
+  size_t b0 = exec_fn_char_off(p, bytes, (size_t)s0);
+  size_t b1 = b0 + exec_fn_char_off(p + b0, bytes - b0, (size_t)(e0 - s0));
   *out = cat_v_str(CAT_T_VARCHAR, p + b0, b1 - b0);
   return EXEC_OK;
 }
@@ -261,17 +260,17 @@ static int pad(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx 
   const uint8_t *p = a[0].u.s.p, *fp = (const uint8_t *)" ";
   size_t pn = a[0].u.s.len, fn = 1;
   if (n >= 3) { fp = a[2].u.s.p; fn = a[2].u.s.len; }
-  size_t chars = count_chars(p, pn);
+  size_t chars = exec_fn_count_chars(p, pn);
   if ((size_t)len <= chars) {
-    *out = cat_v_str(CAT_T_VARCHAR, p, char_off(p, pn, (size_t)len));
+    *out = cat_v_str(CAT_T_VARCHAR, p, exec_fn_char_off(p, pn, (size_t)len));
     return EXEC_OK;
   }
   if (fn == 0)
     return exec_fn_err(c, EXEC_ERROR, "%s: the fill string (argument 3) must not be empty", f);
-  size_t need = (size_t)len - chars, fchars = count_chars(fp, fn);
+  size_t need = (size_t)len - chars, fchars = exec_fn_count_chars(fp, fn);
   /* bytes of the padding: whole copies of fill, then the first characters of one more */
   size_t whole = need / fchars, part = need % fchars;
-  size_t part_b = char_off(fp, fn, part);
+  size_t part_b = exec_fn_char_off(fp, fn, part);
   uint64_t pad_b = (uint64_t)whole * fn + part_b;
   if (pad_b + pn > UINT32_MAX)
     return exec_fn_err(c, EXEC_CONSTRAINT, "%s result too long", f);
@@ -294,7 +293,7 @@ static int instr(const cat_value *a, cat_value *out, exec_func_ctx *c) {
   size_t pn = a[0].u.s.len, qn = a[1].u.s.len;
   int64_t pos = 0;
   for (size_t i = 0; i + qn <= pn; i++) {
-    if (memcmp(p + i, q, qn) == 0) { pos = (int64_t)count_chars(p, i) + 1; break; }
+    if (memcmp(p + i, q, qn) == 0) { pos = (int64_t)exec_fn_count_chars(p, i) + 1; break; }
   }
   *out = cat_v_int(CAT_T_INTEGER, pos);
   return EXEC_OK;
@@ -311,7 +310,7 @@ int exec_fn_str(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx
         return EXEC_OK;
       }
       if (need_text(&a[0], "LENGTH", c)) return EXEC_ERROR;
-      *out = cat_v_int(CAT_T_INTEGER, (int64_t)count_chars(a[0].u.s.p, a[0].u.s.len));
+      *out = cat_v_int(CAT_T_INTEGER, (int64_t)exec_fn_count_chars(a[0].u.s.p, a[0].u.s.len));
       return EXEC_OK;
     case EXEC_F_SUBSTR: return substr(a, n, out, c);
     case EXEC_F_TRIM: case EXEC_F_LTRIM: case EXEC_F_RTRIM: return trim(id, a, n, out, c);
