@@ -430,38 +430,30 @@ static int reject(loader *L, const cli_record *rec, const char *reason) {
   /* Without --max-errors: when nearly every record is rejected (more than 90% of the first
      1,000 or more), the columns or the format do not match the file; stop and say why
      rather than reject a whole file record by record. */
-  if (L->o->max_errors == 0 && res->rows_read >= CLI_IMPORT_MOSTLY_AFTER &&
-      res->rows_rejected * 10 > res->rows_read * 9) {
-    int rc = commit(L);
-    if (rc != ROWAN_OK) {
-      L->rc = rc;
-      return 1;
-    }
-    res->stopped = 1;
-    L->rc = ROWAN_CONSTRAINT;
+  bool mostly = L->o->max_errors == 0 && res->rows_read >= CLI_IMPORT_MOSTLY_AFTER &&
+                res->rows_rejected * 10 > res->rows_read * 9;
+  bool limit = L->o->max_errors > 0 && res->rows_rejected >= L->o->max_errors;
+  if (!mostly && !limit) return 0;
+  int rc = commit(L); /* the good rows before the stop are kept */
+  if (rc != ROWAN_OK) {
+    L->rc = rc;
+    return 1;
+  }
+  res->stopped = 1;
+  L->rc = ROWAN_CONSTRAINT;
+  if (mostly)
     setmsg(L, "stopped: %" PRId64 " of the first %" PRId64 " records were rejected (do the "
               "columns and the format match the file? --max-errors N sets the limit "
               "instead); the first reasons: %s%s%s%s%s; %" PRId64 " row%s committed",
            res->rows_rejected, res->rows_read, L->reasons[0], L->reasons[1][0] ? "; " : "",
            L->reasons[1], L->reasons[2][0] ? "; " : "", L->reasons[2], res->rows_loaded,
            res->rows_loaded == 1 ? "" : "s");
-    return 1;
-  }
-  if (L->o->max_errors > 0 && res->rows_rejected >= L->o->max_errors) {
-    int rc = commit(L);
-    if (rc != ROWAN_OK) {
-      L->rc = rc;
-      return 1;
-    }
-    res->stopped = 1;
-    L->rc = ROWAN_CONSTRAINT;
+  else
     setmsg(L, "stopped after %" PRId64 " rejected records (--max-errors), at %s:%" PRId64
               "; %" PRId64 " row%s committed (every good row before that point)",
            res->rows_rejected, L->file, rec->line, res->rows_loaded,
            res->rows_loaded == 1 ? "" : "s");
-    return 1;
-  }
-  return 0;
+  return 1;
 }
 
 static void progress(loader *L, int final) {
