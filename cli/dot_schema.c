@@ -214,9 +214,12 @@ static void print_create_table(FILE *out, const cat_table *t) {
   fputs(";\n", out);
 }
 
-int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
+/* Run fn on the table argv[1] names, or on every table sorted by name (argc 1): .schema's
+** and .dump's table choice. 0, or 1 after an error (message printed). */
+static int each_table(cli_shell *sh, int argc, char **argv, const char *usage,
+                      int (*fn)(cli_shell *sh, const cat_table *t)) {
   if (argc > 2) {
-    cli_errorf(sh, "usage: .schema [TABLE]");
+    cli_errorf(sh, "usage: %s", usage);
     return 1;
   }
   cat_catalog *cat = open_catalog(sh);
@@ -228,21 +231,26 @@ int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
       cli_errorf(sh, "unknown table \"%s\"", argv[1]);
       rc = 1;
     } else {
-      print_create_table(sh->out, t);
-      for (int x = 0; x < t->n_indexes; x++) print_index(sh->out, t, &t->indexes[x], true);
+      rc = fn(sh, t);
     }
   } else {
     int n;
     const cat_table **v = sorted_tables(cat, &n);
-    for (int i = 0; v && i < n; i++) {
-      print_create_table(sh->out, v[i]);
-      for (int x = 0; x < v[i]->n_indexes; x++)
-        print_index(sh->out, v[i], &v[i]->indexes[x], true);
-    }
+    for (int i = 0; v && i < n && !rc; i++) rc = fn(sh, v[i]);
     free(v);
   }
   cat_close(cat);
   return rc;
+}
+
+static int schema_table(cli_shell *sh, const cat_table *t) {
+  print_create_table(sh->out, t);
+  for (int x = 0; x < t->n_indexes; x++) print_index(sh->out, t, &t->indexes[x], true);
+  return 0;
+}
+
+int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
+  return each_table(sh, argc, argv, ".schema [TABLE]", schema_table);
 }
 
 /* One table for .dump: CREATE TABLE, its rows as UPSERTs (cli_dump_rows), then its CREATE
@@ -271,29 +279,7 @@ static int dump_table(cli_shell *sh, const cat_table *t) {
 }
 
 int cli_dot_dump(cli_shell *sh, int argc, char **argv) {
-  if (argc > 2) {
-    cli_errorf(sh, "usage: .dump [TABLE]");
-    return 1;
-  }
-  cat_catalog *cat = open_catalog(sh);
-  if (!cat) return 1;
-  int rc = 0;
-  if (argc == 2) {
-    const cat_table *t = find_table(cat, argv[1]);
-    if (!t) {
-      cli_errorf(sh, "unknown table \"%s\"", argv[1]);
-      rc = 1;
-    } else {
-      rc = dump_table(sh, t);
-    }
-  } else {
-    int n;
-    const cat_table **v = sorted_tables(cat, &n);
-    for (int i = 0; v && i < n && !rc; i++) rc = dump_table(sh, v[i]);
-    free(v);
-  }
-  cat_close(cat);
-  return rc;
+  return each_table(sh, argc, argv, ".dump [TABLE]", dump_table);
 }
 
 int cli_dot_indexes(cli_shell *sh, int argc, char **argv) {
