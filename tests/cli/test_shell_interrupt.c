@@ -20,22 +20,8 @@
 typedef sh_fixture fixture;
 
 static int setup(void **state) {
-  char *dir = sh_tmp_make();
-  char csv[600];
-  snprintf(csv, sizeof csv, "%s/rows.csv", dir);
-  FILE *f = fopen(csv, "w");
-  if (!f) return -1;
-  fputs("K,V,NAME\n", f);
-  for (int i = 0; i < 100000; i++) fprintf(f, "%d,%d,name %d\n", i, i % 1000, i);
-  fclose(f);
-  char imp[700];
-  snprintf(imp, sizeof imp, ".import --csv --header %s T", csv);
-  const char *cmds[] = {"CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V INTEGER, "
-                        "NAME VARCHAR)", imp, NULL};
-  sh_fixture *fx = sh_fixture_new(cmds);
-  sh_tmp_remove(dir);
-  *state = fx;
-  return fx ? 0 : -1;
+  *state = sh_fixture_rows(100000);
+  return *state ? 0 : -1;
 }
 
 static int teardown(void **state) {

@@ -24,22 +24,8 @@
 typedef sh_fixture fixture;
 
 static int setup(void **state) {
-  char *dir = sh_tmp_make();
-  char csv[600];
-  snprintf(csv, sizeof csv, "%s/rows.csv", dir);
-  FILE *f = fopen(csv, "w");
-  if (!f) return -1;
-  fputs("K,V,NAME\n", f);
-  for (int i = 0; i < 600000; i++) fprintf(f, "%d,%d,name %d\n", i, i % 1000, i);
-  fclose(f);
-  char imp[700];
-  snprintf(imp, sizeof imp, ".import --csv --header %s T", csv);
-  const char *cmds[] = {"CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V INTEGER, "
-                        "NAME VARCHAR)", imp, NULL};
-  sh_fixture *fx = sh_fixture_new(cmds);
-  sh_tmp_remove(dir);
-  *state = fx;
-  return fx ? 0 : -1;
+  *state = sh_fixture_rows(600000);
+  return *state ? 0 : -1;
 }
 
 static int teardown(void **state) {
@@ -62,6 +48,32 @@ static bool read_until(int fd, char *buf, size_t cap, const char *want, int ms) 
   return strstr(buf, want) != NULL;
 }
 
+/* The shell on a new pseudo-terminal (HOME the fixture's directory), with -list when asked;
+** *fd gets the terminal's master side. */
+static pid_t spawn(fixture *f, bool list, int *fd) {
+  pid_t pid = forkpty(fd, NULL, NULL, NULL);
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    setenv("HOME", f->dir, 1);
+    if (list) execl(sh_binary(), sh_binary(), "-list", f->db, (char *)NULL);
+    else execl(sh_binary(), sh_binary(), f->db, (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* Wait (5 s at most) for the shell to end, draining the terminal; its wait status. */
+static int finish(pid_t pid, int fd) {
+  int st = 0;
+  for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++) {
+    nanosleep(&(struct timespec){0, 10000000}, NULL);
+    char drain[256];
+    if (read(fd, drain, sizeof drain) < 0 && errno != EAGAIN && errno != EIO) break;
+  }
+  close(fd);
+  return st;
+}
+
 static void say(int fd, const char *s) {
   ssize_t w = write(fd, s, strlen(s));
   assert_int_equal(w, (ssize_t)strlen(s));
@@ -70,13 +82,7 @@ static void say(int fd, const char *s) {
 static void test_ctrl_c_at_the_terminal(void **state) {
   fixture *f = *state;
   int fd = -1;
-  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    setenv("HOME", f->dir, 1);
-    execl(sh_binary(), sh_binary(), f->db, (char *)NULL);
-    _exit(127);
-  }
+  pid_t pid = spawn(f, false, &fd);
   static char buf[1 << 16];
   buf[0] = 0;
   assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
@@ -99,14 +105,7 @@ static void test_ctrl_c_at_the_terminal(void **state) {
   assert_true(read_until(fd, buf, sizeof buf, "42", 5000));
   assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
   say(fd, ".quit\n");
-  int st = 0;
-  for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++) {
-    struct timespec ts = {0, 10000000};
-    nanosleep(&ts, NULL);
-    char drain[256];
-    if (read(fd, drain, sizeof drain) < 0 && errno != EAGAIN && errno != EIO) break;
-  }
-  close(fd);
+  int st = finish(pid, fd);
   assert_true(WIFEXITED(st));
   assert_int_equal(WEXITSTATUS(st), 1); /* a statement failed (interrupted) in the session */
 }
@@ -114,13 +113,7 @@ static void test_ctrl_c_at_the_terminal(void **state) {
 static void test_ctrl_c_at_the_prompt(void **state) {
   fixture *f = *state;
   int fd = -1;
-  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    setenv("HOME", f->dir, 1);
-    execl(sh_binary(), sh_binary(), f->db, (char *)NULL);
-    _exit(127);
-  }
+  pid_t pid = spawn(f, false, &fd);
   static char buf[1 << 16];
   buf[0] = 0;
   assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
@@ -143,13 +136,7 @@ static void test_ctrl_c_at_the_prompt(void **state) {
   say(fd, "\x03");
   nanosleep(&(struct timespec){0, 100000000}, NULL);
   say(fd, "\x03");
-  int st = 0;
-  for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++) {
-    nanosleep(&(struct timespec){0, 10000000}, NULL);
-    char drain[256];
-    if (read(fd, drain, sizeof drain) < 0 && errno != EAGAIN && errno != EIO) break;
-  }
-  close(fd);
+  int st = finish(pid, fd);
   assert_true(WIFEXITED(st));
   assert_int_equal(WEXITSTATUS(st), 130);
 }
@@ -157,13 +144,7 @@ static void test_ctrl_c_at_the_prompt(void **state) {
 static void test_tab(void **state) {
   fixture *f = *state;
   int fd = -1;
-  pid_t pid = forkpty(&fd, NULL, NULL, NULL);
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    setenv("HOME", f->dir, 1);
-    execl(sh_binary(), sh_binary(), "-list", f->db, (char *)NULL);
-    _exit(127);
-  }
+  pid_t pid = spawn(f, true, &fd);
   static char buf[1 << 16];
   buf[0] = 0;
   assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
@@ -191,13 +172,7 @@ static void test_tab(void **state) {
   assert_non_null(strstr(buf, "\rbuilding index TV on T: "));
   assert_true(pct[6] == ' ' || pct[6] == '\r' || pct[6] == '\n');
   say(fd, ".quit\n");
-  int st = 0;
-  for (int i = 0; i < 500 && waitpid(pid, &st, WNOHANG) == 0; i++) {
-    nanosleep(&(struct timespec){0, 10000000}, NULL);
-    char drain[256];
-    if (read(fd, drain, sizeof drain) < 0 && errno != EAGAIN && errno != EIO) break;
-  }
-  close(fd);
+  int st = finish(pid, fd);
   assert_true(WIFEXITED(st));
   assert_int_equal(WEXITSTATUS(st), 0);
 }

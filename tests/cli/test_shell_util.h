@@ -170,4 +170,27 @@ static inline void sh_fixture_free(sh_fixture *f) {
   free(f);
 }
 
+/* A fixture with table T (K INTEGER primary key, V = K % 1000, NAME = 'name K') of `rows`
+** rows, bulk-imported from a CSV file: big enough that a scan takes a while (the Ctrl-C
+** tests interrupt one). NULL on failure. */
+static inline sh_fixture *sh_fixture_rows(int rows) {
+  char *dir = sh_tmp_make();
+  char csv[600], imp[700];
+  snprintf(csv, sizeof csv, "%s/rows.csv", dir);
+  FILE *f = fopen(csv, "w");
+  if (!f) {
+    sh_tmp_remove(dir);
+    return NULL;
+  }
+  fputs("K,V,NAME\n", f);
+  for (int i = 0; i < rows; i++) fprintf(f, "%d,%d,name %d\n", i, i % 1000, i);
+  fclose(f);
+  snprintf(imp, sizeof imp, ".import --csv --header %s T", csv);
+  const char *cmds[] = {"CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V INTEGER, "
+                        "NAME VARCHAR)", imp, NULL};
+  sh_fixture *fx = sh_fixture_new(cmds);
+  sh_tmp_remove(dir);
+  return fx;
+}
+
 #endif /* ROWAN_TEST_SHELL_UTIL_H */
