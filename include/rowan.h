@@ -329,6 +329,19 @@ typedef struct rowan_bulk rowan_bulk;
 int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *const *columns,
                      rowan_bulk **bulk);
 int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *lengths);
+/* rowan_bulk_add_values(bulk, values) adds one row of typed values instead of text (for
+** callers whose values are numbers already, such as a language binding: no formatting and
+** parsing of each number). values[i] is for columns[i], read during the call only, by its
+** type as rowan_column_values writes them: ROWAN_NULL (SQL NULL), ROWAN_INTEGER (i),
+** ROWAN_FLOAT (d), ROWAN_TEXT and ROWAN_BLOB (bytes bytes at p), ROWAN_TIMESTAMP (i, ms
+** since the epoch, as rowan_bind_timestamp; use ROWAN_TEXT for microseconds). Each value is
+** converted to its column's type as the same value bound with rowan_bind_* and stored into
+** that column would be (an integer into a DOUBLE column, a text literal into a DATE or
+** BOOLEAN one; docs/TYPES.md's conversions). Errors and what is kept: as
+** rowan_bulk_add_text (ROWAN_CONSTRAINT naming the column and the value: nothing of the row
+** is kept, the load goes on); ROWAN_MISUSE for a NULL values, an unknown type or a negative
+** byte count. */
+int rowan_bulk_add_values(rowan_bulk *bulk, const rowan_value *values);
 int rowan_bulk_commit(rowan_bulk *bulk);
 void rowan_bulk_abort(rowan_bulk *bulk);
 

@@ -92,3 +92,32 @@ def test_numpy_and_pandas_fetches(store):
     assert list(df.columns) == ["K", "TS", "V"] and len(df) == 10
     assert pd.Timestamp(df["TS"][5]) == pd.Timestamp("2016-01-01 05:00:00")
     con.close()
+
+
+def test_bulk_path_types_same_as_upsert(store):
+    """Every type through the bulk path (rowan_bulk_add_values) lands as the same rows
+    UPSERTed one by one do."""
+    from decimal import Decimal
+    con = rowandb.connect(store, autocommit=True)
+    ddl = ("CREATE TABLE %s (K BIGINT NOT NULL PRIMARY KEY, B BOOLEAN, F FLOAT, D DOUBLE, "
+           "N DECIMAL(12,3), S VARCHAR, Y VARBINARY, DT DATE, TM TIME, TS TIMESTAMP, "
+           "I SMALLINT)")
+    con.execute(ddl % "BULK")
+    con.execute(ddl % "ONE")
+    t0 = dt.datetime(2016, 1, 1)
+    rows = [(i, i % 3 == 0, i / 8, i * 1.1, Decimal(i) / 7 if i % 5 else None, "s%d" % i,
+             bytes([i % 256, 0]), dt.date(2000, 1, 1) + dt.timedelta(days=i),
+             dt.time(i % 24, i % 60, 0, (i * 1000) % 1000000),
+             t0 + dt.timedelta(seconds=i, microseconds=7 * (i % 2)), i % 30000)
+            for i in range(2500)]
+    cols = "K, B, F, D, N, S, Y, DT, TM, TS, I"
+    marks = ", ".join("?" * 11)
+    assert con.executemany("UPSERT INTO BULK (%s) VALUES (%s)" % (cols, marks), rows).rowcount == 2500
+    cur = con.cursor()
+    for r in rows:
+        cur.execute("UPSERT INTO ONE (%s) VALUES (%s)" % (cols, marks), r)
+    a = con.execute("SELECT * FROM BULK ORDER BY K").fetchall()
+    b = con.execute("SELECT * FROM ONE ORDER BY K").fetchall()
+    assert a == b and len(a) == 2500
+    assert a[1][9] == t0 + dt.timedelta(seconds=1, microseconds=7)
+    con.close()

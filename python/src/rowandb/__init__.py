@@ -16,8 +16,8 @@ Transactions follow PEP 249 and Python's sqlite3 module: with autocommit False (
 default) the first UPSERT or DELETE opens a transaction (BEGIN) that commit() or rollback()
 ends; DDL and queries outside one run on their own. With autocommit True every statement
 commits by itself; there executemany of a plain `UPSERT INTO t (cols) VALUES (?, ...)` over
-many rows takes Rowan's bulk-load path (every row or none becomes visible, at the end) when
-its rows hold no floats, and runs in transactions of Cursor.CHUNK_ROWS rows otherwise.
+many rows takes Rowan's bulk-load path (rowan_bulk_add_values: every row or none becomes
+visible, at the end), and other statements run in transactions of Cursor.CHUNK_ROWS rows.
 """
 
 import datetime as _dt
@@ -386,8 +386,8 @@ class Cursor:
     def executemany(self, operation, seq_of_parameters):
         """Run `operation` once per parameter set. Inside a transaction (autocommit False)
         the rows join it. With autocommit True: a plain UPSERT INTO t (cols) VALUES (?, ...)
-        of at least 1,000 rows holding no float takes the bulk-load path (all rows or none,
-        visible at the end); otherwise the rows run in transactions of CHUNK_ROWS each, as
+        of at least 1,000 rows takes the bulk-load path (all rows or none, visible at the
+        end); otherwise the rows run in transactions of CHUNK_ROWS each, as
         if each row committed on its own (a failing row raises; the rows before it stay
         committed, as in sqlite3's autocommit mode), which bounds the memory a long run
         holds."""
@@ -448,16 +448,14 @@ class Cursor:
         cols = [c.strip().strip('"') for c in m.group(2).split(",")]
         if len(cols) != m.group(0).count("?") or len(rows) < 1000:
             return None
-        if any(isinstance(v, float) for v in rows[0]):
-            return None  # a float as text costs more in Python than the load saves
         try:
             return self.connection._db.bulk_load(table, cols, rows)
-        except (IntegrityError, TypeError) as e:
-            # refused for what the load cannot do, not for a bad row: a bytes value, or a key
-            # repeated in one load into a table with an index (ROWAN_BULK_REPEAT). Nothing
-            # was committed; the caller then runs UPSERT's own rules (the last row wins).
-            # Any other refusal (a value that does not fit) raises: no row is committed.
-            if isinstance(e, IntegrityError) and "repeat" not in str(e):
+        except IntegrityError as e:
+            # refused for what the load cannot do, not for a bad row: a key repeated in one
+            # load into a table with an index (ROWAN_BULK_REPEAT). Nothing was committed;
+            # the caller then runs UPSERT's own rules (the last row wins). Any other refusal
+            # (a value that does not fit) raises: no row is committed.
+            if "repeat" not in str(e):
                 raise
             return None
 

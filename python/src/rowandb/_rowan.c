@@ -4,7 +4,7 @@
 ** Python values as parameters, steps statements with the GIL released (so another thread
 ** can call Db.interrupt), turns result rows into tuples of Python values in one call per
 ** row (rowan_column_values), runs a statement over many parameter sets, and feeds the bulk
-** load (rowan_bulk_*) from an iterable of rows.
+** load (rowan_bulk_add_values) from an iterable of rows.
 **
 ** It does not implement PEP 249 itself: connections, cursors, transactions, description,
 ** the exception hierarchy and the optional numpy/pandas fetches are in __init__.py, which
@@ -540,25 +540,32 @@ static PyObject *Stmt_get_ncol(StmtObject *self, void *c) {
 
 /* ---- bulk load -------------------------------------------------------------------- */
 
-/* The text rowan_bulk_add_text reads for v (a literal of the column's type), in *s or
-** pointing into v; NULL text for None. 0, or -1 with an exception set. */
-static int bulk_text(PyObject *v, PyObject **hold, const char **p, int *n, char *buf,
-                     size_t cap) {
+/* v as the typed value rowan_bulk_add_values reads (converted there to the column's type
+** as a bound parameter would be): numbers as numbers, strings and bytes by pointer, the
+** rest as their literal text (in buf, or in *hold, a string object kept until the row is
+** added). 0, or -1 with an exception set. */
+static int bulk_value(PyObject *v, rowan_value *out, PyObject **hold, char *buf, size_t cap) {
   *hold = NULL;
+  memset(out, 0, sizeof *out);
+  out->type = ROWAN_TEXT;
   if (v == Py_None) {
-    *p = NULL;
-    *n = 0;
+    out->type = ROWAN_NULL;
+    return 0;
+  }
+  if (PyFloat_Check(v)) {
+    out->type = ROWAN_FLOAT;
+    out->d = PyFloat_AS_DOUBLE(v);
     return 0;
   }
   if (PyUnicode_Check(v)) {
     Py_ssize_t len;
-    *p = PyUnicode_AsUTF8AndSize(v, &len);
-    *n = (int)len;
-    return *p ? 0 : -1;
+    out->p = PyUnicode_AsUTF8AndSize(v, &len);
+    out->bytes = (int)len;
+    return out->p ? 0 : -1;
   }
   if (PyBool_Check(v)) {
-    *p = v == Py_True ? "TRUE" : "FALSE";
-    *n = (int)strlen(*p);
+    out->p = v == Py_True ? "TRUE" : "FALSE";
+    out->bytes = (int)strlen(out->p);
     return 0;
   }
   if (PyLong_Check(v)) {
@@ -566,32 +573,43 @@ static int bulk_text(PyObject *v, PyObject **hold, const char **p, int *n, char 
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (!overflow) {
       if (x == -1 && PyErr_Occurred()) return -1;
-      *n = snprintf(buf, cap, "%lld", x);
-      *p = buf;
+      out->type = ROWAN_INTEGER;
+      out->i = x;
       return 0;
     }
-  } else if (PyFloat_Check(v)) {
-    char *r = PyOS_double_to_string(PyFloat_AS_DOUBLE(v), 'r', 0, 0, NULL);
-    if (!r) return -1;
-    snprintf(buf, cap, "%s", !strcmp(r, "inf") ? "Infinity" : !strcmp(r, "-inf") ? "-Infinity"
-                             : !strcmp(r, "nan") ? "NaN" : r);
-    PyMem_Free(r);
-    *p = buf;
-    *n = (int)strlen(buf);
+  } else if (PyBytes_Check(v)) {
+    out->type = ROWAN_BLOB;
+    out->p = PyBytes_AS_STRING(v);
+    out->bytes = (int)PyBytes_GET_SIZE(v);
     return 0;
   } else if (PyDateTime_Check(v) && !(((PyDateTime_DateTime *)v)->hastzinfo &&
                                       ((PyDateTime_DateTime *)v)->tzinfo != Py_None)) {
-    *n = snprintf(buf, cap, "%04d-%02d-%02d %02d:%02d:%02d.%06d", PyDateTime_GET_YEAR(v),
-                  PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v), PyDateTime_DATE_GET_HOUR(v),
-                  PyDateTime_DATE_GET_MINUTE(v), PyDateTime_DATE_GET_SECOND(v),
-                  PyDateTime_DATE_GET_MICROSECOND(v));
-    *p = buf;
+    int us = PyDateTime_DATE_GET_MICROSECOND(v);
+    if (us % 1000 == 0) { /* whole milliseconds: the number itself */
+      int64_t days = days_from_civil(PyDateTime_GET_YEAR(v), (unsigned)PyDateTime_GET_MONTH(v),
+                                     (unsigned)PyDateTime_GET_DAY(v));
+      out->type = ROWAN_TIMESTAMP;
+      out->i = days * 86400000 + PyDateTime_DATE_GET_HOUR(v) * 3600000LL +
+               PyDateTime_DATE_GET_MINUTE(v) * 60000LL + PyDateTime_DATE_GET_SECOND(v) * 1000LL +
+               us / 1000;
+      return 0;
+    }
+    out->bytes = snprintf(buf, cap, "%04d-%02d-%02d %02d:%02d:%02d.%06d", PyDateTime_GET_YEAR(v),
+                          PyDateTime_GET_MONTH(v), PyDateTime_GET_DAY(v),
+                          PyDateTime_DATE_GET_HOUR(v), PyDateTime_DATE_GET_MINUTE(v),
+                          PyDateTime_DATE_GET_SECOND(v), us);
+    out->p = buf;
     return 0;
-  } else if (PyBytes_Check(v) || PyByteArray_Check(v) || PyMemoryView_Check(v)) {
-    PyErr_SetString(PyExc_TypeError, "bytes values do not take the bulk path");
-    return -1;
+  } else if (PyByteArray_Check(v) || PyMemoryView_Check(v)) {
+    PyObject *b = PyBytes_FromObject(v);
+    if (!b) return -1;
+    *hold = b;
+    out->type = ROWAN_BLOB;
+    out->p = PyBytes_AS_STRING(b);
+    out->bytes = (int)PyBytes_GET_SIZE(b);
+    return 0;
   }
-  /* Decimal, date, time, aware datetime, big ints: their str() is a literal Rowan reads */
+  /* Decimal, date, time, an aware datetime, an int past BIGINT: their literal text */
   PyObject *s;
   if (PyDateTime_Check(v)) {
     PyObject *u = PyObject_CallMethod(v, "astimezone", "O", PyDateTime_TimeZone_UTC);
@@ -600,15 +618,19 @@ static int bulk_text(PyObject *v, PyObject **hold, const char **p, int *n, char 
     Py_DECREF(u);
   } else if (decimal_cls && PyObject_TypeCheck(v, (PyTypeObject *)decimal_cls)) {
     s = PyObject_CallMethod(v, "__format__", "s", "f");
-  } else {
+  } else if (PyDate_Check(v) || PyTime_Check(v) || PyLong_Check(v)) {
     s = PyObject_Str(v);
+  } else {
+    snprintf(buf, cap, "type %.40s is not supported", Py_TYPE(v)->tp_name);
+    raise_code(NULL, ROWAN_MISUSE, buf);
+    return -1;
   }
   if (!s) return -1;
   Py_ssize_t len;
-  *p = PyUnicode_AsUTF8AndSize(s, &len);
-  *n = (int)len;
+  out->p = PyUnicode_AsUTF8AndSize(s, &len);
+  out->bytes = (int)len;
   *hold = s;
-  return *p ? 0 : -1;
+  return out->p ? 0 : -1;
 }
 
 /* bulk_load(table, columns, rows) -> rows loaded. All of them or none (the load commits at
@@ -624,14 +646,13 @@ static PyObject *Db_bulk_load(DbObject *self, PyObject *args) {
   if (!cseq) return NULL;
   int nc = (int)PySequence_Fast_GET_SIZE(cseq);
   const char **names = PyMem_Calloc((size_t)nc + 1, sizeof *names);
-  const char **fields = PyMem_Calloc((size_t)nc + 1, sizeof *fields);
-  int *lens = PyMem_Calloc((size_t)nc + 1, sizeof *lens);
+  rowan_value *vals = PyMem_Calloc((size_t)nc + 1, sizeof *vals);
   PyObject **holds = PyMem_Calloc((size_t)nc + 1, sizeof *holds);
   char (*bufs)[64] = PyMem_Calloc((size_t)nc + 1, 64);
   PyObject *it = NULL, *ret = NULL;
   rowan_bulk *bulk = NULL;
   long long count = 0;
-  if (!names || !fields || !lens || !holds || !bufs) {
+  if (!names || !vals || !holds || !bufs) {
     PyErr_NoMemory();
     goto out;
   }
@@ -662,10 +683,9 @@ static PyObject *Db_bulk_load(DbObject *self, PyObject *args) {
     }
     int bad = 0;
     for (int i = 0; i < nc && !bad; i++)
-      bad = bulk_text(PySequence_Fast_GET_ITEM(rs, i), &holds[i], &fields[i], &lens[i], bufs[i],
-                      64) < 0;
+      bad = bulk_value(PySequence_Fast_GET_ITEM(rs, i), &vals[i], &holds[i], bufs[i], 64) < 0;
     if (!bad) {
-      rc = rowan_bulk_add_text(bulk, fields, lens);
+      rc = rowan_bulk_add_values(bulk, vals);
       if (rc) {
         raise_code(self->db, rc, NULL);
         bad = 1;
@@ -692,8 +712,7 @@ out:
   Py_XDECREF(it);
   Py_DECREF(cseq);
   PyMem_Free(names);
-  PyMem_Free(fields);
-  PyMem_Free(lens);
+  PyMem_Free(vals);
   PyMem_Free(holds);
   PyMem_Free(bufs);
   return ret;
