@@ -197,7 +197,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   if (ps->ranges.kind == PLAN_SCAN_PREFIX_SKIP) {
     /* ranges over key columns 2..n: kv appends them to each leading prefix it finds */
     skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->table->key_cols[0], s->ranges,
-                            n};
+                            n, ps->prefix_first ? 1 : 0};
     o.skip_prefix = &skip;
     o.ranges = NULL;
     o.n_ranges = 0;

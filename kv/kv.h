@@ -368,11 +368,16 @@ typedef struct kv_qualifier_set {
 ** suffix range (n_suffixes 0) means every key of each prefix. Forward scans only: with
 ** reverse, or with ranges given, kv_scan_open fails with KV_ERR_INVALID.
 ** kv_scan_metrics.prefixes_sought counts the prefixes found, ranges_sought the ranges read
-** (empty ones, start not below end, are not read). */
+** (empty ones, start not below end, are not read).
+** rows_per_prefix > 0 hands out at most that many rows of each prefix (those the filter
+** passes, in key order) and then probes for the next prefix at once: "the first row of
+** every prefix" in one seek per prefix (Phoenix's DISTINCT PREFIX FILTER, a loose index
+** scan). */
 typedef uint32_t (*kv_prefix_len_fn)(void *ctx, const uint8_t *key, uint32_t key_len);
 typedef struct kv_skip_prefix {
   kv_prefix_len_fn prefix_len; void *ctx; /* the prefix of a key, and its context */
   const kv_range *suffixes; uint32_t n_suffixes; /* ranges after the prefix */
+  uint32_t rows_per_prefix;  /* rows handed out per prefix at most; 0 = all */
 } kv_skip_prefix;
 
 typedef struct kv_scan_options {

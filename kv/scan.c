@@ -373,6 +373,7 @@ int kv_scan_skip_probe(kv_scan *s) {
     s->skip_done = true;
     return KV_ERR_NOTFOUND;
   }
+  s->pfx_rows = 0;
   return kv_scan_skip_ranges(s, best->row, best->row_len);
 }
 
@@ -463,7 +464,14 @@ static int next_forward(kv_scan *s, kv_row *row) {
         if (rc) return rc;
       }
     }
-    if (finish_row(s, row)) return KV_OK;
+    if (finish_row(s, row)) {
+      if (s->skip_rows && ++s->pfx_rows >= s->skip_rows) { /* enough of this prefix: the next
+                                                             call probes for the next one */
+        s->cur_range = (int)s->n_ranges;
+        s->range_started = false;
+      }
+      return KV_OK;
+    }
   }
 }
 

@@ -147,6 +147,7 @@ static kv_scan *take_shell(kv_db *db) {
   s->cur_range = 0;
   s->range_started = false;
   s->skip = s->skip_done = s->have_probe = false;
+  s->skip_rows = s->pfx_rows = 0;
   s->n_sfx = 0;
   s->prefixes = 0;
   s->reverse = false;

@@ -385,8 +385,13 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
           snprintf(close, sizeof actual - (size_t)(close - actual), "%s%s", pa, tail);
         }
       }
-      line(L, "SKIP SCAN ON EACH [%s] PREFIX (%s) OVER %s %s%s", t->columns[t->pk[0]].name,
-           found, over, sc->skip_explain ? sc->skip_explain : "", actual);
+      if (sc->prefix_first) /* no suffix ranges: no bounds after the table's name */
+        line(L, "SKIP TO NEXT PREFIX OF [%s] (%s) OVER %s%s%s%s", t->columns[t->pk[0]].name,
+             found, over, sc->skip_explain ? " " : "", sc->skip_explain ? sc->skip_explain : "",
+             actual);
+      else
+        line(L, "SKIP SCAN ON EACH [%s] PREFIX (%s) OVER %s %s%s", t->columns[t->pk[0]].name,
+             found, over, sc->skip_explain ? sc->skip_explain : "", actual);
       break;
     }
     default: line(L, "%sFULL SCAN OVER %s%s%s", chunks, over, rev, actual); break;

@@ -193,6 +193,10 @@ typedef struct plan_scan {
   const uint8_t **skip_pfx;         /* the prefixes found (arena), for the estimates */
   uint32_t *skip_pfx_len;           /* their lengths */
   const char *skip_explain;         /* the key bounds, "*" for the leading column (arena) */
+  bool prefix_first;                /* the skip scan hands out only the first row of each
+                                       prefix that the pushed filter passes (kv's
+                                       rows_per_prefix 1): the query needs no other
+                                       (planner/skip_prefix.h plan_prefix_first) */
 } plan_scan;
 
 /* What follows the scan in a SELECT plan. */
