@@ -23,6 +23,10 @@
 **    of the values reaches p. Both keep every non-NULL value of a group (exec_agg_bytes
 **    reports how much, for the caller's memory bound); p (0..1) and the order are set by
 **    exec_agg_set_order after init.
+**  - FIRST_VALUE(x) / LAST_VALUE(x) WITHIN GROUP (ORDER BY k [DESC]) (Phoenix's) -> x's type:
+**    the x of the row whose k comes first / last in that order; rows whose k is NULL are
+**    ignored; among rows with equal k the first one stepped is kept; x itself may be NULL
+**    (then the result is NULL). Stepped with exec_agg_step2 (the value and its key).
 **  - DISTINCT: a value is stepped once; numbers equal by value (1 = 1.0 for exact types)
 **    count once; CHAR trailing spaces are insignificant. The set lives in malloc'd memory
 **    owned by the accumulator.
@@ -53,6 +57,8 @@ enum exec_agg_id {
   EXEC_AGG_STDDEV_SAMP,
   EXEC_AGG_PERCENTILE_CONT, /* ordered-set: takes the fraction and the order separately */
   EXEC_AGG_PERCENTILE_DISC,
+  EXEC_AGG_FIRST_VALUE,     /* ordered-set of a value and its order key (exec_agg_step2) */
+  EXEC_AGG_LAST_VALUE,
   EXEC_AGG_COUNT_           /* number of ids + 1 (not an aggregate) */
 };
 
@@ -80,7 +86,10 @@ typedef struct exec_agg {
   size_t n_vals;         /* used */
   size_t vals_cap;       /* allocated */
   double frac;           /* PERCENTILE_*: p, 0..1 */
-  bool desc;             /* PERCENTILE_*: WITHIN GROUP (ORDER BY x DESC) */
+  bool desc;             /* PERCENTILE_*, FIRST/LAST_VALUE: WITHIN GROUP (ORDER BY x DESC) */
+  cat_value key;         /* FIRST/LAST_VALUE: the order key of the value kept in best */
+  uint8_t *kbuf;         /* FIRST/LAST_VALUE: owned copy of a string key (malloc) */
+  size_t kbuf_cap;       /* its capacity */
 } exec_agg;
 
 /* Resolve an aggregate call. name: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP, STDDEV_SAMP,
@@ -108,9 +117,19 @@ void exec_agg_set_order(exec_agg *a, double p, bool desc);
 /* Heap bytes a holds (its DISTINCT set, its percentile values), for a memory bound. */
 size_t exec_agg_bytes(const exec_agg *a);
 
-/* True if name (any case) is an ordered-set aggregate (PERCENTILE_CONT, PERCENTILE_DISC),
-** written f(p) WITHIN GROUP (ORDER BY x). */
+/* True if name (any case) is an ordered-set aggregate (PERCENTILE_CONT, PERCENTILE_DISC,
+** FIRST_VALUE, LAST_VALUE), written f(...) WITHIN GROUP (ORDER BY x). */
 bool exec_agg_is_ordered_set(const char *name);
+
+/* True if name is an ordered-set aggregate of a value and an order key (FIRST_VALUE,
+** LAST_VALUE: f(x) WITHIN GROUP (ORDER BY k)), false for the percentiles (f(p) WITHIN GROUP
+** (ORDER BY x), x the value). */
+bool exec_agg_takes_value(const char *name);
+
+/* FIRST_VALUE / LAST_VALUE: feed one row's value v (NULL allowed) and its order key k (the
+** row is ignored when k is NULL or a NULL pointer). Errors as exec_agg_step (EXEC_ERROR when
+** k is not comparable with the keys before, EXEC_NOMEM). */
+int exec_agg_step2(exec_agg *a, const cat_value *v, const cat_value *k, char *msg, size_t cap);
 
 /* Feed one value (ignored when NULL; for COUNT(*) pass any value, NULL included, or NULL
 ** pointer v). EXEC_OK; EXEC_CONSTRAINT when a DECIMAL sum passes 38 digits or an integer sum

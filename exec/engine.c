@@ -143,7 +143,8 @@ static bool select_uses_now(const plan_select *s) {
   bool u = expr_uses_now(s->where) || expr_uses_now(s->having) || expr_uses_now(s->limit) ||
            expr_uses_now(s->offset);
   for (int i = 0; !u && i < s->n_group; i++) u = expr_uses_now(s->group[i]);
-  for (int i = 0; !u && i < s->n_aggs; i++) u = expr_uses_now(s->aggs[i].arg);
+  for (int i = 0; !u && i < s->n_aggs; i++)
+    u = expr_uses_now(s->aggs[i].arg) || expr_uses_now(s->aggs[i].arg2);
   for (int i = 0; !u && i < s->n_proj; i++) u = expr_uses_now(s->proj[i]);
   for (int i = 0; !u && s->order_src && i < s->n_order; i++) u = expr_uses_now(s->order_src[i]);
   return u;

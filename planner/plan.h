@@ -52,10 +52,11 @@ typedef struct plan_agg {
   bool star;           /* COUNT(*) */
   bool distinct;       /* COUNT(DISTINCT x) and the like */
   plan_expr *arg;      /* argument over the input row; NULL for COUNT(*) */
+  plan_expr *arg2;     /* FIRST_VALUE/LAST_VALUE: the WITHIN GROUP (ORDER BY k) key; or NULL */
   cat_type type;       /* result type */
   char *text;          /* SQL text for EXPLAIN and column names ("COUNT(*)") */
   double frac;         /* PERCENTILE_CONT/DISC: the fraction p, 0..1 */
-  bool desc;           /* PERCENTILE_CONT/DISC: WITHIN GROUP (ORDER BY x DESC) */
+  bool desc;           /* PERCENTILE_CONT/DISC, FIRST/LAST_VALUE: WITHIN GROUP (ORDER BY x DESC) */
 } plan_agg;
 
 /* One ORDER BY term over the projected row. */

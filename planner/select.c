@@ -393,7 +393,10 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
   if (!used) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
   if (s->aggregate) {
     for (int i = 0; i < s->n_group; i++) mark(s->group[i], used);
-    for (int i = 0; i < s->n_aggs; i++) mark(s->aggs[i].arg, used);
+    for (int i = 0; i < s->n_aggs; i++) {
+      mark(s->aggs[i].arg, used);
+      mark(s->aggs[i].arg2, used);
+    }
   } else {
     for (int i = 0; i < s->n_proj; i++) mark(s->proj[i], used);
   }

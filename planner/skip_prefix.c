@@ -222,11 +222,21 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
 /* Whether aggregate g of query s is answered by the first row of each leading-key prefix
 ** (the prefix being the first key column c0, the next key column c1): a function of the
 ** set of distinct c0 values (MIN/MAX of c0, any DISTINCT aggregate of c0), or with GROUP
-** BY c0 the MAX of c1 under a descending c1 (MIN under an ascending one) when c1 cannot be
-** NULL: the first row of the prefix that passes the filter holds the extreme. */
+** BY c0 the MAX of c1 under a descending c1 (MIN under an ascending one), or FIRST_VALUE(x)
+** WITHIN GROUP (ORDER BY c1) in the key's direction (LAST_VALUE in the other), when c1
+** cannot be NULL: the first row of the prefix that passes the filter holds the extreme. */
 static bool first_row_answers(const plan_agg *g, const cat_table *t, bool grouped) {
-  if (g->star || !g->arg || g->arg->kind != PX_COLUMN) return false;
   int c0 = t->pk[0], c1 = t->n_pk > 1 ? t->pk[1] : -1;
+  if (g->arg2) { /* FIRST_VALUE(x) WITHIN GROUP (ORDER BY c1 in the key's direction), LAST_VALUE
+                    in the other: the x of the group's first row (any x) */
+    const cat_key_col *k = &t->key_cols[1];
+    if (!grouped || c1 < 0 || g->arg2->kind != PX_COLUMN || g->arg2->column != c1 ||
+        k->nullable)
+      return false;
+    return g->func == EXEC_AGG_FIRST_VALUE ? g->desc == k->desc
+           : g->func == EXEC_AGG_LAST_VALUE ? g->desc != k->desc : false;
+  }
+  if (g->star || !g->arg || g->arg->kind != PX_COLUMN) return false;
   bool minmax = g->func == EXEC_AGG_MIN || g->func == EXEC_AGG_MAX;
   if (g->arg->column == c0) return g->distinct || minmax;
   if (!grouped || g->distinct || g->arg->column != c1 || !minmax) return false;

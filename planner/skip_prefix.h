@@ -67,8 +67,10 @@ void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc);
 ** (plan_prefix_first_shape): SELECT DISTINCT c0; aggregates without GROUP BY of c0 alone
 ** that depend only on its distinct values (COUNT(DISTINCT c0), MIN(c0), MAX(c0)); GROUP BY c0
 ** with such aggregates or MAX(c1) where the second key column c1 is DESC (MIN(c1) where it
-** is ASC) and NOT NULL: `SELECT STATION, MAX(TS) FROM SENSOR GROUP BY STATION` on the key
-** (STATION, TS DESC) reads one row per station.
+** is ASC) and NOT NULL, or FIRST_VALUE(x) WITHIN GROUP (ORDER BY c1 [DESC]) in the key's
+** direction (LAST_VALUE in the other): `SELECT STATION, MAX(TS), FIRST_VALUE(TEMP) WITHIN
+** GROUP (ORDER BY TS DESC) FROM SENSOR GROUP BY STATION` on the key (STATION, TS DESC) reads
+** one row per station.
 ** Only over the table's own forward scan with no residual filter (the pushed filter decides
 ** which row of a prefix is its first), no WHERE bound on c0 (the scan is a full scan or
 ** a skip scan by prefix, whose suffix ranges it keeps: planner/select.c builds the scan
