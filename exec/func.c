@@ -255,7 +255,7 @@ static int find_name(const char *name) {
 bool exec_func_is_aggregate(const char *name) {
   static const char *const aggs[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP",
                                      "STDDEV_SAMP", "PERCENTILE_CONT", "PERCENTILE_DISC",
-                                     "FIRST_VALUE", "LAST_VALUE"};
+                                     "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE"};
   for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
     if (strcasecmp(aggs[i], name) == 0) return true;
   return false;
