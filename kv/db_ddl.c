@@ -3,7 +3,8 @@
 ** kv_table_count, kv_table_name, kv_family_info) and the planner's statistics
 ** (kv_family_get_stats, kv_estimate_rows). DDL takes the writer role, so it never races a
 ** commit, flush or compaction, and is one synced MANIFEST record before it takes effect.
-** Family ids come from the MANIFEST's next_family_id and are never reused.
+** Family ids come from the MANIFEST's next_family_id and are never reused. A table's
+** TABLEINFO file (kv/manifest.h) is written before its MANIFEST record and removed by DROP.
 ** Not here: opening (kv/db_open.c), reads (kv/scan.c).
 */
 #include <stdio.h>
@@ -103,6 +104,13 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
     fm->block_size = families[i].block_size ? families[i].block_size : KV_DEFAULT_BLOCK_SIZE;
     fm->flushed_seq = 0;
   }
+  /* The table's TABLEINFO first (a salvage names the table by it if the MANIFEST is lost);
+  ** a crash before the MANIFEST record leaves a folder kv_open removes as unknown. */
+  rc = kv_tableinfo_write(db->env, db->path, &tm);
+  if (rc) {
+    free(tm.families);
+    goto out;
+  }
   kv_edit e[2];
   memset(e, 0, sizeof e);
   e[0].kind = KV_EDIT_CREATE_TABLE;
@@ -166,8 +174,10 @@ int kv_drop_table(kv_db *db, const char *name) {
     kv_fam_free(f); /* files no scan uses are deleted now, the others at scan close */
     db->env->rmdir(db->env, dir);
   }
-  char tdir[PATH_CAP];
+  char tdir[PATH_CAP], ti[PATH_CAP + 16];
   snprintf(tdir, sizeof tdir, "%s/data/%u", db->path, tid);
+  snprintf(ti, sizeof ti, "%s/%s", tdir, KV_TABLEINFO);
+  if (db->env->exists(db->env, ti)) db->env->remove(db->env, ti);
   if (db->env->exists(db->env, tdir)) db->env->rmdir(db->env, tdir);
   kv_db_bg_resume(db);
   pthread_cond_broadcast(&db->bg_done_cv); /* kv_flush waiters on these families */

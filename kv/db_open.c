@@ -2,7 +2,8 @@
 ** kv/db_open.c: opening and closing a store (kv_open, kv_close): the LOCK file, MANIFEST
 ** replay into run-time families, opening store-file readers, deleting files the MANIFEST
 ** does not name (left by a crash during a flush or compaction), replaying the WAL segments
-** into the memstores, and starting a fresh WAL segment. Also the store-file handles shared
+** into the memstores, writing the TABLEINFO of tables that lack one (kv/manifest.h), and
+** starting a fresh WAL segment. Also the store-file handles shared
 ** by families and scans.
 **
 ** WAL replay rule: op i of a record with first sequence number s goes to family f only when
@@ -251,6 +252,11 @@ static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
     for (uint32_t i = 0; i < fams.n; i++) {
       char fdir[PATH_CAP];
       if (!join(fdir, sizeof fdir, tdir, fams.names[i])) continue;
+      if (strcmp(fams.names[i], KV_TABLEINFO) == 0) continue; /* the table's own file */
+      if (strcmp(fams.names[i], KV_TABLEINFO ".tmp") == 0) { /* a write cut short */
+        db->env->remove(db->env, fdir);
+        continue;
+      }
       uint64_t fid;
       kv_fam *f = NULL;
       if (parse_u64(fams.names[i], "", &fid) && fid <= UINT32_MAX)
@@ -282,6 +288,19 @@ static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
     free_names(&fams);
   }
   free_names(&tables);
+}
+
+/* Write the TABLEINFO of every table that has none (stores made before it existed, or a
+** file lost since): what a salvage needs to name the table without the MANIFEST. */
+static int write_missing_tableinfo(kv_db *db) {
+  for (uint32_t t = 0; t < db->ver.n_tables; t++) {
+    char p[PATH_CAP];
+    snprintf(p, sizeof p, "%s/data/%u/%s", db->path, db->ver.tables[t].id, KV_TABLEINFO);
+    if (db->env->exists(db->env, p)) continue;
+    int rc = kv_tableinfo_write(db->env, db->path, &db->ver.tables[t]);
+    if (rc) return rc;
+  }
+  return KV_OK;
 }
 
 /* ---- WAL replay ----------------------------------------------------------------------- */
@@ -513,6 +532,7 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   if (rc == KV_OK) rc = load_families(db);
   uint64_t max_number = 0;
   if (rc == KV_OK && !o.read_only) delete_unknown_files(db, &max_number);
+  if (rc == KV_OK && !o.read_only) rc = write_missing_tableinfo(db);
   if (rc == KV_OK) rc = replay_wal(db, &max_number);
   if (rc == KV_OK && db->ver.next_file_number <= max_number)
     db->ver.next_file_number = max_number + 1;
