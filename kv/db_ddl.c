@@ -1,8 +1,9 @@
 /*
 ** kv/db_ddl.c: tables and column families (kv_create_table, kv_drop_table, kv_family_id,
-** kv_table_count, kv_table_name, kv_family_info) and the planner's statistics
-** (kv_family_get_stats, kv_estimate_rows). DDL takes the writer role, so it never races a
-** commit, flush or compaction, and is one synced MANIFEST record before it takes effect.
+** kv_table_families, kv_table_count, kv_table_name, kv_family_info) and the planner's
+** statistics (kv_family_get_stats, kv_estimate_rows). DDL takes the writer role, so it never
+** races a commit, flush or compaction, and is one synced MANIFEST record before it takes
+** effect.
 ** Family ids come from the MANIFEST's next_family_id and are never reused. A table's
 ** TABLEINFO file (kv/manifest.h) is written before its MANIFEST record and removed by DROP.
 ** Not here: opening (kv/db_open.c), reads (kv/scan.c).
@@ -204,6 +205,19 @@ int kv_family_id(kv_db *db, const char *table, const char *family, uint32_t *id_
         break;
       }
     }
+  }
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+int kv_table_families(kv_db *db, const char *table, uint32_t *ids, uint32_t cap, uint32_t *n) {
+  if (!db || !table || !n || (cap && !ids)) return kv_error(KV_MISUSE, "kv_table_families: NULL argument");
+  pthread_mutex_lock(&db->mu);
+  const kv_table_meta *tm = find_table(db, table);
+  int rc = tm ? KV_OK : kv_error(KV_ERR_NOTFOUND, "no table '%s'", table);
+  if (tm) {
+    *n = tm->n_families;
+    for (uint32_t i = 0; i < tm->n_families && i < cap; i++) ids[i] = tm->families[i].id;
   }
   pthread_mutex_unlock(&db->mu);
   return rc;
