@@ -494,12 +494,15 @@ static int create_table(sv *s, sv_table *t) {
   memset(&tm, 0, sizeof tm);
   tm.id = t->id;
   snprintf(tm.name, sizeof tm.name, "%s", t->name);
-  for (uint32_t i = 0; i < s->ver.n_tables; i++) /* a name met twice: the later one marked */
-    if (strcmp(s->ver.tables[i].name, tm.name) == 0) {
-      snprintf(tm.name, sizeof tm.name, "%.200s~%u", t->name, t->id);
-      snprintf(t->name, sizeof t->name, "%s", tm.name);
-      i = 0;
-    }
+  for (int k = 1; k < 1000; k++) { /* a name met twice: the later one marked "~<id>" */
+    bool clash = false;
+    for (uint32_t i = 0; i < s->ver.n_tables && !clash; i++)
+      clash = strcmp(s->ver.tables[i].name, tm.name) == 0;
+    if (!clash) break;
+    if (k == 1) snprintf(tm.name, sizeof tm.name, "%.200s~%u", t->name, t->id);
+    else snprintf(tm.name, sizeof tm.name, "%.200s~%u.%d", t->name, t->id, k);
+  }
+  snprintf(t->name, sizeof t->name, "%s", tm.name);
   tm.n_families = t->n_fams;
   if (t->n_fams > KV_MAX_FAMILIES)
     return kv_error(KV_ERR_INVALID, "salvage: table %s has %u families", t->name, t->n_fams);

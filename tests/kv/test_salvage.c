@@ -12,7 +12,9 @@
 ** report must name the damaged file (except a WAL cut exactly at a record boundary, which
 ** is no damage). Also: an undamaged store salvages to the same cells (every version and
 ** tombstone rule included), the old store is never changed, a store without MANIFEST or
-** without TABLEINFO files, and the refusals (a non-empty destination, a locked store).
+** without TABLEINFO files, a MANIFEST cut at a record boundary, the refusals (a non-empty
+** destination, a locked store), and the TABLEINFO files themselves (written, removed, made
+** again by kv_open).
 ** Where the blocks are comes from the pristine file's block index (kv/sf_int.h).
 */
 #include <setjmp.h>
@@ -27,6 +29,7 @@
 
 #include "kv/env_mem.h"
 #include "kv/kv.h"
+#include "kv/manifest.h"
 #include "kv/salvage.h"
 #include "kv/sf_int.h"
 #include "testutil.h"
@@ -582,6 +585,72 @@ static void test_manifest_cut_at_record_boundary(void **state) {
   kv_env_free(env);
 }
 
+/* TABLEINFO: written by kv_create_table (names and options read back), removed by
+** kv_drop_table, written again by a writable kv_open when missing (a store made before it
+** existed), not by a read-only one; a TABLEINFO.tmp a crash left is removed. */
+static void test_tableinfo(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1700000000000ll);
+  kv_options o = store_options(env);
+  kv_db *db;
+  C_OK(kv_open("/db", &o, &db));
+  kv_family_options fo[2] = {{.name = "a", .max_versions = 3, .ttl_sec = 60},
+                             {.name = "b", .compression = KV_COMPRESSION_NONE, .block_size = 4096}};
+  C_OK(kv_create_table(db, "tab", fo, 2));
+  C_OK(kv_create_table(db, "gone", fo, 1));
+  uint32_t fa, fb;
+  C_OK(kv_family_id(db, "tab", "a", &fa));
+  C_OK(kv_family_id(db, "tab", "b", &fb));
+  C_OK(kv_drop_table(db, "gone"));
+  C_OK(kv_close(db));
+  char all[MAX_FILES][256];
+  int n = walk(env, "/db", all, 0, MAX_FILES), found = 0;
+  char path[256] = "";
+  for (int k = 0; k < n; k++)
+    if (strstr(all[k], "/TABLEINFO")) {
+      found++;
+      snprintf(path, sizeof path, "%s", all[k]);
+    }
+  assert_int_equal(found, 1); /* the dropped table's is gone */
+  kv_table_meta tm;
+  C_OK(kv_tableinfo_read(env, path, &tm));
+  assert_string_equal(tm.name, "tab");
+  assert_int_equal(tm.n_families, 2);
+  assert_int_equal(tm.families[0].id, fa);
+  assert_string_equal(tm.families[0].name, "a");
+  assert_int_equal(tm.families[0].max_versions, 3);
+  assert_int_equal(tm.families[0].ttl_sec, 60);
+  assert_int_equal(tm.families[1].id, fb);
+  assert_int_equal(tm.families[1].compression, KV_COMPRESSION_NONE);
+  assert_int_equal(tm.families[1].block_size, 4096);
+  kv_table_meta_free(&tm);
+  /* a flipped byte: refused */
+  uint8_t v;
+  C_OK(kv_env_mem_get_byte(env, path, 20, &v));
+  C_OK(kv_env_mem_set_byte(env, path, 20, v ^ 1));
+  assert_int_equal(kv_tableinfo_read(env, path, &tm), KV_ERR_CORRUPT);
+  /* gone: a read-only open leaves it so, a writable one writes it */
+  C_OK(env->remove(env, path));
+  char tmp[300];
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  kv_file *f;
+  C_OK(env->open(env, tmp, KV_OPEN_WRITE, &f));
+  env->close(f);
+  o.read_only = true;
+  o.create_if_missing = false;
+  C_OK(kv_open("/db", &o, &db));
+  C_OK(kv_close(db));
+  assert_false(env->exists(env, path));
+  o.read_only = false;
+  C_OK(kv_open("/db", &o, &db));
+  C_OK(kv_close(db));
+  C_OK(kv_tableinfo_read(env, path, &tm));
+  assert_string_equal(tm.name, "tab");
+  kv_table_meta_free(&tm);
+  assert_false(env->exists(env, tmp));
+  kv_env_free(env);
+}
+
 /* Hash every file of the store (names and bytes). */
 static uint64_t store_hash(kv_env *env, const char *dir) {
   char all[MAX_FILES][256];
@@ -718,6 +787,7 @@ int main(void) {
       cmocka_unit_test(test_manifest_damage),
       cmocka_unit_test(test_manifest_cut_at_record_boundary),
       cmocka_unit_test(test_no_names),
+      cmocka_unit_test(test_tableinfo),
       cmocka_unit_test(test_source_untouched_and_refusals),
       cmocka_unit_test(test_versions_and_tombstones),
   };
