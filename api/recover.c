@@ -430,6 +430,8 @@ int rowan_recover(const char *damaged, const char *dst, const rowan_recover_opti
   }
   ko.read_only = false;
   ko.create_if_missing = true;
+  ko.sync_mode = KV_SYNC_OFF; /* the copy is synced once, by kv_close: half a new database is
+                                 of no use anyway (a failed recovery is started again) */
   if (kv_open(dst, &ko, &r.dk) != KV_OK) {
     rc = rec_fail(&r, kv_code(KV_ERR_IO), "recover: creating %s: %s", dst, kv_errmsg());
     goto done;

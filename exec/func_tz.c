@@ -42,8 +42,8 @@ static int64_t seconds(int64_t us) { return us / 1000000 - (us % 1000000 < 0); }
 int exec_fn_tz(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
   const char *f = exec_func_name(id);
   (void)n;
-  int64_t us;
-  const exec_tz *from, *to;
+  int64_t us = 0;
+  const exec_tz *from = NULL, *to = NULL;
   int rc;
   switch (id) {
     case EXEC_F_CONVERT_TZ: {

@@ -290,16 +290,26 @@ static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
   free_names(&tables);
 }
 
-/* Write the TABLEINFO of every table that has none (stores made before it existed, or a
-** file lost since): what a salvage needs to name the table without the MANIFEST. */
+/* Write the TABLEINFO of every table whose file is missing, damaged or names another table
+** (a store made before it existed; kv_create_table writes it unsynced, so a power cut may
+** lose it): what a salvage needs to name the table without the MANIFEST. */
 static int write_missing_tableinfo(kv_db *db) {
   for (uint32_t t = 0; t < db->ver.n_tables; t++) {
+    const kv_table_meta *want = &db->ver.tables[t];
     char p[PATH_CAP];
-    snprintf(p, sizeof p, "%s/data/%u/%s", db->path, db->ver.tables[t].id, KV_TABLEINFO);
-    if (db->env->exists(db->env, p)) continue;
-    int rc = kv_tableinfo_write(db->env, db->path, &db->ver.tables[t]);
+    snprintf(p, sizeof p, "%s/data/%u/%s", db->path, want->id, KV_TABLEINFO);
+    kv_table_meta got;
+    bool same = kv_tableinfo_read(db->env, p, &got) == KV_OK && got.id == want->id &&
+                strcmp(got.name, want->name) == 0 && got.n_families == want->n_families;
+    for (uint32_t i = 0; same && i < got.n_families; i++)
+      same = got.families[i].id == want->families[i].id &&
+             strcmp(got.families[i].name, want->families[i].name) == 0;
+    kv_table_meta_free(&got);
+    if (same) continue;
+    int rc = kv_tableinfo_write(db->env, db->path, want, true);
     if (rc) return rc;
   }
+  kv_error_clear();
   return KV_OK;
 }
 

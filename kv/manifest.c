@@ -875,7 +875,7 @@ int kv_manifest_salvage(kv_env *env, const char *dir, const kv_manifest_salvage_
 
 #define TI_MAGIC "ROWANTI1"
 
-int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t) {
+int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t, bool sync) {
   kv_table_meta bare = *t; /* families without files or flushed_seq */
   kv_family_meta fams[KV_MAX_FAMILIES];
   if (t->n_families > KV_MAX_FAMILIES) return kv_error(KV_ERR_INVALID, "TABLEINFO: too many families");
@@ -902,15 +902,15 @@ int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t) {
   if (rc == KV_OK) rc = env->open(env, tmp, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &f);
   if (rc == KV_OK) {
     rc = env->append(f, rec.p, rec.len);
-    if (rc == KV_OK) rc = env->sync(f);
+    if (rc == KV_OK && sync) rc = env->sync(f);
     env->close(f);
     if (rc == KV_OK) rc = env->rename(env, tmp, path);
     if (rc != KV_OK) env->remove(env, tmp);
   }
   free(rec.p);
-  if (rc == KV_OK) rc = env->sync_dir(env, tdir);
-  if (rc == KV_OK) rc = env->sync_dir(env, data);
-  if (rc == KV_OK) rc = env->sync_dir(env, dir);
+  if (rc == KV_OK && sync) rc = env->sync_dir(env, tdir);
+  if (rc == KV_OK && sync) rc = env->sync_dir(env, data);
+  if (rc == KV_OK && sync) rc = env->sync_dir(env, dir);
   return rc;
 }
 

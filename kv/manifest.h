@@ -131,16 +131,17 @@ int kv_manifest_salvage(kv_env *env, const char *dir, const kv_manifest_salvage_
 /* ---- TABLEINFO (docs/FORMAT.md "TABLEINFO") ----
 ** data/<table_id>/TABLEINFO describes one table: its id, name and families (ids, names,
 ** options), the bytes of a MANIFEST CREATE_TABLE edit's table without files, framed as one
-** MANIFEST record after the 8-byte magic "ROWANTI1". kv_create_table writes it before the
-** MANIFEST record that creates the table; kv_open writes it for tables that lack it (stores
-** made before it existed); kv_drop_table removes it. It is never read by kv_open: the
-** MANIFEST is the truth. It is what lets a salvage (kv/salvage.c) name the tables and
-** families of a store whose MANIFEST is lost. */
+** MANIFEST record after the 8-byte magic "ROWANTI1". kv_create_table writes it (not synced)
+** before the MANIFEST record that creates the table; kv_open checks every table's and
+** writes (synced) those missing or damaged (stores made before it existed, or a power cut
+** before the system wrote it out); kv_drop_table removes it. kv_open never takes anything
+** from it: the MANIFEST is the truth. It is what lets a salvage (kv/salvage.c) name the
+** tables and families of a store whose MANIFEST is lost. */
 #define KV_TABLEINFO "TABLEINFO"
-/* Write dir/data/<t->id>/TABLEINFO (through TABLEINFO.tmp, synced, renamed, the table's
-** folder and the data folder synced). Families' flushed_seq and files are not written.
-** Errors: env errors, KV_ERR_NOMEM. */
-int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t);
+/* Write dir/data/<t->id>/TABLEINFO (through TABLEINFO.tmp, renamed over it; with `sync` the
+** file is synced before the rename and the table's folder, the data folder and dir after).
+** Families' flushed_seq and files are not written. Errors: env errors, KV_ERR_NOMEM. */
+int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t, bool sync);
 /* Read and check the TABLEINFO file at `path` into *out (caller frees with
 ** kv_table_meta_free; zeroed on failure). Errors: KV_ERR_NOTFOUND (no file), KV_ERR_CORRUPT
 ** (message naming the file: bad length, checksum, magic or table), env errors,

@@ -518,7 +518,7 @@ static int create_table(sv *s, sv_table *t) {
     fm[i].block_size = f->block_size;
   }
   tm.families = fm;
-  int rc = kv_tableinfo_write(s->env, s->dst, &tm);
+  int rc = kv_tableinfo_write(s->env, s->dst, &tm, true);
   kv_edit e;
   memset(&e, 0, sizeof e);
   e.kind = KV_EDIT_CREATE_TABLE;
@@ -535,8 +535,8 @@ static int create_table(sv *s, sv_table *t) {
 /* A writer for a new store file of family f of table t: *path gets its path. */
 static int open_writer(sv *s, const sv_table *t, const sv_fam *f, char *path, size_t cap,
                        uint64_t *number, kv_sf_writer **w) {
-  char dir[PATH_CAP];
-  snprintf(dir, sizeof dir, "%s/data/%u/%u", s->dst, t->id, f->id);
+  char dir[PATH_CAP - 64];
+  snprintf(dir, sizeof dir, "%.3900s/data/%u/%u", s->dst, t->id, f->id);
   int rc = s->env->mkdir(s->env, dir);
   if (rc) return rc;
   *number = s->next_file++;

@@ -445,7 +445,7 @@ static void test_store_file_block(void **state) {
       assert_true(report_names(rep, file));
       assert_true(rep->blocks_lost >= 1);
       char what[200];
-      snprintf(what, sizeof what, "%s byte %llu (seed %llu)", file, (unsigned long long)off,
+      snprintf(what, sizeof what, "%.128s byte %llu (seed %llu)", file, (unsigned long long)off,
                (unsigned long long)f->seed);
       if (fam == 1) { /* the markers were hit: every row is back through its other cells */
         int64_t made = 0;

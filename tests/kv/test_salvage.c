@@ -94,6 +94,13 @@ static kv_options store_options(kv_env *env) {
   return o;
 }
 
+/* Copy a path into a 256-byte buffer. */
+static void cp256(char *dst, const char *src) {
+  size_t n = strnlen(src, 255);
+  memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
 typedef struct walk_ctx {
   char names[64][64];
   int n;
@@ -150,7 +157,7 @@ static void build(st *c, bool record) {
         const char *bn = strrchr(all[k], '/') + 1;
         if (sscanf(bn, "wal-%llu.log", &num) == 1 && num >= best) {
           best = num;
-          snprintf(c->wal, sizeof c->wal, "%s", all[k]);
+          cp256(c->wal, all[k]);
         }
       }
       c->wal_end[FLUSH2] = kv_env_mem_file_size(c->env, c->wal);
@@ -177,12 +184,12 @@ static void build(st *c, bool record) {
   int n = walk(c->env, "/db", all, 0, MAX_FILES);
   c->n_files = 0;
   for (int k = 0; k < n; k++) {
-    if (strstr(all[k], "/MANIFEST") && !strstr(all[k], ".tmp")) snprintf(c->manifest, 256, "%s", all[k]);
+    if (strstr(all[k], "/MANIFEST") && !strstr(all[k], ".tmp")) cp256(c->manifest, all[k]);
     size_t L = strlen(all[k]);
     if (L < 3 || strcmp(all[k] + L - 3, ".sf") != 0) continue;
     pfile *pf = &c->files[c->n_files++];
     memset(pf, 0, sizeof *pf);
-    snprintf(pf->path, sizeof pf->path, "%s", all[k]);
+    cp256(pf->path, all[k]);
     unsigned tid, fidn;
     unsigned long long num;
     assert_int_equal(sscanf(all[k], "/db/data/%u/%u/%llu.sf", &tid, &fidn, &num), 3);
@@ -609,7 +616,7 @@ static void test_tableinfo(void **state) {
   for (int k = 0; k < n; k++)
     if (strstr(all[k], "/TABLEINFO")) {
       found++;
-      snprintf(path, sizeof path, "%s", all[k]);
+      cp256(path, all[k]);
     }
   assert_int_equal(found, 1); /* the dropped table's is gone */
   kv_table_meta tm;
