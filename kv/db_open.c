@@ -2,8 +2,8 @@
 ** kv/db_open.c: opening and closing a store (kv_open, kv_close): the LOCK file, MANIFEST
 ** replay into run-time families, opening store-file readers, deleting files the MANIFEST
 ** does not name (left by a crash during a flush or compaction), replaying the WAL segments
-** into the memstores, writing the TABLEINFO of tables that lack one (kv/manifest.h), and
-** starting a fresh WAL segment. Also the store-file handles shared
+** into the memstores, writing again the TABLEINFO (kv/manifest.h) of tables whose file is
+** missing or damaged, and starting a fresh WAL segment. Also the store-file handles shared
 ** by families and scans.
 **
 ** WAL replay rule: op i of a record with first sequence number s goes to family f only when
