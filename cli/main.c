@@ -7,7 +7,8 @@
 ** Options follow sqlite3's where they fit (-cmd, -bail, -echo, -csv, -json, -header,
 ** -noheader, -line, -box, -table, -tsv, -list, -column, -markdown, -nullvalue, -init,
 ** -version, -help; -f FILE runs a script, and may be repeated;
-** -readonly opens without writes). Each may also be written with two dashes, and, as in
+** -readonly opens without writes; -recover DAMAGED NEW salvages a damaged database into a
+** new one, cli/recover.c). Each may also be written with two dashes, and, as in
 ** sqlite3, options may also follow DBDIR (an argument starting with '-' is an option).
 ** DBDIR ":memory:" is a database in memory, gone at exit. Then: the start-up file (-init
 ** FILE, else ~/.rowanrc) runs first, then the -cmd commands; then the arguments after DBDIR, each one SQL text (one or
@@ -50,6 +51,8 @@ static void usage(FILE *out) {
           "  -noheader        do not show column names\n"
           "  -nullvalue TEXT  show NULL as TEXT\n"
           "  -readonly        open the database read-only\n"
+          "  -recover DAMAGED NEW  copy every row still readable from the damaged database\n"
+          "                   DAMAGED into the new database NEW, and report what was lost\n"
           "  -table           output mode table (ASCII borders; the default)\n"
           "  -tsv             output mode tsv\n"
           "  -version         show the version\n"
@@ -127,6 +130,13 @@ int main(int argc, char **argv) {
     bool has = i + 1 < argc;
     if (!strcmp(o, "help") || !strcmp(o, "h")) { usage(stdout); return 0; }
     if (!strcmp(o, "version")) { printf("rowan %s\n", rowan_libversion()); return 0; }
+    if (!strcmp(o, "recover")) { /* rowan --recover DAMAGED NEW: nothing else */
+      if (argc != 4 || i != 1 || opt_name(argv[2]) || opt_name(argv[3])) {
+        fprintf(stderr, "rowan: usage: rowan --recover DAMAGED NEW\n");
+        return 1;
+      }
+      return cli_recover(argv[2], argv[3], stdout);
+    }
     if (!strcmp(o, "bail")) bail = true;
     else if (!strcmp(o, "readonly")) read_only = true;
     else if (!strcmp(o, "header") || !strcmp(o, "headers")) headers = 1;

@@ -206,4 +206,9 @@ bool cli_stop_for_interrupt(cli_shell *sh);
 /* .raw get TABLE KEY | .raw scan TABLE [options]: raw cells of the store. Returns 0/1. */
 int cli_dot_raw(cli_shell *sh, int argc, char **argv);
 
+/* `rowan --recover DAMAGED NEW` (cli/recover.c): salvage DAMAGED into the new database NEW
+** (rowan_recover) and print the report to out. Returns the exit status: 0 when NEW was
+** written (damage found or not), 1 when the recovery failed (the reason on stderr). */
+int cli_recover(const char *damaged, const char *dst, FILE *out);
+
 #endif /* ROWAN_CLI_SHELL_H */

@@ -396,6 +396,94 @@ typedef struct rowan_recovery {
 /* Fills *out for the open handle: ROWAN_OK, or ROWAN_MISUSE (NULL argument, not open). */
 int rowan_recovery_info(rowan_db *db, rowan_recovery *out);
 
+/* Salvage a damaged database into a new one (SQLite's .recover, RocksDB's RepairDB).
+** rowan_recover reads the database in directory `damaged` (never changing it: its LOCK is
+** taken, so it must not be open elsewhere) and writes every row that can still be read into
+** a new database in directory `dst`, which must not exist or be empty (missing parent
+** directories are made). The shell's `rowan --recover DAMAGED NEW` runs it; docs/SHELL.md,
+** "Recovering a damaged database", and docs/KV.md, "Salvage", tell the rules. In short:
+**  - Store files are read block by block and WAL segments record by record; every block and
+**    record whose checksum and decoding check is kept, the rest skipped and reported, and
+**    the rest of the file is still read. Without a readable MANIFEST the store files are
+**    found by listing the folders (each table folder's TABLEINFO file names its table and
+**    families). The newest version of each cell wins across the files, tombstones and
+**    VERSIONS applied, exactly as a read of the old database would.
+**  - The catalog (SYSTEM.CATALOG) is itself in the store. Each table whose catalog row
+**    survives comes back with its schema, its cells copied with their timestamps (every
+**    version a read keeps); a row whose row-marker cell was lost gets a new one (when the
+**    marker family lost nothing, such a row was deleted and its cells are set aside). Secondary
+**    indexes are rebuilt from the table (CREATE INDEX), never copied, and checked (CHECK
+**    INDEX): the new database passes `.check`. Cells that cannot go back into a table (a
+**    table whose catalog row is lost, a lost catalog, a row key or value that does not
+**    decode, a qualifier that is no column) go to the table LOST_AND_FOUND (KV_TABLE
+**    VARCHAR, FAMILY VARCHAR, ROW_KEY VARBINARY, QUALIFIER VARBINARY, TS BIGINT (ms since the
+**    epoch), VAL VARBINARY; the first five the PRIMARY KEY, TS DESC), named LOST_AND_FOUND_2
+**    and so on when the name is taken; it is made only when needed.
+**  - Key-value tables that are not SQL tables are copied as they are.
+** opts may be NULL (the defaults); *report (report must not be NULL) gets a report, also
+** when the call fails (then its errmsg says why), which the caller frees with
+** rowan_recover_report_free; it is NULL only when memory ran out before it was made.
+** Returns ROWAN_OK when the new database was written (damage found or not: the report
+** lists it); ROWAN_NOTFOUND (`damaged` is not a directory); ROWAN_LOCKED (open elsewhere);
+** ROWAN_MISUSE (a NULL argument, `dst` not empty or the same directory); ROWAN_IOERR or
+** ROWAN_FULL writing `dst`; ROWAN_NOMEM; ROWAN_CORRUPT when the new database fails its own
+** index check (a bug: report it). After an error `dst` may hold part of a database: remove
+** it before trying again. The work files are kept in dst/salvage while it runs and removed
+** at the end. */
+typedef struct rowan_recover_options {
+  void *kv_env;      /* a struct kv_env * (kv/env.h) for both directories, e.g. the in-memory
+                        one in tests; NULL = the real disk */
+} rowan_recover_options;
+
+/* One thing that could not be read. Strings are owned by the report. */
+typedef struct rowan_recover_damage {
+  const char *kind;   /* "MANIFEST", "TABLEINFO", "store file trailer", "store file bloom
+                         filter", "store file block index", "store file block", "missing
+                         store file", "WAL record", "lost name", "catalog row" */
+  const char *file;   /* the file (a path under the damaged directory) */
+  uint64_t offset;    /* first byte not read (0 for a whole file or no byte range) */
+  uint64_t length;    /* bytes not read; 0 when not a byte range (a missing file, a name) */
+  int64_t cells;      /* cells lost, -1 when it cannot tell */
+  int64_t rows;       /* rows with a cell lost, -1 when it cannot tell */
+  const char *detail; /* why, in words */
+} rowan_recover_damage;
+
+/* One table of the new database. */
+typedef struct rowan_recover_table {
+  const char *name;        /* its name */
+  int64_t rows;            /* rows copied */
+  int64_t cells;           /* cells copied (row markers included) */
+  int64_t markers_added;   /* rows whose row marker was lost and made again */
+  int64_t cells_set_aside; /* cells put in LOST_AND_FOUND instead (bad key, value or
+                              qualifier) */
+  int indexes;             /* secondary indexes rebuilt and checked */
+} rowan_recover_table;
+
+typedef struct rowan_recover_report {
+  int n_damage;                          /* entries in damage */
+  const rowan_recover_damage *damage;    /* what could not be read, in the order found */
+  int n_tables;                          /* entries in tables */
+  const rowan_recover_table *tables;     /* the SQL tables recreated (LOST_AND_FOUND too) */
+  int catalog;                           /* ROWAN_CATALOG_WHOLE, _PARTIAL or _LOST */
+  const char *lost_and_found;            /* the fallback table's name, NULL when not made */
+  int64_t lost_and_found_cells;          /* cells put there */
+  int kv_tables;                         /* key-value tables copied as they are */
+  int manifest_whole;                    /* non-zero: the MANIFEST was there and read whole */
+  uint64_t files_read, files_damaged;    /* store files read; of which damaged */
+  uint64_t blocks_read, blocks_lost;     /* blocks copied; blocks that did not check */
+  uint64_t wal_records;                  /* WAL records read */
+  uint64_t wal_ops;                      /* their ops copied (not yet in store files) */
+  const char *errmsg;                    /* why rowan_recover failed ("" when it did not) */
+} rowan_recover_report;
+#define ROWAN_CATALOG_WHOLE 0   /* every catalog row decoded */
+#define ROWAN_CATALOG_PARTIAL 1 /* some catalog rows were lost: the report says which */
+#define ROWAN_CATALOG_LOST 2    /* no catalog: every table's cells went to LOST_AND_FOUND */
+
+int rowan_recover(const char *damaged, const char *dst, const rowan_recover_options *opts,
+                  rowan_recover_report **report);
+/* Free a report (NULL is a no-op). */
+void rowan_recover_report_free(rowan_recover_report *report);
+
 /* Progress of long operations.
 ** fn (NULL clears it) is called during long operations of the connection, today
 ** the backfill of CREATE INDEX: every few thousand rows with a description ("building index

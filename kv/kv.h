@@ -241,6 +241,12 @@ int kv_drop_table(kv_db *db, const char *name);
 ** Ids are never reused. Errors: KV_ERR_NOTFOUND naming the table or family. */
 int kv_family_id(kv_db *db, const char *table, const char *family, uint32_t *id_out);
 
+/* The family ids of table `table`, in the order the table was created with, into
+** ids[0..cap) (*n gets the count, which may pass cap: then only cap are written); with
+** kv_family_info they give each family's name and options. Errors: KV_ERR_NOTFOUND (no such
+** table), KV_MISUSE (NULL argument). */
+int kv_table_families(kv_db *db, const char *table, uint32_t *ids, uint32_t cap, uint32_t *n);
+
 /* Number of tables (0 for a NULL db), and the name of the i-th (0-based, in name order;
 ** NULL when i is out of range); the pointer is valid until the next DDL call. */
 int kv_table_count(kv_db *db);
