@@ -174,9 +174,11 @@ void exec_set_sort_memory(exec_session *s, size_t bytes);
 ** default); past that the batch moves into a kv bulk load (kv/bulk.h) whose memory bound
 ** (kv_bulk_options.run_bytes) is `bytes`, and so again each time it refills; the load's
 ** sorted store files are named in one MANIFEST record when the statement ends. So the
-** statement holds about bytes * 1.25 at most (the batch, the load and the load's slack of
-** an eighth), plus, for an UPSERT of several rows into a table with an index, 21-43 bytes
-** per distinct row written (exec/index.h, the journal). */
+** statement holds about bytes * 1.3 at most (the batch and its spare capacity, an eighth;
+** the load and its slack of an eighth; the index journal's records since the last move,
+** less than the batch), plus, for an UPSERT of several rows into a table with an index,
+** 21-43 bytes per distinct row written (exec/index.h, the journal's key table; half as
+** much again while it grows). */
 void exec_set_write_memory(exec_session *s, size_t bytes);
 
 #endif /* ROWAN_EXEC_ENGINE_H */

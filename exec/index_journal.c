@@ -157,7 +157,7 @@ int exec_index_journal_find(exec_index_journal *j, const uint8_t *key, size_t le
 
 /* Double the key table (or make it). */
 static int grow(exec_index_journal *j, exec_error *err) {
-  size_t ncap = j->cap ? j->cap * 2 : 1024;
+  size_t ncap = j->cap ? j->cap * 2 : 64;
   jslot *ns = calloc(ncap, sizeof *ns);
   if (!ns) return exec_error_set(err, EXEC_NOMEM, "out of memory");
   for (size_t i = 0; i < j->cap; i++) {

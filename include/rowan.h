@@ -171,10 +171,11 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 ** by default) they move into a bulk load instead (as rowan_bulk_*: sorted, then past
 ** bulk_memory written to temporary files next to the table's store files), whose store
 ** files are named in one MANIFEST record at the statement's end (docs/KV.md "Bulk load").
-** So memory stays bounded: about 1.25 x bulk_memory at most, plus, for an UPSERT of several
-** rows into a table with an index, 21-43 bytes per distinct row key written (the index rows
-** it wrote, kept per key in a temporary file so that a row written twice leaves one index
-** row). Such a large statement's writes carry one timestamp, taken when they move into the
+** So memory stays bounded: about 1.3 x bulk_memory at most, plus what a bulk load keeps per
+** row (its files' bloom filters and block indexes, a few bytes: "Bulk load" below) and, for
+** an UPSERT of several rows into a table with an index, 21-43 bytes per distinct row key
+** written (where the index rows it wrote are, kept per key in a temporary file so that a
+** row written twice leaves one index row). Such a large statement's writes carry one timestamp, taken when they move into the
 ** load, never older than the last commit's; commits after it are newer. Inside BEGIN ...
 ** COMMIT a statement's writes join the transaction's batch (all in memory, at most 256 MiB
 ** encoded, else ROWAN_TOOBIG); a failing statement is rolled back alone. */
