@@ -54,6 +54,7 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   }
   s->db = db;
   s->sort_mem = EXEC_SORT_MEMORY_DEFAULT;
+  s->write_mem = EXEC_WRITE_MEMORY_DEFAULT;
   /* Indexes left BUILDING by a crash during their backfill are rebuilt now. */
   rc = exec_index_resume(s->cat, db, NULL, NULL, err);
   if (rc != EXEC_OK && rc != EXEC_READONLY) {
@@ -95,6 +96,10 @@ int exec_check_interrupt(exec_error *err) {
   if (!step_interrupt || !atomic_load_explicit(step_interrupt, memory_order_relaxed))
     return EXEC_OK;
   return exec_fail(err, EXEC_INTERRUPT, -1, "interrupted");
+}
+
+void exec_set_write_memory(exec_session *s, size_t bytes) {
+  s->write_mem = !bytes ? EXEC_WRITE_MEMORY_DEFAULT : bytes < (64u << 10) ? (64u << 10) : bytes;
 }
 
 void exec_set_sort_memory(exec_session *s, size_t bytes) {

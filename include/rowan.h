@@ -90,11 +90,13 @@ typedef struct rowan_options {
                                segment are flushed so it can be deleted; a commit waits
                                past wal_limit * 5 / 4 (docs/KV.md, "WAL size bound");
                                0 = twice memstore_size, at least 128 MiB; at least 64 KiB */
-  size_t bulk_memory;       /* bytes one bulk load (rowan_bulk_*) may hold in memory; 0 =
+  size_t bulk_memory;       /* bytes one bulk load (rowan_bulk_*), or one large write
+                               statement outside BEGIN ... COMMIT, may hold in memory; 0 =
                                default 256 MiB; at least 1 MiB (smaller: rowan_open gives
                                ROWAN_MISUSE). Past it the load writes what it has sorted and
                                encoded to temporary files in the database directory (see
-                               "Bulk load" below and docs/KV.md) */
+                               "Bulk load" below, rowan_step's "Atomic statements" and
+                               docs/KV.md) */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */
@@ -159,7 +161,24 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 ** start, as if rowan_reset had been called (SQLite's behaviour). NULL gives ROWAN_MISUSE.
 ** ROWAN_ABORT: the SELECT was opened inside a transaction whose writes ROLLBACK (or a
 ** failed COMMIT) dropped while it was between rows (SQLite's SQLITE_ABORT_ROLLBACK); reset
-** it to run again on the committed data. After a COMMIT it goes on. */
+** it to run again on the committed data. After a COMMIT it goes on.
+** Atomic statements: an UPSERT (VALUES or SELECT) or DELETE outside BEGIN ... COMMIT is
+** atomic whatever its size: when it fails (any error code), is interrupted
+** (rowan_interrupt) or the process is killed, none of its writes stays, and no reader (a
+** SELECT between rows on another statement, another handle after a reopen) ever sees part
+** of it. Its writes, index rows and deletions included, gather in memory and are committed
+** at its end as one write-ahead log record; past a 16th of rowan_options.bulk_memory (16 MiB
+** by default) they move into a bulk load instead (as rowan_bulk_*: sorted, then past
+** bulk_memory written to temporary files next to the table's store files), whose store
+** files are named in one MANIFEST record at the statement's end (docs/KV.md "Bulk load").
+** So memory stays bounded: about 1.3 x bulk_memory at most, plus what a bulk load keeps per
+** row (its files' bloom filters and block indexes, a few bytes: "Bulk load" below) and, for
+** an UPSERT of several rows into a table with an index, 21-43 bytes per distinct row key
+** written (where the index rows it wrote are, kept per key in a temporary file so that a
+** row written twice leaves one index row). Such a large statement's writes carry one timestamp, taken when they move into the
+** load, never older than the last commit's; commits after it are newer. Inside BEGIN ...
+** COMMIT a statement's writes join the transaction's batch (all in memory, at most 256 MiB
+** encoded, else ROWAN_TOOBIG); a failing statement is rolled back alone. */
 int rowan_step(rowan_stmt *stmt);
 
 /* Reset a statement to run again (bindings are kept). Returns ROWAN_OK
@@ -489,7 +508,8 @@ void rowan_recover_report_free(rowan_recover_report *report);
 ** the backfill of CREATE INDEX: every few thousand rows with a description ("building index
 ** IDX on T"), the rows done and the estimated total (0 when unknown), and once at the end
 ** with done == total. It runs on the thread that called rowan_step and must not call back
-** into the connection. Returns ROWAN_OK, or ROWAN_MISUSE for a NULL db. (SQLite's
+** into the connection (but for rowan_interrupt, which stops the backfill: the CREATE INDEX
+** then fails with ROWAN_INTERRUPT and leaves no index). Returns ROWAN_OK, or ROWAN_MISUSE for a NULL db. (SQLite's
 ** sqlite3_progress_handler plays the same part.) */
 typedef void (*rowan_progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total);
 int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx);
@@ -502,9 +522,11 @@ int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx);
 ** a statement must be reset (or finalized) before it runs again. When no statement of the
 ** connection is running, the call has no effect: the flag is cleared when a statement
 ** starts and none is between rows. A write statement outside BEGIN ... COMMIT that is
-** interrupted keeps the rows it wrote before the interrupt (not yet atomic); inside a
-** transaction they stay part of it (ROLLBACK removes them). CREATE INDEX's backfill is not
-** interrupted. NULL db: no effect. */
+** interrupted leaves none of its writes (rowan_step's "Atomic statements"); inside a
+** transaction it is rolled back alone and the transaction goes on. CREATE INDEX is
+** interrupted in its backfill too: it fails with ROWAN_INTERRUPT and leaves no index (the
+** catalog as before, the index's rows and files gone). An interrupt that comes while a
+** statement is already committing its writes lets it finish. NULL db: no effect. */
 void rowan_interrupt(rowan_db *db);
 
 /* Library version, e.g. "0.1.0". */
