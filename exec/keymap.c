@@ -24,6 +24,7 @@
 typedef struct tbuf {
   char b[TEXT_MAX];  /* the text, NUL-terminated */
   size_t n;          /* its length */
+  int cols;          /* key columns it holds (decode_exact) */
 } tbuf;
 
 /* Append s[0..n) to t; past TEXT_MAX - 4 bytes the text ends with "..." and stays so. */
@@ -86,6 +87,7 @@ static bool decode_exact(const cat_key_col *cols, int nc, const uint8_t *p, size
   t->n = 0;
   t->b[0] = 0;
   int k = decode_cols(cols, nc, p, n, t, &used);
+  t->cols = k;
   return k > 0 && used == n;
 }
 
@@ -135,6 +137,7 @@ static void bound_text(const cat_key_col *cols, int nc, const uint8_t *p, size_t
   tputs(out, "[");
   if (ok) {
     tput(out, t.b, t.n);
+    for (int k = t.cols; kind && k < nc; k++) tputs(out, ", *"); /* as EXPLAIN: unbounded */
   } else {
     size_t used = 0;
     t.n = 0;

@@ -11,7 +11,8 @@
 ** prefix (['Dongsi']), the key just after one (cat_key_next), or the first key after every
 ** key starting with one (cat_key_prefix_end); bounds are printed as EXPLAIN prints them,
 ** one bracket per bound, ']' inclusive and ')' exclusive, '*' for an open bound:
-** "['Dongsi'] .. ['Dongsi']" is every key whose first column is 'Dongsi'. Bytes that do not
+** "['Dongsi', *] .. ['Dongsi', *]" is every key whose first column is 'Dongsi' ('*': a
+** key column the bound leaves open, as in EXPLAIN). Bytes that do not
 ** decode are shown as X'..' hex after the columns that did.
 **
 ** Not here: drawing (cli/keymap*.c), recording (kv/trace.c). Everything returned is
@@ -102,7 +103,7 @@ typedef struct exec_km_range {
   bool has_start, has_end; /* false: open ([first row, or to the last) */
   uint8_t *start, *end;    /* the bounds' bytes (malloc): start inclusive, end exclusive */
   uint32_t start_len, end_len; /* their lengths */
-  char *text;              /* "['Dongsi'] .. ['Dongsi']" (malloc) */
+  char *text;              /* "['Dongsi', *] .. ['Dongsi', *]" (malloc) */
 } exec_km_range;
 
 typedef struct exec_km_trace {
