@@ -335,8 +335,12 @@ static void print_text(cli_shell *sh, const km_map *m, const char *path) {
         fprintf(o, " %s block%s, %s", cli_svg_grouped(fam->blocks, g1, sizeof g1),
                 fam->blocks == 1 ? "" : "s", cli_svg_bytes(fam->bytes, b1, sizeof b1));
         if (m->trace)
-          fprintf(o, "; read %s (%llu cached), %s", cli_svg_grouped(m->fam[f].loads, g2, sizeof g2),
-                  (unsigned long long)m->fam[f].hits, cli_svg_bytes(m->fam[f].bytes, b2, sizeof b2));
+        {
+          char g3[32];
+          fprintf(o, "; read %s (%s cached), %s", cli_svg_grouped(m->fam[f].loads, g2, sizeof g2),
+                  cli_svg_grouped(m->fam[f].hits, g3, sizeof g3),
+                  cli_svg_bytes(m->fam[f].bytes, b2, sizeof b2));
+        }
       }
       fputc('\n', o);
     }

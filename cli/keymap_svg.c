@@ -4,7 +4,7 @@
 ** regions; the key ranges the query sought, as bars, whose translucent bands run down over
 ** every family; per column family a heading (blocks, bytes, what was read and skipped) and
 ** one lane per store file, each block a rectangle over its span of the key axis (read
-** blocks red, from the block cache pink, skipped ones grey-blue in two alternating shades
+** blocks red, from the block cache orange, skipped ones grey-blue in two alternating shades
 ** so block boundaries show), hovering one shows its first key and sizes; the leading key
 ** column's values along the axis; a legend; a note on how widths are chosen.
 **
@@ -33,7 +33,7 @@ static const char *const CSS =
     ".t{font-size:18px;font-weight:bold}.q{font-family:monospace;font-size:12px}"
     ".n{font-size:11px;fill:#555}.f{font-size:13px;font-weight:bold}"
     ".s{font-size:11px;fill:#333}"
-    ".b0{fill:#bccad8}.b1{fill:#d3dce6}.r{fill:#d62728}.h{fill:#ff9896}"
+    ".b0{fill:#bccad8}.b1{fill:#d3dce6}.r{fill:#d62728}.h{fill:#f28e2b}"
     ".k{fill:#1f77b4}.band{fill:#1f77b4;fill-opacity:0.13}"
     ".lane{fill:#f3f5f7}.axis{stroke:#444;stroke-width:1}.tick{stroke:#888;stroke-width:1}";
 

@@ -152,17 +152,9 @@ static int read_rows(rowan_stmt *st, plot_data *d, char *err, size_t cap) {
   if (nc > 256) nc = 256;
   int role[256];
   int n_y = 0;
-  char ybase[256] = "", yunit[64] = "";
+  char ybase[256] = "", yunit[64] = "", xdecl[48] = "";
+  const char *xd = NULL;
   bool units_differ = false;
-  const char *xd = rowan_column_decltype(st, 0);
-  snprintf(d->xname, sizeof d->xname, "%s", rowan_column_name(st, 0));
-  for (int c = 1; c < nc; c++) {
-    const char *decl = rowan_column_decltype(st, c);
-    if (decl_is(decl, "VARCHAR") || decl_is(decl, "CHAR") || decl_is(decl, "DATE") ||
-        decl_is(decl, "TIME") || decl_is(decl, "VARBINARY")) role[c] = ROLE_KEY;
-    else if (decl) role[c] = ROLE_Y;
-    else role[c] = ROLE_SKIP; /* decided by the first value */
-  }
   rowan_value v[256];
   int rc;
   char key[160];
@@ -172,6 +164,17 @@ static int read_rows(rowan_stmt *st, plot_data *d, char *err, size_t cap) {
     if (rowan_column_values(st, 0, nc, v) != ROWAN_OK) continue;
     if (first) {
       first = false;
+      /* declared types are read after the first step: a step may re-bind the statement */
+      snprintf(d->xname, sizeof d->xname, "%s", rowan_column_name(st, 0));
+      const char *x0 = rowan_column_decltype(st, 0);
+      if (x0) xd = strncpy(xdecl, x0, sizeof xdecl - 1);
+      for (int c = 1; c < nc; c++) {
+        const char *decl = rowan_column_decltype(st, c);
+        if (decl_is(decl, "VARCHAR") || decl_is(decl, "CHAR") || decl_is(decl, "DATE") ||
+            decl_is(decl, "TIME") || decl_is(decl, "VARBINARY")) role[c] = ROLE_KEY;
+        else if (decl) role[c] = ROLE_Y;
+        else role[c] = ROLE_SKIP; /* decided by the value below */
+      }
       if (v[0].type == ROWAN_TIMESTAMP || decl_is(xd, "TIMESTAMP")) d->xkind = PLOT_X_TIMESTAMP;
       else if (decl_is(xd, "DATE")) d->xkind = PLOT_X_DATE;
       else if (decl_is(xd, "TIME")) d->xkind = PLOT_X_TIME;

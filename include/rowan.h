@@ -376,7 +376,7 @@ typedef struct rowan_range_read {
   int end_len;                /* its length */
   const char *text;           /* the range as column values, EXPLAIN's way: one bracket per
                                  bound, ']' inclusive, ')' exclusive, '*' open:
-                                 "['Dongsi'] .. ['Dongsi']" (every key whose first column is
+                                 "['Dongsi', *] .. ['Dongsi', *]" (every key whose first column is
                                  'Dongsi'), "[*] .. [*]" (the whole table) */
 } rowan_range_read;
 typedef struct rowan_trace {

@@ -22,6 +22,9 @@
 **       COST: SENSOR (full scan) 6 rows = 6.0; SENSOR.IDX (range scan, covered) 2 rows = 2.0
 **             [chosen]          (planner/index_choice.c has the formula)
 **       HINT: what the optimizer hint did, or why it was ignored.
+** EXPLAIN (FORMAT JSON) (plan_explain_json) walks the same lines: next to each line it makes,
+** the code says what the line holds (xj_node, xj_str, ... of planner/explain_int.h), and the
+** document gets one node per line, so the two forms cannot drift apart.
 */
 #include <inttypes.h>
 #include <math.h>

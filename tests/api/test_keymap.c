@@ -200,7 +200,7 @@ static void test_trace(void **state) {
   assert_true(total_loads(a) > 0);
   assert_true(total_loads(a) * 3 < total_loads(b));
   assert_int_equal(a->n_ranges, 1);
-  assert_string_equal(a->ranges[0].text, "['Bb'] .. ['Bb']");
+  assert_string_equal(a->ranges[0].text, "['Bb', *] .. ['Bb', *]"); /* as EXPLAIN prints */
   assert_string_equal(a->ranges[0].table, "S");
   assert_non_null(a->ranges[0].start);
   assert_string_equal(b->ranges[0].text, "[*] .. [*]");
@@ -254,7 +254,7 @@ static void test_index(void **state) {
   }
   assert_true(index && table);
   assert_string_equal(t->ranges[0].table, "S.IT");
-  assert_true(strncmp(t->ranges[0].text, "[7.0] .. [7.0]", 14) == 0);
+  assert_string_equal(t->ranges[0].text, "[7.0, *, *] .. [7.0, *, *]");
   assert_true(t->ranges_total == (uint64_t)rows + 1); /* the index range, a lookup per row */
   rowan_trace_free(t);
   /* off: the next run records nothing new, the last trace stays readable */
