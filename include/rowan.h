@@ -349,10 +349,11 @@ void rowan_layout_free(rowan_layout *layout); /* NULL: no-op */
 ** range they seek, in the order sought. It covers the statement's scans, the lookups of an
 ** uncovered index into its table, and the columnar aggregate's blocks; a statement that
 ** writes (UPSERT SELECT, DELETE) records the reads of its query. For the blocks of the
-** table the statement scanned, the loads summed per family equal that family's
-** rowan_stmt_metrics blocks_read, the cache hits its blocks_cache_hit, and the ranges
-** (counted in ranges_total) its ranges_sought; EXPLAIN ANALYZE of the same statement prints
-** the same figures. rowan_stmt_trace(stmt, 0) stops recording; the last trace can still be
+** table (or index) the statement scanned, the loads summed per family equal that family's
+** rowan_stmt_metrics blocks_read and the cache hits its blocks_cache_hit, and the ranges
+** (ranges_total) its ranges_sought, plus one per lookup of an uncovered index into its table
+** (whose blocks are recorded too); EXPLAIN ANALYZE of the same statement prints the same
+** figures (the lookups' on its LOOKUP BACK INTO line). rowan_stmt_trace(stmt, 0) stops recording; the last trace can still be
 ** read. Tracing costs a hash-table update per block loaded and memory per distinct block
 ** (24 bytes) and per range kept; a statement not traced pays nothing.
 ** rowan_stmt_trace_get(stmt, &trace) returns the last (or current) run's trace: the blocks
