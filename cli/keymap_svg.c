@@ -223,8 +223,9 @@ int cli_keymap_svg(const km_map *m, const char *path) {
     int row = x >= last_end[0] ? 0 : x >= last_end[1] ? 1 : -1;
     cli_svg_line(&s, x, y, x, y + (row == 1 ? 20 : 6), "tick");
     if (row < 0) continue;
-    cli_svg_text(&s, x + 2, y + 16 + 14 * row, "s", "start", "%s", m->ticks[i].text);
-    last_end[row] = x + wtext + 8;
+    double tx = x + 2 + wtext > W - 6 ? W - 6 - wtext : x + 2; /* kept inside the picture */
+    cli_svg_text(&s, tx, y + 16 + 14 * row, "s", "start", "%s", m->ticks[i].text);
+    last_end[row] = tx + wtext + 8;
   }
   char lead[160];
   snprintf(lead, sizeof lead, "%s", l->key);
