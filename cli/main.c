@@ -236,6 +236,10 @@ int main(int argc, char **argv) {
   }
   fflush(sh.out);
   cli_shell_reset_output(&sh);
+  if (sh.plot_path)
+    fprintf(stderr, "Warning: .plot %s: no query came after it; nothing was drawn\n",
+            sh.plot_path);
+  free(sh.plot_path);
   if (sh.in_txn)
     fprintf(stderr, "Warning: a transaction (BEGIN) was still open at exit: its writes were "
                     "rolled back; end it with COMMIT\n");

@@ -20,6 +20,7 @@
 #include "exec/ddl.h"
 #include "exec/index.h"
 #include "exec/engine_int.h"
+#include "exec/keymap.h"
 #include "exec/func.h"
 #include "planner/plan_reuse.h"
 #include "sql/parser.h"
@@ -91,6 +92,10 @@ void exec_set_interrupt(exec_session *s, const atomic_int *flag) { s->interrupt 
 static _Thread_local const atomic_int *step_interrupt; /* exec_step's session's flag */
 
 const atomic_int *exec_interrupt_flag(void) { return step_interrupt; }
+
+static _Thread_local kv_trace *step_trace; /* the stepping statement's block trace, or NULL */
+
+kv_trace *exec_trace_current(void) { return step_trace; }
 
 int exec_check_interrupt(exec_error *err) {
   if (!step_interrupt || !atomic_load_explicit(step_interrupt, memory_order_relaxed))
@@ -280,6 +285,7 @@ void exec_finalize(exec_stmt *st) {
   free(st->run_params);
   sql_stmt_free(st->ast);
   free(st->sql);
+  kv_trace_free(st->trace);
   st->s->n_stmts--;
   free(st);
 }
@@ -450,11 +456,14 @@ int exec_step(exec_stmt *st, exec_error *err) {
                      "(it saw that transaction's writes); reset the statement to run it again");
   }
   const atomic_int *outer = step_interrupt; /* a step inside a step (none today) */
+  kv_trace *outer_trace = step_trace;
   step_interrupt = st->s->interrupt;
+  step_trace = st->tracing ? st->trace : NULL;
   if ((rc = exec_check_interrupt(err)) != EXEC_OK) {
     /* interrupted before it began, or between rows */
   } else if (st->state == ST_READY) {
     st->state = ST_RUNNING;
+    if (step_trace) kv_trace_clear(step_trace); /* a run's trace, as its metrics */
     rc = first_step(st, err);
     if (rc == EXEC_OK) rc = EXEC_DONE;
   } else if (st->x_open && !st->lines && !st->check_rows &&
@@ -465,6 +474,7 @@ int exec_step(exec_stmt *st, exec_error *err) {
     rc = exec_next_row(st, err);
   }
   step_interrupt = outer;
+  step_trace = outer_trace;
   if (rc == EXEC_DONE) {
     st->state = ST_DONE;
     if (st->x_open) {

@@ -107,6 +107,8 @@ struct exec_stmt {
   cat_value *check_rows;   /* CHECK INDEX result: n_lines rows of 2 values (run_arena) */
   struct exec_upsert_cache *up; /* write.c: an UPSERT's row codec and value arrays, kept from
                                    run to run while its binding stays (NULL: none yet) */
+  kv_trace *trace;         /* the block trace of its reads (exec/keymap.h), or NULL */
+  bool tracing;            /* its runs record into trace (cleared at each run's first step) */
 };
 
 /* Free st->up (write.c); NULL is a no-op. */

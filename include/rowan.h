@@ -303,6 +303,116 @@ typedef struct rowan_metrics {
 ** out. */
 int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 
+/* The key space of a table: its store files and their blocks, per column family.
+** rowan_table_layout(db, table, &layout) describes table `table` (as in SQL: the exact name,
+** else the name upper-cased) as the store holds it at the call, from the block indexes of
+** its store files (no data block is read): per column family (the hidden key family "_k"
+** first, then the table's families in declaration order) the bytes and cells still in
+** memstores (in no block yet; rowan_flush writes them out), and per block of every store
+** file its place and size and its first row key, in bytes and as column values. A family's
+** files are listed in the order the store keeps them (oldest first) and their key ranges
+** may overlap until a compaction merges them; within a file blocks are in key order.
+** Regions: Rowan keeps each table in one key space (an HBase table would be split into
+** regions by key range; there are none to list). The shell's .keymap draws this.
+** Returns ROWAN_OK with *layout set (free it with rowan_layout_free); ROWAN_ERROR for an
+** unknown table; ROWAN_NOMEM; ROWAN_MISUSE for a NULL argument. On failure *layout is NULL
+** and rowan_errmsg(db) says why. Every pointer in the layout stays valid until
+** rowan_layout_free, whatever happens to the database meanwhile. */
+typedef struct rowan_layout_family {
+  const char *name;           /* "_k" (the row-existence marker family), "0" (the default
+                                 family) or a declared name such as "READINGS" */
+  uint64_t memstore_bytes;    /* bytes in the family's memstores: rows written and not yet
+                                 flushed to a store file */
+  uint64_t memstore_cells;    /* cells there */
+  uint64_t store_files;       /* store files of the family */
+  uint64_t blocks;            /* blocks in them */
+  uint64_t bytes;             /* the files' bytes on disk */
+} rowan_layout_family;
+typedef struct rowan_layout_block {
+  int family;                 /* index into rowan_layout.families */
+  uint64_t file;              /* the store file's number, unique in the database (the file
+                                 is data/<table>/<family>/<number>.sf under the store) */
+  uint64_t file_bytes;        /* the file's size on disk */
+  uint32_t file_blocks;       /* blocks in the file */
+  uint32_t block;             /* this block's index in the file, 0-based */
+  uint64_t offset;            /* its byte offset in the file */
+  uint32_t bytes;             /* its size on disk (compressed, with header and checksum) */
+  uint32_t raw_bytes;         /* its size uncompressed */
+  uint32_t cells;             /* cells in it (column values, all versions, deletions) */
+  uint32_t rows;              /* rows with a cell in it */
+  const void *first_key;      /* the row key of its first cell (the encoded primary key) */
+  int first_key_len;          /* its length in bytes */
+  const char *first_key_text; /* the same as column values, as EXPLAIN prints key bounds:
+                                 "['Dongsi', '2017-02-28 23:00:00']" */
+  const void *last_key;       /* the file's last row key (the same for every block of the
+                                 file: a block ends where the next block's first key starts) */
+  int last_key_len;           /* its length */
+  const char *last_key_text;  /* as column values */
+} rowan_layout_block;
+typedef struct rowan_layout {
+  const char *table;          /* the table's name */
+  const char *key;            /* its primary key, the row key: "STATION, TS DESC" */
+  int n_families;             /* entries in families */
+  const rowan_layout_family *families;
+  int n_blocks;               /* entries in blocks: family by family, as above */
+  const rowan_layout_block *blocks;
+  void *internal;             /* the library's; do not touch */
+} rowan_layout;
+int rowan_table_layout(rowan_db *db, const char *table, rowan_layout **layout);
+void rowan_layout_free(rowan_layout *layout); /* NULL: no-op */
+
+/* The blocks a statement read: a block trace.
+** rowan_stmt_trace(stmt, 1) turns tracing on for the statement's runs from then on: each run
+** (from its first rowan_step) records every store-file block its reads load (from the file
+** or from a cache), with how many times and how many of them from a cache, and every key
+** range they seek, in the order sought. It covers the statement's scans, the lookups of an
+** uncovered index into its table, and the columnar aggregate's blocks; a statement that
+** writes (UPSERT SELECT, DELETE) records the reads of its query. For the blocks of the
+** table (or index) the statement scanned, the loads summed per family equal that family's
+** rowan_stmt_metrics blocks_read and the cache hits its blocks_cache_hit, and the ranges
+** (ranges_total) its ranges_sought, plus one per lookup of an uncovered index into its table
+** (whose blocks are recorded too); EXPLAIN ANALYZE of the same statement prints the same
+** figures (the lookups' on its LOOKUP BACK INTO line). rowan_stmt_trace(stmt, 0) stops recording; the last trace can still be
+** read. Tracing costs a hash-table update per block loaded and memory per distinct block
+** (24 bytes) and per range kept; a statement not traced pays nothing.
+** rowan_stmt_trace_get(stmt, &trace) returns the last (or current) run's trace: the blocks
+** (sorted by file, then block; matched to rowan_table_layout's blocks by file and block) and
+** the first 4,096 key ranges with their bounds as column values. Empty when the statement
+** was never traced. Free it with rowan_trace_free; its pointers stay valid until then.
+** Both return ROWAN_OK; ROWAN_NOMEM; ROWAN_MISUSE for a NULL argument. */
+typedef struct rowan_block_read {
+  const char *table;          /* the table read, or "TABLE.INDEX" for an index's blocks */
+  const char *family;         /* its column family ("_k", "0", "READINGS", ...) */
+  uint64_t file;              /* the store file's number (rowan_layout_block.file) */
+  uint32_t block;             /* the block's index in it (rowan_layout_block.block) */
+  uint32_t loads;             /* times the statement's reads loaded it */
+  uint32_t cache_hits;        /* of which served from the block cache (no file read) */
+} rowan_block_read;
+typedef struct rowan_range_read {
+  const char *table;          /* as rowan_block_read.table */
+  const void *start;          /* the inclusive start key, or NULL: from the first row */
+  int start_len;              /* its length */
+  const void *end;            /* the exclusive end key, or NULL: to the last row */
+  int end_len;                /* its length */
+  const char *text;           /* the range as column values, EXPLAIN's way: one bracket per
+                                 bound, ']' inclusive, ')' exclusive, '*' open:
+                                 "['Dongsi', *] .. ['Dongsi', *]" (every key whose first column is
+                                 'Dongsi'), "[*] .. [*]" (the whole table) */
+} rowan_range_read;
+typedef struct rowan_trace {
+  int n_blocks;               /* distinct blocks read */
+  const rowan_block_read *blocks;
+  int n_ranges;               /* ranges kept (the first 4,096 sought) */
+  const rowan_range_read *ranges;
+  uint64_t ranges_total;      /* ranges sought in all */
+  int incomplete;             /* nonzero: memory ran out while recording; some reads are
+                                 missing */
+  void *internal;             /* the library's; do not touch */
+} rowan_trace;
+int rowan_stmt_trace(rowan_stmt *stmt, int on);
+int rowan_stmt_trace_get(rowan_stmt *stmt, rowan_trace **trace);
+void rowan_trace_free(rowan_trace *trace); /* NULL: no-op */
+
 /* Bulk load.
 ** The fast path for loading many rows, the way HBase bulk-loads HFiles: rows are parsed
 ** from text, sorted in bounded memory and written as store files that are added to the

@@ -1,9 +1,9 @@
 /*
 ** kv/db_ddl.c: tables and column families (kv_create_table, kv_drop_table, kv_family_id,
-** kv_table_families, kv_table_count, kv_table_name, kv_family_info) and the planner's
-** statistics (kv_family_get_stats, kv_estimate_rows). DDL takes the writer role, so it never
-** races a commit, flush or compaction, and is one synced MANIFEST record before it takes
-** effect.
+** kv_table_families, kv_table_count, kv_table_name, kv_family_info), the planner's
+** statistics (kv_family_get_stats, kv_estimate_rows) and block listing (kv_family_blocks).
+** DDL takes the writer role, so it never races a commit, flush or compaction, and is one
+** synced MANIFEST record before it takes effect.
 ** Family ids come from the MANIFEST's next_family_id and are never reused. A table's
 ** TABLEINFO file (kv/manifest.h) is written before its MANIFEST record and removed by DROP.
 ** Not here: opening (kv/db_open.c), reads (kv/scan.c).
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kv/db_impl.h"
+#include "kv/sf_int.h"
 #include "kv/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
@@ -348,4 +349,52 @@ int kv_estimate_rows(kv_db *db, uint32_t family_id, const kv_range *range, uint6
   }
   free(mems);
   return KV_OK;
+}
+
+int kv_family_blocks(kv_db *db, uint32_t family_id,
+                     int (*each)(void *ctx, const kv_file_block *b), void *ctx) {
+  if (!db || !each) return kv_error(KV_MISUSE, "kv_family_blocks: NULL argument");
+  pthread_mutex_lock(&db->mu);
+  kv_fam *f = kv_db_family(db, family_id);
+  if (!f) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOTFOUND, "unknown family id %u", family_id);
+  }
+  uint32_t nf = f->n_files;
+  kv_sfh **files = malloc((nf ? nf : 1) * sizeof *files);
+  if (!files) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOMEM, "kv_family_blocks: out of memory");
+  }
+  for (uint32_t i = 0; i < nf; i++) {
+    files[i] = f->files[i];
+    kv_sfh_ref(files[i]); /* kept open (and their index valid) while the caller reads */
+  }
+  pthread_mutex_unlock(&db->mu);
+  int rc = 0;
+  for (uint32_t i = 0; i < nf && !rc; i++) {
+    const kv_sf_reader *r = files[i]->reader;
+    kv_file_block b;
+    memset(&b, 0, sizeof b);
+    b.file = files[i]->meta.number;
+    b.file_bytes = r->props.file_size;
+    b.n_blocks = r->nblocks;
+    b.last_row = r->last_row;
+    b.last_row_len = r->last_row_len;
+    for (uint32_t k = 0; k < r->nblocks && !rc; k++) {
+      const kv_sf_index_entry *e = &r->index[k];
+      b.block = k;
+      b.offset = e->off;
+      b.bytes = e->size;
+      b.raw_bytes = e->raw;
+      b.cells = e->cells;
+      b.rows = e->rows;
+      b.first_row = e->first.row;
+      b.first_row_len = e->first.row_len;
+      rc = each(ctx, &b);
+    }
+  }
+  for (uint32_t i = 0; i < nf; i++) kv_sfh_unref(files[i]);
+  free(files);
+  return rc;
 }

@@ -33,6 +33,7 @@
 */
 #include "kv/scan_int.h"
 #include "kv/sf_cblock.h"
+#include "kv/trace.h"
 
 static int set_bytes(uint8_t **buf, uint32_t *len, uint32_t *cap, const uint8_t *src,
                      uint32_t n) {
@@ -425,6 +426,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
         if (rc) return rc;
       }
       s->m.ranges_sought++;
+      kv_trace_add_range(s->trace, s->fams[0].fid, r->start, r->start_len, r->end, r->end_len);
       s->range_started = true;
     }
     const kv_cell *best = NULL;
@@ -492,6 +494,7 @@ static int next_reverse(kv_scan *s, kv_row *row) {
         if (rc) return rc;
       }
       s->m.ranges_sought++;
+      kv_trace_add_range(s->trace, s->fams[0].fid, r->start, r->start_len, r->end, r->end_len);
       s->range_started = true;
     }
     const uint8_t *prow = NULL;

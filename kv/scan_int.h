@@ -93,6 +93,7 @@ struct kv_scan {
   int exist_state;              /* EXIST_*: the existence family in the current range */
   uint64_t limit;               /* rows handed out at most; 0 = no limit */
   const atomic_int *interrupt;  /* kv_scan_options.interrupt, or NULL */
+  struct kv_trace *trace;       /* kv_scan_options.trace: ranges sought go there, or NULL */
   uint32_t int_tick;            /* rows examined since the flag was last read */
   kv_filter_fn filter;          /* optional row filter */
   void *filter_ctx;             /* its context */

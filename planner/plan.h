@@ -114,6 +114,7 @@ typedef struct plan_bound {
   int kind;                /* enum sql_stmt_kind */
   bool explain;            /* EXPLAIN */
   bool analyze;            /* EXPLAIN ANALYZE */
+  bool json;               /* EXPLAIN (FORMAT JSON): one row, the plan as a JSON document */
   plan_select *select;     /* SELECT */
   plan_upsert *upsert;     /* UPSERT */
   plan_delete *del;        /* DELETE */
