@@ -264,7 +264,7 @@ static void test_skip_and_get(void **state) {
   so.family_ids = &f->a;
   so.n_families = 1;
   kv_range sfx = {(const uint8_t *)"05", 2, true, (const uint8_t *)"07", 2, false};
-  kv_skip_prefix sp = {prefix2, NULL, &sfx, 1};
+  kv_skip_prefix sp = {prefix2, NULL, &sfx, 1, 0};
   so.skip_prefix = &sp;
   assert_int_equal(traced(f, &so, t), 4 * 20); /* k0P050 .. k0P069 of prefixes k00 .. k03 */
   size_t nr = 0;

@@ -101,7 +101,7 @@ static void check_leaves(const char *key, const tj *v, const char *line, reps *r
   for (int i = 0; i < n; i++) {
     if (strstr(line, out[i])) found = true;
     if (r->n < MAXREP) {
-      snprintf(r->v[r->n], 256, "%s", out[i]);
+      snprintf(r->v[r->n], 256, "%.255s", out[i]);
       r->str[r->n++] = v->type == TJ_STR;
     }
   }
