@@ -44,6 +44,7 @@ ext = Extension(
     sources=["src/rowandb/_rowan.c"],
     include_dirs=[os.path.join(ROOT, "include")],
     extra_objects=[os.path.join(lib, "librowan.a")],
+    depends=[os.path.join(lib, "librowan.a"), os.path.join(ROOT, "include", "rowan.h")],
     extra_link_args=pkg_libs("liblz4", "libxxhash", "zlib") + ["-lpthread", "-lm"],
     extra_compile_args=["-std=c11", "-Wall", "-Wno-missing-field-initializers"],
 )
