@@ -147,7 +147,9 @@ typedef struct kv_env kv_env; /* the file-system seam, kv/env.h */
 typedef struct kv_options {
   kv_env *env;                /* file system; NULL = POSIX (kv_env_posix()) */
   bool create_if_missing;     /* create the directory and an empty store if absent */
-  bool read_only;             /* no writes, no flush or compaction; LOCK still taken */
+  bool read_only;             /* a reader beside the writer: no writes, no flush or
+                                 compaction, no LOCK taken, nothing written (see kv_open
+                                 and kv_refresh) */
   int sync_mode;              /* enum kv_sync_mode */
   size_t memstore_flush_size; /* bytes in one family's memstore before it is flushed;
                                  0 = default 64 MiB */
@@ -182,16 +184,46 @@ typedef struct kv_options {
 void kv_options_init(kv_options *opts);
 
 /* Open the store in directory `path` (created if missing and opts->create_if_missing).
-** Takes the LOCK file: a second opener, in this or another process, gets KV_ERR_LOCKED
-** with "database is locked". Replays the MANIFEST and then the WAL from the last flushed
-** sequence number; a torn final WAL record is dropped; other damage gives KV_ERR_CORRUPT.
-** Store files the MANIFEST does not name (left by a crash in a flush or compaction) are
-** deleted. opts NULL = the defaults of kv_options_init.
+** Takes the LOCK file: a second writable opener, in this or another process, gets
+** KV_ERR_LOCKED with "database is locked". Replays the MANIFEST and then the WAL from the
+** last flushed sequence number; a torn final WAL record is dropped; other damage gives
+** KV_ERR_CORRUPT. Store files the MANIFEST does not name (left by a crash in a flush or
+** compaction) are deleted. A MANIFEST of format version 1 is rewritten in version 2.
+** The log must reach the position the MANIFEST records for its flushes and bulk loads
+** (LOG_POSITION): a log that ends before it (copied before the MANIFEST and the store
+** files) is KV_ERR_CORRUPT naming the MANIFEST, the segment and the store files newer than
+** the log, never a store showing part of a transaction (docs/KV.md "The log-behind-
+** MANIFEST check").
+** With opts->read_only the open is a reader beside a writer (RocksDB's secondary instance,
+** SQLite's WAL reader; kv/db_follow.c): no LOCK is taken and nothing is written, so it
+** works while another process (or another handle of this one) holds the store open for
+** writing, and without write permission on the store's directory and files. It sees the
+** store as of its open: the MANIFEST, the store files it names, and the WAL replayed into
+** its own memstores; a record cut short at the end of the newest segment is taken as not
+** yet written (neither dropped from the file nor reported). Only what the writer has
+** written to its files is seen: with KV_SYNC_OFF, commits still in the writer's buffer are
+** not. kv_refresh catches up later. When the writer deletes a store file or a WAL segment
+** between the reader's reading of the MANIFEST and its open of the file, the reader reads
+** the MANIFEST again (up to 40 times, for about a second); once open, files stay readable.
+** opts NULL = the defaults of kv_options_init.
 ** Errors: KV_ERR_NOTFOUND (no directory or no MANIFEST, and not create_if_missing, or
 ** read_only), KV_ERR_LOCKED, KV_ERR_CORRUPT, KV_ERR_IO, KV_ERR_INVALID (empty path, bad
 ** sync_mode, negative compaction_trigger), KV_MISUSE (out NULL).
 ** On success *out is the handle (free with kv_close); on failure *out is NULL. */
 int kv_open(const char *path, const kv_options *opts, kv_db **out);
+
+/* Catch a read-only store up with its writer (RocksDB's TryCatchUpWithPrimary): read the
+** MANIFEST again, open the store files added since (sharing those still named), and read
+** the WAL on from where the last catch-up stopped. Afterwards new scans see every commit
+** the writer had written to its log, whole (the commits of a family created, or a bulk
+** load committed, after the MANIFEST was read wait for the next refresh, and so does
+** everything after them). Scans already open keep reading what they opened on; families
+** of dropped tables become unknown; pointers from kv_table_name become invalid (as after
+** DDL). On a writable store: KV_OK, nothing to do. Not concurrently with kv_close.
+** Errors: KV_MISUSE (db NULL, or a snapshot is held: the writer's compactions do not keep
+** what a reader's snapshot sees), KV_ERR_CORRUPT, KV_ERR_IO, KV_ERR_NOMEM; then the view
+** stays as it was. */
+int kv_refresh(kv_db *db);
 
 /* Close the store: flush every non-empty memstore to store files (kv_flush; skipped with
 ** kv_options.keep_log_on_close, on a read-only store and in the error state: the WAL keeps

@@ -9,15 +9,18 @@
 **   4  u32 length_check  low 32 bits of XXH3-64 of bytes [0, 4)
 **   8  u64 checksum      XXH3-64 of the payload
 ** The first record's payload is the file header: the 8 bytes "ROWANMF1" and a u32 format
-** version (1). Every later payload is an edit group: count:varint edit*, each edit a kind
-** byte (enum kv_edit_kind) and its fields as varints (see encode_edit). A group is applied
-** whole or not at all: it is checked against a copy of the version first.
+** version (2 written; 1 and 2 read: version 2 adds the LOG_POSITION edit, and a version 1
+** log is rewritten as version 2 when a writer opens it). Every later payload is an edit
+** group: count:varint edit*, each edit a kind byte (enum kv_edit_kind) and its fields as
+** varints (see encode_edit). A group is applied whole or not at all: it is checked against
+** a copy of the version first.
 **
 ** Replay drops a torn tail (a record cut short at the end of the file, or a zero-filled
 ** tail) and truncates the file back; any other damage is KV_ERR_CORRUPT naming the file and
 ** the offset. Unlike the WAL, a complete final record with a bad checksum is corruption: a
 ** synced edit may already have been acted on (old WAL segments deleted), so dropping it
-** would lose data.
+** would lose data. kv_manifest_read reads the log of a store another process writes: it
+** writes nothing, and takes a cut or unchecked final record for one being appended.
 ** This file does not touch store files or the WAL: it only records what the store decides.
 */
 #include <stdio.h>
@@ -31,7 +34,8 @@
 
 #define REC_HEADER 16u
 #define MAGIC "ROWANMF1"
-#define FORMAT_VERSION 1u
+#define FORMAT_VERSION 2u     /* written */
+#define FORMAT_VERSION_MIN 1u /* read */
 #define DEFAULT_REWRITE_LIMIT (1u << 20)
 #define MAX_RECORD (64u << 20) /* a payload longer than this is damage */
 
@@ -238,6 +242,14 @@ static int apply_one(kv_version *v, const kv_edit *e) {
     raise_u64(&v->last_seq, e->last_seq);
     raise_u64(&v->wal_number, e->wal_number);
     return KV_OK;
+  case KV_EDIT_LOG_POSITION:
+    if (e->log_segment > v->log_segment ||
+        (e->log_segment == v->log_segment && e->log_offset > v->log_offset)) {
+      v->log_segment = e->log_segment;
+      v->log_offset = e->log_offset;
+      v->log_seq = e->log_seq;
+    }
+    return KV_OK;
   default:
     return kv_error(KV_ERR_INVALID, "MANIFEST: unknown edit kind %d", e->kind);
   }
@@ -314,18 +326,30 @@ static void encode_edit(wbuf *b, const kv_edit *e) {
     put_counters(b, e->next_file_number, e->next_table_id, e->next_family_id, e->last_seq,
                  e->wal_number);
     break;
+  case KV_EDIT_LOG_POSITION:
+    put_var(b, e->log_segment); put_var(b, e->log_offset); put_var(b, e->log_seq); break;
   default: break;
   }
 }
 
-/* The snapshot of a whole version: one edit of kind KV_EDIT_SNAPSHOT. */
+/* The snapshot of a whole version: one edit of kind KV_EDIT_SNAPSHOT, followed in the same
+** group by a LOG_POSITION edit when the version has a log position. */
 static void encode_snapshot(wbuf *b, const kv_version *v) {
-  put_var(b, 1);
+  put_var(b, v->log_segment ? 2 : 1);
   put_u8(b, KV_EDIT_SNAPSHOT);
   put_counters(b, v->next_file_number, v->next_table_id, v->next_family_id, v->last_seq,
                v->wal_number);
   put_var(b, v->n_tables);
   for (uint32_t i = 0; i < v->n_tables; i++) put_table(b, &v->tables[i]);
+  if (v->log_segment) {
+    kv_edit e;
+    memset(&e, 0, sizeof e);
+    e.kind = KV_EDIT_LOG_POSITION;
+    e.log_segment = v->log_segment;
+    e.log_offset = v->log_offset;
+    e.log_seq = v->log_seq;
+    encode_edit(b, &e);
+  }
 }
 
 /* Frame a payload as one record into out. */
@@ -410,7 +434,8 @@ static void get_table(rbuf *r, kv_table_meta *t) {
 }
 
 /* Decode and apply one edit group to v. KV_OK, or KV_ERR_CORRUPT with `why` filled. */
-static int replay_group(kv_version *v, const uint8_t *p, size_t len, char *why, size_t why_cap) {
+static int replay_group(kv_version *v, uint32_t version, const uint8_t *p, size_t len, char *why,
+                        size_t why_cap) {
   rbuf r = {p, p + len, NULL};
   uint64_t count = get_var(&r);
   for (uint64_t i = 0; i < count && !r.bad; i++) {
@@ -434,6 +459,10 @@ static int replay_group(kv_version *v, const uint8_t *p, size_t len, char *why, 
     case KV_EDIT_SET_COUNTERS:
       e.next_file_number = get_var(&r); e.next_table_id = get_u32v(&r);
       e.next_family_id = get_u32v(&r); e.last_seq = get_var(&r); e.wal_number = get_var(&r);
+      break;
+    case KV_EDIT_LOG_POSITION:
+      if (version < 2) { r.bad = "LOG_POSITION edit in a format version 1 MANIFEST"; break; }
+      e.log_segment = get_var(&r); e.log_offset = get_var(&r); e.log_seq = get_var(&r);
       break;
     case KV_EDIT_SNAPSHOT: {
       kv_version nv;
@@ -489,12 +518,16 @@ static int is_zero(const uint8_t *p, size_t n) {
 }
 
 /* Replay the log bytes into v; *good gets the length of the good prefix (less than len when
-** a torn tail was found). */
-static int replay(const char *path, const uint8_t *buf, size_t len, kv_version *v, size_t *good) {
+** a torn tail was found), *version the header's format version. follow: the log of a store
+** another process writes (kv_manifest_read): a final record whose checksum does not match is
+** one being appended, left out like a torn tail. */
+static int replay(const char *path, const uint8_t *buf, size_t len, kv_version *v, size_t *good,
+                  uint32_t *version, bool follow) {
   size_t off = 0;
   int n = 0;
   char why[600];
   *good = 0;
+  *version = 0;
   while (off < len) {
     size_t rem = len - off;
     const uint8_t *h = buf + off;
@@ -511,17 +544,21 @@ static int replay(const char *path, const uint8_t *buf, size_t len, kv_version *
         torn = 1;
       } else if (kv_get_u64le(h + 8) != XXH3_64bits(h + REC_HEADER, plen)) {
         /* Even on the final record: the store acts on a record once it is synced (it may
-        ** have deleted the WAL it made redundant), so damage there is not a torn write. */
-        return corrupt_at(path, off, "checksum mismatch");
+        ** have deleted the WAL it made redundant), so damage there is not a torn write. A
+        ** reader beside the writer may see the record being appended: it waits for it. */
+        if (!(follow && n > 0 && plen == rem - REC_HEADER))
+          return corrupt_at(path, off, "checksum mismatch");
+        torn = 1;
       } else if (n == 0) {
         if (plen != 12 || memcmp(h + REC_HEADER, MAGIC, 8) != 0)
           return corrupt_at(path, off, "not a Rowan MANIFEST (bad magic)");
         uint32_t ver = kv_get_u32le(h + REC_HEADER + 8);
-        if (ver != FORMAT_VERSION) {
+        if (ver < FORMAT_VERSION_MIN || ver > FORMAT_VERSION) {
           snprintf(why, sizeof why, "unsupported MANIFEST format version %u", ver);
           return corrupt_at(path, off, why);
         }
-      } else if (replay_group(v, h + REC_HEADER, plen, why, sizeof why) != KV_OK) {
+        *version = ver;
+      } else if (replay_group(v, *version, h + REC_HEADER, plen, why, sizeof why) != KV_OK) {
         return corrupt_at(path, off, why);
       }
       if (!torn) {
@@ -546,9 +583,9 @@ static void default_version(kv_version *v) {
   v->next_family_id = 1;
 }
 
-/* Write a fresh log holding the header record and a snapshot of v to MANIFEST.tmp, sync it,
-** rename it over MANIFEST, sync the directory, and reopen it for appending. */
-static int rewrite(kv_manifest *m, const kv_version *v) {
+/* Write a fresh log holding the header record and a snapshot of v to path.tmp, sync it and
+** rename it over path; *written gets its bytes. The directory is not synced here. */
+static int write_image(kv_env *env, const char *path, const kv_version *v, size_t *written) {
   wbuf payload = {0}, out = {0};
   uint8_t hdr[12];
   memcpy(hdr, MAGIC, 8);
@@ -559,19 +596,27 @@ static int rewrite(kv_manifest *m, const kv_version *v) {
   free(payload.p);
   if (out.oom || payload.oom) { free(out.p); return nomem(); }
   char tmp[4300];
-  snprintf(tmp, sizeof tmp, "%s.tmp", m->path);
-  kv_env *env = m->env;
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
   kv_file *f;
   int rc = env->open(env, tmp, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &f);
   if (rc == KV_OK) {
     rc = env->append(f, out.p, out.len);
     if (rc == KV_OK) rc = env->sync(f);
     env->close(f);
-    if (rc == KV_OK) rc = env->rename(env, tmp, m->path);
+    if (rc == KV_OK) rc = env->rename(env, tmp, path);
     if (rc != KV_OK) env->remove(env, tmp);
   }
-  size_t written = out.len;
+  *written = out.len;
   free(out.p);
+  return rc;
+}
+
+/* Write a fresh log holding the header record and a snapshot of v to MANIFEST.tmp, sync it,
+** rename it over MANIFEST, sync the directory, and reopen it for appending. */
+static int rewrite(kv_manifest *m, const kv_version *v) {
+  kv_env *env = m->env;
+  size_t written = 0;
+  int rc = write_image(env, m->path, v, &written);
   if (rc != KV_OK) return rc; /* the old log, if any, is untouched and still in use */
   /* From here the new log is the MANIFEST: switch to it. */
   if (m->f) env->close(m->f);
@@ -582,6 +627,36 @@ static int rewrite(kv_manifest *m, const kv_version *v) {
   if (rc == KV_OK) rc = env->open(env, m->path, KV_OPEN_WRITE, &m->f);
   if (rc != KV_OK) m->failed = rc;
   return rc;
+}
+
+int kv_manifest_write_snapshot(kv_env *env, const char *dir, const kv_version *v) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  size_t written = 0;
+  int rc = write_image(env, path, v, &written);
+  if (rc == KV_OK) rc = env->sync_dir(env, dir);
+  return rc;
+}
+
+int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint64_t *len_out) {
+  memset(v, 0, sizeof *v);
+  if (len_out) *len_out = 0;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  uint8_t *buf;
+  size_t len, good;
+  uint32_t version;
+  int rc = kv_env_read_all(env, path, &buf, &len);
+  if (rc != KV_OK) return rc;
+  default_version(v);
+  rc = replay(path, buf, len, v, &good, &version, true);
+  free(buf);
+  if (rc != KV_OK) {
+    kv_version_free(v);
+    return rc;
+  }
+  if (len_out) *len_out = good;
+  return KV_OK;
 }
 
 static int remove_stale_tmp(kv_env *env, const char *path) {
@@ -619,8 +694,9 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
     size_t len, good;
     rc = kv_env_read_all(env, m->path, &buf, &len);
     if (rc == KV_OK) {
+      uint32_t version = 0;
       default_version(v);
-      rc = replay(m->path, buf, len, v, &good);
+      rc = replay(m->path, buf, len, v, &good, &version, false);
       free(buf);
       if (rc == KV_OK) rc = env->open(env, m->path, KV_OPEN_WRITE, &m->f);
       if (rc == KV_OK && good < len) {
@@ -629,6 +705,11 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
         if (rc == KV_OK) rc = env->sync(m->f);
       }
       m->size = good;
+      /* A format 1 log is rewritten in format 2 (the same version, one snapshot) before the
+      ** first LOG_POSITION edit could be appended: builds that read only format 1 then
+      ** refuse the store with "unsupported MANIFEST format version 2", not with an unknown
+      ** edit somewhere in the middle. */
+      if (rc == KV_OK && version < FORMAT_VERSION) rc = rewrite(m, v);
     }
   }
   if (rc != KV_OK) {
