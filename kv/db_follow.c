@@ -414,6 +414,7 @@ static void publish(attempt *a) {
   if (shown > atomic_load(&db->last_seq))
     atomic_store_explicit(&db->last_seq, shown, memory_order_release);
   db->stat_replay_records += a->records;
+  if (a->stopped) db->stat_reader_stops++;
   db->stat_replay_bytes += a->bytes;
   pthread_mutex_unlock(&db->mu);
 }
@@ -468,6 +469,9 @@ static int catch_up(kv_db *db) {
     /* nothing moved since the last attempt: the store is that way, not changing */
     same = sig[0] == prev_sig[0] && sig[1] == prev_sig[1] ? same + 1 : 0;
     if (i + 1 >= FOLLOW_TRIES || same >= 2) return rc;
+    pthread_mutex_lock(&db->mu);
+    db->stat_reader_retries++;
+    pthread_mutex_unlock(&db->mu);
     prev_sig[0] = sig[0];
     prev_sig[1] = sig[1];
     sleep_ms(i < 5 ? 1 : i < 15 ? 10 : 50);

@@ -167,6 +167,8 @@ struct kv_db {
   uint64_t stat_dropped_bytes;   /* a torn tail kv_open dropped from the newest segment */
   uint64_t stat_dropped_segment; /* that segment's number (0: none) */
   uint64_t stat_compactions; /* compactions done (tests) */
+  uint64_t stat_reader_retries; /* read-only: catch-up attempts made again (REQUIRES mu) */
+  uint64_t stat_reader_stops;   /* read-only: catch-ups stopped before a record (mu) */
 };
 
 /* ---- read-only opens beside a writer (kv/db_follow.c) ---- */

@@ -195,6 +195,8 @@ int kv_wal_get_stats(kv_db *db, kv_wal_stats *out) {
   out->replayed_bytes = db->stat_replay_bytes;
   out->dropped_bytes = db->stat_dropped_bytes;
   out->dropped_segment = db->stat_dropped_segment;
+  out->reader_retries = db->stat_reader_retries;
+  out->reader_stops = db->stat_reader_stops;
   pthread_mutex_unlock(&db->mu);
   return KV_OK;
 }

@@ -588,6 +588,12 @@ typedef struct kv_wal_stats {
                                  segment that kv_open dropped (truncated away): a commit
                                  cut short by a crash, never applied; 0 = none */
   uint64_t dropped_segment;   /* that segment's number (file wal-N.log), 0 = none */
+  uint64_t reader_retries;    /* read-only opens: catch-up attempts (kv_open, kv_refresh)
+                                 made again because the writer deleted a store file or a
+                                 segment between the reading of the MANIFEST and its open */
+  uint64_t reader_stops;      /* read-only opens: catch-ups that stopped before a record they
+                                 could not show whole yet (a family created, or a bulk load
+                                 committed, after their MANIFEST read) */
 } kv_wal_stats;
 /* Fill *out (all counters since kv_open). Errors: KV_MISUSE (NULL argument). */
 int kv_wal_get_stats(kv_db *db, kv_wal_stats *out);
