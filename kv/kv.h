@@ -574,6 +574,30 @@ int kv_compact(kv_db *db, const char *table, bool major);
 ** merged one by one: the files differ, the cells they hold do not (tests compare both). */
 void kv_compact_set_block_copy(bool on);
 
+/* Online backup (RocksDB's Checkpoint; kv/backup.c): copy the store, while writes go on,
+** into directory `dir` (created if missing; it must be empty), as a store that kv_open
+** opens with every commit that had returned before the call and nothing of a commit begun
+** after it, each whole. The writer role is held only while the state is noted (commits
+** wait for that moment, reads never); then store files get a second name in the copy
+** (hard links: they never change once written) where the file system allows, and are
+** copied where it does not (another device); the WAL segments still needed are copied up
+** to their size at that moment; a MANIFEST holding that state is written last, so a copy
+** cut short has none and is not a store. Everything is synced. A failure removes what was
+** written. Store files and segments that compactions and flushes drop meanwhile are kept
+** until the copy is done. *stats (may be NULL) gets what was done.
+** Errors: KV_MISUSE (db NULL), KV_ERR_INVALID (empty dir, or not a directory),
+** KV_ERR_EXISTS (dir is not empty), KV_ERR_READONLY (a read-only open: the writer makes
+** backups), the store's error state, KV_ERR_IO / KV_ERR_NOSPC / KV_ERR_NOMEM. */
+typedef struct kv_backup_stats {
+  uint64_t files_linked;  /* store files given a second name in the copy (hard links) */
+  uint64_t files_copied;  /* store files copied (the file system could not link them) */
+  uint64_t bytes_copied;  /* their bytes */
+  uint64_t wal_segments;  /* WAL segments copied */
+  uint64_t wal_bytes;     /* their bytes */
+  uint64_t last_seq;      /* the last sequence number the copy holds */
+} kv_backup_stats;
+int kv_backup(kv_db *db, const char *dir, kv_backup_stats *stats);
+
 /* The write-ahead log's live segments and what kv_open replayed (see "WAL size bound"). */
 typedef struct kv_wal_stats {
   uint64_t segments;          /* WAL segment files in use, the current one included */
