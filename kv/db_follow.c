@@ -73,7 +73,10 @@ typedef struct attempt {
   kv_db *db;                /* the store */
   kv_follow *fl;            /* its follower state */
   kv_version nv;            /* the MANIFEST read */
-  uint64_t man_len;         /* its bytes */
+  uint8_t *man;             /* its bytes */
+  uint64_t man_len;         /* their length */
+  uint64_t cap;             /* the last sequence number the view may show: the writer's
+                               logical changes recorded after the read happened after it */
   fview *views;             /* one per family of nv */
   uint32_t n_views;         /* entries in views */
   fview **by_id;            /* views indexed by family id (nv.next_family_id entries) */
@@ -141,6 +144,7 @@ static void attempt_free(attempt *a) {
     if (a->seg_files[i]) a->db->env->close(a->seg_files[i]);
   free(a->seg_files);
   free(a->segs);
+  free(a->man);
   kv_version_free(&a->nv);
 }
 
@@ -374,6 +378,7 @@ static void publish(attempt *a) {
   for (uint32_t i = 0; i < a->n_views; i++)
     for (uint32_t k = 0; k < a->views[i].n_files; k++)
       if (a->views[i].files[k]->meta.max_seq > shown) shown = a->views[i].files[k]->meta.max_seq;
+  if (shown > a->cap) shown = a->cap;
   pthread_mutex_lock(&db->mu);
   /* families gone from the MANIFEST (their table dropped): their files leave the cache */
   for (uint32_t id = 0; id < db->n_fam_slots; id++) {
@@ -411,6 +416,7 @@ static void publish(attempt *a) {
   kv_version_free(&db->ver);
   db->ver = a->nv;
   memset(&a->nv, 0, sizeof a->nv);
+  if (a->cap < UINT64_MAX) db->stat_reader_stops++;
   if (shown > atomic_load(&db->last_seq))
     atomic_store_explicit(&db->last_seq, shown, memory_order_release);
   db->stat_replay_records += a->records;
@@ -437,7 +443,7 @@ static int try_once(kv_db *db, int attempt_no, bool *transient, uint64_t sig[2])
   memset(&a, 0, sizeof a);
   a.db = db;
   a.fl = db->follow;
-  int rc = kv_manifest_read(db->env, db->path, &a.nv, &a.man_len);
+  int rc = kv_manifest_read(db->env, db->path, &a.nv, &a.man, &a.man_len);
   if (rc == KV_ERR_NOTFOUND)
     rc = kv_error(KV_ERR_NOTFOUND, "kv_open: '%s' has no MANIFEST (not a store)", db->path);
   if (rc == KV_OK && g_hook) g_hook(g_hook_ctx, attempt_no);
@@ -449,6 +455,16 @@ static int try_once(kv_db *db, int attempt_no, bool *transient, uint64_t sig[2])
     a.fl->rebuild = true; /* until this attempt is published */
     rc = prepare_memstores(&a);
     if (rc == KV_OK) rc = read_segments(&a);
+    /* What the writer recorded while the log was read: a table created or dropped, or a
+    ** bulk load, is a change the read MANIFEST does not hold; the records taken after it
+    ** stay hidden until the next catch-up reads it (the cap). */
+    bool rewritten = false;
+    if (rc == KV_OK)
+      rc = kv_manifest_changes_since(db->env, db->path, a.man, a.man_len, &a.cap, &rewritten);
+    if (rc == KV_OK && rewritten) {
+      *transient = true; /* rewritten as a snapshot meanwhile: read it again */
+      rc = kv_error(KV_ERR_IO, "%s/MANIFEST was rewritten while it was read", db->path);
+    }
     if (rc == KV_OK) {
       publish(&a);
       a.fl->rebuild = false;

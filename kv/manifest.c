@@ -638,8 +638,10 @@ int kv_manifest_write_snapshot(kv_env *env, const char *dir, const kv_version *v
   return rc;
 }
 
-int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint64_t *len_out) {
+int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint8_t **bytes,
+                     uint64_t *len_out) {
   memset(v, 0, sizeof *v);
+  if (bytes) *bytes = NULL;
   if (len_out) *len_out = 0;
   char path[4200];
   snprintf(path, sizeof path, "%s/MANIFEST", dir);
@@ -650,12 +652,87 @@ int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint64_t *len_
   if (rc != KV_OK) return rc;
   default_version(v);
   rc = replay(path, buf, len, v, &good, &version, true);
-  free(buf);
   if (rc != KV_OK) {
+    free(buf);
     kv_version_free(v);
     return rc;
   }
   if (len_out) *len_out = good;
+  if (bytes) *bytes = buf;
+  else free(buf);
+  return KV_OK;
+}
+
+/* The cap one edit group sets (kv_manifest_changes_since), or UINT64_MAX; false when the
+** group does not decode. */
+static bool group_cap(const uint8_t *p, size_t len, uint64_t *cap) {
+  rbuf r = {p, p + len, NULL};
+  uint64_t count = get_var(&r), counters_seq = 0;
+  bool ddl = false, counters = false, removes = false, bulk_add = false;
+  for (uint64_t i = 0; i < count && !r.bad; i++) {
+    if (r.p >= r.limit) return false;
+    int kind = *r.p++;
+    kv_file_meta f;
+    kv_table_meta t;
+    memset(&t, 0, sizeof t);
+    switch (kind) {
+      case KV_EDIT_CREATE_TABLE: get_table(&r, &t); table_free(&t); ddl = true; break;
+      case KV_EDIT_DROP_TABLE: get_u32v(&r); ddl = true; break;
+      case KV_EDIT_ADD_FILE:
+        get_u32v(&r); get_file(&r, &f);
+        if (get_var(&r) == 0) bulk_add = true; /* no flushed_seq: not a flush */
+        break;
+      case KV_EDIT_REMOVE_FILE: get_u32v(&r); get_var(&r); removes = true; break;
+      case KV_EDIT_SET_FLUSHED: get_u32v(&r); get_var(&r); break;
+      case KV_EDIT_SET_COUNTERS:
+        get_var(&r); get_u32v(&r); get_u32v(&r); counters_seq = get_var(&r); get_var(&r);
+        counters = true;
+        break;
+      case KV_EDIT_LOG_POSITION: get_var(&r); get_var(&r); get_var(&r); break;
+      default: return false; /* a snapshot, or unknown */
+    }
+  }
+  if (r.bad) return false;
+  *cap = UINT64_MAX;
+  if (bulk_add && !removes) { /* a bulk load at counters_seq (a compaction removes files) */
+    *cap = counters && counters_seq ? counters_seq - 1 : 0;
+  } else if (ddl) {
+    *cap = counters ? counters_seq : 0;
+  }
+  return true;
+}
+
+int kv_manifest_changes_since(kv_env *env, const char *dir, const uint8_t *bytes, uint64_t len,
+                              uint64_t *cap, bool *rewritten) {
+  *cap = UINT64_MAX;
+  *rewritten = false;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  uint8_t *buf;
+  size_t n;
+  int rc = kv_env_read_all(env, path, &buf, &n);
+  if (rc != KV_OK) return rc;
+  if (n < len || memcmp(buf, bytes, (size_t)len) != 0) {
+    *rewritten = true;
+    free(buf);
+    return KV_OK;
+  }
+  /* the whole records after len; a cut or unchecked last one is not written yet */
+  for (size_t off = (size_t)len; n - off >= REC_HEADER;) {
+    const uint8_t *h = buf + off;
+    uint32_t plen = kv_get_u32le(h);
+    if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4) || plen > n - off - REC_HEADER ||
+        kv_get_u64le(h + 8) != XXH3_64bits(h + REC_HEADER, plen))
+      break;
+    uint64_t c;
+    if (!group_cap(h + REC_HEADER, plen, &c)) {
+      *rewritten = true; /* a record it cannot read as a group: assume the worst */
+      break;
+    }
+    if (c < *cap) *cap = c;
+    off += REC_HEADER + plen;
+  }
+  free(buf);
   return KV_OK;
 }
 

@@ -116,10 +116,22 @@ void kv_version_free(kv_version *v);
 /* Read `dir`/MANIFEST into *v without writing anything (a read-only open beside a writer,
 ** kv/db_follow.c): no MANIFEST.tmp removal, no truncation. A record cut short or with a bad
 ** checksum at the very end of the file is taken as not yet written (the writer may be
-** appending it) and left out. *len (may be NULL) gets the bytes of the records used.
-** Errors: KV_ERR_NOTFOUND (no MANIFEST), KV_ERR_CORRUPT (damage before the last record),
-** env errors, KV_ERR_NOMEM. On failure *v is empty. */
-int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint64_t *len);
+** appending it) and left out. *bytes (may be NULL; freed by the caller) gets the records
+** used, *len their length. Errors: KV_ERR_NOTFOUND (no MANIFEST), KV_ERR_CORRUPT (damage
+** before the last record), env errors, KV_ERR_NOMEM. On failure *v is empty, *bytes NULL. */
+int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint8_t **bytes,
+                     uint64_t *len);
+/* What the writer recorded in `dir`/MANIFEST since a kv_manifest_read that got bytes[0,len):
+** *cap gets the sequence number before which every logical change recorded since happened:
+** for each new record group that creates or drops a table, L, and for one that adds files
+** without a flush or a compaction (a bulk load at sequence number S), S - 1, where L (or S)
+** is the group's SET_COUNTERS last_seq; the least of them; UINT64_MAX when there is none
+** (flushes and compactions change where rows are, not which rows there are). A reader
+** shows no commit above *cap until it reads those records. *rewritten: the MANIFEST no
+** longer begins with those bytes (the writer rewrote it as a snapshot): nothing is known.
+** Errors: as kv_manifest_read. */
+int kv_manifest_changes_since(kv_env *env, const char *dir, const uint8_t *bytes, uint64_t len,
+                              uint64_t *cap, bool *rewritten);
 /* Write a new MANIFEST holding the header and one snapshot of *v (with its log position)
 ** to `dir`/MANIFEST.tmp, sync it, rename it to `dir`/MANIFEST and sync the directory (an
 ** online backup's copy, kv/backup.c). Errors: env errors, KV_ERR_NOMEM. */

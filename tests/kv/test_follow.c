@@ -7,8 +7,8 @@
 ** the writer's compaction deletes them; a refresh sees the rest; a record cut short at the
 ** end of the log is neither shown, nor truncated, nor reported; a store file or segment
 ** deleted between the reader's MANIFEST read and its open makes it read the MANIFEST again;
-** a family created or a bulk load committed after that read is not shown half (nor what
-** follows it) until the next refresh. Two processes: tests/kv/test_follow_fork.c.
+** a table created (written to or not), a table dropped or a bulk load committed after that
+** read is not shown half, nor anything committed after it, until the next refresh. Two processes: tests/kv/test_follow_fork.c.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -215,7 +215,7 @@ typedef struct mover {
   int fired;          /* moves made */
 } mover;
 
-enum { MOVE_COMPACT, MOVE_NEW_FAMILY, MOVE_BULK, MOVE_DROP };
+enum { MOVE_COMPACT, MOVE_NEW_FAMILY, MOVE_NEW_TABLE, MOVE_BULK, MOVE_DROP };
 
 static void move(void *ctx, int attempt) {
   mover *m = ctx;
@@ -237,6 +237,14 @@ static void move(void *ctx, int attempt) {
       kv_batch_clear(b);
       assert_int_equal(kv_batch_put(b, fx, "r", 1, "q", 1, KV_TS_NOW, "x", 1), KV_OK);
       assert_int_equal(kv_commit(m->w, b, NULL), KV_OK);
+      commit_range(m->w, m->fa, m->fb, m->next, m->next + 3);
+      m->next += 3;
+      break;
+    }
+    case MOVE_NEW_TABLE: { /* a table created, then txns of t only (as SQL's CREATE TABLE
+                              writes its catalog row after the kv table) */
+      kv_family_options f = {.name = "x"};
+      assert_int_equal(kv_create_table(m->w, "u", &f, 1), KV_OK);
       commit_range(m->w, m->fa, m->fb, m->next, m->next + 3);
       m->next += 3;
       break;
@@ -285,6 +293,7 @@ static void test_writer_moves_during_catch_up(void **state) {
         case MOVE_COMPACT: /* read again: everything */
           assert_int_equal(seen, m.next);
           break;
+        case MOVE_NEW_TABLE: /* not the txns after the table without the table */
         case MOVE_NEW_FAMILY: /* up to the new family's commit, and nothing after it */
           assert_int_equal(seen, before);
           assert_int_equal(kv_family_id(r, "u", "x", &fx), KV_ERR_NOTFOUND);
@@ -303,7 +312,8 @@ static void test_writer_moves_during_catch_up(void **state) {
           break;
       }
       kv_close(r);
-      if (what == MOVE_NEW_FAMILY) assert_int_equal(kv_drop_table(m.w, "u"), KV_OK);
+      if (what == MOVE_NEW_FAMILY || what == MOVE_NEW_TABLE)
+        assert_int_equal(kv_drop_table(m.w, "u"), KV_OK);
       if (what == MOVE_DROP) {
         tu_txn_table(m.w, &m.fa, &m.fb);
         m.next = 0;

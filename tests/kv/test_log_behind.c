@@ -7,8 +7,12 @@
 ** transactions here span two tables, and only one of them is flushed after the log was
 ** copied, which is exactly the state that showed half transactions before the check. The
 ** same copy with the log taken last opens whole. Also: a format 1 MANIFEST is read, and
-** rewritten as format 2 by the first writable open; a read-only open leaves it as it is.
+** rewritten as format 2 by the first writable open; a read-only open leaves it as it is;
+** the bytes of the format 2 header and of a LOG_POSITION record (docs/FORMAT.md).
 */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -23,6 +27,7 @@
 
 #include "kv/env_mem.h"
 #include "kv/kv.h"
+#include "kv/manifest.h"
 
 typedef struct fams { uint32_t a, c; } fams;
 
@@ -251,11 +256,56 @@ static void test_format1_manifest(void **state) {
   kv_env_free(env);
 }
 
+/* docs/FORMAT.md's worked examples: the version 2 header record, and a LOG_POSITION group
+** (segment 7, offset 3600, sequence number 401). */
+static void test_log_position_bytes(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1);
+  assert_int_equal(env->mkdir(env, "/m"), KV_OK);
+  kv_manifest *m;
+  kv_version v;
+  assert_int_equal(kv_manifest_open(env, "/m", true, &m, &v), KV_OK);
+  kv_edit e;
+  memset(&e, 0, sizeof e);
+  e.kind = KV_EDIT_LOG_POSITION;
+  e.log_segment = 7;
+  e.log_offset = 3600;
+  e.log_seq = 401;
+  assert_int_equal(kv_manifest_apply(m, &v, &e, 1), KV_OK);
+  assert_int_equal(v.log_segment, 7);
+  assert_int_equal(v.log_offset, 3600);
+  assert_int_equal(v.log_seq, 401);
+  e.log_offset = 100; /* an earlier position leaves it as it is */
+  assert_int_equal(kv_manifest_apply(m, &v, &e, 1), KV_OK);
+  assert_int_equal(v.log_offset, 3600);
+  kv_manifest_close(m);
+  uint8_t *buf;
+  size_t len;
+  assert_int_equal(kv_env_read_all(env, "/m/MANIFEST", &buf, &len), KV_OK);
+  static const uint8_t header[28] = {0x0c, 0x00, 0x00, 0x00, 0x5f, 0xf5, 0xf4, 0x26, 0xc1, 0x78,
+                                     0xd8, 0x77, 0x87, 0xf2, 0x18, 0x59, 'R', 'O', 'W', 'A',
+                                     'N', 'M', 'F', '1', 0x02, 0x00, 0x00, 0x00};
+  static const uint8_t rec[23] = {0x07, 0x00, 0x00, 0x00, 0x4c, 0xc1, 0x28, 0x16,
+                                  0x81, 0x21, 0x1c, 0x2d, 0x9b, 0xf6, 0x35, 0x3c,
+                                  0x01, 0x08, 0x07, 0x90, 0x1c, 0x91, 0x03};
+  assert_memory_equal(buf, header, sizeof header);
+  assert_non_null(memmem(buf, len, rec, sizeof rec));
+  free(buf);
+  /* replayed: the later position stays */
+  assert_int_equal(kv_manifest_open(env, "/m", false, &m, &v), KV_OK);
+  assert_int_equal(v.log_segment, 7);
+  assert_int_equal(v.log_offset, 3600);
+  kv_manifest_close(m);
+  kv_version_free(&v);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_log_copied_first),
       cmocka_unit_test(test_log_segment_missing),
       cmocka_unit_test(test_format1_manifest),
+      cmocka_unit_test(test_log_position_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
