@@ -18,9 +18,11 @@
 **    rowan_column_* stay valid until the next rowan_step, rowan_reset or rowan_finalize of
 **    that statement.
 **  - Thread safety: a rowan_db and its statements may be used by one thread at a time
-**    (serialize with your own mutex, as with SQLite's multi-thread mode); different
-**    rowan_db handles are independent, but one database directory may be open in only one
-**    handle at a time (the store's LOCK file: a second open gets ROWAN_LOCKED).
+**    (serialize with your own mutex, as with SQLite's multi-thread mode; rowan_interrupt and
+**    rowan_backup are the exceptions); different rowan_db handles are independent, but one
+**    database directory may be open for writing in only one handle at a time (the store's
+**    LOCK file: a second open gets ROWAN_LOCKED). Read-only handles (rowan_options.read_only)
+**    take no lock: any number of them, in any process, open a database beside its writer.
 */
 #ifndef ROWAN_H
 #define ROWAN_H

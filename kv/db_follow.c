@@ -25,11 +25,14 @@
 **      record it cannot show whole and in order: one naming a family newer than the
 **      MANIFEST read (created after it), or one after a gap in the sequence numbers that
 **      the MANIFEST read does not explain (a bulk load committed after it, whose files
-**      the reader does not have yet). The next refresh reads them with a newer MANIFEST.
+**      the reader does not have yet). Then the records the writer appended to the MANIFEST
+**      while the log was read are read (kv_manifest_changes_since): a table created or
+**      dropped, or a bulk load, is a change the view does not hold, so nothing committed
+**      after it is shown (the cap). The next refresh reads them with a newer MANIFEST.
 **   C. publish, under mu, in one step: each family's memstore and file list, the families
 **      created and dropped, the version, and last_seq = the last sequence number shown (the
-**      last record taken, or the newest store file's). A scan sees the old view or the new
-**      one whole; scans already open keep reading the view they opened on.
+**      last record taken, or the newest store file's, within the cap). A scan sees the old
+**      view or the new one whole; scans already open keep reading the view they opened on.
 ** A failure in B leaves the current view as it was and makes the next catch-up start over
 ** from the MANIFEST's oldest needed segment with empty memstores (a reused memstore may
 ** then hold cells of records the position does not count).
@@ -416,11 +419,10 @@ static void publish(attempt *a) {
   kv_version_free(&db->ver);
   db->ver = a->nv;
   memset(&a->nv, 0, sizeof a->nv);
-  if (a->cap < UINT64_MAX) db->stat_reader_stops++;
+  if (a->stopped || a->cap < UINT64_MAX) db->stat_reader_stops++;
   if (shown > atomic_load(&db->last_seq))
     atomic_store_explicit(&db->last_seq, shown, memory_order_release);
   db->stat_replay_records += a->records;
-  if (a->stopped) db->stat_reader_stops++;
   db->stat_replay_bytes += a->bytes;
   pthread_mutex_unlock(&db->mu);
 }

@@ -18,9 +18,16 @@
 ** No function accepts a NULL handle except where stated; a NULL handle gives KV_MISUSE.
 **
 ** Thread safety: a kv_db may be used from several threads at once (writers are serialized
-** and share WAL syncs through group commit; scans run concurrently with writes). A kv_batch
-** and a kv_scan belong to one thread at a time. kv_close must not run concurrently with any
-** other call on the same kv_db or on its scans.
+** and share WAL syncs through group commit; scans run concurrently with writes, with
+** kv_refresh of a read-only store, and with kv_backup). A kv_batch and a kv_scan belong to
+** one thread at a time. kv_close must not run concurrently with any other call on the same
+** kv_db or on its scans.
+**
+** Other views of a store's files: any number of read-only opens (kv_options.read_only) run
+** beside the one writable open, in other processes or this one, taking no lock and writing
+** nothing; each sees the store as of its open until kv_refresh. kv_backup copies a live
+** store consistently. A copy made file by file while the store is written, whose log ends
+** before what its MANIFEST and store files show, is refused at open (KV_ERR_CORRUPT).
 **
 ** Failures that refuse writes: when a WAL write or sync fails, or a flush or compaction
 ** fails, the store enters an error state: every later write (kv_commit, DDL, kv_flush,
