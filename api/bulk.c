@@ -14,6 +14,7 @@ struct rowan_bulk {
   exec_bulk *eb;      /* the engine's load */
   int ncols;          /* fields per row */
   size_t *lens;       /* scratch: field lengths of the current row */
+  cat_value *vals;    /* scratch: the current row's typed values (rowan_bulk_add_values) */
 };
 
 static int fail(rowan_db *db, const exec_error *err) {
@@ -28,9 +29,11 @@ int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *con
     return api_error(db, ROWAN_MISUSE, -1, "rowan_bulk_begin: NULL argument or no column");
   rowan_bulk *b = calloc(1, sizeof *b);
   size_t *lens = calloc((size_t)ncols, sizeof *lens);
-  if (!b || !lens) {
+  cat_value *vals = calloc((size_t)ncols, sizeof *vals);
+  if (!b || !lens || !vals) {
     free(b);
     free(lens);
+    free(vals);
     return api_error(db, ROWAN_NOMEM, -1, "out of memory");
   }
   exec_error err = {0};
@@ -38,11 +41,13 @@ int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *con
       EXEC_OK) {
     free(b);
     free(lens);
+    free(vals);
     return fail(db, &err);
   }
   b->db = db;
   b->ncols = ncols;
   b->lens = lens;
+  b->vals = vals;
   db->n_bulks++; /* rowan_close refuses while a load is open (its engine load uses the session) */
   *bulk = b;
   api_clear_error(db);
@@ -63,6 +68,44 @@ int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *
   if (exec_bulk_add_text(bulk->eb, fields, bulk->lens, &err) != EXEC_OK)
     return fail(bulk->db, &err);
   return ROWAN_OK; /* the connection's error is left as it was: this is the hot path */
+}
+
+int rowan_bulk_add_values(rowan_bulk *bulk, const rowan_value *values) {
+  if (!bulk) return ROWAN_MISUSE;
+  if (!values)
+    return api_error(bulk->db, ROWAN_MISUSE, -1, "rowan_bulk_add_values: NULL values");
+  for (int i = 0; i < bulk->ncols; i++) {
+    const rowan_value *in = &values[i];
+    cat_value *v = &bulk->vals[i];
+    switch (in->type) {
+      case ROWAN_NULL: *v = cat_v_null(cat_type_of(CAT_T_VARCHAR)); break;
+      case ROWAN_INTEGER: *v = cat_v_int(CAT_T_BIGINT, in->i); break;
+      case ROWAN_FLOAT: *v = cat_v_double(in->d); break;
+      case ROWAN_TEXT:
+      case ROWAN_BLOB:
+        if (in->bytes < 0 || (!in->p && in->bytes > 0))
+          return api_error(bulk->db, ROWAN_MISUSE, -1, "rowan_bulk_add_values: value %d: "
+                           "bytes %d with %s pointer", i, in->bytes, in->p ? "a" : "a NULL");
+        *v = cat_v_str(in->type == ROWAN_TEXT ? CAT_T_VARCHAR : CAT_T_VARBINARY,
+                       in->p ? in->p : "", (size_t)in->bytes);
+        break;
+      case ROWAN_TIMESTAMP:
+        if (in->i < CAT_TS_MIN / 1000 || in->i > CAT_TS_MAX / 1000)
+          return api_error(bulk->db, ROWAN_CONSTRAINT, -1, "value %d: timestamp %lld ms out "
+                           "of range for TIMESTAMP (years 0001..9999)", i, (long long)in->i);
+        *v = cat_v_int(CAT_T_TIMESTAMP, in->i * 1000);
+        break;
+      default:
+        return api_error(bulk->db, ROWAN_MISUSE, -1, "rowan_bulk_add_values: value %d: "
+                         "unknown type %d", i, in->type);
+    }
+  }
+  exec_error err; /* as rowan_bulk_add_text: not zeroed per row */
+  err.code = EXEC_OK;
+  err.offset = -1;
+  err.msg[0] = 0;
+  if (exec_bulk_add_values(bulk->eb, bulk->vals, &err) != EXEC_OK) return fail(bulk->db, &err);
+  return ROWAN_OK;
 }
 
 int rowan_bulk_commit(rowan_bulk *bulk) {
@@ -89,5 +132,6 @@ void rowan_bulk_abort(rowan_bulk *bulk) {
   bulk->db->n_bulks--;
   exec_bulk_free(bulk->eb);
   free(bulk->lens);
+  free(bulk->vals);
   free(bulk);
 }

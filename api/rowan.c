@@ -144,7 +144,10 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
   }
   exec_error err = {0};
   rc = exec_session_open(db->kv, &db->sess, &err);
-  if (rc == EXEC_OK) exec_set_interrupt(db->sess, &db->interrupt);
+  if (rc == EXEC_OK) {
+    exec_set_interrupt(db->sess, &db->interrupt);
+    exec_set_write_memory(db->sess, db->bulk_memory); /* a large write statement's bound */
+  }
   if (rc != EXEC_OK) {
     db->sess = NULL;
     kv_close(db->kv);

@@ -11,6 +11,7 @@
 ** Not here: codecs (keycodec.c, valcodec.c), SQL.
 */
 #include "catalog/catalog.h"
+#include "catalog/catalog_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -862,3 +863,11 @@ size_t cat_column_qualifier(uint16_t id, uint8_t *q) {
   q[1] = (uint8_t)id;
   return 2;
 }
+
+/* ---- for catalog/cat_salvage.c (catalog/catalog_int.h) ------------------------------------ */
+cat_table *cat_table_record_parse(const uint8_t *p, size_t n) { return parse_table(p, n); }
+bool cat_index_record_parse(const uint8_t *p, size_t n, cat_index *x, char **table_name) {
+  return parse_index(p, n, x, table_name);
+}
+void cat_table_free(cat_table *t) { free_table(t); }
+void cat_index_free(cat_index *x) { free_index(x); }

@@ -164,6 +164,36 @@ int cat_find_column(const cat_table *t, const char *name);
 int cat_find_family(const cat_table *t, const char *name);
 const cat_index *cat_find_index(const cat_table *t, const char *name);
 
+/* ---- Salvage (catalog/cat_salvage.c; api/recover.c) --------------------------------------
+** The catalog of a store that may have lost rows (a salvaged store, kv/salvage.h), read
+** without changing anything: no SYSTEM.CATALOG is created, no orphan dropped, no kv family
+** id resolved (the tables are descriptions, for creating them again elsewhere). Each row
+** that decodes is kept; each that does not, and each index row whose table row is lost, is
+** one problem message. */
+typedef struct cat_salvage {
+  bool found;          /* the store has a SYSTEM.CATALOG table */
+  cat_table **tables;  /* the tables whose row decoded, in key order, each with the indexes
+                          whose row decoded (kv_id fields 0) */
+  int n_tables;        /* count */
+  char **problems;     /* messages ("SYSTEM.CATALOG row T'X': does not decode") */
+  int n_problems;      /* count */
+  char **lost_indexes; /* kv names of the index records whose table row is lost */
+  int n_lost_indexes;  /* count */
+} cat_salvage;
+/* Read the catalog of db into *out (zeroed first; free with cat_salvage_free, on error too).
+** CAT_OK whatever rows were lost (out->found false when there is no SYSTEM.CATALOG); errors:
+** CAT_ERR_KV (the scan failed: a kv error other than damage), CAT_ERR_NOMEM. */
+int cat_salvage_read(kv_db *db, cat_salvage *out, cat_error *err);
+void cat_salvage_free(cat_salvage *s);
+/* Fill *def with the definition of table t (columns in order with their families, types and
+** nullability, the PRIMARY KEY with ASC/DESC, every user family's VERSIONS, COMPRESSION and
+** BLOCKSIZE, TTL, IMMUTABLE_ROWS), so cat_create_table makes the same table in another
+** store (same column ids, since ids follow the declaration order). Strings point into t,
+** which must outlive *def; the arrays are malloc'ed: free them with cat_table_def_free.
+** CAT_OK or CAT_ERR_NOMEM (def zeroed). */
+int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err);
+void cat_table_def_free(cat_table_def *def);
+
 /* The cell qualifier of column id `id` into q (at least 2 bytes): 1 byte for ids < 128,
 ** else 2 bytes (0x80 | id >> 8, id & 0xFF). Returns its length. */
 size_t cat_column_qualifier(uint16_t id, uint8_t *q);

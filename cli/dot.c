@@ -6,7 +6,8 @@
 ** .timer, .stats, .hints, .bail, .echo, .print, .read, .output, .flush, .compact, .check,
 ** .import (argument parsing and the run are
 ** cli/import.h's; globs in FILE arguments are expanded here with glob(3)), and hands
-** .tables/.schema/.indexes to dot_schema.c and .raw to dot_raw.c.
+** .tables/.schema/.indexes to dot_schema.c, .raw to dot_raw.c, .keymap to keymap.c and
+** .plot to plot.c.
 **
 ** What it does not: print rows (output.c) or read input lines (shell.c).
 */
@@ -16,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/keymap.h"
+#include "cli/plot.h"
 #include "cli/shell.h"
 #ifndef CLI_NO_IMPORT
 #include "cli/import.h"
@@ -106,12 +109,22 @@ static const help_entry help_table[] = {
      "                     default: flush at the end)\n"
      "Rejected records fail the command (exit status 1); the good ones still load.\n"},
     {".indexes", "[TABLE]", "List the indexes (of TABLE)", NULL},
+    {".keymap", "TABLE [QUERY] FILE.svg", "Draw TABLE's key space and what QUERY reads of it",
+     "Writes an SVG picture: per column family, its store files and their blocks laid out\n"
+     "in row key order; with QUERY (quoted, run once, rows not printed), the key ranges it\n"
+     "sought and the blocks it read (the figures of EXPLAIN ANALYZE). A text version is\n"
+     "printed: '#' read from the file, '+' from the block cache, '.' skipped.\n"},
     {".mode", "[MODE]", "Set or show the output mode (.help mode lists them)",
      "MODE: table box csv tsv json line list column markdown (docs/SHELL.md)"},
     {".nullvalue", "TEXT", "Text shown for NULL (default: empty)", NULL},
     {".once", "FILE", "Send the next command's results to FILE, then back to the screen",
      NULL},
     {".output", "[FILE]", "Send results to FILE, or back to standard output", NULL},
+    {".plot", "FILE.svg [QUERY]", "Draw a query's rows as a line chart (the next query's)",
+     "The first column is the x axis (TIMESTAMP, DATE, TIME or a number); each numeric\n"
+     "column is a line, and text columns split the rows into one line per value. Without\n"
+     "QUERY the next query is drawn instead of printed. Units come from the column names:\n"
+     "TEMP_C (degrees C), RAIN_MM, \"PM25 (ug/m3)\" (docs/SHELL.md lists the suffixes).\n"},
     {".print", "TEXT...", "Print the arguments, separated by spaces", NULL},
     {".quit", "", "Leave the shell (as .exit)", NULL},
     {".raw", "get TABLE KEY", "Show the stored cells of one row",
@@ -387,6 +400,10 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       rc = cli_dot_copies(sh, argc, argv);
     } else if (!strcmp(c, ".raw")) {
       rc = cli_dot_raw(sh, argc, argv);
+    } else if (!strcmp(c, ".keymap")) {
+      rc = cli_dot_keymap(sh, argc, argv);
+    } else if (!strcmp(c, ".plot")) {
+      rc = cli_dot_plot(sh, argc, argv);
     } else if (!strcmp(c, ".import")) {
 #ifndef CLI_NO_IMPORT
       rc = dot_import(sh, argc, argv);

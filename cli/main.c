@@ -8,7 +8,8 @@
 ** -noheader, -line, -box, -table, -tsv, -list, -column, -markdown, -nullvalue, -init,
 ** -version, -help; -f FILE runs a script, and may be repeated;
 ** -readonly opens without writes, beside another process writing the database, and without
-** write permission; .refresh catches it up). Each may also be written with two dashes, and, as in
+** write permission, .refresh catches it up; -recover DAMAGED NEW salvages a damaged database
+** into a new one, cli/recover.c). Each may also be written with two dashes, and, as in
 ** sqlite3, options may also follow DBDIR (an argument starting with '-' is an option).
 ** DBDIR ":memory:" is a database in memory, gone at exit. Then: the start-up file (-init
 ** FILE, else ~/.rowanrc) runs first, then the -cmd commands; then the arguments after DBDIR, each one SQL text (one or
@@ -51,6 +52,8 @@ static void usage(FILE *out) {
           "  -noheader        do not show column names\n"
           "  -nullvalue TEXT  show NULL as TEXT\n"
           "  -readonly        open read-only, beside a writer (.refresh catches up)\n"
+          "  -recover DAMAGED NEW  copy every row still readable from the damaged database\n"
+          "                   DAMAGED into the new database NEW, and report what was lost\n"
           "  -table           output mode table (ASCII borders; the default)\n"
           "  -tsv             output mode tsv\n"
           "  -version         show the version\n"
@@ -128,6 +131,13 @@ int main(int argc, char **argv) {
     bool has = i + 1 < argc;
     if (!strcmp(o, "help") || !strcmp(o, "h")) { usage(stdout); return 0; }
     if (!strcmp(o, "version")) { printf("rowan %s\n", rowan_libversion()); return 0; }
+    if (!strcmp(o, "recover")) { /* rowan --recover DAMAGED NEW: nothing else */
+      if (argc != 4 || i != 1 || opt_name(argv[2]) || opt_name(argv[3])) {
+        fprintf(stderr, "rowan: usage: rowan --recover DAMAGED NEW\n");
+        return 1;
+      }
+      return cli_recover(argv[2], argv[3], stdout);
+    }
     if (!strcmp(o, "bail")) bail = true;
     else if (!strcmp(o, "readonly")) read_only = true;
     else if (!strcmp(o, "header") || !strcmp(o, "headers")) headers = 1;
@@ -227,6 +237,10 @@ int main(int argc, char **argv) {
   }
   fflush(sh.out);
   cli_shell_reset_output(&sh);
+  if (sh.plot_path)
+    fprintf(stderr, "Warning: .plot %s: no query came after it; nothing was drawn\n",
+            sh.plot_path);
+  free(sh.plot_path);
   if (sh.in_txn)
     fprintf(stderr, "Warning: a transaction (BEGIN) was still open at exit: its writes were "
                     "rolled back; end it with COMMIT\n");

@@ -40,6 +40,7 @@ static int write_history(const char *path) { (void)path; return 0; }
 static void stifle_history(int n) { (void)n; }
 #endif
 
+#include "cli/plot.h"
 #include "cli/shell.h"
 
 void cli_shell_init(cli_shell *sh, rowan_db *db, const char *dbdir) {
@@ -304,7 +305,18 @@ static int run_stmt(cli_shell *sh, rowan_stmt *st, const char *sql, size_t len, 
   uint64_t rows = 0;
   int rc;
   bool has_result = rowan_column_count(st) > 0; /* else rows counts the rows it changed */
-  if (has_result) {
+  if (has_result && sh->plot_path) { /* .plot FILE: this query's rows are drawn */
+    char *path = sh->plot_path;
+    sh->plot_path = NULL;
+    char *text = strndup(sql, len);
+    rc = cli_plot_stmt(sh, st, path, text, &rows);
+    free(text);
+    free(path);
+    if (rc == ROWAN_ERROR) { /* the rows did not plot: the message is printed */
+      rowan_finalize(st);
+      return 1;
+    }
+  } else if (has_result) {
     rc = cli_print_rows(sh, st, explain, &rows);
   } else {
     while ((rc = rowan_step(st)) == ROWAN_ROW) {}

@@ -6,7 +6,8 @@
 ** statements and dot commands, runs statements and prints errors with a caret, the timer,
 ** the scan metrics and the teaching note; output.c formats result rows in each output
 ** mode; dot.c runs the dot commands; dot_schema.c answers .tables/.schema/.indexes from the
-** catalog; dot_raw.c prints raw cells of the store (.raw get/scan).
+** catalog; dot_raw.c prints raw cells of the store (.raw get/scan); keymap*.c and plot*.c
+** draw pictures (.keymap, .plot) with svg.c.
 **
 ** The shell talks to the engine through include/rowan.h only, except for the catalog and
 ** store views in dot_schema.c and dot_raw.c (cli_schema.h), which read the store under the
@@ -66,6 +67,8 @@ typedef struct cli_shell {
   bool changes;          /* .changes on: rows changed after each statement */
   int64_t total_changes; /* rows changed by the write statements of this session */
   int once;              /* .once: commands left before out goes back to stdout (0: none) */
+  char *plot_path;       /* .plot FILE without a query: the next query's rows are drawn
+                            into FILE instead of printed (malloc'ed), or NULL */
   const char *src_name;  /* name of the input being read ("stdin", a file), or NULL */
   int src_line;          /* line of that input where the current statement starts */
 } cli_shell;
@@ -207,5 +210,10 @@ bool cli_stop_for_interrupt(cli_shell *sh);
 
 /* .raw get TABLE KEY | .raw scan TABLE [options]: raw cells of the store. Returns 0/1. */
 int cli_dot_raw(cli_shell *sh, int argc, char **argv);
+
+/* `rowan --recover DAMAGED NEW` (cli/recover.c): salvage DAMAGED into the new database NEW
+** (rowan_recover) and print the report to out. Returns the exit status: 0 when NEW was
+** written (damage found or not), 1 when the recovery failed (the reason on stderr). */
+int cli_recover(const char *damaged, const char *dst, FILE *out);
 
 #endif /* ROWAN_CLI_SHELL_H */

@@ -2,7 +2,8 @@
 ** exec/agg.c: the aggregate accumulators of exec/agg.h: lookup and result types, init,
 ** step, merge, final and free for COUNT(*), COUNT, SUM, AVG, MIN and MAX, STDDEV_POP and
 ** STDDEV_SAMP (Welford; partial results merged with Chan's formula), PERCENTILE_CONT and
-** PERCENTILE_DISC (every value kept, sorted at final), DISTINCT through exec/agg_distinct.c. Integer sums are exact in 128 bits and checked against BIGINT at the
+** PERCENTILE_DISC (every value kept, sorted at final), FIRST_VALUE and LAST_VALUE (the value
+** of the extreme order key), DISTINCT through exec/agg_distinct.c. Integer sums are exact in 128 bits and checked against BIGINT at the
 ** end (so a running sum may pass the BIGINT range and come back); DECIMAL sums are exact
 ** to 38 digits. Not here: grouping (exec/op*.c).
 */
@@ -21,14 +22,24 @@
 /* ORDER EXEC_AGG: one name per enum exec_agg_id. */
 static const char *const agg_names[EXEC_AGG_COUNT_] = {
     "?", "COUNT", "COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP", "STDDEV_SAMP",
-    "PERCENTILE_CONT", "PERCENTILE_DISC"};
+    "PERCENTILE_CONT", "PERCENTILE_DISC", "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE"};
 
 static bool is_pct(int id) {
   return id == EXEC_AGG_PERCENTILE_CONT || id == EXEC_AGG_PERCENTILE_DISC;
 }
 
 bool exec_agg_is_ordered_set(const char *name) {
-  return strcasecmp(name, "PERCENTILE_CONT") == 0 || strcasecmp(name, "PERCENTILE_DISC") == 0;
+  return strcasecmp(name, "PERCENTILE_CONT") == 0 || strcasecmp(name, "PERCENTILE_DISC") == 0 ||
+         exec_agg_takes_value(name);
+}
+
+bool exec_agg_takes_value(const char *name) {
+  return strcasecmp(name, "FIRST_VALUE") == 0 || strcasecmp(name, "LAST_VALUE") == 0 ||
+         strcasecmp(name, "NTH_VALUE") == 0;
+}
+
+static bool is_first_last(int id) {
+  return id == EXEC_AGG_FIRST_VALUE || id == EXEC_AGG_LAST_VALUE || id == EXEC_AGG_NTH_VALUE;
 }
 
 /* Types PERCENTILE_DISC orders: numbers, dates and times (0: unknown until run time). */
@@ -68,7 +79,7 @@ int exec_agg_lookup(const char *name, bool star, bool distinct, const cat_type *
     return EXEC_OK;
   }
   int t = arg_type ? arg_type->id : 0;
-  if (distinct && is_pct(id))
+  if (distinct && (is_pct(id) || is_first_last(id)))
     return err(msg, cap, EXEC_ERROR, "%s(DISTINCT ...) is not supported", agg_names[id]);
   switch (id) {
     case EXEC_AGG_STDDEV_POP: case EXEC_AGG_STDDEV_SAMP: case EXEC_AGG_PERCENTILE_CONT:
@@ -122,7 +133,13 @@ void exec_agg_set_order(exec_agg *a, double p, bool desc) {
 }
 
 size_t exec_agg_bytes(const exec_agg *a) {
-  return exec_agg_set_bytes(a->set) + a->vals_cap * sizeof(cat_value) + a->buf_cap;
+  size_t b = exec_agg_set_bytes(a->set) + a->vals_cap * sizeof(cat_value) + a->buf_cap +
+             a->kbuf_cap;
+  for (size_t i = 0; i < a->n_nth; i++) {
+    const exec_agg_nth *e = &a->nth[i];
+    b += sizeof *e + (e->kcopy ? e->key.u.s.len : 0) + (e->vcopy ? e->val.u.s.len : 0);
+  }
+  return b;
 }
 
 static int add_dev(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
@@ -219,6 +236,25 @@ static int add_num(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
   return EXEC_OK;
 }
 
+/* *dst = *v, a string's bytes copied into *buf (grown as needed). EXEC_OK or EXEC_NOMEM. */
+static int keep_value(cat_value *dst, const cat_value *v, uint8_t **buf, size_t *buf_cap) {
+  *dst = *v;
+  if (!v->is_null && (cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY)) {
+    size_t n = v->u.s.len;
+    if (n > *buf_cap) {
+      size_t c2 = *buf_cap ? *buf_cap : 32;
+      while (c2 < n) c2 *= 2;
+      uint8_t *b = realloc(*buf, c2);
+      if (!b) return EXEC_NOMEM;
+      *buf = b;
+      *buf_cap = c2;
+    }
+    if (n) memmove(*buf, v->u.s.p, n);
+    dst->u.s.p = *buf;
+  }
+  return EXEC_OK;
+}
+
 static int take_best(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
   if (a->have) {
     int cmp;
@@ -227,20 +263,90 @@ static int take_best(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
       return err(msg, cap, EXEC_ERROR, "%s: %s", agg_names[a->id], e.msg);
     if (a->id == EXEC_AGG_MIN ? cmp >= 0 : cmp <= 0) return EXEC_OK;
   }
-  a->best = *v;
-  if (cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY) {
-    size_t n = v->u.s.len;
-    if (n > a->buf_cap) {
-      size_t c2 = a->buf_cap ? a->buf_cap : 32;
-      while (c2 < n) c2 *= 2;
-      uint8_t *b = realloc(a->buf, c2);
-      if (!b) return err(msg, cap, EXEC_NOMEM, "out of memory");
-      a->buf = b;
-      a->buf_cap = c2;
-    }
-    if (n) memmove(a->buf, v->u.s.p, n);
-    a->best.u.s.p = a->buf;
+  if (keep_value(&a->best, v, &a->buf, &a->buf_cap)) return err(msg, cap, EXEC_NOMEM, "out of memory");
+  a->have = true;
+  return EXEC_OK;
+}
+
+/* A string value's own copy of its bytes (*copy, malloc'd; NULL for other values). */
+static int own_copy(cat_value *v, uint8_t **copy) {
+  *copy = NULL;
+  if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
+    return EXEC_OK;
+  *copy = malloc(v->u.s.len ? v->u.s.len : 1);
+  if (!*copy) return EXEC_NOMEM;
+  if (v->u.s.len) memcpy(*copy, v->u.s.p, v->u.s.len);
+  v->u.s.p = *copy;
+  return EXEC_OK;
+}
+
+static void nth_free(exec_agg *a) {
+  for (size_t i = 0; i < a->n_nth; i++) {
+    free(a->nth[i].kcopy);
+    free(a->nth[i].vcopy);
   }
+  free(a->nth);
+  a->nth = NULL;
+  a->n_nth = a->nth_cap = 0;
+}
+
+/* NTH_VALUE: keep (k, v) among the n first rows in the order (ties: the ones met first). */
+static int nth_step(exec_agg *a, const cat_value *v, const cat_value *k, char *msg, size_t cap) {
+  size_t n = a->frac >= 1 ? (size_t)a->frac : 1;
+  size_t pos = a->n_nth; /* after every kept row that comes before it or ties with it */
+  bool want_smaller = !a->desc;
+  while (pos > 0) {
+    int cmp;
+    cat_error e;
+    if (cat_value_compare(k, &a->nth[pos - 1].key, &cmp, &e) != CAT_OK)
+      return err(msg, cap, EXEC_ERROR, "%s: %s", agg_names[a->id], e.msg);
+    if (want_smaller ? cmp >= 0 : cmp <= 0) break;
+    pos--;
+  }
+  if (pos >= n) return EXEC_OK;
+  if (a->n_nth == n) { /* full: the last one goes */
+    free(a->nth[n - 1].kcopy);
+    free(a->nth[n - 1].vcopy);
+    a->n_nth--;
+  } else if (a->n_nth == a->nth_cap) {
+    size_t nc = a->nth_cap ? a->nth_cap * 2 : 16;
+    if (nc > n) nc = n;
+    exec_agg_nth *p = realloc(a->nth, nc * sizeof *p);
+    if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory in %s", agg_names[a->id]);
+    a->nth = p;
+    a->nth_cap = nc;
+  }
+  memmove(&a->nth[pos + 1], &a->nth[pos], (a->n_nth - pos) * sizeof *a->nth);
+  exec_agg_nth *e = &a->nth[pos];
+  e->key = *k;
+  e->val = v ? *v : cat_v_null(a->result_type);
+  if (own_copy(&e->key, &e->kcopy) || own_copy(&e->val, &e->vcopy)) {
+    free(e->kcopy);
+    memmove(&a->nth[pos], &a->nth[pos + 1], (a->n_nth - pos) * sizeof *a->nth);
+    return err(msg, cap, EXEC_NOMEM, "out of memory in %s", agg_names[a->id]);
+  }
+  a->n_nth++;
+  a->have = true;
+  return EXEC_OK;
+}
+
+int exec_agg_step2(exec_agg *a, const cat_value *v, const cat_value *k, char *msg, size_t cap) {
+  if (!is_first_last(a->id)) return err(msg, cap, EXEC_MISUSE, "%s takes one value", agg_names[a->id]);
+  if (!k || k->is_null) return EXEC_OK;
+  if (a->id == EXEC_AGG_NTH_VALUE) return nth_step(a, v, k, msg, cap);
+  if (a->have) {
+    int cmp;
+    cat_error e;
+    if (cat_value_compare(k, &a->key, &cmp, &e) != CAT_OK)
+      return err(msg, cap, EXEC_ERROR, "%s: %s", agg_names[a->id], e.msg);
+    /* the first in ORDER BY k ASC is the smallest key; LAST or DESC flips it once each */
+    bool want_smaller = (a->id == EXEC_AGG_FIRST_VALUE) != a->desc;
+    if (want_smaller ? cmp >= 0 : cmp <= 0) return EXEC_OK; /* ties keep the first met */
+  }
+  cat_value none = cat_v_null(a->result_type);
+  if (keep_value(&a->best, v ? v : &none, &a->buf, &a->buf_cap) ||
+      keep_value(&a->key, k, &a->kbuf, &a->kbuf_cap))
+    return err(msg, cap, EXEC_NOMEM, "out of memory in %s", agg_names[a->id]);
   a->have = true;
   return EXEC_OK;
 }
@@ -260,6 +366,8 @@ int exec_agg_step(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
     case EXEC_AGG_MIN: case EXEC_AGG_MAX: return take_best(a, v, msg, cap);
     case EXEC_AGG_STDDEV_POP: case EXEC_AGG_STDDEV_SAMP: return add_dev(a, v, msg, cap);
     case EXEC_AGG_PERCENTILE_CONT: case EXEC_AGG_PERCENTILE_DISC: return add_val(a, v, msg, cap);
+    case EXEC_AGG_FIRST_VALUE: case EXEC_AGG_LAST_VALUE: case EXEC_AGG_NTH_VALUE:
+      return err(msg, cap, EXEC_MISUSE, "%s takes a value and its order key", agg_names[a->id]);
     default: return err(msg, cap, EXEC_ERROR, "bad aggregate id %d", a->id);
   }
 }
@@ -313,6 +421,15 @@ int exec_agg_merge(exec_agg *dst, const exec_agg *src, char *msg, size_t cap) {
         if (rc) return rc;
       }
       return EXEC_OK;
+    case EXEC_AGG_FIRST_VALUE: case EXEC_AGG_LAST_VALUE:
+      if (!src->have) return EXEC_OK;
+      return exec_agg_step2(dst, &src->best, &src->key, msg, cap);
+    case EXEC_AGG_NTH_VALUE:
+      for (size_t i = 0; i < src->n_nth; i++) {
+        int rc = exec_agg_step2(dst, &src->nth[i].val, &src->nth[i].key, msg, cap);
+        if (rc) return rc;
+      }
+      return EXEC_OK;
     default:
       if (!src->have) return EXEC_OK;
       return take_best(dst, &src->best, msg, cap);
@@ -350,6 +467,21 @@ int exec_agg_final(exec_agg *a, cat_value *out, exec_arena *arena, char *msg, si
     }
     case EXEC_AGG_PERCENTILE_CONT: case EXEC_AGG_PERCENTILE_DISC:
       return pct_final(a, out);
+    case EXEC_AGG_NTH_VALUE: {
+      size_t n = a->frac >= 1 ? (size_t)a->frac : 1;
+      if (a->n_nth < n) {
+        *out = cat_v_null(rt);
+        return EXEC_OK;
+      }
+      *out = a->nth[n - 1].val;
+      if (arena && !out->is_null &&
+          (cat_type_is_string(out->type.id) || out->type.id == CAT_T_VARBINARY)) {
+        uint8_t *p = exec_arena_copy(arena, out->u.s.p, out->u.s.len);
+        if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory");
+        out->u.s.p = p;
+      }
+      return EXEC_OK;
+    }
     case EXEC_AGG_SUM: case EXEC_AGG_AVG: {
       if (rt.id == CAT_T_DOUBLE || rt.id == 0) {
         *out = cat_v_double(a->id == EXEC_AGG_SUM ? a->dsum : a->dsum / (double)a->count);
@@ -393,6 +525,10 @@ void exec_agg_free(exec_agg *a) {
   free(a->buf);
   a->buf = NULL;
   a->buf_cap = 0;
+  free(a->kbuf);
+  a->kbuf = NULL;
+  a->kbuf_cap = 0;
+  nth_free(a);
   exec_agg_set_free(a->set);
   a->set = NULL;
   free(a->vals);

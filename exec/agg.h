@@ -23,6 +23,13 @@
 **    of the values reaches p. Both keep every non-NULL value of a group (exec_agg_bytes
 **    reports how much, for the caller's memory bound); p (0..1) and the order are set by
 **    exec_agg_set_order after init.
+**  - FIRST_VALUE(x) / LAST_VALUE(x) WITHIN GROUP (ORDER BY k [DESC]) (Phoenix's) -> x's type:
+**    the x of the row whose k comes first / last in that order; rows whose k is NULL are
+**    ignored; among rows with equal k the first one stepped is kept; x itself may be NULL
+**    (then the result is NULL). Stepped with exec_agg_step2 (the value and its key).
+**  - NTH_VALUE(x, n) WITHIN GROUP (ORDER BY k [DESC]) (Phoenix's) -> x's type: the x of the
+**    n-th row in that order (n >= 1, from exec_agg_set_order's p), NULL when the group has
+**    fewer rows with a non-NULL k; the n first rows are kept (exec_agg_bytes counts them).
 **  - DISTINCT: a value is stepped once; numbers equal by value (1 = 1.0 for exact types)
 **    count once; CHAR trailing spaces are insignificant. The set lives in malloc'd memory
 **    owned by the accumulator.
@@ -53,10 +60,19 @@ enum exec_agg_id {
   EXEC_AGG_STDDEV_SAMP,
   EXEC_AGG_PERCENTILE_CONT, /* ordered-set: takes the fraction and the order separately */
   EXEC_AGG_PERCENTILE_DISC,
+  EXEC_AGG_FIRST_VALUE,     /* ordered-set of a value and its order key (exec_agg_step2) */
+  EXEC_AGG_LAST_VALUE,
+  EXEC_AGG_NTH_VALUE,       /* NTH_VALUE(x, n): n set by exec_agg_set_order's p */
   EXEC_AGG_COUNT_           /* number of ids + 1 (not an aggregate) */
 };
 
 typedef struct exec_agg_set exec_agg_set; /* DISTINCT set (exec/agg_distinct.c) */
+
+/* NTH_VALUE: one kept row, its order key and value (strings copied into kcopy / vcopy). */
+typedef struct exec_agg_nth {
+  cat_value key, val;
+  uint8_t *kcopy, *vcopy;
+} exec_agg_nth;
 
 /* One accumulator. Treat as opaque; fields are documented for debugging. */
 typedef struct exec_agg {
@@ -80,7 +96,13 @@ typedef struct exec_agg {
   size_t n_vals;         /* used */
   size_t vals_cap;       /* allocated */
   double frac;           /* PERCENTILE_*: p, 0..1 */
-  bool desc;             /* PERCENTILE_*: WITHIN GROUP (ORDER BY x DESC) */
+  bool desc;             /* PERCENTILE_*, FIRST/LAST_VALUE: WITHIN GROUP (ORDER BY x DESC) */
+  cat_value key;         /* FIRST/LAST_VALUE: the order key of the value kept in best */
+  exec_agg_nth *nth;     /* NTH_VALUE: the n first rows in the order so far (malloc) */
+  size_t n_nth;          /* kept (at most the n of NTH_VALUE) */
+  size_t nth_cap;        /* allocated */
+  uint8_t *kbuf;         /* FIRST/LAST_VALUE: owned copy of a string key (malloc) */
+  size_t kbuf_cap;       /* its capacity */
 } exec_agg;
 
 /* Resolve an aggregate call. name: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP, STDDEV_SAMP,
@@ -108,9 +130,19 @@ void exec_agg_set_order(exec_agg *a, double p, bool desc);
 /* Heap bytes a holds (its DISTINCT set, its percentile values), for a memory bound. */
 size_t exec_agg_bytes(const exec_agg *a);
 
-/* True if name (any case) is an ordered-set aggregate (PERCENTILE_CONT, PERCENTILE_DISC),
-** written f(p) WITHIN GROUP (ORDER BY x). */
+/* True if name (any case) is an ordered-set aggregate (PERCENTILE_CONT, PERCENTILE_DISC,
+** FIRST_VALUE, LAST_VALUE), written f(...) WITHIN GROUP (ORDER BY x). */
 bool exec_agg_is_ordered_set(const char *name);
+
+/* True if name is an ordered-set aggregate of a value and an order key (FIRST_VALUE,
+** LAST_VALUE: f(x) WITHIN GROUP (ORDER BY k); NTH_VALUE(x, n)), false for the percentiles
+** (f(p) WITHIN GROUP (ORDER BY x), x the value). */
+bool exec_agg_takes_value(const char *name);
+
+/* FIRST_VALUE / LAST_VALUE / NTH_VALUE: feed one row's value v (NULL allowed) and its order key k (the
+** row is ignored when k is NULL or a NULL pointer). Errors as exec_agg_step (EXEC_ERROR when
+** k is not comparable with the keys before, EXEC_NOMEM). */
+int exec_agg_step2(exec_agg *a, const cat_value *v, const cat_value *k, char *msg, size_t cap);
 
 /* Feed one value (ignored when NULL; for COUNT(*) pass any value, NULL included, or NULL
 ** pointer v). EXEC_OK; EXEC_CONSTRAINT when a DECIMAL sum passes 38 digits or an integer sum

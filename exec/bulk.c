@@ -41,6 +41,7 @@
 #include "catalog/valcodec.h"
 #include "catalog/value.h"
 #include "exec/bulk.h"
+#include "exec/bulk_field.h"
 #include "exec/engine_int.h"
 #include "exec/index.h"
 #include "exec/rowcodec.h"
@@ -98,6 +99,7 @@ struct exec_bulk {
   cat_value *pk_vals;     /* n_pk checked key values in PK order */
   uint8_t *key;           /* the row key (CAT_KEY_MAX bytes) */
   uint8_t *enc;           /* n_cols * SLOT bytes: encoded values of the current row */
+  uint8_t *castbuf;       /* n_cols * 64 bytes: text a typed value's cast made (add_values) */
   kv_bulk_cell *cells;    /* n_cols cells of the current row */
   kv_bulk_cell *kept;     /* n_cols: a family's cells of the row less its NULLs' tombstones */
   bool any_fresh;         /* some field's family is fresh: keys are checked (key_check) */
@@ -371,11 +373,13 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   b->pk_vals = calloc((size_t)t->n_pk, sizeof *b->pk_vals);
   b->key = malloc(CAT_KEY_MAX);
   b->enc = malloc((size_t)n_cols * SLOT);
+  b->castbuf = malloc((size_t)n_cols * 64);
   b->cells = calloc((size_t)n_cols + 1, sizeof *b->cells);
   b->kept = calloc((size_t)n_cols + 1, sizeof *b->kept);
   bool *set = calloc((size_t)t->n_columns, sizeof *set);
   int rc = EXEC_OK;
-  if (!b->order || !b->vals || !b->pk_vals || !b->key || !b->enc || !b->cells || !set)
+  if (!b->order || !b->vals || !b->pk_vals || !b->key || !b->enc || !b->castbuf || !b->cells ||
+      !set)
     rc = exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   for (int i = 0; rc == EXEC_OK && i < n_cols; i++) {
     int c = cols[i] ? find_col(t, cols[i]) : -1;
@@ -456,57 +460,6 @@ static int schema_changed(exec_bulk *b, exec_error *err) {
   b->broken = true;
   return exec_error_set(err, EXEC_ERROR, "bulk load: the schema changed during the load (a "
                         "CREATE, DROP or ALTER ran): nothing of it is loaded");
-}
-
-/* Parse field text s[0..n) for column c into *v, checked against the column's type.
-** EXEC_CONSTRAINT with the column named when it does not parse or fit. */
-static int parse_field(const cat_column *c, const char *s, size_t n, cat_value *v,
-                       exec_error *err) {
-  const cat_type *t = &c->type;
-  v->type = *t;
-  v->is_null = false;
-  switch (t->id) {
-    case CAT_T_TINYINT: case CAT_T_SMALLINT: case CAT_T_INTEGER: case CAT_T_BIGINT: {
-      int64_t x;
-      if (!cat_text_fast_int(s, n, &x)) break;
-      int64_t lo = t->id == CAT_T_TINYINT ? INT8_MIN : t->id == CAT_T_SMALLINT ? INT16_MIN
-                   : t->id == CAT_T_INTEGER ? INT32_MIN : INT64_MIN;
-      int64_t hi = t->id == CAT_T_TINYINT ? INT8_MAX : t->id == CAT_T_SMALLINT ? INT16_MAX
-                   : t->id == CAT_T_INTEGER ? INT32_MAX : INT64_MAX;
-      if (x < lo || x > hi) break; /* the general parser words the error */
-      v->u.i = x;
-      return EXEC_OK;
-    }
-    case CAT_T_DOUBLE:
-      if (cat_text_fast_double(s, n, &v->u.d)) return EXEC_OK;
-      break;
-    case CAT_T_FLOAT: {
-      double d;
-      if (!cat_text_fast_double(s, n, &d) || fabs(d) > 1e38) break;
-      v->u.d = (double)(float)d;
-      return EXEC_OK;
-    }
-    case CAT_T_TIMESTAMP:
-      if (cat_text_fast_timestamp(s, n, &v->u.i) && v->u.i >= CAT_TS_MIN &&
-          v->u.i <= CAT_TS_MAX)
-        return EXEC_OK;
-      break;
-    case CAT_T_VARCHAR: case CAT_T_CHAR: {
-      const uint8_t *p = (const uint8_t *)s;
-      if (n > UINT32_MAX || !cat_utf8_valid(p, n, NULL)) break;
-      size_t len = t->id == CAT_T_CHAR ? cat_char_trim(p, n) : n;
-      if (t->length && len > t->length && cat_utf8_chars(p, len) > t->length) break;
-      v->u.s.p = p;
-      v->u.s.len = (uint32_t)len;
-      return EXEC_OK;
-    }
-    default:
-      break;
-  }
-  cat_error ce = {0};
-  if (cat_text_parse(t, s, n, v, &ce) != CAT_OK)
-    return exec_error_set(err, EXEC_CONSTRAINT, "column %s: %s", c->name, ce.msg);
-  return EXEC_OK;
 }
 
 /* XXH3 of the data key, never 0. */
@@ -784,9 +737,10 @@ static int add_index_rows(exec_bulk *b) {
   return krc;
 }
 
-int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *lens,
-                       exec_error *err) {
-  if (!b || !fields || !lens) return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL argument");
+/* One row into the load: text fields (fields, lens) or typed values (vals), one per
+** column named at begin (exec_bulk_add_text, exec_bulk_add_values). */
+static int add_row(exec_bulk *b, const char *const *fields, const size_t *lens,
+                   const cat_value *vals, exec_error *err) {
   if (b->broken || b->committed)
     return exec_error_set(err, EXEC_MISUSE, "bulk load: the load is %s",
                           b->committed ? "committed" : "broken by an earlier error");
@@ -823,9 +777,9 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
     const bfield *f = &b->order[i];
     const cat_column *col = &t->columns[f->col];
     cat_value *v = &b->vals[f->col];
-    const char *s = fields[f->field];
+    const char *s = vals ? NULL : fields[f->field];
     kv_bulk_cell *c = i >= b->n_key_fields ? &b->cells[nc++] : NULL;
-    if (!s) {
+    if (vals ? vals[f->field].is_null : !s) {
       *v = cat_v_null(col->type);
       if (!col->nullable)
         return exec_error_set(err, EXEC_CONSTRAINT, col->pk_pos >= 0
@@ -838,14 +792,16 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
       continue;
     }
     uint8_t *slot = b->enc + (size_t)i * SLOT;
-    if (c && f->enc == ENC_DOUBLE && cat_text_fast_double(s, lens[f->field], &v->u.d)) {
+    if (c && f->enc == ENC_DOUBLE && !vals && cat_text_fast_double(s, lens[f->field], &v->u.d)) {
       v->type = col->type; /* the common case of a reading, in one step */
       v->is_null = false;
       cat_vc_put_double(slot, v->u.d);
       *c = (kv_bulk_cell){f->q, f->qlen, KV_PUT, slot, 8};
       continue;
     }
-    int rc = parse_field(col, s, lens[f->field], v, err);
+    int rc = vals ? exec_bulk_cast_field(col, &vals[f->field], v, b->castbuf + (size_t)i * 64,
+                                         err)
+                  : exec_bulk_parse_field(col, s, lens[f->field], v, err);
     if (rc) return rc;
     if (!c) continue;
     *c = (kv_bulk_cell){f->q, f->qlen, KV_PUT, slot, 0};
@@ -923,6 +879,17 @@ int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *le
   return EXEC_OK;
 }
 
+int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *lens,
+                       exec_error *err) {
+  if (!b || !fields || !lens) return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL argument");
+  return add_row(b, fields, lens, NULL, err);
+}
+
+int exec_bulk_add_values(exec_bulk *b, const cat_value *vals, exec_error *err) {
+  if (!b || !vals) return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL argument");
+  return add_row(b, NULL, NULL, vals, err);
+}
+
 int64_t exec_bulk_rows(const exec_bulk *b) { return b ? b->rows : 0; }
 
 bool exec_bulk_was_empty(const exec_bulk *b) { return b && b->was_empty; }
@@ -972,6 +939,7 @@ void exec_bulk_free(exec_bulk *b) {
   free(b->pk_vals);
   free(b->key);
   free(b->enc);
+  free(b->castbuf);
   free(b->cells);
   free(b->kept);
   free(b);

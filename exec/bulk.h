@@ -51,6 +51,12 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
 int exec_bulk_add_text(exec_bulk *b, const char *const *fields, const size_t *lens,
                        exec_error *err);
 
+/* Add one row of typed values: vals[i] (is_null = SQL NULL) for column cols[i], converted
+** as a parameter bound with that value and stored into the column would be (catalog/
+** value.h's cast rules, then the column's limits). Strings are read during the call only.
+** Errors as exec_bulk_add_text ("column N: value 300 out of range for TINYINT"). */
+int exec_bulk_add_values(exec_bulk *b, const cat_value *vals, exec_error *err);
+
 /* Rows added so far. */
 int64_t exec_bulk_rows(const exec_bulk *b);
 
@@ -58,7 +64,7 @@ int64_t exec_bulk_rows(const exec_bulk *b);
 ** indexes hold no cell, in memstores or store files, at begin? false for NULL. */
 bool exec_bulk_was_empty(const exec_bulk *b);
 
-/* Was the last exec_bulk_add_text refused (EXEC_CONSTRAINT) only because its row key
+/* Was the last exec_bulk_add_text or _add_values refused (EXEC_CONSTRAINT) only because its row key
 ** repeats an earlier row of a load into a table with an index? false for NULL. */
 bool exec_bulk_last_repeat(const exec_bulk *b);
 

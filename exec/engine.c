@@ -20,6 +20,7 @@
 #include "exec/ddl.h"
 #include "exec/index.h"
 #include "exec/engine_int.h"
+#include "exec/keymap.h"
 #include "exec/func.h"
 #include "planner/plan_reuse.h"
 #include "sql/parser.h"
@@ -54,6 +55,7 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   }
   s->db = db;
   s->sort_mem = EXEC_SORT_MEMORY_DEFAULT;
+  s->write_mem = EXEC_WRITE_MEMORY_DEFAULT;
   /* Indexes left BUILDING by a crash during their backfill are rebuilt now. */
   rc = exec_index_resume(s->cat, db, NULL, NULL, err);
   if (rc != EXEC_OK && rc != EXEC_READONLY) {
@@ -114,10 +116,18 @@ static _Thread_local const atomic_int *step_interrupt; /* exec_step's session's 
 
 const atomic_int *exec_interrupt_flag(void) { return step_interrupt; }
 
+static _Thread_local kv_trace *step_trace; /* the stepping statement's block trace, or NULL */
+
+kv_trace *exec_trace_current(void) { return step_trace; }
+
 int exec_check_interrupt(exec_error *err) {
   if (!step_interrupt || !atomic_load_explicit(step_interrupt, memory_order_relaxed))
     return EXEC_OK;
   return exec_fail(err, EXEC_INTERRUPT, -1, "interrupted");
+}
+
+void exec_set_write_memory(exec_session *s, size_t bytes) {
+  s->write_mem = !bytes ? EXEC_WRITE_MEMORY_DEFAULT : bytes < (64u << 10) ? (64u << 10) : bytes;
 }
 
 void exec_set_sort_memory(exec_session *s, size_t bytes) {
@@ -166,7 +176,8 @@ static bool select_uses_now(const plan_select *s) {
   bool u = expr_uses_now(s->where) || expr_uses_now(s->having) || expr_uses_now(s->limit) ||
            expr_uses_now(s->offset);
   for (int i = 0; !u && i < s->n_group; i++) u = expr_uses_now(s->group[i]);
-  for (int i = 0; !u && i < s->n_aggs; i++) u = expr_uses_now(s->aggs[i].arg);
+  for (int i = 0; !u && i < s->n_aggs; i++)
+    u = expr_uses_now(s->aggs[i].arg) || expr_uses_now(s->aggs[i].arg2);
   for (int i = 0; !u && i < s->n_proj; i++) u = expr_uses_now(s->proj[i]);
   for (int i = 0; !u && s->order_src && i < s->n_order; i++) u = expr_uses_now(s->order_src[i]);
   return u;
@@ -297,6 +308,7 @@ void exec_finalize(exec_stmt *st) {
   free(st->run_params);
   sql_stmt_free(st->ast);
   free(st->sql);
+  kv_trace_free(st->trace);
   st->s->n_stmts--;
   free(st);
 }
@@ -467,11 +479,14 @@ int exec_step(exec_stmt *st, exec_error *err) {
                      "(it saw that transaction's writes); reset the statement to run it again");
   }
   const atomic_int *outer = step_interrupt; /* a step inside a step (none today) */
+  kv_trace *outer_trace = step_trace;
   step_interrupt = st->s->interrupt;
+  step_trace = st->tracing ? st->trace : NULL;
   if ((rc = exec_check_interrupt(err)) != EXEC_OK) {
     /* interrupted before it began, or between rows */
   } else if (st->state == ST_READY) {
     st->state = ST_RUNNING;
+    if (step_trace) kv_trace_clear(step_trace); /* a run's trace, as its metrics */
     rc = first_step(st, err);
     if (rc == EXEC_OK) rc = EXEC_DONE;
   } else if (st->x_open && !st->lines && !st->check_rows &&
@@ -482,6 +497,7 @@ int exec_step(exec_stmt *st, exec_error *err) {
     rc = exec_next_row(st, err);
   }
   step_interrupt = outer;
+  step_trace = outer_trace;
   if (rc == EXEC_DONE) {
     st->state = ST_DONE;
     if (st->x_open) {

@@ -9,11 +9,13 @@
 ** filters are planned at the first exec_step after the parameters are bound (a parameter in
 ** WHERE station = ? becomes a point lookup); exec_reset lets it run again with new bindings.
 **
-** Writes: a statement outside BEGIN ... COMMIT is atomic (one kv batch, or for UPSERT SELECT
-** and DELETE over more than EXEC_WRITE_BATCH_ROWS rows, a series of atomic batches; if one
-** fails, the error says how many rows were committed, as Phoenix does). Inside BEGIN ...
-** COMMIT the writes gather in one batch that COMMIT commits atomically; statements in the
-** transaction see its writes; ROLLBACK drops it.
+** Writes: a statement outside BEGIN ... COMMIT is atomic whatever its size: its writes
+** gather in one kv batch, committed as one WAL record at its end; past a bound
+** (exec_set_write_memory) they move into a kv bulk load (kv/bulk.h) whose sorted store files
+** are named in one MANIFEST record at its end. A statement that fails, is interrupted or is
+** killed leaves none of its writes either way. Inside BEGIN ... COMMIT the writes gather in
+** one batch that COMMIT commits atomically; statements in the transaction see its writes;
+** ROLLBACK drops it.
 **
 ** Errors: every function returns an EXEC_* code and fills the exec_error given (message
 ** naming what and where, byte offset into the statement's SQL or -1).
@@ -51,8 +53,9 @@ enum exec_status {
 };
 
 #define EXEC_ERRMSG_MAX 512
-#define EXEC_WRITE_BATCH_ROWS 10000 /* rows per atomic batch of UPSERT SELECT and DELETE
-                                       outside a transaction */
+#define EXEC_WRITE_MEMORY_DEFAULT ((size_t)256 << 20) /* exec_set_write_memory's default */
+#define EXEC_WRITE_SPILL_SHARE 16 /* a statement's batch moves into its bulk load past
+                                     write memory / EXEC_WRITE_SPILL_SHARE encoded bytes */
 
 typedef struct exec_error {
   int code;                   /* enum exec_status */
@@ -168,5 +171,19 @@ int exec_check_interrupt(exec_error *err);
 /* Most bytes an ORDER BY (or GROUP BY, DISTINCT) of this session's statements may hold in
 ** memory before failing with EXEC_TOOBIG; 0 restores the default (256 MiB). */
 void exec_set_sort_memory(exec_session *s, size_t bytes);
+
+/* The memory bound of one write statement outside a transaction (UPSERT VALUES, UPSERT
+** SELECT, DELETE): 0 restores the default (EXEC_WRITE_MEMORY_DEFAULT, 256 MiB); values
+** below 64 KiB count as 64 KiB. Its writes gather in a kv batch, committed as one WAL record
+** at the statement's end, up to bytes / EXEC_WRITE_SPILL_SHARE encoded bytes (16 MiB by
+** default); past that the batch moves into a kv bulk load (kv/bulk.h) whose memory bound
+** (kv_bulk_options.run_bytes) is `bytes`, and so again each time it refills; the load's
+** sorted store files are named in one MANIFEST record when the statement ends. So the
+** statement holds about bytes * 1.3 at most (the batch and its spare capacity, an eighth;
+** the load and its slack of an eighth; the index journal's records since the last move,
+** less than the batch), plus, for an UPSERT of several rows into a table with an index,
+** 21-43 bytes per distinct row written (exec/index.h, the journal's key table; half as
+** much again while it grows). */
+void exec_set_write_memory(exec_session *s, size_t bytes);
 
 #endif /* ROWAN_EXEC_ENGINE_H */

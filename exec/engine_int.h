@@ -35,6 +35,7 @@ struct exec_session {
                                     let go of its batch, and a ROLLBACK of its writes marks
                                     them x_lost (exec/txn.c) */
   size_t sort_mem;      /* bytes a sort may hold */
+  size_t write_mem;     /* a write statement's memory bound (exec_set_write_memory) */
   struct exec_index_touched *idx_touched; /* exec/index.h: row keys written in the open
                                              transaction (write.c), freed at close */
   struct exec_index_maint *maint_cache; /* write.c: index maintenance of the last written
@@ -106,6 +107,8 @@ struct exec_stmt {
   cat_value *check_rows;   /* CHECK INDEX result: n_lines rows of 2 values (run_arena) */
   struct exec_upsert_cache *up; /* write.c: an UPSERT's row codec and value arrays, kept from
                                    run to run while its binding stays (NULL: none yet) */
+  kv_trace *trace;         /* the block trace of its reads (exec/keymap.h), or NULL */
+  bool tracing;            /* its runs record into trace (cleared at each run's first step) */
 };
 
 /* Free st->up (write.c); NULL is a no-op. */

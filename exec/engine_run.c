@@ -180,7 +180,17 @@ static int explain_lines(exec_stmt *st, const plan_actuals *a, exec_error *err) 
   const plan_bound *b = &st->bound;
   const plan_query *q = st->q_built ? &st->q : NULL;
   const plan_scan *ds = st->del_built ? &st->del_scan : NULL;
-  int rc = plan_explain(b, q, ds, a, &st->run_arena, &st->lines, &st->n_lines);
+  int rc;
+  if (b->json) { /* one row: the document */
+    char *doc = NULL;
+    rc = plan_explain_json(b, q, ds, a, &st->run_arena, &doc);
+    st->lines = rc ? NULL : plan_arena_alloc(&st->run_arena, sizeof *st->lines);
+    if (st->lines) st->lines[0] = doc;
+    st->n_lines = st->lines ? 1 : 0;
+    if (!rc && !st->lines) rc = EXEC_NOMEM;
+  } else {
+    rc = plan_explain(b, q, ds, a, &st->run_arena, &st->lines, &st->n_lines);
+  }
   if (rc) return exec_fail(err, rc, -1, "out of memory");
   st->line_pos = 0;
   return EXEC_OK;

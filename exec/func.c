@@ -3,8 +3,8 @@
 ** counts, argument type checks and result types (exec_func_lookup), parameter type hints,
 ** the call dispatcher with the NULL rule and the conversion to the bound result type, CAST,
 ** and the generic functions COALESCE, NULLIF, GREATEST and LEAST. The functions themselves
-** live by family in exec/func_num.c, func_str.c, func_date.c, func_fmt.c and func_regex.c;
-** LIKE in exec/like.c.
+** live by family in exec/func_num.c, func_str.c, func_date.c, func_fmt.c, func_regex.c and
+** func_tz.c; LIKE in exec/like.c.
 */
 #include "exec/func_int.h"
 
@@ -14,7 +14,7 @@
 
 #include "sql/ast.h"
 
-enum { FAM_NUM = 1, FAM_STR, FAM_DATE, FAM_FMT, FAM_GEN, FAM_REGEX };
+enum { FAM_NUM = 1, FAM_STR, FAM_DATE, FAM_FMT, FAM_GEN, FAM_REGEX, FAM_TZ };
 
 typedef struct func_def {
   const char *name;   /* canonical upper-case name */
@@ -56,8 +56,8 @@ static const func_def func_table[EXEC_F_COUNT_] = {
     [EXEC_F_NULLIF] = {"NULLIF", 2, 2, false, FAM_GEN},
     [EXEC_F_GREATEST] = {"GREATEST", 1, -1, false, FAM_GEN},
     [EXEC_F_LEAST] = {"LEAST", 1, -1, false, FAM_GEN},
-    [EXEC_F_TO_TIMESTAMP] = {"TO_TIMESTAMP", 1, 2, true, FAM_FMT},
-    [EXEC_F_TO_DATE] = {"TO_DATE", 1, 2, true, FAM_FMT},
+    [EXEC_F_TO_TIMESTAMP] = {"TO_TIMESTAMP", 1, 3, true, FAM_FMT},
+    [EXEC_F_TO_DATE] = {"TO_DATE", 1, 3, true, FAM_FMT},
     [EXEC_F_TO_CHAR] = {"TO_CHAR", 1, 2, true, FAM_FMT},
     [EXEC_F_TO_NUMBER] = {"TO_NUMBER", 1, 2, true, FAM_FMT},
     [EXEC_F_MAKE_TIMESTAMP] = {"MAKE_TIMESTAMP", 6, 6, true, FAM_DATE},
@@ -80,6 +80,9 @@ static const func_def func_table[EXEC_F_COUNT_] = {
     [EXEC_F_REGEXP_REPLACE] = {"REGEXP_REPLACE", 2, 3, true, FAM_REGEX},
     [EXEC_F_WEEK] = {"WEEK", 1, 1, true, FAM_DATE},
     [EXEC_F_QUARTER] = {"QUARTER", 1, 1, true, FAM_DATE},
+    [EXEC_F_TO_TIME] = {"TO_TIME", 1, 3, true, FAM_FMT},
+    [EXEC_F_CONVERT_TZ] = {"CONVERT_TZ", 3, 3, true, FAM_TZ},
+    [EXEC_F_TIMEZONE_OFFSET] = {"TIMEZONE_OFFSET", 2, 2, true, FAM_TZ},
 };
 
 static const struct {
@@ -254,7 +257,8 @@ static int find_name(const char *name) {
 
 bool exec_func_is_aggregate(const char *name) {
   static const char *const aggs[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP",
-                                     "STDDEV_SAMP", "PERCENTILE_CONT", "PERCENTILE_DISC"};
+                                     "STDDEV_SAMP", "PERCENTILE_CONT", "PERCENTILE_DISC",
+                                     "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE"};
   for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
     if (strcasecmp(aggs[i], name) == 0) return true;
   return false;
@@ -349,10 +353,21 @@ static int result_type(int id, int n, const cat_type *t, cat_type *rt, char *msg
       *rt = unk(&t[0]) ? c : t[0];
       return EXEC_OK;
     }
-    case EXEC_F_TO_TIMESTAMP: case EXEC_F_TO_DATE: case EXEC_F_TO_NUMBER:
+    case EXEC_F_TO_TIMESTAMP: case EXEC_F_TO_DATE: case EXEC_F_TO_NUMBER: case EXEC_F_TO_TIME:
       for (int i = 0; i < n; i++) if (!str(&t[i])) return bad_arg(f, &t[i], i, msg, cap);
       *rt = cat_type_of(id == EXEC_F_TO_TIMESTAMP ? CAT_T_TIMESTAMP
-                        : id == EXEC_F_TO_DATE   ? CAT_T_DATE : CAT_T_DECIMAL);
+                        : id == EXEC_F_TO_DATE   ? CAT_T_DATE
+                        : id == EXEC_F_TO_TIME   ? CAT_T_TIME : CAT_T_DECIMAL);
+      return EXEC_OK;
+    case EXEC_F_CONVERT_TZ:
+      if (!dt(&t[0]) && !unk(&t[0])) return bad_arg(f, &t[0], 0, msg, cap);
+      for (int i = 1; i < n; i++) if (!str(&t[i])) return bad_arg(f, &t[i], i, msg, cap);
+      *rt = cat_type_of(CAT_T_TIMESTAMP);
+      return EXEC_OK;
+    case EXEC_F_TIMEZONE_OFFSET:
+      if (!str(&t[0])) return bad_arg(f, &t[0], 0, msg, cap);
+      if (!dt(&t[1]) && !unk(&t[1])) return bad_arg(f, &t[1], 1, msg, cap);
+      *rt = cat_type_of(CAT_T_INTEGER);
       return EXEC_OK;
     case EXEC_F_TO_CHAR:
       if (!num(&t[0]) && !dt(&t[0]) && t[0].id != CAT_T_TIME && !str(&t[0]))
@@ -459,6 +474,18 @@ const char *exec_func_name(int func_id) {
   return func_table[func_id].name;
 }
 
+bool exec_func_deterministic(int func_id, int n_args) {
+  switch (func_id) {
+    case EXEC_F_NOW: case EXEC_F_CURRENT_DATE: case EXEC_F_CONVERT_TZ:
+    case EXEC_F_TIMEZONE_OFFSET:
+      return false;
+    case EXEC_F_TO_TIMESTAMP: case EXEC_F_TO_DATE: case EXEC_F_TO_TIME:
+      return n_args < 3;
+    default:
+      return true;
+  }
+}
+
 cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *t, int i) {
   cat_type none = cat_type_of(0);
   if (i < 0 || i >= n_args) return none;
@@ -472,8 +499,11 @@ cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *t, int i) {
     case EXEC_F_LENGTH:
     case EXEC_F_TRIM: case EXEC_F_LTRIM: case EXEC_F_RTRIM: case EXEC_F_TO_TIMESTAMP:
     case EXEC_F_TO_DATE: case EXEC_F_TO_NUMBER: case EXEC_F_REPLACE: case EXEC_F_INSTR:
-    case EXEC_F_REGEXP_REPLACE:
+    case EXEC_F_REGEXP_REPLACE: case EXEC_F_TO_TIME:
       return cat_type_of(CAT_T_VARCHAR);
+    case EXEC_F_CONVERT_TZ: case EXEC_F_TIMEZONE_OFFSET:
+      return cat_type_of(i == (func_id == EXEC_F_CONVERT_TZ ? 0 : 1) ? CAT_T_TIMESTAMP
+                                                                     : CAT_T_VARCHAR);
     case EXEC_F_LPAD: case EXEC_F_RPAD: case EXEC_F_REGEXP_SUBSTR:
       return cat_type_of(i == (func_id == EXEC_F_REGEXP_SUBSTR ? 2 : 1) ? CAT_T_INTEGER
                                                                   : CAT_T_VARCHAR);
@@ -597,6 +627,7 @@ int exec_func_call(int func_id, const cat_value *args, int n_args, const cat_typ
     case FAM_DATE: rc = exec_fn_date(func_id, args, n_args, out, ctx); break;
     case FAM_FMT: rc = exec_fn_fmt(func_id, args, n_args, out, ctx); break;
     case FAM_REGEX: rc = exec_fn_regex(func_id, args, n_args, out, ctx); break;
+    case FAM_TZ: rc = exec_fn_tz(func_id, args, n_args, out, ctx); break;
     default: rc = generic(func_id, args, n_args, rt, out, ctx); break;
   }
   if (rc) return rc;

@@ -102,6 +102,9 @@ enum exec_func_id {
   EXEC_F_REGEXP_REPLACE, /* REGEXP_REPLACE(s, pattern[, replacement]) */
   EXEC_F_WEEK,      /* ISO week of the year 1..53 */
   EXEC_F_QUARTER,   /* 1..4 */
+  EXEC_F_TO_TIME,   /* TO_TIME(s[, fmt[, zone]]) (exec/func_fmt.c) */
+  EXEC_F_CONVERT_TZ,      /* CONVERT_TZ(t, from, to) (exec/func_tz.c) */
+  EXEC_F_TIMEZONE_OFFSET, /* TIMEZONE_OFFSET(zone, t): minutes east of UTC */
   EXEC_F_COUNT_     /* number of ids + 1 (not a function) */
 };
 
@@ -136,6 +139,12 @@ cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *arg_types, 
 
 /* Upper-case canonical name of a function id ("SUBSTR", "+"); "?" for a bad id. */
 const char *exec_func_name(int func_id);
+/* Whether a call of func_id with n_args arguments gives the same result for the same
+** arguments at any time: false for NOW and CURRENT_DATE (the statement's clock) and for
+** what reads a named time zone (CONVERT_TZ, TIMEZONE_OFFSET, TO_TIMESTAMP / TO_DATE / TO_TIME
+** with a zone: the system's tz database changes with its updates). Such a call is refused in
+** an index key. */
+bool exec_func_deterministic(int func_id, int n_args);
 
 /* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP,
 ** STDDEV_SAMP, PERCENTILE_CONT, PERCENTILE_DISC. */

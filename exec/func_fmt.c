@@ -1,5 +1,7 @@
 /*
-** exec/func_fmt.c: text <-> value with formats: TO_CHAR, TO_TIMESTAMP, TO_DATE, TO_NUMBER.
+** exec/func_fmt.c: text <-> value with formats: TO_CHAR, TO_TIMESTAMP, TO_DATE, TO_TIME,
+** TO_NUMBER. The three parsers take a time zone as a third argument, as Phoenix's do: the
+** text is then local time there, and the value its UTC time (exec/tz.h).
 **
 ** Date formats are the subset of Java's SimpleDateFormat that Phoenix users write: y (yyyy;
 ** yy is two digits, read as 19xx for 70-99 and 20xx for 00-69), M (MM, MMM "Jan", MMMM
@@ -19,6 +21,7 @@
 ** sub-patterns, no quotes.
 */
 #include "exec/func_int.h"
+#include "exec/tz.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -411,14 +414,22 @@ static int to_number(const cat_value *a, int n, cat_value *out, exec_func_ctx *c
 int exec_fn_fmt(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
   const char *f = exec_func_name(id);
   switch (id) {
-    case EXEC_F_TO_TIMESTAMP: case EXEC_F_TO_DATE: {
-      if (!cat_type_is_string(a[0].type.id) || (n >= 2 && !cat_type_is_string(a[1].type.id)))
-        return exec_fn_err(c, EXEC_ERROR, "function %s takes text arguments", f);
+    case EXEC_F_TO_TIMESTAMP: case EXEC_F_TO_DATE: case EXEC_F_TO_TIME: {
+      for (int i = 0; i < n; i++)
+        if (!cat_type_is_string(a[i].type.id))
+          return exec_fn_err(c, EXEC_ERROR, "function %s takes text arguments", f);
       int64_t us;
       if (n < 2) {
         cat_type tt = cat_type_of(CAT_T_TIMESTAMP);
         cat_value v;
         cat_error e;
+        if (id == EXEC_F_TO_TIME) { /* a time of day, or a timestamp's */
+          cat_type ti = cat_type_of(CAT_T_TIME);
+          if (cat_text_parse(&ti, (const char *)a[0].u.s.p, a[0].u.s.len, &v, &e) == CAT_OK) {
+            *out = v;
+            return EXEC_OK;
+          }
+        }
         int rc = cat_text_parse(&tt, (const char *)a[0].u.s.p, a[0].u.s.len, &v, &e);
         if (rc) return exec_fn_cat_err(c, rc, &e);
         us = v.u.i;
@@ -426,10 +437,19 @@ int exec_fn_fmt(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx
         int rc = parse_date(a[0].u.s.p, a[0].u.s.len, a[1].u.s.p, a[1].u.s.len, &us, c, f);
         if (rc) return rc;
       }
-      if (id == EXEC_F_TO_DATE)
-        *out = cat_v_int(CAT_T_DATE, us / CAT_US_PER_DAY - (us % CAT_US_PER_DAY < 0));
-      else
-        *out = cat_v_int(CAT_T_TIMESTAMP, us);
+      if (n == 3) { /* the text is local time in that zone: the value is its UTC time */
+        const struct exec_tz *tz;
+        int rc = exec_fn_zone(&a[2], &tz, c, f);
+        if (rc) return rc;
+        int64_t sec = us / 1000000 - (us % 1000000 < 0);
+        us = exec_tz_local_to_utc(tz, sec) * 1000000 + (us - sec * 1000000);
+        if (us < CAT_TS_MIN || us > CAT_TS_MAX)
+          return exec_fn_err(c, EXEC_CONSTRAINT, "%s: the time in UTC is out of range", f);
+      }
+      int64_t day = us / CAT_US_PER_DAY - (us % CAT_US_PER_DAY < 0);
+      if (id == EXEC_F_TO_DATE) *out = cat_v_int(CAT_T_DATE, day);
+      else if (id == EXEC_F_TO_TIME) *out = cat_v_int(CAT_T_TIME, us - day * CAT_US_PER_DAY);
+      else *out = cat_v_int(CAT_T_TIMESTAMP, us);
       return EXEC_OK;
     }
     case EXEC_F_TO_CHAR: {

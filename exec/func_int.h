@@ -49,6 +49,12 @@ int exec_fn_str(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx
 int exec_fn_date(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
 int exec_fn_fmt(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
 int exec_fn_regex(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
+int exec_fn_tz(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
+/* The zone named by text value v (exec/tz.h); EXEC_ERROR naming the function and the zone
+** when it is unknown. */
+struct exec_tz;
+int exec_fn_zone(const cat_value *v, const struct exec_tz **tz, exec_func_ctx *c,
+                 const char *fname);
 
 /* Date and timestamp pieces (exec/func_date.c): civil fields of a TIMESTAMP value in
 ** microseconds; and the reverse with validation (EXEC_CONSTRAINT naming fname). */

@@ -39,6 +39,7 @@
 #include "catalog/catalog.h"
 #include "exec/arena.h"
 #include "exec/engine.h"
+#include "kv/bulk.h"
 #include "kv/kv.h"
 #include "planner/expr.h"
 #include "planner/plan.h"
@@ -140,12 +141,16 @@ const cat_table *exec_index_maint_table(const exec_index_maint *m);
 /* UPSERT of one row into t, in two steps around the row's own exec_row_put, so that a row
 ** whose index row cannot be built leaves b unchanged:
 **   prepare (before exec_row_put): reads the old row (unless t is IMMUTABLE_ROWS; through b
-**   as overlay when `touched` says the key was written into b; touched NULL = always), and
+**   as overlay when `touched` says the key was written into b; touched NULL = never: the
+**   statement's own batch, exec/write.c, uses the journal below instead), and
 **   builds and checks every old and new index row key; the new row is the old values
 **   overlaid with vals[i] for set[i] (set NULL = every column; for IMMUTABLE_ROWS tables
 **   columns not set count as NULL). vals must stay unchanged until apply.
 **   apply (after exec_row_put succeeded): adds to b the deletion of each old index row whose
-**   key changed and the put of each new one, and adds key to touched.
+**   key changed and the put of each new one, and adds key to touched (when not NULL) and to
+**   the journal (exec_index_maint_set_journal, when set).
+** With a journal set, prepare takes the old index row keys of a key the journal knows from
+** it, not from the old row read (the columns not set still come from the old row read).
 ** key is the data row key (exec_row_key). Errors (prepare): EXEC_CONSTRAINT (a value or
 ** expression that does not fit the index key), EXEC_IOERR, EXEC_CORRUPT, EXEC_TOOBIG,
 ** EXEC_NOMEM; (apply): EXEC_TOOBIG, EXEC_NOMEM from the batch. After a prepare, call apply
@@ -168,6 +173,34 @@ int exec_index_maint_delete(exec_index_maint *m, const uint8_t *key, size_t key_
 exec_index_touched *exec_index_touched_new(void);
 void exec_index_touched_clear(exec_index_touched *tk);
 void exec_index_touched_free(exec_index_touched *tk);
+
+/* ---- Journal of one statement's index rows (exec/index_journal.c) ---------------------- */
+/* A write statement outside a transaction does not read its own earlier writes back (they
+** are not committed, and past its memory bound they are in a kv bulk load, exec/write.c):
+** an UPSERT that may write a row twice records instead, per data row key, the index row
+** keys it wrote last, and a second write of the row deletes those (instead of the index rows
+** of the row as committed). Records past the statement's batch go to the bulk load's
+** scratch file (kv_bulk_scratch_append); memory holds a 16-byte slot per distinct key (at
+** most three quarters of the slots used) and the records not yet spilled. */
+typedef struct exec_index_journal exec_index_journal;
+
+/* A journal of n_keys index row keys per record (exec_index_maint's maintained indexes);
+** family_id: a family of the written table (its scratch file goes in that family's folder).
+** NULL when out of memory. */
+exec_index_journal *exec_index_journal_new(int n_keys, uint32_t family_id);
+void exec_index_journal_free(exec_index_journal *j);
+/* Move the records kept in memory to kb's scratch file (always the same kb for a journal).
+** EXEC_OK for NULL j. Errors: EXEC_IOERR, EXEC_FULL, EXEC_NOMEM, EXEC_MISUSE. */
+int exec_index_journal_spill(exec_index_journal *j, kv_bulk *kb, exec_error *err);
+/* Use journal j (NULL: none) for the UPSERTs of m from now on: prepare takes the old index
+** rows of a key j knows from j (the old row is still read from the store for the columns
+** not set), apply records the new ones. j is not owned by m. The number of maintained
+** indexes of m (exec_index_maint_count) must be j's n_keys. */
+void exec_index_maint_set_journal(exec_index_maint *m, exec_index_journal *j);
+/* Indexes m maintains; 0 for NULL. */
+int exec_index_maint_count(const exec_index_maint *m);
+/* Is m's table IMMUTABLE_ROWS (no old row read on UPSERT, so no journal either)? */
+bool exec_index_maint_immutable(const exec_index_maint *m);
 
 /* ---- Backfill (exec/index_build.c) ----------------------------------------------------- */
 #define EXEC_INDEX_BACKFILL_ROWS 4000 /* data rows per atomic backfill batch */

@@ -9,6 +9,10 @@
 ** maintain BUILDING indexes anyway, so an index row put again by the backfill is the same
 ** row (idempotent). When the scan ends the index is set ACTIVE in the catalog.
 **
+** The backfill scan takes the stepping thread's interrupt flag (exec_interrupt_flag): an
+** interrupt stops it with EXEC_INTERRUPT, and CREATE INDEX then drops the index it made
+** (exec/ddl.c), so the catalog and the store are as before; the batches committed so far
+** go with the index's table. (At session open, exec_index_resume has no flag: not stopped.)
 ** A crash leaves the index BUILDING. At the next session open, exec_index_resume deletes
 ** every row of each BUILDING index and backfills it again (simple and always right; the
 ** index was not used by queries meanwhile). An index whose rows cannot be built (a key over
@@ -103,6 +107,7 @@ static int backfill_rows(const cat_catalog *cat, kv_db *db, const cat_table *t,
     so.family_ids = fams;
     so.n_families = nf;
     so.snapshot = seq;
+    so.interrupt = exec_interrupt_flag(); /* CREATE INDEX's step: rowan_interrupt stops it */
     int k = kv_scan_open(db, &so, &s);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "index backfill scan");
   }
@@ -120,8 +125,10 @@ static int backfill_rows(const cat_catalog *cat, kv_db *db, const cat_table *t,
     if (++done % EXEC_INDEX_BACKFILL_ROWS == 0) {
       r = commit(db, b, err);
       report(progress, arg, what, done, total);
+      if (!r) r = exec_check_interrupt(err); /* (the scan checks every 64 rows too) */
     }
   }
+  if (!r && k == KV_ERR_INTERRUPTED) r = exec_error_set(err, EXEC_INTERRUPT, "interrupted");
   if (!r && k != KV_ERR_NOTFOUND) r = exec_index_kv_fail(err, k, "index backfill scan");
   kv_scan_close(s);
   if (!r) r = commit(db, b, err);

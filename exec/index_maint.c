@@ -1,11 +1,12 @@
 /*
 ** exec/index_maint.c: keeping a table's indexes in step with its rows on UPSERT and DELETE
 ** (contract in exec/index.h). For each written row the old values of the columns the
-** indexes need are read with one kv_get of the data row (latest committed, plus the
-** uncommitted batch as overlay when the row was already written into it), the old index
-** row keys are built from them, and the writer gets the deletion of every old index row
-** whose key changes and the put of every new index row, in the same batch as the data
-** change. An index row whose key did not change is put again (its INCLUDE cells updated;
+** indexes need are read with one kv_get of the data row (latest committed, plus a
+** transaction's uncommitted batch as overlay when the row was already written into it),
+** the old index row keys are built from them (or, for a row the statement wrote before
+** outside a transaction, taken from the statement's journal, exec/index_journal.c), and
+** the writer gets the deletion of every old index row whose key changes and the put of
+** every new index row, in the same batch as the data change. An index row whose key did not change is put again (its INCLUDE cells updated;
 ** NULL ones get a column tombstone), which is also what makes writes during a backfill
 ** idempotent.
 **
@@ -46,6 +47,7 @@ struct exec_index_maint {
   size_t *old_len;          /* its length, 0 when there is none */
   uint8_t *data_key;        /* the prepared row's data key (CAT_KEY_MAX bytes) */
   size_t data_len;          /* its length */
+  exec_index_journal *jr;   /* the statement's journal of index rows, or NULL (not owned) */
 };
 
 /* ---- Touched keys ------------------------------------------------------------------------ */
@@ -74,8 +76,7 @@ void exec_index_touched_free(exec_index_touched *tk) {
 }
 
 static bool touched_has(const exec_index_touched *tk, const uint8_t *key, size_t len) {
-  if (!tk) return true;
-  if (!tk->n) return false;
+  if (!tk || !tk->n) return false;
   uint64_t h = key_hash(key, len);
   for (size_t i = h & (tk->cap - 1);; i = (i + 1) & (tk->cap - 1)) {
     if (tk->slots[i] == h) return true;
@@ -185,6 +186,14 @@ fail:
 
 const cat_table *exec_index_maint_table(const exec_index_maint *m) { return m ? m->t : NULL; }
 
+void exec_index_maint_set_journal(exec_index_maint *m, exec_index_journal *j) {
+  if (m) m->jr = j;
+}
+
+int exec_index_maint_count(const exec_index_maint *m) { return m ? m->n : 0; }
+
+bool exec_index_maint_immutable(const exec_index_maint *m) { return m && m->immutable; }
+
 /* ---- Reading the old row ---------------------------------------------------------------- */
 /* Read the data row key[0..len) into m->old (m->exists); the read stays open in m->get. */
 static int read_old(exec_index_maint *m, const uint8_t *key, size_t len, const kv_batch *b,
@@ -239,10 +248,19 @@ int exec_index_maint_upsert_prepare(exec_index_maint *m, const uint8_t *key, siz
     else if (m->exists) m->cur[c] = m->old[c];
     else m->cur[c] = cat_v_null(t->columns[c].type);
   }
+  /* A row this statement wrote before: its index rows are the ones that write put (the
+  ** journal's), not those of the row as committed (the earlier write deleted them). The
+  ** columns not set are the committed row's either way: every row of one statement sets
+  ** the same columns. */
+  bool journaled = false;
+  if (m->jr && !m->immutable) {
+    r = exec_index_journal_find(m->jr, key, key_len, m->old_key, m->old_len, &journaled, err);
+    if (r) goto fail;
+  }
   for (int i = 0; i < m->n; i++) {
     exec_index_codec *ic = &m->ic[i];
-    m->old_len[i] = 0;
-    if (m->exists) {
+    if (!journaled) m->old_len[i] = 0;
+    if (m->exists && !journaled) {
       r = exec_index_row_key(ic, m->old, err);
       if (r) goto fail;
       memcpy(m->old_key[i], ic->key, ic->key_len);
@@ -279,6 +297,8 @@ int exec_index_maint_upsert_apply(exec_index_maint *m, kv_batch *b, exec_index_t
       r = exec_index_delete_key(ic, m->old_key[i], m->old_len[i], KV_TS_NOW, b, err);
     if (!r) r = exec_index_put(ic, m->cur, KV_TS_NOW, b, err);
   }
+  if (!r && m->jr && !m->immutable)
+    r = exec_index_journal_add(m->jr, m->data_key, m->data_len, m->ic, err);
   if (!r && touched_add(touched, m->data_key, m->data_len))
     r = exec_error_set(err, EXEC_NOMEM, "out of memory");
   exec_index_maint_cancel(m);

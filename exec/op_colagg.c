@@ -23,6 +23,7 @@
 
 #include "catalog/valcodec.h"
 #include "exec/colagg.h"
+#include "exec/keymap.h"
 #include "kv/colscan.h"
 #include "planner/filter.h"
 #include "sql/ast.h"
@@ -173,6 +174,7 @@ static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fi
   o.n_ranges = res->n_fallback;
   o.snapshot = res->snapshot;
   o.interrupt = exec_interrupt_flag();
+  o.trace = exec_trace_current();
   o.filter = plan_filter_eval;
   o.filter_ctx = x->q->scan.filter;
   kv_scan *sc = NULL;
@@ -292,6 +294,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
   kv_scan_metrics fm;
   memset(&fm, 0, sizeof fm);
   uint64_t fb_rows = 0;
+  kv_trace *col_trace = NULL;
   if (!rc) {
     kv_colagg_spec sp;
     memset(&sp, 0, sizeof sp);
@@ -307,6 +310,10 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     sp.consume = consume;
     sp.ctx = ctxs;
     sp.threads = threads;
+    /* the blocks it reads count (in the metrics, and so in the statement's trace) only if
+       its answer is taken: kept apart until then (out of memory: not traced) */
+    col_trace = exec_trace_current() ? kv_trace_new() : NULL;
+    sp.trace = col_trace;
     int krc = kv_colagg_run(x->db, &sp, &res);
     if (krc) {
       rc = exec_kv_error(krc, err);
@@ -365,6 +372,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     x->act.step[PLAN_STEP_SCAN].rows_out = passed;
     x->act.step[PLAN_STEP_AGG].rows_in = passed;
     ca->ran = true;
+    kv_trace_merge(exec_trace_current(), col_trace);
     ca->threads = res.threads;
     ca->blocks = res.blocks;
     ca->blocks_fallback = res.blocks_fallback;
@@ -373,6 +381,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     if (x->timing) x->act.step[PLAN_STEP_SCAN].ms += now_ms() - t0;
   }
   kv_colagg_result_free(&res);
+  kv_trace_free(col_trace);
   for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
     for (int i = 0; cx[k].acc && cx[k].inited && i < s->n_aggs; i++) exec_agg_free(&cx[k].acc[i]);
     free(cx[k].acc);

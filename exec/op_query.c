@@ -373,7 +373,15 @@ static int group_step(exec_query *x, exec_mrow *g, exec_error *err) {
       pv = &v;
     }
     size_t before = exec_agg_bytes(&g->aggs[i]);
-    int rc = exec_agg_step(&g->aggs[i], pv, x->evmsg, sizeof x->evmsg);
+    int rc;
+    if (a->arg2) { /* FIRST_VALUE / LAST_VALUE: the value and its order key */
+      cat_value k;
+      rc = exec_eval(&x->ev, a->arg2, &k);
+      if (rc) return eval_err(x, rc, err);
+      rc = exec_agg_step2(&g->aggs[i], pv, &k, x->evmsg, sizeof x->evmsg);
+    } else {
+      rc = exec_agg_step(&g->aggs[i], pv, x->evmsg, sizeof x->evmsg);
+    }
     if (rc) return eval_err(x, rc, err);
     size_t after = exec_agg_bytes(&g->aggs[i]);
     if (after != before) {

@@ -31,6 +31,7 @@
 #include "catalog/catalog.h"
 #include "catalog/keycodec.h"
 #include "exec/index.h"
+#include "exec/keymap.h"
 #include "exec/op.h"
 #include "planner/filter.h"
 #include "planner/skip_prefix.h"
@@ -176,6 +177,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   kv_scan_options o;
   memset(&o, 0, sizeof o);
   o.interrupt = exec_interrupt_flag();
+  o.trace = exec_trace_current();
   o.family_ids = ps->family_ids;
   o.n_families = (uint32_t)ps->n_families;
   if (!ps->index) o.existence_family = existence_family(ps->families, ps->n_families);
@@ -197,7 +199,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   if (ps->ranges.kind == PLAN_SCAN_PREFIX_SKIP) {
     /* ranges over key columns 2..n: kv appends them to each leading prefix it finds */
     skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->table->key_cols[0], s->ranges,
-                            n};
+                            n, ps->prefix_first ? 1 : 0};
     o.skip_prefix = &skip;
     o.ranges = NULL;
     o.n_ranges = 0;
@@ -363,6 +365,7 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   o.existence_family = existence_family(ps->lookup_families, ps->n_lookup_families);
   o.overlay = s->overlay;
   o.snapshot = s->snap;
+  o.trace = exec_trace_current();
   kv_row r;
   s->lookups++;
   int krc = kv_get(s->db, &o, p, (size_t)(limit - p), &s->lk, &r);

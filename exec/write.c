@@ -2,24 +2,39 @@
 ** exec/write.c: UPSERT VALUES, UPSERT SELECT and DELETE. Rows become kv batch operations
 ** through exec/rowcodec.h (UPSERT sets the named columns and keeps the others; NULL deletes
 ** the cell; the marker cell makes the row exist; DELETE puts a family tombstone in every
-** family). Outside a transaction a statement is one atomic batch, except UPSERT SELECT and
-** DELETE over more than EXEC_WRITE_BATCH_ROWS rows, which commit every that many rows (each
-** batch atomic) and, if one fails, say how many rows were committed before it. Inside a
-** transaction the rows go to the transaction's batch (exec/txn.c); a statement that fails
-** there takes its own operations back out of the batch (kv_batch_rollback_to) and the
-** transaction goes on, as SQLite rolls back only the failed statement.
+** family). Inside a transaction the rows go to the transaction's batch (exec/txn.c); a
+** statement that fails there takes its own operations back out of the batch
+** (kv_batch_rollback_to) and the transaction goes on, as SQLite rolls back only the failed
+** statement.
+**
+** Outside a transaction a statement is atomic whatever its size. Its rows go to a batch of
+** its own; one that ends under the bound (exec_set_write_memory: its batch under a 16th of
+** the session's write memory) commits the batch as one WAL record (the fast path). Past the
+** bound the batch is moved into a kv bulk load (kv/bulk.h: kv_bulk_add_batch, which keeps the
+** batch's order, so later operations still win) and emptied, as often as it fills again; at
+** the end what is left joins the load and kv_bulk_commit writes sorted store files (spilled
+** to temporary files past the load's own bound) and names them all, the index rows and the
+** DELETE tombstones with the data, in one MANIFEST record with one sequence number, newer
+** than every commit before and older than every one after. An error, an interrupt or a
+** kill before that record leaves nothing of the statement (kv_bulk_free, or kv_open after a
+** crash, removes the files), and a reader sees the statement whole or not at all.
 **
 ** Index maintenance (exec/index.h): when the table has indexes (BUILDING or ACTIVE), every
 ** written row first reads its old values and the writer adds the old index rows' deletions
-** and the new index rows to the same batch as the row itself (so the WAL record holds both).
-** The old-value read looks through the uncommitted batch only for rows already written into
-** it (the writer's touched-key set; a transaction keeps its set in the session).
+** and the new index rows to the same batch as the row itself (so the WAL record, or the bulk
+** load, holds both). Inside a transaction the old-value read looks through the uncommitted
+** batch for rows already written into it (the session's touched-key set). Outside one
+** nothing is read back from the statement's own writes (they may be in the bulk load): an
+** UPSERT that can write a row twice (UPSERT SELECT, several VALUES rows) keeps a journal of
+** the index rows it wrote per data row key instead (exec/index_journal.c), and a DELETE reads
+** each row once (a second delete of a row, through a stale index row, writes the same
+** tombstones again).
 **
 ** DELETE is planned like a SELECT of its WHERE (planner/select.c plan_delete_scan_build):
 ** the same key ranges, pushed filter and residual, or the index scan the SELECT would use;
 ** an index row gives the data row key after its indexed values (and, uncovered, the data
-** row is looked up for the residual). The scan reads a snapshot taken when it starts, so
-** committing batches (and the index rows' deletions) while it runs does not disturb it.
+** row is looked up for the residual). The scan reads a snapshot taken when it starts; the
+** statement's own writes are committed after it, at the end.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,26 +47,28 @@ typedef struct writer {
   exec_stmt *st;          /* statement */
   kv_batch *b;            /* batch being filled */
   bool own;               /* b is the statement's (commit it), not the transaction's */
-  int64_t in_batch;       /* rows in b not yet committed */
-  int64_t committed;      /* rows committed by earlier batches of this statement */
-  bool chunked;           /* commit every EXEC_WRITE_BATCH_ROWS rows */
+  size_t spill_at;        /* own: encoded bytes of b past which it moves into kb */
+  kv_bulk *kb;            /* own, past the bound: the load the statement's writes moved to */
   size_t ops_before;      /* operations in the transaction's batch before the statement */
   kv_batch_mark mark;     /* the transaction's batch before the statement (rollback point) */
   exec_index_maint *maint; /* index maintenance of the written table, or NULL */
-  exec_index_touched *touched; /* row keys written into b (own, or the session's) */
-  bool own_touched;       /* touched is the writer's (free it at close) */
+  exec_index_touched *touched; /* transaction: the session's set of row keys written into b
+                             (old-value reads look through b for them); own: NULL (never) */
+  exec_index_journal *jr; /* own UPSERT that may write a row twice into an indexed table:
+                             the index rows it wrote per data key (owned), else NULL */
 } writer;
 
-static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool chunked,
+/* rows_may_repeat: the statement may write one row key twice (its journal is kept). */
+static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool rows_may_repeat,
                        exec_error *err) {
   memset(w, 0, sizeof *w);
   w->st = st;
-  w->chunked = chunked;
   w->b = exec_txn_batch(st->s, &w->own);
   if (!w->b) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   w->ops_before = kv_batch_count(w->b);
   w->mark = kv_batch_get_mark(w->b);
   exec_session *s = st->s;
+  w->spill_at = s->write_mem / EXEC_WRITE_SPILL_SHARE;
   if (s->maint_cache && s->maint_gen == s->schema_gen &&
       exec_index_maint_table(s->maint_cache) == t) {
     w->maint = s->maint_cache; /* same table, same schema: reuse the codecs */
@@ -62,53 +79,68 @@ static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool chunke
   }
   if (!w->maint) return EXEC_OK;
   if (w->own) {
-    w->touched = exec_index_touched_new();
-    w->own_touched = true;
-  } else {
-    if (!s->idx_touched) s->idx_touched = exec_index_touched_new();
-    else if (w->ops_before == 0) exec_index_touched_clear(s->idx_touched); /* new transaction */
-    w->touched = s->idx_touched;
+    if (!rows_may_repeat || exec_index_maint_immutable(w->maint)) return EXEC_OK;
+    w->jr = exec_index_journal_new(exec_index_maint_count(w->maint), t->families[0].kv_id);
+    if (!w->jr) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    exec_index_maint_set_journal(w->maint, w->jr);
+    return EXEC_OK;
   }
+  if (!s->idx_touched) s->idx_touched = exec_index_touched_new();
+  else if (w->ops_before == 0) exec_index_touched_clear(s->idx_touched); /* new transaction */
+  w->touched = s->idx_touched;
   if (!w->touched) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   return EXEC_OK;
 }
 
-/* After one row was added: commit a full chunk. */
-static int writer_row(writer *w, exec_error *err) {
-  w->in_batch++;
-  w->st->changes++;
-  if (!w->own || !w->chunked || w->in_batch < EXEC_WRITE_BATCH_ROWS) return EXEC_OK;
-  int rc = exec_txn_commit_batch(w->st->s, w->b, err);
-  if (rc) return rc;
+/* Move the statement's batch into its bulk load (begun on first use) and empty it. */
+static int writer_spill(writer *w, exec_error *err) {
+  exec_session *s = w->st->s;
+  int k = KV_OK;
+  if (!w->kb) {
+    kv_bulk_options o;
+    memset(&o, 0, sizeof o);
+    o.run_bytes = s->write_mem;
+    k = kv_bulk_begin(s->db, &o, &w->kb);
+  }
+  if (k == KV_OK) k = kv_bulk_add_batch(w->kb, w->b);
+  if (k != KV_OK) return exec_kv_error(k, err);
   kv_batch_clear(w->b);
-  exec_index_touched_clear(w->touched);
-  w->committed += w->in_batch;
-  w->in_batch = 0;
-  return EXEC_OK;
+  return exec_index_journal_spill(w->jr, w->kb, err);
 }
 
-/* Finish: commit (rc == OK) or drop what is pending; explains partial commits. */
+/* After one row was added: check for an interrupt; past the bound, spill. */
+static int writer_row(writer *w, exec_error *err) {
+  w->st->changes++;
+  int rc = exec_check_interrupt(err);
+  if (rc || !w->own || kv_batch_byte_size(w->b) < w->spill_at) return rc;
+  return writer_spill(w, err);
+}
+
+/* Finish: commit (rc == OK) or drop everything the statement wrote. */
 static int writer_close(writer *w, int rc, exec_error *err) {
-  if (rc == EXEC_OK && w->own && w->in_batch) rc = exec_txn_commit_batch(w->st->s, w->b, err);
-  if (rc == EXEC_OK) w->committed += w->in_batch;
+  if (rc == EXEC_OK && w->own && w->kb) { /* the batch's rest joins the load: one install */
+    int k = kv_batch_count(w->b) ? kv_bulk_add_batch(w->kb, w->b) : KV_OK;
+    if (k == KV_OK) k = kv_bulk_commit(w->kb, NULL);
+    if (k != KV_OK) rc = exec_kv_error(k, err);
+  } else if (rc == EXEC_OK && w->own && kv_batch_count(w->b)) {
+    rc = exec_txn_commit_batch(w->st->s, w->b, err);
+  }
+  kv_bulk_free(w->kb); /* after a failure: its temporary files go too */
+  w->kb = NULL;
   if (w->maint) { /* keep it for the next statement on this table */
+    exec_index_maint_set_journal(w->maint, NULL);
     exec_index_maint_cancel(w->maint);
     exec_index_maint_free(w->st->s->maint_cache);
     w->st->s->maint_cache = w->maint;
     w->st->s->maint_gen = w->st->s->schema_gen;
     w->maint = NULL;
   }
-  if (w->own_touched) exec_index_touched_free(w->touched);
+  exec_index_journal_free(w->jr);
+  w->jr = NULL;
   if (w->own) exec_txn_drop_batch(w->st->s, w->b);
-  else if (rc != EXEC_OK) kv_batch_rollback_to(w->b, w->mark); /* statement rollback */
-  if (rc != EXEC_OK) {
-    w->st->changes = w->committed;
-    if (w->committed && err) {
-      size_t l = strlen(err->msg);
-      snprintf(err->msg + l, sizeof err->msg - l,
-               " (%lld rows were committed before the failure)", (long long)w->committed);
-    }
-  }
+  else if (rc != EXEC_OK && w->b) kv_batch_rollback_to(w->b, w->mark); /* statement rollback */
+  w->b = NULL;
+  if (rc != EXEC_OK) w->st->changes = 0;
   return rc;
 }
 
@@ -221,7 +253,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
   cat_value *vals = uc->vals;
   const bool *set = uc->set;
   writer w;
-  r = writer_open(&w, st, t, u->select != NULL, err);
+  r = writer_open(&w, st, t, u->select != NULL || u->n_rows > 1, err);
   if (r) return writer_close(&w, r, err);
   plan_step_actual *ws = &st->last_act.step[PLAN_STEP_WRITE];
   if (!u->select) {
@@ -341,7 +373,7 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
   if (!r && !row) r = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   bool opened = false;
   if (!r) {
-    r = writer_open(&w, st, d->table, true, err);
+    r = writer_open(&w, st, d->table, false, err);
     opened = true;
   }
   plan_actuals *a = &st->last_act;

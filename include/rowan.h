@@ -95,11 +95,13 @@ typedef struct rowan_options {
                                segment are flushed so it can be deleted; a commit waits
                                past wal_limit * 5 / 4 (docs/KV.md, "WAL size bound");
                                0 = twice memstore_size, at least 128 MiB; at least 64 KiB */
-  size_t bulk_memory;       /* bytes one bulk load (rowan_bulk_*) may hold in memory; 0 =
+  size_t bulk_memory;       /* bytes one bulk load (rowan_bulk_*), or one large write
+                               statement outside BEGIN ... COMMIT, may hold in memory; 0 =
                                default 256 MiB; at least 1 MiB (smaller: rowan_open gives
                                ROWAN_MISUSE). Past it the load writes what it has sorted and
                                encoded to temporary files in the database directory (see
-                               "Bulk load" below and docs/KV.md) */
+                               "Bulk load" below, rowan_step's "Atomic statements" and
+                               docs/KV.md) */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */
@@ -176,7 +178,24 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 ** start, as if rowan_reset had been called (SQLite's behaviour). NULL gives ROWAN_MISUSE.
 ** ROWAN_ABORT: the SELECT was opened inside a transaction whose writes ROLLBACK (or a
 ** failed COMMIT) dropped while it was between rows (SQLite's SQLITE_ABORT_ROLLBACK); reset
-** it to run again on the committed data. After a COMMIT it goes on. */
+** it to run again on the committed data. After a COMMIT it goes on.
+** Atomic statements: an UPSERT (VALUES or SELECT) or DELETE outside BEGIN ... COMMIT is
+** atomic whatever its size: when it fails (any error code), is interrupted
+** (rowan_interrupt) or the process is killed, none of its writes stays, and no reader (a
+** SELECT between rows on another statement, another handle after a reopen) ever sees part
+** of it. Its writes, index rows and deletions included, gather in memory and are committed
+** at its end as one write-ahead log record; past a 16th of rowan_options.bulk_memory (16 MiB
+** by default) they move into a bulk load instead (as rowan_bulk_*: sorted, then past
+** bulk_memory written to temporary files next to the table's store files), whose store
+** files are named in one MANIFEST record at the statement's end (docs/KV.md "Bulk load").
+** So memory stays bounded: about 1.3 x bulk_memory at most, plus what a bulk load keeps per
+** row (its files' bloom filters and block indexes, a few bytes: "Bulk load" below) and, for
+** an UPSERT of several rows into a table with an index, 21-43 bytes per distinct row key
+** written (where the index rows it wrote are, kept per key in a temporary file so that a
+** row written twice leaves one index row). Such a large statement's writes carry one timestamp, taken when they move into the
+** load, never older than the last commit's; commits after it are newer. Inside BEGIN ...
+** COMMIT a statement's writes join the transaction's batch (all in memory, at most 256 MiB
+** encoded, else ROWAN_TOOBIG); a failing statement is rolled back alone. */
 int rowan_step(rowan_stmt *stmt);
 
 /* Reset a statement to run again (bindings are kept). Returns ROWAN_OK
@@ -301,6 +320,116 @@ typedef struct rowan_metrics {
 ** out. */
 int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 
+/* The key space of a table: its store files and their blocks, per column family.
+** rowan_table_layout(db, table, &layout) describes table `table` (as in SQL: the exact name,
+** else the name upper-cased) as the store holds it at the call, from the block indexes of
+** its store files (no data block is read): per column family (the hidden key family "_k"
+** first, then the table's families in declaration order) the bytes and cells still in
+** memstores (in no block yet; rowan_flush writes them out), and per block of every store
+** file its place and size and its first row key, in bytes and as column values. A family's
+** files are listed in the order the store keeps them (oldest first) and their key ranges
+** may overlap until a compaction merges them; within a file blocks are in key order.
+** Regions: Rowan keeps each table in one key space (an HBase table would be split into
+** regions by key range; there are none to list). The shell's .keymap draws this.
+** Returns ROWAN_OK with *layout set (free it with rowan_layout_free); ROWAN_ERROR for an
+** unknown table; ROWAN_NOMEM; ROWAN_MISUSE for a NULL argument. On failure *layout is NULL
+** and rowan_errmsg(db) says why. Every pointer in the layout stays valid until
+** rowan_layout_free, whatever happens to the database meanwhile. */
+typedef struct rowan_layout_family {
+  const char *name;           /* "_k" (the row-existence marker family), "0" (the default
+                                 family) or a declared name such as "READINGS" */
+  uint64_t memstore_bytes;    /* bytes in the family's memstores: rows written and not yet
+                                 flushed to a store file */
+  uint64_t memstore_cells;    /* cells there */
+  uint64_t store_files;       /* store files of the family */
+  uint64_t blocks;            /* blocks in them */
+  uint64_t bytes;             /* the files' bytes on disk */
+} rowan_layout_family;
+typedef struct rowan_layout_block {
+  int family;                 /* index into rowan_layout.families */
+  uint64_t file;              /* the store file's number, unique in the database (the file
+                                 is data/<table>/<family>/<number>.sf under the store) */
+  uint64_t file_bytes;        /* the file's size on disk */
+  uint32_t file_blocks;       /* blocks in the file */
+  uint32_t block;             /* this block's index in the file, 0-based */
+  uint64_t offset;            /* its byte offset in the file */
+  uint32_t bytes;             /* its size on disk (compressed, with header and checksum) */
+  uint32_t raw_bytes;         /* its size uncompressed */
+  uint32_t cells;             /* cells in it (column values, all versions, deletions) */
+  uint32_t rows;              /* rows with a cell in it */
+  const void *first_key;      /* the row key of its first cell (the encoded primary key) */
+  int first_key_len;          /* its length in bytes */
+  const char *first_key_text; /* the same as column values, as EXPLAIN prints key bounds:
+                                 "['Dongsi', '2017-02-28 23:00:00']" */
+  const void *last_key;       /* the file's last row key (the same for every block of the
+                                 file: a block ends where the next block's first key starts) */
+  int last_key_len;           /* its length */
+  const char *last_key_text;  /* as column values */
+} rowan_layout_block;
+typedef struct rowan_layout {
+  const char *table;          /* the table's name */
+  const char *key;            /* its primary key, the row key: "STATION, TS DESC" */
+  int n_families;             /* entries in families */
+  const rowan_layout_family *families;
+  int n_blocks;               /* entries in blocks: family by family, as above */
+  const rowan_layout_block *blocks;
+  void *internal;             /* the library's; do not touch */
+} rowan_layout;
+int rowan_table_layout(rowan_db *db, const char *table, rowan_layout **layout);
+void rowan_layout_free(rowan_layout *layout); /* NULL: no-op */
+
+/* The blocks a statement read: a block trace.
+** rowan_stmt_trace(stmt, 1) turns tracing on for the statement's runs from then on: each run
+** (from its first rowan_step) records every store-file block its reads load (from the file
+** or from a cache), with how many times and how many of them from a cache, and every key
+** range they seek, in the order sought. It covers the statement's scans, the lookups of an
+** uncovered index into its table, and the columnar aggregate's blocks; a statement that
+** writes (UPSERT SELECT, DELETE) records the reads of its query. For the blocks of the
+** table (or index) the statement scanned, the loads summed per family equal that family's
+** rowan_stmt_metrics blocks_read and the cache hits its blocks_cache_hit, and the ranges
+** (ranges_total) its ranges_sought, plus one per lookup of an uncovered index into its table
+** (whose blocks are recorded too); EXPLAIN ANALYZE of the same statement prints the same
+** figures (the lookups' on its LOOKUP BACK INTO line). rowan_stmt_trace(stmt, 0) stops recording; the last trace can still be
+** read. Tracing costs a hash-table update per block loaded and memory per distinct block
+** (24 bytes) and per range kept; a statement not traced pays nothing.
+** rowan_stmt_trace_get(stmt, &trace) returns the last (or current) run's trace: the blocks
+** (sorted by file, then block; matched to rowan_table_layout's blocks by file and block) and
+** the first 4,096 key ranges with their bounds as column values. Empty when the statement
+** was never traced. Free it with rowan_trace_free; its pointers stay valid until then.
+** Both return ROWAN_OK; ROWAN_NOMEM; ROWAN_MISUSE for a NULL argument. */
+typedef struct rowan_block_read {
+  const char *table;          /* the table read, or "TABLE.INDEX" for an index's blocks */
+  const char *family;         /* its column family ("_k", "0", "READINGS", ...) */
+  uint64_t file;              /* the store file's number (rowan_layout_block.file) */
+  uint32_t block;             /* the block's index in it (rowan_layout_block.block) */
+  uint32_t loads;             /* times the statement's reads loaded it */
+  uint32_t cache_hits;        /* of which served from the block cache (no file read) */
+} rowan_block_read;
+typedef struct rowan_range_read {
+  const char *table;          /* as rowan_block_read.table */
+  const void *start;          /* the inclusive start key, or NULL: from the first row */
+  int start_len;              /* its length */
+  const void *end;            /* the exclusive end key, or NULL: to the last row */
+  int end_len;                /* its length */
+  const char *text;           /* the range as column values, EXPLAIN's way: one bracket per
+                                 bound, ']' inclusive, ')' exclusive, '*' open:
+                                 "['Dongsi', *] .. ['Dongsi', *]" (every key whose first column is
+                                 'Dongsi'), "[*] .. [*]" (the whole table) */
+} rowan_range_read;
+typedef struct rowan_trace {
+  int n_blocks;               /* distinct blocks read */
+  const rowan_block_read *blocks;
+  int n_ranges;               /* ranges kept (the first 4,096 sought) */
+  const rowan_range_read *ranges;
+  uint64_t ranges_total;      /* ranges sought in all */
+  int incomplete;             /* nonzero: memory ran out while recording; some reads are
+                                 missing */
+  void *internal;             /* the library's; do not touch */
+} rowan_trace;
+int rowan_stmt_trace(rowan_stmt *stmt, int on);
+int rowan_stmt_trace_get(rowan_stmt *stmt, rowan_trace **trace);
+void rowan_trace_free(rowan_trace *trace); /* NULL: no-op */
+
 /* Bulk load.
 ** The fast path for loading many rows, the way HBase bulk-loads HFiles: rows are parsed
 ** from text, sorted in bounded memory and written as store files that are added to the
@@ -346,6 +475,19 @@ typedef struct rowan_bulk rowan_bulk;
 int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *const *columns,
                      rowan_bulk **bulk);
 int rowan_bulk_add_text(rowan_bulk *bulk, const char *const *fields, const int *lengths);
+/* rowan_bulk_add_values(bulk, values) adds one row of typed values instead of text (for
+** callers whose values are numbers already, such as a language binding: no formatting and
+** parsing of each number). values[i] is for columns[i], read during the call only, by its
+** type as rowan_column_values writes them: ROWAN_NULL (SQL NULL), ROWAN_INTEGER (i),
+** ROWAN_FLOAT (d), ROWAN_TEXT and ROWAN_BLOB (bytes bytes at p), ROWAN_TIMESTAMP (i, ms
+** since the epoch, as rowan_bind_timestamp; use ROWAN_TEXT for microseconds). Each value is
+** converted to its column's type as the same value bound with rowan_bind_* and stored into
+** that column would be (an integer into a DOUBLE column, a text literal into a DATE or
+** BOOLEAN one; docs/TYPES.md's conversions). Errors and what is kept: as
+** rowan_bulk_add_text (ROWAN_CONSTRAINT naming the column and the value: nothing of the row
+** is kept, the load goes on); ROWAN_MISUSE for a NULL values, an unknown type or a negative
+** byte count. */
+int rowan_bulk_add_values(rowan_bulk *bulk, const rowan_value *values);
 int rowan_bulk_commit(rowan_bulk *bulk);
 void rowan_bulk_abort(rowan_bulk *bulk);
 
@@ -438,12 +580,101 @@ typedef struct rowan_recovery {
 /* Fills *out for the open handle: ROWAN_OK, or ROWAN_MISUSE (NULL argument, not open). */
 int rowan_recovery_info(rowan_db *db, rowan_recovery *out);
 
+/* Salvage a damaged database into a new one (SQLite's .recover, RocksDB's RepairDB).
+** rowan_recover reads the database in directory `damaged` (never changing it: its LOCK is
+** taken, so it must not be open elsewhere) and writes every row that can still be read into
+** a new database in directory `dst`, which must not exist or be empty (missing parent
+** directories are made). The shell's `rowan --recover DAMAGED NEW` runs it; docs/SHELL.md,
+** "Recovering a damaged database", and docs/KV.md, "Salvage", tell the rules. In short:
+**  - Store files are read block by block and WAL segments record by record; every block and
+**    record whose checksum and decoding check is kept, the rest skipped and reported, and
+**    the rest of the file is still read. Without a readable MANIFEST the store files are
+**    found by listing the folders (each table folder's TABLEINFO file names its table and
+**    families). The newest version of each cell wins across the files, tombstones and
+**    VERSIONS applied, exactly as a read of the old database would.
+**  - The catalog (SYSTEM.CATALOG) is itself in the store. Each table whose catalog row
+**    survives comes back with its schema, its cells copied with their timestamps (every
+**    version a read keeps); a row whose row-marker cell was lost gets a new one (when the
+**    marker family lost nothing, such a row was deleted and its cells are set aside). Secondary
+**    indexes are rebuilt from the table (CREATE INDEX), never copied, and checked (CHECK
+**    INDEX): the new database passes `.check`. Cells that cannot go back into a table (a
+**    table whose catalog row is lost, a lost catalog, a row key or value that does not
+**    decode, a qualifier that is no column) go to the table LOST_AND_FOUND (KV_TABLE
+**    VARCHAR, FAMILY VARCHAR, ROW_KEY VARBINARY, QUALIFIER VARBINARY, TS BIGINT (ms since the
+**    epoch), VAL VARBINARY; the first five the PRIMARY KEY, TS DESC), named LOST_AND_FOUND_2
+**    and so on when the name is taken; it is made only when needed.
+**  - Key-value tables that are not SQL tables are copied as they are.
+** opts may be NULL (the defaults); *report (report must not be NULL) gets a report, also
+** when the call fails (then its errmsg says why), which the caller frees with
+** rowan_recover_report_free; it is NULL only when memory ran out before it was made.
+** Returns ROWAN_OK when the new database was written (damage found or not: the report
+** lists it); ROWAN_NOTFOUND (`damaged` is not a directory); ROWAN_LOCKED (open elsewhere);
+** ROWAN_MISUSE (a NULL argument, `dst` not empty or the same directory); ROWAN_IOERR or
+** ROWAN_FULL writing `dst`; ROWAN_NOMEM; ROWAN_CORRUPT when the new database fails its own
+** index check (a bug: report it). After an error `dst` may hold part of a database: remove
+** it before trying again. The work files are kept in dst/salvage while it runs and removed
+** at the end. */
+typedef struct rowan_recover_options {
+  void *kv_env;      /* a struct kv_env * (kv/env.h) for both directories, e.g. the in-memory
+                        one in tests; NULL = the real disk */
+} rowan_recover_options;
+
+/* One thing that could not be read. Strings are owned by the report. */
+typedef struct rowan_recover_damage {
+  const char *kind;   /* "MANIFEST", "TABLEINFO", "store file trailer", "store file bloom
+                         filter", "store file block index", "store file block", "missing
+                         store file", "WAL record", "lost name", "catalog row" */
+  const char *file;   /* the file (a path under the damaged directory) */
+  uint64_t offset;    /* first byte not read (0 for a whole file or no byte range) */
+  uint64_t length;    /* bytes not read; 0 when not a byte range (a missing file, a name) */
+  int64_t cells;      /* cells lost, -1 when it cannot tell */
+  int64_t rows;       /* rows with a cell lost, -1 when it cannot tell */
+  const char *detail; /* why, in words */
+} rowan_recover_damage;
+
+/* One table of the new database. */
+typedef struct rowan_recover_table {
+  const char *name;        /* its name */
+  int64_t rows;            /* rows copied */
+  int64_t cells;           /* cells copied (row markers included) */
+  int64_t markers_added;   /* rows whose row marker was lost and made again */
+  int64_t cells_set_aside; /* cells put in LOST_AND_FOUND instead (bad key, value or
+                              qualifier) */
+  int indexes;             /* secondary indexes rebuilt and checked */
+} rowan_recover_table;
+
+typedef struct rowan_recover_report {
+  int n_damage;                          /* entries in damage */
+  const rowan_recover_damage *damage;    /* what could not be read, in the order found */
+  int n_tables;                          /* entries in tables */
+  const rowan_recover_table *tables;     /* the SQL tables recreated (LOST_AND_FOUND too) */
+  int catalog;                           /* ROWAN_CATALOG_WHOLE, _PARTIAL or _LOST */
+  const char *lost_and_found;            /* the fallback table's name, NULL when not made */
+  int64_t lost_and_found_cells;          /* cells put there */
+  int kv_tables;                         /* key-value tables copied as they are */
+  int manifest_whole;                    /* non-zero: the MANIFEST was there and read whole */
+  uint64_t files_read, files_damaged;    /* store files read; of which damaged */
+  uint64_t blocks_read, blocks_lost;     /* blocks copied; blocks that did not check */
+  uint64_t wal_records;                  /* WAL records read */
+  uint64_t wal_ops;                      /* their ops copied (not yet in store files) */
+  const char *errmsg;                    /* why rowan_recover failed ("" when it did not) */
+} rowan_recover_report;
+#define ROWAN_CATALOG_WHOLE 0   /* every catalog row decoded */
+#define ROWAN_CATALOG_PARTIAL 1 /* some catalog rows were lost: the report says which */
+#define ROWAN_CATALOG_LOST 2    /* no catalog: every table's cells went to LOST_AND_FOUND */
+
+int rowan_recover(const char *damaged, const char *dst, const rowan_recover_options *opts,
+                  rowan_recover_report **report);
+/* Free a report (NULL is a no-op). */
+void rowan_recover_report_free(rowan_recover_report *report);
+
 /* Progress of long operations.
 ** fn (NULL clears it) is called during long operations of the connection, today
 ** the backfill of CREATE INDEX: every few thousand rows with a description ("building index
 ** IDX on T"), the rows done and the estimated total (0 when unknown), and once at the end
 ** with done == total. It runs on the thread that called rowan_step and must not call back
-** into the connection. Returns ROWAN_OK, or ROWAN_MISUSE for a NULL db. (SQLite's
+** into the connection (but for rowan_interrupt, which stops the backfill: the CREATE INDEX
+** then fails with ROWAN_INTERRUPT and leaves no index). Returns ROWAN_OK, or ROWAN_MISUSE for a NULL db. (SQLite's
 ** sqlite3_progress_handler plays the same part.) */
 typedef void (*rowan_progress_fn)(void *ctx, const char *what, uint64_t done, uint64_t total);
 int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx);
@@ -456,9 +687,11 @@ int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx);
 ** a statement must be reset (or finalized) before it runs again. When no statement of the
 ** connection is running, the call has no effect: the flag is cleared when a statement
 ** starts and none is between rows. A write statement outside BEGIN ... COMMIT that is
-** interrupted keeps the rows it wrote before the interrupt (not yet atomic); inside a
-** transaction they stay part of it (ROLLBACK removes them). CREATE INDEX's backfill is not
-** interrupted. NULL db: no effect. */
+** interrupted leaves none of its writes (rowan_step's "Atomic statements"); inside a
+** transaction it is rolled back alone and the transaction goes on. CREATE INDEX is
+** interrupted in its backfill too: it fails with ROWAN_INTERRUPT and leaves no index (the
+** catalog as before, the index's rows and files gone). An interrupt that comes while a
+** statement is already committing its writes lets it finish. NULL db: no effect. */
 void rowan_interrupt(rowan_db *db);
 
 /* Library version, e.g. "0.1.0". */

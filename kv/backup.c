@@ -13,9 +13,10 @@
 ** Then the role is released and the copy is made without any lock: each store file gets a
 ** second name in the copy (a hard link: store files are never changed once written) or,
 ** where the file system cannot link (another device, no support), is copied; each segment
-** is copied up to the size noted; and last a MANIFEST is written holding one snapshot of
-** the noted state, with the log position of the last record noted (LOG_POSITION), through
-** MANIFEST.tmp and a rename. Everything is synced, the directories too.
+** is copied up to the size noted; each table's TABLEINFO is written; and last a MANIFEST
+** is written holding one snapshot of the noted state, with the log position of the last
+** record noted (LOG_POSITION), through MANIFEST.tmp and a rename. Everything is synced, the
+** directories too.
 ** So the copy opens with every commit that had returned before the backup took the role,
 ** each whole, and none that began after (a commit in flight then waits for the role). A
 ** copy cut short (a failure, a crash) has no MANIFEST and is not a store; a failure removes
@@ -265,6 +266,10 @@ int kv_backup(kv_db *db, const char *dir, kv_backup_stats *stats) {
     st.wal_segments++;
     st.wal_bytes += b.segs[i].size;
   }
+  /* each table's TABLEINFO, as kv_open writes them: what a salvage of the copy names tables
+     by when its MANIFEST is lost (docs/FORMAT.md "TABLEINFO") */
+  for (uint32_t t = 0; rc == KV_OK && t < b.v.n_tables; t++)
+    rc = kv_tableinfo_write(env, dir, &b.v.tables[t], true);
   if (rc == KV_OK) rc = sync_dirs(env, &b.v, dir);
   if (rc == KV_OK) rc = kv_manifest_write_snapshot(env, dir, &b.v); /* last: now a store */
   st.last_seq = b.v.last_seq;

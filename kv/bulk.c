@@ -700,6 +700,74 @@ static int spill_all(kv_bulk *b) {
   return rc;
 }
 
+/* ---- the caller's scratch file --------------------------------------------------------- */
+
+/* Close and remove the scratch file. */
+static void drop_scratch(kv_bulk *b) {
+  if (b->sfile) b->db->env->close(b->sfile);
+  if (b->spath) b->db->env->remove(b->db->env, b->spath);
+  free(b->spath);
+  b->sfile = NULL;
+  b->spath = NULL;
+  b->send = 0;
+}
+
+int kv_bulk_scratch_append(kv_bulk *b, uint32_t family_id, const void *p, size_t n,
+                           uint64_t *off) {
+  int rc = usable(b);
+  if (rc) return rc;
+  if ((!p && n) || !off) return kv_error(KV_MISUSE, "kv_bulk_scratch_append: NULL argument");
+  kv_env *env = b->db->env;
+  if (!b->sfile) {
+    char dir[KV_BULK_PATH_CAP - 64], path[KV_BULK_PATH_CAP];
+    kv_db *db = b->db;
+    pthread_mutex_lock(&db->mu);
+    kv_fam *kf = kv_db_family(db, family_id);
+    if (kf) kv_db_family_dir(db, kf, dir, sizeof dir);
+    pthread_mutex_unlock(&db->mu);
+    if (!kf) return kv_error(KV_ERR_NOTFOUND, "bulk load: unknown family id %u", family_id);
+    snprintf(path, sizeof path, "%s/%llu.run", dir,
+             (unsigned long long)kv_db_new_file_number(db));
+    if ((rc = env->mkdir(env, dir)) != KV_OK) return rc;
+    if (!(b->spath = strdup(path))) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
+    rc = env->open(env, path, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &b->sfile);
+    if (rc) {
+      free(b->spath);
+      b->spath = NULL;
+      return rc;
+    }
+    b->send = 0;
+  }
+  *off = b->send;
+  if (n == 0) return KV_OK;
+  rc = env->append(b->sfile, p, n);
+  if (rc) { /* a torn append: later offsets would not match; start over past it */
+    uint64_t sz;
+    if (env->size(b->sfile, &sz) == KV_OK) b->send = sz;
+    return rc;
+  }
+  b->send += n;
+  b->stats.scratch_bytes += n;
+  return KV_OK;
+}
+
+int kv_bulk_scratch_read(kv_bulk *b, uint64_t off, void *p, size_t n) {
+  int rc = usable(b);
+  if (rc) return rc;
+  if (!p && n) return kv_error(KV_MISUSE, "kv_bulk_scratch_read: NULL buffer");
+  if (n == 0) return KV_OK;
+  if (!b->sfile || off > b->send || n > b->send - off)
+    return kv_error(KV_ERR_CORRUPT, "bulk load: scratch read of %zu bytes at %llu past its end",
+                    n, (unsigned long long)off);
+  size_t got = 0;
+  rc = b->db->env->read(b->sfile, off, p, n, &got);
+  if (rc) return rc;
+  if (got != n)
+    return kv_error(KV_ERR_CORRUPT, "bulk load: scratch file %s is short at %llu", b->spath,
+                    (unsigned long long)off);
+  return KV_OK;
+}
+
 /* ---- begin, commit, free ---------------------------------------------------------------- */
 
 int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
@@ -722,7 +790,12 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
   b->split_cells = opts && opts->split_cells ? opts->split_cells : KV_BULK_SPLIT_CELLS;
   b->fault = opts ? opts->fault : NULL;
   b->fault_arg = opts ? opts->fault_arg : NULL;
+  /* As a commit's time (kv/db_write.c): never older than the last commit's, so the load's
+  ** cells are not older than anything committed before it even if the clock stepped back */
   b->now = db->env->now_ms(db->env);
+  pthread_mutex_lock(&db->mu);
+  if (b->now < db->last_commit_ts) b->now = db->last_commit_ts;
+  pthread_mutex_unlock(&db->mu);
   pthread_mutex_init(&b->mu, NULL);
   pthread_cond_init(&b->cv, NULL);
   *out = b;
@@ -807,6 +880,8 @@ int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
   }
   kv_db_role_acquire(db, &w);
   uint64_t seq = atomic_load(&db->last_seq) + (b->ord ? 1 : 0);
+  /* a commit after this one takes a time no older than the load's (kv_bulk_begin) */
+  if (b->ord && db->last_commit_ts < b->now) db->last_commit_ts = b->now;
   for (uint32_t i = 0; i < b->n_fresh && rc == KV_OK; i++) /* no commit runs now */
     if (!fam_empty(db, b->fresh[i]))
       rc = kv_error(kv_db_family(db, b->fresh[i]) ? KV_ERR_EXISTS : KV_ERR_NOTFOUND,
@@ -833,6 +908,7 @@ int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
     clear_bufs(f);
     drop_page_file(b, f);
   }
+  drop_scratch(b);
   if (seq_out) *seq_out = seq;
   return KV_OK;
 }
@@ -865,6 +941,7 @@ void kv_bulk_free(kv_bulk *b) {
     drop_page_file(b, f);
     free(f);
   }
+  drop_scratch(b);
   free(b->fams);
   free(b->fresh);
   free(b->q);

@@ -26,7 +26,10 @@
 **
 ** Sequence numbers: commit takes the writer role (other commits wait until it returns),
 ** reserves one sequence number S for the whole load and gives it to every cell, so the load
-** is newer than everything committed before it and older than everything after it.
+** is newer than everything committed before it and older than everything after it. Its
+** timestamp (KV_TS_NOW's cells) is the clock at kv_bulk_begin, but never older than the last
+** commit's time then, and commits after the load never take an older one (as kv_commit
+** keeps commit times from going back), so time order agrees with sequence order too.
 ** Within one load, cells read exactly as if each had been committed on its own in the
 ** order added: of two cells with the same (row, family, qualifier, timestamp, type) the
 ** later one replaces the earlier one, and a tombstone masks the puts of the load added
@@ -151,6 +154,22 @@ int64_t kv_bulk_timestamp(const kv_bulk *b);
 ** KV_ERR_READONLY, the sticky error, KV_MISUSE (NULL, or committed twice). */
 int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out);
 
+/* The caller's scratch records, kept with the load: bytes appended to one temporary file of
+** the load (<number>.run in the folder of family family_id, made by the first append; later
+** appends ignore family_id), read back at the offsets appends gave. For a caller that must
+** find again, while it adds, something of what it added (exec: the index rows a write
+** statement wrote, by data row key) without holding it all in memory. The file goes with
+** the load (kv_bulk_commit, kv_bulk_free) and, after a crash, with kv_open's deletion of the
+** files no MANIFEST record names. *off gets the offset of the appended bytes. A failed
+** append leaves earlier records readable. Errors: KV_ERR_NOTFOUND (unknown or dropped
+** family), KV_ERR_IO / KV_ERR_NOSPC, KV_ERR_NOMEM, KV_MISUSE (NULL argument, or the load
+** committed or failed). */
+int kv_bulk_scratch_append(kv_bulk *b, uint32_t family_id, const void *p, size_t n,
+                           uint64_t *off);
+/* Read n bytes at offset off of the scratch file into p. Errors: KV_ERR_IO, KV_ERR_CORRUPT
+** (a range past what was appended, or a short read), KV_MISUSE (as above). */
+int kv_bulk_scratch_read(kv_bulk *b, uint64_t off, void *p, size_t n);
+
 /* What the pipeline did (after commit; counts so far before it). */
 typedef struct kv_bulk_stats {
   uint64_t segments;      /* buffers closed and sorted apart (by the worker or at commit) */
@@ -167,6 +186,7 @@ typedef struct kv_bulk_stats {
   uint64_t bytes_paged;   /* their framed blocks' bytes, and those of merged halves written
                              to a temporary file at commit */
   uint64_t runs;          /* sorted run files spilled */
+  uint64_t scratch_bytes; /* bytes the caller appended to its scratch file */
 } kv_bulk_stats;
 
 /* Fill *out with b's counters (zeros for NULL b). */

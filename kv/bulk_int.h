@@ -148,6 +148,9 @@ struct kv_bulk {
                              `bytes` by the adding thread when it checks run_bytes) */
   kv_bulk_spare spare[KV_BULK_SPARES]; /* arrays given back by encoded buffers */
   int n_spare;            /* how many */
+  kv_file *sfile;         /* the caller's scratch file (kv_bulk_scratch_append), or NULL */
+  char *spath;            /* its path (malloc'ed; <number>.run: kv_open deletes it) */
+  uint64_t send;          /* its size */
 };
 
 /* Bytes of a spare array set (counted in kv_bulk.bytes while it waits). */

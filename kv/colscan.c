@@ -18,6 +18,7 @@
 #include "kv/colscan_int.h"
 #include "kv/memstore.h"
 #include "kv/status.h"
+#include "kv/trace.h"
 
 /* ---- Fragments ---------------------------------------------------------------------- */
 int kv_cs_frag_key(cs_frag *f, const uint8_t *key, uint32_t len) {
@@ -421,6 +422,8 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     W[c].n_blocks = (uint32_t)(b1 - b0);
     W[c].ctx = sp->ctx ? sp->ctx[c] : NULL;
     W[c].head_open = c > 0;
+    if (sp->trace && W[c].n_blocks) /* no map: the blocks are traced as cache misses */
+      W[c].hit_map = calloc(W[c].n_blocks, 1);
   }
   for (int c = 1; c < t; c++)
     started[c] = pthread_create(&th[c], NULL, thread_main, &W[c]) == 0;
@@ -436,6 +439,12 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
       goto done;
     }
   }
+  for (int c = 0; c < t && sp->trace; c++) /* the workers are joined: the trace is ours */
+    for (uint32_t i = 0; i < W[c].done; i++) {
+      const cs_block *b = &W[c].blocks[i];
+      kv_trace_add_block(sp->trace, sp->family_id, b->file->reader->cache_id, b->index,
+                         W[c].hit_map && W[c].hit_map[i]);
+    }
   /* merge the chunks' boundary rows and ranges in key order */
   m.plan = &pl;
   m.ctx = sp->ctx ? sp->ctx[0] : NULL;
@@ -522,6 +531,8 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     res->n_fallback = m.n_ranges;
   }
 done:
+  if (!rc && res->applicable && !res->n_fallback) /* the pass over the whole key space */
+    kv_trace_add_range(sp->trace, sp->family_id, NULL, 0, NULL, 0);
   for (int c = 0; W && c < t; c++) kv_cs_worker_free(&W[c]);
   free(W);
   kv_cs_worker_free(&m);

@@ -82,6 +82,10 @@ typedef struct kv_colagg_spec {
   void *const *ctx;                       /* one consumer ctx per thread */
   int threads;                            /* chunks and threads: 1 (blocks in key order, one
                                              thread) .. KV_COLAGG_MAX_THREADS */
+  struct kv_trace *trace;                 /* or NULL: the blocks read are recorded there
+                                             (kv_trace in kv/kv.h; added after the workers
+                                             are joined), and, when no fallback range is
+                                             handed back, one range: the whole key space */
 } kv_colagg_spec;
 
 typedef struct kv_colagg_result {

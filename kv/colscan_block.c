@@ -567,6 +567,7 @@ void kv_cs_run_chunk(cs_worker *w) {
     }
   }
   for (uint32_t i = 0; i < w->n_blocks && !w->consumer_rc; i++) {
+    uint64_t hits = w->hits;
     int rc = do_block(w, s, &w->blocks[i]);
     if (rc) {
       w->rc = rc;
@@ -574,6 +575,8 @@ void kv_cs_run_chunk(cs_worker *w) {
                rc == KV_ERR_NOMEM ? "columnar scan: out of memory" : kv_errmsg());
       return;
     }
+    if (w->hit_map) w->hit_map[i] = w->hits != hits;
+    w->done = i + 1;
   }
   /* the chunk's last row stays open for the merge */
   cs_frag t = w->tail;
@@ -583,6 +586,8 @@ void kv_cs_run_chunk(cs_worker *w) {
 }
 
 void kv_cs_worker_free(cs_worker *w) {
+  free(w->hit_map);
+  w->hit_map = NULL;
   bscratch *s = w->scratch;
   if (s) {
     free(s->rf);

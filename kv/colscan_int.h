@@ -94,6 +94,9 @@ typedef struct cs_worker {
   uint64_t rows, rows_examined, n_read, blocks_fallback, bytes, cells; /* results */
   uint64_t inflated;        /* raw block bytes decompressed (sectioned: only sections used) */
   uint64_t hits;            /* blocks answered from the column cache */
+  uint32_t done;            /* blocks of the chunk processed (the first `done`) */
+  uint8_t *hit_map;         /* with a trace: per block of the chunk, 1 = from the column
+                               cache (malloc'ed, n_blocks entries), else NULL */
   int consumer_rc;          /* a consumer's stop code */
   int rc;                   /* KV_OK or the error (message in msg) */
   char msg[256];            /* error message */

@@ -1,9 +1,11 @@
 /*
 ** kv/db_ddl.c: tables and column families (kv_create_table, kv_drop_table, kv_family_id,
-** kv_table_count, kv_table_name, kv_family_info) and the planner's statistics
-** (kv_family_get_stats, kv_estimate_rows). DDL takes the writer role, so it never races a
-** commit, flush or compaction, and is one synced MANIFEST record before it takes effect.
-** Family ids come from the MANIFEST's next_family_id and are never reused.
+** kv_table_families, kv_table_count, kv_table_name, kv_family_info), the planner's
+** statistics (kv_family_get_stats, kv_estimate_rows) and block listing (kv_family_blocks).
+** DDL takes the writer role, so it never races a commit, flush or compaction, and is one
+** synced MANIFEST record before it takes effect.
+** Family ids come from the MANIFEST's next_family_id and are never reused. A table's
+** TABLEINFO file (kv/manifest.h) is written before its MANIFEST record and removed by DROP.
 ** Not here: opening (kv/db_open.c), reads (kv/scan.c).
 */
 #include <stdio.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "kv/db_impl.h"
+#include "kv/sf_int.h"
 #include "kv/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
@@ -103,6 +106,15 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
     fm->block_size = families[i].block_size ? families[i].block_size : KV_DEFAULT_BLOCK_SIZE;
     fm->flushed_seq = 0;
   }
+  /* The table's TABLEINFO first (a salvage names the table by it if the MANIFEST is lost);
+  ** a crash before the MANIFEST record leaves a folder kv_open removes as unknown. Not
+  ** synced: four syncs would triple the cost of a CREATE TABLE, and kv_open writes again
+  ** (synced) a TABLEINFO a power cut lost or left damaged. */
+  rc = kv_tableinfo_write(db->env, db->path, &tm, false);
+  if (rc) {
+    free(tm.families);
+    goto out;
+  }
   kv_edit e[2];
   memset(e, 0, sizeof e);
   e[0].kind = KV_EDIT_CREATE_TABLE;
@@ -174,8 +186,10 @@ int kv_drop_table(kv_db *db, const char *name) {
     kv_fam_free(f); /* files no scan uses are deleted now, the others at scan close */
     db->env->rmdir(db->env, dir);
   }
-  char tdir[PATH_CAP];
+  char tdir[PATH_CAP], ti[PATH_CAP + 16];
   snprintf(tdir, sizeof tdir, "%s/data/%u", db->path, tid);
+  snprintf(ti, sizeof ti, "%s/%s", tdir, KV_TABLEINFO);
+  if (db->env->exists(db->env, ti)) db->env->remove(db->env, ti);
   if (db->env->exists(db->env, tdir)) db->env->rmdir(db->env, tdir);
   kv_db_bg_resume(db);
   pthread_cond_broadcast(&db->bg_done_cv); /* kv_flush waiters on these families */
@@ -202,6 +216,19 @@ int kv_family_id(kv_db *db, const char *table, const char *family, uint32_t *id_
         break;
       }
     }
+  }
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+int kv_table_families(kv_db *db, const char *table, uint32_t *ids, uint32_t cap, uint32_t *n) {
+  if (!db || !table || !n || (cap && !ids)) return kv_error(KV_MISUSE, "kv_table_families: NULL argument");
+  pthread_mutex_lock(&db->mu);
+  const kv_table_meta *tm = find_table(db, table);
+  int rc = tm ? KV_OK : kv_error(KV_ERR_NOTFOUND, "no table '%s'", table);
+  if (tm) {
+    *n = tm->n_families;
+    for (uint32_t i = 0; i < tm->n_families && i < cap; i++) ids[i] = tm->families[i].id;
   }
   pthread_mutex_unlock(&db->mu);
   return rc;
@@ -330,4 +357,52 @@ int kv_estimate_rows(kv_db *db, uint32_t family_id, const kv_range *range, uint6
   }
   free(mems);
   return KV_OK;
+}
+
+int kv_family_blocks(kv_db *db, uint32_t family_id,
+                     int (*each)(void *ctx, const kv_file_block *b), void *ctx) {
+  if (!db || !each) return kv_error(KV_MISUSE, "kv_family_blocks: NULL argument");
+  pthread_mutex_lock(&db->mu);
+  kv_fam *f = kv_db_family(db, family_id);
+  if (!f) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOTFOUND, "unknown family id %u", family_id);
+  }
+  uint32_t nf = f->n_files;
+  kv_sfh **files = malloc((nf ? nf : 1) * sizeof *files);
+  if (!files) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOMEM, "kv_family_blocks: out of memory");
+  }
+  for (uint32_t i = 0; i < nf; i++) {
+    files[i] = f->files[i];
+    kv_sfh_ref(files[i]); /* kept open (and their index valid) while the caller reads */
+  }
+  pthread_mutex_unlock(&db->mu);
+  int rc = 0;
+  for (uint32_t i = 0; i < nf && !rc; i++) {
+    const kv_sf_reader *r = files[i]->reader;
+    kv_file_block b;
+    memset(&b, 0, sizeof b);
+    b.file = files[i]->meta.number;
+    b.file_bytes = r->props.file_size;
+    b.n_blocks = r->nblocks;
+    b.last_row = r->last_row;
+    b.last_row_len = r->last_row_len;
+    for (uint32_t k = 0; k < r->nblocks && !rc; k++) {
+      const kv_sf_index_entry *e = &r->index[k];
+      b.block = k;
+      b.offset = e->off;
+      b.bytes = e->size;
+      b.raw_bytes = e->raw;
+      b.cells = e->cells;
+      b.rows = e->rows;
+      b.first_row = e->first.row;
+      b.first_row_len = e->first.row_len;
+      rc = each(ctx, &b);
+    }
+  }
+  for (uint32_t i = 0; i < nf; i++) kv_sfh_unref(files[i]);
+  free(files);
+  return rc;
 }

@@ -2,7 +2,8 @@
 ** kv/db_open.c: opening and closing a store (kv_open, kv_close): the LOCK file, MANIFEST
 ** replay into run-time families, opening store-file readers, deleting files the MANIFEST
 ** does not name (left by a crash during a flush or compaction), replaying the WAL segments
-** into the memstores, and starting a fresh WAL segment. Also the store-file handles shared
+** into the memstores, writing again the TABLEINFO (kv/manifest.h) of tables whose file is
+** missing or damaged, and starting a fresh WAL segment. Also the store-file handles shared
 ** by families and scans.
 **
 ** WAL replay rule: op i of a record with first sequence number s goes to family f only when
@@ -261,6 +262,11 @@ static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
     for (uint32_t i = 0; i < fams.n; i++) {
       char fdir[PATH_CAP];
       if (!join(fdir, sizeof fdir, tdir, fams.names[i])) continue;
+      if (strcmp(fams.names[i], KV_TABLEINFO) == 0) continue; /* the table's own file */
+      if (strcmp(fams.names[i], KV_TABLEINFO ".tmp") == 0) { /* a write cut short */
+        db->env->remove(db->env, fdir);
+        continue;
+      }
       uint64_t fid;
       kv_fam *f = NULL;
       if (parse_u64(fams.names[i], "", &fid) && fid <= UINT32_MAX)
@@ -292,6 +298,29 @@ static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
     free_names(&fams);
   }
   free_names(&tables);
+}
+
+/* Write the TABLEINFO of every table whose file is missing, damaged or names another table
+** (a store made before it existed; kv_create_table writes it unsynced, so a power cut may
+** lose it): what a salvage needs to name the table without the MANIFEST. */
+static int write_missing_tableinfo(kv_db *db) {
+  for (uint32_t t = 0; t < db->ver.n_tables; t++) {
+    const kv_table_meta *want = &db->ver.tables[t];
+    char p[PATH_CAP];
+    snprintf(p, sizeof p, "%s/data/%u/%s", db->path, want->id, KV_TABLEINFO);
+    kv_table_meta got;
+    bool same = kv_tableinfo_read(db->env, p, &got) == KV_OK && got.id == want->id &&
+                strcmp(got.name, want->name) == 0 && got.n_families == want->n_families;
+    for (uint32_t i = 0; same && i < got.n_families; i++)
+      same = got.families[i].id == want->families[i].id &&
+             strcmp(got.families[i].name, want->families[i].name) == 0;
+    kv_table_meta_free(&got);
+    if (same) continue;
+    int rc = kv_tableinfo_write(db->env, db->path, want, true);
+    if (rc) return rc;
+  }
+  kv_error_clear();
+  return KV_OK;
 }
 
 /* ---- WAL replay ----------------------------------------------------------------------- */
@@ -589,6 +618,7 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   if (rc == KV_OK) rc = load_families(db);
   uint64_t max_number = 0;
   if (rc == KV_OK) delete_unknown_files(db, &max_number);
+  if (rc == KV_OK) rc = write_missing_tableinfo(db);
   if (rc == KV_OK) rc = replay_wal(db, &max_number);
   if (rc == KV_OK && db->ver.next_file_number <= max_number)
     db->ver.next_file_number = max_number + 1;

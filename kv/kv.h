@@ -199,7 +199,7 @@ void kv_options_init(kv_options *opts);
 ** The log must reach the position the MANIFEST records for its flushes and bulk loads
 ** (LOG_POSITION): a log that ends before it (copied before the MANIFEST and the store
 ** files) is KV_ERR_CORRUPT naming the MANIFEST, the segment and the store files newer than
-** the log, never a store showing part of a transaction (docs/KV.md "The log-behind-
+** the log, never a store showing part of a transaction (docs/KV_VIEWS.md "The log-behind-
 ** MANIFEST check").
 ** With opts->read_only the open is a reader beside a writer (RocksDB's secondary instance,
 ** SQLite's WAL reader; kv/db_follow.c): no LOCK is taken and nothing is written, so it
@@ -279,6 +279,12 @@ int kv_drop_table(kv_db *db, const char *name);
 /* Look up the store-wide id of family `family` of table `table`, used in batches and scans.
 ** Ids are never reused. Errors: KV_ERR_NOTFOUND naming the table or family. */
 int kv_family_id(kv_db *db, const char *table, const char *family, uint32_t *id_out);
+
+/* The family ids of table `table`, in the order the table was created with, into
+** ids[0..cap) (*n gets the count, which may pass cap: then only cap are written); with
+** kv_family_info they give each family's name and options. Errors: KV_ERR_NOTFOUND (no such
+** table), KV_MISUSE (NULL argument). */
+int kv_table_families(kv_db *db, const char *table, uint32_t *ids, uint32_t cap, uint32_t *n);
 
 /* Number of tables (0 for a NULL db), and the name of the i-th (0-based, in name order;
 ** NULL when i is out of range); the pointer is valid until the next DDL call. */
@@ -407,11 +413,16 @@ typedef struct kv_qualifier_set {
 ** suffix range (n_suffixes 0) means every key of each prefix. Forward scans only: with
 ** reverse, or with ranges given, kv_scan_open fails with KV_ERR_INVALID.
 ** kv_scan_metrics.prefixes_sought counts the prefixes found, ranges_sought the ranges read
-** (empty ones, start not below end, are not read). */
+** (empty ones, start not below end, are not read).
+** rows_per_prefix > 0 hands out at most that many rows of each prefix (those the filter
+** passes, in key order) and then probes for the next prefix at once: "the first row of
+** every prefix" in one seek per prefix (Phoenix's DISTINCT PREFIX FILTER, a loose index
+** scan). */
 typedef uint32_t (*kv_prefix_len_fn)(void *ctx, const uint8_t *key, uint32_t key_len);
 typedef struct kv_skip_prefix {
   kv_prefix_len_fn prefix_len; void *ctx; /* the prefix of a key, and its context */
   const kv_range *suffixes; uint32_t n_suffixes; /* ranges after the prefix */
+  uint32_t rows_per_prefix;  /* rows handed out per prefix at most; 0 = all */
 } kv_skip_prefix;
 
 typedef struct kv_scan_options {
@@ -438,6 +449,9 @@ typedef struct kv_scan_options {
                               sqlite3_interrupt plays the same part) */
   const kv_skip_prefix *skip_prefix; /* skip scan by prefix (above), or NULL; copied at
                                         open except ctx, which must outlive the scan */
+  struct kv_trace *trace;  /* or NULL: the scan records into it the store-file blocks it
+                              loads and the key ranges it seeks (kv_trace, below); must
+                              outlive the scan */
 } kv_scan_options;
 /* Value vectors: with value_vectors set and no filter, a family with a qualifier projection
 ** of 1 to 64 distinct qualifiers may hand a row's cells out as one kv_value_vector (read
@@ -478,6 +492,61 @@ typedef struct kv_scan_options {
 ** must not race a thread writing to the same batch. */
 
 #define KV_SCAN_MAX_FAMILIES 16u
+
+/* ---- Block trace --------------------------------------------------------------------- */
+/* A record of what scans read, block by block: every store-file block a scan loads (from
+** the file, or from the block cache or the columnar scan's column cache) and every key
+** range it seeks, for a picture of what a query read (the shell's .keymap). The caller makes
+** one, names it in kv_scan_options.trace (and kv_colagg_spec.trace) of any number of scans,
+** and reads it when they are done. Summed over the scans given it, the loads recorded per
+** family equal kv_family_metrics.blocks_read and the cache hits blocks_cache_hit; the ranges
+** recorded equal kv_scan_metrics.ranges_sought (the first KV_TRACE_MAX_RANGES kept). A
+** trace is used by one thread at a time: the scans that share it must not run concurrently
+** (a columnar scan's worker threads keep their own lists, added when they are joined).
+** Recording never fails a scan: past an allocation failure the trace is marked lost
+** (kv_trace_lost) and stops growing. Memory: 24 bytes per distinct block, the ranges' keys. */
+typedef struct kv_trace kv_trace;
+
+#define KV_TRACE_MAX_RANGES 4096u /* key ranges a trace keeps (it counts all of them) */
+
+/* One block a traced scan loaded. */
+typedef struct kv_trace_block {
+  uint32_t family_id;  /* the family it belongs to */
+  uint32_t block;      /* its index in the file (kv_file_block.block) */
+  uint64_t file;       /* the store file's number (kv_file_block.file) */
+  uint32_t loads;      /* times scans loaded it (each counts in blocks_read) */
+  uint32_t cache_hits; /* of which served from a cache (each counts in blocks_cache_hit) */
+} kv_trace_block;
+
+/* One key range a traced scan sought, normalized: [start, end). */
+typedef struct kv_trace_range {
+  uint32_t family_id;      /* the first family of the scan that sought it */
+  bool has_start;          /* false: from the first row */
+  bool has_end;            /* false: to the last row */
+  const uint8_t *start;    /* the inclusive start key (has_start) */
+  uint32_t start_len;      /* its length */
+  const uint8_t *end;      /* the exclusive end key (has_end) */
+  uint32_t end_len;        /* its length */
+} kv_trace_range;
+
+/* A new, empty trace; NULL when out of memory. Free with kv_trace_free (NULL: no-op). */
+kv_trace *kv_trace_new(void);
+void kv_trace_free(kv_trace *t);
+/* Forget everything recorded (the memory is kept for reuse). */
+void kv_trace_clear(kv_trace *t);
+/* The blocks recorded, sorted by (file, block); *n gets their count. The array is owned by
+** the trace and valid until it next changes. NULL with *n = 0 when none (or t NULL). */
+const kv_trace_block *kv_trace_blocks(kv_trace *t, size_t *n);
+/* The key ranges recorded, in the order they were sought (at most KV_TRACE_MAX_RANGES):
+** *n gets their count, *total (may be NULL) how many were sought in all. Owned by the
+** trace, valid until it next changes. */
+const kv_trace_range *kv_trace_ranges(kv_trace *t, size_t *n, uint64_t *total);
+/* True when an allocation failed while recording: blocks or ranges may be missing. */
+bool kv_trace_lost(const kv_trace *t);
+/* Add everything src recorded to dst: block counts summed, ranges appended in order (as
+** if dst's scans had recorded them). src is unchanged; NULL either way: nothing. Used to
+** keep a reader's record apart until it is known to count (exec/op_colagg.c). */
+void kv_trace_merge(kv_trace *dst, kv_trace *src);
 
 /* What a scan did, per family read (same order as kv_scan_options.family_ids). */
 typedef struct kv_family_metrics {
@@ -646,6 +715,35 @@ typedef struct kv_family_stats {
   uint64_t blocks_merged;     /* blocks compactions wrote from cells merged one by one */
 } kv_family_stats;
 int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out);
+
+/* The store files of a family as their block indexes describe them (what the shell's
+** .keymap draws). One entry per block, in the order the family keeps its files (oldest
+** first) and, within a file, in key order. Row keys point into the open file's index,
+** valid during the call only. */
+typedef struct kv_file_block {
+  uint64_t file;              /* the store file's number (store-wide, never reused: the
+                                 N of data/<table>/<family>/N.sf) */
+  uint64_t file_bytes;        /* the file's size on disk */
+  uint32_t n_blocks;          /* blocks in the file */
+  uint32_t block;             /* this block's index in the file, 0-based */
+  uint64_t offset;            /* its byte offset in the file */
+  uint32_t bytes;             /* its on-disk bytes (frame, stored bytes, checksum) */
+  uint32_t raw_bytes;         /* its uncompressed bytes */
+  uint32_t cells;             /* cells in it (all versions, tombstones included) */
+  uint32_t rows;              /* rows with cells in it */
+  const uint8_t *first_row;   /* row key of its first cell */
+  uint32_t first_row_len;     /* its length */
+  const uint8_t *last_row;    /* the file's last row key (the same for every block of the
+                                 file: a block ends where the next one's first row starts) */
+  uint32_t last_row_len;      /* its length */
+} kv_file_block;
+/* Call each(ctx, b) for every block of every store file of family family_id, as above,
+** from a snapshot of the family's file list (files added or deleted meanwhile are not
+** seen; the files listed stay open until the walk ends). A non-zero return of each stops
+** the walk and is returned. Errors: KV_ERR_NOTFOUND (unknown or dropped family),
+** KV_ERR_NOMEM, KV_MISUSE (NULL db or each). */
+int kv_family_blocks(kv_db *db, uint32_t family_id,
+                     int (*each)(void *ctx, const kv_file_block *b), void *ctx);
 
 /* Estimated rows of a family within [range] from the block index (rows of the blocks the
 ** range overlaps, the two end blocks counted by half) plus the memstore's rows in range. */

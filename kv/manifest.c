@@ -21,6 +21,9 @@
 ** synced edit may already have been acted on (old WAL segments deleted), so dropping it
 ** would lose data. kv_manifest_read reads the log of a store another process writes: it
 ** writes nothing, and takes a cut or unchecked final record for one being appended.
+** Also here: the salvage reading of a damaged log (kv_manifest_salvage: every record that
+** checks, damage skipped and reported) and the TABLEINFO file of each table (the same table
+** encoding, so a salvage can name tables without the MANIFEST).
 ** This file does not touch store files or the WAL: it only records what the store decides.
 */
 #include <stdio.h>
@@ -30,14 +33,10 @@
 
 #include "kv/coding.h"
 #include "kv/manifest.h"
+#include "kv/manifest_int.h"
 #include "kv/status.h"
 
-#define REC_HEADER 16u
-#define MAGIC "ROWANMF1"
-#define FORMAT_VERSION 2u     /* written */
-#define FORMAT_VERSION_MIN 1u /* read */
 #define DEFAULT_REWRITE_LIMIT (1u << 20)
-#define MAX_RECORD (64u << 20) /* a payload longer than this is damage */
 
 struct kv_manifest {
   kv_env *env;           /* file system */
@@ -58,22 +57,26 @@ static void family_free(kv_family_meta *f) {
   f->n_files = f->cap_files = 0;
 }
 
-static void table_free(kv_table_meta *t) {
+void kv_mf_table_free(kv_table_meta *t) {
   for (uint32_t i = 0; i < t->n_families; i++) family_free(&t->families[i]);
   free(t->families);
   t->families = NULL;
   t->n_families = 0;
 }
 
+void kv_table_meta_free(kv_table_meta *t) {
+  if (t) kv_mf_table_free(t);
+}
+
 /* Free everything *v owns and zero it. NULL is a no-op. */
 void kv_version_free(kv_version *v) {
   if (!v) return;
-  for (uint32_t i = 0; i < v->n_tables; i++) table_free(&v->tables[i]);
+  for (uint32_t i = 0; i < v->n_tables; i++) kv_mf_table_free(&v->tables[i]);
   free(v->tables);
   memset(v, 0, sizeof *v);
 }
 
-static int nomem(void) { return kv_error(KV_ERR_NOMEM, "MANIFEST: out of memory"); }
+int kv_mf_nomem(void) { return kv_error(KV_ERR_NOMEM, "MANIFEST: out of memory"); }
 
 /* Deep copy of a table into *dst (which owns nothing yet). */
 static int table_copy(kv_table_meta *dst, const kv_table_meta *src) {
@@ -82,7 +85,7 @@ static int table_copy(kv_table_meta *dst, const kv_table_meta *src) {
   dst->n_families = 0;
   if (src->n_families == 0) return KV_OK;
   dst->families = calloc(src->n_families, sizeof *dst->families);
-  if (!dst->families) return nomem();
+  if (!dst->families) return kv_mf_nomem();
   dst->n_families = src->n_families;
   for (uint32_t i = 0; i < src->n_families; i++) {
     kv_family_meta *d = &dst->families[i];
@@ -91,7 +94,7 @@ static int table_copy(kv_table_meta *dst, const kv_table_meta *src) {
     d->files = NULL;
     d->cap_files = d->n_files = 0;
     if (s->n_files) {
-      if (!(d->files = malloc(s->n_files * sizeof *d->files))) return nomem();
+      if (!(d->files = malloc(s->n_files * sizeof *d->files))) return kv_mf_nomem();
       memcpy(d->files, s->files, s->n_files * sizeof *d->files);
       d->n_files = d->cap_files = s->n_files;
     }
@@ -104,7 +107,7 @@ static int version_copy(kv_version *dst, const kv_version *src) {
   dst->tables = NULL;
   dst->n_tables = 0;
   if (src->n_tables == 0) return KV_OK;
-  if (!(dst->tables = calloc(src->n_tables, sizeof *dst->tables))) return nomem();
+  if (!(dst->tables = calloc(src->n_tables, sizeof *dst->tables))) return kv_mf_nomem();
   for (uint32_t i = 0; i < src->n_tables; i++) {
     dst->n_tables = i + 1;
     int rc = table_copy(&dst->tables[i], &src->tables[i]);
@@ -161,7 +164,7 @@ static int add_file(kv_family_meta *f, const kv_file_meta *fm) {
   if (f->n_files == f->cap_files) {
     uint32_t nc = f->cap_files ? f->cap_files * 2 : 4;
     kv_file_meta *nf = realloc(f->files, nc * sizeof *nf);
-    if (!nf) return nomem();
+    if (!nf) return kv_mf_nomem();
     f->files = nf;
     f->cap_files = nc;
   }
@@ -185,10 +188,10 @@ static int apply_one(kv_version *v, const kv_edit *e) {
     int rc = check_table(v, e->table);
     if (rc != KV_OK) return rc;
     kv_table_meta *nt = realloc(v->tables, (v->n_tables + 1) * sizeof *nt);
-    if (!nt) return nomem();
+    if (!nt) return kv_mf_nomem();
     v->tables = nt;
     if ((rc = table_copy(&v->tables[v->n_tables], e->table)) != KV_OK) {
-      table_free(&v->tables[v->n_tables]);
+      kv_mf_table_free(&v->tables[v->n_tables]);
       return rc;
     }
     v->n_tables++;
@@ -200,7 +203,7 @@ static int apply_one(kv_version *v, const kv_edit *e) {
   case KV_EDIT_DROP_TABLE: {
     kv_table_meta *t = find_table(v, e->table_id);
     if (!t) return kv_error(KV_ERR_NOTFOUND, "MANIFEST: no table with id %u", e->table_id);
-    table_free(t);
+    kv_mf_table_free(t);
     size_t i = (size_t)(t - v->tables);
     memmove(t, t + 1, (v->n_tables - i - 1) * sizeof *t);
     v->n_tables--;
@@ -257,13 +260,8 @@ static int apply_one(kv_version *v, const kv_edit *e) {
 
 /* ---- encoding ---- */
 
-typedef struct wbuf {
-  uint8_t *p;            /* bytes */
-  size_t len, cap;       /* used, allocated */
-  int oom;               /* an allocation failed */
-} wbuf;
 
-static void put_raw(wbuf *b, const void *src, size_t n) {
+void kv_mf_put_raw(kv_mf_wbuf *b, const void *src, size_t n) {
   if (b->oom) return;
   if (b->len + n > b->cap) {
     size_t nc = b->cap ? b->cap : 256;
@@ -276,21 +274,21 @@ static void put_raw(wbuf *b, const void *src, size_t n) {
   if (n) memcpy(b->p + b->len, src, n);
   b->len += n;
 }
-static void put_var(wbuf *b, uint64_t v) {
+static void put_var(kv_mf_wbuf *b, uint64_t v) {
   uint8_t tmp[10];
-  put_raw(b, tmp, (size_t)(kv_put_varint(tmp, v) - tmp));
+  kv_mf_put_raw(b, tmp, (size_t)(kv_put_varint(tmp, v) - tmp));
 }
-static void put_u8(wbuf *b, uint8_t v) { put_raw(b, &v, 1); }
-static void put_name(wbuf *b, const char *s) {
+static void put_u8(kv_mf_wbuf *b, uint8_t v) { kv_mf_put_raw(b, &v, 1); }
+static void put_name(kv_mf_wbuf *b, const char *s) {
   size_t n = strnlen(s, KV_MAX_NAME + 1);
   put_var(b, n);
-  put_raw(b, s, n);
+  kv_mf_put_raw(b, s, n);
 }
-static void put_file(wbuf *b, const kv_file_meta *f) {
+static void put_file(kv_mf_wbuf *b, const kv_file_meta *f) {
   put_var(b, f->number); put_var(b, f->size); put_var(b, f->min_seq);
   put_var(b, f->max_seq); put_var(b, f->cells); put_var(b, f->rows);
 }
-static void put_table(wbuf *b, const kv_table_meta *t) {
+void kv_mf_put_table(kv_mf_wbuf *b, const kv_table_meta *t) {
   put_var(b, t->id);
   put_name(b, t->name);
   put_var(b, t->n_families);
@@ -307,16 +305,16 @@ static void put_table(wbuf *b, const kv_table_meta *t) {
     for (uint32_t k = 0; k < f->n_files; k++) put_file(b, &f->files[k]);
   }
 }
-static void put_counters(wbuf *b, uint64_t next_file, uint32_t next_table, uint32_t next_family,
+static void put_counters(kv_mf_wbuf *b, uint64_t next_file, uint32_t next_table, uint32_t next_family,
                          uint64_t last_seq, uint64_t wal_number) {
   put_var(b, next_file); put_var(b, next_table); put_var(b, next_family);
   put_var(b, last_seq); put_var(b, wal_number);
 }
 
-static void encode_edit(wbuf *b, const kv_edit *e) {
+static void encode_edit(kv_mf_wbuf *b, const kv_edit *e) {
   put_u8(b, (uint8_t)e->kind);
   switch (e->kind) {
-  case KV_EDIT_CREATE_TABLE: put_table(b, e->table); break;
+  case KV_EDIT_CREATE_TABLE: kv_mf_put_table(b, e->table); break;
   case KV_EDIT_DROP_TABLE: put_var(b, e->table_id); break;
   case KV_EDIT_ADD_FILE:
     put_var(b, e->family_id); put_file(b, &e->file); put_var(b, e->flushed_seq); break;
@@ -334,13 +332,13 @@ static void encode_edit(wbuf *b, const kv_edit *e) {
 
 /* The snapshot of a whole version: one edit of kind KV_EDIT_SNAPSHOT, followed in the same
 ** group by a LOG_POSITION edit when the version has a log position. */
-static void encode_snapshot(wbuf *b, const kv_version *v) {
+static void encode_snapshot(kv_mf_wbuf *b, const kv_version *v) {
   put_var(b, v->log_segment ? 2 : 1);
   put_u8(b, KV_EDIT_SNAPSHOT);
   put_counters(b, v->next_file_number, v->next_table_id, v->next_family_id, v->last_seq,
                v->wal_number);
   put_var(b, v->n_tables);
-  for (uint32_t i = 0; i < v->n_tables; i++) put_table(b, &v->tables[i]);
+  for (uint32_t i = 0; i < v->n_tables; i++) kv_mf_put_table(b, &v->tables[i]);
   if (v->log_segment) {
     kv_edit e;
     memset(&e, 0, sizeof e);
@@ -353,23 +351,19 @@ static void encode_snapshot(wbuf *b, const kv_version *v) {
 }
 
 /* Frame a payload as one record into out. */
-static void frame(wbuf *out, const uint8_t *payload, size_t len) {
-  uint8_t h[REC_HEADER];
+void kv_mf_frame(kv_mf_wbuf *out, const uint8_t *payload, size_t len) {
+  uint8_t h[KV_MF_REC_HEADER];
   kv_put_u32le(h, (uint32_t)len);
   kv_put_u32le(h + 4, (uint32_t)XXH3_64bits(h, 4));
   kv_put_u64le(h + 8, XXH3_64bits(payload, len));
-  put_raw(out, h, REC_HEADER);
-  put_raw(out, payload, len);
+  kv_mf_put_raw(out, h, KV_MF_REC_HEADER);
+  kv_mf_put_raw(out, payload, len);
 }
 
 /* ---- decoding (never reads past limit) ---- */
 
-typedef struct rbuf {
-  const uint8_t *p, *limit; /* unread bytes */
-  const char *bad;          /* what was wrong, or NULL */
-} rbuf;
 
-static uint64_t get_var(rbuf *r) {
+uint64_t kv_mf_get_var(kv_mf_rbuf *r) {
   uint64_t v = 0;
   if (r->bad) return 0;
   const uint8_t *q = kv_get_varint(r->p, r->limit, &v);
@@ -377,18 +371,18 @@ static uint64_t get_var(rbuf *r) {
   r->p = q;
   return v;
 }
-static uint32_t get_u32v(rbuf *r) {
-  uint64_t v = get_var(r);
+uint32_t kv_mf_get_u32v(kv_mf_rbuf *r) {
+  uint64_t v = kv_mf_get_var(r);
   if (v > UINT32_MAX && !r->bad) r->bad = "value out of range";
   return (uint32_t)v;
 }
-static int get_int(rbuf *r) {
-  int64_t v = kv_unzigzag(get_var(r));
+static int get_int(kv_mf_rbuf *r) {
+  int64_t v = kv_unzigzag(kv_mf_get_var(r));
   if ((v < -2147483647 - 1 || v > 2147483647) && !r->bad) r->bad = "value out of range";
   return (int)v;
 }
-static void get_name(rbuf *r, char *out) {
-  uint64_t n = get_var(r);
+static void get_name(kv_mf_rbuf *r, char *out) {
+  uint64_t n = kv_mf_get_var(r);
   out[0] = 0;
   if (r->bad) return;
   if (n == 0 || n > KV_MAX_NAME || n > (uint64_t)(r->limit - r->p)) { r->bad = "bad name length"; return; }
@@ -397,37 +391,37 @@ static void get_name(rbuf *r, char *out) {
   if (strlen(out) != n) r->bad = "NUL byte in a name";
   r->p += n;
 }
-static void get_file(rbuf *r, kv_file_meta *f) {
-  f->number = get_var(r); f->size = get_var(r); f->min_seq = get_var(r);
-  f->max_seq = get_var(r); f->cells = get_var(r); f->rows = get_var(r);
+void kv_mf_get_file(kv_mf_rbuf *r, kv_file_meta *f) {
+  f->number = kv_mf_get_var(r); f->size = kv_mf_get_var(r); f->min_seq = kv_mf_get_var(r);
+  f->max_seq = kv_mf_get_var(r); f->cells = kv_mf_get_var(r); f->rows = kv_mf_get_var(r);
 }
-/* Decode a table into *t (caller frees with table_free, on error too). */
-static void get_table(rbuf *r, kv_table_meta *t) {
+/* Decode a table into *t (caller frees with kv_mf_table_free, on error too). */
+void kv_mf_get_table(kv_mf_rbuf *r, kv_table_meta *t) {
   memset(t, 0, sizeof *t);
-  t->id = get_u32v(r);
+  t->id = kv_mf_get_u32v(r);
   get_name(r, t->name);
-  uint64_t nf = get_var(r);
+  uint64_t nf = kv_mf_get_var(r);
   if (r->bad) return;
   if (nf > KV_MAX_FAMILIES) { r->bad = "too many families"; return; }
   if (nf && !(t->families = calloc((size_t)nf, sizeof *t->families))) { r->bad = "out of memory"; return; }
   for (uint32_t i = 0; i < nf && !r->bad; i++) {
     kv_family_meta *f = &t->families[i];
     t->n_families = i + 1;
-    f->id = get_u32v(r);
+    f->id = kv_mf_get_u32v(r);
     get_name(r, f->name);
     f->max_versions = get_int(r);
-    f->ttl_sec = kv_unzigzag(get_var(r));
+    f->ttl_sec = kv_unzigzag(kv_mf_get_var(r));
     f->compression = get_int(r);
-    f->block_size = get_u32v(r);
-    f->flushed_seq = get_var(r);
-    uint64_t n = get_var(r);
+    f->block_size = kv_mf_get_u32v(r);
+    f->flushed_seq = kv_mf_get_var(r);
+    uint64_t n = kv_mf_get_var(r);
     if (r->bad) return;
     /* each file takes at least 6 bytes: bound the count by what is left */
     if (n > (uint64_t)(r->limit - r->p) / 6) { r->bad = "bad file count"; return; }
     if (n && !(f->files = malloc((size_t)n * sizeof *f->files))) { r->bad = "out of memory"; return; }
     f->cap_files = (uint32_t)n;
     for (uint32_t k = 0; k < n && !r->bad; k++) {
-      get_file(r, &f->files[k]);
+      kv_mf_get_file(r, &f->files[k]);
       f->n_files = k + 1;
     }
   }
@@ -436,8 +430,8 @@ static void get_table(rbuf *r, kv_table_meta *t) {
 /* Decode and apply one edit group to v. KV_OK, or KV_ERR_CORRUPT with `why` filled. */
 static int replay_group(kv_version *v, uint32_t version, const uint8_t *p, size_t len, char *why,
                         size_t why_cap) {
-  rbuf r = {p, p + len, NULL};
-  uint64_t count = get_var(&r);
+  kv_mf_rbuf r = {p, p + len, NULL};
+  uint64_t count = kv_mf_get_var(&r);
   for (uint64_t i = 0; i < count && !r.bad; i++) {
     if (r.p >= r.limit) { r.bad = "truncated edit"; break; }
     kv_edit e;
@@ -448,33 +442,33 @@ static int replay_group(kv_version *v, uint32_t version, const uint8_t *p, size_
     int rc = KV_OK;
     switch (e.kind) {
     case KV_EDIT_CREATE_TABLE:
-      get_table(&r, &t);
+      kv_mf_get_table(&r, &t);
       e.table = &t;
       break;
-    case KV_EDIT_DROP_TABLE: e.table_id = get_u32v(&r); break;
+    case KV_EDIT_DROP_TABLE: e.table_id = kv_mf_get_u32v(&r); break;
     case KV_EDIT_ADD_FILE:
-      e.family_id = get_u32v(&r); get_file(&r, &e.file); e.flushed_seq = get_var(&r); break;
-    case KV_EDIT_REMOVE_FILE: e.family_id = get_u32v(&r); e.file.number = get_var(&r); break;
-    case KV_EDIT_SET_FLUSHED: e.family_id = get_u32v(&r); e.flushed_seq = get_var(&r); break;
+      e.family_id = kv_mf_get_u32v(&r); kv_mf_get_file(&r, &e.file); e.flushed_seq = kv_mf_get_var(&r); break;
+    case KV_EDIT_REMOVE_FILE: e.family_id = kv_mf_get_u32v(&r); e.file.number = kv_mf_get_var(&r); break;
+    case KV_EDIT_SET_FLUSHED: e.family_id = kv_mf_get_u32v(&r); e.flushed_seq = kv_mf_get_var(&r); break;
     case KV_EDIT_SET_COUNTERS:
-      e.next_file_number = get_var(&r); e.next_table_id = get_u32v(&r);
-      e.next_family_id = get_u32v(&r); e.last_seq = get_var(&r); e.wal_number = get_var(&r);
+      e.next_file_number = kv_mf_get_var(&r); e.next_table_id = kv_mf_get_u32v(&r);
+      e.next_family_id = kv_mf_get_u32v(&r); e.last_seq = kv_mf_get_var(&r); e.wal_number = kv_mf_get_var(&r);
       break;
     case KV_EDIT_LOG_POSITION:
       if (version < 2) { r.bad = "LOG_POSITION edit in a format version 1 MANIFEST"; break; }
-      e.log_segment = get_var(&r); e.log_offset = get_var(&r); e.log_seq = get_var(&r);
+      e.log_segment = kv_mf_get_var(&r); e.log_offset = kv_mf_get_var(&r); e.log_seq = kv_mf_get_var(&r);
       break;
     case KV_EDIT_SNAPSHOT: {
       kv_version nv;
       memset(&nv, 0, sizeof nv);
-      nv.next_file_number = get_var(&r); nv.next_table_id = get_u32v(&r);
-      nv.next_family_id = get_u32v(&r); nv.last_seq = get_var(&r); nv.wal_number = get_var(&r);
-      uint64_t nt = get_var(&r);
+      nv.next_file_number = kv_mf_get_var(&r); nv.next_table_id = kv_mf_get_u32v(&r);
+      nv.next_family_id = kv_mf_get_u32v(&r); nv.last_seq = kv_mf_get_var(&r); nv.wal_number = kv_mf_get_var(&r);
+      uint64_t nt = kv_mf_get_var(&r);
       for (uint64_t k = 0; k < nt && !r.bad && rc == KV_OK; k++) {
-        get_table(&r, &t);
+        kv_mf_get_table(&r, &t);
         kv_edit ce = {.kind = KV_EDIT_CREATE_TABLE, .table = &t};
         if (!r.bad) rc = apply_one(&nv, &ce);
-        table_free(&t);
+        kv_mf_table_free(&t);
       }
       if (!r.bad && rc == KV_OK) {
         kv_version_free(v);
@@ -490,7 +484,7 @@ static int replay_group(kv_version *v, uint32_t version, const uint8_t *p, size_
       break;
     }
     if (!r.bad && rc == KV_OK && e.kind) rc = apply_one(v, &e);
-    table_free(&t);
+    kv_mf_table_free(&t);
     if (!r.bad && rc != KV_OK) {
       snprintf(why, why_cap, "edit does not apply (%s)", kv_errmsg());
       return KV_ERR_CORRUPT;
@@ -511,7 +505,7 @@ static int corrupt_at(const char *path, uint64_t off, const char *why) {
                   path, (unsigned long long)off, why);
 }
 
-static int is_zero(const uint8_t *p, size_t n) {
+int kv_mf_is_zero(const uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (p[i]) return 0;
   return 1;
@@ -532,37 +526,37 @@ static int replay(const char *path, const uint8_t *buf, size_t len, kv_version *
     size_t rem = len - off;
     const uint8_t *h = buf + off;
     int torn = 0;
-    if (rem < REC_HEADER) {
+    if (rem < KV_MF_REC_HEADER) {
       torn = 1;
     } else if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4)) {
-      if (!is_zero(h, rem)) return corrupt_at(path, off, "bad record length (length check mismatch)");
+      if (!kv_mf_is_zero(h, rem)) return corrupt_at(path, off, "bad record length (length check mismatch)");
       torn = 1;
     } else {
       uint32_t plen = kv_get_u32le(h);
-      if (plen > MAX_RECORD) return corrupt_at(path, off, "record length over the maximum");
-      if (plen > rem - REC_HEADER) {
+      if (plen > KV_MF_MAX_RECORD) return corrupt_at(path, off, "record length over the maximum");
+      if (plen > rem - KV_MF_REC_HEADER) {
         torn = 1;
-      } else if (kv_get_u64le(h + 8) != XXH3_64bits(h + REC_HEADER, plen)) {
+      } else if (kv_get_u64le(h + 8) != XXH3_64bits(h + KV_MF_REC_HEADER, plen)) {
         /* Even on the final record: the store acts on a record once it is synced (it may
         ** have deleted the WAL it made redundant), so damage there is not a torn write. A
         ** reader beside the writer may see the record being appended: it waits for it. */
-        if (!(follow && n > 0 && plen == rem - REC_HEADER))
+        if (!(follow && n > 0 && plen == rem - KV_MF_REC_HEADER))
           return corrupt_at(path, off, "checksum mismatch");
         torn = 1;
       } else if (n == 0) {
-        if (plen != 12 || memcmp(h + REC_HEADER, MAGIC, 8) != 0)
+        if (plen != 12 || memcmp(h + KV_MF_REC_HEADER, KV_MF_MAGIC, 8) != 0)
           return corrupt_at(path, off, "not a Rowan MANIFEST (bad magic)");
-        uint32_t ver = kv_get_u32le(h + REC_HEADER + 8);
-        if (ver < FORMAT_VERSION_MIN || ver > FORMAT_VERSION) {
+        uint32_t ver = kv_get_u32le(h + KV_MF_REC_HEADER + 8);
+        if (ver < KV_MF_VERSION_MIN || ver > KV_MF_VERSION) {
           snprintf(why, sizeof why, "unsupported MANIFEST format version %u", ver);
           return corrupt_at(path, off, why);
         }
         *version = ver;
-      } else if (replay_group(v, *version, h + REC_HEADER, plen, why, sizeof why) != KV_OK) {
+      } else if (replay_group(v, *version, h + KV_MF_REC_HEADER, plen, why, sizeof why) != KV_OK) {
         return corrupt_at(path, off, why);
       }
       if (!torn) {
-        off += REC_HEADER + plen;
+        off += KV_MF_REC_HEADER + plen;
         n++;
         continue;
       }
@@ -586,15 +580,15 @@ static void default_version(kv_version *v) {
 /* Write a fresh log holding the header record and a snapshot of v to path.tmp, sync it and
 ** rename it over path; *written gets its bytes. The directory is not synced here. */
 static int write_image(kv_env *env, const char *path, const kv_version *v, size_t *written) {
-  wbuf payload = {0}, out = {0};
+  kv_mf_wbuf payload = {0}, out = {0};
   uint8_t hdr[12];
-  memcpy(hdr, MAGIC, 8);
-  kv_put_u32le(hdr + 8, FORMAT_VERSION);
-  frame(&out, hdr, sizeof hdr);
+  memcpy(hdr, KV_MF_MAGIC, 8);
+  kv_put_u32le(hdr + 8, KV_MF_VERSION);
+  kv_mf_frame(&out, hdr, sizeof hdr);
   encode_snapshot(&payload, v);
-  frame(&out, payload.p, payload.len);
+  kv_mf_frame(&out, payload.p, payload.len);
   free(payload.p);
-  if (out.oom || payload.oom) { free(out.p); return nomem(); }
+  if (out.oom || payload.oom) { free(out.p); return kv_mf_nomem(); }
   char tmp[4300];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   kv_file *f;
@@ -666,8 +660,8 @@ int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint8_t **byte
 /* The cap one edit group sets (kv_manifest_changes_since), or UINT64_MAX; false when the
 ** group does not decode. */
 static bool group_cap(const uint8_t *p, size_t len, uint64_t *cap) {
-  rbuf r = {p, p + len, NULL};
-  uint64_t count = get_var(&r), counters_seq = 0;
+  kv_mf_rbuf r = {p, p + len, NULL};
+  uint64_t count = kv_mf_get_var(&r), counters_seq = 0;
   bool ddl = false, counters = false, removes = false, bulk_add = false;
   for (uint64_t i = 0; i < count && !r.bad; i++) {
     if (r.p >= r.limit) return false;
@@ -676,19 +670,19 @@ static bool group_cap(const uint8_t *p, size_t len, uint64_t *cap) {
     kv_table_meta t;
     memset(&t, 0, sizeof t);
     switch (kind) {
-      case KV_EDIT_CREATE_TABLE: get_table(&r, &t); table_free(&t); ddl = true; break;
-      case KV_EDIT_DROP_TABLE: get_u32v(&r); ddl = true; break;
+      case KV_EDIT_CREATE_TABLE: kv_mf_get_table(&r, &t); kv_mf_table_free(&t); ddl = true; break;
+      case KV_EDIT_DROP_TABLE: kv_mf_get_u32v(&r); ddl = true; break;
       case KV_EDIT_ADD_FILE:
-        get_u32v(&r); get_file(&r, &f);
-        if (get_var(&r) == 0) bulk_add = true; /* no flushed_seq: not a flush */
+        kv_mf_get_u32v(&r); kv_mf_get_file(&r, &f);
+        if (kv_mf_get_var(&r) == 0) bulk_add = true; /* no flushed_seq: not a flush */
         break;
-      case KV_EDIT_REMOVE_FILE: get_u32v(&r); get_var(&r); removes = true; break;
-      case KV_EDIT_SET_FLUSHED: get_u32v(&r); get_var(&r); break;
+      case KV_EDIT_REMOVE_FILE: kv_mf_get_u32v(&r); kv_mf_get_var(&r); removes = true; break;
+      case KV_EDIT_SET_FLUSHED: kv_mf_get_u32v(&r); kv_mf_get_var(&r); break;
       case KV_EDIT_SET_COUNTERS:
-        get_var(&r); get_u32v(&r); get_u32v(&r); counters_seq = get_var(&r); get_var(&r);
+        kv_mf_get_var(&r); kv_mf_get_u32v(&r); kv_mf_get_u32v(&r); counters_seq = kv_mf_get_var(&r); kv_mf_get_var(&r);
         counters = true;
         break;
-      case KV_EDIT_LOG_POSITION: get_var(&r); get_var(&r); get_var(&r); break;
+      case KV_EDIT_LOG_POSITION: kv_mf_get_var(&r); kv_mf_get_var(&r); kv_mf_get_var(&r); break;
       default: return false; /* a snapshot, or unknown */
     }
   }
@@ -718,19 +712,19 @@ int kv_manifest_changes_since(kv_env *env, const char *dir, const uint8_t *bytes
     return KV_OK;
   }
   /* the whole records after len; a cut or unchecked last one is not written yet */
-  for (size_t off = (size_t)len; n - off >= REC_HEADER;) {
+  for (size_t off = (size_t)len; n - off >= KV_MF_REC_HEADER;) {
     const uint8_t *h = buf + off;
     uint32_t plen = kv_get_u32le(h);
-    if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4) || plen > n - off - REC_HEADER ||
-        kv_get_u64le(h + 8) != XXH3_64bits(h + REC_HEADER, plen))
+    if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4) || plen > n - off - KV_MF_REC_HEADER ||
+        kv_get_u64le(h + 8) != XXH3_64bits(h + KV_MF_REC_HEADER, plen))
       break;
     uint64_t c;
-    if (!group_cap(h + REC_HEADER, plen, &c)) {
+    if (!group_cap(h + KV_MF_REC_HEADER, plen, &c)) {
       *rewritten = true; /* a record it cannot read as a group: assume the worst */
       break;
     }
     if (c < *cap) *cap = c;
-    off += REC_HEADER + plen;
+    off += KV_MF_REC_HEADER + plen;
   }
   free(buf);
   return KV_OK;
@@ -753,7 +747,7 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
   *out = NULL;
   memset(v, 0, sizeof *v);
   kv_manifest *m = calloc(1, sizeof *m);
-  if (!m) return nomem();
+  if (!m) return kv_mf_nomem();
   m->env = env;
   m->rewrite_at = DEFAULT_REWRITE_LIMIT;
   snprintf(m->dir, sizeof m->dir, "%s", dir);
@@ -786,7 +780,7 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
       ** first LOG_POSITION edit could be appended: builds that read only format 1 then
       ** refuse the store with "unsupported MANIFEST format version 2", not with an unknown
       ** edit somewhere in the middle. */
-      if (rc == KV_OK && version < FORMAT_VERSION) rc = rewrite(m, v);
+      if (rc == KV_OK && version < KV_MF_VERSION) rc = rewrite(m, v);
     }
   }
   if (rc != KV_OK) {
@@ -823,12 +817,12 @@ int kv_manifest_apply(kv_manifest *m, kv_version *v, const kv_edit *edits, int n
   kv_version_free(&check);
   if (rc != KV_OK) return rc;
 
-  wbuf payload = {0}, rec = {0};
+  kv_mf_wbuf payload = {0}, rec = {0};
   put_var(&payload, (uint64_t)n_edits);
   for (int i = 0; i < n_edits; i++) encode_edit(&payload, &edits[i]);
-  frame(&rec, payload.p, payload.len);
+  kv_mf_frame(&rec, payload.p, payload.len);
   free(payload.p);
-  if (payload.oom || rec.oom) { free(rec.p); return nomem(); }
+  if (payload.oom || rec.oom) { free(rec.p); return kv_mf_nomem(); }
   rc = m->env->append(m->f, rec.p, rec.len);
   if (rc == KV_OK) {
     rc = m->env->sync(m->f);

@@ -112,6 +112,54 @@ void kv_manifest_set_rewrite_limit(kv_manifest *m, uint64_t bytes);
 /* Current size of the log in bytes. */
 uint64_t kv_manifest_size(const kv_manifest *m);
 void kv_version_free(kv_version *v);
+/* Free what a kv_table_meta owns (its families and their file lists) and zero its counts.
+** NULL is a no-op. */
+void kv_table_meta_free(kv_table_meta *t);
+
+/* ---- Salvage reading (kv/salvage.c; docs/KV.md "Salvage") ----
+** kv_manifest_salvage reads dir/MANIFEST without changing it (no truncation, no rewrite)
+** and hands over every record that checks: its length check, length, checksum and the
+** decoding of every edit of its group. A record that fails any check is skipped: the bytes
+** up to the next offset where a record checks again (or the end of the file) are reported
+** to damage() with the reason (starting "torn tail: " when it is a record cut short, or a
+** zero-filled tail, at the very end: a crash's torn write, whose edit was never acted on),
+** and the records after them are read. Edits are handed to
+** edit() in file order, a group's edits only once the whole group decoded; they are not
+** checked against each other (the caller applies them as it can). A SNAPSHOT group (a
+** rewritten log) is handed over as one edit of kind KV_EDIT_SNAPSHOT carrying the counters
+** (the caller forgets what it knew), then one KV_EDIT_CREATE_TABLE edit per table, with
+** its families' flushed_seq and files. The header record (magic and version) is checked
+** and not handed over; a damaged one is reported like any record.
+** Returns KV_OK (damage is reported, not an error), KV_ERR_NOTFOUND (no MANIFEST), an env
+** error, KV_ERR_NOMEM, or the first non-KV_OK status of a callback. */
+typedef struct kv_manifest_salvage_cb {
+  void *ctx;                                        /* passed back to both */
+  int (*edit)(void *ctx, uint64_t off, const kv_edit *e); /* a decoded edit of the record
+                                                       at byte `off`; e->table and its
+                                                       families valid for the call */
+  int (*damage)(void *ctx, uint64_t off, uint64_t len, const char *why); /* bytes skipped */
+} kv_manifest_salvage_cb;
+int kv_manifest_salvage(kv_env *env, const char *dir, const kv_manifest_salvage_cb *cb);
+
+/* ---- TABLEINFO (docs/FORMAT.md "TABLEINFO") ----
+** data/<table_id>/TABLEINFO describes one table: its id, name and families (ids, names,
+** options), the bytes of a MANIFEST CREATE_TABLE edit's table without files, framed as one
+** MANIFEST record after the 8-byte magic "ROWANTI1". kv_create_table writes it (not synced)
+** before the MANIFEST record that creates the table; kv_open checks every table's and
+** writes (synced) those missing or damaged (stores made before it existed, or a power cut
+** before the system wrote it out); kv_drop_table removes it. kv_open never takes anything
+** from it: the MANIFEST is the truth. It is what lets a salvage (kv/salvage.c) name the
+** tables and families of a store whose MANIFEST is lost. */
+#define KV_TABLEINFO "TABLEINFO"
+/* Write dir/data/<t->id>/TABLEINFO (through TABLEINFO.tmp, renamed over it; with `sync` the
+** file is synced before the rename and the table's folder, the data folder and dir after).
+** Families' flushed_seq and files are not written. Errors: env errors, KV_ERR_NOMEM. */
+int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t, bool sync);
+/* Read and check the TABLEINFO file at `path` into *out (caller frees with
+** kv_table_meta_free; zeroed on failure). Errors: KV_ERR_NOTFOUND (no file), KV_ERR_CORRUPT
+** (message naming the file: bad length, checksum, magic or table), env errors,
+** KV_ERR_NOMEM. */
+int kv_tableinfo_read(kv_env *env, const char *path, kv_table_meta *out);
 
 /* Read `dir`/MANIFEST into *v without writing anything (a read-only open beside a writer,
 ** kv/db_follow.c): no MANIFEST.tmp removal, no truncation. A record cut short or with a bad

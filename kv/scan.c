@@ -33,6 +33,7 @@
 */
 #include "kv/scan_int.h"
 #include "kv/sf_cblock.h"
+#include "kv/trace.h"
 
 static int set_bytes(uint8_t **buf, uint32_t *len, uint32_t *cap, const uint8_t *src,
                      uint32_t n) {
@@ -373,6 +374,7 @@ int kv_scan_skip_probe(kv_scan *s) {
     s->skip_done = true;
     return KV_ERR_NOTFOUND;
   }
+  s->pfx_rows = 0;
   return kv_scan_skip_ranges(s, best->row, best->row_len);
 }
 
@@ -424,6 +426,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
         if (rc) return rc;
       }
       s->m.ranges_sought++;
+      kv_trace_add_range(s->trace, s->fams[0].fid, r->start, r->start_len, r->end, r->end_len);
       s->range_started = true;
     }
     const kv_cell *best = NULL;
@@ -463,7 +466,14 @@ static int next_forward(kv_scan *s, kv_row *row) {
         if (rc) return rc;
       }
     }
-    if (finish_row(s, row)) return KV_OK;
+    if (finish_row(s, row)) {
+      if (s->skip_rows && ++s->pfx_rows >= s->skip_rows) { /* enough of this prefix: the next
+                                                             call probes for the next one */
+        s->cur_range = (int)s->n_ranges;
+        s->range_started = false;
+      }
+      return KV_OK;
+    }
   }
 }
 
@@ -484,6 +494,7 @@ static int next_reverse(kv_scan *s, kv_row *row) {
         if (rc) return rc;
       }
       s->m.ranges_sought++;
+      kv_trace_add_range(s->trace, s->fams[0].fid, r->start, r->start_len, r->end, r->end_len);
       s->range_started = true;
     }
     const uint8_t *prow = NULL;

@@ -93,6 +93,7 @@ struct kv_scan {
   int exist_state;              /* EXIST_*: the existence family in the current range */
   uint64_t limit;               /* rows handed out at most; 0 = no limit */
   const atomic_int *interrupt;  /* kv_scan_options.interrupt, or NULL */
+  struct kv_trace *trace;       /* kv_scan_options.trace: ranges sought go there, or NULL */
   uint32_t int_tick;            /* rows examined since the flag was last read */
   kv_filter_fn filter;          /* optional row filter */
   void *filter_ctx;             /* its context */
@@ -138,6 +139,8 @@ struct kv_scan {
   nrange *sfx;                  /* normalized suffix ranges ([start, end), NULL = open) */
   uint32_t n_sfx, sfx_cap;      /* entries in sfx / allocated */
   uint8_t *sfx_bytes;           /* their bounds, back to back */
+  uint32_t skip_rows;           /* rows handed out per prefix at most (0 = all) */
+  uint32_t pfx_rows;            /* rows of the current prefix handed out */
   size_t sfx_bytes_cap;         /* bytes allocated in sfx_bytes */
   uint8_t *probe; uint32_t probe_len, probe_cap; /* where the next prefix is sought */
   uint8_t *pfx; uint32_t pfx_len, pfx_cap;       /* the current prefix */

@@ -147,6 +147,7 @@ static kv_scan *take_shell(kv_db *db) {
   s->cur_range = 0;
   s->range_started = false;
   s->skip = s->skip_done = s->have_probe = false;
+  s->skip_rows = s->pfx_rows = 0;
   s->n_sfx = 0;
   s->prefixes = 0;
   s->reverse = false;
@@ -154,6 +155,7 @@ static kv_scan *take_shell(kv_db *db) {
   s->exist_state = EXIST_NONE;
   s->limit = 0;
   s->interrupt = NULL;
+  s->trace = NULL;
   s->filter = NULL;
   s->filter_ctx = NULL;
   s->key_len = 0;
@@ -329,6 +331,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     if (o->n_families > 1 && !o->reverse) s->exist_fam = (int)o->existence_family - 1;
   }
   s->limit = o->limit;
+  s->trace = o->trace;
   s->interrupt = o->interrupt;
   s->filter = o->filter;
   s->filter_ctx = o->filter_ctx;
@@ -339,6 +342,8 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
   for (uint32_t i = 0; i < s->n_fams && rc == KV_OK; i++) {
     fscan *f = &s->fams[i];
     f->fid = o->family_ids[i];
+    f->io.trace = o->trace;
+    f->io.trace_fid = f->fid;
     f->cur = -1;
     f->ovl_kid = -1;
     vis_init_keep(&f->vis);

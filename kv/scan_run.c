@@ -70,7 +70,7 @@ int kv_scan_run_begin(kv_scan *s) {
     return KV_OK;
   }
   if (!kv_scan_row_runs() || s->reverse || s->exist_state != EXIST_NONE ||
-      s->cur_range >= (int)s->n_ranges)
+      s->cur_range >= (int)s->n_ranges || s->skip_rows) /* rows per prefix are counted */
     return KV_OK;
   const nrange *r = &s->ranges[s->cur_range];
   if (r->end && r->end_len == s->key_len + 1 && r->end[s->key_len] == 0 &&

@@ -74,6 +74,8 @@ int kv_scan_skip_setup(kv_scan *s, const kv_skip_prefix *sp, uint32_t n_ranges) 
   s->plen = sp->prefix_len;
   s->plen_ctx = sp->ctx;
   s->prefixes = 0;
+  s->skip_rows = sp->rows_per_prefix;
+  s->pfx_rows = 0;
   return KV_OK;
 }
 
@@ -154,7 +156,7 @@ int kv_scan_prefixes(kv_db *db, uint32_t family_id, kv_prefix_len_fn prefix_len,
     return kv_error(KV_MISUSE, "kv_scan_prefixes: NULL argument");
   *n = 0;
   *more = false;
-  kv_skip_prefix sp = {prefix_len, prefix_ctx, NULL, 0};
+  kv_skip_prefix sp = {prefix_len, prefix_ctx, NULL, 0, 0};
   kv_scan_options o;
   memset(&o, 0, sizeof o);
   o.family_ids = &family_id;

@@ -95,6 +95,9 @@ typedef struct kv_sf_io {
   uint64_t cells_skipped;     /* cells stepped over by a projection (kv_sf_iter_project) */
   uint64_t bytes_inflated;    /* raw block bytes decompressed (of a sectioned block decoded
                                  for a projection, only the sections it needed) */
+  struct kv_trace *trace;     /* or NULL: each block load is also recorded there
+                                 (kv/trace.h), as a block of family trace_fid */
+  uint32_t trace_fid;         /* the family the blocks belong to (for the trace) */
 } kv_sf_io;
 
 /* Open and validate trailer, index and bloom (KV_ERR_CORRUPT names the file and offset).

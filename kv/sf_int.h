@@ -381,6 +381,29 @@ struct kv_sf_reader {
   uint64_t map_len;        /* its length (the file size at open) */
 };
 
+/* What a salvage open found (kv_sf_open_salvage). */
+typedef struct kv_sf_salvage_info {
+  bool trailer_ok;         /* the trailer checked: props hold its counts and ranges */
+  bool bloom_ok;           /* the bloom filter checked (else the reader has none) */
+  bool index_ok;           /* the block index checked (else nblocks is 0) */
+  uint64_t file_size;      /* bytes of the file */
+  uint64_t data_end;       /* where the data blocks end: the bloom filter's offset from a
+                              trailer that checked, else the file size */
+  char trailer_why[320];   /* the messages of the checks that failed ("" when none) */
+  char bloom_why[320];
+  char index_why[320];
+} kv_sf_salvage_info;
+/* Open a store file that may be damaged, for a salvage (kv/salvage_sf.c): as kv_sf_open, but
+** a trailer, bloom filter or block index that fails its checks is noted in *info (its
+** message kept) and the open goes on without it: without a trailer the reader has no
+** props (zero) and no index; without a bloom filter, no filter (never probe it); without
+** the index, nblocks is 0 and the caller finds the blocks by their framing from offset 0
+** up to info->data_end. The file is not mapped. Returns KV_OK with *out the reader (free
+** with kv_sf_close) whatever was damaged, or the env's error opening the file, or
+** KV_ERR_NOMEM; *out NULL then. */
+int kv_sf_open_salvage(kv_env *env, const char *path, kv_sf_reader **out,
+                       kv_sf_salvage_info *info);
+
 /* Read [off, off+n) of the reader's file into buf: KV_OK, the env's error, or
 ** KV_ERR_CORRUPT if the file is shorter. */
 int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n);

@@ -45,6 +45,7 @@
 #include <assert.h>
 #include <stdio.h>
 #include "kv/sf_iter_int.h"
+#include "kv/trace.h"
 
 /* Let go of the cached block the iterator reads (b falls back to the private one). */
 static void drop_current(sf_iter *it) {
@@ -155,6 +156,7 @@ static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
   if (it->io) {
     it->io->blocks_read++;
     it->io->blocks_cache_hit++;
+    kv_trace_add_block(it->io->trace, it->io->trace_fid, it->r->cache_id, bi, true);
   }
   int rc = prepare_block(it);
   if (rc) {
@@ -192,6 +194,7 @@ static int read_block(sf_iter *it, uint32_t bi, bool in_place, const uint8_t **r
   if (!rc && it->io) {
     it->io->blocks_read++;
     it->io->bytes_read += e->size;
+    kv_trace_add_block(it->io->trace, it->io->trace_fid, r->cache_id, bi, false);
   }
   if (!rc)
     rc = kv_sf_unframe_block(disk, e->size, e->raw, &it->scratch, raw, raw_len, r->path,
@@ -288,6 +291,7 @@ static bool proj_load(sf_iter *it, uint32_t bi) {
   if (it->io) {
     it->io->blocks_read++;
     it->io->bytes_read += e->size;
+    kv_trace_add_block(it->io->trace, it->io->trace_fid, r->cache_id, bi, false);
   }
   const char *why = NULL;
   uint8_t how = 0;

@@ -174,7 +174,15 @@ bad:
   return corrupt(r, index_off + (uint64_t)(p ? p - r->index_buf : 0), "block index", why);
 }
 
-int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
+/* Note a failed section check of a salvage open: keep the message, clear the error. */
+static void sv_note(char *dst, size_t cap) {
+  snprintf(dst, cap, "%s", kv_errmsg());
+}
+
+/* kv_sf_open, and with sv given its salvage form (kv/sf_int.h, kv_sf_open_salvage): a
+** damaged trailer, bloom filter or block index is noted in *sv and opening goes on without
+** it. */
+static int open_impl(kv_env *env, const char *path, kv_sf_reader **out, kv_sf_salvage_info *sv) {
   *out = NULL;
   if (!env || !path) return kv_error(KV_MISUSE, "kv_sf_open: NULL env or path");
   kv_sf_reader *r = calloc(1, sizeof *r);
@@ -187,13 +195,17 @@ int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
   int rc = env->open(env, path, KV_OPEN_READ, &r->file);
   if (!rc) rc = env->size(r->file, &size);
   if (rc) goto fail;
+  if (sv) {
+    memset(sv, 0, sizeof *sv);
+    sv->file_size = sv->data_end = size;
+  }
   if (size < KV_SF_TRAILER_SIZE) {
     rc = corrupt(r, 0, "file", "too short for a trailer");
     goto fail;
   }
   /* reads without a copy where the env maps files; a refused mapping (no address space,
      a file system without mmap) only means reads go through pread */
-  if (env->map && env->unmap && env->map(r->file, size, &r->map) == KV_OK) r->map_len = size;
+  if (!sv && env->map && env->unmap && env->map(r->file, size, &r->map) == KV_OK) r->map_len = size;
   else r->map = NULL;
   uint8_t t[KV_SF_TRAILER_SIZE];
   uint64_t toff = size - KV_SF_TRAILER_SIZE;
@@ -228,23 +240,62 @@ int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
     rc = corrupt(r, toff, "trailer", "section offsets or counts out of range");
     goto fail;
   }
-  if ((rc = read_section(r, bloom_off, bloom_size, kv_get_u64le(t + 56), "bloom filter",
-                         &r->bloom)))
-    goto fail;
-  r->bloom_len = bloom_size;
-  if (!kv_bloom_valid(r->bloom, r->bloom_len)) {
-    rc = corrupt(r, bloom_off, "bloom filter", "bad header");
-    goto fail;
+  if (sv) {
+    sv->trailer_ok = true;
+    sv->data_end = bloom_off;
   }
+  if ((rc = read_section(r, bloom_off, bloom_size, kv_get_u64le(t + 56), "bloom filter",
+                         &r->bloom)) == KV_OK) {
+    r->bloom_len = bloom_size;
+    if (!kv_bloom_valid(r->bloom, r->bloom_len))
+      rc = corrupt(r, bloom_off, "bloom filter", "bad header");
+  }
+  if (rc && rc != KV_ERR_NOMEM && sv) {
+    sv_note(sv->bloom_why, sizeof sv->bloom_why);
+    free(r->bloom);
+    r->bloom = NULL;
+    r->bloom_len = 0;
+    rc = KV_OK;
+  } else if (sv) {
+    sv->bloom_ok = rc == KV_OK;
+  }
+  if (rc) goto fail;
   if ((rc = read_section(r, index_off, index_size, kv_get_u64le(t + 48), "block index",
-                         &r->index_buf)))
-    goto fail;
-  if ((rc = decode_index(r, index_off, index_size, bloom_off))) goto fail;
+                         &r->index_buf)) == KV_OK)
+    rc = decode_index(r, index_off, index_size, bloom_off);
+  if (rc && rc != KV_ERR_NOMEM && sv) {
+    sv_note(sv->index_why, sizeof sv->index_why);
+    free(r->index);
+    r->index = NULL;
+    r->nblocks = 0;
+    rc = KV_OK;
+  } else if (sv) {
+    sv->index_ok = rc == KV_OK;
+  }
+  if (rc) goto fail;
   *out = r;
   return KV_OK;
 fail:
+  if (sv && rc != KV_ERR_NOMEM && r->file && !sv->trailer_ok) {
+    /* the trailer could not be read: the caller walks the blocks from offset 0 */
+    sv_note(sv->trailer_why, sizeof sv->trailer_why);
+    memset(&r->props, 0, sizeof r->props);
+    r->props.file_size = size;
+    *out = r;
+    return KV_OK;
+  }
   kv_sf_close(r);
   return rc;
+}
+
+int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
+  return open_impl(env, path, out, NULL);
+}
+
+int kv_sf_open_salvage(kv_env *env, const char *path, kv_sf_reader **out,
+                       kv_sf_salvage_info *info) {
+  kv_sf_salvage_info tmp;
+  return open_impl(env, path, out, info ? info : &tmp);
 }
 
 void kv_sf_set_cache(kv_sf_reader *r, struct kv_cache *cache, uint64_t file_id) {

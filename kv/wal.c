@@ -643,3 +643,79 @@ int kv_wal_follow(kv_env *env, kv_file *f, const char *path, uint64_t start, int
   *end = off;
   return rc;
 }
+
+/* ---- salvage reading (kv/wal.h) ---- */
+
+/* Does a record that passes every check start at buf[off]? *len gets its payload length,
+** *why (when it does not) the first check it failed. */
+static int salvage_record_at(const uint8_t *buf, uint64_t size, uint64_t off, uint32_t *len,
+                             const char **why) {
+  uint64_t rem = size - off;
+  const uint8_t *h = buf + off;
+  if (rem < WAL_HEADER) { *why = "record header cut short at the end of the segment"; return 0; }
+  if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4)) {
+    *why = "bad record length (length check mismatch)";
+    return 0;
+  }
+  uint32_t n = kv_get_u32le(h);
+  if (n > KV_MAX_BATCH) { *why = "record length over the maximum"; return 0; }
+  if ((uint64_t)n > rem - WAL_HEADER) { *why = "record runs past the end of the segment"; return 0; }
+  if (kv_get_u64le(h + 8) != XXH3_64bits(h + 16, 16 + (size_t)n)) { *why = "checksum mismatch"; return 0; }
+  size_t plain;
+  int flagged;
+  if (check_payload(h + WAL_HEADER, n, &plain, &flagged) != KV_OK) {
+    *why = "a batch op does not decode";
+    return 0;
+  }
+  *len = n;
+  return 1;
+}
+
+int kv_wal_salvage(kv_env *env, const char *path, kv_wal_record_fn fn, kv_wal_damage_fn damage,
+                   void *ctx) {
+  uint8_t *buf;
+  size_t size;
+  if (!env->exists(env, path)) return kv_error(KV_ERR_NOTFOUND, "no WAL segment %s", path);
+  int rc = kv_env_read_all(env, path, &buf, &size);
+  if (rc != KV_OK) return rc;
+  uint8_t *x_buf = NULL;
+  size_t x_cap = 0;
+  uint64_t off = 0;
+  while (rc == KV_OK && off < size) {
+    uint32_t len = 0;
+    const char *why = NULL;
+    if (salvage_record_at(buf, size, off, &len, &why)) {
+      const uint8_t *h = buf + off, *pay = h + WAL_HEADER;
+      size_t plain = 0, pay_len = len;
+      int flagged = 0;
+      check_payload(pay, len, &plain, &flagged);
+      if (flagged) {
+        if (plain > x_cap) {
+          uint8_t *nx = realloc(x_buf, plain);
+          if (!nx) { rc = kv_error(KV_ERR_NOMEM, "WAL salvage %s: out of memory", path); break; }
+          x_buf = nx;
+          x_cap = plain;
+        }
+        expand(pay, len, x_buf);
+        pay = x_buf;
+        pay_len = plain;
+      }
+      rc = fn(ctx, kv_get_u64le(h + 16), (int64_t)kv_get_u64le(h + 24), pay, pay_len);
+      off += WAL_HEADER + len;
+      continue;
+    }
+    bool zeros = true; /* a tail of zeros: space allocated, a record never written */
+    for (uint64_t i = off; i < size && zeros; i++) zeros = buf[i] == 0;
+    if (zeros) why = "zero-filled tail (a record never written)";
+    uint64_t next = off + 1;
+    const char *skip_why;
+    uint32_t skip_len;
+    while (!zeros && next < size && !salvage_record_at(buf, size, next, &skip_len, &skip_why)) next++;
+    if (zeros) next = size;
+    rc = damage(ctx, off, next - off, why);
+    off = next;
+  }
+  free(x_buf);
+  free(buf);
+  return rc;
+}

@@ -74,6 +74,19 @@ int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
 int kv_wal_follow(kv_env *env, kv_file *f, const char *path, uint64_t start, int is_last,
                   kv_wal_record_fn fn, void *ctx, uint64_t *end);
 
+/* Salvage reading of the segment file at `path` (kv/salvage.c; docs/KV.md "Salvage"): the
+** file is never changed (no truncation, no sync). Every record that passes replay's checks
+** (length check, length, checksum, every op) goes to fn as in replay (batch form, in file
+** order); bytes that do not start such a record are skipped up to the next offset where one
+** does (or the end of the file) and reported to damage with the reason, and reading goes
+** on after them. So a damaged record in the middle of a segment costs that record, never the
+** records after it. Returns KV_OK (damage is reported, not an error), an env error
+** (KV_ERR_NOTFOUND for a missing file), KV_ERR_NOMEM, or the first non-KV_OK status of a
+** callback. */
+typedef int (*kv_wal_damage_fn)(void *ctx, uint64_t off, uint64_t len, const char *why);
+int kv_wal_salvage(kv_env *env, const char *path, kv_wal_record_fn fn, kv_wal_damage_fn damage,
+                   void *ctx);
+
 /* File name of segment `number` in `dir` into buf. */
 void kv_wal_path(char *buf, size_t cap, const char *dir, uint64_t number);
 

@@ -2,7 +2,8 @@
 ** planner/bind_func.c: binding of function calls. Scalar functions are resolved through
 ** exec/func.h (exec_func_lookup gives the id and the result type; an untyped parameter
 ** argument takes the type exec_func_arg_hint suggests). Aggregate calls (COUNT, SUM, AVG,
-** MIN, MAX, STDDEV_*, with DISTINCT and COUNT(*); PERCENTILE_CONT/DISC(p) WITHIN GROUP
+** MIN, MAX, STDDEV_*, with DISTINCT and COUNT(*); FIRST_VALUE/LAST_VALUE(x) and
+** NTH_VALUE(x, n) WITHIN GROUP (ORDER BY k [DESC]); PERCENTILE_CONT/DISC(p) WITHIN GROUP
 ** (ORDER BY x) with p a constant in 0..1) are resolved through exec/agg.h and collected into
 ** the SELECT's aggregate list (an identical call is collected once); the node left in the
 ** tree is a PX_AGG naming the slot. Aggregates are refused where SQL forbids them (WHERE,
@@ -48,6 +49,21 @@ static bool pct_fraction(binder *b, const sql_expr *x, double *out) {
   return true;
 }
 
+/* The n of NTH_VALUE(x, n): an integer literal from 1 to 1,000,000 (the rows kept per group).
+** False with the error set otherwise. */
+static bool nth_count(binder *b, const sql_expr *x, double *out) {
+  const sql_expr *p = x->list->a[1];
+  long long v = p->kind == SQL_E_LITERAL && p->lit == SQL_LIT_INTEGER ? strtoll(p->text, NULL, 10)
+                                                                      : 0;
+  if (v < 1 || v > 1000000) {
+    bind_error(b, EXEC_ERROR, p->off, "%s: n (argument 2) must be an integer literal from 1 to "
+               "1000000", x->text);
+    return false;
+  }
+  *out = (double)v;
+  return true;
+}
+
 static plan_expr *bind_agg(binder *b, const sql_expr *x) {
   if (b->agg_mode == BIND_AGG_INSIDE || !b->sel) {
     bind_error(b, EXEC_ERROR, x->off, "aggregate %s cannot be nested in another aggregate",
@@ -67,7 +83,17 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
                                               : "%s does not take WITHIN GROUP", x->text);
     return NULL;
   }
-  if (ordered) {
+  bool valued = ordered && exec_agg_takes_value(x->text); /* FIRST_VALUE(x) ... (ORDER BY k) */
+  bool nth = valued && strcasecmp(x->text, "NTH_VALUE") == 0;
+  if (valued) {
+    if (n != (nth ? 3 : 2)) {
+      bind_error(b, EXEC_ERROR, x->off, nth ? "%s takes two arguments (the value and n), got %d"
+                                            : "%s takes one argument (the value), got %d",
+                 x->text, n - 1);
+      return NULL;
+    }
+    if (nth && !nth_count(b, x, &frac)) return NULL;
+  } else if (ordered) {
     if (n != 2) {
       bind_error(b, EXEC_ERROR, x->off, "%s takes one argument (the percentile), got %d",
                  x->text, n - 1);
@@ -78,13 +104,14 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
     bind_error(b, EXEC_ERROR, x->off, "aggregate %s takes one argument, got %d", x->text, n);
     return NULL;
   }
-  plan_expr *arg = NULL;
+  plan_expr *arg = NULL, *arg2 = NULL;
   cat_type at = cat_type_of(0);
   if (!x->star) {
     b->agg_mode = BIND_AGG_INSIDE;
-    arg = bind_expr(b, x->list->a[n - 1]);
+    arg = bind_expr(b, x->list->a[valued ? 0 : n - 1]);
+    if (arg && valued) arg2 = bind_expr(b, x->list->a[n - 1]);
     b->agg_mode = BIND_AGG_OK;
-    if (!arg) return NULL;
+    if (!arg || (valued && !arg2)) return NULL;
     at = arg->type;
   }
   int id;
@@ -100,7 +127,8 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
     const plan_agg *g = &s->aggs[i];
     if (g->func == id && g->distinct == x->distinct && g->star == x->star &&
         g->frac == frac && g->desc == x->within_desc &&
-        (x->star || plan_expr_equal(g->arg, arg))) {
+        (x->star || plan_expr_equal(g->arg, arg)) &&
+        (!arg2 ? !g->arg2 : g->arg2 && plan_expr_equal(g->arg2, arg2))) {
       slot = i;
       break;
     }
@@ -122,6 +150,7 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
     g->star = x->star;
     g->distinct = x->distinct;
     g->arg = arg;
+    g->arg2 = arg2;
     g->type = rt;
     g->frac = frac;
     g->desc = x->within_desc;

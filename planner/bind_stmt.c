@@ -433,6 +433,7 @@ int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_
   out->kind = st->kind;
   out->explain = st->explain;
   out->analyze = st->analyze;
+  out->json = st->explain_json;
   out->n_params = st->nparam;
   if (st->nparam > 0) {
     out->param_types = plan_arena_alloc(arena, (size_t)st->nparam * sizeof *out->param_types);

@@ -22,6 +22,9 @@
 **       COST: SENSOR (full scan) 6 rows = 6.0; SENSOR.IDX (range scan, covered) 2 rows = 2.0
 **             [chosen]          (planner/index_choice.c has the formula)
 **       HINT: what the optimizer hint did, or why it was ignored.
+** EXPLAIN (FORMAT JSON) (plan_explain_json) walks the same lines: next to each line it makes,
+** the code says what the line holds (xj_node, xj_str, ... of planner/explain_int.h), and the
+** document gets one node per line, so the two forms cannot drift apart.
 */
 #include <inttypes.h>
 #include <math.h>
@@ -35,6 +38,7 @@
 #include "exec/colagg.h"
 #include "exec/func.h"
 #include "planner/plan_select.h"
+#include "planner/explain_int.h"
 #include "planner/skip_prefix.h"
 #include "sql/ast.h"
 
@@ -208,6 +212,7 @@ typedef struct lines {
   char **v;       /* lines */
   int n, cap;     /* count, allocated */
   int rc;         /* EXEC_NOMEM after a failure */
+  xjson *j;       /* the JSON form being built next to the lines (j->on false: text only) */
 } lines;
 
 static void line(lines *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -218,6 +223,7 @@ static void line(lines *L, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  xj_line(L->j, buf); /* the node describing this line, if JSON is built */
   if (L->n == L->cap) {
     int nc = L->cap ? L->cap * 2 : 16;
     char **nv = plan_arena_alloc(L->A, (size_t)nc * sizeof *nv);
@@ -253,6 +259,15 @@ static void grouped(uint64_t n, char *buf, size_t cap) {
   buf[o] = 0;
 }
 
+/* The "actual" member of a step's node: rows in and out. */
+static void act_json(xjson *j, const plan_actuals *a, int step) {
+  if (!a) return;
+  xj_obj(j, "actual");
+  xj_uint(j, "rows_in", a->step[step].rows_in);
+  xj_uint(j, "rows_out", a->step[step].rows_out);
+  xj_end(j);
+}
+
 static const char *act_text(const plan_actuals *a, int step, char *buf, size_t cap) {
   if (!a) return "";
   const plan_step_actual *s = &a->step[step];
@@ -270,8 +285,9 @@ static void terms_text(const plan_expr *const *t, uint32_t n, const char *const 
   }
 }
 
-/* Per-family figures of metrics m for family id fid, appended to fb. */
-static void family_actual(pbuf *fb, const kv_scan_metrics *m, uint32_t fid) {
+/* Per-family figures of metrics m for family id fid, appended to fb (and its "actual"
+** member to the family's JSON object). */
+static void family_actual(pbuf *fb, xjson *j, const kv_scan_metrics *m, uint32_t fid) {
   for (uint32_t k = 0; k < m->n_families; k++) {
     const kv_family_metrics *fm = &m->families[k];
     if (fm->family_id != fid) continue;
@@ -279,64 +295,177 @@ static void family_actual(pbuf *fb, const kv_scan_metrics *m, uint32_t fid) {
     human_bytes(fm->bytes_read, hb, sizeof hb);
     put(fb, " (blocks=%" PRIu64 " cache hits=%" PRIu64 " bytes=%s)", fm->blocks_read,
         fm->blocks_cache_hit, hb);
+    xj_obj(j, "actual");
+    xj_uint(j, "blocks", fm->blocks_read);
+    xj_uint(j, "cache_hits", fm->blocks_cache_hit);
+    xj_uint(j, "bytes", fm->bytes_read);
+    xj_end(j);
   }
+}
+
+/* A filter line's node. */
+static void filter_node(xjson *j, const char *step, const char *filter, const char *where) {
+  xj_node(j, step);
+  xj_str(j, "filter", filter);
+  xj_str(j, "evaluated", where);
 }
 
 /* The lines of an index scan after its scan line: filters, families, lookup. */
 static void index_scan_lines(lines *L, const plan_scan *sc, const char *const *names,
                              const plan_actuals *a) {
   const cat_table *t = sc->table;
+  xjson *j = L->j;
   char buf[2048], ab[160];
   const plan_scan_ranges *r = &sc->ranges;
   if (r->n_key_terms) {
     terms_text(r->key_terms, r->n_key_terms, names, buf, sizeof buf);
+    xj_node(j, "KEY RANGE");
+    xj_str(j, "terms", buf);
+    xj_str(j, "answered_by", "the index key");
+    xj_bool(j, "rechecked", false);
     line(L, "    KEY RANGE: %s  [answered by the index key; not re-checked]", buf);
   }
-  if (sc->filter_text)
+  if (sc->filter_text) {
+    filter_node(j, "SERVER FILTER BY", sc->filter_text, "on encoded index cells");
     line(L, "    SERVER FILTER BY %s (on encoded index cells, before rows are assembled)",
          sc->filter_text);
+  }
   if (sc->ix_filter) {
     plan_expr_print(sc->ix_filter, names, buf, sizeof buf);
-    if (a)
+    filter_node(j, "CLIENT FILTER BY", buf, "on index columns, before the lookup");
+    if (a) {
       snprintf(ab, sizeof ab, "  (actual rows in=%" PRIu64 " out=%" PRIu64 ")", a->ix_filter_in,
                a->ix_filter_out);
+      xj_obj(j, "actual");
+      xj_uint(j, "rows_in", a->ix_filter_in);
+      xj_uint(j, "rows_out", a->ix_filter_out);
+      xj_end(j);
+    }
     line(L, "    CLIENT FILTER BY %s (on index columns, before the lookup)%s", buf, a ? ab : "");
   }
   if (sc->residual && !sc->lookup) {
     plan_expr_print(sc->residual, names, buf, sizeof buf);
+    filter_node(j, "CLIENT FILTER BY", buf, "after decoding");
+    act_json(j, a, PLAN_STEP_FILTER);
     line(L, "    CLIENT FILTER BY %s (after decoding)%s", buf,
          act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
   }
   static const char *const ix_fam[2] = {CAT_KEY_FAMILY, CAT_DEFAULT_FAMILY};
   pbuf fb = {buf, sizeof buf, 0, NULL};
+  xj_node(j, "INDEX FAMILIES");
+  xj_arr(j, "families");
   for (int i = 0; i < sc->n_families; i++) {
-    put(&fb, "%s%s", i ? ", " : "", ix_fam[sc->families[i] ? 1 : 0]);
-    if (a) family_actual(&fb, &a->kv, sc->family_ids[i]);
+    const char *fname = ix_fam[sc->families[i] ? 1 : 0];
+    put(&fb, "%s%s", i ? ", " : "", fname);
+    xj_obj(j, NULL);
+    xj_str(j, "name", fname);
+    if (a) family_actual(&fb, j, &a->kv, sc->family_ids[i]);
+    xj_end(j);
   }
+  xj_end(j);
   line(L, "    INDEX FAMILIES: %s", buf);
   if (sc->lookup) {
     pbuf lb = {buf, sizeof buf, 0, NULL};
+    xj_node(j, "LOOKUP BACK INTO");
+    xj_str(j, "table", t->name);
+    xj_str(j, "by", "PK");
+    xj_bool(j, "covered", false);
+    xj_arr(j, "families");
     put(&lb, "    LOOKUP BACK INTO %s BY PK (uncovered) FAMILIES: ", t->name);
     for (int i = 0; i < sc->n_lookup_families; i++) {
-      put(&lb, "%s%s", i ? ", " : "", t->families[sc->lookup_families[i]].name);
-      if (a) family_actual(&lb, &a->lookup_kv, sc->lookup_family_ids[i]);
+      const char *fname = t->families[sc->lookup_families[i]].name;
+      put(&lb, "%s%s", i ? ", " : "", fname);
+      xj_obj(j, NULL);
+      xj_str(j, "name", fname);
+      if (a) family_actual(&lb, j, &a->lookup_kv, sc->lookup_family_ids[i]);
+      xj_end(j);
     }
-    if (a)
+    xj_end(j);
+    if (a) {
       put(&lb, "  (actual lookups=%" PRIu64 " found=%" PRIu64 ")", a->lookups, a->lookups_found);
+      xj_obj(j, "actual");
+      xj_uint(j, "lookups", a->lookups);
+      xj_uint(j, "found", a->lookups_found);
+      xj_end(j);
+    }
     line(L, "%s", buf);
     if (sc->residual) {
       plan_expr_print(sc->residual, names, buf, sizeof buf);
+      filter_node(j, "CLIENT FILTER BY", buf, "after the lookup");
+      act_json(j, a, PLAN_STEP_FILTER);
       line(L, "    CLIENT FILTER BY %s (after the lookup)%s", buf,
            act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
     }
   }
-  if (sc->kv_limit) line(L, "    ROW LIMIT %" PRIu64 " (pushed into the scan)", sc->kv_limit);
+  if (sc->kv_limit) {
+    xj_node(j, "ROW LIMIT");
+    xj_uint(j, "rows", sc->kv_limit);
+    xj_bool(j, "pushed_into_scan", true);
+    line(L, "    ROW LIMIT %" PRIu64 " (pushed into the scan)", sc->kv_limit);
+  }
+}
+
+/* The scan line's node: its kind, what it reads, its bounds and actual figures. */
+static void scan_node(xjson *j, const plan_scan *sc, const char *over, const char *chunks,
+                      const plan_actuals *a) {
+  const plan_scan_ranges *r = &sc->ranges;
+  const cat_table *t = sc->table;
+  switch (r->kind) {
+    case PLAN_SCAN_NOTHING:
+      xj_node(j, "DEGENERATE SCAN");
+      xj_str(j, "reads", "nothing: the WHERE clause cannot be true");
+      break;
+    case PLAN_SCAN_POINT:
+      xj_node(j, "POINT LOOKUP");
+      xj_uint(j, "keys", r->n_ranges);
+      break;
+    case PLAN_SCAN_RANGE: xj_node(j, "RANGE SCAN"); break;
+    case PLAN_SCAN_SKIP:
+      xj_node(j, "SKIP SCAN");
+      xj_uint(j, "ranges", r->n_ranges);
+      break;
+    case PLAN_SCAN_PREFIX_SKIP:
+      xj_node(j, "SKIP SCAN ON EACH");
+      xj_str(j, "prefix_column", t->columns[t->pk[0]].name);
+      xj_uint(j, "prefixes_found", sc->skip_more ? sc->skip_probed : sc->skip_prefixes);
+      xj_bool(j, "more_prefixes", sc->skip_more);
+      break;
+    default:
+      xj_node(j, "FULL SCAN");
+      if (chunks[0]) {
+        char c[64];
+        snprintf(c, sizeof c, "%.*s", (int)strlen(chunks) - 1, chunks); /* no trailing ' ' */
+        xj_str(j, "parallel", c);
+      }
+      break;
+  }
+  xj_str(j, "over", over);
+  xj_str(j, "table", t->name);
+  if (sc->index) xj_str(j, "index", sc->index->name);
+  if (r->kind == PLAN_SCAN_PREFIX_SKIP) xj_str(j, "bounds", sc->skip_explain);
+  else if (r->kind != PLAN_SCAN_NOTHING && r->kind != PLAN_SCAN_FULL && r->explain && r->explain[0])
+    xj_str(j, "bounds", r->explain);
+  if (r->kind != PLAN_SCAN_NOTHING) xj_bool(j, "reverse", sc->reverse);
+  if (a) {
+    const kv_scan_metrics *m = &a->kv;
+    xj_obj(j, "actual");
+    xj_uint(j, "rows_examined", m->rows_examined);
+    xj_uint(j, "filtered", m->rows_filtered);
+    xj_uint(j, "returned", m->rows_returned);
+    xj_uint(j, "assembled", a->rows_assembled);
+    xj_uint(j, "ranges", m->ranges_sought);
+    if (r->kind == PLAN_SCAN_PREFIX_SKIP) xj_uint(j, "prefixes", m->prefixes_sought);
+    if (a->step[PLAN_STEP_SCAN].ms > 0 || a->analyzed)
+      xj_dbl(j, "time_ms", a->step[PLAN_STEP_SCAN].ms);
+    xj_end(j);
+  }
 }
 
 static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
                        const plan_actuals *a, const char *chunks) {
   const cat_table *t = sc->table;
   const plan_scan_ranges *r = &sc->ranges;
+  xjson *j = L->j;
   const char *rev = sc->reverse ? " (reverse)" : "";
   char over[512];
   if (sc->index) snprintf(over, sizeof over, "%s.%s", t->name, sc->index->name);
@@ -354,6 +483,7 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
       snprintf(actual + l, sizeof actual - l, " time=%.1fms", a->step[PLAN_STEP_SCAN].ms);
     }
   }
+  scan_node(j, sc, over, chunks, a);
   switch (r->kind) {
     case PLAN_SCAN_NOTHING:
       line(L, "DEGENERATE SCAN OVER %s (reads nothing: the WHERE clause cannot be true)%s",
@@ -385,8 +515,13 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
           snprintf(close, sizeof actual - (size_t)(close - actual), "%s%s", pa, tail);
         }
       }
-      line(L, "SKIP SCAN ON EACH [%s] PREFIX (%s) OVER %s %s%s", t->columns[t->pk[0]].name,
-           found, over, sc->skip_explain ? sc->skip_explain : "", actual);
+      if (sc->prefix_first) /* no suffix ranges: no bounds after the table's name */
+        line(L, "SKIP TO NEXT PREFIX OF [%s] (%s) OVER %s%s%s%s", t->columns[t->pk[0]].name,
+             found, over, sc->skip_explain ? " " : "", sc->skip_explain ? sc->skip_explain : "",
+             actual);
+      else
+        line(L, "SKIP SCAN ON EACH [%s] PREFIX (%s) OVER %s %s%s", t->columns[t->pk[0]].name,
+             found, over, sc->skip_explain ? sc->skip_explain : "", actual);
       break;
     }
     default: line(L, "%sFULL SCAN OVER %s%s%s", chunks, over, rev, actual); break;
@@ -398,35 +533,47 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
   char buf[2048];
   if (r->n_key_terms) {
     terms_text(r->key_terms, r->n_key_terms, names, buf, sizeof buf);
+    xj_node(j, "KEY RANGE");
+    xj_str(j, "terms", buf);
+    xj_str(j, "answered_by", "the key");
+    xj_bool(j, "rechecked", false);
     line(L, "    KEY RANGE: %s  [answered by the key; not re-checked]", buf);
   }
-  if (sc->filter_text)
+  if (sc->filter_text) {
+    filter_node(j, "SERVER FILTER BY", sc->filter_text, "on encoded cells");
     line(L, "    SERVER FILTER BY %s (on encoded cells, before rows are assembled)",
          sc->filter_text);
+  }
   if (sc->residual) {
     plan_expr_print(sc->residual, names, buf, sizeof buf);
     char ab[128];
+    filter_node(j, "CLIENT FILTER BY", buf, "after decoding");
+    act_json(j, a, PLAN_STEP_FILTER);
     line(L, "    CLIENT FILTER BY %s (after decoding)%s", buf, act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
   }
   pbuf fb = {buf, sizeof buf, 0, NULL};
+  xj_node(j, "FAMILIES");
+  xj_arr(j, "families");
   for (int i = 0; i < sc->n_families; i++) {
     const cat_family *f = &t->families[sc->families[i]];
     put(&fb, "%s%s", i ? ", " : "", f->name);
-    if (a) {
-      for (uint32_t k = 0; k < a->kv.n_families; k++) {
-        const kv_family_metrics *fm = &a->kv.families[k];
-        if (fm->family_id != f->kv_id) continue;
-        char hb[32];
-        human_bytes(fm->bytes_read, hb, sizeof hb);
-        put(&fb, " (blocks=%" PRIu64 " cache hits=%" PRIu64 " bytes=%s)", fm->blocks_read,
-            fm->blocks_cache_hit, hb);
-      }
-    }
+    xj_obj(j, NULL);
+    xj_str(j, "name", f->name);
+    if (a) family_actual(&fb, j, &a->kv, f->kv_id);
+    xj_end(j);
   }
-  if (sc->key_family && sc->key_family_why)
+  xj_end(j);
+  if (sc->key_family && sc->key_family_why) {
     put(&fb, "  [%s reads the key family: %s]", CAT_KEY_FAMILY, sc->key_family_why);
+    xj_str(j, "key_family_read_because", sc->key_family_why);
+  }
   line(L, "    FAMILIES: %s", buf);
-  if (sc->kv_limit) line(L, "    ROW LIMIT %" PRIu64 " (pushed into the scan)", sc->kv_limit);
+  if (sc->kv_limit) {
+    xj_node(j, "ROW LIMIT");
+    xj_uint(j, "rows", sc->kv_limit);
+    xj_bool(j, "pushed_into_scan", true);
+    line(L, "    ROW LIMIT %" PRIu64 " (pushed into the scan)", sc->kv_limit);
+  }
 }
 
 static void estimate_line(lines *L, const plan_scan *sc) {
@@ -437,14 +584,23 @@ static void estimate_line(lines *L, const plan_scan *sc) {
   grouped(sc->total_rows, tr, sizeof tr);
   human_bytes(sc->total_bytes, tb, sizeof tb);
   const char *what = sc->index ? "index" : "table";
+  bool none = r->kind == PLAN_SCAN_NOTHING;
+  xj_node(L->j, "ESTIMATE");
+  xj_uint(L->j, "rows", none ? 0 : sc->est_rows);
+  xj_uint(L->j, "bytes", none ? 0 : sc->est_bytes);
+  xj_uint(L->j, "total_rows", sc->total_rows);
+  xj_uint(L->j, "total_bytes", sc->total_bytes);
+  xj_str(L->j, "of", what);
   char lk[96] = "";
-  if (sc->lookup) {
+  if (sc->lookup && !none) {
     char n[32];
     grouped(sc->est_lookups, n, sizeof n);
     snprintf(lk, sizeof lk, "; %s lookup%s into %s", n, sc->est_lookups == 1 ? "" : "s",
              sc->table->name);
+    xj_uint(L->j, "lookups", sc->est_lookups);
+    xj_str(L->j, "lookups_into", sc->table->name);
   }
-  if (r->kind == PLAN_SCAN_NOTHING)
+  if (none)
     line(L, "    ESTIMATE: 0 rows, 0 B of %s rows, %s in the %s", tr, tb, what);
   else
     line(L, "    ESTIMATE: %s row%s, %s of %s rows, %s in the %s%s", er,
@@ -453,10 +609,13 @@ static void estimate_line(lines *L, const plan_scan *sc) {
 
 /* The COST line (every access path costed, the chosen one marked) and the HINT line. */
 static void access_lines(lines *L, const plan_scan *sc) {
+  xjson *j = L->j;
   if (sc->n_access > 0) {
     char buf[2048];
     pbuf b = {buf, sizeof buf, 0, NULL};
     put(&b, "    COST: ");
+    xj_node(j, "COST");
+    xj_arr(j, "paths");
     for (int i = 0; i < sc->n_access; i++) {
       const plan_access *p = &sc->access[i];
       char kind[32];
@@ -468,15 +627,31 @@ static void access_lines(lines *L, const plan_scan *sc) {
           p->index ? "." : "", p->index ? p->index->name : "", kind,
           p->index ? (p->covered ? ", covered" : ", uncovered") : "",
           p->ordered ? ", in ORDER BY order" : "", rows, p->rows == 1 ? "" : "s");
+      xj_obj(j, NULL);
+      xj_str(j, "table", sc->table->name);
+      if (p->index) xj_str(j, "index", p->index->name);
+      xj_str(j, "kind", kind);
+      if (p->index) xj_bool(j, "covered", p->covered);
+      xj_bool(j, "in_order_by_order", p->ordered);
+      xj_uint(j, "rows", p->rows);
       if (p->lookups) {
         grouped(p->lookups, rows, sizeof rows);
         put(&b, " + %s lookup%s", rows, p->lookups == 1 ? "" : "s");
+        xj_uint(j, "lookups", p->lookups);
       }
       put(&b, " = %.1f%s", p->cost, p->chosen ? " [chosen]" : "");
+      xj_dbl(j, "cost", p->cost);
+      xj_bool(j, "chosen", p->chosen);
+      xj_end(j);
     }
+    xj_end(j);
     line(L, "%s", buf);
   }
-  if (sc->hint_note) line(L, "    HINT: %s", sc->hint_note);
+  if (sc->hint_note) {
+    xj_node(j, "HINT");
+    xj_str(j, "note", sc->hint_note);
+    line(L, "    HINT: %s", sc->hint_note);
+  }
 }
 
 
@@ -498,31 +673,58 @@ static void order_text(const plan_select *s, char *buf, size_t cap) {
 ** what it read or why the rows path ran instead. */
 static void colagg_line(lines *L, int threads, const plan_actuals *a) {
   char act[256] = "";
+  xjson *j = L->j;
   const plan_colagg_actual *c = a ? &a->colagg : NULL;
-  if (c && c->ran)
+  const char *how = threads > 1 ? "blocks split into contiguous chunks"
+                                : "blocks in key order (a FLOAT, DOUBLE or DECIMAL sum)";
+  xj_node(j, "SERVER COLUMNAR AGGREGATE");
+  xj_str(j, "blocks", how);
+  if (c && c->ran) {
     snprintf(act, sizeof act, "  (actual blocks=%" PRIu64 " row-way blocks=%" PRIu64
              " row-way ranges=%" PRIu64 " row-way rows=%" PRIu64 " threads=%d)", c->blocks,
              c->blocks_fallback, c->ranges, c->rows_fallback, c->threads);
-  else if (c && c->tried && c->why)
+    xj_obj(j, "actual");
+    xj_uint(j, "blocks", c->blocks);
+    xj_uint(j, "row_way_blocks", c->blocks_fallback);
+    xj_uint(j, "row_way_ranges", c->ranges);
+    xj_uint(j, "row_way_rows", c->rows_fallback);
+    xj_int(j, "threads", c->threads);
+    xj_end(j);
+  } else if (c && c->tried && c->why) {
     snprintf(act, sizeof act, "  (not used: %s; the rows were assembled)", c->why);
+    xj_str(j, "not_used", c->why);
+  }
   line(L, "    SERVER COLUMNAR AGGREGATE: filter and aggregates evaluated per block on the "
-       "value streams, %s; rows not assembled%s",
-       threads > 1 ? "blocks split into contiguous chunks" : "blocks in key order (a FLOAT, DOUBLE or DECIMAL sum)",
-       act);
+       "value streams, %s; rows not assembled%s", how, act);
+}
+
+/* A JSON array of the n strings texts[i]. */
+static void str_array(xjson *j, const char *key, const char *const *texts, int n) {
+  xj_arr(j, key);
+  for (int i = 0; i < n; i++) xj_str(j, NULL, texts[i]);
+  xj_end(j);
 }
 
 static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   const plan_select *s = q->sel;
+  xjson *j = L->j;
   char buf[2048], ab[128];
   int cth = 0;
   bool col = exec_colagg_check(q, &cth);
   char chunks[64] = "";
   if (col && cth > 1) snprintf(chunks, sizeof chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", cth, cth);
   else if (col) snprintf(chunks, sizeof chunks, "CLIENT 1-CHUNK SERIAL ");
-  if (q->has_scan) scan_lines(L, &q->scan, s->col_names, a, chunks);
-  else line(L, "VALUES (one row, no table)");
+  if (q->has_scan) {
+    scan_lines(L, &q->scan, s->col_names, a, chunks);
+  } else {
+    xj_node(j, "VALUES");
+    xj_str(j, "rows", "one row, no table");
+    line(L, "VALUES (one row, no table)");
+  }
   if (!q->has_scan && s->where) {
     plan_expr_print(s->where, NULL, buf, sizeof buf);
+    filter_node(j, "CLIENT FILTER BY", buf, NULL);
+    act_json(j, a, PLAN_STEP_FILTER);
     line(L, "    CLIENT FILTER BY %s%s", buf, act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
   }
   if (s->aggregate) {
@@ -532,6 +734,16 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     pbuf c = {aggs, sizeof aggs, 0, NULL};
     aggs[0] = 0;
     for (int i = 0; i < s->n_aggs; i++) put(&c, "%s%s", i ? ", " : "", s->aggs[i].text);
+    const char *step = s->n_group == 0 ? "SERVER AGGREGATE INTO SINGLE ROW"
+                       : q->stream_agg ? "SERVER AGGREGATE INTO ORDERED DISTINCT ROWS"
+                                       : "CLIENT HASH AGGREGATE INTO DISTINCT ROWS";
+    xj_node(j, step);
+    if (s->n_group) str_array(j, "group_by", (const char *const *)s->agg_names, s->n_group);
+    xj_arr(j, "aggregates");
+    for (int i = 0; i < s->n_aggs; i++) xj_str(j, NULL, s->aggs[i].text);
+    xj_end(j);
+    if (s->n_group && q->stream_agg) xj_str(j, "order", "key order, streaming");
+    act_json(j, a, PLAN_STEP_AGG);
     if (s->n_group == 0) {
       line(L, "    SERVER AGGREGATE INTO SINGLE ROW [%s]%s", aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
@@ -546,13 +758,27 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       pbuf h = {buf, sizeof buf, 0, s};
       buf[0] = 0;
       pr(&h, s->having, s->agg_names, false);
+      filter_node(j, "CLIENT FILTER BY", buf, "HAVING");
+      act_json(j, a, PLAN_STEP_HAVING);
       line(L, "    CLIENT FILTER BY %s (HAVING)%s", buf,
            act_text(a, PLAN_STEP_HAVING, ab, sizeof ab));
     }
   }
-  if (s->distinct) line(L, "    CLIENT DISTINCT%s", act_text(a, PLAN_STEP_DISTINCT, ab, sizeof ab));
+  if (s->distinct) {
+    xj_node(j, "CLIENT DISTINCT");
+    act_json(j, a, PLAN_STEP_DISTINCT);
+    line(L, "    CLIENT DISTINCT%s", act_text(a, PLAN_STEP_DISTINCT, ab, sizeof ab));
+  }
   if (q->sort) {
     order_text(s, buf, sizeof buf);
+    if (q->topn) {
+      xj_node(j, "CLIENT TOP");
+      xj_int(j, "rows", q->limit + q->offset);
+    } else {
+      xj_node(j, "CLIENT SORTED BY");
+    }
+    xj_str(j, "order_by", buf);
+    act_json(j, a, PLAN_STEP_SORT);
     if (q->topn)
       line(L, "    CLIENT TOP %" PRId64 " ROWS SORTED BY [%s]%s", q->limit + q->offset, buf,
            act_text(a, PLAN_STEP_SORT, ab, sizeof ab));
@@ -560,39 +786,88 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       line(L, "    CLIENT SORTED BY [%s]%s", buf, act_text(a, PLAN_STEP_SORT, ab, sizeof ab));
   } else if (s->n_order) {
     order_text(s, buf, sizeof buf);
+    xj_node(j, "ORDER BY");
+    xj_str(j, "order_by", buf);
+    xj_bool(j, "sort", false);
+    xj_bool(j, "key_order_reversed", q->scan.reverse);
     line(L, "    ORDER BY [%s] is the key order%s: no sort", buf,
          q->scan.reverse ? " reversed" : "");
   }
-  if (q->offset) line(L, "    CLIENT OFFSET %" PRId64 "%s", q->offset, act_text(a, PLAN_STEP_LIMIT, ab, sizeof ab));
-  if (q->limit >= 0 && !q->limit_pushed && !q->topn)
+  if (q->offset) {
+    xj_node(j, "CLIENT OFFSET");
+    xj_int(j, "rows", q->offset);
+    act_json(j, a, PLAN_STEP_LIMIT);
+    line(L, "    CLIENT OFFSET %" PRId64 "%s", q->offset, act_text(a, PLAN_STEP_LIMIT, ab, sizeof ab));
+  }
+  if (q->limit >= 0 && !q->limit_pushed && !q->topn) {
+    xj_node(j, "CLIENT LIMIT");
+    xj_int(j, "rows", q->limit);
+    act_json(j, a, PLAN_STEP_LIMIT);
     line(L, "    CLIENT LIMIT %" PRId64 "%s", q->limit, act_text(a, PLAN_STEP_LIMIT, ab, sizeof ab));
+  }
   if (q->has_scan) {
     access_lines(L, &q->scan);
     estimate_line(L, &q->scan);
   }
 }
 
-int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,
-                 const plan_actuals *a, plan_arena *A, char ***out, int *n) {
-  lines L = {A, NULL, 0, 0, 0};
+/* Every line of the plan into L (and, with L->j on, its node). */
+static void walk(lines *L, const plan_bound *bound, const plan_query *q,
+                 const plan_scan *del_scan, const plan_actuals *a) {
   char ab[128];
+  xjson *j = L->j;
   if (bound->kind == SQL_STMT_UPSERT) {
     const plan_upsert *u = bound->upsert;
-    if (u->select) line(L.A ? &L : &L, "UPSERT SELECT INTO %s%s", u->table->name, act_text(a, PLAN_STEP_WRITE, ab, sizeof ab));
-    else line(&L, "UPSERT %d ROW%s INTO %s%s", u->n_rows, u->n_rows == 1 ? "" : "S",
+    xj_node(j, u->select ? "UPSERT SELECT" : "UPSERT");
+    if (!u->select) xj_int(j, "rows", u->n_rows);
+    xj_str(j, "into", u->table->name);
+    act_json(j, a, PLAN_STEP_WRITE);
+    if (u->select) line(L, "UPSERT SELECT INTO %s%s", u->table->name, act_text(a, PLAN_STEP_WRITE, ab, sizeof ab));
+    else line(L, "UPSERT %d ROW%s INTO %s%s", u->n_rows, u->n_rows == 1 ? "" : "S",
               u->table->name, act_text(a, PLAN_STEP_WRITE, ab, sizeof ab));
   } else if (bound->kind == SQL_STMT_DELETE) {
-    line(&L, "DELETE ROWS FROM %s%s", bound->del->table->name,
+    xj_node(j, "DELETE ROWS");
+    xj_str(j, "from", bound->del->table->name);
+    act_json(j, a, PLAN_STEP_WRITE);
+    line(L, "DELETE ROWS FROM %s%s", bound->del->table->name,
          act_text(a, PLAN_STEP_WRITE, ab, sizeof ab));
   }
-  if (q) query_lines(&L, q, a);
+  if (q) query_lines(L, q, a);
   if (del_scan) {
-    scan_lines(&L, del_scan, bound->del->col_names, a, "");
-    access_lines(&L, del_scan);
-    estimate_line(&L, del_scan);
+    scan_lines(L, del_scan, bound->del->col_names, a, "");
+    access_lines(L, del_scan);
+    estimate_line(L, del_scan);
   }
-  if (a) line(&L, "TOTAL time=%.1fms", a->total_ms);
+  if (a) {
+    xj_node(j, "TOTAL");
+    xj_dbl(j, "time_ms", a->total_ms);
+    line(L, "TOTAL time=%.1fms", a->total_ms);
+  }
+}
+
+int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,
+                 const plan_actuals *a, plan_arena *A, char ***out, int *n) {
+  xjson off;
+  memset(&off, 0, sizeof off);
+  lines L = {A, NULL, 0, 0, 0, &off};
+  walk(&L, bound, q, del_scan, a);
   *out = L.v;
   *n = L.n;
   return L.rc;
+}
+
+int plan_explain_json(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,
+                      const plan_actuals *a, plan_arena *A, char **out) {
+  xjson j;
+  memset(&j, 0, sizeof j);
+  j.on = true;
+  lines L = {A, NULL, 0, 0, 0, &j};
+  const char *stmt = bound->kind == SQL_STMT_UPSERT ? "UPSERT"
+                     : bound->kind == SQL_STMT_DELETE ? "DELETE" : "SELECT";
+  xj_begin(&j, stmt, a != NULL);
+  walk(&L, bound, q, del_scan, a);
+  char *doc = xj_finish(&j);
+  *out = doc && !L.rc ? plan_arena_strndup(A, doc, strlen(doc)) : NULL;
+  free(doc);
+  return *out ? L.rc : 10; /* EXEC_NOMEM */
 }

@@ -52,10 +52,11 @@ typedef struct plan_agg {
   bool star;           /* COUNT(*) */
   bool distinct;       /* COUNT(DISTINCT x) and the like */
   plan_expr *arg;      /* argument over the input row; NULL for COUNT(*) */
+  plan_expr *arg2;     /* FIRST_VALUE/LAST_VALUE: the WITHIN GROUP (ORDER BY k) key; or NULL */
   cat_type type;       /* result type */
   char *text;          /* SQL text for EXPLAIN and column names ("COUNT(*)") */
   double frac;         /* PERCENTILE_CONT/DISC: the fraction p, 0..1 */
-  bool desc;           /* PERCENTILE_CONT/DISC: WITHIN GROUP (ORDER BY x DESC) */
+  bool desc;           /* PERCENTILE_CONT/DISC, FIRST/LAST_VALUE: WITHIN GROUP (ORDER BY x DESC) */
 } plan_agg;
 
 /* One ORDER BY term over the projected row. */
@@ -113,6 +114,7 @@ typedef struct plan_bound {
   int kind;                /* enum sql_stmt_kind */
   bool explain;            /* EXPLAIN */
   bool analyze;            /* EXPLAIN ANALYZE */
+  bool json;               /* EXPLAIN (FORMAT JSON): one row, the plan as a JSON document */
   plan_select *select;     /* SELECT */
   plan_upsert *upsert;     /* UPSERT */
   plan_delete *del;        /* DELETE */
@@ -193,6 +195,10 @@ typedef struct plan_scan {
   const uint8_t **skip_pfx;         /* the prefixes found (arena), for the estimates */
   uint32_t *skip_pfx_len;           /* their lengths */
   const char *skip_explain;         /* the key bounds, "*" for the leading column (arena) */
+  bool prefix_first;                /* the skip scan hands out only the first row of each
+                                       prefix that the pushed filter passes (kv's
+                                       rows_per_prefix 1): the query needs no other
+                                       (planner/skip_prefix.h plan_prefix_first) */
 } plan_scan;
 
 /* What follows the scan in a SELECT plan. */

@@ -110,5 +110,10 @@ static inline void plan_actuals_zero(plan_actuals *a) {
 ** source of an UPSERT SELECT; a: actual figures or NULL. EXEC_OK or EXEC_NOMEM. */
 int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,
                  const plan_actuals *a, plan_arena *A, char ***lines, int *n);
+/* The same plan as one JSON document (EXPLAIN (FORMAT JSON), docs/EXPLAIN.md): one node per
+** line plan_explain makes, in the same order, holding the same figures and texts. *doc is
+** an arena string. EXEC_OK or EXEC_NOMEM. */
+int plan_explain_json(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,
+                      const plan_actuals *a, plan_arena *A, char **doc);
 
 #endif /* ROWAN_PLANNER_PLAN_SELECT_H */

@@ -393,7 +393,10 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
   if (!used) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
   if (s->aggregate) {
     for (int i = 0; i < s->n_group; i++) mark(s->group[i], used);
-    for (int i = 0; i < s->n_aggs; i++) mark(s->aggs[i].arg, used);
+    for (int i = 0; i < s->n_aggs; i++) {
+      mark(s->aggs[i].arg, used);
+      mark(s->aggs[i].arg2, used);
+    }
   } else {
     for (int i = 0; i < s->n_proj; i++) mark(s->proj[i], used);
   }
@@ -408,6 +411,33 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
                               plan_pinned_one(&q->scan.ranges, t->pk, t->n_pk), q->stream_agg);
   if (t->n_indexes > 0 && full) {
     rc = plan_index_choose(db, s, used, params, n_params, A, q, &dir, msg, cap);
+    if (rc) return rc;
+  }
+  /* a query that needs only the first row of each leading-key value reads that row alone
+     (planner/skip_prefix.h plan_prefix_first) */
+  int hint = plan_skip_hint(s->hint);
+  if (!q->scan.index && dir != 2 && hint >= 0 && plan_prefix_first_shape(s)) {
+    if (q->scan.ranges.kind == PLAN_SCAN_FULL && s->where) {
+      /* the WHERE's bounds on later key columns, left to a filter by the skip scan's cost
+         rule, become its suffix ranges (as SKIP_SCAN would make them): each prefix is then
+         sought at its first row in them */
+      plan_scan alt;
+      rc = scan_build(db, t, s->where, used, params, n_params, A, &alt, msg, cap, full, true, 1);
+      if (rc) {
+        plan_scan_free(&alt);
+        return rc;
+      }
+      if (alt.ranges.kind == PLAN_SCAN_PREFIX_SKIP && !alt.residual) {
+        alt.hint_note = q->scan.hint_note;
+        alt.n_access = q->scan.n_access;
+        alt.access = q->scan.access;
+        plan_scan_free(&q->scan);
+        q->scan = alt;
+      } else {
+        plan_scan_free(&alt);
+      }
+    }
+    rc = plan_prefix_first(db, s, hint, A, &q->scan, msg, cap);
     if (rc) return rc;
   }
   /* GROUP BY STATION, TRUNC(TS, 'DAY') over the key (STATION, TS): each group's rows come

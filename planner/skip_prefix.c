@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "catalog/keycodec.h"
+#include "exec/agg.h"
 #include "exec/engine.h"
 #include "planner/skip_prefix.h"
 
@@ -215,5 +216,98 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
   sc->skip_pfx_len = l.len;
   sc->skip_explain = explain && r.explain ? star_text(A, r.explain) : NULL;
   if (hint > 0) sc->hint_note = "hint SKIP_SCAN forces the skip scan by prefix";
+  return EXEC_OK;
+}
+
+/* Whether aggregate g of query s is answered by the first row of each leading-key prefix
+** (the prefix being the first key column c0, the next key column c1): a function of the
+** set of distinct c0 values (MIN/MAX of c0, any DISTINCT aggregate of c0), or with GROUP
+** BY c0 the MAX of c1 under a descending c1 (MIN under an ascending one), or FIRST_VALUE(x)
+** WITHIN GROUP (ORDER BY c1) in the key's direction (LAST_VALUE in the other), when c1
+** cannot be NULL: the first row of the prefix that passes the filter holds the extreme. */
+static bool first_row_answers(const plan_agg *g, const cat_table *t, bool grouped) {
+  int c0 = t->pk[0], c1 = t->n_pk > 1 ? t->pk[1] : -1;
+  if (g->arg2) { /* FIRST_VALUE(x) WITHIN GROUP (ORDER BY c1 in the key's direction), LAST_VALUE
+                    in the other: the x of the group's first row (any x) */
+    const cat_key_col *k = &t->key_cols[1];
+    if (!grouped || c1 < 0 || g->arg2->kind != PX_COLUMN || g->arg2->column != c1 ||
+        k->nullable)
+      return false;
+    return g->func == EXEC_AGG_FIRST_VALUE ? g->desc == k->desc
+           : g->func == EXEC_AGG_LAST_VALUE ? g->desc != k->desc : false;
+  }
+  if (g->star || !g->arg || g->arg->kind != PX_COLUMN) return false;
+  bool minmax = g->func == EXEC_AGG_MIN || g->func == EXEC_AGG_MAX;
+  if (g->arg->column == c0) return g->distinct || minmax;
+  if (!grouped || g->distinct || g->arg->column != c1 || !minmax) return false;
+  const cat_key_col *k = &t->key_cols[1];
+  if (k->nullable) return false;
+  return g->func == EXEC_AGG_MAX ? k->desc : !k->desc;
+}
+
+bool plan_prefix_first_shape(const plan_select *s) {
+  const cat_table *t = s->table;
+  if (!t || t->n_pk < 2) return false;
+  int c0 = t->pk[0];
+  if (!s->aggregate) {
+    if (!s->distinct || s->n_proj < 1) return false;
+    for (int i = 0; i < s->n_proj; i++)
+      if (s->proj[i]->kind != PX_COLUMN || s->proj[i]->column != c0) return false;
+    return true;
+  }
+  if (s->n_group > 1) return false;
+  if (s->n_group == 1 && (s->group[0]->kind != PX_COLUMN || s->group[0]->column != c0))
+    return false;
+  if (s->n_group == 0 && s->n_aggs == 0) return false;
+  for (int i = 0; i < s->n_aggs; i++)
+    if (!first_row_answers(&s->aggs[i], t, s->n_group == 1)) return false;
+  return true;
+}
+
+int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
+                      char *msg, size_t cap) {
+  const cat_table *t = s->table;
+  if (hint < 0 || sc->index || sc->residual || sc->lookup || sc->reverse ||
+      (sc->ranges.kind != PLAN_SCAN_FULL && sc->ranges.kind != PLAN_SCAN_PREFIX_SKIP) ||
+      !plan_prefix_first_shape(s))
+    return EXEC_OK;
+  uint32_t n = sc->skip_prefixes;
+  bool more = sc->skip_more;
+  const uint8_t **pfx = sc->skip_pfx;
+  uint32_t *pfx_len = sc->skip_pfx_len;
+  if (sc->ranges.kind == PLAN_SCAN_FULL) {
+    /* count the prefixes, up to the number whose seeks would cost the full scan */
+    uint32_t kfam = t->families[0].kv_id;
+    uint64_t full = 0, b = 0;
+    if (kv_estimate_rows(db, kfam, NULL, &full, &b) != KV_OK) full = 0;
+    double fit = (double)full / PLAN_SKIP_SEEK_COST;
+    uint32_t probe = fit > PLAN_SKIP_MAX_PREFIXES ? PLAN_SKIP_MAX_PREFIXES
+                     : fit < PLAN_SKIP_MIN_PROBE  ? PLAN_SKIP_MIN_PROBE
+                                                  : (uint32_t)fit;
+    pfx_list l = {A, plan_arena_alloc(A, probe * sizeof *l.p),
+                  plan_arena_alloc(A, probe * sizeof *l.len), 0, false};
+    if (!l.p || !l.len) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
+    if (kv_scan_prefixes(db, kfam, plan_skip_prefix_len, (void *)&t->key_cols[0], probe, collect,
+                         &l, &n, &more) != KV_OK ||
+        l.oom)
+      return EXEC_OK; /* no count: the plan stays */
+    pfx = l.p;
+    pfx_len = l.len;
+    if (more || (full && PLAN_SKIP_SEEK_COST * (double)n >= (double)full)) return EXEC_OK;
+    sc->skip_probed = probe;
+  } else if (more) {
+    return EXEC_OK; /* too many prefixes for one seek each to pay */
+  }
+  sc->ranges.kind = PLAN_SCAN_PREFIX_SKIP;
+  sc->ranges.prefix_cols = 0;
+  sc->skip_prefixes = n;
+  sc->skip_more = false;
+  sc->skip_pfx = pfx;
+  sc->skip_pfx_len = pfx_len;
+  sc->prefix_first = true;
+  /* one row of each prefix (more where the filter rejects the first ones) */
+  double per_row = sc->total_rows ? (double)sc->total_bytes / (double)sc->total_rows : 0;
+  sc->est_rows = n;
+  sc->est_bytes = (uint64_t)(per_row * n + 0.5);
   return EXEC_OK;
 }

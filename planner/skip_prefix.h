@@ -60,4 +60,29 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
 ** plan time and sc's families (rows from rows_family). */
 void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc);
 
+/* The first row of each prefix (Phoenix's DISTINCT PREFIX FILTER; MySQL's loose index
+** scan): a query whose answer needs only the first row, in key order, of each distinct
+** value of the leading key column c0 that the WHERE passes reads one row per value, one
+** seek each (kv_skip_prefix.rows_per_prefix 1), instead of every row. The shapes
+** (plan_prefix_first_shape): SELECT DISTINCT c0; aggregates without GROUP BY of c0 alone
+** that depend only on its distinct values (COUNT(DISTINCT c0), MIN(c0), MAX(c0)); GROUP BY c0
+** with such aggregates or MAX(c1) where the second key column c1 is DESC (MIN(c1) where it
+** is ASC) and NOT NULL, or FIRST_VALUE(x) WITHIN GROUP (ORDER BY c1 [DESC]) in the key's
+** direction (LAST_VALUE in the other): `SELECT STATION, MAX(TS), FIRST_VALUE(TEMP) WITHIN
+** GROUP (ORDER BY TS DESC) FROM SENSOR GROUP BY STATION` on the key (STATION, TS DESC) reads
+** one row per station.
+** Only over the table's own forward scan with no residual filter (the pushed filter decides
+** which row of a prefix is its first), no WHERE bound on c0 (the scan is a full scan or
+** a skip scan by prefix, whose suffix ranges it keeps: planner/select.c builds the scan
+** again as the SKIP_SCAN hint would when the shape fits and the WHERE bounds later key
+** columns that the cost rule left to a filter), and when the prefixes, counted at
+** plan time like the skip scan's, are few enough that their seeks cost less than the full
+** scan (at most PLAN_SKIP_MAX_PREFIXES). NO_SKIP_SCAN or RANGE_SCAN (hint < 0) forbids it.
+** EXPLAIN: SKIP TO NEXT PREFIX OF [c0]. Sets sc->prefix_first (and makes sc a skip scan by
+** prefix when it was a full scan) and the estimates: one row per prefix. EXEC_OK whether
+** chosen or not; EXEC_NOMEM. */
+bool plan_prefix_first_shape(const plan_select *s);
+int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
+                      char *msg, size_t cap);
+
 #endif /* ROWAN_PLANNER_SKIP_PREFIX_H */

@@ -4,7 +4,8 @@
 # (or sudo) when a package is missing. It does not build anything.
 set -eu
 PKGS="cmake make gcc pkg-config lemon liblz4-dev libsqlite3-dev libcmocka-dev libedit-dev
-zlib1g-dev libxxhash-dev libcsv-dev clang libclang-rt-14-dev"
+zlib1g-dev libxxhash-dev libcsv-dev clang libclang-rt-14-dev python3-venv python3-dev tzdata
+librsvg2-bin"
 [ "${ROWAN_BENCH:-0}" = 1 ] && PKGS="$PKGS librocksdb-dev python3-venv"
 missing=""
 for p in $PKGS; do

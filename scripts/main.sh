@@ -6,7 +6,8 @@
 # queries, each with EXPLAIN and EXPLAIN ANALYZE), then tour_index.sql (a query going from a
 # full scan to a range scan over a secondary index). STORE (default /tmp/rowan-sensor) is
 # removed first. The archive's times are Beijing local time (UTC+8, no daylight saving
-# time), loaded as given. examples/sensor/README.md says what each step of the tour shows.
+# time), loaded as given. examples/sensor/README.md says what each step of the tour shows;
+# the tour also writes its pictures (.plot, .keymap) to /tmp/rowan-tour-*.svg.
 set -eu
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -21,3 +22,4 @@ echo "== tour: examples/sensor/tour.sql"
 "$ROWAN" -bail "$STORE" ".read examples/sensor/tour.sql"
 echo "== indexes: examples/sensor/tour_index.sql"
 "$ROWAN" -bail "$STORE" ".read examples/sensor/tour_index.sql"
+echo "== pictures of the tour (open them in a browser): /tmp/rowan-tour-*.svg"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # scripts/test.sh: the README's test command. Installs what is missing, builds Rowan from
-# scratch in build/test (warnings as errors) and runs every test with CTest. Exits non-zero
+# scratch in build/test (warnings as errors), runs every test with CTest, then builds the
+# Python module against that build and runs its tests (scripts/pytest.sh). Exits non-zero
 # if anything fails. Randomized tests use a fixed seed (ROWAN_SEED, default 20261130). It
 # does not run the sanitizer build or the fuzzers (.ci/run does).
 set -eu
@@ -14,4 +15,6 @@ cmake --build "$BUILD" -j"$(nproc)"
 ROWAN_SEED=${ROWAN_SEED:-20261130}
 export ROWAN_SEED
 echo "randomized tests use ROWAN_SEED=$ROWAN_SEED"
-cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 1200
+(cd "$BUILD" && ctest --output-on-failure -j"$(nproc)" --timeout 1200)
+echo "== Python module (python/, pytest)"
+scripts/pytest.sh "$BUILD"

@@ -272,6 +272,7 @@ typedef struct sql_stmt {
   int kind;           /* enum sql_stmt_kind */
   bool explain;       /* EXPLAIN ... (SELECT, UPSERT, DELETE only) */
   bool analyze;       /* EXPLAIN ANALYZE ... */
+  bool explain_json;  /* EXPLAIN (FORMAT JSON) ...: the plan as one JSON document */
   uint32_t off;       /* byte offset of the first token */
   uint32_t len;       /* bytes up to the end of the last token (no ';') */
   int nparam;         /* highest parameter number used (0 if none) */

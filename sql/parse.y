@@ -71,10 +71,21 @@ input ::= cmd(C) SEMI. { sql_pc_done(ctx, C); }
 
 cmd(A) ::= explainable(X). { A = X; }
 cmd(A) ::= EXPLAIN analyze_opt(Z) explainable(X). { A = sql_pc_explain(ctx, X, Z); }
+cmd(A) ::= EXPLAIN analyze_opt(Z) LP explain_opts(O) RP explainable(X).
+  { A = sql_pc_explain(ctx, X, Z | O); }
 
 %type analyze_opt {int}
 analyze_opt(A) ::= . { A = 0; }
-analyze_opt(A) ::= ANALYZE. { A = 1; }
+analyze_opt(A) ::= ANALYZE. { A = SQL_EXPLAIN_ANALYZE; }
+
+/* EXPLAIN's options in parentheses, PostgreSQL's form: (ANALYZE, FORMAT JSON). The words are
+   names (no new reserved word); sql_pc_explain_opt checks them. */
+%type explain_opts {int}
+explain_opts(A) ::= explain_opt(O). { A = O; }
+explain_opts(A) ::= explain_opts(L) COMMA explain_opt(O). { A = L | O; }
+%type explain_opt {int}
+explain_opt(A) ::= nm(N). { A = sql_pc_explain_opt(ctx, N, NULL); }
+explain_opt(A) ::= nm(N) nm(V). { A = sql_pc_explain_opt(ctx, N, &V); }
 
 explainable(A) ::= select(S). { A = sql_pc_stmt_select(ctx, S); }
 explainable(A) ::= UPSERT(K) hint_opt(H) INTO nm(T) collist_opt(C) VALUES valueslist(V).

@@ -151,8 +151,14 @@ sql_stmt *sql_pc_create_index(sql_pctx *ctx, sql_token kw, int if_not_exists, sq
 sql_stmt *sql_pc_drop(sql_pctx *ctx, int kind, sql_token kw, int if_exists, sql_name name,
                       sql_name table);
 sql_stmt *sql_pc_simple(sql_pctx *ctx, int kind, sql_token kw);
-/* EXPLAIN [ANALYZE] s. */
-sql_stmt *sql_pc_explain(sql_pctx *ctx, sql_stmt *s, int analyze);
+/* EXPLAIN [ANALYZE] [(options)] s: flags are SQL_EXPLAIN_* bits. */
+#define SQL_EXPLAIN_ANALYZE 1 /* ANALYZE */
+#define SQL_EXPLAIN_JSON 2    /* FORMAT JSON */
+sql_stmt *sql_pc_explain(sql_pctx *ctx, sql_stmt *s, int flags);
+/* One EXPLAIN option: ANALYZE (value NULL), FORMAT TEXT or FORMAT JSON; its SQL_EXPLAIN_*
+** bits, 0 for FORMAT TEXT. Anything else is a syntax error naming the word and the
+** options there are. Frees the names. */
+int sql_pc_explain_opt(sql_pctx *ctx, sql_name name, sql_name *value);
 /* The grammar accepted statement s. */
 void sql_pc_done(sql_pctx *ctx, sql_stmt *s);
 

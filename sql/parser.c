@@ -565,12 +565,34 @@ sql_stmt *sql_pc_simple(sql_pctx *ctx, int kind, sql_token kw) {
   return s;
 }
 
-sql_stmt *sql_pc_explain(sql_pctx *ctx, sql_stmt *s, int analyze) {
+sql_stmt *sql_pc_explain(sql_pctx *ctx, sql_stmt *s, int flags) {
   if (s) {
     s->explain = true;
-    s->analyze = analyze != 0;
+    s->analyze = (flags & SQL_EXPLAIN_ANALYZE) != 0;
+    s->explain_json = (flags & SQL_EXPLAIN_JSON) != 0;
   }
   return s;
+}
+
+int sql_pc_explain_opt(sql_pctx *ctx, sql_name name, sql_name *value) {
+  int r = 0;
+  const char *n = name.z ? name.z : "";
+  const char *v = value && value->z ? value->z : NULL;
+  if (!strcmp(n, "ANALYZE") && !value) {
+    r = SQL_EXPLAIN_ANALYZE;
+  } else if (!strcmp(n, "FORMAT") && v && (!strcmp(v, "JSON") || !strcmp(v, "TEXT"))) {
+    r = !strcmp(v, "JSON") ? SQL_EXPLAIN_JSON : 0;
+  } else if (!strcmp(n, "FORMAT")) {
+    sql_pc_error(ctx, SQL_ERR_SYNTAX, value ? value->off : name.off,
+                 "EXPLAIN option FORMAT takes TEXT or JSON, not %s", v ? v : "nothing");
+  } else {
+    sql_pc_error(ctx, SQL_ERR_SYNTAX, name.off,
+                 "unknown EXPLAIN option %s%s%s: the options are ANALYZE and FORMAT TEXT|JSON",
+                 n, v ? " " : "", v ? v : "");
+  }
+  free(name.z);
+  if (value) free(value->z);
+  return r;
 }
 
 void sql_pc_done(sql_pctx *ctx, sql_stmt *s) {

@@ -447,6 +447,7 @@ static void put_create_table(buf *b, const sql_create_table *t, unsigned flags) 
 
 static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
   if (s->explain) puts_(b, s->analyze ? "EXPLAIN ANALYZE " : "EXPLAIN ");
+  if (s->explain && s->explain_json) puts_(b, "(FORMAT JSON) ");
   switch (s->kind) {
     case SQL_STMT_SELECT: put_select(b, s->u.select, flags); break;
     case SQL_STMT_UPSERT: {

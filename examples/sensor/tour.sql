@@ -4,6 +4,10 @@
 -- blocks and bytes per column family) and the query itself. examples/sensor/README.md
 -- explains what to look for in each.
 --
+-- Pictures: steps 5b and 5c draw line charts (.plot) and steps 6a and 6b the key space and
+-- the blocks each reads (.keymap), as SVG files in /tmp (rowan-tour-*.svg); open them in a
+-- browser.
+--
 -- Times are the archive's: Beijing local time (UTC+8, no daylight saving time), kept as
 -- given, so TIMESTAMP '2016-07-01 12:00:00' is noon in Beijing.
 .headers on
@@ -85,6 +89,8 @@ SELECT STATION, TRUNC(TS, 'DAY') AS DAY, AVG(PM25) AS PM25, MIN(TEMP) AS TMIN,
     MAX(TEMP) AS TMAX
   FROM SENSOR WHERE STATION = 'Dongsi' AND TS >= TIMESTAMP '2017-02-22 00:00:00'
   GROUP BY STATION, TRUNC(TS, 'DAY') ORDER BY DAY;
+-- The same week hour by hour, drawn: temperature and dew point (the _C suffix gives the unit)
+.plot /tmp/rowan-tour-5b-week.svg "SELECT TS, TEMP AS TEMP_C, DEWP AS DEWP_C FROM SENSOR WHERE STATION = 'Dongsi' AND TS >= TIMESTAMP '2017-02-22 00:00:00'"
 
 .print
 .print "== 5c. Daily averages of every station for July 2016: no STATION in the WHERE, a skip scan on each STATION prefix (12 x 744 rows examined, not 420,768)"
@@ -94,14 +100,23 @@ EXPLAIN ANALYZE SELECT STATION, TRUNC(TS, 'DAY') AS DAY, AVG(TEMP) AS TEMP
 SELECT STATION, TRUNC(TS, 'DAY') AS DAY, AVG(TEMP) AS TEMP
   FROM SENSOR WHERE TS >= TIMESTAMP '2016-07-01 00:00:00' AND TS < TIMESTAMP '2016-08-01 00:00:00'
   GROUP BY STATION, DAY ORDER BY STATION, DAY LIMIT 5;
+-- All of it drawn: the day first (the x axis), one line per station
+.plot /tmp/rowan-tour-5c-daily.svg
+SELECT TRUNC(TS, 'DAY') AS DAY, STATION, AVG(TEMP) AS TEMP_C
+  FROM SENSOR WHERE TS >= TIMESTAMP '2016-07-01 00:00:00' AND TS < TIMESTAMP '2016-08-01 00:00:00'
+  GROUP BY STATION, DAY;
 
 .print
 .print "== 6a. Hot hours at Dongsi, with the leading key column: one station's 35,064 hours examined (less the 20 with no TEMP)"
+-- The key space of SENSOR and what this question reads of it, drawn (docs/SHELL.md, .keymap);
+-- drawn first, so the picture shows the blocks read from the store file, not the cache
+.keymap SENSOR "SELECT COUNT(*) FROM SENSOR WHERE STATION = 'Dongsi' AND TEMP > 35" /tmp/rowan-tour-6a-keymap.svg
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE STATION = 'Dongsi' AND TEMP > 35;
 SELECT COUNT(*) AS HOT_HOURS_DONGSI FROM SENSOR WHERE STATION = 'Dongsi' AND TEMP > 35;
 
 .print
 .print "== 6b. The same question without it (LIKE '%ongsi' cannot bound the key): all 420,768 hours (less the 398 with no TEMP)"
+.keymap SENSOR "SELECT COUNT(*) FROM SENSOR WHERE STATION LIKE '%ongsi' AND TEMP > 35" /tmp/rowan-tour-6b-keymap.svg
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE STATION LIKE '%ongsi' AND TEMP > 35;
 SELECT COUNT(*) AS HOT_HOURS_DONGSI FROM SENSOR WHERE STATION LIKE '%ongsi' AND TEMP > 35;
 
@@ -111,3 +126,16 @@ SELECT COUNT(*) AS HOT_HOURS_DONGSI FROM SENSOR WHERE STATION LIKE '%ongsi' AND 
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE TEMP IS NOT NULL;
 EXPLAIN ANALYZE SELECT COUNT(*) FROM SENSOR WHERE LATITUDE IS NOT NULL;
 SELECT STATION, TS, LONGITUDE, LATITUDE, TYPE FROM SENSOR WHERE LATITUDE IS NOT NULL;
+
+.print
+.print "== 8. The latest reading of every station: the first row of each STATION, one seek each (12 rows examined, not 420,768)"
+EXPLAIN ANALYZE SELECT STATION, MAX(TS) AS LATEST,
+    FIRST_VALUE(TEMP) WITHIN GROUP (ORDER BY TS DESC) AS TEMP,
+    FIRST_VALUE(PM25) WITHIN GROUP (ORDER BY TS DESC) AS PM25
+  FROM SENSOR GROUP BY STATION;
+SELECT STATION, MAX(TS) AS LATEST,
+    FIRST_VALUE(TEMP) WITHIN GROUP (ORDER BY TS DESC) AS TEMP,
+    FIRST_VALUE(PM25) WITHIN GROUP (ORDER BY TS DESC) AS PM25
+  FROM SENSOR GROUP BY STATION;
+-- The same seeks answer "which stations are there" and "how many".
+SELECT COUNT(DISTINCT STATION) AS STATIONS FROM SENSOR;

@@ -580,10 +580,10 @@ static int64_t count_of(rowan_db *db, const char *sql) {
   return n;
 }
 
-/* Inside a transaction an UPSERT SELECT and a DELETE over more rows than one write batch
-** outside it (EXEC_WRITE_BATCH_ROWS, 10000) still go to the transaction's one batch
-** (exec/engine.h): nothing of them is committed before COMMIT, all of it goes with ROLLBACK
-** (the index rows too), and the reader opened before them aborts or goes on. */
+/* Inside a transaction a large UPSERT SELECT and DELETE go to the transaction's one batch,
+** never to a bulk load as they would outside it (exec/engine.h): nothing of them is
+** committed before COMMIT, all of it goes with ROLLBACK (the index rows too), and the
+** reader opened before them aborts or goes on. */
 static void big_statements(void **state) {
   (void)state;
   enum { NS = 12000 };

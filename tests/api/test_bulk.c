@@ -8,7 +8,8 @@
 ** column type, loaded in key order, in reverse key order (a time series against a DESC
 ** key) and shuffled, gives the table the same rows by UPSERT give; so does a load into an
 ** empty table with an index (the index agrees with its table, and a query forced through
-** it returns what the table returns).
+** it returns what the table returns). Typed rows (rowan_bulk_add_values) land as the same
+** values bound to an UPSERT do.
 */
 #include <setjmp.h>
 #include <stdbool.h>
@@ -365,6 +366,93 @@ static void test_types_and_orders(void **state) {
   free(ord);
 }
 
+/* rowan_bulk_add_values: typed values land as the same values bound to an UPSERT do (an
+** integer into DOUBLE and DECIMAL columns, a timestamp into a DATE column, text literals
+** into BOOLEAN and TIME ones), NULLs delete; a value that does not fit its column is refused
+** naming the column and the load goes on; argument errors are ROWAN_MISUSE. */
+static void test_typed_values(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("api_bulk_values"), rng = seed;
+  int n = (int)tu_scaled(2000, 200);
+  rowan_db *db = open_db();
+  exec_ok(db, TYPES_DDL("TV", ""));
+  exec_ok(db, TYPES_DDL("TU", ""));
+  rowan_stmt *st;
+  assert_int_equal(rowan_prepare(db, "UPSERT INTO TU (K1, K2, B1, T1, S1, I1, F1, D1, DEC1, C1, "
+                                 "V1, DT, TM, TSX) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                                 "?, ?)", -1, &st, NULL), ROWAN_OK);
+  rowan_bulk *b;
+  assert_int_equal(rowan_bulk_begin(db, "TV", TYPES_COLS, types_cols, &b), ROWAN_OK);
+  char txt[4][32];
+  for (int i = 0; i < n; i++) {
+    rowan_value v[TYPES_COLS];
+    memset(v, 0, sizeof v);
+    snprintf(txt[0], 32, "st%d", i % 3);
+    v[0] = (rowan_value){ROWAN_TEXT, (int)strlen(txt[0]), 0, 0, txt[0]};
+    v[1] = (rowan_value){ROWAN_INTEGER, 0, i * 7 - 900, 0, NULL};
+    snprintf(txt[1], 32, "%s", tu_below(&rng, 2) ? "TRUE" : "false");
+    v[2] = (rowan_value){ROWAN_TEXT, (int)strlen(txt[1]), 0, 0, txt[1]};
+    v[3] = (rowan_value){ROWAN_INTEGER, 0, (int64_t)tu_below(&rng, 256) - 128, 0, NULL};
+    v[4] = (rowan_value){ROWAN_INTEGER, 0, (int64_t)tu_below(&rng, 65536) - 32768, 0, NULL};
+    v[5] = (rowan_value){ROWAN_INTEGER, 0, (int64_t)tu_below(&rng, 1u << 31), 0, NULL};
+    v[6] = (rowan_value){ROWAN_FLOAT, 0, 0, (double)tu_below(&rng, 100000) / 64.0, NULL};
+    v[7] = tu_below(&rng, 2) ? (rowan_value){ROWAN_INTEGER, 0, (int64_t)tu_below(&rng, 1000), 0, NULL}
+                             : (rowan_value){ROWAN_FLOAT, 0, 0, (double)i / 3.0, NULL};
+    v[8] = (rowan_value){ROWAN_FLOAT, 0, 0, (double)tu_below(&rng, 100000) / 8.0, NULL};
+    v[9] = (rowan_value){ROWAN_TEXT, 2, 0, 0, "ab"};
+    snprintf(txt[2], 32, "v%d", (int)tu_below(&rng, 10000));
+    v[10] = (rowan_value){ROWAN_TEXT, (int)strlen(txt[2]), 0, 0, txt[2]};
+    int64_t ms = 1609459200000LL + (int64_t)tu_below(&rng, 1000000000) * 37;
+    v[11] = (rowan_value){ROWAN_TIMESTAMP, 0, ms, 0, NULL};
+    snprintf(txt[3], 32, "%02d:%02d:07.25", (int)tu_below(&rng, 24), (int)tu_below(&rng, 60));
+    v[12] = (rowan_value){ROWAN_TEXT, (int)strlen(txt[3]), 0, 0, txt[3]};
+    v[13] = (rowan_value){ROWAN_TIMESTAMP, 0, ms + 1234, 0, NULL};
+    for (int c = 2; c < TYPES_COLS; c++)
+      if (tu_below(&rng, 9) == 0) v[c] = (rowan_value){ROWAN_NULL, 0, 0, 0, NULL};
+    if (rowan_bulk_add_values(b, v) != ROWAN_OK)
+      fail_msg("seed %llu: row %d: %s", (unsigned long long)seed, i, rowan_errmsg(db));
+    for (int c = 0; c < TYPES_COLS; c++) {
+      int rc = v[c].type == ROWAN_NULL ? rowan_bind_null(st, c + 1)
+               : v[c].type == ROWAN_INTEGER ? rowan_bind_int64(st, c + 1, v[c].i)
+               : v[c].type == ROWAN_FLOAT ? rowan_bind_double(st, c + 1, v[c].d)
+               : v[c].type == ROWAN_TIMESTAMP ? rowan_bind_timestamp(st, c + 1, v[c].i)
+                                              : rowan_bind_text(st, c + 1, v[c].p, v[c].bytes);
+      assert_int_equal(rc, ROWAN_OK);
+    }
+    if (rowan_step(st) != ROWAN_DONE) fail_msg("UPSERT row %d: %s", i, rowan_errmsg(db));
+    rowan_reset(st);
+  }
+  /* a value out of its column's range: refused, named, the load goes on */
+  rowan_value bad[TYPES_COLS];
+  memset(bad, 0, sizeof bad);
+  for (int c = 0; c < TYPES_COLS; c++) bad[c].type = ROWAN_NULL;
+  bad[0] = (rowan_value){ROWAN_TEXT, 3, 0, 0, "bad"};
+  bad[1] = (rowan_value){ROWAN_INTEGER, 0, 1, 0, NULL};
+  bad[3] = (rowan_value){ROWAN_INTEGER, 0, 300, 0, NULL};
+  assert_int_equal(rowan_bulk_add_values(b, bad), ROWAN_CONSTRAINT);
+  assert_non_null(strstr(rowan_errmsg(db), "T1"));
+  assert_non_null(strstr(rowan_errmsg(db), "300"));
+  bad[3] = (rowan_value){ROWAN_NULL, 0, 0, 0, NULL};
+  bad[0] = (rowan_value){ROWAN_NULL, 0, 0, 0, NULL}; /* a NULL key column */
+  assert_int_equal(rowan_bulk_add_values(b, bad), ROWAN_CONSTRAINT);
+  assert_non_null(strstr(rowan_errmsg(db), "K1"));
+  bad[0] = (rowan_value){99, 0, 0, 0, NULL};
+  assert_int_equal(rowan_bulk_add_values(b, bad), ROWAN_MISUSE);
+  bad[0] = (rowan_value){ROWAN_TEXT, -1, 0, 0, "x"};
+  assert_int_equal(rowan_bulk_add_values(b, bad), ROWAN_MISUSE);
+  assert_int_equal(rowan_bulk_add_values(b, NULL), ROWAN_MISUSE);
+  assert_int_equal(rowan_bulk_add_values(NULL, bad), ROWAN_MISUSE);
+  assert_int_equal(rowan_bulk_commit(b), ROWAN_OK);
+  assert_int_equal((int)rowan_changes(db), n);
+  rowan_finalize(st);
+  char *a = query(db, "SELECT * FROM TV"), *u = query(db, "SELECT * FROM TU");
+  if (strcmp(a, u) != 0) fail_msg("seed %llu: typed load differs from UPSERT", (unsigned long long)seed);
+  assert_true(strlen(a) > (size_t)n * 40);
+  free(a);
+  free(u);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+}
+
 /* With an index, a key repeating an earlier row of the load is refused, whatever the order:
 ** keys in disjoint runs (no lookup needed) with a repeat inside an earlier run's range, a
 ** repeat right after its row, repeats after many short runs, and shuffled keys. Every other
@@ -618,6 +706,7 @@ int main(void) {
       cmocka_unit_test(test_random_vs_upsert),
       cmocka_unit_test(test_index_seen_set_grows),
       cmocka_unit_test(test_types_and_orders),
+      cmocka_unit_test(test_typed_values),
       cmocka_unit_test(test_index_repeated_keys),
       cmocka_unit_test(test_index_many_runs),
       cmocka_unit_test(test_close_with_open_load),

@@ -4,7 +4,8 @@
 ** long statement runs: the statement stops with "Error: interrupted", the prompt comes
 ** back, the next statement runs, and .quit ends the session; Ctrl-C at the prompt drops the
 ** line being typed (and a statement begun on earlier lines) and gives a fresh prompt, and a
-** second Ctrl-C within a second ends the shell with status 130; Tab: a tab character inside
+** second Ctrl-C within a second ends the shell with status 130; Ctrl-C during a large
+** UPSERT ... SELECT or a CREATE INDEX leaves no row and no index; Tab: a tab character inside
 ** a string and after white space (a pasted SELECT<Tab>x reads as typed), completion of a
 ** keyword, a column name and a dot command after a word.
 ** Not here: scripted input (test_shell_interrupt.c).
@@ -141,6 +142,63 @@ static void test_ctrl_c_at_the_prompt(void **state) {
   assert_int_equal(WEXITSTATUS(st), 130);
 }
 
+/* Type sql, then Ctrl-C a little later, until it is interrupted (5 tries; `undo` runs after
+** a try the statement won); true when it was. buf gets what the terminal said. A Ctrl-C
+** typed less than a second before (wait) would make the next one end the shell: wait. */
+static bool interrupt_typed(int fd, char *buf, size_t cap, const char *sql, const char *undo,
+                            bool wait) {
+  for (int attempt = 0; attempt < 5; attempt++) {
+    if (wait || attempt) /* past the double-Ctrl-C window */
+      nanosleep(&(struct timespec){1, 200000000}, NULL);
+    buf[0] = 0;
+    say(fd, sql);
+    say(fd, "\n");
+    assert_true(read_until(fd, buf, cap, sql, 5000)); /* the echo */
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+    say(fd, "\x03");
+    assert_true(read_until(fd, buf, cap, "rowan> ", 20000));
+    if (strstr(buf, "Error: interrupted")) return true;
+    buf[0] = 0;
+    say(fd, undo); /* it finished first: take it back and try again */
+    assert_true(read_until(fd, buf, cap, "rowan> ", 20000));
+  }
+  return false;
+}
+
+/* Ctrl-C during a large UPSERT ... SELECT and during CREATE INDEX: nothing of either is
+** left (the statement is atomic; the index is dropped again). */
+static void test_ctrl_c_leaves_nothing(void **state) {
+  fixture *f = *state;
+  int fd = -1;
+  pid_t pid = spawn(f, true, &fd);
+  static char buf[1 << 16];
+  buf[0] = 0;
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
+  buf[0] = 0;
+  say(fd, "CREATE TABLE C (K INTEGER NOT NULL PRIMARY KEY, V INTEGER);\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  assert_true(interrupt_typed(fd, buf, sizeof buf, "UPSERT INTO C SELECT K, V FROM T;",
+                              "DELETE FROM C;\n", false));
+  buf[0] = 0;
+  say(fd, "SELECT COUNT(*) + 7000000 FROM C;\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 10000));
+  assert_non_null(strstr(buf, "\n7000000")); /* no row of the interrupted statement */
+  assert_true(interrupt_typed(fd, buf, sizeof buf, "CREATE INDEX IXNAME ON T (NAME);",
+                              "DROP INDEX IXNAME ON T;\n", true));
+  buf[0] = 0;
+  say(fd, ".indexes T\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  assert_null(strstr(buf, "IXNAME")); /* no index left */
+  buf[0] = 0;
+  say(fd, "DROP INDEX IXNAME ON T;\n");
+  assert_true(read_until(fd, buf, sizeof buf, "rowan> ", 5000));
+  assert_non_null(strstr(buf, "does not exist"));
+  say(fd, ".quit\n");
+  int st = finish(pid, fd);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 1); /* statements failed (interrupted) in the session */
+}
+
 static void test_tab(void **state) {
   fixture *f = *state;
   int fd = -1;
@@ -181,6 +239,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ctrl_c_at_the_terminal),
       cmocka_unit_test(test_ctrl_c_at_the_prompt),
+      cmocka_unit_test(test_ctrl_c_leaves_nothing),
       cmocka_unit_test(test_tab),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

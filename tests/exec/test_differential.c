@@ -5,7 +5,9 @@
 ** the same random rows into both engines (some flushed to store files, some updated or
 ** deleted after), and runs random queries of the common subset: key and non-key predicates
 ** (=, <, <=, >, >=, <>, IN, BETWEEN, IS [NOT] NULL, LIKE 'prefix%', OR), ORDER BY with
-** LIMIT/OFFSET, DISTINCT, GROUP BY with COUNT/SUM/MIN/MAX/AVG. Answers must be equal, in
+** LIMIT/OFFSET, DISTINCT, GROUP BY with COUNT/SUM/MIN/MAX/AVG, and the shapes the first row of
+** each leading-key value answers (DISTINCT k0, COUNT(DISTINCT k0), GROUP BY k0 with the MAX or
+** MIN of k1 the first row holds, or the other one). Answers must be equal, in
 ** order when the ORDER BY is total, else as multisets. Every query is also run with its key
 ** predicates hidden from the planner (key columns wrapped as k + 0 or k || ''), which
 ** must give a FULL SCAN and the same rows: each plan kind is checked against a full scan.
@@ -97,6 +99,7 @@ typedef struct world {
   char idx_sql[2][160];        /* their CREATE INDEX statements */
   int index_plans;             /* unhinted queries the planner answered from an index */
   int skip_plans;              /* queries run as a skip scan by prefix (hint SKIP_SCAN) */
+  int prefix_plans;            /* unhinted queries that read the first row of each prefix */
 } world;
 
 static const char *const KINDS[5] = {"NOTHING", "POINT LOOKUP", "RANGE SCAN", "SKIP SCAN", "FULL SCAN"};
@@ -510,7 +513,7 @@ static void gen_shape(world *w, query *q) {
   memset(q->numeric, 0, sizeof q->numeric);
   q->ordered = false;
   q->tail[0] = 0;
-  int shape = below(w, 4);
+  int shape = below(w, 5);
   if (shape <= 1) { /* plain rows */
     size_t o = 0;
     for (int i = 0; i < s->ncol; i++) {
@@ -557,6 +560,27 @@ static void gen_shape(world *w, query *q) {
         size_t t = strlen(q->tail);
         snprintf(q->tail + t, sizeof q->tail - t, " HAVING COUNT(*) > %d", below(w, 3));
       }
+    }
+  } else if (shape == 4) { /* what the first row of each leading-key value answers
+                              (planner/skip_prefix.h plan_prefix_first), and near misses */
+    const col *k0 = &s->c[0], *k1 = &s->c[s->nkey > 1 ? 1 : 0];
+    int v = below(w, 4);
+    bool first = below(w, 4) != 0; /* the aggregate the first row holds, else the other */
+    const char *ext = (k1->desc == first) ? "MAX" : "MIN";
+    if (v == 0) {
+      snprintf(q->select, sizeof q->select, "DISTINCT %s", k0->name);
+      q->numeric[0] = k0->type != T_VARCHAR;
+    } else if (v == 1) {
+      snprintf(q->select, sizeof q->select, "COUNT(DISTINCT %s), MIN(%s), MAX(%s)", k0->name,
+               k0->name, k0->name);
+      q->numeric[0] = true;
+      q->numeric[1] = q->numeric[2] = k0->type != T_VARCHAR;
+    } else {
+      snprintf(q->select, sizeof q->select, "%s, %s(%s)", k0->name, ext, k1->name);
+      snprintf(q->tail, sizeof q->tail, " GROUP BY %s%s", k0->name,
+               v == 3 ? " HAVING COUNT(*) > 0" : "");
+      q->numeric[0] = k0->type != T_VARCHAR;
+      q->numeric[1] = k1->type != T_VARCHAR;
     }
   } else { /* DISTINCT of one or two columns */
     const col *a = &s->c[below(w, s->ncol)], *b = &s->c[below(w, s->ncol)];
@@ -630,14 +654,17 @@ static bool check(world *w, const query *q, const char **kind_out, bool verbose)
     }
     res_free(&x);
   }
-  if (!verbose && w->nidx) {
-    /* did the planner choose an index by itself? */
+  if (!verbose) {
+    /* did the planner choose an index, or the first row of each prefix, by itself? */
     char ex[SQL_CAP + 16];
     snprintf(ex, sizeof ex, "EXPLAIN %s", sql);
     rowan_stmt *st = NULL;
     if (rowan_prepare(w->rdb, ex, -1, &st, NULL) == ROWAN_OK && st) {
-      if (rowan_step(st) == ROWAN_ROW && strstr(rowan_column_text(st, 0), "OVER T.IX"))
-        w->index_plans++;
+      if (rowan_step(st) == ROWAN_ROW) {
+        const char *line = rowan_column_text(st, 0);
+        if (w->nidx && strstr(line, "OVER T.IX")) w->index_plans++;
+        if (strstr(line, "SKIP TO NEXT PREFIX")) w->prefix_plans++;
+      }
       rowan_finalize(st);
     }
   }
@@ -744,6 +771,9 @@ static void test_differential(void **state) {
   fprintf(stderr, "[test_differential] %d queries ran as a skip scan by prefix (forced)\n",
           w->skip_plans);
   assert_true(w->skip_plans > 0);
+  fprintf(stderr, "[test_differential] %d queries read the first row of each prefix\n",
+          w->prefix_plans);
+  assert_true(w->prefix_plans > 0);
   free(w);
 }
 

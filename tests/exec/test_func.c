@@ -86,7 +86,8 @@ static void test_lookup_names(void **state) {
     const char *name = exec_func_name(f);
     assert_string_not_equal(name, "?");
     if (f == EXEC_F_NEG) continue;
-    int n = f <= EXEC_F_CONCAT ? 2 : f == EXEC_F_CONCAT_N ? 3 : f == EXEC_F_MAKE_TIMESTAMP ? 6
+    int n = f <= EXEC_F_CONCAT ? 2 : f == EXEC_F_CONCAT_N || f == EXEC_F_CONVERT_TZ ? 3
+            : f == EXEC_F_TIMEZONE_OFFSET ? 2 : f == EXEC_F_MAKE_TIMESTAMP ? 6
             : (f == EXEC_F_NOW || f == EXEC_F_CURRENT_DATE) ? 0 : (f == EXEC_F_SUBSTR ||
                f == EXEC_F_POWER || f == EXEC_F_NULLIF || (f >= EXEC_F_REPLACE &&
                f <= EXEC_F_REGEXP_REPLACE)) ? 2 : 1;

@@ -12,7 +12,9 @@
 ** pipeline (segments sorted and encoded by the worker thread): tiny segments over sorted,
 ** reverse-sorted, run-shaped and random input (segments joined whole, or merged); a commit
 ** during the load (segments framed again with the load's real sequence number); a failure
-** in the worker (reported, nothing left behind).
+** in the worker (reported, nothing left behind). The load's time when the clock steps back
+** (never older than the last commit's, and no later commit older than the load's), and the
+** caller's scratch file (read back, removed with the load and by kv_open).
 ** Uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
 */
 #include <setjmp.h>
@@ -531,6 +533,91 @@ static void test_order_against_commits(void **state) {
   st_close(&s);
 }
 
+/* The load's time is never older than the last commit's, and a commit after the load never
+** takes an older one, when the clock steps back: by time as by sequence, a load comes after
+** what was committed before it and before what is committed after it. */
+static void test_clock_back(void **state) {
+  (void)state;
+  st s;
+  st_open(&s);
+  kv_batch *b = kv_batch_new();
+  assert_int_equal(kv_batch_put(b, s.fid[1], "k", 1, "q", 1, KV_TS_NOW, "before", 6), KV_OK);
+  assert_int_equal(kv_commit(s.db, b, NULL), KV_OK);
+  kv_batch_clear(b);
+  kv_env_mem_set_time(s.env, T0 - 5000); /* the clock steps back */
+  kv_bulk *bl;
+  assert_int_equal(kv_bulk_begin(s.db, NULL, &bl), KV_OK);
+  assert_int_equal(kv_bulk_timestamp(bl), T0);
+  assert_int_equal(kv_bulk_put(bl, s.fid[1], "k", 1, "q", 1, KV_TS_NOW, "load", 4), KV_OK);
+  assert_int_equal(kv_bulk_delete(bl, s.fid[1], KV_DELETE_FAMILY, "k", 1, NULL, 0, KV_TS_NOW),
+                   KV_OK); /* masks "before" (ts <= T0) and the load's own put */
+  assert_int_equal(kv_bulk_put(bl, s.fid[1], "k2", 2, "q", 1, KV_TS_NOW, "load", 4), KV_OK);
+  assert_int_equal(kv_bulk_commit(bl, NULL), KV_OK);
+  kv_bulk_free(bl);
+  kv_env_mem_set_time(s.env, T0 - 9000); /* further back */
+  assert_int_equal(kv_batch_put(b, s.fid[1], "k2", 2, "q", 1, KV_TS_NOW, "after", 5), KV_OK);
+  assert_int_equal(kv_commit(s.db, b, NULL), KV_OK);
+  kv_batch_free(b);
+  char *got = render(&s, 0);
+  char want[128];
+  snprintf(want, sizeof want, "T\nk2|1:q@%lld=after,\nO\n", (long long)T0);
+  assert_string_equal(got, want);
+  free(got);
+  st_close(&s);
+}
+
+/* The caller's scratch file: records read back at the offsets appends gave; the file goes
+** with the load, committed or freed, and with kv_open after a crash. */
+static void test_scratch(void **state) {
+  (void)state;
+  st s;
+  st_open(&s);
+  for (int commit = 0; commit < 2; commit++) {
+    kv_bulk *bl;
+    assert_int_equal(kv_bulk_begin(s.db, NULL, &bl), KV_OK);
+    uint64_t off[3];
+    assert_int_equal(kv_bulk_scratch_append(bl, 9999, "x", 1, &off[0]), KV_ERR_NOTFOUND);
+    assert_int_equal(count_files(s.env, ".run"), 0);
+    assert_int_equal(kv_bulk_put(bl, s.fid[0], "r", 1, "q", 1, 5, "v", 1), KV_OK);
+    assert_int_equal(kv_bulk_scratch_append(bl, s.fid[1], "alpha", 5, &off[0]), KV_OK);
+    assert_int_equal(kv_bulk_scratch_append(bl, 9999, "", 0, &off[1]), KV_OK); /* made */
+    assert_int_equal(kv_bulk_scratch_append(bl, 9999, "beta!", 5, &off[2]), KV_OK);
+    assert_int_equal(off[0], 0);
+    assert_int_equal(off[1], 5);
+    assert_int_equal(off[2], 5);
+    assert_int_equal(count_files(s.env, ".run"), 1);
+    char buf[16] = {0};
+    assert_int_equal(kv_bulk_scratch_read(bl, off[2], buf, 5), KV_OK);
+    assert_string_equal(buf, "beta!");
+    assert_int_equal(kv_bulk_scratch_read(bl, 2, buf, 3), KV_OK);
+    assert_memory_equal(buf, "pha", 3);
+    assert_int_equal(kv_bulk_scratch_read(bl, 8, buf, 3), KV_ERR_CORRUPT); /* past the end */
+    kv_bulk_stats bs;
+    kv_bulk_get_stats(bl, &bs);
+    assert_int_equal(bs.scratch_bytes, 10);
+    if (commit) {
+      assert_int_equal(kv_bulk_commit(bl, NULL), KV_OK);
+      assert_int_equal(kv_bulk_scratch_append(bl, s.fid[1], "x", 1, &off[0]), KV_MISUSE);
+    }
+    kv_bulk_free(bl);
+    assert_int_equal(count_files(s.env, ".run"), 0);
+  }
+  /* a crash with a scratch file: kv_open removes it */
+  kv_bulk *bl;
+  assert_int_equal(kv_bulk_begin(s.db, NULL, &bl), KV_OK);
+  uint64_t off;
+  assert_int_equal(kv_bulk_scratch_append(bl, s.fid[2], "gamma", 5, &off), KV_OK);
+  assert_int_equal(count_files(s.env, ".run"), 1);
+  kv_env_mem_set_crashed(s.env, true);
+  kv_bulk_free(bl); /* its removal fails: the env has "crashed" */
+  kv_close(s.db);
+  kv_env_mem_recover(s.env);
+  assert_int_equal(count_files(s.env, ".run"), 1);
+  st_reopen(&s);
+  assert_int_equal(count_files(s.env, ".run"), 0);
+  st_close(&s);
+}
+
 /* Power cuts at many points of a load. */
 static void test_power_cuts(void **state) {
   (void)state;
@@ -804,6 +891,8 @@ int main(void) {
       cmocka_unit_test(test_runs_on_disk),
       cmocka_unit_test(test_empty_and_errors),
       cmocka_unit_test(test_order_against_commits),
+      cmocka_unit_test(test_clock_back),
+      cmocka_unit_test(test_scratch),
       cmocka_unit_test(test_power_cuts),
       cmocka_unit_test(test_segments),
       cmocka_unit_test(test_orders_agree),

@@ -1,7 +1,7 @@
 /*
 ** tests/kv/test_log_behind.c: the log-behind-MANIFEST check (kv_db_check_log_position,
-** docs/KV.md). A copy of a store made file by file while it is written, the WAL copied first
-** and the MANIFEST and store files later, holds store files whose transactions are only
+** docs/KV_VIEWS.md). A copy of a store made file by file while it is written, the WAL copied
+** first and the MANIFEST and store files later, holds store files whose transactions are only
 ** partly in the copied log: opening it must fail with KV_ERR_CORRUPT naming the MANIFEST,
 ** the WAL segment and the store files, never open with half of a transaction visible. The
 ** transactions here span two tables, and only one of them is flushed after the log was

@@ -13,7 +13,8 @@
 ** reverse and ranges together with a skip are refused, and the metrics count one prefix
 ** sought per prefix with cells (a prefix whose only cells are newer than the snapshot is
 ** sought, and reads nothing), and with an existence family the probe for the next prefix
-** reads no block of the other families (test_existence_probe).
+** reads no block of the other families (test_existence_probe). Queries with a pushed filter
+** and with rows_per_prefix (the first rows of each prefix) are checked the same way.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -181,8 +182,16 @@ static void render_row(sbuf *b, const kv_row *row) {
   sb_add(b, "\n");
 }
 
+/* The filter some queries push: rows whose key ends in an even byte. */
+static bool even_last(void *ctx, const kv_row *row) {
+  (void)ctx;
+  return row->key_len && (row->key[row->key_len - 1] & 1) == 0;
+}
+
 /* One query: skip scan and plain scan at snapshot `snap` (0: latest) through overlay ov;
-** returns the rows the skip scan handed out. */
+** returns the rows the skip scan handed out. Some queries push a filter, some hand out at
+** most rows_per_prefix rows of each prefix (the model counts the rows it keeps per prefix,
+** after the filter). */
 static uint64_t check_query(world *w, uint64_t snap, const kv_batch *ov) {
   sfx_set x;
   random_sfx(w, &x);
@@ -196,9 +205,11 @@ static uint64_t check_query(world *w, uint64_t snap, const kv_batch *ov) {
   o.n_families = (uint32_t)nf;
   o.snapshot = snap;
   o.overlay = ov;
+  if (rnd(w, 3) == 0) o.filter = even_last;
   kv_scan *plain;
   assert_int_equal(kv_scan_open(w->db, &o, &plain), KV_OK);
-  kv_skip_prefix sp = {plen, NULL, x.r, x.n};
+  uint32_t per = rnd(w, 3) == 0 ? 1 + (uint32_t)rnd(w, 3) : 0;
+  kv_skip_prefix sp = {plen, NULL, x.r, x.n, per};
   o.skip_prefix = &sp;
   o.limit = rnd(w, 5) == 0 ? 1 + rnd(w, 20) : 0;
   kv_scan *sk;
@@ -207,8 +218,19 @@ static uint64_t check_query(world *w, uint64_t snap, const kv_batch *ov) {
   kv_row row;
   uint64_t n = 0;
   int rc;
+  uint8_t last_pfx[64];
+  uint32_t last_pl = UINT32_MAX, in_pfx = 0;
   while ((!o.limit || n < o.limit) && (rc = kv_scan_next(plain, &row)) == KV_OK) {
     if (!model_match(&x, row.key, row.key_len)) continue;
+    uint32_t pl = plen(NULL, row.key, row.key_len);
+    assert_true(pl <= sizeof last_pfx);
+    if (pl != last_pl || memcmp(last_pfx, row.key, pl) != 0) { /* a new prefix */
+      last_pl = pl;
+      memcpy(last_pfx, row.key, pl);
+      in_pfx = 0;
+    }
+    if (per && in_pfx >= per) continue;
+    in_pfx++;
     render_row(&want, &row);
     n++;
   }
@@ -225,8 +247,13 @@ static uint64_t check_query(world *w, uint64_t snap, const kv_batch *ov) {
   kv_scan_get_metrics(sk, &mt);
   assert_true(mt.prefixes_sought <= NPFX + 2);
   if (m) assert_true(mt.prefixes_sought >= 1);
-  kv_scan_close(sk);
-  kv_scan_close(plain);
+  if (rnd(w, 2)) { /* either one is the spare the next kv_scan_open reuses */
+    kv_scan_close(sk);
+    kv_scan_close(plain);
+  } else {
+    kv_scan_close(plain);
+    kv_scan_close(sk);
+  }
   free(want.p);
   free(got.p);
   return m;
@@ -292,7 +319,7 @@ static void test_snapshot_prefixes(void **state) {
   put1(&w, "c\0\x01", 3);
   put1(&w, "e\0\x05", 3);
   kv_range sr = {(const uint8_t *)"\x01", 1, true, (const uint8_t *)"\x01", 1, true};
-  kv_skip_prefix sp = {plen, NULL, &sr, 1};
+  kv_skip_prefix sp = {plen, NULL, &sr, 1, 0};
   kv_scan_options o;
   memset(&o, 0, sizeof o);
   o.family_ids = &w.fid[0];
@@ -426,7 +453,7 @@ static void test_existence_probe(void **state) {
   assert_int_equal(n, NP * (hi - lo));
   o.ranges = NULL;
   o.n_ranges = 0;
-  kv_skip_prefix sp = {plen, NULL, &sr, 1};
+  kv_skip_prefix sp = {plen, NULL, &sr, 1, 0};
   o.skip_prefix = &sp;
   assert_int_equal(drain(&w, &o, &got, &mg), n);
   assert_string_equal(want.p, got.p);

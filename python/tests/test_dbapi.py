@@ -1,0 +1,225 @@
+"""python/tests/test_dbapi.py: rowandb's PEP 249 behaviour: module globals, cursors,
+fetches, description and rowcount, transactions (implicit BEGIN, commit, rollback, context
+managers, close), exceptions with Rowan's code, one statement per execute, closed handles,
+threads and interrupt. Types are in test_types.py, loads in test_load.py."""
+import threading
+import time
+
+import pytest
+
+import rowandb
+
+
+def make_t(con, n=0):
+    cur = con.cursor()
+    cur.execute("CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, V VARCHAR)")
+    for i in range(n):
+        cur.execute("UPSERT INTO T VALUES (?, ?)", (i, "v%d" % i))
+    con.commit()
+    return cur
+
+
+def test_module_globals():
+    assert rowandb.apilevel == "2.0"
+    assert rowandb.threadsafety == 1
+    assert rowandb.paramstyle == "qmark"
+    assert rowandb.rowan_version.count(".") == 2
+    for name in ("Warning", "Error", "InterfaceError", "DatabaseError", "DataError",
+                 "OperationalError", "IntegrityError", "InternalError", "ProgrammingError",
+                 "NotSupportedError"):
+        assert issubclass(getattr(rowandb, name), Exception)
+    assert issubclass(rowandb.IntegrityError, rowandb.DatabaseError)
+    assert issubclass(rowandb.DatabaseError, rowandb.Error)
+
+
+def test_fetch_forms_and_iteration(con):
+    cur = make_t(con, 10)
+    cur.execute("SELECT K, V FROM T ORDER BY K")
+    assert cur.fetchone() == (0, "v0")
+    assert cur.fetchmany(3) == [(1, "v1"), (2, "v2"), (3, "v3")]
+    cur.arraysize = 2
+    assert cur.fetchmany() == [(4, "v4"), (5, "v5")]
+    assert cur.fetchall() == [(i, "v%d" % i) for i in range(6, 10)]
+    assert cur.fetchone() is None
+    assert cur.fetchall() == []
+    assert [r[0] for r in cur.execute("SELECT K FROM T WHERE K >= ?", (7,))] == [7, 8, 9]
+
+
+def test_description_and_rowcount(con):
+    cur = con.cursor()
+    cur.execute("CREATE TABLE D (K BIGINT NOT NULL PRIMARY KEY, P DECIMAL(7,2), S VARCHAR(5))")
+    assert cur.description is None
+    cur.execute("UPSERT INTO D VALUES (1, 2.5, 'a')")
+    assert cur.rowcount == 1
+    cur.execute("SELECT K, P, S, K + 1 AS NEXT FROM D")
+    names = [d[0] for d in cur.description]
+    assert names == ["K", "P", "S", "NEXT"]
+    k, p, s, _ = cur.description
+    assert k[1] == rowandb.NUMBER and p[1] == rowandb.NUMBER and s[1] == rowandb.STRING
+    assert (p[4], p[5]) == (7, 2) and s[3] == 5
+    assert cur.rowcount == -1
+    cur.execute("DELETE FROM D WHERE K = 1")
+    assert cur.rowcount == 1
+    cur.execute("DELETE FROM D WHERE K = 99")
+    assert cur.rowcount == 0
+
+
+def test_implicit_transaction_commit_and_rollback(store):
+    con = rowandb.connect(store)
+    cur = make_t(con)
+    assert not con.in_transaction
+    cur.execute("UPSERT INTO T VALUES (1, 'a')")
+    assert con.in_transaction
+    con.rollback()
+    assert not con.in_transaction
+    assert cur.execute("SELECT COUNT(*) FROM T").fetchone() == (0,)
+    cur.execute("UPSERT INTO T VALUES (2, 'b')")
+    con.commit()
+    con.close()
+    con = rowandb.connect(store)
+    assert con.execute("SELECT K, V FROM T").fetchall() == [(2, "b")]
+    # close without commit rolls back (PEP 249)
+    con.execute("UPSERT INTO T VALUES (3, 'c')")
+    con.close()
+    con = rowandb.connect(store)
+    assert con.execute("SELECT COUNT(*) FROM T").fetchone() == (1,)
+    con.close()
+
+
+def test_context_manager_commits_or_rolls_back(con):
+    make_t(con)
+    with con:
+        con.execute("UPSERT INTO T VALUES (1, 'kept')")
+    with pytest.raises(ZeroDivisionError):
+        with con:
+            con.execute("UPSERT INTO T VALUES (2, 'dropped')")
+            1 / 0
+    assert con.execute("SELECT K FROM T").fetchall() == [(1,)]
+    with con.cursor() as c:
+        assert c.execute("SELECT V FROM T").fetchone() == ("kept",)
+    with pytest.raises(rowandb.InterfaceError):
+        c.execute("SELECT 1 FROM T")
+
+
+def test_autocommit_and_explicit_begin(store):
+    con = rowandb.connect(store, autocommit=True)
+    cur = make_t(con)
+    cur.execute("UPSERT INTO T VALUES (1, 'a')")
+    assert not con.in_transaction
+    cur.execute("BEGIN")
+    assert con.in_transaction
+    cur.execute("UPSERT INTO T VALUES (2, 'b')")
+    con.rollback()
+    other = rowandb.connect(store + "2")
+    other.close()
+    assert cur.execute("SELECT K FROM T").fetchall() == [(1,)]
+    con.close()
+
+
+def test_errors_carry_rowan_codes(con):
+    cur = make_t(con)
+    with pytest.raises(rowandb.ProgrammingError) as e:
+        cur.execute("SELEC K FROM T")
+    assert e.value.code == rowandb.SYNTAX and e.value.errname == "ROWAN_SYNTAX"
+    assert e.value.offset == 0 and "SELEC" in str(e.value)
+    with pytest.raises(rowandb.ProgrammingError) as e:
+        cur.execute("SELECT NOPE FROM T")
+    assert e.value.code == rowandb.ERROR and "NOPE" in str(e.value)
+    with pytest.raises(rowandb.IntegrityError) as e:
+        cur.execute("UPSERT INTO T (V) VALUES ('no key')")
+    assert e.value.code in (rowandb.CONSTRAINT, rowandb.ERROR)
+    with pytest.raises(rowandb.ProgrammingError, match="2 parameters, 1 were given"):
+        cur.execute("UPSERT INTO T VALUES (?, ?)", (1,))
+    with pytest.raises(rowandb.ProgrammingError, match="one statement"):
+        cur.execute("SELECT K FROM T; SELECT V FROM T")
+    with pytest.raises(rowandb.InterfaceError, match="not supported"):
+        cur.execute("SELECT K FROM T WHERE K = ?", (object(),))
+    # the cursor and the connection still work after each error
+    con.rollback()
+    cur.execute("UPSERT INTO T VALUES (5, 'x')")
+    assert cur.execute("SELECT V FROM T WHERE K = 5").fetchone() == ("x",)
+
+
+def test_data_error_for_value_out_of_range(con):
+    cur = con.cursor()
+    cur.execute("CREATE TABLE S (K TINYINT NOT NULL PRIMARY KEY)")
+    with pytest.raises(rowandb.DataError) as e:
+        cur.execute("UPSERT INTO S VALUES (?)", (300,))
+    assert e.value.code == rowandb.CONSTRAINT and "300" in str(e.value)
+
+
+def test_executescript_and_locked_store(store):
+    con = rowandb.connect(store)
+    con.executescript("CREATE TABLE A (K INTEGER NOT NULL PRIMARY KEY); "
+                      "UPSERT INTO A VALUES (1); UPSERT INTO A VALUES (2);")
+    assert con.execute("SELECT COUNT(*) FROM A").fetchone() == (2,)
+    with pytest.raises(rowandb.OperationalError) as e:
+        rowandb.connect(store)
+    assert e.value.code == rowandb.LOCKED
+    con.close()
+    con.close()  # idempotent
+    with pytest.raises(rowandb.InterfaceError):
+        con.cursor()
+
+
+def test_missing_store_without_create(tmp_path):
+    with pytest.raises(rowandb.OperationalError) as e:
+        rowandb.connect(str(tmp_path / "absent"), create=False)
+    assert e.value.code == rowandb.NOTFOUND
+
+
+def test_read_only_refuses_writes(store):
+    make_t(rowandb.connect(store), 3).connection.close()
+    con = rowandb.connect(store, read_only=True)
+    assert con.execute("SELECT COUNT(*) FROM T").fetchone() == (3,)
+    with pytest.raises(rowandb.OperationalError) as e:
+        con.execute("UPSERT INTO T VALUES (9, 'no')")
+        con.commit()
+    assert e.value.code == rowandb.READONLY
+    con.close()
+
+
+def test_same_thread_rule(con):
+    make_t(con, 1)
+    errs = []
+
+    def use():
+        try:
+            con.execute("SELECT K FROM T")
+        except rowandb.ProgrammingError as e:
+            errs.append(e)
+
+    t = threading.Thread(target=use)
+    t.start()
+    t.join()
+    assert len(errs) == 1 and "thread" in str(errs[0])
+
+
+def test_interrupt_from_another_thread(store):
+    con = rowandb.connect(store, autocommit=True)
+    cur = con.cursor()
+    cur.execute("CREATE TABLE BIG (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE)")
+    cur.executemany("UPSERT INTO BIG VALUES (?, ?)", ((i, i * 0.5) for i in range(200000)))
+    slow = "SELECT SUM(V), COUNT(*) FROM BIG WHERE V >= 0"
+    done = threading.Event()
+    hits = []
+
+    def interrupter():
+        while not done.is_set():
+            con.interrupt()
+            hits.append(1)
+            time.sleep(0.0005)
+
+    t = threading.Thread(target=interrupter)
+    t.start()
+    try:
+        with pytest.raises(rowandb.OperationalError) as e:
+            for _ in range(2000):  # one of these runs is stopped by an interrupt
+                cur.execute(slow).fetchall()
+        assert e.value.code == rowandb.INTERRUPT
+    finally:
+        done.set()
+        t.join()
+    # the connection works after it
+    assert cur.execute("SELECT COUNT(*) FROM BIG").fetchone() == (200000,)
+    con.close()
