@@ -24,6 +24,7 @@ struct rowan_db {
   int n_stmts;                   /* statements prepared and not finalized */
   int n_bulks;                   /* bulk loads begun and not yet committed or aborted */
   size_t bulk_memory;            /* rowan_options.bulk_memory (0: the default) */
+  bool read_only;                /* opened with rowan_options.read_only (rowan_refresh) */
   atomic_int interrupt;          /* rowan_interrupt's flag (any thread; exec_set_interrupt) */
   int n_row_stmts;               /* statements whose last step returned a row (API_ROW) */
   struct kv_env *mem_env;        /* ":memory:": the in-memory file system the store lives in

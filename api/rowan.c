@@ -131,6 +131,7 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
     path = "/memory";
   }
   ko.read_only = opts->read_only != 0;
+  db->read_only = ko.read_only;
   ko.sync_mode = opts->sync_mode; /* ROWAN_SYNC_* equal enum kv_sync_mode */
   ko.block_cache_size = opts->block_cache_size;
   ko.memstore_flush_size = opts->memstore_size;

@@ -30,9 +30,10 @@ static const char *const keywords[] = {
     NULL};
 
 static const char *const dot_commands[] = {
-    ".bail", ".changes", ".check", ".compact", ".dump", ".echo", ".exit", ".flush",
+    ".backup", ".bail", ".changes", ".check", ".compact", ".dump", ".echo", ".exit", ".flush",
     ".headers", ".help", ".hints", ".import", ".indexes", ".mode", ".nullvalue", ".once",
-    ".output", ".print", ".quit", ".raw", ".read", ".schema", ".shell", ".show", ".stats",
+    ".output", ".print", ".quit", ".raw", ".read", ".refresh", ".schema", ".shell", ".show",
+    ".stats",
     ".system", ".tables", ".timer", NULL};
 
 static cli_shell *g_sh;      /* the shell whose database names complete */

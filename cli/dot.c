@@ -79,6 +79,10 @@ typedef struct help_entry {
 } help_entry;
 
 static const help_entry help_table[] = {
+    {".backup", "DIR", "Copy the database to DIR while it stays in use (online backup)",
+     "DIR must be new or empty. The copy holds every commit made before the command, each\n"
+     "whole; store files are hard links where the file system allows (rowan_backup).\n"
+     "Open the copy as a database of its own: rowan DIR.\n"},
     {".bail", "on|off", "Stop at the first error (as -bail)", NULL},
     {".changes", "on|off", "Show the rows each statement changed, and the session's total",
      NULL},
@@ -128,6 +132,10 @@ static const help_entry help_table[] = {
     {".raw", "scan TABLE [OPTIONS]", "Show the stored cells of rows in key order",
      "Options: --family F --limit N (default 20) --versions N --start KEY\n"},
     {".read", "FILE", "Run the SQL and dot commands in FILE", NULL},
+    {".refresh", "", "Show what the database's writer committed since (-readonly)",
+     "A -readonly shell sees the database as of its start, beside another rowan or program\n"
+     "writing it; .refresh shows what that writer has committed since, each commit whole,\n"
+     "and its new tables (rowan_refresh). In a shell that writes, it does nothing.\n"},
     {".schema", "[TABLE]", "Show the CREATE statements of tables and indexes", NULL},
     {".shell", "COMMAND...", "Run COMMAND in the system's shell (as .system)", NULL},
     {".show", "", "Show the current settings", NULL},
@@ -388,6 +396,8 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       }
     } else if (!strcmp(c, ".flush") || !strcmp(c, ".compact")) {
       rc = dot_maintain(sh, argc, argv);
+    } else if (!strcmp(c, ".backup") || !strcmp(c, ".refresh")) {
+      rc = cli_dot_copies(sh, argc, argv);
     } else if (!strcmp(c, ".raw")) {
       rc = cli_dot_raw(sh, argc, argv);
     } else if (!strcmp(c, ".keymap")) {

@@ -1,7 +1,9 @@
 /*
 ** cli/dot_more.c: the sqlite3 shell commands people reach for after the first ones:
 ** .changes (rows changed after each statement), .once (the next command's output to a
-** file), .show (the settings), .shell / .system (run a command of the operating system).
+** file), .show (the settings), .shell / .system (run a command of the operating system),
+** .backup DIR (an online copy, as sqlite3's .backup FILE makes one) and .refresh (a
+** -readonly shell catches up with the database's writer).
 ** They behave as sqlite3's do, with Rowan's names for Rowan's settings (.show lists
 ** .stats and .hints too).
 ** Not here: the dispatch and .help text (cli/dot.c), output modes (cli/output.c).
@@ -84,5 +86,22 @@ int cli_dot_system(cli_shell *sh, int argc, char **argv) {
     return cli_errorf(sh, "%s: the command exited with status %d", argv[0], WEXITSTATUS(st));
   if (WIFSIGNALED(st))
     return cli_errorf(sh, "%s: the command was killed by signal %d", argv[0], WTERMSIG(st));
+  return 0;
+}
+
+int cli_dot_copies(cli_shell *sh, int argc, char **argv) {
+  const char *cmd = argv[0];
+  bool backup = !strcmp(cmd, ".backup");
+  /* sqlite3 writes ".backup ?DB? FILE": its DB "main" is the only database here */
+  if (backup && argc == 3 && !strcmp(argv[1], "main")) {
+    argv++;
+    argc--;
+  }
+  if (backup ? argc != 2 : argc != 1)
+    return cli_errorf(sh, "usage: %s", backup ? ".backup DIR" : ".refresh");
+  if (!sh->db) return cli_errorf(sh, "%s: no database open", cmd);
+  char msg[1024] = "";
+  int rc = backup ? rowan_backup(sh->db, argv[1], msg, sizeof msg) : rowan_refresh(sh->db);
+  if (rc != ROWAN_OK) return cli_errorf(sh, "%s: %s", cmd, backup ? msg : rowan_errmsg(sh->db));
   return 0;
 }

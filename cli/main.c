@@ -7,8 +7,9 @@
 ** Options follow sqlite3's where they fit (-cmd, -bail, -echo, -csv, -json, -header,
 ** -noheader, -line, -box, -table, -tsv, -list, -column, -markdown, -nullvalue, -init,
 ** -version, -help; -f FILE runs a script, and may be repeated;
-** -readonly opens without writes; -recover DAMAGED NEW salvages a damaged database into a
-** new one, cli/recover.c). Each may also be written with two dashes, and, as in
+** -readonly opens without writes, beside another process writing the database, and without
+** write permission, .refresh catches it up; -recover DAMAGED NEW salvages a damaged database
+** into a new one, cli/recover.c). Each may also be written with two dashes, and, as in
 ** sqlite3, options may also follow DBDIR (an argument starting with '-' is an option).
 ** DBDIR ":memory:" is a database in memory, gone at exit. Then: the start-up file (-init
 ** FILE, else ~/.rowanrc) runs first, then the -cmd commands; then the arguments after DBDIR, each one SQL text (one or
@@ -50,7 +51,7 @@ static void usage(FILE *out) {
           "  -markdown        output mode markdown (a Markdown table)\n"
           "  -noheader        do not show column names\n"
           "  -nullvalue TEXT  show NULL as TEXT\n"
-          "  -readonly        open the database read-only\n"
+          "  -readonly        open read-only, beside a writer (.refresh catches up)\n"
           "  -recover DAMAGED NEW  copy every row still readable from the damaged database\n"
           "                   DAMAGED into the new database NEW, and report what was lost\n"
           "  -table           output mode table (ASCII borders; the default)\n"

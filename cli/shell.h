@@ -178,6 +178,8 @@ void cli_teaching_note(cli_shell *sh, const char *sql, size_t len, const rowan_m
 int cli_dot_once(cli_shell *sh, int argc, char **argv);
 int cli_dot_show(cli_shell *sh, int argc, char **argv);
 int cli_dot_system(cli_shell *sh, int argc, char **argv);
+/* .backup DIR (rowan_backup) and .refresh (rowan_refresh): 0 or 1 (message printed). */
+int cli_dot_copies(cli_shell *sh, int argc, char **argv);
 /* After each SQL statement and dot command: a .once output goes back to stdout once the
 ** command after .once is done. */
 void cli_once_step(cli_shell *sh);

@@ -67,6 +67,29 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   return EXEC_OK;
 }
 
+int exec_session_reload_catalog(exec_session *s, exec_error *err) {
+  if (s->txn)
+    return exec_fail(err, EXEC_MISUSE, -1, "a transaction is open: COMMIT or ROLLBACK first");
+  cat_catalog *cat = NULL;
+  cat_error ce = {0};
+  int rc = cat_open(s->db, &cat, &ce);
+  if (rc != CAT_OK) {
+    int code = rc == CAT_ERR_NOMEM ? EXEC_NOMEM
+               : rc == CAT_ERR_CORRUPT ? EXEC_CORRUPT
+               : ce.kv_code == KV_ERR_IO ? EXEC_IOERR
+               : ce.kv_code == KV_ERR_CORRUPT ? EXEC_CORRUPT
+                                               : EXEC_ERROR;
+    return exec_fail(err, code, -1, "%s", ce.msg);
+  }
+  /* as after DDL: statements bind again at their next run, kept plans are dropped */
+  exec_index_maint_free(s->maint_cache);
+  s->maint_cache = NULL;
+  cat_close(s->cat);
+  s->cat = cat;
+  s->schema_gen++;
+  return EXEC_OK;
+}
+
 int exec_session_close(exec_session *s) {
   if (!s) return EXEC_OK;
   if (s->n_stmts) return EXEC_MISUSE;

@@ -69,6 +69,11 @@ typedef struct exec_stmt exec_stmt;
 /* Open a session on an open store: loads the catalog (creating SYSTEM.CATALOG if new). The
 ** session does not own db (the caller closes it after exec_session_close). */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err);
+/* Load the catalog again from the store (after kv_refresh of a read-only store showed the
+** writer's DDL): statements bind again at their next run, as after DDL in the session; one
+** between rows fails its next step ("the schema changed"). EXEC_MISUSE inside a transaction;
+** the errors of exec_session_open (the old catalog then stays). */
+int exec_session_reload_catalog(exec_session *s, exec_error *err);
 /* Close; rolls back an open transaction. Statements must be finalized first
 ** (EXEC_MISUSE otherwise). */
 int exec_session_close(exec_session *s);

@@ -18,9 +18,11 @@
 **    rowan_column_* stay valid until the next rowan_step, rowan_reset or rowan_finalize of
 **    that statement.
 **  - Thread safety: a rowan_db and its statements may be used by one thread at a time
-**    (serialize with your own mutex, as with SQLite's multi-thread mode); different
-**    rowan_db handles are independent, but one database directory may be open in only one
-**    handle at a time (the store's LOCK file: a second open gets ROWAN_LOCKED).
+**    (serialize with your own mutex, as with SQLite's multi-thread mode; rowan_interrupt and
+**    rowan_backup are the exceptions); different rowan_db handles are independent, but one
+**    database directory may be open for writing in only one handle at a time (the store's
+**    LOCK file: a second open gets ROWAN_LOCKED). Read-only handles (rowan_options.read_only)
+**    take no lock: any number of them, in any process, open a database beside its writer.
 */
 #ifndef ROWAN_H
 #define ROWAN_H
@@ -79,7 +81,10 @@ typedef struct rowan_stmt rowan_stmt;
 typedef struct rowan_options {
   int sync_mode;            /* ROWAN_SYNC_*; default ROWAN_SYNC_FULL */
   int create_if_missing;    /* non-zero: create the directory and an empty database */
-  int read_only;            /* non-zero: refuse writes with ROWAN_READONLY */
+  int read_only;            /* non-zero: a reader (writes fail with ROWAN_READONLY) that
+                               works beside another handle or process writing the same
+                               database and needs no write permission; it sees the
+                               database as of its open until rowan_refresh (see rowan_open) */
   size_t block_cache_size;  /* bytes; 0 = default 64 MiB; a quarter of it caches the columns
                                aggregate scans read (docs/KV.md), the rest decoded blocks */
   size_t memstore_size;     /* bytes per family memstore before a flush; 0 = 64 MiB */
@@ -109,8 +114,20 @@ void rowan_options_init(rowan_options *opts);
 ** opts may be NULL (defaults). On success *db is a new handle and ROWAN_OK is
 ** returned. On failure, *db is still set when a handle could be made (so rowan_errmsg(*db)
 ** tells why; close it with rowan_close) and NULL otherwise; returns ROWAN_LOCKED (open
-** elsewhere: "database is locked"), ROWAN_NOTFOUND, ROWAN_CORRUPT, ROWAN_IOERR,
-** ROWAN_NOMEM, ROWAN_MISUSE (NULL path or db). */
+** for writing elsewhere: "database is locked"), ROWAN_NOTFOUND, ROWAN_CORRUPT, ROWAN_IOERR,
+** ROWAN_NOMEM, ROWAN_MISUSE (NULL path or db).
+** One handle at a time opens a database for writing (it holds the directory's LOCK file,
+** as RocksDB and LevelDB do). A read_only handle takes no lock and writes nothing, so any
+** number of them open it beside that writer, in this process or others, and without write
+** permission on the directory (RocksDB's secondary instances and SQLite's WAL readers are
+** the models): it shows the database as the writer's files hold it at its open (every
+** commit the writer had written to its log: with ROWAN_SYNC_OFF the writer's latest commits
+** may still be in its memory) and keeps showing that until rowan_refresh. Files the writer
+** deletes meanwhile (after compactions and flushes) stay readable to it.
+** ROWAN_CORRUPT also when the log ends before what the MANIFEST and the store files show (a
+** copy of the directory made file by file while it was written, the log copied first): the
+** message names the files; opening it would show part of some transactions (RocksDB's "SST
+** file is ahead of WAL"). Copy a live database with rowan_backup instead. */
 int rowan_open(const char *path, const rowan_options *opts, rowan_db **db);
 
 /* Close a database.
@@ -505,6 +522,44 @@ int rowan_bulk_status(const rowan_bulk *bulk, int what);
 ** naming the file. A failure leaves every committed row readable. */
 int rowan_flush(rowan_db *db);
 int rowan_compact(rowan_db *db, int major);
+
+/* Catch a read-only handle up with the database's writer (RocksDB's TryCatchUpWithPrimary;
+** an SQLite WAL reader's next read transaction).
+** A read_only handle shows the database as of its open (or its last refresh); this makes
+** it show every commit the writer has written to its log since, each whole, and the
+** tables and indexes created or dropped since (statements bind again at their next run,
+** as after DDL). A commit the writer made after creating a table, or after a bulk load, that
+** the refresh read too early to show whole waits for the next refresh, as does everything
+** after it: a refresh never shows a later commit without an earlier one. The writer may
+** keep writing, flushing and compacting meanwhile: a file it deletes in the middle makes
+** the refresh read its list of files again (for up to about a second). On a writable handle
+** it does nothing (its view is always the latest) and returns ROWAN_OK.
+** Returns ROWAN_OK; ROWAN_MISUSE (db NULL or not open, a statement between rows: finish
+** or reset it first, or a transaction open); ROWAN_CORRUPT or ROWAN_IOERR from the store,
+** with rowan_errmsg naming the file: the handle then shows what it showed before. */
+int rowan_refresh(rowan_db *db);
+
+/* Online backup: copy the database, while it stays in use, into directory `dir` (created
+** if missing; it must be empty), as a database rowan_open opens with every commit that had
+** returned before the call and nothing of a commit begun after it, each whole (RocksDB's
+** Checkpoint; SQLite's online backup API). Commits wait only while the state to copy is
+** noted, reads never; then store files get a second name in `dir` (hard links: they never
+** change once written) where the file system allows and are copied where it does not
+** (another device), the part of the write-ahead log still needed is copied, and the copy's
+** MANIFEST is written last, so a copy cut short (a crash, a full disk) is not a database;
+** a failure removes what it wrote. The copy is a database of its own (writing to it leaves
+** the original alone); open it with rowan_open(dir).
+** Threads: unlike every other call but rowan_interrupt, rowan_backup may run on one thread
+** while other threads go on using the same handle (their calls serialized among themselves
+** as usual), so a program's writes continue during the copy; run one backup at a time per
+** handle, and never beside rowan_close. For that it leaves the handle's error state
+** (rowan_errcode, rowan_errmsg) alone: on failure the message goes to errbuf (errcap bytes
+** with the NUL, truncated; errbuf may be NULL), "" on success.
+** Returns ROWAN_OK; ROWAN_MISUSE (db NULL or not open, dir NULL or empty); ROWAN_ERROR
+** (dir exists and is not an empty directory); ROWAN_READONLY (a read_only handle: the
+** writer makes backups); ROWAN_IOERR, ROWAN_FULL, ROWAN_NOMEM, the message naming the file.
+** An open transaction's writes, not committed, are not in the copy. */
+int rowan_backup(rowan_db *db, const char *dir, char *errbuf, size_t errcap);
 
 /* What rowan_open recovered from the write-ahead log.
 ** A clean close leaves next to nothing to replay (rowan_close flushes); after a crash the

@@ -889,6 +889,8 @@ int kv_bulk_commit(kv_bulk *b, uint64_t *seq_out) {
                     "were loaded without tombstones: nothing was loaded", b->fresh[i]);
   pthread_mutex_unlock(&db->mu);
   if (b->ord && rc == KV_OK) rc = kv_bulk_write_and_install(b, seq);
+  /* still the writer role: the load's number, or the last one when it kept no cell */
+  if (rc == KV_OK) seq = atomic_load(&db->last_seq);
   pthread_mutex_lock(&db->mu);
   kv_db_role_release(db, &w);
   pthread_mutex_unlock(&db->mu);

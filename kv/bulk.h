@@ -143,8 +143,8 @@ int64_t kv_bulk_timestamp(const kv_bulk *b);
 
 /* Commit: write the store files, sync them, name them in one MANIFEST record and make them
 ** visible. Takes the writer role for the duration (commits wait). *seq_out (may be NULL)
-** gets the load's sequence number (the last sequence number if the load was empty; an
-** empty load writes nothing). After KV_OK the load is durable in every sync mode. On any
+** gets the load's sequence number (the last sequence number if the load was empty or every
+** cell it held was masked; such a load writes nothing and takes no sequence number). After KV_OK the load is durable in every sync mode. On any
 ** error nothing of the load is visible, and the load can only be freed: its files are
 ** removed, except after a failed MANIFEST write, which also puts the store in its error
 ** state (kv.h) and leaves the files for kv_open to keep (if the record is found) or delete.

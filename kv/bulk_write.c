@@ -469,9 +469,16 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
 ** REQUIRES: the writer role, mu NOT held. */
 static int install(kv_bulk *b, outf *o, uint64_t seq) {
   kv_db *db = b->db;
-  kv_edit *e = calloc(b->n_fams + 1u, sizeof *e);
+  kv_edit *e = calloc(b->n_fams + 2u, sizeof *e);
   if (!e) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   int n = 0, rc = KV_OK;
+  /* The log position the record names (LOG_POSITION) must be on disk before it: the commits
+  ** before the load are then in the file for a reader beside the writer, and an open whose
+  ** log ends before them refuses the store instead of showing the load without them. */
+  if (db->wal && (rc = kv_wal_sync_all(db->wal)) != KV_OK) {
+    free(e);
+    return kv_db_fail(db, rc);
+  }
   pthread_mutex_lock(&db->mu);
   for (uint32_t i = 0; i < b->n_fams; i++) {
     if (!o[i].h) continue;
@@ -490,7 +497,15 @@ static int install(kv_bulk *b, outf *o, uint64_t seq) {
     kv_db_bg_pause(db); /* the MANIFEST has one writer at a time */
     e[n] = kv_db_counters_edit(db, NULL);
     e[n].last_seq = seq;
-    rc = kv_manifest_apply(db->man, &db->ver, e, n + 1);
+    int n_e = n + 1;
+    if (db->wal_end.seg) {
+      e[n_e].kind = KV_EDIT_LOG_POSITION;
+      e[n_e].log_segment = db->wal_end.seg;
+      e[n_e].log_offset = db->wal_end.off;
+      e[n_e].log_seq = db->wal_end.seq;
+      n_e++;
+    }
+    rc = kv_manifest_apply(db->man, &db->ver, e, n_e);
     kv_db_bg_resume(db);
     if (rc) {
       char msg[256];
@@ -508,7 +523,10 @@ static int install(kv_bulk *b, outf *o, uint64_t seq) {
       if (rc == KV_OK) o[i].h = NULL;
     }
     if (rc) kv_db_set_bg_error(db, rc, "bulk load: out of memory publishing the files");
-    atomic_store_explicit(&db->last_seq, seq, memory_order_release);
+    /* A load that kept no cell names no file and takes no sequence number: a sequence
+    ** number that no WAL record and no MANIFEST record holds would look to a reader beside
+    ** the writer (kv/db_follow.c) like a commit it has not seen yet. */
+    if (n) atomic_store_explicit(&db->last_seq, seq, memory_order_release);
     pthread_cond_signal(&db->bg_cv); /* a family may have reached compaction_trigger */
   }
   pthread_mutex_unlock(&db->mu);

@@ -127,7 +127,10 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
   e[1].last_seq = atomic_load(&db->last_seq);
   e[1].wal_number = db->ver.wal_number;
   kv_db_bg_pause(db); /* the MANIFEST has one writer at a time */
-  rc = kv_manifest_apply(db->man, &db->ver, e, 2);
+  /* every record up to e[1].last_seq in the log file first: a reader beside the writer that
+     sees the table sees the commits before it (KV_SYNC_OFF buffers them) */
+  rc = db->wal ? kv_wal_write_out(db->wal) : KV_OK;
+  if (rc == KV_OK) rc = kv_manifest_apply(db->man, &db->ver, e, 2);
   kv_db_bg_resume(db);
   for (int i = 0; rc == KV_OK && i < n_families; i++) {
     if (!kv_fam_new(db, tm.id, &tm.families[i]))
@@ -158,12 +161,17 @@ int kv_drop_table(kv_db *db, const char *name) {
     goto out;
   }
   uint32_t tid = tm->id;
-  kv_edit e;
-  memset(&e, 0, sizeof e);
-  e.kind = KV_EDIT_DROP_TABLE;
-  e.table_id = tid;
+  kv_edit e[2];
+  memset(e, 0, sizeof e);
+  e[0].kind = KV_EDIT_DROP_TABLE;
+  e[0].table_id = tid;
   kv_db_bg_pause(db); /* no job may run on the families freed below */
-  rc = kv_manifest_apply(db->man, &db->ver, &e, 1);
+  /* the counters say after which commit the drop came (a reader beside the writer shows no
+     later commit before it has read the drop: kv_manifest_changes_since), and every record
+     up to it is in the log file first */
+  e[1] = kv_db_counters_edit(db, NULL);
+  rc = db->wal ? kv_wal_write_out(db->wal) : KV_OK;
+  if (rc == KV_OK) rc = kv_manifest_apply(db->man, &db->ver, e, 2);
   if (rc) {
     kv_db_bg_resume(db);
     goto out;

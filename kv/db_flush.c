@@ -11,7 +11,10 @@
 **   flush (the background thread, kv_db_flush_imm), oldest frozen memstore first:
 **     1. write it to data/<table>/<family>/<number>.sf with kv_sf_writer (written whole
 **        and synced), sync the folder;
-**     2. one MANIFEST record: ADD_FILE with f's new flushed_seq, and the counters;
+**     2. one MANIFEST record: ADD_FILE with f's new flushed_seq, the counters, and the log
+**        position the freeze left (LOG_POSITION: the end of the last WAL record then, which
+**        the rotation wrote out and synced), so an open whose log ends before it refuses the
+**        store instead of showing part of a transaction (kv_db_check_log_position);
 **     3. publish the file in f's list and drop the frozen memstore (under mu, in one step,
 **        so a scan sees its cells exactly once); delete WAL segments older than the oldest
 **        one any family still needs.
@@ -129,6 +132,7 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   pthread_mutex_lock(&db->mu);
   kv_memstore *imm = f->imms[0];
   uint64_t flushed = f->imm_seqs[0];
+  kv_logpos pos = f->imm_pos[0];
   pthread_mutex_unlock(&db->mu);
   kv_iter *it = kv_memstore_iter_new(imm);
   if (!it) return kv_db_fail(db, kv_error(KV_ERR_NOMEM, "flush: out of memory"));
@@ -137,7 +141,7 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   it->ops->destroy(it);
   if (rc) return kv_db_fail(db, rc);
 
-  kv_edit e[2];
+  kv_edit e[3];
   memset(e, 0, sizeof e);
   e[0].kind = h ? KV_EDIT_ADD_FILE : KV_EDIT_SET_FLUSHED;
   e[0].family_id = f->id;
@@ -147,7 +151,15 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   pthread_mutex_lock(&db->mu);
   e[1] = kv_db_counters_edit(db, f); /* imm stays readable until the MANIFEST names it */
   pthread_mutex_unlock(&db->mu);
-  rc = kv_manifest_apply(db->man, &db->ver, e, 2);
+  int n_e = 2;
+  if (pos.seg) {
+    e[2].kind = KV_EDIT_LOG_POSITION;
+    e[2].log_segment = pos.seg;
+    e[2].log_offset = pos.off;
+    e[2].log_seq = pos.seq;
+    n_e = 3;
+  }
+  rc = kv_manifest_apply(db->man, &db->ver, e, n_e);
   if (rc) {
     /* The record may still have reached the MANIFEST (a failed sync): keep the file; if the
     ** MANIFEST does not name it at the next open, kv_open deletes it. */
@@ -161,6 +173,7 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   memmove(f->imms, f->imms + 1, f->n_imm * sizeof *f->imms);
   memmove(f->imm_logs, f->imm_logs + 1, f->n_imm * sizeof *f->imm_logs);
   memmove(f->imm_seqs, f->imm_seqs + 1, f->n_imm * sizeof *f->imm_seqs);
+  memmove(f->imm_pos, f->imm_pos + 1, f->n_imm * sizeof *f->imm_pos);
   f->flushed++;
   db->stat_flushes++;
   if (rc == KV_OK) kv_db_delete_old_wal(db);
@@ -180,7 +193,9 @@ static int grow_imms(kv_fam *f) {
   if (b) f->imm_logs = b;
   uint64_t *c = b ? realloc(f->imm_seqs, nc * sizeof *c) : NULL;
   if (c) f->imm_seqs = c;
-  if (!c) return kv_error(KV_ERR_NOMEM, "flush: out of memory");
+  kv_logpos *d = c ? realloc(f->imm_pos, nc * sizeof *d) : NULL;
+  if (d) f->imm_pos = d;
+  if (!d) return kv_error(KV_ERR_NOMEM, "flush: out of memory");
   f->cap_imm = nc;
   return KV_OK;
 }
@@ -206,6 +221,7 @@ int kv_db_freeze(kv_db *db, kv_fam **fams, uint32_t n) {
       f->imms[f->n_imm] = f->mem;
       f->imm_logs[f->n_imm] = f->mem_log;
       f->imm_seqs[f->n_imm] = atomic_load(&db->last_seq);
+      f->imm_pos[f->n_imm] = db->wal_end; /* on disk: the rotation wrote it out */
       f->n_imm++;
       f->frozen++;
       f->mem = fresh;

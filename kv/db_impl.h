@@ -43,6 +43,8 @@ typedef struct kv_sfh {
   kv_env *env;            /* for the deletion of an obsolete file */
   char *path;             /* data/<table>/<family>/<number>.sf (malloc'ed) */
   atomic_bool obsolete;   /* the MANIFEST no longer names it: delete at the last unref */
+  bool keep_file;         /* a read-only open's: the last unref of an obsolete file drops
+                             its cached blocks but never deletes it (the writer does) */
   struct kv_cache *cache; /* the store's block cache (entries erased with the file), or NULL */
 } kv_sfh;
 
@@ -50,6 +52,13 @@ void kv_sfh_ref(kv_sfh *h);
 /* Drop a reference; the last one closes the reader and, if obsolete, deletes the file and
 ** drops its blocks from the block cache. */
 void kv_sfh_unref(kv_sfh *h);
+
+/* A position in the WAL: the end of a record (docs/FORMAT.md "LOG_POSITION"). */
+typedef struct kv_logpos {
+  uint64_t seg;              /* segment number (0: none) */
+  uint64_t off;              /* bytes of whole records in it up to that record's end */
+  uint64_t seq;              /* sequence number of the record's last op */
+} kv_logpos;
 
 /* Run-time state of one column family. */
 typedef struct kv_fam {
@@ -65,6 +74,8 @@ typedef struct kv_fam {
   kv_memstore **imms;        /* frozen memstores waiting for their flush, oldest first */
   uint64_t *imm_logs;        /* per frozen memstore: oldest WAL segment holding its cells */
   uint64_t *imm_seqs;        /* per frozen memstore: last sequence number when frozen */
+  kv_logpos *imm_pos;        /* per frozen memstore: the WAL's end when frozen (written out
+                                and synced by the freeze's rotation): its flush records it */
   uint32_t n_imm, cap_imm;   /* frozen memstores / allocated entries */
   uint64_t frozen;           /* memstores frozen so far (kv_flush waits on these counts) */
   uint64_t flushed;          /* of which flushed to a store file */
@@ -108,6 +119,11 @@ struct kv_db {
   kv_fam **fams;             /* indexed by family id; NULL for unknown ids */
   uint32_t n_fam_slots;      /* entries in fams */
   kv_wal *wal;               /* current WAL segment (NULL when read-only) */
+  kv_logpos wal_end;         /* end of the last WAL record written (REQUIRES the writer
+                                role): what a freeze or a bulk load records as the log
+                                position their store files depend on */
+  struct kv_follow *follow;  /* a read-only open's view of the writer's files (kv/db_follow.c),
+                                or NULL */
   _Atomic uint64_t next_file; /* next file number (WAL segments, store files) */
   pthread_t bg_thread;       /* the background flush and compaction thread */
   bool bg_running;           /* bg_thread was started and not yet joined */
@@ -151,7 +167,28 @@ struct kv_db {
   uint64_t stat_dropped_bytes;   /* a torn tail kv_open dropped from the newest segment */
   uint64_t stat_dropped_segment; /* that segment's number (0: none) */
   uint64_t stat_compactions; /* compactions done (tests) */
+  uint64_t stat_reader_retries; /* read-only: catch-up attempts made again (REQUIRES mu) */
+  uint64_t stat_reader_stops;   /* read-only: catch-ups stopped before a record (mu) */
 };
+
+/* ---- read-only opens beside a writer (kv/db_follow.c) ---- */
+/* Open db (opts.read_only, nothing of db->man, db->wal or the LOCK) on the store as its
+** files show it now, writing nothing: the MANIFEST, the store files it names and the WAL
+** replayed into memstores, retrying when the writer deletes a file or a segment in between.
+** REQUIRES: kv_open, no other thread. */
+int kv_db_follow_open(kv_db *db);
+/* Tests only: call fn(ctx, attempt) in every catch-up attempt right after the MANIFEST was
+** read, before anything it names is opened (a writer's flush, compaction or DDL can be put
+** there); NULL clears it. Not thread-safe: set it while no read-only store is opening. */
+void kv_follow_test_hook(void (*fn)(void *ctx, int attempt), void *ctx);
+/* Free what kv_db_follow_open kept (kv_close). */
+void kv_db_follow_free(kv_db *db);
+/* The log-behind-MANIFEST check (kv_open and readers): the version's log position names
+** segment seg at offset off; `have` is the bytes of whole records found in that segment
+** (UINT64_MAX: the segment is missing). KV_OK, or KV_ERR_CORRUPT naming the MANIFEST, the
+** segment and the store files newer than the log. REQUIRES: mu or kv_open. */
+int kv_db_check_log_position(kv_db *db, const kv_version *v, uint64_t have,
+                             uint64_t log_max_seq);
 
 /* ---- batch (kv/batch.c) ---- */
 /* The encoded WAL payload of the batch (count varint then ops); *len gets its size. */

@@ -10,6 +10,14 @@
 ** s + i > f.flushed_seq (older ops are already in f's store files); ops of families that no
 ** longer exist (dropped tables) are skipped; KV_TS_NOW becomes the record's commit time.
 **
+** The log-behind-MANIFEST check (kv_db_check_log_position): flushes and bulk loads record
+** in the MANIFEST the log position their store files depend on (LOG_POSITION); an open
+** whose log ends before it (a copy made file by file while the store was written: the log
+** copied first, the MANIFEST and store files later) fails with KV_ERR_CORRUPT naming the
+** files, instead of opening with part of a transaction visible (RocksDB's "SST file is
+** ahead of WAL").
+**
+** A read-only open takes none of this path: kv/db_follow.c builds its view without writing.
 ** Not here: DDL and statistics (kv/db_ddl.c), commits (kv/db_write.c), flushes
 ** (kv/db_flush.c), compaction (kv/compact.c).
 */
@@ -33,7 +41,7 @@ void kv_sfh_unref(kv_sfh *h) {
   if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1) return;
   kv_sf_close(h->reader);
   if (atomic_load(&h->obsolete)) {
-    h->env->remove(h->env, h->path);
+    if (!h->keep_file) h->env->remove(h->env, h->path);
     if (h->cache) kv_cache_erase_file(h->cache, h->meta.number);
   }
   free(h->path);
@@ -69,6 +77,7 @@ int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **o
   atomic_init(&h->refs, 1);
   atomic_init(&h->obsolete, false);
   h->meta = *meta;
+  h->keep_file = db->opts.read_only;
   h->cache = db->cache;
   kv_sf_set_cache(h->reader, db->cache, meta->number);
   h->env = db->env;
@@ -137,6 +146,7 @@ void kv_fam_free(kv_fam *f) {
   free(f->imms);
   free(f->imm_logs);
   free(f->imm_seqs);
+  free(f->imm_pos);
   for (uint32_t i = 0; i < f->n_files; i++) kv_sfh_unref(f->files[i]);
   free(f->files);
   free(f);
@@ -320,8 +330,52 @@ typedef struct replay_ctx {
   uint64_t segment;   /* segment being replayed */
   uint64_t seg_bytes; /* bytes of the segment once replayed (its good records) */
   uint64_t max_seq;   /* highest sequence number met */
+  uint64_t log_max;   /* highest sequence number of a record replayed (0: none) */
+  uint64_t seg_records; /* records of the segment being replayed */
   char path[PATH_CAP];/* its file name, for messages */
 } replay_ctx;
+
+/* Up to two store files of v whose cells are newer than sequence number `seq`, as paths,
+** into buf. */
+static void files_newer(kv_db *db, const kv_version *v, uint64_t seq, char *buf, size_t cap) {
+  size_t used = 0;
+  int n = 0, more = 0;
+  buf[0] = 0;
+  for (uint32_t t = 0; t < v->n_tables; t++)
+    for (uint32_t i = 0; i < v->tables[t].n_families; i++) {
+      const kv_family_meta *fm = &v->tables[t].families[i];
+      for (uint32_t k = 0; k < fm->n_files; k++) {
+        if (fm->files[k].max_seq <= seq) continue;
+        if (n == 2) { more++; continue; }
+        int w = snprintf(buf + used, cap - used, "%s%s/data/%u/%u/%llu.sf", n ? ", " : "",
+                         db->path, v->tables[t].id, fm->id,
+                         (unsigned long long)fm->files[k].number);
+        if (w > 0 && (size_t)w < cap - used) used += (size_t)w;
+        n++;
+      }
+    }
+  if (more && used < cap) snprintf(buf + used, cap - used, " and %d more", more);
+  if (!n) snprintf(buf, cap, "(none named)");
+}
+
+int kv_db_check_log_position(kv_db *db, const kv_version *v, uint64_t have,
+                             uint64_t log_max_seq) {
+  if (!v->log_segment || !v->log_offset || v->log_segment < v->wal_number) return KV_OK;
+  if (have != UINT64_MAX && have >= v->log_offset) return KV_OK;
+  char seg[PATH_CAP], got[96], files[1024];
+  kv_wal_path(seg, sizeof seg, db->path, v->log_segment);
+  if (have == UINT64_MAX) snprintf(got, sizeof got, "it is missing");
+  else snprintf(got, sizeof got, "it holds %llu bytes", (unsigned long long)have);
+  files_newer(db, v, log_max_seq, files, sizeof files);
+  return kv_error(KV_ERR_CORRUPT,
+                  "the log ends before what the MANIFEST and the store files show: %s/MANIFEST "
+                  "needs WAL segment %s up to byte %llu (sequence number %llu), but %s; newer "
+                  "store files: %s. The log was copied before them (a copy made file by file "
+                  "while the store was written?) and would show part of some transactions: "
+                  "copy the store with its writer stopped, or with rowan_backup (.backup)",
+                  db->path, seg, (unsigned long long)v->log_offset,
+                  (unsigned long long)v->log_seq, got, files);
+}
 
 /* Bytes of the file at path into *out. */
 static int segment_size(kv_db *db, const char *path, uint64_t *out) {
@@ -362,6 +416,8 @@ static int replay_record(void *ctx, uint64_t first_seq, int64_t commit_ts,
     return kv_error(KV_ERR_CORRUPT, "%s: record at sequence %llu has trailing bytes",
                     rc->path, (unsigned long long)first_seq);
   if (count && first_seq + count - 1 > rc->max_seq) rc->max_seq = first_seq + count - 1;
+  if (count && first_seq + count - 1 > rc->log_max) rc->log_max = first_seq + count - 1;
+  rc->seg_records++;
   rc->seg_bytes += KV_WAL_HEADER + len;
   db->stat_replay_records++;
   return KV_OK;
@@ -409,18 +465,19 @@ static int replay_wal(kv_db *db, uint64_t *max_number) {
   replay_ctx ctx;
   ctx.db = db;
   ctx.max_seq = db->ver.last_seq;
+  ctx.log_max = 0;
+  uint64_t pos_have = UINT64_MAX; /* bytes of the segment the log position names */
   for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
     if (nums[i] > *max_number) *max_number = nums[i];
     if (nums[i] < db->ver.wal_number) {
-      if (!db->opts.read_only) {
-        char p[PATH_CAP];
-        kv_wal_path(p, sizeof p, db->path, nums[i]);
-        db->env->remove(db->env, p);
-      }
+      char p[PATH_CAP];
+      kv_wal_path(p, sizeof p, db->path, nums[i]);
+      db->env->remove(db->env, p);
       continue;
     }
     ctx.segment = nums[i];
     ctx.seg_bytes = 0;
+    ctx.seg_records = 0;
     kv_wal_path(ctx.path, sizeof ctx.path, db->path, nums[i]);
     uint64_t dropped = 0;
     rc = kv_wal_replay_ex(db->env, db->path, nums[i], i + 1 == n, replay_record, &ctx,
@@ -432,10 +489,17 @@ static int replay_wal(kv_db *db, uint64_t *max_number) {
     /* the segment's bytes on disk: the callback sees a record-form record expanded */
     if (rc == KV_OK) rc = segment_size(db, ctx.path, &ctx.seg_bytes);
     if (rc == KV_OK) rc = kv_db_wal_live_add(db, nums[i], ctx.seg_bytes);
+    if (rc == KV_OK && nums[i] == db->ver.log_segment) pos_have = ctx.seg_bytes;
+    if (rc == KV_OK && ctx.seg_records) { /* the end of the last record: freezes record it */
+      db->wal_end.seg = nums[i];
+      db->wal_end.off = ctx.seg_bytes;
+      db->wal_end.seq = ctx.log_max;
+    }
     db->stat_replay_segments++;
     db->stat_replay_bytes += ctx.seg_bytes;
   }
   free(nums);
+  if (rc == KV_OK) rc = kv_db_check_log_position(db, &db->ver, pos_have, ctx.log_max);
   /* Sequence number 1 is reserved for "nothing written yet", so a snapshot taken on an
   ** empty store is 1, never 0 (0 in kv_scan_options.snapshot means the latest). */
   if (ctx.max_seq < 1) ctx.max_seq = 1;
@@ -464,6 +528,7 @@ static void free_db(kv_db *db) {
   kv_cache_free(db->cache); /* after the families: no reader is left */
   kv_cache_free(db->colcache); /* kv/colscan.c's column entries */
   kv_version_free(&db->ver);
+  kv_db_follow_free(db);
   pthread_mutex_destroy(&db->mu);
   pthread_cond_destroy(&db->bg_cv);
   pthread_cond_destroy(&db->bg_done_cv);
@@ -524,6 +589,17 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
     free(db);
     return kv_error(KV_ERR_NOMEM, "kv_open: out of memory");
   }
+  if (o.read_only) { /* beside a writer, writing nothing: no LOCK (kv/db_follow.c) */
+    int rc = kv_db_follow_open(db);
+    if (rc) {
+      char msg[1536];
+      snprintf(msg, sizeof msg, "%s", kv_errmsg());
+      free_db(db);
+      return kv_error(rc, "%s", msg);
+    }
+    *out = db;
+    return KV_OK;
+  }
   char p[PATH_CAP];
   snprintf(p, sizeof p, "%s/LOCK", path);
   int rc = env->lock(env, p, &db->lock);
@@ -534,20 +610,20 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
     return rc;
   }
   snprintf(p, sizeof p, "%s/MANIFEST", path);
-  if (!env->exists(env, p) && (!o.create_if_missing || o.read_only)) {
+  if (!env->exists(env, p) && !o.create_if_missing) {
     rc = kv_error(KV_ERR_NOTFOUND, "kv_open: '%s' has no MANIFEST (not a store)", path);
   } else {
-    rc = kv_manifest_open(env, path, !o.read_only, &db->man, &db->ver);
+    rc = kv_manifest_open(env, path, true, &db->man, &db->ver);
   }
   if (rc == KV_OK) rc = load_families(db);
   uint64_t max_number = 0;
-  if (rc == KV_OK && !o.read_only) delete_unknown_files(db, &max_number);
-  if (rc == KV_OK && !o.read_only) rc = write_missing_tableinfo(db);
+  if (rc == KV_OK) delete_unknown_files(db, &max_number);
+  if (rc == KV_OK) rc = write_missing_tableinfo(db);
   if (rc == KV_OK) rc = replay_wal(db, &max_number);
   if (rc == KV_OK && db->ver.next_file_number <= max_number)
     db->ver.next_file_number = max_number + 1;
   atomic_init(&db->next_file, db->ver.next_file_number);
-  if (rc == KV_OK && !o.read_only) {
+  if (rc == KV_OK) {
     uint64_t num = kv_db_new_file_number(db);
     rc = kv_wal_create(env, path, num, o.sync_mode, &db->wal);
     if (rc == KV_OK) rc = env->sync_dir(env, path);

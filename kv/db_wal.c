@@ -68,9 +68,14 @@ void kv_db_delete_old_wal(kv_db *db) {
 }
 
 int kv_db_rotate_wal(kv_db *db) {
+  /* The old segment's buffered records (KV_SYNC_OFF) reach the file before the new segment
+  ** exists: a reader beside the writer (kv/db_follow.c) that sees segment N+1 takes segment
+  ** N as complete. */
+  int rc = db->wal ? kv_wal_write_out(db->wal) : KV_OK;
+  if (rc) return rc;
   uint64_t num = kv_db_new_file_number(db);
   kv_wal *nw;
-  int rc = kv_wal_create(db->env, db->path, num, db->opts.sync_mode, &nw);
+  rc = kv_wal_create(db->env, db->path, num, db->opts.sync_mode, &nw);
   if (rc) return rc;
   rc = db->env->sync_dir(db->env, db->path);
   pthread_mutex_lock(&db->mu);
@@ -190,6 +195,8 @@ int kv_wal_get_stats(kv_db *db, kv_wal_stats *out) {
   out->replayed_bytes = db->stat_replay_bytes;
   out->dropped_bytes = db->stat_dropped_bytes;
   out->dropped_segment = db->stat_dropped_segment;
+  out->reader_retries = db->stat_reader_retries;
+  out->reader_stops = db->stat_reader_stops;
   pthread_mutex_unlock(&db->mu);
   return KV_OK;
 }

@@ -259,6 +259,9 @@ int kv_commit(kv_db *db, const kv_batch *b, uint64_t *seq_out) {
     kv_db_set_bg_error(db, arc, msg);
   } else if (any) {
     atomic_store_explicit(&db->last_seq, seq - 1, memory_order_release);
+    db->wal_end.seg = kv_wal_number(db->wal); /* the writer role: freezes and bulk loads */
+    db->wal_end.off = kv_wal_size(db->wal);
+    db->wal_end.seq = seq - 1;
   }
   bool flush = rc == KV_OK && arc == KV_OK && any;
   if (flush) {

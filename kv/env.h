@@ -83,6 +83,10 @@ struct kv_env {
   int (*map)(kv_file *f, uint64_t len, const uint8_t **p);
   /* Release a mapping made by map(). */
   void (*unmap)(const uint8_t *p, uint64_t len);
+  /* Optional (NULL: no hard links; callers copy instead). Give the existing file `from` the
+  ** second name `to` (link(2)); durable after sync_dir() of to's directory. Fails when `to`
+  ** exists, or (KV_ERR_IO) when the file system cannot link across the two paths. */
+  int (*link)(kv_env *env, const char *from, const char *to);
 };
 
 /* The POSIX env (a process-wide singleton; do not destroy). */

@@ -15,7 +15,8 @@
 ** Faults (one per operation kind) fire once on the Nth matching operation; crashed mode
 ** fails everything but close/unlock. One mutex guards the whole env; list() collects names
 ** under it and calls the callback after releasing it, so callbacks may use the env.
-** It does not model file permissions, hard links or sparse files.
+** Hard links (link) share an inode, as in POSIX. It does not model file permissions or
+** sparse files.
 */
 #include <pthread.h>
 #include <stdlib.h>
@@ -471,6 +472,27 @@ static int m_rename(kv_env *env, const char *from, const char *to) {
   return rc;
 }
 
+/* A second name for a file (link(2)): both names share the bytes; either may be removed. */
+static int m_link(kv_env *env, const char *from, const char *to) {
+  mem_env *e = ME(env);
+  char a[MEM_PATH_MAX], b[MEM_PATH_MAX], par[MEM_PATH_MAX];
+  NORM_OR_FAIL(from, a, "link");
+  NORM_OR_FAIL(to, b, "link");
+  int rc = KV_OK;
+  pthread_mutex_lock(&e->mu);
+  long i = ent_find(&e->cur, a);
+  parent_of(b, par);
+  if (e->crashed) rc = crashed_status("link", from);
+  else if (i < 0 || !dir_exists(e, par))
+    rc = kv_error(KV_ERR_NOTFOUND, "link %s to %s: No such file or directory", from, to);
+  else if (ent_find(&e->cur, b) >= 0 || dir_exists(e, b))
+    rc = kv_error(KV_ERR_IO, "link %s to %s: File exists", from, to);
+  else if (ent_set(e, &e->cur, b, e->cur.v[i].ino) < 0)
+    rc = kv_error(KV_ERR_NOMEM, "link %s: out of memory", from);
+  pthread_mutex_unlock(&e->mu);
+  return rc;
+}
+
 static int m_remove(kv_env *env, const char *path) {
   mem_env *e = ME(env);
   char p[MEM_PATH_MAX];
@@ -687,7 +709,7 @@ kv_env *kv_env_mem_new(int64_t now_ms) {
   kv_env base = {
     m_open, m_read, m_append, m_sync, m_size, m_truncate, m_close,
     m_rename, m_remove, m_mkdir, m_rmdir, m_sync_dir, m_exists, m_list,
-    m_lock, m_unlock, m_now_ms, m_destroy, NULL, NULL,
+    m_lock, m_unlock, m_now_ms, m_destroy, NULL, NULL, m_link,
   };
   e->base = base;
   pthread_mutex_init(&e->mu, NULL);

@@ -142,6 +142,15 @@ static int px_rename(kv_env *env, const char *from, const char *to) {
   return KV_OK;
 }
 
+static int px_link(kv_env *env, const char *from, const char *to) {
+  (void)env;
+  if (link(from, to) == 0) return KV_OK;
+  int err = errno;
+  return kv_error(err == ENOENT ? KV_ERR_NOTFOUND : err == ENOSPC || err == EDQUOT ? KV_ERR_NOSPC
+                                                                                 : KV_ERR_IO,
+                  "link %s to %s: %s", from, to, strerror(err));
+}
+
 static int px_remove(kv_env *env, const char *path) {
   return unlink(path) < 0 ? sys_error(errno, "remove", path) : KV_OK;
 }
@@ -256,7 +265,7 @@ static void px_unmap(const uint8_t *p, uint64_t len) {
 static kv_env posix_env = {
   px_open, px_read, px_append, px_sync, px_size, px_truncate, px_close,
   px_rename, px_remove, px_mkdir, px_rmdir, px_sync_dir, px_exists, px_list,
-  px_lock, px_unlock, px_now_ms, NULL, px_map, px_unmap,
+  px_lock, px_unlock, px_now_ms, NULL, px_map, px_unmap, px_link,
 };
 
 kv_env *kv_env_posix(void) { return &posix_env; }

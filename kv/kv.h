@@ -18,9 +18,16 @@
 ** No function accepts a NULL handle except where stated; a NULL handle gives KV_MISUSE.
 **
 ** Thread safety: a kv_db may be used from several threads at once (writers are serialized
-** and share WAL syncs through group commit; scans run concurrently with writes). A kv_batch
-** and a kv_scan belong to one thread at a time. kv_close must not run concurrently with any
-** other call on the same kv_db or on its scans.
+** and share WAL syncs through group commit; scans run concurrently with writes, with
+** kv_refresh of a read-only store, and with kv_backup). A kv_batch and a kv_scan belong to
+** one thread at a time. kv_close must not run concurrently with any other call on the same
+** kv_db or on its scans.
+**
+** Other views of a store's files: any number of read-only opens (kv_options.read_only) run
+** beside the one writable open, in other processes or this one, taking no lock and writing
+** nothing; each sees the store as of its open until kv_refresh. kv_backup copies a live
+** store consistently. A copy made file by file while the store is written, whose log ends
+** before what its MANIFEST and store files show, is refused at open (KV_ERR_CORRUPT).
 **
 ** Failures that refuse writes: when a WAL write or sync fails, or a flush or compaction
 ** fails, the store enters an error state: every later write (kv_commit, DDL, kv_flush,
@@ -147,7 +154,9 @@ typedef struct kv_env kv_env; /* the file-system seam, kv/env.h */
 typedef struct kv_options {
   kv_env *env;                /* file system; NULL = POSIX (kv_env_posix()) */
   bool create_if_missing;     /* create the directory and an empty store if absent */
-  bool read_only;             /* no writes, no flush or compaction; LOCK still taken */
+  bool read_only;             /* a reader beside the writer: no writes, no flush or
+                                 compaction, no LOCK taken, nothing written (see kv_open
+                                 and kv_refresh) */
   int sync_mode;              /* enum kv_sync_mode */
   size_t memstore_flush_size; /* bytes in one family's memstore before it is flushed;
                                  0 = default 64 MiB */
@@ -182,16 +191,46 @@ typedef struct kv_options {
 void kv_options_init(kv_options *opts);
 
 /* Open the store in directory `path` (created if missing and opts->create_if_missing).
-** Takes the LOCK file: a second opener, in this or another process, gets KV_ERR_LOCKED
-** with "database is locked". Replays the MANIFEST and then the WAL from the last flushed
-** sequence number; a torn final WAL record is dropped; other damage gives KV_ERR_CORRUPT.
-** Store files the MANIFEST does not name (left by a crash in a flush or compaction) are
-** deleted. opts NULL = the defaults of kv_options_init.
+** Takes the LOCK file: a second writable opener, in this or another process, gets
+** KV_ERR_LOCKED with "database is locked". Replays the MANIFEST and then the WAL from the
+** last flushed sequence number; a torn final WAL record is dropped; other damage gives
+** KV_ERR_CORRUPT. Store files the MANIFEST does not name (left by a crash in a flush or
+** compaction) are deleted. A MANIFEST of format version 1 is rewritten in version 2.
+** The log must reach the position the MANIFEST records for its flushes and bulk loads
+** (LOG_POSITION): a log that ends before it (copied before the MANIFEST and the store
+** files) is KV_ERR_CORRUPT naming the MANIFEST, the segment and the store files newer than
+** the log, never a store showing part of a transaction (docs/KV_VIEWS.md "The log-behind-
+** MANIFEST check").
+** With opts->read_only the open is a reader beside a writer (RocksDB's secondary instance,
+** SQLite's WAL reader; kv/db_follow.c): no LOCK is taken and nothing is written, so it
+** works while another process (or another handle of this one) holds the store open for
+** writing, and without write permission on the store's directory and files. It sees the
+** store as of its open: the MANIFEST, the store files it names, and the WAL replayed into
+** its own memstores; a record cut short at the end of the newest segment is taken as not
+** yet written (neither dropped from the file nor reported). Only what the writer has
+** written to its files is seen: with KV_SYNC_OFF, commits still in the writer's buffer are
+** not. kv_refresh catches up later. When the writer deletes a store file or a WAL segment
+** between the reader's reading of the MANIFEST and its open of the file, the reader reads
+** the MANIFEST again (up to 40 times, for about a second); once open, files stay readable.
+** opts NULL = the defaults of kv_options_init.
 ** Errors: KV_ERR_NOTFOUND (no directory or no MANIFEST, and not create_if_missing, or
 ** read_only), KV_ERR_LOCKED, KV_ERR_CORRUPT, KV_ERR_IO, KV_ERR_INVALID (empty path, bad
 ** sync_mode, negative compaction_trigger), KV_MISUSE (out NULL).
 ** On success *out is the handle (free with kv_close); on failure *out is NULL. */
 int kv_open(const char *path, const kv_options *opts, kv_db **out);
+
+/* Catch a read-only store up with its writer (RocksDB's TryCatchUpWithPrimary): read the
+** MANIFEST again, open the store files added since (sharing those still named), and read
+** the WAL on from where the last catch-up stopped. Afterwards new scans see every commit
+** the writer had written to its log, whole (the commits of a family created, or a bulk
+** load committed, after the MANIFEST was read wait for the next refresh, and so does
+** everything after them). Scans already open keep reading what they opened on; families
+** of dropped tables become unknown; pointers from kv_table_name become invalid (as after
+** DDL). On a writable store: KV_OK, nothing to do. Not concurrently with kv_close.
+** Errors: KV_MISUSE (db NULL, or a snapshot is held: the writer's compactions do not keep
+** what a reader's snapshot sees), KV_ERR_CORRUPT, KV_ERR_IO, KV_ERR_NOMEM; then the view
+** stays as it was. */
+int kv_refresh(kv_db *db);
 
 /* Close the store: flush every non-empty memstore to store files (kv_flush; skipped with
 ** kv_options.keep_log_on_close, on a read-only store and in the error state: the WAL keeps
@@ -611,6 +650,30 @@ int kv_compact(kv_db *db, const char *table, bool major);
 ** merged one by one: the files differ, the cells they hold do not (tests compare both). */
 void kv_compact_set_block_copy(bool on);
 
+/* Online backup (RocksDB's Checkpoint; kv/backup.c): copy the store, while writes go on,
+** into directory `dir` (created if missing; it must be empty), as a store that kv_open
+** opens with every commit that had returned before the call and nothing of a commit begun
+** after it, each whole. The writer role is held only while the state is noted (commits
+** wait for that moment, reads never); then store files get a second name in the copy
+** (hard links: they never change once written) where the file system allows, and are
+** copied where it does not (another device); the WAL segments still needed are copied up
+** to their size at that moment; a MANIFEST holding that state is written last, so a copy
+** cut short has none and is not a store. Everything is synced. A failure removes what was
+** written. Store files and segments that compactions and flushes drop meanwhile are kept
+** until the copy is done. *stats (may be NULL) gets what was done.
+** Errors: KV_MISUSE (db NULL), KV_ERR_INVALID (empty dir, or not a directory),
+** KV_ERR_EXISTS (dir is not empty), KV_ERR_READONLY (a read-only open: the writer makes
+** backups), the store's error state, KV_ERR_IO / KV_ERR_NOSPC / KV_ERR_NOMEM. */
+typedef struct kv_backup_stats {
+  uint64_t files_linked;  /* store files given a second name in the copy (hard links) */
+  uint64_t files_copied;  /* store files copied (the file system could not link them) */
+  uint64_t bytes_copied;  /* their bytes */
+  uint64_t wal_segments;  /* WAL segments copied */
+  uint64_t wal_bytes;     /* their bytes */
+  uint64_t last_seq;      /* the last sequence number the copy holds */
+} kv_backup_stats;
+int kv_backup(kv_db *db, const char *dir, kv_backup_stats *stats);
+
 /* The write-ahead log's live segments and what kv_open replayed (see "WAL size bound"). */
 typedef struct kv_wal_stats {
   uint64_t segments;          /* WAL segment files in use, the current one included */
@@ -625,6 +688,12 @@ typedef struct kv_wal_stats {
                                  segment that kv_open dropped (truncated away): a commit
                                  cut short by a crash, never applied; 0 = none */
   uint64_t dropped_segment;   /* that segment's number (file wal-N.log), 0 = none */
+  uint64_t reader_retries;    /* read-only opens: catch-up attempts (kv_open, kv_refresh)
+                                 made again because the writer deleted a store file or a
+                                 segment between the reading of the MANIFEST and its open */
+  uint64_t reader_stops;      /* read-only opens: catch-ups that stopped before a record they
+                                 could not show whole yet (a family created, or a bulk load
+                                 committed, after their MANIFEST read) */
 } kv_wal_stats;
 /* Fill *out (all counters since kv_open). Errors: KV_MISUSE (NULL argument). */
 int kv_wal_get_stats(kv_db *db, kv_wal_stats *out);

@@ -9,15 +9,18 @@
 **   4  u32 length_check  low 32 bits of XXH3-64 of bytes [0, 4)
 **   8  u64 checksum      XXH3-64 of the payload
 ** The first record's payload is the file header: the 8 bytes "ROWANMF1" and a u32 format
-** version (1). Every later payload is an edit group: count:varint edit*, each edit a kind
-** byte (enum kv_edit_kind) and its fields as varints (see encode_edit). A group is applied
-** whole or not at all: it is checked against a copy of the version first.
+** version (2 written; 1 and 2 read: version 2 adds the LOG_POSITION edit, and a version 1
+** log is rewritten as version 2 when a writer opens it). Every later payload is an edit
+** group: count:varint edit*, each edit a kind byte (enum kv_edit_kind) and its fields as
+** varints (see encode_edit). A group is applied whole or not at all: it is checked against
+** a copy of the version first.
 **
 ** Replay drops a torn tail (a record cut short at the end of the file, or a zero-filled
 ** tail) and truncates the file back; any other damage is KV_ERR_CORRUPT naming the file and
 ** the offset. Unlike the WAL, a complete final record with a bad checksum is corruption: a
 ** synced edit may already have been acted on (old WAL segments deleted), so dropping it
-** would lose data.
+** would lose data. kv_manifest_read reads the log of a store another process writes: it
+** writes nothing, and takes a cut or unchecked final record for one being appended.
 ** Also here: the salvage reading of a damaged log (kv_manifest_salvage: every record that
 ** checks, damage skipped and reported) and the TABLEINFO file of each table (the same table
 ** encoding, so a salvage can name tables without the MANIFEST).
@@ -30,13 +33,10 @@
 
 #include "kv/coding.h"
 #include "kv/manifest.h"
+#include "kv/manifest_int.h"
 #include "kv/status.h"
 
-#define REC_HEADER 16u
-#define MAGIC "ROWANMF1"
-#define FORMAT_VERSION 1u
 #define DEFAULT_REWRITE_LIMIT (1u << 20)
-#define MAX_RECORD (64u << 20) /* a payload longer than this is damage */
 
 struct kv_manifest {
   kv_env *env;           /* file system */
@@ -57,7 +57,7 @@ static void family_free(kv_family_meta *f) {
   f->n_files = f->cap_files = 0;
 }
 
-static void table_free(kv_table_meta *t) {
+void kv_mf_table_free(kv_table_meta *t) {
   for (uint32_t i = 0; i < t->n_families; i++) family_free(&t->families[i]);
   free(t->families);
   t->families = NULL;
@@ -65,18 +65,18 @@ static void table_free(kv_table_meta *t) {
 }
 
 void kv_table_meta_free(kv_table_meta *t) {
-  if (t) table_free(t);
+  if (t) kv_mf_table_free(t);
 }
 
 /* Free everything *v owns and zero it. NULL is a no-op. */
 void kv_version_free(kv_version *v) {
   if (!v) return;
-  for (uint32_t i = 0; i < v->n_tables; i++) table_free(&v->tables[i]);
+  for (uint32_t i = 0; i < v->n_tables; i++) kv_mf_table_free(&v->tables[i]);
   free(v->tables);
   memset(v, 0, sizeof *v);
 }
 
-static int nomem(void) { return kv_error(KV_ERR_NOMEM, "MANIFEST: out of memory"); }
+int kv_mf_nomem(void) { return kv_error(KV_ERR_NOMEM, "MANIFEST: out of memory"); }
 
 /* Deep copy of a table into *dst (which owns nothing yet). */
 static int table_copy(kv_table_meta *dst, const kv_table_meta *src) {
@@ -85,7 +85,7 @@ static int table_copy(kv_table_meta *dst, const kv_table_meta *src) {
   dst->n_families = 0;
   if (src->n_families == 0) return KV_OK;
   dst->families = calloc(src->n_families, sizeof *dst->families);
-  if (!dst->families) return nomem();
+  if (!dst->families) return kv_mf_nomem();
   dst->n_families = src->n_families;
   for (uint32_t i = 0; i < src->n_families; i++) {
     kv_family_meta *d = &dst->families[i];
@@ -94,7 +94,7 @@ static int table_copy(kv_table_meta *dst, const kv_table_meta *src) {
     d->files = NULL;
     d->cap_files = d->n_files = 0;
     if (s->n_files) {
-      if (!(d->files = malloc(s->n_files * sizeof *d->files))) return nomem();
+      if (!(d->files = malloc(s->n_files * sizeof *d->files))) return kv_mf_nomem();
       memcpy(d->files, s->files, s->n_files * sizeof *d->files);
       d->n_files = d->cap_files = s->n_files;
     }
@@ -107,7 +107,7 @@ static int version_copy(kv_version *dst, const kv_version *src) {
   dst->tables = NULL;
   dst->n_tables = 0;
   if (src->n_tables == 0) return KV_OK;
-  if (!(dst->tables = calloc(src->n_tables, sizeof *dst->tables))) return nomem();
+  if (!(dst->tables = calloc(src->n_tables, sizeof *dst->tables))) return kv_mf_nomem();
   for (uint32_t i = 0; i < src->n_tables; i++) {
     dst->n_tables = i + 1;
     int rc = table_copy(&dst->tables[i], &src->tables[i]);
@@ -164,7 +164,7 @@ static int add_file(kv_family_meta *f, const kv_file_meta *fm) {
   if (f->n_files == f->cap_files) {
     uint32_t nc = f->cap_files ? f->cap_files * 2 : 4;
     kv_file_meta *nf = realloc(f->files, nc * sizeof *nf);
-    if (!nf) return nomem();
+    if (!nf) return kv_mf_nomem();
     f->files = nf;
     f->cap_files = nc;
   }
@@ -188,10 +188,10 @@ static int apply_one(kv_version *v, const kv_edit *e) {
     int rc = check_table(v, e->table);
     if (rc != KV_OK) return rc;
     kv_table_meta *nt = realloc(v->tables, (v->n_tables + 1) * sizeof *nt);
-    if (!nt) return nomem();
+    if (!nt) return kv_mf_nomem();
     v->tables = nt;
     if ((rc = table_copy(&v->tables[v->n_tables], e->table)) != KV_OK) {
-      table_free(&v->tables[v->n_tables]);
+      kv_mf_table_free(&v->tables[v->n_tables]);
       return rc;
     }
     v->n_tables++;
@@ -203,7 +203,7 @@ static int apply_one(kv_version *v, const kv_edit *e) {
   case KV_EDIT_DROP_TABLE: {
     kv_table_meta *t = find_table(v, e->table_id);
     if (!t) return kv_error(KV_ERR_NOTFOUND, "MANIFEST: no table with id %u", e->table_id);
-    table_free(t);
+    kv_mf_table_free(t);
     size_t i = (size_t)(t - v->tables);
     memmove(t, t + 1, (v->n_tables - i - 1) * sizeof *t);
     v->n_tables--;
@@ -245,6 +245,14 @@ static int apply_one(kv_version *v, const kv_edit *e) {
     raise_u64(&v->last_seq, e->last_seq);
     raise_u64(&v->wal_number, e->wal_number);
     return KV_OK;
+  case KV_EDIT_LOG_POSITION:
+    if (e->log_segment > v->log_segment ||
+        (e->log_segment == v->log_segment && e->log_offset > v->log_offset)) {
+      v->log_segment = e->log_segment;
+      v->log_offset = e->log_offset;
+      v->log_seq = e->log_seq;
+    }
+    return KV_OK;
   default:
     return kv_error(KV_ERR_INVALID, "MANIFEST: unknown edit kind %d", e->kind);
   }
@@ -252,13 +260,8 @@ static int apply_one(kv_version *v, const kv_edit *e) {
 
 /* ---- encoding ---- */
 
-typedef struct wbuf {
-  uint8_t *p;            /* bytes */
-  size_t len, cap;       /* used, allocated */
-  int oom;               /* an allocation failed */
-} wbuf;
 
-static void put_raw(wbuf *b, const void *src, size_t n) {
+void kv_mf_put_raw(kv_mf_wbuf *b, const void *src, size_t n) {
   if (b->oom) return;
   if (b->len + n > b->cap) {
     size_t nc = b->cap ? b->cap : 256;
@@ -271,21 +274,21 @@ static void put_raw(wbuf *b, const void *src, size_t n) {
   if (n) memcpy(b->p + b->len, src, n);
   b->len += n;
 }
-static void put_var(wbuf *b, uint64_t v) {
+static void put_var(kv_mf_wbuf *b, uint64_t v) {
   uint8_t tmp[10];
-  put_raw(b, tmp, (size_t)(kv_put_varint(tmp, v) - tmp));
+  kv_mf_put_raw(b, tmp, (size_t)(kv_put_varint(tmp, v) - tmp));
 }
-static void put_u8(wbuf *b, uint8_t v) { put_raw(b, &v, 1); }
-static void put_name(wbuf *b, const char *s) {
+static void put_u8(kv_mf_wbuf *b, uint8_t v) { kv_mf_put_raw(b, &v, 1); }
+static void put_name(kv_mf_wbuf *b, const char *s) {
   size_t n = strnlen(s, KV_MAX_NAME + 1);
   put_var(b, n);
-  put_raw(b, s, n);
+  kv_mf_put_raw(b, s, n);
 }
-static void put_file(wbuf *b, const kv_file_meta *f) {
+static void put_file(kv_mf_wbuf *b, const kv_file_meta *f) {
   put_var(b, f->number); put_var(b, f->size); put_var(b, f->min_seq);
   put_var(b, f->max_seq); put_var(b, f->cells); put_var(b, f->rows);
 }
-static void put_table(wbuf *b, const kv_table_meta *t) {
+void kv_mf_put_table(kv_mf_wbuf *b, const kv_table_meta *t) {
   put_var(b, t->id);
   put_name(b, t->name);
   put_var(b, t->n_families);
@@ -302,16 +305,16 @@ static void put_table(wbuf *b, const kv_table_meta *t) {
     for (uint32_t k = 0; k < f->n_files; k++) put_file(b, &f->files[k]);
   }
 }
-static void put_counters(wbuf *b, uint64_t next_file, uint32_t next_table, uint32_t next_family,
+static void put_counters(kv_mf_wbuf *b, uint64_t next_file, uint32_t next_table, uint32_t next_family,
                          uint64_t last_seq, uint64_t wal_number) {
   put_var(b, next_file); put_var(b, next_table); put_var(b, next_family);
   put_var(b, last_seq); put_var(b, wal_number);
 }
 
-static void encode_edit(wbuf *b, const kv_edit *e) {
+static void encode_edit(kv_mf_wbuf *b, const kv_edit *e) {
   put_u8(b, (uint8_t)e->kind);
   switch (e->kind) {
-  case KV_EDIT_CREATE_TABLE: put_table(b, e->table); break;
+  case KV_EDIT_CREATE_TABLE: kv_mf_put_table(b, e->table); break;
   case KV_EDIT_DROP_TABLE: put_var(b, e->table_id); break;
   case KV_EDIT_ADD_FILE:
     put_var(b, e->family_id); put_file(b, &e->file); put_var(b, e->flushed_seq); break;
@@ -321,38 +324,46 @@ static void encode_edit(wbuf *b, const kv_edit *e) {
     put_counters(b, e->next_file_number, e->next_table_id, e->next_family_id, e->last_seq,
                  e->wal_number);
     break;
+  case KV_EDIT_LOG_POSITION:
+    put_var(b, e->log_segment); put_var(b, e->log_offset); put_var(b, e->log_seq); break;
   default: break;
   }
 }
 
-/* The snapshot of a whole version: one edit of kind KV_EDIT_SNAPSHOT. */
-static void encode_snapshot(wbuf *b, const kv_version *v) {
-  put_var(b, 1);
+/* The snapshot of a whole version: one edit of kind KV_EDIT_SNAPSHOT, followed in the same
+** group by a LOG_POSITION edit when the version has a log position. */
+static void encode_snapshot(kv_mf_wbuf *b, const kv_version *v) {
+  put_var(b, v->log_segment ? 2 : 1);
   put_u8(b, KV_EDIT_SNAPSHOT);
   put_counters(b, v->next_file_number, v->next_table_id, v->next_family_id, v->last_seq,
                v->wal_number);
   put_var(b, v->n_tables);
-  for (uint32_t i = 0; i < v->n_tables; i++) put_table(b, &v->tables[i]);
+  for (uint32_t i = 0; i < v->n_tables; i++) kv_mf_put_table(b, &v->tables[i]);
+  if (v->log_segment) {
+    kv_edit e;
+    memset(&e, 0, sizeof e);
+    e.kind = KV_EDIT_LOG_POSITION;
+    e.log_segment = v->log_segment;
+    e.log_offset = v->log_offset;
+    e.log_seq = v->log_seq;
+    encode_edit(b, &e);
+  }
 }
 
 /* Frame a payload as one record into out. */
-static void frame(wbuf *out, const uint8_t *payload, size_t len) {
-  uint8_t h[REC_HEADER];
+void kv_mf_frame(kv_mf_wbuf *out, const uint8_t *payload, size_t len) {
+  uint8_t h[KV_MF_REC_HEADER];
   kv_put_u32le(h, (uint32_t)len);
   kv_put_u32le(h + 4, (uint32_t)XXH3_64bits(h, 4));
   kv_put_u64le(h + 8, XXH3_64bits(payload, len));
-  put_raw(out, h, REC_HEADER);
-  put_raw(out, payload, len);
+  kv_mf_put_raw(out, h, KV_MF_REC_HEADER);
+  kv_mf_put_raw(out, payload, len);
 }
 
 /* ---- decoding (never reads past limit) ---- */
 
-typedef struct rbuf {
-  const uint8_t *p, *limit; /* unread bytes */
-  const char *bad;          /* what was wrong, or NULL */
-} rbuf;
 
-static uint64_t get_var(rbuf *r) {
+uint64_t kv_mf_get_var(kv_mf_rbuf *r) {
   uint64_t v = 0;
   if (r->bad) return 0;
   const uint8_t *q = kv_get_varint(r->p, r->limit, &v);
@@ -360,18 +371,18 @@ static uint64_t get_var(rbuf *r) {
   r->p = q;
   return v;
 }
-static uint32_t get_u32v(rbuf *r) {
-  uint64_t v = get_var(r);
+uint32_t kv_mf_get_u32v(kv_mf_rbuf *r) {
+  uint64_t v = kv_mf_get_var(r);
   if (v > UINT32_MAX && !r->bad) r->bad = "value out of range";
   return (uint32_t)v;
 }
-static int get_int(rbuf *r) {
-  int64_t v = kv_unzigzag(get_var(r));
+static int get_int(kv_mf_rbuf *r) {
+  int64_t v = kv_unzigzag(kv_mf_get_var(r));
   if ((v < -2147483647 - 1 || v > 2147483647) && !r->bad) r->bad = "value out of range";
   return (int)v;
 }
-static void get_name(rbuf *r, char *out) {
-  uint64_t n = get_var(r);
+static void get_name(kv_mf_rbuf *r, char *out) {
+  uint64_t n = kv_mf_get_var(r);
   out[0] = 0;
   if (r->bad) return;
   if (n == 0 || n > KV_MAX_NAME || n > (uint64_t)(r->limit - r->p)) { r->bad = "bad name length"; return; }
@@ -380,46 +391,47 @@ static void get_name(rbuf *r, char *out) {
   if (strlen(out) != n) r->bad = "NUL byte in a name";
   r->p += n;
 }
-static void get_file(rbuf *r, kv_file_meta *f) {
-  f->number = get_var(r); f->size = get_var(r); f->min_seq = get_var(r);
-  f->max_seq = get_var(r); f->cells = get_var(r); f->rows = get_var(r);
+void kv_mf_get_file(kv_mf_rbuf *r, kv_file_meta *f) {
+  f->number = kv_mf_get_var(r); f->size = kv_mf_get_var(r); f->min_seq = kv_mf_get_var(r);
+  f->max_seq = kv_mf_get_var(r); f->cells = kv_mf_get_var(r); f->rows = kv_mf_get_var(r);
 }
-/* Decode a table into *t (caller frees with table_free, on error too). */
-static void get_table(rbuf *r, kv_table_meta *t) {
+/* Decode a table into *t (caller frees with kv_mf_table_free, on error too). */
+void kv_mf_get_table(kv_mf_rbuf *r, kv_table_meta *t) {
   memset(t, 0, sizeof *t);
-  t->id = get_u32v(r);
+  t->id = kv_mf_get_u32v(r);
   get_name(r, t->name);
-  uint64_t nf = get_var(r);
+  uint64_t nf = kv_mf_get_var(r);
   if (r->bad) return;
   if (nf > KV_MAX_FAMILIES) { r->bad = "too many families"; return; }
   if (nf && !(t->families = calloc((size_t)nf, sizeof *t->families))) { r->bad = "out of memory"; return; }
   for (uint32_t i = 0; i < nf && !r->bad; i++) {
     kv_family_meta *f = &t->families[i];
     t->n_families = i + 1;
-    f->id = get_u32v(r);
+    f->id = kv_mf_get_u32v(r);
     get_name(r, f->name);
     f->max_versions = get_int(r);
-    f->ttl_sec = kv_unzigzag(get_var(r));
+    f->ttl_sec = kv_unzigzag(kv_mf_get_var(r));
     f->compression = get_int(r);
-    f->block_size = get_u32v(r);
-    f->flushed_seq = get_var(r);
-    uint64_t n = get_var(r);
+    f->block_size = kv_mf_get_u32v(r);
+    f->flushed_seq = kv_mf_get_var(r);
+    uint64_t n = kv_mf_get_var(r);
     if (r->bad) return;
     /* each file takes at least 6 bytes: bound the count by what is left */
     if (n > (uint64_t)(r->limit - r->p) / 6) { r->bad = "bad file count"; return; }
     if (n && !(f->files = malloc((size_t)n * sizeof *f->files))) { r->bad = "out of memory"; return; }
     f->cap_files = (uint32_t)n;
     for (uint32_t k = 0; k < n && !r->bad; k++) {
-      get_file(r, &f->files[k]);
+      kv_mf_get_file(r, &f->files[k]);
       f->n_files = k + 1;
     }
   }
 }
 
 /* Decode and apply one edit group to v. KV_OK, or KV_ERR_CORRUPT with `why` filled. */
-static int replay_group(kv_version *v, const uint8_t *p, size_t len, char *why, size_t why_cap) {
-  rbuf r = {p, p + len, NULL};
-  uint64_t count = get_var(&r);
+static int replay_group(kv_version *v, uint32_t version, const uint8_t *p, size_t len, char *why,
+                        size_t why_cap) {
+  kv_mf_rbuf r = {p, p + len, NULL};
+  uint64_t count = kv_mf_get_var(&r);
   for (uint64_t i = 0; i < count && !r.bad; i++) {
     if (r.p >= r.limit) { r.bad = "truncated edit"; break; }
     kv_edit e;
@@ -430,29 +442,33 @@ static int replay_group(kv_version *v, const uint8_t *p, size_t len, char *why, 
     int rc = KV_OK;
     switch (e.kind) {
     case KV_EDIT_CREATE_TABLE:
-      get_table(&r, &t);
+      kv_mf_get_table(&r, &t);
       e.table = &t;
       break;
-    case KV_EDIT_DROP_TABLE: e.table_id = get_u32v(&r); break;
+    case KV_EDIT_DROP_TABLE: e.table_id = kv_mf_get_u32v(&r); break;
     case KV_EDIT_ADD_FILE:
-      e.family_id = get_u32v(&r); get_file(&r, &e.file); e.flushed_seq = get_var(&r); break;
-    case KV_EDIT_REMOVE_FILE: e.family_id = get_u32v(&r); e.file.number = get_var(&r); break;
-    case KV_EDIT_SET_FLUSHED: e.family_id = get_u32v(&r); e.flushed_seq = get_var(&r); break;
+      e.family_id = kv_mf_get_u32v(&r); kv_mf_get_file(&r, &e.file); e.flushed_seq = kv_mf_get_var(&r); break;
+    case KV_EDIT_REMOVE_FILE: e.family_id = kv_mf_get_u32v(&r); e.file.number = kv_mf_get_var(&r); break;
+    case KV_EDIT_SET_FLUSHED: e.family_id = kv_mf_get_u32v(&r); e.flushed_seq = kv_mf_get_var(&r); break;
     case KV_EDIT_SET_COUNTERS:
-      e.next_file_number = get_var(&r); e.next_table_id = get_u32v(&r);
-      e.next_family_id = get_u32v(&r); e.last_seq = get_var(&r); e.wal_number = get_var(&r);
+      e.next_file_number = kv_mf_get_var(&r); e.next_table_id = kv_mf_get_u32v(&r);
+      e.next_family_id = kv_mf_get_u32v(&r); e.last_seq = kv_mf_get_var(&r); e.wal_number = kv_mf_get_var(&r);
+      break;
+    case KV_EDIT_LOG_POSITION:
+      if (version < 2) { r.bad = "LOG_POSITION edit in a format version 1 MANIFEST"; break; }
+      e.log_segment = kv_mf_get_var(&r); e.log_offset = kv_mf_get_var(&r); e.log_seq = kv_mf_get_var(&r);
       break;
     case KV_EDIT_SNAPSHOT: {
       kv_version nv;
       memset(&nv, 0, sizeof nv);
-      nv.next_file_number = get_var(&r); nv.next_table_id = get_u32v(&r);
-      nv.next_family_id = get_u32v(&r); nv.last_seq = get_var(&r); nv.wal_number = get_var(&r);
-      uint64_t nt = get_var(&r);
+      nv.next_file_number = kv_mf_get_var(&r); nv.next_table_id = kv_mf_get_u32v(&r);
+      nv.next_family_id = kv_mf_get_u32v(&r); nv.last_seq = kv_mf_get_var(&r); nv.wal_number = kv_mf_get_var(&r);
+      uint64_t nt = kv_mf_get_var(&r);
       for (uint64_t k = 0; k < nt && !r.bad && rc == KV_OK; k++) {
-        get_table(&r, &t);
+        kv_mf_get_table(&r, &t);
         kv_edit ce = {.kind = KV_EDIT_CREATE_TABLE, .table = &t};
         if (!r.bad) rc = apply_one(&nv, &ce);
-        table_free(&t);
+        kv_mf_table_free(&t);
       }
       if (!r.bad && rc == KV_OK) {
         kv_version_free(v);
@@ -468,7 +484,7 @@ static int replay_group(kv_version *v, const uint8_t *p, size_t len, char *why, 
       break;
     }
     if (!r.bad && rc == KV_OK && e.kind) rc = apply_one(v, &e);
-    table_free(&t);
+    kv_mf_table_free(&t);
     if (!r.bad && rc != KV_OK) {
       snprintf(why, why_cap, "edit does not apply (%s)", kv_errmsg());
       return KV_ERR_CORRUPT;
@@ -489,50 +505,58 @@ static int corrupt_at(const char *path, uint64_t off, const char *why) {
                   path, (unsigned long long)off, why);
 }
 
-static int is_zero(const uint8_t *p, size_t n) {
+int kv_mf_is_zero(const uint8_t *p, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (p[i]) return 0;
   return 1;
 }
 
 /* Replay the log bytes into v; *good gets the length of the good prefix (less than len when
-** a torn tail was found). */
-static int replay(const char *path, const uint8_t *buf, size_t len, kv_version *v, size_t *good) {
+** a torn tail was found), *version the header's format version. follow: the log of a store
+** another process writes (kv_manifest_read): a final record whose checksum does not match is
+** one being appended, left out like a torn tail. */
+static int replay(const char *path, const uint8_t *buf, size_t len, kv_version *v, size_t *good,
+                  uint32_t *version, bool follow) {
   size_t off = 0;
   int n = 0;
   char why[600];
   *good = 0;
+  *version = 0;
   while (off < len) {
     size_t rem = len - off;
     const uint8_t *h = buf + off;
     int torn = 0;
-    if (rem < REC_HEADER) {
+    if (rem < KV_MF_REC_HEADER) {
       torn = 1;
     } else if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4)) {
-      if (!is_zero(h, rem)) return corrupt_at(path, off, "bad record length (length check mismatch)");
+      if (!kv_mf_is_zero(h, rem)) return corrupt_at(path, off, "bad record length (length check mismatch)");
       torn = 1;
     } else {
       uint32_t plen = kv_get_u32le(h);
-      if (plen > MAX_RECORD) return corrupt_at(path, off, "record length over the maximum");
-      if (plen > rem - REC_HEADER) {
+      if (plen > KV_MF_MAX_RECORD) return corrupt_at(path, off, "record length over the maximum");
+      if (plen > rem - KV_MF_REC_HEADER) {
         torn = 1;
-      } else if (kv_get_u64le(h + 8) != XXH3_64bits(h + REC_HEADER, plen)) {
+      } else if (kv_get_u64le(h + 8) != XXH3_64bits(h + KV_MF_REC_HEADER, plen)) {
         /* Even on the final record: the store acts on a record once it is synced (it may
-        ** have deleted the WAL it made redundant), so damage there is not a torn write. */
-        return corrupt_at(path, off, "checksum mismatch");
+        ** have deleted the WAL it made redundant), so damage there is not a torn write. A
+        ** reader beside the writer may see the record being appended: it waits for it. */
+        if (!(follow && n > 0 && plen == rem - KV_MF_REC_HEADER))
+          return corrupt_at(path, off, "checksum mismatch");
+        torn = 1;
       } else if (n == 0) {
-        if (plen != 12 || memcmp(h + REC_HEADER, MAGIC, 8) != 0)
+        if (plen != 12 || memcmp(h + KV_MF_REC_HEADER, KV_MF_MAGIC, 8) != 0)
           return corrupt_at(path, off, "not a Rowan MANIFEST (bad magic)");
-        uint32_t ver = kv_get_u32le(h + REC_HEADER + 8);
-        if (ver != FORMAT_VERSION) {
+        uint32_t ver = kv_get_u32le(h + KV_MF_REC_HEADER + 8);
+        if (ver < KV_MF_VERSION_MIN || ver > KV_MF_VERSION) {
           snprintf(why, sizeof why, "unsupported MANIFEST format version %u", ver);
           return corrupt_at(path, off, why);
         }
-      } else if (replay_group(v, h + REC_HEADER, plen, why, sizeof why) != KV_OK) {
+        *version = ver;
+      } else if (replay_group(v, *version, h + KV_MF_REC_HEADER, plen, why, sizeof why) != KV_OK) {
         return corrupt_at(path, off, why);
       }
       if (!torn) {
-        off += REC_HEADER + plen;
+        off += KV_MF_REC_HEADER + plen;
         n++;
         continue;
       }
@@ -553,32 +577,40 @@ static void default_version(kv_version *v) {
   v->next_family_id = 1;
 }
 
-/* Write a fresh log holding the header record and a snapshot of v to MANIFEST.tmp, sync it,
-** rename it over MANIFEST, sync the directory, and reopen it for appending. */
-static int rewrite(kv_manifest *m, const kv_version *v) {
-  wbuf payload = {0}, out = {0};
+/* Write a fresh log holding the header record and a snapshot of v to path.tmp, sync it and
+** rename it over path; *written gets its bytes. The directory is not synced here. */
+static int write_image(kv_env *env, const char *path, const kv_version *v, size_t *written) {
+  kv_mf_wbuf payload = {0}, out = {0};
   uint8_t hdr[12];
-  memcpy(hdr, MAGIC, 8);
-  kv_put_u32le(hdr + 8, FORMAT_VERSION);
-  frame(&out, hdr, sizeof hdr);
+  memcpy(hdr, KV_MF_MAGIC, 8);
+  kv_put_u32le(hdr + 8, KV_MF_VERSION);
+  kv_mf_frame(&out, hdr, sizeof hdr);
   encode_snapshot(&payload, v);
-  frame(&out, payload.p, payload.len);
+  kv_mf_frame(&out, payload.p, payload.len);
   free(payload.p);
-  if (out.oom || payload.oom) { free(out.p); return nomem(); }
+  if (out.oom || payload.oom) { free(out.p); return kv_mf_nomem(); }
   char tmp[4300];
-  snprintf(tmp, sizeof tmp, "%s.tmp", m->path);
-  kv_env *env = m->env;
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
   kv_file *f;
   int rc = env->open(env, tmp, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &f);
   if (rc == KV_OK) {
     rc = env->append(f, out.p, out.len);
     if (rc == KV_OK) rc = env->sync(f);
     env->close(f);
-    if (rc == KV_OK) rc = env->rename(env, tmp, m->path);
+    if (rc == KV_OK) rc = env->rename(env, tmp, path);
     if (rc != KV_OK) env->remove(env, tmp);
   }
-  size_t written = out.len;
+  *written = out.len;
   free(out.p);
+  return rc;
+}
+
+/* Write a fresh log holding the header record and a snapshot of v to MANIFEST.tmp, sync it,
+** rename it over MANIFEST, sync the directory, and reopen it for appending. */
+static int rewrite(kv_manifest *m, const kv_version *v) {
+  kv_env *env = m->env;
+  size_t written = 0;
+  int rc = write_image(env, m->path, v, &written);
   if (rc != KV_OK) return rc; /* the old log, if any, is untouched and still in use */
   /* From here the new log is the MANIFEST: switch to it. */
   if (m->f) env->close(m->f);
@@ -589,6 +621,113 @@ static int rewrite(kv_manifest *m, const kv_version *v) {
   if (rc == KV_OK) rc = env->open(env, m->path, KV_OPEN_WRITE, &m->f);
   if (rc != KV_OK) m->failed = rc;
   return rc;
+}
+
+int kv_manifest_write_snapshot(kv_env *env, const char *dir, const kv_version *v) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  size_t written = 0;
+  int rc = write_image(env, path, v, &written);
+  if (rc == KV_OK) rc = env->sync_dir(env, dir);
+  return rc;
+}
+
+int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint8_t **bytes,
+                     uint64_t *len_out) {
+  memset(v, 0, sizeof *v);
+  if (bytes) *bytes = NULL;
+  if (len_out) *len_out = 0;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  uint8_t *buf;
+  size_t len, good;
+  uint32_t version;
+  int rc = kv_env_read_all(env, path, &buf, &len);
+  if (rc != KV_OK) return rc;
+  default_version(v);
+  rc = replay(path, buf, len, v, &good, &version, true);
+  if (rc != KV_OK) {
+    free(buf);
+    kv_version_free(v);
+    return rc;
+  }
+  if (len_out) *len_out = good;
+  if (bytes) *bytes = buf;
+  else free(buf);
+  return KV_OK;
+}
+
+/* The cap one edit group sets (kv_manifest_changes_since), or UINT64_MAX; false when the
+** group does not decode. */
+static bool group_cap(const uint8_t *p, size_t len, uint64_t *cap) {
+  kv_mf_rbuf r = {p, p + len, NULL};
+  uint64_t count = kv_mf_get_var(&r), counters_seq = 0;
+  bool ddl = false, counters = false, removes = false, bulk_add = false;
+  for (uint64_t i = 0; i < count && !r.bad; i++) {
+    if (r.p >= r.limit) return false;
+    int kind = *r.p++;
+    kv_file_meta f;
+    kv_table_meta t;
+    memset(&t, 0, sizeof t);
+    switch (kind) {
+      case KV_EDIT_CREATE_TABLE: kv_mf_get_table(&r, &t); kv_mf_table_free(&t); ddl = true; break;
+      case KV_EDIT_DROP_TABLE: kv_mf_get_u32v(&r); ddl = true; break;
+      case KV_EDIT_ADD_FILE:
+        kv_mf_get_u32v(&r); kv_mf_get_file(&r, &f);
+        if (kv_mf_get_var(&r) == 0) bulk_add = true; /* no flushed_seq: not a flush */
+        break;
+      case KV_EDIT_REMOVE_FILE: kv_mf_get_u32v(&r); kv_mf_get_var(&r); removes = true; break;
+      case KV_EDIT_SET_FLUSHED: kv_mf_get_u32v(&r); kv_mf_get_var(&r); break;
+      case KV_EDIT_SET_COUNTERS:
+        kv_mf_get_var(&r); kv_mf_get_u32v(&r); kv_mf_get_u32v(&r); counters_seq = kv_mf_get_var(&r); kv_mf_get_var(&r);
+        counters = true;
+        break;
+      case KV_EDIT_LOG_POSITION: kv_mf_get_var(&r); kv_mf_get_var(&r); kv_mf_get_var(&r); break;
+      default: return false; /* a snapshot, or unknown */
+    }
+  }
+  if (r.bad) return false;
+  *cap = UINT64_MAX;
+  if (bulk_add && !removes) { /* a bulk load at counters_seq (a compaction removes files) */
+    *cap = counters && counters_seq ? counters_seq - 1 : 0;
+  } else if (ddl) {
+    *cap = counters ? counters_seq : 0;
+  }
+  return true;
+}
+
+int kv_manifest_changes_since(kv_env *env, const char *dir, const uint8_t *bytes, uint64_t len,
+                              uint64_t *cap, bool *rewritten) {
+  *cap = UINT64_MAX;
+  *rewritten = false;
+  char path[4200];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  uint8_t *buf;
+  size_t n;
+  int rc = kv_env_read_all(env, path, &buf, &n);
+  if (rc != KV_OK) return rc;
+  if (n < len || memcmp(buf, bytes, (size_t)len) != 0) {
+    *rewritten = true;
+    free(buf);
+    return KV_OK;
+  }
+  /* the whole records after len; a cut or unchecked last one is not written yet */
+  for (size_t off = (size_t)len; n - off >= KV_MF_REC_HEADER;) {
+    const uint8_t *h = buf + off;
+    uint32_t plen = kv_get_u32le(h);
+    if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4) || plen > n - off - KV_MF_REC_HEADER ||
+        kv_get_u64le(h + 8) != XXH3_64bits(h + KV_MF_REC_HEADER, plen))
+      break;
+    uint64_t c;
+    if (!group_cap(h + KV_MF_REC_HEADER, plen, &c)) {
+      *rewritten = true; /* a record it cannot read as a group: assume the worst */
+      break;
+    }
+    if (c < *cap) *cap = c;
+    off += KV_MF_REC_HEADER + plen;
+  }
+  free(buf);
+  return KV_OK;
 }
 
 static int remove_stale_tmp(kv_env *env, const char *path) {
@@ -608,7 +747,7 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
   *out = NULL;
   memset(v, 0, sizeof *v);
   kv_manifest *m = calloc(1, sizeof *m);
-  if (!m) return nomem();
+  if (!m) return kv_mf_nomem();
   m->env = env;
   m->rewrite_at = DEFAULT_REWRITE_LIMIT;
   snprintf(m->dir, sizeof m->dir, "%s", dir);
@@ -626,8 +765,9 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
     size_t len, good;
     rc = kv_env_read_all(env, m->path, &buf, &len);
     if (rc == KV_OK) {
+      uint32_t version = 0;
       default_version(v);
-      rc = replay(m->path, buf, len, v, &good);
+      rc = replay(m->path, buf, len, v, &good, &version, false);
       free(buf);
       if (rc == KV_OK) rc = env->open(env, m->path, KV_OPEN_WRITE, &m->f);
       if (rc == KV_OK && good < len) {
@@ -636,6 +776,11 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
         if (rc == KV_OK) rc = env->sync(m->f);
       }
       m->size = good;
+      /* A format 1 log is rewritten in format 2 (the same version, one snapshot) before the
+      ** first LOG_POSITION edit could be appended: builds that read only format 1 then
+      ** refuse the store with "unsupported MANIFEST format version 2", not with an unknown
+      ** edit somewhere in the middle. */
+      if (rc == KV_OK && version < KV_MF_VERSION) rc = rewrite(m, v);
     }
   }
   if (rc != KV_OK) {
@@ -672,12 +817,12 @@ int kv_manifest_apply(kv_manifest *m, kv_version *v, const kv_edit *edits, int n
   kv_version_free(&check);
   if (rc != KV_OK) return rc;
 
-  wbuf payload = {0}, rec = {0};
+  kv_mf_wbuf payload = {0}, rec = {0};
   put_var(&payload, (uint64_t)n_edits);
   for (int i = 0; i < n_edits; i++) encode_edit(&payload, &edits[i]);
-  frame(&rec, payload.p, payload.len);
+  kv_mf_frame(&rec, payload.p, payload.len);
   free(payload.p);
-  if (payload.oom || rec.oom) { free(rec.p); return nomem(); }
+  if (payload.oom || rec.oom) { free(rec.p); return kv_mf_nomem(); }
   rc = m->env->append(m->f, rec.p, rec.len);
   if (rc == KV_OK) {
     rc = m->env->sync(m->f);
@@ -720,225 +865,4 @@ int kv_manifest_close(kv_manifest *m) {
   if (m->failed) rc = m->failed;
   free(m);
   return rc;
-}
-
-/* ---- salvage reading (kv/manifest.h) ---- */
-
-/* One decoded edit of a group being salvaged, with the table it owns. */
-typedef struct sv_edit {
-  kv_edit e;         /* the edit (e.table points at t for CREATE_TABLE) */
-  kv_table_meta t;   /* its table, owned */
-} sv_edit;
-
-typedef struct sv_list {
-  sv_edit *v;        /* edits decoded so far */
-  size_t n, cap;     /* used, allocated */
-} sv_list;
-
-static sv_edit *sv_push(sv_list *l) {
-  if (l->n == l->cap) {
-    size_t nc = l->cap ? l->cap * 2 : 8;
-    sv_edit *nv = realloc(l->v, nc * sizeof *nv);
-    if (!nv) return NULL;
-    l->v = nv;
-    l->cap = nc;
-  }
-  sv_edit *x = &l->v[l->n++];
-  memset(x, 0, sizeof *x);
-  return x;
-}
-
-static void sv_free(sv_list *l) {
-  for (size_t i = 0; i < l->n; i++) table_free(&l->v[i].t);
-  free(l->v);
-  memset(l, 0, sizeof *l);
-}
-
-/* Decode a whole edit group into l without applying it. NULL, or what was wrong. */
-static const char *sv_decode(const uint8_t *p, size_t len, sv_list *l) {
-  rbuf r = {p, p + len, NULL};
-  uint64_t count = get_var(&r);
-  for (uint64_t i = 0; i < count && !r.bad; i++) {
-    if (r.p >= r.limit) { r.bad = "truncated edit"; break; }
-    sv_edit *x = sv_push(l);
-    if (!x) return "out of memory";
-    kv_edit *e = &x->e;
-    e->kind = *r.p++;
-    switch (e->kind) {
-    case KV_EDIT_CREATE_TABLE:
-      get_table(&r, &x->t);
-      e->table = &x->t;
-      e->table_id = x->t.id;
-      break;
-    case KV_EDIT_DROP_TABLE: e->table_id = get_u32v(&r); break;
-    case KV_EDIT_ADD_FILE:
-      e->family_id = get_u32v(&r); get_file(&r, &e->file); e->flushed_seq = get_var(&r); break;
-    case KV_EDIT_REMOVE_FILE: e->family_id = get_u32v(&r); e->file.number = get_var(&r); break;
-    case KV_EDIT_SET_FLUSHED: e->family_id = get_u32v(&r); e->flushed_seq = get_var(&r); break;
-    case KV_EDIT_SET_COUNTERS:
-    case KV_EDIT_SNAPSHOT: {
-      e->next_file_number = get_var(&r); e->next_table_id = get_u32v(&r);
-      e->next_family_id = get_u32v(&r); e->last_seq = get_var(&r); e->wal_number = get_var(&r);
-      if (e->kind == KV_EDIT_SET_COUNTERS) break;
-      uint64_t nt = get_var(&r);
-      for (uint64_t k = 0; k < nt && !r.bad; k++) {
-        sv_edit *y = sv_push(l);
-        if (!y) return "out of memory";
-        get_table(&r, &y->t);
-        y->e.kind = KV_EDIT_CREATE_TABLE;
-        y->e.table = &y->t;
-        y->e.table_id = y->t.id;
-      }
-      break;
-    }
-    default:
-      r.bad = "unknown edit kind";
-      break;
-    }
-  }
-  if (!r.bad && r.p != r.limit) r.bad = "bytes after the last edit";
-  /* pointers into the list moved as it grew: point each CREATE_TABLE at its own table */
-  for (size_t i = 0; i < l->n; i++)
-    if (l->v[i].e.kind == KV_EDIT_CREATE_TABLE) l->v[i].e.table = &l->v[i].t;
-  return r.bad;
-}
-
-/* Does a whole record start at buf[off]? Its payload length in *plen when it does. */
-static int sv_record_at(const uint8_t *buf, size_t len, size_t off, uint32_t *plen) {
-  if (len - off < REC_HEADER) return 0;
-  const uint8_t *h = buf + off;
-  if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4)) return 0;
-  uint32_t n = kv_get_u32le(h);
-  if (n > MAX_RECORD || n > len - off - REC_HEADER) return 0;
-  if (kv_get_u64le(h + 8) != XXH3_64bits(h + REC_HEADER, n)) return 0;
-  *plen = n;
-  return 1;
-}
-
-int kv_manifest_salvage(kv_env *env, const char *dir, const kv_manifest_salvage_cb *cb) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/MANIFEST", dir);
-  if (!env->exists(env, path)) return kv_error(KV_ERR_NOTFOUND, "no MANIFEST in %s", dir);
-  uint8_t *buf;
-  size_t len;
-  int rc = kv_env_read_all(env, path, &buf, &len);
-  if (rc != KV_OK) return rc;
-  size_t off = 0;
-  bool header = false; /* the header record was met */
-  while (rc == KV_OK && off < len) {
-    uint32_t plen = 0;
-    const char *why = NULL;
-    if (sv_record_at(buf, len, off, &plen)) {
-      const uint8_t *pay = buf + off + REC_HEADER;
-      if (plen == 12 && memcmp(pay, MAGIC, 8) == 0) {
-        if (kv_get_u32le(pay + 8) != FORMAT_VERSION) why = "unsupported MANIFEST format version";
-        header = true;
-      } else {
-        sv_list l = {0};
-        why = sv_decode(pay, plen, &l);
-        for (size_t i = 0; !why && rc == KV_OK && i < l.n; i++) rc = cb->edit(cb->ctx, off, &l.v[i].e);
-        sv_free(&l);
-      }
-      if (!why) {
-        off += REC_HEADER + plen;
-        continue;
-      }
-    }
-    /* Damage: skip to the next offset where a whole record checks. */
-    if (!why) {
-      if (len - off < REC_HEADER) why = "record header cut short at the end of the file";
-      else if (is_zero(buf + off, len - off)) why = "zero-filled tail (a record never written)";
-      else if (kv_get_u32le(buf + off + 4) != (uint32_t)XXH3_64bits(buf + off, 4))
-        why = "bad record length (length check mismatch)";
-      else if (kv_get_u32le(buf + off) > len - off - REC_HEADER)
-        why = "record runs past the end of the file";
-      else why = "checksum mismatch";
-    }
-    size_t next = off + 1;
-    uint32_t skip;
-    while (next < len && !sv_record_at(buf, len, next, &skip)) next++;
-    char msg[200];
-    /* cut short or never written, at the very end: a crash's torn write, never acted on */
-    bool torn = next == len && (strstr(why, "cut short") || strstr(why, "zero-filled") ||
-                                strstr(why, "past the end"));
-    snprintf(msg, sizeof msg, "%s%s", torn ? "torn tail: " : "", why);
-    if (rc == KV_OK) rc = cb->damage(cb->ctx, off, next - off, msg);
-    off = next;
-  }
-  if (rc == KV_OK && len == 0) rc = cb->damage(cb->ctx, 0, 0, "empty file: no header record");
-  else if (rc == KV_OK && !header) rc = cb->damage(cb->ctx, 0, 0, "no header record checks");
-  free(buf);
-  return rc;
-}
-
-/* ---- TABLEINFO (kv/manifest.h) ---- */
-
-#define TI_MAGIC "ROWANTI1"
-
-int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t, bool sync) {
-  kv_table_meta bare = *t; /* families without files or flushed_seq */
-  kv_family_meta fams[KV_MAX_FAMILIES];
-  if (t->n_families > KV_MAX_FAMILIES) return kv_error(KV_ERR_INVALID, "TABLEINFO: too many families");
-  for (uint32_t i = 0; i < t->n_families; i++) {
-    fams[i] = t->families[i];
-    fams[i].flushed_seq = 0;
-    fams[i].files = NULL;
-    fams[i].n_files = fams[i].cap_files = 0;
-  }
-  bare.families = fams;
-  wbuf payload = {0}, rec = {0};
-  put_raw(&payload, TI_MAGIC, 8);
-  put_table(&payload, &bare);
-  frame(&rec, payload.p, payload.len);
-  free(payload.p);
-  if (payload.oom || rec.oom) { free(rec.p); return nomem(); }
-  char tdir[4200], path[4300], tmp[4400], data[4200];
-  snprintf(data, sizeof data, "%s/data", dir);
-  snprintf(tdir, sizeof tdir, "%s/data/%u", dir, t->id);
-  snprintf(path, sizeof path, "%s/%s", tdir, KV_TABLEINFO);
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int rc = env->mkdir(env, tdir);
-  kv_file *f = NULL;
-  if (rc == KV_OK) rc = env->open(env, tmp, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &f);
-  if (rc == KV_OK) {
-    rc = env->append(f, rec.p, rec.len);
-    if (rc == KV_OK && sync) rc = env->sync(f);
-    env->close(f);
-    if (rc == KV_OK) rc = env->rename(env, tmp, path);
-    if (rc != KV_OK) env->remove(env, tmp);
-  }
-  free(rec.p);
-  if (rc == KV_OK && sync) rc = env->sync_dir(env, tdir);
-  if (rc == KV_OK && sync) rc = env->sync_dir(env, data);
-  if (rc == KV_OK && sync) rc = env->sync_dir(env, dir);
-  return rc;
-}
-
-int kv_tableinfo_read(kv_env *env, const char *path, kv_table_meta *out) {
-  memset(out, 0, sizeof *out);
-  if (!env->exists(env, path)) return kv_error(KV_ERR_NOTFOUND, "no file %s", path);
-  uint8_t *buf;
-  size_t len;
-  int rc = kv_env_read_all(env, path, &buf, &len);
-  if (rc != KV_OK) return rc;
-  uint32_t plen = 0;
-  const char *why = NULL;
-  if (!sv_record_at(buf, len, 0, &plen) || REC_HEADER + (size_t)plen != len) why = "bad length or checksum";
-  else if (plen < 8 || memcmp(buf + REC_HEADER, TI_MAGIC, 8) != 0) why = "bad magic";
-  if (!why) {
-    rbuf r = {buf + REC_HEADER + 8, buf + len, NULL};
-    get_table(&r, out);
-    if (!r.bad && r.p != r.limit) r.bad = "bytes after the table";
-    if (!r.bad && (out->n_families < 1 || out->name[0] == 0)) r.bad = "bad table";
-    for (uint32_t i = 0; !r.bad && i < out->n_families; i++)
-      if (out->families[i].n_files) r.bad = "files in a TABLEINFO";
-    why = r.bad;
-  }
-  free(buf);
-  if (why) {
-    table_free(out);
-    memset(out, 0, sizeof *out);
-    return kv_error(KV_ERR_CORRUPT, "TABLEINFO %s: %s", path, why);
-  }
-  return KV_OK;
 }

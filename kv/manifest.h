@@ -42,6 +42,11 @@ typedef struct kv_version {
   uint64_t next_file_number; uint32_t next_table_id, next_family_id;
   uint64_t last_seq;        /* highest sequence number known flushed or logged */
   uint64_t wal_number;      /* oldest WAL segment still needed */
+  uint64_t log_segment;     /* the log position the store's files and records depend on
+                               (LOG_POSITION, the largest recorded): WAL segment number ... */
+  uint64_t log_offset;      /* ... the bytes of whole records it held then ... */
+  uint64_t log_seq;         /* ... and the sequence number of its last op (for messages);
+                               all 0 when none was recorded (a format 1 MANIFEST) */
 } kv_version;
 
 /* One edit. Fields that are unused for a kind are zero. How each applies to a kv_version:
@@ -58,7 +63,12 @@ typedef struct kv_version {
 ** - SET_FLUSHED sets the family's flushed_seq (raises last_seq to it).
 ** - SET_COUNTERS raises each counter to the value given: counters never go back, and a zero
 **   leaves a counter as it is.
-** - SNAPSHOT is written by the manifest itself when it rewrites the log; apply refuses it. */
+** - SNAPSHOT is written by the manifest itself when it rewrites the log; apply refuses it.
+** - LOG_POSITION (log_segment, log_offset, log_seq) raises the version's log position to it
+**   when it is later (by segment, then offset): "the store files and records so far hold
+**   data whose ops reached WAL segment log_segment up to byte log_offset". kv_open checks
+**   that the log it replays reaches that far (a log copied before the MANIFEST and store
+**   files is refused); docs/FORMAT.md "LOG_POSITION". */
 enum kv_edit_kind {
   KV_EDIT_CREATE_TABLE = 1, /* table (with its families) */
   KV_EDIT_DROP_TABLE = 2,   /* table_id */
@@ -66,14 +76,16 @@ enum kv_edit_kind {
   KV_EDIT_REMOVE_FILE = 4,  /* family_id, file.number */
   KV_EDIT_SET_FLUSHED = 5,  /* family_id, flushed_seq */
   KV_EDIT_SET_COUNTERS = 6, /* next_file_number, next ids, last_seq, wal_number */
-  KV_EDIT_SNAPSHOT = 7      /* the whole version (used when the log is rewritten) */
+  KV_EDIT_SNAPSHOT = 7,     /* the whole version (used when the log is rewritten) */
+  KV_EDIT_LOG_POSITION = 8  /* log_segment, log_offset, log_seq (format version 2) */
 };
 
 typedef struct kv_manifest kv_manifest;
 
 /* Open or create `dir`/MANIFEST and replay it into *v (caller frees with
 ** kv_version_free). KV_ERR_CORRUPT names the offset of a damaged record; a torn final
-** record is dropped. */
+** record is dropped. A MANIFEST of format version 1 is rewritten in version 2 (the same
+** version as one snapshot record) before it is used, so older builds refuse it clearly. */
 int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **out,
                      kv_version *v);
 /* Apply a group of edits atomically to both the file (one record, synced) and *v: if one
@@ -90,6 +102,7 @@ typedef struct kv_edit {
   uint64_t flushed_seq;
   uint64_t next_file_number, last_seq, wal_number;
   uint32_t next_table_id, next_family_id;
+  uint64_t log_segment, log_offset, log_seq; /* LOG_POSITION */
 } kv_edit;
 int kv_manifest_apply(kv_manifest *m, kv_version *v, const kv_edit *edits, int n_edits);
 int kv_manifest_close(kv_manifest *m);
@@ -147,5 +160,29 @@ int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t, boo
 ** (message naming the file: bad length, checksum, magic or table), env errors,
 ** KV_ERR_NOMEM. */
 int kv_tableinfo_read(kv_env *env, const char *path, kv_table_meta *out);
+
+/* Read `dir`/MANIFEST into *v without writing anything (a read-only open beside a writer,
+** kv/db_follow.c): no MANIFEST.tmp removal, no truncation. A record cut short or with a bad
+** checksum at the very end of the file is taken as not yet written (the writer may be
+** appending it) and left out. *bytes (may be NULL; freed by the caller) gets the records
+** used, *len their length. Errors: KV_ERR_NOTFOUND (no MANIFEST), KV_ERR_CORRUPT (damage
+** before the last record), env errors, KV_ERR_NOMEM. On failure *v is empty, *bytes NULL. */
+int kv_manifest_read(kv_env *env, const char *dir, kv_version *v, uint8_t **bytes,
+                     uint64_t *len);
+/* What the writer recorded in `dir`/MANIFEST since a kv_manifest_read that got bytes[0,len):
+** *cap gets the sequence number before which every logical change recorded since happened:
+** for each new record group that creates or drops a table, L, and for one that adds files
+** without a flush or a compaction (a bulk load at sequence number S), S - 1, where L (or S)
+** is the group's SET_COUNTERS last_seq; the least of them; UINT64_MAX when there is none
+** (flushes and compactions change where rows are, not which rows there are). A reader
+** shows no commit above *cap until it reads those records. *rewritten: the MANIFEST no
+** longer begins with those bytes (the writer rewrote it as a snapshot): nothing is known.
+** Errors: as kv_manifest_read. */
+int kv_manifest_changes_since(kv_env *env, const char *dir, const uint8_t *bytes, uint64_t len,
+                              uint64_t *cap, bool *rewritten);
+/* Write a new MANIFEST holding the header and one snapshot of *v (with its log position)
+** to `dir`/MANIFEST.tmp, sync it, rename it to `dir`/MANIFEST and sync the directory (an
+** online backup's copy, kv/backup.c). Errors: env errors, KV_ERR_NOMEM. */
+int kv_manifest_write_snapshot(kv_env *env, const char *dir, const kv_version *v);
 
 #endif /* ROWAN_KV_MANIFEST_H */

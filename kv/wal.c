@@ -222,6 +222,16 @@ int kv_wal_write_out(kv_wal *w) {
   return flush_buffer(w);
 }
 
+/* Write out buffered records and sync them, whatever the sync mode. Errors as kv_wal_sync. */
+int kv_wal_sync_all(kv_wal *w) {
+  if (!w) return kv_error(KV_MISUSE, "WAL: NULL handle");
+  if (w->failed) return unusable(w);
+  int rc = flush_buffer(w);
+  if (rc == KV_OK) rc = w->env->sync(w->f);
+  if (rc != KV_OK) w->failed = rc;
+  return rc;
+}
+
 /* Segment number of the WAL. */
 uint64_t kv_wal_number(const kv_wal *w) { return w->number; }
 
@@ -519,44 +529,43 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
   return kv_wal_replay_ex(env, dir, number, is_last, fn, ctx, &dropped);
 }
 
-int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
-                     kv_wal_record_fn fn, void *ctx, uint64_t *dropped) {
-  *dropped = 0;
-  char path[4096];
-  kv_wal_path(path, sizeof path, dir, number);
-  reader r = {env, NULL, path, 0, NULL, 0, 0, 0};
-  int rc = env->open(env, path, KV_OPEN_READ, &r.f);
-  if (rc != KV_OK) return rc;
-  uint64_t off = 0;
-  rc = env->size(r.f, &r.size);
-  int torn = 0;
+/* Read the records of r from byte `off` on, handing each whole, checked record to fn.
+** *off ends past the last record handed over (before one fn refused with KV_WAL_STOP: then
+** *stopped is set); *torn is set when a torn tail (is_last only) ended the reading. */
+static int scan_records(reader *r, uint64_t *offp, int is_last, kv_wal_record_fn fn, void *ctx,
+                        int *torn, int *stopped) {
+  const char *path = r->path;
+  uint64_t off = *offp;
+  int rc = KV_OK;
   uint8_t *x_buf = NULL; /* a record-form payload expanded to the batch form */
   size_t x_cap = 0;
-  while (rc == KV_OK && off < r.size) {
-    uint64_t rem = r.size - off;
+  *torn = 0;
+  *stopped = 0;
+  while (rc == KV_OK && off < r->size) {
+    uint64_t rem = r->size - off;
     const uint8_t *h;
     if (rem < WAL_HEADER) {
-      if (is_last) torn = 1;
+      if (is_last) *torn = 1;
       else rc = corrupt_at(path, off, "record header cut short at the end of a segment");
       break;
     }
-    if ((rc = fetch(&r, off, WAL_HEADER, &h)) != KV_OK) break;
+    if ((rc = fetch(r, off, WAL_HEADER, &h)) != KV_OK) break;
     uint32_t len = kv_get_u32le(h);
     if (kv_get_u32le(h + 4) != (uint32_t)XXH3_64bits(h, 4)) {
-      if (is_last && all_zero(&r, off, &rc)) torn = 1;
+      if (is_last && all_zero(r, off, &rc)) *torn = 1;
       else if (rc == KV_OK) rc = corrupt_at(path, off, "bad record length (length check mismatch)");
       break;
     }
     if (len > KV_MAX_BATCH) { rc = corrupt_at(path, off, "record length over the maximum"); break; }
     if ((uint64_t)len > rem - WAL_HEADER) {
-      if (is_last) torn = 1;
+      if (is_last) *torn = 1;
       else rc = corrupt_at(path, off, "record runs past the end of a segment");
       break;
     }
     /* The whole record, header and payload, in one window. */
-    if ((rc = fetch(&r, off, WAL_HEADER + (size_t)len, &h)) != KV_OK) break;
+    if ((rc = fetch(r, off, WAL_HEADER + (size_t)len, &h)) != KV_OK) break;
     if (kv_get_u64le(h + 8) != XXH3_64bits(h + 16, 16 + (size_t)len)) {
-      if (is_last && off + WAL_HEADER + len == r.size) torn = 1;
+      if (is_last && off + WAL_HEADER + len == r->size) *torn = 1;
       else rc = corrupt_at(path, off, "checksum mismatch");
       break;
     }
@@ -582,10 +591,31 @@ int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
       pay_len = plain;
     }
     rc = fn(ctx, kv_get_u64le(h + 16), (int64_t)kv_get_u64le(h + 24), pay, pay_len);
+    if (rc == KV_WAL_STOP) {
+      rc = KV_OK;
+      *stopped = 1;
+      break;
+    }
     off += WAL_HEADER + len;
   }
-  free(r.buf);
   free(x_buf);
+  *offp = off;
+  return rc;
+}
+
+int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
+                     kv_wal_record_fn fn, void *ctx, uint64_t *dropped) {
+  *dropped = 0;
+  char path[4096];
+  kv_wal_path(path, sizeof path, dir, number);
+  reader r = {env, NULL, path, 0, NULL, 0, 0, 0};
+  int rc = env->open(env, path, KV_OPEN_READ, &r.f);
+  if (rc != KV_OK) return rc;
+  uint64_t off = 0;
+  rc = env->size(r.f, &r.size);
+  int torn = 0, stopped = 0;
+  if (rc == KV_OK) rc = scan_records(&r, &off, is_last, fn, ctx, &torn, &stopped);
+  free(r.buf);
   /* What the callback saw must survive a later power cut even if the writer died before
   ** syncing it (a process crash in normal or off mode, or a failed sync): sync the segment.
   ** fdatasync works on a read-only descriptor. */
@@ -593,6 +623,24 @@ int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
   env->close(r.f);
   if (rc == KV_OK && torn) rc = truncate_tail(env, path, off);
   if (rc == KV_OK && torn) *dropped = r.size - off;
+  return rc;
+}
+
+int kv_wal_follow(kv_env *env, kv_file *f, const char *path, uint64_t start, int is_last,
+                  kv_wal_record_fn fn, void *ctx, uint64_t *end) {
+  *end = start;
+  reader r = {env, f, path, 0, NULL, 0, 0, 0};
+  int rc = env->size(f, &r.size);
+  if (rc != KV_OK) return rc;
+  if (start > r.size)
+    return kv_error(KV_ERR_CORRUPT, "WAL segment %s is %llu bytes, shorter than the %llu bytes "
+                    "read from it before", path, (unsigned long long)r.size,
+                    (unsigned long long)start);
+  uint64_t off = start;
+  int torn = 0, stopped = 0;
+  rc = scan_records(&r, &off, is_last, fn, ctx, &torn, &stopped);
+  free(r.buf);
+  *end = off;
   return rc;
 }
 

@@ -31,6 +31,9 @@ int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *
                   size_t len);
 /* Make appended records durable (fdatasync; a no-op in KV_SYNC_OFF except at close). */
 int kv_wal_sync(kv_wal *w);
+/* Write out buffered records and fdatasync, in every sync mode (what a MANIFEST record names
+** as the log position must be on disk before it). */
+int kv_wal_sync_all(kv_wal *w);
 /* Push buffered records to the OS without syncing (KV_SYNC_OFF buffers in memory). */
 int kv_wal_write_out(kv_wal *w);
 uint64_t kv_wal_number(const kv_wal *w);
@@ -58,6 +61,18 @@ int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
 ** record. */
 int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
                      kv_wal_record_fn fn, void *ctx, uint64_t *dropped);
+
+/* Read segment file f (opened KV_OPEN_READ; path for messages) from byte `start` on, as a
+** reader beside the store's writer does (kv/db_follow.c): nothing is written, truncated or
+** synced. Each whole, checked record goes to fn; fn may return KV_WAL_STOP to stop before
+** that record (it is not consumed). With is_last (the newest segment, which the writer may
+** be appending to) a record cut short or unchecked at the end is not yet written: the
+** reading stops there, without an error. *end gets the offset past the last record fn
+** took. Errors: KV_ERR_CORRUPT (damage, or a segment shorter than `start`), env errors,
+** the first other non-KV_OK status of fn. */
+#define KV_WAL_STOP (-1)
+int kv_wal_follow(kv_env *env, kv_file *f, const char *path, uint64_t start, int is_last,
+                  kv_wal_record_fn fn, void *ctx, uint64_t *end);
 
 /* Salvage reading of the segment file at `path` (kv/salvage.c; docs/KV.md "Salvage"): the
 ** file is never changed (no truncation, no sync). Every record that passes replay's checks
