@@ -215,7 +215,7 @@ static int open_segments(attempt *a, bool *transient) {
     free(l.v);
     return rc;
   }
-  qsort(l.v, l.n, sizeof *l.v, cmp_u64);
+  if (l.n > 1) qsort(l.v, l.n, sizeof *l.v, cmp_u64); /* l.v is NULL when there is none */
   a->segs = l.v;
   a->n_segs = l.n;
   /* read on from the last catch-up's position into its memstores, or (the first time, after
