@@ -215,6 +215,23 @@ typedef struct lines {
   xjson *j;       /* the JSON form being built next to the lines (j->on false: text only) */
 } lines;
 
+/* "[K1]" or "[K1, K2]": the key columns of a skip scan's prefix (the text lives until the
+** thread's next call). */
+static const char *prefix_names(const cat_table *t, const plan_scan *sc) {
+  static _Thread_local char buf[512];
+  int n = sc->skip_key.n > 0 ? sc->skip_key.n : 1;
+  size_t k = 0;
+  buf[k++] = '[';
+  for (int i = 0; i < n && i < t->n_pk; i++) {
+    int w = snprintf(buf + k, sizeof buf - k, "%s%s", i ? ", " : "", t->columns[t->pk[i]].name);
+    if (w < 0 || (size_t)w >= sizeof buf - k - 2) break;
+    k += (size_t)w;
+  }
+  buf[k++] = ']';
+  buf[k] = 0;
+  return buf;
+}
+
 static void line(lines *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(lines *L, const char *fmt, ...) {
   if (L->rc) return;
@@ -427,6 +444,9 @@ static void scan_node(xjson *j, const plan_scan *sc, const char *over, const cha
     case PLAN_SCAN_PREFIX_SKIP:
       xj_node(j, "SKIP SCAN ON EACH");
       xj_str(j, "prefix_column", t->columns[t->pk[0]].name);
+      xj_str(j, "prefix", prefix_names(t, sc));
+      if (sc->skip_outer.n_ranges && sc->skip_outer.explain)
+        xj_str(j, "prefix_bounds", sc->skip_outer.explain);
       xj_uint(j, "prefixes_found", sc->skip_more ? sc->skip_probed : sc->skip_prefixes);
       xj_bool(j, "more_prefixes", sc->skip_more);
       break;
@@ -520,7 +540,9 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
              found, over, sc->skip_explain ? " " : "", sc->skip_explain ? sc->skip_explain : "",
              actual);
       else
-        line(L, "SKIP SCAN ON EACH [%s] PREFIX (%s) OVER %s %s%s", t->columns[t->pk[0]].name,
+        line(L, "SKIP SCAN ON EACH %s PREFIX%s%s (%s) OVER %s %s%s", prefix_names(t, sc),
+             sc->skip_outer.n_ranges ? " IN " : "",
+             sc->skip_outer.n_ranges && sc->skip_outer.explain ? sc->skip_outer.explain : "",
              found, over, sc->skip_explain ? sc->skip_explain : "", actual);
       break;
     }
@@ -651,6 +673,11 @@ static void access_lines(lines *L, const plan_scan *sc) {
     xj_node(j, "HINT");
     xj_str(j, "note", sc->hint_note);
     line(L, "    HINT: %s", sc->hint_note);
+  }
+  if (sc->hint_unknown) {
+    xj_node(j, "HINT");
+    xj_str(j, "note", sc->hint_unknown);
+    line(L, "    HINT: %s", sc->hint_unknown);
   }
 }
 

@@ -320,6 +320,7 @@ static int cmp_set(plan_kr_ctx *c, int i, int op, const cat_value *k, plan_kr_se
      constant's trailing spaces, as its stored values are trimmed. */
   cat_type ft = c->asc[i].type;
   if (c->s->cols[i].type.id == CAT_T_CHAR) ft.id = CAT_T_CHAR;
+  ft.length = c->s->cols[i].type.length; /* a longer constant equals no key (EMPTY) */
   int f = plan_fold_compare(&ft, op, k, &fop, &x, buf, sizeof buf);
   if (f == PLAN_FOLD_NONE) return 1;
   if (f == PLAN_FOLD_NULL || f == PLAN_FOLD_FALSE) {

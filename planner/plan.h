@@ -148,6 +148,12 @@ typedef struct plan_access {
   bool chosen;             /* the plan uses this path */
 } plan_access;
 
+/* The leading key columns that make a skip scan's prefix (planner/skip_prefix.h). */
+typedef struct plan_skip_key {
+  const cat_key_col *cols; /* the table's key columns */
+  int n;                   /* how many lead the key: the prefix */
+} plan_skip_key;
+
 /* The scan step of a plan. */
 typedef struct plan_scan {
   const cat_table *table;           /* scanned table */
@@ -187,8 +193,14 @@ typedef struct plan_scan {
   int n_access;                     /* access paths costed (0: no index was considered) */
   plan_access *access;              /* them, the chosen one marked (arena) */
   const char *hint_note;            /* what the optimizer hint did, or why it was ignored */
+  const char *hint_unknown;         /* the hint's words nothing acts on, and why
+                                       (planner/hint.h), or NULL */
   /* Skip scan by prefix (ranges.kind PLAN_SCAN_PREFIX_SKIP, planner/skip_prefix.h): ranges
-  ** are over key columns 2..n, appended by kv to each leading prefix it finds. */
+  ** are over key columns skip_key.n + 1 .. n, appended by kv to each prefix (the first
+  ** skip_key.n key columns) it finds, inside skip_outer's ranges when it has any. */
+  plan_skip_key skip_key;           /* the prefix's key columns (kv's prefix_len context) */
+  plan_scan_ranges skip_outer;      /* the ranges over the prefix columns that bound the
+                                       prefixes (kind NOTHING and no ranges: none); owned */
   uint32_t skip_prefixes;           /* prefixes found at plan time */
   bool skip_more;                   /* more than skip_probed (a hint forced it) */
   uint32_t skip_probed;             /* prefixes counted at most at plan time */

@@ -33,6 +33,7 @@
 #include "planner/plan.h"
 #include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
+#include "planner/hint.h"
 #include "planner/skip_prefix.h"
 #include "sql/ast.h"
 
@@ -281,13 +282,12 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
                : plan_key_ranges_noexplain(&ks, where, params, n_params, &sc->ranges, msg, cap);
   if (rc) return rc;
   sc->have_ranges = true;
-  if (skip && sc->ranges.kind == PLAN_SCAN_FULL) {
+  if (skip) {
     rc = plan_skip_consider(db, t, names, where, params, n_params, skip_hint, with_estimates,
                             A, sc, msg, cap);
     if (rc) return rc;
   } else if (skip_hint > 0) {
-    sc->hint_note = !skip ? "hint SKIP_SCAN ignored: the scan runs in reverse key order"
-                          : "hint SKIP_SCAN ignored: the WHERE bounds the leading key column";
+    sc->hint_note = "hint SKIP_SCAN ignored: the scan runs in reverse key order";
   }
   /* residual terms: pushed into the kv scan where possible */
   const plan_expr **not_pushed = NULL;
@@ -366,6 +366,7 @@ int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const
 
 void plan_scan_free(plan_scan *sc) {
   if (sc->have_ranges) plan_scan_ranges_free(&sc->ranges);
+  plan_scan_ranges_free(&sc->skip_outer);
   plan_filter_free(sc->filter);
   sc->filter = NULL;
   sc->have_ranges = false;
@@ -490,6 +491,7 @@ int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, i
                      plan_arena *A, plan_query *q, char *msg, size_t cap) {
   int rc = query_build(db, s, params, n_params, A, q, msg, cap, true);
   if (!rc) direct_projection(q, A);
+  if (!rc && q->has_scan) q->scan.hint_unknown = plan_hint_unknown(A, s->hint);
   return rc;
 }
 
@@ -504,9 +506,12 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
                            int n_params, plan_arena *A, plan_scan *sc, char *msg, size_t cap) {
   /* an IMMUTABLE_ROWS table's index may hold stale rows (docs/INDEXES.md): a SELECT may
      return one, but a DELETE through it would remove a row its WHERE does not match */
-  if (d->table->immutable_rows)
-    return scan_build(db, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true,
-                      true, plan_skip_hint(d->hint));
+  if (d->table->immutable_rows) {
+    int rc = scan_build(db, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true,
+                        true, plan_skip_hint(d->hint));
+    if (!rc) sc->hint_unknown = plan_hint_unknown(A, d->hint);
+    return rc;
+  }
   memset(sc, 0, sizeof *sc);
   /* the SELECT of no columns with the same table, WHERE and hint; no LIMIT (the DELETE
      counts the rows it deletes itself), so nothing is pushed into the scan for it */
@@ -518,6 +523,7 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
   s->hint = d->hint;
   plan_query q;
   int rc = query_build(db, s, params, n_params, A, &q, msg, cap, true);
+  if (!rc && q.has_scan) q.scan.hint_unknown = plan_hint_unknown(A, d->hint);
   if (q.has_scan) *sc = q.scan; /* the caller frees it, after an error too */
   return rc;
 }
