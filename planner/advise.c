@@ -124,6 +124,7 @@ static void add_cand(cand_list *L, const cat_table *t, const int *cols, const bo
   }
   memcpy(c->cols, cols, (size_t)t->n_pk * sizeof *cols);
   memcpy(c->desc, desc, (size_t)t->n_pk * sizeof *desc);
+  c->seq = L->n;
   c->current = true;
   for (int i = 0; i < t->n_pk; i++)
     c->current &= cols[i] == t->pk[i] && desc[i] == t->columns[t->pk[i]].desc;
@@ -255,7 +256,7 @@ static int key_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
   return c ? c : (an > bn) - (an < bn);
 }
 
-static const uint8_t *g_sort_buf; /* qsort has no context argument in C11 */
+static _Thread_local const uint8_t *g_sort_buf; /* qsort has no context argument in C11 */
 typedef struct kref {
   size_t off;
   uint32_t len;
@@ -498,7 +499,7 @@ static int cand_cmp(const void *a, const void *b) {
   if (x->bytes != y->bytes) return x->bytes < y->bytes ? -1 : 1;
   if (x->reverse_rows != y->reverse_rows) return x->reverse_rows < y->reverse_rows ? -1 : 1;
   if (x->current != y->current) return x->current ? -1 : 1;
-  return 0;
+  return (x->seq > y->seq) - (x->seq < y->seq); /* qsort is not stable */
 }
 
 void plan_advice_free(plan_advice *a) {

@@ -22,7 +22,7 @@
 **  - the cost: rows read plus PLAN_SKIP_SEEK_COST per seek (one per key range; for a skip
 **    scan by prefix, one per prefix and per range in it), the unit of the skip scan's
 **    cost rule. Candidates are ranked by total cost, then bytes, then rows read by reverse
-**    scans, the current key first among equals.
+**    scans, the current key first among equals, then the order of enumeration.
 ** Nothing is written: no store, no catalog row. Secondary indexes are not proposed.
 **
 ** Not here: parsing the query file and the report's text (exec/advise.c), the EXPLAIN figures
@@ -66,6 +66,7 @@ typedef struct plan_adv_cand {
   int *cols;         /* table column index per key position (malloc) */
   bool *desc;        /* per key position: DESC (malloc) */
   bool current;      /* the table's own key */
+  int seq;           /* its place in the enumeration (the last tie-break) */
   plan_adv_est *est; /* per query (malloc) */
   uint64_t rows, bytes, seeks; /* totals over the queries */
   double cost;       /* total cost */
