@@ -201,19 +201,23 @@ static int read_queries(exec_session *s, const cat_table *t, const char *sql, si
 /* The statement's text on one line, spaces collapsed, cut at max bytes ("..." added). */
 static void one_line(const char *sql, size_t n, char *out, size_t max) {
   size_t o = 0;
-  bool sp = false;
-  for (size_t i = 0; i < n && sql[i] && o + 4 < max; i++) {
+  bool sp = false, cut = false;
+  for (size_t i = 0; i < n && sql[i]; i++) {
     char c = sql[i];
     if (isspace((unsigned char)c)) {
       sp = o > 0;
       continue;
+    }
+    if (o + 6 > max) { /* room for a space, the byte, "..." and the NUL */
+      cut = true;
+      break;
     }
     if (sp) out[o++] = ' ';
     sp = false;
     out[o++] = c;
   }
   while (o > 0 && out[o - 1] == ';') o--;
-  if (o + 4 >= max) {
+  if (cut) {
     memcpy(out + o, "...", 3);
     o += 3;
   }

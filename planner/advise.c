@@ -358,12 +358,12 @@ static uint64_t count_range(const keyset *k, uint64_t lo, uint64_t hi, const uin
                             size_t pl, const plan_key_range *r, uint8_t *buf) {
   uint64_t a = lo, b = hi;
   if (r->start) {
-    memcpy(buf, pfx, pl);
+    if (pl) memcpy(buf, pfx, pl);
     memcpy(buf + pl, r->start, r->start_len);
     a = lower(k, lo, hi, buf, pl + r->start_len, !r->start_incl);
   }
   if (r->end) {
-    memcpy(buf, pfx, pl);
+    if (pl) memcpy(buf, pfx, pl);
     memcpy(buf + pl, r->end, r->end_len);
     b = lower(k, a, hi, buf, pl + r->end_len, r->end_incl);
   }
