@@ -255,15 +255,55 @@ static int explain_current(exec_session *s, const exec_stmt *st, explained *x, e
 
 /* ---- The advice ----------------------------------------------------------------------- */
 static void plan_label(const plan_adv_est *e, char *buf, size_t cap) {
-  const char *k = e->prefix_first                 ? "SKIP TO NEXT PREFIX"
-                  : e->kind == PLAN_SCAN_PREFIX_SKIP ? "SKIP SCAN ON EACH PREFIX"
-                                                     : plan_scan_kind_name(e->kind);
+  const char *k = e->index && e->kind == PLAN_SCAN_POINT  ? "INDEX POINT LOOKUP"
+                  : e->index && e->kind == PLAN_SCAN_SKIP ? "INDEX SKIP SCAN"
+                  : e->index                              ? "INDEX RANGE SCAN"
+                  : e->prefix_first                       ? "SKIP TO NEXT PREFIX"
+                  : e->kind == PLAN_SCAN_PREFIX_SKIP      ? "SKIP SCAN ON EACH PREFIX"
+                                                          : plan_scan_kind_name(e->kind);
   char extra[64] = "";
   if (e->kind == PLAN_SCAN_POINT || e->kind == PLAN_SCAN_SKIP)
     snprintf(extra, sizeof extra, " (%u %s)", e->n_ranges,
              e->kind == PLAN_SCAN_POINT ? (e->n_ranges == 1 ? "key" : "keys") : "ranges");
-  snprintf(buf, cap, "%s%s%s%s%s", k, extra, e->reverse ? ", reverse" : "",
+  char lk[48] = "";
+  if (e->index) {
+    char n[32];
+    grouped(e->lookups, n, sizeof n);
+    if (e->lookups) snprintf(lk, sizeof lk, ", %s lookups", n);
+    else snprintf(lk, sizeof lk, ", covered");
+  }
+  snprintf(buf, cap, "%s%s%s%s%s%s", k, extra, lk, e->reverse ? ", reverse" : "",
            e->limit_pushed ? ", LIMIT in scan" : "", e->sort ? ", then sort" : "");
+}
+
+/* The candidate indexes: total cost before and with each, the queries each serves. */
+static void write_indexes(sbuf *b, const cat_table *t, const plan_advice *a, const char *key) {
+  if (a->n_ix == 0) {
+    put(b, "\nSecondary indexes: no query's WHERE bounds a non-key column by itself; none "
+           "judged\n");
+    return;
+  }
+  char before[32], after[32];
+  grouped((uint64_t)(a->cands[0].cost + 0.5), before, sizeof before);
+  put(b, "\nSecondary indexes on one column, each added alone to PRIMARY KEY (%s) (the index "
+         "rows each write adds are not counted):\n", key);
+  for (int x = 0; x < a->n_ix; x++) {
+    const plan_adv_index *ix = &a->ix[x];
+    char name[300];
+    snprintf(name, sizeof name, "INDEX ON (%s)", t->columns[ix->column].name);
+    grouped((uint64_t)(ix->cost + 0.5), after, sizeof after);
+    put(b, "  %-28s cost %s -> %s; ", name, before, after);
+    if (!ix->n_served) {
+      put(b, "no query would use it (the table scan costs less)\n");
+      continue;
+    }
+    put(b, "used by");
+    int k = 0;
+    for (int i = 0; i < a->n_queries; i++)
+      if (ix->est[i].index)
+        put(b, "%s Q%d%s", k++ ? "," : "", i + 1, ix->est[i].lookups ? "" : " (covered)");
+    put(b, "\n");
+  }
 }
 
 static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, const qlist *ql,
@@ -314,6 +354,7 @@ static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, cons
     put(b, "First choice: PRIMARY KEY (%s); the current key (%s) costs %.1f times as much\n",
         key, ck, best->cost > 0 ? cur->cost / best->cost : 0.0);
   }
+  write_indexes(b, t, a, key);
   put(b, "\nPer key and query:\n");
   for (int c = 0; c < a->n_cands; c++) {
     const plan_adv_cand *cd = &a->cands[c];
@@ -333,6 +374,23 @@ static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, cons
         put(b, "        EXPLAIN: %s\n", x[i].first);
       if (cd->current && x[i].estimate)
         put(b, "        EXPLAIN %s\n", x[i].estimate);
+    }
+  }
+  for (int j = 0; j < a->n_ix; j++) {
+    const plan_adv_index *ix = &a->ix[j];
+    if (!ix->n_served) continue;
+    put(b, "INDEX ON (%s), with the first choice's key\n", t->columns[ix->column].name);
+    put(b, "  %-5s %-48s %12s %12s %9s\n", "query", "plan", "est. rows", "est. bytes", "seeks");
+    for (int i = 0; i < a->n_queries; i++) {
+      const plan_adv_est *e = &ix->est[i];
+      if (!e->index) continue;
+      char pl[128], qn[16];
+      plan_label(e, pl, sizeof pl);
+      grouped(e->rows, r, sizeof r);
+      human_bytes(e->bytes, by, sizeof by);
+      grouped(e->seeks, sk, sizeof sk);
+      snprintf(qn, sizeof qn, "Q%d", i + 1);
+      put(b, "  %-5s %-48s %12s %12s %9s\n", qn, pl, r, by, sk);
     }
   }
   (void)sql;

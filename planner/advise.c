@@ -13,27 +13,24 @@
 #include <string.h>
 
 #include "exec/engine.h"
+#include "catalog/valcodec.h"
 #include "planner/advise.h"
+#include "planner/advise_int.h"
 #include "planner/plan_select.h"
 #include "planner/skip_prefix.h"
 
 /* ---- The sample of row keys ---------------------------------------------------------- */
-typedef struct sample {
-  uint8_t *buf;       /* the keys, one after another (malloc) */
-  size_t len, cap;    /* bytes used / allocated */
-  size_t *off;        /* start of key i in buf (malloc) */
-  uint32_t *klen;     /* length of key i */
-  uint64_t n, capn;   /* keys / room */
-} sample;
 
-static void sample_free(sample *s) {
+void plan_adv_sample_free(plan_adv_sample *s) {
   free(s->buf);
   free(s->off);
   free(s->klen);
   memset(s, 0, sizeof *s);
 }
 
-static int sample_add(sample *s, const uint8_t *k, uint32_t len) {
+int plan_adv_sample_add(plan_adv_sample *s, const uint8_t *k, uint32_t len) {
+  bool none = !k;
+  if (none) len = 0;
   if (s->n == s->capn) {
     uint64_t nc = s->capn ? s->capn * 2 : 1024;
     size_t *o = realloc(s->off, nc * sizeof *o);
@@ -51,14 +48,14 @@ static int sample_add(sample *s, const uint8_t *k, uint32_t len) {
     s->buf = b;
     s->cap = nc;
   }
-  memcpy(s->buf + s->len, k, len);
+  if (len) memcpy(s->buf + s->len, k, len);
   s->off[s->n] = s->len;
-  s->klen[s->n++] = len;
+  s->klen[s->n++] = none ? PLAN_ADV_NO_VALUE : len;
   s->len += len;
   return 0;
 }
 
-static int exec_code_of_kv(int rc) {
+int plan_adv_exec_code(int rc) {
   switch (rc) {
     case KV_ERR_NOMEM: return EXEC_NOMEM;
     case KV_ERR_CORRUPT: return EXEC_CORRUPT;
@@ -69,7 +66,7 @@ static int exec_code_of_kv(int rc) {
 }
 
 /* Every stride-th row key of t's key family into *s; *rows gets the rows seen (all). */
-static int read_sample(kv_db *db, const cat_table *t, uint64_t stride, sample *s,
+static int read_sample(kv_db *db, const cat_table *t, uint64_t stride, plan_adv_sample *s,
                        uint64_t *rows, char *msg, size_t cap) {
   uint32_t fid = t->families[0].kv_id;
   kv_scan_options o;
@@ -79,11 +76,11 @@ static int read_sample(kv_db *db, const cat_table *t, uint64_t stride, sample *s
   kv_scan *sc = NULL;
   int rc = kv_scan_open(db, &o, &sc);
   if (rc != KV_OK) return snprintf(msg, cap, "reading the row keys: %s", kv_errmsg()),
-                        exec_code_of_kv(rc);
+                        plan_adv_exec_code(rc);
   kv_row r;
   uint64_t i = 0;
   while ((rc = kv_scan_next(sc, &r)) == KV_OK) {
-    if (i++ % stride == 0 && sample_add(s, r.key, r.key_len)) {
+    if (i++ % stride == 0 && plan_adv_sample_add(s, r.key, r.key_len)) {
       kv_scan_close(sc);
       return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
     }
@@ -91,7 +88,7 @@ static int read_sample(kv_db *db, const cat_table *t, uint64_t stride, sample *s
   if (rc != KV_ERR_NOTFOUND) {
     snprintf(msg, cap, "reading the row keys: %s", kv_errmsg());
     kv_scan_close(sc);
-    return exec_code_of_kv(rc);
+    return plan_adv_exec_code(rc);
   }
   kv_scan_close(sc);
   *rows = i;
@@ -193,40 +190,37 @@ static int candidates(const cat_table *t, cand_list *L) {
 }
 
 /* ---- A hypothetical table: t with candidate c's key ------------------------------------ */
-typedef struct hyp {
-  cat_table t;        /* the copy (columns, pk, key_cols replaced; no indexes) */
-  cat_column *cols;   /* malloc */
-  int *pk;            /* malloc */
-  cat_key_col *kc;    /* malloc */
-  const char **names; /* key column names in key order (malloc) */
-} hyp;
 
-static void hyp_free(hyp *h) {
+void plan_adv_hyp_free(plan_adv_hyp *h) {
   free(h->cols);
   free(h->pk);
   free(h->kc);
   free(h->names);
 }
 
-static int hyp_make(const cat_table *t, const plan_adv_cand *c, hyp *h) {
+int plan_adv_hyp_make(const cat_table *t, const int *cols, const bool *desc, int n,
+                      plan_adv_hyp *h) {
   memset(h, 0, sizeof *h);
   h->t = *t;
   h->cols = malloc((size_t)t->n_columns * sizeof *h->cols);
-  h->pk = malloc((size_t)c->n * sizeof *h->pk);
-  h->kc = malloc((size_t)c->n * sizeof *h->kc);
-  h->names = malloc((size_t)c->n * sizeof *h->names);
+  h->pk = malloc((size_t)n * sizeof *h->pk);
+  h->kc = malloc((size_t)n * sizeof *h->kc);
+  h->names = malloc((size_t)n * sizeof *h->names);
   if (!h->cols || !h->pk || !h->kc || !h->names) return -1;
   memcpy(h->cols, t->columns, (size_t)t->n_columns * sizeof *h->cols);
-  for (int i = 0; i < c->n; i++) {
-    cat_column *col = &h->cols[c->cols[i]];
+  for (int i = 0; i < t->n_columns; i++) h->cols[i].pk_pos = -1;
+  for (int i = 0; i < n; i++) {
+    cat_column *col = &h->cols[cols[i]];
     col->pk_pos = i;
-    col->desc = c->desc[i];
-    h->pk[i] = c->cols[i];
+    col->desc = desc[i];
+    if (t->columns[cols[i]].pk_pos < 0) col->nullable = true; /* an index's value column */
+    h->pk[i] = cols[i];
     h->kc[i] = (cat_key_col){col->type, col->desc, col->nullable};
     h->names[i] = col->name;
   }
   h->t.columns = h->cols;
   h->t.pk = h->pk;
+  h->t.n_pk = n;
   h->t.key_cols = h->kc;
   h->t.n_indexes = 0;
   h->t.indexes = NULL;
@@ -234,16 +228,8 @@ static int hyp_make(const cat_table *t, const plan_adv_cand *c, hyp *h) {
 }
 
 /* ---- The sample in a candidate's order ------------------------------------------------ */
-typedef struct keyset {
-  uint8_t *buf;       /* re-encoded keys (malloc) */
-  size_t *off;        /* key i's start, in sorted order after sort (malloc) */
-  uint32_t *len;      /* its length (malloc) */
-  uint64_t n;         /* keys */
-  uint64_t *pfx;      /* start index of each distinct leading-column prefix, then n (malloc) */
-  uint32_t n_pfx;     /* distinct prefixes */
-} keyset;
 
-static void keyset_free(keyset *k) {
+void plan_adv_keys_free(plan_adv_keys *k) {
   free(k->buf);
   free(k->off);
   free(k->len);
@@ -266,50 +252,70 @@ static int kref_cmp(const void *a, const void *b) {
   return key_cmp(g_sort_buf + x->off, x->len, g_sort_buf + y->off, y->len);
 }
 
-/* Decode each sampled key with t's key codec, encode it in h's order, sort. */
-static int keyset_build(const cat_table *t, const hyp *h, const sample *s, keyset *k,
+/* Append p[0..n) to k->buf, growing it; -1 when out of memory. */
+static int keys_put(plan_adv_keys *k, size_t *room, size_t *pos, const uint8_t *p, size_t n) {
+  if (*pos + n > *room) {
+    size_t nc = *room ? *room * 2 : 65536;
+    while (nc < *pos + n) nc *= 2;
+    uint8_t *b = realloc(k->buf, nc);
+    if (!b) return -1;
+    k->buf = b;
+    *room = nc;
+  }
+  memcpy(k->buf + *pos, p, n);
+  *pos += n;
+  return 0;
+}
+
+int plan_adv_keys_build(const cat_table *t, const int *cols, const cat_key_col *kc, int n,
+                        const plan_adv_sample *s, const plan_adv_sample *lead, plan_adv_keys *k,
                         char *msg, size_t cap) {
   memset(k, 0, sizeof *k);
-  int n = t->n_pk;
-  cat_value *vals = malloc((size_t)n * sizeof *vals), *reord = malloc((size_t)n * sizeof *reord);
-  uint8_t *scratch = malloc(CAT_KEY_MAX + 16);
-  k->buf = malloc(s->len + 16 * (size_t)s->n + 1); /* re-encoding keeps the length, but a
-                                                       nullable column may gain nothing */
+  int npk = t->n_pk;
+  cat_value *vals = malloc((size_t)npk * sizeof *vals), *row = malloc((size_t)n * sizeof *row);
+  uint8_t *scratch = malloc(CAT_KEY_MAX + 16), *enc = malloc(CAT_KEY_MAX + 16);
   kref *r = malloc((s->n ? s->n : 1) * sizeof *r);
   k->off = malloc((s->n ? s->n : 1) * sizeof *k->off);
   k->len = malloc((s->n ? s->n : 1) * sizeof *k->len);
-  if (!vals || !reord || !scratch || !k->buf || !r || !k->off || !k->len) {
-    free(vals);
-    free(reord);
-    free(scratch);
-    free(r);
-    return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
-  }
-  size_t pos = 0, room = s->len + 16 * (size_t)s->n + 1;
-  int rc = EXEC_OK;
+  size_t pos = 0, room = 0;
+  int rc = !vals || !row || !scratch || !enc || !r || !k->off || !k->len ? EXEC_NOMEM : EXEC_OK;
+  if (rc) snprintf(msg, cap, "out of memory");
   for (uint64_t i = 0; i < s->n && !rc; i++) {
     const uint8_t *p = s->buf + s->off[i];
     cat_error e;
-    if (cat_key_decode(t->key_cols, n, p, p + s->klen[i], vals, scratch, CAT_KEY_MAX + 16, NULL,
-                       &e) != CAT_OK) {
+    if (cat_key_decode(t->key_cols, npk, p, p + s->klen[i], vals, scratch, CAT_KEY_MAX + 16,
+                       NULL, &e) != CAT_OK) {
       rc = EXEC_CORRUPT;
       snprintf(msg, cap, "a row key of %s does not decode: %s", t->name, e.msg);
       break;
     }
-    for (int j = 0; j < n; j++) reord[j] = vals[t->columns[h->pk[j]].pk_pos];
-    size_t len = 0;
-    if (cat_key_encode(h->kc, n, reord, k->buf + pos, room - pos, &len, &e) != CAT_OK) {
-      rc = EXEC_TOOBIG;
-      snprintf(msg, cap, "a row key of %s does not encode in the candidate order: %s",
-               t->name, e.msg);
-      break;
+    for (int j = 0; j < n && !rc; j++) {
+      const cat_column *col = &t->columns[cols[j]];
+      if (col->pk_pos >= 0) {
+        row[j] = vals[col->pk_pos];
+      } else if (!lead || lead->klen[i] == PLAN_ADV_NO_VALUE) {
+        row[j] = cat_v_null(col->type);
+      } else if (cat_vc_decode(&col->type, lead->buf + lead->off[i], lead->klen[i], &row[j],
+                               &e) != CAT_OK) {
+        rc = EXEC_CORRUPT;
+        snprintf(msg, cap, "a value of %s.%s does not decode: %s", t->name, col->name, e.msg);
+      }
     }
-    r[i] = (kref){pos, (uint32_t)len};
-    pos += len;
+    size_t len = 0;
+    if (!rc && cat_key_encode(kc, n, row, enc, CAT_KEY_MAX + 16, &len, &e) != CAT_OK) {
+      rc = EXEC_TOOBIG;
+      snprintf(msg, cap, "a row of %s does not encode in the candidate key: %s", t->name, e.msg);
+    }
+    if (!rc && keys_put(k, &room, &pos, enc, len)) {
+      rc = EXEC_NOMEM;
+      snprintf(msg, cap, "out of memory");
+    }
+    if (!rc) r[i] = (kref){pos - len, (uint32_t)len};
   }
   free(vals);
-  free(reord);
+  free(row);
   free(scratch);
+  free(enc);
   if (rc) {
     free(r);
     return rc;
@@ -317,6 +323,7 @@ static int keyset_build(const cat_table *t, const hyp *h, const sample *s, keyse
   g_sort_buf = k->buf;
   if (s->n > 1) qsort(r, s->n, sizeof *r, kref_cmp);
   k->n = s->n;
+  k->bytes = pos;
   for (uint64_t i = 0; i < s->n; i++) {
     k->off[i] = r[i].off;
     k->len[i] = r[i].len;
@@ -330,7 +337,7 @@ static int keyset_build(const cat_table *t, const hyp *h, const sample *s, keyse
   if (!k->pfx) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
   for (uint64_t i = 0; i < k->n; i++) {
     const uint8_t *p = k->buf + k->off[i];
-    const uint8_t *e = cat_key_skip_col(&h->kc[0], p, p + k->len[i]);
+    const uint8_t *e = cat_key_skip_col(&kc[0], p, p + k->len[i]);
     size_t pl = e ? (size_t)(e - p) : k->len[i];
     if (!prev || pl != prev_len || memcmp(prev, p, pl) != 0) k->pfx[np++] = i;
     prev = p;
@@ -342,7 +349,7 @@ static int keyset_build(const cat_table *t, const hyp *h, const sample *s, keyse
 }
 
 /* First index in [lo, hi) whose key is >= key (strict: > key). */
-static uint64_t lower(const keyset *k, uint64_t lo, uint64_t hi, const uint8_t *key, size_t len,
+static uint64_t lower(const plan_adv_keys *k, uint64_t lo, uint64_t hi, const uint8_t *key, size_t len,
                       bool strict) {
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
@@ -354,7 +361,7 @@ static uint64_t lower(const keyset *k, uint64_t lo, uint64_t hi, const uint8_t *
 }
 
 /* Keys in [lo, hi) inside range r, whose bounds are prefixed by pfx[0..pl). */
-static uint64_t count_range(const keyset *k, uint64_t lo, uint64_t hi, const uint8_t *pfx,
+uint64_t plan_adv_count_range(const plan_adv_keys *k, uint64_t lo, uint64_t hi, const uint8_t *pfx,
                             size_t pl, const plan_key_range *r, uint8_t *buf) {
   uint64_t a = lo, b = hi;
   if (r->start) {
@@ -371,16 +378,10 @@ static uint64_t count_range(const keyset *k, uint64_t lo, uint64_t hi, const uin
 }
 
 /* ---- Judging one query under one candidate -------------------------------------------- */
-typedef struct model {
-  uint64_t N;         /* table rows */
-  double w;           /* table rows per sampled key */
-  double bpr[KV_MAX_FAMILIES]; /* per family of t: bytes per table row */
-  double rows_share[KV_MAX_FAMILIES]; /* per family: share of the table's rows with a cell */
-  uint8_t *buf;       /* 2 x CAT_KEY_MAX scratch for bounds */
-} model;
 
-static int judge(const model *m, const hyp *h, const keyset *k, const plan_select *sel,
-                 plan_adv_est *est, char *msg, size_t cap) {
+int plan_adv_judge(const plan_adv_model *m, const plan_adv_hyp *h, const plan_adv_keys *k,
+                   const plan_select *sel, bool by_prefix, plan_adv_est *est, char *msg,
+                   size_t cap) {
   memset(est, 0, sizeof *est);
   plan_select s2 = *sel;
   s2.table = &h->t;
@@ -406,7 +407,7 @@ static int judge(const model *m, const hyp *h, const keyset *k, const plan_selec
     seeks = 1;
     int hint = plan_skip_hint(sel->hint);
     double P = k->n_pfx;
-    bool few = k->n_pfx <= PLAN_SKIP_MAX_PREFIXES;
+    bool few = by_prefix && k->n_pfx <= PLAN_SKIP_MAX_PREFIXES;
     /* the skip scan by prefix (planner/skip_prefix.c's rule over the sample) */
     if (!sc->reverse && hint >= 0 && sel->where && t->n_pk >= 2 && few) {
       plan_key_schema ks = {t->key_cols + 1, t->pk + 1, h->names + 1, t->n_pk - 1};
@@ -425,7 +426,7 @@ static int judge(const model *m, const hyp *h, const keyset *k, const plan_selec
           const uint8_t *e = cat_key_skip_col(&t->key_cols[0], key, key + k->len[a]);
           size_t pl = e ? (size_t)(e - key) : k->len[a];
           for (uint32_t j = 0; j < r.n_ranges; j++)
-            skip += count_range(k, a, b, key, pl, &r.ranges[j], m->buf);
+            skip += plan_adv_count_range(k, a, b, key, pl, &r.ranges[j], m->buf);
         }
         double cost = (double)skip * m->w + PLAN_SKIP_SEEK_COST * P * (1.0 + r.n_ranges);
         if (hint > 0 || cost < (double)m->N) {
@@ -446,7 +447,7 @@ static int judge(const model *m, const hyp *h, const keyset *k, const plan_selec
     }
   } else {
     for (uint32_t j = 0; j < nr; j++)
-      in += count_range(k, 0, k->n, NULL, 0, &sc->ranges.ranges[j], m->buf);
+      in += plan_adv_count_range(k, 0, k->n, NULL, 0, &sc->ranges.ranges[j], m->buf);
     seeks = nr;
   }
   est->kind = kind;
@@ -467,6 +468,7 @@ static int judge(const model *m, const hyp *h, const keyset *k, const plan_selec
   }
   if (sc->key_family || share <= 0) share = 1;
   est->row_bytes = bpr;
+  est->key_only = sc->n_families == 0 || (sc->n_families == 1 && sc->key_family);
   est->row_share = share;
   est->kv_limit = sc->kv_limit;
   rc = EXEC_OK; /* rows, bytes and cost: finish() */
@@ -480,7 +482,7 @@ out:
 ** fewest rows any candidate's ranges hold for the query (the rows its key terms pass, at
 ** best). A pushed LIMIT stops the scan once LIMIT rows passed its filter: after LIMIT /
 ** (min_rows / range_rows) rows. */
-static void finish(plan_adv_est *e, uint64_t min_rows) {
+void plan_adv_finish(plan_adv_est *e, uint64_t min_rows) {
   double rows = (double)e->range_rows;
   if (e->limit_pushed && e->range_rows && !e->prefix_first) {
     double pass = (double)min_rows / (double)e->range_rows;
@@ -510,6 +512,8 @@ void plan_advice_free(plan_advice *a) {
     free(a->cands[i].est);
   }
   free(a->cands);
+  for (int i = 0; i < a->n_ix; i++) free(a->ix[i].est);
+  free(a->ix);
   memset(a, 0, sizeof *a);
 }
 
@@ -544,7 +548,7 @@ int plan_advise(kv_db *db, const cat_table *t, const plan_select *const *qs, int
     if (!L.v[i].est) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
   }
   /* the table's size and the sample */
-  model m;
+  plan_adv_model m;
   memset(&m, 0, sizeof m);
   kv_family_stats ks;
   uint64_t est_rows = 0;
@@ -553,10 +557,10 @@ int plan_advise(kv_db *db, const cat_table *t, const plan_select *const *qs, int
   uint64_t stride = est_rows > PLAN_ADV_SAMPLE_MAX
                         ? (est_rows + PLAN_ADV_SAMPLE_MAX - 1) / PLAN_ADV_SAMPLE_MAX
                         : 1;
-  sample s = {0};
+  plan_adv_sample s = {0};
   int rc = read_sample(db, t, stride, &s, &m.N, msg, cap);
   if (rc) {
-    sample_free(&s);
+    plan_adv_sample_free(&s);
     return rc;
   }
   out->table_rows = m.N;
@@ -574,31 +578,30 @@ int plan_advise(kv_db *db, const cat_table *t, const plan_select *const *qs, int
   }
   m.buf = malloc(2 * (size_t)CAT_KEY_MAX + 16);
   if (!m.buf) {
-    sample_free(&s);
+    plan_adv_sample_free(&s);
     return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
   }
   for (int c = 0; c < L.n && !rc; c++) {
-    hyp h;
-    keyset k;
+    plan_adv_hyp h;
+    plan_adv_keys k;
     memset(&k, 0, sizeof k);
-    if (hyp_make(t, &L.v[c], &h)) rc = EXEC_NOMEM, snprintf(msg, cap, "out of memory");
-    if (!rc) rc = keyset_build(t, &h, &s, &k, msg, cap);
-    for (int i = 0; i < nq && !rc; i++) rc = judge(&m, &h, &k, qs[i], &L.v[c].est[i], msg, cap);
-    keyset_free(&k);
-    hyp_free(&h);
+    if (plan_adv_hyp_make(t, L.v[c].cols, L.v[c].desc, L.v[c].n, &h))
+      rc = EXEC_NOMEM, snprintf(msg, cap, "out of memory");
+    if (!rc) rc = plan_adv_keys_build(t, L.v[c].cols, h.kc, t->n_pk, &s, NULL, &k, msg, cap);
+    for (int i = 0; i < nq && !rc; i++)
+      rc = plan_adv_judge(&m, &h, &k, qs[i], true, &L.v[c].est[i], msg, cap);
+    plan_adv_keys_free(&k);
+    plan_adv_hyp_free(&h);
   }
-  sample_free(&s);
-  free(m.buf);
-  if (rc) return rc;
-  for (int i = 0; i < nq; i++) {
+  for (int i = 0; i < nq && !rc; i++) {
     uint64_t min_rows = UINT64_MAX;
     for (int c = 0; c < L.n; c++) {
       const plan_adv_est *e = &L.v[c].est[i];
       if (!e->prefix_first && e->range_rows < min_rows) min_rows = e->range_rows;
     }
-    for (int c = 0; c < L.n; c++) finish(&L.v[c].est[i], min_rows);
+    for (int c = 0; c < L.n; c++) plan_adv_finish(&L.v[c].est[i], min_rows);
   }
-  for (int c = 0; c < L.n; c++) {
+  for (int c = 0; c < L.n && !rc; c++) {
     plan_adv_cand *cd = &L.v[c];
     for (int i = 0; i < nq; i++) {
       cd->rows += cd->est[i].rows;
@@ -608,6 +611,11 @@ int plan_advise(kv_db *db, const cat_table *t, const plan_select *const *qs, int
       if (cd->est[i].reverse) cd->reverse_rows += cd->est[i].rows;
     }
   }
-  qsort(L.v, (size_t)L.n, sizeof *L.v, cand_cmp);
-  return EXEC_OK;
+  if (!rc) {
+    qsort(L.v, (size_t)L.n, sizeof *L.v, cand_cmp);
+    rc = plan_adv_indexes(db, t, qs, nq, &m, &s, out, msg, cap);
+  }
+  plan_adv_sample_free(&s);
+  free(m.buf);
+  return rc;
 }

@@ -23,7 +23,15 @@
 **    scan by prefix, one per prefix and per range in it), the unit of the skip scan's
 **    cost rule. Candidates are ranked by total cost, then bytes, then rows read by reverse
 **    scans, the current key first among equals, then the order of enumeration.
-** Nothing is written: no store, no catalog row. Secondary indexes are not proposed.
+**  - secondary indexes: one candidate per non-key column that some query's WHERE bounds
+**    (a key range over that column alone), each added alone to the first choice's key: its
+**    key is the column then that primary key, its entries the sample encoded so; each query
+**    is planned over it as over a table with that key (no skip scan by prefix), and the
+**    planner's index-choice rule (planner/index_choice.c: rows + 8 per lookup + 0.5 per
+**    row sorted, lookups unless only the key family is read) says whether the query would
+**    use it. With it, a query reads its index rows plus one row per lookup, with a seek
+**    per range and per lookup; the index rows each write adds are not counted.
+** Nothing is written: no store, no catalog row.
 **
 ** Not here: parsing the query file and the report's text (exec/advise.c), the EXPLAIN figures
 ** of the current key (the real plan, exec/advise.c).
@@ -40,6 +48,7 @@
 
 #define PLAN_ADV_SAMPLE_MAX (1u << 20) /* row keys sampled at most */
 #define PLAN_ADV_MAX_CANDIDATES 48     /* key orders judged at most */
+#define PLAN_ADV_MAX_INDEXES 8         /* candidate indexes judged at most */
 
 /* One query's figures under one candidate key. */
 typedef struct plan_adv_est {
@@ -52,6 +61,10 @@ typedef struct plan_adv_est {
   double row_bytes;  /* bytes per table row of the families the scan reads */
   double row_share;  /* share of the table's rows the scan sees (1 unless it reads only
                         families that some rows have no cell in) */
+  bool key_only;     /* the scan reads no family but the key family: over an index's key,
+                        the index covers the query */
+  bool index;        /* index figures: the query is served by the index (plan_adv_index) */
+  uint64_t lookups;  /* index figures: point lookups back into the table */
   uint32_t n_ranges; /* key ranges of the scan (suffix ranges for a skip scan by prefix) */
   uint64_t range_rows; /* rows inside the key ranges, before any LIMIT (model) */
   uint64_t rows;     /* estimated rows read */
@@ -73,6 +86,16 @@ typedef struct plan_adv_cand {
   uint64_t reverse_rows; /* rows read by reverse scans (a tie-break) */
 } plan_adv_cand;
 
+/* One candidate secondary index: a single column, added to the first choice's key. */
+typedef struct plan_adv_index {
+  int column;        /* the indexed column (index into the table's columns) */
+  plan_adv_est *est; /* per query, the path the planner's rule takes with the index: the
+                        index (est[i].index set) or the table scan (malloc) */
+  int n_served;      /* queries served by the index */
+  uint64_t rows, bytes, seeks; /* totals with the index */
+  double cost;       /* total cost with the index */
+} plan_adv_index;
+
 typedef struct plan_advice {
   uint64_t table_rows;  /* the table's rows (key family statistics) */
   uint64_t table_bytes; /* bytes of all its families */
@@ -81,13 +104,16 @@ typedef struct plan_advice {
   int n_queries;        /* queries judged */
   int n_cands;          /* candidates */
   plan_adv_cand *cands; /* ranked, best first (malloc) */
+  int n_ix;             /* candidate indexes */
+  plan_adv_index *ix;   /* over cands[0]'s key, lowest total cost first (malloc) */
 } plan_advice;
 
 /* Judge the candidate keys of table t (the table's own key among them) for the bound
 ** SELECTs qs[0..nq), each over t and without parameters. The keys are every order of t's
 ** PK columns (each DATE, TIME or TIMESTAMP column ASC and DESC, others in their declared
 ** direction) for up to 4 key columns, else the current key and each other key column moved
-** to the front. *out is filled (free with plan_advice_free, also after an error).
+** to the front; then the single-column indexes over the first choice's key (above). *out
+** is filled (free with plan_advice_free, also after an error).
 ** EXEC_OK; EXEC_NOMEM, EXEC_TOOBIG, or an error of the store (EXEC_IOERR, EXEC_CORRUPT)
 ** while sampling, with msg. */
 int plan_advise(kv_db *db, const cat_table *t, const plan_select *const *qs, int nq,
