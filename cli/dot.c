@@ -83,7 +83,8 @@ static const help_entry help_table[] = {
      "Judges every order of TABLE's primary-key columns (time columns ASC and DESC) for\n"
      "the queries in FILE (SELECTs of TABLE with literal values): per key and query the\n"
      "plan kind and the estimated rows, bytes and seeks, the keys ranked by cost (rows read\n"
-     "+ 16 per seek), and EXPLAIN's estimate under the current key. Nothing is rewritten.\n"},
+     "+ 16 per seek), EXPLAIN's estimate under the current key, then the single-column\n"
+     "secondary indexes the planner would use for them. Nothing is rewritten.\n"},
     {".backup", "DIR", "Copy the database to DIR while it stays in use (online backup)",
      "DIR must be new or empty. The copy holds every commit made before the command, each\n"
      "whole; store files are hard links where the file system allows (rowan_backup).\n"

@@ -392,8 +392,10 @@ void rowan_layout_free(rowan_layout *layout); /* NULL: no-op */
 ** planner's own code against the candidate key; their rows are counted in the table's row
 ** keys (all of them, or every k-th past 2^20 rows), read once and re-encoded in each order
 ** (docs/SHELL.md ".advise" has the model). Nothing is written: no store is rewritten and
-** no DDL runs. Secondary indexes are not proposed. `source` names the text in messages (a
-** file name; NULL: "the queries").
+** no DDL runs. Then, over the first choice's key, one single-column secondary index per
+** non-key column some query's WHERE bounds: the total cost with it and the queries the
+** planner's index-choice rule would serve from it (covered, or with lookups). `source`
+** names the text in messages (a file name; NULL: "the queries").
 ** Returns ROWAN_OK with *report set to the advice as text (free it with rowan_advise_free);
 ** on failure *report is NULL and rowan_errmsg(db) says why: ROWAN_ERROR for an unknown
 ** table, a statement that is not a SELECT, reads another table or has parameters ("SOURCE:
