@@ -4,7 +4,8 @@
 ** the table without parameters, with errors placed at the source's line and column; the
 ** model of planner/advise.h run over them; the real plan of each query under the current
 ** key, for its EXPLAIN lines; and the advice as text: the queries, the candidate keys
-** ranked, the first choice, and per key and query the plan kind, rows, bytes and seeks.
+** ranked, the first choice, the candidate indexes, and per key (and per index) and query
+** the plan kind, rows, bytes and seeks.
 **
 ** Not here: the model (planner/advise.c), reading the file or printing (the shell's
 ** .advise, cli/dot_more.c; include/rowan.h rowan_advise).
@@ -307,7 +308,7 @@ static void write_indexes(sbuf *b, const cat_table *t, const plan_advice *a, con
 }
 
 static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, const qlist *ql,
-                         const char *sql, const char *src, const explained *x) {
+                         const char *src, const explained *x) {
   char r[32], by[32], sk[32], co[32], key[512];
   grouped(a->table_rows, r, sizeof r);
   human_bytes(a->table_bytes, by, sizeof by);
@@ -393,7 +394,6 @@ static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, cons
       put(b, "  %-5s %-48s %12s %12s %9s\n", qn, pl, r, by, sk);
     }
   }
-  (void)sql;
 }
 
 static const cat_table *find_table(const cat_catalog *cat, const char *name) {
@@ -435,7 +435,7 @@ int exec_advise(exec_session *s, const char *table, const char *sql, size_t len,
   for (int i = 0; !rc && i < ql.n; i++) rc = explain_current(s, ql.v[i].st, &x[i], err);
   if (!rc) {
     sbuf b = {0};
-    write_advice(&b, t, &a, &ql, sql, src, x);
+    write_advice(&b, t, &a, &ql, src, x);
     if (b.oom) {
       free(b.p);
       rc = exec_fail(err, EXEC_NOMEM, -1, "out of memory");

@@ -1,7 +1,8 @@
 /*
 ** exec/advise.h: the row-key advisor behind include/rowan.h's rowan_advise and the shell's
 ** .advise: the SELECTs of a query file are parsed and bound against a table, the planner's
-** model (planner/advise.h) judges every candidate key, and the advice is written as text.
+** model (planner/advise.h) judges every candidate key and index, and the advice is written
+** as text.
 ** The current key's lines also carry what EXPLAIN prints for the same query (its first line
 ** and its ESTIMATE line, made by planner/explain.c from the real plan).
 **

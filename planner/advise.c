@@ -3,10 +3,12 @@
 ** the candidate keys, the sample of the table's row keys re-encoded and sorted in each
 ** candidate's order, each query planned against a hypothetical table with that key (no
 ** store behind it, so nothing of kv is read for it), and the rows, bytes and seeks the plan
-** would read, counted in the sample.
+** would read, counted in the sample; the ranking.
 **
-** Not here: parsing the queries or printing the advice (exec/advise.c), the real plan of the
-** current key (planner/select.c, through exec/advise.c). Nothing is written anywhere.
+** Not here: the candidate indexes (planner/advise_index.c, with the pieces both share in
+** planner/advise_int.h), parsing the queries or printing the advice (exec/advise.c), the
+** real plan of the current key (planner/select.c, through exec/advise.c). Nothing is
+** written anywhere.
 */
 #include <stdio.h>
 #include <stdlib.h>
