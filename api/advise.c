@@ -19,6 +19,9 @@ int rowan_advise(rowan_db *db, const char *table, const char *sql, int n, const 
   if (!db || !table || !sql || !report) return ROWAN_MISUSE;
   if (!db->sess) return api_error(db, ROWAN_MISUSE, -1, "misuse: the database is not open");
   size_t len = n < 0 ? strlen(sql) : (size_t)n;
+  /* as a statement's first step: an interrupt from before the call is forgotten, unless a
+     statement is between rows (rowan_interrupt) */
+  if (db->n_row_stmts == 0) atomic_store_explicit(&db->interrupt, 0, memory_order_relaxed);
   exec_error err;
   char *r = NULL;
   int rc = exec_advise(db->sess, table, sql, len, source, &r, &err);

@@ -429,7 +429,7 @@ int exec_advise(exec_session *s, const char *table, const char *sql, size_t len,
   for (int i = 0; !rc && i < ql.n; i++) sels[i] = ql.v[i].st->bound.select;
   char msg[EXEC_ERRMSG_MAX];
   if (!rc) {
-    rc = plan_advise(s->db, t, sels, ql.n, &a, msg, sizeof msg);
+    rc = plan_advise(s->db, t, sels, ql.n, s->interrupt, &a, msg, sizeof msg);
     if (rc) exec_fail(err, rc, -1, "%s", msg);
   }
   for (int i = 0; !rc && i < ql.n; i++) rc = explain_current(s, ql.v[i].st, &x[i], err);

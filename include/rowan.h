@@ -403,6 +403,7 @@ void rowan_layout_free(rowan_layout *layout); /* NULL: no-op */
 ** ROWAN_SYNTAX for a syntax error ("SOURCE: syntax error near ... at line L, column C",
 ** counted in the whole text; rowan_error_offset gives the byte offset in it); ROWAN_NOMEM;
 ** the store's errors (ROWAN_IOERR, ROWAN_CORRUPT) while the row keys are read;
+** ROWAN_INTERRUPT when rowan_interrupt is called during the call (the shell's Ctrl-C);
 ** ROWAN_MISUSE for a NULL db, table, sql or report. The shell's .advise TABLE FILE prints
 ** the report. (No SQLite or Phoenix counterpart: Phoenix leaves the row key to its user.) */
 int rowan_advise(rowan_db *db, const char *table, const char *sql, int n, const char *source,

@@ -68,13 +68,15 @@ int plan_adv_exec_code(int rc) {
 }
 
 /* Every stride-th row key of t's key family into *s; *rows gets the rows seen (all). */
-static int read_sample(kv_db *db, const cat_table *t, uint64_t stride, plan_adv_sample *s,
-                       uint64_t *rows, char *msg, size_t cap) {
+static int read_sample(kv_db *db, const cat_table *t, uint64_t stride,
+                       const atomic_int *interrupt, plan_adv_sample *s, uint64_t *rows,
+                       char *msg, size_t cap) {
   uint32_t fid = t->families[0].kv_id;
   kv_scan_options o;
   memset(&o, 0, sizeof o);
   o.family_ids = &fid;
   o.n_families = 1;
+  o.interrupt = interrupt;
   kv_scan *sc = NULL;
   int rc = kv_scan_open(db, &o, &sc);
   if (rc != KV_OK) return snprintf(msg, cap, "reading the row keys: %s", kv_errmsg()),
@@ -531,7 +533,7 @@ void plan_adv_key_text(const cat_table *t, const plan_adv_cand *c, char *buf, si
 }
 
 int plan_advise(kv_db *db, const cat_table *t, const plan_select *const *qs, int nq,
-                plan_advice *out, char *msg, size_t cap) {
+                const atomic_int *interrupt, plan_advice *out, char *msg, size_t cap) {
   memset(out, 0, sizeof *out);
   cand_list L = {0};
   if (candidates(t, &L)) {
@@ -560,7 +562,8 @@ int plan_advise(kv_db *db, const cat_table *t, const plan_select *const *qs, int
                         ? (est_rows + PLAN_ADV_SAMPLE_MAX - 1) / PLAN_ADV_SAMPLE_MAX
                         : 1;
   plan_adv_sample s = {0};
-  int rc = read_sample(db, t, stride, &s, &m.N, msg, cap);
+  m.interrupt = interrupt;
+  int rc = read_sample(db, t, stride, interrupt, &s, &m.N, msg, cap);
   if (rc) {
     plan_adv_sample_free(&s);
     return rc;

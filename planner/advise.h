@@ -39,6 +39,7 @@
 #ifndef ROWAN_PLANNER_ADVISE_H
 #define ROWAN_PLANNER_ADVISE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,10 +115,11 @@ typedef struct plan_advice {
 ** direction) for up to 4 key columns, else the current key and each other key column moved
 ** to the front; then the single-column indexes over the first choice's key (above). *out
 ** is filled (free with plan_advice_free, also after an error).
-** EXEC_OK; EXEC_NOMEM, EXEC_TOOBIG, or an error of the store (EXEC_IOERR, EXEC_CORRUPT)
-** while sampling, with msg. */
+** interrupt (or NULL): the caller's flag; once non-zero, the reads of the store stop with
+** EXEC_INTERRUPT. EXEC_OK; EXEC_NOMEM, EXEC_TOOBIG, EXEC_INTERRUPT, or an error of the store
+** (EXEC_IOERR, EXEC_CORRUPT) while sampling, with msg. */
 int plan_advise(kv_db *db, const cat_table *t, const plan_select *const *qs, int nq,
-                plan_advice *out, char *msg, size_t cap);
+                const atomic_int *interrupt, plan_advice *out, char *msg, size_t cap);
 void plan_advice_free(plan_advice *a);
 
 /* The key of candidate c over t as text: "STATION, TS DESC" into buf. */

@@ -42,7 +42,7 @@ static int bounded(const cat_table *t, int c, const plan_select *const *qs, int 
 
 /* Column c's cell value for each sampled row key of s (in key order) into *v. */
 static int read_values(kv_db *db, const cat_table *t, int c, const plan_adv_sample *s,
-                       plan_adv_sample *v, char *msg, size_t cap) {
+                       const atomic_int *interrupt, plan_adv_sample *v, char *msg, size_t cap) {
   const cat_column *col = &t->columns[c];
   uint32_t fid = t->families[col->family].kv_id;
   uint8_t q[8];
@@ -55,6 +55,7 @@ static int read_values(kv_db *db, const cat_table *t, int c, const plan_adv_samp
   o.n_families = 1;
   o.qualifiers = &qs;
   o.n_qualifier_sets = 1;
+  o.interrupt = interrupt;
   kv_scan *sc = NULL;
   int rc = kv_scan_open(db, &o, &sc);
   if (rc != KV_OK)
@@ -131,7 +132,7 @@ static int judge_index(kv_db *db, const cat_table *t, int c, const plan_select *
   plan_adv_keys k;
   memset(&h, 0, sizeof h);
   memset(&k, 0, sizeof k);
-  int rc = read_values(db, t, c, s, &v, msg, cap);
+  int rc = read_values(db, t, c, s, m->interrupt, &v, msg, cap);
   if (!rc && plan_adv_hyp_make(t, cols, desc, n, &h))
     rc = EXEC_NOMEM, snprintf(msg, cap, "out of memory");
   if (!rc) rc = plan_adv_keys_build(t, cols, h.kc, n, s, &v, &k, msg, cap);

@@ -79,6 +79,7 @@ typedef struct plan_adv_model {
   double bpr[KV_MAX_FAMILIES]; /* per family of t: bytes per table row */
   double rows_share[KV_MAX_FAMILIES]; /* per family: share of the table's rows with a cell */
   uint8_t *buf;       /* 2 x CAT_KEY_MAX scratch for bounds */
+  const atomic_int *interrupt; /* the caller's interrupt flag for the store's reads, or NULL */
 } plan_adv_model;
 
 /* Plan query sel against h's table (planner/select.c, no store) and count what the plan

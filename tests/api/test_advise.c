@@ -12,6 +12,7 @@
 **  - under the current key, the report carries EXPLAIN's first line and ESTIMATE line for
 **    each query, equal to what EXPLAIN prints for the same query;
 **  - nothing is written: the table's rows and schema are the same after the advice;
+**  - rowan_interrupt stops it (ROWAN_INTERRUPT), and it runs again afterwards;
 **  - bad input: unknown table, a syntax error (named by source, line and column, and the
 **    byte offset in the whole text), a statement that is not a SELECT, a query of another
 **    table, a parameter, a text with no statement, NULL arguments.
@@ -148,6 +149,19 @@ static void tour_first_choice_is_the_tours_key(void **state) {
   rowan_finalize(st);
   assert_int_equal(rows, 12 * ((int64_t)tu_scaled(40, 10) + 14) * 24);
   char *again = advise_ok(db, queries, "examples/sensor/advise.sql");
+  assert_string_equal(again, report);
+  rowan_advise_free(again);
+  /* rowan_interrupt while a statement is between rows (so the flag stays set): the advice
+     stops reading with ROWAN_INTERRUPT; once that statement is done, it runs again */
+  assert_int_equal(rowan_prepare(db, "SELECT STATION FROM SENSOR", -1, &st, NULL), ROWAN_OK);
+  assert_int_equal(rowan_step(st), ROWAN_ROW);
+  rowan_interrupt(db);
+  char *none = (char *)"untouched";
+  assert_int_equal(rowan_advise(db, "SENSOR", queries, -1, NULL, &none), ROWAN_INTERRUPT);
+  assert_null(none);
+  assert_non_null(strstr(rowan_errmsg(db), "interrupted"));
+  rowan_finalize(st);
+  again = advise_ok(db, queries, "examples/sensor/advise.sql");
   assert_string_equal(again, report);
   rowan_advise_free(again);
   rowan_advise_free(report);
