@@ -651,7 +651,18 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       return like_term(c, e, out, ti);
     case PX_ISNULL: {
       int i = key_col_of(c, e->args[0]);
-      if (e->negated || i < 0) return 0;
+      if (i < 0) return 0;
+      if (e->negated) { /* IS NOT NULL: past the NULL key; every key when it cannot be NULL
+                           (the term is then answered and nothing bounds the key) */
+        if (!c->asc[i].nullable) return single(c, i, 0, &ALL_SET, out, ti);
+        plan_kr_set *s = plan_kr_set_new(c, 1);
+        if (!s) return -1;
+        nonnull_lo(c, i, &s->v[0].lo);
+        memset(&s->v[0].hi, 0, sizeof s->v[0].hi);
+        s->v[0].hi.kind = PLAN_KR_POS_INF;
+        s->n = 1;
+        return single(c, i, 0, s, out, ti);
+      }
       plan_kr_set *s = plan_kr_set_new(c, 1);
       if (!s) return -1;
       if (c->asc[i].nullable) {
