@@ -11,7 +11,10 @@
 **  - another ON term stays on its join; another WHERE term goes on the join of the last
 **    table it names when that join is inner (or a comma or cross join), else after the
 **    whole tree (q->join_filter): the NULLs a LEFT JOIN pads must reach it;
-**  - a term with no column (a constant or a parameter) is checked after the tree.
+**  - a term with no column (a constant or a parameter) is checked after the tree;
+**  - a `column = constant` (or IN) term pushed into one table is also pushed into the table
+**    joined to it by an equality of two columns of the same type (propagate() has the
+**    directions that keep a LEFT JOIN's answer).
 ** On each join, an equality between an expression of the left tables and one of the right
 ** table, of types that hash alike, becomes a hash key; the rest is the residual. A join
 ** with a key is a hash join whose build side is the input estimated smaller (the leaves'
@@ -213,6 +216,83 @@ static int node_terms(const plan_select *s, int k, const terms *t, plan_arena *A
   return EXEC_OK;
 }
 
+/* If e is `column = constant` (or a parameter), or `column IN (constants)`, over joined-row
+** slot `slot`: true. Such a term on one side of a join key `a = b` holds for the other side
+** of every pair the key matches. */
+static bool const_term_on(const plan_expr *e, int slot) {
+  if (e->kind == PX_BINARY && e->op == SQL_OP_EQ) {
+    for (int side = 0; side < 2; side++) {
+      const plan_expr *c = e->args[side], *o = e->args[1 - side];
+      if (c->kind == PX_COLUMN && c->column == slot && (o->kind == PX_CONST || o->kind == PX_PARAM))
+        return true;
+    }
+    return false;
+  }
+  if (e->kind == PX_IN && !e->negated && e->args[0]->kind == PX_COLUMN &&
+      e->args[0]->column == slot) {
+    for (uint32_t i = 1; i < e->n_args; i++)
+      if (e->args[i]->kind != PX_CONST && e->args[i]->kind != PX_PARAM) return false;
+    return true;
+  }
+  return false;
+}
+
+/* A copy of e with its column node(s) of slot `from` replaced by column node `to`. */
+static plan_expr *swap_column(plan_arena *A, const plan_expr *e, int from, const plan_expr *to) {
+  if (e->kind == PX_COLUMN && e->column == from) return (plan_expr *)to;
+  plan_expr *c = plan_arena_alloc(A, sizeof *c);
+  if (!c) return NULL;
+  *c = *e;
+  if (e->n_args) {
+    c->args = plan_arena_alloc(A, e->n_args * sizeof *c->args);
+    if (!c->args) return NULL;
+    for (uint32_t i = 0; i < e->n_args; i++)
+      if (!(c->args[i] = swap_column(A, e->args[i], from, to))) return NULL;
+  }
+  return c;
+}
+
+/* Constants across join keys: for each key `a = b` of two plain columns of the same type on
+** an inner join, a term `a = constant` (or IN) pushed into a's table is also pushed into b's,
+** and the other way; so `WHERE r.STATION = 'Dongsi'` also makes the key range of the table
+** joined on STATION. On a LEFT JOIN only from the left table to the right one (a term on the
+** right may not remove left rows). Not onto a table a LEFT JOIN pads. Two passes carry a
+** constant along a chain of keys. */
+static int propagate(const plan_select *s, terms *pushed, const terms *on_node, plan_arena *A) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 1; k < s->n_from; k++)
+      for (int i = 0; i < on_node[k].n; i++) {
+        const plan_expr *e = on_node[k].v[i];
+        if (e->kind != PX_BINARY || e->op != SQL_OP_EQ || e->args[0]->kind != PX_COLUMN ||
+            e->args[1]->kind != PX_COLUMN || e->args[0]->type.id != e->args[1]->type.id ||
+            e->args[0]->type.id == CAT_T_CHAR)
+          continue;
+        for (int dir = 0; dir < 2; dir++) {
+          const plan_expr *src = e->args[dir], *dst = e->args[1 - dir];
+          int ts = table_of(s, src->column), td = table_of(s, dst->column);
+          if (ts == td) continue;
+          if (s->from[k].join == SQL_JOIN_LEFT) {
+            if (td != k || ts == k) continue; /* only from the left tables to the right one */
+          } else if (s->from[td].join == SQL_JOIN_LEFT) {
+            continue; /* not onto a table a LEFT JOIN pads */
+          }
+          int n = pushed[ts].n;
+          for (int j = 0; j < n; j++) {
+            const plan_expr *t = pushed[ts].v[j];
+            if (!const_term_on(t, src->column)) continue;
+            bool have = false; /* already there (a second pass, or written twice) */
+            for (int h = 0; h < pushed[td].n && !have; h++)
+              have = const_term_on(pushed[td].v[h], dst->column) &&
+                     pushed[td].v[h]->n_args == t->n_args;
+            if (have) continue;
+            plan_expr *c = swap_column(A, t, src->column, dst);
+            if (!c || push(A, &pushed[td], c)) return EXEC_NOMEM;
+          }
+        }
+      }
+  return EXEC_OK;
+}
+
 int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
                     plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
   int nf = s->n_from;
@@ -262,6 +342,7 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     }
     if (push(A, dst, e)) goto nomem;
   }
+  if (propagate(s, pushed, on_node, A)) goto nomem;
   /* the slots the query reads after the joins (as planner/select.c marks them) */
   bool *used = plan_arena_alloc(A, (size_t)(s->n_slots + 1) * sizeof *used);
   if (!used) goto nomem;
