@@ -111,6 +111,12 @@ plan_expr *bind_from_column(binder *b, const sql_expr *x) {
         }
       }
       if (n == 1) return slot_expr(b, found, find_in(&b->scope[found], col, x->name[0]), x->off);
+      if (n > 1) {
+        bind_error(b, EXEC_ERROR, x->off, "column \"%s\" is ambiguous: more than one table has "
+                   "family %s with column %s (qualify it with the table: %s.%s)", full,
+                   x->name[0], col, b->scope[found].name, full);
+        return NULL;
+      }
     }
     scope_text(b, scope, sizeof scope);
     bind_error(b, EXEC_ERROR, x->off, "unknown table or alias \"%s\" in \"%s\" (in scope: %s)",
