@@ -745,7 +745,9 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     pbuf c = {aggs, sizeof aggs, 0, NULL};
     aggs[0] = 0;
     for (int i = 0; i < s->n_aggs; i++) put(&c, "%s%s", i ? ", " : "", s->aggs[i].text);
-    const char *step = s->n_group == 0 ? "SERVER AGGREGATE INTO SINGLE ROW"
+    /* over a join the rows are aggregated after the join, as in Phoenix: CLIENT */
+    const char *step = s->n_group == 0 ? (q->join ? "CLIENT AGGREGATE INTO SINGLE ROW"
+                                                  : "SERVER AGGREGATE INTO SINGLE ROW")
                        : q->stream_agg ? "SERVER AGGREGATE INTO ORDERED DISTINCT ROWS"
                                        : "CLIENT HASH AGGREGATE INTO DISTINCT ROWS";
     xj_node(j, step);
@@ -756,7 +758,7 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     if (s->n_group && q->stream_agg) xj_str(j, "order", "key order, streaming");
     act_json(j, a, PLAN_STEP_AGG);
     if (s->n_group == 0) {
-      line(L, "    SERVER AGGREGATE INTO SINGLE ROW [%s]%s", aggs,
+      line(L, "    %s [%s]%s", step, aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
       if (col) colagg_line(L, cth, a);
     } else if (q->stream_agg)
