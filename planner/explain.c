@@ -37,6 +37,7 @@
 #include "exec/agg.h"
 #include "exec/colagg.h"
 #include "exec/func.h"
+#include "planner/plan_join.h"
 #include "planner/plan_select.h"
 #include "planner/explain_int.h"
 #include "planner/skip_prefix.h"
@@ -741,15 +742,25 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   char chunks[64] = "";
   if (col && cth > 1) snprintf(chunks, sizeof chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", cth, cth);
   else if (col) snprintf(chunks, sizeof chunks, "CLIENT 1-CHUNK SERIAL ");
-  if (q->has_scan) {
+  if (q->join) { /* planner/explain_join.c: the tree, each leaf's own lines under it */
+    char **jl = NULL;
+    int nj = 0;
+    if (plan_join_explain(q->join, s, a != NULL, L->A, &jl, &nj)) L->rc = 10;
+    for (int i = 0; i < nj; i++) {
+      xj_node(j, "JOIN PLAN");
+      xj_str(j, "text", jl[i]);
+      line(L, "%s", jl[i]);
+    }
+  } else if (q->has_scan) {
     scan_lines(L, &q->scan, s->col_names, a, chunks);
   } else {
     xj_node(j, "VALUES");
     xj_str(j, "rows", "one row, no table");
     line(L, "VALUES (one row, no table)");
   }
-  if (!q->has_scan && s->where) {
-    plan_expr_print(s->where, NULL, buf, sizeof buf);
+  const plan_expr *after = q->join ? q->join_filter : !q->has_scan ? s->where : NULL;
+  if (after) {
+    plan_expr_print(after, q->join ? s->col_names : NULL, buf, sizeof buf);
     filter_node(j, "CLIENT FILTER BY", buf, NULL);
     act_json(j, a, PLAN_STEP_FILTER);
     line(L, "    CLIENT FILTER BY %s%s", buf, act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
@@ -761,7 +772,9 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     pbuf c = {aggs, sizeof aggs, 0, NULL};
     aggs[0] = 0;
     for (int i = 0; i < s->n_aggs; i++) put(&c, "%s%s", i ? ", " : "", s->aggs[i].text);
-    const char *step = s->n_group == 0 ? "SERVER AGGREGATE INTO SINGLE ROW"
+    /* over a join the rows are aggregated after the join, as in Phoenix: CLIENT */
+    const char *step = s->n_group == 0 ? (q->join ? "CLIENT AGGREGATE INTO SINGLE ROW"
+                                                  : "SERVER AGGREGATE INTO SINGLE ROW")
                        : q->stream_agg ? "SERVER AGGREGATE INTO ORDERED DISTINCT ROWS"
                                        : "CLIENT HASH AGGREGATE INTO DISTINCT ROWS";
     xj_node(j, step);
@@ -772,7 +785,7 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     if (s->n_group && q->stream_agg) xj_str(j, "order", "key order, streaming");
     act_json(j, a, PLAN_STEP_AGG);
     if (s->n_group == 0) {
-      line(L, "    SERVER AGGREGATE INTO SINGLE ROW [%s]%s", aggs,
+      line(L, "    %s [%s]%s", step, aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
       if (col) colagg_line(L, cth, a);
     } else if (q->stream_agg)
@@ -836,6 +849,17 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     access_lines(L, &q->scan);
     estimate_line(L, &q->scan);
   }
+}
+
+int plan_explain_query(const plan_query *q, const plan_actuals *a, plan_arena *A,
+                       char ***out, int *n) {
+  xjson off;
+  memset(&off, 0, sizeof off);
+  lines L = {A, NULL, 0, 0, 0, &off};
+  query_lines(&L, q, a);
+  *out = L.v;
+  *n = L.n;
+  return L.rc;
 }
 
 /* Every line of the plan into L (and, with L->j on, its node). */

@@ -66,10 +66,28 @@ typedef struct plan_order {
   bool nulls_first;    /* NULLs before values (default: ASC first, DESC last) */
 } plan_order;
 
+/* One table of a FROM with joins (planner/bind_from.c). The joined row holds every table's
+** columns, table after table in FROM order: column c of from[i] is slot from[i].base + c. */
+typedef struct plan_from {
+  const cat_table *table;  /* the table */
+  const char *name;        /* the name it is known by in the query: its alias, else its name */
+  int base;                /* slot of its first column in the joined row */
+  int join;                /* how it joins the tables before it: enum sql_join_kind; 0 for
+                              the first table */
+  plan_expr *on;           /* ON condition, USING made into equalities, over the joined row;
+                              or NULL */
+  uint32_t off;            /* byte offset of the table name (of the join's first word after
+                              the first table) */
+} plan_from;
+
 /* A bound SELECT (also the query of UPSERT SELECT). */
 typedef struct plan_select {
-  const cat_table *table;  /* FROM table, NULL for SELECT without FROM */
-  const char **col_names;  /* table column names by slot (EXPLAIN); NULL without a table */
+  const cat_table *table;  /* FROM table, NULL for SELECT without FROM and for joins */
+  int n_from;              /* tables of a FROM with joins (2 or more); 0 otherwise */
+  plan_from *from;         /* them, in FROM order, or NULL */
+  int n_slots;             /* joins: columns of the joined row (sum of the tables') */
+  const char **col_names;  /* column names by slot (EXPLAIN): the table's, or for joins
+                              "NAME.COLUMN" per slot of the joined row; NULL without a table */
   plan_expr *where;        /* bound WHERE or NULL */
   int n_group;             /* GROUP BY expressions */
   plan_expr **group;       /* over the input row */
@@ -213,6 +231,8 @@ typedef struct plan_scan {
                                        (planner/skip_prefix.h plan_prefix_first) */
 } plan_scan;
 
+struct plan_join_node; /* planner/plan_join.h */
+
 /* What follows the scan in a SELECT plan. */
 typedef struct plan_query {
   const plan_select *sel;  /* the bound query */
@@ -230,6 +250,10 @@ typedef struct plan_query {
                               scan decodes (exec/op_query.c skips its project step) */
   int16_t *slots;          /* direct: per table column, its place in the projection (-1:
                               none); arena */
+  struct plan_join_node *join; /* a SELECT over several tables: the join tree whose rows
+                              (sel->n_slots slots) feed the steps after the scan (has_scan
+                              false); NULL otherwise (planner/plan_join.h) */
+  plan_expr *join_filter;  /* joins: the WHERE terms checked after the whole tree, or NULL */
 } plan_query;
 
 #endif /* ROWAN_PLANNER_PLAN_H */

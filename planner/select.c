@@ -19,7 +19,9 @@
 **    index scan in place of the table scan; key order and GROUP BY streaming are judged by
 **    the same helpers over the index's key;
 **  - plan_query_rebuild (planner/plan_reuse.h): the same without estimates or index choice,
-**    for a prepared statement re-run with new parameter values.
+**    for a prepared statement re-run with new parameter values;
+**  - a SELECT over several tables goes to planner/join.c, which plans each table with the
+**    functions here.
 ** Not here: printing the plan (planner/explain.c), running it (exec/).
 */
 #include <stdio.h>
@@ -31,6 +33,7 @@
 #include "planner/filter.h"
 #include "planner/index_choice.h"
 #include "planner/plan.h"
+#include "planner/plan_join.h"
 #include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
 #include "planner/hint.h"
@@ -383,6 +386,11 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
     return snprintf(msg, cap, "LIMIT needs a non-negative integer"), EXEC_ERROR;
   if (s->offset && eval_count(s->offset, params, n_params, &q->offset))
     return snprintf(msg, cap, "OFFSET needs a non-negative integer"), EXEC_ERROR;
+  if (s->n_from) { /* a join (planner/join.c) */
+    q->sort = s->n_order > 0;
+    q->topn = q->sort && q->limit >= 0;
+    return plan_join_build(db, s, params, n_params, A, q, msg, cap, full);
+  }
   if (!s->table) {
     q->sort = s->n_order > 0;
     q->topn = q->sort && q->limit >= 0;
@@ -531,4 +539,6 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
 void plan_query_free(plan_query *q) {
   if (q->has_scan) plan_scan_free(&q->scan);
   q->has_scan = false;
+  plan_join_free(q->join);
+  q->join = NULL;
 }
