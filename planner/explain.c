@@ -537,7 +537,9 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
         }
       }
       if (sc->prefix_first) /* no suffix ranges: no bounds after the table's name */
-        line(L, "SKIP TO NEXT PREFIX OF [%s] (%s) OVER %s%s%s%s", t->columns[t->pk[0]].name,
+        line(L, "SKIP TO NEXT PREFIX OF %s%s%s (%s) OVER %s%s%s%s", prefix_names(t, sc),
+             sc->skip_outer.n_ranges ? " IN " : "",
+             sc->skip_outer.n_ranges && sc->skip_outer.explain ? sc->skip_outer.explain : "",
              found, over, sc->skip_explain ? " " : "", sc->skip_explain ? sc->skip_explain : "",
              actual);
       else

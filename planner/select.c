@@ -425,7 +425,8 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
   /* a query that needs only the first row of each leading-key value reads that row alone
      (planner/skip_prefix.h plan_prefix_first) */
   int hint = plan_skip_hint(s->hint);
-  if (!q->scan.index && dir != 2 && hint >= 0 && plan_prefix_first_shape(s)) {
+  int pfm = plan_prefix_first_cols(s);
+  if (!q->scan.index && dir != 2 && hint >= 0 && pfm > 0) {
     if (q->scan.ranges.kind == PLAN_SCAN_FULL && s->where) {
       /* the WHERE's bounds on later key columns, left to a filter by the skip scan's cost
          rule, become its suffix ranges (as SKIP_SCAN would make them): each prefix is then
@@ -436,7 +437,8 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
         plan_scan_free(&alt);
         return rc;
       }
-      if (alt.ranges.kind == PLAN_SCAN_PREFIX_SKIP && !alt.residual) {
+      if (alt.ranges.kind == PLAN_SCAN_PREFIX_SKIP && !alt.residual && alt.skip_key.n == pfm &&
+          alt.skip_outer.n_ranges == 0) {
         alt.hint_note = q->scan.hint_note;
         alt.n_access = q->scan.n_access;
         alt.access = q->scan.access;

@@ -309,69 +309,105 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
   return EXEC_OK;
 }
 
-/* Whether aggregate g of query s is answered by the first row of each leading-key prefix
-** (the prefix being the first key column c0, the next key column c1): a function of the
-** set of distinct c0 values (MIN/MAX of c0, any DISTINCT aggregate of c0), or with GROUP
-** BY c0 the MAX of c1 under a descending c1 (MIN under an ascending one), or FIRST_VALUE(x)
+/* Whether column c is one of the first m key columns of t. */
+static bool in_prefix(const cat_table *t, int m, int c) {
+  for (int i = 0; i < m; i++)
+    if (t->pk[i] == c) return true;
+  return false;
+}
+
+/* Whether aggregate g of query s is answered by the first row of each prefix of the first m
+** key columns (c1 the next key column): a function of the set of distinct prefix values
+** (MIN/MAX of a prefix column, any DISTINCT aggregate of one), or with GROUP BY the prefix
+** the MAX of c1 under a descending c1 (MIN under an ascending one), or FIRST_VALUE(x)
 ** WITHIN GROUP (ORDER BY c1) in the key's direction (LAST_VALUE in the other), when c1
 ** cannot be NULL: the first row of the prefix that passes the filter holds the extreme. */
-static bool first_row_answers(const plan_agg *g, const cat_table *t, bool grouped) {
-  int c0 = t->pk[0], c1 = t->n_pk > 1 ? t->pk[1] : -1;
+static bool first_row_answers(const plan_agg *g, const cat_table *t, int m, bool grouped) {
+  int c1 = t->n_pk > m ? t->pk[m] : -1;
   if (g->arg2) { /* FIRST_VALUE(x) WITHIN GROUP (ORDER BY c1 in the key's direction), LAST_VALUE
                     in the other: the x of the group's first row (any x) */
-    const cat_key_col *k = &t->key_cols[1];
-    if (!grouped || c1 < 0 || g->arg2->kind != PX_COLUMN || g->arg2->column != c1 ||
-        k->nullable)
-      return false;
+    if (!grouped || c1 < 0 || g->arg2->kind != PX_COLUMN || g->arg2->column != c1) return false;
+    const cat_key_col *k = &t->key_cols[m];
+    if (k->nullable) return false;
     return g->func == EXEC_AGG_FIRST_VALUE ? g->desc == k->desc
            : g->func == EXEC_AGG_LAST_VALUE ? g->desc != k->desc : false;
   }
   if (g->star || !g->arg || g->arg->kind != PX_COLUMN) return false;
   bool minmax = g->func == EXEC_AGG_MIN || g->func == EXEC_AGG_MAX;
-  if (g->arg->column == c0) return g->distinct || minmax;
-  if (!grouped || g->distinct || g->arg->column != c1 || !minmax) return false;
-  const cat_key_col *k = &t->key_cols[1];
+  if (in_prefix(t, m, g->arg->column)) return g->distinct || minmax;
+  if (!grouped || g->distinct || c1 < 0 || g->arg->column != c1 || !minmax) return false;
+  const cat_key_col *k = &t->key_cols[m];
   if (k->nullable) return false;
   return g->func == EXEC_AGG_MAX ? k->desc : !k->desc;
 }
 
-bool plan_prefix_first_shape(const plan_select *s) {
-  const cat_table *t = s->table;
-  if (!t || t->n_pk < 2) return false;
-  int c0 = t->pk[0];
-  if (!s->aggregate) {
-    if (!s->distinct || s->n_proj < 1) return false;
-    for (int i = 0; i < s->n_proj; i++)
-      if (s->proj[i]->kind != PX_COLUMN || s->proj[i]->column != c0) return false;
-    return true;
+/* m when the columns of exprs v[0..n) (plain columns, repeats allowed) are exactly the
+** first m key columns of t, m < t->n_pk; else 0. */
+static int leading_set(const cat_table *t, plan_expr *const *v, int n) {
+  if (n < 1) return 0;
+  int m = 0;
+  for (int i = 0; i < n; i++) {
+    if (v[i]->kind != PX_COLUMN) return 0;
+    bool seen = false;
+    for (int j = 0; j < i && !seen; j++) seen = v[j]->column == v[i]->column;
+    if (!seen) m++;
   }
-  if (s->n_group > 1) return false;
-  if (s->n_group == 1 && (s->group[0]->kind != PX_COLUMN || s->group[0]->column != c0))
-    return false;
-  if (s->n_group == 0 && s->n_aggs == 0) return false;
-  for (int i = 0; i < s->n_aggs; i++)
-    if (!first_row_answers(&s->aggs[i], t, s->n_group == 1)) return false;
-  return true;
+  if (m >= t->n_pk) return 0;
+  for (int i = 0; i < n; i++)
+    if (!in_prefix(t, m, v[i]->column)) return 0;
+  return m;
 }
+
+int plan_prefix_first_cols(const plan_select *s) {
+  const cat_table *t = s->table;
+  if (!t || t->n_pk < 2) return 0;
+  if (!s->aggregate) return s->distinct ? leading_set(t, s->proj, s->n_proj) : 0;
+  int m = 1;
+  if (s->n_group == 0) {
+    if (s->n_aggs == 0) return 0;
+  } else {
+    m = leading_set(t, s->group, s->n_group);
+    if (!m) return 0;
+  }
+  for (int i = 0; i < s->n_aggs; i++)
+    if (!first_row_answers(&s->aggs[i], t, m, s->n_group > 0)) return 0;
+  return m;
+}
+
+bool plan_prefix_first_shape(const plan_select *s) { return plan_prefix_first_cols(s) == 1; }
 
 int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
                       char *msg, size_t cap) {
   const cat_table *t = s->table;
-  if (hint < 0 || sc->index || sc->residual || sc->lookup || sc->reverse ||
-      (sc->ranges.kind != PLAN_SCAN_FULL && sc->ranges.kind != PLAN_SCAN_PREFIX_SKIP) ||
-      (sc->ranges.kind == PLAN_SCAN_PREFIX_SKIP &&
-       (sc->skip_key.n != 1 || sc->skip_outer.n_ranges)) ||
-      !plan_prefix_first_shape(s))
+  int m = plan_prefix_first_cols(s);
+  int kind = sc->ranges.kind;
+  /* key ranges over the prefix columns alone bound the prefixes (`WHERE STATION IN (...)
+     GROUP BY STATION`): the first row of each prefix inside them */
+  bool bounded = (kind == PLAN_SCAN_RANGE || kind == PLAN_SCAN_SKIP) &&
+                 sc->ranges.bound_cols <= m && sc->ranges.n_ranges <= PLAN_SKIP_MAX_OUTER;
+  if (hint < 0 || sc->index || sc->residual || sc->lookup || sc->reverse || m == 0 ||
+      (kind != PLAN_SCAN_FULL && kind != PLAN_SCAN_PREFIX_SKIP && !bounded) ||
+      (kind == PLAN_SCAN_PREFIX_SKIP && (sc->skip_key.n != m || sc->skip_outer.n_ranges)))
     return EXEC_OK;
   uint32_t n = sc->skip_prefixes;
   bool more = sc->skip_more;
   const uint8_t **pfx = sc->skip_pfx;
   uint32_t *pfx_len = sc->skip_pfx_len;
-  if (sc->ranges.kind == PLAN_SCAN_FULL) {
-    /* count the prefixes, up to the number whose seeks would cost the full scan */
+  if (kind != PLAN_SCAN_PREFIX_SKIP) {
+    /* count the prefixes, up to the number whose seeks would cost the scan */
     uint32_t kfam = t->families[0].kv_id;
     uint64_t full = 0, b = 0;
-    if (kv_estimate_rows(db, kfam, NULL, &full, &b) != KV_OK) full = 0;
+    kv_range *outer = bounded ? kv_ranges_of(A, &sc->ranges) : NULL;
+    uint32_t n_outer = bounded ? sc->ranges.n_ranges : 0;
+    if (bounded && !outer) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
+    if (!bounded) {
+      if (kv_estimate_rows(db, kfam, NULL, &full, &b) != KV_OK) full = 0;
+    } else {
+      for (uint32_t i = 0; i < n_outer; i++) {
+        uint64_t r = 0;
+        if (kv_estimate_rows(db, kfam, &outer[i], &r, &b) == KV_OK) full += r;
+      }
+    }
     double fit = (double)full / PLAN_SKIP_SEEK_COST;
     uint32_t probe = fit > PLAN_SKIP_MAX_PREFIXES ? PLAN_SKIP_MAX_PREFIXES
                      : fit < PLAN_SKIP_MIN_PROBE  ? PLAN_SKIP_MIN_PROBE
@@ -379,21 +415,35 @@ int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, 
     pfx_list l = {A, plan_arena_alloc(A, probe * sizeof *l.p),
                   plan_arena_alloc(A, probe * sizeof *l.len), 0, false};
     if (!l.p || !l.len) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
-    plan_skip_key key = {t->key_cols, 1};
-    if (kv_scan_prefixes(db, kfam, plan_skip_prefix_len, &key, NULL, 0, probe, collect, &l,
-                         &n, &more) != KV_OK ||
+    plan_skip_key key = {t->key_cols, m};
+    if (kv_scan_prefixes(db, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
+                         &l, &n, &more) != KV_OK ||
         l.oom)
       return EXEC_OK; /* no count: the plan stays */
     pfx = l.p;
     pfx_len = l.len;
     if (more || (full && PLAN_SKIP_SEEK_COST * (double)n >= (double)full)) return EXEC_OK;
     sc->skip_probed = probe;
+    if (bounded) { /* the key ranges move to skip_outer; no suffix range (every key of a
+                      prefix), the terms they answer stay answered */
+      plan_scan_ranges r;
+      memset(&r, 0, sizeof r);
+      uint32_t nk = sc->ranges.n_key_terms;
+      r.key_terms = malloc((nk ? nk : 1) * sizeof *r.key_terms);
+      if (!r.key_terms) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
+      if (nk) memcpy(r.key_terms, sc->ranges.key_terms, nk * sizeof *r.key_terms);
+      r.n_key_terms = nk;
+      plan_scan_ranges_free(&sc->skip_outer);
+      sc->skip_outer = sc->ranges;
+      sc->ranges = r;
+      sc->skip_explain = NULL;
+    }
   } else if (more) {
     return EXEC_OK; /* too many prefixes for one seek each to pay */
   }
   sc->ranges.kind = PLAN_SCAN_PREFIX_SKIP;
   sc->ranges.prefix_cols = 0;
-  sc->skip_key = (plan_skip_key){t->key_cols, 1};
+  sc->skip_key = (plan_skip_key){t->key_cols, m};
   sc->skip_prefixes = n;
   sc->skip_more = false;
   sc->skip_pfx = pfx;

@@ -91,6 +91,12 @@ void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc);
 ** prefix when it was a full scan) and the estimates: one row per prefix. EXEC_OK whether
 ** chosen or not; EXEC_NOMEM. */
 bool plan_prefix_first_shape(const plan_select *s);
+/* The prefix of the first-row shapes over several leading key columns: m when s needs only
+** the first row of each distinct value of the first m key columns (SELECT DISTINCT of
+** exactly those columns; GROUP BY exactly those with the aggregates above, c1 then being key
+** column m + 1), 0 otherwise; plan_prefix_first_shape(s) is plan_prefix_first_cols(s) == 1.
+** plan_prefix_first takes any m. */
+int plan_prefix_first_cols(const plan_select *s);
 int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
                       char *msg, size_t cap);
 
