@@ -272,7 +272,7 @@ int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *e
 
 int exec_index_cell_value(const cat_value *cv, uint8_t *enc, size_t cap, const uint8_t **val,
                           size_t *vlen, exec_error *err) {
-  if (cat_type_is_string(cv->type.id) || cv->type.id == CAT_T_VARBINARY) {
+  if (cat_type_has_bytes(cv->type.id)) {
     *val = cv->u.s.p;
     *vlen = cv->type.id == CAT_T_CHAR ? cat_char_trim(cv->u.s.p, cv->u.s.len) : cv->u.s.len;
     if (!*val) *val = (const uint8_t *)"";
@@ -354,7 +354,7 @@ int exec_index_decode_key(const exec_index_codec *ic, const uint8_t *p, const ui
 
 /* Copy a string value's bytes into arena a. */
 static int own(plan_arena *a, cat_value *v, exec_error *err) {
-  if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
+  if (v->is_null || !(cat_type_has_bytes(v->type.id)))
     return EXEC_OK;
   uint8_t *p = plan_arena_alloc(a, v->u.s.len ? v->u.s.len : 1);
   if (!p) return exec_error_set(err, EXEC_NOMEM, "out of memory copying an index value");

@@ -63,7 +63,7 @@ plan_expr *bind_node(binder *b, int kind, uint32_t off, uint32_t n_args) {
 plan_expr *bind_const(binder *b, cat_value v, uint32_t off) {
   plan_expr *e = bind_node(b, PX_CONST, off, 0);
   if (!e) return NULL;
-  if (!v.is_null && (cat_type_is_string(v.type.id) || v.type.id == CAT_T_VARBINARY)) {
+  if (!v.is_null && (cat_type_has_bytes(v.type.id))) {
     if (v.u.s.len) {
       char *p = plan_arena_strndup(b->A, (const char *)v.u.s.p, v.u.s.len);
       if (!p) {
@@ -85,7 +85,7 @@ static plan_expr *bind_literal(binder *b, const sql_expr *x) {
   cat_error ce = {0};
   switch (x->lit) {
     case SQL_LIT_NULL: {
-      cat_type t = {0, 0, 0, 0};
+      cat_type t = {0, 0, 0, 0, 0};
       v = cat_v_null(t);
       break;
     }
@@ -270,7 +270,7 @@ int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t) {
   cat_value out;
   uint8_t buf[80];
   bool from_str = cat_type_is_string(from);
-  if (from_str && (cat_type_is_string(t->id) || t->id == CAT_T_VARBINARY)) return EXEC_OK;
+  if (from_str && (cat_type_has_bytes(t->id))) return EXEC_OK;
   if (from_str) {
     /* parse as the other side's type; string vs number or date needs the parse to work */
     cat_type pt = *t;
@@ -294,7 +294,7 @@ int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t) {
     if (from == t->id) return EXEC_OK;
   }
   if (!bind_comparable(&c->type, t)) return EXEC_OK; /* the caller reports the mismatch */
-  if (cat_type_is_string(t->id) || t->id == CAT_T_VARBINARY) return EXEC_OK;
+  if (cat_type_has_bytes(t->id)) return EXEC_OK;
   if (cat_type_is_float(from) && !cat_type_is_float(t->id)) {
     /* A FLOAT/DOUBLE constant against an exact column compares as doubles (docs/TYPES.md).
        Turning it into the column's type is the same comparison only for an integer column
@@ -650,6 +650,7 @@ static plan_expr *bind_cast(binder *b, const sql_expr *x) {
     else t.length = (uint32_t)x->type->arg[0];
   }
   if (x->type->nargs == 2) t.scale = (uint8_t)(x->type->arg[1] > 255 ? 255 : x->type->arg[1]);
+  if (x->type->array) t = cat_type_array_of(&t);
   cat_error ce = {0};
   if (cat_type_validate(&t, &ce) != CAT_OK) {
     bind_error(b, EXEC_ERROR, x->type->off, "%s", ce.msg);

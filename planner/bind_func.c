@@ -228,6 +228,13 @@ plan_expr *bind_func(binder *b, const sql_expr *x) {
   int id;
   cat_type rt;
   char m[256];
+  if (strcasecmp(x->text, "ARRAY") == 0 && n > 0) { /* ARRAY[...]: point at the odd element */
+    int bad = 0;
+    if (exec_array_elem_type(n, at, &rt, &bad, m, sizeof m) != EXEC_OK) {
+      bind_error(b, EXEC_ERROR, x->list->a[bad]->off, "%s", m);
+      return NULL;
+    }
+  }
   if (exec_func_lookup(x->text, n, at, &id, &rt, m, sizeof m) != EXEC_OK) {
     bind_error(b, EXEC_ERROR, x->off, "%s", m);
     return NULL;
