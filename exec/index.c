@@ -158,6 +158,10 @@ int exec_index_codec_init(exec_index_codec *ic, const cat_catalog *cat, const ca
       if (rc) return rc;
     }
     mark_columns(ic->key_expr[k], ic->need, t->n_columns);
+    if (ic->key_expr[k]->type.id == CAT_T_ARRAY) /* no order-preserving encoding */
+      return exec_error_set(err, EXEC_ERROR, "index %s: key %s is an ARRAY, which cannot be an "
+                            "index key (index an element instead: %s[1])", ix->name,
+                            ix->keys[k], ix->keys[k]);
     ic->key_cols[k].type = ic->key_expr[k]->type;
     ic->key_cols[k].desc = ix->key_desc[k];
     ic->key_cols[k].nullable = true;

@@ -210,11 +210,16 @@ static int tclass(int id) {
   if (id == CAT_T_DATE || id == CAT_T_TIMESTAMP) return 3;
   if (id == CAT_T_TIME) return 4;
   if (id == CAT_T_BOOLEAN) return 5;
+  if (id == CAT_T_ARRAY) return 7;
   return 6; /* VARBINARY */
 }
 
 bool bind_comparable(const cat_type *a, const cat_type *b2) {
   int x = tclass(a->id), y = tclass(b2->id);
+  if (x == 7 && y == 7) { /* arrays compare element by element */
+    cat_type ea = cat_type_elem(a), eb = cat_type_elem(b2);
+    return bind_comparable(&ea, &eb);
+  }
   return x == 0 || y == 0 || x == y;
 }
 
@@ -229,6 +234,11 @@ cat_type bind_common_type(const cat_type *a, const cat_type *b2, bool *ok) {
   *ok = true;
   if (a->id == 0) return *b2;
   if (b2->id == 0) return *a;
+  if (a->id == CAT_T_ARRAY && b2->id == CAT_T_ARRAY) { /* the arrays of the common element */
+    cat_type ea = cat_type_elem(a), eb = cat_type_elem(b2);
+    cat_type e = bind_common_type(&ea, &eb, ok);
+    return *ok ? cat_type_array_of(&e) : *a;
+  }
   if (a->id == b2->id) {
     cat_type t = *a;
     if (a->length != b2->length || a->precision != b2->precision || a->scale != b2->scale) {

@@ -89,6 +89,7 @@ static void pr_value(pbuf *b, const cat_value *v) {
   else if (id == CAT_T_TIME) put(b, "TIME '%s'", t);
   else if (id == CAT_T_TIMESTAMP) put(b, "TIMESTAMP '%s'", t);
   else if (id == CAT_T_VARBINARY) put(b, "X'...'");
+  else if (id == CAT_T_ARRAY) put(b, "ARRAY%s", t);
   else if (id == CAT_T_DOUBLE || id == CAT_T_FLOAT) {
     if (isnan(v->u.d) || isinf(v->u.d)) {
       put(b, "%s", t);
