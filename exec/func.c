@@ -90,6 +90,7 @@ static const func_def func_table[EXEC_F_COUNT_] = {
     [EXEC_F_ARRAY_APPEND] = {"ARRAY_APPEND", 2, 2, true, FAM_ARRAY},
     [EXEC_F_ARRAY_PREPEND] = {"ARRAY_PREPEND", 2, 2, true, FAM_ARRAY},
     [EXEC_F_ARRAY_CAT] = {"ARRAY_CAT", 2, 2, true, FAM_ARRAY},
+    [EXEC_F_ANY] = {"ANY", 3, 3, false, FAM_ARRAY},
 };
 
 static const struct {
@@ -455,6 +456,16 @@ static int result_type(int id, int n, const cat_type *t, cat_type *rt, char *msg
       for (int i = 0; i < 2; i++) if (!str(&t[i])) return bad_arg(f, &t[i], i, msg, cap);
       cat_type v = cat_type_of(CAT_T_VARCHAR);
       *rt = cat_type_array_of(&v);
+      return EXEC_OK;
+    }
+    case EXEC_F_ANY: {
+      if (t[1].id != CAT_T_ARRAY) {
+        char tb[48];
+        snprintf(msg, cap, "ANY needs an ARRAY, not %s", unk(&t[1]) ? "an untyped value"
+                 : cat_type_format(&t[1], tb, sizeof tb));
+        return EXEC_ERROR;
+      }
+      *rt = cat_type_of(CAT_T_BOOLEAN);
       return EXEC_OK;
     }
     case EXEC_F_ARRAY_APPEND: case EXEC_F_ARRAY_PREPEND: case EXEC_F_ARRAY_CAT: {

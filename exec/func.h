@@ -112,6 +112,8 @@ enum exec_func_id {
   EXEC_F_ARRAY_APPEND,    /* ARRAY_APPEND(a, e) */
   EXEC_F_ARRAY_PREPEND,   /* ARRAY_PREPEND(e, a) */
   EXEC_F_ARRAY_CAT,       /* ARRAY_CAT(a, b) */
+  EXEC_F_ANY,             /* x op ANY(a), bound as ANY(x, a, op) with op an sql_op constant
+                             (planner/bind.c); TRUE when x op e holds for some element e */
   EXEC_F_COUNT_     /* number of ids + 1 (not a function) */
 };
 

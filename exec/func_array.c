@@ -1,14 +1,14 @@
 /*
 ** exec/func_array.c: the ARRAY functions of exec/func.h, with Phoenix's names and rules
 ** (docs/FUNCTIONS.md): the constructor ARRAY[e1, ...], the subscript a[i] (ARRAY_ELEM),
-** ARRAY_LENGTH, ARRAY_APPEND, ARRAY_PREPEND and ARRAY_CAT; the element type of a
+** ARRAY_LENGTH, ARRAY_APPEND, ARRAY_PREPEND, ARRAY_CAT and x op ANY(a); the element type of a
 ** constructor; building an array value in the call's arena (REGEXP_SPLIT in
 ** exec/func_regex.c builds its result here too); and CAST to and from ARRAY types, which
 ** needs memory the catalog's cat_value_cast does not have.
 **
 ** Values are the encoded arrays of catalog/array.h; nothing here knows their bytes. Not
-** here: comparisons of arrays (catalog/array.c through cat_value_compare), = ANY(array)
-** (exec/eval.c).
+** here: comparisons of arrays (catalog/array.c through cat_value_compare), the binding of
+** x op ANY(a) (planner/bind.c).
 */
 #include "exec/func_int.h"
 
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "catalog/array.h"
+#include "sql/ast.h"
 
 static int nomem(exec_func_ctx *c) { return exec_fn_err(c, EXEC_NOMEM, "out of memory"); }
 
@@ -179,10 +180,53 @@ static int combine(int id, const cat_value *a, cat_value *out, exec_func_ctx *c)
   return rc;
 }
 
+/* x op ANY(arr) with SQL's three-valued logic: TRUE if x op e is TRUE for some element e;
+** else NULL if x is NULL or some comparison was NULL (a NULL element); else FALSE (an empty
+** array gives FALSE). A NULL array gives NULL. */
+static int any(const cat_value *a, cat_value *out, exec_func_ctx *c) {
+  *out = cat_v_null(cat_type_of(CAT_T_BOOLEAN));
+  if (a[1].is_null) return EXEC_OK;
+  int rc = need_array(&a[1], "ANY", 1, c);
+  int64_t op = 0;
+  if (!rc) rc = exec_fn_i64(&a[2], &op, c, "ANY");
+  if (rc) return rc;
+  cat_array_iter it;
+  cat_error ce;
+  int r = cat_array_open(&a[1], &it, &ce);
+  if (r) return exec_fn_cat_err(c, r, &ce);
+  bool unknown = false;
+  for (uint32_t i = 0; i < it.n; i++) {
+    cat_value e;
+    int cmp = 0;
+    r = cat_array_next(&it, &e, &ce);
+    if (r) return exec_fn_cat_err(c, r, &ce);
+    if (a[0].is_null || e.is_null) {
+      unknown = true;
+      continue;
+    }
+    r = cat_value_compare(&a[0], &e, &cmp, &ce);
+    if (r) return exec_fn_cat_err(c, r, &ce);
+    bool hit = op == SQL_OP_EQ   ? cmp == 0
+               : op == SQL_OP_NE ? cmp != 0
+               : op == SQL_OP_LT ? cmp < 0
+               : op == SQL_OP_LE ? cmp <= 0
+               : op == SQL_OP_GT ? cmp > 0
+                                 : cmp >= 0;
+    if (hit) {
+      *out = cat_v_bool(true);
+      return EXEC_OK;
+    }
+  }
+  if (!unknown) *out = cat_v_bool(false);
+  return EXEC_OK;
+}
+
 int exec_fn_array(int id, const cat_value *a, int n, const cat_type *rt, cat_value *out,
                   exec_func_ctx *c) {
   cat_error ce;
   switch (id) {
+    case EXEC_F_ANY:
+      return any(a, out, c);
     case EXEC_F_ARRAY: {
       cat_type elem;
       if (rt && rt->id == CAT_T_ARRAY) {

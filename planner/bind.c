@@ -436,7 +436,46 @@ static plan_expr *bind_unary(binder *b, const sql_expr *x) {
   return bind_fold(b, e);
 }
 
+/* x op ANY(a) (Phoenix): the call ANY(x, a, op) of exec/func.h. */
+static plan_expr *bind_any(binder *b, const sql_expr *x) {
+  const sql_expr *ax = x->right->list->a[0];
+  plan_expr *l = bind_expr(b, x->left);
+  plan_expr *a = l ? bind_expr(b, ax) : NULL;
+  if (!a) return NULL;
+  if (a->type.id != CAT_T_ARRAY) {
+    char t[48];
+    bind_error(b, EXEC_ERROR, ax->off, "ANY needs an ARRAY, not %s",
+               a->type.id ? cat_type_format(&a->type, t, sizeof t) : "an untyped value");
+    return NULL;
+  }
+  cat_type et = cat_type_elem(&a->type);
+  infer_param(b, l, &et);
+  if (l->kind == PX_CONST && bind_coerce_const(b, l, &et)) return NULL;
+  if (l->kind == PX_ROW || !bind_comparable(&l->type, &et)) {
+    char t1[48], t2[48];
+    bind_error(b, EXEC_ERROR, x->left->off, "cannot compare %s with the elements of %s",
+               l->kind == PX_ROW ? "a row value" : cat_type_format(&l->type, t1, sizeof t1),
+               cat_type_format(&a->type, t2, sizeof t2));
+    return NULL;
+  }
+  plan_expr *op = bind_const(b, cat_v_int(CAT_T_INTEGER, x->op), x->right->off);
+  plan_expr *e = op ? bind_node(b, PX_FUNC, x->left->off, 3) : NULL;
+  if (!e) return NULL;
+  e->func = EXEC_F_ANY;
+  e->args[0] = l;
+  e->args[1] = a;
+  e->args[2] = op;
+  e->type = cat_type_of(CAT_T_BOOLEAN);
+  e->nullable = true;
+  return bind_fold(b, e);
+}
+
 static plan_expr *bind_binary(binder *b, const sql_expr *x) {
+  const sql_expr *rx = x->right;
+  if (x->op >= SQL_OP_EQ && x->op <= SQL_OP_GE && rx && rx->kind == SQL_E_FUNC &&
+      strcmp(rx->text, "ANY") == 0 && rx->list && rx->list->n == 1 && !rx->star &&
+      !rx->distinct && !rx->within)
+    return bind_any(b, x);
   plan_expr *l = bind_expr(b, x->left);
   if (!l) return NULL;
   plan_expr *r = bind_expr(b, x->right);

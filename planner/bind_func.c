@@ -201,6 +201,11 @@ static plan_expr *bind_current_time(binder *b, const sql_expr *x) {
 
 plan_expr *bind_func(binder *b, const sql_expr *x) {
   if (strcasecmp(x->text, "CURRENT_TIME") == 0) return bind_current_time(b, x);
+  if (strcasecmp(x->text, "ANY") == 0) { /* x = ANY(a) is bound by bind_binary */
+    bind_error(b, EXEC_ERROR, x->off, "ANY(array) is allowed only on the right of a comparison "
+               "(x = ANY(a), x < ANY(a), ...) with one argument");
+    return NULL;
+  }
   if (exec_func_is_aggregate(x->text)) return bind_agg(b, x);
   if (x->within) {
     bind_error(b, EXEC_ERROR, x->off, "%s is not an ordered-set aggregate: WITHIN GROUP not "

@@ -102,6 +102,11 @@ static void test_lookup_names(void **state) {
       n = f == EXEC_F_ARRAY_LENGTH ? 1 : 2;
       ts = at;
     }
+    cat_type any3[3] = {v, cat_type_array_of(&v), cat_type_of(CAT_T_INTEGER)};
+    if (f == EXEC_F_ANY) {
+      n = 3;
+      ts = any3;
+    }
     if (exec_func_lookup(name, n, ts, &got, &rt, msg, sizeof msg) != EXEC_OK)
       fail_msg("%s/%d: %s", name, n, msg);
     assert_int_equal(got, f);
