@@ -161,7 +161,12 @@ int rowan_prepare(rowan_db *db, const char *sql, int n, rowan_stmt **stmt, const
 ** once the statement has been stepped (until rowan_reset) or for a NULL stmt. A NULL text
 ** or blob pointer binds SQL NULL (a NULL blob pointer with n > 0 is ROWAN_MISUSE);
 ** rowan_bind_timestamp outside years 0001..9999 gives ROWAN_CONSTRAINT. ts_ms is
-** milliseconds since 1970-01-01 00:00:00 (no time zone, as TIMESTAMP values are). */
+** milliseconds since 1970-01-01 00:00:00 (no time zone, as TIMESTAMP values are).
+** There is no array binding: a value for an ARRAY column (UPSERT ... VALUES (?)) is bound as
+** text in its text form, rowan_bind_text(st, i, "['a', null, 'b']", -1), and read into the
+** column's element type at step time, as CAST('[...]' AS t ARRAY) would (an element out of
+** range or too long: ROWAN_CONSTRAINT; text or an element that does not read: ROWAN_ERROR;
+** the message names the element, docs/TYPES.md "ARRAY"). */
 int rowan_bind_int64(rowan_stmt *stmt, int i, int64_t v);
 int rowan_bind_double(rowan_stmt *stmt, int i, double v);
 int rowan_bind_text(rowan_stmt *stmt, int i, const char *s, int n); /* n < 0: strlen */

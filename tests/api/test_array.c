@@ -67,6 +67,10 @@ static void column_types_and_text(void **state) {
   assert_int_equal(rowan_bind_text(st, 2, "['much too long']", -1), ROWAN_OK);
   assert_int_equal(rowan_step(st), ROWAN_CONSTRAINT);
   assert_non_null(strstr(rowan_errmsg(db), "ARRAY element 1"));
+  rowan_reset(st);
+  assert_int_equal(rowan_bind_text(st, 2, "['a', 'b'", -1), ROWAN_OK);
+  assert_int_equal(rowan_step(st), ROWAN_ERROR);
+  assert_non_null(strstr(rowan_errmsg(db), "expected ',' or ']' in ARRAY text"));
   rowan_finalize(st);
   exec_ok(db, "UPSERT INTO t (k, d) VALUES (3, ARRAY[1.5, NULL])");
   assert_int_equal(rowan_prepare(db, "SELECT tags, d, tags[3], REGEXP_SPLIT('a b', ' ') FROM t "
