@@ -75,7 +75,7 @@ static bool same_params(const exec_stmt *st) {
 }
 
 static bool is_bytes(const cat_value *v) {
-  return !v->is_null && (cat_type_has_bytes(v->type.id));
+  return !v->is_null && cat_type_has_bytes(v->type.id);
 }
 
 /* Copy run_params into q_params (strings into q_pbytes): the plan is built from these

@@ -58,7 +58,7 @@ uint64_t exec_value_hash(const cat_value *v) {
 
 int exec_value_own(plan_arena *a, cat_value *v) {
   if (v->is_null) return EXEC_OK;
-  if (!(cat_type_has_bytes(v->type.id)) || !v->u.s.len)
+  if (!cat_type_has_bytes(v->type.id) || !v->u.s.len)
     return EXEC_OK;
   char *p = plan_arena_strndup(a, (const char *)v->u.s.p, v->u.s.len);
   if (!p) return EXEC_NOMEM;

@@ -358,7 +358,7 @@ int exec_index_decode_key(const exec_index_codec *ic, const uint8_t *p, const ui
 
 /* Copy a string value's bytes into arena a. */
 static int own(plan_arena *a, cat_value *v, exec_error *err) {
-  if (v->is_null || !(cat_type_has_bytes(v->type.id)))
+  if (v->is_null || !cat_type_has_bytes(v->type.id))
     return EXEC_OK;
   uint8_t *p = plan_arena_alloc(a, v->u.s.len ? v->u.s.len : 1);
   if (!p) return exec_error_set(err, EXEC_NOMEM, "out of memory copying an index value");

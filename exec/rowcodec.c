@@ -339,7 +339,7 @@ void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *s
 
 /* Copy a string value's bytes into arena a. */
 static int own(struct plan_arena *a, cat_value *v, exec_error *err) {
-  if (v->is_null || !(cat_type_has_bytes(v->type.id)))
+  if (v->is_null || !cat_type_has_bytes(v->type.id))
     return EXEC_OK;
   uint8_t *p = plan_arena_alloc(a, v->u.s.len ? v->u.s.len : 1);
   if (!p) return exec_error_set(err, EXEC_NOMEM, "out of memory copying a row value");
@@ -469,7 +469,7 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
     }
     cat_value *v = &vals[slot ? slot[i] : i];
     int id = kc->type.id;
-    if (!kc->desc && !kc->nullable && (cat_type_has_bytes(id))) {
+    if (!kc->desc && !kc->nullable && (cat_type_is_string(id) || id == CAT_T_VARBINARY)) {
       /* an ascending string without a 0x00 byte (catalog/keycodec.h): its bytes, then the
          terminator 0x00 0x01, read in place; anything else (an escape) decodes below */
       const uint8_t *z = memchr(p, 0, (size_t)(limit - p));

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/array.h"
 #include "catalog/decimal.h"
 #include "catalog/value.h"
 #include "exec/engine.h"
@@ -63,7 +64,7 @@ plan_expr *bind_node(binder *b, int kind, uint32_t off, uint32_t n_args) {
 plan_expr *bind_const(binder *b, cat_value v, uint32_t off) {
   plan_expr *e = bind_node(b, PX_CONST, off, 0);
   if (!e) return NULL;
-  if (!v.is_null && (cat_type_has_bytes(v.type.id))) {
+  if (!v.is_null && cat_type_has_bytes(v.type.id)) {
     if (v.u.s.len) {
       char *p = plan_arena_strndup(b->A, (const char *)v.u.s.p, v.u.s.len);
       if (!p) {
@@ -280,7 +281,26 @@ int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t) {
   cat_value out;
   uint8_t buf[80];
   bool from_str = cat_type_is_string(from);
-  if (from_str && (cat_type_has_bytes(t->id))) return EXEC_OK;
+  if (from_str && (cat_type_is_string(t->id) || t->id == CAT_T_VARBINARY)) return EXEC_OK;
+  if (from_str && t->id == CAT_T_ARRAY) { /* tags = '[''a'', ''b'']': the text form */
+    size_t len = 0;
+    int rc = cat_array_parse(t, (const char *)c->value.u.s.p, c->value.u.s.len, NULL, 0, &len,
+                             &out, &ce);
+    uint8_t *p = rc == CAT_ERR_TOOBIG ? plan_arena_alloc(b->A, len) : NULL;
+    if (p) rc = cat_array_parse(t, (const char *)c->value.u.s.p, c->value.u.s.len, p, len, &len,
+                                &out, &ce);
+    else if (rc == CAT_ERR_TOOBIG) return bind_error(b, EXEC_NOMEM, c->off, "out of memory");
+    if (rc) {
+      char tt[48];
+      return bind_error(b, EXEC_ERROR, c->off, "cannot compare %s with '%.*s': %s",
+                        cat_type_format(t, tt, sizeof tt),
+                        (int)(c->value.u.s.len > 60 ? 60 : c->value.u.s.len),
+                        (const char *)c->value.u.s.p, ce.msg);
+    }
+    c->value = out;
+    c->type = out.type;
+    return EXEC_OK;
+  }
   if (from_str) {
     /* parse as the other side's type; string vs number or date needs the parse to work */
     cat_type pt = *t;
