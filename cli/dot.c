@@ -6,7 +6,7 @@
 ** .timer, .stats, .hints, .bail, .echo, .print, .read, .output, .flush, .compact, .check,
 ** .import (argument parsing and the run are
 ** cli/import.h's; globs in FILE arguments are expanded here with glob(3)), and hands
-** .tables/.schema/.indexes to dot_schema.c, .raw to dot_raw.c, .keymap to keymap.c and
+** .tables/.schema/.indexes to dot_schema.c, .advise to dot_more.c, .raw to dot_raw.c, .keymap to keymap.c and
 ** .plot to plot.c.
 **
 ** What it does not: print rows (output.c) or read input lines (shell.c).
@@ -79,6 +79,12 @@ typedef struct help_entry {
 } help_entry;
 
 static const help_entry help_table[] = {
+    {".advise", "TABLE FILE", "Propose row keys for TABLE from the SELECTs in FILE",
+     "Judges every order of TABLE's primary-key columns (time columns ASC and DESC) for\n"
+     "the queries in FILE (SELECTs of TABLE with literal values): per key and query the\n"
+     "plan kind and the estimated rows, bytes and seeks, the keys ranked by cost (rows read\n"
+     "+ 16 per seek), EXPLAIN's estimate under the current key, then the single-column\n"
+     "secondary indexes the planner would use for them. Nothing is rewritten.\n"},
     {".backup", "DIR", "Copy the database to DIR while it stays in use (online backup)",
      "DIR must be new or empty. The copy holds every commit made before the command, each\n"
      "whole; store files are hard links where the file system allows (rowan_backup).\n"
@@ -400,6 +406,8 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       rc = cli_dot_copies(sh, argc, argv);
     } else if (!strcmp(c, ".raw")) {
       rc = cli_dot_raw(sh, argc, argv);
+    } else if (!strcmp(c, ".advise")) {
+      rc = cli_dot_advise(sh, argc, argv);
     } else if (!strcmp(c, ".keymap")) {
       rc = cli_dot_keymap(sh, argc, argv);
     } else if (!strcmp(c, ".plot")) {

@@ -2,12 +2,14 @@
 ** cli/dot_more.c: the sqlite3 shell commands people reach for after the first ones:
 ** .changes (rows changed after each statement), .once (the next command's output to a
 ** file), .show (the settings), .shell / .system (run a command of the operating system),
-** .backup DIR (an online copy, as sqlite3's .backup FILE makes one) and .refresh (a
-** -readonly shell catches up with the database's writer).
+** .backup DIR (an online copy, as sqlite3's .backup FILE makes one), .refresh (a
+** -readonly shell catches up with the database's writer) and .advise TABLE FILE (the
+** row-key advice for the queries in FILE, rowan_advise; Rowan's own).
 ** They behave as sqlite3's do, with Rowan's names for Rowan's settings (.show lists
 ** .stats and .hints too).
 ** Not here: the dispatch and .help text (cli/dot.c), output modes (cli/output.c).
 */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,5 +105,41 @@ int cli_dot_copies(cli_shell *sh, int argc, char **argv) {
   char msg[1024] = "";
   int rc = backup ? rowan_backup(sh->db, argv[1], msg, sizeof msg) : rowan_refresh(sh->db);
   if (rc != ROWAN_OK) return cli_errorf(sh, "%s: %s", cmd, backup ? msg : rowan_errmsg(sh->db));
+  return 0;
+}
+
+int cli_dot_advise(cli_shell *sh, int argc, char **argv) {
+  if (argc != 3) return cli_errorf(sh, "usage: .advise TABLE FILE");
+  if (!sh->db) return cli_errorf(sh, ".advise: no database open");
+  FILE *f = fopen(argv[2], "rb");
+  if (!f) return cli_errorf(sh, ".advise: cannot open \"%s\": %s", argv[2], strerror(errno));
+  size_t cap = 65536, n = 0;
+  char *text = malloc(cap);
+  for (;;) {
+    if (!text) break;
+    n += fread(text + n, 1, cap - n, f);
+    if (n < cap) break;
+    char *t = cap < (size_t)1 << 30 ? realloc(text, cap * 2) : NULL;
+    if (!t) {
+      free(text);
+      text = NULL;
+      break;
+    }
+    text = t;
+    cap *= 2;
+  }
+  bool bad = ferror(f);
+  fclose(f);
+  if (!text) return cli_errorf(sh, ".advise: \"%s\" is too big to read", argv[2]);
+  if (bad) {
+    free(text);
+    return cli_errorf(sh, ".advise: cannot read \"%s\"", argv[2]);
+  }
+  char *report = NULL;
+  int rc = rowan_advise(sh->db, argv[1], text, (int)n, argv[2], &report);
+  free(text);
+  if (rc != ROWAN_OK) return cli_errorf(sh, ".advise: %s", rowan_errmsg(sh->db));
+  fputs(report, sh->out);
+  rowan_advise_free(report);
   return 0;
 }

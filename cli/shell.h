@@ -180,6 +180,9 @@ int cli_dot_show(cli_shell *sh, int argc, char **argv);
 int cli_dot_system(cli_shell *sh, int argc, char **argv);
 /* .backup DIR (rowan_backup) and .refresh (rowan_refresh): 0 or 1 (message printed). */
 int cli_dot_copies(cli_shell *sh, int argc, char **argv);
+/* .advise TABLE FILE: the row-key advice (rowan_advise) for the SELECTs in FILE, printed;
+** 0 or 1 (message printed). */
+int cli_dot_advise(cli_shell *sh, int argc, char **argv);
 /* After each SQL statement and dot command: a .once output goes back to stdout once the
 ** command after .once is done. */
 void cli_once_step(cli_shell *sh);

@@ -55,6 +55,7 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   }
   s->db = db;
   s->sort_mem = EXEC_SORT_MEMORY_DEFAULT;
+  s->join_mem = EXEC_JOIN_MEMORY_DEFAULT;
   s->write_mem = EXEC_WRITE_MEMORY_DEFAULT;
   /* Indexes left BUILDING by a crash during their backfill are rebuilt now. */
   rc = exec_index_resume(s->cat, db, NULL, NULL, err);
@@ -128,6 +129,10 @@ int exec_check_interrupt(exec_error *err) {
 
 void exec_set_write_memory(exec_session *s, size_t bytes) {
   s->write_mem = !bytes ? EXEC_WRITE_MEMORY_DEFAULT : bytes < (64u << 10) ? (64u << 10) : bytes;
+}
+
+void exec_set_join_memory(exec_session *s, size_t bytes) {
+  s->join_mem = bytes ? bytes : EXEC_JOIN_MEMORY_DEFAULT;
 }
 
 void exec_set_sort_memory(exec_session *s, size_t bytes) {

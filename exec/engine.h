@@ -172,6 +172,12 @@ int exec_check_interrupt(exec_error *err);
 ** memory before failing with EXEC_TOOBIG; 0 restores the default (256 MiB). */
 void exec_set_sort_memory(exec_session *s, size_t bytes);
 
+/* Most bytes the rows one join of this session's statements holds may take (a hash join's
+** build input, a nested loop's inner input: exec/op_join.h) before the statement fails with
+** EXEC_TOOBIG naming the limit; 0 restores the default (EXEC_JOIN_MEMORY_DEFAULT, 256 MiB).
+** No join spills to disk yet (docs/SQL.md "Joins"). */
+void exec_set_join_memory(exec_session *s, size_t bytes);
+
 /* The memory bound of one write statement outside a transaction (UPSERT VALUES, UPSERT
 ** SELECT, DELETE): 0 restores the default (EXEC_WRITE_MEMORY_DEFAULT, 256 MiB); values
 ** below 64 KiB count as 64 KiB. Its writes gather in a kv batch, committed as one WAL record

@@ -35,6 +35,7 @@ struct exec_session {
                                     let go of its batch, and a ROLLBACK of its writes marks
                                     them x_lost (exec/txn.c) */
   size_t sort_mem;      /* bytes a sort may hold */
+  size_t join_mem;      /* bytes the rows one join holds may take (exec_set_join_memory) */
   size_t write_mem;     /* a write statement's memory bound (exec_set_write_memory) */
   struct exec_index_touched *idx_touched; /* exec/index.h: row keys written in the open
                                              transaction (write.c), freed at close */

@@ -140,7 +140,8 @@ static int plan_select_run(exec_stmt *st, const plan_select *sel, char *msg, siz
     rc = plan_query_build(st->s->db, sel, st->q_params, st->n_params, &st->plan_arena, &st->q,
                           msg, cap);
     st->plan_stats.full++;
-    st->q_light = !st->q.has_scan || !st->q.scan.index;
+    st->q_light = !st->q.join && (!st->q.has_scan || !st->q.scan.index); /* a join plans
+                                                                     in full each time */
   }
   if (rc) return rc;
   st->q_kept = !b->explain;
@@ -216,6 +217,7 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
     exec_txn_reader_open(st);
     if (rc) return rc;
     st->x.timing = b->analyze;
+    st->x.join_mem = st->s->join_mem;
     if (!b->analyze) {
       rc = exec_query_next(&st->x, err);
       if (rc == EXEC_ROW) st->row = st->x.out;

@@ -6,6 +6,8 @@
 **   -> filter (residual WHERE terms) -> aggregate (streaming on a key prefix, or hashed)
 **   -> HAVING -> project -> DISTINCT -> sort (in memory, capped) or top-n heap
 **   -> OFFSET / LIMIT.
+** A query over several tables has a join tree (exec/op_join.h) in place of the scan: its
+** joined rows go through the same steps, the filter being the WHERE terms left after it.
 ** exec/op_query.c drives the pipeline; exec/op_rows.c holds the materialized rows, the
 ** sort, the top-n heap and the hash tables.
 **
@@ -30,6 +32,7 @@
 #include "planner/plan_select.h"
 
 #define EXEC_SORT_MEMORY_DEFAULT (256u << 20) /* bytes a sort may hold in memory */
+#define EXEC_JOIN_MEMORY_DEFAULT (256u << 20) /* bytes the rows one join holds may take */
 
 /* ---- Scan --------------------------------------------------------------------------- */
 /* Buffers a prepared statement keeps from run to run for its scan (exec_scan_open_cached),
@@ -203,6 +206,12 @@ typedef struct exec_query {
   plan_actuals act;          /* per-step counters */
   bool timing;               /* measure step times (EXPLAIN ANALYZE) */
   struct exec_query_cache *cache; /* the statement's kept buffers, or NULL */
+  struct exec_join *join;    /* a join query: the tree feeding `in` (exec/op_join.h), opened
+                                at the first next; NULL otherwise */
+  struct exec_join_ctx *jcx; /* its shared context (malloc) */
+  cat_value *jnulls;         /* the joined row of typed NULLs (malloc), for padding */
+  size_t join_mem;           /* the join memory bound (0: EXEC_JOIN_MEMORY_DEFAULT); set by
+                                the caller after open */
 } exec_query;
 
 /* Buffers a prepared statement keeps from run to run for its query (exec_query_open_cached):

@@ -18,6 +18,7 @@
 
 #include "exec/colagg.h"
 #include "exec/op.h"
+#include "exec/op_join.h"
 
 enum { PH_INIT = 0, PH_STREAM, PH_STREAM_AGG, PH_EMIT, PH_DONE, PH_FAST };
 
@@ -144,7 +145,7 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
     x->overlay = x->own_overlay;
   }
   const plan_select *s = q->sel;
-  int n_in = s->table ? s->table->n_columns : 0;
+  int n_in = s->n_from ? s->n_slots : s->table ? s->table->n_columns : 0;
   x->in = row_buf(cache ? &cache->in : NULL, cache ? &cache->in_cap : NULL, n_in);
   x->aggrow = row_buf(cache ? &cache->aggrow : NULL, cache ? &cache->agg_cap : NULL,
                       s->n_group + s->n_aggs);
@@ -162,7 +163,11 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
     memset(x->aggrow, 0, (size_t)(s->n_group + s->n_aggs + 1) * sizeof *x->aggrow);
     memset(x->out, 0, (size_t)(s->n_proj + 1) * sizeof *x->out);
   }
-  if (cache && n_in && cache->in_table == s->table) {
+  if (s->n_from) { /* a join: every table's columns, typed NULLs until a row fills them */
+    for (int i = 0; i < s->n_from; i++)
+      for (int c = 0; c < s->from[i].table->n_columns; c++)
+        x->in[s->from[i].base + c] = cat_v_null(s->from[i].table->columns[c].type);
+  } else if (cache && n_in && cache->in_table == s->table) {
     memcpy(x->in, cache->in_nulls, (size_t)n_in * sizeof *x->in);
   } else {
     for (int i = 0; i < n_in; i++) x->in[i] = cat_v_null(s->table->columns[i].type);
@@ -185,6 +190,12 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
 /* Next input row into x->in (x->out when direct): EXEC_ROW / EXEC_DONE / error. */
 static int source_next(exec_query *x, exec_error *err) {
   plan_step_actual *st = &x->act.step[PLAN_STEP_SCAN];
+  if (x->join) {
+    int rc = exec_check_interrupt(err);
+    if (!rc) rc = exec_join_next(x->join, x->in, err);
+    if (rc == EXEC_ROW) st->rows_out++;
+    return rc;
+  }
   if (!x->q->has_scan) {
     if (x->single_done) return EXEC_DONE;
     x->single_done = true;
@@ -224,7 +235,9 @@ static int source_next(exec_query *x, exec_error *err) {
 
 /* Residual WHERE: 1 keep, 0 drop, or -error. */
 static int pass_filter(exec_query *x, exec_error *err) {
-  const plan_expr *f = x->q->has_scan ? x->q->scan.residual : x->q->sel->where;
+  const plan_expr *f = x->q->join       ? x->q->join_filter
+                       : x->q->has_scan ? x->q->scan.residual
+                                        : x->q->sel->where;
   if (!f) return 1;
   plan_step_actual *st = &x->act.step[PLAN_STEP_FILTER];
   st->rows_in++;
@@ -507,7 +520,30 @@ empty: { /* an aggregate without GROUP BY gives one row even over no input */
 }
 
 /* ---- Driver ------------------------------------------------------------------------------ */
+/* A join query's tree: its context, the NULL row for padding, the nodes. */
+static int open_join(exec_query *x, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  x->act.analyzed = true;
+  x->jcx = calloc(1, sizeof *x->jcx);
+  x->jnulls = malloc(((size_t)s->n_slots + 1) * sizeof *x->jnulls);
+  if (!x->jcx || !x->jnulls) return oom(err);
+  for (int i = 0; i < s->n_from; i++)
+    for (int c = 0; c < s->from[i].table->n_columns; c++)
+      x->jnulls[s->from[i].base + c] = cat_v_null(s->from[i].table->columns[c].type);
+  exec_join_ctx *cx = x->jcx;
+  cx->db = x->db;
+  cx->overlay = x->overlay;
+  cx->params = x->ev.params;
+  cx->n_params = x->ev.n_params;
+  cx->now_us = x->ev.now_us;
+  cx->nulls = x->jnulls;
+  cx->mem_limit = x->join_mem ? x->join_mem : EXEC_JOIN_MEMORY_DEFAULT;
+  cx->timing = x->timing;
+  return exec_join_open(&x->join, x->q->join, cx, err);
+}
+
 static int open_source(exec_query *x, exec_error *err) {
+  if (x->q->join) return open_join(x, err);
   if (!x->q->has_scan) return EXEC_OK;
   int rc = x->cache ? exec_scan_open_cached(&x->scan, x->db, &x->q->scan, x->overlay,
                                              &x->cache->scan, x->direct ? x->q->slots : NULL, err)
@@ -691,6 +727,8 @@ int exec_query_next(exec_query *x, exec_error *err) {
 }
 
 void exec_query_drop_overlay(exec_query *x) {
+  exec_join_drop_overlay(x->join);
+  if (x->jcx) x->jcx->overlay = NULL;
   if (x->own_overlay) return; /* its own copy: still right, and not freed */
   x->overlay = NULL;
   x->scan.overlay = NULL;
@@ -706,6 +744,12 @@ void exec_query_close(exec_query *x) {
     exec_metrics_copy(&x->act.lookup_kv, &x->scan.lm);
     x->scan_open = false;
   }
+  exec_join_close(x->join); /* the leaves' figures go to the plan (EXPLAIN ANALYZE) */
+  x->join = NULL;
+  free(x->jcx);
+  free(x->jnulls);
+  x->jcx = NULL;
+  x->jnulls = NULL;
   const plan_select *s = x->q ? x->q->sel : NULL;
   int n_aggs = s ? s->n_aggs : 0;
   exec_rowset_free(&x->groups, n_aggs);

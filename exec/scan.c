@@ -82,7 +82,8 @@ static int nomem(exec_error *err) {
 static int scan_buffers(exec_scan_state *s, const plan_scan *ps, exec_error *err) {
   exec_scan_cache *c = s->cache;
   const cat_table *t = ps->table;
-  uint32_t n = ps->ranges.n_ranges;
+  uint32_t n = ps->ranges.n_ranges + ps->skip_outer.n_ranges; /* a skip scan's outer ranges
+                                                                 follow its suffixes */
   if (!c) {
     int rc = exec_rowcodec_init(&s->rc, t, err);
     if (rc) return rc;
@@ -198,11 +199,27 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   kv_skip_prefix skip; /* copied by kv_scan_open */
   if (ps->ranges.kind == PLAN_SCAN_PREFIX_SKIP) {
     /* ranges over key columns 2..n: kv appends them to each leading prefix it finds */
-    skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->table->key_cols[0], s->ranges,
-                            n, ps->prefix_first ? 1 : 0};
+    skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->skip_key, s->ranges, n,
+                            ps->prefix_first ? 1 : 0};
     o.skip_prefix = &skip;
     o.ranges = NULL;
     o.n_ranges = 0;
+    const plan_scan_ranges *out = &ps->skip_outer;
+    if (out->n_ranges) { /* the key ranges the prefixes lie in */
+      for (uint32_t i = 0; i < out->n_ranges; i++) {
+        const plan_key_range *r = &out->ranges[i];
+        kv_range *k = &s->ranges[n + i];
+        *k = (kv_range){0};
+        k->start = r->start;
+        k->start_len = r->start_len;
+        k->start_inclusive = r->start_incl;
+        k->end = r->end;
+        k->end_len = r->end_len;
+        k->end_inclusive = r->end_incl;
+      }
+      o.ranges = s->ranges + n;
+      o.n_ranges = out->n_ranges;
+    }
   }
   /* qualifier projection: in each non-key family only the columns the query reads */
   const cat_table *t = ps->table;

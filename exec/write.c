@@ -291,6 +291,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
                         st->s->sort_mem, st->s->txn, err);
     st->x_open = true;
     x->timing = st->bound.analyze;
+    x->join_mem = st->s->join_mem;
     while (!r) {
       int q = exec_query_next(x, err);
       if (q == EXEC_DONE) break;

@@ -390,6 +390,38 @@ typedef struct rowan_layout {
 int rowan_table_layout(rowan_db *db, const char *table, rowan_layout **layout);
 void rowan_layout_free(rowan_layout *layout); /* NULL: no-op */
 
+/* Row-key advice: which order of a table's primary-key columns serves a set of queries best.
+** rowan_advise(db, table, sql, n, source, &report) reads the SELECT statements of sql (n
+** bytes, or up to the NUL when n < 0), each a query of table `table` (as in SQL: the exact
+** name, else upper-cased) with literal values, no parameters, and judges every candidate
+** row key: every order of the primary-key columns, each DATE, TIME or TIMESTAMP column ASC
+** and DESC (the current key among them; past 4 key columns, only each column moved to the
+** front). Per candidate and query it gives the plan kind (POINT LOOKUP, RANGE SCAN, SKIP
+** SCAN, SKIP SCAN ON EACH PREFIX, FULL SCAN), the estimated rows and bytes read and the seeks;
+** per candidate the totals and a cost (rows read plus 16 per seek, the planner's unit for a
+** skip scan), ranked lowest cost first; under the current key it adds the first line and
+** the ESTIMATE line EXPLAIN prints for the same query. The queries are planned by the
+** planner's own code against the candidate key; their rows are counted in the table's row
+** keys (all of them, or every k-th past 2^20 rows), read once and re-encoded in each order
+** (docs/SHELL.md ".advise" has the model). Nothing is written: no store is rewritten and
+** no DDL runs. Then, over the first choice's key, one single-column secondary index per
+** non-key column some query's WHERE bounds: the total cost with it and the queries the
+** planner's index-choice rule would serve from it (covered, or with lookups). `source`
+** names the text in messages (a file name; NULL: "the queries").
+** Returns ROWAN_OK with *report set to the advice as text (free it with rowan_advise_free);
+** on failure *report is NULL and rowan_errmsg(db) says why: ROWAN_ERROR for an unknown
+** table, a statement that is not a SELECT, reads another table or has parameters ("SOURCE:
+** the statement at line L, column C is not a SELECT ..."), or text without any statement;
+** ROWAN_SYNTAX for a syntax error ("SOURCE: syntax error near ... at line L, column C",
+** counted in the whole text; rowan_error_offset gives the byte offset in it); ROWAN_NOMEM;
+** the store's errors (ROWAN_IOERR, ROWAN_CORRUPT) while the row keys are read;
+** ROWAN_INTERRUPT when rowan_interrupt is called during the call (the shell's Ctrl-C);
+** ROWAN_MISUSE for a NULL db, table, sql or report. The shell's .advise TABLE FILE prints
+** the report. (No SQLite or Phoenix counterpart: Phoenix leaves the row key to its user.) */
+int rowan_advise(rowan_db *db, const char *table, const char *sql, int n, const char *source,
+                 char **report);
+void rowan_advise_free(char *report); /* NULL: no-op */
+
 /* The blocks a statement read: a block trace.
 ** rowan_stmt_trace(stmt, 1) turns tracing on for the statement's runs from then on: each run
 ** (from its first rowan_step) records every store-file block its reads load (from the file

@@ -410,8 +410,12 @@ typedef struct kv_qualifier_set {
 ** before kv_scan_open are all found and rows written after it never are, whatever the
 ** prefixes they bring. Suffix ranges follow kv_range's rules (sorted, not overlapping,
 ** inclusive flags); a NULL start means from p's first key, a NULL end to p's last; no
-** suffix range (n_suffixes 0) means every key of each prefix. Forward scans only: with
-** reverse, or with ranges given, kv_scan_open fails with KV_ERR_INVALID.
+** suffix range (n_suffixes 0) means every key of each prefix. With ranges given
+** (kv_scan_options.ranges), only prefixes found inside them are read, and each prefix's
+** ranges are cut to them (Phoenix's skip scan with a range in an early key slot: `P1
+** BETWEEN 2 AND 4 AND P3 = 9` seeks each P1 in [2, 4] and reads its P3 = 9 rows): the
+** first probe is the first range's start, a probe past a range's end goes on at the next
+** range's start. Forward scans only: with reverse, kv_scan_open fails with KV_ERR_INVALID.
 ** kv_scan_metrics.prefixes_sought counts the prefixes found, ranges_sought the ranges read
 ** (empty ones, start not below end, are not read).
 ** rows_per_prefix > 0 hands out at most that many rows of each prefix (those the filter
@@ -608,13 +612,14 @@ int kv_get(kv_db *db, const kv_scan_options *opts, const void *row, size_t row_l
            kv_scan **scan_out, kv_row *out_row);
 
 /* The distinct prefixes (kv_skip_prefix's prefix_len) of the row keys of family
-** family_id at the latest snapshot, ascending: each(each_ctx, prefix, len) for the first
-** `max` of them; *more is set when there are more. Prefixes are found from cells, so one
+** family_id at the latest snapshot, ascending, inside ranges[0..n_ranges) (sorted, not
+** overlapping, as kv_scan_options.ranges; n_ranges 0: everywhere): each(each_ctx, prefix,
+** len) for the first `max` of them; *more is set when there are more. Prefixes are found from cells, so one
 ** whose rows are all deleted (tombstones not yet compacted) may be counted: for estimates
 ** (the planner's choice of a skip scan by prefix), not answers. *n gets the count given to
 ** each. Errors: those of kv_scan_open and kv_scan_next, KV_MISUSE (NULL argument). */
 int kv_scan_prefixes(kv_db *db, uint32_t family_id, kv_prefix_len_fn prefix_len,
-                     void *prefix_ctx, uint32_t max,
+                     void *prefix_ctx, const kv_range *ranges, uint32_t n_ranges, uint32_t max,
                      void (*each)(void *each_ctx, const uint8_t *prefix, uint32_t len),
                      void *each_ctx, uint32_t *n, bool *more);
 

@@ -348,6 +348,9 @@ static bool finish_row(kv_scan *s, kv_row *row) {
   return true;
 }
 
+static int set_probe(kv_scan *s, const uint8_t *key, uint32_t n);
+static int probe_once(kv_scan *s, const kv_cell **best_out);
+
 /* The next prefix of a skip scan: the smallest row key at or after the probe. Only the
 ** existence family is sought when there is one (kv.h: every row with cells in the other
 ** families has a marker there), so a wide family decodes no block just to name the prefix;
@@ -356,6 +359,53 @@ static bool finish_row(kv_scan *s, kv_row *row) {
 ** that row to the next one only (kv_sf_iter_seek_range), not whole. */
 int kv_scan_skip_probe(kv_scan *s) {
   if (s->skip_done) return KV_ERR_NOTFOUND;
+  if (!s->have_probe && s->n_outer && s->outer[0].start) { /* start at the first range */
+    int rc = set_probe(s, s->outer[0].start, s->outer[0].start_len);
+    if (rc) return rc;
+  }
+  for (;;) {
+    const kv_cell *best = NULL;
+    int rc = probe_once(s, &best);
+    if (rc) return rc;
+    if (!best) {
+      s->skip_done = true;
+      return KV_ERR_NOTFOUND;
+    }
+    /* with outer ranges: past the current one's end go on to the next, before the next
+       one's start probe again there */
+    while (s->cur_outer < s->n_outer && s->outer[s->cur_outer].end &&
+           kv_sf_bytes_cmp(best->row, best->row_len, s->outer[s->cur_outer].end,
+                           s->outer[s->cur_outer].end_len) >= 0)
+      s->cur_outer++;
+    if (s->n_outer && s->cur_outer == s->n_outer) {
+      s->skip_done = true;
+      return KV_ERR_NOTFOUND;
+    }
+    const nrange *o = s->n_outer ? &s->outer[s->cur_outer] : NULL;
+    if (o && o->start && kv_sf_bytes_cmp(best->row, best->row_len, o->start, o->start_len) < 0) {
+      rc = set_probe(s, o->start, o->start_len);
+      if (rc) return rc;
+      continue;
+    }
+    s->pfx_rows = 0;
+    return kv_scan_skip_ranges(s, best->row, best->row_len);
+  }
+}
+
+/* The probe becomes key[0..n). */
+static int set_probe(kv_scan *s, const uint8_t *key, uint32_t n) {
+  size_t c = s->probe_cap;
+  if (kv_scan_grow((void **)&s->probe, &c, n ? n : 1, 1))
+    return kv_error(KV_ERR_NOMEM, "kv_scan_next: out of memory");
+  s->probe_cap = (uint32_t)c;
+  if (n) memcpy(s->probe, key, n);
+  s->probe_len = n;
+  s->have_probe = true;
+  return KV_OK;
+}
+
+/* Seek to the probe; *best the smallest row key's cell at or after it (NULL: none). */
+static int probe_once(kv_scan *s, const kv_cell **best_out) {
   const uint8_t *probe = s->have_probe ? s->probe : NULL;
   s->exist_state = EXIST_NONE;
   for (uint32_t i = 0; i < s->n_fams; i++) {
@@ -370,12 +420,8 @@ int kv_scan_skip_probe(kv_scan *s) {
     if (c && (!best || kv_sf_bytes_cmp(c->row, c->row_len, best->row, best->row_len) < 0))
       best = c;
   }
-  if (!best) {
-    s->skip_done = true;
-    return KV_ERR_NOTFOUND;
-  }
-  s->pfx_rows = 0;
-  return kv_scan_skip_ranges(s, best->row, best->row_len);
+  *best_out = best;
+  return KV_OK;
 }
 
 /* Whether the caller's interrupt flag is set, read once every 64 calls (KV_ERR_INTERRUPTED

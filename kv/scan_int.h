@@ -145,11 +145,20 @@ struct kv_scan {
   uint8_t *probe; uint32_t probe_len, probe_cap; /* where the next prefix is sought */
   uint8_t *pfx; uint32_t pfx_len, pfx_cap;       /* the current prefix */
   uint64_t prefixes;            /* prefixes found (kv_scan_metrics.prefixes_sought) */
+  nrange *outer;                /* the scan's own ranges, which bound the prefixes (a skip
+                                   scan inside key ranges); their bounds in outer_bytes */
+  uint32_t n_outer, outer_cap;  /* entries in outer / allocated */
+  uint32_t cur_outer;           /* the first outer range the next probe may fall in */
+  uint8_t *outer_bytes;         /* the outer ranges' bounds, back to back */
+  size_t outer_bytes_cap;       /* bytes allocated there */
+  nrange *xr;                   /* scratch: a prefix's ranges cut to the outer ranges */
+  size_t xr_cap;                /* entries allocated in xr */
 };
 
 /* Skip scan by prefix (kv/scan_skip.c). At open: copy and normalize sp's suffix ranges into
-** s (s->skip set); KV_ERR_INVALID (reverse, ranges given, no prefix_len, suffixes unsorted
-** or overlapping), KV_ERR_TOOBIG, KV_ERR_NOMEM. */
+** s (s->skip set), and the scan's own ranges (already normalized in s->ranges) into
+** s->outer; KV_ERR_INVALID (reverse, no prefix_len, suffixes unsorted or overlapping),
+** KV_ERR_TOOBIG, KV_ERR_NOMEM. */
 int kv_scan_skip_setup(kv_scan *s, const kv_skip_prefix *sp, uint32_t n_ranges);
 /* The smallest row key at or after the probe is row[0..row_len): cut its prefix, make
 ** s->ranges the prefix's non-empty ranges (cur_range 0), set the next probe (or skip_done).

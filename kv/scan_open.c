@@ -77,6 +77,9 @@ static void free_scan(kv_scan *s) {
   free(s->kept_row);
   free(s->sfx);
   free(s->sfx_bytes);
+  free(s->outer);
+  free(s->outer_bytes);
+  free(s->xr);
   free(s->probe);
   free(s->pfx);
   free(s);

@@ -1,7 +1,7 @@
 /*
 ** planner/bind.c: binding of expressions. Turns an sql_expr (sql/ast.h) into a plan_expr
 ** (planner/expr.h): column names resolved against the statement's table (col, family.col,
-** table.col, alias.col, table.family.col), literals made into typed constants, types
+** table.col, alias.col, table.family.col; in a join, planner/bind_from.c), literals made into typed constants, types
 ** inferred and checked (numeric promotion, comparable operands), constants compared with a
 ** column converted to the column's type where the conversion is exact, parameters given the
 ** type they are compared with, constant subtrees folded.
@@ -171,6 +171,7 @@ static plan_expr *bind_column(binder *b, const sql_expr *x) {
     size_t l = strlen(full);
     snprintf(full + l, sizeof full - l, "%s%s", i ? "." : "", x->name[i]);
   }
+  if (b->n_scope) return bind_from_column(b, x); /* a join (planner/bind_from.c) */
   if (!b->table) {
     /* UPSERT ... VALUES binds its rows with no table (bind_stmt.c): a name there is not a
        value; elsewhere the SELECT has no FROM */

@@ -67,7 +67,8 @@ static plan_expr *over_groups(binder *b, plan_select *s, plan_expr *e) {
   if (e->kind == PX_COLUMN) {
     bind_error(b, EXEC_ERROR, e->off,
                "column \"%s\" must appear in GROUP BY or be used in an aggregate",
-               s->table ? s->table->columns[e->column].name : "?");
+               s->table ? s->table->columns[e->column].name
+               : s->col_names ? s->col_names[e->column] : "?");
     return NULL;
   }
   for (uint32_t i = 0; i < e->n_args; i++) {
@@ -101,6 +102,10 @@ static int add_proj(binder *b, plan_select *s, int *cap, plan_expr *e, char *nam
 static int bind_select_list(binder *b, const sql_select *q, plan_select *s, int *cap) {
   for (int i = 0; i < q->cols->n; i++) {
     const sql_result_col *rc = &q->cols->a[i];
+    if (!rc->expr && b->n_scope) { /* * or t.* over a join */
+      if (bind_from_star(b, rc, s, cap, add_proj)) return b->rc;
+      continue;
+    }
     if (!rc->expr) { /* * or t.* */
       if (!b->table) return bind_error(b, EXEC_ERROR, rc->off, "* needs a table in FROM");
       if (rc->nqual >= 1 && !(b->alias && strcmp(rc->qual[0], b->alias) == 0) &&
@@ -131,6 +136,9 @@ static int bind_select_list(binder *b, const sql_select *q, plan_select *s, int 
     if (!e) return b->rc;
     char *name;
     if (rc->alias) name = plan_arena_strndup(b->A, rc->alias, strlen(rc->alias));
+    else if (rc->expr->kind == SQL_E_COLUMN && e->kind == PX_COLUMN && b->n_scope)
+      name = plan_arena_strndup(b->A, rc->expr->name[rc->expr->nname - 1],
+                                strlen(rc->expr->name[rc->expr->nname - 1]));
     else if (rc->expr->kind == SQL_E_COLUMN && e->kind == PX_COLUMN)
       name = (char *)b->table->columns[e->column].name;
     else name = expr_text(b, rc->expr);
@@ -198,12 +206,15 @@ static int bind_order(binder *b, const sql_select *q, plan_select *s, int *cap) 
 static int bind_limit(binder *b, const sql_expr *x, plan_expr **out, const char *what) {
   if (!x) return EXEC_OK;
   const cat_table *t = b->table;
+  int n_scope = b->n_scope;
   b->table = NULL;
+  b->n_scope = 0;
   int mode = b->agg_mode;
   b->agg_mode = BIND_AGG_NO;
   b->agg_where = what;
   plan_expr *e = bind_expr(b, x);
   b->table = t;
+  b->n_scope = n_scope;
   b->agg_mode = mode;
   if (!e) return b->rc;
   if (e->kind == PX_PARAM) {
@@ -245,7 +256,8 @@ static int bind_group(binder *b, const sql_select *q, plan_select *s) {
                           "list (1..%d)", x->text, s->n_out);
       e = s->proj[k - 1];
     } else if (x->kind == SQL_E_COLUMN && x->nname == 1 &&
-               (!b->table || cat_find_column(b->table, x->name[0]) < 0)) {
+               (b->n_scope ? !bind_from_has_column(b, x->name[0])
+                           : !b->table || cat_find_column(b->table, x->name[0]) < 0)) {
       for (int j = 0; j < s->n_out && !e; j++)
         if (strcmp(s->names[j], x->name[0]) == 0) e = s->proj[j];
     }
@@ -260,7 +272,9 @@ static int bind_group(binder *b, const sql_select *q, plan_select *s) {
 }
 
 static int bind_select_into(binder *b, const sql_select *q, plan_select *s) {
-  if (q->table) {
+  if (q->joins) {
+    if (bind_from_joins(b, q, s)) return b->rc; /* planner/bind_from.c */
+  } else if (q->table) {
     b->table = s->table = find_table(b, q->table, q->table_off);
     if (!s->table) return b->rc;
     b->alias = q->alias;

@@ -37,6 +37,7 @@
 #include "exec/agg.h"
 #include "exec/colagg.h"
 #include "exec/func.h"
+#include "planner/plan_join.h"
 #include "planner/plan_select.h"
 #include "planner/explain_int.h"
 #include "planner/skip_prefix.h"
@@ -222,6 +223,23 @@ typedef struct lines {
   int rc;         /* EXEC_NOMEM after a failure */
   xjson *j;       /* the JSON form being built next to the lines (j->on false: text only) */
 } lines;
+
+/* "[K1]" or "[K1, K2]": the key columns of a skip scan's prefix (the text lives until the
+** thread's next call). */
+static const char *prefix_names(const cat_table *t, const plan_scan *sc) {
+  static _Thread_local char buf[512];
+  int n = sc->skip_key.n > 0 ? sc->skip_key.n : 1;
+  size_t k = 0;
+  buf[k++] = '[';
+  for (int i = 0; i < n && i < t->n_pk; i++) {
+    int w = snprintf(buf + k, sizeof buf - k, "%s%s", i ? ", " : "", t->columns[t->pk[i]].name);
+    if (w < 0 || (size_t)w >= sizeof buf - k - 2) break;
+    k += (size_t)w;
+  }
+  buf[k++] = ']';
+  buf[k] = 0;
+  return buf;
+}
 
 static void line(lines *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(lines *L, const char *fmt, ...) {
@@ -435,6 +453,9 @@ static void scan_node(xjson *j, const plan_scan *sc, const char *over, const cha
     case PLAN_SCAN_PREFIX_SKIP:
       xj_node(j, "SKIP SCAN ON EACH");
       xj_str(j, "prefix_column", t->columns[t->pk[0]].name);
+      xj_str(j, "prefix", prefix_names(t, sc));
+      if (sc->skip_outer.n_ranges && sc->skip_outer.explain)
+        xj_str(j, "prefix_bounds", sc->skip_outer.explain);
       xj_uint(j, "prefixes_found", sc->skip_more ? sc->skip_probed : sc->skip_prefixes);
       xj_bool(j, "more_prefixes", sc->skip_more);
       break;
@@ -524,11 +545,15 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
         }
       }
       if (sc->prefix_first) /* no suffix ranges: no bounds after the table's name */
-        line(L, "SKIP TO NEXT PREFIX OF [%s] (%s) OVER %s%s%s%s", t->columns[t->pk[0]].name,
+        line(L, "SKIP TO NEXT PREFIX OF %s%s%s (%s) OVER %s%s%s%s", prefix_names(t, sc),
+             sc->skip_outer.n_ranges ? " IN " : "",
+             sc->skip_outer.n_ranges && sc->skip_outer.explain ? sc->skip_outer.explain : "",
              found, over, sc->skip_explain ? " " : "", sc->skip_explain ? sc->skip_explain : "",
              actual);
       else
-        line(L, "SKIP SCAN ON EACH [%s] PREFIX (%s) OVER %s %s%s", t->columns[t->pk[0]].name,
+        line(L, "SKIP SCAN ON EACH %s PREFIX%s%s (%s) OVER %s %s%s", prefix_names(t, sc),
+             sc->skip_outer.n_ranges ? " IN " : "",
+             sc->skip_outer.n_ranges && sc->skip_outer.explain ? sc->skip_outer.explain : "",
              found, over, sc->skip_explain ? sc->skip_explain : "", actual);
       break;
     }
@@ -660,6 +685,11 @@ static void access_lines(lines *L, const plan_scan *sc) {
     xj_str(j, "note", sc->hint_note);
     line(L, "    HINT: %s", sc->hint_note);
   }
+  if (sc->hint_unknown) {
+    xj_node(j, "HINT");
+    xj_str(j, "note", sc->hint_unknown);
+    line(L, "    HINT: %s", sc->hint_unknown);
+  }
 }
 
 
@@ -722,15 +752,25 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   char chunks[64] = "";
   if (col && cth > 1) snprintf(chunks, sizeof chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", cth, cth);
   else if (col) snprintf(chunks, sizeof chunks, "CLIENT 1-CHUNK SERIAL ");
-  if (q->has_scan) {
+  if (q->join) { /* planner/explain_join.c: the tree, each leaf's own lines under it */
+    char **jl = NULL;
+    int nj = 0;
+    if (plan_join_explain(q->join, s, a != NULL, L->A, &jl, &nj)) L->rc = 10;
+    for (int i = 0; i < nj; i++) {
+      xj_node(j, "JOIN PLAN");
+      xj_str(j, "text", jl[i]);
+      line(L, "%s", jl[i]);
+    }
+  } else if (q->has_scan) {
     scan_lines(L, &q->scan, s->col_names, a, chunks);
   } else {
     xj_node(j, "VALUES");
     xj_str(j, "rows", "one row, no table");
     line(L, "VALUES (one row, no table)");
   }
-  if (!q->has_scan && s->where) {
-    plan_expr_print(s->where, NULL, buf, sizeof buf);
+  const plan_expr *after = q->join ? q->join_filter : !q->has_scan ? s->where : NULL;
+  if (after) {
+    plan_expr_print(after, q->join ? s->col_names : NULL, buf, sizeof buf);
     filter_node(j, "CLIENT FILTER BY", buf, NULL);
     act_json(j, a, PLAN_STEP_FILTER);
     line(L, "    CLIENT FILTER BY %s%s", buf, act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
@@ -742,7 +782,9 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     pbuf c = {aggs, sizeof aggs, 0, NULL};
     aggs[0] = 0;
     for (int i = 0; i < s->n_aggs; i++) put(&c, "%s%s", i ? ", " : "", s->aggs[i].text);
-    const char *step = s->n_group == 0 ? "SERVER AGGREGATE INTO SINGLE ROW"
+    /* over a join the rows are aggregated after the join, as in Phoenix: CLIENT */
+    const char *step = s->n_group == 0 ? (q->join ? "CLIENT AGGREGATE INTO SINGLE ROW"
+                                                  : "SERVER AGGREGATE INTO SINGLE ROW")
                        : q->stream_agg ? "SERVER AGGREGATE INTO ORDERED DISTINCT ROWS"
                                        : "CLIENT HASH AGGREGATE INTO DISTINCT ROWS";
     xj_node(j, step);
@@ -753,7 +795,7 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     if (s->n_group && q->stream_agg) xj_str(j, "order", "key order, streaming");
     act_json(j, a, PLAN_STEP_AGG);
     if (s->n_group == 0) {
-      line(L, "    SERVER AGGREGATE INTO SINGLE ROW [%s]%s", aggs,
+      line(L, "    %s [%s]%s", step, aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
       if (col) colagg_line(L, cth, a);
     } else if (q->stream_agg)
@@ -817,6 +859,17 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     access_lines(L, &q->scan);
     estimate_line(L, &q->scan);
   }
+}
+
+int plan_explain_query(const plan_query *q, const plan_actuals *a, plan_arena *A,
+                       char ***out, int *n) {
+  xjson off;
+  memset(&off, 0, sizeof off);
+  lines L = {A, NULL, 0, 0, 0, &off};
+  query_lines(&L, q, a);
+  *out = L.v;
+  *n = L.n;
+  return L.rc;
 }
 
 /* Every line of the plan into L (and, with L->j on, its node). */

@@ -121,7 +121,8 @@ enum plan_fold {
 ** (cat_value_check); strings in *x point into c's bytes or into buf[0..cap) (cap >= 64).
 ** Rules: INTEGER col > 5.5 -> col >= 6; col < -2.5 -> col <= -3; col = 5.5 -> FALSE;
 ** col <> 5.5 -> TRUE; a constant above the type's maximum: col < c TRUE, col > c FALSE (and
-** the mirror below the minimum); FLOAT columns fold to the neighbouring float; NaN is above
+** the mirror below the minimum); col = 'longer than n' on a VARCHAR(n)/CHAR(n)/VARBINARY(n)
+** column -> FALSE (<> TRUE); FLOAT columns fold to the neighbouring float; NaN is above
 ** every number. CHAR constants lose trailing spaces. For CHAR, VARCHAR and VARBINARY
 ** columns *x has length 0 (no limit), and for a CHAR column it is a VARCHAR value (the same
 ** encoding, keeping a VARCHAR constant's trailing spaces as comparison does): encode it

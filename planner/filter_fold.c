@@ -257,6 +257,14 @@ int plan_fold_compare(const cat_type *t, int op, const cat_value *c, int *op_out
   placed pl;
   memset(&pl, 0, sizeof pl);
   place_value(&pl, t, c);
+  /* a string longer than the column's VARCHAR(n) / CHAR(n) / VARBINARY(n) equals no value of
+     it (Phoenix: a degenerate scan on a key column); an order comparison still holds */
+  if (pl.place == P_EXACT && t->length && is_bytes_type(t->id) &&
+      (op == SQL_OP_EQ || op == SQL_OP_NE)) {
+    size_t n = t->id == CAT_T_VARBINARY ? pl.x.u.s.len
+                                        : cat_utf8_chars(pl.x.u.s.p, pl.x.u.s.len);
+    if (n > t->length) return op == SQL_OP_EQ ? PLAN_FOLD_FALSE : PLAN_FOLD_TRUE;
+  }
   switch (pl.place) {
     case P_NONE: return PLAN_FOLD_NONE;
     case P_ABOVE:

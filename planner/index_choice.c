@@ -53,8 +53,8 @@
 #include "planner/index_expr.h"
 #include "planner/plan_select.h"
 
-#define COST_LOOKUP 8.0 /* one point lookup, in rows read sequentially */
-#define COST_SORT 0.5   /* sorting one row */
+#define COST_LOOKUP PLAN_COST_LOOKUP
+#define COST_SORT PLAN_COST_SORT
 #define MAX_HINT_NAMES 8
 
 /* The parsed optimizer hint. */

@@ -16,6 +16,11 @@
 #include "kv/kv.h"
 #include "planner/plan.h"
 
+/* The cost rule's units (index_choice.c; the row-key advisor applies it too): one row read
+** sequentially is 1. */
+#define PLAN_COST_LOOKUP 8.0 /* one point lookup back into the table */
+#define PLAN_COST_SORT 0.5   /* sorting one row */
+
 /* ORDER BY of s served by a scan over a key whose columns are slots[0..n) (input-row slots)
 ** with codec view kc[0..n), the first `pinned` of them fixed to one value by the ranges:
 ** 0 no (a sort is needed), 1 in forward key order, 2 in reverse key order. An aggregate

@@ -320,6 +320,7 @@ static int cmp_set(plan_kr_ctx *c, int i, int op, const cat_value *k, plan_kr_se
      constant's trailing spaces, as its stored values are trimmed. */
   cat_type ft = c->asc[i].type;
   if (c->s->cols[i].type.id == CAT_T_CHAR) ft.id = CAT_T_CHAR;
+  ft.length = c->s->cols[i].type.length; /* a longer constant equals no key (EMPTY) */
   int f = plan_fold_compare(&ft, op, k, &fop, &x, buf, sizeof buf);
   if (f == PLAN_FOLD_NONE) return 1;
   if (f == PLAN_FOLD_NULL || f == PLAN_FOLD_FALSE) {
@@ -650,7 +651,18 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       return like_term(c, e, out, ti);
     case PX_ISNULL: {
       int i = key_col_of(c, e->args[0]);
-      if (e->negated || i < 0) return 0;
+      if (i < 0) return 0;
+      if (e->negated) { /* IS NOT NULL: past the NULL key; every key when it cannot be NULL
+                           (the term is then answered and nothing bounds the key) */
+        if (!c->asc[i].nullable) return single(c, i, 0, &ALL_SET, out, ti);
+        plan_kr_set *s = plan_kr_set_new(c, 1);
+        if (!s) return -1;
+        nonnull_lo(c, i, &s->v[0].lo);
+        memset(&s->v[0].hi, 0, sizeof s->v[0].hi);
+        s->v[0].hi.kind = PLAN_KR_POS_INF;
+        s->n = 1;
+        return single(c, i, 0, s, out, ti);
+      }
       plan_kr_set *s = plan_kr_set_new(c, 1);
       if (!s) return -1;
       if (c->asc[i].nullable) {

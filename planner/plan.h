@@ -66,10 +66,28 @@ typedef struct plan_order {
   bool nulls_first;    /* NULLs before values (default: ASC first, DESC last) */
 } plan_order;
 
+/* One table of a FROM with joins (planner/bind_from.c). The joined row holds every table's
+** columns, table after table in FROM order: column c of from[i] is slot from[i].base + c. */
+typedef struct plan_from {
+  const cat_table *table;  /* the table */
+  const char *name;        /* the name it is known by in the query: its alias, else its name */
+  int base;                /* slot of its first column in the joined row */
+  int join;                /* how it joins the tables before it: enum sql_join_kind; 0 for
+                              the first table */
+  plan_expr *on;           /* ON condition, USING made into equalities, over the joined row;
+                              or NULL */
+  uint32_t off;            /* byte offset of the table name (of the join's first word after
+                              the first table) */
+} plan_from;
+
 /* A bound SELECT (also the query of UPSERT SELECT). */
 typedef struct plan_select {
-  const cat_table *table;  /* FROM table, NULL for SELECT without FROM */
-  const char **col_names;  /* table column names by slot (EXPLAIN); NULL without a table */
+  const cat_table *table;  /* FROM table, NULL for SELECT without FROM and for joins */
+  int n_from;              /* tables of a FROM with joins (2 or more); 0 otherwise */
+  plan_from *from;         /* them, in FROM order, or NULL */
+  int n_slots;             /* joins: columns of the joined row (sum of the tables') */
+  const char **col_names;  /* column names by slot (EXPLAIN): the table's, or for joins
+                              "NAME.COLUMN" per slot of the joined row; NULL without a table */
   plan_expr *where;        /* bound WHERE or NULL */
   int n_group;             /* GROUP BY expressions */
   plan_expr **group;       /* over the input row */
@@ -148,6 +166,12 @@ typedef struct plan_access {
   bool chosen;             /* the plan uses this path */
 } plan_access;
 
+/* The leading key columns that make a skip scan's prefix (planner/skip_prefix.h). */
+typedef struct plan_skip_key {
+  const cat_key_col *cols; /* the table's key columns */
+  int n;                   /* how many lead the key: the prefix */
+} plan_skip_key;
+
 /* The scan step of a plan. */
 typedef struct plan_scan {
   const cat_table *table;           /* scanned table */
@@ -187,8 +211,14 @@ typedef struct plan_scan {
   int n_access;                     /* access paths costed (0: no index was considered) */
   plan_access *access;              /* them, the chosen one marked (arena) */
   const char *hint_note;            /* what the optimizer hint did, or why it was ignored */
+  const char *hint_unknown;         /* the hint's words nothing acts on, and why
+                                       (planner/hint.h), or NULL */
   /* Skip scan by prefix (ranges.kind PLAN_SCAN_PREFIX_SKIP, planner/skip_prefix.h): ranges
-  ** are over key columns 2..n, appended by kv to each leading prefix it finds. */
+  ** are over key columns skip_key.n + 1 .. n, appended by kv to each prefix (the first
+  ** skip_key.n key columns) it finds, inside skip_outer's ranges when it has any. */
+  plan_skip_key skip_key;           /* the prefix's key columns (kv's prefix_len context) */
+  plan_scan_ranges skip_outer;      /* the ranges over the prefix columns that bound the
+                                       prefixes (kind NOTHING and no ranges: none); owned */
   uint32_t skip_prefixes;           /* prefixes found at plan time */
   bool skip_more;                   /* more than skip_probed (a hint forced it) */
   uint32_t skip_probed;             /* prefixes counted at most at plan time */
@@ -200,6 +230,8 @@ typedef struct plan_scan {
                                        rows_per_prefix 1): the query needs no other
                                        (planner/skip_prefix.h plan_prefix_first) */
 } plan_scan;
+
+struct plan_join_node; /* planner/plan_join.h */
 
 /* What follows the scan in a SELECT plan. */
 typedef struct plan_query {
@@ -218,6 +250,10 @@ typedef struct plan_query {
                               scan decodes (exec/op_query.c skips its project step) */
   int16_t *slots;          /* direct: per table column, its place in the projection (-1:
                               none); arena */
+  struct plan_join_node *join; /* a SELECT over several tables: the join tree whose rows
+                              (sel->n_slots slots) feed the steps after the scan (has_scan
+                              false); NULL otherwise (planner/plan_join.h) */
+  plan_expr *join_filter;  /* joins: the WHERE terms checked after the whole tree, or NULL */
 } plan_query;
 
 #endif /* ROWAN_PLANNER_PLAN_H */

@@ -21,6 +21,14 @@ typedef struct binder {
   plan_arena *A;           /* where everything is allocated */
   const cat_table *table;  /* FROM / target table, or NULL */
   const char *alias;       /* FROM alias or NULL */
+  int n_scope;             /* joins: tables of sel->from in scope (ON of the k-th join sees
+                              k + 1); 0 outside a join */
+  const plan_from *scope;  /* those tables */
+  int n_using;             /* USING columns so far (hidden on the right table unqualified) */
+  struct bind_using {
+    int from;              /* the right table of the USING */
+    const char *name;      /* the column name */
+  } *usings;               /* arena */
   char *msg;               /* error message buffer */
   size_t cap;              /* its size */
   int *err_off;            /* error offset out (may be NULL) */
@@ -53,6 +61,16 @@ cat_type bind_numeric_result(const cat_type *a, const cat_type *b2);
 cat_type bind_common_type(const cat_type *a, const cat_type *b2, bool *ok);
 int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t);
 int bind_compare_pair(binder *b, plan_expr *l, plan_expr *r, uint32_t off);
+
+/* Joins (planner/bind_from.c): bind the FROM of q with its joins into s (tables, names,
+** ON and USING conditions) and set b's scope; a column reference inside a join scope. */
+int bind_from_joins(binder *b, const sql_select *q, plan_select *s);
+plan_expr *bind_from_column(binder *b, const sql_expr *x);
+/* Expand `*` (nqual 0) or `q.*` over the joined tables into the select list with add. */
+int bind_from_star(binder *b, const sql_result_col *rc, plan_select *s, int *cap,
+                   int (*add)(binder *, plan_select *, int *, plan_expr *, char *));
+/* True if name is a column of any table in scope (GROUP BY alias rule). */
+bool bind_from_has_column(const binder *b, const char *name);
 
 /* Structural equality of two bound expressions (GROUP BY matching). */
 bool plan_expr_equal(const plan_expr *a, const plan_expr *b2);

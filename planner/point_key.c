@@ -82,6 +82,8 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
     if (pc->asc.type.id == CAT_T_CHAR) pc->asc.type.id = CAT_T_VARCHAR;
     pc->fold = pc->asc.type;
     if (t->key_cols[j].type.id == CAT_T_CHAR) pc->fold.id = CAT_T_CHAR;
+    pc->fold.length = t->key_cols[j].type.length; /* as keyrange.c's cmp_set folds: a value
+                                                     longer than VARCHAR(n) re-plans */
   }
   pk->n = n_eq;
   pk->point = point;

@@ -19,7 +19,9 @@
 **    index scan in place of the table scan; key order and GROUP BY streaming are judged by
 **    the same helpers over the index's key;
 **  - plan_query_rebuild (planner/plan_reuse.h): the same without estimates or index choice,
-**    for a prepared statement re-run with new parameter values.
+**    for a prepared statement re-run with new parameter values;
+**  - a SELECT over several tables goes to planner/join.c, which plans each table with the
+**    functions here.
 ** Not here: printing the plan (planner/explain.c), running it (exec/).
 */
 #include <stdio.h>
@@ -31,8 +33,10 @@
 #include "planner/filter.h"
 #include "planner/index_choice.h"
 #include "planner/plan.h"
+#include "planner/plan_join.h"
 #include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
+#include "planner/hint.h"
 #include "planner/skip_prefix.h"
 #include "sql/ast.h"
 
@@ -281,13 +285,12 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
                : plan_key_ranges_noexplain(&ks, where, params, n_params, &sc->ranges, msg, cap);
   if (rc) return rc;
   sc->have_ranges = true;
-  if (skip && sc->ranges.kind == PLAN_SCAN_FULL) {
+  if (skip) {
     rc = plan_skip_consider(db, t, names, where, params, n_params, skip_hint, with_estimates,
                             A, sc, msg, cap);
     if (rc) return rc;
   } else if (skip_hint > 0) {
-    sc->hint_note = !skip ? "hint SKIP_SCAN ignored: the scan runs in reverse key order"
-                          : "hint SKIP_SCAN ignored: the WHERE bounds the leading key column";
+    sc->hint_note = "hint SKIP_SCAN ignored: the scan runs in reverse key order";
   }
   /* residual terms: pushed into the kv scan where possible */
   const plan_expr **not_pushed = NULL;
@@ -366,6 +369,7 @@ int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const
 
 void plan_scan_free(plan_scan *sc) {
   if (sc->have_ranges) plan_scan_ranges_free(&sc->ranges);
+  plan_scan_ranges_free(&sc->skip_outer);
   plan_filter_free(sc->filter);
   sc->filter = NULL;
   sc->have_ranges = false;
@@ -382,6 +386,11 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
     return snprintf(msg, cap, "LIMIT needs a non-negative integer"), EXEC_ERROR;
   if (s->offset && eval_count(s->offset, params, n_params, &q->offset))
     return snprintf(msg, cap, "OFFSET needs a non-negative integer"), EXEC_ERROR;
+  if (s->n_from) { /* a join (planner/join.c) */
+    q->sort = s->n_order > 0;
+    q->topn = q->sort && q->limit >= 0;
+    return plan_join_build(db, s, params, n_params, A, q, msg, cap, full);
+  }
   if (!s->table) {
     q->sort = s->n_order > 0;
     q->topn = q->sort && q->limit >= 0;
@@ -416,7 +425,8 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
   /* a query that needs only the first row of each leading-key value reads that row alone
      (planner/skip_prefix.h plan_prefix_first) */
   int hint = plan_skip_hint(s->hint);
-  if (!q->scan.index && dir != 2 && hint >= 0 && plan_prefix_first_shape(s)) {
+  int pfm = plan_prefix_first_cols(s);
+  if (!q->scan.index && dir != 2 && hint >= 0 && pfm > 0) {
     if (q->scan.ranges.kind == PLAN_SCAN_FULL && s->where) {
       /* the WHERE's bounds on later key columns, left to a filter by the skip scan's cost
          rule, become its suffix ranges (as SKIP_SCAN would make them): each prefix is then
@@ -427,7 +437,8 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
         plan_scan_free(&alt);
         return rc;
       }
-      if (alt.ranges.kind == PLAN_SCAN_PREFIX_SKIP && !alt.residual) {
+      if (alt.ranges.kind == PLAN_SCAN_PREFIX_SKIP && !alt.residual && alt.skip_key.n == pfm &&
+          alt.skip_outer.n_ranges == 0) {
         alt.hint_note = q->scan.hint_note;
         alt.n_access = q->scan.n_access;
         alt.access = q->scan.access;
@@ -490,6 +501,7 @@ int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, i
                      plan_arena *A, plan_query *q, char *msg, size_t cap) {
   int rc = query_build(db, s, params, n_params, A, q, msg, cap, true);
   if (!rc) direct_projection(q, A);
+  if (!rc && q->has_scan) q->scan.hint_unknown = plan_hint_unknown(A, s->hint);
   return rc;
 }
 
@@ -504,9 +516,12 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
                            int n_params, plan_arena *A, plan_scan *sc, char *msg, size_t cap) {
   /* an IMMUTABLE_ROWS table's index may hold stale rows (docs/INDEXES.md): a SELECT may
      return one, but a DELETE through it would remove a row its WHERE does not match */
-  if (d->table->immutable_rows)
-    return scan_build(db, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true,
-                      true, plan_skip_hint(d->hint));
+  if (d->table->immutable_rows) {
+    int rc = scan_build(db, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true,
+                        true, plan_skip_hint(d->hint));
+    if (!rc) sc->hint_unknown = plan_hint_unknown(A, d->hint);
+    return rc;
+  }
   memset(sc, 0, sizeof *sc);
   /* the SELECT of no columns with the same table, WHERE and hint; no LIMIT (the DELETE
      counts the rows it deletes itself), so nothing is pushed into the scan for it */
@@ -518,6 +533,7 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
   s->hint = d->hint;
   plan_query q;
   int rc = query_build(db, s, params, n_params, A, &q, msg, cap, true);
+  if (!rc && q.has_scan) q.scan.hint_unknown = plan_hint_unknown(A, d->hint);
   if (q.has_scan) *sc = q.scan; /* the caller frees it, after an error too */
   return rc;
 }
@@ -525,4 +541,6 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
 void plan_query_free(plan_query *q) {
   if (q->has_scan) plan_scan_free(&q->scan);
   q->has_scan = false;
+  plan_join_free(q->join);
+  q->join = NULL;
 }

@@ -36,9 +36,10 @@
 #define PLAN_SKIP_MAX_PREFIXES 4096  /* ... and at most; more: no skip scan */
 #define PLAN_SKIP_SAMPLE 64          /* prefixes whose ranges are estimated one by one */
 #define PLAN_SKIP_SEEK_COST 16.0  /* cost of one seek, in rows read */
+#define PLAN_SKIP_MAX_OUTER 64    /* key ranges a skip scan by prefix may run inside */
 
-/* kv_prefix_len_fn of a row key whose first column is ctx (a const cat_key_col *): the
-** length of that column's encoding, 0 if the key is too short or corrupt. */
+/* kv_prefix_len_fn of a row key whose leading key columns ctx (a const plan_skip_key *)
+** names: the length of their encodings, 0 if the key is too short or corrupt. */
 uint32_t plan_skip_prefix_len(void *ctx, const uint8_t *key, uint32_t key_len);
 
 /* The skip hint of hint text (NULL: none): 1 for SKIP_SCAN, -1 for RANGE_SCAN, -2 for
@@ -50,7 +51,15 @@ int plan_skip_hint(const char *hint);
 ** 2..n of t (names: the key columns' names) for `where`; when they bound something and
 ** the hint allows, count the prefixes and compare costs; when chosen, sc->ranges becomes
 ** the suffix derivation (kind PLAN_SCAN_PREFIX_SKIP) and sc->skip_* are set (in arena A).
-** `explain`: make the EXPLAIN text. EXEC_OK (chosen or not), EXEC_NOMEM, EXEC_TOOBIG. */
+** For one whose ranges are a RANGE or SKIP scan (at most PLAN_SKIP_MAX_OUTER ranges) that
+** bounds key columns 1..p and leaves WHERE terms to a filter, the same with the first p key
+** columns as the prefix and the ranges of columns p+1..n as the suffixes: the key ranges
+** move to sc->skip_outer and bound the prefixes (Phoenix's skip scan over several slots:
+** `P1 BETWEEN 2 AND 4 AND P2 IN (5, 7) AND P3 BETWEEN 9 AND 10` seeks each P1 in 2..4 and
+** reads its four (P2, P3) ranges; `K LIKE 'ab%' AND T = ?` seeks each K starting with
+** 'ab'), costed against the rows of the key ranges; a term either derivation answers is
+** not filtered. `explain`: make the EXPLAIN text. EXEC_OK (chosen or not), EXEC_NOMEM,
+** EXEC_TOOBIG. */
 int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
                        const plan_expr *where, const cat_value *params, int n_params,
                        int hint, bool explain, plan_arena *A, plan_scan *sc, char *msg,
@@ -82,6 +91,12 @@ void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc);
 ** prefix when it was a full scan) and the estimates: one row per prefix. EXEC_OK whether
 ** chosen or not; EXEC_NOMEM. */
 bool plan_prefix_first_shape(const plan_select *s);
+/* The prefix of the first-row shapes over several leading key columns: m when s needs only
+** the first row of each distinct value of the first m key columns (SELECT DISTINCT of
+** exactly those columns; GROUP BY exactly those with the aggregates above, c1 then being key
+** column m + 1), 0 otherwise; plan_prefix_first_shape(s) is plan_prefix_first_cols(s) == 1.
+** plan_prefix_first takes any m. */
+int plan_prefix_first_cols(const plan_select *s);
 int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
                       char *msg, size_t cap);
 

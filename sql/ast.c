@@ -363,6 +363,43 @@ void sql_colname_list_free(sql_colname_list *l) {
   free(l);
 }
 
+sql_join_list *sql_join_list_append(sql_join_list *l, int kind, bool natural, uint32_t off,
+                                    char *table, uint32_t table_off, char *alias,
+                                    uint32_t alias_off, sql_expr *on, sql_colname_list *using) {
+  if (!l) l = calloc(1, sizeof *l);
+  if (!l || !table || !grow(l->n, &l->cap, (void **)&l->a, sizeof *l->a)) {
+    sql_join_list_free(l);
+    free(table);
+    free(alias);
+    sql_expr_free(on);
+    sql_colname_list_free(using);
+    return NULL;
+  }
+  sql_join *j = &l->a[l->n++];
+  j->kind = kind;
+  j->natural = natural;
+  j->off = off;
+  j->table = table;
+  j->table_off = table_off;
+  j->alias = alias;
+  j->alias_off = alias_off;
+  j->on = on;
+  j->using = using;
+  return l;
+}
+
+void sql_join_list_free(sql_join_list *l) {
+  if (!l) return;
+  for (int i = 0; i < l->n; i++) {
+    free(l->a[i].table);
+    free(l->a[i].alias);
+    sql_expr_free(l->a[i].on);
+    sql_colname_list_free(l->a[i].using);
+  }
+  free(l->a);
+  free(l);
+}
+
 sql_result_list *sql_result_list_append(sql_result_list *l, sql_expr *expr, char *alias,
                                         int nqual, char *qual[], uint32_t off) {
   bool ok = true;
@@ -459,6 +496,7 @@ void sql_select_free(sql_select *s) {
   sql_result_list_free(s->cols);
   free(s->table);
   free(s->alias);
+  sql_join_list_free(s->joins);
   sql_expr_free(s->where);
   sql_expr_list_free(s->group);
   sql_expr_free(s->having);

@@ -184,6 +184,36 @@ typedef struct sql_option_list {
   sql_option *a;  /* owned */
 } sql_option_list;
 
+/* ORDER SQL_JOIN: how a FROM item after the first joins the ones before it; print.c has
+** their words in this order. */
+enum sql_join_kind {
+  SQL_JOIN_COMMA = 1, /* FROM a, b (the condition, if any, is in WHERE) */
+  SQL_JOIN_INNER,     /* [INNER] JOIN */
+  SQL_JOIN_LEFT,      /* LEFT [OUTER] JOIN */
+  SQL_JOIN_RIGHT,     /* RIGHT [OUTER] JOIN (parsed; the binder refuses it for now) */
+  SQL_JOIN_FULL,      /* FULL [OUTER] JOIN (parsed; refused for now) */
+  SQL_JOIN_CROSS      /* CROSS JOIN */
+};
+
+/* One FROM item after the first: kind table [alias] [ON expr | USING (cols)]. */
+typedef struct sql_join {
+  int kind;               /* enum sql_join_kind */
+  bool natural;           /* NATURAL before the join words (parsed; refused for now) */
+  uint32_t off;           /* byte offset of the join's first word (the comma for COMMA) */
+  char *table;            /* owned */
+  uint32_t table_off;     /* byte offset of the table name */
+  char *alias;            /* owned, or NULL */
+  uint32_t alias_off;     /* byte offset of the alias (0 without one) */
+  sql_expr *on;           /* ON condition or NULL; owned */
+  sql_colname_list *using;/* USING (a, b) or NULL; owned */
+} sql_join;
+
+typedef struct sql_join_list {
+  int n;          /* number of items */
+  int cap;        /* allocated slots */
+  sql_join *a;    /* owned */
+} sql_join_list;
+
 typedef struct sql_select {
   uint32_t off;          /* byte offset of SELECT */
   char *hint;            /* text of the optimizer hint comment, trimmed; NULL if none; owned */
@@ -192,6 +222,8 @@ typedef struct sql_select {
   char *table;           /* FROM table, NULL without FROM; owned */
   char *alias;           /* FROM table alias or NULL; owned */
   uint32_t table_off;    /* byte offset of the table name */
+  uint32_t alias_off;    /* byte offset of the alias (0 without one) */
+  sql_join_list *joins;  /* the FROM items after the first, or NULL (one table); owned */
   sql_expr *where;       /* or NULL; owned */
   sql_expr_list *group;  /* or NULL; owned */
   sql_expr *having;      /* or NULL; owned */
@@ -343,6 +375,11 @@ void sql_result_list_free(sql_result_list *l);
 sql_option_list *sql_option_list_append(sql_option_list *l, char *family, char *name,
                                         sql_expr *value, uint32_t off);
 void sql_option_list_free(sql_option_list *l);
+/* Appends a join item; table, alias, on and using are taken over (freed on failure). */
+sql_join_list *sql_join_list_append(sql_join_list *l, int kind, bool natural, uint32_t off,
+                                    char *table, uint32_t table_off, char *alias,
+                                    uint32_t alias_off, sql_expr *on, sql_colname_list *using);
+void sql_join_list_free(sql_join_list *l);
 
 /* ---- Types, statements --------------------------------------------------------------- */
 /* A type (name taken over); nargs 0..2 arguments in arg. */

@@ -48,6 +48,11 @@
 %fallback ID ANALYZE ARRAY ASC BEGIN BY CHECK COMMIT DESC EXISTS FIRST IF INCLUDE INDEX KEY LAST
   NULLS ROLLBACK TABLE WITHIN.
 
+/* The join words are keywords (a fallback to ID would let "FROM a JOIN b" take JOIN as a's
+   alias), and names through nm wherever a name may be written except as a table's alias
+   without AS (tas_opt). */
+%token CROSS FULL INNER JOIN LEFT NATURAL OUTER RIGHT USING.
+
 /* ORDER PRECEDENCE (see the header comment and sql/print.c prec_of). */
 %left OR.
 %left AND.
@@ -125,6 +130,17 @@ nm(A) ::= ID(X). { A = sql_pc_name(ctx, X); }
 nm(A) ::= DATE(X). { A = sql_pc_name(ctx, X); }
 nm(A) ::= TIME(X). { A = sql_pc_name(ctx, X); }
 nm(A) ::= TIMESTAMP(X). { A = sql_pc_name(ctx, X); }
+nm(A) ::= joinword(X). { A = sql_pc_name(ctx, X); }
+%type joinword {sql_token}
+joinword(A) ::= CROSS(X). { A = X; }
+joinword(A) ::= FULL(X). { A = X; }
+joinword(A) ::= INNER(X). { A = X; }
+joinword(A) ::= JOIN(X). { A = X; }
+joinword(A) ::= LEFT(X). { A = X; }
+joinword(A) ::= NATURAL(X). { A = X; }
+joinword(A) ::= OUTER(X). { A = X; }
+joinword(A) ::= RIGHT(X). { A = X; }
+joinword(A) ::= USING(X). { A = X; }
 
 %type qname {sql_qname}
 %destructor qname { free($$.family.z); free($$.name.z); }
@@ -245,9 +261,59 @@ as_opt(A) ::= AS nm(N). { A = N.z; }
 as_opt(A) ::= nm(N). { A = N.z; }
 
 %type from_opt {sql_from}
-%destructor from_opt { free($$.table.z); free($$.alias); }
-from_opt(A) ::= . { A.table.z = NULL; A.table.off = 0; A.alias = NULL; }
-from_opt(A) ::= FROM nm(T) as_opt(N). { A.table = T; A.alias = N; }
+%destructor from_opt { free($$.table.z); free($$.alias.z); sql_join_list_free($$.joins); }
+from_opt(A) ::= . { A.table.z = NULL; A.table.off = 0; A.alias.z = NULL; A.alias.off = 0;
+                    A.joins = NULL; }
+from_opt(A) ::= FROM nm(T) tas_opt(N) joins_opt(J). { A.table = T; A.alias = N; A.joins = J; }
+
+/* A table's alias. Without AS it may not be a join word (JOIN, LEFT, ...: they start a join
+   there), so "FROM t left" is a syntax error and "FROM t AS left" is not. */
+%type tas_opt {sql_name}
+%destructor tas_opt { free($$.z); }
+tas_opt(A) ::= . { A.z = NULL; A.off = 0; }
+tas_opt(A) ::= AS nm(N). { A = N; }
+tas_opt(A) ::= ID(X). { A = sql_pc_name(ctx, X); }
+tas_opt(A) ::= DATE(X). { A = sql_pc_name(ctx, X); }
+tas_opt(A) ::= TIME(X). { A = sql_pc_name(ctx, X); }
+tas_opt(A) ::= TIMESTAMP(X). { A = sql_pc_name(ctx, X); }
+
+/* The FROM items after the first: comma joins and JOIN ... ON / USING, left to right. */
+%type joins_opt {sql_join_list *}
+%destructor joins_opt { sql_join_list_free($$); }
+joins_opt(A) ::= . { A = NULL; }
+joins_opt(A) ::= joins(L). { A = L; }
+%type joins {sql_join_list *}
+%destructor joins { sql_join_list_free($$); }
+joins(A) ::= COMMA(K) nm(T) tas_opt(N).
+  { A = sql_pc_join(ctx, NULL, sql_pc_joinop(ctx, SQL_JOIN_COMMA, K), T, N, NULL, NULL); }
+joins(A) ::= joinop(O) nm(T) tas_opt(N) join_on(C) join_using(U).
+  { A = sql_pc_join(ctx, NULL, O, T, N, C, U); }
+joins(A) ::= joins(L) COMMA(K) nm(T) tas_opt(N).
+  { A = sql_pc_join(ctx, L, sql_pc_joinop(ctx, SQL_JOIN_COMMA, K), T, N, NULL, NULL); }
+joins(A) ::= joins(L) joinop(O) nm(T) tas_opt(N) join_on(C) join_using(U).
+  { A = sql_pc_join(ctx, L, O, T, N, C, U); }
+
+%type joinop {sql_joinop}
+joinop(A) ::= JOIN(K). { A = sql_pc_joinop(ctx, SQL_JOIN_INNER, K); }
+joinop(A) ::= INNER(K) JOIN. { A = sql_pc_joinop(ctx, SQL_JOIN_INNER, K); }
+joinop(A) ::= LEFT(K) outer_opt JOIN. { A = sql_pc_joinop(ctx, SQL_JOIN_LEFT, K); }
+joinop(A) ::= RIGHT(K) outer_opt JOIN. { A = sql_pc_joinop(ctx, SQL_JOIN_RIGHT, K); }
+joinop(A) ::= FULL(K) outer_opt JOIN. { A = sql_pc_joinop(ctx, SQL_JOIN_FULL, K); }
+joinop(A) ::= CROSS(K) JOIN. { A = sql_pc_joinop(ctx, SQL_JOIN_CROSS, K); }
+joinop(A) ::= NATURAL(K) joinop(O). { A = O; A.natural = true; A.off = sql_pc_off(ctx, K); }
+outer_opt ::= .
+outer_opt ::= OUTER.
+
+/* ON and USING are both optional to the grammar; the binder says which join needs which
+   (and refuses both together). */
+%type join_on {sql_expr *}
+%destructor join_on { sql_expr_free($$); }
+join_on(A) ::= . { A = NULL; }
+join_on(A) ::= ON expr(X). { A = X; }
+%type join_using {sql_colname_list *}
+%destructor join_using { sql_colname_list_free($$); }
+join_using(A) ::= . { A = NULL; }
+join_using(A) ::= USING LP collist(L) RP. { A = L; }
 
 %type where_opt {sql_expr *}
 %destructor where_opt { sql_expr_free($$); }

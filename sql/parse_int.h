@@ -36,11 +36,19 @@ typedef struct sql_qname {
   sql_name name;   /* the column name */
 } sql_qname;
 
-/* FROM table [alias]. */
+/* FROM table [alias] [joins]. */
 typedef struct sql_from {
-  sql_name table;  /* z NULL without FROM */
-  char *alias;     /* owned or NULL */
+  sql_name table;        /* z NULL without FROM */
+  sql_name alias;        /* z owned or NULL */
+  sql_join_list *joins;  /* the items after the first, or NULL; owned */
 } sql_from;
+
+/* The words of a join before its table: kind, NATURAL, offset of the first word. */
+typedef struct sql_joinop {
+  int kind;       /* enum sql_join_kind */
+  bool natural;   /* NATURAL was written */
+  uint32_t off;   /* byte offset of the first word */
+} sql_joinop;
 
 #define SQL_MAX_EXPECT 24 /* expected-token codes kept for one error message */
 
@@ -139,6 +147,12 @@ sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
                           sql_expr_list *group, sql_expr *having, sql_order_list *order,
                           sql_expr *limit, sql_expr *offset);
 sql_stmt *sql_pc_stmt_select(sql_pctx *ctx, sql_select *s);
+/* Appends the join `op table [alias] [ON on | USING (using)]` to l (NULL: a new list);
+** everything is taken over. */
+sql_join_list *sql_pc_join(sql_pctx *ctx, sql_join_list *l, sql_joinop op, sql_name table,
+                           sql_name alias, sql_expr *on, sql_colname_list *using);
+/* A joinop of kind whose first word is token k. */
+sql_joinop sql_pc_joinop(sql_pctx *ctx, int kind, sql_token k);
 sql_stmt *sql_pc_upsert(sql_pctx *ctx, sql_token kw, char *hint, sql_name table,
                         sql_colname_list *cols, sql_expr_list *rows, sql_select *select);
 sql_stmt *sql_pc_delete(sql_pctx *ctx, sql_token kw, char *hint, sql_name table,

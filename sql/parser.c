@@ -418,7 +418,8 @@ sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
     free(hint);
     sql_result_list_free(cols);
     free(from.table.z);
-    free(from.alias);
+    free(from.alias.z);
+    sql_join_list_free(from.joins);
     sql_expr_free(where);
     sql_expr_list_free(group);
     sql_expr_free(having);
@@ -433,7 +434,9 @@ sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
   s->cols = cols;
   s->table = from.table.z;
   s->table_off = from.table.off;
-  s->alias = from.alias;
+  s->alias = from.alias.z;
+  s->alias_off = from.alias.z ? from.alias.off : 0;
+  s->joins = from.joins;
   s->where = where;
   s->group = group;
   s->having = having;
@@ -441,6 +444,19 @@ sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
   s->limit = limit;
   s->offset = offset;
   return s;
+}
+
+sql_join_list *sql_pc_join(sql_pctx *ctx, sql_join_list *l, sql_joinop op, sql_name table,
+                           sql_name alias, sql_expr *on, sql_colname_list *using) {
+  sql_join_list *r = sql_join_list_append(l, op.kind, op.natural, op.off, table.z, table.off,
+                                          alias.z, alias.z ? alias.off : 0, on, using);
+  if (!r) sql_pc_nomem(ctx);
+  return r;
+}
+
+sql_joinop sql_pc_joinop(sql_pctx *ctx, int kind, sql_token k) {
+  sql_joinop o = {kind, false, sql_pc_off(ctx, k)};
+  return o;
 }
 
 sql_stmt *sql_pc_stmt_select(sql_pctx *ctx, sql_select *sel) {

@@ -368,6 +368,32 @@ static void put_options(buf *b, const sql_option_list *l, unsigned flags) {
   }
 }
 
+/* ORDER SQL_JOIN: the words of each join kind. */
+static void put_join(buf *b, const sql_join *j, unsigned flags) {
+  static const char *const words[] = {"?", ",", " JOIN", " LEFT JOIN", " RIGHT JOIN",
+                                      " FULL JOIN", " CROSS JOIN"};
+  if (j->natural) puts_(b, " NATURAL");
+  puts_(b, j->kind >= 1 && j->kind <= SQL_JOIN_CROSS ? words[j->kind] : "?");
+  puts_(b, " ");
+  put_ident(b, j->table);
+  if (j->alias) {
+    puts_(b, " AS ");
+    put_ident(b, j->alias);
+  }
+  if (j->on) {
+    puts_(b, " ON ");
+    put_expr(b, j->on, 0, flags);
+  }
+  if (j->using) {
+    puts_(b, " USING (");
+    for (int i = 0; i < j->using->n; i++) {
+      if (i) puts_(b, ", ");
+      put_ident(b, j->using->a[i].name);
+    }
+    puts_(b, ")");
+  }
+}
+
 static void put_select(buf *b, const sql_select *s, unsigned flags) {
   puts_(b, "SELECT ");
   put_hint(b, s->hint);
@@ -397,6 +423,7 @@ static void put_select(buf *b, const sql_select *s, unsigned flags) {
       put_ident(b, s->alias);
     }
   }
+  for (int i = 0; s->joins && i < s->joins->n; i++) put_join(b, &s->joins->a[i], flags);
   if (s->where) {
     puts_(b, " WHERE ");
     put_expr(b, s->where, 0, flags);

@@ -1,17 +1,18 @@
 /*
 ** sql/unsupported.c: what to say when a syntax error is a statement or clause that Rowan's
-** dialect does not have (INSERT, UPDATE, joins, ALTER TABLE, CREATE VIEW, subqueries,
+** dialect does not have (INSERT, UPDATE, ALTER TABLE, CREATE VIEW, subqueries,
 ** UNION, window functions, ...). The grammar rejects them like any other bad token; after
 ** the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls sql_unsupported(),
 ** which re-reads the statement's tokens up to the rejected one and, when they match one of
 ** the patterns below, gives the message that names the missing feature and what to use
 ** instead (Phoenix's alternatives: UPSERT for INSERT and UPDATE, drop and recreate for
-** ALTER TABLE), and the position of the construct (the INSERT, the JOIN, the '(' of a
-** subquery in FROM) for the error's line and column.
+** ALTER TABLE), and the position of the construct (the INSERT, the '(' of a subquery in
+** FROM) for the error's line and column. Joins parse (sql/parse.y); the kinds not run yet
+** (RIGHT, FULL, NATURAL) are refused by the binder (planner/bind_from.c).
 **
 ** Many of these words are not keywords of the dialect, so the grammar can take some of them
-** as names: in "FROM a JOIN b" JOIN is a's alias and the error comes at b. The patterns look
-** one token back for that reason. Nothing here changes what parses: it runs only after the
+** as names: in "FROM a UNION SELECT" UNION is a's alias and the error comes at SELECT. The
+** patterns look one token back for that reason. Nothing here changes what parses: it runs only after the
 ** grammar has refused a token, and only chooses the message.
 **
 ** Not here: the grammar (sql/parse.y), the driver and the generic message (sql/parser.c).
@@ -36,16 +37,6 @@ typedef struct tok {
 static bool is_word(const tok *t, const char *w) {
   size_t n = strlen(w);
   return t && t->n == n && strncasecmp(t->z, w, n) == 0;
-}
-
-/* A word that starts or continues a join after a table in FROM. */
-static bool is_join_word(const tok *t) {
-  static const char *const words[] = {"JOIN", "INNER", "LEFT", "RIGHT", "FULL",
-                                      "OUTER", "CROSS", "NATURAL"};
-  if (!t || t->type != TK_ID) return false;
-  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-    if (is_word(t, words[i])) return true;
-  return false;
 }
 
 /* UNION, INTERSECT, EXCEPT or MINUS (Oracle's EXCEPT). */
@@ -131,9 +122,6 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   tok verb = {0, NULL, 0};      /* CREATE or DROP when the statement starts with it */
   int lead = 0;                 /* tokens of EXPLAIN [ANALYZE] before the statement */
   int first_type = 0;           /* TK_* of the statement's first token after those */
-  int since_from = -1;          /* tokens after the last FROM, before the rejected one; -1:
-                                   no FROM yet */
-  bool from_plain = false;      /* those tokens are names and AS only */
   int since_limit = -1;         /* tokens after the last LIMIT; -1: none */
   int limit_depth = 0;          /* parentheses opened since that LIMIT and not closed */
   const char *p = sql + first, *end = sql + len;
@@ -155,15 +143,6 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     else if (ntok == lead && (type == TK_CREATE || type == TK_DROP))
       verb = t;
     if (ntok == lead) first_type = type;
-    if (type == TK_FROM) {
-      since_from = 0;
-      from_plain = true;
-    } else if (since_from >= 0) {
-      since_from++;
-      if (type != TK_ID && type != TK_AS && type != TK_DATE && type != TK_TIME &&
-          type != TK_TIMESTAMP && !sql_lemonIsFallback(type))
-        from_plain = false;
-    }
     if (type == TK_LIMIT) {
       since_limit = 0;
       limit_depth = 0;
@@ -187,19 +166,6 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   if (ntok == lead && leading(&e, NULL, msg, cap, off, sql, len)) return true;
   if (verb.z && ntok == lead + 1 && leading(&e, &verb, msg, cap, off, sql, len)) return true;
 
-  /* Joins: FROM a, b / FROM a JOIN b (JOIN taken as a's alias) / FROM a x LEFT JOIN b. */
-  if (since_from >= 1 && since_from <= 3 && from_plain) {
-    const tok *at = NULL;
-    if (e.type == TK_COMMA) at = &e;
-    if (is_join_word(&e)) at = &e;
-    if (since_from >= 2 && is_join_word(b0)) at = b0;
-    if (at) {
-      snprintf(msg, cap, "joins are not supported%s",
-               at->type == TK_COMMA ? " (several tables in FROM)" : "");
-      *off = (size_t)(at->z - sql);
-      return true;
-    }
-  }
   /* A subquery in FROM: FROM ( ... */
   if (e.type == TK_LP && b0 && b0->type == TK_FROM) {
     snprintf(msg, cap, "subqueries in FROM are not supported");

@@ -139,3 +139,7 @@ SELECT STATION, MAX(TS) AS LATEST,
   FROM SENSOR GROUP BY STATION;
 -- The same seeks answer "which stations are there" and "how many".
 SELECT COUNT(DISTINCT STATION) AS STATIONS FROM SENSOR;
+
+.print
+.print "== 9. Which row key serves these questions best: the row-key advisor judges every order of the key columns against one query of each step (examples/sensor/advise.sql); nothing is rewritten"
+.advise SENSOR examples/sensor/advise.sql

@@ -264,6 +264,30 @@ static void test_other_statement_shapes(void **state) {
   assert_string_equal(s->offset->text, "2");
   sql_stmt_free(st);
 
+  /* joins: the first table in table/alias, the others in joins with their kind, words'
+     offsets, ON or USING */
+  st = parse1("SELECT 1 FROM a x JOIN b AS y ON x.k = y.k LEFT OUTER JOIN c USING (k), d "
+              "CROSS JOIN e NATURAL RIGHT JOIN f");
+  s = st->u.select;
+  assert_string_equal(s->table, "A");
+  assert_string_equal(s->alias, "X");
+  assert_int_equal(s->alias_off, 16);
+  assert_int_equal(s->joins->n, 5);
+  const sql_join *jn = s->joins->a;
+  assert_int_equal(jn[0].kind, SQL_JOIN_INNER);
+  assert_int_equal(jn[0].off, 18);
+  assert_string_equal(jn[0].table, "B");
+  assert_string_equal(jn[0].alias, "Y");
+  assert_int_equal(jn[0].on->kind, SQL_E_BINARY);
+  assert_int_equal(jn[1].kind, SQL_JOIN_LEFT);
+  assert_null(jn[1].alias);
+  assert_int_equal(jn[1].using->n, 1);
+  assert_int_equal(jn[2].kind, SQL_JOIN_COMMA);
+  assert_int_equal(jn[3].kind, SQL_JOIN_CROSS);
+  assert_int_equal(jn[4].kind, SQL_JOIN_RIGHT);
+  assert_true(jn[4].natural);
+  sql_stmt_free(st);
+
   const char *tx[] = {"BEGIN", "commit", "RollBack"};
   const int kinds[] = {SQL_STMT_BEGIN, SQL_STMT_COMMIT, SQL_STMT_ROLLBACK};
   for (int i = 0; i < 3; i++) {

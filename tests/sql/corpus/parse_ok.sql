@@ -289,4 +289,11 @@ SELECT EXTRACT(YEAR FROM ts), EXTRACT(day FROM d + 1) FROM t;
 SELECT g, PERCENTILE_CONT(0.9) WITHIN GROUP (ORDER BY v), PERCENTILE_DISC(0.5) WITHIN GROUP (ORDER BY v + 1 DESC) FROM t GROUP BY g;
 SELECT within FROM t WHERE within > 1;
 SELECT REGEXP_REPLACE(s, '[0-9]+', '<$0>'), LPAD(s, 5, '0'), INSTR(s, 'x') FROM t;
+-- joins (issue 16): every kind the grammar takes, aliases with and without AS, ON and USING
+SELECT r.ts, s.kind FROM readings r JOIN stations AS s ON r.station = s.station;
+SELECT * FROM a INNER JOIN b ON a.k = b.k AND a.v > b.v LEFT OUTER JOIN c USING (k, v) CROSS JOIN d, e x;
+SELECT COUNT(*) FROM a LEFT JOIN b ON a.k = b.k RIGHT JOIN c ON c.k = a.k FULL OUTER JOIN d ON TRUE;
+SELECT "left".k FROM a AS "left" NATURAL JOIN b NATURAL LEFT JOIN c;
+SELECT join, left, using FROM t AS cross WHERE cross.left = 1;
+UPSERT INTO t SELECT a.k, b.v FROM a, b WHERE a.k = b.k;
 SELECT sensor_id, ts, temp FROM readings WHERE sensor_id = 'sensor-0042' AND ts >= TIMESTAMP '2024-03-01 00:00:00' AND temp > 30.0 ORDER BY ts DESC LIMIT 100

@@ -1,0 +1,166 @@
+/*
+** exec/op_hashjoin.c: the hash join (planner/plan_join.h PLAN_JOIN_HASH). The build input
+** (the one the planner estimated smaller) is read whole first: each row's key values are
+** evaluated over the joined row and held with the input's slots (exec_join_hold, counted
+** against the join memory); rows whose key has a NULL never match and are dropped, except on
+** the left of a LEFT JOIN, which keeps them for the unmatched sweep. Then buckets chain the
+** held rows by key hash, and each row of the other input looks its key up: every held row
+** with an equal key (exec/eval.h exec_value_cmp, NULL equal to nothing) is put back into the
+** joined row and the residual checked. LEFT JOIN: a left row that nothing matched comes out
+** with the right slots NULL, at once when the left input probes, or, when it was built, in
+** a sweep over the held rows no right row matched once the right input is exhausted.
+**
+** Not here: the tree and the shared helpers (exec/op_join.c), the nested loop
+** (exec/op_nljoin.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/op_join.h"
+
+#define NO_ROW UINT32_MAX /* end of a bucket chain */
+
+static uint64_t keys_hash(const cat_value *k, int n) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (int i = 0; i < n; i++) h = (h ^ exec_value_hash(&k[i])) * 0x100000001B3ull + 0x9E37;
+  return h;
+}
+
+static bool keys_null(const cat_value *k, int n) {
+  for (int i = 0; i < n; i++)
+    if (k[i].is_null) return true;
+  return false;
+}
+
+static bool keys_equal(const cat_value *a, const cat_value *b, int n) {
+  for (int i = 0; i < n; i++)
+    if (exec_value_cmp(&a[i], &b[i]) != 0) return false;
+  return true;
+}
+
+/* The key expressions kx over row into j->keys (j->kscratch). */
+static int eval_keys(exec_join *j, plan_expr *const *kx, const cat_value *row,
+                     exec_error *err) {
+  exec_arena_reset(&j->kscratch);
+  j->ev.row = row;
+  j->ev.scratch = &j->kscratch;
+  for (int i = 0; i < j->pn->n_keys; i++) {
+    int rc = exec_eval(&j->ev, kx[i], &j->keys[i]);
+    if (rc) return exec_join_eval_err(j, rc, err);
+  }
+  return EXEC_OK;
+}
+
+static int build(exec_join *j, cat_value *row, exec_error *err) {
+  const plan_join_node *pn = j->pn;
+  bool bl = pn->build_left;
+  exec_join *in = bl ? j->left : j->right;
+  int from = bl ? pn->lo : pn->mid, to = bl ? pn->mid : pn->hi, nk = pn->n_keys;
+  bool keep_nulls = bl && pn->kind == SQL_JOIN_LEFT;
+  char what[160];
+  if (bl) snprintf(what, sizeof what, "hash join's build input (the tables before %s)",
+                   pn->right->leaf_sel->table->name);
+  else snprintf(what, sizeof what, "hash join's build input (%s)",
+                pn->right->leaf_sel->table->name);
+  for (;;) {
+    int rc = exec_join_next(in, row, err);
+    if (rc == EXEC_DONE) break;
+    if (rc != EXEC_ROW) return rc;
+    if (bl) pn->act->rows_left++;
+    else pn->act->rows_right++;
+    rc = eval_keys(j, bl ? pn->lkeys : pn->rkeys, row, err);
+    if (rc) return rc;
+    bool null = keys_null(j->keys, nk);
+    if (null && !keep_nulls) continue;
+    rc = exec_join_hold(j, j->keys, nk, row, from, to, what, err);
+    if (rc) return rc;
+    j->held[j->n_held - 1]->hash = null ? 0 : keys_hash(j->keys, nk);
+  }
+  size_t nb = 16;
+  while (nb < 2 * j->n_held) nb *= 2;
+  j->n_buckets = nb;
+  j->head = malloc(nb * sizeof *j->head);
+  j->next = malloc((j->n_held + 1) * sizeof *j->next);
+  if (keep_nulls) j->matched = calloc(j->n_held + 1, sizeof *j->matched);
+  if (!j->head || !j->next || (keep_nulls && !j->matched)) {
+    err->code = EXEC_NOMEM;
+    err->offset = -1;
+    snprintf(err->msg, sizeof err->msg, "out of memory");
+    return EXEC_NOMEM;
+  }
+  memset(j->head, 0xFF, nb * sizeof *j->head);
+  j->mem += nb * sizeof *j->head;
+  if (j->mem > pn->act->peak_bytes) pn->act->peak_bytes = j->mem;
+  for (size_t i = j->n_held; i-- > 0;) { /* chains in input order */
+    exec_mrow *h = j->held[i];
+    if (keys_null(h->v, nk)) continue;
+    size_t b = h->hash & (nb - 1);
+    j->next[i] = j->head[b];
+    j->head[b] = (uint32_t)i;
+  }
+  j->built = true;
+  return EXEC_OK;
+}
+
+int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
+  const plan_join_node *pn = j->pn;
+  int rc;
+  if (!j->built && (rc = build(j, row, err)) != EXEC_OK) return rc;
+  bool bl = pn->build_left;
+  exec_join *probe = bl ? j->right : j->left;
+  int bfrom = bl ? pn->lo : pn->mid, nk = pn->n_keys;
+  bool pad_probe = !bl && pn->kind == SQL_JOIN_LEFT; /* the probe is a LEFT JOIN's left */
+  bool sweep = bl && pn->kind == SQL_JOIN_LEFT;      /* the build is */
+  for (;;) {
+    if (j->in_sweep) {
+      while (j->sweep < j->n_held) {
+        size_t i = j->sweep++;
+        if (j->matched[i]) continue;
+        exec_join_restore(j, j->held[i], nk, row, pn->lo);
+        exec_join_pad(j, row, pn->mid, pn->hi);
+        return EXEC_ROW;
+      }
+      return EXEC_DONE;
+    }
+    if (!j->have_row) {
+      if (j->n_held == 0 && !pad_probe) return EXEC_DONE; /* nothing can come out */
+      rc = exec_join_next(probe, row, err);
+      if (rc == EXEC_DONE && sweep) {
+        j->in_sweep = true;
+        continue;
+      }
+      if (rc != EXEC_ROW) return rc;
+      if (bl) pn->act->rows_right++;
+      else pn->act->rows_left++;
+      rc = eval_keys(j, bl ? pn->rkeys : pn->lkeys, row, err);
+      if (rc) return rc;
+      j->have_row = true;
+      j->row_matched = false;
+      if (keys_null(j->keys, nk)) {
+        j->pos = NO_ROW;
+      } else {
+        j->cur_hash = keys_hash(j->keys, nk);
+        j->pos = j->head[j->cur_hash & (j->n_buckets - 1)];
+      }
+    }
+    while (j->pos != NO_ROW) {
+      uint32_t i = j->pos;
+      j->pos = j->next[i];
+      const exec_mrow *h = j->held[i];
+      if (h->hash != j->cur_hash || !keys_equal(h->v, j->keys, nk)) continue;
+      exec_join_restore(j, h, nk, row, bfrom);
+      int ok = exec_join_check(j, row, err);
+      if (ok < 0) return -ok;
+      if (!ok) continue;
+      j->row_matched = true;
+      if (j->matched) j->matched[i] = true;
+      return EXEC_ROW;
+    }
+    j->have_row = false;
+    if (pad_probe && !j->row_matched) {
+      exec_join_pad(j, row, pn->mid, pn->hi);
+      return EXEC_ROW;
+    }
+  }
+}

@@ -1,0 +1,99 @@
+/*
+** exec/op_join.h: the join operators that run a plan_join_node tree (planner/plan_join.h)
+** under a SELECT's pipeline (exec/op_query.c): exec/op_join.c drives the tree and its leaves
+** (each a single-table exec_query), exec/op_hashjoin.c the hash join, exec/op_nljoin.c the
+** nested loop. A node's next row fills its slots of the joined row: the leaves' projected
+** columns at their table's slots, NULLs over the right table's slots for a LEFT JOIN's
+** unmatched left row.
+**
+** Memory: the rows a join holds (the hash join's build input, the nested loop's right
+** input) are copied out of the scans and counted against ctx->mem_limit (the session's join
+** memory, EXEC_JOIN_MEMORY_DEFAULT unless exec_set_join_memory changed it); past it the
+** run stops with EXEC_TOOBIG naming the limit (no spill to disk yet).
+**
+** Not here: planning (planner/join.c), the steps above the join (exec/op_query.c).
+*/
+#ifndef ROWAN_EXEC_OP_JOIN_H
+#define ROWAN_EXEC_OP_JOIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "exec/op.h"
+#include "planner/plan_join.h"
+
+/* What every node of one tree shares. */
+typedef struct exec_join_ctx {
+  kv_db *db;                 /* store */
+  const kv_batch *overlay;   /* the transaction's writes, or NULL */
+  const cat_value *params;   /* bound parameters */
+  int n_params;              /* their count */
+  int64_t now_us;            /* NOW() of the statement */
+  const cat_value *nulls;    /* the joined row of typed NULLs (sel->n_slots), for padding */
+  size_t mem_limit;          /* bytes of rows each join may hold */
+  bool timing;               /* EXPLAIN ANALYZE: time the leaves' steps */
+} exec_join_ctx;
+
+typedef struct exec_join exec_join;
+struct exec_join {
+  const plan_join_node *pn;  /* the plan node */
+  exec_join_ctx *cx;         /* shared context */
+  exec_join *left, *right;   /* inputs of a join node */
+  exec_query *leaf;          /* a leaf: its table's query (malloc), or NULL */
+  exec_arena kscratch;       /* key values of the current input row */
+  exec_arena rscratch;       /* the residual's scratch, reset at each check */
+  exec_eval_ctx ev;          /* evaluation over the joined row */
+  char msg[EXEC_ERRMSG_MAX]; /* evaluation errors */
+  /* rows held: the hash join's build input or the nested loop's right input */
+  exec_mrow **held;          /* each: n_keys key values, then the input's slots */
+  size_t n_held, cap_held;   /* count, allocated */
+  size_t mem;                /* bytes they take (rows, pointers, chains) */
+  uint32_t *head;            /* hash join: bucket heads (UINT32_MAX: empty), n_buckets */
+  uint32_t *next;            /* hash join: the next row of the same bucket, per held row */
+  size_t n_buckets;          /* a power of two */
+  bool *matched;             /* hash join building the left input of a LEFT JOIN: the held
+                                rows some right row matched */
+  bool built;                /* the held rows are read */
+  /* the streaming side */
+  cat_value *keys;           /* the current probe row's key values (n_keys) */
+  bool have_row;             /* a streaming row is current */
+  bool row_matched;          /* it matched some held row */
+  uint32_t pos;              /* the next held row to try (chain position or index) */
+  uint64_t cur_hash;         /* hash join: the current probe row's key hash */
+  bool in_sweep;             /* emitting the unmatched held rows of a LEFT JOIN */
+  size_t sweep;              /* the next held row to look at */
+  bool done;                 /* no more rows */
+};
+
+/* Open the tree of plan node pn into *out (malloc; close with exec_join_close, also after an
+** error). The leaves' scans open at their first row. EXEC_OK, EXEC_NOMEM. */
+int exec_join_open(exec_join **out, const plan_join_node *pn, exec_join_ctx *cx,
+                   exec_error *err);
+/* The next joined row into row (the node's slots): EXEC_ROW, EXEC_DONE or an error. */
+int exec_join_next(exec_join *j, cat_value *row, exec_error *err);
+/* Close the tree and free it (NULL is fine); the figures stay in the plan's act/leaf_act. */
+void exec_join_close(exec_join *j);
+/* Stop reading the transaction's writes (exec_query_drop_overlay of each leaf). */
+void exec_join_drop_overlay(exec_join *j);
+
+/* The algorithms (exec/op_hashjoin.c, exec/op_nljoin.c): the next row of join node j. */
+int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err);
+int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err);
+
+/* Shared by the algorithms (exec/op_join.c). */
+/* Hold a copy of row[from, to) after the n_keys values keys (NULL when 0) in j->held,
+** counting its memory; EXEC_TOOBIG past cx->mem_limit with a message naming `what`. */
+int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_value *row,
+                   int from, int to, const char *what, exec_error *err);
+/* Copy held row h's slots (after its n_keys keys) back into row[from, ...). */
+void exec_join_restore(const exec_join *j, const exec_mrow *h, int n_keys, cat_value *row,
+                       int from);
+/* Pad row[from, to) with the typed NULLs of the context. */
+void exec_join_pad(const exec_join *j, cat_value *row, int from, int to);
+/* Check the residual over row: 1 true, 0 not, or -error. */
+int exec_join_check(exec_join *j, const cat_value *row, exec_error *err);
+/* An evaluation error of j into err; returns rc. */
+int exec_join_eval_err(exec_join *j, int rc, exec_error *err);
+
+#endif /* ROWAN_EXEC_OP_JOIN_H */

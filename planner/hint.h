@@ -1,0 +1,21 @@
+/*
+** planner/hint.h: the words of an optimizer hint (the comment that starts with a plus sign
+** after SELECT, UPSERT or DELETE, as in Phoenix) that no part of the planner acts on, for
+** EXPLAIN's HINT lines, so a misspelt or unsupported hint is reported, never silently
+** dropped. The hints themselves are read where they act (INDEX and NO_INDEX:
+** planner/index_choice.c; SKIP_SCAN, RANGE_SCAN and NO_SKIP_SCAN: planner/skip_prefix.h;
+** NO_PUSHDOWN: exec/op_colagg.c); a new hint is added to the list in planner/hint.c with them.
+*/
+#ifndef ROWAN_PLANNER_HINT_H
+#define ROWAN_PLANNER_HINT_H
+
+#include "planner/plan.h"
+
+/* The note for the words of hint text `hint` (NULL: none) that are not hints Rowan acts on:
+** "FOO ignored: not a hint Rowan knows (...)", or for a Phoenix hint Rowan does not act on
+** (SMALL, NO_CACHE, SERIAL, ...) "SMALL ignored: a Phoenix hint with no effect in Rowan";
+** several joined by "; ". In arena A; NULL when every word is known (or out of memory).
+** A word's parenthesized arguments (INDEX(T IX)) are skipped. */
+const char *plan_hint_unknown(plan_arena *A, const char *hint);
+
+#endif /* ROWAN_PLANNER_HINT_H */

@@ -1,0 +1,425 @@
+/*
+** planner/join.c: planning a SELECT over several tables into a join tree (planner/
+** plan_join.h), once the parameters are known.
+**
+** The WHERE and every ON are split on AND into terms, and each term is placed where it is
+** checked first, without changing the answer:
+**  - a term over one table that no LEFT JOIN pads (a WHERE term, or an ON term of an inner
+**    join) goes into that table's own plan, which makes it a key range, a skip scan, a
+**    pushed filter or a residual exactly as for a query of that table alone; so does an ON
+**    term of a LEFT JOIN over its right table alone (it filters the rows that may match);
+**  - another ON term stays on its join; another WHERE term goes on the join of the last
+**    table it names when that join is inner (or a comma or cross join), else after the
+**    whole tree (q->join_filter): the NULLs a LEFT JOIN pads must reach it;
+**  - a term with no column (a constant or a parameter) is checked after the tree;
+**  - a `column = constant` (or IN) term pushed into one table is also pushed into the table
+**    joined to it by an equality of two columns of the same type (propagate() has the
+**    directions that keep a LEFT JOIN's answer).
+** On each join, an equality between an expression of the left tables and one of the right
+** table, of types that hash alike, becomes a hash key; the rest is the residual. A join
+** with a key is a hash join whose build side is the input estimated smaller (the leaves'
+** estimates, planner/select.c; a join's output is estimated as its larger input's rows, a
+** cross join's as the product); a join without one is a nested loop over the right input.
+** The order of the tables is the FROM order (no reordering in this slice).
+**
+** Not here: binding the FROM (planner/bind_from.c), EXPLAIN (planner/explain_join.c),
+** running the tree (exec/op_join.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/engine.h"
+#include "planner/index_choice.h"
+#include "planner/plan_join.h"
+#include "planner/plan_reuse.h"
+#include "sql/ast.h"
+
+#define MAX_TABLES 64 /* a term's tables are a bit mask */
+
+/* The table (index in s->from) whose columns hold joined-row slot `slot`. */
+static int table_of(const plan_select *s, int slot) {
+  int i = s->n_from - 1;
+  while (i > 0 && s->from[i].base > slot) i--;
+  return i;
+}
+
+static uint64_t mask_of(const plan_select *s, const plan_expr *e) {
+  if (!e) return 0;
+  uint64_t m = e->kind == PX_COLUMN ? 1ull << table_of(s, e->column) : 0;
+  for (uint32_t i = 0; i < e->n_args; i++) m |= mask_of(s, e->args[i]);
+  return m;
+}
+
+static int highest(uint64_t m) {
+  int h = -1;
+  for (int i = 0; i < MAX_TABLES; i++)
+    if (m & (1ull << i)) h = i;
+  return h;
+}
+
+static void mark_slots(const plan_expr *e, bool *used) {
+  if (!e) return;
+  if (e->kind == PX_COLUMN) used[e->column] = true;
+  for (uint32_t i = 0; i < e->n_args; i++) mark_slots(e->args[i], used);
+}
+
+/* A growable array of terms in the arena. */
+typedef struct terms {
+  plan_expr **v;  /* terms */
+  int n, cap;     /* count, allocated */
+} terms;
+
+static int push(plan_arena *A, terms *t, plan_expr *e) {
+  if (t->n == t->cap) {
+    int nc = t->cap ? t->cap * 2 : 8;
+    plan_expr **nv = plan_arena_alloc(A, (size_t)nc * sizeof *nv);
+    if (!nv) return EXEC_NOMEM;
+    if (t->n) memcpy(nv, t->v, (size_t)t->n * sizeof *nv);
+    t->v = nv;
+    t->cap = nc;
+  }
+  t->v[t->n++] = e;
+  return EXEC_OK;
+}
+
+/* The AND-terms of e appended to t. */
+static int split(plan_arena *A, plan_expr *e, terms *t) {
+  if (!e) return EXEC_OK;
+  if (e->kind == PX_BINARY && e->op == SQL_OP_AND) {
+    int rc = split(A, e->args[0], t);
+    return rc ? rc : split(A, e->args[1], t);
+  }
+  return push(A, t, e);
+}
+
+/* A copy of e over table `t`'s own columns (joined-row slot - base), or NULL on OOM. */
+static plan_expr *remap(plan_arena *A, const plan_expr *e, int base, const cat_table *t) {
+  plan_expr *c = plan_arena_alloc(A, sizeof *c);
+  if (!c) return NULL;
+  *c = *e;
+  if (e->kind == PX_COLUMN) {
+    c->column = e->column - base;
+    c->nullable = t->columns[c->column].nullable;
+  }
+  if (e->n_args) {
+    c->args = plan_arena_alloc(A, e->n_args * sizeof *c->args);
+    if (!c->args) return NULL;
+    for (uint32_t i = 0; i < e->n_args; i++)
+      if (!(c->args[i] = remap(A, e->args[i], base, t))) return NULL;
+  }
+  return c;
+}
+
+/* True when values of types a and b that compare equal also hash equal (exec/eval.h
+** exec_value_hash): both numbers, both strings, both date/timestamp, or the same type. */
+static bool hash_alike(const cat_type *a, const cat_type *b) {
+  if (a->id == 0 || b->id == 0) return false;
+  if (cat_type_is_numeric(a->id)) return cat_type_is_numeric(b->id);
+  if (cat_type_is_string(a->id)) return cat_type_is_string(b->id);
+  if (a->id == CAT_T_ARRAY) /* hashed by their bytes: equal arrays of one element type only */
+    return b->id == CAT_T_ARRAY && a->elem == b->elem;
+  bool da = a->id == CAT_T_DATE || a->id == CAT_T_TIMESTAMP;
+  bool db = b->id == CAT_T_DATE || b->id == CAT_T_TIMESTAMP;
+  if (da || db) return da && db;
+  return a->id == b->id;
+}
+
+static uint64_t mul_cap(uint64_t a, uint64_t b) {
+  if (a && b > UINT64_MAX / a) return UINT64_MAX;
+  return a * b;
+}
+
+/* The plan of table i's leaf: its pushed terms as the WHERE, the used columns projected. */
+static int leaf_build(kv_db *db, const plan_select *s, int i, const terms *pushed,
+                      const bool *used, const cat_value *params, int n_params, plan_arena *A,
+                      plan_join_node *n, char *msg, size_t cap, bool full) {
+  const plan_from *f = &s->from[i];
+  const cat_table *t = f->table;
+  plan_select *ls = plan_arena_alloc(A, sizeof *ls);
+  const char **cn = plan_arena_alloc(A, (size_t)(t->n_columns + 1) * sizeof *cn);
+  plan_expr **proj = plan_arena_alloc(A, (size_t)(t->n_columns + 1) * sizeof *proj);
+  char **names = plan_arena_alloc(A, (size_t)(t->n_columns + 1) * sizeof *names);
+  int *cols = plan_arena_alloc(A, (size_t)(t->n_columns + 1) * sizeof *cols);
+  n->leaf_act = plan_arena_alloc(A, sizeof *n->leaf_act);
+  if (!ls || !cn || !proj || !names || !cols || !n->leaf_act) goto nomem;
+  ls->table = t;
+  ls->col_names = cn;
+  int k = 0;
+  for (int c = 0; c < t->n_columns; c++) {
+    cn[c] = t->columns[c].name;
+    if (!used[f->base + c]) continue;
+    plan_expr *e = plan_arena_alloc(A, sizeof *e);
+    if (!e) goto nomem;
+    e->kind = PX_COLUMN;
+    e->column = c;
+    e->type = t->columns[c].type;
+    e->nullable = t->columns[c].nullable;
+    e->off = f->off;
+    proj[k] = e;
+    names[k] = (char *)t->columns[c].name;
+    cols[k++] = c;
+  }
+  ls->proj = proj;
+  ls->names = names;
+  ls->n_proj = ls->n_out = k;
+  if (pushed->n) {
+    plan_expr **local = plan_arena_alloc(A, (size_t)pushed->n * sizeof *local);
+    if (!local) goto nomem;
+    for (int j = 0; j < pushed->n; j++)
+      if (!(local[j] = remap(A, pushed->v[j], f->base, t))) goto nomem;
+    ls->where = plan_and_terms(A, (const plan_expr *const *)local, (uint32_t)pushed->n);
+    if (!ls->where) goto nomem;
+  }
+  n->leaf = true;
+  n->from = i;
+  n->leaf_sel = ls;
+  n->leaf_cols = cols;
+  n->lo = n->mid = f->base;
+  n->hi = f->base + t->n_columns;
+  int rc = full ? plan_query_build(db, ls, params, n_params, A, &n->leaf_q, msg, cap)
+                : plan_query_rebuild(db, ls, params, n_params, A, &n->leaf_q, msg, cap);
+  if (rc) return rc;
+  n->est_rows = n->leaf_q.has_scan ? n->leaf_q.scan.est_rows : 1;
+  return EXEC_OK;
+nomem:
+  snprintf(msg, cap, "out of memory");
+  return EXEC_NOMEM;
+}
+
+/* Split the terms of join node n (right table k) into hash keys and the residual. */
+static int node_terms(const plan_select *s, int k, const terms *t, plan_arena *A,
+                      plan_join_node *n) {
+  uint64_t left = (1ull << k) - 1, right = 1ull << k;
+  n->lkeys = plan_arena_alloc(A, (size_t)(t->n + 1) * sizeof *n->lkeys);
+  n->rkeys = plan_arena_alloc(A, (size_t)(t->n + 1) * sizeof *n->rkeys);
+  plan_expr **rest = plan_arena_alloc(A, (size_t)(t->n + 1) * sizeof *rest);
+  if (!n->lkeys || !n->rkeys || !rest) return EXEC_NOMEM;
+  int nr = 0;
+  for (int i = 0; i < t->n; i++) {
+    plan_expr *e = t->v[i];
+    if (e->kind == PX_BINARY && e->op == SQL_OP_EQ && e->args[0]->kind != PX_ROW) {
+      uint64_t a = mask_of(s, e->args[0]), b = mask_of(s, e->args[1]);
+      int side = a && b && !(a & ~left) && b == right   ? 0
+                 : a && b && !(b & ~left) && a == right ? 1
+                                                         : -1;
+      if (side >= 0 && hash_alike(&e->args[0]->type, &e->args[1]->type)) {
+        n->lkeys[n->n_keys] = e->args[side];
+        n->rkeys[n->n_keys++] = e->args[1 - side];
+        continue;
+      }
+    }
+    rest[nr++] = e;
+  }
+  if (nr) {
+    n->residual = plan_and_terms(A, (const plan_expr *const *)rest, (uint32_t)nr);
+    if (!n->residual) return EXEC_NOMEM;
+  }
+  return EXEC_OK;
+}
+
+/* If e is `column = constant` (or a parameter), or `column IN (constants)`, over joined-row
+** slot `slot`: true. Such a term on one side of a join key `a = b` holds for the other side
+** of every pair the key matches. */
+static bool const_term_on(const plan_expr *e, int slot) {
+  if (e->kind == PX_BINARY && e->op == SQL_OP_EQ) {
+    for (int side = 0; side < 2; side++) {
+      const plan_expr *c = e->args[side], *o = e->args[1 - side];
+      if (c->kind == PX_COLUMN && c->column == slot && (o->kind == PX_CONST || o->kind == PX_PARAM))
+        return true;
+    }
+    return false;
+  }
+  if (e->kind == PX_IN && !e->negated && e->args[0]->kind == PX_COLUMN &&
+      e->args[0]->column == slot) {
+    for (uint32_t i = 1; i < e->n_args; i++)
+      if (e->args[i]->kind != PX_CONST && e->args[i]->kind != PX_PARAM) return false;
+    return true;
+  }
+  return false;
+}
+
+/* A copy of e with its column node(s) of slot `from` replaced by column node `to`. */
+static plan_expr *swap_column(plan_arena *A, const plan_expr *e, int from, const plan_expr *to) {
+  if (e->kind == PX_COLUMN && e->column == from) return (plan_expr *)to;
+  plan_expr *c = plan_arena_alloc(A, sizeof *c);
+  if (!c) return NULL;
+  *c = *e;
+  if (e->n_args) {
+    c->args = plan_arena_alloc(A, e->n_args * sizeof *c->args);
+    if (!c->args) return NULL;
+    for (uint32_t i = 0; i < e->n_args; i++)
+      if (!(c->args[i] = swap_column(A, e->args[i], from, to))) return NULL;
+  }
+  return c;
+}
+
+/* Constants across join keys: for each key `a = b` of two plain columns of the same type on
+** an inner join, a term `a = constant` (or IN) pushed into a's table is also pushed into b's,
+** and the other way; so `WHERE r.STATION = 'Dongsi'` also makes the key range of the table
+** joined on STATION. On a LEFT JOIN only from the left table to the right one (a term on the
+** right may not remove left rows). Not onto a table a LEFT JOIN pads. Two passes carry a
+** constant along a chain of keys. */
+static int propagate(const plan_select *s, terms *pushed, const terms *on_node, plan_arena *A) {
+  for (int pass = 0; pass < 2; pass++)
+    for (int k = 1; k < s->n_from; k++)
+      for (int i = 0; i < on_node[k].n; i++) {
+        const plan_expr *e = on_node[k].v[i];
+        if (e->kind != PX_BINARY || e->op != SQL_OP_EQ || e->args[0]->kind != PX_COLUMN ||
+            e->args[1]->kind != PX_COLUMN || e->args[0]->type.id != e->args[1]->type.id ||
+            e->args[0]->type.id == CAT_T_CHAR)
+          continue;
+        for (int dir = 0; dir < 2; dir++) {
+          const plan_expr *src = e->args[dir], *dst = e->args[1 - dir];
+          int ts = table_of(s, src->column), td = table_of(s, dst->column);
+          if (ts == td) continue;
+          if (s->from[k].join == SQL_JOIN_LEFT) {
+            if (td != k || ts == k) continue; /* only from the left tables to the right one */
+          } else if (s->from[td].join == SQL_JOIN_LEFT) {
+            continue; /* not onto a table a LEFT JOIN pads */
+          }
+          int n = pushed[ts].n;
+          for (int j = 0; j < n; j++) {
+            const plan_expr *t = pushed[ts].v[j];
+            if (!const_term_on(t, src->column)) continue;
+            bool have = false; /* already there (a second pass, or written twice) */
+            for (int h = 0; h < pushed[td].n && !have; h++)
+              have = const_term_on(pushed[td].v[h], dst->column) &&
+                     pushed[td].v[h]->n_args == t->n_args;
+            if (have) continue;
+            plan_expr *c = swap_column(A, t, src->column, dst);
+            if (!c || push(A, &pushed[td], c)) return EXEC_NOMEM;
+          }
+        }
+      }
+  return EXEC_OK;
+}
+
+int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                    plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
+  int nf = s->n_from;
+  if (nf > MAX_TABLES)
+    return snprintf(msg, cap, "a join of more than %d tables", MAX_TABLES), EXEC_TOOBIG;
+  terms all = {0}, post = {0};
+  terms *pushed = plan_arena_alloc(A, (size_t)nf * sizeof *pushed);
+  terms *on_node = plan_arena_alloc(A, (size_t)nf * sizeof *on_node);
+  int *origin = NULL;
+  if (!pushed || !on_node) goto nomem;
+  /* every term with where it comes from: -1 the WHERE, k the ON of table k */
+  if (split(A, s->where, &all)) goto nomem;
+  int n_where = all.n;
+  int *start = plan_arena_alloc(A, (size_t)(nf + 1) * sizeof *start);
+  if (!start) goto nomem;
+  for (int k = 1; k < nf; k++) {
+    start[k] = all.n;
+    if (split(A, s->from[k].on, &all)) goto nomem;
+  }
+  start[nf] = all.n;
+  origin = plan_arena_alloc(A, (size_t)(all.n + 1) * sizeof *origin);
+  if (!origin) goto nomem;
+  for (int i = 0, k = 1; i < all.n; i++) {
+    if (i < n_where) {
+      origin[i] = -1;
+      continue;
+    }
+    while (k + 1 < nf && i >= start[k + 1]) k++;
+    origin[i] = k;
+  }
+  for (int i = 0; i < all.n; i++) {
+    plan_expr *e = all.v[i];
+    uint64_t m = mask_of(s, e);
+    int hi = highest(m), o = origin[i];
+    bool one = m && !(m & (m - 1));
+    terms *dst;
+    if (o >= 0 && s->from[o].join == SQL_JOIN_LEFT) {
+      dst = m == (1ull << o) ? &pushed[o] : &on_node[o];
+    } else if (one && s->from[hi].join != SQL_JOIN_LEFT) {
+      dst = &pushed[hi];
+    } else if (o >= 0) {
+      dst = &on_node[o];
+    } else if (hi >= 1 && s->from[hi].join != SQL_JOIN_LEFT) {
+      dst = &on_node[hi];
+    } else {
+      dst = &post;
+    }
+    if (push(A, dst, e)) goto nomem;
+  }
+  if (propagate(s, pushed, on_node, A)) goto nomem;
+  /* the slots the query reads after the joins (as planner/select.c marks them) */
+  bool *used = plan_arena_alloc(A, (size_t)(s->n_slots + 1) * sizeof *used);
+  if (!used) goto nomem;
+  if (s->aggregate) {
+    for (int i = 0; i < s->n_group; i++) mark_slots(s->group[i], used);
+    for (int i = 0; i < s->n_aggs; i++) {
+      mark_slots(s->aggs[i].arg, used);
+      mark_slots(s->aggs[i].arg2, used);
+    }
+  } else {
+    for (int i = 0; i < s->n_proj; i++) mark_slots(s->proj[i], used);
+  }
+  for (int i = 0; i < post.n; i++) mark_slots(post.v[i], used);
+  for (int k = 0; k < nf; k++)
+    for (int i = 0; i < on_node[k].n; i++) mark_slots(on_node[k].v[i], used);
+  /* the tree, left-deep in FROM order */
+  plan_join_node *tree = NULL;
+  for (int k = 0; k < nf; k++) {
+    plan_join_node *leaf = plan_arena_alloc(A, sizeof *leaf);
+    if (!leaf) goto nomem;
+    int rc = leaf_build(db, s, k, &pushed[k], used, params, n_params, A, leaf, msg, cap, full);
+    if (rc) {
+      plan_query_free(&leaf->leaf_q);
+      q->join = tree;
+      return rc;
+    }
+    if (!tree) {
+      tree = leaf;
+      continue;
+    }
+    plan_join_node *j = plan_arena_alloc(A, sizeof *j);
+    if (!j) {
+      plan_query_free(&leaf->leaf_q);
+      q->join = tree;
+      goto nomem;
+    }
+    j->left = tree;
+    j->right = leaf;
+    j->kind = s->from[k].join == SQL_JOIN_LEFT ? SQL_JOIN_LEFT
+              : on_node[k].n || s->from[k].join != SQL_JOIN_CROSS ? SQL_JOIN_INNER
+                                                                 : SQL_JOIN_CROSS;
+    j->lo = tree->lo;
+    j->mid = leaf->lo;
+    j->hi = leaf->hi;
+    j->act = plan_arena_alloc(A, sizeof *j->act);
+    q->join = j; /* from here on plan_query_free reaches every leaf */
+    if (!j->act || node_terms(s, k, &on_node[k], A, j)) goto nomem;
+    uint64_t l = tree->est_rows, r = leaf->est_rows;
+    if (j->n_keys) {
+      j->algo = PLAN_JOIN_HASH;
+      j->build_left = l < r;
+      j->est_rows = l > r ? l : r;
+    } else {
+      j->algo = PLAN_JOIN_NESTED_LOOP;
+      j->est_rows = j->residual ? (l > r ? l : r) : mul_cap(l, r);
+    }
+    if (j->kind == SQL_JOIN_LEFT && j->est_rows < l) j->est_rows = l;
+    tree = j;
+  }
+  q->join = tree;
+  q->join_filter = post.n ? plan_and_terms(A, (const plan_expr *const *)post.v, (uint32_t)post.n)
+                          : NULL;
+  if (post.n && !q->join_filter) goto nomem;
+  return EXEC_OK;
+nomem:
+  snprintf(msg, cap, "out of memory");
+  return EXEC_NOMEM;
+}
+
+void plan_join_free(plan_join_node *n) {
+  if (!n) return;
+  if (n->leaf) {
+    plan_query_free(&n->leaf_q);
+    return;
+  }
+  plan_join_free(n->left);
+  plan_join_free(n->right);
+}

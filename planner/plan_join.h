@@ -1,0 +1,93 @@
+/*
+** planner/plan_join.h: the join tree of a SELECT over several tables (issue 16, first slice),
+** built by planner/join.c, printed by planner/explain_join.c and run by exec/op_join.c
+** (exec/op_hashjoin.c, exec/op_nljoin.c).
+**
+** The tree is left-deep in FROM order: node k joins the tree of tables 0..k-1 (left) with
+** table k (right). Every node fills a contiguous part of the joined row (planner/plan.h
+** plan_from: table i's columns are slots from[i].base ...): the left input slots [lo, mid),
+** the right input [mid, hi). A leaf is a whole single-table plan (plan_query) of its table,
+** with the WHERE and ON terms that concern that table alone pushed into it, so its key
+** ranges, skip scans, pushed filters and index choice are the single-table planner's; it
+** projects the columns the rest of the query needs (leaf_cols).
+**
+** Algorithms: a hash join when the join has equality terms between the two inputs (the side
+** estimated smaller is built, the other probes; other terms are a residual checked after a
+** key match), else a nested loop over the right input's rows held in memory. LEFT joins pad
+** the right input's slots with NULLs for a left row nothing matched. Both hold at most the
+** session's join memory (exec_set_join_memory); more is an error for now (no spill yet).
+**
+** The actual figures of a run (EXPLAIN ANALYZE) are written by the executor into `act` and
+** `leaf_act`, which the planner allocates with the plan (zeroed at each run's open).
+**
+** Not here: binding the FROM (planner/bind_from.c), the operators (exec/op_*join.c).
+*/
+#ifndef ROWAN_PLANNER_PLAN_JOIN_H
+#define ROWAN_PLANNER_PLAN_JOIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "planner/plan_select.h"
+
+/* ORDER PLAN_JOIN_ALGO: explain_join.c names them in this order. */
+enum plan_join_algo { PLAN_JOIN_HASH = 1, PLAN_JOIN_NESTED_LOOP };
+
+/* What one join node did in a run (EXPLAIN ANALYZE). */
+typedef struct plan_join_actual {
+  uint64_t rows_left;     /* rows read from the left input */
+  uint64_t rows_right;    /* rows read from the right input */
+  uint64_t rows_out;      /* joined rows passed on */
+  uint64_t build_rows;    /* rows held (the hash table's, or the nested loop's inner rows) */
+  uint64_t peak_bytes;    /* memory those rows took at most */
+} plan_join_actual;
+
+typedef struct plan_join_node plan_join_node;
+struct plan_join_node {
+  bool leaf;                  /* a table (else a join of two inputs) */
+  /* leaf */
+  int from;                   /* index of the table in sel->from */
+  plan_select *leaf_sel;      /* the single-table SELECT the leaf runs (pushed WHERE) */
+  plan_query leaf_q;          /* its plan */
+  int *leaf_cols;             /* leaf_sel->proj[i] is the table's column leaf_cols[i] */
+  plan_actuals *leaf_act;     /* the leaf's figures of the last run */
+  /* join */
+  int algo;                   /* enum plan_join_algo */
+  int kind;                   /* SQL_JOIN_INNER, SQL_JOIN_LEFT or SQL_JOIN_CROSS (COMMA and
+                                 CROSS with terms run as INNER) */
+  plan_join_node *left;       /* the tables before this one */
+  plan_join_node *right;      /* this table (a leaf) */
+  int lo, mid, hi;            /* slots: the left input fills [lo, mid), the right [mid, hi) */
+  bool build_left;            /* hash join: the left input is built (else the right) */
+  int n_keys;                 /* equality terms used as the hash key */
+  plan_expr **lkeys;          /* their left sides, over the joined row (left slots only) */
+  plan_expr **rkeys;          /* their right sides (right slots only) */
+  plan_expr *residual;        /* the other terms of this join, checked on each matched pair
+                                 (a nested loop's whole condition); NULL: none */
+  uint64_t est_rows;          /* estimated rows out (a leaf: its scan's estimate) */
+  plan_join_actual *act;      /* figures of the last run */
+};
+
+/* Plan the join query s (s->n_from >= 2) into q: each table's terms pushed into its leaf
+** plan, the remaining terms on the lowest join that may check them or, past a LEFT join's
+** padding, in q->join_filter; hash or nested loop per join; the build side from the leaves'
+** estimates (full false: no estimates, as plan_query_rebuild). q->join is set, has_scan is
+** false. EXEC_OK, EXEC_ERROR (a leaf's LIMIT), EXEC_NOMEM, EXEC_TOOBIG with msg. */
+int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                    plan_arena *A, plan_query *q, char *msg, size_t cap, bool full);
+/* Free what the leaves' plans own (their key ranges and filters). */
+void plan_join_free(plan_join_node *n);
+
+/* The EXPLAIN lines of join tree n (its leaves' own lines indented under it), with the
+** figures of the last run when a is not NULL; appended to *lines (arena strings, *n_lines
+** counts). EXEC_OK or EXEC_NOMEM. */
+int plan_join_explain(const plan_join_node *n, const plan_select *s, bool analyzed,
+                      plan_arena *A, char ***lines, int *n_lines);
+
+/* The EXPLAIN lines of one single-table plan q (a leaf) without the statement's own lines
+** (no TOTAL), with its figures a or NULL (planner/explain.c). EXEC_OK or EXEC_NOMEM. */
+int plan_explain_query(const plan_query *q, const plan_actuals *a, plan_arena *A,
+                       char ***lines, int *n);
+
+#endif /* ROWAN_PLANNER_PLAN_JOIN_H */
