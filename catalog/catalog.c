@@ -158,6 +158,7 @@ static void table_record(const cat_table *t, buf *b) {
     const cat_column *c = &t->columns[i];
     put_str(b, c->name);
     put_u8(b, c->type.id);
+    if (c->type.id == CAT_T_ARRAY) put_u8(b, c->type.elem); /* element type id */
     put_u8(b, c->type.precision);
     put_u8(b, c->type.scale);
     put_var(b, c->type.length);
@@ -225,6 +226,7 @@ static cat_table *parse_table(const uint8_t *p, size_t n) {
     cat_column *c = &t->columns[i];
     c->name = get_str(&r);
     c->type.id = get_u8(&r);
+    if (c->type.id == CAT_T_ARRAY) c->type.elem = get_u8(&r);
     c->type.precision = get_u8(&r);
     c->type.scale = get_u8(&r);
     c->type.length = (uint32_t)get_var(&r);

@@ -47,6 +47,8 @@ int cat_key_encode_col(const cat_key_col *col, const cat_value *v, uint8_t *buf,
     *pos = o;
     return CAT_OK;
   }
+  if (id == CAT_T_ARRAY) /* no order-preserving encoding (catalog/array.h) */
+    return cat_err(err, CAT_ERR_TYPE, "an ARRAY cannot be part of a row key");
   if (v->type.id != id) {
     return cat_err(err, CAT_ERR_TYPE, "%s value given for a %s key column",
                    cat_type_name(v->type.id), cat_type_name(id));

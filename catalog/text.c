@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/array.h"
 #include "catalog/decimal.h"
 
 int64_t cat_days_from_civil(int64_t y, int m, int d) {
@@ -125,9 +126,12 @@ int cat_text_parse(const cat_type *t, const char *s, size_t n, cat_value *out, c
     default:
       break;
   }
-  char tt[32];
+  char tt[48];
   cat_type_format(t, tt, sizeof tt);
   size_t i = 0;
+  if (t->id == CAT_T_ARRAY) /* its encoding needs memory: cat_value_cast with a buffer */
+    return cat_err(err, CAT_ERR_TYPE, "text cannot be read as %s here (write ARRAY[...] or "
+                   "CAST('[...]' AS %s))", tt, tt);
   switch (t->id) {
     case CAT_T_BOOLEAN:
       if (ieq(s, n, "TRUE") || ieq(s, n, "T") || ieq(s, n, "1")) v.u.b = true;
@@ -306,6 +310,7 @@ static void frac_text(int64_t us, char *f) {
 size_t cat_text_format(const cat_value *v, char *buf, size_t cap) {
   if (v->is_null) return (size_t)snprintf(buf, cap, "NULL");
   switch (v->type.id) {
+    case CAT_T_ARRAY: return cat_array_format(v, buf, cap);
     case CAT_T_BOOLEAN: return (size_t)snprintf(buf, cap, "%s", v->u.b ? "TRUE" : "FALSE");
     case CAT_T_TINYINT: case CAT_T_SMALLINT: case CAT_T_INTEGER: case CAT_T_BIGINT:
       return (size_t)snprintf(buf, cap, "%" PRId64, v->u.i);

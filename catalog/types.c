@@ -19,7 +19,7 @@ static const char *const status_names[CAT_STATUS_COUNT] = {
 /* ORDER CAT_TYPE (index = id) */
 static const char *const type_names[CAT_T_MAX + 1] = {
     "?",       "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER",   "BIGINT", "FLOAT", "DOUBLE",
-    "DECIMAL", "CHAR",    "VARCHAR", "VARBINARY", "DATE",     "TIME",   "TIMESTAMP"};
+    "DECIMAL", "CHAR",    "VARCHAR", "VARBINARY", "DATE",     "TIME",   "TIMESTAMP", "ARRAY"};
 
 int cat_err(cat_error *err, int code, const char *fmt, ...) {
   if (err) {
@@ -45,6 +45,13 @@ const char *cat_type_name(int id) {
 
 char *cat_type_format(const cat_type *t, char *buf, size_t cap) {
   if (!cap) return buf;
+  if (t->id == CAT_T_ARRAY) { /* "VARCHAR(10) ARRAY", Phoenix's spelling */
+    cat_type e = cat_type_elem(t);
+    cat_type_format(&e, buf, cap);
+    size_t n = strlen(buf);
+    snprintf(buf + n, cap - n, " ARRAY");
+    return buf;
+  }
   const char *n = cat_type_name(t->id);
   if (t->id == CAT_T_DECIMAL && t->precision)
     snprintf(buf, cap, "%s(%u,%u)", n, (unsigned)t->precision, (unsigned)t->scale);
@@ -56,7 +63,7 @@ char *cat_type_format(const cat_type *t, char *buf, size_t cap) {
 }
 
 int cat_type_lookup(const char *name) {
-  for (int i = 1; i <= CAT_T_MAX; i++)
+  for (int i = 1; i < CAT_T_ARRAY; i++) /* ARRAY is not a type name by itself */
     if (strcmp(name, type_names[i]) == 0) return i;
   if (strcmp(name, "INT") == 0) return CAT_T_INTEGER;
   if (strcmp(name, "REAL") == 0) return CAT_T_FLOAT;
@@ -101,6 +108,13 @@ const char *cat_type_hint(const char *name) {
 
 int cat_type_validate(const cat_type *t, cat_error *err) {
   if (t->id < 1 || t->id > CAT_T_MAX) return cat_err(err, CAT_ERR_INVALID, "unknown type id %d", t->id);
+  if (t->id == CAT_T_ARRAY) {
+    if (t->elem < 1 || t->elem >= CAT_T_ARRAY)
+      return cat_err(err, CAT_ERR_INVALID, "ARRAY of unknown element type id %d", t->elem);
+    cat_type e = cat_type_elem(t);
+    return cat_type_validate(&e, err);
+  }
+  if (t->elem) return cat_err(err, CAT_ERR_INVALID, "element type id %d on a non-ARRAY type", t->elem);
   if (t->id == CAT_T_DECIMAL) {
     if (t->precision > CAT_DEC_MAX_PRECISION)
       return cat_err(err, CAT_ERR_INVALID, "DECIMAL precision %u out of range 1..38", t->precision);
@@ -121,6 +135,9 @@ bool cat_type_is_integer(int id) { return id >= CAT_T_TINYINT && id <= CAT_T_BIG
 bool cat_type_is_float(int id) { return id == CAT_T_FLOAT || id == CAT_T_DOUBLE; }
 bool cat_type_is_numeric(int id) { return id >= CAT_T_TINYINT && id <= CAT_T_DECIMAL; }
 bool cat_type_is_string(int id) { return id == CAT_T_CHAR || id == CAT_T_VARCHAR; }
+bool cat_type_has_bytes(int id) {
+  return id == CAT_T_CHAR || id == CAT_T_VARCHAR || id == CAT_T_VARBINARY || id == CAT_T_ARRAY;
+}
 
 int cat_type_fixed_width(int id) {
   switch (id) {
@@ -167,7 +184,7 @@ cat_value cat_v_float(float f) {
 }
 
 cat_value cat_v_dec(cat_dec d, uint8_t precision, uint8_t scale) {
-  cat_type t = {CAT_T_DECIMAL, precision, scale, 0};
+  cat_type t = {CAT_T_DECIMAL, precision, scale, 0, 0};
   cat_value v = cat_v_null(t);
   v.is_null = false;
   v.u.dec = d;

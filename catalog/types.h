@@ -25,6 +25,11 @@
 **   DATE       days since 1970-01-01, years 0001..9999 (proleptic Gregorian)
 **   TIME       microseconds since midnight, 00:00:00 .. 23:59:59.999999
 **   TIMESTAMP  microseconds since 1970-01-01 00:00:00 without time zone, years 0001..9999
+**   ARRAY      t ARRAY / t[]: an ordered list of values of one scalar type t (any of the
+**              above), NULL elements allowed (Phoenix's VARCHAR ARRAY, INTEGER ARRAY, ...).
+**              The descriptor's id is CAT_T_ARRAY, `elem` the element type id, and
+**              precision/scale/length describe the element. The value is held encoded
+**              (catalog/array.h), in u.s like bytes.
 */
 #ifndef ROWAN_CAT_TYPES_H
 #define ROWAN_CAT_TYPES_H
@@ -82,7 +87,8 @@ enum cat_type_id {
   CAT_T_DATE = 12,
   CAT_T_TIME = 13,
   CAT_T_TIMESTAMP = 14,
-  CAT_T_MAX = 14
+  CAT_T_ARRAY = 15,  /* elem holds the element type id (1..14) */
+  CAT_T_MAX = 15
 };
 
 #define CAT_DEC_MAX_PRECISION 38
@@ -93,12 +99,37 @@ typedef struct cat_type {
   uint8_t precision;  /* DECIMAL: 1..38; 0 = unconstrained (any value of <= 38 digits) */
   uint8_t scale;      /* DECIMAL: 0..precision; ignored when precision is 0 */
   uint32_t length;    /* CHAR(n)/VARCHAR(n): max characters; 0 = VARCHAR without limit */
+  uint8_t elem;       /* ARRAY: the element type id (precision, scale and length are the
+                         element's); 0 for every other type. Last, so that positional
+                         initializers of the four fields above leave it 0 */
 } cat_type;
 
 /* A type descriptor with only an id (no length, precision or scale). */
 static inline cat_type cat_type_of(int id) {
-  cat_type t = {(uint8_t)id, 0, 0, 0};
+  cat_type t = {(uint8_t)id, 0, 0, 0, 0};
   return t;
+}
+
+/* The ARRAY type whose elements are of type *elem (a scalar type). */
+static inline cat_type cat_type_array_of(const cat_type *elem) {
+  cat_type t = *elem;
+  t.elem = elem->id;
+  t.id = CAT_T_ARRAY;
+  return t;
+}
+
+/* The element type of an ARRAY type *t (id 0 when t is not an ARRAY). */
+static inline cat_type cat_type_elem(const cat_type *t) {
+  cat_type e = *t;
+  e.id = t->id == CAT_T_ARRAY ? t->elem : 0;
+  e.elem = 0;
+  return e;
+}
+
+/* True if two descriptors are the same type (id, element id, length, precision, scale). */
+static inline bool cat_type_equal(const cat_type *a, const cat_type *b) {
+  return a->id == b->id && a->elem == b->elem && a->length == b->length &&
+         a->precision == b->precision && a->scale == b->scale;
 }
 
 /* Type name without parameters ("DECIMAL"); "?" for an unknown id. */
@@ -122,6 +153,9 @@ bool cat_type_is_numeric(int id);
 bool cat_type_is_string(int id);
 /* Fixed byte width of a type in keys and cell values, or 0 for variable-length types. */
 int cat_type_fixed_width(int id);
+/* True for the types whose value lives in u.s (CHAR, VARCHAR, VARBINARY, ARRAY): the
+** bytes a copy of the value must carry along. */
+bool cat_type_has_bytes(int id);
 
 /* ---- DECIMAL -------------------------------------------------------------------------- */
 __extension__ typedef __int128 cat_i128;
@@ -146,7 +180,8 @@ typedef struct cat_value {
     double d;     /* FLOAT (a float widened exactly) and DOUBLE */
     cat_dec dec;  /* DECIMAL */
     struct {
-      const uint8_t *p;  /* CHAR/VARCHAR (UTF-8) and VARBINARY bytes, not owned */
+      const uint8_t *p;  /* CHAR/VARCHAR (UTF-8), VARBINARY and ARRAY (encoded) bytes, not
+                            owned */
       uint32_t len;      /* byte length */
     } s;                 /* strings and bytes */
   } u;            /* the payload, selected by type.id */

@@ -5,6 +5,7 @@
 */
 #include "catalog/valcodec.h"
 
+#include "catalog/array.h"
 #include "catalog/decimal.h"
 #include "catalog/value.h"
 
@@ -79,7 +80,7 @@ int cat_vc_encode(const cat_value *v, uint8_t *buf, size_t cap, size_t *len, cat
   int id = v->type.id;
   int w = cat_type_fixed_width(id);
   size_t need;
-  if (cat_type_is_string(id) || id == CAT_T_VARBINARY) {
+  if (cat_type_has_bytes(id)) {
     need = id == CAT_T_CHAR ? cat_char_trim(v->u.s.p, v->u.s.len) : v->u.s.len;
     *len = need;
     if (need > cap) return cat_err(err, CAT_ERR_TOOBIG, "value buffer too small (%zu bytes needed)", need);
@@ -132,6 +133,11 @@ int cat_vc_decode(const cat_type *t, const uint8_t *p, size_t len, cat_value *ou
       break;
     }
     case CAT_T_CHAR: case CAT_T_VARCHAR: case CAT_T_VARBINARY:
+      v.u.s.p = p;
+      v.u.s.len = (uint32_t)len;
+      break;
+    case CAT_T_ARRAY: /* the encoding itself (catalog/array.h), checked whole */
+      if (cat_array_validate(t, p, len, err) != CAT_OK) return CAT_ERR_CORRUPT;
       v.u.s.p = p;
       v.u.s.len = (uint32_t)len;
       break;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog/array.h"
 #include "catalog/decimal.h"
 
 bool cat_utf8_valid(const uint8_t *p, size_t len, size_t *bad_off) {
@@ -73,6 +74,7 @@ int cat_value_check(const cat_type *t, const cat_value *in, cat_value *out, cat_
   cat_value v = *in;
   v.type = *t;
   if (in->is_null) { *out = v; return CAT_OK; }
+  if (t->id == CAT_T_ARRAY) return cat_array_check(t, in, out, err);
   if (in->type.id != t->id) {
     char it[32];
     return cat_err(err, CAT_ERR_TYPE, "value of type %s given for %s",
@@ -160,6 +162,7 @@ int cat_value_compare(const cat_value *a, const cat_value *b, int *cmp, cat_erro
   *cmp = 0;
   if (a->is_null || b->is_null) { *cmp = (int)b->is_null - (int)a->is_null; return CAT_OK; }
   int x = a->type.id, y = b->type.id;
+  if (x == CAT_T_ARRAY && y == CAT_T_ARRAY) return cat_array_compare(a, b, cmp, err);
   if (cat_type_is_numeric(x) && cat_type_is_numeric(y)) {
     if (cat_type_is_float(x) || cat_type_is_float(y)) *cmp = cmp_double(as_double(a), as_double(b));
     else if (x == CAT_T_DECIMAL || y == CAT_T_DECIMAL) *cmp = cat_dec_cmp(as_dec(a), as_dec(b));
@@ -205,7 +208,24 @@ int cat_value_cast(const cat_value *in, const cat_type *to, cat_value *out, uint
                    size_t cap, cat_error *err) {
   if (in->is_null) { *out = cat_v_null(*to); return CAT_OK; }
   int x = in->type.id;
-  char tt[32], it[32]; /* type names, formatted only for an error message */
+  char tt[48], it[48]; /* type names, formatted only for an error message */
+  if (x == CAT_T_ARRAY || to->id == CAT_T_ARRAY) {
+    size_t len = 0;
+    if (x == CAT_T_ARRAY && to->id == CAT_T_ARRAY) {
+      if (in->type.elem == to->elem) return cat_array_check(to, in, out, err);
+      return cat_array_convert(in, to, buf, cap, &len, out, err);
+    }
+    if (x == CAT_T_ARRAY && (to->id == CAT_T_VARCHAR || to->id == CAT_T_CHAR)) {
+      size_t n = cat_array_format(in, (char *)buf, cap);
+      if (n >= cap) return cat_err(err, CAT_ERR_TOOBIG, "conversion buffer too small");
+      cat_value v = cat_v_str(CAT_T_VARCHAR, buf, n);
+      v.type = *to;
+      return cat_value_check(to, &v, out, err);
+    }
+    if (cat_type_is_string(x)) /* the text form [e1, e2] */
+      return cat_array_parse(to, (const char *)in->u.s.p, in->u.s.len, buf, cap, &len, out, err);
+    goto nocast;
+  }
   cat_value v = cat_v_null(*to);
   v.is_null = false;
   bool src_str = cat_type_is_string(x) || x == CAT_T_VARBINARY;

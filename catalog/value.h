@@ -16,6 +16,8 @@
 **    midnight); TIME only with TIME.
 **  - Any other pair (a string with a number, a BOOLEAN with a number, ...) is CAT_ERR_TYPE:
 **    the planner converts literals to the column type first (cat_value_cast).
+**  - ARRAY with ARRAY: element by element by these rules, a NULL element first, a proper
+**    prefix first (catalog/array.h); CAT_ERR_TYPE when the elements do not compare.
 **
 ** Conversion rules (cat_value_cast to a target type with its length/precision/scale):
 **  - number -> integer: DECIMAL and FLOAT/DOUBLE are rounded half away from zero, then
@@ -30,6 +32,10 @@
 **    time of day.
 **  - BOOLEAN <-> number is not allowed; a string 'true'/'false' converts to BOOLEAN.
 **  - CHAR values are held without trailing spaces after any cast or parse to CHAR.
+**  - ARRAY -> ARRAY: each element converted by these rules (re-encoded into buf, so
+**    CAT_ERR_TOOBIG when cap is short; the same element type only checks); ARRAY -> CHAR /
+**    VARCHAR: its text; text -> ARRAY: the text form [e1, e2] read into buf. An ARRAY
+**    converts to nothing else.
 */
 #ifndef ROWAN_CAT_VALUE_H
 #define ROWAN_CAT_VALUE_H
@@ -75,6 +81,8 @@ size_t cat_char_trim(const uint8_t *p, size_t len);
 **   TIMESTAMP YYYY-MM-DD[( |T)HH:MM[:SS[.fraction]]]  (fraction: 1-9 digits, truncated to
 **            microseconds)
 **   CHAR/VARCHAR/VARBINARY the bytes themselves (*out points into s).
+**   ARRAY    not here (its encoding needs memory): CAT_ERR_TYPE; cat_value_cast with a
+**            buffer, or cat_array_parse (catalog/array.h), reads the text form.
 ** Errors: CAT_ERR_SYNTAX "invalid DATE '2017-02-30'", CAT_ERR_RANGE "value 300 out of range
 ** for TINYINT", "value 1e400 out of range for DOUBLE", "value 'abcdefghijkl' too long for
 ** VARCHAR(10)", "invalid UTF-8 in VARCHAR value at byte 3". */
@@ -85,7 +93,8 @@ int cat_text_parse(const cat_type *t, const char *s, size_t n, cat_value *out, c
 ** NULL formats as "NULL"; BOOLEAN as TRUE/FALSE; DOUBLE/FLOAT the shortest text that reads
 ** back as the same value ("NaN", "Infinity", "-Infinity"); DECIMAL with its scale's digits;
 ** DATE "2016-01-01"; TIME "13:05:00" plus ".123" (milliseconds) or ".123456" when needed;
-** TIMESTAMP "2016-01-01 13:05:00[.fff[fff]]"; strings and bytes as their raw bytes. Every
+** TIMESTAMP "2016-01-01 13:05:00[.fff[fff]]"; strings and bytes as their raw bytes; ARRAY
+** as ['a', null] (catalog/array.h; read back by cat_array_parse, not cat_text_parse). Every
 ** non-NULL value parses back to an equal value with cat_text_parse. */
 size_t cat_text_format(const cat_value *v, char *buf, size_t cap);
 /* The DOUBLE text of cat_text_format found the general way (the fewest significant digits

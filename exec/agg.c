@@ -239,7 +239,7 @@ static int add_num(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
 /* *dst = *v, a string's bytes copied into *buf (grown as needed). EXEC_OK or EXEC_NOMEM. */
 static int keep_value(cat_value *dst, const cat_value *v, uint8_t **buf, size_t *buf_cap) {
   *dst = *v;
-  if (!v->is_null && (cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY)) {
+  if (!v->is_null && cat_type_has_bytes(v->type.id)) {
     size_t n = v->u.s.len;
     if (n > *buf_cap) {
       size_t c2 = *buf_cap ? *buf_cap : 32;
@@ -271,7 +271,7 @@ static int take_best(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
 /* A string value's own copy of its bytes (*copy, malloc'd; NULL for other values). */
 static int own_copy(cat_value *v, uint8_t **copy) {
   *copy = NULL;
-  if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
+  if (v->is_null || !cat_type_has_bytes(v->type.id))
     return EXEC_OK;
   *copy = malloc(v->u.s.len ? v->u.s.len : 1);
   if (!*copy) return EXEC_NOMEM;
@@ -475,7 +475,7 @@ int exec_agg_final(exec_agg *a, cat_value *out, exec_arena *arena, char *msg, si
       }
       *out = a->nth[n - 1].val;
       if (arena && !out->is_null &&
-          (cat_type_is_string(out->type.id) || out->type.id == CAT_T_VARBINARY)) {
+          cat_type_has_bytes(out->type.id)) {
         uint8_t *p = exec_arena_copy(arena, out->u.s.p, out->u.s.len);
         if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory");
         out->u.s.p = p;
@@ -512,7 +512,7 @@ int exec_agg_final(exec_agg *a, cat_value *out, exec_arena *arena, char *msg, si
     }
     default:
       *out = a->best;
-      if (arena && (cat_type_is_string(out->type.id) || out->type.id == CAT_T_VARBINARY)) {
+      if (arena && cat_type_has_bytes(out->type.id)) {
         uint8_t *p = exec_arena_copy(arena, out->u.s.p, out->u.s.len);
         if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory");
         out->u.s.p = p;

@@ -67,8 +67,8 @@ static size_t make_key(const cat_value *v, uint8_t *k, const uint8_t **tail, siz
     memcpy(k + 1, &d, 8);
     return 9;
   }
-  if (cat_type_is_string(id) || id == CAT_T_VARBINARY) {
-    k[0] = id == CAT_T_VARBINARY ? 'B' : 'S';
+  if (cat_type_has_bytes(id)) { /* an ARRAY by its canonical encoding (catalog/array.h) */
+    k[0] = id == CAT_T_VARBINARY ? 'B' : id == CAT_T_ARRAY ? 'A' : 'S';
     *tail = v->u.s.p;
     *tail_n = id == CAT_T_CHAR ? cat_char_trim(v->u.s.p, v->u.s.len) : v->u.s.len;
     return 1;

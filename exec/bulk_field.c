@@ -21,6 +21,10 @@ int exec_bulk_parse_field(const cat_column *c, const char *s, size_t n, cat_valu
   const cat_type *t = &c->type;
   v->type = *t;
   v->is_null = false;
+  if (t->id == CAT_T_ARRAY) /* its encoding needs memory the load does not keep per row */
+    return exec_error_set(err, EXEC_CONSTRAINT, "column %s: the bulk load does not read ARRAY "
+                          "columns (load without --bulk / rowan_bulk: UPSERT reads '[...]')",
+                          c->name);
   switch (t->id) {
     case CAT_T_TINYINT: case CAT_T_SMALLINT: case CAT_T_INTEGER: case CAT_T_BIGINT: {
       int64_t x;
@@ -76,6 +80,10 @@ int exec_bulk_cast_field(const cat_column *c, const cat_value *in, cat_value *v,
   cat_error ce;
   ce.msg[0] = 0;
   cat_value tmp;
+  if (t->id == CAT_T_ARRAY)
+    return exec_error_set(err, EXEC_CONSTRAINT, "column %s: the bulk load does not read ARRAY "
+                          "columns (load without --bulk / rowan_bulk: UPSERT reads '[...]')",
+                          c->name);
   if (cat_value_cast(in, t, &tmp, buf, 64, &ce) != CAT_OK ||
       cat_value_check(t, &tmp, v, &ce) != CAT_OK)
     return exec_error_set(err, EXEC_CONSTRAINT, "column %s: %s", c->name, ce.msg);

@@ -357,7 +357,7 @@ int exec_bind_null(exec_stmt *st, int i, cat_type type, exec_error *err) {
 int exec_bind(exec_stmt *st, int i, const cat_value *v, exec_error *err) {
   int brc = bind_check(st, i, err);
   if (brc) return brc;
-  if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY)) {
+  if (v->is_null || !cat_type_has_bytes(v->type.id)) {
     st->params[i - 1] = *v;
     return EXEC_OK;
   }

@@ -61,7 +61,7 @@ static bool same_value(const cat_value *a, const cat_value *b) {
     case CAT_T_BOOLEAN: return a->u.b == b->u.b;
     case CAT_T_FLOAT: case CAT_T_DOUBLE: return memcmp(&a->u.d, &b->u.d, sizeof a->u.d) == 0;
     case CAT_T_DECIMAL: return a->u.dec.v == b->u.dec.v && a->u.dec.scale == b->u.dec.scale;
-    case CAT_T_CHAR: case CAT_T_VARCHAR: case CAT_T_VARBINARY:
+    case CAT_T_CHAR: case CAT_T_VARCHAR: case CAT_T_VARBINARY: case CAT_T_ARRAY:
       return a->u.s.len == b->u.s.len &&
              (a->u.s.len == 0 || memcmp(a->u.s.p, b->u.s.p, a->u.s.len) == 0);
     default: return a->u.i == b->u.i;
@@ -75,7 +75,7 @@ static bool same_params(const exec_stmt *st) {
 }
 
 static bool is_bytes(const cat_value *v) {
-  return !v->is_null && (cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY);
+  return !v->is_null && cat_type_has_bytes(v->type.id);
 }
 
 /* Copy run_params into q_params (strings into q_pbytes): the plan is built from these

@@ -43,7 +43,7 @@ uint64_t exec_value_hash(const cat_value *v) {
     else memcpy(&bits, &d, 8);
     return mix(1, bits);
   }
-  if (cat_type_is_string(id) || id == CAT_T_VARBINARY) {
+  if (cat_type_has_bytes(id)) {
     size_t n = v->u.s.len;
     if (id == CAT_T_CHAR) n = cat_char_trim(v->u.s.p, n);
     uint64_t h = 1469598103934665603ull;
@@ -58,7 +58,7 @@ uint64_t exec_value_hash(const cat_value *v) {
 
 int exec_value_own(plan_arena *a, cat_value *v) {
   if (v->is_null) return EXEC_OK;
-  if (!(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY) || !v->u.s.len)
+  if (!cat_type_has_bytes(v->type.id) || !v->u.s.len)
     return EXEC_OK;
   char *p = plan_arena_strndup(a, (const char *)v->u.s.p, v->u.s.len);
   if (!p) return EXEC_NOMEM;

@@ -3,8 +3,8 @@
 ** counts, argument type checks and result types (exec_func_lookup), parameter type hints,
 ** the call dispatcher with the NULL rule and the conversion to the bound result type, CAST,
 ** and the generic functions COALESCE, NULLIF, GREATEST and LEAST. The functions themselves
-** live by family in exec/func_num.c, func_str.c, func_date.c, func_fmt.c, func_regex.c and
-** func_tz.c; LIKE in exec/like.c.
+** live by family in exec/func_num.c, func_str.c, func_date.c, func_fmt.c, func_regex.c,
+** func_tz.c and func_array.c; LIKE in exec/like.c.
 */
 #include "exec/func_int.h"
 
@@ -14,7 +14,7 @@
 
 #include "sql/ast.h"
 
-enum { FAM_NUM = 1, FAM_STR, FAM_DATE, FAM_FMT, FAM_GEN, FAM_REGEX, FAM_TZ };
+enum { FAM_NUM = 1, FAM_STR, FAM_DATE, FAM_FMT, FAM_GEN, FAM_REGEX, FAM_TZ, FAM_ARRAY };
 
 typedef struct func_def {
   const char *name;   /* canonical upper-case name */
@@ -83,6 +83,14 @@ static const func_def func_table[EXEC_F_COUNT_] = {
     [EXEC_F_TO_TIME] = {"TO_TIME", 1, 3, true, FAM_FMT},
     [EXEC_F_CONVERT_TZ] = {"CONVERT_TZ", 3, 3, true, FAM_TZ},
     [EXEC_F_TIMEZONE_OFFSET] = {"TIMEZONE_OFFSET", 2, 2, true, FAM_TZ},
+    [EXEC_F_ARRAY] = {"ARRAY", 1, -1, false, FAM_ARRAY},
+    [EXEC_F_ARRAY_ELEM] = {"ARRAY_ELEM", 2, 2, true, FAM_ARRAY},
+    [EXEC_F_ARRAY_LENGTH] = {"ARRAY_LENGTH", 1, 1, true, FAM_ARRAY},
+    [EXEC_F_REGEXP_SPLIT] = {"REGEXP_SPLIT", 2, 2, true, FAM_REGEX},
+    [EXEC_F_ARRAY_APPEND] = {"ARRAY_APPEND", 2, 2, true, FAM_ARRAY},
+    [EXEC_F_ARRAY_PREPEND] = {"ARRAY_PREPEND", 2, 2, true, FAM_ARRAY},
+    [EXEC_F_ARRAY_CAT] = {"ARRAY_CAT", 2, 2, true, FAM_ARRAY},
+    [EXEC_F_ANY] = {"ANY", 3, 3, false, FAM_ARRAY},
 };
 
 static const struct {
@@ -319,6 +327,13 @@ static int result_type(int id, int n, const cat_type *t, cat_type *rt, char *msg
       *rt = cat_type_of(CAT_T_DOUBLE);
       return EXEC_OK;
     case EXEC_F_CONCAT:
+      for (int i = 0; i < 2; i++)
+        if (t[i].id == CAT_T_ARRAY) {
+          bad_arg(f, &t[i], i, msg, cap);
+          size_t l = strlen(msg);
+          snprintf(msg + l, cap - l, "; use ARRAY_CAT or ARRAY_APPEND");
+          return EXEC_ERROR;
+        }
       *rt = cat_type_of(t[0].id == CAT_T_VARBINARY && t[1].id == CAT_T_VARBINARY
                             ? CAT_T_VARBINARY : CAT_T_VARCHAR);
       return EXEC_OK;
@@ -412,6 +427,75 @@ static int result_type(int id, int n, const cat_type *t, cat_type *rt, char *msg
       if (n >= 3 && !num(&t[2])) return bad_arg(f, &t[2], 2, msg, cap);
       *rt = cat_type_of(CAT_T_VARCHAR);
       return EXEC_OK;
+    case EXEC_F_ARRAY: {
+      cat_type e;
+      int bad;
+      if (exec_array_elem_type(n, t, &e, &bad, msg, cap)) return EXEC_ERROR;
+      *rt = cat_type_array_of(&e);
+      return EXEC_OK;
+    }
+    case EXEC_F_ARRAY_ELEM: case EXEC_F_ARRAY_LENGTH:
+      if (!unk(&t[0]) && t[0].id != CAT_T_ARRAY) {
+        char tb[48];
+        if (id == EXEC_F_ARRAY_ELEM)
+          snprintf(msg, cap, "subscript [ ] (ARRAY_ELEM) needs an ARRAY, not %s",
+                   cat_type_format(&t[0], tb, sizeof tb));
+        else
+          bad_arg(f, &t[0], 0, msg, cap);
+        return EXEC_ERROR;
+      }
+      if (id == EXEC_F_ARRAY_ELEM && !num(&t[1])) return bad_arg(f, &t[1], 1, msg, cap);
+      if (unk(&t[0])) {
+        snprintf(msg, cap, "function %s: the type of argument 1 must be known (write CAST(? AS "
+                 "VARCHAR ARRAY))", f);
+        return EXEC_ERROR;
+      }
+      *rt = id == EXEC_F_ARRAY_ELEM ? cat_type_elem(&t[0]) : cat_type_of(CAT_T_INTEGER);
+      return EXEC_OK;
+    case EXEC_F_REGEXP_SPLIT: {
+      for (int i = 0; i < 2; i++) if (!str(&t[i])) return bad_arg(f, &t[i], i, msg, cap);
+      cat_type v = cat_type_of(CAT_T_VARCHAR);
+      *rt = cat_type_array_of(&v);
+      return EXEC_OK;
+    }
+    case EXEC_F_ANY: {
+      if (t[1].id != CAT_T_ARRAY) {
+        char tb[48];
+        snprintf(msg, cap, "ANY needs an ARRAY, not %s", unk(&t[1]) ? "an untyped value"
+                 : cat_type_format(&t[1], tb, sizeof tb));
+        return EXEC_ERROR;
+      }
+      *rt = cat_type_of(CAT_T_BOOLEAN);
+      return EXEC_OK;
+    }
+    case EXEC_F_ARRAY_APPEND: case EXEC_F_ARRAY_PREPEND: case EXEC_F_ARRAY_CAT: {
+      int ai = id == EXEC_F_ARRAY_PREPEND ? 1 : 0, oi = 1 - ai;
+      if (t[ai].id != CAT_T_ARRAY) {
+        if (unk(&t[ai]))
+          snprintf(msg, cap, "function %s: the type of argument %d must be known", f, ai + 1);
+        else
+          bad_arg(f, &t[ai], ai, msg, cap);
+        return EXEC_ERROR;
+      }
+      cat_type e = cat_type_elem(&t[ai]);
+      if (id == EXEC_F_ARRAY_CAT) {
+        if (!unk(&t[oi]) && t[oi].id != CAT_T_ARRAY) return bad_arg(f, &t[oi], oi, msg, cap);
+        if (!unk(&t[oi])) {
+          cat_type e2 = cat_type_elem(&t[oi]);
+          int bad;
+          cat_type two[2] = {e, e2};
+          if (exec_array_elem_type(2, two, &e, &bad, msg, cap)) return bad_arg(f, &t[oi], oi, msg, cap);
+        }
+      } else if (!unk(&t[oi])) {
+        int bad;
+        cat_type two[2] = {e, t[oi]};
+        cat_type u;
+        if (t[oi].id == CAT_T_ARRAY || exec_array_elem_type(2, two, &u, &bad, msg, cap))
+          return bad_arg(f, &t[oi], oi, msg, cap);
+      }
+      *rt = cat_type_array_of(&e);
+      return EXEC_OK;
+    }
     default:
       snprintf(msg, cap, "unknown function id %d", id);
       return EXEC_ERROR;
@@ -426,9 +510,8 @@ int exec_func_lookup(const char *name, int n_args, const cat_type *arg_types, in
   if (strcmp(name, "-") == 0 && n_args == 1) id = EXEC_F_NEG;
   else id = find_name(name);
   if (!id) {
-    if (strcasecmp(name, "REGEXP_SPLIT") == 0 || strcasecmp(name, "ARRAY_AGG") == 0)
-      snprintf(msg, cap, "function %s returns an ARRAY, and Rowan has no ARRAY type",
-               strcasecmp(name, "REGEXP_SPLIT") == 0 ? "REGEXP_SPLIT" : "ARRAY_AGG");
+    if (strcasecmp(name, "ARRAY_AGG") == 0)
+      snprintf(msg, cap, "aggregate ARRAY_AGG (it returns an ARRAY) is not supported");
     else if (exec_func_is_aggregate(name))
       snprintf(msg, cap, "%s is an aggregate function, not allowed here", name);
     else
@@ -509,6 +592,22 @@ cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *t, int i) {
                                                                   : CAT_T_VARCHAR);
     case EXEC_F_SUBSTR:
       return cat_type_of(i == 0 ? CAT_T_VARCHAR : CAT_T_INTEGER);
+    case EXEC_F_REGEXP_SPLIT:
+      return cat_type_of(CAT_T_VARCHAR);
+    case EXEC_F_ARRAY_ELEM:
+      return i == 1 ? cat_type_of(CAT_T_INTEGER) : none;
+    case EXEC_F_ARRAY: {
+      cat_type e;
+      int bad;
+      char m[8];
+      for (int k = 0; k < n_args; k++)
+        if (!unk(&t[k])) return exec_array_elem_type(n_args, t, &e, &bad, m, sizeof m) ? none : e;
+      return none;
+    }
+    case EXEC_F_ARRAY_APPEND: case EXEC_F_ARRAY_PREPEND: {
+      int ai = func_id == EXEC_F_ARRAY_PREPEND ? 1 : 0;
+      return i != ai && t[ai].id == CAT_T_ARRAY ? cat_type_elem(&t[ai]) : none;
+    }
     case EXEC_F_ROUND: case EXEC_F_FLOOR: case EXEC_F_CEIL: case EXEC_F_TRUNC:
       if (i == 1) return cat_type_of(dt(&t[0]) ? CAT_T_VARCHAR : CAT_T_INTEGER);
       if (i == 2) return cat_type_of(CAT_T_INTEGER);
@@ -537,6 +636,8 @@ cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *t, int i) {
 /* ---- Calls ------------------------------------------------------------------------------ */
 int exec_func_cast(const cat_value *in, const cat_type *to, cat_value *out,
                    exec_func_ctx *ctx) {
+  if (!in->is_null && (in->type.id == CAT_T_ARRAY || to->id == CAT_T_ARRAY))
+    return exec_fn_array_cast(in, to, out, ctx);
   uint8_t *buf = NULL;
   size_t cap = 0;
   bool src_str = cat_type_is_string(in->type.id) || in->type.id == CAT_T_VARBINARY;
@@ -588,7 +689,7 @@ static int generic(int id, const cat_value *a, int n, const cat_type *rt, cat_va
 static int to_result(cat_value *out, const cat_type *rt, exec_func_ctx *c) {
   if (!rt || rt->id == 0) return EXEC_OK;
   if (out->is_null) { out->type = *rt; return EXEC_OK; }
-  if (out->type.id == rt->id) {
+  if (out->type.id == rt->id && (rt->id != CAT_T_ARRAY || out->type.elem == rt->elem)) {
     if (rt->id == CAT_T_DECIMAL && rt->precision) {
       cat_error e;
       cat_value v = *out;
@@ -628,6 +729,7 @@ int exec_func_call(int func_id, const cat_value *args, int n_args, const cat_typ
     case FAM_FMT: rc = exec_fn_fmt(func_id, args, n_args, out, ctx); break;
     case FAM_REGEX: rc = exec_fn_regex(func_id, args, n_args, out, ctx); break;
     case FAM_TZ: rc = exec_fn_tz(func_id, args, n_args, out, ctx); break;
+    case FAM_ARRAY: rc = exec_fn_array(func_id, args, n_args, rt, out, ctx); break;
     default: rc = generic(func_id, args, n_args, rt, out, ctx); break;
   }
   if (rc) return rc;

@@ -105,6 +105,15 @@ enum exec_func_id {
   EXEC_F_TO_TIME,   /* TO_TIME(s[, fmt[, zone]]) (exec/func_fmt.c) */
   EXEC_F_CONVERT_TZ,      /* CONVERT_TZ(t, from, to) (exec/func_tz.c) */
   EXEC_F_TIMEZONE_OFFSET, /* TIMEZONE_OFFSET(zone, t): minutes east of UTC */
+  EXEC_F_ARRAY,           /* ARRAY[e1, ...]: the constructor (exec/func_array.c) */
+  EXEC_F_ARRAY_ELEM,      /* a[i], ARRAY_ELEM(a, i): element i (1-based), NULL outside */
+  EXEC_F_ARRAY_LENGTH,    /* ARRAY_LENGTH(a): number of elements */
+  EXEC_F_REGEXP_SPLIT,    /* REGEXP_SPLIT(s, pattern): VARCHAR ARRAY (exec/func_regex.c) */
+  EXEC_F_ARRAY_APPEND,    /* ARRAY_APPEND(a, e) */
+  EXEC_F_ARRAY_PREPEND,   /* ARRAY_PREPEND(e, a) */
+  EXEC_F_ARRAY_CAT,       /* ARRAY_CAT(a, b) */
+  EXEC_F_ANY,             /* x op ANY(a), bound as ANY(x, a, op) with op an sql_op constant
+                             (planner/bind.c); TRUE when x op e holds for some element e */
   EXEC_F_COUNT_     /* number of ids + 1 (not a function) */
 };
 
@@ -188,6 +197,14 @@ int exec_fn_date_round(const exec_date_round *r, const cat_value *v, cat_value *
 ** EXEC_NOMEM. */
 int exec_func_cast(const cat_value *in, const cat_type *to, cat_value *out,
                    exec_func_ctx *ctx);
+
+/* The element type of ARRAY[e1, ..., en] with elements of types ts[0..n) (id 0 = unknown:
+** NULL or an untyped parameter): numbers give the widest (INTEGER at least, DECIMAL with any
+** DECIMAL, DOUBLE with any FLOAT or DOUBLE), strings VARCHAR, DATE with TIMESTAMP TIMESTAMP,
+** other types only themselves; all unknown gives VARCHAR. EXEC_ERROR with msg and *bad (the
+** 0-based index of the element that does not fit, or that is itself an ARRAY). */
+int exec_array_elem_type(int n, const cat_type *ts, cat_type *elem, int *bad, char *msg,
+                         size_t cap);
 
 /* ---- LIKE (exec/like.c) ------------------------------------------------------------------ */
 /* Escape argument meaning "no escape character". */

@@ -50,6 +50,16 @@ int exec_fn_date(int id, const cat_value *a, int n, cat_value *out, exec_func_ct
 int exec_fn_fmt(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
 int exec_fn_regex(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
 int exec_fn_tz(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c);
+/* The ARRAY functions (exec/func_array.c); rt is the bound result type or NULL. */
+int exec_fn_array(int id, const cat_value *a, int n, const cat_type *rt, cat_value *out,
+                  exec_func_ctx *c);
+/* An array of element type *elem from the values e[0..n) (each cast to *elem and checked;
+** NULLs kept), encoded into c->arena. EXEC_CONSTRAINT/EXEC_ERROR naming the element. */
+int exec_fn_array_build(const cat_type *elem, const cat_value *e, uint32_t n, cat_value *out,
+                        exec_func_ctx *c);
+/* CAST between ARRAY types, an ARRAY to text ([e1, e2]) and text to an ARRAY, in c->arena. */
+int exec_fn_array_cast(const cat_value *in, const cat_type *to, cat_value *out,
+                       exec_func_ctx *c);
 /* The zone named by text value v (exec/tz.h); EXEC_ERROR naming the function and the zone
 ** when it is unknown. */
 struct exec_tz;

@@ -8,8 +8,8 @@
 ** NUL after it (sanitizers' regexec interceptors read up to a NUL whatever the flags say).
 ** What a "character" is for `.` and brackets follows the process's LC_CTYPE locale (bytes
 ** in the default "C" locale); offsets given to and returned by the functions count UTF-8
-** characters as the other string functions do. Not here: LIKE (exec/like.c), REGEXP_SPLIT
-** (it returns an ARRAY; exec/func.c refuses it by name).
+** characters as the other string functions do. REGEXP_SPLIT gives a VARCHAR ARRAY built by
+** exec/func_array.c. Not here: LIKE (exec/like.c).
 */
 #include "exec/func_int.h"
 
@@ -259,8 +259,63 @@ static int replace(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) 
   return rc;
 }
 
+/* REGEXP_SPLIT(s, pattern): the pieces of s between the matches of pattern, left to right,
+** empty pieces kept (also at the start and the end), as Phoenix (Guava's Splitter.onPattern)
+** does; no match gives [s]. A pattern that matches the empty string is refused (Guava's rule);
+** an empty match met inside the text (a pattern like `\b`) splits nothing there. */
+static int split(const cat_value *a, cat_value *out, exec_func_ctx *c) {
+  const char *f = "REGEXP_SPLIT";
+  if (need_text(&a[0], f, 1, c) || need_text(&a[1], f, 2, c)) return EXEC_ERROR;
+  regex_t re;
+  int rc = compile(f, &a[1], &re, c);
+  if (rc) return rc;
+  regmatch_t m[GROUPS];
+  int hit = find(f, &re, (const uint8_t *)"", 0, 0, false, m, c);
+  if (hit > 0)
+    rc = exec_fn_err(c, EXEC_ERROR, "%s: the pattern (argument 2) matches the empty string, so it "
+                     "cannot split", f);
+  else if (hit < 0)
+    rc = -hit;
+  uint8_t *s = rc ? NULL : nul_copy(&a[0]);
+  if (!rc && !s) rc = nomem(c);
+  size_t len = a[0].u.s.len, pos = 0, piece = 0, n = 0, cap = 0;
+  cat_value *es = NULL;
+  while (!rc) {
+    hit = pos <= len ? find(f, &re, s, len, pos, pos > 0, m, c) : 0;
+    if (hit < 0) { rc = -hit; break; }
+    size_t so = hit ? (size_t)m[0].rm_so : len, eo = hit ? (size_t)m[0].rm_eo : len;
+    if (hit && eo == so) { /* an empty match: no split here, search on after a character */
+      if (eo >= len) { pos = len + 1; continue; }
+      size_t k;
+      exec_fn_utf8(s + eo, s + len, &k);
+      pos = eo + k;
+      continue;
+    }
+    if (n == cap) {
+      size_t nc = cap ? cap * 2 : 8;
+      cat_value *ne = nc > UINT32_MAX ? NULL : realloc(es, nc * sizeof *ne);
+      if (!ne) { rc = nomem(c); break; }
+      es = ne;
+      cap = nc;
+    }
+    /* the piece's bytes in the argument itself, which outlives the build */
+    es[n++] = cat_v_str(CAT_T_VARCHAR, a[0].u.s.p + piece, so - piece);
+    if (!hit) break;
+    pos = piece = eo;
+  }
+  regfree(&re);
+  if (!rc) {
+    cat_type vt = cat_type_of(CAT_T_VARCHAR);
+    rc = exec_fn_array_build(&vt, es, (uint32_t)n, out, c);
+  }
+  free(es);
+  free(s);
+  return rc;
+}
+
 int exec_fn_regex(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
   switch (id) {
+    case EXEC_F_REGEXP_SPLIT: return split(a, out, c);
     case EXEC_F_REGEXP_SUBSTR: return substr(a, n, out, c);
     case EXEC_F_REGEXP_REPLACE: return replace(a, n, out, c);
     default: return exec_fn_err(c, EXEC_ERROR, "unknown regular expression function id %d", id);

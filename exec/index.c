@@ -158,6 +158,10 @@ int exec_index_codec_init(exec_index_codec *ic, const cat_catalog *cat, const ca
       if (rc) return rc;
     }
     mark_columns(ic->key_expr[k], ic->need, t->n_columns);
+    if (ic->key_expr[k]->type.id == CAT_T_ARRAY) /* no order-preserving encoding */
+      return exec_error_set(err, EXEC_ERROR, "index %s: key %s is an ARRAY, which cannot be an "
+                            "index key (index an element instead: %s[1])", ix->name,
+                            ix->keys[k], ix->keys[k]);
     ic->key_cols[k].type = ic->key_expr[k]->type;
     ic->key_cols[k].desc = ix->key_desc[k];
     ic->key_cols[k].nullable = true;
@@ -272,7 +276,7 @@ int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *e
 
 int exec_index_cell_value(const cat_value *cv, uint8_t *enc, size_t cap, const uint8_t **val,
                           size_t *vlen, exec_error *err) {
-  if (cat_type_is_string(cv->type.id) || cv->type.id == CAT_T_VARBINARY) {
+  if (cat_type_has_bytes(cv->type.id)) {
     *val = cv->u.s.p;
     *vlen = cv->type.id == CAT_T_CHAR ? cat_char_trim(cv->u.s.p, cv->u.s.len) : cv->u.s.len;
     if (!*val) *val = (const uint8_t *)"";
@@ -354,7 +358,7 @@ int exec_index_decode_key(const exec_index_codec *ic, const uint8_t *p, const ui
 
 /* Copy a string value's bytes into arena a. */
 static int own(plan_arena *a, cat_value *v, exec_error *err) {
-  if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
+  if (v->is_null || !cat_type_has_bytes(v->type.id))
     return EXEC_OK;
   uint8_t *p = plan_arena_alloc(a, v->u.s.len ? v->u.s.len : 1);
   if (!p) return exec_error_set(err, EXEC_NOMEM, "out of memory copying an index value");

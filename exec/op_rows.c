@@ -12,7 +12,7 @@
 #include "exec/op.h"
 
 static bool has_bytes(const cat_value *v) {
-  return !v->is_null && (cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY);
+  return !v->is_null && cat_type_has_bytes(v->type.id);
 }
 
 exec_mrow *exec_mrow_make(const cat_value *v, int n, int n_aggs) {

@@ -254,7 +254,7 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
     const cat_value cv = rc->fitted[i];
     const uint8_t *val;
     size_t vlen;
-    if (cat_type_is_string(cv.type.id) || cv.type.id == CAT_T_VARBINARY) {
+    if (cat_type_has_bytes(cv.type.id)) {
       /* The cell value of a string is its bytes (CHAR: trimmed by cat_value_check). */
       val = cv.u.s.p;
       vlen = cv.type.id == CAT_T_CHAR ? cat_char_trim(cv.u.s.p, cv.u.s.len) : cv.u.s.len;
@@ -339,7 +339,7 @@ void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *s
 
 /* Copy a string value's bytes into arena a. */
 static int own(struct plan_arena *a, cat_value *v, exec_error *err) {
-  if (v->is_null || !(cat_type_is_string(v->type.id) || v->type.id == CAT_T_VARBINARY))
+  if (v->is_null || !cat_type_has_bytes(v->type.id))
     return EXEC_OK;
   uint8_t *p = plan_arena_alloc(a, v->u.s.len ? v->u.s.len : 1);
   if (!p) return exec_error_set(err, EXEC_NOMEM, "out of memory copying a row value");

@@ -64,7 +64,8 @@ extern "C" {
 /* Column value classes returned by rowan_column_type(). */
 #define ROWAN_INTEGER 1    /* BOOLEAN, TINYINT, SMALLINT, INTEGER, BIGINT */
 #define ROWAN_FLOAT 2      /* FLOAT, DOUBLE */
-#define ROWAN_TEXT 3       /* CHAR, VARCHAR, DECIMAL (exact, as text), DATE, TIME */
+#define ROWAN_TEXT 3       /* CHAR, VARCHAR, DECIMAL (exact, as text), DATE, TIME, ARRAY
+                              (its text ['a', 'b'], docs/TYPES.md "ARRAY") */
 #define ROWAN_BLOB 4       /* VARBINARY */
 #define ROWAN_NULL 5       /* SQL NULL */
 #define ROWAN_TIMESTAMP 6  /* TIMESTAMP (also readable as text or as ms since the epoch) */
@@ -160,7 +161,12 @@ int rowan_prepare(rowan_db *db, const char *sql, int n, rowan_stmt **stmt, const
 ** once the statement has been stepped (until rowan_reset) or for a NULL stmt. A NULL text
 ** or blob pointer binds SQL NULL (a NULL blob pointer with n > 0 is ROWAN_MISUSE);
 ** rowan_bind_timestamp outside years 0001..9999 gives ROWAN_CONSTRAINT. ts_ms is
-** milliseconds since 1970-01-01 00:00:00 (no time zone, as TIMESTAMP values are). */
+** milliseconds since 1970-01-01 00:00:00 (no time zone, as TIMESTAMP values are).
+** There is no array binding: a value for an ARRAY column (UPSERT ... VALUES (?)) is bound as
+** text in its text form, rowan_bind_text(st, i, "['a', null, 'b']", -1), and read into the
+** column's element type at step time, as CAST('[...]' AS t ARRAY) would (an element out of
+** range or too long: ROWAN_CONSTRAINT; text or an element that does not read: ROWAN_ERROR;
+** the message names the element, docs/TYPES.md "ARRAY"). */
 int rowan_bind_int64(rowan_stmt *stmt, int i, int64_t v);
 int rowan_bind_double(rowan_stmt *stmt, int i, double v);
 int rowan_bind_text(rowan_stmt *stmt, int i, const char *s, int n); /* n < 0: strlen */
@@ -228,7 +234,13 @@ int rowan_finalize(rowan_stmt *stmt);
 ** or of a text holding a TIMESTAMP literal (0 otherwise). Without a current row (before
 ** the first ROWAN_ROW, after DONE or an error) every value reads as NULL (0 / NULL pointer,
 ** type ROWAN_NULL). rowan_column_blob gives the bytes of a VARBINARY value, or the text of
-** any other; rowan_column_bytes the byte length of that text or blob. */
+** any other; rowan_column_bytes the byte length of that text or blob.
+** An ARRAY value (Phoenix's VARCHAR ARRAY, INTEGER ARRAY, ...) has the class ROWAN_TEXT and
+** reads as text the way Phoenix's sqlline prints it: `[1, 2, 3]`, `['a', null, 'it''s']`
+** (strings, dates and times quoted with '' for a quote, NULL elements `null`; docs/TYPES.md);
+** its declared type is the element type followed by " ARRAY" ("VARCHAR ARRAY",
+** "DECIMAL(5,2) ARRAY"); int64 / double of an array are 0. Elements are reached in SQL
+** (a[i], ARRAY_LENGTH), not through this API. */
 int rowan_column_count(rowan_stmt *stmt);
 const char *rowan_column_name(rowan_stmt *stmt, int i);
 const char *rowan_column_decltype(rowan_stmt *stmt, int i);

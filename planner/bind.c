@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/array.h"
 #include "catalog/decimal.h"
 #include "catalog/value.h"
 #include "exec/engine.h"
@@ -63,7 +64,7 @@ plan_expr *bind_node(binder *b, int kind, uint32_t off, uint32_t n_args) {
 plan_expr *bind_const(binder *b, cat_value v, uint32_t off) {
   plan_expr *e = bind_node(b, PX_CONST, off, 0);
   if (!e) return NULL;
-  if (!v.is_null && (cat_type_is_string(v.type.id) || v.type.id == CAT_T_VARBINARY)) {
+  if (!v.is_null && cat_type_has_bytes(v.type.id)) {
     if (v.u.s.len) {
       char *p = plan_arena_strndup(b->A, (const char *)v.u.s.p, v.u.s.len);
       if (!p) {
@@ -85,7 +86,7 @@ static plan_expr *bind_literal(binder *b, const sql_expr *x) {
   cat_error ce = {0};
   switch (x->lit) {
     case SQL_LIT_NULL: {
-      cat_type t = {0, 0, 0, 0};
+      cat_type t = {0, 0, 0, 0, 0};
       v = cat_v_null(t);
       break;
     }
@@ -211,11 +212,16 @@ static int tclass(int id) {
   if (id == CAT_T_DATE || id == CAT_T_TIMESTAMP) return 3;
   if (id == CAT_T_TIME) return 4;
   if (id == CAT_T_BOOLEAN) return 5;
+  if (id == CAT_T_ARRAY) return 7;
   return 6; /* VARBINARY */
 }
 
 bool bind_comparable(const cat_type *a, const cat_type *b2) {
   int x = tclass(a->id), y = tclass(b2->id);
+  if (x == 7 && y == 7) { /* arrays compare element by element */
+    cat_type ea = cat_type_elem(a), eb = cat_type_elem(b2);
+    return bind_comparable(&ea, &eb);
+  }
   return x == 0 || y == 0 || x == y;
 }
 
@@ -230,6 +236,11 @@ cat_type bind_common_type(const cat_type *a, const cat_type *b2, bool *ok) {
   *ok = true;
   if (a->id == 0) return *b2;
   if (b2->id == 0) return *a;
+  if (a->id == CAT_T_ARRAY && b2->id == CAT_T_ARRAY) { /* the arrays of the common element */
+    cat_type ea = cat_type_elem(a), eb = cat_type_elem(b2);
+    cat_type e = bind_common_type(&ea, &eb, ok);
+    return *ok ? cat_type_array_of(&e) : *a;
+  }
   if (a->id == b2->id) {
     cat_type t = *a;
     if (a->length != b2->length || a->precision != b2->precision || a->scale != b2->scale) {
@@ -272,6 +283,25 @@ int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t) {
   uint8_t buf[80];
   bool from_str = cat_type_is_string(from);
   if (from_str && (cat_type_is_string(t->id) || t->id == CAT_T_VARBINARY)) return EXEC_OK;
+  if (from_str && t->id == CAT_T_ARRAY) { /* tags = '[''a'', ''b'']': the text form */
+    size_t len = 0;
+    int rc = cat_array_parse(t, (const char *)c->value.u.s.p, c->value.u.s.len, NULL, 0, &len,
+                             &out, &ce);
+    uint8_t *p = rc == CAT_ERR_TOOBIG ? plan_arena_alloc(b->A, len) : NULL;
+    if (p) rc = cat_array_parse(t, (const char *)c->value.u.s.p, c->value.u.s.len, p, len, &len,
+                                &out, &ce);
+    else if (rc == CAT_ERR_TOOBIG) return bind_error(b, EXEC_NOMEM, c->off, "out of memory");
+    if (rc) {
+      char tt[48];
+      return bind_error(b, EXEC_ERROR, c->off, "cannot compare %s with '%.*s': %s",
+                        cat_type_format(t, tt, sizeof tt),
+                        (int)(c->value.u.s.len > 60 ? 60 : c->value.u.s.len),
+                        (const char *)c->value.u.s.p, ce.msg);
+    }
+    c->value = out;
+    c->type = out.type;
+    return EXEC_OK;
+  }
   if (from_str) {
     /* parse as the other side's type; string vs number or date needs the parse to work */
     cat_type pt = *t;
@@ -295,7 +325,7 @@ int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t) {
     if (from == t->id) return EXEC_OK;
   }
   if (!bind_comparable(&c->type, t)) return EXEC_OK; /* the caller reports the mismatch */
-  if (cat_type_is_string(t->id) || t->id == CAT_T_VARBINARY) return EXEC_OK;
+  if (cat_type_has_bytes(t->id)) return EXEC_OK;
   if (cat_type_is_float(from) && !cat_type_is_float(t->id)) {
     /* A FLOAT/DOUBLE constant against an exact column compares as doubles (docs/TYPES.md).
        Turning it into the column's type is the same comparison only for an integer column
@@ -427,7 +457,46 @@ static plan_expr *bind_unary(binder *b, const sql_expr *x) {
   return bind_fold(b, e);
 }
 
+/* x op ANY(a) (Phoenix): the call ANY(x, a, op) of exec/func.h. */
+static plan_expr *bind_any(binder *b, const sql_expr *x) {
+  const sql_expr *ax = x->right->list->a[0];
+  plan_expr *l = bind_expr(b, x->left);
+  plan_expr *a = l ? bind_expr(b, ax) : NULL;
+  if (!a) return NULL;
+  if (a->type.id != CAT_T_ARRAY) {
+    char t[48];
+    bind_error(b, EXEC_ERROR, ax->off, "ANY needs an ARRAY, not %s",
+               a->type.id ? cat_type_format(&a->type, t, sizeof t) : "an untyped value");
+    return NULL;
+  }
+  cat_type et = cat_type_elem(&a->type);
+  infer_param(b, l, &et);
+  if (l->kind == PX_CONST && bind_coerce_const(b, l, &et)) return NULL;
+  if (l->kind == PX_ROW || !bind_comparable(&l->type, &et)) {
+    char t1[48], t2[48];
+    bind_error(b, EXEC_ERROR, x->left->off, "cannot compare %s with the elements of %s",
+               l->kind == PX_ROW ? "a row value" : cat_type_format(&l->type, t1, sizeof t1),
+               cat_type_format(&a->type, t2, sizeof t2));
+    return NULL;
+  }
+  plan_expr *op = bind_const(b, cat_v_int(CAT_T_INTEGER, x->op), x->right->off);
+  plan_expr *e = op ? bind_node(b, PX_FUNC, x->left->off, 3) : NULL;
+  if (!e) return NULL;
+  e->func = EXEC_F_ANY;
+  e->args[0] = l;
+  e->args[1] = a;
+  e->args[2] = op;
+  e->type = cat_type_of(CAT_T_BOOLEAN);
+  e->nullable = true;
+  return bind_fold(b, e);
+}
+
 static plan_expr *bind_binary(binder *b, const sql_expr *x) {
+  const sql_expr *rx = x->right;
+  if (x->op >= SQL_OP_EQ && x->op <= SQL_OP_GE && rx && rx->kind == SQL_E_FUNC &&
+      strcmp(rx->text, "ANY") == 0 && rx->list && rx->list->n == 1 && !rx->star &&
+      !rx->distinct && !rx->within)
+    return bind_any(b, x);
   plan_expr *l = bind_expr(b, x->left);
   if (!l) return NULL;
   plan_expr *r = bind_expr(b, x->right);
@@ -651,6 +720,7 @@ static plan_expr *bind_cast(binder *b, const sql_expr *x) {
     else t.length = (uint32_t)x->type->arg[0];
   }
   if (x->type->nargs == 2) t.scale = (uint8_t)(x->type->arg[1] > 255 ? 255 : x->type->arg[1]);
+  if (x->type->array) t = cat_type_array_of(&t);
   cat_error ce = {0};
   if (cat_type_validate(&t, &ce) != CAT_OK) {
     bind_error(b, EXEC_ERROR, x->type->off, "%s", ce.msg);

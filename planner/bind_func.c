@@ -201,6 +201,11 @@ static plan_expr *bind_current_time(binder *b, const sql_expr *x) {
 
 plan_expr *bind_func(binder *b, const sql_expr *x) {
   if (strcasecmp(x->text, "CURRENT_TIME") == 0) return bind_current_time(b, x);
+  if (strcasecmp(x->text, "ANY") == 0) { /* x = ANY(a) is bound by bind_binary */
+    bind_error(b, EXEC_ERROR, x->off, "ANY(array) is allowed only on the right of a comparison "
+               "(x = ANY(a), x < ANY(a), ...) with one argument");
+    return NULL;
+  }
   if (exec_func_is_aggregate(x->text)) return bind_agg(b, x);
   if (x->within) {
     bind_error(b, EXEC_ERROR, x->off, "%s is not an ordered-set aggregate: WITHIN GROUP not "
@@ -228,6 +233,13 @@ plan_expr *bind_func(binder *b, const sql_expr *x) {
   int id;
   cat_type rt;
   char m[256];
+  if (strcasecmp(x->text, "ARRAY") == 0 && n > 0) { /* ARRAY[...]: point at the odd element */
+    int bad = 0;
+    if (exec_array_elem_type(n, at, &rt, &bad, m, sizeof m) != EXEC_OK) {
+      bind_error(b, EXEC_ERROR, x->list->a[bad]->off, "%s", m);
+      return NULL;
+    }
+  }
   if (exec_func_lookup(x->text, n, at, &id, &rt, m, sizeof m) != EXEC_OK) {
     bind_error(b, EXEC_ERROR, x->off, "%s", m);
     return NULL;

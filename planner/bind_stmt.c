@@ -321,6 +321,20 @@ static int bind_select_into(binder *b, const sql_select *q, plan_select *s) {
 }
 
 /* ---- UPSERT ----------------------------------------------------------------------------- */
+/* A value for an ARRAY column: an array of another element type, or text (a parameter, a
+** string, the '[...]' that .dump writes), goes through CAST to the column's type, which
+** converts each element (the row writer only checks). Other values are left as they are. */
+static plan_expr *to_array_column(binder *b, plan_expr *e, const cat_type *ct) {
+  if (ct->id != CAT_T_ARRAY || cat_type_equal(&e->type, ct)) return e;
+  if (e->type.id != CAT_T_ARRAY && !cat_type_is_string(e->type.id)) return e;
+  plan_expr *c = bind_node(b, PX_CAST, e->off, 1);
+  if (!c) return NULL;
+  c->args[0] = e;
+  c->type = *ct;
+  c->nullable = e->nullable;
+  return bind_fold(b, c);
+}
+
 static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
   const cat_table *t = p->table = find_table(b, u->table, u->table_off);
   if (!t) return b->rc;
@@ -374,10 +388,14 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     for (int i = 0; i < n; i++) {
       const cat_type *ct = &t->columns[p->cols[i]].type;
       const plan_expr *e = p->select->proj[i];
-      if (!bind_comparable(ct, &e->type) && !cat_type_is_string(ct->id))
+      if (!bind_comparable(ct, &e->type) && !cat_type_is_string(ct->id) &&
+          !(ct->id == CAT_T_ARRAY && cat_type_is_string(e->type.id))) {
+        char te[48], tc[48];
         return bind_error(b, EXEC_ERROR, e->off, "cannot store %s in column \"%s\" (%s)",
-                          cat_type_name(e->type.id), t->columns[p->cols[i]].name,
-                          cat_type_name(ct->id));
+                          cat_type_format(&e->type, te, sizeof te), t->columns[p->cols[i]].name,
+                          cat_type_format(ct, tc, sizeof tc));
+      }
+      if (!(p->select->proj[i] = to_array_column(b, p->select->proj[i], ct))) return b->rc;
     }
     return EXEC_OK;
   }
@@ -405,6 +423,12 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
         b->bound->param_types[e->param - 1] = *ct;
         e->type = *ct;
       }
+      if (e->kind == PX_PARAM && ct->id == CAT_T_ARRAY) { /* bound as text: '[a, b]' */
+        e->type = cat_type_of(CAT_T_VARCHAR);
+        if (b->bound->param_types && e->param >= 1 && e->param <= b->bound->n_params)
+          b->bound->param_types[e->param - 1] = e->type;
+      }
+      if (!(e = to_array_column(b, e, ct))) return b->rc;
       p->rows[r][i] = e;
     }
   }

@@ -90,6 +90,7 @@ static void pr_value(pbuf *b, const cat_value *v) {
   else if (id == CAT_T_TIME) put(b, "TIME '%s'", t);
   else if (id == CAT_T_TIMESTAMP) put(b, "TIMESTAMP '%s'", t);
   else if (id == CAT_T_VARBINARY) put(b, "X'...'");
+  else if (id == CAT_T_ARRAY) put(b, "ARRAY%s", t);
   else if (id == CAT_T_DOUBLE || id == CAT_T_FLOAT) {
     if (isnan(v->u.d) || isinf(v->u.d)) {
       put(b, "%s", t);
@@ -186,6 +187,13 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
       return;
     }
     case PX_FUNC:
+      if (e->func == EXEC_F_ANY && e->n_args == 3 && e->args[2]->kind == PX_CONST) {
+        pr(b, e->args[0], names, true); /* x op ANY(a), as written */
+        put(b, " %s ANY(", op_text((int)e->args[2]->value.u.i));
+        pr(b, e->args[1], names, false);
+        put(b, ")");
+        return;
+      }
       put(b, "%s(", exec_func_name(e->func));
       pr_list(b, e, 0, names);
       put(b, ")");

@@ -132,6 +132,11 @@ static int slot_of(const bctx *c, const plan_expr *e) {
 ** not encodable: *bad). */
 static int64_t add_const(bctx *c, int s, const cat_value *x, bool *bad) {
   const plan_filter_col *pc = &c->f->cols[s];
+  if (x->type.id == CAT_T_ARRAY || pc->type.id == CAT_T_ARRAY) {
+    /* array encodings are not order-preserving (catalog/array.h): compared after decoding */
+    *bad = true;
+    return -1;
+  }
   uint8_t stack[CAT_FIXED_ENC_MAX + 8];
   uint8_t *buf = stack;
   size_t cap = sizeof stack, len = 0;

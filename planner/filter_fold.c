@@ -349,6 +349,8 @@ size_t plan_value_literal(const cat_value *v, char *buf, size_t cap) {
     size_t n = cat_text_format(v, tmp, sizeof tmp);
     if (n >= sizeof tmp) n = sizeof tmp - 1;
     bool q = id == CAT_T_DATE || id == CAT_T_TIME || id == CAT_T_TIMESTAMP;
+    if (id == CAT_T_ARRAY) /* [1, 2] -> ARRAY[1, 2] */
+      for (const char *s2 = "ARRAY"; *s2; s2++) put(buf, cap, &o, *s2);
     if (q) put(buf, cap, &o, '\'');
     for (size_t i = 0; i < n; i++) put(buf, cap, &o, tmp[i]);
     if (q) put(buf, cap, &o, '\'');

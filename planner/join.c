@@ -117,6 +117,8 @@ static bool hash_alike(const cat_type *a, const cat_type *b) {
   if (a->id == 0 || b->id == 0) return false;
   if (cat_type_is_numeric(a->id)) return cat_type_is_numeric(b->id);
   if (cat_type_is_string(a->id)) return cat_type_is_string(b->id);
+  if (a->id == CAT_T_ARRAY) /* hashed by their bytes: equal arrays of one element type only */
+    return b->id == CAT_T_ARRAY && a->elem == b->elem;
   bool da = a->id == CAT_T_DATE || a->id == CAT_T_TIMESTAMP;
   bool db = b->id == CAT_T_DATE || b->id == CAT_T_TIMESTAMP;
   if (da || db) return da && db;

@@ -39,7 +39,9 @@ enum sql_expr_kind {
   SQL_E_ISNULL,      /* left IS [NOT] NULL */
   SQL_E_CASE,        /* CASE [left] WHEN list[2i] THEN list[2i+1] ... [ELSE third] END */
   SQL_E_CAST,        /* CAST(left AS type) */
-  SQL_E_FUNC,        /* text(list), COUNT(*) (star), COUNT(DISTINCT x) (distinct) */
+  SQL_E_FUNC,        /* text(list), COUNT(*) (star), COUNT(DISTINCT x) (distinct); the
+                        constructor ARRAY[list] is the function named ARRAY and the subscript
+                        a[i] the call ARRAY_ELEM(a, i) */
   SQL_E_ROW          /* row value constructor (list[0], list[1], ...) */
 };
 
@@ -87,6 +89,8 @@ typedef struct sql_type {
   int nargs;     /* 0, 1 (length or precision) or 2 (precision, scale) */
   int64_t arg[2];/* the arguments as written, each in [0, INT32_MAX] */
   uint32_t off;  /* byte offset of the type name */
+  bool array;    /* written `t ARRAY` or `t[]` (Phoenix): an ARRAY of t; a size in the
+                    brackets is accepted and, as in Phoenix, not kept or enforced */
 } sql_type;
 
 /* A growable list of expressions. */

@@ -13,7 +13,7 @@
 ** Operator precedence, lowest first (ANSI order; docs/SQL.md has the table, and
 ** sql/print.c mirrors it in prec_of(): keep them in step, ORDER PRECEDENCE):
 **   OR; AND; NOT; IS [NOT] NULL; = <> != < <= > >=; [NOT] BETWEEN/IN/LIKE/ILIKE; ESCAPE;
-**   ||; + -; * / %; unary + -.
+**   ||; + -; * / %; unary + -; the subscript a[i].
 ** NOT directly before IN, BETWEEN, LIKE or ILIKE reaches the grammar as NOTX (the driver
 ** looks one token ahead, as PostgreSQL's lexer does) so "a = b NOT IN (1)" groups exactly
 ** like "a = b IN (1)".
@@ -45,7 +45,7 @@
 %token SPACE COMMENT ILLEGAL.
 
 /* Non-reserved keywords: usable as names wherever the keyword itself is not expected. */
-%fallback ID ANALYZE ASC BEGIN BY CHECK COMMIT DESC EXISTS FIRST IF INCLUDE INDEX KEY LAST
+%fallback ID ANALYZE ARRAY ASC BEGIN BY CHECK COMMIT DESC EXISTS FIRST IF INCLUDE INDEX KEY LAST
   NULLS ROLLBACK TABLE WITHIN.
 
 /* The join words are keywords (a fallback to ID would let "FROM a JOIN b" take JOIN as a's
@@ -65,6 +65,7 @@
 %left PLUS MINUS.
 %left STAR SLASH REM.
 %right UMINUS.
+%left LBRACKET.
 
 /* ---- Statements --------------------------------------------------------------------- */
 input ::= cmd(C) SEMI. { sql_pc_done(ctx, C); }
@@ -187,9 +188,17 @@ pklist(A) ::= pklist(L) COMMA qname(Q) sortorder(D). { A = sql_pc_colname(ctx, L
 
 %type typetoken {sql_type *}
 %destructor typetoken { sql_type_free($$); }
-typetoken(A) ::= nm(N). { sql_token z = {NULL, 0}; A = sql_pc_type(ctx, N, 0, z, z); }
-typetoken(A) ::= nm(N) LP INTEGER(X) RP. { A = sql_pc_type(ctx, N, 1, X, X); }
-typetoken(A) ::= nm(N) LP INTEGER(X) COMMA INTEGER(Y) RP. { A = sql_pc_type(ctx, N, 2, X, Y); }
+%type typebase {sql_type *}
+%destructor typebase { sql_type_free($$); }
+typebase(A) ::= nm(N). { sql_token z = {NULL, 0}; A = sql_pc_type(ctx, N, 0, z, z); }
+typebase(A) ::= nm(N) LP INTEGER(X) RP. { A = sql_pc_type(ctx, N, 1, X, X); }
+typebase(A) ::= nm(N) LP INTEGER(X) COMMA INTEGER(Y) RP. { A = sql_pc_type(ctx, N, 2, X, Y); }
+typetoken(A) ::= typebase(T). { A = T; }
+/* Phoenix's array types: VARCHAR ARRAY, VARCHAR[], with an optional size (not enforced). */
+typetoken(A) ::= typebase(T) ARRAY. { A = sql_pc_type_array(ctx, T); }
+typetoken(A) ::= typebase(T) ARRAY LBRACKET INTEGER RBRACKET. { A = sql_pc_type_array(ctx, T); }
+typetoken(A) ::= typebase(T) LBRACKET RBRACKET. { A = sql_pc_type_array(ctx, T); }
+typetoken(A) ::= typebase(T) LBRACKET INTEGER RBRACKET. { A = sql_pc_type_array(ctx, T); }
 
 %type opts_opt {sql_option_list *}
 %destructor opts_opt { sql_option_list_free($$); }
@@ -405,6 +414,10 @@ case_arms(A) ::= case_arms(L) WHEN expr(W) THEN expr(T). { A = sql_pc_arm(ctx, L
 %destructor case_else { sql_expr_free($$); }
 case_else(A) ::= . { A = NULL; }
 case_else(A) ::= ELSE expr(X). { A = X; }
+
+/* ARRAY[e1, e2, ...] (Phoenix's array constructor) and the subscript a[i] (1-based). */
+expr(A) ::= ARRAY(K) LBRACKET nexprlist(L) RBRACKET. { A = sql_pc_array(ctx, K, L); }
+expr(A) ::= expr(X) LBRACKET expr(Y) RBRACKET. { A = sql_pc_subscript(ctx, X, Y); }
 
 expr(A) ::= CAST(K) LP expr(X) AS typetoken(T) RP.
   { A = sql_pc_expr(ctx, sql_expr_cast(X, T, sql_pc_off(ctx, K))); }

@@ -133,6 +133,12 @@ sql_option_list *sql_pc_option(sql_pctx *ctx, sql_option_list *l, sql_qname q,
                                sql_expr *value);
 /* A type; x and y are INTEGER tokens (n of them, 0..2). */
 sql_type *sql_pc_type(sql_pctx *ctx, sql_name name, int n, sql_token x, sql_token y);
+/* t made an ARRAY type (t ARRAY, t[]); t is returned (NULL stays NULL). */
+sql_type *sql_pc_type_array(sql_pctx *ctx, sql_type *t);
+/* ARRAY[list]: a call of the function named ARRAY (kw is the ARRAY token). */
+sql_expr *sql_pc_array(sql_pctx *ctx, sql_token kw, sql_expr_list *list);
+/* a[i]: ARRAY_ELEM(a, i), Phoenix's reading of the subscript. */
+sql_expr *sql_pc_subscript(sql_pctx *ctx, sql_expr *a, sql_expr *i);
 /* The trimmed text of a hint token, or NULL. */
 char *sql_pc_hint(sql_pctx *ctx, sql_token t);
 

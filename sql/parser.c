@@ -366,6 +366,37 @@ sql_type *sql_pc_type(sql_pctx *ctx, sql_name name, int n, sql_token x, sql_toke
   return t;
 }
 
+sql_type *sql_pc_type_array(sql_pctx *ctx, sql_type *t) {
+  (void)ctx;
+  if (t) t->array = true;
+  return t;
+}
+
+sql_expr *sql_pc_array(sql_pctx *ctx, sql_token kw, sql_expr_list *list) {
+  char *name = strdup("ARRAY");
+  if (!name) {
+    sql_expr_list_free(list);
+    return sql_pc_nomem(ctx);
+  }
+  return sql_pc_expr(ctx, sql_expr_func(name, list, false, false, sql_pc_off(ctx, kw)));
+}
+
+sql_expr *sql_pc_subscript(sql_pctx *ctx, sql_expr *a, sql_expr *i) {
+  char *name = strdup("ARRAY_ELEM");
+  uint32_t off = a ? a->off : 0;
+  sql_expr_list *l = name && a && i ? sql_expr_list_append(NULL, a) : NULL;
+  if (l) l = sql_expr_list_append(l, i);
+  else {
+    sql_expr_free(a);
+    sql_expr_free(i);
+  }
+  if (!l) {
+    free(name);
+    return a && i ? sql_pc_nomem(ctx) : NULL;
+  }
+  return sql_pc_expr(ctx, sql_expr_func(name, l, false, false, off));
+}
+
 char *sql_pc_hint(sql_pctx *ctx, sql_token t) {
   /* t is "/" "*" "+" text "*" "/" */
   const char *b = t.z + 3, *e = t.z + t.n - 2;

@@ -151,6 +151,7 @@ static void put_type(buf *b, const sql_type *t) {
     else snprintf(tmp, sizeof tmp, "(%lld, %lld)", (long long)t->arg[0], (long long)t->arg[1]);
     puts_(b, tmp);
   }
+  if (t->array) puts_(b, " ARRAY");
 }
 
 static void put_literal(buf *b, const sql_expr *e) {
@@ -273,6 +274,12 @@ static void put_expr_body(buf *b, const sql_expr *e, unsigned flags) {
       puts_(b, ")");
       break;
     case SQL_E_FUNC:
+      if (strcmp(e->text, "ARRAY") == 0 && !e->star && !e->distinct && !e->within) {
+        puts_(b, "ARRAY["); /* the constructor (a function called "ARRAY" prints the same) */
+        put_list(b, e->list, flags);
+        puts_(b, "]");
+        break;
+      }
       put_ident(b, e->text);
       if (e->bare) break;
       if (e->within && e->list && e->list->n >= 2) {

@@ -30,7 +30,7 @@ enum {
   CC_GT,      /* > */
   CC_BANG,    /* ! */
   CC_PIPE,    /* | */
-  CC_SINGLE,  /* one-character tokens: ( ) , ; * + % = */
+  CC_SINGLE,  /* one-character tokens: ( ) , ; * + % = [ ] */
   CC_ILLEGAL  /* anything else, NUL included */
 };
 
@@ -58,7 +58,7 @@ static const unsigned char cclass[256] = {
   SP, BA, DQ, IL, IL, SI, IL, QU, SI, SI, SI, SI, SI, MI, DT, SL, /* 20 */
   DI, DI, DI, DI, DI, DI, DI, DI, DI, DI, IL, SI, CL, SI, CG, QM, /* 30 */
   IL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, /* 40 */
-  AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, IL, IL, IL, IL, AL, /* 50 */
+  AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, SI, IL, SI, IL, AL, /* 50 */
   IL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, /* 60 */
   AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, IL, PI, IL, IL, IL, /* 70 */
   AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, AL, /* 80 */
@@ -103,7 +103,7 @@ typedef struct keyword {
 
 static const keyword keywords[] = {
   {"ALL", TK_ALL}, {"ANALYZE", TK_ANALYZE}, {"AND", TK_AND},
-  {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
+  {"ARRAY", TK_ARRAY}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
   {"BETWEEN", TK_BETWEEN}, {"BY", TK_BY}, {"CASE", TK_CASE},
   {"CAST", TK_CAST}, {"CHECK", TK_CHECK}, {"COMMIT", TK_COMMIT},
   {"CONSTRAINT", TK_CONSTRAINT}, {"CREATE", TK_CREATE}, {"CROSS", TK_CROSS},
@@ -170,6 +170,8 @@ const char *sql_token_name(int code) {
     case TK_SEMI: return ";";
     case TK_LP: return "(";
     case TK_RP: return ")";
+    case TK_LBRACKET: return "[";
+    case TK_RBRACKET: return "]";
     case TK_COMMA: return ",";
     case TK_DOT: return ".";
     case TK_STAR: return "*";
@@ -344,6 +346,8 @@ size_t sql_next_token(const char *p, const char *limit, int *type) {
         case '*': *type = TK_STAR; break;
         case '+': *type = TK_PLUS; break;
         case '%': *type = TK_REM; break;
+        case '[': *type = TK_LBRACKET; break;
+        case ']': *type = TK_RBRACKET; break;
         default: *type = TK_EQ; break; /* '=' */
       }
       return 1;

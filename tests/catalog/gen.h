@@ -32,11 +32,11 @@ static uint8_t *gen_alloc(gen_arena *a, size_t n) {
 
 /* The column types the property tests cover (both DECIMAL forms). */
 static const cat_type gen_types[] = {
-    {CAT_T_BOOLEAN, 0, 0, 0},  {CAT_T_TINYINT, 0, 0, 0}, {CAT_T_SMALLINT, 0, 0, 0},
-    {CAT_T_INTEGER, 0, 0, 0},  {CAT_T_BIGINT, 0, 0, 0},  {CAT_T_FLOAT, 0, 0, 0},
-    {CAT_T_DOUBLE, 0, 0, 0},   {CAT_T_DECIMAL, 0, 0, 0}, {CAT_T_DECIMAL, 10, 2, 0},
-    {CAT_T_CHAR, 0, 0, 8},     {CAT_T_VARCHAR, 0, 0, 0}, {CAT_T_VARBINARY, 0, 0, 0},
-    {CAT_T_DATE, 0, 0, 0},     {CAT_T_TIME, 0, 0, 0},    {CAT_T_TIMESTAMP, 0, 0, 0}};
+    {CAT_T_BOOLEAN, 0, 0, 0, 0},  {CAT_T_TINYINT, 0, 0, 0, 0}, {CAT_T_SMALLINT, 0, 0, 0, 0},
+    {CAT_T_INTEGER, 0, 0, 0, 0},  {CAT_T_BIGINT, 0, 0, 0, 0},  {CAT_T_FLOAT, 0, 0, 0, 0},
+    {CAT_T_DOUBLE, 0, 0, 0, 0},   {CAT_T_DECIMAL, 0, 0, 0, 0}, {CAT_T_DECIMAL, 10, 2, 0, 0},
+    {CAT_T_CHAR, 0, 0, 8, 0},     {CAT_T_VARCHAR, 0, 0, 0, 0}, {CAT_T_VARBINARY, 0, 0, 0, 0},
+    {CAT_T_DATE, 0, 0, 0, 0},     {CAT_T_TIME, 0, 0, 0, 0},    {CAT_T_TIMESTAMP, 0, 0, 0, 0}};
 #define GEN_NTYPES ((int)(sizeof gen_types / sizeof gen_types[0]))
 
 static cat_i128 gen_pow10(int k) {

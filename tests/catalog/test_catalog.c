@@ -46,12 +46,12 @@ static void close_store(store *s) {
 /* PRIMARY KEY (station VARCHAR, ts TIMESTAMP DESC), readings.temp DOUBLE, meta.location
 ** VARCHAR(40), note VARCHAR (default family). */
 static const cat_column_def sensor_cols[] = {
-    {"STATION", NULL, {CAT_T_VARCHAR, 0, 0, 0}, 0},
-    {"TS", NULL, {CAT_T_TIMESTAMP, 0, 0, 0}, 0},
-    {"TEMP", "READINGS", {CAT_T_DOUBLE, 0, 0, 0}, 0},
-    {"LOCATION", "META", {CAT_T_VARCHAR, 0, 0, 40}, 2},
-    {"PRICE", "META", {CAT_T_DECIMAL, 10, 2, 0}, 0},
-    {"NOTE", NULL, {CAT_T_VARCHAR, 0, 0, 0}, 0}};
+    {"STATION", NULL, {CAT_T_VARCHAR, 0, 0, 0, 0}, 0},
+    {"TS", NULL, {CAT_T_TIMESTAMP, 0, 0, 0, 0}, 0},
+    {"TEMP", "READINGS", {CAT_T_DOUBLE, 0, 0, 0, 0}, 0},
+    {"LOCATION", "META", {CAT_T_VARCHAR, 0, 0, 40, 0}, 2},
+    {"PRICE", "META", {CAT_T_DECIMAL, 10, 2, 0, 0}, 0},
+    {"NOTE", NULL, {CAT_T_VARCHAR, 0, 0, 0, 0}, 0}};
 static const char *const sensor_pk[] = {"STATION", "TS"};
 static const bool sensor_desc[] = {false, true};
 static const cat_family_def sensor_fams[] = {{"READINGS", 1, KV_COMPRESSION_LZ4, 16384},
@@ -180,7 +180,7 @@ static void test_definition_rules(void **state) {
   d.n_families = 1;
   assert_int_equal(cat_create_table(s.cat, &d, &t, &err), CAT_ERR_INVALID);
   assert_non_null(strstr(err.msg, "reserved"));
-  cat_column_def cols[] = {{"A", NULL, {CAT_T_INTEGER, 0, 0, 0}, 1}, {"B", "_X", {CAT_T_INTEGER, 0, 0, 0}, 0}};
+  cat_column_def cols[] = {{"A", NULL, {CAT_T_INTEGER, 0, 0, 0, 0}, 1}, {"B", "_X", {CAT_T_INTEGER, 0, 0, 0, 0}, 0}};
   const char *pk[] = {"A"};
   cat_table_def d2;
   memset(&d2, 0, sizeof d2);
@@ -220,7 +220,7 @@ static void test_definition_rules(void **state) {
   cols[1].type.precision = 5;
   cols[1].type.scale = 7;
   assert_int_equal(cat_create_table(s.cat, &d2, &t, &err), CAT_ERR_INVALID);
-  cols[1].type = (cat_type){CAT_T_INTEGER, 0, 0, 0};
+  cols[1].type = (cat_type){CAT_T_INTEGER, 0, 0, 0, 0};
   assert_int_equal(cat_create_table(s.cat, &d2, &t, &err), CAT_OK);
   assert_true(t->key_cols[0].nullable); /* declared NULL */
   assert_int_equal(t->n_families, 2);    /* "_k" and "0" */

@@ -154,7 +154,7 @@ static void test_named_edges(void **state) {
   (void)state;
   uint8_t a[64], b[64];
   size_t al, bl;
-  cat_key_col d = {{CAT_T_DOUBLE, 0, 0, 0}, false, false};
+  cat_key_col d = {{CAT_T_DOUBLE, 0, 0, 0, 0}, false, false};
   enc1(&d, cat_v_double(-0.0), a, &al);
   enc1(&d, cat_v_double(0.0), b, &bl);
   assert_int_equal(al, 8);
@@ -171,7 +171,7 @@ static void test_named_edges(void **state) {
   enc1(&d, cat_v_double(-2.0), b, &bl);
   assert_true(memcmp(a, b, 8) > 0); /* -1 > -2 */
 
-  cat_key_col dec = {{CAT_T_DECIMAL, 0, 0, 0}, false, false};
+  cat_key_col dec = {{CAT_T_DECIMAL, 0, 0, 0, 0}, false, false};
   cat_dec x15 = {15, 1}, x150 = {150, 2}, m001 = {-1, 3}, m01 = {-1, 2};
   enc1(&dec, cat_v_dec(x15, 0, 0), a, &al);
   enc1(&dec, cat_v_dec(x150, 0, 0), b, &bl);
@@ -181,7 +181,7 @@ static void test_named_edges(void **state) {
   enc1(&dec, cat_v_dec(m01, 0, 0), b, &bl);
   assert_true(bytes_cmp(a, al, b, bl) > 0); /* -0.001 above -0.01 */
 
-  cat_key_col ints[2] = {{{CAT_T_INTEGER, 0, 0, 0}, false, false}, {{CAT_T_BIGINT, 0, 0, 0}, false, false}};
+  cat_key_col ints[2] = {{{CAT_T_INTEGER, 0, 0, 0, 0}, false, false}, {{CAT_T_BIGINT, 0, 0, 0, 0}, false, false}};
   enc1(&ints[0], cat_v_int(CAT_T_INTEGER, INT32_MIN), a, &al);
   enc1(&ints[0], cat_v_int(CAT_T_INTEGER, INT32_MAX), b, &bl);
   assert_int_equal(al, 4);
@@ -194,7 +194,7 @@ static void test_named_edges(void **state) {
   assert_true(memcmp(a, b, 8) < 0);
 
   /* '' vs NULL in a nullable VARCHAR, ASC: NULL first; DESC: NULL last. */
-  cat_key_col vs = {{CAT_T_VARCHAR, 0, 0, 0}, false, true};
+  cat_key_col vs = {{CAT_T_VARCHAR, 0, 0, 0, 0}, false, true};
   enc1(&vs, cat_v_null(vs.type), a, &al);
   enc1(&vs, cat_v_str(CAT_T_VARCHAR, "", 0), b, &bl);
   assert_true(bytes_cmp(a, al, b, bl) < 0);
@@ -205,7 +205,7 @@ static void test_named_edges(void **state) {
 
   /* A prefix sorts first also when the column is not last, and reversed under DESC. */
   for (int desc = 0; desc < 2; desc++) {
-    cat_key_col two[2] = {{{CAT_T_VARCHAR, 0, 0, 0}, desc, false}, {{CAT_T_VARCHAR, 0, 0, 0}, false, false}};
+    cat_key_col two[2] = {{{CAT_T_VARCHAR, 0, 0, 0, 0}, desc, false}, {{CAT_T_VARCHAR, 0, 0, 0, 0}, false, false}};
     cat_value r1[2] = {cat_v_str(CAT_T_VARCHAR, "ab", 2), cat_v_str(CAT_T_VARCHAR, "\xff\xff", 0)};
     cat_value r2[2] = {cat_v_str(CAT_T_VARCHAR, "ab\0", 3), cat_v_str(CAT_T_VARCHAR, "", 0)};
     cat_value r3[2] = {cat_v_str(CAT_T_VARCHAR, "abc", 3), cat_v_str(CAT_T_VARCHAR, "", 0)};
@@ -222,7 +222,7 @@ static void test_named_edges(void **state) {
   }
 
   /* CHAR padding: 'ab ' equals 'ab'. */
-  cat_key_col ch = {{CAT_T_CHAR, 0, 0, 5}, false, false};
+  cat_key_col ch = {{CAT_T_CHAR, 0, 0, 5, 0}, false, false};
   enc1(&ch, cat_v_str(CAT_T_CHAR, "ab ", 3), a, &al);
   enc1(&ch, cat_v_str(CAT_T_CHAR, "ab", 2), b, &bl);
   assert_int_equal(al, bl);
@@ -244,7 +244,7 @@ static void test_named_edges(void **state) {
 /* The worked example of docs/FORMAT.md Part 3. */
 static void test_worked_example(void **state) {
   (void)state;
-  cat_key_col cols[2] = {{{CAT_T_VARCHAR, 0, 0, 0}, false, false}, {{CAT_T_TIMESTAMP, 0, 0, 0}, true, false}};
+  cat_key_col cols[2] = {{{CAT_T_VARCHAR, 0, 0, 0, 0}, false, false}, {{CAT_T_TIMESTAMP, 0, 0, 0, 0}, true, false}};
   cat_value v[2];
   cat_error err;
   cat_type ts = cat_type_of(CAT_T_TIMESTAMP), vc = cat_type_of(CAT_T_VARCHAR);

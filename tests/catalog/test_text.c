@@ -14,7 +14,7 @@
 static gen_arena arena;
 
 static cat_value parse_ok(int id, uint8_t p, uint8_t s, uint32_t len, const char *text) {
-  cat_type t = {(uint8_t)id, p, s, len};
+  cat_type t = {(uint8_t)id, p, s, len, 0};
   cat_value v;
   cat_error err = {0};
   int rc = cat_text_parse(&t, text, strlen(text), &v, &err);
@@ -24,7 +24,7 @@ static cat_value parse_ok(int id, uint8_t p, uint8_t s, uint32_t len, const char
 
 static void expect_error(int id, uint8_t p, uint8_t s, uint32_t len, const char *text, size_t n,
                          int code, const char *msg) {
-  cat_type t = {(uint8_t)id, p, s, len};
+  cat_type t = {(uint8_t)id, p, s, len, 0};
   cat_value v;
   cat_error err = {0};
   assert_int_equal(cat_text_parse(&t, text, n, &v, &err), code);
@@ -244,7 +244,7 @@ static void test_compare_and_cast(void **state) {
 
   uint8_t buf[64];
   cat_value out;
-  cat_type ti = cat_type_of(CAT_T_TINYINT), it = cat_type_of(CAT_T_INTEGER), vt = {CAT_T_VARCHAR, 0, 0, 3};
+  cat_type ti = cat_type_of(CAT_T_TINYINT), it = cat_type_of(CAT_T_INTEGER), vt = {CAT_T_VARCHAR, 0, 0, 3, 0};
   cat_value big = cat_v_int(CAT_T_INTEGER, 300);
   assert_int_equal(cat_value_cast(&big, &ti, &out, buf, sizeof buf, &err), CAT_ERR_RANGE);
   assert_string_equal(err.msg, "value 300 out of range for TINYINT");
@@ -258,7 +258,7 @@ static void test_compare_and_cast(void **state) {
   cat_value i1234 = cat_v_int(CAT_T_INTEGER, 1234);
   assert_int_equal(cat_value_cast(&i1234, &vt, &out, buf, sizeof buf, &err), CAT_ERR_RANGE);
   assert_string_equal(err.msg, "value '1234' too long for VARCHAR(3)");
-  cat_type dt = cat_type_of(CAT_T_DATE), dec52 = {CAT_T_DECIMAL, 5, 2, 0};
+  cat_type dt = cat_type_of(CAT_T_DATE), dec52 = {CAT_T_DECIMAL, 5, 2, 0, 0};
   cat_value tsv = parse_ok(CAT_T_TIMESTAMP, 0, 0, 0, "1969-12-31 23:00:00");
   assert_int_equal(cat_value_cast(&tsv, &dt, &out, buf, sizeof buf, &err), CAT_OK);
   assert_true(out.u.i == -1);

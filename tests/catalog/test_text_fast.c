@@ -22,9 +22,9 @@
 #include "catalog/value.h"
 #include "testutil.h"
 
-static const cat_type T_DOUBLE = {CAT_T_DOUBLE, 0, 0, 0};
-static const cat_type T_BIGINT = {CAT_T_BIGINT, 0, 0, 0};
-static const cat_type T_TS = {CAT_T_TIMESTAMP, 0, 0, 0};
+static const cat_type T_DOUBLE = {CAT_T_DOUBLE, 0, 0, 0, 0};
+static const cat_type T_BIGINT = {CAT_T_BIGINT, 0, 0, 0, 0};
+static const cat_type T_TS = {CAT_T_TIMESTAMP, 0, 0, 0, 0};
 
 static bool same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 

@@ -7,9 +7,9 @@
 ** (works, and is gone at exit); the start-up file (~/.rowanrc, -init FILE instead, a missing
 ** -init FILE an error); .dump: loaded into an empty database it gives the same schema
 ** (indexes, families, options) and the same rows for every type, NULLs, quotes, NaN,
-** binary values and a quoted table name; a table-mode result of more rows than the shell
-** holds (10,000) is sized on the rows held and printed as it comes after them (the rule
-** lines and every row present, a longer later value widening only its own line). Drives
+** binary values, an ARRAY and a quoted table name; a table-mode result of more rows than
+** the shell holds (10,000) is sized on the rows held and printed as it comes after them
+** (the rule lines and every row present, a longer later value widening only its own line). Drives
 ** the built binary.
 ** Not here: the older dot commands (test_shell_cmds.c), the other modes (test_shell_modes.c).
 */
@@ -201,13 +201,15 @@ static void test_dump_round_trip(void **state) {
   const char *make[] = {
       "CREATE TABLE \"we ird\" (K INTEGER NOT NULL, TS TIMESTAMP NOT NULL, R.BO BOOLEAN, "
       "R.TI TINYINT, R.DB DOUBLE, R.FL FLOAT, R.DE DECIMAL(9,3), R.CH CHAR(4), R.VC VARCHAR, "
-      "M.DT DATE, M.TM TIME, M.VB VARBINARY, CONSTRAINT PK PRIMARY KEY (K, TS DESC)) "
+      "M.DT DATE, M.TM TIME, M.VB VARBINARY, M.AR VARCHAR ARRAY, "
+      "CONSTRAINT PK PRIMARY KEY (K, TS DESC)) "
       "R.VERSIONS = 2, TTL = 999999999",
       "CREATE INDEX IX ON \"we ird\" (DB) INCLUDE (VC)",
       "UPSERT INTO \"we ird\" VALUES (1, TIMESTAMP '2016-01-01 13:05:00.123', TRUE, -128, 0.1, "
-      "1.5, -12.345, 'ab', 'it''s \xc3\xa9', DATE '2016-02-29', TIME '23:59:59.999', X'00FF')",
+      "1.5, -12.345, 'ab', 'it''s \xc3\xa9', DATE '2016-02-29', TIME '23:59:59.999', X'00FF', "
+      "ARRAY['a', NULL, 'it''s', ''])",
       "UPSERT INTO \"we ird\" VALUES (2, TIMESTAMP '1970-01-01 00:00:00', FALSE, 127, "
-      "CAST('NaN' AS DOUBLE), -2.5, 0, NULL, '', NULL, NULL, X'')",
+      "CAST('NaN' AS DOUBLE), -2.5, 0, NULL, '', NULL, NULL, X'', NULL)",
       "UPSERT INTO \"we ird\" (K, TS, DB) VALUES (3, TIMESTAMP '2020-05-05 05:05:05', 1e300)",
       NULL};
   sh_result r = run_ok(f, NULL, make);
@@ -234,6 +236,8 @@ static void test_dump_round_trip(void **state) {
   assert_int_equal(sh_run(f->dir, look, NULL, &b), 0);
   assert_non_null(strstr(a.out, "it's \xc3\xa9"));
   assert_non_null(strstr(a.out, "NaN"));
+  assert_non_null(strstr(a.out, "['a', null, 'it''s', '']")); /* an ARRAY through its text */
+  assert_non_null(strstr(a.out, "AR VARCHAR ARRAY"));
   assert_non_null(strstr(a.out, "IX ON \"we ird\" (DB) INCLUDE (VC)"));
   assert_string_equal(a.out, b.out);
   sh_result_free(&a);

@@ -67,14 +67,14 @@ static void test_lookup(void **state) {
   assert_int_equal(rt.id, CAT_T_BIGINT);
   assert_int_equal(exec_agg_lookup("AVG", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DECIMAL);
-  t = (cat_type){CAT_T_DECIMAL, 10, 2, 0};
+  t = (cat_type){CAT_T_DECIMAL, 10, 2, 0, 0};
   assert_int_equal(exec_agg_lookup("SUM", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DECIMAL);
   assert_int_equal(rt.scale, 2);
   t = cat_type_of(CAT_T_FLOAT);
   assert_int_equal(exec_agg_lookup("AVG", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DOUBLE);
-  t = (cat_type){CAT_T_VARCHAR, 0, 0, 10};
+  t = (cat_type){CAT_T_VARCHAR, 0, 0, 10, 0};
   assert_int_equal(exec_agg_lookup("MIN", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_AGG_MIN);
   assert_memory_equal(&rt, &t, sizeof t);

@@ -90,9 +90,24 @@ static void test_lookup_names(void **state) {
             : f == EXEC_F_TIMEZONE_OFFSET ? 2 : f == EXEC_F_MAKE_TIMESTAMP ? 6
             : (f == EXEC_F_NOW || f == EXEC_F_CURRENT_DATE) ? 0 : (f == EXEC_F_SUBSTR ||
                f == EXEC_F_POWER || f == EXEC_F_NULLIF || (f >= EXEC_F_REPLACE &&
-               f <= EXEC_F_REGEXP_REPLACE)) ? 2 : 1;
+               f <= EXEC_F_REGEXP_REPLACE) || f == EXEC_F_REGEXP_SPLIT) ? 2 : 1;
     int got;
-    if (exec_func_lookup(name, n, unk, &got, &rt, msg, sizeof msg) != EXEC_OK)
+    cat_type v = cat_type_of(CAT_T_VARCHAR), at[2];
+    const cat_type *ts = unk;
+    if (f >= EXEC_F_ARRAY_ELEM && f != EXEC_F_REGEXP_SPLIT) { /* these need a typed ARRAY */
+      at[0] = at[1] = cat_type_array_of(&v);
+      if (f == EXEC_F_ARRAY_ELEM) at[1] = cat_type_of(CAT_T_INTEGER);
+      if (f == EXEC_F_ARRAY_APPEND) at[1] = v;
+      if (f == EXEC_F_ARRAY_PREPEND) at[0] = v;
+      n = f == EXEC_F_ARRAY_LENGTH ? 1 : 2;
+      ts = at;
+    }
+    cat_type any3[3] = {v, cat_type_array_of(&v), cat_type_of(CAT_T_INTEGER)};
+    if (f == EXEC_F_ANY) {
+      n = 3;
+      ts = any3;
+    }
+    if (exec_func_lookup(name, n, ts, &got, &rt, msg, sizeof msg) != EXEC_OK)
       fail_msg("%s/%d: %s", name, n, msg);
     assert_int_equal(got, f);
   }
@@ -102,7 +117,7 @@ static void test_lookup_types(void **state) {
   (void)state;
   int id;
   cat_type rt;
-  cat_type dec = {CAT_T_DECIMAL, 10, 2, 0}, vc = {CAT_T_VARCHAR, 0, 0, 20};
+  cat_type dec = {CAT_T_DECIMAL, 10, 2, 0, 0}, vc = {CAT_T_VARCHAR, 0, 0, 20, 0};
   cat_type t[3];
   t[0] = cat_type_of(CAT_T_SMALLINT); t[1] = cat_type_of(CAT_T_INTEGER);
   assert_int_equal(exec_func_lookup("*", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
@@ -383,7 +398,7 @@ static void test_cast(void **state) {
 static void test_result_conversion(void **state) {
   (void)state;
   exec_func_ctx c = {&arena, 0, msg, sizeof msg};
-  cat_type rt = {CAT_T_DECIMAL, 5, 2, 0};
+  cat_type rt = {CAT_T_DECIMAL, 5, 2, 0, 0};
   cat_value a[2] = {NUL(CAT_T_INTEGER), I(7)}, out;
   assert_int_equal(exec_func_call(EXEC_F_COALESCE, a, 2, &rt, &out, &c), EXEC_OK);
   char b[64];

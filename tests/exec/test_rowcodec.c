@@ -303,9 +303,9 @@ static const cat_table *small_table(store *s) {
   const cat_column_def cols[] = {{"ID", NULL, cat_type_of(CAT_T_INTEGER), 0},
                                  {"N", NULL, cat_type_of(CAT_T_INTEGER), 2},
                                  {"T", NULL, cat_type_of(CAT_T_TINYINT), 0},
-                                 {"V", "A", {CAT_T_VARCHAR, 0, 0, 3}, 0},
+                                 {"V", "A", {CAT_T_VARCHAR, 0, 0, 3, 0}, 0},
                                  {"D", "B", cat_type_of(CAT_T_DOUBLE), 0},
-                                 {"C", NULL, {CAT_T_CHAR, 0, 0, 4}, 0}};
+                                 {"C", NULL, {CAT_T_CHAR, 0, 0, 4, 0}, 0}};
   const char *const pk[] = {"ID"};
   const cat_family_def fd[] = {{"B", 3, KV_COMPRESSION_LZ4, 0}};
   cat_table_def def = {0};
@@ -497,8 +497,8 @@ static void test_wide_and_copy(void **state) {
   for (int i = 0; i < NW; i++) {
     snprintf(names[i], sizeof names[i], "W%d", i);
     cols[i] = (cat_column_def){names[i], i % 2 ? "F" : NULL,
-                               i == 0 ? (cat_type){CAT_T_VARCHAR, 0, 0, 0}
-                                      : (cat_type){CAT_T_VARCHAR, 0, 0, 0}, 0};
+                               i == 0 ? (cat_type){CAT_T_VARCHAR, 0, 0, 0, 0}
+                                      : (cat_type){CAT_T_VARCHAR, 0, 0, 0, 0}, 0};
   }
   const char *const pk[] = {"W0"};
   cat_table_def def = {0};
@@ -570,7 +570,7 @@ static void test_cut_keys(void **state) {
   (void)state;
   store s;
   open_store(&s);
-  const cat_type vt = {CAT_T_VARCHAR, 0, 0, 0}, bt = {CAT_T_BIGINT, 0, 0, 0};
+  const cat_type vt = {CAT_T_VARCHAR, 0, 0, 0, 0}, bt = {CAT_T_BIGINT, 0, 0, 0, 0};
   const cat_table *tv = make_table(&s, "CUTV", &vt, false, false);
   const cat_table *tb = make_table(&s, "CUTB", &bt, true, false);
   const cat_table *ts[2] = {tv, tb};

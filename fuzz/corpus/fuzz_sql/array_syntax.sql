@@ -1,0 +1,1 @@
+SELECT ARRAY[1, 'a'][2], REGEXP_SPLIT('a,b', ',')[1], CAST(x AS VARCHAR(3)[]) FROM t WHERE tags = ARRAY[NULL]
