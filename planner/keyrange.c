@@ -34,6 +34,7 @@
 #include "planner/filter.h"
 #define PLAN_KEYRANGE_INTERNAL
 #include "planner/keyrange.h"
+#include "planner/keyrange_func.h"
 #include "sql/ast.h"
 
 #define MAX_BOXES PLAN_MAX_SKIP_RANGES
@@ -403,6 +404,46 @@ static int single(plan_kr_ctx *c, int i, int rc, plan_kr_set *s, plan_kr_boxes *
   return boxes_single(c, out, i, s) ? -1 : 1;
 }
 
+/* Set for "f(key column) op v" with f ROUND/FLOOR/CEIL/TRUNC of a DATE or TIMESTAMP key
+** column by a constant unit and multiplier (planner/keyrange_func.c): 0 ok (*out, *col),
+** 1 not extractable, -1 error. */
+static int round_set(plan_kr_ctx *c, const plan_expr *f, int op, const cat_value *v, int *col,
+                     plan_kr_set **out) {
+  if (!f || f->kind != PX_FUNC || f->n_args < 1 || f->n_args > 3) return 1;
+  int i = key_col_of(c, f->args[0]);
+  if (i < 0) return 1;
+  cat_value unit, mult;
+  if (f->n_args > 1 && !const_of(c, f->args[1], &unit)) return 1;
+  if (f->n_args > 2 && !const_of(c, f->args[2], &mult)) return 1;
+  plan_kr_round_iv iv;
+  int r = plan_kr_round_bounds(f->func, c->s->cols[i].type.id, f->n_args > 1 ? &unit : NULL,
+                               f->n_args > 2 ? &mult : NULL, op, v, &iv);
+  if (r == 0) return 1;
+  *col = i;
+  if (r == 2) {
+    *out = plan_kr_set_new(c, 0);
+    return *out ? 0 : -1;
+  }
+  plan_kr_set *s = plan_kr_set_new(c, 1); /* col IS NOT NULL */
+  if (!s) return -1;
+  memset(&s->v[0], 0, sizeof s->v[0]);
+  nonnull_lo(c, i, &s->v[0].lo);
+  s->v[0].hi.kind = PLAN_KR_POS_INF;
+  s->n = 1;
+  plan_kr_set *b = NULL;
+  int rc;
+  if (iv.has_lo) {
+    if ((rc = cmp_set(c, i, SQL_OP_GE, &iv.lo, &b))) return rc;
+    if (!(s = set_intersect(c, s, b))) return -1;
+  }
+  if (iv.has_hi) {
+    if ((rc = cmp_set(c, i, SQL_OP_LT, &iv.hi, &b))) return rc;
+    if (!(s = set_intersect(c, s, b))) return -1;
+  }
+  *out = s;
+  return 0;
+}
+
 static int rvc_compare(plan_kr_ctx *c, const plan_expr *l, const plan_expr *r, int op, plan_kr_boxes *out,
                        plan_kr_tinfo *ti) {
   if (r->kind != PX_ROW || l->n_args != r->n_args || op == SQL_OP_NE) return 0;
@@ -487,13 +528,14 @@ static int in_list(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, plan_
     return 1;
   }
   int i = key_col_of(c, lhs);
-  if (i < 0) return 0;
+  bool fn = lhs->kind == PX_FUNC; /* a rounding of a key column: each item an interval */
+  if (i < 0 && !fn) return 0;
   plan_kr_set *acc = plan_kr_set_new(c, e->n_args);
   if (!acc) return -1;
   for (uint32_t t = 1; t < e->n_args; t++) {
     if (!const_of(c, e->args[t], &v)) return 0;
     plan_kr_set *s = NULL;
-    int rc = cmp_set(c, i, SQL_OP_EQ, &v, &s);
+    int rc = fn ? round_set(c, lhs, SQL_OP_EQ, &v, &i, &s) : cmp_set(c, i, SQL_OP_EQ, &v, &s);
     if (rc) return rc > 0 ? 0 : -1;
     if (s->all) return 0;
     for (uint32_t k = 0; k < s->n; k++) acc->v[acc->n++] = s->v[k];
@@ -619,6 +661,14 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       }
       if (!is_cmp(e->op)) return 0;
       if (l->kind == PX_ROW) return rvc_compare(c, l, r, e->op, out, ti);
+      if (l->kind == PX_FUNC || r->kind == PX_FUNC) {
+        int fop = l->kind == PX_FUNC ? e->op : commute(e->op), col = -1;
+        const plan_expr *f = l->kind == PX_FUNC ? l : r;
+        if (!const_of(c, l->kind == PX_FUNC ? r : l, &v)) return 0;
+        plan_kr_set *s = NULL;
+        int rc = round_set(c, f, fop, &v, &col, &s);
+        return single(c, col, rc, s, out, ti);
+      }
       int op = e->op, i = key_col_of(c, l);
       if (i < 0) {
         i = key_col_of(c, r);
@@ -636,6 +686,18 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
     case PX_BETWEEN: {
       int i = key_col_of(c, e->args[0]);
       cat_value lo, hi;
+      if (e->args[0]->kind == PX_FUNC) {
+        if (e->negated || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi))
+          return 0;
+        plan_kr_set *a = NULL, *b = NULL;
+        int ca = -1, cb = -1;
+        int rc = round_set(c, e->args[0], SQL_OP_GE, &lo, &ca, &a);
+        if (rc) return rc > 0 ? 0 : -1;
+        rc = round_set(c, e->args[0], SQL_OP_LE, &hi, &cb, &b);
+        if (rc) return rc > 0 ? 0 : -1;
+        plan_kr_set *s = set_intersect(c, a, b);
+        return single(c, ca, s ? 0 : -1, s, out, ti);
+      }
       if (e->negated || i < 0 || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi))
         return 0;
       plan_kr_set *a = NULL, *b = NULL;
