@@ -23,7 +23,7 @@
 ** is captured by the expansion of every box it contributed to; else it stays residual.
 ** Bound folding (INTEGER k > 5.5 is k >= 6) is planner/filter_fold.c's plan_fold_compare.
 ** Functions of key columns: CAST(k AS t) when t holds every value of k exactly and in order
-** compares as k (key_of); ROUND/FLOOR/CEIL/TRUNC of a DATE/TIMESTAMP key column is the
+** compares as k (key_of, planner/keyrange_func.c); ROUND/FLOOR/CEIL/TRUNC of a DATE/TIMESTAMP key column is the
 ** interval planner/keyrange_func.c computes (round_set); SUBSTR(k, 1, n) = 'x' is LIKE 'x%'
 ** when 'x' has n characters (substr_term).
 ** Not here: choosing an index, families, the filter (planner/filter.c).
@@ -386,52 +386,14 @@ static bool const_of(const plan_kr_ctx *c, const plan_expr *e, cat_value *out) {
   return false;
 }
 
-/* Digits before the point an integer type's values need (0: not an integer type). */
-static int int_digits(int id) {
-  switch (id) {
-    case CAT_T_TINYINT: return 3;
-    case CAT_T_SMALLINT: return 5;
-    case CAT_T_INTEGER: return 10;
-    case CAT_T_BIGINT: return 19;
-    default: return 0;
-  }
-}
-
-/* Key column i when e is the key column itself, or CAST(key column AS t) to a number type
-** that holds every value of the column exactly and in order (INTEGER to BIGINT, DECIMAL(p,s)
-** with room, DOUBLE; not BIGINT to DOUBLE, nor a narrowing cast, which can fail). Then
-** CAST(k AS t) op v is k op v, but for a FLOAT/DOUBLE t, where v is compared as a double
-** (catalog/value.h): *dbl is then set and v must be converted first (key_value). -1: no. */
+/* Key column i when e is the key column itself, or CAST(key column AS t) that
+** plan_kr_cast_exact accepts (*dbl: the constant is converted with plan_kr_cast_value
+** first). -1: no. */
 static int key_of(const plan_kr_ctx *c, const plan_expr *e, bool *dbl) {
   *dbl = false;
   if (!e || e->kind != PX_CAST || e->n_args != 1) return key_col_of(c, e);
   int i = key_col_of(c, e->args[0]);
-  if (i < 0) return -1;
-  const cat_type *from = &c->s->cols[i].type, *to = &e->type;
-  int df = int_digits(from->id), dt = int_digits(to->id);
-  if (df && dt) return dt >= df ? i : -1;
-  if (df && to->id == CAT_T_DECIMAL)
-    return to->precision == 0 || to->precision - to->scale >= df ? i : -1;
-  if (from->id == CAT_T_DECIMAL && to->id == CAT_T_DECIMAL && from->precision && to->precision)
-    return to->scale >= from->scale && to->precision - to->scale >= from->precision - from->scale
-               ? i : -1;
-  bool exact_dbl = (df && df <= 10) || from->id == CAT_T_FLOAT || from->id == CAT_T_DOUBLE;
-  if (to->id == CAT_T_DOUBLE && exact_dbl) { *dbl = true; return i; }
-  if (to->id == CAT_T_FLOAT && (df && df <= 5)) { *dbl = true; return i; }
-  return -1;
-}
-
-/* v as the key side compares it (key_of): a number converted to DOUBLE when dbl. */
-static bool key_value(bool dbl, cat_value *v) {
-  if (!dbl || v->is_null) return true;
-  if (!cat_type_is_numeric(v->type.id)) return false;
-  cat_type d = cat_type_of(CAT_T_DOUBLE);
-  cat_value out;
-  uint8_t buf[64];
-  cat_error err;
-  if (cat_value_cast(v, &d, &out, buf, sizeof buf, &err)) return false;
-  *v = out;
-  return true;
+  return i >= 0 && plan_kr_cast_exact(&c->s->cols[i].type, &e->type, dbl) ? i : -1;
 }
 
 static int commute(int op) {
@@ -587,7 +549,7 @@ static int in_list(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, plan_
   plan_kr_set *acc = plan_kr_set_new(c, e->n_args);
   if (!acc) return -1;
   for (uint32_t t = 1; t < e->n_args; t++) {
-    if (!const_of(c, e->args[t], &v) || !key_value(dbl, &v)) return 0;
+    if (!const_of(c, e->args[t], &v) || !plan_kr_cast_value(dbl, &v)) return 0;
     plan_kr_set *s = NULL;
     int rc = fn ? round_set(c, lhs, SQL_OP_EQ, &v, &i, &s) : cmp_set(c, i, SQL_OP_EQ, &v, &s);
     if (rc) return rc > 0 ? 0 : -1;
@@ -800,7 +762,7 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
         r = l;
         op = commute(op);
       }
-      if (i < 0 || !const_of(c, r, &v) || !key_value(dbl, &v)) return 0;
+      if (i < 0 || !const_of(c, r, &v) || !plan_kr_cast_value(dbl, &v)) return 0;
       plan_kr_set *s = NULL;
       int rc = cmp_set(c, i, op, &v, &s);
       return single(c, i, rc, s, out, ti);
@@ -825,7 +787,7 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
         return single(c, ca, s ? 0 : -1, s, out, ti);
       }
       if (e->negated || i < 0 || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi) ||
-          !key_value(dbl, &lo) || !key_value(dbl, &hi))
+          !plan_kr_cast_value(dbl, &lo) || !plan_kr_cast_value(dbl, &hi))
         return 0;
       plan_kr_set *a = NULL, *b = NULL;
       int rc = cmp_set(c, i, SQL_OP_GE, &lo, &a);

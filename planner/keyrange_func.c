@@ -9,13 +9,15 @@
 ** midpoint of [p, b) rounded up for ROUND (half rounds up, as exec does). f(col) > C is
 ** f(col) >= the first boundary after C; < and <= are the complements; = C is empty when C
 ** is not a boundary, else [start(C), start(next boundary)). A DATE column is its day's
-** midnight; its bounds are rounded up to whole days. Not here: key encoding and sets
-** (planner/keyrange.c), evaluation (exec/func_date.c).
+** midnight; its bounds are rounded up to whole days. Also which casts of a key column keep
+** its values exactly and in order. Not here: key encoding and sets (planner/keyrange.c),
+** evaluation (exec/func_date.c).
 */
 #include "planner/keyrange_func.h"
 
 #include "catalog/datetime.h"
 #include "catalog/func_id.h"
+#include "catalog/value.h"
 #include "sql/ast.h"
 
 /* The least us that f (how) maps to boundary b or later. */
@@ -83,4 +85,42 @@ int plan_kr_round_bounds(int func_id, int col_type, const cat_value *unit, const
   if (iv->has_hi) iv->hi = bound(col_type, hi);
   if (iv->has_lo && iv->has_hi && iv->lo.u.i >= iv->hi.u.i) return 2;
   return 1;
+}
+
+/* Digits before the point an integer type's values need (0: not an integer type). */
+static int int_digits(int id) {
+  switch (id) {
+    case CAT_T_TINYINT: return 3;
+    case CAT_T_SMALLINT: return 5;
+    case CAT_T_INTEGER: return 10;
+    case CAT_T_BIGINT: return 19;
+    default: return 0;
+  }
+}
+
+bool plan_kr_cast_exact(const cat_type *from, const cat_type *to, bool *dbl) {
+  *dbl = false;
+  int df = int_digits(from->id), dt = int_digits(to->id);
+  if (df && dt) return dt >= df;
+  if (df && to->id == CAT_T_DECIMAL) return to->precision == 0 || to->precision - to->scale >= df;
+  if (from->id == CAT_T_DECIMAL && to->id == CAT_T_DECIMAL && from->precision && to->precision)
+    return to->scale >= from->scale && to->precision - to->scale >= from->precision - from->scale;
+  bool exact_dbl = (df && df <= 10) || from->id == CAT_T_FLOAT || from->id == CAT_T_DOUBLE;
+  if ((to->id == CAT_T_DOUBLE && exact_dbl) || (to->id == CAT_T_FLOAT && df && df <= 5)) {
+    *dbl = true;
+    return true;
+  }
+  return false;
+}
+
+bool plan_kr_cast_value(bool dbl, cat_value *v) {
+  if (!dbl || v->is_null) return true;
+  if (!cat_type_is_numeric(v->type.id)) return false;
+  cat_type d = cat_type_of(CAT_T_DOUBLE);
+  cat_value out;
+  uint8_t buf[64];
+  cat_error err;
+  if (cat_value_cast(v, &d, &out, buf, sizeof buf, &err)) return false;
+  *v = out;
+  return true;
 }
