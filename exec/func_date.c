@@ -8,18 +8,16 @@
 ** values are without time zone (catalog/types.h): a TIMESTAMP is microseconds since
 ** 1970-01-01 00:00:00, a DATE days. The rounding also comes with its unit resolved once
 ** (exec_fn_date_round_prepare / exec_fn_date_round, for GROUP BY TRUNC(TS, 'DAY') row by
-** row). Not here: parsing and formatting with patterns
+** row); the rounding arithmetic itself is catalog/datetime.c's. Not here: parsing and
+** formatting with patterns
 ** (exec/func_fmt.c).
 */
 #include "exec/func_int.h"
 
-#include <ctype.h>
+#include "catalog/datetime.h"
 
-static int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) q--;
-  return q;
-}
+
+static int64_t floor_div(int64_t a, int64_t b) { return cat_dt_floor_div(a, b); }
 
 void exec_fn_tm_from_us(int64_t us, exec_fn_tm *tm) {
   int64_t days = floor_div(us, CAT_US_PER_DAY);
@@ -136,93 +134,33 @@ static int date_arith(int id, const cat_value *a, const cat_value *b, cat_value 
   return ts_value(to_us(d) + (int64_t)us.v, false, out, c, f);
 }
 
-/* ---- Rounding by unit ------------------------------------------------------------------ */
-enum { U_MS = 1, U_SEC, U_MIN, U_HOUR, U_DAY, U_WEEK, U_MONTH, U_YEAR };
-
-static const struct {
-  const char *name; /* unit name (upper case) */
-  size_t len;       /* its length */
-  int unit;         /* U_* */
-  int64_t us;       /* fixed length in microseconds, 0 for MONTH/YEAR */
-} units[] = {
-    {"MILLISECOND", 11, U_MS, 1000},     {"SECOND", 6, U_SEC, 1000000},
-    {"MINUTE", 6, U_MIN, 60000000LL},    {"HOUR", 4, U_HOUR, 3600000000LL},
-    {"DAY", 3, U_DAY, CAT_US_PER_DAY},   {"WEEK", 4, U_WEEK, 7 * CAT_US_PER_DAY},
-    {"MONTH", 5, U_MONTH, 0},            {"YEAR", 4, U_YEAR, 0},
-};
-
-/* The unit named by v, matched without regard to case: the length first, then the letters
-** (this runs once per row of a query like GROUP BY TRUNC(TS, 'DAY')). */
+/* ---- Rounding by unit (the arithmetic is catalog/datetime.c's, shared with the planner) - */
+/* The unit named by v, matched without regard to case. */
 static int find_unit(const cat_value *v, int *unit, int64_t *len, exec_func_ctx *c,
                      const char *f) {
   if (!cat_type_is_string(v->type.id))
     return exec_fn_err(c, EXEC_ERROR, "%s: the unit must be text, got %s", f,
                        cat_type_name(v->type.id));
   size_t n = v->u.s.len;
-  const uint8_t *p = v->u.s.p;
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-    if (units[i].len != n) continue;
-    size_t k = 0;
-    while (k < n && toupper(p[k]) == units[i].name[k]) k++;
-    if (k == n) {
-      *unit = units[i].unit;
-      *len = units[i].us;
-      return EXEC_OK;
-    }
-  }
+  if (cat_dt_unit_find(v->u.s.p, n, unit, len)) return EXEC_OK;
   return exec_fn_err(c, EXEC_ERROR,
                      "%s: unknown unit '%.*s' (MILLISECOND, SECOND, MINUTE, HOUR, DAY, WEEK, "
                      "MONTH, YEAR)", f, (int)(n > 40 ? 40 : n), (const char *)v->u.s.p);
 }
 
-/* Start of the month/year period of `mult` units holding us. */
-static int64_t period_floor(int64_t us, int unit, int64_t mult) {
-  exec_fn_tm tm;
-  exec_fn_tm_from_us(us, &tm);
-  if (unit == U_MONTH) {
-    int64_t m = floor_div(tm.year * 12 + (tm.month - 1), mult) * mult;
-    return cat_days_from_civil(floor_div(m, 12), (int)(m - floor_div(m, 12) * 12) + 1, 1) *
-           CAT_US_PER_DAY;
-  }
-  int64_t y = floor_div(tm.year, mult) * mult;
-  return cat_days_from_civil(y, 1, 1) * CAT_US_PER_DAY;
-}
-
-static int64_t period_next(int64_t start, int unit, int64_t mult) {
-  exec_fn_tm tm;
-  exec_fn_tm_from_us(start, &tm);
-  if (unit == U_MONTH) {
-    int64_t m = tm.year * 12 + (tm.month - 1) + mult;
-    return cat_days_from_civil(floor_div(m, 12), (int)(m - floor_div(m, 12) * 12) + 1, 1) *
-           CAT_US_PER_DAY;
-  }
-  return cat_days_from_civil(tm.year + mult, 1, 1) * CAT_US_PER_DAY;
-}
-
 /* us rounded as id (FLOOR/TRUNC, CEIL, else ROUND) asks, by mult units of length len (0:
 ** MONTH or YEAR). */
 static int64_t round_us(int id, int unit, int64_t len, int64_t mult, int64_t us) {
-  int64_t lo, hi;
-  if (len) {
-    int64_t step = len * mult;
-    int64_t origin = unit == U_WEEK ? 4 * CAT_US_PER_DAY : 0; /* 1970-01-05 was a Monday */
-    lo = floor_div(us - origin, step) * step + origin;
-    hi = lo == us ? us : lo + step;
-  } else {
-    lo = period_floor(us, unit, mult);
-    hi = lo == us ? us : period_next(lo, unit, mult);
-  }
-  switch (id) {
-    case EXEC_F_FLOOR: case EXEC_F_TRUNC: return lo;
-    case EXEC_F_CEIL: return hi;
-    default: return (us - lo) >= (hi - us) ? hi : lo; /* half rounds up */
-  }
+  int how = id == EXEC_F_FLOOR || id == EXEC_F_TRUNC ? CAT_DT_FLOOR
+            : id == EXEC_F_CEIL                      ? CAT_DT_CEIL
+                                                     : CAT_DT_NEAREST;
+  return cat_dt_round(how, unit, len, mult, us);
 }
 
 /* The unit and multiplier of a[1..n) (the defaults DAY and 1 when absent). */
 static int unit_args(const char *f, const cat_value *a, int n, int *unit, int64_t *len,
                      int64_t *mult, exec_func_ctx *c) {
-  *unit = U_DAY;
+  *unit = CAT_DT_DAY;
   *len = CAT_US_PER_DAY;
   *mult = 1;
   int rc = EXEC_OK;

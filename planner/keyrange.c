@@ -22,18 +22,24 @@
 ** other wildcards, no row value constructor cut short) and every key column it constrains
 ** is captured by the expansion of every box it contributed to; else it stays residual.
 ** Bound folding (INTEGER k > 5.5 is k >= 6) is planner/filter_fold.c's plan_fold_compare.
+** Functions of key columns: CAST(k AS t) when t holds every value of k exactly and in order
+** compares as k (key_of, planner/keyrange_func.c); ROUND/FLOOR/CEIL/TRUNC of a DATE/TIMESTAMP key column is the
+** interval planner/keyrange_func.c computes (round_set); SUBSTR(k, 1, n) = 'x' is LIKE 'x%'
+** when 'x' has n characters (substr_term).
 ** Not here: choosing an index, families, the filter (planner/filter.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/func_id.h"
 #include "catalog/valcodec.h"
 #include "catalog/value.h"
 #include "exec/engine.h"
 #include "planner/filter.h"
 #define PLAN_KEYRANGE_INTERNAL
 #include "planner/keyrange.h"
+#include "planner/keyrange_func.h"
 #include "sql/ast.h"
 
 #define MAX_BOXES PLAN_MAX_SKIP_RANGES
@@ -380,6 +386,16 @@ static bool const_of(const plan_kr_ctx *c, const plan_expr *e, cat_value *out) {
   return false;
 }
 
+/* Key column i when e is the key column itself, or CAST(key column AS t) that
+** plan_kr_cast_exact accepts (*dbl: the constant is converted with plan_kr_cast_value
+** first). -1: no. */
+static int key_of(const plan_kr_ctx *c, const plan_expr *e, bool *dbl) {
+  *dbl = false;
+  if (!e || e->kind != PX_CAST || e->n_args != 1) return key_col_of(c, e);
+  int i = key_col_of(c, e->args[0]);
+  return i >= 0 && plan_kr_cast_exact(&c->s->cols[i].type, &e->type, dbl) ? i : -1;
+}
+
 static int commute(int op) {
   switch (op) {
     case SQL_OP_LT: return SQL_OP_GT;
@@ -401,6 +417,46 @@ static int single(plan_kr_ctx *c, int i, int rc, plan_kr_set *s, plan_kr_boxes *
   ti->exact = true;
   ti->cols = s->all ? 0 : (uint64_t)1 << i;
   return boxes_single(c, out, i, s) ? -1 : 1;
+}
+
+/* Set for "f(key column) op v" with f ROUND/FLOOR/CEIL/TRUNC of a DATE or TIMESTAMP key
+** column by a constant unit and multiplier (planner/keyrange_func.c): 0 ok (*out, *col),
+** 1 not extractable, -1 error. */
+static int round_set(plan_kr_ctx *c, const plan_expr *f, int op, const cat_value *v, int *col,
+                     plan_kr_set **out) {
+  if (!f || f->kind != PX_FUNC || f->n_args < 1 || f->n_args > 3) return 1;
+  int i = key_col_of(c, f->args[0]);
+  if (i < 0) return 1;
+  cat_value unit, mult;
+  if (f->n_args > 1 && !const_of(c, f->args[1], &unit)) return 1;
+  if (f->n_args > 2 && !const_of(c, f->args[2], &mult)) return 1;
+  plan_kr_round_iv iv;
+  int r = plan_kr_round_bounds(f->func, c->s->cols[i].type.id, f->n_args > 1 ? &unit : NULL,
+                               f->n_args > 2 ? &mult : NULL, op, v, &iv);
+  if (r == 0) return 1;
+  *col = i;
+  if (r == 2) {
+    *out = plan_kr_set_new(c, 0);
+    return *out ? 0 : -1;
+  }
+  plan_kr_set *s = plan_kr_set_new(c, 1); /* col IS NOT NULL */
+  if (!s) return -1;
+  memset(&s->v[0], 0, sizeof s->v[0]);
+  nonnull_lo(c, i, &s->v[0].lo);
+  s->v[0].hi.kind = PLAN_KR_POS_INF;
+  s->n = 1;
+  plan_kr_set *b = NULL;
+  int rc;
+  if (iv.has_lo) {
+    if ((rc = cmp_set(c, i, SQL_OP_GE, &iv.lo, &b))) return rc;
+    if (!(s = set_intersect(c, s, b))) return -1;
+  }
+  if (iv.has_hi) {
+    if ((rc = cmp_set(c, i, SQL_OP_LT, &iv.hi, &b))) return rc;
+    if (!(s = set_intersect(c, s, b))) return -1;
+  }
+  *out = s;
+  return 0;
 }
 
 static int rvc_compare(plan_kr_ctx *c, const plan_expr *l, const plan_expr *r, int op, plan_kr_boxes *out,
@@ -486,20 +542,104 @@ static int in_list(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, plan_
     }
     return 1;
   }
-  int i = key_col_of(c, lhs);
-  if (i < 0) return 0;
+  bool dbl;
+  int i = key_of(c, lhs, &dbl);
+  bool fn = lhs->kind == PX_FUNC; /* a rounding of a key column: each item an interval */
+  if (i < 0 && !fn) return 0;
   plan_kr_set *acc = plan_kr_set_new(c, e->n_args);
   if (!acc) return -1;
   for (uint32_t t = 1; t < e->n_args; t++) {
-    if (!const_of(c, e->args[t], &v)) return 0;
+    if (!const_of(c, e->args[t], &v) || !plan_kr_cast_value(dbl, &v)) return 0;
     plan_kr_set *s = NULL;
-    int rc = cmp_set(c, i, SQL_OP_EQ, &v, &s);
+    int rc = fn ? round_set(c, lhs, SQL_OP_EQ, &v, &i, &s) : cmp_set(c, i, SQL_OP_EQ, &v, &s);
     if (rc) return rc > 0 ? 0 : -1;
     if (s->all) return 0;
     for (uint32_t k = 0; k < s->n; k++) acc->v[acc->n++] = s->v[k];
   }
   set_normalize(acc);
   return single(c, i, 0, acc, out, ti);
+}
+
+/* Set of the strings of key column i that start with pre[0..pn) (pn > 0): 0 ok, 1 not
+** extractable, -1 error (what: the prefix's name in the message). */
+static int prefix_set(plan_kr_ctx *c, int i, const uint8_t *pre, size_t pn, const char *what,
+                      plan_kr_set **out) {
+  size_t pos = 0;
+  cat_error err;
+  int rc = cat_key_encode_string_prefix(&c->asc[i], pre, pn, c->buf, CAT_KEY_MAX, &pos, &err);
+  if (rc == CAT_ERR_TOOBIG) {
+    char m[80];
+    snprintf(m, sizeof m, "%s longer than the largest key", what);
+    return plan_kr_fail(c, EXEC_TOOBIG, m);
+  }
+  if (rc) return 1;
+  plan_kr_set *s = plan_kr_set_new(c, 1);
+  if (!s) return -1;
+  cat_value pv = cat_v_str(CAT_T_VARCHAR, pre, pn);
+  plan_kr_pos lo = {PLAN_KR_BEFORE, false, plan_kr_copy_bytes(c, c->buf, pos), (uint32_t)pos,
+             literal_text(c, &pv, true)};
+  if (!lo.b || !lo.text) return -1;
+  s->v[0].lo = lo;
+  s->v[0].hi = lo;
+  s->v[0].hi.kind = PLAN_KR_AFTER;
+  s->n = 1;
+  *out = s;
+  return 0;
+}
+
+/* SUBSTR(k, 1, n) op x on a VARCHAR key column k, n >= 1 and x text constants (exec's
+** SUBSTR: the first n characters, all of a shorter k, NULL for ''): with m the characters
+** of x, = is k's prefix x when m = n, k = x when 0 < m < n, nothing when m > n or x is ''
+** (exact); < and <= bound k below every string past the prefix x[:n], > and >= from x up
+** (not exact: the term stays a filter). */
+static int substr_term(plan_kr_ctx *c, const plan_expr *f, int op, const cat_value *x,
+                       plan_kr_boxes *out, plan_kr_tinfo *ti) {
+  if (f->func != EXEC_F_SUBSTR || f->n_args != 3) return 0;
+  int i = key_col_of(c, f->args[0]);
+  cat_value a1, a2;
+  if (i < 0 || c->s->cols[i].type.id != CAT_T_VARCHAR || !const_of(c, f->args[1], &a1) ||
+      !const_of(c, f->args[2], &a2) || a1.is_null || a2.is_null ||
+      !cat_type_is_integer(a1.type.id) || !cat_type_is_integer(a2.type.id) || a1.u.i != 1 ||
+      a2.u.i < 1 || x->is_null || !cat_type_is_string(x->type.id))
+    return 0;
+  int64_t n = a2.u.i, m = 0;
+  const uint8_t *p = x->u.s.p;
+  size_t len = x->u.s.len, cut = 0; /* bytes of x's first n characters */
+  while (cut < len && m < n) {
+    cut++;
+    while (cut < len && (p[cut] & 0xC0) == 0x80) cut++;
+    m++;
+  }
+  bool longer = cut < len; /* x has more than n characters */
+  plan_kr_set *s = NULL;
+  int rc;
+  switch (op) {
+    case SQL_OP_EQ:
+      if (longer || len == 0) {
+        s = plan_kr_set_new(c, 0);
+        rc = s ? 0 : -1;
+      } else if (m == n) {
+        rc = prefix_set(c, i, p, len, "SUBSTR prefix", &s);
+      } else {
+        cat_value xv = cat_v_str(CAT_T_VARCHAR, p, len);
+        rc = cmp_set(c, i, SQL_OP_EQ, &xv, &s);
+      }
+      return single(c, i, rc, s, out, ti);
+    case SQL_OP_LT: case SQL_OP_LE: /* from the first non-NULL key to the prefix's end */
+      if (cut == 0) return 0;
+      rc = prefix_set(c, i, p, cut, "SUBSTR prefix", &s);
+      if (!rc) nonnull_lo(c, i, &s->v[0].lo);
+      break;
+    case SQL_OP_GT: case SQL_OP_GE: {
+      cat_value xv = cat_v_str(CAT_T_VARCHAR, p, len);
+      rc = cmp_set(c, i, SQL_OP_GE, &xv, &s);
+      break;
+    }
+    default: return 0;
+  }
+  int r = single(c, i, rc, s, out, ti);
+  ti->exact = false;
+  return r;
 }
 
 /* LIKE 'prefix...' on a CHAR/VARCHAR key column. */
@@ -551,22 +691,9 @@ static int like_term(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, pla
     return single(c, i, rc, s, out, ti);
   }
   if (pn == 0 || (is_char && pre[pn - 1] == ' ')) return 0;
-  size_t pos = 0;
-  cat_error err;
-  int rc = cat_key_encode_string_prefix(&c->asc[i], pre, pn, c->buf, CAT_KEY_MAX, &pos, &err);
-  if (rc == CAT_ERR_TOOBIG) return plan_kr_fail(c, EXEC_TOOBIG, "LIKE prefix longer than the largest key");
-  if (rc) return 0;
-  plan_kr_set *s = plan_kr_set_new(c, 1);
-  if (!s) return -1;
-  cat_value pv = cat_v_str(CAT_T_VARCHAR, pre, pn);
-  plan_kr_pos lo = {PLAN_KR_BEFORE, false, plan_kr_copy_bytes(c, c->buf, pos), (uint32_t)pos,
-             literal_text(c, &pv, true)};
-  if (!lo.b || !lo.text) return -1;
-  s->v[0].lo = lo;
-  s->v[0].hi = lo;
-  s->v[0].hi.kind = PLAN_KR_AFTER;
-  s->n = 1;
-  int r = single(c, i, 0, s, out, ti);
+  plan_kr_set *s = NULL;
+  int rc = prefix_set(c, i, pre, pn, "LIKE prefix", &s);
+  int r = single(c, i, rc, s, out, ti);
   ti->exact = r == 1 && !is_char && wild == '%' && k == n - 1;
   return r;
 }
@@ -619,13 +746,23 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       }
       if (!is_cmp(e->op)) return 0;
       if (l->kind == PX_ROW) return rvc_compare(c, l, r, e->op, out, ti);
-      int op = e->op, i = key_col_of(c, l);
+      if (l->kind == PX_FUNC || r->kind == PX_FUNC) {
+        int fop = l->kind == PX_FUNC ? e->op : commute(e->op), col = -1;
+        const plan_expr *f = l->kind == PX_FUNC ? l : r;
+        if (!const_of(c, l->kind == PX_FUNC ? r : l, &v)) return 0;
+        if (f->func == EXEC_F_SUBSTR) return substr_term(c, f, fop, &v, out, ti);
+        plan_kr_set *s = NULL;
+        int rc = round_set(c, f, fop, &v, &col, &s);
+        return single(c, col, rc, s, out, ti);
+      }
+      bool dbl;
+      int op = e->op, i = key_of(c, l, &dbl);
       if (i < 0) {
-        i = key_col_of(c, r);
+        i = key_of(c, r, &dbl);
         r = l;
         op = commute(op);
       }
-      if (i < 0 || !const_of(c, r, &v)) return 0;
+      if (i < 0 || !const_of(c, r, &v) || !plan_kr_cast_value(dbl, &v)) return 0;
       plan_kr_set *s = NULL;
       int rc = cmp_set(c, i, op, &v, &s);
       return single(c, i, rc, s, out, ti);
@@ -634,9 +771,23 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       if (e->negated || e->n_args < 2) return 0;
       return in_list(c, e, out, ti);
     case PX_BETWEEN: {
-      int i = key_col_of(c, e->args[0]);
+      bool dbl;
+      int i = key_of(c, e->args[0], &dbl);
       cat_value lo, hi;
-      if (e->negated || i < 0 || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi))
+      if (e->args[0]->kind == PX_FUNC) {
+        if (e->negated || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi))
+          return 0;
+        plan_kr_set *a = NULL, *b = NULL;
+        int ca = -1, cb = -1;
+        int rc = round_set(c, e->args[0], SQL_OP_GE, &lo, &ca, &a);
+        if (rc) return rc > 0 ? 0 : -1;
+        rc = round_set(c, e->args[0], SQL_OP_LE, &hi, &cb, &b);
+        if (rc) return rc > 0 ? 0 : -1;
+        plan_kr_set *s = set_intersect(c, a, b);
+        return single(c, ca, s ? 0 : -1, s, out, ti);
+      }
+      if (e->negated || i < 0 || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi) ||
+          !plan_kr_cast_value(dbl, &lo) || !plan_kr_cast_value(dbl, &hi))
         return 0;
       plan_kr_set *a = NULL, *b = NULL;
       int rc = cmp_set(c, i, SQL_OP_GE, &lo, &a);

@@ -4,7 +4,8 @@
 ** INTEGER, BIGINT, DOUBLE and VARCHAR; nullable INTEGER, DOUBLE and VARCHAR columns), writes
 ** the same random rows into both engines (some flushed to store files, some updated or
 ** deleted after), and runs random queries of the common subset: key and non-key predicates
-** (=, <, <=, >, >=, <>, IN, BETWEEN, IS [NOT] NULL, LIKE 'prefix%', OR), ORDER BY with
+** (=, <, <=, >, >=, <>, IN, BETWEEN, IS [NOT] NULL, LIKE 'prefix%', OR, SUBSTR(k, 1, n) op
+** 'x' and CAST(k AS BIGINT/DOUBLE) op c, which the key ranges see through), ORDER BY with
 ** LIMIT/OFFSET, DISTINCT, GROUP BY with COUNT/SUM/MIN/MAX/AVG, and the shapes the first row of
 ** each leading-key value answers (DISTINCT k0, COUNT(DISTINCT k0), GROUP BY k0 with the MAX or
 ** MIN of k1 the first row holds, or the other one). Answers must be equal, in
@@ -451,6 +452,7 @@ static void atom(world *w, const col *c, int form, char out[2][256]) {
   rand_lit(w, c->type, l2, sizeof l2);
   rand_lit(w, c->type, l3, sizeof l3);
   static const char *const OPS[] = {"=", "<", "<=", ">", ">=", "<>"};
+  int fop = below(w, 5), flen = 1 + below(w, 3), fdbl = below(w, 2); /* form 7's choices */
   for (int h = 0; h < 2; h++) {
     char ref[32];
     colref(c, h == 1, ref, sizeof ref);
@@ -465,6 +467,15 @@ static void atom(world *w, const col *c, int form, char out[2][256]) {
           snprintf(out[h], 256, "%s LIKE '%c%%'", ref, "abB"[(unsigned char)l1[1] % 3]);
         else
           snprintf(out[h], 256, "%s <> %s", ref, l1);
+        break;
+      case 7: /* a function of the column the planner sees through (issue 17) */
+        if (c->type == T_VARCHAR) /* SQLite's SUBSTR of '' is '', Rowan's NULL: kept out */
+          snprintf(out[h], 256, "(SUBSTR(%s, 1, %d) %s %s AND %s <> '')", ref, flen, OPS[fop],
+                   l2, ref);
+        else
+          snprintf(out[h], 256, "CAST(%s AS %s) %s %s", ref,
+                   c->type == T_DOUBLE || (fdbl && c->type == T_INT) ? "DOUBLE" : "BIGINT",
+                   OPS[fop], l1);
         break;
       default: snprintf(out[h], 256, "(%s < %s OR %s > %s)", ref, l2, ref, l3); break;
     }
@@ -481,13 +492,14 @@ static void gen_where(world *w, query *q) {
       atom(w, &s->c[0], 0, q->clause[q->nclause++]);
       break;
     case 1: /* every key column pinned */
-      for (int i = 0; i < s->nkey; i++) atom(w, &s->c[i], below(w, 3) == 0 ? 2 : 0, q->clause[q->nclause++]);
+      for (int i = 0; i < s->nkey; i++)
+        atom(w, &s->c[i], below(w, 3) == 0 ? 2 : below(w, 5) == 0 ? 7 : 0, q->clause[q->nclause++]);
       break;
     case 2: /* a prefix pinned, then a range */
       for (int i = 0; i < s->nkey - 1 && below(w, 2); i++) atom(w, &s->c[i], 0, q->clause[q->nclause++]);
       {
         int at = q->nclause++;
-        atom(w, &s->c[at], below(w, 2) ? 1 : 3, q->clause[at]);
+        atom(w, &s->c[at], below(w, 4) == 0 ? 7 : below(w, 2) ? 1 : 3, q->clause[at]);
       }
       break;
     case 3: /* IN or OR on the leading column, maybe more after */
@@ -505,7 +517,7 @@ static void gen_where(world *w, query *q) {
   while (q->nclause < MAX_CLAUSES && below(w, 3) == 0) {
     int ci = s->nkey + below(w, s->ncol - s->nkey);
     if (below(w, 4) == 0) ci = below(w, s->ncol);
-    atom(w, &s->c[ci], below(w, 7), q->clause[q->nclause++]);
+    atom(w, &s->c[ci], below(w, 8), q->clause[q->nclause++]);
   }
   for (int i = 0; i < q->nclause; i++) q->use[i] = true;
 }
