@@ -100,6 +100,7 @@ static int writer_spill(writer *w, exec_error *err) {
     kv_bulk_options o;
     memset(&o, 0, sizeof o);
     o.run_bytes = s->write_mem;
+    o.interrupt = exec_interrupt_flag(); /* an interrupt before the install stops it too */
     k = kv_bulk_begin(s->db, &o, &w->kb);
   }
   if (k == KV_OK) k = kv_bulk_add_batch(w->kb, w->b);

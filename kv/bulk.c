@@ -790,6 +790,7 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
   b->split_cells = opts && opts->split_cells ? opts->split_cells : KV_BULK_SPLIT_CELLS;
   b->fault = opts ? opts->fault : NULL;
   b->fault_arg = opts ? opts->fault_arg : NULL;
+  b->interrupt = opts ? opts->interrupt : NULL;
   /* As a commit's time (kv/db_write.c): never older than the last commit's, so the load's
   ** cells are not older than anything committed before it even if the clock stepped back */
   b->now = db->env->now_ms(db->env);

@@ -74,6 +74,10 @@ typedef struct kv_bulk_options {
                        job = 0, 1, ... in the order taken; non-zero = that kv error code as
                        if processing the buffer had failed */
   void *fault_arg;  /* fault's first argument */
+  const atomic_int *interrupt; /* or NULL: non-zero when kv_bulk_commit has written the
+                       load's store files and is about to install them fails the commit
+                       with KV_ERR_INTERRUPTED ("interrupted"), nothing installed and the
+                       files removed (as kv_scan_options.interrupt; the caller clears it) */
 } kv_bulk_options;
 
 /* Start a bulk load on db. opts NULL = the defaults. The load's timestamp for cells added

@@ -122,6 +122,7 @@ struct kv_bulk {
   uint32_t n_fresh, cap_fresh; /* used / allocated */
   int (*fault)(void *, uint32_t, uint64_t); /* test hook of kv_bulk_options, or NULL */
   void *fault_arg;        /* its argument */
+  const atomic_int *interrupt; /* kv_bulk_options.interrupt, or NULL */
   int64_t now;            /* the timestamp KV_TS_NOW stands for */
   uint64_t ord;           /* cells added so far (the last ordinal given) */
   size_t bytes;           /* bytes charged by the buffers now */

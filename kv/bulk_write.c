@@ -716,6 +716,9 @@ int kv_bulk_write_and_install(kv_bulk *b, uint64_t seq) {
   outf *o = calloc(b->n_fams ? b->n_fams : 1, sizeof *o);
   if (!o) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   int rc = write_all(b, o, seq);
+  /* the last moment an interrupt can stop the load: the files are written, none installed */
+  if (rc == KV_OK && b->interrupt && atomic_load_explicit(b->interrupt, memory_order_relaxed))
+    rc = kv_error(KV_ERR_INTERRUPTED, "interrupted");
   if (rc == KV_OK) rc = install(b, o, seq);
   for (uint32_t i = 0; rc && i < b->n_fams; i++) {
     if (o[i].h) kv_sfh_unref(o[i].h);

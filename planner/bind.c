@@ -383,7 +383,24 @@ static bool all_const(const plan_expr *e) {
   return true;
 }
 
+/* 1 for a TRUE constant, 0 for FALSE, -1 otherwise (NULL included). */
+static int bool_const(const plan_expr *e) {
+  if (e->kind != PX_CONST || e->value.is_null || e->value.type.id != CAT_T_BOOLEAN) return -1;
+  return e->value.u.b ? 1 : 0;
+}
+
 plan_expr *bind_fold(binder *b, plan_expr *e) {
+  /* x OR TRUE is TRUE and x AND FALSE FALSE whatever x is (NULL included); x OR FALSE and
+     x AND TRUE are x: a redundant condition is no filter */
+  if (e && !b->rc && e->kind == PX_BINARY && e->n_args == 2 &&
+      (e->op == SQL_OP_AND || e->op == SQL_OP_OR)) {
+    int absorb = e->op == SQL_OP_OR ? 1 : 0;
+    for (int i = 0; i < 2; i++) {
+      int k = bool_const(e->args[i]);
+      if (k == absorb) return e->args[i];
+      if (k == !absorb) return e->args[1 - i];
+    }
+  }
   if (!e || b->rc || e->kind == PX_CONST || e->kind == PX_COLUMN || e->kind == PX_PARAM ||
       e->kind == PX_AGG || e->kind == PX_ROW || !all_const(e))
     return e;

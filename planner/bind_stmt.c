@@ -16,6 +16,13 @@
 #include "planner/plan_bind.h"
 #include "sql/parser.h"
 
+
+/* A WHERE that folded to the constant TRUE (x OR TRUE, 1 = 1): no condition at all. */
+static bool where_true(const plan_expr *e) {
+  return e->kind == PX_CONST && !e->value.is_null && e->value.type.id == CAT_T_BOOLEAN &&
+         e->value.u.b;
+}
+
 static const cat_table *find_table(binder *b, const char *name, uint32_t off) {
   const cat_table *t = cat_find_table(b->cat, name);
   if (!t) bind_error(b, EXEC_ERROR, off, "unknown table \"%s\"", name);
@@ -289,6 +296,7 @@ static int bind_select_into(binder *b, const sql_select *q, plan_select *s) {
     b->agg_where = "WHERE";
     s->where = bind_expr(b, q->where);
     if (!s->where || check_bool(b, s->where, "WHERE")) return b->rc;
+    if (where_true(s->where)) s->where = NULL; /* folded to TRUE: no condition */
   }
   b->agg_mode = BIND_AGG_OK;
   int cap = 0;
@@ -451,6 +459,7 @@ static int bind_delete(binder *b, const sql_delete *d, plan_delete *p) {
   if (d->where) {
     p->where = bind_expr(b, d->where);
     if (!p->where || check_bool(b, p->where, "WHERE")) return b->rc;
+    if (where_true(p->where)) p->where = NULL; /* folded to TRUE: every row */
   }
   return bind_limit(b, d->limit, &p->limit, "LIMIT");
 }
