@@ -734,18 +734,27 @@ static void str_array(xjson *j, const char *key, const char *const *texts, int n
 }
 
 /* A join's optimizer hint: no table of a join takes one yet (docs/SQL.md "Joins"), so EXPLAIN
-** says the whole hint was ignored rather than dropping it unseen. */
+** says the whole hint was ignored rather than dropping it unseen. Its text on one line (runs
+** of white space made one space), cut after about 200 bytes on a character boundary. */
 static void join_hint_line(lines *L, const char *hint) {
   if (!hint) return;
-  while (*hint == ' ' || *hint == '\t' || *hint == '\n' || *hint == '\r') hint++;
-  size_t n = strlen(hint);
-  while (n && (hint[n - 1] == ' ' || hint[n - 1] == '\t' || hint[n - 1] == '\n' ||
-               hint[n - 1] == '\r'))
-    n--;
-  if (!n) return;
+  char text[208];
+  size_t o = 0;
+  bool cut = false;
+  for (const char *p = hint; *p; p++) {
+    bool sp = *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r';
+    if (sp && (o == 0 || text[o - 1] == ' ')) continue;
+    if (o >= 200 && ((unsigned char)*p & 0xC0) != 0x80) {
+      cut = true;
+      break;
+    }
+    text[o++] = sp ? ' ' : *p;
+  }
+  while (o && text[o - 1] == ' ') o--;
+  if (!o) return;
   char buf[320];
   snprintf(buf, sizeof buf, "%.*s%s ignored: hints are not applied to the tables of a join yet",
-           n > 200 ? 200 : (int)n, hint, n > 200 ? "..." : "");
+           (int)o, text, cut ? "..." : "");
   xj_node(L->j, "HINT");
   xj_str(L->j, "note", buf);
   line(L, "    HINT: %s", buf);
