@@ -129,14 +129,20 @@ int cli_dot_advise(cli_shell *sh, int argc, char **argv) {
     cap *= 2;
   }
   bool bad = ferror(f);
+  int why = errno;
   fclose(f);
   if (!text) return cli_errorf(sh, ".advise: \"%s\" is too big to read", argv[2]);
   if (bad) {
     free(text);
-    return cli_errorf(sh, ".advise: cannot read \"%s\"", argv[2]);
+    return cli_errorf(sh, ".advise: cannot read \"%s\": %s", argv[2], strerror(why));
   }
+  /* A UTF-8 byte-order mark is not part of the queries (as for .read and -f). */
+  size_t skip = n >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB &&
+                        (unsigned char)text[2] == 0xBF
+                    ? 3
+                    : 0;
   char *report = NULL;
-  int rc = rowan_advise(sh->db, argv[1], text, (int)n, argv[2], &report);
+  int rc = rowan_advise(sh->db, argv[1], text + skip, (int)(n - skip), argv[2], &report);
   free(text);
   if (rc != ROWAN_OK) return cli_errorf(sh, ".advise: %s", rowan_errmsg(sh->db));
   fputs(report, sh->out);

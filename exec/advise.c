@@ -170,6 +170,11 @@ static int read_queries(exec_session *s, const cat_table *t, const char *sql, si
             "statements";
     } else if (b->analyze) {
       why = "is an EXPLAIN ANALYZE: the advisor runs nothing; give the SELECT alone";
+    } else if (b->select->n_from > 0) {
+      snprintf(whybuf, sizeof whybuf, "joins %d tables: the advisor judges queries of %s alone "
+               "(the join's plan of each table is the one a query of it alone gets)",
+               b->select->n_from, t->name);
+      why = whybuf;
     } else if (b->select->table != t) {
       snprintf(whybuf, sizeof whybuf, "reads %s, not %s: every query must read the table advised",
                b->select->table ? b->select->table->name : "no table", t->name);

@@ -20,10 +20,10 @@
 ** "the queries"). Every statement must be a SELECT (or EXPLAIN SELECT) from that table
 ** without parameters. EXEC_OK with *report set to the advice (malloc'ed, NUL-terminated;
 ** the caller frees it). Errors (*report NULL, err names what and where): EXEC_ERROR (no such
-** table; a statement that is not a SELECT, reads another table or has parameters, named by
-** its line and column in the source; no statement at all), EXEC_SYNTAX (a syntax error,
-** with the source's line and column), EXEC_NOMEM, and the store's errors while the row keys
-** are sampled. */
+** table; a statement that is not a SELECT, reads another table, joins tables or has
+** parameters, named by its line and column in the source; no statement at all), EXEC_SYNTAX
+** (a syntax error, with the source's line and column), EXEC_NOMEM, and the store's errors
+** while the row keys are sampled. */
 int exec_advise(exec_session *s, const char *table, const char *sql, size_t len,
                 const char *source, char **report, exec_error *err);
 

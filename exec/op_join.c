@@ -128,12 +128,14 @@ int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_va
   a->build_rows = j->n_held;
   if (j->mem > a->peak_bytes) a->peak_bytes = j->mem;
   if (j->mem > j->cx->mem_limit) {
+    size_t lim = j->cx->mem_limit; /* in the largest unit that states it exactly */
+    bool mib = lim >= (1u << 20) && !(lim & ((1u << 20) - 1)), kib = !mib && !(lim & 1023);
     err->code = EXEC_TOOBIG;
     err->offset = -1;
     snprintf(err->msg, sizeof err->msg,
-             "the %s needs more than %zu MiB of memory (the join memory limit); a join that "
+             "the %s needs more than %zu %s of memory (the join memory limit); a join that "
              "spills to disk is not implemented yet: narrow the smaller table with a WHERE",
-             what, j->cx->mem_limit >> 20);
+             what, mib ? lim >> 20 : kib ? lim >> 10 : lim, mib ? "MiB" : kib ? "KiB" : "bytes");
     return EXEC_TOOBIG;
   }
   return EXEC_OK;

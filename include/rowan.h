@@ -410,8 +410,9 @@ void rowan_layout_free(rowan_layout *layout); /* NULL: no-op */
 ** names the text in messages (a file name; NULL: "the queries").
 ** Returns ROWAN_OK with *report set to the advice as text (free it with rowan_advise_free);
 ** on failure *report is NULL and rowan_errmsg(db) says why: ROWAN_ERROR for an unknown
-** table, a statement that is not a SELECT, reads another table or has parameters ("SOURCE:
-** the statement at line L, column C is not a SELECT ..."), or text without any statement;
+** table, a statement that is not a SELECT, reads another table, joins tables or has
+** parameters ("SOURCE: the statement at line L, column C is not a SELECT ..."), or text
+** without any statement;
 ** ROWAN_SYNTAX for a syntax error ("SOURCE: syntax error near ... at line L, column C",
 ** counted in the whole text; rowan_error_offset gives the byte offset in it); ROWAN_NOMEM;
 ** the store's errors (ROWAN_IOERR, ROWAN_CORRUPT) while the row keys are read;

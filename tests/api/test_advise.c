@@ -302,6 +302,13 @@ static void bad_input(void **state) {
                (const char *const[]){"line 1, column 1 is not a SELECT", NULL}, -1);
   expect_error(db, "SENSOR", "SELECT * FROM OTHER", ROWAN_ERROR,
                (const char *const[]){"reads OTHER, not SENSOR", NULL}, -1);
+  /* a join (even a self-join of the table advised) is named as such, not as "no table" */
+  expect_error(db, "SENSOR",
+               "SELECT * FROM SENSOR;\nSELECT a.TS FROM SENSOR a JOIN SENSOR b ON a.TS = b.TS",
+               ROWAN_ERROR,
+               (const char *const[]){"the statement at line 2, column 1 joins 2 tables",
+                                     "queries of SENSOR alone", NULL},
+               -1);
   expect_error(db, "SENSOR", "SELECT * FROM SENSOR WHERE STATION = ?", ROWAN_ERROR,
                (const char *const[]){"has parameters", NULL}, -1);
   expect_error(db, "SENSOR", "SELECT * FROM NOPE", ROWAN_ERROR,

@@ -3,8 +3,9 @@
 ** tour's table (examples/sensor/schema.sql, a few stations' hours imported from a CSV file)
 ** with the tour's query file (examples/sensor/advise.sql) it prints the advice, the tour's
 ** key first, and exits 0; a missing file, a wrong argument count, an unknown table, a file
-** with a syntax error (named with its line and column) and a file holding an UPSERT each fail
-** with their message on stderr and exit status 1. Drives the built binary.
+** with a syntax error (named with its line and column), a file holding an UPSERT and a
+** directory each fail with their message on stderr and exit status 1; a leading UTF-8
+** byte-order mark is skipped. Drives the built binary.
 ** Not here: the model and the EXPLAIN figures (tests/api/test_advise.c).
 */
 #include <setjmp.h>
@@ -93,12 +94,33 @@ static void advise_bad_input(void **state) {
                       "'2016-01-01 00:00:00');\n");
   snprintf(args, sizeof args, " SENSOR %s", path);
   expect_fail(f, args, "bad.sql: the statement at line 1, column 1 is not a SELECT");
+  /* a directory says why it cannot be read */
+  snprintf(args, sizeof args, " SENSOR %s", f->dir);
+  expect_fail(f, args, "Is a directory");
+}
+
+/* A file an editor saved with a UTF-8 byte-order mark is read as .read reads it. */
+static void advise_bom(void **state) {
+  const sh_fixture *f = *state;
+  char path[700], cmd[800];
+  snprintf(path, sizeof path, "%s/bom.sql", f->dir);
+  sh_write_file(path, "\xEF\xBB\xBFSELECT * FROM SENSOR WHERE STATION = 'Dongsi';\n");
+  snprintf(cmd, sizeof cmd, ".advise SENSOR %s", path);
+  const char *cmds[] = {cmd, NULL};
+  sh_result r;
+  sh_run_db(f, NULL, cmds, NULL, &r);
+  if (r.status != 0 || !strstr(r.out, "Row-key advice for SENSOR: 1 query from")) {
+    sh_dump(&r);
+    fail();
+  }
+  sh_result_free(&r);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(advise_tour_queries),
       cmocka_unit_test(advise_bad_input),
+      cmocka_unit_test(advise_bom),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -459,8 +459,9 @@ static void t_is_null_not_nullable(void **st) {
   run(&s, isnull(col(0), false));
   expect_kind(PLAN_SCAN_NOTHING, 0, 1, 0);
 }
-/* k IS NOT NULL on a nullable key column: the keys past the NULL key, answered */
-static void t_is_not_null_residual(void **st) {
+/* IS NOT NULL on a nullable key column starts past the NULL key (NULL sorts first ASC)
+** and is answered by the key. */
+static void t_is_not_null_bounds(void **st) {
   (void)st; reset();
   sch s = NB;
   run(&s, isnull(col(0), true));
@@ -553,7 +554,7 @@ int main(void) {
       cmocka_unit_test(t_is_null),
       cmocka_unit_test(t_is_null_point),
       cmocka_unit_test(t_is_null_not_nullable),
-      cmocka_unit_test(t_is_not_null_residual),
+      cmocka_unit_test(t_is_not_null_bounds),
       cmocka_unit_test(t_nullable_lt_skips_null),
       cmocka_unit_test(t_nullable_in_null_desc),
       cmocka_unit_test(t_eq_null_constant),
