@@ -164,7 +164,7 @@ static void permute(cand_list *L, const cat_table *t, int *cols, bool *used, int
 static int candidates(const cat_table *t, cand_list *L) {
   L->v = calloc(PLAN_ADV_MAX_CANDIDATES, sizeof *L->v);
   if (!L->v) return -1;
-  int cols[8];
+  int cols[8] = {0};
   bool used[8] = {false};
   if (t->n_pk <= 4) {
     permute(L, t, cols, used, 0);
