@@ -15,6 +15,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "kv/coding.h"
@@ -842,6 +843,15 @@ int cat_set_index_state(cat_catalog *cat, const char *table, const char *index, 
 const cat_table *cat_find_table(const cat_catalog *cat, const char *name) {
   int i = find_table_index(cat, name);
   return i < 0 ? NULL : cat->tables[i];
+}
+const cat_table *cat_find_table_folded(const cat_catalog *cat, const char *name) {
+  const cat_table *t = cat_find_table(cat, name);
+  if (t || !name) return t;
+  char up[512];
+  size_t n = strlen(name);
+  if (n >= sizeof up) return NULL;
+  for (size_t k = 0; k <= n; k++) up[k] = (char)toupper((unsigned char)name[k]);
+  return cat_find_table(cat, up);
 }
 int cat_table_count(const cat_catalog *cat) { return cat->n_tables; }
 const cat_table *cat_table_at(const cat_catalog *cat, int i) {

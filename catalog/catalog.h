@@ -158,6 +158,9 @@ int cat_set_index_state(cat_catalog *cat, const char *table, const char *index, 
 /* Lookups (NULL / -1 when absent). Pointers are owned by cat and stay valid until the next
 ** DDL on that table or cat_close. */
 const cat_table *cat_find_table(const cat_catalog *cat, const char *name);
+/* The table named `name` as written, else with its name upper-cased (an API caller's or a
+** shell argument's unquoted name, as SQL folds it); NULL if neither exists. */
+const cat_table *cat_find_table_folded(const cat_catalog *cat, const char *name);
 int cat_table_count(const cat_catalog *cat);
 const cat_table *cat_table_at(const cat_catalog *cat, int i); /* in creation order */
 int cat_find_column(const cat_table *t, const char *name);

@@ -56,25 +56,7 @@ static void put(sbuf *b, const char *fmt, ...) {
   }
 }
 
-/* As EXPLAIN writes them (planner/explain.c). */
-static void human_bytes(uint64_t n, char *buf, size_t cap) {
-  if (n < 1024) snprintf(buf, cap, "%" PRIu64 " B", n);
-  else if (n < (1u << 20)) snprintf(buf, cap, "%.1f KB", (double)n / 1024);
-  else if (n < (1u << 30)) snprintf(buf, cap, "%.1f MB", (double)n / (1 << 20));
-  else snprintf(buf, cap, "%.1f GB", (double)n / (1 << 30));
-}
 
-static void grouped(uint64_t n, char *buf, size_t cap) {
-  char t[32];
-  snprintf(t, sizeof t, "%" PRIu64, n);
-  size_t len = strlen(t), o = 0;
-  for (size_t i = 0; i < len && o + 2 < cap; i++) {
-    buf[o++] = t[i];
-    size_t left = len - i - 1;
-    if (left && left % 3 == 0) buf[o++] = ',';
-  }
-  buf[o] = 0;
-}
 
 /* Line and column (1-based, columns in bytes) of byte offset off of text. */
 static void line_col(const char *text, size_t off, int *line, int *col) {
@@ -274,7 +256,7 @@ static void plan_label(const plan_adv_est *e, char *buf, size_t cap) {
   char lk[48] = "";
   if (e->index) {
     char n[32];
-    grouped(e->lookups, n, sizeof n);
+    plan_grouped(e->lookups, n, sizeof n);
     if (e->lookups) snprintf(lk, sizeof lk, ", %s lookups", n);
     else snprintf(lk, sizeof lk, ", covered");
   }
@@ -290,14 +272,14 @@ static void write_indexes(sbuf *b, const cat_table *t, const plan_advice *a, con
     return;
   }
   char before[32], after[32];
-  grouped((uint64_t)(a->cands[0].cost + 0.5), before, sizeof before);
+  plan_grouped((uint64_t)(a->cands[0].cost + 0.5), before, sizeof before);
   put(b, "\nSecondary indexes on one column, each added alone to PRIMARY KEY (%s) (the index "
          "rows each write adds are not counted):\n", key);
   for (int x = 0; x < a->n_ix; x++) {
     const plan_adv_index *ix = &a->ix[x];
     char name[300];
     snprintf(name, sizeof name, "INDEX ON (%s)", t->columns[ix->column].name);
-    grouped((uint64_t)(ix->cost + 0.5), after, sizeof after);
+    plan_grouped((uint64_t)(ix->cost + 0.5), after, sizeof after);
     put(b, "  %-28s cost %s -> %s; ", name, before, after);
     if (!ix->n_served) {
       put(b, "no query would use it (the table scan costs less)\n");
@@ -315,11 +297,11 @@ static void write_indexes(sbuf *b, const cat_table *t, const plan_advice *a, con
 static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, const qlist *ql,
                          const char *src, const explained *x) {
   char r[32], by[32], sk[32], co[32], key[512];
-  grouped(a->table_rows, r, sizeof r);
-  human_bytes(a->table_bytes, by, sizeof by);
+  plan_grouped(a->table_rows, r, sizeof r);
+  plan_human_bytes(a->table_bytes, by, sizeof by);
   put(b, "Row-key advice for %s: %d quer%s from %s\n", t->name, ql->n, ql->n == 1 ? "y" : "ies",
       src);
-  grouped(a->sampled, sk, sizeof sk);
+  plan_grouped(a->sampled, sk, sizeof sk);
   if (a->stride <= 1)
     put(b, "%s holds %s rows (%s); every row key counted in each key order (no store "
            "rewritten)\n", t->name, r, by);
@@ -343,10 +325,10 @@ static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, cons
     char kt[600];
     plan_adv_key_text(t, cd, key, sizeof key);
     snprintf(kt, sizeof kt, "(%s)%s", key, cd->current ? " *" : "");
-    grouped(cd->rows, r, sizeof r);
-    human_bytes(cd->bytes, by, sizeof by);
-    grouped(cd->seeks, sk, sizeof sk);
-    grouped((uint64_t)(cd->cost + 0.5), co, sizeof co);
+    plan_grouped(cd->rows, r, sizeof r);
+    plan_human_bytes(cd->bytes, by, sizeof by);
+    plan_grouped(cd->seeks, sk, sizeof sk);
+    plan_grouped((uint64_t)(cd->cost + 0.5), co, sizeof co);
     put(b, "  %-4d  %-32s %14s %12s %10s %14s\n", c + 1, kt, r, by, sk, co);
   }
   put(b, "  * the table's current key\n\n");
@@ -371,9 +353,9 @@ static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, cons
       const plan_adv_est *e = &cd->est[i];
       char pl[128], qn[16];
       plan_label(e, pl, sizeof pl);
-      grouped(e->rows, r, sizeof r);
-      human_bytes(e->bytes, by, sizeof by);
-      grouped(e->seeks, sk, sizeof sk);
+      plan_grouped(e->rows, r, sizeof r);
+      plan_human_bytes(e->bytes, by, sizeof by);
+      plan_grouped(e->seeks, sk, sizeof sk);
       snprintf(qn, sizeof qn, "Q%d", i + 1);
       put(b, "  %-5s %-48s %12s %12s %9s\n", qn, pl, r, by, sk);
       if (cd->current && x[i].first)
@@ -392,23 +374,13 @@ static void write_advice(sbuf *b, const cat_table *t, const plan_advice *a, cons
       if (!e->index) continue;
       char pl[128], qn[16];
       plan_label(e, pl, sizeof pl);
-      grouped(e->rows, r, sizeof r);
-      human_bytes(e->bytes, by, sizeof by);
-      grouped(e->seeks, sk, sizeof sk);
+      plan_grouped(e->rows, r, sizeof r);
+      plan_human_bytes(e->bytes, by, sizeof by);
+      plan_grouped(e->seeks, sk, sizeof sk);
       snprintf(qn, sizeof qn, "Q%d", i + 1);
       put(b, "  %-5s %-48s %12s %12s %9s\n", qn, pl, r, by, sk);
     }
   }
-}
-
-static const cat_table *find_table(const cat_catalog *cat, const char *name) {
-  const cat_table *t = cat_find_table(cat, name);
-  if (t) return t;
-  char up[512];
-  size_t n = strlen(name);
-  if (n >= sizeof up) return NULL;
-  for (size_t k = 0; k <= n; k++) up[k] = (char)toupper((unsigned char)name[k]);
-  return cat_find_table(cat, up);
 }
 
 int exec_advise(exec_session *s, const char *table, const char *sql, size_t len,
@@ -418,7 +390,7 @@ int exec_advise(exec_session *s, const char *table, const char *sql, size_t len,
   err->offset = -1;
   err->msg[0] = 0;
   const char *src = source ? source : "the queries";
-  const cat_table *t = table ? find_table(s->cat, table) : NULL;
+  const cat_table *t = table ? cat_find_table_folded(s->cat, table) : NULL;
   if (!t) return exec_fail(err, EXEC_ERROR, -1, "no such table: %s", table ? table : "(null)");
   qlist ql = {0};
   int rc = read_queries(s, t, sql, len, src, &ql, err);

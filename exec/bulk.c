@@ -182,16 +182,6 @@ static int find_col(const cat_table *t, const char *name) {
   return cat_find_column(t, up);
 }
 
-static const cat_table *find_table(const cat_catalog *cat, const char *name) {
-  const cat_table *t = cat_find_table(cat, name);
-  if (t) return t;
-  char up[512];
-  size_t n = strlen(name);
-  if (n >= sizeof up) return NULL;
-  for (size_t k = 0; k <= n; k++) up[k] = (char)toupper((unsigned char)name[k]);
-  return cat_find_table(cat, up);
-}
-
 /* Cell order of two mapped fields: key columns first (in field order), then family id,
 ** then qualifier bytes. */
 static int field_cmp(const bfield *a, const bfield *b, const cat_table *t) {
@@ -360,7 +350,7 @@ int exec_bulk_begin(exec_session *s, const char *table, int n_cols, const char *
   if (!s || !table || !out || n_cols < 1 || !cols)
     return exec_error_set(err, EXEC_MISUSE, "bulk load: NULL argument or no column");
   if (s->txn) return exec_error_set(err, EXEC_MISUSE, "bulk load: not inside a transaction");
-  const cat_table *t = find_table(s->cat, table);
+  const cat_table *t = cat_find_table_folded(s->cat, table);
   if (!t) return exec_error_set(err, EXEC_ERROR, "bulk load: no table %s", table);
   exec_bulk *b = calloc(1, sizeof *b);
   if (!b) return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");

@@ -30,27 +30,7 @@
 #include "catalog/types.h"
 #include "kv/kv.h"
 
-/* Status codes; they map one to one onto ROWAN_* codes of include/rowan.h. */
-enum exec_status {
-  EXEC_OK = 0,
-  EXEC_ERROR = 1,      /* semantic error: unknown name, type mismatch, bad option */
-  EXEC_SYNTAX = 2,     /* parse error */
-  EXEC_CONSTRAINT = 3, /* value does not fit its column, NULL into NOT NULL */
-  EXEC_RANGE = 4,      /* index out of range */
-  EXEC_MISUSE = 5,     /* wrong state */
-  EXEC_LOCKED = 6,
-  EXEC_CORRUPT = 7,
-  EXEC_IOERR = 8,
-  EXEC_FULL = 9,
-  EXEC_NOMEM = 10,
-  EXEC_READONLY = 11,
-  EXEC_TOOBIG = 12,
-  EXEC_NOTFOUND = 13,
-  EXEC_ABORT = 14,     /* a query lost the transaction it read: ROLLBACK ran mid-query */
-  EXEC_INTERRUPT = 15, /* the session's interrupt flag was set (exec_set_interrupt) */
-  EXEC_ROW = 100,
-  EXEC_DONE = 101
-};
+#include "catalog/status.h" /* enum exec_status: the EXEC_* codes */
 
 #define EXEC_ERRMSG_MAX 512
 #define EXEC_WRITE_MEMORY_DEFAULT ((size_t)256 << 20) /* exec_set_write_memory's default */

@@ -166,16 +166,6 @@ static uint8_t *dup_bytes(const uint8_t *p, size_t n) {
 }
 
 /* ---- The layout -------------------------------------------------------------------------- */
-static const cat_table *find_table(const cat_catalog *cat, const char *name) {
-  const cat_table *t = cat_find_table(cat, name);
-  if (t) return t;
-  char up[512];
-  size_t n = strlen(name);
-  if (n >= sizeof up) return NULL;
-  for (size_t k = 0; k <= n; k++) up[k] = (char)toupper((unsigned char)name[k]);
-  return cat_find_table(cat, up);
-}
-
 typedef struct lctx {
   exec_km_layout *l;       /* the layout being filled */
   const cat_table *t;      /* its table */
@@ -229,7 +219,7 @@ static int add_block(void *ctx, const kv_file_block *b) {
 int exec_km_layout_get(exec_session *s, const char *name, exec_km_layout **out,
                        exec_error *err) {
   *out = NULL;
-  const cat_table *t = name ? find_table(s->cat, name) : NULL;
+  const cat_table *t = name ? cat_find_table_folded(s->cat, name) : NULL;
   if (!t) return exec_fail(err, EXEC_ERROR, -1, "no such table: %s", name ? name : "(null)");
   exec_km_layout *l = calloc(1, sizeof *l);
   if (!l) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");

@@ -133,8 +133,8 @@ int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_va
     err->code = EXEC_TOOBIG;
     err->offset = -1;
     snprintf(err->msg, sizeof err->msg,
-             "the %s needs more than %zu %s of memory (the join memory limit); a join that "
-             "spills to disk is not implemented yet: narrow the smaller table with a WHERE",
+             "the %s needs more than %zu %s of memory (the join memory limit); Rowan's joins "
+             "do not spill to disk: narrow the smaller table with a WHERE",
              what, mib ? lim >> 20 : kib ? lim >> 10 : lim, mib ? "MiB" : kib ? "KiB" : "bytes");
     return EXEC_TOOBIG;
   }

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "catalog/valcodec.h"
 #include "planner/advise.h"
 #include "planner/advise_int.h"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "planner/advise.h"
 #include "planner/advise_int.h"
 #include "planner/index_choice.h"

@@ -22,7 +22,7 @@
 #include "catalog/array.h"
 #include "catalog/decimal.h"
 #include "catalog/value.h"
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "exec/eval.h"
 #include "exec/func.h"
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "planner/plan_bind.h"
 
 /* True when q names table f of the scope: its alias, or its name when it has no alias (or

@@ -15,7 +15,7 @@
 #include <strings.h>
 
 #include "exec/agg.h"
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "exec/func.h"
 #include "planner/plan_bind.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "planner/plan_bind.h"
 #include "sql/parser.h"
 

@@ -266,14 +266,14 @@ static void line(lines *L, const char *fmt, ...) {
   else L->n++;
 }
 
-static void human_bytes(uint64_t n, char *buf, size_t cap) {
+void plan_human_bytes(uint64_t n, char *buf, size_t cap) {
   if (n < 1024) snprintf(buf, cap, "%" PRIu64 " B", n);
   else if (n < (1u << 20)) snprintf(buf, cap, "%.1f KB", (double)n / 1024);
   else if (n < (1u << 30)) snprintf(buf, cap, "%.1f MB", (double)n / (1 << 20));
   else snprintf(buf, cap, "%.1f GB", (double)n / (1 << 30));
 }
 
-static void grouped(uint64_t n, char *buf, size_t cap) {
+void plan_grouped(uint64_t n, char *buf, size_t cap) {
   char t[32];
   snprintf(t, sizeof t, "%" PRIu64, n);
   size_t len = strlen(t), o = 0;
@@ -318,7 +318,7 @@ static void family_actual(pbuf *fb, xjson *j, const kv_scan_metrics *m, uint32_t
     const kv_family_metrics *fm = &m->families[k];
     if (fm->family_id != fid) continue;
     char hb[32];
-    human_bytes(fm->bytes_read, hb, sizeof hb);
+    plan_human_bytes(fm->bytes_read, hb, sizeof hb);
     put(fb, " (blocks=%" PRIu64 " cache hits=%" PRIu64 " bytes=%s)", fm->blocks_read,
         fm->blocks_cache_hit, hb);
     xj_obj(j, "actual");
@@ -612,10 +612,10 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
 static void estimate_line(lines *L, const plan_scan *sc) {
   const plan_scan_ranges *r = &sc->ranges;
   char er[32], eb[32], tr[32], tb[32];
-  grouped(sc->est_rows, er, sizeof er);
-  human_bytes(sc->est_bytes, eb, sizeof eb);
-  grouped(sc->total_rows, tr, sizeof tr);
-  human_bytes(sc->total_bytes, tb, sizeof tb);
+  plan_grouped(sc->est_rows, er, sizeof er);
+  plan_human_bytes(sc->est_bytes, eb, sizeof eb);
+  plan_grouped(sc->total_rows, tr, sizeof tr);
+  plan_human_bytes(sc->total_bytes, tb, sizeof tb);
   const char *what = sc->index ? "index" : "table";
   bool none = r->kind == PLAN_SCAN_NOTHING;
   xj_node(L->j, "ESTIMATE");
@@ -627,7 +627,7 @@ static void estimate_line(lines *L, const plan_scan *sc) {
   char lk[96] = "";
   if (sc->lookup && !none) {
     char n[32];
-    grouped(sc->est_lookups, n, sizeof n);
+    plan_grouped(sc->est_lookups, n, sizeof n);
     snprintf(lk, sizeof lk, "; %s lookup%s into %s", n, sc->est_lookups == 1 ? "" : "s",
              sc->table->name);
     xj_uint(L->j, "lookups", sc->est_lookups);
@@ -655,7 +655,7 @@ static void access_lines(lines *L, const plan_scan *sc) {
       snprintf(kind, sizeof kind, "%s", plan_scan_kind_name(p->kind));
       for (char *c = kind; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
       char rows[32];
-      grouped(p->rows, rows, sizeof rows);
+      plan_grouped(p->rows, rows, sizeof rows);
       put(&b, "%s%s%s%s (%s%s%s) %s row%s", i ? "; " : "", sc->table->name,
           p->index ? "." : "", p->index ? p->index->name : "", kind,
           p->index ? (p->covered ? ", covered" : ", uncovered") : "",
@@ -668,7 +668,7 @@ static void access_lines(lines *L, const plan_scan *sc) {
       xj_bool(j, "in_order_by_order", p->ordered);
       xj_uint(j, "rows", p->rows);
       if (p->lookups) {
-        grouped(p->lookups, rows, sizeof rows);
+        plan_grouped(p->lookups, rows, sizeof rows);
         put(&b, " + %s lookup%s", rows, p->lookups == 1 ? "" : "s");
         xj_uint(j, "lookups", p->lookups);
       }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "planner/plan_join.h"
+#include "planner/plan_select.h"
 #include "sql/ast.h"
 
 typedef struct out {
@@ -54,13 +55,6 @@ static void add(out *o, int indent, const char *fmt, ...) {
   o->v[o->n] = plan_arena_strndup(o->A, buf, strlen(buf));
   if (!o->v[o->n]) o->rc = 10;
   else o->n++;
-}
-
-static void human_bytes(uint64_t n, char *buf, size_t cap) {
-  if (n < 1024) snprintf(buf, cap, "%" PRIu64 " B", n);
-  else if (n < (1u << 20)) snprintf(buf, cap, "%.1f KB", (double)n / 1024);
-  else if (n < (1u << 30)) snprintf(buf, cap, "%.1f MB", (double)n / (1 << 20));
-  else snprintf(buf, cap, "%.1f GB", (double)n / (1 << 30));
 }
 
 static const char *rows_word(uint64_t n) { return n == 1 ? "row" : "rows"; }
@@ -126,7 +120,7 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
   char act[256] = "";
   if (analyzed) {
     char mem[32];
-    human_bytes(n->act->peak_bytes, mem, sizeof mem);
+    plan_human_bytes(n->act->peak_bytes, mem, sizeof mem);
     snprintf(act, sizeof act, "  (actual rows left=%" PRIu64 " right=%" PRIu64 " out=%" PRIu64
              " held=%" PRIu64 " peak memory=%s)", n->act->rows_left, n->act->rows_right,
              n->act->rows_out, n->act->build_rows, mem);

@@ -20,7 +20,7 @@
 
 #include "catalog/valcodec.h"
 #include "catalog/value.h"
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "planner/filter.h"
 #include "sql/ast.h"
 

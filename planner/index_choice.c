@@ -47,7 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "planner/filter.h"
 #include "planner/index_choice.h"
 #include "planner/index_expr.h"

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "exec/func.h"
 #include "planner/plan_bind.h"
 #include "sql/parser.h"

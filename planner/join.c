@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "planner/index_choice.h"
 #include "planner/plan_join.h"
 #include "planner/plan_reuse.h"

@@ -35,7 +35,7 @@
 #include "catalog/func_id.h"
 #include "catalog/valcodec.h"
 #include "catalog/value.h"
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "planner/filter.h"
 #define PLAN_KEYRANGE_INTERNAL
 #include "planner/keyrange.h"

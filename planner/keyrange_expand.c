@@ -13,7 +13,7 @@
 
 #include "catalog/keycodec.h"
 #include "catalog/valcodec.h"
-#include "exec/engine.h"
+#include "catalog/status.h"
 #define PLAN_KEYRANGE_INTERNAL
 #include "planner/keyrange.h"
 

@@ -108,6 +108,12 @@ static inline void plan_actuals_zero(plan_actuals *a) {
 /* The EXPLAIN text of a statement: lines appended to *lines (arena strings; *n counts).
 ** bound: the statement; q: its SELECT plan, or the scan of a DELETE (del_scan) / the
 ** source of an UPSERT SELECT; a: actual figures or NULL. EXEC_OK or EXEC_NOMEM. */
+/* n bytes as EXPLAIN writes them ("512 B", "1.5 KB", "2.0 MB", "3.1 GB"), and n with
+** thousands separators ("1,234,567"), into buf[0..cap). Shared by EXPLAIN, its join tree
+** and the row-key advisor (exec/advise.c). */
+void plan_human_bytes(uint64_t n, char *buf, size_t cap);
+void plan_grouped(uint64_t n, char *buf, size_t cap);
+
 int plan_explain(const plan_bound *bound, const plan_query *q, const plan_scan *del_scan,
                  const plan_actuals *a, plan_arena *A, char ***lines, int *n);
 /* The same plan as one JSON document (EXPLAIN (FORMAT JSON), docs/EXPLAIN.md): one node per

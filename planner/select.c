@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "exec/func.h"
 #include "planner/filter.h"
 #include "planner/index_choice.h"

@@ -14,7 +14,7 @@
 
 #include "catalog/keycodec.h"
 #include "exec/agg.h"
-#include "exec/engine.h"
+#include "catalog/status.h"
 #include "planner/skip_prefix.h"
 
 uint32_t plan_skip_prefix_len(void *ctx, const uint8_t *key, uint32_t key_len) {
