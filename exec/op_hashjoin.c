@@ -8,7 +8,9 @@
 ** with an equal key (exec/eval.h exec_value_cmp, NULL equal to nothing) is put back into the
 ** joined row and the residual checked. LEFT JOIN: a left row that nothing matched comes out
 ** with the right slots NULL, at once when the left input probes, or, when it was built, in
-** a sweep over the held rows no right row matched once the right input is exhausted.
+** a sweep over the held rows no right row matched once the right input is exhausted. A
+** child/parent join narrows the probe leaf to the held keys before the first probe
+** (exec/op_cpjoin.c).
 **
 ** Not here: the tree and the shared helpers (exec/op_join.c), the nested loop
 ** (exec/op_nljoin.c).
@@ -106,9 +108,12 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
 int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   const plan_join_node *pn = j->pn;
   int rc;
-  if (!j->built && (rc = build(j, row, err)) != EXEC_OK) return rc;
   bool bl = pn->build_left;
   exec_join *probe = bl ? j->right : j->left;
+  if (!j->built) {
+    if ((rc = build(j, row, err)) != EXEC_OK) return rc;
+    if (pn->cp_n && (rc = exec_cpjoin_narrow(j, probe, err)) != EXEC_OK) return rc;
+  }
   int bfrom = bl ? pn->lo : pn->mid, nk = pn->n_keys;
   bool pad_probe = !bl && pn->kind == SQL_JOIN_LEFT; /* the probe is a LEFT JOIN's left */
   bool sweep = bl && pn->kind == SQL_JOIN_LEFT;      /* the build is */

@@ -28,6 +28,7 @@ int exec_join_open(exec_join **out, const plan_join_node *pn, exec_join_ctx *cx,
   if (!j) return nomem(err);
   j->pn = pn;
   j->cx = cx;
+  plan_arena_init(&j->cp_arena);
   exec_arena_init(&j->kscratch);
   exec_arena_init(&j->rscratch);
   j->ev.params = cx->params;
@@ -76,6 +77,7 @@ int exec_join_next(exec_join *j, cat_value *row, exec_error *err) {
 
 void exec_join_drop_overlay(exec_join *j) {
   if (!j) return;
+  j->cx->overlay = NULL; /* a child/parent join's probe opened later reads the store alone */
   if (j->leaf) exec_query_drop_overlay(j->leaf);
   exec_join_drop_overlay(j->left);
   exec_join_drop_overlay(j->right);
@@ -88,6 +90,8 @@ void exec_join_close(exec_join *j) {
     *j->pn->leaf_act = j->leaf->act;
     free(j->leaf);
   }
+  if (j->has_cp_q) plan_query_free(&j->cp_q);
+  plan_arena_free(&j->cp_arena);
   exec_join_close(j->left);
   exec_join_close(j->right);
   for (size_t i = 0; i < j->n_held; i++) exec_mrow_free(j->held[i], 0);

@@ -64,6 +64,11 @@ struct exec_join {
   bool in_sweep;             /* emitting the unmatched held rows of a LEFT JOIN */
   size_t sweep;              /* the next held row to look at */
   bool done;                 /* no more rows */
+  /* a child/parent join's probe leaf, narrowed to the build input's keys (exec/op_cpjoin.c):
+     the plan its query now runs, in its own arena */
+  plan_query cp_q;           /* valid when has_cp_q */
+  plan_arena cp_arena;       /* what cp_q and its terms take */
+  bool has_cp_q;             /* cp_q must be freed */
 };
 
 /* Open the tree of plan node pn into *out (malloc; close with exec_join_close, also after an
@@ -80,6 +85,12 @@ void exec_join_drop_overlay(exec_join *j);
 /* The algorithms (exec/op_hashjoin.c, exec/op_nljoin.c): the next row of join node j. */
 int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err);
 int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err);
+
+/* Child/parent join (exec/op_cpjoin.c): once hash join j holds its build input, reopen
+** probe leaf `probe` on its table's plan narrowed to the held rows' distinct key values
+** (plan_join_node cp_*), or leave it as planned when they are more than a skip scan takes;
+** j->pn->act says which. EXEC_OK or an error (err set). */
+int exec_cpjoin_narrow(exec_join *j, exec_join *probe, exec_error *err);
 
 /* Shared by the algorithms (exec/op_join.c). */
 /* Hold a copy of row[from, to) after the n_keys values keys (NULL when 0) in j->held,

@@ -20,7 +20,9 @@
 ** with a key is a hash join whose build side is the input estimated smaller (the leaves'
 ** estimates, planner/select.c; a join's output is estimated as its larger input's rows, a
 ** cross join's as the product); a join without one is a nested loop over the right input.
-** The order of the tables is the FROM order (no reordering in this slice).
+** A hash join whose probe input is a table keyed by the join may read only the build
+** side's key prefixes (a child/parent join, planner/join_cp.c). The order of the tables is
+** the FROM order (no reordering in this slice).
 **
 ** Not here: binding the FROM (planner/bind_from.c), EXPLAIN (planner/explain_join.c),
 ** running the tree (exec/op_join.c).
@@ -397,6 +399,7 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
       j->algo = PLAN_JOIN_HASH;
       j->build_left = l < r;
       j->est_rows = l > r ? l : r;
+      if (plan_join_child_parent(j, s->hint, A)) goto nomem;
     } else {
       j->algo = PLAN_JOIN_NESTED_LOOP;
       j->est_rows = j->residual ? (l > r ? l : r) : mul_cap(l, r);
