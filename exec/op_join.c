@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "exec/op_join.h"
+#include "sql/ast.h"
 
 static int nomem(exec_error *err) {
   err->code = EXEC_NOMEM;
@@ -103,6 +104,11 @@ void exec_join_close(exec_join *j) {
   exec_arena_free(&j->kscratch);
   exec_arena_free(&j->rscratch);
   free(j);
+}
+
+bool exec_join_keeps(const plan_join_node *pn, bool left) {
+  return left ? pn->kind == SQL_JOIN_LEFT || pn->kind == SQL_JOIN_FULL
+              : pn->kind == SQL_JOIN_RIGHT || pn->kind == SQL_JOIN_FULL;
 }
 
 int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_value *row,

@@ -148,9 +148,11 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
   }
   char res[2048] = "";
   if (n->residual) plan_expr_print(n->residual, s->col_names, res, sizeof res);
-  const char *kind = n->kind == SQL_JOIN_LEFT ? "LEFT OUTER" : n->kind == SQL_JOIN_CROSS
-                                                                   ? "CROSS"
-                                                                   : "INNER";
+  const char *kind = n->kind == SQL_JOIN_LEFT    ? "LEFT OUTER"
+                     : n->kind == SQL_JOIN_RIGHT ? "RIGHT OUTER"
+                     : n->kind == SQL_JOIN_FULL  ? "FULL OUTER"
+                     : n->kind == SQL_JOIN_CROSS ? "CROSS"
+                                                 : "INNER";
   char act[256] = "";
   if (analyzed) {
     char mem[32];

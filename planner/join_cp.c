@@ -5,8 +5,9 @@
 ** probe input is one table (a leaf) and its first row-key column, and possibly the ones after
 ** it, are each equal to a build-side expression of the same type by a join key: every probe
 ** row that can match has one of the held values in those columns, so reading only those
-** prefixes (a point lookup or skip scan) loses no match. A LEFT JOIN's left input keeps
-** every row and is never narrowed; its right input may be. A probe whose own WHERE already
+** prefixes (a point lookup or skip scan) loses no match. The side an outer join keeps whole
+** (a LEFT JOIN's left input, a RIGHT JOIN's right one, both of a FULL JOIN) is never
+** narrowed; the other side may be. A probe whose own WHERE already
 ** pins those columns to points (`station = 'x'`, an IN list) is left as it is.
 **
 ** Not here: narrowing at run time (exec/op_cpjoin.c), the EXPLAIN line (planner/
@@ -23,7 +24,10 @@ int plan_join_child_parent(plan_join_node *j, const char *hint, plan_arena *A) {
   if (j->algo != PLAN_JOIN_HASH || plan_hint_has(hint, "NO_CHILD_PARENT_JOIN_OPTIMIZATION"))
     return EXEC_OK;
   plan_join_node *probe = j->build_left ? j->right : j->left;
-  if (!probe->leaf || (j->kind == SQL_JOIN_LEFT && !j->build_left)) return EXEC_OK;
+  bool keeps_left = j->kind == SQL_JOIN_LEFT || j->kind == SQL_JOIN_FULL;
+  bool keeps_right = j->kind == SQL_JOIN_RIGHT || j->kind == SQL_JOIN_FULL;
+  if (!probe->leaf || (j->build_left ? keeps_right : keeps_left))
+    return EXEC_OK; /* every row of the probe comes out: none may be left unread */
   const cat_table *t = probe->leaf_sel->table;
   plan_expr *const *pk = j->build_left ? j->rkeys : j->lkeys;  /* the probe side's keys */
   plan_expr *const *bk = j->build_left ? j->lkeys : j->rkeys;  /* the build side's */

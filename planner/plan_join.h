@@ -14,7 +14,8 @@
 ** Algorithms: a hash join when the join has equality terms between the two inputs (the side
 ** estimated smaller is built, the other probes; other terms are a residual checked after a
 ** key match), else a nested loop over the right input's rows held in memory. LEFT joins pad
-** the right input's slots with NULLs for a left row nothing matched. Both hold at most the
+** the right input's slots with NULLs for a left row nothing matched, RIGHT joins the left
+** input's for a right row nothing matched, FULL joins both. Both hold at most the
 ** session's join memory (exec_set_join_memory); more is an error for now (no spill yet).
 **
 ** The actual figures of a run (EXPLAIN ANALYZE) are written by the executor into `act` and
@@ -64,7 +65,7 @@ struct plan_join_node {
   plan_actuals *leaf_act;     /* the leaf's figures of the last run */
   /* join */
   int algo;                   /* enum plan_join_algo */
-  int kind;                   /* SQL_JOIN_INNER, SQL_JOIN_LEFT or SQL_JOIN_CROSS (COMMA and
+  int kind;                   /* SQL_JOIN_INNER, _LEFT, _RIGHT, _FULL or _CROSS (COMMA and
                                  CROSS with terms run as INNER) */
   plan_join_node *left;       /* the tables before this one */
   plan_join_node *right;      /* this table (a leaf) */
