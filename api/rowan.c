@@ -147,6 +147,7 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
   if (rc == EXEC_OK) {
     exec_set_interrupt(db->sess, &db->interrupt);
     exec_set_write_memory(db->sess, db->bulk_memory); /* a large write statement's bound */
+    exec_set_join_memory(db->sess, opts->join_memory);
   }
   if (rc != EXEC_OK) {
     db->sess = NULL;

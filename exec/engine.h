@@ -153,9 +153,10 @@ int exec_check_interrupt(exec_error *err);
 void exec_set_sort_memory(exec_session *s, size_t bytes);
 
 /* Most bytes the rows one join of this session's statements holds may take (a hash join's
-** build input, a nested loop's inner input: exec/op_join.h) before the statement fails with
-** EXEC_TOOBIG naming the limit; 0 restores the default (EXEC_JOIN_MEMORY_DEFAULT, 256 MiB).
-** No join spills to disk yet (docs/SQL.md "Joins"). */
+** build input, a nested loop's inner input: exec/op_join.h); 0 restores the default
+** (EXEC_JOIN_MEMORY_DEFAULT, 256 MiB). Past it a hash join partitions both inputs to
+** temporary files in the store's folder and joins them a partition at a time; a nested loop
+** fails with EXEC_TOOBIG naming the limit (docs/SQL.md "Joins"). */
 void exec_set_join_memory(exec_session *s, size_t bytes);
 
 /* The memory bound of one write statement outside a transaction (UPSERT VALUES, UPSERT

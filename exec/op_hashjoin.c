@@ -56,31 +56,12 @@ static int eval_keys(exec_join *j, plan_expr *const *kx, const cat_value *row,
   return EXEC_OK;
 }
 
-static int build(exec_join *j, cat_value *row, exec_error *err) {
+/* Chain the held rows by key hash into buckets (the rows of one partition when spilled);
+** a join that keeps the held side's unmatched rows gets their matched flags. */
+static int index_held(exec_join *j, exec_error *err) {
   const plan_join_node *pn = j->pn;
-  bool bl = pn->build_left;
-  exec_join *in = bl ? j->left : j->right;
-  int from = bl ? pn->lo : pn->mid, to = bl ? pn->mid : pn->hi, nk = pn->n_keys;
-  bool keep_nulls = exec_join_keeps(pn, bl); /* the held rows come out unmatched too */
-  char what[160];
-  if (bl) snprintf(what, sizeof what, "hash join's build input (the tables before %s)",
-                   pn->right->leaf_sel->table->name);
-  else snprintf(what, sizeof what, "hash join's build input (%s)",
-                pn->right->leaf_sel->table->name);
-  for (;;) {
-    int rc = exec_join_next(in, row, err);
-    if (rc == EXEC_DONE) break;
-    if (rc != EXEC_ROW) return rc;
-    if (bl) pn->act->rows_left++;
-    else pn->act->rows_right++;
-    rc = eval_keys(j, bl ? pn->lkeys : pn->rkeys, row, err);
-    if (rc) return rc;
-    bool null = keys_null(j->keys, nk);
-    if (null && !keep_nulls) continue;
-    rc = exec_join_hold(j, j->keys, nk, row, from, to, what, err);
-    if (rc) return rc;
-    j->held[j->n_held - 1]->hash = null ? 0 : keys_hash(j->keys, nk);
-  }
+  int nk = pn->n_keys;
+  bool keep_nulls = exec_join_keeps(pn, pn->build_left);
   size_t nb = 16;
   while (nb < 2 * j->n_held) nb *= 2;
   j->n_buckets = nb;
@@ -99,12 +80,92 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
   for (size_t i = j->n_held; i-- > 0;) { /* chains in input order */
     exec_mrow *h = j->held[i];
     if (keys_null(h->v, nk)) continue;
+    h->hash = keys_hash(h->v, nk);
     size_t b = h->hash & (nb - 1);
     j->next[i] = j->head[b];
     j->head[b] = (uint32_t)i;
   }
-  j->built = true;
   return EXEC_OK;
+}
+
+/* Past the join memory: the probe input read whole into its partitions (exec/op_spill.c),
+** after the build input's; then the first partition is loaded. */
+static int spill_probe(exec_join *j, cat_value *row, exec_error *err) {
+  const plan_join_node *pn = j->pn;
+  bool bl = pn->build_left;
+  exec_join *probe = bl ? j->right : j->left;
+  int pfrom = bl ? pn->mid : pn->lo, pto = bl ? pn->hi : pn->mid, nk = pn->n_keys;
+  int rc = exec_spill_end_input(j, true, err);
+  while (!rc) {
+    rc = exec_join_next(probe, row, err);
+    if (rc == EXEC_DONE) break;
+    if (rc != EXEC_ROW) return rc;
+    if (bl) pn->act->rows_right++;
+    else pn->act->rows_left++;
+    rc = eval_keys(j, bl ? pn->rkeys : pn->lkeys, row, err);
+    if (rc) return rc;
+    bool null = keys_null(j->keys, nk);
+    if (null && !exec_join_keeps(pn, !bl)) continue; /* it can never come out */
+    rc = exec_spill_add(j, false, null ? 0 : keys_hash(j->keys, nk), j->keys, nk, row + pfrom,
+                        pto - pfrom, err);
+  }
+  if (rc == EXEC_DONE) rc = EXEC_OK;
+  if (!rc) rc = exec_spill_end_input(j, false, err);
+  if (!rc) rc = exec_spill_next_part(j, index_held, err);
+  if (rc == EXEC_DONE) j->done = true;
+  return rc == EXEC_ROW || rc == EXEC_DONE ? EXEC_OK : rc;
+}
+
+static int build(exec_join *j, cat_value *row, exec_error *err) {
+  const plan_join_node *pn = j->pn;
+  bool bl = pn->build_left;
+  exec_join *in = bl ? j->left : j->right;
+  int from = bl ? pn->lo : pn->mid, to = bl ? pn->mid : pn->hi, nk = pn->n_keys;
+  bool keep_nulls = exec_join_keeps(pn, bl); /* the held rows come out unmatched too */
+  char what[160];
+  if (bl) snprintf(what, sizeof what, "hash join's build input (the tables before %s)",
+                   pn->right->leaf_sel->table->name);
+  else snprintf(what, sizeof what, "hash join's build input (%s)",
+                pn->right->leaf_sel->table->name);
+  j->built = true;
+  for (;;) {
+    int rc = exec_join_next(in, row, err);
+    if (rc == EXEC_DONE) break;
+    if (rc != EXEC_ROW) return rc;
+    if (bl) pn->act->rows_left++;
+    else pn->act->rows_right++;
+    rc = eval_keys(j, bl ? pn->lkeys : pn->rkeys, row, err);
+    if (rc) return rc;
+    bool null = keys_null(j->keys, nk);
+    if (null && !keep_nulls) continue;
+    uint64_t hash = null ? 0 : keys_hash(j->keys, nk);
+    if (j->spill) {
+      rc = exec_spill_add(j, true, hash, j->keys, nk, row + from, to - from, err);
+      if (rc) return rc;
+      continue;
+    }
+    rc = exec_join_hold(j, j->keys, nk, row, from, to, what, err);
+    if (rc == EXEC_OK || rc == EXEC_TOOBIG) j->held[j->n_held - 1]->hash = hash;
+    if (rc == EXEC_TOOBIG) { /* past the join memory (this row held): partition to disk */
+      rc = exec_spill_begin(j, pn->right->leaf_sel->table->families[0].kv_id, err);
+      if (rc) return rc;
+      continue;
+    }
+    if (rc) return rc;
+  }
+  if (j->spill) return spill_probe(j, row, err);
+  return index_held(j, err);
+}
+
+/* A spilled join's next partition (exec/op_spill.c): loaded and indexed, the probe reading
+** its rows from the start. EXEC_ROW when there is one, EXEC_DONE after the last. */
+static int next_part(exec_join *j, exec_error *err) {
+  j->in_sweep = false;
+  j->sweep = 0;
+  j->have_row = false;
+  int rc = exec_spill_next_part(j, index_held, err);
+  if (rc == EXEC_DONE) j->done = true;
+  return rc;
 }
 
 int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
@@ -114,7 +175,9 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   exec_join *probe = bl ? j->right : j->left;
   if (!j->built) {
     if ((rc = build(j, row, err)) != EXEC_OK) return rc;
-    if (pn->cp_n && (rc = exec_cpjoin_narrow(j, probe, err)) != EXEC_OK) return rc;
+    if (j->done) return EXEC_DONE;
+    if (pn->cp_n && j->spill) pn->act->cp_state = PLAN_CP_SPILLED;
+    else if (pn->cp_n && (rc = exec_cpjoin_narrow(j, probe, err)) != EXEC_OK) return rc;
   }
   int bfrom = bl ? pn->lo : pn->mid, bto = bl ? pn->mid : pn->hi, nk = pn->n_keys;
   bool pad_probe = exec_join_keeps(pn, !bl); /* a probe row nothing matched comes out */
@@ -129,20 +192,32 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
         exec_join_pad(j, row, pfrom, pto);
         return EXEC_ROW;
       }
-      return EXEC_DONE;
+      if (!j->spill) return EXEC_DONE;
+      if ((rc = next_part(j, err)) != EXEC_ROW) return rc;
+      continue;
     }
     if (!j->have_row) {
-      if (j->n_held == 0 && !pad_probe) return EXEC_DONE; /* nothing can come out */
-      rc = exec_join_next(probe, row, err);
+      if (j->n_held == 0 && !pad_probe) { /* nothing can come out (of this partition) */
+        if (!j->spill) return EXEC_DONE;
+        if ((rc = next_part(j, err)) != EXEC_ROW) return rc;
+        continue;
+      }
+      rc = j->spill ? exec_spill_next_probe(j, row, err) : exec_join_next(probe, row, err);
       if (rc == EXEC_DONE && sweep) {
         j->in_sweep = true;
         continue;
       }
+      if (rc == EXEC_DONE && j->spill) {
+        if ((rc = next_part(j, err)) != EXEC_ROW) return rc;
+        continue;
+      }
       if (rc != EXEC_ROW) return rc;
-      if (bl) pn->act->rows_right++;
-      else pn->act->rows_left++;
-      rc = eval_keys(j, bl ? pn->rkeys : pn->lkeys, row, err);
-      if (rc) return rc;
+      if (!j->spill) { /* a spilled row was counted, and its keys kept, when written */
+        if (bl) pn->act->rows_right++;
+        else pn->act->rows_left++;
+        rc = eval_keys(j, bl ? pn->rkeys : pn->lkeys, row, err);
+        if (rc) return rc;
+      }
       j->have_row = true;
       j->row_matched = false;
       if (keys_null(j->keys, nk)) {
@@ -166,7 +241,9 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
       return EXEC_ROW;
     }
     j->have_row = false;
-    if (pad_probe && !j->row_matched) {
+    bool pad = pad_probe && (j->spill ? exec_spill_pad_probe(j, j->row_matched)
+                                      : !j->row_matched);
+    if (pad) {
       exec_join_pad(j, row, bfrom, bto);
       return EXEC_ROW;
     }

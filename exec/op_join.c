@@ -101,6 +101,7 @@ void exec_join_close(exec_join *j) {
   free(j->next);
   free(j->matched);
   free(j->keys);
+  exec_spill_free(j->spill);
   exec_arena_free(&j->kscratch);
   exec_arena_free(&j->rscratch);
   free(j);
@@ -119,8 +120,14 @@ int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_va
   if (!v) return nomem(err);
   if (n_keys) memcpy(v, keys, (size_t)n_keys * sizeof *v);
   if (w) memcpy(v + n_keys, row + from, (size_t)w * sizeof *v);
-  exec_mrow *r = exec_mrow_make(v, n_keys + w, 0);
+  int rc = exec_join_hold_vals(j, v, n_keys + w, what, err);
   if (v != tmp) free(v);
+  return rc;
+}
+
+int exec_join_hold_vals(exec_join *j, const cat_value *v, int n, const char *what,
+                        exec_error *err) {
+  exec_mrow *r = exec_mrow_make(v, n, 0);
   if (!r) return nomem(err);
   if (j->n_held == j->cap_held) {
     size_t nc = j->cap_held ? j->cap_held * 2 : 64;
@@ -143,8 +150,9 @@ int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_va
     err->code = EXEC_TOOBIG;
     err->offset = -1;
     snprintf(err->msg, sizeof err->msg,
-             "the %s needs more than %zu %s of memory (the join memory limit); Rowan's joins "
-             "do not spill to disk: narrow the smaller table with a WHERE",
+             "the %s needs more than %zu %s of memory (the join memory limit); a nested "
+             "loop does not spill to disk: join on an equality of the two tables (a hash "
+             "join spills), or narrow the smaller table with a WHERE",
              what, mib ? lim >> 20 : kib ? lim >> 10 : lim, mib ? "MiB" : kib ? "KiB" : "bytes");
     return EXEC_TOOBIG;
   }

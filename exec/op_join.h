@@ -8,8 +8,9 @@
 **
 ** Memory: the rows a join holds (the hash join's build input, the nested loop's right
 ** input) are copied out of the scans and counted against ctx->mem_limit (the session's join
-** memory, EXEC_JOIN_MEMORY_DEFAULT unless exec_set_join_memory changed it); past it the
-** run stops with EXEC_TOOBIG naming the limit (no spill to disk yet).
+** memory, EXEC_JOIN_MEMORY_DEFAULT unless exec_set_join_memory changed it). Past it a hash
+** join partitions both inputs to temporary files and joins them a partition at a time
+** (exec/op_spill.c); a nested loop stops with EXEC_TOOBIG naming the limit.
 **
 ** Not here: planning (planner/join.c), the steps above the join (exec/op_query.c).
 */
@@ -69,7 +70,37 @@ struct exec_join {
   plan_query cp_q;           /* valid when has_cp_q */
   plan_arena cp_arena;       /* what cp_q and its terms take */
   bool has_cp_q;             /* cp_q must be freed */
+  struct exec_spill *spill;  /* a hash join past the join memory: its partitions on disk
+                                (exec/op_spill.c), or NULL */
 };
+
+/* The partitioned hash join (exec/op_spill.c), used by exec/op_hashjoin.c once the build
+** input's held rows pass the join memory. */
+typedef struct exec_spill exec_spill;
+/* Start spilling join j: its temporary files in the folder of kv family `family`, the rows
+** held so far written to their partitions and freed. */
+int exec_spill_begin(exec_join *j, uint32_t family, exec_error *err);
+/* Write a row of the build (build true) or probe input to its partition by key hash `hash`
+** (0 for a NULL key): its nk key values, then its ns slots. */
+int exec_spill_add(exec_join *j, bool build, uint64_t hash, const cat_value *keys, int nk,
+                   const cat_value *slots, int ns, exec_error *err);
+/* Every row of that input is written: the partitions' buffers go to the file. */
+int exec_spill_end_input(exec_join *j, bool build, exec_error *err);
+/* Free the held rows, then hold the next batch of build rows (the rest of the current
+** partition's, or the next non-empty partition's first) and call index(j, err) on them; the
+** probe rows are read from the partition's start again. EXEC_ROW (a batch is loaded),
+** EXEC_DONE (none left), or an error. */
+int exec_spill_next_part(exec_join *j, int (*index)(exec_join *, exec_error *),
+                         exec_error *err);
+/* The current partition's next probe row: its slots into row, its key values into j->keys
+** (valid until the next call). EXEC_ROW, EXEC_DONE at the partition's end, or an error. */
+int exec_spill_next_probe(exec_join *j, cat_value *row, exec_error *err);
+/* After the current probe row's pass over the held batch (matched: it matched a held row):
+** true when it must come out padded now (the join keeps the probe side, it is the
+** partition's last batch, and no batch matched it). */
+bool exec_spill_pad_probe(exec_join *j, bool matched);
+/* Close the files and free (NULL is fine). */
+void exec_spill_free(exec_spill *sp);
 
 /* Open the tree of plan node pn into *out (malloc; close with exec_join_close, also after an
 ** error). The leaves' scans open at their first row. EXEC_OK, EXEC_NOMEM. */
@@ -100,6 +131,9 @@ bool exec_join_keeps(const plan_join_node *pn, bool left);
 ** counting its memory; EXEC_TOOBIG past cx->mem_limit with a message naming `what`. */
 int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_value *row,
                    int from, int to, const char *what, exec_error *err);
+/* Hold a copy of v[0..n) (key values, then slots) in j->held, counted as exec_join_hold. */
+int exec_join_hold_vals(exec_join *j, const cat_value *v, int n, const char *what,
+                        exec_error *err);
 /* Copy held row h's slots (after its n_keys keys) back into row[from, ...). */
 void exec_join_restore(const exec_join *j, const exec_mrow *h, int n_keys, cat_value *row,
                        int from);

@@ -103,6 +103,14 @@ typedef struct rowan_options {
                                encoded to temporary files in the database directory (see
                                "Bulk load" below, rowan_step's "Atomic statements" and
                                docs/KV.md) */
+  size_t join_memory;       /* bytes of rows one join of a statement may hold in memory (a
+                               hash join's build input, a nested loop's inner table); 0 =
+                               default 256 MiB. Past it a hash join writes both inputs to
+                               temporary files in the database directory, cut into 64
+                               partitions by key hash, and joins them a partition at a time
+                               (as DuckDB's and PostgreSQL's hash joins spill); a nested loop
+                               (a join without an equality) fails with ROWAN_TOOBIG naming the
+                               limit. EXPLAIN ANALYZE's join line says what was spilled */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */

@@ -15,7 +15,8 @@
 **           DYNAMIC SKIP SCAN ON [S.STATION] IN THE BUILD INPUT'S KEYS (child/parent join)
 ** A left input that is itself a join is printed the same way, one level deeper. Under
 ** EXPLAIN ANALYZE the join line ends with the rows read from each input, the rows out, the
-** rows held and the most memory they took, and each leaf's lines carry its own figures.
+** rows held and the most memory they took (and, for a hash join past the join memory, what
+** it wrote to disk), and each leaf's lines carry its own figures.
 **
 ** Not here: the statement's other lines (planner/explain.c).
 */
@@ -96,6 +97,9 @@ static void cp_line(out *o, const plan_join_node *n, const plan_join_node *in,
     if (a->cp_state == PLAN_CP_APPLIED)
       snprintf(act, sizeof act, "  (actual: %" PRIu64 " key %s)", a->cp_keys,
                a->cp_keys == 1 ? "prefix" : "prefixes");
+    else if (a->cp_state == PLAN_CP_SPILLED)
+      snprintf(act, sizeof act, "  (actual: not applied: the build input spilled to disk; "
+               "the whole input was read)");
     else if (a->cp_state == PLAN_CP_TOO_MANY)
       snprintf(act, sizeof act, "  (actual: not applied: %" PRIu64 " keys, more than %d; the "
                "whole input was read)", a->cp_keys, PLAN_MAX_SKIP_RANGES);
@@ -153,13 +157,23 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
                      : n->kind == SQL_JOIN_FULL  ? "FULL OUTER"
                      : n->kind == SQL_JOIN_CROSS ? "CROSS"
                                                  : "INNER";
-  char act[256] = "";
+  char act[320] = "";
   if (analyzed) {
     char mem[32];
     plan_human_bytes(n->act->peak_bytes, mem, sizeof mem);
+    char spill[96] = "";
+    if (n->act->spill_parts) {
+      char sb[32];
+      plan_human_bytes(n->act->spill_bytes, sb, sizeof sb);
+      int w = snprintf(spill, sizeof spill, " spilled=%s in %d partitions", sb,
+                       n->act->spill_parts);
+      if (w > 0 && (size_t)w < sizeof spill)
+        snprintf(spill + w, sizeof spill - (size_t)w, ", %" PRIu64 " %s",
+                 n->act->spill_batches, n->act->spill_batches == 1 ? "batch" : "batches");
+    }
     snprintf(act, sizeof act, "  (actual rows left=%" PRIu64 " right=%" PRIu64 " out=%" PRIu64
-             " held=%" PRIu64 " peak memory=%s)", n->act->rows_left, n->act->rows_right,
-             n->act->rows_out, n->act->build_rows, mem);
+             " held=%" PRIu64 " peak memory=%s%s)", n->act->rows_left, n->act->rows_right,
+             n->act->rows_out, n->act->build_rows, mem, spill);
   }
   if (n->algo == PLAN_JOIN_HASH) {
     add(o, indent, "%s HASH JOIN ON [%s]  (estimate: %" PRIu64 " %s)%s", kind, on, n->est_rows,

@@ -16,7 +16,8 @@
 ** key match), else a nested loop over the right input's rows held in memory. LEFT joins pad
 ** the right input's slots with NULLs for a left row nothing matched, RIGHT joins the left
 ** input's for a right row nothing matched, FULL joins both. Both hold at most the
-** session's join memory (exec_set_join_memory); more is an error for now (no spill yet).
+** session's join memory (exec_set_join_memory); past it a hash join partitions its inputs
+** to disk (exec/op_spill.c), a nested loop fails.
 **
 ** The actual figures of a run (EXPLAIN ANALYZE) are written by the executor into `act` and
 ** `leaf_act`, which the planner allocates with the plan (zeroed at each run's open).
@@ -42,6 +43,11 @@ typedef struct plan_join_actual {
   uint64_t rows_out;      /* joined rows passed on */
   uint64_t build_rows;    /* rows held (the hash table's, or the nested loop's inner rows) */
   uint64_t peak_bytes;    /* memory those rows took at most */
+  uint64_t spill_bytes;   /* bytes written to temporary files (a hash join past the join
+                             memory, partitioned to disk) */
+  int spill_parts;        /* partitions it was cut into (0: it did not spill) */
+  uint64_t spill_batches; /* batches of build rows held: one per non-empty partition, more
+                             for a partition whose build rows pass the join memory */
   int cp_state;           /* child/parent join (below): enum plan_cp_state */
   uint64_t cp_keys;       /* the key prefixes the probe input read (PLAN_CP_APPLIED), or
                              the distinct values that were too many (PLAN_CP_TOO_MANY) */
@@ -51,7 +57,8 @@ typedef struct plan_join_actual {
 enum plan_cp_state {
   PLAN_CP_NONE = 0,   /* not planned, or the build input held no row */
   PLAN_CP_APPLIED,    /* the probe leaf read only the build side's key prefixes */
-  PLAN_CP_TOO_MANY    /* more distinct key values than PLAN_MAX_SKIP_RANGES: read whole */
+  PLAN_CP_TOO_MANY,   /* more distinct key values than PLAN_MAX_SKIP_RANGES: read whole */
+  PLAN_CP_SPILLED     /* the build input spilled to disk: the probe was read whole */
 };
 
 typedef struct plan_join_node plan_join_node;

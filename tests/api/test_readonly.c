@@ -9,7 +9,9 @@
 **  - rowan_refresh refuses while a statement is between rows or a transaction is open;
 **  - rowan_backup's copy opens with every transaction committed before it began, whole,
 **    while another thread goes on writing through the same handle;
-**  - a reader process beside a writer process that creates tables as it goes (fork).
+**  - a reader process beside a writer process that creates tables as it goes (fork);
+**  - a join past the join memory spills on a writable handle, and is refused (it would
+**    write in the directory) on a read-only one.
 ** Transactions are batches of BATCH rows (BEGIN ... COMMIT) with column B = the batch.
 */
 #include <pthread.h>
@@ -370,11 +372,46 @@ static void test_reader_process(void **state) {
   assert_int_equal(system(cmd), 0);
 }
 
+/* A join past the join memory: the writer spills it to disk; a read-only handle, which
+** writes nothing in the directory, refuses it with a message saying so. */
+static void test_reader_join_memory(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(0);
+  rowan_db *w = open_as("/jm", env, 0, 0);
+  exec_ok(w, "CREATE TABLE T (K INTEGER PRIMARY KEY, B INTEGER, V VARCHAR)");
+  for (int b = 0; b < 20; b++) assert_int_equal(write_batch(w, b), ROWAN_OK);
+  assert_int_equal(rowan_close(w), ROWAN_OK);
+  const char *sql = "SELECT COUNT(*) FROM T a JOIN T b ON a.B = b.B";
+  for (int ro = 0; ro < 2; ro++) {
+    rowan_options o;
+    rowan_options_init(&o);
+    o.kv_env = env;
+    o.read_only = ro;
+    o.join_memory = 4096;
+    rowan_db *db = NULL;
+    assert_int_equal(rowan_open("/jm", &o, &db), ROWAN_OK);
+    rowan_stmt *st = NULL;
+    assert_int_equal(rowan_prepare(db, sql, -1, &st, NULL), ROWAN_OK);
+    int rc = rowan_step(st);
+    if (!ro) {
+      assert_int_equal(rc, ROWAN_ROW);
+      assert_int_equal(rowan_column_int64(st, 0), 2000); /* 20 batches of 10 rows: 10 x 10 */
+    } else {
+      assert_int_equal(rc, ROWAN_TOOBIG);
+      assert_non_null(strstr(rowan_errmsg(db), "a read-only handle cannot spill it to disk"));
+    }
+    rowan_finalize(st);
+    assert_int_equal(rowan_close(db), ROWAN_OK);
+  }
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reader_beside_writer),
       cmocka_unit_test(test_without_write_permission),
       cmocka_unit_test(test_backup),
+      cmocka_unit_test(test_reader_join_memory),
       cmocka_unit_test(test_reader_process),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

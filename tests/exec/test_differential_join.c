@@ -9,7 +9,9 @@
 ** CROSS JOIN, comma joins with the condition in WHERE, and USING; ON conditions with an equality (a hash
 ** join), with an extra residual term, or with no equality (a nested loop); WHERE terms on
 ** one table (pushed into its scan: key ranges and filters) and on several; a select list
-** of qualified columns, or COUNT / SUM / MIN with an optional GROUP BY. Answers are
+** of qualified columns, or COUNT / SUM / MIN with an optional GROUP BY. Every other round
+** gives Rowan a join memory of a few rows, so its hash joins partition to disk (exec/
+** op_spill.c), and draws equality joins only. Answers are
 ** compared as multisets (numbers by their nearest double). A mismatch prints the seed, the
 ** tables and the query. ROWAN_TEST_SCALE scales the rounds; ROWAN_SEED reproduces a run.
 **
@@ -48,7 +50,13 @@ typedef struct world {
   char tables[1024];      /* the CREATE and row count of each table, for a report */
   int queries, nonempty;  /* queries compared, of which returned rows */
   int hash, loop;         /* queries whose plan had a hash join / a nested loop */
+  bool spill_round;       /* this round's Rowan has a join memory of SPILL_MEMORY bytes:
+                             its hash joins partition to disk; only equality joins are drawn
+                             (a nested loop past it fails by design) */
+  int spilled;            /* queries a join of which spilled to disk */
 } world;
+
+#define SPILL_MEMORY 1024 /* join memory of a spill round: a few held rows */
 
 static int below(world *w, int n) { return (int)tu_below(&w->rng, (uint64_t)n); }
 
@@ -246,20 +254,21 @@ static void gen_query(world *w, char *sql, size_t cap) {
                             below(w, 2) ? "LEFT " : "", t[i], al[i], below(w, 2) ? "K0" : "A");
       continue;
     }
-    if (kind == 5) kind = 0;
+    if (kind == 5 || ((kind == 3 || kind == 4) && w->spill_round)) kind = 0;
     if (kind == 3) { /* CROSS JOIN, maybe a WHERE term */
       o += (size_t)snprintf(from + o, sizeof from - o, " CROSS JOIN T%d %c", t[i], al[i]);
       continue;
     }
     if (kind == 4) { /* comma join with its condition in WHERE */
       o += (size_t)snprintf(from + o, sizeof from - o, ", T%d %c", t[i], al[i]);
-      two_term(w, t[p], al[p], t[i], al[i], below(w, 4) > 0, term, sizeof term);
+      two_term(w, t[p], al[p], t[i], al[i], below(w, 4) > 0 || w->spill_round, term,
+               sizeof term);
       size_t l = strlen(where);
       snprintf(where + l, sizeof where - l, "%s%s", nw++ ? " AND " : "", term);
       continue;
     }
     char on[400];
-    two_term(w, t[p], al[p], t[i], al[i], below(w, 4) > 0, on, sizeof on);
+    two_term(w, t[p], al[p], t[i], al[i], below(w, 4) > 0 || w->spill_round, on, sizeof on);
     if (below(w, 3) == 0) { /* an extra term: on the new table, or over both */
       size_t l = strlen(on);
       if (below(w, 2)) one_term(w, t[i], al[i], term, sizeof term);
@@ -316,6 +325,8 @@ static void test_differential_join(void **state) {
     rowan_options_init(&o);
     o.kv_env = w->env;
     o.sync_mode = ROWAN_SYNC_OFF;
+    w->spill_round = round % 2 == 1;
+    if (w->spill_round) o.join_memory = SPILL_MEMORY;
     assert_int_equal(rowan_open("/diffjoin", &o, &w->rdb), ROWAN_OK);
     assert_int_equal(sqlite3_open(":memory:", &w->sdb), SQLITE_OK);
     make_tables(w);
@@ -336,12 +347,15 @@ static void test_differential_join(void **state) {
       res_free(&a);
       res_free(&b);
       assert_true(ok);
-      snprintf(ex, sizeof ex, "EXPLAIN %s", sql);
+      snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sql);
       run(w, true, ex, &a);
+      bool spilled = false;
       for (int i = 0; i < a.n; i++) {
         if (strstr(a.v[i], "HASH JOIN")) w->hash++;
         if (strstr(a.v[i], "NESTED LOOP JOIN")) w->loop++;
+        if (strstr(a.v[i], " spilled=")) spilled = true;
       }
+      w->spilled += spilled;
       res_free(&a);
       w->queries++;
     }
@@ -350,10 +364,11 @@ static void test_differential_join(void **state) {
     kv_env_free(w->env);
   }
   fprintf(stderr, "[test_differential_join] %d queries compared, %d returned rows; %d hash "
-          "joins, %d nested loops in their plans\n", w->queries, w->nonempty, w->hash, w->loop);
-  /* not vacuous: most queries return rows, and both algorithms ran */
+          "joins, %d nested loops in their plans; %d spilled to disk\n", w->queries,
+          w->nonempty, w->hash, w->loop, w->spilled);
+  /* not vacuous: most queries return rows, both algorithms ran, and joins spilled */
   assert_true(w->nonempty * 2 >= w->queries);
-  assert_true(w->hash > 0 && w->loop > 0);
+  assert_true(w->hash > 0 && w->loop > 0 && w->spilled > 0);
   free(w);
 }
 

@@ -39,24 +39,89 @@ static tdb *sample(int n) {
   return t;
 }
 
+/* Counts the files whose name starts with "spill-" (a spilled join's temporary files). */
+static int count_spill(void *ctx, const char *name) {
+  if (strncmp(name, "spill-", 6) == 0) ++*(int *)ctx;
+  return 0;
+}
+
+/* Temporary files of spilled joins left in the family folders of tdb t's store. */
+static int spill_files(tdb *t) {
+  int n = 0;
+  char d[512];
+  for (int tab = 1; tab < 40; tab++)
+    for (int fam = 1; fam < 80; fam++) {
+      snprintf(d, sizeof d, "/db/data/%d/%d", tab, fam); /* tdb_open's store is /db */
+      if (t->env->exists(t->env, d) == 1) t->env->list(t->env, d, count_spill, &n);
+    }
+  return n;
+}
+
 static void memory_bound(void **state) {
   (void)state;
   tdb *t = sample(400);
   const char *sql = "SELECT COUNT(*) FROM READINGS A JOIN READINGS B ON A.TS = B.TS "
                     "AND A.NOTE = B.NOTE";
   assert_string_equal(q(t, sql), "3600\n"); /* each of 1200 rows meets its TS in 3 stations */
+  const char *left = "SELECT S.STATION, COUNT(R.TS), SUM(R.TEMP) FROM STATIONS S LEFT JOIN "
+                     "READINGS R ON R.STATION = S.STATION GROUP BY S.STATION ORDER BY 1";
+  char want_left[256];
+  snprintf(want_left, sizeof want_left, "%s", q(t, left));
+  assert_string_equal(want_left, "A|400|8000\nB|400|8000\nC|400|8000\nD|0|NULL\n");
+  /* 16 KiB: the hash join's build input passes it and both inputs go to disk in partitions;
+     the same answers */
   exec_set_join_memory(t->s, 16 * 1024);
-  const char *m = qerr(t, sql, EXEC_TOOBIG);
-  assert_non_null(strstr(m, "hash join's build input"));
-  assert_non_null(strstr(m, "needs more than 16 KiB of memory (the join memory limit)"));
-  assert_non_null(strstr(m, "joins do not spill to disk: narrow the smaller table"));
-  /* the nested loop holds its inner table under the same bound */
-  m = qerr(t, "SELECT COUNT(*) FROM STATIONS S CROSS JOIN READINGS R", EXEC_TOOBIG);
+  assert_string_equal(q(t, sql), "3600\n");
+  char ex[512];
+  snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sql);
+  const char *e = explain(t, ex);
+  assert_non_null(strstr(e, "(actual rows left=1200 right=1200 out=3600 held="));
+  assert_non_null(strstr(e, " in 64 partitions, "));
+  assert_non_null(strstr(e, " spilled="));
+  assert_int_equal(spill_files(t), 0); /* removed when the statement ends */
+  /* a LEFT JOIN whose build side is kept (READINGS R is the probe: a row per station key
+     repeated 400 times, more than 16 KiB for one key): joined in batches */
+  const char *right = "SELECT R.STATION, COUNT(*), COUNT(S.KIND) FROM STATIONS S RIGHT JOIN "
+                      "READINGS R ON R.STATION = S.STATION AND S.KIND = 'urban' "
+                      "GROUP BY R.STATION ORDER BY 1";
+  exec_set_join_memory(t->s, 0);
+  char want_right[256];
+  snprintf(want_right, sizeof want_right, "%s", q(t, right));
+  assert_string_equal(want_right, "A|400|400\nB|400|0\nC|400|400\n");
+  exec_set_join_memory(t->s, 16 * 1024);
+  assert_string_equal(q(t, left), want_left);
+  assert_string_equal(q(t, right), want_right);
+  /* one key with more rows than the memory holds: several batches of one partition, the
+     probe's padded rows once */
+  const char *skew = "SELECT COUNT(*), COUNT(B.TS) FROM READINGS A FULL JOIN READINGS B "
+                     "ON A.STATION = B.STATION AND A.TS = B.TS + 1";
+  exec_set_join_memory(t->s, 0);
+  char want_skew[64];
+  snprintf(want_skew, sizeof want_skew, "%s", q(t, skew));
+  assert_string_equal(want_skew, "1203|1200\n"); /* 1197 pairs, 3 rows each side unmatched */
+  exec_set_join_memory(t->s, 4 * 1024);
+  assert_string_equal(q(t, skew), want_skew);
+  const char *same_key = "SELECT COUNT(*) FROM READINGS A JOIN READINGS B ON A.STATION = "
+                         "B.STATION";
+  assert_string_equal(q(t, same_key), "480000\n"); /* 3 keys x 400 x 400 */
+  snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", same_key);
+  e = explain(t, ex);
+  const char *b = strstr(e, " in 64 partitions, "); /* 3 keys, 3 partitions at most */
+  assert_non_null(b);
+  assert_true(strtol(b + strlen(" in 64 partitions, "), NULL, 10) > 3);
+  assert_int_equal(spill_files(t), 0);
+  /* the nested loop holds its inner table under the same bound, and does not spill */
+  exec_set_join_memory(t->s, 16 * 1024);
+  const char *m = qerr(t, "SELECT COUNT(*) FROM STATIONS S CROSS JOIN READINGS R", EXEC_TOOBIG);
   assert_non_null(strstr(m, "nested loop's inner input (READINGS)"));
+  assert_non_null(strstr(m, "needs more than 16 KiB of memory (the join memory limit)"));
+  assert_non_null(strstr(m, "a nested loop does not spill to disk"));
   /* small enough: no error */
   assert_string_equal(q(t, "SELECT COUNT(*) FROM READINGS R CROSS JOIN STATIONS S"), "4800\n");
   exec_set_join_memory(t->s, 0); /* the default again */
   assert_string_equal(q(t, sql), "3600\n");
+  snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sql);
+  assert_null(strstr(explain(t, ex), " spilled="));
   tdb_close(t);
 }
 
