@@ -69,8 +69,9 @@ int exec_join_next(exec_join *j, cat_value *row, exec_error *err) {
     for (int i = 0; i < n; i++) row[base + pn->leaf_cols[i]] = j->leaf->out[i];
     return EXEC_ROW;
   }
-  int rc = pn->algo == PLAN_JOIN_HASH ? exec_hashjoin_next(j, row, err)
-                                      : exec_nljoin_next(j, row, err);
+  int rc = pn->algo == PLAN_JOIN_HASH    ? exec_hashjoin_next(j, row, err)
+           : pn->algo == PLAN_JOIN_MERGE ? exec_mergejoin_next(j, row, err)
+                                         : exec_nljoin_next(j, row, err);
   if (rc == EXEC_ROW) pn->act->rows_out++;
   else if (rc == EXEC_DONE) j->done = true;
   return rc;
@@ -101,6 +102,8 @@ void exec_join_close(exec_join *j) {
   free(j->next);
   free(j->matched);
   free(j->keys);
+  exec_mrow_free(j->la, 0);
+  free(j->lsave);
   exec_spill_free(j->spill);
   exec_arena_free(&j->kscratch);
   exec_arena_free(&j->rscratch);
@@ -149,11 +152,14 @@ int exec_join_hold_vals(exec_join *j, const cat_value *v, int n, const char *wha
     bool mib = lim >= (1u << 20) && !(lim & ((1u << 20) - 1)), kib = !mib && !(lim & 1023);
     err->code = EXEC_TOOBIG;
     err->offset = -1;
+    bool merge = j->pn->algo == PLAN_JOIN_MERGE;
     snprintf(err->msg, sizeof err->msg,
-             "the %s needs more than %zu %s of memory (the join memory limit); a nested "
-             "loop does not spill to disk: join on an equality of the two tables (a hash "
-             "join spills), or narrow the smaller table with a WHERE",
-             what, mib ? lim >> 20 : kib ? lim >> 10 : lim, mib ? "MiB" : kib ? "KiB" : "bytes");
+             "the %s needs more than %zu %s of memory (the join memory limit); %s",
+             what, mib ? lim >> 20 : kib ? lim >> 10 : lim, mib ? "MiB" : kib ? "KiB" : "bytes",
+             merge ? "a sort-merge join holds one key's rows of its right input: without the "
+                     "USE_SORT_MERGE_JOIN hint a hash join spills to disk"
+                   : "a nested loop does not spill to disk: join on an equality of the two "
+                     "tables (a hash join spills), or narrow the smaller table with a WHERE");
     return EXEC_TOOBIG;
   }
   return EXEC_OK;

@@ -70,6 +70,12 @@ struct exec_join {
   plan_query cp_q;           /* valid when has_cp_q */
   plan_arena cp_arena;       /* what cp_q and its terms take */
   bool has_cp_q;             /* cp_q must be freed */
+  /* sort-merge join (exec/op_mergejoin.c) */
+  exec_mrow *la;             /* the right input's look-ahead row: key values, then slots */
+  cat_value *lsave;          /* the current left row's slots */
+  bool l_eof, r_eof;         /* an input is exhausted */
+  bool in_group;             /* pairing left rows with the held rows of one key */
+  int adv;                   /* the input to read before going on */
   struct exec_spill *spill;  /* a hash join past the join memory: its partitions on disk
                                 (exec/op_spill.c), or NULL */
 };
@@ -116,6 +122,7 @@ void exec_join_drop_overlay(exec_join *j);
 /* The algorithms (exec/op_hashjoin.c, exec/op_nljoin.c): the next row of join node j. */
 int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err);
 int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err);
+int exec_mergejoin_next(exec_join *j, cat_value *row, exec_error *err);
 
 /* Child/parent join (exec/op_cpjoin.c): once hash join j holds its build input, reopen
 ** probe leaf `probe` on its table's plan narrowed to the held rows' distinct key values

@@ -744,8 +744,8 @@ static void str_array(xjson *j, const char *key, const char *const *texts, int n
   xj_end(j);
 }
 
-/* A join's optimizer hint (but NO_CHILD_PARENT_JOIN_OPTIMIZATION, which query_lines reports
-** as applied): no table of a join takes one yet (docs/SQL.md "Joins"), so EXPLAIN
+/* A join's optimizer hint (but NO_CHILD_PARENT_JOIN_OPTIMIZATION and USE_SORT_MERGE_JOIN,
+** which query_lines reports): no table of a join takes one yet (docs/SQL.md "Joins"), so EXPLAIN
 ** says the whole hint was ignored rather than dropping it unseen. Its text on one line (runs
 ** of white space made one space), cut after about 200 bytes on a character boundary. */
 static void join_hint_line(lines *L, const char *hint) {
@@ -798,6 +798,20 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       xj_str(j, "note", note);
       line(L, "    HINT: %s", note);
       rest = plan_hint_without(L->A, s->hint, "NO_CHILD_PARENT_JOIN_OPTIMIZATION");
+    }
+    if (plan_hint_has(rest, "USE_SORT_MERGE_JOIN")) {
+      bool merged = false;
+      for (const plan_join_node *n = q->join; !merged && n && !n->leaf; n = n->left)
+        merged = n->algo == PLAN_JOIN_MERGE;
+      const char *note = merged ? "USE_SORT_MERGE_JOIN applied: the first join merges its two "
+                                  "tables read (or sorted) in join-key order"
+                                : "USE_SORT_MERGE_JOIN ignored: a sort-merge join needs the "
+                                  "first join to be of two tables on equalities of plain "
+                                  "columns of one type";
+      xj_node(j, "HINT");
+      xj_str(j, "note", note);
+      line(L, "    HINT: %s", note);
+      rest = plan_hint_without(L->A, rest, "USE_SORT_MERGE_JOIN");
     }
     join_hint_line(L, rest);
   } else if (q->has_scan) {

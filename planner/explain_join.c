@@ -13,6 +13,9 @@
 ** A child/parent join's probe leaf has a line of its own above its plan:
 **       PROBE S (left input, ...)
 **           DYNAMIC SKIP SCAN ON [S.STATION] IN THE BUILD INPUT'S KEYS (child/parent join)
+** A sort-merge join (both inputs read in join-key order) is
+**   INNER SORT-MERGE JOIN ON [A.K = B.K]  (estimate: n rows)
+**       MERGE A (left input, ...; read in join-key order) / MERGE B (right input, ...)
 ** A left input that is itself a join is printed the same way, one level deeper. Under
 ** EXPLAIN ANALYZE the join line ends with the rows read from each input, the rows out, the
 ** rows held and the most memory they took (and, for a hash join past the join memory, what
@@ -115,10 +118,14 @@ static void input_lines(out *o, const plan_join_node *n, const plan_join_node *i
                         const plan_select *s, bool analyzed, int indent) {
   char name[256];
   input_name(in, s, name, sizeof name);
-  bool built = n->algo == PLAN_JOIN_HASH ? n->build_left == left : !left;
-  const char *role = n->algo == PLAN_JOIN_HASH ? (built ? "BUILD" : "PROBE")
-                                               : (left ? "OUTER" : "INNER");
-  const char *held = !built ? ""
+  bool merge = n->algo == PLAN_JOIN_MERGE;
+  bool built = n->algo == PLAN_JOIN_HASH ? n->build_left == left : !left && !merge;
+  const char *role = merge                        ? "MERGE"
+                     : n->algo == PLAN_JOIN_HASH ? (built ? "BUILD" : "PROBE")
+                                                 : (left ? "OUTER" : "INNER");
+  const char *held = merge ? (left ? "; read in join-key order"
+                                   : "; read in join-key order, one key's rows held")
+                     : !built                    ? ""
                      : n->algo == PLAN_JOIN_HASH ? "; held in a hash table"
                                                  : "; held in memory";
   add(o, indent + 4, "%s %s (%s input, estimate: %" PRIu64 " %s%s)", role, name,
@@ -175,8 +182,9 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
              " held=%" PRIu64 " peak memory=%s%s)", n->act->rows_left, n->act->rows_right,
              n->act->rows_out, n->act->build_rows, mem, spill);
   }
-  if (n->algo == PLAN_JOIN_HASH) {
-    add(o, indent, "%s HASH JOIN ON [%s]  (estimate: %" PRIu64 " %s)%s", kind, on, n->est_rows,
+  if (n->algo == PLAN_JOIN_HASH || n->algo == PLAN_JOIN_MERGE) {
+    add(o, indent, "%s %s JOIN ON [%s]  (estimate: %" PRIu64 " %s)%s", kind,
+        n->algo == PLAN_JOIN_HASH ? "HASH" : "SORT-MERGE", on, n->est_rows,
         rows_word(n->est_rows), act);
     if (n->residual) add(o, indent + 4, "FILTER AFTER KEY MATCH: %s", res);
   } else if (n->residual) {

@@ -446,6 +446,8 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
       j->build_left = l < r;
       j->est_rows = l > r ? l : r;
       if (plan_join_child_parent(j, s->hint, A)) goto nomem;
+      int mrc = plan_join_merge(db, j, s->hint, params, n_params, A, msg, cap, full);
+      if (mrc) return mrc; /* q->join reaches every leaf for plan_query_free */
     } else {
       j->algo = PLAN_JOIN_NESTED_LOOP;
       j->est_rows = j->residual ? (l > r ? l : r) : mul_cap(l, r);

@@ -13,7 +13,8 @@
 **
 ** Algorithms: a hash join when the join has equality terms between the two inputs (the side
 ** estimated smaller is built, the other probes; other terms are a residual checked after a
-** key match), else a nested loop over the right input's rows held in memory. LEFT joins pad
+** key match), or a sort-merge join of two tables read in key order (planner/join_merge.c),
+** else a nested loop over the right input's rows held in memory. LEFT joins pad
 ** the right input's slots with NULLs for a left row nothing matched, RIGHT joins the left
 ** input's for a right row nothing matched, FULL joins both. Both hold at most the
 ** session's join memory (exec_set_join_memory); past it a hash join partitions its inputs
@@ -34,7 +35,7 @@
 #include "planner/plan_select.h"
 
 /* ORDER PLAN_JOIN_ALGO: explain_join.c names them in this order. */
-enum plan_join_algo { PLAN_JOIN_HASH = 1, PLAN_JOIN_NESTED_LOOP };
+enum plan_join_algo { PLAN_JOIN_HASH = 1, PLAN_JOIN_NESTED_LOOP, PLAN_JOIN_MERGE };
 
 /* What one join node did in a run (EXPLAIN ANALYZE). */
 typedef struct plan_join_actual {
@@ -78,6 +79,8 @@ struct plan_join_node {
   plan_join_node *right;      /* this table (a leaf) */
   int lo, mid, hi;            /* slots: the left input fills [lo, mid), the right [mid, hi) */
   bool build_left;            /* hash join: the left input is built (else the right) */
+  bool merge_sorted;          /* sort-merge join: an input is sorted first (the hint forced
+                                 it); else both arrive in key order */
   int n_keys;                 /* equality terms used as the hash key */
   plan_expr **lkeys;          /* their left sides, over the joined row (left slots only) */
   plan_expr **rkeys;          /* their right sides (right slots only) */
@@ -108,6 +111,14 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
 ** and the probe table's first row-key column (and any after it) is a join key compared with
 ** an expression of the same type. EXEC_OK or EXEC_NOMEM. */
 int plan_join_child_parent(plan_join_node *j, const char *hint, plan_arena *A);
+
+/* Make hash join j of two leaves a sort-merge join (planner/join_merge.c) when its keys are
+** plain columns of one type on each side and both leaves, planned again with ORDER BY their
+** key columns, need no sort, or when hint `hint` says USE_SORT_MERGE_JOIN; the leaves then
+** have the ordered plans. Otherwise j is left as it was. EXEC_OK, EXEC_NOMEM, or a leaf's
+** planning error (msg). */
+int plan_join_merge(kv_db *db, plan_join_node *j, const char *hint, const cat_value *params,
+                    int n_params, plan_arena *A, char *msg, size_t cap, bool full);
 
 /* Free what the leaves' plans own (their key ranges and filters). */
 void plan_join_free(plan_join_node *n);

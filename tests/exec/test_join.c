@@ -5,7 +5,9 @@
 ** and the hash table's peak memory, a WHERE term still becoming its table's key range, a
 ** prepared join run again with new parameter values, a join inside a transaction that sees
 ** the transaction's writes, UPSERT ... SELECT from a join, and the child/parent join (the
-** probe reading only the build input's key prefixes, its hint, its cap, LEFT JOIN sides). Row results of the join
+** probe reading only the build input's key prefixes, its hint, its cap, LEFT JOIN sides),
+** the hash join past its memory spilling to disk, and the sort-merge join chosen for two
+** large tables keyed by the join column. Row results of the join
 ** forms themselves are in tests/sql/join.test.
 */
 #include <setjmp.h>
@@ -263,6 +265,49 @@ static void child_parent_too_many(void **state) {
   tdb_close(t);
 }
 
+/* Two large tables keyed by the join column: a sort-merge join is chosen without a hint,
+** reading both in key order and holding one row at a time. */
+static void merge_auto(void **state) {
+  (void)state;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE P (K INTEGER NOT NULL PRIMARY KEY, V INTEGER)");
+  q(t, "CREATE TABLE Q (K INTEGER NOT NULL PRIMARY KEY, W INTEGER)");
+  static char sql[64 * 1024];
+  int n = 60000; /* P: 0 .. n-1; Q: the even keys up to 2n */
+  for (int table = 0; table < 2; table++)
+    for (int k0 = 0; k0 < n; k0 += 1000) {
+      size_t o = (size_t)snprintf(sql, sizeof sql, "UPSERT INTO %s VALUES ", table ? "Q" : "P");
+      for (int k = k0; k < k0 + 1000; k++)
+        o += (size_t)snprintf(sql + o, sizeof sql - o, "%s(%d, %d)", k > k0 ? ", " : "",
+                              table ? 2 * k : k, k % 7);
+      q(t, sql);
+    }
+  const char *inner = "SELECT COUNT(*), SUM(P.V), SUM(Q.W) FROM P JOIN Q ON P.K = Q.K";
+  char ex[256];
+  snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", inner);
+  const char *e = explain(t, ex);
+  assert_non_null(strstr(e, "INNER SORT-MERGE JOIN ON [P.K = Q.K]"));
+  assert_non_null(strstr(e, "ORDER BY [K] is the key order: no sort"));
+  assert_null(strstr(e, "CLIENT SORTED"));
+  assert_non_null(strstr(e, "(actual rows left=60000 right=30001 out=30000 held=1 "));
+  /* the even keys below n: 30000 pairs; V = k % 7, W = (k / 2) % 7 */
+  long sv = 0, sw = 0;
+  for (int k = 0; k < n; k += 2) {
+    sv += k % 7;
+    sw += (k / 2) % 7;
+  }
+  char want[96];
+  snprintf(want, sizeof want, "30000|%ld|%ld\n", sv, sw);
+  assert_string_equal(q(t, inner), want);
+  /* FULL: the odd keys of P and Q's keys from n on come out padded */
+  assert_string_equal(q(t, "SELECT COUNT(*), COUNT(P.K), COUNT(Q.K) FROM P FULL JOIN Q "
+                           "ON P.K = Q.K"), "90000|60000|60000\n");
+  /* a small side keeps the hash join (its table is cheap to hold) */
+  e = explain(t, "EXPLAIN SELECT COUNT(*) FROM P JOIN Q ON P.K = Q.K WHERE Q.K < 100");
+  assert_null(strstr(e, "SORT-MERGE"));
+  tdb_close(t);
+}
+
 static void pushdown(void **state) {
   (void)state;
   tdb *t = sample(20);
@@ -344,6 +389,7 @@ int main(void) {
       cmocka_unit_test(build_side_and_analyze),
       cmocka_unit_test(child_parent),
       cmocka_unit_test(child_parent_too_many),
+      cmocka_unit_test(merge_auto),
       cmocka_unit_test(pushdown),
       cmocka_unit_test(prepared_rerun),
       cmocka_unit_test(transaction_and_upsert_select),
