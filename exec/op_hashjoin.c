@@ -60,9 +60,9 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
   bool keep_nulls = bl && pn->kind == SQL_JOIN_LEFT;
   char what[160];
   if (bl) snprintf(what, sizeof what, "hash join's build input (the tables before %s)",
-                   pn->right->leaf_sel->table->name);
+                   pn->right->leaf_name);
   else snprintf(what, sizeof what, "hash join's build input (%s)",
-                pn->right->leaf_sel->table->name);
+                pn->right->leaf_name);
   for (;;) {
     int rc = exec_join_next(in, row, err);
     if (rc == EXEC_DONE) break;

@@ -41,6 +41,7 @@ struct exec_join {
   exec_join_ctx *cx;         /* shared context */
   exec_join *left, *right;   /* inputs of a join node */
   exec_query *leaf;          /* a leaf: its table's query (malloc), or NULL */
+  struct exec_setop *dleaf;  /* a derived table's leaf: its plan's run (exec/op_setop.h) */
   exec_arena kscratch;       /* key values of the current input row */
   exec_arena rscratch;       /* the residual's scratch, reset at each check */
   exec_eval_ctx ev;          /* evaluation over the joined row */

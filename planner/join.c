@@ -33,6 +33,7 @@
 #include "planner/index_choice.h"
 #include "planner/plan_join.h"
 #include "planner/plan_reuse.h"
+#include "planner/plan_setop.h"
 #include "sql/ast.h"
 
 #define MAX_TABLES 64 /* a term's tables are a bit mask */
@@ -130,11 +131,44 @@ static uint64_t mul_cap(uint64_t a, uint64_t b) {
   return a * b;
 }
 
+/* The leaf of derived table i: its query's own plan, the pushed terms as its leaf filter. */
+static int derived_leaf(kv_db *db, const plan_select *s, int i, const terms *pushed,
+                        const cat_value *params, int n_params, plan_arena *A, plan_join_node *n,
+                        char *msg, size_t cap, bool full) {
+  const plan_from *f = &s->from[i];
+  int nc = f->table->n_columns;
+  int *cols = plan_arena_alloc(A, (size_t)(nc + 1) * sizeof *cols);
+  n->leaf_act = plan_arena_alloc(A, sizeof *n->leaf_act);
+  if (!cols || !n->leaf_act) goto nomem;
+  for (int c = 0; c < nc; c++) cols[c] = c;
+  if (pushed->n &&
+      !(n->leaf_filter = plan_and_terms(A, (const plan_expr *const *)pushed->v,
+                                        (uint32_t)pushed->n)))
+    goto nomem;
+  n->leaf = true;
+  n->derived = true;
+  n->from = i;
+  n->leaf_sel = f->sub;
+  n->leaf_name = f->name[0] ? f->name : "a subquery";
+  n->leaf_cols = cols;
+  n->lo = n->mid = f->base;
+  n->hi = f->base + nc;
+  int rc = full ? plan_query_build(db, f->sub, params, n_params, A, &n->leaf_q, msg, cap)
+                : plan_query_rebuild(db, f->sub, params, n_params, A, &n->leaf_q, msg, cap);
+  if (rc) return rc;
+  n->est_rows = plan_query_est_rows(&n->leaf_q);
+  return EXEC_OK;
+nomem:
+  snprintf(msg, cap, "out of memory");
+  return EXEC_NOMEM;
+}
+
 /* The plan of table i's leaf: its pushed terms as the WHERE, the used columns projected. */
 static int leaf_build(kv_db *db, const plan_select *s, int i, const terms *pushed,
                       const bool *used, const cat_value *params, int n_params, plan_arena *A,
                       plan_join_node *n, char *msg, size_t cap, bool full) {
   const plan_from *f = &s->from[i];
+  if (f->sub) return derived_leaf(db, s, i, pushed, params, n_params, A, n, msg, cap, full);
   const cat_table *t = f->table;
   plan_select *ls = plan_arena_alloc(A, sizeof *ls);
   const char **cn = plan_arena_alloc(A, (size_t)(t->n_columns + 1) * sizeof *cn);
@@ -174,6 +208,7 @@ static int leaf_build(kv_db *db, const plan_select *s, int i, const terms *pushe
   n->leaf = true;
   n->from = i;
   n->leaf_sel = ls;
+  n->leaf_name = t->name;
   n->leaf_cols = cols;
   n->lo = n->mid = f->base;
   n->hi = f->base + t->n_columns;

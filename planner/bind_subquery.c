@@ -1,0 +1,277 @@
+/*
+** planner/bind_subquery.c: binding of the queries nested in a query (issue 16): WITH lists,
+** derived tables (a subquery in FROM, a WITH name used as a table) and compound SELECTs
+** (UNION ALL, UNION, INTERSECT, EXCEPT).
+**
+**  - WITH name [(cols)] AS (query), ...: the items are in scope for the query after them
+**    and for the items after them (not their own: WITH RECURSIVE is refused by name); a name
+**    used in FROM is looked up among them first, then in the catalog. Each use binds the
+**    item's query again as a derived table (a WITH item used twice runs twice).
+**  - A derived table is bound by a nested binder (no outer column is visible: correlated
+**    subqueries are not supported) into its own plan_select, and a stand-in cat_table holds
+**    its result columns (their names and types, no key and no family), so the FROM binder
+**    and the join planner treat it as any table (plan_from.sub says what it is).
+**  - A compound SELECT is flattened (its operators are left-associative and of one
+**    precedence): each branch is bound alone, every branch must give as many columns as the
+**    first, and each column's type is the common type of the branches' (as Phoenix unifies
+**    them; a branch whose type differs is CAST); the branch's names are the first branch's.
+**    The set operations become a chain of plan_selects (setop, set_left, set_right), and
+**    the compound is bound as an outer query that reads that chain as a derived table and
+**    takes the compound's ORDER BY (by output name or position), LIMIT and OFFSET.
+**
+** Not here: subqueries in expressions (IN, EXISTS, scalar: not supported yet), planning the
+** derived tables (planner/join.c) and set operations (planner/setop.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/status.h"
+#include "planner/plan_bind.h"
+
+/* ORDER SQL_SETOP: the words of each set operator, for messages. */
+static const char *const setop_words[] = {"?", "UNION ALL", "UNION", "INTERSECT", "EXCEPT"};
+
+static const char *setop_word(int op) {
+  return op >= SQL_SETOP_UNION_ALL && op <= SQL_SETOP_EXCEPT ? setop_words[op] : "?";
+}
+
+binder bind_nested(const binder *b) {
+  binder nb;
+  memset(&nb, 0, sizeof nb);
+  nb.cat = b->cat;
+  nb.sql = b->sql;
+  nb.A = b->A;
+  nb.msg = b->msg;
+  nb.cap = b->cap;
+  nb.err_off = b->err_off;
+  nb.bound = b->bound;
+  nb.ctes = b->ctes;
+  nb.cte_self = b->cte_self;
+  return nb;
+}
+
+const sql_cte *bind_find_cte(const binder *b, const char *name) {
+  for (const struct bind_cte *w = b->ctes; w; w = w->up)
+    if (strcmp(w->def->name, name) == 0) return w->def;
+  return NULL;
+}
+
+/* A stand-in table for the result columns of s, named name, its column names from cols
+** (NULL: s's own names). NULL with b's error set. */
+static cat_table *stand_in(binder *b, const plan_select *s, const sql_colname_list *cols,
+                           const char *name, uint32_t off) {
+  if (cols && cols->n != s->n_out) {
+    bind_error(b, EXEC_ERROR, off, "%s has %d column name%s for the %d column%s of its query",
+               name, cols->n, cols->n == 1 ? "" : "s", s->n_out, s->n_out == 1 ? "" : "s");
+    return NULL;
+  }
+  cat_table *t = plan_arena_alloc(b->A, sizeof *t);
+  cat_column *c = plan_arena_alloc(b->A, (size_t)(s->n_out + 1) * sizeof *c);
+  if (!t || !c) {
+    bind_error(b, EXEC_NOMEM, off, "out of memory");
+    return NULL;
+  }
+  t->name = (char *)name;
+  t->kv_name = (char *)"";
+  t->n_columns = s->n_out;
+  t->columns = c;
+  for (int i = 0; i < s->n_out; i++) {
+    if (cols && cols->a[i].family) {
+      bind_error(b, EXEC_ERROR, cols->a[i].off, "a WITH column name takes no family: %s.%s",
+                 cols->a[i].family, cols->a[i].name);
+      return NULL;
+    }
+    const char *cn = cols ? cols->a[i].name : s->names[i];
+    c[i].name = plan_arena_strndup(b->A, cn, strlen(cn));
+    if (!c[i].name) {
+      bind_error(b, EXEC_NOMEM, off, "out of memory");
+      return NULL;
+    }
+    c[i].type = s->proj[i]->type;
+    c[i].nullable = true;
+    c[i].pk_pos = -1;
+  }
+  return t;
+}
+
+int bind_derived(binder *b, const sql_select *sub, const sql_colname_list *cols,
+                 const char *name, uint32_t off, plan_from *f) {
+  binder nb = bind_nested(b);
+  /* a WITH item's query sees the items before it, and may not name itself */
+  for (const struct bind_cte *w = b->ctes; w; w = w->up)
+    if (w->def->select == sub) {
+      nb.ctes = w->up;
+      nb.cte_self = w->def->name;
+      break;
+    }
+  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
+  if (!s) return bind_error(b, EXEC_NOMEM, off, "out of memory");
+  int rc = bind_query(&nb, sub, s);
+  if (rc) {
+    b->rc = nb.rc;
+    return rc;
+  }
+  char *nm = plan_arena_strndup(b->A, name ? name : "", name ? strlen(name) : 0);
+  if (!nm) return bind_error(b, EXEC_NOMEM, off, "out of memory");
+  cat_table *t = stand_in(b, s, cols, nm, off);
+  if (!t) return b->rc;
+  f->table = t;
+  f->name = t->name;
+  f->sub = s;
+  return EXEC_OK;
+}
+
+/* A column node over slot i of type t (a set operation's result column). */
+static plan_expr *column_node(binder *b, int i, cat_type t, bool nullable, uint32_t off) {
+  plan_expr *e = bind_node(b, PX_COLUMN, off, 0);
+  if (!e) return NULL;
+  e->column = i;
+  e->type = t;
+  e->nullable = nullable;
+  return e;
+}
+
+/* The compound q flattened: its simple SELECTs in order (br[0..n)) and the operator before
+** each (op[1..n)); at most cap of them. */
+static int flatten(const sql_select *q, const sql_select **br, int *op, uint32_t *op_off,
+                   int cap) {
+  int n = 0;
+  for (const sql_select *p = q; p->setop; p = p->left) n++;
+  if (n + 1 > cap) return -1;
+  const sql_select *p = q;
+  for (int k = n; k >= 1; k--, p = p->left) {
+    br[k] = p->right;
+    op[k] = p->setop;
+    op_off[k] = p->setop_off;
+  }
+  br[0] = p;
+  return n + 1;
+}
+
+#define MAX_BRANCHES 256 /* SELECTs of one compound */
+
+/* The set operations of compound q as a chain of plan_selects into *out. */
+static int bind_setops(binder *b, const sql_select *q, const plan_select **out) {
+  const sql_select *br[MAX_BRANCHES];
+  int op[MAX_BRANCHES];
+  uint32_t op_off[MAX_BRANCHES];
+  int n = flatten(q, br, op, op_off, MAX_BRANCHES);
+  if (n < 0)
+    return bind_error(b, EXEC_TOOBIG, q->setop_off, "a compound SELECT of more than %d SELECTs",
+                      MAX_BRANCHES);
+  plan_select **ps = plan_arena_alloc(b->A, (size_t)n * sizeof *ps);
+  if (!ps) return bind_error(b, EXEC_NOMEM, q->off, "out of memory");
+  for (int k = 0; k < n; k++) {
+    binder nb = bind_nested(b);
+    ps[k] = plan_arena_alloc(b->A, sizeof *ps[k]);
+    if (!ps[k]) return bind_error(b, EXEC_NOMEM, br[k]->off, "out of memory");
+    int rc = bind_select_core(&nb, br[k], ps[k]);
+    if (rc) {
+      b->rc = nb.rc;
+      return rc;
+    }
+    if (k && ps[k]->n_out != ps[0]->n_out)
+      return bind_error(b, EXEC_ERROR, op_off[k], "the SELECTs of %s give different numbers of "
+                        "columns: %d before it, %d after it", setop_word(op[k]), ps[0]->n_out,
+                        ps[k]->n_out);
+  }
+  int nc = ps[0]->n_out;
+  cat_type *t = plan_arena_alloc(b->A, (size_t)(nc + 1) * sizeof *t);
+  bool *nul = plan_arena_alloc(b->A, (size_t)(nc + 1) * sizeof *nul);
+  if (!t || !nul) return bind_error(b, EXEC_NOMEM, q->off, "out of memory");
+  for (int i = 0; i < nc; i++) {
+    t[i] = ps[0]->proj[i]->type;
+    nul[i] = ps[0]->proj[i]->nullable;
+    for (int k = 1; k < n; k++) {
+      bool ok;
+      const plan_expr *e = ps[k]->proj[i];
+      cat_type u = bind_common_type(&t[i], &e->type, &ok);
+      if (!ok) {
+        char ta[48], tb[48];
+        return bind_error(b, EXEC_ERROR, e->off, "column %d of %s is %s before it and %s "
+                          "after it: the types do not mix", i + 1, setop_word(op[k]),
+                          cat_type_format(&t[i], ta, sizeof ta),
+                          cat_type_format(&e->type, tb, sizeof tb));
+      }
+      t[i] = u;
+      nul[i] = nul[i] || e->nullable;
+    }
+    for (int k = 0; k < n; k++) { /* one type per column: CAST the branches that differ */
+      plan_expr *e = ps[k]->proj[i];
+      if (e->type.id == t[i].id || t[i].id == 0) continue;
+      plan_expr *c = bind_node(b, PX_CAST, e->off, 1);
+      if (!c) return b->rc;
+      c->args[0] = e;
+      c->type = t[i];
+      c->nullable = e->nullable;
+      ps[k]->proj[i] = c;
+    }
+  }
+  const plan_select *chain = ps[0];
+  for (int k = 1; k < n; k++) {
+    plan_select *s = plan_arena_alloc(b->A, sizeof *s);
+    plan_expr **proj = plan_arena_alloc(b->A, (size_t)(nc + 1) * sizeof *proj);
+    if (!s || !proj) return bind_error(b, EXEC_NOMEM, op_off[k], "out of memory");
+    for (int i = 0; i < nc; i++)
+      if (!(proj[i] = column_node(b, i, t[i], nul[i], op_off[k]))) return b->rc;
+    s->setop = op[k];
+    s->set_left = chain;
+    s->set_right = ps[k];
+    s->n_out = s->n_proj = nc;
+    s->proj = proj;
+    s->names = ps[0]->names;
+    chain = s;
+  }
+  *out = chain;
+  return EXEC_OK;
+}
+
+/* Compound q into s: an outer query `SELECT * FROM (set operations) ORDER BY ... LIMIT ...`
+** whose FROM is the chain of set operations. */
+static int bind_compound(binder *b, const sql_select *q, plan_select *s) {
+  const plan_select *chain;
+  if (bind_setops(b, q, &chain)) return b->rc;
+  plan_from *f = plan_arena_alloc(b->A, sizeof *f);
+  if (!f) return bind_error(b, EXEC_NOMEM, q->off, "out of memory");
+  cat_table *t = stand_in(b, chain, NULL, "", q->off);
+  if (!t) return b->rc;
+  f->table = t;
+  f->name = t->name;
+  f->sub = chain;
+  f->setop_wrap = true;
+  f->off = q->off;
+  sql_select outer;
+  memset(&outer, 0, sizeof outer);
+  outer.off = q->off;
+  outer.order = q->order;
+  outer.limit = q->limit;
+  outer.offset = q->offset;
+  outer.cols = sql_result_list_append(NULL, NULL, NULL, 0, NULL, q->off);
+  if (!outer.cols) return bind_error(b, EXEC_NOMEM, q->off, "out of memory");
+  b->pre_from = f;
+  int rc = bind_select_core(b, &outer, s);
+  b->pre_from = NULL;
+  sql_result_list_free(outer.cols);
+  return rc;
+}
+
+int bind_query(binder *b, const sql_select *q, plan_select *s) {
+  const struct bind_cte *saved = b->ctes;
+  if (q->with) {
+    for (int i = 0; i < q->with->n; i++) {
+      const sql_cte *c = &q->with->a[i];
+      for (const struct bind_cte *w = b->ctes; w != saved; w = w->up)
+        if (strcmp(w->def->name, c->name) == 0)
+          return bind_error(b, EXEC_ERROR, c->off, "WITH names %s twice", c->name);
+      struct bind_cte *n = plan_arena_alloc(b->A, sizeof *n);
+      if (!n) return bind_error(b, EXEC_NOMEM, c->off, "out of memory");
+      n->def = c;
+      n->up = b->ctes;
+      b->ctes = n;
+    }
+  }
+  int rc = q->setop ? bind_compound(b, q, s) : bind_select_core(b, q, s);
+  b->ctes = saved;
+  return rc;
+}
