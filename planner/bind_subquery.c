@@ -19,8 +19,14 @@
 **    the compound is bound as an outer query that reads that chain as a derived table and
 **    takes the compound's ORDER BY (by output name or position), LIMIT and OFFSET.
 **
-** Not here: subqueries in expressions (IN, EXISTS, scalar: not supported yet), planning the
-** derived tables (planner/join.c) and set operations (planner/setop.c).
+**  - A scalar subquery or EXISTS in an expression is bound as a query of its own (it sees no
+**    outer column: correlated subqueries are not supported) and becomes a parameter
+**    numbered after the statement's own (plan_bound.subs): exec/engine_run.c runs it once
+**    per execution before planning the statement, so its value plans like a bound value.
+**    x [NOT] IN (SELECT ...) is refused for now, naming the derived-table way to write it.
+**
+** Not here: planning the derived tables (planner/join.c) and set operations
+** (planner/setop.c), running the subqueries (exec/engine_run.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,4 +280,48 @@ int bind_query(binder *b, const sql_select *q, plan_select *s) {
   int rc = q->setop ? bind_compound(b, q, s) : bind_select_core(b, q, s);
   b->ctes = saved;
   return rc;
+}
+
+plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
+  if (x->kind == SQL_E_IN) {
+    bind_error(b, EXEC_ERROR, x->off, "x %sIN (SELECT ...) is not supported yet: join the "
+               "subquery as a derived table (FROM t JOIN (SELECT DISTINCT c ...) s ON t.x = s.c)",
+               x->negated ? "NOT " : "");
+    return NULL;
+  }
+  binder nb = bind_nested(b);
+  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
+  if (!s) {
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  if (bind_query(&nb, x->sub, s)) {
+    b->rc = nb.rc;
+    return NULL;
+  }
+  bool scalar = x->kind == SQL_E_SUBQUERY;
+  if (scalar && s->n_out != 1) {
+    bind_error(b, EXEC_ERROR, x->off, "a scalar subquery gives one column, not %d", s->n_out);
+    return NULL;
+  }
+  plan_bound *pb = b->bound;
+  plan_subquery *subs = plan_arena_alloc(b->A, (size_t)(pb->n_subs + 1) * sizeof *subs);
+  plan_expr *e = bind_node(b, PX_PARAM, x->off, 0);
+  if (!subs || !e) {
+    if (!b->rc) bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  if (pb->n_subs) memcpy(subs, pb->subs, (size_t)pb->n_subs * sizeof *subs);
+  plan_subquery *q = &subs[pb->n_subs];
+  q->kind = x->kind;
+  q->sel = s;
+  q->param = pb->n_params + pb->n_subs + 1;
+  q->off = x->off;
+  pb->subs = subs;
+  pb->n_subs++;
+  e->param = q->param;
+  e->func = pb->n_subs; /* EXPLAIN prints (SUBQUERY n) */
+  e->type = scalar ? s->proj[0]->type : cat_type_of(CAT_T_BOOLEAN);
+  e->nullable = scalar;
+  return e;
 }

@@ -214,3 +214,20 @@ int plan_join_explain(const plan_join_node *n, const plan_select *s, bool analyz
   *n_lines = o.n;
   return o.rc;
 }
+
+int plan_subqueries_explain(const plan_query *q, bool analyzed, plan_arena *A, char ***lines,
+                            int *n_lines) {
+  out o = {A, NULL, 0, 0, 0};
+  for (int k = 0; k < q->n_subs; k++) {
+    const plan_query *sq = &q->subs[k];
+    bool scalar = sq->sel->setop == 0 && sq->sel->n_out == 1;
+    (void)scalar;
+    uint64_t est = plan_query_est_rows(sq);
+    add(&o, 0, "SUBQUERY %d (run once before the query; estimate: %" PRIu64 " %s)", k + 1, est,
+        rows_word(est));
+    query_plan_lines(&o, sq, &q->sub_acts[k], analyzed, 4);
+  }
+  *lines = o.v;
+  *n_lines = o.n;
+  return o.rc;
+}

@@ -144,6 +144,19 @@ typedef struct plan_delete {
   char *hint;              /* optimizer hint text or NULL (as a SELECT's) */
 } plan_delete;
 
+/* An uncorrelated subquery in an expression (planner/bind_subquery.c): a scalar subquery or
+** EXISTS. It is run once per execution, before the statement is planned (exec/engine_run.c),
+** and its value is a parameter numbered after the statement's own (the PX_PARAM nodes that
+** read it have func = its number, 1-based), so the planner uses it as it uses a bound
+** parameter (a key range from k = (SELECT ...)). */
+typedef struct plan_subquery {
+  int kind;                /* SQL_E_SUBQUERY (one value; NULL without a row; an error with
+                              two) or SQL_E_EXISTS (TRUE when it has a row) */
+  plan_select *sel;        /* its query */
+  int param;               /* the parameter number its value takes */
+  uint32_t off;            /* byte offset of its '(' or EXISTS */
+} plan_subquery;
+
 typedef struct plan_bound {
   int kind;                /* enum sql_stmt_kind */
   bool explain;            /* EXPLAIN */
@@ -154,6 +167,9 @@ typedef struct plan_bound {
   plan_delete *del;        /* DELETE */
   int n_params;            /* highest parameter number */
   cat_type *param_types;   /* inferred type of each parameter (id 0: unknown) */
+  int n_subs;              /* subqueries run once, in the order to run them (an inner one
+                              before the one that holds it) */
+  plan_subquery *subs;     /* them */
 } plan_bound;
 
 /* Bind statement `st` (parsed from sql) against cat into *out, allocating in arena.
@@ -250,6 +266,8 @@ typedef struct plan_scan {
 struct plan_join_node; /* planner/plan_join.h */
 
 /* What follows the scan in a SELECT plan. */
+struct plan_actuals;
+
 typedef struct plan_query {
   const plan_select *sel;  /* the bound query */
   bool has_scan;           /* false for SELECT without FROM (one empty row) */
@@ -270,6 +288,10 @@ typedef struct plan_query {
                               (sel->n_slots slots) feed the steps after the scan (has_scan
                               false); NULL otherwise (planner/plan_join.h) */
   plan_expr *join_filter;  /* joins: the WHERE terms checked after the whole tree, or NULL */
+  int n_subs;              /* a statement's plan: the subqueries run once before it
+                              (exec/engine_sub.c), for EXPLAIN; 0 otherwise */
+  const struct plan_query *subs; /* their plans (the run's memory) */
+  const struct plan_actuals *sub_acts; /* their figures */
   struct plan_setop *setop; /* sel is a set operation: its plan (planner/plan_setop.h), and
                               nothing else of this struct is used; NULL otherwise */
 } plan_query;

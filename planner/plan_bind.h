@@ -97,6 +97,9 @@ const struct sql_cte *bind_find_cte(const binder *b, const char *name);
 ** (NULL: none given) at byte off; f->table becomes its stand-in, f->sub its plan. */
 int bind_derived(binder *b, const sql_select *sub, const sql_colname_list *cols,
                  const char *name, uint32_t off, plan_from *f);
+/* A subquery in an expression (SQL_E_SUBQUERY, SQL_E_EXISTS): bound as a query of its own
+** and made a hidden parameter (plan_subquery). NULL with b's error set. */
+plan_expr *bind_subquery_expr(binder *b, const sql_expr *x);
 /* A binder for a query nested in b's (a derived table, a branch of a set operation): b's
 ** catalog, text, arena, parameters, errors and WITH items, no table in scope. */
 binder bind_nested(const binder *b);

@@ -94,6 +94,12 @@ void plan_join_free(plan_join_node *n);
 int plan_join_explain(const plan_join_node *n, const plan_select *s, bool analyzed,
                       plan_arena *A, char ***lines, int *n_lines);
 
+/* The EXPLAIN lines of the subqueries statement plan q runs once before it (q->subs): per
+** subquery a `SUBQUERY n (run once: ...)` line and its plan under it (planner/
+** explain_join.c). EXEC_OK or EXEC_NOMEM. */
+int plan_subqueries_explain(const plan_query *q, bool analyzed, plan_arena *A, char ***lines,
+                            int *n_lines);
+
 /* The EXPLAIN lines of one single-table plan q (a leaf) without the statement's own lines
 ** (no TOTAL), with its figures a or NULL (planner/explain.c). EXEC_OK or EXEC_NOMEM. */
 int plan_explain_query(const plan_query *q, const plan_actuals *a, plan_arena *A,

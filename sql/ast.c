@@ -272,8 +272,25 @@ sql_expr *sql_expr_row(sql_expr_list *fields, uint32_t off) {
   return e;
 }
 
+sql_expr *sql_expr_subquery(int kind, sql_expr *left, sql_select *sub, bool negated,
+                            uint32_t off) {
+  sql_expr *e = sub && (left || kind != SQL_E_IN) ? new_expr(kind, left ? left->off : off)
+                                                  : NULL;
+  if (!e) {
+    sql_expr_free(left);
+    sql_select_free(sub);
+    return NULL;
+  }
+  e->left = left;
+  e->sub = sub;
+  e->negated = negated;
+  fix_height(e);
+  return e;
+}
+
 void sql_expr_free(sql_expr *e) {
   if (!e) return;
+  sql_select_free(e->sub);
   sql_expr_free(e->left);
   sql_expr_free(e->right);
   sql_expr_free(e->third);

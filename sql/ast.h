@@ -33,7 +33,7 @@ enum sql_expr_kind {
   SQL_E_COLUMN,      /* name[0..nname): col, q.col or t.f.col as written */
   SQL_E_UNARY,       /* op (SQL_OP_NEG/POS/NOT) applied to left */
   SQL_E_BINARY,      /* left op right */
-  SQL_E_IN,          /* left [NOT] IN (list) */
+  SQL_E_IN,          /* left [NOT] IN (list), or left [NOT] IN (sub) (list NULL) */
   SQL_E_BETWEEN,     /* left [NOT] BETWEEN right AND third */
   SQL_E_LIKE,        /* left [NOT] LIKE|ILIKE right [ESCAPE third] */
   SQL_E_ISNULL,      /* left IS [NOT] NULL */
@@ -42,7 +42,9 @@ enum sql_expr_kind {
   SQL_E_FUNC,        /* text(list), COUNT(*) (star), COUNT(DISTINCT x) (distinct); the
                         constructor ARRAY[list] is the function named ARRAY and the subscript
                         a[i] the call ARRAY_ELEM(a, i) */
-  SQL_E_ROW          /* row value constructor (list[0], list[1], ...) */
+  SQL_E_ROW,         /* row value constructor (list[0], list[1], ...) */
+  SQL_E_SUBQUERY,    /* a scalar subquery (sub) */
+  SQL_E_EXISTS       /* EXISTS (sub) */
 };
 
 /* Literal kinds of SQL_E_LITERAL. */
@@ -125,6 +127,7 @@ struct sql_expr {
   sql_expr *third;     /* third operand */
   sql_expr_list *list; /* IN list, CASE arms, FUNC arguments, ROW fields */
   sql_type *type;      /* CAST target type */
+  struct sql_select *sub; /* SUBQUERY, EXISTS, IN (SELECT ...): the query; owned */
 };
 
 /* ORDER BY or index key term: expr [ASC|DESC] [NULLS FIRST|LAST]. */
@@ -393,6 +396,10 @@ sql_expr *sql_expr_func(char *name, sql_expr_list *args, bool distinct, bool sta
 /* A row value constructor: two or more fields in an expression, one or more as a VALUES
 ** row. */
 sql_expr *sql_expr_row(sql_expr_list *fields, uint32_t off);
+/* A subquery expression: kind SQL_E_SUBQUERY or SQL_E_EXISTS (left NULL), or SQL_E_IN
+** (left [NOT] IN (sub)); sub and left are taken over. off: the first token's offset. */
+sql_expr *sql_expr_subquery(int kind, sql_expr *left, struct sql_select *sub, bool negated,
+                            uint32_t off);
 void sql_expr_free(sql_expr *e);
 
 /* ---- Lists --------------------------------------------------------------------------- */

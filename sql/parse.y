@@ -491,6 +491,15 @@ expr(A) ::= expr(X) IN LP nexprlist(L) RP. [IN]
   { A = sql_pc_expr(ctx, sql_expr_in(X, L, false)); }
 expr(A) ::= expr(X) NOTX IN LP nexprlist(L) RP. [IN]
   { A = sql_pc_expr(ctx, sql_expr_in(X, L, true)); }
+/* Subqueries in expressions: a scalar (SELECT ...), EXISTS (SELECT ...), x IN (SELECT ...). */
+expr(A) ::= LP(P) select(S) RP.
+  { A = sql_pc_expr(ctx, sql_expr_subquery(SQL_E_SUBQUERY, NULL, S, false, sql_pc_off(ctx, P))); }
+expr(A) ::= EXISTS(K) LP select(S) RP.
+  { A = sql_pc_expr(ctx, sql_expr_subquery(SQL_E_EXISTS, NULL, S, false, sql_pc_off(ctx, K))); }
+expr(A) ::= expr(X) IN LP select(S) RP. [IN]
+  { A = sql_pc_expr(ctx, sql_expr_subquery(SQL_E_IN, X, S, false, 0)); }
+expr(A) ::= expr(X) NOTX IN LP select(S) RP. [IN]
+  { A = sql_pc_expr(ctx, sql_expr_subquery(SQL_E_IN, X, S, true, 0)); }
 expr(A) ::= expr(X) BETWEEN expr(Y) AND expr(Z). [BETWEEN]
   { A = sql_pc_expr(ctx, sql_expr_between(X, Y, Z, false)); }
 expr(A) ::= expr(X) NOTX BETWEEN expr(Y) AND expr(Z). [BETWEEN]

@@ -135,6 +135,7 @@ static int prec_of(const sql_expr *e) {
 }
 
 static void put_expr(buf *b, const sql_expr *e, int minprec, unsigned flags);
+static void put_select(buf *b, const sql_select *s, unsigned flags);
 
 static void put_list(buf *b, const sql_expr_list *l, unsigned flags) {
   for (int i = 0; l && i < l->n; i++) {
@@ -228,7 +229,14 @@ static void put_expr_body(buf *b, const sql_expr *e, unsigned flags) {
     case SQL_E_IN:
       put_expr(b, e->left, P_IN + 1, flags);
       puts_(b, e->negated ? " NOT IN (" : " IN (");
-      put_list(b, e->list, flags);
+      if (e->sub) put_select(b, e->sub, flags);
+      else put_list(b, e->list, flags);
+      puts_(b, ")");
+      break;
+    case SQL_E_SUBQUERY:
+    case SQL_E_EXISTS:
+      puts_(b, e->kind == SQL_E_EXISTS ? "EXISTS (" : "(");
+      put_select(b, e->sub, flags);
       puts_(b, ")");
       break;
     case SQL_E_BETWEEN:
@@ -368,7 +376,6 @@ static void put_options(buf *b, const sql_option_list *l, unsigned flags) {
   }
 }
 
-static void put_select(buf *b, const sql_select *s, unsigned flags);
 static void put_core(buf *b, const sql_select *s, unsigned flags);
 
 /* A FROM item: a table or (derived table), then its alias. */
