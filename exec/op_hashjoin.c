@@ -9,6 +9,8 @@
 ** joined row and the residual checked. LEFT JOIN: a left row that nothing matched comes out
 ** with the right slots NULL, at once when the left input probes, or, when it was built, in
 ** a sweep over the held rows no right row matched once the right input is exhausted.
+** Semi and anti joins (x [NOT] IN (SELECT ...)) build the right input's keys alone and pass
+** each left row at most once (semi_next has SQL's NULL rules for NOT IN).
 **
 ** Not here: the tree and the shared helpers (exec/op_join.c), the nested loop
 ** (exec/op_nljoin.c).
@@ -58,6 +60,7 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
   exec_join *in = bl ? j->left : j->right;
   int from = bl ? pn->lo : pn->mid, to = bl ? pn->mid : pn->hi, nk = pn->n_keys;
   bool keep_nulls = bl && pn->kind == SQL_JOIN_LEFT;
+  bool semi = pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI; /* keys only held */
   char what[160];
   if (bl) snprintf(what, sizeof what, "hash join's build input (the tables before %s)",
                    pn->right->leaf_name);
@@ -72,8 +75,9 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
     rc = eval_keys(j, bl ? pn->lkeys : pn->rkeys, row, err);
     if (rc) return rc;
     bool null = keys_null(j->keys, nk);
+    if (null) j->held_null = true;
     if (null && !keep_nulls) continue;
-    rc = exec_join_hold(j, j->keys, nk, row, from, to, what, err);
+    rc = exec_join_hold(j, j->keys, nk, row, from, semi ? from : to, what, err);
     if (rc) return rc;
     j->held[j->n_held - 1]->hash = null ? 0 : keys_hash(j->keys, nk);
   }
@@ -103,10 +107,44 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
   return EXEC_OK;
 }
 
+/* A held row whose key equals j->keys (cur_hash set), or NO_ROW. */
+static uint32_t lookup(const exec_join *j) {
+  for (uint32_t i = j->head[j->cur_hash & (j->n_buckets - 1)]; i != NO_ROW; i = j->next[i]) {
+    const exec_mrow *h = j->held[i];
+    if (h->hash == j->cur_hash && keys_equal(h->v, j->keys, j->pn->n_keys)) return i;
+  }
+  return NO_ROW;
+}
+
+/* A semi join (x IN (SELECT ...)): each left row once when its key is among the built
+** right input's; an anti join (x NOT IN (SELECT ...)), SQL's rule: every left row when the
+** right input is empty; none when a right key is NULL (the answer is unknown); else each
+** left row whose key is not NULL and not among them. The right slots stay NULL. */
+static int semi_next(exec_join *j, cat_value *row, exec_error *err) {
+  const plan_join_node *pn = j->pn;
+  bool anti = pn->kind == SQL_JOIN_ANTI;
+  bool all = anti && pn->act->rows_right == 0;
+  if (anti && !all && j->held_null) return EXEC_DONE;
+  if (!anti && j->n_held == 0) return EXEC_DONE;
+  for (;;) {
+    int rc = exec_join_next(j->left, row, err);
+    if (rc != EXEC_ROW) return rc;
+    pn->act->rows_left++;
+    exec_join_pad(j, row, pn->mid, pn->hi);
+    if (all) return EXEC_ROW;
+    rc = eval_keys(j, pn->lkeys, row, err);
+    if (rc) return rc;
+    if (keys_null(j->keys, pn->n_keys)) continue; /* NULL IN (...) is not true */
+    j->cur_hash = keys_hash(j->keys, pn->n_keys);
+    if ((lookup(j) != NO_ROW) != anti) return EXEC_ROW;
+  }
+}
+
 int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   const plan_join_node *pn = j->pn;
   int rc;
   if (!j->built && (rc = build(j, row, err)) != EXEC_OK) return rc;
+  if (pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI) return semi_next(j, row, err);
   bool bl = pn->build_left;
   exec_join *probe = bl ? j->right : j->left;
   int bfrom = bl ? pn->lo : pn->mid, nk = pn->n_keys;

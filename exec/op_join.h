@@ -56,6 +56,7 @@ struct exec_join {
   bool *matched;             /* hash join building the left input of a LEFT JOIN: the held
                                 rows some right row matched */
   bool built;                /* the held rows are read */
+  bool held_null;            /* semi / anti join: a build row's key had a NULL */
   /* the streaming side */
   cat_value *keys;           /* the current probe row's key values (n_keys) */
   bool have_row;             /* a streaming row is current */

@@ -292,9 +292,9 @@ int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
   if (q->where) {
     b->agg_mode = BIND_AGG_NO;
     b->agg_where = "WHERE";
-    s->where = bind_expr(b, q->where);
-    if (!s->where || check_bool(b, s->where, "WHERE")) return b->rc;
-    if (where_true(s->where)) s->where = NULL; /* folded to TRUE: no condition */
+    s->where = bind_where(b, q->where); /* planner/bind_subquery.c: IN (SELECT) apart */
+    if (b->rc || (s->where && check_bool(b, s->where, "WHERE"))) return b->rc;
+    if (s->where && where_true(s->where)) s->where = NULL; /* folded to TRUE: no condition */
   }
   b->agg_mode = BIND_AGG_OK;
   int cap = 0;
@@ -307,6 +307,7 @@ int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
   if (bind_order(b, q, s, &cap)) return b->rc;
   if (bind_limit(b, q->limit, &s->limit, "LIMIT") || bind_limit(b, q->offset, &s->offset, "OFFSET"))
     return b->rc;
+  if (bind_semis(b, s)) return b->rc; /* after the select list: not in its scope */
   s->aggregate = s->n_group > 0 || s->n_aggs > 0;
   if (q->having && !s->aggregate)
     return bind_error(b, EXEC_ERROR, q->having->off, "HAVING needs GROUP BY or an aggregate");

@@ -282,10 +282,118 @@ int bind_query(binder *b, const sql_select *q, plan_select *s) {
   return rc;
 }
 
+/* x [NOT] IN (SELECT ...), a WHERE term: x bound, the subquery bound, both kept in b->semis. */
+static int add_semi(binder *b, const sql_expr *x) {
+  if (x->left->kind == SQL_E_ROW)
+    return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN (SELECT ...) is not "
+                      "supported yet", x->negated ? "NOT " : "");
+  plan_expr *l = bind_expr(b, x->left);
+  if (!l) return b->rc;
+  binder nb = bind_nested(b);
+  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
+  if (!s) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+  if (bind_query(&nb, x->sub, s)) return b->rc = nb.rc;
+  if (s->n_out != 1)
+    return bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d columns: it "
+                      "must give one", x->negated ? "NOT " : "", s->n_out);
+  plan_expr *c = column_node(b, 0, s->proj[0]->type, true, x->off);
+  if (!c || bind_compare_pair(b, l, c, x->off)) return b->rc;
+  struct bind_semi *v = plan_arena_alloc(b->A, (size_t)(b->n_semis + 1) * sizeof *v);
+  if (!v) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+  if (b->n_semis) memcpy(v, b->semis, (size_t)b->n_semis * sizeof *v);
+  v[b->n_semis].x = l;
+  v[b->n_semis].sub = s;
+  v[b->n_semis].anti = x->negated;
+  v[b->n_semis].off = x->off;
+  b->semis = v;
+  b->n_semis++;
+  return EXEC_OK;
+}
+
+plan_expr *bind_where(binder *b, const sql_expr *w) {
+  if (w->kind == SQL_E_IN && w->sub) {
+    add_semi(b, w);
+    return NULL;
+  }
+  if (w->kind != SQL_E_BINARY || w->op != SQL_OP_AND) return bind_expr(b, w);
+  plan_expr *l = bind_where(b, w->left);
+  if (b->rc) return NULL;
+  plan_expr *r = bind_where(b, w->right);
+  if (b->rc || !l || !r) return l ? l : r;
+  for (int i = 0; i < 2; i++) {
+    const plan_expr *t = i ? r : l;
+    if (t->type.id != CAT_T_BOOLEAN && t->type.id != 0) {
+      bind_error(b, EXEC_ERROR, t->off, "AND needs BOOLEAN operands, not %s",
+                 cat_type_name(t->type.id));
+      return NULL;
+    }
+  }
+  plan_expr *a = bind_node(b, PX_BINARY, w->off, 2);
+  if (!a) return NULL;
+  a->op = SQL_OP_AND;
+  a->type = cat_type_of(CAT_T_BOOLEAN);
+  a->nullable = l->nullable || r->nullable;
+  a->args[0] = l;
+  a->args[1] = r;
+  return a;
+}
+
+int bind_semis(binder *b, plan_select *s) {
+  int ns = b->n_semis;
+  if (!ns) return EXEC_OK;
+  b->n_semis = 0;
+  uint32_t off0 = b->semis[0].off;
+  if (!s->n_from && !s->table)
+    return bind_error(b, EXEC_ERROR, off0, "x IN (SELECT ...) in a WHERE needs a FROM");
+  int n0 = s->n_from ? s->n_from : 1;
+  int base = s->n_from ? s->n_slots : s->table->n_columns;
+  plan_from *from = plan_arena_alloc(b->A, (size_t)(n0 + ns) * sizeof *from);
+  const char **names = plan_arena_alloc(b->A, (size_t)(base + ns + 1) * sizeof *names);
+  if (!from || !names) return bind_error(b, EXEC_NOMEM, off0, "out of memory");
+  if (s->n_from) {
+    memcpy(from, s->from, (size_t)n0 * sizeof *from);
+  } else { /* the one table becomes the first input of the joins */
+    from[0].table = s->table;
+    from[0].name = b->alias ? b->alias : s->table->name;
+  }
+  memcpy(names, s->col_names, (size_t)base * sizeof *names);
+  for (int i = 0; i < ns; i++) {
+    const struct bind_semi *m = &b->semis[i];
+    plan_from *f = &from[n0 + i];
+    cat_table *t = stand_in(b, m->sub, NULL, "", m->off);
+    plan_expr *c = t ? column_node(b, base, m->sub->proj[0]->type, true, m->off) : NULL;
+    plan_expr *eq = c ? bind_node(b, PX_BINARY, m->off, 2) : NULL;
+    if (!eq) return b->rc;
+    eq->op = SQL_OP_EQ;
+    eq->type = cat_type_of(CAT_T_BOOLEAN);
+    eq->nullable = true;
+    eq->args[0] = m->x;
+    eq->args[1] = c;
+    f->table = t;
+    f->name = t->name;
+    f->sub = m->sub;
+    f->base = base;
+    f->join = m->anti ? SQL_JOIN_ANTI : SQL_JOIN_SEMI;
+    f->on = eq;
+    f->off = m->off;
+    char buf[300];
+    snprintf(buf, sizeof buf, "(subquery %d).%s", i + 1, t->columns[0].name);
+    names[base] = plan_arena_strndup(b->A, buf, strlen(buf));
+    if (!names[base]) return bind_error(b, EXEC_NOMEM, m->off, "out of memory");
+    base++;
+  }
+  s->from = from;
+  s->n_from = n0 + ns;
+  s->n_slots = base;
+  s->col_names = names;
+  s->table = NULL;
+  return EXEC_OK;
+}
+
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   if (x->kind == SQL_E_IN) {
-    bind_error(b, EXEC_ERROR, x->off, "x %sIN (SELECT ...) is not supported yet: join the "
-               "subquery as a derived table (FROM t JOIN (SELECT DISTINCT c ...) s ON t.x = s.c)",
+    bind_error(b, EXEC_ERROR, x->off, "x %sIN (SELECT ...) is supported as a WHERE condition "
+               "(alone or ANDed with others), not inside another expression yet",
                x->negated ? "NOT " : "");
     return NULL;
   }

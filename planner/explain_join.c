@@ -69,13 +69,15 @@ static const char *rows_word(uint64_t n) { return n == 1 ? "row" : "rows"; }
 
 /* The name of a node's input: the table's name in the query, or "the join of A, B". */
 static void input_name(const plan_join_node *n, const plan_select *s, char *buf, size_t cap) {
+  const char *r = s->from[n->leaf ? n->from : n->right->from].name;
+  if (!r[0]) r = "(subquery)";
   if (n->leaf) {
-    snprintf(buf, cap, "%s", s->from[n->from].name);
+    snprintf(buf, cap, "%s", r);
     return;
   }
   char l[200];
   input_name(n->left, s, l, sizeof l);
-  snprintf(buf, cap, "%s JOIN %s", l, s->from[n->right->from].name);
+  snprintf(buf, cap, "%s JOIN %s", l, r);
 }
 
 static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bool analyzed,
@@ -173,9 +175,11 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
   }
   char res[2048] = "";
   if (n->residual) plan_expr_print(n->residual, s->col_names, res, sizeof res);
-  const char *kind = n->kind == SQL_JOIN_LEFT ? "LEFT OUTER" : n->kind == SQL_JOIN_CROSS
-                                                                   ? "CROSS"
-                                                                   : "INNER";
+  const char *kind = n->kind == SQL_JOIN_LEFT    ? "LEFT OUTER"
+                     : n->kind == SQL_JOIN_CROSS ? "CROSS"
+                     : n->kind == SQL_JOIN_SEMI  ? "SEMI"
+                     : n->kind == SQL_JOIN_ANTI  ? "ANTI"
+                                                 : "INNER";
   char act[256] = "";
   if (analyzed) {
     char mem[32];

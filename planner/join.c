@@ -308,7 +308,9 @@ static int propagate(const plan_select *s, terms *pushed, const terms *on_node, 
           const plan_expr *src = e->args[dir], *dst = e->args[1 - dir];
           int ts = table_of(s, src->column), td = table_of(s, dst->column);
           if (ts == td) continue;
-          if (s->from[k].join == SQL_JOIN_LEFT) {
+          if (s->from[k].join == SQL_JOIN_ANTI) {
+            continue; /* NOT IN needs the whole subquery (its NULLs, its emptiness) */
+          } else if (s->from[k].join == SQL_JOIN_LEFT) {
             if (td != k || ts == k) continue; /* only from the left tables to the right one */
           } else if (s->from[td].join == SQL_JOIN_LEFT) {
             continue; /* not onto a table a LEFT JOIN pads */
@@ -418,9 +420,10 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     }
     j->left = tree;
     j->right = leaf;
-    j->kind = s->from[k].join == SQL_JOIN_LEFT ? SQL_JOIN_LEFT
-              : on_node[k].n || s->from[k].join != SQL_JOIN_CROSS ? SQL_JOIN_INNER
-                                                                 : SQL_JOIN_CROSS;
+    int fk = s->from[k].join;
+    j->kind = fk == SQL_JOIN_LEFT || fk == SQL_JOIN_SEMI || fk == SQL_JOIN_ANTI ? fk
+              : on_node[k].n || fk != SQL_JOIN_CROSS ? SQL_JOIN_INNER
+                                                     : SQL_JOIN_CROSS;
     j->lo = tree->lo;
     j->mid = leaf->lo;
     j->hi = leaf->hi;
@@ -428,6 +431,19 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     q->join = j; /* from here on plan_query_free reaches every leaf */
     if (!j->act || node_terms(s, k, &on_node[k], A, j)) goto nomem;
     uint64_t l = tree->est_rows, r = leaf->est_rows;
+    if (fk == SQL_JOIN_SEMI || fk == SQL_JOIN_ANTI) { /* x [NOT] IN (SELECT ...) */
+      if (!j->n_keys || j->residual) {
+        snprintf(msg, cap, "x %sIN (SELECT ...): the values cannot be matched by hashing "
+                 "(compare values of one kind: numbers, strings or dates)",
+                 fk == SQL_JOIN_ANTI ? "NOT " : "");
+        return EXEC_ERROR;
+      }
+      j->algo = PLAN_JOIN_HASH;
+      j->build_left = false; /* the subquery's keys are held */
+      j->est_rows = l;
+      tree = j;
+      continue;
+    }
     if (j->n_keys) {
       j->algo = PLAN_JOIN_HASH;
       j->build_left = l < r;

@@ -45,6 +45,13 @@ typedef struct binder {
   } *ctes;                 /* the innermost WITH item in scope, or NULL */
   const char *cte_self;    /* the WITH item whose query is being bound (it may not name
                               itself: WITH RECURSIVE is not supported), or NULL */
+  struct bind_semi {       /* a WHERE term x [NOT] IN (SELECT ...) of the SELECT bound */
+    plan_expr *x;          /* x, over the SELECT's input row */
+    plan_select *sub;      /* the subquery (one column) */
+    bool anti;             /* NOT IN */
+    uint32_t off;          /* byte offset of the term */
+  } *semis;                /* arena; n_semis of them */
+  int n_semis;
   plan_from *pre_from;     /* the derived table a compound SELECT's outer query reads, set
                               just before binding that query; NULL otherwise */
 } binder;
@@ -100,6 +107,12 @@ int bind_derived(binder *b, const sql_select *sub, const sql_colname_list *cols,
 /* A subquery in an expression (SQL_E_SUBQUERY, SQL_E_EXISTS): bound as a query of its own
 ** and made a hidden parameter (plan_subquery). NULL with b's error set. */
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x);
+/* WHERE expression w bound, its top-level (ANDed) x [NOT] IN (SELECT ...) terms taken out
+** into b->semis; NULL with b->rc 0 when nothing else is left. */
+plan_expr *bind_where(binder *b, const sql_expr *w);
+/* The semi / anti joins of b->semis appended to s's FROM (a single-table s becomes a FROM of
+** that table and them). */
+int bind_semis(binder *b, plan_select *s);
 /* A binder for a query nested in b's (a derived table, a branch of a set operation): b's
 ** catalog, text, arena, parameters, errors and WITH items, no table in scope. */
 binder bind_nested(const binder *b);

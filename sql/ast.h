@@ -195,7 +195,9 @@ enum sql_join_kind {
   SQL_JOIN_LEFT,      /* LEFT [OUTER] JOIN */
   SQL_JOIN_RIGHT,     /* RIGHT [OUTER] JOIN (parsed; the binder refuses it for now) */
   SQL_JOIN_FULL,      /* FULL [OUTER] JOIN (parsed; refused for now) */
-  SQL_JOIN_CROSS      /* CROSS JOIN */
+  SQL_JOIN_CROSS,     /* CROSS JOIN */
+  SQL_JOIN_SEMI,      /* never written: the planner's join of an x IN (SELECT ...) */
+  SQL_JOIN_ANTI       /* never written: the planner's join of an x NOT IN (SELECT ...) */
 };
 
 typedef struct sql_select sql_select;
