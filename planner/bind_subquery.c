@@ -23,7 +23,10 @@
 **    outer column: correlated subqueries are not supported) and becomes a parameter
 **    numbered after the statement's own (plan_bound.subs): exec/engine_run.c runs it once
 **    per execution before planning the statement, so its value plans like a bound value.
-**    x [NOT] IN (SELECT ...) is refused for now, naming the derived-table way to write it.
+**  - x [NOT] IN (SELECT ...) as a term of a SELECT's WHERE (alone or ANDed) is taken out of
+**    the WHERE (bind_where) and becomes a semi / anti join with the subquery as a derived
+**    table (bind_semis), which the join planner runs as a hash join building the
+**    subquery's keys (planner/join.c, exec/op_hashjoin.c). Elsewhere it is refused.
 **
 ** Not here: planning the derived tables (planner/join.c) and set operations
 ** (planner/setop.c), running the subqueries (exec/engine_run.c).
@@ -392,9 +395,9 @@ int bind_semis(binder *b, plan_select *s) {
 
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   if (x->kind == SQL_E_IN) {
-    bind_error(b, EXEC_ERROR, x->off, "x %sIN (SELECT ...) is supported as a WHERE condition "
-               "(alone or ANDed with others), not inside another expression yet",
-               x->negated ? "NOT " : "");
+    bind_error(b, EXEC_ERROR, x->off, "x %sIN (SELECT ...) is supported as a condition of a "
+               "SELECT's WHERE (alone or ANDed with others), not inside another expression or "
+               "in DELETE yet", x->negated ? "NOT " : "");
     return NULL;
   }
   binder nb = bind_nested(b);

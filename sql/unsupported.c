@@ -1,14 +1,14 @@
 /*
 ** sql/unsupported.c: what to say when a syntax error is a statement or clause that Rowan's
-** dialect does not have (INSERT, UPDATE, ALTER TABLE, CREATE VIEW, subqueries in
-** expressions, WITH RECURSIVE, Oracle's MINUS, window functions, ...). The grammar rejects them like any other bad token; after
+** dialect does not have (INSERT, UPDATE, ALTER TABLE, CREATE VIEW, WITH RECURSIVE, Oracle's
+** MINUS, window functions, ...). The grammar rejects them like any other bad token; after
 ** the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls sql_unsupported(),
 ** which re-reads the statement's tokens up to the rejected one and, when they match one of
 ** the patterns below, gives the message that names the missing feature and what to use
 ** instead (Phoenix's alternatives: UPSERT for INSERT and UPDATE, drop and recreate for
-** ALTER TABLE), and the position of the construct (the INSERT, the SELECT of a subquery)
-** for the error's line and column. Derived tables, WITH and the set operations parse
-** (sql/parse.y). Joins parse (sql/parse.y); the kinds not run yet
+** ALTER TABLE), and the position of the construct (the INSERT, the WITH of WITH RECURSIVE)
+** for the error's line and column. Derived tables, WITH, the set operations and subqueries
+** in expressions parse (sql/parse.y); what they cannot do yet the binder refuses. Joins parse (sql/parse.y); the kinds not run yet
 ** (RIGHT, FULL, NATURAL) are refused by the binder (planner/bind_from.c).
 **
 ** Many of these words are not keywords of the dialect, so the grammar can take some of them
@@ -177,14 +177,11 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     *off = (size_t)(b0->z - sql);
     return true;
   }
-  /* ( SELECT ...: a subquery in an expression (IN, EXISTS, a scalar subquery), or
-  ** UPSERT INTO t (SELECT ...), which needs no parentheses. */
-  if (e.type == TK_SELECT && b0 && b0->type == TK_LP) {
-    if (first_type == TK_UPSERT && b1 && b2 && b2->type == TK_INTO)
-      snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
-    else
-      snprintf(msg, cap, "subqueries in expressions (IN, EXISTS, scalar) are not supported: "
-               "a subquery may be a derived table in FROM or a WITH item");
+  /* UPSERT INTO t (SELECT ...), which needs no parentheses (subqueries in expressions and
+  ** in FROM parse). */
+  if (e.type == TK_SELECT && b0 && b0->type == TK_LP && first_type == TK_UPSERT && b1 && b2 &&
+      b2->type == TK_INTO) {
+    snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
     *off = (size_t)(e.z - sql);
     return true;
   }
