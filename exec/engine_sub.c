@@ -30,6 +30,7 @@ static int keep_value(exec_stmt *st, cat_value *v) {
 
 int exec_run_subqueries(exec_stmt *st, exec_error *err) {
   const plan_bound *b = &st->bound;
+  exec_free_subqueries(st); /* a run not cleaned up yet: its plans first */
   st->all_params = st->run_params;
   st->n_all = st->n_params;
   st->n_sub_plans = 0;

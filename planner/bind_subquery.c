@@ -313,12 +313,19 @@ static int add_semi(binder *b, const sql_expr *x) {
   return EXEC_OK;
 }
 
+/* True when w's top-level AND terms hold an x [NOT] IN (SELECT ...). */
+static bool has_semi(const sql_expr *w) {
+  if (w->kind == SQL_E_IN && w->sub) return true;
+  return w->kind == SQL_E_BINARY && w->op == SQL_OP_AND &&
+         (has_semi(w->left) || has_semi(w->right));
+}
+
 plan_expr *bind_where(binder *b, const sql_expr *w) {
   if (w->kind == SQL_E_IN && w->sub) {
     add_semi(b, w);
     return NULL;
   }
-  if (w->kind != SQL_E_BINARY || w->op != SQL_OP_AND) return bind_expr(b, w);
+  if (!has_semi(w)) return bind_expr(b, w);
   plan_expr *l = bind_where(b, w->left);
   if (b->rc) return NULL;
   plan_expr *r = bind_where(b, w->right);
@@ -338,7 +345,7 @@ plan_expr *bind_where(binder *b, const sql_expr *w) {
   a->nullable = l->nullable || r->nullable;
   a->args[0] = l;
   a->args[1] = r;
-  return a;
+  return bind_fold(b, a); /* x AND TRUE is x, as bind_expr makes it */
 }
 
 int bind_semis(binder *b, plan_select *s) {
