@@ -10,7 +10,8 @@
 ** with the right slots NULL, at once when the left input probes, or, when it was built, in
 ** a sweep over the held rows no right row matched once the right input is exhausted.
 ** Semi and anti joins (x [NOT] IN (SELECT ...)) build the right input's keys alone and pass
-** each left row at most once (semi_next has SQL's NULL rules for NOT IN).
+** each left row at most once (semi_next has SQL's NULL rules for NOT IN; a correlated NOT
+** EXISTS passes a left row that no right row matches, a NULL key included).
 **
 ** Not here: the tree and the shared helpers (exec/op_join.c), the nested loop
 ** (exec/op_nljoin.c).
@@ -60,7 +61,8 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
   exec_join *in = bl ? j->left : j->right;
   int from = bl ? pn->lo : pn->mid, to = bl ? pn->mid : pn->hi, nk = pn->n_keys;
   bool keep_nulls = bl && pn->kind == SQL_JOIN_LEFT;
-  bool semi = pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI; /* keys only held */
+  bool semi = pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI ||
+              pn->kind == SQL_JOIN_ANTI_EXISTS; /* keys only held */
   char what[160];
   if (bl) snprintf(what, sizeof what, "hash join's build input (the tables before %s)",
                    pn->right->leaf_name);
@@ -122,9 +124,9 @@ static uint32_t lookup(const exec_join *j) {
 ** left row whose key is not NULL and not among them. The right slots stay NULL. */
 static int semi_next(exec_join *j, cat_value *row, exec_error *err) {
   const plan_join_node *pn = j->pn;
-  bool anti = pn->kind == SQL_JOIN_ANTI;
-  bool all = anti && pn->act->rows_right == 0;
-  if (anti && !all && j->held_null) return EXEC_DONE;
+  bool not_in = pn->kind == SQL_JOIN_ANTI, anti = not_in || pn->kind == SQL_JOIN_ANTI_EXISTS;
+  bool all = anti && (pn->act->rows_right == 0 || (!not_in && j->n_held == 0));
+  if (not_in && !all && j->held_null) return EXEC_DONE;
   if (!anti && j->n_held == 0) return EXEC_DONE;
   for (;;) {
     int rc = exec_join_next(j->left, row, err);
@@ -134,7 +136,10 @@ static int semi_next(exec_join *j, cat_value *row, exec_error *err) {
     if (all) return EXEC_ROW;
     rc = eval_keys(j, pn->lkeys, row, err);
     if (rc) return rc;
-    if (keys_null(j->keys, pn->n_keys)) continue; /* NULL IN (...) is not true */
+    if (keys_null(j->keys, pn->n_keys)) { /* NULL = c is never true */
+      if (anti && !not_in) return EXEC_ROW; /* NOT EXISTS: nothing matched */
+      continue;
+    }
     j->cur_hash = keys_hash(j->keys, pn->n_keys);
     if ((lookup(j) != NO_ROW) != anti) return EXEC_ROW;
   }
@@ -144,7 +149,8 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   const plan_join_node *pn = j->pn;
   int rc;
   if (!j->built && (rc = build(j, row, err)) != EXEC_OK) return rc;
-  if (pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI) return semi_next(j, row, err);
+  if (pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI || pn->kind == SQL_JOIN_ANTI_EXISTS)
+    return semi_next(j, row, err);
   bool bl = pn->build_left;
   exec_join *probe = bl ? j->right : j->left;
   int bfrom = bl ? pn->lo : pn->mid, nk = pn->n_keys;

@@ -285,13 +285,29 @@ int bind_query(binder *b, const sql_select *q, plan_select *s) {
   return rc;
 }
 
+int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, uint32_t off) {
+  struct bind_semi *v = plan_arena_alloc(b->A, (size_t)(b->n_semis + 1) * sizeof *v);
+  if (!v) return bind_error(b, EXEC_NOMEM, off, "out of memory");
+  if (b->n_semis) memcpy(v, b->semis, (size_t)b->n_semis * sizeof *v);
+  v[b->n_semis].x = x;
+  v[b->n_semis].n = n;
+  v[b->n_semis].kind = kind;
+  v[b->n_semis].sub = sub;
+  v[b->n_semis].off = off;
+  b->semis = v;
+  b->n_semis++;
+  return EXEC_OK;
+}
+
 /* x [NOT] IN (SELECT ...), a WHERE term: x bound, the subquery bound, both kept in b->semis. */
 static int add_semi(binder *b, const sql_expr *x) {
   if (x->left->kind == SQL_E_ROW)
     return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN (SELECT ...) is not "
                       "supported yet", x->negated ? "NOT " : "");
-  plan_expr *l = bind_expr(b, x->left);
-  if (!l) return b->rc;
+  if (bind_is_correlated(b, x->sub)) return bind_correlated(b, x, x->negated);
+  plan_expr **l = plan_arena_alloc(b->A, sizeof *l);
+  if (!l) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+  if (!(l[0] = bind_expr(b, x->left))) return b->rc;
   binder nb = bind_nested(b);
   plan_select *s = plan_arena_alloc(b->A, sizeof *s);
   if (!s) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
@@ -300,32 +316,42 @@ static int add_semi(binder *b, const sql_expr *x) {
     return bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d columns: it "
                       "must give one", x->negated ? "NOT " : "", s->n_out);
   plan_expr *c = column_node(b, 0, s->proj[0]->type, true, x->off);
-  if (!c || bind_compare_pair(b, l, c, x->off)) return b->rc;
-  struct bind_semi *v = plan_arena_alloc(b->A, (size_t)(b->n_semis + 1) * sizeof *v);
-  if (!v) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-  if (b->n_semis) memcpy(v, b->semis, (size_t)b->n_semis * sizeof *v);
-  v[b->n_semis].x = l;
-  v[b->n_semis].sub = s;
-  v[b->n_semis].anti = x->negated;
-  v[b->n_semis].off = x->off;
-  b->semis = v;
-  b->n_semis++;
-  return EXEC_OK;
+  if (!c || bind_compare_pair(b, l[0], c, x->off)) return b->rc;
+  return bind_add_semi(b, l, 1, x->negated ? SQL_JOIN_ANTI : SQL_JOIN_SEMI, s, x->off);
 }
 
-/* True when w's top-level AND terms hold an x [NOT] IN (SELECT ...). */
-static bool has_semi(const sql_expr *w) {
-  if (w->kind == SQL_E_IN && w->sub) return true;
+plan_expr *bind_column_node(binder *b, int i, cat_type t, bool nullable, uint32_t off) {
+  return column_node(b, i, t, nullable, off);
+}
+
+/* The EXISTS of term w (EXISTS (...) or NOT EXISTS (...)) when its query is correlated. */
+static const sql_expr *correlated_exists(const binder *b, const sql_expr *w, bool *negated) {
+  *negated = w->kind == SQL_E_UNARY && w->op == SQL_OP_NOT;
+  const sql_expr *e = *negated ? w->left : w;
+  return e && e->kind == SQL_E_EXISTS && bind_is_correlated(b, e->sub) ? e : NULL;
+}
+
+/* True when w's top-level AND terms hold an x [NOT] IN (SELECT ...) or a correlated
+** [NOT] EXISTS. */
+static bool has_semi(const binder *b, const sql_expr *w) {
+  bool neg;
+  if ((w->kind == SQL_E_IN && w->sub) || correlated_exists(b, w, &neg)) return true;
   return w->kind == SQL_E_BINARY && w->op == SQL_OP_AND &&
-         (has_semi(w->left) || has_semi(w->right));
+         (has_semi(b, w->left) || has_semi(b, w->right));
 }
 
 plan_expr *bind_where(binder *b, const sql_expr *w) {
+  bool neg;
+  const sql_expr *ex = correlated_exists(b, w, &neg);
+  if (ex) {
+    bind_correlated(b, ex, neg); /* planner/bind_correlated.c */
+    return NULL;
+  }
   if (w->kind == SQL_E_IN && w->sub) {
     add_semi(b, w);
     return NULL;
   }
-  if (!has_semi(w)) return bind_expr(b, w);
+  if (!has_semi(b, w)) return bind_expr(b, w);
   plan_expr *l = bind_where(b, w->left);
   if (b->rc) return NULL;
   plan_expr *r = bind_where(b, w->right);
@@ -358,7 +384,9 @@ int bind_semis(binder *b, plan_select *s) {
   int n0 = s->n_from ? s->n_from : 1;
   int base = s->n_from ? s->n_slots : s->table->n_columns;
   plan_from *from = plan_arena_alloc(b->A, (size_t)(n0 + ns) * sizeof *from);
-  const char **names = plan_arena_alloc(b->A, (size_t)(base + ns + 1) * sizeof *names);
+  int extra = 0;
+  for (int i = 0; i < ns; i++) extra += b->semis[i].n;
+  const char **names = plan_arena_alloc(b->A, (size_t)(base + extra + 1) * sizeof *names);
   if (!from || !names) return bind_error(b, EXEC_NOMEM, off0, "out of memory");
   if (s->n_from) {
     memcpy(from, s->from, (size_t)n0 * sizeof *from);
@@ -371,26 +399,41 @@ int bind_semis(binder *b, plan_select *s) {
     const struct bind_semi *m = &b->semis[i];
     plan_from *f = &from[n0 + i];
     cat_table *t = stand_in(b, m->sub, NULL, "", m->off);
-    plan_expr *c = t ? column_node(b, base, m->sub->proj[0]->type, true, m->off) : NULL;
-    plan_expr *eq = c ? bind_node(b, PX_BINARY, m->off, 2) : NULL;
-    if (!eq) return b->rc;
-    eq->op = SQL_OP_EQ;
-    eq->type = cat_type_of(CAT_T_BOOLEAN);
-    eq->nullable = true;
-    eq->args[0] = m->x;
-    eq->args[1] = c;
+    if (!t) return b->rc;
+    plan_expr *on = NULL; /* x1 = c1 AND x2 = c2 ... */
+    for (int k = 0; k < m->n; k++) {
+      plan_expr *c = column_node(b, base + k, m->sub->proj[k]->type, true, m->off);
+      plan_expr *eq = c ? bind_node(b, PX_BINARY, m->off, 2) : NULL;
+      if (!eq) return b->rc;
+      eq->op = SQL_OP_EQ;
+      eq->type = cat_type_of(CAT_T_BOOLEAN);
+      eq->nullable = true;
+      eq->args[0] = m->x[k];
+      eq->args[1] = c;
+      if (on) {
+        plan_expr *a = bind_node(b, PX_BINARY, m->off, 2);
+        if (!a) return b->rc;
+        a->op = SQL_OP_AND;
+        a->type = eq->type;
+        a->nullable = true;
+        a->args[0] = on;
+        a->args[1] = eq;
+        eq = a;
+      }
+      on = eq;
+      char buf[300];
+      snprintf(buf, sizeof buf, "(subquery %d).%s", i + 1, t->columns[k].name);
+      names[base + k] = plan_arena_strndup(b->A, buf, strlen(buf));
+      if (!names[base + k]) return bind_error(b, EXEC_NOMEM, m->off, "out of memory");
+    }
     f->table = t;
     f->name = t->name;
     f->sub = m->sub;
     f->base = base;
-    f->join = m->anti ? SQL_JOIN_ANTI : SQL_JOIN_SEMI;
-    f->on = eq;
+    f->join = m->kind;
+    f->on = on;
     f->off = m->off;
-    char buf[300];
-    snprintf(buf, sizeof buf, "(subquery %d).%s", i + 1, t->columns[0].name);
-    names[base] = plan_arena_strndup(b->A, buf, strlen(buf));
-    if (!names[base]) return bind_error(b, EXEC_NOMEM, m->off, "out of memory");
-    base++;
+    base += m->n;
   }
   s->from = from;
   s->n_from = n0 + ns;
@@ -405,6 +448,12 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
     bind_error(b, EXEC_ERROR, x->off, "x %sIN (SELECT ...) is supported as a condition of a "
                "SELECT's WHERE (alone or ANDed with others), not inside another expression or "
                "in DELETE yet", x->negated ? "NOT " : "");
+    return NULL;
+  }
+  if (bind_is_correlated(b, x->sub)) {
+    bind_error(b, EXEC_ERROR, x->off, "this correlated subquery is not supported: only [NOT] "
+               "EXISTS and IN (SELECT ...) as ANDed terms of a WHERE may name the outer "
+               "query's columns");
     return NULL;
   }
   binder nb = bind_nested(b);

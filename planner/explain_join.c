@@ -178,7 +178,7 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
   const char *kind = n->kind == SQL_JOIN_LEFT    ? "LEFT OUTER"
                      : n->kind == SQL_JOIN_CROSS ? "CROSS"
                      : n->kind == SQL_JOIN_SEMI  ? "SEMI"
-                     : n->kind == SQL_JOIN_ANTI  ? "ANTI"
+                     : n->kind == SQL_JOIN_ANTI || n->kind == SQL_JOIN_ANTI_EXISTS ? "ANTI"
                                                  : "INNER";
   char act[256] = "";
   if (analyzed) {

@@ -421,7 +421,8 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     j->left = tree;
     j->right = leaf;
     int fk = s->from[k].join;
-    j->kind = fk == SQL_JOIN_LEFT || fk == SQL_JOIN_SEMI || fk == SQL_JOIN_ANTI ? fk
+    bool semi = fk == SQL_JOIN_SEMI || fk == SQL_JOIN_ANTI || fk == SQL_JOIN_ANTI_EXISTS;
+    j->kind = fk == SQL_JOIN_LEFT || semi ? fk
               : on_node[k].n || fk != SQL_JOIN_CROSS ? SQL_JOIN_INNER
                                                      : SQL_JOIN_CROSS;
     j->lo = tree->lo;
@@ -431,11 +432,10 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     q->join = j; /* from here on plan_query_free reaches every leaf */
     if (!j->act || node_terms(s, k, &on_node[k], A, j)) goto nomem;
     uint64_t l = tree->est_rows, r = leaf->est_rows;
-    if (fk == SQL_JOIN_SEMI || fk == SQL_JOIN_ANTI) { /* x [NOT] IN (SELECT ...) */
+    if (semi) { /* x [NOT] IN (SELECT ...), a correlated [NOT] EXISTS */
       if (!j->n_keys || j->residual) {
-        snprintf(msg, cap, "x %sIN (SELECT ...): the values cannot be matched by hashing "
-                 "(compare values of one kind: numbers, strings or dates)",
-                 fk == SQL_JOIN_ANTI ? "NOT " : "");
+        snprintf(msg, cap, "a subquery's values cannot be matched by hashing (compare values "
+                 "of one kind: numbers, strings or dates)");
         return EXEC_ERROR;
       }
       j->algo = PLAN_JOIN_HASH;

@@ -45,10 +45,13 @@ typedef struct binder {
   } *ctes;                 /* the innermost WITH item in scope, or NULL */
   const char *cte_self;    /* the WITH item whose query is being bound (it may not name
                               itself: WITH RECURSIVE is not supported), or NULL */
-  struct bind_semi {       /* a WHERE term x [NOT] IN (SELECT ...) of the SELECT bound */
-    plan_expr *x;          /* x, over the SELECT's input row */
-    plan_select *sub;      /* the subquery (one column) */
-    bool anti;             /* NOT IN */
+  struct bind_semi {       /* a WHERE term x [NOT] IN (SELECT ...) or a correlated
+                              [NOT] EXISTS of the SELECT bound: a semi / anti join */
+    plan_expr **x;         /* what the subquery's columns must equal, over the SELECT's
+                              input row: x of IN, then the outer sides of the correlation */
+    int n;                 /* their count (= the subquery's columns) */
+    int kind;              /* SQL_JOIN_SEMI, SQL_JOIN_ANTI (NOT IN), SQL_JOIN_ANTI_EXISTS */
+    plan_select *sub;      /* the subquery */
     uint32_t off;          /* byte offset of the term */
   } *semis;                /* arena; n_semis of them */
   int n_semis;
@@ -110,6 +113,15 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x);
 /* WHERE expression w bound, its top-level (ANDed) x [NOT] IN (SELECT ...) terms taken out
 ** into b->semis; NULL with b->rc 0 when nothing else is left. */
 plan_expr *bind_where(binder *b, const sql_expr *w);
+/* Correlated subqueries (planner/bind_correlated.c): true when the query of w (EXISTS, or
+** IN (SELECT ...)) names a table of b's scope in its WHERE; then bind_correlated makes the
+** term a semi / anti join on the correlation's equalities (negated: NOT EXISTS). */
+bool bind_is_correlated(const binder *b, const sql_select *sub);
+int bind_correlated(binder *b, const sql_expr *w, bool negated);
+/* Record a semi / anti join (planner/bind_subquery.c). */
+int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, uint32_t off);
+/* A column node over slot i (planner/bind_subquery.c). */
+plan_expr *bind_column_node(binder *b, int i, cat_type t, bool nullable, uint32_t off);
 /* The semi / anti joins of b->semis appended to s's FROM (a single-table s becomes a FROM of
 ** that table and them). */
 int bind_semis(binder *b, plan_select *s);

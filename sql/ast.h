@@ -197,7 +197,8 @@ enum sql_join_kind {
   SQL_JOIN_FULL,      /* FULL [OUTER] JOIN (parsed; refused for now) */
   SQL_JOIN_CROSS,     /* CROSS JOIN */
   SQL_JOIN_SEMI,      /* never written: the planner's join of an x IN (SELECT ...) */
-  SQL_JOIN_ANTI       /* never written: the planner's join of an x NOT IN (SELECT ...) */
+  SQL_JOIN_ANTI,      /* never written: the planner's join of an x NOT IN (SELECT ...) */
+  SQL_JOIN_ANTI_EXISTS /* never written: the planner's join of a correlated NOT EXISTS */
 };
 
 typedef struct sql_select sql_select;

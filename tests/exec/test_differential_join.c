@@ -12,7 +12,8 @@
 ** of qualified columns, or COUNT / SUM / MIN with an optional GROUP BY. One query in three
 ** is instead a set operation (UNION ALL, UNION, INTERSECT, EXCEPT, chained, with ORDER BY /
 ** LIMIT or aggregates over it), x [NOT] IN (SELECT ...), [NOT] EXISTS and scalar
-** subqueries, a derived table joined to a table, or a WITH item used twice. Answers are
+** subqueries, correlated [NOT] EXISTS and IN, a derived table joined to a table, or a WITH
+** item used twice. Answers are
 ** compared as multisets (numbers by their nearest double). A mismatch prints the seed, the
 ** tables and the query. ROWAN_TEST_SCALE scales the rounds; ROWAN_SEED reproduces a run.
 **
@@ -331,7 +332,21 @@ static void gen_sub_query(world *w, char *sql, size_t cap) {
   const char *ic = below(w, 2) ? "A" : "K0";
   char term[160];
   one_term(w, ti, 'X', term, sizeof term);
-  switch (below(w, 7)) {
+  char yterm[200] = "";
+  if (below(w, 2)) {
+    char tt[160];
+    one_term(w, tj, 'Y', tt, sizeof tt);
+    snprintf(yterm, sizeof yterm, " AND %s", tt);
+  }
+  switch (below(w, 9)) {
+    case 7: /* a correlated [NOT] EXISTS */
+      snprintf(sql, cap, "SELECT X.K0, X.A FROM T%d X WHERE %s (SELECT 1 FROM T%d Y WHERE Y.%s = "
+               "X.%s%s)", ti, ex, tj, ic, below(w, 2) ? "A" : "K0", yterm);
+      break;
+    case 8: /* a correlated IN */
+      snprintf(sql, cap, "SELECT X.K0, X.B FROM T%d X WHERE X.B IN (SELECT Y.B FROM T%d Y WHERE "
+               "Y.K0 = X.%s%s)", ti, tj, ic, yterm);
+      break;
     case 0: /* two or three SELECTs joined by set operators */
     case 1: {
       size_t o = (size_t)snprintf(sql, cap, "SELECT %s FROM T%d X%s%sSELECT %s FROM T%d Y%s", c,
