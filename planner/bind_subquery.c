@@ -19,14 +19,16 @@
 **    the compound is bound as an outer query that reads that chain as a derived table and
 **    takes the compound's ORDER BY (by output name or position), LIMIT and OFFSET.
 **
-**  - A scalar subquery or EXISTS in an expression is bound as a query of its own (it sees no
-**    outer column: correlated subqueries are not supported) and becomes a parameter
-**    numbered after the statement's own (plan_bound.subs): exec/engine_run.c runs it once
-**    per execution before planning the statement, so its value plans like a bound value.
-**  - x [NOT] IN (SELECT ...) as a term of a SELECT's WHERE (alone or ANDed) is taken out of
-**    the WHERE (bind_where) and becomes a semi / anti join with the subquery as a derived
-**    table (bind_semis), which the join planner runs as a hash join building the
-**    subquery's keys (planner/join.c, exec/op_hashjoin.c). Elsewhere it is refused.
+**  - An uncorrelated scalar subquery or EXISTS in an expression is bound as a query of its
+**    own and becomes a parameter numbered after the statement's own (plan_bound.subs):
+**    exec/engine_sub.c runs it once per execution before the statement is planned, so its
+**    value plans like a bound value.
+**  - x [NOT] IN (SELECT ...) (and the row value (a, b) IN (SELECT c, d ...)) as a term of a
+**    SELECT's WHERE (alone or ANDed) is taken out of the WHERE (bind_where) and becomes a
+**    semi / anti join with the subquery as a derived table (bind_semis), which the join
+**    planner runs as a hash join building the subquery's keys (planner/join.c,
+**    exec/op_hashjoin.c); a correlated [NOT] EXISTS or IN there is decorrelated into one
+**    (planner/bind_correlated.c). Elsewhere a correlated subquery is refused.
 **
 ** Not here: planning the derived tables (planner/join.c) and set operations
 ** (planner/setop.c), running the subqueries (exec/engine_run.c).
@@ -301,23 +303,30 @@ int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, u
 
 /* x [NOT] IN (SELECT ...), a WHERE term: x bound, the subquery bound, both kept in b->semis. */
 static int add_semi(binder *b, const sql_expr *x) {
-  if (x->left->kind == SQL_E_ROW)
-    return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN (SELECT ...) is not "
-                      "supported yet", x->negated ? "NOT " : "");
-  if (bind_is_correlated(b, x->sub)) return bind_correlated(b, x, x->negated);
-  plan_expr **l = plan_arena_alloc(b->A, sizeof *l);
+  bool row = x->left->kind == SQL_E_ROW; /* (a, b) IN (SELECT c, d ...) */
+  bool corr = bind_is_correlated(b, x->sub);
+  if (row && (x->negated || corr))
+    return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %s is not supported yet",
+                      x->negated ? "NOT IN (SELECT ...)" : "IN over a correlated subquery");
+  if (corr) return bind_correlated(b, x, x->negated);
+  int n = row ? x->left->list->n : 1;
+  plan_expr **l = plan_arena_alloc(b->A, (size_t)n * sizeof *l);
   if (!l) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-  if (!(l[0] = bind_expr(b, x->left))) return b->rc;
+  for (int i = 0; i < n; i++)
+    if (!(l[i] = bind_expr(b, row ? x->left->list->a[i] : x->left))) return b->rc;
   binder nb = bind_nested(b);
   plan_select *s = plan_arena_alloc(b->A, sizeof *s);
   if (!s) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
   if (bind_query(&nb, x->sub, s)) return b->rc = nb.rc;
-  if (s->n_out != 1)
-    return bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d columns: it "
-                      "must give one", x->negated ? "NOT " : "", s->n_out);
-  plan_expr *c = column_node(b, 0, s->proj[0]->type, true, x->off);
-  if (!c || bind_compare_pair(b, l[0], c, x->off)) return b->rc;
-  return bind_add_semi(b, l, 1, x->negated ? SQL_JOIN_ANTI : SQL_JOIN_SEMI, s, x->off);
+  if (s->n_out != n)
+    return bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d column%s: it "
+                      "must give %d", x->negated ? "NOT " : "", s->n_out,
+                      s->n_out == 1 ? "" : "s", n);
+  for (int i = 0; i < n; i++) {
+    plan_expr *c = column_node(b, i, s->proj[i]->type, true, x->off);
+    if (!c || bind_compare_pair(b, l[i], c, x->off)) return b->rc;
+  }
+  return bind_add_semi(b, l, n, x->negated ? SQL_JOIN_ANTI : SQL_JOIN_SEMI, s, x->off);
 }
 
 plan_expr *bind_column_node(binder *b, int i, cat_type t, bool nullable, uint32_t off) {
