@@ -153,9 +153,10 @@ static int read_queries(exec_session *s, const cat_table *t, const char *sql, si
     } else if (b->analyze) {
       why = "is an EXPLAIN ANALYZE: the advisor runs nothing; give the SELECT alone";
     } else if (b->select->n_from > 0) {
-      snprintf(whybuf, sizeof whybuf, "joins %d tables: the advisor judges queries of %s alone "
+      snprintf(whybuf, sizeof whybuf, "reads %s: the advisor judges queries of %s alone "
                "(the join's plan of each table is the one a query of it alone gets)",
-               b->select->n_from, t->name);
+               b->select->n_from > 1 ? "several tables or subqueries (a join)"
+                                     : "a subquery or a set operation", t->name);
       why = whybuf;
     } else if (b->select->table != t) {
       snprintf(whybuf, sizeof whybuf, "reads %s, not %s: every query must read the table advised",

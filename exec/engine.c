@@ -289,6 +289,8 @@ static void run_cleanup(exec_stmt *st) {
   if (!st->q_kept) exec_plan_drop(st);
   if (st->del_built) plan_scan_free(&st->del_scan);
   st->del_built = false;
+  if (!st->q_kept) st->q.n_subs = 0; /* its subqueries' plans go with the run arena */
+  exec_free_subqueries(st);
   plan_arena_reset(&st->run_arena);
   st->lines = NULL;
   st->check_rows = NULL;

@@ -63,6 +63,12 @@ struct exec_stmt {
   uint8_t **param_bytes;   /* owned copies of string parameters (kept from bind to bind) */
   size_t *param_cap;       /* bytes allocated at each param_bytes[i] */
   cat_value *run_params;   /* values converted for this run */
+  cat_value *all_params;   /* run_params, then the values of the subqueries run once
+                              (exec/engine_sub.c; run arena); what the run plans and reads */
+  int n_all;               /* their count */
+  plan_query *sub_plans;   /* the subqueries' plans of this run (run arena), for EXPLAIN */
+  plan_actuals *sub_acts;  /* their figures */
+  int n_sub_plans;         /* plans built (freed at the run's end) */
   int state;               /* ST_* */
   int64_t now_us;          /* statement time */
   int64_t changes;         /* rows written by this run */
@@ -116,6 +122,11 @@ struct exec_stmt {
 void exec_upsert_cache_free(struct exec_upsert_cache *c);
 
 /* Fill err and return code. */
+/* Run the statement's subqueries (exec/engine_sub.c): st->all_params / n_all for this run.
+** EXEC_OK or an error (a scalar subquery with two rows). */
+int exec_run_subqueries(exec_stmt *st, exec_error *err);
+/* Free the subqueries' plans of the run. */
+void exec_free_subqueries(exec_stmt *st);
 int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* (Re)bind the statement's AST into st->bound. */

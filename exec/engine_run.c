@@ -108,6 +108,18 @@ static int keep_params(exec_stmt *st, exec_error *err) {
 ** EXPLAIN always plans in full and keeps nothing. */
 static int plan_select_run(exec_stmt *st, const plan_select *sel, char *msg, size_t cap) {
   const plan_bound *b = &st->bound;
+  if (b->n_subs) { /* subqueries' values (exec/engine_sub.c) may change: plan each run */
+    exec_plan_drop(st);
+    st->q_built = true;
+    st->q_kept = false;
+    int rc = plan_query_build(st->s->db, sel, st->all_params, st->n_all, &st->plan_arena, &st->q,
+                              msg, cap);
+    st->q.n_subs = st->n_sub_plans;
+    st->q.subs = st->sub_plans;
+    st->q.sub_acts = st->sub_acts;
+    st->plan_stats.full++;
+    return rc;
+  }
   bool valid = !b->explain && st->q_built && st->q_kept && st->q_gen == st->s->schema_gen;
   if (valid && same_params(st)) {
     st->plan_stats.reused++;
@@ -158,7 +170,8 @@ static int build(exec_stmt *st, exec_error *err) {
   const plan_select *sel = b->kind == SQL_STMT_SELECT ? b->select
                            : b->kind == SQL_STMT_UPSERT ? b->upsert->select
                                                         : NULL;
-  int rc;
+  int rc = exec_run_subqueries(st, err); /* exec/engine_sub.c */
+  if (rc) return rc;
   if (sel) {
     rc = plan_select_run(st, sel, msg, sizeof msg);
     if (rc) return plan_err(rc, msg, err);
@@ -168,7 +181,7 @@ static int build(exec_stmt *st, exec_error *err) {
     }
   } else if (b->kind == SQL_STMT_DELETE) {
     st->del_built = true;
-    rc = plan_delete_scan_build(st->s->db, b->del, st->run_params, st->n_params,
+    rc = plan_delete_scan_build(st->s->db, b->del, st->all_params, st->n_all,
                                 &st->run_arena, &st->del_scan, msg, sizeof msg);
     if (rc) return plan_err(rc, msg, err);
     st->scan_table = b->del->table;
@@ -211,7 +224,7 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
   }
   double t0 = b->analyze ? mono_ms() : 0; /* timers only for EXPLAIN ANALYZE */
   if (b->kind == SQL_STMT_SELECT) {
-    rc = exec_query_open_cached(&st->x, st->s->db, &st->q, st->run_params, st->n_params,
+    rc = exec_query_open_cached(&st->x, st->s->db, &st->q, st->all_params, st->n_all,
                                 st->now_us, st->s->sort_mem, st->s->txn, &st->qcache, err);
     st->x_open = true;
     exec_txn_reader_open(st);

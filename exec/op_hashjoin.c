@@ -10,9 +10,11 @@
 ** joined row and the residual checked. Outer joins: a row of a side the join keeps that
 ** nothing matched comes out with the other side's slots NULL, at once when that side
 ** probes, or, when it was built, in a sweep over the held rows nothing matched once the
-** probe input is exhausted. A
-** child/parent join narrows the probe leaf to the held keys before the first probe
-** (exec/op_cpjoin.c).
+** probe input is exhausted. A child/parent join narrows the probe leaf to the held keys
+** before the first probe (exec/op_cpjoin.c). Semi and anti joins (x [NOT] IN (SELECT ...))
+** build the right input's keys alone and pass each left row at most once (semi_next has
+** SQL's NULL rules for NOT IN; a correlated NOT EXISTS passes a left row that no right row
+** matches, a NULL key included); they do not spill.
 **
 ** Not here: the tree and the shared helpers (exec/op_join.c), the nested loop
 ** (exec/op_nljoin.c).
@@ -122,11 +124,12 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
   exec_join *in = bl ? j->left : j->right;
   int from = bl ? pn->lo : pn->mid, to = bl ? pn->mid : pn->hi, nk = pn->n_keys;
   bool keep_nulls = exec_join_keeps(pn, bl); /* the held rows come out unmatched too */
+  bool semi = pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI ||
+              pn->kind == SQL_JOIN_ANTI_EXISTS; /* keys only held */
   char what[160];
   if (bl) snprintf(what, sizeof what, "hash join's build input (the tables before %s)",
-                   pn->right->leaf_sel->table->name);
-  else snprintf(what, sizeof what, "hash join's build input (%s)",
-                pn->right->leaf_sel->table->name);
+                   pn->right->leaf_name);
+  else snprintf(what, sizeof what, "hash join's build input (%s)", pn->right->leaf_name);
   j->built = true;
   for (;;) {
     int rc = exec_join_next(in, row, err);
@@ -137,6 +140,7 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
     rc = eval_keys(j, bl ? pn->lkeys : pn->rkeys, row, err);
     if (rc) return rc;
     bool null = keys_null(j->keys, nk);
+    if (null) j->held_null = true;
     if (null && !keep_nulls) continue;
     uint64_t hash = null ? 0 : keys_hash(j->keys, nk);
     if (j->spill) {
@@ -144,10 +148,10 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
       if (rc) return rc;
       continue;
     }
-    rc = exec_join_hold(j, j->keys, nk, row, from, to, what, err);
+    rc = exec_join_hold(j, j->keys, nk, row, from, semi ? from : to, what, err);
     if (rc == EXEC_OK || rc == EXEC_TOOBIG) j->held[j->n_held - 1]->hash = hash;
-    if (rc == EXEC_TOOBIG) { /* past the join memory (this row held): partition to disk */
-      rc = exec_spill_begin(j, pn->right->leaf_sel->table->families[0].kv_id, err);
+    if (rc == EXEC_TOOBIG && !semi) { /* past the join memory (this row held): to disk */
+      rc = exec_spill_begin(j, err);
       if (rc) return rc;
       continue;
     }
@@ -168,11 +172,53 @@ static int next_part(exec_join *j, exec_error *err) {
   return rc;
 }
 
+/* A held row whose key equals j->keys (cur_hash set), or NO_ROW. */
+static uint32_t lookup(const exec_join *j) {
+  for (uint32_t i = j->head[j->cur_hash & (j->n_buckets - 1)]; i != NO_ROW; i = j->next[i]) {
+    const exec_mrow *h = j->held[i];
+    if (h->hash == j->cur_hash && keys_equal(h->v, j->keys, j->pn->n_keys)) return i;
+  }
+  return NO_ROW;
+}
+
+/* A semi join (x IN (SELECT ...)): each left row once when its key is among the built
+** right input's; an anti join (x NOT IN (SELECT ...)), SQL's rule: every left row when the
+** right input is empty; none when a right key is NULL (the answer is unknown); else each
+** left row whose key is not NULL and not among them. The right slots stay NULL. */
+static int semi_next(exec_join *j, cat_value *row, exec_error *err) {
+  const plan_join_node *pn = j->pn;
+  bool not_in = pn->kind == SQL_JOIN_ANTI, anti = not_in || pn->kind == SQL_JOIN_ANTI_EXISTS;
+  bool all = anti && (pn->act->rows_right == 0 || (!not_in && j->n_held == 0));
+  if (not_in && !all && j->held_null) return EXEC_DONE;
+  if (!anti && j->n_held == 0) return EXEC_DONE;
+  for (;;) {
+    int rc = exec_join_next(j->left, row, err);
+    if (rc != EXEC_ROW) return rc;
+    pn->act->rows_left++;
+    exec_join_pad(j, row, pn->mid, pn->hi);
+    if (all) return EXEC_ROW;
+    rc = eval_keys(j, pn->lkeys, row, err);
+    if (rc) return rc;
+    if (keys_null(j->keys, pn->n_keys)) { /* NULL = c is never true */
+      if (anti && !not_in) return EXEC_ROW; /* NOT EXISTS: nothing matched */
+      continue;
+    }
+    j->cur_hash = keys_hash(j->keys, pn->n_keys);
+    if ((lookup(j) != NO_ROW) != anti) return EXEC_ROW;
+  }
+}
+
 int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   const plan_join_node *pn = j->pn;
   int rc;
   bool bl = pn->build_left;
   exec_join *probe = bl ? j->right : j->left;
+  bool semi = pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI ||
+              pn->kind == SQL_JOIN_ANTI_EXISTS;
+  if (semi) {
+    if (!j->built && (rc = build(j, row, err)) != EXEC_OK) return rc;
+    return semi_next(j, row, err);
+  }
   if (!j->built) {
     if ((rc = build(j, row, err)) != EXEC_OK) return rc;
     if (j->done) return EXEC_DONE;

@@ -4,7 +4,8 @@
 ** projected columns into the table's slots of the joined row; dispatches a join node to its
 ** algorithm (exec/op_hashjoin.c, exec/op_nljoin.c); and holds what both algorithms share:
 ** the held rows with their memory count, NULL padding, the residual check. At close each
-** leaf's figures go to its plan node (leaf_act) for EXPLAIN ANALYZE.
+** leaf's figures go to its plan node (leaf_act) for EXPLAIN ANALYZE. A derived table's leaf
+** runs its plan through exec/op_setop.c and checks its leaf filter on each row.
 **
 ** Not here: the algorithms themselves, the steps above the tree (exec/op_query.c).
 */
@@ -14,6 +15,7 @@
 
 #include "exec/op_join.h"
 #include "sql/ast.h"
+#include "exec/op_setop.h"
 
 static int nomem(exec_error *err) {
   err->code = EXEC_NOMEM;
@@ -39,6 +41,10 @@ int exec_join_open(exec_join **out, const plan_join_node *pn, exec_join_ctx *cx,
   j->ev.cap = sizeof j->msg;
   if (pn->leaf) {
     memset(pn->leaf_act, 0, sizeof *pn->leaf_act);
+    if (pn->derived) {
+      j->ev.scratch = &j->rscratch;
+      return exec_setop_open(&j->dleaf, &pn->leaf_q, pn->leaf_act, cx, err);
+    }
     j->leaf = calloc(1, sizeof *j->leaf);
     if (!j->leaf) return nomem(err);
     int rc = exec_query_open(j->leaf, cx->db, &pn->leaf_q, cx->params, cx->n_params, cx->now_us,
@@ -56,9 +62,31 @@ int exec_join_open(exec_join **out, const plan_join_node *pn, exec_join_ctx *cx,
   return rc;
 }
 
+/* A derived table's next row that passes its leaf filter, into its slots of row. */
+static int derived_next(exec_join *j, cat_value *row, exec_error *err) {
+  const plan_join_node *pn = j->pn;
+  for (;;) {
+    int rc = exec_setop_next(j->dleaf, err);
+    if (rc != EXEC_ROW) {
+      if (rc == EXEC_DONE) j->done = true;
+      return rc;
+    }
+    int n = pn->hi - pn->lo;
+    memcpy(row + pn->lo, j->dleaf->row, (size_t)n * sizeof *row);
+    if (!pn->leaf_filter) return EXEC_ROW;
+    exec_arena_reset(&j->rscratch);
+    j->ev.row = row;
+    int tv;
+    rc = exec_eval_pred(&j->ev, pn->leaf_filter, &tv);
+    if (rc) return exec_join_eval_err(j, rc, err);
+    if (tv == 1) return EXEC_ROW;
+  }
+}
+
 int exec_join_next(exec_join *j, cat_value *row, exec_error *err) {
   if (j->done) return EXEC_DONE;
   const plan_join_node *pn = j->pn;
+  if (pn->leaf && pn->derived) return derived_next(j, row, err);
   if (pn->leaf) {
     int rc = exec_query_next(j->leaf, err);
     if (rc != EXEC_ROW) {
@@ -81,6 +109,7 @@ void exec_join_drop_overlay(exec_join *j) {
   if (!j) return;
   j->cx->overlay = NULL; /* a child/parent join's probe opened later reads the store alone */
   if (j->leaf) exec_query_drop_overlay(j->leaf);
+  exec_setop_drop_overlay(j->dleaf);
   exec_join_drop_overlay(j->left);
   exec_join_drop_overlay(j->right);
 }
@@ -94,6 +123,7 @@ void exec_join_close(exec_join *j) {
   }
   if (j->has_cp_q) plan_query_free(&j->cp_q);
   plan_arena_free(&j->cp_arena);
+  exec_setop_close(j->dleaf); /* its figures go to leaf_act */
   exec_join_close(j->left);
   exec_join_close(j->right);
   for (size_t i = 0; i < j->n_held; i++) exec_mrow_free(j->held[i], 0);

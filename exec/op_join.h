@@ -42,6 +42,7 @@ struct exec_join {
   exec_join_ctx *cx;         /* shared context */
   exec_join *left, *right;   /* inputs of a join node */
   exec_query *leaf;          /* a leaf: its table's query (malloc), or NULL */
+  struct exec_setop *dleaf;  /* a derived table's leaf: its plan's run (exec/op_setop.h) */
   exec_arena kscratch;       /* key values of the current input row */
   exec_arena rscratch;       /* the residual's scratch, reset at each check */
   exec_eval_ctx ev;          /* evaluation over the joined row */
@@ -56,6 +57,7 @@ struct exec_join {
   bool *matched;             /* the held rows something matched, when the join keeps the
                                 held side's unmatched rows (outer joins) */
   bool built;                /* the held rows are read */
+  bool held_null;            /* semi / anti join: a build row's key had a NULL */
   /* the streaming side */
   cat_value *keys;           /* the current probe row's key values (n_keys) */
   bool have_row;             /* a streaming row is current */
@@ -83,9 +85,9 @@ struct exec_join {
 /* The partitioned hash join (exec/op_spill.c), used by exec/op_hashjoin.c once the build
 ** input's held rows pass the join memory. */
 typedef struct exec_spill exec_spill;
-/* Start spilling join j: its temporary files in the folder of kv family `family`, the rows
-** held so far written to their partitions and freed. */
-int exec_spill_begin(exec_join *j, uint32_t family, exec_error *err);
+/* Start spilling join j: its temporary files in the folder of the key family of a table
+** it joins, the rows held so far written to their partitions and freed. */
+int exec_spill_begin(exec_join *j, exec_error *err);
 /* Write a row of the build (build true) or probe input to its partition by key hash `hash`
 ** (0 for a NULL key): its nk key values, then its ns slots. */
 int exec_spill_add(exec_join *j, bool build, uint64_t hash, const cat_value *keys, int nk,

@@ -95,7 +95,7 @@ static int read_group(exec_join *j, cat_value *row, exec_error *err) {
   int nk = pn->n_keys;
   char what[160];
   snprintf(what, sizeof what, "sort-merge join's rows of one key (%s)",
-           pn->right->leaf_sel->table->name);
+           pn->right->leaf_name);
   for (size_t i = 0; i < j->n_held; i++) exec_mrow_free(j->held[i], 0);
   j->n_held = 0;
   j->mem = 0;

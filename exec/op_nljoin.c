@@ -23,7 +23,7 @@ int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err) {
   if (!j->built) {
     char what[160];
     snprintf(what, sizeof what, "nested loop's inner input (%s)",
-             pn->right->leaf_sel->table->name);
+             pn->right->leaf_name);
     for (;;) {
       rc = exec_join_next(j->right, row, err);
       if (rc == EXEC_DONE) break;

@@ -221,7 +221,26 @@ static void drop_held(exec_join *j) {
   j->mem = 0;
 }
 
-int exec_spill_begin(exec_join *j, uint32_t family, exec_error *err) {
+/* The kv family whose folder takes the temporary files: the key family of the first table
+** (not a derived table) under join node n. False when there is none. */
+static bool spill_family(const plan_join_node *n, uint32_t *family) {
+  if (n->leaf) {
+    if (n->derived || !n->leaf_sel || !n->leaf_sel->table) return false;
+    *family = n->leaf_sel->table->families[0].kv_id;
+    return true;
+  }
+  return spill_family(n->right, family) || spill_family(n->left, family);
+}
+
+int exec_spill_begin(exec_join *j, exec_error *err) {
+  uint32_t family;
+  if (!spill_family(j->pn, &family)) { /* two derived tables: nowhere to write */
+    err->code = EXEC_TOOBIG;
+    err->offset = -1;
+    snprintf(err->msg, sizeof err->msg, "a hash join of two subqueries needs more than the "
+             "join memory and has no table folder to spill to: raise the join memory");
+    return EXEC_TOOBIG;
+  }
   exec_spill *sp = calloc(1, sizeof *sp);
   if (!sp) return nomem(err);
   j->spill = sp;

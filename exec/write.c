@@ -263,8 +263,8 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
     char msg[EXEC_ERRMSG_MAX];
     exec_eval_ctx c;
     memset(&c, 0, sizeof c);
-    c.params = st->run_params;
-    c.n_params = st->n_params;
+    c.params = st->all_params;
+    c.n_params = st->n_all;
     c.scratch = &scratch;
     c.now_us = st->now_us;
     c.msg = msg;
@@ -288,7 +288,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
     exec_arena_free(&scratch);
   } else {
     exec_query *x = &st->x;
-    r = exec_query_open(x, st->s->db, &st->q, st->run_params, st->n_params, st->now_us,
+    r = exec_query_open(x, st->s->db, &st->q, st->all_params, st->n_all, st->now_us,
                         st->s->sort_mem, st->s->txn, err);
     st->x_open = true;
     x->timing = st->bound.analyze;
@@ -365,8 +365,8 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
   char msg[EXEC_ERRMSG_MAX];
   exec_eval_ctx c;
   memset(&c, 0, sizeof c);
-  c.params = st->run_params;
-  c.n_params = st->n_params;
+  c.params = st->all_params;
+  c.n_params = st->n_all;
   c.scratch = &scratch;
   c.now_us = st->now_us;
   c.msg = msg;

@@ -780,7 +780,9 @@ plan_expr *bind_expr(binder *b, const sql_expr *x) {
     case SQL_E_COLUMN: return bind_column(b, x);
     case SQL_E_UNARY: return bind_unary(b, x);
     case SQL_E_BINARY: return bind_binary(b, x);
-    case SQL_E_IN: return bind_in(b, x);
+    case SQL_E_IN: return x->sub ? bind_subquery_expr(b, x) : bind_in(b, x);
+    case SQL_E_SUBQUERY:
+    case SQL_E_EXISTS: return bind_subquery_expr(b, x); /* planner/bind_subquery.c */
     case SQL_E_BETWEEN: return bind_between(b, x);
     case SQL_E_LIKE: return bind_like(b, x);
     case SQL_E_ISNULL: return bind_isnull(b, x);

@@ -11,7 +11,8 @@
 ** Errors name what was wrong and where: an ambiguous column names the tables that have it,
 ** an unknown qualifier names the tables and aliases in scope, a table named twice asks for
 ** aliases, and the joins not run (NATURAL; RIGHT and FULL with USING) say so at their first
-** word.
+** word. A FROM item may also be a derived table or a WITH name (planner/bind_subquery.c
+** binds its query and makes its stand-in table); a FROM of that one item is bound here too.
 **
 ** Not here: single-table binding (planner/bind.c, planner/bind_stmt.c), planning a join
 ** (planner/join.c), running it (exec/op_join.c).
@@ -40,7 +41,8 @@ static void scope_text(const binder *b, char *buf, size_t cap) {
     const plan_from *f = &b->scope[i];
     int k = f->name != f->table->name
                 ? snprintf(buf + n, cap - n, "%s%s (%s)", i ? ", " : "", f->name, f->table->name)
-                : snprintf(buf + n, cap - n, "%s%s", i ? ", " : "", f->name);
+                : snprintf(buf + n, cap - n, "%s%s", i ? ", " : "",
+                           f->name[0] ? f->name : "(subquery)");
     if (k > 0) n += (size_t)k;
   }
 }
@@ -66,6 +68,7 @@ static plan_expr *slot_expr(binder *b, int from, int ci, uint32_t off) {
 /* Column ci of table `from` when fam (NULL: any) is its family. */
 static int find_in(const plan_from *f, const char *col, const char *fam) {
   int ci = cat_find_column(f->table, col);
+  if (ci >= 0 && fam && f->sub) return -1; /* a derived table's columns have no family */
   if (ci >= 0 && fam) {
     const cat_column *c = &f->table->columns[ci];
     if (c->pk_pos >= 0 || strcmp(f->table->families[c->family].name, fam) != 0) ci = -1;
@@ -286,27 +289,67 @@ static int check_join(binder *b, const sql_join *j) {
   return EXEC_OK;
 }
 
+const cat_table *bind_find_table(binder *b, const char *name, uint32_t off) {
+  if (b->cte_self && strcmp(name, b->cte_self) == 0) {
+    bind_error(b, EXEC_ERROR, off, "WITH RECURSIVE is not supported: the query of %s names %s "
+               "itself", name, name);
+    return NULL;
+  }
+  const cat_table *t = cat_find_table(b->cat, name);
+  if (t) return t;
+  if (!b->ctes) {
+    bind_error(b, EXEC_ERROR, off, "unknown table \"%s\"", name);
+    return NULL;
+  }
+  char names[300];
+  size_t k = 0;
+  names[0] = 0;
+  for (const struct bind_cte *w = b->ctes; w && k < sizeof names; w = w->up) {
+    int m = snprintf(names + k, sizeof names - k, "%s%s", k ? ", " : "", w->def->name);
+    if (m > 0) k += (size_t)m;
+  }
+  bind_error(b, EXEC_ERROR, off, "unknown table or WITH name \"%s\" (WITH names in scope: %s)",
+             name, names);
+  return NULL;
+}
+
+/* FROM item i (table name tname, or the derived table sub) into f: a WITH name or a
+** derived table is bound as a subquery, another name is the catalog's table. */
+static int bind_item(binder *b, const char *tname, const sql_select *sub, const char *alias,
+                     uint32_t toff, plan_from *f) {
+  if (sub) return bind_derived(b, sub, NULL, alias, toff, f);
+  const sql_cte *c = b->cte_self && strcmp(tname, b->cte_self) == 0 ? NULL
+                                                                     : bind_find_cte(b, tname);
+  if (c) return bind_derived(b, c->select, c->cols, alias ? alias : c->name, toff, f);
+  const cat_table *t = bind_find_table(b, tname, toff);
+  if (!t) return b->rc;
+  f->table = t;
+  f->name = alias ? plan_arena_strndup(b->A, alias, strlen(alias)) : t->name;
+  if (!f->name) return bind_error(b, EXEC_NOMEM, toff, "out of memory");
+  return EXEC_OK;
+}
+
 int bind_from_joins(binder *b, const sql_select *q, plan_select *s) {
-  int n = 1 + q->joins->n;
+  int n = 1 + (q->joins ? q->joins->n : 0);
+  plan_from *pre = b->pre_from;
+  b->pre_from = NULL;
   b->sel = s; /* aggregates in ON are refused as such */
-  plan_from *from = plan_arena_alloc(b->A, (size_t)n * sizeof *from);
+  plan_from *from = pre ? pre : plan_arena_alloc(b->A, (size_t)n * sizeof *from);
   if (!from) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
   int base = 0;
   for (int i = 0; i < n; i++) {
     const sql_join *j = i ? &q->joins->a[i - 1] : NULL;
-    const char *tname = j ? j->table : q->table;
     const char *alias = j ? j->alias : q->alias;
     uint32_t toff = j ? j->table_off : q->table_off;
     if (j && check_join(b, j)) return b->rc;
-    const cat_table *t = cat_find_table(b->cat, tname);
-    if (!t) return bind_error(b, EXEC_ERROR, toff, "unknown table \"%s\"", tname);
-    from[i].table = t;
-    from[i].name = alias ? plan_arena_strndup(b->A, alias, strlen(alias)) : t->name;
-    if (!from[i].name) return bind_error(b, EXEC_NOMEM, toff, "out of memory");
+    if (!pre && bind_item(b, j ? j->table : q->table, j ? j->sub : q->sub, alias, toff,
+                          &from[i]))
+      return b->rc;
+    const cat_table *t = from[i].table;
     from[i].base = base;
     from[i].join = j ? j->kind : 0;
     from[i].off = j ? j->off : toff;
-    for (int k = 0; k < i; k++)
+    for (int k = 0; k < i && from[i].name[0]; k++) /* "": a derived table without alias */
       if (strcmp(from[k].name, from[i].name) == 0)
         return bind_error(b, EXEC_ERROR, alias ? (j ? j->alias_off : q->alias_off) : toff,
                           alias ? "alias \"%s\" is used twice in FROM"
@@ -323,7 +366,8 @@ int bind_from_joins(binder *b, const sql_select *q, plan_select *s) {
   for (int i = 0; i < n; i++)
     for (int c = 0; c < from[i].table->n_columns; c++) {
       char buf[300];
-      snprintf(buf, sizeof buf, "%s.%s", from[i].name, from[i].table->columns[c].name);
+      snprintf(buf, sizeof buf, "%s%s%s", from[i].name, from[i].name[0] ? "." : "",
+               from[i].table->columns[c].name);
       s->col_names[from[i].base + c] = plan_arena_strndup(b->A, buf, strlen(buf));
       if (!s->col_names[from[i].base + c]) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
     }

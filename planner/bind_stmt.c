@@ -24,9 +24,7 @@ static bool where_true(const plan_expr *e) {
 }
 
 static const cat_table *find_table(binder *b, const char *name, uint32_t off) {
-  const cat_table *t = cat_find_table(b->cat, name);
-  if (!t) bind_error(b, EXEC_ERROR, off, "unknown table \"%s\"", name);
-  return t;
+  return bind_find_table(b, name, off); /* planner/bind_from.c */
 }
 
 static const char **column_names(binder *b, const cat_table *t) {
@@ -278,8 +276,8 @@ static int bind_group(binder *b, const sql_select *q, plan_select *s) {
   return EXEC_OK;
 }
 
-static int bind_select_into(binder *b, const sql_select *q, plan_select *s) {
-  if (q->joins) {
+int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
+  if (q->joins || q->sub || b->pre_from || (q->table && bind_find_cte(b, q->table))) {
     if (bind_from_joins(b, q, s)) return b->rc; /* planner/bind_from.c */
   } else if (q->table) {
     b->table = s->table = find_table(b, q->table, q->table_off);
@@ -294,9 +292,9 @@ static int bind_select_into(binder *b, const sql_select *q, plan_select *s) {
   if (q->where) {
     b->agg_mode = BIND_AGG_NO;
     b->agg_where = "WHERE";
-    s->where = bind_expr(b, q->where);
-    if (!s->where || check_bool(b, s->where, "WHERE")) return b->rc;
-    if (where_true(s->where)) s->where = NULL; /* folded to TRUE: no condition */
+    s->where = bind_where(b, q->where); /* planner/bind_subquery.c: IN (SELECT) apart */
+    if (b->rc || (s->where && check_bool(b, s->where, "WHERE"))) return b->rc;
+    if (s->where && where_true(s->where)) s->where = NULL; /* folded to TRUE: no condition */
   }
   b->agg_mode = BIND_AGG_OK;
   int cap = 0;
@@ -309,6 +307,7 @@ static int bind_select_into(binder *b, const sql_select *q, plan_select *s) {
   if (bind_order(b, q, s, &cap)) return b->rc;
   if (bind_limit(b, q->limit, &s->limit, "LIMIT") || bind_limit(b, q->offset, &s->offset, "OFFSET"))
     return b->rc;
+  if (bind_semis(b, s)) return b->rc; /* after the select list: not in its scope */
   s->aggregate = s->n_group > 0 || s->n_aggs > 0;
   if (q->having && !s->aggregate)
     return bind_error(b, EXEC_ERROR, q->having->off, "HAVING needs GROUP BY or an aggregate");
@@ -385,7 +384,7 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     sb.agg_cap = 0;
     p->select = plan_arena_alloc(b->A, sizeof *p->select);
     if (!p->select) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
-    int rc = bind_select_into(&sb, u->select, p->select);
+    int rc = bind_query(&sb, u->select, p->select);
     b->rc = sb.rc;
     if (rc) return rc;
     if (p->select->n_out != n)
@@ -490,7 +489,7 @@ int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_
     case SQL_STMT_SELECT:
       out->select = plan_arena_alloc(arena, sizeof *out->select);
       if (!out->select) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      return bind_select_into(&b, st->u.select, out->select);
+      return bind_query(&b, st->u.select, out->select);
     case SQL_STMT_UPSERT:
       out->upsert = plan_arena_alloc(arena, sizeof *out->upsert);
       if (!out->upsert) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");

@@ -117,7 +117,10 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
       if (names && names[e->column]) put(b, "%s", names[e->column]);
       else put(b, "$%d", e->column);
       return;
-    case PX_PARAM: put(b, "?%d", e->param); return;
+    case PX_PARAM:
+      if (e->func > 0) put(b, "(SUBQUERY %d)", e->func); /* a subquery run once */
+      else put(b, "?%d", e->param);
+      return;
     case PX_AGG:
       if (b->sel && e->func >= 0 && e->func < b->sel->n_aggs) put(b, "%s", b->sel->aggs[e->func].text);
       else put(b, "AGG%d", e->func);
@@ -951,6 +954,16 @@ static void walk(lines *L, const plan_bound *bound, const plan_query *q,
     scan_lines(L, del_scan, bound->del->col_names, a, "");
     access_lines(L, del_scan);
     estimate_line(L, del_scan);
+  }
+  if (q && q->n_subs) { /* the subqueries run once before it (planner/explain_join.c) */
+    char **sl = NULL;
+    int ns = 0;
+    if (plan_subqueries_explain(q, a != NULL, L->A, &sl, &ns)) L->rc = 10;
+    for (int i = 0; i < ns; i++) {
+      xj_node(j, "SUBQUERY PLAN");
+      xj_str(j, "text", sl[i]);
+      line(L, "%s", sl[i]);
+    }
   }
   if (a) {
     xj_node(j, "TOTAL");

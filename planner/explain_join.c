@@ -16,7 +16,14 @@
 ** A sort-merge join (both inputs read in join-key order) is
 **   INNER SORT-MERGE JOIN ON [A.K = B.K]  (estimate: n rows)
 **       MERGE A (left input, ...; read in join-key order) / MERGE B (right input, ...)
-** A left input that is itself a join is printed the same way, one level deeper. Under
+** A left input that is itself a join is printed the same way, one level deeper. A derived
+** table's input shows its query's plan (a FROM of it alone under a SUBQUERY line), with the
+** terms checked on its rows as FILTER name BY ...; a set operation shows
+**   UNION  (estimate: 9 rows; distinct rows held in a hash set)
+**       LEFT INPUT (estimate: 5 rows)
+**           FULL SCAN OVER A ...
+**       RIGHT INPUT (estimate: 4 rows)
+**           ... Under
 ** EXPLAIN ANALYZE the join line ends with the rows read from each input, the rows out, the
 ** rows held and the most memory they took (and, for a hash join past the join memory, what
 ** it wrote to disk), and each leaf's lines carry its own figures.
@@ -31,6 +38,7 @@
 #include "planner/keyrange.h"
 #include "planner/plan_join.h"
 #include "planner/plan_select.h"
+#include "planner/plan_setop.h"
 #include "sql/ast.h"
 
 typedef struct out {
@@ -69,13 +77,15 @@ static const char *rows_word(uint64_t n) { return n == 1 ? "row" : "rows"; }
 
 /* The name of a node's input: the table's name in the query, or "the join of A, B". */
 static void input_name(const plan_join_node *n, const plan_select *s, char *buf, size_t cap) {
+  const char *r = s->from[n->leaf ? n->from : n->right->from].name;
+  if (!r[0]) r = "(subquery)";
   if (n->leaf) {
-    snprintf(buf, cap, "%s", s->from[n->from].name);
+    snprintf(buf, cap, "%s", r);
     return;
   }
   char l[200];
   input_name(n->left, s, l, sizeof l);
-  snprintf(buf, cap, "%s JOIN %s", l, s->from[n->right->from].name);
+  snprintf(buf, cap, "%s JOIN %s", l, r);
 }
 
 static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bool analyzed,
@@ -134,17 +144,68 @@ static void input_lines(out *o, const plan_join_node *n, const plan_join_node *i
   node_lines(o, in, s, analyzed, indent + 8);
 }
 
+/* The lines of a query's plan q (a table's, a derived table's, or a set operation's). */
+static void query_plan_lines(out *o, const plan_query *q, const plan_actuals *a, bool analyzed,
+                             int indent);
+
+/* ORDER SQL_SETOP: the words of each set operator. */
+static const char *const setop_words[] = {"?", "UNION ALL", "UNION", "INTERSECT", "EXCEPT"};
+
+/* A set operation: its line, then each operand's label and lines one level deeper. */
+static void setop_lines(out *o, const plan_query *q, bool analyzed, int indent) {
+  const plan_setop *p = q->setop;
+  int op = q->sel->setop;
+  const char *held = op == SQL_SETOP_UNION_ALL ? ""
+                     : op == SQL_SETOP_UNION   ? "; distinct rows held in a hash set"
+                                               : "; the right input's distinct rows held in a "
+                                                 "hash set";
+  char act[256] = "";
+  if (analyzed) {
+    char mem[32];
+    plan_human_bytes(p->act->peak_bytes, mem, sizeof mem);
+    snprintf(act, sizeof act, "  (actual rows left=%" PRIu64 " right=%" PRIu64 " out=%" PRIu64
+             " held=%" PRIu64 " peak memory=%s)", p->act->rows_left, p->act->rows_right,
+             p->act->rows_out, p->act->held, mem);
+  }
+  add(o, indent, "%s  (estimate: %" PRIu64 " %s%s)%s",
+      op >= 1 && op <= SQL_SETOP_EXCEPT ? setop_words[op] : "?", p->est_rows,
+      rows_word(p->est_rows), held, act);
+  for (int side = 0; side < 2; side++) {
+    const plan_query *in = side ? &p->right : &p->left;
+    uint64_t est = plan_query_est_rows(in);
+    add(o, indent + 4, "%s INPUT (estimate: %" PRIu64 " %s)", side ? "RIGHT" : "LEFT", est,
+        rows_word(est));
+    query_plan_lines(o, in, side ? p->act_right : p->act_left, analyzed, indent + 8);
+  }
+}
+
+static void query_plan_lines(out *o, const plan_query *q, const plan_actuals *a, bool analyzed,
+                             int indent) {
+  if (o->rc) return;
+  if (q->setop) {
+    setop_lines(o, q, analyzed, indent);
+    return;
+  }
+  char **l = NULL;
+  int nl = 0;
+  if (plan_explain_query(q, analyzed ? a : NULL, o->A, &l, &nl)) {
+    o->rc = 10;
+    return;
+  }
+  for (int i = 0; i < nl; i++) add(o, indent, "%s", l[i]);
+}
+
 static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bool analyzed,
                        int indent) {
   if (o->rc) return;
   if (n->leaf) {
-    char **l = NULL;
-    int nl = 0;
-    if (plan_explain_query(&n->leaf_q, analyzed ? n->leaf_act : NULL, o->A, &l, &nl)) {
-      o->rc = 10;
-      return;
+    query_plan_lines(o, &n->leaf_q, n->leaf_act, analyzed, indent);
+    if (n->leaf_filter) {
+      char f[2048];
+      plan_expr_print(n->leaf_filter, s->col_names, f, sizeof f);
+      add(o, indent + 4, "FILTER %s BY %s", s->from[n->from].name[0] ? s->from[n->from].name
+                                                                     : "(subquery)", f);
     }
-    for (int i = 0; i < nl; i++) add(o, indent, "%s", l[i]);
     return;
   }
   char on[2048];
@@ -163,6 +224,8 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
                      : n->kind == SQL_JOIN_RIGHT ? "RIGHT OUTER"
                      : n->kind == SQL_JOIN_FULL  ? "FULL OUTER"
                      : n->kind == SQL_JOIN_CROSS ? "CROSS"
+                     : n->kind == SQL_JOIN_SEMI  ? "SEMI"
+                     : n->kind == SQL_JOIN_ANTI || n->kind == SQL_JOIN_ANTI_EXISTS ? "ANTI"
                                                  : "INNER";
   char act[320] = "";
   if (analyzed) {
@@ -201,7 +264,31 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
 int plan_join_explain(const plan_join_node *n, const plan_select *s, bool analyzed,
                       plan_arena *A, char ***lines, int *n_lines) {
   out o = {A, NULL, 0, 0, 0};
-  node_lines(&o, n, s, analyzed, 0);
+  int indent = 0;
+  if (n->leaf && n->derived && !s->from[n->from].setop_wrap) { /* FROM (SELECT ...) alone */
+    const char *name = s->from[n->from].name;
+    add(&o, 0, "SUBQUERY %s (estimate: %" PRIu64 " %s)", name[0] ? name : "(no alias)",
+        n->est_rows, rows_word(n->est_rows));
+    indent = 4;
+  }
+  node_lines(&o, n, s, analyzed, indent);
+  *lines = o.v;
+  *n_lines = o.n;
+  return o.rc;
+}
+
+int plan_subqueries_explain(const plan_query *q, bool analyzed, plan_arena *A, char ***lines,
+                            int *n_lines) {
+  out o = {A, NULL, 0, 0, 0};
+  for (int k = 0; k < q->n_subs; k++) {
+    const plan_query *sq = &q->subs[k];
+    bool scalar = sq->sel->setop == 0 && sq->sel->n_out == 1;
+    (void)scalar;
+    uint64_t est = plan_query_est_rows(sq);
+    add(&o, 0, "SUBQUERY %d (run once before the query; estimate: %" PRIu64 " %s)", k + 1, est,
+        rows_word(est));
+    query_plan_lines(&o, sq, &q->sub_acts[k], analyzed, 4);
+  }
   *lines = o.v;
   *n_lines = o.n;
   return o.rc;

@@ -10,7 +10,7 @@
 **    makes it a key range, a skip scan, a pushed filter or a residual exactly as for a query
 **    of that table alone; so does an ON term over one table alone when that table is the
 **    side of its join that may go unmatched and no earlier join pads it (on_pushable: it
-**    filters the rows that may match);
+**    filters the rows that may match; of an anti join only the subquery's side);
 **  - another ON term stays on its join; another WHERE term goes on the join of the last
 **    table it names when that join is inner (or a comma or cross join) and no later join
 **    pads one of its tables, else after the whole tree (q->join_filter): the NULLs an
@@ -40,6 +40,7 @@
 #include "planner/index_choice.h"
 #include "planner/plan_join.h"
 #include "planner/plan_reuse.h"
+#include "planner/plan_setop.h"
 #include "sql/ast.h"
 
 #define MAX_TABLES 64 /* a term's tables are a bit mask */
@@ -137,11 +138,44 @@ static uint64_t mul_cap(uint64_t a, uint64_t b) {
   return a * b;
 }
 
+/* The leaf of derived table i: its query's own plan, the pushed terms as its leaf filter. */
+static int derived_leaf(kv_db *db, const plan_select *s, int i, const terms *pushed,
+                        const cat_value *params, int n_params, plan_arena *A, plan_join_node *n,
+                        char *msg, size_t cap, bool full) {
+  const plan_from *f = &s->from[i];
+  int nc = f->table->n_columns;
+  int *cols = plan_arena_alloc(A, (size_t)(nc + 1) * sizeof *cols);
+  n->leaf_act = plan_arena_alloc(A, sizeof *n->leaf_act);
+  if (!cols || !n->leaf_act) goto nomem;
+  for (int c = 0; c < nc; c++) cols[c] = c;
+  if (pushed->n &&
+      !(n->leaf_filter = plan_and_terms(A, (const plan_expr *const *)pushed->v,
+                                        (uint32_t)pushed->n)))
+    goto nomem;
+  n->leaf = true;
+  n->derived = true;
+  n->from = i;
+  n->leaf_sel = f->sub;
+  n->leaf_name = f->name[0] ? f->name : "a subquery";
+  n->leaf_cols = cols;
+  n->lo = n->mid = f->base;
+  n->hi = f->base + nc;
+  int rc = full ? plan_query_build(db, f->sub, params, n_params, A, &n->leaf_q, msg, cap)
+                : plan_query_rebuild(db, f->sub, params, n_params, A, &n->leaf_q, msg, cap);
+  if (rc) return rc;
+  n->est_rows = plan_query_est_rows(&n->leaf_q);
+  return EXEC_OK;
+nomem:
+  snprintf(msg, cap, "out of memory");
+  return EXEC_NOMEM;
+}
+
 /* The plan of table i's leaf: its pushed terms as the WHERE, the used columns projected. */
 static int leaf_build(kv_db *db, const plan_select *s, int i, const terms *pushed,
                       const bool *used, const cat_value *params, int n_params, plan_arena *A,
                       plan_join_node *n, char *msg, size_t cap, bool full) {
   const plan_from *f = &s->from[i];
+  if (f->sub) return derived_leaf(db, s, i, pushed, params, n_params, A, n, msg, cap, full);
   const cat_table *t = f->table;
   plan_select *ls = plan_arena_alloc(A, sizeof *ls);
   const char **cn = plan_arena_alloc(A, (size_t)(t->n_columns + 1) * sizeof *cn);
@@ -181,6 +215,7 @@ static int leaf_build(kv_db *db, const plan_select *s, int i, const terms *pushe
   n->leaf = true;
   n->from = i;
   n->leaf_sel = ls;
+  n->leaf_name = t->name;
   n->leaf_cols = cols;
   n->lo = n->mid = f->base;
   n->hi = f->base + t->n_columns;
@@ -207,6 +242,8 @@ static bool on_pushable(const plan_select *s, const uint64_t *pads, int o, int t
   int kind = s->from[o].join;
   uint64_t before = (1ull << o) - 1; /* nodes 1 .. o-1 */
   if (kind == SQL_JOIN_FULL) return false;
+  if (kind == SQL_JOIN_ANTI || kind == SQL_JOIN_ANTI_EXISTS) /* a left row no pair passes */
+    return t == o;                                          /* comes out: keep its terms */
   if (kind == SQL_JOIN_RIGHT) return t < o && !(pads[t] & before);
   if (kind == SQL_JOIN_LEFT) return t == o;
   return !(pads[t] & before);
@@ -307,7 +344,9 @@ static int propagate(const plan_select *s, terms *pushed, const terms *on_node, 
           const plan_expr *src = e->args[dir], *dst = e->args[1 - dir];
           int ts = table_of(s, src->column), td = table_of(s, dst->column);
           if (ts == td) continue;
-          if (s->from[k].join == SQL_JOIN_LEFT) {
+          if (s->from[k].join == SQL_JOIN_ANTI) {
+            continue; /* NOT IN needs the whole subquery (its NULLs, its emptiness) */
+          } else if (s->from[k].join == SQL_JOIN_LEFT) {
             if (td != k || ts == k) continue; /* only from the left tables to the right one */
           } else if (s->from[td].join == SQL_JOIN_LEFT) {
             continue; /* not onto a table a LEFT JOIN pads */
@@ -431,7 +470,8 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     j->left = tree;
     j->right = leaf;
     int jk = s->from[k].join;
-    j->kind = !is_inner(jk) ? jk
+    bool semi = jk == SQL_JOIN_SEMI || jk == SQL_JOIN_ANTI || jk == SQL_JOIN_ANTI_EXISTS;
+    j->kind = !is_inner(jk) || semi ? jk
               : on_node[k].n || jk != SQL_JOIN_CROSS ? SQL_JOIN_INNER
                                                      : SQL_JOIN_CROSS;
     j->lo = tree->lo;
@@ -441,6 +481,18 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     q->join = j; /* from here on plan_query_free reaches every leaf */
     if (!j->act || node_terms(s, k, &on_node[k], A, j)) goto nomem;
     uint64_t l = tree->est_rows, r = leaf->est_rows;
+    if (semi) { /* x [NOT] IN (SELECT ...), a correlated [NOT] EXISTS */
+      if (!j->n_keys || j->residual) {
+        snprintf(msg, cap, "a subquery's values cannot be matched by hashing (compare values "
+                 "of one kind: numbers, strings or dates)");
+        return EXEC_ERROR;
+      }
+      j->algo = PLAN_JOIN_HASH;
+      j->build_left = false; /* the subquery's keys are held */
+      j->est_rows = l;
+      tree = j;
+      continue;
+    }
     if (j->n_keys) {
       j->algo = PLAN_JOIN_HASH;
       j->build_left = l < r;

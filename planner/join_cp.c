@@ -26,7 +26,7 @@ int plan_join_child_parent(plan_join_node *j, const char *hint, plan_arena *A) {
   plan_join_node *probe = j->build_left ? j->right : j->left;
   bool keeps_left = j->kind == SQL_JOIN_LEFT || j->kind == SQL_JOIN_FULL;
   bool keeps_right = j->kind == SQL_JOIN_RIGHT || j->kind == SQL_JOIN_FULL;
-  if (!probe->leaf || (j->build_left ? keeps_right : keeps_left))
+  if (!probe->leaf || probe->derived || (j->build_left ? keeps_right : keeps_left))
     return EXEC_OK; /* every row of the probe comes out: none may be left unread */
   const cat_table *t = probe->leaf_sel->table;
   plan_expr *const *pk = j->build_left ? j->rkeys : j->lkeys;  /* the probe side's keys */

@@ -57,7 +57,9 @@ static int ordered_leaf(kv_db *db, const plan_join_node *n, plan_expr *const *ke
 
 int plan_join_merge(kv_db *db, plan_join_node *j, const char *hint, const cat_value *params,
                     int n_params, plan_arena *A, char *msg, size_t cap, bool full) {
-  if (j->algo != PLAN_JOIN_HASH || !j->left->leaf || !j->right->leaf) return EXEC_OK;
+  if (j->algo != PLAN_JOIN_HASH || !j->left->leaf || !j->right->leaf || j->left->derived ||
+      j->right->derived)
+    return EXEC_OK;
   for (int i = 0; i < j->n_keys; i++)
     if (j->lkeys[i]->kind != PX_COLUMN || j->rkeys[i]->kind != PX_COLUMN ||
         j->lkeys[i]->type.id != j->rkeys[i]->type.id || j->lkeys[i]->type.id == CAT_T_ARRAY)

@@ -66,10 +66,18 @@ typedef struct plan_order {
   bool nulls_first;    /* NULLs before values (default: ASC first, DESC last) */
 } plan_order;
 
-/* One table of a FROM with joins (planner/bind_from.c). The joined row holds every table's
-** columns, table after table in FROM order: column c of from[i] is slot from[i].base + c. */
+struct plan_select;
+
+/* One table of a FROM with joins (planner/bind_from.c), or a derived table (a subquery in
+** FROM or a WITH name, planner/bind_subquery.c), which is also planned this way when it is
+** the only FROM item. The joined row holds every table's columns, table after table in
+** FROM order: column c of from[i] is slot from[i].base + c. */
 typedef struct plan_from {
-  const cat_table *table;  /* the table */
+  const cat_table *table;  /* the table; for a derived table a stand-in made by the binder
+                              (its result columns, no key, no family, no kv table) */
+  const struct plan_select *sub; /* a derived table: its bound query; NULL for a table */
+  bool setop_wrap;         /* sub is the set operation of a compound SELECT this query only
+                              orders and limits (EXPLAIN prints no SUBQUERY line for it) */
   const char *name;        /* the name it is known by in the query: its alias, else its name */
   int base;                /* slot of its first column in the joined row */
   int join;                /* how it joins the tables before it: enum sql_join_kind; 0 for
@@ -83,7 +91,8 @@ typedef struct plan_from {
 /* A bound SELECT (also the query of UPSERT SELECT). */
 typedef struct plan_select {
   const cat_table *table;  /* FROM table, NULL for SELECT without FROM and for joins */
-  int n_from;              /* tables of a FROM with joins (2 or more); 0 otherwise */
+  int n_from;              /* tables of a FROM with joins (2 or more), 1 for a lone derived
+                              table; 0 otherwise */
   plan_from *from;         /* them, in FROM order, or NULL */
   int n_slots;             /* joins: columns of the joined row (sum of the tables') */
   const char **col_names;  /* column names by slot (EXPLAIN): the table's, or for joins
@@ -107,6 +116,13 @@ typedef struct plan_select {
   plan_expr *limit;        /* LIMIT expression (constant or parameter) or NULL */
   plan_expr *offset;       /* OFFSET expression or NULL */
   char *hint;              /* optimizer hint text or NULL */
+  /* A set operation (planner/bind_subquery.c): setop is an enum sql_setop, set_left and
+  ** set_right its operands (set_right a simple SELECT, set_left maybe another set
+  ** operation); only n_out, n_proj (= n_out), names and proj (column nodes giving each
+  ** result column's unified type) are set besides. Such a plan_select is only ever the sub
+  ** of a plan_from. */
+  int setop;               /* 0 for a SELECT */
+  const struct plan_select *set_left, *set_right;
 } plan_select;
 
 /* A bound UPSERT. */
@@ -128,6 +144,19 @@ typedef struct plan_delete {
   char *hint;              /* optimizer hint text or NULL (as a SELECT's) */
 } plan_delete;
 
+/* An uncorrelated subquery in an expression (planner/bind_subquery.c): a scalar subquery or
+** EXISTS. It is run once per execution, before the statement is planned (exec/engine_run.c),
+** and its value is a parameter numbered after the statement's own (the PX_PARAM nodes that
+** read it have func = its number, 1-based), so the planner uses it as it uses a bound
+** parameter (a key range from k = (SELECT ...)). */
+typedef struct plan_subquery {
+  int kind;                /* SQL_E_SUBQUERY (one value; NULL without a row; an error with
+                              two) or SQL_E_EXISTS (TRUE when it has a row) */
+  plan_select *sel;        /* its query */
+  int param;               /* the parameter number its value takes */
+  uint32_t off;            /* byte offset of its '(' or EXISTS */
+} plan_subquery;
+
 typedef struct plan_bound {
   int kind;                /* enum sql_stmt_kind */
   bool explain;            /* EXPLAIN */
@@ -138,6 +167,9 @@ typedef struct plan_bound {
   plan_delete *del;        /* DELETE */
   int n_params;            /* highest parameter number */
   cat_type *param_types;   /* inferred type of each parameter (id 0: unknown) */
+  int n_subs;              /* subqueries run once, in the order to run them (an inner one
+                              before the one that holds it) */
+  plan_subquery *subs;     /* them */
 } plan_bound;
 
 /* Bind statement `st` (parsed from sql) against cat into *out, allocating in arena.
@@ -234,6 +266,8 @@ typedef struct plan_scan {
 struct plan_join_node; /* planner/plan_join.h */
 
 /* What follows the scan in a SELECT plan. */
+struct plan_actuals;
+
 typedef struct plan_query {
   const plan_select *sel;  /* the bound query */
   bool has_scan;           /* false for SELECT without FROM (one empty row) */
@@ -254,6 +288,12 @@ typedef struct plan_query {
                               (sel->n_slots slots) feed the steps after the scan (has_scan
                               false); NULL otherwise (planner/plan_join.h) */
   plan_expr *join_filter;  /* joins: the WHERE terms checked after the whole tree, or NULL */
+  int n_subs;              /* a statement's plan: the subqueries run once before it
+                              (exec/engine_sub.c), for EXPLAIN; 0 otherwise */
+  const struct plan_query *subs; /* their plans (the run's memory) */
+  const struct plan_actuals *sub_acts; /* their figures */
+  struct plan_setop *setop; /* sel is a set operation: its plan (planner/plan_setop.h), and
+                              nothing else of this struct is used; NULL otherwise */
 } plan_query;
 
 #endif /* ROWAN_PLANNER_PLAN_H */

@@ -38,6 +38,25 @@ typedef struct binder {
   int agg_mode;            /* BIND_AGG_* */
   const char *agg_where;   /* clause name for "aggregates are not allowed in WHERE" */
   int agg_cap;             /* allocated entries of sel->aggs */
+  /* Subqueries (planner/bind_subquery.c) */
+  const struct bind_cte {
+    const struct sql_cte *def;   /* the WITH item */
+    const struct bind_cte *up;   /* the items before it, then the enclosing WITH's */
+  } *ctes;                 /* the innermost WITH item in scope, or NULL */
+  const char *cte_self;    /* the WITH item whose query is being bound (it may not name
+                              itself: WITH RECURSIVE is not supported), or NULL */
+  struct bind_semi {       /* a WHERE term x [NOT] IN (SELECT ...) or a correlated
+                              [NOT] EXISTS of the SELECT bound: a semi / anti join */
+    plan_expr **x;         /* what the subquery's columns must equal, over the SELECT's
+                              input row: x of IN, then the outer sides of the correlation */
+    int n;                 /* their count (= the subquery's columns) */
+    int kind;              /* SQL_JOIN_SEMI, SQL_JOIN_ANTI (NOT IN), SQL_JOIN_ANTI_EXISTS */
+    plan_select *sub;      /* the subquery */
+    uint32_t off;          /* byte offset of the term */
+  } *semis;                /* arena; n_semis of them */
+  int n_semis;
+  plan_from *pre_from;     /* the derived table a compound SELECT's outer query reads, set
+                              just before binding that query; NULL otherwise */
 } binder;
 
 /* Record the first error (message + " at line L, column C"); returns b->rc. */
@@ -62,8 +81,9 @@ cat_type bind_common_type(const cat_type *a, const cat_type *b2, bool *ok);
 int bind_coerce_const(binder *b, plan_expr *c, const cat_type *t);
 int bind_compare_pair(binder *b, plan_expr *l, plan_expr *r, uint32_t off);
 
-/* Joins (planner/bind_from.c): bind the FROM of q with its joins into s (tables, names,
-** ON and USING conditions) and set b's scope; a column reference inside a join scope. */
+/* Joins (planner/bind_from.c): bind the FROM of q with its joins into s (tables, derived
+** tables, names, ON and USING conditions) and set b's scope; a column reference inside a
+** join scope. Also a FROM of one derived table (or b->pre_from). */
 int bind_from_joins(binder *b, const sql_select *q, plan_select *s);
 plan_expr *bind_from_column(binder *b, const sql_expr *x);
 /* Expand `*` (nqual 0) or `q.*` over the joined tables into the select list with add. */
@@ -71,6 +91,43 @@ int bind_from_star(binder *b, const sql_result_col *rc, plan_select *s, int *cap
                    int (*add)(binder *, plan_select *, int *, plan_expr *, char *));
 /* True if name is a column of any table in scope (GROUP BY alias rule). */
 bool bind_from_has_column(const binder *b, const char *name);
+
+/* Subqueries (planner/bind_subquery.c). bind_query binds any query: a WITH list (its items
+** in scope for the query), a compound SELECT (as an outer query over the set operation,
+** which holds its ORDER BY / LIMIT / OFFSET), or one SELECT (bind_select_core,
+** planner/bind_stmt.c). */
+int bind_query(binder *b, const sql_select *q, plan_select *s);
+int bind_select_core(binder *b, const sql_select *q, plan_select *s);
+/* The catalog's table name (planner/bind_from.c), or NULL with an error that names the WITH
+** names in scope, or refuses a WITH item's query naming the item itself. */
+const cat_table *bind_find_table(binder *b, const char *name, uint32_t off);
+/* The WITH item named name in scope, or NULL. */
+const struct sql_cte *bind_find_cte(const binder *b, const char *name);
+/* FROM item f: the derived table `sub` (cols: its column names, or NULL) known as name
+** (NULL: none given) at byte off; f->table becomes its stand-in, f->sub its plan. */
+int bind_derived(binder *b, const sql_select *sub, const sql_colname_list *cols,
+                 const char *name, uint32_t off, plan_from *f);
+/* A subquery in an expression (SQL_E_SUBQUERY, SQL_E_EXISTS): bound as a query of its own
+** and made a hidden parameter (plan_subquery). NULL with b's error set. */
+plan_expr *bind_subquery_expr(binder *b, const sql_expr *x);
+/* WHERE expression w bound, its top-level (ANDed) x [NOT] IN (SELECT ...) terms taken out
+** into b->semis; NULL with b->rc 0 when nothing else is left. */
+plan_expr *bind_where(binder *b, const sql_expr *w);
+/* Correlated subqueries (planner/bind_correlated.c): true when the query of w (EXISTS, or
+** IN (SELECT ...)) names a table of b's scope in its WHERE; then bind_correlated makes the
+** term a semi / anti join on the correlation's equalities (negated: NOT EXISTS). */
+bool bind_is_correlated(const binder *b, const sql_select *sub);
+int bind_correlated(binder *b, const sql_expr *w, bool negated);
+/* Record a semi / anti join (planner/bind_subquery.c). */
+int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, uint32_t off);
+/* A column node over slot i (planner/bind_subquery.c). */
+plan_expr *bind_column_node(binder *b, int i, cat_type t, bool nullable, uint32_t off);
+/* The semi / anti joins of b->semis appended to s's FROM (a single-table s becomes a FROM of
+** that table and them). */
+int bind_semis(binder *b, plan_select *s);
+/* A binder for a query nested in b's (a derived table, a branch of a set operation): b's
+** catalog, text, arena, parameters, errors and WITH items, no table in scope. */
+binder bind_nested(const binder *b);
 
 /* Structural equality of two bound expressions (GROUP BY matching). */
 bool plan_expr_equal(const plan_expr *a, const plan_expr *b2);

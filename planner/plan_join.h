@@ -9,7 +9,10 @@
 ** the right input [mid, hi). A leaf is a whole single-table plan (plan_query) of its table,
 ** with the WHERE and ON terms that concern that table alone pushed into it, so its key
 ** ranges, skip scans, pushed filters and index choice are the single-table planner's; it
-** projects the columns the rest of the query needs (leaf_cols).
+** projects the columns the rest of the query needs (leaf_cols). A leaf may also be a derived
+** table (plan_from.sub: a subquery in FROM, a WITH name, a set operation): its plan is its
+** query's whole plan, which gives every result column, and the terms over it alone are its
+** leaf_filter. A FROM of one derived table is a tree of that one leaf.
 **
 ** Algorithms: a hash join when the join has equality terms between the two inputs (the side
 ** estimated smaller is built, the other probes; other terms are a residual checked after a
@@ -67,10 +70,16 @@ struct plan_join_node {
   bool leaf;                  /* a table (else a join of two inputs) */
   /* leaf */
   int from;                   /* index of the table in sel->from */
-  plan_select *leaf_sel;      /* the single-table SELECT the leaf runs (pushed WHERE) */
+  const plan_select *leaf_sel; /* the single-table SELECT the leaf runs (pushed WHERE), or a
+                                 derived table's query */
+  const char *leaf_name;      /* the table's name, or a derived table's (messages) */
   plan_query leaf_q;          /* its plan */
   int *leaf_cols;             /* leaf_sel->proj[i] is the table's column leaf_cols[i] */
   plan_actuals *leaf_act;     /* the leaf's figures of the last run */
+  bool derived;               /* a derived table (leaf_q is its query's plan) */
+  plan_expr *leaf_filter;     /* a derived table: the terms over it alone, checked over the
+                                 joined row as each of its rows arrives (its own query is
+                                 planned as written); NULL otherwise */
   /* join */
   int algo;                   /* enum plan_join_algo */
   int kind;                   /* SQL_JOIN_INNER, _LEFT, _RIGHT, _FULL or _CROSS (COMMA and
@@ -128,6 +137,12 @@ void plan_join_free(plan_join_node *n);
 ** counts). EXEC_OK or EXEC_NOMEM. */
 int plan_join_explain(const plan_join_node *n, const plan_select *s, bool analyzed,
                       plan_arena *A, char ***lines, int *n_lines);
+
+/* The EXPLAIN lines of the subqueries statement plan q runs once before it (q->subs): per
+** subquery a `SUBQUERY n (run once: ...)` line and its plan under it (planner/
+** explain_join.c). EXEC_OK or EXEC_NOMEM. */
+int plan_subqueries_explain(const plan_query *q, bool analyzed, plan_arena *A, char ***lines,
+                            int *n_lines);
 
 /* The EXPLAIN lines of one single-table plan q (a leaf) without the statement's own lines
 ** (no TOTAL), with its figures a or NULL (planner/explain.c). EXEC_OK or EXEC_NOMEM. */

@@ -34,6 +34,7 @@
 #include "planner/index_choice.h"
 #include "planner/plan.h"
 #include "planner/plan_join.h"
+#include "planner/plan_setop.h"
 #include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
 #include "planner/hint.h"
@@ -386,6 +387,9 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
     return snprintf(msg, cap, "LIMIT needs a non-negative integer"), EXEC_ERROR;
   if (s->offset && eval_count(s->offset, params, n_params, &q->offset))
     return snprintf(msg, cap, "OFFSET needs a non-negative integer"), EXEC_ERROR;
+  if (s->setop) { /* a set operation (planner/setop.c) */
+    return plan_setop_build(db, s, params, n_params, A, q, msg, cap, full);
+  }
   if (s->n_from) { /* a join (planner/join.c) */
     q->sort = s->n_order > 0;
     q->topn = q->sort && q->limit >= 0;
@@ -543,4 +547,6 @@ void plan_query_free(plan_query *q) {
   q->has_scan = false;
   plan_join_free(q->join);
   q->join = NULL;
+  plan_setop_free(q->setop);
+  q->setop = NULL;
 }

@@ -272,8 +272,25 @@ sql_expr *sql_expr_row(sql_expr_list *fields, uint32_t off) {
   return e;
 }
 
+sql_expr *sql_expr_subquery(int kind, sql_expr *left, sql_select *sub, bool negated,
+                            uint32_t off) {
+  sql_expr *e = sub && (left || kind != SQL_E_IN) ? new_expr(kind, left ? left->off : off)
+                                                  : NULL;
+  if (!e) {
+    sql_expr_free(left);
+    sql_select_free(sub);
+    return NULL;
+  }
+  e->left = left;
+  e->sub = sub;
+  e->negated = negated;
+  fix_height(e);
+  return e;
+}
+
 void sql_expr_free(sql_expr *e) {
   if (!e) return;
+  sql_select_free(e->sub);
   sql_expr_free(e->left);
   sql_expr_free(e->right);
   sql_expr_free(e->third);
@@ -364,12 +381,14 @@ void sql_colname_list_free(sql_colname_list *l) {
 }
 
 sql_join_list *sql_join_list_append(sql_join_list *l, int kind, bool natural, uint32_t off,
-                                    char *table, uint32_t table_off, char *alias,
-                                    uint32_t alias_off, sql_expr *on, sql_colname_list *using) {
+                                    char *table, sql_select *sub, uint32_t table_off,
+                                    char *alias, uint32_t alias_off, sql_expr *on,
+                                    sql_colname_list *using) {
   if (!l) l = calloc(1, sizeof *l);
-  if (!l || !table || !grow(l->n, &l->cap, (void **)&l->a, sizeof *l->a)) {
+  if (!l || (!table && !sub) || !grow(l->n, &l->cap, (void **)&l->a, sizeof *l->a)) {
     sql_join_list_free(l);
     free(table);
+    sql_select_free(sub);
     free(alias);
     sql_expr_free(on);
     sql_colname_list_free(using);
@@ -380,6 +399,7 @@ sql_join_list *sql_join_list_append(sql_join_list *l, int kind, bool natural, ui
   j->natural = natural;
   j->off = off;
   j->table = table;
+  j->sub = sub;
   j->table_off = table_off;
   j->alias = alias;
   j->alias_off = alias_off;
@@ -388,10 +408,40 @@ sql_join_list *sql_join_list_append(sql_join_list *l, int kind, bool natural, ui
   return l;
 }
 
+sql_cte_list *sql_cte_list_append(sql_cte_list *l, char *name, uint32_t off,
+                                  sql_colname_list *cols, sql_select *select) {
+  if (!l) l = calloc(1, sizeof *l);
+  if (!l || !name || !select || !grow(l->n, &l->cap, (void **)&l->a, sizeof *l->a)) {
+    sql_cte_list_free(l);
+    free(name);
+    sql_colname_list_free(cols);
+    sql_select_free(select);
+    return NULL;
+  }
+  sql_cte *c = &l->a[l->n++];
+  c->name = name;
+  c->off = off;
+  c->cols = cols;
+  c->select = select;
+  return l;
+}
+
+void sql_cte_list_free(sql_cte_list *l) {
+  if (!l) return;
+  for (int i = 0; i < l->n; i++) {
+    free(l->a[i].name);
+    sql_colname_list_free(l->a[i].cols);
+    sql_select_free(l->a[i].select);
+  }
+  free(l->a);
+  free(l);
+}
+
 void sql_join_list_free(sql_join_list *l) {
   if (!l) return;
   for (int i = 0; i < l->n; i++) {
     free(l->a[i].table);
+    sql_select_free(l->a[i].sub);
     free(l->a[i].alias);
     sql_expr_free(l->a[i].on);
     sql_colname_list_free(l->a[i].using);
@@ -492,6 +542,10 @@ sql_select *sql_select_new(void) {
 
 void sql_select_free(sql_select *s) {
   if (!s) return;
+  sql_cte_list_free(s->with);
+  sql_select_free(s->left);
+  sql_select_free(s->right);
+  sql_select_free(s->sub);
   free(s->hint);
   sql_result_list_free(s->cols);
   free(s->table);

@@ -33,7 +33,7 @@ enum sql_expr_kind {
   SQL_E_COLUMN,      /* name[0..nname): col, q.col or t.f.col as written */
   SQL_E_UNARY,       /* op (SQL_OP_NEG/POS/NOT) applied to left */
   SQL_E_BINARY,      /* left op right */
-  SQL_E_IN,          /* left [NOT] IN (list) */
+  SQL_E_IN,          /* left [NOT] IN (list), or left [NOT] IN (sub) (list NULL) */
   SQL_E_BETWEEN,     /* left [NOT] BETWEEN right AND third */
   SQL_E_LIKE,        /* left [NOT] LIKE|ILIKE right [ESCAPE third] */
   SQL_E_ISNULL,      /* left IS [NOT] NULL */
@@ -42,7 +42,9 @@ enum sql_expr_kind {
   SQL_E_FUNC,        /* text(list), COUNT(*) (star), COUNT(DISTINCT x) (distinct); the
                         constructor ARRAY[list] is the function named ARRAY and the subscript
                         a[i] the call ARRAY_ELEM(a, i) */
-  SQL_E_ROW          /* row value constructor (list[0], list[1], ...) */
+  SQL_E_ROW,         /* row value constructor (list[0], list[1], ...) */
+  SQL_E_SUBQUERY,    /* a scalar subquery (sub) */
+  SQL_E_EXISTS       /* EXISTS (sub) */
 };
 
 /* Literal kinds of SQL_E_LITERAL. */
@@ -125,6 +127,7 @@ struct sql_expr {
   sql_expr *third;     /* third operand */
   sql_expr_list *list; /* IN list, CASE arms, FUNC arguments, ROW fields */
   sql_type *type;      /* CAST target type */
+  struct sql_select *sub; /* SUBQUERY, EXISTS, IN (SELECT ...): the query; owned */
 };
 
 /* ORDER BY or index key term: expr [ASC|DESC] [NULLS FIRST|LAST]. */
@@ -192,16 +195,23 @@ enum sql_join_kind {
   SQL_JOIN_LEFT,      /* LEFT [OUTER] JOIN */
   SQL_JOIN_RIGHT,     /* RIGHT [OUTER] JOIN */
   SQL_JOIN_FULL,      /* FULL [OUTER] JOIN */
-  SQL_JOIN_CROSS      /* CROSS JOIN */
+  SQL_JOIN_CROSS,     /* CROSS JOIN */
+  SQL_JOIN_SEMI,      /* never written: the planner's join of an x IN (SELECT ...) */
+  SQL_JOIN_ANTI,      /* never written: the planner's join of an x NOT IN (SELECT ...) */
+  SQL_JOIN_ANTI_EXISTS /* never written: the planner's join of a correlated NOT EXISTS */
 };
 
-/* One FROM item after the first: kind table [alias] [ON expr | USING (cols)]. */
+typedef struct sql_select sql_select;
+
+/* One FROM item after the first: kind table [alias] [ON expr | USING (cols)]; the table is
+** a derived table `(SELECT ...) [AS] alias` when sub is set (table is then NULL). */
 typedef struct sql_join {
   int kind;               /* enum sql_join_kind */
   bool natural;           /* NATURAL before the join words (parsed; refused for now) */
   uint32_t off;           /* byte offset of the join's first word (the comma for COMMA) */
-  char *table;            /* owned */
-  uint32_t table_off;     /* byte offset of the table name */
+  char *table;            /* owned; NULL for a derived table */
+  uint32_t table_off;     /* byte offset of the table name (the '(' of a derived table) */
+  sql_select *sub;        /* the derived table's query, or NULL; owned */
   char *alias;            /* owned, or NULL */
   uint32_t alias_off;     /* byte offset of the alias (0 without one) */
   sql_expr *on;           /* ON condition or NULL; owned */
@@ -214,8 +224,41 @@ typedef struct sql_join_list {
   sql_join *a;    /* owned */
 } sql_join_list;
 
-typedef struct sql_select {
-  uint32_t off;          /* byte offset of SELECT */
+/* ORDER SQL_SETOP: the set operations of a compound SELECT; print.c has their words in
+** this order. */
+enum sql_setop {
+  SQL_SETOP_UNION_ALL = 1, /* UNION ALL */
+  SQL_SETOP_UNION,         /* UNION */
+  SQL_SETOP_INTERSECT,     /* INTERSECT */
+  SQL_SETOP_EXCEPT         /* EXCEPT */
+};
+
+/* One common table expression of WITH: name [(cols)] AS (select). */
+typedef struct sql_cte {
+  char *name;             /* owned */
+  uint32_t off;           /* byte offset of the name */
+  sql_colname_list *cols; /* the column names given, or NULL; owned */
+  sql_select *select;     /* its query; owned */
+} sql_cte;
+
+typedef struct sql_cte_list {
+  int n;          /* number of items */
+  int cap;        /* allocated slots */
+  sql_cte *a;     /* owned */
+} sql_cte_list;
+
+/* A SELECT. A compound SELECT (`left UNION right`, left-associative, every operator of one
+** precedence as in SQLite) has setop set, its operands in left and right, and only the
+** clauses that apply to the whole result (ORDER BY, LIMIT, OFFSET, WITH); its other
+** fields are empty. */
+struct sql_select {
+  uint32_t off;          /* byte offset of SELECT (of the first SELECT of a compound) */
+  sql_cte_list *with;    /* WITH ... before the query, or NULL; owned */
+  int setop;             /* enum sql_setop of a compound SELECT, 0 otherwise */
+  uint32_t setop_off;    /* byte offset of the set operator's first word */
+  sql_select *left;      /* compound: the left operand (maybe compound itself); owned */
+  sql_select *right;     /* compound: the right operand (a simple SELECT); owned */
+  sql_select *sub;       /* FROM (SELECT ...) as the first FROM item: table is NULL; owned */
   char *hint;            /* text of the optimizer hint comment, trimmed; NULL if none; owned */
   bool distinct;         /* SELECT DISTINCT */
   sql_result_list *cols; /* the select list; owned */
@@ -230,7 +273,7 @@ typedef struct sql_select {
   sql_order_list *order; /* or NULL; owned */
   sql_expr *limit;       /* or NULL; owned */
   sql_expr *offset;      /* or NULL; owned */
-} sql_select;
+};
 
 /* A column definition of CREATE TABLE. */
 typedef struct sql_coldef {
@@ -356,6 +399,10 @@ sql_expr *sql_expr_func(char *name, sql_expr_list *args, bool distinct, bool sta
 /* A row value constructor: two or more fields in an expression, one or more as a VALUES
 ** row. */
 sql_expr *sql_expr_row(sql_expr_list *fields, uint32_t off);
+/* A subquery expression: kind SQL_E_SUBQUERY or SQL_E_EXISTS (left NULL), or SQL_E_IN
+** (left [NOT] IN (sub)); sub and left are taken over. off: the first token's offset. */
+sql_expr *sql_expr_subquery(int kind, sql_expr *left, struct sql_select *sub, bool negated,
+                            uint32_t off);
 void sql_expr_free(sql_expr *e);
 
 /* ---- Lists --------------------------------------------------------------------------- */
@@ -375,11 +422,17 @@ void sql_result_list_free(sql_result_list *l);
 sql_option_list *sql_option_list_append(sql_option_list *l, char *family, char *name,
                                         sql_expr *value, uint32_t off);
 void sql_option_list_free(sql_option_list *l);
-/* Appends a join item; table, alias, on and using are taken over (freed on failure). */
+/* Appends a join item; table (or sub, a derived table, when table is NULL), alias, on and
+** using are taken over (freed on failure). */
 sql_join_list *sql_join_list_append(sql_join_list *l, int kind, bool natural, uint32_t off,
-                                    char *table, uint32_t table_off, char *alias,
-                                    uint32_t alias_off, sql_expr *on, sql_colname_list *using);
+                                    char *table, sql_select *sub, uint32_t table_off,
+                                    char *alias, uint32_t alias_off, sql_expr *on,
+                                    sql_colname_list *using);
 void sql_join_list_free(sql_join_list *l);
+/* Appends a WITH item; name, cols and select are taken over (freed on failure). */
+sql_cte_list *sql_cte_list_append(sql_cte_list *l, char *name, uint32_t off,
+                                  sql_colname_list *cols, sql_select *select);
+void sql_cte_list_free(sql_cte_list *l);
 
 /* ---- Types, statements --------------------------------------------------------------- */
 /* A type (name taken over); nargs 0..2 arguments in arg. */

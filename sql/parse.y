@@ -225,9 +225,39 @@ valueslist(A) ::= valueslist(V) COMMA LP(P) nexprlist(L) RP.
 /* ---- SELECT ---------------------------------------------------------------------------- */
 %type select {sql_select *}
 %destructor select { sql_select_free($$); }
-select(A) ::= SELECT(K) hint_opt(H) distinct_opt(D) selcollist(C) from_opt(F) where_opt(W)
-              groupby_opt(G) having_opt(V) orderby_opt(O) limit_opt(L) offset_opt(M).
-  { A = sql_pc_select(ctx, K, H, D, C, F, W, G, V, O, L, M); }
+/* A query: [WITH ...] one SELECT or a compound of them, then the ORDER BY / LIMIT / OFFSET
+   of the whole. The set operators are left-associative and of one precedence (SQLite's
+   rule); a SELECT inside a compound takes no ORDER BY or LIMIT of its own. */
+select(A) ::= with_opt(W) selectnowith(S) orderby_opt(O) limit_opt(L) offset_opt(M).
+  { A = sql_pc_select_tail(ctx, W, S, O, L, M); }
+
+%type selectnowith {sql_select *}
+%destructor selectnowith { sql_select_free($$); }
+selectnowith(A) ::= oneselect(S). { A = S; }
+selectnowith(A) ::= selectnowith(L) setop(O) oneselect(R). { A = sql_pc_compound(ctx, L, O, R); }
+
+%type setop {sql_joinop}
+setop(A) ::= UNION(K). { A = sql_pc_joinop(ctx, SQL_SETOP_UNION, K); }
+setop(A) ::= UNION(K) ALL. { A = sql_pc_joinop(ctx, SQL_SETOP_UNION_ALL, K); }
+setop(A) ::= INTERSECT(K). { A = sql_pc_joinop(ctx, SQL_SETOP_INTERSECT, K); }
+setop(A) ::= EXCEPT(K). { A = sql_pc_joinop(ctx, SQL_SETOP_EXCEPT, K); }
+
+%type oneselect {sql_select *}
+%destructor oneselect { sql_select_free($$); }
+oneselect(A) ::= SELECT(K) hint_opt(H) distinct_opt(D) selcollist(C) from_opt(F) where_opt(W)
+                 groupby_opt(G) having_opt(V).
+  { A = sql_pc_select(ctx, K, H, D, C, F, W, G, V); }
+
+/* WITH name [(cols)] AS (select), ...: common table expressions (not recursive). */
+%type with_opt {sql_cte_list *}
+%destructor with_opt { sql_cte_list_free($$); }
+with_opt(A) ::= . { A = NULL; }
+with_opt(A) ::= WITH ctelist(L). { A = L; }
+%type ctelist {sql_cte_list *}
+%destructor ctelist { sql_cte_list_free($$); }
+ctelist(A) ::= nm(N) collist_opt(C) AS LP select(S) RP. { A = sql_pc_cte(ctx, NULL, N, C, S); }
+ctelist(A) ::= ctelist(L) COMMA nm(N) collist_opt(C) AS LP select(S) RP.
+  { A = sql_pc_cte(ctx, L, N, C, S); }
 
 %type hint_opt {char *}
 %destructor hint_opt { free($$); }
@@ -261,10 +291,19 @@ as_opt(A) ::= AS nm(N). { A = N.z; }
 as_opt(A) ::= nm(N). { A = N.z; }
 
 %type from_opt {sql_from}
-%destructor from_opt { free($$.table.z); free($$.alias.z); sql_join_list_free($$.joins); }
+%destructor from_opt { free($$.table.z); free($$.alias.z); sql_select_free($$.sub);
+                       sql_join_list_free($$.joins); }
 from_opt(A) ::= . { A.table.z = NULL; A.table.off = 0; A.alias.z = NULL; A.alias.off = 0;
-                    A.joins = NULL; }
-from_opt(A) ::= FROM nm(T) tas_opt(N) joins_opt(J). { A.table = T; A.alias = N; A.joins = J; }
+                    A.sub = NULL; A.joins = NULL; }
+from_opt(A) ::= FROM fromitem(I) joins_opt(J). { A = I; A.joins = J; }
+
+/* One FROM item: a table, or a derived table (SELECT ...), with an optional alias. */
+%type fromitem {sql_from}
+%destructor fromitem { free($$.table.z); free($$.alias.z); sql_select_free($$.sub);
+                       sql_join_list_free($$.joins); }
+fromitem(A) ::= nm(T) tas_opt(N). { A.table = T; A.alias = N; A.sub = NULL; A.joins = NULL; }
+fromitem(A) ::= LP(P) select(S) RP tas_opt(N).
+  { A.table.z = NULL; A.table.off = sql_pc_off(ctx, P); A.alias = N; A.sub = S; A.joins = NULL; }
 
 /* A table's alias. Without AS it may not be a join word (JOIN, LEFT, ...: they start a join
    there), so "FROM t left" is a syntax error and "FROM t AS left" is not. */
@@ -284,14 +323,14 @@ joins_opt(A) ::= . { A = NULL; }
 joins_opt(A) ::= joins(L). { A = L; }
 %type joins {sql_join_list *}
 %destructor joins { sql_join_list_free($$); }
-joins(A) ::= COMMA(K) nm(T) tas_opt(N).
-  { A = sql_pc_join(ctx, NULL, sql_pc_joinop(ctx, SQL_JOIN_COMMA, K), T, N, NULL, NULL); }
-joins(A) ::= joinop(O) nm(T) tas_opt(N) join_on(C) join_using(U).
-  { A = sql_pc_join(ctx, NULL, O, T, N, C, U); }
-joins(A) ::= joins(L) COMMA(K) nm(T) tas_opt(N).
-  { A = sql_pc_join(ctx, L, sql_pc_joinop(ctx, SQL_JOIN_COMMA, K), T, N, NULL, NULL); }
-joins(A) ::= joins(L) joinop(O) nm(T) tas_opt(N) join_on(C) join_using(U).
-  { A = sql_pc_join(ctx, L, O, T, N, C, U); }
+joins(A) ::= COMMA(K) fromitem(I).
+  { A = sql_pc_join(ctx, NULL, sql_pc_joinop(ctx, SQL_JOIN_COMMA, K), I, NULL, NULL); }
+joins(A) ::= joinop(O) fromitem(I) join_on(C) join_using(U).
+  { A = sql_pc_join(ctx, NULL, O, I, C, U); }
+joins(A) ::= joins(L) COMMA(K) fromitem(I).
+  { A = sql_pc_join(ctx, L, sql_pc_joinop(ctx, SQL_JOIN_COMMA, K), I, NULL, NULL); }
+joins(A) ::= joins(L) joinop(O) fromitem(I) join_on(C) join_using(U).
+  { A = sql_pc_join(ctx, L, O, I, C, U); }
 
 %type joinop {sql_joinop}
 joinop(A) ::= JOIN(K). { A = sql_pc_joinop(ctx, SQL_JOIN_INNER, K); }
@@ -452,6 +491,15 @@ expr(A) ::= expr(X) IN LP nexprlist(L) RP. [IN]
   { A = sql_pc_expr(ctx, sql_expr_in(X, L, false)); }
 expr(A) ::= expr(X) NOTX IN LP nexprlist(L) RP. [IN]
   { A = sql_pc_expr(ctx, sql_expr_in(X, L, true)); }
+/* Subqueries in expressions: a scalar (SELECT ...), EXISTS (SELECT ...), x IN (SELECT ...). */
+expr(A) ::= LP(P) select(S) RP.
+  { A = sql_pc_expr(ctx, sql_expr_subquery(SQL_E_SUBQUERY, NULL, S, false, sql_pc_off(ctx, P))); }
+expr(A) ::= EXISTS(K) LP select(S) RP.
+  { A = sql_pc_expr(ctx, sql_expr_subquery(SQL_E_EXISTS, NULL, S, false, sql_pc_off(ctx, K))); }
+expr(A) ::= expr(X) IN LP select(S) RP. [IN]
+  { A = sql_pc_expr(ctx, sql_expr_subquery(SQL_E_IN, X, S, false, 0)); }
+expr(A) ::= expr(X) NOTX IN LP select(S) RP. [IN]
+  { A = sql_pc_expr(ctx, sql_expr_subquery(SQL_E_IN, X, S, true, 0)); }
 expr(A) ::= expr(X) BETWEEN expr(Y) AND expr(Z). [BETWEEN]
   { A = sql_pc_expr(ctx, sql_expr_between(X, Y, Z, false)); }
 expr(A) ::= expr(X) NOTX BETWEEN expr(Y) AND expr(Z). [BETWEEN]

@@ -36,14 +36,16 @@ typedef struct sql_qname {
   sql_name name;   /* the column name */
 } sql_qname;
 
-/* FROM table [alias] [joins]. */
+/* FROM table [alias] [joins], or one FROM item (joins NULL). */
 typedef struct sql_from {
-  sql_name table;        /* z NULL without FROM */
+  sql_name table;        /* z NULL without FROM and for a derived table (off: its '(') */
   sql_name alias;        /* z owned or NULL */
+  sql_select *sub;       /* a derived table's query, or NULL; owned */
   sql_join_list *joins;  /* the items after the first, or NULL; owned */
 } sql_from;
 
-/* The words of a join before its table: kind, NATURAL, offset of the first word. */
+/* The words of a join before its table: kind, NATURAL, offset of the first word; also a
+** set operator's (kind an enum sql_setop, natural unused). */
 typedef struct sql_joinop {
   int kind;       /* enum sql_join_kind */
   bool natural;   /* NATURAL was written */
@@ -142,15 +144,24 @@ sql_expr *sql_pc_subscript(sql_pctx *ctx, sql_expr *a, sql_expr *i);
 /* The trimmed text of a hint token, or NULL. */
 char *sql_pc_hint(sql_pctx *ctx, sql_token t);
 
+/* One SELECT without ORDER BY / LIMIT / OFFSET (sql_pc_select_tail adds them). */
 sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
                           sql_result_list *cols, sql_from from, sql_expr *where,
-                          sql_expr_list *group, sql_expr *having, sql_order_list *order,
-                          sql_expr *limit, sql_expr *offset);
+                          sql_expr_list *group, sql_expr *having);
+/* The query s (simple or compound) with its WITH list and the ORDER BY, LIMIT and OFFSET
+** of the whole; everything is taken over. */
+sql_select *sql_pc_select_tail(sql_pctx *ctx, sql_cte_list *with, sql_select *s,
+                               sql_order_list *order, sql_expr *limit, sql_expr *offset);
+/* The compound `left op right` (op.kind an enum sql_setop); both are taken over. */
+sql_select *sql_pc_compound(sql_pctx *ctx, sql_select *left, sql_joinop op, sql_select *right);
+/* Appends `name [(cols)] AS (select)` to a WITH list (NULL: a new list); takes all. */
+sql_cte_list *sql_pc_cte(sql_pctx *ctx, sql_cte_list *l, sql_name name, sql_colname_list *cols,
+                         sql_select *select);
 sql_stmt *sql_pc_stmt_select(sql_pctx *ctx, sql_select *s);
-/* Appends the join `op table [alias] [ON on | USING (using)]` to l (NULL: a new list);
-** everything is taken over. */
-sql_join_list *sql_pc_join(sql_pctx *ctx, sql_join_list *l, sql_joinop op, sql_name table,
-                           sql_name alias, sql_expr *on, sql_colname_list *using);
+/* Appends the join `op item [ON on | USING (using)]` to l (NULL: a new list), item being a
+** table or a derived table with its alias; everything is taken over. */
+sql_join_list *sql_pc_join(sql_pctx *ctx, sql_join_list *l, sql_joinop op, sql_from item,
+                           sql_expr *on, sql_colname_list *using);
 /* A joinop of kind whose first word is token k. */
 sql_joinop sql_pc_joinop(sql_pctx *ctx, int kind, sql_token k);
 sql_stmt *sql_pc_upsert(sql_pctx *ctx, sql_token kw, char *hint, sql_name table,

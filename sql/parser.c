@@ -411,21 +411,18 @@ char *sql_pc_hint(sql_pctx *ctx, sql_token t) {
 
 sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
                           sql_result_list *cols, sql_from from, sql_expr *where,
-                          sql_expr_list *group, sql_expr *having, sql_order_list *order,
-                          sql_expr *limit, sql_expr *offset) {
+                          sql_expr_list *group, sql_expr *having) {
   sql_select *s = sql_select_new();
   if (!s) {
     free(hint);
     sql_result_list_free(cols);
     free(from.table.z);
     free(from.alias.z);
+    sql_select_free(from.sub);
     sql_join_list_free(from.joins);
     sql_expr_free(where);
     sql_expr_list_free(group);
     sql_expr_free(having);
-    sql_order_list_free(order);
-    sql_expr_free(limit);
-    sql_expr_free(offset);
     return sql_pc_nomem(ctx);
   }
   s->off = sql_pc_off(ctx, kw);
@@ -434,22 +431,60 @@ sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
   s->cols = cols;
   s->table = from.table.z;
   s->table_off = from.table.off;
+  s->sub = from.sub;
   s->alias = from.alias.z;
   s->alias_off = from.alias.z ? from.alias.off : 0;
   s->joins = from.joins;
   s->where = where;
   s->group = group;
   s->having = having;
+  return s;
+}
+
+sql_select *sql_pc_select_tail(sql_pctx *ctx, sql_cte_list *with, sql_select *s,
+                               sql_order_list *order, sql_expr *limit, sql_expr *offset) {
+  if (!s) {
+    sql_cte_list_free(with);
+    sql_order_list_free(order);
+    sql_expr_free(limit);
+    sql_expr_free(offset);
+    return NULL; /* the error is recorded already */
+  }
+  (void)ctx;
+  s->with = with;
   s->order = order;
   s->limit = limit;
   s->offset = offset;
   return s;
 }
 
-sql_join_list *sql_pc_join(sql_pctx *ctx, sql_join_list *l, sql_joinop op, sql_name table,
-                           sql_name alias, sql_expr *on, sql_colname_list *using) {
-  sql_join_list *r = sql_join_list_append(l, op.kind, op.natural, op.off, table.z, table.off,
-                                          alias.z, alias.z ? alias.off : 0, on, using);
+sql_select *sql_pc_compound(sql_pctx *ctx, sql_select *left, sql_joinop op, sql_select *right) {
+  sql_select *s = left && right ? sql_select_new() : NULL;
+  if (!s) {
+    sql_select_free(left);
+    sql_select_free(right);
+    return sql_pc_nomem(ctx);
+  }
+  s->off = left->off;
+  s->setop = op.kind;
+  s->setop_off = op.off;
+  s->left = left;
+  s->right = right;
+  return s;
+}
+
+sql_cte_list *sql_pc_cte(sql_pctx *ctx, sql_cte_list *l, sql_name name, sql_colname_list *cols,
+                         sql_select *select) {
+  sql_cte_list *r = sql_cte_list_append(l, name.z, name.off, cols, select);
+  if (!r) sql_pc_nomem(ctx);
+  return r;
+}
+
+sql_join_list *sql_pc_join(sql_pctx *ctx, sql_join_list *l, sql_joinop op, sql_from item,
+                           sql_expr *on, sql_colname_list *using) {
+  sql_join_list *r = sql_join_list_append(l, op.kind, op.natural, op.off, item.table.z,
+                                          item.sub, item.table.off, item.alias.z,
+                                          item.alias.z ? item.alias.off : 0, on, using);
   if (!r) sql_pc_nomem(ctx);
   return r;
 }

@@ -135,6 +135,7 @@ static int prec_of(const sql_expr *e) {
 }
 
 static void put_expr(buf *b, const sql_expr *e, int minprec, unsigned flags);
+static void put_select(buf *b, const sql_select *s, unsigned flags);
 
 static void put_list(buf *b, const sql_expr_list *l, unsigned flags) {
   for (int i = 0; l && i < l->n; i++) {
@@ -228,7 +229,14 @@ static void put_expr_body(buf *b, const sql_expr *e, unsigned flags) {
     case SQL_E_IN:
       put_expr(b, e->left, P_IN + 1, flags);
       puts_(b, e->negated ? " NOT IN (" : " IN (");
-      put_list(b, e->list, flags);
+      if (e->sub) put_select(b, e->sub, flags);
+      else put_list(b, e->list, flags);
+      puts_(b, ")");
+      break;
+    case SQL_E_SUBQUERY:
+    case SQL_E_EXISTS:
+      puts_(b, e->kind == SQL_E_EXISTS ? "EXISTS (" : "(");
+      put_select(b, e->sub, flags);
       puts_(b, ")");
       break;
     case SQL_E_BETWEEN:
@@ -368,6 +376,24 @@ static void put_options(buf *b, const sql_option_list *l, unsigned flags) {
   }
 }
 
+static void put_core(buf *b, const sql_select *s, unsigned flags);
+
+/* A FROM item: a table or (derived table), then its alias. */
+static void put_from_item(buf *b, const char *table, const sql_select *sub, const char *alias,
+                          unsigned flags) {
+  if (sub) {
+    puts_(b, "(");
+    put_select(b, sub, flags);
+    puts_(b, ")");
+  } else {
+    put_ident(b, table);
+  }
+  if (alias) {
+    puts_(b, " AS ");
+    put_ident(b, alias);
+  }
+}
+
 /* ORDER SQL_JOIN: the words of each join kind. */
 static void put_join(buf *b, const sql_join *j, unsigned flags) {
   static const char *const words[] = {"?", ",", " JOIN", " LEFT JOIN", " RIGHT JOIN",
@@ -375,11 +401,7 @@ static void put_join(buf *b, const sql_join *j, unsigned flags) {
   if (j->natural) puts_(b, " NATURAL");
   puts_(b, j->kind >= 1 && j->kind <= SQL_JOIN_CROSS ? words[j->kind] : "?");
   puts_(b, " ");
-  put_ident(b, j->table);
-  if (j->alias) {
-    puts_(b, " AS ");
-    put_ident(b, j->alias);
-  }
+  put_from_item(b, j->table, j->sub, j->alias, flags);
   if (j->on) {
     puts_(b, " ON ");
     put_expr(b, j->on, 0, flags);
@@ -394,7 +416,53 @@ static void put_join(buf *b, const sql_join *j, unsigned flags) {
   }
 }
 
+/* ORDER SQL_SETOP: the words of each set operator. */
+static const char *const setop_words[] = {"?", " UNION ALL ", " UNION ", " INTERSECT ",
+                                          " EXCEPT "};
+
 static void put_select(buf *b, const sql_select *s, unsigned flags) {
+  if (s->with) {
+    puts_(b, "WITH ");
+    for (int i = 0; i < s->with->n; i++) {
+      const sql_cte *c = &s->with->a[i];
+      if (i) puts_(b, ", ");
+      put_ident(b, c->name);
+      if (c->cols) {
+        puts_(b, " (");
+        for (int k = 0; k < c->cols->n; k++) {
+          if (k) puts_(b, ", ");
+          put_ident(b, c->cols->a[k].name);
+        }
+        puts_(b, ")");
+      }
+      puts_(b, " AS (");
+      put_select(b, c->select, flags);
+      puts_(b, ") ");
+    }
+  }
+  if (s->setop) {
+    put_select(b, s->left, flags);
+    puts_(b, s->setop >= 1 && s->setop <= SQL_SETOP_EXCEPT ? setop_words[s->setop] : "?");
+    put_select(b, s->right, flags);
+  } else {
+    put_core(b, s, flags);
+  }
+  if (s->order) {
+    puts_(b, " ORDER BY ");
+    put_order(b, s->order, flags);
+  }
+  if (s->limit) {
+    puts_(b, " LIMIT ");
+    put_expr(b, s->limit, 0, flags);
+  }
+  if (s->offset) {
+    puts_(b, " OFFSET ");
+    put_expr(b, s->offset, 0, flags);
+  }
+}
+
+/* One SELECT without WITH, ORDER BY, LIMIT and OFFSET. */
+static void put_core(buf *b, const sql_select *s, unsigned flags) {
   puts_(b, "SELECT ");
   put_hint(b, s->hint);
   if (s->distinct) puts_(b, "DISTINCT ");
@@ -415,13 +483,9 @@ static void put_select(buf *b, const sql_select *s, unsigned flags) {
       puts_(b, "*");
     }
   }
-  if (s->table) {
+  if (s->table || s->sub) {
     puts_(b, " FROM ");
-    put_ident(b, s->table);
-    if (s->alias) {
-      puts_(b, " AS ");
-      put_ident(b, s->alias);
-    }
+    put_from_item(b, s->table, s->sub, s->alias, flags);
   }
   for (int i = 0; s->joins && i < s->joins->n; i++) put_join(b, &s->joins->a[i], flags);
   if (s->where) {
@@ -435,18 +499,6 @@ static void put_select(buf *b, const sql_select *s, unsigned flags) {
   if (s->having) {
     puts_(b, " HAVING ");
     put_expr(b, s->having, 0, flags);
-  }
-  if (s->order) {
-    puts_(b, " ORDER BY ");
-    put_order(b, s->order, flags);
-  }
-  if (s->limit) {
-    puts_(b, " LIMIT ");
-    put_expr(b, s->limit, 0, flags);
-  }
-  if (s->offset) {
-    puts_(b, " OFFSET ");
-    put_expr(b, s->offset, 0, flags);
   }
 }
 

@@ -1,17 +1,18 @@
 /*
 ** sql/unsupported.c: what to say when a syntax error is a statement or clause that Rowan's
-** dialect does not have (INSERT, UPDATE, ALTER TABLE, CREATE VIEW, subqueries,
-** UNION, window functions, ...). The grammar rejects them like any other bad token; after
+** dialect does not have (INSERT, UPDATE, ALTER TABLE, CREATE VIEW, WITH RECURSIVE, Oracle's
+** MINUS, window functions, ...). The grammar rejects them like any other bad token; after
 ** the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls sql_unsupported(),
 ** which re-reads the statement's tokens up to the rejected one and, when they match one of
 ** the patterns below, gives the message that names the missing feature and what to use
 ** instead (Phoenix's alternatives: UPSERT for INSERT and UPDATE, drop and recreate for
-** ALTER TABLE), and the position of the construct (the INSERT, the '(' of a subquery in
-** FROM) for the error's line and column. Joins parse (sql/parse.y); the forms not run
-** (NATURAL; RIGHT and FULL with USING) are refused by the binder (planner/bind_from.c).
+** ALTER TABLE), and the position of the construct (the INSERT, the WITH of WITH RECURSIVE)
+** for the error's line and column. Derived tables, WITH, the set operations, subqueries in
+** expressions and joins parse (sql/parse.y); what they cannot do yet (NATURAL joins; RIGHT
+** and FULL joins with USING; some subquery forms) the binder refuses.
 **
 ** Many of these words are not keywords of the dialect, so the grammar can take some of them
-** as names: in "FROM a UNION SELECT" UNION is a's alias and the error comes at SELECT. The
+** as names: in "FROM a MINUS SELECT" MINUS is a's alias and the error comes at SELECT. The
 ** patterns look one token back for that reason. Nothing here changes what parses: it runs only after the
 ** grammar has refused a token, and only chooses the message.
 **
@@ -39,11 +40,9 @@ static bool is_word(const tok *t, const char *w) {
   return t && t->n == n && strncasecmp(t->z, w, n) == 0;
 }
 
-/* UNION, INTERSECT, EXCEPT or MINUS (Oracle's EXCEPT). */
-static bool is_set_op(const tok *t) {
-  return t && t->type == TK_ID &&
-         (is_word(t, "UNION") || is_word(t, "INTERSECT") || is_word(t, "EXCEPT") ||
-          is_word(t, "MINUS"));
+/* MINUS (Oracle's EXCEPT), which is a name to the grammar. */
+static bool is_minus(const tok *t) {
+  return t && t->type == TK_ID && is_word(t, "MINUS");
 }
 
 /* The TK_* code of the first token after p in sql[..len) that is not space or a comment,
@@ -86,7 +85,6 @@ static bool leading(const tok *e, const tok *verb, char *msg, size_t cap, size_t
               ? "ALTER INDEX is not supported: drop and recreate the index"
               : "ALTER TABLE is not supported: drop and recreate the table";
     else if (is_word(e, "TRUNCATE")) m = "TRUNCATE is not supported: use DELETE FROM table";
-    else if (is_word(e, "WITH")) m = "WITH (common table expressions) is not supported";
     else if (is_word(e, "SHOW") || is_word(e, "DESCRIBE"))
       m = "%s is not supported: in the rowan shell, .tables and .schema list the tables and "
           "their columns";
@@ -166,29 +164,24 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   if (ntok == lead && leading(&e, NULL, msg, cap, off, sql, len)) return true;
   if (verb.z && ntok == lead + 1 && leading(&e, &verb, msg, cap, off, sql, len)) return true;
 
-  /* A subquery in FROM: FROM ( ... */
-  if (e.type == TK_LP && b0 && b0->type == TK_FROM) {
-    snprintf(msg, cap, "subqueries in FROM are not supported");
-    *off = (size_t)(e.z - sql);
+  /* WITH RECURSIVE name ...: RECURSIVE was taken as the first item's name. */
+  if (b0 && b1 && b1->type == TK_WITH && b0->type == TK_ID && is_word(b0, "RECURSIVE")) {
+    snprintf(msg, cap, "WITH RECURSIVE is not supported: a WITH item may use only the items "
+             "before it");
+    *off = (size_t)(b1->z - sql);
     return true;
   }
-  /* UNION and friends: the word itself, or after it was taken as an alias. */
-  if (is_set_op(&e) ||
-      (is_set_op(b0) && (e.type == TK_SELECT || e.type == TK_ALL || e.type == TK_DISTINCT))) {
-    const tok *at = is_set_op(&e) ? &e : b0;
-    char w[16];
-    upper(at, w, sizeof w);
-    snprintf(msg, cap, "%s is not supported", w);
-    *off = (size_t)(at->z - sql);
+  /* Oracle's MINUS, taken as an alias: the error comes at the SELECT after it. */
+  if (is_minus(b0) && (e.type == TK_SELECT || e.type == TK_ALL || e.type == TK_DISTINCT)) {
+    snprintf(msg, cap, "MINUS is not supported: use EXCEPT");
+    *off = (size_t)(b0->z - sql);
     return true;
   }
-  /* ( SELECT ...: a subquery in an expression (IN, EXISTS, a scalar subquery), or
-  ** UPSERT INTO t (SELECT ...), which needs no parentheses. */
-  if (e.type == TK_SELECT && b0 && b0->type == TK_LP) {
-    if (first_type == TK_UPSERT && b1 && b2 && b2->type == TK_INTO)
-      snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
-    else
-      snprintf(msg, cap, "subqueries are not supported");
+  /* UPSERT INTO t (SELECT ...), which needs no parentheses (subqueries in expressions and
+  ** in FROM parse). */
+  if (e.type == TK_SELECT && b0 && b0->type == TK_LP && first_type == TK_UPSERT && b1 && b2 &&
+      b2->type == TK_INTO) {
+    snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
     *off = (size_t)(e.z - sql);
     return true;
   }

@@ -9,9 +9,14 @@
 ** CROSS JOIN, comma joins with the condition in WHERE, and USING; ON conditions with an equality (a hash
 ** join), with an extra residual term, or with no equality (a nested loop); WHERE terms on
 ** one table (pushed into its scan: key ranges and filters) and on several; a select list
-** of qualified columns, or COUNT / SUM / MIN with an optional GROUP BY. Every other round
-** gives Rowan a join memory of a few rows, so its hash joins partition to disk (exec/
-** op_spill.c), and draws equality joins only. Answers are
+** of qualified columns, or COUNT / SUM / MIN with an optional GROUP BY. One query in three
+** is instead a set operation (UNION ALL, UNION, INTERSECT, EXCEPT, chained, with ORDER BY /
+** LIMIT or aggregates over it), x [NOT] IN (SELECT ...), [NOT] EXISTS and scalar
+** subqueries, correlated [NOT] EXISTS and IN, a derived table joined to a table, or a WITH
+** item used twice. One join query in four carries the hint USE_SORT_MERGE_JOIN (a sort-merge
+** join where the first join allows it). Every other round gives Rowan a join memory of a
+** few rows, so its hash joins partition to disk (exec/op_spill.c), and draws equality joins
+** only. Answers are
 ** compared as multisets (numbers by their nearest double). A mismatch prints the seed, the
 ** tables and the query. ROWAN_TEST_SCALE scales the rounds; ROWAN_SEED reproduces a run.
 **
@@ -50,6 +55,7 @@ typedef struct world {
   char tables[1024];      /* the CREATE and row count of each table, for a report */
   int queries, nonempty;  /* queries compared, of which returned rows */
   int hash, loop;         /* queries whose plan had a hash join / a nested loop */
+  int semi, setop, merge; /* plans with a semi or anti join / a set operation / a merge */
   bool spill_round;       /* this round's Rowan has a join memory of SPILL_MEMORY bytes:
                              its hash joins partition to disk; only equality joins are drawn
                              (a nested loop past it fails by design) */
@@ -309,8 +315,87 @@ static void gen_query(world *w, char *sql, size_t cap) {
                               al[i], below(w, 2) ? "A" : "B");
     }
   }
-  snprintf(sql, cap, "SELECT %s FROM %s%s%s%s%c%s", sel, from, nw ? " WHERE " : "", where,
-           grouped ? " GROUP BY " : "", grouped ? al[g] : ' ', grouped ? ".B" : "");
+  const char *hint = /* a forced merge holds one key's rows: not in a spill round */
+      below(w, 4) == 0 && !w->spill_round ? "/*+ USE_SORT_MERGE_JOIN */ " : "";
+  snprintf(sql, cap, "SELECT %s%s FROM %s%s%s%s%c%s", hint, sel, from, nw ? " WHERE " : "",
+           where, grouped ? " GROUP BY " : "", grouped ? al[g] : ' ', grouped ? ".B" : "");
+}
+
+/* " WHERE term" over table t as alias x, or nothing, into buf. */
+static void maybe_where(world *w, int t, char x, char *buf, size_t cap) {
+  buf[0] = 0;
+  if (below(w, 3) == 0) return;
+  char term[160];
+  one_term(w, t, x, term, sizeof term);
+  snprintf(buf, cap, " WHERE %s", term);
+}
+
+/* A random query with a set operation, a derived table or a subquery into sql. */
+static void gen_sub_query(world *w, char *sql, size_t cap) {
+  static const char *const ops[] = {" UNION ALL ", " UNION ", " INTERSECT ", " EXCEPT "};
+  static const char *const cols[] = {"A", "B", "K0", "A, B", "K0, A"};
+  int ti = below(w, NT), tj = below(w, NT), tk = below(w, NT);
+  char wi[200], wj[200], wk[200];
+  maybe_where(w, ti, 'X', wi, sizeof wi);
+  maybe_where(w, tj, 'Y', wj, sizeof wj);
+  maybe_where(w, tk, 'Z', wk, sizeof wk);
+  int nc = below(w, 5);
+  const char *c = cols[nc];
+  const char *in = below(w, 2) ? "NOT IN" : "IN";
+  const char *ex = below(w, 2) ? "NOT EXISTS" : "EXISTS";
+  const char *ic = below(w, 2) ? "A" : "K0";
+  char term[160];
+  one_term(w, ti, 'X', term, sizeof term);
+  char yterm[200] = "";
+  if (below(w, 2)) {
+    char tt[160];
+    one_term(w, tj, 'Y', tt, sizeof tt);
+    snprintf(yterm, sizeof yterm, " AND %s", tt);
+  }
+  switch (below(w, 9)) {
+    case 7: /* a correlated [NOT] EXISTS */
+      snprintf(sql, cap, "SELECT X.K0, X.A FROM T%d X WHERE %s (SELECT 1 FROM T%d Y WHERE Y.%s = "
+               "X.%s%s)", ti, ex, tj, ic, below(w, 2) ? "A" : "K0", yterm);
+      break;
+    case 8: /* a correlated IN */
+      snprintf(sql, cap, "SELECT X.K0, X.B FROM T%d X WHERE X.B IN (SELECT Y.B FROM T%d Y WHERE "
+               "Y.K0 = X.%s%s)", ti, tj, ic, yterm);
+      break;
+    case 0: /* two or three SELECTs joined by set operators */
+    case 1: {
+      size_t o = (size_t)snprintf(sql, cap, "SELECT %s FROM T%d X%s%sSELECT %s FROM T%d Y%s", c,
+                                  ti, wi, ops[below(w, 4)], c, tj, wj);
+      if (below(w, 2))
+        o += (size_t)snprintf(sql + o, cap - o, "%sSELECT %s FROM T%d Z%s", ops[below(w, 4)], c,
+                              tk, wk);
+      if (below(w, 3) == 0) /* every column ordered: ties are equal rows */
+        snprintf(sql + o, cap - o, " ORDER BY 1 DESC%s LIMIT 4", nc >= 3 ? ", 2 DESC" : "");
+      break;
+    }
+    case 2: /* aggregates over a set operation */
+      snprintf(sql, cap, "SELECT COUNT(*), SUM(A), MIN(B) FROM (SELECT A, B FROM T%d X%s%sSELECT "
+               "A, B FROM T%d Y%s) U", ti, wi, ops[below(w, 4)], tj, wj);
+      break;
+    case 3: { /* x [NOT] IN (SELECT ...), maybe with another term */
+      bool more = below(w, 2);
+      snprintf(sql, cap, "SELECT X.K0, X.A, X.B FROM T%d X WHERE X.%s %s (SELECT Y.%s FROM T%d "
+               "Y%s)%s%s", ti, ic, in, ic, tj, wj, more ? " AND " : "", more ? term : "");
+      break;
+    }
+    case 4: /* [NOT] EXISTS and a scalar subquery in WHERE */
+      snprintf(sql, cap, "SELECT X.K0, X.B FROM T%d X WHERE %s (SELECT 1 FROM T%d Y%s) OR X.A < "
+               "(SELECT COUNT(*) FROM T%d Z%s)", ti, ex, tj, wj, tk, wk);
+      break;
+    case 5: /* a scalar subquery in the select list, a derived table joined to a table */
+      snprintf(sql, cap, "SELECT X.K0, (SELECT MAX(Y.A) FROM T%d Y%s), D.N FROM T%d X JOIN "
+               "(SELECT Z.A, COUNT(*) AS N FROM T%d Z%s GROUP BY Z.A) D ON X.A = D.A", tj, wj,
+               ti, tk, wk);
+      break;
+    default: /* a WITH item used twice */
+      snprintf(sql, cap, "WITH C AS (SELECT X.K0, X.A FROM T%d X%s) SELECT P.K0, Q.K0 FROM C P "
+               "JOIN C Q ON P.A = Q.A WHERE P.K0 %s (SELECT Y.K0 FROM T%d Y%s)", ti, wi, in, tj,
+               wj);
+  }
 }
 
 static void test_differential_join(void **state) {
@@ -332,7 +417,9 @@ static void test_differential_join(void **state) {
     make_tables(w);
     for (int k = 0; k < QUERIES; k++) {
       char sql[SQL_CAP], ex[SQL_CAP + 16];
-      gen_query(w, sql, sizeof sql);
+      if (k % 3 == 2 && !w->spill_round) /* set operations hold rows and never spill */
+        gen_sub_query(w, sql, sizeof sql);
+      else gen_query(w, sql, sizeof sql);
       res a, b;
       run(w, true, sql, &a);
       run(w, false, sql, &b);
@@ -354,6 +441,11 @@ static void test_differential_join(void **state) {
         if (strstr(a.v[i], "HASH JOIN")) w->hash++;
         if (strstr(a.v[i], "NESTED LOOP JOIN")) w->loop++;
         if (strstr(a.v[i], " spilled=")) spilled = true;
+        if (strstr(a.v[i], "SORT-MERGE JOIN")) w->merge++;
+        if (strstr(a.v[i], "SEMI HASH JOIN") || strstr(a.v[i], "ANTI HASH JOIN")) w->semi++;
+        if (!strncmp(a.v[i], "UNION", 5) || strstr(a.v[i], "INTERSECT  (") ||
+            strstr(a.v[i], "EXCEPT  ("))
+          w->setop++;
       }
       w->spilled += spilled;
       res_free(&a);
@@ -364,11 +456,13 @@ static void test_differential_join(void **state) {
     kv_env_free(w->env);
   }
   fprintf(stderr, "[test_differential_join] %d queries compared, %d returned rows; %d hash "
-          "joins, %d nested loops in their plans; %d spilled to disk\n", w->queries,
-          w->nonempty, w->hash, w->loop, w->spilled);
-  /* not vacuous: most queries return rows, both algorithms ran, and joins spilled */
+          "joins, %d nested loops, %d semi / anti joins, %d set operations, %d sort-merge joins "
+          "in their plans; %d spilled to disk\n", w->queries, w->nonempty, w->hash, w->loop,
+          w->semi, w->setop, w->merge, w->spilled);
+  /* not vacuous: most queries return rows, every algorithm ran, and joins spilled */
   assert_true(w->nonempty * 2 >= w->queries);
-  assert_true(w->hash > 0 && w->loop > 0 && w->spilled > 0);
+  assert_true(w->hash > 0 && w->loop > 0 && w->semi > 0 && w->setop > 0 && w->merge > 0 &&
+              w->spilled > 0);
   free(w);
 }
 

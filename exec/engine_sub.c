@@ -1,0 +1,95 @@
+/*
+** exec/engine_sub.c: the uncorrelated subqueries of a statement's expressions (plan_bound
+** subs: scalar subqueries and EXISTS), run once per execution before the statement is
+** planned (exec/engine_run.c build()). Each is planned and run as a query of its own, in
+** the order the binder listed them (an inner subquery first, so its value is there when the
+** one holding it is planned); its value becomes the parameter it was given: a scalar
+** subquery's one value (NULL of its type without a row; more than one row is an error that
+** names the subquery by its position), EXISTS's TRUE or FALSE (it stops at the first row).
+** The values, and the parameters before them, are st->all_params (run arena) for the run.
+** Their plans are kept in the run arena for EXPLAIN (st->q.subs).
+**
+** Not here: binding (planner/bind_subquery.c), the statement's own plan and run.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec/engine_int.h"
+#include "planner/plan_select.h"
+
+/* v with its bytes copied into the run arena. */
+static int keep_value(exec_stmt *st, cat_value *v) {
+  if (v->is_null || !cat_type_has_bytes(v->type.id) || !v->u.s.len) return EXEC_OK;
+  uint8_t *p = plan_arena_alloc(&st->run_arena, v->u.s.len);
+  if (!p) return EXEC_NOMEM;
+  memcpy(p, v->u.s.p, v->u.s.len);
+  v->u.s.p = (const void *)p;
+  return EXEC_OK;
+}
+
+int exec_run_subqueries(exec_stmt *st, exec_error *err) {
+  const plan_bound *b = &st->bound;
+  exec_free_subqueries(st); /* a run not cleaned up yet: its plans first */
+  st->all_params = st->run_params;
+  st->n_all = st->n_params;
+  st->n_sub_plans = 0;
+  if (!b->n_subs) return EXEC_OK;
+  int n = st->n_params + b->n_subs;
+  cat_value *all = plan_arena_alloc(&st->run_arena, (size_t)n * sizeof *all);
+  st->sub_plans = plan_arena_alloc(&st->run_arena, (size_t)b->n_subs * sizeof *st->sub_plans);
+  st->sub_acts = plan_arena_alloc(&st->run_arena, (size_t)b->n_subs * sizeof *st->sub_acts);
+  if (!all || !st->sub_plans || !st->sub_acts)
+    return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  if (st->n_params) memcpy(all, st->run_params, (size_t)st->n_params * sizeof *all);
+  st->all_params = all;
+  for (int k = 0; k < b->n_subs; k++) {
+    const plan_subquery *sq = &b->subs[k];
+    int np = sq->param - 1; /* the parameters before this one's */
+    char msg[EXEC_ERRMSG_MAX], pos[64];
+    plan_position(st->sql, sq->off, pos, sizeof pos);
+    plan_query *q = &st->sub_plans[k];
+    int rc = plan_query_build(st->s->db, sq->sel, all, np, &st->run_arena, q, msg, sizeof msg);
+    st->n_sub_plans = k + 1; /* q is freed at the run's end, after an error too */
+    if (rc) return exec_fail(err, rc, -1, "%s", msg);
+    exec_query x;
+    memset(&x, 0, sizeof x);
+    rc = exec_query_open(&x, st->s->db, q, all, np, st->now_us, st->s->sort_mem, st->s->txn,
+                         err);
+    x.join_mem = st->s->join_mem;
+    x.timing = b->analyze;
+    bool scalar = sq->kind == SQL_E_SUBQUERY;
+    cat_value v = scalar ? cat_v_null(sq->sel->proj[0]->type) : cat_v_bool(false);
+    for (int rows = 0; !rc;) {
+      rc = exec_query_next(&x, err);
+      if (rc != EXEC_ROW) break;
+      rc = EXEC_OK;
+      if (!scalar) {
+        v = cat_v_bool(true);
+        break;
+      }
+      if (++rows > 1) {
+        rc = exec_fail(err, EXEC_ERROR, (int)sq->off, "the scalar subquery%s returned more "
+                       "than one row", pos);
+        break;
+      }
+      v = x.out[0];
+      if (keep_value(st, &v)) rc = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    }
+    if (rc == EXEC_DONE) rc = EXEC_OK;
+    exec_query_close(&x);
+    st->sub_acts[k] = x.act;
+    if (rc) return rc;
+    all[np] = v;
+    st->n_all = np + 1;
+  }
+  st->n_all = n;
+  return EXEC_OK;
+}
+
+void exec_free_subqueries(exec_stmt *st) {
+  for (int k = 0; k < st->n_sub_plans; k++) plan_query_free(&st->sub_plans[k]);
+  st->n_sub_plans = 0;
+  st->sub_plans = NULL;
+  st->sub_acts = NULL;
+}

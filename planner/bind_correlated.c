@@ -1,0 +1,200 @@
+/*
+** planner/bind_correlated.c: correlated subqueries of a WHERE (issue 16): `[NOT] EXISTS
+** (SELECT ... WHERE s.c = t.k AND ...)` and `x IN (SELECT c ... WHERE s.j = t.j AND ...)`,
+** whose queries name a table of the outer query, are decorrelated into semi / anti joins
+** rather than run once per outer row. A column of the outer query is recognised by its
+** qualifier: an outer table or alias that no FROM item of the subquery hides (write t.k,
+** not k). Each ANDed term of the subquery's WHERE that names the outer query must be an
+** equality between an expression of the outer query's columns and one of the subquery's;
+** those terms leave the subquery, which instead gives the inner sides as its columns (after
+** IN's column), and become the join's keys: the outer sides (and IN's x) must equal them.
+** EXISTS and IN are a semi join, NOT EXISTS an anti join that passes an outer row when no
+** subquery row matches (a NULL key matches nothing, so it passes).
+**
+** Refused, naming what: a correlation that is not such an equality, a correlated subquery
+** with GROUP BY, HAVING, aggregates, LIMIT / OFFSET or set operations, NOT IN over a
+** correlated subquery (write NOT EXISTS), and a correlated subquery anywhere else (a scalar
+** one, EXISTS inside OR).
+**
+** Not here: uncorrelated subqueries and the semi joins' FROM items (planner/bind_subquery.c),
+** running them (exec/op_hashjoin.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "catalog/status.h"
+#include "exec/func.h"
+#include "planner/plan_bind.h"
+
+#define MAX_TERMS 64 /* ANDed terms of a correlated subquery's WHERE */
+
+/* q names the FROM item known as name (its alias, else tname or tname's last part). */
+static bool names(const char *q, const char *alias, const char *tname) {
+  if (alias) return strcmp(q, alias) == 0;
+  if (!tname) return false;
+  if (strcmp(q, tname) == 0) return true;
+  const char *dot = strrchr(tname, '.');
+  return dot && strcmp(q, dot + 1) == 0;
+}
+
+/* q is a FROM item of sub. */
+static bool inner_name(const sql_select *sub, const char *q) {
+  if ((sub->table || sub->alias) && names(q, sub->alias, sub->table)) return true;
+  for (int i = 0; sub->joins && i < sub->joins->n; i++)
+    if (names(q, sub->joins->a[i].alias, sub->joins->a[i].table)) return true;
+  return false;
+}
+
+/* q is a table of b's scope (the outer query). */
+static bool outer_name(const binder *b, const char *q) {
+  for (int i = 0; i < b->n_scope; i++) {
+    const plan_from *f = &b->scope[i];
+    if (f->name[0] && names(q, f->name != f->table->name ? f->name : NULL, f->table->name))
+      return true;
+  }
+  return !b->n_scope && b->table && names(q, b->alias, b->table->name);
+}
+
+/* Column references of e: *out those of the outer query, *in the others (nested subqueries
+** count as others). */
+static void refs(const binder *b, const sql_select *sub, const sql_expr *e, int *out, int *in) {
+  if (!e) return;
+  if (e->kind == SQL_E_COLUMN) {
+    if (e->nname >= 2 && outer_name(b, e->name[0]) && !inner_name(sub, e->name[0])) (*out)++;
+    else (*in)++;
+    return;
+  }
+  if (e->sub) (*in)++;
+  refs(b, sub, e->left, out, in);
+  refs(b, sub, e->right, out, in);
+  refs(b, sub, e->third, out, in);
+  for (int i = 0; e->list && i < e->list->n; i++) refs(b, sub, e->list->a[i], out, in);
+}
+
+bool bind_is_correlated(const binder *b, const sql_select *sub) {
+  if (sub->setop || !sub->where || (!b->n_scope && !b->table)) return false;
+  int out = 0, in = 0;
+  refs(b, sub, sub->where, &out, &in);
+  return out > 0;
+}
+
+/* The ANDed terms of e into t (at most cap); their count, or -1 past cap. */
+static int split(const sql_expr *e, const sql_expr **t, int n, int cap) {
+  if (n < 0) return n;
+  if (e->kind == SQL_E_BINARY && e->op == SQL_OP_AND)
+    return split(e->right, t, split(e->left, t, n, cap), cap);
+  if (n >= cap) return -1;
+  t[n] = e;
+  return n + 1;
+}
+
+/* An aggregate call anywhere in e. */
+static bool has_aggregate(const sql_expr *e) {
+  if (!e) return false;
+  if (e->kind == SQL_E_FUNC && e->text && exec_func_is_aggregate(e->text)) return true;
+  if (has_aggregate(e->left) || has_aggregate(e->right) || has_aggregate(e->third)) return true;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (has_aggregate(e->list->a[i])) return true;
+  return false;
+}
+
+/* The refusals of a correlated subquery's shape. */
+static int check_shape(binder *b, const sql_expr *w, bool negated) {
+  const sql_select *sub = w->sub;
+  const char *what = w->kind == SQL_E_IN ? "IN" : negated ? "NOT EXISTS" : "EXISTS";
+  if (w->kind == SQL_E_IN && negated)
+    return bind_error(b, EXEC_ERROR, w->off, "NOT IN over a correlated subquery is not "
+                      "supported: write NOT EXISTS (SELECT ... WHERE ... AND s.c = x)");
+  if (sub->group || sub->having || sub->limit || sub->offset)
+    return bind_error(b, EXEC_ERROR, sub->off, "a correlated subquery of %s with GROUP BY, "
+                      "HAVING, LIMIT or OFFSET is not supported yet", what);
+  for (int i = 0; sub->cols && i < sub->cols->n; i++)
+    if (has_aggregate(sub->cols->a[i].expr))
+      return bind_error(b, EXEC_ERROR, sub->off, "a correlated subquery of %s with an aggregate "
+                        "is not supported yet", what);
+  if (w->kind == SQL_E_IN && (sub->cols->n != 1 || !sub->cols->a[0].expr))
+    return bind_error(b, EXEC_ERROR, sub->off, "the subquery of IN must give one column, "
+                      "written out (not *)");
+  return EXEC_OK;
+}
+
+int bind_correlated(binder *b, const sql_expr *w, bool negated) {
+  const sql_select *sub = w->sub;
+  if (check_shape(b, w, negated)) return b->rc;
+  const sql_expr *t[MAX_TERMS], *keep[MAX_TERMS], *outer[MAX_TERMS], *inner[MAX_TERMS];
+  int nt = split(sub->where, t, 0, MAX_TERMS), nk = 0, np = 0;
+  if (nt < 0)
+    return bind_error(b, EXEC_TOOBIG, sub->where->off, "a correlated subquery's WHERE of more "
+                      "than %d ANDed terms", MAX_TERMS);
+  for (int i = 0; i < nt; i++) {
+    int lo = 0, li = 0, ro = 0, ri = 0;
+    refs(b, sub, t[i], &lo, &li);
+    if (!lo) {
+      keep[nk++] = t[i];
+      continue;
+    }
+    lo = li = 0;
+    bool eq = t[i]->kind == SQL_E_BINARY && t[i]->op == SQL_OP_EQ;
+    if (eq) {
+      refs(b, sub, t[i]->left, &lo, &li);
+      refs(b, sub, t[i]->right, &ro, &ri);
+    }
+    if (eq && lo && !li && !ro) {
+      outer[np] = t[i]->left;
+      inner[np++] = t[i]->right;
+    } else if (eq && ro && !ri && !lo) {
+      outer[np] = t[i]->right;
+      inner[np++] = t[i]->left;
+    } else {
+      return bind_error(b, EXEC_ERROR, t[i]->off, "a correlated subquery may use the outer "
+                        "query's columns only in equalities ANDed in its WHERE (s.c = t.k)");
+    }
+  }
+  bool in = w->kind == SQL_E_IN;
+  int n = np + (in ? 1 : 0);
+  /* the subquery without the correlation terms, giving IN's column and the inner sides */
+  sql_select q2 = *sub;
+  sql_result_list cols;
+  sql_result_col *ca = calloc((size_t)n, sizeof *ca);
+  sql_expr *ands = nk > 1 ? calloc((size_t)(nk - 1), sizeof *ands) : NULL;
+  if (!ca || (nk > 1 && !ands)) {
+    free(ca);
+    free(ands);
+    return bind_error(b, EXEC_NOMEM, w->off, "out of memory");
+  }
+  for (int i = 0; i < n; i++) {
+    ca[i].expr = in && i == 0 ? sub->cols->a[0].expr : (sql_expr *)inner[i - (in ? 1 : 0)];
+    ca[i].off = ca[i].expr->off;
+  }
+  cols.n = cols.cap = n;
+  cols.a = ca;
+  q2.cols = &cols;
+  q2.distinct = false;
+  q2.order = NULL;
+  q2.where = nk ? (sql_expr *)keep[0] : NULL;
+  for (int i = 1; i < nk; i++) { /* borrowed terms under new AND nodes */
+    sql_expr *a = &ands[i - 1];
+    a->kind = SQL_E_BINARY;
+    a->op = SQL_OP_AND;
+    a->off = q2.where->off;
+    a->left = q2.where;
+    a->right = (sql_expr *)keep[i];
+    q2.where = a;
+  }
+  binder nb = bind_nested(b);
+  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
+  int rc = s ? bind_query(&nb, &q2, s) : bind_error(b, EXEC_NOMEM, w->off, "out of memory");
+  free(ca);
+  free(ands);
+  if (rc) return s ? (b->rc = nb.rc) : rc;
+  plan_expr **x = plan_arena_alloc(b->A, (size_t)n * sizeof *x);
+  if (!x) return bind_error(b, EXEC_NOMEM, w->off, "out of memory");
+  for (int i = 0; i < n; i++) {
+    x[i] = bind_expr(b, in && i == 0 ? w->left : outer[i - (in ? 1 : 0)]);
+    plan_expr *c = x[i] ? bind_column_node(b, i, s->proj[i]->type, true, w->off) : NULL;
+    if (!c || bind_compare_pair(b, x[i], c, x[i]->off)) return b->rc;
+  }
+  return bind_add_semi(b, x, n, negated ? SQL_JOIN_ANTI_EXISTS : SQL_JOIN_SEMI, s, w->off);
+}

@@ -1,0 +1,128 @@
+/*
+** tests/exec/test_subquery.c: subqueries and set operations through the engine (issue 16):
+** the join memory bound on the rows a UNION / INTERSECT holds (and its error), a prepared
+** statement whose scalar subquery sees the data of each run (no stale value kept with the
+** plan), a subquery inside a transaction that sees the transaction's writes, a scalar
+** subquery with two rows failing at run time and the same statement working once the data
+** allows it, and EXPLAIN ANALYZE's actual rows of a semi join and a set operation. Row
+** results of the forms themselves are in tests/sql/subquery.test, setop.test and cte.test.
+*/
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_engine_util.h"
+
+/* READINGS: 3 stations x n hours with a long NOTE; STATIONS: 4 stations. */
+static tdb *sample(int n) {
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE READINGS (STATION VARCHAR NOT NULL, TS INTEGER NOT NULL, TEMP DOUBLE, "
+       "NOTE VARCHAR, CONSTRAINT PK PRIMARY KEY (STATION, TS))");
+  q(t, "CREATE TABLE STATIONS (STATION VARCHAR NOT NULL PRIMARY KEY, KIND VARCHAR)");
+  q(t, "UPSERT INTO STATIONS VALUES ('A', 'urban'), ('B', 'rural'), ('C', 'urban'), "
+       "('D', 'rural')");
+  const char *st[3] = {"A", "B", "C"};
+  char sql[512];
+  for (int s = 0; s < 3; s++)
+    for (int i = 0; i < n; i++) {
+      snprintf(sql, sizeof sql, "UPSERT INTO READINGS VALUES ('%s', %d, %d.5, "
+               "'a note long enough to take some memory in a hash set %d')", st[s], i, i % 40, i);
+      q(t, sql);
+    }
+  return t;
+}
+
+static void setop_memory_bound(void **state) {
+  (void)state;
+  tdb *t = sample(300);
+  const char *u = "SELECT COUNT(*) FROM (SELECT NOTE FROM READINGS UNION SELECT STATION FROM "
+                  "STATIONS) X";
+  assert_string_equal(q(t, u), "304\n"); /* 300 distinct notes and 4 stations */
+  exec_set_join_memory(t->s, 16 * 1024);
+  const char *m = qerr(t, u, EXEC_TOOBIG);
+  assert_non_null(strstr(m, "UNION needs more than 16384 bytes of memory for its distinct rows "
+                            "(the join memory limit)"));
+  m = qerr(t, "SELECT NOTE FROM READINGS WHERE TS < 10 INTERSECT SELECT NOTE FROM READINGS",
+           EXEC_TOOBIG);
+  assert_non_null(strstr(m, "INTERSECT needs more than"));
+  /* UNION ALL holds nothing: no bound */
+  assert_string_equal(q(t, "SELECT COUNT(*) FROM (SELECT NOTE FROM READINGS UNION ALL SELECT "
+                           "NOTE FROM READINGS) X"), "1800\n");
+  exec_set_join_memory(t->s, 0);
+  assert_string_equal(q(t, u), "304\n");
+  tdb_close(t);
+}
+
+static void prepared_rerun_sees_new_data(void **state) {
+  (void)state;
+  tdb *t = sample(5);
+  exec_stmt *st = NULL;
+  const char *sql = "SELECT COUNT(*) FROM READINGS WHERE TS = (SELECT MAX(TS) FROM READINGS "
+                    "WHERE STATION = ?)";
+  assert_int_equal(exec_prepare(t->s, sql, strlen(sql), &st, NULL, &t->err), EXEC_OK);
+  cat_value a = cat_v_str(CAT_T_VARCHAR, "A", 1);
+  const int64_t want[3] = {3, 1, 0};
+  for (int run = 0; run < 3; run++) {
+    assert_int_equal(exec_bind(st, 1, &a, &t->err), 0);
+    assert_int_equal(exec_step(st, &t->err), EXEC_ROW);
+    assert_int_equal(exec_column_value(st, 0)->u.i, want[run]);
+    assert_int_equal(exec_step(st, &t->err), EXEC_DONE);
+    exec_reset(st);
+    if (run == 0) q(t, "UPSERT INTO READINGS VALUES ('A', 9, 1.5, NULL)"); /* MAX(TS) 9 */
+    if (run == 1) q(t, "DELETE FROM READINGS WHERE STATION = 'A'");      /* no row: NULL */
+  }
+  exec_finalize(st);
+  tdb_close(t);
+}
+
+static void transaction_and_errors(void **state) {
+  (void)state;
+  tdb *t = sample(2);
+  q(t, "BEGIN");
+  q(t, "UPSERT INTO STATIONS VALUES ('E', 'urban')");
+  q(t, "UPSERT INTO READINGS VALUES ('E', 7, 1.5, NULL)");
+  assert_string_equal(q(t, "SELECT STATION, TS FROM READINGS WHERE STATION IN (SELECT STATION "
+                           "FROM STATIONS WHERE KIND = 'urban') AND TS > 0 ORDER BY 1"),
+                      "A|1\nC|1\nE|7\n");
+  assert_string_equal(q(t, "SELECT (SELECT COUNT(*) FROM STATIONS), EXISTS (SELECT 1 FROM "
+                           "STATIONS WHERE STATION = 'E')"), "5|TRUE\n");
+  q(t, "ROLLBACK");
+  const char *m = qerr(t, "SELECT STATION FROM READINGS WHERE TS = (SELECT TS FROM READINGS "
+                          "WHERE STATION = 'A')", EXEC_ERROR);
+  assert_non_null(strstr(m, "the scalar subquery at line 1, column 41 returned more than one "
+                            "row"));
+  q(t, "DELETE FROM READINGS WHERE STATION = 'A' AND TS = 1");
+  assert_string_equal(q(t, "SELECT STATION FROM READINGS WHERE TS = (SELECT TS FROM READINGS "
+                           "WHERE STATION = 'A') ORDER BY 1"), "A\nB\nC\n");
+  tdb_close(t);
+}
+
+static void analyze_figures(void **state) {
+  (void)state;
+  tdb *t = sample(10);
+  const char *e = explain(t, "EXPLAIN ANALYZE SELECT STATION, TS FROM READINGS WHERE STATION "
+                             "IN (SELECT STATION FROM STATIONS WHERE KIND = 'urban')");
+  assert_non_null(strstr(e, "SEMI HASH JOIN ON [STATION = (subquery 1).STATION]"));
+  /* 30 readings probe, 2 urban stations are held, 20 readings pass */
+  assert_non_null(strstr(e, "(actual rows left=30 right=2 out=20 held=2 peak memory="));
+  e = explain(t, "EXPLAIN ANALYZE SELECT STATION FROM READINGS EXCEPT SELECT STATION FROM "
+                 "STATIONS WHERE KIND = 'rural'");
+  assert_non_null(strstr(e, "EXCEPT  (estimate: "));
+  /* 30 left rows, 2 right rows; A and C pass once each; 2 right + 2 passed rows held */
+  assert_non_null(strstr(e, "(actual rows left=30 right=2 out=2 held=4 peak memory="));
+  tdb_close(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(setop_memory_bound),
+      cmocka_unit_test(prepared_rerun_sees_new_data),
+      cmocka_unit_test(transaction_and_errors),
+      cmocka_unit_test(analyze_figures),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
