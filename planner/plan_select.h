@@ -50,8 +50,9 @@ static inline void plan_kv_range(const plan_key_range *x, kv_range *k) {
 ** stats of count_family; total_bytes adds the stats of sc's families; unless sc is
 ** PLAN_SCAN_NOTHING, per range (once over everything when it has none) est_rows adds
 ** kv_estimate_range on rows_family (cut blocks counted from their keys, PLAN_EST_BLOCKS
-** block reads at most over all the ranges) and est_bytes that of sc's families; est_rows is
-** then capped at a nonzero total_rows; est_family is rows_family. A family whose stats or
+** block reads at most over all the ranges; also on count_family, the larger kept, when sc
+** reads the key family) and est_bytes that of sc's families; est_rows and est_bytes are
+** then capped at a nonzero total_rows and total_bytes; est_family is rows_family. A family whose stats or
 ** estimate fail adds nothing. */
 void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, plan_scan *sc);
 

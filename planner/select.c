@@ -238,6 +238,8 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
         sc->est_bytes += bytes;
   }
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
+  /* ranges that share a block count it once each; the scan reads it once from the file */
+  if (sc->est_bytes > sc->total_bytes && sc->total_bytes) sc->est_bytes = sc->total_bytes;
 }
 
 uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc) {
