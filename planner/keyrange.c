@@ -25,7 +25,7 @@
 ** Functions of key columns: CAST(k AS t) when t holds every value of k exactly and in order
 ** compares as k (key_of, planner/keyrange_func.c); ROUND/FLOOR/CEIL/TRUNC of a DATE/TIMESTAMP key column is the
 ** interval planner/keyrange_func.c computes (round_set); SUBSTR(k, 1, n) = 'x' is LIKE 'x%'
-** when 'x' has n characters (substr_term).
+** when 'x' has n characters, SUBSTR(k, 1) = 'x' is k = 'x' (substr_term).
 ** Not here: choosing an index, families, the filter (planner/filter.c).
 */
 #include <stdio.h>
@@ -588,19 +588,24 @@ static int prefix_set(plan_kr_ctx *c, int i, const uint8_t *pre, size_t pn, cons
 }
 
 /* SUBSTR(k, 1, n) op x on a VARCHAR key column k, n >= 1 and x text constants (exec's
-** SUBSTR: the first n characters, all of a shorter k, NULL for ''): with m the characters
-** of x, = is k's prefix x when m = n, k = x when 0 < m < n, nothing when m > n or x is ''
-** (exact); < and <= bound k below every string past the prefix x[:n], > and >= from x up
-** (not exact: the term stays a filter). */
+** SUBSTR: the first n characters, all of a shorter k, NULL for ''; a start of 0 is 1): with
+** m the characters of x, = is k's prefix x when m = n, k = x when 0 < m < n, nothing when
+** m > n or x is '' (exact); < and <= bound k below every string past the prefix x[:n], > and
+** >= from x up (not exact: the term stays a filter). SUBSTR(k, 1) (two arguments: all of k,
+** NULL for '') is k itself but for '': = x is k = x, nothing for '' (exact); > x and >= x
+** with x not '' are k > x and k >= x (exact: such a k is not ''); < and <= are k's range
+** below x, and >= '' k's whole range, kept as filters (they would take ''). */
 static int substr_term(plan_kr_ctx *c, const plan_expr *f, int op, const cat_value *x,
                        plan_kr_boxes *out, plan_kr_tinfo *ti) {
-  if (f->func != EXEC_F_SUBSTR || f->n_args != 3) return 0;
+  if (f->func != EXEC_F_SUBSTR || (f->n_args != 2 && f->n_args != 3)) return 0;
+  bool whole = f->n_args == 2; /* SUBSTR(k, 1): every character */
   int i = key_col_of(c, f->args[0]);
-  cat_value a1, a2;
+  cat_value a1, a2 = cat_v_int(CAT_T_BIGINT, INT64_MAX);
   if (i < 0 || c->s->cols[i].type.id != CAT_T_VARCHAR || !const_of(c, f->args[1], &a1) ||
-      !const_of(c, f->args[2], &a2) || a1.is_null || a2.is_null ||
-      !cat_type_is_integer(a1.type.id) || !cat_type_is_integer(a2.type.id) || a1.u.i != 1 ||
-      a2.u.i < 1 || x->is_null || !cat_type_is_string(x->type.id))
+      (!whole && !const_of(c, f->args[2], &a2)) || a1.is_null || a2.is_null ||
+      !cat_type_is_integer(a1.type.id) || !cat_type_is_integer(a2.type.id) ||
+      (a1.u.i != 1 && a1.u.i != 0) || a2.u.i < 1 || x->is_null ||
+      !cat_type_is_string(x->type.id))
     return 0;
   int64_t n = a2.u.i, m = 0;
   const uint8_t *p = x->u.s.p;
@@ -611,8 +616,10 @@ static int substr_term(plan_kr_ctx *c, const plan_expr *f, int op, const cat_val
     m++;
   }
   bool longer = cut < len; /* x has more than n characters */
+  cat_value xv = cat_v_str(CAT_T_VARCHAR, p, len);
   plan_kr_set *s = NULL;
   int rc;
+  bool exact = false;
   switch (op) {
     case SQL_OP_EQ:
       if (longer || len == 0) {
@@ -621,24 +628,22 @@ static int substr_term(plan_kr_ctx *c, const plan_expr *f, int op, const cat_val
       } else if (m == n) {
         rc = prefix_set(c, i, p, len, "SUBSTR prefix", &s);
       } else {
-        cat_value xv = cat_v_str(CAT_T_VARCHAR, p, len);
         rc = cmp_set(c, i, SQL_OP_EQ, &xv, &s);
       }
       return single(c, i, rc, s, out, ti);
     case SQL_OP_LT: case SQL_OP_LE: /* from the first non-NULL key to the prefix's end */
       if (cut == 0) return 0;
-      rc = prefix_set(c, i, p, cut, "SUBSTR prefix", &s);
+      rc = whole ? cmp_set(c, i, op, &xv, &s) : prefix_set(c, i, p, cut, "SUBSTR prefix", &s);
       if (!rc) nonnull_lo(c, i, &s->v[0].lo);
       break;
-    case SQL_OP_GT: case SQL_OP_GE: {
-      cat_value xv = cat_v_str(CAT_T_VARCHAR, p, len);
-      rc = cmp_set(c, i, SQL_OP_GE, &xv, &s);
+    case SQL_OP_GT: case SQL_OP_GE:
+      rc = cmp_set(c, i, whole ? op : SQL_OP_GE, &xv, &s);
+      exact = whole && (len > 0 || op == SQL_OP_GT);
       break;
-    }
     default: return 0;
   }
   int r = single(c, i, rc, s, out, ti);
-  ti->exact = false;
+  ti->exact = exact;
   return r;
 }
 
