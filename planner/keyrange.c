@@ -24,7 +24,8 @@
 ** Bound folding (INTEGER k > 5.5 is k >= 6) is planner/filter_fold.c's plan_fold_compare.
 ** Functions of key columns: CAST(k AS t) when t holds every value of k exactly and in order
 ** compares as k (key_of, planner/keyrange_func.c); ROUND/FLOOR/CEIL/TRUNC of a DATE/TIMESTAMP key column is the
-** interval planner/keyrange_func.c computes (round_set); SUBSTR(k, 1, n) = 'x' is LIKE 'x%'
+** interval planner/keyrange_func.c computes (round_set; the constant may be CAST(? AS DATE)
+** or CAST(? AS TIMESTAMP): date_const_of); SUBSTR(k, 1, n) = 'x' is LIKE 'x%'
 ** when 'x' has n characters, SUBSTR(k, 1) = 'x' is k = 'x' (substr_term).
 ** Not here: choosing an index, families, the filter (planner/filter.c).
 */
@@ -386,6 +387,19 @@ static bool const_of(const plan_kr_ctx *c, const plan_expr *e, cat_value *out) {
   return false;
 }
 
+/* const_of, and also CAST(x AS DATE) or CAST(x AS TIMESTAMP) of such an x, cast here as exec
+** casts it (cat_value_cast): the constant a date rounding of a key column is compared with
+** (round_set). False when the cast fails: the term stays a filter, whose run reports it. */
+static bool date_const_of(const plan_kr_ctx *c, const plan_expr *e, cat_value *out) {
+  if (const_of(c, e, out)) return true;
+  if (!e || e->kind != PX_CAST || e->n_args != 1 ||
+      (e->type.id != CAT_T_DATE && e->type.id != CAT_T_TIMESTAMP))
+    return false;
+  cat_value in;
+  cat_error err;
+  return const_of(c, e->args[0], &in) && cat_value_cast(&in, &e->type, out, NULL, 0, &err) == CAT_OK;
+}
+
 /* Key column i when e is the key column itself, or CAST(key column AS t) that
 ** plan_kr_cast_exact accepts (*dbl: the constant is converted with plan_kr_cast_value
 ** first). -1: no. */
@@ -549,7 +563,9 @@ static int in_list(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, plan_
   plan_kr_set *acc = plan_kr_set_new(c, e->n_args);
   if (!acc) return -1;
   for (uint32_t t = 1; t < e->n_args; t++) {
-    if (!const_of(c, e->args[t], &v) || !plan_kr_cast_value(dbl, &v)) return 0;
+    if (!(fn ? date_const_of(c, e->args[t], &v) : const_of(c, e->args[t], &v)) ||
+        !plan_kr_cast_value(dbl, &v))
+      return 0;
     plan_kr_set *s = NULL;
     int rc = fn ? round_set(c, lhs, SQL_OP_EQ, &v, &i, &s) : cmp_set(c, i, SQL_OP_EQ, &v, &s);
     if (rc) return rc > 0 ? 0 : -1;
@@ -754,7 +770,7 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       if (l->kind == PX_FUNC || r->kind == PX_FUNC) {
         int fop = l->kind == PX_FUNC ? e->op : commute(e->op), col = -1;
         const plan_expr *f = l->kind == PX_FUNC ? l : r;
-        if (!const_of(c, l->kind == PX_FUNC ? r : l, &v)) return 0;
+        if (!date_const_of(c, l->kind == PX_FUNC ? r : l, &v)) return 0;
         if (f->func == EXEC_F_SUBSTR) return substr_term(c, f, fop, &v, out, ti);
         plan_kr_set *s = NULL;
         int rc = round_set(c, f, fop, &v, &col, &s);
@@ -780,7 +796,8 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       int i = key_of(c, e->args[0], &dbl);
       cat_value lo, hi;
       if (e->args[0]->kind == PX_FUNC) {
-        if (e->negated || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi))
+        if (e->negated || !date_const_of(c, e->args[1], &lo) ||
+            !date_const_of(c, e->args[2], &hi))
           return 0;
         plan_kr_set *a = NULL, *b = NULL;
         int ca = -1, cb = -1;
