@@ -3,12 +3,16 @@
 ** (the one the planner estimated smaller) is read whole first: each row's key values are
 ** evaluated over the joined row and held with the input's slots (exec_join_hold, counted
 ** against the join memory); rows whose key has a NULL never match and are dropped, except on
-** the left of a LEFT JOIN, which keeps them for the unmatched sweep. Then buckets chain the
+** a side the join keeps whole (the left of a LEFT JOIN, the right of a RIGHT JOIN, both of a
+** FULL JOIN), which keeps them for the unmatched sweep. Then buckets chain the
 ** held rows by key hash, and each row of the other input looks its key up: every held row
 ** with an equal key (exec/eval.h exec_value_cmp, NULL equal to nothing) is put back into the
-** joined row and the residual checked. LEFT JOIN: a left row that nothing matched comes out
-** with the right slots NULL, at once when the left input probes, or, when it was built, in
-** a sweep over the held rows no right row matched once the right input is exhausted.
+** joined row and the residual checked. Outer joins: a row of a side the join keeps that
+** nothing matched comes out with the other side's slots NULL, at once when that side
+** probes, or, when it was built, in a sweep over the held rows nothing matched once the
+** probe input is exhausted. A
+** child/parent join narrows the probe leaf to the held keys before the first probe
+** (exec/op_cpjoin.c).
 **
 ** Not here: the tree and the shared helpers (exec/op_join.c), the nested loop
 ** (exec/op_nljoin.c).
@@ -57,7 +61,7 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
   bool bl = pn->build_left;
   exec_join *in = bl ? j->left : j->right;
   int from = bl ? pn->lo : pn->mid, to = bl ? pn->mid : pn->hi, nk = pn->n_keys;
-  bool keep_nulls = bl && pn->kind == SQL_JOIN_LEFT;
+  bool keep_nulls = exec_join_keeps(pn, bl); /* the held rows come out unmatched too */
   char what[160];
   if (bl) snprintf(what, sizeof what, "hash join's build input (the tables before %s)",
                    pn->right->leaf_sel->table->name);
@@ -106,19 +110,23 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
 int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   const plan_join_node *pn = j->pn;
   int rc;
-  if (!j->built && (rc = build(j, row, err)) != EXEC_OK) return rc;
   bool bl = pn->build_left;
   exec_join *probe = bl ? j->right : j->left;
-  int bfrom = bl ? pn->lo : pn->mid, nk = pn->n_keys;
-  bool pad_probe = !bl && pn->kind == SQL_JOIN_LEFT; /* the probe is a LEFT JOIN's left */
-  bool sweep = bl && pn->kind == SQL_JOIN_LEFT;      /* the build is */
+  if (!j->built) {
+    if ((rc = build(j, row, err)) != EXEC_OK) return rc;
+    if (pn->cp_n && (rc = exec_cpjoin_narrow(j, probe, err)) != EXEC_OK) return rc;
+  }
+  int bfrom = bl ? pn->lo : pn->mid, bto = bl ? pn->mid : pn->hi, nk = pn->n_keys;
+  bool pad_probe = exec_join_keeps(pn, !bl); /* a probe row nothing matched comes out */
+  bool sweep = exec_join_keeps(pn, bl);       /* so does such a held row, at the end */
+  int pfrom = bl ? pn->mid : pn->lo, pto = bl ? pn->hi : pn->mid; /* the probe's slots */
   for (;;) {
     if (j->in_sweep) {
       while (j->sweep < j->n_held) {
         size_t i = j->sweep++;
         if (j->matched[i]) continue;
-        exec_join_restore(j, j->held[i], nk, row, pn->lo);
-        exec_join_pad(j, row, pn->mid, pn->hi);
+        exec_join_restore(j, j->held[i], nk, row, bfrom);
+        exec_join_pad(j, row, pfrom, pto);
         return EXEC_ROW;
       }
       return EXEC_DONE;
@@ -159,7 +167,7 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
     }
     j->have_row = false;
     if (pad_probe && !j->row_matched) {
-      exec_join_pad(j, row, pn->mid, pn->hi);
+      exec_join_pad(j, row, bfrom, bto);
       return EXEC_ROW;
     }
   }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "exec/op_join.h"
+#include "sql/ast.h"
 
 static int nomem(exec_error *err) {
   err->code = EXEC_NOMEM;
@@ -28,6 +29,7 @@ int exec_join_open(exec_join **out, const plan_join_node *pn, exec_join_ctx *cx,
   if (!j) return nomem(err);
   j->pn = pn;
   j->cx = cx;
+  plan_arena_init(&j->cp_arena);
   exec_arena_init(&j->kscratch);
   exec_arena_init(&j->rscratch);
   j->ev.params = cx->params;
@@ -76,6 +78,7 @@ int exec_join_next(exec_join *j, cat_value *row, exec_error *err) {
 
 void exec_join_drop_overlay(exec_join *j) {
   if (!j) return;
+  j->cx->overlay = NULL; /* a child/parent join's probe opened later reads the store alone */
   if (j->leaf) exec_query_drop_overlay(j->leaf);
   exec_join_drop_overlay(j->left);
   exec_join_drop_overlay(j->right);
@@ -88,6 +91,8 @@ void exec_join_close(exec_join *j) {
     *j->pn->leaf_act = j->leaf->act;
     free(j->leaf);
   }
+  if (j->has_cp_q) plan_query_free(&j->cp_q);
+  plan_arena_free(&j->cp_arena);
   exec_join_close(j->left);
   exec_join_close(j->right);
   for (size_t i = 0; i < j->n_held; i++) exec_mrow_free(j->held[i], 0);
@@ -99,6 +104,11 @@ void exec_join_close(exec_join *j) {
   exec_arena_free(&j->kscratch);
   exec_arena_free(&j->rscratch);
   free(j);
+}
+
+bool exec_join_keeps(const plan_join_node *pn, bool left) {
+  return left ? pn->kind == SQL_JOIN_LEFT || pn->kind == SQL_JOIN_FULL
+              : pn->kind == SQL_JOIN_RIGHT || pn->kind == SQL_JOIN_FULL;
 }
 
 int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_value *row,

@@ -3,8 +3,8 @@
 ** under a SELECT's pipeline (exec/op_query.c): exec/op_join.c drives the tree and its leaves
 ** (each a single-table exec_query), exec/op_hashjoin.c the hash join, exec/op_nljoin.c the
 ** nested loop. A node's next row fills its slots of the joined row: the leaves' projected
-** columns at their table's slots, NULLs over the right table's slots for a LEFT JOIN's
-** unmatched left row.
+** columns at their table's slots, NULLs over the other input's slots for an outer join's
+** unmatched row.
 **
 ** Memory: the rows a join holds (the hash join's build input, the nested loop's right
 ** input) are copied out of the scans and counted against ctx->mem_limit (the session's join
@@ -52,8 +52,8 @@ struct exec_join {
   uint32_t *head;            /* hash join: bucket heads (UINT32_MAX: empty), n_buckets */
   uint32_t *next;            /* hash join: the next row of the same bucket, per held row */
   size_t n_buckets;          /* a power of two */
-  bool *matched;             /* hash join building the left input of a LEFT JOIN: the held
-                                rows some right row matched */
+  bool *matched;             /* the held rows something matched, when the join keeps the
+                                held side's unmatched rows (outer joins) */
   bool built;                /* the held rows are read */
   /* the streaming side */
   cat_value *keys;           /* the current probe row's key values (n_keys) */
@@ -64,6 +64,11 @@ struct exec_join {
   bool in_sweep;             /* emitting the unmatched held rows of a LEFT JOIN */
   size_t sweep;              /* the next held row to look at */
   bool done;                 /* no more rows */
+  /* a child/parent join's probe leaf, narrowed to the build input's keys (exec/op_cpjoin.c):
+     the plan its query now runs, in its own arena */
+  plan_query cp_q;           /* valid when has_cp_q */
+  plan_arena cp_arena;       /* what cp_q and its terms take */
+  bool has_cp_q;             /* cp_q must be freed */
 };
 
 /* Open the tree of plan node pn into *out (malloc; close with exec_join_close, also after an
@@ -81,7 +86,16 @@ void exec_join_drop_overlay(exec_join *j);
 int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err);
 int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err);
 
+/* Child/parent join (exec/op_cpjoin.c): once hash join j holds its build input, reopen
+** probe leaf `probe` on its table's plan narrowed to the held rows' distinct key values
+** (plan_join_node cp_*), or leave it as planned when they are more than a skip scan takes;
+** j->pn->act says which. EXEC_OK or an error (err set). */
+int exec_cpjoin_narrow(exec_join *j, exec_join *probe, exec_error *err);
+
 /* Shared by the algorithms (exec/op_join.c). */
+/* True when join pn keeps every row of its left input (left true) or right input (false):
+** a LEFT JOIN its left, a RIGHT JOIN its right, a FULL JOIN both. */
+bool exec_join_keeps(const plan_join_node *pn, bool left);
 /* Hold a copy of row[from, to) after the n_keys values keys (NULL when 0) in j->held,
 ** counting its memory; EXEC_TOOBIG past cx->mem_limit with a message naming `what`. */
 int exec_join_hold(exec_join *j, const cat_value *keys, int n_keys, const cat_value *row,

@@ -3,8 +3,10 @@
 ** CROSS or comma join and for an ON with no equality between the two inputs. The right
 ** input (one table) is read whole first and held (exec_join_hold, counted against the join
 ** memory); then for each left row every held row is put into the joined row and the join's
-** whole condition (the residual; none for a cross join) is checked. LEFT JOIN: a left row
-** that nothing matched comes out with the right slots NULL.
+** whole condition (the residual; none for a cross join) is checked. LEFT (and FULL) JOIN: a
+** left row that nothing matched comes out with the right slots NULL; RIGHT (and FULL) JOIN:
+** once the left input is exhausted, each held row no left row matched comes out with the
+** left slots NULL.
 **
 ** Not here: the tree and the shared helpers (exec/op_join.c), the hash join
 ** (exec/op_hashjoin.c).
@@ -32,11 +34,31 @@ int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err) {
     }
     j->built = true;
   }
-  bool left_join = pn->kind == SQL_JOIN_LEFT;
+  bool left_join = exec_join_keeps(pn, true), sweep = exec_join_keeps(pn, false);
+  if (sweep && !j->matched && !(j->matched = calloc(j->n_held + 1, sizeof *j->matched))) {
+    err->code = EXEC_NOMEM;
+    err->offset = -1;
+    snprintf(err->msg, sizeof err->msg, "out of memory");
+    return EXEC_NOMEM;
+  }
   for (;;) {
+    if (j->in_sweep) { /* RIGHT or FULL: the held rows no left row matched */
+      while (j->sweep < j->n_held) {
+        size_t i = j->sweep++;
+        if (j->matched[i]) continue;
+        exec_join_restore(j, j->held[i], 0, row, pn->mid);
+        exec_join_pad(j, row, pn->lo, pn->mid);
+        return EXEC_ROW;
+      }
+      return EXEC_DONE;
+    }
     if (!j->have_row) {
       if (j->n_held == 0 && !left_join) return EXEC_DONE; /* nothing can come out */
       rc = exec_join_next(j->left, row, err);
+      if (rc == EXEC_DONE && sweep) {
+        j->in_sweep = true;
+        continue;
+      }
       if (rc != EXEC_ROW) return rc;
       pn->act->rows_left++;
       j->have_row = true;
@@ -44,11 +66,13 @@ int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err) {
       j->pos = 0;
     }
     while (j->pos < j->n_held) {
-      exec_join_restore(j, j->held[j->pos++], 0, row, pn->mid);
+      uint32_t i = j->pos++;
+      exec_join_restore(j, j->held[i], 0, row, pn->mid);
       int ok = exec_join_check(j, row, err);
       if (ok < 0) return -ok;
       if (!ok) continue;
       j->row_matched = true;
+      if (j->matched) j->matched[i] = true;
       return EXEC_ROW;
     }
     j->have_row = false;

@@ -10,7 +10,8 @@
 **
 ** Errors name what was wrong and where: an ambiguous column names the tables that have it,
 ** an unknown qualifier names the tables and aliases in scope, a table named twice asks for
-** aliases, and the joins not run yet (RIGHT, FULL, NATURAL) say so at their first word.
+** aliases, and the joins not run (NATURAL; RIGHT and FULL with USING) say so at their first
+** word.
 **
 ** Not here: single-table binding (planner/bind.c, planner/bind_stmt.c), planning a join
 ** (planner/join.c), running it (exec/op_join.c).
@@ -267,19 +268,21 @@ static int check_join(binder *b, const sql_join *j) {
   if (j->natural)
     return bind_error(b, EXEC_ERROR, j->off,
                       "NATURAL JOIN is not supported: name the columns with USING (...)");
-  if (j->kind == SQL_JOIN_RIGHT)
-    return bind_error(b, EXEC_ERROR, j->off, "RIGHT OUTER JOIN is not supported yet: write it "
-                      "as a LEFT JOIN with the tables swapped");
-  if (j->kind == SQL_JOIN_FULL)
-    return bind_error(b, EXEC_ERROR, j->off, "FULL OUTER JOIN is not supported yet");
+  bool outer2 = j->kind == SQL_JOIN_RIGHT || j->kind == SQL_JOIN_FULL;
+  if (outer2 && j->using) /* the USING column would be COALESCE(left.c, right.c) */
+    return bind_error(b, EXEC_ERROR, j->off, "%s JOIN ... USING is not supported yet: write ON "
+                      "left.c = right.c", j->kind == SQL_JOIN_RIGHT ? "RIGHT" : "FULL");
   if (j->on && j->using)
     return bind_error(b, EXEC_ERROR, j->off, "a join takes ON or USING, not both");
   if (j->kind == SQL_JOIN_CROSS && (j->on || j->using))
     return bind_error(b, EXEC_ERROR, j->off,
                       "CROSS JOIN takes no ON or USING condition: use JOIN ... ON");
-  if ((j->kind == SQL_JOIN_INNER || j->kind == SQL_JOIN_LEFT) && !j->on && !j->using)
+  if ((j->kind == SQL_JOIN_INNER || j->kind == SQL_JOIN_LEFT || outer2) && !j->on && !j->using)
     return bind_error(b, EXEC_ERROR, j->off, "%s needs an ON or USING condition (or use "
-                      "CROSS JOIN)", j->kind == SQL_JOIN_LEFT ? "LEFT JOIN" : "JOIN");
+                      "CROSS JOIN)", j->kind == SQL_JOIN_LEFT    ? "LEFT JOIN"
+                                     : j->kind == SQL_JOIN_RIGHT ? "RIGHT JOIN"
+                                     : j->kind == SQL_JOIN_FULL  ? "FULL JOIN"
+                                                                 : "JOIN");
   return EXEC_OK;
 }
 

@@ -40,6 +40,7 @@
 #include "planner/plan_join.h"
 #include "planner/plan_select.h"
 #include "planner/explain_int.h"
+#include "planner/hint.h"
 #include "planner/skip_prefix.h"
 #include "planner/selectivity.h"
 #include "sql/ast.h"
@@ -756,7 +757,8 @@ static void str_array(xjson *j, const char *key, const char *const *texts, int n
   xj_end(j);
 }
 
-/* A join's optimizer hint: no table of a join takes one yet (docs/SQL.md "Joins"), so EXPLAIN
+/* A join's optimizer hint (but NO_CHILD_PARENT_JOIN_OPTIMIZATION, which query_lines reports
+** as applied): no table of a join takes one yet (docs/SQL.md "Joins"), so EXPLAIN
 ** says the whole hint was ignored rather than dropping it unseen. Its text on one line (runs
 ** of white space made one space), cut after about 200 bytes on a character boundary. */
 static void join_hint_line(lines *L, const char *hint) {
@@ -801,7 +803,16 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       xj_str(j, "text", jl[i]);
       line(L, "%s", jl[i]);
     }
-    join_hint_line(L, s->hint);
+    const char *rest = s->hint;
+    if (plan_hint_has(s->hint, "NO_CHILD_PARENT_JOIN_OPTIMIZATION")) {
+      const char *note = "NO_CHILD_PARENT_JOIN_OPTIMIZATION applied: every probe input is "
+                         "read whole, never narrowed to the build input's keys";
+      xj_node(j, "HINT");
+      xj_str(j, "note", note);
+      line(L, "    HINT: %s", note);
+      rest = plan_hint_without(L->A, s->hint, "NO_CHILD_PARENT_JOIN_OPTIMIZATION");
+    }
+    join_hint_line(L, rest);
   } else if (q->has_scan) {
     scan_lines(L, &q->scan, s->col_names, a, chunks);
   } else {

@@ -10,6 +10,9 @@
 ** and, for a join without an equality between its inputs,
 **   LEFT OUTER NESTED LOOP JOIN ON [A.LAT < B.LAT]  (estimate: 6 rows)
 **       OUTER A (left input, ...) / INNER B (right input, ...; held in memory)
+** A child/parent join's probe leaf has a line of its own above its plan:
+**       PROBE S (left input, ...)
+**           DYNAMIC SKIP SCAN ON [S.STATION] IN THE BUILD INPUT'S KEYS (child/parent join)
 ** A left input that is itself a join is printed the same way, one level deeper. Under
 ** EXPLAIN ANALYZE the join line ends with the rows read from each input, the rows out, the
 ** rows held and the most memory they took, and each leaf's lines carry its own figures.
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "planner/keyrange.h"
 #include "planner/plan_join.h"
 #include "planner/plan_select.h"
 #include "sql/ast.h"
@@ -73,6 +77,35 @@ static void input_name(const plan_join_node *n, const plan_select *s, char *buf,
 static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bool analyzed,
                        int indent);
 
+/* The child/parent join's line over probe leaf `in` of join n (planner/join_cp.c):
+**   DYNAMIC SKIP SCAN ON [S.STATION] IN THE BUILD INPUT'S KEYS (child/parent join)
+** and under EXPLAIN ANALYZE how many key prefixes the leaf read, or why it read them all. */
+static void cp_line(out *o, const plan_join_node *n, const plan_join_node *in,
+                    const plan_select *s, bool analyzed, int indent) {
+  char cols[512];
+  size_t k = 0;
+  cols[0] = 0;
+  for (int i = 0; i < n->cp_n && k < sizeof cols; i++) {
+    int w = snprintf(cols + k, sizeof cols - k, "%s%s", i ? ", " : "",
+                     s->col_names[in->lo + n->cp_col[i]]);
+    if (w > 0) k += (size_t)w;
+  }
+  char act[160] = "";
+  if (analyzed) {
+    const plan_join_actual *a = n->act;
+    if (a->cp_state == PLAN_CP_APPLIED)
+      snprintf(act, sizeof act, "  (actual: %" PRIu64 " key %s)", a->cp_keys,
+               a->cp_keys == 1 ? "prefix" : "prefixes");
+    else if (a->cp_state == PLAN_CP_TOO_MANY)
+      snprintf(act, sizeof act, "  (actual: not applied: %" PRIu64 " keys, more than %d; the "
+               "whole input was read)", a->cp_keys, PLAN_MAX_SKIP_RANGES);
+    else
+      snprintf(act, sizeof act, "  (actual: not needed: the build input held no row)");
+  }
+  add(o, indent, "DYNAMIC SKIP SCAN ON [%s] IN THE BUILD INPUT'S KEYS (child/parent join)%s",
+      cols, act);
+}
+
 /* One input of join n: its label line, then its own lines one level deeper. */
 static void input_lines(out *o, const plan_join_node *n, const plan_join_node *in, bool left,
                         const plan_select *s, bool analyzed, int indent) {
@@ -86,6 +119,7 @@ static void input_lines(out *o, const plan_join_node *n, const plan_join_node *i
                                                  : "; held in memory";
   add(o, indent + 4, "%s %s (%s input, estimate: %" PRIu64 " %s%s)", role, name,
       left ? "left" : "right", in->est_rows, rows_word(in->est_rows), held);
+  if (n->cp_n && !built) cp_line(o, n, in, s, analyzed, indent + 8);
   node_lines(o, in, s, analyzed, indent + 8);
 }
 
@@ -114,9 +148,11 @@ static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bo
   }
   char res[2048] = "";
   if (n->residual) plan_expr_print(n->residual, s->col_names, res, sizeof res);
-  const char *kind = n->kind == SQL_JOIN_LEFT ? "LEFT OUTER" : n->kind == SQL_JOIN_CROSS
-                                                                   ? "CROSS"
-                                                                   : "INNER";
+  const char *kind = n->kind == SQL_JOIN_LEFT    ? "LEFT OUTER"
+                     : n->kind == SQL_JOIN_RIGHT ? "RIGHT OUTER"
+                     : n->kind == SQL_JOIN_FULL  ? "FULL OUTER"
+                     : n->kind == SQL_JOIN_CROSS ? "CROSS"
+                                                 : "INNER";
   char act[256] = "";
   if (analyzed) {
     char mem[32];

@@ -2,7 +2,8 @@
 ** planner/hint.c: finding the words of an optimizer hint that nothing acts on
 ** (planner/hint.h). It reads the hint text word by word, skips each word's parenthesized
 ** arguments, and compares the words, case-insensitively, with the hints Rowan acts on and
-** with Phoenix's hints that it accepts without acting on them. It does not apply any hint.
+** with Phoenix's hints that it accepts without acting on them; and tells whether a hint names
+** a word (plan_hint_has). It does not apply any hint.
 */
 #include <ctype.h>
 #include <stdio.h>
@@ -14,8 +15,9 @@
 /* Hints some part of the planner or executor acts on (planner/hint.h says where). */
 static const char *const KNOWN[] = {"INDEX", "NO_INDEX", "SKIP_SCAN", "RANGE_SCAN",
                                     "NO_SKIP_SCAN", "NO_PUSHDOWN"};
-/* Phoenix's hints that Rowan accepts and does not act on (no joins, caches or servers to
-** tune yet). */
+/* Phoenix's hints that Rowan accepts and does not act on in a query of one table (no
+** caches or servers to tune; NO_CHILD_PARENT_JOIN_OPTIMIZATION acts on joins only, where
+** planner/explain.c reports it). */
 static const char *const PHOENIX[] = {
     "SMALL", "NO_CACHE", "SERIAL", "NO_STAR_JOIN", "USE_SORT_MERGE_JOIN",
     "NO_CHILD_PARENT_JOIN_OPTIMIZATION", "SEEK_TO_COLUMN", "NO_SEEK_TO_COLUMN",
@@ -28,30 +30,73 @@ static bool in_list(const char *const *l, size_t n, const char *w, size_t len) {
   return false;
 }
 
-const char *plan_hint_unknown(plan_arena *A, const char *hint) {
-  if (!hint) return NULL;
-  char out[512];
-  size_t o = 0;
-  const char *p = hint;
-  while (*p) {
-    if (*p == '(') { /* a word's arguments */
+/* The next word of hint text *p (letters, digits, '_') outside parenthesized arguments:
+** its start, *n its length, *p moved past it; NULL at the end. */
+static const char *next_word(const char **p, size_t *n) {
+  const char *q = *p;
+  while (*q) {
+    if (*q == '(') { /* a word's arguments */
       int depth = 0;
-      for (; *p; p++) {
-        if (*p == '(') depth++;
-        else if (*p == ')' && --depth == 0) {
-          p++;
+      for (; *q; q++) {
+        if (*q == '(') depth++;
+        else if (*q == ')' && --depth == 0) {
+          q++;
           break;
         }
       }
       continue;
     }
-    if (!(isalnum((unsigned char)*p) || *p == '_')) {
-      p++;
+    if (!(isalnum((unsigned char)*q) || *q == '_')) {
+      q++;
       continue;
     }
-    const char *w = p;
-    while (*p && (isalnum((unsigned char)*p) || *p == '_')) p++;
-    size_t n = (size_t)(p - w);
+    const char *w = q;
+    while (*q && (isalnum((unsigned char)*q) || *q == '_')) q++;
+    *n = (size_t)(q - w);
+    *p = q;
+    return w;
+  }
+  *p = q;
+  return NULL;
+}
+
+bool plan_hint_has(const char *hint, const char *word) {
+  if (!hint) return false;
+  const char *p = hint, *w;
+  size_t n;
+  while ((w = next_word(&p, &n)) != NULL)
+    if (in_list(&word, 1, w, n)) return true;
+  return false;
+}
+
+const char *plan_hint_without(plan_arena *A, const char *hint, const char *word) {
+  if (!hint) return NULL;
+  size_t len = strlen(hint), o = 0;
+  char *out = plan_arena_alloc(A, len + 1);
+  if (!out) return NULL;
+  const char *p = hint, *w, *from = hint;
+  size_t n;
+  bool other = false;
+  while ((w = next_word(&p, &n)) != NULL) {
+    if (!in_list(&word, 1, w, n)) {
+      other = true;
+      continue;
+    }
+    memcpy(out + o, from, (size_t)(w - from));
+    o += (size_t)(w - from);
+    from = p;
+  }
+  memcpy(out + o, from, strlen(from) + 1);
+  return other ? out : NULL;
+}
+
+const char *plan_hint_unknown(plan_arena *A, const char *hint) {
+  if (!hint) return NULL;
+  char out[512];
+  size_t o = 0;
+  const char *p = hint, *w;
+  size_t n;
+  while ((w = next_word(&p, &n)) != NULL) {
     if (in_list(KNOWN, sizeof KNOWN / sizeof *KNOWN, w, n)) continue;
     bool phoenix = in_list(PHOENIX, sizeof PHOENIX / sizeof *PHOENIX, w, n);
     int k = snprintf(out + o, sizeof out - o, "%s%.*s ignored: %s", o ? "; " : "",

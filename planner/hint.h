@@ -4,7 +4,8 @@
 ** EXPLAIN's HINT lines, so a misspelt or unsupported hint is reported, never silently
 ** dropped. The hints themselves are read where they act (INDEX and NO_INDEX:
 ** planner/index_choice.c; SKIP_SCAN, RANGE_SCAN and NO_SKIP_SCAN: planner/skip_prefix.h;
-** NO_PUSHDOWN: exec/op_colagg.c); a new hint is added to the list in planner/hint.c with them.
+** NO_PUSHDOWN: exec/op_colagg.c; NO_CHILD_PARENT_JOIN_OPTIMIZATION: planner/join_cp.c, for
+** joins only); a new hint is added to the list in planner/hint.c with them.
 */
 #ifndef ROWAN_PLANNER_HINT_H
 #define ROWAN_PLANNER_HINT_H
@@ -17,5 +18,13 @@
 ** several joined by "; ". In arena A; NULL when every word is known (or out of memory).
 ** A word's parenthesized arguments (INDEX(T IX)) are skipped. */
 const char *plan_hint_unknown(plan_arena *A, const char *hint);
+
+/* True when hint text `hint` (NULL: none) holds the word `word` (case-insensitive, outside
+** any word's parenthesized arguments). */
+bool plan_hint_has(const char *hint, const char *word);
+
+/* Hint text `hint` with every occurrence of the word `word` taken out (in arena A), or NULL
+** when no other word is left (or hint is NULL, or out of memory). */
+const char *plan_hint_without(plan_arena *A, const char *hint, const char *word);
 
 #endif /* ROWAN_PLANNER_HINT_H */

@@ -3,24 +3,31 @@
 ** plan_join.h), once the parameters are known.
 **
 ** The WHERE and every ON are split on AND into terms, and each term is placed where it is
-** checked first, without changing the answer:
-**  - a term over one table that no LEFT JOIN pads (a WHERE term, or an ON term of an inner
-**    join) goes into that table's own plan, which makes it a key range, a skip scan, a
-**    pushed filter or a residual exactly as for a query of that table alone; so does an ON
-**    term of a LEFT JOIN over its right table alone (it filters the rows that may match);
+** checked first, without changing the answer. An outer join pads with NULLs the side that
+** may go unmatched: a LEFT JOIN its right table, a RIGHT JOIN every table before it, a FULL
+** JOIN both.
+**  - a WHERE term over one table that no join pads goes into that table's own plan, which
+**    makes it a key range, a skip scan, a pushed filter or a residual exactly as for a query
+**    of that table alone; so does an ON term over one table alone when that table is the
+**    side of its join that may go unmatched and no earlier join pads it (on_pushable: it
+**    filters the rows that may match);
 **  - another ON term stays on its join; another WHERE term goes on the join of the last
-**    table it names when that join is inner (or a comma or cross join), else after the
-**    whole tree (q->join_filter): the NULLs a LEFT JOIN pads must reach it;
+**    table it names when that join is inner (or a comma or cross join) and no later join
+**    pads one of its tables, else after the whole tree (q->join_filter): the NULLs an
+**    outer join pads must reach it;
 **  - a term with no column (a constant or a parameter) is checked after the tree;
 **  - a `column = constant` (or IN) term pushed into one table is also pushed into the table
 **    joined to it by an equality of two columns of the same type (propagate() has the
-**    directions that keep a LEFT JOIN's answer).
+**    directions that keep a LEFT JOIN's answer; not done in a query with a RIGHT or FULL
+**    join).
 ** On each join, an equality between an expression of the left tables and one of the right
 ** table, of types that hash alike, becomes a hash key; the rest is the residual. A join
 ** with a key is a hash join whose build side is the input estimated smaller (the leaves'
 ** estimates, planner/select.c; a join's output is estimated as its larger input's rows, a
 ** cross join's as the product); a join without one is a nested loop over the right input.
-** The order of the tables is the FROM order (no reordering in this slice).
+** A hash join whose probe input is a table keyed by the join may read only the build
+** side's key prefixes (a child/parent join, planner/join_cp.c). The order of the tables is
+** the FROM order (no reordering in this slice).
 **
 ** Not here: binding the FROM (planner/bind_from.c), EXPLAIN (planner/explain_join.c),
 ** running the tree (exec/op_join.c).
@@ -187,6 +194,33 @@ nomem:
   return EXEC_NOMEM;
 }
 
+/* A join kind that pads nothing. */
+static bool is_inner(int kind) {
+  return kind != SQL_JOIN_LEFT && kind != SQL_JOIN_RIGHT && kind != SQL_JOIN_FULL;
+}
+
+/* True when an ON term of node o over table t alone may go into t's own plan: t is the
+** side of o that may go unmatched (o's right table for an inner or LEFT join, a left table
+** for a RIGHT join; neither for FULL), and no join before o pads t, so filtering t's rows
+** first removes exactly the pairs the term would. */
+static bool on_pushable(const plan_select *s, const uint64_t *pads, int o, int t) {
+  int kind = s->from[o].join;
+  uint64_t before = (1ull << o) - 1; /* nodes 1 .. o-1 */
+  if (kind == SQL_JOIN_FULL) return false;
+  if (kind == SQL_JOIN_RIGHT) return t < o && !(pads[t] & before);
+  if (kind == SQL_JOIN_LEFT) return t == o;
+  return !(pads[t] & before);
+}
+
+/* True when some join after node hi pads a table of mask m: a WHERE term over m must then
+** wait for the end of the tree (the NULLs it pads must reach it). */
+static bool padded_after(const plan_select *s, const uint64_t *pads, uint64_t m, int hi) {
+  uint64_t after = ~((2ull << hi) - 1); /* nodes hi+1 .. */
+  for (int t = 0; t < s->n_from; t++)
+    if ((m >> t & 1) && (pads[t] & after)) return true;
+  return false;
+}
+
 /* Split the terms of join node n (right table k) into hash keys and the residual. */
 static int node_terms(const plan_select *s, int k, const terms *t, plan_arena *A,
                       plan_join_node *n) {
@@ -325,26 +359,39 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     while (k + 1 < nf && i >= start[k + 1]) k++;
     origin[i] = k;
   }
+  /* pads[t]: the outer joins that pad table t with NULLs (bit k: node k) */
+  uint64_t *pads = plan_arena_alloc(A, (size_t)nf * sizeof *pads);
+  if (!pads) goto nomem;
+  bool outer2 = false; /* a RIGHT or FULL join */
+  for (int t = 0; t < nf; t++) {
+    pads[t] = 0;
+    for (int k = t > 0 ? t : 1; k < nf; k++) {
+      int kind = s->from[k].join;
+      if ((k == t && (kind == SQL_JOIN_LEFT || kind == SQL_JOIN_FULL)) ||
+          (t < k && (kind == SQL_JOIN_RIGHT || kind == SQL_JOIN_FULL)))
+        pads[t] |= 1ull << k;
+    }
+  }
+  for (int k = 1; k < nf; k++)
+    outer2 |= s->from[k].join == SQL_JOIN_RIGHT || s->from[k].join == SQL_JOIN_FULL;
   for (int i = 0; i < all.n; i++) {
     plan_expr *e = all.v[i];
     uint64_t m = mask_of(s, e);
     int hi = highest(m), o = origin[i];
     bool one = m && !(m & (m - 1));
     terms *dst;
-    if (o >= 0 && s->from[o].join == SQL_JOIN_LEFT) {
-      dst = m == (1ull << o) ? &pushed[o] : &on_node[o];
-    } else if (one && s->from[hi].join != SQL_JOIN_LEFT) {
+    if (o >= 0) { /* an ON term of node o */
+      dst = one && on_pushable(s, pads, o, hi) ? &pushed[hi] : &on_node[o];
+    } else if (one && !pads[hi]) { /* a WHERE term over one table no join pads */
       dst = &pushed[hi];
-    } else if (o >= 0) {
-      dst = &on_node[o];
-    } else if (hi >= 1 && s->from[hi].join != SQL_JOIN_LEFT) {
+    } else if (hi >= 1 && is_inner(s->from[hi].join) && !padded_after(s, pads, m, hi)) {
       dst = &on_node[hi];
     } else {
       dst = &post;
     }
     if (push(A, dst, e)) goto nomem;
   }
-  if (propagate(s, pushed, on_node, A)) goto nomem;
+  if (!outer2 && propagate(s, pushed, on_node, A)) goto nomem;
   /* the slots the query reads after the joins (as planner/select.c marks them) */
   bool *used = plan_arena_alloc(A, (size_t)(s->n_slots + 1) * sizeof *used);
   if (!used) goto nomem;
@@ -383,9 +430,10 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
     }
     j->left = tree;
     j->right = leaf;
-    j->kind = s->from[k].join == SQL_JOIN_LEFT ? SQL_JOIN_LEFT
-              : on_node[k].n || s->from[k].join != SQL_JOIN_CROSS ? SQL_JOIN_INNER
-                                                                 : SQL_JOIN_CROSS;
+    int jk = s->from[k].join;
+    j->kind = !is_inner(jk) ? jk
+              : on_node[k].n || jk != SQL_JOIN_CROSS ? SQL_JOIN_INNER
+                                                     : SQL_JOIN_CROSS;
     j->lo = tree->lo;
     j->mid = leaf->lo;
     j->hi = leaf->hi;
@@ -397,11 +445,15 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
       j->algo = PLAN_JOIN_HASH;
       j->build_left = l < r;
       j->est_rows = l > r ? l : r;
+      if (plan_join_child_parent(j, s->hint, A)) goto nomem;
     } else {
       j->algo = PLAN_JOIN_NESTED_LOOP;
       j->est_rows = j->residual ? (l > r ? l : r) : mul_cap(l, r);
     }
-    if (j->kind == SQL_JOIN_LEFT && j->est_rows < l) j->est_rows = l;
+    if ((j->kind == SQL_JOIN_LEFT || j->kind == SQL_JOIN_FULL) && j->est_rows < l)
+      j->est_rows = l;
+    if ((j->kind == SQL_JOIN_RIGHT || j->kind == SQL_JOIN_FULL) && j->est_rows < r)
+      j->est_rows = r;
     tree = j;
   }
   q->join = tree;

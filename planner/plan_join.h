@@ -14,7 +14,8 @@
 ** Algorithms: a hash join when the join has equality terms between the two inputs (the side
 ** estimated smaller is built, the other probes; other terms are a residual checked after a
 ** key match), else a nested loop over the right input's rows held in memory. LEFT joins pad
-** the right input's slots with NULLs for a left row nothing matched. Both hold at most the
+** the right input's slots with NULLs for a left row nothing matched, RIGHT joins the left
+** input's for a right row nothing matched, FULL joins both. Both hold at most the
 ** session's join memory (exec_set_join_memory); more is an error for now (no spill yet).
 **
 ** The actual figures of a run (EXPLAIN ANALYZE) are written by the executor into `act` and
@@ -41,7 +42,17 @@ typedef struct plan_join_actual {
   uint64_t rows_out;      /* joined rows passed on */
   uint64_t build_rows;    /* rows held (the hash table's, or the nested loop's inner rows) */
   uint64_t peak_bytes;    /* memory those rows took at most */
+  int cp_state;           /* child/parent join (below): enum plan_cp_state */
+  uint64_t cp_keys;       /* the key prefixes the probe input read (PLAN_CP_APPLIED), or
+                             the distinct values that were too many (PLAN_CP_TOO_MANY) */
 } plan_join_actual;
+
+/* What became of a child/parent join in a run. */
+enum plan_cp_state {
+  PLAN_CP_NONE = 0,   /* not planned, or the build input held no row */
+  PLAN_CP_APPLIED,    /* the probe leaf read only the build side's key prefixes */
+  PLAN_CP_TOO_MANY    /* more distinct key values than PLAN_MAX_SKIP_RANGES: read whole */
+};
 
 typedef struct plan_join_node plan_join_node;
 struct plan_join_node {
@@ -54,7 +65,7 @@ struct plan_join_node {
   plan_actuals *leaf_act;     /* the leaf's figures of the last run */
   /* join */
   int algo;                   /* enum plan_join_algo */
-  int kind;                   /* SQL_JOIN_INNER, SQL_JOIN_LEFT or SQL_JOIN_CROSS (COMMA and
+  int kind;                   /* SQL_JOIN_INNER, _LEFT, _RIGHT, _FULL or _CROSS (COMMA and
                                  CROSS with terms run as INNER) */
   plan_join_node *left;       /* the tables before this one */
   plan_join_node *right;      /* this table (a leaf) */
@@ -67,6 +78,14 @@ struct plan_join_node {
                                  (a nested loop's whole condition); NULL: none */
   uint64_t est_rows;          /* estimated rows out (a leaf: its scan's estimate) */
   plan_join_actual *act;      /* figures of the last run */
+  /* child/parent join (Phoenix's skip-scan join; planner/join_cp.c): a hash join whose probe
+     input is a leaf whose table's leading row-key columns are join keys. Once the build
+     input is held, the probe leaf is planned again with `column IN (the held rows' distinct
+     values)` for each of those columns, so it reads only those key prefixes. */
+  int cp_n;                   /* leading key columns restricted so (0: not a child/parent
+                                 join) */
+  int *cp_col;                /* per such column: its column index in the probe table */
+  int *cp_key;                /* per such column: the join key (index into lkeys/rkeys) */
 };
 
 /* Plan the join query s (s->n_from >= 2) into q: each table's terms pushed into its leaf
@@ -76,6 +95,13 @@ struct plan_join_node {
 ** false. EXEC_OK, EXEC_ERROR (a leaf's LIMIT), EXEC_NOMEM, EXEC_TOOBIG with msg. */
 int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
                     plan_arena *A, plan_query *q, char *msg, size_t cap, bool full);
+/* Decide whether hash join j (algo, build side and keys set) is a child/parent join and
+** fill j->cp_* (planner/join_cp.c): its probe input is a leaf, the join is inner or the probe
+** is a LEFT JOIN's right input, hint `hint` does not say NO_CHILD_PARENT_JOIN_OPTIMIZATION,
+** and the probe table's first row-key column (and any after it) is a join key compared with
+** an expression of the same type. EXEC_OK or EXEC_NOMEM. */
+int plan_join_child_parent(plan_join_node *j, const char *hint, plan_arena *A);
+
 /* Free what the leaves' plans own (their key ranges and filters). */
 void plan_join_free(plan_join_node *n);
 

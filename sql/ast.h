@@ -190,8 +190,8 @@ enum sql_join_kind {
   SQL_JOIN_COMMA = 1, /* FROM a, b (the condition, if any, is in WHERE) */
   SQL_JOIN_INNER,     /* [INNER] JOIN */
   SQL_JOIN_LEFT,      /* LEFT [OUTER] JOIN */
-  SQL_JOIN_RIGHT,     /* RIGHT [OUTER] JOIN (parsed; the binder refuses it for now) */
-  SQL_JOIN_FULL,      /* FULL [OUTER] JOIN (parsed; refused for now) */
+  SQL_JOIN_RIGHT,     /* RIGHT [OUTER] JOIN */
+  SQL_JOIN_FULL,      /* FULL [OUTER] JOIN */
   SQL_JOIN_CROSS      /* CROSS JOIN */
 };
 

@@ -7,8 +7,8 @@
 ** the patterns below, gives the message that names the missing feature and what to use
 ** instead (Phoenix's alternatives: UPSERT for INSERT and UPDATE, drop and recreate for
 ** ALTER TABLE), and the position of the construct (the INSERT, the '(' of a subquery in
-** FROM) for the error's line and column. Joins parse (sql/parse.y); the kinds not run yet
-** (RIGHT, FULL, NATURAL) are refused by the binder (planner/bind_from.c).
+** FROM) for the error's line and column. Joins parse (sql/parse.y); the forms not run
+** (NATURAL; RIGHT and FULL with USING) are refused by the binder (planner/bind_from.c).
 **
 ** Many of these words are not keywords of the dialect, so the grammar can take some of them
 ** as names: in "FROM a UNION SELECT" UNION is a's alias and the error comes at SELECT. The

@@ -143,3 +143,17 @@ SELECT COUNT(DISTINCT STATION) AS STATIONS FROM SENSOR;
 .print
 .print "== 9. Which row key serves these questions best: the row-key advisor judges every order of the key columns against one query of each step (examples/sensor/advise.sql); nothing is rewritten"
 .advise SENSOR examples/sensor/advise.sql
+
+.print
+.print "== 10. Readings of the suburban stations (TYPE 郊区): a join that reads SENSOR only at the 3 stations STATIONS names (child/parent join), not all 12"
+EXPLAIN ANALYZE SELECT S.STATION, COUNT(*) AS HOURS, ROUND(AVG(R.PM25), 1) AS AVG_PM25
+  FROM SENSOR R JOIN STATIONS S ON R.STATION = S.STATION
+  WHERE S.TYPE = '郊区' GROUP BY S.STATION ORDER BY S.STATION;
+-- The same without the optimization (Phoenix's hint): every row of SENSOR is read.
+EXPLAIN ANALYZE SELECT /*+ NO_CHILD_PARENT_JOIN_OPTIMIZATION */ S.STATION, COUNT(*) AS HOURS,
+    ROUND(AVG(R.PM25), 1) AS AVG_PM25
+  FROM SENSOR R JOIN STATIONS S ON R.STATION = S.STATION
+  WHERE S.TYPE = '郊区' GROUP BY S.STATION ORDER BY S.STATION;
+SELECT S.STATION, COUNT(*) AS HOURS, ROUND(AVG(R.PM25), 1) AS AVG_PM25
+  FROM SENSOR R JOIN STATIONS S ON R.STATION = S.STATION
+  WHERE S.TYPE = '郊区' GROUP BY S.STATION ORDER BY S.STATION;

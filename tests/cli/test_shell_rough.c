@@ -457,12 +457,12 @@ static void test_unsupported_statements(void **state) {
                              "  ^\n");
   sh_result_free(&r);
   /* the caret under the join's first word, not under the token the grammar refused */
-  const char *join[] = {"SELECT * FROM T a RIGHT JOIN T b ON a.K = b.K", NULL};
+  const char *join[] = {"SELECT * FROM T a RIGHT JOIN T b USING (K)", NULL};
   assert_int_equal(run(f, NULL, join, NULL, &r), 1);
   expect_in(&r, r.err, "at line 1, column 19\n"
-                       "  SELECT * FROM T a RIGHT JOIN T b ON a.K = b.K\n"
+                       "  SELECT * FROM T a RIGHT JOIN T b USING (K)\n"
                        "                    ^\n");
-  expect_in(&r, r.err, "RIGHT OUTER JOIN is not supported yet");
+  expect_in(&r, r.err, "RIGHT JOIN ... USING is not supported yet");
   sh_result_free(&r);
   /* in a script: the file position, and the statements around it still run */
   const char *script = "SELECT 1;\nUPDATE T SET NAME = 'x' WHERE K = 1;\n"

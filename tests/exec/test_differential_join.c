@@ -5,8 +5,8 @@
 ** nullable INTEGER A, VARCHAR B and DOUBLE C columns), writes the same rows into both
 ** engines (values from small domains, so keys repeat and join; about one value in five is
 ** NULL; sometimes a table is empty; half the rows flushed to store files), and runs random
-** joins of two or three of them: [INNER] JOIN ... ON, LEFT JOIN ... ON, CROSS JOIN, comma
-** joins with the condition in WHERE, and USING; ON conditions with an equality (a hash
+** joins of two or three of them: [INNER] JOIN ... ON, LEFT, RIGHT and FULL JOIN ... ON,
+** CROSS JOIN, comma joins with the condition in WHERE, and USING; ON conditions with an equality (a hash
 ** join), with an extra residual term, or with no equality (a nested loop); WHERE terms on
 ** one table (pushed into its scan: key ranges and filters) and on several; a select list
 ** of qualified columns, or COUNT / SUM / MIN with an optional GROUP BY. Answers are
@@ -266,8 +266,10 @@ static void gen_query(world *w, char *sql, size_t cap) {
       else one_term(w, t[p], al[p], term, sizeof term);
       snprintf(on + l, sizeof on - l, " AND %s", term);
     }
+    static const char *const outer[3] = {"LEFT ", "RIGHT ", "FULL "};
     o += (size_t)snprintf(from + o, sizeof from - o, " %sJOIN T%d %c ON %s",
-                          kind == 1 ? "LEFT " : kind == 2 ? "INNER " : "", t[i], al[i], on);
+                          kind == 1 ? outer[below(w, 3)] : kind == 2 ? "INNER " : "", t[i], al[i],
+                          on);
   }
   for (int k = below(w, 3); k > 0; k--) {
     int i = below(w, n);

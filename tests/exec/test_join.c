@@ -4,13 +4,15 @@
 ** its error, the build side chosen from the estimates, EXPLAIN ANALYZE's figures per input
 ** and the hash table's peak memory, a WHERE term still becoming its table's key range, a
 ** prepared join run again with new parameter values, a join inside a transaction that sees
-** the transaction's writes, and UPSERT ... SELECT from a join. Row results of the join
+** the transaction's writes, UPSERT ... SELECT from a join, and the child/parent join (the
+** probe reading only the build input's key prefixes, its hint, its cap, LEFT JOIN sides). Row results of the join
 ** forms themselves are in tests/sql/join.test.
 */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -72,8 +74,9 @@ static void build_side_and_analyze(void **state) {
                  "ON R.STATION = S.STATION");
   assert_non_null(strstr(e, "    BUILD S (left input, estimate: 4 rows; held in a hash table)\n"));
   /* actual rows per input and the hash table's memory */
-  e = explain(t, "EXPLAIN ANALYZE SELECT R.TS, S.KIND FROM READINGS R JOIN STATIONS S "
-                 "ON R.STATION = S.STATION WHERE S.KIND = 'urban'");
+  e = explain(t, "EXPLAIN ANALYZE SELECT /*+ NO_CHILD_PARENT_JOIN_OPTIMIZATION */ R.TS, "
+                 "S.KIND FROM READINGS R JOIN STATIONS S ON R.STATION = S.STATION "
+                 "WHERE S.KIND = 'urban'");
   assert_non_null(strstr(e, "(actual rows left=150 right=2 out=100 held=2 peak memory="));
   assert_non_null(strstr(e, "FULL SCAN OVER STATIONS  (actual rows examined=4 filtered=2 "
                             "returned=2"));
@@ -85,6 +88,113 @@ static void build_side_and_analyze(void **state) {
                  "ON R.STATION = S.STATION");
   assert_non_null(strstr(e, "LEFT OUTER HASH JOIN"));
   assert_non_null(strstr(e, "(actual rows left=4 right=150 out=151 held=4 "));
+  tdb_close(t);
+}
+
+/* Rows examined by the leaf scan of `table` in EXPLAIN ANALYZE text e, or -1. */
+static long examined(const char *e, const char *table) {
+  char pat[128];
+  snprintf(pat, sizeof pat, " OVER %s  (actual rows examined=", table);
+  const char *p = strstr(e, pat);
+  return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+}
+
+/* The child/parent join: a probe keyed by the join reads only the build input's keys. */
+static void child_parent(void **state) {
+  (void)state;
+  tdb *t = sample(50);
+  const char *sql = "SELECT R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R JOIN STATIONS S "
+                    "ON R.STATION = S.STATION WHERE S.KIND = 'urban' GROUP BY R.STATION "
+                    "ORDER BY 1";
+  const char *off = "SELECT /*+ NO_CHILD_PARENT_JOIN_OPTIMIZATION */ R.STATION, COUNT(*), "
+                    "SUM(R.TEMP) FROM READINGS R JOIN STATIONS S ON R.STATION = S.STATION "
+                    "WHERE S.KIND = 'urban' GROUP BY R.STATION ORDER BY 1";
+  char want[256];
+  snprintf(want, sizeof want, "%s", q(t, off));
+  assert_string_equal(want, "A|50|850\nC|50|850\n");
+  assert_string_equal(q(t, sql), want);
+  char ex[600];
+  snprintf(ex, sizeof ex, "EXPLAIN %s", sql);
+  const char *e = explain(t, ex);
+  assert_non_null(strstr(e, "    PROBE R (left input, estimate: 150 rows)\n        DYNAMIC SKIP "
+                            "SCAN ON [R.STATION] IN THE BUILD INPUT'S KEYS (child/parent "
+                            "join)\n        FULL SCAN OVER READINGS"));
+  /* run: the two urban stations' 100 rows are read, not the 150 */
+  snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sql);
+  e = explain(t, ex);
+  assert_non_null(strstr(e, "(child/parent join)  (actual: 2 key prefixes)"));
+  assert_int_equal(examined(e, "READINGS"), 100);
+  assert_non_null(strstr(e, "(actual rows left=100 right=2 out=100 held=2 "));
+  /* the hint turns it off, and says so */
+  snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", off);
+  e = explain(t, ex);
+  assert_null(strstr(e, "DYNAMIC SKIP SCAN"));
+  assert_int_equal(examined(e, "READINGS"), 150);
+  assert_non_null(strstr(e, "HINT: NO_CHILD_PARENT_JOIN_OPTIMIZATION applied"));
+  assert_null(strstr(e, "ignored"));
+  /* a build input with no row: the probe reads nothing */
+  e = explain(t, "EXPLAIN ANALYZE SELECT R.TS FROM READINGS R JOIN STATIONS S "
+                 "ON R.STATION = S.STATION WHERE S.KIND = 'none'");
+  assert_non_null(strstr(e, "(actual: not needed: the build input held no row)"));
+  assert_int_equal(examined(e, "READINGS"), 0);
+  /* the left input of a LEFT JOIN keeps every row: never narrowed */
+  e = explain(t, "EXPLAIN SELECT R.TS FROM READINGS R LEFT JOIN STATIONS S "
+                 "ON R.STATION = S.STATION AND S.KIND = 'urban'");
+  assert_null(strstr(e, "DYNAMIC SKIP SCAN"));
+  /* its right input may be: station D has no readings and comes out padded */
+  assert_string_equal(q(t, "SELECT S.STATION, COUNT(R.TS) FROM STATIONS S LEFT JOIN READINGS R "
+                           "ON R.STATION = S.STATION WHERE S.KIND = 'rural' GROUP BY S.STATION "
+                           "ORDER BY 1"),
+                      "B|50\nD|0\n");
+  e = explain(t, "EXPLAIN ANALYZE SELECT S.STATION, R.TS FROM STATIONS S LEFT JOIN READINGS R "
+                 "ON R.STATION = S.STATION WHERE S.KIND = 'rural'");
+  assert_non_null(strstr(e, "(actual: 2 key prefixes)"));
+  assert_int_equal(examined(e, "READINGS"), 50);
+  /* a probe whose WHERE pins the station already is left as it is */
+  e = explain(t, "EXPLAIN SELECT R.TS FROM READINGS R JOIN STATIONS S "
+                 "ON R.STATION = S.STATION WHERE R.STATION IN ('A', 'B')");
+  assert_null(strstr(e, "DYNAMIC SKIP SCAN"));
+  /* inside a transaction, its own writes are among the keys and the rows */
+  q(t, "BEGIN");
+  q(t, "UPSERT INTO STATIONS VALUES ('E', 'urban')");
+  q(t, "UPSERT INTO READINGS VALUES ('E', 1, 2.0, 'x'), ('E', 2, 3.0, 'y')");
+  assert_string_equal(q(t, sql), "A|50|850\nC|50|850\nE|2|5\n");
+  q(t, "ROLLBACK");
+  assert_string_equal(q(t, sql), want);
+  tdb_close(t);
+}
+
+/* More distinct build keys than a skip scan takes: the probe is read whole, same answer. */
+static void child_parent_too_many(void **state) {
+  (void)state;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE KEYS (K INTEGER NOT NULL PRIMARY KEY)");
+  q(t, "CREATE TABLE BIG (K INTEGER NOT NULL, J INTEGER NOT NULL, "
+       "CONSTRAINT PK PRIMARY KEY (K, J))");
+  static char sql[64 * 1024];
+  int nk = 50001;
+  for (int table = 0; table < 2; table++)
+    for (int k0 = 0; k0 < nk; k0 += 1000) {
+      size_t o = (size_t)snprintf(sql, sizeof sql, "UPSERT INTO %s VALUES ",
+                                  table ? "BIG" : "KEYS");
+      for (int k = k0; k < k0 + 1000 && k < nk; k++)
+        o += (size_t)snprintf(sql + o, sizeof sql - o, table ? "%s(%d, 1), (%d, 2)" : "%s(%d)",
+                              k > k0 ? ", " : "", k, k);
+      q(t, sql);
+    }
+  q(t, "UPSERT INTO BIG VALUES (-5, 1), (-6, 1)"); /* rows no key matches */
+  const char *e = explain(t, "EXPLAIN ANALYZE SELECT COUNT(*) FROM BIG B JOIN KEYS K "
+                             "ON B.K = K.K");
+  assert_non_null(strstr(e, "(actual: not applied: 50001 keys, more than 50000; the whole "
+                            "input was read)"));
+  assert_int_equal(examined(e, "BIG"), 2 * nk + 2);
+  assert_string_equal(q(t, "SELECT COUNT(*) FROM BIG B JOIN KEYS K ON B.K = K.K"), "100002\n");
+  /* one key fewer: narrowed, the two rows outside the keys not read */
+  q(t, "DELETE FROM KEYS WHERE K = 0");
+  e = explain(t, "EXPLAIN ANALYZE SELECT COUNT(*) FROM BIG B JOIN KEYS K ON B.K = K.K");
+  assert_non_null(strstr(e, "(actual: 50000 key prefixes)"));
+  assert_int_equal(examined(e, "BIG"), 2 * (nk - 1));
+  assert_string_equal(q(t, "SELECT COUNT(*) FROM BIG B JOIN KEYS K ON B.K = K.K"), "100000\n");
   tdb_close(t);
 }
 
@@ -167,6 +277,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(memory_bound),
       cmocka_unit_test(build_side_and_analyze),
+      cmocka_unit_test(child_parent),
+      cmocka_unit_test(child_parent_too_many),
       cmocka_unit_test(pushdown),
       cmocka_unit_test(prepared_rerun),
       cmocka_unit_test(transaction_and_upsert_select),
