@@ -53,7 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (ci) ci->ops->destroy(ci);
       (void)kv_sf_may_contain_row(r, data, size > 8 ? 8 : (uint32_t)size);
       uint64_t rows, bytes;
-      kv_sf_estimate(r, NULL, 0, NULL, 0, &rows, &bytes);
+      uint32_t allow = 2;
+      kv_sf_est q = {data, size > 8 ? 8 : (uint32_t)size, true, NULL, 0, true, 0, false, &allow};
+      kv_sf_estimate(r, &q, &rows, &bytes);
       kv_sf_close(r);
     }
   }

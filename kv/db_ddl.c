@@ -1,7 +1,8 @@
 /*
 ** kv/db_ddl.c: tables and column families (kv_create_table, kv_drop_table, kv_family_id,
 ** kv_table_families, kv_table_count, kv_table_name, kv_family_info), the planner's
-** statistics (kv_family_get_stats, kv_estimate_rows) and block listing (kv_family_blocks).
+** statistics (kv_family_get_stats; the estimates of a range are kv/db_estimate.c) and block
+** listing (kv_family_blocks).
 ** DDL takes the writer role, so it never races a commit, flush or compaction, and is one
 ** synced MANIFEST record before it takes effect.
 ** Family ids come from the MANIFEST's next_family_id and are never reused. A table's
@@ -301,61 +302,6 @@ int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out) {
     out->memstore_cells += kv_memstore_cells(f->imms[k]);
   }
   pthread_mutex_unlock(&db->mu);
-  return KV_OK;
-}
-
-/* Distinct rows of a memstore in [range] and their cell bytes: exact in a memstore of at
-** most MEM_SMALL cells; in a larger one counted exactly over the range's first MEM_EXACT
-** cells and estimated past them from the skip list's upper levels (kv_memstore_estimate),
-** so a plan's estimate of a wide range over a large memstore costs microseconds, not a walk
-** of every cell (a prepared DELETE plans again at each run: 1 ms a run with 50,000 cells). */
-#define MEM_SMALL 4096
-#define MEM_EXACT 128
-static void mem_estimate(kv_memstore *m, const kv_range *r, uint64_t *rows, uint64_t *bytes) {
-  uint64_t c = 0, n = 0, b = 0;
-  uint64_t exact = kv_memstore_cells(m) <= MEM_SMALL ? UINT64_MAX : MEM_EXACT;
-  const kv_range all = {NULL, 0, true, NULL, 0, true};
-  if (!r) r = &all;
-  kv_memstore_estimate(m, r->start, r->start_len, r->start_inclusive, r->end, r->end_len,
-                       r->end_inclusive, exact, &c, &n, &b);
-  *rows += n;
-  *bytes += b;
-}
-
-int kv_estimate_rows(kv_db *db, uint32_t family_id, const kv_range *range, uint64_t *rows,
-                     uint64_t *bytes) {
-  if (!db || !rows || !bytes) return kv_error(KV_MISUSE, "kv_estimate_rows: NULL argument");
-  *rows = 0;
-  *bytes = 0;
-  pthread_mutex_lock(&db->mu);
-  kv_fam *f = kv_db_family(db, family_id);
-  if (!f) {
-    pthread_mutex_unlock(&db->mu);
-    return kv_error(KV_ERR_NOTFOUND, "unknown family id %u", family_id);
-  }
-  for (uint32_t i = 0; i < f->n_files; i++) {
-    uint64_t r = 0, b = 0;
-    kv_sf_estimate(f->files[i]->reader, range ? range->start : NULL,
-                   range ? (uint32_t)range->start_len : 0, range ? range->end : NULL,
-                   range ? (uint32_t)range->end_len : 0, &r, &b);
-    *rows += r;
-    *bytes += b;
-  }
-  uint32_t nm = f->n_imm + 1;
-  kv_memstore **mems = malloc(nm * sizeof *mems);
-  if (!mems) {
-    pthread_mutex_unlock(&db->mu);
-    return kv_error(KV_ERR_NOMEM, "kv_estimate_rows: out of memory");
-  }
-  mems[0] = f->mem;
-  for (uint32_t k = 0; k < f->n_imm; k++) mems[k + 1] = f->imms[k];
-  for (uint32_t i = 0; i < nm; i++) kv_memstore_ref(mems[i]);
-  pthread_mutex_unlock(&db->mu);
-  for (uint32_t i = 0; i < nm; i++) {
-    mem_estimate(mems[i], range, rows, bytes);
-    kv_memstore_unref(mems[i]);
-  }
-  free(mems);
   return KV_OK;
 }
 

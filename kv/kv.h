@@ -750,8 +750,30 @@ typedef struct kv_file_block {
 int kv_family_blocks(kv_db *db, uint32_t family_id,
                      int (*each)(void *ctx, const kv_file_block *b), void *ctx);
 
-/* Estimated rows of a family within [range] from the block index (rows of the blocks the
-** range overlaps, the two end blocks counted by half) plus the memstore's rows in range. */
+/* How kv_estimate_range counts (docs/KV.md "Estimates"). */
+typedef struct kv_estimate_opts {
+  uint64_t limit;        /* > 0: the scan stops after `limit` rows: bytes count only the
+                            store-file blocks up to the one holding its limit-th row in scan
+                            order, and a memstore's bytes that share of its range's bytes */
+  bool reverse;          /* the scan order for limit: descending keys */
+  uint32_t *exact;       /* store-file blocks that may still be read to count the rows of a
+                            block the range cuts exactly (each read takes one; the caller
+                            shares one allowance over a plan's calls). NULL or 0: none read,
+                            such a block counts half its rows */
+} kv_estimate_opts;
+/* Estimated rows and bytes of family family_id within [range] (NULL: everything), at the
+** latest state: per store file, the rows of the blocks the range overlaps from the block
+** index, the (at most two) blocks it cuts counted from their row keys while *opts->exact
+** allows, else by half (kv/sf.h kv_sf_estimate; a block read goes through the block cache
+** as a scan's would), and their on-disk bytes, every overlapped block whole; plus each
+** memstore's rows in range (counted cell by cell up to 4,096 cells, or its first 128 cells
+** and the skip list's upper levels past them) and their bytes (row, qualifier and value
+** bytes plus 16 a cell). opts NULL: no limit, no block read. A row written in several files
+** or memstores counts in each. KV_OK; KV_ERR_NOTFOUND (unknown family), KV_ERR_NOMEM,
+** KV_MISUSE (NULL db, rows or bytes). A block that cannot be read is never an error here. */
+int kv_estimate_range(kv_db *db, uint32_t family_id, const kv_range *range,
+                      const kv_estimate_opts *opts, uint64_t *rows, uint64_t *bytes);
+/* kv_estimate_range with opts NULL (the block index alone: cut blocks count by half). */
 int kv_estimate_rows(kv_db *db, uint32_t family_id, const kv_range *range, uint64_t *rows,
                      uint64_t *bytes);
 

@@ -142,9 +142,28 @@ kv_iter *kv_sf_iter_new_opts(kv_sf_reader *r, kv_sf_io *io, bool fill_cache);
 ** before the first move. */
 void kv_sf_iter_project(kv_iter *it, const uint8_t *const *quals, const uint32_t *lens,
                         uint32_t n);
-/* Estimate rows and on-disk bytes of the file in [start, end] (NULL = unbounded) from the
-** block index: full blocks inside count whole, the end blocks count half. */
-void kv_sf_estimate(const kv_sf_reader *r, const uint8_t *start, uint32_t start_len,
-                    const uint8_t *end, uint32_t end_len, uint64_t *rows, uint64_t *bytes);
+/* What kv_sf_estimate is asked: a key range, and how exactly to count its end blocks. */
+typedef struct kv_sf_est {
+  const uint8_t *start;   /* first row key, NULL = from the first row */
+  uint32_t start_len;     /* its length */
+  bool start_incl;        /* false: row `start` itself left out */
+  const uint8_t *end;     /* last row key, NULL = to the last row */
+  uint32_t end_len;       /* its length */
+  bool end_incl;          /* false: row `end` itself left out */
+  uint64_t limit;         /* > 0: bytes count only the blocks that hold the range's first
+                             `limit` rows in scan order (a LIMIT pushed into the scan) */
+  bool reverse;           /* the scan order for limit: descending keys */
+  uint32_t *exact;        /* blocks that may still be read to count an end block's rows
+                             exactly; each block read takes one. NULL or 0: none is read */
+} kv_sf_est;
+/* Estimate the rows and on-disk bytes of the file in q's range from the block index: the
+** blocks wholly inside count their rows; a block the range cuts (at most two, one per end)
+** counts the rows of its row keys inside the range, read from the block itself while
+** *q->exact allows (through the block cache, as a scan reads it: the scan that follows
+** finds it there), else half its rows. Bytes are those of every block the range overlaps,
+** counted whole (a scan reads a block whole), or with q->limit only those of the blocks up
+** to the one holding the limit-th row. A block that cannot be read (an I/O error, damage)
+** is counted by half and ends the exact counting: the scan reports the error. */
+void kv_sf_estimate(kv_sf_reader *r, const kv_sf_est *q, uint64_t *rows, uint64_t *bytes);
 
 #endif /* ROWAN_KV_SF_H */

@@ -340,6 +340,10 @@ static bool load_block(sf_iter *it, uint32_t bi) {
   return decode_block(it, bi, raw, raw_len, insert, NULL);
 }
 
+const kv_sf_cblock *kv_sfi_load(sf_iter *it, uint32_t bi) {
+  return load_block(it, bi) ? it->b : NULL;
+}
+
 enum { PART_ERR, PART_OK, PART_EMPTY }; /* what part_load did */
 
 /* A point or short range read's block bk (not in the cache): read it and, unless the cache

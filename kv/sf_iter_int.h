@@ -4,9 +4,10 @@
 ** kv_iter) and kv/sf_iter_rows.c (rows taken whole, kv/sf_rows.h), and read by
 ** kv/scan_run.c (row runs step the iterators of a scan's families in their blocks and take
 ** rows with the same emit functions, kv_sfi_row_views / kv_sfi_row_vec, defined here so both
-** inline them), and by kv/sf_copy.c (compaction copies the block an iterator stands on).
-** Split from one file for size; not part of kv/'s contract: only those four files include
-** it.
+** inline them), by kv/sf_copy.c (compaction copies the block an iterator stands on) and by
+** kv/sf_estimate.c (the planner's exact count of an end block's rows loads the block as a
+** scan would, kv_sfi_load). Split from one file for size; not part of kv/'s contract: only
+** those five files include it.
 */
 #ifndef ROWAN_KV_SF_ITER_INT_H
 #define ROWAN_KV_SF_ITER_INT_H
@@ -306,5 +307,10 @@ bool kv_sfi_compute_keep(sf_iter *it);
 ** the loaded block that the projection keeps, loading the next blocks as needed (the
 ** iterator is left invalid at the file's end or on an error). */
 void kv_sfi_settle_fwd(sf_iter *it, uint32_t ci, uint32_t ri);
+/* Make block bi the loaded block as a seek does (from the block cache, or read, decoded and
+** inserted when the cache takes it) and return it, or NULL on error (the iterator's sticky
+** status says which). The block stays valid until the iterator loads another or is
+** destroyed. */
+const kv_sf_cblock *kv_sfi_load(sf_iter *it, uint32_t bi);
 
 #endif /* ROWAN_KV_SF_ITER_INT_H */

@@ -3,9 +3,9 @@
 ** can (point and short range reads then read their blocks in place, kv_sf_bytes_at); the
 ** trailer, the bloom filter and the block index are read with single preads, checked
 ** (lengths, XXH3-64 checksums, offsets, counts, key order) and kept in memory for the
-** reader's life; plus the file's properties, key range, bloom probe and the row and byte
-** estimates the planner uses. Iterating the cells is kv/sf_iter.c. Layout: docs/FORMAT.md
-** Part 2.
+** reader's life; plus the file's properties, key range and bloom probe. The planner's
+** estimates are kv/sf_estimate.c; iterating the cells is kv/sf_iter.c. Layout:
+** docs/FORMAT.md Part 2.
 **
 ** Any damage found here is KV_ERR_CORRUPT with a message naming the file and the offset of
 ** the damaged section. Data blocks are not read at open.
@@ -322,37 +322,3 @@ bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t l
   return kv_bloom_may_contain(r->bloom, r->bloom_len, kv_bloom_hash(row, len));
 }
 
-void kv_sf_estimate(const kv_sf_reader *r, const uint8_t *start, uint32_t start_len,
-                    const uint8_t *end, uint32_t end_len, uint64_t *rows, uint64_t *bytes) {
-  uint64_t nr2 = 0, nb2 = 0; /* doubled, so half blocks stay exact */
-  /* Blocks whose rows all lie before start form a prefix (a block's upper bound is the
-  ** next block's first row): binary-search past it instead of walking it. */
-  uint32_t first = 0;
-  if (start && r->nblocks > 1) {
-    uint32_t lo = 0, hi = r->nblocks - 1; /* first i with next-first-row(i) >= start */
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      const kv_cell *nf = &r->index[mid + 1].first;
-      if (kv_bytes_cmp(nf->row, nf->row_len, start, start_len) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    first = lo;
-  }
-  for (uint32_t i = first; i < r->nblocks; i++) {
-    const kv_sf_index_entry *e = &r->index[i];
-    /* The block's rows lie in [lo, hi]: its first row up to the next block's first row
-    ** (or the file's last row). */
-    const uint8_t *lo = e->first.row, *hi;
-    uint32_t lo_len = e->first.row_len, hi_len;
-    if (i + 1 < r->nblocks) { hi = r->index[i + 1].first.row; hi_len = r->index[i + 1].first.row_len; }
-    else { hi = r->last_row; hi_len = r->last_row_len; }
-    if (end && kv_bytes_cmp(lo, lo_len, end, end_len) > 0) break;
-    if (start && kv_bytes_cmp(hi, hi_len, start, start_len) < 0) continue;
-    int inside = (!start || kv_bytes_cmp(lo, lo_len, start, start_len) >= 0) &&
-                 (!end || kv_bytes_cmp(hi, hi_len, end, end_len) <= 0);
-    nr2 += inside ? 2ull * e->rows : e->rows;
-    nb2 += inside ? 2ull * e->size : e->size;
-  }
-  if (rows) *rows = (nr2 + 1) / 2;
-  if (bytes) *bytes = (nb2 + 1) / 2;
-}

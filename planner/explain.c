@@ -42,6 +42,7 @@
 #include "planner/explain_int.h"
 #include "planner/hint.h"
 #include "planner/skip_prefix.h"
+#include "planner/selectivity.h"
 #include "sql/ast.h"
 
 /* ---- plan_expr_print ---------------------------------------------------------------------- */
@@ -628,7 +629,7 @@ static void estimate_line(lines *L, const plan_scan *sc) {
   xj_uint(L->j, "total_rows", sc->total_rows);
   xj_uint(L->j, "total_bytes", sc->total_bytes);
   xj_str(L->j, "of", what);
-  char lk[96] = "";
+  char lk[160] = "";
   if (sc->lookup && !none) {
     char n[32];
     plan_grouped(sc->est_lookups, n, sizeof n);
@@ -636,6 +637,18 @@ static void estimate_line(lines *L, const plan_scan *sc) {
              sc->table->name);
     xj_uint(L->j, "lookups", sc->est_lookups);
     xj_str(L->j, "lookups_into", sc->table->name);
+  }
+  if (!none && (sc->pushed || sc->ix_filter || sc->residual)) {
+    /* the rows the filters pass, by default selectivities (planner/selectivity.h) */
+    double sel = plan_selectivity(sc->pushed) * plan_selectivity(sc->ix_filter) *
+                 plan_selectivity(sc->residual);
+    uint64_t after = (uint64_t)((double)sc->est_rows * sel + 0.5);
+    if (after == 0 && sc->est_rows > 0) after = 1; /* a guess of none is never right */
+    char n[32];
+    plan_grouped(after, n, sizeof n);
+    size_t k = strlen(lk);
+    snprintf(lk + k, sizeof lk - k, "; ~%s row%s after filter", n, after == 1 ? "" : "s");
+    xj_uint(L->j, "rows_after_filter", after);
   }
   if (none)
     line(L, "    ESTIMATE: 0 rows, 0 B of %s rows, %s in the %s", tr, tb, what);

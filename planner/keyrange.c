@@ -24,8 +24,9 @@
 ** Bound folding (INTEGER k > 5.5 is k >= 6) is planner/filter_fold.c's plan_fold_compare.
 ** Functions of key columns: CAST(k AS t) when t holds every value of k exactly and in order
 ** compares as k (key_of, planner/keyrange_func.c); ROUND/FLOOR/CEIL/TRUNC of a DATE/TIMESTAMP key column is the
-** interval planner/keyrange_func.c computes (round_set); SUBSTR(k, 1, n) = 'x' is LIKE 'x%'
-** when 'x' has n characters (substr_term).
+** interval planner/keyrange_func.c computes (round_set; the constant may be CAST(? AS DATE)
+** or CAST(? AS TIMESTAMP): date_const_of); SUBSTR(k, 1, n) = 'x' is LIKE 'x%'
+** when 'x' has n characters, SUBSTR(k, 1) = 'x' is k = 'x' (substr_term).
 ** Not here: choosing an index, families, the filter (planner/filter.c).
 */
 #include <stdio.h>
@@ -386,6 +387,19 @@ static bool const_of(const plan_kr_ctx *c, const plan_expr *e, cat_value *out) {
   return false;
 }
 
+/* const_of, and also CAST(x AS DATE) or CAST(x AS TIMESTAMP) of such an x, cast here as exec
+** casts it (cat_value_cast): the constant a date rounding of a key column is compared with
+** (round_set). False when the cast fails: the term stays a filter, whose run reports it. */
+static bool date_const_of(const plan_kr_ctx *c, const plan_expr *e, cat_value *out) {
+  if (const_of(c, e, out)) return true;
+  if (!e || e->kind != PX_CAST || e->n_args != 1 ||
+      (e->type.id != CAT_T_DATE && e->type.id != CAT_T_TIMESTAMP))
+    return false;
+  cat_value in;
+  cat_error err;
+  return const_of(c, e->args[0], &in) && cat_value_cast(&in, &e->type, out, NULL, 0, &err) == CAT_OK;
+}
+
 /* Key column i when e is the key column itself, or CAST(key column AS t) that
 ** plan_kr_cast_exact accepts (*dbl: the constant is converted with plan_kr_cast_value
 ** first). -1: no. */
@@ -549,7 +563,9 @@ static int in_list(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, plan_
   plan_kr_set *acc = plan_kr_set_new(c, e->n_args);
   if (!acc) return -1;
   for (uint32_t t = 1; t < e->n_args; t++) {
-    if (!const_of(c, e->args[t], &v) || !plan_kr_cast_value(dbl, &v)) return 0;
+    if (!(fn ? date_const_of(c, e->args[t], &v) : const_of(c, e->args[t], &v)) ||
+        !plan_kr_cast_value(dbl, &v))
+      return 0;
     plan_kr_set *s = NULL;
     int rc = fn ? round_set(c, lhs, SQL_OP_EQ, &v, &i, &s) : cmp_set(c, i, SQL_OP_EQ, &v, &s);
     if (rc) return rc > 0 ? 0 : -1;
@@ -588,19 +604,24 @@ static int prefix_set(plan_kr_ctx *c, int i, const uint8_t *pre, size_t pn, cons
 }
 
 /* SUBSTR(k, 1, n) op x on a VARCHAR key column k, n >= 1 and x text constants (exec's
-** SUBSTR: the first n characters, all of a shorter k, NULL for ''): with m the characters
-** of x, = is k's prefix x when m = n, k = x when 0 < m < n, nothing when m > n or x is ''
-** (exact); < and <= bound k below every string past the prefix x[:n], > and >= from x up
-** (not exact: the term stays a filter). */
+** SUBSTR: the first n characters, all of a shorter k, NULL for ''; a start of 0 is 1): with
+** m the characters of x, = is k's prefix x when m = n, k = x when 0 < m < n, nothing when
+** m > n or x is '' (exact); < and <= bound k below every string past the prefix x[:n], > and
+** >= from x up (not exact: the term stays a filter). SUBSTR(k, 1) (two arguments: all of k,
+** NULL for '') is k itself but for '': = x is k = x, nothing for '' (exact); > x and >= x
+** with x not '' are k > x and k >= x (exact: such a k is not ''); < and <= are k's range
+** below x, and >= '' k's whole range, kept as filters (they would take ''). */
 static int substr_term(plan_kr_ctx *c, const plan_expr *f, int op, const cat_value *x,
                        plan_kr_boxes *out, plan_kr_tinfo *ti) {
-  if (f->func != EXEC_F_SUBSTR || f->n_args != 3) return 0;
+  if (f->func != EXEC_F_SUBSTR || (f->n_args != 2 && f->n_args != 3)) return 0;
+  bool whole = f->n_args == 2; /* SUBSTR(k, 1): every character */
   int i = key_col_of(c, f->args[0]);
-  cat_value a1, a2;
+  cat_value a1, a2 = cat_v_int(CAT_T_BIGINT, INT64_MAX);
   if (i < 0 || c->s->cols[i].type.id != CAT_T_VARCHAR || !const_of(c, f->args[1], &a1) ||
-      !const_of(c, f->args[2], &a2) || a1.is_null || a2.is_null ||
-      !cat_type_is_integer(a1.type.id) || !cat_type_is_integer(a2.type.id) || a1.u.i != 1 ||
-      a2.u.i < 1 || x->is_null || !cat_type_is_string(x->type.id))
+      (!whole && !const_of(c, f->args[2], &a2)) || a1.is_null || a2.is_null ||
+      !cat_type_is_integer(a1.type.id) || !cat_type_is_integer(a2.type.id) ||
+      (a1.u.i != 1 && a1.u.i != 0) || a2.u.i < 1 || x->is_null ||
+      !cat_type_is_string(x->type.id))
     return 0;
   int64_t n = a2.u.i, m = 0;
   const uint8_t *p = x->u.s.p;
@@ -611,8 +632,10 @@ static int substr_term(plan_kr_ctx *c, const plan_expr *f, int op, const cat_val
     m++;
   }
   bool longer = cut < len; /* x has more than n characters */
+  cat_value xv = cat_v_str(CAT_T_VARCHAR, p, len);
   plan_kr_set *s = NULL;
   int rc;
+  bool exact = false;
   switch (op) {
     case SQL_OP_EQ:
       if (longer || len == 0) {
@@ -621,24 +644,22 @@ static int substr_term(plan_kr_ctx *c, const plan_expr *f, int op, const cat_val
       } else if (m == n) {
         rc = prefix_set(c, i, p, len, "SUBSTR prefix", &s);
       } else {
-        cat_value xv = cat_v_str(CAT_T_VARCHAR, p, len);
         rc = cmp_set(c, i, SQL_OP_EQ, &xv, &s);
       }
       return single(c, i, rc, s, out, ti);
     case SQL_OP_LT: case SQL_OP_LE: /* from the first non-NULL key to the prefix's end */
       if (cut == 0) return 0;
-      rc = prefix_set(c, i, p, cut, "SUBSTR prefix", &s);
+      rc = whole ? cmp_set(c, i, op, &xv, &s) : prefix_set(c, i, p, cut, "SUBSTR prefix", &s);
       if (!rc) nonnull_lo(c, i, &s->v[0].lo);
       break;
-    case SQL_OP_GT: case SQL_OP_GE: {
-      cat_value xv = cat_v_str(CAT_T_VARCHAR, p, len);
-      rc = cmp_set(c, i, SQL_OP_GE, &xv, &s);
+    case SQL_OP_GT: case SQL_OP_GE:
+      rc = cmp_set(c, i, whole ? op : SQL_OP_GE, &xv, &s);
+      exact = whole && (len > 0 || op == SQL_OP_GT);
       break;
-    }
     default: return 0;
   }
   int r = single(c, i, rc, s, out, ti);
-  ti->exact = false;
+  ti->exact = exact;
   return r;
 }
 
@@ -749,7 +770,7 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       if (l->kind == PX_FUNC || r->kind == PX_FUNC) {
         int fop = l->kind == PX_FUNC ? e->op : commute(e->op), col = -1;
         const plan_expr *f = l->kind == PX_FUNC ? l : r;
-        if (!const_of(c, l->kind == PX_FUNC ? r : l, &v)) return 0;
+        if (!date_const_of(c, l->kind == PX_FUNC ? r : l, &v)) return 0;
         if (f->func == EXEC_F_SUBSTR) return substr_term(c, f, fop, &v, out, ti);
         plan_kr_set *s = NULL;
         int rc = round_set(c, f, fop, &v, &col, &s);
@@ -775,7 +796,8 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
       int i = key_of(c, e->args[0], &dbl);
       cat_value lo, hi;
       if (e->args[0]->kind == PX_FUNC) {
-        if (e->negated || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi))
+        if (e->negated || !date_const_of(c, e->args[1], &lo) ||
+            !date_const_of(c, e->args[2], &hi))
           return 0;
         plan_kr_set *a = NULL, *b = NULL;
         int ca = -1, cb = -1;

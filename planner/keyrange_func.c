@@ -9,8 +9,9 @@
 ** midpoint of [p, b) rounded up for ROUND (half rounds up, as exec does). f(col) > C is
 ** f(col) >= the first boundary after C; < and <= are the complements; = C is empty when C
 ** is not a boundary, else [start(C), start(next boundary)). A DATE column is its day's
-** midnight; its bounds are rounded up to whole days. Also which casts of a key column keep
-** its values exactly and in order. Not here: key encoding and sets (planner/keyrange.c),
+** midnight; its bounds are rounded up to whole days. The constant is a DATE or a TIMESTAMP
+** whatever the column's type: both are instants (a DATE at its midnight). Also which casts
+** of a key column keep its values exactly and in order. Not here: key encoding and sets (planner/keyrange.c),
 ** evaluation (exec/func_date.c).
 */
 #include "planner/keyrange_func.h"
@@ -61,8 +62,10 @@ int plan_kr_round_bounds(int func_id, int col_type, const cat_value *unit, const
   if (m < 1 || m > 1000000 || (u == CAT_DT_MONTH && m > 12000) || (u == CAT_DT_YEAR && m > 1000))
     return 0;
   if (col_type == CAT_T_DATE && len && len % CAT_US_PER_DAY) return 0;
-  if (v->is_null || v->type.id != col_type) return 0;
-  int64_t c = col_type == CAT_T_DATE ? v->u.i * CAT_US_PER_DAY : v->u.i;
+  /* a DATE constant is its day's midnight, compared with a TIMESTAMP rounding as an instant
+     (as exec compares them); so is a DATE rounding with a TIMESTAMP constant */
+  if (v->is_null || (v->type.id != CAT_T_DATE && v->type.id != CAT_T_TIMESTAMP)) return 0;
+  int64_t c = v->type.id == CAT_T_DATE ? v->u.i * CAT_US_PER_DAY : v->u.i;
   if (c < CAT_TS_MIN || c > CAT_TS_MAX) return 0;
   int64_t b = cat_dt_round(CAT_DT_CEIL, u, len, m, c); /* first boundary >= c */
   int64_t lo = INT64_MIN, hi = INT64_MAX;             /* col in [lo, hi) */

@@ -21,7 +21,8 @@ typedef struct plan_kr_round_iv {
 ** col_type DATE or TIMESTAMP, unit NULL for the default DAY, mult NULL for 1, op
 ** SQL_OP_EQ/LT/LE/GT/GE): 1 with *iv the exact set of non-NULL col values for which it is
 ** true, 2 when no value makes it true, 0 when this cannot say (another function or type, a
-** NULL or bad unit, multiplier or constant, a constant of another type, a DATE column with
+** NULL or bad unit, multiplier or constant, a constant neither DATE nor TIMESTAMP (either is
+** taken for either column type, as an instant: a DATE at its midnight), a DATE column with
 ** a unit shorter than a day, a multiplier too large to compute with safely). */
 int plan_kr_round_bounds(int func_id, int col_type, const cat_value *unit, const cat_value *mult,
                          int op, const cat_value *v, plan_kr_round_iv *iv);

@@ -225,6 +225,7 @@ typedef struct plan_scan {
   plan_expr *residual;              /* AND of terms evaluated after decoding, or NULL */
   plan_expr *pushed;                /* AND of terms in the pushed filter, or NULL */
   uint64_t est_rows, est_bytes;     /* estimate of rows and bytes read */
+  uint32_t est_family;              /* kv id of the family est_rows was counted in */
   uint64_t total_rows, total_bytes; /* the table's totals */
   /* Index scans (planner/index_choice.c). With index set, ranges, filter, families and the
   ** estimates are over the index's kv table (family_ids are its "_k" and "0"; families[]

@@ -36,12 +36,35 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
                            int n_params, plan_arena *A, plan_scan *sc, char *msg, size_t cap);
 void plan_scan_free(plan_scan *sc);
 
+/* The kv range of derived key range x (pointing into x's keys). */
+static inline void plan_kv_range(const plan_key_range *x, kv_range *k) {
+  *k = (kv_range){x->start, x->start_len, x->start_incl, x->end, x->end_len, x->end_incl};
+}
+
+/* Store-file blocks one scan's estimate may read to count the rows of the blocks its key
+** ranges cut (kv_estimate_opts.exact): at most this many block loads, through the block
+** cache, per table or index scan estimated (docs/EXPLAIN.md "ESTIMATE"). */
+#define PLAN_EST_BLOCKS 64
+
 /* Fill sc's figures from kv (sc's ranges and family_ids set): total_rows is set from the
 ** stats of count_family; total_bytes adds the stats of sc's families; unless sc is
 ** PLAN_SCAN_NOTHING, per range (once over everything when it has none) est_rows adds
-** kv_estimate_rows on rows_family and est_bytes that of sc's families; est_rows is then
-** capped at a nonzero total_rows. A family whose stats or estimate fail adds nothing. */
+** kv_estimate_range on rows_family (cut blocks counted from their keys, PLAN_EST_BLOCKS
+** block reads at most over all the ranges; also on count_family, the larger kept, when sc
+** reads the key family) and est_bytes that of sc's families; est_rows and est_bytes are
+** then capped at a nonzero total_rows and total_bytes; est_family is rows_family. A family whose stats or
+** estimate fail adds nothing. */
 void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, plan_scan *sc);
+
+/* The on-disk bytes one seek reads in sc's families: per family read, the average bytes of
+** a block of its store files (0 for a family with none). */
+uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc);
+
+/* A scan sc (estimated by plan_scan_estimate) that stops after `limit` rows: est_rows is
+** capped at limit and est_bytes becomes the bytes up to the limit-th row in scan order
+** (kv_estimate_opts.limit: the store-file blocks holding the first rows of each range in
+** turn, until limit rows; a skip scan by prefix scales its bytes by the share instead). */
+void plan_scan_estimate_limit(kv_db *db, plan_scan *sc, uint64_t limit);
 
 /* Plan SELECT s with the bound parameter values into *q (free with plan_query_free, also
 ** after an error). EXEC_OK, or EXEC_ERROR (bad LIMIT/OFFSET value), EXEC_NOMEM, EXEC_TOOBIG

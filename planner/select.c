@@ -217,29 +217,73 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
     if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK)
       sc->total_bytes += fs.store_file_bytes + fs.memstore_bytes;
   }
+  sc->est_family = rows_family;
   if (sc->ranges.kind == PLAN_SCAN_NOTHING || sc->ranges.kind == PLAN_SCAN_PREFIX_SKIP)
     return; /* a skip scan by prefix: plan_skip_estimate */
+  uint32_t allow = PLAN_EST_BLOCKS;
+  kv_estimate_opts o = {0, false, &allow};
   uint32_t n = sc->ranges.n_ranges;
   for (uint32_t r = 0; r < (n ? n : 1); r++) {
     kv_range kr;
-    memset(&kr, 0, sizeof kr);
-    if (n) {
-      const plan_key_range *pr = &sc->ranges.ranges[r];
-      kr.start = pr->start;
-      kr.start_len = pr->start_len;
-      kr.start_inclusive = pr->start_incl;
-      kr.end = pr->end;
-      kr.end_len = pr->end_len;
-      kr.end_inclusive = pr->end_incl;
-    }
-    uint64_t rows = 0, bytes = 0;
-    if (kv_estimate_rows(db, rows_family, n ? &kr : NULL, &rows, &bytes) == KV_OK)
-      sc->est_rows += rows;
+    if (n) plan_kv_range(&sc->ranges.ranges[r], &kr);
+    uint64_t rows = 0, bytes = 0, krows = 0;
+    if (kv_estimate_range(db, rows_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK) rows = 0;
+    /* a scan of the key family sees every row, also those with no cell in rows_family */
+    if (sc->key_family && count_family != rows_family &&
+        kv_estimate_range(db, count_family, n ? &kr : NULL, &o, &krows, &bytes) == KV_OK &&
+        krows > rows)
+      rows = krows;
+    sc->est_rows += rows;
     for (int i = 0; i < sc->n_families; i++)
-      if (kv_estimate_rows(db, sc->family_ids[i], n ? &kr : NULL, &rows, &bytes) == KV_OK)
+      if (kv_estimate_range(db, sc->family_ids[i], n ? &kr : NULL, NULL, &rows, &bytes) == KV_OK)
         sc->est_bytes += bytes;
   }
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
+  /* ranges that share a block count it once each; the scan reads it once from the file */
+  if (sc->est_bytes > sc->total_bytes && sc->total_bytes) sc->est_bytes = sc->total_bytes;
+}
+
+uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc) {
+  uint64_t b = 0;
+  for (int i = 0; i < sc->n_families; i++) {
+    kv_family_stats fs;
+    if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK && fs.blocks)
+      b += fs.store_file_bytes / fs.blocks;
+  }
+  return b;
+}
+
+void plan_scan_estimate_limit(kv_db *db, plan_scan *sc, uint64_t limit) {
+  if (sc->est_rows <= limit) return; /* the range ends first: it is read whole */
+  if (limit == 0) { /* LIMIT 0: the executor stops at once */
+    sc->est_rows = sc->est_bytes = 0;
+    return;
+  }
+  uint32_t n = sc->ranges.n_ranges;
+  if (sc->ranges.kind == PLAN_SCAN_PREFIX_SKIP || sc->ranges.kind == PLAN_SCAN_NOTHING ||
+      !sc->est_family) {
+    /* the scan stops after limit rows: it reads that share of the ranges' bytes */
+    sc->est_bytes = (uint64_t)((double)sc->est_bytes * (double)limit / (double)sc->est_rows);
+    sc->est_rows = limit;
+    return;
+  }
+  uint32_t allow = PLAN_EST_BLOCKS;
+  uint64_t left = limit, bytes_sum = 0;
+  for (uint32_t k = 0; k < (n ? n : 1) && left; k++) {
+    uint32_t r = sc->reverse && n ? n - 1 - k : k; /* the ranges in scan order */
+    kv_range kr;
+    if (n) plan_kv_range(&sc->ranges.ranges[r], &kr);
+    kv_estimate_opts o = {left, sc->reverse, &allow};
+    uint64_t rows = 0, bytes = 0, fr, fb;
+    if (kv_estimate_range(db, sc->est_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
+      continue;
+    for (int i = 0; i < sc->n_families; i++)
+      if (kv_estimate_range(db, sc->family_ids[i], n ? &kr : NULL, &o, &fr, &fb) == KV_OK)
+        bytes_sum += fb;
+    left -= rows < left ? rows : left;
+  }
+  sc->est_bytes = bytes_sum;
+  sc->est_rows = limit;
 }
 
 /* Rows are estimated from the table's family with the most blocks (the finest block index;
@@ -468,12 +512,7 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
     q->limit_pushed = true;
     q->scan.kv_limit = (uint64_t)q->limit + (uint64_t)q->offset;
     if (q->scan.kv_limit == 0) q->scan.kv_limit = 0; /* LIMIT 0: the executor stops at once */
-    if (q->scan.est_rows > q->scan.kv_limit) {
-      /* the scan stops after kv_limit rows: it reads that share of the range's bytes */
-      q->scan.est_bytes = (uint64_t)((double)q->scan.est_bytes * (double)q->scan.kv_limit /
-                                     (double)q->scan.est_rows);
-      q->scan.est_rows = q->scan.kv_limit;
-    }
+    if (full) plan_scan_estimate_limit(db, &q->scan, q->scan.kv_limit);
   }
   return EXEC_OK;
 }

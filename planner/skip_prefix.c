@@ -15,6 +15,7 @@
 #include "catalog/keycodec.h"
 #include "exec/agg.h"
 #include "catalog/status.h"
+#include "planner/plan_select.h"
 #include "planner/skip_prefix.h"
 
 uint32_t plan_skip_prefix_len(void *ctx, const uint8_t *key, uint32_t key_len) {
@@ -100,12 +101,14 @@ static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids,
   uint32_t step = (n_pfx + PLAN_SKIP_SAMPLE - 1) / PLAN_SKIP_SAMPLE, sampled = 0;
   if (step == 0) step = 1;
   uint64_t rs = 0, bs = 0;
+  uint32_t allow = PLAN_EST_BLOCKS; /* cut blocks counted from their keys (plan_select.h) */
+  kv_estimate_opts o = {0, false, &allow};
   for (uint32_t p = 0; p < n_pfx; p += step, sampled++)
     for (uint32_t i = 0; i < r->n_ranges; i++) {
       kv_range kr;
       join_range(pfx[p], plen[p], &r->ranges[i], buf, &kr);
       uint64_t n = 0, b = 0;
-      if (kv_estimate_rows(db, rows_family, &kr, &n, &b) == KV_OK) rs += n;
+      if (kv_estimate_range(db, rows_family, &kr, &o, &n, &b) == KV_OK) rs += n;
       for (int f = 0; bytes && f < nf; f++)
         if (kv_estimate_rows(db, fids[f], &kr, &n, &b) == KV_OK) bs += b;
     }
@@ -118,6 +121,9 @@ static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids,
 void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc) {
   estimate_over(db, rows_family, sc->family_ids, sc->n_families, &sc->ranges, sc->skip_pfx,
                 sc->skip_pfx_len, sc->skip_prefixes, &sc->est_rows, &sc->est_bytes);
+  /* finding each prefix is a seek of its own, into the block of its first row: half the
+     time another block than its ranges' */
+  sc->est_bytes += plan_seek_bytes(db, sc) * sc->skip_prefixes / 2;
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
 }
 
@@ -145,16 +151,7 @@ static const char *star_text(plan_arena *A, const char *t, int stars) {
 static kv_range *kv_ranges_of(plan_arena *A, const plan_scan_ranges *r) {
   kv_range *k = plan_arena_alloc(A, (r->n_ranges ? r->n_ranges : 1) * sizeof *k);
   if (!k) return NULL;
-  for (uint32_t i = 0; i < r->n_ranges; i++) {
-    const plan_key_range *x = &r->ranges[i];
-    k[i] = (kv_range){0};
-    k[i].start = x->start;
-    k[i].start_len = x->start_len;
-    k[i].start_inclusive = x->start_incl;
-    k[i].end = x->end;
-    k[i].end_len = x->end_len;
-    k[i].end_inclusive = x->end_incl;
-  }
+  for (uint32_t i = 0; i < r->n_ranges; i++) plan_kv_range(&r->ranges[i], &k[i]);
   return k;
 }
 
@@ -449,9 +446,11 @@ int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, 
   sc->skip_pfx = pfx;
   sc->skip_pfx_len = pfx_len;
   sc->prefix_first = true;
-  /* one row of each prefix (more where the filter rejects the first ones) */
+  /* one row of each prefix (more where the filter rejects the first ones): a seek each,
+     which reads a block of every family (a memstore alone: the row's share of the bytes) */
   double per_row = sc->total_rows ? (double)sc->total_bytes / (double)sc->total_rows : 0;
+  uint64_t seek = plan_seek_bytes(db, sc);
   sc->est_rows = n;
-  sc->est_bytes = (uint64_t)(per_row * n + 0.5);
+  sc->est_bytes = seek ? seek * n : (uint64_t)(per_row * n + 0.5);
   return EXEC_OK;
 }

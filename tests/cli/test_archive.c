@@ -3,8 +3,7 @@
 ** scripts themselves (examples/sensor/schema.sql and load.sql) into an in-memory database,
 ** checked against the source files read by this test's own code.
 **
-** A small runner executes the scripts: SQL text goes to rowan_exec, each `.import` line to
-** cli_import_parse_args + glob(3) + cli_import, as the shell does. The test then reads the
+** A small runner (tests/cli/tu_script.h) executes the scripts as the shell does. The test then reads the
 ** 12 gzip'ed CSV files itself (zlib, a plain split: the archive has no quoted delimiters)
 ** and checks: the row count (420,768), hours with TEMP > 30 (25,587, SQLite's count on the
 ** same data), TEMP NULL count (398), sampled readings (every field of every 499th row of
@@ -32,74 +31,10 @@
 #include "kv/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_script.h"
 
 #define MAX_FILES 12
 #define SAMPLE_EVERY 499
-
-/* ---- the script runner ------------------------------------------------------------ */
-
-static int n_files_wanted; /* files the .import of the readings may load */
-
-static void run_sql(rowan_db *db, const char *sql) {
-  int rc = rowan_exec(db, sql, NULL, NULL);
-  if (rc != ROWAN_OK) fprintf(stderr, "script SQL failed: %s\n", rowan_errmsg(db));
-  assert_int_equal(rc, ROWAN_OK);
-}
-
-static void run_import(rowan_db *db, char *line) {
-  char *argv[64];
-  int argc = 0;
-  for (char *t = strtok(line, " \t\r\n"); t && argc < 64; t = strtok(NULL, " \t\r\n"))
-    argv[argc++] = t;
-  assert_true(argc >= 2);
-  assert_string_equal(argv[0], ".import");
-  cli_import_options o;
-  int first, nf;
-  char err[600];
-  assert_int_equal(cli_import_parse_args(argc - 1, argv + 1, &o, &first, &nf, err, sizeof err),
-                   ROWAN_OK);
-  glob_t g;
-  memset(&g, 0, sizeof g);
-  for (int i = 0; i < nf; i++)
-    assert_int_equal(glob(argv[1 + first + i], i ? GLOB_APPEND : 0, NULL, &g), 0);
-  int n = (int)g.gl_pathc;
-  if (n > 1 && n > n_files_wanted) n = n_files_wanted; /* the scaled-down run */
-  cli_import_result res;
-  int rc = cli_import(db, (const char *const *)g.gl_pathv, n, argv[argc - 1], &o, &res, err,
-                      sizeof err);
-  if (rc != ROWAN_OK) fprintf(stderr, "import failed: %s\n", err);
-  assert_int_equal(rc, ROWAN_OK);
-  assert_int_equal(res.rows_rejected, 0);
-  assert_int_equal(res.files_done, n);
-  globfree(&g);
-}
-
-/* Run a script of SQL and .import lines (paths relative to the source tree). */
-static void run_script(rowan_db *db, const char *path) {
-  FILE *fp = fopen(path, "r");
-  assert_non_null(fp);
-  size_t cap = 1 << 16, n = 0;
-  char *sql = malloc(cap);
-  assert_non_null(sql);
-  sql[0] = 0;
-  char line[4096];
-  while (fgets(line, sizeof line, fp)) {
-    if (line[0] == '.') {
-      if (sql[strspn(sql, " \t\r\n")]) run_sql(db, sql);
-      n = 0;
-      sql[0] = 0;
-      run_import(db, line);
-      continue;
-    }
-    size_t l = strlen(line);
-    assert_true(n + l + 1 < cap);
-    memcpy(sql + n, line, l + 1);
-    n += l;
-  }
-  fclose(fp);
-  if (sql[strspn(sql, " \t\r\n")]) run_sql(db, sql);
-  free(sql);
-}
 
 /* ---- the source files, read by this test ------------------------------------------ */
 

@@ -500,18 +500,50 @@ static void test_bloom_and_estimate(void **state) {
   assert_true(rate < 0.02);  /* the design gives about 0.8% */
   /* Estimates from the block index. */
   uint64_t rows, bytes;
-  kv_sf_estimate(r, NULL, 0, NULL, 0, &rows, &bytes);
+  kv_sf_est q = {0};
+  kv_sf_estimate(r, &q, &rows, &bytes);
   assert_true(rows >= nrows && rows <= nrows + props.blocks);
   assert_true(bytes > 0 && bytes < props.file_size);
   uint8_t lo[8] = {0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0};
-  kv_sf_estimate(r, lo, 8, NULL, 0, &rows, &bytes);  /* past the last key */
+  q.start = lo;
+  q.start_len = 8;
+  q.start_incl = true;
+  kv_sf_estimate(r, &q, &rows, &bytes);  /* past the last key */
   assert_int_equal(rows, 0);
   assert_int_equal(bytes, 0);
   /* A quarter of the keys: the estimate is within a block of the truth at each end. */
   size_t a = nrows / 4, b = nrows / 2;
-  kv_sf_estimate(r, cells[a].row, 8, cells[b].row, 8, &rows, &bytes);
+  q = (kv_sf_est){cells[a].row, 8, true, cells[b].row, 8, true, 0, false, NULL};
+  kv_sf_estimate(r, &q, &rows, &bytes);
   uint64_t per_block = nrows / props.blocks + 1, truth = b - a + 1;
   assert_true(rows + 2 * per_block >= truth && rows <= truth + 2 * per_block);
+  /* With block reads allowed, the two cut blocks are counted from their keys: exact, and
+     each bound's inclusion is honoured; one read per cut block. */
+  uint32_t allow = 8;
+  q.exact = &allow;
+  kv_sf_estimate(r, &q, &rows, &bytes);
+  assert_int_equal(rows, truth);
+  assert_true(allow == 6 || allow == 7);
+  q.start_incl = false;
+  q.end_incl = false;
+  kv_sf_estimate(r, &q, &rows, &bytes);
+  assert_int_equal(rows, truth - 2);
+  /* a range inside one block: one read */
+  allow = 8;
+  q = (kv_sf_est){cells[a].row, 8, true, cells[a + 2].row, 8, true, 0, false, &allow};
+  kv_sf_estimate(r, &q, &rows, &bytes);
+  assert_true(rows == 3 && allow >= 6);
+  /* with a limit, bytes are those of the blocks up to the limit-th row in scan order; in
+     reverse, from the range's end */
+  uint64_t all_bytes, lim_bytes, rev_bytes, all_rows;
+  q = (kv_sf_est){cells[a].row, 8, true, cells[b].row, 8, true, 0, false, NULL};
+  kv_sf_estimate(r, &q, &all_rows, &all_bytes);
+  q.limit = 1;
+  kv_sf_estimate(r, &q, &rows, &lim_bytes);
+  q.reverse = true;
+  kv_sf_estimate(r, &q, &rows, &rev_bytes);
+  assert_true(lim_bytes > 0 && lim_bytes < all_bytes && rev_bytes > 0 && rev_bytes < all_bytes);
+  assert_int_equal(rows, all_rows); /* rows are the range's: the planner caps them */
   kv_sf_close(r);
   free(cells);
   free(keys);

@@ -6,7 +6,9 @@
 ** unit (WEEK's Monday origin, MONTH and YEAR periods), multipliers, all five operators and
 ** both column types, the values at and next to each end of the interval and random values
 ** near the constant must be inside exactly when the comparison is true. The rounding being
-** monotone, that pins the interval. Also: what is refused (bad units, another type).
+** monotone, that pins the interval. The constant is of the column's type or of the other one
+** (a DATE against a TIMESTAMP rounding, an instant). Also: what is refused (bad units, a
+** constant neither DATE nor TIMESTAMP).
 ** Key encodings and EXPLAIN are tests/sql/key_extract.test's.
 */
 #include <setjmp.h>
@@ -71,7 +73,8 @@ static void check_one(int f, int unit, int64_t len, int64_t mult, int op, int ct
   checks++;
 }
 
-static void check_case(int f, int ui, int64_t mult, int op, int ct, int64_t c) {
+/* f(col of type ct, unit, mult) op c, c of type vt (DATE: days; TIMESTAMP: us). */
+static void check_case(int f, int ui, int64_t mult, int op, int ct, int vt, int64_t c) {
   int unit;
   int64_t len;
   const char *un = UNITS[ui];
@@ -79,7 +82,7 @@ static void check_case(int f, int ui, int64_t mult, int op, int ct, int64_t c) {
   if (ct == CAT_T_DATE && len && len % CAT_US_PER_DAY) return;
   cat_value uv = cat_v_str(CAT_T_VARCHAR, un, strlen(un));
   cat_value mv = cat_v_int(CAT_T_INTEGER, mult);
-  cat_value cv = cat_v_int(ct, c);
+  cat_value cv = cat_v_int(vt, c);
   plan_kr_round_iv iv;
   memset(&iv, 0, sizeof iv);
   int r = plan_kr_round_bounds(f, ct, &uv, mult == 1 ? NULL : &mv, op, &cv, &iv);
@@ -88,14 +91,15 @@ static void check_case(int f, int ui, int64_t mult, int op, int ct, int64_t c) {
     if (iv.has_lo) assert_int_equal(iv.lo.type.id, ct);
     if (iv.has_hi) assert_int_equal(iv.hi.type.id, ct);
   }
-  int64_t cu = ct == CAT_T_DATE ? c * CAT_US_PER_DAY : c;
+  int64_t cu = vt == CAT_T_DATE ? c * CAT_US_PER_DAY : c;
+  int64_t cc = ct == CAT_T_DATE ? cat_dt_floor_div(cu, CAT_US_PER_DAY) : cu; /* col's units */
   int64_t span = ct == CAT_T_DATE ? 800 : (len ? len * mult : 400 * CAT_US_PER_DAY) * 3;
-  int64_t probe[] = {c - 1, c, c + 1, iv.lo.u.i - 1, iv.lo.u.i, iv.lo.u.i + 1, iv.hi.u.i - 1,
-                     iv.hi.u.i, iv.hi.u.i + 1};
+  int64_t probe[] = {cc - 1, cc, cc + 1, iv.lo.u.i - 1, iv.lo.u.i, iv.lo.u.i + 1,
+                     iv.hi.u.i - 1, iv.hi.u.i, iv.hi.u.i + 1};
   for (size_t k = 0; k < sizeof probe / sizeof probe[0]; k++)
     check_one(f, unit, len, mult, op, ct, cu, r, &iv, probe[k]);
   for (int k = 0; k < 12; k++)
-    check_one(f, unit, len, mult, op, ct, cu, r, &iv, c - span + rnd(2 * span));
+    check_one(f, unit, len, mult, op, ct, cu, r, &iv, cc - span + rnd(2 * span));
 }
 
 /* Constants: boundaries of the unit and values next to them, around 2016 and before 1970. */
@@ -114,8 +118,11 @@ static void t_model(void **st) {
     int64_t b = cat_dt_round(CAT_DT_FLOOR, unit, len, mult, us);
     int64_t pick[] = {b, b + 1, b - 1, us, cat_dt_next(unit, len, mult, b)};
     int64_t cu = pick[rnd(5)];
-    int64_t c = ct == CAT_T_DATE ? cat_dt_floor_div(cu, CAT_US_PER_DAY) : cu;
-    check_case(f, ui, mult, op, ct, c);
+    /* the constant: mostly of the column's type, else of the other one (a DATE parameter
+       against a TIMESTAMP rounding, a TIMESTAMP against a DATE one) */
+    int vt = rnd(4) ? ct : ct == CAT_T_DATE ? CAT_T_TIMESTAMP : CAT_T_DATE;
+    int64_t c = vt == CAT_T_DATE ? cat_dt_floor_div(cu, CAT_US_PER_DAY) : cu;
+    check_case(f, ui, mult, op, ct, vt, c);
   }
   assert_true(checks > 3000 * 9 / 2);
 }
@@ -126,10 +133,10 @@ static void t_extremes(void **st) {
   for (int f = 0; f < 4; f++)
     for (int o = 0; o < 5; o++)
       for (int ui = 0; ui < 8; ui++) {
-        check_case(FUNCS[f], ui, 1, OPS[o], CAT_T_TIMESTAMP, CAT_TS_MAX);
-        check_case(FUNCS[f], ui, 1, OPS[o], CAT_T_TIMESTAMP, CAT_TS_MIN);
-        check_case(FUNCS[f], ui, 1, OPS[o], CAT_T_DATE, CAT_DATE_MAX);
-        check_case(FUNCS[f], ui, 1, OPS[o], CAT_T_DATE, CAT_DATE_MIN);
+        check_case(FUNCS[f], ui, 1, OPS[o], CAT_T_TIMESTAMP, CAT_T_TIMESTAMP, CAT_TS_MAX);
+        check_case(FUNCS[f], ui, 1, OPS[o], CAT_T_TIMESTAMP, CAT_T_TIMESTAMP, CAT_TS_MIN);
+        check_case(FUNCS[f], ui, 1, OPS[o], CAT_T_DATE, CAT_T_DATE, CAT_DATE_MAX);
+        check_case(FUNCS[f], ui, 1, OPS[o], CAT_T_DATE, CAT_T_DATE, CAT_DATE_MIN);
       }
 }
 
@@ -176,9 +183,11 @@ static void t_refused(void **st) {
   assert_int_equal(plan_kr_round_bounds(EXEC_F_TRUNC, CAT_T_TIMESTAMP, &year, &mbig, SQL_OP_EQ, &c, &iv), 0);
   assert_int_equal(plan_kr_round_bounds(EXEC_F_ABS, CAT_T_TIMESTAMP, NULL, NULL, SQL_OP_EQ, &c, &iv), 0);
   assert_int_equal(plan_kr_round_bounds(EXEC_F_TRUNC, CAT_T_BIGINT, NULL, NULL, SQL_OP_EQ, &c, &iv), 0);
-  /* a DATE column by HOUR, a constant of the other type, NULL, <> */
+  /* a DATE column by HOUR, a constant neither DATE nor TIMESTAMP, NULL, <> */
   assert_int_equal(plan_kr_round_bounds(EXEC_F_TRUNC, CAT_T_DATE, &hour, NULL, SQL_OP_EQ, &d, &iv), 0);
-  assert_int_equal(plan_kr_round_bounds(EXEC_F_TRUNC, CAT_T_DATE, NULL, NULL, SQL_OP_EQ, &c, &iv), 0);
+  cat_value num = cat_v_int(CAT_T_BIGINT, 0);
+  assert_int_equal(plan_kr_round_bounds(EXEC_F_TRUNC, CAT_T_DATE, NULL, NULL, SQL_OP_EQ, &num, &iv), 0);
+  assert_int_equal(plan_kr_round_bounds(EXEC_F_TRUNC, CAT_T_TIMESTAMP, NULL, NULL, SQL_OP_EQ, &hour, &iv), 0);
   cat_value cn = cat_v_null(cat_type_of(CAT_T_TIMESTAMP));
   assert_int_equal(plan_kr_round_bounds(EXEC_F_TRUNC, CAT_T_TIMESTAMP, NULL, NULL, SQL_OP_EQ, &cn, &iv), 0);
   assert_int_equal(plan_kr_round_bounds(EXEC_F_TRUNC, CAT_T_TIMESTAMP, NULL, NULL, SQL_OP_NE, &c, &iv), 0);
