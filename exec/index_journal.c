@@ -120,8 +120,8 @@ static int probe(exec_index_journal *j, uint64_t h, const uint8_t *key, size_t l
       return EXEC_OK;
     }
     if (s->h != h) continue;
-    const uint8_t *rec;
-    size_t rlen;
+    const uint8_t *rec = NULL; /* record_at sets both when it succeeds */
+    size_t rlen = 0;
     int r = record_at(j, s->off1 - 1, true, &rec, &rlen, err);
     if (r) return r;
     if (get16(rec + 4) == len && memcmp(rec + JR_HEAD, key, len) == 0) {
@@ -139,8 +139,8 @@ int exec_index_journal_find(exec_index_journal *j, const uint8_t *key, size_t le
   size_t slot;
   int r = probe(j, XXH3_64bits(key, len), key, len, &slot, found, err);
   if (r || !*found) return r;
-  const uint8_t *rec;
-  size_t rlen;
+  const uint8_t *rec = NULL; /* record_at sets both when it succeeds */
+  size_t rlen = 0;
   r = record_at(j, j->slots[slot].off1 - 1, false, &rec, &rlen, err);
   if (r) return r;
   size_t p = JR_HEAD + get16(rec + 4);

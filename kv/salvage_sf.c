@@ -183,7 +183,7 @@ static int fetch(sfc *s, uint64_t off, size_t n, const uint8_t **p) {
 /* Does a frame whose header is plausible and whose checksum matches start at off (below
 ** end)? Its length in *len. */
 static bool frame_at(sfc *s, uint64_t off, uint64_t end, size_t *len) {
-  const uint8_t *h;
+  const uint8_t *h = NULL; /* fetch sets it when it succeeds */
   if (end - off < KV_SF_BLOCK_OVERHEAD || fetch(s, off, KV_SF_BLOCK_HEADER, &h) != KV_OK)
     return false;
   uint32_t raw = kv_get_u32le(h + 1), stored = kv_get_u32le(h + 5);

@@ -85,7 +85,8 @@ static void input_name(const plan_join_node *n, const plan_select *s, char *buf,
   }
   char l[200];
   input_name(n->left, s, l, sizeof l);
-  snprintf(buf, cap, "%s JOIN %s", l, r);
+  int w = snprintf(buf, cap, "%s JOIN %s", l, r);
+  if (w >= 0 && (size_t)w >= cap && cap > 4) memcpy(buf + cap - 4, "...", 4); /* cut: say so */
 }
 
 static void node_lines(out *o, const plan_join_node *n, const plan_select *s, bool analyzed,
