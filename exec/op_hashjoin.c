@@ -231,13 +231,7 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   int pfrom = bl ? pn->mid : pn->lo, pto = bl ? pn->hi : pn->mid; /* the probe's slots */
   for (;;) {
     if (j->in_sweep) {
-      while (j->sweep < j->n_held) {
-        size_t i = j->sweep++;
-        if (j->matched[i]) continue;
-        exec_join_restore(j, j->held[i], nk, row, bfrom);
-        exec_join_pad(j, row, pfrom, pto);
-        return EXEC_ROW;
-      }
+      if (exec_join_sweep(j, nk, row, bfrom, pfrom, pto)) return EXEC_ROW;
       if (!j->spill) return EXEC_DONE;
       if ((rc = next_part(j, err)) != EXEC_ROW) return rc;
       continue;
@@ -278,13 +272,9 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
       j->pos = j->next[i];
       const exec_mrow *h = j->held[i];
       if (h->hash != j->cur_hash || !keys_equal(h->v, j->keys, nk)) continue;
-      exec_join_restore(j, h, nk, row, bfrom);
-      int ok = exec_join_check(j, row, err);
+      int ok = exec_join_pair(j, i, nk, row, bfrom, err);
       if (ok < 0) return -ok;
-      if (!ok) continue;
-      j->row_matched = true;
-      if (j->matched) j->matched[i] = true;
-      return EXEC_ROW;
+      if (ok) return EXEC_ROW;
     }
     j->have_row = false;
     bool pad = pad_probe && (j->spill ? exec_spill_pad_probe(j, j->row_matched)

@@ -206,6 +206,28 @@ void exec_join_pad(const exec_join *j, cat_value *row, int from, int to) {
   if (to > from) memcpy(row + from, j->cx->nulls + from, (size_t)(to - from) * sizeof *row);
 }
 
+int exec_join_pair(exec_join *j, uint32_t i, int nk, cat_value *row, int from,
+                   exec_error *err) {
+  exec_join_restore(j, j->held[i], nk, row, from);
+  int ok = exec_join_check(j, row, err);
+  if (ok <= 0) return ok;
+  j->row_matched = true;
+  if (j->matched) j->matched[i] = true;
+  return 1;
+}
+
+bool exec_join_sweep(exec_join *j, int nk, cat_value *row, int from, int pad_from,
+                     int pad_to) {
+  while (j->sweep < j->n_held) {
+    size_t i = j->sweep++;
+    if (j->matched[i]) continue;
+    exec_join_restore(j, j->held[i], nk, row, from);
+    exec_join_pad(j, row, pad_from, pad_to);
+    return true;
+  }
+  return false;
+}
+
 int exec_join_eval_err(exec_join *j, int rc, exec_error *err) {
   err->code = rc;
   err->offset = -1;

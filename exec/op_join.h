@@ -148,6 +148,14 @@ void exec_join_restore(const exec_join *j, const exec_mrow *h, int n_keys, cat_v
                        int from);
 /* Pad row[from, to) with the typed NULLs of the context. */
 void exec_join_pad(const exec_join *j, cat_value *row, int from, int to);
+/* Put held row i (after its nk keys) into row at slot `from` and check the residual: 1 when
+** the pair passes (row_matched and the row's matched flag set), 0 when not, -error. */
+int exec_join_pair(exec_join *j, uint32_t i, int nk, cat_value *row, int from,
+                   exec_error *err);
+/* The next held row no row matched (from j->sweep on): put into row at `from`, with
+** [pad_from, pad_to) NULL; false when there is none left. */
+bool exec_join_sweep(exec_join *j, int nk, cat_value *row, int from, int pad_from,
+                     int pad_to);
 /* Check the residual over row: 1 true, 0 not, or -error. */
 int exec_join_check(exec_join *j, const cat_value *row, exec_error *err);
 /* An evaluation error of j into err; returns rc. */

@@ -136,15 +136,10 @@ int exec_mergejoin_next(exec_join *j, cat_value *row, exec_error *err) {
     j->adv = ADV_NONE;
     if (j->in_group) { /* the current left row against the group */
       while (j->pos < j->n_held) {
-        uint32_t i = j->pos++;
         put_left(j, row);
-        exec_join_restore(j, j->held[i], nk, row, pn->mid);
-        int ok = exec_join_check(j, row, err);
+        int ok = exec_join_pair(j, j->pos++, nk, row, pn->mid, err);
         if (ok < 0) return -ok;
-        if (!ok) continue;
-        j->row_matched = true;
-        if (j->matched) j->matched[i] = true;
-        return EXEC_ROW;
+        if (ok) return EXEC_ROW;
       }
       if (keep_l && !j->row_matched) { /* no group row passed the residual */
         j->row_matched = true;
@@ -164,13 +159,7 @@ int exec_mergejoin_next(exec_join *j, cat_value *row, exec_error *err) {
       continue;
     }
     if (j->in_sweep) { /* the group's right rows no left row matched */
-      while (j->sweep < j->n_held) {
-        size_t i = j->sweep++;
-        if (j->matched[i]) continue;
-        exec_join_restore(j, j->held[i], nk, row, pn->mid);
-        exec_join_pad(j, row, pn->lo, pn->mid);
-        return EXEC_ROW;
-      }
+      if (exec_join_sweep(j, nk, row, pn->mid, pn->lo, pn->mid)) return EXEC_ROW;
       j->in_sweep = false;
       continue;
     }

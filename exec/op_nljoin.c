@@ -43,14 +43,7 @@ int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err) {
   }
   for (;;) {
     if (j->in_sweep) { /* RIGHT or FULL: the held rows no left row matched */
-      while (j->sweep < j->n_held) {
-        size_t i = j->sweep++;
-        if (j->matched[i]) continue;
-        exec_join_restore(j, j->held[i], 0, row, pn->mid);
-        exec_join_pad(j, row, pn->lo, pn->mid);
-        return EXEC_ROW;
-      }
-      return EXEC_DONE;
+      return exec_join_sweep(j, 0, row, pn->mid, pn->lo, pn->mid) ? EXEC_ROW : EXEC_DONE;
     }
     if (!j->have_row) {
       if (j->n_held == 0 && !left_join) return EXEC_DONE; /* nothing can come out */
@@ -66,14 +59,9 @@ int exec_nljoin_next(exec_join *j, cat_value *row, exec_error *err) {
       j->pos = 0;
     }
     while (j->pos < j->n_held) {
-      uint32_t i = j->pos++;
-      exec_join_restore(j, j->held[i], 0, row, pn->mid);
-      int ok = exec_join_check(j, row, err);
+      int ok = exec_join_pair(j, j->pos++, 0, row, pn->mid, err);
       if (ok < 0) return -ok;
-      if (!ok) continue;
-      j->row_matched = true;
-      if (j->matched) j->matched[i] = true;
-      return EXEC_ROW;
+      if (ok) return EXEC_ROW;
     }
     j->have_row = false;
     if (left_join && !j->row_matched) {
