@@ -20,6 +20,8 @@
 **
 ** What it does not: run statements (shell.c) or format output (output.c).
 */
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,6 +47,8 @@ static void usage(FILE *out) {
           "  -header          show column names\n"
           "  -help            show this text\n"
           "  -init FILE       read FILE at start-up instead of ~/.rowanrc\n"
+          "  -joinmemory N    bytes one join may hold (suffix K, M or G; default 256M); past\n"
+          "                   it a hash join spills to temporary files in DBDIR\n"
           "  -json            output mode json\n"
           "  -line            output mode line\n"
           "  -list            output mode list (values separated by |)\n"
@@ -64,6 +68,23 @@ static void usage(FILE *out) {
 static const char *opt_name(const char *a) {
   if (a[0] != '-' || a[1] == 0) return NULL;
   return a[1] == '-' ? a + 2 : a + 1;
+}
+
+/* A byte count "N", "NK", "NM" or "NG" (1024-based) into *out: false when s is not one or
+** is 0 or past SIZE_MAX. */
+static bool parse_bytes(const char *s, size_t *out) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || errno || *s == '-') return false;
+  unsigned shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10;
+  else if (*end == 'M' || *end == 'm') shift = 20;
+  else if (*end == 'G' || *end == 'g') shift = 30;
+  if (shift) end++;
+  if (*end || v == 0 || v > (SIZE_MAX >> shift)) return false;
+  *out = (size_t)v << shift;
+  return true;
 }
 
 /* The progress handler: one line on stderr, rewritten in place (a shorter line blanks what
@@ -115,6 +136,7 @@ int main(int argc, char **argv) {
   const char *cmds[MAX_CMDS];
   int n_cmds = 0, mode = -1, headers = -1;
   bool bail = false, read_only = false;
+  size_t join_memory = 0; /* -joinmemory: rowan_options.join_memory */
   const char *scripts[MAX_CMDS];
   int n_scripts = 0;
   bool echo = false;
@@ -151,6 +173,13 @@ int main(int argc, char **argv) {
       scripts[n_scripts++] = argv[++i];
     }
     else if (!strcmp(o, "nullvalue") && has) nullvalue = argv[++i];
+    else if (!strcmp(o, "joinmemory") && has) {
+      if (!parse_bytes(argv[++i], &join_memory)) {
+        fprintf(stderr, "rowan: -joinmemory wants a byte count such as 65536, 64K or 64M, "
+                "not \"%s\"\n", argv[i]);
+        return 1;
+      }
+    }
     else if (!strcmp(o, "init") && has) init_file = argv[++i];
     else if (cli_mode_lookup(o) >= 0) mode = cli_mode_lookup(o);
     else {
@@ -167,6 +196,7 @@ int main(int argc, char **argv) {
   rowan_options opts;
   rowan_options_init(&opts);
   opts.read_only = read_only;
+  opts.join_memory = join_memory;
   if (read_only) opts.create_if_missing = 0;
   /* A new database is one new directory, in a directory that exists (sqlite3 does not create
   ** missing folders either): a typo in the path should not quietly make an empty database. */

@@ -168,6 +168,26 @@ def test_missing_store_without_create(tmp_path):
     assert e.value.code == rowandb.NOTFOUND
 
 
+def test_join_memory_spills_and_answers_the_same(store):
+    """join_memory: a hash join past it spills to disk (EXPLAIN ANALYZE says so) and gives
+    the answer it gives in memory."""
+    con = rowandb.connect(store)
+    con.execute("CREATE TABLE J (K INTEGER PRIMARY KEY, B INTEGER, S VARCHAR)")
+    con.executemany("UPSERT INTO J VALUES (?, ?, ?)",
+                    [(k, k % 7, "text %d" % k) for k in range(2000)])
+    con.commit()
+    q = "SELECT COUNT(*), SUM(A.K), MAX(B.S) FROM J A JOIN J B ON A.B = B.B"
+    want = con.execute(q).fetchall()
+    con.close()
+    small = rowandb.connect(store, join_memory=16 * 1024)
+    assert small.execute(q).fetchall() == want
+    plan = "\n".join(r[0] for r in small.execute("EXPLAIN ANALYZE " + q).fetchall())
+    assert " in 64 partitions, " in plan
+    small.close()
+    with pytest.raises(rowandb.ProgrammingError):
+        rowandb.connect(store, join_memory=-1)
+
+
 def test_read_only_refuses_writes(store):
     make_t(rowandb.connect(store), 3).connection.close()
     con = rowandb.connect(store, read_only=True)

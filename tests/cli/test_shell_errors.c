@@ -5,7 +5,7 @@
 ** statements, "stdin:LINE:COLUMN:" in scripts), a database that cannot be opened, and the note
 ** after a FULL SCAN that examined over 1,000 rows and over 100 times the rows returned
 ** (named leading key column; silenced by .hints off; absent for key-bounded queries and
-** statements without WHERE). Drives the built binary.
+** statements without WHERE), and the -joinmemory option. Drives the built binary.
 */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -185,6 +185,35 @@ static void test_open_failure(void **state) {
   assert_int_not_equal(stat(parent, &st), 0);
 }
 
+/* -joinmemory: the bound a hash join spills past (EXPLAIN ANALYZE says so), and a bad value
+** refused before anything runs. */
+static void test_join_memory_option(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *setup[] = {f->db, "CREATE TABLE J (K INTEGER PRIMARY KEY, B INTEGER)",
+                         "UPSERT INTO J VALUES (1, 1), (2, 1), (3, 2), (4, 2), (5, 3), (6, 1)",
+                         NULL};
+  assert_int_equal(sh_run(f->dir, setup, NULL, &r), 0);
+  sh_result_free(&r);
+  const char *q = "EXPLAIN ANALYZE SELECT COUNT(*) FROM J A JOIN J B ON A.B = B.B";
+  const char *small[] = {"-joinmemory", "1K", f->db, q, "SELECT COUNT(*) FROM J A JOIN J B "
+                         "ON A.B = B.B", NULL};
+  assert_int_equal(sh_run(f->dir, small, NULL, &r), 0);
+  assert_non_null(strstr(r.out, " in 64 partitions, "));
+  assert_non_null(strstr(r.out, "|       14 |")); /* 3 x 3 + 2 x 2 + 1 */
+  sh_result_free(&r);
+  const char *dflt[] = {f->db, q, NULL};
+  assert_int_equal(sh_run(f->dir, dflt, NULL, &r), 0);
+  assert_null(strstr(r.out, "spilled="));
+  sh_result_free(&r);
+  const char *bad[] = {"-joinmemory", "12Q", f->db, "SELECT 1", NULL};
+  assert_int_equal(sh_run(f->dir, bad, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "-joinmemory wants a byte count such as 65536, 64K or 64M, "
+                                "not \"12Q\""));
+  assert_string_equal(r.out, "");
+  sh_result_free(&r);
+}
+
 static void test_teaching_note(void **state) {
   fixture *f = *state;
   sh_result r;
@@ -307,6 +336,7 @@ int main(void) {
       cmocka_unit_test(test_error_caret_single_line),
       cmocka_unit_test(test_error_caret_multi_line_script),
       cmocka_unit_test(test_open_failure),
+      cmocka_unit_test(test_join_memory_option),
       cmocka_unit_test(test_teaching_note),
       cmocka_unit_test(test_teaching_note_names_index),
       cmocka_unit_test(test_torn_log_warning),

@@ -166,13 +166,15 @@ def _column_info(name, decl):
 
 
 def connect(database, *, read_only=False, create=True, sync="full", cache_size=0,
-            autocommit=False, check_same_thread=True):
+            join_memory=0, autocommit=False, check_same_thread=True):
     """Open the Rowan store in directory `database` (created when missing unless
     create=False; ":memory:" for a store held in memory) and return a Connection.
     sync: "full" (a commit that returned is on disk), "normal" or "off" (ROWAN_SYNC_*);
-    cache_size: block cache bytes (0: Rowan's default, 64 MiB)."""
+    cache_size: block cache bytes (0: Rowan's default, 64 MiB); join_memory: bytes of
+    rows one join may hold before a hash join spills to temporary files in the store's
+    directory (0: Rowan's default, 256 MiB; rowan_options.join_memory)."""
     return Connection(database, read_only=read_only, create=create, sync=sync,
-                      cache_size=cache_size, autocommit=autocommit,
+                      cache_size=cache_size, join_memory=join_memory, autocommit=autocommit,
                       check_same_thread=check_same_thread)
 
 
@@ -185,11 +187,13 @@ class Connection:
                                                           NotSupportedError)
 
     def __init__(self, database, *, read_only=False, create=True, sync="full", cache_size=0,
-                 autocommit=False, check_same_thread=True):
+                 join_memory=0, autocommit=False, check_same_thread=True):
         if sync not in _SYNC:
             raise ProgrammingError("sync must be one of %s" % ", ".join(sorted(_SYNC)))
+        if int(join_memory) < 0:
+            raise ProgrammingError("join_memory must be a byte count, 0 for the default")
         self._db = _rowan.open(str(database), bool(read_only), bool(create), _SYNC[sync],
-                               int(cache_size))
+                               int(cache_size), int(join_memory))
         self._autocommit = bool(autocommit)
         self._read_only = bool(read_only)
         self._in_txn = False

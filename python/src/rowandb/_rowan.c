@@ -759,19 +759,21 @@ static PyTypeObject StmtType = {
     .tp_getset = Stmt_getset,
 };
 
-/* open(path, read_only, create, sync_mode, cache_bytes) -> Db */
+/* open(path, read_only, create, sync_mode, cache_bytes, join_memory_bytes) -> Db */
 static PyObject *mod_open(PyObject *m, PyObject *args) {
   (void)m;
   const char *path;
   int ro = 0, create = 1, sync = ROWAN_SYNC_FULL;
-  Py_ssize_t cache = 0;
-  if (!PyArg_ParseTuple(args, "s|ppin", &path, &ro, &create, &sync, &cache)) return NULL;
+  Py_ssize_t cache = 0, join_memory = 0;
+  if (!PyArg_ParseTuple(args, "s|ppinn", &path, &ro, &create, &sync, &cache, &join_memory))
+    return NULL;
   rowan_options o;
   rowan_options_init(&o);
   o.read_only = ro;
   o.create_if_missing = create;
   o.sync_mode = sync;
   o.block_cache_size = cache > 0 ? (size_t)cache : 0;
+  o.join_memory = join_memory > 0 ? (size_t)join_memory : 0;
   rowan_db *db = NULL;
   int rc;
   Py_BEGIN_ALLOW_THREADS
