@@ -150,6 +150,7 @@ void cat_table_def_free(cat_table_def *def) {
   free((void *)def->pk);
   free((void *)def->pk_desc);
   free((void *)def->families);
+  free((void *)def->column_ids);
   memset(def, 0, sizeof *def);
 }
 
@@ -159,7 +160,9 @@ int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err) {
   const char **pk = calloc((size_t)t->n_pk, sizeof *pk);
   bool *desc = calloc((size_t)t->n_pk, sizeof *desc);
   cat_family_def *fams = calloc((size_t)(t->n_families > 0 ? t->n_families : 1), sizeof *fams);
-  if (!cols || !pk || !desc || !fams) {
+  uint16_t *ids = calloc((size_t)t->n_columns, sizeof *ids);
+  if (!cols || !pk || !desc || !fams || !ids) {
+    free(ids);
     free(cols);
     free(pk);
     free(desc);
@@ -178,6 +181,7 @@ int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err) {
     } else {
       cols[i].family = t->families[c->family].name;
       cols[i].null_mode = c->nullable ? 1 : 2;
+      ids[i] = c->id; /* the cells' qualifiers: dropped columns leave gaps */
     }
   }
   int nf = 0;
@@ -200,5 +204,7 @@ int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err) {
   def->n_families = nf;
   def->ttl_sec = t->ttl_sec;
   def->immutable_rows = t->immutable_rows;
+  def->column_ids = ids;
+  def->next_column_id = t->next_column_id;
   return CAT_OK;
 }

@@ -515,6 +515,7 @@ int cat_open(kv_db *db, cat_catalog **out, cat_error *err) {
   int crc = rc ? kverr(err, rc, "opening SYSTEM.CATALOG") : load(cat, err);
   if (crc == CAT_OK) crc = drop_orphans(cat, err);
   for (int i = 0; crc == CAT_OK && i < cat->n_tables; i++) crc = resolve_ids(cat, cat->tables[i], err);
+  for (int i = 0; crc == CAT_OK && i < cat->n_tables; i++) crc = cat_sync_families(cat, cat->tables[i], err);
   if (crc) { cat_close(cat); return crc; }
   *out = cat;
   return CAT_OK;
@@ -623,7 +624,13 @@ static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, 
       c->family = want_family(t, fam, def);
       if (c->family < 0) { rc = cat_err(err, CAT_ERR_INVALID, "too many families (at most %u)", KV_MAX_FAMILIES); goto fail; }
       c->nullable = cd->null_mode != 2;
-      c->id = t->next_column_id++;
+      c->id = def->column_ids && def->column_ids[i] ? def->column_ids[i] : t->next_column_id;
+      for (int j = 0; j < i; j++)
+        if (t->columns[j].pk_pos < 0 && t->columns[j].id == c->id) { rc = cat_err(err, CAT_ERR_INVALID, "column %s: column id %u used twice", cd->name, (unsigned)c->id); goto fail; }
+      if (c->id >= t->next_column_id) {
+        if (c->id >= CAT_MAX_COLUMN_ID) { rc = cat_err(err, CAT_ERR_INVALID, "column %s: column id %u over %d", cd->name, (unsigned)c->id, CAT_MAX_COLUMN_ID - 1); goto fail; }
+        t->next_column_id = (uint16_t)(c->id + 1);
+      }
     }
   }
   for (int k = 0; k < def->n_pk; k++) {
@@ -634,6 +641,7 @@ static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, 
   for (int i = 0; i < def->n_families; i++)
     if (want_family(t, def->families[i].name, def) < 0) { rc = cat_err(err, CAT_ERR_INVALID, "too many families"); goto fail; }
   if (!derive(t)) { rc = cat_err(err, CAT_ERR_INVALID, "table %s: bad PRIMARY KEY", def->name); goto fail; }
+  if (def->next_column_id > t->next_column_id) t->next_column_id = def->next_column_id;
   *out = t;
   return CAT_OK;
 fail:
@@ -876,7 +884,45 @@ size_t cat_column_qualifier(uint16_t id, uint8_t *q) {
   return 2;
 }
 
-/* ---- for catalog/cat_salvage.c (catalog/catalog_int.h) ------------------------------------ */
+/* ---- for catalog/cat_salvage.c and catalog/cat_alter.c (catalog/catalog_int.h) ------------ */
+cat_table *cat_table_copy(const cat_table *t) {
+  buf b = {0};
+  table_record(t, &b);
+  cat_table *c = b.oom ? NULL : parse_table(b.p, b.len);
+  free(b.p);
+  return c;
+}
+bool cat_table_derive(cat_table *t) {
+  free(t->pk);
+  free(t->key_cols);
+  t->pk = NULL;
+  t->key_cols = NULL;
+  return derive(t);
+}
+kv_db *cat_kv(cat_catalog *cat) { return cat->db; }
+int cat_kv_error(cat_error *err, int kv_code, const char *what) { return kverr(err, kv_code, what); }
+int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err) {
+  int ti = find_table_index(cat, nt->name);
+  if (ti < 0) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", nt->name);
+  cat_table *old = cat->tables[ti];
+  buf k = {0}, v = {0};
+  kv_batch *b = kv_batch_new();
+  table_key(&k, nt->name);
+  table_record(nt, &v);
+  int rc = b ? batch_put_row(cat, b, &k, &v, err) : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  if (!rc) rc = commit(cat, b, err);
+  kv_batch_free(b);
+  free(k.p);
+  free(v.p);
+  if (rc) return rc;
+  nt->indexes = old->indexes; /* the index rows are keyed by the table's name: unchanged */
+  nt->n_indexes = old->n_indexes;
+  old->indexes = NULL;
+  old->n_indexes = 0;
+  cat->tables[ti] = nt;
+  free_table(old);
+  return resolve_ids(cat, nt, err);
+}
 cat_table *cat_table_record_parse(const uint8_t *p, size_t n) { return parse_table(p, n); }
 bool cat_index_record_parse(const uint8_t *p, size_t n, cat_index *x, char **table_name) {
   return parse_index(p, n, x, table_name);

@@ -32,6 +32,7 @@
 #define CAT_DEFAULT_FAMILY "0"
 #define CAT_MARKER_QUALIFIER "\x00" /* one byte: the key family's marker cell */
 #define CAT_MAX_COLUMNS 1024
+#define CAT_MAX_COLUMN_ID 32768 /* column ids are 1..32767 (one- or two-byte qualifiers) */
 
 /* Index states. ORDER CAT_INDEX_STATE: stored in SYSTEM.CATALOG, never renumber. */
 enum cat_index_state { CAT_INDEX_BUILDING = 0, CAT_INDEX_ACTIVE = 1, CAT_INDEX_DISABLED = 2 };
@@ -113,6 +114,10 @@ typedef struct cat_table_def {
   int64_t ttl_sec;                 /* TTL, 0 = forever */
   int default_versions;            /* VERSIONS for families without their own, 0 = 1 */
   bool immutable_rows;             /* IMMUTABLE_ROWS */
+  const uint16_t *column_ids;      /* per column: the id a non-key column keeps
+                                      (cat_table_def_from); NULL, or 0 for a column: the
+                                      next unused id */
+  uint16_t next_column_id;         /* the next column id at least (0 = after the columns') */
 } cat_table_def;
 
 typedef struct cat_index_def {
@@ -155,6 +160,43 @@ int cat_drop_index(cat_catalog *cat, const char *table, const char *index, cat_e
 int cat_set_index_state(cat_catalog *cat, const char *table, const char *index, int state,
                         cat_error *err);
 
+/* ---- ALTER TABLE (catalog/cat_alter.c) ------------------------------------------------ */
+typedef struct cat_family_set {
+  const char *name;    /* a family of the table */
+  int max_versions;    /* new VERSIONS, 0 = unchanged */
+  int compression;     /* new enum kv_compression, -1 = unchanged */
+  uint32_t block_size; /* new BLOCKSIZE, 0 = unchanged */
+} cat_family_set;
+
+typedef struct cat_alter_def {
+  const char *const *drop;        /* columns to drop, in order */
+  int n_drop;                     /* count */
+  const cat_column_def *add;      /* non-key columns to add, in order (after the drops) */
+  int n_add;                      /* count */
+  const cat_family_set *families; /* family options to change */
+  int n_families;                 /* count */
+  int64_t ttl_sec;                /* new TTL (0 = forever), -1 = unchanged */
+  int immutable_rows;             /* new IMMUTABLE_ROWS 0 / 1, -1 = unchanged */
+} cat_alter_def;
+
+/* ALTER TABLE `name` (Phoenix's ALTER TABLE ADD / DROP COLUMN / SET): drop columns, add
+** columns, change options, all in one catalog commit (one batch with the table's row).
+** Nothing is rewritten: a dropped column leaves the table's record, its id is never given
+** again (so a column added later under the same name has a new qualifier and never reads
+** the old cells, which stay in the store files); an added column reads NULL in every
+** existing row. An added column's family is created (kv_alter_table, before the commit)
+** when the table has none of that name, with VERSIONS 1, LZ4, the default BLOCKSIZE and
+** the table's TTL. New options go to kv_alter_table first, then the commit; cat_open makes
+** the store's family options those of the catalog again, so a crash between the two leaves
+** the catalog's. The caller checks what needs the planner (indexes on a dropped column).
+** Errors (nothing changed): CAT_ERR_NOTFOUND (table, dropped column, family of an option),
+** CAT_ERR_EXISTS (an added column's name is taken, or added twice), CAT_ERR_INVALID (a
+** key column dropped, an added column NOT NULL or without a name, a family starting with
+** '_', too many columns or families, every column id used, bad type), CAT_ERR_KV,
+** CAT_ERR_NOMEM. The table's cat_table pointer changes: look it up again. */
+int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def,
+                    cat_error *err);
+
 /* Lookups (NULL / -1 when absent). Pointers are owned by cat and stay valid until the next
 ** DDL on that table or cat_close. */
 const cat_table *cat_find_table(const cat_catalog *cat, const char *name);
@@ -191,7 +233,8 @@ void cat_salvage_free(cat_salvage *s);
 /* Fill *def with the definition of table t (columns in order with their families, types and
 ** nullability, the PRIMARY KEY with ASC/DESC, every user family's VERSIONS, COMPRESSION and
 ** BLOCKSIZE, TTL, IMMUTABLE_ROWS), so cat_create_table makes the same table in another
-** store (same column ids, since ids follow the declaration order). Strings point into t,
+** store (the same column ids and next column id, so copied cells keep their columns, also
+** after ALTER TABLE DROP COLUMN left gaps). Strings point into t,
 ** which must outlive *def; the arrays are malloc'ed: free them with cat_table_def_free.
 ** CAT_OK or CAT_ERR_NOMEM (def zeroed). */
 int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err);

@@ -1,7 +1,8 @@
 /*
-** catalog/catalog_int.h: what catalog/catalog.c lends catalog/cat_salvage.c: the decoders
-** of SYSTEM.CATALOG's table and index records (docs/FORMAT.md Part 3, "SYSTEM.CATALOG")
-** and the matching frees. Internal to catalog/.
+** catalog/catalog_int.h: what catalog/catalog.c lends catalog/cat_salvage.c and
+** catalog/cat_alter.c: the decoders of SYSTEM.CATALOG's table and index records
+** (docs/FORMAT.md Part 3, "SYSTEM.CATALOG"), the matching frees, a table's copy and the
+** commit of a changed table row. Internal to catalog/.
 */
 #ifndef ROWAN_CAT_CATALOG_INT_H
 #define ROWAN_CAT_CATALOG_INT_H
@@ -17,5 +18,25 @@ bool cat_index_record_parse(const uint8_t *p, size_t n, cat_index *x, char **tab
 /* Free a table (its indexes too) / what an index owns. NULL is a no-op for the table. */
 void cat_table_free(cat_table *t);
 void cat_index_free(cat_index *x);
+
+/* A deep copy of t without its indexes (n_indexes 0); NULL when out of memory. */
+cat_table *cat_table_copy(const cat_table *t);
+/* Compute t's derived fields (PK order, key codec view) again after its columns changed;
+** false when they are inconsistent (no PK) or out of memory. */
+bool cat_table_derive(cat_table *t);
+/* The store the catalog lives in. */
+kv_db *cat_kv(cat_catalog *cat);
+/* Fill err with CAT_ERR_KV for kv status kv_code ("what: kv message"); returns CAT_ERR_KV. */
+int cat_kv_error(cat_error *err, int kv_code, const char *what);
+/* Commit nt as the new record of the table of its name (one batch with its T row), then
+** put it in that table's place: it takes the old table's indexes and gets its kv family
+** ids; the old table is freed. On an error before the commit nothing changed and the caller
+** still owns nt. CAT_ERR_NOTFOUND, CAT_ERR_NOMEM, CAT_ERR_KV. */
+int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err);
+
+/* Make the store's options of t's families the catalog's (kv_alter_table) where they
+** differ: after a crash between an ALTER's kv_alter_table and its commit. Nothing on a
+** read-only store. CAT_OK or CAT_ERR_KV. */
+int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err);
 
 #endif /* ROWAN_CAT_CATALOG_INT_H */

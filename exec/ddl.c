@@ -11,9 +11,10 @@
 **
 ** CREATE INDEX records the index (BUILDING) and runs its backfill (exec/index_build.c),
 ** which sets it ACTIVE; DROP INDEX and DROP TABLE drop the index tables through the catalog.
-** Not here: parsing, index maintenance (exec/index_maint.c), ALTER TABLE.
+** Not here: parsing, index maintenance (exec/index_maint.c), ALTER TABLE (exec/ddl_alter.c).
 */
 #include "exec/ddl.h"
+#include "exec/ddl_int.h"
 #include "exec/index.h"
 
 #include <ctype.h>
@@ -26,9 +27,7 @@
 
 #define MAX_BLOCKSIZE (64u << 20) /* kv's BLOCKSIZE limit */
 
-static int fail(exec_error *err, int code, int64_t off, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static int fail(exec_error *err, int code, int64_t off, const char *fmt, ...) {
+int exec_ddl_fail(exec_error *err, int code, int64_t off, const char *fmt, ...) {
   if (err) {
     va_list ap;
     va_start(ap, fmt);
@@ -41,7 +40,7 @@ static int fail(exec_error *err, int code, int64_t off, const char *fmt, ...) {
 }
 
 /* Map a catalog error onto an exec status, keeping its message. */
-static int cat_fail(exec_error *err, const cat_error *ce, int64_t off) {
+int exec_ddl_cat_fail(exec_error *err, const cat_error *ce, int64_t off) {
   int code = EXEC_ERROR;
   if (ce->code == CAT_ERR_NOMEM) code = EXEC_NOMEM;
   else if (ce->code == CAT_ERR_KV) {
@@ -56,19 +55,19 @@ static int cat_fail(exec_error *err, const cat_error *ce, int64_t off) {
       default: code = EXEC_ERROR; break;
     }
   }
-  return fail(err, code, code == EXEC_ERROR ? off : -1, "%s", ce->msg);
+  return exec_ddl_fail(err, code, code == EXEC_ERROR ? off : -1, "%s", ce->msg);
 }
 
 /* ---- Types ------------------------------------------------------------------------------ */
 /* Resolve a written type into *out. */
-static int resolve_type(const sql_type *st, const char *col, cat_type *out, exec_error *err) {
+int exec_ddl_resolve_type(const sql_type *st, const char *col, cat_type *out, exec_error *err) {
   int id = cat_type_lookup(st->name);
   if (!id) {
     const char *hint = cat_type_hint(st->name); /* another dialect's name for one of ours */
     if (hint)
-      return fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s (use %s)", col,
+      return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s (use %s)", col,
                   st->name, hint);
-    return fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s", col, st->name);
+    return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s", col, st->name);
   }
   cat_type t = cat_type_of(id);
   const char *tn = cat_type_name(id);
@@ -76,11 +75,11 @@ static int resolve_type(const sql_type *st, const char *col, cat_type *out, exec
     case CAT_T_CHAR:
     case CAT_T_VARCHAR:
       if (st->nargs > 1)
-        return fail(err, EXEC_ERROR, st->off, "column %s: %s takes one length, not %d arguments",
+        return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: %s takes one length, not %d arguments",
                     col, tn, st->nargs);
       if (st->nargs == 1) {
         if (st->arg[0] < 1 || st->arg[0] > CAT_MAX_CHAR_LENGTH)
-          return fail(err, EXEC_ERROR, st->off,
+          return exec_ddl_fail(err, EXEC_ERROR, st->off,
                       "column %s: %s length %lld out of range (1..%d)", col, tn,
                       (long long)st->arg[0], CAT_MAX_CHAR_LENGTH);
         t.length = (uint32_t)st->arg[0];
@@ -91,14 +90,14 @@ static int resolve_type(const sql_type *st, const char *col, cat_type *out, exec
     case CAT_T_DECIMAL:
       if (st->nargs >= 1) {
         if (st->arg[0] < 1 || st->arg[0] > CAT_DEC_MAX_PRECISION)
-          return fail(err, EXEC_ERROR, st->off,
+          return exec_ddl_fail(err, EXEC_ERROR, st->off,
                       "column %s: DECIMAL precision %lld out of range (1..%d)", col,
                       (long long)st->arg[0], CAT_DEC_MAX_PRECISION);
         t.precision = (uint8_t)st->arg[0];
       }
       if (st->nargs == 2) {
         if (st->arg[1] > st->arg[0])
-          return fail(err, EXEC_ERROR, st->off,
+          return exec_ddl_fail(err, EXEC_ERROR, st->off,
                       "column %s: DECIMAL scale %lld exceeds precision %lld", col,
                       (long long)st->arg[1], (long long)st->arg[0]);
         t.scale = (uint8_t)st->arg[1];
@@ -106,13 +105,13 @@ static int resolve_type(const sql_type *st, const char *col, cat_type *out, exec
       break;
     default:
       if (st->nargs > 0)
-        return fail(err, EXEC_ERROR, st->off, "column %s: type %s takes no arguments", col, tn);
+        return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: type %s takes no arguments", col, tn);
       break;
   }
   if (st->array) t = cat_type_array_of(&t); /* VARCHAR ARRAY, INTEGER[] */
   cat_error ce = {0};
   if (cat_type_validate(&t, &ce) != CAT_OK)
-    return fail(err, EXEC_ERROR, st->off, "column %s: %s", col, ce.msg);
+    return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: %s", col, ce.msg);
   *out = t;
   return EXEC_OK;
 }
@@ -166,26 +165,8 @@ static bool opt_bool(const sql_expr *v, bool *out) {
   return false;
 }
 
-/* Per-family settings gathered from the options (-1 / unset = inherit). */
-typedef struct fam_opts {
-  const char *name;  /* family name (borrowed from the tree) */
-  int versions;      /* VERSIONS, 0 = table default */
-  int compression;   /* enum kv_compression, -1 = table default */
-  int64_t block;     /* BLOCKSIZE, -1 = table default */
-} fam_opts;
-
-typedef struct table_opts {
-  int versions;        /* table-wide VERSIONS, 0 = 1 */
-  int64_t ttl;         /* TTL seconds */
-  int compression;     /* table-wide, -1 = kv default (LZ4) */
-  int64_t block;       /* table-wide BLOCKSIZE, -1 = kv default */
-  bool immutable;      /* IMMUTABLE_ROWS */
-  fam_opts *fams;      /* families named by columns or options */
-  int n_fams;          /* count */
-} table_opts;
-
 /* The entry of family name in o (added if absent; o->fams has room for every name). */
-static fam_opts *fam_of(table_opts *o, const char *name) {
+fam_opts *exec_ddl_fam_of(table_opts *o, const char *name) {
   for (int i = 0; i < o->n_fams; i++)
     if (strcmp(o->fams[i].name, name) == 0) return &o->fams[i];
   fam_opts *f = &o->fams[o->n_fams++];
@@ -197,7 +178,7 @@ static fam_opts *fam_of(table_opts *o, const char *name) {
 }
 
 /* Parse every option of list into o. seen[] (2 * n slots) detects duplicates. */
-static int parse_options(const sql_option_list *list, table_opts *o, exec_error *err) {
+int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_error *err) {
   if (!list) return EXEC_OK;
   for (int i = 0; i < list->n; i++) {
     const sql_option *op = &list->a[i];
@@ -208,27 +189,27 @@ static int parse_options(const sql_option_list *list, table_opts *o, exec_error 
       const sql_option *pj = &list->a[j];
       bool same_fam = (!fam && !pj->family) || (fam && pj->family && !strcmp(fam, pj->family));
       if (same_fam && name_is(pj->name, op->name))
-        return fail(err, EXEC_ERROR, op->off, "option %s given twice", full);
+        return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s given twice", full);
     }
     if (fam && fam[0] == '_')
-      return fail(err, EXEC_ERROR, op->off,
+      return exec_ddl_fail(err, EXEC_ERROR, op->off,
                   "option %s: family name '%s' is reserved (names starting with '_')", full, fam);
-    fam_opts *fo = fam ? fam_of(o, fam) : NULL;
+    fam_opts *fo = fam ? exec_ddl_fam_of(o, fam) : NULL;
     int64_t n;
     const char *w;
     if (name_is(op->name, "VERSIONS")) {
       if (!opt_int(op->value, &n) || n < 1 || n > INT_MAX)
-        return fail(err, EXEC_ERROR, op->off, "option %s must be an integer >= 1", full);
+        return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s must be an integer >= 1", full);
       if (fo) fo->versions = (int)n;
       else o->versions = (int)n;
     } else if (name_is(op->name, "TTL")) {
       if (fo)
-        return fail(err, EXEC_ERROR, op->off,
+        return exec_ddl_fail(err, EXEC_ERROR, op->off,
                     "option %s: TTL is a table option (it applies to every family and the "
                     "row marker)", full);
       if ((w = opt_word(op->value)) && name_is(w, "FOREVER")) n = 0;
       else if (!opt_int(op->value, &n) || n < 0)
-        return fail(err, EXEC_ERROR, op->off,
+        return exec_ddl_fail(err, EXEC_ERROR, op->off,
                     "option %s must be a number of seconds >= 0 or FOREVER", full);
       o->ttl = n;
     } else if (name_is(op->name, "COMPRESSION")) {
@@ -236,25 +217,26 @@ static int parse_options(const sql_option_list *list, table_opts *o, exec_error 
       int c = !w ? -1 : name_is(w, "LZ4") ? KV_COMPRESSION_LZ4
                       : name_is(w, "NONE") ? KV_COMPRESSION_NONE : -1;
       if (c < 0)
-        return fail(err, EXEC_ERROR, op->off, "option %s must be 'LZ4' or 'NONE'", full);
+        return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s must be 'LZ4' or 'NONE'", full);
       if (fo) fo->compression = c;
       else o->compression = c;
     } else if (name_is(op->name, "BLOCKSIZE")) {
       if (!opt_int(op->value, &n) || n < 1 || n > (int64_t)MAX_BLOCKSIZE)
-        return fail(err, EXEC_ERROR, op->off, "option %s must be a byte count in 1..%u", full,
+        return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s must be a byte count in 1..%u", full,
                     MAX_BLOCKSIZE);
       if (fo) fo->block = n;
       else o->block = n;
     } else if (name_is(op->name, "IMMUTABLE_ROWS")) {
       bool b;
       if (fo)
-        return fail(err, EXEC_ERROR, op->off, "option %s: IMMUTABLE_ROWS is a table option",
+        return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s: IMMUTABLE_ROWS is a table option",
                     full);
       if (!opt_bool(op->value, &b))
-        return fail(err, EXEC_ERROR, op->off, "option %s must be TRUE or FALSE", full);
+        return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s must be TRUE or FALSE", full);
       o->immutable = b;
+      o->immutable_given = true;
     } else {
-      return fail(err, EXEC_ERROR, op->off,
+      return exec_ddl_fail(err, EXEC_ERROR, op->off,
                   "unknown table option %s (known: VERSIONS, TTL, COMPRESSION, BLOCKSIZE, "
                   "IMMUTABLE_ROWS)", full);
     }
@@ -266,23 +248,23 @@ static int parse_options(const sql_option_list *list, table_opts *o, exec_error 
 static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error *err) {
   if (cat_find_table(cat, ct->name)) {
     if (ct->if_not_exists) return EXEC_OK;
-    return fail(err, EXEC_ERROR, ct->name_off, "table %s already exists", ct->name);
+    return exec_ddl_fail(err, EXEC_ERROR, ct->name_off, "table %s already exists", ct->name);
   }
   int n = ct->ncol;
-  if (n < 1) return fail(err, EXEC_ERROR, ct->name_off, "table %s has no columns", ct->name);
+  if (n < 1) return exec_ddl_fail(err, EXEC_ERROR, ct->name_off, "table %s has no columns", ct->name);
   if (n > CAT_MAX_COLUMNS)
-    return fail(err, EXEC_ERROR, ct->name_off, "table %s: %d columns (at most %d)", ct->name,
+    return exec_ddl_fail(err, EXEC_ERROR, ct->name_off, "table %s: %d columns (at most %d)", ct->name,
                 n, CAT_MAX_COLUMNS);
   int n_opts = ct->opts ? ct->opts->n : 0;
   cat_column_def *cols = calloc((size_t)n, sizeof *cols);
   const char **pk = calloc((size_t)n, sizeof *pk);
   bool *pk_desc = calloc((size_t)n, sizeof *pk_desc);
-  table_opts o = {0, 0, -1, -1, false, NULL, 0};
+  table_opts o = {0, 0, -1, -1, false, false, NULL, 0};
   o.fams = calloc((size_t)(n + n_opts + 1), sizeof *o.fams);
   cat_family_def *fdefs = calloc((size_t)(n + n_opts + 1), sizeof *fdefs);
   int rc = EXEC_OK, n_pk = 0;
   if (!cols || !pk || !pk_desc || !o.fams || !fdefs) {
-    rc = fail(err, EXEC_NOMEM, -1, "out of memory creating table %s", ct->name);
+    rc = exec_ddl_fail(err, EXEC_NOMEM, -1, "out of memory creating table %s", ct->name);
     goto done;
   }
   /* Columns: names unique, types resolved, families checked, inline PRIMARY KEY. */
@@ -291,24 +273,24 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
     const sql_coldef *cd = &ct->cols[i];
     for (int j = 0; j < i; j++)
       if (strcmp(ct->cols[j].name, cd->name) == 0) {
-        rc = fail(err, EXEC_ERROR, cd->off, "table %s: duplicate column %s", ct->name,
+        rc = exec_ddl_fail(err, EXEC_ERROR, cd->off, "table %s: duplicate column %s", ct->name,
                   cd->name);
         goto done;
       }
     if (cd->family && cd->family[0] == '_') {
-      rc = fail(err, EXEC_ERROR, cd->off,
+      rc = exec_ddl_fail(err, EXEC_ERROR, cd->off,
                 "column %s.%s: family name '%s' is reserved (names starting with '_')",
                 cd->family, cd->name, cd->family);
       goto done;
     }
-    rc = resolve_type(cd->type, cd->name, &cols[i].type, err);
+    rc = exec_ddl_resolve_type(cd->type, cd->name, &cols[i].type, err);
     if (rc != EXEC_OK) goto done;
     cols[i].name = cd->name;
     cols[i].family = cd->family;
     cols[i].null_mode = cd->nullability;
     if (cd->pk) {
       if (inline_pk >= 0) {
-        rc = fail(err, EXEC_ERROR, cd->off,
+        rc = exec_ddl_fail(err, EXEC_ERROR, cd->off,
                   "table %s: columns %s and %s are both declared PRIMARY KEY (use CONSTRAINT "
                   "name PRIMARY KEY (a, b) for a composite key)", ct->name,
                   ct->cols[inline_pk].name, cd->name);
@@ -319,7 +301,7 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
   }
   /* Primary key. */
   if (inline_pk >= 0 && ct->pk) {
-    rc = fail(err, EXEC_ERROR, ct->cols[inline_pk].off,
+    rc = exec_ddl_fail(err, EXEC_ERROR, ct->cols[inline_pk].off,
               "table %s: PRIMARY KEY given both on column %s and as a constraint", ct->name,
               ct->cols[inline_pk].name);
     goto done;
@@ -332,7 +314,7 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
     for (int k = 0; k < ct->pk->n; k++) {
       const sql_colname *cn = &ct->pk->a[k];
       if (cn->family) {
-        rc = fail(err, EXEC_ERROR, cn->off,
+        rc = exec_ddl_fail(err, EXEC_ERROR, cn->off,
                   "table %s: PRIMARY KEY column %s cannot name a family (%s)", ct->name,
                   cn->name, cn->family);
         goto done;
@@ -341,13 +323,13 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
       for (int i = 0; i < n && found < 0; i++)
         if (strcmp(ct->cols[i].name, cn->name) == 0) found = i;
       if (found < 0) {
-        rc = fail(err, EXEC_ERROR, cn->off, "table %s: PRIMARY KEY names unknown column %s",
+        rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "table %s: PRIMARY KEY names unknown column %s",
                   ct->name, cn->name);
         goto done;
       }
       for (int j = 0; j < k; j++)
         if (strcmp(pk[j], cn->name) == 0) {
-          rc = fail(err, EXEC_ERROR, cn->off, "table %s: column %s twice in the PRIMARY KEY",
+          rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "table %s: column %s twice in the PRIMARY KEY",
                     ct->name, cn->name);
           goto done;
         }
@@ -356,20 +338,20 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
     }
     n_pk = ct->pk->n;
   } else {
-    rc = fail(err, EXEC_ERROR, ct->name_off, "table %s has no PRIMARY KEY", ct->name);
+    rc = exec_ddl_fail(err, EXEC_ERROR, ct->name_off, "table %s has no PRIMARY KEY", ct->name);
     goto done;
   }
   for (int k = 0; k < n_pk; k++)
     for (int i = 0; i < n; i++)
       if (strcmp(ct->cols[i].name, pk[k]) == 0 && ct->cols[i].family) {
-        rc = fail(err, EXEC_ERROR, ct->cols[i].off,
+        rc = exec_ddl_fail(err, EXEC_ERROR, ct->cols[i].off,
                   "table %s: PRIMARY KEY column %s cannot be in a family (%s)", ct->name,
                   pk[k], ct->cols[i].family);
         goto done;
       } else if (strcmp(ct->cols[i].name, pk[k]) == 0 && cols[i].type.id == CAT_T_ARRAY) {
         /* A design choice (docs/TYPES.md): the array encoding is not order-preserving, so an
            array cannot be a row-key column (Phoenix allows one as the last key column). */
-        rc = fail(err, EXEC_ERROR, ct->cols[i].type->off,
+        rc = exec_ddl_fail(err, EXEC_ERROR, ct->cols[i].type->off,
                   "table %s: PRIMARY KEY column %s cannot be an ARRAY", ct->name, pk[k]);
         goto done;
       }
@@ -377,9 +359,9 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
   for (int i = 0; i < n; i++) {
     bool is_pk = false;
     for (int k = 0; k < n_pk && !is_pk; k++) is_pk = strcmp(pk[k], cols[i].name) == 0;
-    if (!is_pk) fam_of(&o, cols[i].family ? cols[i].family : CAT_DEFAULT_FAMILY);
+    if (!is_pk) exec_ddl_fam_of(&o, cols[i].family ? cols[i].family : CAT_DEFAULT_FAMILY);
   }
-  rc = parse_options(ct->opts, &o, err);
+  rc = exec_ddl_parse_options(ct->opts, &o, err);
   if (rc != EXEC_OK) goto done;
   for (int f = 0; f < o.n_fams; f++) {
     fdefs[f].name = o.fams[f].name;
@@ -406,7 +388,7 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
     if (ce.code == CAT_ERR_EXISTS && ct->if_not_exists && cat_find_table(cat, ct->name))
       rc = EXEC_OK;
     else
-      rc = cat_fail(err, &ce, ct->name_off);
+      rc = exec_ddl_cat_fail(err, &ce, ct->name_off);
   }
 done:
   free(cols);
@@ -421,10 +403,10 @@ done:
 static int drop_table(cat_catalog *cat, const sql_drop *d, uint32_t off, exec_error *err) {
   if (!cat_find_table(cat, d->name)) {
     if (d->if_exists) return EXEC_OK;
-    return fail(err, EXEC_ERROR, off, "table %s does not exist", d->name);
+    return exec_ddl_fail(err, EXEC_ERROR, off, "table %s does not exist", d->name);
   }
   cat_error ce = {0};
-  if (cat_drop_table(cat, d->name, &ce) != CAT_OK) return cat_fail(err, &ce, off);
+  if (cat_drop_table(cat, d->name, &ce) != CAT_OK) return exec_ddl_cat_fail(err, &ce, off);
   return EXEC_OK;
 }
 
@@ -440,24 +422,24 @@ static int find_col(const cat_table *t, const char *family, const char *name) {
 static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci, uint32_t off,
                         exec_progress_fn progress, void *arg, exec_error *err) {
   const cat_table *t = cat_find_table(cat, ci->table);
-  if (!t) return fail(err, EXEC_ERROR, off, "table %s does not exist", ci->table);
+  if (!t) return exec_ddl_fail(err, EXEC_ERROR, off, "table %s does not exist", ci->table);
   if (cat_find_index(t, ci->name)) {
     if (ci->if_not_exists) return EXEC_OK;
-    return fail(err, EXEC_ERROR, off, "index %s already exists on table %s", ci->name,
+    return exec_ddl_fail(err, EXEC_ERROR, off, "index %s already exists on table %s", ci->name,
                 t->name);
   }
   if (ci->opts && ci->opts->n > 0)
-    return fail(err, EXEC_ERROR, ci->opts->a[0].off, "unknown index option %s",
+    return exec_ddl_fail(err, EXEC_ERROR, ci->opts->a[0].off, "unknown index option %s",
                 ci->opts->a[0].name);
   int nk = ci->keys ? ci->keys->n : 0, ni = ci->include ? ci->include->n : 0;
-  if (nk < 1) return fail(err, EXEC_ERROR, off, "index %s has no keys", ci->name);
+  if (nk < 1) return exec_ddl_fail(err, EXEC_ERROR, off, "index %s has no keys", ci->name);
   const char **keys = calloc((size_t)nk, sizeof *keys);
   char **owned = calloc((size_t)nk, sizeof *owned);
   bool *desc = calloc((size_t)nk, sizeof *desc);
   const char **inc = calloc((size_t)(ni ? ni : 1), sizeof *inc);
   int rc = EXEC_OK;
   if (!keys || !owned || !desc || !inc) {
-    rc = fail(err, EXEC_NOMEM, -1, "out of memory creating index %s", ci->name);
+    rc = exec_ddl_fail(err, EXEC_NOMEM, -1, "out of memory creating index %s", ci->name);
     goto done;
   }
   for (int k = 0; k < nk; k++) {
@@ -467,7 +449,7 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
       const char *fam = e->nname == 2 ? e->name[0] : NULL;
       const char *nm = e->name[e->nname - 1];
       if (find_col(t, fam, nm) < 0) {
-        rc = fail(err, EXEC_ERROR, e->off, "index %s: table %s has no column %s%s%s",
+        rc = exec_ddl_fail(err, EXEC_ERROR, e->off, "index %s: table %s has no column %s%s%s",
                   ci->name, t->name, fam ? fam : "", fam ? "." : "", nm);
         goto done;
       }
@@ -475,7 +457,7 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
     } else {
       owned[k] = sql_print_expr(e, 0);
       if (!owned[k]) {
-        rc = fail(err, EXEC_NOMEM, -1, "out of memory creating index %s", ci->name);
+        rc = exec_ddl_fail(err, EXEC_NOMEM, -1, "out of memory creating index %s", ci->name);
         goto done;
       }
       keys[k] = owned[k];
@@ -485,7 +467,7 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
     const sql_colname *cn = &ci->include->a[i];
     int c = find_col(t, cn->family, cn->name);
     if (c < 0) {
-      rc = fail(err, EXEC_ERROR, cn->off, "index %s: INCLUDE names unknown column %s%s%s",
+      rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "index %s: INCLUDE names unknown column %s%s%s",
                 ci->name, cn->family ? cn->family : "", cn->family ? "." : "", cn->name);
       goto done;
     }
@@ -494,7 +476,7 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
   cat_index_def def = {ci->name, keys, desc, nk, inc, ni};
   cat_error ce = {0};
   if (cat_create_index(cat, t->name, &def, &ce) != CAT_OK) {
-    rc = cat_fail(err, &ce, off);
+    rc = exec_ddl_cat_fail(err, &ce, off);
     goto done;
   }
   {
@@ -519,14 +501,14 @@ static int drop_index(cat_catalog *cat, const sql_drop *d, uint32_t off, exec_er
   const cat_table *t = d->table ? cat_find_table(cat, d->table) : NULL;
   if (!t) {
     if (d->if_exists) return EXEC_OK;
-    return fail(err, EXEC_ERROR, off, "table %s does not exist", d->table ? d->table : "?");
+    return exec_ddl_fail(err, EXEC_ERROR, off, "table %s does not exist", d->table ? d->table : "?");
   }
   if (!cat_find_index(t, d->name)) {
     if (d->if_exists) return EXEC_OK;
-    return fail(err, EXEC_ERROR, off, "index %s does not exist on table %s", d->name, t->name);
+    return exec_ddl_fail(err, EXEC_ERROR, off, "index %s does not exist on table %s", d->name, t->name);
   }
   cat_error ce = {0};
-  if (cat_drop_index(cat, t->name, d->name, &ce) != CAT_OK) return cat_fail(err, &ce, off);
+  if (cat_drop_index(cat, t->name, d->name, &ce) != CAT_OK) return exec_ddl_cat_fail(err, &ce, off);
   return EXEC_OK;
 }
 
@@ -543,13 +525,14 @@ int exec_ddl_run_progress(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, con
     err->offset = -1;
     err->msg[0] = 0;
   }
-  if (!cat || !db || !stmt) return fail(err, EXEC_MISUSE, -1, "exec_ddl_run: NULL argument");
+  if (!cat || !db || !stmt) return exec_ddl_fail(err, EXEC_MISUSE, -1, "exec_ddl_run: NULL argument");
   switch (stmt->kind) {
     case SQL_STMT_CREATE_TABLE: return create_table(cat, stmt->u.create_table, err);
     case SQL_STMT_DROP_TABLE: return drop_table(cat, stmt->u.drop, stmt->off, err);
     case SQL_STMT_CREATE_INDEX: return create_index(cat, db, stmt->u.create_index, stmt->off,
                                                       progress, arg, err);
     case SQL_STMT_DROP_INDEX: return drop_index(cat, stmt->u.drop, stmt->off, err);
-    default: return fail(err, EXEC_MISUSE, stmt->off, "not a DDL statement");
+    case SQL_STMT_ALTER_TABLE: return exec_ddl_alter(cat, stmt->u.alter, err);
+    default: return exec_ddl_fail(err, EXEC_MISUSE, stmt->off, "not a DDL statement");
   }
 }

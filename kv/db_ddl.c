@@ -1,8 +1,8 @@
 /*
 ** kv/db_ddl.c: tables and column families (kv_create_table, kv_drop_table, kv_family_id,
-** kv_table_families, kv_table_count, kv_table_name, kv_family_info), the planner's
-** statistics (kv_family_get_stats; the estimates of a range are kv/db_estimate.c) and block
-** listing (kv_family_blocks).
+** kv_alter_table, kv_table_families, kv_table_count, kv_table_name, kv_family_info,
+** kv_family_set_dropped_qualifiers), the planner's statistics (kv_family_get_stats; the
+** estimates of a range are kv/db_estimate.c) and block listing (kv_family_blocks).
 ** DDL takes the writer role, so it never races a commit, flush or compaction, and is one
 ** synced MANIFEST record before it takes effect.
 ** Family ids come from the MANIFEST's next_family_id and are never reused. A table's
@@ -26,41 +26,50 @@ static const kv_table_meta *find_table(kv_db *db, const char *name) {
   return NULL;
 }
 
-static int check_families(const char *name, const kv_family_options *fams, int n) {
+/* Check the family options of kv_create_table (what = "kv_create_table") or of
+** kv_alter_table. */
+static int check_families(const char *what, const char *name, const kv_family_options *fams,
+                          int n) {
   if (n < 1 || !fams)
-    return kv_error(KV_ERR_INVALID, "kv_create_table: table '%s' needs at least one family",
-                    name);
+    return kv_error(KV_ERR_INVALID, "%s: table '%s' needs at least one family", what, name);
   if ((unsigned)n > KV_MAX_FAMILIES)
-    return kv_error(KV_ERR_INVALID,
-                    "kv_create_table: table '%s' has %d families, over the maximum of %u",
-                    name, n, KV_MAX_FAMILIES);
+    return kv_error(KV_ERR_INVALID, "%s: table '%s' has %d families, over the maximum of %u",
+                    what, name, n, KV_MAX_FAMILIES);
   for (int i = 0; i < n; i++) {
     const kv_family_options *f = &fams[i];
     if (!f->name || !f->name[0])
-      return kv_error(KV_ERR_INVALID, "kv_create_table: family %d of '%s' has an empty name",
+      return kv_error(KV_ERR_INVALID, "%s: family %d of '%s' has an empty name", what,
                       i, name);
     if (strlen(f->name) > KV_MAX_NAME)
       return kv_error(KV_ERR_TOOBIG,
-                      "kv_create_table: family name of %zu bytes is over the maximum of %u",
+                      "%s: family name of %zu bytes is over the maximum of %u", what,
                       strlen(f->name), KV_MAX_NAME);
     for (int j = 0; j < i; j++)
       if (strcmp(fams[j].name, f->name) == 0)
-        return kv_error(KV_ERR_INVALID, "kv_create_table: duplicate family name '%s' in '%s'",
+        return kv_error(KV_ERR_INVALID, "%s: duplicate family name '%s' in '%s'", what,
                         f->name, name);
     if (f->max_versions < 0)
-      return kv_error(KV_ERR_INVALID, "kv_create_table: family '%s': VERSIONS %d < 1",
+      return kv_error(KV_ERR_INVALID, "%s: family '%s': VERSIONS %d < 1", what,
                       f->name, f->max_versions);
     if (f->ttl_sec < 0 || f->ttl_sec > INT64_MAX / 1000)
-      return kv_error(KV_ERR_INVALID, "kv_create_table: family '%s': bad TTL %lld", f->name,
+      return kv_error(KV_ERR_INVALID, "%s: family '%s': bad TTL %lld", what, f->name,
                       (long long)f->ttl_sec);
     if (f->compression != KV_COMPRESSION_LZ4 && f->compression != KV_COMPRESSION_NONE)
-      return kv_error(KV_ERR_INVALID, "kv_create_table: family '%s': bad compression %d",
+      return kv_error(KV_ERR_INVALID, "%s: family '%s': bad compression %d", what,
                       f->name, f->compression);
     if (f->block_size > MAX_BLOCK_SIZE)
-      return kv_error(KV_ERR_INVALID, "kv_create_table: family '%s': BLOCKSIZE %u over %u",
+      return kv_error(KV_ERR_INVALID, "%s: family '%s': BLOCKSIZE %u over %u", what,
                       f->name, f->block_size, MAX_BLOCK_SIZE);
   }
   return KV_OK;
+}
+
+/* A family's options as the MANIFEST records them (defaults filled in). */
+static void set_options(kv_family_meta *fm, const kv_family_options *o) {
+  fm->max_versions = o->max_versions ? o->max_versions : 1;
+  fm->ttl_sec = o->ttl_sec;
+  fm->compression = o->compression;
+  fm->block_size = o->block_size ? o->block_size : KV_DEFAULT_BLOCK_SIZE;
 }
 
 int kv_create_table(kv_db *db, const char *name, const kv_family_options *families,
@@ -71,7 +80,7 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
     return kv_error(KV_ERR_TOOBIG,
                     "kv_create_table: table name of %zu bytes is over the maximum of %u",
                     strlen(name), KV_MAX_NAME);
-  int rc = check_families(name, families, n_families);
+  int rc = check_families("kv_create_table", name, families, n_families);
   if (rc) return rc;
   kv_writer w;
   memset(&w, 0, sizeof w);
@@ -101,10 +110,7 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
     kv_family_meta *fm = &tm.families[i];
     fm->id = fid + (uint32_t)i;
     snprintf(fm->name, sizeof fm->name, "%s", families[i].name);
-    fm->max_versions = families[i].max_versions ? families[i].max_versions : 1;
-    fm->ttl_sec = families[i].ttl_sec;
-    fm->compression = families[i].compression;
-    fm->block_size = families[i].block_size ? families[i].block_size : KV_DEFAULT_BLOCK_SIZE;
+    set_options(fm, &families[i]);
     fm->flushed_seq = 0;
   }
   /* The table's TABLEINFO first (a salvage names the table by it if the MANIFEST is lost);
@@ -139,6 +145,100 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
   }
   free(tm.families);
 out:
+  kv_db_role_release(db, &w);
+  pthread_mutex_unlock(&db->mu);
+  return rc;
+}
+
+int kv_alter_table(kv_db *db, const char *name, const kv_family_options *families,
+                   int n_families) {
+  if (!db) return kv_error(KV_MISUSE, "kv_alter_table: NULL store");
+  if (!name) return kv_error(KV_ERR_INVALID, "kv_alter_table: NULL table name");
+  int rc = check_families("kv_alter_table", name, families, n_families);
+  if (rc) return rc;
+  kv_writer w;
+  memset(&w, 0, sizeof w);
+  pthread_mutex_lock(&db->mu);
+  rc = kv_db_writable(db);
+  if (rc) {
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+  }
+  kv_db_role_acquire(db, &w);
+  const kv_table_meta *old = find_table(db, name);
+  kv_table_meta tm;
+  memset(&tm, 0, sizeof tm);
+  if (!old) {
+    rc = kv_error(KV_ERR_NOTFOUND, "kv_alter_table: no table '%s'", name);
+    goto out;
+  }
+  /* The table as it will be: every family it has (without its files), then the new ones. */
+  uint32_t n_new = 0;
+  for (int i = 0; i < n_families; i++) {
+    bool known = false;
+    for (uint32_t k = 0; k < old->n_families && !known; k++)
+      known = strcmp(old->families[k].name, families[i].name) == 0;
+    if (!known) n_new++;
+  }
+  if (old->n_families + n_new > KV_MAX_FAMILIES) {
+    rc = kv_error(KV_ERR_INVALID, "kv_alter_table: table '%s' would have %u families, over the "
+                  "maximum of %u", name, old->n_families + n_new, KV_MAX_FAMILIES);
+    goto out;
+  }
+  tm.id = old->id;
+  snprintf(tm.name, sizeof tm.name, "%s", old->name);
+  tm.families = calloc(old->n_families + n_new, sizeof *tm.families);
+  if (!tm.families) {
+    rc = kv_error(KV_ERR_NOMEM, "kv_alter_table: out of memory");
+    goto out;
+  }
+  for (uint32_t k = 0; k < old->n_families; k++) {
+    tm.families[k] = old->families[k];
+    tm.families[k].files = NULL;
+    tm.families[k].n_files = tm.families[k].cap_files = 0;
+  }
+  tm.n_families = old->n_families;
+  uint32_t fid = db->ver.next_family_id ? db->ver.next_family_id : 1;
+  for (int i = 0; i < n_families; i++) {
+    kv_family_meta *fm = NULL;
+    for (uint32_t k = 0; k < tm.n_families && !fm; k++)
+      if (strcmp(tm.families[k].name, families[i].name) == 0) fm = &tm.families[k];
+    if (!fm) {
+      fm = &tm.families[tm.n_families++];
+      fm->id = fid++;
+      snprintf(fm->name, sizeof fm->name, "%s", families[i].name);
+      fm->flushed_seq = atomic_load(&db->last_seq); /* no op before it names the family */
+    }
+    set_options(fm, &families[i]);
+  }
+  /* TABLEINFO first, as kv_create_table does: a salvage then knows the new families. */
+  rc = kv_tableinfo_write(db->env, db->path, &tm, false);
+  if (rc) goto out;
+  kv_edit e[2];
+  memset(e, 0, sizeof e);
+  e[0].kind = KV_EDIT_ALTER_TABLE;
+  e[0].table = &tm;
+  e[0].table_id = tm.id;
+  kv_db_bg_pause(db); /* no flush or compaction reads the options while they change */
+  e[1] = kv_db_counters_edit(db, NULL);
+  e[1].next_family_id = fid;
+  rc = db->wal ? kv_wal_write_out(db->wal) : KV_OK;
+  if (rc == KV_OK) rc = kv_manifest_apply(db->man, &db->ver, e, 2);
+  for (uint32_t k = 0; rc == KV_OK && k < tm.n_families; k++) {
+    const kv_family_meta *fm = &tm.families[k];
+    kv_fam *f = kv_db_family(db, fm->id);
+    if (!f && !kv_fam_new(db, tm.id, fm)) {
+      rc = kv_error(KV_ERR_NOMEM, "kv_alter_table: out of memory");
+    } else if (f) {
+      f->max_versions = fm->max_versions;
+      f->ttl_sec = fm->ttl_sec;
+      f->compression = fm->compression;
+      f->block_size = fm->block_size;
+    }
+  }
+  kv_db_bg_resume(db);
+out:
+  free(tm.families);
   kv_db_role_release(db, &w);
   pthread_mutex_unlock(&db->mu);
   return rc;

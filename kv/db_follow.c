@@ -415,6 +415,10 @@ static void publish(attempt *a) {
     f->mem = v->mem;
     v->mem = NULL;
     f->flushed_seq = v->fm->flushed_seq;
+    f->max_versions = v->fm->max_versions > 0 ? v->fm->max_versions : 1; /* ALTER_TABLE */
+    f->ttl_sec = v->fm->ttl_sec;
+    f->compression = v->fm->compression;
+    f->block_size = v->fm->block_size ? v->fm->block_size : KV_DEFAULT_BLOCK_SIZE;
   }
   kv_version_free(&db->ver);
   db->ver = a->nv;

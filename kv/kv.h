@@ -270,6 +270,20 @@ enum kv_compression { KV_COMPRESSION_LZ4 = 0, KV_COMPRESSION_NONE = 1 };
 int kv_create_table(kv_db *db, const char *name, const kv_family_options *families,
                     int n_families);
 
+/* Change the families of table `name` (HBase's modifyColumnFamily and addColumnFamily):
+** each entry of families[0..n_families) names a family; one the table has takes the
+** options given (as in kv_create_table: VERSIONS 0 = 1, BLOCKSIZE 0 = the default), one it
+** has not is added, with a new family id and no cells. Families not named keep their
+** options. The new VERSIONS and TTL are read rules (above): scans opened afterwards follow
+** them, at once; COMPRESSION and BLOCKSIZE apply to the store files written afterwards
+** (flushes, compactions); a major compaction rewrites the family under all of them. One
+** synced MANIFEST record (ALTER_TABLE) before it takes effect; the table's TABLEINFO is
+** written again. Errors: KV_ERR_NOTFOUND (no such table), KV_ERR_INVALID (as
+** kv_create_table; more than KV_MAX_FAMILIES families in all), KV_ERR_TOOBIG,
+** KV_ERR_READONLY, KV_MISUSE (db NULL), or the error state; then nothing changed. */
+int kv_alter_table(kv_db *db, const char *name, const kv_family_options *families,
+                   int n_families);
+
 /* Drop table `name` and all its data (files are deleted once no scan uses them; scans
 ** already open keep reading what they saw). Its family ids become unknown: later commits
 ** naming them fail with KV_ERR_NOTFOUND. Errors: KV_ERR_NOTFOUND, KV_ERR_READONLY, the

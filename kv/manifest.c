@@ -178,6 +178,53 @@ static int add_file(kv_family_meta *f, const kv_file_meta *fm) {
   return KV_OK;
 }
 
+/* ALTER_TABLE: the table's families take the listed options; new ones are added. */
+static int alter_table(kv_version *v, const kv_edit *e) {
+  kv_table_meta *t = find_table(v, e->table_id);
+  const kv_table_meta *nt = e->table;
+  if (!t) return kv_error(KV_ERR_NOTFOUND, "MANIFEST: no table with id %u", e->table_id);
+  if (!nt || nt->n_families < t->n_families || nt->n_families > KV_MAX_FAMILIES)
+    return kv_error(KV_ERR_INVALID, "MANIFEST: ALTER_TABLE of %s lists %u families", t->name,
+                    nt ? nt->n_families : 0);
+  for (uint32_t i = 0; i < nt->n_families; i++) {
+    const kv_family_meta *f = &nt->families[i];
+    if (f->name[0] == 0 || memchr(f->name, 0, sizeof f->name) == NULL)
+      return kv_error(KV_ERR_INVALID, "MANIFEST: bad family name in table %s", t->name);
+    if (i < t->n_families) {
+      if (t->families[i].id != f->id || strcmp(t->families[i].name, f->name) != 0)
+        return kv_error(KV_ERR_INVALID, "MANIFEST: ALTER_TABLE of %s: family %u is not %s",
+                        t->name, f->id, t->families[i].name);
+      continue;
+    }
+    if (find_family(v, f->id)) return kv_error(KV_ERR_EXISTS, "MANIFEST: family id %u in use", f->id);
+    for (uint32_t k = 0; k < i; k++)
+      if (nt->families[k].id == f->id || strcmp(nt->families[k].name, f->name) == 0)
+        return kv_error(KV_ERR_INVALID, "MANIFEST: duplicate family in table %s", t->name);
+  }
+  if (nt->n_families > t->n_families) {
+    kv_family_meta *nf = realloc(t->families, nt->n_families * sizeof *nf);
+    if (!nf) return kv_mf_nomem();
+    t->families = nf;
+  }
+  for (uint32_t i = 0; i < nt->n_families; i++) {
+    kv_family_meta *d = &t->families[i];
+    const kv_family_meta *f = &nt->families[i];
+    if (i >= t->n_families) {
+      memset(d, 0, sizeof *d);
+      d->id = f->id;
+      memcpy(d->name, f->name, sizeof d->name);
+      d->flushed_seq = f->flushed_seq;
+      raise_u32(&v->next_family_id, f->id + 1);
+    }
+    d->max_versions = f->max_versions;
+    d->ttl_sec = f->ttl_sec;
+    d->compression = f->compression;
+    d->block_size = f->block_size;
+  }
+  t->n_families = nt->n_families;
+  return KV_OK;
+}
+
 /* Apply one edit to v. Errors: KV_ERR_NOTFOUND (unknown table, family or file),
 ** KV_ERR_EXISTS (id or name in use, file already listed), KV_ERR_INVALID, KV_ERR_NOMEM.
 ** On error v may hold part of this one edit only for KV_ERR_NOMEM. */
@@ -200,6 +247,7 @@ static int apply_one(kv_version *v, const kv_edit *e) {
       raise_u32(&v->next_family_id, e->table->families[i].id + 1);
     return KV_OK;
   }
+  case KV_EDIT_ALTER_TABLE: return alter_table(v, e);
   case KV_EDIT_DROP_TABLE: {
     kv_table_meta *t = find_table(v, e->table_id);
     if (!t) return kv_error(KV_ERR_NOTFOUND, "MANIFEST: no table with id %u", e->table_id);
@@ -315,6 +363,7 @@ static void encode_edit(kv_mf_wbuf *b, const kv_edit *e) {
   put_u8(b, (uint8_t)e->kind);
   switch (e->kind) {
   case KV_EDIT_CREATE_TABLE: kv_mf_put_table(b, e->table); break;
+  case KV_EDIT_ALTER_TABLE: kv_mf_put_table(b, e->table); break; /* its id is table_id */
   case KV_EDIT_DROP_TABLE: put_var(b, e->table_id); break;
   case KV_EDIT_ADD_FILE:
     put_var(b, e->family_id); put_file(b, &e->file); put_var(b, e->flushed_seq); break;
@@ -442,8 +491,10 @@ static int replay_group(kv_version *v, uint32_t version, const uint8_t *p, size_
     int rc = KV_OK;
     switch (e.kind) {
     case KV_EDIT_CREATE_TABLE:
+    case KV_EDIT_ALTER_TABLE:
       kv_mf_get_table(&r, &t);
       e.table = &t;
+      e.table_id = t.id;
       break;
     case KV_EDIT_DROP_TABLE: e.table_id = kv_mf_get_u32v(&r); break;
     case KV_EDIT_ADD_FILE:
@@ -670,7 +721,8 @@ static bool group_cap(const uint8_t *p, size_t len, uint64_t *cap) {
     kv_table_meta t;
     memset(&t, 0, sizeof t);
     switch (kind) {
-      case KV_EDIT_CREATE_TABLE: kv_mf_get_table(&r, &t); kv_mf_table_free(&t); ddl = true; break;
+      case KV_EDIT_CREATE_TABLE:
+      case KV_EDIT_ALTER_TABLE: kv_mf_get_table(&r, &t); kv_mf_table_free(&t); ddl = true; break;
       case KV_EDIT_DROP_TABLE: kv_mf_get_u32v(&r); ddl = true; break;
       case KV_EDIT_ADD_FILE:
         kv_mf_get_u32v(&r); kv_mf_get_file(&r, &f);

@@ -63,6 +63,11 @@ typedef struct kv_version {
 ** - SET_FLUSHED sets the family's flushed_seq (raises last_seq to it).
 ** - SET_COUNTERS raises each counter to the value given: counters never go back, and a zero
 **   leaves a counter as it is.
+** - ALTER_TABLE (table_id, table) describes table table_id again: every family it has must
+**   be listed with its id and name (KV_ERR_INVALID otherwise; KV_ERR_NOTFOUND for an unknown
+**   table) and takes the options listed (its files and flushed_seq stay); a family listed
+**   with an unused id and a new name is added, with no files and the flushed_seq listed
+**   (KV_ERR_EXISTS when the id is in use); next_family_id is raised past the ids used.
 ** - SNAPSHOT is written by the manifest itself when it rewrites the log; apply refuses it.
 ** - LOG_POSITION (log_segment, log_offset, log_seq) raises the version's log position to it
 **   when it is later (by segment, then offset): "the store files and records so far hold
@@ -77,7 +82,8 @@ enum kv_edit_kind {
   KV_EDIT_SET_FLUSHED = 5,  /* family_id, flushed_seq */
   KV_EDIT_SET_COUNTERS = 6, /* next_file_number, next ids, last_seq, wal_number */
   KV_EDIT_SNAPSHOT = 7,     /* the whole version (used when the log is rewritten) */
-  KV_EDIT_LOG_POSITION = 8  /* log_segment, log_offset, log_seq (format version 2) */
+  KV_EDIT_LOG_POSITION = 8, /* log_segment, log_offset, log_seq (format version 2) */
+  KV_EDIT_ALTER_TABLE = 9   /* table_id, table (families without files) */
 };
 
 typedef struct kv_manifest kv_manifest;
@@ -96,7 +102,7 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
 ** KV_ERR_NOMEM. */
 typedef struct kv_edit {
   int kind;
-  const kv_table_meta *table;  /* CREATE_TABLE */
+  const kv_table_meta *table;  /* CREATE_TABLE, ALTER_TABLE */
   uint32_t table_id, family_id;
   kv_file_meta file;
   uint64_t flushed_seq;

@@ -61,6 +61,7 @@ static const char *sv_decode(const uint8_t *p, size_t len, sv_list *l) {
     e->kind = *r.p++;
     switch (e->kind) {
     case KV_EDIT_CREATE_TABLE:
+    case KV_EDIT_ALTER_TABLE:
       kv_mf_get_table(&r, &x->t);
       e->table = &x->t;
       e->table_id = x->t.id;
@@ -98,7 +99,8 @@ static const char *sv_decode(const uint8_t *p, size_t len, sv_list *l) {
   if (!r.bad && r.p != r.limit) r.bad = "bytes after the last edit";
   /* pointers into the list moved as it grew: point each CREATE_TABLE at its own table */
   for (size_t i = 0; i < l->n; i++)
-    if (l->v[i].e.kind == KV_EDIT_CREATE_TABLE) l->v[i].e.table = &l->v[i].t;
+    if (l->v[i].e.kind == KV_EDIT_CREATE_TABLE || l->v[i].e.kind == KV_EDIT_ALTER_TABLE)
+      l->v[i].e.table = &l->v[i].t;
   return r.bad;
 }
 

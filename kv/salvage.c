@@ -226,7 +226,9 @@ static sv_file *fam_file(sv_fam *f, uint64_t number) {
 
 /* Take a table's name and families from a MANIFEST edit or a TABLEINFO (the first source to
 ** name it wins; files and flushed sequence numbers are merged). */
-static int describe(sv *s, const kv_table_meta *tm, bool from_manifest) {
+/* Name table tm's families and their options (the first description wins; with `alter`, an
+** ALTER_TABLE edit, the options listed replace those known). */
+static int describe_as(sv *s, const kv_table_meta *tm, bool from_manifest, bool alter) {
   sv_table *t = find_table(s, tm->id);
   if (!t && !(t = add_table(s, tm->id))) return nomem();
   if (!t->named) {
@@ -237,7 +239,7 @@ static int describe(sv *s, const kv_table_meta *tm, bool from_manifest) {
     const kv_family_meta *fm = &tm->families[i];
     sv_fam *f = table_fam(s, t, fm->id);
     if (!f) return nomem();
-    if (!f->named) {
+    if (!f->named || alter) {
       snprintf(f->name, sizeof f->name, "%s", fm->name);
       f->max_versions = fm->max_versions > 0 ? fm->max_versions : 1;
       f->ttl_sec = fm->ttl_sec;
@@ -245,7 +247,7 @@ static int describe(sv *s, const kv_table_meta *tm, bool from_manifest) {
       f->block_size = fm->block_size ? fm->block_size : KV_DEFAULT_BLOCK_SIZE;
       f->named = true;
     }
-    if (!from_manifest) continue;
+    if (!from_manifest || alter) continue;
     if (fm->flushed_seq > f->flushed_seq) f->flushed_seq = fm->flushed_seq;
     for (uint32_t k = 0; k < fm->n_files; k++) {
       sv_file *x = fam_file(f, fm->files[k].number);
@@ -256,6 +258,10 @@ static int describe(sv *s, const kv_table_meta *tm, bool from_manifest) {
     }
   }
   return KV_OK;
+}
+
+static int describe(sv *s, const kv_table_meta *tm, bool from_manifest) {
+  return describe_as(s, tm, from_manifest, false);
 }
 
 typedef struct names {
@@ -309,6 +315,8 @@ static int m_edit(void *ctx, uint64_t off, const kv_edit *e) {
     return KV_OK;
   case KV_EDIT_CREATE_TABLE:
     return describe(s, e->table, true);
+  case KV_EDIT_ALTER_TABLE:
+    return describe_as(s, e->table, true, true);
   case KV_EDIT_DROP_TABLE:
     if (!(t = find_table(s, e->table_id)) && !(t = add_table(s, e->table_id))) return nomem();
     t->dropped = true;

@@ -623,6 +623,15 @@ void sql_drop_free(sql_drop *d) {
   free(d);
 }
 
+void sql_alter_table_free(sql_alter_table *a) {
+  if (!a) return;
+  free(a->name);
+  sql_create_table_free(a->add);
+  sql_colname_list_free(a->drop);
+  sql_option_list_free(a->opts);
+  free(a);
+}
+
 sql_upsert *sql_upsert_new(void) {
   return calloc(1, sizeof(sql_upsert));
 }
@@ -669,6 +678,7 @@ void sql_stmt_free(sql_stmt *s) {
     case SQL_STMT_DROP_TABLE:
     case SQL_STMT_DROP_INDEX:
     case SQL_STMT_CHECK_INDEX: sql_drop_free(s->u.drop); break;
+    case SQL_STMT_ALTER_TABLE: sql_alter_table_free(s->u.alter); break;
     default: break;
   }
   free(s);

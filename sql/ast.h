@@ -314,6 +314,18 @@ typedef struct sql_drop {
   bool if_exists;   /* IF EXISTS */
 } sql_drop;
 
+/* ALTER TABLE t ADD ... | DROP COLUMN ... | SET ... (Phoenix's forms). */
+enum sql_alter_action { SQL_ALTER_ADD = 1, SQL_ALTER_DROP_COLUMN = 2, SQL_ALTER_SET = 3 };
+typedef struct sql_alter_table {
+  char *name;               /* table name; owned */
+  uint32_t name_off;        /* byte offset of the name */
+  int action;               /* enum sql_alter_action */
+  bool if_flag;             /* ADD IF NOT EXISTS / DROP COLUMN IF EXISTS */
+  sql_create_table *add;    /* ADD: the columns (cols, ncol; no name, key or options); owned */
+  sql_colname_list *drop;   /* DROP COLUMN: the columns; owned */
+  sql_option_list *opts;    /* SET: the options; owned */
+} sql_alter_table;
+
 /* UPSERT INTO t [(cols)] VALUES (...), ... | select. */
 typedef struct sql_upsert {
   char *hint;               /* optimizer hint text, or NULL; owned */
@@ -344,7 +356,8 @@ enum sql_stmt_kind {
   SQL_STMT_CHECK_INDEX,
   SQL_STMT_BEGIN,
   SQL_STMT_COMMIT,
-  SQL_STMT_ROLLBACK
+  SQL_STMT_ROLLBACK,
+  SQL_STMT_ALTER_TABLE
 };
 
 typedef struct sql_stmt {
@@ -362,6 +375,7 @@ typedef struct sql_stmt {
     sql_create_table *create_table; /* CREATE TABLE */
     sql_create_index *create_index; /* CREATE INDEX */
     sql_drop *drop;              /* DROP TABLE, DROP INDEX, CHECK INDEX */
+    sql_alter_table *alter;      /* ALTER TABLE */
   } u;                /* by kind; NULL members for BEGIN/COMMIT/ROLLBACK */
 } sql_stmt;
 
@@ -450,6 +464,7 @@ sql_create_index *sql_create_index_new(void);
 void sql_create_index_free(sql_create_index *ci);
 sql_drop *sql_drop_new(void);
 void sql_drop_free(sql_drop *d);
+void sql_alter_table_free(sql_alter_table *a);
 sql_upsert *sql_upsert_new(void);
 void sql_upsert_free(sql_upsert *u);
 sql_delete *sql_delete_new(void);

@@ -45,8 +45,8 @@
 %token SPACE COMMENT ILLEGAL.
 
 /* Non-reserved keywords: usable as names wherever the keyword itself is not expected. */
-%fallback ID ANALYZE ARRAY ASC BEGIN BY CHECK COMMIT DESC EXISTS FIRST IF INCLUDE INDEX KEY LAST
-  NULLS ROLLBACK TABLE WITHIN.
+%fallback ID ADD ALTER ANALYZE ARRAY ASC BEGIN BY CHECK COLUMN COMMIT DESC EXISTS FIRST IF
+  INCLUDE INDEX KEY LAST NULLS ROLLBACK SET TABLE WITHIN.
 
 /* The join words are keywords (a fallback to ID would let "FROM a JOIN b" take JOIN as a's
    alias), and names through nm wherever a name may be written except as a table's alias
@@ -112,6 +112,15 @@ cmd(A) ::= DROP(K) INDEX ifexists(E) nm(N) ON nm(T).
   { A = sql_pc_drop(ctx, SQL_STMT_DROP_INDEX, K, E, N, T); }
 cmd(A) ::= CHECK(K) INDEX nm(N) ON nm(T).
   { A = sql_pc_drop(ctx, SQL_STMT_CHECK_INDEX, K, 0, N, T); }
+/* Phoenix's ALTER TABLE forms; ADD COLUMN as in standard SQL and SQLite too. */
+cmd(A) ::= ALTER(K) TABLE nm(N) ADD ifnotexists(E) tcols(C).
+  { A = sql_pc_alter(ctx, K, N, SQL_ALTER_ADD, E, C, NULL, NULL); }
+cmd(A) ::= ALTER(K) TABLE nm(N) ADD COLUMN ifnotexists(E) tcols(C).
+  { A = sql_pc_alter(ctx, K, N, SQL_ALTER_ADD, E, C, NULL, NULL); }
+cmd(A) ::= ALTER(K) TABLE nm(N) DROP COLUMN ifexists(E) collist(L).
+  { A = sql_pc_alter(ctx, K, N, SQL_ALTER_DROP_COLUMN, E, NULL, L, NULL); }
+cmd(A) ::= ALTER(K) TABLE nm(N) SET optlist(O).
+  { A = sql_pc_alter(ctx, K, N, SQL_ALTER_SET, 0, NULL, NULL, O); }
 cmd(A) ::= BEGIN(K). { A = sql_pc_simple(ctx, SQL_STMT_BEGIN, K); }
 cmd(A) ::= COMMIT(K). { A = sql_pc_simple(ctx, SQL_STMT_COMMIT, K); }
 cmd(A) ::= ROLLBACK(K). { A = sql_pc_simple(ctx, SQL_STMT_ROLLBACK, K); }

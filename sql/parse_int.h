@@ -181,6 +181,11 @@ sql_stmt *sql_pc_create_index(sql_pctx *ctx, sql_token kw, int if_not_exists, sq
 /* DROP TABLE (table.z NULL), DROP INDEX, CHECK INDEX. */
 sql_stmt *sql_pc_drop(sql_pctx *ctx, int kind, sql_token kw, int if_exists, sql_name name,
                       sql_name table);
+/* ALTER TABLE name: action SQL_ALTER_ADD with the columns in add, SQL_ALTER_DROP_COLUMN with
+** drop, SQL_ALTER_SET with opts (the others NULL); if_flag for IF [NOT] EXISTS. Takes the
+** pieces over (freed on failure). */
+sql_stmt *sql_pc_alter(sql_pctx *ctx, sql_token kw, sql_name name, int action, int if_flag,
+                       sql_create_table *add, sql_colname_list *drop, sql_option_list *opts);
 sql_stmt *sql_pc_simple(sql_pctx *ctx, int kind, sql_token kw);
 /* EXPLAIN [ANALYZE] [(options)] s: flags are SQL_EXPLAIN_* bits. */
 #define SQL_EXPLAIN_ANALYZE 1 /* ANALYZE */

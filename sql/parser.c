@@ -641,6 +641,30 @@ sql_stmt *sql_pc_drop(sql_pctx *ctx, int kind, sql_token kw, int if_exists, sql_
   return s;
 }
 
+sql_stmt *sql_pc_alter(sql_pctx *ctx, sql_token kw, sql_name name, int action, int if_flag,
+                       sql_create_table *add, sql_colname_list *drop, sql_option_list *opts) {
+  sql_stmt *s = sql_stmt_new(SQL_STMT_ALTER_TABLE, sql_pc_off(ctx, kw));
+  sql_alter_table *a = calloc(1, sizeof *a);
+  if (!s || !a || !name.z || (!add && !drop && !opts)) {
+    free(s);
+    free(a);
+    free(name.z);
+    sql_create_table_free(add);
+    sql_colname_list_free(drop);
+    sql_option_list_free(opts);
+    return sql_pc_nomem(ctx);
+  }
+  a->name = name.z;
+  a->name_off = name.off;
+  a->action = action;
+  a->if_flag = if_flag != 0;
+  a->add = add;
+  a->drop = drop;
+  a->opts = opts;
+  s->u.alter = a;
+  return s;
+}
+
 sql_stmt *sql_pc_simple(sql_pctx *ctx, int kind, sql_token kw) {
   sql_stmt *s = sql_stmt_new(kind, sql_pc_off(ctx, kw));
   if (!s) return sql_pc_nomem(ctx);

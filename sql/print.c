@@ -502,11 +502,8 @@ static void put_core(buf *b, const sql_select *s, unsigned flags) {
   }
 }
 
-static void put_create_table(buf *b, const sql_create_table *t, unsigned flags) {
-  puts_(b, "CREATE TABLE ");
-  if (t->if_not_exists) puts_(b, "IF NOT EXISTS ");
-  put_ident(b, t->name);
-  puts_(b, " (");
+/* The column definitions of CREATE TABLE or ALTER TABLE ADD, comma-separated. */
+static void put_coldefs(buf *b, const sql_create_table *t) {
   for (int i = 0; i < t->ncol; i++) {
     const sql_coldef *c = &t->cols[i];
     if (i) puts_(b, ", ");
@@ -521,6 +518,14 @@ static void put_create_table(buf *b, const sql_create_table *t, unsigned flags) 
     else if (c->nullability == 2) puts_(b, " NOT NULL");
     if (c->pk) puts_(b, c->pk_desc ? " PRIMARY KEY DESC" : " PRIMARY KEY");
   }
+}
+
+static void put_create_table(buf *b, const sql_create_table *t, unsigned flags) {
+  puts_(b, "CREATE TABLE ");
+  if (t->if_not_exists) puts_(b, "IF NOT EXISTS ");
+  put_ident(b, t->name);
+  puts_(b, " (");
+  put_coldefs(b, t);
   if (t->pk) {
     puts_(b, ", CONSTRAINT ");
     put_ident(b, t->pk_name);
@@ -601,6 +606,25 @@ static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
       if (d->table) {
         puts_(b, " ON ");
         put_ident(b, d->table);
+      }
+      break;
+    }
+    case SQL_STMT_ALTER_TABLE: {
+      const sql_alter_table *a = s->u.alter;
+      puts_(b, "ALTER TABLE ");
+      put_ident(b, a->name);
+      if (a->action == SQL_ALTER_ADD) {
+        puts_(b, a->if_flag ? " ADD IF NOT EXISTS " : " ADD ");
+        put_coldefs(b, a->add);
+      } else if (a->action == SQL_ALTER_DROP_COLUMN) {
+        puts_(b, a->if_flag ? " DROP COLUMN IF EXISTS " : " DROP COLUMN ");
+        for (int i = 0; i < a->drop->n; i++) {
+          if (i) puts_(b, ", ");
+          put_colname(b, &a->drop->a[i]);
+        }
+      } else {
+        puts_(b, " SET");
+        put_options(b, a->opts, flags);
       }
       break;
     }

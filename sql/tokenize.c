@@ -102,10 +102,10 @@ typedef struct keyword {
 } keyword;
 
 static const keyword keywords[] = {
-  {"ALL", TK_ALL}, {"ANALYZE", TK_ANALYZE}, {"AND", TK_AND},
+  {"ADD", TK_ADD}, {"ALL", TK_ALL}, {"ALTER", TK_ALTER}, {"ANALYZE", TK_ANALYZE}, {"AND", TK_AND},
   {"ARRAY", TK_ARRAY}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
   {"BETWEEN", TK_BETWEEN}, {"BY", TK_BY}, {"CASE", TK_CASE},
-  {"CAST", TK_CAST}, {"CHECK", TK_CHECK}, {"COMMIT", TK_COMMIT},
+  {"CAST", TK_CAST}, {"CHECK", TK_CHECK}, {"COLUMN", TK_COLUMN}, {"COMMIT", TK_COMMIT},
   {"CONSTRAINT", TK_CONSTRAINT}, {"CREATE", TK_CREATE}, {"CROSS", TK_CROSS},
   {"DATE", TK_DATE}, {"DELETE", TK_DELETE}, {"DESC", TK_DESC},
   {"DISTINCT", TK_DISTINCT}, {"DROP", TK_DROP}, {"ELSE", TK_ELSE},
@@ -121,7 +121,7 @@ static const keyword keywords[] = {
   {"NULLS", TK_NULLS}, {"OFFSET", TK_OFFSET}, {"ON", TK_ON},
   {"OR", TK_OR}, {"ORDER", TK_ORDER}, {"OUTER", TK_OUTER},
   {"PRIMARY", TK_PRIMARY}, {"RIGHT", TK_RIGHT}, {"ROLLBACK", TK_ROLLBACK},
-  {"SELECT", TK_SELECT}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
+  {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
   {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TRUE", TK_TRUE},
   {"UNION", TK_UNION}, {"UPSERT", TK_UPSERT}, {"USING", TK_USING}, {"VALUES", TK_VALUES},
   {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH}, {"WITHIN", TK_WITHIN},

@@ -1,15 +1,16 @@
 /*
 ** sql/unsupported.c: what to say when a syntax error is a statement or clause that Rowan's
-** dialect does not have (INSERT, UPDATE, ALTER TABLE, CREATE VIEW, WITH RECURSIVE, Oracle's
-** MINUS, window functions, ...). The grammar rejects them like any other bad token; after
-** the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls sql_unsupported(),
-** which re-reads the statement's tokens up to the rejected one and, when they match one of
-** the patterns below, gives the message that names the missing feature and what to use
-** instead (Phoenix's alternatives: UPSERT for INSERT and UPDATE, drop and recreate for
-** ALTER TABLE), and the position of the construct (the INSERT, the WITH of WITH RECURSIVE)
-** for the error's line and column. Derived tables, WITH, the set operations, subqueries in
-** expressions and joins parse (sql/parse.y); what they cannot do yet (NATURAL joins; RIGHT
-** and FULL joins with USING; some subquery forms) the binder refuses.
+** dialect does not have (INSERT, UPDATE, ALTER INDEX, ALTER TABLE RENAME, CREATE VIEW, WITH
+** RECURSIVE, Oracle's MINUS, window functions, ...). The grammar rejects them like any other
+** bad token; after the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls
+** sql_unsupported(), which re-reads the statement's tokens up to the rejected one and, when
+** they match one of the patterns below, gives the message that names the missing feature
+** and what to use instead (Phoenix's alternatives: UPSERT for INSERT and UPDATE, drop and
+** recreate for what ALTER TABLE cannot do), and the position of the construct (the INSERT,
+** the WITH of WITH RECURSIVE) for the error's line and column. Derived tables, WITH, the set
+** operations, subqueries in expressions and joins parse (sql/parse.y); what they cannot do
+** yet (NATURAL joins; RIGHT and FULL joins with USING; some subquery forms) the binder
+** refuses.
 **
 ** Many of these words are not keywords of the dialect, so the grammar can take some of them
 ** as names: in "FROM a MINUS SELECT" MINUS is a's alias and the error comes at SELECT. The
@@ -80,10 +81,6 @@ static bool leading(const tok *e, const tok *verb, char *msg, size_t cap, size_t
     else if (is_word(e, "UPDATE"))
       m = "UPDATE is not supported: use UPSERT ... SELECT or UPSERT with the key";
     else if (is_word(e, "REPLACE") || is_word(e, "MERGE")) m = "%s is not supported: use UPSERT";
-    else if (is_word(e, "ALTER"))
-      m = next_type(e->z + e->n, sql, len) == TK_INDEX
-              ? "ALTER INDEX is not supported: drop and recreate the index"
-              : "ALTER TABLE is not supported: drop and recreate the table";
     else if (is_word(e, "TRUNCATE")) m = "TRUNCATE is not supported: use DELETE FROM table";
     else if (is_word(e, "SHOW") || is_word(e, "DESCRIBE"))
       m = "%s is not supported: in the rowan shell, .tables and .schema list the tables and "
@@ -163,6 +160,28 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   /* Statements: INSERT ..., CREATE VIEW ... (the rejected token starts the statement). */
   if (ntok == lead && leading(&e, NULL, msg, cap, off, sql, len)) return true;
   if (verb.z && ntok == lead + 1 && leading(&e, &verb, msg, cap, off, sql, len)) return true;
+
+  /* ALTER of something else than a table (ALTER is a keyword: the word after it is the one
+  ** refused), and ALTER TABLE t with another action than ADD, DROP COLUMN and SET. */
+  if (first_type == TK_ALTER && ntok == lead + 1) {
+    char w[24];
+    upper(&e, w, sizeof w);
+    if (e.type == TK_INDEX)
+      snprintf(msg, cap, "ALTER INDEX is not supported: drop and recreate the index");
+    else
+      snprintf(msg, cap, "ALTER %s is not supported: ALTER TABLE is (ADD, DROP COLUMN, SET)", w);
+    *off = (size_t)(b0->z - sql);
+    return true;
+  }
+  if (first_type == TK_ALTER && ntok == lead + 3 && b1 && b1->type == TK_TABLE &&
+      (e.type == TK_ID || e.type == TK_ALTER)) {
+    char w[24];
+    upper(&e, w, sizeof w);
+    snprintf(msg, cap, "ALTER TABLE ... %s is not supported: ALTER TABLE takes ADD, DROP COLUMN "
+             "and SET", w);
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
 
   /* WITH RECURSIVE name ...: RECURSIVE was taken as the first item's name. */
   if (b0 && b1 && b1->type == TK_WITH && b0->type == TK_ID && is_word(b0, "RECURSIVE")) {

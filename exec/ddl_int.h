@@ -1,0 +1,47 @@
+/*
+** exec/ddl_int.h: what exec/ddl.c (CREATE TABLE, DROP TABLE, CREATE and DROP INDEX) shares
+** with exec/ddl_alter.c (ALTER TABLE): errors with offsets, the resolution of a written
+** type and the parsing of table and family options. Internal to exec/.
+*/
+#ifndef ROWAN_EXEC_DDL_INT_H
+#define ROWAN_EXEC_DDL_INT_H
+
+#include "exec/ddl.h"
+
+/* Fill err with code, offset off (-1 = none) and a printf-style message; returns code. */
+int exec_ddl_fail(exec_error *err, int code, int64_t off, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Map a catalog error onto an exec status, keeping its message (offset off for EXEC_ERROR). */
+int exec_ddl_cat_fail(exec_error *err, const cat_error *ce, int64_t off);
+/* Resolve a written type of column col into *out (errors name the column and the type). */
+int exec_ddl_resolve_type(const sql_type *st, const char *col, cat_type *out, exec_error *err);
+
+/* Per-family settings gathered from the options (-1 / unset = inherit). */
+typedef struct fam_opts {
+  const char *name;  /* family name (borrowed from the tree) */
+  int versions;      /* VERSIONS, 0 = table default */
+  int compression;   /* enum kv_compression, -1 = table default */
+  int64_t block;     /* BLOCKSIZE, -1 = table default */
+} fam_opts;
+
+typedef struct table_opts {
+  int versions;        /* table-wide VERSIONS, 0 = 1 */
+  int64_t ttl;         /* TTL seconds */
+  int compression;     /* table-wide, -1 = kv default (LZ4) */
+  int64_t block;       /* table-wide BLOCKSIZE, -1 = kv default */
+  bool immutable;      /* IMMUTABLE_ROWS */
+  bool immutable_given;/* IMMUTABLE_ROWS was given */
+  fam_opts *fams;      /* families named by columns or options */
+  int n_fams;          /* count */
+} table_opts;
+
+/* The entry of family name in o (added if absent; o->fams has room for every name). */
+fam_opts *exec_ddl_fam_of(table_opts *o, const char *name);
+/* Parse every option of list into o (VERSIONS, TTL, COMPRESSION, BLOCKSIZE, IMMUTABLE_ROWS;
+** errors name the option and give its offset: unknown, given twice, bad value). */
+int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_error *err);
+
+/* ALTER TABLE (exec/ddl_alter.c; rules in exec/ddl.h). */
+int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err);
+
+#endif /* ROWAN_EXEC_DDL_INT_H */
