@@ -1,7 +1,8 @@
 /*
 ** catalog/cat_alter.c: ALTER TABLE in the catalog (cat_alter_table; contract in
-** catalog/catalog.h) and the check at open that the store's family options are the
-** catalog's (cat_sync_families; catalog/catalog_int.h).
+** catalog/catalog.h), the check at open that the store's family options are the
+** catalog's (cat_sync_families) and the list of dropped columns' qualifiers a major
+** compaction removes (cat_drop_dead_cells; both catalog/catalog_int.h).
 **
 ** An ALTER works on a copy of the table: drops, adds and options are applied to the copy,
 ** every check is made there, the store's families are changed (kv_alter_table: new
@@ -162,6 +163,34 @@ int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def
   }
   if (rc == CAT_OK) rc = cat_replace_table(cat, nt, err); /* the commit */
   else cat_table_free(nt);
+  if (rc == CAT_OK && def->n_drop > 0) rc = cat_drop_dead_cells(cat, nt, err);
+  return rc;
+}
+
+int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err) {
+  int n = t->next_column_id > 1 ? t->next_column_id - 1 : 0;
+  bool *live = calloc((size_t)n + 2, sizeof *live);
+  uint8_t (*q)[2] = malloc(((size_t)n + 1) * sizeof *q);
+  const uint8_t **qp = malloc(((size_t)n + 1) * sizeof *qp);
+  uint32_t *len = malloc(((size_t)n + 1) * sizeof *len);
+  int rc = live && q && qp && len ? CAT_OK : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  uint32_t nd = 0;
+  for (int i = 0; rc == CAT_OK && i < t->n_columns; i++)
+    if (t->columns[i].pk_pos < 0 && t->columns[i].id <= n) live[t->columns[i].id] = true;
+  for (int id = 1; rc == CAT_OK && id <= n; id++) {
+    if (live[id]) continue;
+    len[nd] = (uint32_t)cat_column_qualifier((uint16_t)id, q[nd]);
+    qp[nd] = q[nd];
+    nd++;
+  }
+  for (int f = 1; rc == CAT_OK && f < t->n_families; f++) { /* not "_k": it holds no column */
+    int krc = kv_family_set_dropped_qualifiers(cat_kv(cat), t->families[f].kv_id, qp, len, nd);
+    if (krc) rc = cat_kv_error(err, krc, "catalog: dropped columns of table");
+  }
+  free(live);
+  free(q);
+  free(qp);
+  free(len);
   return rc;
 }
 

@@ -516,6 +516,7 @@ int cat_open(kv_db *db, cat_catalog **out, cat_error *err) {
   if (crc == CAT_OK) crc = drop_orphans(cat, err);
   for (int i = 0; crc == CAT_OK && i < cat->n_tables; i++) crc = resolve_ids(cat, cat->tables[i], err);
   for (int i = 0; crc == CAT_OK && i < cat->n_tables; i++) crc = cat_sync_families(cat, cat->tables[i], err);
+  for (int i = 0; crc == CAT_OK && i < cat->n_tables; i++) crc = cat_drop_dead_cells(cat, cat->tables[i], err);
   if (crc) { cat_close(cat); return crc; }
   *out = cat;
   return CAT_OK;
@@ -903,7 +904,11 @@ kv_db *cat_kv(cat_catalog *cat) { return cat->db; }
 int cat_kv_error(cat_error *err, int kv_code, const char *what) { return kverr(err, kv_code, what); }
 int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err) {
   int ti = find_table_index(cat, nt->name);
-  if (ti < 0) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", nt->name);
+  if (ti < 0) {
+    int rc = cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", nt->name);
+    free_table(nt);
+    return rc;
+  }
   cat_table *old = cat->tables[ti];
   buf k = {0}, v = {0};
   kv_batch *b = kv_batch_new();
@@ -914,7 +919,10 @@ int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err) {
   kv_batch_free(b);
   free(k.p);
   free(v.p);
-  if (rc) return rc;
+  if (rc) {
+    free_table(nt);
+    return rc;
+  }
   nt->indexes = old->indexes; /* the index rows are keyed by the table's name: unchanged */
   nt->n_indexes = old->n_indexes;
   old->indexes = NULL;

@@ -30,13 +30,19 @@ kv_db *cat_kv(cat_catalog *cat);
 int cat_kv_error(cat_error *err, int kv_code, const char *what);
 /* Commit nt as the new record of the table of its name (one batch with its T row), then
 ** put it in that table's place: it takes the old table's indexes and gets its kv family
-** ids; the old table is freed. On an error before the commit nothing changed and the caller
-** still owns nt. CAT_ERR_NOTFOUND, CAT_ERR_NOMEM, CAT_ERR_KV. */
+** ids; the old table is freed. Takes nt over: on an error before the commit nothing changed
+** and nt is freed. CAT_ERR_NOTFOUND, CAT_ERR_NOMEM, CAT_ERR_KV. */
 int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err);
 
 /* Make the store's options of t's families the catalog's (kv_alter_table) where they
 ** differ: after a crash between an ALTER's kv_alter_table and its commit. Nothing on a
 ** read-only store. CAT_OK or CAT_ERR_KV. */
 int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err);
+
+/* Tell the store which qualifiers of t's families no column has any more (the ids below
+** next_column_id that no column of t holds: dropped columns), so that a major compaction
+** removes their cells (kv_family_set_dropped_qualifiers; kept in memory by kv, so given at
+** every open and after every DROP COLUMN). CAT_OK, CAT_ERR_NOMEM, CAT_ERR_KV. */
+int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err);
 
 #endif /* ROWAN_CAT_CATALOG_INT_H */

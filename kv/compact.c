@@ -8,7 +8,8 @@
 ** Major: first flush the family's memstore (so every cell is in the files and the result
 ** equals what a read sees), then merge and keep only the puts a read at that moment would
 ** see with max_versions = VERSIONS and no time range (kv/scan_vis.c): tombstones, masked
-** and replaced cells, versions beyond VERSIONS and cells past TTL are dropped for good.
+** and replaced cells, versions beyond VERSIONS, cells past TTL and the cells of the
+** family's dropped qualifiers (kv_family_set_dropped_qualifiers) are dropped for good.
 ** While a snapshot is acquired, a (row, family) that has any cell newer than the oldest
 ** snapshot is copied whole, so every snapshot keeps seeing what it saw.
 **
@@ -44,6 +45,7 @@ typedef struct cmerge {
   uint64_t hold;           /* oldest snapshot; rows with newer cells are copied whole */
   bool held;               /* a snapshot older than the last sequence number is held */
   kv_vis vis;              /* visibility state */
+  kv_qualset dead;         /* qualifiers dropped whatever the rules (the family's, copied) */
   uint8_t *row; uint32_t row_len, row_cap; /* row being emitted */
   bool keep_row;           /* copy the current row whole */
   kv_cell out;             /* the cell handed out when its sequence number is zeroed */
@@ -121,7 +123,8 @@ static void cm_settle(cmerge *m) {
       if (!c) return;
     }
     if (m->keep_row) return;
-    if (kv_vis_cell(&m->vis, c)) return;
+    if (!(m->dead.n && kv_qualset_has(&m->dead, c->qual, c->qual_len)) && kv_vis_cell(&m->vis, c))
+      return;
     cm_raw_next(m);
   }
 }
@@ -265,7 +268,9 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   m.major = major;
   m.hold = kv_db_oldest_snapshot(db);
   m.held = m.hold < atomic_load(&db->last_seq);
+  bool dead_ok = !major || kv_qualset_copy(&m.dead, &f->dead);
   pthread_mutex_unlock(&db->mu);
+  if (!dead_ok) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
 
   kv_vis_init(&m.vis);
   m.vis.versions = f->max_versions;
@@ -292,6 +297,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   free(m.kids);
   free(m.row);
   kv_vis_free(&m.vis);
+  kv_qualset_free(&m.dead);
 
   kv_edit *e = NULL;
   if (rc == KV_OK) {

@@ -375,6 +375,25 @@ int kv_family_info(kv_db *db, uint32_t family_id, kv_family_options *out) {
   return rc;
 }
 
+int kv_family_set_dropped_qualifiers(kv_db *db, uint32_t family_id, const uint8_t *const *quals,
+                                     const uint32_t *lens, uint32_t n) {
+  if (!db || (n && (!quals || !lens)))
+    return kv_error(KV_MISUSE, "kv_family_set_dropped_qualifiers: NULL argument");
+  kv_qualset s;
+  if (!kv_qualset_build(&s, quals, lens, n))
+    return kv_error(KV_ERR_NOMEM, "kv_family_set_dropped_qualifiers: out of memory");
+  pthread_mutex_lock(&db->mu);
+  kv_fam *f = kv_db_family(db, family_id);
+  if (f) {
+    kv_qualset old = f->dead;
+    f->dead = s;
+    s = old;
+  }
+  pthread_mutex_unlock(&db->mu);
+  kv_qualset_free(&s);
+  return f ? KV_OK : kv_error(KV_ERR_NOTFOUND, "unknown family id %u", family_id);
+}
+
 int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out) {
   if (!db || !out) return kv_error(KV_MISUSE, "kv_family_get_stats: NULL argument");
   memset(out, 0, sizeof *out);

@@ -32,6 +32,7 @@
 #include "kv/kv.h"
 #include "kv/manifest.h"
 #include "kv/memstore.h"
+#include "kv/qualset.h"
 #include "kv/sf.h"
 #include "kv/wal.h"
 
@@ -90,6 +91,8 @@ typedef struct kv_fam {
   uint32_t cap_files;        /* allocated entries */
   uint64_t flushed_seq;      /* every op <= this is in the store files */
   bool dropped;              /* its table was dropped */
+  kv_qualset dead;           /* qualifiers a major compaction drops (in memory only:
+                                kv_family_set_dropped_qualifiers) */
 } kv_fam;
 
 /* A writer waiting in the commit queue (or a DDL/flush/compaction taking the role). */

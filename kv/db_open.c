@@ -149,6 +149,7 @@ void kv_fam_free(kv_fam *f) {
   free(f->imm_pos);
   for (uint32_t i = 0; i < f->n_files; i++) kv_sfh_unref(f->files[i]);
   free(f->files);
+  kv_qualset_free(&f->dead);
   free(f);
 }
 

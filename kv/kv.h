@@ -284,6 +284,17 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
 int kv_alter_table(kv_db *db, const char *name, const kv_family_options *families,
                    int n_families);
 
+/* The qualifiers whose cells a major compaction of family `family_id` drops, whatever their
+** versions (HBase leaves this to a compaction filter; Rowan's catalog names the qualifiers
+** of dropped columns, which no read asks for any more): quals[i][0..lens[i]) for i < n
+** replace the family's previous list (n 0 clears it). Minor compactions and reads are not
+** affected. Kept in memory only: the caller gives the list again after each kv_open.
+** Compactions already running keep the list they started with. Errors: KV_ERR_NOTFOUND
+** (unknown family id), KV_ERR_NOMEM (the old list stays), KV_MISUSE (NULL arguments with
+** n > 0). */
+int kv_family_set_dropped_qualifiers(kv_db *db, uint32_t family_id, const uint8_t *const *quals,
+                                     const uint32_t *lens, uint32_t n);
+
 /* Drop table `name` and all its data (files are deleted once no scan uses them; scans
 ** already open keep reading what they saw). Its family ids become unknown: later commits
 ** naming them fail with KV_ERR_NOTFOUND. Errors: KV_ERR_NOTFOUND, KV_ERR_READONLY, the
