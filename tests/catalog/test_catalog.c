@@ -2,8 +2,9 @@
 ** tests/catalog/test_catalog.c: the persistent catalog (catalog/catalog.h) over kv/ on the
 ** in-memory env: definitions and their rules (default family "0", hidden key family, PK NOT
 ** NULL, reserved family names), persistence across reopen, and DDL atomicity: faults armed
-** at many points of CREATE TABLE, CREATE INDEX and DROP TABLE, then a power cut and a
-** reopen: the object is fully there or fully gone, never half, and no orphan kv table stays.
+** at many points of CREATE TABLE, CREATE INDEX, DROP TABLE and ALTER TABLE, then a power cut
+** and a reopen: the object (the change) is fully there or fully gone, never half, and no
+** orphan kv table stays.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -249,6 +250,26 @@ static int ddl_index(store *s, cat_error *err) {
   return cat_create_index(s->cat, "A", &idx, err);
 }
 
+/* ALTER TABLE A: a column X in a new family EXTRA, META's VERSIONS 5, TTL 7200. */
+static const cat_column_def alter_add[] = {{"X", "EXTRA", {CAT_T_INTEGER, 0, 0, 0, 0}, 0}};
+static const cat_family_set alter_fams[] = {{"META", 5, -1, 0}};
+static int ddl_alter(store *s, cat_error *err) {
+  cat_alter_def d = {NULL, 0, alter_add, 1, alter_fams, 1, 7200, -1};
+  return cat_alter_table(s->cat, "A", &d, err);
+}
+
+/* The store's options of every family of t are the catalog's. */
+static void check_kv_options(kv_db *db, const cat_table *t) {
+  for (int i = 0; i < t->n_families; i++) {
+    kv_family_options o;
+    assert_int_equal(kv_family_info(db, t->families[i].kv_id, &o), KV_OK);
+    assert_string_equal(o.name, t->families[i].name);
+    assert_int_equal(o.max_versions, t->families[i].max_versions);
+    assert_true(o.ttl_sec == t->families[i].ttl_sec);
+    assert_int_equal(o.compression, t->families[i].compression);
+  }
+}
+
 /* Sweep: for each fault op kind and each n, a fresh store with table A, the nth operation
 ** of that kind fails during the DDL, then the process "dies" and the power is cut. After
 ** reopen, the object is whole or absent, and no orphan kv table remains. */
@@ -282,10 +303,18 @@ static void sweep(ddl_fn fn, int which) {
         if (there) check_sensor_table(ta);
         assert_int_equal(kv_has_table_like(s.db, ".A"), there);
         if (rc == CAT_OK) assert_false(there); /* a reported DROP is durable */
-      } else { /* CREATE INDEX IX ON A */
+      } else if (which == 2) { /* CREATE INDEX IX ON A */
         assert_non_null(ta);
         there = cat_find_index(ta, "IX") != NULL;
         assert_int_equal(kv_has_table_like(s.db, ".A.IX"), there);
+      } else { /* ALTER TABLE A: all of it or none, and the store's options are the catalog's */
+        assert_non_null(ta);
+        there = cat_find_column(ta, "X") >= 0;
+        assert_int_equal(cat_find_family(ta, "EXTRA") >= 0, there);
+        assert_int_equal(ta->families[cat_find_family(ta, "META")].max_versions, there ? 5 : 3);
+        assert_true(ta->ttl_sec == (there ? 7200 : 86400));
+        assert_int_equal(ta->n_columns, there ? 7 : 6);
+        check_kv_options(s.db, ta);
       }
       if (rc == CAT_OK && which != 1) assert_true(there); /* a reported CREATE is durable */
       there ? present++ : absent++;
@@ -328,12 +357,14 @@ static void test_read_only_open_with_orphan(void **state) {
 static void test_power_cut_create(void **state) { (void)state; sweep(ddl_create, 0); }
 static void test_power_cut_drop(void **state) { (void)state; sweep(ddl_drop, 1); }
 static void test_power_cut_index(void **state) { (void)state; sweep(ddl_index, 2); }
+static void test_power_cut_alter(void **state) { (void)state; sweep(ddl_alter, 3); }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_create_reopen_drop), cmocka_unit_test(test_definition_rules),
       cmocka_unit_test(test_power_cut_create),   cmocka_unit_test(test_power_cut_drop),
       cmocka_unit_test(test_power_cut_index),    cmocka_unit_test(test_read_only_open_with_orphan),
+      cmocka_unit_test(test_power_cut_alter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
