@@ -595,8 +595,10 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
   for (int i = 0; i < sc->n_families; i++) {
     const cat_family *f = &t->families[sc->families[i]];
     put(&fb, "%s%s", i ? ", " : "", f->name);
+    if (f->max_versions > 1) put(&fb, " (VERSIONS %d)", f->max_versions); /* as set */
     xj_obj(j, NULL);
     xj_str(j, "name", f->name);
+    if (f->max_versions > 1) xj_uint(j, "versions", (uint64_t)f->max_versions);
     if (a) family_actual(&fb, j, &a->kv, f->kv_id);
     xj_end(j);
   }
@@ -604,6 +606,10 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
   if (sc->key_family && sc->key_family_why) {
     put(&fb, "  [%s reads the key family: %s]", CAT_KEY_FAMILY, sc->key_family_why);
     xj_str(j, "key_family_read_because", sc->key_family_why);
+  }
+  if (t->ttl_sec > 0) {
+    put(&fb, "  [TTL %lld s: older cells are not read]", (long long)t->ttl_sec);
+    xj_uint(j, "ttl_seconds", (uint64_t)t->ttl_sec);
   }
   line(L, "    FAMILIES: %s", buf);
   if (sc->kv_limit) {
