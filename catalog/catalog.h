@@ -6,8 +6,10 @@
 ** (docs/FORMAT.md Part 3 "SYSTEM.CATALOG"). The catalog row is the source of truth:
 ** CREATE makes the kv table first (under an internal name "$t<gen>.<name>" or
 ** "$i<gen>.<table>.<index>") and then commits the catalog batch; DROP commits the catalog
-** deletion first and then drops the kv table; cat_open drops every kv table with an
-** internal name that no catalog row names (the orphan of a crash between the two steps).
+** deletion first and then drops the kv table; ALTER changes the kv families first
+** (kv_alter_table) and then commits the table's row again; cat_open drops every kv table
+** with an internal name that no catalog row names (the orphan of a crash between the two
+** steps) and gives the kv families the catalog's options where they differ.
 ** kv tables whose names do not start with '$' are never touched. Everything is loaded at
 ** open and kept in memory; lookups do not read the store.
 **

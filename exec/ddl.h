@@ -1,6 +1,6 @@
 /*
-** exec/ddl.h: CREATE TABLE, DROP TABLE, CREATE INDEX and DROP INDEX from the parsed
-** statement (sql/ast.h) to the catalog (catalog/catalog.h).
+** exec/ddl.h: CREATE TABLE, DROP TABLE, CREATE INDEX, DROP INDEX and ALTER TABLE from the
+** parsed statement (sql/ast.h) to the catalog (catalog/catalog.h).
 **
 ** CREATE TABLE rules (Phoenix's dialect):
 **  - types by name (cat_type_lookup): CHAR(n) (CHAR alone = CHAR(1)), VARCHAR[(n)],
@@ -23,10 +23,17 @@
 ** the index BUILDING, rebuilt at the next session open); keys are columns ([family.]name) or expressions
 ** (kept as their canonical SQL text); INCLUDE columns must exist. DROP INDEX [IF EXISTS].
 **
+** ALTER TABLE (Phoenix's forms; exec/ddl_alter.c, docs/SQL.md "ALTER TABLE"): ADD [IF NOT
+** EXISTS] columns: non-key and nullable only (PRIMARY KEY and NOT NULL are errors naming the
+** column), a new family made on first use, IF NOT EXISTS skipping the columns there;
+** DROP COLUMN [IF EXISTS]: not a key column, not a column an index uses (as a key, in a key
+** expression, in INCLUDE: the error names the index), IF EXISTS skipping absent ones; SET:
+** the options of CREATE TABLE with its rules, table-wide ones applied to every family, a
+** family option naming a family the table has. One catalog commit (cat_alter_table).
 ** Errors: EXEC_ERROR with a message naming the table, column, type or option, and
 ** err->offset the byte offset of that name in the statement text (as sql_parse gave it);
 ** EXEC_IOERR / EXEC_FULL / EXEC_CORRUPT / EXEC_NOMEM / EXEC_READONLY from the store.
-** Not here: parsing, index maintenance, ALTER TABLE.
+** Not here: parsing, index maintenance.
 */
 #ifndef ROWAN_EXEC_DDL_H
 #define ROWAN_EXEC_DDL_H
@@ -36,8 +43,8 @@
 #include "kv/kv.h"
 #include "sql/ast.h"
 
-/* Run the DDL statement stmt (kind SQL_STMT_CREATE_TABLE, DROP_TABLE, CREATE_INDEX or
-** DROP_INDEX) against cat over store db, without a progress hook (exec_ddl_run_progress). sql is the statement's text (the one sql_parse
+/* Run the DDL statement stmt (kind SQL_STMT_CREATE_TABLE, DROP_TABLE, CREATE_INDEX,
+** DROP_INDEX or ALTER_TABLE) against cat over store db, without a progress hook (exec_ddl_run_progress). sql is the statement's text (the one sql_parse
 ** read; reserved for messages, may be NULL). Returns EXEC_OK (also for IF [NOT]
 ** EXISTS no-ops) or an error filled into *err (see above); EXEC_MISUSE for another
 ** statement kind. The caller serializes DDL and must drop pointers to the changed table's
