@@ -243,3 +243,32 @@ def test_interrupt_from_another_thread(store):
     # the connection works after it
     assert cur.execute("SELECT COUNT(*) FROM BIG").fetchone() == (200000,)
     con.close()
+
+
+def test_alter_table(con, store):
+    """ALTER TABLE through the module: description follows ADD and DROP, a re-added column
+    reads NULL (never the dropped one's values), errors are ProgrammingError-like
+    DatabaseErrors naming the column, and the schema survives a reconnect."""
+    cur = make_t(con, 3)
+    cur.execute("ALTER TABLE T ADD W INTEGER, M.X DOUBLE")
+    cur.execute("UPSERT INTO T (K, W) VALUES (1, 10)")
+    cur.execute("SELECT * FROM T ORDER BY K")
+    assert [d[0] for d in cur.description] == ["K", "V", "W", "X"]
+    assert cur.fetchall() == [(0, "v0", None, None), (1, "v1", 10, None), (2, "v2", None, None)]
+    con.commit()
+    cur.execute("ALTER TABLE T DROP COLUMN V")
+    cur.execute("ALTER TABLE T ADD V INTEGER")
+    cur.execute("SELECT K, V FROM T ORDER BY K")
+    assert cur.fetchall() == [(0, None), (1, None), (2, None)]
+    with pytest.raises(rowandb.DatabaseError, match="already has a column W"):
+        cur.execute("ALTER TABLE T ADD W VARCHAR")
+    with pytest.raises(rowandb.DatabaseError, match="key column cannot be dropped"):
+        cur.execute("ALTER TABLE T DROP COLUMN K")
+    con.commit()
+    con.close()
+    con2 = rowandb.connect(store)
+    cur2 = con2.cursor()
+    cur2.execute("SELECT * FROM T WHERE K = 1")
+    assert [d[0] for d in cur2.description] == ["K", "W", "X", "V"]
+    assert cur2.fetchall() == [(1, 10, None, None)]
+    con2.close()
