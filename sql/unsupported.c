@@ -183,6 +183,14 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     return true;
   }
 
+  if (first_type == TK_ALTER && b0 && b0->type == TK_ADD &&
+      (e.type == TK_CONSTRAINT || e.type == TK_PRIMARY)) {
+    snprintf(msg, cap, "ALTER TABLE ... ADD %s is not supported: the PRIMARY KEY is the row key, "
+             "fixed when the table is created", e.type == TK_PRIMARY ? "PRIMARY KEY" : "CONSTRAINT");
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
+
   /* WITH RECURSIVE name ...: RECURSIVE was taken as the first item's name. */
   if (b0 && b1 && b1->type == TK_WITH && b0->type == TK_ID && is_word(b0, "RECURSIVE")) {
     snprintf(msg, cap, "WITH RECURSIVE is not supported: a WITH item may use only the items "

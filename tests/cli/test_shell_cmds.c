@@ -1,7 +1,7 @@
 /*
 ** tests/cli/test_shell_cmds.c: the `rowan` shell's dot commands and inputs: .tables,
-** .schema (exact text, and a round trip: the printed schema recreates the same schema in a
-** fresh database), .indexes, .help, .read, .output, .timer, .stats, .raw scan/get, .quit,
+** .schema (exact text, also after ALTER TABLE, and a round trip: the printed schema
+** recreates the same schema in a fresh database), .indexes, .help, .read, .output, .timer, .stats, .raw scan/get, .quit,
 ** .import with a glob, .print, .echo, .flush, .compact, .check; -cmd, -f (repeated), options after DBDIR, stdin scripts (multi-line statements, ';' inside quotes
 ** and comments, a last statement without ';'), -version. Drives the built binary.
 */
@@ -102,6 +102,28 @@ static void test_schema_round_trip(void **state) {
   sh_result_free(&r);
   sh_result_free(&r2);
   sh_result_free(&r3);
+}
+
+/* After ALTER TABLE: the added columns (one in a new family) and the options as they now
+** are. Last of the group: it changes the shared database. */
+static void test_schema_after_alter(void **state) {
+  const char *cmds[] = {"ALTER TABLE S ADD META.MODEL VARCHAR, EXTRA.NOTE VARCHAR",
+                        "ALTER TABLE S SET TTL = 86400, META.VERSIONS = 2, EXTRA.COMPRESSION = 'NONE'",
+                        ".schema S", NULL};
+  sh_result r = run_ok(*state, NULL, NULL, cmds);
+  assert_string_equal(r.out,
+                      "CREATE TABLE S (\n"
+                      "  STATION VARCHAR,\n"
+                      "  TS TIMESTAMP,\n"
+                      "  READINGS.TEMP DOUBLE,\n"
+                      "  META.LOC VARCHAR(20) NOT NULL,\n"
+                      "  META.MODEL VARCHAR,\n"
+                      "  EXTRA.NOTE VARCHAR,\n"
+                      "  CONSTRAINT PK PRIMARY KEY (STATION, TS DESC)\n"
+                      ") TTL = 86400, READINGS.VERSIONS = 3, META.VERSIONS = 2, "
+                      "EXTRA.COMPRESSION = 'NONE';\n"
+                      "CREATE INDEX S_TEMP ON S (TEMP DESC) INCLUDE (LOC);\n");
+  sh_result_free(&r);
 }
 
 static void test_schema_unknown_table_fails(void **state) {
@@ -474,6 +496,7 @@ int main(void) {
       cmocka_unit_test(test_import_txn_and_stop),
       cmocka_unit_test(test_import_glob),
 #endif
+      cmocka_unit_test(test_schema_after_alter),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
