@@ -301,9 +301,10 @@ static void delete_unknown_files(kv_db *db, uint64_t *max_number) {
   free_names(&tables);
 }
 
-/* Write the TABLEINFO of every table whose file is missing, damaged or names another table
-** (a store made before it existed; kv_create_table writes it unsynced, so a power cut may
-** lose it): what a salvage needs to name the table without the MANIFEST. */
+/* Write the TABLEINFO of every table whose file is missing, damaged, names another table or
+** other families or options (a store made before it existed; kv_create_table and
+** kv_alter_table write it unsynced, so a power cut may lose it, or leave one an ALTER that
+** failed wrote): what a salvage needs to name the table without the MANIFEST. */
 static int write_missing_tableinfo(kv_db *db) {
   for (uint32_t t = 0; t < db->ver.n_tables; t++) {
     const kv_table_meta *want = &db->ver.tables[t];
@@ -314,7 +315,11 @@ static int write_missing_tableinfo(kv_db *db) {
                 strcmp(got.name, want->name) == 0 && got.n_families == want->n_families;
     for (uint32_t i = 0; same && i < got.n_families; i++)
       same = got.families[i].id == want->families[i].id &&
-             strcmp(got.families[i].name, want->families[i].name) == 0;
+             strcmp(got.families[i].name, want->families[i].name) == 0 &&
+             got.families[i].max_versions == want->families[i].max_versions &&
+             got.families[i].ttl_sec == want->families[i].ttl_sec &&
+             got.families[i].compression == want->families[i].compression &&
+             got.families[i].block_size == want->families[i].block_size; /* kv_alter_table's */
     kv_table_meta_free(&got);
     if (same) continue;
     int rc = kv_tableinfo_write(db->env, db->path, want, true);
