@@ -66,7 +66,7 @@ int exec_ddl_resolve_type(const sql_type *st, const char *col, cat_type *out, ex
     const char *hint = cat_type_hint(st->name); /* another dialect's name for one of ours */
     if (hint)
       return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s (use %s)", col,
-                  st->name, hint);
+                           st->name, hint);
     return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s", col, st->name);
   }
   cat_type t = cat_type_of(id);
@@ -76,12 +76,12 @@ int exec_ddl_resolve_type(const sql_type *st, const char *col, cat_type *out, ex
     case CAT_T_VARCHAR:
       if (st->nargs > 1)
         return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: %s takes one length, not %d arguments",
-                    col, tn, st->nargs);
+                             col, tn, st->nargs);
       if (st->nargs == 1) {
         if (st->arg[0] < 1 || st->arg[0] > CAT_MAX_CHAR_LENGTH)
           return exec_ddl_fail(err, EXEC_ERROR, st->off,
-                      "column %s: %s length %lld out of range (1..%d)", col, tn,
-                      (long long)st->arg[0], CAT_MAX_CHAR_LENGTH);
+                               "column %s: %s length %lld out of range (1..%d)", col, tn,
+                               (long long)st->arg[0], CAT_MAX_CHAR_LENGTH);
         t.length = (uint32_t)st->arg[0];
       } else if (id == CAT_T_CHAR) {
         t.length = 1; /* CHAR alone is CHAR(1), as in standard SQL */
@@ -91,15 +91,15 @@ int exec_ddl_resolve_type(const sql_type *st, const char *col, cat_type *out, ex
       if (st->nargs >= 1) {
         if (st->arg[0] < 1 || st->arg[0] > CAT_DEC_MAX_PRECISION)
           return exec_ddl_fail(err, EXEC_ERROR, st->off,
-                      "column %s: DECIMAL precision %lld out of range (1..%d)", col,
-                      (long long)st->arg[0], CAT_DEC_MAX_PRECISION);
+                               "column %s: DECIMAL precision %lld out of range (1..%d)", col,
+                               (long long)st->arg[0], CAT_DEC_MAX_PRECISION);
         t.precision = (uint8_t)st->arg[0];
       }
       if (st->nargs == 2) {
         if (st->arg[1] > st->arg[0])
           return exec_ddl_fail(err, EXEC_ERROR, st->off,
-                      "column %s: DECIMAL scale %lld exceeds precision %lld", col,
-                      (long long)st->arg[1], (long long)st->arg[0]);
+                               "column %s: DECIMAL scale %lld exceeds precision %lld", col,
+                               (long long)st->arg[1], (long long)st->arg[0]);
         t.scale = (uint8_t)st->arg[1];
       }
       break;
@@ -193,7 +193,7 @@ int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_erro
     }
     if (fam && fam[0] == '_')
       return exec_ddl_fail(err, EXEC_ERROR, op->off,
-                  "option %s: family name '%s' is reserved (names starting with '_')", full, fam);
+                           "option %s: family name '%s' is reserved (names starting with '_')", full, fam);
     fam_opts *fo = fam ? exec_ddl_fam_of(o, fam) : NULL;
     int64_t n;
     const char *w;
@@ -205,12 +205,12 @@ int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_erro
     } else if (name_is(op->name, "TTL")) {
       if (fo)
         return exec_ddl_fail(err, EXEC_ERROR, op->off,
-                    "option %s: TTL is a table option (it applies to every family and the "
-                    "row marker)", full);
+                             "option %s: TTL is a table option (it applies to every family and the "
+                             "row marker)", full);
       if ((w = opt_word(op->value)) && name_is(w, "FOREVER")) n = 0;
       else if (!opt_int(op->value, &n) || n < 0)
         return exec_ddl_fail(err, EXEC_ERROR, op->off,
-                    "option %s must be a number of seconds >= 0 or FOREVER", full);
+                             "option %s must be a number of seconds >= 0 or FOREVER", full);
       o->ttl = n;
     } else if (name_is(op->name, "COMPRESSION")) {
       w = opt_word(op->value);
@@ -223,22 +223,22 @@ int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_erro
     } else if (name_is(op->name, "BLOCKSIZE")) {
       if (!opt_int(op->value, &n) || n < 1 || n > (int64_t)MAX_BLOCKSIZE)
         return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s must be a byte count in 1..%u", full,
-                    MAX_BLOCKSIZE);
+                             MAX_BLOCKSIZE);
       if (fo) fo->block = n;
       else o->block = n;
     } else if (name_is(op->name, "IMMUTABLE_ROWS")) {
       bool b;
       if (fo)
         return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s: IMMUTABLE_ROWS is a table option",
-                    full);
+                             full);
       if (!opt_bool(op->value, &b))
         return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s must be TRUE or FALSE", full);
       o->immutable = b;
       o->immutable_given = true;
     } else {
       return exec_ddl_fail(err, EXEC_ERROR, op->off,
-                  "unknown table option %s (known: VERSIONS, TTL, COMPRESSION, BLOCKSIZE, "
-                  "IMMUTABLE_ROWS)", full);
+                           "unknown table option %s (known: VERSIONS, TTL, COMPRESSION, BLOCKSIZE, "
+                           "IMMUTABLE_ROWS)", full);
     }
   }
   return EXEC_OK;
@@ -254,7 +254,7 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
   if (n < 1) return exec_ddl_fail(err, EXEC_ERROR, ct->name_off, "table %s has no columns", ct->name);
   if (n > CAT_MAX_COLUMNS)
     return exec_ddl_fail(err, EXEC_ERROR, ct->name_off, "table %s: %d columns (at most %d)", ct->name,
-                n, CAT_MAX_COLUMNS);
+                         n, CAT_MAX_COLUMNS);
   int n_opts = ct->opts ? ct->opts->n : 0;
   cat_column_def *cols = calloc((size_t)n, sizeof *cols);
   const char **pk = calloc((size_t)n, sizeof *pk);
@@ -274,13 +274,13 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
     for (int j = 0; j < i; j++)
       if (strcmp(ct->cols[j].name, cd->name) == 0) {
         rc = exec_ddl_fail(err, EXEC_ERROR, cd->off, "table %s: duplicate column %s", ct->name,
-                  cd->name);
+                           cd->name);
         goto done;
       }
     if (cd->family && cd->family[0] == '_') {
       rc = exec_ddl_fail(err, EXEC_ERROR, cd->off,
-                "column %s.%s: family name '%s' is reserved (names starting with '_')",
-                cd->family, cd->name, cd->family);
+                         "column %s.%s: family name '%s' is reserved (names starting with '_')",
+                         cd->family, cd->name, cd->family);
       goto done;
     }
     rc = exec_ddl_resolve_type(cd->type, cd->name, &cols[i].type, err);
@@ -291,9 +291,9 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
     if (cd->pk) {
       if (inline_pk >= 0) {
         rc = exec_ddl_fail(err, EXEC_ERROR, cd->off,
-                  "table %s: columns %s and %s are both declared PRIMARY KEY (use CONSTRAINT "
-                  "name PRIMARY KEY (a, b) for a composite key)", ct->name,
-                  ct->cols[inline_pk].name, cd->name);
+                           "table %s: columns %s and %s are both declared PRIMARY KEY (use CONSTRAINT "
+                           "name PRIMARY KEY (a, b) for a composite key)", ct->name,
+                           ct->cols[inline_pk].name, cd->name);
         goto done;
       }
       inline_pk = i;
@@ -302,8 +302,8 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
   /* Primary key. */
   if (inline_pk >= 0 && ct->pk) {
     rc = exec_ddl_fail(err, EXEC_ERROR, ct->cols[inline_pk].off,
-              "table %s: PRIMARY KEY given both on column %s and as a constraint", ct->name,
-              ct->cols[inline_pk].name);
+                       "table %s: PRIMARY KEY given both on column %s and as a constraint", ct->name,
+                       ct->cols[inline_pk].name);
     goto done;
   }
   if (inline_pk >= 0) {
@@ -315,8 +315,8 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
       const sql_colname *cn = &ct->pk->a[k];
       if (cn->family) {
         rc = exec_ddl_fail(err, EXEC_ERROR, cn->off,
-                  "table %s: PRIMARY KEY column %s cannot name a family (%s)", ct->name,
-                  cn->name, cn->family);
+                           "table %s: PRIMARY KEY column %s cannot name a family (%s)", ct->name,
+                           cn->name, cn->family);
         goto done;
       }
       int found = -1;
@@ -324,13 +324,13 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
         if (strcmp(ct->cols[i].name, cn->name) == 0) found = i;
       if (found < 0) {
         rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "table %s: PRIMARY KEY names unknown column %s",
-                  ct->name, cn->name);
+                           ct->name, cn->name);
         goto done;
       }
       for (int j = 0; j < k; j++)
         if (strcmp(pk[j], cn->name) == 0) {
           rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "table %s: column %s twice in the PRIMARY KEY",
-                    ct->name, cn->name);
+                             ct->name, cn->name);
           goto done;
         }
       pk[k] = cn->name;
@@ -345,14 +345,14 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
     for (int i = 0; i < n; i++)
       if (strcmp(ct->cols[i].name, pk[k]) == 0 && ct->cols[i].family) {
         rc = exec_ddl_fail(err, EXEC_ERROR, ct->cols[i].off,
-                  "table %s: PRIMARY KEY column %s cannot be in a family (%s)", ct->name,
-                  pk[k], ct->cols[i].family);
+                           "table %s: PRIMARY KEY column %s cannot be in a family (%s)", ct->name,
+                           pk[k], ct->cols[i].family);
         goto done;
       } else if (strcmp(ct->cols[i].name, pk[k]) == 0 && cols[i].type.id == CAT_T_ARRAY) {
         /* A design choice (docs/TYPES.md): the array encoding is not order-preserving, so an
            array cannot be a row-key column (Phoenix allows one as the last key column). */
         rc = exec_ddl_fail(err, EXEC_ERROR, ct->cols[i].type->off,
-                  "table %s: PRIMARY KEY column %s cannot be an ARRAY", ct->name, pk[k]);
+                           "table %s: PRIMARY KEY column %s cannot be an ARRAY", ct->name, pk[k]);
         goto done;
       }
   /* Families of the non-key columns, then the options. */
@@ -426,11 +426,11 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
   if (cat_find_index(t, ci->name)) {
     if (ci->if_not_exists) return EXEC_OK;
     return exec_ddl_fail(err, EXEC_ERROR, off, "index %s already exists on table %s", ci->name,
-                t->name);
+                         t->name);
   }
   if (ci->opts && ci->opts->n > 0)
     return exec_ddl_fail(err, EXEC_ERROR, ci->opts->a[0].off, "unknown index option %s",
-                ci->opts->a[0].name);
+                         ci->opts->a[0].name);
   int nk = ci->keys ? ci->keys->n : 0, ni = ci->include ? ci->include->n : 0;
   if (nk < 1) return exec_ddl_fail(err, EXEC_ERROR, off, "index %s has no keys", ci->name);
   const char **keys = calloc((size_t)nk, sizeof *keys);
@@ -450,7 +450,7 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
       const char *nm = e->name[e->nname - 1];
       if (find_col(t, fam, nm) < 0) {
         rc = exec_ddl_fail(err, EXEC_ERROR, e->off, "index %s: table %s has no column %s%s%s",
-                  ci->name, t->name, fam ? fam : "", fam ? "." : "", nm);
+                           ci->name, t->name, fam ? fam : "", fam ? "." : "", nm);
         goto done;
       }
       keys[k] = nm;
@@ -468,7 +468,7 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
     int c = find_col(t, cn->family, cn->name);
     if (c < 0) {
       rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "index %s: INCLUDE names unknown column %s%s%s",
-                ci->name, cn->family ? cn->family : "", cn->family ? "." : "", cn->name);
+                         ci->name, cn->family ? cn->family : "", cn->family ? "." : "", cn->name);
       goto done;
     }
     inc[i] = cn->name;
