@@ -490,8 +490,10 @@ static int replay_group(kv_version *v, uint32_t version, const uint8_t *p, size_
     memset(&t, 0, sizeof t);
     int rc = KV_OK;
     switch (e.kind) {
-    case KV_EDIT_CREATE_TABLE:
     case KV_EDIT_ALTER_TABLE:
+      if (version < 3) { r.bad = "ALTER_TABLE edit in a MANIFEST of format version 1 or 2"; break; }
+      __attribute__((fallthrough)); /* the same fields as CREATE_TABLE */
+    case KV_EDIT_CREATE_TABLE:
       kv_mf_get_table(&r, &t);
       e.table = &t;
       e.table_id = t.id;
@@ -828,10 +830,10 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
         if (rc == KV_OK) rc = env->sync(m->f);
       }
       m->size = good;
-      /* A format 1 log is rewritten in format 2 (the same version, one snapshot) before the
-      ** first LOG_POSITION edit could be appended: builds that read only format 1 then
-      ** refuse the store with "unsupported MANIFEST format version 2", not with an unknown
-      ** edit somewhere in the middle. */
+      /* A format 1 or 2 log is rewritten in format 3 (the same version, one snapshot) before
+      ** the first LOG_POSITION (format 2) or ALTER_TABLE (format 3) edit could be appended:
+      ** builds that read only older formats then refuse the store with "unsupported MANIFEST
+      ** format version 3", not with an unknown edit somewhere in the middle. */
       if (rc == KV_OK && version < KV_MF_VERSION) rc = rewrite(m, v);
     }
   }

@@ -90,8 +90,9 @@ typedef struct kv_manifest kv_manifest;
 
 /* Open or create `dir`/MANIFEST and replay it into *v (caller frees with
 ** kv_version_free). KV_ERR_CORRUPT names the offset of a damaged record; a torn final
-** record is dropped. A MANIFEST of format version 1 is rewritten in version 2 (the same
-** version as one snapshot record) before it is used, so older builds refuse it clearly. */
+** record is dropped. A MANIFEST of format version 1 or 2 is rewritten in version 3 (the
+** same version as one snapshot record) before it is used, so older builds refuse it
+** clearly. */
 int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **out,
                      kv_version *v);
 /* Apply a group of edits atomically to both the file (one record, synced) and *v: if one

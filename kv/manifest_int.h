@@ -14,7 +14,7 @@
 
 #define KV_MF_REC_HEADER 16u          /* bytes of a record's frame before its payload */
 #define KV_MF_MAGIC "ROWANMF1"        /* the header record's first 8 bytes */
-#define KV_MF_VERSION 2u              /* the format version written */
+#define KV_MF_VERSION 3u              /* the format version written */
 #define KV_MF_VERSION_MIN 1u          /* the oldest format version read */
 #define KV_MF_MAX_RECORD (64u << 20)  /* a payload longer than this is damage */
 
