@@ -195,7 +195,7 @@ void kv_options_init(kv_options *opts);
 ** KV_ERR_LOCKED with "database is locked". Replays the MANIFEST and then the WAL from the
 ** last flushed sequence number; a torn final WAL record is dropped; other damage gives
 ** KV_ERR_CORRUPT. Store files the MANIFEST does not name (left by a crash in a flush or
-** compaction) are deleted. A MANIFEST of format version 1 is rewritten in version 2.
+** compaction) are deleted. A MANIFEST of format version 1 or 2 is rewritten in version 3.
 ** The log must reach the position the MANIFEST records for its flushes and bulk loads
 ** (LOG_POSITION): a log that ends before it (copied before the MANIFEST and the store
 ** files) is KV_ERR_CORRUPT naming the MANIFEST, the segment and the store files newer than
