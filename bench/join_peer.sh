@@ -3,7 +3,9 @@
 # Python process (issue 16's benchmark). Both load the same data with their own tools:
 #   Rowan   examples/sensor/schema.sql and load.sql (the shell's bulk .import of the 12 files,
 #           SENSOR keyed by (STATION, TS DESC), STATIONS keyed by STATION), then SENSOR_BY_TS,
-#           the readings again keyed by (TS, STATION), filled by UPSERT SELECT from SENSOR;
+#           the readings again keyed by (TS, STATION), filled by UPSERT SELECT from SENSOR,
+#           then `.compact` (one store file per family, as after HBase's major_compact:
+#           load.sql's META rows and that UPSERT leave a second file in some families);
 #   SQLite  sqlite3's .import of the same files into a staging table, then the same three
 #           tables as WITHOUT ROWID tables with the same primary keys (TS as the text
 #           'YYYY-MM-DD HH:MM:SS', 'NA' as NULL), STATIONS from the station list with the same
@@ -16,7 +18,8 @@
 #                 join column: Rowan's plain hash join, SQLite's month range with a
 #                 STATIONS lookup per row;
 #   semi          the suburban stations' readings of the month, `STATION IN (SELECT ...)`:
-#                 Rowan's semi hash join, SQLite's IN list over SENSOR's key.
+#                 Rowan's semi hash join, a child/parent join over SENSOR's key, SQLite's
+#                 IN list over SENSOR's key.
 # Then bench/join_peer.py checks that both engines give the same rows and times each
 # question N times (default 50) per round, the engines alternated, REPS rounds (default 5),
 # printing medians with min-max and Rowan's time over SQLite's. It builds nothing: ROWAN
@@ -48,7 +51,7 @@ if [ ! -d "$WORK/db.rowan" ] || [ ! -s "$WORK/db.sqlite" ]; then
        CONSTRAINT PK PRIMARY KEY (TS, STATION))" \
     "UPSERT INTO SENSOR_BY_TS SELECT TS, STATION, PM25, PM10, SO2, NO2, CO, O3, TEMP, PRES,
        DEWP, RAIN, WD, WSPM FROM SENSOR" \
-    ".flush" > /dev/null
+    ".compact" > /dev/null
   V="PM25 REAL, PM10 REAL, SO2 REAL, NO2 REAL, CO REAL, O3 REAL, TEMP REAL, PRES REAL,
      DEWP REAL, RAIN REAL, WD TEXT, WSPM REAL"
   S="CAST(NULLIF(PM25, 'NA') AS REAL), CAST(NULLIF(PM10, 'NA') AS REAL),
