@@ -15,11 +15,13 @@ import time
 import rowandb
 
 
-def timed(con, sql, n):
+def timed(con, sql, n, params=()):
+    """Microseconds per run of sql (execute and fetchall) over n runs on connection con (also
+    bench/join_peer.py's timer)."""
     cur = con.cursor()
     t0 = time.perf_counter()
     for _ in range(n):
-        cur.execute(sql)
+        cur.execute(sql, params)
         cur.fetchall()
     return (time.perf_counter() - t0) * 1e6 / n
 

@@ -14,7 +14,8 @@
 ** before the first probe (exec/op_cpjoin.c). Semi and anti joins (x [NOT] IN (SELECT ...))
 ** build the right input's keys alone and pass each left row at most once (semi_next has
 ** SQL's NULL rules for NOT IN; a correlated NOT EXISTS passes a left row that no right row
-** matches, a NULL key included); they do not spill.
+** matches, a NULL key included); they do not spill. A semi join that is a child/parent join
+** narrows its left leaf to the subquery's keys once they are held, as an inner join does.
 **
 ** Not here: the tree and the shared helpers (exec/op_join.c), the nested loop
 ** (exec/op_nljoin.c).
@@ -216,7 +217,10 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   bool semi = pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI ||
               pn->kind == SQL_JOIN_ANTI_EXISTS;
   if (semi) {
-    if (!j->built && (rc = build(j, row, err)) != EXEC_OK) return rc;
+    if (!j->built) {
+      if ((rc = build(j, row, err)) != EXEC_OK) return rc;
+      if (pn->cp_n && (rc = exec_cpjoin_narrow(j, probe, err)) != EXEC_OK) return rc;
+    }
     return semi_next(j, row, err);
   }
   if (!j->built) {

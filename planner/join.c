@@ -490,6 +490,9 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
       j->algo = PLAN_JOIN_HASH;
       j->build_left = false; /* the subquery's keys are held */
       j->est_rows = l;
+      /* a semi join passes only matched left rows, so a left leaf keyed by the matched
+         columns may be read at the held keys alone; an anti join passes the others */
+      if (jk == SQL_JOIN_SEMI && plan_join_child_parent(j, s->hint, A)) goto nomem;
       tree = j;
       continue;
     }

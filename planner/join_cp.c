@@ -7,7 +7,9 @@
 ** row that can match has one of the held values in those columns, so reading only those
 ** prefixes (a point lookup or skip scan) loses no match. The side an outer join keeps whole
 ** (a LEFT JOIN's left input, a RIGHT JOIN's right one, both of a FULL JOIN) is never
-** narrowed; the other side may be. A probe whose own WHERE already
+** narrowed; the other side may be. A semi join (x IN (SELECT ...), a correlated EXISTS)
+** passes only matched left rows, so its left leaf may be narrowed to the subquery's keys;
+** planner/join.c never asks for an anti join, which passes the unmatched ones. A probe whose own WHERE already
 ** pins those columns to points (`station = 'x'`, an IN list) is left as it is.
 **
 ** Not here: narrowing at run time (exec/op_cpjoin.c), the EXPLAIN line (planner/

@@ -115,10 +115,10 @@ struct plan_join_node {
 int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
                     plan_arena *A, plan_query *q, char *msg, size_t cap, bool full);
 /* Decide whether hash join j (algo, build side and keys set) is a child/parent join and
-** fill j->cp_* (planner/join_cp.c): its probe input is a leaf, the join is inner or the probe
-** is a LEFT JOIN's right input, hint `hint` does not say NO_CHILD_PARENT_JOIN_OPTIMIZATION,
-** and the probe table's first row-key column (and any after it) is a join key compared with
-** an expression of the same type. EXEC_OK or EXEC_NOMEM. */
+** fill j->cp_* (planner/join_cp.c): its probe input is a leaf, the join is inner or semi (the
+** caller never asks for an anti join) or the probe is a LEFT JOIN's right input, hint `hint`
+** does not say NO_CHILD_PARENT_JOIN_OPTIMIZATION, and the probe table's first row-key column
+** (and any after it) is a join key compared with an expression of the same type. EXEC_OK or EXEC_NOMEM. */
 int plan_join_child_parent(plan_join_node *j, const char *hint, plan_arena *A);
 
 /* Make hash join j of two leaves a sort-merge join (planner/join_merge.c) when its keys are

@@ -231,6 +231,60 @@ static void child_parent(void **state) {
   tdb_close(t);
 }
 
+/* x IN (SELECT ...) and a correlated EXISTS over a probe keyed by x: the semi join reads
+** only the subquery's keys; NOT IN and NOT EXISTS, which pass the rows nothing matched,
+** read the probe whole. Each station's TEMP sums to 850 (i % 40 + 0.5 over i < 50). */
+static void child_parent_semi(void **state) {
+  (void)state;
+  tdb *t = sample(50);
+  const char *in = "SELECT R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R WHERE R.STATION "
+                   "IN (SELECT STATION FROM STATIONS WHERE KIND = 'urban') GROUP BY R.STATION "
+                   "ORDER BY 1";
+  const char *exists = "SELECT R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R WHERE EXISTS "
+                       "(SELECT 1 FROM STATIONS S WHERE S.STATION = R.STATION AND "
+                       "S.KIND = 'urban') GROUP BY R.STATION ORDER BY 1";
+  const char *off = "SELECT /*+ NO_CHILD_PARENT_JOIN_OPTIMIZATION */ R.STATION, COUNT(*), "
+                    "SUM(R.TEMP) FROM READINGS R WHERE R.STATION IN (SELECT STATION FROM "
+                    "STATIONS WHERE KIND = 'urban') GROUP BY R.STATION ORDER BY 1";
+  const char *want = "A|50|850\nC|50|850\n";
+  char ex[600];
+  const char *sqls[2] = {in, exists};
+  for (int i = 0; i < 2; i++) {
+    assert_string_equal(q(t, sqls[i]), want);
+    snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sqls[i]);
+    const char *e = explain(t, ex);
+    assert_non_null(strstr(e, "SEMI HASH JOIN"));
+    assert_non_null(strstr(e, "(child/parent join)  (actual: 2 key prefixes)"));
+    assert_int_equal(examined(e, "READINGS"), 100); /* A and C, not B */
+  }
+  assert_string_equal(q(t, off), want);
+  snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", off);
+  const char *e = explain(t, ex);
+  assert_null(strstr(e, "DYNAMIC SKIP SCAN"));
+  assert_int_equal(examined(e, "READINGS"), 150);
+  /* a subquery with no row: nothing passes, nothing is read */
+  assert_string_equal(q(t, "SELECT R.TS FROM READINGS R WHERE R.STATION IN "
+                           "(SELECT STATION FROM STATIONS WHERE KIND = 'none')"), "");
+  e = explain(t, "EXPLAIN ANALYZE SELECT R.TS FROM READINGS R WHERE R.STATION IN "
+                 "(SELECT STATION FROM STATIONS WHERE KIND = 'none')");
+  assert_int_equal(examined(e, "READINGS"), 0);
+  /* anti joins pass the unmatched rows: never narrowed */
+  const char *anti[2] = {
+      "SELECT R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R WHERE R.STATION NOT IN "
+      "(SELECT STATION FROM STATIONS WHERE KIND = 'urban') GROUP BY R.STATION ORDER BY 1",
+      "SELECT R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R WHERE NOT EXISTS (SELECT 1 "
+      "FROM STATIONS S WHERE S.STATION = R.STATION AND S.KIND = 'urban') GROUP BY R.STATION "
+      "ORDER BY 1"};
+  for (int i = 0; i < 2; i++) {
+    assert_string_equal(q(t, anti[i]), "B|50|850\n");
+    snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", anti[i]);
+    e = explain(t, ex);
+    assert_null(strstr(e, "DYNAMIC SKIP SCAN"));
+    assert_int_equal(examined(e, "READINGS"), 150);
+  }
+  tdb_close(t);
+}
+
 /* More distinct build keys than a skip scan takes: the probe is read whole, same answer. */
 static void child_parent_too_many(void **state) {
   (void)state;
@@ -388,6 +442,7 @@ int main(void) {
       cmocka_unit_test(memory_bound),
       cmocka_unit_test(build_side_and_analyze),
       cmocka_unit_test(child_parent),
+      cmocka_unit_test(child_parent_semi),
       cmocka_unit_test(child_parent_too_many),
       cmocka_unit_test(merge_auto),
       cmocka_unit_test(pushdown),

@@ -107,7 +107,13 @@ static void analyze_figures(void **state) {
   const char *e = explain(t, "EXPLAIN ANALYZE SELECT STATION, TS FROM READINGS WHERE STATION "
                              "IN (SELECT STATION FROM STATIONS WHERE KIND = 'urban')");
   assert_non_null(strstr(e, "SEMI HASH JOIN ON [STATION = (subquery 1).STATION]"));
-  /* 30 readings probe, 2 urban stations are held, 20 readings pass */
+  /* 2 urban stations are held; READINGS is keyed by STATION, so only their 20 readings are
+     read (a child/parent join) and all pass */
+  assert_non_null(strstr(e, "(actual rows left=20 right=2 out=20 held=2 peak memory="));
+  /* without the child/parent join all 30 readings probe and the same 20 pass */
+  e = explain(t, "EXPLAIN ANALYZE SELECT /*+ NO_CHILD_PARENT_JOIN_OPTIMIZATION */ STATION, TS "
+                 "FROM READINGS WHERE STATION IN (SELECT STATION FROM STATIONS WHERE "
+                 "KIND = 'urban')");
   assert_non_null(strstr(e, "(actual rows left=30 right=2 out=20 held=2 peak memory="));
   e = explain(t, "EXPLAIN ANALYZE SELECT STATION FROM READINGS EXCEPT SELECT STATION FROM "
                  "STATIONS WHERE KIND = 'rural'");
