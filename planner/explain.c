@@ -766,34 +766,6 @@ static void str_array(xjson *j, const char *key, const char *const *texts, int n
   xj_end(j);
 }
 
-/* A join's optimizer hint (but NO_CHILD_PARENT_JOIN_OPTIMIZATION and USE_SORT_MERGE_JOIN,
-** which query_lines reports): no table of a join takes one yet (docs/SQL.md "Joins"), so EXPLAIN
-** says the whole hint was ignored rather than dropping it unseen. Its text on one line (runs
-** of white space made one space), cut after about 200 bytes on a character boundary. */
-static void join_hint_line(lines *L, const char *hint) {
-  if (!hint) return;
-  char text[208];
-  size_t o = 0;
-  bool cut = false;
-  for (const char *p = hint; *p; p++) {
-    bool sp = *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r';
-    if (sp && (o == 0 || text[o - 1] == ' ')) continue;
-    if (o >= 200 && ((unsigned char)*p & 0xC0) != 0x80) {
-      cut = true;
-      break;
-    }
-    text[o++] = sp ? ' ' : *p;
-  }
-  while (o && text[o - 1] == ' ') o--;
-  if (!o) return;
-  char buf[320];
-  snprintf(buf, sizeof buf, "%.*s%s ignored: hints are not applied to the tables of a join yet",
-           (int)o, text, cut ? "..." : "");
-  xj_node(L->j, "HINT");
-  xj_str(L->j, "note", buf);
-  line(L, "    HINT: %s", buf);
-}
-
 static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   const plan_select *s = q->sel;
   xjson *j = L->j;
@@ -812,30 +784,16 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       xj_str(j, "text", jl[i]);
       line(L, "%s", jl[i]);
     }
-    const char *rest = s->hint;
-    if (plan_hint_has(s->hint, "NO_CHILD_PARENT_JOIN_OPTIMIZATION")) {
-      const char *note = "NO_CHILD_PARENT_JOIN_OPTIMIZATION applied: every probe input is "
-                         "read whole, never narrowed to the build input's keys";
+    bool merged = false;
+    for (const plan_join_node *n = q->join; !merged && n && !n->leaf; n = n->left)
+      merged = n->algo == PLAN_JOIN_MERGE;
+    const char *notes[3];
+    int nn = plan_join_hint_notes(L->A, s->hint, merged, notes);
+    for (int i = 0; i < nn; i++) {
       xj_node(j, "HINT");
-      xj_str(j, "note", note);
-      line(L, "    HINT: %s", note);
-      rest = plan_hint_without(L->A, s->hint, "NO_CHILD_PARENT_JOIN_OPTIMIZATION");
+      xj_str(j, "note", notes[i]);
+      line(L, "    HINT: %s", notes[i]);
     }
-    if (plan_hint_has(rest, "USE_SORT_MERGE_JOIN")) {
-      bool merged = false;
-      for (const plan_join_node *n = q->join; !merged && n && !n->leaf; n = n->left)
-        merged = n->algo == PLAN_JOIN_MERGE;
-      const char *note = merged ? "USE_SORT_MERGE_JOIN applied: the first join merges its two "
-                                  "tables read (or sorted) in join-key order"
-                                : "USE_SORT_MERGE_JOIN ignored: a sort-merge join needs the "
-                                  "first join to be of two tables on equalities of plain "
-                                  "columns of one type";
-      xj_node(j, "HINT");
-      xj_str(j, "note", note);
-      line(L, "    HINT: %s", note);
-      rest = plan_hint_without(L->A, rest, "USE_SORT_MERGE_JOIN");
-    }
-    join_hint_line(L, rest);
   } else if (q->has_scan) {
     scan_lines(L, &q->scan, s->col_names, a, chunks);
   } else {

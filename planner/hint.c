@@ -109,3 +109,47 @@ const char *plan_hint_unknown(plan_arena *A, const char *hint) {
   }
   return o ? plan_arena_strndup(A, out, o) : NULL;
 }
+
+/* The hint's words but `word` on one line (runs of white space made one space), cut after
+** about 200 bytes on a character boundary, into text (208 bytes); its length, 0 if none. */
+static size_t one_line(const char *hint, char *text, bool *cut) {
+  size_t o = 0;
+  *cut = false;
+  for (const char *p = hint; p && *p; p++) {
+    bool sp = *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r';
+    if (sp && (o == 0 || text[o - 1] == ' ')) continue;
+    if (o >= 200 && ((unsigned char)*p & 0xC0) != 0x80) {
+      *cut = true;
+      break;
+    }
+    text[o++] = sp ? ' ' : *p;
+  }
+  while (o && text[o - 1] == ' ') o--;
+  return o;
+}
+
+int plan_join_hint_notes(plan_arena *A, const char *hint, bool merged, const char *notes[3]) {
+  int n = 0;
+  const char *rest = hint;
+  if (plan_hint_has(rest, "NO_CHILD_PARENT_JOIN_OPTIMIZATION")) {
+    notes[n++] = "NO_CHILD_PARENT_JOIN_OPTIMIZATION applied: every probe input is read whole, "
+                 "never narrowed to the build input's keys";
+    rest = plan_hint_without(A, rest, "NO_CHILD_PARENT_JOIN_OPTIMIZATION");
+  }
+  if (plan_hint_has(rest, "USE_SORT_MERGE_JOIN")) {
+    notes[n++] = merged ? "USE_SORT_MERGE_JOIN applied: the first join merges its two tables "
+                          "read (or sorted) in join-key order"
+                        : "USE_SORT_MERGE_JOIN ignored: a sort-merge join needs the first join "
+                          "to be of two tables on equalities of plain columns of one type";
+    rest = plan_hint_without(A, rest, "USE_SORT_MERGE_JOIN");
+  }
+  char text[208], buf[320];
+  bool cut;
+  size_t o = one_line(rest, text, &cut);
+  if (o) { /* no table of a join takes the other hints yet (docs/SQL.md "Joins") */
+    int k = snprintf(buf, sizeof buf, "%.*s%s ignored: hints are not applied to the tables of "
+                     "a join yet", (int)o, text, cut ? "..." : "");
+    if (k > 0 && (notes[n] = plan_arena_strndup(A, buf, (size_t)k)) != NULL) n++;
+  }
+  return n;
+}
