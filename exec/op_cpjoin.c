@@ -19,6 +19,7 @@
 #include "exec/op_join.h"
 #include "planner/index_choice.h"
 #include "planner/keyrange.h"
+#include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
 #include "sql/ast.h"
 
@@ -111,8 +112,9 @@ int exec_cpjoin_narrow(exec_join *j, exec_join *probe, exec_error *err) {
   if (!ns->where) return nomem(err);
   exec_join_ctx *cx = j->cx;
   char msg[EXEC_ERRMSG_MAX];
-  int rc = plan_query_build(cx->db, ns, cx->params, cx->n_params, A, &probe->cp_q, msg,
-                            sizeof msg);
+  /* run, never explained: no estimates, the table's own key ranges (plan_reuse.h) */
+  int rc = plan_query_rebuild(cx->db, ns, cx->params, cx->n_params, A, &probe->cp_q, msg,
+                              sizeof msg);
   probe->has_cp_q = true;
   if (rc) {
     err->code = rc;
