@@ -84,8 +84,20 @@ int kv_estimate_range(kv_db *db, uint32_t family_id, const kv_range *range,
     q.reverse = opts->reverse;
     q.exact = opts->exact;
   }
+  kv_est_seen *seen = opts ? opts->seen : NULL;
   for (uint32_t i = 0; i < nf; i++) {
     uint64_t r = 0, b = 0;
+    q.counted = NULL;
+    if (seen) { /* this file's blocks counted by earlier ranges */
+      uint32_t s = 0;
+      while (s < seen->n && seen->file[s] != files[i]->meta.number) s++;
+      if (s == seen->n && s < KV_EST_SEEN_FILES) {
+        seen->file[s] = files[i]->meta.number;
+        seen->block[s] = -1;
+        seen->n++;
+      }
+      if (s < seen->n) q.counted = &seen->block[s];
+    }
     kv_sf_estimate(files[i]->reader, &q, &r, &b);
     *rows += r;
     *bytes += b;

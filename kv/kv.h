@@ -775,6 +775,18 @@ typedef struct kv_file_block {
 int kv_family_blocks(kv_db *db, uint32_t family_id,
                      int (*each)(void *ctx, const kv_file_block *b), void *ctx);
 
+/* Store-file blocks whose bytes earlier kv_estimate_range calls counted (kv_estimate_opts
+** .seen): per store file (its number), the highest block index counted. A caller estimating
+** several ranges of one scan, in ascending key order, shares one (zeroed) so that a block
+** holding rows of several ranges counts once, as the scan reads it once; files past
+** KV_EST_SEEN_FILES are counted per range as without it. */
+#define KV_EST_SEEN_FILES 32
+typedef struct kv_est_seen {
+  uint32_t n;                          /* files recorded */
+  uint64_t file[KV_EST_SEEN_FILES];    /* their numbers */
+  int64_t block[KV_EST_SEEN_FILES];    /* the highest block counted in each */
+} kv_est_seen;
+
 /* How kv_estimate_range counts (docs/KV.md "Estimates"). */
 typedef struct kv_estimate_opts {
   uint64_t limit;        /* > 0: the scan stops after `limit` rows: bytes count only the
@@ -785,6 +797,7 @@ typedef struct kv_estimate_opts {
                             block the range cuts exactly (each read takes one; the caller
                             shares one allowance over a plan's calls). NULL or 0: none read,
                             such a block counts half its rows */
+  kv_est_seen *seen;     /* or NULL: blocks already counted, not counted again (above) */
 } kv_estimate_opts;
 /* Estimated rows and bytes of family family_id within [range] (NULL: everything), at the
 ** latest state: per store file, the rows of the blocks the range overlaps from the block

@@ -155,6 +155,9 @@ typedef struct kv_sf_est {
   bool reverse;           /* the scan order for limit: descending keys */
   uint32_t *exact;        /* blocks that may still be read to count an end block's rows
                              exactly; each block read takes one. NULL or 0: none is read */
+  int64_t *counted;       /* or NULL: the highest block index whose bytes an earlier range
+                             counted; blocks at or below it add no bytes; raised to the last
+                             block of this range */
 } kv_sf_est;
 /* Estimate the rows and on-disk bytes of the file in q's range from the block index: the
 ** blocks wholly inside count their rows; a block the range cuts (at most two, one per end)

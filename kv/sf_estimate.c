@@ -114,9 +114,11 @@ void kv_sf_estimate(kv_sf_reader *r, const kv_sf_est *q, uint64_t *rows, uint64_
   for (uint32_t k = 0; k <= last - first; k++) {
     uint32_t i = q->reverse ? last - k : first + k;
     uint64_t r2 = i == first ? first2 : i == last ? last2 : 2ull * r->index[i].rows;
-    if (!q->limit || nr2 < 2 * q->limit) nb += r->index[i].size; /* read up to the limit */
+    bool seen = q->counted && (int64_t)i <= *q->counted; /* an earlier range's block */
+    if (!seen && (!q->limit || nr2 < 2 * q->limit)) nb += r->index[i].size; /* up to limit */
     nr2 += r2;
   }
+  if (q->counted && (int64_t)last > *q->counted) *q->counted = last;
   *rows = (nr2 + 1) / 2;
   *bytes = nb;
 }

@@ -221,7 +221,10 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
   if (sc->ranges.kind == PLAN_SCAN_NOTHING || sc->ranges.kind == PLAN_SCAN_PREFIX_SKIP)
     return; /* a skip scan by prefix: plan_skip_estimate */
   uint32_t allow = PLAN_EST_BLOCKS;
-  kv_estimate_opts o = {0, false, &allow};
+  kv_estimate_opts o = {0, false, &allow, NULL};
+  kv_est_seen seen; /* a block several ranges share is read, and its bytes counted, once */
+  seen.n = 0;
+  kv_estimate_opts ob = {0, false, NULL, &seen};
   uint32_t n = sc->ranges.n_ranges;
   for (uint32_t r = 0; r < (n ? n : 1); r++) {
     kv_range kr;
@@ -235,11 +238,11 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
       rows = krows;
     sc->est_rows += rows;
     for (int i = 0; i < sc->n_families; i++)
-      if (kv_estimate_range(db, sc->family_ids[i], n ? &kr : NULL, NULL, &rows, &bytes) == KV_OK)
+      if (kv_estimate_range(db, sc->family_ids[i], n ? &kr : NULL, &ob, &rows, &bytes) == KV_OK)
         sc->est_bytes += bytes;
   }
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
-  /* ranges that share a block count it once each; the scan reads it once from the file */
+  /* a memstore's bytes may still count twice: never more than the table's */
   if (sc->est_bytes > sc->total_bytes && sc->total_bytes) sc->est_bytes = sc->total_bytes;
 }
 
@@ -273,7 +276,7 @@ void plan_scan_estimate_limit(kv_db *db, plan_scan *sc, uint64_t limit) {
     uint32_t r = sc->reverse && n ? n - 1 - k : k; /* the ranges in scan order */
     kv_range kr;
     if (n) plan_kv_range(&sc->ranges.ranges[r], &kr);
-    kv_estimate_opts o = {left, sc->reverse, &allow};
+    kv_estimate_opts o = {left, sc->reverse, &allow, NULL};
     uint64_t rows = 0, bytes = 0, fr, fb;
     if (kv_estimate_range(db, sc->est_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
       continue;

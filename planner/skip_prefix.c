@@ -102,7 +102,7 @@ static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids,
   if (step == 0) step = 1;
   uint64_t rs = 0, bs = 0;
   uint32_t allow = PLAN_EST_BLOCKS; /* cut blocks counted from their keys (plan_select.h) */
-  kv_estimate_opts o = {0, false, &allow};
+  kv_estimate_opts o = {0, false, &allow, NULL};
   for (uint32_t p = 0; p < n_pfx; p += step, sampled++)
     for (uint32_t i = 0; i < r->n_ranges; i++) {
       kv_range kr;

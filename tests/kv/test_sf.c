@@ -513,7 +513,7 @@ static void test_bloom_and_estimate(void **state) {
   assert_int_equal(bytes, 0);
   /* A quarter of the keys: the estimate is within a block of the truth at each end. */
   size_t a = nrows / 4, b = nrows / 2;
-  q = (kv_sf_est){cells[a].row, 8, true, cells[b].row, 8, true, 0, false, NULL};
+  q = (kv_sf_est){cells[a].row, 8, true, cells[b].row, 8, true, 0, false, NULL, NULL};
   kv_sf_estimate(r, &q, &rows, &bytes);
   uint64_t per_block = nrows / props.blocks + 1, truth = b - a + 1;
   assert_true(rows + 2 * per_block >= truth && rows <= truth + 2 * per_block);
@@ -530,13 +530,26 @@ static void test_bloom_and_estimate(void **state) {
   assert_int_equal(rows, truth - 2);
   /* a range inside one block: one read */
   allow = 8;
-  q = (kv_sf_est){cells[a].row, 8, true, cells[a + 2].row, 8, true, 0, false, &allow};
+  q = (kv_sf_est){cells[a].row, 8, true, cells[a + 2].row, 8, true, 0, false, &allow, NULL};
   kv_sf_estimate(r, &q, &rows, &bytes);
   assert_true(rows == 3 && allow >= 6);
+  /* two ranges of one scan in the same block, sharing `counted`: its bytes count once */
+  int64_t counted = -1;
+  uint64_t b1 = 0, b2 = 0;
+  allow = 8;
+  q = (kv_sf_est){cells[a].row, 8, true, cells[a].row, 8, true, 0, false, &allow, &counted};
+  kv_sf_estimate(r, &q, &rows, &b1);
+  assert_true(rows == 1 && b1 > 0 && counted >= 0);
+  kv_sf_estimate(r, &q, &rows, &b2);
+  assert_int_equal(rows, 1);
+  assert_int_equal(b2, 0);
+  q.counted = NULL; /* without it, each range counts the block */
+  kv_sf_estimate(r, &q, &rows, &b2);
+  assert_int_equal(b2, b1);
   /* with a limit, bytes are those of the blocks up to the limit-th row in scan order; in
      reverse, from the range's end */
   uint64_t all_bytes, lim_bytes, rev_bytes, all_rows;
-  q = (kv_sf_est){cells[a].row, 8, true, cells[b].row, 8, true, 0, false, NULL};
+  q = (kv_sf_est){cells[a].row, 8, true, cells[b].row, 8, true, 0, false, NULL, NULL};
   kv_sf_estimate(r, &q, &all_rows, &all_bytes);
   q.limit = 1;
   kv_sf_estimate(r, &q, &rows, &lim_bytes);

@@ -34,12 +34,12 @@ static const struct {
        "POINT LOOKUP ON 2 KEYS OVER SENSOR ['Dongsi', 7], ['Guanyuan', 7]\n"
        "    KEY RANGE: STATION IN ('Dongsi', 'Guanyuan') AND TS = 7  [answered by the key; not re-checked]\n"
        "    FAMILIES: _k, READINGS  [_k reads the key family: rows whose needed columns are all NULL count]\n"
-       "    ESTIMATE: 2 rows, 1.3 KB of 72 rows, 1.3 KB in the table\n"},
+       "    ESTIMATE: 2 rows, 787 B of 72 rows, 1.3 KB in the table\n"},
     {"EXPLAIN SELECT PM25 FROM SENSOR WHERE STATION IN ('Dongsi', 'Guanyuan') AND TS < 3",
        "SKIP SCAN ON 2 RANGES OVER SENSOR ['Dongsi', 3) .. ['Dongsi', *], ['Guanyuan', 3) .. ['Guanyuan', *]\n"
        "    KEY RANGE: STATION IN ('Dongsi', 'Guanyuan') AND TS < 3  [answered by the key; not re-checked]\n"
        "    FAMILIES: _k, READINGS  [_k reads the key family: rows whose needed columns are all NULL count]\n"
-       "    ESTIMATE: 6 rows, 1.3 KB of 72 rows, 1.3 KB in the table\n"},
+       "    ESTIMATE: 6 rows, 787 B of 72 rows, 1.3 KB in the table\n"},
     {"EXPLAIN SELECT PM25 FROM SENSOR WHERE STATION = 'Dongsi' AND STATION = 'Guanyuan'",
        "DEGENERATE SCAN OVER SENSOR (reads nothing: the WHERE clause cannot be true)\n"
        "    KEY RANGE: STATION = 'Dongsi' AND STATION = 'Guanyuan'  [answered by the key; not re-checked]\n"
