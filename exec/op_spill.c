@@ -77,12 +77,7 @@ static int kv_fail(int rc, exec_error *err) {
               : rc == KV_ERR_READONLY ? EXEC_TOOBIG
                                       : EXEC_IOERR;
   err->offset = -1;
-  if (rc == KV_ERR_READONLY)
-    snprintf(err->msg, sizeof err->msg, "a hash join's build input needs more than the join "
-             "memory, and a read-only handle cannot spill it to disk: raise the join memory "
-             "or narrow the smaller table with a WHERE");
-  else
-    snprintf(err->msg, sizeof err->msg, "a hash join's spill to disk failed: %s", kv_errmsg());
+  snprintf(err->msg, sizeof err->msg, "a hash join's spill to disk failed: %s", kv_errmsg());
   return err->code;
 }
 
@@ -263,6 +258,17 @@ int exec_spill_begin(exec_join *j, exec_error *err) {
   sp->part = -1;
   for (int k = 0; k < 2; k++) {
     int rc = kv_temp_open(j->cx->db, family, &sp->s[k].file);
+    if (rc == KV_ERR_READONLY) { /* keep what passed which bound (the caller's message) */
+      char *tail = strstr(err->msg, "; ");
+      size_t at = tail ? (size_t)(tail - err->msg) : 0;
+      if (!tail) at = (size_t)snprintf(err->msg, sizeof err->msg, "a hash join's build input "
+                                       "needs more than the join memory");
+      snprintf(err->msg + at, sizeof err->msg - at, "; a read-only handle cannot spill it to "
+               "disk: raise the join memory or narrow the smaller table with a WHERE");
+      err->code = EXEC_TOOBIG;
+      err->offset = -1;
+      return EXEC_TOOBIG;
+    }
     if (rc) return kv_fail(rc, err);
   }
   for (size_t i = 0; i < j->n_held; i++) { /* the rows held so far, in input order */
