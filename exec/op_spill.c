@@ -25,6 +25,7 @@
 
 #include "exec/op_join.h"
 #include "kv/temp.h"
+#include "planner/plan_setop.h"
 
 #define SPILL_PARTS 64             /* partitions, by the top 6 bits of the key hash */
 #define SPILL_CHUNK (64u << 10)    /* bytes buffered per partition before a write */
@@ -76,12 +77,7 @@ static int kv_fail(int rc, exec_error *err) {
               : rc == KV_ERR_READONLY ? EXEC_TOOBIG
                                       : EXEC_IOERR;
   err->offset = -1;
-  if (rc == KV_ERR_READONLY)
-    snprintf(err->msg, sizeof err->msg, "a hash join's build input needs more than the join "
-             "memory, and a read-only handle cannot spill it to disk: raise the join memory "
-             "or narrow the smaller table with a WHERE");
-  else
-    snprintf(err->msg, sizeof err->msg, "a hash join's spill to disk failed: %s", kv_errmsg());
+  snprintf(err->msg, sizeof err->msg, "a hash join's spill to disk failed: %s", kv_errmsg());
   return err->code;
 }
 
@@ -221,11 +217,25 @@ static void drop_held(exec_join *j) {
   j->mem = 0;
 }
 
+static bool spill_family(const plan_join_node *n, uint32_t *family);
+
+/* The key family of the first table query q reads (through its joins, derived tables and
+** set operations). False when it reads none (SELECT without FROM). */
+static bool query_family(const plan_query *q, uint32_t *family) {
+  if (q->setop)
+    return query_family(&q->setop->left, family) || query_family(&q->setop->right, family);
+  if (q->join) return spill_family(q->join, family);
+  if (!q->has_scan || !q->scan.table || q->scan.table->n_families < 1) return false;
+  *family = q->scan.table->families[0].kv_id;
+  return true;
+}
+
 /* The kv family whose folder takes the temporary files: the key family of the first table
-** (not a derived table) under join node n. False when there is none. */
+** under join node n, a derived table's own tables included. False when there is none. */
 static bool spill_family(const plan_join_node *n, uint32_t *family) {
   if (n->leaf) {
-    if (n->derived || !n->leaf_sel || !n->leaf_sel->table) return false;
+    if (n->derived) return query_family(&n->leaf_q, family);
+    if (!n->leaf_sel || !n->leaf_sel->table) return false;
     *family = n->leaf_sel->table->families[0].kv_id;
     return true;
   }
@@ -234,11 +244,12 @@ static bool spill_family(const plan_join_node *n, uint32_t *family) {
 
 int exec_spill_begin(exec_join *j, exec_error *err) {
   uint32_t family;
-  if (!spill_family(j->pn, &family)) { /* two derived tables: nowhere to write */
+  if (!spill_family(j->pn, &family)) { /* subqueries of no table: nowhere to write */
     err->code = EXEC_TOOBIG;
     err->offset = -1;
-    snprintf(err->msg, sizeof err->msg, "a hash join of two subqueries needs more than the "
-             "join memory and has no table folder to spill to: raise the join memory");
+    snprintf(err->msg, sizeof err->msg, "a hash join of two subqueries that read no table "
+             "needs more than the join memory and has no table folder to spill to: raise "
+             "the join memory");
     return EXEC_TOOBIG;
   }
   exec_spill *sp = calloc(1, sizeof *sp);
@@ -247,6 +258,17 @@ int exec_spill_begin(exec_join *j, exec_error *err) {
   sp->part = -1;
   for (int k = 0; k < 2; k++) {
     int rc = kv_temp_open(j->cx->db, family, &sp->s[k].file);
+    if (rc == KV_ERR_READONLY) { /* keep what passed which bound (the caller's message) */
+      char *tail = strstr(err->msg, "; ");
+      size_t at = tail ? (size_t)(tail - err->msg) : 0;
+      if (!tail) at = (size_t)snprintf(err->msg, sizeof err->msg, "a hash join's build input "
+                                       "needs more than the join memory");
+      snprintf(err->msg + at, sizeof err->msg - at, "; a read-only handle cannot spill it to "
+               "disk: raise the join memory or narrow the smaller table with a WHERE");
+      err->code = EXEC_TOOBIG;
+      err->offset = -1;
+      return EXEC_TOOBIG;
+    }
     if (rc) return kv_fail(rc, err);
   }
   for (size_t i = 0; i < j->n_held; i++) { /* the rows held so far, in input order */

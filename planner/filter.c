@@ -69,6 +69,8 @@ typedef struct bctx {
   const cat_value *params; /* bound parameters */
   int n_params;            /* count */
   bool nomem;              /* an allocation failed */
+  int subquery;            /* n > 0: the value being added is scalar subquery n's, which
+                              EXPLAIN names "(SUBQUERY n)" as the other plan lines do */
 } bctx;
 
 static bool grow(void **p, uint32_t *cap, uint32_t need, size_t elem) {
@@ -162,7 +164,8 @@ static int64_t add_const(bctx *c, int s, const cat_value *x, bool *bad) {
     *bad = true;
   } else {
     char lit[200];
-    size_t ln = plan_value_literal(x, lit, sizeof lit);
+    size_t ln = c->subquery > 0 ? (size_t)snprintf(lit, sizeof lit, "(SUBQUERY %d)", c->subquery)
+                                : plan_value_literal(x, lit, sizeof lit);
     if (ln >= sizeof lit) strcpy(lit + sizeof lit - 5, "...'");
     int64_t off = add_bytes(c, buf, len), toff = add_text(c, lit);
     plan_filter *f = c->f;
@@ -197,7 +200,14 @@ static int64_t const_node(bctx *c, int truth) {
 }
 
 /* Leaf "slot op value" after folding. Returns the node, -1 on no memory, -2 not pushable. */
-static int64_t cmp_node(bctx *c, int s, int op, const cat_value *v) {
+/* The scalar subquery whose value e is (planner/explain.c prints it "(SUBQUERY n)"), or 0. */
+static int subquery_of(const plan_expr *e) {
+  return e && e->kind == PX_PARAM && e->func > 0 ? e->func : 0;
+}
+
+/* src is the expression v came from: a scalar subquery's value keeps its name in EXPLAIN
+** when the comparison is kept as written (its operator unchanged by the folding). */
+static int64_t cmp_node(bctx *c, int s, int op, const cat_value *v, const plan_expr *src) {
   int fop;
   cat_value x;
   uint8_t buf[64];
@@ -213,7 +223,9 @@ static int64_t cmp_node(bctx *c, int s, int op, const cat_value *v) {
   else if (fr == PLAN_FOLD_FALSE) n.nn = NN_FALSE;
   else {
     bool bad = false;
+    c->subquery = fop == op ? subquery_of(src) : 0;
     int64_t k = add_const(c, s, &x, &bad);
+    c->subquery = 0;
     if (bad) return -2;
     if (k < 0) return -1;
     n.a = (uint32_t)k;
@@ -254,7 +266,9 @@ static int64_t in_node(bctx *c, const plan_expr *e) {
     if (fr == PLAN_FOLD_NULL) { n.has_null = true; continue; }
     if (fr != PLAN_FOLD_CMP) continue; /* = folded to FALSE: never matches */
     bool bad = false;
+    c->subquery = subquery_of(e->args[i]);
     int64_t k = add_const(c, s, &x, &bad);
+    c->subquery = 0;
     if (bad) return -2;
     if (k < 0) return -1;
     n.b++;
@@ -368,7 +382,7 @@ static int64_t compile(bctx *c, const plan_expr *e) {
         op = commute(op);
       }
       if (s < 0 || !const_of(c, k, &v)) return -2;
-      return cmp_node(c, s, op, &v);
+      return cmp_node(c, s, op, &v, k);
     }
     case PX_IN:
       if (e->n_args < 2) return -2;
@@ -377,9 +391,9 @@ static int64_t compile(bctx *c, const plan_expr *e) {
       int s = slot_of(c, e->args[0]);
       cat_value lo, hi;
       if (s < 0 || !const_of(c, e->args[1], &lo) || !const_of(c, e->args[2], &hi)) return -2;
-      int64_t a = cmp_node(c, s, SQL_OP_GE, &lo);
+      int64_t a = cmp_node(c, s, SQL_OP_GE, &lo, e->args[1]);
       if (a < 0) return a;
-      int64_t r = bool_node(c, F_AND, a, cmp_node(c, s, SQL_OP_LE, &hi));
+      int64_t r = bool_node(c, F_AND, a, cmp_node(c, s, SQL_OP_LE, &hi, e->args[2]));
       return e->negated ? bool_node(c, F_NOT, r, 0) : r;
     }
     case PX_ISNULL: {
@@ -417,7 +431,7 @@ int plan_filter_build_schema(const plan_filter_schema *schema, const plan_expr *
   if (schema->n_cols) memcpy(f->cols, schema->cols, (size_t)schema->n_cols * sizeof *f->cols);
   f->n_key = schema->n_key < MAX_KEY_COLS ? schema->n_key : MAX_KEY_COLS;
   if (f->n_key) memcpy(f->key_cols, schema->key_cols, (size_t)f->n_key * sizeof(cat_key_col));
-  bctx c = {f, params, n_params, false};
+  bctx c = {f, params, n_params, false, 0};
   uint32_t nn = 0;
   for (uint32_t i = 0; i < n; i++) {
     uint32_t mark_nodes = f->n_nodes, mark_consts = f->n_consts, mark_toks = f->n_toks;

@@ -1,6 +1,7 @@
 /*
 ** tests/exec/test_subquery.c: subqueries and set operations through the engine (issue 16):
-** the join memory bound on the rows a UNION / INTERSECT holds (and its error), a prepared
+** the join memory bound on the rows a UNION / INTERSECT holds (and its error), the bound on
+** an IN / EXISTS subquery's semi or anti join (it does not spill; its error says so), a prepared
 ** statement whose scalar subquery sees the data of each run (no stale value kept with the
 ** plan), a subquery inside a transaction that sees the transaction's writes, a scalar
 ** subquery with two rows failing at run time and the same statement working once the data
@@ -54,6 +55,30 @@ static void setop_memory_bound(void **state) {
                            "NOTE FROM READINGS) X"), "1800\n");
   exec_set_join_memory(t->s, 0);
   assert_string_equal(q(t, u), "304\n");
+  tdb_close(t);
+}
+
+/* IN / EXISTS subqueries hold their keys in a semi or anti join that does not spill: past
+** the join memory the error says so (not the nested loop's advice to join on an equality,
+** which such a join already is), and the same statements work under the default bound. */
+static void semi_join_memory_bound(void **state) {
+  (void)state;
+  tdb *t = sample(300);
+  const char *sqls[3] = {
+      "SELECT COUNT(*) FROM STATIONS WHERE STATION IN (SELECT NOTE FROM READINGS)",
+      "SELECT COUNT(*) FROM STATIONS WHERE STATION NOT IN (SELECT NOTE FROM READINGS)",
+      "SELECT COUNT(*) FROM STATIONS S WHERE EXISTS (SELECT 1 FROM READINGS R WHERE R.NOTE = "
+      "S.STATION)"};
+  const char *want[3] = {"0\n", "4\n", "0\n"}; /* no note is a station's name */
+  exec_set_join_memory(t->s, 16 * 1024);
+  for (int i = 0; i < 3; i++) {
+    const char *m = qerr(t, sqls[i], EXEC_TOOBIG);
+    assert_non_null(strstr(m, "needs more than 16 KiB of memory (the join memory limit)"));
+    assert_non_null(strstr(m, "semi or anti join of an IN / EXISTS subquery"));
+    assert_null(strstr(m, "nested loop"));
+  }
+  exec_set_join_memory(t->s, 0);
+  for (int i = 0; i < 3; i++) assert_string_equal(q(t, sqls[i]), want[i]);
   tdb_close(t);
 }
 
@@ -126,6 +151,7 @@ static void analyze_figures(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(setop_memory_bound),
+      cmocka_unit_test(semi_join_memory_bound),
       cmocka_unit_test(prepared_rerun_sees_new_data),
       cmocka_unit_test(transaction_and_errors),
       cmocka_unit_test(analyze_figures),
