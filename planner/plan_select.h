@@ -56,9 +56,10 @@ static inline void plan_kv_range(const plan_key_range *x, kv_range *k) {
 ** estimate fail adds nothing. */
 void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, plan_scan *sc);
 
-/* The on-disk bytes one seek reads in sc's families: per family read, the average bytes of
-** a block of its store files (0 for a family with none). */
-uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc);
+/* The on-disk bytes `seeks` seeks read in sc's families: per family read, the average bytes
+** of a block of its store files times the seeks, but no more blocks than the family has
+** (seeks into a small table meet the same blocks; 0 for a family with none). */
+uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc, uint64_t seeks);
 
 /* A scan sc (estimated by plan_scan_estimate) that stops after `limit` rows: est_rows is
 ** capped at limit and est_bytes becomes the bytes up to the limit-th row in scan order

@@ -246,12 +246,12 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
   if (sc->est_bytes > sc->total_bytes && sc->total_bytes) sc->est_bytes = sc->total_bytes;
 }
 
-uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc) {
+uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc, uint64_t seeks) {
   uint64_t b = 0;
   for (int i = 0; i < sc->n_families; i++) {
     kv_family_stats fs;
     if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK && fs.blocks)
-      b += fs.store_file_bytes / fs.blocks;
+      b += fs.store_file_bytes / fs.blocks * (seeks < fs.blocks ? seeks : fs.blocks);
   }
   return b;
 }

@@ -103,6 +103,9 @@ static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids,
   uint64_t rs = 0, bs = 0;
   uint32_t allow = PLAN_EST_BLOCKS; /* cut blocks counted from their keys (plan_select.h) */
   kv_estimate_opts o = {0, false, &allow, NULL};
+  kv_est_seen seen; /* prefixes and ranges in key order: a block they share counts once */
+  seen.n = 0;
+  kv_estimate_opts ob = {0, false, NULL, &seen};
   for (uint32_t p = 0; p < n_pfx; p += step, sampled++)
     for (uint32_t i = 0; i < r->n_ranges; i++) {
       kv_range kr;
@@ -110,7 +113,7 @@ static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids,
       uint64_t n = 0, b = 0;
       if (kv_estimate_range(db, rows_family, &kr, &o, &n, &b) == KV_OK) rs += n;
       for (int f = 0; bytes && f < nf; f++)
-        if (kv_estimate_rows(db, fids[f], &kr, &n, &b) == KV_OK) bs += b;
+        if (kv_estimate_range(db, fids[f], &kr, &ob, &n, &b) == KV_OK) bs += b;
     }
   free(buf);
   double scale = sampled ? (double)n_pfx / (double)sampled : 0.0;
@@ -123,7 +126,7 @@ void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc) {
                 sc->skip_pfx_len, sc->skip_prefixes, &sc->est_rows, &sc->est_bytes);
   /* finding each prefix is a seek of its own, into the block of its first row: half the
      time another block than its ranges' */
-  sc->est_bytes += plan_seek_bytes(db, sc) * sc->skip_prefixes / 2;
+  sc->est_bytes += plan_seek_bytes(db, sc, (sc->skip_prefixes + 1) / 2);
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
 }
 
@@ -449,8 +452,8 @@ int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, 
   /* one row of each prefix (more where the filter rejects the first ones): a seek each,
      which reads a block of every family (a memstore alone: the row's share of the bytes) */
   double per_row = sc->total_rows ? (double)sc->total_bytes / (double)sc->total_rows : 0;
-  uint64_t seek = plan_seek_bytes(db, sc);
+  uint64_t seek = plan_seek_bytes(db, sc, n);
   sc->est_rows = n;
-  sc->est_bytes = seek ? seek * n : (uint64_t)(per_row * n + 0.5);
+  sc->est_bytes = seek ? seek : (uint64_t)(per_row * n + 0.5);
   return EXEC_OK;
 }
