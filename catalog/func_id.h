@@ -1,11 +1,14 @@
 /*
 ** catalog/func_id.h: the ids of Rowan's scalar functions and operators (enum exec_func_id),
 ** moved here from exec/func.h so that the planner can recognize a call (a rounding of a key
-** column in planner/keyrange_func.c) without including the executor. The functions
+** column in planner/keyrange_func.c) without including the executor, and which names are
+** aggregates (cat_func_is_aggregate, for the binder and the executor alike). The functions
 ** themselves, their names and their calls are exec/func.h's. Not here: anything else.
 */
 #ifndef ROWAN_CAT_FUNC_ID_H
 #define ROWAN_CAT_FUNC_ID_H
+
+#include <stdbool.h>
 
 /* ORDER EXEC_FUNC: func_table[] in exec/func.c has one entry per id, in this order. Ids are
 ** not stored anywhere persistent, but keep them dense. */
@@ -77,5 +80,10 @@ enum exec_func_id {
                              (planner/bind.c); TRUE when x op e holds for some element e */
   EXEC_F_COUNT_     /* number of ids + 1 (not a function) */
 };
+
+/* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP,
+** STDDEV_SAMP, PERCENTILE_CONT, PERCENTILE_DISC, FIRST_VALUE, LAST_VALUE, NTH_VALUE
+** (catalog/func_name.c). */
+bool cat_func_is_aggregate(const char *name);
 
 #endif /* ROWAN_CAT_FUNC_ID_H */

@@ -263,15 +263,6 @@ static int find_name(const char *name) {
   return 0;
 }
 
-bool exec_func_is_aggregate(const char *name) {
-  static const char *const aggs[] = {"COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP",
-                                     "STDDEV_SAMP", "PERCENTILE_CONT", "PERCENTILE_DISC",
-                                     "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE"};
-  for (size_t i = 0; i < sizeof aggs / sizeof aggs[0]; i++)
-    if (strcasecmp(aggs[i], name) == 0) return true;
-  return false;
-}
-
 static int result_type(int id, int n, const cat_type *t, cat_type *rt, char *msg, size_t cap) {
   const char *f = func_table[id].name;
   switch (id) {
@@ -512,7 +503,7 @@ int exec_func_lookup(const char *name, int n_args, const cat_type *arg_types, in
   if (!id) {
     if (strcasecmp(name, "ARRAY_AGG") == 0)
       snprintf(msg, cap, "aggregate ARRAY_AGG (it returns an ARRAY) is not supported");
-    else if (exec_func_is_aggregate(name))
+    else if (cat_func_is_aggregate(name))
       snprintf(msg, cap, "%s is an aggregate function, not allowed here", name);
     else
       snprintf(msg, cap, "unknown function %s", name);

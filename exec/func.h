@@ -88,10 +88,6 @@ const char *exec_func_name(int func_id);
 ** an index key. */
 bool exec_func_deterministic(int func_id, int n_args);
 
-/* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP,
-** STDDEV_SAMP, PERCENTILE_CONT, PERCENTILE_DISC. */
-bool exec_func_is_aggregate(const char *name);
-
 /* Call func_id on args[0..n_args) into *out. rt: the result type exec_func_lookup gave
 ** (the value is converted to it; DECIMAL results with precision 0 keep their scale), or NULL
 ** for the natural type of the actual arguments. String results live in ctx->arena; string

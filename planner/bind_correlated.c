@@ -24,8 +24,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "catalog/func_id.h"
 #include "catalog/status.h"
-#include "exec/func.h"
 #include "planner/plan_bind.h"
 
 #define MAX_TERMS 64 /* ANDed terms of a correlated subquery's WHERE */
@@ -93,7 +93,7 @@ static int split(const sql_expr *e, const sql_expr **t, int n, int cap) {
 /* An aggregate call anywhere in e. */
 static bool has_aggregate(const sql_expr *e) {
   if (!e) return false;
-  if (e->kind == SQL_E_FUNC && e->text && exec_func_is_aggregate(e->text)) return true;
+  if (e->kind == SQL_E_FUNC && e->text && cat_func_is_aggregate(e->text)) return true;
   if (has_aggregate(e->left) || has_aggregate(e->right) || has_aggregate(e->third)) return true;
   for (int i = 0; e->list && i < e->list->n; i++)
     if (has_aggregate(e->list->a[i])) return true;

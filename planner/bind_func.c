@@ -206,7 +206,7 @@ plan_expr *bind_func(binder *b, const sql_expr *x) {
                "(x = ANY(a), x < ANY(a), ...) with one argument");
     return NULL;
   }
-  if (exec_func_is_aggregate(x->text)) return bind_agg(b, x);
+  if (cat_func_is_aggregate(x->text)) return bind_agg(b, x);
   if (x->within) {
     bind_error(b, EXEC_ERROR, x->off, "%s is not an ordered-set aggregate: WITHIN GROUP not "
                "allowed", x->text);

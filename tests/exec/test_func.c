@@ -69,9 +69,9 @@ static void test_lookup_names(void **state) {
   assert_int_equal(exec_func_lookup("-", 1, t + 1, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_F_NEG);
   assert_int_equal(rt.id, CAT_T_BIGINT);
-  assert_true(exec_func_is_aggregate("count"));
-  assert_true(exec_func_is_aggregate("MAX"));
-  assert_false(exec_func_is_aggregate("UPPER"));
+  assert_true(cat_func_is_aggregate("count"));
+  assert_true(cat_func_is_aggregate("MAX"));
+  assert_false(cat_func_is_aggregate("UPPER"));
   assert_int_equal(exec_func_of_op(SQL_OP_ADD), EXEC_F_ADD);
   assert_int_equal(exec_func_of_op(SQL_OP_CONCAT), EXEC_F_CONCAT);
   assert_int_equal(exec_func_of_op(SQL_OP_NEG), EXEC_F_NEG);
