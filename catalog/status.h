@@ -2,7 +2,8 @@
 ** catalog/status.h: the status codes (EXEC_OK, EXEC_ERROR, ...) that the planner and the
 ** executor return, and that api/ maps one to one onto include/rowan.h's ROWAN_* codes. They
 ** live below both layers so that planner/ returns them without including exec/ headers
-** (exec/engine.h includes this file). Nothing else is here.
+** (exec/engine.h includes this file), and the status of a store (kv/) error as the executor
+** reports it. Nothing else is here.
 */
 #ifndef ROWAN_CAT_STATUS_H
 #define ROWAN_CAT_STATUS_H
@@ -28,5 +29,9 @@ enum exec_status {
   EXEC_ROW = 100,
   EXEC_DONE = 101
 };
+
+/* The exec status of a kv/ status code (kv/kv.h KV_*): I/O, full, corrupt, not found, too
+** big, out of memory, read-only and misuse as such, anything else EXEC_ERROR. */
+int exec_status_of_kv(int kv_rc);
 
 #endif /* ROWAN_CAT_STATUS_H */

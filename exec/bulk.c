@@ -141,23 +141,8 @@ struct exec_bulk {
   bool last_repeat;       /* the last add was refused only for repeating a key (indexes) */
 };
 
-static int code_of_kv(int rc) {
-  switch (rc) {
-    case KV_OK: return EXEC_OK;
-    case KV_ERR_IO: return EXEC_IOERR;
-    case KV_ERR_NOSPC: return EXEC_FULL;
-    case KV_ERR_CORRUPT: return EXEC_CORRUPT;
-    case KV_ERR_NOTFOUND: return EXEC_NOTFOUND;
-    case KV_ERR_TOOBIG: return EXEC_TOOBIG;
-    case KV_ERR_NOMEM: return EXEC_NOMEM;
-    case KV_ERR_READONLY: return EXEC_READONLY;
-    case KV_MISUSE: return EXEC_MISUSE;
-    default: return EXEC_ERROR;
-  }
-}
-
 static int kv_fail(exec_error *err, int rc, const char *what) {
-  return exec_error_set(err, code_of_kv(rc), "bulk load: %s: %s", what, kv_errmsg());
+  return exec_error_set(err, exec_status_of_kv(rc), "bulk load: %s: %s", what, kv_errmsg());
 }
 
 /* Column by exact name, then by its upper-case form. */

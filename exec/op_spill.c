@@ -71,11 +71,8 @@ static int nomem(exec_error *err) {
 }
 
 static int kv_fail(int rc, exec_error *err) {
-  err->code = rc == KV_ERR_NOMEM      ? EXEC_NOMEM
-              : rc == KV_ERR_NOSPC    ? EXEC_FULL
-              : rc == KV_ERR_CORRUPT  ? EXEC_CORRUPT
-              : rc == KV_ERR_READONLY ? EXEC_TOOBIG
-                                      : EXEC_IOERR;
+  /* a read-only handle's refusal is the join memory's limit, not a write refused */
+  err->code = rc == KV_ERR_READONLY ? EXEC_TOOBIG : exec_status_of_kv(rc);
   err->offset = -1;
   snprintf(err->msg, sizeof err->msg, "a hash join's spill to disk failed: %s", kv_errmsg());
   return err->code;
