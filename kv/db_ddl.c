@@ -65,6 +65,20 @@ static int check_families(const char *what, const char *name, const kv_family_op
 }
 
 /* A family's options as the MANIFEST records them (defaults filled in). */
+/* The start of a table change: db->mu taken and the writer role acquired into *w when the
+** store takes writes (KV_OK); else the error, with mu released. */
+static int begin_ddl(kv_db *db, kv_writer *w) {
+  memset(w, 0, sizeof *w);
+  pthread_mutex_lock(&db->mu);
+  int rc = kv_db_writable(db);
+  if (rc) {
+    pthread_mutex_unlock(&db->mu);
+    return rc;
+  }
+  kv_db_role_acquire(db, w);
+  return KV_OK;
+}
+
 static void set_options(kv_family_meta *fm, const kv_family_options *o) {
   fm->max_versions = o->max_versions ? o->max_versions : 1;
   fm->ttl_sec = o->ttl_sec;
@@ -83,14 +97,7 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
   int rc = check_families("kv_create_table", name, families, n_families);
   if (rc) return rc;
   kv_writer w;
-  memset(&w, 0, sizeof w);
-  pthread_mutex_lock(&db->mu);
-  rc = kv_db_writable(db);
-  if (rc) {
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-  }
-  kv_db_role_acquire(db, &w);
+  if ((rc = begin_ddl(db, &w)) != KV_OK) return rc;
   if (find_table(db, name)) {
     rc = kv_error(KV_ERR_EXISTS, "kv_create_table: table '%s' already exists", name);
     goto out;
@@ -157,14 +164,7 @@ int kv_alter_table(kv_db *db, const char *name, const kv_family_options *familie
   int rc = check_families("kv_alter_table", name, families, n_families);
   if (rc) return rc;
   kv_writer w;
-  memset(&w, 0, sizeof w);
-  pthread_mutex_lock(&db->mu);
-  rc = kv_db_writable(db);
-  if (rc) {
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-  }
-  kv_db_role_acquire(db, &w);
+  if ((rc = begin_ddl(db, &w)) != KV_OK) return rc;
   const kv_table_meta *old = find_table(db, name);
   kv_table_meta tm;
   memset(&tm, 0, sizeof tm);
@@ -248,14 +248,8 @@ int kv_drop_table(kv_db *db, const char *name) {
   if (!db) return kv_error(KV_MISUSE, "kv_drop_table: NULL store");
   if (!name) return kv_error(KV_ERR_INVALID, "kv_drop_table: NULL table name");
   kv_writer w;
-  memset(&w, 0, sizeof w);
-  pthread_mutex_lock(&db->mu);
-  int rc = kv_db_writable(db);
-  if (rc) {
-    pthread_mutex_unlock(&db->mu);
-    return rc;
-  }
-  kv_db_role_acquire(db, &w);
+  int rc = begin_ddl(db, &w);
+  if (rc) return rc;
   const kv_table_meta *tm = find_table(db, name);
   if (!tm) {
     rc = kv_error(KV_ERR_NOTFOUND, "kv_drop_table: no table '%s'", name);
