@@ -132,7 +132,7 @@ void exec_join_close(exec_join *j) {
   free(j->next);
   free(j->matched);
   free(j->keys);
-  exec_mrow_free(j->la, 0);
+  free(j->la);
   free(j->lsave);
   exec_spill_free(j->spill);
   exec_arena_free(&j->kscratch);

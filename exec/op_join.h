@@ -73,7 +73,8 @@ struct exec_join {
   plan_arena cp_arena;       /* what cp_q and its terms take */
   bool has_cp_q;             /* cp_q must be freed */
   /* sort-merge join (exec/op_mergejoin.c) */
-  exec_mrow *la;             /* the right input's look-ahead row: key values, then slots */
+  cat_value *la;             /* the right input's look-ahead row: key values, then slots
+                                (its strings the right input's, until its next row) */
   cat_value *lsave;          /* the current left row's slots */
   bool l_eof, r_eof;         /* an input is exhausted */
   bool in_group;             /* pairing left rows with the held rows of one key */

@@ -59,11 +59,10 @@ static void put_left(const exec_join *j, cat_value *row) {
   memcpy(row + pn->lo, j->lsave, (size_t)(pn->mid - pn->lo) * sizeof *row);
 }
 
-/* The next right row, copied (key values, then its slots) into j->la. */
+/* The next right row's key values, then its slots, into j->la (no copy of their strings:
+** they stay valid until the right input's next row, and the group holds copies). */
 static int read_right(exec_join *j, cat_value *row, exec_error *err) {
   const plan_join_node *pn = j->pn;
-  exec_mrow_free(j->la, 0);
-  j->la = NULL;
   int rc = exec_join_next(j->right, row, err);
   if (rc == EXEC_DONE) {
     j->r_eof = true;
@@ -71,21 +70,9 @@ static int read_right(exec_join *j, cat_value *row, exec_error *err) {
   }
   if (rc != EXEC_ROW) return rc;
   pn->act->rows_right++;
-  int nk = pn->n_keys, w = pn->hi - pn->mid;
-  cat_value tmp[64];
-  cat_value *v = nk + w <= 64 ? tmp : malloc((size_t)(nk + w) * sizeof *v);
-  if (v) {
-    for (int i = 0; i < nk; i++) v[i] = row[pn->rkeys[i]->column];
-    memcpy(v + nk, row + pn->mid, (size_t)w * sizeof *v);
-    j->la = exec_mrow_make(v, nk + w, 0);
-  }
-  if (v != tmp) free(v);
-  if (!j->la) {
-    err->code = EXEC_NOMEM;
-    err->offset = -1;
-    snprintf(err->msg, sizeof err->msg, "out of memory");
-    return EXEC_NOMEM;
-  }
+  int nk = pn->n_keys;
+  for (int i = 0; i < nk; i++) j->la[i] = row[pn->rkeys[i]->column];
+  memcpy(j->la + nk, row + pn->mid, (size_t)(pn->hi - pn->mid) * sizeof *row);
   return EXEC_OK;
 }
 
@@ -100,10 +87,10 @@ static int read_group(exec_join *j, cat_value *row, exec_error *err) {
   j->n_held = 0;
   j->mem = 0;
   do {
-    int rc = exec_join_hold_vals(j, j->la->v, j->la->n, what, err);
+    int rc = exec_join_hold_vals(j, j->la, nk + pn->hi - pn->mid, what, err);
     if (rc) return rc;
     if ((rc = read_right(j, row, err)) != EXEC_OK) return rc;
-  } while (!j->r_eof && keys_cmp(j->la->v, j->held[0]->v, nk) == 0);
+  } while (!j->r_eof && keys_cmp(j->la, j->held[0]->v, nk) == 0);
   free(j->matched);
   j->matched = NULL;
   if (exec_join_keeps(pn, false) && !(j->matched = calloc(j->n_held, sizeof *j->matched))) {
@@ -122,7 +109,8 @@ int exec_mergejoin_next(exec_join *j, cat_value *row, exec_error *err) {
   if (!j->built) {
     j->built = true;
     j->lsave = malloc((size_t)(pn->mid - pn->lo + 1) * sizeof *j->lsave);
-    if (!j->lsave) {
+    j->la = malloc((size_t)(pn->n_keys + pn->hi - pn->mid + 1) * sizeof *j->la);
+    if (!j->lsave || !j->la) {
       err->code = EXEC_NOMEM;
       err->offset = -1;
       snprintf(err->msg, sizeof err->msg, "out of memory");
@@ -165,7 +153,7 @@ int exec_mergejoin_next(exec_join *j, cat_value *row, exec_error *err) {
     }
     if ((j->l_eof && (j->r_eof || !keep_r)) || (j->r_eof && !keep_l))
       return EXEC_DONE; /* nothing more can come out: the other input is not read on */
-    int c = j->l_eof ? 1 : j->r_eof ? -1 : keys_cmp(j->keys, j->la->v, nk);
+    int c = j->l_eof ? 1 : j->r_eof ? -1 : keys_cmp(j->keys, j->la, nk);
     if (c < 0 || (c == 0 && has_null(j->keys, nk))) { /* the left row matches nothing */
       j->adv = ADV_LEFT;
       if (keep_l) {
@@ -175,10 +163,10 @@ int exec_mergejoin_next(exec_join *j, cat_value *row, exec_error *err) {
       }
       continue;
     }
-    if (c > 0 || has_null(j->la->v, nk)) { /* the right row matches nothing */
+    if (c > 0 || has_null(j->la, nk)) { /* the right row matches nothing */
       j->adv = ADV_RIGHT;
       if (keep_r) {
-        exec_join_restore(j, j->la, nk, row, pn->mid);
+        memcpy(row + pn->mid, j->la + nk, (size_t)(pn->hi - pn->mid) * sizeof *row);
         exec_join_pad(j, row, pn->lo, pn->mid);
         return EXEC_ROW;
       }
