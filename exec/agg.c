@@ -1,12 +1,12 @@
 /*
-** exec/agg.c: the aggregate accumulators of exec/agg.h (lookup and result types are
-** catalog/agg_sig.c's): init,
-** step, merge, final and free for COUNT(*), COUNT, SUM, AVG, MIN and MAX, STDDEV_POP and
-** STDDEV_SAMP (Welford; partial results merged with Chan's formula), PERCENTILE_CONT and
-** PERCENTILE_DISC (every value kept, sorted at final), FIRST_VALUE and LAST_VALUE (the value
-** of the extreme order key), DISTINCT through exec/agg_distinct.c. Integer sums are exact in 128 bits and checked against BIGINT at the
-** end (so a running sum may pass the BIGINT range and come back); DECIMAL sums are exact
-** to 38 digits. Not here: grouping (exec/op*.c).
+** exec/agg.c: the aggregate accumulators of exec/agg.h: init, step, merge, final and free
+** for COUNT(*), COUNT, SUM, AVG, MIN and MAX, STDDEV_POP and STDDEV_SAMP (Welford; partial
+** results merged with Chan's formula), PERCENTILE_CONT and PERCENTILE_DISC (every value
+** kept, sorted at final), FIRST_VALUE, LAST_VALUE and NTH_VALUE (the value of the extreme,
+** or n-th, order key), DISTINCT through exec/agg_distinct.c. Integer sums are exact in 128
+** bits and checked against BIGINT at the end (so a running sum may pass the BIGINT range
+** and come back); DECIMAL sums are exact to 38 digits. Not here: grouping (exec/op*.c),
+** names and result types (catalog/agg_sig.c).
 */
 #include "exec/agg.h"
 
