@@ -787,7 +787,13 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     bool merged = false;
     for (const plan_join_node *n = q->join; !merged && n && !n->leaf; n = n->left)
       merged = n->algo == PLAN_JOIN_MERGE;
-    const char *notes[3];
+    if (q->join_order) {
+      xj_node(j, "JOIN ORDER");
+      xj_str(j, "text", q->join_order);
+      line(L, "    JOIN ORDER: %s  [fewest estimated rows first, then connected tables]",
+           q->join_order);
+    }
+    const char *notes[4];
     int nn = plan_join_hint_notes(L->A, s->hint, merged, notes);
     for (int i = 0; i < nn; i++) {
       xj_node(j, "HINT");
