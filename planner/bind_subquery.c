@@ -293,6 +293,7 @@ int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, u
   if (b->n_semis) memcpy(v, b->semis, (size_t)b->n_semis * sizeof *v);
   v[b->n_semis].x = x;
   v[b->n_semis].n = n;
+  v[b->n_semis].nkeys = n;
   v[b->n_semis].kind = kind;
   v[b->n_semis].sub = sub;
   v[b->n_semis].off = off;
@@ -411,15 +412,19 @@ int bind_semis(binder *b, plan_select *s) {
     if (!t) return b->rc;
     plan_expr *on = NULL; /* x1 = c1 AND x2 = c2 ... */
     for (int k = 0; k < m->n; k++) {
-      plan_expr *c = column_node(b, base + k, m->sub->proj[k]->type, true, m->off);
-      plan_expr *eq = c ? bind_node(b, PX_BINARY, m->off, 2) : NULL;
-      if (!eq) return b->rc;
-      eq->op = SQL_OP_EQ;
-      eq->type = cat_type_of(CAT_T_BOOLEAN);
-      eq->nullable = true;
-      eq->args[0] = m->x[k];
-      eq->args[1] = c;
-      if (on) {
+      plan_expr *eq = NULL; /* a scalar subquery's value (k >= nkeys) is read, not matched */
+      plan_expr *c = k < m->nkeys ? column_node(b, base + k, m->sub->proj[k]->type, true, m->off)
+                                  : NULL;
+      if (c && !(eq = bind_node(b, PX_BINARY, m->off, 2))) return b->rc;
+      if (k < m->nkeys && !eq) return b->rc;
+      if (eq) {
+        eq->op = SQL_OP_EQ;
+        eq->type = cat_type_of(CAT_T_BOOLEAN);
+        eq->nullable = true;
+        eq->args[0] = m->x[k];
+        eq->args[1] = c;
+      }
+      if (eq && on) {
         plan_expr *a = bind_node(b, PX_BINARY, m->off, 2);
         if (!a) return b->rc;
         a->op = SQL_OP_AND;
@@ -429,7 +434,7 @@ int bind_semis(binder *b, plan_select *s) {
         a->args[1] = eq;
         eq = a;
       }
-      on = eq;
+      if (eq) on = eq;
       char buf[300];
       snprintf(buf, sizeof buf, "(subquery %d).%s", i + 1, t->columns[k].name);
       names[base + k] = plan_arena_strndup(b->A, buf, strlen(buf));
@@ -460,9 +465,10 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
     return NULL;
   }
   if (bind_is_correlated(b, x->sub)) {
+    if (x->kind == SQL_E_SUBQUERY) return bind_correlated_scalar(b, x);
     bind_error(b, EXEC_ERROR, x->off, "this correlated subquery is not supported: only [NOT] "
-               "EXISTS and IN (SELECT ...) as ANDed terms of a WHERE may name the outer "
-               "query's columns");
+               "EXISTS and IN (SELECT ...) as ANDed terms of a WHERE, and scalar subqueries "
+               "of one aggregate, may name the outer query's columns");
     return NULL;
   }
   binder nb = bind_nested(b);

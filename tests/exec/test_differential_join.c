@@ -13,7 +13,8 @@
 ** of qualified columns, or COUNT / SUM / MIN with an optional GROUP BY. One query in three
 ** is instead a set operation (UNION ALL, UNION, INTERSECT, EXCEPT, chained, with ORDER BY /
 ** LIMIT or aggregates over it), x [NOT] IN (SELECT ...), [NOT] EXISTS and scalar
-** subqueries, correlated [NOT] EXISTS and IN, a derived table joined to a table, or a WITH
+** subqueries, correlated [NOT] EXISTS and IN, correlated scalar subqueries of one aggregate
+** in the select list and WHERE, a derived table joined to a table, or a WITH
 ** item used twice. One join query in four carries the hint USE_SORT_MERGE_JOIN (a sort-merge
 ** join where the first join allows it). Every other round gives Rowan a join memory of a
 ** few rows, so its hash joins partition to disk (exec/op_spill.c), and draws equality joins
@@ -368,7 +369,15 @@ static void gen_sub_query(world *w, char *sql, size_t cap) {
     one_term(w, tj, 'Y', tt, sizeof tt);
     snprintf(yterm, sizeof yterm, " AND %s", tt);
   }
-  switch (below(w, 9)) {
+  static const char *const aggs[] = {"COUNT(*)", "MAX(Y.B)", "MIN(Y.C)", "SUM(Y.A)",
+                                     "COUNT(Y.B)"};
+  switch (below(w, 10)) {
+    case 9: /* correlated scalar subqueries of one aggregate (LEFT JOINs to grouped tables) */
+      snprintf(sql, cap, "SELECT X.K0, X.A, (SELECT %s FROM T%d Y WHERE Y.%s = X.%s%s) FROM T%d X "
+               "WHERE (SELECT COUNT(*) FROM T%d Z WHERE Z.K0 = X.A) %s %d", aggs[below(w, 5)], tj,
+               ic, below(w, 2) ? "A" : "K0", yterm, ti, tk, below(w, 2) ? "<" : ">=",
+               below(w, 3));
+      break;
     case 7: /* a correlated [NOT] EXISTS */
       snprintf(sql, cap, "SELECT X.K0, X.A FROM T%d X WHERE %s (SELECT 1 FROM T%d Y WHERE Y.%s = "
                "X.%s%s)", ti, ex, tj, ic, below(w, 2) ? "A" : "K0", yterm);
