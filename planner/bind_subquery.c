@@ -29,6 +29,10 @@
 **    planner runs as a hash join building the subquery's keys (planner/join.c,
 **    exec/op_hashjoin.c); a correlated [NOT] EXISTS or IN there is decorrelated into one
 **    (planner/bind_correlated.c). Elsewhere a correlated subquery is refused.
+**  - An uncorrelated x [NOT] IN (SELECT ...) inside another expression (under OR, in the
+**    select list, in DELETE's WHERE) runs once like a scalar subquery; its values become one
+**    ARRAY parameter, and the test is [NOT] (x = ANY(that array)), whose three-valued logic is
+**    IN's (bind_in_values, planner/bind.c).
 **
 ** Not here: planning the derived tables (planner/join.c) and set operations
 ** (planner/setop.c), running the subqueries (exec/engine_run.c).
@@ -458,10 +462,10 @@ int bind_semis(binder *b, plan_select *s) {
 }
 
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
-  if (x->kind == SQL_E_IN) {
-    bind_error(b, EXEC_ERROR, x->off, "x %sIN (SELECT ...) is supported as a condition of a "
-               "SELECT's WHERE (alone or ANDed with others), not inside another expression or "
-               "in DELETE yet", x->negated ? "NOT " : "");
+  if (x->kind == SQL_E_IN && x->left->kind == SQL_E_ROW) {
+    bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN (SELECT ...) is supported as a "
+               "condition of a SELECT's WHERE (alone or ANDed with others), not inside another "
+               "expression yet", x->negated ? "NOT " : "");
     return NULL;
   }
   if (bind_is_correlated(b, x->sub)) {
@@ -481,9 +485,15 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
     b->rc = nb.rc;
     return NULL;
   }
-  bool scalar = x->kind == SQL_E_SUBQUERY;
-  if (scalar && s->n_out != 1) {
-    bind_error(b, EXEC_ERROR, x->off, "a scalar subquery gives one column, not %d", s->n_out);
+  bool scalar = x->kind == SQL_E_SUBQUERY, in = x->kind == SQL_E_IN;
+  if ((scalar || in) && s->n_out != 1) {
+    bind_error(b, EXEC_ERROR, x->off, "%s gives one column, not %d",
+               in ? "the subquery of IN" : "a scalar subquery", s->n_out);
+    return NULL;
+  }
+  if (in && (s->proj[0]->type.id == CAT_T_ARRAY || s->proj[0]->type.id == 0)) {
+    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of IN inside an expression must give "
+               "values of a known type that is not an ARRAY");
     return NULL;
   }
   plan_bound *pb = b->bound;
@@ -505,5 +515,10 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   e->func = pb->n_subs; /* EXPLAIN prints (SUBQUERY n) */
   e->type = scalar ? s->proj[0]->type : cat_type_of(CAT_T_BOOLEAN);
   e->nullable = scalar;
+  if (in) { /* x [NOT] IN (values): x = ANY(the subquery's values as an ARRAY) */
+    e->type = cat_type_array_of(&s->proj[0]->type);
+    e->nullable = false;
+    return bind_in_values(b, x, e);
+  }
   return e;
 }

@@ -124,6 +124,9 @@ int bind_correlated(binder *b, const sql_expr *w, bool negated);
 /* A correlated scalar subquery x: a LEFT JOIN recorded in b->semis, and the expression that
 ** reads its value (planner/bind_correlated.c); NULL with b->rc set when refused. */
 plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x);
+/* x [NOT] IN (SELECT ...) inside an expression: [NOT] (x = ANY(arr)), arr the parameter node
+** holding the subquery's values as an ARRAY (planner/bind.c). */
+plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *arr);
 /* Record a semi / anti join (planner/bind_subquery.c). */
 int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, uint32_t off);
 /* A column node over slot i (planner/bind_subquery.c). */

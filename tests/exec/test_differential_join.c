@@ -14,7 +14,8 @@
 ** is instead a set operation (UNION ALL, UNION, INTERSECT, EXCEPT, chained, with ORDER BY /
 ** LIMIT or aggregates over it), x [NOT] IN (SELECT ...), [NOT] EXISTS and scalar
 ** subqueries, correlated [NOT] EXISTS and IN, correlated scalar subqueries of one aggregate
-** in the select list and WHERE, a derived table joined to a table, or a WITH
+** in the select list and WHERE, [NOT] IN (SELECT ...) under OR and in the select list, a
+** derived table joined to a table, or a WITH
 ** item used twice. One join query in four carries the hint USE_SORT_MERGE_JOIN (a sort-merge
 ** join where the first join allows it). Every other round gives Rowan a join memory of a
 ** few rows, so its hash joins partition to disk (exec/op_spill.c), and draws equality joins
@@ -371,7 +372,12 @@ static void gen_sub_query(world *w, char *sql, size_t cap) {
   }
   static const char *const aggs[] = {"COUNT(*)", "MAX(Y.B)", "MIN(Y.C)", "SUM(Y.A)",
                                      "COUNT(Y.B)"};
-  switch (below(w, 10)) {
+  switch (below(w, 11)) {
+    case 10: /* [NOT] IN (SELECT ...) under OR and in the select list: run once as values */
+      snprintf(sql, cap, "SELECT X.K0, X.A %s (SELECT Y.A FROM T%d Y%s) FROM T%d X WHERE X.K0 < 2 "
+               "OR X.%s %s (SELECT Z.%s FROM T%d Z%s)", in, tj, wj, ti, ic, below(w, 2) ? "IN" :
+               "NOT IN", ic, tk, wk);
+      break;
     case 9: /* correlated scalar subqueries of one aggregate (LEFT JOINs to grouped tables) */
       snprintf(sql, cap, "SELECT X.K0, X.A, (SELECT %s FROM T%d Y WHERE Y.%s = X.%s%s) FROM T%d X "
                "WHERE (SELECT COUNT(*) FROM T%d Z WHERE Z.K0 = X.A) %s %d", aggs[below(w, 5)], tj,

@@ -82,6 +82,22 @@ static void semi_join_memory_bound(void **state) {
   tdb_close(t);
 }
 
+/* x IN (SELECT ...) inside an expression holds the subquery's values within the join memory:
+** past it the error says so and points at the semi join; under the default bound it runs. */
+static void in_values_memory_bound(void **state) {
+  (void)state;
+  tdb *t = sample(300);
+  const char *sql = "SELECT COUNT(*) FROM STATIONS WHERE STATION = 'A' OR STATION IN (SELECT "
+                    "NOTE FROM READINGS)";
+  exec_set_join_memory(t->s, 16 * 1024);
+  const char *m = qerr(t, sql, EXEC_TOOBIG);
+  assert_non_null(strstr(m, "the values of IN (SELECT ...)"));
+  assert_non_null(strstr(m, "need more than 16 KiB of memory (the join memory limit)"));
+  exec_set_join_memory(t->s, 0);
+  assert_string_equal(q(t, sql), "1\n"); /* station A; no note is a station's name */
+  tdb_close(t);
+}
+
 static void prepared_rerun_sees_new_data(void **state) {
   (void)state;
   tdb *t = sample(5);
@@ -152,6 +168,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(setop_memory_bound),
       cmocka_unit_test(semi_join_memory_bound),
+      cmocka_unit_test(in_values_memory_bound),
       cmocka_unit_test(prepared_rerun_sees_new_data),
       cmocka_unit_test(transaction_and_errors),
       cmocka_unit_test(analyze_figures),
