@@ -154,6 +154,9 @@ typedef struct exec_rowset {
 exec_mrow *exec_rowset_find(exec_rowset *s, const cat_value *key, int n_values, int n_aggs,
                             bool insert, bool *added, bool *oom);
 void exec_rowset_free(exec_rowset *s, int n_aggs);
+/* The hash exec_rowset_find gives key[0..n_key) (rows equal as it compares them hash
+** equal; exec_mrow.hash of a held row). */
+uint64_t exec_rowset_hash(const cat_value *key, int n_key);
 
 /* Compare two projected rows by ORDER BY terms. */
 int exec_order_cmp(const plan_order *o, int n, const cat_value *a, const cat_value *b);
