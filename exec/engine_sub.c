@@ -34,14 +34,16 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
   st->all_params = st->run_params;
   st->n_all = st->n_params;
   st->n_sub_plans = 0;
-  if (!b->n_subs) return EXEC_OK;
-  int n = st->n_params + b->n_subs;
+  if (!b->n_subs && !b->n_seqs) return EXEC_OK;
+  int n = st->n_params + b->n_subs + b->n_seqs; /* the sequences' values: exec/sequence.c */
   cat_value *all = plan_arena_alloc(&st->run_arena, (size_t)n * sizeof *all);
-  st->sub_plans = plan_arena_alloc(&st->run_arena, (size_t)b->n_subs * sizeof *st->sub_plans);
-  st->sub_acts = plan_arena_alloc(&st->run_arena, (size_t)b->n_subs * sizeof *st->sub_acts);
+  st->sub_plans = plan_arena_alloc(&st->run_arena, (size_t)(b->n_subs + 1) * sizeof *st->sub_plans);
+  st->sub_acts = plan_arena_alloc(&st->run_arena, (size_t)(b->n_subs + 1) * sizeof *st->sub_acts);
   if (!all || !st->sub_plans || !st->sub_acts)
     return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   if (st->n_params) memcpy(all, st->run_params, (size_t)st->n_params * sizeof *all);
+  for (int k = 0; k < b->n_seqs; k++)
+    all[st->n_params + b->n_subs + k] = cat_v_null(cat_type_of(CAT_T_BIGINT));
   st->all_params = all;
   for (int k = 0; k < b->n_subs; k++) {
     const plan_subquery *sq = &b->subs[k];

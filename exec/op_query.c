@@ -254,6 +254,10 @@ static int pass_filter(exec_query *x, exec_error *err) {
 static int project(exec_query *x, exec_error *err) {
   const plan_select *s = x->q->sel;
   x->act.step[PLAN_STEP_PROJECT].rows_in++;
+  if (x->row_hook) {
+    int rc = x->row_hook(x->row_hook_arg, err);
+    if (rc) return rc;
+  }
   for (int i = 0; i < s->n_proj; i++) {
     const plan_expr *e = s->proj[i];
     if (e->kind == PX_COLUMN) { /* the common case, without a call */
