@@ -90,14 +90,15 @@ static bool leading(const tok *e, const tok *verb, char *msg, size_t cap, size_t
     if (is_word(e, "UNIQUE")) m = "unique indexes are not supported";
     else if (is_word(e, "LOCAL"))
       m = "local indexes are not supported: CREATE INDEX makes a global index";
-    else if (is_word(e, "VIEW") || is_word(e, "SEQUENCE") || is_word(e, "SCHEMA") ||
-             is_word(e, "FUNCTION") || is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
-      m = "CREATE %s is not supported: Rowan has CREATE TABLE and CREATE INDEX";
+    else if (is_word(e, "VIEW") || is_word(e, "SCHEMA") || is_word(e, "FUNCTION") ||
+             is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
+      m = "CREATE %s is not supported: Rowan has CREATE TABLE, CREATE INDEX and CREATE "
+          "SEQUENCE";
     else return false;
   } else if (verb->type == TK_DROP) {
-    if (is_word(e, "VIEW") || is_word(e, "SEQUENCE") || is_word(e, "SCHEMA") ||
-        is_word(e, "FUNCTION") || is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
-      m = "DROP %s is not supported: Rowan has DROP TABLE and DROP INDEX";
+    if (is_word(e, "VIEW") || is_word(e, "SCHEMA") || is_word(e, "FUNCTION") ||
+        is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
+      m = "DROP %s is not supported: Rowan has DROP TABLE, DROP INDEX and DROP SEQUENCE";
     else return false;
   } else {
     return false;
