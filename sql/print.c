@@ -550,10 +550,14 @@ static void put_create_sequence(buf *b, const sql_create_sequence *c, unsigned f
     put_ident(b, o->name);
     if (strcmp(o->name, "START") == 0) puts_(b, " WITH");
     else if (strcmp(o->name, "INCREMENT") == 0) puts_(b, " BY");
-    if (o->value) {
-      puts_(b, " ");
-      put_expr(b, o->value, 0, flags);
+    const sql_expr *v = o->value;
+    if (!v) continue;
+    puts_(b, " ");
+    if (v->kind == SQL_E_UNARY && v->op == SQL_OP_NEG && v->left) { /* -n: never in ( ) */
+      puts_(b, "-");
+      v = v->left;
     }
+    put_expr(b, v, 0, flags);
   }
 }
 
