@@ -6,7 +6,9 @@
 ** one holding it is planned); its value becomes the parameter it was given: a scalar
 ** subquery's one value (NULL of its type without a row; more than one row is an error that
 ** names the subquery by its position), EXISTS's TRUE or FALSE (it stops at the first row).
-** The values, and the parameters before them, are st->all_params (run arena) for the run.
+** The values, and the parameters before them, are st->all_params (run arena) for the run;
+** after them come the slots of the statement's sequence references (plan_seqref), NULL
+** here, set before each row by exec/sequence.c.
 ** Their plans are kept in the run arena for EXPLAIN (st->q.subs).
 **
 ** Not here: binding (planner/bind_subquery.c), the statement's own plan and run.
