@@ -1,8 +1,9 @@
 /*
-** catalog/catalog.h: the persistent schema: tables, columns, column families, indexes.
+** catalog/catalog.h: the persistent schema: tables, columns, column families, indexes,
+** sequences.
 **
 ** The catalog lives in the store itself, in the kv table SYSTEM.CATALOG (family "0"): one
-** row per table and one per index, each DDL written in one atomic kv batch
+** row per table, one per index and one per sequence, each DDL written in one atomic kv batch
 ** (docs/FORMAT.md Part 3 "SYSTEM.CATALOG"). The catalog row is the source of truth:
 ** CREATE makes the kv table first (under an internal name "$t<gen>.<name>" or
 ** "$i<gen>.<table>.<index>") and then commits the catalog batch; DROP commits the catalog

@@ -5,7 +5,8 @@
 ** DISTINCT -> sort or top-n heap -> OFFSET/LIMIT. Without aggregation or sort, rows flow
 ** one at a time from the scan to the caller; otherwise the step that needs every row
 ** buffers its output (aggregate groups, sorted rows) and then emits it. Every step counts
-** rows in and out (plan_actuals) for EXPLAIN ANALYZE.
+** rows in and out (plan_actuals) for EXPLAIN ANALYZE. A statement with NEXT VALUE FOR sets
+** its sequence values through the row hook before each projection (exec/sequence.h).
 **
 ** Memory: a prepared statement may lend its kept buffers (exec_query_cache: rows, the scan's
 ** decoder and arrays), so a run with a kept plan allocates none of them. A sort (or hash aggregate, or DISTINCT) holding more than mem_limit bytes stops

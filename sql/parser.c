@@ -4,7 +4,8 @@
 **
 ** sql_parse() is the only loop that calls sql_lemon(): it skips whitespace and comments,
 ** passes an optimizer hint only right after SELECT, UPSERT or DELETE (elsewhere a hint is a
-** comment), turns NOT before IN/BETWEEN/LIKE/ILIKE into NOTX, counts parenthesis depth,
+** comment), turns NOT before IN/BETWEEN/LIKE/ILIKE into NOTX and the words NEXT VALUE FOR /
+** CURRENT VALUE FOR into one token (sql/parse_sequence.c), counts parenthesis depth,
 ** stops at the first ';' and sends a synthetic ';' at the end of input. The first error
 ** (tokenizer, grammar, limit or allocation) stops the loop; the Lemon parser is then freed,
 ** which runs the %destructors of everything on its stack.
