@@ -80,7 +80,7 @@ static int check_def(const cat_sequence_def *d, cat_error *err) {
   return CAT_OK;
 }
 
-static void seq_free(cat_sequence *s) {
+void cat_seq_free(cat_sequence *s) {
   if (!s) return;
   free(s->name);
   free(s);
@@ -130,11 +130,11 @@ static int seq_commit(cat_catalog *cat, const cat_sequence *s, bool del, cat_err
   return rc ? cat_kv_error(err, rc, del ? "DROP SEQUENCE" : "sequence commit") : CAT_OK;
 }
 
-int cat_seq_load(cat_catalog *cat, const uint8_t *v, size_t n, cat_error *err) {
+cat_sequence *cat_seq_record_parse(const uint8_t *v, size_t n) {
   const uint8_t *p = v, *end = v + n;
   uint64_t len = 0, u[6];
   cat_sequence *s = calloc(1, sizeof *s);
-  if (!s) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  if (!s) return NULL;
   bool ok = p < end && *p++ == SEQ_REC_VERSION && (p = kv_get_varint(p, end, &len)) != NULL &&
             len >= 1 && len <= SEQ_NAME_LIMIT && len <= (uint64_t)(end - p);
   if (ok) {
@@ -166,16 +166,22 @@ int cat_seq_load(cat_catalog *cat, const uint8_t *v, size_t n, cat_error *err) {
          (s->done || (s->next >= s->def.min_value && s->next <= s->def.max_value));
   }
   if (!ok) {
-    seq_free(s);
-    return cat_err(err, CAT_ERR_CORRUPT, "corrupt SYSTEM.CATALOG sequence row");
+    cat_seq_free(s);
+    return NULL;
   }
+  return s;
+}
+
+int cat_seq_load(cat_catalog *cat, const uint8_t *v, size_t n, cat_error *err) {
+  cat_sequence *s = cat_seq_record_parse(v, n);
+  if (!s) return cat_err(err, CAT_ERR_CORRUPT, "corrupt SYSTEM.CATALOG sequence row");
   int rc = seq_insert(cat_seqs(cat), s, err);
-  if (rc) seq_free(s);
+  if (rc) cat_seq_free(s);
   return rc;
 }
 
 void cat_seqs_free(cat_seq_set *set) {
-  for (int i = 0; i < set->n; i++) seq_free(set->a[i]);
+  for (int i = 0; i < set->n; i++) cat_seq_free(set->a[i]);
   free(set->a);
   set->a = NULL;
   set->n = 0;
@@ -189,7 +195,7 @@ int cat_create_sequence(cat_catalog *cat, const cat_sequence_def *def, cat_error
   cat_sequence *s = calloc(1, sizeof *s);
   if (s) s->name = strdup(def->name);
   if (!s || !s->name) {
-    seq_free(s);
+    cat_seq_free(s);
     return cat_err(err, CAT_ERR_NOMEM, "out of memory");
   }
   s->def = *def;
@@ -197,7 +203,7 @@ int cat_create_sequence(cat_catalog *cat, const cat_sequence_def *def, cat_error
   s->next = def->start;
   rc = seq_commit(cat, s, false, err);
   if (!rc) rc = seq_insert(cat_seqs(cat), s, err);
-  if (rc) seq_free(s);
+  if (rc) cat_seq_free(s);
   return rc;
 }
 
@@ -208,7 +214,7 @@ int cat_drop_sequence(cat_catalog *cat, const char *name, cat_error *err) {
   if (!found) return cat_err(err, CAT_ERR_NOTFOUND, "sequence %s does not exist", name);
   int rc = seq_commit(cat, set->a[at], true, err);
   if (rc) return rc;
-  seq_free(set->a[at]);
+  cat_seq_free(set->a[at]);
   memmove(&set->a[at], &set->a[at + 1], (size_t)(set->n - at - 1) * sizeof *set->a);
   set->n--;
   return CAT_OK;

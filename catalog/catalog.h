@@ -227,6 +227,8 @@ typedef struct cat_salvage {
   int n_problems;      /* count */
   char **lost_indexes; /* kv names of the index records whose table row is lost */
   int n_lost_indexes;  /* count */
+  struct cat_sequence **sequences; /* the sequences whose row decoded, in key order */
+  int n_sequences;     /* count */
 } cat_salvage;
 /* Read the catalog of db into *out (zeroed first; free with cat_salvage_free, on error too).
 ** CAT_OK whatever rows were lost (out->found false when there is no SYSTEM.CATALOG); errors:

@@ -59,5 +59,9 @@ uint32_t cat_sys_family(const cat_catalog *cat);
 int cat_seq_load(cat_catalog *cat, const uint8_t *v, size_t n, cat_error *err);
 /* Free every sequence of the set (cat_close). */
 void cat_seqs_free(cat_seq_set *set);
+/* Decode a sequence record (catalog/cat_salvage.c too); NULL when it does not decode, its
+** options do not hold together, or memory ran out. Free with cat_seq_free (NULL is a no-op). */
+cat_sequence *cat_seq_record_parse(const uint8_t *v, size_t n);
+void cat_seq_free(cat_sequence *s);
 
 #endif /* ROWAN_CAT_CATALOG_INT_H */
