@@ -27,11 +27,8 @@ static int one(exec_stmt *st, int k, exec_error *err) {
     return EXEC_OK;
   }
   if (rc == CAT_ERR_NOMEM) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-  if (rc == CAT_ERR_KV) {
-    int code = ce.kv_code == KV_ERR_NOSPC ? EXEC_FULL : ce.kv_code == KV_ERR_READONLY
-               ? EXEC_READONLY : ce.kv_code == KV_ERR_CORRUPT ? EXEC_CORRUPT : EXEC_IOERR;
-    return exec_fail(err, code, (int)r->off, "%s", ce.msg);
-  }
+  if (rc == CAT_ERR_KV) /* nothing handed out: the store's error as it is */
+    return exec_fail(err, exec_status_of_kv(ce.kv_code), (int)r->off, "%s", ce.msg);
   char pos[64];
   plan_position(st->sql, r->off, pos, sizeof pos);
   return exec_fail(err, EXEC_ERROR, (int)r->off, "%s%s", ce.msg, pos);
