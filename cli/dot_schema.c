@@ -259,7 +259,8 @@ static int schema_sequences(cli_shell *sh) {
     const cat_sequence *s = cat_sequence_at(cat, i);
     fputs("CREATE SEQUENCE ", sh->out);
     put_ident(sh->out, s->name);
-    fprintf(sh->out, " START WITH %lld INCREMENT BY %lld MINVALUE %lld MAXVALUE %lld%s CACHE %lld;\n",
+    fprintf(sh->out, " START WITH %lld INCREMENT BY %lld MINVALUE %lld MAXVALUE %lld%s CACHE "
+            "%lld;\n",
             (long long)cat_sequence_restart(s), (long long)s->def.increment,
             (long long)s->def.min_value, (long long)s->def.max_value,
             s->def.cycle ? " CYCLE" : "", (long long)s->def.cache);
