@@ -4,8 +4,8 @@
 **
 ** Where they may be written (Phoenix's rule): in the select list of the statement's query
 ** (a SELECT, or the source of UPSERT SELECT) and in the VALUES of an UPSERT; not in WHERE,
-** GROUP BY, HAVING, ORDER BY, a subquery, a join's ON, nor in a query that aggregates or
-** is DISTINCT (one value per row has no meaning there). Each is a BIGINT, never NULL. All
+** GROUP BY, HAVING, ORDER BY, a subquery (a derived table or WITH item too), a join's ON, a
+** branch of a set operation, nor in a query that aggregates or is DISTINCT (one value per row has no meaning there). Each is a BIGINT, never NULL. All
 ** NEXT VALUE FOR s of a statement share one reference, so every one of them gives the same
 ** value within a row; the CURRENT VALUE FOR s of that row gives it too (the executor sets
 ** NEXT before CURRENT). The sequence must exist when the statement is bound; a DROP
@@ -24,8 +24,8 @@ plan_expr *bind_sequence(binder *b, const sql_expr *x) {
   const char *what = next ? "NEXT VALUE FOR" : "CURRENT VALUE FOR";
   if (!b->seq_ok) {
     bind_error(b, EXEC_ERROR, x->off, "%s may only be used in the select list of a query or "
-               "in the VALUES of an UPSERT (not in WHERE, GROUP BY, ORDER BY, a subquery or "
-               "a join condition)", what);
+               "in the VALUES of an UPSERT (not in WHERE, GROUP BY, ORDER BY, a subquery, a "
+               "join condition or a branch of UNION, INTERSECT or EXCEPT)", what);
     return NULL;
   }
   if (!cat_find_sequence(b->cat, x->text)) {
