@@ -6,6 +6,7 @@
 **   'M'                         meta: varint next generation number
 **   'T' name 00 01              a table record (version 1)
 **   'I' table 00 01 index 00 01 an index record (version 1)
+**   'S' name 00 01              a sequence record (version 1, catalog/cat_sequence.c)
 ** (names escaped as VARCHAR key columns). Records are varints and length-prefixed strings
 ** read with (p, limit) decoders. DDL ordering for crash safety is described in catalog.h.
 ** Not here: codecs (keycodec.c, valcodec.c), SQL.
@@ -29,6 +30,7 @@ struct cat_catalog {
   int n_tables;           /* tables */
   int cap_tables;         /* allocated slots */
   cat_table **tables;     /* in creation order */
+  cat_seq_set seqs;       /* sequences (catalog/cat_sequence.c) */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -442,6 +444,9 @@ static int load(cat_catalog *cat, cat_error *err) {
         break;
       }
       n_pend++;
+    } else if (kind == 'S') {
+      out = cat_seq_load(cat, cell->value, cell->value_len, err);
+      if (out) break;
     } else {
       out = cat_err(err, CAT_ERR_CORRUPT, "unknown SYSTEM.CATALOG row kind 0x%02x", (unsigned)row.key[0]);
       break;
@@ -526,6 +531,7 @@ void cat_close(cat_catalog *cat) {
   if (!cat) return;
   for (int i = 0; i < cat->n_tables; i++) free_table(cat->tables[i]);
   free(cat->tables);
+  cat_seqs_free(&cat->seqs);
   free(cat);
 }
 
@@ -901,6 +907,8 @@ bool cat_table_derive(cat_table *t) {
   return derive(t);
 }
 kv_db *cat_kv(cat_catalog *cat) { return cat->db; }
+cat_seq_set *cat_seqs(cat_catalog *cat) { return &cat->seqs; }
+uint32_t cat_sys_family(const cat_catalog *cat) { return cat->sys_family; }
 int cat_kv_error(cat_error *err, int kv_code, const char *what) { return kverr(err, kv_code, what); }
 int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err) {
   int ti = find_table_index(cat, nt->name);

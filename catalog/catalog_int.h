@@ -45,4 +45,23 @@ int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err);
 ** every open and after every DROP COLUMN). CAT_OK, CAT_ERR_NOMEM, CAT_ERR_KV. */
 int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err);
 
+/* ---- Sequences (catalog/cat_sequence.c) ---------------------------------------------- */
+/* The catalog's sequences, kept sorted by name (owned by catalog/cat_sequence.c). */
+typedef struct cat_seq_set {
+  int n;                 /* sequences */
+  cat_sequence **a;      /* them, by name */
+} cat_seq_set;
+/* The catalog's sequence set and the kv id of SYSTEM.CATALOG's family "0". */
+cat_seq_set *cat_seqs(cat_catalog *cat);
+uint32_t cat_sys_family(const cat_catalog *cat);
+/* Load one 'S' row's record (value v[0..n)) into the set at open. CAT_ERR_CORRUPT (it does
+** not decode), CAT_ERR_NOMEM. */
+int cat_seq_load(cat_catalog *cat, const uint8_t *v, size_t n, cat_error *err);
+/* Free every sequence of the set (cat_close). */
+void cat_seqs_free(cat_seq_set *set);
+/* Decode a sequence record (catalog/cat_salvage.c too); NULL when it does not decode, its
+** options do not hold together, or memory ran out. Free with cat_seq_free (NULL is a no-op). */
+cat_sequence *cat_seq_record_parse(const uint8_t *v, size_t n);
+void cat_seq_free(cat_sequence *s);
+
 #endif /* ROWAN_CAT_CATALOG_INT_H */

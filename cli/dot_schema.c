@@ -249,8 +249,29 @@ static int schema_table(cli_shell *sh, const cat_table *t) {
   return 0;
 }
 
+/* Every sequence as a CREATE SEQUENCE that makes it again with its options, starting at
+** the first value the store has not handed out (cat_sequence_restart), so that values taken
+** from the copy never repeat one taken from this store. 0, or 1 after an error. */
+static int schema_sequences(cli_shell *sh) {
+  cat_catalog *cat = open_catalog(sh);
+  if (!cat) return 1;
+  for (int i = 0; i < cat_sequence_count(cat); i++) {
+    const cat_sequence *s = cat_sequence_at(cat, i);
+    fputs("CREATE SEQUENCE ", sh->out);
+    put_ident(sh->out, s->name);
+    fprintf(sh->out, " START WITH %lld INCREMENT BY %lld MINVALUE %lld MAXVALUE %lld%s CACHE "
+            "%lld;\n",
+            (long long)cat_sequence_restart(s), (long long)s->def.increment,
+            (long long)s->def.min_value, (long long)s->def.max_value,
+            s->def.cycle ? " CYCLE" : "", (long long)s->def.cache);
+  }
+  cat_close(cat);
+  return 0;
+}
+
 int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
-  return each_table(sh, argc, argv, ".schema [TABLE]", schema_table);
+  int rc = each_table(sh, argc, argv, ".schema [TABLE]", schema_table);
+  return rc || argc != 1 ? rc : schema_sequences(sh);
 }
 
 /* One table for .dump: CREATE TABLE, its rows as UPSERTs (cli_dump_rows), then its CREATE
@@ -279,7 +300,8 @@ static int dump_table(cli_shell *sh, const cat_table *t) {
 }
 
 int cli_dot_dump(cli_shell *sh, int argc, char **argv) {
-  return each_table(sh, argc, argv, ".dump [TABLE]", dump_table);
+  int rc = each_table(sh, argc, argv, ".dump [TABLE]", dump_table);
+  return rc || argc != 1 ? rc : schema_sequences(sh);
 }
 
 int cli_dot_indexes(cli_shell *sh, int argc, char **argv) {

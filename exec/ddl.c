@@ -533,6 +533,8 @@ int exec_ddl_run_progress(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, con
                                                       progress, arg, err);
     case SQL_STMT_DROP_INDEX: return drop_index(cat, stmt->u.drop, stmt->off, err);
     case SQL_STMT_ALTER_TABLE: return exec_ddl_alter(cat, stmt->u.alter, err);
+    case SQL_STMT_CREATE_SEQUENCE:
+    case SQL_STMT_DROP_SEQUENCE: return exec_ddl_sequence(cat, stmt, err);
     default: return exec_ddl_fail(err, EXEC_MISUSE, stmt->off, "not a DDL statement");
   }
 }

@@ -30,6 +30,10 @@
 ** expression, in INCLUDE: the error names the index), IF EXISTS skipping absent ones; SET:
 ** the options of CREATE TABLE with its rules, table-wide ones applied to every family, a
 ** family option naming a family the table has. One catalog commit (cat_alter_table).
+** Sequences (exec/ddl_sequence.c, docs/SQL.md "Sequences"): CREATE SEQUENCE [IF NOT EXISTS]
+** with Phoenix's options (START [WITH], INCREMENT [BY], MINVALUE, MAXVALUE, CYCLE, CACHE;
+** each at most once, integer values; INCREMENT not 0, MINVALUE <= MAXVALUE, START between
+** them, CACHE >= 1), DROP SEQUENCE [IF EXISTS].
 ** Errors: EXEC_ERROR with a message naming the table, column, type or option, and
 ** err->offset the byte offset of that name in the statement text (as sql_parse gave it);
 ** EXEC_IOERR / EXEC_FULL / EXEC_CORRUPT / EXEC_NOMEM / EXEC_READONLY from the store.

@@ -44,4 +44,7 @@ int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_erro
 /* ALTER TABLE (exec/ddl_alter.c; rules in exec/ddl.h). */
 int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err);
 
+/* CREATE SEQUENCE / DROP SEQUENCE (exec/ddl_sequence.c; rules in exec/ddl.h). */
+int exec_ddl_sequence(cat_catalog *cat, const sql_stmt *stmt, exec_error *err);
+
 #endif /* ROWAN_EXEC_DDL_INT_H */

@@ -45,6 +45,7 @@ struct exec_session {
   exec_progress_fn progress; /* backfill progress hook (exec_set_progress), or NULL */
   const atomic_int *interrupt; /* exec_set_interrupt's flag, or NULL */
   void *progress_arg;   /* its argument */
+  bool seq_flush;       /* a sequence's block claim is flushed too (exec/sequence.h) */
 };
 
 /* Statement states. */

@@ -215,6 +215,10 @@ typedef struct exec_query {
   cat_value *jnulls;         /* the joined row of typed NULLs (malloc), for padding */
   size_t join_mem;           /* the join memory bound (0: EXEC_JOIN_MEMORY_DEFAULT); set by
                                 the caller after open */
+  int (*row_hook)(void *arg, exec_error *err); /* called before each row is projected (the
+                                statement's sequence values, exec/sequence.h), or NULL; set
+                                by the caller after open */
+  void *row_hook_arg;        /* its argument */
 } exec_query;
 
 /* Buffers a prepared statement keeps from run to run for its query (exec_query_open_cached):

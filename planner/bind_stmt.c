@@ -105,6 +105,7 @@ static int add_proj(binder *b, plan_select *s, int *cap, plan_expr *e, char *nam
 }
 
 static int bind_select_list(binder *b, const sql_select *q, plan_select *s, int *cap) {
+  b->seq_ok = s == b->seq_top; /* NEXT VALUE FOR: the statement's own select list only */
   for (int i = 0; i < q->cols->n; i++) {
     const sql_result_col *rc = &q->cols->a[i];
     if (!rc->expr && b->n_scope) { /* * or t.* over a join */
@@ -150,6 +151,7 @@ static int bind_select_list(binder *b, const sql_select *q, plan_select *s, int 
     if (!name) return bind_error(b, EXEC_NOMEM, rc->off, "out of memory");
     if (add_proj(b, s, cap, e, name)) return b->rc;
   }
+  b->seq_ok = false;
   s->n_out = s->n_proj;
   return EXEC_OK;
 }
@@ -384,6 +386,7 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     sb.agg_cap = 0;
     p->select = plan_arena_alloc(b->A, sizeof *p->select);
     if (!p->select) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
+    sb.seq_top = p->select;
     int rc = bind_query(&sb, u->select, p->select);
     b->rc = sb.rc;
     if (rc) return rc;
@@ -422,7 +425,9 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     if (!p->rows[r]) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
     for (int i = 0; i < n; i++) {
       const sql_expr *x = row->kind == SQL_E_ROW ? row->list->a[i] : row;
+      b->seq_ok = true; /* NEXT VALUE FOR: one value per VALUES row */
       plan_expr *e = bind_expr(b, x);
+      b->seq_ok = false;
       if (!e) return b->rc;
       const cat_type *ct = &t->columns[p->cols[i]].type;
       if (e->kind == PX_PARAM && b->bound->param_types && e->param >= 1 &&
@@ -489,11 +494,14 @@ int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_
     case SQL_STMT_SELECT:
       out->select = plan_arena_alloc(arena, sizeof *out->select);
       if (!out->select) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      return bind_query(&b, st->u.select, out->select);
+      b.seq_top = out->select;
+      if (bind_query(&b, st->u.select, out->select)) return b.rc;
+      return bind_sequence_finish(&b, out->select);
     case SQL_STMT_UPSERT:
       out->upsert = plan_arena_alloc(arena, sizeof *out->upsert);
       if (!out->upsert) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      return bind_upsert(&b, st->u.upsert, out->upsert);
+      if (bind_upsert(&b, st->u.upsert, out->upsert)) return b.rc;
+      return bind_sequence_finish(&b, out->upsert->select);
     case SQL_STMT_DELETE:
       out->del = plan_arena_alloc(arena, sizeof *out->del);
       if (!out->del) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");

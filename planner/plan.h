@@ -157,6 +157,21 @@ typedef struct plan_subquery {
   uint32_t off;            /* byte offset of its '(' or EXISTS */
 } plan_subquery;
 
+/* A sequence a statement names (planner/bind_sequence.c): NEXT VALUE FOR or CURRENT VALUE
+** FOR one sequence, however often the statement writes it (Phoenix's rule: every NEXT VALUE
+** FOR s of one row gives the same value). Its value is a parameter numbered after the
+** statement's own and its subqueries' (the PX_PARAM nodes that read it have func -1 - its
+** index and value the text "NEXT VALUE FOR S" for EXPLAIN), which the executor sets before
+** each row's projection (exec/sequence.c): the NEXT ones first, then the CURRENT ones. */
+typedef struct plan_seqref {
+  const char *name;        /* the sequence */
+  bool next;               /* NEXT VALUE FOR (else CURRENT VALUE FOR) */
+  int param;               /* the parameter number its value takes */
+  uint32_t off;            /* byte offset of its first reference */
+  plan_expr **nodes;       /* the PX_PARAM nodes reading it (numbered at the bind's end) */
+  int n_nodes;             /* their count */
+} plan_seqref;
+
 typedef struct plan_bound {
   int kind;                /* enum sql_stmt_kind */
   bool explain;            /* EXPLAIN */
@@ -170,6 +185,9 @@ typedef struct plan_bound {
   int n_subs;              /* subqueries run once, in the order to run them (an inner one
                               before the one that holds it) */
   plan_subquery *subs;     /* them */
+  int n_seqs;              /* sequence references (NEXT / CURRENT VALUE FOR), parameters
+                              n_params + n_subs + 1 ... */
+  plan_seqref *seqs;       /* them */
 } plan_bound;
 
 /* Bind statement `st` (parsed from sql) against cat into *out, allocating in arena.

@@ -288,6 +288,18 @@ sql_expr *sql_expr_subquery(int kind, sql_expr *left, sql_select *sub, bool nega
   return e;
 }
 
+sql_expr *sql_expr_sequence(int op, char *name, uint32_t off) {
+  sql_expr *e = name ? new_expr(SQL_E_SEQUENCE, off) : NULL;
+  if (!e) {
+    free(name);
+    return NULL;
+  }
+  e->op = op;
+  e->text = name;
+  e->text_len = strlen(name);
+  return e;
+}
+
 void sql_expr_free(sql_expr *e) {
   if (!e) return;
   sql_select_free(e->sub);
@@ -659,6 +671,13 @@ void sql_delete_free(sql_delete *d) {
   free(d);
 }
 
+void sql_create_sequence_free(sql_create_sequence *c) {
+  if (!c) return;
+  free(c->name);
+  sql_option_list_free(c->opts);
+  free(c);
+}
+
 sql_stmt *sql_stmt_new(int kind, uint32_t off) {
   sql_stmt *s = calloc(1, sizeof *s);
   if (!s) return NULL;
@@ -677,8 +696,10 @@ void sql_stmt_free(sql_stmt *s) {
     case SQL_STMT_CREATE_INDEX: sql_create_index_free(s->u.create_index); break;
     case SQL_STMT_DROP_TABLE:
     case SQL_STMT_DROP_INDEX:
+    case SQL_STMT_DROP_SEQUENCE:
     case SQL_STMT_CHECK_INDEX: sql_drop_free(s->u.drop); break;
     case SQL_STMT_ALTER_TABLE: sql_alter_table_free(s->u.alter); break;
+    case SQL_STMT_CREATE_SEQUENCE: sql_create_sequence_free(s->u.create_sequence); break;
     default: break;
   }
   free(s);

@@ -44,8 +44,13 @@ enum sql_expr_kind {
                         a[i] the call ARRAY_ELEM(a, i) */
   SQL_E_ROW,         /* row value constructor (list[0], list[1], ...) */
   SQL_E_SUBQUERY,    /* a scalar subquery (sub) */
-  SQL_E_EXISTS       /* EXISTS (sub) */
+  SQL_E_EXISTS,      /* EXISTS (sub) */
+  SQL_E_SEQUENCE     /* NEXT VALUE FOR text (op SQL_SEQ_NEXT) or CURRENT VALUE FOR text
+                        (op SQL_SEQ_CURRENT): text is the sequence name */
 };
+
+/* op of SQL_E_SEQUENCE. */
+enum sql_seq_op { SQL_SEQ_NEXT = 1, SQL_SEQ_CURRENT = 2 };
 
 /* Literal kinds of SQL_E_LITERAL. */
 enum sql_lit_kind {
@@ -326,6 +331,16 @@ typedef struct sql_alter_table {
   sql_option_list *opts;    /* SET: the options; owned */
 } sql_alter_table;
 
+/* CREATE SEQUENCE [IF NOT EXISTS] name [option ...] (Phoenix's). Each option is a name
+** (START, INCREMENT, MINVALUE, MAXVALUE, CYCLE, CACHE as written; exec/ddl_sequence.c
+** checks them) with an integer literal, maybe negated, or no value (CYCLE). */
+typedef struct sql_create_sequence {
+  char *name;             /* sequence name; owned */
+  uint32_t name_off;      /* byte offset of the name */
+  bool if_not_exists;     /* IF NOT EXISTS */
+  sql_option_list *opts;  /* options in order, or NULL; owned */
+} sql_create_sequence;
+
 /* UPSERT INTO t [(cols)] VALUES (...), ... | select. */
 typedef struct sql_upsert {
   char *hint;               /* optimizer hint text, or NULL; owned */
@@ -357,7 +372,9 @@ enum sql_stmt_kind {
   SQL_STMT_BEGIN,
   SQL_STMT_COMMIT,
   SQL_STMT_ROLLBACK,
-  SQL_STMT_ALTER_TABLE
+  SQL_STMT_ALTER_TABLE,
+  SQL_STMT_CREATE_SEQUENCE,
+  SQL_STMT_DROP_SEQUENCE
 };
 
 typedef struct sql_stmt {
@@ -374,8 +391,9 @@ typedef struct sql_stmt {
     sql_delete *del;             /* DELETE */
     sql_create_table *create_table; /* CREATE TABLE */
     sql_create_index *create_index; /* CREATE INDEX */
-    sql_drop *drop;              /* DROP TABLE, DROP INDEX, CHECK INDEX */
+    sql_drop *drop;              /* DROP TABLE, DROP INDEX, CHECK INDEX, DROP SEQUENCE */
     sql_alter_table *alter;      /* ALTER TABLE */
+    sql_create_sequence *create_sequence; /* CREATE SEQUENCE */
   } u;                /* by kind; NULL members for BEGIN/COMMIT/ROLLBACK */
 } sql_stmt;
 
@@ -417,6 +435,8 @@ sql_expr *sql_expr_row(sql_expr_list *fields, uint32_t off);
 ** (left [NOT] IN (sub)); sub and left are taken over. off: the first token's offset. */
 sql_expr *sql_expr_subquery(int kind, sql_expr *left, struct sql_select *sub, bool negated,
                             uint32_t off);
+/* NEXT VALUE FOR name (op SQL_SEQ_NEXT) or CURRENT VALUE FOR name; name is taken over. */
+sql_expr *sql_expr_sequence(int op, char *name, uint32_t off);
 void sql_expr_free(sql_expr *e);
 
 /* ---- Lists --------------------------------------------------------------------------- */
@@ -465,6 +485,7 @@ void sql_create_index_free(sql_create_index *ci);
 sql_drop *sql_drop_new(void);
 void sql_drop_free(sql_drop *d);
 void sql_alter_table_free(sql_alter_table *a);
+void sql_create_sequence_free(sql_create_sequence *c);
 sql_upsert *sql_upsert_new(void);
 void sql_upsert_free(sql_upsert *u);
 sql_delete *sql_delete_new(void);

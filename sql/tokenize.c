@@ -121,7 +121,7 @@ static const keyword keywords[] = {
   {"NULLS", TK_NULLS}, {"OFFSET", TK_OFFSET}, {"ON", TK_ON},
   {"OR", TK_OR}, {"ORDER", TK_ORDER}, {"OUTER", TK_OUTER},
   {"PRIMARY", TK_PRIMARY}, {"RIGHT", TK_RIGHT}, {"ROLLBACK", TK_ROLLBACK},
-  {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
+  {"SELECT", TK_SELECT}, {"SEQUENCE", TK_SEQUENCE}, {"SET", TK_SET}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
   {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TRUE", TK_TRUE},
   {"UNION", TK_UNION}, {"UPSERT", TK_UPSERT}, {"USING", TK_USING}, {"VALUES", TK_VALUES},
   {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH}, {"WITHIN", TK_WITHIN},
@@ -188,6 +188,8 @@ const char *sql_token_name(int code) {
     case TK_GE: return ">=";
     case TK_HINT: return "hint";
     case TK_NOTX: return "NOT";
+    case TK_SEQNEXT: return "NEXT VALUE FOR";
+    case TK_SEQCURRENT: return "CURRENT VALUE FOR";
     default: return "?";
   }
 }
