@@ -111,6 +111,10 @@ int cat_salvage_read(kv_db *db, cat_salvage *out, cat_error *err) {
                          "SYSTEM.CATALOG index row '%s' does not decode: the index is not rebuilt",
                          kt);
       else n_pend++;
+    } else if (kind == 'V') { /* a view holds no rows: its DDL is for the user to run again */
+      out_rc = add_str(&out->problems, &out->n_problems,
+                       "SYSTEM.CATALOG view row '%s': views are not recovered (create the view "
+                       "again)", kt);
     } else {
       out_rc = add_str(&out->problems, &out->n_problems,
                        "SYSTEM.CATALOG row '%s' of unknown kind: skipped", kt);

@@ -44,4 +44,12 @@ int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_erro
 /* ALTER TABLE (exec/ddl_alter.c; rules in exec/ddl.h). */
 int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err);
 
+/* Views (exec/ddl_view.c; rules in its header): CREATE VIEW and DROP VIEW (stmt of those
+** kinds; sql the statement's text, whose bytes from stmt->off the catalog keeps), and the
+** check DROP TABLE d makes first (a view named, views reading the table: refused, or
+** dropped with CASCADE). */
+int exec_ddl_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql, exec_error *err);
+int exec_ddl_view_before_drop_table(cat_catalog *cat, const sql_drop *d, uint32_t off,
+                                    exec_error *err);
+
 #endif /* ROWAN_EXEC_DDL_INT_H */
