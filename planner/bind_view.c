@@ -41,9 +41,9 @@ static void in_view(binder *b, const cat_view *v, uint32_t off) {
   char inner[512], pos[64];
   snprintf(inner, sizeof inner, "%s", b->msg);
   plan_position(b->sql, off, pos, sizeof pos);
-  snprintf(b->msg, b->cap, "in the query of view %s (%s): %s", v->name, v->sql, inner);
-  size_t n = strlen(b->msg);
-  if (n + 1 < b->cap) snprintf(b->msg + n, b->cap - n, ";%s", pos);
+  /* the inner position is in the view's text; the statement's is the use of the view */
+  snprintf(b->msg, b->cap, "view %s does not bind: %s of its text \"%s\"%s", v->name, inner,
+           v->sql, pos);
   if (b->err_off) *b->err_off = (int)off;
 }
 
