@@ -239,6 +239,13 @@ bool bind_view_fills(const bind_view_target *vt, int column) {
   return false;
 }
 
+/* Is column among the first n target columns of p? */
+static bool listed(const plan_upsert *p, int n, int column) {
+  for (int i = 0; i < n; i++)
+    if (p->cols[i] == column) return true;
+  return false;
+}
+
 /* Does constant e equal the view's constant k for column type t? */
 static bool same_value(const plan_expr *e, const plan_expr *k, const cat_type *t) {
   uint8_t b1[64], b2[64];
@@ -256,7 +263,7 @@ int bind_view_upsert(binder *b, const bind_view_target *vt, const sql_upsert *u,
   int n = p->n_cols, add = 0;
   for (int f = 0; f < vt->n_fixed; f++) {
     int col = vt->fixed_col[f], at = -1;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && at < 0; i++)
       if (p->cols[i] == col) at = i;
     if (at < 0) {
       add++;
@@ -282,7 +289,7 @@ int bind_view_upsert(binder *b, const bind_view_target *vt, const sql_upsert *u,
   memcpy(cols, p->cols, (size_t)n * sizeof *cols);
   int m = n;
   for (int f = 0; f < vt->n_fixed; f++)
-    if (!bind_view_fills_listed(p, n, vt->fixed_col[f])) cols[m++] = vt->fixed_col[f];
+    if (!listed(p, n, vt->fixed_col[f])) cols[m++] = vt->fixed_col[f];
   for (int r = 0; r < p->n_rows; r++) {
     plan_expr **row = plan_arena_alloc(b->A, (size_t)m * sizeof *row);
     if (!row) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
@@ -316,8 +323,3 @@ int bind_view_upsert(binder *b, const bind_view_target *vt, const sql_upsert *u,
   return EXEC_OK;
 }
 
-bool bind_view_fills_listed(const plan_upsert *p, int n, int column) {
-  for (int i = 0; i < n; i++)
-    if (p->cols[i] == column) return true;
-  return false;
-}

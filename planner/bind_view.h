@@ -66,7 +66,5 @@ bool bind_view_fills(const bind_view_target *vt, int column);
 ** not a view. */
 int bind_view_upsert(binder *b, const bind_view_target *vt, const sql_upsert *u,
                      plan_upsert *p);
-/* Is column among the first n target columns of p? */
-bool bind_view_fills_listed(const plan_upsert *p, int n, int column);
 
 #endif /* ROWAN_PLANNER_BIND_VIEW_H */
