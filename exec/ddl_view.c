@@ -27,9 +27,10 @@
 
 /* ---- the names a query reads ------------------------------------------------------------- */
 typedef struct names {
-  const char **a; /* borrowed from the tree */
-  int n, cap;
-  bool oom;
+  const char **a; /* the names, each once (borrowed from the tree or the catalog) */
+  int n;          /* how many */
+  int cap;        /* allocated slots */
+  bool oom;       /* an allocation failed (the list is short) */
 } names;
 
 static void add_name(names *ns, const char *s) {
