@@ -450,3 +450,51 @@ int cat_array_parse(const cat_type *t, const char *s, size_t n, uint8_t *buf, si
   out->type = *t;
   return CAT_OK;
 }
+
+/* The type element values of types a and b both fit (id 0 = unknown), or id 0 if none. */
+static cat_type unify(const cat_type *a, const cat_type *b) {
+  if (!a->id) return *b;
+  if (!b->id) return *a;
+  int x = a->id, y = b->id;
+  if (cat_type_is_numeric(x) && cat_type_is_numeric(y)) {
+    if (cat_type_is_float(x) || cat_type_is_float(y)) return cat_type_of(CAT_T_DOUBLE);
+    if (x == CAT_T_DECIMAL || y == CAT_T_DECIMAL) return cat_type_of(CAT_T_DECIMAL);
+    return cat_type_of(x > y ? x : y);
+  }
+  if (cat_type_is_string(x) && cat_type_is_string(y)) return cat_type_of(CAT_T_VARCHAR);
+  bool dx = x == CAT_T_DATE || x == CAT_T_TIMESTAMP, dy = y == CAT_T_DATE || y == CAT_T_TIMESTAMP;
+  if (dx && dy) return cat_type_of(x == y ? x : CAT_T_TIMESTAMP);
+  if (x == y && x != CAT_T_ARRAY) return cat_type_of(x);
+  return cat_type_of(0);
+}
+
+int cat_array_elem_type(int n, const cat_type *ts, cat_type *elem, int *bad, char *msg,
+                         size_t cap) {
+  cat_type r = cat_type_of(0);
+  int first = -1;
+  for (int i = 0; i < n; i++) {
+    char a[48], b[48];
+    if (ts[i].id == CAT_T_ARRAY) {
+      *bad = i;
+      snprintf(msg, cap, "ARRAY[...]: element %d is an ARRAY (%s); arrays do not nest", i + 1,
+               cat_type_format(&ts[i], a, sizeof a));
+      return CAT_ERR_TYPE;
+    }
+    if (!ts[i].id) continue;
+    cat_type u = unify(&r, &ts[i]);
+    if (!u.id) {
+      *bad = i;
+      snprintf(msg, cap, "ARRAY[...]: element %d is %s, element %d is %s: the elements of an "
+               "ARRAY must have one type", first + 1, cat_type_format(&ts[first], a, sizeof a),
+               i + 1, cat_type_format(&ts[i], b, sizeof b));
+      return CAT_ERR_TYPE;
+    }
+    if (first < 0) first = i;
+    r = u;
+  }
+  if (!r.id) r = cat_type_of(CAT_T_VARCHAR); /* ARRAY[NULL] */
+  if (r.id == CAT_T_TINYINT || r.id == CAT_T_SMALLINT) r = cat_type_of(CAT_T_INTEGER);
+  if (r.id == CAT_T_CHAR) r = cat_type_of(CAT_T_VARCHAR);
+  *elem = r;
+  return CAT_OK;
+}

@@ -89,4 +89,12 @@ size_t cat_array_format(const cat_value *v, char *buf, size_t cap);
 int cat_array_parse(const cat_type *t, const char *s, size_t n, uint8_t *buf, size_t cap,
                     size_t *len, cat_value *out, cat_error *err);
 
+/* The element type of ARRAY[e1, ..., en] with elements of types ts[0..n) (id 0 = unknown:
+** NULL or an untyped parameter): numbers give the widest (INTEGER at least, DECIMAL with any
+** DECIMAL, DOUBLE with any FLOAT or DOUBLE), strings VARCHAR, DATE with TIMESTAMP TIMESTAMP,
+** other types only themselves; all unknown gives VARCHAR. CAT_OK, or CAT_ERR_TYPE with msg and *bad (the
+** 0-based index of the element that does not fit, or that is itself an ARRAY). */
+int cat_array_elem_type(int n, const cat_type *ts, cat_type *elem, int *bad, char *msg,
+                         size_t cap);
+
 #endif /* ROWAN_CAT_ARRAY_H */

@@ -1,9 +1,9 @@
 /*
 ** catalog/func_id.h: the ids of Rowan's scalar functions and operators (enum exec_func_id),
-** moved here from exec/func.h so that the planner can recognize a call (a rounding of a key
-** column in planner/keyrange_func.c) without including the executor, and which names are
-** aggregates (cat_func_is_aggregate, for the binder and the executor alike). The functions
-** themselves, their names and their calls are exec/func.h's. Not here: anything else.
+** below the planner so that it can recognize a call (a rounding of a key column in
+** planner/keyrange_func.c) without including the executor, and which names are aggregates
+** (cat_func_is_aggregate, for the binder and the executor alike). Their signatures are
+** catalog/func_sig.h's, their calls exec/func.h's. Not here: anything else.
 */
 #ifndef ROWAN_CAT_FUNC_ID_H
 #define ROWAN_CAT_FUNC_ID_H
@@ -83,7 +83,7 @@ enum exec_func_id {
 
 /* True if name (any case) is an aggregate function: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP,
 ** STDDEV_SAMP, PERCENTILE_CONT, PERCENTILE_DISC, FIRST_VALUE, LAST_VALUE, NTH_VALUE
-** (catalog/func_name.c). */
+** (catalog/agg_sig.c). */
 bool cat_func_is_aggregate(const char *name);
 
 #endif /* ROWAN_CAT_FUNC_ID_H */

@@ -1,11 +1,12 @@
 /*
-** exec/agg.c: the aggregate accumulators of exec/agg.h: lookup and result types, init,
-** step, merge, final and free for COUNT(*), COUNT, SUM, AVG, MIN and MAX, STDDEV_POP and
-** STDDEV_SAMP (Welford; partial results merged with Chan's formula), PERCENTILE_CONT and
-** PERCENTILE_DISC (every value kept, sorted at final), FIRST_VALUE and LAST_VALUE (the value
-** of the extreme order key), DISTINCT through exec/agg_distinct.c. Integer sums are exact in 128 bits and checked against BIGINT at the
-** end (so a running sum may pass the BIGINT range and come back); DECIMAL sums are exact
-** to 38 digits. Not here: grouping (exec/op*.c).
+** exec/agg.c: the aggregate accumulators of exec/agg.h: init, step, merge, final and free
+** for COUNT(*), COUNT, SUM, AVG, MIN and MAX, STDDEV_POP and STDDEV_SAMP (Welford; partial
+** results merged with Chan's formula), PERCENTILE_CONT and PERCENTILE_DISC (every value
+** kept, sorted at final), FIRST_VALUE, LAST_VALUE and NTH_VALUE (the value of the extreme,
+** or n-th, order key), DISTINCT through exec/agg_distinct.c. Integer sums are exact in 128
+** bits and checked against BIGINT at the end (so a running sum may pass the BIGINT range
+** and come back); DECIMAL sums are exact to 38 digits. Not here: grouping (exec/op*.c),
+** names and result types (catalog/agg_sig.c).
 */
 #include "exec/agg.h"
 
@@ -19,35 +20,6 @@
 #include "catalog/value.h"
 #include "exec/engine.h"
 
-/* ORDER EXEC_AGG: one name per enum exec_agg_id. */
-static const char *const agg_names[EXEC_AGG_COUNT_] = {
-    "?", "COUNT", "COUNT", "SUM", "AVG", "MIN", "MAX", "STDDEV_POP", "STDDEV_SAMP",
-    "PERCENTILE_CONT", "PERCENTILE_DISC", "FIRST_VALUE", "LAST_VALUE", "NTH_VALUE"};
-
-static bool is_pct(int id) {
-  return id == EXEC_AGG_PERCENTILE_CONT || id == EXEC_AGG_PERCENTILE_DISC;
-}
-
-bool exec_agg_is_ordered_set(const char *name) {
-  return strcasecmp(name, "PERCENTILE_CONT") == 0 || strcasecmp(name, "PERCENTILE_DISC") == 0 ||
-         exec_agg_takes_value(name);
-}
-
-bool exec_agg_takes_value(const char *name) {
-  return strcasecmp(name, "FIRST_VALUE") == 0 || strcasecmp(name, "LAST_VALUE") == 0 ||
-         strcasecmp(name, "NTH_VALUE") == 0;
-}
-
-static bool is_first_last(int id) {
-  return id == EXEC_AGG_FIRST_VALUE || id == EXEC_AGG_LAST_VALUE || id == EXEC_AGG_NTH_VALUE;
-}
-
-/* Types PERCENTILE_DISC orders: numbers, dates and times (0: unknown until run time). */
-static bool disc_type(int t) {
-  return t == 0 || cat_type_is_numeric(t) || t == CAT_T_DATE || t == CAT_T_TIME ||
-         t == CAT_T_TIMESTAMP;
-}
-
 static int err(char *msg, size_t cap, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int err(char *msg, size_t cap, int code, const char *fmt, ...) {
@@ -58,63 +30,6 @@ static int err(char *msg, size_t cap, int code, const char *fmt, ...) {
     va_end(ap);
   }
   return code;
-}
-
-const char *exec_agg_name(int agg_id) {
-  if (agg_id <= 0 || agg_id >= EXEC_AGG_COUNT_) return "?";
-  return agg_names[agg_id];
-}
-
-int exec_agg_lookup(const char *name, bool star, bool distinct, const cat_type *arg_type,
-                    int *agg_id, cat_type *result_type, char *msg, size_t cap) {
-  int id = 0;
-  for (int i = EXEC_AGG_COUNT; i < EXEC_AGG_COUNT_; i++)
-    if (strcasecmp(name, agg_names[i]) == 0) { id = i; break; }
-  if (!id) return err(msg, cap, EXEC_ERROR, "unknown aggregate function %s", name);
-  if (star) {
-    if (id != EXEC_AGG_COUNT) return err(msg, cap, EXEC_ERROR, "%s(*) is not valid", agg_names[id]);
-    if (distinct) return err(msg, cap, EXEC_ERROR, "COUNT(DISTINCT *) is not valid");
-    *agg_id = EXEC_AGG_COUNT_STAR;
-    *result_type = cat_type_of(CAT_T_BIGINT);
-    return EXEC_OK;
-  }
-  int t = arg_type ? arg_type->id : 0;
-  if (distinct && (is_pct(id) || is_first_last(id)))
-    return err(msg, cap, EXEC_ERROR, "%s(DISTINCT ...) is not supported", agg_names[id]);
-  switch (id) {
-    case EXEC_AGG_STDDEV_POP: case EXEC_AGG_STDDEV_SAMP: case EXEC_AGG_PERCENTILE_CONT:
-      if (t != 0 && !cat_type_is_numeric(t))
-        return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[id],
-                   cat_type_name(t));
-      *result_type = cat_type_of(CAT_T_DOUBLE);
-      break;
-    case EXEC_AGG_PERCENTILE_DISC:
-      if (!disc_type(t))
-        return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[id],
-                   cat_type_name(t));
-      *result_type = arg_type ? *arg_type : cat_type_of(0);
-      break;
-    case EXEC_AGG_COUNT:
-      *result_type = cat_type_of(CAT_T_BIGINT);
-      break;
-    case EXEC_AGG_SUM: case EXEC_AGG_AVG:
-      if (t == 0 || cat_type_is_float(t)) *result_type = cat_type_of(CAT_T_DOUBLE);
-      else if (cat_type_is_integer(t))
-        *result_type = cat_type_of(id == EXEC_AGG_SUM ? CAT_T_BIGINT : CAT_T_DECIMAL);
-      else if (t == CAT_T_DECIMAL) {
-        *result_type = cat_type_of(CAT_T_DECIMAL);
-        if (id == EXEC_AGG_SUM) result_type->scale = arg_type->scale;
-      } else {
-        return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[id],
-                   cat_type_name(t));
-      }
-      break;
-    default: /* MIN, MAX: any type */
-      *result_type = arg_type ? *arg_type : cat_type_of(0);
-      break;
-  }
-  *agg_id = id;
-  return EXEC_OK;
 }
 
 void exec_agg_init(exec_agg *a, int agg_id, bool distinct, const cat_type *arg_type,
@@ -145,7 +60,7 @@ size_t exec_agg_bytes(const exec_agg *a) {
 static int add_dev(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
   int id = v->type.id;
   if (!cat_type_is_numeric(id))
-    return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[a->id],
+    return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", cat_agg_name(a->id),
                cat_type_name(id));
   double x = cat_type_is_float(id) ? v->u.d : cat_type_is_integer(id) ? (double)v->u.i
                                                                       : cat_dec_to_double(v->u.dec);
@@ -159,13 +74,13 @@ static int add_dev(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
 
 static int add_val(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
   int id = v->type.id;
-  if (a->id == EXEC_AGG_PERCENTILE_CONT ? !cat_type_is_numeric(id) : !disc_type(id))
-    return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", agg_names[a->id],
+  if (a->id == EXEC_AGG_PERCENTILE_CONT ? !cat_type_is_numeric(id) : !cat_agg_disc_type(id))
+    return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", cat_agg_name(a->id),
                cat_type_name(id));
   if (a->n_vals == a->vals_cap) {
     size_t c2 = a->vals_cap ? a->vals_cap * 2 : 16;
     cat_value *p = realloc(a->vals, c2 * sizeof *p);
-    if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory in %s", agg_names[a->id]);
+    if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory in %s", cat_agg_name(a->id));
     a->vals = p;
     a->vals_cap = c2;
   }
@@ -212,7 +127,7 @@ static int pct_final(exec_agg *a, cat_value *out) {
 
 static int add_num(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
   int id = v->type.id;
-  const char *f = agg_names[a->id];
+  const char *f = cat_agg_name(a->id);
   if (!cat_type_is_numeric(id))
     return err(msg, cap, EXEC_ERROR, "function %s does not accept %s", f, cat_type_name(id));
   if (a->result_type.id == CAT_T_DOUBLE || a->result_type.id == 0) {
@@ -260,7 +175,7 @@ static int take_best(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
     int cmp;
     cat_error e;
     if (cat_value_compare(v, &a->best, &cmp, &e) != CAT_OK)
-      return err(msg, cap, EXEC_ERROR, "%s: %s", agg_names[a->id], e.msg);
+      return err(msg, cap, EXEC_ERROR, "%s: %s", cat_agg_name(a->id), e.msg);
     if (a->id == EXEC_AGG_MIN ? cmp >= 0 : cmp <= 0) return EXEC_OK;
   }
   if (keep_value(&a->best, v, &a->buf, &a->buf_cap)) return err(msg, cap, EXEC_NOMEM, "out of memory");
@@ -299,7 +214,7 @@ static int nth_step(exec_agg *a, const cat_value *v, const cat_value *k, char *m
     int cmp;
     cat_error e;
     if (cat_value_compare(k, &a->nth[pos - 1].key, &cmp, &e) != CAT_OK)
-      return err(msg, cap, EXEC_ERROR, "%s: %s", agg_names[a->id], e.msg);
+      return err(msg, cap, EXEC_ERROR, "%s: %s", cat_agg_name(a->id), e.msg);
     if (want_smaller ? cmp >= 0 : cmp <= 0) break;
     pos--;
   }
@@ -312,7 +227,7 @@ static int nth_step(exec_agg *a, const cat_value *v, const cat_value *k, char *m
     size_t nc = a->nth_cap ? a->nth_cap * 2 : 16;
     if (nc > n) nc = n;
     exec_agg_nth *p = realloc(a->nth, nc * sizeof *p);
-    if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory in %s", agg_names[a->id]);
+    if (!p) return err(msg, cap, EXEC_NOMEM, "out of memory in %s", cat_agg_name(a->id));
     a->nth = p;
     a->nth_cap = nc;
   }
@@ -323,7 +238,7 @@ static int nth_step(exec_agg *a, const cat_value *v, const cat_value *k, char *m
   if (own_copy(&e->key, &e->kcopy) || own_copy(&e->val, &e->vcopy)) {
     free(e->kcopy);
     memmove(&a->nth[pos], &a->nth[pos + 1], (a->n_nth - pos) * sizeof *a->nth);
-    return err(msg, cap, EXEC_NOMEM, "out of memory in %s", agg_names[a->id]);
+    return err(msg, cap, EXEC_NOMEM, "out of memory in %s", cat_agg_name(a->id));
   }
   a->n_nth++;
   a->have = true;
@@ -331,14 +246,14 @@ static int nth_step(exec_agg *a, const cat_value *v, const cat_value *k, char *m
 }
 
 int exec_agg_step2(exec_agg *a, const cat_value *v, const cat_value *k, char *msg, size_t cap) {
-  if (!is_first_last(a->id)) return err(msg, cap, EXEC_MISUSE, "%s takes one value", agg_names[a->id]);
+  if (!cat_agg_first_last(a->id)) return err(msg, cap, EXEC_MISUSE, "%s takes one value", cat_agg_name(a->id));
   if (!k || k->is_null) return EXEC_OK;
   if (a->id == EXEC_AGG_NTH_VALUE) return nth_step(a, v, k, msg, cap);
   if (a->have) {
     int cmp;
     cat_error e;
     if (cat_value_compare(k, &a->key, &cmp, &e) != CAT_OK)
-      return err(msg, cap, EXEC_ERROR, "%s: %s", agg_names[a->id], e.msg);
+      return err(msg, cap, EXEC_ERROR, "%s: %s", cat_agg_name(a->id), e.msg);
     /* the first in ORDER BY k ASC is the smallest key; LAST or DESC flips it once each */
     bool want_smaller = (a->id == EXEC_AGG_FIRST_VALUE) != a->desc;
     if (want_smaller ? cmp >= 0 : cmp <= 0) return EXEC_OK; /* ties keep the first met */
@@ -346,7 +261,7 @@ int exec_agg_step2(exec_agg *a, const cat_value *v, const cat_value *k, char *ms
   cat_value none = cat_v_null(a->result_type);
   if (keep_value(&a->best, v ? v : &none, &a->buf, &a->buf_cap) ||
       keep_value(&a->key, k, &a->kbuf, &a->kbuf_cap))
-    return err(msg, cap, EXEC_NOMEM, "out of memory in %s", agg_names[a->id]);
+    return err(msg, cap, EXEC_NOMEM, "out of memory in %s", cat_agg_name(a->id));
   a->have = true;
   return EXEC_OK;
 }
@@ -357,7 +272,7 @@ int exec_agg_step(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
   if (a->distinct) {
     bool added;
     if (exec_agg_set_add(&a->set, v, &added) != EXEC_OK)
-      return err(msg, cap, EXEC_NOMEM, "out of memory in %s(DISTINCT)", agg_names[a->id]);
+      return err(msg, cap, EXEC_NOMEM, "out of memory in %s(DISTINCT)", cat_agg_name(a->id));
     if (!added) return EXEC_OK;
   }
   switch (a->id) {
@@ -367,7 +282,7 @@ int exec_agg_step(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
     case EXEC_AGG_STDDEV_POP: case EXEC_AGG_STDDEV_SAMP: return add_dev(a, v, msg, cap);
     case EXEC_AGG_PERCENTILE_CONT: case EXEC_AGG_PERCENTILE_DISC: return add_val(a, v, msg, cap);
     case EXEC_AGG_FIRST_VALUE: case EXEC_AGG_LAST_VALUE: case EXEC_AGG_NTH_VALUE:
-      return err(msg, cap, EXEC_MISUSE, "%s takes a value and its order key", agg_names[a->id]);
+      return err(msg, cap, EXEC_MISUSE, "%s takes a value and its order key", cat_agg_name(a->id));
     default: return err(msg, cap, EXEC_ERROR, "bad aggregate id %d", a->id);
   }
 }
@@ -393,7 +308,7 @@ int exec_agg_merge(exec_agg *dst, const exec_agg *src, char *msg, size_t cap) {
       cat_error e;
       if (__builtin_add_overflow(dst->isum, src->isum, &dst->isum) ||
           cat_dec_add(dst->decsum, src->decsum, &dst->decsum, &e) != CAT_OK)
-        return err(msg, cap, EXEC_CONSTRAINT, "%s overflow", agg_names[dst->id]);
+        return err(msg, cap, EXEC_CONSTRAINT, "%s overflow", cat_agg_name(dst->id));
       dst->dsum += src->dsum;
       dst->count += src->count;
       dst->have = dst->have || src->have;
@@ -441,12 +356,12 @@ static int exact_total(const exec_agg *a, cat_dec *out, char *msg, size_t cap) {
   static const cat_i128 lim = (cat_i128)10000000000000000000ULL * (cat_i128)10000000000000000000ULL;
   if (a->isum >= lim || a->isum <= -lim)
     return err(msg, cap, EXEC_CONSTRAINT, "%s overflow: the sum needs more than 38 digits",
-               agg_names[a->id]);
+               cat_agg_name(a->id));
   cat_dec i = {a->isum, 0};
   cat_error e;
   if (cat_dec_add(i, a->decsum, out, &e) != CAT_OK)
     return err(msg, cap, EXEC_CONSTRAINT, "%s overflow: the sum needs more than 38 digits",
-               agg_names[a->id]);
+               cat_agg_name(a->id));
   return EXEC_OK;
 }
 

@@ -45,26 +45,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog/agg_sig.h"
 #include "catalog/types.h"
 #include "exec/arena.h"
 
-/* ORDER EXEC_AGG: agg_names[] in exec/agg.c follows this order. */
-enum exec_agg_id {
-  EXEC_AGG_COUNT_STAR = 1,  /* COUNT(*) */
-  EXEC_AGG_COUNT,           /* COUNT(x) */
-  EXEC_AGG_SUM,
-  EXEC_AGG_AVG,
-  EXEC_AGG_MIN,
-  EXEC_AGG_MAX,
-  EXEC_AGG_STDDEV_POP,
-  EXEC_AGG_STDDEV_SAMP,
-  EXEC_AGG_PERCENTILE_CONT, /* ordered-set: takes the fraction and the order separately */
-  EXEC_AGG_PERCENTILE_DISC,
-  EXEC_AGG_FIRST_VALUE,     /* ordered-set of a value and its order key (exec_agg_step2) */
-  EXEC_AGG_LAST_VALUE,
-  EXEC_AGG_NTH_VALUE,       /* NTH_VALUE(x, n): n set by exec_agg_set_order's p */
-  EXEC_AGG_COUNT_           /* number of ids + 1 (not an aggregate) */
-};
 
 typedef struct exec_agg_set exec_agg_set; /* DISTINCT set (exec/agg_distinct.c) */
 
@@ -80,7 +64,7 @@ typedef struct exec_agg {
   bool distinct;         /* DISTINCT: values pass through `set` first */
   bool have;             /* at least one non-NULL value stepped */
   cat_type arg_type;     /* argument type given at init */
-  cat_type result_type;  /* result type (as exec_agg_lookup gives) */
+  cat_type result_type;  /* result type (as cat_agg_lookup gives) */
   int64_t count;         /* values stepped (COUNT, AVG) */
   cat_i128 isum;         /* SUM/AVG of integers: exact sum */
   double dsum;           /* SUM/AVG of FLOAT/DOUBLE */
@@ -105,20 +89,7 @@ typedef struct exec_agg {
   size_t kbuf_cap;       /* its capacity */
 } exec_agg;
 
-/* Resolve an aggregate call. name: COUNT, SUM, AVG, MIN, MAX, STDDEV_POP, STDDEV_SAMP,
-** PERCENTILE_CONT, PERCENTILE_DISC (any case; the percentiles are refused with DISTINCT); star: COUNT(*);
-** distinct: f(DISTINCT x); arg_type: the argument's type (ignored for COUNT(*); id 0 =
-** unknown, taken as DOUBLE for SUM/AVG and accepted by COUNT/MIN/MAX). EXEC_OK with *agg_id
-** and *result_type; EXEC_ERROR naming the function for an unknown name, a '*' other than
-** COUNT(*), SUM/AVG/STDDEV/PERCENTILE_CONT of a non-number, PERCENTILE_DISC of other than a
-** number, DATE, TIME or TIMESTAMP (MIN/MAX accept every type). */
-int exec_agg_lookup(const char *name, bool star, bool distinct, const cat_type *arg_type,
-                    int *agg_id, cat_type *result_type, char *msg, size_t cap);
-
-/* Upper-case name of an aggregate id ("COUNT"); "?" for a bad id. */
-const char *exec_agg_name(int agg_id);
-
-/* Start accumulator a for agg_id with the types exec_agg_lookup used/gave. Allocates
+/* Start accumulator a for agg_id with the types cat_agg_lookup used/gave. Allocates
 ** nothing (the DISTINCT set is made at the first value). */
 void exec_agg_init(exec_agg *a, int agg_id, bool distinct, const cat_type *arg_type,
                    const cat_type *result_type);
@@ -129,15 +100,6 @@ void exec_agg_set_order(exec_agg *a, double p, bool desc);
 
 /* Heap bytes a holds (its DISTINCT set, its percentile values), for a memory bound. */
 size_t exec_agg_bytes(const exec_agg *a);
-
-/* True if name (any case) is an ordered-set aggregate (PERCENTILE_CONT, PERCENTILE_DISC,
-** FIRST_VALUE, LAST_VALUE), written f(...) WITHIN GROUP (ORDER BY x). */
-bool exec_agg_is_ordered_set(const char *name);
-
-/* True if name is an ordered-set aggregate of a value and an order key (FIRST_VALUE,
-** LAST_VALUE: f(x) WITHIN GROUP (ORDER BY k); NTH_VALUE(x, n)), false for the percentiles
-** (f(p) WITHIN GROUP (ORDER BY x), x the value). */
-bool exec_agg_takes_value(const char *name);
 
 /* FIRST_VALUE / LAST_VALUE / NTH_VALUE: feed one row's value v (NULL allowed) and its order key k (the
 ** row is ignored when k is NULL or a NULL pointer). Errors as exec_agg_step (EXEC_ERROR when

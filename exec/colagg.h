@@ -6,13 +6,7 @@
 ** as "CLIENT 2-CHUNK PARALLEL 2-WAY FULL SCAN OVER T" with a "SERVER COLUMNAR AGGREGATE"
 ** line; EXPLAIN ANALYZE adds what it read and what went the row way.
 **
-** Eligible (exec_colagg_check, on the plan alone): a full scan of the table (no key range,
-** no index, no pushed limit) reading exactly one non-key family, every WHERE term pushed into
-** the scan filter (no residual), the filter an AND of "column op constant" / "column IS NOT
-** NULL" on that family's columns (planner/filter.h plan_filter_leaves), no GROUP BY, no
-** DISTINCT aggregate, every aggregate COUNT(*) or COUNT/SUM/AVG/MIN/MAX of a plain column of
-** that family, and no /+ NO_PUSHDOWN +/ hint. Left out: key predicates and key ranges,
-** IN, LIKE, OR, NOT, IS NULL, expressions, several families, GROUP BY.
+** Eligible: planner/colagg.h (plan_colagg_check, on the plan alone).
 ** At run time it is refused whole (the rows path runs, EXPLAIN ANALYZE says why) inside a
 ** transaction with pending writes, when the family's store files overlap, and for a
 ** FLOAT/DOUBLE/DECIMAL SUM or AVG (summed in row order, one chunk) when any row needs the row way.
@@ -27,12 +21,9 @@
 
 #include "exec/op.h"
 
-#define EXEC_COLAGG_THREADS 2 /* chunks evaluated in parallel */
+#include "planner/colagg.h"
 
-/* Whether plan q can run as a columnar aggregate. *threads (may be NULL) gets the chunks it
-** would use: EXEC_COLAGG_THREADS, or 1 when a FLOAT/DOUBLE/DECIMAL sum must add in row order.
-** Pure: reads only the plan. */
-bool exec_colagg_check(const plan_query *q, int *threads);
+#define EXEC_COLAGG_THREADS PLAN_COLAGG_THREADS /* chunks evaluated in parallel */
 
 /* Try to answer x's aggregate with the pushdown. EXEC_ROW: *g is a new group row (no key
 ** values, x->q->sel->n_aggs accumulators) the caller finishes (HAVING, project) and frees

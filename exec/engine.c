@@ -20,6 +20,7 @@
 #include "exec/ddl.h"
 #include "exec/index.h"
 #include "exec/engine_int.h"
+#include "exec/eval.h"
 #include "exec/keymap.h"
 #include "exec/func.h"
 #include "planner/plan_reuse.h"
@@ -38,6 +39,7 @@ int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...) {
 
 /* ---- Session ---------------------------------------------------------------------------- */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
+  plan_set_const_eval(exec_eval_const); /* the binder folds constants with exec_eval */
   *out = NULL;
   exec_session *s = calloc(1, sizeof *s);
   if (!s) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");

@@ -348,3 +348,17 @@ int exec_eval(exec_eval_ctx *c, const plan_expr *e, cat_value *out) {
   *out = bool_or_null(tv);
   return EXEC_OK;
 }
+
+int exec_eval_const(const plan_expr *e, plan_arena *A, cat_value *out, char *msg, size_t cap) {
+  exec_eval_ctx c;
+  memset(&c, 0, sizeof c);
+  exec_arena scratch;
+  exec_arena_init(&scratch);
+  c.scratch = &scratch;
+  c.msg = msg;
+  c.cap = cap;
+  int rc = exec_eval(&c, e, out);
+  if (rc == EXEC_OK) rc = exec_value_own(A, out);
+  exec_arena_free(&scratch);
+  return rc;
+}

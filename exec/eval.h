@@ -48,6 +48,11 @@ int exec_value_cmp(const cat_value *a, const cat_value *b);
 ** family (numbers that compare equal hash equal). */
 uint64_t exec_value_hash(const cat_value *v);
 
+/* The binder's constant folding (plan_const_eval_fn, planner/expr.h): evaluate e, which reads
+** no row, parameter or aggregate, with a private scratch arena and copy the value's string
+** bytes into A. exec_session_open registers it with plan_set_const_eval. */
+int exec_eval_const(const plan_expr *e, plan_arena *A, cat_value *out, char *msg, size_t cap);
+
 /* Copy a value's string bytes into arena a so it outlives its source. EXEC_NOMEM. */
 int exec_value_own(plan_arena *a, cat_value *v);
 

@@ -4,7 +4,7 @@
 ** function for users (arguments, result type, NULL rule, errors, example).
 **
 ** Two steps, as the binder and the evaluator need them:
-**  - exec_func_lookup (at bind time): a name (any case) with its argument types gives a
+**  - cat_func_lookup (catalog/func_sig.h, at bind time): a name (any case) with its argument types gives a
 **    function id and the result type, or an error naming the function ("function SUBSTR
 **    takes 2 or 3 arguments, got 1", "function UPPER does not accept INTEGER (argument 1)").
 **  - exec_func_call (per row): the id, the argument values and the result type from lookup
@@ -43,11 +43,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "catalog/func_id.h"
+#include "catalog/func_sig.h"
 #include "catalog/types.h"
 #include "exec/arena.h"
 
-/* The function ids (enum exec_func_id) are in catalog/func_id.h, below the planner. */
+/* The function ids (enum exec_func_id, catalog/func_id.h) and the signatures (lookup, result
+** types, parameter hints, names: catalog/func_sig.h) live below the planner. */
 
 
 /* What a call needs besides its arguments. */
@@ -59,36 +60,7 @@ typedef struct exec_func_ctx {
   size_t cap;         /* its size */
 } exec_func_ctx;
 
-/* Resolve a scalar function or operator. name: case-insensitive function name, or an
-** operator "+", "-", "*", "/", "%", "||" (n_args 2; "-" with n_args 1 is negation).
-** arg_types[0..n_args): the arguments' types; a type with id 0 stands for an argument of
-** unknown type (an untyped parameter or a NULL literal) and is accepted wherever some type
-** is. On EXEC_OK: *func_id (enum exec_func_id) and *result_type are set. EXEC_ERROR (with
-** msg naming the function): unknown function, an aggregate name (use exec/agg.h), wrong
-** number of arguments, argument type not accepted. Nothing is allocated. */
-int exec_func_lookup(const char *name, int n_args, const cat_type *arg_types, int *func_id,
-                     cat_type *result_type, char *msg, size_t cap);
-
-/* The function id of operator sql_op (enum sql_op of sql/ast.h: SQL_OP_ADD, SQL_OP_SUB,
-** SQL_OP_MUL, SQL_OP_DIV, SQL_OP_MOD, SQL_OP_CONCAT, SQL_OP_NEG), or 0 for other ops. */
-int exec_func_of_op(int sql_op);
-
-/* The type argument i (0-based) of a call of func_id with n_args arguments should have
-** when it is an untyped parameter, given the other arguments' types (id 0 = unknown):
-** e.g. SUBSTR's 2nd argument is INTEGER, TO_CHAR's 2nd VARCHAR, + takes the other
-** operand's type. Returns a type with id 0 when anything goes. */
-cat_type exec_func_arg_hint(int func_id, int n_args, const cat_type *arg_types, int i);
-
-/* Upper-case canonical name of a function id ("SUBSTR", "+"); "?" for a bad id. */
-const char *exec_func_name(int func_id);
-/* Whether a call of func_id with n_args arguments gives the same result for the same
-** arguments at any time: false for NOW and CURRENT_DATE (the statement's clock) and for
-** what reads a named time zone (CONVERT_TZ, TIMEZONE_OFFSET, TO_TIMESTAMP / TO_DATE / TO_TIME
-** with a zone: the system's tz database changes with its updates). Such a call is refused in
-** an index key. */
-bool exec_func_deterministic(int func_id, int n_args);
-
-/* Call func_id on args[0..n_args) into *out. rt: the result type exec_func_lookup gave
+/* Call func_id on args[0..n_args) into *out. rt: the result type cat_func_lookup gave
 ** (the value is converted to it; DECIMAL results with precision 0 keep their scale), or NULL
 ** for the natural type of the actual arguments. String results live in ctx->arena; string
 ** arguments may be returned as is (out points into them). Returns EXEC_OK, or
@@ -162,12 +134,5 @@ int exec_like_prefix(const uint8_t *pat, size_t plen, int32_t escape, uint8_t *b
 int32_t exec_fold_lower(int32_t c);
 int32_t exec_fold_upper(int32_t c);
 
-/* The element type of ARRAY[e1, ..., en] with elements of types ts[0..n) (id 0 = unknown:
-** NULL or an untyped parameter): numbers give the widest (INTEGER at least, DECIMAL with any
-** DECIMAL, DOUBLE with any FLOAT or DOUBLE), strings VARCHAR, DATE with TIMESTAMP TIMESTAMP,
-** other types only themselves; all unknown gives VARCHAR. EXEC_ERROR with msg and *bad (the
-** 0-based index of the element that does not fit, or that is itself an ARRAY). */
-int exec_array_elem_type(int n, const cat_type *ts, cat_type *elem, int *bad, char *msg,
-                         size_t cap);
 
 #endif /* ROWAN_EXEC_FUNC_H */

@@ -21,54 +21,6 @@
 
 static int nomem(exec_func_ctx *c) { return exec_fn_err(c, EXEC_NOMEM, "out of memory"); }
 
-/* The type element values of types a and b both fit (id 0 = unknown), or id 0 if none. */
-static cat_type unify(const cat_type *a, const cat_type *b) {
-  if (!a->id) return *b;
-  if (!b->id) return *a;
-  int x = a->id, y = b->id;
-  if (cat_type_is_numeric(x) && cat_type_is_numeric(y)) {
-    if (cat_type_is_float(x) || cat_type_is_float(y)) return cat_type_of(CAT_T_DOUBLE);
-    if (x == CAT_T_DECIMAL || y == CAT_T_DECIMAL) return cat_type_of(CAT_T_DECIMAL);
-    return cat_type_of(x > y ? x : y);
-  }
-  if (cat_type_is_string(x) && cat_type_is_string(y)) return cat_type_of(CAT_T_VARCHAR);
-  bool dx = x == CAT_T_DATE || x == CAT_T_TIMESTAMP, dy = y == CAT_T_DATE || y == CAT_T_TIMESTAMP;
-  if (dx && dy) return cat_type_of(x == y ? x : CAT_T_TIMESTAMP);
-  if (x == y && x != CAT_T_ARRAY) return cat_type_of(x);
-  return cat_type_of(0);
-}
-
-int exec_array_elem_type(int n, const cat_type *ts, cat_type *elem, int *bad, char *msg,
-                         size_t cap) {
-  cat_type r = cat_type_of(0);
-  int first = -1;
-  for (int i = 0; i < n; i++) {
-    char a[48], b[48];
-    if (ts[i].id == CAT_T_ARRAY) {
-      *bad = i;
-      snprintf(msg, cap, "ARRAY[...]: element %d is an ARRAY (%s); arrays do not nest", i + 1,
-               cat_type_format(&ts[i], a, sizeof a));
-      return EXEC_ERROR;
-    }
-    if (!ts[i].id) continue;
-    cat_type u = unify(&r, &ts[i]);
-    if (!u.id) {
-      *bad = i;
-      snprintf(msg, cap, "ARRAY[...]: element %d is %s, element %d is %s: the elements of an "
-               "ARRAY must have one type", first + 1, cat_type_format(&ts[first], a, sizeof a),
-               i + 1, cat_type_format(&ts[i], b, sizeof b));
-      return EXEC_ERROR;
-    }
-    if (first < 0) first = i;
-    r = u;
-  }
-  if (!r.id) r = cat_type_of(CAT_T_VARCHAR); /* ARRAY[NULL] */
-  if (r.id == CAT_T_TINYINT || r.id == CAT_T_SMALLINT) r = cat_type_of(CAT_T_INTEGER);
-  if (r.id == CAT_T_CHAR) r = cat_type_of(CAT_T_VARCHAR);
-  *elem = r;
-  return EXEC_OK;
-}
-
 int exec_fn_array_build(const cat_type *elem, const cat_value *e, uint32_t n, cat_value *out,
                         exec_func_ctx *c) {
   cat_value *fit = n ? malloc(n * sizeof *fit) : NULL;
@@ -145,7 +97,7 @@ static int need_array(const cat_value *v, const char *f, int arg, exec_func_ctx 
 static int combine(int id, const cat_value *a, cat_value *out, exec_func_ctx *c) {
   const cat_value *arr = id == EXEC_F_ARRAY_PREPEND ? &a[1] : &a[0];
   const cat_value *other = id == EXEC_F_ARRAY_PREPEND ? &a[0] : &a[1];
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   int rc = need_array(arr, f, id == EXEC_F_ARRAY_PREPEND ? 2 : 1, c);
   if (!rc && id == EXEC_F_ARRAY_CAT) rc = need_array(other, f, 2, c);
   if (rc) return rc;
@@ -237,7 +189,7 @@ int exec_fn_array(int id, const cat_value *a, int n, const cat_type *rt, cat_val
         for (int i = 0; i < n && i < 64; i++) ts[i] = a[i].is_null ? cat_type_of(0) : a[i].type;
         char m[CAT_ERRMSG_MAX];
         if (n > 64) return exec_fn_err(c, EXEC_ERROR, "ARRAY[...]: too many elements");
-        if (exec_array_elem_type(n, ts, &elem, &bad, m, sizeof m))
+        if (cat_array_elem_type(n, ts, &elem, &bad, m, sizeof m))
           return exec_fn_err(c, EXEC_ERROR, "%s", m);
       }
       return exec_fn_array_build(&elem, a, (uint32_t)n, out, c);

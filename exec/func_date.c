@@ -75,7 +75,7 @@ static int ts_value(int64_t us, bool as_date, cat_value *out, exec_func_ctx *c,
 /* ---- Arithmetic ------------------------------------------------------------------------ */
 static int date_arith(int id, const cat_value *a, const cat_value *b, cat_value *out,
                       exec_func_ctx *c) {
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   bool da = a->type.id == CAT_T_DATE || a->type.id == CAT_T_TIMESTAMP;
   bool db = b->type.id == CAT_T_DATE || b->type.id == CAT_T_TIMESTAMP;
   if (da && db) {
@@ -174,7 +174,7 @@ static int unit_args(const char *f, const cat_value *a, int n, int *unit, int64_
 }
 
 static int round_unit(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   int unit;
   int64_t len, mult;
   int rc = unit_args(f, a, n, &unit, &len, &mult, c);
@@ -194,7 +194,7 @@ bool exec_fn_date_round_prepare(int func_id, int arg_type, const cat_value *a, i
   for (int i = 1; i < n; i++)
     if (a[i].is_null) return false; /* a NULL unit or multiplier: every result NULL */
   exec_func_ctx quiet = {NULL, 0, NULL, 0};
-  if (unit_args(exec_func_name(func_id), a, n, &r->unit, &r->len, &r->mult, &quiet))
+  if (unit_args(cat_func_name(func_id), a, n, &r->unit, &r->len, &r->mult, &quiet))
     return false; /* the call's own error, row by row */
   r->id = func_id;
   r->rt = *rt;
@@ -210,7 +210,7 @@ int exec_fn_date_round(const exec_date_round *r, const cat_value *v, cat_value *
   bool as_date = v->type.id == CAT_T_DATE;
   int64_t us = round_us(r->id, r->unit, r->len, r->mult, to_us(v));
   if (us < CAT_TS_MIN || us > CAT_TS_MAX) /* the error */
-    return ts_value(us, as_date, out, c, exec_func_name(r->id));
+    return ts_value(us, as_date, out, c, cat_func_name(r->id));
   /* the fields one by one: a whole value built and copied here stalled the store buffer
      (about a tenth of a GROUP BY TRUNC(TS, 'DAY') query's time) */
   out->type = r->rt;
@@ -231,7 +231,7 @@ static int field(int id, const cat_value *a, cat_value *out, exec_func_ctx *c) {
     return EXEC_OK;
   }
   if (tid != CAT_T_DATE && tid != CAT_T_TIMESTAMP)
-    return exec_fn_err(c, EXEC_ERROR, "function %s does not accept %s", exec_func_name(id),
+    return exec_fn_err(c, EXEC_ERROR, "function %s does not accept %s", cat_func_name(id),
                        cat_type_name(tid));
   exec_fn_tm tm;
   int64_t us = to_us(a);

@@ -412,7 +412,7 @@ static int to_number(const cat_value *a, int n, cat_value *out, exec_func_ctx *c
 }
 
 int exec_fn_fmt(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   switch (id) {
     case EXEC_F_TO_TIMESTAMP: case EXEC_F_TO_DATE: case EXEC_F_TO_TIME: {
       for (int i = 0; i < n; i++)

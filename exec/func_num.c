@@ -22,7 +22,7 @@ static int kind(const cat_value *v) {
   return K_OTHER;
 }
 
-static const char *op_text(int id) { return exec_func_name(id); }
+static const char *op_text(int id) { return cat_func_name(id); }
 
 static int overflow(exec_func_ctx *c, const char *tname, int id, const cat_value *a,
                     const cat_value *b) {
@@ -190,7 +190,7 @@ static int mode_of(int id) {
 }
 
 static int round_num(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   int64_t digits = 0;
   if (n >= 2) {
     int rc = exec_fn_i64(&a[1], &digits, c, f);
@@ -282,7 +282,7 @@ static int neg_abs(int id, const cat_value *a, cat_value *out, exec_func_ctx *c)
 }
 
 static int math1(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   double x, y = 0, r = 0;
   int rc = exec_fn_double(&a[0], &x, c, f);
   if (!rc && n >= 2) rc = exec_fn_double(&a[1], &y, c, f);

@@ -41,7 +41,7 @@ static size_t put_utf8(uint8_t *d, int32_t cp) {
 }
 
 static int fold(int id, const cat_value *a, cat_value *out, exec_func_ctx *c) {
-  int rc = need_text(a, exec_func_name(id), c);
+  int rc = need_text(a, cat_func_name(id), c);
   if (rc) return rc;
   const uint8_t *p = a->u.s.p, *end = p + a->u.s.len;
   uint8_t *d = exec_arena_alloc(c->arena, a->u.s.len + 1);
@@ -58,7 +58,7 @@ static int fold(int id, const cat_value *a, cat_value *out, exec_func_ctx *c) {
       size_t m = put_utf8(d + o, f);
       /* the folding table only pairs characters of equal UTF-8 length */
       if (m != n) return exec_fn_err(c, EXEC_ERROR, "%s: case folding changed a length",
-                                     exec_func_name(id));
+                                     cat_func_name(id));
       o += m;
     }
     p += n;
@@ -126,7 +126,7 @@ static bool in_set(int32_t cp, const uint8_t *set, size_t slen) {
 }
 
 static int trim(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   int rc = need_text(&a[0], f, c);
   if (!rc && n >= 2) rc = need_text(&a[1], f, c);
   if (rc) return rc;
@@ -245,7 +245,7 @@ static int replace(const cat_value *a, int n, cat_value *out, exec_func_ctx *c) 
 /* LPAD/RPAD(s, len[, fill]): s cut to len characters (its first len), or padded to len
 ** with fill repeated (the last copy cut short); fill defaults to one space. */
 static int pad(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   int64_t len;
   if (need_text(&a[0], f, c)) return EXEC_ERROR;
   int rc = exec_fn_i64(&a[1], &len, c, f);

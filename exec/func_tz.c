@@ -40,7 +40,7 @@ static int instant(const cat_value *v, int64_t *us, exec_func_ctx *c, const char
 static int64_t seconds(int64_t us) { return us / 1000000 - (us % 1000000 < 0); }
 
 int exec_fn_tz(int id, const cat_value *a, int n, cat_value *out, exec_func_ctx *c) {
-  const char *f = exec_func_name(id);
+  const char *f = cat_func_name(id);
   (void)n;
   int64_t us = 0;
   const exec_tz *from = NULL, *to = NULL;

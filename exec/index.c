@@ -39,7 +39,7 @@ int exec_index_kv_fail(exec_error *err, int rc, const char *what) {
 /* Whether e calls a function whose value depends on the time of the statement. */
 static bool volatile_expr(const plan_expr *e) {
   if (!e) return false;
-  if (e->kind == PX_FUNC && !exec_func_deterministic(e->func, (int)e->n_args)) return true;
+  if (e->kind == PX_FUNC && !cat_func_deterministic(e->func, (int)e->n_args)) return true;
   if (e->kind == PX_PARAM || e->kind == PX_AGG) return true;
   for (uint32_t i = 0; i < e->n_args; i++)
     if (volatile_expr(e->args[i])) return true;

@@ -402,7 +402,7 @@ static int group_step(exec_query *x, exec_mrow *g, exec_error *err) {
       x->agg_mem += after - before;
       if (x->agg_mem + x->groups.bytes > x->mem_limit) {
         char what[96];
-        snprintf(what, sizeof what, "%s%s", exec_agg_name(a->func),
+        snprintf(what, sizeof what, "%s%s", cat_agg_name(a->func),
                  a->distinct ? "(DISTINCT)" : "");
         return too_big(x, err, what);
       }

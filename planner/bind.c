@@ -23,8 +23,7 @@
 #include "catalog/decimal.h"
 #include "catalog/value.h"
 #include "catalog/status.h"
-#include "exec/eval.h"
-#include "exec/func.h"
+#include "catalog/func_sig.h"
 
 int bind_error(binder *b, int code, uint32_t off, const char *fmt, ...) {
   if (b->rc) return b->rc;
@@ -389,6 +388,13 @@ static int bool_const(const plan_expr *e) {
   return e->value.u.b ? 1 : 0;
 }
 
+/* The executor's evaluator of constant expressions (plan_set_const_eval). */
+static plan_const_eval_fn const_eval;
+
+void plan_set_const_eval(plan_const_eval_fn fn) {
+  __atomic_store_n(&const_eval, fn, __ATOMIC_RELEASE);
+}
+
 plan_expr *bind_fold(binder *b, plan_expr *e) {
   /* x OR TRUE is TRUE and x AND FALSE FALSE whatever x is (NULL included); x OR FALSE and
      x AND TRUE are x: a redundant condition is no filter */
@@ -405,19 +411,13 @@ plan_expr *bind_fold(binder *b, plan_expr *e) {
       e->kind == PX_AGG || e->kind == PX_ROW || !all_const(e))
     return e;
   if (e->kind == PX_FUNC && !bind_func_foldable(e->func)) return e;
-  exec_eval_ctx c;
-  memset(&c, 0, sizeof c);
-  exec_arena scratch;
-  exec_arena_init(&scratch);
-  c.scratch = &scratch;
+  plan_const_eval_fn ev = __atomic_load_n(&const_eval, __ATOMIC_ACQUIRE);
+  if (!ev) return e; /* no evaluator registered: evaluated at run time instead */
   char msg[256];
   msg[0] = 0;
-  c.msg = msg;
-  c.cap = sizeof msg;
   cat_value v;
-  int rc = exec_eval(&c, e, &v);
+  int rc = ev(e, b->A, &v, msg, sizeof msg);
   if (rc != EXEC_OK) {
-    exec_arena_free(&scratch);
     /* an error a constant expression always raises is reported now */
     bind_error(b, rc, e->off, "%s", msg);
     return NULL;
@@ -425,7 +425,6 @@ plan_expr *bind_fold(binder *b, plan_expr *e) {
   cat_type t = e->type;
   if (v.is_null) v = cat_v_null(t);
   plan_expr *k = bind_const(b, v, e->off);
-  exec_arena_free(&scratch);
   if (!k) return NULL;
   if (!v.is_null && cat_type_is_integer(v.type.id)) {
     /* an integer constant keeps the literal rule: INTEGER when it fits */
@@ -464,7 +463,7 @@ static plan_expr *bind_unary(binder *b, const sql_expr *x) {
     char m[256];
     int fid;
     cat_type rt;
-    if (exec_func_lookup("-", 1, &a->type, &fid, &rt, m, sizeof m) != EXEC_OK) {
+    if (cat_func_lookup("-", 1, &a->type, &fid, &rt, m, sizeof m) != EXEC_OK) {
       bind_error(b, EXEC_ERROR, x->off, "%s", m);
       return NULL;
     }
@@ -556,20 +555,20 @@ static plan_expr *bind_binary(binder *b, const sql_expr *x) {
                         : x->op == SQL_OP_MOD ? "%"
                                               : "||";
       cat_type at[2] = {l->type, r->type};
-      int fid = exec_func_of_op(x->op);
+      int fid = plan_func_of_op(x->op);
       if (l->kind == PX_PARAM && l->type.id == 0) {
-        cat_type h = exec_func_arg_hint(fid, 2, at, 0);
+        cat_type h = cat_func_arg_hint(fid, 2, at, 0);
         infer_param(b, l, &h);
       }
       if (r->kind == PX_PARAM && r->type.id == 0) {
-        cat_type h = exec_func_arg_hint(fid, 2, at, 1);
+        cat_type h = cat_func_arg_hint(fid, 2, at, 1);
         infer_param(b, r, &h);
       }
       at[0] = l->type;
       at[1] = r->type;
       char m[256];
       cat_type rt;
-      if (exec_func_lookup(ops, 2, at, &fid, &rt, m, sizeof m) != EXEC_OK) {
+      if (cat_func_lookup(ops, 2, at, &fid, &rt, m, sizeof m) != EXEC_OK) {
         bind_error(b, EXEC_ERROR, x->left->off, "%s", m);
         return NULL;
       }
@@ -805,7 +804,8 @@ bool plan_expr_equal(const plan_expr *a, const plan_expr *b2) {
     case PX_CONST: {
       if (a->value.is_null || b2->value.is_null) return a->value.is_null && b2->value.is_null;
       if (a->type.id != b2->type.id) return false;
-      return exec_value_cmp(&a->value, &b2->value) == 0;
+      int cmp = 0;
+      return cat_value_compare(&a->value, &b2->value, &cmp, NULL) == CAT_OK && cmp == 0;
     }
     case PX_COLUMN: if (a->column != b2->column) return false; break;
     case PX_PARAM: if (a->param != b2->param) return false; break;

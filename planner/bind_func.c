@@ -1,7 +1,7 @@
 /*
 ** planner/bind_func.c: binding of function calls. Scalar functions are resolved through
-** exec/func.h (exec_func_lookup gives the id and the result type; an untyped parameter
-** argument takes the type exec_func_arg_hint suggests). Aggregate calls (COUNT, SUM, AVG,
+** exec/func.h (cat_func_lookup gives the id and the result type; an untyped parameter
+** argument takes the type cat_func_arg_hint suggests). Aggregate calls (COUNT, SUM, AVG,
 ** MIN, MAX, STDDEV_*, with DISTINCT and COUNT(*); FIRST_VALUE/LAST_VALUE(x) and
 ** NTH_VALUE(x, n) WITHIN GROUP (ORDER BY k [DESC]); PERCENTILE_CONT/DISC(p) WITHIN GROUP
 ** (ORDER BY x) with p a constant in 0..1) are resolved through exec/agg.h and collected into
@@ -14,9 +14,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include "exec/agg.h"
+#include "catalog/agg_sig.h"
 #include "catalog/status.h"
-#include "exec/func.h"
+#include "catalog/array.h"
+#include "catalog/func_sig.h"
 #include "planner/plan_bind.h"
 
 bool bind_func_foldable(int f) { return f != EXEC_F_NOW && f != EXEC_F_CURRENT_DATE; }
@@ -76,14 +77,14 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
     return NULL;
   }
   int n = x->list ? x->list->n : 0;
-  bool ordered = exec_agg_is_ordered_set(x->text);
+  bool ordered = cat_agg_is_ordered_set(x->text);
   double frac = 0;
   if (ordered != x->within) {
     bind_error(b, EXEC_ERROR, x->off, ordered ? "%s needs WITHIN GROUP (ORDER BY x)"
                                               : "%s does not take WITHIN GROUP", x->text);
     return NULL;
   }
-  bool valued = ordered && exec_agg_takes_value(x->text); /* FIRST_VALUE(x) ... (ORDER BY k) */
+  bool valued = ordered && cat_agg_takes_value(x->text); /* FIRST_VALUE(x) ... (ORDER BY k) */
   bool nth = valued && strcasecmp(x->text, "NTH_VALUE") == 0;
   if (valued) {
     if (n != (nth ? 3 : 2)) {
@@ -117,7 +118,7 @@ static plan_expr *bind_agg(binder *b, const sql_expr *x) {
   int id;
   cat_type rt;
   char m[256];
-  if (exec_agg_lookup(x->text, x->star, x->distinct, &at, &id, &rt, m, sizeof m) != EXEC_OK) {
+  if (cat_agg_lookup(x->text, x->star, x->distinct, &at, &id, &rt, m, sizeof m) != EXEC_OK) {
     bind_error(b, EXEC_ERROR, x->off, "%s", m);
     return NULL;
   }
@@ -185,7 +186,7 @@ static plan_expr *bind_current_time(binder *b, const sql_expr *x) {
   int id;
   cat_type rt;
   char m[256];
-  if (exec_func_lookup("NOW", 0, NULL, &id, &rt, m, sizeof m) != EXEC_OK) {
+  if (cat_func_lookup("NOW", 0, NULL, &id, &rt, m, sizeof m) != EXEC_OK) {
     bind_error(b, EXEC_ERROR, x->off, "%s", m);
     return NULL;
   }
@@ -235,19 +236,19 @@ plan_expr *bind_func(binder *b, const sql_expr *x) {
   char m[256];
   if (strcasecmp(x->text, "ARRAY") == 0 && n > 0) { /* ARRAY[...]: point at the odd element */
     int bad = 0;
-    if (exec_array_elem_type(n, at, &rt, &bad, m, sizeof m) != EXEC_OK) {
+    if (cat_array_elem_type(n, at, &rt, &bad, m, sizeof m) != EXEC_OK) {
       bind_error(b, EXEC_ERROR, x->list->a[bad]->off, "%s", m);
       return NULL;
     }
   }
-  if (exec_func_lookup(x->text, n, at, &id, &rt, m, sizeof m) != EXEC_OK) {
+  if (cat_func_lookup(x->text, n, at, &id, &rt, m, sizeof m) != EXEC_OK) {
     bind_error(b, EXEC_ERROR, x->off, "%s", m);
     return NULL;
   }
   for (int i = 0; i < n; i++) {
     plan_expr *a = e->args[i];
     if (a->kind == PX_PARAM && a->type.id == 0) {
-      cat_type h = exec_func_arg_hint(id, n, at, i);
+      cat_type h = cat_func_arg_hint(id, n, at, i);
       if (h.id) {
         a->type = h;
         if (b->bound->param_types && a->param >= 1 && a->param <= b->bound->n_params &&
@@ -264,4 +265,17 @@ plan_expr *bind_func(binder *b, const sql_expr *x) {
     for (int i = 0; i < n; i++) e->nullable &= e->args[i]->nullable;
   }
   return bind_fold(b, e);
+}
+
+int plan_func_of_op(int sql_op) {
+  switch (sql_op) {
+    case SQL_OP_ADD: return EXEC_F_ADD;
+    case SQL_OP_SUB: return EXEC_F_SUB;
+    case SQL_OP_MUL: return EXEC_F_MUL;
+    case SQL_OP_DIV: return EXEC_F_DIV;
+    case SQL_OP_MOD: return EXEC_F_MOD;
+    case SQL_OP_CONCAT: return EXEC_F_CONCAT;
+    case SQL_OP_NEG: return EXEC_F_NEG;
+    default: return 0;
+  }
 }

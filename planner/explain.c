@@ -34,11 +34,11 @@
 #include <string.h>
 
 #include "catalog/value.h"
-#include "exec/agg.h"
-#include "exec/colagg.h"
-#include "exec/func.h"
+#include "catalog/agg_sig.h"
+#include "catalog/func_sig.h"
 #include "planner/plan_join.h"
 #include "planner/plan_select.h"
+#include "planner/colagg.h"
 #include "planner/explain_int.h"
 #include "planner/hint.h"
 #include "planner/skip_prefix.h"
@@ -199,7 +199,7 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
         put(b, ")");
         return;
       }
-      put(b, "%s(", exec_func_name(e->func));
+      put(b, "%s(", cat_func_name(e->func));
       pr_list(b, e, 0, names);
       put(b, ")");
       return;
@@ -771,7 +771,7 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   xjson *j = L->j;
   char buf[2048], ab[128];
   int cth = 0;
-  bool col = exec_colagg_check(q, &cth);
+  bool col = plan_colagg_check(q, &cth);
   char chunks[64] = "";
   if (col && cth > 1) snprintf(chunks, sizeof chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", cth, cth);
   else if (col) snprintf(chunks, sizeof chunks, "CLIENT 1-CHUNK SERIAL ");
@@ -787,7 +787,13 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     bool merged = false;
     for (const plan_join_node *n = q->join; !merged && n && !n->leaf; n = n->left)
       merged = n->algo == PLAN_JOIN_MERGE;
-    const char *notes[3];
+    if (q->join_order) {
+      xj_node(j, "JOIN ORDER");
+      xj_str(j, "text", q->join_order);
+      line(L, "    JOIN ORDER: %s  [fewest estimated rows first, then connected tables]",
+           q->join_order);
+    }
+    const char *notes[4];
     int nn = plan_join_hint_notes(L->A, s->hint, merged, notes);
     for (int i = 0; i < nn; i++) {
       xj_node(j, "HINT");

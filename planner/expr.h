@@ -5,7 +5,7 @@
 ** Binding (planner/bind.c) resolves every column reference of a statement against the
 ** catalog to a column index of the table, gives every node its SQL result type (catalog/
 ** types.h), converts literals to cat_value constants (coerced to the type they are compared
-** with where that is exact), resolves function names to function ids (exec/func.h) and
+** with where that is exact), resolves function names to function ids (catalog/func_sig.h) and
 ** aggregate calls to aggregate slots, and folds constant subtrees. The tree is allocated in
 ** a plan arena and freed with it; nodes are never shared between plans.
 **
@@ -67,5 +67,23 @@ struct plan_expr {
 /* Render e as SQL text (column names from `names`, indexed by column slot; NULL prints
 ** $slot) into buf, NUL-terminated, truncated to cap; returns the full length. */
 size_t plan_expr_print(const plan_expr *e, const char *const *names, char *buf, size_t cap);
+
+/* The function id (enum exec_func_id, catalog/func_id.h) of operator sql_op (enum sql_op of
+** sql/ast.h: SQL_OP_ADD, SQL_OP_SUB, SQL_OP_MUL, SQL_OP_DIV, SQL_OP_MOD, SQL_OP_CONCAT,
+** SQL_OP_NEG), or 0 for other ops (planner/bind_func.c). */
+int plan_func_of_op(int sql_op);
+
+/* Constant folding: the binder evaluates an operator or a deterministic function call whose
+** arguments are all constants once, at bind time, through the evaluator of the layer above
+** (the planner never includes the executor: exec_session_open registers exec/eval.c's with
+** plan_set_const_eval). fn evaluates e (no columns, parameters or aggregates in it) into
+** *out, any string bytes copied into A, and returns EXEC_OK or the error code with msg
+** set (an error a constant expression always raises is then reported at bind time). Until an
+** evaluator is registered nothing is folded (the expression is evaluated per row).
+** Thread-safe (an atomic pointer); registering the same function again is harmless. */
+struct plan_arena;
+typedef int (*plan_const_eval_fn)(const plan_expr *e, struct plan_arena *A, cat_value *out,
+                                  char *msg, size_t cap);
+void plan_set_const_eval(plan_const_eval_fn fn);
 
 #endif /* ROWAN_PLANNER_EXPR_H */

@@ -128,9 +128,13 @@ static size_t one_line(const char *hint, char *text, bool *cut) {
   return o;
 }
 
-int plan_join_hint_notes(plan_arena *A, const char *hint, bool merged, const char *notes[3]) {
+int plan_join_hint_notes(plan_arena *A, const char *hint, bool merged, const char *notes[4]) {
   int n = 0;
   const char *rest = hint;
+  if (plan_hint_has(rest, "ORDERED")) {
+    notes[n++] = "ORDERED applied: the tables are joined in FROM order";
+    rest = plan_hint_without(A, rest, "ORDERED");
+  }
   if (plan_hint_has(rest, "NO_CHILD_PARENT_JOIN_OPTIMIZATION")) {
     notes[n++] = "NO_CHILD_PARENT_JOIN_OPTIMIZATION applied: every probe input is read whole, "
                  "never narrowed to the build input's keys";

@@ -27,11 +27,12 @@ bool plan_hint_has(const char *hint, const char *word);
 ** when no other word is left (or hint is NULL, or out of memory). */
 const char *plan_hint_without(plan_arena *A, const char *hint, const char *word);
 
-/* EXPLAIN's HINT notes for the optimizer hint `hint` (NULL: none) of a join: that
-** NO_CHILD_PARENT_JOIN_OPTIMIZATION applied; that USE_SORT_MERGE_JOIN applied (merged: a
+/* EXPLAIN's HINT notes for the optimizer hint `hint` (NULL: none) of a join: that ORDERED
+** applied (the FROM order kept, planner/join.c); that NO_CHILD_PARENT_JOIN_OPTIMIZATION
+** applied; that USE_SORT_MERGE_JOIN applied (merged: a
 ** join of the tree is a sort-merge join) or was ignored; then the rest of the hint, on one
 ** line, ignored (no table of a join takes the other hints yet), rather than dropped unseen.
-** Up to 3 notes into notes (strings static or in A); their count. */
-int plan_join_hint_notes(plan_arena *A, const char *hint, bool merged, const char *notes[3]);
+** Up to 4 notes into notes (strings static or in A); their count. */
+int plan_join_hint_notes(plan_arena *A, const char *hint, bool merged, const char *notes[4]);
 
 #endif /* ROWAN_PLANNER_HINT_H */

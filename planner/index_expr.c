@@ -20,14 +20,14 @@
 #include <string.h>
 
 #include "catalog/status.h"
-#include "exec/func.h"
+#include "catalog/func_sig.h"
 #include "planner/plan_bind.h"
 #include "sql/parser.h"
 
 /* Whether e depends on the statement (time, parameters) or on several rows. */
 static bool not_row_value(const plan_expr *e) {
   if (!e) return false;
-  if (e->kind == PX_FUNC && !exec_func_deterministic(e->func, (int)e->n_args)) return true;
+  if (e->kind == PX_FUNC && !cat_func_deterministic(e->func, (int)e->n_args)) return true;
   if (e->kind == PX_PARAM || e->kind == PX_AGG) return true;
   for (uint32_t i = 0; i < e->n_args; i++)
     if (not_row_value(e->args[i])) return true;

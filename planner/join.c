@@ -26,8 +26,10 @@
 ** estimates, planner/select.c; a join's output is estimated as its larger input's rows, a
 ** cross join's as the product); a join without one is a nested loop over the right input.
 ** A hash join whose probe input is a table keyed by the join may read only the build
-** side's key prefixes (a child/parent join, planner/join_cp.c). The order of the tables is
-** the FROM order (no reordering in this slice).
+** side's key prefixes (a child/parent join, planner/join_cp.c). The tables are joined left
+** deep; three or more tables joined by INNER JOIN or commas only are put in the order
+** greedy_order gives from their leaves' estimates (the smallest first, then always a table
+** a term connects to the ones joined), other joins keep the FROM order.
 **
 ** Not here: binding the FROM (planner/bind_from.c), EXPLAIN (planner/explain_join.c),
 ** running the tree (exec/op_join.c).
@@ -37,6 +39,7 @@
 #include <string.h>
 
 #include "catalog/status.h"
+#include "planner/hint.h"
 #include "planner/index_choice.h"
 #include "planner/plan_join.h"
 #include "planner/plan_reuse.h"
@@ -368,8 +371,8 @@ static int propagate(const plan_select *s, terms *pushed, const terms *on_node, 
   return EXEC_OK;
 }
 
-int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
-                    plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
+static int build_tree(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                      plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
   int nf = s->n_from;
   if (nf > MAX_TABLES)
     return snprintf(msg, cap, "a join of more than %d tables", MAX_TABLES), EXEC_TOOBIG;
@@ -517,6 +520,185 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
   q->join_filter = post.n ? plan_and_terms(A, (const plan_expr *const *)post.v, (uint32_t)post.n)
                           : NULL;
   if (post.n && !q->join_filter) goto nomem;
+  return EXEC_OK;
+nomem:
+  snprintf(msg, cap, "out of memory");
+  return EXEC_NOMEM;
+}
+
+/* ---- Join order ------------------------------------------------------------------------ */
+/* A copy of e with every joined-row slot c replaced by map[c], or NULL on OOM. */
+static plan_expr *reslot(plan_arena *A, const plan_expr *e, const int *map) {
+  if (!e) return NULL;
+  plan_expr *c = plan_arena_alloc(A, sizeof *c);
+  if (!c) return NULL;
+  *c = *e;
+  if (e->kind == PX_COLUMN) c->column = map[e->column];
+  if (e->n_args) {
+    c->args = plan_arena_alloc(A, e->n_args * sizeof *c->args);
+    if (!c->args) return NULL;
+    for (uint32_t i = 0; i < e->n_args; i++)
+      if (!(c->args[i] = reslot(A, e->args[i], map))) return NULL;
+  }
+  return c;
+}
+
+/* reslot over an array of n expressions (NULL entries stay NULL); NULL on OOM. */
+static plan_expr **reslot_all(plan_arena *A, plan_expr *const *v, int n, const int *map) {
+  if (n <= 0) return NULL;
+  plan_expr **w = plan_arena_alloc(A, (size_t)n * sizeof *w);
+  if (!w) return NULL;
+  for (int i = 0; i < n; i++)
+    if (v[i] && !(w[i] = reslot(A, v[i], map))) return NULL;
+    else if (!v[i]) w[i] = NULL;
+  return w;
+}
+
+/* Whether the tables of s may be joined in another order than FROM's: three or more tables
+** joined by INNER JOIN or commas only (an outer, semi or anti join fixes which side is
+** which; a CROSS JOIN fixes the order, as in SQLite), and no hint about the order
+** (ORDERED, as Oracle's) or about the first join (USE_SORT_MERGE_JOIN). */
+static bool reorderable(const plan_select *s) {
+  if (s->n_from < 3 || s->n_from > MAX_TABLES) return false;
+  for (int k = 1; k < s->n_from; k++)
+    if (s->from[k].join != SQL_JOIN_INNER && s->from[k].join != SQL_JOIN_COMMA) return false;
+  return !plan_hint_has(s->hint, "ORDERED") && !plan_hint_has(s->hint, "USE_SORT_MERGE_JOIN");
+}
+
+/* The join order by estimated rows (greedy, as SQLite's and most planners' first step):
+** the table with the fewest rows after its own terms first, then each time the table with
+** the fewest rows among those an equality connects to the tables already joined (it becomes
+** a hash key there), or among all when none is connected (a cross product left for last).
+** est[k]: table k's leaf estimate; masks[0..nm): the tables each equality between tables
+** names (other terms do not connect: a nested loop is no cheaper than a later filter). Ties
+** keep FROM order. order[i] gets the FROM index of the i-th table. */
+static void greedy_order(int nf, const uint64_t *est, const uint64_t *masks, int nm,
+                         int *order) {
+  uint64_t done = 0;
+  for (int i = 0; i < nf; i++) {
+    int best = -1;
+    bool best_conn = false;
+    for (int t = 0; t < nf; t++) {
+      if (done & (1ull << t)) continue;
+      bool conn = false;
+      for (int m = 0; m < nm && !conn && done; m++)
+        conn = (masks[m] & (1ull << t)) && (masks[m] & done) &&
+               !(masks[m] & ~(done | (1ull << t)));
+      if (best < 0 || (conn && !best_conn) || (conn == best_conn && est[t] < est[best])) {
+        best = t;
+        best_conn = conn;
+      }
+    }
+    order[i] = best;
+    done |= 1ull << best;
+  }
+}
+
+/* s with its tables in `order`: the FROM list permuted with new slot bases, every ON made a
+** WHERE term (the joins are inner, so the answer is the same), and every expression over the
+** joined row moved to the new slots. The result columns, their names and order are s's. */
+static plan_select *reordered(const plan_select *s, const int *order, plan_arena *A) {
+  int nf = s->n_from, *map = plan_arena_alloc(A, (size_t)(s->n_slots + 1) * sizeof *map);
+  plan_select *r = plan_arena_alloc(A, sizeof *r);
+  plan_from *from = plan_arena_alloc(A, (size_t)nf * sizeof *from);
+  const char **names = plan_arena_alloc(A, (size_t)(s->n_slots + 1) * sizeof *names);
+  if (!map || !r || !from || !names) return NULL;
+  *r = *s;
+  int base = 0;
+  for (int i = 0; i < nf; i++) {
+    int k = order[i], w = (k + 1 < nf ? s->from[k + 1].base : s->n_slots) - s->from[k].base;
+    from[i] = s->from[k];
+    from[i].base = base;
+    from[i].join = i ? SQL_JOIN_COMMA : 0;
+    from[i].on = NULL;
+    for (int c = 0; c < w; c++) {
+      map[s->from[k].base + c] = base + c;
+      names[base + c] = s->col_names ? s->col_names[s->from[k].base + c] : NULL;
+    }
+    base += w;
+  }
+  terms all = {0};
+  if (split(A, s->where, &all)) return NULL;
+  for (int k = 1; k < nf; k++)
+    if (split(A, s->from[k].on, &all)) return NULL;
+  for (int i = 0; i < all.n; i++)
+    if (!(all.v[i] = reslot(A, all.v[i], map))) return NULL;
+  r->from = from;
+  r->col_names = s->col_names ? names : NULL;
+  r->where = all.n ? plan_and_terms(A, (const plan_expr *const *)all.v, (uint32_t)all.n) : NULL;
+  if (all.n && !r->where) return NULL;
+  if (s->aggregate) { /* the projection, HAVING and ORDER BY read the aggregate row */
+    if (s->n_group && !(r->group = reslot_all(A, s->group, s->n_group, map))) return NULL;
+    if (s->n_aggs) {
+      plan_agg *ag = plan_arena_alloc(A, (size_t)s->n_aggs * sizeof *ag);
+      if (!ag) return NULL;
+      for (int i = 0; i < s->n_aggs; i++) {
+        ag[i] = s->aggs[i];
+        if ((s->aggs[i].arg && !(ag[i].arg = reslot(A, s->aggs[i].arg, map))) ||
+            (s->aggs[i].arg2 && !(ag[i].arg2 = reslot(A, s->aggs[i].arg2, map))))
+          return NULL;
+      }
+      r->aggs = ag;
+    }
+  } else {
+    if (s->n_proj && !(r->proj = reslot_all(A, s->proj, s->n_proj, map))) return NULL;
+    if (s->n_order && !(r->order_src = reslot_all(A, s->order_src, s->n_order, map)))
+      return NULL;
+  }
+  return r;
+}
+
+/* The EXPLAIN note of a reordered join: "STATIONS, SENSOR, T (FROM order: SENSOR, ...)". */
+static const char *order_note(const plan_select *s, const plan_select *r, plan_arena *A) {
+  char buf[512];
+  size_t o = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    const plan_select *x = pass ? s : r;
+    if (pass) o += (size_t)snprintf(buf + o, o < sizeof buf ? sizeof buf - o : 0, " (FROM order: ");
+    for (int i = 0; i < x->n_from && o < sizeof buf; i++)
+      o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", i ? ", " : "",
+                            x->from[i].name && x->from[i].name[0] ? x->from[i].name : "?");
+  }
+  if (o < sizeof buf) o += (size_t)snprintf(buf + o, sizeof buf - o, ")");
+  if (o >= sizeof buf) o = sizeof buf - 1;
+  return plan_arena_strndup(A, buf, o);
+}
+
+int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+                    plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
+  int rc = build_tree(db, s, params, n_params, A, q, msg, cap, full);
+  if (rc || !full || !reorderable(s)) return rc;
+  int nf = s->n_from;
+  uint64_t *est = plan_arena_alloc(A, (size_t)nf * sizeof *est);
+  int *order = plan_arena_alloc(A, (size_t)nf * sizeof *order);
+  terms all = {0};
+  if (!est || !order || split(A, s->where, &all)) goto nomem;
+  for (int k = 1; k < nf; k++)
+    if (split(A, s->from[k].on, &all)) goto nomem;
+  uint64_t *masks = plan_arena_alloc(A, (size_t)(all.n + 1) * sizeof *masks);
+  if (!masks) goto nomem;
+  int nm = 0;
+  for (int i = 0; i < all.n; i++) { /* equalities between tables: the hash keys to be */
+    const plan_expr *e = all.v[i];
+    if (e->kind != PX_BINARY || e->op != SQL_OP_EQ || e->n_args != 2) continue;
+    uint64_t a = mask_of(s, e->args[0]), b = mask_of(s, e->args[1]);
+    if (a && b && !(a & b)) masks[nm++] = a | b;
+  }
+  const plan_join_node *n = q->join; /* left-deep in FROM order: the right leaves, then 0 */
+  for (int k = nf - 1; k >= 1; k--, n = n->left) est[k] = n->right->est_rows;
+  est[0] = n->est_rows;
+  greedy_order(nf, est, masks, nm, order);
+  int k = 0;
+  while (k < nf && order[k] == k) k++;
+  if (k == nf) return EXEC_OK; /* FROM order already */
+  const plan_select *r = reordered(s, order, A);
+  if (!r) goto nomem;
+  plan_join_free(q->join);
+  q->join = NULL;
+  q->join_filter = NULL;
+  q->sel = r;
+  if ((rc = build_tree(db, r, params, n_params, A, q, msg, cap, full)) != EXEC_OK) return rc;
+  if (!(q->join_order = order_note(s, r, A))) goto nomem;
   return EXEC_OK;
 nomem:
   snprintf(msg, cap, "out of memory");

@@ -294,6 +294,8 @@ typedef struct plan_query {
                               (sel->n_slots slots) feed the steps after the scan (has_scan
                               false); NULL otherwise (planner/plan_join.h) */
   plan_expr *join_filter;  /* joins: the WHERE terms checked after the whole tree, or NULL */
+  const char *join_order;  /* joins put in another order than FROM's (planner/join.c): the
+                              order and the FROM order, for EXPLAIN; NULL otherwise */
   int n_subs;              /* a statement's plan: the subqueries run once before it
                               (exec/engine_sub.c), for EXPLAIN; 0 otherwise */
   const struct plan_query *subs; /* their plans (the run's memory) */

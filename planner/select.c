@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "catalog/status.h"
-#include "exec/func.h"
+#include "catalog/func_sig.h"
 #include "planner/filter.h"
 #include "planner/index_choice.h"
 #include "planner/plan.h"

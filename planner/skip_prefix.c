@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "catalog/keycodec.h"
-#include "exec/agg.h"
+#include "catalog/agg_sig.h"
 #include "catalog/status.h"
 #include "planner/plan_select.h"
 #include "planner/skip_prefix.h"

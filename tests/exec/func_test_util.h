@@ -1,7 +1,7 @@
 /*
 ** tests/exec/func_test_util.h: the harness shared by the function tests (test_func.c,
 ** test_func_date.c): value builders (I BIGINT, N INTEGER, DB DOUBLE, S VARCHAR, NUL, TS, DT,
-** DC from text), a call through exec_func_lookup + exec_func_call, and CHK / ERR, which
+** DC from text), a call through cat_func_lookup + exec_func_call, and CHK / ERR, which
 ** check a call's result text and type, or its error code and message, naming the line.
 ** A file defines FUNC_TEST_NOW_US (the statement time NOW() sees) before including it.
 ** Header-only, static.
@@ -51,7 +51,7 @@ static int run(const char *name, int n, const cat_value *a, cat_value *out, cat_
   int id;
   cat_type r;
   msg[0] = 0;
-  int rc = exec_func_lookup(name, n, ts, &id, &r, msg, sizeof msg);
+  int rc = cat_func_lookup(name, n, ts, &id, &r, msg, sizeof msg);
   if (rc) return rc;
   if (rt) *rt = r;
   exec_func_ctx c = {&arena, FUNC_TEST_NOW_US, msg, sizeof msg};

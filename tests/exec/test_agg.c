@@ -34,11 +34,11 @@ static cat_value DC(const char *s) {
   return v;
 }
 
-/* An accumulator for name(arg_type) as exec_agg_lookup resolves it. */
+/* An accumulator for name(arg_type) as cat_agg_lookup resolves it. */
 static void start(exec_agg *a, const char *name, bool star, bool distinct, int arg_id) {
   cat_type at = cat_type_of(arg_id), rt;
   int id;
-  if (exec_agg_lookup(name, star, distinct, &at, &id, &rt, msg, sizeof msg) != EXEC_OK)
+  if (cat_agg_lookup(name, star, distinct, &at, &id, &rt, msg, sizeof msg) != EXEC_OK)
     fail_msg("lookup %s: %s", name, msg);
   exec_agg_init(a, id, distinct, &at, &rt);
 }
@@ -59,34 +59,34 @@ static void test_lookup(void **state) {
   (void)state;
   int id;
   cat_type rt, t = cat_type_of(CAT_T_INTEGER);
-  assert_int_equal(exec_agg_lookup("count", true, false, NULL, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_agg_lookup("count", true, false, NULL, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_AGG_COUNT_STAR);
   assert_int_equal(rt.id, CAT_T_BIGINT);
-  assert_int_equal(exec_agg_lookup("Sum", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_agg_lookup("Sum", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_AGG_SUM);
   assert_int_equal(rt.id, CAT_T_BIGINT);
-  assert_int_equal(exec_agg_lookup("AVG", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_agg_lookup("AVG", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DECIMAL);
   t = (cat_type){CAT_T_DECIMAL, 10, 2, 0, 0};
-  assert_int_equal(exec_agg_lookup("SUM", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_agg_lookup("SUM", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DECIMAL);
   assert_int_equal(rt.scale, 2);
   t = cat_type_of(CAT_T_FLOAT);
-  assert_int_equal(exec_agg_lookup("AVG", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_agg_lookup("AVG", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DOUBLE);
   t = (cat_type){CAT_T_VARCHAR, 0, 0, 10, 0};
-  assert_int_equal(exec_agg_lookup("MIN", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_agg_lookup("MIN", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_AGG_MIN);
   assert_memory_equal(&rt, &t, sizeof t);
-  assert_int_equal(exec_agg_lookup("SUM", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_agg_lookup("SUM", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "SUM does not accept VARCHAR"));
-  assert_int_equal(exec_agg_lookup("SUM", true, false, NULL, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_agg_lookup("SUM", true, false, NULL, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "SUM(*)"));
-  assert_int_equal(exec_agg_lookup("COUNT", true, true, NULL, &id, &rt, msg, sizeof msg), EXEC_ERROR);
-  assert_int_equal(exec_agg_lookup("MEDIAN", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_agg_lookup("COUNT", true, true, NULL, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_agg_lookup("MEDIAN", false, false, &t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "MEDIAN"));
-  assert_string_equal(exec_agg_name(EXEC_AGG_AVG), "AVG");
-  assert_string_equal(exec_agg_name(99), "?");
+  assert_string_equal(cat_agg_name(EXEC_AGG_AVG), "AVG");
+  assert_string_equal(cat_agg_name(99), "?");
 }
 
 static void test_empty_and_nulls(void **state) {

@@ -1,11 +1,12 @@
 /*
 ** tests/exec/test_differential_join.c: joins of Rowan against SQLite (libsqlite3), the
-** sibling of tests/exec/test_differential.c for issue 16's first slice. Each round makes
-** three random tables T0, T1, T2 (a key of one or two INTEGER columns, ASC or DESC, and
-** nullable INTEGER A, VARCHAR B and DOUBLE C columns), writes the same rows into both
-** engines (values from small domains, so keys repeat and join; about one value in five is
-** NULL; sometimes a table is empty; half the rows flushed to store files), and runs random
-** joins of two or three of them: [INNER] JOIN ... ON, LEFT, RIGHT and FULL JOIN ... ON,
+** sibling of tests/exec/test_differential.c for issue 16. Each round makes four random
+** tables T0..T3 (a key of one or two INTEGER columns, ASC or DESC, nullable INTEGER A,
+** VARCHAR B and DOUBLE C columns, and half the time a secondary index on A and one on B
+** covering C), writes the same rows into both engines (values from small domains, so keys
+** repeat and join; about one value in five is NULL; sometimes a table is empty; half the
+** rows flushed to store files), and runs random joins of two to four of them (three or more
+** inner-joined tables are reordered by their estimates, planner/join.c): [INNER] JOIN ... ON, LEFT, RIGHT and FULL JOIN ... ON,
 ** CROSS JOIN, comma joins with the condition in WHERE, and USING; ON conditions with an equality (a hash
 ** join), with an extra residual term, or with no equality (a nested loop); WHERE terms on
 ** one table (pushed into its scan: key ranges and filters) and on several; a select list
@@ -41,7 +42,7 @@
 #include "rowan.h"
 #include "testutil.h"
 
-#define NT 3              /* tables */
+#define NT 4              /* tables */
 #define QUERIES 60        /* per round */
 #define SQL_CAP 2048
 
@@ -56,6 +57,8 @@ typedef struct world {
   int queries, nonempty;  /* queries compared, of which returned rows */
   int hash, loop;         /* queries whose plan had a hash join / a nested loop */
   int semi, setop, merge; /* plans with a semi or anti join / a set operation / a merge */
+  int reordered;          /* plans whose tables were joined in another order than FROM's */
+  int indexed;            /* plans that read a table through a secondary index */
   bool spill_round;       /* this round's Rowan has a join memory of SPILL_MEMORY bytes:
                              its hash joins partition to disk; only equality joins are drawn
                              (a nested loop past it fails by design) */
@@ -89,6 +92,18 @@ static void make_tables(world *w) {
              w->nkey[t] == 2 ? "K1 INTEGER NOT NULL, " : "", w->desc[t] ? " DESC" : "",
              w->nkey[t] == 2 ? ", K1" : "");
     both(w, sql);
+    if (below(w, 2)) { /* secondary indexes, kept in step by the writes below */
+      snprintf(sql, sizeof sql, "CREATE INDEX T%d_IA ON T%d (A)", t, t);
+      both(w, sql);
+    }
+    if (below(w, 2)) { /* Rowan's covers C too (SQLite has no INCLUDE) */
+      snprintf(sql, sizeof sql, "CREATE INDEX T%d_IB ON T%d (B) INCLUDE (C)", t, t);
+      if (rowan_exec(w->rdb, sql, NULL, NULL) != ROWAN_OK)
+        fail_msg("rowan: %s\n  -> %s", sql, rowan_errmsg(w->rdb));
+      snprintf(sql, sizeof sql, "CREATE INDEX T%d_IB ON T%d (B)", t, t);
+      char *msg = NULL;
+      if (sqlite3_exec(w->sdb, sql, NULL, NULL, &msg) != SQLITE_OK) fail_msg("sqlite: %s", msg);
+    }
     int rows = below(w, 10) == 0 ? 0 : 1 + below(w, 20);
     for (int r = 0; r < rows; r++) {
       char a[16], k1[16];
@@ -245,9 +260,9 @@ static void show(const char *who, const res *r) {
 
 /* A random join query into sql. */
 static void gen_query(world *w, char *sql, size_t cap) {
-  int n = 2 + below(w, 2);
-  int t[3];
-  char al[3] = {'X', 'Y', 'Z'};
+  int n = 2 + below(w, 3);
+  int t[4];
+  char al[4] = {'X', 'Y', 'Z', 'W'};
   for (int i = 0; i < n; i++) t[i] = below(w, NT); /* self-joins too */
   char from[1024], where[512] = "", term[160];
   size_t o = (size_t)snprintf(from, sizeof from, "T%d X", t[0]);
@@ -261,6 +276,7 @@ static void gen_query(world *w, char *sql, size_t cap) {
       continue;
     }
     if (kind == 5 || ((kind == 3 || kind == 4) && w->spill_round)) kind = 0;
+    if (i == 3 && kind == 3) kind = 0; /* a fourth table by a condition: no 20^4-row products */
     if (kind == 3) { /* CROSS JOIN, maybe a WHERE term */
       o += (size_t)snprintf(from + o, sizeof from - o, " CROSS JOIN T%d %c", t[i], al[i]);
       continue;
@@ -442,6 +458,9 @@ static void test_differential_join(void **state) {
         if (strstr(a.v[i], "NESTED LOOP JOIN")) w->loop++;
         if (strstr(a.v[i], " spilled=")) spilled = true;
         if (strstr(a.v[i], "SORT-MERGE JOIN")) w->merge++;
+        if (strstr(a.v[i], "JOIN ORDER: ")) w->reordered++;
+        if (strstr(a.v[i], " OVER T") && (strstr(a.v[i], "_IA") || strstr(a.v[i], "_IB")))
+          w->indexed++;
         if (strstr(a.v[i], "SEMI HASH JOIN") || strstr(a.v[i], "ANTI HASH JOIN")) w->semi++;
         if (!strncmp(a.v[i], "UNION", 5) || strstr(a.v[i], "INTERSECT  (") ||
             strstr(a.v[i], "EXCEPT  ("))
@@ -457,12 +476,14 @@ static void test_differential_join(void **state) {
   }
   fprintf(stderr, "[test_differential_join] %d queries compared, %d returned rows; %d hash "
           "joins, %d nested loops, %d semi / anti joins, %d set operations, %d sort-merge joins "
-          "in their plans; %d spilled to disk\n", w->queries, w->nonempty, w->hash, w->loop,
-          w->semi, w->setop, w->merge, w->spilled);
-  /* not vacuous: most queries return rows, every algorithm ran, and joins spilled */
+          "in their plans; %d joined in another order than FROM's; %d read an index; %d spilled to "
+          "disk\n", w->queries, w->nonempty, w->hash, w->loop, w->semi, w->setop, w->merge,
+          w->reordered, w->indexed, w->spilled);
+  /* not vacuous: most queries return rows, every algorithm ran, joins were reordered and
+     spilled */
   assert_true(w->nonempty * 2 >= w->queries);
   assert_true(w->hash > 0 && w->loop > 0 && w->semi > 0 && w->setop > 0 && w->merge > 0 &&
-              w->spilled > 0);
+              w->reordered > 0 && w->indexed > 0 && w->spilled > 0);
   free(w);
 }
 

@@ -20,6 +20,7 @@
 #include "catalog/value.h"
 #include "exec/engine.h"
 #include "exec/func.h"
+#include "planner/expr.h"
 #include "sql/ast.h"
 #include "testutil.h"
 
@@ -32,25 +33,25 @@ static void test_lookup_errors(void **state) {
   int id;
   cat_type rt, t[3] = {cat_type_of(CAT_T_INTEGER), cat_type_of(CAT_T_VARCHAR),
                        cat_type_of(CAT_T_INTEGER)};
-  assert_int_equal(exec_func_lookup("FOO", 1, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("FOO", 1, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "unknown function FOO"));
-  assert_int_equal(exec_func_lookup("substr", 1, t + 1, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("substr", 1, t + 1, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "SUBSTR takes 2 to 3 arguments, got 1"));
-  assert_int_equal(exec_func_lookup("ABS", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("ABS", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "ABS takes 1 argument, got 2"));
-  assert_int_equal(exec_func_lookup("COALESCE", 0, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("COALESCE", 0, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "at least 1"));
-  assert_int_equal(exec_func_lookup("UPPER", 1, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("UPPER", 1, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "UPPER does not accept INTEGER (argument 1)"));
-  assert_int_equal(exec_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "does not accept VARCHAR (argument 2)"));
-  assert_int_equal(exec_func_lookup("sum", 1, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("sum", 1, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "aggregate"));
-  assert_int_equal(exec_func_lookup("COALESCE", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("COALESCE", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   assert_non_null(strstr(msg, "no common type"));
-  assert_int_equal(exec_func_lookup("SUBSTRINGX", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("SUBSTRINGX", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   /* a name longer than any function */
-  assert_int_equal(exec_func_lookup("A_VERY_LONG_FUNCTION_NAME_THAT_IS_NOT_THERE", 1, t, &id,
+  assert_int_equal(cat_func_lookup("A_VERY_LONG_FUNCTION_NAME_THAT_IS_NOT_THERE", 1, t, &id,
                                     &rt, msg, sizeof msg), EXEC_ERROR);
 }
 
@@ -58,32 +59,32 @@ static void test_lookup_names(void **state) {
   (void)state;
   int id;
   cat_type rt, t[2] = {cat_type_of(CAT_T_VARCHAR), cat_type_of(CAT_T_INTEGER)};
-  assert_int_equal(exec_func_lookup("Upper", 1, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("Upper", 1, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_F_UPPER);
-  assert_int_equal(exec_func_lookup("substring", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("substring", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_F_SUBSTR);
-  assert_int_equal(exec_func_lookup("char_length", 1, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("char_length", 1, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_F_LENGTH);
-  assert_int_equal(exec_func_lookup("current_timestamp", 0, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("current_timestamp", 0, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_F_NOW);
-  assert_int_equal(exec_func_lookup("-", 1, t + 1, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("-", 1, t + 1, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(id, EXEC_F_NEG);
   assert_int_equal(rt.id, CAT_T_BIGINT);
   assert_true(cat_func_is_aggregate("count"));
   assert_true(cat_func_is_aggregate("MAX"));
   assert_false(cat_func_is_aggregate("UPPER"));
-  assert_int_equal(exec_func_of_op(SQL_OP_ADD), EXEC_F_ADD);
-  assert_int_equal(exec_func_of_op(SQL_OP_CONCAT), EXEC_F_CONCAT);
-  assert_int_equal(exec_func_of_op(SQL_OP_NEG), EXEC_F_NEG);
-  assert_int_equal(exec_func_of_op(SQL_OP_EQ), 0);
-  assert_string_equal(exec_func_name(EXEC_F_TO_CHAR), "TO_CHAR");
-  assert_string_equal(exec_func_name(0), "?");
-  assert_string_equal(exec_func_name(EXEC_F_COUNT_), "?");
+  assert_int_equal(plan_func_of_op(SQL_OP_ADD), EXEC_F_ADD);
+  assert_int_equal(plan_func_of_op(SQL_OP_CONCAT), EXEC_F_CONCAT);
+  assert_int_equal(plan_func_of_op(SQL_OP_NEG), EXEC_F_NEG);
+  assert_int_equal(plan_func_of_op(SQL_OP_EQ), 0);
+  assert_string_equal(cat_func_name(EXEC_F_TO_CHAR), "TO_CHAR");
+  assert_string_equal(cat_func_name(0), "?");
+  assert_string_equal(cat_func_name(EXEC_F_COUNT_), "?");
   /* every named function resolves back to its id with untyped arguments */
   cat_type unk[8];
   memset(unk, 0, sizeof unk);
   for (int f = 1; f < EXEC_F_COUNT_; f++) {
-    const char *name = exec_func_name(f);
+    const char *name = cat_func_name(f);
     assert_string_not_equal(name, "?");
     if (f == EXEC_F_NEG) continue;
     int n = f <= EXEC_F_CONCAT ? 2 : f == EXEC_F_CONCAT_N || f == EXEC_F_CONVERT_TZ ? 3
@@ -107,7 +108,7 @@ static void test_lookup_names(void **state) {
       n = 3;
       ts = any3;
     }
-    if (exec_func_lookup(name, n, ts, &got, &rt, msg, sizeof msg) != EXEC_OK)
+    if (cat_func_lookup(name, n, ts, &got, &rt, msg, sizeof msg) != EXEC_OK)
       fail_msg("%s/%d: %s", name, n, msg);
     assert_int_equal(got, f);
   }
@@ -120,49 +121,49 @@ static void test_lookup_types(void **state) {
   cat_type dec = {CAT_T_DECIMAL, 10, 2, 0, 0}, vc = {CAT_T_VARCHAR, 0, 0, 20, 0};
   cat_type t[3];
   t[0] = cat_type_of(CAT_T_SMALLINT); t[1] = cat_type_of(CAT_T_INTEGER);
-  assert_int_equal(exec_func_lookup("*", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("*", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_BIGINT);
   t[1] = dec;
-  assert_int_equal(exec_func_lookup("/", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("/", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DECIMAL);
   t[1] = cat_type_of(CAT_T_FLOAT);
-  assert_int_equal(exec_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DOUBLE);
   t[0] = cat_type_of(CAT_T_DATE); t[1] = cat_type_of(CAT_T_INTEGER);
-  assert_int_equal(exec_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DATE);
   t[1] = cat_type_of(CAT_T_DOUBLE);
-  assert_int_equal(exec_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_TIMESTAMP);
   t[1] = cat_type_of(CAT_T_DATE);
-  assert_int_equal(exec_func_lookup("-", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("-", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_BIGINT);
   t[1] = cat_type_of(CAT_T_TIMESTAMP);
-  assert_int_equal(exec_func_lookup("-", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("-", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DECIMAL);
-  assert_int_equal(exec_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
+  assert_int_equal(cat_func_lookup("+", 2, t, &id, &rt, msg, sizeof msg), EXEC_ERROR);
   t[0] = vc;
-  assert_int_equal(exec_func_lookup("UPPER", 1, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("UPPER", 1, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_VARCHAR);
   assert_int_equal(rt.length, 20);
   t[0] = dec;
-  assert_int_equal(exec_func_lookup("ABS", 1, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("ABS", 1, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_memory_equal(&rt, &dec, sizeof rt);
   t[0] = cat_type_of(CAT_T_INTEGER); t[1] = dec; t[2] = cat_type_of(0);
-  assert_int_equal(exec_func_lookup("COALESCE", 3, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("COALESCE", 3, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_DECIMAL);
   t[0] = cat_type_of(CAT_T_SMALLINT); t[1] = cat_type_of(CAT_T_INTEGER);
-  assert_int_equal(exec_func_lookup("GREATEST", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
+  assert_int_equal(cat_func_lookup("GREATEST", 2, t, &id, &rt, msg, sizeof msg), EXEC_OK);
   assert_int_equal(rt.id, CAT_T_INTEGER);
   /* parameter hints */
   t[0] = cat_type_of(CAT_T_VARCHAR); t[1] = cat_type_of(0);
-  assert_int_equal(exec_func_arg_hint(EXEC_F_SUBSTR, 2, t, 1).id, CAT_T_INTEGER);
+  assert_int_equal(cat_func_arg_hint(EXEC_F_SUBSTR, 2, t, 1).id, CAT_T_INTEGER);
   t[0] = cat_type_of(CAT_T_BIGINT);
-  assert_int_equal(exec_func_arg_hint(EXEC_F_ADD, 2, t, 1).id, CAT_T_BIGINT);
+  assert_int_equal(cat_func_arg_hint(EXEC_F_ADD, 2, t, 1).id, CAT_T_BIGINT);
   t[0] = cat_type_of(CAT_T_TIMESTAMP);
-  assert_int_equal(exec_func_arg_hint(EXEC_F_ROUND, 2, t, 1).id, CAT_T_VARCHAR);
-  assert_int_equal(exec_func_arg_hint(EXEC_F_TO_CHAR, 2, t, 1).id, CAT_T_VARCHAR);
-  assert_int_equal(exec_func_arg_hint(EXEC_F_ADD, 2, t, 5).id, 0);
+  assert_int_equal(cat_func_arg_hint(EXEC_F_ROUND, 2, t, 1).id, CAT_T_VARCHAR);
+  assert_int_equal(cat_func_arg_hint(EXEC_F_TO_CHAR, 2, t, 1).id, CAT_T_VARCHAR);
+  assert_int_equal(cat_func_arg_hint(EXEC_F_ADD, 2, t, 5).id, 0);
 }
 
 /* ---- Arithmetic -------------------------------------------------------------------------- */
@@ -251,10 +252,10 @@ static void test_arith_random(void **state) {
       overflows++;
       if (rc != EXEC_CONSTRAINT)
         fail_msg("seed %llu: %lld %s %lld gave %d, want an error", (unsigned long long)seed,
-                 (long long)v[0], exec_func_name(op), (long long)v[1], rc);
+                 (long long)v[0], cat_func_name(op), (long long)v[1], rc);
     } else if (rc != EXEC_OK || out.u.i != (int64_t)r || out.type.id != CAT_T_BIGINT) {
       fail_msg("seed %llu: %lld %s %lld gave rc %d value %lld", (unsigned long long)seed,
-               (long long)v[0], exec_func_name(op), (long long)v[1], rc, (long long)out.u.i);
+               (long long)v[0], cat_func_name(op), (long long)v[1], rc, (long long)out.u.i);
     }
   }
   assert_true(overflows > 0);

@@ -362,7 +362,7 @@ static void merge(void **state) {
     for (size_t k = 0; k < sizeof ids / sizeof ids[0]; k++) {
       cat_type at = cat_type_of(CAT_T_BIGINT), rt;
       int id;
-      assert_int_equal(exec_agg_lookup(exec_agg_name(ids[k]), false, false, &at, &id, &rt, msg,
+      assert_int_equal(cat_agg_lookup(cat_agg_name(ids[k]), false, false, &at, &id, &rt, msg,
                                        sizeof msg), EXEC_OK);
       assert_int_equal(id, ids[k]);
       exec_agg all, part[3];
@@ -387,7 +387,7 @@ static void merge(void **state) {
       if (!a.is_null) {
         double x = a.type.id == CAT_T_DOUBLE ? a.u.d : (double)a.u.i;
         double y = b.type.id == CAT_T_DOUBLE ? b.u.d : (double)b.u.i;
-        near(y, x, exec_agg_name(id), r);
+        near(y, x, cat_agg_name(id), r);
       }
       exec_agg_free(&all);
       for (int i = 0; i < 3; i++) exec_agg_free(&part[i]);
