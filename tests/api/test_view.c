@@ -3,8 +3,9 @@
 ** SELECT as a table's, views kept across a reopen (the text as written, a view over a view,
 ** the order of views that read views), a statement prepared on a view that binds again when
 ** the view is dropped (an error naming it) or created, the errors' offsets into the
-** statement, UPSERT and DELETE through a view across a reopen, and a DROP TABLE ... CASCADE
-** that stays done after a reopen.
+** statement, UPSERT and DELETE through a view across a reopen, a DROP TABLE ... CASCADE
+** that stays done after a reopen, and a read-only handle that sees views change at its
+** rowan_refresh.
 ** Not here: SQL results of every view kind (tests/sql/view*.test), the shell (tests/cli).
 */
 #include <setjmp.h>
@@ -152,6 +153,28 @@ static void test_writes_through_a_view_and_cascade(void **state) {
   exec_ok(f->db, "CREATE TABLE T (K INTEGER PRIMARY KEY)");
 }
 
+/* A read-only handle beside the writer sees a view the writer creates, and loses one it
+** drops, at its next rowan_refresh (the catalog is read again), not before. */
+static void test_reader_sees_views_after_refresh(void **state) {
+  fixture *f = *state;
+  char buf[256];
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = f->env;
+  o.read_only = 1;
+  rowan_db *r = NULL;
+  assert_int_equal(rowan_open("/db", &o, &r), ROWAN_OK);
+  exec_ok(f->db, "CREATE VIEW VA AS SELECT * FROM T WHERE TENANT = 'a'");
+  assert_int_equal(rowan_exec(r, "SELECT * FROM VA", NULL, NULL), ROWAN_ERROR);
+  assert_int_equal(rowan_refresh(r), ROWAN_OK);
+  assert_string_equal(column0(r, "SELECT ID FROM VA ORDER BY ID", buf, sizeof buf), "1,2");
+  exec_ok(f->db, "DROP VIEW VA");
+  assert_string_equal(column0(r, "SELECT COUNT(*) FROM VA", buf, sizeof buf), "2");
+  assert_int_equal(rowan_refresh(r), ROWAN_OK);
+  assert_int_equal(rowan_exec(r, "SELECT * FROM VA", NULL, NULL), ROWAN_ERROR);
+  assert_int_equal(rowan_close(r), ROWAN_OK);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_select_and_reopen, setup, teardown),
@@ -159,6 +182,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(test_errors_have_offsets, setup, teardown),
       cmocka_unit_test_setup_teardown(test_writes_through_a_view_and_cascade, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reader_sees_views_after_refresh, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
