@@ -51,5 +51,9 @@ int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err);
 int exec_ddl_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql, exec_error *err);
 int exec_ddl_view_before_drop_table(cat_catalog *cat, const sql_drop *d, uint32_t off,
                                     exec_error *err);
+/* ALTER TABLE t DROP COLUMN column: EXEC_OK, or EXEC_ERROR at off naming the first view over
+** t (directly or through views) whose query names the column. */
+int exec_ddl_view_check_drop_column(const cat_catalog *cat, const cat_table *t,
+                                    const char *column, uint32_t off, exec_error *err);
 
 #endif /* ROWAN_EXEC_DDL_INT_H */

@@ -15,6 +15,10 @@
 **  - DROP TABLE t: a view is an error naming DROP VIEW; a table read by views is refused
 **    naming them unless CASCADE (Phoenix's rule), which drops the views (one commit) and
 **    then the table.
+**  - ALTER TABLE t DROP COLUMN c: refused naming the view when a view reading t (directly
+**    or through other views) names a column c anywhere in its query (Phoenix refuses to
+**    drop a column a view references; a same-named column of another table in a join
+**    view counts too: the check reads names, not bindings).
 ** Not here: how a view is queried or written through (planner/bind_view.c).
 */
 #include <stdio.h>
@@ -24,8 +28,9 @@
 #include "catalog/cat_view.h"
 #include "exec/ddl_int.h"
 #include "planner/plan.h"
+#include "sql/parser.h"
 
-/* ---- the names a query reads ------------------------------------------------------------- */
+/* ---- the names a query reads and the columns it names ---------------------------------------- */
 typedef struct names {
   const char **a; /* the names, each once (borrowed from the tree or the catalog) */
   int n;          /* how many */
@@ -49,39 +54,57 @@ static void add_name(names *ns, const char *s) {
   ns->a[ns->n++] = s;
 }
 
-static void select_names(const sql_select *q, names *ns, names *ctes);
+/* What a walk over a query collects: the FROM names, the WITH names, and whether a column
+** reference (or a USING column) is named `column`. */
+typedef struct walk {
+  names tables;       /* FROM names of the query and of every query inside it */
+  names ctes;         /* its WITH names */
+  const char *column; /* a column name to look for, or NULL */
+  bool uses;          /* a reference to `column` was seen */
+} walk;
 
-static void expr_names(const sql_expr *e, names *ns, names *ctes) {
+static void walk_select(const sql_select *q, walk *w);
+
+static void walk_expr(const sql_expr *e, walk *w) {
   if (!e) return;
-  expr_names(e->left, ns, ctes);
-  expr_names(e->right, ns, ctes);
-  expr_names(e->third, ns, ctes);
-  for (int i = 0; e->list && i < e->list->n; i++) expr_names(e->list->a[i], ns, ctes);
-  if (e->sub) select_names(e->sub, ns, ctes);
+  if (e->kind == SQL_E_COLUMN && w->column && e->nname >= 1 &&
+      strcmp(e->name[e->nname - 1], w->column) == 0)
+    w->uses = true;
+  walk_expr(e->left, w);
+  walk_expr(e->right, w);
+  walk_expr(e->third, w);
+  for (int i = 0; e->list && i < e->list->n; i++) walk_expr(e->list->a[i], w);
+  if (e->sub) walk_select(e->sub, w);
 }
 
-/* The FROM names of q and of every query inside it into ns, its WITH names into ctes. */
-static void select_names(const sql_select *q, names *ns, names *ctes) {
+static void walk_select(const sql_select *q, walk *w) {
   if (!q) return;
   for (int i = 0; q->with && i < q->with->n; i++) {
-    add_name(ctes, q->with->a[i].name);
-    select_names(q->with->a[i].select, ns, ctes);
+    add_name(&w->ctes, q->with->a[i].name);
+    walk_select(q->with->a[i].select, w);
   }
-  select_names(q->left, ns, ctes);
-  select_names(q->right, ns, ctes);
-  select_names(q->sub, ns, ctes);
-  if (q->table) add_name(ns, q->table);
+  walk_select(q->left, w);
+  walk_select(q->right, w);
+  walk_select(q->sub, w);
+  if (q->table) add_name(&w->tables, q->table);
   for (int i = 0; q->joins && i < q->joins->n; i++) {
     const sql_join *j = &q->joins->a[i];
-    if (j->table) add_name(ns, j->table);
-    select_names(j->sub, ns, ctes);
-    expr_names(j->on, ns, ctes);
+    if (j->table) add_name(&w->tables, j->table);
+    walk_select(j->sub, w);
+    walk_expr(j->on, w);
+    for (int k = 0; j->using && w->column && k < j->using->n; k++)
+      if (strcmp(j->using->a[k].name, w->column) == 0) w->uses = true;
   }
-  for (int i = 0; q->cols && i < q->cols->n; i++) expr_names(q->cols->a[i].expr, ns, ctes);
-  expr_names(q->where, ns, ctes);
-  for (int i = 0; q->group && i < q->group->n; i++) expr_names(q->group->a[i], ns, ctes);
-  expr_names(q->having, ns, ctes);
-  for (int i = 0; q->order && i < q->order->n; i++) expr_names(q->order->a[i].expr, ns, ctes);
+  for (int i = 0; q->cols && i < q->cols->n; i++) walk_expr(q->cols->a[i].expr, w);
+  walk_expr(q->where, w);
+  for (int i = 0; q->group && i < q->group->n; i++) walk_expr(q->group->a[i], w);
+  walk_expr(q->having, w);
+  for (int i = 0; q->order && i < q->order->n; i++) walk_expr(q->order->a[i].expr, w);
+}
+
+static void walk_free(walk *w) {
+  free(w->tables.a);
+  free(w->ctes.a);
 }
 
 /* ---- CREATE VIEW ------------------------------------------------------------------------- */
@@ -130,26 +153,27 @@ static int create_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql,
   if (!sql) return exec_ddl_fail(err, EXEC_MISUSE, -1, "CREATE VIEW needs the statement text");
   int rc = check_query(cat, v, sql, err);
   if (rc) return rc;
-  names ns = {0}, ctes = {0};
-  select_names(v->select, &ns, &ctes);
+  walk w = {{0}, {0}, NULL, false};
+  walk_select(v->select, &w);
+  names *ns = &w.tables;
   int nd = 0;
-  for (int i = 0; i < ns.n; i++) { /* the tables and views read, not the WITH names */
+  for (int i = 0; i < ns->n; i++) { /* the tables and views read, not the WITH names */
     bool cte = false;
-    for (int k = 0; k < ctes.n; k++) cte |= strcmp(ctes.a[k], ns.a[i]) == 0;
-    if (!cte && (cat_find_table(cat, ns.a[i]) || cat_find_view(cat, ns.a[i]))) ns.a[nd++] = ns.a[i];
+    for (int k = 0; k < w.ctes.n; k++) cte |= strcmp(w.ctes.a[k], ns->a[i]) == 0;
+    if (!cte && (cat_find_table(cat, ns->a[i]) || cat_find_view(cat, ns->a[i])))
+      ns->a[nd++] = ns->a[i];
   }
-  char *text = ns.oom || ctes.oom ? NULL : malloc((size_t)stmt->len + 1);
+  char *text = ns->oom || w.ctes.oom ? NULL : malloc((size_t)stmt->len + 1);
   if (!text) {
     rc = exec_ddl_fail(err, EXEC_NOMEM, -1, "out of memory");
   } else {
     memcpy(text, sql + stmt->off, stmt->len);
     text[stmt->len] = 0;
     cat_error ce = {0};
-    if (cat_create_view(cat, v->name, text, ns.a, nd, &ce)) rc = exec_ddl_cat_fail(err, &ce, v->name_off);
+    if (cat_create_view(cat, v->name, text, ns->a, nd, &ce)) rc = exec_ddl_cat_fail(err, &ce, v->name_off);
   }
   free(text);
-  free(ns.a);
-  free(ctes.a);
+  walk_free(&w);
   return rc;
 }
 
@@ -219,6 +243,31 @@ int exec_ddl_view_before_drop_table(cat_catalog *cat, const sql_drop *d, uint32_
                          d->name, d->name);
   if (!cat_find_table(cat, d->name)) return EXEC_OK;
   return drop_readers(cat, "table", d->name, d->cascade, NULL, off, err);
+}
+
+int exec_ddl_view_check_drop_column(const cat_catalog *cat, const cat_table *t,
+                                    const char *column, uint32_t off, exec_error *err) {
+  names ns = {0};
+  readers(cat, t->name, &ns);
+  int rc = ns.oom ? exec_ddl_fail(err, EXEC_NOMEM, -1, "out of memory") : EXEC_OK;
+  for (int i = 0; !rc && i < ns.n; i++) {
+    const cat_view *v = cat_find_view(cat, ns.a[i]);
+    sql_stmt *st = NULL;
+    if (sql_parse(v->sql, strlen(v->sql), &st, NULL, NULL) != SQL_OK || !st ||
+        st->kind != SQL_STMT_CREATE_VIEW) {
+      sql_stmt_free(st);
+      continue; /* a text that does not parse names nothing: the view fails when used */
+    }
+    walk w = {{0}, {0}, column, false};
+    walk_select(st->u.create_view->select, &w);
+    if (w.uses)
+      rc = exec_ddl_fail(err, EXEC_ERROR, off, "column %s of %s is used by view %s: drop the "
+                         "view first (DROP VIEW %s)", column, t->name, v->name, v->name);
+    walk_free(&w);
+    sql_stmt_free(st);
+  }
+  free(ns.a);
+  return rc;
 }
 
 int exec_ddl_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql, exec_error *err) {
