@@ -6,6 +6,9 @@
 */
 #include "exec/arena.h"
 
+#include <stdbool.h>
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,4 +86,10 @@ void exec_arena_free(exec_arena *a) {
   size_t limit = a->limit;
   exec_arena_init(a);
   a->limit = limit;
+}
+
+void exec_mem_text(size_t bytes, char *buf, size_t cap) {
+  bool mib = bytes >= (1u << 20) && !(bytes & ((1u << 20) - 1)), kib = !mib && !(bytes & 1023);
+  snprintf(buf, cap, "%zu %s", mib ? bytes >> 20 : kib ? bytes >> 10 : bytes,
+           mib ? "MiB" : kib ? "KiB" : "bytes");
 }

@@ -43,4 +43,8 @@ void exec_arena_reset(exec_arena *a);
 /* Free every chunk; the arena is empty (as after exec_arena_init, limit kept) and usable. */
 void exec_arena_free(exec_arena *a);
 
+/* A memory size for a message, in the largest unit that states it exactly: "16 KiB",
+** "256 MiB", "1000 bytes", into buf (NUL-terminated, truncated to cap). */
+void exec_mem_text(size_t bytes, char *buf, size_t cap);
+
 #endif /* ROWAN_EXEC_ARENA_H */

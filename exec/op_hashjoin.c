@@ -14,8 +14,12 @@
 ** before the first probe (exec/op_cpjoin.c). Semi and anti joins (x [NOT] IN (SELECT ...))
 ** build the right input's keys alone and pass each left row at most once (semi_next has
 ** SQL's NULL rules for NOT IN; a correlated NOT EXISTS passes a left row that no right row
-** matches, a NULL key included); they do not spill. A semi join that is a child/parent join
-** narrows its left leaf to the subquery's keys once they are held, as an inner join does.
+** matches, a NULL key included). Past the join memory they spill as the other hash joins do
+** (exec/op_spill.c): the left rows are partitioned like the held keys and each partition's
+** left rows are tested against its keys, a left row passing at most once across batches
+** (exec_spill_first_match) and an anti join's only after the last batch. A semi join that is a
+** child/parent join narrows its left leaf to the subquery's keys once they are held, as an
+** inner join does (not once spilled).
 **
 ** Not here: the tree and the shared helpers (exec/op_join.c), the nested loop
 ** (exec/op_nljoin.c).
@@ -108,7 +112,8 @@ static int spill_probe(exec_join *j, cat_value *row, exec_error *err) {
     rc = eval_keys(j, bl ? pn->rkeys : pn->lkeys, row, err);
     if (rc) return rc;
     bool null = keys_null(j->keys, nk);
-    if (null && !exec_join_keeps(pn, !bl)) continue; /* it can never come out */
+    if (null && !exec_join_keeps(pn, !bl) && pn->kind != SQL_JOIN_ANTI_EXISTS)
+      continue; /* it can never come out (a NOT EXISTS passes it: nothing matches NULL) */
     rc = exec_spill_add(j, false, null ? 0 : keys_hash(j->keys, nk), j->keys, nk, row + pfrom,
                         pto - pfrom, err);
   }
@@ -145,13 +150,13 @@ static int build(exec_join *j, cat_value *row, exec_error *err) {
     if (null && !keep_nulls) continue;
     uint64_t hash = null ? 0 : keys_hash(j->keys, nk);
     if (j->spill) {
-      rc = exec_spill_add(j, true, hash, j->keys, nk, row + from, to - from, err);
+      rc = exec_spill_add(j, true, hash, j->keys, nk, row + from, semi ? 0 : to - from, err);
       if (rc) return rc;
       continue;
     }
     rc = exec_join_hold(j, j->keys, nk, row, from, semi ? from : to, what, err);
     if (rc == EXEC_OK || rc == EXEC_TOOBIG) j->held[j->n_held - 1]->hash = hash;
-    if (rc == EXEC_TOOBIG && !semi) { /* past the join memory (this row held): to disk */
+    if (rc == EXEC_TOOBIG) { /* past the join memory (this row held): to disk */
       rc = exec_spill_begin(j, err);
       if (rc) return rc;
       continue;
@@ -189,6 +194,25 @@ static uint32_t lookup(const exec_join *j) {
 static int semi_next(exec_join *j, cat_value *row, exec_error *err) {
   const plan_join_node *pn = j->pn;
   bool not_in = pn->kind == SQL_JOIN_ANTI, anti = not_in || pn->kind == SQL_JOIN_ANTI_EXISTS;
+  if (j->spill) { /* partition by partition (the right input had rows: it spilled) */
+    if (j->done || (not_in && j->held_null)) return EXEC_DONE;
+    for (;;) {
+      int rc = exec_spill_next_probe(j, row, err);
+      if (rc == EXEC_DONE) {
+        if ((rc = next_part(j, err)) != EXEC_ROW) return rc;
+        continue;
+      }
+      if (rc != EXEC_ROW) return rc;
+      exec_join_pad(j, row, pn->mid, pn->hi);
+      bool matched = false;
+      if (!keys_null(j->keys, pn->n_keys)) {
+        j->cur_hash = keys_hash(j->keys, pn->n_keys);
+        matched = lookup(j) != NO_ROW;
+      }
+      if (anti ? exec_spill_pad_probe(j, matched) : matched && exec_spill_first_match(j))
+        return EXEC_ROW; /* anti: unmatched in every batch; semi: its first match */
+    }
+  }
   bool all = anti && (pn->act->rows_right == 0 || (!not_in && j->n_held == 0));
   if (not_in && !all && j->held_null) return EXEC_DONE;
   if (!anti && j->n_held == 0) return EXEC_DONE;
@@ -219,7 +243,8 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
   if (semi) {
     if (!j->built) {
       if ((rc = build(j, row, err)) != EXEC_OK) return rc;
-      if (pn->cp_n && (rc = exec_cpjoin_narrow(j, probe, err)) != EXEC_OK) return rc;
+      if (pn->cp_n && j->spill) pn->act->cp_state = PLAN_CP_SPILLED;
+      else if (pn->cp_n && (rc = exec_cpjoin_narrow(j, probe, err)) != EXEC_OK) return rc;
     }
     return semi_next(j, row, err);
   }

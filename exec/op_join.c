@@ -178,23 +178,17 @@ int exec_join_hold_vals(exec_join *j, const cat_value *v, int n, const char *wha
   a->build_rows = j->n_held;
   if (j->mem > a->peak_bytes) a->peak_bytes = j->mem;
   if (j->mem > j->cx->mem_limit) {
-    size_t lim = j->cx->mem_limit; /* in the largest unit that states it exactly */
-    bool mib = lim >= (1u << 20) && !(lim & ((1u << 20) - 1)), kib = !mib && !(lim & 1023);
+    char lim[32];
+    exec_mem_text(j->cx->mem_limit, lim, sizeof lim);
     err->code = EXEC_TOOBIG;
     err->offset = -1;
     bool merge = j->pn->algo == PLAN_JOIN_MERGE;
-    int kind = j->pn->kind;
-    bool semi = kind == SQL_JOIN_SEMI || kind == SQL_JOIN_ANTI || kind == SQL_JOIN_ANTI_EXISTS;
     snprintf(err->msg, sizeof err->msg,
-             "the %s needs more than %zu %s of memory (the join memory limit); %s",
-             what, mib ? lim >> 20 : kib ? lim >> 10 : lim, mib ? "MiB" : kib ? "KiB" : "bytes",
-             merge  ? "a sort-merge join holds one key's rows of its right input: without the "
-                      "USE_SORT_MERGE_JOIN hint a hash join spills to disk"
-             : semi ? "the semi or anti join of an IN / EXISTS subquery holds the subquery's "
-                      "keys and does not spill to disk: raise the join memory or narrow the "
-                      "subquery with a WHERE"
-                    : "a nested loop does not spill to disk: join on an equality of the two "
-                      "tables (a hash join spills), or narrow the smaller table with a WHERE");
+             "the %s needs more than %s of memory (the join memory limit); %s", what, lim,
+             merge ? "a sort-merge join holds one key's rows of its right input: without the "
+                     "USE_SORT_MERGE_JOIN hint a hash join spills to disk"
+                   : "a nested loop does not spill to disk: join on an equality of the two "
+                     "tables (a hash join spills), or narrow the smaller table with a WHERE");
     return EXEC_TOOBIG;
   }
   return EXEC_OK;

@@ -108,6 +108,9 @@ int exec_spill_next_probe(exec_join *j, cat_value *row, exec_error *err);
 ** true when it must come out padded now (the join keeps the probe side, it is the
 ** partition's last batch, and no batch matched it). */
 bool exec_spill_pad_probe(exec_join *j, bool matched);
+/* A spilled semi join's current probe row matched: true the first time in its partition
+** (across batches), when the row passes; false after (exec/op_spill.c). */
+bool exec_spill_first_match(exec_join *j);
 /* Close the files and free (NULL is fine). */
 void exec_spill_free(exec_spill *sp);
 

@@ -13,8 +13,11 @@
 ** alone pass the memory bound (one key repeated that often) is joined in batches: as many
 ** build rows as the bound takes, the partition's probe rows streamed past each batch, a
 ** probe row's "matched" kept in a bitmap across batches so that an outer join pads it only
-** after the last. Rows are written as their cat_value structs followed by their string
-** bytes: the files live only while the join runs, in this process.
+** after the last. A semi or anti join (x [NOT] IN (SELECT ...), [NOT] EXISTS) spills the
+** same way, its build rows being the subquery's keys alone, with the same bitmap: a semi
+** join passes a left row at its first match, an anti join after the last batch when none
+** matched. Rows are written as their cat_value structs followed by their string bytes: the
+** files live only while the join runs, in this process.
 **
 ** Not here: the in-memory join and its state machine (exec/op_hashjoin.c), temporary files
 ** (kv/temp.c).
@@ -328,7 +331,9 @@ int exec_spill_next_part(exec_join *j, int (*index)(exec_join *, exec_error *),
   const plan_join_node *pn = j->pn;
   bool bl = pn->build_left;
   int bfrom = bl ? pn->lo : pn->mid, bto = bl ? pn->mid : pn->hi, nk = pn->n_keys;
-  int nb = nk + (bto - bfrom);
+  bool semi = pn->kind == SQL_JOIN_SEMI || pn->kind == SQL_JOIN_ANTI ||
+              pn->kind == SQL_JOIN_ANTI_EXISTS;
+  int nb = nk + (semi ? 0 : bto - bfrom); /* a semi join's build rows are its keys alone */
   cat_value tmp[64];
   cat_value *v = nb <= 64 ? tmp : malloc((size_t)nb * sizeof *v);
   if (!v) return nomem(err);
@@ -341,7 +346,7 @@ int exec_spill_next_part(exec_join *j, int (*index)(exec_join *, exec_error *),
       int p = sp->part;
       if (!sp->s[0].rows[p] && !sp->s[1].rows[p]) continue;
       rewind_reader(&sp->br);
-      if (exec_join_keeps(pn, !bl)) { /* probe rows matched in some batch */
+      if (exec_join_keeps(pn, !bl) || semi) { /* probe rows matched in some batch */
         size_t need = (size_t)(sp->s[1].rows[p] / 8 + 1);
         if (need > sp->pm_bytes) {
           uint8_t *nm = realloc(sp->pmatched, need);
@@ -380,6 +385,15 @@ int exec_spill_next_probe(exec_join *j, cat_value *row, exec_error *err) {
   memcpy(row + pfrom, v + nk, (size_t)(pto - pfrom) * sizeof *v);
   if (v != tmp) free(v);
   return EXEC_ROW;
+}
+
+bool exec_spill_first_match(exec_join *j) {
+  exec_spill *sp = j->spill;
+  uint64_t i = sp->probe_idx - 1;
+  if (!sp->pmatched) return true;
+  if (sp->pmatched[i / 8] >> (i % 8) & 1) return false;
+  sp->pmatched[i / 8] |= (uint8_t)(1u << (i % 8));
+  return true;
 }
 
 bool exec_spill_pad_probe(exec_join *j, bool matched) {

@@ -507,6 +507,37 @@ static plan_expr *bind_any(binder *b, const sql_expr *x) {
   return bind_fold(b, e);
 }
 
+plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *arr) {
+  plan_expr *l = bind_expr(b, x->left);
+  if (!l) return NULL;
+  cat_type et = cat_type_elem(&arr->type);
+  infer_param(b, l, &et);
+  if (l->kind == PX_CONST && bind_coerce_const(b, l, &et)) return NULL;
+  if (!bind_comparable(&l->type, &et)) {
+    char t1[48], t2[48];
+    bind_error(b, EXEC_ERROR, x->left->off, "cannot compare %s with the subquery's %s values",
+               cat_type_format(&l->type, t1, sizeof t1), cat_type_format(&et, t2, sizeof t2));
+    return NULL;
+  }
+  plan_expr *op = bind_const(b, cat_v_int(CAT_T_INTEGER, SQL_OP_EQ), x->off);
+  plan_expr *e = op ? bind_node(b, PX_FUNC, x->off, 3) : NULL;
+  if (!e) return NULL;
+  e->func = EXEC_F_ANY;
+  e->args[0] = l;
+  e->args[1] = arr;
+  e->args[2] = op;
+  e->type = cat_type_of(CAT_T_BOOLEAN);
+  e->nullable = true;
+  if (!x->negated) return e;
+  plan_expr *n = bind_node(b, PX_UNARY, x->off, 1);
+  if (!n) return NULL;
+  n->op = SQL_OP_NOT;
+  n->type = e->type;
+  n->nullable = true;
+  n->args[0] = e;
+  return n;
+}
+
 static plan_expr *bind_binary(binder *b, const sql_expr *x) {
   const sql_expr *rx = x->right;
   if (x->op >= SQL_OP_EQ && x->op <= SQL_OP_GE && rx && rx->kind == SQL_E_FUNC &&

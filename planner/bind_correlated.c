@@ -11,10 +11,14 @@
 ** EXISTS and IN are a semi join, NOT EXISTS an anti join that passes an outer row when no
 ** subquery row matches (a NULL key matches nothing, so it passes).
 **
+** A correlated scalar subquery giving one aggregate, in a SELECT's select list, WHERE or ORDER
+** BY, becomes a LEFT JOIN of the outer query with the subquery grouped by its correlation
+** columns (bind_correlated_scalar).
+**
 ** Refused, naming what: a correlation that is not such an equality, a correlated subquery
-** with GROUP BY, HAVING, aggregates, LIMIT / OFFSET or set operations, NOT IN over a
-** correlated subquery (write NOT EXISTS), and a correlated subquery anywhere else (a scalar
-** one, EXISTS inside OR).
+** of EXISTS or IN with GROUP BY, HAVING, aggregates, LIMIT / OFFSET or set operations, NOT IN
+** over a correlated subquery (write NOT EXISTS), a correlated scalar subquery that is not one
+** aggregate, and a correlated subquery anywhere else (EXISTS inside OR, DELETE).
 **
 ** Not here: uncorrelated subqueries and the semi joins' FROM items (planner/bind_subquery.c),
 ** running them (exec/op_hashjoin.c).
@@ -120,11 +124,14 @@ static int check_shape(binder *b, const sql_expr *w, bool negated) {
   return EXEC_OK;
 }
 
-int bind_correlated(binder *b, const sql_expr *w, bool negated) {
-  const sql_select *sub = w->sub;
-  if (check_shape(b, w, negated)) return b->rc;
-  const sql_expr *t[MAX_TERMS], *keep[MAX_TERMS], *outer[MAX_TERMS], *inner[MAX_TERMS];
-  int nt = split(sub->where, t, 0, MAX_TERMS), nk = 0, np = 0;
+/* The ANDed terms of sub's WHERE: keep[0..*nk) those that do not name the outer query,
+** and for each correlation equality its outer side outer[i] and inner side inner[i]
+** (0..*np). Anything else that names the outer query is refused. */
+static int correlation(binder *b, const sql_select *sub, const sql_expr **keep, int *nk,
+                       const sql_expr **outer, const sql_expr **inner, int *np) {
+  const sql_expr *t[MAX_TERMS];
+  int nt = split(sub->where, t, 0, MAX_TERMS);
+  *nk = *np = 0;
   if (nt < 0)
     return bind_error(b, EXEC_TOOBIG, sub->where->off, "a correlated subquery's WHERE of more "
                       "than %d ANDed terms", MAX_TERMS);
@@ -132,7 +139,7 @@ int bind_correlated(binder *b, const sql_expr *w, bool negated) {
     int lo = 0, li = 0, ro = 0, ri = 0;
     refs(b, sub, t[i], &lo, &li);
     if (!lo) {
-      keep[nk++] = t[i];
+      keep[(*nk)++] = t[i];
       continue;
     }
     lo = li = 0;
@@ -142,16 +149,40 @@ int bind_correlated(binder *b, const sql_expr *w, bool negated) {
       refs(b, sub, t[i]->right, &ro, &ri);
     }
     if (eq && lo && !li && !ro) {
-      outer[np] = t[i]->left;
-      inner[np++] = t[i]->right;
+      outer[*np] = t[i]->left;
+      inner[(*np)++] = t[i]->right;
     } else if (eq && ro && !ri && !lo) {
-      outer[np] = t[i]->right;
-      inner[np++] = t[i]->left;
+      outer[*np] = t[i]->right;
+      inner[(*np)++] = t[i]->left;
     } else {
       return bind_error(b, EXEC_ERROR, t[i]->off, "a correlated subquery may use the outer "
                         "query's columns only in equalities ANDed in its WHERE (s.c = t.k)");
     }
   }
+  return EXEC_OK;
+}
+
+/* q's WHERE made of terms[0..n) ANDed under new nodes from ands (n - 1 of them), or NULL. */
+static sql_expr *and_terms(const sql_expr **terms, int n, sql_expr *ands) {
+  sql_expr *w = n ? (sql_expr *)terms[0] : NULL;
+  for (int i = 1; i < n; i++) { /* borrowed terms under new AND nodes */
+    sql_expr *a = &ands[i - 1];
+    a->kind = SQL_E_BINARY;
+    a->op = SQL_OP_AND;
+    a->off = w->off;
+    a->left = w;
+    a->right = (sql_expr *)terms[i];
+    w = a;
+  }
+  return w;
+}
+
+int bind_correlated(binder *b, const sql_expr *w, bool negated) {
+  const sql_select *sub = w->sub;
+  if (check_shape(b, w, negated)) return b->rc;
+  const sql_expr *keep[MAX_TERMS], *outer[MAX_TERMS], *inner[MAX_TERMS];
+  int nk, np;
+  if (correlation(b, sub, keep, &nk, outer, inner, &np)) return b->rc;
   bool in = w->kind == SQL_E_IN;
   int n = np + (in ? 1 : 0);
   /* the subquery without the correlation terms, giving IN's column and the inner sides */
@@ -173,16 +204,7 @@ int bind_correlated(binder *b, const sql_expr *w, bool negated) {
   q2.cols = &cols;
   q2.distinct = false;
   q2.order = NULL;
-  q2.where = nk ? (sql_expr *)keep[0] : NULL;
-  for (int i = 1; i < nk; i++) { /* borrowed terms under new AND nodes */
-    sql_expr *a = &ands[i - 1];
-    a->kind = SQL_E_BINARY;
-    a->op = SQL_OP_AND;
-    a->off = q2.where->off;
-    a->left = q2.where;
-    a->right = (sql_expr *)keep[i];
-    q2.where = a;
-  }
+  q2.where = and_terms(keep, nk, ands);
   binder nb = bind_nested(b);
   plan_select *s = plan_arena_alloc(b->A, sizeof *s);
   int rc = s ? bind_query(&nb, &q2, s) : bind_error(b, EXEC_NOMEM, w->off, "out of memory");
@@ -197,4 +219,99 @@ int bind_correlated(binder *b, const sql_expr *w, bool negated) {
     if (!c || bind_compare_pair(b, x[i], c, x[i]->off)) return b->rc;
   }
   return bind_add_semi(b, x, n, negated ? SQL_JOIN_ANTI_EXISTS : SQL_JOIN_SEMI, s, w->off);
+}
+
+/* A correlated scalar subquery (SELECT agg(x) FROM s WHERE s.c = t.k AND ...) of a SELECT's
+** select list, WHERE or ORDER BY, decorrelated into a LEFT JOIN of the outer query with the
+** subquery grouped by its correlation columns, (SELECT s.c, agg(x) FROM s WHERE ... GROUP BY
+** s.c), on t.k = s.c: one group per key, so each outer row meets at most one; the value is
+** that group's aggregate, or for an outer row no group matched the aggregate of no rows
+** (COUNT 0, the others NULL), as SQL defines the scalar subquery. */
+plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x) {
+  const sql_select *sub = x->sub;
+  plan_select *s = b->sel;
+  if (!s || (!s->n_from && !s->table)) {
+    bind_error(b, EXEC_ERROR, x->off, "a correlated scalar subquery is supported in a "
+               "SELECT's select list, WHERE and ORDER BY, not here yet");
+    return NULL;
+  }
+  if (sub->setop || sub->group || sub->having || sub->limit || sub->offset) {
+    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery with GROUP BY, HAVING, "
+               "LIMIT, OFFSET or a set operation is not supported yet");
+    return NULL;
+  }
+  const sql_expr *agg = sub->cols && sub->cols->n == 1 ? sub->cols->a[0].expr : NULL;
+  if (!agg || agg->kind != SQL_E_FUNC || !agg->text || !cat_func_is_aggregate(agg->text)) {
+    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery must give one aggregate "
+               "(SELECT MAX(x) FROM s WHERE s.c = t.k): other correlated scalar subqueries "
+               "are not supported yet (a join gives the same rows)");
+    return NULL;
+  }
+  const sql_expr *keep[MAX_TERMS], *outer[MAX_TERMS], *inner[MAX_TERMS];
+  int nk, np;
+  if (correlation(b, sub, keep, &nk, outer, inner, &np)) return NULL;
+  /* the subquery without the correlation terms, grouped by their inner sides */
+  sql_select q2 = *sub;
+  sql_result_list cols;
+  sql_expr_list group;
+  sql_result_col *ca = calloc((size_t)np + 1, sizeof *ca);
+  sql_expr *ands = nk > 1 ? calloc((size_t)(nk - 1), sizeof *ands) : NULL;
+  sql_expr **ga = calloc((size_t)np, sizeof *ga);
+  if (!ca || !ga || (nk > 1 && !ands)) {
+    free(ca);
+    free(ands);
+    free(ga);
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  for (int i = 0; i <= np; i++) {
+    ca[i].expr = i < np ? (sql_expr *)inner[i] : (sql_expr *)agg;
+    ca[i].off = ca[i].expr->off;
+    if (i < np) ga[i] = (sql_expr *)inner[i];
+  }
+  cols.n = cols.cap = np + 1;
+  cols.a = ca;
+  group.n = group.cap = np;
+  group.a = ga;
+  q2.cols = &cols;
+  q2.group = &group;
+  q2.distinct = false;
+  q2.order = NULL;
+  q2.where = and_terms(keep, nk, ands);
+  binder nb = bind_nested(b);
+  plan_select *s2 = plan_arena_alloc(b->A, sizeof *s2);
+  int rc = s2 ? bind_query(&nb, &q2, s2) : bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+  free(ca);
+  free(ands);
+  free(ga);
+  if (rc) {
+    if (s2) b->rc = nb.rc;
+    return NULL;
+  }
+  /* its columns come after the FROM's and those of the subqueries recorded before it */
+  int slot = s->n_from ? s->n_slots : s->table->n_columns;
+  for (int i = 0; i < b->n_semis; i++) slot += b->semis[i].n;
+  plan_expr **xs = plan_arena_alloc(b->A, (size_t)np * sizeof *xs);
+  if (!xs) {
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < np; i++) {
+    xs[i] = bind_expr(b, outer[i]);
+    plan_expr *c = xs[i] ? bind_column_node(b, slot + i, s2->proj[i]->type, true, x->off) : NULL;
+    if (!c || bind_compare_pair(b, xs[i], c, xs[i]->off)) return NULL;
+  }
+  if (bind_add_semi(b, xs, np + 1, SQL_JOIN_LEFT, s2, x->off)) return NULL;
+  b->semis[b->n_semis - 1].nkeys = np;
+  plan_expr *v = bind_column_node(b, slot + np, s2->proj[np]->type, true, x->off);
+  if (!v || strcasecmp(agg->text, "COUNT") != 0) return v;
+  plan_expr *zero = bind_const(b, cat_v_int(CAT_T_BIGINT, 0), x->off);
+  plan_expr *f = zero ? bind_node(b, PX_FUNC, x->off, 2) : NULL;
+  if (!f) return NULL;
+  f->func = EXEC_F_COALESCE; /* COUNT of no rows is 0 */
+  f->type = cat_type_of(CAT_T_BIGINT);
+  f->nullable = false;
+  f->args[0] = v;
+  f->args[1] = zero;
+  return f;
 }

@@ -29,6 +29,10 @@
 **    planner runs as a hash join building the subquery's keys (planner/join.c,
 **    exec/op_hashjoin.c); a correlated [NOT] EXISTS or IN there is decorrelated into one
 **    (planner/bind_correlated.c). Elsewhere a correlated subquery is refused.
+**  - An uncorrelated x [NOT] IN (SELECT ...) inside another expression (under OR, in the
+**    select list, in DELETE's WHERE) runs once like a scalar subquery; its values become one
+**    ARRAY parameter, and the test is [NOT] (x = ANY(that array)), whose three-valued logic is
+**    IN's (bind_in_values, planner/bind.c).
 **
 ** Not here: planning the derived tables (planner/join.c) and set operations
 ** (planner/setop.c), running the subqueries (exec/engine_run.c).
@@ -293,6 +297,7 @@ int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, u
   if (b->n_semis) memcpy(v, b->semis, (size_t)b->n_semis * sizeof *v);
   v[b->n_semis].x = x;
   v[b->n_semis].n = n;
+  v[b->n_semis].nkeys = n;
   v[b->n_semis].kind = kind;
   v[b->n_semis].sub = sub;
   v[b->n_semis].off = off;
@@ -411,15 +416,19 @@ int bind_semis(binder *b, plan_select *s) {
     if (!t) return b->rc;
     plan_expr *on = NULL; /* x1 = c1 AND x2 = c2 ... */
     for (int k = 0; k < m->n; k++) {
-      plan_expr *c = column_node(b, base + k, m->sub->proj[k]->type, true, m->off);
-      plan_expr *eq = c ? bind_node(b, PX_BINARY, m->off, 2) : NULL;
-      if (!eq) return b->rc;
-      eq->op = SQL_OP_EQ;
-      eq->type = cat_type_of(CAT_T_BOOLEAN);
-      eq->nullable = true;
-      eq->args[0] = m->x[k];
-      eq->args[1] = c;
-      if (on) {
+      plan_expr *eq = NULL; /* a scalar subquery's value (k >= nkeys) is read, not matched */
+      plan_expr *c = k < m->nkeys ? column_node(b, base + k, m->sub->proj[k]->type, true, m->off)
+                                  : NULL;
+      if (c && !(eq = bind_node(b, PX_BINARY, m->off, 2))) return b->rc;
+      if (k < m->nkeys && !eq) return b->rc;
+      if (eq) {
+        eq->op = SQL_OP_EQ;
+        eq->type = cat_type_of(CAT_T_BOOLEAN);
+        eq->nullable = true;
+        eq->args[0] = m->x[k];
+        eq->args[1] = c;
+      }
+      if (eq && on) {
         plan_expr *a = bind_node(b, PX_BINARY, m->off, 2);
         if (!a) return b->rc;
         a->op = SQL_OP_AND;
@@ -429,7 +438,7 @@ int bind_semis(binder *b, plan_select *s) {
         a->args[1] = eq;
         eq = a;
       }
-      on = eq;
+      if (eq) on = eq;
       char buf[300];
       snprintf(buf, sizeof buf, "(subquery %d).%s", i + 1, t->columns[k].name);
       names[base + k] = plan_arena_strndup(b->A, buf, strlen(buf));
@@ -453,16 +462,17 @@ int bind_semis(binder *b, plan_select *s) {
 }
 
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
-  if (x->kind == SQL_E_IN) {
-    bind_error(b, EXEC_ERROR, x->off, "x %sIN (SELECT ...) is supported as a condition of a "
-               "SELECT's WHERE (alone or ANDed with others), not inside another expression or "
-               "in DELETE yet", x->negated ? "NOT " : "");
+  if (x->kind == SQL_E_IN && x->left->kind == SQL_E_ROW) {
+    bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN (SELECT ...) is supported as a "
+               "condition of a SELECT's WHERE (alone or ANDed with others), not inside another "
+               "expression yet", x->negated ? "NOT " : "");
     return NULL;
   }
   if (bind_is_correlated(b, x->sub)) {
+    if (x->kind == SQL_E_SUBQUERY) return bind_correlated_scalar(b, x);
     bind_error(b, EXEC_ERROR, x->off, "this correlated subquery is not supported: only [NOT] "
-               "EXISTS and IN (SELECT ...) as ANDed terms of a WHERE may name the outer "
-               "query's columns");
+               "EXISTS and IN (SELECT ...) as ANDed terms of a WHERE, and scalar subqueries "
+               "of one aggregate, may name the outer query's columns");
     return NULL;
   }
   binder nb = bind_nested(b);
@@ -475,9 +485,15 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
     b->rc = nb.rc;
     return NULL;
   }
-  bool scalar = x->kind == SQL_E_SUBQUERY;
-  if (scalar && s->n_out != 1) {
-    bind_error(b, EXEC_ERROR, x->off, "a scalar subquery gives one column, not %d", s->n_out);
+  bool scalar = x->kind == SQL_E_SUBQUERY, in = x->kind == SQL_E_IN;
+  if ((scalar || in) && s->n_out != 1) {
+    bind_error(b, EXEC_ERROR, x->off, "%s gives one column, not %d",
+               in ? "the subquery of IN" : "a scalar subquery", s->n_out);
+    return NULL;
+  }
+  if (in && (s->proj[0]->type.id == CAT_T_ARRAY || s->proj[0]->type.id == 0)) {
+    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of IN inside an expression must give "
+               "values of a known type that is not an ARRAY");
     return NULL;
   }
   plan_bound *pb = b->bound;
@@ -499,5 +515,10 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   e->func = pb->n_subs; /* EXPLAIN prints (SUBQUERY n) */
   e->type = scalar ? s->proj[0]->type : cat_type_of(CAT_T_BOOLEAN);
   e->nullable = scalar;
+  if (in) { /* x [NOT] IN (values): x = ANY(the subquery's values as an ARRAY) */
+    e->type = cat_type_array_of(&s->proj[0]->type);
+    e->nullable = false;
+    return bind_in_values(b, x, e);
+  }
   return e;
 }

@@ -46,10 +46,13 @@ typedef struct binder {
   const char *cte_self;    /* the WITH item whose query is being bound (it may not name
                               itself: WITH RECURSIVE is not supported), or NULL */
   struct bind_semi {       /* a WHERE term x [NOT] IN (SELECT ...) or a correlated
-                              [NOT] EXISTS of the SELECT bound: a semi / anti join */
+                              [NOT] EXISTS of the SELECT bound: a semi / anti join; or a
+                              correlated scalar subquery: a LEFT JOIN */
     plan_expr **x;         /* what the subquery's columns must equal, over the SELECT's
                               input row: x of IN, then the outer sides of the correlation */
-    int n;                 /* their count (= the subquery's columns) */
+    int n;                 /* the subquery's columns */
+    int nkeys;             /* how many of them the join matches with x (n; a correlated
+                              scalar subquery's value column, the last, is not matched) */
     int kind;              /* SQL_JOIN_SEMI, SQL_JOIN_ANTI (NOT IN), SQL_JOIN_ANTI_EXISTS */
     plan_select *sub;      /* the subquery */
     uint32_t off;          /* byte offset of the term */
@@ -118,6 +121,12 @@ plan_expr *bind_where(binder *b, const sql_expr *w);
 ** term a semi / anti join on the correlation's equalities (negated: NOT EXISTS). */
 bool bind_is_correlated(const binder *b, const sql_select *sub);
 int bind_correlated(binder *b, const sql_expr *w, bool negated);
+/* A correlated scalar subquery x: a LEFT JOIN recorded in b->semis, and the expression that
+** reads its value (planner/bind_correlated.c); NULL with b->rc set when refused. */
+plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x);
+/* x [NOT] IN (SELECT ...) inside an expression: [NOT] (x = ANY(arr)), arr the parameter node
+** holding the subquery's values as an ARRAY (planner/bind.c). */
+plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *arr);
 /* Record a semi / anti join (planner/bind_subquery.c). */
 int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, uint32_t off);
 /* A column node over slot i (planner/bind_subquery.c). */
