@@ -128,6 +128,10 @@ int cat_salvage_read(kv_db *db, cat_salvage *out, cat_error *err) {
         out_rc = add_str(&out->problems, &out->n_problems,
                          "SYSTEM.CATALOG sequence row '%s' does not decode: skipped", kt);
       }
+    } else if (kind == 'V') { /* a view holds no rows: its DDL is for the user to run again */
+      out_rc = add_str(&out->problems, &out->n_problems,
+                       "SYSTEM.CATALOG view row '%s': views are not recovered (create the view "
+                       "again)", kt);
     } else {
       out_rc = add_str(&out->problems, &out->n_problems,
                        "SYSTEM.CATALOG row '%s' of unknown kind: skipped", kt);

@@ -34,6 +34,7 @@ typedef struct plan_arena {
   size_t used;            /* bytes used in head */
   size_t cap;             /* bytes available in head */
   size_t total;           /* bytes allocated in all chunks (for limits and tests) */
+  struct plan_arena_defer *defer; /* what to free with the arena (plan_arena_defer) */
 } plan_arena;
 
 /* Initialize an empty arena (no allocation yet). */
@@ -44,6 +45,10 @@ void *plan_arena_alloc(plan_arena *a, size_t n);
 char *plan_arena_strndup(plan_arena *a, const char *p, size_t n);
 /* Free every chunk; the arena is empty again and reusable. */
 void plan_arena_free(plan_arena *a);
+/* Call fn(p) when a is freed or reset, newest first (a view's parsed query, which a bound
+** statement in a points into, planner/bind_view.c). EXEC_OK, or EXEC_NOMEM after calling
+** fn(p) at once. */
+int plan_arena_defer(plan_arena *a, void (*fn)(void *), void *p);
 
 /* ---- Bound statements -------------------------------------------------------------------- */
 /* One aggregate call: its function (exec/func.h aggregate id), argument and DISTINCT. */

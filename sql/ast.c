@@ -628,6 +628,14 @@ sql_drop *sql_drop_new(void) {
   return calloc(1, sizeof(sql_drop));
 }
 
+void sql_create_view_free(sql_create_view *v) {
+  if (!v) return;
+  free(v->name);
+  sql_create_table_free(v->cols);
+  sql_select_free(v->select);
+  free(v);
+}
+
 void sql_drop_free(sql_drop *d) {
   if (!d) return;
   free(d->name);
@@ -697,7 +705,9 @@ void sql_stmt_free(sql_stmt *s) {
     case SQL_STMT_DROP_TABLE:
     case SQL_STMT_DROP_INDEX:
     case SQL_STMT_DROP_SEQUENCE:
-    case SQL_STMT_CHECK_INDEX: sql_drop_free(s->u.drop); break;
+    case SQL_STMT_CHECK_INDEX:
+    case SQL_STMT_DROP_VIEW: sql_drop_free(s->u.drop); break;
+    case SQL_STMT_CREATE_VIEW: sql_create_view_free(s->u.create_view); break;
     case SQL_STMT_ALTER_TABLE: sql_alter_table_free(s->u.alter); break;
     case SQL_STMT_CREATE_SEQUENCE: sql_create_sequence_free(s->u.create_sequence); break;
     default: break;

@@ -317,7 +317,17 @@ typedef struct sql_drop {
   char *name;       /* table or index name; owned */
   char *table;      /* the table of an index, NULL for DROP TABLE; owned */
   bool if_exists;   /* IF EXISTS */
+  bool cascade;     /* DROP TABLE ... CASCADE: its views go with it */
 } sql_drop;
+
+/* CREATE VIEW [IF NOT EXISTS] name [(columns)] AS select (Phoenix's view). */
+typedef struct sql_create_view {
+  char *name;             /* view name; owned */
+  uint32_t name_off;      /* byte offset of the name */
+  bool if_not_exists;     /* IF NOT EXISTS */
+  sql_create_table *cols; /* columns of the view's own (cols, ncol), or NULL; owned */
+  sql_select *select;     /* the view's query; owned */
+} sql_create_view;
 
 /* ALTER TABLE t ADD ... | DROP COLUMN ... | SET ... (Phoenix's forms). */
 enum sql_alter_action { SQL_ALTER_ADD = 1, SQL_ALTER_DROP_COLUMN = 2, SQL_ALTER_SET = 3 };
@@ -374,7 +384,9 @@ enum sql_stmt_kind {
   SQL_STMT_ROLLBACK,
   SQL_STMT_ALTER_TABLE,
   SQL_STMT_CREATE_SEQUENCE,
-  SQL_STMT_DROP_SEQUENCE
+  SQL_STMT_DROP_SEQUENCE,
+  SQL_STMT_CREATE_VIEW,   /* u.create_view */
+  SQL_STMT_DROP_VIEW      /* u.drop (name; table NULL) */
 };
 
 typedef struct sql_stmt {
@@ -391,9 +403,10 @@ typedef struct sql_stmt {
     sql_delete *del;             /* DELETE */
     sql_create_table *create_table; /* CREATE TABLE */
     sql_create_index *create_index; /* CREATE INDEX */
-    sql_drop *drop;              /* DROP TABLE, DROP INDEX, CHECK INDEX, DROP SEQUENCE */
+    sql_drop *drop;              /* DROP TABLE, DROP INDEX, CHECK INDEX, DROP SEQUENCE, DROP VIEW */
     sql_alter_table *alter;      /* ALTER TABLE */
     sql_create_sequence *create_sequence; /* CREATE SEQUENCE */
+    sql_create_view *create_view; /* CREATE VIEW */
   } u;                /* by kind; NULL members for BEGIN/COMMIT/ROLLBACK */
 } sql_stmt;
 
@@ -486,6 +499,7 @@ sql_drop *sql_drop_new(void);
 void sql_drop_free(sql_drop *d);
 void sql_alter_table_free(sql_alter_table *a);
 void sql_create_sequence_free(sql_create_sequence *c);
+void sql_create_view_free(sql_create_view *v);
 sql_upsert *sql_upsert_new(void);
 void sql_upsert_free(sql_upsert *u);
 sql_delete *sql_delete_new(void);

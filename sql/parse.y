@@ -47,6 +47,7 @@
 /* Non-reserved keywords: usable as names wherever the keyword itself is not expected. */
 %fallback ID ADD ALTER ANALYZE ARRAY ASC BEGIN BY CHECK COLUMN COMMIT DESC EXISTS FIRST IF
   INCLUDE INDEX KEY LAST NULLS ROLLBACK SEQUENCE SET TABLE WITHIN.
+%fallback ID CASCADE VIEW.
 
 /* The join words are keywords (a fallback to ID would let "FROM a JOIN b" take JOIN as a's
    alias), and names through nm wherever a name may be written except as a table's alias
@@ -121,6 +122,20 @@ cmd(A) ::= ALTER(K) TABLE nm(N) DROP COLUMN ifexists(E) collist(L).
   { A = sql_pc_alter(ctx, K, N, SQL_ALTER_DROP_COLUMN, E, NULL, L, NULL); }
 cmd(A) ::= ALTER(K) TABLE nm(N) SET optlist(O).
   { A = sql_pc_alter(ctx, K, N, SQL_ALTER_SET, 0, NULL, NULL, O); }
+/* Views (Phoenix's CREATE VIEW; sql/parse_view.c): the view's own columns in parentheses,
+   then its query; DROP TABLE / DROP VIEW ... CASCADE drop the views over it too. */
+cmd(A) ::= CREATE(K) VIEW ifnotexists(E) nm(N) AS select(S).
+  { A = sql_pc_create_view(ctx, K, E, N, NULL, S); }
+cmd(A) ::= CREATE(K) VIEW ifnotexists(E) nm(N) LP tcols(C) RP AS select(S).
+  { A = sql_pc_create_view(ctx, K, E, N, C, S); }
+cmd(A) ::= DROP(K) VIEW ifexists(E) nm(N).
+  { sql_name none = {NULL, 0}; A = sql_pc_drop(ctx, SQL_STMT_DROP_VIEW, K, E, N, none); }
+cmd(A) ::= DROP(K) VIEW ifexists(E) nm(N) CASCADE.
+  { sql_name none = {NULL, 0};
+    A = sql_pc_cascade(ctx, sql_pc_drop(ctx, SQL_STMT_DROP_VIEW, K, E, N, none)); }
+cmd(A) ::= DROP(K) TABLE ifexists(E) nm(N) CASCADE.
+  { sql_name none = {NULL, 0};
+    A = sql_pc_cascade(ctx, sql_pc_drop(ctx, SQL_STMT_DROP_TABLE, K, E, N, none)); }
 cmd(A) ::= BEGIN(K). { A = sql_pc_simple(ctx, SQL_STMT_BEGIN, K); }
 cmd(A) ::= COMMIT(K). { A = sql_pc_simple(ctx, SQL_STMT_COMMIT, K); }
 cmd(A) ::= ROLLBACK(K). { A = sql_pc_simple(ctx, SQL_STMT_ROLLBACK, K); }

@@ -198,6 +198,12 @@ sql_stmt *sql_pc_drop(sql_pctx *ctx, int kind, sql_token kw, int if_exists, sql_
 ** pieces over (freed on failure). */
 sql_stmt *sql_pc_alter(sql_pctx *ctx, sql_token kw, sql_name name, int action, int if_flag,
                        sql_create_table *add, sql_colname_list *drop, sql_option_list *opts);
+/* CREATE VIEW [IF NOT EXISTS] name [(cols)] AS select (sql/parse_view.c); takes the pieces
+** over (freed on failure). */
+sql_stmt *sql_pc_create_view(sql_pctx *ctx, sql_token kw, int if_not_exists, sql_name name,
+                             sql_create_table *cols, sql_select *select);
+/* The DROP TABLE s with CASCADE set (sql/parse_view.c); NULL stays NULL. */
+sql_stmt *sql_pc_cascade(sql_pctx *ctx, sql_stmt *s);
 sql_stmt *sql_pc_simple(sql_pctx *ctx, int kind, sql_token kw);
 /* EXPLAIN [ANALYZE] [(options)] s: flags are SQL_EXPLAIN_* bits. */
 #define SQL_EXPLAIN_ANALYZE 1 /* ANALYZE */

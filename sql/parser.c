@@ -627,7 +627,8 @@ sql_stmt *sql_pc_drop(sql_pctx *ctx, int kind, sql_token kw, int if_exists, sql_
                       sql_name table) {
   sql_stmt *s = sql_stmt_new(kind, sql_pc_off(ctx, kw));
   sql_drop *d = sql_drop_new();
-  bool need_table = kind != SQL_STMT_DROP_TABLE && kind != SQL_STMT_DROP_SEQUENCE;
+  bool need_table = kind != SQL_STMT_DROP_TABLE && kind != SQL_STMT_DROP_SEQUENCE &&
+                    kind != SQL_STMT_DROP_VIEW;
   if (!s || !d || !name.z || (need_table && !table.z)) {
     free(s);
     free(d);

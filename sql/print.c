@@ -619,11 +619,26 @@ static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
       put_options(b, ci->opts, flags);
       break;
     }
+    case SQL_STMT_CREATE_VIEW: {
+      const sql_create_view *v = s->u.create_view;
+      puts_(b, v->if_not_exists ? "CREATE VIEW IF NOT EXISTS " : "CREATE VIEW ");
+      put_ident(b, v->name);
+      if (v->cols) {
+        puts_(b, " (");
+        put_coldefs(b, v->cols);
+        puts_(b, ")");
+      }
+      puts_(b, " AS ");
+      put_select(b, v->select, flags);
+      break;
+    }
     case SQL_STMT_DROP_TABLE:
     case SQL_STMT_DROP_INDEX:
+    case SQL_STMT_DROP_VIEW:
     case SQL_STMT_CHECK_INDEX: {
       const sql_drop *d = s->u.drop;
       if (s->kind == SQL_STMT_DROP_TABLE) puts_(b, "DROP TABLE ");
+      else if (s->kind == SQL_STMT_DROP_VIEW) puts_(b, "DROP VIEW ");
       else if (s->kind == SQL_STMT_DROP_INDEX) puts_(b, "DROP INDEX ");
       else puts_(b, "CHECK INDEX ");
       if (d->if_exists) puts_(b, "IF EXISTS ");
@@ -632,6 +647,7 @@ static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
         puts_(b, " ON ");
         put_ident(b, d->table);
       }
+      if (d->cascade) puts_(b, " CASCADE");
       break;
     }
     case SQL_STMT_ALTER_TABLE: {

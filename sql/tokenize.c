@@ -104,7 +104,7 @@ typedef struct keyword {
 static const keyword keywords[] = {
   {"ADD", TK_ADD}, {"ALL", TK_ALL}, {"ALTER", TK_ALTER}, {"ANALYZE", TK_ANALYZE}, {"AND", TK_AND},
   {"ARRAY", TK_ARRAY}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
-  {"BETWEEN", TK_BETWEEN}, {"BY", TK_BY}, {"CASE", TK_CASE},
+  {"BETWEEN", TK_BETWEEN}, {"BY", TK_BY}, {"CASCADE", TK_CASCADE}, {"CASE", TK_CASE},
   {"CAST", TK_CAST}, {"CHECK", TK_CHECK}, {"COLUMN", TK_COLUMN}, {"COMMIT", TK_COMMIT},
   {"CONSTRAINT", TK_CONSTRAINT}, {"CREATE", TK_CREATE}, {"CROSS", TK_CROSS},
   {"DATE", TK_DATE}, {"DELETE", TK_DELETE}, {"DESC", TK_DESC},
@@ -124,6 +124,7 @@ static const keyword keywords[] = {
   {"SELECT", TK_SELECT}, {"SEQUENCE", TK_SEQUENCE}, {"SET", TK_SET}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
   {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TRUE", TK_TRUE},
   {"UNION", TK_UNION}, {"UPSERT", TK_UPSERT}, {"USING", TK_USING}, {"VALUES", TK_VALUES},
+  {"VIEW", TK_VIEW},
   {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH}, {"WITHIN", TK_WITHIN},
 };
 #define NKEYWORDS (sizeof(keywords) / sizeof(keywords[0]))

@@ -1,6 +1,6 @@
 /*
 ** sql/unsupported.c: what to say when a syntax error is a statement or clause that Rowan's
-** dialect does not have (INSERT, UPDATE, ALTER INDEX, ALTER TABLE RENAME, CREATE VIEW, WITH
+** dialect does not have (INSERT, UPDATE, ALTER INDEX, ALTER VIEW, ALTER TABLE RENAME, WITH
 ** RECURSIVE, Oracle's MINUS, window functions, ...). The grammar rejects them like any other
 ** bad token; after the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls
 ** sql_unsupported(), which re-reads the statement's tokens up to the rejected one and, when
@@ -90,15 +90,16 @@ static bool leading(const tok *e, const tok *verb, char *msg, size_t cap, size_t
     if (is_word(e, "UNIQUE")) m = "unique indexes are not supported";
     else if (is_word(e, "LOCAL"))
       m = "local indexes are not supported: CREATE INDEX makes a global index";
-    else if (is_word(e, "VIEW") || is_word(e, "SCHEMA") || is_word(e, "FUNCTION") ||
-             is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
-      m = "CREATE %s is not supported: Rowan has CREATE TABLE, CREATE INDEX and CREATE "
-          "SEQUENCE";
+    else if (is_word(e, "SCHEMA") || is_word(e, "FUNCTION") || is_word(e, "TRIGGER") ||
+             is_word(e, "DATABASE"))
+      m = "CREATE %s is not supported: Rowan has CREATE TABLE, CREATE INDEX, CREATE VIEW and "
+          "CREATE SEQUENCE";
     else return false;
   } else if (verb->type == TK_DROP) {
-    if (is_word(e, "VIEW") || is_word(e, "SCHEMA") || is_word(e, "FUNCTION") ||
-        is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
-      m = "DROP %s is not supported: Rowan has DROP TABLE, DROP INDEX and DROP SEQUENCE";
+    if (is_word(e, "SCHEMA") || is_word(e, "FUNCTION") || is_word(e, "TRIGGER") ||
+        is_word(e, "DATABASE"))
+      m = "DROP %s is not supported: Rowan has DROP TABLE, DROP INDEX, DROP VIEW and DROP "
+          "SEQUENCE";
     else return false;
   } else {
     return false;
@@ -174,6 +175,9 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     upper(&e, w, sizeof w);
     if (e.type == TK_INDEX)
       snprintf(msg, cap, "ALTER INDEX is not supported: drop and recreate the index");
+    else if (e.type == TK_VIEW)
+      snprintf(msg, cap, "ALTER VIEW is not supported: view columns are not supported (drop "
+               "and recreate the view to change its query)");
     else
       snprintf(msg, cap, "ALTER %s is not supported: ALTER TABLE is (ADD, DROP COLUMN, SET)", w);
     *off = (size_t)(b0->z - sql);

@@ -40,6 +40,15 @@ ALTER TABLE t DROP COLUMN note;
 ALTER TABLE t DROP COLUMN IF EXISTS meta.loc, w;
 ALTER TABLE t SET TTL = 86400, meta.VERSIONS = 3, COMPRESSION = 'NONE';
 ALTER TABLE "column" ADD "set" INTEGER;
+-- views
+CREATE VIEW v AS SELECT * FROM t WHERE tenant = 'a';
+create view if not exists "v w" as select k, v as w from t where k > 1 order by k limit 3;
+CREATE VIEW agg AS WITH c AS (SELECT k FROM t) SELECT COUNT(*) AS n FROM c UNION SELECT 1;
+CREATE VIEW vc (extra VARCHAR, meta.n INTEGER) AS SELECT * FROM t WHERE k = 1;
+CREATE VIEW view AS SELECT cascade FROM t;
+DROP VIEW v;
+DROP VIEW IF EXISTS "v w" CASCADE;
+DROP TABLE IF EXISTS t CASCADE;
 CHECK INDEX idx ON t;
 check index "Idx" on "T";
 
