@@ -435,7 +435,7 @@ int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *c, size_t n) {
     return KV_OK;
   }
   int rc = KV_OK;
-  if (w->b.est >= w->block_size && (rc = flush_block(w)) != KV_OK) { /* left full by add */
+  if (w->b.est >= w->block_size && (rc = flush_block(w)) != KV_OK) { /* full: ends before */
     w->failed = rc;
     return rc;
   }
