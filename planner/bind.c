@@ -473,6 +473,21 @@ static plan_expr *bind_unary(binder *b, const sql_expr *x) {
   return bind_fold(b, e);
 }
 
+/* The call ANY(l, a, op) (BOOLEAN, NULL when nothing matches and a NULL is met), or NULL. */
+static plan_expr *any_call(binder *b, plan_expr *l, plan_expr *a, int op, uint32_t off,
+                           uint32_t op_off) {
+  plan_expr *o = bind_const(b, cat_v_int(CAT_T_INTEGER, op), op_off);
+  plan_expr *e = o ? bind_node(b, PX_FUNC, off, 3) : NULL;
+  if (!e) return NULL;
+  e->func = EXEC_F_ANY;
+  e->args[0] = l;
+  e->args[1] = a;
+  e->args[2] = o;
+  e->type = cat_type_of(CAT_T_BOOLEAN);
+  e->nullable = true;
+  return e;
+}
+
 /* x op ANY(a) (Phoenix): the call ANY(x, a, op) of exec/func.h. */
 static plan_expr *bind_any(binder *b, const sql_expr *x) {
   const sql_expr *ax = x->right->list->a[0];
@@ -495,16 +510,8 @@ static plan_expr *bind_any(binder *b, const sql_expr *x) {
                cat_type_format(&a->type, t2, sizeof t2));
     return NULL;
   }
-  plan_expr *op = bind_const(b, cat_v_int(CAT_T_INTEGER, x->op), x->right->off);
-  plan_expr *e = op ? bind_node(b, PX_FUNC, x->left->off, 3) : NULL;
-  if (!e) return NULL;
-  e->func = EXEC_F_ANY;
-  e->args[0] = l;
-  e->args[1] = a;
-  e->args[2] = op;
-  e->type = cat_type_of(CAT_T_BOOLEAN);
-  e->nullable = true;
-  return bind_fold(b, e);
+  plan_expr *e = any_call(b, l, a, x->op, x->left->off, x->right->off);
+  return e ? bind_fold(b, e) : NULL;
 }
 
 plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *arr) {
@@ -519,16 +526,8 @@ plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *arr) {
                cat_type_format(&l->type, t1, sizeof t1), cat_type_format(&et, t2, sizeof t2));
     return NULL;
   }
-  plan_expr *op = bind_const(b, cat_v_int(CAT_T_INTEGER, SQL_OP_EQ), x->off);
-  plan_expr *e = op ? bind_node(b, PX_FUNC, x->off, 3) : NULL;
-  if (!e) return NULL;
-  e->func = EXEC_F_ANY;
-  e->args[0] = l;
-  e->args[1] = arr;
-  e->args[2] = op;
-  e->type = cat_type_of(CAT_T_BOOLEAN);
-  e->nullable = true;
-  if (!x->negated) return e;
+  plan_expr *e = any_call(b, l, arr, SQL_OP_EQ, x->off, x->off);
+  if (!e || !x->negated) return e;
   plan_expr *n = bind_node(b, PX_UNARY, x->off, 1);
   if (!n) return NULL;
   n->op = SQL_OP_NOT;
