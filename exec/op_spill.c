@@ -99,10 +99,13 @@ int exec_spill_begin(exec_join *j, exec_error *err) {
                                   err);
     if (rc == EXEC_TOOBIG) { /* a read-only handle: keep which input passed which bound */
       char *tail = strstr(bound, "; ");
-      if (tail) {
-        *tail = 0;
-        snprintf(err->msg, sizeof err->msg, "%s; a read-only handle cannot spill it to disk: "
-                 "raise the join memory or narrow the smaller table with a WHERE", bound);
+      if (tail) { /* the bound's sentence, then why it cannot spill (cut to the buffer) */
+        static const char why[] = "; a read-only handle cannot spill it to disk: raise the "
+                                  "join memory or narrow the smaller table with a WHERE";
+        size_t at = (size_t)(tail - bound);
+        if (at > sizeof err->msg - sizeof why) at = sizeof err->msg - sizeof why;
+        memcpy(err->msg, bound, at);
+        memcpy(err->msg + at, why, sizeof why);
       }
       return EXEC_TOOBIG;
     }
