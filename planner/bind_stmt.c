@@ -369,7 +369,7 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     p->cols[i] = ci;
   }
   for (int k = 0; k < t->n_pk; k++) {
-    bool found = false;
+    bool found = t->pk[k] == t->row_ts; /* unnamed: the server time (exec/write.c) */
     for (int i = 0; i < n; i++) found |= p->cols[i] == t->pk[k];
     if (!found)
       return bind_error(b, EXEC_CONSTRAINT, u->table_off,

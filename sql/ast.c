@@ -367,6 +367,7 @@ sql_colname_list *sql_colname_list_append(sql_colname_list *l, char *family, cha
   c->name = name;
   c->off = off;
   c->desc = desc;
+  c->row_timestamp = false;
   return l;
 }
 
@@ -580,6 +581,7 @@ int sql_create_table_add(sql_create_table *t, char *family, char *name, sql_type
   c->pk = pk;
   c->pk_desc = pk_desc;
   c->off = off;
+  c->row_timestamp = false;
   return 0;
 }
 

@@ -150,6 +150,7 @@ typedef struct sql_colname {
   char *name;    /* owned */
   uint32_t off;  /* byte offset of the first part */
   bool desc;     /* PRIMARY KEY (..., c DESC) */
+  bool row_timestamp; /* PRIMARY KEY (..., c ROW_TIMESTAMP) */
 } sql_colname;
 
 typedef struct sql_colname_list {
@@ -284,6 +285,7 @@ typedef struct sql_coldef {
   bool pk;          /* inline PRIMARY KEY */
   bool pk_desc;     /* inline PRIMARY KEY DESC */
   uint32_t off;     /* byte offset of the column name */
+  bool row_timestamp; /* ROW_TIMESTAMP after the type (or after PRIMARY KEY) */
 } sql_coldef;
 
 typedef struct sql_create_table {

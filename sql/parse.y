@@ -195,6 +195,17 @@ colpk(A) ::= PRIMARY KEY sortorder(D). { A = D ? 2 : 1; }
 pklist(A) ::= qname(Q) sortorder(D). { A = sql_pc_colname(ctx, NULL, Q, D); }
 pklist(A) ::= pklist(L) COMMA qname(Q) sortorder(D). { A = sql_pc_colname(ctx, L, Q, D); }
 
+/* ---- ROW_TIMESTAMP (Phoenix): a key column whose value is every cell's timestamp ---------
+   `ts TIMESTAMP NOT NULL ROW_TIMESTAMP` (key named by the constraint), `ts TIMESTAMP NOT
+   NULL PRIMARY KEY [ASC|DESC] ROW_TIMESTAMP`, or `PRIMARY KEY (k, ts [ASC|DESC]
+   ROW_TIMESTAMP)`. Bit 4 of colpk and of the pklist sort order carries the mark. */
+%fallback ID ROW_TIMESTAMP.
+colpk(A) ::= ROW_TIMESTAMP. { A = 4; }
+colpk(A) ::= PRIMARY KEY sortorder(D) ROW_TIMESTAMP. { A = (D ? 2 : 1) | 4; }
+pklist(A) ::= qname(Q) sortorder(D) ROW_TIMESTAMP. { A = sql_pc_colname(ctx, NULL, Q, D | 4); }
+pklist(A) ::= pklist(L) COMMA qname(Q) sortorder(D) ROW_TIMESTAMP.
+  { A = sql_pc_colname(ctx, L, Q, D | 4); }
+
 %type typetoken {sql_type *}
 %destructor typetoken { sql_type_free($$); }
 %type typebase {sql_type *}

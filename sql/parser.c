@@ -320,8 +320,9 @@ sql_order_list *sql_pc_order(sql_pctx *ctx, sql_order_list *l, sql_expr *e, int 
 
 sql_colname_list *sql_pc_colname(sql_pctx *ctx, sql_colname_list *l, sql_qname q, int desc) {
   uint32_t off = q.family.z ? q.family.off : q.name.off;
-  sql_colname_list *r = sql_colname_list_append(l, q.family.z, q.name.z, off, desc != 0);
+  sql_colname_list *r = sql_colname_list_append(l, q.family.z, q.name.z, off, (desc & 1) != 0);
   if (!r) sql_pc_nomem(ctx);
+  else r->a[r->n - 1].row_timestamp = (desc & 4) != 0; /* ROW_TIMESTAMP (parse.y) */
   return r;
 }
 
@@ -560,9 +561,10 @@ sql_create_table *sql_pc_coldef(sql_pctx *ctx, sql_create_table *t, sql_qname q,
     sql_type_free(type);
     return sql_pc_nomem(ctx);
   }
-  if (sql_create_table_add(t, q.family.z, q.name.z, type, nullability, pk != 0, pk == 2,
-                           off) != 0)
+  if (sql_create_table_add(t, q.family.z, q.name.z, type, nullability, (pk & 3) != 0,
+                           (pk & 3) == 2, off) != 0)
     sql_pc_nomem(ctx);
+  else t->cols[t->ncol - 1].row_timestamp = (pk & 4) != 0; /* ROW_TIMESTAMP (parse.y) */
   return t;
 }
 

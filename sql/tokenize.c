@@ -121,6 +121,7 @@ static const keyword keywords[] = {
   {"NULLS", TK_NULLS}, {"OFFSET", TK_OFFSET}, {"ON", TK_ON},
   {"OR", TK_OR}, {"ORDER", TK_ORDER}, {"OUTER", TK_OUTER},
   {"PRIMARY", TK_PRIMARY}, {"RIGHT", TK_RIGHT}, {"ROLLBACK", TK_ROLLBACK},
+  {"ROW_TIMESTAMP", TK_ROW_TIMESTAMP},
   {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
   {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TRUE", TK_TRUE},
   {"UNION", TK_UNION}, {"UPSERT", TK_UPSERT}, {"USING", TK_USING}, {"VALUES", TK_VALUES},
@@ -140,7 +141,7 @@ static int kwcmp(const char *z, size_t n, const char *kw) {
 }
 
 int sql_keyword_code(const char *z, size_t n) {
-  if (n < 2 || n > 10) return TK_ID;
+  if (n < 2 || n > 13) return TK_ID;
   size_t lo = 0, hi = NKEYWORDS;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
