@@ -275,6 +275,9 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   o.value_vectors = s->vmap.n_sets > 0 && !ps->filter;
   if (o.value_vectors) exec_vec_map_prepare(s->rcp, &s->vmap);
   o.reverse = ps->reverse;
+  o.ts_min = ps->ts_min; /* a ROW_TIMESTAMP table's time range (planner/time_range.h) */
+  o.ts_max = ps->ts_max;
+  o.ts_per_row = ps->ts_min || ps->ts_max;
   o.overlay = overlay;
   o.limit = ps->kv_limit;
   if (ps->index && ps->lookup) { /* the data rows must be read at the index rows' snapshot,

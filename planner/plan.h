@@ -262,6 +262,9 @@ typedef struct plan_scan {
                                        prefix that the pushed filter passes (kv's
                                        rows_per_prefix 1): the query needs no other
                                        (planner/skip_prefix.h plan_prefix_first) */
+  int64_t ts_min, ts_max;           /* the kv time range [ts_min, ts_max) in ms that terms on
+                                       the ROW_TIMESTAMP column give (planner/time_range.h);
+                                       both 0: none; ts_max 0 alone: no upper bound */
 } plan_scan;
 
 struct plan_join_node; /* planner/plan_join.h */
