@@ -10,6 +10,11 @@
 ** see with max_versions = VERSIONS and no time range (kv/scan_vis.c): tombstones, masked
 ** and replaced cells, versions beyond VERSIONS, cells past TTL and the cells of the
 ** family's dropped qualifiers (kv_family_set_dropped_qualifiers) are dropped for good.
+** With a look-back window (kv_options.max_lookback_ms) a major compaction at time now keeps
+** every cell newer than now - window as it is (tombstones, masked puts, versions beyond
+** VERSIONS; not cells past TTL) with their sequence numbers, and below the cutoff what a
+** read as of the cutoff sees, so a read as of any time inside the window is unchanged
+** (kv_lookback_horizon; docs/KV.md "Look-back window").
 ** While a snapshot is acquired, a (row, family) that has any cell newer than the oldest
 ** snapshot is copied whole, so every snapshot keeps seeing what it saw.
 **
@@ -42,6 +47,9 @@ typedef struct cmerge {
   uint32_t n_kids;         /* entries in kids */
   int cur;                 /* kid with the smallest cell, -1 at the end */
   bool major;              /* apply the drop rules */
+  bool window;             /* a look-back window: cells above vis.as_of are kept whole */
+  bool keep_seq;           /* keep sequence numbers (window cells of the inputs: a kept
+                              tombstone must still order against the puts it masks) */
   uint64_t hold;           /* oldest snapshot; rows with newer cells are copied whole */
   bool held;               /* a snapshot older than the last sequence number is held */
   kv_vis vis;              /* visibility state */
@@ -123,8 +131,11 @@ static void cm_settle(cmerge *m) {
       if (!c) return;
     }
     if (m->keep_row) return;
-    if (!(m->dead.n && kv_qualset_has(&m->dead, c->qual, c->qual_len)) && kv_vis_cell(&m->vis, c))
-      return;
+    bool dead = m->dead.n && kv_qualset_has(&m->dead, c->qual, c->qual_len);
+    if (!dead && m->window && c->ts > m->vis.as_of &&
+        !(m->vis.ttl_ms > 0 && m->vis.now_ms - c->ts >= m->vis.ttl_ms))
+      return; /* inside the look-back window, not expired: kept as it is */
+    if (!dead && kv_vis_cell(&m->vis, c)) return;
     cm_raw_next(m);
   }
 }
@@ -151,7 +162,7 @@ static void cm_next(kv_iter *it) {
 static const kv_cell *cm_cell(kv_iter *it) {
   cmerge *m = (cmerge *)it;
   const kv_cell *c = cm_raw(m);
-  if (!c || !m->major || m->keep_row) return c;
+  if (!c || !m->major || m->keep_row || m->keep_seq) return c;
   m->out = *c;
   m->out.seq = 0;
   return &m->out;
@@ -277,6 +288,19 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   m.vis.ttl_ms = f->ttl_sec * 1000;
   m.vis.now_ms = db->env->now_ms(db->env);
   m.vis.max_versions = INT_MAX;
+  if (major && db->opts.max_lookback_ms > 0) {
+    /* the look-back window (kv.h max_lookback_ms): below the cutoff, what a read as of it
+       sees; above, everything */
+    m.window = true;
+    m.vis.as_of = m.vis.now_ms - db->opts.max_lookback_ms;
+    for (uint32_t i = 0; i < n; i++) {
+      const kv_sf_props *p = kv_sf_get_props(in[i]->reader);
+      if (p->cells && p->max_ts > m.vis.as_of) m.keep_seq = true;
+    }
+    int64_t cut = atomic_load(&db->lookback_cut);
+    while (cut < m.vis.as_of && !atomic_compare_exchange_weak(&db->lookback_cut, &cut, m.vis.as_of)) {
+    }
+  }
   m.kids = calloc(n, sizeof *m.kids);
   if (!m.kids) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
   for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
@@ -356,4 +380,12 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
   free(in);
   return KV_OK;
+}
+
+int64_t kv_lookback_horizon(kv_db *db) {
+  int64_t now = db->env->now_ms(db->env);
+  int64_t w = db->opts.max_lookback_ms;
+  if (w <= 0) return now;
+  int64_t h = now - w, cut = atomic_load(&db->lookback_cut);
+  return cut > h ? cut : h;
 }

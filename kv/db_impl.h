@@ -115,6 +115,8 @@ struct kv_db {
   kv_env *env;               /* the file system */
   char *path;                /* store directory */
   kv_options opts;           /* options with defaults filled in */
+  _Atomic int64_t lookback_cut; /* the latest cutoff (ms) a major compaction kept the
+                                look-back window from (kv/compact.c); 0: none yet */
   kv_file *lock;             /* the LOCK file handle */
   kv_manifest *man;          /* the MANIFEST log */
   kv_version ver;            /* the described state (tables, files, counters) */

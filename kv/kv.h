@@ -183,10 +183,26 @@ typedef struct kv_options {
                                  next to nothing; true: kv_close leaves unflushed writes in
                                  the WAL for the next open to replay (RocksDB's close with a
                                  WAL; the recovery tests use it) */
+  int64_t max_lookback_ms;    /* look-back window of major compaction (Phoenix's
+                                 phoenix.max.lookback.age.seconds), in ms: a major
+                                 compaction at time `now` keeps every cell (puts, tombstones,
+                                 versions beyond VERSIONS) with a timestamp above
+                                 now - max_lookback_ms, and below it what a read as of
+                                 that cutoff sees, so reads as of any time inside the window
+                                 (kv_scan_options.as_of) stay exact; see kv_lookback_horizon.
+                                 0 (default) = none: major compaction drops at once;
+                                 negative: KV_ERR_INVALID */
 } kv_options;
 
 /* kv_options.block_cache_size value that turns the block cache off. */
 #define KV_BLOCK_CACHE_OFF ((size_t)1)
+
+/* The oldest time (ms since the epoch) from which reads as of a time (kv_scan_options.as_of)
+** are exact: now - max_lookback_ms, or later when a major compaction of this open cut at a
+** later time (never earlier). With no window it is now: any major compaction may have
+** dropped what a read of the past needs. What an earlier open with a smaller window
+** compacted away cannot be known here: keep the window of a store constant. */
+int64_t kv_lookback_horizon(kv_db *db);
 
 /* Fill *opts with the defaults listed above. */
 void kv_options_init(kv_options *opts);

@@ -4,7 +4,11 @@
 ** it (only with ts_per_row, since such a file's tombstones and newer versions may hide
 ** cells inside the range), counted in files_skipped_ts; and reads as of a timestamp
 ** (kv_scan_options.as_of): newer puts and tombstones do not exist for them, VERSIONS counts
-** back from the as-of time, files wholly newer are not opened, memstore cells obey it too.
+** back from the as-of time, files wholly newer are not opened, memstore cells obey it too;
+** and major compaction's look-back window (kv_options.max_lookback_ms): every cell newer
+** than now - window is kept (versions beyond VERSIONS, tombstones, the puts they mask),
+** below it what a read as of the cutoff sees, so reads as of times inside it are unchanged;
+** kv_lookback_horizon says from when.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,13 +27,16 @@ typedef struct fx {
   uint32_t a;  /* family a of table t (VERSIONS 1) */
 } fx;
 
-static fx *fx_new(void) {
+#define T0 1700000000000ll
+
+static fx *fx_new_window(int64_t lookback_ms) {
   fx *f = calloc(1, sizeof *f);
-  f->env = kv_env_mem_new(1700000000000ll);
+  f->env = kv_env_mem_new(T0);
   kv_options o;
   kv_options_init(&o);
   o.env = f->env;
   o.create_if_missing = true;
+  o.max_lookback_ms = lookback_ms;
   o.compaction_trigger = 100; /* no automatic compaction: one store file per flush */
   assert_int_equal(kv_open("/db", &o, &f->db), KV_OK);
   kv_family_options fo = {.name = "a", .max_versions = 1};
@@ -37,6 +44,8 @@ static fx *fx_new(void) {
   assert_int_equal(kv_family_id(f->db, "t", "a", &f->a), KV_OK);
   return f;
 }
+
+static fx *fx_new(void) { return fx_new_window(0); }
 
 static void fx_free(fx *f) {
   assert_int_equal(kv_close(f->db), KV_OK);
@@ -198,11 +207,92 @@ static void test_as_of(void **state) {
   fx_free(f);
 }
 
+/* A history around the cutoff T0 - 1000 of a 1 s window: v1 long before it, v2 and a
+** tombstone inside it, then the latest put. */
+static void window_history(fx *f) {
+  put(f, "r", "v0", T0 - 9000);
+  put(f, "r", "v1", T0 - 5000);
+  flush(f);
+  put(f, "r", "v2", T0 - 500);
+  del(f, "r", T0 - 200);
+  flush(f);
+  put(f, "r", "v3", T0 - 100);
+  flush(f);
+}
+
+/* Reads as of these times, joined: "v1|v2||v3" for as of T0-2000, -300, -150, now. */
+static void reads(fx *f, char *out, size_t cap) {
+  static const int64_t at[] = {T0 - 2000, T0 - 300, T0 - 150, 0};
+  size_t len = 0;
+  out[0] = 0;
+  for (int i = 0; i < 4; i++) {
+    kv_scan_options so = {0};
+    so.as_of = at[i];
+    char one[128];
+    kv_scan_metrics m;
+    dump(f, &so, one, sizeof one, &m);
+    len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? "|" : "", one);
+  }
+}
+
+static void test_compaction_keeps_the_window(void **state) {
+  (void)state;
+  fx *f = fx_new_window(1000);
+  window_history(f);
+  char before[512], after[512];
+  reads(f, before, sizeof before);
+  assert_string_equal(before, "r=v1@1699999995000 |r=v2@1699999999500 ||r=v3@1699999999900 ");
+  assert_int_equal(kv_lookback_horizon(f->db), T0 - 1000);
+  assert_int_equal(kv_compact(f->db, NULL, true), KV_OK);
+  reads(f, after, sizeof after);
+  assert_string_equal(after, before);
+  kv_family_stats st;
+  assert_int_equal(kv_family_get_stats(f->db, f->a, &st), KV_OK);
+  assert_int_equal(st.cells, 4); /* v1 (the cutoff's view), v2, the tombstone, v3; not v0 */
+  /* later, the window has moved past v2 and the tombstone: a new major compaction keeps
+     only what a read as of the new cutoff sees (v3), and the horizon moves with it */
+  kv_env_mem_set_time(f->env, T0 + 10000);
+  assert_int_equal(kv_compact(f->db, NULL, true), KV_OK);
+  assert_int_equal(kv_family_get_stats(f->db, f->a, &st), KV_OK);
+  assert_int_equal(st.cells, 1);
+  assert_int_equal(kv_lookback_horizon(f->db), T0 + 9000);
+  fx_free(f);
+}
+
+static void test_compaction_without_window(void **state) {
+  (void)state;
+  fx *f = fx_new();
+  window_history(f);
+  assert_int_equal(kv_lookback_horizon(f->db), T0); /* no window: nothing of the past */
+  assert_int_equal(kv_compact(f->db, NULL, true), KV_OK);
+  char after[512];
+  reads(f, after, sizeof after); /* the past is gone: only v3 is left */
+  assert_string_equal(after, "|||r=v3@1699999999900 ");
+  fx_free(f);
+}
+
+static void test_bad_window(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(T0);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  o.create_if_missing = true;
+  o.max_lookback_ms = -1;
+  kv_db *db = NULL;
+  assert_int_equal(kv_open("/db", &o, &db), KV_ERR_INVALID);
+  assert_non_null(strstr(kv_errmsg(), "negative max_lookback_ms -1"));
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_range_skips_older_files),
       cmocka_unit_test(test_newer_tombstone_file_is_read),
       cmocka_unit_test(test_as_of),
+      cmocka_unit_test(test_compaction_keeps_the_window),
+      cmocka_unit_test(test_compaction_without_window),
+      cmocka_unit_test(test_bad_window),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
