@@ -204,6 +204,7 @@ static int explain_lines(exec_stmt *st, const plan_actuals *a, exec_error *err) 
     if (!rc && !st->lines) rc = EXEC_NOMEM;
   } else {
     rc = plan_explain(b, q, ds, a, &st->run_arena, &st->lines, &st->n_lines);
+    if (!rc && st->as_of_ms) rc = exec_as_of_explain(st); /* exec/as_of.c */
   }
   if (rc) return exec_fail(err, rc, -1, "out of memory");
   st->line_pos = 0;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "exec/as_of.h"
 #include "exec/colagg.h"
 #include "exec/op.h"
 #include "exec/op_join.h"
@@ -557,7 +558,8 @@ static int open_source(exec_query *x, exec_error *err) {
 static int fill_buffer(exec_query *x, exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
-  if (s->aggregate && s->n_group == 0) { /* columnar aggregate pushdown (exec/colagg.h) */
+  if (s->aggregate && s->n_group == 0 && !exec_as_of_current()) { /* columnar aggregate
+      pushdown (exec/colagg.h); it reads the present only */
     exec_mrow *g = NULL;
     int crc = exec_colagg_run(x, &g, err);
     if (crc == EXEC_ROW) { crc = group_finish(x, g, err); exec_mrow_free(g, s->n_aggs); return crc; }

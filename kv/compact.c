@@ -48,8 +48,10 @@ typedef struct cmerge {
   int cur;                 /* kid with the smallest cell, -1 at the end */
   bool major;              /* apply the drop rules */
   bool window;             /* a look-back window: cells above vis.as_of are kept whole */
-  bool keep_seq;           /* keep sequence numbers (window cells of the inputs: a kept
-                              tombstone must still order against the puts it masks) */
+  bool win_fam_del;        /* a DeleteFamily of the row was kept (inside the window) */
+  uint8_t *win_qual; uint32_t win_qual_len, win_qual_cap; /* the column of the last
+                              DeleteColumn / DeleteVersion kept in the row */
+  bool win_col_del;        /* win_qual holds one */
   uint64_t hold;           /* oldest snapshot; rows with newer cells are copied whole */
   bool held;               /* a snapshot older than the last sequence number is held */
   kv_vis vis;              /* visibility state */
@@ -112,6 +114,7 @@ static void cm_row_start(cmerge *m) {
   m->row_len = c->row_len;
   kv_vis_row_start(&m->vis);
   m->keep_row = false;
+  m->win_fam_del = m->win_col_del = false;
   if (!m->held) return;
   /* A first pass over the row: any cell newer than the oldest snapshot? */
   for (; c && kv_bytes_cmp(c->row, c->row_len, m->row, m->row_len) == 0; c = cm_raw(m)) {
@@ -119,6 +122,27 @@ static void cm_row_start(cmerge *m) {
     cm_raw_next(m);
   }
   cm_seek_row(m, m->row, m->row_len);
+}
+
+/* A tombstone kept inside the look-back window keeps its sequence number, and so do the
+** puts of its row (DeleteFamily) or column (DeleteColumn, DeleteVersion) after it, which it
+** may mask or not by their order: cm_cell zeroes the rest. Tombstones sort before the puts
+** they can mask, so the note is there in time. */
+static void note_window_del(cmerge *m, const kv_cell *c) {
+  if (c->type == KV_DELETE_FAMILY) m->win_fam_del = true;
+  if (c->type != KV_DELETE_COLUMN && c->type != KV_DELETE_VERSION) return;
+  if (c->qual_len > m->win_qual_cap) {
+    uint8_t *nq = realloc(m->win_qual, c->qual_len);
+    if (!nq) { /* keep every sequence number of the row then */
+      m->win_fam_del = true;
+      return;
+    }
+    m->win_qual = nq;
+    m->win_qual_cap = c->qual_len;
+  }
+  if (c->qual_len) memcpy(m->win_qual, c->qual, c->qual_len);
+  m->win_qual_len = c->qual_len;
+  m->win_col_del = true;
 }
 
 /* Advance until positioned on a cell compaction keeps (or the end). */
@@ -133,8 +157,10 @@ static void cm_settle(cmerge *m) {
     if (m->keep_row) return;
     bool dead = m->dead.n && kv_qualset_has(&m->dead, c->qual, c->qual_len);
     if (!dead && m->window && c->ts > m->vis.as_of &&
-        !(m->vis.ttl_ms > 0 && m->vis.now_ms - c->ts >= m->vis.ttl_ms))
+        !(m->vis.ttl_ms > 0 && m->vis.now_ms - c->ts >= m->vis.ttl_ms)) {
+      note_window_del(m, c);
       return; /* inside the look-back window, not expired: kept as it is */
+    }
     if (!dead && kv_vis_cell(&m->vis, c)) return;
     cm_raw_next(m);
   }
@@ -162,7 +188,11 @@ static void cm_next(kv_iter *it) {
 static const kv_cell *cm_cell(kv_iter *it) {
   cmerge *m = (cmerge *)it;
   const kv_cell *c = cm_raw(m);
-  if (!c || !m->major || m->keep_row || m->keep_seq) return c;
+  if (!c || !m->major || m->keep_row) return c;
+  if (m->window && (c->type != KV_PUT || m->win_fam_del ||
+                    (m->win_col_del && c->qual_len == m->win_qual_len &&
+                     memcmp(c->qual, m->win_qual, c->qual_len) == 0)))
+    return c; /* a window tombstone, or a put it must still order against */
   m->out = *c;
   m->out.seq = 0;
   return &m->out;
@@ -293,10 +323,6 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
        sees; above, everything */
     m.window = true;
     m.vis.as_of = m.vis.now_ms - db->opts.max_lookback_ms;
-    for (uint32_t i = 0; i < n; i++) {
-      const kv_sf_props *p = kv_sf_get_props(in[i]->reader);
-      if (p->cells && p->max_ts > m.vis.as_of) m.keep_seq = true;
-    }
     int64_t cut = atomic_load(&db->lookback_cut);
     while (cut < m.vis.as_of && !atomic_compare_exchange_weak(&db->lookback_cut, &cut, m.vis.as_of)) {
     }
@@ -320,6 +346,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   for (uint32_t i = 0; i < m.n_kids; i++) m.kids[i]->ops->destroy(m.kids[i]);
   free(m.kids);
   free(m.row);
+  free(m.win_qual);
   kv_vis_free(&m.vis);
   kv_qualset_free(&m.dead);
 

@@ -485,20 +485,25 @@ int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_
     out->param_types = plan_arena_alloc(arena, (size_t)st->nparam * sizeof *out->param_types);
     if (!out->param_types) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
   }
+  int rc = EXEC_OK;
   switch (st->kind) {
     case SQL_STMT_SELECT:
       out->select = plan_arena_alloc(arena, sizeof *out->select);
       if (!out->select) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      return bind_query(&b, st->u.select, out->select);
+      rc = bind_query(&b, st->u.select, out->select);
+      break;
     case SQL_STMT_UPSERT:
       out->upsert = plan_arena_alloc(arena, sizeof *out->upsert);
       if (!out->upsert) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      return bind_upsert(&b, st->u.upsert, out->upsert);
+      rc = bind_upsert(&b, st->u.upsert, out->upsert);
+      break;
     case SQL_STMT_DELETE:
       out->del = plan_arena_alloc(arena, sizeof *out->del);
       if (!out->del) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      return bind_delete(&b, st->u.del, out->del);
+      rc = bind_delete(&b, st->u.del, out->del);
+      break;
     default:
       return EXEC_OK;
   }
+  return rc ? rc : bind_as_of(&b, st, out); /* planner/bind_as_of.c */
 }

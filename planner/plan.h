@@ -170,6 +170,8 @@ typedef struct plan_bound {
   int n_subs;              /* subqueries run once, in the order to run them (an inner one
                               before the one that holds it) */
   plan_subquery *subs;     /* them */
+  int n_tables;            /* table references bound (each FROM item naming a table) */
+  int64_t as_of_ms;        /* AS OF: read as of this cell timestamp (ms, UTC); 0 = now */
 } plan_bound;
 
 /* Bind statement `st` (parsed from sql) against cat into *out, allocating in arena.

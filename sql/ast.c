@@ -683,5 +683,6 @@ void sql_stmt_free(sql_stmt *s) {
     case SQL_STMT_ALTER_TABLE: sql_alter_table_free(s->u.alter); break;
     default: break;
   }
+  sql_expr_free(s->as_of);
   free(s);
 }

@@ -379,6 +379,12 @@ typedef struct sql_stmt {
     sql_drop *drop;              /* DROP TABLE, DROP INDEX, CHECK INDEX */
     sql_alter_table *alter;      /* ALTER TABLE */
   } u;                /* by kind; NULL members for BEGIN/COMMIT/ROLLBACK */
+  sql_expr *as_of;    /* `FROM t AS OF TIMESTAMP '...'` or SQL:2011's `FOR SYSTEM_TIME AS OF
+                         TIMESTAMP '...'`: the first one's literal (SQL_LIT_TIMESTAMP), or NULL;
+                         owned. The binder applies it to the whole statement (planner/
+                         bind_stmt.c says when that is allowed) */
+  int n_as_of;        /* AS OF clauses written */
+  bool as_of_mixed;   /* two of them name different times */
 } sql_stmt;
 
 /* ---- Names --------------------------------------------------------------------------- */

@@ -881,10 +881,18 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
   if (parser) sql_lemonFree(parser, free);
   if (ctx.rc == SQL_OK && ended && !ctx.stmt) sql_pc_nomem(&ctx);
   if (ctx.rc != SQL_OK) {
+    sql_expr_free(ctx.as_of);
     sql_stmt_free(ctx.stmt);
     if (tail) *tail = ended ? p : skip_statement(p, end);
     return ctx.rc;
   }
+  if (ctx.stmt) { /* the AS OF clauses of the statement (sql_pc_as_of) */
+    ctx.stmt->as_of = ctx.as_of;
+    ctx.stmt->n_as_of = ctx.n_as_of;
+    ctx.stmt->as_of_mixed = ctx.as_of_mixed;
+    ctx.as_of = NULL;
+  }
+  sql_expr_free(ctx.as_of);
   if (ctx.stmt) {
     ctx.stmt->off = first;
     ctx.stmt->len = last_end - first;
@@ -894,4 +902,20 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
   else sql_stmt_free(ctx.stmt);
   if (tail) *tail = p;
   return SQL_OK;
+}
+
+void sql_pc_as_of(sql_pctx *ctx, sql_token kw, sql_token lit) {
+  sql_expr *e = sql_expr_literal(SQL_LIT_TIMESTAMP, lit.z, lit.n, sql_pc_off(ctx, kw));
+  if (!e) {
+    sql_pc_nomem(ctx);
+    return;
+  }
+  ctx->n_as_of++;
+  if (!ctx->as_of) {
+    ctx->as_of = e;
+    return;
+  }
+  if (e->text_len != ctx->as_of->text_len || memcmp(e->text, ctx->as_of->text, e->text_len) != 0)
+    ctx->as_of_mixed = true;
+  sql_expr_free(e);
 }

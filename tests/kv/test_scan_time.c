@@ -259,6 +259,32 @@ static void test_compaction_keeps_the_window(void **state) {
   fx_free(f);
 }
 
+/* A put written after a tombstone, at an older timestamp the tombstone covers, is not
+** masked (kv.h: a tombstone never masks a later write); both are inside the window, so the
+** compaction keeps both and must keep their order (sequence numbers): the put stays. */
+static void test_window_keeps_write_order(void **state) {
+  (void)state;
+  fx *f = fx_new_window(1000);
+  put(f, "r", "old", T0 - 400);
+  del(f, "r", T0 - 200);
+  put(f, "r", "again", T0 - 300); /* after the delete, below its timestamp */
+  put(f, "s", "s1", T0 - 300);
+  flush(f);
+  char before[256], after[256];
+  kv_scan_metrics m;
+  kv_scan_options so = {0};
+  so.max_versions = 5;
+  dump(f, &so, before, sizeof before, &m);
+  assert_string_equal(before, "r=again@1699999999700 s=s1@1699999999700 ");
+  assert_int_equal(kv_compact(f->db, NULL, true), KV_OK);
+  dump(f, &so, after, sizeof after, &m);
+  assert_string_equal(after, before);
+  so.as_of = T0 - 350; /* before the delete and the second put: the first put */
+  dump(f, &so, after, sizeof after, &m);
+  assert_string_equal(after, "r=old@1699999999600 ");
+  fx_free(f);
+}
+
 static void test_compaction_without_window(void **state) {
   (void)state;
   fx *f = fx_new();
@@ -291,6 +317,7 @@ int main(void) {
       cmocka_unit_test(test_newer_tombstone_file_is_read),
       cmocka_unit_test(test_as_of),
       cmocka_unit_test(test_compaction_keeps_the_window),
+      cmocka_unit_test(test_window_keeps_write_order),
       cmocka_unit_test(test_compaction_without_window),
       cmocka_unit_test(test_bad_window),
   };
