@@ -124,10 +124,12 @@ static void cm_row_start(cmerge *m) {
   cm_seek_row(m, m->row, m->row_len);
 }
 
-/* A tombstone kept inside the look-back window keeps its sequence number, and so do the
-** puts of its row (DeleteFamily) or column (DeleteColumn, DeleteVersion) after it, which it
-** may mask or not by their order: cm_cell zeroes the rest. Tombstones sort before the puts
-** they can mask, so the note is there in time. */
+/* Every cell kept inside the look-back window keeps its sequence number (the window keeps
+** all its versions, so cells equal but for it may be kept side by side, and a put written
+** after a tombstone at or below its timestamp must stay unmasked); so do the older puts of
+** the row (after a DeleteFamily) or column (after a DeleteColumn or DeleteVersion) of a
+** window tombstone, which it masks by their order: cm_cell zeroes the rest. Tombstones
+** sort before the puts they can mask, so the note is there in time. */
 static void note_window_del(cmerge *m, const kv_cell *c) {
   if (c->type == KV_DELETE_FAMILY) m->win_fam_del = true;
   if (c->type != KV_DELETE_COLUMN && c->type != KV_DELETE_VERSION) return;
@@ -189,10 +191,11 @@ static const kv_cell *cm_cell(kv_iter *it) {
   cmerge *m = (cmerge *)it;
   const kv_cell *c = cm_raw(m);
   if (!c || !m->major || m->keep_row) return c;
-  if (m->window && (c->type != KV_PUT || m->win_fam_del ||
+  if (m->window && (c->ts > m->vis.as_of || m->win_fam_del ||
                     (m->win_col_del && c->qual_len == m->win_qual_len &&
                      memcmp(c->qual, m->win_qual, c->qual_len) == 0)))
-    return c; /* a window tombstone, or a put it must still order against */
+    return c; /* a cell of the window (kept with the cells it orders against, equal
+                 timestamps included), or an older put a window tombstone may mask */
   m->out = *c;
   m->out.seq = 0;
   return &m->out;
