@@ -3,10 +3,12 @@
 ** column's mark, and its values as cell timestamps (milliseconds since the Unix epoch).
 ** Nothing here reads or writes the store.
 */
+#include <stdio.h>
 #include <string.h>
 
 #include "catalog/datetime.h"
 #include "catalog/row_ts.h"
+#include "catalog/value.h"
 
 bool cat_row_ts_type_ok(int type_id) {
   return type_id == CAT_T_BIGINT || type_id == CAT_T_DATE || type_id == CAT_T_TIMESTAMP;
@@ -63,4 +65,12 @@ bool cat_row_ts_micros(const cat_value *v, int col_type, int64_t *us) {
   else if (id == CAT_T_TIMESTAMP) *us = v->u.i;
   else return false;
   return true;
+}
+
+void cat_ms_text(int64_t ms, char *buf, size_t cap) {
+  cat_value v = cat_v_int(CAT_T_TIMESTAMP, ms * 1000);
+  char t[64];
+  cat_text_format(&v, t, sizeof t);
+  t[40] = 0; /* "YYYY-MM-DD HH:MM:SS.ffffff" is 26 */
+  snprintf(buf, cap, strchr(t, '.') ? "%s" : "%s.000", t);
 }

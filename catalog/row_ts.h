@@ -10,6 +10,7 @@
 #define ROWAN_CAT_ROW_TS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "catalog/catalog.h"
@@ -38,5 +39,9 @@ cat_value cat_row_ts_value(int type_id, int64_t ms);
 ** scale (BIGINT milliseconds * 1000), for comparing a bound with cell timestamps; false
 ** for another type or NULL. */
 bool cat_row_ts_micros(const cat_value *v, int col_type, int64_t *us);
+
+/* Cell timestamp ms as UTC text "YYYY-MM-DD HH:MM:SS.mmm" into buf (EXPLAIN's time range
+** and AS OF lines, their errors); truncated to cap. */
+void cat_ms_text(int64_t ms, char *buf, size_t cap);
 
 #endif /* ROWAN_CAT_ROW_TS_H */

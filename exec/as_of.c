@@ -9,7 +9,7 @@
 */
 #include <stdio.h>
 
-#include "catalog/value.h"
+#include "catalog/row_ts.h"
 #include "exec/as_of.h"
 #include "exec/engine_int.h"
 #include "planner/index_choice.h"
@@ -33,15 +33,6 @@ int exec_set_as_of(exec_session *s, int64_t ms) {
 
 int64_t exec_get_as_of(const exec_session *s) { return s->as_of_ms; }
 
-/* ms as "YYYY-MM-DD HH:MM:SS.mmm". */
-static void ms_text(int64_t ms, char *buf, size_t cap) {
-  cat_value v = cat_v_int(CAT_T_TIMESTAMP, ms * 1000);
-  char t[64];
-  cat_text_format(&v, t, sizeof t);
-  t[40] = 0;
-  snprintf(buf, cap, strchr(t, '.') ? "%s" : "%s.000", t);
-}
-
 int exec_as_of_check(exec_stmt *st, exec_error *err) {
   int64_t t = st->bound.as_of_ms ? st->bound.as_of_ms : st->s->as_of_ms;
   st->as_of_ms = 0;
@@ -52,7 +43,7 @@ int exec_as_of_check(exec_stmt *st, exec_error *err) {
     return EXEC_OK;
   }
   char when[80];
-  ms_text(t, when, sizeof when);
+  cat_ms_text(t, when, sizeof when);
   int kind = st->ast->kind;
   if (kind != SQL_STMT_SELECT && kind != SQL_STMT_BEGIN && kind != SQL_STMT_COMMIT &&
       kind != SQL_STMT_ROLLBACK)
@@ -63,7 +54,7 @@ int exec_as_of_check(exec_stmt *st, exec_error *err) {
   int64_t horizon = kv_lookback_horizon(st->s->db);
   if (t < horizon) {
     char h[80];
-    ms_text(horizon, h, sizeof h);
+    cat_ms_text(horizon, h, sizeof h);
     return exec_fail(err, EXEC_ERROR, st->bound.as_of_ms ? (int)st->ast->as_of->off : -1,
                      "AS OF %s UTC is older than the look-back window allows: reads as of %s "
                      "UTC or later are exact (max_lookback_seconds; docs/SQL.md \"Reading the "
@@ -78,7 +69,7 @@ int exec_as_of_check(exec_stmt *st, exec_error *err) {
 
 int exec_as_of_explain(exec_stmt *st) {
   char when[80], line[200];
-  ms_text(st->as_of_ms, when, sizeof when);
+  cat_ms_text(st->as_of_ms, when, sizeof when);
   int n = snprintf(line, sizeof line, "READ AS OF %s UTC (cells at or before it; the look-back "
                    "window keeps them exact)", when);
   char **lines = plan_arena_alloc(&st->run_arena, (size_t)(st->n_lines + 1) * sizeof *lines);

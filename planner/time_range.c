@@ -101,21 +101,12 @@ void plan_time_range(const cat_table *t, const plan_expr *where, const cat_value
   /* ts_max <= ts_min (a contradiction): kv reads no cell, as no row matches */
 }
 
-/* ms as "YYYY-MM-DD HH:MM:SS.mmm" (UTC). */
-static void ms_text(int64_t ms, char *buf, size_t cap) {
-  cat_value v = cat_v_int(CAT_T_TIMESTAMP, ms * 1000);
-  char t[64];
-  cat_text_format(&v, t, sizeof t);
-  t[40] = 0; /* "YYYY-MM-DD HH:MM:SS.ffffff" is 26 */
-  snprintf(buf, cap, strchr(t, '.') ? "%s" : "%s.000", t);
-}
-
 size_t plan_time_range_explain(const plan_scan *sc, const kv_scan_metrics *m, char *buf,
                                size_t cap) {
   if (!sc->ts_min && !sc->ts_max) return 0;
   char lo[80], hi[80], act[128] = "";
-  ms_text(sc->ts_min, lo, sizeof lo);
-  if (sc->ts_max) ms_text(sc->ts_max, hi, sizeof hi);
+  cat_ms_text(sc->ts_min, lo, sizeof lo);
+  if (sc->ts_max) cat_ms_text(sc->ts_max, hi, sizeof hi);
   else snprintf(hi, sizeof hi, "*");
   if (m) {
     uint64_t skipped = 0, opened = 0;
