@@ -18,6 +18,9 @@
 ** which becomes one more source of the family; the visibility snapshot is raised past them,
 ** and cells of the other sources above the real snapshot are dropped before the visibility
 ** rules see them (kv/scan.c), so later commits stay invisible while the overlay is seen.
+**
+** Store files are chosen at open by the key ranges (file_overlaps) and by time
+** (file_in_time: the trailer's timestamps against the time range and as_of; docs/KV_TIME.md).
 */
 #include "kv/coding.h"
 #include "kv/scan_int.h"
