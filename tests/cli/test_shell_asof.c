@@ -4,7 +4,8 @@
 ** an UPDATE, a deleted row back), refuses writes and DDL until .asof off, shows the time set;
 ** bad times and times older than the look-back window fail with a message; the raw view
 ** (.raw scan --versions) still shows every version the store keeps while a time is set; and
-** .schema prints a ROW_TIMESTAMP column so that the DDL recreates it. Drives the built
+** .schema prints a ROW_TIMESTAMP column so that the DDL recreates it; .import stamps each
+** row's cells with its ROW_TIMESTAMP value and rejects a row before 1970. Drives the built
 ** binary; the times are the wall clock's (commits are stamped with it).
 */
 #include <stdarg.h>
@@ -130,11 +131,40 @@ static void schema_row_timestamp(void **state) {
   sh_fixture_free(f);
 }
 
+/* .import into a ROW_TIMESTAMP table (the bulk path): each row's cells at its TS value, a
+** row before 1970 rejected with its line and the reason, the others loaded. */
+static void import_row_timestamp(void **state) {
+  (void)state;
+  const char *setup[] = {"CREATE TABLE EV (K INTEGER NOT NULL, TS TIMESTAMP NOT NULL, V VARCHAR "
+                         "CONSTRAINT PK PRIMARY KEY (K, TS ROW_TIMESTAMP))",
+                         NULL};
+  sh_fixture *f = sh_fixture_new(setup);
+  assert_non_null(f);
+  char csv[700], imp[800];
+  snprintf(csv, sizeof csv, "%s/ev.csv", f->dir);
+  sh_write_file(csv, "K,TS,V\n1,2024-01-01 00:00:00,a\n2,1960-01-01 00:00:00,old\n"
+                     "3,2024-01-02 00:00:00.5,c\n");
+  snprintf(imp, sizeof imp, ".import --csv --header %s EV", csv);
+  const char *cmds[] = {imp, ".raw scan EV --family 0", NULL};
+  sh_result r;
+  sh_run_db(f, NULL, cmds, NULL, &r);
+  assert_non_null(strstr(r.err, "ev.csv:3: ROW_TIMESTAMP column TS: -315619200000 ms is before "
+                                "1970-01-01 00:00:00 UTC"));
+  assert_non_null(strstr(r.out, "2 rows loaded, 1 rejected"));
+  assert_non_null(strstr(r.out, "0:01 (V)  ts 1704067200000 (2024-01-01 00:00:00.000 UTC)  "
+                                "value 61 = a"));
+  assert_non_null(strstr(r.out, "0:01 (V)  ts 1704153600500 (2024-01-02 00:00:00.500 UTC)  "
+                                "value 63 = c"));
+  sh_result_free(&r);
+  sh_fixture_free(f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(asof_reads_the_past),
       cmocka_unit_test(asof_bad_input),
       cmocka_unit_test(schema_row_timestamp),
+      cmocka_unit_test(import_row_timestamp),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
