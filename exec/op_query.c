@@ -16,7 +16,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "exec/as_of.h"
 #include "exec/colagg.h"
 #include "exec/op.h"
 #include "exec/op_join.h"
@@ -558,8 +557,7 @@ static int open_source(exec_query *x, exec_error *err) {
 static int fill_buffer(exec_query *x, exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
-  if (s->aggregate && s->n_group == 0 && !exec_as_of_current()) { /* columnar aggregate
-      pushdown (exec/colagg.h); it reads the present only */
+  if (s->aggregate && s->n_group == 0) { /* columnar aggregate pushdown (exec/colagg.h) */
     exec_mrow *g = NULL;
     int crc = exec_colagg_run(x, &g, err);
     if (crc == EXEC_ROW) { crc = group_finish(x, g, err); exec_mrow_free(g, s->n_aggs); return crc; }

@@ -58,6 +58,10 @@ void plan_mark_cols(const plan_expr *e, bool *cols);
 ** older timestamps, nor rows from before the index was built. Set by exec/as_of.c around
 ** each statement step. */
 void plan_index_set_as_of(int64_t ms);
+/* The read time set by plan_index_set_as_of on this thread (0 = now): the columnar
+** aggregate pushdown, which reads the present only, is not planned under one
+** (planner/colagg.c). */
+int64_t plan_as_of(void);
 
 /* Consider the ACTIVE indexes of s->table for plan q, whose table scan q->scan is built
 ** (with its stream_agg and *dir from the table's key): hints in s->hint (INDEX(t idx ...)
