@@ -8,6 +8,7 @@
 ** out (planner/index_choice.h). What it does not do: the visibility rules (kv/scan_vis.c).
 */
 #include <stdio.h>
+#include <string.h>
 
 #include "catalog/row_ts.h"
 #include "exec/as_of.h"
@@ -79,5 +80,19 @@ int exec_as_of_explain(exec_stmt *st) {
   for (int i = 0; i < st->n_lines; i++) lines[i + 1] = st->lines[i];
   st->lines = lines;
   st->n_lines++;
+  return EXEC_OK;
+}
+
+int exec_as_of_explain_json(exec_stmt *st, char **doc) {
+  if (!*doc || (*doc)[0] != '{') return EXEC_OK;
+  char when[80], head[128];
+  cat_ms_text(st->as_of_ms, when, sizeof when);
+  int n = snprintf(head, sizeof head, "{\"as_of\": \"%s UTC\", ", when);
+  size_t rest = strlen(*doc + 1);
+  char *d = plan_arena_alloc(&st->run_arena, (size_t)n + rest + 1);
+  if (!d) return EXEC_NOMEM;
+  memcpy(d, head, (size_t)n);
+  memcpy(d + n, *doc + 1, rest + 1);
+  *doc = d;
   return EXEC_OK;
 }

@@ -128,6 +128,9 @@ int exec_as_of_check(exec_stmt *st, exec_error *err);
 /* Put the line "READ AS OF <time> UTC ..." before st's EXPLAIN text lines (a run reading the
 ** past). EXEC_OK or EXEC_NOMEM. */
 int exec_as_of_explain(exec_stmt *st);
+/* The JSON form's: "as_of": "<time> UTC" first in the document *doc (replaced by a copy in
+** st->run_arena). EXEC_OK or EXEC_NOMEM. */
+int exec_as_of_explain_json(exec_stmt *st, char **doc);
 
 /* Free st->up (write.c); NULL is a no-op. */
 void exec_upsert_cache_free(struct exec_upsert_cache *c);

@@ -16,6 +16,7 @@
 #include "catalog/row_ts.h"
 #include "catalog/value.h"
 #include "kv/kv.h"
+#include "planner/explain_int.h"
 #include "planner/plan.h"
 #include "planner/time_range.h"
 #include "sql/ast.h"
@@ -101,13 +102,18 @@ void plan_time_range(const cat_table *t, const plan_expr *where, const cat_value
   /* ts_max <= ts_min (a contradiction): kv reads no cell, as no row matches */
 }
 
-size_t plan_time_range_explain(const plan_scan *sc, const kv_scan_metrics *m, char *buf,
-                               size_t cap) {
+size_t plan_time_range_explain(const plan_scan *sc, const kv_scan_metrics *m, xjson *j,
+                               char *buf, size_t cap) {
   if (!sc->ts_min && !sc->ts_max) return 0;
+  const cat_table *t = sc->table;
   char lo[80], hi[80], act[128] = "";
   cat_ms_text(sc->ts_min, lo, sizeof lo);
   if (sc->ts_max) cat_ms_text(sc->ts_max, hi, sizeof hi);
   else snprintf(hi, sizeof hi, "*");
+  xj_node(j, "TIME RANGE");
+  xj_str(j, "from", lo);
+  if (sc->ts_max) xj_str(j, "to", hi);
+  xj_str(j, "column", t->columns[t->row_ts].name);
   if (m) {
     uint64_t skipped = 0, opened = 0;
     for (uint32_t i = 0; i < m->n_families; i++) {
@@ -116,8 +122,11 @@ size_t plan_time_range_explain(const plan_scan *sc, const kv_scan_metrics *m, ch
     }
     snprintf(act, sizeof act, "  (actual store files pruned=%" PRIu64 " read=%" PRIu64 ")",
              skipped, opened);
+    xj_obj(j, "actual");
+    xj_uint(j, "pruned", skipped);
+    xj_uint(j, "read", opened);
+    xj_end(j);
   }
-  const cat_table *t = sc->table;
   int n = snprintf(buf, cap, "    TIME RANGE: [%s, %s) UTC on cell timestamps (ROW_TIMESTAMP %s: "
                    "store files outside it are not read)%s", lo, hi,
                    t->columns[t->row_ts].name, act);

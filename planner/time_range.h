@@ -28,9 +28,12 @@ void plan_time_range(const cat_table *t, const plan_expr *where, const cat_value
                      int n_params, struct plan_scan *sc);
 
 /* The EXPLAIN line of sc's time range ("    TIME RANGE: ... (actual store files: ...)") in
-** buf, with the store files the scan left out when m (EXPLAIN ANALYZE's metrics) is given;
-** 0 when sc has none (buf unchanged), else the text's length. */
+** buf, with the store files the scan left out when m (EXPLAIN ANALYZE's metrics) is given,
+** and its JSON node in j ("TIME RANGE": from, to (absent: none), column, actual {pruned,
+** read}; planner/explain_int.h); 0 when sc has none (buf and j unchanged), else the text's
+** length. */
+struct xjson;
 size_t plan_time_range_explain(const struct plan_scan *sc, const struct kv_scan_metrics *m,
-                               char *buf, size_t cap);
+                               struct xjson *j, char *buf, size_t cap);
 
 #endif /* ROWAN_PLANNER_TIME_RANGE_H */
