@@ -47,11 +47,11 @@ int exec_as_of_check(exec_stmt *st, exec_error *err) {
   cat_ms_text(t, when, sizeof when);
   int kind = st->ast->kind;
   if (kind != SQL_STMT_SELECT && kind != SQL_STMT_BEGIN && kind != SQL_STMT_COMMIT &&
-      kind != SQL_STMT_ROLLBACK)
+      kind != SQL_STMT_ROLLBACK && kind != SQL_STMT_CHECK_INDEX)
     return exec_fail(err, EXEC_ERROR, -1, "the connection reads as of %s UTC (rowan_set_as_of, "
                      "like Phoenix's CurrentSCN): writes and DDL are refused; set it to 0 to "
                      "write", when);
-  if (kind != SQL_STMT_SELECT) return EXEC_OK;
+  if (kind != SQL_STMT_SELECT) return EXEC_OK; /* BEGIN ..., CHECK INDEX: the present */
   int64_t horizon = kv_lookback_horizon(st->s->db);
   if (t < horizon) {
     char h[80];

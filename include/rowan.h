@@ -765,8 +765,8 @@ void rowan_interrupt(rowan_db *db);
 ** of its tables were written `FROM t AS OF TIMESTAMP '...'`: for each column the newest
 ** version at or before ms, delete markers at or before ms applied, within VERSIONS and TTL
 ** (TTL still measured from now); rows written later are invisible. A statement's own AS
-** OF clause wins. Secondary indexes are not used by such reads (EXPLAIN says so). While it
-** is set, UPSERT, DELETE and DDL fail with ROWAN_ERROR ("the connection reads as of ...:
+** OF clause wins. Secondary indexes are not used by such reads (EXPLAIN says so); CHECK
+** INDEX still checks the present. While it is set, UPSERT, DELETE and DDL fail with ROWAN_ERROR ("the connection reads as of ...:
 ** writes and DDL are refused"): Phoenix allows writes at a past SCN, Rowan does not. A
 ** SELECT whose time is older than the look-back horizon (now minus
 ** rowan_options.max_lookback_seconds, or a later major compaction's cutoff) fails with

@@ -91,6 +91,7 @@ static void set_as_of_reads_the_past(void **state) {
   assert_non_null(strstr(rowan_errmsg(db), "writes and DDL are refused"));
   assert_int_equal(rowan_exec(db, "CREATE TABLE U (K INTEGER PRIMARY KEY)", NULL, NULL),
                    ROWAN_ERROR);
+  assert_int_equal(rowan_exec(db, "CHECK INDEX TV ON T", NULL, NULL), ROWAN_OK); /* the present */
   /* a statement's AS OF wins: T0 + 1000 is the second commit (at or before: seen) */
   rows(db, "SELECT K, V FROM T AS OF TIMESTAMP '2023-11-14 22:13:21' ORDER BY K", out,
        sizeof out);
