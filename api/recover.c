@@ -9,7 +9,8 @@
 **   2. the work store's catalog is read leniently (cat_salvage_read): each table whose row
 **      decodes is created again in the new store (cat_create_table on the same definition)
 **      and its rows copied (api/recover_copy.c); what cannot go back into a table goes to
-**      LOST_AND_FOUND; key-value tables that are not SQL tables are copied as they are;
+**      LOST_AND_FOUND; key-value tables that are not SQL tables are copied as they are; each
+**      sequence whose row decodes is created again starting at its first unclaimed value;
 **   3. the new store is opened as a database and each index of a recovered table is built
 **      from the table (CREATE INDEX) and checked (CHECK INDEX): a recovered database passes
 **      `.check` by construction, never by copying index rows that may disagree;
@@ -346,6 +347,17 @@ static int copy_all(rec *r, int *entries) {
     }
     if ((rc = rec_table(r, old->name, &entries[i]))) break;
     rc = rec_copy_table(r, old, nt, entries[i]);
+  }
+  for (int i = 0; rc == ROWAN_OK && i < r->cs.n_sequences; i++) {
+    /* each sequence again, from its first value not claimed: none is handed out twice */
+    const cat_sequence *sq = r->cs.sequences[i];
+    cat_sequence_def d = sq->def;
+    d.start = cat_sequence_restart(sq);
+    cat_error err;
+    memset(&err, 0, sizeof err);
+    if (cat_create_sequence(r->dcat, &d, &err) != CAT_OK)
+      rc = rec_note(r, "catalog row", r->src, 0, 0, -1, -1,
+                    "sequence %s could not be created again (%s)", sq->name, err.msg);
   }
   int n = kv_table_count(r->sk);
   bool orphans = false;

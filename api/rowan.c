@@ -19,6 +19,7 @@
 #include "api/api_int.h"
 #include "api/api_test.h"
 #include "catalog/types.h"
+#include "exec/sequence.h"
 #include "catalog/value.h"
 #include "kv/env_mem.h"
 
@@ -154,6 +155,7 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
     exec_set_interrupt(db->sess, &db->interrupt);
     exec_set_write_memory(db->sess, db->bulk_memory); /* a large write statement's bound */
     exec_set_join_memory(db->sess, opts->join_memory);
+    exec_set_sequence_flush(db->sess, opts->sync_mode != ROWAN_SYNC_FULL);
   }
   if (rc != EXEC_OK) {
     db->sess = NULL;

@@ -54,7 +54,7 @@ double bench_cpu_s(void) { return clock_s(CLOCK_PROCESS_CPUTIME_ID); }
 double bench_thread_cpu_s(void) { return clock_s(CLOCK_THREAD_CPUTIME_ID); }
 
 size_t bench_cache_bytes = (size_t)64 << 20;
-unsigned bench_block_size = 0; /* --blocksize: Rowan readings family BLOCKSIZE, 0 = the family default (16 KiB, KV_DEFAULT_BLOCK_SIZE) */
+unsigned bench_block_size = 0; /* --blocksize: Rowan readings family BLOCKSIZE, 0 = the family default (8 KiB, KV_DEFAULT_BLOCK_SIZE) */
 
 static uint64_t rng_state;
 void bench_rng_seed(uint64_t seed) { rng_state = seed * 2 + 1; }
@@ -543,7 +543,7 @@ static void usage(void) {
                   " (its reads on its bulk load) and no index load of SQLite\n"
                   "  --synth ROWS: a synthetic set of at least ROWS rows for Rowan alone (0)\n"
                   "  --cache MiB: block cache (Rowan, RocksDB) and page cache (SQLite) of each engine (64)\n"
-                  "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (0: Rowan's default, 16 KiB)\n"
+                  "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (0: Rowan's default, 8 KiB)\n"
                   "  --csv FILE: append every figure as CSV (bench/plot.py reads it)\n"
                   "  --duck PYTHON: run DuckDB through bench/duck_peer.py with this interpreter\n"
                   "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n");

@@ -6,7 +6,8 @@
 **
 ** Unlike cat_open it writes nothing (no SYSTEM.CATALOG created, no orphan dropped) and
 ** stops at nothing: a row that does not decode, or an index row whose table row is gone,
-** becomes a problem message and the scan goes on.
+** becomes a problem message and the scan goes on. Sequence rows are decoded too, so that a
+** recovery makes each sequence again.
 ** Not here: the strict catalog (catalog/catalog.c), copying rows (api/recover.c).
 */
 #include <stdarg.h>
@@ -50,6 +51,8 @@ void cat_salvage_free(cat_salvage *s) {
   free(s->problems);
   for (int i = 0; i < s->n_lost_indexes; i++) free(s->lost_indexes[i]);
   free(s->lost_indexes);
+  for (int i = 0; i < s->n_sequences; i++) cat_seq_free(s->sequences[i]);
+  free(s->sequences);
   memset(s, 0, sizeof *s);
 }
 
@@ -111,6 +114,24 @@ int cat_salvage_read(kv_db *db, cat_salvage *out, cat_error *err) {
                          "SYSTEM.CATALOG index row '%s' does not decode: the index is not rebuilt",
                          kt);
       else n_pend++;
+    } else if (kind == 'S') {
+      cat_sequence *sq = cat_seq_record_parse(cell->value, cell->value_len);
+      size_t bytes = (size_t)(out->n_sequences + 1) * sizeof *out->sequences;
+      cat_sequence **ns = sq ? realloc(out->sequences, bytes) : NULL;
+      if (ns) {
+        out->sequences = ns;
+        out->sequences[out->n_sequences++] = sq;
+      } else if (sq) {
+        cat_seq_free(sq);
+        out_rc = CAT_ERR_NOMEM;
+      } else {
+        out_rc = add_str(&out->problems, &out->n_problems,
+                         "SYSTEM.CATALOG sequence row '%s' does not decode: skipped", kt);
+      }
+    } else if (kind == 'V') { /* a view holds no rows: its DDL is for the user to run again */
+      out_rc = add_str(&out->problems, &out->n_problems,
+                       "SYSTEM.CATALOG view row '%s': views are not recovered (create the view "
+                       "again)", kt);
     } else {
       out_rc = add_str(&out->problems, &out->n_problems,
                        "SYSTEM.CATALOG row '%s' of unknown kind: skipped", kt);

@@ -6,6 +6,8 @@
 **   'M'                         meta: varint next generation number
 **   'T' name 00 01              a table record (version 1)
 **   'I' table 00 01 index 00 01 an index record (version 1)
+**   'S' name 00 01              a sequence record (version 1, catalog/cat_sequence.c)
+**   'V' name 00 01              a view record (version 1; catalog/cat_view.c)
 ** (names escaped as VARCHAR key columns). Records are varints and length-prefixed strings
 ** read with (p, limit) decoders. DDL ordering for crash safety is described in catalog.h.
 ** Not here: codecs (keycodec.c, valcodec.c), SQL.
@@ -13,6 +15,7 @@
 #include "catalog/catalog.h"
 #include "catalog/catalog_int.h"
 #include "catalog/row_ts.h"
+#include "catalog/cat_view.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,8 @@ struct cat_catalog {
   int n_tables;           /* tables */
   int cap_tables;         /* allocated slots */
   cat_table **tables;     /* in creation order */
+  cat_seq_set seqs;       /* sequences (catalog/cat_sequence.c) */
+  cat_view_list views;    /* the views (catalog/cat_view.c) */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -439,6 +444,9 @@ static int load(cat_catalog *cat, cat_error *err) {
       cat_table *t = parse_table(cell->value, cell->value_len);
       if (!t) { out = cat_err(err, CAT_ERR_CORRUPT, "corrupt SYSTEM.CATALOG table row"); break; }
       if (add_table(cat, t)) { free_table(t); out = cat_err(err, CAT_ERR_NOMEM, "out of memory"); break; }
+    } else if (kind == 'V') {
+      out = cat_view_load(&cat->views, cell->value, cell->value_len, err);
+      if (out) break;
     } else if (kind == 'I') {
       cat_index *np = realloc(pend, (size_t)(n_pend + 1) * sizeof *np);
       char **nt = np ? realloc(pend_table, (size_t)(n_pend + 1) * sizeof *nt) : NULL;
@@ -450,6 +458,9 @@ static int load(cat_catalog *cat, cat_error *err) {
         break;
       }
       n_pend++;
+    } else if (kind == 'S') {
+      out = cat_seq_load(cat, cell->value, cell->value_len, err);
+      if (out) break;
     } else {
       out = cat_err(err, CAT_ERR_CORRUPT, "unknown SYSTEM.CATALOG row kind 0x%02x", (unsigned)row.key[0]);
       break;
@@ -521,6 +532,7 @@ int cat_open(kv_db *db, cat_catalog **out, cat_error *err) {
     if (rc == KV_OK) rc = kv_family_id(db, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &cat->sys_family);
   }
   int crc = rc ? kverr(err, rc, "opening SYSTEM.CATALOG") : load(cat, err);
+  if (crc == CAT_OK) crc = cat_view_order(cat, err);
   if (crc == CAT_OK) crc = drop_orphans(cat, err);
   for (int i = 0; crc == CAT_OK && i < cat->n_tables; i++) crc = resolve_ids(cat, cat->tables[i], err);
   for (int i = 0; crc == CAT_OK && i < cat->n_tables; i++) crc = cat_sync_families(cat, cat->tables[i], err);
@@ -534,6 +546,8 @@ void cat_close(cat_catalog *cat) {
   if (!cat) return;
   for (int i = 0; i < cat->n_tables; i++) free_table(cat->tables[i]);
   free(cat->tables);
+  cat_seqs_free(&cat->seqs);
+  cat_view_list_free(&cat->views);
   free(cat);
 }
 
@@ -667,6 +681,8 @@ int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table
   if (out) *out = NULL;
   if (def->name && find_table_index(cat, def->name) >= 0)
     return cat_err(err, CAT_ERR_EXISTS, "table %s already exists", def->name);
+  if (def->name && cat_find_view(cat, def->name))
+    return cat_err(err, CAT_ERR_EXISTS, "a view named %s exists", def->name);
   uint64_t gen = cat->next_gen;
   cat_table *t;
   int rc = build_table(def, gen, &t, err);
@@ -913,6 +929,8 @@ bool cat_table_derive(cat_table *t) {
   return derive(t);
 }
 kv_db *cat_kv(cat_catalog *cat) { return cat->db; }
+cat_seq_set *cat_seqs(cat_catalog *cat) { return &cat->seqs; }
+uint32_t cat_sys_family(const cat_catalog *cat) { return cat->sys_family; }
 int cat_kv_error(cat_error *err, int kv_code, const char *what) { return kverr(err, kv_code, what); }
 int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err) {
   int ti = find_table_index(cat, nt->name);
@@ -942,6 +960,23 @@ int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err) {
   cat->tables[ti] = nt;
   free_table(old);
   return resolve_ids(cat, nt, err);
+}
+cat_view_list *cat_views_of(cat_catalog *cat) { return &cat->views; }
+const cat_view_list *cat_views_get(const cat_catalog *cat) { return &cat->views; }
+int cat_commit_rows(cat_catalog *cat, int n, const uint8_t *const *keys, const size_t *klen,
+                    const uint8_t *const *vals, const size_t *vlen, cat_error *err) {
+  kv_batch *b = kv_batch_new();
+  int rc = b ? CAT_OK : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  for (int i = 0; !rc && i < n; i++) {
+    int krc = vals[i] ? kv_batch_put(b, cat->sys_family, keys[i], klen[i], "d", 1, KV_TS_NOW,
+                                     vals[i], vlen[i])
+                      : kv_batch_delete(b, cat->sys_family, KV_DELETE_COLUMN, keys[i], klen[i],
+                                        "d", 1, KV_TS_NOW);
+    if (krc) rc = kverr(err, krc, "catalog batch");
+  }
+  if (!rc) rc = commit(cat, b, err);
+  kv_batch_free(b);
+  return rc;
 }
 cat_table *cat_table_record_parse(const uint8_t *p, size_t n) { return parse_table(p, n); }
 bool cat_index_record_parse(const uint8_t *p, size_t n, cat_index *x, char **table_name) {

@@ -1,8 +1,9 @@
 /*
-** catalog/catalog.h: the persistent schema: tables, columns, column families, indexes.
+** catalog/catalog.h: the persistent schema: tables, columns, column families, indexes,
+** sequences.
 **
 ** The catalog lives in the store itself, in the kv table SYSTEM.CATALOG (family "0"): one
-** row per table and one per index, each DDL written in one atomic kv batch
+** row per table, one per index and one per sequence, each DDL written in one atomic kv batch
 ** (docs/FORMAT.md Part 3 "SYSTEM.CATALOG"). The catalog row is the source of truth:
 ** CREATE makes the kv table first (under an internal name "$t<gen>.<name>" or
 ** "$i<gen>.<table>.<index>") and then commits the catalog batch; DROP commits the catalog
@@ -230,6 +231,8 @@ typedef struct cat_salvage {
   int n_problems;      /* count */
   char **lost_indexes; /* kv names of the index records whose table row is lost */
   int n_lost_indexes;  /* count */
+  struct cat_sequence **sequences; /* the sequences whose row decoded, in key order */
+  int n_sequences;     /* count */
 } cat_salvage;
 /* Read the catalog of db into *out (zeroed first; free with cat_salvage_free, on error too).
 ** CAT_OK whatever rows were lost (out->found false when there is no SYSTEM.CATALOG); errors:
@@ -245,6 +248,63 @@ void cat_salvage_free(cat_salvage *s);
 ** CAT_OK or CAT_ERR_NOMEM (def zeroed). */
 int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err);
 void cat_table_def_free(cat_table_def *def);
+
+/* ---- Sequences (catalog/cat_sequence.c; Phoenix's CREATE SEQUENCE) ---------------------
+** A sequence is one 'S' row of SYSTEM.CATALOG (docs/FORMAT.md Part 3 "SYSTEM.CATALOG")
+** holding its options and its persisted state: the first value no connection has been
+** given a claim on. cat_sequence_next hands values out of a block of CACHE values that it
+** first claims by committing the row with the state moved past the block, so a value is
+** handed out only after that commit: a crash loses the rest of the block (never handed
+** out, skipped) and never repeats a value. */
+typedef struct cat_sequence_def {
+  const char *name;   /* sequence name */
+  int64_t start;      /* START WITH */
+  int64_t increment;  /* INCREMENT BY, not 0 */
+  int64_t min_value;  /* MINVALUE */
+  int64_t max_value;  /* MAXVALUE, >= min_value */
+  bool cycle;         /* CYCLE */
+  int64_t cache;      /* CACHE, >= 1 */
+} cat_sequence_def;
+
+typedef struct cat_sequence {
+  cat_sequence_def def; /* its options (def.name is name) */
+  char *name;           /* owned */
+  int64_t next;         /* persisted: the first value not claimed (meaningless when done) */
+  bool done;            /* persisted: every value of the range is claimed (no CYCLE: NEXT
+                           VALUE FOR fails; CYCLE: the next block starts over) */
+  int64_t block_next;   /* in memory: the next value of the claimed block */
+  int64_t block_left;   /* in memory: values left in the claimed block */
+  bool has_current;     /* in memory: NEXT VALUE FOR gave a value through this catalog */
+  int64_t current;      /* in memory: the last value it gave (CURRENT VALUE FOR) */
+} cat_sequence;
+
+/* CREATE SEQUENCE: validate def (CAT_ERR_INVALID: INCREMENT 0, MINVALUE > MAXVALUE, START
+** outside [MINVALUE, MAXVALUE], CACHE < 1, a bad name) and commit its row. CAT_ERR_EXISTS
+** (the name is taken), CAT_ERR_KV, CAT_ERR_NOMEM. */
+int cat_create_sequence(cat_catalog *cat, const cat_sequence_def *def, cat_error *err);
+/* DROP SEQUENCE: commit the row's deletion. CAT_ERR_NOTFOUND, CAT_ERR_KV. */
+int cat_drop_sequence(cat_catalog *cat, const char *name, cat_error *err);
+/* The sequence named `name` (owned by cat, valid until the next sequence DDL or cat_close),
+** or NULL. */
+const cat_sequence *cat_find_sequence(const cat_catalog *cat, const char *name);
+int cat_sequence_count(const cat_catalog *cat);
+const cat_sequence *cat_sequence_at(const cat_catalog *cat, int i); /* in name order */
+/* NEXT VALUE FOR `name` into *out. When the claimed block is used up, claims the next one
+** (min(CACHE, values left) values) by committing the row first; with `flush` the catalog is
+** then also flushed to a store file (for a store whose commits are not synced: the claim
+** must be on disk before a value of it is handed out). Errors: CAT_ERR_NOTFOUND,
+** CAT_ERR_RANGE (the range is used up and there is no CYCLE: "Reached MAXVALUE of sequence
+** S" / MINVALUE for a descending one), CAT_ERR_KV (nothing handed out), CAT_ERR_NOMEM. */
+int cat_sequence_next(cat_catalog *cat, const char *name, bool flush, int64_t *out,
+                      cat_error *err);
+/* CURRENT VALUE FOR `name` into *out: the last value NEXT VALUE FOR gave through this
+** catalog. CAT_ERR_NOTFOUND, CAT_ERR_INVALID (no NEXT VALUE FOR yet). */
+int cat_sequence_current(const cat_catalog *cat, const char *name, int64_t *out,
+                         cat_error *err);
+/* The value a sequence made again from its options would start with so that no value this
+** store has handed out is given again (.schema's START WITH): the first unclaimed value; for
+** a used-up range the value CYCLE starts over at, or the last value without CYCLE. */
+int64_t cat_sequence_restart(const cat_sequence *s);
 
 /* The cell qualifier of column id `id` into q (at least 2 bytes): 1 byte for ids < 128,
 ** else 2 bytes (0x80 | id >> 8, id & 0xFF). Returns its length. */

@@ -45,4 +45,46 @@ int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err);
 ** every open and after every DROP COLUMN). CAT_OK, CAT_ERR_NOMEM, CAT_ERR_KV. */
 int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err);
 
+/* ---- Sequences (catalog/cat_sequence.c) ---------------------------------------------- */
+/* The catalog's sequences, kept sorted by name (owned by catalog/cat_sequence.c). */
+typedef struct cat_seq_set {
+  int n;                 /* sequences */
+  cat_sequence **a;      /* them, by name */
+} cat_seq_set;
+/* The catalog's sequence set and the kv id of SYSTEM.CATALOG's family "0". */
+cat_seq_set *cat_seqs(cat_catalog *cat);
+uint32_t cat_sys_family(const cat_catalog *cat);
+/* Load one 'S' row's record (value v[0..n)) into the set at open. CAT_ERR_CORRUPT (it does
+** not decode), CAT_ERR_NOMEM. */
+int cat_seq_load(cat_catalog *cat, const uint8_t *v, size_t n, cat_error *err);
+/* Free every sequence of the set (cat_close). */
+void cat_seqs_free(cat_seq_set *set);
+/* Decode a sequence record (catalog/cat_salvage.c too); NULL when it does not decode, its
+** options do not hold together, or memory ran out. Free with cat_seq_free (NULL is a no-op). */
+cat_sequence *cat_seq_record_parse(const uint8_t *v, size_t n);
+void cat_seq_free(cat_sequence *s);
+
+/* ---- Views (catalog/cat_view.c; catalog/cat_view.h) ---------------------------------- */
+struct cat_view;
+typedef struct cat_view_list {
+  int n;               /* views */
+  struct cat_view **a; /* them, each after the views it reads */
+} cat_view_list;
+/* The catalog's views (a field of the catalog). */
+cat_view_list *cat_views_of(cat_catalog *cat);
+const cat_view_list *cat_views_get(const cat_catalog *cat);
+/* Decode a view record (SYSTEM.CATALOG row 'V') and append it to l; CAT_ERR_CORRUPT when it
+** does not decode, CAT_ERR_NOMEM. */
+int cat_view_load(cat_view_list *l, const uint8_t *p, size_t n, cat_error *err);
+/* After the load: put every view after the views it reads (CAT_ERR_CORRUPT when a view
+** reads a name that is neither a table nor a view of the catalog, or views read each
+** other in a cycle). */
+int cat_view_order(cat_catalog *cat, cat_error *err);
+/* Free the views of l (l itself is not freed). */
+void cat_view_list_free(cat_view_list *l);
+/* Commit one batch of n SYSTEM.CATALOG rows: keys[i] (klen[i] bytes) gets vals[i] (vlen[i]
+** bytes), or is deleted when vals[i] is NULL. CAT_OK, CAT_ERR_KV, CAT_ERR_NOMEM. */
+int cat_commit_rows(cat_catalog *cat, int n, const uint8_t *const *keys, const size_t *klen,
+                    const uint8_t *const *vals, const size_t *vlen, cat_error *err);
+
 #endif /* ROWAN_CAT_CATALOG_INT_H */

@@ -1,7 +1,7 @@
 /*
 ** cli/complete.c: the Tab key in the interactive shell. After a word, Tab completes it from
-** the SQL keywords, the dot commands (at the start of a line), and the names of the tables
-** and columns of the open database (read from the catalog when completion starts); inside
+** the SQL keywords, the dot commands (at the start of a line), and the names of the tables,
+** views and columns of the open database (read from the catalog when completion starts); inside
 ** a quoted string, or after white space or at the start of a line, Tab is a tab character,
 ** so text pasted with tabs (a TSV row in a string, SELECT<Tab>x) keeps them or reads the
 ** same. libedit's readline emulation does the editing.
@@ -16,6 +16,7 @@
 #include <editline/readline.h>
 
 #include "api/api_test.h"
+#include "catalog/cat_view.h"
 #include "catalog/catalog.h"
 #include "cli/shell.h"
 
@@ -27,7 +28,7 @@ static const char *const keywords[] = {
     "BEGIN", "COMMIT", "ROLLBACK", "CAST", "AS", "CASE", "WHEN", "THEN", "ELSE", "END",
     "TRUE", "FALSE", "TIMESTAMP", "DATE", "TIME", "INTEGER", "BIGINT", "DOUBLE", "VARCHAR",
     "DECIMAL", "BOOLEAN", "VARBINARY", "CHECK", "TTL", "VERSIONS", "COMPRESSION", "BLOCKSIZE",
-    "ALTER", "ADD", "COLUMN", "SET",
+    "ALTER", "ADD", "COLUMN", "SET", "VIEW", "CASCADE",
     NULL};
 
 static const char *const dot_commands[] = {
@@ -60,7 +61,7 @@ static void names_add(const char *s, size_t *cap) {
   if (d) g_names[g_n_names++] = d;
 }
 
-/* The catalog's table and column names (a fresh snapshot: DDL since the last Tab shows). */
+/* The catalog's table, view and column names (a fresh snapshot: DDL since the last Tab shows). */
 static void names_load(void) {
   names_free();
   kv_db *kv = g_sh ? api_test_kv(g_sh->db) : NULL;
@@ -75,6 +76,7 @@ static void names_load(void) {
     names_add(t->name, &cap);
     for (int c = 0; c < t->n_columns; c++) names_add(t->columns[c].name, &cap);
   }
+  for (int i = 0; i < cat_view_count(cat); i++) names_add(cat_view_at(cat, i)->name, &cap);
   cat_close(cat);
 }
 

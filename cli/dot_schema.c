@@ -4,9 +4,10 @@
 **
 ** What it does: reads the catalog under the connection (catalog/catalog.h, through a
 ** private read-only snapshot opened on the connection's store for the duration of one
-** command) and prints table names, CREATE TABLE / CREATE INDEX statements rebuilt from it
-** (columns with their families, types and nullability, the PRIMARY KEY constraint with ASC
-** and DESC, table and family options), and index lists. The teaching note runs EXPLAIN of
+** command) and prints table and view names, CREATE TABLE / CREATE INDEX statements rebuilt
+** from it (columns with their families, types and nullability, the PRIMARY KEY constraint
+** with ASC and DESC, table and family options), each view's CREATE VIEW text as written
+** (after the tables, each view after what it reads), and index lists. The teaching note runs EXPLAIN of
 ** the statement through the public API to learn the scan kind and the table, then names
 ** the leading key column the WHERE clause did not bound, or an index whose first column
 ** the WHERE clause mentions.
@@ -21,6 +22,7 @@
 #include <strings.h>
 
 #include "api/api_test.h"
+#include "catalog/cat_view.h"
 #include "catalog/catalog.h"
 #include "cli/shell.h"
 
@@ -122,10 +124,22 @@ int cli_dot_tables(cli_shell *sh, int argc, char **argv) {
   }
   cat_catalog *cat = open_catalog(sh);
   if (!cat) return 1;
-  int n;
+  int n, nv = cat_view_count(cat);
   const cat_table **v = sorted_tables(cat, &n);
-  for (int i = 0; v && i < n; i++)
-    if (like_match(argc == 2 ? argv[1] : NULL, v[i]->name)) fprintf(sh->out, "%s\n", v[i]->name);
+  /* tables and views together, sorted by name (sqlite3's .tables lists both) */
+  const char **names = calloc((size_t)(n + nv + 1), sizeof *names);
+  int k = 0;
+  for (int i = 0; v && names && i < n; i++) names[k++] = v[i]->name;
+  for (int i = 0; names && i < nv; i++) names[k++] = cat_view_at(cat, i)->name;
+  for (int i = 1; i < k; i++)
+    for (int j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+      const char *x = names[j];
+      names[j] = names[j - 1];
+      names[j - 1] = x;
+    }
+  for (int i = 0; i < k; i++)
+    if (like_match(argc == 2 ? argv[1] : NULL, names[i])) fprintf(sh->out, "%s\n", names[i]);
+  free(names);
   free(v);
   cat_close(cat);
   return 0;
@@ -216,7 +230,8 @@ static void print_create_table(FILE *out, const cat_table *t) {
 }
 
 /* Run fn on the table argv[1] names, or on every table sorted by name (argc 1): .schema's
-** and .dump's table choice. 0, or 1 after an error (message printed). */
+** and .dump's table choice; a view (argv[1], or every view after the tables) is printed as
+** its CREATE VIEW text. 0, or 1 after an error (message printed). */
 static int each_table(cli_shell *sh, int argc, char **argv, const char *usage,
                       int (*fn)(cli_shell *sh, const cat_table *t)) {
   if (argc > 2) {
@@ -228,7 +243,10 @@ static int each_table(cli_shell *sh, int argc, char **argv, const char *usage,
   int rc = 0;
   if (argc == 2) {
     const cat_table *t = find_table(cat, argv[1]);
-    if (!t) {
+    const cat_view *view = t ? NULL : cat_find_view_folded(cat, argv[1]);
+    if (view) {
+      fprintf(sh->out, "%s;\n", view->sql); /* as written */
+    } else if (!t) {
       cli_errorf(sh, "unknown table \"%s\"", argv[1]);
       rc = 1;
     } else {
@@ -239,6 +257,9 @@ static int each_table(cli_shell *sh, int argc, char **argv, const char *usage,
     const cat_table **v = sorted_tables(cat, &n);
     for (int i = 0; v && i < n && !rc; i++) rc = fn(sh, v[i]);
     free(v);
+    /* then the views, each after what it reads, as written: DDL that recreates them */
+    for (int i = 0; !rc && i < cat_view_count(cat); i++)
+      fprintf(sh->out, "%s;\n", cat_view_at(cat, i)->sql);
   }
   cat_close(cat);
   return rc;
@@ -250,8 +271,29 @@ static int schema_table(cli_shell *sh, const cat_table *t) {
   return 0;
 }
 
+/* Every sequence as a CREATE SEQUENCE that makes it again with its options, starting at
+** the first value the store has not handed out (cat_sequence_restart), so that values taken
+** from the copy never repeat one taken from this store. 0, or 1 after an error. */
+static int schema_sequences(cli_shell *sh) {
+  cat_catalog *cat = open_catalog(sh);
+  if (!cat) return 1;
+  for (int i = 0; i < cat_sequence_count(cat); i++) {
+    const cat_sequence *s = cat_sequence_at(cat, i);
+    fputs("CREATE SEQUENCE ", sh->out);
+    put_ident(sh->out, s->name);
+    fprintf(sh->out, " START WITH %lld INCREMENT BY %lld MINVALUE %lld MAXVALUE %lld%s CACHE "
+            "%lld;\n",
+            (long long)cat_sequence_restart(s), (long long)s->def.increment,
+            (long long)s->def.min_value, (long long)s->def.max_value,
+            s->def.cycle ? " CYCLE" : "", (long long)s->def.cache);
+  }
+  cat_close(cat);
+  return 0;
+}
+
 int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
-  return each_table(sh, argc, argv, ".schema [TABLE]", schema_table);
+  int rc = each_table(sh, argc, argv, ".schema [TABLE]", schema_table);
+  return rc || argc != 1 ? rc : schema_sequences(sh);
 }
 
 /* One table for .dump: CREATE TABLE, its rows as UPSERTs (cli_dump_rows), then its CREATE
@@ -280,7 +322,8 @@ static int dump_table(cli_shell *sh, const cat_table *t) {
 }
 
 int cli_dot_dump(cli_shell *sh, int argc, char **argv) {
-  return each_table(sh, argc, argv, ".dump [TABLE]", dump_table);
+  int rc = each_table(sh, argc, argv, ".dump [TABLE]", dump_table);
+  return rc || argc != 1 ? rc : schema_sequences(sh);
 }
 
 int cli_dot_indexes(cli_shell *sh, int argc, char **argv) {

@@ -52,6 +52,9 @@ int exec_as_of_check(exec_stmt *st, exec_error *err) {
                      "like Phoenix's CurrentSCN): writes and DDL are refused; set it to 0 to "
                      "write", when);
   if (kind != SQL_STMT_SELECT) return EXEC_OK; /* BEGIN ..., CHECK INDEX: the present */
+  if (st->bound.n_seqs) /* NEXT VALUE FOR claims values: a write, of the present */
+    return exec_fail(err, EXEC_ERROR, -1, "NEXT / CURRENT VALUE FOR cannot be used in a read "
+                     "of the past (AS OF %s UTC): a sequence is only ever read now", when);
   int64_t horizon = kv_lookback_horizon(st->s->db);
   if (t < horizon) {
     char h[80];

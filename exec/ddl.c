@@ -404,6 +404,8 @@ done:
 
 /* ---- DROP TABLE, CREATE INDEX, DROP INDEX ----------------------------------------------- */
 static int drop_table(cat_catalog *cat, const sql_drop *d, uint32_t off, exec_error *err) {
+  int vrc = exec_ddl_view_before_drop_table(cat, d, off, err); /* exec/ddl_view.c */
+  if (vrc) return vrc;
   if (!cat_find_table(cat, d->name)) {
     if (d->if_exists) return EXEC_OK;
     return exec_ddl_fail(err, EXEC_ERROR, off, "table %s does not exist", d->name);
@@ -522,7 +524,6 @@ int exec_ddl_run(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, const char *
 
 int exec_ddl_run_progress(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, const char *sql,
                           exec_progress_fn progress, void *arg, exec_error *err) {
-  (void)sql;
   if (err) {
     err->code = EXEC_OK;
     err->offset = -1;
@@ -536,6 +537,10 @@ int exec_ddl_run_progress(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, con
                                                       progress, arg, err);
     case SQL_STMT_DROP_INDEX: return drop_index(cat, stmt->u.drop, stmt->off, err);
     case SQL_STMT_ALTER_TABLE: return exec_ddl_alter(cat, stmt->u.alter, err);
+    case SQL_STMT_CREATE_SEQUENCE:
+    case SQL_STMT_DROP_SEQUENCE: return exec_ddl_sequence(cat, stmt, err);
+    case SQL_STMT_CREATE_VIEW:
+    case SQL_STMT_DROP_VIEW: return exec_ddl_view(cat, stmt, sql, err);
     default: return exec_ddl_fail(err, EXEC_MISUSE, stmt->off, "not a DDL statement");
   }
 }

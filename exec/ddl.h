@@ -16,7 +16,8 @@
 **    IMMUTABLE_ROWS=true|false (table-wide); a family option names a family of the table
 **    or creates it empty; any other option is an error naming it;
 **  - IF NOT EXISTS: an existing table is left alone (EXEC_OK, nothing checked against it).
-** DROP TABLE [IF EXISTS] drops the table with its indexes. CREATE INDEX [IF NOT EXISTS]
+** DROP TABLE [IF EXISTS] drops the table with its indexes (a table views read: refused, or
+** with CASCADE the views first; exec/ddl_view.c). CREATE VIEW and DROP VIEW: exec/ddl_view.c. CREATE INDEX [IF NOT EXISTS]
 ** records the index in the catalog in state CAT_INDEX_BUILDING, backfills it from the
 ** table's rows (exec/index.h exec_index_backfill, atomic batches) and sets it ACTIVE; if the
 ** backfill fails the index is dropped again and the error returned (a crash during it leaves
@@ -27,9 +28,14 @@
 ** EXISTS] columns: non-key and nullable only (PRIMARY KEY and NOT NULL are errors naming the
 ** column), a new family made on first use, IF NOT EXISTS skipping the columns there;
 ** DROP COLUMN [IF EXISTS]: not a key column, not a column an index uses (as a key, in a key
-** expression, in INCLUDE: the error names the index), IF EXISTS skipping absent ones; SET:
+** expression, in INCLUDE: the error names the index) or a view names (exec/ddl_view.c: the
+** error names the view), IF EXISTS skipping absent ones; SET:
 ** the options of CREATE TABLE with its rules, table-wide ones applied to every family, a
 ** family option naming a family the table has. One catalog commit (cat_alter_table).
+** Sequences (exec/ddl_sequence.c, docs/SQL.md "Sequences"): CREATE SEQUENCE [IF NOT EXISTS]
+** with Phoenix's options (START [WITH], INCREMENT [BY], MINVALUE, MAXVALUE, CYCLE, CACHE;
+** each at most once, integer values; INCREMENT not 0, MINVALUE <= MAXVALUE, START between
+** them, CACHE >= 1), DROP SEQUENCE [IF EXISTS].
 ** Errors: EXEC_ERROR with a message naming the table, column, type or option, and
 ** err->offset the byte offset of that name in the statement text (as sql_parse gave it);
 ** EXEC_IOERR / EXEC_FULL / EXEC_CORRUPT / EXEC_NOMEM / EXEC_READONLY from the store.
@@ -44,7 +50,7 @@
 #include "sql/ast.h"
 
 /* Run the DDL statement stmt (kind SQL_STMT_CREATE_TABLE, DROP_TABLE, CREATE_INDEX,
-** DROP_INDEX or ALTER_TABLE) against cat over store db, without a progress hook (exec_ddl_run_progress). sql is the statement's text (the one sql_parse
+** DROP_INDEX, ALTER_TABLE, CREATE_VIEW or DROP_VIEW) against cat over store db, without a progress hook (exec_ddl_run_progress). sql is the statement's text (the one sql_parse
 ** read; reserved for messages, may be NULL). Returns EXEC_OK (also for IF [NOT]
 ** EXISTS no-ops) or an error filled into *err (see above); EXEC_MISUSE for another
 ** statement kind. The caller serializes DDL and must drop pointers to the changed table's

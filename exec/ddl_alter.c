@@ -95,8 +95,8 @@ static int alter_add(const cat_table *t, const sql_alter_table *a, cat_column_de
 }
 
 /* DROP COLUMN: the columns to drop (IF EXISTS skips absent ones) into names[0..*n). */
-static int alter_drop(const cat_table *t, const sql_alter_table *a, const char **names, int *n,
-                      exec_error *err) {
+static int alter_drop(const cat_catalog *cat, const cat_table *t, const sql_alter_table *a,
+                      const char **names, int *n, exec_error *err) {
   *n = 0;
   for (int i = 0; i < a->drop->n; i++) {
     const sql_colname *cn = &a->drop->a[i];
@@ -122,6 +122,8 @@ static int alter_drop(const cat_table *t, const sql_alter_table *a, const char *
       return exec_ddl_fail(err, EXEC_ERROR, cn->off,
                            "column %s of %s is used by index %s: drop the index first (DROP "
                            "INDEX %s ON %s)", cn->name, t->name, x->name, x->name, t->name);
+    int vrc = exec_ddl_view_check_drop_column(cat, t, cn->name, cn->off, err); /* ddl_view.c */
+    if (vrc) return vrc;
     names[(*n)++] = cn->name;
   }
   return EXEC_OK;
@@ -179,7 +181,7 @@ int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err) 
     rc = alter_add(t, a, cols, &def.n_add, err);
     def.add = cols;
   } else if (a->action == SQL_ALTER_DROP_COLUMN) {
-    rc = alter_drop(t, a, drop, &def.n_drop, err);
+    rc = alter_drop(cat, t, a, drop, &def.n_drop, err);
     def.drop = drop;
   } else {
     rc = alter_set(t, a, &o, fams, &def.n_families, &def, err);

@@ -50,4 +50,18 @@ int exec_ddl_row_ts(const sql_create_table *ct, const cat_column_def *cols, cons
 /* ALTER TABLE (exec/ddl_alter.c; rules in exec/ddl.h). */
 int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err);
 
+/* CREATE SEQUENCE / DROP SEQUENCE (exec/ddl_sequence.c; rules in exec/ddl.h). */
+int exec_ddl_sequence(cat_catalog *cat, const sql_stmt *stmt, exec_error *err);
+/* Views (exec/ddl_view.c; rules in its header): CREATE VIEW and DROP VIEW (stmt of those
+** kinds; sql the statement's text, whose bytes from stmt->off the catalog keeps), and the
+** check DROP TABLE d makes first (a view named, views reading the table: refused, or
+** dropped with CASCADE). */
+int exec_ddl_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql, exec_error *err);
+int exec_ddl_view_before_drop_table(cat_catalog *cat, const sql_drop *d, uint32_t off,
+                                    exec_error *err);
+/* ALTER TABLE t DROP COLUMN column: EXEC_OK, or EXEC_ERROR at off naming the first view over
+** t (directly or through views) whose query names the column. */
+int exec_ddl_view_check_drop_column(const cat_catalog *cat, const cat_table *t,
+                                    const char *column, uint32_t off, exec_error *err);
+
 #endif /* ROWAN_EXEC_DDL_INT_H */

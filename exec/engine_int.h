@@ -46,6 +46,7 @@ struct exec_session {
   const atomic_int *interrupt; /* exec_set_interrupt's flag, or NULL */
   void *progress_arg;   /* its argument */
   int64_t as_of_ms;     /* exec_set_as_of: SELECTs read as of this time (ms); 0 = now */
+  bool seq_flush;       /* a sequence's block claim is flushed too (exec/sequence.h) */
 };
 
 /* Statement states. */

@@ -21,6 +21,7 @@
 
 #include "exec/engine_int.h"
 #include "exec/index.h"
+#include "exec/sequence.h"
 #include "planner/plan_reuse.h"
 
 static double mono_ms(void) {
@@ -233,6 +234,10 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
     if (rc) return rc;
     st->x.timing = b->analyze;
     st->x.join_mem = st->s->join_mem;
+    if (b->n_seqs) {
+      st->x.row_hook = exec_seq_row;
+      st->x.row_hook_arg = st;
+    }
     if (!b->analyze) {
       rc = exec_query_next(&st->x, err);
       if (rc == EXEC_ROW) st->row = st->x.out;

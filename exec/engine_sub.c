@@ -8,7 +8,9 @@
 ** names the subquery by its position), EXISTS's TRUE or FALSE (it stops at the first row),
 ** an x IN (SELECT ...) inside an expression its values as one ARRAY (held within the join
 ** memory; the binder tests x = ANY(it)).
-** The values, and the parameters before them, are st->all_params (run arena) for the run.
+** The values, and the parameters before them, are st->all_params (run arena) for the run;
+** after them come the slots of the statement's sequence references (plan_seqref), NULL
+** here, set before each row by exec/sequence.c.
 ** Their plans are kept in the run arena for EXPLAIN (st->q.subs).
 **
 ** Not here: binding (planner/bind_subquery.c), the statement's own plan and run.
@@ -96,14 +98,16 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
   st->all_params = st->run_params;
   st->n_all = st->n_params;
   st->n_sub_plans = 0;
-  if (!b->n_subs) return EXEC_OK;
-  int n = st->n_params + b->n_subs;
+  if (!b->n_subs && !b->n_seqs) return EXEC_OK;
+  int n = st->n_params + b->n_subs + b->n_seqs; /* the sequences' values: exec/sequence.c */
   cat_value *all = plan_arena_alloc(&st->run_arena, (size_t)n * sizeof *all);
-  st->sub_plans = plan_arena_alloc(&st->run_arena, (size_t)b->n_subs * sizeof *st->sub_plans);
-  st->sub_acts = plan_arena_alloc(&st->run_arena, (size_t)b->n_subs * sizeof *st->sub_acts);
+  st->sub_plans = plan_arena_alloc(&st->run_arena, (size_t)(b->n_subs + 1) * sizeof *st->sub_plans);
+  st->sub_acts = plan_arena_alloc(&st->run_arena, (size_t)(b->n_subs + 1) * sizeof *st->sub_acts);
   if (!all || !st->sub_plans || !st->sub_acts)
     return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   if (st->n_params) memcpy(all, st->run_params, (size_t)st->n_params * sizeof *all);
+  for (int k = 0; k < b->n_seqs; k++)
+    all[st->n_params + b->n_subs + k] = cat_v_null(cat_type_of(CAT_T_BIGINT));
   st->all_params = all;
   for (int k = 0; k < b->n_subs; k++) {
     const plan_subquery *sq = &b->subs[k];

@@ -154,6 +154,9 @@ typedef struct exec_rowset {
 exec_mrow *exec_rowset_find(exec_rowset *s, const cat_value *key, int n_values, int n_aggs,
                             bool insert, bool *added, bool *oom);
 void exec_rowset_free(exec_rowset *s, int n_aggs);
+/* The hash exec_rowset_find gives key[0..n_key) (rows equal as it compares them hash
+** equal; exec_mrow.hash of a held row). */
+uint64_t exec_rowset_hash(const cat_value *key, int n_key);
 
 /* Compare two projected rows by ORDER BY terms. */
 int exec_order_cmp(const plan_order *o, int n, const cat_value *a, const cat_value *b);
@@ -212,6 +215,10 @@ typedef struct exec_query {
   cat_value *jnulls;         /* the joined row of typed NULLs (malloc), for padding */
   size_t join_mem;           /* the join memory bound (0: EXEC_JOIN_MEMORY_DEFAULT); set by
                                 the caller after open */
+  int (*row_hook)(void *arg, exec_error *err); /* called before each row is projected (the
+                                statement's sequence values, exec/sequence.h), or NULL; set
+                                by the caller after open */
+  void *row_hook_arg;        /* its argument */
 } exec_query;
 
 /* Buffers a prepared statement keeps from run to run for its query (exec_query_open_cached):

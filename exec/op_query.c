@@ -5,7 +5,8 @@
 ** DISTINCT -> sort or top-n heap -> OFFSET/LIMIT. Without aggregation or sort, rows flow
 ** one at a time from the scan to the caller; otherwise the step that needs every row
 ** buffers its output (aggregate groups, sorted rows) and then emits it. Every step counts
-** rows in and out (plan_actuals) for EXPLAIN ANALYZE.
+** rows in and out (plan_actuals) for EXPLAIN ANALYZE. A statement with NEXT VALUE FOR sets
+** its sequence values through the row hook before each projection (exec/sequence.h).
 **
 ** Memory: a prepared statement may lend its kept buffers (exec_query_cache: rows, the scan's
 ** decoder and arrays), so a run with a kept plan allocates none of them. A sort (or hash aggregate, or DISTINCT) holding more than mem_limit bytes stops
@@ -254,6 +255,10 @@ static int pass_filter(exec_query *x, exec_error *err) {
 static int project(exec_query *x, exec_error *err) {
   const plan_select *s = x->q->sel;
   x->act.step[PLAN_STEP_PROJECT].rows_in++;
+  if (x->row_hook) {
+    int rc = x->row_hook(x->row_hook_arg, err);
+    if (rc) return rc;
+  }
   for (int i = 0; i < s->n_proj; i++) {
     const plan_expr *e = s->proj[i];
     if (e->kind == PX_COLUMN) { /* the common case, without a call */

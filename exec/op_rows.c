@@ -53,6 +53,8 @@ static uint64_t key_hash(const cat_value *k, int n) {
   return h ? h : 1;
 }
 
+uint64_t exec_rowset_hash(const cat_value *key, int n_key) { return key_hash(key, n_key); }
+
 static bool key_eq(const cat_value *a, const cat_value *b, int n) {
   for (int i = 0; i < n; i++) {
     if (a[i].is_null != b[i].is_null) return false;

@@ -27,7 +27,9 @@ struct exec_setop {
   exec_setop *left, *right;   /* a set operation's operands */
   exec_rowset seen;           /* UNION: the rows passed; INTERSECT, EXCEPT: the right rows */
   exec_rowset passed;         /* INTERSECT, EXCEPT: the left rows passed */
-  int phase;                  /* 0: build (INTERSECT, EXCEPT), 1: left, 2: right, 3: done */
+  int phase;                  /* 0: build (INTERSECT, EXCEPT), 1: left, 2: right, 3: done,
+                                 4: a spilled operation's partitions */
+  struct setop_spill *spill;  /* past the join memory: the rows on disk (exec/op_setop.c) */
   const cat_value *row;       /* the current row (n_out values), after EXEC_ROW */
 };
 

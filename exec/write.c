@@ -44,6 +44,7 @@
 #include "exec/index.h"
 #include "catalog/row_ts.h"
 #include "exec/row_ts.h"
+#include "exec/sequence.h"
 
 typedef struct writer {
   exec_stmt *st;          /* statement */
@@ -282,6 +283,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
     c.cap = sizeof msg;
     for (int row = 0; row < u->n_rows && !r; row++) {
       ws->rows_in++;
+      if (st->bound.n_seqs && (r = exec_seq_row(st, err)) != EXEC_OK) break;
       for (int i = 0; i < u->n_cols && !r; i++) {
         r = exec_eval(&c, u->rows[row][i], &vals[u->cols[i]]);
         if (r) {
@@ -306,6 +308,10 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
     st->x_open = true;
     x->timing = st->bound.analyze;
     x->join_mem = st->s->join_mem;
+    if (st->bound.n_seqs) {
+      x->row_hook = exec_seq_row;
+      x->row_hook_arg = st;
+    }
     while (!r) {
       int q = exec_query_next(x, err);
       if (q == EXEC_DONE) break;

@@ -40,10 +40,26 @@ void kv_cs_frag_free(cs_frag *f) {
   memset(f, 0, sizeof *f);
 }
 
-static void frag_swap(cs_frag *a, cs_frag *b) {
-  cs_frag t = *a;
-  *a = *b;
-  *b = t;
+#define SWAP(T, x, y) do { T t_ = (x); (x) = (y); (y) = t_; } while (0)
+
+/* Swap two fragments: their fields and buffers, and of the value arrays only the entries
+** of the plan's n referenced qualifiers (the only ones `have` can name), not the whole
+** arrays (a copy of about 1.6 KiB per swap, several per block). */
+static void frag_swap(cs_frag *a, cs_frag *b, uint32_t n) {
+  SWAP(uint8_t, a->kind, b->kind);
+  SWAP(bool, a->has_q, b->has_q);
+  SWAP(bool, a->dup, b->dup);
+  SWAP(uint8_t *, a->key, b->key);
+  SWAP(uint32_t, a->key_len, b->key_len);
+  SWAP(uint32_t, a->key_cap, b->key_cap);
+  SWAP(uint64_t, a->have, b->have);
+  SWAP(uint8_t *, a->vals, b->vals);
+  SWAP(uint32_t, a->vals_len, b->vals_len);
+  SWAP(uint32_t, a->vals_cap, b->vals_cap);
+  for (uint32_t j = 0; j < n; j++) {
+    SWAP(uint32_t, a->voff[j], b->voff[j]);
+    SWAP(uint32_t, a->vlen[j], b->vlen[j]);
+  }
 }
 
 int kv_cs_key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
@@ -169,7 +185,7 @@ int kv_cs_flush(cs_worker *w) {
   cs_frag *P = &w->pending;
   if (P->kind == CF_NONE) return KV_OK;
   if (w->head_open) { /* may continue the previous chunk: decided at the merge */
-    frag_swap(&w->head, P);
+    frag_swap(&w->head, P, w->plan->n_ref);
     P->kind = CF_NONE;
     w->head_open = false;
     return KV_OK;
@@ -183,13 +199,13 @@ int kv_cs_feed(cs_worker *w, cs_frag *f) {
   cs_frag *P = &w->pending;
   if (f->kind == CF_NONE) return KV_OK;
   if (P->kind == CF_NONE) {
-    frag_swap(P, f);
+    frag_swap(P, f, w->plan->n_ref);
     f->kind = CF_NONE;
     return KV_OK;
   }
   if (key_cmp(P->key, P->key_len, f->key, f->key_len) != 0) {
     int rc = kv_cs_flush(w);
-    frag_swap(P, f);
+    frag_swap(P, f, w->plan->n_ref);
     f->kind = CF_NONE;
     return rc;
   }

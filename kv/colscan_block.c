@@ -328,12 +328,12 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   /* qualifier stream and group counts */
   uint32_t n = (uint32_t)ncells;
   uint32_t counts[MAXQ + 1];
-  memset(counts, 0, sizeof counts);
+  memset(counts, 0, ((size_t)nquals + 1) * sizeof *counts); /* counts[0 ..= nquals] are read */
   if (grow((void **)&s->cq, &s->cq_cap, n, 1)) return KV_ERR_NOMEM;
   if (nquals > 1 && nquals <= 0x80) { /* one byte per cell */
     if ((size_t)(lim - p) < n) CORRUPT("truncated qualifier stream");
-    uint32_t c4[4][MAXQ + 1];
-    memset(c4, 0, sizeof c4);
+    uint32_t (*c4)[256] = s->c4; /* entries nquals .. 255 are neither cleared nor read */
+    for (uint32_t k = 0; k < 4; k++) memset(c4[k], 0, nquals * sizeof c4[k][0]);
     uint32_t i = 0;
     for (; i + 4 <= n; i += 4) {
       c4[0][p[i]]++;

@@ -153,6 +153,9 @@ typedef struct bscratch {
                                     /* consumer batch per arg */
   rgroup g[KV_COLAGG_MAX_QUALS];    /* per referenced qualifier */
   uint32_t rank[KV_COLAGG_MAX_QUALS]; /* general path: next rank per referenced qualifier */
+  uint32_t c4[4][256];              /* a block's one-byte qualifier stream counted four ways:
+                                       only entries below its dictionary's size are cleared
+                                       and read (a higher byte lands beyond them: corrupt) */
 } bscratch;
 
 /* Fill a group's ptr/len per rank (un-transposing fixed-width values). KV_OK, KV_ERR_NOMEM,

@@ -25,6 +25,7 @@
 ** keeps, a key at or past run_stop. The present path (kv/scan.c) then goes on from there,
 ** and sets up the next run after the next row it takes whole. Not here: reverse scans,
 ** single-row ranges with the existence family deferred, memstore rows (none of them runs).
+** Rows decoded in part (a short range over an uncached block) run as a whole block's do.
 ** A run that took no row makes the next setups wait a few rows (a scan whose families
 ** disagree on every row does not pay a setup per row). kv_scan_set_row_runs turns runs off
 ** (tests compare the two paths); kv_scan_run_rows counts the rows they handed out.
@@ -95,7 +96,10 @@ int kv_scan_run_begin(kv_scan *s) {
       lower_stop(&stop, &stop_len, c->row, c->row_len);
     }
     sf_iter *it = (sf_iter *)f->kids[f->cur]; /* a store file's: it took the row whole */
-    if (!it->valid || it->partial || it->fast_bi != it->bi || !it->fast_ok) return KV_OK;
+    /* a partial block (a short range's rows of an uncached block, kv/sf_iter.c part_load)
+       runs too: its rows are the block's from prow on, its last row spans only when it is
+       the block's last (run_end's key comparison says so either way) */
+    if (!it->valid || it->fast_bi != it->bi || !it->fast_ok) return KV_OK;
     const kv_sf_cblock *b = it->b;
     kv_run_fam *rf = &s->run[n];
     rf->it = it;

@@ -1,7 +1,8 @@
 /*
 ** kv/sf_write.c: the store file writer (kv/sf.h). Cells arrive in kv_cell_cmp order and are
-** staged in a block builder (kv/sf_block.c); when the staged block reaches the target size
-** it is encoded, framed (lz4 + XXH3-64) and appended, and its block index entry is noted.
+** staged in a block builder (kv/sf_block.c); when the staged block has reached the target
+** size at a row's end (row_cut: inside a row only at twice that), it is encoded, framed (lz4
+** + XXH3-64) and appended, and its block index entry is noted.
 ** kv_sf_writer_finish() appends the bloom filter on row keys, the block index and the fixed
 ** trailer, then syncs and closes the file. Layout: docs/FORMAT.md Part 2. The filter is
 ** built at finish from every row's hash, or, when the caller said how many rows to expect
@@ -319,6 +320,12 @@ static int prev_cmp(const kv_sf_writer *w, const kv_cell *c, int *new_row, int *
                                    : 0;
 }
 
+/* Blocks end at a row's end (a row in one block is read whole from it: a point read loads
+** one block, a row run (kv/scan_run.c) goes on to the block's last row): a block is closed
+** once its estimate reaches block_size at a row's end, and inside a row only at this
+** larger size, so a row of more than about twice block_size still spans blocks. */
+static size_t row_cut(const kv_sf_writer *w) { return (size_t)w->block_size * 2; }
+
 int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   if (w->failed) return kv_error(w->failed, "store file %s: writer failed earlier", w->path);
   if (c->row_len > KV_MAX_ROW_KEY || c->qual_len > KV_MAX_QUALIFIER ||
@@ -333,6 +340,13 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   if (w->have_prev && prev_cmp(w, c, &new_row, &new_qual) >= 0)
     return kv_error(KV_ERR_INVALID, "store file %s: cell %llu is not after the previous "
                     "cell in cell order", w->path, (unsigned long long)w->props.cells);
+  if (new_row && w->b.est >= w->block_size) { /* the full block ends with the previous row */
+    int frc = flush_block(w);
+    if (frc) {
+      w->failed = frc;
+      return frc;
+    }
+  }
   if (new_row) {
     uint64_t h = w->no_bloom ? 0 : kv_bloom_hash(c->row, c->row_len);
     int hrc = note_hashes(w, &h, 1);
@@ -364,7 +378,7 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
   if (c->ts > w->props.max_ts) w->props.max_ts = c->ts;
   if (c->seq < w->props.min_seq) w->props.min_seq = c->seq;
   if (c->seq > w->props.max_seq) w->props.max_seq = c->seq;
-  if (w->b.est >= w->block_size) {
+  if (w->b.est >= row_cut(w)) { /* a row too long for one block: cut inside it */
     rc = flush_block(w);
     if (rc) w->failed = rc;
     return rc;
@@ -420,8 +434,13 @@ int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *c, size_t n) {
     }
     return KV_OK;
   }
+  int rc = KV_OK;
+  if (w->b.est >= w->block_size && (rc = flush_block(w)) != KV_OK) { /* full: ends before */
+    w->failed = rc;
+    return rc;
+  }
   uint64_t h = w->no_bloom ? 0 : kv_bloom_hash(c[0].row, c[0].row_len);
-  int rc = note_hashes(w, &h, 1);
+  rc = note_hashes(w, &h, 1);
   if (rc) return rc;
   w->prev_row.len = 0;
   if (kv_sfbuf_append(&w->prev_row, c[0].row, c[0].row_len))
@@ -443,7 +462,8 @@ int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *c, size_t n) {
     if (x->ts > w->props.max_ts) w->props.max_ts = x->ts;
     if (x->seq < w->props.min_seq) w->props.min_seq = x->seq;
     if (x->seq > w->props.max_seq) w->props.max_seq = x->seq;
-    if (w->b.est >= w->block_size) { /* the block ends with x: noted first */
+    if (w->b.est >= row_cut(w)) { /* a row too long for one block ends it with x: noted
+                                     first (a full block ends at the next row: add's rule) */
       if ((rc = set_prev(w, x)) != KV_OK || (rc = flush_block(w)) != KV_OK) {
         w->failed = rc;
         return rc;

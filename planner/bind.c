@@ -820,6 +820,7 @@ plan_expr *bind_expr(binder *b, const sql_expr *x) {
     case SQL_E_CAST: return bind_cast(b, x);
     case SQL_E_FUNC: return bind_func(b, x);
     case SQL_E_ROW: return bind_row(b, x);
+    case SQL_E_SEQUENCE: return bind_sequence(b, x); /* planner/bind_sequence.c */
     default:
       bind_error(b, EXEC_ERROR, x->off, "unsupported expression");
       return NULL;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "catalog/status.h"
+#include "planner/bind_view.h"
 #include "planner/plan_bind.h"
 
 /* True when q names table f of the scope: its alias, or its name when it has no alias (or
@@ -322,6 +323,8 @@ static int bind_item(binder *b, const char *tname, const sql_select *sub, const 
   const sql_cte *c = b->cte_self && strcmp(tname, b->cte_self) == 0 ? NULL
                                                                      : bind_find_cte(b, tname);
   if (c) return bind_derived(b, c->select, c->cols, alias ? alias : c->name, toff, f);
+  const cat_view *v = cat_find_view(b->cat, tname); /* a view: planner/bind_view.c */
+  if (v) return bind_view_derived(b, v, alias, toff, f);
   const cat_table *t = bind_find_table(b, tname, toff);
   if (!t) return b->rc;
   f->table = t;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "catalog/status.h"
+#include "planner/bind_view.h"
 #include "planner/plan_bind.h"
 #include "sql/parser.h"
 
@@ -105,6 +106,7 @@ static int add_proj(binder *b, plan_select *s, int *cap, plan_expr *e, char *nam
 }
 
 static int bind_select_list(binder *b, const sql_select *q, plan_select *s, int *cap) {
+  b->seq_ok = s == b->seq_top; /* NEXT VALUE FOR: the statement's own select list only */
   for (int i = 0; i < q->cols->n; i++) {
     const sql_result_col *rc = &q->cols->a[i];
     if (!rc->expr && b->n_scope) { /* * or t.* over a join */
@@ -150,6 +152,7 @@ static int bind_select_list(binder *b, const sql_select *q, plan_select *s, int 
     if (!name) return bind_error(b, EXEC_NOMEM, rc->off, "out of memory");
     if (add_proj(b, s, cap, e, name)) return b->rc;
   }
+  b->seq_ok = false;
   s->n_out = s->n_proj;
   return EXEC_OK;
 }
@@ -277,9 +280,13 @@ static int bind_group(binder *b, const sql_select *q, plan_select *s) {
 }
 
 int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
-  if (q->joins || q->sub || b->pre_from || (q->table && bind_find_cte(b, q->table))) {
+  plan_expr *view_cond = NULL;
+  int view = bind_view_from(b, q, s, &view_cond); /* planner/bind_view.c */
+  if (b->rc) return b->rc;
+  if (view == BIND_VIEW_DERIVED || q->joins || q->sub || b->pre_from ||
+      (q->table && bind_find_cte(b, q->table))) {
     if (bind_from_joins(b, q, s)) return b->rc; /* planner/bind_from.c */
-  } else if (q->table) {
+  } else if (q->table && view == BIND_VIEW_NONE) {
     b->table = s->table = find_table(b, q->table, q->table_off);
     if (!s->table) return b->rc;
     b->alias = q->alias;
@@ -296,6 +303,8 @@ int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
     if (b->rc || (s->where && check_bool(b, s->where, "WHERE"))) return b->rc;
     if (s->where && where_true(s->where)) s->where = NULL; /* folded to TRUE: no condition */
   }
+  if (view_cond && !(s->where = bind_view_and(b, view_cond, s->where, q->table_off)))
+    return b->rc;
   b->agg_mode = BIND_AGG_OK;
   int cap = 0;
   if (bind_select_list(b, q, s, &cap)) return b->rc;
@@ -343,7 +352,9 @@ static plan_expr *to_array_column(binder *b, plan_expr *e, const cat_type *ct) {
 }
 
 static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
-  const cat_table *t = p->table = find_table(b, u->table, u->table_off);
+  bind_view_target vt; /* UPSERT INTO an updatable view (planner/bind_view.c) */
+  if (bind_view_dml(b, u->table, u->table_off, "UPSERT INTO", &vt)) return b->rc;
+  const cat_table *t = p->table = vt.table ? vt.table : find_table(b, u->table, u->table_off);
   if (!t) return b->rc;
   int n = u->cols ? u->cols->n : t->n_columns;
   p->n_cols = n;
@@ -371,7 +382,7 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
   for (int k = 0; k < t->n_pk; k++) {
     bool found = t->pk[k] == t->row_ts; /* unnamed: the server time (exec/write.c) */
     for (int i = 0; i < n; i++) found |= p->cols[i] == t->pk[k];
-    if (!found)
+    if (!found && !bind_view_fills(&vt, t->pk[k]))
       return bind_error(b, EXEC_CONSTRAINT, u->table_off,
                         "missing value for primary key column \"%s\" of %s",
                         t->columns[t->pk[k]].name, t->name);
@@ -384,6 +395,7 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     sb.agg_cap = 0;
     p->select = plan_arena_alloc(b->A, sizeof *p->select);
     if (!p->select) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
+    sb.seq_top = p->select;
     int rc = bind_query(&sb, u->select, p->select);
     b->rc = sb.rc;
     if (rc) return rc;
@@ -404,7 +416,7 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
       }
       if (!(p->select->proj[i] = to_array_column(b, p->select->proj[i], ct))) return b->rc;
     }
-    return EXEC_OK;
+    return bind_view_upsert(b, &vt, u, p);
   }
   p->n_rows = u->rows ? u->rows->n : 0;
   p->rows = plan_arena_alloc(b->A, (size_t)(p->n_rows + 1) * sizeof *p->rows);
@@ -422,7 +434,9 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     if (!p->rows[r]) return bind_error(b, EXEC_NOMEM, 0, "out of memory");
     for (int i = 0; i < n; i++) {
       const sql_expr *x = row->kind == SQL_E_ROW ? row->list->a[i] : row;
+      b->seq_ok = true; /* NEXT VALUE FOR: one value per VALUES row */
       plan_expr *e = bind_expr(b, x);
+      b->seq_ok = false;
       if (!e) return b->rc;
       const cat_type *ct = &t->columns[p->cols[i]].type;
       if (e->kind == PX_PARAM && b->bound->param_types && e->param >= 1 &&
@@ -440,12 +454,14 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     }
   }
   b->table = t;
-  return EXEC_OK;
+  return bind_view_upsert(b, &vt, u, p);
 }
 
 /* ---- DELETE ----------------------------------------------------------------------------- */
 static int bind_delete(binder *b, const sql_delete *d, plan_delete *p) {
-  b->table = p->table = find_table(b, d->table, d->table_off);
+  bind_view_target vt; /* DELETE FROM an updatable view (planner/bind_view.c) */
+  if (bind_view_dml(b, d->table, d->table_off, "DELETE FROM", &vt)) return b->rc;
+  b->table = p->table = vt.table ? vt.table : find_table(b, d->table, d->table_off);
   if (!p->table) return b->rc;
   p->col_names = column_names(b, p->table);
   if (!p->col_names) return b->rc;
@@ -460,6 +476,7 @@ static int bind_delete(binder *b, const sql_delete *d, plan_delete *p) {
     if (!p->where || check_bool(b, p->where, "WHERE")) return b->rc;
     if (where_true(p->where)) p->where = NULL; /* folded to TRUE: every row */
   }
+  if (vt.cond && !(p->where = bind_view_and(b, vt.cond, p->where, d->table_off))) return b->rc;
   return bind_limit(b, d->limit, &p->limit, "LIMIT");
 }
 
@@ -490,12 +507,15 @@ int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_
     case SQL_STMT_SELECT:
       out->select = plan_arena_alloc(arena, sizeof *out->select);
       if (!out->select) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      rc = bind_query(&b, st->u.select, out->select);
+      b.seq_top = out->select;
+      if (bind_query(&b, st->u.select, out->select)) return b.rc;
+      rc = bind_sequence_finish(&b, out->select);
       break;
     case SQL_STMT_UPSERT:
       out->upsert = plan_arena_alloc(arena, sizeof *out->upsert);
       if (!out->upsert) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      rc = bind_upsert(&b, st->u.upsert, out->upsert);
+      if (bind_upsert(&b, st->u.upsert, out->upsert)) return b.rc;
+      rc = bind_sequence_finish(&b, out->upsert->select);
       break;
     case SQL_STMT_DELETE:
       out->del = plan_arena_alloc(arena, sizeof *out->del);

@@ -121,6 +121,7 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
       return;
     case PX_PARAM:
       if (e->func > 0) put(b, "(SUBQUERY %d)", e->func); /* a subquery run once */
+      else if (e->func < 0) put(b, "%.*s", (int)e->value.u.s.len, (const char *)e->value.u.s.p);
       else put(b, "?%d", e->param);
       return;
     case PX_AGG:

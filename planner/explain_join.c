@@ -164,9 +164,16 @@ static void setop_lines(out *o, const plan_query *q, bool analyzed, int indent) 
   if (analyzed) {
     char mem[32];
     plan_human_bytes(p->act->peak_bytes, mem, sizeof mem);
+    char spill[96] = "";
+    if (p->act->spill_parts) {
+      char sb[32];
+      plan_human_bytes(p->act->spill_bytes, sb, sizeof sb);
+      snprintf(spill, sizeof spill, " spilled=%s in %d partitions, %" PRIu64 " passed", sb,
+               p->act->spill_parts, p->act->spill_batches);
+    }
     snprintf(act, sizeof act, "  (actual rows left=%" PRIu64 " right=%" PRIu64 " out=%" PRIu64
-             " held=%" PRIu64 " peak memory=%s)", p->act->rows_left, p->act->rows_right,
-             p->act->rows_out, p->act->held, mem);
+             " held=%" PRIu64 " peak memory=%s%s)", p->act->rows_left, p->act->rows_right,
+             p->act->rows_out, p->act->held, mem, spill);
   }
   add(o, indent, "%s  (estimate: %" PRIu64 " %s%s)%s",
       op >= 1 && op <= SQL_SETOP_EXCEPT ? setop_words[op] : "?", p->est_rows,

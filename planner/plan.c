@@ -10,6 +10,8 @@
 #include "planner/plan.h"
 #include "planner/plan_reuse.h"
 
+#include "catalog/status.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,35 @@ struct plan_arena_chunk {
 };
 
 void plan_arena_init(plan_arena *a) { memset(a, 0, sizeof *a); }
+
+struct plan_arena_defer {
+  struct plan_arena_defer *next; /* older entry */
+  void (*fn)(void *);            /* what to call */
+  void *p;                       /* with what */
+};
+
+int plan_arena_defer(plan_arena *a, void (*fn)(void *), void *p) {
+  struct plan_arena_defer *d = malloc(sizeof *d);
+  if (!d) {
+    fn(p);
+    return EXEC_NOMEM;
+  }
+  d->next = a->defer;
+  d->fn = fn;
+  d->p = p;
+  a->defer = d;
+  return EXEC_OK;
+}
+
+/* Run and free a's deferred calls. */
+static void run_defers(plan_arena *a) {
+  while (a->defer) {
+    struct plan_arena_defer *d = a->defer;
+    a->defer = d->next;
+    d->fn(d->p);
+    free(d);
+  }
+}
 
 void *plan_arena_alloc(plan_arena *a, size_t n) {
   const size_t align = sizeof(max_align_t);
@@ -54,6 +85,7 @@ char *plan_arena_strndup(plan_arena *a, const char *p, size_t n) {
 }
 
 void plan_arena_free(plan_arena *a) {
+  run_defers(a);
   plan_arena_chunk *c = a->head;
   while (c) {
     plan_arena_chunk *next = c->next;
@@ -64,6 +96,7 @@ void plan_arena_free(plan_arena *a) {
 }
 
 void plan_arena_reset(plan_arena *a) {
+  run_defers(a);
   if (!a->head) return;
   plan_arena_chunk *keep = a->head, *c = keep->next;
   while (c) {

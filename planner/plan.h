@@ -34,6 +34,7 @@ typedef struct plan_arena {
   size_t used;            /* bytes used in head */
   size_t cap;             /* bytes available in head */
   size_t total;           /* bytes allocated in all chunks (for limits and tests) */
+  struct plan_arena_defer *defer; /* what to free with the arena (plan_arena_defer) */
 } plan_arena;
 
 /* Initialize an empty arena (no allocation yet). */
@@ -44,6 +45,10 @@ void *plan_arena_alloc(plan_arena *a, size_t n);
 char *plan_arena_strndup(plan_arena *a, const char *p, size_t n);
 /* Free every chunk; the arena is empty again and reusable. */
 void plan_arena_free(plan_arena *a);
+/* Call fn(p) when a is freed or reset, newest first (a view's parsed query, which a bound
+** statement in a points into, planner/bind_view.c). EXEC_OK, or EXEC_NOMEM after calling
+** fn(p) at once. */
+int plan_arena_defer(plan_arena *a, void (*fn)(void *), void *p);
 
 /* ---- Bound statements -------------------------------------------------------------------- */
 /* One aggregate call: its function (exec/func.h aggregate id), argument and DISTINCT. */
@@ -157,6 +162,21 @@ typedef struct plan_subquery {
   uint32_t off;            /* byte offset of its '(' or EXISTS */
 } plan_subquery;
 
+/* A sequence a statement names (planner/bind_sequence.c): NEXT VALUE FOR or CURRENT VALUE
+** FOR one sequence, however often the statement writes it (Phoenix's rule: every NEXT VALUE
+** FOR s of one row gives the same value). Its value is a parameter numbered after the
+** statement's own and its subqueries' (the PX_PARAM nodes that read it have func -1 - its
+** index and value the text "NEXT VALUE FOR S" for EXPLAIN), which the executor sets before
+** each row's projection (exec/sequence.c): the NEXT ones first, then the CURRENT ones. */
+typedef struct plan_seqref {
+  const char *name;        /* the sequence */
+  bool next;               /* NEXT VALUE FOR (else CURRENT VALUE FOR) */
+  int param;               /* the parameter number its value takes */
+  uint32_t off;            /* byte offset of its first reference */
+  plan_expr **nodes;       /* the PX_PARAM nodes reading it (numbered at the bind's end) */
+  int n_nodes;             /* their count */
+} plan_seqref;
+
 typedef struct plan_bound {
   int kind;                /* enum sql_stmt_kind */
   bool explain;            /* EXPLAIN */
@@ -172,6 +192,9 @@ typedef struct plan_bound {
   plan_subquery *subs;     /* them */
   int n_tables;            /* table references bound (each FROM item naming a table) */
   int64_t as_of_ms;        /* AS OF: read as of this cell timestamp (ms, UTC); 0 = now */
+  int n_seqs;              /* sequence references (NEXT / CURRENT VALUE FOR), parameters
+                              n_params + n_subs + 1 ... */
+  plan_seqref *seqs;       /* them */
 } plan_bound;
 
 /* Bind statement `st` (parsed from sql) against cat into *out, allocating in arena.

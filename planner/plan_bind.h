@@ -60,6 +60,9 @@ typedef struct binder {
   int n_semis;
   plan_from *pre_from;     /* the derived table a compound SELECT's outer query reads, set
                               just before binding that query; NULL otherwise */
+  const plan_select *seq_top; /* the query whose select list may use NEXT / CURRENT VALUE
+                              FOR (the statement's SELECT or UPSERT's source), or NULL */
+  bool seq_ok;             /* binding that select list or the VALUES of an UPSERT now */
 } binder;
 
 /* Record the first error (message + " at line L, column C"); returns b->rc. */
@@ -141,6 +144,14 @@ int bind_semis(binder *b, plan_select *s);
 /* A binder for a query nested in b's (a derived table, a branch of a set operation): b's
 ** catalog, text, arena, parameters, errors and WITH items, no table in scope. */
 binder bind_nested(const binder *b);
+
+/* NEXT / CURRENT VALUE FOR (planner/bind_sequence.c): a parameter node of the sequence's
+** reference; refused outside a select list of the statement's query and UPSERT VALUES. */
+plan_expr *bind_sequence(binder *b, const sql_expr *x);
+/* Check that s (the statement's query) may use sequences (no aggregate, GROUP BY or
+** DISTINCT), then number the sequence parameters after the statement's own and its
+** subqueries'. b->rc. */
+int bind_sequence_finish(binder *b, const plan_select *s);
 
 /* Structural equality of two bound expressions (GROUP BY matching). */
 bool plan_expr_equal(const plan_expr *a, const plan_expr *b2);

@@ -29,6 +29,9 @@ typedef struct plan_setop_actual {
   uint64_t rows_out;    /* rows passed on */
   uint64_t held;        /* rows held in the hash set */
   uint64_t peak_bytes;  /* memory they took at most */
+  uint64_t spill_bytes; /* bytes written to temporary files past the join memory (0: none) */
+  int spill_parts;      /* partitions they were cut into (0: it did not spill) */
+  uint64_t spill_batches; /* partitions passed from them */
 } plan_setop_actual;
 
 typedef struct plan_setop {

@@ -288,6 +288,18 @@ sql_expr *sql_expr_subquery(int kind, sql_expr *left, sql_select *sub, bool nega
   return e;
 }
 
+sql_expr *sql_expr_sequence(int op, char *name, uint32_t off) {
+  sql_expr *e = name ? new_expr(SQL_E_SEQUENCE, off) : NULL;
+  if (!e) {
+    free(name);
+    return NULL;
+  }
+  e->op = op;
+  e->text = name;
+  e->text_len = strlen(name);
+  return e;
+}
+
 void sql_expr_free(sql_expr *e) {
   if (!e) return;
   sql_select_free(e->sub);
@@ -618,6 +630,14 @@ sql_drop *sql_drop_new(void) {
   return calloc(1, sizeof(sql_drop));
 }
 
+void sql_create_view_free(sql_create_view *v) {
+  if (!v) return;
+  free(v->name);
+  sql_create_table_free(v->cols);
+  sql_select_free(v->select);
+  free(v);
+}
+
 void sql_drop_free(sql_drop *d) {
   if (!d) return;
   free(d->name);
@@ -661,6 +681,13 @@ void sql_delete_free(sql_delete *d) {
   free(d);
 }
 
+void sql_create_sequence_free(sql_create_sequence *c) {
+  if (!c) return;
+  free(c->name);
+  sql_option_list_free(c->opts);
+  free(c);
+}
+
 sql_stmt *sql_stmt_new(int kind, uint32_t off) {
   sql_stmt *s = calloc(1, sizeof *s);
   if (!s) return NULL;
@@ -679,8 +706,12 @@ void sql_stmt_free(sql_stmt *s) {
     case SQL_STMT_CREATE_INDEX: sql_create_index_free(s->u.create_index); break;
     case SQL_STMT_DROP_TABLE:
     case SQL_STMT_DROP_INDEX:
-    case SQL_STMT_CHECK_INDEX: sql_drop_free(s->u.drop); break;
+    case SQL_STMT_DROP_SEQUENCE:
+    case SQL_STMT_CHECK_INDEX:
+    case SQL_STMT_DROP_VIEW: sql_drop_free(s->u.drop); break;
+    case SQL_STMT_CREATE_VIEW: sql_create_view_free(s->u.create_view); break;
     case SQL_STMT_ALTER_TABLE: sql_alter_table_free(s->u.alter); break;
+    case SQL_STMT_CREATE_SEQUENCE: sql_create_sequence_free(s->u.create_sequence); break;
     default: break;
   }
   sql_expr_free(s->as_of);

@@ -44,8 +44,13 @@ enum sql_expr_kind {
                         a[i] the call ARRAY_ELEM(a, i) */
   SQL_E_ROW,         /* row value constructor (list[0], list[1], ...) */
   SQL_E_SUBQUERY,    /* a scalar subquery (sub) */
-  SQL_E_EXISTS       /* EXISTS (sub) */
+  SQL_E_EXISTS,      /* EXISTS (sub) */
+  SQL_E_SEQUENCE     /* NEXT VALUE FOR text (op SQL_SEQ_NEXT) or CURRENT VALUE FOR text
+                        (op SQL_SEQ_CURRENT): text is the sequence name */
 };
+
+/* op of SQL_E_SEQUENCE. */
+enum sql_seq_op { SQL_SEQ_NEXT = 1, SQL_SEQ_CURRENT = 2 };
 
 /* Literal kinds of SQL_E_LITERAL. */
 enum sql_lit_kind {
@@ -314,7 +319,17 @@ typedef struct sql_drop {
   char *name;       /* table or index name; owned */
   char *table;      /* the table of an index, NULL for DROP TABLE; owned */
   bool if_exists;   /* IF EXISTS */
+  bool cascade;     /* DROP TABLE ... CASCADE: its views go with it */
 } sql_drop;
+
+/* CREATE VIEW [IF NOT EXISTS] name [(columns)] AS select (Phoenix's view). */
+typedef struct sql_create_view {
+  char *name;             /* view name; owned */
+  uint32_t name_off;      /* byte offset of the name */
+  bool if_not_exists;     /* IF NOT EXISTS */
+  sql_create_table *cols; /* columns of the view's own (cols, ncol), or NULL; owned */
+  sql_select *select;     /* the view's query; owned */
+} sql_create_view;
 
 /* ALTER TABLE t ADD ... | DROP COLUMN ... | SET ... (Phoenix's forms). */
 enum sql_alter_action { SQL_ALTER_ADD = 1, SQL_ALTER_DROP_COLUMN = 2, SQL_ALTER_SET = 3 };
@@ -327,6 +342,16 @@ typedef struct sql_alter_table {
   sql_colname_list *drop;   /* DROP COLUMN: the columns; owned */
   sql_option_list *opts;    /* SET: the options; owned */
 } sql_alter_table;
+
+/* CREATE SEQUENCE [IF NOT EXISTS] name [option ...] (Phoenix's). Each option is a name
+** (START, INCREMENT, MINVALUE, MAXVALUE, CYCLE, CACHE as written; exec/ddl_sequence.c
+** checks them) with an integer literal, maybe negated, or no value (CYCLE). */
+typedef struct sql_create_sequence {
+  char *name;             /* sequence name; owned */
+  uint32_t name_off;      /* byte offset of the name */
+  bool if_not_exists;     /* IF NOT EXISTS */
+  sql_option_list *opts;  /* options in order, or NULL; owned */
+} sql_create_sequence;
 
 /* UPSERT INTO t [(cols)] VALUES (...), ... | select. */
 typedef struct sql_upsert {
@@ -359,7 +384,11 @@ enum sql_stmt_kind {
   SQL_STMT_BEGIN,
   SQL_STMT_COMMIT,
   SQL_STMT_ROLLBACK,
-  SQL_STMT_ALTER_TABLE
+  SQL_STMT_ALTER_TABLE,
+  SQL_STMT_CREATE_SEQUENCE,
+  SQL_STMT_DROP_SEQUENCE,
+  SQL_STMT_CREATE_VIEW,   /* u.create_view */
+  SQL_STMT_DROP_VIEW      /* u.drop (name; table NULL) */
 };
 
 typedef struct sql_stmt {
@@ -376,8 +405,10 @@ typedef struct sql_stmt {
     sql_delete *del;             /* DELETE */
     sql_create_table *create_table; /* CREATE TABLE */
     sql_create_index *create_index; /* CREATE INDEX */
-    sql_drop *drop;              /* DROP TABLE, DROP INDEX, CHECK INDEX */
+    sql_drop *drop;              /* DROP TABLE, DROP INDEX, CHECK INDEX, DROP SEQUENCE, DROP VIEW */
     sql_alter_table *alter;      /* ALTER TABLE */
+    sql_create_sequence *create_sequence; /* CREATE SEQUENCE */
+    sql_create_view *create_view; /* CREATE VIEW */
   } u;                /* by kind; NULL members for BEGIN/COMMIT/ROLLBACK */
   sql_expr *as_of;    /* `FROM t AS OF TIMESTAMP '...'` or SQL:2011's `FOR SYSTEM_TIME AS OF
                          TIMESTAMP '...'`: the first one's literal (SQL_LIT_TIMESTAMP), or NULL;
@@ -425,6 +456,8 @@ sql_expr *sql_expr_row(sql_expr_list *fields, uint32_t off);
 ** (left [NOT] IN (sub)); sub and left are taken over. off: the first token's offset. */
 sql_expr *sql_expr_subquery(int kind, sql_expr *left, struct sql_select *sub, bool negated,
                             uint32_t off);
+/* NEXT VALUE FOR name (op SQL_SEQ_NEXT) or CURRENT VALUE FOR name; name is taken over. */
+sql_expr *sql_expr_sequence(int op, char *name, uint32_t off);
 void sql_expr_free(sql_expr *e);
 
 /* ---- Lists --------------------------------------------------------------------------- */
@@ -473,6 +506,8 @@ void sql_create_index_free(sql_create_index *ci);
 sql_drop *sql_drop_new(void);
 void sql_drop_free(sql_drop *d);
 void sql_alter_table_free(sql_alter_table *a);
+void sql_create_sequence_free(sql_create_sequence *c);
+void sql_create_view_free(sql_create_view *v);
 sql_upsert *sql_upsert_new(void);
 void sql_upsert_free(sql_upsert *u);
 sql_delete *sql_delete_new(void);

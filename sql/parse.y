@@ -46,7 +46,8 @@
 
 /* Non-reserved keywords: usable as names wherever the keyword itself is not expected. */
 %fallback ID ADD ALTER ANALYZE ARRAY ASC BEGIN BY CHECK COLUMN COMMIT DESC EXISTS FIRST IF
-  INCLUDE INDEX KEY LAST NULLS ROLLBACK SET TABLE WITHIN.
+  INCLUDE INDEX KEY LAST NULLS ROLLBACK SEQUENCE SET TABLE WITHIN.
+%fallback ID CASCADE VIEW.
 
 /* The join words are keywords (a fallback to ID would let "FROM a JOIN b" take JOIN as a's
    alias), and names through nm wherever a name may be written except as a table's alias
@@ -121,6 +122,20 @@ cmd(A) ::= ALTER(K) TABLE nm(N) DROP COLUMN ifexists(E) collist(L).
   { A = sql_pc_alter(ctx, K, N, SQL_ALTER_DROP_COLUMN, E, NULL, L, NULL); }
 cmd(A) ::= ALTER(K) TABLE nm(N) SET optlist(O).
   { A = sql_pc_alter(ctx, K, N, SQL_ALTER_SET, 0, NULL, NULL, O); }
+/* Views (Phoenix's CREATE VIEW; sql/parse_view.c): the view's own columns in parentheses,
+   then its query; DROP TABLE / DROP VIEW ... CASCADE drop the views over it too. */
+cmd(A) ::= CREATE(K) VIEW ifnotexists(E) nm(N) AS select(S).
+  { A = sql_pc_create_view(ctx, K, E, N, NULL, S); }
+cmd(A) ::= CREATE(K) VIEW ifnotexists(E) nm(N) LP tcols(C) RP AS select(S).
+  { A = sql_pc_create_view(ctx, K, E, N, C, S); }
+cmd(A) ::= DROP(K) VIEW ifexists(E) nm(N).
+  { sql_name none = {NULL, 0}; A = sql_pc_drop(ctx, SQL_STMT_DROP_VIEW, K, E, N, none); }
+cmd(A) ::= DROP(K) VIEW ifexists(E) nm(N) CASCADE.
+  { sql_name none = {NULL, 0};
+    A = sql_pc_cascade(ctx, sql_pc_drop(ctx, SQL_STMT_DROP_VIEW, K, E, N, none)); }
+cmd(A) ::= DROP(K) TABLE ifexists(E) nm(N) CASCADE.
+  { sql_name none = {NULL, 0};
+    A = sql_pc_cascade(ctx, sql_pc_drop(ctx, SQL_STMT_DROP_TABLE, K, E, N, none)); }
 cmd(A) ::= BEGIN(K). { A = sql_pc_simple(ctx, SQL_STMT_BEGIN, K); }
 cmd(A) ::= COMMIT(K). { A = sql_pc_simple(ctx, SQL_STMT_COMMIT, K); }
 cmd(A) ::= ROLLBACK(K). { A = sql_pc_simple(ctx, SQL_STMT_ROLLBACK, K); }
@@ -544,6 +559,32 @@ expr(A) ::= expr(X) likeop(O) expr(Y). [LIKE]
   { A = sql_pc_expr(ctx, sql_expr_like(X, Y, NULL, O & 1, O >> 1)); }
 expr(A) ::= expr(X) likeop(O) expr(Y) ESCAPE expr(Z). [LIKE]
   { A = sql_pc_expr(ctx, sql_expr_like(X, Y, Z, O & 1, O >> 1)); }
+
+/* ---- Sequences (Phoenix's CREATE SEQUENCE, DROP SEQUENCE, NEXT / CURRENT VALUE FOR) ------
+   The option words (START, INCREMENT, MINVALUE, MAXVALUE, CYCLE, CACHE) are names, checked
+   by exec/ddl_sequence.c; WITH and BY after them are optional. "NEXT VALUE FOR" and
+   "CURRENT VALUE FOR" reach the grammar as one token each (SEQNEXT, SEQCURRENT: the driver
+   looks two tokens ahead, sql/parser.c), so NEXT, CURRENT and VALUE stay names. */
+cmd(A) ::= CREATE(K) SEQUENCE ifnotexists(E) nm(N) seqopts(O).
+  { A = sql_pc_create_sequence(ctx, K, E, N, O); }
+cmd(A) ::= DROP(K) SEQUENCE ifexists(E) nm(N).
+  { sql_name none = {NULL, 0}; A = sql_pc_drop(ctx, SQL_STMT_DROP_SEQUENCE, K, E, N, none); }
+%type seqopts {sql_option_list *}
+%destructor seqopts { sql_option_list_free($$); }
+seqopts(A) ::= . { A = NULL; }
+seqopts(A) ::= seqopts(L) nm(W). { A = sql_pc_seqopt(ctx, L, W, NULL); }
+seqopts(A) ::= seqopts(L) nm(W) seqnum(V). { A = sql_pc_seqopt(ctx, L, W, V); }
+seqopts(A) ::= seqopts(L) nm(W) WITH seqnum(V). { A = sql_pc_seqopt(ctx, L, W, V); }
+seqopts(A) ::= seqopts(L) nm(W) BY seqnum(V). { A = sql_pc_seqopt(ctx, L, W, V); }
+%type seqnum {sql_expr *}
+%destructor seqnum { sql_expr_free($$); }
+seqnum(A) ::= INTEGER(X). { A = sql_pc_literal(ctx, SQL_LIT_INTEGER, X, sql_pc_off(ctx, X)); }
+seqnum(A) ::= PLUS INTEGER(X). { A = sql_pc_literal(ctx, SQL_LIT_INTEGER, X, sql_pc_off(ctx, X)); }
+seqnum(A) ::= MINUS(K) INTEGER(X).
+  { A = sql_pc_expr(ctx, sql_expr_unary(SQL_OP_NEG, sql_pc_literal(ctx, SQL_LIT_INTEGER, X,
+                    sql_pc_off(ctx, X)), sql_pc_off(ctx, K))); }
+expr(A) ::= SEQNEXT(K) nm(N). { A = sql_pc_seqval(ctx, K, N, SQL_SEQ_NEXT); }
+expr(A) ::= SEQCURRENT(K) nm(N). { A = sql_pc_seqval(ctx, K, N, SQL_SEQ_CURRENT); }
 
 /* ---- Lookahead check for error messages ------------------------------------------------ */
 %code {

@@ -185,6 +185,18 @@ sql_stmt *sql_pc_create_index(sql_pctx *ctx, sql_token kw, int if_not_exists, sq
                               sql_name table, sql_order_list *keys,
                               sql_colname_list *include, sql_option_list *opts);
 /* DROP TABLE (table.z NULL), DROP INDEX, CHECK INDEX. */
+/* Sequences (sql/parse_sequence.c): CREATE SEQUENCE (name, opts taken over), one option
+** word with its value (value NULL: a bare word such as CYCLE), NEXT / CURRENT VALUE FOR
+** (op enum sql_seq_op; kw the merged token, name taken over). */
+sql_stmt *sql_pc_create_sequence(sql_pctx *ctx, sql_token kw, int if_not_exists,
+                                 sql_name name, sql_option_list *opts);
+sql_option_list *sql_pc_seqopt(sql_pctx *ctx, sql_option_list *l, sql_name word,
+                               sql_expr *value);
+sql_expr *sql_pc_seqval(sql_pctx *ctx, sql_token kw, sql_name name, int op);
+/* The length of "NEXT VALUE FOR" or "CURRENT VALUE FOR" (any case, space and comments
+** between the words) starting at p (a bare name of n bytes), *type its token code
+** (TK_SEQNEXT, TK_SEQCURRENT); 0 when the text there is not one of them. */
+size_t sql_seq_value_for(const char *p, size_t n, const char *end, int *type);
 sql_stmt *sql_pc_drop(sql_pctx *ctx, int kind, sql_token kw, int if_exists, sql_name name,
                       sql_name table);
 /* ALTER TABLE name: action SQL_ALTER_ADD with the columns in add, SQL_ALTER_DROP_COLUMN with
@@ -192,6 +204,12 @@ sql_stmt *sql_pc_drop(sql_pctx *ctx, int kind, sql_token kw, int if_exists, sql_
 ** pieces over (freed on failure). */
 sql_stmt *sql_pc_alter(sql_pctx *ctx, sql_token kw, sql_name name, int action, int if_flag,
                        sql_create_table *add, sql_colname_list *drop, sql_option_list *opts);
+/* CREATE VIEW [IF NOT EXISTS] name [(cols)] AS select (sql/parse_view.c); takes the pieces
+** over (freed on failure). */
+sql_stmt *sql_pc_create_view(sql_pctx *ctx, sql_token kw, int if_not_exists, sql_name name,
+                             sql_create_table *cols, sql_select *select);
+/* The DROP TABLE s with CASCADE set (sql/parse_view.c); NULL stays NULL. */
+sql_stmt *sql_pc_cascade(sql_pctx *ctx, sql_stmt *s);
 sql_stmt *sql_pc_simple(sql_pctx *ctx, int kind, sql_token kw);
 /* EXPLAIN [ANALYZE] [(options)] s: flags are SQL_EXPLAIN_* bits. */
 #define SQL_EXPLAIN_ANALYZE 1 /* ANALYZE */

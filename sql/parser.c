@@ -4,7 +4,8 @@
 **
 ** sql_parse() is the only loop that calls sql_lemon(): it skips whitespace and comments,
 ** passes an optimizer hint only right after SELECT, UPSERT or DELETE (elsewhere a hint is a
-** comment), turns NOT before IN/BETWEEN/LIKE/ILIKE into NOTX, counts parenthesis depth,
+** comment), turns NOT before IN/BETWEEN/LIKE/ILIKE into NOTX and the words NEXT VALUE FOR /
+** CURRENT VALUE FOR into one token (sql/parse_sequence.c), counts parenthesis depth,
 ** stops at the first ';' and sends a synthetic ';' at the end of input. The first error
 ** (tokenizer, grammar, limit or allocation) stops the loop; the Lemon parser is then freed,
 ** which runs the %destructors of everything on its stack.
@@ -110,7 +111,7 @@ static void quote_token(char *out, size_t cap, const char *z, size_t n) {
 
 void sql_pc_expect(sql_pctx *ctx, int code) {
   if (code == TK_SPACE || code == TK_COMMENT || code == TK_ILLEGAL || code == TK_HINT ||
-      code == TK_UMINUS)
+      code == TK_UMINUS || code == TK_SEQNEXT || code == TK_SEQCURRENT)
     return;
   if (code == TK_NOTX) code = TK_NOT;
   for (int i = 0; i < ctx->nexpect; i++)
@@ -628,7 +629,8 @@ sql_stmt *sql_pc_drop(sql_pctx *ctx, int kind, sql_token kw, int if_exists, sql_
                       sql_name table) {
   sql_stmt *s = sql_stmt_new(kind, sql_pc_off(ctx, kw));
   sql_drop *d = sql_drop_new();
-  bool need_table = kind != SQL_STMT_DROP_TABLE;
+  bool need_table = kind != SQL_STMT_DROP_TABLE && kind != SQL_STMT_DROP_SEQUENCE &&
+                    kind != SQL_STMT_DROP_VIEW;
   if (!s || !d || !name.z || (need_table && !table.z)) {
     free(s);
     free(d);
@@ -848,6 +850,11 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
       tok.n = 0;
       if (ctx.rc == SQL_OK) sql_lemon(parser, 0, tok);
       break;
+    }
+    if (type == TK_ID) {
+      size_t m = sql_seq_value_for(p, n, end, &type);
+      if (m) tok.n = (uint32_t)(n = m);
+      else type = TK_ID;
     }
     if (type == TK_NOT) {
       int next = peek(p + n, end);

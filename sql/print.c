@@ -311,6 +311,10 @@ static void put_expr_body(buf *b, const sql_expr *e, unsigned flags) {
       put_list(b, e->list, flags);
       puts_(b, ")");
       break;
+    case SQL_E_SEQUENCE:
+      puts_(b, e->op == SQL_SEQ_NEXT ? "NEXT VALUE FOR " : "CURRENT VALUE FOR ");
+      put_ident(b, e->text);
+      break;
     default: puts_(b, "NULL"); break;
   }
 }
@@ -538,6 +542,27 @@ static void put_create_table(buf *b, const sql_create_table *t, unsigned flags) 
   put_options(b, t->opts, flags);
 }
 
+/* CREATE SEQUENCE with its options in their canonical words (START WITH, INCREMENT BY). */
+static void put_create_sequence(buf *b, const sql_create_sequence *c, unsigned flags) {
+  puts_(b, c->if_not_exists ? "CREATE SEQUENCE IF NOT EXISTS " : "CREATE SEQUENCE ");
+  put_ident(b, c->name);
+  for (int i = 0; c->opts && i < c->opts->n; i++) {
+    const sql_option *o = &c->opts->a[i];
+    puts_(b, " ");
+    put_ident(b, o->name);
+    if (strcmp(o->name, "START") == 0) puts_(b, " WITH");
+    else if (strcmp(o->name, "INCREMENT") == 0) puts_(b, " BY");
+    const sql_expr *v = o->value;
+    if (!v) continue;
+    puts_(b, " ");
+    if (v->kind == SQL_E_UNARY && v->op == SQL_OP_NEG && v->left) { /* -n: never in ( ) */
+      puts_(b, "-");
+      v = v->left;
+    }
+    put_expr(b, v, 0, flags);
+  }
+}
+
 static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
   if (s->explain) puts_(b, s->analyze ? "EXPLAIN ANALYZE " : "EXPLAIN ");
   if (s->explain && s->explain_json) puts_(b, "(FORMAT JSON) ");
@@ -596,11 +621,26 @@ static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
       put_options(b, ci->opts, flags);
       break;
     }
+    case SQL_STMT_CREATE_VIEW: {
+      const sql_create_view *v = s->u.create_view;
+      puts_(b, v->if_not_exists ? "CREATE VIEW IF NOT EXISTS " : "CREATE VIEW ");
+      put_ident(b, v->name);
+      if (v->cols) {
+        puts_(b, " (");
+        put_coldefs(b, v->cols);
+        puts_(b, ")");
+      }
+      puts_(b, " AS ");
+      put_select(b, v->select, flags);
+      break;
+    }
     case SQL_STMT_DROP_TABLE:
     case SQL_STMT_DROP_INDEX:
+    case SQL_STMT_DROP_VIEW:
     case SQL_STMT_CHECK_INDEX: {
       const sql_drop *d = s->u.drop;
       if (s->kind == SQL_STMT_DROP_TABLE) puts_(b, "DROP TABLE ");
+      else if (s->kind == SQL_STMT_DROP_VIEW) puts_(b, "DROP VIEW ");
       else if (s->kind == SQL_STMT_DROP_INDEX) puts_(b, "DROP INDEX ");
       else puts_(b, "CHECK INDEX ");
       if (d->if_exists) puts_(b, "IF EXISTS ");
@@ -609,6 +649,7 @@ static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
         puts_(b, " ON ");
         put_ident(b, d->table);
       }
+      if (d->cascade) puts_(b, " CASCADE");
       break;
     }
     case SQL_STMT_ALTER_TABLE: {
@@ -630,6 +671,11 @@ static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
       }
       break;
     }
+    case SQL_STMT_CREATE_SEQUENCE: put_create_sequence(b, s->u.create_sequence, flags); break;
+    case SQL_STMT_DROP_SEQUENCE:
+      puts_(b, s->u.drop->if_exists ? "DROP SEQUENCE IF EXISTS " : "DROP SEQUENCE ");
+      put_ident(b, s->u.drop->name);
+      break;
     case SQL_STMT_BEGIN: puts_(b, "BEGIN"); break;
     case SQL_STMT_COMMIT: puts_(b, "COMMIT"); break;
     case SQL_STMT_ROLLBACK: puts_(b, "ROLLBACK"); break;

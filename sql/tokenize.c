@@ -104,7 +104,7 @@ typedef struct keyword {
 static const keyword keywords[] = {
   {"ADD", TK_ADD}, {"ALL", TK_ALL}, {"ALTER", TK_ALTER}, {"ANALYZE", TK_ANALYZE}, {"AND", TK_AND},
   {"ARRAY", TK_ARRAY}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
-  {"BETWEEN", TK_BETWEEN}, {"BY", TK_BY}, {"CASE", TK_CASE},
+  {"BETWEEN", TK_BETWEEN}, {"BY", TK_BY}, {"CASCADE", TK_CASCADE}, {"CASE", TK_CASE},
   {"CAST", TK_CAST}, {"CHECK", TK_CHECK}, {"COLUMN", TK_COLUMN}, {"COMMIT", TK_COMMIT},
   {"CONSTRAINT", TK_CONSTRAINT}, {"CREATE", TK_CREATE}, {"CROSS", TK_CROSS},
   {"DATE", TK_DATE}, {"DELETE", TK_DELETE}, {"DESC", TK_DESC},
@@ -122,10 +122,11 @@ static const keyword keywords[] = {
   {"OR", TK_OR}, {"ORDER", TK_ORDER}, {"OUTER", TK_OUTER},
   {"PRIMARY", TK_PRIMARY}, {"RIGHT", TK_RIGHT}, {"ROLLBACK", TK_ROLLBACK},
   {"ROW_TIMESTAMP", TK_ROW_TIMESTAMP},
-  {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"SYSTEM_TIME", TK_SYSTEM_TIME},
-  {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
+  {"SELECT", TK_SELECT}, {"SEQUENCE", TK_SEQUENCE}, {"SET", TK_SET},
+  {"SYSTEM_TIME", TK_SYSTEM_TIME}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
   {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TRUE", TK_TRUE},
   {"UNION", TK_UNION}, {"UPSERT", TK_UPSERT}, {"USING", TK_USING}, {"VALUES", TK_VALUES},
+  {"VIEW", TK_VIEW},
   {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH}, {"WITHIN", TK_WITHIN},
 };
 #define NKEYWORDS (sizeof(keywords) / sizeof(keywords[0]))
@@ -190,6 +191,8 @@ const char *sql_token_name(int code) {
     case TK_GE: return ">=";
     case TK_HINT: return "hint";
     case TK_NOTX: return "NOT";
+    case TK_SEQNEXT: return "NEXT VALUE FOR";
+    case TK_SEQCURRENT: return "CURRENT VALUE FOR";
     default: return "?";
   }
 }

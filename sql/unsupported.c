@@ -1,6 +1,6 @@
 /*
 ** sql/unsupported.c: what to say when a syntax error is a statement or clause that Rowan's
-** dialect does not have (INSERT, UPDATE, ALTER INDEX, ALTER TABLE RENAME, CREATE VIEW, WITH
+** dialect does not have (INSERT, UPDATE, ALTER INDEX, ALTER VIEW, ALTER TABLE RENAME, WITH
 ** RECURSIVE, Oracle's MINUS, window functions, ...). The grammar rejects them like any other
 ** bad token; after the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls
 ** sql_unsupported(), which re-reads the statement's tokens up to the rejected one and, when
@@ -90,14 +90,16 @@ static bool leading(const tok *e, const tok *verb, char *msg, size_t cap, size_t
     if (is_word(e, "UNIQUE")) m = "unique indexes are not supported";
     else if (is_word(e, "LOCAL"))
       m = "local indexes are not supported: CREATE INDEX makes a global index";
-    else if (is_word(e, "VIEW") || is_word(e, "SEQUENCE") || is_word(e, "SCHEMA") ||
-             is_word(e, "FUNCTION") || is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
-      m = "CREATE %s is not supported: Rowan has CREATE TABLE and CREATE INDEX";
+    else if (is_word(e, "SCHEMA") || is_word(e, "FUNCTION") || is_word(e, "TRIGGER") ||
+             is_word(e, "DATABASE"))
+      m = "CREATE %s is not supported: Rowan has CREATE TABLE, CREATE INDEX, CREATE VIEW and "
+          "CREATE SEQUENCE";
     else return false;
   } else if (verb->type == TK_DROP) {
-    if (is_word(e, "VIEW") || is_word(e, "SEQUENCE") || is_word(e, "SCHEMA") ||
-        is_word(e, "FUNCTION") || is_word(e, "TRIGGER") || is_word(e, "DATABASE"))
-      m = "DROP %s is not supported: Rowan has DROP TABLE and DROP INDEX";
+    if (is_word(e, "SCHEMA") || is_word(e, "FUNCTION") || is_word(e, "TRIGGER") ||
+        is_word(e, "DATABASE"))
+      m = "DROP %s is not supported: Rowan has DROP TABLE, DROP INDEX, DROP VIEW and DROP "
+          "SEQUENCE";
     else return false;
   } else {
     return false;
@@ -119,6 +121,9 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   int first_type = 0;           /* TK_* of the statement's first token after those */
   int since_limit = -1;         /* tokens after the last LIMIT; -1: none */
   int limit_depth = 0;          /* parentheses opened since that LIMIT and not closed */
+  bool body = false;            /* a VALUES or SELECT has been seen (an UPSERT's column list
+                                   is over) */
+  bool from = false;            /* a FROM has been seen */
   const char *p = sql + first, *end = sql + len;
   tok e = {0, NULL, 0};
   while (p < end) {
@@ -138,6 +143,8 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     else if (ntok == lead && (type == TK_CREATE || type == TK_DROP))
       verb = t;
     if (ntok == lead) first_type = type;
+    if (type == TK_VALUES || type == TK_SELECT) body = true;
+    if (type == TK_FROM) from = true;
     if (type == TK_LIMIT) {
       since_limit = 0;
       limit_depth = 0;
@@ -168,6 +175,9 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     upper(&e, w, sizeof w);
     if (e.type == TK_INDEX)
       snprintf(msg, cap, "ALTER INDEX is not supported: drop and recreate the index");
+    else if (e.type == TK_VIEW)
+      snprintf(msg, cap, "ALTER VIEW is not supported: view columns are not supported (drop "
+               "and recreate the view to change its query)");
     else
       snprintf(msg, cap, "ALTER %s is not supported: ALTER TABLE is (ADD, DROP COLUMN, SET)", w);
     *off = (size_t)(b0->z - sql);
@@ -216,6 +226,26 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   if (e.type == TK_LP && first_type == TK_UPSERT && b0 && b0->type == TK_RP &&
       next_type(e.z + e.n, sql, len) == TK_SELECT) {
     snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
+  /* Phoenix's dynamic columns: a type after a name in UPSERT's column list
+  ** (UPSERT INTO t (k, f.c VARCHAR) ...), and a column list after a table in FROM
+  ** (FROM t (f.c VARCHAR)). */
+  if (first_type == TK_UPSERT && !body && b0 && b0->type == TK_ID && b1 &&
+      (b1->type == TK_COMMA || b1->type == TK_LP || b1->type == TK_DOT) &&
+      (e.type == TK_ID || e.type == TK_DATE || e.type == TK_TIME || e.type == TK_TIMESTAMP)) {
+    snprintf(msg, cap, "dynamic columns (a column with a type in UPSERT's column list) are "
+             "not supported: ALTER TABLE ... ADD the column first");
+    *off = (size_t)(e.z - sql);
+    return true;
+  }
+  if (e.type == TK_LP && from && b0 && b0->type == TK_ID && b1 &&
+      (b1->type == TK_FROM || b1->type == TK_JOIN ||
+       (b2 && (b1->type == TK_AS || b1->type == TK_ID) &&
+        (b2->type == TK_ID || b2->type == TK_FROM || b2->type == TK_JOIN)))) {
+    snprintf(msg, cap, "dynamic columns (FROM table (family.column type, ...)) are not "
+             "supported: ALTER TABLE ... ADD the columns first");
     *off = (size_t)(e.z - sql);
     return true;
   }

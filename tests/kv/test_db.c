@@ -111,7 +111,7 @@ static void test_open_create_and_reopen(void **state) {
   assert_int_equal(info.max_versions, 3);
   /* no BLOCKSIZE given: the default is filled in and kept across the reopen */
   assert_int_equal(info.block_size, KV_DEFAULT_BLOCK_SIZE);
-  assert_int_equal(info.block_size, 16384);
+  assert_int_equal(info.block_size, 8192);
   char buf[64];
   assert_string_equal(get(db, fa, "r1", "q", buf, sizeof buf), "v1");
   assert_string_equal(get(db, fb, "r1", "q", buf, sizeof buf), "w1");

@@ -6,7 +6,8 @@
 ** seek_for_prev to random targets against a sorted array; seeks among keys of one length
 ** in blocks of hundreds of rows (the suffix search); a one-cell and an empty file;
 ** order enforcement; rows added at once (kv_sf_writer_add_row) giving the same bytes as
-** their cells one by one; the bloom filter; estimates; and damage (a flipped byte anywhere, a
+** their cells one by one; blocks ending at rows' ends (a row that fits is never cut, a
+** longer one is); the bloom filter; estimates; and damage (a flipped byte anywhere, a
 ** truncated file) reported as KV_ERR_CORRUPT with the offset in kv_errmsg().
 **
 ** The model is a plain sorted array with the test's own comparator (written from the order
@@ -755,6 +756,81 @@ static void test_add_row_same_bytes(void **state) {
   kv_env_free(env);
 }
 
+/* ---- Where blocks end ---- */
+
+/* Blocks end at rows' ends: a row whose key, qualifiers and values (with a few bytes a cell
+** for its other streams) fit in BLOCKSIZE is never cut between two blocks, whichever way
+** its cells come (one by one or as a row), so a point read finds it in one block; a row of
+** many times BLOCKSIZE is still cut (a block stays bounded). The cells are the round trip's
+** random ones (rows of 1 to 14 cells, values up to 300 bytes). */
+static void test_blocks_end_at_rows(void **state) {
+  (void)state;
+  uint64_t s = tu_seed("sf_row_ends");
+  kv_env *env = kv_env_mem_new(1);
+  assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+  static const uint32_t sizes[] = {512, 2048, 8192};
+  for (int round = 0; round < 6; round++) {
+    arena a = {0};
+    size_t n = 2000 + tu_below(&s, 4000);
+    kv_cell *cells = random_cells(&s, &a, &n);
+    uint32_t bs = sizes[round % 3];
+    kv_sf_writer_options o = {bs, round & 1 ? KV_COMPRESSION_LZ4 : KV_COMPRESSION_NONE, 10, 0};
+    kv_sf_writer *w;
+    assert_int_equal(kv_sf_writer_open(env, "/t/ends.sf", &o, &w), KV_OK);
+    add_cells(w, cells, n, round >= 3);
+    assert_int_equal(kv_sf_writer_finish(w, NULL), KV_OK);
+    kv_sf_reader *r = NULL;
+    assert_int_equal(kv_sf_open(env, "/t/ends.sf", &r), KV_OK);
+    assert_true(r->nblocks > 3);
+    size_t at = 0, cut_small = 0, cuts = 0;
+    for (uint32_t b = 0; b < r->nblocks; b++) {
+      if (b > 0 && !bytes_cmp(cells[at - 1].row, cells[at - 1].row_len, cells[at].row,
+                              cells[at].row_len)) { /* the row of cells[at] goes on here */
+        size_t r0 = at, r1 = at;
+        while (r0 > 0 && !bytes_cmp(cells[r0 - 1].row, cells[r0 - 1].row_len, cells[at].row,
+                                    cells[at].row_len))
+          r0--;
+        while (r1 < n && !bytes_cmp(cells[r1].row, cells[r1].row_len, cells[at].row,
+                                    cells[at].row_len))
+          r1++;
+        size_t bytes = cells[at].row_len + 8;
+        for (size_t k = r0; k < r1; k++) bytes += cells[k].qual_len + cells[k].value_len + 24;
+        cut_small += bytes <= bs;
+      }
+      at += r->index[b].cells;
+    }
+    assert_int_equal(at, n);
+    assert_int_equal(cut_small, 0);
+    kv_sf_close(r);
+    /* one row of many times BLOCKSIZE: cut, each block well under the whole row */
+    size_t m = 0;
+    static uint8_t quals[4000][2];
+    kv_cell *row = calloc(4000, sizeof *row);
+    assert_non_null(row);
+    for (; m < 4000 && m * 12 < (size_t)bs * 6; m++) {
+      quals[m][0] = (uint8_t)(m >> 8);
+      quals[m][1] = (uint8_t)m;
+      row[m] = (kv_cell){(const uint8_t *)"long", 4, quals[m], 2, 7, 1, KV_PUT,
+                         (const uint8_t *)"12345678", 8};
+    }
+    assert_int_equal(kv_sf_writer_open(env, "/t/long.sf", &o, &w), KV_OK);
+    add_cells(w, row, m, round >= 3);
+    assert_int_equal(kv_sf_writer_finish(w, NULL), KV_OK);
+    assert_int_equal(kv_sf_open(env, "/t/long.sf", &r), KV_OK);
+    assert_true(r->nblocks >= 3);
+    for (uint32_t b = 0; b < r->nblocks; b++) {
+      assert_true(r->index[b].cells < m / 2);
+      cuts += b > 0;
+    }
+    assert_true(cuts >= 2);
+    kv_sf_close(r);
+    free(row);
+    free(cells);
+    arena_free(&a);
+  }
+  kv_env_free(env);
+}
+
 /* ---- Damage ---- */
 
 static uint64_t get_u64(kv_env *env, const char *path, uint64_t off) {
@@ -970,6 +1046,7 @@ int main(void) {
     cmocka_unit_test(test_one_cell_and_empty),
     cmocka_unit_test(test_rejects_out_of_order),
     cmocka_unit_test(test_add_row_same_bytes),
+    cmocka_unit_test(test_blocks_end_at_rows),
     cmocka_unit_test(test_bloom_and_estimate),
     cmocka_unit_test(test_bloom_module),
     cmocka_unit_test(test_big_cells),
