@@ -227,5 +227,6 @@ int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err) {
   def->immutable_rows = t->immutable_rows;
   def->column_ids = ids;
   def->next_column_id = t->next_column_id;
+  def->row_timestamp = t->row_ts >= 0 ? t->columns[t->row_ts].name : NULL;
   return CAT_OK;
 }

@@ -14,6 +14,7 @@
 */
 #include "catalog/catalog.h"
 #include "catalog/catalog_int.h"
+#include "catalog/row_ts.h"
 #include "catalog/cat_view.h"
 
 #include <stdio.h>
@@ -168,7 +169,7 @@ static void table_record(const cat_table *t, buf *b) {
     put_u8(b, c->type.precision);
     put_u8(b, c->type.scale);
     put_var(b, c->type.length);
-    put_u8(b, (uint8_t)((c->nullable ? 1 : 0) | (c->desc ? 2 : 0)));
+    put_u8(b, (uint8_t)((c->nullable ? 1 : 0) | (c->desc ? 2 : 0) | (c->row_timestamp ? 4 : 0)));
     put_var(b, (uint64_t)(c->pk_pos + 1));
     put_var(b, (uint64_t)c->family);
     put_var(b, c->id);
@@ -185,10 +186,15 @@ static bool derive(cat_table *t) {
   t->key_cols = calloc((size_t)t->n_pk, sizeof *t->key_cols);
   if (!t->pk || !t->key_cols) return false;
   for (int i = 0; i < t->n_pk; i++) t->pk[i] = -1;
+  t->row_ts = -1;
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
     if (c->family < 0 || c->family >= t->n_families) return false;
     if (cat_type_validate(&c->type, NULL) != CAT_OK) return false;
+    if (c->row_timestamp) { /* one, a key column, of a type that is a point in time */
+      if (t->row_ts >= 0 || c->pk_pos < 0 || !cat_row_ts_type_ok(c->type.id)) return false;
+      t->row_ts = i;
+    }
     if (c->pk_pos < 0) continue;
     if (c->pk_pos >= t->n_pk || t->pk[c->pk_pos] != -1) return false;
     t->pk[c->pk_pos] = i;
@@ -239,6 +245,8 @@ static cat_table *parse_table(const uint8_t *p, size_t n) {
     uint8_t fl = get_u8(&r);
     c->nullable = fl & 1;
     c->desc = (fl & 2) != 0;
+    c->row_timestamp = (fl & 4) != 0;
+    if (fl & ~7) r.bad = true; /* a flag this version does not know */
     c->pk_pos = (int)get_var(&r) - 1;
     c->family = (int)get_var(&r);
     c->id = (uint16_t)get_var(&r);
@@ -655,7 +663,11 @@ static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, 
   }
   for (int i = 0; i < def->n_families; i++)
     if (want_family(t, def->families[i].name, def) < 0) { rc = cat_err(err, CAT_ERR_INVALID, "too many families"); goto fail; }
-  if (!derive(t)) { rc = cat_err(err, CAT_ERR_INVALID, "table %s: bad PRIMARY KEY", def->name); goto fail; }
+  if (def->row_timestamp) {
+    rc = cat_row_ts_mark(t, def->row_timestamp, err);
+    if (rc) goto fail;
+  }
+  if (!derive(t)) { rc = cat_err(err, CAT_ERR_INVALID, "table %s: bad PRIMARY KEY or ROW_TIMESTAMP", def->name); goto fail; }
   if (def->next_column_id > t->next_column_id) t->next_column_id = def->next_column_id;
   *out = t;
   return CAT_OK;

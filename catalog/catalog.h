@@ -57,6 +57,7 @@ typedef struct cat_column {
   int pk_pos;        /* position in the PK (0-based), -1 for non-key columns */
   int family;        /* index into cat_table.families; 0 (the key family) for PK columns */
   uint16_t id;       /* non-key columns: the cell qualifier id (1..32767); 0 for PK columns */
+  bool row_timestamp;/* PK column declared ROW_TIMESTAMP: its value is every cell's timestamp */
 } cat_column;
 
 typedef struct cat_index {
@@ -88,6 +89,7 @@ typedef struct cat_table {
   cat_family *families;    /* the families */
   int n_indexes;           /* indexes */
   cat_index *indexes;      /* the indexes */
+  int row_ts;              /* column index of the ROW_TIMESTAMP key column, or -1 */
 } cat_table;
 
 /* ---- Definitions handed to DDL (strings borrowed for the call) ------------------------ */
@@ -121,6 +123,8 @@ typedef struct cat_table_def {
                                       (cat_table_def_from); NULL, or 0 for a column: the
                                       next unused id */
   uint16_t next_column_id;         /* the next column id at least (0 = after the columns') */
+  const char *row_timestamp;       /* the ROW_TIMESTAMP column (a PK column of type BIGINT,
+                                      DATE or TIMESTAMP), or NULL */
 } cat_table_def;
 
 typedef struct cat_index_def {

@@ -85,6 +85,11 @@ static const help_entry help_table[] = {
      "plan kind and the estimated rows, bytes and seeks, the keys ranked by cost (rows read\n"
      "+ 16 per seek), EXPLAIN's estimate under the current key, then the single-column\n"
      "secondary indexes the planner would use for them. Nothing is rewritten.\n"},
+    {".asof", "[TIMESTAMP|off]", "Read the database as it was at TIMESTAMP (UTC)",
+     "Every SELECT then reads each table as of that time (as FROM t AS OF TIMESTAMP '...'):\n"
+     "the newest version of each cell at or before it. Writes and DDL are refused until\n"
+     ".asof off. A time older than the look-back window (a day by default) is an error.\n"
+     "TIMESTAMP: YYYY-MM-DD [HH:MM[:SS[.fff]]]. Alone, .asof shows the time set.\n"},
     {".backup", "DIR", "Copy the database to DIR while it stays in use (online backup)",
      "DIR must be new or empty. The copy holds every commit made before the command, each\n"
      "whole; store files are hard links where the file system allows (rowan_backup).\n"
@@ -348,6 +353,8 @@ int cli_run_dot(cli_shell *sh, const char *line) {
     } else if (!strcmp(c, ".nullvalue")) {
       if (argc != 2) rc = fail(sh, "usage: %s TEXT", c);
       else snprintf(sh->nullvalue, sizeof sh->nullvalue, "%s", argv[1]);
+    } else if (!strcmp(c, ".asof")) {
+      rc = cli_dot_asof(sh, argc, argv);
     } else if (!strcmp(c, ".timer")) {
       rc = set_flag(sh, argc, argv, &sh->timer);
     } else if (!strcmp(c, ".changes")) {

@@ -62,6 +62,7 @@ int cli_dot_show(cli_shell *sh, int argc, char **argv) {
   fprintf(o, "%12s: %s\n", "stats", on_off(sh->stats));
   fprintf(o, "%12s: %s\n", "timer", on_off(sh->timer));
   fprintf(o, "%12s: %s\n", "database", sh->dbdir ? sh->dbdir : "");
+  if (rowan_as_of(sh->db)) fprintf(o, "%12s: set (.asof shows it)\n", "asof");
   return 0;
 }
 

@@ -197,6 +197,7 @@ static void print_create_table(FILE *out, const cat_table *t) {
     if (k) fputs(", ", out);
     put_ident(out, c->name);
     if (c->desc) fputs(" DESC", out);
+    if (c->row_timestamp) fputs(" ROW_TIMESTAMP", out);
   }
   fputs(")\n)", out);
   /* Options: the table's, then each user family's that differ from the defaults. */

@@ -209,6 +209,9 @@ void cli_interrupt_clear(void);
 ** (sh->quit set, an error counted, a line on stderr). */
 bool cli_stop_for_interrupt(cli_shell *sh);
 
+/* ---- dot_asof.c: .asof [TIMESTAMP|off], the connection's read time (rowan_set_as_of) ---- */
+int cli_dot_asof(cli_shell *sh, int argc, char **argv);
+
 /* ---- dot_raw.c ----------------------------------------------------------------------------- */
 
 /* .raw get TABLE KEY | .raw scan TABLE [options]: raw cells of the store. Returns 0/1. */

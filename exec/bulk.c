@@ -44,6 +44,7 @@
 #include "exec/bulk_field.h"
 #include "exec/engine_int.h"
 #include "exec/index.h"
+#include "exec/row_ts.h"
 #include "exec/rowcodec.h"
 #include "kv/bulk.h"
 #include "kv/cell.h"
@@ -816,6 +817,9 @@ static int add_row(exec_bulk *b, const char *const *fields, const size_t *lens,
   }
   if (key_rc != CAT_OK)
     return exec_error_set(err, EXEC_CONSTRAINT, "row key of %s: %s", t->name, kce.msg);
+  int64_t ts; /* KV_TS_NOW, or a ROW_TIMESTAMP table's key value (exec/row_ts.h) */
+  int trc = exec_row_ts_of_key(t, b->key, klen, &ts, err);
+  if (trc) return trc;
   bool seen = false; /* the key was in the load before (a repeat, or a hash collision) */
   if (b->n_ix) {
     int rc = build_index_rows(b, klen, key_h, err);
@@ -829,7 +833,7 @@ static int add_row(exec_bulk *b, const char *const *fields, const size_t *lens,
   }
   /* 3. Into the load: the marker, then each family's run of cells. */
   kv_bulk_cell marker = {CAT_MARKER_QUALIFIER, 1, KV_PUT, "", 0};
-  int krc = kv_bulk_add_row(b->kb, b->rc.key_family_id, b->key, klen, KV_TS_NOW, &marker, 1);
+  int krc = kv_bulk_add_row(b->kb, b->rc.key_family_id, b->key, klen, ts, &marker, 1);
   for (size_t i = 0; krc == KV_OK && i < nc;) {
     size_t j = i + 1;
     const bfield *f0 = &b->order[b->n_key_fields + (int)i];
@@ -842,7 +846,7 @@ static int add_row(exec_bulk *b, const char *const *fields, const size_t *lens,
         if (b->cells[k].type == KV_PUT) b->kept[n++] = b->cells[k];
       cells = b->kept;
     }
-    if (n) krc = kv_bulk_add_row(b->kb, f0->fam, b->key, klen, KV_TS_NOW, cells, n);
+    if (n) krc = kv_bulk_add_row(b->kb, f0->fam, b->key, klen, ts, cells, n);
     i = j;
   }
   if (krc == KV_OK && b->n_ix) krc = add_index_rows(b);

@@ -362,6 +362,8 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
     if (!is_pk) exec_ddl_fam_of(&o, cols[i].family ? cols[i].family : CAT_DEFAULT_FAMILY);
   }
   rc = exec_ddl_parse_options(ct->opts, &o, err);
+  const char *row_ts = NULL;
+  if (rc == EXEC_OK) rc = exec_ddl_row_ts(ct, cols, pk, n_pk, &row_ts, err);
   if (rc != EXEC_OK) goto done;
   for (int f = 0; f < o.n_fams; f++) {
     fdefs[f].name = o.fams[f].name;
@@ -383,6 +385,7 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
   def.ttl_sec = o.ttl;
   def.default_versions = o.versions;
   def.immutable_rows = o.immutable;
+  def.row_timestamp = row_ts;
   cat_error ce = {0};
   if (cat_create_table(cat, &def, NULL, &ce) != CAT_OK) {
     if (ce.code == CAT_ERR_EXISTS && ct->if_not_exists && cat_find_table(cat, ct->name))

@@ -41,6 +41,12 @@ fam_opts *exec_ddl_fam_of(table_opts *o, const char *name);
 ** errors name the option and give its offset: unknown, given twice, bad value). */
 int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_error *err);
 
+/* The ROW_TIMESTAMP column of CREATE TABLE ct (exec/ddl_row_ts.c): *out gets its name, or
+** NULL when none is marked; EXEC_ERROR (with the column's offset) when the mark breaks a
+** rule. cols: the resolved columns of ct; pk: the n_pk PRIMARY KEY names. */
+int exec_ddl_row_ts(const sql_create_table *ct, const cat_column_def *cols, const char *const *pk,
+                    int n_pk, const char **out, exec_error *err);
+
 /* ALTER TABLE (exec/ddl_alter.c; rules in exec/ddl.h). */
 int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err);
 

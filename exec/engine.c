@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "catalog/value.h"
+#include "exec/as_of.h"
 #include "exec/ddl.h"
 #include "exec/index.h"
 #include "exec/engine_int.h"
@@ -446,6 +447,8 @@ static int first_step(exec_stmt *st, exec_error *err) {
     int rc = exec_stmt_bind_ast(st, err);
     if (rc) return rc;
   }
+  int arc = exec_as_of_check(st, err); /* AS OF / the session's read time (exec/as_of.c) */
+  if (arc) return arc;
   switch (kind) {
     case SQL_STMT_BEGIN: return exec_txn_begin(s, err);
     case SQL_STMT_COMMIT: return exec_txn_commit(s, err);
@@ -491,6 +494,7 @@ int exec_step(exec_stmt *st, exec_error *err) {
   kv_trace *outer_trace = step_trace;
   step_interrupt = st->s->interrupt;
   step_trace = st->tracing ? st->trace : NULL;
+  int64_t outer_as_of = exec_as_of_swap(st->as_of_ms); /* the run's read time (exec/as_of.c) */
   if ((rc = exec_check_interrupt(err)) != EXEC_OK) {
     /* interrupted before it began, or between rows */
   } else if (st->state == ST_READY) {
@@ -507,6 +511,7 @@ int exec_step(exec_stmt *st, exec_error *err) {
   }
   step_interrupt = outer;
   step_trace = outer_trace;
+  exec_as_of_swap(outer_as_of);
   if (rc == EXEC_DONE) {
     st->state = ST_DONE;
     if (st->x_open) {

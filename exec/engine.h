@@ -159,6 +159,14 @@ void exec_set_sort_memory(exec_session *s, size_t bytes);
 ** fails with EXEC_TOOBIG naming the limit (docs/SQL.md "Joins"). */
 void exec_set_join_memory(exec_session *s, size_t bytes);
 
+/* Read the past (Phoenix's CurrentSCN): from now on every SELECT of session s reads the
+** database as of ms (milliseconds since the Unix epoch, UTC, the cells' clock), as an AS OF
+** clause does (exec/as_of.c), and writes and DDL are refused; 0 reads the present again.
+** A statement's own AS OF clause wins. EXEC_OK, or EXEC_MISUSE for a negative ms. */
+int exec_set_as_of(exec_session *s, int64_t ms);
+/* The time set with exec_set_as_of (0: none). */
+int64_t exec_get_as_of(const exec_session *s);
+
 /* The memory bound of one write statement outside a transaction (UPSERT VALUES, UPSERT
 ** SELECT, DELETE): 0 restores the default (EXEC_WRITE_MEMORY_DEFAULT, 256 MiB); values
 ** below 64 KiB count as 64 KiB. Its writes gather in a kv batch, committed as one WAL record

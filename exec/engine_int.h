@@ -45,6 +45,7 @@ struct exec_session {
   exec_progress_fn progress; /* backfill progress hook (exec_set_progress), or NULL */
   const atomic_int *interrupt; /* exec_set_interrupt's flag, or NULL */
   void *progress_arg;   /* its argument */
+  int64_t as_of_ms;     /* exec_set_as_of: SELECTs read as of this time (ms); 0 = now */
   bool seq_flush;       /* a sequence's block claim is flushed too (exec/sequence.h) */
 };
 
@@ -117,7 +118,20 @@ struct exec_stmt {
                                    run to run while its binding stays (NULL: none yet) */
   kv_trace *trace;         /* the block trace of its reads (exec/keymap.h), or NULL */
   bool tracing;            /* its runs record into trace (cleared at each run's first step) */
+  int64_t as_of_ms;        /* this run's read time (exec/as_of.c), 0 = now */
+  int64_t planned_as_of;   /* the read time the kept plan was made for */
 };
+
+/* The read time of st's run (its AS OF clause, else the session's), checked (exec/as_of.c):
+** into st->as_of_ms and the step's current read time. EXEC_OK; EXEC_ERROR for a write or
+** DDL while the session reads the past, or a time before the look-back horizon. */
+int exec_as_of_check(exec_stmt *st, exec_error *err);
+/* Put the line "READ AS OF <time> UTC ..." before st's EXPLAIN text lines (a run reading the
+** past). EXEC_OK or EXEC_NOMEM. */
+int exec_as_of_explain(exec_stmt *st);
+/* The JSON form's: "as_of": "<time> UTC" first in the document *doc (replaced by a copy in
+** st->run_arena). EXEC_OK or EXEC_NOMEM. */
+int exec_as_of_explain_json(exec_stmt *st, char **doc);
 
 /* Free st->up (write.c); NULL is a no-op. */
 void exec_upsert_cache_free(struct exec_upsert_cache *c);

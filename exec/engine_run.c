@@ -199,12 +199,14 @@ static int explain_lines(exec_stmt *st, const plan_actuals *a, exec_error *err) 
   if (b->json) { /* one row: the document */
     char *doc = NULL;
     rc = plan_explain_json(b, q, ds, a, &st->run_arena, &doc);
+    if (!rc && st->as_of_ms) rc = exec_as_of_explain_json(st, &doc); /* exec/as_of.c */
     st->lines = rc ? NULL : plan_arena_alloc(&st->run_arena, sizeof *st->lines);
     if (st->lines) st->lines[0] = doc;
     st->n_lines = st->lines ? 1 : 0;
     if (!rc && !st->lines) rc = EXEC_NOMEM;
   } else {
     rc = plan_explain(b, q, ds, a, &st->run_arena, &st->lines, &st->n_lines);
+    if (!rc && st->as_of_ms) rc = exec_as_of_explain(st); /* exec/as_of.c */
   }
   if (rc) return exec_fail(err, rc, -1, "out of memory");
   st->line_pos = 0;

@@ -30,6 +30,7 @@
 
 #include "catalog/catalog.h"
 #include "catalog/keycodec.h"
+#include "exec/as_of.h"
 #include "exec/index.h"
 #include "exec/keymap.h"
 #include "exec/op.h"
@@ -275,6 +276,10 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   o.value_vectors = s->vmap.n_sets > 0 && !ps->filter;
   if (o.value_vectors) exec_vec_map_prepare(s->rcp, &s->vmap);
   o.reverse = ps->reverse;
+  o.ts_min = ps->ts_min; /* a ROW_TIMESTAMP table's time range (planner/time_range.h) */
+  o.ts_max = ps->ts_max;
+  o.ts_per_row = ps->ts_min || ps->ts_max;
+  o.as_of = exec_as_of_current(); /* AS OF (exec/as_of.c) */
   o.overlay = overlay;
   o.limit = ps->kv_limit;
   if (ps->index && ps->lookup) { /* the data rows must be read at the index rows' snapshot,
@@ -383,6 +388,7 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   o.overlay = s->overlay;
   o.snapshot = s->snap;
   o.trace = exec_trace_current();
+  o.as_of = exec_as_of_current(); /* the data row as of the same time */
   kv_row r;
   s->lookups++;
   int krc = kv_get(s->db, &o, p, (size_t)(limit - p), &s->lk, &r);

@@ -42,6 +42,8 @@
 
 #include "exec/engine_int.h"
 #include "exec/index.h"
+#include "catalog/row_ts.h"
+#include "exec/row_ts.h"
 #include "exec/sequence.h"
 
 typedef struct writer {
@@ -149,6 +151,12 @@ static int writer_close(writer *w, int rc, exec_error *err) {
 static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bool *set,
                    exec_error *err) {
   int r;
+  int64_t ts = KV_TS_NOW; /* a ROW_TIMESTAMP table: the key column's value (exec/row_ts.h) */
+  if (rc->table->row_ts >= 0) {
+    r = exec_row_key(rc, vals, NULL, 0, NULL, err);
+    if (!r) r = exec_row_ts_of_key(rc->table, rc->key, rc->key_len, &ts, err);
+    if (r) return r;
+  }
   if (w->maint) {
     r = exec_row_key(rc, vals, NULL, 0, NULL, err);
     if (!r) r = exec_row_check(rc, vals, set, err); /* the column named, as without an index */
@@ -157,7 +165,7 @@ static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bo
                                         w->touched, err);
     if (r) return r;
   }
-  r = exec_row_put(rc, vals, set, KV_TS_NOW, w->b, err);
+  r = exec_row_put(rc, vals, set, ts, w->b, err);
   if (r) {
     exec_index_maint_cancel(w->maint);
     return r;
@@ -205,6 +213,8 @@ typedef struct exec_upsert_cache {
   exec_rowcodec rc;       /* row codec of u->table */
   cat_value *vals;        /* n_columns */
   bool *set;              /* n_columns */
+  bool fill_ts;           /* the UPSERT names no ROW_TIMESTAMP column: each row gets the
+                             server time there (Phoenix's rule) */
 } exec_upsert_cache;
 
 void exec_upsert_cache_free(exec_upsert_cache *c) {
@@ -239,6 +249,7 @@ static int upsert_cache(exec_stmt *st, exec_error *err) {
   }
   for (int i = 0; i < t->n_columns; i++) c->vals[i] = cat_v_null(t->columns[i].type);
   for (int i = 0; i < u->n_cols; i++) c->set[u->cols[i]] = true;
+  if (t->row_ts >= 0 && !c->set[t->row_ts]) c->fill_ts = c->set[t->row_ts] = true;
   c->u = u;
   c->gen = st->schema_gen;
   st->up = c;
@@ -280,6 +291,8 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
           name_row(u, row, i, err);
         }
       }
+      if (!r && uc->fill_ts)
+        vals[t->row_ts] = cat_row_ts_value(t->columns[t->row_ts].type.id, exec_row_ts_now_ms());
       if (!r) {
         r = put_row(rc, &w, vals, set, err);
         if (r) name_row(u, row, -1, err);
@@ -308,6 +321,8 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
       }
       ws->rows_in++;
       for (int i = 0; i < u->n_cols; i++) vals[u->cols[i]] = x->out[i];
+      if (uc->fill_ts)
+        vals[t->row_ts] = cat_row_ts_value(t->columns[t->row_ts].type.id, exec_row_ts_now_ms());
       r = put_row(rc, &w, vals, set, err);
       if (!r) ws->rows_out++;
     }
@@ -425,7 +440,9 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
     }
     a->step[PLAN_STEP_WRITE].rows_in++;
     if (w.maint) r = exec_index_maint_delete(w.maint, key, key_len, w.b, w.touched, err);
-    if (!r) r = exec_row_delete(&sc.rc, key, key_len, KV_TS_NOW, w.b, err);
+    int64_t ts = KV_TS_NOW; /* a ROW_TIMESTAMP table's tombstones: at the row's timestamp */
+    if (!r) r = exec_row_ts_of_key(sc.rc.table, key, key_len, &ts, err);
+    if (!r) r = exec_row_delete(&sc.rc, key, key_len, ts, w.b, err);
     if (!r) r = writer_row(&w, err);
     if (!r) a->step[PLAN_STEP_WRITE].rows_out++;
   }

@@ -111,6 +111,18 @@ typedef struct rowan_options {
                                (as DuckDB's and PostgreSQL's hash joins spill); a nested loop
                                (a join without an equality) fails with ROWAN_TOOBIG naming the
                                limit. EXPLAIN ANALYZE's join line says what was spilled */
+  int64_t max_lookback_seconds; /* the look-back window (Phoenix's
+                               phoenix.max.lookback.age.seconds): a major compaction keeps
+                               every cell version and delete marker younger than this, so a
+                               read AS OF a time inside it (SELECT ... AS OF, rowan_set_as_of)
+                               is exact; a read before it is refused. 0 = default 86400 (one
+                               day: yesterday's table stays readable, at the cost of keeping
+                               a day of old versions and deleted rows on disk until the next
+                               major compaction after they age out); negative = none (major
+                               compaction drops old versions and tombstones at once, as
+                               before, and every AS OF read of the past is refused). Keep it
+                               constant for a database: what a smaller window compacted away
+                               is gone (docs/SQL.md "Reading the past") */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */
@@ -746,6 +758,24 @@ int rowan_progress_handler(rowan_db *db, rowan_progress_fn fn, void *ctx);
 ** catalog as before, the index's rows and files gone). An interrupt that comes while a
 ** statement is already committing its writes lets it finish. NULL db: no effect. */
 void rowan_interrupt(rowan_db *db);
+
+/* CAPI3REF: Read the past (Phoenix's CurrentSCN)
+** From now on every SELECT of the connection reads the database as it was at `ms`
+** (milliseconds since 1970-01-01 00:00:00 UTC, the clock of cell timestamps), as if each
+** of its tables were written `FROM t AS OF TIMESTAMP '...'`: for each column the newest
+** version at or before ms, delete markers at or before ms applied, within VERSIONS and TTL
+** (TTL still measured from now); rows written later are invisible. A statement's own AS
+** OF clause wins. Secondary indexes are not used by such reads (EXPLAIN says so); CHECK
+** INDEX still checks the present. While it is set, UPSERT, DELETE and DDL fail with ROWAN_ERROR ("the connection reads as of ...:
+** writes and DDL are refused"): Phoenix allows writes at a past SCN, Rowan does not. A
+** SELECT whose time is older than the look-back horizon (now minus
+** rowan_options.max_lookback_seconds, or a later major compaction's cutoff) fails with
+** ROWAN_ERROR naming the time and the oldest exact one, never with a partial answer.
+** ms = 0 reads the present again. It applies to statements' next runs (one running keeps
+** its time). Returns ROWAN_OK; ROWAN_MISUSE for a NULL or unopened db or a negative ms. */
+int rowan_set_as_of(rowan_db *db, int64_t ms);
+/* The time set by rowan_set_as_of (0: the present; also for a NULL db). */
+int64_t rowan_as_of(rowan_db *db);
 
 /* Library version, e.g. "0.1.0". */
 const char *rowan_libversion(void);

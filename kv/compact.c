@@ -10,6 +10,11 @@
 ** see with max_versions = VERSIONS and no time range (kv/scan_vis.c): tombstones, masked
 ** and replaced cells, versions beyond VERSIONS, cells past TTL and the cells of the
 ** family's dropped qualifiers (kv_family_set_dropped_qualifiers) are dropped for good.
+** With a look-back window (kv_options.max_lookback_ms) a major compaction at time now keeps
+** every cell newer than now - window as it is (tombstones, masked puts, versions beyond
+** VERSIONS; not cells past TTL) with their sequence numbers, and below the cutoff what a
+** read as of the cutoff sees, so a read as of any time inside the window is unchanged
+** (kv_lookback_horizon; docs/KV.md "Look-back window").
 ** While a snapshot is acquired, a (row, family) that has any cell newer than the oldest
 ** snapshot is copied whole, so every snapshot keeps seeing what it saw.
 **
@@ -42,6 +47,11 @@ typedef struct cmerge {
   uint32_t n_kids;         /* entries in kids */
   int cur;                 /* kid with the smallest cell, -1 at the end */
   bool major;              /* apply the drop rules */
+  bool window;             /* a look-back window: cells above vis.as_of are kept whole */
+  bool win_fam_del;        /* a DeleteFamily of the row was kept (inside the window) */
+  uint8_t *win_qual; uint32_t win_qual_len, win_qual_cap; /* the column of the last
+                              DeleteColumn / DeleteVersion kept in the row */
+  bool win_col_del;        /* win_qual holds one */
   uint64_t hold;           /* oldest snapshot; rows with newer cells are copied whole */
   bool held;               /* a snapshot older than the last sequence number is held */
   kv_vis vis;              /* visibility state */
@@ -104,6 +114,7 @@ static void cm_row_start(cmerge *m) {
   m->row_len = c->row_len;
   kv_vis_row_start(&m->vis);
   m->keep_row = false;
+  m->win_fam_del = m->win_col_del = false;
   if (!m->held) return;
   /* A first pass over the row: any cell newer than the oldest snapshot? */
   for (; c && kv_bytes_cmp(c->row, c->row_len, m->row, m->row_len) == 0; c = cm_raw(m)) {
@@ -111,6 +122,29 @@ static void cm_row_start(cmerge *m) {
     cm_raw_next(m);
   }
   cm_seek_row(m, m->row, m->row_len);
+}
+
+/* Every cell kept inside the look-back window keeps its sequence number (the window keeps
+** all its versions, so cells equal but for it may be kept side by side, and a put written
+** after a tombstone at or below its timestamp must stay unmasked); so do the older puts of
+** the row (after a DeleteFamily) or column (after a DeleteColumn or DeleteVersion) of a
+** window tombstone, which it masks by their order: cm_cell zeroes the rest. Tombstones
+** sort before the puts they can mask, so the note is there in time. */
+static void note_window_del(cmerge *m, const kv_cell *c) {
+  if (c->type == KV_DELETE_FAMILY) m->win_fam_del = true;
+  if (c->type != KV_DELETE_COLUMN && c->type != KV_DELETE_VERSION) return;
+  if (c->qual_len > m->win_qual_cap) {
+    uint8_t *nq = realloc(m->win_qual, c->qual_len);
+    if (!nq) { /* keep every sequence number of the row then */
+      m->win_fam_del = true;
+      return;
+    }
+    m->win_qual = nq;
+    m->win_qual_cap = c->qual_len;
+  }
+  if (c->qual_len) memcpy(m->win_qual, c->qual, c->qual_len);
+  m->win_qual_len = c->qual_len;
+  m->win_col_del = true;
 }
 
 /* Advance until positioned on a cell compaction keeps (or the end). */
@@ -123,8 +157,13 @@ static void cm_settle(cmerge *m) {
       if (!c) return;
     }
     if (m->keep_row) return;
-    if (!(m->dead.n && kv_qualset_has(&m->dead, c->qual, c->qual_len)) && kv_vis_cell(&m->vis, c))
-      return;
+    bool dead = m->dead.n && kv_qualset_has(&m->dead, c->qual, c->qual_len);
+    if (!dead && m->window && c->ts > m->vis.as_of &&
+        !(m->vis.ttl_ms > 0 && m->vis.now_ms - c->ts >= m->vis.ttl_ms)) {
+      note_window_del(m, c);
+      return; /* inside the look-back window, not expired: kept as it is */
+    }
+    if (!dead && kv_vis_cell(&m->vis, c)) return;
     cm_raw_next(m);
   }
 }
@@ -152,6 +191,11 @@ static const kv_cell *cm_cell(kv_iter *it) {
   cmerge *m = (cmerge *)it;
   const kv_cell *c = cm_raw(m);
   if (!c || !m->major || m->keep_row) return c;
+  if (m->window && (c->ts > m->vis.as_of || m->win_fam_del ||
+                    (m->win_col_del && c->qual_len == m->win_qual_len &&
+                     memcmp(c->qual, m->win_qual, c->qual_len) == 0)))
+    return c; /* a cell of the window (kept with the cells it orders against, equal
+                 timestamps included), or an older put a window tombstone may mask */
   m->out = *c;
   m->out.seq = 0;
   return &m->out;
@@ -277,6 +321,15 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   m.vis.ttl_ms = f->ttl_sec * 1000;
   m.vis.now_ms = db->env->now_ms(db->env);
   m.vis.max_versions = INT_MAX;
+  if (major && db->opts.max_lookback_ms > 0) {
+    /* the look-back window (kv.h max_lookback_ms): below the cutoff, what a read as of it
+       sees; above, everything */
+    m.window = true;
+    m.vis.as_of = m.vis.now_ms - db->opts.max_lookback_ms;
+    int64_t cut = atomic_load(&db->lookback_cut);
+    while (cut < m.vis.as_of && !atomic_compare_exchange_weak(&db->lookback_cut, &cut, m.vis.as_of)) {
+    }
+  }
   m.kids = calloc(n, sizeof *m.kids);
   if (!m.kids) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
   for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
@@ -296,6 +349,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   for (uint32_t i = 0; i < m.n_kids; i++) m.kids[i]->ops->destroy(m.kids[i]);
   free(m.kids);
   free(m.row);
+  free(m.win_qual);
   kv_vis_free(&m.vis);
   kv_qualset_free(&m.dead);
 
@@ -356,4 +410,12 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
   free(in);
   return KV_OK;
+}
+
+int64_t kv_lookback_horizon(kv_db *db) {
+  int64_t now = db->env->now_ms(db->env);
+  int64_t w = db->opts.max_lookback_ms;
+  if (w <= 0) return now;
+  int64_t h = now - w, cut = atomic_load(&db->lookback_cut);
+  return cut > h ? cut : h;
 }

@@ -115,6 +115,8 @@ struct kv_db {
   kv_env *env;               /* the file system */
   char *path;                /* store directory */
   kv_options opts;           /* options with defaults filled in */
+  _Atomic int64_t lookback_cut; /* the latest cutoff (ms) a major compaction kept the
+                                look-back window from (kv/compact.c); 0: none yet */
   kv_file *lock;             /* the LOCK file handle */
   kv_manifest *man;          /* the MANIFEST log */
   kv_version ver;            /* the described state (tables, files, counters) */
@@ -356,6 +358,8 @@ typedef struct kv_vis {
   int64_t now_ms;            /* the clock for TTL */
   int64_t ts_min, ts_max;    /* time range [ts_min, ts_max) */
   int max_versions;          /* versions handed out per column (after VERSIONS) */
+  int64_t as_of;             /* cells (puts and tombstones) with ts above it do not exist
+                                (kv_scan_options.as_of; INT64_MAX: none) */
   /* state */
   kv_vis_del *fam_dels;      /* DeleteFamily tombstones of the row */
   uint32_t n_fam_dels, cap_fam_dels; /* used / allocated */

@@ -553,6 +553,9 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
     return kv_error(KV_ERR_INVALID, "kv_open: bad sync_mode %d", o.sync_mode);
   if (o.compaction_trigger < 0)
     return kv_error(KV_ERR_INVALID, "kv_open: negative compaction_trigger");
+  if (o.max_lookback_ms < 0)
+    return kv_error(KV_ERR_INVALID, "kv_open: negative max_lookback_ms %lld",
+                    (long long)o.max_lookback_ms);
   if (!o.env) o.env = kv_env_posix();
   if (!o.memstore_flush_size) o.memstore_flush_size = (size_t)64 << 20;
   if (!o.memstore_limit) o.memstore_limit = (size_t)512 << 20;

@@ -112,7 +112,8 @@ const char *kv_errmsg(void);
 ** number: it never masks a put written after it, even at an equal timestamp.
 **
 ** What a read sees of one column (row, family, qualifier), newest timestamp first:
-**   1. cells with a sequence number above the read's snapshot do not exist for it;
+**   1. cells with a sequence number above the read's snapshot do not exist for it, nor
+**      cells (puts and tombstones) with a timestamp above its as-of time (kv_scan_options);
 **   2. a put is masked by a tombstone with a higher sequence number that covers it
 **      (DELETE_FAMILY / DELETE_COLUMN: ts <= T; DELETE_VERSION: ts == T);
 **   3. two puts at the same timestamp are one version: the later write replaces the earlier;
@@ -182,10 +183,26 @@ typedef struct kv_options {
                                  next to nothing; true: kv_close leaves unflushed writes in
                                  the WAL for the next open to replay (RocksDB's close with a
                                  WAL; the recovery tests use it) */
+  int64_t max_lookback_ms;    /* look-back window of major compaction (Phoenix's
+                                 phoenix.max.lookback.age.seconds), in ms: a major
+                                 compaction at time `now` keeps every cell (puts, tombstones,
+                                 versions beyond VERSIONS) with a timestamp above
+                                 now - max_lookback_ms, and below it what a read as of
+                                 that cutoff sees, so reads as of any time inside the window
+                                 (kv_scan_options.as_of) stay exact; see kv_lookback_horizon.
+                                 0 (default) = none: major compaction drops at once;
+                                 negative: KV_ERR_INVALID */
 } kv_options;
 
 /* kv_options.block_cache_size value that turns the block cache off. */
 #define KV_BLOCK_CACHE_OFF ((size_t)1)
+
+/* The oldest time (ms since the epoch) from which reads as of a time (kv_scan_options.as_of)
+** are exact: now - max_lookback_ms, or later when a major compaction of this open cut at a
+** later time (never earlier). With no window it is now: any major compaction may have
+** dropped what a read of the past needs. What an earlier open with a smaller window
+** compacted away cannot be known here: keep the window of a store constant. */
+int64_t kv_lookback_horizon(kv_db *db);
 
 /* Fill *opts with the defaults listed above. */
 void kv_options_init(kv_options *opts);
@@ -482,7 +499,23 @@ typedef struct kv_scan_options {
   struct kv_trace *trace;  /* or NULL: the scan records into it the store-file blocks it
                               loads and the key ranges it seeks (kv_trace, below); must
                               outlive the scan */
+  int64_t as_of;           /* > 0: read the store as of this timestamp (ms): cells, puts
+                              and tombstones alike, with a timestamp above it do not exist
+                              for the read (rule 1 above), so VERSIONS counts back from it
+                              and a tombstone written later does not hide what it masked
+                              (Phoenix's CurrentSCN read, an HBase scan's time range
+                              [0, as_of + 1)); TTL still runs from the clock. 0: now */
+  bool ts_per_row;         /* the caller promises that every cell of a row, tombstones
+                              too, carries one timestamp (a Phoenix ROW_TIMESTAMP table):
+                              then store files whose cells all lie at or after ts_max hold
+                              nothing the time range reads and are skipped too (below) */
 } kv_scan_options;
+/* Time range and store files: a store file whose cells all lie before ts_min (its trailer's
+** max timestamp < ts_min) is never opened, since its puts are outside the range and its
+** tombstones cover only cells older than themselves; nor, with as_of, one whose cells are
+** all newer than as_of. One whose cells all lie at or after ts_max may still hide the
+** range's cells (its tombstones, its newer versions counted by VERSIONS), so it is skipped
+** only with ts_per_row. kv_family_metrics.files_skipped_ts counts the files skipped so. */
 /* Value vectors: with value_vectors set and no filter, a family with a qualifier projection
 ** of 1 to 64 distinct qualifiers may hand a row's cells out as one kv_value_vector (read
 ** with kv_scan_row_vectors) instead of views in row.cells, when the row holds at most one
@@ -586,6 +619,8 @@ typedef struct kv_family_metrics {
   uint64_t blocks_cache_hit;  /* of which served from the block cache */
   uint64_t bytes_read;        /* bytes read from store files (compressed, on disk) */
   uint64_t files_opened;      /* store files consulted */
+  uint64_t files_skipped_ts;  /* store files in the key ranges left unopened because their
+                                 timestamps (trailer min/max) miss the time range or as_of */
   uint64_t bytes_inflated;    /* raw block bytes decompressed (a projected scan's sectioned
                                  blocks: only the sections it needed) */
 } kv_family_metrics;

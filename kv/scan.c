@@ -688,6 +688,7 @@ void kv_scan_get_metrics(const kv_scan *s, kv_scan_metrics *out) {
     fm->blocks_cache_hit = f->io.blocks_cache_hit;
     fm->bytes_read = f->io.bytes_read;
     fm->files_opened = f->files_opened;
+    fm->files_skipped_ts = f->files_skipped_ts;
     fm->bytes_inflated = f->io.bytes_inflated;
     out->cells_examined += f->cells + f->io.cells_skipped;
   }

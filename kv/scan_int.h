@@ -38,6 +38,7 @@ typedef struct fscan {
   kv_sf_io io;                  /* block counters of this family's store files */
   uint64_t cells;               /* cells pulled from the sources */
   uint64_t files_opened;        /* store-file iterators created */
+  uint64_t files_skipped_ts;    /* store files left out by their timestamps (time range) */
   uint8_t **proj;               /* projected qualifiers (into proj_bytes), when has_proj */
   uint32_t *proj_lens;          /* their lengths */
   uint32_t n_proj;              /* entries in proj; a zero count with proj set = none */

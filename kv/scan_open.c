@@ -18,6 +18,9 @@
 ** which becomes one more source of the family; the visibility snapshot is raised past them,
 ** and cells of the other sources above the real snapshot are dropped before the visibility
 ** rules see them (kv/scan.c), so later commits stay invisible while the overlay is seen.
+**
+** Store files are chosen at open by the key ranges (file_overlaps) and by time
+** (file_in_time: the trailer's timestamps against the time range and as_of; docs/KV_TIME.md).
 */
 #include "kv/coding.h"
 #include "kv/scan_int.h"
@@ -279,6 +282,17 @@ static bool file_overlaps(const kv_scan *s, kv_sfh *h) {
   return false;
 }
 
+/* Whether store file h may hold a cell the time range or the as-of time of family scan f
+** reads (kv.h "Time range and store files"), from its trailer's timestamp range: false
+** skips the file. per_row: kv_scan_options.ts_per_row. */
+static bool file_in_time(const fscan *f, kv_sfh *h, bool per_row) {
+  const kv_sf_props *p = kv_sf_get_props(h->reader);
+  if (p->cells == 0) return true;
+  if (p->max_ts < f->vis.ts_min) return false;
+  if (p->min_ts > f->vis.as_of) return false;
+  return !(per_row && p->min_ts >= f->vis.ts_max);
+}
+
 /* The overlay's operations on the scan's families: the batch's overlay index (kv/batch.c,
 ** caught up here, KV_TS_NOW as `now`) gives a memstore per family, which the scan reads as
 ** one more memstore kid (its own reference). The families' visibility snapshot goes up to
@@ -320,6 +334,8 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     return kv_error(KV_ERR_INVALID, "kv_scan_open: NULL ranges");
   if (o->max_versions < 0)
     return kv_error(KV_ERR_INVALID, "kv_scan_open: negative max_versions");
+  if (o->as_of < 0)
+    return kv_error(KV_ERR_INVALID, "kv_scan_open: negative as_of %lld", (long long)o->as_of);
   kv_scan *s = take_shell(db);
   if (!s) return kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
   s->reverse = o->reverse;
@@ -431,6 +447,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
       f->vis.ts_max = o->ts_max ? o->ts_max : INT64_MAX;
     }
     f->vis.max_versions = o->max_versions ? o->max_versions : 1;
+    if (o->as_of > 0) f->vis.as_of = o->as_of;
     size_t mc = f->mems_cap;
     if (kv_scan_grow((void **)&f->mems, &mc, fam->n_imm + 2, sizeof *f->mems)) { /* + overlay's */
       rc = kv_error(KV_ERR_NOMEM, "kv_scan_open: out of memory");
@@ -453,6 +470,10 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
       for (uint32_t k = 0; k < fam->n_files; k++) {
         kv_sfh *h = fam->files[k];
         if (!file_overlaps(s, h)) continue;
+        if (!file_in_time(f, h, o->ts_per_row)) {
+          f->files_skipped_ts++;
+          continue;
+        }
         kv_sfh_ref(h);
         f->files[f->n_files++] = h;
       }
@@ -504,6 +525,8 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     bool fast = kv_scan_fast_rows();
     kv_sf_rowcond cond = {s->snapshot, f->vis.ttl_ms, f->vis.now_ms, f->vis.ts_min,
                           f->vis.ts_max, f->vis.versions, f->vis.max_versions};
+    /* as of T: a block with a cell above T is not simple (its cells do not all count) */
+    if (f->vis.as_of < INT64_MAX && f->vis.as_of < cond.ts_max) cond.ts_max = f->vis.as_of + 1;
     f->fast = fast;
     f->vec = fast && s->want_vecs && f->has_proj && f->n_proj >= 1 && f->n_proj <= 64;
     if (f->vec && f->n_proj > f->vcap) {

@@ -4,7 +4,8 @@
 ** sees. Fed one cell at a time (row key ascending, qualifier ascending, timestamp
 ** descending, sequence number descending), it remembers the tombstones met and decides for
 ** each put, in this order:
-**   1. invisible if its sequence number is above the snapshot (tombstones too);
+**   1. invisible if its sequence number is above the snapshot, or its timestamp above the
+**      read's as-of time (tombstones too);
 **   2. masked by a DeleteFamily of the row (ts <= T), a DeleteColumn of the column
 **      (ts <= T) or a DeleteVersion of the column (ts == T) with a higher sequence number:
 **      a tombstone never masks a put written after it, even at an equal timestamp;
@@ -29,6 +30,7 @@ void kv_vis_init(kv_vis *v) {
   v->ts_min = INT64_MIN;
   v->ts_max = INT64_MAX;
   v->max_versions = 1;
+  v->as_of = INT64_MAX;
 }
 
 void kv_vis_free(kv_vis *v) {
@@ -92,7 +94,7 @@ static inline bool same_qual(const uint8_t *a, const uint8_t *b, uint32_t n) {
 }
 
 bool kv_vis_cell(kv_vis *v, const kv_cell *c) {
-  if (c->seq > v->snapshot) return false;
+  if (c->seq > v->snapshot || c->ts > v->as_of) return false;
   if (!v->have_qual || c->qual_len != v->qual_len || !same_qual(c->qual, v->qual, c->qual_len))
     start_column(v, c);
   switch (c->type) {

@@ -297,6 +297,7 @@ const cat_table *bind_find_table(binder *b, const char *name, uint32_t off) {
     return NULL;
   }
   const cat_table *t = cat_find_table(b->cat, name);
+  if (t && b->bound) b->bound->n_tables++; /* for AS OF (planner/bind_as_of.c) */
   if (t) return t;
   if (!b->ctes) {
     bind_error(b, EXEC_ERROR, off, "unknown table \"%s\"", name);

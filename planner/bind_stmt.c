@@ -380,7 +380,7 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
     p->cols[i] = ci;
   }
   for (int k = 0; k < t->n_pk; k++) {
-    bool found = false;
+    bool found = t->pk[k] == t->row_ts; /* unnamed: the server time (exec/write.c) */
     for (int i = 0; i < n; i++) found |= p->cols[i] == t->pk[k];
     if (!found && !bind_view_fills(&vt, t->pk[k]))
       return bind_error(b, EXEC_CONSTRAINT, u->table_off,
@@ -502,23 +502,28 @@ int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_
     out->param_types = plan_arena_alloc(arena, (size_t)st->nparam * sizeof *out->param_types);
     if (!out->param_types) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
   }
+  int rc = EXEC_OK;
   switch (st->kind) {
     case SQL_STMT_SELECT:
       out->select = plan_arena_alloc(arena, sizeof *out->select);
       if (!out->select) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
       b.seq_top = out->select;
       if (bind_query(&b, st->u.select, out->select)) return b.rc;
-      return bind_sequence_finish(&b, out->select);
+      rc = bind_sequence_finish(&b, out->select);
+      break;
     case SQL_STMT_UPSERT:
       out->upsert = plan_arena_alloc(arena, sizeof *out->upsert);
       if (!out->upsert) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
       if (bind_upsert(&b, st->u.upsert, out->upsert)) return b.rc;
-      return bind_sequence_finish(&b, out->upsert->select);
+      rc = bind_sequence_finish(&b, out->upsert->select);
+      break;
     case SQL_STMT_DELETE:
       out->del = plan_arena_alloc(arena, sizeof *out->del);
       if (!out->del) return bind_error(&b, EXEC_NOMEM, 0, "out of memory");
-      return bind_delete(&b, st->u.del, out->del);
+      rc = bind_delete(&b, st->u.del, out->del);
+      break;
     default:
       return EXEC_OK;
   }
+  return rc ? rc : bind_as_of(&b, st, out); /* planner/bind_as_of.c */
 }

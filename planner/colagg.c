@@ -10,6 +10,7 @@
 #include "catalog/agg_sig.h"
 #include "kv/colscan.h"
 #include "planner/filter.h"
+#include "planner/index_choice.h"
 
 static bool hint_no_pushdown(const char *h) {
   if (!h) return false;
@@ -52,6 +53,7 @@ bool plan_colagg_check(const plan_query *q, int *threads) {
       ps->families[0] == 0 || !ps->read)
     return false;
   if (hint_no_pushdown(s->hint)) return false;
+  if (plan_as_of()) return false; /* it reads the present only (planner/index_choice.h) */
   plan_filter_leaf lv[KV_COLAGG_MAX_PREDS];
   int n = plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS);
   if (n < 1) return false;

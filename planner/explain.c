@@ -43,6 +43,7 @@
 #include "planner/hint.h"
 #include "planner/skip_prefix.h"
 #include "planner/selectivity.h"
+#include "planner/time_range.h"
 #include "sql/ast.h"
 
 /* ---- plan_expr_print ---------------------------------------------------------------------- */
@@ -590,6 +591,8 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
     act_json(j, a, PLAN_STEP_FILTER);
     line(L, "    CLIENT FILTER BY %s (after decoding)%s", buf, act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
   }
+  if (plan_time_range_explain(sc, a ? &a->kv : NULL, j, buf, sizeof buf)) /* time_range.h */
+    line(L, "%s", buf);
   pbuf fb = {buf, sizeof buf, 0, NULL};
   xj_node(j, "FAMILIES");
   xj_arr(j, "families");

@@ -383,6 +383,12 @@ static const char *unusable(const cat_table *t, const cat_index *ix, plan_arena 
   return NULL;
 }
 
+static _Thread_local int64_t plan_as_of_ms; /* plan_index_set_as_of */
+
+void plan_index_set_as_of(int64_t ms) { plan_as_of_ms = ms; }
+
+int64_t plan_as_of(void) { return plan_as_of_ms; }
+
 int plan_index_choose(kv_db *db, const plan_select *s, const bool *used,
                       const cat_value *params, int n_params, plan_arena *A, plan_query *q,
                       int *dir, char *msg, size_t cap) {
@@ -392,6 +398,11 @@ int plan_index_choose(kv_db *db, const plan_select *s, const bool *used,
   char note[512] = "";
   if (h.no_index) {
     q->scan.hint_note = "hint NO_INDEX: indexes not considered";
+    return EXEC_OK;
+  }
+  if (plan_as_of_ms) { /* plan_index_set_as_of */
+    q->scan.hint_note = "AS OF: secondary indexes are not used (their rows need not reflect "
+                        "the past)";
     return EXEC_OK;
   }
   bool *need = plan_arena_alloc(A, (size_t)t->n_columns * sizeof *need);

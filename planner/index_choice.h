@@ -52,6 +52,17 @@ plan_expr *plan_and_terms(plan_arena *A, const plan_expr *const *terms, uint32_t
 /* Set cols[c] for every column slot c that e references (e may be NULL). */
 void plan_mark_cols(const plan_expr *e, bool *cols);
 
+/* Plans this thread makes from now on read as of ms (AS OF; 0 = now): then no secondary
+** index is considered and the scan's note says so. An index's rows are written at commit
+** time, so they need not reflect the past: not a ROW_TIMESTAMP table's rows written with
+** older timestamps, nor rows from before the index was built. Set by exec/as_of.c around
+** each statement step. */
+void plan_index_set_as_of(int64_t ms);
+/* The read time set by plan_index_set_as_of on this thread (0 = now): the columnar
+** aggregate pushdown, which reads the present only, is not planned under one
+** (planner/colagg.c). */
+int64_t plan_as_of(void);
+
 /* Consider the ACTIVE indexes of s->table for plan q, whose table scan q->scan is built
 ** (with its stream_agg and *dir from the table's key): hints in s->hint (INDEX(t idx ...)
 ** forces one of the named indexes, NO_INDEX forbids all), candidates costed, and when an

@@ -190,6 +190,8 @@ typedef struct plan_bound {
   int n_subs;              /* subqueries run once, in the order to run them (an inner one
                               before the one that holds it) */
   plan_subquery *subs;     /* them */
+  int n_tables;            /* table references bound (each FROM item naming a table) */
+  int64_t as_of_ms;        /* AS OF: read as of this cell timestamp (ms, UTC); 0 = now */
   int n_seqs;              /* sequence references (NEXT / CURRENT VALUE FOR), parameters
                               n_params + n_subs + 1 ... */
   plan_seqref *seqs;       /* them */
@@ -285,6 +287,9 @@ typedef struct plan_scan {
                                        prefix that the pushed filter passes (kv's
                                        rows_per_prefix 1): the query needs no other
                                        (planner/skip_prefix.h plan_prefix_first) */
+  int64_t ts_min, ts_max;           /* the kv time range [ts_min, ts_max) in ms that terms on
+                                       the ROW_TIMESTAMP column give (planner/time_range.h);
+                                       both 0: none; ts_max 0 alone: no upper bound */
 } plan_scan;
 
 struct plan_join_node; /* planner/plan_join.h */

@@ -107,6 +107,10 @@ int bind_select_core(binder *b, const sql_select *q, plan_select *s);
 /* The catalog's table name (planner/bind_from.c), or NULL with an error that names the WITH
 ** names in scope, or refuses a WITH item's query naming the item itself. */
 const cat_table *bind_find_table(binder *b, const char *name, uint32_t off);
+/* The statement's AS OF clauses into out->as_of_ms (planner/bind_as_of.c): EXEC_OK, or
+** EXEC_ERROR with the clause's offset (a write, different times, a table without it, a bad
+** or pre-1970 time). */
+int bind_as_of(binder *b, const struct sql_stmt *st, plan_bound *out);
 /* The WITH item named name in scope, or NULL. */
 const struct sql_cte *bind_find_cte(const binder *b, const char *name);
 /* FROM item f: the derived table `sub` (cols: its column names, or NULL) known as name

@@ -40,6 +40,8 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
   if (!t || sc->index || sc->filter || sc->residual || r->n_ranges != 1 ||
       r->n_residual != 0 || t->n_pk < 1 || t->n_pk > 64 || r->n_key_terms < 1)
     return false;
+  if (sc->ts_min || sc->ts_max) return false; /* a ROW_TIMESTAMP time range would follow the
+                                                 values too (planner/time_range.h) */
   if ((s->limit && s->limit->kind == PX_PARAM) || (s->offset && s->offset->kind == PX_PARAM))
     return false; /* the plan's LIMIT / OFFSET would follow the values */
   const plan_key_range *kr = &r->ranges[0];

@@ -39,6 +39,7 @@
 #include "planner/plan_select.h"
 #include "planner/hint.h"
 #include "planner/skip_prefix.h"
+#include "planner/time_range.h"
 #include "sql/ast.h"
 
 /* True if e is surely NULL when every non-key column is NULL. */
@@ -405,6 +406,7 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
     sc->families[sc->n_families] = f2;
     sc->family_ids[sc->n_families++] = t->families[f2].kv_id;
   }
+  if (!sc->index) plan_time_range(t, where, params, n_params, sc);
   if (with_estimates) estimate(db, sc);
   return EXEC_OK;
 }

@@ -379,6 +379,7 @@ sql_colname_list *sql_colname_list_append(sql_colname_list *l, char *family, cha
   c->name = name;
   c->off = off;
   c->desc = desc;
+  c->row_timestamp = false;
   return l;
 }
 
@@ -592,6 +593,7 @@ int sql_create_table_add(sql_create_table *t, char *family, char *name, sql_type
   c->pk = pk;
   c->pk_desc = pk_desc;
   c->off = off;
+  c->row_timestamp = false;
   return 0;
 }
 
@@ -712,5 +714,6 @@ void sql_stmt_free(sql_stmt *s) {
     case SQL_STMT_CREATE_SEQUENCE: sql_create_sequence_free(s->u.create_sequence); break;
     default: break;
   }
+  sql_expr_free(s->as_of);
   free(s);
 }

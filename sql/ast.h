@@ -155,6 +155,7 @@ typedef struct sql_colname {
   char *name;    /* owned */
   uint32_t off;  /* byte offset of the first part */
   bool desc;     /* PRIMARY KEY (..., c DESC) */
+  bool row_timestamp; /* PRIMARY KEY (..., c ROW_TIMESTAMP) */
 } sql_colname;
 
 typedef struct sql_colname_list {
@@ -289,6 +290,7 @@ typedef struct sql_coldef {
   bool pk;          /* inline PRIMARY KEY */
   bool pk_desc;     /* inline PRIMARY KEY DESC */
   uint32_t off;     /* byte offset of the column name */
+  bool row_timestamp; /* ROW_TIMESTAMP after the type (or after PRIMARY KEY) */
 } sql_coldef;
 
 typedef struct sql_create_table {
@@ -408,6 +410,12 @@ typedef struct sql_stmt {
     sql_create_sequence *create_sequence; /* CREATE SEQUENCE */
     sql_create_view *create_view; /* CREATE VIEW */
   } u;                /* by kind; NULL members for BEGIN/COMMIT/ROLLBACK */
+  sql_expr *as_of;    /* `FROM t AS OF TIMESTAMP '...'` or SQL:2011's `FOR SYSTEM_TIME AS OF
+                         TIMESTAMP '...'`: the first one's literal (SQL_LIT_TIMESTAMP), or NULL;
+                         owned. The binder applies it to the whole statement (planner/
+                         bind_stmt.c says when that is allowed) */
+  int n_as_of;        /* AS OF clauses written */
+  bool as_of_mixed;   /* two of them name different times */
 } sql_stmt;
 
 /* ---- Names --------------------------------------------------------------------------- */

@@ -210,6 +210,27 @@ colpk(A) ::= PRIMARY KEY sortorder(D). { A = D ? 2 : 1; }
 pklist(A) ::= qname(Q) sortorder(D). { A = sql_pc_colname(ctx, NULL, Q, D); }
 pklist(A) ::= pklist(L) COMMA qname(Q) sortorder(D). { A = sql_pc_colname(ctx, L, Q, D); }
 
+/* ---- ROW_TIMESTAMP (Phoenix): a key column whose value is every cell's timestamp ---------
+   `ts TIMESTAMP NOT NULL ROW_TIMESTAMP` (key named by the constraint), `ts TIMESTAMP NOT
+   NULL PRIMARY KEY [ASC|DESC] ROW_TIMESTAMP`, or `PRIMARY KEY (k, ts [ASC|DESC]
+   ROW_TIMESTAMP)`. Bit 4 of colpk and of the pklist sort order carries the mark. */
+%fallback ID ROW_TIMESTAMP.
+colpk(A) ::= ROW_TIMESTAMP. { A = 4; }
+colpk(A) ::= PRIMARY KEY sortorder(D) ROW_TIMESTAMP. { A = (D ? 2 : 1) | 4; }
+pklist(A) ::= qname(Q) sortorder(D) ROW_TIMESTAMP. { A = sql_pc_colname(ctx, NULL, Q, D | 4); }
+pklist(A) ::= pklist(L) COMMA qname(Q) sortorder(D) ROW_TIMESTAMP.
+  { A = sql_pc_colname(ctx, L, Q, D | 4); }
+
+/* ---- Time travel: a table read as it was at a time (UTC) -------------------------------
+   Oracle's `FROM t AS OF TIMESTAMP '...'` and SQL:2011's `FROM t FOR SYSTEM_TIME AS OF
+   TIMESTAMP '...'`, before the alias. The clause is recorded for the statement
+   (sql_pc_as_of); the binder checks where it may apply. OF, FOR and SYSTEM_TIME stay names
+   elsewhere, but not as an alias right after a table name. */
+%fallback ID OF FOR SYSTEM_TIME.
+fromitem(A) ::= nm(T) asof tas_opt(N). { A.table = T; A.alias = N; A.sub = NULL; A.joins = NULL; }
+asof ::= AS(K) OF TIMESTAMP STRING(S). { sql_pc_as_of(ctx, K, S); }
+asof ::= FOR(K) SYSTEM_TIME AS OF TIMESTAMP STRING(S). { sql_pc_as_of(ctx, K, S); }
+
 %type typetoken {sql_type *}
 %destructor typetoken { sql_type_free($$); }
 %type typebase {sql_type *}

@@ -79,7 +79,7 @@ size_t sql_seq_value_for(const char *p, size_t n, const char *end, int *type) {
   size_t nv = next_real(p + n, end, &v, &tv);
   if (!nv || !bare(v, nv, tv, "VALUE")) return 0;
   size_t nf = next_real(v + nv, end, &f, &tf);
-  if (!nf || !bare(f, nf, tf, "FOR")) return 0;
+  if (!nf || (tf != TK_FOR && !bare(f, nf, tf, "FOR"))) return 0; /* FOR: a keyword of AS OF */
   *type = first;
   return (size_t)(f + nf - p);
 }

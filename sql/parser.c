@@ -321,8 +321,9 @@ sql_order_list *sql_pc_order(sql_pctx *ctx, sql_order_list *l, sql_expr *e, int 
 
 sql_colname_list *sql_pc_colname(sql_pctx *ctx, sql_colname_list *l, sql_qname q, int desc) {
   uint32_t off = q.family.z ? q.family.off : q.name.off;
-  sql_colname_list *r = sql_colname_list_append(l, q.family.z, q.name.z, off, desc != 0);
+  sql_colname_list *r = sql_colname_list_append(l, q.family.z, q.name.z, off, (desc & 1) != 0);
   if (!r) sql_pc_nomem(ctx);
+  else r->a[r->n - 1].row_timestamp = (desc & 4) != 0; /* ROW_TIMESTAMP (parse.y) */
   return r;
 }
 
@@ -561,9 +562,10 @@ sql_create_table *sql_pc_coldef(sql_pctx *ctx, sql_create_table *t, sql_qname q,
     sql_type_free(type);
     return sql_pc_nomem(ctx);
   }
-  if (sql_create_table_add(t, q.family.z, q.name.z, type, nullability, pk != 0, pk == 2,
-                           off) != 0)
+  if (sql_create_table_add(t, q.family.z, q.name.z, type, nullability, (pk & 3) != 0,
+                           (pk & 3) == 2, off) != 0)
     sql_pc_nomem(ctx);
+  else t->cols[t->ncol - 1].row_timestamp = (pk & 4) != 0; /* ROW_TIMESTAMP (parse.y) */
   return t;
 }
 
@@ -886,10 +888,18 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
   if (parser) sql_lemonFree(parser, free);
   if (ctx.rc == SQL_OK && ended && !ctx.stmt) sql_pc_nomem(&ctx);
   if (ctx.rc != SQL_OK) {
+    sql_expr_free(ctx.as_of);
     sql_stmt_free(ctx.stmt);
     if (tail) *tail = ended ? p : skip_statement(p, end);
     return ctx.rc;
   }
+  if (ctx.stmt) { /* the AS OF clauses of the statement (sql_pc_as_of) */
+    ctx.stmt->as_of = ctx.as_of;
+    ctx.stmt->n_as_of = ctx.n_as_of;
+    ctx.stmt->as_of_mixed = ctx.as_of_mixed;
+    ctx.as_of = NULL;
+  }
+  sql_expr_free(ctx.as_of);
   if (ctx.stmt) {
     ctx.stmt->off = first;
     ctx.stmt->len = last_end - first;
@@ -899,4 +909,20 @@ int sql_parse(const char *sql, size_t len, sql_stmt **out, const char **tail,
   else sql_stmt_free(ctx.stmt);
   if (tail) *tail = p;
   return SQL_OK;
+}
+
+void sql_pc_as_of(sql_pctx *ctx, sql_token kw, sql_token lit) {
+  sql_expr *e = sql_expr_literal(SQL_LIT_TIMESTAMP, lit.z, lit.n, sql_pc_off(ctx, kw));
+  if (!e) {
+    sql_pc_nomem(ctx);
+    return;
+  }
+  ctx->n_as_of++;
+  if (!ctx->as_of) {
+    ctx->as_of = e;
+    return;
+  }
+  if (e->text_len != ctx->as_of->text_len || memcmp(e->text, ctx->as_of->text, e->text_len) != 0)
+    ctx->as_of_mixed = true;
+  sql_expr_free(e);
 }

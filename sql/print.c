@@ -353,6 +353,7 @@ static void put_colnames(buf *b, const sql_colname_list *l) {
     if (i) puts_(b, ", ");
     put_colname(b, &l->a[i]);
     if (l->a[i].desc) puts_(b, " DESC");
+    if (l->a[i].row_timestamp) puts_(b, " ROW_TIMESTAMP");
   }
   puts_(b, ")");
 }
@@ -521,6 +522,7 @@ static void put_coldefs(buf *b, const sql_create_table *t) {
     if (c->nullability == 1) puts_(b, " NULL");
     else if (c->nullability == 2) puts_(b, " NOT NULL");
     if (c->pk) puts_(b, c->pk_desc ? " PRIMARY KEY DESC" : " PRIMARY KEY");
+    if (c->row_timestamp) puts_(b, " ROW_TIMESTAMP");
   }
 }
 

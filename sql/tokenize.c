@@ -110,7 +110,7 @@ static const keyword keywords[] = {
   {"DATE", TK_DATE}, {"DELETE", TK_DELETE}, {"DESC", TK_DESC},
   {"DISTINCT", TK_DISTINCT}, {"DROP", TK_DROP}, {"ELSE", TK_ELSE},
   {"END", TK_END}, {"ESCAPE", TK_ESCAPE}, {"EXCEPT", TK_EXCEPT}, {"EXISTS", TK_EXISTS},
-  {"EXPLAIN", TK_EXPLAIN}, {"FALSE", TK_FALSE}, {"FIRST", TK_FIRST},
+  {"EXPLAIN", TK_EXPLAIN}, {"FALSE", TK_FALSE}, {"FIRST", TK_FIRST}, {"FOR", TK_FOR},
   {"FROM", TK_FROM}, {"FULL", TK_FULL}, {"GROUP", TK_GROUP},
   {"HAVING", TK_HAVING}, {"IF", TK_IF}, {"ILIKE", TK_ILIKE},
   {"IN", TK_IN}, {"INCLUDE", TK_INCLUDE}, {"INDEX", TK_INDEX},
@@ -118,10 +118,12 @@ static const keyword keywords[] = {
   {"JOIN", TK_JOIN}, {"KEY", TK_KEY}, {"LAST", TK_LAST},
   {"LEFT", TK_LEFT}, {"LIKE", TK_LIKE}, {"LIMIT", TK_LIMIT},
   {"NATURAL", TK_NATURAL}, {"NOT", TK_NOT}, {"NULL", TK_NULL},
-  {"NULLS", TK_NULLS}, {"OFFSET", TK_OFFSET}, {"ON", TK_ON},
+  {"NULLS", TK_NULLS}, {"OF", TK_OF}, {"OFFSET", TK_OFFSET}, {"ON", TK_ON},
   {"OR", TK_OR}, {"ORDER", TK_ORDER}, {"OUTER", TK_OUTER},
   {"PRIMARY", TK_PRIMARY}, {"RIGHT", TK_RIGHT}, {"ROLLBACK", TK_ROLLBACK},
-  {"SELECT", TK_SELECT}, {"SEQUENCE", TK_SEQUENCE}, {"SET", TK_SET}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
+  {"ROW_TIMESTAMP", TK_ROW_TIMESTAMP},
+  {"SELECT", TK_SELECT}, {"SEQUENCE", TK_SEQUENCE}, {"SET", TK_SET},
+  {"SYSTEM_TIME", TK_SYSTEM_TIME}, {"TABLE", TK_TABLE}, {"THEN", TK_THEN},
   {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TRUE", TK_TRUE},
   {"UNION", TK_UNION}, {"UPSERT", TK_UPSERT}, {"USING", TK_USING}, {"VALUES", TK_VALUES},
   {"VIEW", TK_VIEW},
@@ -141,7 +143,7 @@ static int kwcmp(const char *z, size_t n, const char *kw) {
 }
 
 int sql_keyword_code(const char *z, size_t n) {
-  if (n < 2 || n > 10) return TK_ID;
+  if (n < 2 || n > 13) return TK_ID;
   size_t lo = 0, hi = NKEYWORDS;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;

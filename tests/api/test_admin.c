@@ -30,6 +30,7 @@ static rowan_db *open_db(kv_env *env, int read_only) {
   o.kv_env = env;
   o.create_if_missing = 1;
   o.read_only = read_only;
+  o.max_lookback_seconds = -1; /* major compaction drops at once (no look-back window) */
   rowan_db *db = NULL;
   int rc = rowan_open("/db", &o, &db);
   if (rc != ROWAN_OK) fprintf(stderr, "open: %s\n", db ? rowan_errmsg(db) : "?");

@@ -61,6 +61,7 @@ static rowan_db *open_db(kv_env *env, size_t cache) {
   o.kv_env = env;
   o.sync_mode = ROWAN_SYNC_OFF;
   o.block_cache_size = cache;
+  o.max_lookback_seconds = -1; /* major compaction drops at once (no look-back window) */
   rowan_db *db = NULL;
   assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
   return db;

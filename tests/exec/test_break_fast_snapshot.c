@@ -66,6 +66,7 @@ static void background(void **state) {
   o.sync_mode = ROWAN_SYNC_OFF;
   o.memstore_size = 8u << 10; /* flushes (and compactions) in the background, mid-scan */
   o.block_cache_size = tu_below(&rs, 2) ? 1 : 0;
+  o.max_lookback_seconds = -1; /* major compaction drops at once (no look-back window) */
   rowan_db *db = NULL;
   assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
   exec_ok(db, "CREATE TABLE S (ST VARCHAR NOT NULL, T BIGINT NOT NULL, R.V BIGINT, R.W VARCHAR,"
@@ -253,7 +254,13 @@ static void ttl_clock(void **state) {
 static void index_snapshot_released(void **state) {
   (void)state;
   kv_env *env = kv_env_mem_new(1700000000000LL);
-  rowan_db *db = tu_open_mem(env);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = env;
+  o.sync_mode = ROWAN_SYNC_OFF;
+  o.max_lookback_seconds = -1; /* major compaction drops at once (no look-back window) */
+  rowan_db *db = NULL;
+  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
   exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, C INTEGER, W VARCHAR) VERSIONS = 1");
   exec_ok(db, "CREATE INDEX IC ON T (C)");
   exec_ok(db, "BEGIN");

@@ -166,16 +166,19 @@ def _column_info(name, decl):
 
 
 def connect(database, *, read_only=False, create=True, sync="full", cache_size=0,
-            join_memory=0, autocommit=False, check_same_thread=True):
+            join_memory=0, autocommit=False, check_same_thread=True, scn=0):
     """Open the Rowan store in directory `database` (created when missing unless
     create=False; ":memory:" for a store held in memory) and return a Connection.
     sync: "full" (a commit that returned is on disk), "normal" or "off" (ROWAN_SYNC_*);
     cache_size: block cache bytes (0: Rowan's default, 64 MiB); join_memory: bytes of
     rows one join may hold before a hash join spills to temporary files in the store's
-    directory (0: Rowan's default, 256 MiB; rowan_options.join_memory)."""
+    directory (0: Rowan's default, 256 MiB; rowan_options.join_memory); scn: read the
+    database as it was at this time, in milliseconds since 1970 UTC (Phoenix's CurrentSCN
+    connection property; rowan_set_as_of): SELECTs see the past, writes are refused; 0
+    (default) reads the present. Connection.scn changes it later."""
     return Connection(database, read_only=read_only, create=create, sync=sync,
                       cache_size=cache_size, join_memory=join_memory, autocommit=autocommit,
-                      check_same_thread=check_same_thread)
+                      check_same_thread=check_same_thread, scn=scn)
 
 
 class Connection:
@@ -187,7 +190,7 @@ class Connection:
                                                           NotSupportedError)
 
     def __init__(self, database, *, read_only=False, create=True, sync="full", cache_size=0,
-                 join_memory=0, autocommit=False, check_same_thread=True):
+                 join_memory=0, autocommit=False, check_same_thread=True, scn=0):
         if sync not in _SYNC:
             raise ProgrammingError("sync must be one of %s" % ", ".join(sorted(_SYNC)))
         if int(join_memory) < 0:
@@ -199,6 +202,9 @@ class Connection:
         self._in_txn = False
         self._thread = _threading.get_ident() if check_same_thread else None
         self._cursors = _weakref.WeakSet()
+        self._scn = 0
+        if scn:
+            self.scn = scn
 
     # -- state
 
@@ -274,6 +280,20 @@ class Connection:
 
     def executescript(self, sql):
         return self.cursor().executescript(sql)
+
+    @property
+    def scn(self):
+        """The time the connection reads as of (ms since 1970 UTC), 0 for the present."""
+        return self._scn
+
+    @scn.setter
+    def scn(self, ms):
+        self._check()
+        ms = int(ms)
+        if ms < 0:
+            raise ProgrammingError("scn must be milliseconds since 1970 (UTC), 0 for the present")
+        self._db.set_as_of(ms)
+        self._scn = ms
 
     def interrupt(self):
         """Stop the statement running on this connection (rowan_interrupt): it raises

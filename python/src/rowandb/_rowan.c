@@ -126,6 +126,15 @@ static PyObject *Db_changes(DbObject *self, PyObject *unused) {
   return PyLong_FromLongLong(rowan_changes(self->db));
 }
 
+/* set_as_of(ms): rowan_set_as_of (Phoenix's CurrentSCN); 0 = the present. */
+static PyObject *Db_set_as_of(DbObject *self, PyObject *args) {
+  long long ms;
+  if (!PyArg_ParseTuple(args, "L", &ms) || !db_open_check(self)) return NULL;
+  int rc = rowan_set_as_of(self->db, (int64_t)ms);
+  if (rc) return raise_code(self->db, rc, NULL);
+  Py_RETURN_NONE;
+}
+
 /* Callable from any thread: only stores to the connection's atomic flag. */
 static PyObject *Db_interrupt(DbObject *self, PyObject *unused) {
   (void)unused;
@@ -726,6 +735,7 @@ static PyMethodDef Db_methods[] = {
     {"prepare", (PyCFunction)Db_prepare, METH_VARARGS, "prepare(sql) -> (Stmt or None, tail)"},
     {"changes", (PyCFunction)Db_changes, METH_NOARGS, "rows changed by the last write"},
     {"interrupt", (PyCFunction)Db_interrupt, METH_NOARGS, "interrupt (any thread)"},
+    {"set_as_of", (PyCFunction)Db_set_as_of, METH_VARARGS, "set_as_of(ms): read the past"},
     {"bulk_load", (PyCFunction)Db_bulk_load, METH_VARARGS, "bulk_load(table, cols, rows)"},
     {NULL, NULL, 0, NULL}};
 
