@@ -10,7 +10,8 @@
 ** prefixes are found by the scan), and a transaction's own new station is read inside it.
 ** Seeded (tu_seed).
 ** Not here: the kv scan against a model (tests/kv/test_scan_skip.c), SQL answers against
-** SQLite and the EXPLAIN text (tests/sql/skip_prefix.test).
+** SQLite (tests/sql/skip_prefix.test, skip_prefix_keys.test) and the EXPLAIN text
+** (tests/sql/skip_prefix_plan.test).
 */
 #include <setjmp.h>
 #include <stdarg.h>

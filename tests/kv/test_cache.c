@@ -12,7 +12,7 @@
 ** - a tiny cache under concurrent scans (entries evicted while other scans hold them);
 ** - bloom filters: a get of an absent row in a store of many files reads no data block; a
 **   scan whose ranges are all single keys reads blocks only of files that may hold them.
-** Not here: the store-file format (test_sf.c), scan semantics (test_scan.c).
+** Not here: the store-file format (test_sf.c, test_sf_layout.c), scan semantics (test_scan.c).
 */
 #include <pthread.h>
 #include <setjmp.h>

@@ -9,7 +9,7 @@
 ** row; with a count below it, the same. And kv_bloom_alloc + kv_bloom_add give
 ** kv_bloom_build's bytes. A writer asked for no filter (KV_SF_NO_BLOOM) writes the empty
 ** one and the same blocks. In-memory env; uses kv/sf.h, kv/sf_seg.h and kv/bloom.h.
-** Not here: the bloom filter's false-positive rate (tests/kv/test_sf.c).
+** Not here: the bloom filter's false-positive rate (tests/kv/test_sf_layout.c).
 */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -9,7 +9,7 @@
 ** parameters; VARCHAR, INTEGER and DOUBLE expression types, a DESC key, a composite
 ** (expression, column) key, a (column, expression DESC) key, an INCLUDE column; a TTL table
 ** (expired rows stay hidden) and a transaction's uncommitted writes. Seeded (tu_seed). Golden EXPLAIN text is in
-** tests/sql/expr_index.test.
+** tests/sql/expr_index_plan.test.
 */
 #include "../exec/test_engine_util.h"
 #include "planner/index_expr.h"
