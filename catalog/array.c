@@ -1,5 +1,5 @@
 /*
-** catalog/array.c: ARRAY values: the encoding of catalog/array.h (docs/FORMAT.md Part 3,
+** catalog/array.c: ARRAY values: the encoding of catalog/array.h (docs/FORMAT_SQL.md (Part 3),
 ** "ARRAY cell values"), element access, comparison, conversion, checks and the text form.
 **
 ** Every reader checks lengths before it reads (a cell may be damaged): a tag past the end, an

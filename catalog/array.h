@@ -2,7 +2,7 @@
 ** catalog/array.h: ARRAY values (Phoenix's `VARCHAR ARRAY`, `INTEGER ARRAY`, ...): their
 ** encoding, reading them element by element, comparing, converting, checking and their text.
 **
-** An ARRAY value is held encoded, in memory as in a cell (docs/FORMAT.md Part 3, "ARRAY cell
+** An ARRAY value is held encoded, in memory as in a cell (docs/FORMAT_SQL.md (Part 3), "ARRAY cell
 ** values"): a cat_value of type CAT_T_ARRAY points with u.s at these bytes, like a VARBINARY,
 ** so it is copied and stored like one. The bytes:
 **   byte 0        the element type id (1..14, never ARRAY: arrays do not nest)

@@ -3,7 +3,7 @@
 ** in catalog/catalog.h "Sequences"): their 'S' rows of SYSTEM.CATALOG, the checks of their
 ** options, and the handing out of values.
 **
-** Record (docs/FORMAT.md Part 3 "SYSTEM.CATALOG", row key 'S' name 00 01, qualifier "d"):
+** Record (docs/FORMAT_SQL.md (Part 3) "SYSTEM.CATALOG", row key 'S' name 00 01, qualifier "d"):
 **   u8 1 (version), str name, zigzag varints START, INCREMENT, MINVALUE, MAXVALUE,
 **   varint CACHE, u8 flags (bit 0 CYCLE, bit 1 done), zigzag varint next.
 ** "next" is the first value no block has claimed. NEXT VALUE FOR takes values from the

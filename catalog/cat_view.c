@@ -1,6 +1,6 @@
 /*
 ** catalog/cat_view.c: views in the catalog (contracts in catalog/cat_view.h): the view
-** record of SYSTEM.CATALOG (docs/FORMAT.md Part 3 section 4), CREATE VIEW and DROP VIEW as
+** record of SYSTEM.CATALOG (docs/FORMAT_SQL.md (Part 3) section 4), CREATE VIEW and DROP VIEW as
 ** one commit each, the order in which views are kept (each after the views it reads) and
 ** the lookups.
 **

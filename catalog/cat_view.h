@@ -5,8 +5,8 @@
 ** A view is a name, the CREATE VIEW statement exactly as it was written (the catalog keeps
 ** SQL text as an opaque string and never parses it: planner/bind_view.c does) and the names
 ** of the tables and views its query reads, so that DROP TABLE can name the views over a
-** table without parsing anything. One SYSTEM.CATALOG row per view ('V', docs/FORMAT.md
-** Part 3 section 4), written and deleted in one kv batch like a table's. Views share the
+** table without parsing anything. One SYSTEM.CATALOG row per view ('V', docs/FORMAT_SQL.md
+** section 4), written and deleted in one kv batch like a table's. Views share the
 ** namespace of tables: a view and a table never have the same name.
 **
 ** Views are kept in an order where every view comes after the tables and views it reads

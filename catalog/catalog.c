@@ -1,6 +1,6 @@
 /*
 ** catalog/catalog.c: the persistent catalog (contracts in catalog/catalog.h; row layout in
-** docs/FORMAT.md Part 3 "SYSTEM.CATALOG").
+** docs/FORMAT_SQL.md (Part 3) "SYSTEM.CATALOG").
 **
 ** SYSTEM.CATALOG rows (family "0", qualifier "d", one cell each):
 **   'M'                         meta: varint next generation number

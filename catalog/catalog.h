@@ -4,7 +4,7 @@
 **
 ** The catalog lives in the store itself, in the kv table SYSTEM.CATALOG (family "0"): one
 ** row per table, one per index and one per sequence, each DDL written in one atomic kv batch
-** (docs/FORMAT.md Part 3 "SYSTEM.CATALOG"). The catalog row is the source of truth:
+** (docs/FORMAT_SQL.md (Part 3) "SYSTEM.CATALOG"). The catalog row is the source of truth:
 ** CREATE makes the kv table first (under an internal name "$t<gen>.<name>" or
 ** "$i<gen>.<table>.<index>") and then commits the catalog batch; DROP commits the catalog
 ** deletion first and then drops the kv table; ALTER changes the kv families first
@@ -250,7 +250,7 @@ int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err);
 void cat_table_def_free(cat_table_def *def);
 
 /* ---- Sequences (catalog/cat_sequence.c; Phoenix's CREATE SEQUENCE) ---------------------
-** A sequence is one 'S' row of SYSTEM.CATALOG (docs/FORMAT.md Part 3 "SYSTEM.CATALOG")
+** A sequence is one 'S' row of SYSTEM.CATALOG (docs/FORMAT_SQL.md (Part 3) "SYSTEM.CATALOG")
 ** holding its options and its persisted state: the first value no connection has been
 ** given a claim on. cat_sequence_next hands values out of a block of CACHE values that it
 ** first claims by committing the row with the state moved past the block, so a value is

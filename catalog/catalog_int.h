@@ -1,7 +1,7 @@
 /*
 ** catalog/catalog_int.h: what catalog/catalog.c lends catalog/cat_salvage.c and
 ** catalog/cat_alter.c: the decoders of SYSTEM.CATALOG's table and index records
-** (docs/FORMAT.md Part 3, "SYSTEM.CATALOG"), the matching frees, a table's copy and the
+** (docs/FORMAT_SQL.md (Part 3), "SYSTEM.CATALOG"), the matching frees, a table's copy and the
 ** commit of a changed table row. Internal to catalog/.
 */
 #ifndef ROWAN_CAT_CATALOG_INT_H

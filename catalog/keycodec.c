@@ -1,6 +1,6 @@
 /*
 ** catalog/keycodec.c: row-key encoding, decoding and the key-bound helpers the planner
-** uses (format and contracts in catalog/keycodec.h, docs/FORMAT.md Part 3). Fixed-width
+** uses (format and contracts in catalog/keycodec.h, docs/FORMAT_SQL.md (Part 3)). Fixed-width
 ** and DECIMAL bytes come from catalog/valcodec.h so keys and cells agree. Decoders take
 ** (p, limit) and never read past limit.
 */

@@ -4,7 +4,7 @@
 ** order of the value tuples, column by column (catalog/value.h's comparison; DESC reverses
 ** a column; NULL first for ASC, last for DESC).
 **
-** Per column (docs/FORMAT.md Part 3 has the byte tables and worked examples):
+** Per column (docs/FORMAT_SQL.md (Part 3) has the byte tables and worked examples):
 **  - a nullable column starts with an indicator byte, 0x00 NULL (nothing follows) or 0x01;
 **    NOT NULL columns have none;
 **  - fixed-width types as in cell values (catalog/valcodec.h): 1, 2, 4 or 8 bytes;

@@ -1,6 +1,6 @@
 /*
 ** catalog/valcodec.c: cell value encoding and decoding, and the DECIMAL byte form shared
-** with the row-key codec (formats in catalog/valcodec.h and docs/FORMAT.md Part 3).
+** with the row-key codec (formats in catalog/valcodec.h and docs/FORMAT_SQL.md (Part 3)).
 ** Decoders take (p, limit) and never read past it. Row keys are in catalog/keycodec.c.
 */
 #include "catalog/valcodec.h"

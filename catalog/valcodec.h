@@ -6,7 +6,7 @@
 ** comparing their encodings as unsigned bytes, a proper prefix first (cat_vc_compare), gives
 ** the SQL order of catalog/value.h. So a filter pushed into a kv scan can compare an
 ** encoded cell with an encoded constant without decoding (`temp > 30.0` compares numbers).
-** A cell carries its own length, so nothing is terminated. docs/FORMAT.md Part 3 has the
+** A cell carries its own length, so nothing is terminated. docs/FORMAT_SQL.md (Part 3) has the
 ** byte tables; in short:
 **   BOOLEAN 1 byte 0x00/0x01; TINYINT/SMALLINT/INTEGER/BIGINT 1/2/4/8 bytes big-endian
 **   two's complement with the sign bit flipped; DATE 4 bytes (days), TIME and TIMESTAMP

@@ -213,7 +213,7 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 ** at its end as one write-ahead log record; past a 16th of rowan_options.bulk_memory (16 MiB
 ** by default) they move into a bulk load instead (as rowan_bulk_*: sorted, then past
 ** bulk_memory written to temporary files next to the table's store files), whose store
-** files are named in one MANIFEST record at the statement's end (docs/KV.md "Bulk load").
+** files are named in one MANIFEST record at the statement's end (docs/KV_BULK.md).
 ** So memory stays bounded: about 1.3 x bulk_memory at most, plus what a bulk load keeps per
 ** row (its files' bloom filters and block indexes, a few bytes: "Bulk load" below) and, for
 ** an UPSERT of several rows into a table with an index, 21-43 bytes per distinct row key

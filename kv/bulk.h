@@ -4,7 +4,7 @@
 ** sorted, synced) and names them all in the MANIFEST in one atomic record. Nothing goes
 ** through the WAL or a memstore.
 **
-** Bounded memory (docs/KV.md "Bulk load"): the load holds at most kv_bulk_options.run_bytes
+** Bounded memory (docs/KV_BULK.md): the load holds at most kv_bulk_options.run_bytes
 ** of buffered cells, encoded segments and spare arrays. Past it, the encoded segments are
 ** paged out to a temporary file per family (their blocks are read back at commit); if the
 ** raw buffers still hold most of it, they are sorted and spilled as a temporary sorted store
@@ -57,7 +57,7 @@ typedef struct kv_bulk kv_bulk;
 #define KV_BULK_DEFAULT_RUN_BYTES ((size_t)256 << 20) /* kv_bulk_options.run_bytes 0 */
 
 typedef struct kv_bulk_options {
-  size_t run_bytes; /* the load's memory bound, in bytes (docs/KV.md "Bulk load"): buffered
+  size_t run_bytes; /* the load's memory bound, in bytes (docs/KV_BULK.md): buffered
                        cells (keys, values and 24 bytes of bookkeeping per cell), encoded
                        segments held in memory, arrays kept for reuse, and at commit the
                        merged halves of a split family. Past it, encoded segments are paged

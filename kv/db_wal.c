@@ -5,7 +5,7 @@
 **
 ** Why a bound: a segment can be deleted only when every family has flushed past it
 ** (kv_db_oldest_needed_wal), so one family that rarely gets writes (a table's key family,
-** docs/FORMAT.md Part 3 section 3) pins every segment written since its first unflushed op,
+** docs/FORMAT_SQL.md (Part 3) section 3) pins every segment written since its first unflushed op,
 ** and kv_open replays them all. After each commit group the writer, in kv_db_wal_bound:
 **   1. rolls the current segment once it holds L / 4 bytes (L = wal_limit), so no segment
 **      is much larger than that and deleting the oldest frees a known share;

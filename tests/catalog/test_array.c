@@ -1,6 +1,6 @@
 /*
 ** tests/catalog/test_array.c: the ARRAY encoding of catalog/array.h byte by byte (the
-** docs/FORMAT.md examples), reads of damaged bytes (truncated, a count that does not match,
+** docs/FORMAT_SQL.md examples), reads of damaged bytes (truncated, a count that does not match,
 ** bytes after the last element, a wrong element type: CAT_ERR_CORRUPT, never an overrun),
 ** element access, comparison, conversion and the text form read back.
 */

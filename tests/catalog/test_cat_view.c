@@ -1,6 +1,6 @@
 /*
 ** tests/catalog/test_cat_view.c: views in the catalog (catalog/cat_view.h) over kv/ on the
-** in-memory env: the 'V' row of SYSTEM.CATALOG byte for byte (docs/FORMAT.md Part 3 section
+** in-memory env: the 'V' row of SYSTEM.CATALOG byte for byte (docs/FORMAT_SQL.md (Part 3) section
 ** 4's example), views kept across reopen in an order where each follows what it reads, the
 ** name rules (a view and a table never share a name, a view reads only names that exist),
 ** DROP of several views in one commit, and records that do not decode (bad version, cut

@@ -241,7 +241,7 @@ static void test_named_edges(void **state) {
   assert_int_equal(cat_key_encode(&vs, 1, &sv, a, 4, &n, &err), CAT_ERR_TOOBIG);
 }
 
-/* The worked example of docs/FORMAT.md Part 3. */
+/* The worked example of docs/FORMAT_SQL.md (Part 3). */
 static void test_worked_example(void **state) {
   (void)state;
   cat_key_col cols[2] = {{{CAT_T_VARCHAR, 0, 0, 0, 0}, false, false}, {{CAT_T_TIMESTAMP, 0, 0, 0, 0}, true, false}};

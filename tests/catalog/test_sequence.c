@@ -1,6 +1,6 @@
 /*
 ** tests/catalog/test_sequence.c: sequences in the catalog (catalog/cat_sequence.c) over kv/
-** on the in-memory env: the 'S' row's bytes are those of docs/FORMAT.md's worked example
+** on the in-memory env: the 'S' row's bytes are those of docs/FORMAT_SQL.md's worked example
 ** before and after a claim; blocks of CACHE values, fewer at the end of the range; the end
 ** without CYCLE and the start over with it; the state after a reopen (the rest of a block
 ** skipped); CURRENT VALUE FOR before NEXT VALUE FOR; the checks of the options; DROP; a
@@ -82,7 +82,7 @@ static cat_sequence_def def_of(const char *name, int64_t start, int64_t inc, int
   return d;
 }
 
-/* docs/FORMAT.md Part 3, "SYSTEM.CATALOG": the worked example, byte for byte. */
+/* docs/FORMAT_SQL.md (Part 3), "SYSTEM.CATALOG": the worked example, byte for byte. */
 static void test_record_bytes(void **state) {
   (void)state;
   store s = {kv_env_mem_new(0), NULL, NULL};

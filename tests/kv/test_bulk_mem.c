@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_bulk_mem.c: the bulk load's memory bound (kv_bulk_options.run_bytes,
-** docs/KV.md "Bulk load"). Loads of several times a 1 MiB bound, in key order, in
+** docs/KV_BULK.md). Loads of several times a 1 MiB bound, in key order, in
 ** descending order, in ascending runs given out of order, with rows repeated across
 ** segments (the commit's split merge), and shuffled, on the in-memory env; each checks that
 ** kv_bulk_stats.peak_bytes stays within the bound plus its documented slack (an eighth),
@@ -37,7 +37,7 @@
 
 #define NOW0 1700000000000ll
 #define BOUND (1u << 20)       /* the loads' memory bound */
-#define SLACK (BOUND / 8)      /* its documented slack (docs/KV.md "Bulk load") */
+#define SLACK (BOUND / 8)      /* its documented slack (docs/KV_BULK.md) */
 #define NKEYS 24000u           /* distinct row keys of a load (about 6 MiB of cells) */
 #define VLEN 200u              /* value bytes */
 #define HEAP_BOUND (2u << 20) /* the heap tests' bound */
@@ -255,7 +255,7 @@ static void test_shuffle(void **state) {
 ** The real heap of the process (every malloc, calloc, realloc and free of this program and
 ** rowan_static goes through the wrappers below: tests/kv/CMakeLists.txt links this test with
 ** --wrap), not the load's own count: a load of many more rows than its bound may hold a
-** few bytes a row beyond the bound (docs/KV.md "Bulk load": the final file's bloom filter,
+** few bytes a row beyond the bound (docs/KV_BULK.md: the final file's bloom filter,
 ** 1.25 bytes a row, and an index entry a block), never the 8 bytes a row of a hash kept for
 ** each row key until the file is finished. The store is on disk (a temporary folder), so
 ** the files' bytes are not heap. */
