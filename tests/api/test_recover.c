@@ -9,7 +9,9 @@
 ** TABLEINFO files), recovers it into a new database, and checks:
 **   - the new database opens, its indexes were rebuilt and CHECK INDEX finds no problem;
 **   - the rows: exactly the model's for damage that loses nothing (MANIFEST, nothing at all),
-**     the model without the one statement whose WAL record was hit, and for a store-file
+**     the model without the one statement whose WAL record was hit (the statements after it
+**     as they ran: a DELETE that found no row wrote nothing, so it stays a no-op even when
+**     the statement that deleted the row first is the one lost), and for a store-file
 **     block: the other table exactly, the damaged family's values each the model's, an older
 **     value the model once had, or gone; the rows whose marker family was hit all there
 **     (markers made again);
@@ -66,6 +68,7 @@ typedef struct stmt {
   double v;
   char a[16];
   int phase;       /* 1, 2 or 3 (3: only in the WAL) */
+  bool no_op;      /* a DELETE of a row not there when it ran: it wrote nothing */
   int64_t wal_lo, wal_hi; /* phase 3: its WAL record's bytes */
 } stmt;
 
@@ -99,10 +102,25 @@ static void apply(model *m, const stmt *s) {
   }
 }
 
+/* The rows after every statement but `skip` (-1: none). The statements after `skip` are
+** taken as they ran, with every statement before them: a DELETE that then found no row wrote
+** nothing, and losing `skip`'s WAL record does not make it delete anything. */
 static void model_of(const fixture *f, int skip, model *m) {
   memset(m, 0, sizeof *m);
   for (int i = 0; i < f->n; i++)
-    if (i != skip) apply(m, &f->s[i]);
+    if (i != skip && !f->s[i].no_op) apply(m, &f->s[i]);
+}
+
+/* Mark the DELETEs of a row that is not there when they run (no_op). */
+static void mark_no_ops(fixture *f) {
+  model m;
+  memset(&m, 0, sizeof m);
+  for (int i = 0; i < f->n; i++) {
+    stmt *s = &f->s[i];
+    s->no_op = (s->kind == 1 && !m.t1[s->k].exists) ||
+               (s->kind == 3 && !m.t2[s->g][s->ts].exists);
+    apply(&m, s);
+  }
 }
 
 /* The statements, from the seed. */
@@ -139,6 +157,7 @@ static void plan(fixture *f) {
       else
         snprintf(s->sql, sizeof s->sql, "DELETE FROM T2 WHERE G = 'g%d' AND TS = %d", s->g, s->ts);
     }
+  mark_no_ops(f);
 }
 
 typedef struct walk_ctx {
@@ -180,7 +199,13 @@ static kv_env *build(fixture *f) {
     if (s->phase == 3 && (i == 0 || f->s[i - 1].phase != 3)) newest_wal(env, f->wal, sizeof f->wal);
     if (s->phase == 3) s->wal_lo = kv_env_mem_file_size(env, f->wal);
     exec_ok(db, s->sql);
-    if (s->phase == 3) s->wal_hi = kv_env_mem_file_size(env, f->wal);
+    if (s->phase == 3) {
+      s->wal_hi = kv_env_mem_file_size(env, f->wal);
+      /* the model's no-ops are the statements that wrote nothing, no others */
+      if ((s->wal_hi == s->wal_lo) != s->no_op)
+        fail_msg("statement %d (%s) wrote %lld WAL bytes; the model says %s", i, s->sql,
+                 (long long)(s->wal_hi - s->wal_lo), s->no_op ? "none" : "some");
+    }
     if (i + 1 < f->n && f->s[i + 1].phase != s->phase) assert_int_equal(rowan_flush(db), ROWAN_OK);
   }
   kv_env_mem_set_crashed(env, true); /* the process dies: phase 3 stays in the WAL */
@@ -281,13 +306,18 @@ static int compare(kv_env *env, const model *m, how h, const char *what) {
   return bad;
 }
 
-static bool report_names(const rowan_recover_report *rep, const char *file) {
+/* The damage entry of `file` in the report (NULL: none). */
+static const rowan_recover_damage *damage_of(const rowan_recover_report *rep, const char *file) {
   const char *bn = strrchr(file, '/') ? strrchr(file, '/') + 1 : file;
   for (int i = 0; i < rep->n_damage; i++) {
     size_t a = strlen(rep->damage[i].file), b = strlen(bn);
-    if (a >= b && !strcmp(rep->damage[i].file + a - b, bn)) return true;
+    if (a >= b && !strcmp(rep->damage[i].file + a - b, bn)) return &rep->damage[i];
   }
-  return false;
+  return NULL;
+}
+
+static bool report_names(const rowan_recover_report *rep, const char *file) {
+  return damage_of(rep, file) != NULL;
 }
 
 static rowan_recover_report *recover(kv_env *env) {
@@ -360,35 +390,87 @@ static void test_manifest(void **state) {
   free(f);
 }
 
+/* Build f's database, flip a bit of byte `off` of the WAL record of phase-3 statement i
+** (which must have written one), recover it and compare with the model without statement i:
+** the differences found (printed). */
+static int wal_trial(fixture *f, int i, uint64_t off) {
+  kv_env *env = build(f);
+  stmt *s = &f->s[i];
+  assert_true(s->phase == 3 && (int64_t)off >= s->wal_lo && (int64_t)off < s->wal_hi);
+  uint8_t v;
+  assert_int_equal(kv_env_mem_get_byte(env, f->wal, off, &v), KV_OK);
+  assert_int_equal(kv_env_mem_set_byte(env, f->wal, off, v ^ 0x04), KV_OK);
+  rowan_recover_report *rep = recover(env);
+  assert_true(report_names(rep, f->wal));
+  model m;
+  model_of(f, i, &m);
+  char what[300];
+  snprintf(what, sizeof what, "WAL byte %llu of statement %d (%s), seed %llu",
+           (unsigned long long)off, i, s->sql, (unsigned long long)f->seed);
+  int bad = compare(env, &m, EXACT, what);
+  rowan_recover_report_free(rep);
+  kv_env_free(env);
+  return bad;
+}
+
 /* A flipped byte of a phase-3 WAL record: that statement is lost, no other. */
 static void test_wal_record(void **state) {
   (void)state;
   fixture *f = fixture_new("recover_wal");
   uint64_t rng = f->seed ^ 0x55;
   int trials = (int)tu_scaled(16, 4);
+  kv_env_free(build(f)); /* the records' bytes (every build writes the same) */
   for (int t = 0; t < trials; t++) {
     int i = f->n - 1 - (int)tu_below(&rng, 30);
-    kv_env *env = build(f);
     stmt *s = &f->s[i];
     assert_true(s->phase == 3);
-    if (s->wal_hi == s->wal_lo) { /* a DELETE of a row not there writes nothing */
-      kv_env_free(env);
-      continue;
-    }
+    if (s->no_op) continue; /* a DELETE of a row not there writes nothing */
     uint64_t off = (uint64_t)s->wal_lo + tu_below(&rng, (uint64_t)(s->wal_hi - s->wal_lo));
-    uint8_t v;
-    assert_int_equal(kv_env_mem_get_byte(env, f->wal, off, &v), KV_OK);
-    assert_int_equal(kv_env_mem_set_byte(env, f->wal, off, v ^ 0x04), KV_OK);
-    rowan_recover_report *rep = recover(env);
-    assert_true(report_names(rep, f->wal));
+    assert_int_equal(wal_trial(f, i, off), 0);
+  }
+  free(f);
+}
+
+/* A row deleted twice in the WAL, the first DELETE's record damaged: the second found no row
+** and wrote nothing, so the row is back with its flushed values (T1, with B in the second
+** family; T2, with its DESC key). A statement after them is kept. The first, a middle and the
+** last byte of the record are tried. */
+static void test_wal_lost_delete(void **state) {
+  (void)state;
+  static const char *sql[] = {
+      "UPSERT INTO T1 (K, A, B) VALUES (29, 'a29-7', -40235)",
+      "UPSERT INTO T2 VALUES ('g1', 3, 2.5)",
+      "DELETE FROM T1 WHERE K = 29",
+      "DELETE FROM T1 WHERE K = 29",
+      "DELETE FROM T2 WHERE G = 'g1' AND TS = 3",
+      "DELETE FROM T2 WHERE G = 'g1' AND TS = 3",
+      "UPSERT INTO T1 (K, A) VALUES (7, 'a7-1')",
+  };
+  fixture *f = calloc(1, sizeof *f);
+  f->n = (int)(sizeof sql / sizeof sql[0]);
+  for (int i = 0; i < f->n; i++) {
+    stmt *s = &f->s[i];
+    snprintf(s->sql, sizeof s->sql, "%s", sql[i]);
+    s->phase = i < 2 ? 1 : 3;
+    s->kind = i == 1 ? 2 : i == 2 || i == 3 ? 1 : i == 4 || i == 5 ? 3 : 0;
+    s->k = i == 6 ? 7 : 29;
+    s->g = 1;
+    s->ts = 3;
+    s->set_b = i == 0;
+    s->b = -40235;
+    s->v = 2.5;
+    snprintf(s->a, sizeof s->a, i == 6 ? "a7-1" : "a29-7");
+  }
+  mark_no_ops(f);
+  assert_true(f->s[3].no_op && f->s[5].no_op && !f->s[2].no_op && !f->s[4].no_op);
+  kv_env_free(build(f)); /* the records' bytes */
+  for (int i = 2; i <= 4; i += 2) {
     model m;
     model_of(f, i, &m);
-    char what[300];
-    snprintf(what, sizeof what, "WAL byte %llu of statement %d (%s), seed %llu",
-             (unsigned long long)off, i, s->sql, (unsigned long long)f->seed);
-    assert_int_equal(compare(env, &m, EXACT, what), 0);
-    rowan_recover_report_free(rep);
-    kv_env_free(env);
+    assert_true(i == 2 ? m.t1[29].exists : m.t2[1][3].exists); /* the row comes back */
+    int64_t lo = f->s[i].wal_lo, hi = f->s[i].wal_hi;
+    int64_t offs[3] = {lo, lo + (hi - lo) / 2, hi - 1};
+    for (int o = 0; o < 3; o++) assert_int_equal(wal_trial(f, i, (uint64_t)offs[o]), 0);
   }
   free(f);
 }
@@ -421,8 +503,35 @@ static int family_files(kv_env *env, const char *kv_prefix, const char *table_su
   return n;
 }
 
+/* The rows of T1 whose marker is only in the store file of `phase` (1 or 2): rows there at
+** the end whose last statement is an UPSERT of that phase, with no statement of an earlier
+** phase or a DELETE as the last one there (a later phase's statements are in a newer file or
+** the WAL). When that file's markers are lost, each of these rows gets a new one and no other
+** row does. *rows gets the rows with a cell in that file. */
+static int markers_only_in(const fixture *f, int phase, int *rows) {
+  int need = 0;
+  *rows = 0;
+  for (int k = 0; k < N1; k++) {
+    int last = -1, last_before = -1;
+    bool in_phase = false;
+    for (int i = 0; i < f->n; i++) {
+      const stmt *s = &f->s[i];
+      if (s->kind > 1 || s->k != k || s->no_op) continue;
+      last = i;
+      if (s->phase < phase) last_before = i;
+      in_phase |= s->phase == phase;
+    }
+    *rows += in_phase;
+    need += last >= 0 && f->s[last].kind == 0 && f->s[last].phase == phase &&
+            (last_before < 0 || f->s[last_before].kind == 1);
+  }
+  return need;
+}
+
 /* A flipped byte in a store file of T1's family F2 (B): T2 and A exact, B the model's, an
-** older value or gone; of T1's marker family: every row still there (markers made again). */
+** older value or gone; of T1's marker family: every row still there, a marker made again for
+** exactly the rows whose marker was only in that file (none when every row of the file has
+** one in the other file or the WAL). The file is one block: the damage covers all its rows. */
 static void test_store_file_block(void **state) {
   (void)state;
   fixture *f = fixture_new("recover_block");
@@ -448,9 +557,20 @@ static void test_store_file_block(void **state) {
       snprintf(what, sizeof what, "%.128s byte %llu (seed %llu)", file, (unsigned long long)off,
                (unsigned long long)f->seed);
       if (fam == 1) { /* the markers were hit: every row is back through its other cells */
+        assert_int_equal(n, 2); /* phase 1's flush, then phase 2's */
+        int other = file == files[0] ? 1 : 0;
+        int phase = atoi(strrchr(file, '/') + 1) < atoi(strrchr(files[other], '/') + 1) ? 1 : 2;
+        int rows;
+        int need = markers_only_in(f, phase, &rows);
+        const rowan_recover_damage *d = damage_of(rep, file);
+        assert_non_null(d);
+        assert_int_equal(d->rows, rows);
         int64_t made = 0;
         for (int i = 0; i < rep->n_tables; i++) made += rep->tables[i].markers_added;
-        assert_true(made > 0);
+        if (made != need)
+          fprintf(stderr, "%s: %lld markers made, the model needs %d\n", what, (long long)made,
+                  need);
+        assert_int_equal(made, need);
       }
       assert_int_equal(compare(env, &m, fam == 0 ? FAMILY_B_HIT : MARKERS_HIT, what), 0);
       rowan_recover_report_free(rep);
@@ -548,6 +668,7 @@ int main(void) {
       cmocka_unit_test(test_sound),
       cmocka_unit_test(test_manifest),
       cmocka_unit_test(test_wal_record),
+      cmocka_unit_test(test_wal_lost_delete),
       cmocka_unit_test(test_store_file_block),
       cmocka_unit_test(test_catalog_lost),
       cmocka_unit_test(test_refusals),
