@@ -304,6 +304,7 @@ static void one_table(uint64_t seed, bool easy) {
   rowan_options_init(&o);
   o.kv_env = w.env;
   o.sync_mode = ROWAN_SYNC_OFF;
+  o.max_lookback_seconds = -1; /* major compaction drops at once (no look-back window) */
   o.block_cache_size = rnd(&w, 2) ? 1 : 0;
   assert_int_equal(rowan_open("/db", &o, &w.db), ROWAN_OK);
   char ddl[512];
