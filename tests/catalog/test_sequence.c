@@ -18,27 +18,7 @@
 #include "catalog/catalog.h"
 #include "kv/env_mem.h"
 #include "testutil.h"
-
-typedef struct store {
-  kv_env *env;       /* in-memory file system */
-  kv_db *db;         /* the store */
-  cat_catalog *cat;  /* its catalog */
-} store;
-
-static void open_store(store *s) {
-  kv_options o;
-  kv_options_init(&o);
-  o.env = s->env;
-  o.create_if_missing = true;
-  if (kv_open("/db", &o, &s->db)) fail_msg("kv_open: %s", kv_errmsg());
-  cat_error err = {0};
-  if (cat_open(s->db, &s->cat, &err)) fail_msg("cat_open: %s", err.msg);
-}
-
-static void close_store(store *s) {
-  cat_close(s->cat);
-  kv_close(s->db);
-}
+#include "tu_cat.h"
 
 /* The record of sequence `name` as stored in SYSTEM.CATALOG into rec; returns its length
 ** (0 when the row has no cell). */
