@@ -172,9 +172,6 @@ static int push_level(exec_setop *s, exec_error *err) {
   return rc;
 }
 
-/* Past the join memory (err holds why) while reading the operands: the rows held to disk. */
-static int spill_start(exec_setop *s, exec_error *err) { return push_level(s, err); }
-
 /* The rest of partition p of file k of level up, from reader r, into file k of s's level. */
 static int copy_rest(exec_setop *s, setop_spill *up, int k, int p, exec_spill_reader *r,
                      exec_error *err) {
@@ -306,7 +303,7 @@ int exec_setop_next(exec_setop *s, exec_error *err) {
         continue;
       }
       int r = remember(s, &s->seen, s->right->row, err);
-      if (r == -EXEC_TOOBIG && (r = -spill_start(s, err)) == 0) continue; /* held: on disk */
+      if (r == -EXEC_TOOBIG && (r = -push_level(s, err)) == 0) continue; /* held: on disk */
       if (r < 0) return -r;
       continue;
     }
@@ -334,7 +331,7 @@ int exec_setop_next(exec_setop *s, exec_error *err) {
     if (op == SQL_SETOP_UNION) {
       int r = remember(s, &s->seen, row, err);
       if (r == -EXEC_TOOBIG) /* the rows passed, this one with them, to disk: it passes now */
-        r = (rc = spill_start(s, err)) != EXEC_OK ? -rc : 1;
+        r = (rc = push_level(s, err)) != EXEC_OK ? -rc : 1;
       if (r < 0) return -r;
       if (r == 0) continue;
     } else if (op == SQL_SETOP_INTERSECT || op == SQL_SETOP_EXCEPT) {
@@ -342,7 +339,7 @@ int exec_setop_next(exec_setop *s, exec_error *err) {
       if (in_right != (op == SQL_SETOP_INTERSECT)) continue;
       int r = remember(s, &s->passed, row, err);
       if (r == -EXEC_TOOBIG) /* as UNION's: to disk with the rows passed; it passes now */
-        r = (rc = spill_start(s, err)) != EXEC_OK ? -rc : 1;
+        r = (rc = push_level(s, err)) != EXEC_OK ? -rc : 1;
       if (r < 0) return -r;
       if (r == 0) continue;
     }
