@@ -654,13 +654,15 @@ static const char *order_note(const plan_select *s, const plan_select *r, plan_a
   size_t o = 0;
   for (int pass = 0; pass < 2; pass++) {
     const plan_select *x = pass ? s : r;
-    if (pass) o += (size_t)snprintf(buf + o, o < sizeof buf ? sizeof buf - o : 0, " (FROM order: ");
-    for (int i = 0; i < x->n_from && o < sizeof buf; i++)
-      o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", i ? ", " : "",
-                            x->from[i].name && x->from[i].name[0] ? x->from[i].name : "?");
+    for (int i = 0; i < x->n_from; i++) {
+      const char *name = x->from[i].name && x->from[i].name[0] ? x->from[i].name : "?";
+      int w = snprintf(buf + o, sizeof buf - o, "%s%s%s", pass && !i ? " (FROM order: " : "",
+                       i ? ", " : "", name);
+      o = w < 0 || (size_t)w >= sizeof buf - o ? sizeof buf - 1 : o + (size_t)w;
+    }
   }
-  if (o < sizeof buf) o += (size_t)snprintf(buf + o, sizeof buf - o, ")");
-  if (o >= sizeof buf) o = sizeof buf - 1;
+  int w = snprintf(buf + o, sizeof buf - o, ")");
+  o = w < 0 || (size_t)w >= sizeof buf - o ? sizeof buf - 1 : o + (size_t)w;
   return plan_arena_strndup(A, buf, o);
 }
 
