@@ -14,7 +14,10 @@
 ** every cell newer than now - window as it is (tombstones, masked puts, versions beyond
 ** VERSIONS; not cells past TTL) with their sequence numbers, and below the cutoff what a
 ** read as of the cutoff sees, so a read as of any time inside the window is unchanged
-** (kv_lookback_horizon; docs/KV.md "Look-back window").
+** (kv_lookback_horizon; docs/KV_TIME.md). Two exceptions change no read (cm_hold): a
+** tombstone of the window with nothing under it (the DeleteColumn of an UPSERT's NULL into
+** a new row) is dropped, and a put alone in its column keeps no sequence number; kept, they
+** cost bytes and took blocks off the scans' fast row path.
 ** While a snapshot is acquired, a (row, family) that has any cell newer than the oldest
 ** snapshot is copied whole, so every snapshot keeps seeing what it saw.
 **
@@ -52,6 +55,10 @@ typedef struct cmerge {
   uint8_t *win_qual; uint32_t win_qual_len, win_qual_cap; /* the column of the last
                               DeleteColumn / DeleteVersion kept in the row */
   bool win_col_del;        /* win_qual holds one */
+  kv_cell pend;            /* a window tombstone held back by cm_defer, handed out next */
+  uint8_t *pend_buf; uint32_t pend_cap; /* its row and qualifier bytes */
+  bool pending;            /* pend is the current cell (the raw merge stands after it) */
+  bool next_same;          /* the raw merge's cell is in the column of the cell held last */
   uint64_t hold;           /* oldest snapshot; rows with newer cells are copied whole */
   bool held;               /* a snapshot older than the last sequence number is held */
   kv_vis vis;              /* visibility state */
@@ -115,6 +122,7 @@ static void cm_row_start(cmerge *m) {
   kv_vis_row_start(&m->vis);
   m->keep_row = false;
   m->win_fam_del = m->win_col_del = false;
+  m->next_same = false;
   if (!m->held) return;
   /* A first pass over the row: any cell newer than the oldest snapshot? */
   for (; c && kv_bytes_cmp(c->row, c->row_len, m->row, m->row_len) == 0; c = cm_raw(m)) {
@@ -147,6 +155,64 @@ static void note_window_del(cmerge *m, const kv_cell *c) {
   m->win_col_del = true;
 }
 
+/* A cell inside the look-back window is held: copied to m->pend (cm_cell hands the copy out
+** next) while the merge steps past it, so the next cell tells what the held one needs:
+** - a tombstone with no cell of its scope after it (its column for a DeleteColumn or
+**   DeleteVersion, its row for a DeleteFamily) masks nothing for any read time (a major
+**   compaction holds every cell of the family, and later writes have higher sequence
+**   numbers, which no tombstone masks): it is dropped. The usual one is the DeleteColumn
+**   an UPSERT writes for a NULL into a row that never had the column;
+** - a put alone in its column (no cell before or after it there) and in a row without a
+**   kept DeleteFamily orders against nothing: its sequence number is zeroed, as below the
+**   cutoff (a later write still has a higher one).
+** *same_row and *same_col say where the next cell lies; false when out of memory. */
+static bool cm_hold(cmerge *m, const kv_cell *c, bool *same_row, bool *same_col) {
+  size_t need = (size_t)c->row_len + c->qual_len + c->value_len;
+  if (need > m->pend_cap) {
+    uint8_t *nb = realloc(m->pend_buf, need);
+    if (!nb) {
+      m->err = KV_ERR_NOMEM;
+      m->cur = -1;
+      return false;
+    }
+    m->pend_buf = nb;
+    m->pend_cap = (uint32_t)need;
+  }
+  m->pend = *c;
+  uint8_t *p = m->pend_buf;
+  if (c->row_len) memcpy(p, c->row, c->row_len);
+  m->pend.row = p;
+  p += c->row_len;
+  if (c->qual_len) memcpy(p, c->qual, c->qual_len);
+  m->pend.qual = p;
+  p += c->qual_len;
+  if (c->value_len) memcpy(p, c->value, c->value_len);
+  m->pend.value = p;
+  cm_raw_next(m);
+  const kv_cell *n = cm_raw(m);
+  *same_row = n && kv_bytes_cmp(n->row, n->row_len, m->pend.row, m->pend.row_len) == 0;
+  *same_col = *same_row && kv_bytes_cmp(n->qual, n->qual_len, m->pend.qual, m->pend.qual_len) == 0;
+  return true;
+}
+
+/* The window cell c: held (cm_hold) and made the current cell, or dropped (false: the merge
+** stands on the next cell). prev_same: the cell before it was kept in its column. */
+static bool cm_window_cell(cmerge *m, const kv_cell *c, bool prev_same) {
+  bool same_row, same_col;
+  if (!cm_hold(m, c, &same_row, &same_col)) return true; /* out of memory: m->cur is -1 */
+  kv_cell *h = &m->pend;
+  if (h->type != KV_PUT && !(h->type == KV_DELETE_FAMILY ? same_row : same_col))
+    return false; /* a tombstone that masks nothing */
+  m->pending = true;
+  m->next_same = same_col;
+  note_window_del(m, h);
+  if (h->type == KV_PUT && !prev_same && !same_col && !m->win_fam_del &&
+      !(m->win_col_del && h->qual_len == m->win_qual_len &&
+        memcmp(h->qual, m->win_qual, h->qual_len) == 0))
+    h->seq = 0;
+  return true;
+}
+
 /* Advance until positioned on a cell compaction keeps (or the end). */
 static void cm_settle(cmerge *m) {
   for (const kv_cell *c = cm_raw(m); c; c = cm_raw(m)) {
@@ -157,20 +223,28 @@ static void cm_settle(cmerge *m) {
       if (!c) return;
     }
     if (m->keep_row) return;
+    bool prev_same = m->next_same; /* the kept cell before c is in c's column */
+    m->next_same = false;
     bool dead = m->dead.n && kv_qualset_has(&m->dead, c->qual, c->qual_len);
     if (!dead && m->window && c->ts > m->vis.as_of &&
         !(m->vis.ttl_ms > 0 && m->vis.now_ms - c->ts >= m->vis.ttl_ms)) {
-      note_window_del(m, c);
-      return; /* inside the look-back window, not expired: kept as it is */
+      if (cm_window_cell(m, c, prev_same)) return; /* inside the look-back window, not
+                                                      expired: kept as it is (cm_hold) */
+      continue;
     }
     if (!dead && kv_vis_cell(&m->vis, c)) return;
     cm_raw_next(m);
   }
 }
 
-static bool cm_valid(kv_iter *it) { return ((cmerge *)it)->cur >= 0; }
+static bool cm_valid(kv_iter *it) {
+  cmerge *m = (cmerge *)it;
+  return m->cur >= 0 || m->pending;
+}
 static void cm_seek_first(kv_iter *it) {
   cmerge *m = (cmerge *)it;
+  m->pending = false;
+  m->next_same = false;
   for (uint32_t i = 0; i < m->n_kids; i++) m->kids[i]->ops->seek_first(m->kids[i]);
   cm_pick(m);
   m->row_len = 0;
@@ -179,7 +253,10 @@ static void cm_seek_first(kv_iter *it) {
 }
 static void cm_next(kv_iter *it) {
   cmerge *m = (cmerge *)it;
-  cm_raw_next(m);
+  if (m->pending) /* the held-back tombstone is out: the merge already stands after it */
+    m->pending = false;
+  else
+    cm_raw_next(m);
   cm_settle(m);
 }
 /* A major compaction keeps only visible puts, at most one per (row, qualifier, timestamp)
@@ -189,6 +266,7 @@ static void cm_next(kv_iter *it) {
 ** next to nothing (docs/FORMAT.md Part 2). */
 static const kv_cell *cm_cell(kv_iter *it) {
   cmerge *m = (cmerge *)it;
+  if (m->pending) return &m->pend; /* a window tombstone: as it is */
   const kv_cell *c = cm_raw(m);
   if (!c || !m->major || m->keep_row) return c;
   if (m->window && (c->ts > m->vis.as_of || m->win_fam_del ||
@@ -350,6 +428,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   free(m.kids);
   free(m.row);
   free(m.win_qual);
+  free(m.pend_buf);
   kv_vis_free(&m.vis);
   kv_qualset_free(&m.dead);
 

@@ -307,6 +307,65 @@ static void test_window_equal_timestamps(void **state) {
   fx_free(f);
 }
 
+/* Tombstones of the window that mask nothing (an UPSERT's NULL into a new row writes one per
+** NULL column) are dropped by the major compaction; those with a put under them are kept,
+** and every read as of a time inside the window is unchanged. */
+static void test_window_drops_lone_tombstones(void **state) {
+  (void)state;
+  fx *f = fx_new_window(1000);
+  del(f, "a", T0 - 500); /* masks nothing: row a never had the column */
+  put(f, "b", "b1", T0 - 600);
+  del(f, "b", T0 - 400); /* masks b1 */
+  del(f, "c", T0 - 300); /* nothing under it (c's put comes later, above it) */
+  put(f, "c", "c1", T0 - 200);
+  kv_batch *b = kv_batch_new(); /* a DeleteFamily alone in its row, and one over a put */
+  assert_int_equal(kv_batch_delete(b, f->a, KV_DELETE_FAMILY, "d", 1, NULL, 0, T0 - 300), KV_OK);
+  assert_int_equal(kv_batch_put(b, f->a, "e", 1, "q", 1, T0 - 700, "e1", 2), KV_OK);
+  assert_int_equal(kv_commit(f->db, b, NULL), KV_OK);
+  kv_batch_free(b);
+  b = kv_batch_new();
+  assert_int_equal(kv_batch_delete(b, f->a, KV_DELETE_FAMILY, "e", 1, NULL, 0, T0 - 350), KV_OK);
+  assert_int_equal(kv_commit(f->db, b, NULL), KV_OK);
+  kv_batch_free(b);
+  flush(f);
+  static const int64_t at[] = {T0 - 650, T0 - 450, T0 - 250, T0 - 100, 0};
+  char before[5][256], after[256];
+  kv_scan_metrics m;
+  for (int i = 0; i < 5; i++) {
+    kv_scan_options so = {0};
+    so.as_of = at[i];
+    dump(f, &so, before[i], sizeof before[i], &m);
+  }
+  assert_string_equal(before[0], "e=e1@1699999999300 ");
+  assert_string_equal(before[1], "b=b1@1699999999400 e=e1@1699999999300 ");
+  assert_string_equal(before[2], ""); /* b1 and e1 masked, c1 not written yet */
+  assert_string_equal(before[3], "c=c1@1699999999800 ");
+  assert_string_equal(before[4], "c=c1@1699999999800 ");
+  assert_int_equal(kv_compact(f->db, NULL, true), KV_OK);
+  for (int i = 0; i < 5; i++) {
+    kv_scan_options so = {0};
+    so.as_of = at[i];
+    dump(f, &so, after, sizeof after, &m);
+    assert_string_equal(after, before[i]);
+  }
+  kv_family_stats st;
+  assert_int_equal(kv_family_get_stats(f->db, f->a, &st), KV_OK);
+  assert_int_equal(st.cells, 5); /* b1 and its tombstone, c1, e1 and its DeleteFamily */
+  /* c1, alone in its column, lost its sequence number: a later write at its timestamp
+     still replaces it, and a later tombstone masks it, before and after a flush */
+  put(f, "c", "c2", T0 - 200);
+  kv_scan_options so = {0};
+  dump(f, &so, after, sizeof after, &m);
+  assert_string_equal(after, "c=c2@1699999999800 ");
+  flush(f);
+  dump(f, &so, after, sizeof after, &m);
+  assert_string_equal(after, "c=c2@1699999999800 ");
+  del(f, "c", T0 - 200);
+  dump(f, &so, after, sizeof after, &m);
+  assert_string_equal(after, "");
+  fx_free(f);
+}
+
 static void test_compaction_without_window(void **state) {
   (void)state;
   fx *f = fx_new();
@@ -341,6 +400,7 @@ int main(void) {
       cmocka_unit_test(test_compaction_keeps_the_window),
       cmocka_unit_test(test_window_keeps_write_order),
       cmocka_unit_test(test_window_equal_timestamps),
+      cmocka_unit_test(test_window_drops_lone_tombstones),
       cmocka_unit_test(test_compaction_without_window),
       cmocka_unit_test(test_bad_window),
   };
