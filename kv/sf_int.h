@@ -32,6 +32,7 @@
 #define KV_SF_MAX_BLOCK_SIZE (256u << 20)  /* largest block_size target a writer takes */
 #define KV_SF_DEFAULT_BLOCK_SIZE (64u << 10)
 #define KV_SF_FENCE_MAX 64u                /* longest first row key the reader's fence holds */
+#define KV_SF_FENCE_STEP 32u               /* fence entries per entry of its top level */
 
 /* Block header compression byte: the raw block stored as it is, lz4-compressed whole, or
 ** (format version 2) cut into sections compressed one by one (docs/FORMAT.md Part 2). */
@@ -374,6 +375,10 @@ struct kv_sf_reader {
                               binary-searches this dense copy), or NULL when some first
                               row key is longer than KV_SF_FENCE_MAX */
   uint32_t fence_w;        /* key bytes per fence entry (the longest first row key) */
+  uint8_t *fence_top;      /* every KV_SF_FENCE_STEP-th fence entry, back to back: the
+                              search's first steps stay in a few cache lines, not one
+                              miss per step across the whole fence (NULL with fence) */
+  uint32_t fence_ntop;     /* entries in fence_top */
   struct kv_cache *cache;  /* block cache shared with other files, or NULL (kv_sf_set_cache) */
   uint64_t cache_id;       /* this file's key in the cache (its file number) */
   const uint8_t *map;      /* the whole file mapped read-only (env->map), or NULL: then

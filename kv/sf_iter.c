@@ -585,6 +585,19 @@ static int64_t find_block(const kv_sf_reader *r, const kv_cell *t) {
        row is below t's row, found in the dense fence */
     size_t stride = (size_t)r->fence_w + 1;
     uint32_t lo = 0, hi = r->nblocks; /* first block whose first row is >= t's row */
+    if (r->fence_top) { /* narrow [lo, hi] to one step of the top level first */
+      uint32_t tl = 0, th = r->fence_ntop;
+      while (tl < th) {
+        uint32_t mid = tl + (th - tl) / 2;
+        const uint8_t *f = r->fence_top + mid * stride;
+        if (kv_sf_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) tl = mid + 1;
+        else th = mid;
+      }
+      /* fence entry tl * STEP is the first top one >= the row: the answer lies after the
+         previous top entry and at or before it */
+      if (tl > 0) lo = (tl - 1) * KV_SF_FENCE_STEP + 1;
+      if (tl < r->fence_ntop) hi = tl * KV_SF_FENCE_STEP;
+    }
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
       const uint8_t *f = r->fence + mid * stride;

@@ -51,6 +51,7 @@ void kv_sf_close(kv_sf_reader *r) {
   free(r->index);
   free(r->index_buf);
   free(r->fence);
+  free(r->fence_top);
   free(r->bloom);
   free(r->path);
   free(r);
@@ -88,6 +89,14 @@ static void build_fence(kv_sf_reader *r) {
     const kv_cell *c = &r->index[i].first;
     f[i * stride] = (uint8_t)c->row_len;
     if (c->row_len) memcpy(f + i * stride + 1, c->row, c->row_len);
+  }
+  uint32_t ntop = (r->nblocks + KV_SF_FENCE_STEP - 1) / KV_SF_FENCE_STEP;
+  uint8_t *top = ntop > 1 ? malloc(ntop * stride) : NULL;
+  if (top) {
+    for (uint32_t j = 0; j < ntop; j++)
+      memcpy(top + j * stride, f + (size_t)j * KV_SF_FENCE_STEP * stride, stride);
+    r->fence_top = top;
+    r->fence_ntop = ntop;
   }
   r->fence = f;
   r->fence_w = w;
