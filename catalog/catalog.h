@@ -212,6 +212,14 @@ typedef struct cat_alter_def {
 ** CAT_ERR_NOMEM. The table's cat_table pointer changes: look it up again. */
 int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def,
                     cat_error *err);
+/* Create the families families[0..n) that table `name` does not have (as ALTER TABLE ADD
+** creates an added column's family: VERSIONS 1, LZ4, the default BLOCKSIZE, the table's
+** TTL), in one catalog commit; families it has are left as they are. Phoenix creates the
+** family of a dynamic column an UPSERT writes this way. Errors as cat_alter_table
+** (CAT_ERR_INVALID: a name starting with '_', too many families). The table's cat_table
+** pointer changes. */
+int cat_add_families(cat_catalog *cat, const char *name, const char *const *families, int n,
+                     cat_error *err);
 
 /* Lookups (NULL / -1 when absent). Pointers are owned by cat and stay valid until the next
 ** DDL on that table or cat_close. */

@@ -9,9 +9,12 @@
 ** that reads or writes a table's columns (exec/rowcodec.c, exec/scan.c, the filter) sees
 ** them as columns of the table, and nothing is recorded in the catalog.
 **
-** Refused, with the position of the column: a name the table declares (Phoenix refuses it
-** too: a dynamic column never shadows a declared one), a name given twice, a family that
-** starts with '_' or that the table does not have (ALTER TABLE ... ADD creates families), a
+** A family the table does not have is created by the UPSERT that writes the column, as
+** ALTER TABLE ADD creates an added column's (the copy has it, plan_upsert.new_families names
+** it, exec/engine.c creates it and binds the statement again); a query's is an error.
+**
+** Refused, with the position of the column: a name the table declares (a dynamic column
+** never shadows a declared one), a name given twice, a family that starts with '_', a
 ** name over CAT_DYN_NAME_MAX bytes, a bad type; and dynamic columns on what is not a table.
 **
 ** Not here: the grammar (sql/parse.y: upcols, dyncols), the cells (exec/rowcodec.c).
@@ -33,9 +36,45 @@ static void family_names(const cat_table *t, char *buf, size_t cap) {
   if (!buf[0]) snprintf(buf, cap, "none");
 }
 
+/* The family `fam` of the copy nt for a dynamic column at off: an UPSERT (up) adds one nt
+** lacks (its families array has KV_MAX_FAMILIES slots) and names it in up->new_families. -1
+** with b's error set when there is none. */
+static int dyn_family(binder *b, cat_table *nt, const char *fam, const char *col, uint32_t off,
+                      plan_upsert *up) {
+  int fi = fam[0] == '_' ? -1 : cat_find_family(nt, fam);
+  if (fi > 0) return fi;
+  if (fam[0] == '_' || !up) {
+    char fams[200];
+    family_names(nt, fams, sizeof fams);
+    return bind_error(b, EXEC_ERROR, off,
+                      "family \"%s\" of dynamic column \"%s\" is not a family of table %s (its "
+                      "families: %s)%s", fam, col, nt->name, fams,
+                      fam[0] == '_' ? ": names starting with '_' are reserved"
+                                    : ": an UPSERT of the column creates it, as ALTER TABLE ADD "
+                                      "does"), -1;
+  }
+  if (nt->n_families >= (int)KV_MAX_FAMILIES)
+    return bind_error(b, EXEC_ERROR, off, "table %s: too many families (at most %u) for the "
+                      "family \"%s\" of dynamic column \"%s\"", nt->name, KV_MAX_FAMILIES, fam,
+                      col), -1;
+  const char **names = plan_arena_alloc(b->A, KV_MAX_FAMILIES * sizeof *names);
+  char *name = plan_arena_strndup(b->A, fam, strlen(fam));
+  if (!names || !name) return bind_error(b, EXEC_NOMEM, off, "out of memory"), -1;
+  if (up->n_new_families) memcpy(names, up->new_families, (size_t)up->n_new_families * sizeof *names);
+  names[up->n_new_families++] = name;
+  up->new_families = names;
+  cat_family *f = &nt->families[nt->n_families];
+  memset(f, 0, sizeof *f);
+  f->name = name;
+  f->max_versions = 1;
+  f->ttl_sec = nt->ttl_sec;
+  f->kv_id = UINT32_MAX; /* not in the store yet: the statement is bound again once it is */
+  return nt->n_families++;
+}
+
 /* Fill dynamic column c (of the copy nt) from cn; EXEC_OK or b's error. */
 static int dyn_column(binder *b, const cat_table *t, cat_table *nt, const sql_colname *cn,
-                      cat_column *c) {
+                      cat_column *c, plan_upsert *up) {
   const char *fam = cn->family ? cn->family : CAT_DEFAULT_FAMILY;
   int ci = cat_find_column(t, cn->name);
   if (ci >= 0) {
@@ -51,15 +90,8 @@ static int dyn_column(binder *b, const cat_table *t, cat_table *nt, const sql_co
   for (int j = t->n_columns; j < nt->n_columns; j++)
     if (strcmp(nt->columns[j].name, cn->name) == 0)
       return bind_error(b, EXEC_ERROR, cn->off, "dynamic column \"%s\" is given twice", cn->name);
-  int fi = fam[0] == '_' ? -1 : cat_find_family(t, fam);
-  if (fi <= 0) {
-    char fams[200];
-    family_names(t, fams, sizeof fams);
-    return bind_error(b, EXEC_ERROR, cn->off,
-                      "family \"%s\" of dynamic column \"%s\" is not a family of table %s "
-                      "(its families: %s): ALTER TABLE %s ADD %s.column TYPE creates it",
-                      fam, cn->name, t->name, fams, t->name, fam);
-  }
+  int fi = dyn_family(b, nt, fam, cn->name, cn->off, up);
+  if (fi < 0) return b->rc;
   uint8_t *q = plan_arena_alloc(b->A, CAT_DYN_QUAL_MAX);
   if (!q) return bind_error(b, EXEC_NOMEM, cn->off, "out of memory");
   size_t qlen = cat_dynamic_qualifier(cn->name, q);
@@ -79,7 +111,8 @@ static int dyn_column(binder *b, const cat_table *t, cat_table *nt, const sql_co
   return EXEC_OK;
 }
 
-const cat_table *bind_dyn_table(binder *b, const cat_table *t, const sql_colname_list *cols) {
+const cat_table *bind_dyn_table(binder *b, const cat_table *t, const sql_colname_list *cols,
+                                plan_upsert *up) {
   int n = 0;
   for (int i = 0; cols && i < cols->n; i++) n += cols->a[i].type != NULL;
   if (n == 0) return t;
@@ -90,16 +123,19 @@ const cat_table *bind_dyn_table(binder *b, const cat_table *t, const sql_colname
   }
   cat_table *nt = plan_arena_alloc(b->A, sizeof *nt);
   cat_column *c = plan_arena_alloc(b->A, (size_t)(t->n_columns + n) * sizeof *c);
-  if (!nt || !c) {
+  cat_family *fams = plan_arena_alloc(b->A, KV_MAX_FAMILIES * sizeof *fams);
+  if (!nt || !c || !fams) {
     bind_error(b, EXEC_NOMEM, cols->a[0].off, "out of memory");
     return NULL;
   }
   *nt = *t;
   memcpy(c, t->columns, (size_t)t->n_columns * sizeof *c);
+  memcpy(fams, t->families, (size_t)t->n_families * sizeof *fams);
   nt->columns = c;
+  nt->families = fams;
   for (int i = 0; i < cols->n; i++) {
     if (!cols->a[i].type) continue;
-    if (dyn_column(b, t, nt, &cols->a[i], &c[nt->n_columns])) return NULL;
+    if (dyn_column(b, t, nt, &cols->a[i], &c[nt->n_columns], up)) return NULL;
     nt->n_columns++;
     nt->n_dynamic++;
   }

@@ -328,7 +328,7 @@ static int bind_item(binder *b, const char *tname, const sql_select *sub, const 
   if (v && bind_dyn_refuse(b, dyn, tname, "a view")) return b->rc;
   if (v) return bind_view_derived(b, v, alias, toff, f);
   const cat_table *t = bind_find_table(b, tname, toff);
-  if (t) t = bind_dyn_table(b, t, dyn); /* Phoenix's dynamic columns: planner/bind_dyncol.c */
+  if (t) t = bind_dyn_table(b, t, dyn, NULL); /* Phoenix's dynamic columns: planner/bind_dyncol.c */
   if (!t) return b->rc;
   f->table = t;
   f->name = alias ? plan_arena_strndup(b->A, alias, strlen(alias)) : t->name;

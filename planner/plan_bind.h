@@ -160,10 +160,13 @@ int bind_type(binder *b, const struct sql_type *st, cat_type *out);
 /* Phoenix's dynamic columns (planner/bind_dyncol.c): table t as the statement sees it with
 ** the columns of `cols` that carry a type (a FROM item's `t (f.c TYPE, ...)`, UPSERT's column
 ** list; the others are t's own) appended after t's columns: t itself when there are none,
-** else a copy in b's arena (cat_table.n_dynamic). `what` names the statement's table for
-** messages. NULL with b's error set: a name that t declares, a name given twice, a family
-** starting with '_' or that t lacks, a bad type, too many columns. */
-const cat_table *bind_dyn_table(binder *b, const cat_table *t, const sql_colname_list *cols);
+** else a copy in b's arena (cat_table.n_dynamic). With up (an UPSERT), a family t lacks is
+** added to the copy and named in up->new_families (Phoenix creates it on first use);
+** without, it is an error. NULL with b's error set: a name that t declares, a name given
+** twice, a family starting with '_' (or that t lacks), a bad type, too many columns or
+** families. */
+const cat_table *bind_dyn_table(binder *b, const cat_table *t, const sql_colname_list *cols,
+                                plan_upsert *up);
 /* EXEC_ERROR at the first dynamic column of cols when the FROM item or UPSERT target named
 ** `name` is not a table (a view, a WITH name, a derived table): only a table's cells can be
 ** read as dynamic columns. EXEC_OK when cols has none. */
