@@ -536,10 +536,10 @@ static int decode_dyn(exec_rowcodec *rc, int col, const uint8_t *p, uint32_t n, 
     snprintf(ce.msg, sizeof ce.msg, "not UTF-8 text");
   }
   if (!ok)
-    return exec_error_set(err, EXEC_ERROR, "dynamic column %s of %s is declared %s, but a cell "
-                          "of %u bytes is not a value of type %s (%s): declare the type it was written "
-                          "with", c->name, rc->table->name,
-                          cat_type_format(&c->type, tb, sizeof tb), n,
+    return exec_error_set(err, EXEC_ERROR,
+                          "dynamic column %s of %s is declared %s, but a cell of %u bytes is not "
+                          "a value of type %s (%s): declare the type it was written with",
+                          c->name, rc->table->name, cat_type_format(&c->type, tb, sizeof tb), n,
                           cat_type_name(c->type.id), ce.msg);
   v->type = c->type;
   return EXEC_OK;

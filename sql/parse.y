@@ -249,7 +249,8 @@ pklist(A) ::= pklist(L) COMMA qname(Q) sortorder(D) ROW_TIMESTAMP.
    (sql_pc_as_of); the binder checks where it may apply. OF, FOR and SYSTEM_TIME stay names
    elsewhere, but not as an alias right after a table name. */
 %fallback ID OF FOR SYSTEM_TIME.
-fromitem(A) ::= nm(T) asof tas_opt(N). { A.table = T; A.alias = N; A.sub = NULL; A.joins = NULL; }
+fromitem(A) ::= nm(T) asof tas_opt(N) dyncols_opt(D).
+  { A.table = T; A.alias = N; A.sub = NULL; A.joins = NULL; A.dyn = D; }
 asof ::= AS(K) OF TIMESTAMP STRING(S). { sql_pc_as_of(ctx, K, S); }
 asof ::= FOR(K) SYSTEM_TIME AS OF TIMESTAMP STRING(S). { sql_pc_as_of(ctx, K, S); }
 

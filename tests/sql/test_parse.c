@@ -309,6 +309,11 @@ static void test_other_statement_shapes(void **state) {
   assert_int_equal(s->joins->a[0].dyn->n, 1);
   assert_string_equal(s->joins->a[0].dyn->a[0].name, "E");
   sql_stmt_free(st);
+  st = parse1("SELECT 1 FROM a AS OF TIMESTAMP '2024-01-01 00:00:00' x (f.c INTEGER) JOIN b "
+              "FOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 00:00:00' ON 1 = 1");
+  assert_int_equal(st->u.select->dyn->n, 1);
+  assert_null(st->u.select->joins->a[0].dyn);
+  sql_stmt_free(st);
   st = parse1("DELETE FROM t (f.c BIGINT) WHERE c = 1");
   assert_int_equal(st->u.del->dyn->n, 1);
   assert_int_equal(st->u.del->dyn->a[0].off, 15);
