@@ -4,11 +4,13 @@
 ** writes them (and creates the family a table without one lacks), a query reads them back,
 ** `.raw` shows their cells with the qualifier 00 + name and says which dynamic column each
 ** is, `.schema` shows no dynamic column (the catalog records none), an error points at the
-** column. Drives the built binary.
+** column, `rowan --recover` copies the dynamic cells into the new database as they are
+** (nothing set aside). Drives the built binary.
 */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -78,12 +80,31 @@ static void test_error_points_at_column(void **state) {
   sh_result_free(&r);
 }
 
+static void test_recover_keeps_dynamic_cells(void **state) {
+  fixture *f = *state;
+  char dst[700];
+  snprintf(dst, sizeof dst, "%s/new", f->dir);
+  const char *args[] = {"--recover", f->db, dst, NULL};
+  sh_result r;
+  sh_run(f->dir, args, NULL, &r);
+  if (r.status != 0) sh_dump(&r);
+  assert_int_equal(r.status, 0);
+  assert_null(strstr(r.out, "LOST_AND_FOUND"));
+  sh_result_free(&r);
+  const char *q[] = {"-list", dst, "SELECT * FROM D (NOTE VARCHAR, X.N INTEGER) ORDER BY K", NULL};
+  sh_run(f->dir, q, NULL, &r);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(r.out, "1|hi|5\n2||\n");
+  sh_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_query),
       cmocka_unit_test(test_raw_names_dynamic_cells),
       cmocka_unit_test(test_schema_has_families_not_columns),
       cmocka_unit_test(test_error_points_at_column),
+      cmocka_unit_test(test_recover_keeps_dynamic_cells),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
