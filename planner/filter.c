@@ -481,13 +481,12 @@ int plan_filter_build(const cat_table *t, const plan_expr *const *terms, uint32_
     cols[i].key_pos = cc->pk_pos;
     if (cc->pk_pos < 0) {
       cols[i].family_id = t->families[cc->family].kv_id;
-      uint8_t qb[2];
-      size_t ql;
-      const uint8_t *q = cat_col_qual(cc, qb, &ql); /* a dynamic column's: 00 + name */
-      if (ql <= sizeof cols[i].qual) { /* a longer one is not pushed (slot_of): residual */
-        memcpy(cols[i].qual, q, ql);
-        cols[i].qual_len = (uint32_t)ql;
-      }
+      /* A dynamic column's cell may not be a value of the type the statement declares, and
+         this filter, comparing encoded bytes, would drop such a row where the row decoder
+         reports it (exec/rowcodec.c): its terms are left out (qual_len 0, slot_of), to be
+         evaluated after decoding. */
+      if (!cc->dyn_qual)
+        cols[i].qual_len = (uint32_t)cat_column_qualifier(cc->id, cols[i].qual);
     }
   }
   plan_filter_schema s = {t->key_cols, t->n_pk, cols, t->n_columns};
