@@ -474,8 +474,9 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
     const sql_colname *cn = &ci->include->a[i];
     int c = find_col(t, cn->family, cn->name);
     if (c < 0) {
-      rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "index %s: INCLUDE names unknown column %s%s%s",
-                         ci->name, cn->family ? cn->family : "", cn->family ? "." : "", cn->name);
+      rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "index %s: INCLUDE names unknown column %s%s%s "
+                         "(an index holds declared columns, never a dynamic column)", ci->name,
+                         cn->family ? cn->family : "", cn->family ? "." : "", cn->name);
       goto done;
     }
     inc[i] = cn->name;

@@ -89,7 +89,8 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->fit_buf = malloc(((size_t)t->n_columns + 1) * CAST_BUF);
   rc->dyn = malloc(((size_t)t->n_dynamic + 1) * sizeof *rc->dyn);
   rc->dyn_need = malloc(((size_t)t->n_dynamic + 1) * sizeof *rc->dyn_need);
-  if (!rc->dyn || !rc->dyn_need || !rc->fitted || !rc->fit_buf || !rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
+  if (!rc->dyn || !rc->dyn_need ||
+      !rc->fitted || !rc->fit_buf || !rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
       !rc->scratch || !rc->pk_vals || !rc->cast_buf || !rc->prep_copy || !rc->prep_slots || !rc->by_id_need ||
       !rc->fill || !rc->prep_tail_keys) {
     exec_rowcodec_free(rc);

@@ -60,7 +60,8 @@ static int dyn_family(binder *b, cat_table *nt, const char *fam, const char *col
   const char **names = plan_arena_alloc(b->A, KV_MAX_FAMILIES * sizeof *names);
   char *name = plan_arena_strndup(b->A, fam, strlen(fam));
   if (!names || !name) return bind_error(b, EXEC_NOMEM, off, "out of memory"), -1;
-  if (up->n_new_families) memcpy(names, up->new_families, (size_t)up->n_new_families * sizeof *names);
+  if (up->n_new_families)
+    memcpy(names, up->new_families, (size_t)up->n_new_families * sizeof *names);
   names[up->n_new_families++] = name;
   up->new_families = names;
   cat_family *f = &nt->families[nt->n_families];

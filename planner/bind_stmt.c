@@ -289,7 +289,8 @@ int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
     if (bind_from_joins(b, q, s)) return b->rc; /* planner/bind_from.c */
   } else if (q->table && view == BIND_VIEW_NONE) {
     b->table = s->table = find_table(b, q->table, q->table_off);
-    if (s->table) b->table = s->table = bind_dyn_table(b, s->table, q->dyn, NULL); /* bind_dyncol.c */
+    if (s->table) /* Phoenix's dynamic columns: planner/bind_dyncol.c */
+      b->table = s->table = bind_dyn_table(b, s->table, q->dyn, NULL);
     if (!s->table) return b->rc;
     b->alias = q->alias;
     s->col_names = column_names(b, s->table);
