@@ -8,7 +8,8 @@
 **
 **   - rec_copy_table: a SQL table whose catalog row survived, into the table made again
 **     from that row: the row-marker family and each column family, every version a read
-**     keeps; the qualifier (column id) mapped by column name; a row key that does not decode
+**     keeps; the qualifier (column id) mapped by column name, a dynamic column's (00 + name)
+**     kept as it is; a row key that does not decode
 **     under the table's PRIMARY KEY, a value that does not decode as its column's type, or a
 **     qualifier that is no column of the family is set aside in LOST_AND_FOUND; a row with
 **     cells but no marker gets one, at its newest cell's timestamp, when the marker family
@@ -224,6 +225,9 @@ int rec_copy_table(rec *r, const cat_table *old, const cat_table *nt, int entry)
         if (keep && fi == 0) {
           keep = q_len == 1 && q[0] == 0x00;
           marker |= keep;
+        } else if (keep && q_len >= 2 && q[0] == CAT_DYN_QUAL_ESCAPE) {
+          /* a dynamic column's cell: its qualifier (00 + name) names it in any store, and no
+             type is recorded to check its value against: copied as it is */
         } else if (keep) {
           unsigned id = qual_id(q, q_len);
           int oc = id && id <= old->next_column_id ? old_col[id] - 1 : -1;

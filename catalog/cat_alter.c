@@ -138,8 +138,9 @@ static bool families_changed(const cat_table *t, const cat_table *nt) {
   return false;
 }
 
-int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def,
-                    cat_error *err) {
+/* cat_alter_table with the families new_fams[0..n_new) created too (those t lacks). */
+static int alter(cat_catalog *cat, const char *name, const cat_alter_def *def,
+                 const char *const *new_fams, int n_new, cat_error *err) {
   const cat_table *t = name ? cat_find_table(cat, name) : NULL;
   if (!t) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", name ? name : "?");
   cat_table *nt = cat_table_copy(t);
@@ -152,6 +153,8 @@ int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def
   int rc = CAT_OK;
   for (int i = 0; rc == CAT_OK && i < def->n_drop; i++) rc = drop_column(nt, def->drop[i], err);
   for (int i = 0; rc == CAT_OK && i < def->n_add; i++) rc = add_column(nt, &def->add[i], err);
+  for (int i = 0; rc == CAT_OK && i < n_new; i++)
+    if (family_for(nt, new_fams[i], err) < 0) rc = err ? err->code : CAT_ERR_INVALID;
   if (rc == CAT_OK) rc = set_options(nt, def, err);
   if (rc == CAT_OK && !cat_table_derive(nt))
     rc = cat_err(err, CAT_ERR_NOMEM, "out of memory");
@@ -165,6 +168,20 @@ int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def
   else cat_table_free(nt);
   if (rc == CAT_OK && def->n_drop > 0) rc = cat_drop_dead_cells(cat, nt, err);
   return rc;
+}
+
+int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def,
+                    cat_error *err) {
+  return alter(cat, name, def, NULL, 0, err);
+}
+
+int cat_add_families(cat_catalog *cat, const char *name, const char *const *families, int n,
+                     cat_error *err) {
+  cat_alter_def def;
+  memset(&def, 0, sizeof def);
+  def.ttl_sec = -1;
+  def.immutable_rows = -1;
+  return alter(cat, name, &def, families, n, err);
 }
 
 int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err) {

@@ -36,6 +36,9 @@
 #define CAT_MARKER_QUALIFIER "\x00" /* one byte: the key family's marker cell */
 #define CAT_MAX_COLUMNS 1024
 #define CAT_MAX_COLUMN_ID 32768 /* column ids are 1..32767 (one- or two-byte qualifiers) */
+#define CAT_DYN_QUAL_ESCAPE 0x00 /* first byte of a dynamic column's qualifier */
+#define CAT_DYN_NAME_MAX 255     /* bytes of a dynamic column's name */
+#define CAT_DYN_QUAL_MAX (1 + CAT_DYN_NAME_MAX)
 
 /* Index states. ORDER CAT_INDEX_STATE: stored in SYSTEM.CATALOG, never renumber. */
 enum cat_index_state { CAT_INDEX_BUILDING = 0, CAT_INDEX_ACTIVE = 1, CAT_INDEX_DISABLED = 2 };
@@ -58,6 +61,9 @@ typedef struct cat_column {
   int family;        /* index into cat_table.families; 0 (the key family) for PK columns */
   uint16_t id;       /* non-key columns: the cell qualifier id (1..32767); 0 for PK columns */
   bool row_timestamp;/* PK column declared ROW_TIMESTAMP: its value is every cell's timestamp */
+  const uint8_t *dyn_qual; /* a dynamic column (cat_table.n_dynamic): its qualifier
+                              (cat_dynamic_qualifier), else NULL */
+  uint32_t dyn_qual_len;   /* its length (2..CAT_DYN_QUAL_MAX) */
 } cat_column;
 
 typedef struct cat_index {
@@ -90,6 +96,9 @@ typedef struct cat_table {
   int n_indexes;           /* indexes */
   cat_index *indexes;      /* the indexes */
   int row_ts;              /* column index of the ROW_TIMESTAMP key column, or -1 */
+  int n_dynamic;           /* 0 for the catalog's tables; a statement's copy with Phoenix's
+                              dynamic columns (planner/bind_dyncol.c) has them as its last
+                              n_dynamic columns (id 0, dyn_qual set) */
 } cat_table;
 
 /* ---- Definitions handed to DDL (strings borrowed for the call) ------------------------ */
@@ -203,6 +212,14 @@ typedef struct cat_alter_def {
 ** CAT_ERR_NOMEM. The table's cat_table pointer changes: look it up again. */
 int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def,
                     cat_error *err);
+/* Create the families families[0..n) that table `name` does not have (as ALTER TABLE ADD
+** creates an added column's family: VERSIONS 1, LZ4, the default BLOCKSIZE, the table's
+** TTL), in one catalog commit; families it has are left as they are. Phoenix creates the
+** family of a dynamic column an UPSERT writes this way. Errors as cat_alter_table
+** (CAT_ERR_INVALID: a name starting with '_', too many families). The table's cat_table
+** pointer changes. */
+int cat_add_families(cat_catalog *cat, const char *name, const char *const *families, int n,
+                     cat_error *err);
 
 /* Lookups (NULL / -1 when absent). Pointers are owned by cat and stay valid until the next
 ** DDL on that table or cat_close. */
@@ -309,5 +326,17 @@ int64_t cat_sequence_restart(const cat_sequence *s);
 /* The cell qualifier of column id `id` into q (at least 2 bytes): 1 byte for ids < 128,
 ** else 2 bytes (0x80 | id >> 8, id & 0xFF). Returns its length. */
 size_t cat_column_qualifier(uint16_t id, uint8_t *q);
+
+/* The qualifier of a dynamic column (Phoenix's `UPSERT INTO t (f.c TYPE)`, `FROM t (f.c
+** TYPE)`) named `name` (1..CAT_DYN_NAME_MAX bytes, folded as SQL folds it) into q (at least
+** CAT_DYN_QUAL_MAX bytes): the escape byte 00 then the name's bytes (docs/FORMAT_SQL.md
+** (Part 3) "Dynamic columns"). No declared column's qualifier starts with 00, so the two
+** never meet. Returns its length, or 0 when the name is empty or too long. */
+size_t cat_dynamic_qualifier(const char *name, uint8_t *q);
+
+/* The qualifier of non-key column c: its dynamic qualifier (c->dyn_qual) or
+** cat_column_qualifier(c->id) written into buf (2 bytes). *len gets its length; the result
+** points at buf or at c's qualifier. */
+const uint8_t *cat_col_qual(const cat_column *c, uint8_t *buf, size_t *len);
 
 #endif /* ROWAN_CAT_CATALOG_H */

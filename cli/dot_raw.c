@@ -162,6 +162,12 @@ static void print_cell(FILE *out, const raw_req *r, const kv_cell_view *c) {
   const cat_column *col = r->t ? column_of(r->t, fam, c->qual, c->qual_len) : NULL;
   if (col) fprintf(out, " (%s)", col->name);
   else if (r->t && !strcmp(fam, CAT_KEY_FAMILY)) fputs(" (row marker)", out);
+  else if (r->t && c->qual_len >= 2 && c->qual[0] == CAT_DYN_QUAL_ESCAPE) { /* 00 + name */
+    fputs(" (dynamic column ", out);
+    for (uint32_t i = 1; i < c->qual_len; i++) /* control bytes as \xHH */
+      fprintf(out, c->qual[i] < 0x20 || c->qual[i] == 0x7F ? "\\x%02X" : "%c", c->qual[i]);
+    fputs(")", out);
+  }
   time_t secs = (time_t)(c->ts / 1000);
   struct tm tm;
   char when[64] = "?";

@@ -158,6 +158,9 @@ static int read_queries(exec_session *s, const cat_table *t, const char *sql, si
                b->select->n_from > 1 ? "several tables or subqueries (a join)"
                                      : "a subquery or a set operation", t->name);
       why = whybuf;
+    } else if (b->select->table && b->select->table->n_dynamic) {
+      why = "reads dynamic columns (FROM table (family.column TYPE)): the advisor judges "
+            "indexes on declared columns, and an index cannot be on a dynamic column";
     } else if (b->select->table != t) {
       snprintf(whybuf, sizeof whybuf, "reads %s, not %s: every query must read the table advised",
                b->select->table ? b->select->table->name : "no table", t->name);

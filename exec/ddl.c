@@ -454,8 +454,10 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
       const char *fam = e->nname == 2 ? e->name[0] : NULL;
       const char *nm = e->name[e->nname - 1];
       if (find_col(t, fam, nm) < 0) {
-        rc = exec_ddl_fail(err, EXEC_ERROR, e->off, "index %s: table %s has no column %s%s%s",
-                           ci->name, t->name, fam ? fam : "", fam ? "." : "", nm);
+        rc = exec_ddl_fail(err, EXEC_ERROR, e->off, "index %s: table %s has no column %s%s%s (an "
+                           "index is on declared columns, never on a dynamic column: ALTER "
+                           "TABLE ... ADD it first)", ci->name, t->name, fam ? fam : "",
+                           fam ? "." : "", nm);
         goto done;
       }
       keys[k] = nm;
@@ -472,8 +474,9 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
     const sql_colname *cn = &ci->include->a[i];
     int c = find_col(t, cn->family, cn->name);
     if (c < 0) {
-      rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "index %s: INCLUDE names unknown column %s%s%s",
-                         ci->name, cn->family ? cn->family : "", cn->family ? "." : "", cn->name);
+      rc = exec_ddl_fail(err, EXEC_ERROR, cn->off, "index %s: INCLUDE names unknown column %s%s%s "
+                         "(an index holds declared columns, never a dynamic column)", ci->name,
+                         cn->family ? cn->family : "", cn->family ? "." : "", cn->name);
       goto done;
     }
     inc[i] = cn->name;

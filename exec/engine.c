@@ -437,6 +437,31 @@ static int64_t wall_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Phoenix's dynamic columns: the families an UPSERT's dynamic columns name that its table
+** lacks (plan_upsert.new_families) are created (cat_add_families, one catalog commit, as
+** ALTER TABLE ADD creates an added column's), then the statement is bound again over them. */
+static int dyn_families(exec_stmt *st, exec_error *err) {
+  exec_session *s = st->s;
+  const plan_upsert *u = st->bound.upsert;
+  if (s->txn)
+    return exec_fail(err, EXEC_ERROR, -1, "UPSERT INTO %s writes a dynamic column of family %s, "
+                     "which the table does not have: creating a family is not allowed inside a "
+                     "transaction; COMMIT or ROLLBACK first", u->table->name, u->new_families[0]);
+  cat_error ce = {0};
+  if (cat_add_families(s->cat, u->table->name, u->new_families, u->n_new_families, &ce) !=
+      CAT_OK)
+    return exec_fail(err, ce.code == CAT_ERR_NOMEM ? EXEC_NOMEM : EXEC_ERROR, -1,
+                     "UPSERT INTO %s: creating the family of a dynamic column: %s",
+                     u->table->name, ce.msg);
+  s->schema_gen++; /* as after DDL: other statements bind again */
+  int rc = exec_stmt_bind_ast(st, err);
+  if (rc) return rc;
+  if (st->bound.upsert->n_new_families)
+    return exec_fail(err, EXEC_ERROR, -1, "UPSERT INTO %s: family %s is still missing",
+                     st->bound.upsert->table->name, st->bound.upsert->new_families[0]);
+  return EXEC_OK;
+}
+
 static int first_step(exec_stmt *st, exec_error *err) {
   exec_session *s = st->s;
   st->changes = 0;
@@ -445,6 +470,11 @@ static int first_step(exec_stmt *st, exec_error *err) {
   if (st->schema_gen != s->schema_gen &&
       (kind == SQL_STMT_SELECT || kind == SQL_STMT_UPSERT || kind == SQL_STMT_DELETE)) {
     int rc = exec_stmt_bind_ast(st, err);
+    if (rc) return rc;
+  }
+  if (kind == SQL_STMT_UPSERT && st->bound.upsert && st->bound.upsert->n_new_families &&
+      !st->bound.explain) {
+    int rc = dyn_families(st, err);
     if (rc) return rc;
   }
   int arc = exec_as_of_check(st, err); /* AS OF / the session's read time (exec/as_of.c) */

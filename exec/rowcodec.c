@@ -47,7 +47,7 @@ static int kv_fail(exec_error *err, int rc, const char *what) {
 }
 
 /* Cell decode kinds of exec_rc_cell.kind. */
-enum { RC_GENERIC = 0, RC_INT, RC_DOUBLE, RC_FLOAT, RC_BOOL, RC_BYTES };
+enum { RC_GENERIC = 0, RC_INT, RC_DOUBLE, RC_FLOAT, RC_BOOL, RC_BYTES, RC_DYN };
 
 static uint8_t kind_of(int id) {
   switch (id) {
@@ -87,7 +87,10 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   rc->cast_buf = malloc(n_pk * CAST_BUF);
   rc->fitted = malloc(((size_t)t->n_columns + 1) * sizeof *rc->fitted);
   rc->fit_buf = malloc(((size_t)t->n_columns + 1) * CAST_BUF);
-  if (!rc->fitted || !rc->fit_buf || !rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
+  rc->dyn = malloc(((size_t)t->n_dynamic + 1) * sizeof *rc->dyn);
+  rc->dyn_need = malloc(((size_t)t->n_dynamic + 1) * sizeof *rc->dyn_need);
+  if (!rc->dyn || !rc->dyn_need ||
+      !rc->fitted || !rc->fit_buf || !rc->col_of_id || !rc->by_id || !rc->nulls || !rc->by_pk || !rc->tail_off || !rc->key ||
       !rc->scratch || !rc->pk_vals || !rc->cast_buf || !rc->prep_copy || !rc->prep_slots || !rc->by_id_need ||
       !rc->fill || !rc->prep_tail_keys) {
     exec_rowcodec_free(rc);
@@ -117,6 +120,10 @@ int exec_rowcodec_init(exec_rowcodec *rc, const cat_table *t, exec_error *err) {
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
     rc->nulls[i] = cat_v_null(c->type);
+    if (c->dyn_qual) { /* a dynamic column: found by its qualifier (dyn_find) */
+      rc->dyn[rc->n_dyn++] = (exec_rc_cell){(int16_t)i, RC_DYN, 0, t->families[c->family].kv_id};
+      continue;
+    }
     if (c->pk_pos >= 0 || c->id == 0) continue;
     rc->col_of_id[c->id] = (int16_t)i;
     int w = cat_type_fixed_width(c->type.id);
@@ -144,6 +151,8 @@ void exec_rowcodec_free(exec_rowcodec *rc) {
   free(rc->cast_buf);
   free(rc->fitted);
   free(rc->fit_buf);
+  free(rc->dyn);
+  free(rc->dyn_need);
   memset(rc, 0, sizeof *rc);
 }
 
@@ -242,8 +251,9 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
     if (c->pk_pos >= 0 || (set && !set[i])) continue;
-    uint8_t q[2];
-    size_t qlen = cat_column_qualifier(c->id, q);
+    uint8_t qb[2];
+    size_t qlen;
+    const uint8_t *q = cat_col_qual(c, qb, &qlen); /* a dynamic column's: 00 + name */
     uint32_t fam = t->families[c->family].kv_id;
     if (vals[i].is_null) {
       kr = kv_batch_delete(b, fam, KV_DELETE_COLUMN, rc->key, rc->key_len, q, qlen, ts);
@@ -312,6 +322,12 @@ void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *s
     bool use = e->col >= 0 && need[e->col];
     rc->by_id_need[i] = (exec_rc_pcell){use ? e->col : -1, use ? rc->prep_slots[e->col] : -1,
                                         e->kind, e->width, e->family_id};
+  }
+  for (int k = 0; k < rc->n_dyn; k++) {
+    const exec_rc_cell *e = &rc->dyn[k];
+    bool use = need[e->col];
+    rc->dyn_need[k] = (exec_rc_pcell){use ? e->col : -1, use ? rc->prep_slots[e->col] : -1,
+                                      e->kind, e->width, e->family_id};
   }
   rc->n_fill = 0;
   rc->fill_mask = 0;
@@ -505,6 +521,31 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
   return EXEC_OK;
 }
 
+/* A dynamic column's cell p[0..n) decoded as column col's declared type: the bytes are the
+** statement's to interpret (Phoenix decodes them as declared), so they are checked for that
+** type first: its width, the form of a BOOLEAN, DECIMAL or ARRAY (cat_vc_decode), UTF-8
+** for text. */
+static int decode_dyn(exec_rowcodec *rc, int col, const uint8_t *p, uint32_t n, cat_value *v,
+                      exec_error *err) {
+  const cat_column *c = &rc->table->columns[col];
+  cat_error ce;
+  ce.msg[0] = 0;
+  char tb[48];
+  bool ok = cat_vc_decode(&c->type, p, n, v, &ce) == CAT_OK;
+  if (ok && cat_type_is_string(c->type.id) && !cat_utf8_valid(p, n, NULL)) {
+    ok = false;
+    snprintf(ce.msg, sizeof ce.msg, "not UTF-8 text");
+  }
+  if (!ok)
+    return exec_error_set(err, EXEC_ERROR,
+                          "dynamic column %s of %s is declared %s, but a cell of %u bytes is not "
+                          "a value of type %s (%s): declare the type it was written with",
+                          c->name, rc->table->name, cat_type_format(&c->type, tb, sizeof tb), n,
+                          cat_type_name(c->type.id), ce.msg);
+  v->type = c->type;
+  return EXEC_OK;
+}
+
 /* Decode one cell's value for column id entry e into *v (type already the column's). */
 static inline int decode_cell(exec_rowcodec *rc, const exec_rc_cell *e, const kv_cell_view *cell,
                               cat_value *v, exec_error *err) {
@@ -523,6 +564,7 @@ static inline int decode_cell(exec_rowcodec *rc, const exec_rc_cell *e, const kv
       if (p[0] > 1) goto bad;
       v->u.b = p[0] == 1;
       break;
+    case RC_DYN: return decode_dyn(rc, e->col, p, n, v, err);
     default: {
       cat_error ce;
       const cat_column *c = &rc->table->columns[e->col];
@@ -539,6 +581,29 @@ bad:
   return exec_error_set(err, EXEC_CORRUPT, "cell of %s.%s does not decode: %u bytes for %s",
                         rc->table->name, rc->table->columns[e->col].name, n,
                         cat_type_name(rc->table->columns[e->col].type.id));
+}
+
+/* The column id of a declared column's qualifier (cat_column_qualifier), or 0: the marker
+** cell of "_k", a dynamic column's qualifier (00 + name), or a qualifier of no column. */
+static inline uint32_t qual_id(const kv_cell_view *cell) {
+  const uint8_t *q = cell->qual;
+  if (cell->qual_len == 1 && q[0] < 0x80) return q[0];
+  if (cell->qual_len == 2 && (q[0] & 0x80)) return ((uint32_t)(q[0] & 0x7F) << 8) | q[1];
+  return 0;
+}
+
+/* The entry of rc->dyn whose column has cell's qualifier and family, or -1. Only for cells
+** qual_id gives 0 (a dynamic qualifier starts with the escape byte 00 and is 2 bytes or
+** more). */
+static int dyn_find(const exec_rowcodec *rc, const kv_cell_view *cell) {
+  if (cell->qual_len < 2 || cell->qual[0] != CAT_DYN_QUAL_ESCAPE) return -1;
+  for (int k = 0; k < rc->n_dyn; k++) {
+    const cat_column *c = &rc->table->columns[rc->dyn[k].col];
+    if (rc->dyn[k].family_id == cell->family_id && c->dyn_qual_len == cell->qual_len &&
+        memcmp(c->dyn_qual, cell->qual, cell->qual_len) == 0)
+      return k;
+  }
+  return -1;
 }
 
 /* decode_key for a prepared need whose key columns are all in the fixed-width tail
@@ -747,13 +812,16 @@ static int decode_prepared(exec_rowcodec *rc, const kv_row *row, const kv_value_
   for (uint32_t k = 0; k < row->n_cells; k++) {
     const kv_cell_view *cell = &row->cells[k];
     if (cell->family_id == rc->key_family_id) continue; /* "_k" holds no column (catalog.h) */
-    const uint8_t *q = cell->qual;
-    uint32_t id;
-    if (cell->qual_len == 1 && q[0] < 0x80) id = q[0];
-    else if (cell->qual_len == 2 && (q[0] & 0x80)) id = ((uint32_t)(q[0] & 0x7F) << 8) | q[1];
-    else continue; /* the marker cell of "_k", or a qualifier of no column */
-    if (id > rc->max_id) continue;
-    const exec_rc_pcell *e = &by_id[id];
+    uint32_t id = qual_id(cell);
+    const exec_rc_pcell *e;
+    if (id) {
+      if (id > rc->max_id) continue;
+      e = &by_id[id];
+    } else { /* a dynamic column's, or a qualifier of no column */
+      int d = rc->n_dyn ? dyn_find(rc, cell) : -1;
+      if (d < 0) continue;
+      e = &rc->dyn_need[d];
+    }
     if (e->col < 0 || e->family_id != cell->family_id) continue;
     uint64_t bit = (uint64_t)1 << e->slot;
     if (seen & bit) continue; /* an older version of a filled one */
@@ -819,13 +887,16 @@ int exec_row_decode_vec(exec_rowcodec *rc, const kv_row *row, const kv_value_vec
   const exec_rc_cell *by_id = rc->by_id;
   for (uint32_t k = 0; k < row->n_cells; k++) {
     const kv_cell_view *cell = &row->cells[k];
-    const uint8_t *q = cell->qual;
-    uint32_t id;
-    if (cell->qual_len == 1 && q[0] < 0x80) id = q[0];
-    else if (cell->qual_len == 2 && (q[0] & 0x80)) id = ((uint32_t)(q[0] & 0x7F) << 8) | q[1];
-    else continue; /* the marker cell of "_k", or a qualifier of no column */
-    if (id > rc->max_id) continue;
-    const exec_rc_cell *e = &by_id[id];
+    uint32_t id = qual_id(cell);
+    const exec_rc_cell *e;
+    if (id) {
+      if (id > rc->max_id) continue;
+      e = &by_id[id];
+    } else { /* the marker cell of "_k", a dynamic column's, or a qualifier of no column */
+      int d = rc->n_dyn ? dyn_find(rc, cell) : -1;
+      if (d < 0) continue;
+      e = &rc->dyn[d];
+    }
     if (e->col < 0 || e->family_id != cell->family_id) continue;
     cat_value *v = &vals[e->col];
     if ((need && !need[e->col]) || !v->is_null) continue; /* older version of a filled one */

@@ -109,6 +109,10 @@ typedef struct exec_rowcodec {
                                column before the tail is needed (read from the key's end
                                only) */
   int n_prep_tail_keys;     /* their count */
+  int n_dyn;                /* the table's dynamic columns (cat_table.n_dynamic) */
+  exec_rc_cell *dyn;        /* n_dyn: how each decodes (kind RC_DYN: checked against its
+                               declared type); found by qualifier, not by id */
+  exec_rc_pcell *dyn_need;  /* n_dyn: dyn for the prepared need (col -1: not needed) */
 } exec_rowcodec;
 
 /* Fill err (when not NULL) with code, offset -1 and the printf-style message (truncated to
@@ -175,7 +179,11 @@ void exec_rowcodec_prepare(exec_rowcodec *rc, const bool *need, const int16_t *s
 ** next exec_row_decode on rc, whichever comes first. If copy is not NULL every string is
 ** instead copied into that arena and outlives both. Cells of unknown qualifiers or other
 ** families are ignored. Errors: EXEC_CORRUPT (a key or cell that does not decode, naming
-** the table and column), EXEC_NOMEM (copy arena). */
+** the table and column), EXEC_NOMEM (copy arena). A dynamic column's cell (Phoenix; the
+** table a statement's copy with cat_table.n_dynamic) is decoded as its declared type says;
+** bytes that are not a value of that type (a width that does not fit, a BOOLEAN byte over
+** 1, a DECIMAL that does not decode, text that is not UTF-8) are EXEC_ERROR naming the
+** column, its declared type and the cell's length, never read past. */
 int exec_row_decode(exec_rowcodec *rc, const kv_row *row, const bool *need, cat_value *vals,
                     struct plan_arena *copy, exec_error *err);
 

@@ -85,7 +85,9 @@ static int scan_buffers(exec_scan_state *s, const plan_scan *ps, exec_error *err
   const cat_table *t = ps->table;
   uint32_t n = ps->ranges.n_ranges + ps->skip_outer.n_ranges; /* a skip scan's outer ranges
                                                                  follow its suffixes */
-  if (!c) {
+  if (!c || t->n_dynamic) { /* a statement's table with dynamic columns is its own: the
+                               cache knows tables by address and column count only */
+    s->cache = NULL;
     int rc = exec_rowcodec_init(&s->rc, t, err);
     if (rc) return rc;
     s->rc_ok = true;
@@ -161,6 +163,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   s->keep_key = !cache || ps->index;
   int rc = scan_buffers(s, ps, err);
   if (rc) return rc;
+  cache = s->cache; /* NULL when scan_buffers did not use it */
   /* the decoder's tables for this scan's rows (table rows, or an index's looked-up rows) */
   if (ps->index) exec_rowcodec_prepare(s->rcp, ps->lookup ? ps->lookup_need : NULL, NULL);
   else exec_rowcodec_prepare(s->rcp, ps->need, slots);
@@ -250,8 +253,9 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
     for (int c = 0; c < t->n_columns; c++) {
       const cat_column *col = &t->columns[c];
       if (!ps->read[c] || col->pk_pos >= 0 || col->family != ps->families[f]) continue;
-      ql[k] = (uint32_t)cat_column_qualifier(col->id, qbytes + 2 * k);
-      qp[k] = qbytes + 2 * k;
+      size_t len;
+      qp[k] = cat_col_qual(col, qbytes + 2 * k, &len); /* a dynamic column's: 00 + name */
+      ql[k] = (uint32_t)len;
       if (k < 64) s->vmap.col[k] = (int16_t)c;
       k++;
     }
@@ -272,7 +276,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   /* rows as value vectors (kv.h): decoded through vmap, the projection just built; not
      with a filter (plan_filter_eval reads views), nor for point lookups, whose one row a
      key does not repay preparing the map at each open */
-  s->vmap.n_sets = k <= 64 && ps->ranges.kind != PLAN_SCAN_POINT ? n_qs : 0;
+  s->vmap.n_sets = k <= 64 && ps->ranges.kind != PLAN_SCAN_POINT && !t->n_dynamic ? n_qs : 0;
   o.value_vectors = s->vmap.n_sets > 0 && !ps->filter;
   if (o.value_vectors) exec_vec_map_prepare(s->rcp, &s->vmap);
   o.reverse = ps->reverse;

@@ -72,7 +72,7 @@ static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool rows_m
   w->mark = kv_batch_get_mark(w->b);
   exec_session *s = st->s;
   w->spill_at = s->write_mem / EXEC_WRITE_SPILL_SHARE;
-  if (s->maint_cache && s->maint_gen == s->schema_gen &&
+  if (s->maint_cache && s->maint_gen == s->schema_gen && !t->n_dynamic &&
       exec_index_maint_table(s->maint_cache) == t) {
     w->maint = s->maint_cache; /* same table, same schema: reuse the codecs */
     s->maint_cache = NULL;
@@ -131,6 +131,12 @@ static int writer_close(writer *w, int rc, exec_error *err) {
   }
   kv_bulk_free(w->kb); /* after a failure: its temporary files go too */
   w->kb = NULL;
+  if (w->maint && exec_index_maint_table(w->maint)->n_dynamic) {
+    /* a statement's copy of the table with dynamic columns (planner/bind_dyncol.c): its
+       address is no key for the next statement */
+    exec_index_maint_free(w->maint);
+    w->maint = NULL;
+  }
   if (w->maint) { /* keep it for the next statement on this table */
     exec_index_maint_set_journal(w->maint, NULL);
     exec_index_maint_cancel(w->maint);

@@ -747,31 +747,33 @@ static plan_expr *bind_case(binder *b, const sql_expr *x) {
   return bind_fold(b, e);
 }
 
+int bind_type(binder *b, const sql_type *st, cat_type *out) {
+  int id = cat_type_lookup(st->name);
+  if (!id) {
+    const char *hint = cat_type_hint(st->name);
+    if (hint)
+      return bind_error(b, EXEC_ERROR, st->off, "unknown type \"%s\" (use %s)", st->name, hint);
+    return bind_error(b, EXEC_ERROR, st->off, "unknown type \"%s\"", st->name);
+  }
+  cat_type t = cat_type_of(id);
+  if (st->nargs >= 1) {
+    if (id == CAT_T_DECIMAL) t.precision = (uint8_t)(st->arg[0] > 255 ? 255 : st->arg[0]);
+    else t.length = (uint32_t)st->arg[0];
+  }
+  if (st->nargs == 2) t.scale = (uint8_t)(st->arg[1] > 255 ? 255 : st->arg[1]);
+  if (st->array) t = cat_type_array_of(&t);
+  cat_error ce = {0};
+  if (cat_type_validate(&t, &ce) != CAT_OK)
+    return bind_error(b, EXEC_ERROR, st->off, "%s", ce.msg);
+  *out = t;
+  return EXEC_OK;
+}
+
 static plan_expr *bind_cast(binder *b, const sql_expr *x) {
   plan_expr *a = bind_expr(b, x->left);
   if (!a) return NULL;
-  int id = cat_type_lookup(x->type->name);
-  if (!id) {
-    const char *hint = cat_type_hint(x->type->name);
-    if (hint)
-      bind_error(b, EXEC_ERROR, x->type->off, "unknown type \"%s\" (use %s)", x->type->name,
-                 hint);
-    else
-      bind_error(b, EXEC_ERROR, x->type->off, "unknown type \"%s\"", x->type->name);
-    return NULL;
-  }
-  cat_type t = cat_type_of(id);
-  if (x->type->nargs >= 1) {
-    if (id == CAT_T_DECIMAL) t.precision = (uint8_t)(x->type->arg[0] > 255 ? 255 : x->type->arg[0]);
-    else t.length = (uint32_t)x->type->arg[0];
-  }
-  if (x->type->nargs == 2) t.scale = (uint8_t)(x->type->arg[1] > 255 ? 255 : x->type->arg[1]);
-  if (x->type->array) t = cat_type_array_of(&t);
-  cat_error ce = {0};
-  if (cat_type_validate(&t, &ce) != CAT_OK) {
-    bind_error(b, EXEC_ERROR, x->type->off, "%s", ce.msg);
-    return NULL;
-  }
+  cat_type t;
+  if (bind_type(b, x->type, &t)) return NULL;
   plan_expr *e = bind_node(b, PX_CAST, x->off, 1);
   if (!e) return NULL;
   e->args[0] = a;

@@ -318,14 +318,17 @@ const cat_table *bind_find_table(binder *b, const char *name, uint32_t off) {
 /* FROM item i (table name tname, or the derived table sub) into f: a WITH name or a
 ** derived table is bound as a subquery, another name is the catalog's table. */
 static int bind_item(binder *b, const char *tname, const sql_select *sub, const char *alias,
-                     uint32_t toff, plan_from *f) {
+                     const sql_colname_list *dyn, uint32_t toff, plan_from *f) {
   if (sub) return bind_derived(b, sub, NULL, alias, toff, f);
   const sql_cte *c = b->cte_self && strcmp(tname, b->cte_self) == 0 ? NULL
                                                                      : bind_find_cte(b, tname);
+  if (c && bind_dyn_refuse(b, dyn, tname, "a WITH name")) return b->rc;
   if (c) return bind_derived(b, c->select, c->cols, alias ? alias : c->name, toff, f);
   const cat_view *v = cat_find_view(b->cat, tname); /* a view: planner/bind_view.c */
+  if (v && bind_dyn_refuse(b, dyn, tname, "a view")) return b->rc;
   if (v) return bind_view_derived(b, v, alias, toff, f);
   const cat_table *t = bind_find_table(b, tname, toff);
+  if (t) t = bind_dyn_table(b, t, dyn, NULL); /* Phoenix's dynamic columns: planner/bind_dyncol.c */
   if (!t) return b->rc;
   f->table = t;
   f->name = alias ? plan_arena_strndup(b->A, alias, strlen(alias)) : t->name;
@@ -346,8 +349,8 @@ int bind_from_joins(binder *b, const sql_select *q, plan_select *s) {
     const char *alias = j ? j->alias : q->alias;
     uint32_t toff = j ? j->table_off : q->table_off;
     if (j && check_join(b, j)) return b->rc;
-    if (!pre && bind_item(b, j ? j->table : q->table, j ? j->sub : q->sub, alias, toff,
-                          &from[i]))
+    if (!pre && bind_item(b, j ? j->table : q->table, j ? j->sub : q->sub, alias,
+                          j ? j->dyn : q->dyn, toff, &from[i]))
       return b->rc;
     const cat_table *t = from[i].table;
     from[i].base = base;

@@ -283,11 +283,14 @@ int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
   plan_expr *view_cond = NULL;
   int view = bind_view_from(b, q, s, &view_cond); /* planner/bind_view.c */
   if (b->rc) return b->rc;
+  if (view != BIND_VIEW_NONE && bind_dyn_refuse(b, q->dyn, q->table, "a view")) return b->rc;
   if (view == BIND_VIEW_DERIVED || q->joins || q->sub || b->pre_from ||
       (q->table && bind_find_cte(b, q->table))) {
     if (bind_from_joins(b, q, s)) return b->rc; /* planner/bind_from.c */
   } else if (q->table && view == BIND_VIEW_NONE) {
     b->table = s->table = find_table(b, q->table, q->table_off);
+    if (s->table) /* Phoenix's dynamic columns: planner/bind_dyncol.c */
+      b->table = s->table = bind_dyn_table(b, s->table, q->dyn, NULL);
     if (!s->table) return b->rc;
     b->alias = q->alias;
     s->col_names = column_names(b, s->table);
@@ -354,7 +357,10 @@ static plan_expr *to_array_column(binder *b, plan_expr *e, const cat_type *ct) {
 static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
   bind_view_target vt; /* UPSERT INTO an updatable view (planner/bind_view.c) */
   if (bind_view_dml(b, u->table, u->table_off, "UPSERT INTO", &vt)) return b->rc;
-  const cat_table *t = p->table = vt.table ? vt.table : find_table(b, u->table, u->table_off);
+  if (vt.table && bind_dyn_refuse(b, u->cols, u->table, "a view")) return b->rc;
+  const cat_table *t = vt.table ? vt.table : find_table(b, u->table, u->table_off);
+  if (t) t = bind_dyn_table(b, t, u->cols, p); /* dynamic columns: planner/bind_dyncol.c */
+  p->table = t;
   if (!t) return b->rc;
   int n = u->cols ? u->cols->n : t->n_columns;
   p->n_cols = n;
@@ -461,7 +467,9 @@ static int bind_upsert(binder *b, const sql_upsert *u, plan_upsert *p) {
 static int bind_delete(binder *b, const sql_delete *d, plan_delete *p) {
   bind_view_target vt; /* DELETE FROM an updatable view (planner/bind_view.c) */
   if (bind_view_dml(b, d->table, d->table_off, "DELETE FROM", &vt)) return b->rc;
+  if (vt.table && bind_dyn_refuse(b, d->dyn, d->table, "a view")) return b->rc;
   b->table = p->table = vt.table ? vt.table : find_table(b, d->table, d->table_off);
+  if (p->table) b->table = p->table = bind_dyn_table(b, p->table, d->dyn, NULL);
   if (!p->table) return b->rc;
   p->col_names = column_names(b, p->table);
   if (!p->col_names) return b->rc;

@@ -91,7 +91,7 @@ int bind_view_chain_of(binder *b, const char *name, uint32_t off, bind_view_chai
     }
     const sql_select *q = view_query(b, v, off);
     if (!q) return BIND_VIEW_NONE;
-    if (!mergeable(q)) return BIND_VIEW_DERIVED;
+    if (q->dyn || !mergeable(q)) return BIND_VIEW_DERIVED; /* dynamic columns: bound whole */
     c->views[c->n] = v;
     c->q[c->n++] = q;
     c->table = cat_find_table(b->cat, q->table);

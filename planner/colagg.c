@@ -47,7 +47,8 @@ bool plan_colagg_check(const plan_query *q, int *threads) {
   if (!q->has_scan || !s->aggregate || s->n_group != 0 || s->n_aggs < 1) return false;
   const plan_scan *ps = &q->scan;
   const cat_table *t = ps->table;
-  if (!t || t->n_columns > 1024 || ps->index || ps->ranges.kind != PLAN_SCAN_FULL ||
+  if (!t || t->n_columns > 1024 || t->n_dynamic /* their qualifiers are longer */ ||
+      ps->index || ps->ranges.kind != PLAN_SCAN_FULL ||
       ps->ranges.n_ranges ||
       ps->kv_limit || ps->residual || !ps->filter || ps->n_families != 1 ||
       ps->families[0] == 0 || !ps->read)

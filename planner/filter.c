@@ -481,7 +481,12 @@ int plan_filter_build(const cat_table *t, const plan_expr *const *terms, uint32_
     cols[i].key_pos = cc->pk_pos;
     if (cc->pk_pos < 0) {
       cols[i].family_id = t->families[cc->family].kv_id;
-      cols[i].qual_len = (uint32_t)cat_column_qualifier(cc->id, cols[i].qual);
+      /* A dynamic column's cell may not be a value of the type the statement declares, and
+         this filter, comparing encoded bytes, would drop such a row where the row decoder
+         reports it (exec/rowcodec.c): its terms are left out (qual_len 0, slot_of), to be
+         evaluated after decoding. */
+      if (!cc->dyn_qual)
+        cols[i].qual_len = (uint32_t)cat_column_qualifier(cc->id, cols[i].qual);
     }
   }
   plan_filter_schema s = {t->key_cols, t->n_pk, cols, t->n_columns};

@@ -67,8 +67,9 @@ typedef struct plan_filter_schema {
 
 /* Build the filter for the AND of terms[0..n) over table t (PX_COLUMN slot = the table's
 ** column index; key columns located by pk_pos, others by family kv_id and
-** cat_column_qualifier). params holds the bound parameter values (PX_PARAM n is
-** params[n-1]); a parameter beyond n_params is unknown (its term is not pushed).
+** cat_column_qualifier; a term on a dynamic column, cat_column.dyn_qual, is not pushed).
+** params holds the bound parameter values (PX_PARAM n is params[n-1]); a parameter beyond
+** n_params is unknown (its term is not pushed).
 ** Outputs:
 **   *out: the filter (free with plan_filter_free), or NULL when no term was pushed.
 **   *not_pushed / *n_not_pushed: the terms that were not pushed, in their given order, in

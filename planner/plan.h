@@ -138,6 +138,10 @@ typedef struct plan_upsert {
   int n_rows;              /* VALUES rows (0 for UPSERT SELECT) */
   plan_expr ***rows;       /* rows[r][c]: expression for target column c */
   plan_select *select;     /* UPSERT SELECT source, or NULL */
+  const char **new_families; /* families its dynamic columns name that the table lacks:
+                              created before it writes (exec/engine.c), then it is bound
+                              again; table's copy has them with kv_id UINT32_MAX */
+  int n_new_families;      /* their count */
 } plan_upsert;
 
 /* A bound DELETE. */

@@ -153,6 +153,26 @@ plan_expr *bind_sequence(binder *b, const sql_expr *x);
 ** subqueries'. b->rc. */
 int bind_sequence_finish(binder *b, const plan_select *s);
 
+/* A type as written (CAST, a dynamic column) into *out: EXEC_OK, or EXEC_ERROR at the type
+** (an unknown name, with the usual spelling when there is one; bad parameters). */
+int bind_type(binder *b, const struct sql_type *st, cat_type *out);
+
+/* Phoenix's dynamic columns (planner/bind_dyncol.c): table t as the statement sees it with
+** the columns of `cols` that carry a type (a FROM item's `t (f.c TYPE, ...)`, UPSERT's column
+** list; the others are t's own) appended after t's columns: t itself when there are none,
+** else a copy in b's arena (cat_table.n_dynamic). With up (an UPSERT), a family t lacks is
+** added to the copy and named in up->new_families (Phoenix creates it on first use);
+** without, it is an error. NULL with b's error set: a name that t declares, a name given
+** twice, a family starting with '_' (or that t lacks), a bad type, too many columns or
+** families. */
+const cat_table *bind_dyn_table(binder *b, const cat_table *t, const sql_colname_list *cols,
+                                plan_upsert *up);
+/* EXEC_ERROR at the first dynamic column of cols when the FROM item or UPSERT target named
+** `name` is not a table (a view, a WITH name, a derived table): only a table's cells can be
+** read as dynamic columns. EXEC_OK when cols has none. */
+int bind_dyn_refuse(binder *b, const sql_colname_list *cols, const char *name,
+                    const char *what);
+
 /* Structural equality of two bound expressions (GROUP BY matching). */
 bool plan_expr_equal(const plan_expr *a, const plan_expr *b2);
 

@@ -380,6 +380,7 @@ sql_colname_list *sql_colname_list_append(sql_colname_list *l, char *family, cha
   c->off = off;
   c->desc = desc;
   c->row_timestamp = false;
+  c->type = NULL;
   return l;
 }
 
@@ -388,6 +389,7 @@ void sql_colname_list_free(sql_colname_list *l) {
   for (int i = 0; i < l->n; i++) {
     free(l->a[i].family);
     free(l->a[i].name);
+    sql_type_free(l->a[i].type);
   }
   free(l->a);
   free(l);
@@ -458,6 +460,7 @@ void sql_join_list_free(sql_join_list *l) {
     free(l->a[i].alias);
     sql_expr_free(l->a[i].on);
     sql_colname_list_free(l->a[i].using);
+    sql_colname_list_free(l->a[i].dyn);
   }
   free(l->a);
   free(l);
@@ -564,6 +567,7 @@ void sql_select_free(sql_select *s) {
   free(s->table);
   free(s->alias);
   sql_join_list_free(s->joins);
+  sql_colname_list_free(s->dyn);
   sql_expr_free(s->where);
   sql_expr_list_free(s->group);
   sql_expr_free(s->having);
@@ -676,6 +680,7 @@ void sql_delete_free(sql_delete *d) {
   if (!d) return;
   free(d->hint);
   free(d->table);
+  sql_colname_list_free(d->dyn);
   sql_expr_free(d->where);
   sql_expr_free(d->limit);
   free(d);

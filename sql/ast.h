@@ -156,6 +156,8 @@ typedef struct sql_colname {
   uint32_t off;  /* byte offset of the first part */
   bool desc;     /* PRIMARY KEY (..., c DESC) */
   bool row_timestamp; /* PRIMARY KEY (..., c ROW_TIMESTAMP) */
+  struct sql_type *type; /* a dynamic column's type (Phoenix: UPSERT INTO t (f.c TYPE),
+                            FROM t (f.c TYPE)), else NULL; owned */
 } sql_colname;
 
 typedef struct sql_colname_list {
@@ -222,6 +224,7 @@ typedef struct sql_join {
   uint32_t alias_off;     /* byte offset of the alias (0 without one) */
   sql_expr *on;           /* ON condition or NULL; owned */
   sql_colname_list *using;/* USING (a, b) or NULL; owned */
+  sql_colname_list *dyn;  /* the table's dynamic columns `t (f.c TYPE, ...)`, or NULL; owned */
 } sql_join;
 
 typedef struct sql_join_list {
@@ -273,6 +276,7 @@ struct sql_select {
   uint32_t table_off;    /* byte offset of the table name */
   uint32_t alias_off;    /* byte offset of the alias (0 without one) */
   sql_join_list *joins;  /* the FROM items after the first, or NULL (one table); owned */
+  sql_colname_list *dyn; /* FROM table's dynamic columns `t (f.c TYPE, ...)`, or NULL; owned */
   sql_expr *where;       /* or NULL; owned */
   sql_expr_list *group;  /* or NULL; owned */
   sql_expr *having;      /* or NULL; owned */
@@ -367,6 +371,7 @@ typedef struct sql_delete {
   char *hint;          /* owned, or NULL */
   char *table;         /* owned */
   uint32_t table_off;  /* byte offset of the table name */
+  sql_colname_list *dyn; /* the table's dynamic columns `t (f.c TYPE, ...)`, or NULL; owned */
   sql_expr *where;     /* or NULL; owned */
   sql_expr *limit;     /* or NULL; owned */
 } sql_delete;

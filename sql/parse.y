@@ -95,12 +95,12 @@ explain_opt(A) ::= nm(N). { A = sql_pc_explain_opt(ctx, N, NULL); }
 explain_opt(A) ::= nm(N) nm(V). { A = sql_pc_explain_opt(ctx, N, &V); }
 
 explainable(A) ::= select(S). { A = sql_pc_stmt_select(ctx, S); }
-explainable(A) ::= UPSERT(K) hint_opt(H) INTO nm(T) collist_opt(C) VALUES valueslist(V).
+explainable(A) ::= UPSERT(K) hint_opt(H) INTO nm(T) upcols_opt(C) VALUES valueslist(V).
   { A = sql_pc_upsert(ctx, K, H, T, C, V, NULL); }
-explainable(A) ::= UPSERT(K) hint_opt(H) INTO nm(T) collist_opt(C) select(S).
+explainable(A) ::= UPSERT(K) hint_opt(H) INTO nm(T) upcols_opt(C) select(S).
   { A = sql_pc_upsert(ctx, K, H, T, C, NULL, S); }
-explainable(A) ::= DELETE(K) hint_opt(H) FROM nm(T) where_opt(W) limit_opt(L).
-  { A = sql_pc_delete(ctx, K, H, T, W, L); }
+explainable(A) ::= DELETE(K) hint_opt(H) FROM nm(T) dyncols_opt(D) where_opt(W) limit_opt(L).
+  { A = sql_pc_delete(ctx, K, H, T, D, W, L); }
 
 cmd(A) ::= CREATE(K) TABLE ifnotexists(E) nm(N) LP tbody(B) RP opts_opt(O).
   { A = sql_pc_create_table(ctx, K, E, N, B, O); }
@@ -181,6 +181,28 @@ collist(A) ::= collist(L) COMMA qname(Q). { A = sql_pc_colname(ctx, L, Q, 0); }
 collist_opt(A) ::= . { A = NULL; }
 collist_opt(A) ::= LP collist(L) RP. { A = L; }
 
+/* UPSERT's column list: a column with a type is one of Phoenix's dynamic columns. */
+%type upcols_opt {sql_colname_list *}
+%destructor upcols_opt { sql_colname_list_free($$); }
+upcols_opt(A) ::= . { A = NULL; }
+upcols_opt(A) ::= LP upcols(L) RP. { A = L; }
+%type upcols {sql_colname_list *}
+%destructor upcols { sql_colname_list_free($$); }
+upcols(A) ::= qname(Q). { A = sql_pc_dyncol(ctx, NULL, Q, NULL); }
+upcols(A) ::= qname(Q) typetoken(Y). { A = sql_pc_dyncol(ctx, NULL, Q, Y); }
+upcols(A) ::= upcols(L) COMMA qname(Q). { A = sql_pc_dyncol(ctx, L, Q, NULL); }
+upcols(A) ::= upcols(L) COMMA qname(Q) typetoken(Y). { A = sql_pc_dyncol(ctx, L, Q, Y); }
+
+/* A table's dynamic columns in FROM (Phoenix): t [AS alias] (f.c TYPE, ...). */
+%type dyncols_opt {sql_colname_list *}
+%destructor dyncols_opt { sql_colname_list_free($$); }
+dyncols_opt(A) ::= . { A = NULL; }
+dyncols_opt(A) ::= LP dyncols(L) RP. { A = L; }
+%type dyncols {sql_colname_list *}
+%destructor dyncols { sql_colname_list_free($$); }
+dyncols(A) ::= qname(Q) typetoken(Y). { A = sql_pc_dyncol(ctx, NULL, Q, Y); }
+dyncols(A) ::= dyncols(L) COMMA qname(Q) typetoken(Y). { A = sql_pc_dyncol(ctx, L, Q, Y); }
+
 /* ---- CREATE TABLE and CREATE INDEX ----------------------------------------------------- */
 %type tbody {sql_create_table *}
 %destructor tbody { sql_create_table_free($$); }
@@ -227,7 +249,8 @@ pklist(A) ::= pklist(L) COMMA qname(Q) sortorder(D) ROW_TIMESTAMP.
    (sql_pc_as_of); the binder checks where it may apply. OF, FOR and SYSTEM_TIME stay names
    elsewhere, but not as an alias right after a table name. */
 %fallback ID OF FOR SYSTEM_TIME.
-fromitem(A) ::= nm(T) asof tas_opt(N). { A.table = T; A.alias = N; A.sub = NULL; A.joins = NULL; }
+fromitem(A) ::= nm(T) asof tas_opt(N) dyncols_opt(D).
+  { A.table = T; A.alias = N; A.sub = NULL; A.joins = NULL; A.dyn = D; }
 asof ::= AS(K) OF TIMESTAMP STRING(S). { sql_pc_as_of(ctx, K, S); }
 asof ::= FOR(K) SYSTEM_TIME AS OF TIMESTAMP STRING(S). { sql_pc_as_of(ctx, K, S); }
 
@@ -337,18 +360,20 @@ as_opt(A) ::= nm(N). { A = N.z; }
 
 %type from_opt {sql_from}
 %destructor from_opt { free($$.table.z); free($$.alias.z); sql_select_free($$.sub);
-                       sql_join_list_free($$.joins); }
+                       sql_join_list_free($$.joins); sql_colname_list_free($$.dyn); }
 from_opt(A) ::= . { A.table.z = NULL; A.table.off = 0; A.alias.z = NULL; A.alias.off = 0;
-                    A.sub = NULL; A.joins = NULL; }
+                    A.sub = NULL; A.joins = NULL; A.dyn = NULL; }
 from_opt(A) ::= FROM fromitem(I) joins_opt(J). { A = I; A.joins = J; }
 
 /* One FROM item: a table, or a derived table (SELECT ...), with an optional alias. */
 %type fromitem {sql_from}
 %destructor fromitem { free($$.table.z); free($$.alias.z); sql_select_free($$.sub);
-                       sql_join_list_free($$.joins); }
-fromitem(A) ::= nm(T) tas_opt(N). { A.table = T; A.alias = N; A.sub = NULL; A.joins = NULL; }
+                       sql_join_list_free($$.joins); sql_colname_list_free($$.dyn); }
+fromitem(A) ::= nm(T) tas_opt(N) dyncols_opt(D).
+  { A.table = T; A.alias = N; A.sub = NULL; A.joins = NULL; A.dyn = D; }
 fromitem(A) ::= LP(P) select(S) RP tas_opt(N).
-  { A.table.z = NULL; A.table.off = sql_pc_off(ctx, P); A.alias = N; A.sub = S; A.joins = NULL; }
+  { A.table.z = NULL; A.table.off = sql_pc_off(ctx, P); A.alias = N; A.sub = S; A.joins = NULL;
+    A.dyn = NULL; }
 
 /* A table's alias. Without AS it may not be a join word (JOIN, LEFT, ...: they start a join
    there), so "FROM t left" is a syntax error and "FROM t AS left" is not. */

@@ -42,6 +42,7 @@ typedef struct sql_from {
   sql_name alias;        /* z owned or NULL */
   sql_select *sub;       /* a derived table's query, or NULL; owned */
   sql_join_list *joins;  /* the items after the first, or NULL; owned */
+  sql_colname_list *dyn; /* the table's dynamic columns `t (f.c TYPE, ...)`, or NULL; owned */
 } sql_from;
 
 /* The words of a join before its table: kind, NATURAL, offset of the first word; also a
@@ -135,6 +136,10 @@ sql_expr_list *sql_pc_arm(sql_pctx *ctx, sql_expr_list *l, sql_expr *w, sql_expr
 sql_order_list *sql_pc_order(sql_pctx *ctx, sql_order_list *l, sql_expr *e, int desc,
                              int nulls);
 sql_colname_list *sql_pc_colname(sql_pctx *ctx, sql_colname_list *l, sql_qname q, int desc);
+/* Appends the column `[family.]name [TYPE]` to l (NULL: a new list); type (NULL: a declared
+** column) makes it one of Phoenix's dynamic columns. Takes everything over. */
+sql_colname_list *sql_pc_dyncol(sql_pctx *ctx, sql_colname_list *l, sql_qname q,
+                                struct sql_type *type);
 sql_result_list *sql_pc_result(sql_pctx *ctx, sql_result_list *l, sql_expr *e, char *alias,
                                int nqual, sql_name q1, sql_name q2, uint32_t off);
 sql_option_list *sql_pc_option(sql_pctx *ctx, sql_option_list *l, sql_qname q,
@@ -173,6 +178,7 @@ sql_joinop sql_pc_joinop(sql_pctx *ctx, int kind, sql_token k);
 sql_stmt *sql_pc_upsert(sql_pctx *ctx, sql_token kw, char *hint, sql_name table,
                         sql_colname_list *cols, sql_expr_list *rows, sql_select *select);
 sql_stmt *sql_pc_delete(sql_pctx *ctx, sql_token kw, char *hint, sql_name table,
+                        sql_colname_list *dyn,
                         sql_expr *where, sql_expr *limit);
 /* Adds a column to a (possibly new, when t is NULL) CREATE TABLE body. */
 sql_create_table *sql_pc_coldef(sql_pctx *ctx, sql_create_table *t, sql_qname q,

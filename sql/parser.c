@@ -327,6 +327,14 @@ sql_colname_list *sql_pc_colname(sql_pctx *ctx, sql_colname_list *l, sql_qname q
   return r;
 }
 
+sql_colname_list *sql_pc_dyncol(sql_pctx *ctx, sql_colname_list *l, sql_qname q,
+                                sql_type *type) {
+  sql_colname_list *r = sql_pc_colname(ctx, l, q, 0);
+  if (!r) sql_type_free(type);
+  else r->a[r->n - 1].type = type;
+  return r;
+}
+
 sql_result_list *sql_pc_result(sql_pctx *ctx, sql_result_list *l, sql_expr *e, char *alias,
                                int nqual, sql_name q1, sql_name q2, uint32_t off) {
   char *qual[2] = {q1.z, q2.z};
@@ -422,6 +430,7 @@ sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
     free(from.alias.z);
     sql_select_free(from.sub);
     sql_join_list_free(from.joins);
+    sql_colname_list_free(from.dyn);
     sql_expr_free(where);
     sql_expr_list_free(group);
     sql_expr_free(having);
@@ -437,6 +446,7 @@ sql_select *sql_pc_select(sql_pctx *ctx, sql_token kw, char *hint, int distinct,
   s->alias = from.alias.z;
   s->alias_off = from.alias.z ? from.alias.off : 0;
   s->joins = from.joins;
+  s->dyn = from.dyn;
   s->where = where;
   s->group = group;
   s->having = having;
@@ -487,7 +497,12 @@ sql_join_list *sql_pc_join(sql_pctx *ctx, sql_join_list *l, sql_joinop op, sql_f
   sql_join_list *r = sql_join_list_append(l, op.kind, op.natural, op.off, item.table.z,
                                           item.sub, item.table.off, item.alias.z,
                                           item.alias.z ? item.alias.off : 0, on, using);
-  if (!r) sql_pc_nomem(ctx);
+  if (!r) {
+    sql_colname_list_free(item.dyn);
+    sql_pc_nomem(ctx);
+  } else {
+    r->a[r->n - 1].dyn = item.dyn;
+  }
   return r;
 }
 
@@ -531,7 +546,7 @@ sql_stmt *sql_pc_upsert(sql_pctx *ctx, sql_token kw, char *hint, sql_name table,
 }
 
 sql_stmt *sql_pc_delete(sql_pctx *ctx, sql_token kw, char *hint, sql_name table,
-                        sql_expr *where, sql_expr *limit) {
+                        sql_colname_list *dyn, sql_expr *where, sql_expr *limit) {
   sql_stmt *s = sql_stmt_new(SQL_STMT_DELETE, sql_pc_off(ctx, kw));
   sql_delete *d = sql_delete_new();
   if (!s || !d) {
@@ -539,11 +554,13 @@ sql_stmt *sql_pc_delete(sql_pctx *ctx, sql_token kw, char *hint, sql_name table,
     free(d);
     free(hint);
     free(table.z);
+    sql_colname_list_free(dyn);
     sql_expr_free(where);
     sql_expr_free(limit);
     return sql_pc_nomem(ctx);
   }
   d->hint = hint;
+  d->dyn = dyn;
   d->table = table.z;
   d->table_off = table.off;
   d->where = where;

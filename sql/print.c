@@ -352,6 +352,10 @@ static void put_colnames(buf *b, const sql_colname_list *l) {
   for (int i = 0; l && i < l->n; i++) {
     if (i) puts_(b, ", ");
     put_colname(b, &l->a[i]);
+    if (l->a[i].type) {
+      puts_(b, " ");
+      put_type(b, l->a[i].type);
+    }
     if (l->a[i].desc) puts_(b, " DESC");
     if (l->a[i].row_timestamp) puts_(b, " ROW_TIMESTAMP");
   }
@@ -385,7 +389,7 @@ static void put_core(buf *b, const sql_select *s, unsigned flags);
 
 /* A FROM item: a table or (derived table), then its alias. */
 static void put_from_item(buf *b, const char *table, const sql_select *sub, const char *alias,
-                          unsigned flags) {
+                          const sql_colname_list *dyn, unsigned flags) {
   if (sub) {
     puts_(b, "(");
     put_select(b, sub, flags);
@@ -397,6 +401,10 @@ static void put_from_item(buf *b, const char *table, const sql_select *sub, cons
     puts_(b, " AS ");
     put_ident(b, alias);
   }
+  if (dyn) { /* Phoenix's dynamic columns: (f.c TYPE, ...) */
+    puts_(b, " ");
+    put_colnames(b, dyn);
+  }
 }
 
 /* ORDER SQL_JOIN: the words of each join kind. */
@@ -406,7 +414,7 @@ static void put_join(buf *b, const sql_join *j, unsigned flags) {
   if (j->natural) puts_(b, " NATURAL");
   puts_(b, j->kind >= 1 && j->kind <= SQL_JOIN_CROSS ? words[j->kind] : "?");
   puts_(b, " ");
-  put_from_item(b, j->table, j->sub, j->alias, flags);
+  put_from_item(b, j->table, j->sub, j->alias, j->dyn, flags);
   if (j->on) {
     puts_(b, " ON ");
     put_expr(b, j->on, 0, flags);
@@ -490,7 +498,7 @@ static void put_core(buf *b, const sql_select *s, unsigned flags) {
   }
   if (s->table || s->sub) {
     puts_(b, " FROM ");
-    put_from_item(b, s->table, s->sub, s->alias, flags);
+    put_from_item(b, s->table, s->sub, s->alias, s->dyn, flags);
   }
   for (int i = 0; s->joins && i < s->joins->n; i++) put_join(b, &s->joins->a[i], flags);
   if (s->where) {
@@ -593,6 +601,10 @@ static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
       put_hint(b, d->hint);
       puts_(b, "FROM ");
       put_ident(b, d->table);
+      if (d->dyn) {
+        puts_(b, " ");
+        put_colnames(b, d->dyn);
+      }
       if (d->where) {
         puts_(b, " WHERE ");
         put_expr(b, d->where, 0, flags);

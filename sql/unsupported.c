@@ -121,9 +121,6 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   int first_type = 0;           /* TK_* of the statement's first token after those */
   int since_limit = -1;         /* tokens after the last LIMIT; -1: none */
   int limit_depth = 0;          /* parentheses opened since that LIMIT and not closed */
-  bool body = false;            /* a VALUES or SELECT has been seen (an UPSERT's column list
-                                   is over) */
-  bool from = false;            /* a FROM has been seen */
   const char *p = sql + first, *end = sql + len;
   tok e = {0, NULL, 0};
   while (p < end) {
@@ -143,8 +140,6 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     else if (ntok == lead && (type == TK_CREATE || type == TK_DROP))
       verb = t;
     if (ntok == lead) first_type = type;
-    if (type == TK_VALUES || type == TK_SELECT) body = true;
-    if (type == TK_FROM) from = true;
     if (type == TK_LIMIT) {
       since_limit = 0;
       limit_depth = 0;
@@ -226,26 +221,6 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   if (e.type == TK_LP && first_type == TK_UPSERT && b0 && b0->type == TK_RP &&
       next_type(e.z + e.n, sql, len) == TK_SELECT) {
     snprintf(msg, cap, "UPSERT INTO table SELECT ... takes the SELECT without parentheses");
-    *off = (size_t)(e.z - sql);
-    return true;
-  }
-  /* Phoenix's dynamic columns: a type after a name in UPSERT's column list
-  ** (UPSERT INTO t (k, f.c VARCHAR) ...), and a column list after a table in FROM
-  ** (FROM t (f.c VARCHAR)). */
-  if (first_type == TK_UPSERT && !body && b0 && b0->type == TK_ID && b1 &&
-      (b1->type == TK_COMMA || b1->type == TK_LP || b1->type == TK_DOT) &&
-      (e.type == TK_ID || e.type == TK_DATE || e.type == TK_TIME || e.type == TK_TIMESTAMP)) {
-    snprintf(msg, cap, "dynamic columns (a column with a type in UPSERT's column list) are "
-             "not supported: ALTER TABLE ... ADD the column first");
-    *off = (size_t)(e.z - sql);
-    return true;
-  }
-  if (e.type == TK_LP && from && b0 && b0->type == TK_ID && b1 &&
-      (b1->type == TK_FROM || b1->type == TK_JOIN ||
-       (b2 && (b1->type == TK_AS || b1->type == TK_ID) &&
-        (b2->type == TK_ID || b2->type == TK_FROM || b2->type == TK_JOIN)))) {
-    snprintf(msg, cap, "dynamic columns (FROM table (family.column type, ...)) are not "
-             "supported: ALTER TABLE ... ADD the columns first");
     *off = (size_t)(e.z - sql);
     return true;
   }

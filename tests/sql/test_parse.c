@@ -288,6 +288,37 @@ static void test_other_statement_shapes(void **state) {
   assert_true(jn[4].natural);
   sql_stmt_free(st);
 
+  /* Phoenix's dynamic columns: a type after a column of UPSERT's list, a typed list after a
+     FROM item (after its alias) and after DELETE's table; offsets at the first name part */
+  st = parse1("UPSERT INTO t (k, extra.note VARCHAR(5)) VALUES (1, 'a')");
+  const sql_colname_list *cl = st->u.upsert->cols;
+  assert_int_equal(cl->n, 2);
+  assert_null(cl->a[0].type);
+  assert_string_equal(cl->a[1].family, "EXTRA");
+  assert_string_equal(cl->a[1].type->name, "VARCHAR");
+  assert_int_equal(cl->a[1].type->arg[0], 5);
+  assert_int_equal(cl->a[1].off, 18);
+  sql_stmt_free(st);
+  st = parse1("SELECT 1 FROM a x (f.c INTEGER, d DATE) JOIN b (g.e DOUBLE) ON x.k = b.k");
+  s = st->u.select;
+  assert_string_equal(s->alias, "X");
+  assert_int_equal(s->dyn->n, 2);
+  assert_int_equal(s->dyn->a[0].off, 19);
+  assert_null(s->dyn->a[1].family);
+  assert_string_equal(s->dyn->a[1].type->name, "DATE");
+  assert_int_equal(s->joins->a[0].dyn->n, 1);
+  assert_string_equal(s->joins->a[0].dyn->a[0].name, "E");
+  sql_stmt_free(st);
+  st = parse1("SELECT 1 FROM a AS OF TIMESTAMP '2024-01-01 00:00:00' x (f.c INTEGER) JOIN b "
+              "FOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 00:00:00' ON 1 = 1");
+  assert_int_equal(st->u.select->dyn->n, 1);
+  assert_null(st->u.select->joins->a[0].dyn);
+  sql_stmt_free(st);
+  st = parse1("DELETE FROM t (f.c BIGINT) WHERE c = 1");
+  assert_int_equal(st->u.del->dyn->n, 1);
+  assert_int_equal(st->u.del->dyn->a[0].off, 15);
+  sql_stmt_free(st);
+
   const char *tx[] = {"BEGIN", "commit", "RollBack"};
   const int kinds[] = {SQL_STMT_BEGIN, SQL_STMT_COMMIT, SQL_STMT_ROLLBACK};
   for (int i = 0; i < 3; i++) {
