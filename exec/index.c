@@ -128,7 +128,6 @@ int exec_index_codec_init(exec_index_codec *ic, const cat_catalog *cat, const ca
   ic->n_keys = ix->n_keys;
   ic->n_pk = t->n_pk;
   ic->n_key_cols = ix->n_keys + t->n_pk;
-  ic->n_include = ix->n_include;
   ic->key_family_id = ix->kv_key_family;
   ic->data_family_id = ix->kv_data_family;
   size_t nk = (size_t)ic->n_key_cols, nc = (size_t)t->n_columns + 1;
@@ -171,12 +170,16 @@ int exec_index_codec_init(exec_index_codec *ic, const cat_catalog *cat, const ca
     ic->need[t->pk[j]] = true;
     ic->covered[t->pk[j]] = true;
   }
+  /* an INCLUDE column that the index row's key already holds (a primary key column, or
+     an indexed column) is read from the key: it gets no cell of its own */
+  ic->n_include = 0;
   for (int i = 0; i < ix->n_include; i++) {
     int c = cat_find_column(t, ix->include[i]);
     if (c < 0)
       return exec_error_set(err, EXEC_CORRUPT, "index %s: INCLUDE column %s is not in %s",
                             ix->name, ix->include[i], t->name);
-    ic->include_col[i] = c;
+    if (ic->covered[c]) continue;
+    ic->include_col[ic->n_include++] = c;
     ic->need[c] = true;
     ic->covered[c] = true;
   }
