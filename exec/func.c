@@ -2,7 +2,8 @@
 ** exec/func.c: the scalar function registry of exec/func.h: names and aliases, argument
 ** counts, argument type checks and result types (cat_func_lookup), parameter type hints,
 ** the call dispatcher with the NULL rule and the conversion to the bound result type, CAST,
-** and the generic functions COALESCE, NULLIF, GREATEST and LEAST. The functions themselves
+** and the generic functions COALESCE, NULLIF, GREATEST and LEAST (and the internal
+** SCALAR_ONE, a correlated scalar subquery's one-row check). The functions themselves
 ** live by family in exec/func_num.c, func_str.c, func_date.c, func_fmt.c, func_regex.c,
 ** func_tz.c and func_array.c; LIKE in exec/like.c.
 */
@@ -133,6 +134,11 @@ static int generic(int id, const cat_value *a, int n, const cat_type *rt, cat_va
       for (int i = 0; i < n; i++)
         if (!a[i].is_null) { *out = a[i]; return EXEC_OK; }
       *out = a[n - 1];
+      return EXEC_OK;
+    case EXEC_F_SCALAR_ONE: /* n rows, the value, the message naming the subquery */
+      if (!a[0].is_null && a[0].u.i > 1)
+        return exec_fn_err(c, EXEC_ERROR, "%.*s", (int)a[2].u.s.len, (const char *)a[2].u.s.p);
+      *out = a[1];
       return EXEC_OK;
     case EXEC_F_NULLIF:
       if (a[0].is_null || a[1].is_null) { *out = a[0]; return EXEC_OK; }

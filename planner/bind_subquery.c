@@ -27,8 +27,9 @@
 **    SELECT's WHERE (alone or ANDed) is taken out of the WHERE (bind_where) and becomes a
 **    semi / anti join with the subquery as a derived table (bind_semis), which the join
 **    planner runs as a hash join building the subquery's keys (planner/join.c,
-**    exec/op_hashjoin.c); a correlated [NOT] EXISTS or IN there is decorrelated into one
-**    (planner/bind_correlated.c). Elsewhere a correlated subquery is refused.
+**    exec/op_hashjoin.c); a correlated [NOT] EXISTS or [NOT] IN there is decorrelated into
+**    one (planner/bind_correlated.c; NOT IN adds its NULL rules as a WHERE term). Elsewhere
+**    a correlated subquery other than a scalar one is refused.
 **  - An uncorrelated x [NOT] IN (SELECT ...) inside another expression (under OR, in the
 **    select list, in DELETE's WHERE) runs once like a scalar subquery; its values become one
 **    ARRAY parameter, and the test is [NOT] (x = ANY(that array)), whose three-valued logic is
@@ -362,6 +363,8 @@ plan_expr *bind_where(binder *b, const sql_expr *w) {
     return NULL;
   }
   if (w->kind == SQL_E_IN && w->sub) {
+    if (w->negated && w->left->kind != SQL_E_ROW && bind_is_correlated(b, w->sub))
+      return bind_correlated_not_in(b, w); /* its NULL rules: a term of the WHERE */
     add_semi(b, w);
     return NULL;
   }
@@ -471,8 +474,8 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   if (bind_is_correlated(b, x->sub)) {
     if (x->kind == SQL_E_SUBQUERY) return bind_correlated_scalar(b, x);
     bind_error(b, EXEC_ERROR, x->off, "this correlated subquery is not supported: only [NOT] "
-               "EXISTS and IN (SELECT ...) as ANDed terms of a WHERE, and scalar subqueries "
-               "of one aggregate, may name the outer query's columns");
+               "EXISTS and [NOT] IN (SELECT ...) as ANDed terms of a WHERE, and scalar "
+               "subqueries, may name the outer query's columns");
     return NULL;
   }
   binder nb = bind_nested(b);

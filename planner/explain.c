@@ -201,6 +201,14 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
         put(b, ")");
         return;
       }
+      if (e->func == EXEC_F_SCALAR_ONE && e->n_args == 3) { /* its message left out */
+        put(b, "SCALAR_ONE(");
+        pr(b, e->args[0], names, false);
+        put(b, ", ");
+        pr(b, e->args[1], names, false);
+        put(b, ")");
+        return;
+      }
       put(b, "%s(", cat_func_name(e->func));
       pr_list(b, e, 0, names);
       put(b, ")");
