@@ -30,10 +30,11 @@
 **    exec/op_hashjoin.c); a correlated [NOT] EXISTS or [NOT] IN there is decorrelated into
 **    one (planner/bind_correlated.c; NOT IN adds its NULL rules as a WHERE term). Elsewhere
 **    a correlated subquery other than a scalar one is refused.
-**  - An uncorrelated x [NOT] IN (SELECT ...) inside another expression (under OR, in the
-**    select list, in DELETE's WHERE) runs once like a scalar subquery; its values become one
-**    ARRAY parameter, and the test is [NOT] (x = ANY(that array)), whose three-valued logic is
-**    IN's (bind_in_values, planner/bind.c).
+**  - An uncorrelated x [NOT] IN (SELECT ...) or (a, b) [NOT] IN (SELECT c, d ...) inside
+**    another expression (under OR, in the select list, in DELETE's WHERE), and (a, b) NOT IN
+**    as a WHERE term, runs once like a scalar subquery; its rows become one hash set
+**    (exec/in_set.h) carried by a parameter, and the test is [NOT] IN_SET(x, ..., set), whose
+**    three-valued logic is IN's (bind_in_values, planner/bind.c).
 **
 ** Not here: planning the derived tables (planner/join.c) and set operations
 ** (planner/setop.c), running the subqueries (exec/engine_run.c).
@@ -311,9 +312,9 @@ int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, u
 static int add_semi(binder *b, const sql_expr *x) {
   bool row = x->left->kind == SQL_E_ROW; /* (a, b) IN (SELECT c, d ...) */
   bool corr = bind_is_correlated(b, x->sub);
-  if (row && (x->negated || corr))
-    return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %s is not supported yet",
-                      x->negated ? "NOT IN (SELECT ...)" : "IN over a correlated subquery");
+  if (row && corr)
+    return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN over a correlated "
+                      "subquery is not supported yet", x->negated ? "NOT " : "");
   if (corr) return bind_correlated(b, x, x->negated);
   int n = row ? x->left->list->n : 1;
   plan_expr **l = plan_arena_alloc(b->A, (size_t)n * sizeof *l);
@@ -363,8 +364,11 @@ plan_expr *bind_where(binder *b, const sql_expr *w) {
     return NULL;
   }
   if (w->kind == SQL_E_IN && w->sub) {
-    if (w->negated && w->left->kind != SQL_E_ROW && bind_is_correlated(b, w->sub))
+    bool row = w->left->kind == SQL_E_ROW, corr = bind_is_correlated(b, w->sub);
+    if (w->negated && !row && corr)
       return bind_correlated_not_in(b, w); /* its NULL rules: a term of the WHERE */
+    if (w->negated && row && !corr) /* the rows' hash set, run once (bind_subquery_expr) */
+      return bind_expr(b, w);
     add_semi(b, w);
     return NULL;
   }
@@ -465,12 +469,6 @@ int bind_semis(binder *b, plan_select *s) {
 }
 
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
-  if (x->kind == SQL_E_IN && x->left->kind == SQL_E_ROW) {
-    bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN (SELECT ...) is supported as a "
-               "condition of a SELECT's WHERE (alone or ANDed with others), not inside another "
-               "expression yet", x->negated ? "NOT " : "");
-    return NULL;
-  }
   if (bind_is_correlated(b, x->sub)) {
     if (x->kind == SQL_E_SUBQUERY) return bind_correlated_scalar(b, x);
     bind_error(b, EXEC_ERROR, x->off, "this correlated subquery is not supported: only [NOT] "
@@ -489,15 +487,28 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
     return NULL;
   }
   bool scalar = x->kind == SQL_E_SUBQUERY, in = x->kind == SQL_E_IN;
-  if ((scalar || in) && s->n_out != 1) {
-    bind_error(b, EXEC_ERROR, x->off, "%s gives one column, not %d",
-               in ? "the subquery of IN" : "a scalar subquery", s->n_out);
+  int n = in && x->left->kind == SQL_E_ROW ? x->left->list->n : 1;
+  if (scalar && s->n_out != 1) {
+    bind_error(b, EXEC_ERROR, x->off, "a scalar subquery gives one column, not %d", s->n_out);
     return NULL;
   }
-  if (in && (s->proj[0]->type.id == CAT_T_ARRAY || s->proj[0]->type.id == 0)) {
-    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of IN inside an expression must give "
-               "values of a known type that is not an ARRAY");
+  if (in && s->n_out != n) {
+    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d column%s: it must "
+               "give %d", x->negated ? "NOT " : "", s->n_out, s->n_out == 1 ? "" : "s", n);
     return NULL;
+  }
+  cat_type *ct = in ? plan_arena_alloc(b->A, (size_t)n * sizeof *ct) : NULL;
+  if (in && !ct) {
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  for (int i = 0; in && i < n; i++) {
+    ct[i] = s->proj[i]->type;
+    if (ct[i].id == CAT_T_ARRAY || ct[i].id == 0) {
+      bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of IN inside an expression must "
+                 "give values of a known type that is not an ARRAY");
+      return NULL;
+    }
   }
   plan_bound *pb = b->bound;
   plan_subquery *subs = plan_arena_alloc(b->A, (size_t)(pb->n_subs + 1) * sizeof *subs);
@@ -518,10 +529,10 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   e->func = pb->n_subs; /* EXPLAIN prints (SUBQUERY n) */
   e->type = scalar ? s->proj[0]->type : cat_type_of(CAT_T_BOOLEAN);
   e->nullable = scalar;
-  if (in) { /* x [NOT] IN (values): x = ANY(the subquery's values as an ARRAY) */
-    e->type = cat_type_array_of(&s->proj[0]->type);
+  if (in) { /* x [NOT] IN (values): IN_SET(x, the hash set of the subquery's rows) */
+    e->type = cat_type_of(CAT_T_VARBINARY);
     e->nullable = false;
-    return bind_in_values(b, x, e);
+    return bind_in_values(b, x, e, ct, n);
   }
   return e;
 }

@@ -17,7 +17,9 @@
 ** aggregate in the select list and WHERE, correlated scalar subqueries of one column (on
 ** Y's whole key, or on a column where two rows may match: then SQLite counts whether some
 ** outer row has two, and if so Rowan must fail with "returned more than one row", where
-** SQLite takes the first row), [NOT] IN (SELECT ...) under OR and in the select list, a
+** SQLite takes the first row), [NOT] IN (SELECT ...) of one column or a row value (a, b)
+** under OR and in the select list (a hash set of the subquery's rows), (a, b) [NOT] IN as a
+** WHERE term, a
 ** derived table joined to a table, or a WITH
 ** item used twice. One join query in four carries the hint USE_SORT_MERGE_JOIN (a sort-merge
 ** join where the first join allows it). Every other round gives Rowan a join memory of a
@@ -384,7 +386,7 @@ static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t c
   check[0] = 0;
   static const char *const pairs[3][2] = {{"A", "A"}, {"B", "B"}, {"K0", "A"}};
   const char *const *pr = pairs[below(w, 3)];
-  char corr[200];
+  char corr[320];
   switch (kind) {
     case 11: /* a correlated NOT IN: an anti join and the groups' NULL counts */
       snprintf(sql, cap, "SELECT X.K0, X.%s FROM T%d X WHERE X.%s NOT IN (SELECT Y.%s FROM T%d "
@@ -397,7 +399,7 @@ static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t c
         snprintf(corr, sizeof corr, "Y.K0 = X.A%s%s", w->nkey[tj] == 2 ? " AND Y.K1 = X.K0" : "",
                  yterm);
       else snprintf(corr, sizeof corr, "Y.A = X.A%s", yterm);
-      char wh[300] = ""; /* half the time the same subquery in WHERE too */
+      char wh[400] = ""; /* half the time the same subquery in WHERE too */
       if (below(w, 2))
         snprintf(wh, sizeof wh, " WHERE X.A >= (SELECT Y.A FROM T%d Y WHERE %s)", tj, corr);
       snprintf(sql, cap, "SELECT X.K0, X.A, (SELECT Y.%s FROM T%d Y WHERE %s) FROM T%d X%s",
@@ -407,11 +409,15 @@ static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t c
                  "WHERE %s) > 1", ti, tj, corr);
       break;
     }
-    case 10: /* [NOT] IN (SELECT ...) under OR and in the select list: run once as values */
-      snprintf(sql, cap, "SELECT X.K0, X.A %s (SELECT Y.A FROM T%d Y%s) FROM T%d X WHERE X.K0 < 2 "
-               "OR X.%s %s (SELECT Z.%s FROM T%d Z%s)", in, tj, wj, ti, ic, below(w, 2) ? "IN" :
-               "NOT IN", ic, tk, wk);
+    case 10: { /* [NOT] IN (SELECT ...) under OR and in the select list, of one column or a
+                  row value: run once into a hash set of the subquery's rows */
+      bool rv = below(w, 2);
+      snprintf(sql, cap, "SELECT X.K0, %s %s (SELECT Y.A%s FROM T%d Y%s) FROM T%d X WHERE X.K0 < "
+               "2 OR %sX.%s%s %s (SELECT Z.%s%s FROM T%d Z%s)", rv ? "(X.A, X.B)" : "X.A", in,
+               rv ? ", Y.B" : "", tj, wj, ti, rv ? "(" : "", ic, rv ? ", X.B)" : "",
+               below(w, 2) ? "IN" : "NOT IN", ic, rv ? ", Z.B" : "", tk, wk);
       break;
+    }
     case 9: /* correlated scalar subqueries of one aggregate (LEFT JOINs to grouped tables) */
       snprintf(sql, cap, "SELECT X.K0, X.A, (SELECT %s FROM T%d Y WHERE Y.%s = X.%s%s) FROM T%d X "
                "WHERE (SELECT COUNT(*) FROM T%d Z WHERE Z.K0 = X.A) %s %d", aggs[below(w, 5)], tj,
@@ -441,10 +447,12 @@ static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t c
       snprintf(sql, cap, "SELECT COUNT(*), SUM(A), MIN(B) FROM (SELECT A, B FROM T%d X%s%sSELECT "
                "A, B FROM T%d Y%s) U", ti, wi, ops[below(w, 4)], tj, wj);
       break;
-    case 3: { /* x [NOT] IN (SELECT ...), maybe with another term */
-      bool more = below(w, 2);
-      snprintf(sql, cap, "SELECT X.K0, X.A, X.B FROM T%d X WHERE X.%s %s (SELECT Y.%s FROM T%d "
-               "Y%s)%s%s", ti, ic, in, ic, tj, wj, more ? " AND " : "", more ? term : "");
+    case 3: { /* x [NOT] IN (SELECT ...), maybe with another term; a row value (a semi join,
+                 or for NOT IN its rows' hash set, held: not in spill rounds) */
+      bool more = below(w, 2), rv = !w->spill_round && below(w, 3) == 0;
+      snprintf(sql, cap, "SELECT X.K0, X.A, X.B FROM T%d X WHERE %sX.%s%s %s (SELECT Y.%s%s FROM "
+               "T%d Y%s)%s%s", ti, rv ? "(" : "", ic, rv ? ", X.B)" : "", in, ic,
+               rv ? ", Y.B" : "", tj, wj, more ? " AND " : "", more ? term : "");
       break;
     }
     case 4: /* [NOT] EXISTS and a scalar subquery in WHERE */
