@@ -395,6 +395,30 @@ plan_expr *bind_where(binder *b, const sql_expr *w) {
   return bind_fold(b, a); /* x AND TRUE is x, as bind_expr makes it */
 }
 
+/* A correlated scalar subquery's LEFT JOIN m (its values at slots base + nkeys ..) in a
+** query grouped by every outer side of its correlation: its values are one per group (one
+** per correlation key), so they join the GROUP BY, where they split no group and the select
+** list may read them as SQL allows. */
+static int group_dependent(binder *b, plan_select *s, const struct bind_semi *m, int base) {
+  if (!s->n_group) return EXEC_OK;
+  for (int k = 0; k < m->nkeys; k++) {
+    int g = 0;
+    while (g < s->n_group && !plan_expr_equal(m->x[k], s->group[g])) g++;
+    if (g == s->n_group) return EXEC_OK;
+  }
+  int n = s->n_group + m->n - m->nkeys;
+  plan_expr **grp = plan_arena_alloc(b->A, (size_t)n * sizeof *grp);
+  if (!grp) return bind_error(b, EXEC_NOMEM, m->off, "out of memory");
+  memcpy(grp, s->group, (size_t)s->n_group * sizeof *grp);
+  for (int k = m->nkeys; k < m->n; k++)
+    if (!(grp[s->n_group + k - m->nkeys] = column_node(b, base + k, m->sub->proj[k]->type, true,
+                                                        m->off)))
+      return b->rc;
+  s->group = grp;
+  s->n_group = n;
+  return EXEC_OK;
+}
+
 int bind_semis(binder *b, plan_select *s) {
   int ns = b->n_semis;
   if (!ns) return EXEC_OK;
@@ -458,6 +482,7 @@ int bind_semis(binder *b, plan_select *s) {
     f->join = m->kind;
     f->on = on;
     f->off = m->off;
+    if (m->nkeys < m->n && group_dependent(b, s, m, base)) return b->rc;
     base += m->n;
   }
   s->from = from;

@@ -14,12 +14,14 @@
 ** is instead a set operation (UNION ALL, UNION, INTERSECT, EXCEPT, chained, with ORDER BY /
 ** LIMIT or aggregates over it), x [NOT] IN (SELECT ...), [NOT] EXISTS and scalar
 ** subqueries, correlated [NOT] EXISTS, IN and NOT IN, correlated scalar subqueries of one
-** aggregate in the select list and WHERE, correlated scalar subqueries of one column (on
+** aggregate in the select list and WHERE (and in a query grouped by the correlation),
+** correlated scalar subqueries of one column (on
 ** Y's whole key, or on a column where two rows may match: then SQLite counts whether some
 ** outer row has two, and if so Rowan must fail with "returned more than one row", where
 ** SQLite takes the first row), [NOT] IN (SELECT ...) of one column or a row value (a, b)
 ** under OR and in the select list (a hash set of the subquery's rows), (a, b) [NOT] IN as a
-** WHERE term, a
+** WHERE term (the subquery's columns written as expressions: SQLite's row value IN is wrong
+** through an index, see row_in), a
 ** derived table joined to a table, or a WITH
 ** item used twice. One join query in four carries the hint USE_SORT_MERGE_JOIN (a sort-merge
 ** join where the first join allows it). Every other round gives Rowan a join memory of a
@@ -354,6 +356,16 @@ static void maybe_where(world *w, int t, char x, char *buf, size_t cap) {
   snprintf(buf, cap, " WHERE %s", term);
 }
 
+/* The row value (X.c, X.B) into lhs and the subquery (SELECT y.c + 0, y.B || '' FROM Tt y
+** where) it is compared with into sub. The subquery's columns are expressions so that SQLite
+** (3.40) reads no index for them: through an index its row value IN lets a NULL match a NULL,
+** and misses rows when the outer side is an expression such as COALESCE(X.B, 'n'). */
+static void row_in(const char *c, int t, char y, const char *where, char *lhs, size_t lcap,
+                   char *sub, size_t scap) {
+  snprintf(lhs, lcap, "(X.%s, X.B)", c);
+  snprintf(sub, scap, "(SELECT %c.%s + 0, %c.B || '' FROM T%d %c%s)", y, c, y, t, y, where);
+}
+
 /* A random query with a set operation, a derived table or a subquery into sql; check gets
 ** a query of SQLite's counting the outer rows for which a correlated scalar subquery of sql
 ** has two or more rows (Rowan must then fail, SQLite takes the first row), or "". */
@@ -411,14 +423,26 @@ static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t c
     }
     case 10: { /* [NOT] IN (SELECT ...) under OR and in the select list, of one column or a
                   row value: run once into a hash set of the subquery's rows */
-      bool rv = below(w, 2);
-      snprintf(sql, cap, "SELECT X.K0, %s %s (SELECT Y.A%s FROM T%d Y%s) FROM T%d X WHERE X.K0 < "
-               "2 OR %sX.%s%s %s (SELECT Z.%s%s FROM T%d Z%s)", rv ? "(X.A, X.B)" : "X.A", in,
-               rv ? ", Y.B" : "", tj, wj, ti, rv ? "(" : "", ic, rv ? ", X.B)" : "",
-               below(w, 2) ? "IN" : "NOT IN", ic, rv ? ", Z.B" : "", tk, wk);
+      char l1[96], s1[400], l2[96], s2[400];
+      if (below(w, 2)) {
+        row_in("A", tj, 'Y', wj, l1, sizeof l1, s1, sizeof s1);
+        row_in(ic, tk, 'Z', wk, l2, sizeof l2, s2, sizeof s2);
+      } else {
+        snprintf(l1, sizeof l1, "X.A");
+        snprintf(s1, sizeof s1, "(SELECT Y.A FROM T%d Y%s)", tj, wj);
+        snprintf(l2, sizeof l2, "X.%s", ic);
+        snprintf(s2, sizeof s2, "(SELECT Z.%s FROM T%d Z%s)", ic, tk, wk);
+      }
+      snprintf(sql, cap, "SELECT X.K0, %s %s %s FROM T%d X WHERE X.K0 < 2 OR %s %s %s", l1, in, s1,
+               ti, l2, below(w, 2) ? "IN" : "NOT IN", s2);
       break;
     }
     case 9: /* correlated scalar subqueries of one aggregate (LEFT JOINs to grouped tables) */
+      if (below(w, 3) == 0) { /* in a query grouped by the correlation */
+        snprintf(sql, cap, "SELECT X.A, (SELECT %s FROM T%d Y WHERE Y.%s = X.A%s), COUNT(*) FROM "
+                 "T%d X GROUP BY X.A", aggs[below(w, 5)], tj, ic, yterm, ti);
+        break;
+      }
       snprintf(sql, cap, "SELECT X.K0, X.A, (SELECT %s FROM T%d Y WHERE Y.%s = X.%s%s) FROM T%d X "
                "WHERE (SELECT COUNT(*) FROM T%d Z WHERE Z.K0 = X.A) %s %d", aggs[below(w, 5)], tj,
                ic, below(w, 2) ? "A" : "K0", yterm, ti, tk, below(w, 2) ? "<" : ">=",
@@ -449,10 +473,16 @@ static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t c
       break;
     case 3: { /* x [NOT] IN (SELECT ...), maybe with another term; a row value (a semi join,
                  or for NOT IN its rows' hash set, held: not in spill rounds) */
-      bool more = below(w, 2), rv = !w->spill_round && below(w, 3) == 0;
-      snprintf(sql, cap, "SELECT X.K0, X.A, X.B FROM T%d X WHERE %sX.%s%s %s (SELECT Y.%s%s FROM "
-               "T%d Y%s)%s%s", ti, rv ? "(" : "", ic, rv ? ", X.B)" : "", in, ic,
-               rv ? ", Y.B" : "", tj, wj, more ? " AND " : "", more ? term : "");
+      bool more = below(w, 2);
+      char l1[96], s1[400];
+      if (!w->spill_round && below(w, 3) == 0) {
+        row_in(ic, tj, 'Y', wj, l1, sizeof l1, s1, sizeof s1);
+      } else {
+        snprintf(l1, sizeof l1, "X.%s", ic);
+        snprintf(s1, sizeof s1, "(SELECT Y.%s FROM T%d Y%s)", ic, tj, wj);
+      }
+      snprintf(sql, cap, "SELECT X.K0, X.A, X.B FROM T%d X WHERE %s %s %s%s%s", ti, l1, in, s1,
+               more ? " AND " : "", more ? term : "");
       break;
     }
     case 4: /* [NOT] EXISTS and a scalar subquery in WHERE */
