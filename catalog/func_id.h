@@ -78,6 +78,11 @@ enum exec_func_id {
   EXEC_F_ARRAY_CAT,       /* ARRAY_CAT(a, b) */
   EXEC_F_ANY,             /* x op ANY(a), bound as ANY(x, a, op) with op an sql_op constant
                              (planner/bind.c); TRUE when x op e holds for some element e */
+  EXEC_F_SCALAR_ONE,      /* internal, not callable by name: SCALAR_ONE(n, v, message) is v,
+                             or the error message when n > 1 (n the rows a correlated scalar
+                             subquery gave one outer row; planner/bind_correlated.c) */
+  EXEC_F_IN_SET,          /* internal, not callable by name: IN_SET(x, ..., set) is x IN the
+                             hash set of an IN (SELECT ...)'s rows (exec/in_set.h) */
   EXEC_F_COUNT_     /* number of ids + 1 (not a function) */
 };
 

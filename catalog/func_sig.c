@@ -84,6 +84,8 @@ static const cat_func_def func_table[EXEC_F_COUNT_] = {
     [EXEC_F_ARRAY_PREPEND] = {"ARRAY_PREPEND", 2, 2, true, CAT_FAM_ARRAY},
     [EXEC_F_ARRAY_CAT] = {"ARRAY_CAT", 2, 2, true, CAT_FAM_ARRAY},
     [EXEC_F_ANY] = {"ANY", 3, 3, false, CAT_FAM_ARRAY},
+    [EXEC_F_SCALAR_ONE] = {"SCALAR_ONE", 3, 3, false, CAT_FAM_GEN},
+    [EXEC_F_IN_SET] = {"IN_SET", 2, -1, false, CAT_FAM_GEN},
 };
 
 static const struct {
@@ -160,7 +162,9 @@ static int find_name(const char *name) {
   if (n >= sizeof up) return 0;
   for (size_t i = 0; i <= n; i++) up[i] = (char)toupper((unsigned char)name[i]);
   for (int id = 1; id < EXEC_F_COUNT_; id++)
-    if (id != EXEC_F_NEG && strcmp(func_table[id].name, up) == 0) return id;
+    if (id != EXEC_F_NEG && id != EXEC_F_SCALAR_ONE && id != EXEC_F_IN_SET &&
+        strcmp(func_table[id].name, up) == 0)
+      return id;
   for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
     if (strcmp(aliases[i].alias, up) == 0) return aliases[i].id;
   return 0;
@@ -255,6 +259,12 @@ static int result_type(int id, int n, const cat_type *t, cat_type *rt, char *msg
       return EXEC_OK;
     case EXEC_F_COALESCE: case EXEC_F_GREATEST: case EXEC_F_LEAST:
       return common_type(f, n, t, rt, msg, cap);
+    case EXEC_F_SCALAR_ONE:
+      *rt = t[1];
+      return EXEC_OK;
+    case EXEC_F_IN_SET:
+      *rt = cat_type_of(CAT_T_BOOLEAN);
+      return EXEC_OK;
     case EXEC_F_NULLIF: {
       cat_type c;
       int rc = common_type(f, n, t, &c, msg, cap);

@@ -6,8 +6,8 @@
 ** one holding it is planned); its value becomes the parameter it was given: a scalar
 ** subquery's one value (NULL of its type without a row; more than one row is an error that
 ** names the subquery by its position), EXISTS's TRUE or FALSE (it stops at the first row),
-** an x IN (SELECT ...) inside an expression its values as one ARRAY (held within the join
-** memory; the binder tests x = ANY(it)).
+** an x IN (SELECT ...) or (a, b) IN (SELECT c, d ...) inside an expression its rows as one
+** hash set (exec/in_set.h, held within the join memory; the binder tests IN_SET(x, it)).
 ** The values, and the parameters before them, are st->all_params (run arena) for the run;
 ** after them come the slots of the statement's sequence references (plan_seqref), NULL
 ** here, set before each row by exec/sequence.c.
@@ -19,9 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog/array.h"
 #include "exec/engine_int.h"
-#include "exec/func.h"
+#include "exec/in_set.h"
 #include "planner/plan_select.h"
 
 /* v with its bytes copied into the run arena. */
@@ -34,62 +33,51 @@ static int keep_value(exec_stmt *st, cat_value *v) {
   return EXEC_OK;
 }
 
-/* The values of an x IN (SELECT ...) inside an expression, gathered for its ARRAY. */
+/* The rows of an IN (SELECT ...) inside an expression, gathered for its hash set. */
 typedef struct in_values {
-  cat_value *v;   /* the values (malloc); string bytes in the run arena */
+  cat_value *v;   /* the values, row after row (malloc); string bytes in the run arena */
   uint32_t n, cap;
   size_t bytes;   /* their size, against the join memory */
 } in_values;
 
-static int in_add(exec_stmt *st, in_values *iv, const cat_value *val, const plan_subquery *sq,
-                  const char *pos, exec_error *err) {
-  cat_value v = *val;
-  iv->bytes += sizeof v + (!v.is_null && cat_type_has_bytes(v.type.id) ? v.u.s.len : 0);
-  if (iv->bytes > st->s->join_mem || iv->n == UINT32_MAX - 1) {
-    char lim[32];
-    exec_mem_text(st->s->join_mem, lim, sizeof lim);
-    return exec_fail(err, EXEC_TOOBIG, (int)sq->off, "the values of IN (SELECT ...)%s inside an "
-                     "expression need more than %s of memory (the join memory limit): write it "
-                     "as an ANDed condition of the WHERE (a semi join, which holds only the "
-                     "keys) or narrow the subquery", pos, lim);
+static int in_add(exec_stmt *st, in_values *iv, const cat_value *row, int ncol,
+                  const plan_subquery *sq, const char *pos, exec_error *err) {
+  for (int i = 0; i < ncol; i++) {
+    cat_value v = row[i];
+    iv->bytes += sizeof v + (!v.is_null && cat_type_has_bytes(v.type.id) ? v.u.s.len : 0);
+    iv->bytes += 2 * sizeof(uint32_t); /* the set's chain and bucket */
+    if (iv->bytes > st->s->join_mem || iv->n >= UINT32_MAX / 4) {
+      char lim[32];
+      exec_mem_text(st->s->join_mem, lim, sizeof lim);
+      return exec_fail(err, EXEC_TOOBIG, (int)sq->off, "the values of IN (SELECT ...)%s inside "
+                       "an expression need more than %s of memory (the join memory limit): "
+                       "write it as an ANDed condition of the WHERE (a semi join, which holds "
+                       "only the keys) or narrow the subquery", pos, lim);
+    }
+    if (iv->n == iv->cap) {
+      uint32_t nc = iv->cap ? iv->cap * 2 : 64;
+      cat_value *nv = realloc(iv->v, (size_t)nc * sizeof *nv);
+      if (!nv) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+      iv->v = nv;
+      iv->cap = nc;
+    }
+    if (keep_value(st, &v)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    iv->v[iv->n++] = v;
   }
-  if (iv->n == iv->cap) {
-    uint32_t nc = iv->cap ? iv->cap * 2 : 64;
-    cat_value *nv = realloc(iv->v, (size_t)nc * sizeof *nv);
-    if (!nv) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-    iv->v = nv;
-    iv->cap = nc;
-  }
-  if (keep_value(st, &v)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-  iv->v[iv->n++] = v;
   return EXEC_OK;
 }
 
-/* The gathered values as one ARRAY of the subquery's column type, in the run arena. */
-static int in_array(exec_stmt *st, const in_values *iv, const plan_subquery *sq,
-                    cat_value *out, exec_error *err) {
-  cat_type rt = cat_type_array_of(&sq->sel->proj[0]->type);
-  if (!iv->n) { /* no value: the empty array (ARRAY[...] takes one element at least) */
-    uint8_t *p = plan_arena_alloc(&st->run_arena, CAT_ARRAY_HEADER);
-    if (!p) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-    cat_array_put_header(p, cat_type_elem(&rt).id, 0);
-    *out = cat_v_str(CAT_T_ARRAY, p, CAT_ARRAY_HEADER);
-    out->type = rt;
-    return EXEC_OK;
-  }
-  exec_arena a;
-  exec_arena_init(&a);
-  char msg[EXEC_ERRMSG_MAX];
-  exec_func_ctx c = {.arena = &a, .now_us = st->now_us, .msg = msg, .cap = sizeof msg};
-  int rc = exec_func_call(EXEC_F_ARRAY, iv->v, (int)iv->n, &rt, out, &c);
-  if (rc) {
-    exec_arena_free(&a);
-    return exec_fail(err, rc, (int)sq->off, "%s", msg);
-  }
-  out->type = rt;
-  rc = keep_value(st, out);
-  exec_arena_free(&a);
-  return rc ? exec_fail(err, EXEC_NOMEM, -1, "out of memory") : EXEC_OK;
+/* The gathered rows as a hash set in the run arena, and the value that carries it. */
+static int in_set(exec_stmt *st, const in_values *iv, int ncol, cat_value *out,
+                  exec_error *err) {
+  cat_value *v = plan_arena_alloc(&st->run_arena, ((size_t)iv->n + 1) * sizeof *v);
+  const exec_in_set *set;
+  if (!v) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  if (iv->n) memcpy(v, iv->v, (size_t)iv->n * sizeof *v);
+  if (exec_in_set_build(&st->run_arena, v, iv->n / (uint32_t)ncol, ncol, &set) ||
+      exec_in_set_value(&st->run_arena, set, out))
+    return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  return EXEC_OK;
 }
 
 int exec_run_subqueries(exec_stmt *st, exec_error *err) {
@@ -132,7 +120,7 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
       if (rc != EXEC_ROW) break;
       rc = EXEC_OK;
       if (in) {
-        rc = in_add(st, &iv, &x.out[0], sq, pos, err);
+        rc = in_add(st, &iv, x.out, sq->sel->n_out, sq, pos, err);
         continue;
       }
       if (!scalar) {
@@ -148,7 +136,7 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
       if (keep_value(st, &v)) rc = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
     }
     if (rc == EXEC_DONE) rc = EXEC_OK;
-    if (!rc && in) rc = in_array(st, &iv, sq, &v, err);
+    if (!rc && in) rc = in_set(st, &iv, sq->sel->n_out, &v, err);
     free(iv.v);
     exec_query_close(&x);
     st->sub_acts[k] = x.act;

@@ -2,11 +2,14 @@
 ** exec/func.c: the scalar function registry of exec/func.h: names and aliases, argument
 ** counts, argument type checks and result types (cat_func_lookup), parameter type hints,
 ** the call dispatcher with the NULL rule and the conversion to the bound result type, CAST,
-** and the generic functions COALESCE, NULLIF, GREATEST and LEAST. The functions themselves
+** and the generic functions COALESCE, NULLIF, GREATEST and LEAST (and the internal
+** SCALAR_ONE, a correlated scalar subquery's one-row check, and IN_SET, a probe of
+** exec/in_set.h). The functions themselves
 ** live by family in exec/func_num.c, func_str.c, func_date.c, func_fmt.c, func_regex.c,
 ** func_tz.c and func_array.c; LIKE in exec/like.c.
 */
 #include "exec/func_int.h"
+#include "exec/in_set.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -134,6 +137,19 @@ static int generic(int id, const cat_value *a, int n, const cat_type *rt, cat_va
         if (!a[i].is_null) { *out = a[i]; return EXEC_OK; }
       *out = a[n - 1];
       return EXEC_OK;
+    case EXEC_F_SCALAR_ONE: /* n rows, the value, the message naming the subquery */
+      if (!a[0].is_null && a[0].u.i > 1)
+        return exec_fn_err(c, EXEC_ERROR, "%.*s", (int)a[2].u.s.len, (const char *)a[2].u.s.p);
+      *out = a[1];
+      return EXEC_OK;
+    case EXEC_F_IN_SET: { /* x, ..., the set's parameter */
+      const exec_in_set *set = exec_in_set_of(&a[n - 1]);
+      int tv;
+      if (!set) return exec_fn_err(c, EXEC_ERROR, "IN_SET: its last argument is not a set");
+      int rc = exec_in_set_probe(set, a, &tv, c->msg, c->cap);
+      if (!rc) *out = tv < 0 ? cat_v_null(cat_type_of(CAT_T_BOOLEAN)) : cat_v_bool(tv != 0);
+      return rc;
+    }
     case EXEC_F_NULLIF:
       if (a[0].is_null || a[1].is_null) { *out = a[0]; return EXEC_OK; }
       if (cat_value_compare(&a[0], &a[1], &cmp, &e)) return exec_fn_cat_err(c, CAT_ERR_TYPE, &e);

@@ -514,27 +514,42 @@ static plan_expr *bind_any(binder *b, const sql_expr *x) {
   return e ? bind_fold(b, e) : NULL;
 }
 
-plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *arr) {
-  plan_expr *l = bind_expr(b, x->left);
-  if (!l) return NULL;
-  cat_type et = cat_type_elem(&arr->type);
-  infer_param(b, l, &et);
-  if (l->kind == PX_CONST && bind_coerce_const(b, l, &et)) return NULL;
-  if (!bind_comparable(&l->type, &et)) {
-    char t1[48], t2[48];
-    bind_error(b, EXEC_ERROR, x->left->off, "cannot compare %s with the subquery's %s values",
-               cat_type_format(&l->type, t1, sizeof t1), cat_type_format(&et, t2, sizeof t2));
-    return NULL;
+plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *set, const cat_type *t,
+                          int n) {
+  bool row = x->left->kind == SQL_E_ROW;
+  plan_expr *e = bind_node(b, PX_FUNC, x->off, (uint32_t)n + 1);
+  if (!e) return NULL;
+  for (int i = 0; i < n; i++) {
+    const sql_expr *lx = row ? x->left->list->a[i] : x->left;
+    plan_expr *l = bind_expr(b, lx);
+    if (!l) return NULL;
+    infer_param(b, l, &t[i]);
+    if (l->kind == PX_CONST && bind_coerce_const(b, l, &t[i])) return NULL;
+    if (l->kind == PX_ROW || !bind_comparable(&l->type, &t[i])) {
+      char t1[48], t2[48], what[64];
+      if (row) snprintf(what, sizeof what, "column %d of the subquery (%s)", i + 1,
+                        cat_type_format(&t[i], t2, sizeof t2));
+      else snprintf(what, sizeof what, "the subquery's %s values",
+                    cat_type_format(&t[i], t2, sizeof t2));
+      bind_error(b, EXEC_ERROR, lx->off, "cannot compare %s with %s",
+                 l->kind == PX_ROW ? "a row value" : cat_type_format(&l->type, t1, sizeof t1),
+                 what);
+      return NULL;
+    }
+    e->args[i] = l;
   }
-  plan_expr *e = any_call(b, l, arr, SQL_OP_EQ, x->off, x->off);
-  if (!e || !x->negated) return e;
-  plan_expr *n = bind_node(b, PX_UNARY, x->off, 1);
-  if (!n) return NULL;
-  n->op = SQL_OP_NOT;
-  n->type = e->type;
-  n->nullable = true;
-  n->args[0] = e;
-  return n;
+  e->args[n] = set;
+  e->func = EXEC_F_IN_SET;
+  e->type = cat_type_of(CAT_T_BOOLEAN);
+  e->nullable = true;
+  if (!x->negated) return e;
+  plan_expr *no = bind_node(b, PX_UNARY, x->off, 1);
+  if (!no) return NULL;
+  no->op = SQL_OP_NOT;
+  no->type = e->type;
+  no->nullable = true;
+  no->args[0] = e;
+  return no;
 }
 
 static plan_expr *bind_binary(binder *b, const sql_expr *x) {

@@ -11,14 +11,22 @@
 ** EXISTS and IN are a semi join, NOT EXISTS an anti join that passes an outer row when no
 ** subquery row matches (a NULL key matches nothing, so it passes).
 **
-** A correlated scalar subquery giving one aggregate, in a SELECT's select list, WHERE or ORDER
-** BY, becomes a LEFT JOIN of the outer query with the subquery grouped by its correlation
-** columns (bind_correlated_scalar).
+** A correlated x NOT IN (SELECT c ...) ANDed in a WHERE is that anti join on x = c and the
+** correlation, plus SQL's NULL rules per correlation group: a LEFT JOIN of the subquery's
+** COUNT(*) and COUNT(c) grouped by its correlation columns, and a WHERE term that passes a
+** row when its group is empty, or when x is not NULL and the group holds no NULL
+** (bind_correlated_not_in).
+**
+** A correlated scalar subquery in a SELECT's select list, WHERE or ORDER BY becomes a LEFT
+** JOIN of the outer query with the subquery grouped by its correlation columns
+** (bind_correlated_scalar): of one aggregate, the group's aggregate; of any other column v,
+** the group's MIN(v) checked by its COUNT(*): a group of two rows or more fails the
+** statement at run time, as the uncorrelated scalar subquery does.
 **
 ** Refused, naming what: a correlation that is not such an equality, a correlated subquery
-** of EXISTS or IN with GROUP BY, HAVING, aggregates, LIMIT / OFFSET or set operations, NOT IN
-** over a correlated subquery (write NOT EXISTS), a correlated scalar subquery that is not one
-** aggregate, and a correlated subquery anywhere else (EXISTS inside OR, DELETE).
+** of EXISTS, IN or NOT IN with GROUP BY, HAVING, aggregates, LIMIT / OFFSET or set
+** operations, a correlated scalar subquery with those or DISTINCT, and a correlated
+** subquery anywhere else (EXISTS or NOT IN inside OR, DELETE).
 **
 ** Not here: uncorrelated subqueries and the semi joins' FROM items (planner/bind_subquery.c),
 ** running them (exec/op_hashjoin.c).
@@ -107,10 +115,8 @@ static bool has_aggregate(const sql_expr *e) {
 /* The refusals of a correlated subquery's shape. */
 static int check_shape(binder *b, const sql_expr *w, bool negated) {
   const sql_select *sub = w->sub;
-  const char *what = w->kind == SQL_E_IN ? "IN" : negated ? "NOT EXISTS" : "EXISTS";
-  if (w->kind == SQL_E_IN && negated)
-    return bind_error(b, EXEC_ERROR, w->off, "NOT IN over a correlated subquery is not "
-                      "supported: write NOT EXISTS (SELECT ... WHERE ... AND s.c = x)");
+  const char *what = w->kind == SQL_E_IN ? (negated ? "NOT IN" : "IN")
+                     : negated ? "NOT EXISTS" : "EXISTS";
   if (sub->group || sub->having || sub->limit || sub->offset)
     return bind_error(b, EXEC_ERROR, sub->off, "a correlated subquery of %s with GROUP BY, "
                       "HAVING, LIMIT or OFFSET is not supported yet", what);
@@ -221,55 +227,39 @@ int bind_correlated(binder *b, const sql_expr *w, bool negated) {
   return bind_add_semi(b, x, n, negated ? SQL_JOIN_ANTI_EXISTS : SQL_JOIN_SEMI, s, w->off);
 }
 
-/* A correlated scalar subquery (SELECT agg(x) FROM s WHERE s.c = t.k AND ...) of a SELECT's
-** select list, WHERE or ORDER BY, decorrelated into a LEFT JOIN of the outer query with the
-** subquery grouped by its correlation columns, (SELECT s.c, agg(x) FROM s WHERE ... GROUP BY
-** s.c), on t.k = s.c: one group per key, so each outer row meets at most one; the value is
-** that group's aggregate, or for an outer row no group matched the aggregate of no rows
-** (COUNT 0, the others NULL), as SQL defines the scalar subquery. */
-plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x) {
-  const sql_select *sub = x->sub;
+/* The LEFT JOIN of a correlated subquery sub grouped by its correlation columns: (SELECT
+** s.c, aggs... FROM ... WHERE (its other terms) GROUP BY s.c) recorded in b->semis, on t.k =
+** s.c (the outer sides of the correlation). One group per key, so each outer row meets at
+** most one; an outer row no group matches reads NULL in every column. Returns the slot of
+** aggs[0] in the joined row (the others follow it) with their types in types[0..na), or -1
+** with b->rc set. */
+static int grouped_left(binder *b, const sql_select *sub, const sql_expr *const *aggs, int na,
+                        cat_type *types, uint32_t off) {
   plan_select *s = b->sel;
-  if (!s || (!s->n_from && !s->table)) {
-    bind_error(b, EXEC_ERROR, x->off, "a correlated scalar subquery is supported in a "
-               "SELECT's select list, WHERE and ORDER BY, not here yet");
-    return NULL;
-  }
-  if (sub->setop || sub->group || sub->having || sub->limit || sub->offset) {
-    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery with GROUP BY, HAVING, "
-               "LIMIT, OFFSET or a set operation is not supported yet");
-    return NULL;
-  }
-  const sql_expr *agg = sub->cols && sub->cols->n == 1 ? sub->cols->a[0].expr : NULL;
-  if (!agg || agg->kind != SQL_E_FUNC || !agg->text || !cat_func_is_aggregate(agg->text)) {
-    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery must give one aggregate "
-               "(SELECT MAX(x) FROM s WHERE s.c = t.k): other correlated scalar subqueries "
-               "are not supported yet (a join gives the same rows)");
-    return NULL;
-  }
+  if (!s || (!s->n_from && !s->table))
+    return bind_error(b, EXEC_ERROR, off, "a correlated scalar subquery or NOT IN is supported "
+                      "in a SELECT's select list, WHERE and ORDER BY, not here yet"), -1;
   const sql_expr *keep[MAX_TERMS], *outer[MAX_TERMS], *inner[MAX_TERMS];
   int nk, np;
-  if (correlation(b, sub, keep, &nk, outer, inner, &np)) return NULL;
-  /* the subquery without the correlation terms, grouped by their inner sides */
+  if (correlation(b, sub, keep, &nk, outer, inner, &np)) return -1;
   sql_select q2 = *sub;
   sql_result_list cols;
   sql_expr_list group;
-  sql_result_col *ca = calloc((size_t)np + 1, sizeof *ca);
+  sql_result_col *ca = calloc((size_t)(np + na), sizeof *ca);
   sql_expr *ands = nk > 1 ? calloc((size_t)(nk - 1), sizeof *ands) : NULL;
   sql_expr **ga = calloc((size_t)np, sizeof *ga);
   if (!ca || !ga || (nk > 1 && !ands)) {
     free(ca);
     free(ands);
     free(ga);
-    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-    return NULL;
+    return bind_error(b, EXEC_NOMEM, off, "out of memory"), -1;
   }
-  for (int i = 0; i <= np; i++) {
-    ca[i].expr = i < np ? (sql_expr *)inner[i] : (sql_expr *)agg;
+  for (int i = 0; i < np + na; i++) {
+    ca[i].expr = (sql_expr *)(i < np ? inner[i] : aggs[i - np]);
     ca[i].off = ca[i].expr->off;
     if (i < np) ga[i] = (sql_expr *)inner[i];
   }
-  cols.n = cols.cap = np + 1;
+  cols.n = cols.cap = np + na;
   cols.a = ca;
   group.n = group.cap = np;
   group.a = ga;
@@ -280,38 +270,153 @@ plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x) {
   q2.where = and_terms(keep, nk, ands);
   binder nb = bind_nested(b);
   plan_select *s2 = plan_arena_alloc(b->A, sizeof *s2);
-  int rc = s2 ? bind_query(&nb, &q2, s2) : bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+  int rc = s2 ? bind_query(&nb, &q2, s2) : bind_error(b, EXEC_NOMEM, off, "out of memory");
   free(ca);
   free(ands);
   free(ga);
   if (rc) {
     if (s2) b->rc = nb.rc;
-    return NULL;
+    return -1;
   }
   /* its columns come after the FROM's and those of the subqueries recorded before it */
   int slot = s->n_from ? s->n_slots : s->table->n_columns;
   for (int i = 0; i < b->n_semis; i++) slot += b->semis[i].n;
-  plan_expr **xs = plan_arena_alloc(b->A, (size_t)np * sizeof *xs);
-  if (!xs) {
-    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-    return NULL;
-  }
+  plan_expr **xs = plan_arena_alloc(b->A, (size_t)(np + na) * sizeof *xs);
+  if (!xs) return bind_error(b, EXEC_NOMEM, off, "out of memory"), -1;
   for (int i = 0; i < np; i++) {
     xs[i] = bind_expr(b, outer[i]);
-    plan_expr *c = xs[i] ? bind_column_node(b, slot + i, s2->proj[i]->type, true, x->off) : NULL;
-    if (!c || bind_compare_pair(b, xs[i], c, xs[i]->off)) return NULL;
+    plan_expr *c = xs[i] ? bind_column_node(b, slot + i, s2->proj[i]->type, true, off) : NULL;
+    if (!c || bind_compare_pair(b, xs[i], c, xs[i]->off)) return -1;
   }
-  if (bind_add_semi(b, xs, np + 1, SQL_JOIN_LEFT, s2, x->off)) return NULL;
+  if (bind_add_semi(b, xs, np + na, SQL_JOIN_LEFT, s2, off)) return -1;
   b->semis[b->n_semis - 1].nkeys = np;
-  plan_expr *v = bind_column_node(b, slot + np, s2->proj[np]->type, true, x->off);
-  if (!v || strcasecmp(agg->text, "COUNT") != 0) return v;
+  for (int i = 0; i < na; i++) types[i] = s2->proj[np + i]->type;
+  return slot + np;
+}
+
+/* The aggregate call name(arg) in *f, or name(*) when l is NULL; l holds arg (borrowed). */
+static const sql_expr *agg_call(sql_expr *f, char *name, sql_expr_list *l, uint32_t off) {
+  memset(f, 0, sizeof *f);
+  f->kind = SQL_E_FUNC;
+  f->off = off;
+  f->height = l ? l->a[0]->height + 1 : 1;
+  f->text = name;
+  f->text_len = strlen(name);
+  f->star = !l;
+  f->list = l;
+  return f;
+}
+
+/* A correlated scalar subquery of a SELECT's select list, WHERE or ORDER BY, decorrelated
+** into a LEFT JOIN of the outer query with the subquery grouped by its correlation columns
+** (grouped_left).
+**  - One aggregate, (SELECT agg(x) FROM s WHERE s.c = t.k AND ...): the group's aggregate, or
+**    for an outer row no group matched the aggregate of no rows (COUNT 0, the others NULL),
+**    as SQL defines the scalar subquery.
+**  - Any other one column v, (SELECT v FROM s WHERE s.c = t.k AND ...): the group gives
+**    MIN(v) and COUNT(*), and the value is SCALAR_ONE(count, min): v of the group's one row,
+**    NULL without a row, and with two or more the run-time error the uncorrelated scalar
+**    subquery gives (PostgreSQL's and Phoenix's rule; SQLite takes the first row). */
+plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x) {
+  const sql_select *sub = x->sub;
+  if (sub->setop || sub->group || sub->having || sub->limit || sub->offset) {
+    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery with GROUP BY, HAVING, "
+               "LIMIT, OFFSET or a set operation is not supported yet");
+    return NULL;
+  }
+  const sql_expr *v = sub->cols && sub->cols->n == 1 ? sub->cols->a[0].expr : NULL;
+  if (!v) {
+    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery must give one column, "
+               "written out (not *)");
+    return NULL;
+  }
+  bool is_agg = v->kind == SQL_E_FUNC && v->text && cat_func_is_aggregate(v->text);
+  if (!is_agg && has_aggregate(v)) {
+    bind_error(b, EXEC_ERROR, v->off, "a correlated scalar subquery's column must be one "
+               "aggregate call or hold none (write the expression around the subquery)");
+    return NULL;
+  }
+  if (!is_agg && sub->distinct) {
+    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery with DISTINCT is not "
+               "supported yet");
+    return NULL;
+  }
+  sql_expr fmin, fcount;
+  sql_expr *argv[1] = {(sql_expr *)v};
+  sql_expr_list args = {1, 1, argv};
+  char min_name[] = "MIN", count_name[] = "COUNT";
+  const sql_expr *aggs[2] = {v, NULL};
+  if (!is_agg) {
+    aggs[0] = agg_call(&fmin, min_name, &args, v->off);
+    aggs[1] = agg_call(&fcount, count_name, NULL, v->off);
+  }
+  cat_type t[2];
+  int slot = grouped_left(b, sub, aggs, is_agg ? 1 : 2, t, x->off);
+  if (slot < 0) return NULL;
+  plan_expr *val = bind_column_node(b, slot, t[0], true, x->off);
+  if (!val) return NULL;
+  if (!is_agg) { /* SCALAR_ONE(count, MIN(v), message) */
+    char pos[64], msg[160];
+    plan_position(b->sql, x->off, pos, sizeof pos);
+    snprintf(msg, sizeof msg, "the scalar subquery%s returned more than one row", pos);
+    plan_expr *n = bind_column_node(b, slot + 1, t[1], true, x->off);
+    plan_expr *m = n ? bind_const(b, cat_v_str(CAT_T_VARCHAR, msg, strlen(msg)), x->off) : NULL;
+    plan_expr *f = m ? bind_node(b, PX_FUNC, x->off, 3) : NULL;
+    if (!f) return NULL;
+    f->func = EXEC_F_SCALAR_ONE;
+    f->type = t[0];
+    f->nullable = true;
+    f->args[0] = n;
+    f->args[1] = val;
+    f->args[2] = m;
+    return f;
+  }
+  if (strcasecmp(v->text, "COUNT") != 0) return val;
   plan_expr *zero = bind_const(b, cat_v_int(CAT_T_BIGINT, 0), x->off);
   plan_expr *f = zero ? bind_node(b, PX_FUNC, x->off, 2) : NULL;
   if (!f) return NULL;
   f->func = EXEC_F_COALESCE; /* COUNT of no rows is 0 */
   f->type = cat_type_of(CAT_T_BIGINT);
   f->nullable = false;
-  f->args[0] = v;
+  f->args[0] = val;
   f->args[1] = zero;
   return f;
+}
+
+/* A boolean node: a op b (PX_BINARY), or a IS [NOT] NULL (PX_ISNULL, b NULL). */
+static plan_expr *pred(binder *b, int op, plan_expr *l, plan_expr *r, bool negated) {
+  if (!l || (op && !r)) return NULL;
+  plan_expr *e = bind_node(b, op ? PX_BINARY : PX_ISNULL, l->off, op ? 2 : 1);
+  if (!e) return NULL;
+  e->op = (uint8_t)op;
+  e->negated = negated;
+  e->type = cat_type_of(CAT_T_BOOLEAN);
+  e->nullable = op != 0;
+  e->args[0] = l;
+  if (op) e->args[1] = r;
+  return e;
+}
+
+plan_expr *bind_correlated_not_in(binder *b, const sql_expr *w) {
+  /* an anti join on x = c and the correlation: the rows whose group has no value equal to x */
+  if (bind_correlated(b, w, true)) return NULL;
+  /* SQL's NULL rules per group: (SELECT s.c, COUNT(*), COUNT(c) ... GROUP BY s.c) */
+  sql_expr fall, fvals;
+  sql_expr *argv[1] = {w->sub->cols->a[0].expr};
+  sql_expr_list args = {1, 1, argv};
+  char count_name[] = "COUNT";
+  const sql_expr *aggs[2] = {agg_call(&fall, count_name, NULL, w->off),
+                             agg_call(&fvals, count_name, &args, w->off)};
+  cat_type t[2];
+  int slot = grouped_left(b, w->sub, aggs, 2, t, w->off);
+  if (slot < 0) return NULL;
+  /* the row passes when its group is empty (no group: COUNT(*) NULL), or when x is not NULL
+  ** and the group holds no NULL (COUNT(*) = COUNT(c)) */
+  plan_expr *n = bind_column_node(b, slot, t[0], true, w->off);
+  plan_expr *n2 = bind_column_node(b, slot, t[0], true, w->off);
+  plan_expr *nv = bind_column_node(b, slot + 1, t[1], true, w->off);
+  plan_expr *x = n && n2 && nv ? bind_expr(b, w->left) : NULL;
+  plan_expr *full = pred(b, SQL_OP_AND, pred(b, 0, x, NULL, true), pred(b, SQL_OP_EQ, n2, nv,
+                         false), false);
+  return pred(b, SQL_OP_OR, pred(b, 0, n, NULL, false), full, false);
 }

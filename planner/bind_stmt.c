@@ -71,10 +71,12 @@ static plan_expr *over_groups(binder *b, plan_select *s, plan_expr *e) {
     }
   }
   if (e->kind == PX_COLUMN) {
-    bind_error(b, EXEC_ERROR, e->off,
-               "column \"%s\" must appear in GROUP BY or be used in an aggregate",
-               s->table ? s->table->columns[e->column].name
-               : s->col_names ? s->col_names[e->column] : "?");
+    const char *name = s->table ? s->table->columns[e->column].name
+                       : s->col_names ? s->col_names[e->column] : "?";
+    bind_error(b, EXEC_ERROR, e->off, "column \"%s\" must appear in GROUP BY or be used in an "
+               "aggregate%s", name, strncmp(name, "(subquery ", 10) ? "" : " (a correlated "
+               "subquery of a grouped query may name only GROUP BY expressions of the outer "
+               "query in its correlation)");
     return NULL;
   }
   for (uint32_t i = 0; i < e->n_args; i++) {

@@ -27,12 +27,14 @@
 **    SELECT's WHERE (alone or ANDed) is taken out of the WHERE (bind_where) and becomes a
 **    semi / anti join with the subquery as a derived table (bind_semis), which the join
 **    planner runs as a hash join building the subquery's keys (planner/join.c,
-**    exec/op_hashjoin.c); a correlated [NOT] EXISTS or IN there is decorrelated into one
-**    (planner/bind_correlated.c). Elsewhere a correlated subquery is refused.
-**  - An uncorrelated x [NOT] IN (SELECT ...) inside another expression (under OR, in the
-**    select list, in DELETE's WHERE) runs once like a scalar subquery; its values become one
-**    ARRAY parameter, and the test is [NOT] (x = ANY(that array)), whose three-valued logic is
-**    IN's (bind_in_values, planner/bind.c).
+**    exec/op_hashjoin.c); a correlated [NOT] EXISTS or [NOT] IN there is decorrelated into
+**    one (planner/bind_correlated.c; NOT IN adds its NULL rules as a WHERE term). Elsewhere
+**    a correlated subquery other than a scalar one is refused.
+**  - An uncorrelated x [NOT] IN (SELECT ...) or (a, b) [NOT] IN (SELECT c, d ...) inside
+**    another expression (under OR, in the select list, in DELETE's WHERE), and (a, b) NOT IN
+**    as a WHERE term, runs once like a scalar subquery; its rows become one hash set
+**    (exec/in_set.h) carried by a parameter, and the test is [NOT] IN_SET(x, ..., set), whose
+**    three-valued logic is IN's (bind_in_values, planner/bind.c).
 **
 ** Not here: planning the derived tables (planner/join.c) and set operations
 ** (planner/setop.c), running the subqueries (exec/engine_run.c).
@@ -310,9 +312,9 @@ int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, u
 static int add_semi(binder *b, const sql_expr *x) {
   bool row = x->left->kind == SQL_E_ROW; /* (a, b) IN (SELECT c, d ...) */
   bool corr = bind_is_correlated(b, x->sub);
-  if (row && (x->negated || corr))
-    return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %s is not supported yet",
-                      x->negated ? "NOT IN (SELECT ...)" : "IN over a correlated subquery");
+  if (row && corr)
+    return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN over a correlated "
+                      "subquery is not supported yet", x->negated ? "NOT " : "");
   if (corr) return bind_correlated(b, x, x->negated);
   int n = row ? x->left->list->n : 1;
   plan_expr **l = plan_arena_alloc(b->A, (size_t)n * sizeof *l);
@@ -362,6 +364,11 @@ plan_expr *bind_where(binder *b, const sql_expr *w) {
     return NULL;
   }
   if (w->kind == SQL_E_IN && w->sub) {
+    bool row = w->left->kind == SQL_E_ROW, corr = bind_is_correlated(b, w->sub);
+    if (w->negated && !row && corr)
+      return bind_correlated_not_in(b, w); /* its NULL rules: a term of the WHERE */
+    if (w->negated && row && !corr) /* the rows' hash set, run once (bind_subquery_expr) */
+      return bind_expr(b, w);
     add_semi(b, w);
     return NULL;
   }
@@ -386,6 +393,30 @@ plan_expr *bind_where(binder *b, const sql_expr *w) {
   a->args[0] = l;
   a->args[1] = r;
   return bind_fold(b, a); /* x AND TRUE is x, as bind_expr makes it */
+}
+
+/* A correlated scalar subquery's LEFT JOIN m (its values at slots base + nkeys ..) in a
+** query grouped by every outer side of its correlation: its values are one per group (one
+** per correlation key), so they join the GROUP BY, where they split no group and the select
+** list may read them as SQL allows. */
+static int group_dependent(binder *b, plan_select *s, const struct bind_semi *m, int base) {
+  if (!s->n_group) return EXEC_OK;
+  for (int k = 0; k < m->nkeys; k++) {
+    int g = 0;
+    while (g < s->n_group && !plan_expr_equal(m->x[k], s->group[g])) g++;
+    if (g == s->n_group) return EXEC_OK;
+  }
+  int n = s->n_group + m->n - m->nkeys;
+  plan_expr **grp = plan_arena_alloc(b->A, (size_t)n * sizeof *grp);
+  if (!grp) return bind_error(b, EXEC_NOMEM, m->off, "out of memory");
+  memcpy(grp, s->group, (size_t)s->n_group * sizeof *grp);
+  for (int k = m->nkeys; k < m->n; k++)
+    if (!(grp[s->n_group + k - m->nkeys] = column_node(b, base + k, m->sub->proj[k]->type, true,
+                                                        m->off)))
+      return b->rc;
+  s->group = grp;
+  s->n_group = n;
+  return EXEC_OK;
 }
 
 int bind_semis(binder *b, plan_select *s) {
@@ -451,6 +482,7 @@ int bind_semis(binder *b, plan_select *s) {
     f->join = m->kind;
     f->on = on;
     f->off = m->off;
+    if (m->nkeys < m->n && group_dependent(b, s, m, base)) return b->rc;
     base += m->n;
   }
   s->from = from;
@@ -462,17 +494,11 @@ int bind_semis(binder *b, plan_select *s) {
 }
 
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
-  if (x->kind == SQL_E_IN && x->left->kind == SQL_E_ROW) {
-    bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN (SELECT ...) is supported as a "
-               "condition of a SELECT's WHERE (alone or ANDed with others), not inside another "
-               "expression yet", x->negated ? "NOT " : "");
-    return NULL;
-  }
   if (bind_is_correlated(b, x->sub)) {
     if (x->kind == SQL_E_SUBQUERY) return bind_correlated_scalar(b, x);
     bind_error(b, EXEC_ERROR, x->off, "this correlated subquery is not supported: only [NOT] "
-               "EXISTS and IN (SELECT ...) as ANDed terms of a WHERE, and scalar subqueries "
-               "of one aggregate, may name the outer query's columns");
+               "EXISTS and [NOT] IN (SELECT ...) as ANDed terms of a WHERE, and scalar "
+               "subqueries, may name the outer query's columns");
     return NULL;
   }
   binder nb = bind_nested(b);
@@ -486,15 +512,28 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
     return NULL;
   }
   bool scalar = x->kind == SQL_E_SUBQUERY, in = x->kind == SQL_E_IN;
-  if ((scalar || in) && s->n_out != 1) {
-    bind_error(b, EXEC_ERROR, x->off, "%s gives one column, not %d",
-               in ? "the subquery of IN" : "a scalar subquery", s->n_out);
+  int n = in && x->left->kind == SQL_E_ROW ? x->left->list->n : 1;
+  if (scalar && s->n_out != 1) {
+    bind_error(b, EXEC_ERROR, x->off, "a scalar subquery gives one column, not %d", s->n_out);
     return NULL;
   }
-  if (in && (s->proj[0]->type.id == CAT_T_ARRAY || s->proj[0]->type.id == 0)) {
-    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of IN inside an expression must give "
-               "values of a known type that is not an ARRAY");
+  if (in && s->n_out != n) {
+    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d column%s: it must "
+               "give %d", x->negated ? "NOT " : "", s->n_out, s->n_out == 1 ? "" : "s", n);
     return NULL;
+  }
+  cat_type *ct = in ? plan_arena_alloc(b->A, (size_t)n * sizeof *ct) : NULL;
+  if (in && !ct) {
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  for (int i = 0; in && i < n; i++) {
+    ct[i] = s->proj[i]->type;
+    if (ct[i].id == CAT_T_ARRAY || ct[i].id == 0) {
+      bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of IN inside an expression must "
+                 "give values of a known type that is not an ARRAY");
+      return NULL;
+    }
   }
   plan_bound *pb = b->bound;
   plan_subquery *subs = plan_arena_alloc(b->A, (size_t)(pb->n_subs + 1) * sizeof *subs);
@@ -515,10 +554,10 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   e->func = pb->n_subs; /* EXPLAIN prints (SUBQUERY n) */
   e->type = scalar ? s->proj[0]->type : cat_type_of(CAT_T_BOOLEAN);
   e->nullable = scalar;
-  if (in) { /* x [NOT] IN (values): x = ANY(the subquery's values as an ARRAY) */
-    e->type = cat_type_array_of(&s->proj[0]->type);
+  if (in) { /* x [NOT] IN (values): IN_SET(x, the hash set of the subquery's rows) */
+    e->type = cat_type_of(CAT_T_VARBINARY);
     e->nullable = false;
-    return bind_in_values(b, x, e);
+    return bind_in_values(b, x, e, ct, n);
   }
   return e;
 }

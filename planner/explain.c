@@ -193,7 +193,9 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
       put(b, " AS %s)", cat_type_format(&e->type, t, sizeof t));
       return;
     }
-    case PX_FUNC:
+    case PX_FUNC: {
+      plan_expr part = *e; /* SCALAR_ONE without its message, IN_SET's row without its set */
+      part.n_args = e->n_args - (e->func == EXEC_F_SCALAR_ONE || e->func == EXEC_F_IN_SET);
       if (e->func == EXEC_F_ANY && e->n_args == 3 && e->args[2]->kind == PX_CONST) {
         pr(b, e->args[0], names, true); /* x op ANY(a), as written */
         put(b, " %s ANY(", op_text((int)e->args[2]->value.u.i));
@@ -201,10 +203,18 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
         put(b, ")");
         return;
       }
+      if (e->func == EXEC_F_IN_SET) { /* (x, ...) IN (SUBQUERY n) */
+        put(b, "%s", part.n_args > 1 ? "(" : "");
+        pr_list(b, &part, 0, names);
+        put(b, "%s IN ", part.n_args > 1 ? ")" : "");
+        pr(b, e->args[part.n_args], names, false);
+        return;
+      }
       put(b, "%s(", cat_func_name(e->func));
-      pr_list(b, e, 0, names);
+      pr_list(b, &part, 0, names);
       put(b, ")");
       return;
+    }
     case PX_ROW:
       put(b, "(");
       pr_list(b, e, 0, names);

@@ -131,9 +131,16 @@ int bind_correlated(binder *b, const sql_expr *w, bool negated);
 /* A correlated scalar subquery x: a LEFT JOIN recorded in b->semis, and the expression that
 ** reads its value (planner/bind_correlated.c); NULL with b->rc set when refused. */
 plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x);
-/* x [NOT] IN (SELECT ...) inside an expression: [NOT] (x = ANY(arr)), arr the parameter node
-** holding the subquery's values as an ARRAY (planner/bind.c). */
-plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *arr);
+/* A correlated x NOT IN (SELECT c ... WHERE s.k = t.k ...), an ANDed WHERE term w: an anti
+** join on x = c and the correlation, and a LEFT JOIN of the subquery's per-group COUNT(*)
+** and COUNT(c) recorded in b->semis; returns the WHERE term that applies SQL's NULL rules
+** per group (NULL with b->rc set when refused). */
+plan_expr *bind_correlated_not_in(binder *b, const sql_expr *w);
+/* x [NOT] IN (SELECT ...) or (a, b) [NOT] IN (SELECT c, d ...) inside an expression:
+** [NOT] IN_SET(x, ..., set), set the parameter node that carries the hash set of the
+** subquery's rows, t[0..n) the types of its n columns (planner/bind.c). */
+plan_expr *bind_in_values(binder *b, const sql_expr *x, plan_expr *set, const cat_type *t,
+                          int n);
 /* Record a semi / anti join (planner/bind_subquery.c). */
 int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, uint32_t off);
 /* A column node over slot i (planner/bind_subquery.c). */

@@ -13,8 +13,15 @@
 ** of qualified columns, or COUNT / SUM / MIN with an optional GROUP BY. One query in three
 ** is instead a set operation (UNION ALL, UNION, INTERSECT, EXCEPT, chained, with ORDER BY /
 ** LIMIT or aggregates over it), x [NOT] IN (SELECT ...), [NOT] EXISTS and scalar
-** subqueries, correlated [NOT] EXISTS and IN, correlated scalar subqueries of one aggregate
-** in the select list and WHERE, [NOT] IN (SELECT ...) under OR and in the select list, a
+** subqueries, correlated [NOT] EXISTS, IN and NOT IN, correlated scalar subqueries of one
+** aggregate in the select list and WHERE (and in a query grouped by the correlation),
+** correlated scalar subqueries of one column (on
+** Y's whole key, or on a column where two rows may match: then SQLite counts whether some
+** outer row has two, and if so Rowan must fail with "returned more than one row", where
+** SQLite takes the first row), [NOT] IN (SELECT ...) of one column or a row value (a, b)
+** under OR and in the select list (a hash set of the subquery's rows), (a, b) [NOT] IN as a
+** WHERE term (the subquery's columns written as expressions: SQLite's row value IN is wrong
+** through an index, see row_in), a
 ** derived table joined to a table, or a WITH
 ** item used twice. One join query in four carries the hint USE_SORT_MERGE_JOIN (a sort-merge
 ** join where the first join allows it). Every other round gives Rowan a join memory of a
@@ -58,6 +65,7 @@ typedef struct world {
   char tables[1024];      /* the CREATE and row count of each table, for a report */
   int queries, nonempty;  /* queries compared, of which returned rows */
   int hash, loop;         /* queries whose plan had a hash join / a nested loop */
+  int two_rows;           /* queries that had to fail: a scalar subquery gave two rows */
   int semi, setop, merge; /* plans with a semi or anti join / a set operation / a merge */
   int reordered;          /* plans whose tables were joined in another order than FROM's */
   int indexed;            /* plans that read a table through a secondary index */
@@ -348,8 +356,20 @@ static void maybe_where(world *w, int t, char x, char *buf, size_t cap) {
   snprintf(buf, cap, " WHERE %s", term);
 }
 
-/* A random query with a set operation, a derived table or a subquery into sql. */
-static void gen_sub_query(world *w, char *sql, size_t cap) {
+/* The row value (X.c, X.B) into lhs and the subquery (SELECT y.c + 0, y.B || '' FROM Tt y
+** where) it is compared with into sub. The subquery's columns are expressions so that SQLite
+** (3.40) reads no index for them: through an index its row value IN lets a NULL match a NULL,
+** and misses rows when the outer side is an expression such as COALESCE(X.B, 'n'). */
+static void row_in(const char *c, int t, char y, const char *where, char *lhs, size_t lcap,
+                   char *sub, size_t scap) {
+  snprintf(lhs, lcap, "(X.%s, X.B)", c);
+  snprintf(sub, scap, "(SELECT %c.%s + 0, %c.B || '' FROM T%d %c%s)", y, c, y, t, y, where);
+}
+
+/* A random query with a set operation, a derived table or a subquery into sql; check gets
+** a query of SQLite's counting the outer rows for which a correlated scalar subquery of sql
+** has two or more rows (Rowan must then fail, SQLite takes the first row), or "". */
+static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t ccap) {
   static const char *const ops[] = {" UNION ALL ", " UNION ", " INTERSECT ", " EXCEPT "};
   static const char *const cols[] = {"A", "B", "K0", "A, B", "K0, A"};
   int ti = below(w, NT), tj = below(w, NT), tk = below(w, NT);
@@ -372,16 +392,57 @@ static void gen_sub_query(world *w, char *sql, size_t cap) {
   }
   static const char *const aggs[] = {"COUNT(*)", "MAX(Y.B)", "MIN(Y.C)", "SUM(Y.A)",
                                      "COUNT(Y.B)"};
-  int kind = below(w, 11);
+  int kind = below(w, 13);
   while (w->spill_round && kind == 10) /* its values are held and never spill */
-    kind = below(w, 11);
+    kind = below(w, 13);
+  check[0] = 0;
+  static const char *const pairs[3][2] = {{"A", "A"}, {"B", "B"}, {"K0", "A"}};
+  const char *const *pr = pairs[below(w, 3)];
+  char corr[320];
   switch (kind) {
-    case 10: /* [NOT] IN (SELECT ...) under OR and in the select list: run once as values */
-      snprintf(sql, cap, "SELECT X.K0, X.A %s (SELECT Y.A FROM T%d Y%s) FROM T%d X WHERE X.K0 < 2 "
-               "OR X.%s %s (SELECT Z.%s FROM T%d Z%s)", in, tj, wj, ti, ic, below(w, 2) ? "IN" :
-               "NOT IN", ic, tk, wk);
+    case 11: /* a correlated NOT IN: an anti join and the groups' NULL counts */
+      snprintf(sql, cap, "SELECT X.K0, X.%s FROM T%d X WHERE X.%s NOT IN (SELECT Y.%s FROM T%d "
+               "Y WHERE Y.%s = X.%s%s)%s", pr[0], ti, pr[0], pr[1], tj, ic,
+               below(w, 2) ? "A" : "K0", yterm, below(w, 3) ? "" : " AND X.K0 < 4");
       break;
+    case 12: { /* a correlated scalar subquery of one column, not an aggregate */
+      bool unique = below(w, 3) != 0; /* the whole key of Y: at most one row */
+      if (unique)
+        snprintf(corr, sizeof corr, "Y.K0 = X.A%s%s", w->nkey[tj] == 2 ? " AND Y.K1 = X.K0" : "",
+                 yterm);
+      else snprintf(corr, sizeof corr, "Y.A = X.A%s", yterm);
+      char wh[400] = ""; /* half the time the same subquery in WHERE too */
+      if (below(w, 2))
+        snprintf(wh, sizeof wh, " WHERE X.A >= (SELECT Y.A FROM T%d Y WHERE %s)", tj, corr);
+      snprintf(sql, cap, "SELECT X.K0, X.A, (SELECT Y.%s FROM T%d Y WHERE %s) FROM T%d X%s",
+               pr[1], tj, corr, ti, wh);
+      if (!unique)
+        snprintf(check, ccap, "SELECT COUNT(*) FROM T%d X WHERE (SELECT COUNT(*) FROM T%d Y "
+                 "WHERE %s) > 1", ti, tj, corr);
+      break;
+    }
+    case 10: { /* [NOT] IN (SELECT ...) under OR and in the select list, of one column or a
+                  row value: run once into a hash set of the subquery's rows */
+      char l1[96], s1[400], l2[96], s2[400];
+      if (below(w, 2)) {
+        row_in("A", tj, 'Y', wj, l1, sizeof l1, s1, sizeof s1);
+        row_in(ic, tk, 'Z', wk, l2, sizeof l2, s2, sizeof s2);
+      } else {
+        snprintf(l1, sizeof l1, "X.A");
+        snprintf(s1, sizeof s1, "(SELECT Y.A FROM T%d Y%s)", tj, wj);
+        snprintf(l2, sizeof l2, "X.%s", ic);
+        snprintf(s2, sizeof s2, "(SELECT Z.%s FROM T%d Z%s)", ic, tk, wk);
+      }
+      snprintf(sql, cap, "SELECT X.K0, %s %s %s FROM T%d X WHERE X.K0 < 2 OR %s %s %s", l1, in, s1,
+               ti, l2, below(w, 2) ? "IN" : "NOT IN", s2);
+      break;
+    }
     case 9: /* correlated scalar subqueries of one aggregate (LEFT JOINs to grouped tables) */
+      if (below(w, 3) == 0) { /* in a query grouped by the correlation */
+        snprintf(sql, cap, "SELECT X.A, (SELECT %s FROM T%d Y WHERE Y.%s = X.A%s), COUNT(*) FROM "
+                 "T%d X GROUP BY X.A", aggs[below(w, 5)], tj, ic, yterm, ti);
+        break;
+      }
       snprintf(sql, cap, "SELECT X.K0, X.A, (SELECT %s FROM T%d Y WHERE Y.%s = X.%s%s) FROM T%d X "
                "WHERE (SELECT COUNT(*) FROM T%d Z WHERE Z.K0 = X.A) %s %d", aggs[below(w, 5)], tj,
                ic, below(w, 2) ? "A" : "K0", yterm, ti, tk, below(w, 2) ? "<" : ">=",
@@ -410,10 +471,18 @@ static void gen_sub_query(world *w, char *sql, size_t cap) {
       snprintf(sql, cap, "SELECT COUNT(*), SUM(A), MIN(B) FROM (SELECT A, B FROM T%d X%s%sSELECT "
                "A, B FROM T%d Y%s) U", ti, wi, ops[below(w, 4)], tj, wj);
       break;
-    case 3: { /* x [NOT] IN (SELECT ...), maybe with another term */
+    case 3: { /* x [NOT] IN (SELECT ...), maybe with another term; a row value (a semi join,
+                 or for NOT IN its rows' hash set, held: not in spill rounds) */
       bool more = below(w, 2);
-      snprintf(sql, cap, "SELECT X.K0, X.A, X.B FROM T%d X WHERE X.%s %s (SELECT Y.%s FROM T%d "
-               "Y%s)%s%s", ti, ic, in, ic, tj, wj, more ? " AND " : "", more ? term : "");
+      char l1[96], s1[400];
+      if (!w->spill_round && below(w, 3) == 0) {
+        row_in(ic, tj, 'Y', wj, l1, sizeof l1, s1, sizeof s1);
+      } else {
+        snprintf(l1, sizeof l1, "X.%s", ic);
+        snprintf(s1, sizeof s1, "(SELECT Y.%s FROM T%d Y%s)", ic, tj, wj);
+      }
+      snprintf(sql, cap, "SELECT X.K0, X.A, X.B FROM T%d X WHERE %s %s %s%s%s", ti, l1, in, s1,
+               more ? " AND " : "", more ? term : "");
       break;
     }
     case 4: /* [NOT] EXISTS and a scalar subquery in WHERE */
@@ -450,21 +519,31 @@ static void test_differential_join(void **state) {
     assert_int_equal(sqlite3_open(":memory:", &w->sdb), SQLITE_OK);
     make_tables(w);
     for (int k = 0; k < QUERIES; k++) {
-      char sql[SQL_CAP], ex[SQL_CAP + 16];
+      char sql[SQL_CAP], ex[SQL_CAP + 16], check[SQL_CAP];
+      check[0] = 0;
       if (k % 3 == 2) /* spill rounds: no IN inside an expression (it holds its values) */
-        gen_sub_query(w, sql, sizeof sql);
+        gen_sub_query(w, sql, sizeof sql, check, sizeof check);
       else gen_query(w, sql, sizeof sql);
       res a, b;
       run(w, true, sql, &a);
       run(w, false, sql, &b);
-      bool ok = same(&a, &b);
+      bool two = false; /* some outer row's scalar subquery has two rows */
+      if (check[0]) {
+        res c;
+        run(w, false, check, &c);
+        assert_true(!c.err[0] && c.n == 1);
+        two = strcmp(c.v[0], "0") != 0;
+        res_free(&c);
+      }
+      bool ok = two ? strstr(a.err, "returned more than one row") != NULL : same(&a, &b);
+      w->two_rows += two;
       if (!ok) {
         fprintf(stderr, "MISMATCH (seed %llu, round %d, query %d)\n%s  %s\n",
                 (unsigned long long)seed, round, k, w->tables, sql);
         show("rowan", &a);
         show("sqlite", &b);
       }
-      if (a.ncol && a.n) w->nonempty++;
+      if ((a.ncol && a.n) || two) w->nonempty++;
       res_free(&a);
       res_free(&b);
       assert_true(ok);
@@ -495,8 +574,9 @@ static void test_differential_join(void **state) {
   fprintf(stderr, "[test_differential_join] %d queries compared, %d returned rows; %d hash "
           "joins, %d nested loops, %d semi / anti joins, %d set operations, %d sort-merge joins "
           "in their plans; %d joined in another order than FROM's; %d read an index; %d spilled to "
-          "disk\n", w->queries, w->nonempty, w->hash, w->loop, w->semi, w->setop, w->merge,
-          w->reordered, w->indexed, w->spilled);
+          "disk; %d failed as they must (a scalar subquery of two rows)\n", w->queries,
+          w->nonempty, w->hash, w->loop, w->semi, w->setop, w->merge, w->reordered, w->indexed,
+          w->spilled, w->two_rows);
   /* not vacuous: most queries return rows, every algorithm ran, joins were reordered and
      spilled */
   assert_true(w->nonempty * 2 >= w->queries);
