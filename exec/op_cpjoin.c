@@ -7,7 +7,10 @@
 ** probe reads only the key prefixes that can match (the join still checks every key). When
 ** a column has more distinct values than a skip scan takes (PLAN_MAX_SKIP_RANGES) the leaf
 ** is left as planned and reads its input whole. The new plan and its arena belong to the
-** probe's exec_join and are freed with it.
+** probe's exec_join and are freed with it. With one join key the narrowed probe returns only
+** rows whose key is among the held ones (IN and = compare alike, and IN never takes NULL):
+** the join is marked cp_exact, and a semi join (x IN (SELECT ...)) then passes every probe
+** row without hashing it (exec/op_hashjoin.c semi_next).
 **
 ** Not here: deciding that a join is one (planner/join_cp.c), the hash join (exec/
 ** op_hashjoin.c), EXPLAIN's line (planner/explain_join.c).
@@ -128,5 +131,6 @@ int exec_cpjoin_narrow(exec_join *j, exec_join *probe, exec_error *err) {
                        0, cx->overlay, err);
   probe->leaf->timing = cx->timing;
   if (!rc) a->cp_state = PLAN_CP_APPLIED;
+  j->cp_exact = !rc && pn->cp_n == 1 && pn->n_keys == 1;
   return rc;
 }

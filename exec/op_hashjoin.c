@@ -221,7 +221,7 @@ static int semi_next(exec_join *j, cat_value *row, exec_error *err) {
     if (rc != EXEC_ROW) return rc;
     pn->act->rows_left++;
     exec_join_pad(j, row, pn->mid, pn->hi);
-    if (all) return EXEC_ROW;
+    if (all || (!anti && j->cp_exact)) return EXEC_ROW; /* cp_exact: exec/op_cpjoin.c */
     rc = eval_keys(j, pn->lkeys, row, err);
     if (rc) return rc;
     if (keys_null(j->keys, pn->n_keys)) { /* NULL = c is never true */

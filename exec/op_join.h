@@ -72,6 +72,9 @@ struct exec_join {
   plan_query cp_q;           /* valid when has_cp_q */
   plan_arena cp_arena;       /* what cp_q and its terms take */
   bool has_cp_q;             /* cp_q must be freed */
+  bool cp_exact;             /* (on the join) its probe was narrowed to exactly the held
+                                keys: one join key, `column IN (the held values)`, so a semi
+                                join's probe rows all match and need no lookup */
   /* sort-merge join (exec/op_mergejoin.c) */
   cat_value *la;             /* the right input's look-ahead row: key values, then slots
                                 (its strings the right input's, until its next row) */
