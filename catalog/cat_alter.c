@@ -138,29 +138,68 @@ static bool families_changed(const cat_table *t, const cat_table *nt) {
   return false;
 }
 
-int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def,
-                    cat_error *err) {
-  const cat_table *t = name ? cat_find_table(cat, name) : NULL;
-  if (!t) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", name ? name : "?");
+/* A copy of t with room for KV_MAX_FAMILIES families; NULL when out of memory. */
+static cat_table *copy_for_change(const cat_table *t, cat_error *err) {
   cat_table *nt = cat_table_copy(t);
   cat_family *fams = nt ? realloc(nt->families, KV_MAX_FAMILIES * sizeof *fams) : NULL;
   if (!fams) {
     cat_table_free(nt);
-    return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+    cat_err(err, CAT_ERR_NOMEM, "out of memory");
+    return NULL;
   }
   nt->families = fams;
+  return nt;
+}
+
+/* Create in the store the families nt has and t has not, and give changed options (a no-op
+** when nothing differs). */
+static int alter_kv_families(cat_catalog *cat, const cat_table *t, const cat_table *nt,
+                             const char *what, cat_error *err) {
+  if (!families_changed(t, nt)) return CAT_OK;
+  kv_family_options fo[KV_MAX_FAMILIES];
+  kv_options_of(nt, fo);
+  int krc = kv_alter_table(cat_kv(cat), nt->kv_name, fo, nt->n_families);
+  return krc ? cat_kv_error(err, krc, what) : CAT_OK;
+}
+
+int cat_table_take_ids(cat_catalog *cat, const cat_table *t, const char *const *families, int n,
+                       uint16_t *ids, int *family_index, cat_table **out, cat_error *err) {
+  *out = NULL;
+  if (n > CAT_MAX_COLUMN_ID - (int)t->next_column_id || t->next_column_id == 0)
+    return cat_err(err, CAT_ERR_INVALID,
+                   "table %s: every column id (1..%d) has been given: recreate the table",
+                   t->name, CAT_MAX_COLUMN_ID - 1);
+  cat_table *nt = copy_for_change(t, err);
+  if (!nt) return CAT_ERR_NOMEM;
+  int rc = CAT_OK;
+  for (int i = 0; rc == CAT_OK && i < n; i++) {
+    int f = family_for(nt, families[i] ? families[i] : CAT_DEFAULT_FAMILY, err);
+    if (f < 0) rc = err ? err->code : CAT_ERR_INVALID;
+    family_index[i] = f;
+    ids[i] = nt->next_column_id++;
+  }
+  if (rc == CAT_OK) rc = alter_kv_families(cat, t, nt, "CREATE VIEW / ALTER VIEW", err);
+  if (rc) {
+    cat_table_free(nt);
+    return rc;
+  }
+  *out = nt;
+  return CAT_OK;
+}
+
+int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def,
+                    cat_error *err) {
+  const cat_table *t = name ? cat_find_table(cat, name) : NULL;
+  if (!t) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", name ? name : "?");
+  cat_table *nt = copy_for_change(t, err);
+  if (!nt) return CAT_ERR_NOMEM;
   int rc = CAT_OK;
   for (int i = 0; rc == CAT_OK && i < def->n_drop; i++) rc = drop_column(nt, def->drop[i], err);
   for (int i = 0; rc == CAT_OK && i < def->n_add; i++) rc = add_column(nt, &def->add[i], err);
   if (rc == CAT_OK) rc = set_options(nt, def, err);
   if (rc == CAT_OK && !cat_table_derive(nt))
     rc = cat_err(err, CAT_ERR_NOMEM, "out of memory");
-  if (rc == CAT_OK && families_changed(t, nt)) {
-    kv_family_options fo[KV_MAX_FAMILIES];
-    kv_options_of(nt, fo);
-    int krc = kv_alter_table(cat_kv(cat), nt->kv_name, fo, nt->n_families);
-    if (krc) rc = cat_kv_error(err, krc, "ALTER TABLE");
-  }
+  if (rc == CAT_OK) rc = alter_kv_families(cat, t, nt, "ALTER TABLE", err);
   if (rc == CAT_OK) rc = cat_replace_table(cat, nt, err); /* the commit */
   else cat_table_free(nt);
   if (rc == CAT_OK && def->n_drop > 0) rc = cat_drop_dead_cells(cat, nt, err);
@@ -177,6 +216,7 @@ int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err) {
   uint32_t nd = 0;
   for (int i = 0; rc == CAT_OK && i < t->n_columns; i++)
     if (t->columns[i].pk_pos < 0 && t->columns[i].id <= n) live[t->columns[i].id] = true;
+  if (rc == CAT_OK) cat_view_live_ids(cat, t->name, live, n + 1); /* views' own columns */
   for (int id = 1; rc == CAT_OK && id <= n; id++) {
     if (live[id]) continue;
     len[nd] = (uint32_t)cat_column_qualifier((uint16_t)id, q[nd]);
