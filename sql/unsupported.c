@@ -183,8 +183,8 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
   if (first_type == TK_ALTER && ntok == lead + 3 && b1 && b1->type == TK_VIEW) {
     char w[24];
     upper(&e, w, sizeof w);
-    snprintf(msg, cap, "ALTER VIEW ... %s is not supported: ALTER VIEW takes ADD and DROP COLUMN "
-             "(the view's own columns; to change its query, drop and recreate it)", w);
+    snprintf(msg, cap, "ALTER VIEW ... %s is not supported: ALTER VIEW takes ADD and DROP "
+             "COLUMN", w);
     *off = (size_t)(e.z - sql);
     return true;
   }
