@@ -131,6 +131,13 @@ static int writer_close(writer *w, int rc, exec_error *err) {
   }
   kv_bulk_free(w->kb); /* after a failure: its temporary files go too */
   w->kb = NULL;
+  const cat_table *mt = w->maint ? exec_index_maint_table(w->maint) : NULL;
+  if (mt && cat_find_table(w->st->s->cat, mt->name) != mt) {
+    /* a view's copy of the table with the view's own columns (planner/bind_view.c) lives
+    ** in the statement's memory: another view's copy may later have its address */
+    exec_index_maint_free(w->maint);
+    w->maint = NULL;
+  }
   if (w->maint) { /* keep it for the next statement on this table */
     exec_index_maint_set_journal(w->maint, NULL);
     exec_index_maint_cancel(w->maint);
