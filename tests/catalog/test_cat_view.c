@@ -9,7 +9,7 @@
 ** open as corrupt, never a crash; faults and a power cut during CREATE VIEW and a two-view
 ** DROP leave the change whole or absent; a view with a column of its own: the version 2
 ** record byte for byte, the table's ids it takes (ALTER VIEW ADD / DROP COLUMN, DROP VIEW),
-** and CREATE VIEW with a column under faults and a power cut.
+** and CREATE VIEW with a column and ALTER VIEW ADD under faults and a power cut.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -280,23 +280,29 @@ static void test_columns_record(void **state) {
 }
 
 /* A fault at the nth operation of each kind during CREATE VIEW with a column of its own in a
-** new family, then a crash and a power cut: after reopen the view and the table's moved
-** next column id are both there or both absent (one batch). */
-static void test_power_cut_create_columns(void **state) {
-  (void)state;
+** new family (alter false), or during ALTER VIEW ADD of one (alter true), then a crash and a
+** power cut: after reopen the view's column and the table's moved next column id are both
+** there or both absent (one batch). */
+static void sweep_columns(bool alter) {
   static const int ops[] = {KV_FAULT_APPEND, KV_FAULT_SYNC, KV_FAULT_RENAME, KV_FAULT_SYNC_DIR,
                             KV_FAULT_OPEN};
   static const cat_column_def col_fn[] = {{"N", "F", {CAT_T_INTEGER, 0, 0, 0, 0}, 0}};
+  static const cat_column_def col_fn2[] = {{"N2", "F", {CAT_T_INTEGER, 0, 0, 0, 0}, 0}};
   const char *deps[] = {"T"};
-  int max_n = (int)tu_scaled(12, 6), present = 0;
+  int max_n = (int)tu_scaled(12, 6), present = 0, absent = 0;
   for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
     for (int n = 1; n <= max_n; n++) {
       store s = {kv_env_mem_new(0), NULL, NULL};
       open_store(&s);
       make_table_ka(&s);
       cat_error err = {0};
+      if (alter) /* VX with N (id 2); the ALTER adds F.N2 (id 3) */
+        assert_int_equal(cat_create_view_columns(s.cat, "VX", example2, deps, 1, col_n, 1, &err),
+                         CAT_OK);
+      int base = alter ? 3 : 2; /* the table's next column id before the change */
       kv_env_mem_fail(s.env, ops[o], (uint64_t)n, NULL, KV_FAULT_EIO, 0);
-      int rc = cat_create_view_columns(s.cat, "VX", example2, deps, 1, col_fn, 1, &err);
+      int rc = alter ? cat_alter_view(s.cat, "VX", example2, col_fn2, 1, NULL, 0, &err)
+                     : cat_create_view_columns(s.cat, "VX", example2, deps, 1, col_fn, 1, &err);
       kv_env_mem_set_crashed(s.env, true);
       close_store(&s);
       kv_env_mem_power_cut(s.env);
@@ -305,19 +311,29 @@ static void test_power_cut_create_columns(void **state) {
       const cat_view *v = cat_find_view(s.cat, "VX");
       const cat_table *t = cat_find_table(s.cat, "T");
       assert_non_null(t);
-      assert_int_equal(t->next_column_id, v ? 3 : 2);
-      if (v) assert_int_equal(v->columns[0].id, 2);
-      if (v) assert_true(cat_find_family(t, "F") > 0);
-      if (rc == CAT_OK) assert_non_null(v);
-      if (v) present++;
-      if (!v)
-        assert_int_equal(cat_create_view_columns(s.cat, "VX", example2, deps, 1, col_fn, 1, &err),
+      if (alter) assert_non_null(v);
+      int i = v ? cat_view_find_column(v, alter ? "N2" : "N") : -1;
+      bool there = i >= 0;
+      assert_int_equal(t->next_column_id, there ? base + 1 : base);
+      if (there) assert_int_equal(v->columns[i].id, base);
+      if (there) assert_true(cat_find_family(t, "F") > 0);
+      if (rc == CAT_OK) assert_true(there);
+      there ? present++ : absent++;
+      if (!there)
+        assert_int_equal(alter ? cat_alter_view(s.cat, "VX", example2, col_fn2, 1, NULL, 0, &err)
+                               : cat_create_view_columns(s.cat, "VX", example2, deps, 1, col_fn,
+                                                         1, &err),
                          CAT_OK);
       close_store(&s);
       kv_env_free(s.env);
     }
+  fprintf(stderr, "%s: %d outcomes present, %d absent\n", alter ? "ALTER VIEW ADD" :
+          "CREATE VIEW with a column", present, absent);
   assert_true(present > 0);
 }
+
+static void test_power_cut_create_columns(void **state) { (void)state; sweep_columns(false); }
+static void test_power_cut_alter_add(void **state) { (void)state; sweep_columns(true); }
 static void test_power_cut_drop(void **state) { (void)state; sweep(false); }
 
 int main(void) {
@@ -329,6 +345,7 @@ int main(void) {
       cmocka_unit_test(test_power_cut_drop),
       cmocka_unit_test(test_columns_record),
       cmocka_unit_test(test_power_cut_create_columns),
+      cmocka_unit_test(test_power_cut_alter_add),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
