@@ -15,6 +15,12 @@
 **    the query the view's name (or the alias given) is the table's name.
 **  - Every other use of a view (a view with a join, an aggregate, a subquery in FROM, a set
 **    operation, or any view used in a join) is a derived table (planner/bind_subquery.c).
+**  - Columns of a view's own (Phoenix's multi-tenant pattern, catalog/cat_view.h): a merged
+**    chain whose views have them binds over a copy of the table with those columns after
+**    its own (innermost view first), each with its family and its id in the table's rows,
+**    so reads, filters, UPSERT and DELETE through the view use them as table columns; the
+**    copy lives in the binder's arena. Such a view in a join is the derived table `SELECT *
+**    FROM v` (its own query would show only what it reads).
 **  - Updatable views (Phoenix's): a merged view chain whose conditions are all terms
 **    `column = constant` joined by AND. UPSERT INTO such a view writes the table's row
 **    with those columns set to the constants (a VALUES value given for one must equal it;
