@@ -2,7 +2,8 @@
 ** catalog/cat_alter.c: ALTER TABLE in the catalog (cat_alter_table; contract in
 ** catalog/catalog.h), the check at open that the store's family options are the
 ** catalog's (cat_sync_families) and the list of dropped columns' qualifiers a major
-** compaction removes (cat_drop_dead_cells; both catalog/catalog_int.h).
+** compaction removes (cat_drop_dead_cells; both catalog/catalog_int.h), and the ids a
+** view's own columns take from the table (cat_table_take_ids, catalog/cat_view.c's).
 **
 ** An ALTER works on a copy of the table: drops, adds and options are applied to the copy,
 ** every check is made there, the store's families are changed (kv_alter_table: new
@@ -138,68 +139,29 @@ static bool families_changed(const cat_table *t, const cat_table *nt) {
   return false;
 }
 
-/* A copy of t with room for KV_MAX_FAMILIES families; NULL when out of memory. */
-static cat_table *copy_for_change(const cat_table *t, cat_error *err) {
-  cat_table *nt = cat_table_copy(t);
-  cat_family *fams = nt ? realloc(nt->families, KV_MAX_FAMILIES * sizeof *fams) : NULL;
-  if (!fams) {
-    cat_table_free(nt);
-    cat_err(err, CAT_ERR_NOMEM, "out of memory");
-    return NULL;
-  }
-  nt->families = fams;
-  return nt;
-}
-
-/* Create in the store the families nt has and t has not, and give changed options (a no-op
-** when nothing differs). */
-static int alter_kv_families(cat_catalog *cat, const cat_table *t, const cat_table *nt,
-                             const char *what, cat_error *err) {
-  if (!families_changed(t, nt)) return CAT_OK;
-  kv_family_options fo[KV_MAX_FAMILIES];
-  kv_options_of(nt, fo);
-  int krc = kv_alter_table(cat_kv(cat), nt->kv_name, fo, nt->n_families);
-  return krc ? cat_kv_error(err, krc, what) : CAT_OK;
-}
-
-int cat_table_take_ids(cat_catalog *cat, const cat_table *t, const char *const *families, int n,
-                       uint16_t *ids, int *family_index, cat_table **out, cat_error *err) {
-  *out = NULL;
-  if (n > CAT_MAX_COLUMN_ID - (int)t->next_column_id || t->next_column_id == 0)
-    return cat_err(err, CAT_ERR_INVALID,
-                   "table %s: every column id (1..%d) has been given: recreate the table",
-                   t->name, CAT_MAX_COLUMN_ID - 1);
-  cat_table *nt = copy_for_change(t, err);
-  if (!nt) return CAT_ERR_NOMEM;
-  int rc = CAT_OK;
-  for (int i = 0; rc == CAT_OK && i < n; i++) {
-    int f = family_for(nt, families[i] ? families[i] : CAT_DEFAULT_FAMILY, err);
-    if (f < 0) rc = err ? err->code : CAT_ERR_INVALID;
-    family_index[i] = f;
-    ids[i] = nt->next_column_id++;
-  }
-  if (rc == CAT_OK) rc = alter_kv_families(cat, t, nt, "CREATE VIEW / ALTER VIEW", err);
-  if (rc) {
-    cat_table_free(nt);
-    return rc;
-  }
-  *out = nt;
-  return CAT_OK;
-}
-
 int cat_alter_table(cat_catalog *cat, const char *name, const cat_alter_def *def,
                     cat_error *err) {
   const cat_table *t = name ? cat_find_table(cat, name) : NULL;
   if (!t) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", name ? name : "?");
-  cat_table *nt = copy_for_change(t, err);
-  if (!nt) return CAT_ERR_NOMEM;
+  cat_table *nt = cat_table_copy(t);
+  cat_family *fams = nt ? realloc(nt->families, KV_MAX_FAMILIES * sizeof *fams) : NULL;
+  if (!fams) {
+    cat_table_free(nt);
+    return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  }
+  nt->families = fams;
   int rc = CAT_OK;
   for (int i = 0; rc == CAT_OK && i < def->n_drop; i++) rc = drop_column(nt, def->drop[i], err);
   for (int i = 0; rc == CAT_OK && i < def->n_add; i++) rc = add_column(nt, &def->add[i], err);
   if (rc == CAT_OK) rc = set_options(nt, def, err);
   if (rc == CAT_OK && !cat_table_derive(nt))
     rc = cat_err(err, CAT_ERR_NOMEM, "out of memory");
-  if (rc == CAT_OK) rc = alter_kv_families(cat, t, nt, "ALTER TABLE", err);
+  if (rc == CAT_OK && families_changed(t, nt)) {
+    kv_family_options fo[KV_MAX_FAMILIES];
+    kv_options_of(nt, fo);
+    int krc = kv_alter_table(cat_kv(cat), nt->kv_name, fo, nt->n_families);
+    if (krc) rc = cat_kv_error(err, krc, "ALTER TABLE");
+  }
   if (rc == CAT_OK) rc = cat_replace_table(cat, nt, err); /* the commit */
   else cat_table_free(nt);
   if (rc == CAT_OK && def->n_drop > 0) rc = cat_drop_dead_cells(cat, nt, err);
@@ -250,4 +212,36 @@ int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err) {
   int krc = kv_alter_table(cat_kv(cat), t->kv_name, fo, t->n_families);
   if (krc == KV_ERR_READONLY) return CAT_OK; /* a reader: the writer's next open does it */
   return krc ? cat_kv_error(err, krc, "catalog: family options of table") : CAT_OK;
+}
+
+/* Columns of a view's own (catalog/cat_view.c) take ids and maybe families of t: the copy
+** of t they need, the store's new families made first, as ALTER TABLE ADD does. */
+int cat_table_take_ids(cat_catalog *cat, const cat_table *t, const char *const *families, int n,
+                       uint16_t *ids, int *family_index, cat_table **out, cat_error *err) {
+  *out = NULL;
+  if (n > CAT_MAX_COLUMN_ID - (int)t->next_column_id || t->next_column_id == 0)
+    return cat_err(err, CAT_ERR_INVALID,
+                   "table %s: every column id (1..%d) has been given: recreate the table",
+                   t->name, CAT_MAX_COLUMN_ID - 1);
+  cat_table *nt = cat_table_copy(t);
+  cat_family *room = nt ? realloc(nt->families, KV_MAX_FAMILIES * sizeof *room) : NULL;
+  if (room) nt->families = room;
+  int rc = room ? CAT_OK : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  for (int i = 0; rc == CAT_OK && i < n; i++) {
+    family_index[i] = family_for(nt, families[i] ? families[i] : CAT_DEFAULT_FAMILY, err);
+    if (family_index[i] < 0) rc = err ? err->code : CAT_ERR_INVALID;
+    ids[i] = nt->next_column_id++;
+  }
+  if (rc == CAT_OK && nt->n_families != t->n_families) { /* new families only */
+    kv_family_options opts[KV_MAX_FAMILIES];
+    kv_options_of(nt, opts);
+    int krc = kv_alter_table(cat_kv(cat), nt->kv_name, opts, nt->n_families);
+    if (krc) rc = cat_kv_error(err, krc, "CREATE VIEW / ALTER VIEW");
+  }
+  if (rc) {
+    cat_table_free(nt);
+    return rc;
+  }
+  *out = nt;
+  return CAT_OK;
 }
