@@ -129,8 +129,6 @@ static int writer_close(writer *w, int rc, exec_error *err) {
   } else if (rc == EXEC_OK && w->own && kv_batch_count(w->b)) {
     rc = exec_txn_commit_batch(w->st->s, w->b, err);
   }
-  kv_bulk_free(w->kb); /* after a failure: its temporary files go too */
-  w->kb = NULL;
   const cat_table *mt = w->maint ? exec_index_maint_table(w->maint) : NULL;
   if (mt && cat_find_table(w->st->s->cat, mt->name) != mt) {
     /* a view's copy of the table with the view's own columns (planner/bind_view.c) lives
@@ -138,6 +136,8 @@ static int writer_close(writer *w, int rc, exec_error *err) {
     exec_index_maint_free(w->maint);
     w->maint = NULL;
   }
+  kv_bulk_free(w->kb); /* after a failure: its temporary files go too */
+  w->kb = NULL;
   if (w->maint) { /* keep it for the next statement on this table */
     exec_index_maint_set_journal(w->maint, NULL);
     exec_index_maint_cancel(w->maint);
