@@ -2,7 +2,8 @@
 ** catalog/cat_alter.c: ALTER TABLE in the catalog (cat_alter_table; contract in
 ** catalog/catalog.h), the check at open that the store's family options are the
 ** catalog's (cat_sync_families) and the list of dropped columns' qualifiers a major
-** compaction removes (cat_drop_dead_cells; both catalog/catalog_int.h).
+** compaction removes (cat_drop_dead_cells; both catalog/catalog_int.h), and the ids a
+** view's own columns take from the table (cat_table_take_ids, catalog/cat_view.c's).
 **
 ** An ALTER works on a copy of the table: drops, adds and options are applied to the copy,
 ** every check is made there, the store's families are changed (kv_alter_table: new
@@ -194,6 +195,7 @@ int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err) {
   uint32_t nd = 0;
   for (int i = 0; rc == CAT_OK && i < t->n_columns; i++)
     if (t->columns[i].pk_pos < 0 && t->columns[i].id <= n) live[t->columns[i].id] = true;
+  if (rc == CAT_OK) cat_view_live_ids(cat, t->name, live, n + 1); /* views' own columns */
   for (int id = 1; rc == CAT_OK && id <= n; id++) {
     if (live[id]) continue;
     len[nd] = (uint32_t)cat_column_qualifier((uint16_t)id, q[nd]);
@@ -227,4 +229,36 @@ int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err) {
   int krc = kv_alter_table(cat_kv(cat), t->kv_name, fo, t->n_families);
   if (krc == KV_ERR_READONLY) return CAT_OK; /* a reader: the writer's next open does it */
   return krc ? cat_kv_error(err, krc, "catalog: family options of table") : CAT_OK;
+}
+
+/* Columns of a view's own (catalog/cat_view.c) take ids and maybe families of t: the copy
+** of t they need, the store's new families made first, as ALTER TABLE ADD does. */
+int cat_table_take_ids(cat_catalog *cat, const cat_table *t, const char *const *families, int n,
+                       uint16_t *ids, int *family_index, cat_table **out, cat_error *err) {
+  *out = NULL;
+  if (n > CAT_MAX_COLUMN_ID - (int)t->next_column_id || t->next_column_id == 0)
+    return cat_err(err, CAT_ERR_INVALID,
+                   "table %s: every column id (1..%d) has been given: recreate the table",
+                   t->name, CAT_MAX_COLUMN_ID - 1);
+  cat_table *nt = cat_table_copy(t);
+  cat_family *room = nt ? realloc(nt->families, KV_MAX_FAMILIES * sizeof *room) : NULL;
+  if (room) nt->families = room;
+  int rc = room ? CAT_OK : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  for (int i = 0; rc == CAT_OK && i < n; i++) {
+    family_index[i] = family_for(nt, families[i] ? families[i] : CAT_DEFAULT_FAMILY, err);
+    if (family_index[i] < 0) rc = err ? err->code : CAT_ERR_INVALID;
+    ids[i] = nt->next_column_id++;
+  }
+  if (rc == CAT_OK && nt->n_families != t->n_families) { /* new families only */
+    kv_family_options opts[KV_MAX_FAMILIES];
+    kv_options_of(nt, opts);
+    int krc = kv_alter_table(cat_kv(cat), nt->kv_name, opts, nt->n_families);
+    if (krc) rc = cat_kv_error(err, krc, "CREATE VIEW / ALTER VIEW");
+  }
+  if (rc) {
+    cat_table_free(nt);
+    return rc;
+  }
+  *out = nt;
+  return CAT_OK;
 }

@@ -129,9 +129,11 @@ int cat_salvage_read(kv_db *db, cat_salvage *out, cat_error *err) {
                          "SYSTEM.CATALOG sequence row '%s' does not decode: skipped", kt);
       }
     } else if (kind == 'V') { /* a view holds no rows: its DDL is for the user to run again */
+      bool cols = cell->value_len > 0 && cell->value[0] == 2; /* version 2: columns of its own */
       out_rc = add_str(&out->problems, &out->n_problems,
                        "SYSTEM.CATALOG view row '%s': views are not recovered (create the view "
-                       "again)", kt);
+                       "again%s)", kt, cols ? "; the values of its own columns are not "
+                       "recovered: its columns get new ids" : "");
     } else {
       out_rc = add_str(&out->problems, &out->n_problems,
                        "SYSTEM.CATALOG row '%s' of unknown kind: skipped", kt);

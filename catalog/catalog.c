@@ -7,7 +7,7 @@
 **   'T' name 00 01              a table record (version 1)
 **   'I' table 00 01 index 00 01 an index record (version 1)
 **   'S' name 00 01              a sequence record (version 1, catalog/cat_sequence.c)
-**   'V' name 00 01              a view record (version 1; catalog/cat_view.c)
+**   'V' name 00 01              a view record (version 1, or 2 with columns; catalog/cat_view.c)
 ** (names escaped as VARCHAR key columns). Records are varints and length-prefixed strings
 ** read with (p, limit) decoders. DDL ordering for crash safety is described in catalog.h.
 ** Not here: codecs (keycodec.c, valcodec.c), SQL.
@@ -933,6 +933,11 @@ cat_seq_set *cat_seqs(cat_catalog *cat) { return &cat->seqs; }
 uint32_t cat_sys_family(const cat_catalog *cat) { return cat->sys_family; }
 int cat_kv_error(cat_error *err, int kv_code, const char *what) { return kverr(err, kv_code, what); }
 int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err) {
+  return cat_replace_table_with(cat, nt, 0, NULL, NULL, NULL, NULL, err);
+}
+int cat_replace_table_with(cat_catalog *cat, cat_table *nt, int n, const uint8_t *const *keys,
+                           const size_t *klen, const uint8_t *const *vals, const size_t *vlen,
+                           cat_error *err) {
   int ti = find_table_index(cat, nt->name);
   if (ti < 0) {
     int rc = cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", nt->name);
@@ -945,6 +950,10 @@ int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err) {
   table_key(&k, nt->name);
   table_record(nt, &v);
   int rc = b ? batch_put_row(cat, b, &k, &v, err) : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  for (int i = 0; !rc && i < n; i++) { /* the rows committed with it (a view's, cat_view.c) */
+    int krc = kv_batch_put(b, cat->sys_family, keys[i], klen[i], "d", 1, KV_TS_NOW, vals[i], vlen[i]);
+    if (krc) rc = kverr(err, krc, "catalog batch");
+  }
   if (!rc) rc = commit(cat, b, err);
   kv_batch_free(b);
   free(k.p);

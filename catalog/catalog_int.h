@@ -33,6 +33,11 @@ int cat_kv_error(cat_error *err, int kv_code, const char *what);
 ** ids; the old table is freed. Takes nt over: on an error before the commit nothing changed
 ** and nt is freed. CAT_ERR_NOTFOUND, CAT_ERR_NOMEM, CAT_ERR_KV. */
 int cat_replace_table(cat_catalog *cat, cat_table *nt, cat_error *err);
+/* As cat_replace_table, with the n rows keys[i] = vals[i] (SYSTEM.CATALOG keys and values,
+** none deleted) in the same batch: a view's row whose columns took ids of nt (cat_view.c). */
+int cat_replace_table_with(cat_catalog *cat, cat_table *nt, int n, const uint8_t *const *keys,
+                           const size_t *klen, const uint8_t *const *vals, const size_t *vlen,
+                           cat_error *err);
 
 /* Make the store's options of t's families the catalog's (kv_alter_table) where they
 ** differ: after a crash between an ALTER's kv_alter_table and its commit. Nothing on a
@@ -44,6 +49,19 @@ int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err);
 ** removes their cells (kv_family_set_dropped_qualifiers; kept in memory by kv, so given at
 ** every open and after every DROP COLUMN). CAT_OK, CAT_ERR_NOMEM, CAT_ERR_KV. */
 int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err);
+
+/* Columns of a view's own (catalog/cat_view.c) live in the rows of the table the view reads
+** and take their ids from it (catalog/cat_alter.c): a copy of t with next_column_id moved
+** past n new ids (given to ids[0..n)) and with each family of families[0..n) (NULL: "0")
+** t lacks added (VERSIONS 1, LZ4, the table's TTL; kv_alter_table creates it in the store
+** first). *out is the copy, not committed (cat_replace_table_with does it); NULL on error.
+** CAT_ERR_INVALID (every column id used, a bad or reserved family name, too many families),
+** CAT_ERR_KV, CAT_ERR_NOMEM. */
+int cat_table_take_ids(cat_catalog *cat, const cat_table *t, const char *const *families, int n,
+                       uint16_t *ids, int *family_index, cat_table **out, cat_error *err);
+/* Mark live[id] for each id below n that a column of a view over table `table` (through
+** views, cat_view_table) holds: those cells are not dropped columns'. */
+void cat_view_live_ids(const cat_catalog *cat, const char *table, bool *live, int n);
 
 /* ---- Sequences (catalog/cat_sequence.c) ---------------------------------------------- */
 /* The catalog's sequences, kept sorted by name (owned by catalog/cat_sequence.c). */

@@ -76,7 +76,11 @@ static void names_load(void) {
     names_add(t->name, &cap);
     for (int c = 0; c < t->n_columns; c++) names_add(t->columns[c].name, &cap);
   }
-  for (int i = 0; i < cat_view_count(cat); i++) names_add(cat_view_at(cat, i)->name, &cap);
+  for (int i = 0; i < cat_view_count(cat); i++) {
+    const cat_view *v = cat_view_at(cat, i);
+    names_add(v->name, &cap);
+    for (int c = 0; c < v->n_columns; c++) names_add(v->columns[c].name, &cap); /* its own */
+  }
   cat_close(cat);
 }
 

@@ -69,12 +69,13 @@ static void put_literal(FILE *out, rowan_stmt *st, int i, int id) {
   put_quoted(out, s ? s : "", (size_t)rowan_column_bytes(st, i));
 }
 
-int cli_dump_rows(cli_shell *sh, const char *table, const char *cols, const int *types,
-                  int ncols) {
-  size_t n = strlen(table) + strlen(cols) + 32;
+int cli_dump_rows(cli_shell *sh, const char *table, const char *cols, const char *where,
+                  const int *types, int ncols) {
+  size_t n = strlen(table) + strlen(cols) + (where ? strlen(where) : 0) + 40;
   char *sql = malloc(n);
   if (!sql) return cli_errorf(sh, ".dump: out of memory");
-  snprintf(sql, n, "SELECT %s FROM %s", cols, table);
+  snprintf(sql, n, "SELECT %s FROM %s%s%s", cols, table, where ? " WHERE " : "",
+           where ? where : "");
   rowan_stmt *st = NULL;
   int rc = rowan_prepare(sh->db, sql, -1, &st, NULL);
   free(sql);

@@ -7,7 +7,8 @@
 ** command) and prints table and view names, CREATE TABLE / CREATE INDEX statements rebuilt
 ** from it (columns with their families, types and nullability, the PRIMARY KEY constraint
 ** with ASC and DESC, table and family options), each view's CREATE VIEW text as written
-** (after the tables, each view after what it reads), and index lists. The teaching note runs EXPLAIN of
+** (after the tables, each view after what it reads; .dump adds the values of a view's own
+** columns as UPSERTs through the view), and index lists. The teaching note runs EXPLAIN of
 ** the statement through the public API to learn the scan kind and the table, then names
 ** the leading key column the WHERE clause did not bound, or an index whose first column
 ** the WHERE clause mentions.
@@ -229,10 +230,46 @@ static void print_create_table(FILE *out, const cat_table *t) {
   fputs(";\n", out);
 }
 
+/* For .dump, after view v's CREATE VIEW: the values of its own columns, in the rows where
+** one is not NULL, as UPSERTs through the view (its table's key columns, then its own; the
+** view's constants are the key's values, so the view takes them). 0, or 1 after an error. */
+static int dump_view_columns(cli_shell *sh, const cat_catalog *cat, const cat_view *v) {
+  const cat_table *t = v->n_columns ? cat_view_table(cat, v) : NULL;
+  if (!t) return 0;
+  char *name = NULL, *cols = NULL, *where = NULL;
+  size_t nl = 0, cl = 0, wl = 0;
+  FILE *fn = open_memstream(&name, &nl), *fc = open_memstream(&cols, &cl),
+       *fw = open_memstream(&where, &wl);
+  int n = t->n_pk + v->n_columns;
+  int *types = calloc((size_t)n, sizeof *types);
+  if (fn) put_ident(fn, v->name);
+  for (int i = 0; fc && fw && types && i < n; i++) {
+    const char *cn = i < t->n_pk ? t->columns[t->pk[i]].name : v->columns[i - t->n_pk].name;
+    if (i) fputs(", ", fc);
+    put_ident(fc, cn);
+    types[i] = i < t->n_pk ? t->columns[t->pk[i]].type.id : v->columns[i - t->n_pk].type.id;
+    if (i < t->n_pk) continue;
+    if (i > t->n_pk) fputs(" OR ", fw);
+    put_ident(fw, cn);
+    fputs(" IS NOT NULL", fw);
+  }
+  if (fn) fclose(fn);
+  if (fc) fclose(fc);
+  if (fw) fclose(fw);
+  int rc = name && cols && where && types ? cli_dump_rows(sh, name, cols, where, types, n)
+                                          : cli_errorf(sh, ".dump: out of memory");
+  free(name);
+  free(cols);
+  free(where);
+  free(types);
+  return rc;
+}
+
 /* Run fn on the table argv[1] names, or on every table sorted by name (argc 1): .schema's
 ** and .dump's table choice; a view (argv[1], or every view after the tables) is printed as
-** its CREATE VIEW text. 0, or 1 after an error (message printed). */
-static int each_table(cli_shell *sh, int argc, char **argv, const char *usage,
+** its CREATE VIEW text, followed for .dump (rows) by its own columns' values. 0, or 1 after
+** an error (message printed). */
+static int each_table(cli_shell *sh, int argc, char **argv, const char *usage, bool rows,
                       int (*fn)(cli_shell *sh, const cat_table *t)) {
   if (argc > 2) {
     cli_errorf(sh, "usage: %s", usage);
@@ -246,6 +283,7 @@ static int each_table(cli_shell *sh, int argc, char **argv, const char *usage,
     const cat_view *view = t ? NULL : cat_find_view_folded(cat, argv[1]);
     if (view) {
       fprintf(sh->out, "%s;\n", view->sql); /* as written */
+      if (rows) rc = dump_view_columns(sh, cat, view);
     } else if (!t) {
       cli_errorf(sh, "unknown table \"%s\"", argv[1]);
       rc = 1;
@@ -258,8 +296,10 @@ static int each_table(cli_shell *sh, int argc, char **argv, const char *usage,
     for (int i = 0; v && i < n && !rc; i++) rc = fn(sh, v[i]);
     free(v);
     /* then the views, each after what it reads, as written: DDL that recreates them */
-    for (int i = 0; !rc && i < cat_view_count(cat); i++)
+    for (int i = 0; !rc && i < cat_view_count(cat); i++) {
       fprintf(sh->out, "%s;\n", cat_view_at(cat, i)->sql);
+      if (rows) rc = dump_view_columns(sh, cat, cat_view_at(cat, i));
+    }
   }
   cat_close(cat);
   return rc;
@@ -292,7 +332,7 @@ static int schema_sequences(cli_shell *sh) {
 }
 
 int cli_dot_schema(cli_shell *sh, int argc, char **argv) {
-  int rc = each_table(sh, argc, argv, ".schema [TABLE]", schema_table);
+  int rc = each_table(sh, argc, argv, ".schema [TABLE]", false, schema_table);
   return rc || argc != 1 ? rc : schema_sequences(sh);
 }
 
@@ -312,7 +352,7 @@ static int dump_table(cli_shell *sh, const cat_table *t) {
   }
   if (fn) fclose(fn);
   if (fc) fclose(fc);
-  int rc = name && cols && types ? cli_dump_rows(sh, name, cols, types, t->n_columns)
+  int rc = name && cols && types ? cli_dump_rows(sh, name, cols, NULL, types, t->n_columns)
                                  : cli_errorf(sh, ".dump: out of memory");
   free(name);
   free(cols);
@@ -322,7 +362,7 @@ static int dump_table(cli_shell *sh, const cat_table *t) {
 }
 
 int cli_dot_dump(cli_shell *sh, int argc, char **argv) {
-  int rc = each_table(sh, argc, argv, ".dump [TABLE]", dump_table);
+  int rc = each_table(sh, argc, argv, ".dump [TABLE]", true, dump_table);
   return rc || argc != 1 ? rc : schema_sequences(sh);
 }
 

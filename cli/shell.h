@@ -158,13 +158,16 @@ int cli_dot_tables(cli_shell *sh, int argc, char **argv);
 int cli_dot_schema(cli_shell *sh, int argc, char **argv);
 int cli_dot_indexes(cli_shell *sh, int argc, char **argv);
 /* .dump [TABLE]: for each table (sorted by name, or the one named) its CREATE TABLE, its
-** rows as UPSERT statements, then its CREATE INDEX statements: run in an empty database
-** they give the same schema and rows (sqlite3's .dump). 0 or 1 (message printed). */
+** rows as UPSERT statements, then its CREATE INDEX statements; then each view's CREATE VIEW
+** and, for a view with columns of its own, the values of those columns as UPSERTs through
+** the view: run in an empty database they give the same schema and rows (sqlite3's .dump).
+** 0 or 1 (message printed). */
 int cli_dot_dump(cli_shell *sh, int argc, char **argv);
-/* The rows of table (an identifier as SQL spells it) as UPSERT statements on sh->out: cols is
-** its column list as SQL spells it, types their catalog type ids (CAT_T_*). 0 or 1. */
-int cli_dump_rows(cli_shell *sh, const char *table, const char *cols, const int *types,
-                  int ncols);
+/* The rows of table (an identifier as SQL spells it; a view too) that match where (SQL
+** text, or NULL for every row) as UPSERT statements on sh->out: cols is the column list as
+** SQL spells it, types their catalog type ids (CAT_T_*). 0 or 1. */
+int cli_dump_rows(cli_shell *sh, const char *table, const char *cols, const char *where,
+                  const int *types, int ncols);
 
 /* The teaching note for a statement whose scan examined far more rows than it returned:
 ** sql[0..len) is the statement, m its metrics. Runs EXPLAIN of the statement to learn the

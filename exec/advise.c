@@ -152,6 +152,12 @@ static int read_queries(exec_session *s, const cat_table *t, const char *sql, si
             "statements";
     } else if (b->analyze) {
       why = "is an EXPLAIN ANALYZE: the advisor runs nothing; give the SELECT alone";
+    } else if (b->select->n_from == 0 && b->select->table && b->select->table != t &&
+               strcmp(b->select->table->name, t->name) == 0) {
+      snprintf(whybuf, sizeof whybuf, "reads a view with columns of its own over %s: the "
+               "advisor judges queries of the table's columns (and of views without columns)",
+               t->name); /* the binder's copy of the table with the view's columns */
+      why = whybuf;
     } else if (b->select->n_from > 0) {
       snprintf(whybuf, sizeof whybuf, "reads %s: the advisor judges queries of %s alone "
                "(the join's plan of each table is the one a query of it alone gets)",

@@ -14,6 +14,7 @@
 ** Not here: parsing, index maintenance (exec/index_maint.c), ALTER TABLE (exec/ddl_alter.c).
 */
 #include "exec/ddl.h"
+#include "catalog/cat_view.h"
 #include "exec/ddl_int.h"
 #include "exec/index.h"
 
@@ -427,6 +428,9 @@ static int find_col(const cat_table *t, const char *family, const char *name) {
 static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci, uint32_t off,
                         exec_progress_fn progress, void *arg, exec_error *err) {
   const cat_table *t = cat_find_table(cat, ci->table);
+  if (!t && cat_find_view(cat, ci->table))
+    return exec_ddl_fail(err, EXEC_ERROR, off, "CREATE INDEX on view %s is not supported: index "
+                         "the table it reads (a view's own columns cannot be indexed)", ci->table);
   if (!t) return exec_ddl_fail(err, EXEC_ERROR, off, "table %s does not exist", ci->table);
   if (cat_find_index(t, ci->name)) {
     if (ci->if_not_exists) return EXEC_OK;

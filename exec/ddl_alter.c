@@ -12,6 +12,7 @@
 ** Not here: parsing, the catalog record, re-planning prepared statements (the engine's
 ** schema generation does that for every DDL, exec/engine.c).
 */
+#include "catalog/cat_view.h"
 #include "exec/ddl_int.h"
 #include "planner/expr.h"
 #include "planner/index_expr.h"
@@ -52,9 +53,18 @@ static const cat_index *index_using(const cat_table *t, int c) {
   return NULL;
 }
 
+/* The name of a view over t (through views) with a column `name` of its own, or NULL. */
+static const char *view_with_column(const cat_catalog *cat, const cat_table *t, const char *name) {
+  for (int i = 0; i < cat_view_count(cat); i++) {
+    const cat_view *v = cat_view_at(cat, i);
+    if (cat_view_find_column(v, name) >= 0 && cat_view_table(cat, v) == t) return v->name;
+  }
+  return NULL;
+}
+
 /* ADD: the columns not there yet (IF NOT EXISTS skips those that are) into cols[0..*n). */
-static int alter_add(const cat_table *t, const sql_alter_table *a, cat_column_def *cols, int *n,
-                     exec_error *err) {
+static int alter_add(const cat_catalog *cat, const cat_table *t, const sql_alter_table *a,
+                     cat_column_def *cols, int *n, exec_error *err) {
   *n = 0;
   for (int i = 0; i < a->add->ncol; i++) {
     const sql_coldef *cd = &a->add->cols[i];
@@ -79,6 +89,11 @@ static int alter_add(const cat_table *t, const sql_alter_table *a, cat_column_de
       return exec_ddl_fail(err, EXEC_ERROR, cd->off,
                            "column %s.%s: family name '%s' is reserved (names starting with '_')",
                            cd->family, cd->name, cd->family);
+    const char *view = view_with_column(cat, t, cd->name);
+    if (view)
+      return exec_ddl_fail(err, EXEC_ERROR, cd->off, "ALTER TABLE %s ADD %s: view %s over %s has "
+                           "a column %s of its own (drop it first: ALTER VIEW %s DROP COLUMN %s)",
+                           t->name, cd->name, view, t->name, cd->name, view, cd->name);
     if (cd->nullability == 2)
       return exec_ddl_fail(err, EXEC_ERROR, cd->off,
                            "ALTER TABLE %s ADD %s: an added column cannot be NOT NULL (the rows "
@@ -122,7 +137,7 @@ static int alter_drop(const cat_catalog *cat, const cat_table *t, const sql_alte
       return exec_ddl_fail(err, EXEC_ERROR, cn->off,
                            "column %s of %s is used by index %s: drop the index first (DROP "
                            "INDEX %s ON %s)", cn->name, t->name, x->name, x->name, t->name);
-    int vrc = exec_ddl_view_check_drop_column(cat, t, cn->name, cn->off, err); /* ddl_view.c */
+    int vrc = exec_ddl_view_check_drop_column(cat, t->name, cn->name, cn->off, err); /* ddl_view.c */
     if (vrc) return vrc;
     names[(*n)++] = cn->name;
   }
@@ -160,7 +175,11 @@ static int alter_set(const cat_table *t, const sql_alter_table *a, table_opts *o
 }
 
 int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err) {
+  if (a->view) return exec_ddl_alter_view(cat, a, err); /* exec/ddl_view_cols.c */
   const cat_table *t = cat_find_table(cat, a->name);
+  if (!t && cat_find_view(cat, a->name))
+    return exec_ddl_fail(err, EXEC_ERROR, a->name_off, "%s is a view, not a table: use ALTER "
+                         "VIEW %s (it takes ADD and DROP COLUMN)", a->name, a->name);
   if (!t) return exec_ddl_fail(err, EXEC_ERROR, a->name_off, "table %s does not exist", a->name);
   int n_add = a->add ? a->add->ncol : 0, n_drop = a->drop ? a->drop->n : 0;
   int n_opts = a->opts ? a->opts->n : 0;
@@ -178,7 +197,7 @@ int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err) 
     goto done;
   }
   if (a->action == SQL_ALTER_ADD) {
-    rc = alter_add(t, a, cols, &def.n_add, err);
+    rc = alter_add(cat, t, a, cols, &def.n_add, err);
     def.add = cols;
   } else if (a->action == SQL_ALTER_DROP_COLUMN) {
     rc = alter_drop(cat, t, a, drop, &def.n_drop, err);

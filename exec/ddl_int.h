@@ -59,9 +59,15 @@ int exec_ddl_sequence(cat_catalog *cat, const sql_stmt *stmt, exec_error *err);
 int exec_ddl_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql, exec_error *err);
 int exec_ddl_view_before_drop_table(cat_catalog *cat, const sql_drop *d, uint32_t off,
                                     exec_error *err);
-/* ALTER TABLE t DROP COLUMN column: EXEC_OK, or EXEC_ERROR at off naming the first view over
-** t (directly or through views) whose query names the column. */
-int exec_ddl_view_check_drop_column(const cat_catalog *cat, const cat_table *t,
+/* ALTER TABLE t / ALTER VIEW t DROP COLUMN column (name: t's): EXEC_OK, or EXEC_ERROR at off
+** naming the first view over t (directly or through views) whose query names the column. */
+int exec_ddl_view_check_drop_column(const cat_catalog *cat, const char *name,
                                     const char *column, uint32_t off, exec_error *err);
+/* Columns of a view's own (exec/ddl_view_cols.c; rules in its header): CREATE VIEW v (cols)
+** AS ... once its query bound (text: the statement as written; deps: the names it reads),
+** and ALTER VIEW v ADD / DROP COLUMN (a->view set). */
+int exec_ddl_view_create_columns(cat_catalog *cat, const sql_create_view *v, const char *text,
+                                 const char *const *deps, int n_deps, exec_error *err);
+int exec_ddl_alter_view(cat_catalog *cat, const sql_alter_table *a, exec_error *err);
 
 #endif /* ROWAN_EXEC_DDL_INT_H */

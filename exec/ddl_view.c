@@ -8,7 +8,7 @@
 **    statement), may not hold parameters, and must give distinct column names. The catalog
 **    keeps the statement's text exactly as written and the tables and views its query
 **    reads (catalog/cat_view.h). Columns of the view's own (`CREATE VIEW v (c type) AS`,
-**    Phoenix's multi-tenant pattern) are refused: "view columns are not supported".
+**    Phoenix's multi-tenant pattern) and ALTER VIEW: exec/ddl_view_cols.c.
 **  - DROP VIEW [IF EXISTS] v [CASCADE]: v must be a view (a table is an error naming DROP
 **    TABLE); a view read by other views is refused naming them unless CASCADE, which drops
 **    them all in one commit.
@@ -143,10 +143,6 @@ static int create_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql,
     return exec_ddl_fail(err, EXEC_ERROR, v->name_off, "%s %s already exists",
                          cat_find_view(cat, v->name) ? "view" : "a table named", v->name);
   }
-  if (v->cols)
-    return exec_ddl_fail(err, EXEC_ERROR, v->cols->ncol ? v->cols->cols[0].off : v->name_off,
-                         "view columns are not supported: view %s can show only the columns "
-                         "of what it reads", v->name);
   if (stmt->nparam)
     return exec_ddl_fail(err, EXEC_ERROR, v->select->off, "view %s: a view's query cannot "
                          "hold parameters (?)", v->name);
@@ -170,7 +166,10 @@ static int create_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql,
     memcpy(text, sql + stmt->off, stmt->len);
     text[stmt->len] = 0;
     cat_error ce = {0};
-    if (cat_create_view(cat, v->name, text, ns->a, nd, &ce)) rc = exec_ddl_cat_fail(err, &ce, v->name_off);
+    if (v->cols) /* exec/ddl_view_cols.c */
+      rc = exec_ddl_view_create_columns(cat, v, text, ns->a, nd, err);
+    else if (cat_create_view(cat, v->name, text, ns->a, nd, &ce))
+      rc = exec_ddl_cat_fail(err, &ce, v->name_off);
   }
   free(text);
   walk_free(&w);
@@ -245,10 +244,10 @@ int exec_ddl_view_before_drop_table(cat_catalog *cat, const sql_drop *d, uint32_
   return drop_readers(cat, "table", d->name, d->cascade, NULL, off, err);
 }
 
-int exec_ddl_view_check_drop_column(const cat_catalog *cat, const cat_table *t,
+int exec_ddl_view_check_drop_column(const cat_catalog *cat, const char *name,
                                     const char *column, uint32_t off, exec_error *err) {
   names ns = {0};
-  readers(cat, t->name, &ns);
+  readers(cat, name, &ns);
   int rc = ns.oom ? exec_ddl_fail(err, EXEC_NOMEM, -1, "out of memory") : EXEC_OK;
   for (int i = 0; !rc && i < ns.n; i++) {
     const cat_view *v = cat_find_view(cat, ns.a[i]);
@@ -262,7 +261,7 @@ int exec_ddl_view_check_drop_column(const cat_catalog *cat, const cat_table *t,
     walk_select(st->u.create_view->select, &w);
     if (w.uses)
       rc = exec_ddl_fail(err, EXEC_ERROR, off, "column %s of %s is used by view %s: drop the "
-                         "view first (DROP VIEW %s)", column, t->name, v->name, v->name);
+                         "view first (DROP VIEW %s)", column, name, v->name, v->name);
     walk_free(&w);
     sql_stmt_free(st);
   }

@@ -129,6 +129,13 @@ static int writer_close(writer *w, int rc, exec_error *err) {
   } else if (rc == EXEC_OK && w->own && kv_batch_count(w->b)) {
     rc = exec_txn_commit_batch(w->st->s, w->b, err);
   }
+  const cat_table *mt = w->maint ? exec_index_maint_table(w->maint) : NULL;
+  if (mt && cat_find_table(w->st->s->cat, mt->name) != mt) {
+    /* a view's copy of the table with the view's own columns (planner/bind_view.c) lives
+    ** in the statement's memory: another view's copy may later have its address */
+    exec_index_maint_free(w->maint);
+    w->maint = NULL;
+  }
   kv_bulk_free(w->kb); /* after a failure: its temporary files go too */
   w->kb = NULL;
   if (w->maint && exec_index_maint_table(w->maint)->n_dynamic) {

@@ -15,6 +15,12 @@
 **    the query the view's name (or the alias given) is the table's name.
 **  - Every other use of a view (a view with a join, an aggregate, a subquery in FROM, a set
 **    operation, or any view used in a join) is a derived table (planner/bind_subquery.c).
+**  - Columns of a view's own (Phoenix's multi-tenant pattern, catalog/cat_view.h): a merged
+**    chain whose views have them binds over a copy of the table with those columns after
+**    its own (innermost view first), each with its family and its id in the table's rows,
+**    so reads, filters, UPSERT and DELETE through the view use them as table columns; the
+**    copy lives in the binder's arena. Such a view in a join is the derived table `SELECT *
+**    FROM v` (its own query would show only what it reads).
 **  - Updatable views (Phoenix's): a merged view chain whose conditions are all terms
 **    `column = constant` joined by AND. UPSERT INTO such a view writes the table's row
 **    with those columns set to the constants (a VALUES value given for one must equal it;
@@ -78,6 +84,63 @@ static bool mergeable(const sql_select *q) {
           (c->nqual == 1 && strcmp(c->qual[0], q->alias ? q->alias : q->table) == 0));
 }
 
+bool plan_view_merges(const cat_catalog *cat, const sql_select *q) {
+  sql_stmt *st = NULL;
+  bool merges = false;
+  for (int d = 0; q && d <= BIND_VIEW_DEPTH && mergeable(q); d++) {
+    if (cat_find_table(cat, q->table)) {
+      merges = true;
+      break;
+    }
+    const cat_view *v = cat_find_view(cat, q->table);
+    sql_stmt_free(st);
+    st = NULL;
+    q = v && sql_parse(v->sql, strlen(v->sql), &st, NULL, NULL) == SQL_OK && st &&
+                st->kind == SQL_STMT_CREATE_VIEW
+            ? st->u.create_view->select
+            : NULL;
+  }
+  sql_stmt_free(st);
+  return merges;
+}
+
+/* The table the merged chain c reads with the columns of the chain's views' own after its
+** own (innermost view first, each in its order): a copy in b's arena sharing everything
+** else with the table, or the table itself when no view of c has columns. NULL with b's
+** error. */
+static const cat_table *with_view_columns(binder *b, const bind_view_chain *c, uint32_t off) {
+  const cat_table *t = c->table;
+  int extra = 0;
+  for (int i = 0; i < c->n; i++) extra += c->views[i]->n_columns;
+  if (!extra) return t;
+  cat_table *w = plan_arena_alloc(b->A, sizeof *w);
+  cat_column *cols = plan_arena_alloc(b->A, (size_t)(t->n_columns + extra) * sizeof *cols);
+  if (!w || !cols) return bind_error(b, EXEC_NOMEM, off, "out of memory"), NULL;
+  *w = *t;
+  memcpy(cols, t->columns, (size_t)t->n_columns * sizeof *cols);
+  int k = t->n_columns;
+  for (int i = c->n - 1; i >= 0; i--)
+    for (int j = 0; j < c->views[i]->n_columns; j++) {
+      const cat_view_column *vc = &c->views[i]->columns[j];
+      int fam = cat_find_family(t, vc->family);
+      if (fam <= 0)
+        return bind_error(b, EXEC_CORRUPT, off, "view %s: the family %s of its column %s is "
+                          "not a family of %s", c->views[i]->name, vc->family, vc->name,
+                          t->name), NULL;
+      cat_column *col = &cols[k++];
+      memset(col, 0, sizeof *col);
+      col->name = vc->name;
+      col->type = vc->type;
+      col->nullable = true;
+      col->pk_pos = -1;
+      col->family = fam;
+      col->id = vc->id;
+    }
+  w->columns = cols;
+  w->n_columns = k;
+  return w;
+}
+
 int bind_view_chain_of(binder *b, const char *name, uint32_t off, bind_view_chain *c) {
   memset(c, 0, sizeof *c);
   const cat_view *v = name ? cat_find_view(b->cat, name) : NULL;
@@ -95,7 +158,10 @@ int bind_view_chain_of(binder *b, const char *name, uint32_t off, bind_view_chai
     c->views[c->n] = v;
     c->q[c->n++] = q;
     c->table = cat_find_table(b->cat, q->table);
-    if (c->table) return BIND_VIEW_MERGED;
+    if (c->table) {
+      c->table = with_view_columns(b, c, off);
+      return c->table ? BIND_VIEW_MERGED : BIND_VIEW_NONE;
+    }
     v = cat_find_view(b->cat, q->table);
     if (!v) {
       bind_error(b, EXEC_ERROR, off, "view %s reads %s, which is no longer a table or view",
@@ -177,13 +243,40 @@ int bind_view_from(binder *b, const sql_select *q, plan_select *s, plan_expr **c
   return kind;
 }
 
+/* `SELECT * FROM v` for merged view v with columns of its own under it: the query of the
+** derived table that stands for v in a join (the view's own query would show only the
+** columns of what it reads). Its text goes to *text; NULL with b's error. */
+static const sql_select *select_all_of(binder *b, const cat_view *v, uint32_t off,
+                                       const char **text) {
+  char *name = sql_print_ident(v->name);
+  size_t n = name ? strlen(name) + 16 : 0;
+  char *t = name ? plan_arena_alloc(b->A, n) : NULL;
+  sql_stmt *st = NULL;
+  if (t) snprintf(t, n, "SELECT * FROM %s", name);
+  free(name);
+  if (!t || sql_parse(t, strlen(t), &st, NULL, NULL) != SQL_OK || !st ||
+      plan_arena_defer(b->A, free_stmt, st)) {
+    sql_stmt_free(st);
+    bind_error(b, EXEC_NOMEM, off, "out of memory");
+    return NULL;
+  }
+  *text = t;
+  return st->u.select;
+}
+
 int bind_view_derived(binder *b, const cat_view *v, const char *alias, uint32_t off,
                       plan_from *f) {
   const sql_select *q = view_query(b, v, off);
   if (!q) return b->rc;
+  const char *text = v->sql;
+  bind_view_chain c;
+  if (bind_view_chain_of(b, v->name, off, &c) == BIND_VIEW_MERGED &&
+      c.table != cat_find_table(b->cat, c.table->name))
+    q = select_all_of(b, v, off, &text); /* a chain with columns of its own */
+  if (!q) return b->rc;
   const char *sql = b->sql, *self = b->cte_self;
   const struct bind_cte *ctes = b->ctes;
-  b->sql = v->sql;
+  b->sql = text;
   b->ctes = NULL;
   b->cte_self = NULL;
   int rc = bind_derived(b, q, NULL, alias ? alias : v->name, 0, f);

@@ -20,7 +20,10 @@ typedef struct bind_view_chain {
   int n;                                  /* merged views, outermost first */
   const cat_view *views[BIND_VIEW_DEPTH]; /* them */
   const sql_select *q[BIND_VIEW_DEPTH];   /* their queries (trees freed with the arena) */
-  const cat_table *table;                 /* the table under them (MERGED) */
+  const cat_table *table;                 /* the table under them (MERGED); when views of
+                                             the chain have columns of their own, a copy of
+                                             it in the binder's arena with those columns
+                                             after its own (same name, key, families) */
 } bind_view_chain;
 
 /* Is `name` a view, and can it merge? BIND_VIEW_NONE (not a view, or an error: b->rc),

@@ -45,6 +45,11 @@ void *plan_arena_alloc(plan_arena *a, size_t n);
 char *plan_arena_strndup(plan_arena *a, const char *p, size_t n);
 /* Free every chunk; the arena is empty again and reusable. */
 void plan_arena_free(plan_arena *a);
+/* Does a view whose query is q merge into the query using it: `SELECT * FROM x [WHERE c]`
+** with x a table or a view of that form, down to a table (planner/bind_view.c)? Such a view
+** may have columns of its own: they are stored in the rows of the table under it. */
+bool plan_view_merges(const cat_catalog *cat, const sql_select *q);
+
 /* Call fn(p) when a is freed or reset, newest first (a view's parsed query, which a bound
 ** statement in a points into, planner/bind_view.c). EXEC_OK, or EXEC_NOMEM after calling
 ** fn(p) at once. */

@@ -335,7 +335,8 @@ typedef struct sql_create_view {
   sql_select *select;     /* the view's query; owned */
 } sql_create_view;
 
-/* ALTER TABLE t ADD ... | DROP COLUMN ... | SET ... (Phoenix's forms). */
+/* ALTER TABLE t ADD ... | DROP COLUMN ... | SET ... (Phoenix's forms); ALTER VIEW v ADD ... |
+** DROP COLUMN ... (view set: the view's own columns). */
 enum sql_alter_action { SQL_ALTER_ADD = 1, SQL_ALTER_DROP_COLUMN = 2, SQL_ALTER_SET = 3 };
 typedef struct sql_alter_table {
   char *name;               /* table name; owned */
@@ -345,6 +346,7 @@ typedef struct sql_alter_table {
   sql_create_table *add;    /* ADD: the columns (cols, ncol; no name, key or options); owned */
   sql_colname_list *drop;   /* DROP COLUMN: the columns; owned */
   sql_option_list *opts;    /* SET: the options; owned */
+  bool view;                /* ALTER VIEW (ADD and DROP COLUMN only) */
 } sql_alter_table;
 
 /* CREATE SEQUENCE [IF NOT EXISTS] name [option ...] (Phoenix's). Each option is a name
@@ -535,5 +537,8 @@ enum {
 char *sql_print_stmt(const sql_stmt *s, unsigned flags);
 /* The same for one expression (EXPLAIN prints filters with it). */
 char *sql_print_expr(const sql_expr *e, unsigned flags);
+/* An identifier as SQL text: as it is when the tokenizer gives it back unchanged, else
+** "quoted" (with "" for "). malloc'd (the caller frees), NULL on OOM. */
+char *sql_print_ident(const char *name);
 
 #endif /* ROWAN_SQL_AST_H */

@@ -128,6 +128,13 @@ cmd(A) ::= CREATE(K) VIEW ifnotexists(E) nm(N) AS select(S).
   { A = sql_pc_create_view(ctx, K, E, N, NULL, S); }
 cmd(A) ::= CREATE(K) VIEW ifnotexists(E) nm(N) LP tcols(C) RP AS select(S).
   { A = sql_pc_create_view(ctx, K, E, N, C, S); }
+/* Phoenix's ALTER VIEW: the view's own columns only (exec/ddl_view_cols.c). */
+cmd(A) ::= ALTER(K) VIEW nm(N) ADD ifnotexists(E) tcols(C).
+  { A = sql_pc_alter_view(ctx, sql_pc_alter(ctx, K, N, SQL_ALTER_ADD, E, C, NULL, NULL)); }
+cmd(A) ::= ALTER(K) VIEW nm(N) ADD COLUMN ifnotexists(E) tcols(C).
+  { A = sql_pc_alter_view(ctx, sql_pc_alter(ctx, K, N, SQL_ALTER_ADD, E, C, NULL, NULL)); }
+cmd(A) ::= ALTER(K) VIEW nm(N) DROP COLUMN ifexists(E) collist(L).
+  { A = sql_pc_alter_view(ctx, sql_pc_alter(ctx, K, N, SQL_ALTER_DROP_COLUMN, E, NULL, L, NULL)); }
 cmd(A) ::= DROP(K) VIEW ifexists(E) nm(N).
   { sql_name none = {NULL, 0}; A = sql_pc_drop(ctx, SQL_STMT_DROP_VIEW, K, E, N, none); }
 cmd(A) ::= DROP(K) VIEW ifexists(E) nm(N) CASCADE.

@@ -216,6 +216,8 @@ sql_stmt *sql_pc_create_view(sql_pctx *ctx, sql_token kw, int if_not_exists, sql
                              sql_create_table *cols, sql_select *select);
 /* The DROP TABLE s with CASCADE set (sql/parse_view.c); NULL stays NULL. */
 sql_stmt *sql_pc_cascade(sql_pctx *ctx, sql_stmt *s);
+/* Mark ALTER statement s (sql_pc_alter's) as ALTER VIEW; NULL stays NULL. */
+sql_stmt *sql_pc_alter_view(sql_pctx *ctx, sql_stmt *s);
 sql_stmt *sql_pc_simple(sql_pctx *ctx, int kind, sql_token kw);
 /* EXPLAIN [ANALYZE] [(options)] s: flags are SQL_EXPLAIN_* bits. */
 #define SQL_EXPLAIN_ANALYZE 1 /* ANALYZE */

@@ -1,6 +1,6 @@
 /*
-** sql/parse_view.c: the grammar's helpers for views (Phoenix's CREATE VIEW, DROP VIEW and
-** DROP TABLE ... CASCADE; the rules are one block of sql/parse.y): they only connect the
+** sql/parse_view.c: the grammar's helpers for views (Phoenix's CREATE VIEW, ALTER VIEW, DROP
+** VIEW and DROP TABLE ... CASCADE; the rules are one block of sql/parse.y): they only connect the
 ** pieces the grammar built into the statement's tree (sql/ast.h sql_create_view).
 **
 ** Not here: whether the view's query names tables that exist or is updatable (planner/
@@ -34,5 +34,11 @@ sql_stmt *sql_pc_create_view(sql_pctx *ctx, sql_token kw, int if_not_exists, sql
 sql_stmt *sql_pc_cascade(sql_pctx *ctx, sql_stmt *s) {
   (void)ctx;
   if (s && s->u.drop) s->u.drop->cascade = true;
+  return s;
+}
+
+sql_stmt *sql_pc_alter_view(sql_pctx *ctx, sql_stmt *s) {
+  (void)ctx;
+  if (s && s->u.alter) s->u.alter->view = true;
   return s;
 }

@@ -666,7 +666,7 @@ static void put_stmt(buf *b, const sql_stmt *s, unsigned flags) {
     }
     case SQL_STMT_ALTER_TABLE: {
       const sql_alter_table *a = s->u.alter;
-      puts_(b, "ALTER TABLE ");
+      puts_(b, a->view ? "ALTER VIEW " : "ALTER TABLE ");
       put_ident(b, a->name);
       if (a->action == SQL_ALTER_ADD) {
         puts_(b, a->if_flag ? " ADD IF NOT EXISTS " : " ADD ");
@@ -714,5 +714,11 @@ char *sql_print_stmt(const sql_stmt *s, unsigned flags) {
 char *sql_print_expr(const sql_expr *e, unsigned flags) {
   buf b = {0};
   put_expr(&b, e, 0, flags);
+  return finish(&b);
+}
+
+char *sql_print_ident(const char *name) {
+  buf b = {0};
+  put_ident(&b, name);
   return finish(&b);
 }

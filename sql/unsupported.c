@@ -1,6 +1,6 @@
 /*
 ** sql/unsupported.c: what to say when a syntax error is a statement or clause that Rowan's
-** dialect does not have (INSERT, UPDATE, ALTER INDEX, ALTER VIEW, ALTER TABLE RENAME, WITH
+** dialect does not have (INSERT, UPDATE, ALTER INDEX, ALTER VIEW SET, ALTER TABLE RENAME, WITH
 ** RECURSIVE, Oracle's MINUS, window functions, ...). The grammar rejects them like any other
 ** bad token; after the rejection the driver (sql/parser.c, sql_pc_syntax_error) calls
 ** sql_unsupported(), which re-reads the statement's tokens up to the rejected one and, when
@@ -170,12 +170,17 @@ bool sql_unsupported(const char *sql, size_t len, size_t first, size_t err_off, 
     upper(&e, w, sizeof w);
     if (e.type == TK_INDEX)
       snprintf(msg, cap, "ALTER INDEX is not supported: drop and recreate the index");
-    else if (e.type == TK_VIEW)
-      snprintf(msg, cap, "ALTER VIEW is not supported: view columns are not supported (drop "
-               "and recreate the view to change its query)");
     else
       snprintf(msg, cap, "ALTER %s is not supported: ALTER TABLE is (ADD, DROP COLUMN, SET)", w);
     *off = (size_t)(b0->z - sql);
+    return true;
+  }
+  if (first_type == TK_ALTER && ntok == lead + 3 && b1 && b1->type == TK_VIEW) {
+    char w[24];
+    upper(&e, w, sizeof w);
+    snprintf(msg, cap, "ALTER VIEW ... %s is not supported: ALTER VIEW takes ADD and DROP "
+             "COLUMN", w);
+    *off = (size_t)(e.z - sql);
     return true;
   }
   if (first_type == TK_ALTER && ntok == lead + 3 && b1 && b1->type == TK_TABLE &&

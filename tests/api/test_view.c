@@ -4,8 +4,8 @@
 ** the order of views that read views), a statement prepared on a view that binds again when
 ** the view is dropped (an error naming it) or created, the errors' offsets into the
 ** statement, UPSERT and DELETE through a view across a reopen, a DROP TABLE ... CASCADE
-** that stays done after a reopen, and a read-only handle that sees views change at its
-** rowan_refresh.
+** that stays done after a reopen, a read-only handle that sees views change at its
+** rowan_refresh, and a view with columns of its own through a prepared statement.
 ** Not here: SQL results of every view kind (tests/sql/view*.test), the shell (tests/cli).
 */
 #include <setjmp.h>
@@ -153,6 +153,40 @@ static void test_writes_through_a_view_and_cascade(void **state) {
   exec_ok(f->db, "CREATE TABLE T (K INTEGER PRIMARY KEY)");
 }
 
+/* A view with a column of its own through a prepared statement: run again with other
+** parameter values (the plan kept or rebuilt), bound again after ALTER VIEW ADD (a new
+** column at the end) and DROP COLUMN, and its values kept across a reopen. */
+static void test_view_columns_prepared(void **state) {
+  fixture *f = *state;
+  char buf[256];
+  exec_ok(f->db, "CREATE VIEW VA (NOTE VARCHAR, M.N INTEGER) AS SELECT * FROM T WHERE TENANT = 'a';"
+                 "UPSERT INTO VA (ID, NOTE, N) VALUES (1, 'one', 10), (2, 'two', 20)");
+  rowan_stmt *st = NULL;
+  assert_int_equal(rowan_prepare(f->db, "SELECT NOTE || N FROM VA WHERE ID = ?", -1, &st, NULL),
+                   ROWAN_OK);
+  for (int id = 1; id <= 2; id++) {
+    assert_int_equal(rowan_bind_int64(st, 1, id), ROWAN_OK);
+    assert_int_equal(rowan_step(st), ROWAN_ROW);
+    assert_string_equal((const char *)rowan_column_text(st, 0), id == 1 ? "one10" : "two20");
+    assert_int_equal(rowan_step(st), ROWAN_DONE);
+    assert_int_equal(rowan_reset(st), ROWAN_OK);
+  }
+  rowan_finalize(st);
+  assert_int_equal(rowan_prepare(f->db, "SELECT * FROM VA WHERE ID = 1", -1, &st, NULL), ROWAN_OK);
+  assert_int_equal(rowan_step(st), ROWAN_ROW);
+  assert_int_equal(rowan_column_count(st), 5);
+  assert_int_equal(rowan_reset(st), ROWAN_OK);
+  exec_ok(f->db, "ALTER VIEW VA ADD EXTRA DOUBLE; ALTER VIEW VA DROP COLUMN NOTE");
+  assert_int_equal(rowan_step(st), ROWAN_ROW);
+  assert_int_equal(rowan_column_count(st), 5);
+  assert_string_equal(rowan_column_name(st, 3), "N");
+  assert_string_equal(rowan_column_name(st, 4), "EXTRA");
+  rowan_finalize(st);
+  reopen(f);
+  assert_string_equal(column0(f->db, "SELECT N FROM VA", buf, sizeof buf), "10,20");
+  assert_string_equal(column0(f->db, "SELECT COUNT(*) FROM T", buf, sizeof buf), "3");
+}
+
 /* A read-only handle beside the writer sees a view the writer creates, and loses one it
 ** drops, at its next rowan_refresh (the catalog is read again), not before. */
 static void test_reader_sees_views_after_refresh(void **state) {
@@ -183,6 +217,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_errors_have_offsets, setup, teardown),
       cmocka_unit_test_setup_teardown(test_writes_through_a_view_and_cascade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reader_sees_views_after_refresh, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_view_columns_prepared, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,8 @@
 ** qualifier), options set in the catalog and in the store, everything kept across reopen;
 ** errors change nothing; a crash between the store's change and the catalog's commit ends
 ** with the catalog's options; a major compaction removes a dropped column's cells, also
-** after a reopen; cat_table_def_from keeps the ids a drop left. (test_catalog.c sweeps
+** after a reopen, and keeps the cells of a view's own columns (ids of the table) until the
+** view drops them; cat_table_def_from keeps the ids a drop left. (test_catalog.c sweeps
 ** faults and power cuts through an ALTER.)
 */
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "catalog/cat_view.h"
 #include "catalog/catalog.h"
 #include "kv/env_mem.h"
 #include "testutil.h"
@@ -276,6 +278,63 @@ static void test_compaction_removes_dropped(void **state) {
   kv_env_free(s.env);
 }
 
+/* Columns of a view's own over T (catalog/cat_view.h) hold ids of T: their cells are not a
+** dropped column's, across ALTER TABLE DROP COLUMN (which gives the dropped list again) and
+** a reopen; ALTER VIEW DROP COLUMN and DROP VIEW make theirs dropped. */
+static void test_compaction_keeps_view_columns(void **state) {
+  (void)state;
+  store s = {kv_env_mem_new(0), NULL, NULL};
+  open_store(&s);
+  create_t(&s);
+  static const cat_column_def vcols[] = {{"N", NULL, {CAT_T_INTEGER, 0, 0, 0, 0}, 0},
+                                         {"M", NULL, {CAT_T_VARCHAR, 0, 0, 0, 0}, 0}};
+  const char *deps[] = {"T"};
+  const char *text = "CREATE VIEW VX (N INTEGER, M VARCHAR) AS SELECT * FROM T";
+  cat_error err = {0};
+  assert_int_equal(cat_create_view_columns(s.cat, "VX", text, deps, 1, vcols, 2, &err), CAT_OK);
+  const cat_view *v = cat_find_view(s.cat, "VX");
+  assert_int_equal(v->columns[0].id, 3);
+  assert_int_equal(v->columns[1].id, 4);
+  const cat_table *t = cat_find_table(s.cat, "T");
+  uint32_t f0 = t->families[cat_find_family(t, "0")].kv_id;
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < 10; i++) {
+    char row[2] = {'r', (char)('0' + i)};
+    assert_int_equal(kv_batch_put(b, f0, row, 2, "\x01", 1, KV_TS_NOW, "a", 1), KV_OK);
+    assert_int_equal(kv_batch_put(b, f0, row, 2, "\x03", 1, KV_TS_NOW, "n", 1), KV_OK);
+    assert_int_equal(kv_batch_put(b, f0, row, 2, "\x04", 1, KV_TS_NOW, "m", 1), KV_OK);
+  }
+  assert_int_equal(kv_commit(s.db, b, NULL), KV_OK);
+  kv_batch_free(b);
+  assert_int_equal(kv_flush(s.db, NULL), KV_OK);
+  static const char *const drop_a[] = {"A"};
+  assert_int_equal(alter(&s, drop_a, 1, NULL, 0, &err), CAT_OK);
+  t = cat_find_table(s.cat, "T");
+  assert_int_equal(kv_compact(s.db, t->kv_name, true), KV_OK);
+  assert_int_equal(count_cells(&s, "0", 1), 0);  /* A's */
+  assert_int_equal(count_cells(&s, "0", 3), 10); /* the view's stay */
+  assert_int_equal(count_cells(&s, "0", 4), 10);
+  close_store(&s);
+  open_store(&s);
+  t = cat_find_table(s.cat, "T");
+  assert_int_equal(kv_compact(s.db, t->kv_name, true), KV_OK);
+  assert_int_equal(count_cells(&s, "0", 3), 10);
+  const char *drop_n[] = {"N"};
+  assert_int_equal(cat_alter_view(s.cat, "VX", "CREATE VIEW VX (M VARCHAR) AS SELECT * FROM T",
+                                  NULL, 0, drop_n, 1, &err), CAT_OK);
+  t = cat_find_table(s.cat, "T");
+  assert_int_equal(kv_compact(s.db, t->kv_name, true), KV_OK);
+  assert_int_equal(count_cells(&s, "0", 3), 0);
+  assert_int_equal(count_cells(&s, "0", 4), 10);
+  const char *vx[] = {"VX"};
+  assert_int_equal(cat_drop_views(s.cat, vx, 1, &err), CAT_OK);
+  t = cat_find_table(s.cat, "T");
+  assert_int_equal(kv_compact(s.db, t->kv_name, true), KV_OK);
+  assert_int_equal(count_cells(&s, "0", 4), 0);
+  close_store(&s);
+  kv_env_free(s.env);
+}
+
 /* After a DROP COLUMN the ids have a gap: a definition taken from the table keeps them. */
 static void test_def_from_keeps_ids(void **state) {
   (void)state;
@@ -306,6 +365,7 @@ int main(void) {
       cmocka_unit_test(test_add_drop_reopen),       cmocka_unit_test(test_errors_change_nothing),
       cmocka_unit_test(test_set_options),           cmocka_unit_test(test_catalog_options_win),
       cmocka_unit_test(test_compaction_removes_dropped), cmocka_unit_test(test_def_from_keeps_ids),
+      cmocka_unit_test(test_compaction_keeps_view_columns),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

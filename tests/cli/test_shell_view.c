@@ -4,7 +4,8 @@
 ** tables, sorted by name as sqlite3's .tables does; .schema prints the tables, then each
 ** view's CREATE VIEW exactly as written, a view after the view it reads; .schema VIEW prints
 ** one; the printed schema recreates the same schema (views included) in a fresh database;
-** .dump ends with the views; a view's errors point at the statement. Drives the built binary.
+** .dump ends with the views; a view's errors point at the statement; a view with columns of
+** its own: .schema after ALTER VIEW, .dump with their values. Drives the built binary.
 */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -109,6 +110,42 @@ static void test_query_and_errors(void **state) {
   sh_result_free(&r);
 }
 
+/* A view with columns of its own (created here, after the tests above ran): .schema prints
+** the text ALTER VIEW wrote (its columns as they now are), and .dump of the whole database
+** loaded into a fresh one gives the same schema and the view columns' values. */
+static void test_view_columns_schema_and_dump(void **state) {
+  fixture *f = *state;
+  const char *cmds[] = {
+      "create view vc (note varchar(10), m.n integer) as select * from t where k = 2",
+      "UPSERT INTO VC (K, NOTE, N) VALUES (2, 'it''s', 7)",
+      "ALTER VIEW VC ADD \"x y\" DECIMAL(5,2)",
+      "ALTER VIEW VC DROP COLUMN NOTE",
+      "UPSERT INTO VC (K, \"x y\") VALUES (2, 1.25)",
+      ".schema VC", NULL};
+  sh_result r = run_ok(f, cmds);
+  assert_string_equal(r.out, "CREATE VIEW VC (M.N INTEGER, \"x y\" DECIMAL(5,2)) AS select * "
+                             "from t where k = 2;\n");
+  sh_result_free(&r);
+  const char *dump[] = {".dump", NULL};
+  r = run_ok(f, dump);
+  assert_non_null(strstr(r.out, "UPSERT INTO VC (K, N, \"x y\") VALUES (2, 7, 1.25);\n"));
+  char db3[700];
+  snprintf(db3, sizeof db3, "%s/db3", f->dir);
+  const char *args[] = {db3, NULL};
+  sh_result r2;
+  sh_run(f->dir, args, r.out, &r2);
+  if (r2.status != 0) sh_dump(&r2);
+  assert_int_equal(r2.status, 0);
+  const char *args3[] = {db3, ".mode list", "SELECT K, N, \"x y\" FROM VC", ".schema VC", NULL};
+  sh_result r3;
+  sh_run(f->dir, args3, NULL, &r3);
+  assert_string_equal(r3.out, "2|7|1.25\nCREATE VIEW VC (M.N INTEGER, \"x y\" DECIMAL(5,2)) AS "
+                              "select * from t where k = 2;\n");
+  sh_result_free(&r);
+  sh_result_free(&r2);
+  sh_result_free(&r3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tables_lists_views),
@@ -116,6 +153,7 @@ int main(void) {
       cmocka_unit_test(test_schema_round_trip),
       cmocka_unit_test(test_dump_ends_with_views),
       cmocka_unit_test(test_query_and_errors),
+      cmocka_unit_test(test_view_columns_schema_and_dump),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
