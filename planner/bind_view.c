@@ -233,6 +233,7 @@ int bind_view_from(binder *b, const sql_select *q, plan_select *s, plan_expr **c
   bind_view_chain c;
   int kind = bind_view_chain_of(b, q->table, q->table_off, &c);
   if (kind != BIND_VIEW_MERGED) return kind;
+  if (b->bound) b->bound->n_tables++; /* the table read, for AS OF (planner/bind_as_of.c) */
   b->table = s->table = c.table;
   b->alias = q->alias ? q->alias : c.outer->name;
   const char **names = plan_arena_alloc(b->A, (size_t)(c.table->n_columns + 1) * sizeof *names);
