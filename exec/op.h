@@ -146,6 +146,8 @@ typedef struct exec_rowset {
   size_t n;           /* rows held */
   int n_key;          /* key values */
   size_t bytes;       /* memory held by rows */
+  exec_mrow *last;    /* the row found or added last: a run of equal keys (rows that come
+                         in key order) finds it again with one comparison, no hashing */
 } exec_rowset;
 
 /* Find the row whose first n_key values equal key (NULL equals NULL); if absent and

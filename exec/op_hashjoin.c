@@ -292,7 +292,8 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
       if (keys_null(j->keys, nk)) {
         j->pos = NO_ROW;
       } else {
-        j->cur_hash = keys_hash(j->keys, nk);
+        const exec_mrow *m = j->last_match && !j->spill ? j->held[j->last_match - 1] : NULL;
+        j->cur_hash = m && keys_equal(m->v, j->keys, nk) ? m->hash : keys_hash(j->keys, nk);
         j->pos = j->head[j->cur_hash & (j->n_buckets - 1)];
       }
     }
@@ -301,6 +302,7 @@ int exec_hashjoin_next(exec_join *j, cat_value *row, exec_error *err) {
       j->pos = j->next[i];
       const exec_mrow *h = j->held[i];
       if (h->hash != j->cur_hash || !keys_equal(h->v, j->keys, nk)) continue;
+      j->last_match = i + 1;
       int ok = exec_join_pair(j, i, nk, row, bfrom, err);
       if (ok < 0) return -ok;
       if (ok) return EXEC_ROW;

@@ -64,6 +64,9 @@ struct exec_join {
   bool row_matched;          /* it matched some held row */
   uint32_t pos;              /* the next held row to try (chain position or index) */
   uint64_t cur_hash;         /* hash join: the current probe row's key hash */
+  uint32_t last_match;       /* hash join (not spilled): 1 + the held row the previous probe
+                                row matched, 0 none; a probe row with its key (a run of one
+                                key, as a key-ordered probe gives) takes its hash unhashed */
   bool in_sweep;             /* emitting the unmatched held rows of a LEFT JOIN */
   size_t sweep;              /* the next held row to look at */
   bool done;                 /* no more rows */

@@ -84,12 +84,13 @@ exec_mrow *exec_rowset_find(exec_rowset *s, const cat_value *key, int n_values, 
                             bool insert, bool *added, bool *oom) {
   if (added) *added = false;
   if (oom) *oom = false;
+  if (s->last && key_eq(s->last->v, key, s->n_key)) return s->last;
   uint64_t h = key_hash(key, s->n_key);
   if (s->cap) {
     size_t j = h & (s->cap - 1);
     while (s->slots[j]) {
       exec_mrow *r = s->slots[j];
-      if (r->hash == h && key_eq(r->v, key, s->n_key)) return r;
+      if (r->hash == h && key_eq(r->v, key, s->n_key)) return s->last = r;
       j = (j + 1) & (s->cap - 1);
     }
   }
@@ -110,7 +111,7 @@ exec_mrow *exec_rowset_find(exec_rowset *s, const cat_value *key, int n_values, 
   s->n++;
   s->bytes += r->bytes;
   if (added) *added = true;
-  return r;
+  return s->last = r;
 }
 
 void exec_rowset_free(exec_rowset *s, int n_aggs) {
