@@ -31,26 +31,18 @@ static int teardown(void **state) {
   return 0;
 }
 
-static sh_result run_ok(fixture *f, const char *const *cmds) {
-  sh_result r;
-  sh_run_db(f, NULL, cmds, NULL, &r);
-  if (r.status != 0 || r.err[0]) sh_dump(&r);
-  assert_int_equal(r.status, 0);
-  assert_string_equal(r.err, "");
-  return r;
-}
 
 static void test_query(void **state) {
   const char *cmds[] = {".mode list", "SELECT * FROM D (NOTE VARCHAR, X.N INTEGER) ORDER BY K",
                         "SELECT * FROM D", NULL};
-  sh_result r = run_ok(*state, cmds);
+  sh_result r = sh_run_ok(*state, cmds);
   assert_string_equal(r.out, "1|hi|5\n2||\n1\n2\n");
   sh_result_free(&r);
 }
 
 static void test_raw_names_dynamic_cells(void **state) {
   const char *cmds[] = {".raw get D 1", NULL};
-  sh_result r = run_ok(*state, cmds);
+  sh_result r = sh_run_ok(*state, cmds);
   /* "NOTE" is 4e 4f 54 45, "N" is 4e; INTEGER 5 is 80000005 */
   assert_non_null(strstr(r.out, "  0:004e4f5445 (dynamic column NOTE)  ts "));
   assert_non_null(strstr(r.out, "value 6869\n"));
@@ -62,7 +54,7 @@ static void test_raw_names_dynamic_cells(void **state) {
 
 static void test_schema_has_families_not_columns(void **state) {
   const char *cmds[] = {".schema D", NULL};
-  sh_result r = run_ok(*state, cmds);
+  sh_result r = sh_run_ok(*state, cmds);
   assert_null(strstr(r.out, "NOTE"));
   assert_null(strstr(r.out, " N "));
   sh_result_free(&r);

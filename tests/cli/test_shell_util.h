@@ -143,6 +143,19 @@ static inline int sh_run_db(const sh_fixture *f, const char *const *opts,
   return sh_run(f->dir, all, stdin_text, r);
 }
 
+#ifdef cmocka_unit_test /* for the tests that include cmocka.h first */
+/* Run cmds on f's database and require a clean run (exit 0, nothing on stderr); the output
+** is printed when it was not. The caller frees the result. */
+static inline sh_result sh_run_ok(const sh_fixture *f, const char *const *cmds) {
+  sh_result r;
+  sh_run_db(f, NULL, cmds, NULL, &r);
+  if (r.status != 0 || r.err[0]) sh_dump(&r);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(r.err, "");
+  return r;
+}
+#endif
+
 /* A new fixture whose database the shell created by running cmds (NULL-terminated SQL
 ** statements) on it. NULL when that run failed (its output is printed). Free with
 ** sh_fixture_free. */

@@ -41,25 +41,17 @@ static int teardown(void **state) {
   return 0;
 }
 
-static sh_result run_ok(fixture *f, const char *const *cmds) {
-  sh_result r;
-  sh_run_db(f, NULL, cmds, NULL, &r);
-  if (r.status != 0 || r.err[0]) sh_dump(&r);
-  assert_int_equal(r.status, 0);
-  assert_string_equal(r.err, "");
-  return r;
-}
 
 static void test_tables_lists_views(void **state) {
   const char *cmds[] = {".tables", ".tables z%", NULL};
-  sh_result r = run_ok(*state, cmds);
+  sh_result r = sh_run_ok(*state, cmds);
   assert_string_equal(r.out, "AV\nT\nZV\nZV\n");
   sh_result_free(&r);
 }
 
 static void test_schema_prints_views_as_written(void **state) {
   const char *cmds[] = {".schema", ".schema av", NULL};
-  sh_result r = run_ok(*state, cmds);
+  sh_result r = sh_run_ok(*state, cmds);
   char want[1024];
   snprintf(want, sizeof want, "%s%s;\n%s;\n%s;\n", schema_t, view_zv, view_av, view_av);
   assert_string_equal(r.out, want);
@@ -69,7 +61,7 @@ static void test_schema_prints_views_as_written(void **state) {
 static void test_schema_round_trip(void **state) {
   fixture *f = *state;
   const char *cmds[] = {".schema", NULL};
-  sh_result r = run_ok(f, cmds);
+  sh_result r = sh_run_ok(f, cmds);
   char db2[700];
   snprintf(db2, sizeof db2, "%s/db2", f->dir);
   const char *args[] = {db2, NULL};
@@ -88,7 +80,7 @@ static void test_schema_round_trip(void **state) {
 
 static void test_dump_ends_with_views(void **state) {
   const char *cmds[] = {".dump", NULL};
-  sh_result r = run_ok(*state, cmds);
+  sh_result r = sh_run_ok(*state, cmds);
   char tail[512];
   snprintf(tail, sizeof tail, "%s;\n%s;\n", view_zv, view_av);
   size_t n = strlen(r.out), m = strlen(tail);
@@ -100,7 +92,7 @@ static void test_dump_ends_with_views(void **state) {
 static void test_query_and_errors(void **state) {
   fixture *f = *state;
   const char *cmds[] = {".mode list", "SELECT K, N FROM AV ORDER BY K", NULL};
-  sh_result r = run_ok(f, cmds);
+  sh_result r = sh_run_ok(f, cmds);
   assert_string_equal(r.out, "2|two\n");
   sh_result_free(&r);
   const char *bad[] = {"DROP TABLE T", NULL};
@@ -122,12 +114,12 @@ static void test_view_columns_schema_and_dump(void **state) {
       "ALTER VIEW VC DROP COLUMN NOTE",
       "UPSERT INTO VC (K, \"x y\") VALUES (2, 1.25)",
       ".schema VC", NULL};
-  sh_result r = run_ok(f, cmds);
+  sh_result r = sh_run_ok(f, cmds);
   assert_string_equal(r.out, "CREATE VIEW VC (M.N INTEGER, \"x y\" DECIMAL(5,2)) AS select * "
                              "from t where k = 2;\n");
   sh_result_free(&r);
   const char *dump[] = {".dump", NULL};
-  r = run_ok(f, dump);
+  r = sh_run_ok(f, dump);
   assert_non_null(strstr(r.out, "UPSERT INTO VC (K, N, \"x y\") VALUES (2, 7, 1.25);\n"));
   char db3[700];
   snprintf(db3, sizeof db3, "%s/db3", f->dir);
