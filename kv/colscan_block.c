@@ -6,10 +6,13 @@
 **
 ** The walk keeps only what the evaluation needs: the cells-per-row counts, the first and
 ** last row keys, one dictionary index per cell, the count and position of every value group;
-** timestamps are decoded only under a TTL, sequence numbers are stepped over. A block is
-** handed back as a fallback range when a cell is not a put, a (row, qualifier) has two
-** cells, a cell is past the TTL, a referenced group has another width than the column's, or
-** the dictionary has more than 255 entries. Every length is checked against the block's end:
+** timestamps are decoded only under a TTL, sequence numbers are stepped over. A tombstone
+** that is its (row, qualifier)'s only cell masks nothing and is stepped over (the row has no
+** value there); a tombstone in a block's first or last row marks that row's fragment, so a
+** row continued across blocks goes the row way. A block is handed back as a fallback range
+** when a cell is a family delete, a (row, qualifier) has two cells, a cell is past the TTL,
+** a referenced group has another width than the column's, or the dictionary has more than
+** 255 entries. Every length is checked against the block's end:
 ** a damaged block is KV_ERR_CORRUPT naming the file and offset, never an overrun.
 **
 ** Evaluation: when every predicate and wanted value is on one qualifier (the fast path,
@@ -101,16 +104,21 @@ static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_
   f->kind = CF_ROW;
   f->has_q = false;
   f->dup = false;
+  f->tomb = false;
   f->have = 0;
   f->vals_len = 0;
   if (kv_cs_frag_key(f, key, key_len)) return KV_ERR_NOMEM;
   for (uint32_t i = c0; i < c1; i++) {
+    if (!kv_cs_is_put(s, i)) { /* masks nothing in this block; the merge checks the other part */
+      f->tomb = true;
+      continue;
+    }
     uint8_t d = s->cq[i];
     if (inq[d]) f->has_q = true;
     int j = dref[d];
     if (j < 0) continue;
     rgroup *g = &s->g[j];
-    /* no two cells of one qualifier in a row (checked): the first row's cell is the group's
+    /* no two cells of one qualifier in a row (checked): the first row's put is the group's
        first value, the last row's its last */
     uint32_t k = last ? g->count - 1 : 0;
     uint8_t tmp[8];
@@ -375,7 +383,23 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     if (!p) CORRUPT("truncated timestamp stream");
   }
   if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
-  if (!kv_sf_all_zero(p, n)) refuse = true; /* a tombstone: the normal path applies it */
+  /* Tombstones: one of a (row, qualifier) that has no other cell masks nothing here (two
+  ** cells of one (row, qualifier) hand the block back, below), so it only leaves the row
+  ** without that qualifier; its value is in group nquals, not in its qualifier's group. A
+  ** family delete masks the whole row: the row way applies it. */
+  uint32_t ntomb = 0;
+  s->ty = NULL;
+  if (!kv_sf_all_zero(p, n)) {
+    s->ty = p;
+    for (uint32_t i = 0; i < n; i++) {
+      if (!p[i]) continue;
+      if (p[i] > KV_DELETE_COLUMN) refuse = true;
+      counts[s->cq[i]]--;
+      ntomb++;
+    }
+    for (uint32_t j = 0; j < pl->n_ref; j++) /* only tombstones of it: no group, no value */
+      if (s->g[j].d >= 0 && !counts[s->g[j].d]) s->g[j].d = -1;
+  }
   p += n;
   p = skip_varints(p, lim, n);
   if (!p) CORRUPT("truncated sequence stream");
@@ -384,9 +408,9 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (sec->n && p != lim) CORRUPT("rows and cells section does not end at the value groups");
   uint32_t ks = 1; /* next section */
   for (uint32_t d = 0; d <= nquals && !refuse; d++) {
-    uint32_t cnt = d < nquals ? counts[d] : 0;
+    uint32_t cnt = d < nquals ? counts[d] : ntomb;
     if (!cnt) continue;
-    int j = dref[d];
+    int j = d < nquals ? dref[d] : -1;
     if (sec->n) {
       if (p != lim) CORRUPT("value group does not fill its section");
       if (ks >= sec->n) CORRUPT("fewer sections than value groups");
@@ -489,13 +513,13 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       if (!q_only) {
         for (uint32_t r = 1; r + 1 < nr; r++)
           for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++)
-            if (inq[s->cq[i]]) { qcount++; break; }
+            if (inq[s->cq[i]] && kv_cs_is_put(s, i)) { qcount++; break; }
       }
       if (g->d >= 0) {
         /* ranks of the interior rows: skip the first row's and the last row's cells */
         uint32_t k0 = 0, k1 = g->count;
-        for (uint32_t i = 0; i < s->rf[1]; i++) k0 += s->cq[i] == (uint8_t)g->d;
-        for (uint32_t i = s->rf[nr - 1]; i < n; i++) k1 -= s->cq[i] == (uint8_t)g->d;
+        for (uint32_t i = 0; i < s->rf[1]; i++) k0 += s->cq[i] == (uint8_t)g->d && kv_cs_is_put(s, i);
+        for (uint32_t i = s->rf[nr - 1]; i < n; i++) k1 -= s->cq[i] == (uint8_t)g->d && kv_cs_is_put(s, i);
         if (q_only) qcount = k1 > k0 ? k1 - k0 : 0;
         rc = kv_cs_fast_interior(w, s, g, k0, k1, &why);
         if (rc == KV_ERR_CORRUPT) goto corrupt;
@@ -510,7 +534,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       /* general path: align each interior row's referenced values */
       for (uint32_t j = 0; j < pl->n_ref; j++) s->rank[j] = 0;
       for (uint32_t i = 0; i < s->rf[1]; i++)
-        if (dref[s->cq[i]] >= 0) s->rank[dref[s->cq[i]]]++;
+        if (dref[s->cq[i]] >= 0 && kv_cs_is_put(s, i)) s->rank[dref[s->cq[i]]]++;
       if (kv_cs_batch_room(s, nr, sp->n_args)) return KV_ERR_NOMEM;
       uint32_t hits = 0;
       const uint8_t *vp[KV_COLAGG_MAX_QUALS];
@@ -519,6 +543,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         bool hq = false;
         for (uint32_t j = 0; j < pl->n_ref; j++) vp[j] = NULL;
         for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++) {
+          if (!kv_cs_is_put(s, i)) continue;
           uint8_t d = s->cq[i];
           hq |= inq[d];
           int j = dref[d];

@@ -32,6 +32,8 @@ typedef struct cs_frag {
   uint8_t kind;             /* CF_* */
   bool has_q;               /* a cell of the projection Q was seen */
   bool dup;                 /* a referenced qualifier was seen twice (two versions) */
+  bool tomb;                /* this part of the row has a tombstone: it masks nothing in its
+                               own block, but the row way decides when the row continues */
   uint8_t *key;             /* row key (malloc) */
   uint32_t key_len;         /* its length */
   uint32_t key_cap;         /* bytes allocated at key */
@@ -145,6 +147,8 @@ typedef struct rgroup {
 typedef struct bscratch {
   uint32_t *rf; size_t rf_cap;      /* row r's first cell; [nrows] = ncells */
   uint8_t *cq; size_t cq_cap;       /* per cell: dictionary index */
+  const uint8_t *ty;                /* per cell: type byte (in the raw block), or NULL when
+                                       every cell is a put */
   uint8_t *k0, *k1; size_t k0_cap, k1_cap; /* first and last row keys */
   uint32_t k0_len, k1_len;          /* their lengths */
   uint8_t *pass; size_t pass_cap;   /* per value or row: passes so far */
@@ -157,6 +161,9 @@ typedef struct bscratch {
                                        only entries below its dictionary's size are cleared
                                        and read (a higher byte lands beyond them: corrupt) */
 } bscratch;
+
+/* Cell i of the walked block is a put (not a tombstone). */
+static inline bool kv_cs_is_put(const bscratch *s, uint32_t i) { return !s->ty || !s->ty[i]; }
 
 /* Fill a group's ptr/len per rank (un-transposing fixed-width values). KV_OK, KV_ERR_NOMEM,
 ** or KV_ERR_CORRUPT with *why (a length stream that does not add up). */
