@@ -96,6 +96,19 @@ static void value_at(rgroup *g, uint32_t k, uint8_t *tmp, const uint8_t **p, uin
   *n = g->w;
 }
 
+/* Whether the one-byte qualifier stream p[0, n) is 0, 1, .., nq - 1 repeated (every row
+** holds every qualifier once, in the dictionary's order: a table loaded row by row, its NULLs
+** written as tombstones). n is a multiple of nq. The pattern is kept in s between blocks. */
+static bool is_regular(bscratch *s, const uint8_t *p, uint32_t n, uint32_t nq) {
+  if (s->pat_q != nq || s->pat_len < n) {
+    if (grow((void **)&s->pat, &s->pat_cap, n, 1)) return false;
+    for (uint32_t i = 0; i < n; i++) s->pat[i] = (uint8_t)(i % nq);
+    s->pat_q = nq;
+    s->pat_len = n;
+  }
+  return memcmp(p, s->pat, n) == 0;
+}
+
 /* Fill fragment f with row r of the block (cells [c0, c1)); last: the block's last row. */
 static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_t c1,
                      bool last, const uint8_t *key, uint32_t key_len, const int16_t *dref,
@@ -338,8 +351,16 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   uint32_t counts[MAXQ + 1];
   memset(counts, 0, ((size_t)nquals + 1) * sizeof *counts); /* counts[0 ..= nquals] are read */
   if (grow((void **)&s->cq, &s->cq_cap, n, 1)) return KV_ERR_NOMEM;
+  bool regular = false; /* the stream is 0, 1, .., nquals - 1 over and over */
   if (nquals > 1 && nquals <= 0x80) { /* one byte per cell */
     if ((size_t)(lim - p) < n) CORRUPT("truncated qualifier stream");
+    regular = n % nquals == 0 && is_regular(s, p, n, (uint32_t)nquals);
+  }
+  if (regular) { /* every index appears n / nquals times, never twice in a row */
+    for (uint32_t d = 0; d < nquals; d++) counts[d] = n / (uint32_t)nquals;
+    memcpy(s->cq, p, n);
+    p += n;
+  } else if (nquals > 1 && nquals <= 0x80) {
     uint32_t (*c4)[256] = s->c4; /* entries nquals .. 255 are neither cleared nor read */
     for (uint32_t k = 0; k < 4; k++) memset(c4[k], 0, nquals * sizeof c4[k][0]);
     uint32_t i = 0;
@@ -392,6 +413,11 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (!kv_sf_all_zero(p, n)) {
     s->ty = p;
     for (uint32_t i = 0; i < n; i++) {
+      uint64_t x;
+      if (i + 8 <= n && (memcpy(&x, p + i, 8), !x)) { /* eight puts */
+        i += 7;
+        continue;
+      }
       if (!p[i]) continue;
       if (p[i] > KV_DELETE_COLUMN) refuse = true;
       counts[s->cq[i]]--;
@@ -401,11 +427,18 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       if (s->g[j].d >= 0 && !counts[s->g[j].d]) s->g[j].d = -1;
   }
   p += n;
-  p = skip_varints(p, lim, n);
-  if (!p) CORRUPT("truncated sequence stream");
+  /* the sequence stream: unused here (no two cells of one (row, qualifier) are compared).
+  ** In a sectioned block it ends section 0, so the value groups start at the section's end
+  ** without a walk; a major compaction inside the look-back window keeps every cell's own
+  ** number there, several bytes each. Elsewhere it is stepped over to find the groups. */
+  if (sec->n) {
+    p = lim;
+  } else {
+    p = skip_varints(p, lim, n);
+    if (!p) CORRUPT("truncated sequence stream");
+  }
   /* value groups (only puts when no tombstone: group nquals is empty); in a sectioned
   ** block each group is a section of its own, inflated only when referenced */
-  if (sec->n && p != lim) CORRUPT("rows and cells section does not end at the value groups");
   uint32_t ks = 1; /* next section */
   for (uint32_t d = 0; d <= nquals && !refuse; d++) {
     uint32_t cnt = d < nquals ? counts[d] : ntomb;
@@ -457,7 +490,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (!refuse && sec->n && ks != sec->n) CORRUPT("more sections than value groups");
   /* one cell per (row, qualifier) */
   uint32_t nr = (uint32_t)nrows;
-  if (!refuse) {
+  if (!refuse && !regular) {
     if (nquals == 1) {
       refuse = ncells != nrows;
     } else {
@@ -617,6 +650,7 @@ void kv_cs_worker_free(cs_worker *w) {
   if (s) {
     free(s->rf);
     free(s->cq);
+    free(s->pat);
     free(s->k0);
     free(s->k1);
     free(s->pass);

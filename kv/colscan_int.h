@@ -147,6 +147,9 @@ typedef struct rgroup {
 typedef struct bscratch {
   uint32_t *rf; size_t rf_cap;      /* row r's first cell; [nrows] = ncells */
   uint8_t *cq; size_t cq_cap;       /* per cell: dictionary index */
+  uint8_t *pat; size_t pat_cap;     /* 0, 1, .., pat_q - 1 repeated, pat_len bytes: the
+                                       qualifier stream of a block whose rows are regular */
+  uint32_t pat_q, pat_len;
   const uint8_t *ty;                /* per cell: type byte (in the raw block), or NULL when
                                        every cell is a put */
   uint8_t *k0, *k1; size_t k0_cap, k1_cap; /* first and last row keys */

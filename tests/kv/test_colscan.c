@@ -537,10 +537,12 @@ static void lone_tombstones(void **state) {
     for (int i = 0; i < n; i++) {
       uint8_t k[6];
       for (int j = 0; j < 6; j++) k[j] = (uint8_t)((uint64_t)i >> (8 * (5 - j)));
-      /* rows 1000..1599: a is NULL in every one (whole blocks without an a put); else one
-         qualifier in five is NULL, and in round 1 and 3 every row has every qualifier */
+      /* rows 1000..1599: a is NULL in every one (whole blocks without an a put); in rounds
+         0 and 2 one qualifier in five is NULL besides, as a tombstone or as no cell at all
+         (so the blocks' qualifier streams are not all a, b, c repeated) */
       for (uint32_t q = 0; q < 3; q++) {
         bool null = (q == 0 && i >= 1000 && i < 1600) || (round % 2 == 0 && tu_below(&rs, 5) == 0);
+        if (null && round % 2 == 0 && tu_below(&rs, 2)) continue;
         if (null) {
           assert_int_equal(kv_batch_delete(b, s.fid, KV_DELETE_COLUMN, k, 6, quals[q], 1, KV_TS_NOW), KV_OK);
           continue;
