@@ -487,6 +487,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     res->blocks_fallback += W[c].blocks_fallback;
     res->blocks_cache_hit += W[c].hits;
     res->bytes_read += W[c].bytes;
+    res->reads += W[c].runs;
     res->bytes_inflated += W[c].inflated;
     res->cells += W[c].cells;
   }

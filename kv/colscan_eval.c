@@ -326,6 +326,13 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   return 1;
 }
 
+bool kv_cs_in_cache(const cs_plan *pl, const cs_block *b) {
+  kv_sf_reader *rd = b->file->reader;
+  kv_cache_entry *ce = kv_cache_lookup(pl->colcache, rd->cache_id, cache_off(pl, rd->index[b->index].off));
+  if (ce) kv_cache_release(pl->colcache, ce);
+  return ce != NULL;
+}
+
 #define ADMIT_ONE_IN 8u /* kv_cs_to_cache: refused entries let in anyway, one in this many */
 
 /* A draw for kv_cs_to_cache's admission: a counter shared by every scan (so each pass draws

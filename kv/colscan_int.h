@@ -26,6 +26,7 @@
 
 enum { CF_NONE = 0, CF_ROW = 1, CF_FALLBACK = 2 }; /* fragment kinds */
 #define KV_MAX_QUALIFIER_CACHED 16u /* longest qualifier whose column the cache keeps */
+#define KV_CS_RUN_BYTES 65536u /* one pread reads consecutive uncached blocks up to this */
 
 /* What one block holds of one row, or a fallback marker. */
 typedef struct cs_frag {
@@ -89,7 +90,9 @@ typedef struct cs_worker {
   cs_frag tmp;              /* scratch fragment */
   cs_range *ranges;         /* fallback ranges in key order */
   uint32_t n_ranges, cap_ranges; /* in use / allocated */
-  kv_sfbuf disk;            /* the block as read */
+  kv_sfbuf disk;            /* the blocks of the last run read, back to back */
+  const cs_block *run_first, *run_end; /* that run: blocks [run_first, run_end) of the chunk */
+  uint64_t runs;            /* preads made (one per run) */
   kv_sfbuf raw;             /* decompressed */
   kv_sf_sections sec;       /* a sectioned block's sections (only the needed ones inflated) */
   void *scratch;            /* per block arrays (colscan_block.c's own) */
@@ -188,6 +191,9 @@ int kv_cs_dense_interior(cs_worker *w, bscratch *s, uint32_t nr, const char **wh
 /* Answer block b from the column cache: returns 1 when it did (the result code in *rcp),
 ** 0 when the block is not there (nothing done). */
 int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp);
+/* Whether block b's column is in the column cache now (a lookup, counted as one: a block
+** found here is looked up again when its turn comes; the entry is not held). */
+bool kv_cs_in_cache(const cs_plan *pl, const cs_block *b);
 /* Keep a clean, walked block's column (fast path) in the column cache (best effort). */
 void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n);
 /* Hand the walked block's rows [s->k0, s->k1] back as a fallback range, through the

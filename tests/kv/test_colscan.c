@@ -7,7 +7,7 @@
 ** (count of passing rows, and an order-free digest of the wanted values) plus the rows of the
 ** fallback ranges read the plain way must equal the plain scan's. Lone tombstones (NULLs
 ** written as column deletes) answered on the columns; a tombstone in a row continued across
-** blocks. Then damaged blocks with valid checksums: KV_OK or KV_ERR_CORRUPT, never a crash
+** blocks; runs of blocks read with one pread. Then damaged blocks with valid checksums: KV_OK or KV_ERR_CORRUPT, never a crash
 ** (run under ASan in CI).
 */
 #include <setjmp.h>
@@ -138,6 +138,7 @@ static void random_query(uint64_t *rs, query *q) {
 
 static uint64_t g_inflated; /* check(): the run's bytes_inflated */
 static uint64_t g_blocks_fallback; /* check(): the run's blocks handed back */
+static uint64_t g_blocks, g_reads, g_bytes_read; /* check(): blocks, preads, bytes read */
 
 /* Compare kv_colagg_run (threads) with the plain scan; returns whether it applied. */
 static bool check(kv_db *db, uint32_t fid, const query *q, int threads, uint64_t seed) {
@@ -165,6 +166,9 @@ static bool check(kv_db *db, uint32_t fid, const query *q, int threads, uint64_t
   bool applied = res.applicable;
   g_inflated = res.bytes_inflated;
   g_blocks_fallback = res.blocks_fallback;
+  g_blocks = res.blocks;
+  g_reads = res.reads;
+  g_bytes_read = res.bytes_read;
   if (applied) {
     acc fb = {0, 0};
     if (res.n_fallback) plain(db, fid, res.fallback, res.n_fallback, res.snapshot, &fb);
@@ -658,6 +662,91 @@ static void tombstone_across_blocks(void **state) {
   }
 }
 
+/* Blocks that follow each other in a file and are not in the column cache are read with one
+** pread per run (up to KV_CS_RUN_BYTES), and answer as the plain scan does: rows continued
+** across blocks (wide rows of extra qualifiers) inside a run and across the runs' ends, one
+** and two threads; with a column about twice the column cache, cached blocks end runs. */
+static void block_runs(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("block_runs"), rs = seed;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  store s = {env, tu_kv_open_mem(env, 4 * 96 * 1024), 0}; /* a 96 KiB column cache */
+  store_family(&s, 1024, 1, KV_COMPRESSION_LZ4);
+  int n = (int)tu_scaled(12000, 6000);
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < n; i++) {
+    uint8_t k[6], v[200];
+    for (int j = 0; j < 6; j++) k[j] = (uint8_t)((uint64_t)i >> (8 * (5 - j)));
+    for (uint32_t q = 0; q < 3; q++) {
+      size_t vl = q < 2 ? 8 : tu_below(&rs, 3);
+      for (size_t j = 0; j < vl; j++)
+        v[j] = (uint8_t)(q < 2 ? (j == 0 ? 0x80 + tu_below(&rs, 4) : tu_below(&rs, 256)) : 'a' + tu_below(&rs, 4));
+      assert_int_equal(kv_batch_put(b, s.fid, k, 6, quals[q], 1, KV_TS_NOW, v, vl), KV_OK);
+    }
+    if (i % 50 == 7) /* a row of about 2.4 KiB: it continues in the next block */
+      for (int x = 0; x < 12; x++) {
+        uint8_t qx = (uint8_t)('d' + x);
+        for (int j = 0; j < 200; j++) v[j] = (uint8_t)tu_below(&rs, 256);
+        assert_int_equal(kv_batch_put(b, s.fid, k, 6, &qx, 1, KV_TS_NOW, v, 200), KV_OK);
+      }
+  }
+  assert_int_equal(kv_commit(s.db, b, NULL), KV_OK);
+  kv_batch_free(b);
+  assert_int_equal(kv_compact(s.db, NULL, true), KV_OK);
+  /* three qualifiers: no column cache, every block in a run */
+  for (int i = 0; i < 8; i++) {
+    query q;
+    random_query(&rs, &q);
+    assert_true(check(s.db, s.fid, &q, 1 + i % 2, seed));
+    assert_true(g_blocks > 100);
+    assert_true(g_reads > 0);
+    assert_true(g_reads * KV_CS_RUN_BYTES >= g_bytes_read); /* none longer than the bound */
+    assert_true(g_reads * 8 < g_blocks);                    /* most runs are long */
+  }
+  /* one qualifier, the column about twice the column cache: hits end runs */
+  query qa;
+  memset(&qa, 0, sizeof qa);
+  qa.n_preds = 1;
+  qa.preds[0].op = KV_COL_GE;
+  qa.kbuf[0][0] = 0x81;
+  qa.preds[0].klen = 8;
+  qa.preds[0].k = qa.kbuf[0];
+  g_q = &qa;
+  acc want = {0, 0};
+  plain(s.db, s.fid, NULL, 0, 0, &want);
+  assert_true(want.rows > 0);
+  static const uint8_t *const q1[1] = {QA};
+  static const uint32_t l1[1] = {1};
+  static const int32_t w1[1] = {8};
+  uint64_t hits = 0;
+  for (int pass = 0; pass < 5; pass++) {
+    kv_colagg_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.family_id = s.fid;
+    sp.quals = q1;
+    sp.qual_lens = l1;
+    sp.n_quals = 1;
+    sp.widths = w1;
+    sp.preds = qa.preds;
+    sp.n_preds = 1;
+    sp.threads = 1 + pass % 2;
+    kv_colagg_result res;
+    assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_OK);
+    assert_true(res.applicable);
+    assert_int_equal(res.n_fallback, 0);
+    assert_int_equal(res.rows, want.rows);
+    uint64_t missed = res.blocks - res.blocks_cache_hit;
+    assert_true(res.reads > 0 && res.reads < missed);
+    assert_true(res.reads * KV_CS_RUN_BYTES >= res.bytes_read);
+    if (pass >= 2) assert_true(res.blocks_cache_hit > 0 && missed > 0);
+    hits += res.blocks_cache_hit;
+    kv_colagg_result_free(&res);
+  }
+  assert_true(hits > 0);
+  kv_close(s.db);
+  kv_env_free(env);
+}
+
 /* Refused whole: memstore cells, overlapping files; bad specs. */
 static void refusals(void **state) {
   (void)state;
@@ -726,6 +815,7 @@ int main(void) {
     cmocka_unit_test(damaged_blocks),
       cmocka_unit_test(lone_tombstones),
       cmocka_unit_test(tombstone_across_blocks),
+      cmocka_unit_test(block_runs),
       cmocka_unit_test(refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
