@@ -2,11 +2,14 @@
 ** kv/colscan_block.c: one block of the columnar aggregate scan (kv/colscan.h): read it
 ** (kv_sf_read_at, kv_sf_frame_open), walk its streams (docs/FORMAT.md Part 2, "Raw
 ** block") with its own decoder, check that the block is the whole truth for its rows, and
-** evaluate the predicates on the value groups without assembling rows.
+** evaluate the predicates on the value groups without assembling rows. A block that misses
+** the column cache is read with the uncached blocks that follow it in the file, in one pread
+** (a run, up to KV_CS_RUN_BYTES).
 **
 ** The walk keeps only what the evaluation needs: the cells-per-row counts, the first and
 ** last row keys, one dictionary index per cell, the count and position of every value group;
-** timestamps are decoded only under a TTL, sequence numbers are stepped over. A tombstone
+** timestamps are decoded only under a TTL, sequence numbers are stepped over (not even that
+** in a sectioned block, where they end section 0). A tombstone
 ** that is its (row, qualifier)'s only cell masks nothing and is stepped over (the row has no
 ** value there); a tombstone in a block's first or last row marks that row's fragment, so a
 ** row continued across blocks goes the row way. A block is handed back as a fallback range
