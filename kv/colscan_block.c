@@ -295,6 +295,7 @@ static int read_run(cs_worker *w, const cs_block *b, const uint8_t **disk) {
     end++;
   }
   w->run_first = w->run_end = NULL;
+  w->disk.len = 0;
   if (kv_sfbuf_reserve(&w->disk, bytes)) return KV_ERR_NOMEM;
   int rc = kv_sf_read_at(rd, e0->off, w->disk.p, bytes);
   if (rc) return rc;
