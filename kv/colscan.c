@@ -49,6 +49,7 @@ static void frag_swap(cs_frag *a, cs_frag *b, uint32_t n) {
   SWAP(uint8_t, a->kind, b->kind);
   SWAP(bool, a->has_q, b->has_q);
   SWAP(bool, a->dup, b->dup);
+  SWAP(bool, a->tomb, b->tomb);
   SWAP(uint8_t *, a->key, b->key);
   SWAP(uint32_t, a->key_len, b->key_len);
   SWAP(uint32_t, a->key_cap, b->key_cap);
@@ -213,7 +214,9 @@ int kv_cs_feed(cs_worker *w, cs_frag *f) {
   int rc = KV_OK;
   if (P->kind == CF_FALLBACK || f->kind == CF_FALLBACK) {
     P->kind = CF_FALLBACK;
-  } else if (P->have & f->have) { /* two cells of one qualifier: the normal path decides */
+  } else if ((P->have & f->have) || P->tomb || f->tomb) {
+    /* two cells of one qualifier, or a tombstone that may mask the other part's cell: the
+       normal path decides */
     P->kind = CF_FALLBACK;
     rc = kv_cs_add_range(w, P->key, P->key_len, P->key, P->key_len);
   } else {
@@ -484,6 +487,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     res->blocks_fallback += W[c].blocks_fallback;
     res->blocks_cache_hit += W[c].hits;
     res->bytes_read += W[c].bytes;
+    res->reads += W[c].runs;
     res->bytes_inflated += W[c].inflated;
     res->cells += W[c].cells;
   }

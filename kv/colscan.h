@@ -97,6 +97,8 @@ typedef struct kv_colagg_result {
   uint64_t blocks_fallback; /* of which handed back as ranges */
   uint64_t blocks_cache_hit; /* of which answered from the column cache (no read) */
   uint64_t bytes_read;    /* on-disk bytes of the blocks read */
+  uint64_t reads;         /* preads of them: one per run of blocks that follow each other
+                             in a file, none of them in the column cache (up to 64 KiB) */
   uint64_t bytes_inflated; /* raw bytes decompressed from them: of a sectioned block only the
                               rows and cells section and the referenced value groups */
   uint64_t cells;         /* cells in the blocks read */

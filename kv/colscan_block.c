@@ -2,14 +2,20 @@
 ** kv/colscan_block.c: one block of the columnar aggregate scan (kv/colscan.h): read it
 ** (kv_sf_read_at, kv_sf_frame_open), walk its streams (docs/FORMAT.md Part 2, "Raw
 ** block") with its own decoder, check that the block is the whole truth for its rows, and
-** evaluate the predicates on the value groups without assembling rows.
+** evaluate the predicates on the value groups without assembling rows. A block that misses
+** the column cache is read with the uncached blocks that follow it in the file, in one pread
+** (a run, up to KV_CS_RUN_BYTES).
 **
 ** The walk keeps only what the evaluation needs: the cells-per-row counts, the first and
 ** last row keys, one dictionary index per cell, the count and position of every value group;
-** timestamps are decoded only under a TTL, sequence numbers are stepped over. A block is
-** handed back as a fallback range when a cell is not a put, a (row, qualifier) has two
-** cells, a cell is past the TTL, a referenced group has another width than the column's, or
-** the dictionary has more than 255 entries. Every length is checked against the block's end:
+** timestamps are decoded only under a TTL, sequence numbers are stepped over (not even that
+** in a sectioned block, where they end section 0). A tombstone
+** that is its (row, qualifier)'s only cell masks nothing and is stepped over (the row has no
+** value there); a tombstone in a block's first or last row marks that row's fragment, so a
+** row continued across blocks goes the row way. A block is handed back as a fallback range
+** when a cell is a family delete, a (row, qualifier) has two cells, a cell is past the TTL,
+** a referenced group has another width than the column's, or the dictionary has more than
+** 255 entries. Every length is checked against the block's end:
 ** a damaged block is KV_ERR_CORRUPT naming the file and offset, never an overrun.
 **
 ** Evaluation: when every predicate and wanted value is on one qualifier (the fast path,
@@ -93,6 +99,19 @@ static void value_at(rgroup *g, uint32_t k, uint8_t *tmp, const uint8_t **p, uin
   *n = g->w;
 }
 
+/* Whether the one-byte qualifier stream p[0, n) is 0, 1, .., nq - 1 repeated (every row
+** holds every qualifier once, in the dictionary's order: a table loaded row by row, its NULLs
+** written as tombstones). n is a multiple of nq. The pattern is kept in s between blocks. */
+static bool is_regular(bscratch *s, const uint8_t *p, uint32_t n, uint32_t nq) {
+  if (s->pat_q != nq || s->pat_len < n) {
+    if (grow((void **)&s->pat, &s->pat_cap, n, 1)) return false;
+    for (uint32_t i = 0; i < n; i++) s->pat[i] = (uint8_t)(i % nq);
+    s->pat_q = nq;
+    s->pat_len = n;
+  }
+  return memcmp(p, s->pat, n) == 0;
+}
+
 /* Fill fragment f with row r of the block (cells [c0, c1)); last: the block's last row. */
 static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_t c1,
                      bool last, const uint8_t *key, uint32_t key_len, const int16_t *dref,
@@ -101,16 +120,21 @@ static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_
   f->kind = CF_ROW;
   f->has_q = false;
   f->dup = false;
+  f->tomb = false;
   f->have = 0;
   f->vals_len = 0;
   if (kv_cs_frag_key(f, key, key_len)) return KV_ERR_NOMEM;
   for (uint32_t i = c0; i < c1; i++) {
+    if (!kv_cs_is_put(s, i)) { /* masks nothing in this block; the merge checks the other part */
+      f->tomb = true;
+      continue;
+    }
     uint8_t d = s->cq[i];
     if (inq[d]) f->has_q = true;
     int j = dref[d];
     if (j < 0) continue;
     rgroup *g = &s->g[j];
-    /* no two cells of one qualifier in a row (checked): the first row's cell is the group's
+    /* no two cells of one qualifier in a row (checked): the first row's put is the group's
        first value, the last row's its last */
     uint32_t k = last ? g->count - 1 : 0;
     uint8_t tmp[8];
@@ -246,6 +270,42 @@ corrupt:
   return KV_ERR_CORRUPT;
 }
 
+/* Block b's bytes when the last run read holds them, else NULL. */
+static const uint8_t *in_run(const cs_worker *w, const cs_block *b) {
+  if (!w->run_first || b < w->run_first || b >= w->run_end) return NULL;
+  const kv_sf_index_entry *e = &b->file->reader->index[b->index];
+  return w->disk.p + (e->off - w->run_first->file->reader->index[w->run_first->index].off);
+}
+
+/* Read block b (not in the column cache) and the blocks after it in the chunk that lie right
+** after it in the same file and are not in the column cache either, up to KV_CS_RUN_BYTES in
+** all, with one pread: a block's pread was a fixed cost paid per block, twice as often at 8
+** KiB blocks as at 16. The blocks of the run are not probed again. *disk: b's bytes. */
+static int read_run(cs_worker *w, const cs_block *b, const uint8_t **disk) {
+  const cs_plan *pl = w->plan;
+  kv_sf_reader *rd = b->file->reader;
+  const kv_sf_index_entry *e0 = &rd->index[b->index];
+  const cs_block *end = b + 1, *last = w->blocks + w->n_blocks;
+  uint64_t bytes = e0->size;
+  while (end < last && end->file == b->file && end->index == end[-1].index + 1) {
+    const kv_sf_index_entry *e = &rd->index[end->index];
+    if (e->off != e[-1].off + e[-1].size || bytes + e->size > KV_CS_RUN_BYTES) break;
+    if (pl->colcache && kv_cs_in_cache(pl, end)) break; /* answered from memory: not read */
+    bytes += e->size;
+    end++;
+  }
+  w->run_first = w->run_end = NULL;
+  w->disk.len = 0;
+  if (kv_sfbuf_reserve(&w->disk, bytes)) return KV_ERR_NOMEM;
+  int rc = kv_sf_read_at(rd, e0->off, w->disk.p, bytes);
+  if (rc) return rc;
+  w->run_first = b;
+  w->run_end = end;
+  w->runs++;
+  *disk = w->disk.p;
+  return KV_OK;
+}
+
 /* One block: read, walk, check, evaluate, feed its fragments. */
 static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   const cs_plan *pl = w->plan;
@@ -253,32 +313,31 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   kv_sf_reader *rd = b->file->reader;
   const kv_sf_index_entry *e = &rd->index[b->index];
   const char *why = NULL;
-  if (pl->colcache) {
+  const uint8_t *disk = in_run(w, b);
+  if (!disk && pl->colcache) { /* a block of the run read was a miss when the run was read */
     int crc = KV_OK;
     if (kv_cs_from_cache(w, s, b, &crc)) return crc;
   }
-  w->disk.len = 0;
-  if (kv_sfbuf_reserve(&w->disk, e->size)) return KV_ERR_NOMEM;
-  int rc = kv_sf_read_at(rd, e->off, w->disk.p, e->size);
-  if (rc) return rc;
+  int rc = KV_OK;
+  if (!disk && (rc = read_run(w, b, &disk))) return rc;
   const uint8_t *raw = NULL;
   size_t len = 0;
   /* a sectioned block (docs/FORMAT.md Part 2): only the rows and cells section now, and
   ** later the sections of the value groups the plan references; otherwise the whole block */
   kv_sf_sections *sec = &w->sec;
   uint8_t how = 0;
-  rc = kv_sf_frame_open(w->disk.p, e->size, e->raw, sec, &how, &why);
+  rc = kv_sf_frame_open(disk, e->size, e->raw, sec, &how, &why);
   if (rc == KV_ERR_CORRUPT) goto corrupt;
   if (rc) return rc;
   if (sec->n) {
     w->raw.len = 0;
     if (kv_sfbuf_reserve(&w->raw, e->raw)) return KV_ERR_NOMEM;
-    if (kv_sf_section_inflate(w->disk.p, sec, 0, w->raw.p, &why)) goto corrupt;
+    if (kv_sf_section_inflate(disk, sec, 0, w->raw.p, &why)) goto corrupt;
     raw = w->raw.p;
     len = sec->raw_off[1]; /* the walk up to the value groups stays in section 0 */
     w->inflated += len;
   } else {
-    rc = kv_sf_frame_inflate(w->disk.p, e->raw, &w->raw, &raw, &len, &why); /* checked above */
+    rc = kv_sf_frame_inflate(disk, e->raw, &w->raw, &raw, &len, &why); /* checked above */
     if (rc == KV_ERR_CORRUPT) goto corrupt;
     if (rc) return rc;
     if (how != KV_SF_STORED_RAW) w->inflated += len;
@@ -330,8 +389,16 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   uint32_t counts[MAXQ + 1];
   memset(counts, 0, ((size_t)nquals + 1) * sizeof *counts); /* counts[0 ..= nquals] are read */
   if (grow((void **)&s->cq, &s->cq_cap, n, 1)) return KV_ERR_NOMEM;
+  bool regular = false; /* the stream is 0, 1, .., nquals - 1 over and over */
   if (nquals > 1 && nquals <= 0x80) { /* one byte per cell */
     if ((size_t)(lim - p) < n) CORRUPT("truncated qualifier stream");
+    regular = n % nquals == 0 && is_regular(s, p, n, (uint32_t)nquals);
+  }
+  if (regular) { /* every index appears n / nquals times, never twice in a row */
+    for (uint32_t d = 0; d < nquals; d++) counts[d] = n / (uint32_t)nquals;
+    memcpy(s->cq, p, n);
+    p += n;
+  } else if (nquals > 1 && nquals <= 0x80) {
     uint32_t (*c4)[256] = s->c4; /* entries nquals .. 255 are neither cleared nor read */
     for (uint32_t k = 0; k < 4; k++) memset(c4[k], 0, nquals * sizeof c4[k][0]);
     uint32_t i = 0;
@@ -375,18 +442,46 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     if (!p) CORRUPT("truncated timestamp stream");
   }
   if ((size_t)(lim - p) < n) CORRUPT("truncated type stream");
-  if (!kv_sf_all_zero(p, n)) refuse = true; /* a tombstone: the normal path applies it */
+  /* Tombstones: one of a (row, qualifier) that has no other cell masks nothing here (two
+  ** cells of one (row, qualifier) hand the block back, below), so it only leaves the row
+  ** without that qualifier; its value is in group nquals, not in its qualifier's group. A
+  ** family delete masks the whole row: the row way applies it. */
+  uint32_t ntomb = 0;
+  s->ty = NULL;
+  if (!kv_sf_all_zero(p, n)) {
+    s->ty = p;
+    for (uint32_t i = 0; i < n; i++) {
+      uint64_t x;
+      if (i + 8 <= n && (memcpy(&x, p + i, 8), !x)) { /* eight puts */
+        i += 7;
+        continue;
+      }
+      if (!p[i]) continue;
+      if (p[i] > KV_DELETE_COLUMN) refuse = true;
+      counts[s->cq[i]]--;
+      ntomb++;
+    }
+    for (uint32_t j = 0; j < pl->n_ref; j++) /* only tombstones of it: no group, no value */
+      if (s->g[j].d >= 0 && !counts[s->g[j].d]) s->g[j].d = -1;
+  }
   p += n;
-  p = skip_varints(p, lim, n);
-  if (!p) CORRUPT("truncated sequence stream");
+  /* the sequence stream: unused here (no two cells of one (row, qualifier) are compared).
+  ** In a sectioned block it ends section 0, so the value groups start at the section's end
+  ** without a walk; a major compaction inside the look-back window keeps every cell's own
+  ** number there, several bytes each. Elsewhere it is stepped over to find the groups. */
+  if (sec->n) {
+    p = lim;
+  } else {
+    p = skip_varints(p, lim, n);
+    if (!p) CORRUPT("truncated sequence stream");
+  }
   /* value groups (only puts when no tombstone: group nquals is empty); in a sectioned
   ** block each group is a section of its own, inflated only when referenced */
-  if (sec->n && p != lim) CORRUPT("rows and cells section does not end at the value groups");
   uint32_t ks = 1; /* next section */
   for (uint32_t d = 0; d <= nquals && !refuse; d++) {
-    uint32_t cnt = d < nquals ? counts[d] : 0;
+    uint32_t cnt = d < nquals ? counts[d] : ntomb;
     if (!cnt) continue;
-    int j = dref[d];
+    int j = d < nquals ? dref[d] : -1;
     if (sec->n) {
       if (p != lim) CORRUPT("value group does not fill its section");
       if (ks >= sec->n) CORRUPT("fewer sections than value groups");
@@ -394,7 +489,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       lim = raw + sec->raw_off[ks + 1];
       ks++;
       if (j < 0) { p = lim; continue; }
-      if (kv_sf_section_inflate(w->disk.p, sec, ks - 1, w->raw.p, &why)) goto corrupt;
+      if (kv_sf_section_inflate(disk, sec, ks - 1, w->raw.p, &why)) goto corrupt;
       w->inflated += (uint64_t)(lim - p);
     }
     uint64_t code = 0, a = 0, bb = 0;
@@ -433,7 +528,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (!refuse && sec->n && ks != sec->n) CORRUPT("more sections than value groups");
   /* one cell per (row, qualifier) */
   uint32_t nr = (uint32_t)nrows;
-  if (!refuse) {
+  if (!refuse && !regular) {
     if (nquals == 1) {
       refuse = ncells != nrows;
     } else {
@@ -489,13 +584,13 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       if (!q_only) {
         for (uint32_t r = 1; r + 1 < nr; r++)
           for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++)
-            if (inq[s->cq[i]]) { qcount++; break; }
+            if (inq[s->cq[i]] && kv_cs_is_put(s, i)) { qcount++; break; }
       }
       if (g->d >= 0) {
         /* ranks of the interior rows: skip the first row's and the last row's cells */
         uint32_t k0 = 0, k1 = g->count;
-        for (uint32_t i = 0; i < s->rf[1]; i++) k0 += s->cq[i] == (uint8_t)g->d;
-        for (uint32_t i = s->rf[nr - 1]; i < n; i++) k1 -= s->cq[i] == (uint8_t)g->d;
+        for (uint32_t i = 0; i < s->rf[1]; i++) k0 += s->cq[i] == (uint8_t)g->d && kv_cs_is_put(s, i);
+        for (uint32_t i = s->rf[nr - 1]; i < n; i++) k1 -= s->cq[i] == (uint8_t)g->d && kv_cs_is_put(s, i);
         if (q_only) qcount = k1 > k0 ? k1 - k0 : 0;
         rc = kv_cs_fast_interior(w, s, g, k0, k1, &why);
         if (rc == KV_ERR_CORRUPT) goto corrupt;
@@ -510,7 +605,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       /* general path: align each interior row's referenced values */
       for (uint32_t j = 0; j < pl->n_ref; j++) s->rank[j] = 0;
       for (uint32_t i = 0; i < s->rf[1]; i++)
-        if (dref[s->cq[i]] >= 0) s->rank[dref[s->cq[i]]]++;
+        if (dref[s->cq[i]] >= 0 && kv_cs_is_put(s, i)) s->rank[dref[s->cq[i]]]++;
       if (kv_cs_batch_room(s, nr, sp->n_args)) return KV_ERR_NOMEM;
       uint32_t hits = 0;
       const uint8_t *vp[KV_COLAGG_MAX_QUALS];
@@ -519,6 +614,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         bool hq = false;
         for (uint32_t j = 0; j < pl->n_ref; j++) vp[j] = NULL;
         for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++) {
+          if (!kv_cs_is_put(s, i)) continue;
           uint8_t d = s->cq[i];
           hq |= inq[d];
           int j = dref[d];
@@ -592,6 +688,7 @@ void kv_cs_worker_free(cs_worker *w) {
   if (s) {
     free(s->rf);
     free(s->cq);
+    free(s->pat);
     free(s->k0);
     free(s->k1);
     free(s->pass);

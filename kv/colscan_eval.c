@@ -239,7 +239,8 @@ typedef struct colentry {
   uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* its bytes */
   bool present;             /* the block has p cells */
   uint32_t w, count;        /* p's group: width and values */
-  bool row0_has, last_has;  /* the first / last row has a p cell */
+  bool row0_has, last_has;  /* the first / last row has a p put */
+  bool row0_tomb, last_tomb; /* the first / last row has a tombstone (of any qualifier) */
   uint32_t key0_len, key1_len; /* first and last row keys, at data */
   uint8_t data[];           /* key0, key1, then count * w transposed bytes */
 } colentry;
@@ -289,6 +290,7 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
     f->kind = CF_ROW;
     f->has_q = has;
     f->dup = false;
+    f->tomb = side ? c->last_tomb : c->row0_tomb;
     f->have = 0;
     f->vals_len = 0;
     rc = side ? kv_cs_frag_key(f, c->data + c->key0_len, c->key1_len)
@@ -322,6 +324,13 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   kv_cache_release(pl->colcache, ce);
   *rcp = rc;
   return 1;
+}
+
+bool kv_cs_in_cache(const cs_plan *pl, const cs_block *b) {
+  kv_sf_reader *rd = b->file->reader;
+  kv_cache_entry *ce = kv_cache_lookup(pl->colcache, rd->cache_id, cache_off(pl, rd->index[b->index].off));
+  if (ce) kv_cache_release(pl->colcache, ce);
+  return ce != NULL;
 }
 
 #define ADMIT_ONE_IN 8u /* kv_cs_to_cache: refused entries let in anyway, one in this many */
@@ -362,9 +371,17 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
   c->present = g->d >= 0;
   c->w = c->present ? g->w : 0;
   c->count = c->present ? g->count : 0;
-  c->row0_has = c->last_has = false;
-  for (uint32_t i = 0; c->present && i < s->rf[1]; i++) c->row0_has |= s->cq[i] == (uint8_t)g->d;
-  for (uint32_t i = s->rf[nr - 1]; c->present && i < n; i++) c->last_has |= s->cq[i] == (uint8_t)g->d;
+  c->row0_has = c->last_has = c->row0_tomb = c->last_tomb = false;
+  for (uint32_t i = 0; i < s->rf[1]; i++) {
+    bool put = kv_cs_is_put(s, i);
+    c->row0_has |= c->present && put && s->cq[i] == (uint8_t)g->d;
+    c->row0_tomb |= !put;
+  }
+  for (uint32_t i = s->rf[nr - 1]; i < n; i++) {
+    bool put = kv_cs_is_put(s, i);
+    c->last_has |= c->present && put && s->cq[i] == (uint8_t)g->d;
+    c->last_tomb |= !put;
+  }
   c->key0_len = s->k0_len;
   c->key1_len = s->k1_len;
   memcpy(c->data, s->k0, s->k0_len);

@@ -26,12 +26,15 @@
 
 enum { CF_NONE = 0, CF_ROW = 1, CF_FALLBACK = 2 }; /* fragment kinds */
 #define KV_MAX_QUALIFIER_CACHED 16u /* longest qualifier whose column the cache keeps */
+#define KV_CS_RUN_BYTES 65536u /* one pread reads consecutive uncached blocks up to this */
 
 /* What one block holds of one row, or a fallback marker. */
 typedef struct cs_frag {
   uint8_t kind;             /* CF_* */
   bool has_q;               /* a cell of the projection Q was seen */
   bool dup;                 /* a referenced qualifier was seen twice (two versions) */
+  bool tomb;                /* this part of the row has a tombstone: it masks nothing in its
+                               own block, but the row way decides when the row continues */
   uint8_t *key;             /* row key (malloc) */
   uint32_t key_len;         /* its length */
   uint32_t key_cap;         /* bytes allocated at key */
@@ -87,7 +90,9 @@ typedef struct cs_worker {
   cs_frag tmp;              /* scratch fragment */
   cs_range *ranges;         /* fallback ranges in key order */
   uint32_t n_ranges, cap_ranges; /* in use / allocated */
-  kv_sfbuf disk;            /* the block as read */
+  kv_sfbuf disk;            /* the blocks of the last run read, back to back */
+  const cs_block *run_first, *run_end; /* that run: blocks [run_first, run_end) of the chunk */
+  uint64_t runs;            /* preads made (one per run) */
   kv_sfbuf raw;             /* decompressed */
   kv_sf_sections sec;       /* a sectioned block's sections (only the needed ones inflated) */
   void *scratch;            /* per block arrays (colscan_block.c's own) */
@@ -145,6 +150,11 @@ typedef struct rgroup {
 typedef struct bscratch {
   uint32_t *rf; size_t rf_cap;      /* row r's first cell; [nrows] = ncells */
   uint8_t *cq; size_t cq_cap;       /* per cell: dictionary index */
+  uint8_t *pat; size_t pat_cap;     /* 0, 1, .., pat_q - 1 repeated, pat_len bytes: the
+                                       qualifier stream of a block whose rows are regular */
+  uint32_t pat_q, pat_len;
+  const uint8_t *ty;                /* per cell: type byte (in the raw block), or NULL when
+                                       every cell is a put */
   uint8_t *k0, *k1; size_t k0_cap, k1_cap; /* first and last row keys */
   uint32_t k0_len, k1_len;          /* their lengths */
   uint8_t *pass; size_t pass_cap;   /* per value or row: passes so far */
@@ -157,6 +167,9 @@ typedef struct bscratch {
                                        only entries below its dictionary's size are cleared
                                        and read (a higher byte lands beyond them: corrupt) */
 } bscratch;
+
+/* Cell i of the walked block is a put (not a tombstone). */
+static inline bool kv_cs_is_put(const bscratch *s, uint32_t i) { return !s->ty || !s->ty[i]; }
 
 /* Fill a group's ptr/len per rank (un-transposing fixed-width values). KV_OK, KV_ERR_NOMEM,
 ** or KV_ERR_CORRUPT with *why (a length stream that does not add up). */
@@ -178,6 +191,9 @@ int kv_cs_dense_interior(cs_worker *w, bscratch *s, uint32_t nr, const char **wh
 /* Answer block b from the column cache: returns 1 when it did (the result code in *rcp),
 ** 0 when the block is not there (nothing done). */
 int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp);
+/* Whether block b's column is in the column cache now (a lookup, counted as one: a block
+** found here is looked up again when its turn comes; the entry is not held). */
+bool kv_cs_in_cache(const cs_plan *pl, const cs_block *b);
 /* Keep a clean, walked block's column (fast path) in the column cache (best effort). */
 void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n);
 /* Hand the walked block's rows [s->k0, s->k1] back as a fallback range, through the

@@ -33,7 +33,8 @@ typedef struct tdb {
   char *out;          /* last result text (malloc) */
 } tdb;
 
-__attribute__((unused)) static tdb *tdb_open(void) {
+/* max_lookback_ms: kv_options.max_lookback_ms (0: no look-back window, as kv's default). */
+__attribute__((unused)) static tdb *tdb_open_window(int64_t max_lookback_ms) {
   tdb *t = calloc(1, sizeof *t);
   t->env = kv_env_mem_new(1500000000000LL); /* a fixed clock: stable store file sizes */
   kv_options o;
@@ -41,10 +42,13 @@ __attribute__((unused)) static tdb *tdb_open(void) {
   o.env = t->env;
   o.create_if_missing = true;
   o.sync_mode = KV_SYNC_OFF;
+  o.max_lookback_ms = max_lookback_ms;
   assert_int_equal(kv_open("/db", &o, &t->db), KV_OK);
   assert_int_equal(exec_session_open(t->db, &t->s, &t->err), EXEC_OK);
   return t;
 }
+
+__attribute__((unused)) static tdb *tdb_open(void) { return tdb_open_window(0); }
 
 __attribute__((unused)) static void tdb_close(tdb *t) {
   assert_int_equal(exec_session_close(t->s), EXEC_OK);

@@ -5,8 +5,10 @@
 ** one variable), puts, every tombstone kind, several versions, small blocks (rows split
 ** across blocks), flushes and minor and major compactions, one and two threads. The answer
 ** (count of passing rows, and an order-free digest of the wanted values) plus the rows of the
-** fallback ranges read the plain way must equal the plain scan's. Then damaged blocks with
-** valid checksums: KV_OK or KV_ERR_CORRUPT, never a crash (run under ASan in CI).
+** fallback ranges read the plain way must equal the plain scan's. Lone tombstones (NULLs
+** written as column deletes) answered on the columns; a tombstone in a row continued across
+** blocks; runs of blocks read with one pread. Then damaged blocks with valid checksums: KV_OK or KV_ERR_CORRUPT, never a crash
+** (run under ASan in CI).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,6 +137,8 @@ static void random_query(uint64_t *rs, query *q) {
 }
 
 static uint64_t g_inflated; /* check(): the run's bytes_inflated */
+static uint64_t g_blocks_fallback; /* check(): the run's blocks handed back */
+static uint64_t g_blocks, g_reads, g_bytes_read; /* check(): blocks, preads, bytes read */
 
 /* Compare kv_colagg_run (threads) with the plain scan; returns whether it applied. */
 static bool check(kv_db *db, uint32_t fid, const query *q, int threads, uint64_t seed) {
@@ -161,6 +165,10 @@ static bool check(kv_db *db, uint32_t fid, const query *q, int threads, uint64_t
   assert_int_equal(kv_colagg_run(db, &sp, &res), KV_OK);
   bool applied = res.applicable;
   g_inflated = res.bytes_inflated;
+  g_blocks_fallback = res.blocks_fallback;
+  g_blocks = res.blocks;
+  g_reads = res.reads;
+  g_bytes_read = res.bytes_read;
   if (applied) {
     acc fb = {0, 0};
     if (res.n_fallback) plain(db, fid, res.fallback, res.n_fallback, res.snapshot, &fb);
@@ -482,6 +490,263 @@ static void damaged_blocks(void **state) {
   store_close(&s);
 }
 
+/* A one-qualifier scan of qualifier a (a >= 0x81...: rows with an a put above it): its
+** count, run twice so the second is answered from the column cache (must be every block). */
+static uint64_t scan_a_twice(store *s) {
+  static const uint8_t *const q1[1] = {QA};
+  static const uint32_t l1[1] = {1};
+  static const int32_t w1[1] = {8};
+  static uint8_t key[8] = {0x81, 0, 0, 0, 0, 0, 0, 0};
+  kv_colpred p = {0, KV_COL_GE, key, 8};
+  uint64_t rows[2] = {0, 0};
+  for (int pass = 0; pass < 2; pass++) {
+    kv_colagg_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.family_id = s->fid;
+    sp.quals = q1;
+    sp.qual_lens = l1;
+    sp.n_quals = 1;
+    sp.widths = w1;
+    sp.preds = &p;
+    sp.n_preds = 1;
+    sp.threads = 1 + pass;
+    kv_colagg_result res;
+    assert_int_equal(kv_colagg_run(s->db, &sp, &res), KV_OK);
+    assert_true(res.applicable);
+    assert_int_equal(res.n_fallback, 0);
+    assert_int_equal(res.blocks_fallback, 0);
+    if (pass == 1) assert_int_equal(res.blocks_cache_hit, res.blocks);
+    rows[pass] = res.rows;
+    kv_colagg_result_free(&res);
+  }
+  assert_int_equal(rows[0], rows[1]);
+  return rows[0];
+}
+
+/* Rows whose NULLs were written as column deletes (an UPSERT of NULL into a new row), kept in
+** the file (a flush drops nothing; a major compaction inside the look-back window neither):
+** such a tombstone is its (row, qualifier)'s only cell, masks nothing, and the block is
+** still answered on its columns, in every path (one column, several, dense, the column
+** cache), as the plain scan answers it. Blocks where qualifier a has only tombstones are
+** among them (its group is then absent). A family delete still hands its block back. */
+static void lone_tombstones(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("lone_tombstones"), rs = seed;
+  for (int round = 0; round < 4; round++) {
+    store s;
+    bool big = round >= 2; /* sectioned blocks: the tombstones' group is a section */
+    store_open(&s, big ? 8192 : 1024, 1, KV_COMPRESSION_LZ4);
+    int n = (int)tu_scaled(4000, 1000);
+    kv_batch *b = kv_batch_new();
+    for (int i = 0; i < n; i++) {
+      uint8_t k[6];
+      for (int j = 0; j < 6; j++) k[j] = (uint8_t)((uint64_t)i >> (8 * (5 - j)));
+      /* rows 1000..1599: a is NULL in every one (whole blocks without an a put); in rounds
+         0 and 2 one qualifier in five is NULL besides, as a tombstone or as no cell at all
+         (so the blocks' qualifier streams are not all a, b, c repeated) */
+      for (uint32_t q = 0; q < 3; q++) {
+        bool null = (q == 0 && i >= 1000 && i < 1600) || (round % 2 == 0 && tu_below(&rs, 5) == 0);
+        if (null && round % 2 == 0 && tu_below(&rs, 2)) continue;
+        if (null) {
+          assert_int_equal(kv_batch_delete(b, s.fid, KV_DELETE_COLUMN, k, 6, quals[q], 1, KV_TS_NOW), KV_OK);
+          continue;
+        }
+        uint8_t v[8];
+        size_t vl = q < 2 ? 8 : tu_below(&rs, 3);
+        for (size_t j = 0; j < vl; j++)
+          v[j] = (uint8_t)(q < 2 ? (j == 0 ? 0x80 + tu_below(&rs, 4) : tu_below(&rs, 256)) : 'a' + tu_below(&rs, 4));
+        assert_int_equal(kv_batch_put(b, s.fid, k, 6, quals[q], 1, KV_TS_NOW, v, vl), KV_OK);
+      }
+    }
+    assert_int_equal(kv_commit(s.db, b, NULL), KV_OK);
+    kv_batch_free(b);
+    assert_int_equal(kv_flush(s.db, NULL), KV_OK);
+    /* every path, answered on the columns */
+    for (int i = 0; i < 24; i++) {
+      query q;
+      random_query(&rs, &q);
+      assert_true(check(s.db, s.fid, &q, 1 + i % 2, seed));
+      assert_int_equal(g_blocks_fallback, 0);
+    }
+    query qa;
+    memset(&qa, 0, sizeof qa);
+    qa.n_preds = 1;
+    qa.preds[0].op = KV_COL_GE;
+    qa.kbuf[0][0] = 0x81;
+    qa.preds[0].klen = 8;
+    qa.preds[0].k = qa.kbuf[0];
+    g_q = &qa;
+    acc want = {0, 0};
+    plain(s.db, s.fid, NULL, 0, 0, &want);
+    assert_true(want.rows > 0);
+    assert_int_equal(scan_a_twice(&s), want.rows);
+    /* a family delete of one row: its block goes the row way, the answer stays right */
+    b = kv_batch_new();
+    uint8_t k7[6] = {0, 0, 0, 0, 0, 7};
+    assert_int_equal(kv_batch_delete(b, s.fid, KV_DELETE_FAMILY, k7, 6, NULL, 0, KV_TS_NOW), KV_OK);
+    assert_int_equal(kv_commit(s.db, b, NULL), KV_OK);
+    kv_batch_free(b);
+    assert_int_equal(kv_flush(s.db, NULL), KV_OK);
+    assert_int_equal(kv_compact(s.db, NULL, false), KV_OK); /* one file, tombstones kept */
+    assert_true(check(s.db, s.fid, &qa, 1, seed));
+    store_close(&s);
+  }
+}
+
+/* Fragments of one row from two blocks (a row continued across a block boundary): a
+** tombstone in either part may mask the other part's cell, so the row goes the row way (a
+** one-key fallback range) instead of being counted; without one the parts merge. */
+static void tombstone_across_blocks(void **state) {
+  (void)state;
+  static const uint8_t *const q1[1] = {QA};
+  static const uint32_t l1[1] = {1};
+  uint8_t key[8] = {0x81, 0, 0, 0, 0, 0, 0, 0}, val[8] = {0x90, 1, 2, 3, 4, 5, 6, 7};
+  kv_colpred p = {0, KV_COL_GE, key, 8};
+  kv_colagg_spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.quals = q1;
+  sp.qual_lens = l1;
+  sp.n_quals = 1;
+  sp.preds = &p;
+  sp.n_preds = 1;
+  sp.threads = 1;
+  cs_plan pl;
+  memset(&pl, 0, sizeof pl);
+  pl.spec = &sp;
+  pl.n_ref = 1;
+  pl.fast = true;
+  static const uint8_t row[3] = {'r', 'o', 'w'}, next[3] = {'r', 'o', 'x'};
+  for (int tomb_side = -1; tomb_side < 2; tomb_side++) {
+    cs_worker w;
+    memset(&w, 0, sizeof w);
+    w.plan = &pl;
+    for (int part = 0; part < 2; part++) {
+      cs_frag *f = &w.tmp;
+      f->kind = CF_ROW;
+      f->dup = false;
+      f->tomb = part == tomb_side;
+      f->has_q = part == 1; /* the a put is in the second part */
+      f->have = part == 1;
+      f->vals_len = 0;
+      assert_int_equal(kv_cs_frag_key(f, row, 3), KV_OK);
+      if (part == 1) {
+        f->vals = realloc(f->vals, 8);
+        f->vals_cap = 8;
+        memcpy(f->vals, val, 8);
+        f->voff[0] = 0;
+        f->vlen[0] = 8;
+        f->vals_len = 8;
+      }
+      assert_int_equal(kv_cs_feed(&w, f), KV_OK);
+    }
+    cs_frag *f = &w.tmp; /* the next row completes the first */
+    f->kind = CF_ROW;
+    f->tomb = false;
+    f->has_q = false;
+    f->have = 0;
+    assert_int_equal(kv_cs_frag_key(f, next, 3), KV_OK);
+    assert_int_equal(kv_cs_feed(&w, f), KV_OK);
+    assert_int_equal(kv_cs_flush(&w), KV_OK);
+    if (tomb_side < 0) {
+      assert_int_equal(w.rows, 1); /* merged and passing */
+      assert_int_equal(w.n_ranges, 0);
+    } else {
+      assert_int_equal(w.rows, 0);
+      assert_int_equal(w.n_ranges, 1);
+      assert_int_equal(w.ranges[0].start_len, 3);
+      assert_memory_equal(w.ranges[0].start, row, 3);
+      assert_int_equal(w.ranges[0].end_len, 3);
+      assert_memory_equal(w.ranges[0].end, row, 3);
+    }
+    kv_cs_worker_free(&w);
+  }
+}
+
+/* Blocks that follow each other in a file and are not in the column cache are read with one
+** pread per run (up to KV_CS_RUN_BYTES), and answer as the plain scan does: rows continued
+** across blocks (wide rows of extra qualifiers) inside a run and across the runs' ends, one
+** and two threads; with a column about twice the column cache, cached blocks end runs. */
+static void block_runs(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("block_runs"), rs = seed;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  store s = {env, tu_kv_open_mem(env, 4 * 96 * 1024), 0}; /* a 96 KiB column cache */
+  store_family(&s, 1024, 1, KV_COMPRESSION_LZ4);
+  int n = (int)tu_scaled(12000, 6000);
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < n; i++) {
+    uint8_t k[6], v[200];
+    for (int j = 0; j < 6; j++) k[j] = (uint8_t)((uint64_t)i >> (8 * (5 - j)));
+    for (uint32_t q = 0; q < 3; q++) {
+      size_t vl = q < 2 ? 8 : tu_below(&rs, 3);
+      for (size_t j = 0; j < vl; j++)
+        v[j] = (uint8_t)(q < 2 ? (j == 0 ? 0x80 + tu_below(&rs, 4) : tu_below(&rs, 256)) : 'a' + tu_below(&rs, 4));
+      assert_int_equal(kv_batch_put(b, s.fid, k, 6, quals[q], 1, KV_TS_NOW, v, vl), KV_OK);
+    }
+    if (i % 50 == 7) /* a row of about 2.4 KiB: it continues in the next block */
+      for (int x = 0; x < 12; x++) {
+        uint8_t qx = (uint8_t)('d' + x);
+        for (int j = 0; j < 200; j++) v[j] = (uint8_t)tu_below(&rs, 256);
+        assert_int_equal(kv_batch_put(b, s.fid, k, 6, &qx, 1, KV_TS_NOW, v, 200), KV_OK);
+      }
+  }
+  assert_int_equal(kv_commit(s.db, b, NULL), KV_OK);
+  kv_batch_free(b);
+  assert_int_equal(kv_compact(s.db, NULL, true), KV_OK);
+  /* three qualifiers: no column cache, every block in a run */
+  for (int i = 0; i < 8; i++) {
+    query q;
+    random_query(&rs, &q);
+    assert_true(check(s.db, s.fid, &q, 1 + i % 2, seed));
+    assert_true(g_blocks > 100);
+    assert_true(g_reads > 0);
+    assert_true(g_reads * KV_CS_RUN_BYTES >= g_bytes_read); /* none longer than the bound */
+    assert_true(g_reads * 8 < g_blocks);                    /* most runs are long */
+  }
+  /* one qualifier, the column about twice the column cache: hits end runs */
+  query qa;
+  memset(&qa, 0, sizeof qa);
+  qa.n_preds = 1;
+  qa.preds[0].op = KV_COL_GE;
+  qa.kbuf[0][0] = 0x81;
+  qa.preds[0].klen = 8;
+  qa.preds[0].k = qa.kbuf[0];
+  g_q = &qa;
+  acc want = {0, 0};
+  plain(s.db, s.fid, NULL, 0, 0, &want);
+  assert_true(want.rows > 0);
+  static const uint8_t *const q1[1] = {QA};
+  static const uint32_t l1[1] = {1};
+  static const int32_t w1[1] = {8};
+  uint64_t hits = 0;
+  for (int pass = 0; pass < 5; pass++) {
+    kv_colagg_spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.family_id = s.fid;
+    sp.quals = q1;
+    sp.qual_lens = l1;
+    sp.n_quals = 1;
+    sp.widths = w1;
+    sp.preds = qa.preds;
+    sp.n_preds = 1;
+    sp.threads = 1 + pass % 2;
+    kv_colagg_result res;
+    assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_OK);
+    assert_true(res.applicable);
+    assert_int_equal(res.n_fallback, 0);
+    assert_int_equal(res.rows, want.rows);
+    uint64_t missed = res.blocks - res.blocks_cache_hit;
+    assert_true(res.reads > 0 && res.reads < missed);
+    assert_true(res.reads * KV_CS_RUN_BYTES >= res.bytes_read);
+    if (pass >= 2) assert_true(res.blocks_cache_hit > 0 && missed > 0);
+    hits += res.blocks_cache_hit;
+    kv_colagg_result_free(&res);
+  }
+  assert_true(hits > 0);
+  kv_close(s.db);
+  kv_env_free(env);
+}
+
 /* Refused whole: memstore cells, overlapping files; bad specs. */
 static void refusals(void **state) {
   (void)state;
@@ -548,6 +813,9 @@ int main(void) {
       cmocka_unit_test(sectioned_blocks),
     cmocka_unit_test(column_cache_scan_resistant),
     cmocka_unit_test(damaged_blocks),
+      cmocka_unit_test(lone_tombstones),
+      cmocka_unit_test(tombstone_across_blocks),
+      cmocka_unit_test(block_runs),
       cmocka_unit_test(refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
