@@ -409,6 +409,11 @@ typedef struct kv_sf_salvage_info {
 int kv_sf_open_salvage(kv_env *env, const char *path, kv_sf_reader **out,
                        kv_sf_salvage_info *info);
 
+/* The index of the last block of r whose first cell is at or below t, or -1 (t before the
+** file). A row-start target (kv_cell_row_first) is found in the fence, its top level first;
+** any other cell by a binary search of the index entries (kv/sf_read.c). */
+int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t);
+
 /* Read [off, off+n) of the reader's file into buf: KV_OK, the env's error, or
 ** KV_ERR_CORRUPT if the file is shorter. */
 int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n);

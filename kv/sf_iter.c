@@ -577,44 +577,6 @@ static uint32_t find_in_block(const kv_sf_cblock *b, const kv_cell *t, bool uppe
   return clo;
 }
 
-/* Index of the last block whose first key is <= target, or -1. */
-static int64_t find_block(const kv_sf_reader *r, const kv_cell *t) {
-  if (r->fence && t->qual_len == 0 && t->ts == INT64_MAX && t->seq == UINT64_MAX &&
-      t->type == 255) {
-    /* a row-start target sorts before every cell of its row: the last block whose first
-       row is below t's row, found in the dense fence */
-    size_t stride = (size_t)r->fence_w + 1;
-    uint32_t lo = 0, hi = r->nblocks; /* first block whose first row is >= t's row */
-    if (r->fence_top) { /* narrow [lo, hi] to one step of the top level first */
-      uint32_t tl = 0, th = r->fence_ntop;
-      while (tl < th) {
-        uint32_t mid = tl + (th - tl) / 2;
-        const uint8_t *f = r->fence_top + mid * stride;
-        if (kv_sf_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) tl = mid + 1;
-        else th = mid;
-      }
-      /* fence entry tl * STEP is the first top one >= the row: the answer lies after the
-         previous top entry and at or before it */
-      if (tl > 0) lo = (tl - 1) * KV_SF_FENCE_STEP + 1;
-      if (tl < r->fence_ntop) hi = tl * KV_SF_FENCE_STEP;
-    }
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      const uint8_t *f = r->fence + mid * stride;
-      if (kv_sf_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return (int64_t)lo - 1;
-  }
-  int64_t lo = 0, hi = (int64_t)r->nblocks - 1, ans = -1;
-  while (lo <= hi) {
-    int64_t mid = lo + (hi - lo) / 2;
-    if (kv_cell_cmp(&r->index[mid].first, t) <= 0) { ans = mid; lo = mid + 1; }
-    else hi = mid - 1;
-  }
-  return ans;
-}
-
 /* Recompute the keep flags for the loaded block. False (status set) when out of memory. */
 bool kv_sfi_compute_keep(sf_iter *it) {
   const kv_sf_cblock *b = it->b;
@@ -715,7 +677,7 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
   it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
-  int64_t bk = find_block(it->r, target);
+  int64_t bk = kv_sf_find_block(it->r, target);
   if (bk < 0) bk = 0;
   if (!load_block(it, (uint32_t)bk)) return;
   uint32_t ri;
@@ -728,7 +690,7 @@ static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   it->has_stop = false;
   it->valid = false;
   if (it->status || it->r->nblocks == 0) return;
-  int64_t bk = find_block(it->r, target);
+  int64_t bk = kv_sf_find_block(it->r, target);
   if (bk < 0 || !load_block(it, (uint32_t)bk)) return;
   uint32_t ri;
   uint32_t ci = find_in_block(it->b, target, true, &ri);
@@ -920,7 +882,7 @@ bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool p
   it->valid = false;
   if (it->status || r->nblocks == 0) return true;
   kv_cell t = kv_cell_row_first(row, len);
-  int64_t bk = find_block(r, &t);
+  int64_t bk = kv_sf_find_block(r, &t);
   if (bk < 0) bk = 0;
   bool fresh = false; /* point_load just made block bk the loaded one */
   if (point && !(it->bi == bk && it->ce)) {
@@ -980,7 +942,7 @@ bool kv_sf_iter_seek_range(kv_iter *base, const uint8_t *row, uint32_t len,
     it->stop_len = stop_len;
   }
   kv_cell t = kv_cell_row_first(row, len);
-  int64_t bk = find_block(r, &t);
+  int64_t bk = kv_sf_find_block(r, &t);
   if (bk < 0) bk = 0;
   bool ready = it->bi == bk && (!it->partial || part_covers(it, row, len, stop, stop_len));
   while (!ready) {

@@ -3,7 +3,8 @@
 ** can (point and short range reads then read their blocks in place, kv_sf_bytes_at); the
 ** trailer, the bloom filter and the block index are read with single preads, checked
 ** (lengths, XXH3-64 checksums, offsets, counts, key order) and kept in memory for the
-** reader's life; plus the file's properties, key range and bloom probe. The planner's
+** reader's life; plus the file's properties, key range, bloom probe and the search for a
+** key's block (kv_sf_find_block, over the fence built here). The planner's
 ** estimates are kv/sf_estimate.c; iterating the cells is kv/sf_iter.c. Layout:
 ** docs/FORMAT.md Part 2.
 **
@@ -14,6 +15,7 @@
 #include <xxhash.h>
 #include "kv/bloom.h"
 #include "kv/coding.h"
+#include "kv/sf_cblock.h"
 #include "kv/sf_int.h"
 #include "kv/status.h"
 
@@ -100,6 +102,44 @@ static void build_fence(kv_sf_reader *r) {
   }
   r->fence = f;
   r->fence_w = w;
+}
+
+/* Index of the last block whose first key is <= t, or -1 (sf_int.h). */
+int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t) {
+  if (r->fence && t->qual_len == 0 && t->ts == INT64_MAX && t->seq == UINT64_MAX &&
+      t->type == 255) {
+    /* a row-start target sorts before every cell of its row: the last block whose first
+       row is below t's row, found in the dense fence */
+    size_t stride = (size_t)r->fence_w + 1;
+    uint32_t lo = 0, hi = r->nblocks; /* first block whose first row is >= t's row */
+    if (r->fence_top) { /* narrow [lo, hi] to one step of the top level first */
+      uint32_t tl = 0, th = r->fence_ntop;
+      while (tl < th) {
+        uint32_t mid = tl + (th - tl) / 2;
+        const uint8_t *f = r->fence_top + mid * stride;
+        if (kv_sf_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) tl = mid + 1;
+        else th = mid;
+      }
+      /* fence entry tl * STEP is the first top one >= the row: the answer lies after the
+         previous top entry and at or before it */
+      if (tl > 0) lo = (tl - 1) * KV_SF_FENCE_STEP + 1;
+      if (tl < r->fence_ntop) hi = tl * KV_SF_FENCE_STEP;
+    }
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      const uint8_t *f = r->fence + mid * stride;
+      if (kv_sf_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return (int64_t)lo - 1;
+  }
+  int64_t lo = 0, hi = (int64_t)r->nblocks - 1, ans = -1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (kv_cell_cmp(&r->index[mid].first, t) <= 0) { ans = mid; lo = mid + 1; }
+    else hi = mid - 1;
+  }
+  return ans;
 }
 
 /* Decode and check the block index section. */
