@@ -770,17 +770,9 @@ int bind_type(binder *b, const sql_type *st, cat_type *out) {
       return bind_error(b, EXEC_ERROR, st->off, "unknown type \"%s\" (use %s)", st->name, hint);
     return bind_error(b, EXEC_ERROR, st->off, "unknown type \"%s\"", st->name);
   }
-  cat_type t = cat_type_of(id);
-  if (st->nargs >= 1) {
-    if (id == CAT_T_DECIMAL) t.precision = (uint8_t)(st->arg[0] > 255 ? 255 : st->arg[0]);
-    else t.length = (uint32_t)st->arg[0];
-  }
-  if (st->nargs == 2) t.scale = (uint8_t)(st->arg[1] > 255 ? 255 : st->arg[1]);
-  if (st->array) t = cat_type_array_of(&t);
   cat_error ce = {0};
-  if (cat_type_validate(&t, &ce) != CAT_OK)
+  if (cat_type_with_args(id, st->nargs, st->arg, st->array, out, &ce) != CAT_OK)
     return bind_error(b, EXEC_ERROR, st->off, "%s", ce.msg);
-  *out = t;
   return EXEC_OK;
 }
 
