@@ -282,7 +282,12 @@ int bind_view_derived(binder *b, const cat_view *v, const char *alias, uint32_t 
   b->sql = text;
   b->ctes = NULL;
   b->cte_self = NULL;
+  int n_tables = b->bound ? b->bound->n_tables : 0;
   int rc = bind_derived(b, q, NULL, alias ? alias : v->name, 0, f);
+  /* For AS OF (planner/bind_as_of.c) the view is one table read, whatever it reads: the
+  ** clause after its name is the only one the statement can give it, and the statement
+  ** reads everything at that one time. */
+  if (b->bound) b->bound->n_tables = n_tables + 1;
   b->sql = sql;
   b->ctes = ctes;
   b->cte_self = self;
