@@ -155,12 +155,14 @@ static plan_expr *column_expr(binder *b, int ci, uint32_t off) {
   return e;
 }
 
+/* Does the qualifier q name the one table in scope? Its alias when it has one (the alias
+** hides the name, as in a join; a merged view's name is its alias), else its name. */
 static bool names_table(const binder *b, const char *q) {
-  if (b->alias && strcmp(q, b->alias) == 0) return true;
+  if (b->alias) return strcmp(q, b->alias) == 0;
   if (strcmp(q, b->table->name) == 0) return true;
   /* S.T tables: the last part of the name */
   const char *dot = strrchr(b->table->name, '.');
-  return dot && !b->alias && strcmp(q, dot + 1) == 0;
+  return dot && strcmp(q, dot + 1) == 0;
 }
 
 static plan_expr *bind_column(binder *b, const sql_expr *x) {
