@@ -106,6 +106,48 @@ const char *cat_type_hint(const char *name) {
   return NULL;
 }
 
+int cat_type_with_args(int id, int nargs, const int64_t *arg, bool array, cat_type *out,
+                       cat_error *err) {
+  cat_type t = cat_type_of(id);
+  const char *tn = cat_type_name(id);
+  switch (id) {
+    case CAT_T_CHAR:
+    case CAT_T_VARCHAR:
+      if (nargs > 1)
+        return cat_err(err, CAT_ERR_INVALID, "%s takes one length, not %d arguments", tn, nargs);
+      if (nargs == 1) {
+        if (arg[0] < 1 || arg[0] > CAT_MAX_CHAR_LENGTH)
+          return cat_err(err, CAT_ERR_INVALID, "%s length %lld out of range (1..%d)", tn,
+                         (long long)arg[0], CAT_MAX_CHAR_LENGTH);
+        t.length = (uint32_t)arg[0];
+      } else if (id == CAT_T_CHAR) {
+        t.length = 1; /* CHAR alone is CHAR(1), as in standard SQL */
+      }
+      break;
+    case CAT_T_DECIMAL:
+      if (nargs >= 1) {
+        if (arg[0] < 1 || arg[0] > CAT_DEC_MAX_PRECISION)
+          return cat_err(err, CAT_ERR_INVALID, "DECIMAL precision %lld out of range (1..%d)",
+                         (long long)arg[0], CAT_DEC_MAX_PRECISION);
+        t.precision = (uint8_t)arg[0];
+      }
+      if (nargs == 2) {
+        if (arg[1] > arg[0])
+          return cat_err(err, CAT_ERR_INVALID, "DECIMAL scale %lld exceeds precision %lld",
+                         (long long)arg[1], (long long)arg[0]);
+        t.scale = (uint8_t)arg[1];
+      }
+      break;
+    default:
+      if (nargs > 0) return cat_err(err, CAT_ERR_INVALID, "type %s takes no arguments", tn);
+      break;
+  }
+  if (array) t = cat_type_array_of(&t); /* VARCHAR ARRAY, INTEGER[] */
+  int rc = cat_type_validate(&t, err);
+  if (rc == CAT_OK) *out = t;
+  return rc;
+}
+
 int cat_type_validate(const cat_type *t, cat_error *err) {
   if (t->id < 1 || t->id > CAT_T_MAX) return cat_err(err, CAT_ERR_INVALID, "unknown type id %d", t->id);
   if (t->id == CAT_T_ARRAY) {

@@ -144,6 +144,14 @@ int cat_type_lookup(const char *name);
 ** other SQL dialects mean by it ("TEXT" -> "VARCHAR", "INT8" -> "BIGINT", "DATETIME" ->
 ** "TIMESTAMP"), for an error message's hint; NULL if there is none. The string is static. */
 const char *cat_type_hint(const char *name);
+/* The type `id` with the nargs arguments written after its name (arg[0..nargs-1], each
+** >= 0), as CREATE TABLE, a view's or a dynamic column and CAST all take them: CHAR and
+** VARCHAR one length in 1..CAT_MAX_CHAR_LENGTH (CHAR alone is CHAR(1)), DECIMAL a precision
+** in 1..CAT_DEC_MAX_PRECISION and a scale no larger, any other type none; with array, an
+** ARRAY of that type. The result is checked by cat_type_validate. CAT_ERR_INVALID with a
+** message naming the type ("type INTEGER takes no arguments"); *out untouched then. */
+int cat_type_with_args(int id, int nargs, const int64_t *arg, bool array, cat_type *out,
+                       cat_error *err);
 /* Check a descriptor's parameters (DECIMAL p/s, CHAR/VARCHAR length). CAT_ERR_INVALID. */
 int cat_type_validate(const cat_type *t, cat_error *err);
 /* True for TINYINT..BIGINT; for FLOAT/DOUBLE; for any number; for CHAR/VARCHAR. */

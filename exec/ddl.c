@@ -70,50 +70,9 @@ int exec_ddl_resolve_type(const sql_type *st, const char *col, cat_type *out, ex
                            st->name, hint);
     return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: unknown type %s", col, st->name);
   }
-  cat_type t = cat_type_of(id);
-  const char *tn = cat_type_name(id);
-  switch (id) {
-    case CAT_T_CHAR:
-    case CAT_T_VARCHAR:
-      if (st->nargs > 1)
-        return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: %s takes one length, not %d arguments",
-                             col, tn, st->nargs);
-      if (st->nargs == 1) {
-        if (st->arg[0] < 1 || st->arg[0] > CAT_MAX_CHAR_LENGTH)
-          return exec_ddl_fail(err, EXEC_ERROR, st->off,
-                               "column %s: %s length %lld out of range (1..%d)", col, tn,
-                               (long long)st->arg[0], CAT_MAX_CHAR_LENGTH);
-        t.length = (uint32_t)st->arg[0];
-      } else if (id == CAT_T_CHAR) {
-        t.length = 1; /* CHAR alone is CHAR(1), as in standard SQL */
-      }
-      break;
-    case CAT_T_DECIMAL:
-      if (st->nargs >= 1) {
-        if (st->arg[0] < 1 || st->arg[0] > CAT_DEC_MAX_PRECISION)
-          return exec_ddl_fail(err, EXEC_ERROR, st->off,
-                               "column %s: DECIMAL precision %lld out of range (1..%d)", col,
-                               (long long)st->arg[0], CAT_DEC_MAX_PRECISION);
-        t.precision = (uint8_t)st->arg[0];
-      }
-      if (st->nargs == 2) {
-        if (st->arg[1] > st->arg[0])
-          return exec_ddl_fail(err, EXEC_ERROR, st->off,
-                               "column %s: DECIMAL scale %lld exceeds precision %lld", col,
-                               (long long)st->arg[1], (long long)st->arg[0]);
-        t.scale = (uint8_t)st->arg[1];
-      }
-      break;
-    default:
-      if (st->nargs > 0)
-        return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: type %s takes no arguments", col, tn);
-      break;
-  }
-  if (st->array) t = cat_type_array_of(&t); /* VARCHAR ARRAY, INTEGER[] */
   cat_error ce = {0};
-  if (cat_type_validate(&t, &ce) != CAT_OK)
+  if (cat_type_with_args(id, st->nargs, st->arg, st->array, out, &ce) != CAT_OK)
     return exec_ddl_fail(err, EXEC_ERROR, st->off, "column %s: %s", col, ce.msg);
-  *out = t;
   return EXEC_OK;
 }
 

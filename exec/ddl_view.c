@@ -146,6 +146,10 @@ static int create_view(cat_catalog *cat, const sql_stmt *stmt, const char *sql,
   if (stmt->nparam)
     return exec_ddl_fail(err, EXEC_ERROR, v->select->off, "view %s: a view's query cannot "
                          "hold parameters (?)", v->name);
+  if (stmt->as_of) /* the statement reading the view says when: `FROM v AS OF ...` */
+    return exec_ddl_fail(err, EXEC_ERROR, stmt->as_of->off, "view %s: a view's query cannot "
+                         "read the past (AS OF): give AS OF where the view is read (SELECT "
+                         "... FROM %s AS OF TIMESTAMP '...')", v->name, v->name);
   if (!sql) return exec_ddl_fail(err, EXEC_MISUSE, -1, "CREATE VIEW needs the statement text");
   int rc = check_query(cat, v, sql, err);
   if (rc) return rc;

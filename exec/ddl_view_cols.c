@@ -5,8 +5,8 @@
 ** (cat_create_view_columns, cat_alter_view; catalog/cat_view.h).
 **
 **  - Only a view that merges (planner plan_view_merges: SELECT * FROM a table, or from a view
-**    of that form, with any WHERE) can have them: its rows are rows of one table, which
-**    stores the columns' cells. Any other view is refused, saying why.
+**    of that form, with any WHERE and no dynamic columns) can have them: its rows are rows of
+**    one table, which stores the columns' cells. Any other view is refused, saying why.
 **  - A column is non-key and nullable (a PRIMARY KEY or NOT NULL column is refused: the row
 **    key is the table's, and the table's rows already there have no value), in family "0"
 **    or the one named; its name must be free in the table, in the views the view reads
@@ -85,7 +85,8 @@ static int column_defs(const cat_catalog *cat, const char *name, const cat_view 
 /* The refusal for a view that cannot have columns of its own, at off. */
 static int not_mergeable(const char *name, uint32_t off, exec_error *err) {
   return exec_ddl_fail(err, EXEC_ERROR, off, "view %s cannot have columns of its own: its query "
-                       "is not SELECT * FROM one table or view [WHERE ...] (Phoenix's form), so "
+                       "is not SELECT * FROM one table or view [WHERE ...] (Phoenix's form, with no "
+                       "dynamic columns), so "
                        "it has no table rows to store them in", name);
 }
 

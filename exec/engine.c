@@ -473,7 +473,7 @@ static int first_step(exec_stmt *st, exec_error *err) {
     if (rc) return rc;
   }
   if (kind == SQL_STMT_UPSERT && st->bound.upsert && st->bound.upsert->n_new_families &&
-      !st->bound.explain) {
+      (!st->bound.explain || st->bound.analyze)) { /* EXPLAIN ANALYZE writes: it runs */
     int rc = dyn_families(st, err);
     if (rc) return rc;
   }

@@ -524,7 +524,9 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
 /* A dynamic column's cell p[0..n) decoded as column col's declared type: the bytes are the
 ** statement's to interpret (Phoenix decodes them as declared), so they are checked for that
 ** type first: its width, the form of a BOOLEAN, DECIMAL or ARRAY (cat_vc_decode), UTF-8
-** for text. */
+** for text, then the type's limits as a write checks them (cat_value_check: a CHAR or
+** VARCHAR length, a DECIMAL precision, the DATE / TIME / TIMESTAMP range), so a value read
+** is always one the declared type can hold. */
 static int decode_dyn(exec_rowcodec *rc, int col, const uint8_t *p, uint32_t n, cat_value *v,
                       exec_error *err) {
   const cat_column *c = &rc->table->columns[col];
@@ -536,6 +538,7 @@ static int decode_dyn(exec_rowcodec *rc, int col, const uint8_t *p, uint32_t n, 
     ok = false;
     snprintf(ce.msg, sizeof ce.msg, "not UTF-8 text");
   }
+  if (ok) ok = cat_value_check(&c->type, v, v, &ce) == CAT_OK;
   if (!ok)
     return exec_error_set(err, EXEC_ERROR,
                           "dynamic column %s of %s is declared %s, but a cell of %u bytes is not "

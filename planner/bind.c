@@ -155,12 +155,14 @@ static plan_expr *column_expr(binder *b, int ci, uint32_t off) {
   return e;
 }
 
+/* Does the qualifier q name the one table in scope? Its alias when it has one (the alias
+** hides the name, as in a join; a merged view's name is its alias), else its name. */
 static bool names_table(const binder *b, const char *q) {
-  if (b->alias && strcmp(q, b->alias) == 0) return true;
+  if (b->alias) return strcmp(q, b->alias) == 0;
   if (strcmp(q, b->table->name) == 0) return true;
   /* S.T tables: the last part of the name */
   const char *dot = strrchr(b->table->name, '.');
-  return dot && !b->alias && strcmp(q, dot + 1) == 0;
+  return dot && strcmp(q, dot + 1) == 0;
 }
 
 static plan_expr *bind_column(binder *b, const sql_expr *x) {
@@ -770,17 +772,9 @@ int bind_type(binder *b, const sql_type *st, cat_type *out) {
       return bind_error(b, EXEC_ERROR, st->off, "unknown type \"%s\" (use %s)", st->name, hint);
     return bind_error(b, EXEC_ERROR, st->off, "unknown type \"%s\"", st->name);
   }
-  cat_type t = cat_type_of(id);
-  if (st->nargs >= 1) {
-    if (id == CAT_T_DECIMAL) t.precision = (uint8_t)(st->arg[0] > 255 ? 255 : st->arg[0]);
-    else t.length = (uint32_t)st->arg[0];
-  }
-  if (st->nargs == 2) t.scale = (uint8_t)(st->arg[1] > 255 ? 255 : st->arg[1]);
-  if (st->array) t = cat_type_array_of(&t);
   cat_error ce = {0};
-  if (cat_type_validate(&t, &ce) != CAT_OK)
+  if (cat_type_with_args(id, st->nargs, st->arg, st->array, out, &ce) != CAT_OK)
     return bind_error(b, EXEC_ERROR, st->off, "%s", ce.msg);
-  *out = t;
   return EXEC_OK;
 }
 

@@ -233,12 +233,18 @@ int bind_correlated(binder *b, const sql_expr *w, bool negated) {
 ** most one; an outer row no group matches reads NULL in every column. Returns the slot of
 ** aggs[0] in the joined row (the others follow it) with their types in types[0..na), or -1
 ** with b->rc set. */
+bool bind_correlated_place_ok(binder *b, uint32_t off) {
+  const plan_select *s = b->sel;
+  if (s && (s->n_from || s->table)) return true;
+  bind_error(b, EXEC_ERROR, off, "a correlated subquery is supported in a SELECT's select list, "
+             "WHERE and ORDER BY, not here yet (not in a DELETE's WHERE, an UPSERT's VALUES)");
+  return false;
+}
+
 static int grouped_left(binder *b, const sql_select *sub, const sql_expr *const *aggs, int na,
                         cat_type *types, uint32_t off) {
   plan_select *s = b->sel;
-  if (!s || (!s->n_from && !s->table))
-    return bind_error(b, EXEC_ERROR, off, "a correlated scalar subquery or NOT IN is supported "
-                      "in a SELECT's select list, WHERE and ORDER BY, not here yet"), -1;
+  if (!bind_correlated_place_ok(b, off)) return -1;
   const sql_expr *keep[MAX_TERMS], *outer[MAX_TERMS], *inner[MAX_TERMS];
   int nk, np;
   if (correlation(b, sub, keep, &nk, outer, inner, &np)) return -1;

@@ -495,6 +495,7 @@ int bind_semis(binder *b, plan_select *s) {
 
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   if (bind_is_correlated(b, x->sub)) {
+    if (!bind_correlated_place_ok(b, x->off)) return NULL;
     if (x->kind == SQL_E_SUBQUERY) return bind_correlated_scalar(b, x);
     bind_error(b, EXEC_ERROR, x->off, "this correlated subquery is not supported: only [NOT] "
                "EXISTS and [NOT] IN (SELECT ...) as ANDed terms of a WHERE, and scalar "

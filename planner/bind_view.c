@@ -75,10 +75,12 @@ static const sql_select *view_query(binder *b, const cat_view *v, uint32_t off) 
   return st->u.create_view->select;
 }
 
-/* Is q a view query that merges into the query using it (`SELECT * FROM x [WHERE c]`)? */
+/* Is q a view query that merges into the query using it (`SELECT * FROM x [WHERE c]`)? Not
+** with dynamic columns after x (`FROM t (f.c TYPE)`): such a view is bound whole, as a
+** derived table, so it can have no columns of its own and is never written through. */
 static bool mergeable(const sql_select *q) {
   const sql_result_col *c = q->cols && q->cols->n == 1 ? &q->cols->a[0] : NULL;
-  return !q->setop && !q->with && !q->sub && q->table && !q->joins && !q->distinct &&
+  return !q->setop && !q->with && !q->sub && !q->dyn && q->table && !q->joins && !q->distinct &&
          !q->group && !q->having && !q->order && !q->limit && !q->offset && c && !c->expr &&
          (c->nqual == 0 ||
           (c->nqual == 1 && strcmp(c->qual[0], q->alias ? q->alias : q->table) == 0));
@@ -154,7 +156,7 @@ int bind_view_chain_of(binder *b, const char *name, uint32_t off, bind_view_chai
     }
     const sql_select *q = view_query(b, v, off);
     if (!q) return BIND_VIEW_NONE;
-    if (q->dyn || !mergeable(q)) return BIND_VIEW_DERIVED; /* dynamic columns: bound whole */
+    if (!mergeable(q)) return BIND_VIEW_DERIVED;
     c->views[c->n] = v;
     c->q[c->n++] = q;
     c->table = cat_find_table(b->cat, q->table);
@@ -280,7 +282,12 @@ int bind_view_derived(binder *b, const cat_view *v, const char *alias, uint32_t 
   b->sql = text;
   b->ctes = NULL;
   b->cte_self = NULL;
+  int n_tables = b->bound ? b->bound->n_tables : 0;
   int rc = bind_derived(b, q, NULL, alias ? alias : v->name, 0, f);
+  /* For AS OF (planner/bind_as_of.c) the view is one table read, whatever it reads: the
+  ** clause after its name is the only one the statement can give it, and the statement
+  ** reads everything at that one time. */
+  if (b->bound) b->bound->n_tables = n_tables + 1;
   b->sql = sql;
   b->ctes = ctes;
   b->cte_self = self;
@@ -314,7 +321,8 @@ int bind_view_dml(binder *b, const char *name, uint32_t off, const char *verb,
   if (b->rc || kind == BIND_VIEW_NONE) return b->rc;
   if (kind == BIND_VIEW_DERIVED)
     return bind_error(b, EXEC_ERROR, off, "cannot %s view %s: it is read-only (its query is "
-                      "not SELECT * FROM one table with a WHERE of column = constant terms)",
+                      "not SELECT * FROM one table, with no dynamic columns, and a WHERE of "
+                      "column = constant terms)",
                       verb, name);
   vt->table = c.table;
   vt->view = c.outer;

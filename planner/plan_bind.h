@@ -128,6 +128,10 @@ plan_expr *bind_where(binder *b, const sql_expr *w);
 ** term a semi / anti join on the correlation's equalities (negated: NOT EXISTS). */
 bool bind_is_correlated(const binder *b, const sql_select *sub);
 int bind_correlated(binder *b, const sql_expr *w, bool negated);
+/* Is b binding a query with a FROM, which a correlated subquery can be joined to (a SELECT's
+** select list, WHERE, ORDER BY)? If not (a DELETE's WHERE, an UPSERT's VALUES), false with
+** b's error saying so, at off. */
+bool bind_correlated_place_ok(binder *b, uint32_t off);
 /* A correlated scalar subquery x: a LEFT JOIN recorded in b->semis, and the expression that
 ** reads its value (planner/bind_correlated.c); NULL with b->rc set when refused. */
 plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x);

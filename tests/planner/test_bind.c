@@ -45,10 +45,16 @@ static void unknown_names(void **state) {
 static void qualified_names(void **state) {
   (void)state;
   tdb *t = setup();
-  assert_string_equal(q(t, "SELECT SENSOR.TEMP, S.PM25, READINGS.TEMP, META.CITY, "
-                           "SENSOR.META.CITY FROM SENSOR S WHERE S.STATION = 'Dongsi' "
+  assert_string_equal(q(t, "SELECT S.TEMP, S.PM25, READINGS.TEMP, META.CITY, "
+                           "S.META.CITY FROM SENSOR S WHERE S.STATION = 'Dongsi' "
                            "ORDER BY TS"),
                       "9.5|120|9.5|Beijing|Beijing\n31|80|31|Beijing|Beijing\n");
+  assert_string_equal(q(t, "SELECT SENSOR.TEMP, SENSOR.META.CITY FROM SENSOR WHERE "
+                           "SENSOR.STATION = 'Dongsi' ORDER BY TS"),
+                      "9.5|Beijing\n31|Beijing\n");
+  /* an alias hides the table's name, as in a join and in SQLite */
+  assert_non_null(strstr(qerr(t, "SELECT SENSOR.TEMP FROM SENSOR S", EXEC_ERROR),
+                         "unknown column \"SENSOR.TEMP\""));
   assert_string_equal(q(t, "SELECT COUNT(*) FROM SENSOR WHERE sensor.pm25 > 100"), "1\n");
   assert_string_equal(q(t, "SELECT \"CITY\" FROM SENSOR LIMIT 1"), "Beijing\n");
   tdb_close(t);
