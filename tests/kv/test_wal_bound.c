@@ -253,12 +253,15 @@ static void test_reopen_replays_within_bound(void **state) {
   fams f = fams_of(db, true);
   uint64_t n = commits();
   write_checked(db, f, 0, n);
-  uint64_t before = wal_stats(db).bytes;
   assert_int_equal(kv_close(db), KV_OK);
+  /* what the reopen replays is the log files the close left: read them then, not before the
+     close (the background thread may still flush and release segments until it stops; when
+     it has flushed every family there is nothing left to replay, which is allowed) */
+  wal_files left = list_wal(env);
+  assert_true(left.bytes <= BOUND);
   db = open_db(env, LIMIT, 64 << 10, 0);
   kv_wal_stats ws = wal_stats(db);
-  assert_true(ws.replayed_records > 0);
-  assert_true(ws.replayed_bytes <= before);
+  assert_true(ws.replayed_bytes <= left.bytes);
   assert_true(ws.replayed_bytes <= BOUND);
   check_all(db, fams_of(db, false), n);
   /* Writing on after the reopen keeps the bound. */
