@@ -194,6 +194,22 @@ typedef struct store {
   uint32_t fid;
 } store;
 
+/* The query `QA >= 0x81...` (the upper half of QA's 8-byte values) made the current one
+** (g_q), and its answer by the plain scan, which must have rows. */
+static acc query_a_high(store *s, query *qa) {
+  memset(qa, 0, sizeof *qa);
+  qa->n_preds = 1;
+  qa->preds[0].op = KV_COL_GE;
+  qa->kbuf[0][0] = 0x81;
+  qa->preds[0].klen = 8;
+  qa->preds[0].k = qa->kbuf[0];
+  g_q = qa;
+  acc want = {0, 0};
+  plain(s->db, s->fid, NULL, 0, 0, &want);
+  assert_true(want.rows > 0);
+  return want;
+}
+
 /* Create table "t" with one family "f" in s->db and set s->fid. */
 static void store_family(store *s, uint32_t block_size, int versions, int compression) {
   kv_family_options f;
@@ -569,16 +585,7 @@ static void lone_tombstones(void **state) {
       assert_int_equal(g_blocks_fallback, 0);
     }
     query qa;
-    memset(&qa, 0, sizeof qa);
-    qa.n_preds = 1;
-    qa.preds[0].op = KV_COL_GE;
-    qa.kbuf[0][0] = 0x81;
-    qa.preds[0].klen = 8;
-    qa.preds[0].k = qa.kbuf[0];
-    g_q = &qa;
-    acc want = {0, 0};
-    plain(s.db, s.fid, NULL, 0, 0, &want);
-    assert_true(want.rows > 0);
+    acc want = query_a_high(&s, &qa);
     assert_int_equal(scan_a_twice(&s), want.rows);
     /* a family delete of one row: its block goes the row way, the answer stays right */
     b = kv_batch_new();
@@ -708,16 +715,7 @@ static void block_runs(void **state) {
   }
   /* one qualifier, the column about twice the column cache: hits end runs */
   query qa;
-  memset(&qa, 0, sizeof qa);
-  qa.n_preds = 1;
-  qa.preds[0].op = KV_COL_GE;
-  qa.kbuf[0][0] = 0x81;
-  qa.preds[0].klen = 8;
-  qa.preds[0].k = qa.kbuf[0];
-  g_q = &qa;
-  acc want = {0, 0};
-  plain(s.db, s.fid, NULL, 0, 0, &want);
-  assert_true(want.rows > 0);
+  acc want = query_a_high(&s, &qa);
   static const uint8_t *const q1[1] = {QA};
   static const uint32_t l1[1] = {1};
   static const int32_t w1[1] = {8};
