@@ -71,6 +71,9 @@ struct exec_stmt {
   plan_query *sub_plans;   /* the subqueries' plans of this run (run arena), for EXPLAIN */
   plan_actuals *sub_acts;  /* their figures */
   int n_sub_plans;         /* plans built (freed at the run's end) */
+  struct exec_apply_env *apply_env; /* the run's correlated subqueries run per outer row
+                              (exec/engine_apply.c), or NULL; freed at the run's end */
+  struct plan_apply_actual *apply_act; /* their runs and reuses (run arena), or NULL */
   int state;               /* ST_* */
   int64_t now_us;          /* statement time */
   int64_t changes;         /* rows written by this run */
@@ -140,8 +143,28 @@ void exec_upsert_cache_free(struct exec_upsert_cache *c);
 /* Run the statement's subqueries (exec/engine_sub.c): st->all_params / n_all for this run.
 ** EXEC_OK or an error (a scalar subquery with two rows). */
 int exec_run_subqueries(exec_stmt *st, exec_error *err);
-/* Free the subqueries' plans of the run. */
+/* Free the subqueries' plans of the run (and its apply environment). */
 void exec_free_subqueries(exec_stmt *st);
+/* Plan and run query sel as a subquery of kind SQL_E_SUBQUERY (its one value; NULL without a
+** row; an error naming the subquery at off with two), SQL_E_EXISTS (TRUE when it has a row)
+** or SQL_E_IN (its rows as a set value for IN_SET) with parameters params[0 .. np), into
+** *out (bytes, the plan's memory in A); q holds the plan (the caller frees it, after an
+** error too), *act (NULL: not kept) its figures; reuse (or NULL) how a subquery run per
+** outer row plans and keeps its buffers (exec/engine_sub.c). */
+typedef struct exec_sub_reuse { /* a subquery run again and again (exec/engine_apply.c) */
+  bool rebuild;                  /* plan with plan_query_rebuild (its earlier plan scanned
+                                    the table itself) */
+  exec_query_cache *cache;       /* its kept buffers */
+} exec_sub_reuse;
+int exec_sub_value(exec_stmt *st, const plan_select *sel, int kind, uint32_t off,
+                   const cat_value *params, int np, plan_arena *A, plan_query *q,
+                   const exec_sub_reuse *reuse, plan_actuals *act, cat_value *out,
+                   exec_error *err);
+/* The run's apply environment (exec/engine_apply.c) for st->bound's correlated subqueries
+** run per outer row: its value into all[apply_env - 1] and NULLs into their outer values'
+** slots. EXEC_OK or EXEC_NOMEM. */
+int exec_apply_start(exec_stmt *st, cat_value *all, exec_error *err);
+void exec_apply_free(exec_stmt *st);
 int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* (Re)bind the statement's AST into st->bound. */

@@ -193,6 +193,12 @@ static int build(exec_stmt *st, exec_error *err) {
 
 static int explain_lines(exec_stmt *st, const plan_actuals *a, exec_error *err) {
   const plan_bound *b = &st->bound;
+  plan_actuals with_applies; /* the correlated subqueries' runs (exec/engine_apply.c) */
+  if (a && st->apply_act) {
+    with_applies = *a;
+    with_applies.applies = st->apply_act;
+    a = &with_applies;
+  }
   const plan_query *q = st->q_built ? &st->q : NULL;
   const plan_scan *ds = st->del_built ? &st->del_scan : NULL;
   int rc;

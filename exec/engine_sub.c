@@ -21,12 +21,13 @@
 
 #include "exec/engine_int.h"
 #include "exec/in_set.h"
+#include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
 
-/* v with its bytes copied into the run arena. */
-static int keep_value(exec_stmt *st, cat_value *v) {
+/* v with its bytes copied into A. */
+static int keep_value(plan_arena *A, cat_value *v) {
   if (v->is_null || !cat_type_has_bytes(v->type.id) || !v->u.s.len) return EXEC_OK;
-  uint8_t *p = plan_arena_alloc(&st->run_arena, v->u.s.len);
+  uint8_t *p = plan_arena_alloc(A, v->u.s.len);
   if (!p) return EXEC_NOMEM;
   memcpy(p, v->u.s.p, v->u.s.len);
   v->u.s.p = (const void *)p;
@@ -40,8 +41,8 @@ typedef struct in_values {
   size_t bytes;   /* their size, against the join memory */
 } in_values;
 
-static int in_add(exec_stmt *st, in_values *iv, const cat_value *row, int ncol,
-                  const plan_subquery *sq, const char *pos, exec_error *err) {
+static int in_add(exec_stmt *st, plan_arena *A, in_values *iv, const cat_value *row, int ncol,
+                  uint32_t off, const char *pos, exec_error *err) {
   for (int i = 0; i < ncol; i++) {
     cat_value v = row[i];
     iv->bytes += sizeof v + (!v.is_null && cat_type_has_bytes(v.type.id) ? v.u.s.len : 0);
@@ -49,7 +50,7 @@ static int in_add(exec_stmt *st, in_values *iv, const cat_value *row, int ncol,
     if (iv->bytes > st->s->join_mem || iv->n >= UINT32_MAX / 4) {
       char lim[32];
       exec_mem_text(st->s->join_mem, lim, sizeof lim);
-      return exec_fail(err, EXEC_TOOBIG, (int)sq->off, "the values of IN (SELECT ...)%s inside "
+      return exec_fail(err, EXEC_TOOBIG, (int)off, "the values of IN (SELECT ...)%s inside "
                        "an expression need more than %s of memory (the join memory limit): "
                        "write it as an ANDed condition of the WHERE (a semi join, which holds "
                        "only the keys) or narrow the subquery", pos, lim);
@@ -61,23 +62,73 @@ static int in_add(exec_stmt *st, in_values *iv, const cat_value *row, int ncol,
       iv->v = nv;
       iv->cap = nc;
     }
-    if (keep_value(st, &v)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    if (keep_value(A, &v)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
     iv->v[iv->n++] = v;
   }
   return EXEC_OK;
 }
 
-/* The gathered rows as a hash set in the run arena, and the value that carries it. */
-static int in_set(exec_stmt *st, const in_values *iv, int ncol, cat_value *out,
+/* The gathered rows as a hash set in A, and the value that carries it. */
+static int in_set(plan_arena *A, const in_values *iv, int ncol, cat_value *out,
                   exec_error *err) {
-  cat_value *v = plan_arena_alloc(&st->run_arena, ((size_t)iv->n + 1) * sizeof *v);
+  cat_value *v = plan_arena_alloc(A, ((size_t)iv->n + 1) * sizeof *v);
   const exec_in_set *set;
   if (!v) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   if (iv->n) memcpy(v, iv->v, (size_t)iv->n * sizeof *v);
-  if (exec_in_set_build(&st->run_arena, v, iv->n / (uint32_t)ncol, ncol, &set) ||
-      exec_in_set_value(&st->run_arena, set, out))
+  if (exec_in_set_build(A, v, iv->n / (uint32_t)ncol, ncol, &set) ||
+      exec_in_set_value(A, set, out))
     return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   return EXEC_OK;
+}
+
+int exec_sub_value(exec_stmt *st, const plan_select *sel, int kind, uint32_t off,
+                   const cat_value *params, int np, plan_arena *A, plan_query *q,
+                   const exec_sub_reuse *reuse, plan_actuals *act, cat_value *out,
+                   exec_error *err) {
+  char msg[EXEC_ERRMSG_MAX], pos[64];
+  pos[0] = 0; /* " at line L, column C" when an error needs it */
+  int rc = reuse && reuse->rebuild
+               ? plan_query_rebuild(st->s->db, sel, params, np, A, q, msg, sizeof msg)
+               : plan_query_build(st->s->db, sel, params, np, A, q, msg, sizeof msg);
+  if (rc) return exec_fail(err, rc, -1, "%s", msg);
+  exec_query x;
+  memset(&x, 0, sizeof x);
+  rc = exec_query_open_cached(&x, st->s->db, q, params, np, st->now_us, st->s->sort_mem,
+                              st->s->txn, reuse ? reuse->cache : NULL, err);
+  x.join_mem = st->s->join_mem;
+  x.timing = st->bound.analyze;
+  bool scalar = kind == SQL_E_SUBQUERY, in = kind == SQL_E_IN;
+  cat_value v = scalar ? cat_v_null(sel->proj[0]->type) : cat_v_bool(false);
+  in_values iv = {0};
+  for (int rows = 0; !rc;) {
+    rc = exec_query_next(&x, err);
+    if (rc != EXEC_ROW) break;
+    rc = EXEC_OK;
+    if (in) {
+      if (!pos[0]) plan_position(st->sql, off, pos, sizeof pos);
+      rc = in_add(st, A, &iv, x.out, sel->n_out, off, pos, err);
+      continue;
+    }
+    if (!scalar) {
+      v = cat_v_bool(true);
+      break;
+    }
+    if (++rows > 1) {
+      plan_position(st->sql, off, pos, sizeof pos);
+      rc = exec_fail(err, EXEC_ERROR, (int)off, "the scalar subquery%s returned more "
+                     "than one row", pos);
+      break;
+    }
+    v = x.out[0];
+    if (keep_value(A, &v)) rc = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  }
+  if (rc == EXEC_DONE) rc = EXEC_OK;
+  if (!rc && in) rc = in_set(A, &iv, sel->n_out, &v, err);
+  free(iv.v);
+  exec_query_close(&x);
+  if (act) *act = x.act;
+  *out = v;
+  return rc;
 }
 
 int exec_run_subqueries(exec_stmt *st, exec_error *err) {
@@ -86,8 +137,10 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
   st->all_params = st->run_params;
   st->n_all = st->n_params;
   st->n_sub_plans = 0;
-  if (!b->n_subs && !b->n_seqs) return EXEC_OK;
+  if (!b->n_subs && !b->n_seqs && !b->n_applies) return EXEC_OK;
   int n = st->n_params + b->n_subs + b->n_seqs; /* the sequences' values: exec/sequence.c */
+  for (int k = 0; k < b->n_applies; k++) /* the apply environment, their outer values */
+    n = b->applies[k].param + b->applies[k].n_outer - 1;
   cat_value *all = plan_arena_alloc(&st->run_arena, (size_t)n * sizeof *all);
   st->sub_plans = plan_arena_alloc(&st->run_arena, (size_t)(b->n_subs + 1) * sizeof *st->sub_plans);
   st->sub_acts = plan_arena_alloc(&st->run_arena, (size_t)(b->n_subs + 1) * sizeof *st->sub_acts);
@@ -97,49 +150,14 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
   for (int k = 0; k < b->n_seqs; k++)
     all[st->n_params + b->n_subs + k] = cat_v_null(cat_type_of(CAT_T_BIGINT));
   st->all_params = all;
+  if (b->n_applies && exec_apply_start(st, all, err)) return err->code;
   for (int k = 0; k < b->n_subs; k++) {
     const plan_subquery *sq = &b->subs[k];
     int np = sq->param - 1; /* the parameters before this one's */
-    char msg[EXEC_ERRMSG_MAX], pos[64];
-    plan_position(st->sql, sq->off, pos, sizeof pos);
-    plan_query *q = &st->sub_plans[k];
-    int rc = plan_query_build(st->s->db, sq->sel, all, np, &st->run_arena, q, msg, sizeof msg);
-    st->n_sub_plans = k + 1; /* q is freed at the run's end, after an error too */
-    if (rc) return exec_fail(err, rc, -1, "%s", msg);
-    exec_query x;
-    memset(&x, 0, sizeof x);
-    rc = exec_query_open(&x, st->s->db, q, all, np, st->now_us, st->s->sort_mem, st->s->txn,
-                         err);
-    x.join_mem = st->s->join_mem;
-    x.timing = b->analyze;
-    bool scalar = sq->kind == SQL_E_SUBQUERY, in = sq->kind == SQL_E_IN;
-    cat_value v = scalar ? cat_v_null(sq->sel->proj[0]->type) : cat_v_bool(false);
-    in_values iv = {0};
-    for (int rows = 0; !rc;) {
-      rc = exec_query_next(&x, err);
-      if (rc != EXEC_ROW) break;
-      rc = EXEC_OK;
-      if (in) {
-        rc = in_add(st, &iv, x.out, sq->sel->n_out, sq, pos, err);
-        continue;
-      }
-      if (!scalar) {
-        v = cat_v_bool(true);
-        break;
-      }
-      if (++rows > 1) {
-        rc = exec_fail(err, EXEC_ERROR, (int)sq->off, "the scalar subquery%s returned more "
-                       "than one row", pos);
-        break;
-      }
-      v = x.out[0];
-      if (keep_value(st, &v)) rc = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-    }
-    if (rc == EXEC_DONE) rc = EXEC_OK;
-    if (!rc && in) rc = in_set(st, &iv, sq->sel->n_out, &v, err);
-    free(iv.v);
-    exec_query_close(&x);
-    st->sub_acts[k] = x.act;
+    cat_value v;
+    int rc = exec_sub_value(st, sq->sel, sq->kind, sq->off, all, np, &st->run_arena,
+                            &st->sub_plans[k], NULL, &st->sub_acts[k], &v, err);
+    st->n_sub_plans = k + 1; /* its plan is freed at the run's end, after an error too */
     if (rc) return rc;
     all[np] = v;
     st->n_all = np + 1;
@@ -149,6 +167,7 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
 }
 
 void exec_free_subqueries(exec_stmt *st) {
+  exec_apply_free(st);
   for (int k = 0; k < st->n_sub_plans; k++) plan_query_free(&st->sub_plans[k]);
   st->n_sub_plans = 0;
   st->sub_plans = NULL;

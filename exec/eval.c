@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "catalog/value.h"
+#include "exec/apply.h"
 #include "exec/engine.h"
 #include "exec/eval.h"
 #include "exec/func.h"
@@ -340,6 +341,16 @@ int exec_eval(exec_eval_ctx *c, const plan_expr *e, cat_value *out) {
       return exec_func_call(e->func, a, (int)e->n_args, &e->type, out, &f);
     }
     case PX_ROW: return fail(c, EXEC_ERROR, "%s", "a row value constructor is not a value");
+    case PX_APPLY: { /* a correlated subquery run for these outer values (exec/apply.h) */
+      const exec_apply_env *env = e->param >= 1 && e->param <= c->n_params && c->params
+                                      ? exec_apply_env_of(&c->params[e->param - 1]) : NULL;
+      cat_value v[32];
+      if (!env || e->n_args > 32)
+        return fail(c, EXEC_ERROR, "%s", "a correlated subquery evaluated outside its statement");
+      for (uint32_t i = 0; i < e->n_args; i++)
+        if ((rc = exec_eval(c, e->args[i], &v[i])) != EXEC_OK) return rc;
+      return exec_apply_eval(env, e->func, v, (int)e->n_args, out, c->scratch, c->msg, c->cap);
+    }
     default: break;
   }
   int tv;

@@ -172,6 +172,9 @@ static plan_expr *bind_column(binder *b, const sql_expr *x) {
     size_t l = strlen(full);
     snprintf(full + l, sizeof full - l, "%s%s", i ? "." : "", x->name[i]);
   }
+  bool outer = false; /* a column of a query around this subquery (planner/bind_apply.c) */
+  plan_expr *oe = b->corr ? bind_corr_column(b, x, &outer) : NULL;
+  if (outer) return oe;
   if (b->n_scope) return bind_from_column(b, x); /* a join (planner/bind_from.c) */
   if (!b->table) {
     /* UPSERT ... VALUES binds its rows with no table (bind_stmt.c): a name there is not a

@@ -23,10 +23,11 @@
 ** the group's MIN(v) checked by its COUNT(*): a group of two rows or more fails the
 ** statement at run time, as the uncorrelated scalar subquery does.
 **
-** Refused, naming what: a correlation that is not such an equality, a correlated subquery
-** of EXISTS, IN or NOT IN with GROUP BY, HAVING, aggregates, LIMIT / OFFSET or set
-** operations, a correlated scalar subquery with those or DISTINCT, and a correlated
-** subquery anywhere else (EXISTS or NOT IN inside OR, DELETE).
+** bind_decorrelatable says which subqueries these rewrites take; every other correlated
+** subquery (a correlation that is not such an equality, GROUP BY, HAVING, aggregates in
+** EXISTS / IN / NOT IN, LIMIT / OFFSET, set operations, DISTINCT in a scalar subquery, a
+** correlated subquery under OR, in a DELETE, nested subqueries naming the outer query) runs
+** once per outer row instead (planner/bind_apply.c).
 **
 ** Not here: uncorrelated subqueries and the semi joins' FROM items (planner/bind_subquery.c),
 ** running them (exec/op_hashjoin.c).
@@ -110,6 +111,92 @@ static bool has_aggregate(const sql_expr *e) {
   for (int i = 0; e->list && i < e->list->n; i++)
     if (has_aggregate(e->list->a[i])) return true;
   return false;
+}
+
+static bool mentions(const binder *b, const sql_select *q);
+
+/* e or a subquery inside it names a table of b's scope (a qualified column). */
+static bool expr_mentions(const binder *b, const sql_expr *e) {
+  if (!e) return false;
+  if (e->kind == SQL_E_COLUMN) return e->nname >= 2 && outer_name(b, e->name[0]);
+  if (e->sub && mentions(b, e->sub)) return true;
+  if (expr_mentions(b, e->left) || expr_mentions(b, e->right) || expr_mentions(b, e->third))
+    return true;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (expr_mentions(b, e->list->a[i])) return true;
+  return false;
+}
+
+/* Some part of query q names a table of b's scope (whatever q's own FROM hides: used to keep
+** a subquery whose nested subqueries name the outer query from being decorrelated). */
+static bool mentions(const binder *b, const sql_select *q) {
+  if (!q) return false;
+  if (mentions(b, q->left) || mentions(b, q->right) || mentions(b, q->sub)) return true;
+  for (int i = 0; q->cols && i < q->cols->n; i++)
+    if (expr_mentions(b, q->cols->a[i].expr)) return true;
+  for (int i = 0; q->group && i < q->group->n; i++)
+    if (expr_mentions(b, q->group->a[i])) return true;
+  for (int i = 0; q->joins && i < q->joins->n; i++)
+    if (expr_mentions(b, q->joins->a[i].on) || mentions(b, q->joins->a[i].sub)) return true;
+  return expr_mentions(b, q->where) || expr_mentions(b, q->having);
+}
+
+/* A subquery nested in e names a table of b's scope. */
+static bool nested_mentions(const binder *b, const sql_expr *e) {
+  if (!e) return false;
+  if (e->sub && mentions(b, e->sub)) return true;
+  if (nested_mentions(b, e->left) || nested_mentions(b, e->right) || nested_mentions(b, e->third))
+    return true;
+  for (int i = 0; e->list && i < e->list->n; i++)
+    if (nested_mentions(b, e->list->a[i])) return true;
+  return false;
+}
+
+/* Outer column references in the parts of sub other than its WHERE. */
+static int refs_outside_where(const binder *b, const sql_select *sub) {
+  int out = 0, in = 0;
+  for (int i = 0; sub->cols && i < sub->cols->n; i++) refs(b, sub, sub->cols->a[i].expr, &out, &in);
+  for (int i = 0; sub->group && i < sub->group->n; i++) refs(b, sub, sub->group->a[i], &out, &in);
+  refs(b, sub, sub->having, &out, &in);
+  for (int i = 0; sub->joins && i < sub->joins->n; i++) refs(b, sub, sub->joins->a[i].on, &out, &in);
+  return out;
+}
+
+bool bind_decorrelatable(const binder *b, const sql_expr *x, bool where_term) {
+  const sql_select *sub = x->sub;
+  if (!bind_is_correlated(b, sub) || refs_outside_where(b, sub)) return false;
+  if (sub->sub || nested_mentions(b, sub->where) || nested_mentions(b, sub->having))
+    return false; /* a derived table or nested subquery naming the outer query */
+  for (int i = 0; sub->cols && i < sub->cols->n; i++)
+    if (nested_mentions(b, sub->cols->a[i].expr)) return false;
+  for (int i = 0; sub->joins && i < sub->joins->n; i++)
+    if (sub->joins->a[i].sub || nested_mentions(b, sub->joins->a[i].on)) return false;
+  const sql_expr *t[MAX_TERMS];
+  int nt = split(sub->where, t, 0, MAX_TERMS);
+  if (nt < 0) return false;
+  for (int i = 0; i < nt; i++) { /* each term naming the outer query: s.c = t.k */
+    int lo = 0, li = 0, ro = 0, ri = 0;
+    refs(b, sub, t[i], &lo, &li);
+    if (!lo) continue;
+    if (t[i]->kind != SQL_E_BINARY || t[i]->op != SQL_OP_EQ) return false;
+    lo = li = 0;
+    refs(b, sub, t[i]->left, &lo, &li);
+    refs(b, sub, t[i]->right, &ro, &ri);
+    if (!((lo && !li && !ro) || (ro && !ri && !lo))) return false;
+  }
+  if (sub->setop || sub->group || sub->having || sub->limit || sub->offset) return false;
+  if (x->kind == SQL_E_SUBQUERY) { /* bind_correlated_scalar's shapes, where it may join */
+    const plan_select *s = b->sel;
+    const sql_expr *v = sub->cols && sub->cols->n == 1 ? sub->cols->a[0].expr : NULL;
+    if (!s || !(s->n_from || s->table) || !v) return false;
+    bool is_agg = v->kind == SQL_E_FUNC && v->text && cat_func_is_aggregate(v->text);
+    return is_agg || (!has_aggregate(v) && !sub->distinct);
+  }
+  if (!where_term) return false;
+  if (x->kind == SQL_E_IN && x->left->kind == SQL_E_ROW) return false;
+  for (int i = 0; sub->cols && i < sub->cols->n; i++)
+    if (has_aggregate(sub->cols->a[i].expr)) return false;
+  return x->kind != SQL_E_IN || (sub->cols->n == 1 && sub->cols->a[0].expr);
 }
 
 /* The refusals of a correlated subquery's shape. */

@@ -535,5 +535,6 @@ int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_
     default:
       return EXEC_OK;
   }
+  if (!rc) rc = bind_apply_finish(&b); /* planner/bind_apply.c */
   return rc ? rc : bind_as_of(&b, st, out); /* planner/bind_as_of.c */
 }

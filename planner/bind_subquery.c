@@ -7,8 +7,8 @@
 **    and for the items after them (not their own: WITH RECURSIVE is refused by name); a name
 **    used in FROM is looked up among them first, then in the catalog. Each use binds the
 **    item's query again as a derived table (a WITH item used twice runs twice).
-**  - A derived table is bound by a nested binder (no outer column is visible: correlated
-**    subqueries are not supported) into its own plan_select, and a stand-in cat_table holds
+**  - A derived table is bound by a nested binder (no column of the query it is in is
+**    visible; inside a correlated subquery, the outer queries' are) into its own plan_select, and a stand-in cat_table holds
 **    its result columns (their names and types, no key and no family), so the FROM binder
 **    and the join planner treat it as any table (plan_from.sub says what it is).
 **  - A compound SELECT is flattened (its operators are left-associative and of one
@@ -28,8 +28,10 @@
 **    semi / anti join with the subquery as a derived table (bind_semis), which the join
 **    planner runs as a hash join building the subquery's keys (planner/join.c,
 **    exec/op_hashjoin.c); a correlated [NOT] EXISTS or [NOT] IN there is decorrelated into
-**    one (planner/bind_correlated.c; NOT IN adds its NULL rules as a WHERE term). Elsewhere
-**    a correlated subquery other than a scalar one is refused.
+**    one (planner/bind_correlated.c; NOT IN adds its NULL rules as a WHERE term). A
+**    correlated subquery the decorrelation does not take runs once per outer row
+**    (planner/bind_apply.c): each subquery of an expression is bound with a collector of
+**    the outer columns it names, and one that named any becomes a PX_APPLY.
 **  - An uncorrelated x [NOT] IN (SELECT ...) or (a, b) [NOT] IN (SELECT c, d ...) inside
 **    another expression (under OR, in the select list, in DELETE's WHERE), and (a, b) NOT IN
 **    as a WHERE term, runs once like a scalar subquery; its rows become one hash set
@@ -65,6 +67,8 @@ binder bind_nested(const binder *b) {
   nb.bound = b->bound;
   nb.ctes = b->ctes;
   nb.cte_self = b->cte_self;
+  nb.corr = b->corr; /* a branch or derived table of a correlated subquery reads its outer
+                        columns as the subquery does (planner/bind_apply.c) */
   return nb;
 }
 
@@ -308,32 +312,69 @@ int bind_add_semi(binder *b, plan_expr **x, int n, int kind, plan_select *sub, u
   return EXEC_OK;
 }
 
-/* x [NOT] IN (SELECT ...), a WHERE term: x bound, the subquery bound, both kept in b->semis. */
-static int add_semi(binder *b, const sql_expr *x) {
-  bool row = x->left->kind == SQL_E_ROW; /* (a, b) IN (SELECT c, d ...) */
-  bool corr = bind_is_correlated(b, x->sub);
-  if (row && corr)
-    return bind_error(b, EXEC_ERROR, x->off, "a row value (a, b) %sIN over a correlated "
-                      "subquery is not supported yet", x->negated ? "NOT " : "");
-  if (corr) return bind_correlated(b, x, x->negated);
-  int n = row ? x->left->list->n : 1;
-  plan_expr **l = plan_arena_alloc(b->A, (size_t)n * sizeof *l);
-  if (!l) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-  for (int i = 0; i < n; i++)
-    if (!(l[i] = bind_expr(b, row ? x->left->list->a[i] : x->left))) return b->rc;
-  binder nb = bind_nested(b);
-  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
-  if (!s) return bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-  if (bind_query(&nb, x->sub, s)) return b->rc = nb.rc;
-  if (s->n_out != n)
-    return bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d column%s: it "
-                      "must give %d", x->negated ? "NOT " : "", s->n_out,
-                      s->n_out == 1 ? "" : "s", n);
-  for (int i = 0; i < n; i++) {
-    plan_expr *c = column_node(b, i, s->proj[i]->type, true, x->off);
-    if (!c || bind_compare_pair(b, l[i], c, x->off)) return b->rc;
+/* The types of the n columns of s, the query of x [NOT] IN (SELECT ...) inside an
+** expression (arena), or NULL with b's error set. */
+static cat_type *in_types(binder *b, const sql_expr *x, const plan_select *s, int n) {
+  if (s->n_out != n) {
+    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d column%s: it must "
+               "give %d", x->negated ? "NOT " : "", s->n_out, s->n_out == 1 ? "" : "s", n);
+    return NULL;
   }
-  return bind_add_semi(b, l, n, x->negated ? SQL_JOIN_ANTI : SQL_JOIN_SEMI, s, x->off);
+  cat_type *ct = plan_arena_alloc(b->A, (size_t)n * sizeof *ct);
+  if (!ct) {
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++) {
+    ct[i] = s->proj[i]->type;
+    if (ct[i].id == CAT_T_ARRAY || ct[i].id == 0) {
+      bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of IN inside an expression must "
+                 "give values of a known type that is not an ARRAY");
+      return NULL;
+    }
+  }
+  return ct;
+}
+
+/* x [NOT] IN (SELECT ...), a WHERE term: x bound, the subquery bound, both kept in b->semis
+** (NULL returned); or, when the subquery names the outer query other than in its WHERE (a
+** set operation's branch, its select list), the term that runs it per outer row. */
+static plan_expr *add_semi(binder *b, const sql_expr *x) {
+  bool row = x->left->kind == SQL_E_ROW; /* (a, b) IN (SELECT c, d ...) */
+  if (bind_is_correlated(b, x->sub)) {
+    bind_correlated(b, x, x->negated);
+    return NULL;
+  }
+  int n = row ? x->left->list->n : 1;
+  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
+  bind_corr c;
+  if (!s) {
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  if (bind_apply_query(b, x->sub, s, &c)) return NULL;
+  if (c.n) { /* correlated after all: per outer row (planner/bind_apply.c) */
+    cat_type *ct = in_types(b, x, s, n);
+    return ct ? bind_apply(b, x, s, &c, ct) : NULL;
+  }
+  if (s->n_out != n) {
+    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d column%s: it "
+               "must give %d", x->negated ? "NOT " : "", s->n_out, s->n_out == 1 ? "" : "s", n);
+    return NULL;
+  }
+  plan_expr **l = plan_arena_alloc(b->A, (size_t)n * sizeof *l);
+  if (!l) {
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  for (int i = 0; i < n; i++)
+    if (!(l[i] = bind_expr(b, row ? x->left->list->a[i] : x->left))) return NULL;
+  for (int i = 0; i < n; i++) {
+    plan_expr *cn = column_node(b, i, s->proj[i]->type, true, x->off);
+    if (!cn || bind_compare_pair(b, l[i], cn, x->off)) return NULL;
+  }
+  bind_add_semi(b, l, n, x->negated ? SQL_JOIN_ANTI : SQL_JOIN_SEMI, s, x->off);
+  return NULL;
 }
 
 plan_expr *bind_column_node(binder *b, int i, cat_type t, bool nullable, uint32_t off) {
@@ -359,18 +400,21 @@ static bool has_semi(const binder *b, const sql_expr *w) {
 plan_expr *bind_where(binder *b, const sql_expr *w) {
   bool neg;
   const sql_expr *ex = correlated_exists(b, w, &neg);
+  if (ex && !bind_decorrelatable(b, ex, true))
+    return bind_expr(b, w); /* run per outer row (planner/bind_apply.c) */
   if (ex) {
     bind_correlated(b, ex, neg); /* planner/bind_correlated.c */
     return NULL;
   }
   if (w->kind == SQL_E_IN && w->sub) {
     bool row = w->left->kind == SQL_E_ROW, corr = bind_is_correlated(b, w->sub);
+    if (corr && !bind_decorrelatable(b, w, true))
+      return bind_expr(b, w); /* run per outer row (planner/bind_apply.c) */
     if (w->negated && !row && corr)
       return bind_correlated_not_in(b, w); /* its NULL rules: a term of the WHERE */
     if (w->negated && row && !corr) /* the rows' hash set, run once (bind_subquery_expr) */
       return bind_expr(b, w);
-    add_semi(b, w);
-    return NULL;
+    return add_semi(b, w);
   }
   if (!has_semi(b, w)) return bind_expr(b, w);
   plan_expr *l = bind_where(b, w->left);
@@ -494,48 +538,24 @@ int bind_semis(binder *b, plan_select *s) {
 }
 
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
-  if (bind_is_correlated(b, x->sub)) {
-    if (!bind_correlated_place_ok(b, x->off)) return NULL;
-    if (x->kind == SQL_E_SUBQUERY) return bind_correlated_scalar(b, x);
-    bind_error(b, EXEC_ERROR, x->off, "this correlated subquery is not supported: only [NOT] "
-               "EXISTS and [NOT] IN (SELECT ...) as ANDed terms of a WHERE, and scalar "
-               "subqueries, may name the outer query's columns");
-    return NULL;
-  }
-  binder nb = bind_nested(b);
+  if (x->kind == SQL_E_SUBQUERY && bind_decorrelatable(b, x, false))
+    return bind_correlated_scalar(b, x); /* a LEFT JOIN (planner/bind_correlated.c) */
   plan_select *s = plan_arena_alloc(b->A, sizeof *s);
+  bind_corr c;
   if (!s) {
     bind_error(b, EXEC_NOMEM, x->off, "out of memory");
     return NULL;
   }
-  if (bind_query(&nb, x->sub, s)) {
-    b->rc = nb.rc;
-    return NULL;
-  }
+  if (bind_apply_query(b, x->sub, s, &c)) return NULL;
   bool scalar = x->kind == SQL_E_SUBQUERY, in = x->kind == SQL_E_IN;
   int n = in && x->left->kind == SQL_E_ROW ? x->left->list->n : 1;
   if (scalar && s->n_out != 1) {
     bind_error(b, EXEC_ERROR, x->off, "a scalar subquery gives one column, not %d", s->n_out);
     return NULL;
   }
-  if (in && s->n_out != n) {
-    bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of %sIN gives %d column%s: it must "
-               "give %d", x->negated ? "NOT " : "", s->n_out, s->n_out == 1 ? "" : "s", n);
-    return NULL;
-  }
-  cat_type *ct = in ? plan_arena_alloc(b->A, (size_t)n * sizeof *ct) : NULL;
-  if (in && !ct) {
-    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-    return NULL;
-  }
-  for (int i = 0; in && i < n; i++) {
-    ct[i] = s->proj[i]->type;
-    if (ct[i].id == CAT_T_ARRAY || ct[i].id == 0) {
-      bind_error(b, EXEC_ERROR, x->sub->off, "the subquery of IN inside an expression must "
-                 "give values of a known type that is not an ARRAY");
-      return NULL;
-    }
-  }
+  cat_type *ct = in ? in_types(b, x, s, n) : NULL;
+  if (in && !ct) return NULL;
+  if (c.n) return bind_apply(b, x, s, &c, ct); /* correlated: per outer row */
   plan_bound *pb = b->bound;
   plan_subquery *subs = plan_arena_alloc(b->A, (size_t)(pb->n_subs + 1) * sizeof *subs);
   plan_expr *e = bind_node(b, PX_PARAM, x->off, 0);

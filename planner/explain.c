@@ -220,6 +220,7 @@ static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren
       pr_list(b, e, 0, names);
       put(b, ")");
       return;
+    case PX_APPLY: put(b, "(CORRELATED SUBQUERY %d)", e->func + 1); return;
     default: put(b, "?"); return;
   }
 }
@@ -952,10 +953,10 @@ static void walk(lines *L, const plan_bound *bound, const plan_query *q,
     access_lines(L, del_scan);
     estimate_line(L, del_scan);
   }
-  if (q && q->n_subs) { /* the subqueries run once before it (planner/explain_join.c) */
+  if ((q && q->n_subs) || bound->n_applies) { /* subqueries (planner/explain_join.c) */
     char **sl = NULL;
     int ns = 0;
-    if (plan_subqueries_explain(q, a != NULL, L->A, &sl, &ns)) L->rc = 10;
+    if (plan_subqueries_explain(bound, q, a, L->A, &sl, &ns)) L->rc = 10;
     for (int i = 0; i < ns; i++) {
       xj_node(j, "SUBQUERY PLAN");
       xj_str(j, "text", sl[i]);

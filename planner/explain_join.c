@@ -285,10 +285,11 @@ int plan_join_explain(const plan_join_node *n, const plan_select *s, bool analyz
   return o.rc;
 }
 
-int plan_subqueries_explain(const plan_query *q, bool analyzed, plan_arena *A, char ***lines,
-                            int *n_lines) {
+int plan_subqueries_explain(const plan_bound *b, const plan_query *q, const plan_actuals *a,
+                            plan_arena *A, char ***lines, int *n_lines) {
   out o = {A, NULL, 0, 0, 0};
-  for (int k = 0; k < q->n_subs; k++) {
+  bool analyzed = a != NULL;
+  for (int k = 0; q && k < q->n_subs; k++) {
     const plan_query *sq = &q->subs[k];
     bool scalar = sq->sel->setop == 0 && sq->sel->n_out == 1;
     (void)scalar;
@@ -296,6 +297,17 @@ int plan_subqueries_explain(const plan_query *q, bool analyzed, plan_arena *A, c
     add(&o, 0, "SUBQUERY %d (run once before the query; estimate: %" PRIu64 " %s)", k + 1, est,
         rows_word(est));
     query_plan_lines(&o, sq, &q->sub_acts[k], analyzed, 4);
+  }
+  for (int k = 0; k < b->n_applies; k++) { /* planned at each run with the outer values */
+    const plan_apply *p = &b->applies[k];
+    const char *what = p->kind == SQL_E_EXISTS ? "EXISTS" : p->kind == SQL_E_IN ? "IN" : "value";
+    if (a && a->applies)
+      add(&o, 0, "CORRELATED SUBQUERY %d (%s; run per outer row with %s bound, again only when "
+          "they change; planned at each run)  (actual runs=%" PRIu64 " reused=%" PRIu64 ")", k + 1,
+          what, p->outer_text, a->applies[k].runs, a->applies[k].reused);
+    else
+      add(&o, 0, "CORRELATED SUBQUERY %d (%s; run per outer row with %s bound, again only when "
+          "they change; planned at each run)", k + 1, what, p->outer_text);
   }
   *lines = o.v;
   *n_lines = o.n;

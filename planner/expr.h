@@ -42,7 +42,10 @@ enum plan_expr_kind {
   PX_FUNC,      /* scalar function func (exec/func.h) of args */
   PX_AGG,       /* aggregate slot `agg` of the statement's aggregate list (its value after
                    grouping) */
-  PX_ROW        /* row value constructor (args...) on either side of a comparison or IN */
+  PX_ROW,       /* row value constructor (args...) on either side of a comparison or IN */
+  PX_APPLY      /* a correlated subquery run per outer row (plan_apply number func, 0-based;
+                   param: the parameter carrying the apply environment); args: the outer
+                   values it reads, evaluated over the input row */
 };
 
 typedef struct plan_expr plan_expr;
@@ -59,7 +62,8 @@ struct plan_expr {
   cat_value value;     /* PX_CONST: the constant (string bytes live in the plan arena) */
   int32_t column;      /* PX_COLUMN: input row slot */
   int32_t param;       /* PX_PARAM: parameter number */
-  int32_t func;        /* PX_FUNC: function id; PX_AGG: aggregate slot */
+  int32_t func;        /* PX_FUNC: function id; PX_AGG: aggregate slot; PX_APPLY: its
+                          plan_apply */
   uint32_t n_args;     /* number of args */
   plan_expr **args;    /* operands, in the order listed above */
 };

@@ -171,6 +171,25 @@ typedef struct plan_subquery {
   uint32_t off;            /* byte offset of its '(' or EXISTS */
 } plan_subquery;
 
+/* A correlated subquery run once per outer row (planner/bind_apply.c, exec/engine_apply.c),
+** for the forms that are not decorrelated into joins (planner/bind_correlated.c): its query
+** reads the outer row's values it names as parameters param .. param + n_outer - 1, set
+** before each run; the PX_APPLY node of the outer expression holds the outer values (its
+** args) and reads the result, which is kept while those values stay the same. */
+typedef struct plan_apply {
+  int kind;                /* SQL_E_SUBQUERY (one value), SQL_E_EXISTS (TRUE when it has a
+                              row), SQL_E_IN (the rows as a hash set for IN_SET) */
+  plan_select *sel;        /* its query */
+  int param;               /* the first parameter number of its outer values (at the bind's
+                              end, after the statement's own, its subqueries', its sequences'
+                              and the apply environment's, plan_bound.apply_env) */
+  int n_outer;             /* its outer values */
+  plan_expr **nodes;       /* the PX_PARAM node reading each of them in sel */
+  const char *outer_text;  /* the outer values as written ("T.G, T.H"), for EXPLAIN */
+  struct plan_expr *node;  /* the PX_APPLY node that reads it */
+  uint32_t off;            /* byte offset of its '(' or EXISTS */
+} plan_apply;
+
 /* A sequence a statement names (planner/bind_sequence.c): NEXT VALUE FOR or CURRENT VALUE
 ** FOR one sequence, however often the statement writes it (Phoenix's rule: every NEXT VALUE
 ** FOR s of one row gives the same value). Its value is a parameter numbered after the
@@ -204,6 +223,11 @@ typedef struct plan_bound {
   int n_seqs;              /* sequence references (NEXT / CURRENT VALUE FOR), parameters
                               n_params + n_subs + 1 ... */
   plan_seqref *seqs;       /* them */
+  int n_applies;           /* correlated subqueries run per outer row (plan_apply) */
+  plan_apply *applies;     /* them */
+  int apply_env;           /* with applies: the parameter that carries the run's apply
+                              environment (exec/engine_apply.c), numbered after the
+                              sequences'; their outer values follow it */
 } plan_bound;
 
 /* Bind statement `st` (parsed from sql) against cat into *out, allocating in arena.

@@ -15,7 +15,8 @@
 /* Where aggregates may appear while binding an expression. */
 enum { BIND_AGG_NO = 0, BIND_AGG_OK = 1, BIND_AGG_INSIDE = 2 };
 
-typedef struct binder {
+typedef struct binder binder;
+struct binder {
   const cat_catalog *cat;  /* the catalog */
   const char *sql;         /* statement text (positions) */
   plan_arena *A;           /* where everything is allocated */
@@ -63,7 +64,21 @@ typedef struct binder {
   const plan_select *seq_top; /* the query whose select list may use NEXT / CURRENT VALUE
                               FOR (the statement's SELECT or UPSERT's source), or NULL */
   bool seq_ok;             /* binding that select list or the VALUES of an UPSERT now */
-} binder;
+  struct bind_corr *corr;  /* binding a subquery of an expression: where the columns it
+                              names of the queries around it go (planner/bind_apply.c); the
+                              queries nested in it (set operation branches, derived tables)
+                              share it; NULL for the statement's own query */
+};
+
+/* The outer columns a subquery names (planner/bind_apply.c): each is bound in the query
+** around it (outer) and read in the subquery as a parameter node, numbered at the bind's
+** end. */
+typedef struct bind_corr {
+  struct binder *outer;    /* the binder of the query around the subquery */
+  plan_expr **oexpr;       /* the outer values, over outer's input row (arena) */
+  plan_expr **node;        /* the PX_PARAM node reading each in the subquery (arena) */
+  int n, cap;
+} bind_corr;
 
 /* Record the first error (message + " at line L, column C"); returns b->rc. */
 int bind_error(binder *b, int code, uint32_t off, const char *fmt, ...)
@@ -155,6 +170,26 @@ int bind_semis(binder *b, plan_select *s);
 /* A binder for a query nested in b's (a derived table, a branch of a set operation): b's
 ** catalog, text, arena, parameters, errors and WITH items, no table in scope. */
 binder bind_nested(const binder *b);
+
+/* Correlated subqueries run per outer row (planner/bind_apply.c).
+** bind_corr_column: x, a qualified column the subquery b binds names a table of a query
+** around it (and no FROM item of b's query of that name hides it): the parameter node that
+** reads it; NULL with *handled false when it does not (b binds it as usual), NULL with
+** *handled true and b->rc set on error.
+** bind_apply: x (a scalar subquery, EXISTS or [NOT] IN (SELECT)), whose query s was bound
+** with c collecting outer columns (c->n > 0), as the expression that runs it per outer row
+** (ct: the types of IN's columns, checked by the caller).
+** bind_apply_query: bind x's query with a collector of its own; *c says what it named.
+** bind_apply_finish: number the applies' parameters after the statement's others. */
+plan_expr *bind_corr_column(binder *b, const sql_expr *x, bool *handled);
+int bind_apply_query(binder *b, const sql_select *q, plan_select *s, bind_corr *c);
+plan_expr *bind_apply(binder *b, const sql_expr *x, plan_select *s, const bind_corr *c,
+                      const cat_type *ct);
+int bind_apply_finish(binder *b);
+/* A correlated subquery x that the decorrelation of planner/bind_correlated.c takes (as a
+** WHERE term when where_term): its outer columns only in equalities ANDed in its WHERE,
+** and a shape it rewrites; false otherwise (bind_apply runs it per row instead). */
+bool bind_decorrelatable(const binder *b, const sql_expr *x, bool where_term);
 
 /* NEXT / CURRENT VALUE FOR (planner/bind_sequence.c): a parameter node of the sequence's
 ** reference; refused outside a select list of the statement's query and UPSERT VALUES. */

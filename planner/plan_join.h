@@ -138,11 +138,13 @@ void plan_join_free(plan_join_node *n);
 int plan_join_explain(const plan_join_node *n, const plan_select *s, bool analyzed,
                       plan_arena *A, char ***lines, int *n_lines);
 
-/* The EXPLAIN lines of the subqueries statement plan q runs once before it (q->subs): per
-** subquery a `SUBQUERY n (run once: ...)` line and its plan under it (planner/
+/* The EXPLAIN lines of the subqueries of statement b: those its plan q (or NULL) runs once
+** before it (q->subs), a `SUBQUERY n (run once: ...)` line and its plan under it each; then
+** the correlated subqueries run per outer row (b->applies), a `CORRELATED SUBQUERY n` line
+** each, with runs and reuses when a (the actuals, or NULL) has them (planner/
 ** explain_join.c). EXEC_OK or EXEC_NOMEM. */
-int plan_subqueries_explain(const plan_query *q, bool analyzed, plan_arena *A, char ***lines,
-                            int *n_lines);
+int plan_subqueries_explain(const plan_bound *b, const plan_query *q, const plan_actuals *a,
+                            plan_arena *A, char ***lines, int *n_lines);
 
 /* The EXPLAIN lines of one single-table plan q (a leaf) without the statement's own lines
 ** (no TOTAL), with its figures a or NULL (planner/explain.c). EXEC_OK or EXEC_NOMEM. */

@@ -110,6 +110,10 @@ typedef struct plan_actuals {
   uint64_t ix_filter_in, ix_filter_out;   /* rows through the pre-lookup filter */
   kv_scan_metrics lookup_kv;              /* the lookups' kv metrics, summed */
   plan_colagg_actual colagg;              /* the columnar aggregate pushdown (W3) */
+  const struct plan_apply_actual {        /* per correlated subquery run per outer row */
+    uint64_t runs;                        /* outer rows it ran for */
+    uint64_t reused;                      /* outer rows that reused the previous result */
+  } *applies;                             /* plan_bound.n_applies of them, or NULL */
 } plan_actuals;
 
 /* ORDER ACTUALS: kv is followed by total_ms, lookup_kv by colagg (plan_actuals_zero). */

@@ -15,7 +15,9 @@
 ** LIMIT or aggregates over it), x [NOT] IN (SELECT ...), [NOT] EXISTS and scalar
 ** subqueries, correlated [NOT] EXISTS, IN and NOT IN, correlated scalar subqueries of one
 ** aggregate in the select list and WHERE (and in a query grouped by the correlation),
-** correlated scalar subqueries of one column (on
+** correlated subqueries run once per outer row (inequalities, under OR and CASE, in a
+** UNION branch, an expression around an aggregate), correlated scalar subqueries of one
+** column (on
 ** Y's whole key, or on a column where two rows may match: then SQLite counts whether some
 ** outer row has two, and if so Rowan must fail with "returned more than one row", where
 ** SQLite takes the first row), [NOT] IN (SELECT ...) of one column or a row value (a, b)
@@ -392,14 +394,41 @@ static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t c
   }
   static const char *const aggs[] = {"COUNT(*)", "MAX(Y.B)", "MIN(Y.C)", "SUM(Y.A)",
                                      "COUNT(Y.B)"};
-  int kind = below(w, 13);
-  while (w->spill_round && kind == 10) /* its values are held and never spill */
-    kind = below(w, 13);
+  int kind = below(w, 14);
+  while (w->spill_round && (kind == 10 || kind == 13)) /* values held, never spilled */
+    kind = below(w, 14);
   check[0] = 0;
   static const char *const pairs[3][2] = {{"A", "A"}, {"B", "B"}, {"K0", "A"}};
   const char *const *pr = pairs[below(w, 3)];
   char corr[320];
   switch (kind) {
+    case 13: { /* correlated subqueries run once per outer row (exec/engine_apply.c) */
+      static const char *const cmp[] = {"<", ">=", "<>"};
+      const char *op = cmp[below(w, 3)];
+      switch (below(w, 5)) {
+        case 0: /* a correlation by an inequality, in the select list */
+          snprintf(sql, cap, "SELECT X.K0, X.A, (SELECT %s FROM T%d Y WHERE Y.A %s X.A%s) FROM "
+                   "T%d X", aggs[below(w, 5)], tj, op, yterm, ti);
+          break;
+        case 1: /* EXISTS under OR */
+          snprintf(sql, cap, "SELECT X.K0, X.B FROM T%d X WHERE X.K0 < 1 OR %s (SELECT 1 FROM "
+                   "T%d Y WHERE Y.B %s X.B%s)", ti, ex, tj, op, yterm);
+          break;
+        case 2: /* an expression around the aggregate, the outer column in its select list */
+          snprintf(sql, cap, "SELECT X.K0, (SELECT MAX(Y.A) + X.K0 FROM T%d Y WHERE Y.K0 = X.A%s)"
+                   " FROM T%d X", tj, yterm, ti);
+          break;
+        case 3: /* the outer column in a UNION branch */
+          snprintf(sql, cap, "SELECT X.K0, X.A FROM T%d X WHERE X.A %s (SELECT Y.A FROM T%d Y "
+                   "WHERE Y.K0 %s X.K0 UNION SELECT Z.K0 FROM T%d Z WHERE Z.A = X.A)", ti, in,
+                   tj, op, tk);
+          break;
+        default: /* NOT IN inside CASE, correlated by an inequality */
+          snprintf(sql, cap, "SELECT X.K0, CASE WHEN X.B %s (SELECT Y.B FROM T%d Y WHERE Y.A %s "
+                   "X.A) THEN 1 WHEN X.B IS NULL THEN 2 ELSE 0 END FROM T%d X", in, tj, op, ti);
+      }
+      break;
+    }
     case 11: /* a correlated NOT IN: an anti join and the groups' NULL counts */
       snprintf(sql, cap, "SELECT X.K0, X.%s FROM T%d X WHERE X.%s NOT IN (SELECT Y.%s FROM T%d "
                "Y WHERE Y.%s = X.%s%s)%s", pr[0], ti, pr[0], pr[1], tj, ic,
