@@ -19,6 +19,7 @@
 #include "catalog/value.h"
 #include "exec/as_of.h"
 #include "exec/ddl.h"
+#include "exec/in_set.h"
 #include "exec/index.h"
 #include "exec/engine_int.h"
 #include "exec/eval.h"
@@ -41,6 +42,7 @@ int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...) {
 /* ---- Session ---------------------------------------------------------------------------- */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   plan_set_const_eval(exec_eval_const); /* the binder folds constants with exec_eval */
+  plan_set_in_set_values(exec_in_set_values); /* key ranges from IN (SELECT) sets */
   *out = NULL;
   exec_session *s = calloc(1, sizeof *s);
   if (!s) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
@@ -211,8 +213,8 @@ int exec_stmt_bind_ast(exec_stmt *st, exec_error *err) {
   int off = -1;
   int kind = st->ast->kind;
   if (kind == SQL_STMT_SELECT || kind == SQL_STMT_UPSERT || kind == SQL_STMT_DELETE) {
-    int rc = plan_bind(st->s->cat, st->ast, st->sql, &st->arena, &st->bound, msg, sizeof msg,
-                       &off);
+    int rc = plan_bind_opt(st->s->cat, st->ast, st->sql, &st->arena, &st->bound, msg,
+                           sizeof msg, &off, st->no_key_lists ? PLAN_BIND_NO_KEY_LISTS : 0);
     if (rc) return exec_fail(err, rc, off, "%s", msg);
   } else {
     memset(&st->bound, 0, sizeof st->bound);

@@ -71,6 +71,9 @@ struct exec_stmt {
   plan_query *sub_plans;   /* the subqueries' plans of this run (run arena), for EXPLAIN */
   plan_actuals *sub_acts;  /* their figures */
   int n_sub_plans;         /* plans built (freed at the run's end) */
+  bool no_key_lists;       /* bound with PLAN_BIND_NO_KEY_LISTS: a key list's values passed
+                              the join memory once (exec/engine_run.c build) */
+  bool key_list_over;      /* this run's key list passed it (exec_run_subqueries) */
   struct exec_apply_env *apply_env; /* the run's correlated subqueries run per outer row
                               (exec/engine_apply.c), or NULL; freed at the run's end */
   struct plan_apply_actual *apply_act; /* their runs and reuses (run arena), or NULL */

@@ -172,6 +172,18 @@ static int build(exec_stmt *st, exec_error *err) {
                            : b->kind == SQL_STMT_UPSERT ? b->upsert->select
                                                         : NULL;
   int rc = exec_run_subqueries(st, err); /* exec/engine_sub.c */
+  if (rc && st->key_list_over && !st->no_key_lists) {
+    /* a primary key's IN (SELECT ...) values pass the join memory: bind it again as a semi
+       join, which spills (planner/bind_subquery.c key_list), and keep that binding */
+    st->key_list_over = false;
+    st->no_key_lists = true;
+    exec_free_subqueries(st);
+    rc = exec_stmt_bind_ast(st, err);
+    if (!rc) rc = exec_run_subqueries(st, err);
+    b = &st->bound;
+    sel = b->kind == SQL_STMT_SELECT ? b->select
+          : b->kind == SQL_STMT_UPSERT ? b->upsert->select : NULL;
+  }
   if (rc) return rc;
   if (sel) {
     rc = plan_select_run(st, sel, msg, sizeof msg);

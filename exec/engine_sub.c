@@ -158,6 +158,7 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
     int rc = exec_sub_value(st, sq->sel, sq->kind, sq->off, all, np, &st->run_arena,
                             &st->sub_plans[k], NULL, &st->sub_acts[k], &v, err);
     st->n_sub_plans = k + 1; /* its plan is freed at the run's end, after an error too */
+    st->key_list_over = rc == EXEC_TOOBIG && sq->key_list; /* build() binds a semi join */
     if (rc) return rc;
     all[np] = v;
     st->n_all = np + 1;

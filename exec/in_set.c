@@ -76,6 +76,15 @@ const exec_in_set *exec_in_set_of(const cat_value *v) {
   return s;
 }
 
+bool exec_in_set_values(const cat_value *v, const cat_value **rows, uint32_t *n, int *ncol) {
+  const exec_in_set *s = exec_in_set_of(v);
+  if (!s) return false;
+  *rows = s->v;
+  *n = s->n;
+  *ncol = s->ncol;
+  return true;
+}
+
 /* Row r against x: 1 equal in every column, -1 could be equal (a NULL on a side where the
 ** others are equal), 0 differs somewhere. */
 static int row_cmp(const exec_in_set *s, uint32_t r, const cat_value *x, int *res, char *msg,

@@ -10,6 +10,7 @@
 #ifndef ROWAN_EXEC_IN_SET_H
 #define ROWAN_EXEC_IN_SET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "catalog/types.h"
@@ -35,6 +36,9 @@ int exec_in_set_build(plan_arena *A, const cat_value *v, uint32_t n, int ncol,
 ** and back. NULL from exec_in_set_of when v is not such a value. */
 int exec_in_set_value(plan_arena *A, const exec_in_set *s, cat_value *out);
 const exec_in_set *exec_in_set_of(const cat_value *v);
+/* The rows of the set v carries (the key range planner's plan_in_set_values_fn, registered by
+** exec_session_open): true with *rows, *n and *ncol set, false when v carries none. */
+bool exec_in_set_values(const cat_value *v, const cat_value **rows, uint32_t *n, int *ncol);
 
 /* *tv = 1 (TRUE), 0 (FALSE) or -1 (NULL) for x[0 .. s->ncol) IN s. EXEC_OK, or EXEC_ERROR
 ** (values that do not compare) with msg set. */

@@ -492,9 +492,16 @@ static int bind_delete(binder *b, const sql_delete *d, plan_delete *p) {
 
 int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_arena *arena,
               plan_bound *out, char *msg, size_t cap, int *err_off) {
+  return plan_bind_opt(cat, st, sql, arena, out, msg, cap, err_off, 0);
+}
+
+int plan_bind_opt(const cat_catalog *cat, const sql_stmt *st, const char *sql,
+                  plan_arena *arena, plan_bound *out, char *msg, size_t cap, int *err_off,
+                  unsigned flags) {
   memset(out, 0, sizeof *out);
   binder b;
   memset(&b, 0, sizeof b);
+  b.no_key_lists = (flags & PLAN_BIND_NO_KEY_LISTS) != 0;
   b.cat = cat;
   b.sql = sql;
   b.A = arena;

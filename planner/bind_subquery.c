@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "catalog/status.h"
+#include "planner/hint.h"
 #include "planner/plan_bind.h"
 
 /* ORDER SQL_SETOP: the words of each set operator, for messages. */
@@ -397,6 +398,26 @@ static bool has_semi(const binder *b, const sql_expr *w) {
          (has_semi(b, w->left) || has_semi(b, w->right));
 }
 
+/* w, x IN (SELECT ...) uncorrelated, is on a primary-key column of the one table the SELECT
+** reads: run once before planning (like IN inside an expression), its values are that
+** column's key range, an IN list's skip scan or point reads (SQLite plans it so; Phoenix's
+** semi join reads the same keys with its dynamic filter), and the plan is the single-table
+** one (streaming aggregates, the columnar aggregate) rather than a join. Not with the hint
+** NO_CHILD_PARENT_JOIN_OPTIMIZATION, nor when binding again after its values passed the
+** join memory (PLAN_BIND_NO_KEY_LISTS: the semi join spills). */
+static bool key_list(const binder *b, const sql_expr *w) {
+  const sql_expr *x = w->left;
+  if (w->negated || b->no_key_lists || b->n_scope || !b->table || !b->sel ||
+      x->kind != SQL_E_COLUMN || x->nname > 2)
+    return false;
+  if (b->sel->hint && plan_hint_has(b->sel->hint, "NO_CHILD_PARENT_JOIN_OPTIMIZATION"))
+    return false;
+  if (x->nname == 2 && strcmp(x->name[0], b->alias ? b->alias : b->table->name) != 0)
+    return false;
+  int ci = cat_find_column(b->table, x->name[x->nname - 1]);
+  return ci >= 0 && b->table->columns[ci].pk_pos >= 0;
+}
+
 plan_expr *bind_where(binder *b, const sql_expr *w) {
   bool neg;
   const sql_expr *ex = correlated_exists(b, w, &neg);
@@ -414,6 +435,12 @@ plan_expr *bind_where(binder *b, const sql_expr *w) {
       return bind_correlated_not_in(b, w); /* its NULL rules: a term of the WHERE */
     if (w->negated && row && !corr) /* the rows' hash set, run once (bind_subquery_expr) */
       return bind_expr(b, w);
+    if (!row && !corr && key_list(b, w)) {
+      b->key_list_term = true; /* read by bind_subquery_expr */
+      plan_expr *e = bind_expr(b, w);
+      b->key_list_term = false;
+      return e;
+    }
     return add_semi(b, w);
   }
   if (!has_semi(b, w)) return bind_expr(b, w);
@@ -555,6 +582,8 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   }
   cat_type *ct = in ? in_types(b, x, s, n) : NULL;
   if (in && !ct) return NULL;
+  bool key_list = b->key_list_term;
+  b->key_list_term = false;
   if (c.n) return bind_apply(b, x, s, &c, ct); /* correlated: per outer row */
   plan_bound *pb = b->bound;
   plan_subquery *subs = plan_arena_alloc(b->A, (size_t)(pb->n_subs + 1) * sizeof *subs);
@@ -569,6 +598,8 @@ plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   q->sel = s;
   q->param = pb->n_params + pb->n_subs + 1;
   q->off = x->off;
+  q->key_list = key_list;
+  pb->key_lists |= key_list;
   pb->subs = subs;
   pb->n_subs++;
   e->param = q->param;

@@ -90,4 +90,13 @@ typedef int (*plan_const_eval_fn)(const plan_expr *e, struct plan_arena *A, cat_
                                   char *msg, size_t cap);
 void plan_set_const_eval(plan_const_eval_fn fn);
 
+/* The values of a run-once x IN (SELECT ...) (IN_SET's set, carried by a parameter value:
+** exec/in_set.h), registered by the executor the same way (plan_set_in_set_values), so the
+** key range planner can read a key column's values from it as from an IN list: fn gives the
+** set's rows (v, n rows of ncol values) and returns true, or false when carrier holds no
+** set. */
+typedef bool (*plan_in_set_values_fn)(const cat_value *carrier, const cat_value **v,
+                                      uint32_t *n, int *ncol);
+void plan_set_in_set_values(plan_in_set_values_fn fn);
+
 #endif /* ROWAN_PLANNER_EXPR_H */

@@ -515,6 +515,43 @@ static int rvc_compare(plan_kr_ctx *c, const plan_expr *l, const plan_expr *r, i
   return 1;
 }
 
+static plan_in_set_values_fn in_set_values; /* the executor's (plan_set_in_set_values) */
+
+void plan_set_in_set_values(plan_in_set_values_fn fn) {
+  __atomic_store_n(&in_set_values, fn, __ATOMIC_RELEASE);
+}
+
+/* IN_SET(k, set), a key column's x IN (SELECT ...) run once before planning: the set's
+** values as an IN list's (NULLs match nothing); not a key range past PLAN_MAX_SKIP_RANGES
+** values (the term stays a filter: one hash probe per row). */
+static int in_set_term(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out,
+                       plan_kr_tinfo *ti) {
+  plan_in_set_values_fn fn = __atomic_load_n(&in_set_values, __ATOMIC_ACQUIRE);
+  bool dbl;
+  int i = e->n_args == 2 ? key_of(c, e->args[0], &dbl) : -1;
+  const cat_value *v = NULL, *carrier = NULL;
+  uint32_t n = 0;
+  int ncol = 0;
+  cat_value cv;
+  if (i < 0 || e->args[0]->kind != PX_COLUMN || !fn || !const_of(c, e->args[1], &cv)) return 0;
+  carrier = &cv;
+  if (!fn(carrier, &v, &n, &ncol) || ncol != 1 || n > PLAN_MAX_SKIP_RANGES) return 0;
+  plan_kr_set *acc = plan_kr_set_new(c, n ? n : 1);
+  if (!acc) return -1;
+  for (uint32_t t = 0; t < n; t++) {
+    cat_value x = v[t];
+    if (x.is_null) continue;
+    if (!plan_kr_cast_value(dbl, &x)) return 0;
+    plan_kr_set *s = NULL;
+    int rc = cmp_set(c, i, SQL_OP_EQ, &x, &s);
+    if (rc) return rc > 0 ? 0 : -1;
+    if (s->all) return 0;
+    for (uint32_t k = 0; k < s->n; k++) acc->v[acc->n++] = s->v[k];
+  }
+  set_normalize(acc);
+  return single(c, i, 0, acc, out, ti);
+}
+
 static int in_list(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, plan_kr_tinfo *ti) {
   const plan_expr *lhs = e->args[0];
   cat_value v;
@@ -791,6 +828,8 @@ int plan_kr_term_boxes(plan_kr_ctx *c, const plan_expr *e, plan_kr_boxes *out, p
     case PX_IN:
       if (e->negated || e->n_args < 2) return 0;
       return in_list(c, e, out, ti);
+    case PX_FUNC:
+      return e->func == EXEC_F_IN_SET ? in_set_term(c, e, out, ti) : 0;
     case PX_BETWEEN: {
       bool dbl;
       int i = key_of(c, e->args[0], &dbl);

@@ -169,6 +169,9 @@ typedef struct plan_subquery {
   plan_select *sel;        /* its query */
   int param;               /* the parameter number its value takes */
   uint32_t off;            /* byte offset of its '(' or EXISTS */
+  bool key_list;           /* a WHERE term `k IN (SELECT ...)` on a primary-key column of
+                              the one table read, run once so that its values are the key
+                              range (plan_bind_opt, PLAN_BIND_NO_KEY_LISTS) */
 } plan_subquery;
 
 /* A correlated subquery run once per outer row (planner/bind_apply.c, exec/engine_apply.c),
@@ -225,6 +228,8 @@ typedef struct plan_bound {
   plan_seqref *seqs;       /* them */
   int n_applies;           /* correlated subqueries run per outer row (plan_apply) */
   plan_apply *applies;     /* them */
+  bool key_lists;          /* some subquery is a key_list (binding again with
+                              PLAN_BIND_NO_KEY_LISTS makes it a semi join) */
   int apply_env;           /* with applies: the parameter that carries the run's apply
                               environment (exec/engine_apply.c), numbered after the
                               sequences'; their outer values follow it */
@@ -234,6 +239,13 @@ typedef struct plan_bound {
 ** Returns EXEC_OK or EXEC_ERROR (unknown table/column/function, type mismatch, misuse of an
 ** aggregate) with msg[0..cap) naming the name and "at line L, column C", and *err_off the
 ** byte offset (or -1); EXEC_NOMEM. DDL and transaction statements are not bound here. */
+/* plan_bind with options: PLAN_BIND_NO_KEY_LISTS binds every `k IN (SELECT ...)` WHERE term
+** as a semi join (the executor's fallback when a key list's values pass the join memory: a
+** semi join spills). */
+enum { PLAN_BIND_NO_KEY_LISTS = 1 };
+int plan_bind_opt(const cat_catalog *cat, const sql_stmt *st, const char *sql,
+                  plan_arena *arena, plan_bound *out, char *msg, size_t cap, int *err_off,
+                  unsigned flags);
 int plan_bind(const cat_catalog *cat, const sql_stmt *st, const char *sql, plan_arena *arena,
               plan_bound *out, char *msg, size_t cap, int *err_off);
 

@@ -64,6 +64,8 @@ struct binder {
   const plan_select *seq_top; /* the query whose select list may use NEXT / CURRENT VALUE
                               FOR (the statement's SELECT or UPSERT's source), or NULL */
   bool seq_ok;             /* binding that select list or the VALUES of an UPSERT now */
+  bool no_key_lists;       /* PLAN_BIND_NO_KEY_LISTS (the statement's binder only) */
+  bool key_list_term;      /* the IN (SELECT ...) bound next is a key list (bind_where) */
   struct bind_corr *corr;  /* binding a subquery of an expression: where the columns it
                               names of the queries around it go (planner/bind_apply.c); the
                               queries nested in it (set operation branches, derived tables)

@@ -186,9 +186,11 @@ static void build_side_and_analyze(void **state) {
 /* Rows examined by the leaf scan of `table` in EXPLAIN ANALYZE text e, or -1. */
 static long examined(const char *e, const char *table) {
   char pat[128];
-  snprintf(pat, sizeof pat, " OVER %s  (actual rows examined=", table);
-  const char *p = strstr(e, pat);
-  return p ? strtol(p + strlen(pat), NULL, 10) : -1;
+  snprintf(pat, sizeof pat, " OVER %s ", table); /* a skip scan's ranges may follow */
+  const char *p = strstr(e, pat), *nl = p ? strchr(p, '\n') : NULL;
+  const char *a = p ? strstr(p, "(actual rows examined=") : NULL;
+  if (!a || (nl && a > nl)) return -1;
+  return strtol(a + strlen("(actual rows examined="), NULL, 10);
 }
 
 /* The child/parent join: a probe keyed by the join reads only the build input's keys. */
@@ -256,8 +258,9 @@ static void child_parent(void **state) {
   tdb_close(t);
 }
 
-/* x IN (SELECT ...) and a correlated EXISTS over a probe keyed by x: the semi join reads
-** only the subquery's keys; NOT IN and NOT EXISTS, which pass the rows nothing matched,
+/* x IN (SELECT ...) and a correlated EXISTS over a probe keyed by x: the IN's values become
+** the key range (the hint keeps the semi join, unnarrowed), the semi join reads only the
+** subquery's keys; NOT IN and NOT EXISTS, which pass the rows nothing matched,
 ** read the probe whole. Each station's TEMP sums to 850 (i % 40 + 0.5 over i < 50). */
 static void child_parent_semi(void **state) {
   (void)state;
@@ -278,8 +281,14 @@ static void child_parent_semi(void **state) {
     assert_string_equal(q(t, sqls[i]), want);
     snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sqls[i]);
     const char *e = explain(t, ex);
-    assert_non_null(strstr(e, "SEMI HASH JOIN"));
-    assert_non_null(strstr(e, "(child/parent join)  (actual: 2 key prefixes)"));
+    if (i == 0) { /* IN on the key of the one table read: the subquery's values are its key
+                     range, a skip scan (planner/bind_subquery.c key_list) */
+      assert_null(strstr(e, "SEMI HASH JOIN"));
+      assert_non_null(strstr(e, "KEY RANGE: STATION IN (SUBQUERY 1)"));
+    } else {
+      assert_non_null(strstr(e, "SEMI HASH JOIN"));
+      assert_non_null(strstr(e, "(child/parent join)  (actual: 2 key prefixes)"));
+    }
     assert_int_equal(examined(e, "READINGS"), 100); /* A and C, not B */
   }
   assert_string_equal(q(t, off), want);

@@ -179,11 +179,16 @@ static void transaction_and_errors(void **state) {
 static void analyze_figures(void **state) {
   (void)state;
   tdb *t = sample(10);
+  /* IN on READINGS' key: the 2 urban stations' values are its key range, 20 rows read */
   const char *e = explain(t, "EXPLAIN ANALYZE SELECT STATION, TS FROM READINGS WHERE STATION "
                              "IN (SELECT STATION FROM STATIONS WHERE KIND = 'urban')");
+  assert_non_null(strstr(e, "SKIP SCAN ON 2 RANGES OVER READINGS "));
+  assert_non_null(strstr(e, "(actual rows examined=20 filtered=0 returned=20 "));
+  /* the same as a correlated EXISTS: a semi join holding the 2 urban stations; READINGS is
+     keyed by STATION, so only their 20 readings are read (a child/parent join), all pass */
+  e = explain(t, "EXPLAIN ANALYZE SELECT STATION, TS FROM READINGS R WHERE EXISTS (SELECT 1 "
+                 "FROM STATIONS S WHERE S.STATION = R.STATION AND KIND = 'urban')");
   assert_non_null(strstr(e, "SEMI HASH JOIN ON [STATION = (subquery 1).STATION]"));
-  /* 2 urban stations are held; READINGS is keyed by STATION, so only their 20 readings are
-     read (a child/parent join) and all pass */
   assert_non_null(strstr(e, "(actual rows left=20 right=2 out=20 held=2 peak memory="));
   /* without the child/parent join all 30 readings probe and the same 20 pass */
   e = explain(t, "EXPLAIN ANALYZE SELECT /*+ NO_CHILD_PARENT_JOIN_OPTIMIZATION */ STATION, TS "
