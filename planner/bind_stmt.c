@@ -282,6 +282,7 @@ static int bind_group(binder *b, const sql_select *q, plan_select *s) {
 }
 
 int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
+  if (bind_eager(b, q, &q)) return b->rc; /* planner/bind_eager.c */
   plan_expr *view_cond = NULL;
   int view = bind_view_from(b, q, s, &view_cond); /* planner/bind_view.c */
   if (b->rc) return b->rc;

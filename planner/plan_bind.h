@@ -121,6 +121,10 @@ bool bind_from_has_column(const binder *b, const char *name);
 ** planner/bind_stmt.c). */
 int bind_query(binder *b, const sql_select *q, plan_select *s);
 int bind_select_core(binder *b, const sql_select *q, plan_select *s);
+/* Eager aggregation (planner/bind_eager.c): *out is q, or a rewrite of q that aggregates one
+** table before joining it to another on that one's whole key (the same rows, fewer joined).
+** EXEC_OK, or an error code with b's error set (out of memory). */
+int bind_eager(binder *b, const sql_select *q, const sql_select **out);
 /* The catalog's table name (planner/bind_from.c), or NULL with an error that names the WITH
 ** names in scope, or refuses a WITH item's query naming the item itself. */
 const cat_table *bind_find_table(binder *b, const char *name, uint32_t off);

@@ -15,7 +15,8 @@
 ** LIMIT or aggregates over it), x [NOT] IN (SELECT ...), [NOT] EXISTS and scalar
 ** subqueries, correlated [NOT] EXISTS, IN and NOT IN, correlated scalar subqueries of one
 ** aggregate in the select list and WHERE (and in a query grouped by the correlation),
-** correlated subqueries run once per outer row (inequalities, under OR and CASE, in a
+** aggregates of one table grouped by a join on the other's whole key (aggregated before the
+** join), correlated subqueries run once per outer row (inequalities, under OR and CASE, in a
 ** UNION branch, an expression around an aggregate), correlated scalar subqueries of one
 ** column (on
 ** Y's whole key, or on a column where two rows may match: then SQLite counts whether some
@@ -394,14 +395,34 @@ static void gen_sub_query(world *w, char *sql, size_t cap, char *check, size_t c
   }
   static const char *const aggs[] = {"COUNT(*)", "MAX(Y.B)", "MIN(Y.C)", "SUM(Y.A)",
                                      "COUNT(Y.B)"};
-  int kind = below(w, 14);
+  int kind = below(w, 15);
   while (w->spill_round && (kind == 10 || kind == 13)) /* values held, never spilled */
-    kind = below(w, 14);
+    kind = below(w, 15);
   check[0] = 0;
   static const char *const pairs[3][2] = {{"A", "A"}, {"B", "B"}, {"K0", "A"}};
   const char *const *pr = pairs[below(w, 3)];
   char corr[320];
   switch (kind) {
+    case 14: { /* aggregates of X grouped by a join on Y's whole key: X aggregated first
+                  (planner/bind_eager.c) when every part allows it */
+      bool two = w->nkey[tj] == 2;
+      char on[80], grp[120], xt[200] = "", yt[200] = "";
+      snprintf(on, sizeof on, "X.A = Y.K0%s", two ? " AND X.K0 = Y.K1" : "");
+      int g = below(w, 4);
+      snprintf(grp, sizeof grp, "%s%s%s", g & 1 ? "Y.K0" : "X.A",
+               two ? (g & 2 ? ", Y.K1" : ", X.K0") : "",
+               below(w, 3) == 0 ? ", Y.B" : below(w, 3) == 0 ? ", X.B" : "");
+      if (below(w, 2)) one_term(w, ti, 'X', xt, sizeof xt);
+      if (below(w, 2)) one_term(w, tj, 'Y', yt, sizeof yt);
+      static const char *const xaggs[] = {"COUNT(*)", "SUM(X.K0)", "MIN(X.C)", "MAX(X.B)",
+                                          "COUNT(DISTINCT X.B)", "COUNT(X.C)"};
+      snprintf(sql, cap, "SELECT %s, %s, %s FROM T%d X %s T%d Y%s%s%s%s%s%s GROUP BY %s%s",
+               grp, xaggs[below(w, 6)], xaggs[below(w, 6)], ti,
+               below(w, 2) ? "JOIN" : "INNER JOIN", tj, " ON ", on, xt[0] ? " WHERE " : "", xt,
+               yt[0] ? (xt[0] ? " AND " : " WHERE ") : "", yt, grp,
+               below(w, 3) == 0 ? " HAVING COUNT(*) > 1" : "");
+      break;
+    }
     case 13: { /* correlated subqueries run once per outer row (exec/engine_apply.c) */
       static const char *const cmp[] = {"<", ">=", "<>"};
       const char *op = cmp[below(w, 3)];
