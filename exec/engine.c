@@ -45,7 +45,8 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   exec_session *s = calloc(1, sizeof *s);
   if (!s) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   cat_error ce = {0};
-  int rc = cat_open(db, &s->cat, &ce);
+  kv_backend_local_init(&s->be, db);
+  int rc = cat_open_backend(&s->be, &s->cat, &ce);
   if (rc != CAT_OK) {
     free(s);
     int code = rc == CAT_ERR_NOMEM ? EXEC_NOMEM
@@ -61,7 +62,7 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   s->join_mem = EXEC_JOIN_MEMORY_DEFAULT;
   s->write_mem = EXEC_WRITE_MEMORY_DEFAULT;
   /* Indexes left BUILDING by a crash during their backfill are rebuilt now. */
-  rc = exec_index_resume(s->cat, db, NULL, NULL, err);
+  rc = exec_index_resume(s->cat, &s->be, NULL, NULL, err);
   if (rc != EXEC_OK && rc != EXEC_READONLY) {
     cat_close(s->cat);
     free(s);
@@ -76,7 +77,7 @@ int exec_session_reload_catalog(exec_session *s, exec_error *err) {
     return exec_fail(err, EXEC_MISUSE, -1, "a transaction is open: COMMIT or ROLLBACK first");
   cat_catalog *cat = NULL;
   cat_error ce = {0};
-  int rc = cat_open(s->db, &cat, &ce);
+  int rc = cat_open_backend(&s->be, &cat, &ce);
   if (rc != CAT_OK) {
     int code = rc == CAT_ERR_NOMEM ? EXEC_NOMEM
                : rc == CAT_ERR_CORRUPT ? EXEC_CORRUPT
@@ -594,7 +595,7 @@ void exec_get_metrics(const exec_stmt *st, exec_metrics *out) {
   const kv_scan_metrics *m = &a->kv;
   uint64_t assembled = a->rows_assembled;
   if (st->x_open && st->x.scan_open) {
-    if (st->x.scan.kv) kv_scan_get_metrics(st->x.scan.kv, &live);
+    if (st->x.scan.kv) kv_be_scan_metrics(st->x.scan.be, st->x.scan.kv, &live);
     else live = st->x.scan.m;
     m = &live;
     assembled = st->x.scan.rows_assembled;

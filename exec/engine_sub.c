@@ -108,7 +108,7 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
     if (rc) return exec_fail(err, rc, -1, "%s", msg);
     exec_query x;
     memset(&x, 0, sizeof x);
-    rc = exec_query_open(&x, st->s->db, q, all, np, st->now_us, st->s->sort_mem, st->s->txn,
+    rc = exec_query_open(&x, &st->s->be, q, all, np, st->now_us, st->s->sort_mem, st->s->txn,
                          err);
     x.join_mem = st->s->join_mem;
     x.timing = b->analyze;

@@ -128,9 +128,9 @@ static int scan_buffers(exec_scan_state *s, const plan_scan *ps, exec_error *err
   return EXEC_OK;
 }
 
-int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+int exec_scan_open(exec_scan_state *s, kv_backend *be, const plan_scan *ps,
                    const kv_batch *overlay, exec_error *err) {
-  return exec_scan_open_cached(s, db, ps, overlay, NULL, NULL, err);
+  return exec_scan_open_cached(s, be, ps, overlay, NULL, NULL, err);
 }
 
 /* kv_scan_options.existence_family for a read of the table's families fam[0..n): 1 + the
@@ -144,7 +144,7 @@ static uint32_t existence_family(const int *fam, int n) {
   return 0;
 }
 
-int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *ps,
                           const kv_batch *overlay, exec_scan_cache *cache,
                           const int16_t *slots, exec_error *err) {
   /* ORDER SCAN_STATE (exec/op.h): the metrics last, only their counters zeroed */
@@ -157,7 +157,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   s->vmap.n_sets = 0; /* the rest of vmap is written below before it is read */
   s->vmap.prep = NULL;
   s->ps = ps;
-  s->db = db;
+  s->be = be;
   s->overlay = overlay;
   s->cache = cache;
   s->keep_key = !cache || ps->index;
@@ -289,14 +289,14 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   if (ps->index && ps->lookup) { /* the data rows must be read at the index rows' snapshot,
                                     not at the latest commit (writes between two steps would
                                     give rows that never existed): pinned until close */
-    if (kv_snapshot_acquire(db, &s->snap) != KV_OK) s->snap = 0;
+    if (kv_be_snapshot_acquire(be, &s->snap) != KV_OK) s->snap = 0;
     o.snapshot = s->snap;
   }
   if (ps->filter) {
     o.filter = plan_filter_eval;
     o.filter_ctx = ps->filter;
   }
-  int krc = kv_scan_open(db, &o, &s->kv);
+  int krc = kv_be_scan_open(be, &o, NULL, &s->kv);
   if (!cache) {
     free(qbytes);
     free(qp);
@@ -309,7 +309,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   if (s->done || !s->kv) return EXEC_DONE;
   kv_row r;
-  int krc = kv_scan_next(s->kv, &r);
+  int krc = kv_be_scan_next(s->be, s->kv, &r);
   if (krc == KV_ERR_NOTFOUND) { /* the metrics are taken once, at exec_scan_close */
     s->done = true;
     return EXEC_DONE;
@@ -323,7 +323,7 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
     rc = exec_index_decode_row(s->ic, &r, row, NULL, err);
   } else {
     uint32_t nv;
-    const kv_value_vector *vv = kv_scan_row_vectors(s->kv, &nv);
+    const kv_value_vector *vv = kv_be_scan_row_vectors(s->be, s->kv, &nv);
     rc = exec_row_decode_vec(s->rcp, &r, vv, nv, s->ps->need, row, NULL, &s->vmap, err);
   }
   if (rc) return rc;
@@ -363,9 +363,9 @@ static void add_metrics(kv_scan_metrics *sum, const kv_scan_metrics *m) {
 static void close_lookup(exec_scan_state *s) {
   if (!s->lk) return;
   kv_scan_metrics m;
-  kv_scan_get_metrics(s->lk, &m);
+  kv_be_scan_metrics(s->be, s->lk, &m);
   add_metrics(&s->lm, &m);
-  kv_scan_close(s->lk);
+  kv_be_scan_close(s->be, s->lk);
   s->lk = NULL;
 }
 
@@ -395,7 +395,7 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   o.as_of = exec_as_of_current(); /* the data row as of the same time */
   kv_row r;
   s->lookups++;
-  int krc = kv_get(s->db, &o, p, (size_t)(limit - p), &s->lk, &r);
+  int krc = kv_be_get(s->be, &o, p, (size_t)(limit - p), &s->lk, &r);
   if (krc == KV_ERR_NOTFOUND) return EXEC_DONE;
   if (krc != KV_OK) return exec_kv_error(krc, err);
   s->lookups_found++;
@@ -411,12 +411,12 @@ void exec_scan_close(exec_scan_state *s) {
     s->ic = NULL;
   }
   if (s->kv) {
-    kv_scan_get_metrics(s->kv, &s->m);
-    kv_scan_close(s->kv);
+    kv_be_scan_metrics(s->be, s->kv, &s->m);
+    kv_be_scan_close(s->be, s->kv);
     s->kv = NULL;
   }
   if (s->snap) {
-    kv_snapshot_release(s->db, s->snap);
+    kv_be_snapshot_release(s->be, s->snap);
     s->snap = 0;
   }
   if (!s->cache) { /* cached buffers stay with the statement */
