@@ -10,6 +10,8 @@
 **   'V' name 00 01              a view record (version 1, or 2 with columns; catalog/cat_view.c)
 ** (names escaped as VARCHAR key columns). Records are varints and length-prefixed strings
 ** read with (p, limit) decoders. DDL ordering for crash safety is described in catalog.h.
+** Every store call goes through the storage backend the catalog was opened with
+** (kv/backend.h; cat_open: the local one).
 ** Not here: codecs (keycodec.c, valcodec.c), SQL.
 */
 #include "catalog/catalog.h"

@@ -40,12 +40,18 @@ int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...) {
 
 /* ---- Session ---------------------------------------------------------------------------- */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
+  kv_backend be;
+  return exec_session_open_backend(db, kv_backend_local_init(&be, db), out, err);
+}
+
+int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **out,
+                              exec_error *err) {
   plan_set_const_eval(exec_eval_const); /* the binder folds constants with exec_eval */
   *out = NULL;
   exec_session *s = calloc(1, sizeof *s);
   if (!s) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   cat_error ce = {0};
-  kv_backend_local_init(&s->be, db);
+  s->be = *be;
   int rc = cat_open_backend(&s->be, &s->cat, &ce);
   if (rc != CAT_OK) {
     free(s);

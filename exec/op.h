@@ -83,6 +83,15 @@ typedef struct exec_scan_state {
   exec_scan_cache *cache;    /* the statement's kept buffers, or NULL (all owned here) */
   uint64_t snap;             /* index scans that look rows up: the snapshot acquired at open,
                                 which the index scan and every lookup read at (0: none) */
+  bool residual;             /* ps->filter is evaluated here on each row: the backend takes no
+                                callback filter (kv_backend_caps.filters) */
+  uint64_t residual_limit;   /* with residual: ps->kv_limit, counted here (the backend's limit
+                                would count rows the filter rejects); 0 = none */
+  uint64_t rows_out;         /* with residual: rows the filter passed */
+  uint64_t rows_rejected;    /* with residual: rows it rejected (added to m at close) */
+  kv_fx_node *fx;            /* with residual: the expression the backend got (malloc), or
+                                NULL */
+  kv_filter_expr fxe;        /* it (nodes = fx) */
   kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
   kv_scan_metrics lm;        /* the lookups' metrics, summed */
   exec_vec_map vmap;         /* table scans: the columns of the qualifier projection given

@@ -1,9 +1,11 @@
 /*
-** exec/scan.c: the scan operator. Opens one kv scan for a plan_scan (planner/plan.h): the
-** key ranges (none = full scan; several = skip scan; a NOTHING plan opens no scan at all),
-** the families chosen by the planner, reverse order, the pushed-down typed filter
-** (plan_filter_eval as the kv filter callback, so rejected rows are never decoded) and the
-** pushed limit. Each row handed out is decoded with exec/rowcodec.h into the needed value
+** exec/scan.c: the scan operator. Opens one scan through the session's storage backend
+** (kv/backend.h) for a plan_scan (planner/plan.h): the key ranges (none = full scan;
+** several = skip scan; a NOTHING plan opens no scan at all), the families chosen by the
+** planner, reverse order, the pushed-down typed filter (plan_filter_eval as the kv filter
+** callback, so rejected rows are never decoded; on a backend without callback filters, the
+** serializable expression it can take and the whole filter kept here as the residual, with
+** the limit counted here) and the pushed limit. Each row handed out is decoded with exec/rowcodec.h into the needed value
 ** slots only, and counted as assembled.
 **
 ** An index scan (ps->index set, issue 7) scans the index's kv table instead: each index
@@ -142,6 +144,37 @@ static uint32_t existence_family(const int *fam, int n) {
   for (int f = 0; f < n; f++)
     if (fam[f] == 0) return (uint32_t)f + 1;
   return 0;
+}
+
+/* Hand ps->filter to the backend as its capabilities allow (kv_backend_caps.filters): as the
+** kv filter callback (the local backend: rejected rows are never decoded); else as the
+** serializable expression of the terms it can say (planner/filter.h plan_filter_expr),
+** with the whole filter kept here as the residual, evaluated on every row handed out, and
+** the limit counted here too. */
+static int pushed_filter(exec_scan_state *s, kv_backend *be, kv_scan_options *o,
+                         kv_backend_read *rd, exec_error *err) {
+  const plan_scan *ps = s->ps;
+  if (be->caps.filters & KV_BE_FILTER_CALLBACK) {
+    o->filter = plan_filter_eval;
+    o->filter_ctx = ps->filter;
+    return EXEC_OK;
+  }
+  if (o->skip_prefix && o->skip_prefix->rows_per_prefix)
+    return exec_error_set(err, EXEC_ERROR,
+                          "the first rows of each key prefix under a filter need a backend "
+                          "that runs callback filters (backend %s does not)", be->caps.name);
+  s->residual = true;
+  s->residual_limit = o->limit;
+  o->limit = 0;
+  if (!(be->caps.filters & KV_BE_FILTER_EXPR)) return EXEC_OK;
+  enum { FX_CAP = 256 }; /* terms past it stay with the residual alone */
+  s->fx = malloc(FX_CAP * sizeof *s->fx);
+  if (!s->fx) return nomem(err);
+  if (plan_filter_expr(ps->filter, s->fx, FX_CAP, &s->fxe.n_nodes)) {
+    s->fxe.nodes = s->fx;
+    rd->filter_expr = &s->fxe;
+  }
+  return EXEC_OK;
 }
 
 int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *ps,
@@ -292,24 +325,39 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
     if (kv_be_snapshot_acquire(be, &s->snap) != KV_OK) s->snap = 0;
     o.snapshot = s->snap;
   }
-  if (ps->filter) {
-    o.filter = plan_filter_eval;
-    o.filter_ctx = ps->filter;
-  }
-  int krc = kv_be_scan_open(be, &o, NULL, &s->kv);
+  kv_backend_read rd = {0};
+  rc = ps->filter ? pushed_filter(s, be, &o, &rd, err) : EXEC_OK;
+  int krc = rc ? KV_OK : kv_be_scan_open(be, &o, rd.filter_expr ? &rd : NULL, &s->kv);
   if (!cache) {
     free(qbytes);
     free(qp);
     free(ql);
   }
+  if (rc) return rc;
   if (krc != KV_OK) return exec_kv_error(krc, err);
   return EXEC_OK;
 }
 
+/* The residual filter on one row a backend handed out: true when it passes (counted). */
+static bool residual_pass(exec_scan_state *s, const kv_row *r) {
+  if (plan_filter_eval(s->ps->filter, r)) {
+    s->rows_out++;
+    return true;
+  }
+  s->rows_rejected++;
+  return false;
+}
+
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   if (s->done || !s->kv) return EXEC_DONE;
+  if (s->residual && s->residual_limit && s->rows_out == s->residual_limit) {
+    s->done = true;
+    return EXEC_DONE;
+  }
   kv_row r;
-  int krc = kv_be_scan_next(s->be, s->kv, &r);
+  int krc;
+  do krc = kv_be_scan_next(s->be, s->kv, &r);
+  while (krc == KV_OK && s->residual && !residual_pass(s, &r));
   if (krc == KV_ERR_NOTFOUND) { /* the metrics are taken once, at exec_scan_close */
     s->done = true;
     return EXEC_DONE;
@@ -414,7 +462,12 @@ void exec_scan_close(exec_scan_state *s) {
     kv_be_scan_metrics(s->be, s->kv, &s->m);
     kv_be_scan_close(s->be, s->kv);
     s->kv = NULL;
+    s->m.rows_filtered += s->rows_rejected; /* the residual's, as if the backend had */
+    s->m.rows_returned -= s->rows_rejected;
+    s->rows_rejected = 0;
   }
+  free(s->fx);
+  s->fx = NULL;
   if (s->snap) {
     kv_be_snapshot_release(s->be, s->snap);
     s->snap = 0;

@@ -238,14 +238,19 @@ struct kv_backend {
   const kv_backend_ops *ops; /* the operations */
   kv_backend_caps caps;      /* what they guarantee */
   void *impl;                /* the backend's own state (local: the kv_db) */
+  kv_db *local;              /* the local store under it, or NULL: the local backend and
+                                wrappers over it (the test backends) give it; a remote one
+                                does not (kv_backend_local_db) */
 };
 
 /* ---- The local backend (kv/backend_local.c) ----------------------------------------- */
 /* Make *be the local backend over db (not owned: close db after the last use of be). No
 ** allocation; never fails. Returns be. */
 kv_backend *kv_backend_local_init(kv_backend *be, kv_db *db);
-/* The kv_db under a local backend, NULL for any other: for what only the local store has
-** (bulk loads, the columnar aggregate, block traces; docs/BACKEND.md lists the callers). */
+/* be->local: the local store under the local backend or a wrapper over it, NULL under a
+** remote one; for what only the local store has (bulk loads, the columnar aggregate, spill
+** files, the planner's estimates; docs/BACKEND.md lists the callers), which bypasses what
+** a wrapper takes away. */
 kv_db *kv_backend_local_db(const kv_backend *be);
 
 /* Call each(ctx, op) for every op of b in order (type, family, row, qualifier, timestamp,

@@ -318,6 +318,7 @@ static const kv_backend_ops local_ops = {
 kv_backend *kv_backend_local_init(kv_backend *be, kv_db *db) {
   be->ops = &local_ops;
   be->impl = db;
+  be->local = db;
   be->caps = (kv_backend_caps){
     .name = "local",
     .atomicity = KV_BE_ATOMIC_GLOBAL,
@@ -336,7 +337,7 @@ kv_backend *kv_backend_local_init(kv_backend *be, kv_db *db) {
 }
 
 kv_db *kv_backend_local_db(const kv_backend *be) {
-  return be && be->ops == &local_ops ? DB(be) : NULL;
+  return be ? be->local : NULL;
 }
 
 int kv_backend_batch_each(const kv_batch *b, int (*each)(void *ctx, const kv_batch_op *op),

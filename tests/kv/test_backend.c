@@ -111,7 +111,9 @@ static void test_caps(void **state) {
   kv_backend other = s.be;
   kv_backend_ops ops = *s.be.ops;
   other.ops = &ops;
-  assert_null(kv_backend_local_db(&other)); /* another ops table is not the local backend */
+  assert_ptr_equal(kv_backend_local_db(&other), s.db); /* a wrapper over the local store */
+  other.local = NULL;
+  assert_null(kv_backend_local_db(&other)); /* a remote backend has none */
   ops.check_and_write = NULL;
   bool applied = true;
   kv_backend_check chk = {s.a, (const uint8_t *)"r", 1, NULL, 0, NULL, 0};
