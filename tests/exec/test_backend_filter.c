@@ -4,7 +4,9 @@
 ** the callback away: one evaluates the serializable filter expression the planner makes
 ** (planner/filter.h plan_filter_expr), the other no filter at all; the executor then keeps
 ** the whole filter as its residual and counts the limit itself. The wrappers refuse any
-** scan that still carries a callback, so a missed call site shows.
+** scan that still carries a callback, so a call site that forgets the capabilities shows
+** (the columnar aggregate, exec/op_colagg.c, reads the local store directly: docs/BACKEND.md
+** lists such call sites).
 **
 ** The same statements (filtered scans on cell and key columns, IN / NOT IN / IS NULL / OR /
 ** NOT / BETWEEN / LIKE, limits forward and reverse, an index scan, a join, an aggregate,
