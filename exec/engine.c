@@ -48,6 +48,9 @@ int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **ou
                               exec_error *err) {
   plan_set_const_eval(exec_eval_const); /* the binder folds constants with exec_eval */
   *out = NULL;
+  if (!db || !be || (be->local && be->local != db))
+    return exec_fail(err, EXEC_MISUSE, -1, "exec_session_open_backend: %s",
+                     !db || !be ? "NULL argument" : "db is not the store under the backend");
   exec_session *s = calloc(1, sizeof *s);
   if (!s) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   cat_error ce = {0};

@@ -94,7 +94,7 @@ static int check_holds(kv_db *db, const kv_backend_check *chk, bool *holds) {
   kv_scan *s = NULL;
   kv_row row;
   int rc = kv_get(db, &o, chk->row, chk->row_len, &s, &row);
-  if (rc == KV_ERR_NOTFOUND) {
+  if (rc == KV_ERR_NOTFOUND && s) { /* no such row (an unknown family leaves s NULL) */
     *holds = chk->value == NULL;
     rc = KV_OK;
   } else if (rc == KV_OK) {

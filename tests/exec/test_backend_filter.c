@@ -258,11 +258,27 @@ static void test_expr_exact(void **state) {
   tdb_close(t);
 }
 
+/* A session over a backend whose store is another one is refused. */
+static void test_open_mismatch(void **state) {
+  (void)state;
+  tdb *a = tdb_open(), *b = tdb_open();
+  kv_backend be;
+  kv_backend_local_init(&be, b->db);
+  exec_session *s = NULL;
+  exec_error e;
+  assert_int_equal(exec_session_open_backend(a->db, &be, &s, &e), EXEC_MISUSE);
+  assert_null(s);
+  assert_string_equal(e.msg, "exec_session_open_backend: db is not the store under the backend");
+  tdb_close(a);
+  tdb_close(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_backends_agree),
     cmocka_unit_test(test_residual_metrics),
     cmocka_unit_test(test_expr_exact),
+    cmocka_unit_test(test_open_mismatch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

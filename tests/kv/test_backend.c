@@ -346,6 +346,10 @@ static void test_check_and_write(void **state) {
   assert_string_equal(v, "w300");
   assert_int_equal(kv_be_check_and_write(&s.be, &none, b, &applied, NULL), KV_OK);
   assert_false(applied);
+  none.family_id = 9999; /* an unknown family is an error, not an absent cell */
+  applied = true;
+  assert_int_equal(kv_be_check_and_write(&s.be, &none, b, &applied, NULL), KV_ERR_NOTFOUND);
+  assert_false(applied);
   none.row_len = 0;
   assert_int_equal(kv_be_check_and_write(&s.be, &none, b, &applied, NULL), KV_MISUSE);
   kv_batch_free(b);
@@ -480,7 +484,8 @@ static void test_filter_expr(void **state) {
   assert_int_equal(kv_filter_expr_decode(buf, len, back, NFX, &d), KV_ERR_CORRUPT);
   buf[0] = 'R';
   buf[4] = 0x7f; /* more nodes than the bytes hold */
-  assert_int_equal(kv_filter_expr_decode(buf, len, back, 200, &d), KV_ERR_CORRUPT);
+  kv_fx_node room[128];
+  assert_int_equal(kv_filter_expr_decode(buf, len, room, 128, &d), KV_ERR_CORRUPT);
   /* bad shapes */
   kv_fx_node bad[2] = {{.kind = KV_FX_NOT, .n_children = 2}, {.kind = KV_FX_PRESENT}};
   kv_filter_expr be = {bad, 2};
