@@ -7,11 +7,13 @@
 ** forward and reverse, with and without a limit, against a model of the rows (the sorted
 ** keys); a scan resumed after its last key, page by page, giving exactly the full scan in
 ** both orders; check-and-write applied and refused (the store unchanged then); a batch with
-** explicit timestamps applied twice reading the same as once (versions, tombstones); the
+** explicit timestamps applied twice reading the same as once; threads incrementing a counter
+** by check-and-write beside plain writes, no increment lost (versions, tombstones); the
 ** filter expression against a model (three-valued logic), its byte form round-tripped and
 ** damaged; split points cutting a flushed family into chunks of rows that add up; the
 ** size estimate; the walk over a batch's ops; an operation a backend lacks.
 */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -506,6 +508,79 @@ static void test_filter_expr(void **state) {
   st_close(&s);
 }
 
+/* Threads that add 1 to a counter cell by check-and-write (read it, write value + 1 if it
+** still holds what was read) while others write other rows: every applied increment
+** counts, none is lost. */
+#define CW_THREADS 4
+#define CW_TRIES 500
+
+typedef struct cw_arg {
+  st *s;        /* the store */
+  int id;       /* thread number */
+  int applied;  /* increments applied */
+} cw_arg;
+
+static void *cw_thread(void *p) {
+  cw_arg *a = p;
+  st *s = a->s;
+  kv_batch *b = kv_batch_new();
+  for (int i = 0; i < CW_TRIES; i++) {
+    char cur[16];
+    value_of(s, "ctr", cur); /* "" the first time */
+    int n = cur[0] ? atoi(cur) : 0;
+    char next[16], other[16];
+    snprintf(next, sizeof next, "%d", n + 1);
+    snprintf(other, sizeof other, "o%d-%d", a->id, i);
+    kv_batch_clear(b);
+    if (kv_batch_put(b, s->a, "ctr", 3, "q", 1, KV_TS_NOW, next, strlen(next)) != KV_OK) abort();
+    if (kv_batch_put(b, s->a, other, strlen(other), "q", 1, KV_TS_NOW, "x", 1) != KV_OK) abort();
+    kv_backend_check chk = {s->a, (const uint8_t *)"ctr", 3, (const uint8_t *)"q", 1,
+                            cur[0] ? (const uint8_t *)cur : NULL, (uint32_t)strlen(cur)};
+    bool applied = false;
+    if (kv_be_check_and_write(&s->be, &chk, b, &applied, NULL) != KV_OK) abort();
+    a->applied += applied;
+    kv_batch_clear(b); /* a plain write beside them */
+    snprintf(other, sizeof other, "p%d-%d", a->id, i);
+    if (kv_batch_put(b, s->b, other, strlen(other), "n", 1, KV_TS_NOW, "y", 1) != KV_OK) abort();
+    if (kv_be_write(&s->be, b, NULL) != KV_OK) abort();
+  }
+  kv_batch_free(b);
+  return NULL;
+}
+
+static void test_check_and_write_threads(void **state) {
+  (void)state;
+  st s;
+  st_open(&s, 0);
+  pthread_t th[CW_THREADS];
+  cw_arg args[CW_THREADS];
+  for (int i = 0; i < CW_THREADS; i++) {
+    args[i] = (cw_arg){&s, i, 0};
+    assert_int_equal(pthread_create(&th[i], NULL, cw_thread, &args[i]), 0);
+  }
+  int applied = 0;
+  for (int i = 0; i < CW_THREADS; i++) {
+    assert_int_equal(pthread_join(th[i], NULL), 0);
+    applied += args[i].applied;
+  }
+  char v[16];
+  value_of(&s, "ctr", v);
+  assert_int_equal(atoi(v), applied);
+  assert_true(applied >= CW_TRIES); /* each round has a winner */
+  /* the applied batches' other rows are there, the refused ones' are not */
+  uint32_t fams[1] = {s.a};
+  kv_range orows = {(const uint8_t *)"o", 1, true, (const uint8_t *)"p", 1, false};
+  kv_scan_options o = {.family_ids = fams, .n_families = 1, .ranges = &orows, .n_ranges = 1};
+  kv_backend_scan *sc;
+  assert_int_equal(kv_be_scan_open(&s.be, &o, NULL, &sc), KV_OK);
+  kv_row row;
+  int n = 0;
+  while (kv_be_scan_next(&s.be, sc, &row) == KV_OK) n++;
+  kv_be_scan_close(&s.be, sc);
+  assert_int_equal(n, applied);
+  st_close(&s);
+}
+
 typedef struct splits {
   char key[8][8]; /* keys given */
   int n;          /* their count */
@@ -590,6 +665,7 @@ int main(void) {
     cmocka_unit_test(test_get),           cmocka_unit_test(test_ranges),
     cmocka_unit_test(test_resume),        cmocka_unit_test(test_check_and_write),
     cmocka_unit_test(test_idempotent),    cmocka_unit_test(test_filter_expr),
+    cmocka_unit_test(test_check_and_write_threads),
     cmocka_unit_test(test_split_points),  cmocka_unit_test(test_batch_each),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
