@@ -18,9 +18,9 @@
 ** backend only, it cannot cross a network) and a small serializable expression
 ** (kv_filter_expr below: AND / OR / NOT over "cell (family, qualifier) op constant" and
 ** "cell present", compared as unsigned bytes, the way HBase's SingleColumnValueFilter
-** compares), which a remote backend translates. Whatever a backend takes, the caller keeps
-** a residual: a backend may hand out rows its filter would reject only where its caps say
-** so (never for the local one).
+** compares), which a remote backend translates. A backend applies exactly the filter it is
+** given (a row handed out passes it); the caller keeps as its residual whatever it could
+** not give (exec/scan.c keeps the whole SQL filter when the callback is not available).
 **
 ** Calls go through the inline wrappers at the end (kv_be_*), one indirect call each; the
 ** local backend's scan handle is kv's own kv_scan, so a scan through the interface costs
