@@ -4,9 +4,9 @@
 ** several = skip scan; a NOTHING plan opens no scan at all), the families chosen by the
 ** planner, reverse order, the pushed-down typed filter (plan_filter_eval as the kv filter
 ** callback, so rejected rows are never decoded; on a backend without callback filters, the
-** serializable expression it can take and the whole filter kept here as the residual, with
-** the limit counted here) and the pushed limit. Each row handed out is decoded with exec/rowcodec.h into the needed value
-** slots only, and counted as assembled.
+** serializable expression it can take, the whole filter kept here as the residual) and the
+** pushed limit (counted here when the filter is). Each row handed out is decoded with
+** exec/rowcodec.h into the needed value slots only, and counted as assembled.
 **
 ** An index scan (ps->index set, issue 7) scans the index's kv table instead: each index
 ** row is decoded with the index row codec (exec/index.h) into the data-row slots the index

@@ -873,7 +873,8 @@ static void fx_emit(const plan_filter *f, uint32_t ni, kv_fx_node *out, uint32_t
   switch (nd->kind) {
     case F_AND:
     case F_OR:
-      out[(*k)++] = (kv_fx_node){.kind = nd->kind == F_AND ? KV_FX_AND : KV_FX_OR, .n_children = 2};
+      out[(*k)++] = (kv_fx_node){.kind = nd->kind == F_AND ? KV_FX_AND : KV_FX_OR,
+                                 .n_children = 2};
       fx_emit(f, nd->a, out, k);
       fx_emit(f, nd->b, out, k);
       return;

@@ -440,7 +440,8 @@ static bool fx_model(int i) {
 
 static void fx_families(st *s, kv_fx_node *nodes) {
   memcpy(nodes, FX, sizeof FX);
-  for (size_t i = 0; i < NFX; i++) nodes[i].family_id = nodes[i].qual && nodes[i].qual[0] == 'q' ? s->a : s->b;
+  for (size_t i = 0; i < NFX; i++)
+    nodes[i].family_id = nodes[i].qual && nodes[i].qual[0] == 'q' ? s->a : s->b;
 }
 
 static void test_filter_expr(void **state) {
@@ -638,9 +639,10 @@ typedef struct walk {
 
 static int on_op(void *ctx, const kv_batch_op *op) {
   walk *w = ctx;
-  w->len += (size_t)snprintf(w->text + w->len, sizeof w->text - w->len, "%d:%u:%.*s:%.*s:%lld:%.*s;",
-                             op->type, op->family_id, (int)op->row_len, (const char *)op->row,
-                             (int)op->qual_len, (const char *)op->qual, (long long)op->ts,
+  w->len += (size_t)snprintf(w->text + w->len, sizeof w->text - w->len,
+                             "%d:%u:%.*s:%.*s:%lld:%.*s;", op->type, op->family_id,
+                             (int)op->row_len, (const char *)op->row, (int)op->qual_len,
+                             (const char *)op->qual, (long long)op->ts,
                              (int)op->value_len, op->value ? (const char *)op->value : "");
   return 0;
 }
