@@ -162,7 +162,7 @@ static int alter(cat_catalog *cat, const char *name, const cat_alter_def *def,
   if (rc == CAT_OK && families_changed(t, nt)) {
     kv_family_options fo[KV_MAX_FAMILIES];
     kv_options_of(nt, fo);
-    int krc = kv_alter_table(cat_kv(cat), nt->kv_name, fo, nt->n_families);
+    int krc = kv_be_alter_table(cat_backend(cat), nt->kv_name, fo, nt->n_families);
     if (krc) rc = cat_kv_error(err, krc, "ALTER TABLE");
   }
   if (rc == CAT_OK) rc = cat_replace_table(cat, nt, err); /* the commit */
@@ -203,7 +203,7 @@ int cat_drop_dead_cells(cat_catalog *cat, const cat_table *t, cat_error *err) {
     nd++;
   }
   for (int f = 1; rc == CAT_OK && f < t->n_families; f++) { /* not "_k": it holds no column */
-    int krc = kv_family_set_dropped_qualifiers(cat_kv(cat), t->families[f].kv_id, qp, len, nd);
+    int krc = kv_be_set_dropped_qualifiers(cat_backend(cat), t->families[f].kv_id, qp, len, nd);
     if (krc) rc = cat_kv_error(err, krc, "catalog: dropped columns of table");
   }
   free(live);
@@ -218,7 +218,7 @@ int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err) {
   for (int i = 0; i < t->n_families && !differ; i++) {
     const cat_family *f = &t->families[i];
     kv_family_options o;
-    if (kv_family_info(cat_kv(cat), f->kv_id, &o) != KV_OK) return CAT_OK; /* resolve_ids says */
+    if (kv_be_family_info(cat_backend(cat), f->kv_id, &o) != KV_OK) return CAT_OK; /* resolve_ids says */
     uint32_t bs = f->block_size ? f->block_size : KV_DEFAULT_BLOCK_SIZE;
     differ = o.max_versions != f->max_versions || o.ttl_sec != f->ttl_sec ||
              o.compression != f->compression || o.block_size != bs;
@@ -226,7 +226,7 @@ int cat_sync_families(cat_catalog *cat, const cat_table *t, cat_error *err) {
   if (!differ) return CAT_OK;
   kv_family_options fo[KV_MAX_FAMILIES];
   kv_options_of(t, fo);
-  int krc = kv_alter_table(cat_kv(cat), t->kv_name, fo, t->n_families);
+  int krc = kv_be_alter_table(cat_backend(cat), t->kv_name, fo, t->n_families);
   if (krc == KV_ERR_READONLY) return CAT_OK; /* a reader: the writer's next open does it */
   return krc ? cat_kv_error(err, krc, "catalog: family options of table") : CAT_OK;
 }
@@ -252,7 +252,7 @@ int cat_table_take_ids(cat_catalog *cat, const cat_table *t, const char *const *
   if (rc == CAT_OK && nt->n_families != t->n_families) { /* new families only */
     kv_family_options opts[KV_MAX_FAMILIES];
     kv_options_of(nt, opts);
-    int krc = kv_alter_table(cat_kv(cat), nt->kv_name, opts, nt->n_families);
+    int krc = kv_be_alter_table(cat_backend(cat), nt->kv_name, opts, nt->n_families);
     if (krc) rc = cat_kv_error(err, krc, "CREATE VIEW / ALTER VIEW");
   }
   if (rc) {

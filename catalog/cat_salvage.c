@@ -64,22 +64,23 @@ static int find(const cat_salvage *s, const char *name) {
 
 int cat_salvage_read(kv_db *db, cat_salvage *out, cat_error *err) {
   memset(out, 0, sizeof *out);
+  kv_backend bes, *be = kv_backend_local_init(&bes, db);
   uint32_t fam;
-  if (kv_family_id(db, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &fam) != KV_OK) return CAT_OK;
+  if (kv_be_family_id(be, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &fam) != KV_OK) return CAT_OK;
   out->found = true;
   kv_scan_options so;
   memset(&so, 0, sizeof so);
   so.family_ids = &fam;
   so.n_families = 1;
-  kv_scan *sc = NULL;
-  int rc = kv_scan_open(db, &so, &sc);
+  kv_backend_scan *sc = NULL;
+  int rc = kv_be_scan_open(be, &so, NULL, &sc);
   if (rc) return cat_err(err, CAT_ERR_KV, "SYSTEM.CATALOG scan: %s", kv_errmsg());
   /* index rows ('I') sort before the table rows ('T'): parked, attached after the scan */
   cat_index *pend = NULL;
   char **pend_table = NULL;
   int n_pend = 0, out_rc = CAT_OK;
   kv_row row;
-  while (out_rc == CAT_OK && (rc = kv_scan_next(sc, &row)) == KV_OK) {
+  while (out_rc == CAT_OK && (rc = kv_be_scan_next(be, sc, &row)) == KV_OK) {
     const kv_cell_view *cell = NULL;
     for (uint32_t i = 0; i < row.n_cells; i++)
       if (row.cells[i].qual_len == 1 && row.cells[i].qual[0] == 'd') cell = &row.cells[i];
@@ -139,7 +140,7 @@ int cat_salvage_read(kv_db *db, cat_salvage *out, cat_error *err) {
                        "SYSTEM.CATALOG row '%s' of unknown kind: skipped", kt);
     }
   }
-  kv_scan_close(sc);
+  kv_be_scan_close(be, sc);
   if (out_rc == CAT_OK && rc != KV_ERR_NOTFOUND && rc != KV_OK)
     out_rc = cat_err(err, CAT_ERR_KV, "SYSTEM.CATALOG scan: %s", kv_errmsg());
   for (int i = 0; i < n_pend; i++) {

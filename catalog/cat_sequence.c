@@ -125,7 +125,7 @@ static int seq_commit(cat_catalog *cat, const cat_sequence *s, bool del, cat_err
                                  KV_TS_NOW)
                : kv_batch_put(b, cat_sys_family(cat), key, kn, "d", 1, KV_TS_NOW, rec,
                               seq_record(s, rec));
-  if (rc == KV_OK) rc = kv_commit(cat_kv(cat), b, NULL);
+  if (rc == KV_OK) rc = kv_be_write(cat_backend(cat), b, NULL);
   kv_batch_free(b);
   return rc ? cat_kv_error(err, rc, del ? "DROP SEQUENCE" : "sequence commit") : CAT_OK;
 }
@@ -266,7 +266,7 @@ static int claim_block(cat_catalog *cat, cat_sequence *s, bool flush, cat_error 
   s->next = s->done ? v : (int64_t)((uint64_t)v + (uint64_t)k * (uint64_t)d->increment);
   int rc = seq_commit(cat, s, false, err);
   if (rc == CAT_OK && flush) {
-    int krc = kv_flush(cat_kv(cat), CAT_SYSTEM_TABLE);
+    int krc = kv_be_flush(cat_backend(cat), CAT_SYSTEM_TABLE);
     if (krc) rc = cat_kv_error(err, krc, "sequence flush");
   }
   if (rc) { /* nothing of the block is handed out; the next call claims it again */

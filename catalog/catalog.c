@@ -10,6 +10,8 @@
 **   'V' name 00 01              a view record (version 1, or 2 with columns; catalog/cat_view.c)
 ** (names escaped as VARCHAR key columns). Records are varints and length-prefixed strings
 ** read with (p, limit) decoders. DDL ordering for crash safety is described in catalog.h.
+** Every store call goes through the storage backend the catalog was opened with
+** (kv/backend.h; cat_open: the local one).
 ** Not here: codecs (keycodec.c, valcodec.c), SQL.
 */
 #include "catalog/catalog.h"
@@ -27,7 +29,7 @@
 #define REC_VERSION 1
 
 struct cat_catalog {
-  kv_db *db;              /* the store (not owned) */
+  kv_backend be;          /* the store, through its backend (a copy; its state not owned) */
   uint32_t sys_family;    /* kv id of SYSTEM.CATALOG family "0" */
   uint64_t next_gen;      /* next generation number for internal kv names */
   int n_tables;           /* tables */
@@ -349,7 +351,7 @@ static int batch_meta(cat_catalog *cat, kv_batch *b, uint64_t next_gen, cat_erro
 }
 
 static int commit(cat_catalog *cat, kv_batch *b, cat_error *err) {
-  int rc = kv_commit(cat->db, b, NULL);
+  int rc = kv_be_write(&cat->be, b, NULL);
   return rc ? kverr(err, rc, "catalog commit") : CAT_OK;
 }
 
@@ -360,20 +362,20 @@ static int commit(cat_catalog *cat, kv_batch *b, cat_error *err) {
 ** again ("catalog: family of table: no table ..."). A flush of SYSTEM.CATALOG puts the
 ** deletion in a store file first; with nothing new in its memstore it writes nothing. */
 static int catalog_durable(cat_catalog *cat, cat_error *err) {
-  int rc = kv_flush(cat->db, CAT_SYSTEM_TABLE);
+  int rc = kv_be_flush(&cat->be, CAT_SYSTEM_TABLE);
   return rc ? kverr(err, rc, "catalog flush") : CAT_OK;
 }
 
 /* Look up the kv family ids of a table's families and of its indexes' tables. */
 static int resolve_ids(cat_catalog *cat, cat_table *t, cat_error *err) {
   for (int i = 0; i < t->n_families; i++) {
-    int rc = kv_family_id(cat->db, t->kv_name, t->families[i].name, &t->families[i].kv_id);
+    int rc = kv_be_family_id(&cat->be, t->kv_name, t->families[i].name, &t->families[i].kv_id);
     if (rc) return kverr(err, rc, "catalog: family of table");
   }
   for (int i = 0; i < t->n_indexes; i++) {
     cat_index *x = &t->indexes[i];
-    int rc = kv_family_id(cat->db, x->kv_name, CAT_KEY_FAMILY, &x->kv_key_family);
-    if (!rc) rc = kv_family_id(cat->db, x->kv_name, CAT_DEFAULT_FAMILY, &x->kv_data_family);
+    int rc = kv_be_family_id(&cat->be, x->kv_name, CAT_KEY_FAMILY, &x->kv_key_family);
+    if (!rc) rc = kv_be_family_id(&cat->be, x->kv_name, CAT_DEFAULT_FAMILY, &x->kv_data_family);
     if (rc) return kverr(err, rc, "catalog: family of index");
   }
   return CAT_OK;
@@ -419,8 +421,8 @@ static int load(cat_catalog *cat, cat_error *err) {
   memset(&so, 0, sizeof so);
   so.family_ids = &cat->sys_family;
   so.n_families = 1;
-  kv_scan *s = NULL;
-  int rc = kv_scan_open(cat->db, &so, &s);
+  kv_backend_scan *s = NULL;
+  int rc = kv_be_scan_open(&cat->be, &so, NULL, &s);
   if (rc) return kverr(err, rc, "catalog scan");
   kv_row row;
   int out = CAT_OK;
@@ -429,7 +431,7 @@ static int load(cat_catalog *cat, cat_error *err) {
   cat_index *pend = NULL;
   char **pend_table = NULL;
   int n_pend = 0;
-  while ((rc = kv_scan_next(s, &row)) == KV_OK) {
+  while ((rc = kv_be_scan_next(&cat->be, s, &row)) == KV_OK) {
     const kv_cell_view *cell = NULL;
     for (uint32_t i = 0; i < row.n_cells; i++)
       if (row.cells[i].qual_len == 1 && row.cells[i].qual[0] == 'd') cell = &row.cells[i];
@@ -467,7 +469,7 @@ static int load(cat_catalog *cat, cat_error *err) {
     }
   }
   if (out == CAT_OK && rc != KV_ERR_NOTFOUND) out = kverr(err, rc, "catalog scan");
-  kv_scan_close(s);
+  kv_be_scan_close(&cat->be, s);
   for (int i = 0; i < n_pend; i++) {
     int ti = out == CAT_OK ? find_table_index(cat, pend_table[i]) : -1;
     cat_table *t = ti >= 0 ? cat->tables[ti] : NULL;
@@ -495,17 +497,17 @@ static int load(cat_catalog *cat, cat_error *err) {
 /* Drop internal kv tables that no catalog row names (a crash between the two steps of a
 ** CREATE or a DROP). */
 static int drop_orphans(cat_catalog *cat, cat_error *err) {
-  int n = kv_table_count(cat->db);
+  int n = kv_be_table_count(&cat->be);
   char **names = calloc((size_t)(n > 0 ? n : 1), sizeof *names);
   if (!names) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
   int k = 0, out = CAT_OK;
   for (int i = 0; i < n; i++) {
-    const char *nm = kv_table_name(cat->db, i);
+    const char *nm = kv_be_table_name(&cat->be, i);
     if (nm && is_internal(nm) && !referenced(cat, nm)) names[k++] = dupstr(nm);
   }
   for (int i = 0; i < k; i++) {
     if (!names[i]) { out = cat_err(err, CAT_ERR_NOMEM, "out of memory"); continue; }
-    int rc = kv_drop_table(cat->db, names[i]);
+    int rc = kv_be_drop_table(&cat->be, names[i]);
     /* A read-only store keeps its orphans: the catalog ignores them, and the next writable
     ** open drops them. */
     if (rc && rc != KV_ERR_NOTFOUND && rc != KV_ERR_READONLY && out == CAT_OK)
@@ -517,19 +519,25 @@ static int drop_orphans(cat_catalog *cat, cat_error *err) {
 }
 
 int cat_open(kv_db *db, cat_catalog **out, cat_error *err) {
+  kv_backend be;
+  return cat_open_backend(kv_backend_local_init(&be, db), out, err);
+}
+
+int cat_open_backend(const kv_backend *be, cat_catalog **out, cat_error *err) {
   *out = NULL;
   cat_catalog *cat = calloc(1, sizeof *cat);
   if (!cat) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
-  cat->db = db;
+  cat->be = *be;
   cat->next_gen = 1;
-  int rc = kv_family_id(db, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &cat->sys_family);
+  int rc = kv_be_family_id(&cat->be, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &cat->sys_family);
   if (rc == KV_ERR_NOTFOUND) {
     kv_family_options fo;
     memset(&fo, 0, sizeof fo);
     fo.name = CAT_DEFAULT_FAMILY;
     fo.max_versions = 1;
-    rc = kv_create_table(db, CAT_SYSTEM_TABLE, &fo, 1);
-    if (rc == KV_OK) rc = kv_family_id(db, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &cat->sys_family);
+    rc = kv_be_create_table(&cat->be, CAT_SYSTEM_TABLE, &fo, 1, NULL, NULL, 0);
+    if (rc == KV_OK)
+      rc = kv_be_family_id(&cat->be, CAT_SYSTEM_TABLE, CAT_DEFAULT_FAMILY, &cat->sys_family);
   }
   int crc = rc ? kverr(err, rc, "opening SYSTEM.CATALOG") : load(cat, err);
   if (crc == CAT_OK) crc = cat_view_order(cat, err);
@@ -696,7 +704,7 @@ int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table
     fo[i].block_size = t->families[i].block_size;
   }
   /* Step 1: the kv table (an orphan until step 2 commits). */
-  int krc = kv_create_table(cat->db, t->kv_name, fo, t->n_families);
+  int krc = kv_be_create_table(&cat->be, t->kv_name, fo, t->n_families, NULL, NULL, 0);
   if (krc) { free_table(t); return kverr(err, krc, "CREATE TABLE"); }
   /* Step 2: the catalog rows, atomically. */
   buf k = {0}, v = {0};
@@ -717,7 +725,7 @@ int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table
     else if (out) *out = t;
     return rc;
   }
-  kv_drop_table(cat->db, t->kv_name); /* best effort; else the next open drops the orphan */
+  kv_be_drop_table(&cat->be, t->kv_name); /* best effort; else the next open drops the orphan */
   free_table(t);
   return rc;
 }
@@ -752,10 +760,10 @@ int cat_drop_table(cat_catalog *cat, const char *name, cat_error *err) {
     return drc;
   }
   for (int i = 0; !rc && i < t->n_indexes; i++) {
-    int krc = kv_drop_table(cat->db, t->indexes[i].kv_name);
+    int krc = kv_be_drop_table(&cat->be, t->indexes[i].kv_name);
     if (krc && krc != KV_ERR_NOTFOUND) rc = kverr(err, krc, "DROP TABLE (index table)");
   }
-  int krc = kv_drop_table(cat->db, t->kv_name);
+  int krc = kv_be_drop_table(&cat->be, t->kv_name);
   if (!rc && krc && krc != KV_ERR_NOTFOUND) rc = kverr(err, krc, "DROP TABLE");
   free_table(t);
   return rc;
@@ -818,7 +826,7 @@ int cat_create_index(cat_catalog *cat, const char *table, const cat_index_def *d
   fo[0].name = CAT_KEY_FAMILY;
   fo[1].name = CAT_DEFAULT_FAMILY;
   fo[0].ttl_sec = fo[1].ttl_sec = t->ttl_sec;
-  int krc = kv_create_table(cat->db, x.kv_name, fo, 2);
+  int krc = kv_be_create_table(&cat->be, x.kv_name, fo, 2, NULL, NULL, 0);
   if (krc) { free_index(&x); return kverr(err, krc, "CREATE INDEX"); }
   int rc = write_index_row(cat, t, &x, gen + 1, err);
   if (!rc) {
@@ -826,7 +834,7 @@ int cat_create_index(cat_catalog *cat, const char *table, const cat_index_def *d
     t->indexes[t->n_indexes++] = x;
     return resolve_ids(cat, t, err);
   }
-  kv_drop_table(cat->db, x.kv_name);
+  kv_be_drop_table(&cat->be, x.kv_name);
   free_index(&x);
   return rc;
 }
@@ -854,7 +862,7 @@ int cat_drop_index(cat_catalog *cat, const char *table, const char *index, cat_e
     free_index(&x);
     return drc;
   }
-  int krc = kv_drop_table(cat->db, x.kv_name);
+  int krc = kv_be_drop_table(&cat->be, x.kv_name);
   free_index(&x);
   return krc && krc != KV_ERR_NOTFOUND ? kverr(err, krc, "DROP INDEX") : CAT_OK;
 }
@@ -928,7 +936,7 @@ bool cat_table_derive(cat_table *t) {
   t->key_cols = NULL;
   return derive(t);
 }
-kv_db *cat_kv(cat_catalog *cat) { return cat->db; }
+kv_backend *cat_backend(cat_catalog *cat) { return &cat->be; }
 cat_seq_set *cat_seqs(cat_catalog *cat) { return &cat->seqs; }
 uint32_t cat_sys_family(const cat_catalog *cat) { return cat->sys_family; }
 int cat_kv_error(cat_error *err, int kv_code, const char *what) { return kverr(err, kv_code, what); }

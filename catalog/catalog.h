@@ -28,6 +28,7 @@
 
 #include "catalog/keycodec.h"
 #include "catalog/types.h"
+#include "kv/backend.h"
 #include "kv/kv.h"
 
 #define CAT_SYSTEM_TABLE "SYSTEM.CATALOG"
@@ -153,6 +154,12 @@ typedef struct cat_catalog cat_catalog;
 ** error. Errors: CAT_ERR_KV, CAT_ERR_CORRUPT (a catalog row that does not decode),
 ** CAT_ERR_NOMEM. */
 int cat_open(kv_db *db, cat_catalog **out, cat_error *err);
+/* cat_open over any storage backend (kv/backend.h): *be is copied; what it points to (its
+** ops and state) must outlive the catalog. cat_open is this over the local backend of db. */
+int cat_open_backend(const kv_backend *be, cat_catalog **out, cat_error *err);
+/* The backend the catalog reads and writes through (the catalog's copy; valid until
+** cat_close): exec/ reaches the store through it. */
+kv_backend *cat_backend(cat_catalog *cat);
 /* Free the in-memory catalog (does not close db). NULL is a no-op. */
 void cat_close(cat_catalog *cat);
 

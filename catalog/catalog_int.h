@@ -24,8 +24,6 @@ cat_table *cat_table_copy(const cat_table *t);
 /* Compute t's derived fields (PK order, key codec view) again after its columns changed;
 ** false when they are inconsistent (no PK) or out of memory. */
 bool cat_table_derive(cat_table *t);
-/* The store the catalog lives in. */
-kv_db *cat_kv(cat_catalog *cat);
 /* Fill err with CAT_ERR_KV for kv status kv_code ("what: kv message"); returns CAT_ERR_KV. */
 int cat_kv_error(cat_error *err, int kv_code, const char *what);
 /* Commit nt as the new record of the table of its name (one batch with its T row), then

@@ -187,12 +187,12 @@ static int table_has_rows(exec_bulk *b, bool *any, exec_error *err) {
   so.family_ids = &b->rc.key_family_id;
   so.n_families = 1;
   so.limit = 1;
-  kv_scan *sc = NULL;
-  int k = kv_scan_open(b->s->db, &so, &sc);
+  kv_backend_scan *sc = NULL;
+  int k = kv_be_scan_open(&b->s->be, &so, NULL, &sc);
   if (k != KV_OK) return kv_fail(err, k, "checking that the table is empty");
   kv_row row;
-  k = kv_scan_next(sc, &row);
-  kv_scan_close(sc);
+  k = kv_be_scan_next(&b->s->be, sc, &row);
+  kv_be_scan_close(&b->s->be, sc);
   if (k != KV_OK && k != KV_ERR_NOTFOUND)
     return kv_fail(err, k, "checking that the table is empty");
   *any = k == KV_OK;

@@ -384,7 +384,7 @@ static int find_col(const cat_table *t, const char *family, const char *name) {
   return c;
 }
 
-static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci, uint32_t off,
+static int create_index(cat_catalog *cat, const sql_create_index *ci, uint32_t off,
                         exec_progress_fn progress, void *arg, exec_error *err) {
   const cat_table *t = cat_find_table(cat, ci->table);
   if (!t && cat_find_view(cat, ci->table))
@@ -452,7 +452,7 @@ static int create_index(cat_catalog *cat, kv_db *db, const sql_create_index *ci,
   }
   {
     const char *tname = ci->table; /* t may be re-made by the catalog change */
-    rc = exec_index_backfill(cat, db, tname, ci->name, progress, arg, err);
+    rc = exec_index_backfill(cat, cat_backend(cat), tname, ci->name, progress, arg, err);
     if (rc != EXEC_OK) { /* no half-built index is left behind */
       cat_error ce2 = {0};
       cat_drop_index(cat, tname, ci->name, &ce2);
@@ -499,7 +499,7 @@ int exec_ddl_run_progress(cat_catalog *cat, kv_db *db, const sql_stmt *stmt, con
   switch (stmt->kind) {
     case SQL_STMT_CREATE_TABLE: return create_table(cat, stmt->u.create_table, err);
     case SQL_STMT_DROP_TABLE: return drop_table(cat, stmt->u.drop, stmt->off, err);
-    case SQL_STMT_CREATE_INDEX: return create_index(cat, db, stmt->u.create_index, stmt->off,
+    case SQL_STMT_CREATE_INDEX: return create_index(cat, stmt->u.create_index, stmt->off,
                                                       progress, arg, err);
     case SQL_STMT_DROP_INDEX: return drop_index(cat, stmt->u.drop, stmt->off, err);
     case SQL_STMT_ALTER_TABLE: return exec_ddl_alter(cat, stmt->u.alter, err);

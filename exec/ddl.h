@@ -50,7 +50,9 @@
 #include "sql/ast.h"
 
 /* Run the DDL statement stmt (kind SQL_STMT_CREATE_TABLE, DROP_TABLE, CREATE_INDEX,
-** DROP_INDEX, ALTER_TABLE, CREATE_VIEW or DROP_VIEW) against cat over store db, without a progress hook (exec_ddl_run_progress). sql is the statement's text (the one sql_parse
+** DROP_INDEX, ALTER_TABLE, CREATE_VIEW or DROP_VIEW) against cat over store db (not NULL; the
+** catalog's store: everything is read and written through the catalog's backend,
+** cat_backend), without a progress hook (exec_ddl_run_progress). sql is the statement's text (the one sql_parse
 ** read; reserved for messages, may be NULL). Returns EXEC_OK (also for IF [NOT]
 ** EXISTS no-ops) or an error filled into *err (see above); EXEC_MISUSE for another
 ** statement kind. The caller serializes DDL and must drop pointers to the changed table's

@@ -41,13 +41,23 @@ int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...) {
 
 /* ---- Session ---------------------------------------------------------------------------- */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
+  kv_backend be;
+  return exec_session_open_backend(db, kv_backend_local_init(&be, db), out, err);
+}
+
+int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **out,
+                              exec_error *err) {
   plan_set_const_eval(exec_eval_const); /* the binder folds constants with exec_eval */
   plan_set_in_set_values(exec_in_set_values); /* key ranges from IN (SELECT) sets */
   *out = NULL;
+  if (!db || !be || (be->local && be->local != db))
+    return exec_fail(err, EXEC_MISUSE, -1, "exec_session_open_backend: %s",
+                     !db || !be ? "NULL argument" : "db is not the store under the backend");
   exec_session *s = calloc(1, sizeof *s);
   if (!s) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   cat_error ce = {0};
-  int rc = cat_open(db, &s->cat, &ce);
+  s->be = *be;
+  int rc = cat_open_backend(&s->be, &s->cat, &ce);
   if (rc != CAT_OK) {
     free(s);
     int code = rc == CAT_ERR_NOMEM ? EXEC_NOMEM
@@ -63,7 +73,7 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   s->join_mem = EXEC_JOIN_MEMORY_DEFAULT;
   s->write_mem = EXEC_WRITE_MEMORY_DEFAULT;
   /* Indexes left BUILDING by a crash during their backfill are rebuilt now. */
-  rc = exec_index_resume(s->cat, db, NULL, NULL, err);
+  rc = exec_index_resume(s->cat, &s->be, NULL, NULL, err);
   if (rc != EXEC_OK && rc != EXEC_READONLY) {
     cat_close(s->cat);
     free(s);
@@ -78,7 +88,7 @@ int exec_session_reload_catalog(exec_session *s, exec_error *err) {
     return exec_fail(err, EXEC_MISUSE, -1, "a transaction is open: COMMIT or ROLLBACK first");
   cat_catalog *cat = NULL;
   cat_error ce = {0};
-  int rc = cat_open(s->db, &cat, &ce);
+  int rc = cat_open_backend(&s->be, &cat, &ce);
   if (rc != CAT_OK) {
     int code = rc == CAT_ERR_NOMEM ? EXEC_NOMEM
                : rc == CAT_ERR_CORRUPT ? EXEC_CORRUPT
@@ -596,7 +606,7 @@ void exec_get_metrics(const exec_stmt *st, exec_metrics *out) {
   const kv_scan_metrics *m = &a->kv;
   uint64_t assembled = a->rows_assembled;
   if (st->x_open && st->x.scan_open) {
-    if (st->x.scan.kv) kv_scan_get_metrics(st->x.scan.kv, &live);
+    if (st->x.scan.kv) kv_be_scan_metrics(st->x.scan.be, st->x.scan.kv, &live);
     else live = st->x.scan.m;
     m = &live;
     assembled = st->x.scan.rows_assembled;

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "catalog/types.h"
+#include "kv/backend.h"
 #include "kv/kv.h"
 
 #include "catalog/status.h" /* enum exec_status: the EXEC_* codes */
@@ -49,6 +50,13 @@ typedef struct exec_stmt exec_stmt;
 /* Open a session on an open store: loads the catalog (creating SYSTEM.CATALOG if new). The
 ** session does not own db (the caller closes it after exec_session_close). */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err);
+/* exec_session_open reading and writing through storage backend *be (kv/backend.h; copied,
+** what it points to must outlive the session) instead of db's local backend. db is still
+** the local store for what only it has (bulk loads, the columnar aggregate, spill files,
+** the planner's estimates; docs/BACKEND.md lists them) and must be the store under be. The
+** tests run the SQL layer through wrappers that take away capabilities this way. */
+int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **out,
+                              exec_error *err);
 /* Load the catalog again from the store (after kv_refresh of a read-only store showed the
 ** writer's DDL): statements bind again at their next run, as after DDL in the session; one
 ** between rows fails its next step ("the schema changed"). EXEC_MISUSE inside a transaction;

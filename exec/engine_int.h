@@ -22,6 +22,9 @@
 
 struct exec_session {
   kv_db *db;            /* the store (not owned) */
+  kv_backend be;        /* the backend (a copy; by default the local one over db): every
+                           scan, lookup and write of the session and its catalog goes
+                           through it (kv/backend.h) */
   cat_catalog *cat;     /* the catalog (owned) */
   kv_batch *txn;        /* the open transaction's batch, or NULL */
   kv_batch *spare;      /* an empty batch kept for the next transaction or write statement

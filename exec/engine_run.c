@@ -245,7 +245,7 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
   }
   double t0 = b->analyze ? mono_ms() : 0; /* timers only for EXPLAIN ANALYZE */
   if (b->kind == SQL_STMT_SELECT) {
-    rc = exec_query_open_cached(&st->x, st->s->db, &st->q, st->all_params, st->n_all,
+    rc = exec_query_open_cached(&st->x, &st->s->be, &st->q, st->all_params, st->n_all,
                                 st->now_us, st->s->sort_mem, st->s->txn, &st->qcache, err);
     st->x_open = true;
     exec_txn_reader_open(st);
@@ -305,7 +305,7 @@ int exec_run_check(exec_stmt *st, exec_error *err) {
   const sql_drop *d = st->ast->u.drop;
   exec_index_check_result *res = plan_arena_alloc(&st->run_arena, sizeof *res);
   if (!res) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
-  int rc = exec_index_check(st->s->cat, st->s->db, d->table ? d->table : "", d->name, st->s->txn,
+  int rc = exec_index_check(st->s->cat, &st->s->be, d->table ? d->table : "", d->name, st->s->txn,
                             res, err);
   if (rc) return rc;
   int n = 5 + res->n_details;

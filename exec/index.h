@@ -131,7 +131,7 @@ typedef struct exec_index_touched exec_index_touched;
 
 /* Start maintenance for a write to t. *out is NULL when t has no maintained index (then
 ** nothing else is needed). Errors as exec_index_codec_init. Free with exec_index_maint_free. */
-int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
+int exec_index_maint_open(const cat_catalog *cat, kv_backend *be, const cat_table *t,
                           exec_index_maint **out, exec_error *err);
 void exec_index_maint_free(exec_index_maint *m);
 /* The table m maintains (to reuse m for the next statement on the same table while the
@@ -211,7 +211,7 @@ bool exec_index_maint_immutable(const exec_index_maint *m);
 ** progress may be NULL. Errors: EXEC_IOERR / EXEC_FULL / EXEC_CORRUPT / EXEC_NOMEM /
 ** EXEC_READONLY from the store, EXEC_CONSTRAINT (a row whose index key cannot be built, e.g.
 ** over the key size limit), EXEC_NOTFOUND. On error the index stays BUILDING. */
-int exec_index_backfill(cat_catalog *cat, kv_db *db, const char *table, const char *index,
+int exec_index_backfill(cat_catalog *cat, kv_backend *be, const char *table, const char *index,
                         exec_progress_fn progress, void *arg, exec_error *err);
 
 /* At session open: for every BUILDING index of every table, delete all its index rows and
@@ -219,7 +219,7 @@ int exec_index_backfill(cat_catalog *cat, kv_db *db, const char *table, const ch
 ** EXEC_TOOBIG, EXEC_ERROR) is dropped. On a read-only store the first write fails with
 ** EXEC_READONLY (the caller ignores it; the index stays BUILDING, unused). Other errors as
 ** exec_index_backfill. */
-int exec_index_resume(cat_catalog *cat, kv_db *db, exec_progress_fn progress, void *arg,
+int exec_index_resume(cat_catalog *cat, kv_backend *be, exec_progress_fn progress, void *arg,
                       exec_error *err);
 
 /* ---- CHECK INDEX (exec/index_check.c) -------------------------------------------------- */
@@ -239,7 +239,7 @@ typedef struct exec_index_check_result {
 ** batch overlay when not NULL): every data row has its index row with equal INCLUDE values
 ** and every index row is the index row of an existing data row. Fills *out. Errors:
 ** EXEC_ERROR (unknown table or index), store errors. */
-int exec_index_check(const cat_catalog *cat, kv_db *db, const char *table, const char *index,
+int exec_index_check(const cat_catalog *cat, kv_backend *be, const char *table, const char *index,
                      const kv_batch *overlay, exec_index_check_result *out, exec_error *err);
 
 #endif /* ROWAN_EXEC_INDEX_H */

@@ -28,37 +28,37 @@
 #include "exec/rowcodec.h"
 
 /* Commit b (if it holds anything) and clear it. */
-static int commit(kv_db *db, kv_batch *b, exec_error *err) {
+static int commit(kv_backend *be, kv_batch *b, exec_error *err) {
   if (!kv_batch_count(b)) return EXEC_OK;
-  int k = kv_commit(db, b, NULL);
+  int k = kv_be_write(be, b, NULL);
   if (k != KV_OK) return exec_index_kv_fail(err, k, "index backfill commit");
   kv_batch_clear(b);
   return EXEC_OK;
 }
 
 /* Delete every row of the index's kv table (both families), in atomic batches. */
-static int clear_index(kv_db *db, const cat_index *ix, exec_error *err) {
+static int clear_index(kv_backend *be, const cat_index *ix, exec_error *err) {
   uint32_t fams[2] = {ix->kv_key_family, ix->kv_data_family};
   kv_scan_options so;
   memset(&so, 0, sizeof so);
   so.family_ids = fams;
   so.n_families = 2;
-  kv_scan *s = NULL;
+  kv_backend_scan *s = NULL;
   kv_batch *b = kv_batch_new();
   if (!b) return exec_error_set(err, EXEC_NOMEM, "out of memory");
-  int k = kv_scan_open(db, &so, &s);
+  int k = kv_be_scan_open(be, &so, NULL, &s);
   int r = EXEC_OK;
   if (k != KV_OK) r = exec_index_kv_fail(err, k, "clearing an index");
   kv_row row;
-  while (!r && (k = kv_scan_next(s, &row)) == KV_OK) {
+  while (!r && (k = kv_be_scan_next(be, s, &row)) == KV_OK) {
     for (int f = 0; f < 2 && k == KV_OK; f++)
       k = kv_batch_delete(b, fams[f], KV_DELETE_FAMILY, row.key, row.key_len, NULL, 0, KV_TS_NOW);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "clearing an index");
-    else if (kv_batch_count(b) >= 2 * EXEC_INDEX_BACKFILL_ROWS) r = commit(db, b, err);
+    else if (kv_batch_count(b) >= 2 * EXEC_INDEX_BACKFILL_ROWS) r = commit(be, b, err);
   }
   if (!r && k != KV_ERR_NOTFOUND) r = exec_index_kv_fail(err, k, "clearing an index");
-  kv_scan_close(s);
-  if (!r) r = commit(db, b, err);
+  kv_be_scan_close(be, s);
+  if (!r) r = commit(be, b, err);
   kv_batch_free(b);
   return r;
 }
@@ -70,7 +70,7 @@ static void report(exec_progress_fn fn, void *arg, const char *what, uint64_t do
 }
 
 /* Scan table t at a pinned snapshot and write the index rows of ix. */
-static int backfill_rows(const cat_catalog *cat, kv_db *db, const cat_table *t,
+static int backfill_rows(const cat_catalog *cat, kv_backend *be, const cat_table *t,
                          const cat_index *ix, exec_progress_fn progress, void *arg,
                          exec_error *err) {
   exec_index_codec ic;
@@ -94,10 +94,11 @@ static int backfill_rows(const cat_catalog *cat, kv_db *db, const cat_table *t,
   snprintf(what, sizeof what, "building index %s on %s", ix->name, t->name);
   uint64_t total = 0, done = 0, seq = 0;
   bool pinned = false;
-  kv_scan *s = NULL;
+  kv_backend_scan *s = NULL;
   if (!r) {
-    kv_estimate_rows(db, fams[0], NULL, &total, NULL);
-    int k = kv_snapshot_acquire(db, &seq);
+    uint64_t bytes;
+    if (kv_be_estimate(be, fams[0], NULL, NULL, &total, &bytes) != KV_OK) total = 0;
+    int k = kv_be_snapshot_acquire(be, &seq);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "index backfill snapshot");
     else pinned = true;
   }
@@ -108,13 +109,13 @@ static int backfill_rows(const cat_catalog *cat, kv_db *db, const cat_table *t,
     so.n_families = nf;
     so.snapshot = seq;
     so.interrupt = exec_interrupt_flag(); /* CREATE INDEX's step: rowan_interrupt stops it */
-    int k = kv_scan_open(db, &so, &s);
+    int k = kv_be_scan_open(be, &so, NULL, &s);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "index backfill scan");
   }
   report(progress, arg, what, 0, total);
   kv_row row;
   int k = KV_OK;
-  while (!r && (k = kv_scan_next(s, &row)) == KV_OK) {
+  while (!r && (k = kv_be_scan_next(be, s, &row)) == KV_OK) {
     bool marker = false;
     for (uint32_t i = 0; i < row.n_cells && !marker; i++)
       marker = row.cells[i].family_id == fams[0];
@@ -123,17 +124,17 @@ static int backfill_rows(const cat_catalog *cat, kv_db *db, const cat_table *t,
     if (!r) r = exec_index_put(&ic, slots, KV_TS_NOW, b, err);
     if (r) break;
     if (++done % EXEC_INDEX_BACKFILL_ROWS == 0) {
-      r = commit(db, b, err);
+      r = commit(be, b, err);
       report(progress, arg, what, done, total);
       if (!r) r = exec_check_interrupt(err); /* (the scan checks every 64 rows too) */
     }
   }
   if (!r && k == KV_ERR_INTERRUPTED) r = exec_error_set(err, EXEC_INTERRUPT, "interrupted");
   if (!r && k != KV_ERR_NOTFOUND) r = exec_index_kv_fail(err, k, "index backfill scan");
-  kv_scan_close(s);
-  if (!r) r = commit(db, b, err);
+  kv_be_scan_close(be, s);
+  if (!r) r = commit(be, b, err);
   if (!r) report(progress, arg, what, done, done);
-  if (pinned) kv_snapshot_release(db, seq);
+  if (pinned) kv_be_snapshot_release(be, seq);
   kv_batch_free(b);
   free(slots);
   exec_rowcodec_free(&rc);
@@ -152,12 +153,12 @@ static int catalog_fail(exec_error *err, const cat_error *ce) {
   return exec_error_set(err, code, "%s", ce->msg);
 }
 
-int exec_index_backfill(cat_catalog *cat, kv_db *db, const char *table, const char *index,
+int exec_index_backfill(cat_catalog *cat, kv_backend *be, const char *table, const char *index,
                         exec_progress_fn progress, void *arg, exec_error *err) {
   const cat_table *t = cat_find_table(cat, table);
   const cat_index *ix = t ? cat_find_index(t, index) : NULL;
   if (!ix) return exec_error_set(err, EXEC_NOTFOUND, "index %s on %s not found", index, table);
-  int r = backfill_rows(cat, db, t, ix, progress, arg, err);
+  int r = backfill_rows(cat, be, t, ix, progress, arg, err);
   if (r) return r;
   cat_error ce = {0};
   if (cat_set_index_state(cat, table, index, CAT_INDEX_ACTIVE, &ce) != CAT_OK)
@@ -165,7 +166,7 @@ int exec_index_backfill(cat_catalog *cat, kv_db *db, const char *table, const ch
   return EXEC_OK;
 }
 
-int exec_index_resume(cat_catalog *cat, kv_db *db, exec_progress_fn progress, void *arg,
+int exec_index_resume(cat_catalog *cat, kv_backend *be, exec_progress_fn progress, void *arg,
                       exec_error *err) {
   for (int i = 0; i < cat_table_count(cat); i++) {
     const cat_table *t = cat_table_at(cat, i);
@@ -174,8 +175,8 @@ int exec_index_resume(cat_catalog *cat, kv_db *db, exec_progress_fn progress, vo
       char tname[CAT_ERRMSG_MAX], iname[CAT_ERRMSG_MAX];
       snprintf(tname, sizeof tname, "%s", t->name);
       snprintf(iname, sizeof iname, "%s", t->indexes[j].name);
-      int r = clear_index(db, &t->indexes[j], err);
-      if (!r) r = exec_index_backfill(cat, db, tname, iname, progress, arg, err);
+      int r = clear_index(be, &t->indexes[j], err);
+      if (!r) r = exec_index_backfill(cat, be, tname, iname, progress, arg, err);
       if (r == EXEC_CONSTRAINT || r == EXEC_TOOBIG || r == EXEC_ERROR) {
         /* The rows do not fit this index (CREATE INDEX would have failed): drop it. */
         cat_error ce = {0};

@@ -21,7 +21,7 @@
 #include "exec/rowcodec.h"
 
 typedef struct checker {
-  kv_db *db;               /* the store */
+  kv_backend *be;          /* the store's backend */
   const cat_table *t;      /* the table */
   exec_index_codec ic;     /* the index codec */
   exec_rowcodec rc;        /* the table's row codec */
@@ -88,13 +88,13 @@ static int check_data(checker *ck, exec_error *err) {
   exec_index_codec *ic = &ck->ic;
   kv_scan_options so;
   scan_opts(ck, &so, ck->dfams, ck->n_dfams);
-  kv_scan *s = NULL;
-  int k = kv_scan_open(ck->db, &so, &s);
+  kv_backend_scan *s = NULL;
+  int k = kv_be_scan_open(ck->be, &so, NULL, &s);
   if (k != KV_OK) return exec_index_kv_fail(err, k, "CHECK INDEX scan");
   kv_row row;
   int r = EXEC_OK;
   char a[160];
-  while (!r && (k = kv_scan_next(s, &row)) == KV_OK) {
+  while (!r && (k = kv_be_scan_next(ck->be, s, &row)) == KV_OK) {
     if (!has_family(&row, ck->dfams[0])) continue;
     ck->out->data_rows++;
     r = exec_row_decode(&ck->rc, &row, ic->need, ck->slots, NULL, err);
@@ -108,9 +108,9 @@ static int check_data(checker *ck, exec_error *err) {
     }
     kv_scan_options go;
     scan_opts(ck, &go, ck->ifams, 2);
-    kv_scan *g = NULL;
+    kv_backend_scan *g = NULL;
     kv_row irow;
-    k = kv_get(ck->db, &go, ic->key, ic->key_len, &g, &irow);
+    k = kv_be_get(ck->be, &go, ic->key, ic->key_len, &g, &irow);
     if (k == KV_ERR_NOTFOUND || (k == KV_OK && !has_family(&irow, ck->ifams[0]))) {
       ck->out->missing++;
       pk_text(ck, ck->slots, a, sizeof a);
@@ -136,11 +136,11 @@ static int check_data(checker *ck, exec_error *err) {
         }
       }
     }
-    kv_scan_close(g);
+    kv_be_scan_close(ck->be, g);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "CHECK INDEX lookup");
   }
   if (!r && k != KV_ERR_NOTFOUND && k != KV_OK) r = exec_index_kv_fail(err, k, "CHECK INDEX scan");
-  kv_scan_close(s);
+  kv_be_scan_close(ck->be, s);
   return r;
 }
 
@@ -149,13 +149,13 @@ static int check_index(checker *ck, exec_error *err) {
   exec_index_codec *ic = &ck->ic;
   kv_scan_options so;
   scan_opts(ck, &so, ck->ifams, 1);
-  kv_scan *s = NULL;
-  int k = kv_scan_open(ck->db, &so, &s);
+  kv_backend_scan *s = NULL;
+  int k = kv_be_scan_open(ck->be, &so, NULL, &s);
   if (k != KV_OK) return exec_index_kv_fail(err, k, "CHECK INDEX scan");
   kv_row row;
   int r = EXEC_OK;
   char a[200];
-  while (!r && (k = kv_scan_next(s, &row)) == KV_OK) {
+  while (!r && (k = kv_be_scan_next(ck->be, s, &row)) == KV_OK) {
     ck->out->index_rows++;
     size_t pk_off = 0;
     exec_error e2;
@@ -169,9 +169,9 @@ static int check_index(checker *ck, exec_error *err) {
     size_t ilen = row.key_len;
     kv_scan_options go;
     scan_opts(ck, &go, ck->dfams, ck->n_dfams);
-    kv_scan *g = NULL;
+    kv_backend_scan *g = NULL;
     kv_row drow;
-    k = kv_get(ck->db, &go, ck->ikey + pk_off, ilen - pk_off, &g, &drow);
+    k = kv_be_get(ck->be, &go, ck->ikey + pk_off, ilen - pk_off, &g, &drow);
     bool ok = false;
     if (k == KV_OK && has_family(&drow, ck->dfams[0])) {
       r = exec_row_decode(&ck->rc, &drow, ic->need, ck->slots, NULL, err);
@@ -179,7 +179,7 @@ static int check_index(checker *ck, exec_error *err) {
            memcmp(ic->key, ck->ikey, ilen) == 0;
     }
     if (k == KV_ERR_NOTFOUND) k = KV_OK;
-    kv_scan_close(g);
+    kv_be_scan_close(ck->be, g);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "CHECK INDEX lookup");
     if (r) break;
     if (!ok) {
@@ -189,11 +189,11 @@ static int check_index(checker *ck, exec_error *err) {
     }
   }
   if (!r && k != KV_ERR_NOTFOUND && k != KV_OK) r = exec_index_kv_fail(err, k, "CHECK INDEX scan");
-  kv_scan_close(s);
+  kv_be_scan_close(ck->be, s);
   return r;
 }
 
-int exec_index_check(const cat_catalog *cat, kv_db *db, const char *table, const char *index,
+int exec_index_check(const cat_catalog *cat, kv_backend *be, const char *table, const char *index,
                      const kv_batch *overlay, exec_index_check_result *out, exec_error *err) {
   memset(out, 0, sizeof *out);
   const cat_table *t = cat_find_table(cat, table);
@@ -204,7 +204,7 @@ int exec_index_check(const cat_catalog *cat, kv_db *db, const char *table, const
                           t->name);
   checker ck;
   memset(&ck, 0, sizeof ck);
-  ck.db = db;
+  ck.be = be;
   ck.t = t;
   ck.out = out;
   ck.overlay = overlay;
@@ -229,13 +229,13 @@ int exec_index_check(const cat_catalog *cat, kv_db *db, const char *table, const
   }
   bool pinned = false;
   if (!r) {
-    int k = kv_snapshot_acquire(db, &ck.seq);
+    int k = kv_be_snapshot_acquire(be, &ck.seq);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "CHECK INDEX snapshot");
     else pinned = true;
   }
   if (!r) r = check_data(&ck, err);
   if (!r) r = check_index(&ck, err);
-  if (pinned) kv_snapshot_release(db, ck.seq);
+  if (pinned) kv_be_snapshot_release(be, ck.seq);
   free(ck.slots);
   free(ck.islots);
   free(ck.kv2);

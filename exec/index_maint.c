@@ -29,7 +29,7 @@ struct exec_index_touched {
 };
 
 struct exec_index_maint {
-  kv_db *db;                /* the store */
+  kv_backend *be;           /* the store's backend */
   const cat_table *t;       /* the data table */
   bool immutable;           /* IMMUTABLE_ROWS: no read of old values on UPSERT */
   int n;                    /* maintained indexes */
@@ -40,7 +40,7 @@ struct exec_index_maint {
   uint32_t n_fams;          /* count */
   cat_value *old;           /* old row slots */
   cat_value *cur;           /* new row slots (old overlaid with the written values) */
-  kv_scan *get;             /* the open old-row read (its row backs old[]), or NULL */
+  kv_backend_scan *get;     /* the open old-row read (its row backs old[]), or NULL */
   bool exists;              /* the old row exists */
   bool prepared;            /* an upsert is prepared */
   uint8_t **old_key;        /* per index: old index row key (CAT_KEY_MAX bytes) */
@@ -114,7 +114,7 @@ static int touched_add(exec_index_touched *tk, const uint8_t *key, size_t len) {
 /* ---- Open / free ------------------------------------------------------------------------ */
 void exec_index_maint_free(exec_index_maint *m) {
   if (!m) return;
-  kv_scan_close(m->get);
+  kv_be_scan_close(m->be, m->get);
   for (int i = 0; i < m->n; i++) {
     exec_index_codec_free(&m->ic[i]);
     if (m->old_key) free(m->old_key[i]);
@@ -130,7 +130,7 @@ void exec_index_maint_free(exec_index_maint *m) {
   free(m);
 }
 
-int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
+int exec_index_maint_open(const cat_catalog *cat, kv_backend *be, const cat_table *t,
                           exec_index_maint **out, exec_error *err) {
   *out = NULL;
   int n = 0;
@@ -139,7 +139,7 @@ int exec_index_maint_open(const cat_catalog *cat, kv_db *db, const cat_table *t,
   if (!n) return EXEC_OK;
   exec_index_maint *m = calloc(1, sizeof *m);
   if (!m) return exec_error_set(err, EXEC_NOMEM, "out of memory");
-  m->db = db;
+  m->be = be;
   m->t = t;
   m->immutable = t->immutable_rows;
   size_t nc = (size_t)t->n_columns + 1;
@@ -198,7 +198,7 @@ bool exec_index_maint_immutable(const exec_index_maint *m) { return m && m->immu
 /* Read the data row key[0..len) into m->old (m->exists); the read stays open in m->get. */
 static int read_old(exec_index_maint *m, const uint8_t *key, size_t len, const kv_batch *b,
                     const exec_index_touched *tk, exec_error *err) {
-  kv_scan_close(m->get);
+  kv_be_scan_close(m->be, m->get);
   m->get = NULL;
   m->exists = false;
   kv_scan_options so;
@@ -207,7 +207,7 @@ static int read_old(exec_index_maint *m, const uint8_t *key, size_t len, const k
   so.n_families = m->n_fams;
   so.overlay = b && touched_has(tk, key, len) ? b : NULL;
   kv_row row;
-  int k = kv_get(m->db, &so, key, len, &m->get, &row);
+  int k = kv_be_get(m->be, &so, key, len, &m->get, &row);
   if (k == KV_ERR_NOTFOUND) return EXEC_OK;
   if (k != KV_OK) return exec_index_kv_fail(err, k, "reading the old row for index maintenance");
   bool has_marker = false;
@@ -222,7 +222,7 @@ static int read_old(exec_index_maint *m, const uint8_t *key, size_t len, const k
 
 void exec_index_maint_cancel(exec_index_maint *m) {
   if (!m) return;
-  kv_scan_close(m->get);
+  kv_be_scan_close(m->be, m->get);
   m->get = NULL;
   m->prepared = false;
 }

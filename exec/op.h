@@ -27,6 +27,7 @@
 #include "exec/eval.h"
 #include "exec/func.h"
 #include "exec/rowcodec.h"
+#include "kv/backend.h"
 #include "kv/kv.h"
 #include "planner/plan.h"
 #include "planner/plan_select.h"
@@ -61,8 +62,8 @@ void exec_scan_cache_free(exec_scan_cache *c);
 ** or not use; vmap is set by each open as far as it is read (n_sets first). */
 typedef struct exec_scan_state {
   const plan_scan *ps;       /* the plan step */
-  kv_db *db;                 /* store */
-  kv_scan *kv;               /* open kv scan, or NULL */
+  kv_backend *be;            /* the store's backend (kv/backend.h) */
+  kv_backend_scan *kv;       /* open backend scan, or NULL */
   kv_range *ranges;          /* kv ranges built from ps->ranges (malloc) */
   exec_rowcodec rc;          /* row decoder */
   bool rc_ok;                /* rc initialized */
@@ -75,13 +76,22 @@ typedef struct exec_scan_state {
   size_t key_len;            /* its length */
   struct exec_index_codec *ic; /* index scans: the index row codec (malloc), or NULL */
   const kv_batch *overlay;   /* index scans: the transaction's batch, for the lookups */
-  kv_scan *lk;               /* the last lookup's kv scan (its row backs the slots) */
+  kv_backend_scan *lk;       /* the last lookup's scan (its row backs the slots) */
   uint64_t lookups;          /* lookups done */
   uint64_t lookups_found;    /* lookups that found their data row */
   exec_rowcodec *rcp;        /* the row decoder in use: &rc, or the cache's */
   exec_scan_cache *cache;    /* the statement's kept buffers, or NULL (all owned here) */
   uint64_t snap;             /* index scans that look rows up: the snapshot acquired at open,
                                 which the index scan and every lookup read at (0: none) */
+  bool residual;             /* ps->filter is evaluated here on each row: the backend takes no
+                                callback filter (kv_backend_caps.filters) */
+  uint64_t residual_limit;   /* with residual: ps->kv_limit, counted here (the backend's limit
+                                would count rows the filter rejects); 0 = none */
+  uint64_t rows_out;         /* with residual: rows the filter passed */
+  uint64_t rows_rejected;    /* with residual: rows it rejected (added to m at close) */
+  kv_fx_node *fx;            /* with residual: the expression the backend got (malloc), or
+                                NULL */
+  kv_filter_expr fxe;        /* it (nodes = fx) */
   kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
   kv_scan_metrics lm;        /* the lookups' metrics, summed */
   exec_vec_map vmap;         /* table scans: the columns of the qualifier projection given
@@ -100,17 +110,17 @@ static inline void exec_metrics_copy(kv_scan_metrics *dst, const kv_scan_metrics
   memcpy(dst, src, offsetof(kv_scan_metrics, families) + n * sizeof src->families[0]);
 }
 
-/* Open the scan of plan step ps over db; overlay (may be NULL): an open transaction's
+/* Open the scan of plan step ps through backend be; overlay (may be NULL): an open transaction's
 ** batch, read as committed (the transaction sees its own writes). After each EXEC_ROW of
 ** exec_scan_next, key/key_len hold the row's key. EXEC_OK or an error. */
-int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+int exec_scan_open(exec_scan_state *s, kv_backend *be, const plan_scan *ps,
                    const kv_batch *overlay, exec_error *err);
 /* exec_scan_open with the buffers of cache (not NULL), which keeps them after close for the
 ** next open: its row codec is rebuilt only when ps->table is another table. The row key is
 ** kept in key/key_len only for index scans (the query pipeline reads no other). slots (NULL:
 ** the identity; table scans only): the slot of the row passed to exec_scan_next that each
 ** needed column's value goes to (exec_rowcodec_prepare), e.g. its place in the projection. */
-int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *ps,
                           const kv_batch *overlay, exec_scan_cache *cache,
                           const int16_t *slots, exec_error *err);
 /* Next row decoded into row (table->n_columns slots; only needed slots set): EXEC_ROW,
@@ -178,7 +188,10 @@ typedef struct exec_query {
     int col;                 /* the column's slot in the input row */
     exec_date_round r;       /* the rounding, resolved once per run */
   } gfast[EXEC_GROUP_FAST];
-  kv_db *db;                 /* store */
+  kv_backend *be;            /* the store's backend: scans and lookups go through it */
+  kv_db *db;                 /* the local store under be (kv_backend_local_db), for what only
+                                it has: spill files, the columnar aggregate, the planner's
+                                estimates of a join leaf; NULL under another backend */
   const kv_batch *overlay;   /* open transaction's writes, or NULL */
   kv_batch *own_overlay;     /* an index scan that looks rows up: a copy of those writes as
                                 they were at open (overlay points at it), so its lookups read
@@ -237,7 +250,7 @@ typedef struct exec_query_cache {
 
 /* exec_query_open using (and keeping, at close) the buffers of cache (not NULL): no
 ** allocation for rows or the scan's decoder when they fit. Same results and errors. */
-int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
+int exec_query_open_cached(exec_query *x, kv_backend *be, const plan_query *q,
                            const cat_value *params, int n_params, int64_t now_us,
                            size_t mem_limit, const kv_batch *overlay, exec_query_cache *cache,
                            exec_error *err);
@@ -246,7 +259,7 @@ void exec_query_cache_free(exec_query_cache *c);
 
 /* Start running plan q (scan opened lazily at the first next). params: bound values.
 ** mem_limit: sort memory (0 = default). overlay: the transaction's batch or NULL. */
-int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
+int exec_query_open(exec_query *x, kv_backend *be, const plan_query *q, const cat_value *params,
                     int n_params, int64_t now_us, size_t mem_limit, const kv_batch *overlay,
                     exec_error *err);
 /* Next result row in x->out: EXEC_ROW, EXEC_DONE or an error. */

@@ -127,7 +127,7 @@ int exec_cpjoin_narrow(exec_join *j, exec_join *probe, exec_error *err) {
   }
   exec_query_close(probe->leaf);
   memset(probe->leaf, 0, sizeof *probe->leaf);
-  rc = exec_query_open(probe->leaf, cx->db, &probe->cp_q, cx->params, cx->n_params, cx->now_us,
+  rc = exec_query_open(probe->leaf, cx->be, &probe->cp_q, cx->params, cx->n_params, cx->now_us,
                        0, cx->overlay, err);
   probe->leaf->timing = cx->timing;
   if (!rc) a->cp_state = PLAN_CP_APPLIED;

@@ -47,7 +47,7 @@ int exec_join_open(exec_join **out, const plan_join_node *pn, exec_join_ctx *cx,
     }
     j->leaf = calloc(1, sizeof *j->leaf);
     if (!j->leaf) return nomem(err);
-    int rc = exec_query_open(j->leaf, cx->db, &pn->leaf_q, cx->params, cx->n_params, cx->now_us,
+    int rc = exec_query_open(j->leaf, cx->be, &pn->leaf_q, cx->params, cx->n_params, cx->now_us,
                              0, cx->overlay, err);
     j->leaf->timing = cx->timing;
     return rc;

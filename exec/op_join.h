@@ -26,7 +26,8 @@
 
 /* What every node of one tree shares. */
 typedef struct exec_join_ctx {
-  kv_db *db;                 /* store */
+  kv_backend *be;            /* the store's backend: the leaves' scans go through it */
+  kv_db *db;                 /* the local store under be, or NULL (exec_query.db) */
   const kv_batch *overlay;   /* the transaction's writes, or NULL */
   const cat_value *params;   /* bound parameters */
   int n_params;              /* their count */

@@ -72,10 +72,10 @@ void exec_query_cache_free(exec_query_cache *c) {
   memset(c, 0, sizeof *c);
 }
 
-int exec_query_open(exec_query *x, kv_db *db, const plan_query *q, const cat_value *params,
+int exec_query_open(exec_query *x, kv_backend *be, const plan_query *q, const cat_value *params,
                     int n_params, int64_t now_us, size_t mem_limit, const kv_batch *overlay,
                     exec_error *err) {
-  return exec_query_open_cached(x, db, q, params, n_params, now_us, mem_limit, overlay, NULL,
+  return exec_query_open_cached(x, be, q, params, n_params, now_us, mem_limit, overlay, NULL,
                                 err);
 }
 
@@ -110,7 +110,7 @@ static void group_fast_setup(exec_query *x) {
   }
 }
 
-int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
+int exec_query_open_cached(exec_query *x, kv_backend *be, const plan_query *q,
                            const cat_value *params, int n_params, int64_t now_us,
                            size_t mem_limit, const kv_batch *overlay, exec_query_cache *cache,
                            exec_error *err) {
@@ -128,7 +128,8 @@ int exec_query_open_cached(exec_query *x, kv_db *db, const plan_query *q,
   x->cache = cache;
   x->overlay = overlay;
   x->q = q;
-  x->db = db;
+  x->be = be;
+  x->db = kv_backend_local_db(be);
   exec_arena_init(&x->scratch);
   x->ev.params = params;
   x->ev.n_params = n_params;
@@ -536,6 +537,7 @@ static int open_join(exec_query *x, exec_error *err) {
     for (int c = 0; c < s->from[i].table->n_columns; c++)
       x->jnulls[s->from[i].base + c] = cat_v_null(s->from[i].table->columns[c].type);
   exec_join_ctx *cx = x->jcx;
+  cx->be = x->be;
   cx->db = x->db;
   cx->overlay = x->overlay;
   cx->params = x->ev.params;
@@ -550,9 +552,9 @@ static int open_join(exec_query *x, exec_error *err) {
 static int open_source(exec_query *x, exec_error *err) {
   if (x->q->join) return open_join(x, err);
   if (!x->q->has_scan) return EXEC_OK;
-  int rc = x->cache ? exec_scan_open_cached(&x->scan, x->db, &x->q->scan, x->overlay,
+  int rc = x->cache ? exec_scan_open_cached(&x->scan, x->be, &x->q->scan, x->overlay,
                                              &x->cache->scan, x->direct ? x->q->slots : NULL, err)
-                    : exec_scan_open(&x->scan, x->db, &x->q->scan, x->overlay, err);
+                    : exec_scan_open(&x->scan, x->be, &x->q->scan, x->overlay, err);
   x->scan_open = true;
   x->act.analyzed = true;
   return rc;

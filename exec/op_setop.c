@@ -71,7 +71,7 @@ int exec_setop_open(exec_setop **out, const plan_query *q, plan_actuals *act,
   if (!q->setop) {
     s->query = calloc(1, sizeof *s->query);
     if (!s->query) return nomem(err);
-    int rc = exec_query_open(s->query, cx->db, q, cx->params, cx->n_params, cx->now_us, 0,
+    int rc = exec_query_open(s->query, cx->be, q, cx->params, cx->n_params, cx->now_us, 0,
                              cx->overlay, err);
     s->query->timing = cx->timing;
     s->query->join_mem = cx->mem_limit;

@@ -1,10 +1,12 @@
 /*
-** exec/scan.c: the scan operator. Opens one kv scan for a plan_scan (planner/plan.h): the
-** key ranges (none = full scan; several = skip scan; a NOTHING plan opens no scan at all),
-** the families chosen by the planner, reverse order, the pushed-down typed filter
-** (plan_filter_eval as the kv filter callback, so rejected rows are never decoded) and the
-** pushed limit. Each row handed out is decoded with exec/rowcodec.h into the needed value
-** slots only, and counted as assembled.
+** exec/scan.c: the scan operator. Opens one scan through the session's storage backend
+** (kv/backend.h) for a plan_scan (planner/plan.h): the key ranges (none = full scan;
+** several = skip scan; a NOTHING plan opens no scan at all), the families chosen by the
+** planner, reverse order, the pushed-down typed filter (plan_filter_eval as the kv filter
+** callback, so rejected rows are never decoded; on a backend without callback filters, the
+** serializable expression it can take, the whole filter kept here as the residual) and the
+** pushed limit (counted here when the filter is). Each row handed out is decoded with
+** exec/rowcodec.h into the needed value slots only, and counted as assembled.
 **
 ** An index scan (ps->index set, issue 7) scans the index's kv table instead: each index
 ** row is decoded with the index row codec (exec/index.h) into the data-row slots the index
@@ -128,9 +130,9 @@ static int scan_buffers(exec_scan_state *s, const plan_scan *ps, exec_error *err
   return EXEC_OK;
 }
 
-int exec_scan_open(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+int exec_scan_open(exec_scan_state *s, kv_backend *be, const plan_scan *ps,
                    const kv_batch *overlay, exec_error *err) {
-  return exec_scan_open_cached(s, db, ps, overlay, NULL, NULL, err);
+  return exec_scan_open_cached(s, be, ps, overlay, NULL, NULL, err);
 }
 
 /* kv_scan_options.existence_family for a read of the table's families fam[0..n): 1 + the
@@ -144,7 +146,38 @@ static uint32_t existence_family(const int *fam, int n) {
   return 0;
 }
 
-int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
+/* Hand ps->filter to the backend as its capabilities allow (kv_backend_caps.filters): as the
+** kv filter callback (the local backend: rejected rows are never decoded); else as the
+** serializable expression of the terms it can say (planner/filter.h plan_filter_expr),
+** with the whole filter kept here as the residual, evaluated on every row handed out, and
+** the limit counted here too. */
+static int pushed_filter(exec_scan_state *s, kv_backend *be, kv_scan_options *o,
+                         kv_backend_read *rd, exec_error *err) {
+  const plan_scan *ps = s->ps;
+  if (be->caps.filters & KV_BE_FILTER_CALLBACK) {
+    o->filter = plan_filter_eval;
+    o->filter_ctx = ps->filter;
+    return EXEC_OK;
+  }
+  if (o->skip_prefix && o->skip_prefix->rows_per_prefix)
+    return exec_error_set(err, EXEC_ERROR,
+                          "the first rows of each key prefix under a filter need a backend "
+                          "that runs callback filters (backend %s does not)", be->caps.name);
+  s->residual = true;
+  s->residual_limit = o->limit;
+  o->limit = 0;
+  if (!(be->caps.filters & KV_BE_FILTER_EXPR)) return EXEC_OK;
+  enum { FX_CAP = 256 }; /* terms past it stay with the residual alone */
+  s->fx = malloc(FX_CAP * sizeof *s->fx);
+  if (!s->fx) return nomem(err);
+  if (plan_filter_expr(ps->filter, s->fx, FX_CAP, &s->fxe.n_nodes)) {
+    s->fxe.nodes = s->fx;
+    rd->filter_expr = &s->fxe;
+  }
+  return EXEC_OK;
+}
+
+int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *ps,
                           const kv_batch *overlay, exec_scan_cache *cache,
                           const int16_t *slots, exec_error *err) {
   /* ORDER SCAN_STATE (exec/op.h): the metrics last, only their counters zeroed */
@@ -157,7 +190,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   s->vmap.n_sets = 0; /* the rest of vmap is written below before it is read */
   s->vmap.prep = NULL;
   s->ps = ps;
-  s->db = db;
+  s->be = be;
   s->overlay = overlay;
   s->cache = cache;
   s->keep_key = !cache || ps->index;
@@ -289,27 +322,42 @@ int exec_scan_open_cached(exec_scan_state *s, kv_db *db, const plan_scan *ps,
   if (ps->index && ps->lookup) { /* the data rows must be read at the index rows' snapshot,
                                     not at the latest commit (writes between two steps would
                                     give rows that never existed): pinned until close */
-    if (kv_snapshot_acquire(db, &s->snap) != KV_OK) s->snap = 0;
+    if (kv_be_snapshot_acquire(be, &s->snap) != KV_OK) s->snap = 0;
     o.snapshot = s->snap;
   }
-  if (ps->filter) {
-    o.filter = plan_filter_eval;
-    o.filter_ctx = ps->filter;
-  }
-  int krc = kv_scan_open(db, &o, &s->kv);
+  kv_backend_read rd = {0};
+  rc = ps->filter ? pushed_filter(s, be, &o, &rd, err) : EXEC_OK;
+  int krc = rc ? KV_OK : kv_be_scan_open(be, &o, rd.filter_expr ? &rd : NULL, &s->kv);
   if (!cache) {
     free(qbytes);
     free(qp);
     free(ql);
   }
+  if (rc) return rc;
   if (krc != KV_OK) return exec_kv_error(krc, err);
   return EXEC_OK;
 }
 
+/* The residual filter on one row a backend handed out: true when it passes (counted). */
+static bool residual_pass(exec_scan_state *s, const kv_row *r) {
+  if (plan_filter_eval(s->ps->filter, r)) {
+    s->rows_out++;
+    return true;
+  }
+  s->rows_rejected++;
+  return false;
+}
+
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   if (s->done || !s->kv) return EXEC_DONE;
+  if (s->residual && s->residual_limit && s->rows_out == s->residual_limit) {
+    s->done = true;
+    return EXEC_DONE;
+  }
   kv_row r;
-  int krc = kv_scan_next(s->kv, &r);
+  int krc;
+  do krc = kv_be_scan_next(s->be, s->kv, &r);
+  while (krc == KV_OK && s->residual && !residual_pass(s, &r));
   if (krc == KV_ERR_NOTFOUND) { /* the metrics are taken once, at exec_scan_close */
     s->done = true;
     return EXEC_DONE;
@@ -323,7 +371,7 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
     rc = exec_index_decode_row(s->ic, &r, row, NULL, err);
   } else {
     uint32_t nv;
-    const kv_value_vector *vv = kv_scan_row_vectors(s->kv, &nv);
+    const kv_value_vector *vv = kv_be_scan_row_vectors(s->be, s->kv, &nv);
     rc = exec_row_decode_vec(s->rcp, &r, vv, nv, s->ps->need, row, NULL, &s->vmap, err);
   }
   if (rc) return rc;
@@ -363,9 +411,9 @@ static void add_metrics(kv_scan_metrics *sum, const kv_scan_metrics *m) {
 static void close_lookup(exec_scan_state *s) {
   if (!s->lk) return;
   kv_scan_metrics m;
-  kv_scan_get_metrics(s->lk, &m);
+  kv_be_scan_metrics(s->be, s->lk, &m);
   add_metrics(&s->lm, &m);
-  kv_scan_close(s->lk);
+  kv_be_scan_close(s->be, s->lk);
   s->lk = NULL;
 }
 
@@ -395,7 +443,7 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   o.as_of = exec_as_of_current(); /* the data row as of the same time */
   kv_row r;
   s->lookups++;
-  int krc = kv_get(s->db, &o, p, (size_t)(limit - p), &s->lk, &r);
+  int krc = kv_be_get(s->be, &o, p, (size_t)(limit - p), &s->lk, &r);
   if (krc == KV_ERR_NOTFOUND) return EXEC_DONE;
   if (krc != KV_OK) return exec_kv_error(krc, err);
   s->lookups_found++;
@@ -411,12 +459,17 @@ void exec_scan_close(exec_scan_state *s) {
     s->ic = NULL;
   }
   if (s->kv) {
-    kv_scan_get_metrics(s->kv, &s->m);
-    kv_scan_close(s->kv);
+    kv_be_scan_metrics(s->be, s->kv, &s->m);
+    kv_be_scan_close(s->be, s->kv);
     s->kv = NULL;
+    s->m.rows_filtered += s->rows_rejected; /* the residual's, as if the backend had */
+    s->m.rows_returned -= s->rows_rejected;
+    s->rows_rejected = 0;
   }
+  free(s->fx);
+  s->fx = NULL;
   if (s->snap) {
-    kv_snapshot_release(s->db, s->snap);
+    kv_be_snapshot_release(s->be, s->snap);
     s->snap = 0;
   }
   if (!s->cache) { /* cached buffers stay with the statement */

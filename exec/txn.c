@@ -115,7 +115,7 @@ kv_batch *exec_txn_batch(exec_session *s, bool *own) {
 }
 
 int exec_txn_commit_batch(exec_session *s, kv_batch *b, exec_error *err) {
-  int krc = kv_commit(s->db, b, NULL);
+  int krc = kv_be_write(&s->be, b, NULL);
   if (krc != KV_OK) return exec_kv_error(krc, err);
   return EXEC_OK;
 }

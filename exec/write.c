@@ -77,7 +77,7 @@ static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool rows_m
     w->maint = s->maint_cache; /* same table, same schema: reuse the codecs */
     s->maint_cache = NULL;
   } else if (t->n_indexes) {
-    int r = exec_index_maint_open(s->cat, s->db, t, &w->maint, err);
+    int r = exec_index_maint_open(s->cat, &s->be, t, &w->maint, err);
     if (r) return r;
   }
   if (!w->maint) return EXEC_OK;
@@ -316,7 +316,7 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
     exec_arena_free(&scratch);
   } else {
     exec_query *x = &st->x;
-    r = exec_query_open(x, st->s->db, &st->q, st->all_params, st->n_all, st->now_us,
+    r = exec_query_open(x, &st->s->be, &st->q, st->all_params, st->n_all, st->now_us,
                         st->s->sort_mem, st->s->txn, err);
     st->x_open = true;
     x->timing = st->bound.analyze;
@@ -392,7 +392,7 @@ int exec_write_delete(exec_stmt *st, exec_error *err) {
   exec_scan_state sc;
   writer w;
   memset(&w, 0, sizeof w);
-  int r = exec_scan_open(&sc, st->s->db, ps, st->s->txn, err);
+  int r = exec_scan_open(&sc, &st->s->be, ps, st->s->txn, err);
   cat_value *row = calloc((size_t)d->table->n_columns + 1, sizeof *row);
   exec_arena scratch;
   exec_arena_init(&scratch);

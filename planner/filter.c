@@ -830,3 +830,110 @@ int plan_filter_leaves(const plan_filter *f, plan_filter_leaf *out, int cap) {
   for (uint32_t i = 0; i < f->n_roots && n >= 0; i++) n = leaves_of(f, f->roots[i], out, cap, n);
   return n > 0 ? n : -1;
 }
+
+/* ---- The serializable form (kv/backend.h kv_filter_expr) ------------------------------ */
+/* Nodes the subtree at ni takes in the expression, or 0 when it has a part the form cannot
+** say: a key column (its bytes are a part of the row key, which only Rowan's key codec
+** finds), LIKE, a constant, IN with a NULL in its list (its FALSE would be UNKNOWN). */
+static uint32_t fx_size(const plan_filter *f, uint32_t ni) {
+  const fnode *nd = &f->nodes[ni];
+  switch (nd->kind) {
+    case F_AND:
+    case F_OR: {
+      uint32_t a = fx_size(f, nd->a), b = a ? fx_size(f, nd->b) : 0;
+      return a && b ? 1 + a + b : 0;
+    }
+    case F_NOT: {
+      uint32_t a = fx_size(f, nd->a);
+      return a ? 1 + a : 0;
+    }
+    case F_CMP:
+    case F_ISNULL:
+    case F_IN:
+      if (f->cols[nd->col].key_pos >= 0 || (nd->kind == F_IN && nd->has_null)) return 0;
+      if (nd->kind == F_CMP) return 1;
+      if (nd->kind == F_ISNULL) return nd->negated ? 1 : 2;
+      return nd->negated + (nd->b > 1) + nd->b;
+    default: return 0;
+  }
+}
+
+/* A leaf on column slot col into *out. */
+static void fx_leaf(const plan_filter *f, int col, uint8_t kind, uint8_t cmp, const uint8_t *v,
+                    uint32_t vlen, kv_fx_node *out) {
+  const plan_filter_col *pc = &f->cols[col];
+  *out = (kv_fx_node){.kind = kind, .cmp = cmp, .family_id = pc->family_id, .qual = pc->qual,
+                      .qual_len = pc->qual_len, .value = v, .value_len = vlen};
+}
+
+/* Write the subtree at ni (fx_size says it fits) at out[*k...]. */
+static void fx_emit(const plan_filter *f, uint32_t ni, kv_fx_node *out, uint32_t *k) {
+  static const uint8_t empty[1] = {0};
+  const fnode *nd = &f->nodes[ni];
+  switch (nd->kind) {
+    case F_AND:
+    case F_OR:
+      out[(*k)++] = (kv_fx_node){.kind = nd->kind == F_AND ? KV_FX_AND : KV_FX_OR,
+                                 .n_children = 2};
+      fx_emit(f, nd->a, out, k);
+      fx_emit(f, nd->b, out, k);
+      return;
+    case F_NOT:
+      out[(*k)++] = (kv_fx_node){.kind = KV_FX_NOT, .n_children = 1};
+      fx_emit(f, nd->a, out, k);
+      return;
+    case F_ISNULL: /* IS NULL: NOT present; IS NOT NULL: present (never UNKNOWN) */
+      if (!nd->negated) out[(*k)++] = (kv_fx_node){.kind = KV_FX_NOT, .n_children = 1};
+      fx_leaf(f, nd->col, KV_FX_PRESENT, 0, NULL, 0, &out[(*k)++]);
+      return;
+    case F_CMP: {
+      static const uint8_t ops[] = {[SQL_OP_EQ] = KV_FX_EQ, [SQL_OP_NE] = KV_FX_NE,
+                                    [SQL_OP_LT] = KV_FX_LT, [SQL_OP_LE] = KV_FX_LE,
+                                    [SQL_OP_GT] = KV_FX_GT, [SQL_OP_GE] = KV_FX_GE};
+      if (nd->nn) { /* folded: TRUE (>= the empty value) or FALSE (< it) for every value */
+        fx_leaf(f, nd->col, KV_FX_CMP, nd->nn == NN_TRUE ? KV_FX_GE : KV_FX_LT, empty, 0,
+                &out[(*k)++]);
+        return;
+      }
+      const fconst *c = &f->consts[nd->a];
+      fx_leaf(f, nd->col, KV_FX_CMP, ops[nd->op], f->bytes + c->off, c->len, &out[(*k)++]);
+      return;
+    }
+    default: { /* F_IN: [NOT] (col = c1 OR col = c2 ...) */
+      if (nd->negated) out[(*k)++] = (kv_fx_node){.kind = KV_FX_NOT, .n_children = 1};
+      if (nd->b > 1) out[(*k)++] = (kv_fx_node){.kind = KV_FX_OR, .n_children = (uint16_t)nd->b};
+      for (uint32_t i = 0; i < nd->b; i++) {
+        const fconst *c = &f->consts[nd->a + i];
+        fx_leaf(f, nd->col, KV_FX_CMP, KV_FX_EQ, f->bytes + c->off, c->len, &out[(*k)++]);
+      }
+      return;
+    }
+  }
+}
+
+uint32_t plan_filter_expr(const plan_filter *f, kv_fx_node *out, uint32_t cap,
+                          uint32_t *n_nodes) {
+  *n_nodes = 0;
+  if (!f || cap < 2) return 0;
+  uint32_t terms = 0, need = 1; /* the AND */
+  for (uint32_t i = 0; i < f->n_roots && terms < UINT16_MAX; i++) {
+    uint32_t n = fx_size(f, f->roots[i]);
+    if (n && need + n <= cap) {
+      need += n;
+      terms++;
+    }
+  }
+  if (!terms) return 0;
+  uint32_t k = 0;
+  out[k++] = (kv_fx_node){.kind = KV_FX_AND, .n_children = (uint16_t)terms};
+  uint32_t left = terms;
+  for (uint32_t i = 0; i < f->n_roots && left; i++) {
+    uint32_t n = fx_size(f, f->roots[i]);
+    if (n && k + n <= need) {
+      fx_emit(f, f->roots[i], out, &k);
+      left--;
+    }
+  }
+  *n_nodes = k;
+  return terms;
+}

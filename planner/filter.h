@@ -43,6 +43,7 @@
 #include "catalog/catalog.h"
 #include "catalog/keycodec.h"
 #include "catalog/types.h"
+#include "kv/backend.h"
 #include "kv/kv.h"
 #include "planner/expr.h"
 
@@ -155,5 +156,17 @@ typedef struct plan_filter_leaf {
 ** pass f exactly when every leaf's column has a value and the value's encoding compares
 ** with k as op asks (cat_vc_compare: unsigned bytes, a proper prefix first). */
 int plan_filter_leaves(const plan_filter *f, plan_filter_leaf *out, int cap);
+
+/* ---- The serializable form (kv/backend.h kv_filter_expr) ------------------------------ */
+/* Write to out[0..cap) the pushed terms of f that a storage backend's filter expression can
+** say, ANDed (one KV_FX_AND root): comparisons, IN lists without NULL, IS [NOT] NULL, and
+** AND / OR / NOT of those, on cell columns. Not said: a term with a key column, LIKE, an IN
+** list holding NULL, a constant term, or one past cap. Qualifiers and constants point into
+** f (valid while f is). *n_nodes gets the node count; returns the terms written (0: none,
+** *n_nodes 0). A row the expression rejects is one f rejects; a row it passes may still
+** fail f's other terms: the caller keeps f as the residual (exec/scan.c evaluates it on
+** every row a backend without callback filters hands out). */
+uint32_t plan_filter_expr(const plan_filter *f, kv_fx_node *out, uint32_t cap,
+                          uint32_t *n_nodes);
 
 #endif /* ROWAN_PLANNER_FILTER_H */
