@@ -105,16 +105,6 @@ static bool same(const cat_value *a, const cat_value *b) {
   return a->type.id == b->type.id && exec_value_cmp(a, b) == 0;
 }
 
-/* v with its bytes copied into A. */
-static int own(plan_arena *A, cat_value *v) {
-  if (v->is_null || !cat_type_has_bytes(v->type.id) || !v->u.s.len) return EXEC_OK;
-  uint8_t *p = plan_arena_alloc(A, v->u.s.len);
-  if (!p) return EXEC_NOMEM;
-  memcpy(p, v->u.s.p, v->u.s.len);
-  v->u.s.p = (const void *)p;
-  return EXEC_OK;
-}
-
 int exec_apply_eval(const exec_apply_env *envc, int k, const cat_value *v, int n,
                     cat_value *out, exec_arena *scratch, char *msg, size_t cap) {
   exec_apply_env *env = (exec_apply_env *)envc; /* the run's, reached through a parameter */
@@ -139,7 +129,7 @@ int exec_apply_eval(const exec_apply_env *envc, int k, const cat_value *v, int n
     }
     for (int i = 0; i < n; i++) {
       s->vals[i] = v[i];
-      if (own(&s->A, &s->vals[i])) {
+      if (exec_value_own(&s->A, &s->vals[i])) {
         snprintf(msg, cap, "out of memory");
         return EXEC_NOMEM;
       }

@@ -24,16 +24,6 @@
 #include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
 
-/* v with its bytes copied into A. */
-static int keep_value(plan_arena *A, cat_value *v) {
-  if (v->is_null || !cat_type_has_bytes(v->type.id) || !v->u.s.len) return EXEC_OK;
-  uint8_t *p = plan_arena_alloc(A, v->u.s.len);
-  if (!p) return EXEC_NOMEM;
-  memcpy(p, v->u.s.p, v->u.s.len);
-  v->u.s.p = (const void *)p;
-  return EXEC_OK;
-}
-
 /* The rows of an IN (SELECT ...) inside an expression, gathered for its hash set. */
 typedef struct in_values {
   cat_value *v;   /* the values, row after row (malloc); string bytes in the run arena */
@@ -62,7 +52,7 @@ static int in_add(exec_stmt *st, plan_arena *A, in_values *iv, const cat_value *
       iv->v = nv;
       iv->cap = nc;
     }
-    if (keep_value(A, &v)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    if (exec_value_own(A, &v)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
     iv->v[iv->n++] = v;
   }
   return EXEC_OK;
@@ -120,7 +110,7 @@ int exec_sub_value(exec_stmt *st, const plan_select *sel, int kind, uint32_t off
       break;
     }
     v = x.out[0];
-    if (keep_value(A, &v)) rc = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    if (exec_value_own(A, &v)) rc = exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   }
   if (rc == EXEC_DONE) rc = EXEC_OK;
   if (!rc && in) rc = in_set(A, &iv, sel->n_out, &v, err);

@@ -337,6 +337,17 @@ static cat_type *in_types(binder *b, const sql_expr *x, const plan_select *s, in
   return ct;
 }
 
+/* The query of subquery x bound, with c collecting the outer columns it names (planner/
+** bind_apply.c); NULL with b's error set. */
+static plan_select *sub_query(binder *b, const sql_expr *x, bind_corr *c) {
+  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
+  if (!s) {
+    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
+    return NULL;
+  }
+  return bind_apply_query(b, x->sub, s, c) ? NULL : s;
+}
+
 /* x [NOT] IN (SELECT ...), a WHERE term: x bound, the subquery bound, both kept in b->semis
 ** (NULL returned); or, when the subquery names the outer query other than in its WHERE (a
 ** set operation's branch, its select list), the term that runs it per outer row. */
@@ -347,13 +358,9 @@ static plan_expr *add_semi(binder *b, const sql_expr *x) {
     return NULL;
   }
   int n = row ? x->left->list->n : 1;
-  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
   bind_corr c;
-  if (!s) {
-    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-    return NULL;
-  }
-  if (bind_apply_query(b, x->sub, s, &c)) return NULL;
+  plan_select *s = sub_query(b, x, &c);
+  if (!s) return NULL;
   if (c.n) { /* correlated after all: per outer row (planner/bind_apply.c) */
     cat_type *ct = in_types(b, x, s, n);
     return ct ? bind_apply(b, x, s, &c, ct) : NULL;
@@ -567,13 +574,9 @@ int bind_semis(binder *b, plan_select *s) {
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
   if (x->kind == SQL_E_SUBQUERY && bind_decorrelatable(b, x, false))
     return bind_correlated_scalar(b, x); /* a LEFT JOIN (planner/bind_correlated.c) */
-  plan_select *s = plan_arena_alloc(b->A, sizeof *s);
   bind_corr c;
-  if (!s) {
-    bind_error(b, EXEC_NOMEM, x->off, "out of memory");
-    return NULL;
-  }
-  if (bind_apply_query(b, x->sub, s, &c)) return NULL;
+  plan_select *s = sub_query(b, x, &c);
+  if (!s) return NULL;
   bool scalar = x->kind == SQL_E_SUBQUERY, in = x->kind == SQL_E_IN;
   int n = in && x->left->kind == SQL_E_ROW ? x->left->list->n : 1;
   if (scalar && s->n_out != 1) {
