@@ -15,10 +15,6 @@
 ** neighbours (cold lines) and the list head. Eviction walks from the tail: a referenced entry
 ** loses its mark and goes to the head instead of out; the first unmarked, unused one goes.
 ** The order evicted is LRU by the time of the last insert or second chance, not the last hit.
-** Admission (kv_cache_admit, asked by readers before they decode a block for the cache) is
-** TinyLFU's: each shard counts the asks of every key, hits included, in a small count-min
-** sketch aged by halving, and a full shard takes a key only when it was asked for more often
-** per byte than the entry an insert would evict (by more than one ask).
 ** Not here: what is cached (kv/sf_iter.c), per-scan metrics (kv_sf_io).
 */
 #include <pthread.h>
@@ -29,10 +25,7 @@
 
 #define MAX_SHARDS 16u
 #define MIN_SHARD_BYTES ((size_t)4 << 20) /* fewer shards for a small cache */
-#define FREQ_MIN 4096u      /* counters of a shard's frequency sketch, at least */
-#define FREQ_MAX (1u << 20) /* and at most */
-#define FREQ_BYTES 64u      /* one counter per this many bytes of the shard's capacity */
-#define VICTIM_WALK 8       /* entries from the tail kv_cache_admit looks at for the victim */
+#define GHOSTS 32u /* per shard: keys a full shard refused, admitted when asked again */
 
 struct kv_cache_entry {
   uint64_t file;              /* key: file number */
@@ -63,9 +56,7 @@ typedef struct shard {
   size_t usage;               /* sum of charges in the cache */
   size_t capacity;            /* this shard's share */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
-  uint8_t *freq;              /* frequency sketch: n_freq saturating counters */
-  uint32_t n_freq;            /* a power of two */
-  uint32_t freq_adds;         /* counts added since the last halving */
+  uint64_t ghost[GHOSTS];     /* keys refused by kv_cache_admit lately (0 = empty) */
 } shard;
 
 struct kv_cache {
@@ -97,10 +88,7 @@ kv_cache *kv_cache_new(size_t capacity) {
     s->capacity = capacity / n;
     s->n_slots = 64;
     s->slots = calloc(s->n_slots, sizeof *s->slots);
-    s->n_freq = FREQ_MIN;
-    while (s->n_freq < FREQ_MAX && (size_t)s->n_freq * FREQ_BYTES < s->capacity) s->n_freq *= 2;
-    s->freq = calloc(s->n_freq, 1);
-    if (!s->slots || !s->freq) {
+    if (!s->slots) {
       c->n_shards = i + 1;
       kv_cache_free(c);
       return NULL;
@@ -227,68 +215,27 @@ void kv_cache_free(kv_cache *c) {
     }
     free_chain(dead);
     free(s->slots);
-    free(s->freq);
     pthread_mutex_destroy(&s->mu);
   }
   free(c);
 }
 
-/* The frequency sketch (TinyLFU's, in its simplest form): a key counts in two counters
-** picked by two halves of its 64-bit mix, its estimate is the smaller (a count-min sketch of
-** depth two: collisions only ever raise an estimate). Every n_freq / 8 keys counted (about
-** ten times the entries a shard holds: a counter then carries a quarter of a count of
-** collisions on average, so a key asked for once rarely looks asked for twice), all counters
-** are halved, so the estimate is a recent frequency: a block read once a long time ago weighs
-** nothing against one read every few queries. REQUIRES: s->mu held. */
-static void freq_add(shard *s, uint64_t mix) {
-  uint32_t m = s->n_freq - 1, a = (uint32_t)mix & m, b = (uint32_t)(mix >> 32) & m;
-  if (s->freq[a] < UINT8_MAX) s->freq[a]++;
-  if (b != a && s->freq[b] < UINT8_MAX) s->freq[b]++;
-  if (++s->freq_adds >= s->n_freq / 8) {
-    for (uint32_t i = 0; i < s->n_freq; i++) s->freq[i] >>= 1;
-    s->freq_adds = 0;
-  }
-}
-
-static uint32_t freq_of(const shard *s, uint64_t mix) {
-  uint32_t m = s->n_freq - 1;
-  uint8_t a = s->freq[(uint32_t)mix & m], b = s->freq[(uint32_t)(mix >> 32) & m];
-  return a < b ? a : b;
-}
-
-/* The entry an insert into the full shard would evict first (kv_cache_insert's walk: the
-** first from the tail neither marked nor in use, among the last VICTIM_WALK), else the tail. REQUIRES: s->mu held. */
-static const kv_cache_entry *victim(const shard *s) {
-  int n = 0;
-  for (const kv_cache_entry *v = s->tail; v && n < VICTIM_WALK; v = v->prev, n++)
-    if (!v->referenced && v->refs == 1) return v;
-  return s->tail;
-}
-
 bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
+  uint32_t h = key_hash(file, off);
   shard *s = shard_of(c, file, off);
-  uint64_t g = key_mix(file, off);
+  uint64_t g = key_mix(file, off); /* the whole key's mix: neighbouring keys differ */
+  if (g == 0) g = 1;               /* never 0 (the empty slot) */
+  uint64_t *slot = &s->ghost[(h >> 8) % GHOSTS];
   pthread_mutex_lock(&s->mu);
-  freq_add(s, g);
-  bool ok = s->usage + charge <= s->capacity;
-  if (!ok) {
-    /* asked for twice at least, and more often per byte than the victim, by more than
-       one ask (blocks of one size read in turn, as a column read again and again, do not
-       displace each other: the part of them cached stays): a small block read often (a
-       key family's, whose block covers many rows) outweighs a large one read less */
-    uint64_t f = freq_of(s, g);
-    const kv_cache_entry *v = victim(s);
-    ok = f >= 2 && (!v || f * v->charge >
-                              ((uint64_t)freq_of(s, key_mix(v->file, v->off)) + 1) * charge);
-  }
+  bool ok = s->usage + charge <= s->capacity || *slot == g;
+  *slot = ok ? 0 : g;
   pthread_mutex_unlock(&s->mu);
   return ok;
 }
 
 /* The lookup; a miss is counted when count_miss. */
 static kv_cache_entry *lookup(kv_cache *c, uint64_t file, uint64_t off, bool count_miss) {
-  uint64_t mix = key_mix(file, off);
-  uint32_t h = (uint32_t)mix; /* key_hash */
+  uint32_t h = key_hash(file, off);
   shard *s = shard_of(c, file, off);
   pthread_mutex_lock(&s->mu);
   kv_cache_entry *e = s->slots[find_slot(s, file, off, h)].e;
@@ -298,7 +245,6 @@ static kv_cache_entry *lookup(kv_cache *c, uint64_t file, uint64_t off, bool cou
        cache; eviction gives a marked entry a second chance (kv_cache_insert) */
     if (!e->referenced) e->referenced = true;
     s->hits++;
-    freq_add(s, mix);
   } else if (count_miss) {
     s->misses++;
   }

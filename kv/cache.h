@@ -51,10 +51,8 @@ kv_cache_entry *kv_cache_probe(kv_cache *c, uint64_t file, uint64_t off);
 void kv_cache_note_miss(kv_cache *c, uint64_t file, uint64_t off);
 /* Admission hint for a reader that may skip caching (a point read): true when an entry of
 ** `charge` bytes under (file, off) fits in its shard without evicting, or when the key was
-** asked for (missed or hit) at least twice lately and more often per byte than the entry an
-** insert would evict, by more than one ask (TinyLFU's admission: a per-shard frequency
-** sketch, aged by halving; kv/cache.c); false otherwise. Every call counts one ask of the key,
-** as every hit does. */
+** refused lately (asked for twice in a short while: worth evicting for, as in 2Q's ghost
+** list); false otherwise, and the key is remembered in a small per-shard ghost table. */
 bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge);
 /* Insert `value` (charged `charge` bytes; `deleter(value)` frees it) under (file, off),
 ** replacing any entry with that key, and return it with one reference for the caller.

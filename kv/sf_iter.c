@@ -22,8 +22,7 @@
 ** decodes the block privately and, once it passed every check, inserts a packed copy (one
 ** allocation: the arrays, the dictionary and the value bytes, not the rest of the raw
 ** block). Compaction reads (fill_cache false) never insert; another block is inserted only
-** when it fits without evicting or was asked for more often lately than the block it would
-** evict (kv_cache_admit, a frequency sketch: a point read
+** when it fits without evicting or was asked for twice lately (kv_cache_admit: a point read
 ** does not evict a cached block for one it may never read again, and a full scan streaming
 ** through a full cache does not push out the hot set).
 **
@@ -119,8 +118,7 @@ static const char *check_block(sf_iter *it, const kv_sf_index_entry *e) {
 }
 
 /* Whether block e of the reader should go into the cache: it fits without evicting, or it
-** was asked for more often lately than what it would evict (kv_cache_admit; its charge
-** estimated from the index entry:
+** was refused a short while ago (kv_cache_admit; its charge estimated from the index entry:
 ** seven eighths of the raw bytes, about what the compact form of the archive's blocks
 ** costs). Seeks and sequential reads alike: a full scan streaming through a full cache
 ** neither evicts the hot set nor pays for packing blocks it will not read again. */

@@ -4,10 +4,6 @@
 ** using (they still hit afterwards), while a cache with room takes the scan's blocks (a second
 ** scan hits), and a block asked for twice is admitted even when the cache is full. Counts
 ** come from the scans' metrics and kv_block_cache_get_stats.
-** kv_cache_admit on its own: in a full cache, a key is admitted once it has been asked for
-** (missed or hit) more often lately than the entry an insert would evict, never on its
-** first miss, and the counts age, so a key hit often long ago gives way to one asked often
-** now.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +12,6 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/cache.h"
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
@@ -145,79 +140,10 @@ static void test_scan_fills_room(void **state) {
   kv_env_free(env);
 }
 
-static void noop_free(void *v) { (void)v; }
-
-/* Look key k of file 1 up n times, releasing each hit; returns the hits. */
-static int ask(kv_cache *c, uint64_t k, int n) {
-  int hits = 0;
-  for (int i = 0; i < n; i++) {
-    kv_cache_entry *e = kv_cache_lookup(c, 1, k);
-    if (e) hits++;
-    kv_cache_release(c, e);
-  }
-  return hits;
-}
-
-static void test_admit_by_frequency(void **state) {
-  (void)state;
-  static int val;
-  kv_cache *c = kv_cache_new(1000); /* one shard: ten entries of 100 bytes */
-  for (uint64_t k = 0; k < 10; k++) {
-    assert_true(kv_cache_admit(c, 1, k, 100)); /* room: admitted at once */
-    kv_cache_release(c, kv_cache_insert(c, 1, k, &val, 100, noop_free));
-  }
-  assert_false(kv_cache_admit(c, 1, 10, 100)); /* full: a first miss is never admitted */
-  for (uint64_t k = 0; k < 10; k++) assert_int_equal(ask(c, k, 3), 3);
-  /* key 10 is admitted once asked for more often than the victim (asked 4 times), by more
-     than one ask */
-  int asks = 1;
-  while (!kv_cache_admit(c, 1, 10, 100)) {
-    asks++;
-    assert_true(asks < 10);
-  }
-  assert_true(asks >= 5); /* refused while asked for 5 times or fewer */
-  kv_cache_release(c, kv_cache_insert(c, 1, 10, &val, 100, noop_free));
-  kv_cache_counters cnt;
-  kv_cache_get_counters(c, &cnt);
-  assert_int_equal(cnt.evictions, 1);
-  assert_int_equal(ask(c, 10, 1), 1);
-  /* keys asked for once each, many of them (a scan), are not admitted over a hot set still
-     in use (here each key asked for once per ten scan keys) */
-  for (uint64_t x = 100; x < 20100; x++) {
-    assert_false(kv_cache_admit(c, 1, x, 100));
-    if (x % 10 == 0) (void)ask(c, x / 10 % 11, 1);
-  }
-  int kept = 0;
-  for (uint64_t k = 0; k <= 10; k++) kept += ask(c, k, 1);
-  assert_int_equal(kept, 10); /* every key of the hot set but the one evicted for key 10 */
-  /* nor over one no longer in use, while its counts last; once they have aged away (many
-     keys counted since), a key asked for a few times gets in */
-  for (uint64_t x = 30000; x < 60000; x++) (void)kv_cache_admit(c, 1, x, 100);
-  int later = 1;
-  while (!kv_cache_admit(c, 1, 90000, 100)) {
-    later++;
-    assert_true(later < 4);
-  }
-  /* per byte: a key asked for as often as the victim but a tenth of its size gets in */
-  kv_cache *d = kv_cache_new(1000);
-  for (uint64_t k = 0; k < 10; k++) {
-    assert_true(kv_cache_admit(d, 1, k, 100));
-    kv_cache_release(d, kv_cache_insert(d, 1, k, &val, 100, noop_free));
-  }
-  for (uint64_t k = 0; k < 10; k++) assert_int_equal(ask(d, k, 2), 2); /* each asked 3 times */
-  assert_false(kv_cache_admit(d, 1, 77, 100));
-  assert_false(kv_cache_admit(d, 1, 77, 100));
-  assert_false(kv_cache_admit(d, 1, 77, 100)); /* as often as the victim: not more */
-  assert_true(kv_cache_admit(d, 1, 78, 10) || kv_cache_admit(d, 1, 78, 10));
-  kv_cache_free(d);
-  kv_cache_free(c);
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_scan_keeps_hot_set),
     cmocka_unit_test(test_scan_fills_room),
-    cmocka_unit_test(test_admit_by_frequency),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
