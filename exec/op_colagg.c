@@ -4,7 +4,13 @@
 ** into a kv/colscan.h spec over the one family read, runs it on EXEC_COLAGG_THREADS chunks
 ** with one set of accumulators (exec/agg.h) per chunk, reads the ranges kv/ hands back the
 ** row way (a kv scan at the same pinned snapshot with the same projection and filter), and
-** merges the accumulators into the single group row the query pipeline finishes.
+** merges the accumulators into the single group row the query pipeline finishes. Over key
+** ranges (a range, point or skip scan, a skip scan over each leading prefix) kv/ gets the
+** same ranges and checks every row's key; with GROUP BY on key columns kv/ hands out each
+** row's key and every chunk keeps its own groups (exec/op_colagg_group.c), merged after.
+** When the plan reads the key family too (rows with no cell of the family still make
+** groups), a second run over the key family, at the same snapshot, adds the groups of those
+** rows (no values).
 **
 ** Values reach the accumulators decoded (catalog/valcodec.h) one passing row at a time, so
 ** every aggregate's rules (exact integer and DECIMAL sums, overflow errors, MIN/MAX types)
@@ -23,10 +29,12 @@
 
 #include "catalog/valcodec.h"
 #include "exec/colagg.h"
+#include "exec/colagg_int.h"
 #include "exec/keymap.h"
 #include "planner/colagg.h"
 #include "kv/colscan.h"
 #include "planner/filter.h"
+#include "planner/skip_prefix.h"
 #include "sql/ast.h"
 
 /* The table column of an aggregate's argument, or -1. */
@@ -42,6 +50,10 @@ typedef struct cctx {
   int agg_arg[KV_COLAGG_MAX_ARGS + 64]; /* per aggregate: index in the spec's args, -1 */
   cat_type arg_type[KV_COLAGG_MAX_ARGS]; /* per arg: the column type */
   bool inited;               /* acc initialized */
+  exec_cg *grp;              /* GROUP BY: this chunk's groups (acc unused), else NULL */
+  bool exist;                /* the key family's run: rows only make groups */
+  bool lower;                /* rows may come before a group's first row seen */
+  uint32_t key_arg;          /* GROUP BY: the index of the row keys in vals (n_args) */
   int rc;                    /* EXEC_OK or the first error */
   char msg[EXEC_ERRMSG_MAX]; /* its message */
   const atomic_int *intr;    /* the stepping thread's interrupt flag (workers have none) */
@@ -55,11 +67,21 @@ static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
     return 1;
   }
   for (uint32_t r = 0; r < n; r++) {
+    exec_agg *acc = c->acc;
+    if (c->grp) {
+      int rc = exec_cg_find(c->grp, vals[c->key_arg].p[r], vals[c->key_arg].len[r],
+                            c->lower || c->exist, &acc, c->msg, sizeof c->msg);
+      if (rc) {
+        c->rc = rc;
+        return 1;
+      }
+      if (c->exist) continue; /* the group exists; the values come from the family's run */
+    }
     for (int i = 0; i < c->n_aggs; i++) {
       int a = c->agg_arg[i];
       int rc;
       if (a < 0) {
-        rc = exec_agg_step(&c->acc[i], NULL, c->msg, sizeof c->msg);
+        rc = exec_agg_step(&acc[i], NULL, c->msg, sizeof c->msg);
       } else {
         const uint8_t *p = vals[a].p[r];
         if (!p) continue; /* NULL: ignored */
@@ -70,7 +92,7 @@ static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
           c->rc = EXEC_CORRUPT;
           return 1;
         }
-        rc = exec_agg_step(&c->acc[i], &v, c->msg, sizeof c->msg);
+        rc = exec_agg_step(&acc[i], &v, c->msg, sizeof c->msg);
       }
       if (rc) {
         c->rc = rc;
@@ -94,33 +116,39 @@ static int fail(exec_error *err, int code, const char *msg) {
   return code;
 }
 
-/* Read the fallback ranges the row way into ctx c. */
-static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fid,
+/* Read the fallback ranges the row way into ctx c: the rows inside sp's key ranges, with
+** projection qs (NULL: the key family's run, every qualifier) and the scan's filter. */
+static int read_fallback(exec_query *x, const kv_colagg_spec *sp, const kv_colagg_result *res,
                          const kv_qualifier_set *qs, const uint8_t *const *aq,
                          const uint32_t *aql, uint32_t n_args, cctx *c, uint64_t *rows,
                          kv_scan_metrics *m, exec_error *err) {
   kv_scan_options o;
   memset(&o, 0, sizeof o);
+  uint32_t fid = sp->family_id;
   o.family_ids = &fid;
   o.n_families = 1;
   o.qualifiers = qs;
-  o.n_qualifier_sets = 1;
+  o.n_qualifier_sets = qs ? 1 : 0;
   o.ranges = res->fallback;
   o.n_ranges = res->n_fallback;
   o.snapshot = res->snapshot;
   o.interrupt = exec_interrupt_flag();
   o.trace = exec_trace_current();
-  o.filter = plan_filter_eval;
-  o.filter_ctx = x->q->scan.filter;
+  if (qs && x->q->scan.filter) {
+    o.filter = plan_filter_eval;
+    o.filter_ctx = x->q->scan.filter;
+  }
   kv_scan *sc = NULL;
   int krc = kv_scan_open(x->db, &o, &sc);
   if (krc) return exec_kv_error(krc, err);
   kv_row row;
-  const uint8_t *pa[KV_COLAGG_MAX_ARGS];
-  uint32_t la[KV_COLAGG_MAX_ARGS];
-  kv_colvals v[KV_COLAGG_MAX_ARGS];
+  const uint8_t *pa[KV_COLAGG_MAX_ARGS + 1];
+  uint32_t la[KV_COLAGG_MAX_ARGS + 1];
+  kv_colvals v[KV_COLAGG_MAX_ARGS + 1];
   int rc = EXEC_OK;
+  c->lower = true; /* these rows come after the blocks' rows, not in key order */
   while ((krc = kv_scan_next(sc, &row)) == KV_OK) {
+    if (!kv_colagg_key_in(sp, row.key, row.key_len)) continue; /* the range's outside part */
     (*rows)++;
     for (uint32_t a = 0; a < n_args; a++) {
       pa[a] = NULL;
@@ -136,31 +164,92 @@ static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fi
       v[a].p = &pa[a];
       v[a].len = &la[a];
     }
+    pa[n_args] = row.key; /* GROUP BY: the key after the values (spec.keys' place) */
+    la[n_args] = row.key_len;
+    v[n_args].p = &pa[n_args];
+    v[n_args].len = &la[n_args];
     if (consume(c, 1, v)) break;
   }
+  c->lower = false;
   kv_scan_get_metrics(sc, m);
   if (krc != KV_OK && krc != KV_ERR_NOTFOUND) rc = exec_kv_error(krc, err);
   kv_scan_close(sc);
   return rc;
 }
 
-int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
+/* The plan's key ranges as kv/colscan.h wants them (sp->ranges / sp->skip), into r (room
+** for the plan's ranges and outer ranges) and *skip. */
+static void key_ranges(const plan_scan *ps, kv_range *r, kv_skip_prefix *skip,
+                       kv_colagg_spec *sp) {
+  const plan_scan_ranges *in = &ps->ranges, *out = &ps->skip_outer;
+  uint32_t n = in->n_ranges, no = ps->ranges.kind == PLAN_SCAN_PREFIX_SKIP ? out->n_ranges : 0;
+  for (uint32_t i = 0; i < n + no; i++) {
+    const plan_key_range *k = i < n ? &in->ranges[i] : &out->ranges[i - n];
+    r[i] = (kv_range){k->start, k->start_len, k->start_incl, k->end, k->end_len, k->end_incl};
+  }
+  if (ps->ranges.kind == PLAN_SCAN_PREFIX_SKIP) {
+    *skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->skip_key, r, n, 0};
+    sp->skip = skip;
+    sp->ranges = no ? r + n : NULL;
+    sp->n_ranges = no;
+  } else if (ps->ranges.kind != PLAN_SCAN_FULL) {
+    sp->ranges = r;
+    sp->n_ranges = n;
+  }
+}
+
+/* The GROUP BY terms' shape (exec/colagg_int.h); false with ca->why when a date rounding was
+** not prepared at open (its unit is not known or not valid: the row path decides). */
+static bool group_shape(exec_query *x, exec_cg_shape *sh) {
+  const plan_select *s = x->q->sel;
+  memset(sh, 0, sizeof *sh);
+  sh->t = x->q->scan.table;
+  sh->s = s;
+  sh->n_group = s->n_group;
+  sh->now_us = x->ev.now_us;
+  for (int i = 0, f = 0; i < s->n_group; i++) {
+    const plan_expr *e = s->group[i];
+    if (e->kind == PX_FUNC) {
+      if (f >= x->n_gfast || x->gfast[f].term != i) {
+        x->act.colagg.why = "a GROUP BY date rounding whose unit is not known before the run";
+        return false;
+      }
+      sh->round[i] = &x->gfast[f++].r;
+      e = e->args[0];
+    }
+    sh->kpos[i] = sh->t->columns[e->column].pk_pos;
+    if (sh->kpos[i] + 1 > sh->kcols) sh->kcols = sh->kpos[i] + 1;
+  }
+  return true;
+}
+
+int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n_groups,
+                    exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
   plan_colagg_actual *ca = &x->act.colagg;
   int threads = 0;
   *g = NULL;
+  *groups = NULL;
+  *n_groups = 0;
   if (!plan_colagg_check(q, &threads)) return EXEC_DONE;
   ca->tried = true;
   if (x->overlay && kv_batch_count(x->overlay) > 0) {
     ca->why = "the open transaction has writes";
     return EXEC_DONE;
   }
-  double t0 = x->timing ? now_ms() : 0;
   const plan_scan *ps = &q->scan;
+  bool grouped = s->n_group > 0;
+  exec_cg_shape shape;
+  if (grouped && !group_shape(x, &shape)) return EXEC_DONE;
+  double t0 = x->timing ? now_ms() : 0;
   const cat_table *t = ps->table;
-  int fam = ps->families[0];
-  uint32_t fid = ps->family_ids[0];
+  int fi = plan_colagg_family(ps);
+  int fam = ps->families[fi];
+  uint32_t fid = ps->family_ids[fi];
+  /* the key family, read when rows with no cell of fam make groups (planner/colagg.h) */
+  bool exist = ps->n_families == 2 && grouped;
+  uint32_t kfid = ps->n_families == 2 ? ps->family_ids[1 - fi] : 0;
   /* the projection Q: the family's columns the rows path reads */
   uint8_t qbytes[KV_COLAGG_MAX_QUALS][4];
   const uint8_t *quals[KV_COLAGG_MAX_QUALS];
@@ -180,7 +269,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     col_q[c] = (int)nq++;
   }
   plan_filter_leaf lv[KV_COLAGG_MAX_PREDS];
-  int npred = plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS);
+  int npred = ps->filter ? plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS) : 0;
   kv_colpred preds[KV_COLAGG_MAX_PREDS];
   for (int i = 0; i < npred; i++) {
     preds[i].q = (uint32_t)col_q[lv[i].col];
@@ -188,13 +277,15 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     preds[i].k = lv[i].k;
     preds[i].klen = lv[i].klen;
   }
-  /* aggregates: per chunk accumulators */
+  /* aggregates: per chunk accumulators (or groups) */
   cctx cx[EXEC_COLAGG_THREADS];
   void *ctxs[EXEC_COLAGG_THREADS];
+  exec_cg cg[EXEC_COLAGG_THREADS];
   uint32_t args[KV_COLAGG_MAX_ARGS], n_args = 0;
   const uint8_t *aq[KV_COLAGG_MAX_ARGS];
   uint32_t aql[KV_COLAGG_MAX_ARGS];
   memset(cx, 0, sizeof cx);
+  memset(cg, 0, sizeof cg);
   int rc = EXEC_OK;
   for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
     cx[k].n_aggs = s->n_aggs;
@@ -202,6 +293,11 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     cx[k].acc = calloc((size_t)s->n_aggs, sizeof *cx[k].acc);
     ctxs[k] = &cx[k];
     if (!cx[k].acc) rc = fail(err, EXEC_NOMEM, "out of memory");
+    if (grouped) {
+      cg[k].sh = &shape;
+      cg[k].set.n_key = s->n_group;
+      cx[k].grp = &cg[k];
+    }
   }
   if (s->n_aggs > 64) rc = EXEC_DONE;
   for (int i = 0; i < s->n_aggs && !rc; i++) {
@@ -223,16 +319,23 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
       cx[k].inited = true;
     }
   }
-  kv_colagg_result res;
+  for (int k = 0; k < EXEC_COLAGG_THREADS; k++) cx[k].key_arg = n_args;
+  kv_colagg_result res, kres;
   memset(&res, 0, sizeof res);
+  memset(&kres, 0, sizeof kres);
   kv_qualifier_set qs = {fid, quals, qlens, nq};
-  kv_scan_metrics fm;
+  kv_scan_metrics fm, km;
   memset(&fm, 0, sizeof fm);
-  uint64_t fb_rows = 0;
+  memset(&km, 0, sizeof km);
+  uint64_t fb_rows = 0, kfb_rows = 0;
   kv_trace *col_trace = NULL;
+  uint32_t n_kr = ps->ranges.n_ranges + ps->skip_outer.n_ranges;
+  kv_range *kr = n_kr ? malloc(n_kr * sizeof *kr) : NULL;
+  kv_skip_prefix skip;
+  if (n_kr && !kr && !rc) rc = fail(err, EXEC_NOMEM, "out of memory");
+  kv_colagg_spec sp;
+  memset(&sp, 0, sizeof sp);
   if (!rc) {
-    kv_colagg_spec sp;
-    memset(&sp, 0, sizeof sp);
     sp.family_id = fid;
     sp.quals = quals;
     sp.qual_lens = qlens;
@@ -245,6 +348,8 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     sp.consume = consume;
     sp.ctx = ctxs;
     sp.threads = threads;
+    sp.keys = grouped;
+    key_ranges(ps, kr, &skip, &sp);
     /* the blocks it reads count (in the metrics, and so in the statement's trace) only if
        its answer is taken: kept apart until then (out of memory: not traced) */
     col_trace = exec_trace_current() ? kv_trace_new() : NULL;
@@ -262,21 +367,60 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
       ca->why = "a FLOAT/DOUBLE/DECIMAL sum adds in row order and some rows need the row way";
       rc = EXEC_DONE;
     } else if (res.n_fallback) {
-      rc = read_fallback(x, &res, fid, &qs, aq, aql, n_args, &cx[0], &fb_rows, &fm, err);
+      rc = read_fallback(x, &sp, &res, &qs, aq, aql, n_args, &cx[0], &fb_rows, &fm, err);
       if (!rc && cx[0].rc) rc = fail(err, cx[0].rc, cx[0].msg);
     }
   }
-  /* merge the chunks' accumulators into the first */
-  for (int k = 1; k < threads && !rc; k++)
+  if (!rc && exist) { /* the key family's rows: groups of rows with no cell of fam */
+    kv_colagg_spec ks = sp;
+    ks.family_id = kfid;
+    ks.quals = NULL;
+    ks.qual_lens = NULL;
+    ks.n_quals = 0;
+    ks.widths = NULL;
+    ks.preds = NULL;
+    ks.n_preds = 0;
+    ks.args = NULL;
+    ks.n_args = 0;
+    ks.snapshot = res.snapshot;
+    for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
+      cx[k].exist = true;
+      cx[k].key_arg = 0;
+    }
+    int krc = kv_colagg_run(x->db, &ks, &kres);
+    if (krc) {
+      rc = exec_kv_error(krc, err);
+    } else if (!kres.applicable) {
+      ca->why = kres.why;
+      rc = EXEC_DONE;
+    } else if (kres.consumer_rc) {
+      for (int k = 0; k < threads; k++)
+        if (cx[k].rc) { rc = fail(err, cx[k].rc, cx[k].msg); break; }
+    } else if (kres.n_fallback) {
+      rc = read_fallback(x, &ks, &kres, NULL, NULL, NULL, 0, &cx[0], &kfb_rows, &km, err);
+      if (!rc && cx[0].rc) rc = fail(err, cx[0].rc, cx[0].msg);
+    }
+  }
+  /* merge the chunks' accumulators (or groups) into the first */
+  for (int k = 1; k < threads && !rc; k++) {
+    if (grouped) {
+      if (exec_cg_merge(&cg[0], &cg[k], cx[0].msg, sizeof cx[0].msg))
+        rc = fail(err, EXEC_CONSTRAINT, cx[0].msg);
+      continue;
+    }
     for (int i = 0; i < s->n_aggs && !rc; i++)
       if (exec_agg_merge(&cx[0].acc[i], &cx[k].acc[i], cx[0].msg, sizeof cx[0].msg))
         rc = fail(err, EXEC_CONSTRAINT, cx[0].msg);
-  if (!rc) {
+  }
+  if (!rc && grouped) {
+    exec_cg_sort(&cg[0]);
+    exec_cg_detach(&cg[0], groups, n_groups);
+  } else if (!rc) {
     *g = exec_mrow_make(NULL, 0, s->n_aggs);
     if (!*g) rc = fail(err, EXEC_NOMEM, "out of memory");
   }
   if (!rc) {
-    for (int i = 0; i < s->n_aggs; i++) {
+    for (int i = 0; *g && i < s->n_aggs; i++) {
       (*g)->aggs[i] = cx[0].acc[i]; /* ownership moves to the group row */
       memset(&cx[0].acc[i], 0, sizeof cx[0].acc[i]);
     }
@@ -292,16 +436,27 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     m->rows_examined = res.rows_examined + fm.rows_examined;
     m->rows_returned = passed;
     m->rows_filtered = m->rows_examined - passed;
-    m->cells_examined = res.cells + fm.cells_examined;
+    m->cells_examined = res.cells + fm.cells_examined + kres.cells + km.cells_examined;
     m->ranges_sought = res.n_fallback ? fm.ranges_sought : 1;
     m->n_families = 1;
     m->families[0].family_id = fid;
-    m->families[0].cells_examined = m->cells_examined;
+    m->families[0].cells_examined = res.cells + fm.cells_examined;
     m->families[0].blocks_read = res.blocks + (fm.n_families ? fm.families[0].blocks_read : 0);
     m->families[0].blocks_cache_hit =
         res.blocks_cache_hit + (fm.n_families ? fm.families[0].blocks_cache_hit : 0);
     m->families[0].bytes_read = res.bytes_read + (fm.n_families ? fm.families[0].bytes_read : 0);
     m->families[0].files_opened = res.files;
+    if (exist) {
+      m->n_families = 2;
+      m->families[1].family_id = kfid;
+      m->families[1].cells_examined = kres.cells + km.cells_examined;
+      m->families[1].blocks_read = kres.blocks + (km.n_families ? km.families[0].blocks_read : 0);
+      m->families[1].blocks_cache_hit =
+          kres.blocks_cache_hit + (km.n_families ? km.families[0].blocks_cache_hit : 0);
+      m->families[1].bytes_read =
+          kres.bytes_read + (km.n_families ? km.families[0].bytes_read : 0);
+      m->families[1].files_opened = kres.files;
+    }
     x->act.rows_assembled = passed;
     x->act.analyzed = true;
     x->act.step[PLAN_STEP_SCAN].rows_out = passed;
@@ -309,17 +464,20 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     ca->ran = true;
     kv_trace_merge(exec_trace_current(), col_trace);
     ca->threads = res.threads;
-    ca->blocks = res.blocks;
-    ca->blocks_fallback = res.blocks_fallback;
-    ca->ranges = res.n_fallback;
-    ca->rows_fallback = fb_rows;
+    ca->blocks = res.blocks + kres.blocks;
+    ca->blocks_fallback = res.blocks_fallback + kres.blocks_fallback;
+    ca->ranges = res.n_fallback + kres.n_fallback;
+    ca->rows_fallback = fb_rows + kfb_rows;
     if (x->timing) x->act.step[PLAN_STEP_SCAN].ms += now_ms() - t0;
   }
+  kv_colagg_result_free(&kres);
   kv_colagg_result_free(&res);
   kv_trace_free(col_trace);
+  free(kr);
   for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
     for (int i = 0; cx[k].acc && cx[k].inited && i < s->n_aggs; i++) exec_agg_free(&cx[k].acc[i]);
     free(cx[k].acc);
+    if (grouped) exec_cg_free(&cg[k]);
   }
   if (rc && rc != EXEC_DONE && *g) {
     exec_mrow_free(*g, s->n_aggs);
