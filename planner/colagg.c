@@ -82,6 +82,7 @@ bool plan_colagg_check(const plan_query *q, int *threads) {
       ps->index || kind == PLAN_SCAN_NOTHING ||
       (kind == PLAN_SCAN_FULL && ps->ranges.n_ranges) ||
       (kind == PLAN_SCAN_PREFIX_SKIP && ps->prefix_first) || ps->kv_limit || ps->residual ||
+      ps->reverse /* rows in descending key order: groups and sums in that order */ ||
       !ps->read)
     return false;
   int fi = plan_colagg_family(ps);

@@ -13,7 +13,8 @@
 ** DISTINCT aggregate, every aggregate COUNT(*) (not with the key family) or
 ** COUNT/SUM/AVG/MIN/MAX of a plain column of that family, GROUP BY terms (at most
 ** PLAN_COLAGG_MAX_GROUP) that are primary key columns or ROUND/FLOOR/CEIL/TRUNC of a DATE or
-** TIMESTAMP key column by constants or parameters, and no /+ NO_PUSHDOWN +/ hint. Left out:
+** TIMESTAMP key column by constants or parameters, a forward scan, and no /+ NO_PUSHDOWN +/
+** hint. Left out:
 ** IN, LIKE, OR, NOT, IS NULL, expressions, several non-key families, GROUP BY on other
 ** columns or expressions.
 ** EXPLAIN prints the decision (planner/explain.c); the executor runs it (exec/op_colagg.c).
