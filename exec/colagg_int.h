@@ -24,11 +24,17 @@ typedef struct exec_cg_shape {
   int kcols;                   /* key columns decoded: 1 + the last one a term reads */
   int kpos[PLAN_COLAGG_MAX_GROUP]; /* per term: its key column's position */
   const exec_date_round *round[PLAN_COLAGG_MAX_GROUP]; /* per term: the rounding, or NULL */
+  cat_type ktype[PLAN_COLAGG_MAX_GROUP]; /* per term: its key column's type */
   int64_t now_us;              /* the statement's time (exec_func_ctx) */
+  bool runs;                   /* every key column before the last one read is a plain term:
+                                  two rows of one group with the same bytes up to the last
+                                  column hold every row between them (the terms on the last
+                                  column are monotone) */
 } exec_cg_shape;
 
 /* The groups one chunk (one thread) found, in the order found, each with the first (least)
-** row key seen for it. */
+** row key seen for it. A group's row holds its n_group key values and, after them, its
+** position in ord (BIGINT; rows are keyed by the first n_group values). */
 typedef struct exec_cg {
   const exec_cg_shape *sh;     /* shared, read-only */
   exec_rowset set;             /* group key -> row with accumulators */
@@ -37,6 +43,11 @@ typedef struct exec_cg {
   uint32_t *fkl;               /* its length */
   size_t n, cap;               /* groups / room */
   exec_arena arena;            /* rounding results' scratch */
+  exec_mrow *last;             /* the group found last, or NULL */
+  uint8_t *lpre;               /* the encoded key columns before the last one decoded of
+                                  the row that found it (malloc): a row beginning with the
+                                  same bytes has the same values there */
+  uint32_t lpre_len, lpre_cap; /* their length / room */
   uint8_t *scratch;            /* key decoding scratch (malloc) */
   size_t scratch_cap;          /* its size */
 } exec_cg;

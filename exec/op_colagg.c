@@ -8,9 +8,6 @@
 ** ranges (a range, point or skip scan, a skip scan over each leading prefix) kv/ gets the
 ** same ranges and checks every row's key; with GROUP BY on key columns kv/ hands out each
 ** row's key and every chunk keeps its own groups (exec/op_colagg_group.c), merged after.
-** When the plan reads the key family too (rows with no cell of the family still make
-** groups), a second run over the key family, at the same snapshot, adds the groups of those
-** rows (no values).
 **
 ** Values reach the accumulators decoded (catalog/valcodec.h) one passing row at a time, so
 ** every aggregate's rules (exact integer and DECIMAL sums, overflow errors, MIN/MAX types)
@@ -51,13 +48,51 @@ typedef struct cctx {
   cat_type arg_type[KV_COLAGG_MAX_ARGS]; /* per arg: the column type */
   bool inited;               /* acc initialized */
   exec_cg *grp;              /* GROUP BY: this chunk's groups (acc unused), else NULL */
-  bool exist;                /* the key family's run: rows only make groups */
   bool lower;                /* rows may come before a group's first row seen */
   uint32_t key_arg;          /* GROUP BY: the index of the row keys in vals (n_args) */
+  exec_agg **run;            /* GROUP BY: per row of a batch, its group's accumulators */
+  uint32_t run_cap;          /* entries allocated there */
+  size_t grp_cap;            /* GROUP BY: bytes of groups this chunk may hold; past them it
+                                stops with rc EXEC_DONE (the rows path, which streams them or
+                                reports the limit, answers) */
   int rc;                    /* EXEC_OK or the first error */
   char msg[EXEC_ERRMSG_MAX]; /* its message */
   const atomic_int *intr;    /* the stepping thread's interrupt flag (workers have none) */
 } cctx;
+
+/* One end of a part of a batch: the row, its group and its leading columns' length. */
+typedef struct end_of {
+  uint32_t r;            /* row in the batch */
+  exec_agg *acc;         /* its group's accumulators */
+  exec_mrow *g;          /* its group */
+  uint32_t plen;         /* bytes of the key columns before the last one read */
+} end_of;
+
+static int find_end(cctx *c, const kv_colvals *k, uint32_t r, end_of *e) {
+  e->r = r; /* lower: a part's later row may be found before its earlier ones */
+  int rc = exec_cg_find(c->grp, k->p[r], k->len[r], true, &e->acc, c->msg, sizeof c->msg);
+  e->g = c->grp->last;
+  e->plen = c->grp->lpre_len;
+  return rc;
+}
+
+/* c->run[a->r ..= b->r] = the groups of those rows, halving until the ends agree. */
+static int split(cctx *c, const kv_colvals *k, const end_of *a, const end_of *b) {
+  if (a->g == b->g && a->plen == b->plen && memcmp(k->p[a->r], k->p[b->r], a->plen) == 0) {
+    for (uint32_t r = a->r; r <= b->r; r++) c->run[r] = a->acc;
+    return EXEC_OK;
+  }
+  if (b->r - a->r <= 1) {
+    c->run[a->r] = a->acc;
+    c->run[b->r] = b->acc;
+    return EXEC_OK;
+  }
+  end_of m;
+  int rc = find_end(c, k, a->r + (b->r - a->r) / 2, &m);
+  if (!rc) rc = split(c, k, a, &m);
+  if (!rc) rc = split(c, k, &m, b);
+  return rc;
+}
 
 static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
   cctx *c = vc;
@@ -66,16 +101,49 @@ static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
     c->rc = EXEC_INTERRUPT;
     return 1;
   }
+  /* with terms monotone in key order (exec_cg_shape.runs) and rows in key order, two rows
+     of one group with the same leading columns hold every row between them: the batch is
+     split in halves until each part's ends agree, so a group is found a few times, not once
+     per row */
+  exec_agg **run = NULL;
+  if (c->grp && c->grp->sh->runs && n > 2) {
+    if (n > c->run_cap) {
+      exec_agg **nr = realloc(c->run, n * sizeof *nr);
+      if (!nr) {
+        snprintf(c->msg, sizeof c->msg, "out of memory");
+        c->rc = EXEC_NOMEM;
+        return 1;
+      }
+      c->run = nr;
+      c->run_cap = n;
+    }
+    end_of lo, hi;
+    int rc = find_end(c, &vals[c->key_arg], 0, &lo);
+    if (!rc) rc = find_end(c, &vals[c->key_arg], n - 1, &hi);
+    if (!rc) rc = split(c, &vals[c->key_arg], &lo, &hi);
+    if (rc) {
+      c->rc = rc;
+      return 1;
+    }
+    if (c->grp->set.bytes > c->grp_cap) {
+      c->rc = EXEC_DONE;
+      return 1;
+    }
+    run = c->run;
+  }
   for (uint32_t r = 0; r < n; r++) {
-    exec_agg *acc = c->acc;
-    if (c->grp) {
+    exec_agg *acc = run ? run[r] : c->acc;
+    if (c->grp && !run) {
       int rc = exec_cg_find(c->grp, vals[c->key_arg].p[r], vals[c->key_arg].len[r],
-                            c->lower || c->exist, &acc, c->msg, sizeof c->msg);
+                            c->lower, &acc, c->msg, sizeof c->msg);
       if (rc) {
         c->rc = rc;
         return 1;
       }
-      if (c->exist) continue; /* the group exists; the values come from the family's run */
+      if (c->grp->set.bytes > c->grp_cap) {
+        c->rc = EXEC_DONE;
+        return 1;
+      }
     }
     for (int i = 0; i < c->n_aggs; i++) {
       int a = c->agg_arg[i];
@@ -117,7 +185,7 @@ static int fail(exec_error *err, int code, const char *msg) {
 }
 
 /* Read the fallback ranges the row way into ctx c: the rows inside sp's key ranges, with
-** projection qs (NULL: the key family's run, every qualifier) and the scan's filter. */
+** projection qs and the scan's filter. */
 static int read_fallback(exec_query *x, const kv_colagg_spec *sp, const kv_colagg_result *res,
                          const kv_qualifier_set *qs, const uint8_t *const *aq,
                          const uint32_t *aql, uint32_t n_args, cctx *c, uint64_t *rows,
@@ -128,13 +196,13 @@ static int read_fallback(exec_query *x, const kv_colagg_spec *sp, const kv_colag
   o.family_ids = &fid;
   o.n_families = 1;
   o.qualifiers = qs;
-  o.n_qualifier_sets = qs ? 1 : 0;
+  o.n_qualifier_sets = 1;
   o.ranges = res->fallback;
   o.n_ranges = res->n_fallback;
   o.snapshot = res->snapshot;
   o.interrupt = exec_interrupt_flag();
   o.trace = exec_trace_current();
-  if (qs && x->q->scan.filter) {
+  if (x->q->scan.filter) {
     o.filter = plan_filter_eval;
     o.filter_ctx = x->q->scan.filter;
   }
@@ -175,6 +243,19 @@ static int read_fallback(exec_query *x, const kv_colagg_spec *sp, const kv_colag
   if (krc != KV_OK && krc != KV_ERR_NOTFOUND) rc = exec_kv_error(krc, err);
   kv_scan_close(sc);
   return rc;
+}
+
+/* The error a consumer of cx[0..n) stopped the scan with: EXEC_DONE (too many groups: the
+** rows path answers, ca->why says so) or the error, into err. */
+static int consumer_error(cctx *cx, int n, plan_colagg_actual *ca, exec_error *err) {
+  for (int k = 0; k < n; k++) {
+    if (cx[k].rc == EXEC_DONE) {
+      ca->why = "more groups than the statement's memory limit holds";
+      return EXEC_DONE;
+    }
+    if (cx[k].rc) return fail(err, cx[k].rc, cx[k].msg);
+  }
+  return EXEC_OK;
 }
 
 /* The plan's key ranges as kv/colscan.h wants them (sp->ranges / sp->skip), into r (room
@@ -218,7 +299,16 @@ static bool group_shape(exec_query *x, exec_cg_shape *sh) {
       e = e->args[0];
     }
     sh->kpos[i] = sh->t->columns[e->column].pk_pos;
+    sh->ktype[i] = sh->t->columns[e->column].type;
     if (sh->kpos[i] + 1 > sh->kcols) sh->kcols = sh->kpos[i] + 1;
+  }
+  /* runs: every key column before the last one read is a plain term (rows between two of
+     one group share those columns), and ROUND/FLOOR/CEIL/TRUNC are monotone */
+  sh->runs = true;
+  for (int c = 0; c + 1 < sh->kcols; c++) {
+    bool plain = false;
+    for (int i = 0; i < s->n_group; i++) plain |= sh->kpos[i] == c && !sh->round[i];
+    sh->runs &= plain;
   }
   return true;
 }
@@ -248,8 +338,6 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
   int fam = ps->families[fi];
   uint32_t fid = ps->family_ids[fi];
   /* the key family, read when rows with no cell of fam make groups (planner/colagg.h) */
-  bool exist = ps->n_families == 2 && grouped;
-  uint32_t kfid = ps->n_families == 2 ? ps->family_ids[1 - fi] : 0;
   /* the projection Q: the family's columns the rows path reads */
   uint8_t qbytes[KV_COLAGG_MAX_QUALS][4];
   const uint8_t *quals[KV_COLAGG_MAX_QUALS];
@@ -297,6 +385,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
       cg[k].sh = &shape;
       cg[k].set.n_key = s->n_group;
       cx[k].grp = &cg[k];
+      cx[k].grp_cap = x->mem_limit / EXEC_COLAGG_THREADS;
     }
   }
   if (s->n_aggs > 64) rc = EXEC_DONE;
@@ -320,14 +409,12 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
     }
   }
   for (int k = 0; k < EXEC_COLAGG_THREADS; k++) cx[k].key_arg = n_args;
-  kv_colagg_result res, kres;
+  kv_colagg_result res;
   memset(&res, 0, sizeof res);
-  memset(&kres, 0, sizeof kres);
   kv_qualifier_set qs = {fid, quals, qlens, nq};
-  kv_scan_metrics fm, km;
+  kv_scan_metrics fm;
   memset(&fm, 0, sizeof fm);
-  memset(&km, 0, sizeof km);
-  uint64_t fb_rows = 0, kfb_rows = 0;
+  uint64_t fb_rows = 0;
   kv_trace *col_trace = NULL;
   uint32_t n_kr = ps->ranges.n_ranges + ps->skip_outer.n_ranges;
   kv_range *kr = n_kr ? malloc(n_kr * sizeof *kr) : NULL;
@@ -361,44 +448,13 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
       ca->why = res.why;
       rc = EXEC_DONE;
     } else if (res.consumer_rc) {
-      for (int k = 0; k < threads; k++)
-        if (cx[k].rc) { rc = fail(err, cx[k].rc, cx[k].msg); break; }
+      rc = consumer_error(cx, threads, ca, err);
     } else if (threads == 1 && res.n_fallback) {
       ca->why = "a FLOAT/DOUBLE/DECIMAL sum adds in row order and some rows need the row way";
       rc = EXEC_DONE;
     } else if (res.n_fallback) {
       rc = read_fallback(x, &sp, &res, &qs, aq, aql, n_args, &cx[0], &fb_rows, &fm, err);
-      if (!rc && cx[0].rc) rc = fail(err, cx[0].rc, cx[0].msg);
-    }
-  }
-  if (!rc && exist) { /* the key family's rows: groups of rows with no cell of fam */
-    kv_colagg_spec ks = sp;
-    ks.family_id = kfid;
-    ks.quals = NULL;
-    ks.qual_lens = NULL;
-    ks.n_quals = 0;
-    ks.widths = NULL;
-    ks.preds = NULL;
-    ks.n_preds = 0;
-    ks.args = NULL;
-    ks.n_args = 0;
-    ks.snapshot = res.snapshot;
-    for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
-      cx[k].exist = true;
-      cx[k].key_arg = 0;
-    }
-    int krc = kv_colagg_run(x->db, &ks, &kres);
-    if (krc) {
-      rc = exec_kv_error(krc, err);
-    } else if (!kres.applicable) {
-      ca->why = kres.why;
-      rc = EXEC_DONE;
-    } else if (kres.consumer_rc) {
-      for (int k = 0; k < threads; k++)
-        if (cx[k].rc) { rc = fail(err, cx[k].rc, cx[k].msg); break; }
-    } else if (kres.n_fallback) {
-      rc = read_fallback(x, &ks, &kres, NULL, NULL, NULL, 0, &cx[0], &kfb_rows, &km, err);
-      if (!rc && cx[0].rc) rc = fail(err, cx[0].rc, cx[0].msg);
+      if (!rc && cx[0].rc) rc = consumer_error(cx, 1, ca, err);
     }
   }
   /* merge the chunks' accumulators (or groups) into the first */
@@ -436,7 +492,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
     m->rows_examined = res.rows_examined + fm.rows_examined;
     m->rows_returned = passed;
     m->rows_filtered = m->rows_examined - passed;
-    m->cells_examined = res.cells + fm.cells_examined + kres.cells + km.cells_examined;
+    m->cells_examined = res.cells + fm.cells_examined;
     m->ranges_sought = res.n_fallback ? fm.ranges_sought : 1;
     m->n_families = 1;
     m->families[0].family_id = fid;
@@ -446,17 +502,6 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
         res.blocks_cache_hit + (fm.n_families ? fm.families[0].blocks_cache_hit : 0);
     m->families[0].bytes_read = res.bytes_read + (fm.n_families ? fm.families[0].bytes_read : 0);
     m->families[0].files_opened = res.files;
-    if (exist) {
-      m->n_families = 2;
-      m->families[1].family_id = kfid;
-      m->families[1].cells_examined = kres.cells + km.cells_examined;
-      m->families[1].blocks_read = kres.blocks + (km.n_families ? km.families[0].blocks_read : 0);
-      m->families[1].blocks_cache_hit =
-          kres.blocks_cache_hit + (km.n_families ? km.families[0].blocks_cache_hit : 0);
-      m->families[1].bytes_read =
-          kres.bytes_read + (km.n_families ? km.families[0].bytes_read : 0);
-      m->families[1].files_opened = kres.files;
-    }
     x->act.rows_assembled = passed;
     x->act.analyzed = true;
     x->act.step[PLAN_STEP_SCAN].rows_out = passed;
@@ -464,19 +509,19 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
     ca->ran = true;
     kv_trace_merge(exec_trace_current(), col_trace);
     ca->threads = res.threads;
-    ca->blocks = res.blocks + kres.blocks;
-    ca->blocks_fallback = res.blocks_fallback + kres.blocks_fallback;
-    ca->ranges = res.n_fallback + kres.n_fallback;
-    ca->rows_fallback = fb_rows + kfb_rows;
+    ca->blocks = res.blocks;
+    ca->blocks_fallback = res.blocks_fallback;
+    ca->ranges = res.n_fallback;
+    ca->rows_fallback = fb_rows;
     if (x->timing) x->act.step[PLAN_STEP_SCAN].ms += now_ms() - t0;
   }
-  kv_colagg_result_free(&kres);
   kv_colagg_result_free(&res);
   kv_trace_free(col_trace);
   free(kr);
   for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
     for (int i = 0; cx[k].acc && cx[k].inited && i < s->n_aggs; i++) exec_agg_free(&cx[k].acc[i]);
     free(cx[k].acc);
+    free(cx[k].run);
     if (grouped) exec_cg_free(&cg[k]);
   }
   if (rc && rc != EXEC_DONE && *g) {

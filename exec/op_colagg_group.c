@@ -17,6 +17,7 @@
 #include "catalog/keycodec.h"
 #include "exec/agg.h"
 #include "exec/colagg_int.h"
+#include "exec/eval.h"
 
 static int cg_oom(char *msg, size_t cap) {
   snprintf(msg, cap, "out of memory");
@@ -54,11 +55,10 @@ static int add_order(exec_cg *g, exec_mrow *r, const uint8_t *key, uint32_t len)
   return EXEC_OK;
 }
 
-/* The position of group r in g's order (it is there). */
+/* The position of group r in g's order: kept as a value after the group key (the rows are
+** keyed by the first n_group values only). */
 static size_t order_of(const exec_cg *g, const exec_mrow *r) {
-  size_t i = g->n;
-  while (i > 0 && g->ord[i - 1] != r) i--;
-  return i - 1;
+  return (size_t)r->v[g->sh->n_group].u.i;
 }
 
 static void init_aggs(const exec_cg_shape *sh, exec_mrow *r) {
@@ -69,9 +69,41 @@ static void init_aggs(const exec_cg_shape *sh, exec_mrow *r) {
   }
 }
 
+/* The group key values of the terms on key column `pos` (value v, of that column) into gk;
+** EXEC_OK or the rounding's error. */
+static int terms_of(exec_cg *g, int pos, const cat_value *v, cat_value *gk, char *msg,
+                    size_t cap) {
+  const exec_cg_shape *sh = g->sh;
+  for (int i = 0; i < sh->n_group; i++) {
+    if (sh->kpos[i] != pos) continue;
+    cat_value x = *v;
+    x.type = sh->ktype[i]; /* the column's own type (length, scale) */
+    if (sh->round[i]) {
+      exec_func_ctx fc = {&g->arena, sh->now_us, msg, cap};
+      int rc = exec_fn_date_round(sh->round[i], &x, &gk[i], &fc);
+      if (rc) return rc;
+    } else {
+      gk[i] = x;
+    }
+  }
+  return EXEC_OK;
+}
+
+static bool same_value(const cat_value *a, const cat_value *b) {
+  if (a->is_null || b->is_null) return a->is_null && b->is_null;
+  return exec_value_cmp(a, b) == 0;
+}
+
+static int corrupt_key(const exec_cg *g, char *msg, size_t cap) {
+  snprintf(msg, cap, "row key of %s does not decode", g->sh->t->name);
+  return EXEC_CORRUPT;
+}
+
 int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_agg **acc,
                  char *msg, size_t cap) {
   const exec_cg_shape *sh = g->sh;
+  const cat_key_col *kc = sh->t->key_cols;
+  int last = sh->kcols - 1; /* the last key column a term reads */
   *acc = NULL;
   if (len > g->scratch_cap) {
     uint8_t *ns = realloc(g->scratch, len);
@@ -79,36 +111,61 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
     g->scratch = ns;
     g->scratch_cap = len;
   }
-  cat_value kv[PLAN_COLAGG_MAX_GROUP > 64 ? PLAN_COLAGG_MAX_GROUP : 64];
-  cat_value gk[PLAN_COLAGG_MAX_GROUP];
+  cat_value kv[64];
+  cat_value gk[PLAN_COLAGG_MAX_GROUP + 1]; /* the key, then the order position */
   const uint8_t *end = NULL;
   cat_error ce;
-  if (sh->kcols > 64 || cat_key_decode(sh->t->key_cols, sh->kcols, key, key + len, kv,
-                                       g->scratch, g->scratch_cap, &end, &ce) != CAT_OK) {
-    snprintf(msg, cap, "row key of %s does not decode", sh->t->name);
-    return EXEC_CORRUPT;
+  exec_mrow *r = NULL;
+  int rc;
+  if (sh->kcols > 64) return corrupt_key(g, msg, cap);
+  /* a run of one group: the columns before the last one have the last row's bytes, so only
+     the last column's terms are computed and compared */
+  if (g->last && len >= g->lpre_len && memcmp(key, g->lpre, g->lpre_len) == 0) {
+    if (cat_key_decode(&kc[last], 1, key + g->lpre_len, key + len, &kv[0], g->scratch,
+                       g->scratch_cap, &end, &ce) != CAT_OK)
+      return corrupt_key(g, msg, cap);
+    for (int i = 0; i < sh->n_group; i++) gk[i] = g->last->v[i];
+    rc = terms_of(g, last, &kv[0], gk, msg, cap);
+    if (rc) return rc;
+    bool same = true;
+    for (int i = 0; i < sh->n_group && same; i++)
+      if (sh->kpos[i] == last) same = same_value(&gk[i], &g->last->v[i]);
+    exec_arena_reset(&g->arena);
+    if (same) r = g->last;
   }
-  for (int i = 0; i < sh->n_group; i++) {
-    cat_value v = kv[sh->kpos[i]];
-    for (int c = 0; c < sh->t->n_columns; c++) /* the column's own type (length, scale) */
-      if (sh->t->columns[c].pk_pos == sh->kpos[i]) { v.type = sh->t->columns[c].type; break; }
-    if (sh->round[i]) {
-      exec_func_ctx fc = {&g->arena, sh->now_us, msg, cap};
-      int rc = exec_fn_date_round(sh->round[i], &v, &gk[i], &fc);
+  if (!r) {
+    const uint8_t *p = key;
+    if (last > 0 && cat_key_decode(kc, last, key, key + len, kv, g->scratch, g->scratch_cap,
+                                   &p, &ce) != CAT_OK)
+      return corrupt_key(g, msg, cap);
+    uint32_t plen = (uint32_t)(p - key);
+    if (cat_key_decode(&kc[last], 1, p, key + len, &kv[last], g->scratch + plen,
+                       g->scratch_cap - plen, &end, &ce) != CAT_OK)
+      return corrupt_key(g, msg, cap);
+    for (int c = 0; c <= last; c++) {
+      rc = terms_of(g, c, &kv[c], gk, msg, cap);
       if (rc) return rc;
-    } else {
-      gk[i] = v;
     }
+    bool added = false, oom = false;
+    gk[sh->n_group] = cat_v_int(CAT_T_BIGINT, (int64_t)g->n); /* its position, if new */
+    r = exec_rowset_find(&g->set, gk, sh->n_group + 1, sh->s->n_aggs, true, &added, &oom);
+    exec_arena_reset(&g->arena);
+    if (!r) return cg_oom(msg, cap);
+    if (added) {
+      init_aggs(sh, r);
+      if (add_order(g, r, key, len)) return cg_oom(msg, cap);
+    }
+    if (plen > g->lpre_cap) {
+      uint8_t *nb = realloc(g->lpre, plen);
+      if (!nb) return cg_oom(msg, cap);
+      g->lpre = nb;
+      g->lpre_cap = plen;
+    }
+    if (plen) memcpy(g->lpre, key, plen);
+    g->lpre_len = plen;
+    g->last = r;
   }
-  bool added = false, oom = false;
-  int n_aggs = sh->s->n_aggs;
-  exec_mrow *r = exec_rowset_find(&g->set, gk, sh->n_group, n_aggs, true, &added, &oom);
-  exec_arena_reset(&g->arena);
-  if (!r) return cg_oom(msg, cap);
-  if (added) {
-    init_aggs(sh, r);
-    if (add_order(g, r, key, len)) return cg_oom(msg, cap);
-  } else if (lower) {
+  if (lower) {
     size_t i = order_of(g, r);
     if (key_cmp(key, len, g->fk[i], g->fkl[i]) < 0) {
       uint8_t *k = malloc(len ? len : 1);
@@ -128,7 +185,8 @@ int exec_cg_merge(exec_cg *g, exec_cg *from, char *msg, size_t cap) {
   for (size_t k = 0; k < from->n; k++) {
     exec_mrow *f = from->ord[k];
     bool added = false, oom = false;
-    exec_mrow *r = exec_rowset_find(&g->set, f->v, g->sh->n_group, n_aggs, true, &added, &oom);
+    f->v[g->sh->n_group] = cat_v_int(CAT_T_BIGINT, (int64_t)g->n); /* its position in g */
+    exec_mrow *r = exec_rowset_find(&g->set, f->v, g->sh->n_group + 1, n_aggs, true, &added, &oom);
     if (!r) return cg_oom(msg, cap);
     if (added) {
       init_aggs(g->sh, r);
@@ -209,6 +267,7 @@ void exec_cg_free(exec_cg *g) {
   free(g->fk);
   free(g->fkl);
   free(g->scratch);
+  free(g->lpre);
   exec_arena_free(&g->arena);
   memset(g, 0, sizeof *g);
 }
@@ -227,4 +286,5 @@ void exec_cg_detach(exec_cg *g, exec_mrow ***rows, size_t *n) {
   g->fk = NULL;
   g->fkl = NULL;
   g->n = g->cap = 0;
+  g->last = NULL;
 }

@@ -292,10 +292,10 @@ int kv_cs_add_range(cs_worker *w, const uint8_t *start, uint32_t start_len,
 
 /* ---- The scan ------------------------------------------------------------------------ */
 static int compile(const kv_colagg_spec *sp, cs_plan *pl) {
-  if ((!sp->n_quals && (sp->n_preds || sp->n_args)) || sp->n_quals > KV_COLAGG_MAX_QUALS ||
+  if (!sp->n_quals || sp->n_quals > KV_COLAGG_MAX_QUALS ||
       sp->n_preds > KV_COLAGG_MAX_PREDS || sp->n_args > KV_COLAGG_MAX_ARGS ||
       sp->threads < 1 || sp->threads > (int)KV_COLAGG_MAX_THREADS ||
-      (sp->n_quals && (!sp->quals || !sp->qual_lens)) || (sp->n_preds && !sp->preds) ||
+      !sp->quals || !sp->qual_lens || (sp->n_preds && !sp->preds) ||
       (sp->n_args && !sp->args) || (sp->consume && !sp->ctx) ||
       (sp->n_ranges && !sp->ranges) ||
       (sp->skip && (!sp->skip->prefix_len || sp->skip->rows_per_prefix ||
@@ -304,7 +304,6 @@ static int compile(const kv_colagg_spec *sp, cs_plan *pl) {
   memset(pl, 0, sizeof *pl);
   pl->spec = sp;
   pl->keyed = sp->n_ranges || sp->skip || sp->keys;
-  pl->all_q = sp->n_quals == 0;
   for (uint32_t q = 0; q < KV_COLAGG_MAX_QUALS; q++) pl->q_ref[q] = -1;
   for (uint32_t i = 0; i < sp->n_preds + sp->n_args; i++) {
     uint32_t q = i < sp->n_preds ? sp->preds[i].q : sp->args[i - sp->n_preds];
@@ -357,8 +356,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   /* memstores with cells: their rows go the row way (their keys are collected below) */
   kv_memstore *mems[65];
   uint32_t n_mems = 0;
-  if (atomic_load_explicit(&db->last_seq, memory_order_acquire) != seq ||
-      (sp->snapshot && sp->snapshot != seq))
+  if (atomic_load_explicit(&db->last_seq, memory_order_acquire) != seq)
     why = "a commit raced the start";
   else if (fam->n_imm + 1 > sizeof mems / sizeof mems[0])
     why = "too many frozen memstores";
@@ -439,16 +437,20 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   uint64_t k = 0;
   for (uint32_t i = 0; i < nf; i++) {
     const kv_sf_reader *r = files[i]->reader;
-    for (uint32_t b = 0; b < r->nblocks; b++) {
+    for (uint32_t b = 0; b < r->nblocks;) {
       if (pl.keyed) { /* a block's keys lie between its first and the next block's first */
         const kv_cell *lo = &r->index[b].first, *hi = b + 1 < r->nblocks ? &r->index[b + 1].first : NULL;
-        if (!kv_cs_span_may_match(sp, lo->row, lo->row_len, hi ? hi->row : r->last_row,
-                                  hi ? hi->row_len : r->last_row_len))
+        const uint8_t *h = hi ? hi->row : r->last_row;
+        uint32_t hl = hi ? hi->row_len : r->last_row_len;
+        if (!kv_cs_span_may_match(sp, lo->row, lo->row_len, h, hl)) {
+          b = kv_cs_next_block(sp, r, b, h, hl);
           continue;
+        }
       }
       blocks[k].file = files[i];
       blocks[k].index = b;
       k++;
+      b++;
     }
   }
   nb = k;

@@ -79,8 +79,7 @@ typedef int (*kv_colagg_fn)(void *ctx, uint32_t n_rows, const kv_colvals *vals);
 
 typedef struct kv_colagg_spec {
   uint32_t family_id;                     /* the family F */
-  const uint8_t *const *quals;            /* the projection Q (n_quals = 0: every qualifier
-                                             of F, allowed with no predicate and no arg) */
+  const uint8_t *const *quals;            /* the projection Q (n_quals >= 1) */
   const uint32_t *qual_lens;              /* their lengths */
   uint32_t n_quals;                       /* entries (<= KV_COLAGG_MAX_QUALS) */
   const int32_t *widths;                  /* per qual: width every value must have, or -1 */
@@ -99,8 +98,6 @@ typedef struct kv_colagg_spec {
                                              lies in one of skip->suffixes (a skip scan by
                                              prefix, kv.h; rows_per_prefix must be 0) */
   bool keys;                              /* hand out the passing rows' keys (vals[n_args]) */
-  uint64_t snapshot;                      /* 0, or the snapshot of an earlier run this one
-                                             must read at: refused when a commit came since */
   struct kv_trace *trace;                 /* or NULL: the blocks read are recorded there
                                              (kv_trace in kv/kv.h; added after the workers
                                              are joined), and, when no fallback range is

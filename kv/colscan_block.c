@@ -400,7 +400,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     if (v > (uint64_t)(lim - p)) CORRUPT("qualifier runs past the block");
     if (!big) {
       dref[d] = -1;
-      inq[d] = pl->all_q;
+      inq[d] = false;
       for (uint32_t q = 0; q < sp->n_quals; q++) {
         if (sp->qual_lens[q] == v && (v == 0 || memcmp(sp->quals[q], p, (size_t)v) == 0)) {
           inq[d] = true;
@@ -422,8 +422,16 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (pl->keyed) { /* which rows lie in the key ranges; none: the block adds nothing */
     if (grow((void **)&s->kin, &s->kin_cap, nrows, 1)) return KV_ERR_NOMEM;
     s->in0 = s->in1 = -1;
-    for (uint32_t r = 0; r < nrows; r++) {
-      s->kin[r] = kv_colagg_key_in(sp, s->kb + s->ko[r], s->ko[r + 1] - s->ko[r]);
+    bool inside = kv_cs_span_inside(sp, s->k0, s->k0_len, s->k1, s->k1_len);
+    if (inside) { /* the whole block: no key checked */
+      memset(s->kin, 1, nrows);
+      s->in0 = 0;
+      s->in1 = (int32_t)nrows - 1;
+    }
+    const uint8_t *pfx = NULL; /* the last skip-scan prefix seen, in s->kb */
+    uint32_t pfx_len = 0;
+    for (uint32_t r = 0; r < nrows && !inside; r++) {
+      s->kin[r] = kv_cs_key_in(sp, s->kb + s->ko[r], s->ko[r + 1] - s->ko[r], &pfx, &pfx_len);
       if (!s->kin[r]) continue;
       if (s->in0 < 0) s->in0 = (int32_t)r;
       s->in1 = (int32_t)r;
@@ -603,12 +611,12 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (refuse) return kv_cs_fallback_block(w, s, nr);
   /* dense: every row has one cell of every referenced qualifier, so rank = row (no walk) */
   bool fast = pl->fast && !pl->keyed; /* keyed: the general path checks every row's key */
-  bool dense = !pl->fast && !pl->keyed && nr > 2;
+  bool dense = (!pl->fast || pl->keyed) && pl->n_ref > 0 && nr > 2;
   for (uint32_t j = 0; j < pl->n_ref && dense; j++)
     dense = s->g[j].d >= 0 && s->g[j].count == nr;
   for (uint32_t j = 0; j < pl->n_ref; j++) {
     rgroup *g = &s->g[j];
-    if (g->d >= 0 && (!g->fixed || g->w > 8 || (!fast && !dense))) {
+    if (g->d >= 0 && (!g->fixed || g->w > 8 || (!fast && (!dense || pl->keyed)))) {
       rc = kv_cs_flatten(g, &why);
       if (rc == KV_ERR_CORRUPT) goto corrupt;
       if (rc) return rc;
@@ -646,6 +654,31 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         if (rc) return rc;
       }
       w->rows_examined += qcount;
+    } else if (dense && pl->keyed) { /* rank = row: each row's values without a walk */
+      if (kv_cs_batch_room(s, nr, sp->n_args + sp->keys)) return KV_ERR_NOMEM;
+      uint32_t hits = 0;
+      for (uint32_t r = 1; r + 1 < nr; r++) {
+        if (!s->kin[r]) continue;
+        w->rows_examined++;
+        bool ok = true;
+        for (uint32_t q = 0; q < sp->n_preds && ok; q++) {
+          const rgroup *g = &s->g[pl->pred_ref[q]];
+          ok = kv_cs_pass(&sp->preds[q], g->ptr[r], g->len[r]);
+        }
+        if (!ok) continue;
+        for (uint32_t a = 0; a < sp->n_args; a++) {
+          const rgroup *g = &s->g[pl->arg_ref[a]];
+          s->vp[a][hits] = g->ptr[r];
+          s->vl[a][hits] = g->len[r];
+        }
+        if (sp->keys) {
+          s->vp[sp->n_args][hits] = s->kb + s->ko[r];
+          s->vl[sp->n_args][hits] = s->ko[r + 1] - s->ko[r];
+        }
+        hits++;
+      }
+      rc = kv_cs_consume(w, s, hits);
+      if (rc) return rc;
     } else if (dense) {
       rc = kv_cs_dense_interior(w, s, nr, &why);
       if (rc == KV_ERR_CORRUPT) goto corrupt;

@@ -68,7 +68,6 @@ typedef struct cs_plan {
   bool fast;                /* every pred and arg is on one qualifier (ref 0) */
   bool keyed;               /* key ranges, a skip scan or keys handed out: every row's key
                                is decoded and checked (the general path, no column cache) */
-  bool all_q;               /* n_quals 0: every qualifier is in Q */
   struct kv_cache *colcache; /* column cache, when the fast path may use it (else NULL) */
   uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* the fast path's qualifier (cache entries) */
   uint32_t qual_len;        /* its length */
@@ -128,9 +127,20 @@ void kv_cs_frag_free(cs_frag *f);
 void kv_cs_worker_free(cs_worker *w);
 /* Evaluate the predicates on a complete fragment and consume it if it passes. */
 int kv_cs_emit(cs_worker *w, const cs_frag *f);
+/* kv_colagg_key_in with the last prefix found (*pp, *pl: NULL, 0 at first; the bytes must
+** stay valid between calls) reused when the key begins with it. */
+bool kv_cs_key_in(const kv_colagg_spec *sp, const uint8_t *k, uint32_t n, const uint8_t **pp,
+                  uint32_t *pl);
 /* Whether rows with keys between lo and hi (inclusive) may lie in the spec's key ranges and
 ** skip-scan suffixes (false: no such row can). */
 bool kv_cs_span_may_match(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t lo_len,
+                          const uint8_t *hi, uint32_t hi_len);
+/* Whether every key between lo and hi (inclusive) lies in the key ranges and suffixes. */
+bool kv_cs_span_inside(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t lo_len,
+                       const uint8_t *hi, uint32_t hi_len);
+/* After block b of file rd was ruled out (its keys end at or before hi): the next block of
+** the file that may hold a key in the ranges (rd->nblocks: none). */
+uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint32_t b,
                           const uint8_t *hi, uint32_t hi_len);
 /* True when a row key with memstore cells lies in [k0, k1]. */
 bool kv_cs_mem_overlaps(const cs_plan *pl, const uint8_t *k0, uint32_t l0, const uint8_t *k1,

@@ -87,6 +87,10 @@ bool plan_colagg_check(const plan_query *q, int *threads) {
     return false;
   int fi = plan_colagg_family(ps);
   if (fi < 0) return false;
+  /* GROUP BY reading the key family too (rows with no cell of the family make groups): its
+     rows would need a second pass over the key family's blocks, which at 10x the archive
+     cost more than the rows path saves (bench/README.md): the rows path answers */
+  if (s->n_group && ps->n_families > 1) return false;
   /* no WHERE at all: only over key ranges or groups (a plain full-table aggregate keeps the
      row path's own fast paths) */
   if (!ps->filter && kind == PLAN_SCAN_FULL && s->n_group == 0) return false;

@@ -1,12 +1,13 @@
 /*
 ** planner/colagg.h: which plans run as the columnar aggregate pushdown (issue 8; the
 ** executor's side is exec/colagg.h): COUNT(*) / COUNT(c) / SUM / AVG / MIN / MAX, ungrouped
-** or grouped by key columns, over one table whose WHERE is an AND of simple comparisons of one family's non-key
-** columns with constants, answered per store-file block by kv/colscan.h.
+** or grouped by key columns, over one table whose WHERE is an AND of simple comparisons of
+** one family's non-key columns with constants, answered per store-file block by
+** kv/colscan.h.
 **
 ** Eligible (plan_colagg_check, on the plan alone): a table scan (full, over key ranges, a
 ** skip scan over ranges or over each leading prefix; no index, no pushed limit) reading one
-** non-key family (and the key family when rows with no cell of it make groups), every WHERE
+** non-key family (and, without GROUP BY, maybe the key family), every WHERE
 ** term answered by the key ranges or pushed into the scan filter (no residual), the filter
 ** an AND of "column op constant" / "column IS NOT NULL" on that family's columns
 ** (planner/filter.h plan_filter_leaves) or none (then with key ranges or GROUP BY), no
@@ -16,7 +17,8 @@
 ** TIMESTAMP key column by constants or parameters, a forward scan, and no /+ NO_PUSHDOWN +/
 ** hint. Left out:
 ** IN, LIKE, OR, NOT, IS NULL, expressions, several non-key families, GROUP BY on other
-** columns or expressions.
+** columns or expressions, GROUP BY when the key family is read (rows whose aggregated
+** columns are all NULL make groups: FAMILIES: _k, F).
 ** EXPLAIN prints the decision (planner/explain.c); the executor runs it (exec/op_colagg.c).
 ** Not here: the run-time refusals (exec/colagg.h).
 */

@@ -794,7 +794,7 @@ static void refusals(void **state) {
   assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_OK);
   assert_true(res.applicable);
   kv_colagg_result_free(&res);
-  uint32_t nq = sp.n_quals; /* every qualifier (n_quals 0) with a predicate on one of them */
+  uint32_t nq = sp.n_quals; /* an empty projection */
   sp.n_quals = 0;
   assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_ERR_INVALID);
   kv_colagg_result_free(&res);
