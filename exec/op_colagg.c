@@ -78,7 +78,7 @@ static int find_end(cctx *c, const kv_colvals *k, uint32_t r, end_of *e) {
 
 /* c->run[a->r ..= b->r] = the groups of those rows, halving until the ends agree. */
 static int split(cctx *c, const kv_colvals *k, const end_of *a, const end_of *b) {
-  if (a->g == b->g && a->plen == b->plen && memcmp(k->p[a->r], k->p[b->r], a->plen) == 0) {
+  if (a->g == b->g && a->plen == b->plen && (!a->plen || memcmp(k->p[a->r], k->p[b->r], a->plen) == 0)) {
     for (uint32_t r = a->r; r <= b->r; r++) c->run[r] = a->acc;
     return EXEC_OK;
   }

@@ -120,7 +120,7 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
   if (sh->kcols > 64) return corrupt_key(g, msg, cap);
   /* a run of one group: the columns before the last one have the last row's bytes, so only
      the last column's terms are computed and compared */
-  if (g->last && len >= g->lpre_len && memcmp(key, g->lpre, g->lpre_len) == 0) {
+  if (g->last && len >= g->lpre_len && (!g->lpre_len || memcmp(key, g->lpre, g->lpre_len) == 0)) {
     if (cat_key_decode(&kc[last], 1, key + g->lpre_len, key + len, &kv[0], g->scratch,
                        g->scratch_cap, &end, &ce) != CAT_OK)
       return corrupt_key(g, msg, cap);
