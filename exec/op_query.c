@@ -597,20 +597,29 @@ static int colagg_groups(exec_query *x, exec_mrow **gs, size_t n, exec_error *er
   return rc;
 }
 
+/* The columnar aggregate pushdown (exec/colagg.h): EXEC_ROW when it answered (the groups
+** are in the buffer), EXEC_DONE when it does not apply (the rows path runs), or an error. */
+static int colagg_try(exec_query *x, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  exec_mrow *g = NULL, **gs = NULL;
+  size_t ng = 0;
+  int crc = exec_colagg_run(x, &g, &gs, &ng, err);
+  if (crc == EXEC_ROW && s->n_group == 0) {
+    crc = group_finish(x, g, err);
+    exec_mrow_free(g, s->n_aggs);
+  } else if (crc == EXEC_ROW) {
+    crc = colagg_groups(x, gs, ng, err);
+  }
+  return crc == EXEC_OK ? EXEC_ROW : crc;
+}
+
 /* Consume all input into the buffer (aggregate or sort), then sort it. */
 static int fill_buffer(exec_query *x, exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
-  if (s->aggregate) { /* columnar aggregate pushdown (exec/colagg.h) */
-    exec_mrow *g = NULL, **gs = NULL;
-    size_t ng = 0;
-    int crc = exec_colagg_run(x, &g, &gs, &ng, err);
-    if (crc == EXEC_ROW && s->n_group == 0) {
-      crc = group_finish(x, g, err);
-      exec_mrow_free(g, s->n_aggs);
-      return crc;
-    }
-    if (crc == EXEC_ROW) return colagg_groups(x, gs, ng, err);
+  if (s->aggregate && !(q->stream_agg && !q->sort && s->n_group)) { /* (streaming: below) */
+    int crc = colagg_try(x, err);
+    if (crc == EXEC_ROW) return EXEC_OK;
     if (crc != EXEC_DONE) return crc;
   }
   for (;;) {
@@ -667,9 +676,13 @@ int exec_query_next(exec_query *x, exec_error *err) {
       x->phase = PH_DONE;
       return EXEC_DONE;
     }
-    if (s->aggregate && q->stream_agg && !q->sort &&
-        !(s->n_group && plan_colagg_check(q, NULL))) { /* the pushdown: fill_buffer */
+    if (s->aggregate && q->stream_agg && !q->sort) {
       x->phase = PH_STREAM_AGG; /* groups leave as they finish: LIMIT stops the scan */
+      if (s->n_group) { /* unless the pushdown answers (all groups at once) */
+        rc = colagg_try(x, err);
+        if (rc == EXEC_ROW) x->phase = PH_EMIT;
+        else if (rc != EXEC_DONE) return rc;
+      }
     } else if (s->aggregate || q->sort) {
       rc = fill_buffer(x, err);
       if (rc) return rc;

@@ -91,6 +91,8 @@ bool plan_colagg_check(const plan_query *q, int *threads) {
      rows would need a second pass over the key family's blocks, which at 10x the archive
      cost more than the rows path saves (bench/README.md): the rows path answers */
   if (s->n_group && ps->n_families > 1) return false;
+  /* a streaming GROUP BY under LIMIT stops its scan once enough groups have left */
+  if (s->n_group && q->stream_agg && !q->sort && q->limit >= 0) return false;
   /* no WHERE at all: only over key ranges or groups (a plain full-table aggregate keeps the
      row path's own fast paths) */
   if (!ps->filter && kind == PLAN_SCAN_FULL && s->n_group == 0) return false;

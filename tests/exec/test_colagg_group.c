@@ -223,13 +223,14 @@ static void plans(void **state) {
   assert_non_null(strstr(e, "row-way blocks=0 row-way ranges=0 row-way rows=0 threads=1)"));
   /* not pushed: GROUP BY a non-key column or an expression of the key, GROUP BY reading
      the key family (no filter on the family: the daily average's own shape), a rounding
-     whose unit is a column */
+     whose unit is a column, LIMIT over a streaming GROUP BY */
   static const char *const no[] = {
       "SELECT W, COUNT(T) FROM S WHERE T > 0 GROUP BY W",
       "SELECT LENGTH(ST), COUNT(T) FROM S WHERE T > 0 GROUP BY LENGTH(ST)",
       "SELECT ST, COUNT(*) FROM S GROUP BY ST",
       "SELECT ST, TRUNC(TS, 'DAY') AS D, AVG(T) FROM S WHERE TS >= " T0 " GROUP BY ST, D",
       "SELECT ST, TRUNC(TS, W), COUNT(T) FROM S WHERE T > 0 GROUP BY ST, TRUNC(TS, W)",
+      "SELECT ST, COUNT(T) FROM S WHERE T > 0 GROUP BY ST LIMIT 2", /* streams, stops early */
       "SELECT /*+ NO_PUSHDOWN */ ST, COUNT(T) FROM S WHERE ST = 'a' GROUP BY ST",
   };
   for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
