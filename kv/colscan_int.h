@@ -139,7 +139,8 @@ bool kv_cs_span_may_match(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t 
 bool kv_cs_span_inside(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t lo_len,
                        const uint8_t *hi, uint32_t hi_len);
 /* After block b of file rd was ruled out (its keys end at or before hi): the next block of
-** the file that may hold a key in the ranges (rd->nblocks: none). */
+** the file that may hold a key in the ranges (rd->nblocks: none); every block skipped holds
+** only keys below the next key that may match. */
 uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint32_t b,
                           const uint8_t *hi, uint32_t hi_len);
 /* True when a row key with memstore cells lies in [k0, k1]. */

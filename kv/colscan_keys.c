@@ -124,7 +124,7 @@ static bool prefix_end(const uint8_t *p, uint32_t n, uint8_t *out, uint32_t *out
 
 uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint32_t b,
                           const uint8_t *hi, uint32_t hi_len) {
-  uint8_t kb[2 * KV_MAX_ROW_KEY + 1]; /* a lower bound of the next key that may match */
+  uint8_t kb[1024]; /* a lower bound of the next key that may match (longer: no jump) */
   const uint8_t *k = NULL;
   uint32_t kl = 0;
   if (sp->n_ranges) { /* the start of the first range not ended before hi */
@@ -138,13 +138,13 @@ uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint
   const kv_skip_prefix *x = sp->skip;
   if (x && x->n_suffixes) { /* under hi's prefix: the next suffix range, or the next prefix */
     uint32_t p = x->prefix_len(x->ctx, hi, hi_len);
-    if (p && p <= hi_len && p <= KV_MAX_ROW_KEY) {
+    if (p && p <= hi_len && p < sizeof kb) {
       uint32_t i = first_not_ended(x->suffixes, x->n_suffixes, hi + p, hi_len - p);
       uint32_t nl = 0;
       bool have = false;
       if (i < x->n_suffixes && x->suffixes[i].start &&
           !after_start(&x->suffixes[i], hi + p, hi_len - p) &&
-          x->suffixes[i].start_len <= KV_MAX_ROW_KEY) {
+          x->suffixes[i].start_len <= sizeof kb - p) {
         memcpy(kb, hi, p);
         memcpy(kb + p, x->suffixes[i].start, x->suffixes[i].start_len);
         nl = p + (uint32_t)x->suffixes[i].start_len;
@@ -160,11 +160,13 @@ uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint
     }
   }
   if (!k) return b + 1;
-  uint32_t lo = b + 1, up = rd->nblocks; /* the last block whose first key is at most k */
+  /* the last block whose first key is below k: it holds k's row or the part of it split
+     before the next block */
+  uint32_t lo = b + 1, up = rd->nblocks;
   while (lo < up) {
     uint32_t mid = lo + (up - lo) / 2;
     const kv_cell *f = &rd->index[mid].first;
-    if (kv_cs_key_cmp(f->row, f->row_len, k, kl) <= 0) lo = mid + 1;
+    if (kv_cs_key_cmp(f->row, f->row_len, k, kl) < 0) lo = mid + 1;
     else up = mid;
   }
   return lo > b + 1 ? lo - 1 : b + 1;
