@@ -4,7 +4,10 @@
 ** into a kv/colscan.h spec over the one family read, runs it on EXEC_COLAGG_THREADS chunks
 ** with one set of accumulators (exec/agg.h) per chunk, reads the ranges kv/ hands back the
 ** row way (a kv scan at the same pinned snapshot with the same projection and filter), and
-** merges the accumulators into the single group row the query pipeline finishes.
+** merges the accumulators into the single group row the query pipeline finishes. Over key
+** ranges (a range, point or skip scan, a skip scan over each leading prefix) kv/ gets the
+** same ranges and checks every row's key; with GROUP BY on key columns kv/ hands out each
+** row's key and every chunk keeps its own groups (exec/op_colagg_group.c), merged after.
 **
 ** Values reach the accumulators decoded (catalog/valcodec.h) one passing row at a time, so
 ** every aggregate's rules (exact integer and DECIMAL sums, overflow errors, MIN/MAX types)
@@ -23,10 +26,12 @@
 
 #include "catalog/valcodec.h"
 #include "exec/colagg.h"
+#include "exec/colagg_int.h"
 #include "exec/keymap.h"
 #include "planner/colagg.h"
 #include "kv/colscan.h"
 #include "planner/filter.h"
+#include "planner/skip_prefix.h"
 #include "sql/ast.h"
 
 /* The table column of an aggregate's argument, or -1. */
@@ -42,10 +47,52 @@ typedef struct cctx {
   int agg_arg[KV_COLAGG_MAX_ARGS + 64]; /* per aggregate: index in the spec's args, -1 */
   cat_type arg_type[KV_COLAGG_MAX_ARGS]; /* per arg: the column type */
   bool inited;               /* acc initialized */
+  exec_cg *grp;              /* GROUP BY: this chunk's groups (acc unused), else NULL */
+  bool lower;                /* rows may come before a group's first row seen */
+  uint32_t key_arg;          /* GROUP BY: the index of the row keys in vals (n_args) */
+  exec_agg **run;            /* GROUP BY: per row of a batch, its group's accumulators */
+  uint32_t run_cap;          /* entries allocated there */
+  size_t grp_cap;            /* GROUP BY: bytes of groups this chunk may hold; past them it
+                                stops with rc EXEC_DONE (the rows path, which streams them or
+                                reports the limit, answers) */
   int rc;                    /* EXEC_OK or the first error */
   char msg[EXEC_ERRMSG_MAX]; /* its message */
   const atomic_int *intr;    /* the stepping thread's interrupt flag (workers have none) */
 } cctx;
+
+/* One end of a part of a batch: the row, its group and its leading columns' length. */
+typedef struct end_of {
+  uint32_t r;            /* row in the batch */
+  exec_agg *acc;         /* its group's accumulators */
+  exec_mrow *g;          /* its group */
+  uint32_t plen;         /* bytes of the key columns before the last one read */
+} end_of;
+
+static int find_end(cctx *c, const kv_colvals *k, uint32_t r, end_of *e) {
+  e->r = r; /* lower: a part's later row may be found before its earlier ones */
+  int rc = exec_cg_find(c->grp, k->p[r], k->len[r], true, &e->acc, c->msg, sizeof c->msg);
+  e->g = c->grp->last;
+  e->plen = c->grp->lpre_len;
+  return rc;
+}
+
+/* c->run[a->r ..= b->r] = the groups of those rows, halving until the ends agree. */
+static int split(cctx *c, const kv_colvals *k, const end_of *a, const end_of *b) {
+  if (a->g == b->g && a->plen == b->plen && (!a->plen || memcmp(k->p[a->r], k->p[b->r], a->plen) == 0)) {
+    for (uint32_t r = a->r; r <= b->r; r++) c->run[r] = a->acc;
+    return EXEC_OK;
+  }
+  if (b->r - a->r <= 1) {
+    c->run[a->r] = a->acc;
+    c->run[b->r] = b->acc;
+    return EXEC_OK;
+  }
+  end_of m;
+  int rc = find_end(c, k, a->r + (b->r - a->r) / 2, &m);
+  if (!rc) rc = split(c, k, a, &m);
+  if (!rc) rc = split(c, k, &m, b);
+  return rc;
+}
 
 static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
   cctx *c = vc;
@@ -54,12 +101,55 @@ static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
     c->rc = EXEC_INTERRUPT;
     return 1;
   }
+  /* with terms monotone in key order (exec_cg_shape.runs) and rows in key order, two rows
+     of one group with the same leading columns hold every row between them: the batch is
+     split in halves until each part's ends agree, so a group is found a few times, not once
+     per row */
+  exec_agg **run = NULL;
+  if (c->grp && c->grp->sh->runs && n > 2) {
+    if (n > c->run_cap) {
+      exec_agg **nr = realloc(c->run, n * sizeof *nr);
+      if (!nr) {
+        snprintf(c->msg, sizeof c->msg, "out of memory");
+        c->rc = EXEC_NOMEM;
+        return 1;
+      }
+      c->run = nr;
+      c->run_cap = n;
+    }
+    end_of lo, hi;
+    int rc = find_end(c, &vals[c->key_arg], 0, &lo);
+    if (!rc) rc = find_end(c, &vals[c->key_arg], n - 1, &hi);
+    if (!rc) rc = split(c, &vals[c->key_arg], &lo, &hi);
+    if (rc) {
+      c->rc = rc;
+      return 1;
+    }
+    if (c->grp->set.bytes > c->grp_cap) {
+      c->rc = EXEC_DONE;
+      return 1;
+    }
+    run = c->run;
+  }
   for (uint32_t r = 0; r < n; r++) {
+    exec_agg *acc = run ? run[r] : c->acc;
+    if (c->grp && !run) {
+      int rc = exec_cg_find(c->grp, vals[c->key_arg].p[r], vals[c->key_arg].len[r],
+                            c->lower, &acc, c->msg, sizeof c->msg);
+      if (rc) {
+        c->rc = rc;
+        return 1;
+      }
+      if (c->grp->set.bytes > c->grp_cap) {
+        c->rc = EXEC_DONE;
+        return 1;
+      }
+    }
     for (int i = 0; i < c->n_aggs; i++) {
       int a = c->agg_arg[i];
       int rc;
       if (a < 0) {
-        rc = exec_agg_step(&c->acc[i], NULL, c->msg, sizeof c->msg);
+        rc = exec_agg_step(&acc[i], NULL, c->msg, sizeof c->msg);
       } else {
         const uint8_t *p = vals[a].p[r];
         if (!p) continue; /* NULL: ignored */
@@ -70,7 +160,7 @@ static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
           c->rc = EXEC_CORRUPT;
           return 1;
         }
-        rc = exec_agg_step(&c->acc[i], &v, c->msg, sizeof c->msg);
+        rc = exec_agg_step(&acc[i], &v, c->msg, sizeof c->msg);
       }
       if (rc) {
         c->rc = rc;
@@ -94,13 +184,15 @@ static int fail(exec_error *err, int code, const char *msg) {
   return code;
 }
 
-/* Read the fallback ranges the row way into ctx c. */
-static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fid,
+/* Read the fallback ranges the row way into ctx c: the rows inside sp's key ranges, with
+** projection qs and the scan's filter. */
+static int read_fallback(exec_query *x, const kv_colagg_spec *sp, const kv_colagg_result *res,
                          const kv_qualifier_set *qs, const uint8_t *const *aq,
                          const uint32_t *aql, uint32_t n_args, cctx *c, uint64_t *rows,
                          kv_scan_metrics *m, exec_error *err) {
   kv_scan_options o;
   memset(&o, 0, sizeof o);
+  uint32_t fid = sp->family_id;
   o.family_ids = &fid;
   o.n_families = 1;
   o.qualifiers = qs;
@@ -110,17 +202,21 @@ static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fi
   o.snapshot = res->snapshot;
   o.interrupt = exec_interrupt_flag();
   o.trace = exec_trace_current();
-  o.filter = plan_filter_eval;
-  o.filter_ctx = x->q->scan.filter;
+  if (x->q->scan.filter) {
+    o.filter = plan_filter_eval;
+    o.filter_ctx = x->q->scan.filter;
+  }
   kv_scan *sc = NULL;
   int krc = kv_scan_open(x->db, &o, &sc);
   if (krc) return exec_kv_error(krc, err);
   kv_row row;
-  const uint8_t *pa[KV_COLAGG_MAX_ARGS];
-  uint32_t la[KV_COLAGG_MAX_ARGS];
-  kv_colvals v[KV_COLAGG_MAX_ARGS];
+  const uint8_t *pa[KV_COLAGG_MAX_ARGS + 1];
+  uint32_t la[KV_COLAGG_MAX_ARGS + 1];
+  kv_colvals v[KV_COLAGG_MAX_ARGS + 1];
   int rc = EXEC_OK;
+  c->lower = true; /* these rows come after the blocks' rows, not in key order */
   while ((krc = kv_scan_next(sc, &row)) == KV_OK) {
+    if (!kv_colagg_key_in(sp, row.key, row.key_len)) continue; /* the range's outside part */
     (*rows)++;
     for (uint32_t a = 0; a < n_args; a++) {
       pa[a] = NULL;
@@ -136,31 +232,112 @@ static int read_fallback(exec_query *x, const kv_colagg_result *res, uint32_t fi
       v[a].p = &pa[a];
       v[a].len = &la[a];
     }
+    pa[n_args] = row.key; /* GROUP BY: the key after the values (spec.keys' place) */
+    la[n_args] = row.key_len;
+    v[n_args].p = &pa[n_args];
+    v[n_args].len = &la[n_args];
     if (consume(c, 1, v)) break;
   }
+  c->lower = false;
   kv_scan_get_metrics(sc, m);
   if (krc != KV_OK && krc != KV_ERR_NOTFOUND) rc = exec_kv_error(krc, err);
   kv_scan_close(sc);
   return rc;
 }
 
-int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
+/* The error a consumer of cx[0..n) stopped the scan with: EXEC_DONE (too many groups: the
+** rows path answers, ca->why says so) or the error, into err. */
+static int consumer_error(cctx *cx, int n, plan_colagg_actual *ca, exec_error *err) {
+  for (int k = 0; k < n; k++) {
+    if (cx[k].rc == EXEC_DONE) {
+      ca->why = "more groups than the statement's memory limit holds";
+      return EXEC_DONE;
+    }
+    if (cx[k].rc) return fail(err, cx[k].rc, cx[k].msg);
+  }
+  return EXEC_OK;
+}
+
+/* The plan's key ranges as kv/colscan.h wants them (sp->ranges / sp->skip), into r (room
+** for the plan's ranges and outer ranges) and *skip. */
+static void key_ranges(const plan_scan *ps, kv_range *r, kv_skip_prefix *skip,
+                       kv_colagg_spec *sp) {
+  const plan_scan_ranges *in = &ps->ranges, *out = &ps->skip_outer;
+  uint32_t n = in->n_ranges, no = ps->ranges.kind == PLAN_SCAN_PREFIX_SKIP ? out->n_ranges : 0;
+  for (uint32_t i = 0; i < n + no; i++) {
+    const plan_key_range *k = i < n ? &in->ranges[i] : &out->ranges[i - n];
+    r[i] = (kv_range){k->start, k->start_len, k->start_incl, k->end, k->end_len, k->end_incl};
+  }
+  if (ps->ranges.kind == PLAN_SCAN_PREFIX_SKIP) {
+    *skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->skip_key, r, n, 0};
+    sp->skip = skip;
+    sp->ranges = no ? r + n : NULL;
+    sp->n_ranges = no;
+  } else if (ps->ranges.kind != PLAN_SCAN_FULL) {
+    sp->ranges = r;
+    sp->n_ranges = n;
+  }
+}
+
+/* The GROUP BY terms' shape (exec/colagg_int.h); false with ca->why when a date rounding was
+** not prepared at open (its unit is not known or not valid: the row path decides). */
+static bool group_shape(exec_query *x, exec_cg_shape *sh) {
+  const plan_select *s = x->q->sel;
+  memset(sh, 0, sizeof *sh);
+  sh->t = x->q->scan.table;
+  sh->s = s;
+  sh->n_group = s->n_group;
+  sh->now_us = x->ev.now_us;
+  for (int i = 0, f = 0; i < s->n_group; i++) {
+    const plan_expr *e = s->group[i];
+    if (e->kind == PX_FUNC) {
+      if (f >= x->n_gfast || x->gfast[f].term != i) {
+        x->act.colagg.why = "a GROUP BY date rounding whose unit is not known before the run";
+        return false;
+      }
+      sh->round[i] = &x->gfast[f++].r;
+      e = e->args[0];
+    }
+    sh->kpos[i] = sh->t->columns[e->column].pk_pos;
+    sh->ktype[i] = sh->t->columns[e->column].type;
+    if (sh->kpos[i] + 1 > sh->kcols) sh->kcols = sh->kpos[i] + 1;
+  }
+  /* runs: every key column before the last one read is a plain term (rows between two of
+     one group share those columns), and ROUND/FLOOR/CEIL/TRUNC are monotone */
+  sh->runs = true;
+  for (int c = 0; c + 1 < sh->kcols; c++) {
+    bool plain = false;
+    for (int i = 0; i < s->n_group; i++) plain |= sh->kpos[i] == c && !sh->round[i];
+    sh->runs &= plain;
+  }
+  return true;
+}
+
+int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n_groups,
+                    exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
   plan_colagg_actual *ca = &x->act.colagg;
   int threads = 0;
   *g = NULL;
+  *groups = NULL;
+  *n_groups = 0;
   if (!plan_colagg_check(q, &threads)) return EXEC_DONE;
   ca->tried = true;
   if (x->overlay && kv_batch_count(x->overlay) > 0) {
     ca->why = "the open transaction has writes";
     return EXEC_DONE;
   }
-  double t0 = x->timing ? now_ms() : 0;
   const plan_scan *ps = &q->scan;
+  bool grouped = s->n_group > 0;
+  exec_cg_shape shape;
+  if (grouped && !group_shape(x, &shape)) return EXEC_DONE;
+  double t0 = x->timing ? now_ms() : 0;
   const cat_table *t = ps->table;
-  int fam = ps->families[0];
-  uint32_t fid = ps->family_ids[0];
+  int fi = plan_colagg_family(ps);
+  int fam = ps->families[fi];
+  uint32_t fid = ps->family_ids[fi];
+  /* the key family, read when rows with no cell of fam make groups (planner/colagg.h) */
   /* the projection Q: the family's columns the rows path reads */
   uint8_t qbytes[KV_COLAGG_MAX_QUALS][4];
   const uint8_t *quals[KV_COLAGG_MAX_QUALS];
@@ -180,7 +357,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     col_q[c] = (int)nq++;
   }
   plan_filter_leaf lv[KV_COLAGG_MAX_PREDS];
-  int npred = plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS);
+  int npred = ps->filter ? plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS) : 0;
   kv_colpred preds[KV_COLAGG_MAX_PREDS];
   for (int i = 0; i < npred; i++) {
     preds[i].q = (uint32_t)col_q[lv[i].col];
@@ -188,13 +365,15 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     preds[i].k = lv[i].k;
     preds[i].klen = lv[i].klen;
   }
-  /* aggregates: per chunk accumulators */
+  /* aggregates: per chunk accumulators (or groups) */
   cctx cx[EXEC_COLAGG_THREADS];
   void *ctxs[EXEC_COLAGG_THREADS];
+  exec_cg cg[EXEC_COLAGG_THREADS];
   uint32_t args[KV_COLAGG_MAX_ARGS], n_args = 0;
   const uint8_t *aq[KV_COLAGG_MAX_ARGS];
   uint32_t aql[KV_COLAGG_MAX_ARGS];
   memset(cx, 0, sizeof cx);
+  memset(cg, 0, sizeof cg);
   int rc = EXEC_OK;
   for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
     cx[k].n_aggs = s->n_aggs;
@@ -202,6 +381,12 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     cx[k].acc = calloc((size_t)s->n_aggs, sizeof *cx[k].acc);
     ctxs[k] = &cx[k];
     if (!cx[k].acc) rc = fail(err, EXEC_NOMEM, "out of memory");
+    if (grouped) {
+      cg[k].sh = &shape;
+      cg[k].set.n_key = s->n_group;
+      cx[k].grp = &cg[k];
+      cx[k].grp_cap = x->mem_limit / EXEC_COLAGG_THREADS;
+    }
   }
   if (s->n_aggs > 64) rc = EXEC_DONE;
   for (int i = 0; i < s->n_aggs && !rc; i++) {
@@ -223,6 +408,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
       cx[k].inited = true;
     }
   }
+  for (int k = 0; k < EXEC_COLAGG_THREADS; k++) cx[k].key_arg = n_args;
   kv_colagg_result res;
   memset(&res, 0, sizeof res);
   kv_qualifier_set qs = {fid, quals, qlens, nq};
@@ -230,9 +416,13 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
   memset(&fm, 0, sizeof fm);
   uint64_t fb_rows = 0;
   kv_trace *col_trace = NULL;
+  uint32_t n_kr = ps->ranges.n_ranges + ps->skip_outer.n_ranges;
+  kv_range *kr = n_kr ? malloc(n_kr * sizeof *kr) : NULL;
+  kv_skip_prefix skip;
+  if (n_kr && !kr && !rc) rc = fail(err, EXEC_NOMEM, "out of memory");
+  kv_colagg_spec sp;
+  memset(&sp, 0, sizeof sp);
   if (!rc) {
-    kv_colagg_spec sp;
-    memset(&sp, 0, sizeof sp);
     sp.family_id = fid;
     sp.quals = quals;
     sp.qual_lens = qlens;
@@ -245,6 +435,8 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     sp.consume = consume;
     sp.ctx = ctxs;
     sp.threads = threads;
+    sp.keys = grouped;
+    key_ranges(ps, kr, &skip, &sp);
     /* the blocks it reads count (in the metrics, and so in the statement's trace) only if
        its answer is taken: kept apart until then (out of memory: not traced) */
     col_trace = exec_trace_current() ? kv_trace_new() : NULL;
@@ -256,27 +448,35 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
       ca->why = res.why;
       rc = EXEC_DONE;
     } else if (res.consumer_rc) {
-      for (int k = 0; k < threads; k++)
-        if (cx[k].rc) { rc = fail(err, cx[k].rc, cx[k].msg); break; }
+      rc = consumer_error(cx, threads, ca, err);
     } else if (threads == 1 && res.n_fallback) {
       ca->why = "a FLOAT/DOUBLE/DECIMAL sum adds in row order and some rows need the row way";
       rc = EXEC_DONE;
     } else if (res.n_fallback) {
-      rc = read_fallback(x, &res, fid, &qs, aq, aql, n_args, &cx[0], &fb_rows, &fm, err);
-      if (!rc && cx[0].rc) rc = fail(err, cx[0].rc, cx[0].msg);
+      rc = read_fallback(x, &sp, &res, &qs, aq, aql, n_args, &cx[0], &fb_rows, &fm, err);
+      if (!rc && cx[0].rc) rc = consumer_error(cx, 1, ca, err);
     }
   }
-  /* merge the chunks' accumulators into the first */
-  for (int k = 1; k < threads && !rc; k++)
+  /* merge the chunks' accumulators (or groups) into the first */
+  for (int k = 1; k < threads && !rc; k++) {
+    if (grouped) {
+      if (exec_cg_merge(&cg[0], &cg[k], cx[0].msg, sizeof cx[0].msg))
+        rc = fail(err, EXEC_CONSTRAINT, cx[0].msg);
+      continue;
+    }
     for (int i = 0; i < s->n_aggs && !rc; i++)
       if (exec_agg_merge(&cx[0].acc[i], &cx[k].acc[i], cx[0].msg, sizeof cx[0].msg))
         rc = fail(err, EXEC_CONSTRAINT, cx[0].msg);
-  if (!rc) {
+  }
+  if (!rc && grouped) {
+    exec_cg_sort(&cg[0]);
+    exec_cg_detach(&cg[0], groups, n_groups);
+  } else if (!rc) {
     *g = exec_mrow_make(NULL, 0, s->n_aggs);
     if (!*g) rc = fail(err, EXEC_NOMEM, "out of memory");
   }
   if (!rc) {
-    for (int i = 0; i < s->n_aggs; i++) {
+    for (int i = 0; *g && i < s->n_aggs; i++) {
       (*g)->aggs[i] = cx[0].acc[i]; /* ownership moves to the group row */
       memset(&cx[0].acc[i], 0, sizeof cx[0].acc[i]);
     }
@@ -296,7 +496,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
     m->ranges_sought = res.n_fallback ? fm.ranges_sought : 1;
     m->n_families = 1;
     m->families[0].family_id = fid;
-    m->families[0].cells_examined = m->cells_examined;
+    m->families[0].cells_examined = res.cells + fm.cells_examined;
     m->families[0].blocks_read = res.blocks + (fm.n_families ? fm.families[0].blocks_read : 0);
     m->families[0].blocks_cache_hit =
         res.blocks_cache_hit + (fm.n_families ? fm.families[0].blocks_cache_hit : 0);
@@ -317,9 +517,12 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_error *err) {
   }
   kv_colagg_result_free(&res);
   kv_trace_free(col_trace);
+  free(kr);
   for (int k = 0; k < EXEC_COLAGG_THREADS; k++) {
     for (int i = 0; cx[k].acc && cx[k].inited && i < s->n_aggs; i++) exec_agg_free(&cx[k].acc[i]);
     free(cx[k].acc);
+    free(cx[k].run);
+    if (grouped) exec_cg_free(&cg[k]);
   }
   if (rc && rc != EXEC_DONE && *g) {
     exec_mrow_free(*g, s->n_aggs);

@@ -560,14 +560,68 @@ static int open_source(exec_query *x, exec_error *err) {
   return rc;
 }
 
+/* The pushdown's groups gs[0..n), in the order the rows path meets them: finished in that
+** order (streaming GROUP BY), or put into the hash table in that order, so that its slots
+** and the order finish_aggregate reads them in are the rows path's. Frees gs. */
+static int colagg_groups(exec_query *x, exec_mrow **gs, size_t n, exec_error *err) {
+  const plan_query *q = x->q;
+  const plan_select *s = q->sel;
+  int rc = EXEC_OK;
+  size_t i = 0;
+  for (; i < n && !rc; i++) {
+    if (q->stream_agg) {
+      rc = group_finish(x, gs[i], err);
+      exec_arena_reset(&x->scratch);
+    } else {
+      bool added, o;
+      exec_mrow *g = exec_rowset_find(&x->groups, gs[i]->v, s->n_group, s->n_aggs, true,
+                                      &added, &o);
+      if (!g) {
+        rc = oom(err);
+        break;
+      }
+      for (int a = 0; a < s->n_aggs; a++) { /* the accumulators move */
+        exec_agg_free(&g->aggs[a]);
+        g->aggs[a] = gs[i]->aggs[a];
+        memset(&gs[i]->aggs[a], 0, sizeof gs[i]->aggs[a]);
+      }
+      if (x->groups.bytes > x->mem_limit) rc = too_big(x, err, "GROUP BY");
+    }
+    exec_mrow_free(gs[i], s->n_aggs);
+  }
+  for (; i < n; i++) exec_mrow_free(gs[i], s->n_aggs);
+  free(gs);
+  if (!rc && !q->stream_agg) rc = finish_aggregate(x, err);
+  if (!rc && q->sort) {
+    if (x->n_rows > 1) qsort_r(x->rows, x->n_rows, sizeof *x->rows, order_cmp_q, (void *)s);
+    x->act.step[PLAN_STEP_SORT].rows_out = x->n_rows;
+  }
+  return rc;
+}
+
+/* The columnar aggregate pushdown (exec/colagg.h): EXEC_ROW when it answered (the groups
+** are in the buffer), EXEC_DONE when it does not apply (the rows path runs), or an error. */
+static int colagg_try(exec_query *x, exec_error *err) {
+  const plan_select *s = x->q->sel;
+  exec_mrow *g = NULL, **gs = NULL;
+  size_t ng = 0;
+  int crc = exec_colagg_run(x, &g, &gs, &ng, err);
+  if (crc == EXEC_ROW && s->n_group == 0) {
+    crc = group_finish(x, g, err);
+    exec_mrow_free(g, s->n_aggs);
+  } else if (crc == EXEC_ROW) {
+    crc = colagg_groups(x, gs, ng, err);
+  }
+  return crc == EXEC_OK ? EXEC_ROW : crc;
+}
+
 /* Consume all input into the buffer (aggregate or sort), then sort it. */
 static int fill_buffer(exec_query *x, exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
-  if (s->aggregate && s->n_group == 0) { /* columnar aggregate pushdown (exec/colagg.h) */
-    exec_mrow *g = NULL;
-    int crc = exec_colagg_run(x, &g, err);
-    if (crc == EXEC_ROW) { crc = group_finish(x, g, err); exec_mrow_free(g, s->n_aggs); return crc; }
+  if (s->aggregate && !(q->stream_agg && !q->sort && s->n_group)) { /* (streaming: below) */
+    int crc = colagg_try(x, err);
+    if (crc == EXEC_ROW) return EXEC_OK;
     if (crc != EXEC_DONE) return crc;
   }
   for (;;) {
@@ -626,6 +680,11 @@ int exec_query_next(exec_query *x, exec_error *err) {
     }
     if (s->aggregate && q->stream_agg && !q->sort) {
       x->phase = PH_STREAM_AGG; /* groups leave as they finish: LIMIT stops the scan */
+      if (s->n_group) { /* unless the pushdown answers (all groups at once) */
+        rc = colagg_try(x, err);
+        if (rc == EXEC_ROW) x->phase = PH_EMIT;
+        else if (rc != EXEC_DONE) return rc;
+      }
     } else if (s->aggregate || q->sort) {
       rc = fill_buffer(x, err);
       if (rc) return rc;

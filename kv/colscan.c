@@ -83,8 +83,8 @@ bool kv_cs_mem_overlaps(const cs_plan *pl, const uint8_t *k0, uint32_t l0, const
   return key_cmp(pl->mkeys + pl->moff[lo], pl->moff[lo + 1] - pl->moff[lo], k1, l1) <= 0;
 }
 
-/* Row keys of the memstores' cells at or below seq, sorted and distinct, into *keys /
-** *off / *n (malloc). KV_OK or KV_ERR_NOMEM. */
+/* Row keys of the memstores' cells at or below seq inside the plan's key ranges, sorted and
+** distinct, into *keys / *off / *n (malloc). KV_OK or KV_ERR_NOMEM. */
 typedef struct mkey {
   uint32_t off, len; /* in the key buffer */
 } mkey;
@@ -93,8 +93,8 @@ static int mkey_cmp(const void *a, const void *b, void *ctx) {
   const uint8_t *kb = ctx;
   return key_cmp(kb + x->off, x->len, kb + y->off, y->len);
 }
-static int collect_mem_keys(kv_memstore **mems, uint32_t n_mems, uint64_t seq, uint8_t **keys,
-                            uint32_t **off, uint32_t *n) {
+static int collect_mem_keys(const cs_plan *pl, kv_memstore **mems, uint32_t n_mems,
+                            uint64_t seq, uint8_t **keys, uint32_t **off, uint32_t *n) {
   kv_sfbuf buf = {0};
   mkey *mk = NULL;
   size_t nk = 0, cap = 0;
@@ -108,6 +108,7 @@ static int collect_mem_keys(kv_memstore **mems, uint32_t n_mems, uint64_t seq, u
     for (it->ops->seek_first(it); it->ops->valid(it) && !rc; it->ops->next(it)) {
       const kv_cell *c = it->ops->cell(it);
       if (c->seq > seq) continue;
+      if (pl->keyed && !kv_colagg_key_in(pl->spec, c->row, c->row_len)) continue; /* not read */
       if (prev && key_cmp(prev, prev_len, c->row, c->row_len) == 0) continue;
       if (nk == cap) {
         size_t nc = cap ? cap * 2 : 256;
@@ -157,6 +158,7 @@ int kv_cs_emit(cs_worker *w, const cs_frag *f) {
   const cs_plan *pl = w->plan;
   const kv_colagg_spec *sp = pl->spec;
   if (f->kind != CF_ROW || !f->has_q) return KV_OK;
+  if (pl->keyed && !kv_colagg_key_in(sp, f->key, f->key_len)) return KV_OK;
   w->rows_examined++;
   for (uint32_t q = 0; q < sp->n_preds; q++) {
     uint32_t j = pl->pred_ref[q];
@@ -166,9 +168,15 @@ int kv_cs_emit(cs_worker *w, const cs_frag *f) {
   }
   w->rows++;
   if (!sp->consume || w->consumer_rc) return KV_OK;
-  const uint8_t *pa[KV_COLAGG_MAX_ARGS];
-  uint32_t la[KV_COLAGG_MAX_ARGS];
-  kv_colvals v[KV_COLAGG_MAX_ARGS];
+  const uint8_t *pa[KV_COLAGG_MAX_ARGS + 1];
+  uint32_t la[KV_COLAGG_MAX_ARGS + 1];
+  kv_colvals v[KV_COLAGG_MAX_ARGS + 1];
+  if (sp->keys) { /* the key after the values */
+    pa[sp->n_args] = f->key;
+    la[sp->n_args] = f->key_len;
+    v[sp->n_args].p = &pa[sp->n_args];
+    v[sp->n_args].len = &la[sp->n_args];
+  }
   for (uint32_t a = 0; a < sp->n_args; a++) {
     uint32_t j = pl->arg_ref[a];
     bool has = (f->have >> j) & 1;
@@ -284,13 +292,18 @@ int kv_cs_add_range(cs_worker *w, const uint8_t *start, uint32_t start_len,
 
 /* ---- The scan ------------------------------------------------------------------------ */
 static int compile(const kv_colagg_spec *sp, cs_plan *pl) {
-  if (!sp->n_quals || sp->n_quals > KV_COLAGG_MAX_QUALS || !sp->n_preds ||
+  if (!sp->n_quals || sp->n_quals > KV_COLAGG_MAX_QUALS ||
       sp->n_preds > KV_COLAGG_MAX_PREDS || sp->n_args > KV_COLAGG_MAX_ARGS ||
-      sp->threads < 1 || sp->threads > (int)KV_COLAGG_MAX_THREADS || !sp->quals ||
-      !sp->qual_lens || !sp->preds || (sp->n_args && !sp->args) || (sp->consume && !sp->ctx))
+      sp->threads < 1 || sp->threads > (int)KV_COLAGG_MAX_THREADS ||
+      !sp->quals || !sp->qual_lens || (sp->n_preds && !sp->preds) ||
+      (sp->n_args && !sp->args) || (sp->consume && !sp->ctx) ||
+      (sp->n_ranges && !sp->ranges) ||
+      (sp->skip && (!sp->skip->prefix_len || sp->skip->rows_per_prefix ||
+                    (sp->skip->n_suffixes && !sp->skip->suffixes))))
     return kv_error(KV_ERR_INVALID, "kv_colagg_run: bad spec");
   memset(pl, 0, sizeof *pl);
   pl->spec = sp;
+  pl->keyed = sp->n_ranges || sp->skip || sp->keys;
   for (uint32_t q = 0; q < KV_COLAGG_MAX_QUALS; q++) pl->q_ref[q] = -1;
   for (uint32_t i = 0; i < sp->n_preds + sp->n_args; i++) {
     uint32_t q = i < sp->n_preds ? sp->preds[i].q : sp->args[i - sp->n_preds];
@@ -366,7 +379,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   }
   pl.ttl_ms = fam->ttl_sec * 1000;
   /* the column cache (kv/colscan_eval.c; a quarter of the block cache budget, kv_open) */
-  if (!why && pl.fast && sp->n_quals == 1 && pl.ttl_ms == 0 && db->colcache &&
+  if (!why && pl.fast && !pl.keyed && sp->n_quals == 1 && pl.ttl_ms == 0 && db->colcache &&
       sp->qual_lens[0] <= KV_MAX_QUALIFIER_CACHED) {
     pl.colcache = db->colcache;
     pl.qual_len = sp->qual_lens[0];
@@ -380,7 +393,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   uint8_t *mkeys = NULL;
   uint32_t *moff = NULL;
   if (n_mems) {
-    rc = collect_mem_keys(mems, n_mems, seq, &mkeys, &moff, &pl.n_mkeys);
+    rc = collect_mem_keys(&pl, mems, n_mems, seq, &mkeys, &moff, &pl.n_mkeys);
     for (uint32_t i = 0; i < n_mems; i++) kv_memstore_unref(mems[i]);
     if (rc) {
       for (uint32_t i = 0; i < nf; i++) kv_sfh_unref(files[i]);
@@ -422,12 +435,25 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   blocks = malloc((nb ? nb : 1) * sizeof *blocks);
   if (!blocks) { rc = kv_error(KV_ERR_NOMEM, "kv_colagg_run: out of memory"); goto done; }
   uint64_t k = 0;
-  for (uint32_t i = 0; i < nf; i++)
-    for (uint32_t b = 0; b < files[i]->reader->nblocks; b++) {
+  for (uint32_t i = 0; i < nf; i++) {
+    const kv_sf_reader *r = files[i]->reader;
+    for (uint32_t b = 0; b < r->nblocks;) {
+      if (pl.keyed) { /* a block's keys lie between its first and the next block's first */
+        const kv_cell *lo = &r->index[b].first, *hi = b + 1 < r->nblocks ? &r->index[b + 1].first : NULL;
+        const uint8_t *h = hi ? hi->row : r->last_row;
+        uint32_t hl = hi ? hi->row_len : r->last_row_len;
+        if (!kv_cs_span_may_match(sp, lo->row, lo->row_len, h, hl)) {
+          b = kv_cs_next_block(sp, r, b, h, hl);
+          continue;
+        }
+      }
       blocks[k].file = files[i];
       blocks[k].index = b;
       k++;
+      b++;
     }
+  }
+  nb = k;
   t = sp->threads;
   if ((uint64_t)t > nb) t = (int)nb; /* 0 when only memstores hold rows */
   W = calloc((size_t)t + 1, sizeof *W);
@@ -551,8 +577,12 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     res->n_fallback = m.n_ranges;
   }
 done:
-  if (!rc && res->applicable && !res->n_fallback) /* the pass over the whole key space */
+  if (!rc && res->applicable && !res->n_fallback && !sp->n_ranges) /* the whole key space */
     kv_trace_add_range(sp->trace, sp->family_id, NULL, 0, NULL, 0);
+  for (uint32_t i = 0; !rc && res->applicable && !res->n_fallback && i < sp->n_ranges; i++)
+    kv_trace_add_range(sp->trace, sp->family_id, sp->ranges[i].start,
+                       (uint32_t)sp->ranges[i].start_len, sp->ranges[i].end,
+                       (uint32_t)sp->ranges[i].end_len);
   for (int c = 0; W && c < t; c++) kv_cs_worker_free(&W[c]);
   free(W);
   kv_cs_worker_free(&m);

@@ -11,18 +11,26 @@
 ** bytes with a proper prefix first, the order of catalog/valcodec.h). It counts R and hands
 ** the caller, block by block, the values of the wanted qualifiers of R's rows.
 **
+** The rows may be limited to key ranges (spec.ranges, spec.skip: the rows a kv scan with
+** those kv_scan_options.ranges / skip_prefix would read): blocks wholly outside them are not
+** read, a block partly inside is evaluated with each row's key checked (its key stream is
+** decoded), and spec.keys hands each passing row's key to the consumer (GROUP BY on key
+** columns, exec/op_colagg_group.c). kv_colagg_key_in is that check for a caller's own rows.
+**
 ** It is exact by refusing what it cannot see whole:
 **  - the whole scan is refused (result.applicable false, nothing consumed) when F's store
 **    files' key ranges overlap, when more than KV_COLAGG_MAX_MEM_ROWS rows have memstore
 **    cells, or when a commit raced the start;
-**  - the rows with memstore cells (active or frozen, at the snapshot) are handed back as
-**    one-key ranges, and every block whose key range holds one of them as its range;
+**  - the rows with memstore cells (active or frozen, at the snapshot) inside the key ranges
+**    are handed back as one-key ranges, and every block whose key range holds one of them as
+**    its range;
 **  - a block is not evaluated but handed back as a key range to read the normal way
 **    (result.fallback) when it holds a tombstone, two versions of one (row, qualifier), a
 **    cell past the family's TTL, a value group of the wrong width, or an unknown layout;
 **  - a row split across two blocks is handed back the same way (a one-key range).
 ** The caller reads the fallback ranges with kv_scan_open at result.snapshot (pinned until
-** kv_colagg_result_free), the same projection and the same predicates, and adds those rows.
+** kv_colagg_result_free), the same projection and the same predicates, and adds those rows
+** that kv_colagg_key_in accepts (a fallback range may reach past the key ranges).
 ** Not here: SQL types and aggregates (exec/op_colagg.c), the predicate's origin
 ** (planner/filter.h). docs/KV.md "Columnar aggregate scan" has the rules in prose.
 */
@@ -57,7 +65,8 @@ typedef struct kv_colpred {
 
 /* The values of the wanted qualifiers (args) of n passing rows, in row order: for arg a,
 ** vals[a].p[i] / vals[a].len[i] is row i's value, p[i] NULL when the row has no such cell.
-** Pointers are valid during the call only. */
+** With spec.keys, vals[n_args] holds the rows' keys the same way. Pointers are valid during
+** the call only. */
 typedef struct kv_colvals {
   const uint8_t *const *p; /* value bytes per row, or NULL (no cell) */
   const uint32_t *len;     /* value lengths per row */
@@ -70,11 +79,11 @@ typedef int (*kv_colagg_fn)(void *ctx, uint32_t n_rows, const kv_colvals *vals);
 
 typedef struct kv_colagg_spec {
   uint32_t family_id;                     /* the family F */
-  const uint8_t *const *quals;            /* the projection Q (n_quals = 0: every qualifier) */
+  const uint8_t *const *quals;            /* the projection Q (n_quals >= 1) */
   const uint32_t *qual_lens;              /* their lengths */
   uint32_t n_quals;                       /* entries (<= KV_COLAGG_MAX_QUALS) */
   const int32_t *widths;                  /* per qual: width every value must have, or -1 */
-  const kv_colpred *preds;                /* ANDed predicates (>= 1) */
+  const kv_colpred *preds;                /* ANDed predicates (0: every row of R passes) */
   uint32_t n_preds;                       /* entries (<= KV_COLAGG_MAX_PREDS) */
   const uint32_t *args;                   /* qualifier indexes whose values are handed out */
   uint32_t n_args;                        /* entries (<= KV_COLAGG_MAX_ARGS) */
@@ -82,6 +91,13 @@ typedef struct kv_colagg_spec {
   void *const *ctx;                       /* one consumer ctx per thread */
   int threads;                            /* chunks and threads: 1 (blocks in key order, one
                                              thread) .. KV_COLAGG_MAX_THREADS */
+  const kv_range *ranges;                 /* key ranges (kv_scan_options.ranges' rules: sorted,
+                                             disjoint, a NULL bound open), or NULL: every key */
+  uint32_t n_ranges;                      /* entries */
+  const kv_skip_prefix *skip;             /* or NULL: only rows whose key after its prefix
+                                             lies in one of skip->suffixes (a skip scan by
+                                             prefix, kv.h; rows_per_prefix must be 0) */
+  bool keys;                              /* hand out the passing rows' keys (vals[n_args]) */
   struct kv_trace *trace;                 /* or NULL: the blocks read are recorded there
                                              (kv_trace in kv/kv.h; added after the workers
                                              are joined), and, when no fallback range is
@@ -118,6 +134,10 @@ typedef struct kv_colagg_result {
 ** names the file and offset), KV_ERR_NOTFOUND (unknown family), KV_ERR_INVALID (a bad
 ** spec: counts over the limits, a predicate or arg naming no qualifier), KV_ERR_NOMEM. */
 int kv_colagg_run(kv_db *db, const kv_colagg_spec *spec, kv_colagg_result *res);
+
+/* Whether a row key lies in spec's key ranges and skip-scan suffixes (true with neither):
+** the check the scan applies to every row, for the caller's fallback rows. */
+bool kv_colagg_key_in(const kv_colagg_spec *spec, const uint8_t *key, uint32_t key_len);
 
 /* Release the fallback ranges and the pinned snapshot. NULL or a zeroed result is fine. */
 void kv_colagg_result_free(kv_colagg_result *res);

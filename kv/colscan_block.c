@@ -177,7 +177,13 @@ int kv_cs_fallback_block(cs_worker *w, bscratch *s, uint32_t nrows) {
       rc = kv_cs_feed(w, f);
     }
   }
-  if (!rc) rc = kv_cs_add_range(w, s->k0, s->k0_len, s->k1, s->k1_len);
+  if (!rc && w->plan->keyed) { /* only the rows inside the key ranges */
+    uint32_t a = (uint32_t)s->in0, b = (uint32_t)s->in1;
+    rc = kv_cs_add_range(w, s->kb + s->ko[a], s->ko[a + 1] - s->ko[a], s->kb + s->ko[b],
+                         s->ko[b + 1] - s->ko[b]);
+  } else if (!rc) {
+    rc = kv_cs_add_range(w, s->k0, s->k0_len, s->k1, s->k1_len);
+  }
   w->blocks_fallback++;
   return rc;
 }
@@ -191,9 +197,24 @@ int kv_cs_set_key(uint8_t **buf, size_t *cap, uint32_t *len, const uint8_t *a, u
   return KV_OK;
 }
 
-/* Rows section: cells per row into s->rf, first and last keys into s->k0 / s->k1. */
+/* Append key a[0..an) + b[0..bn) as row r's key in s->kb / s->ko (s->ko has room for
+** nrows + 1 offsets). KV_OK or KV_ERR_NOMEM. */
+static int put_key(bscratch *s, uint32_t r, const uint8_t *a, uint32_t an, const uint8_t *b,
+                   uint32_t bn) {
+  uint32_t o = s->ko[r];
+  if ((size_t)o + an + bn > s->kb_cap &&
+      grow((void **)&s->kb, &s->kb_cap, ((size_t)o + an + bn) * 2, 1))
+    return KV_ERR_NOMEM;
+  if (an) memcpy(s->kb + o, a, an);
+  if (bn) memcpy(s->kb + o + an, b, bn);
+  s->ko[r + 1] = o + an + bn;
+  return KV_OK;
+}
+
+/* Rows section: cells per row into s->rf, first and last keys into s->k0 / s->k1, and with
+** all (a keyed scan) every row's key into s->kb / s->ko. */
 static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32_t nrows,
-                     uint32_t ncells, const char **whyp) {
+                     uint32_t ncells, bool all, const char **whyp) {
   const char *why = NULL;
   const uint8_t *p = *pp;
   uint64_t v = 0, mode = 0;
@@ -201,6 +222,11 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
   kv_sf_rows_layout L;
   if (kv_sf_rows_layout_read(&p, lim, nrows, &L, &why)) goto corrupt;
   mode = L.mode;
+  if (all) {
+    if (grow((void **)&s->ko, &s->ko_cap, (size_t)nrows + 1, sizeof *s->ko))
+      return KV_ERR_NOMEM;
+    s->ko[0] = 0;
+  }
   if (mode == KV_SF_ROWS_FIXED || mode == KV_SF_ROWS_DELTA) {
     uint64_t lcp = L.lcp;
     uint32_t w = L.suffix;
@@ -212,6 +238,11 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
         a[j] = p[(size_t)j * nrows];
         b[j] = p[(size_t)j * nrows + nrows - 1];
       }
+      for (uint32_t r = 0; all && r < nrows; r++) {
+        uint8_t c[KV_MAX_ROW_KEY];
+        for (uint32_t j = 0; j < w; j++) c[j] = p[(size_t)j * nrows + r];
+        if (put_key(s, r, L.prefix, (uint32_t)lcp, c, w)) return KV_ERR_NOMEM;
+      }
       p += (size_t)w * nrows;
     } else {
       uint64_t val = 0, first = 0, max = w == 8 ? UINT64_MAX : (1ull << (8 * w)) - 1;
@@ -220,6 +251,11 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
         if (v > max - val) CORRUPT("key delta out of range");
         val += v;
         if (r == 0) first = val;
+        if (all) {
+          uint8_t c[8];
+          for (uint32_t j = 0; j < w; j++) c[j] = (uint8_t)(val >> (8 * (w - 1 - j)));
+          if (put_key(s, r, L.prefix, (uint32_t)lcp, c, w)) return KV_ERR_NOMEM;
+        }
       }
       for (uint32_t j = 0; j < w; j++) {
         a[j] = (uint8_t)(first >> (8 * (w - 1 - j)));
@@ -259,6 +295,7 @@ static int walk_rows(bscratch *s, const uint8_t **pp, const uint8_t *lim, uint32
     memcpy(s->k1 + shared, suf, sl);
     suf += sl;
     cur = (uint32_t)(shared + sl);
+    if (all && put_key(s, r, s->k1, cur, NULL, 0)) return KV_ERR_NOMEM;
     if (r == 0 && kv_cs_set_key(&s->k0, &s->k0_cap, &s->k0_len, s->k1, cur, NULL, 0))
       return KV_ERR_NOMEM;
   }
@@ -379,9 +416,28 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     p += v;
   }
   if (grow((void **)&s->rf, &s->rf_cap, (size_t)nrows + 1, sizeof *s->rf)) return KV_ERR_NOMEM;
-  rc = walk_rows(s, &p, lim, (uint32_t)nrows, (uint32_t)ncells, &why);
+  rc = walk_rows(s, &p, lim, (uint32_t)nrows, (uint32_t)ncells, pl->keyed, &why);
   if (rc == KV_ERR_CORRUPT) goto corrupt;
   if (rc) return rc;
+  if (pl->keyed) { /* which rows lie in the key ranges; none: the block adds nothing */
+    if (grow((void **)&s->kin, &s->kin_cap, nrows, 1)) return KV_ERR_NOMEM;
+    s->in0 = s->in1 = -1;
+    bool inside = kv_cs_span_inside(sp, s->k0, s->k0_len, s->k1, s->k1_len);
+    if (inside) { /* the whole block: no key checked */
+      memset(s->kin, 1, nrows);
+      s->in0 = 0;
+      s->in1 = (int32_t)nrows - 1;
+    }
+    const uint8_t *pfx = NULL; /* the last skip-scan prefix seen, in s->kb */
+    uint32_t pfx_len = 0;
+    for (uint32_t r = 0; r < nrows && !inside; r++) {
+      s->kin[r] = kv_cs_key_in(sp, s->kb + s->ko[r], s->ko[r + 1] - s->ko[r], &pfx, &pfx_len);
+      if (!s->kin[r]) continue;
+      if (s->in0 < 0) s->in0 = (int32_t)r;
+      s->in1 = (int32_t)r;
+    }
+    if (s->in0 < 0) return KV_OK; /* a row split with a neighbour is outside there too */
+  }
   if (big || (pl->n_mkeys && kv_cs_mem_overlaps(pl, s->k0, s->k0_len, s->k1, s->k1_len)))
     return kv_cs_fallback_block(w, s, (uint32_t)nrows); /* memstore rows: the row way merges them */
   /* qualifier stream and group counts */
@@ -554,12 +610,13 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   }
   if (refuse) return kv_cs_fallback_block(w, s, nr);
   /* dense: every row has one cell of every referenced qualifier, so rank = row (no walk) */
-  bool dense = !pl->fast && nr > 2;
+  bool fast = pl->fast && !pl->keyed; /* keyed: the general path checks every row's key */
+  bool dense = (!pl->fast || pl->keyed) && pl->n_ref > 0 && nr > 2;
   for (uint32_t j = 0; j < pl->n_ref && dense; j++)
     dense = s->g[j].d >= 0 && s->g[j].count == nr;
   for (uint32_t j = 0; j < pl->n_ref; j++) {
     rgroup *g = &s->g[j];
-    if (g->d >= 0 && (!g->fixed || g->w > 8 || (!pl->fast && !dense))) {
+    if (g->d >= 0 && (!g->fixed || g->w > 8 || (!fast && (!dense || pl->keyed)))) {
       rc = kv_cs_flatten(g, &why);
       if (rc == KV_ERR_CORRUPT) goto corrupt;
       if (rc) return rc;
@@ -577,7 +634,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   if (rc) return rc;
   /* rows 1 .. nr-2 */
   if (nr > 2) {
-    if (pl->fast) {
+    if (fast) {
       rgroup *g = &s->g[0];
       uint32_t qcount = 0;
       bool q_only = sp->n_quals == 1;
@@ -597,6 +654,31 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         if (rc) return rc;
       }
       w->rows_examined += qcount;
+    } else if (dense && pl->keyed) { /* rank = row: each row's values without a walk */
+      if (kv_cs_batch_room(s, nr, sp->n_args + sp->keys)) return KV_ERR_NOMEM;
+      uint32_t hits = 0;
+      for (uint32_t r = 1; r + 1 < nr; r++) {
+        if (!s->kin[r]) continue;
+        w->rows_examined++;
+        bool ok = true;
+        for (uint32_t q = 0; q < sp->n_preds && ok; q++) {
+          const rgroup *g = &s->g[pl->pred_ref[q]];
+          ok = kv_cs_pass(&sp->preds[q], g->ptr[r], g->len[r]);
+        }
+        if (!ok) continue;
+        for (uint32_t a = 0; a < sp->n_args; a++) {
+          const rgroup *g = &s->g[pl->arg_ref[a]];
+          s->vp[a][hits] = g->ptr[r];
+          s->vl[a][hits] = g->len[r];
+        }
+        if (sp->keys) {
+          s->vp[sp->n_args][hits] = s->kb + s->ko[r];
+          s->vl[sp->n_args][hits] = s->ko[r + 1] - s->ko[r];
+        }
+        hits++;
+      }
+      rc = kv_cs_consume(w, s, hits);
+      if (rc) return rc;
     } else if (dense) {
       rc = kv_cs_dense_interior(w, s, nr, &why);
       if (rc == KV_ERR_CORRUPT) goto corrupt;
@@ -606,11 +688,16 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       for (uint32_t j = 0; j < pl->n_ref; j++) s->rank[j] = 0;
       for (uint32_t i = 0; i < s->rf[1]; i++)
         if (dref[s->cq[i]] >= 0 && kv_cs_is_put(s, i)) s->rank[dref[s->cq[i]]]++;
-      if (kv_cs_batch_room(s, nr, sp->n_args)) return KV_ERR_NOMEM;
+      if (kv_cs_batch_room(s, nr, sp->n_args + sp->keys)) return KV_ERR_NOMEM;
       uint32_t hits = 0;
       const uint8_t *vp[KV_COLAGG_MAX_QUALS];
       uint32_t vl[KV_COLAGG_MAX_QUALS];
       for (uint32_t r = 1; r + 1 < nr; r++) {
+        if (pl->keyed && !s->kin[r]) { /* outside the key ranges: its ranks are stepped */
+          for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++)
+            if (dref[s->cq[i]] >= 0 && kv_cs_is_put(s, i)) s->rank[dref[s->cq[i]]]++;
+          continue;
+        }
         bool hq = false;
         for (uint32_t j = 0; j < pl->n_ref; j++) vp[j] = NULL;
         for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++) {
@@ -635,6 +722,10 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
           uint32_t j = pl->arg_ref[a];
           s->vp[a][hits] = vp[j];
           s->vl[a][hits] = vp[j] ? vl[j] : 0;
+        }
+        if (sp->keys) {
+          s->vp[sp->n_args][hits] = s->kb + s->ko[r];
+          s->vl[sp->n_args][hits] = s->ko[r + 1] - s->ko[r];
         }
         hits++;
       }
@@ -691,6 +782,9 @@ void kv_cs_worker_free(cs_worker *w) {
     free(s->pat);
     free(s->k0);
     free(s->k1);
+    free(s->kb);
+    free(s->ko);
+    free(s->kin);
     free(s->pass);
     free(s->sel);
     for (uint32_t a = 0; a < KV_COLAGG_MAX_ARGS; a++) {

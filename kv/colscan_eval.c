@@ -122,8 +122,8 @@ int kv_cs_consume(cs_worker *w, bscratch *s, uint32_t n) {
   const kv_colagg_spec *sp = w->plan->spec;
   w->rows += n;
   if (!sp->consume || !n || w->consumer_rc) return KV_OK;
-  kv_colvals v[KV_COLAGG_MAX_ARGS];
-  for (uint32_t a = 0; a < sp->n_args; a++) {
+  kv_colvals v[KV_COLAGG_MAX_ARGS + 1];
+  for (uint32_t a = 0; a < sp->n_args + sp->keys; a++) { /* and the keys (spec.keys) */
     v[a].p = s->vp[a];
     v[a].len = s->vl[a];
   }

@@ -66,6 +66,8 @@ typedef struct cs_plan {
   uint32_t pred_ref[KV_COLAGG_MAX_PREDS]; /* per pred: referenced j */
   uint32_t arg_ref[KV_COLAGG_MAX_ARGS];   /* per arg: referenced j */
   bool fast;                /* every pred and arg is on one qualifier (ref 0) */
+  bool keyed;               /* key ranges, a skip scan or keys handed out: every row's key
+                               is decoded and checked (the general path, no column cache) */
   struct kv_cache *colcache; /* column cache, when the fast path may use it (else NULL) */
   uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* the fast path's qualifier (cache entries) */
   uint32_t qual_len;        /* its length */
@@ -125,6 +127,22 @@ void kv_cs_frag_free(cs_frag *f);
 void kv_cs_worker_free(cs_worker *w);
 /* Evaluate the predicates on a complete fragment and consume it if it passes. */
 int kv_cs_emit(cs_worker *w, const cs_frag *f);
+/* kv_colagg_key_in with the last prefix found (*pp, *pl: NULL, 0 at first; the bytes must
+** stay valid between calls) reused when the key begins with it. */
+bool kv_cs_key_in(const kv_colagg_spec *sp, const uint8_t *k, uint32_t n, const uint8_t **pp,
+                  uint32_t *pl);
+/* Whether rows with keys between lo and hi (inclusive) may lie in the spec's key ranges and
+** skip-scan suffixes (false: no such row can). */
+bool kv_cs_span_may_match(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t lo_len,
+                          const uint8_t *hi, uint32_t hi_len);
+/* Whether every key between lo and hi (inclusive) lies in the key ranges and suffixes. */
+bool kv_cs_span_inside(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t lo_len,
+                       const uint8_t *hi, uint32_t hi_len);
+/* After block b of file rd was ruled out (its keys end at or before hi): the next block of
+** the file that may hold a key in the ranges (rd->nblocks: none); every block skipped holds
+** only keys below the next key that may match. */
+uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint32_t b,
+                          const uint8_t *hi, uint32_t hi_len);
 /* True when a row key with memstore cells lies in [k0, k1]. */
 bool kv_cs_mem_overlaps(const cs_plan *pl, const uint8_t *k0, uint32_t l0, const uint8_t *k1,
                         uint32_t l1);
@@ -157,6 +175,10 @@ typedef struct bscratch {
                                        every cell is a put */
   uint8_t *k0, *k1; size_t k0_cap, k1_cap; /* first and last row keys */
   uint32_t k0_len, k1_len;          /* their lengths */
+  uint8_t *kb; size_t kb_cap;       /* keyed: every row's key, back to back */
+  uint32_t *ko; size_t ko_cap;      /* keyed: nrows + 1 offsets into kb */
+  uint8_t *kin; size_t kin_cap;     /* keyed: per row, 1 when inside the key ranges */
+  int32_t in0, in1;                 /* keyed: first and last row inside them */
   uint8_t *pass; size_t pass_cap;   /* per value or row: passes so far */
   uint32_t *sel; size_t sel_cap;    /* selected ranks or rows */
   const uint8_t **vp[KV_COLAGG_MAX_ARGS]; uint32_t *vl[KV_COLAGG_MAX_ARGS]; size_t v_cap;

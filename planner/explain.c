@@ -479,12 +479,12 @@ static void scan_node(xjson *j, const plan_scan *sc, const char *over, const cha
       break;
     default:
       xj_node(j, "FULL SCAN");
-      if (chunks[0]) {
-        char c[64];
-        snprintf(c, sizeof c, "%.*s", (int)strlen(chunks) - 1, chunks); /* no trailing ' ' */
-        xj_str(j, "parallel", c);
-      }
       break;
+  }
+  if (chunks[0]) { /* the columnar aggregate's chunks, over whatever ranges it reads */
+    char c[64];
+    snprintf(c, sizeof c, "%.*s", (int)strlen(chunks) - 1, chunks); /* no trailing ' ' */
+    xj_str(j, "parallel", c);
   }
   xj_str(j, "over", over);
   xj_str(j, "table", t->name);
@@ -537,14 +537,14 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
            over, actual);
       break;
     case PLAN_SCAN_POINT:
-      line(L, "POINT LOOKUP ON %u KEY%s OVER %s %s%s%s", r->n_ranges, r->n_ranges == 1 ? "" : "S",
+      line(L, "%sPOINT LOOKUP ON %u KEY%s OVER %s %s%s%s", chunks, r->n_ranges, r->n_ranges == 1 ? "" : "S",
            over, r->explain ? r->explain : "", rev, actual);
       break;
     case PLAN_SCAN_RANGE:
-      line(L, "RANGE SCAN OVER %s %s%s%s", over, r->explain ? r->explain : "", rev, actual);
+      line(L, "%sRANGE SCAN OVER %s %s%s%s", chunks, over, r->explain ? r->explain : "", rev, actual);
       break;
     case PLAN_SCAN_SKIP:
-      line(L, "SKIP SCAN ON %u RANGES OVER %s %s%s%s", r->n_ranges, over,
+      line(L, "%sSKIP SCAN ON %u RANGES OVER %s %s%s%s", chunks, r->n_ranges, over,
            r->explain ? r->explain : "", rev, actual);
       break;
     case PLAN_SCAN_PREFIX_SKIP: {
@@ -569,7 +569,7 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
              found, over, sc->skip_explain ? " " : "", sc->skip_explain ? sc->skip_explain : "",
              actual);
       else
-        line(L, "SKIP SCAN ON EACH %s PREFIX%s%s (%s) OVER %s %s%s", prefix_names(t, sc),
+        line(L, "%sSKIP SCAN ON EACH %s PREFIX%s%s (%s) OVER %s %s%s", chunks, prefix_names(t, sc),
              sc->skip_outer.n_ranges ? " IN " : "",
              sc->skip_outer.n_ranges && sc->skip_outer.explain ? sc->skip_outer.explain : "",
              found, over, sc->skip_explain ? sc->skip_explain : "", actual);
@@ -851,13 +851,14 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     if (s->n_group == 0) {
       line(L, "    %s [%s]%s", step, aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
-      if (col) colagg_line(L, cth, a);
-    } else if (q->stream_agg)
+    } else if (q->stream_agg) {
       line(L, "    SERVER AGGREGATE INTO ORDERED DISTINCT ROWS BY [%s] [%s] (key order, "
            "streaming)%s", buf, aggs, act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
-    else
+    } else {
       line(L, "    CLIENT HASH AGGREGATE INTO DISTINCT ROWS BY [%s] [%s]%s", buf, aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
+    }
+    if (col) colagg_line(L, cth, a);
     if (s->having) {
       pbuf h = {buf, sizeof buf, 0, s};
       buf[0] = 0;

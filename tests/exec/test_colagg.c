@@ -315,7 +315,8 @@ static void not_eligible(void **state) {
   assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
   static const char *const sqls[] = {
       "SELECT COUNT(*) FROM T",                          /* no filter */
-      "SELECT COUNT(*) FROM T WHERE K > 5 AND A > 0",     /* a key range */
+      "SELECT K + 1, COUNT(*) FROM T WHERE A > 0 GROUP BY K + 1", /* an expression of the key */
+      "SELECT COUNT(*) FROM T WHERE K > 5 AND A > 0 AND A + 1 > 0", /* a residual term */
       "SELECT COUNT(*) FROM T WHERE A > 0 OR B > 0",      /* OR */
       "SELECT COUNT(*) FROM T WHERE A + 1 > 0",           /* an expression */
       "SELECT COUNT(*) FROM T WHERE A IS NULL",           /* not null-rejecting */

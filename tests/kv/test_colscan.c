@@ -794,10 +794,11 @@ static void refusals(void **state) {
   assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_OK);
   assert_true(res.applicable);
   kv_colagg_result_free(&res);
-  sp.n_preds = 0;
+  uint32_t nq = sp.n_quals; /* an empty projection */
+  sp.n_quals = 0;
   assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_ERR_INVALID);
   kv_colagg_result_free(&res);
-  sp.n_preds = 1;
+  sp.n_quals = nq;
   q.preds[0].q = 7;
   assert_int_equal(kv_colagg_run(s.db, &sp, &res), KV_ERR_INVALID);
   kv_colagg_result_free(&res);

@@ -1,0 +1,274 @@
+/*
+** tests/exec/test_colagg_group.c: the columnar aggregate pushdown (exec/colagg.h) over key
+** ranges and with GROUP BY on key columns (issue 22), against the rows path (the same query
+** with the /+ NO_PUSHDOWN +/ hint): randomized sensor tables (primary key (ST, TS DESC) and
+** (ST, TS)) with NULLs, rows whose family columns are all NULL (they exist only in the key
+** family), updates (several versions), deletes (tombstones), memstore rows, several store
+** files and small blocks, so groups span blocks and chunks and key ranges begin and end
+** inside blocks. Queries: range, point, skip scans (over ranges and over each leading
+** prefix, the "daily average per station" shape), empty ranges, GROUP BY of key columns and
+** TRUNC/FLOOR/CEIL of the timestamp key, FLOAT sums and averages, HAVING, ORDER BY. The
+** answers (rows and their order) must be the rows path's exactly, and EXPLAIN must show the
+** pushdown with the scan's ranges. Seeded (tu_seed); a mismatch prints the SQL.
+*/
+#include "test_engine_util.h"
+#include "testutil.h"
+
+#define NST 8       /* stations 'a' .. 'h' */
+#define HOURS 480   /* 20 days of hourly readings */
+#define T0 "TIMESTAMP '2016-07-01 00:00:00'"
+
+/* A random reading's columns: T DOUBLE, P INTEGER, W VARCHAR (each NULL at times; all three
+** NULL at times, when the row lives in the key family alone). */
+static void reading(uint64_t *rs, char *buf, size_t cap) {
+  if (tu_below(rs, 12) == 0) {
+    snprintf(buf, cap, "NULL, NULL, NULL");
+    return;
+  }
+  char t[32], p[32], w[32];
+  if (tu_below(rs, 7) == 0) snprintf(t, sizeof t, "NULL");
+  else snprintf(t, sizeof t, "%.3f", ((double)tu_below(rs, 60001) - 20000.0) / 997.0);
+  if (tu_below(rs, 7) == 0) snprintf(p, sizeof p, "NULL");
+  else snprintf(p, sizeof p, "%d", (int)tu_below(rs, 2001) - 1000);
+  if (tu_below(rs, 7) == 0) snprintf(w, sizeof w, "NULL");
+  else snprintf(w, sizeof w, "'%c%c'", 'N' + (int)tu_below(rs, 5), 'a' + (int)tu_below(rs, 3));
+  snprintf(buf, cap, "%s, %s, %s", t, p, w);
+}
+
+static void upsert(tdb *t, uint64_t *rs, int st, int h) {
+  char sql[320], v[128];
+  reading(rs, v, sizeof v);
+  snprintf(sql, sizeof sql, "UPSERT INTO S (ST, TS, T, P, W) VALUES ('%c', %s + %d / 24.0, %s)",
+           'a' + st, T0, h, v);
+  assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+}
+
+/* A table with every station's hours (some left out), in store files; window: the
+** look-back window (ms; a day keeps deletes through a major compaction), 0 none. */
+static tdb *make_window(uint64_t *rs, bool desc, int64_t window) {
+  tdb *t = tdb_open_window(window);
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "CREATE TABLE S (ST VARCHAR NOT NULL, TS TIMESTAMP NOT NULL, F.T DOUBLE, "
+           "F.P INTEGER, F.W VARCHAR, CONSTRAINT PK PRIMARY KEY (ST, TS%s)) BLOCKSIZE=1024",
+           desc ? " DESC" : "");
+  assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+  int hours = (int)tu_scaled(HOURS, 96);
+  for (int st = 0; st < NST; st++)
+    for (int h = 0; h < hours; h++)
+      if (tu_below(rs, 9) != 0) upsert(t, rs, st, h);
+  assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  return t;
+}
+
+static tdb *make(uint64_t *rs, bool desc) { return make_window(rs, desc, 0); }
+
+static const char *const groups[] = {
+    "ST", "TRUNC(TS, 'DAY')", "ST, TRUNC(TS, 'DAY')", "TRUNC(TS, 'DAY'), ST",
+    "ST, FLOOR(TS, 'HOUR', 6)", "CEIL(TS, 'HOUR', 12), ST", "TS", "ST, TS", NULL};
+static const char *const aggs[] = {"COUNT(T)", "SUM(P)", "AVG(T)", "MIN(W)",  "MAX(T)",
+                                   "SUM(T)",   "AVG(P)", "MAX(W)", "COUNT(P)", "MIN(P)"};
+
+/* A random key range (or none): range, point and skip scans, empty ones. */
+static void key_where(uint64_t *rs, char *buf, size_t cap) {
+  int a = (int)tu_below(rs, NST), b = a + 1 + (int)tu_below(rs, 3);
+  int h0 = (int)tu_below(rs, HOURS), h1 = h0 + (int)tu_below(rs, 200);
+  switch (tu_below(rs, 10)) {
+    case 0: buf[0] = 0; break;
+    case 1: snprintf(buf, cap, "ST = '%c'", 'a' + a); break;
+    case 2: snprintf(buf, cap, "ST >= '%c' AND ST < '%c'", 'a' + a, 'a' + b); break;
+    case 3: snprintf(buf, cap, "ST IN ('%c', '%c', 'zz')", 'a' + a, 'a' + b); break;
+    case 4: /* the daily average's shape: a skip scan over each station */
+    case 5:
+      snprintf(buf, cap, "TS >= %s + %d / 24.0 AND TS < %s + %d / 24.0", T0, h0, T0, h1);
+      break;
+    case 6:
+      snprintf(buf, cap, "ST = '%c' AND TS > %s + %d / 24.0 AND TS <= %s + %d / 24.0", 'a' + a,
+               T0, h0, T0, h1);
+      break;
+    case 7: snprintf(buf, cap, "ST = 'zz'"); break; /* empty */
+    case 8:
+      snprintf(buf, cap, "TS >= %s + %d / 24.0 AND TS < %s + %d / 24.0", T0, h0, T0, h0);
+      break; /* empty */
+    default:
+      snprintf(buf, cap, "ST IN ('%c', '%c') AND TS >= %s + %d / 24.0", 'a' + a, 'a' + b, T0,
+               h0);
+      break;
+  }
+}
+
+static void random_query(uint64_t *rs, char *sql, size_t cap) {
+  char sel[512] = "", where[512] = "", kw[256];
+  const char *g = groups[tu_below(rs, sizeof groups / sizeof groups[0])];
+  if (g) snprintf(sel, sizeof sel, "%s, ", g);
+  int na = 1 + (int)tu_below(rs, 3);
+  for (int i = 0; i < na; i++) {
+    size_t l = strlen(sel);
+    snprintf(sel + l, sizeof sel - l, "%s%s", i ? ", " : "",
+             aggs[tu_below(rs, sizeof aggs / sizeof aggs[0])]);
+  }
+  key_where(rs, kw, sizeof kw);
+  /* a filter on the family's columns most of the time: without one GROUP BY reads the key
+     family too (rows whose columns are all NULL make groups) and is not pushed */
+  static const char *const vfs[] = {"P > 0", "T IS NOT NULL", "W IS NOT NULL", "T > -5.5",
+                                    "P IS NOT NULL AND T < 10"};
+  const char *vf = tu_below(rs, 4) ? vfs[tu_below(rs, sizeof vfs / sizeof vfs[0])] : NULL;
+  if (kw[0] && vf) snprintf(where, sizeof where, " WHERE %s AND %s", kw, vf);
+  else if (kw[0] || vf) snprintf(where, sizeof where, " WHERE %s", kw[0] ? kw : vf);
+  const char *tail = "";
+  if (g && tu_below(rs, 6) == 0) tail = " HAVING COUNT(T) > 2";
+  else if (g && tu_below(rs, 6) == 0) tail = " ORDER BY 2 DESC LIMIT 5";
+  snprintf(sql, cap, "SELECT %s FROM S%s%s%s", sel, where, g ? " GROUP BY " : "", g ? g : "");
+  size_t l = strlen(sql);
+  snprintf(sql + l, cap - l, "%s", tail);
+}
+
+static int row_way; /* queries pushed with blocks or rows read the row way */
+
+/* Run n random queries both ways and compare; returns how many ran the columnar way. */
+static int compare(tdb *t, uint64_t *rs, int n, uint64_t seed) {
+  int pushed = 0;
+  for (int i = 0; i < n; i++) {
+    char sql[1200], hinted[1300], ex[1400];
+    random_query(rs, sql, sizeof sql);
+    snprintf(hinted, sizeof hinted, "SELECT /*+ NO_PUSHDOWN */ %s", sql + 7);
+    char *want = strdup(q(t, hinted));
+    const char *got = q(t, sql);
+    if (strcmp(want, got) != 0)
+      fprintf(stderr, "seed %llu: %s\n  rows path:\n%s  pushdown:\n%s", (unsigned long long)seed,
+              sql, want, got);
+    assert_string_equal(want, got);
+    free(want);
+    snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sql);
+    const char *e = explain(t, ex);
+    if (strstr(e, "(actual blocks=")) pushed++;
+    if (strstr(e, "(actual blocks=") && !strstr(e, "row-way ranges=0 ")) row_way++;
+    snprintf(ex, sizeof ex, "EXPLAIN %s", hinted);
+    assert_null(strstr(explain(t, ex), "COLUMNAR"));
+  }
+  return pushed;
+}
+
+/* One compacted file per family: the answers, and most queries pushed. */
+static void compacted(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    uint64_t seed = tu_seed(d ? "compacted_desc" : "compacted_asc"), rs = seed;
+    tdb *t = make(&rs, d == 1);
+    int n = (int)tu_scaled(150, 40);
+    int pushed = compare(t, &rs, n, seed);
+    fprintf(stderr, "[compacted %s] %d of %d queries pushed\n", d ? "desc" : "asc", pushed, n);
+    /* GROUP BY without a family filter (the key family is read) and plans that read
+       nothing are not pushed */
+    assert_true(pushed * 2 > n);
+    tdb_close(t);
+  }
+}
+
+/* Updates (two versions of a cell), deletes (tombstones), memstore rows, two store files:
+** blocks and rows go the row way, and the answers stay the rows path's. */
+static void versions_tombstones_memstore(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("versions_tombstones_memstore"), rs = seed;
+  tdb *t = make_window(&rs, true, 86400000);
+  int hours = (int)tu_scaled(HOURS, 96);
+  row_way = 0;
+  char sql[256];
+  for (int i = 0; i < hours / 4; i++) upsert(t, &rs, (int)tu_below(&rs, NST), (int)tu_below(&rs, hours));
+  for (int i = 0; i < hours / 8; i++) {
+    snprintf(sql, sizeof sql, "DELETE FROM S WHERE ST = '%c' AND TS = %s + %d / 24.0",
+             'a' + (int)tu_below(&rs, NST), T0, (int)tu_below(&rs, hours));
+    assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+  }
+  assert_int_equal(kv_flush(t->db, NULL), KV_OK); /* a second file: overlapping, refused */
+  compare(t, &rs, (int)tu_scaled(40, 15), seed);
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  compare(t, &rs, (int)tu_scaled(40, 15), seed); /* the deletes' tombstones are kept */
+  for (int i = 0; i < 30; i++) upsert(t, &rs, (int)tu_below(&rs, NST), (int)tu_below(&rs, hours));
+  int pushed = compare(t, &rs, (int)tu_scaled(60, 20), seed); /* memstore rows */
+  fprintf(stderr, "[versions] %d queries pushed with rows read the row way\n", row_way);
+  assert_true(row_way > 0);
+  assert_true(pushed > 0);
+  tdb_close(t);
+}
+
+/* The plans: the scan's ranges with the chunks, the columnar line, ANALYZE's figures. */
+static void plans(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("plans"), rs = seed;
+  tdb *t = make(&rs, true);
+  const char *e = explain(t, "EXPLAIN SELECT ST, TRUNC(TS, 'DAY') AS D, AVG(T) FROM S WHERE "
+                             "TS >= " T0 " AND TS < " T0 " + 7 AND T IS NOT NULL GROUP BY ST, D");
+  assert_non_null(strstr(e, "CLIENT 1-CHUNK SERIAL SKIP SCAN ON EACH [ST] PREFIX (8 found) OVER S"));
+  assert_non_null(strstr(e, "FAMILIES: F\n"));
+  assert_non_null(strstr(e, "SERVER AGGREGATE INTO ORDERED DISTINCT ROWS BY [ST, TRUNC(TS, 'DAY')] [AVG(T)]"));
+  assert_non_null(strstr(e, "SERVER COLUMNAR AGGREGATE: filter and aggregates evaluated per "
+                            "block on the value streams, blocks in key order (a FLOAT, DOUBLE "
+                            "or DECIMAL sum)"));
+  e = explain(t, "EXPLAIN SELECT ST, COUNT(T), SUM(P) FROM S WHERE ST >= 'b' AND ST < 'e' "
+                 "AND P > 0 GROUP BY ST");
+  assert_non_null(strstr(e, "CLIENT 2-CHUNK PARALLEL 2-WAY RANGE SCAN OVER S ['b'] .. ['e')"));
+  assert_non_null(strstr(e, "blocks split into contiguous chunks"));
+  e = explain(t, "EXPLAIN SELECT TRUNC(TS, 'DAY'), MAX(T) FROM S WHERE ST IN ('a', 'c') "
+                 "AND T > 0 GROUP BY TRUNC(TS, 'DAY')");
+  assert_non_null(strstr(e, "CLIENT 2-CHUNK PARALLEL 2-WAY SKIP SCAN ON 2 RANGES OVER S"));
+  assert_non_null(strstr(e, "CLIENT HASH AGGREGATE INTO DISTINCT ROWS BY [TRUNC(TS, 'DAY')]"));
+  assert_non_null(strstr(e, "SERVER COLUMNAR AGGREGATE"));
+  e = explain(t, "EXPLAIN SELECT SUM(P) FROM S WHERE ST = 'c' AND P > 0");
+  assert_non_null(strstr(e, "CLIENT 2-CHUNK PARALLEL 2-WAY RANGE SCAN OVER S ['c', *] .. ['c', *]"));
+  /* ran, with its figures; nothing went the row way in a compacted table */
+  e = explain(t, "EXPLAIN ANALYZE SELECT ST, TRUNC(TS, 'DAY') AS D, AVG(T) FROM S WHERE "
+                 "TS >= " T0 " + 2 AND TS < " T0 " + 9 AND T IS NOT NULL GROUP BY ST, D");
+  assert_non_null(strstr(e, "row-way blocks=0 row-way ranges=0 row-way rows=0 threads=1)"));
+  /* not pushed: GROUP BY a non-key column or an expression of the key, GROUP BY reading
+     the key family (no filter on the family: the daily average's own shape), a rounding
+     whose unit is a column, LIMIT over a streaming GROUP BY */
+  static const char *const no[] = {
+      "SELECT W, COUNT(T) FROM S WHERE T > 0 GROUP BY W",
+      "SELECT LENGTH(ST), COUNT(T) FROM S WHERE T > 0 GROUP BY LENGTH(ST)",
+      "SELECT ST, COUNT(*) FROM S GROUP BY ST",
+      "SELECT ST, TRUNC(TS, 'DAY') AS D, AVG(T) FROM S WHERE TS >= " T0 " GROUP BY ST, D",
+      "SELECT ST, TRUNC(TS, W), COUNT(T) FROM S WHERE T > 0 GROUP BY ST, TRUNC(TS, W)",
+      "SELECT ST, COUNT(T) FROM S WHERE T > 0 GROUP BY ST LIMIT 2", /* streams, stops early */
+      "SELECT /*+ NO_PUSHDOWN */ ST, COUNT(T) FROM S WHERE ST = 'a' GROUP BY ST",
+  };
+  for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+    char ex[256];
+    snprintf(ex, sizeof ex, "EXPLAIN %s", no[i]);
+    assert_null(strstr(explain(t, ex), "COLUMNAR"));
+  }
+  tdb_close(t);
+}
+
+/* A rounding unit given as a parameter is prepared at open; a bad one is the rows path's
+** error, not a wrong answer. */
+static void rounding_parameter(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("rounding_parameter"), rs = seed;
+  tdb *t = make(&rs, false);
+  const char *sql = "SELECT ST, TRUNC(TS, ?) AS D, AVG(T), COUNT(P) FROM S WHERE ST < 'd' "
+                    "AND P > 0 GROUP BY ST, D";
+  cat_value u = cat_v_str(CAT_T_VARCHAR, "DAY", 3);
+  assert_int_equal(tdb_runp(t, sql, 1, &u), EXEC_DONE);
+  char *got = strdup(t->out);
+  assert_int_equal(tdb_run(t, "SELECT /*+ NO_PUSHDOWN */ ST, TRUNC(TS, 'DAY') AS D, AVG(T), "
+                              "COUNT(P) FROM S WHERE ST < 'd' AND P > 0 GROUP BY ST, D"),
+                   EXEC_DONE);
+  assert_string_equal(got, t->out);
+  free(got);
+  cat_value bad = cat_v_str(CAT_T_VARCHAR, "FORTNIGHT", 9);
+  assert_int_not_equal(tdb_runp(t, sql, 1, &bad), EXEC_DONE);
+  assert_non_null(strstr(t->err.msg, "unknown unit"));
+  tdb_close(t);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(compacted),
+      cmocka_unit_test(versions_tombstones_memstore),
+      cmocka_unit_test(plans),
+      cmocka_unit_test(rounding_parameter),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
