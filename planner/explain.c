@@ -1,6 +1,6 @@
 /*
 ** planner/explain.c: EXPLAIN text of a plan (one step per line, in the order the executor
-** runs them) and plan_expr_print (a bound expression back to SQL text). The forms follow
+** runs them); a bound expression's text is planner/expr_print.c's. The forms follow
 ** Phoenix, made clearer:
 **   RANGE SCAN OVER SENSOR ['Dongsi'] (reverse)   |  POINT LOOKUP ON 2 KEYS OVER T
 **   SKIP SCAN ON 3 RANGES OVER T ...              |  FULL SCAN OVER T
@@ -45,193 +45,6 @@
 #include "planner/selectivity.h"
 #include "planner/time_range.h"
 #include "sql/ast.h"
-
-/* ---- plan_expr_print ---------------------------------------------------------------------- */
-typedef struct pbuf {
-  char *p;                /* output */
-  size_t cap;             /* its size */
-  size_t n;               /* full length so far */
-  const plan_select *sel; /* names PX_AGG slots by their call text, or NULL */
-} pbuf;
-
-static void put(pbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(pbuf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *dst = b->n < b->cap ? b->p + b->n : NULL;
-  size_t room = b->n < b->cap ? b->cap - b->n : 0;
-  char tmp[1];
-  int k = vsnprintf(dst ? dst : tmp, dst ? room : 0, fmt, ap);
-  va_end(ap);
-  if (k > 0) b->n += (size_t)k;
-}
-
-static const char *op_text(int op) {
-  static const char *const t[] = {"?", "-", "+", "NOT ", "*", "/", "%", "+", "-", "||",
-                                  "=", "<>", "<", "<=", ">", ">=", "AND", "OR"};
-  return op > 0 && op < (int)(sizeof t / sizeof t[0]) ? t[op] : "?";
-}
-
-static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren);
-
-static void pr_value(pbuf *b, const cat_value *v) {
-  if (v->is_null) {
-    put(b, "NULL");
-    return;
-  }
-  char t[128];
-  cat_text_format(v, t, sizeof t);
-  int id = v->type.id;
-  if (cat_type_is_string(id)) {
-    put(b, "'");
-    for (uint32_t i = 0; i < v->u.s.len && i < 200; i++) {
-      char ch = (char)v->u.s.p[i];
-      put(b, ch == '\'' ? "''" : "%c", ch);
-    }
-    put(b, "'");
-  } else if (id == CAT_T_DATE) put(b, "DATE '%s'", t);
-  else if (id == CAT_T_TIME) put(b, "TIME '%s'", t);
-  else if (id == CAT_T_TIMESTAMP) put(b, "TIMESTAMP '%s'", t);
-  else if (id == CAT_T_VARBINARY) put(b, "X'...'");
-  else if (id == CAT_T_ARRAY) put(b, "ARRAY%s", t);
-  else if (id == CAT_T_DOUBLE || id == CAT_T_FLOAT) {
-    if (isnan(v->u.d) || isinf(v->u.d)) {
-      put(b, "%s", t);
-      return;
-    }
-    snprintf(t, sizeof t, "%.15g", v->u.d);
-    if (strtod(t, NULL) != v->u.d) snprintf(t, sizeof t, "%.17g", v->u.d);
-    put(b, "%s%s", t, strpbrk(t, ".e") ? "" : ".0");
-  } else put(b, "%s", t);
-}
-
-static void pr_list(pbuf *b, const plan_expr *e, uint32_t from, const char *const *names) {
-  for (uint32_t i = from; i < e->n_args; i++) {
-    if (i > from) put(b, ", ");
-    pr(b, e->args[i], names, false);
-  }
-}
-
-static void pr(pbuf *b, const plan_expr *e, const char *const *names, bool paren) {
-  switch (e->kind) {
-    case PX_CONST: pr_value(b, &e->value); return;
-    case PX_COLUMN:
-      if (names && names[e->column]) put(b, "%s", names[e->column]);
-      else put(b, "$%d", e->column);
-      return;
-    case PX_PARAM:
-      if (e->func > 0) put(b, "(SUBQUERY %d)", e->func); /* a subquery run once */
-      else if (e->func < 0) put(b, "%.*s", (int)e->value.u.s.len, (const char *)e->value.u.s.p);
-      else put(b, "?%d", e->param);
-      return;
-    case PX_AGG:
-      if (b->sel && e->func >= 0 && e->func < b->sel->n_aggs) put(b, "%s", b->sel->aggs[e->func].text);
-      else put(b, "AGG%d", e->func);
-      return;
-    case PX_UNARY:
-      put(b, "%s", op_text(e->op));
-      pr(b, e->args[0], names, true);
-      return;
-    case PX_BINARY:
-      if (paren) put(b, "(");
-      pr(b, e->args[0], names, true);
-      put(b, " %s ", op_text(e->op));
-      pr(b, e->args[1], names, true);
-      if (paren) put(b, ")");
-      return;
-    case PX_IN:
-      pr(b, e->args[0], names, true);
-      put(b, e->negated ? " NOT IN (" : " IN (");
-      pr_list(b, e, 1, names);
-      put(b, ")");
-      return;
-    case PX_BETWEEN:
-      pr(b, e->args[0], names, true);
-      put(b, e->negated ? " NOT BETWEEN " : " BETWEEN ");
-      pr(b, e->args[1], names, true);
-      put(b, " AND ");
-      pr(b, e->args[2], names, true);
-      return;
-    case PX_LIKE:
-      pr(b, e->args[0], names, true);
-      put(b, "%s%s ", e->negated ? " NOT" : "", e->ilike ? " ILIKE" : " LIKE");
-      pr(b, e->args[1], names, true);
-      if (e->n_args > 2) {
-        put(b, " ESCAPE ");
-        pr(b, e->args[2], names, true);
-      }
-      return;
-    case PX_ISNULL:
-      pr(b, e->args[0], names, true);
-      put(b, e->negated ? " IS NOT NULL" : " IS NULL");
-      return;
-    case PX_CASE: {
-      uint32_t k = 0;
-      put(b, "CASE");
-      if (e->has_operand) {
-        put(b, " ");
-        pr(b, e->args[k++], names, true);
-      }
-      uint32_t end = e->n_args - (e->has_else ? 1 : 0);
-      for (; k + 1 < end; k += 2) {
-        put(b, " WHEN ");
-        pr(b, e->args[k], names, false);
-        put(b, " THEN ");
-        pr(b, e->args[k + 1], names, false);
-      }
-      if (e->has_else) {
-        put(b, " ELSE ");
-        pr(b, e->args[e->n_args - 1], names, false);
-      }
-      put(b, " END");
-      return;
-    }
-    case PX_CAST: {
-      char t[40];
-      put(b, "CAST(");
-      pr(b, e->args[0], names, false);
-      put(b, " AS %s)", cat_type_format(&e->type, t, sizeof t));
-      return;
-    }
-    case PX_FUNC: {
-      plan_expr part = *e; /* SCALAR_ONE without its message, IN_SET's row without its set */
-      part.n_args = e->n_args - (e->func == EXEC_F_SCALAR_ONE || e->func == EXEC_F_IN_SET);
-      if (e->func == EXEC_F_ANY && e->n_args == 3 && e->args[2]->kind == PX_CONST) {
-        pr(b, e->args[0], names, true); /* x op ANY(a), as written */
-        put(b, " %s ANY(", op_text((int)e->args[2]->value.u.i));
-        pr(b, e->args[1], names, false);
-        put(b, ")");
-        return;
-      }
-      if (e->func == EXEC_F_IN_SET) { /* (x, ...) IN (SUBQUERY n) */
-        put(b, "%s", part.n_args > 1 ? "(" : "");
-        pr_list(b, &part, 0, names);
-        put(b, "%s IN ", part.n_args > 1 ? ")" : "");
-        pr(b, e->args[part.n_args], names, false);
-        return;
-      }
-      put(b, "%s(", cat_func_name(e->func));
-      pr_list(b, &part, 0, names);
-      put(b, ")");
-      return;
-    }
-    case PX_ROW:
-      put(b, "(");
-      pr_list(b, e, 0, names);
-      put(b, ")");
-      return;
-    case PX_APPLY: put(b, "(CORRELATED SUBQUERY %d)", e->func + 1); return;
-    default: put(b, "?"); return;
-  }
-}
-
-size_t plan_expr_print(const plan_expr *e, const char *const *names, char *buf, size_t cap) {
-  pbuf b = {buf, cap, 0, NULL};
-  if (cap) buf[0] = 0;
-  pr(&b, e, names, false);
-  if (cap) buf[b.n < cap ? b.n : cap - 1] = 0;
-  return b.n;
-}
 
 /* ---- Lines ------------------------------------------------------------------------------ */
 typedef struct lines {
@@ -321,23 +134,23 @@ static const char *act_text(const plan_actuals *a, int step, char *buf, size_t c
 
 static void terms_text(const plan_expr *const *t, uint32_t n, const char *const *names,
                        char *buf, size_t cap) {
-  pbuf b = {buf, cap, 0, NULL};
+  plan_pbuf b = {buf, cap, 0, NULL};
   if (cap) buf[0] = 0;
   for (uint32_t i = 0; i < n; i++) {
-    if (i) put(&b, " AND ");
-    pr(&b, t[i], names, t[i]->kind == PX_BINARY && t[i]->op == SQL_OP_OR);
+    if (i) plan_pbuf_put(&b, " AND ");
+    plan_pbuf_expr(&b, t[i], names, t[i]->kind == PX_BINARY && t[i]->op == SQL_OP_OR);
   }
 }
 
 /* Per-family figures of metrics m for family id fid, appended to fb (and its "actual"
 ** member to the family's JSON object). */
-static void family_actual(pbuf *fb, xjson *j, const kv_scan_metrics *m, uint32_t fid) {
+static void family_actual(plan_pbuf *fb, xjson *j, const kv_scan_metrics *m, uint32_t fid) {
   for (uint32_t k = 0; k < m->n_families; k++) {
     const kv_family_metrics *fm = &m->families[k];
     if (fm->family_id != fid) continue;
     char hb[32];
     plan_human_bytes(fm->bytes_read, hb, sizeof hb);
-    put(fb, " (blocks=%" PRIu64 " cache hits=%" PRIu64 " bytes=%s)", fm->blocks_read,
+    plan_pbuf_put(fb, " (blocks=%" PRIu64 " cache hits=%" PRIu64 " bytes=%s)", fm->blocks_read,
         fm->blocks_cache_hit, hb);
     xj_obj(j, "actual");
     xj_uint(j, "blocks", fm->blocks_read);
@@ -395,12 +208,12 @@ static void index_scan_lines(lines *L, const plan_scan *sc, const char *const *n
          act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
   }
   static const char *const ix_fam[2] = {CAT_KEY_FAMILY, CAT_DEFAULT_FAMILY};
-  pbuf fb = {buf, sizeof buf, 0, NULL};
+  plan_pbuf fb = {buf, sizeof buf, 0, NULL};
   xj_node(j, "INDEX FAMILIES");
   xj_arr(j, "families");
   for (int i = 0; i < sc->n_families; i++) {
     const char *fname = ix_fam[sc->families[i] ? 1 : 0];
-    put(&fb, "%s%s", i ? ", " : "", fname);
+    plan_pbuf_put(&fb, "%s%s", i ? ", " : "", fname);
     xj_obj(j, NULL);
     xj_str(j, "name", fname);
     if (a) family_actual(&fb, j, &a->kv, sc->family_ids[i]);
@@ -409,16 +222,16 @@ static void index_scan_lines(lines *L, const plan_scan *sc, const char *const *n
   xj_end(j);
   line(L, "    INDEX FAMILIES: %s", buf);
   if (sc->lookup) {
-    pbuf lb = {buf, sizeof buf, 0, NULL};
+    plan_pbuf lb = {buf, sizeof buf, 0, NULL};
     xj_node(j, "LOOKUP BACK INTO");
     xj_str(j, "table", t->name);
     xj_str(j, "by", "PK");
     xj_bool(j, "covered", false);
     xj_arr(j, "families");
-    put(&lb, "    LOOKUP BACK INTO %s BY PK (uncovered) FAMILIES: ", t->name);
+    plan_pbuf_put(&lb, "    LOOKUP BACK INTO %s BY PK (uncovered) FAMILIES: ", t->name);
     for (int i = 0; i < sc->n_lookup_families; i++) {
       const char *fname = t->families[sc->lookup_families[i]].name;
-      put(&lb, "%s%s", i ? ", " : "", fname);
+      plan_pbuf_put(&lb, "%s%s", i ? ", " : "", fname);
       xj_obj(j, NULL);
       xj_str(j, "name", fname);
       if (a) family_actual(&lb, j, &a->lookup_kv, sc->lookup_family_ids[i]);
@@ -426,7 +239,7 @@ static void index_scan_lines(lines *L, const plan_scan *sc, const char *const *n
     }
     xj_end(j);
     if (a) {
-      put(&lb, "  (actual lookups=%" PRIu64 " found=%" PRIu64 ")", a->lookups, a->lookups_found);
+      plan_pbuf_put(&lb, "  (actual lookups=%" PRIu64 " found=%" PRIu64 ")", a->lookups, a->lookups_found);
       xj_obj(j, "actual");
       xj_uint(j, "lookups", a->lookups);
       xj_uint(j, "found", a->lookups_found);
@@ -604,13 +417,13 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
   }
   if (plan_time_range_explain(sc, a ? &a->kv : NULL, j, buf, sizeof buf)) /* time_range.h */
     line(L, "%s", buf);
-  pbuf fb = {buf, sizeof buf, 0, NULL};
+  plan_pbuf fb = {buf, sizeof buf, 0, NULL};
   xj_node(j, "FAMILIES");
   xj_arr(j, "families");
   for (int i = 0; i < sc->n_families; i++) {
     const cat_family *f = &t->families[sc->families[i]];
-    put(&fb, "%s%s", i ? ", " : "", f->name);
-    if (f->max_versions > 1) put(&fb, " (VERSIONS %d)", f->max_versions); /* as set */
+    plan_pbuf_put(&fb, "%s%s", i ? ", " : "", f->name);
+    if (f->max_versions > 1) plan_pbuf_put(&fb, " (VERSIONS %d)", f->max_versions); /* as set */
     xj_obj(j, NULL);
     xj_str(j, "name", f->name);
     if (f->max_versions > 1) xj_uint(j, "versions", (uint64_t)f->max_versions);
@@ -619,11 +432,11 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
   }
   xj_end(j);
   if (sc->key_family && sc->key_family_why) {
-    put(&fb, "  [%s reads the key family: %s]", CAT_KEY_FAMILY, sc->key_family_why);
+    plan_pbuf_put(&fb, "  [%s reads the key family: %s]", CAT_KEY_FAMILY, sc->key_family_why);
     xj_str(j, "key_family_read_because", sc->key_family_why);
   }
   if (t->ttl_sec > 0) {
-    put(&fb, "  [TTL %lld s: older cells are not read]", (long long)t->ttl_sec);
+    plan_pbuf_put(&fb, "  [TTL %lld s: older cells are not read]", (long long)t->ttl_sec);
     xj_uint(j, "ttl_seconds", (uint64_t)t->ttl_sec);
   }
   line(L, "    FAMILIES: %s", buf);
@@ -683,8 +496,8 @@ static void access_lines(lines *L, const plan_scan *sc) {
   xjson *j = L->j;
   if (sc->n_access > 0) {
     char buf[2048];
-    pbuf b = {buf, sizeof buf, 0, NULL};
-    put(&b, "    COST: ");
+    plan_pbuf b = {buf, sizeof buf, 0, NULL};
+    plan_pbuf_put(&b, "    COST: ");
     xj_node(j, "COST");
     xj_arr(j, "paths");
     for (int i = 0; i < sc->n_access; i++) {
@@ -694,7 +507,7 @@ static void access_lines(lines *L, const plan_scan *sc) {
       for (char *c = kind; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c + 32 : *c);
       char rows[32];
       plan_grouped(p->rows, rows, sizeof rows);
-      put(&b, "%s%s%s%s (%s%s%s) %s row%s", i ? "; " : "", sc->table->name,
+      plan_pbuf_put(&b, "%s%s%s%s (%s%s%s) %s row%s", i ? "; " : "", sc->table->name,
           p->index ? "." : "", p->index ? p->index->name : "", kind,
           p->index ? (p->covered ? ", covered" : ", uncovered") : "",
           p->ordered ? ", in ORDER BY order" : "", rows, p->rows == 1 ? "" : "s");
@@ -707,10 +520,10 @@ static void access_lines(lines *L, const plan_scan *sc) {
       xj_uint(j, "rows", p->rows);
       if (p->lookups) {
         plan_grouped(p->lookups, rows, sizeof rows);
-        put(&b, " + %s lookup%s", rows, p->lookups == 1 ? "" : "s");
+        plan_pbuf_put(&b, " + %s lookup%s", rows, p->lookups == 1 ? "" : "s");
         xj_uint(j, "lookups", p->lookups);
       }
-      put(&b, " = %.1f%s", p->cost, p->chosen ? " [chosen]" : "");
+      plan_pbuf_put(&b, " = %.1f%s", p->cost, p->chosen ? " [chosen]" : "");
       xj_dbl(j, "cost", p->cost);
       xj_bool(j, "chosen", p->chosen);
       xj_end(j);
@@ -732,16 +545,16 @@ static void access_lines(lines *L, const plan_scan *sc) {
 
 
 static void order_text(const plan_select *s, char *buf, size_t cap) {
-  pbuf b = {buf, cap, 0, s};
+  plan_pbuf b = {buf, cap, 0, s};
   if (cap) buf[0] = 0;
   for (int i = 0; i < s->n_order; i++) {
     const plan_order *o = &s->order[i];
     const plan_expr *e = s->order_src[i];
-    if (i) put(&b, ", ");
-    if (s->aggregate) put(&b, "%s", s->names[o->slot][0] ? s->names[o->slot] : "?");
-    else pr(&b, e, s->col_names, false);
-    put(&b, "%s", o->desc ? " DESC" : "");
-    if (o->nulls_first == o->desc) put(&b, o->nulls_first ? " NULLS FIRST" : " NULLS LAST");
+    if (i) plan_pbuf_put(&b, ", ");
+    if (s->aggregate) plan_pbuf_put(&b, "%s", s->names[o->slot][0] ? s->names[o->slot] : "?");
+    else plan_pbuf_expr(&b, e, s->col_names, false);
+    plan_pbuf_put(&b, "%s", o->desc ? " DESC" : "");
+    if (o->nulls_first == o->desc) plan_pbuf_put(&b, o->nulls_first ? " NULLS FIRST" : " NULLS LAST");
   }
 }
 
@@ -830,12 +643,12 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     line(L, "    CLIENT FILTER BY %s%s", buf, act_text(a, PLAN_STEP_FILTER, ab, sizeof ab));
   }
   if (s->aggregate) {
-    pbuf b = {buf, sizeof buf, 0, NULL};
-    for (int i = 0; i < s->n_group; i++) put(&b, "%s%s", i ? ", " : "", s->agg_names[i]);
+    plan_pbuf b = {buf, sizeof buf, 0, NULL};
+    for (int i = 0; i < s->n_group; i++) plan_pbuf_put(&b, "%s%s", i ? ", " : "", s->agg_names[i]);
     char aggs[1024];
-    pbuf c = {aggs, sizeof aggs, 0, NULL};
+    plan_pbuf c = {aggs, sizeof aggs, 0, NULL};
     aggs[0] = 0;
-    for (int i = 0; i < s->n_aggs; i++) put(&c, "%s%s", i ? ", " : "", s->aggs[i].text);
+    for (int i = 0; i < s->n_aggs; i++) plan_pbuf_put(&c, "%s%s", i ? ", " : "", s->aggs[i].text);
     /* over a join the rows are aggregated after the join, as in Phoenix: CLIENT */
     const char *step = s->n_group == 0 ? (q->join ? "CLIENT AGGREGATE INTO SINGLE ROW"
                                                   : "SERVER AGGREGATE INTO SINGLE ROW")
@@ -860,9 +673,9 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     }
     if (col) colagg_line(L, cth, a);
     if (s->having) {
-      pbuf h = {buf, sizeof buf, 0, s};
+      plan_pbuf h = {buf, sizeof buf, 0, s};
       buf[0] = 0;
-      pr(&h, s->having, s->agg_names, false);
+      plan_pbuf_expr(&h, s->having, s->agg_names, false);
       filter_node(j, "CLIENT FILTER BY", buf, "HAVING");
       act_json(j, a, PLAN_STEP_HAVING);
       line(L, "    CLIENT FILTER BY %s (HAVING)%s", buf,

@@ -8,7 +8,8 @@
 **
 ** Use: xj_node opens the node of the next line, xj_* add its members (nested objects and
 ** arrays with xj_obj / xj_arr and xj_end), and explain.c's line() closes it (xj_line). With
-** the builder off (text EXPLAIN) every call returns at once. Not a public header.
+** the builder off (text EXPLAIN) every call returns at once. Also the text buffer both
+** explain.c and planner/expr_print.c write with (plan_pbuf). Not a public header.
 */
 #ifndef ROWAN_PLANNER_EXPLAIN_INT_H
 #define ROWAN_PLANNER_EXPLAIN_INT_H
@@ -49,5 +50,22 @@ void xj_end(xjson *j);
 void xj_line(xjson *j, const char *text);
 /* End the document; the malloc'ed text (the caller frees it), or NULL when out of memory. */
 char *xj_finish(xjson *j);
+
+/* A text buffer of cap bytes at p that keeps counting past its end (n, the full length), and
+** the names PX_AGG slots print by (sel's aggregate call texts, or none): EXPLAIN's lines and
+** plan_expr_print write through it (planner/expr_print.c). */
+struct plan_select;
+struct plan_expr;
+typedef struct plan_pbuf {
+  char *p;                       /* output */
+  size_t cap;                    /* its size */
+  size_t n;                      /* full length so far */
+  const struct plan_select *sel; /* names PX_AGG slots by their call text, or NULL */
+} plan_pbuf;
+void plan_pbuf_put(plan_pbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* e as SQL text, in parentheses when paren and e is an operator (names: the column names by
+** slot, or NULL for $slot). */
+void plan_pbuf_expr(plan_pbuf *b, const struct plan_expr *e, const char *const *names,
+                    bool paren);
 
 #endif /* ROWAN_PLANNER_EXPLAIN_INT_H */
