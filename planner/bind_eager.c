@@ -55,6 +55,8 @@ typedef struct eager {
   /* join pairs R.rc[i] = S.sc[i] */
   int np;
   const char *rc[MAX_ITEMS], *sc[MAX_ITEMS];
+  int pk[MAX_ITEMS];        /* pair i's R column is grouped column K(pk[i] + 1) */
+  int nj;                   /* the distinct R join columns: K1 .. K(nj) */
   /* R columns grouped (join columns first), their derived names K1.. */
   int nk;
   const char *kc[MAX_ITEMS];
@@ -315,8 +317,10 @@ static bool collect(eager *g) {
   /* S's whole key equal to R columns: each R row meets at most one S row */
   for (int i = 0; i < g->st->n_columns; i++)
     if (g->st->columns[i].pk_pos >= 0 && !r_of_s(g, g->st->columns[i].name)) return false;
-  for (int i = 0; i < g->np; i++) /* the grouped R columns start with the join's */
-    if (key_index(g, g->rc[i]) < 0) return false;
+  for (int i = 0; i < g->np; i++) /* the grouped R columns start with the join's (one R
+                                       column may equal two S columns, or one twice) */
+    if ((g->pk[i] = key_index(g, g->rc[i])) < 0) return false;
+  g->nj = g->nk;
   /* GROUP BY: R's join columns (or the S key columns equal to them), other R columns, S
      columns; every join column grouped */
   bool grouped[MAX_ITEMS] = {false};
@@ -330,9 +334,9 @@ static bool collect(eager *g) {
     if (!r) continue; /* an S column: S's key is grouped, so it splits no group */
     int k = key_index(g, r);
     if (k < 0) return false;
-    if (k < g->np) grouped[k] = true;
+    if (k < g->nj) grouped[k] = true;
   }
-  for (int i = 0; i < g->np; i++)
+  for (int i = 0; i < g->nj; i++)
     if (!grouped[i]) return false;
   return g->ok;
 }
@@ -475,7 +479,7 @@ int bind_eager(binder *b, const sql_select *q, const sql_select **out) {
   if (!ja) return b->rc ? b->rc : bind_error(b, EXEC_NOMEM, q->off, "out of memory");
   const sql_expr *on[MAX_ITEMS];
   for (int i = 0; i < g.np; i++)
-    if (!(on[i] = eq(&g, gcol(&g, 'K', i, j->off), col_ref(&g, g.sn, g.sc[i], j->off))))
+    if (!(on[i] = eq(&g, gcol(&g, 'K', g.pk[i], j->off), col_ref(&g, g.sn, g.sc[i], j->off))))
       return bind_error(b, EXEC_NOMEM, q->off, "out of memory");
   *ja = *j;
   ja->kind = SQL_JOIN_INNER;
