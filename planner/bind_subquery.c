@@ -68,6 +68,8 @@ binder bind_nested(const binder *b) {
   nb.bound = b->bound;
   nb.ctes = b->ctes;
   nb.cte_self = b->cte_self;
+  nb.no_key_lists = b->no_key_lists; /* the semi joins of exec/engine_run.c's second binding
+                                        reach the key lists of derived tables and subqueries */
   nb.corr = b->corr; /* a branch or derived table of a correlated subquery reads its outer
                         columns as the subquery does (planner/bind_apply.c) */
   return nb;
