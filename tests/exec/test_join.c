@@ -513,6 +513,31 @@ static void key_list_past_memory_nested(void **state) {
   tdb_close(t);
 }
 
+/* Eager aggregation keeps the query's column names: a column written `S.STATION` is named
+** STATION, as the query bound as written names it (it was named "S.STATION"). */
+static void eager_column_names(void **state) {
+  (void)state;
+  tdb *t = sample(2);
+  const char *sql[2] = {"SELECT S.STATION, R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R "
+                        "JOIN STATIONS S ON R.STATION = S.STATION GROUP BY S.STATION, R.STATION",
+                        "SELECT S.STATION, R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R "
+                        "JOIN STATIONS S ON R.STATION = S.STATION WHERE 1 = 1 GROUP BY "
+                        "R.STATION, S.STATION"}; /* not rewritten: a constant term */
+  for (int i = 0; i < 2; i++) {
+    exec_stmt *st = NULL;
+    assert_int_equal(exec_prepare(t->s, sql[i], strlen(sql[i]), &st, NULL, &t->err), EXEC_OK);
+    assert_string_equal(exec_column_name(st, 0), "STATION");
+    assert_string_equal(exec_column_name(st, 1), "STATION");
+    assert_string_equal(exec_column_name(st, 2), "COUNT(*)");
+    assert_string_equal(exec_column_name(st, 3), "SUM(R.TEMP)");
+    exec_finalize(st);
+  }
+  char ex[300];
+  snprintf(ex, sizeof ex, "EXPLAIN %s", sql[0]);
+  assert_non_null(strstr(explain(t, ex), "(grouped)"));
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(memory_bound),
@@ -526,6 +551,7 @@ int main(void) {
       cmocka_unit_test(prepared_rerun),
       cmocka_unit_test(transaction_and_upsert_select),
       cmocka_unit_test(key_list_past_memory_nested),
+      cmocka_unit_test(eager_column_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
