@@ -566,8 +566,15 @@ int bind_semis(binder *b, plan_select *s) {
   return EXEC_OK;
 }
 
+/* Binding a join's ON condition (planner/bind_from.c names the clause "ON" there). */
+static bool in_on(const binder *b) {
+  return b->agg_mode == BIND_AGG_NO && b->agg_where && strcmp(b->agg_where, "ON") == 0;
+}
+
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
-  if (x->kind == SQL_E_SUBQUERY && bind_decorrelatable(b, x, false))
+  /* in an ON condition the LEFT JOIN's value would be read by the join it is a condition of,
+     before that LEFT JOIN has run (every row passed it, or none): run per outer row there */
+  if (x->kind == SQL_E_SUBQUERY && !in_on(b) && bind_decorrelatable(b, x, false))
     return bind_correlated_scalar(b, x); /* a LEFT JOIN (planner/bind_correlated.c) */
   plan_select *s = plan_arena_alloc(b->A, sizeof *s);
   bind_corr c;
