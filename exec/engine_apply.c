@@ -14,9 +14,12 @@
 ** result per subquery. Its first run plans in full (index choice, estimates); when that
 ** plan read the table itself, later runs re-plan only the key ranges and filters for the
 ** new values (plan_query_rebuild, as a prepared statement does), and they keep their row
-** and scan buffers (exec_query_cache). The subquery reads the store as the statement's other queries do
-** (the transaction's batch included). The outer values' slots are shared by nested
-** correlated subqueries, which read them as parameters too.
+** and scan buffers (exec_query_cache). The subquery reads the store as the statement's other
+** queries do, the transaction's batch included, but as that batch was when the statement
+** started: an UPSERT ... SELECT or DELETE inside a transaction adds to the batch while it
+** runs, and a later run must not see the rows the statement itself wrote or deleted (SQL
+** evaluates a statement's query over the data before it). The outer values' slots are shared
+** by nested correlated subqueries, which read them as parameters too.
 **
 ** Not here: binding, the decorrelated forms (semi, anti and LEFT joins), EXPLAIN.
 */
@@ -47,6 +50,8 @@ struct exec_apply_env {
   cat_value *all;    /* the run's parameters (exec_run_subqueries' array) */
   int n_all;         /* their count */
   apply_state *s;    /* per plan_apply */
+  kv_batch *view;    /* a write statement's copy of the transaction's batch at its start (or
+                        NULL: no transaction, or a SELECT, which writes nothing) */
 };
 
 int exec_apply_start(exec_stmt *st, cat_value *all, exec_error *err) {
@@ -63,6 +68,12 @@ int exec_apply_start(exec_stmt *st, cat_value *all, exec_error *err) {
     return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   }
   memset(act, 0, (size_t)b->n_applies * sizeof *act);
+  if (st->s->txn && b->kind != SQL_STMT_SELECT &&
+      !(env->view = kv_batch_copy(st->s->txn, kv_batch_get_mark(st->s->txn)))) {
+    free(env);
+    free(s);
+    return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  }
   env->magic = APPLY_MAGIC;
   env->st = st;
   env->all = all;
@@ -88,6 +99,7 @@ void exec_apply_free(exec_stmt *st) {
     exec_query_cache_free(&env->s[k].cache);
   }
   free(env->s);
+  kv_batch_free(env->view);
   free(env);
   st->apply_env = NULL;
 }
@@ -142,8 +154,11 @@ int exec_apply_eval(const exec_apply_env *envc, int k, const cat_value *v, int n
     err.offset = -1;
     err.msg[0] = 0;
     exec_sub_reuse reuse = {s->planned && s->light, &s->cache};
+    kv_batch *txn = st->s->txn; /* read through the statement's view of it, if any */
+    if (env->view) st->s->txn = env->view;
     int rc = exec_sub_value(st, a->sel, a->kind, a->off, env->all, env->n_all, &s->A, &q,
                             &reuse, NULL, &s->result, &err);
+    st->s->txn = txn;
     if (!rc && !s->planned) { /* as a prepared statement's plan is reused (engine_run.c) */
       s->planned = true;
       s->light = !q.join && (!q.has_scan || !q.scan.index);

@@ -141,11 +141,16 @@ int exec_run_subqueries(exec_stmt *st, exec_error *err) {
     all[st->n_params + b->n_subs + k] = cat_v_null(cat_type_of(CAT_T_BIGINT));
   st->all_params = all;
   if (b->n_applies && exec_apply_start(st, all, err)) return err->code;
+  for (int k = 0; k < b->n_subs; k++) /* NULL until run: nothing reads a later one's value */
+    all[st->n_params + k] = cat_v_null(cat_type_of(CAT_T_VARBINARY));
   for (int k = 0; k < b->n_subs; k++) {
     const plan_subquery *sq = &b->subs[k];
     int np = sq->param - 1; /* the parameters before this one's */
+    /* a correlated subquery inside it (`SELECT (SELECT ... t.k ...) FROM t`, run once) reads
+       the apply environment and its outer values, which come after every subquery's value */
+    int nv = b->n_applies ? n : np;
     cat_value v;
-    int rc = exec_sub_value(st, sq->sel, sq->kind, sq->off, all, np, &st->run_arena,
+    int rc = exec_sub_value(st, sq->sel, sq->kind, sq->off, all, nv, &st->run_arena,
                             &st->sub_plans[k], NULL, &st->sub_acts[k], &v, err);
     st->n_sub_plans = k + 1; /* its plan is freed at the run's end, after an error too */
     st->key_list_over = rc == EXEC_TOOBIG && sq->key_list; /* build() binds a semi join */

@@ -55,6 +55,8 @@ typedef struct eager {
   /* join pairs R.rc[i] = S.sc[i] */
   int np;
   const char *rc[MAX_ITEMS], *sc[MAX_ITEMS];
+  int pk[MAX_ITEMS];        /* pair i's R column is grouped column K(pk[i] + 1) */
+  int nj;                   /* the distinct R join columns: K1 .. K(nj) */
   /* R columns grouped (join columns first), their derived names K1.. */
   int nk;
   const char *kc[MAX_ITEMS];
@@ -160,7 +162,7 @@ static int key_index(eager *g, const char *rcol) {
 
 /* ---- The rewritten expressions ---------------------------------------------------------- */
 /* The name of the derived table's i-th key ('K') or aggregate ('A') column: "(key 1)",
-** "(aggregate 1)" (no written name can be it). */
+** "(aggregate 1)" (a table or column written with such a name stops the rewrite: clashes). */
 static void gname(char prefix, int i, char *buf, size_t cap) {
   snprintf(buf, cap, "(%s %d)", prefix == 'K' ? "key" : "aggregate", i + 1);
 }
@@ -276,6 +278,20 @@ static sql_result_list *results(eager *g, int n) {
 }
 
 /* ---- The rewrite ------------------------------------------------------------------------ */
+/* t (known as alias, or NULL) has a name the rewrite writes: the derived table's "(grouped)",
+** or a column or family named like its columns "(key 1)", "(aggregate 1)" (quoted names can
+** be anything). An unqualified name of the query would then read the derived table's. */
+static bool clashes(const cat_table *t, const char *alias) {
+  if (!t || (alias && strcmp(alias, GALIAS) == 0) || names(GALIAS, NULL, t->name) ||
+      cat_find_family(t, GALIAS) >= 0)
+    return true;
+  for (int i = 0; i < t->n_columns; i++)
+    if (strncmp(t->columns[i].name, "(key ", 5) == 0 ||
+        strncmp(t->columns[i].name, "(aggregate ", 11) == 0)
+      return true;
+  return false;
+}
+
 /* The query's parts checked and collected into g; false when the rewrite does not apply. */
 static bool collect(eager *g) {
   const sql_select *q = g->q;
@@ -296,7 +312,8 @@ static bool collect(eager *g) {
     g->st = cat_find_table(g->b->cat, g->stn);
     if (!first || tables_of(g, first->list->a[0]) == 1) break;
   }
-  if (g->ri == 2) return false;
+  if (g->ri == 2 || !g->rt || !g->st || clashes(g->rt, g->ra) || clashes(g->st, g->sa))
+    return false;
   g->rn = g->ri ? (j->alias ? j->alias : j->table) : (q->alias ? q->alias : q->table);
   g->sn = g->ri ? (q->alias ? q->alias : q->table) : (j->alias ? j->alias : j->table);
   /* the ON and WHERE terms: join pairs, R's, S's */
@@ -315,8 +332,10 @@ static bool collect(eager *g) {
   /* S's whole key equal to R columns: each R row meets at most one S row */
   for (int i = 0; i < g->st->n_columns; i++)
     if (g->st->columns[i].pk_pos >= 0 && !r_of_s(g, g->st->columns[i].name)) return false;
-  for (int i = 0; i < g->np; i++) /* the grouped R columns start with the join's */
-    if (key_index(g, g->rc[i]) < 0) return false;
+  for (int i = 0; i < g->np; i++) /* the grouped R columns start with the join's (one R
+                                       column may equal two S columns, or one twice) */
+    if ((g->pk[i] = key_index(g, g->rc[i])) < 0) return false;
+  g->nj = g->nk;
   /* GROUP BY: R's join columns (or the S key columns equal to them), other R columns, S
      columns; every join column grouped */
   bool grouped[MAX_ITEMS] = {false};
@@ -330,9 +349,9 @@ static bool collect(eager *g) {
     if (!r) continue; /* an S column: S's key is grouped, so it splits no group */
     int k = key_index(g, r);
     if (k < 0) return false;
-    if (k < g->np) grouped[k] = true;
+    if (k < g->nj) grouped[k] = true;
   }
-  for (int i = 0; i < g->np; i++)
+  for (int i = 0; i < g->nj; i++)
     if (!grouped[i]) return false;
   return g->ok;
 }
@@ -434,7 +453,10 @@ int bind_eager(binder *b, const sql_select *q, const sql_select **out) {
     const sql_result_col *rc = &q->cols->a[i];
     cols->a[i] = *rc;
     cols->a[i].expr = rw(&g, rc->expr);
-    if (!rc->alias && g.ok) { /* the name the column had */
+    if (!rc->alias && g.ok && rc->expr->kind == SQL_E_COLUMN) { /* as bind_select_core names
+                                                                   a column: its own name */
+      cols->a[i].alias = dup(&g, rc->expr->name[rc->expr->nname - 1]);
+    } else if (!rc->alias && g.ok) { /* the name the column had */
       char *t = sql_print_expr(rc->expr, 0);
       cols->a[i].alias = t ? dup(&g, t) : NULL;
       g.ok = g.ok && t;
@@ -475,7 +497,7 @@ int bind_eager(binder *b, const sql_select *q, const sql_select **out) {
   if (!ja) return b->rc ? b->rc : bind_error(b, EXEC_NOMEM, q->off, "out of memory");
   const sql_expr *on[MAX_ITEMS];
   for (int i = 0; i < g.np; i++)
-    if (!(on[i] = eq(&g, gcol(&g, 'K', i, j->off), col_ref(&g, g.sn, g.sc[i], j->off))))
+    if (!(on[i] = eq(&g, gcol(&g, 'K', g.pk[i], j->off), col_ref(&g, g.sn, g.sc[i], j->off))))
       return bind_error(b, EXEC_NOMEM, q->off, "out of memory");
   *ja = *j;
   ja->kind = SQL_JOIN_INNER;

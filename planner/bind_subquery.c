@@ -68,6 +68,8 @@ binder bind_nested(const binder *b) {
   nb.bound = b->bound;
   nb.ctes = b->ctes;
   nb.cte_self = b->cte_self;
+  nb.no_key_lists = b->no_key_lists; /* the semi joins of exec/engine_run.c's second binding
+                                        reach the key lists of derived tables and subqueries */
   nb.corr = b->corr; /* a branch or derived table of a correlated subquery reads its outer
                         columns as the subquery does (planner/bind_apply.c) */
   return nb;
@@ -571,8 +573,15 @@ int bind_semis(binder *b, plan_select *s) {
   return EXEC_OK;
 }
 
+/* Binding a join's ON condition (planner/bind_from.c names the clause "ON" there). */
+static bool in_on(const binder *b) {
+  return b->agg_mode == BIND_AGG_NO && b->agg_where && strcmp(b->agg_where, "ON") == 0;
+}
+
 plan_expr *bind_subquery_expr(binder *b, const sql_expr *x) {
-  if (x->kind == SQL_E_SUBQUERY && bind_decorrelatable(b, x, false))
+  /* in an ON condition the LEFT JOIN's value would be read by the join it is a condition of,
+     before that LEFT JOIN has run (every row passed it, or none): run per outer row there */
+  if (x->kind == SQL_E_SUBQUERY && !in_on(b) && bind_decorrelatable(b, x, false))
     return bind_correlated_scalar(b, x); /* a LEFT JOIN (planner/bind_correlated.c) */
   bind_corr c;
   plan_select *s = sub_query(b, x, &c);

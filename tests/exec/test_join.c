@@ -484,6 +484,60 @@ static void transaction_and_upsert_select(void **state) {
   tdb_close(t);
 }
 
+/* A key column's IN (SELECT ...) whose values pass the join memory is bound again as a semi
+** join (exec/engine_run.c build): that second binding reaches the key lists of derived tables
+** and of the query eager aggregation writes (planner/bind_eager.c), which used to stay key
+** lists and fail with "the values of IN (SELECT ...) inside an expression need more than
+** 16 KiB", naming an IN the user never wrote. */
+static void key_list_past_memory_nested(void **state) {
+  (void)state;
+  tdb *t = sample(400);
+  q(t, "UPSERT INTO STATIONS SELECT NOTE, 'note' FROM READINGS WHERE STATION = 'A'");
+  const char *sqls[3] = {
+      "SELECT COUNT(*) FROM STATIONS WHERE STATION IN (SELECT NOTE FROM READINGS)",
+      "SELECT COUNT(*) FROM (SELECT STATION FROM STATIONS WHERE STATION IN (SELECT NOTE FROM "
+      "READINGS)) X",
+      "SELECT S.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R JOIN STATIONS S ON R.STATION = "
+      "S.STATION GROUP BY S.STATION ORDER BY 1"};
+  /* worked out: 400 distinct notes, each now a station; 400 readings of 10 x (0.5 .. 39.5)
+     per station */
+  const char *want[3] = {"400\n", "400\n", "A|400|8000\nB|400|8000\nC|400|8000\n"};
+  for (int m = 0; m < 2; m++) {
+    exec_set_join_memory(t->s, m ? 16 * 1024 : 0);
+    for (int i = 0; i < 3; i++) assert_string_equal(q(t, sqls[i]), want[i]);
+  }
+  assert_non_null(strstr(explain(t, "EXPLAIN SELECT S.STATION, COUNT(*) FROM READINGS R JOIN "
+                                    "STATIONS S ON R.STATION = S.STATION GROUP BY S.STATION"),
+                         "(grouped)"));
+  exec_set_join_memory(t->s, 0);
+  tdb_close(t);
+}
+
+/* Eager aggregation keeps the query's column names: a column written `S.STATION` is named
+** STATION, as the query bound as written names it (it was named "S.STATION"). */
+static void eager_column_names(void **state) {
+  (void)state;
+  tdb *t = sample(2);
+  const char *sql[2] = {"SELECT S.STATION, R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R "
+                        "JOIN STATIONS S ON R.STATION = S.STATION GROUP BY S.STATION, R.STATION",
+                        "SELECT S.STATION, R.STATION, COUNT(*), SUM(R.TEMP) FROM READINGS R "
+                        "JOIN STATIONS S ON R.STATION = S.STATION WHERE 1 = 1 GROUP BY "
+                        "R.STATION, S.STATION"}; /* not rewritten: a constant term */
+  for (int i = 0; i < 2; i++) {
+    exec_stmt *st = NULL;
+    assert_int_equal(exec_prepare(t->s, sql[i], strlen(sql[i]), &st, NULL, &t->err), EXEC_OK);
+    assert_string_equal(exec_column_name(st, 0), "STATION");
+    assert_string_equal(exec_column_name(st, 1), "STATION");
+    assert_string_equal(exec_column_name(st, 2), "COUNT(*)");
+    assert_string_equal(exec_column_name(st, 3), "SUM(R.TEMP)");
+    exec_finalize(st);
+  }
+  char ex[300];
+  snprintf(ex, sizeof ex, "EXPLAIN %s", sql[0]);
+  assert_non_null(strstr(explain(t, ex), "(grouped)"));
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(memory_bound),
@@ -496,6 +550,8 @@ int main(void) {
       cmocka_unit_test(pushdown),
       cmocka_unit_test(prepared_rerun),
       cmocka_unit_test(transaction_and_upsert_select),
+      cmocka_unit_test(key_list_past_memory_nested),
+      cmocka_unit_test(eager_column_names),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
