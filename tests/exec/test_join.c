@@ -383,6 +383,10 @@ static void merge_auto(void **state) {
                               table ? 2 * k : k, k % 7);
       q(t, sql);
     }
+  /* one store file per family: the estimates (sampled from the files and memstores the
+     background flush happens to leave) are then the same in every build; under ASan P's
+     came out at 49,387, under the sort-merge join's 50,000 */
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
   const char *inner = "SELECT COUNT(*), SUM(P.V), SUM(Q.W) FROM P JOIN Q ON P.K = Q.K";
   char ex[256];
   snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", inner);
