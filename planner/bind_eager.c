@@ -22,8 +22,8 @@
 ** Taken only when every part of the query fits: two tables (not views, WITH names or derived
 ** tables) joined by INNER JOIN or a comma, equalities covering S's key, WHERE terms each on R
 ** or on S alone or such an equality, no subquery, no hint, no `*`, GROUP BY columns only,
-** every column outside an aggregate a GROUP BY one, qualified or of one table only.
-** Anything else is bound as written.
+** every column outside an aggregate a GROUP BY one, qualified or of one table only, and no
+** table or column named as the rewrite's own names. Anything else is bound as written.
 **
 ** Not here: binding (planner/bind_stmt.c bind_select_core calls bind_eager first).
 */
