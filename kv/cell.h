@@ -10,6 +10,7 @@
 #ifndef ROWAN_KV_CELL_H
 #define ROWAN_KV_CELL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include "kv/kv.h"
@@ -72,6 +73,20 @@ static inline int kv_cell_cmp(const kv_cell *a, const kv_cell *b) {
   if (a->seq != b->seq) return a->seq > b->seq ? -1 : 1;
   if (a->type != b->type) return a->type > b->type ? -1 : 1;
   return 0;
+}
+
+/* The first row key after every key that begins with p[0 .. n), into out (*out_len bytes,
+** at most n): p without its trailing 0xFF bytes, its last byte plus one. False when there is
+** none (p is empty or all 0xFF). Used to skip past a key prefix (skip scans, the columnar
+** aggregate's block skipping). */
+static inline bool kv_key_prefix_end(const uint8_t *p, uint32_t n, uint8_t *out,
+                                     uint32_t *out_len) {
+  while (n > 0 && p[n - 1] == 0xFF) n--;
+  if (n == 0) return false;
+  memcpy(out, p, n);
+  out[n - 1]++;
+  *out_len = n;
+  return true;
 }
 
 #endif /* ROWAN_KV_CELL_H */

@@ -14,6 +14,7 @@
 */
 #include <string.h>
 
+#include "kv/cell.h"
 #include "kv/colscan_int.h"
 #include "kv/sf_int.h"
 
@@ -111,17 +112,6 @@ bool kv_cs_span_may_match(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t 
   return true;
 }
 
-/* The first key after every key beginning with p[0..n) into out (*out_len); false if none
-** (p is all 0xFF bytes). */
-static bool prefix_end(const uint8_t *p, uint32_t n, uint8_t *out, uint32_t *out_len) {
-  while (n > 0 && p[n - 1] == 0xFF) n--;
-  if (n == 0) return false;
-  memcpy(out, p, n);
-  out[n - 1]++;
-  *out_len = n;
-  return true;
-}
-
 uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint32_t b,
                           const uint8_t *hi, uint32_t hi_len) {
   uint8_t kb[1024]; /* a lower bound of the next key that may match (longer: no jump) */
@@ -150,7 +140,7 @@ uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint
         nl = p + (uint32_t)x->suffixes[i].start_len;
         have = true;
       } else if (i == x->n_suffixes) {
-        have = prefix_end(hi, p, kb, &nl);
+        have = kv_key_prefix_end(hi, p, kb, &nl);
         if (!have) return rd->nblocks; /* no key after this prefix */
       }
       if (have && (!k || kv_cs_key_cmp(kb, nl, k, kl) > 0)) {

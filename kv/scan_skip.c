@@ -15,6 +15,7 @@
 ** start and moves from one to the next; each prefix's ranges are intersected with them.
 ** Not here: reverse scans (refused at open), SQL (the prefix length is the caller's).
 */
+#include "kv/cell.h"
 #include "kv/scan_int.h"
 
 /* Copy the scan's normalized ranges (s->ranges, which the prefixes' ranges overwrite) into
@@ -119,16 +120,6 @@ int kv_scan_skip_setup(kv_scan *s, const kv_skip_prefix *sp, uint32_t n_ranges) 
   return KV_OK;
 }
 
-/* The first key after every key beginning with p[0..n), into out; false if none. */
-static bool prefix_end(const uint8_t *p, uint32_t n, uint8_t *out, uint32_t *out_len) {
-  while (n > 0 && p[n - 1] == 0xFF) n--;
-  if (n == 0) return false;
-  memcpy(out, p, n);
-  out[n - 1]++;
-  *out_len = n;
-  return true;
-}
-
 /* Bound a (NULL = open) as the larger start / smaller end of a and b. */
 static const nrange *later_start(const nrange *a, const nrange *b) {
   if (!a->start) return b;
@@ -219,7 +210,7 @@ int kv_scan_skip_ranges(kv_scan *s, const uint8_t *row, uint32_t row_len) {
       o->end = b;
       o->end_len = pl + x->end_len;
       b += o->end_len;
-    } else if (prefix_end(s->pfx, pl, b, &o->end_len)) {
+    } else if (kv_key_prefix_end(s->pfx, pl, b, &o->end_len)) {
       o->end = b;
       b += o->end_len;
     } else {
@@ -240,7 +231,7 @@ int kv_scan_skip_ranges(kv_scan *s, const uint8_t *row, uint32_t row_len) {
   if (kv_scan_grow((void **)&s->probe, &c, pl, 1))
     return kv_error(KV_ERR_NOMEM, "kv_scan_next: out of memory");
   s->probe_cap = (uint32_t)c;
-  if (prefix_end(s->pfx, pl, s->probe, &s->probe_len)) s->have_probe = true;
+  if (kv_key_prefix_end(s->pfx, pl, s->probe, &s->probe_len)) s->have_probe = true;
   else s->skip_done = true;
   return KV_OK;
 }
