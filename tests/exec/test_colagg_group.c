@@ -44,8 +44,9 @@ static void upsert(tdb *t, uint64_t *rs, int st, int h) {
 }
 
 /* A table with every station's hours (some left out), in store files; window: the
-** look-back window (ms; a day keeps deletes through a major compaction), 0 none. */
-static tdb *make_window(uint64_t *rs, bool desc, int64_t window) {
+** look-back window (ms; a day keeps deletes through a major compaction), 0 none; hours: the
+** hours per station. */
+static tdb *make_hours(uint64_t *rs, bool desc, int64_t window, int hours) {
   tdb *t = tdb_open_window(window);
   char sql[512];
   snprintf(sql, sizeof sql,
@@ -53,13 +54,16 @@ static tdb *make_window(uint64_t *rs, bool desc, int64_t window) {
            "F.P INTEGER, F.W VARCHAR, CONSTRAINT PK PRIMARY KEY (ST, TS%s)) BLOCKSIZE=1024",
            desc ? " DESC" : "");
   assert_int_equal(tdb_run(t, sql), EXEC_DONE);
-  int hours = (int)tu_scaled(HOURS, 96);
   for (int st = 0; st < NST; st++)
     for (int h = 0; h < hours; h++)
       if (tu_below(rs, 9) != 0) upsert(t, rs, st, h);
   assert_int_equal(kv_flush(t->db, NULL), KV_OK);
   assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
   return t;
+}
+
+static tdb *make_window(uint64_t *rs, bool desc, int64_t window) {
+  return make_hours(rs, desc, window, (int)tu_scaled(HOURS, 96));
 }
 
 static tdb *make(uint64_t *rs, bool desc) { return make_window(rs, desc, 0); }
@@ -197,7 +201,9 @@ static void versions_tombstones_memstore(void **state) {
 static void plans(void **state) {
   (void)state;
   uint64_t seed = tu_seed("plans"), rs = seed;
-  tdb *t = make(&rs, true);
+  /* all 20 days at every ROWAN_TEST_SCALE: with fewer rows per station the planner reads
+     the table whole instead of skipping by prefix, and the plan text differs */
+  tdb *t = make_hours(&rs, true, 0, HOURS);
   const char *e = explain(t, "EXPLAIN SELECT ST, TRUNC(TS, 'DAY') AS D, AVG(T) FROM S WHERE "
                              "TS >= " T0 " AND TS < " T0 " + 7 AND T IS NOT NULL GROUP BY ST, D");
   assert_non_null(strstr(e, "CLIENT 1-CHUNK SERIAL SKIP SCAN ON EACH [ST] PREFIX (8 found) OVER S"));
