@@ -560,15 +560,9 @@ void cat_close(cat_catalog *cat) {
 }
 
 /* ---- CREATE / DROP TABLE ---------------------------------------------------------------- */
-static int find_def_family(const cat_table *t, const char *name) {
-  for (int i = 0; i < t->n_families; i++)
-    if (strcmp(t->families[i].name, name) == 0) return i;
-  return -1;
-}
-
 /* Add family `name` if absent; returns its index or -1 on OOM / too many. */
 static int want_family(cat_table *t, const char *name, const cat_table_def *def) {
-  int f = find_def_family(t, name);
+  int f = cat_find_family(t, name);
   if (f >= 0) return f;
   if (t->n_families >= (int)KV_MAX_FAMILIES) return -1;
   cat_family *fam = &t->families[t->n_families];
@@ -901,24 +895,6 @@ const cat_table *cat_find_table_folded(const cat_catalog *cat, const char *name)
 int cat_table_count(const cat_catalog *cat) { return cat->n_tables; }
 const cat_table *cat_table_at(const cat_catalog *cat, int i) {
   return i < 0 || i >= cat->n_tables ? NULL : cat->tables[i];
-}
-int cat_find_column(const cat_table *t, const char *name) {
-  for (int i = 0; i < t->n_columns; i++)
-    if (strcmp(t->columns[i].name, name) == 0) return i;
-  return -1;
-}
-int cat_find_family(const cat_table *t, const char *name) { return find_def_family(t, name); }
-const cat_index *cat_find_index(const cat_table *t, const char *name) {
-  for (int i = 0; i < t->n_indexes; i++)
-    if (strcmp(t->indexes[i].name, name) == 0) return &t->indexes[i];
-  return NULL;
-}
-
-size_t cat_column_qualifier(uint16_t id, uint8_t *q) {
-  if (id < 128) { q[0] = (uint8_t)id; return 1; }
-  q[0] = (uint8_t)(0x80 | (id >> 8));
-  q[1] = (uint8_t)id;
-  return 2;
 }
 
 /* ---- for catalog/cat_salvage.c and catalog/cat_alter.c (catalog/catalog_int.h) ------------ */
