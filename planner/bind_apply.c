@@ -28,24 +28,12 @@
 
 #define MAX_OUTER 32 /* outer values one correlated subquery may read */
 
-/* q names the FROM item known as alias (when it has one) or table name tname. */
-static bool names(const char *q, const char *alias, const char *tname) {
-  if (alias) return strcmp(q, alias) == 0;
-  if (strcmp(q, tname) == 0) return true;
-  const char *dot = strrchr(tname, '.');
-  return dot && strcmp(q, dot + 1) == 0;
-}
-
 /* q names a FROM item of b's query, or a family of one of its tables (`F.C`). */
 static bool owns(const binder *b, const char *q) {
-  for (int i = 0; i < b->n_scope; i++) {
-    const plan_from *f = &b->scope[i];
-    if (f->name[0] && names(q, f->name != f->table->name ? f->name : NULL, f->table->name))
-      return true;
-    if (!f->sub && cat_find_family(f->table, q) >= 0) return true;
-  }
-  if (b->n_scope || !b->table) return false;
-  return names(q, b->alias, b->table->name) || cat_find_family(b->table, q) >= 0;
+  if (bind_scope_names(b, q)) return true;
+  for (int i = 0; i < b->n_scope; i++)
+    if (!b->scope[i].sub && cat_find_family(b->scope[i].table, q) >= 0) return true;
+  return !b->n_scope && b->table && cat_find_family(b->table, q) >= 0;
 }
 
 plan_expr *bind_corr_column(binder *b, const sql_expr *x, bool *handled) {

@@ -44,7 +44,7 @@
 #define MAX_TERMS 64 /* ANDed terms of a correlated subquery's WHERE */
 
 /* q names the FROM item known as name (its alias, else tname or tname's last part). */
-static bool names(const char *q, const char *alias, const char *tname) {
+bool bind_names_item(const char *q, const char *alias, const char *tname) {
   if (alias) return strcmp(q, alias) == 0;
   if (!tname) return false;
   if (strcmp(q, tname) == 0) return true;
@@ -54,20 +54,19 @@ static bool names(const char *q, const char *alias, const char *tname) {
 
 /* q is a FROM item of sub. */
 static bool inner_name(const sql_select *sub, const char *q) {
-  if ((sub->table || sub->alias) && names(q, sub->alias, sub->table)) return true;
+  if ((sub->table || sub->alias) && bind_names_item(q, sub->alias, sub->table)) return true;
   for (int i = 0; sub->joins && i < sub->joins->n; i++)
-    if (names(q, sub->joins->a[i].alias, sub->joins->a[i].table)) return true;
+    if (bind_names_item(q, sub->joins->a[i].alias, sub->joins->a[i].table)) return true;
   return false;
 }
 
-/* q is a table of b's scope (the outer query). */
-static bool outer_name(const binder *b, const char *q) {
+bool bind_scope_names(const binder *b, const char *q) {
   for (int i = 0; i < b->n_scope; i++) {
     const plan_from *f = &b->scope[i];
-    if (f->name[0] && names(q, f->name != f->table->name ? f->name : NULL, f->table->name))
+    if (f->name[0] && bind_names_item(q, f->name != f->table->name ? f->name : NULL, f->table->name))
       return true;
   }
-  return !b->n_scope && b->table && names(q, b->alias, b->table->name);
+  return !b->n_scope && b->table && bind_names_item(q, b->alias, b->table->name);
 }
 
 /* Column references of e: *out those of the outer query, *in the others (nested subqueries
@@ -75,7 +74,7 @@ static bool outer_name(const binder *b, const char *q) {
 static void refs(const binder *b, const sql_select *sub, const sql_expr *e, int *out, int *in) {
   if (!e) return;
   if (e->kind == SQL_E_COLUMN) {
-    if (e->nname >= 2 && outer_name(b, e->name[0]) && !inner_name(sub, e->name[0])) (*out)++;
+    if (e->nname >= 2 && bind_scope_names(b, e->name[0]) && !inner_name(sub, e->name[0])) (*out)++;
     else (*in)++;
     return;
   }
@@ -113,12 +112,37 @@ static bool has_aggregate(const sql_expr *e) {
   return false;
 }
 
+/* Term t of sub's WHERE: 0 when it names no outer column; 1 when it is an equality between
+** an expression of outer columns only (*o) and one of the subquery's only (*in); -1 when it
+** names the outer query otherwise. */
+static int pair_of(const binder *b, const sql_select *sub, const sql_expr *t,
+                   const sql_expr **o, const sql_expr **in) {
+  int lo = 0, li = 0, ro = 0, ri = 0;
+  refs(b, sub, t, &lo, &li);
+  if (!lo) return 0;
+  if (t->kind != SQL_E_BINARY || t->op != SQL_OP_EQ) return -1;
+  lo = li = 0;
+  refs(b, sub, t->left, &lo, &li);
+  refs(b, sub, t->right, &ro, &ri);
+  if (lo && !li && !ro) {
+    *o = t->left;
+    *in = t->right;
+    return 1;
+  }
+  if (ro && !ri && !lo) {
+    *o = t->right;
+    *in = t->left;
+    return 1;
+  }
+  return -1;
+}
+
 static bool mentions(const binder *b, const sql_select *q);
 
 /* e or a subquery inside it names a table of b's scope (a qualified column). */
 static bool expr_mentions(const binder *b, const sql_expr *e) {
   if (!e) return false;
-  if (e->kind == SQL_E_COLUMN) return e->nname >= 2 && outer_name(b, e->name[0]);
+  if (e->kind == SQL_E_COLUMN) return e->nname >= 2 && bind_scope_names(b, e->name[0]);
   if (e->sub && mentions(b, e->sub)) return true;
   if (expr_mentions(b, e->left) || expr_mentions(b, e->right) || expr_mentions(b, e->third))
     return true;
@@ -175,14 +199,8 @@ bool bind_decorrelatable(const binder *b, const sql_expr *x, bool where_term) {
   int nt = split(sub->where, t, 0, MAX_TERMS);
   if (nt < 0) return false;
   for (int i = 0; i < nt; i++) { /* each term naming the outer query: s.c = t.k */
-    int lo = 0, li = 0, ro = 0, ri = 0;
-    refs(b, sub, t[i], &lo, &li);
-    if (!lo) continue;
-    if (t[i]->kind != SQL_E_BINARY || t[i]->op != SQL_OP_EQ) return false;
-    lo = li = 0;
-    refs(b, sub, t[i]->left, &lo, &li);
-    refs(b, sub, t[i]->right, &ro, &ri);
-    if (!((lo && !li && !ro) || (ro && !ri && !lo))) return false;
+    const sql_expr *o, *in;
+    if (pair_of(b, sub, t[i], &o, &in) < 0) return false;
   }
   if (sub->setop || sub->group || sub->having || sub->limit || sub->offset) return false;
   if (x->kind == SQL_E_SUBQUERY) { /* bind_correlated_scalar's shapes, where it may join */
@@ -199,24 +217,6 @@ bool bind_decorrelatable(const binder *b, const sql_expr *x, bool where_term) {
   return x->kind != SQL_E_IN || (sub->cols->n == 1 && sub->cols->a[0].expr);
 }
 
-/* The refusals of a correlated subquery's shape. */
-static int check_shape(binder *b, const sql_expr *w, bool negated) {
-  const sql_select *sub = w->sub;
-  const char *what = w->kind == SQL_E_IN ? (negated ? "NOT IN" : "IN")
-                     : negated ? "NOT EXISTS" : "EXISTS";
-  if (sub->group || sub->having || sub->limit || sub->offset)
-    return bind_error(b, EXEC_ERROR, sub->off, "a correlated subquery of %s with GROUP BY, "
-                      "HAVING, LIMIT or OFFSET is not supported yet", what);
-  for (int i = 0; sub->cols && i < sub->cols->n; i++)
-    if (has_aggregate(sub->cols->a[i].expr))
-      return bind_error(b, EXEC_ERROR, sub->off, "a correlated subquery of %s with an aggregate "
-                        "is not supported yet", what);
-  if (w->kind == SQL_E_IN && (sub->cols->n != 1 || !sub->cols->a[0].expr))
-    return bind_error(b, EXEC_ERROR, sub->off, "the subquery of IN must give one column, "
-                      "written out (not *)");
-  return EXEC_OK;
-}
-
 /* The ANDed terms of sub's WHERE: keep[0..*nk) those that do not name the outer query,
 ** and for each correlation equality its outer side outer[i] and inner side inner[i]
 ** (0..*np). Anything else that names the outer query is refused. */
@@ -229,28 +229,12 @@ static int correlation(binder *b, const sql_select *sub, const sql_expr **keep, 
     return bind_error(b, EXEC_TOOBIG, sub->where->off, "a correlated subquery's WHERE of more "
                       "than %d ANDed terms", MAX_TERMS);
   for (int i = 0; i < nt; i++) {
-    int lo = 0, li = 0, ro = 0, ri = 0;
-    refs(b, sub, t[i], &lo, &li);
-    if (!lo) {
-      keep[(*nk)++] = t[i];
-      continue;
-    }
-    lo = li = 0;
-    bool eq = t[i]->kind == SQL_E_BINARY && t[i]->op == SQL_OP_EQ;
-    if (eq) {
-      refs(b, sub, t[i]->left, &lo, &li);
-      refs(b, sub, t[i]->right, &ro, &ri);
-    }
-    if (eq && lo && !li && !ro) {
-      outer[*np] = t[i]->left;
-      inner[(*np)++] = t[i]->right;
-    } else if (eq && ro && !ri && !lo) {
-      outer[*np] = t[i]->right;
-      inner[(*np)++] = t[i]->left;
-    } else {
+    int k = pair_of(b, sub, t[i], &outer[*np], &inner[*np]);
+    if (k == 0) keep[(*nk)++] = t[i];
+    else if (k > 0) (*np)++;
+    else /* bind_decorrelatable, which callers ask first, refuses such a subquery */
       return bind_error(b, EXEC_ERROR, t[i]->off, "a correlated subquery may use the outer "
                         "query's columns only in equalities ANDed in its WHERE (s.c = t.k)");
-    }
   }
   return EXEC_OK;
 }
@@ -272,7 +256,6 @@ static sql_expr *and_terms(const sql_expr **terms, int n, sql_expr *ands) {
 
 int bind_correlated(binder *b, const sql_expr *w, bool negated) {
   const sql_select *sub = w->sub;
-  if (check_shape(b, w, negated)) return b->rc;
   const sql_expr *keep[MAX_TERMS], *outer[MAX_TERMS], *inner[MAX_TERMS];
   int nk, np;
   if (correlation(b, sub, keep, &nk, outer, inner, &np)) return b->rc;
@@ -411,29 +394,9 @@ static const sql_expr *agg_call(sql_expr *f, char *name, sql_expr_list *l, uint3
 **    NULL without a row, and with two or more the run-time error the uncorrelated scalar
 **    subquery gives (PostgreSQL's and Phoenix's rule; SQLite takes the first row). */
 plan_expr *bind_correlated_scalar(binder *b, const sql_expr *x) {
-  const sql_select *sub = x->sub;
-  if (sub->setop || sub->group || sub->having || sub->limit || sub->offset) {
-    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery with GROUP BY, HAVING, "
-               "LIMIT, OFFSET or a set operation is not supported yet");
-    return NULL;
-  }
-  const sql_expr *v = sub->cols && sub->cols->n == 1 ? sub->cols->a[0].expr : NULL;
-  if (!v) {
-    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery must give one column, "
-               "written out (not *)");
-    return NULL;
-  }
+  const sql_select *sub = x->sub; /* a shape bind_decorrelatable took */
+  const sql_expr *v = sub->cols->a[0].expr;
   bool is_agg = v->kind == SQL_E_FUNC && v->text && cat_func_is_aggregate(v->text);
-  if (!is_agg && has_aggregate(v)) {
-    bind_error(b, EXEC_ERROR, v->off, "a correlated scalar subquery's column must be one "
-               "aggregate call or hold none (write the expression around the subquery)");
-    return NULL;
-  }
-  if (!is_agg && sub->distinct) {
-    bind_error(b, EXEC_ERROR, sub->off, "a correlated scalar subquery with DISTINCT is not "
-               "supported yet");
-    return NULL;
-  }
   sql_expr fmin, fcount;
   sql_expr *argv[1] = {(sql_expr *)v};
   sql_expr_list args = {1, 1, argv};

@@ -83,14 +83,6 @@ static char *dup(eager *g, const char *s) {
   return p;
 }
 
-/* q names the FROM item with alias a or table name t. */
-static bool names(const char *q, const char *a, const char *t) {
-  if (a) return strcmp(q, a) == 0;
-  if (strcmp(q, t) == 0) return true;
-  const char *dot = strrchr(t, '.');
-  return dot && strcmp(q, dot + 1) == 0;
-}
-
 /* Which table column x is of: 0 R, 1 S, -1 neither or unclear (a name both tables have,
 ** unqualified); *col its name. */
 static int side(const eager *g, const sql_expr *x, const char **col) {
@@ -99,7 +91,7 @@ static int side(const eager *g, const sql_expr *x, const char **col) {
   *col = c;
   bool r = cat_find_column(g->rt, c) >= 0, s = cat_find_column(g->st, c) >= 0;
   if (x->nname == 2) {
-    bool rq = names(x->name[0], g->ra, g->rtn), sq = names(x->name[0], g->sa, g->stn);
+    bool rq = bind_names_item(x->name[0], g->ra, g->rtn), sq = bind_names_item(x->name[0], g->sa, g->stn);
     if (rq == sq) return -1;
     r = r && rq;
     s = s && sq;
@@ -282,7 +274,7 @@ static sql_result_list *results(eager *g, int n) {
 ** or a column or family named like its columns "(key 1)", "(aggregate 1)" (quoted names can
 ** be anything). An unqualified name of the query would then read the derived table's. */
 static bool clashes(const cat_table *t, const char *alias) {
-  if (!t || (alias && strcmp(alias, GALIAS) == 0) || names(GALIAS, NULL, t->name) ||
+  if (!t || (alias && strcmp(alias, GALIAS) == 0) || bind_names_item(GALIAS, NULL, t->name) ||
       cat_find_family(t, GALIAS) >= 0)
     return true;
   for (int i = 0; i < t->n_columns; i++)

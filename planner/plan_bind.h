@@ -177,6 +177,12 @@ int bind_semis(binder *b, plan_select *s);
 ** catalog, text, arena, parameters, errors and WITH items, no table in scope. */
 binder bind_nested(const binder *b);
 
+/* q names the FROM item with alias `alias` (when it has one: the alias hides the name) or
+** table name tname (or its last part, for S.T); bind_scope_names: q names a FROM item of
+** b's query (planner/bind_correlated.c). */
+bool bind_names_item(const char *q, const char *alias, const char *tname);
+bool bind_scope_names(const binder *b, const char *q);
+
 /* Correlated subqueries run per outer row (planner/bind_apply.c).
 ** bind_corr_column: x, a qualified column the subquery b binds names a table of a query
 ** around it (and no FROM item of b's query of that name hides it): the parameter node that
