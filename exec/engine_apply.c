@@ -153,12 +153,11 @@ int exec_apply_eval(const exec_apply_env *envc, int k, const cat_value *v, int n
     err.code = EXEC_OK;
     err.offset = -1;
     err.msg[0] = 0;
-    exec_sub_reuse reuse = {s->planned && s->light, &s->cache};
-    kv_batch *txn = st->s->txn; /* read through the statement's view of it, if any */
-    if (env->view) st->s->txn = env->view;
+    /* the transaction as the statement started, when it writes (env->view), else the
+       session's */
+    exec_sub_reuse reuse = {s->planned && s->light, &s->cache, env->view};
     int rc = exec_sub_value(st, a->sel, a->kind, a->off, env->all, env->n_all, &s->A, &q,
                             &reuse, NULL, &s->result, &err);
-    st->s->txn = txn;
     if (!rc && !s->planned) { /* as a prepared statement's plan is reused (engine_run.c) */
       s->planned = true;
       s->light = !q.join && (!q.has_scan || !q.scan.index);

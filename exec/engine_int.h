@@ -161,6 +161,7 @@ typedef struct exec_sub_reuse { /* a subquery run again and again (exec/engine_a
   bool rebuild;                  /* plan with plan_query_rebuild (its earlier plan scanned
                                     the table itself) */
   exec_query_cache *cache;       /* its kept buffers */
+  const kv_batch *overlay;       /* the transaction as it reads it, or NULL: the session's */
 } exec_sub_reuse;
 int exec_sub_value(exec_stmt *st, const plan_select *sel, int kind, uint32_t off,
                    const cat_value *params, int np, plan_arena *A, plan_query *q,

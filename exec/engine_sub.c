@@ -83,8 +83,9 @@ int exec_sub_value(exec_stmt *st, const plan_select *sel, int kind, uint32_t off
   if (rc) return exec_fail(err, rc, -1, "%s", msg);
   exec_query x;
   memset(&x, 0, sizeof x);
+  const kv_batch *overlay = reuse && reuse->overlay ? reuse->overlay : st->s->txn;
   rc = exec_query_open_cached(&x, &st->s->be, q, params, np, st->now_us, st->s->sort_mem,
-                              st->s->txn, reuse ? reuse->cache : NULL, err);
+                              overlay, reuse ? reuse->cache : NULL, err);
   x.join_mem = st->s->join_mem;
   x.timing = st->bound.analyze;
   bool scalar = kind == SQL_E_SUBQUERY, in = kind == SQL_E_IN;

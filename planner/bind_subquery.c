@@ -421,7 +421,7 @@ static bool key_list(const binder *b, const sql_expr *w) {
     return false;
   if (b->sel->hint && plan_hint_has(b->sel->hint, "NO_CHILD_PARENT_JOIN_OPTIMIZATION"))
     return false;
-  if (x->nname == 2 && strcmp(x->name[0], b->alias ? b->alias : b->table->name) != 0)
+  if (x->nname == 2 && !bind_names_item(x->name[0], b->alias, b->table->name))
     return false;
   int ci = cat_find_column(b->table, x->name[x->nname - 1]);
   return ci >= 0 && b->table->columns[ci].pk_pos >= 0;
