@@ -86,7 +86,10 @@ static int scan_rows(st *s, const kv_scan_options *o, const kv_backend_read *x, 
   int n = 0;
   while ((rc = kv_be_scan_next(&s->be, sc, &row)) == KV_OK) {
     assert_int_equal(row.key_len, 4);
-    out[n++] = atoi((const char *)row.key + 1);
+    char num[4]; /* the key's 3 digits: a row key is not NUL-terminated */
+    memcpy(num, row.key + 1, 3);
+    num[3] = 0;
+    out[n++] = atoi(num);
     if (last) memcpy(last, row.key, 4);
   }
   assert_int_equal(rc, KV_ERR_NOTFOUND);
