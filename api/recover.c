@@ -335,6 +335,7 @@ static int copy_all(rec *r, int *entries) {
     memset(&err, 0, sizeof err);
     const cat_table *nt = NULL;
     if (cat_table_def_from(old, &def, &err) != CAT_OK) return rec_fail(r, ROWAN_NOMEM, "out of memory");
+    def.no_row_cover = true; /* salvaged rows may lack cells anywhere (docs/FORMAT_SQL.md) */
     int crc = cat_create_table(r->dcat, &def, &nt, &err);
     cat_table_def_free(&def);
     if (crc != CAT_OK) { /* its cells are kept all the same */

@@ -83,6 +83,7 @@ static int lf_make(rec *r) {
   def.pk = names;
   def.pk_desc = desc;
   def.n_pk = 5;
+  def.no_row_cover = true; /* set-aside cells: any subset of a row's */
   cat_error err;
   memset(&err, 0, sizeof err);
   if (cat_create_table(r->dcat, &def, &r->lf, &err) != CAT_OK)

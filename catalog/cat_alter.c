@@ -42,6 +42,9 @@ static int drop_column(cat_table *t, const char *name, cat_error *err) {
     return cat_err(err, CAT_ERR_INVALID,
                    "column %s is in the PRIMARY KEY of %s: a key column cannot be dropped "
                    "(it is part of every row key)", name, t->name);
+  /* a row whose only cells in the family were this column's has none left (the cells of a
+     dropped column are read by no column): the family no longer covers every row */
+  if (t->row_cover) *t->row_cover &= ~(1ull << t->columns[c].family);
   free(t->columns[c].name);
   memmove(&t->columns[c], &t->columns[c + 1], (size_t)(t->n_columns - c - 1) * sizeof *t->columns);
   t->n_columns--;

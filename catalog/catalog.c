@@ -4,7 +4,7 @@
 **
 ** SYSTEM.CATALOG rows (family "0", qualifier "d", one cell each):
 **   'M'                         meta: varint next generation number
-**   'T' name 00 01              a table record (version 1)
+**   'T' name 00 01              a table record (version 1, or 2 with a row cover)
 **   'I' table 00 01 index 00 01 an index record (version 1)
 **   'S' name 00 01              a sequence record (version 1, catalog/cat_sequence.c)
 **   'V' name 00 01              a view record (version 1, or 2 with columns; catalog/cat_view.c)
@@ -18,6 +18,7 @@
 #include "catalog/catalog_int.h"
 #include "catalog/row_ts.h"
 #include "catalog/cat_view.h"
+#include "catalog/cat_record.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "kv/coding.h"
 
 #define REC_VERSION 1
+#define REC_VERSION_COVER 2 /* a table record ending in its row cover (docs/FORMAT_SQL.md) */
 
 struct cat_catalog {
   kv_backend be;          /* the store, through its backend (a copy; its state not owned) */
@@ -37,6 +39,7 @@ struct cat_catalog {
   cat_table **tables;     /* in creation order */
   cat_seq_set seqs;       /* sequences (catalog/cat_sequence.c) */
   cat_view_list views;    /* the views (catalog/cat_view.c) */
+  uint64_t cover_epoch;   /* cat_row_cover_epoch */
 };
 
 /* ---- small helpers ------------------------------------------------------------------- */
@@ -51,72 +54,6 @@ static char *dupstr(const char *s) {
   char *d = malloc(n);
   if (d) memcpy(d, s, n);
   return d;
-}
-
-typedef struct buf {
-  uint8_t *p;  /* bytes */
-  size_t len;  /* used */
-  size_t cap;  /* allocated */
-  bool oom;    /* an allocation failed */
-} buf;
-
-static void need(buf *b, size_t n) {
-  if (b->oom || b->len + n <= b->cap) return;
-  size_t c = b->cap ? b->cap * 2 : 256;
-  while (c < b->len + n) c *= 2;
-  uint8_t *q = realloc(b->p, c);
-  if (!q) { b->oom = true; return; }
-  b->p = q;
-  b->cap = c;
-}
-static void put_u8(buf *b, uint8_t v) {
-  need(b, 1);
-  if (!b->oom) b->p[b->len++] = v;
-}
-static void put_var(buf *b, uint64_t v) {
-  need(b, 10);
-  if (!b->oom) b->len = (size_t)(kv_put_varint(b->p + b->len, v) - b->p);
-}
-static void put_str(buf *b, const char *s) {
-  size_t n = strlen(s);
-  put_var(b, n);
-  need(b, n);
-  if (!b->oom) { memcpy(b->p + b->len, s, n); b->len += n; }
-}
-/* A name as an escaped, terminated key part. */
-static void put_keyname(buf *b, const char *s) {
-  for (; *s; s++) put_u8(b, (uint8_t)*s); /* names contain no 0x00 byte */
-  put_u8(b, 0x00);
-  put_u8(b, 0x01);
-}
-
-typedef struct rd {
-  const uint8_t *p;      /* next byte */
-  const uint8_t *limit;  /* end */
-  bool bad;              /* a read ran past limit or met bad data */
-} rd;
-
-static uint64_t get_var(rd *r) {
-  uint64_t v = 0;
-  const uint8_t *q = r->bad ? NULL : kv_get_varint(r->p, r->limit, &v);
-  if (!q) { r->bad = true; return 0; }
-  r->p = q;
-  return v;
-}
-static uint8_t get_u8(rd *r) {
-  if (r->bad || r->p >= r->limit) { r->bad = true; return 0; }
-  return *r->p++;
-}
-static char *get_str(rd *r) {
-  uint64_t n = get_var(r);
-  if (r->bad || n > (uint64_t)(r->limit - r->p) || n > 65535) { r->bad = true; return NULL; }
-  char *s = malloc((size_t)n + 1);
-  if (!s) { r->bad = true; return NULL; }
-  memcpy(s, r->p, (size_t)n);
-  s[n] = 0;
-  if (memchr(s, 0, (size_t)n)) { free(s); r->bad = true; return NULL; }
-  r->p += n;
-  return s;
 }
 
 /* ---- freeing ------------------------------------------------------------------------- */
@@ -142,12 +79,14 @@ static void free_table(cat_table *t) {
   free(t->families);
   for (int i = 0; i < t->n_indexes; i++) free_index(&t->indexes[i]);
   free(t->indexes);
+  free(t->row_cover);
   free(t);
 }
 
 /* ---- records ------------------------------------------------------------------------- */
 static void table_record(const cat_table *t, buf *b) {
-  put_u8(b, REC_VERSION);
+  uint64_t cover = cat_row_cover_of(t);
+  put_u8(b, cover ? REC_VERSION_COVER : REC_VERSION);
   put_str(b, t->name);
   put_str(b, t->kv_name);
   put_var(b, t->generation);
@@ -176,6 +115,7 @@ static void table_record(const cat_table *t, buf *b) {
     put_var(b, (uint64_t)c->family);
     put_var(b, c->id);
   }
+  if (cover) put_var(b, cover);
 }
 
 /* Fill the derived fields (pk order, key codec view) of a table; false if inconsistent. */
@@ -211,7 +151,10 @@ static cat_table *parse_table(const uint8_t *p, size_t n) {
   rd r = {p, p + n, false};
   cat_table *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  if (get_u8(&r) != REC_VERSION) r.bad = true;
+  uint8_t version = get_u8(&r);
+  if (version != REC_VERSION && version != REC_VERSION_COVER) r.bad = true;
+  t->row_cover = calloc(1, sizeof *t->row_cover);
+  if (!t->row_cover) goto bad;
   t->name = get_str(&r);
   t->kv_name = get_str(&r);
   t->generation = get_var(&r);
@@ -252,6 +195,11 @@ static cat_table *parse_table(const uint8_t *p, size_t n) {
     c->pk_pos = (int)get_var(&r) - 1;
     c->family = (int)get_var(&r);
     c->id = (uint16_t)get_var(&r);
+  }
+  if (version == REC_VERSION_COVER) { /* bits of families 1..n-1 only, at least one */
+    *t->row_cover = get_var(&r);
+    uint64_t all = t->n_families >= 64 ? ~1ull : ((1ull << t->n_families) - 2);
+    if (!*t->row_cover || (*t->row_cover & ~all)) r.bad = true;
   }
   if (r.bad || r.p != r.limit || !derive(t)) goto bad;
   return t;
@@ -671,6 +619,10 @@ static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, 
   }
   if (!derive(t)) { rc = cat_err(err, CAT_ERR_INVALID, "table %s: bad PRIMARY KEY or ROW_TIMESTAMP", def->name); goto fail; }
   if (def->next_column_id > t->next_column_id) t->next_column_id = def->next_column_id;
+  t->row_cover = calloc(1, sizeof *t->row_cover);
+  if (!t->row_cover) { rc = cat_err(err, CAT_ERR_NOMEM, "out of memory"); goto fail; }
+  for (int i = 0; i < t->n_columns && !def->no_row_cover; i++) /* an empty table: every row */
+    if (t->columns[i].pk_pos < 0) *t->row_cover |= 1ull << t->columns[i].family;
   *out = t;
   return CAT_OK;
 fail:
@@ -954,6 +906,27 @@ int cat_replace_table_with(cat_catalog *cat, cat_table *nt, int n, const uint8_t
   free_table(old);
   return resolve_ids(cat, nt, err);
 }
+int cat_row_cover_lose(cat_catalog *cat, const cat_table *t, uint64_t families,
+                       cat_error *err) {
+  int ti = find_table_index(cat, t->name);
+  if (ti < 0) return cat_err(err, CAT_ERR_NOTFOUND, "table %s does not exist", t->name);
+  cat_table *ct = cat->tables[ti];
+  uint64_t was = cat_row_cover_of(ct), now = was & ~families;
+  if (now == was) return CAT_OK;
+  buf k = {0}, v = {0};
+  *ct->row_cover = now; /* the record as it is to be; restored if it cannot be committed */
+  table_key(&k, ct->name);
+  table_record(ct, &v);
+  int rc = k.oom || v.oom ? cat_err(err, CAT_ERR_NOMEM, "out of memory")
+                          : cat_commit_rows(cat, 1, (const uint8_t *const *)&k.p, &k.len,
+                                            (const uint8_t *const *)&v.p, &v.len, err);
+  free(k.p);
+  free(v.p);
+  if (rc) *ct->row_cover = was;
+  else cat->cover_epoch++;
+  return rc;
+}
+uint64_t cat_row_cover_epoch(const cat_catalog *cat) { return cat->cover_epoch; }
 cat_view_list *cat_views_of(cat_catalog *cat) { return &cat->views; }
 const cat_view_list *cat_views_get(const cat_catalog *cat) { return &cat->views; }
 int cat_commit_rows(cat_catalog *cat, int n, const uint8_t *const *keys, const size_t *klen,

@@ -65,6 +65,8 @@ typedef struct cat_column {
   const uint8_t *dyn_qual; /* a dynamic column (cat_table.n_dynamic): its qualifier
                               (cat_dynamic_qualifier), else NULL */
   uint32_t dyn_qual_len;   /* its length (2..CAT_DYN_QUAL_MAX) */
+  bool view_column;  /* a column of a view's own in a statement's copy of the table
+                        (planner/bind_view.c): not one of the table's own */
 } cat_column;
 
 typedef struct cat_index {
@@ -100,6 +102,11 @@ typedef struct cat_table {
   int n_dynamic;           /* 0 for the catalog's tables; a statement's copy with Phoenix's
                               dynamic columns (planner/bind_dyncol.c) has them as its last
                               n_dynamic columns (id 0, dyn_qual set) */
+  uint64_t *row_cover;     /* bit f (f >= 1): every row of the table has a cell of one of
+                              its own columns in family f (docs/FORMAT_SQL.md "Row cover"),
+                              so a scan of f sees every row without the key family. Owned
+                              by the catalog and shared by statements' copies of the table;
+                              bits are only ever cleared (cat_row_cover_lose). NULL: none */
 } cat_table;
 
 /* ---- Definitions handed to DDL (strings borrowed for the call) ------------------------ */
@@ -135,6 +142,10 @@ typedef struct cat_table_def {
   uint16_t next_column_id;         /* the next column id at least (0 = after the columns') */
   const char *row_timestamp;       /* the ROW_TIMESTAMP column (a PK column of type BIGINT,
                                       DATE or TIMESTAMP), or NULL */
+  bool no_row_cover;               /* the table's families cover no row from the start
+                                      (a recovery copies rows whatever cells they have);
+                                      false: every family with a column covers every row
+                                      until a write says otherwise */
 } cat_table_def;
 
 typedef struct cat_index_def {
@@ -171,6 +182,30 @@ void cat_close(cat_catalog *cat);
 ** fully absent after the next cat_open. */
 int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table **out,
                      cat_error *err);
+/* Row cover (docs/FORMAT_SQL.md "Row cover"): a write about to commit a row that puts no cell
+** of the table's own columns in the covered families `families` (bits of t's row_cover)
+** calls this first. It commits table t's record with those bits cleared (one batch of its
+** own, outside any transaction, in the WAL before the row; a bulk load's install syncs the
+** WAL first, kv/bulk_write.c) and then clears them
+** in memory, where every copy of t sees it, and moves cat_row_cover_epoch on. t may be a
+** statement's copy (the table of its name is changed). CAT_OK (also when the bits are clear
+** already), CAT_ERR_NOTFOUND, CAT_ERR_KV (nothing changed: the write must not go on). */
+int cat_row_cover_lose(cat_catalog *cat, const cat_table *t, uint64_t families,
+                       cat_error *err);
+/* How many times cat_row_cover_lose has cleared bits since the open: a plan made under one
+** value that read fewer families than a row cover allows no more is made again. */
+uint64_t cat_row_cover_epoch(const cat_catalog *cat);
+/* The covered families of t (its row_cover bits, 0 when none). */
+static inline uint64_t cat_row_cover_of(const cat_table *t) {
+  return t && t->row_cover ? *t->row_cover : 0;
+}
+/* Whether column c of a table (or of a statement's copy of it) is one of the table's own
+** columns outside the key: neither a dynamic column nor a view's. Only their cells count for
+** the row cover. */
+static inline bool cat_column_counts_for_cover(const cat_column *c) {
+  return c->pk_pos < 0 && !c->dyn_qual && !c->view_column;
+}
+
 /* DROP TABLE (and its indexes). CAT_ERR_NOTFOUND if absent. */
 int cat_drop_table(cat_catalog *cat, const char *name, cat_error *err);
 /* CREATE INDEX on table `table`, in state BUILDING (exec/ backfills, then sets ACTIVE). The

@@ -104,6 +104,8 @@ struct exec_bulk {
   kv_bulk_cell *cells;    /* n_cols cells of the current row */
   kv_bulk_cell *kept;     /* n_cols: a family's cells of the row less its NULLs' tombstones */
   bool any_fresh;         /* some field's family is fresh: keys are checked (key_check) */
+  uint64_t put_all;       /* families a row with no NULL puts a cell in (the row cover) */
+  bool put_all_known;     /* put_all computed */
   exec_index_codec *ic;   /* n_ix codecs of the maintained (ACTIVE) indexes */
   bix *ix;                /* n_ix: how each index's rows are added */
   int n_ix;               /* their number */
@@ -831,7 +833,21 @@ static int add_row(exec_bulk *b, const char *const *fields, const size_t *lens,
     b->broken = true; /* every key is recorded: a later row of it needs its tombstones */
     return exec_error_set(err, EXEC_NOMEM, "bulk load: out of memory");
   }
-  /* 3. Into the load: the marker, then each family's run of cells. */
+  uint64_t cover = cat_row_cover_of(t); /* 3. The row cover (exec/rowcodec.h) */
+  if (cover && (n_null || !b->put_all_known)) {
+    uint64_t put = 0;
+    for (size_t k = 0; k < nc; k++)
+      if (b->cells[k].type == KV_PUT) put |= 1ull << t->columns[b->order[b->n_key_fields + (int)k].col].family;
+    if (!n_null) b->put_all = put, b->put_all_known = true;
+    cover &= ~put;
+  } else {
+    cover &= ~b->put_all;
+  }
+  if (cover) {
+    int lrc = exec_row_cover_lose(b->s, t, cover, err);
+    if (lrc) return lrc;
+  }
+  /* 4. Into the load: the marker, then each family's run of cells. */
   kv_bulk_cell marker = {CAT_MARKER_QUALIFIER, 1, KV_PUT, "", 0};
   int krc = kv_bulk_add_row(b->kb, b->rc.key_family_id, b->key, klen, ts, &marker, 1);
   for (size_t i = 0; krc == KV_OK && i < nc;) {

@@ -233,6 +233,7 @@ int exec_stmt_bind_ast(exec_stmt *st, exec_error *err) {
   if (set_columns(st)) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   st->uses_now = bound_uses_now(&st->bound);
   st->schema_gen = st->s->schema_gen;
+  st->cover_epoch = cat_row_cover_epoch(st->s->cat);
   return EXEC_OK;
 }
 
@@ -479,7 +480,9 @@ static int first_step(exec_stmt *st, exec_error *err) {
   st->changes = 0;
   st->act = NULL;
   int kind = st->ast->kind;
-  if (st->schema_gen != s->schema_gen &&
+  /* after DDL, or after a write made a family stop covering every row (a plan that skipped
+     the key family for it would miss rows): bind and plan again */
+  if ((st->schema_gen != s->schema_gen || st->cover_epoch != cat_row_cover_epoch(s->cat)) &&
       (kind == SQL_STMT_SELECT || kind == SQL_STMT_UPSERT || kind == SQL_STMT_DELETE)) {
     int rc = exec_stmt_bind_ast(st, err);
     if (rc) return rc;

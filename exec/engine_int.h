@@ -63,6 +63,7 @@ struct exec_stmt {
   plan_arena arena;        /* bound statement memory */
   plan_bound bound;        /* bound statement */
   uint64_t schema_gen;     /* session schema_gen at binding */
+  uint64_t cover_epoch;    /* cat_row_cover_epoch at binding */
   int n_params;            /* parameters */
   cat_value *params;       /* bound values (strings in param_bytes) */
   uint8_t **param_bytes;   /* owned copies of string parameters (kept from bind to bind) */
@@ -188,6 +189,11 @@ int exec_next_row(exec_stmt *st, exec_error *err);
 int exec_check_columns(exec_stmt *st);
 int exec_run_check(exec_stmt *st, exec_error *err);
 /* Writes (exec/write.c): run UPSERT / DELETE to completion, setting st->changes. */
+/* A row about to be written puts no cell in the covered families `miss` of table t
+** (exec_rowcodec.cover_miss): the catalog forgets them (cat_row_cover_lose) before the row's
+** batch can commit. EXEC_OK when miss is 0; else the catalog's error as EXEC_IOERR /
+** EXEC_ERROR (the row must then not be written). exec/write.c; exec/bulk.c uses it too. */
+int exec_row_cover_lose(exec_session *s, const cat_table *t, uint64_t miss, exec_error *err);
 int exec_write_upsert(exec_stmt *st, exec_error *err);
 int exec_write_delete(exec_stmt *st, exec_error *err);
 /* Transactions (exec/txn.c). */

@@ -248,6 +248,7 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
   int kr = kv_batch_put(b, rc->key_family_id, rc->key, rc->key_len, CAT_MARKER_QUALIFIER, 1,
                         ts, "", 0);
   if (kr != KV_OK) return kv_fail(err, kr, "row marker");
+  uint64_t cover = cat_row_cover_of(t), put = 0;
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
     if (c->pk_pos >= 0 || (set && !set[i])) continue;
@@ -284,7 +285,9 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
     kr = kv_batch_put(b, fam, rc->key, rc->key_len, q, qlen, ts, val ? (const void *)val : "",
                       vlen);
     if (kr != KV_OK) return kv_fail(err, kr, c->name);
+    if (cat_column_counts_for_cover(c)) put |= 1ull << c->family;
   }
+  rc->cover_miss = cover & ~put;
   return EXEC_OK;
 }
 

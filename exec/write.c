@@ -161,6 +161,17 @@ static int writer_close(writer *w, int rc, exec_error *err) {
   return rc;
 }
 
+int exec_row_cover_lose(exec_session *s, const cat_table *t, uint64_t miss, exec_error *err) {
+  if (!miss) return EXEC_OK;
+  cat_error ce;
+  memset(&ce, 0, sizeof ce);
+  if (cat_row_cover_lose(s->cat, t, miss, &ce) == CAT_OK) return EXEC_OK;
+  return exec_error_set(err, ce.code == CAT_ERR_KV && ce.kv_code == KV_ERR_IO ? EXEC_IOERR
+                                                                              : EXEC_ERROR,
+                        "writing a row of %s: recording that a family no longer holds every "
+                        "row failed: %s", t->name, ce.msg);
+}
+
 static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bool *set,
                    exec_error *err) {
   int r;
@@ -179,6 +190,7 @@ static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bo
     if (r) return r;
   }
   r = exec_row_put(rc, vals, set, ts, w->b, err);
+  if (!r && rc->cover_miss) r = exec_row_cover_lose(w->st->s, rc->table, rc->cover_miss, err);
   if (r) {
     exec_index_maint_cancel(w->maint);
     return r;

@@ -137,6 +137,7 @@ static const cat_table *with_view_columns(binder *b, const bind_view_chain *c, u
       col->pk_pos = -1;
       col->family = fam;
       col->id = vc->id;
+      col->view_column = true; /* its cells do not count for the table's row cover */
     }
   w->columns = cols;
   w->n_columns = k;

@@ -431,6 +431,11 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
     xj_end(j);
   }
   xj_end(j);
+  if (sc->cover_family > 0 && sc->table) {
+    const char *cf = sc->table->families[sc->cover_family].name;
+    plan_pbuf_put(&fb, "  [%s not read: every row has a cell in %s]", CAT_KEY_FAMILY, cf);
+    xj_str(j, "key_family_not_read_because_every_row_in", cf);
+  }
   if (sc->key_family && sc->key_family_why) {
     plan_pbuf_put(&fb, "  [%s reads the key family: %s]", CAT_KEY_FAMILY, sc->key_family_why);
     xj_str(j, "key_family_read_because", sc->key_family_why);

@@ -286,6 +286,9 @@ typedef struct plan_scan {
   uint32_t family_ids[PLAN_MAX_FAMILIES]; /* their kv ids */
   bool key_family;                  /* the hidden key family "_k" is among them */
   const char *key_family_why;       /* why "_k" is read (EXPLAIN) */
+  int cover_family;                 /* > 0: "_k" is not read because every row has a cell of
+                                       the table's own columns in this family (its row
+                                       cover); read then holds every such column of it */
   bool *need;                       /* per table column: decoded for the query */
   bool *read;                       /* per table column: its cells are read (need, plus
                                        columns of the pushed filter): the qualifier

@@ -290,6 +290,29 @@ void plan_scan_estimate_limit(kv_db *db, plan_scan *sc, uint64_t limit) {
   sc->est_rows = limit;
 }
 
+/* The family among those read (fam[f]) whose row cover (cat_row_cover_of) lets a scan
+** leave out the key family, or 0: the one whose own columns not yet read (refd) are fewest,
+** since the scan must read them all. A family of more than PLAN_COVER_MAX_COLUMNS own
+** columns is not taken (a wide family read whole to spare the key family would cost more
+** than the key family). */
+#define PLAN_COVER_MAX_COLUMNS 64
+static int cover_family(const cat_table *t, const bool *fam, const bool *refd) {
+  uint64_t cover = cat_row_cover_of(t);
+  int best = 0, best_extra = PLAN_COVER_MAX_COLUMNS + 1;
+  for (int f = 1; cover && f < t->n_families && f < 64; f++) {
+    if (!fam[f] || !(cover & (1ull << f))) continue;
+    int extra = 0, own = 0;
+    for (int i = 0; i < t->n_columns; i++) {
+      const cat_column *c = &t->columns[i];
+      if (c->family != f || !cat_column_counts_for_cover(c)) continue;
+      own++;
+      extra += !refd[i];
+    }
+    if (own <= PLAN_COVER_MAX_COLUMNS && extra < best_extra) best = f, best_extra = extra;
+  }
+  return best;
+}
+
 /* Rows are estimated from the table's family with the most blocks (the finest block index;
 ** every row has a cell in the key family, and most in the busiest family); bytes from the
 ** families read. A scan that does not read the key family sees only the rows with a cell in
@@ -393,6 +416,12 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
   if (n_nonkey == 0) {
     sc->key_family = true;
     sc->key_family_why = "only key columns are needed";
+  } else if (!rejects && (sc->cover_family = cover_family(t, fam, refd)) > 0) {
+    /* every row has a cell of the family's own columns: read them all and the family alone
+       sees every row (a row whose read columns are all NULL still has one of the others) */
+    for (int i = 0; i < t->n_columns; i++)
+      if (cat_column_counts_for_cover(&t->columns[i]) && t->columns[i].family == sc->cover_family)
+        refd[i] = true;
   } else if (!rejects) {
     sc->key_family = true;
     sc->key_family_why = "rows whose needed columns are all NULL count";

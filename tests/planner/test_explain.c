@@ -17,8 +17,8 @@ static const struct {
 } cases[] = {
     {"EXPLAIN SELECT * FROM SENSOR",
        "FULL SCAN OVER SENSOR\n"
-       "    FAMILIES: _k, READINGS, META  [_k reads the key family: rows whose needed columns are all NULL count]\n"
-       "    ESTIMATE: 72 rows, 1.1 KB of 72 rows, 1.9 KB in the table\n"},
+       "    FAMILIES: READINGS, META  [_k not read: every row has a cell in READINGS]\n"
+       "    ESTIMATE: 72 rows, 833 B of 72 rows, 1.4 KB in the table\n"},
     {"EXPLAIN SELECT TS, PM25 FROM SENSOR WHERE STATION = 'Dongsi' AND PM25 > 100",
        "RANGE SCAN OVER SENSOR ['Dongsi', *] .. ['Dongsi', *]\n"
        "    KEY RANGE: STATION = 'Dongsi'  [answered by the key; not re-checked]\n"
@@ -33,34 +33,35 @@ static const struct {
     {"EXPLAIN SELECT PM25 FROM SENSOR WHERE STATION IN ('Dongsi', 'Guanyuan') AND TS = 7",
        "POINT LOOKUP ON 2 KEYS OVER SENSOR ['Dongsi', 7], ['Guanyuan', 7]\n"
        "    KEY RANGE: STATION IN ('Dongsi', 'Guanyuan') AND TS = 7  [answered by the key; not re-checked]\n"
-       "    FAMILIES: _k, READINGS  [_k reads the key family: rows whose needed columns are all NULL count]\n"
-       "    ESTIMATE: 2 rows, 787 B of 72 rows, 1.3 KB in the table\n"},
+       "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
+       "    ESTIMATE: 2 rows, 536 B of 72 rows, 820 B in the table\n"},
     {"EXPLAIN SELECT PM25 FROM SENSOR WHERE STATION IN ('Dongsi', 'Guanyuan') AND TS < 3",
        "SKIP SCAN ON 2 RANGES OVER SENSOR ['Dongsi', 3) .. ['Dongsi', *], ['Guanyuan', 3) .. ['Guanyuan', *]\n"
        "    KEY RANGE: STATION IN ('Dongsi', 'Guanyuan') AND TS < 3  [answered by the key; not re-checked]\n"
-       "    FAMILIES: _k, READINGS  [_k reads the key family: rows whose needed columns are all NULL count]\n"
-       "    ESTIMATE: 6 rows, 787 B of 72 rows, 1.3 KB in the table\n"},
+       "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
+       "    ESTIMATE: 6 rows, 536 B of 72 rows, 820 B in the table\n"},
     {"EXPLAIN SELECT PM25 FROM SENSOR WHERE STATION = 'Dongsi' AND STATION = 'Guanyuan'",
        "DEGENERATE SCAN OVER SENSOR (reads nothing: the WHERE clause cannot be true)\n"
        "    KEY RANGE: STATION = 'Dongsi' AND STATION = 'Guanyuan'  [answered by the key; not re-checked]\n"
-       "    FAMILIES: _k, READINGS  [_k reads the key family: rows whose needed columns are all NULL count]\n"
-       "    ESTIMATE: 0 rows, 0 B of 72 rows, 1.3 KB in the table\n"},
+       "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
+       "    ESTIMATE: 0 rows, 0 B of 72 rows, 820 B in the table\n"},
     {"EXPLAIN SELECT STATION, COUNT(*), MAX(PM25) FROM SENSOR GROUP BY STATION",
-       "FULL SCAN OVER SENSOR\n"
-       "    FAMILIES: _k, READINGS  [_k reads the key family: rows whose needed columns are all NULL count]\n"
+       "CLIENT 2-CHUNK PARALLEL 2-WAY FULL SCAN OVER SENSOR\n"
+       "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
        "    SERVER AGGREGATE INTO ORDERED DISTINCT ROWS BY [STATION] [COUNT(*), MAX(PM25)] (key order, streaming)\n"
-       "    ESTIMATE: 72 rows, 787 B of 72 rows, 1.3 KB in the table\n"},
+       "    SERVER COLUMNAR AGGREGATE: filter and aggregates evaluated per block on the value streams, blocks split into contiguous chunks; rows not assembled\n"
+       "    ESTIMATE: 72 rows, 536 B of 72 rows, 820 B in the table\n"},
     {"EXPLAIN SELECT CITY, AVG(TEMP) FROM SENSOR GROUP BY CITY HAVING COUNT(*) > 2",
        "FULL SCAN OVER SENSOR\n"
-       "    FAMILIES: _k, READINGS, META  [_k reads the key family: rows whose needed columns are all NULL count]\n"
+       "    FAMILIES: READINGS, META  [_k not read: every row has a cell in READINGS]\n"
        "    CLIENT HASH AGGREGATE INTO DISTINCT ROWS BY [CITY] [AVG(TEMP), COUNT(*)]\n"
        "    CLIENT FILTER BY COUNT(*) > 2 (HAVING)\n"
-       "    ESTIMATE: 72 rows, 1.1 KB of 72 rows, 1.9 KB in the table\n"},
+       "    ESTIMATE: 72 rows, 833 B of 72 rows, 1.4 KB in the table\n"},
     {"EXPLAIN SELECT STATION, TS, PM25 FROM SENSOR ORDER BY PM25 DESC LIMIT 10",
        "FULL SCAN OVER SENSOR\n"
-       "    FAMILIES: _k, READINGS  [_k reads the key family: rows whose needed columns are all NULL count]\n"
+       "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
        "    CLIENT TOP 10 ROWS SORTED BY [PM25 DESC]\n"
-       "    ESTIMATE: 72 rows, 787 B of 72 rows, 1.3 KB in the table\n"},
+       "    ESTIMATE: 72 rows, 536 B of 72 rows, 820 B in the table\n"},
     {"EXPLAIN SELECT STATION, TS FROM SENSOR WHERE STATION = 'Dongsi' ORDER BY TS LIMIT 24",
        "RANGE SCAN OVER SENSOR ['Dongsi', *] .. ['Dongsi', *] (reverse)\n"
        "    KEY RANGE: STATION = 'Dongsi'  [answered by the key; not re-checked]\n"
