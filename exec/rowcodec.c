@@ -248,7 +248,7 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
   int kr = kv_batch_put(b, rc->key_family_id, rc->key, rc->key_len, CAT_MARKER_QUALIFIER, 1,
                         ts, "", 0);
   if (kr != KV_OK) return kv_fail(err, kr, "row marker");
-  uint64_t cover = cat_row_cover_of(t), put = 0;
+  uint64_t cover = cat_row_cover_of(t), put = 0, touched = 0;
   for (int i = 0; i < t->n_columns; i++) {
     const cat_column *c = &t->columns[i];
     if (c->pk_pos >= 0 || (set && !set[i])) continue;
@@ -256,6 +256,7 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
     size_t qlen;
     const uint8_t *q = cat_col_qual(c, qb, &qlen); /* a dynamic column's: 00 + name */
     uint32_t fam = t->families[c->family].kv_id;
+    touched |= 1ull << c->family;
     if (vals[i].is_null) {
       kr = kv_batch_delete(b, fam, KV_DELETE_COLUMN, rc->key, rc->key_len, q, qlen, ts);
       if (kr != KV_OK) return kv_fail(err, kr, c->name);
@@ -288,6 +289,7 @@ int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int6
     if (cat_column_counts_for_cover(c)) put |= 1ull << c->family;
   }
   rc->cover_miss = cover & ~put;
+  rc->cover_untouched = rc->cover_miss & ~touched;
   return EXEC_OK;
 }
 

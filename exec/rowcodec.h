@@ -77,6 +77,7 @@ typedef struct exec_rowcodec {
                                (CAT_KEY_MAX bytes of storage) */
   size_t key_len;           /* its length */
   uint64_t cover_miss;      /* exec_row_put: covered families the row put no cell in */
+  uint64_t cover_untouched; /* those of them the row wrote nothing in, not even a NULL */
   uint8_t *scratch;         /* decode scratch for unescaped key strings (CAT_KEY_MAX) */
   cat_value *pk_vals;       /* n_pk checked key values in PK order (encode scratch) */
   uint8_t *cast_buf;        /* n_pk * 64 bytes: text produced by casts of key values */
@@ -153,8 +154,10 @@ int exec_row_check(exec_rowcodec *rc, const cat_value *vals, const bool *set,
 ** exec_row_key, and for non-key values: NULL into NOT NULL "column V may not be NULL",
 ** out of range, too long), EXEC_TOOBIG (value or batch over kv's limits), EXEC_NOMEM.
 ** On success rc->cover_miss holds the covered families of the table (cat_row_cover_of) in
-** which the row got no put of one of the table's own columns: the caller must have the
-** catalog forget them (cat_row_cover_lose) before the batch commits. */
+** which the row got no put of one of the table's own columns, rc->cover_untouched those of
+** them it wrote nothing in: the caller must have the catalog forget them (cat_row_cover_lose)
+** before the batch commits, unless the row already has a cell there that this write leaves
+** alone (exec/write.c reads it for the untouched ones). */
 int exec_row_put(exec_rowcodec *rc, const cat_value *vals, const bool *set, int64_t ts,
                  kv_batch *b, exec_error *err);
 

@@ -172,6 +172,61 @@ int exec_row_cover_lose(exec_session *s, const cat_table *t, uint64_t miss, exec
                         "row failed: %s", t->name, ce.msg);
 }
 
+/* Whether row rc->key already has a visible cell of one of t's own columns in family f, read
+** through the batch the write goes into (so the statement's and the transaction's earlier
+** writes count). *has false on any doubt. */
+static int has_own_cell(writer *w, const cat_table *t, int f, const exec_rowcodec *rc,
+                        bool *has, exec_error *err) {
+  *has = false;
+  uint8_t qb[2 * CAT_MAX_COLUMNS];
+  const uint8_t *qp[CAT_MAX_COLUMNS];
+  uint32_t ql[CAT_MAX_COLUMNS], nq = 0;
+  for (int i = 0; i < t->n_columns; i++) {
+    const cat_column *c = &t->columns[i];
+    if (c->family != f || !cat_column_counts_for_cover(c)) continue;
+    size_t len;
+    qp[nq] = cat_col_qual(c, qb + 2 * nq, &len);
+    ql[nq++] = (uint32_t)len;
+  }
+  if (!nq) return EXEC_OK;
+  uint32_t fid = t->families[f].kv_id;
+  kv_qualifier_set qs = {fid, qp, ql, nq};
+  kv_scan_options so;
+  memset(&so, 0, sizeof so);
+  so.family_ids = &fid;
+  so.n_families = 1;
+  so.qualifiers = &qs;
+  so.n_qualifier_sets = 1;
+  so.overlay = w->b;
+  kv_backend *be = &w->st->s->be;
+  kv_backend_scan *g = NULL;
+  kv_row row;
+  int k = kv_be_get(be, &so, rc->key, rc->key_len, &g, &row);
+  *has = k == KV_OK && row.n_cells > 0;
+  kv_be_scan_close(be, g);
+  return k == KV_OK || k == KV_ERR_NOTFOUND ? EXEC_OK : exec_kv_error(k, err);
+}
+
+/* The row just added to w->b misses covered families (rc->cover_miss): those it wrote
+** nothing in keep their cover when the row already has a cell of theirs there (a partial
+** UPSERT of an existing row, Phoenix's usual update: the row still has that cell after the
+** write); the others, and all of them when in doubt (a table with a TTL, whose older cell
+** may expire before this write's marker; a statement whose earlier rows moved into a bulk
+** load this read cannot see), are lost (cat_row_cover_lose) before the batch can commit. */
+static int cover_check(writer *w, exec_rowcodec *rc, exec_error *err) {
+  const cat_table *t = rc->table;
+  uint64_t lose = rc->cover_miss;
+  uint64_t maybe = t->ttl_sec || w->kb ? 0 : rc->cover_untouched;
+  for (int f = 1; maybe && f < t->n_families && f < 64; f++) {
+    if (!(maybe & (1ull << f))) continue;
+    bool has;
+    int r = has_own_cell(w, t, f, rc, &has, err);
+    if (r) return r;
+    if (has) lose &= ~(1ull << f);
+  }
+  return exec_row_cover_lose(w->st->s, t, lose, err);
+}
+
 static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bool *set,
                    exec_error *err) {
   int r;
@@ -190,7 +245,7 @@ static int put_row(exec_rowcodec *rc, writer *w, const cat_value *vals, const bo
     if (r) return r;
   }
   r = exec_row_put(rc, vals, set, ts, w->b, err);
-  if (!r && rc->cover_miss) r = exec_row_cover_lose(w->st->s, rc->table, rc->cover_miss, err);
+  if (!r && rc->cover_miss) r = cover_check(w, rc, err);
   if (r) {
     exec_index_maint_cancel(w->maint);
     return r;
