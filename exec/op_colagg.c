@@ -94,6 +94,53 @@ static int split(cctx *c, const kv_colvals *k, const end_of *a, const end_of *b)
   return rc;
 }
 
+/* The rows [r0, r1) of one group (accumulators acc) stepped in one pass per aggregate, when
+** every aggregate is COUNT(*), COUNT(c), or SUM / AVG of a DOUBLE into a DOUBLE result, none
+** DISTINCT: the same additions in the same row order as exec_agg_step's (so the same sums).
+** Returns r1, or r0 when some aggregate needs the general path (nothing stepped then). */
+static uint32_t fast_steps(cctx *c, exec_agg *acc, const kv_colvals *vals, uint32_t r0,
+                           uint32_t r1) {
+  for (int i = 0; i < c->n_aggs; i++) {
+    const exec_agg *a = &acc[i];
+    int arg = c->agg_arg[i];
+    if (a->distinct) return r0;
+    if (a->id == EXEC_AGG_COUNT_STAR || (a->id == EXEC_AGG_COUNT && arg >= 0)) continue;
+    if ((a->id != EXEC_AGG_SUM && a->id != EXEC_AGG_AVG) || arg < 0 ||
+        c->arg_type[arg].id != CAT_T_DOUBLE || a->result_type.id != CAT_T_DOUBLE)
+      return r0;
+  }
+  enum { FAST_MAX = 32 };
+  double sum[FAST_MAX];
+  int64_t cnt[FAST_MAX];
+  if (c->n_aggs > FAST_MAX) return r0;
+  for (int i = 0; i < c->n_aggs; i++) { /* into locals first: a bad cell leaves acc as it was */
+    const exec_agg *a = &acc[i];
+    cnt[i] = 0;
+    sum[i] = a->dsum;
+    if (a->id == EXEC_AGG_COUNT_STAR) {
+      cnt[i] = r1 - r0;
+      continue;
+    }
+    const kv_colvals *v = &vals[c->agg_arg[i]];
+    for (uint32_t r = r0; r < r1; r++) {
+      if (!v->p[r]) continue; /* NULL: ignored */
+      if (a->id != EXEC_AGG_COUNT) {
+        if (v->len[r] != 8) return r0; /* not a DOUBLE's cell: the general path says so */
+        sum[i] += cat_vc_get_double(v->p[r]);
+      }
+      cnt[i]++;
+    }
+  }
+  for (int i = 0; i < c->n_aggs; i++) {
+    exec_agg *a = &acc[i];
+    a->count += cnt[i];
+    if (a->id == EXEC_AGG_COUNT_STAR) continue;
+    a->dsum = sum[i];
+    a->have = a->have || cnt[i] > 0;
+  }
+  return r1;
+}
+
 static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
   cctx *c = vc;
   if (c->intr && atomic_load_explicit(c->intr, memory_order_relaxed)) {
@@ -131,8 +178,17 @@ static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
     }
     run = c->run;
   }
-  for (uint32_t r = 0; r < n; r++) {
+  for (uint32_t r = 0, r_end = 0; r < n; r++) {
     exec_agg *acc = run ? run[r] : c->acc;
+    if (r >= r_end && (run || !c->grp)) {
+      /* the rows [r, r_end) of one group: the common aggregates in one pass each */
+      for (r_end = r + 1; r_end < n && (!run || run[r_end] == acc); r_end++) {}
+      uint32_t done = fast_steps(c, acc, vals, r, r_end);
+      if (done == r_end) {
+        r = r_end - 1;
+        continue;
+      }
+    }
     if (c->grp && !run) {
       int rc = exec_cg_find(c->grp, vals[c->key_arg].p[r], vals[c->key_arg].len[r],
                             c->lower, &acc, c->msg, sizeof c->msg);
