@@ -402,10 +402,24 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
   int col_q[1024];
   uint32_t nq = 0;
   if (t->n_columns > 1024) return EXEC_DONE;
+  /* a scan that leaves the key family out for the family's row cover reads all of its
+     columns so that every row shows (planner/select.c); without groups or COUNT(*) a row
+     with none of the aggregated or filtered columns adds nothing, so Q keeps only those
+     (and a one-column Q can use the column cache) */
+  bool narrow = ps->cover_family > 0 && !grouped;
+  for (int i = 0; i < s->n_aggs; i++) narrow &= s->aggs[i].func != EXEC_AGG_COUNT_STAR;
+  bool in_filter[1024] = {0};
+  if (narrow && ps->filter) {
+    plan_filter_leaf fl[KV_COLAGG_MAX_PREDS];
+    int nf = plan_filter_leaves(ps->filter, fl, (int)KV_COLAGG_MAX_PREDS);
+    for (int i = 0; i < nf; i++)
+      if (fl[i].col >= 0 && fl[i].col < 1024) in_filter[fl[i].col] = true;
+  }
   for (int c = 0; c < t->n_columns; c++) {
     col_q[c] = -1;
     const cat_column *col = &t->columns[c];
     if (!ps->read[c] || col->pk_pos >= 0 || col->family != fam) continue;
+    if (narrow && !ps->need[c] && !in_filter[c]) continue;
     qlens[nq] = (uint32_t)cat_column_qualifier(col->id, qbytes[nq]);
     quals[nq] = qbytes[nq];
     int w = cat_type_fixed_width(col->type.id);
