@@ -18,7 +18,9 @@
 ** GROUP BY (it stops the scan early), and no /+ NO_PUSHDOWN +/ hint. Left out:
 ** IN, LIKE, OR, NOT, IS NULL, expressions, several non-key families, GROUP BY on other
 ** columns or expressions, GROUP BY when the key family is read (rows whose aggregated
-** columns are all NULL make groups: FAMILIES: _k, F).
+** columns are all NULL make groups: FAMILIES: _k, F). When F covers every row
+** (docs/FORMAT_SQL.md "Row cover") the scan reads F alone, with all its columns, and
+** GROUP BY and COUNT(*) are taken (a row's presence is any of its cells).
 ** EXPLAIN prints the decision (planner/explain.c); the executor runs it (exec/op_colagg.c).
 ** Not here: the run-time refusals (exec/colagg.h).
 */
