@@ -837,7 +837,8 @@ static int add_row(exec_bulk *b, const char *const *fields, const size_t *lens,
   if (cover && (n_null || !b->put_all_known)) {
     uint64_t put = 0;
     for (size_t k = 0; k < nc; k++)
-      if (b->cells[k].type == KV_PUT) put |= 1ull << t->columns[b->order[b->n_key_fields + (int)k].col].family;
+      if (b->cells[k].type == KV_PUT)
+        put |= 1ull << t->columns[b->order[b->n_key_fields + (int)k].col].family;
     if (!n_null) b->put_all = put, b->put_all_known = true;
     cover &= ~put;
   } else {
