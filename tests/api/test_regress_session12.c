@@ -1,9 +1,10 @@
 /*
 ** tests/api/test_regress_session12.c: ways to break the row cover (docs/FORMAT_SQL.md "Row
 ** cover") that need the API: the in-memory env's clock (a TTL set by ALTER TABLE after
-** writes that kept a family's cover because the row already had a cell there). Each answer
-** is checked against the same query made to read the key family (a count of the rows the
-** test knows are alive).
+** writes that kept a family's cover because the row already had a cell there), a read-only
+** handle that catches up with a writer breaking the cover, and statements large enough to
+** move into a bulk load. Each answer is checked against the rows the test knows are alive or
+** against the key family's own count (SELECT K reads only the key family).
 ** Not here: the SQL-level cases (tests/sql/regress_session12.test).
 */
 #include <setjmp.h>
@@ -58,9 +59,109 @@ static void ttl_set_after_kept_cover(void **state) {
   kv_env_free(env);
 }
 
+/* Rows of `SELECT K, A FROM T` (a scan of family 0, without _k while it covers) must be
+** those of `SELECT K FROM T` (the key family alone). */
+static void same_rows(rowan_db *db) {
+  int64_t all = one_int(db, "SELECT COUNT(*) FROM (SELECT K FROM T)");
+  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), all);
+  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, X FROM T)"), all);
+  assert_int_equal(one_int(db, "SELECT SUM(N) FROM (SELECT A, COUNT(*) AS N FROM T GROUP BY A)"),
+                   all);
+}
+
+/* A reader opened while family 0 covered every row; the writer then adds rows with nothing
+** there (a row, a bulk load, a statement moved into a bulk load). After rowan_refresh the
+** reader's kept and new statements find them. */
+static void reader_refresh_after_cover_loss(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(NOW0);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = env;
+  o.sync_mode = ROWAN_SYNC_NORMAL; /* the reader reads what the log holds */
+  o.bulk_memory = 1u << 20; /* a statement past 64 KiB moves into a bulk load */
+  rowan_db *db = NULL;
+  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, A INTEGER, G.X VARCHAR)");
+  exec_ok(db, "UPSERT INTO T VALUES (1, 1, 'x'), (2, 2, 'y')");
+  rowan_options ro = o;
+  ro.read_only = 1;
+  rowan_db *r = NULL;
+  if (rowan_open("/db", &ro, &r) != ROWAN_OK) fail_msg("reader: %s", rowan_errmsg(r));
+  rowan_stmt *kept;
+  if (rowan_prepare(r, "SELECT COUNT(*) FROM (SELECT K, A FROM T)", -1, &kept, NULL) != ROWAN_OK)
+    fail_msg("%s", rowan_errmsg(r));
+  assert_int_equal(rowan_step(kept), ROWAN_ROW);
+  assert_int_equal(rowan_column_int64(kept, 0), 2);
+  rowan_reset(kept);
+  exec_ok(db, "UPSERT INTO T (K, X) VALUES (3, 'z')");
+  assert_int_equal(rowan_refresh(r), ROWAN_OK);
+  assert_int_equal(rowan_step(kept), ROWAN_ROW);
+  assert_int_equal(rowan_column_int64(kept, 0), 3);
+  rowan_reset(kept);
+  same_rows(r);
+  /* a bulk load whose rows lack A, then a statement large enough to spill */
+  rowan_bulk *bl;
+  const char *cols[] = {"K", "X"};
+  assert_int_equal(rowan_bulk_begin(db, "T", 2, cols, &bl), ROWAN_OK);
+  const char *row[] = {"4", "bulk"};
+  const int lens[] = {1, 4};
+  assert_int_equal(rowan_bulk_add_text(bl, row, lens), ROWAN_OK);
+  assert_int_equal(rowan_bulk_commit(bl), ROWAN_OK);
+  exec_ok(db, "UPSERT INTO T (K, X) SELECT K + 1000, X FROM T");
+  assert_int_equal(rowan_refresh(r), ROWAN_OK);
+  assert_int_equal(rowan_step(kept), ROWAN_ROW);
+  assert_int_equal(rowan_column_int64(kept, 0), 8);
+  same_rows(r);
+  rowan_finalize(kept);
+  assert_int_equal(rowan_close(r), ROWAN_OK);
+  same_rows(db);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
+/* One UPSERT SELECT large enough to move into a bulk load (bulk_memory 1 MiB: past 64 KiB)
+** that updates existing rows in family G only (their cells of A stay: the cover may stay),
+** writes each key twice, and then adds keys that have nothing in family 0. */
+static void spilled_statement_keeps_no_false_cover(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(NOW0);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = env;
+  o.sync_mode = ROWAN_SYNC_OFF;
+  o.bulk_memory = 1u << 20;
+  rowan_db *db = NULL;
+  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  exec_ok(db, "CREATE TABLE S (K INTEGER NOT NULL PRIMARY KEY, X VARCHAR)");
+  exec_ok(db, "CREATE TABLE T (K INTEGER NOT NULL PRIMARY KEY, A INTEGER, G.X VARCHAR)");
+  char sql[256];
+  for (int i = 0; i < 4000; i += 4) {
+    snprintf(sql, sizeof sql, "UPSERT INTO S VALUES (%d, '%0100d'), (%d, 'b'), (%d, 'c'), (%d, 'd')",
+             i, i, i + 1, i + 2, i + 3);
+    exec_ok(db, sql);
+  }
+  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM S"), 4000);
+  exec_ok(db, "UPSERT INTO T (K, A, X) SELECT K, 1, 'a' FROM S WHERE K < 2000");
+  /* existing keys first (in family G only), then the same keys again, then new ones */
+  exec_ok(db, "UPSERT INTO T (K, X) SELECT MOD(K, 2000), X FROM S");
+  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), 2000);
+  same_rows(db);
+  exec_ok(db, "UPSERT INTO T (K, X) SELECT K + 2000, X FROM S WHERE K >= 1000");
+  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), 5000);
+  same_rows(db);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  db = tu_open_mem(env);
+  same_rows(db);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(ttl_set_after_kept_cover),
+      cmocka_unit_test(reader_refresh_after_cover_loss),
+      cmocka_unit_test(spilled_statement_keeps_no_false_cover),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
