@@ -3,8 +3,9 @@
 ** cover") that need the API: the in-memory env's clock (a TTL set by ALTER TABLE after
 ** writes that kept a family's cover because the row already had a cell there), a read-only
 ** handle that catches up with a writer breaking the cover, statements large enough to move
-** into a bulk load, and a power cut after a family's memstore flushed alone (sync off). Each answer is checked against the rows the test knows are alive or
-** against the key family's own count (SELECT K reads only the key family).
+** into a bulk load, and a power cut after a family's memstore flushed alone (sync off).
+** Each answer is checked against the rows the test knows are alive or against the key
+** family's own count (SELECT K reads only the key family).
 ** Not here: the SQL-level cases (tests/sql/regress_session12.test).
 */
 #include <setjmp.h>
