@@ -123,6 +123,10 @@ static int set_options(cat_table *t, const cat_alter_def *def, cat_error *err) {
     if (fs->block_size > 0) t->families[f].block_size = fs->block_size;
   }
   if (def->ttl_sec >= 0) {
+    /* a family kept its cover through updates that left an older cell of the row there
+       (exec/write.c cover_check, never while the table has a TTL): under a TTL that cell
+       may expire before the row's newer marker, so the row cover cannot be trusted */
+    if (def->ttl_sec > 0 && t->ttl_sec == 0 && t->row_cover) *t->row_cover = 0;
     t->ttl_sec = def->ttl_sec;
     for (int i = 0; i < t->n_families; i++) t->families[i].ttl_sec = def->ttl_sec;
   }
