@@ -16,6 +16,17 @@ static inline void exec_ok(rowan_db *db, const char *sql) {
   if (rc != ROWAN_OK) fail_msg("%s -> %s: %s", sql, rowan_errstr(rc), rowan_errmsg(db));
 }
 
+/* The first column of sql's first row as an integer, -1 when it gives no row; a statement
+** that does not prepare fails the test. */
+static inline int64_t tu_one_int(rowan_db *db, const char *sql) {
+  rowan_stmt *st;
+  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
+  int64_t v = -1;
+  if (rowan_step(st) == ROWAN_ROW) v = rowan_column_int64(st, 0);
+  rowan_finalize(st);
+  return v;
+}
+
 /* A database at "/db" of env (created when missing) with sync mode `sync` (ROWAN_SYNC_*:
 ** NORMAL when a test's WAL faults must hit each COMMIT); closed by the caller. */
 static inline rowan_db *tu_open_mem_sync(kv_env *env, int sync) {

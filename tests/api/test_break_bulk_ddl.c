@@ -24,16 +24,6 @@
 #include "tu_api.h"
 
 /* The first column of the first row of sql as a number (-1 when none). */
-static int64_t one_int(rowan_db *db, const char *sql) {
-  rowan_stmt *st;
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK)
-    fail_msg("%s: %s", sql, rowan_errmsg(db));
-  int64_t v = -1;
-  if (rowan_step(st) == ROWAN_ROW) v = rowan_column_int64(st, 0);
-  rowan_finalize(st);
-  return v;
-}
-
 static int check_cb(void *ctx, int ncol, char **values, char **names) {
   (void)names;
   int *bad = ctx;
@@ -55,7 +45,7 @@ static void index_agrees(rowan_db *db, const char *what) {
     char a[160], b[160];
     snprintf(a, sizeof a, "SELECT /*+ INDEX(T IV) */ COUNT(*) FROM T WHERE V = 'v%d'", v);
     snprintf(b, sizeof b, "SELECT /*+ NO_INDEX */ COUNT(*) FROM T WHERE V = 'v%d'", v);
-    int64_t x = one_int(db, a), y = one_int(db, b);
+    int64_t x = tu_one_int(db, a), y = tu_one_int(db, b);
     if (x != y) fail_msg("%s: V = 'v%d': %lld rows through the index, %lld in the table",
                          what, v, (long long)x, (long long)y);
   }
@@ -92,7 +82,7 @@ static void one_case(int mid, int n) {
   if (indexed_at_begin) exec_ok(db, "CREATE INDEX IV ON T (V)");
   if (mid == MID_INDEX_ROWS || mid == MID_DELETE_ALL)
     exec_ok(db, "UPSERT INTO T VALUES (-1, 'v1'), (-2, 'v2'), (100000, 'v3')");
-  int64_t before = one_int(db, "SELECT COUNT(*) FROM T");
+  int64_t before = tu_one_int(db, "SELECT COUNT(*) FROM T");
   rowan_bulk *bulk = NULL;
   int brc = load_rows(db, &bulk, 0, n / 2);
   assert_int_equal(brc, ROWAN_OK);
@@ -114,7 +104,7 @@ static void one_case(int mid, int n) {
   default: drc = rowan_exec(db, "DELETE FROM T", NULL, NULL); break;
   }
   bool gone = mid == MID_DROP && drc == ROWAN_OK;
-  int64_t mid_count = gone ? 0 : one_int(db, "SELECT COUNT(*) FROM T");
+  int64_t mid_count = gone ? 0 : tu_one_int(db, "SELECT COUNT(*) FROM T");
   /* the rest of the load after the change */
   for (int i = n / 2; i < n; i++) {
     char k[24], v[8];
@@ -137,10 +127,10 @@ static void one_case(int mid, int n) {
     return;
   }
   index_agrees(db, what);
-  int64_t after = one_int(db, "SELECT COUNT(*) FROM T");
+  int64_t after = tu_one_int(db, "SELECT COUNT(*) FROM T");
   if (crc == ROWAN_OK) {
     /* every loaded key is there with its loaded value */
-    int64_t loaded = one_int(db, "SELECT COUNT(*) FROM T WHERE K >= 0 AND K < 100000");
+    int64_t loaded = tu_one_int(db, "SELECT COUNT(*) FROM T WHERE K >= 0 AND K < 100000");
     if (loaded != n) fail_msg("%s: %lld of %d loaded rows found", what, (long long)loaded, n);
   } else if (after != mid_count) {
     fail_msg("%s: a refused commit changed the table: %lld rows before it, %lld after "
@@ -150,7 +140,7 @@ static void one_case(int mid, int n) {
   assert_int_equal(rowan_close(db), ROWAN_OK);
   db = tu_open_mem(env);
   index_agrees(db, what);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), after);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T"), after);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);
 }

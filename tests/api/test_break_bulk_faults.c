@@ -35,16 +35,6 @@ static rowan_db *open_mem(kv_env *env) {
   return db;
 }
 
-static int64_t one_int(rowan_db *db, const char *sql) {
-  rowan_stmt *st;
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK)
-    fail_msg("%s: %s", sql, rowan_errmsg(db));
-  int64_t v = -1;
-  if (rowan_step(st) == ROWAN_ROW) v = rowan_column_int64(st, 0);
-  rowan_finalize(st);
-  return v;
-}
-
 static int check_cb(void *ctx, int ncol, char **values, char **names) {
   (void)names;
   int *bad = ctx;
@@ -61,8 +51,8 @@ static void expect_state(rowan_db *db, int64_t rows, const char *what) {
   int bad = 0;
   assert_int_equal(rowan_exec(db, "CHECK INDEX IV ON T", check_cb, &bad), ROWAN_OK);
   if (bad) fail_msg("%s: CHECK INDEX finds problems", what);
-  int64_t n = one_int(db, "SELECT COUNT(*) FROM T");
-  int64_t ni = one_int(db, "SELECT /*+ INDEX(T IV) */ COUNT(*) FROM T WHERE V >= 0");
+  int64_t n = tu_one_int(db, "SELECT COUNT(*) FROM T");
+  int64_t ni = tu_one_int(db, "SELECT /*+ INDEX(T IV) */ COUNT(*) FROM T WHERE V >= 0");
   if (n != rows || ni != rows)
     fail_msg("%s: %lld rows, %lld through the index, want %lld", what, (long long)n,
              (long long)ni, (long long)rows);
@@ -159,7 +149,7 @@ static void crash_in_commit(void **state) {
       char what[160];
       snprintf(what, sizeof what, "seed %llu: crash at %d #%llu, commit %s",
                (unsigned long long)seed, fops[f], (unsigned long long)nth, rowan_errstr(rc));
-      int64_t rows = one_int(db, "SELECT COUNT(*) FROM T");
+      int64_t rows = tu_one_int(db, "SELECT COUNT(*) FROM T");
       if (rc == ROWAN_OK && rows != n) fail_msg("%s: %lld rows after a committed load", what,
                                                 (long long)rows);
       if (rows != 0 && rows != n) fail_msg("%s: %lld rows: part of the load", what,

@@ -25,15 +25,6 @@
 
 #define NOW0 1700000000000LL
 
-static int64_t one_int(rowan_db *db, const char *sql) {
-  rowan_stmt *st;
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  int64_t v = -1;
-  if (rowan_step(st) == ROWAN_ROW) v = rowan_column_int64(st, 0);
-  rowan_finalize(st);
-  return v;
-}
-
 /* A row written whole at t0 and updated in family G only at t0 + 50 s keeps family 0's cover
 ** (its cell of A is there). A TTL of 100 s set afterwards expires A's cell at t0 + 100 s
 ** while the row lives on (its marker is 50 s younger): a scan of family 0 alone would miss
@@ -49,13 +40,13 @@ static void ttl_set_after_kept_cover(void **state) {
   exec_ok(db, "ALTER TABLE T SET TTL = 100");
   kv_env_mem_set_time(env, NOW0 + 120000);
   /* row 1 lives (marker and X at t0 + 50 s), its A has expired; row 2 is gone */
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), 1);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), 1);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT /*+ NO_PUSHDOWN */ K, A FROM T)"), 1);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T GROUP BY A"), 1);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T"), 1);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), 1);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT /*+ NO_PUSHDOWN */ K, A FROM T)"), 1);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T GROUP BY A"), 1);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   db = tu_open_mem(env); /* the table record says so too */
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), 1);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), 1);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);
 }
@@ -77,10 +68,10 @@ static rowan_db *open_with(kv_env *env, int sync, size_t bulk_memory, size_t mem
 /* Rows of `SELECT K, A FROM T` (a scan of family 0, without _k while it covers) must be
 ** those of `SELECT K FROM T` (the key family alone). */
 static void same_rows(rowan_db *db) {
-  int64_t all = one_int(db, "SELECT COUNT(*) FROM (SELECT K FROM T)");
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), all);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, X FROM T)"), all);
-  assert_int_equal(one_int(db, "SELECT SUM(N) FROM (SELECT A, COUNT(*) AS N FROM T GROUP BY A)"),
+  int64_t all = tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K FROM T)");
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), all);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K, X FROM T)"), all);
+  assert_int_equal(tu_one_int(db, "SELECT SUM(N) FROM (SELECT A, COUNT(*) AS N FROM T GROUP BY A)"),
                    all);
 }
 
@@ -146,14 +137,14 @@ static void spilled_statement_keeps_no_false_cover(void **state) {
              i, i, i + 1, i + 2, i + 3);
     exec_ok(db, sql);
   }
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM S"), 4000);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM S"), 4000);
   exec_ok(db, "UPSERT INTO T (K, A, X) SELECT K, 1, 'a' FROM S WHERE K < 2000");
   /* existing keys first (in family G only), then the same keys again, then new ones */
   exec_ok(db, "UPSERT INTO T (K, X) SELECT MOD(K, 2000), X FROM S");
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), 2000);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T"), 2000);
   same_rows(db);
   exec_ok(db, "UPSERT INTO T (K, X) SELECT K + 2000, X FROM S WHERE K >= 1000");
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), 5000);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T"), 5000);
   same_rows(db);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   db = tu_open_mem(env);
@@ -213,8 +204,8 @@ static void failed_cover_commit_in_txn_and_bulk(void **state) {
   int rc = rowan_exec(db, "COMMIT", NULL, NULL);
   rowan_close(db); /* a failed WAL append may leave the handle refusing writes */
   db = open_with(env, ROWAN_SYNC_FULL, 0, 0, &o);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), rc == ROWAN_OK ? 1 : 0);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T WHERE K = 2"), 0);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T"), rc == ROWAN_OK ? 1 : 0);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T WHERE K = 2"), 0);
   same_rows(db);
   /* a bulk load: the second row has no A */
   rowan_bulk *bl;
@@ -229,10 +220,10 @@ static void failed_cover_commit_in_txn_and_bulk(void **state) {
   /* the store may refuse writes after the failed append: then the load fails whole */
   if (rowan_bulk_add_text(bl, r3, l1) != ROWAN_OK) rowan_bulk_abort(bl);
   else if (rowan_bulk_commit(bl) == ROWAN_OK) /* frees the load whatever the result */
-    assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T WHERE K >= 10"), 2);
+    assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T WHERE K >= 10"), 2);
   rowan_close(db);
   db = open_with(env, ROWAN_SYNC_FULL, 0, 0, &o);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T WHERE K = 11"), 0);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T WHERE K = 11"), 0);
   same_rows(db);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);

@@ -24,15 +24,6 @@
 #include "testutil.h"
 #include "tu_api.h"
 
-static int64_t one_int(rowan_db *db, const char *sql) {
-  rowan_stmt *st;
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  int64_t v = -1;
-  if (rowan_step(st) == ROWAN_ROW) v = rowan_column_int64(st, 0);
-  rowan_finalize(st);
-  return v;
-}
-
 /* Rows of a prepared statement run once more from the start. */
 static int rows_of(rowan_stmt *st) {
   rowan_reset(st);
@@ -79,7 +70,7 @@ static void prepared_plans_again(void **state) {
   /* the catalog kept it: after a reopen the scan still reads the key family */
   db = tu_open_mem(env);
   assert_false(skips_key_family(db, sel));
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), 5);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), 5);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);
 }
@@ -136,8 +127,8 @@ static void bulk_rows_survive_power_cut(void **state) {
   kv_env_mem_power_cut(env);
   db = tu_open_mem(env);
   assert_false(skips_key_family(db, "SELECT K, A FROM T"));
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), n + 1);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T) WHERE A IS NULL"),
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), n + 1);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T) WHERE A IS NULL"),
                    nulls);
   assert_true(skips_key_family(db, "SELECT K, B FROM T")); /* every row has B */
   assert_int_equal(rowan_close(db), ROWAN_OK);
@@ -159,10 +150,10 @@ static void failed_catalog_commit_fails_the_write(void **state) {
   kv_env_mem_clear_faults(env);
   rowan_close(db); /* a failed WAL append may leave the handle refusing writes */
   db = tu_open_mem(env);
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), 1);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM T"), 1);
   assert_true(skips_key_family(db, "SELECT K, A FROM T"));
   exec_ok(db, "UPSERT INTO T VALUES (2, NULL)");
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), 2);
+  assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM (SELECT K, A FROM T)"), 2);
   assert_false(skips_key_family(db, "SELECT K, A FROM T"));
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);
