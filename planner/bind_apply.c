@@ -38,10 +38,16 @@ static bool owns(const binder *b, const char *q) {
 
 plan_expr *bind_corr_column(binder *b, const sql_expr *x, bool *handled) {
   *handled = false;
-  if (!b->corr || x->nname < 2 || owns(b, x->name[0])) return NULL;
+  if (!b->corr) return NULL;
+  /* `q.c`: q names no FROM item of the subquery but one of a query around it; `c`: no FROM
+     item of the subquery has the column, one of a query around it has (SQL's scoping: the
+     nearest query that has it) */
+  bool plain = x->nname == 1;
+  const char *name = x->name[0];
+  if (plain ? bind_scope_has_column(b, name) : owns(b, name)) return NULL;
   bool outside = false;
   for (const bind_corr *c = b->corr; c && !outside; c = c->outer->corr)
-    outside = owns(c->outer, x->name[0]);
+    outside = plain ? bind_scope_has_column(c->outer, name) : owns(c->outer, name);
   if (!outside) return NULL;
   *handled = true;
   bind_corr *c = b->corr;

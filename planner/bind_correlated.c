@@ -69,12 +69,45 @@ bool bind_scope_names(const binder *b, const char *q) {
   return !b->n_scope && b->table && bind_names_item(q, b->alias, b->table->name);
 }
 
+bool bind_scope_has_column(const binder *b, const char *col) {
+  for (int i = 0; i < b->n_scope; i++)
+    if (cat_find_column(b->scope[i].table, col) >= 0) return true;
+  return !b->n_scope && b->table && cat_find_column(b->table, col) >= 0;
+}
+
+/* Whether an unqualified column col may be one of sub's own FROM items': yes unless each is
+** a catalog table without it (a derived table, a view, a WITH item or a table with dynamic
+** columns may have it: the name then stays the subquery's, as the binder would find it). */
+static bool item_lacks(const binder *b, const char *table, const sql_select *derived,
+                       const sql_colname_list *dyn, const char *col) {
+  if (derived || dyn || !table) return false;
+  const cat_table *t = cat_find_table(b->cat, table);
+  return t && cat_find_column(t, col) < 0;
+}
+static bool inner_may_have(const binder *b, const sql_select *sub, const char *col) {
+  if (!sub->table && !sub->sub) return false; /* no FROM */
+  if (!item_lacks(b, sub->table, sub->sub, sub->dyn, col)) return true;
+  for (int i = 0; sub->joins && i < sub->joins->n; i++) {
+    const sql_join *j = &sub->joins->a[i];
+    if (!item_lacks(b, j->table, j->sub, j->dyn, col)) return true;
+  }
+  return false;
+}
+
+/* An unqualified column col of subquery sub that is the outer query's: sub's FROM lacks it,
+** b's has it (planner/bind_apply.c bind_corr_column binds it so). */
+static bool outer_plain(const binder *b, const sql_select *sub, const char *col) {
+  return !inner_may_have(b, sub, col) && bind_scope_has_column(b, col);
+}
+
 /* Column references of e: *out those of the outer query, *in the others (nested subqueries
 ** count as others). */
 static void refs(const binder *b, const sql_select *sub, const sql_expr *e, int *out, int *in) {
   if (!e) return;
   if (e->kind == SQL_E_COLUMN) {
-    if (e->nname >= 2 && bind_scope_names(b, e->name[0]) && !inner_name(sub, e->name[0])) (*out)++;
+    if (e->nname >= 2 ? bind_scope_names(b, e->name[0]) && !inner_name(sub, e->name[0])
+                      : outer_plain(b, sub, e->name[0]))
+      (*out)++;
     else (*in)++;
     return;
   }
@@ -140,14 +173,16 @@ static int pair_of(const binder *b, const sql_select *sub, const sql_expr *t,
 static bool mentions(const binder *b, const sql_select *q);
 
 /* e or a subquery inside it names a table of b's scope (a qualified column). */
-static bool expr_mentions(const binder *b, const sql_expr *e) {
+static bool expr_mentions(const binder *b, const sql_select *own, const sql_expr *e) {
   if (!e) return false;
-  if (e->kind == SQL_E_COLUMN) return e->nname >= 2 && bind_scope_names(b, e->name[0]);
+  if (e->kind == SQL_E_COLUMN)
+    return e->nname >= 2 ? bind_scope_names(b, e->name[0]) : outer_plain(b, own, e->name[0]);
   if (e->sub && mentions(b, e->sub)) return true;
-  if (expr_mentions(b, e->left) || expr_mentions(b, e->right) || expr_mentions(b, e->third))
+  if (expr_mentions(b, own, e->left) || expr_mentions(b, own, e->right) ||
+      expr_mentions(b, own, e->third))
     return true;
   for (int i = 0; e->list && i < e->list->n; i++)
-    if (expr_mentions(b, e->list->a[i])) return true;
+    if (expr_mentions(b, own, e->list->a[i])) return true;
   return false;
 }
 
@@ -157,12 +192,12 @@ static bool mentions(const binder *b, const sql_select *q) {
   if (!q) return false;
   if (mentions(b, q->left) || mentions(b, q->right) || mentions(b, q->sub)) return true;
   for (int i = 0; q->cols && i < q->cols->n; i++)
-    if (expr_mentions(b, q->cols->a[i].expr)) return true;
+    if (expr_mentions(b, q, q->cols->a[i].expr)) return true;
   for (int i = 0; q->group && i < q->group->n; i++)
-    if (expr_mentions(b, q->group->a[i])) return true;
+    if (expr_mentions(b, q, q->group->a[i])) return true;
   for (int i = 0; q->joins && i < q->joins->n; i++)
-    if (expr_mentions(b, q->joins->a[i].on) || mentions(b, q->joins->a[i].sub)) return true;
-  return expr_mentions(b, q->where) || expr_mentions(b, q->having);
+    if (expr_mentions(b, q, q->joins->a[i].on) || mentions(b, q->joins->a[i].sub)) return true;
+  return expr_mentions(b, q, q->where) || expr_mentions(b, q, q->having);
 }
 
 /* A subquery nested in e names a table of b's scope. */

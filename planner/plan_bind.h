@@ -182,6 +182,8 @@ binder bind_nested(const binder *b);
 ** b's query (planner/bind_correlated.c). */
 bool bind_names_item(const char *q, const char *alias, const char *tname);
 bool bind_scope_names(const binder *b, const char *q);
+/* An unqualified column `col` is one of b's query's FROM items' (planner/bind_correlated.c). */
+bool bind_scope_has_column(const binder *b, const char *col);
 
 /* Correlated subqueries run per outer row (planner/bind_apply.c).
 ** bind_corr_column: x, a qualified column the subquery b binds names a table of a query
