@@ -489,11 +489,12 @@ static void estimate_line(lines *L, const plan_scan *sc) {
     snprintf(lk + k, sizeof lk - k, "; ~%s row%s after filter", n, after == 1 ? "" : "s");
     xj_uint(L->j, "rows_after_filter", after);
   }
+  const char *ts = sc->total_rows == 1 ? "" : "s";
   if (none)
-    line(L, "    ESTIMATE: 0 rows, 0 B of %s rows, %s in the %s", tr, tb, what);
+    line(L, "    ESTIMATE: 0 rows, 0 B of %s row%s, %s in the %s", tr, ts, tb, what);
   else
-    line(L, "    ESTIMATE: %s row%s, %s of %s rows, %s in the %s%s", er,
-         sc->est_rows == 1 ? "" : "s", eb, tr, tb, what, lk);
+    line(L, "    ESTIMATE: %s row%s, %s of %s row%s, %s in the %s%s", er,
+         sc->est_rows == 1 ? "" : "s", eb, tr, ts, tb, what, lk);
 }
 
 /* The COST line (every access path costed, the chosen one marked) and the HINT line. */
