@@ -408,26 +408,21 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
      (and a one-column Q can use the column cache) */
   bool narrow = ps->cover_family > 0 && !grouped;
   for (int i = 0; i < s->n_aggs; i++) narrow &= s->aggs[i].func != EXEC_AGG_COUNT_STAR;
-  bool in_filter[1024] = {0};
-  if (narrow && ps->filter) {
-    plan_filter_leaf fl[KV_COLAGG_MAX_PREDS];
-    int nf = plan_filter_leaves(ps->filter, fl, (int)KV_COLAGG_MAX_PREDS);
-    for (int i = 0; i < nf; i++)
-      if (fl[i].col >= 0 && fl[i].col < 1024) in_filter[fl[i].col] = true;
-  }
+  plan_filter_leaf lv[KV_COLAGG_MAX_PREDS];
+  int npred = ps->filter ? plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS) : 0;
   for (int c = 0; c < t->n_columns; c++) {
     col_q[c] = -1;
     const cat_column *col = &t->columns[c];
     if (!ps->read[c] || col->pk_pos >= 0 || col->family != fam) continue;
-    if (narrow && !ps->need[c] && !in_filter[c]) continue;
+    bool filtered = false;
+    for (int i = 0; narrow && !ps->need[c] && i < npred; i++) filtered |= lv[i].col == c;
+    if (narrow && !ps->need[c] && !filtered) continue;
     qlens[nq] = (uint32_t)cat_column_qualifier(col->id, qbytes[nq]);
     quals[nq] = qbytes[nq];
     int w = cat_type_fixed_width(col->type.id);
     widths[nq] = w > 0 ? w : -1;
     col_q[c] = (int)nq++;
   }
-  plan_filter_leaf lv[KV_COLAGG_MAX_PREDS];
-  int npred = ps->filter ? plan_filter_leaves(ps->filter, lv, (int)KV_COLAGG_MAX_PREDS) : 0;
   kv_colpred preds[KV_COLAGG_MAX_PREDS];
   for (int i = 0; i < npred; i++) {
     preds[i].q = (uint32_t)col_q[lv[i].col];
