@@ -368,6 +368,10 @@ struct kv_sf_reader {
   uint32_t nblocks;        /* entries in index */
   const uint8_t *last_row; /* last row key of the file (into index_buf) */
   uint32_t last_row_len;   /* its length */
+  bool rows_whole;         /* no row has cells in two blocks: the blocks' row counts add up
+                              to the trailer's distinct rows (writers cut inside a row only
+                              past twice BLOCKSIZE), so a row that starts a block has no
+                              cells in the block before (kv_sf_row_block) */
   uint8_t *bloom;          /* the bloom filter section */
   size_t bloom_len;        /* its length */
   uint8_t *fence;          /* per block: u8 length, then its first row key padded to
@@ -413,6 +417,11 @@ int kv_sf_open_salvage(kv_env *env, const char *path, kv_sf_reader **out,
 ** file). A row-start target (kv_cell_row_first) is found in the fence, its top level first;
 ** any other cell by a binary search of the index entries (kv/sf_read.c). */
 int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t);
+/* The block where a read of row key [row, row+len) from its first cell starts: the
+** kv_sf_find_block of its row-start cell (the block before the one the row starts, since the
+** row may begin there), or, in a file whose rows are whole (rows_whole), the block the row
+** starts when one does. Never below 0. */
+uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len);
 
 /* Read [off, off+n) of the reader's file into buf: KV_OK, the env's error, or
 ** KV_ERR_CORRUPT if the file is shorter. */

@@ -388,10 +388,7 @@ static int part_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len,
     why = "cell or row count disagrees with the block index";
     rc = KV_ERR_CORRUPT;
   }
-  if (!rc && it->pd.b.nrows == 0) {
-    if (range) return PART_EMPTY; /* it->bi is -1: nothing loaded */
-    return decode_block(it, bk, raw, raw_len, false, NULL) ? PART_OK : PART_ERR;
-  }
+  if (!rc && it->pd.b.nrows == 0) return PART_EMPTY; /* it->bi is -1: nothing loaded */
   if (!rc) {
     it->b = &it->pd.b;
     rc = prepare_block(it);
@@ -418,9 +415,20 @@ static int part_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len,
 }
 
 /* A point read's block bk (not in the cache): the row asked for and the one after it
-** (part_load), or the block whole. False (status set) on error. */
+** (part_load), or the block whole. When every row of bk is below the row (the row starts
+** the next block: kv_sf_find_block takes the block before, where the row could begin),
+** the next block answers, from the cache or in part as well, never whole. False at the
+** file's end (it->valid false, status OK) or on error (status set). */
 static bool point_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len) {
-  return part_load(it, bk, row, len, NULL, 0, 2, false) == PART_OK;
+  kv_sf_reader *r = it->r;
+  for (;;) {
+    int pl = part_load(it, bk, row, len, NULL, 0, 2, false);
+    if (pl != PART_EMPTY) return pl == PART_OK;
+    if (++bk >= r->nblocks) return false;
+    /* a miss is counted by part_load (kv_cache_note_miss) */
+    kv_cache_entry *hit = r->cache ? kv_cache_probe(r->cache, r->cache_id, bk) : NULL;
+    if (hit) return use_cached(it, bk, hit);
+  }
 }
 
 /* A range read (kv_sf_iter_seek_range) going on into block bi: unless it is cached, its
@@ -462,6 +470,11 @@ static bool step_fwd(sf_iter *it, uint32_t *ci, uint32_t *ri) {
     }
   }
   if (bi + 1 >= it->r->nblocks) return false;
+  if (it->has_stop && it->stop_upper) {
+    /* the next block starts at or above the bound: nothing wanted is there, no read */
+    const kv_cell *nf = &it->r->index[bi + 1].first;
+    if (kv_sf_bytes_cmp(nf->row, nf->row_len, it->stop, it->stop_len) >= 0) return false;
+  }
   if (!(it->has_stop ? range_next(it, bi + 1) : load_block(it, bi + 1))) return false;
   *ci = 0;
   *ri = 0;
@@ -881,9 +894,16 @@ bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool p
   kv_sf_reader *r = it->r;
   it->valid = false;
   if (it->status || r->nblocks == 0) return true;
+  if (point && !kv_sf_grow((void **)&it->stop, &it->stop_cap, (size_t)len + 1, 1)) {
+    /* nothing past the row is wanted: the bound is its key and a 0 byte, the smallest key
+       above it, so the step past the row's last cell reads no further block (step_fwd) */
+    if (len) memcpy(it->stop, row, len);
+    it->stop[len] = 0;
+    it->stop_len = len + 1;
+    it->has_stop = it->stop_upper = true;
+  }
   kv_cell t = kv_cell_row_first(row, len);
-  int64_t bk = kv_sf_find_block(r, &t);
-  if (bk < 0) bk = 0;
+  int64_t bk = kv_sf_row_block(r, row, len);
   bool fresh = false; /* point_load just made block bk the loaded one */
   if (point && !(it->bi == bk && it->ce)) {
     /* the block that would hold the row, if cached, answers at once (a bloom filter's
@@ -896,6 +916,7 @@ bool kv_sf_iter_seek_row(kv_iter *base, const uint8_t *row, uint32_t len, bool p
       return false;
     } else if (it->bi != bk || it->partial) {
       if (!point_load(it, (uint32_t)bk, row, len)) return true;
+      bk = it->bi; /* the next block when the row starts it */
       fresh = true;
     }
   }
@@ -940,10 +961,10 @@ bool kv_sf_iter_seek_range(kv_iter *base, const uint8_t *row, uint32_t len,
   if (it->has_stop) { /* for step_fwd: the range's next block is decoded up to it too */
     if (stop_len) memcpy(it->stop, stop, stop_len);
     it->stop_len = stop_len;
+    it->stop_upper = false; /* the first row at or above stop is still found */
   }
   kv_cell t = kv_cell_row_first(row, len);
-  int64_t bk = kv_sf_find_block(r, &t);
-  if (bk < 0) bk = 0;
+  int64_t bk = kv_sf_row_block(r, row, len);
   bool ready = it->bi == bk && (!it->partial || part_covers(it, row, len, stop, stop_len));
   while (!ready) {
     kv_cache_entry *hit = r->cache ? kv_cache_lookup(r->cache, r->cache_id, (uint64_t)bk) : NULL;

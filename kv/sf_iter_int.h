@@ -37,6 +37,12 @@ typedef struct sf_iter {
   uint32_t pagain;         /* range reads of block bi decoded in part again from praw */
   bool has_stop;           /* a range read (kv_sf_iter_seek_range) ends before row key stop:
                               the next blocks it reads are decoded up to it (step_fwd) */
+  bool stop_upper;         /* and nothing at or above stop is wanted (a point read: an
+                              exclusive upper bound, as RocksDB's iterate_upper_bound): a
+                              move that would load a block whose first row is at or above
+                              it ends the iteration instead (step_fwd); a range read still
+                              finds the first row at or above stop (a skip scan's probe
+                              wants it) */
   uint8_t *stop;           /* that key */
   uint32_t stop_len;       /* its length */
   size_t stop_cap;         /* bytes allocated in stop */

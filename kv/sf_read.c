@@ -104,34 +104,45 @@ static void build_fence(kv_sf_reader *r) {
   r->fence_w = w;
 }
 
+/* The first block whose first row is at or above [row, row+len) (r->nblocks when none),
+** from the dense fence (REQUIRES r->fence), its top level first; *eq tells whether that
+** block's first row is the row itself. */
+static uint32_t fence_lower_bound(const kv_sf_reader *r, const uint8_t *row, uint32_t len,
+                                  bool *eq) {
+  size_t stride = (size_t)r->fence_w + 1;
+  uint32_t lo = 0, hi = r->nblocks;
+  if (r->fence_top) { /* narrow [lo, hi] to one step of the top level first */
+    uint32_t tl = 0, th = r->fence_ntop;
+    while (tl < th) {
+      uint32_t mid = tl + (th - tl) / 2;
+      const uint8_t *f = r->fence_top + mid * stride;
+      if (kv_sf_bytes_cmp(f + 1, f[0], row, len) < 0) tl = mid + 1;
+      else th = mid;
+    }
+    /* fence entry tl * STEP is the first top one >= the row: the answer lies after the
+       previous top entry and at or before it */
+    if (tl > 0) lo = (tl - 1) * KV_SF_FENCE_STEP + 1;
+    if (tl < r->fence_ntop) hi = tl * KV_SF_FENCE_STEP;
+  }
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const uint8_t *f = r->fence + mid * stride;
+    if (kv_sf_bytes_cmp(f + 1, f[0], row, len) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  const uint8_t *f = r->fence + lo * stride;
+  *eq = lo < r->nblocks && f[0] == len && kv_sf_bytes_cmp(f + 1, f[0], row, len) == 0;
+  return lo;
+}
+
 /* Index of the last block whose first key is <= t, or -1 (sf_int.h). */
 int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t) {
   if (r->fence && t->qual_len == 0 && t->ts == INT64_MAX && t->seq == UINT64_MAX &&
       t->type == 255) {
     /* a row-start target sorts before every cell of its row: the last block whose first
        row is below t's row, found in the dense fence */
-    size_t stride = (size_t)r->fence_w + 1;
-    uint32_t lo = 0, hi = r->nblocks; /* first block whose first row is >= t's row */
-    if (r->fence_top) { /* narrow [lo, hi] to one step of the top level first */
-      uint32_t tl = 0, th = r->fence_ntop;
-      while (tl < th) {
-        uint32_t mid = tl + (th - tl) / 2;
-        const uint8_t *f = r->fence_top + mid * stride;
-        if (kv_sf_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) tl = mid + 1;
-        else th = mid;
-      }
-      /* fence entry tl * STEP is the first top one >= the row: the answer lies after the
-         previous top entry and at or before it */
-      if (tl > 0) lo = (tl - 1) * KV_SF_FENCE_STEP + 1;
-      if (tl < r->fence_ntop) hi = tl * KV_SF_FENCE_STEP;
-    }
-    while (lo < hi) {
-      uint32_t mid = lo + (hi - lo) / 2;
-      const uint8_t *f = r->fence + mid * stride;
-      if (kv_sf_bytes_cmp(f + 1, f[0], t->row, t->row_len) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return (int64_t)lo - 1;
+    bool eq;
+    return (int64_t)fence_lower_bound(r, t->row, t->row_len, &eq) - 1;
   }
   int64_t lo = 0, hi = (int64_t)r->nblocks - 1, ans = -1;
   while (lo <= hi) {
@@ -142,11 +153,30 @@ int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t) {
   return ans;
 }
 
+uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len) {
+  if (r->fence) {
+    bool eq;
+    uint32_t lo = fence_lower_bound(r, row, len, &eq);
+    /* block lo starts with the row: in a file of whole rows, the block before holds none
+       of its cells */
+    if (eq && r->rows_whole) return lo;
+    return lo > 0 ? lo - 1 : 0;
+  }
+  kv_cell t = kv_cell_row_first(row, len);
+  int64_t bk = kv_sf_find_block(r, &t);
+  if (bk < 0) return 0;
+  if (r->rows_whole && (uint64_t)bk + 1 < r->nblocks) {
+    const kv_cell *nf = &r->index[bk + 1].first;
+    if (kv_sf_bytes_cmp(nf->row, nf->row_len, row, len) == 0) return (uint32_t)bk + 1;
+  }
+  return (uint32_t)bk;
+}
+
 /* Decode and check the block index section. */
 static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
                         uint64_t data_end) {
   const uint8_t *p = r->index_buf, *lim = p + size;
-  uint64_t n, v, off = 0, cells = 0;
+  uint64_t n, v, off = 0, cells = 0, rows = 0;
   const char *why = NULL;
   if (!(p = kv_get_varint(p, lim, &n)) || n != r->props.blocks) {
     why = "block count disagrees with the trailer";
@@ -202,6 +232,7 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
     }
     off += f[1];
     cells += f[3];
+    rows += f[4];
   }
   if (off != data_end) { why = "blocks do not end where the bloom filter starts"; goto bad; }
   if (cells != r->props.cells) { why = "cell count disagrees with the trailer"; goto bad; }
@@ -217,6 +248,9 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
     goto bad;
   }
   r->nblocks = (uint32_t)n;
+  /* a row with cells in k blocks counts in each block's rows and once in the trailer's:
+     equal sums mean no row continues into a next block */
+  r->rows_whole = rows == r->props.rows;
   build_fence(r);
   return KV_OK;
 bad:

@@ -44,8 +44,9 @@ typedef struct kv_sf_rowcond {
 ** whether the file may hold the row at all: the block that would hold it is used at once
 ** when it is in the block cache (or already loaded from it), else the bloom filter is asked
 ** and, when it rules the row out, the iterator is left invalid, nothing read, and false is
-** returned (the caller leaves the file out of that range). True otherwise (errors show in
-** valid()/status() as after any move). */
+** returned (the caller leaves the file out of that range); nothing after the row is
+** wanted then, so the iteration ends before a block that starts above it. True otherwise
+** (errors show in valid()/status() as after any move). */
 bool kv_sf_iter_seek_row(kv_iter *it, const uint8_t *row, uint32_t len, bool point);
 
 /* Position store-file iterator `it` at the first cell of the first row >= [row, row+len), as
