@@ -255,14 +255,16 @@ typedef struct round_out {
   bench_digest dig[4];             /* lookup, latest, day, daily results */
 } round_out;
 
-/* One round of every read on an open database; the same keys for every engine and round. */
+/* Round `round` of every read on an open database: the same keys for every engine, other
+** keys in each round (a cache that kept a round's blocks would otherwise answer the next
+** round from memory, which a reader of new random keys never sees). */
 static void read_round(const config *c, const bench_engine *e, void *h, const bench_input *in,
-                       double *lat, round_out *o) {
+                       int round, double *lat, round_out *o) {
   int64_t hours = (in->ts_max - in->ts_min) / 3600000 + 1, days = hours / 24;
   int64_t month_from = bench_ms_of(2016, 7, 1, 0), month_to = bench_ms_of(2016, 8, 1, 0);
   memset(o, 0, sizeof *o);
   o->lp50 = o->lp99 = o->ap50 = o->ap99 = o->dp50 = NAN;
-  bench_rng_seed(c->seed);
+  bench_rng_seed(c->seed + (uint64_t)round * 0x9E3779B97F4A7C15ull);
   if (e->lookup) {
     for (int i = 0; i < c->lookups; i++) {
       const char *st = in->stations[bench_rng_next() % (uint64_t)in->n_stations];
@@ -307,6 +309,24 @@ static void read_round(const config *c, const bench_engine *e, void *h, const be
   t0 = bench_now_s();
   check(e->daily_avg(h, month_from, month_to, &o->dig[3]), e, "daily average");
   o->daily_ms = took(t0) * 1e3;
+}
+
+/* --profile reads (bench_profile.c): the comparison's read rounds on Rowan alone, each
+** round's percentiles printed, so a change to the block cache or the read path can be tried
+** on the bench's own mix of reads without loading the peers. */
+void bench_profile_reads(const config *c, void *h, const bench_input *in) {
+  int nmax = c->lookups > c->ranges ? c->lookups : c->ranges;
+  double *lat = calloc((size_t)nmax, sizeof(double));
+  if (!lat) bench_die("out of memory");
+  for (int r = 0; r < c->runs; r++) {
+    round_out o;
+    read_round(c, &bench_rowan, h, in, r, lat, &o);
+    fprintf(stderr, "round %d: lookup p50 %.2f p99 %.2f us, latest 100 p50 %.2f p99 %.2f us,"
+            " one day p50 %.2f us, scan %.1fM rows/s, daily %.2f ms\n", r + 1, o.lp50, o.lp99,
+            o.ap50, o.ap99, o.dp50, o.scan_rows_s / 1e6, o.daily_ms);
+    bench_rowan_print_cache(h, stderr);
+  }
+  free(lat);
 }
 
 /* ---- one data set ------------------------------------------------------------------ */
@@ -430,7 +450,7 @@ static void run_dataset(const config *c, const char *ds, const bench_input *in,
     for (int e = 0; e < BENCH_N_ENG; e++) {
       if (!on[e]) continue;
       round_out o;
-      read_round(c, engines[e], h[e], in, lat, &o);
+      read_round(c, engines[e], h[e], in, r, lat, &o);
       if (r == 0) first[e] = o;
       bench_fig_sample(f_lp50, e, o.lp50);
       bench_fig_sample(f_lp99, e, o.lp99);

@@ -21,7 +21,8 @@
 /* ---- profiling ------------------------------------------------------------------- */
 
 /* --profile OP: Rowan alone, on the archive, one operation (load, bulk, lookup, latest,
-** day, scan, daily; synth: the bulk load of the --synth ROWS set) repeated, nothing
+** day, scan, daily; reads: the comparison's read rounds, --runs of them; synth: the bulk
+** load of the --synth ROWS set) repeated, nothing
 ** compared or printed but the time: for perf record. The database of a query profile stays
 ** in WORK/profile/ for the next one (delete it after a change to the engine). */
 void bench_run_profile(const config *c) {
@@ -67,6 +68,12 @@ void bench_run_profile(const config *c) {
   if (!strcmp(c->profile, "load")) { bench_rmtree(dir); bench_input_free(&in); return; }
   void *h = NULL;
   if (bench_rowan.open(&h, dir) != 0) bench_die("cannot reopen");
+  if (!strcmp(c->profile, "reads")) {
+    bench_profile_reads(c, h, &in);
+    bench_rowan.close(h);
+    bench_input_free(&in);
+    return;
+  }
   bench_digest d = {0, 0};
   int64_t n = 0, hours = (in.ts_max - in.ts_min) / 3600000 + 1;
   bench_rng_seed(c->seed);

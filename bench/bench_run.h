@@ -58,6 +58,8 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
                        uint64_t *bytes);
 
 void bench_run_profile(const config *c);
+/* --profile reads: c->runs read rounds of the comparison on Rowan alone (handle h). */
+void bench_profile_reads(const config *c, void *h, const bench_input *in);
 void bench_print_machine(const config *c);
 
 #endif /* ROWAN_BENCH_RUN_H */
