@@ -165,7 +165,32 @@ static bool names_table(const binder *b, const char *q) {
   return dot && strcmp(q, dot + 1) == 0;
 }
 
+/* HAVING's bare name `name` that no FROM item has: the select-list item aliased so, bound
+** again from its SQL (a plan expression of its own: the aggregate rewrite changes
+** expressions in place, so one shared with the select list would be rewritten twice), or
+** NULL with *found false. */
+static plan_expr *having_alias(binder *b, const char *name, bool *found) {
+  const struct sql_result_list *l = b->having_aliases;
+  *found = false;
+  if (b->n_scope ? bind_from_has_column(b, name) : b->table && cat_find_column(b->table, name) >= 0)
+    return NULL;
+  for (int i = 0; i < l->n; i++) {
+    if (!l->a[i].expr || !l->a[i].alias || strcmp(l->a[i].alias, name) != 0) continue;
+    *found = true;
+    b->having_aliases = NULL; /* the alias's own expression sees no aliases */
+    plan_expr *e = bind_expr(b, l->a[i].expr);
+    b->having_aliases = l;
+    return e;
+  }
+  return NULL;
+}
+
 static plan_expr *bind_column(binder *b, const sql_expr *x) {
+  if (b->having_aliases && x->nname == 1) {
+    bool found;
+    plan_expr *e = having_alias(b, x->name[0], &found);
+    if (found) return e;
+  }
   char full[300];
   full[0] = 0;
   for (int i = 0; i < x->nname; i++) {

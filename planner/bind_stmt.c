@@ -316,7 +316,9 @@ int bind_select_core(binder *b, const sql_select *q, plan_select *s) {
   if (bind_select_list(b, q, s, &cap)) return b->rc;
   if (q->group && bind_group(b, q, s)) return b->rc;
   if (q->having) {
+    b->having_aliases = q->cols;
     s->having = bind_expr(b, q->having);
+    b->having_aliases = NULL;
     if (!s->having || check_bool(b, s->having, "HAVING")) return b->rc;
   }
   if (bind_order(b, q, s, &cap)) return b->rc;

@@ -66,6 +66,9 @@ struct binder {
   bool seq_ok;             /* binding that select list or the VALUES of an UPSERT now */
   bool no_key_lists;       /* PLAN_BIND_NO_KEY_LISTS (the statement's binder only) */
   bool key_list_term;      /* the IN (SELECT ...) bound next is a key list (bind_where) */
+  const struct sql_result_list *having_aliases; /* binding HAVING: the select list whose
+                              aliases a bare name that no FROM item has may name (as SQLite),
+                              bound again from its SQL; NULL otherwise */
   struct bind_corr *corr;  /* binding a subquery of an expression: where the columns it
                               names of the queries around it go (planner/bind_apply.c); the
                               queries nested in it (set operation branches, derived tables)
