@@ -321,6 +321,35 @@ static int compile(const kv_colagg_spec *sp, cs_plan *pl) {
   return KV_OK;
 }
 
+/* A keyed plan's signature (the projection's qualifiers, the referenced ones and their
+** widths: what a row view entry depends on besides the block) into pl->sig and its hash into
+** pl->qual_hash; false when it does not fit (the plan then caches nothing). */
+static bool signature(cs_plan *pl) {
+  const kv_colagg_spec *sp = pl->spec;
+  uint8_t *o = pl->sig, *end = pl->sig + sizeof pl->sig;
+  *o++ = (uint8_t)sp->n_quals;
+  for (uint32_t q = 0; q < sp->n_quals; q++) {
+    if (sp->qual_lens[q] > 255 || (size_t)(end - o) < 1 + (size_t)sp->qual_lens[q] + 8)
+      return false;
+    *o++ = (uint8_t)sp->qual_lens[q];
+    memcpy(o, sp->quals[q], sp->qual_lens[q]);
+    o += sp->qual_lens[q];
+  }
+  *o++ = (uint8_t)pl->n_ref;
+  for (uint32_t j = 0; j < pl->n_ref; j++) {
+    if (end - o < 5) return false;
+    int32_t wd = sp->widths ? sp->widths[pl->ref_q[j]] : -1;
+    *o++ = (uint8_t)pl->ref_q[j];
+    memcpy(o, &wd, 4);
+    o += 4;
+  }
+  pl->sig_len = (uint32_t)(o - pl->sig);
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (uint32_t i = 0; i < pl->sig_len; i++) h = (h ^ pl->sig[i]) * 1099511628211ull;
+  pl->qual_hash = h;
+  return true;
+}
+
 static int file_cmp(const void *a, const void *b) {
   const kv_sfh *x = *(kv_sfh *const *)a, *y = *(kv_sfh *const *)b;
   const kv_cell *fx = &x->reader->index[0].first, *fy = &y->reader->index[0].first;
@@ -387,6 +416,8 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (uint32_t i = 0; i < pl.qual_len; i++) h = (h ^ pl.qual[i]) * 1099511628211ull;
     pl.qual_hash = h;
+  } else if (!why && pl.keyed && pl.ttl_ms == 0 && db->colcache && signature(&pl)) {
+    pl.colcache = db->colcache; /* row views (kv/colscan_rows.c) */
   }
   pthread_mutex_unlock(&db->mu);
   pl.now_ms = db->env->now_ms(db->env);
