@@ -118,6 +118,13 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
   exec_mrow *r = NULL;
   int rc;
   if (sh->kcols > 64) return corrupt_key(g, msg, cap);
+  /* a group key run: the bytes of the key columns the terms read are the last group's (the
+     key encodings delimit themselves, so the same bytes are the same values): no decoding */
+  if (g->last && g->gpre_len && len >= g->gpre_len && (!g->gpre_all || len == g->gpre_len) &&
+      memcmp(key, g->gpre, g->gpre_len) == 0) {
+    r = g->last;
+    goto found;
+  }
   /* a run of one group: the columns before the last one have the last row's bytes, so only
      the last column's terms are computed and compared */
   if (g->last && len >= g->lpre_len && (!g->lpre_len || memcmp(key, g->lpre, g->lpre_len) == 0)) {
@@ -165,6 +172,18 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
     g->lpre_len = plen;
     g->last = r;
   }
+  /* the bytes up to the end of the last column decoded, for the next row's run check */
+  uint32_t glen = (uint32_t)(end - key);
+  if (glen > g->gpre_cap) {
+    uint8_t *nb = realloc(g->gpre, glen);
+    if (!nb) return cg_oom(msg, cap);
+    g->gpre = nb;
+    g->gpre_cap = glen;
+  }
+  if (glen) memcpy(g->gpre, key, glen);
+  g->gpre_len = glen;
+  g->gpre_all = glen == len;
+found:
   if (lower) {
     size_t i = order_of(g, r);
     if (key_cmp(key, len, g->fk[i], g->fkl[i]) < 0) {
@@ -268,6 +287,7 @@ void exec_cg_free(exec_cg *g) {
   free(g->fkl);
   free(g->scratch);
   free(g->lpre);
+  free(g->gpre);
   exec_arena_free(&g->arena);
   memset(g, 0, sizeof *g);
 }

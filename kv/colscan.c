@@ -50,6 +50,7 @@ static void frag_swap(cs_frag *a, cs_frag *b, uint32_t n) {
   SWAP(bool, a->has_q, b->has_q);
   SWAP(bool, a->dup, b->dup);
   SWAP(bool, a->tomb, b->tomb);
+  SWAP(bool, a->kin, b->kin);
   SWAP(uint8_t *, a->key, b->key);
   SWAP(uint32_t, a->key_len, b->key_len);
   SWAP(uint32_t, a->key_cap, b->key_cap);
@@ -158,7 +159,7 @@ int kv_cs_emit(cs_worker *w, const cs_frag *f) {
   const cs_plan *pl = w->plan;
   const kv_colagg_spec *sp = pl->spec;
   if (f->kind != CF_ROW || !f->has_q) return KV_OK;
-  if (pl->keyed && !kv_colagg_key_in(sp, f->key, f->key_len)) return KV_OK;
+  if (pl->keyed && !f->kin) return KV_OK;
   w->rows_examined++;
   for (uint32_t q = 0; q < sp->n_preds; q++) {
     uint32_t j = pl->pred_ref[q];

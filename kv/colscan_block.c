@@ -121,6 +121,7 @@ static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_
   f->has_q = false;
   f->dup = false;
   f->tomb = false;
+  f->kin = true; /* unkeyed: every key */
   f->have = 0;
   f->vals_len = 0;
   if (kv_cs_frag_key(f, key, key_len)) return KV_ERR_NOMEM;

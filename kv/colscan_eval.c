@@ -293,6 +293,7 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
     f->has_q = has;
     f->dup = false;
     f->tomb = side ? c->last_tomb : c->row0_tomb;
+    f->kin = true; /* unkeyed: every key */
     f->have = 0;
     f->vals_len = 0;
     rc = side ? kv_cs_frag_key(f, c->data + c->key0_len, c->key1_len)

@@ -36,6 +36,8 @@ typedef struct cs_frag {
   bool dup;                 /* a referenced qualifier was seen twice (two versions) */
   bool tomb;                /* this part of the row has a tombstone: it masks nothing in its
                                own block, but the row way decides when the row continues */
+  bool kin;                 /* keyed scans: the key lies in the key ranges (set with the key
+                               by the row view, kv/colscan_rows.c; checked once) */
   uint8_t *key;             /* row key (malloc) */
   uint32_t key_len;         /* its length */
   uint32_t key_cap;         /* bytes allocated at key */
@@ -136,6 +138,10 @@ int kv_cs_emit(cs_worker *w, const cs_frag *f);
 ** stay valid between calls) reused when the key begins with it. */
 bool kv_cs_key_in(const kv_colagg_spec *sp, const uint8_t *k, uint32_t n, const uint8_t **pp,
                   uint32_t *pl);
+/* kin[r] = whether row r's key (kb + ko[r], ko[r + 1] - ko[r]; rows in key order) lies in
+** the spec's key ranges and skip-scan suffixes, for rows 0 .. nrows-1. */
+void kv_cs_rows_in(const kv_colagg_spec *sp, const uint8_t *kb, const uint32_t *ko,
+                   uint32_t nrows, uint8_t *kin);
 /* Whether rows with keys between lo and hi (inclusive) may lie in the spec's key ranges and
 ** skip-scan suffixes (false: no such row can). */
 bool kv_cs_span_may_match(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t lo_len,

@@ -41,10 +41,8 @@ int kv_cs_keyed_in(cs_worker *w, bscratch *s, uint32_t nrows) {
     s->in1 = (int32_t)nrows - 1;
     return KV_OK;
   }
-  const uint8_t *pfx = NULL; /* the last skip-scan prefix seen, in s->kb */
-  uint32_t pfx_len = 0;
+  kv_cs_rows_in(sp, s->kb, s->ko, nrows, s->kin);
   for (uint32_t r = 0; r < nrows; r++) {
-    s->kin[r] = kv_cs_key_in(sp, s->kb + s->ko[r], s->ko[r + 1] - s->ko[r], &pfx, &pfx_len);
     if (!s->kin[r]) continue;
     if (s->in0 < 0) s->in0 = (int32_t)r;
     s->in1 = (int32_t)r;
@@ -125,6 +123,7 @@ static int view_frag(cs_worker *w, const bscratch *s, cs_frag *f, uint32_t r,
   f->has_q = s->hq[r];
   f->dup = false;
   f->tomb = tomb;
+  f->kin = s->kin[r];
   f->have = 0;
   f->vals_len = 0;
   if (kv_cs_frag_key(f, key, key_len)) return KV_ERR_NOMEM;
