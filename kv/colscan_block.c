@@ -21,8 +21,9 @@
 ** Evaluation: when every predicate and wanted value is on one qualifier (the fast path,
 ** e.g. COUNT(*) WHERE TEMP > 30), each value of that group is one row's cell, so the group
 ** is compared as a column (kv/colscan_eval.c, which also answers blocks from the column
-** cache and dense blocks). Otherwise each row's cells are walked here to align the
-** referenced values of the row. The first and last row of a block may continue in the
+** cache and dense blocks). A keyed scan (key ranges, keys handed out) goes row by row through
+** the block's row view (kv/colscan_rows.c, which also caches it). Otherwise each row's cells
+** are walked here to align the referenced values of the row. The first and last row of a block may continue in the
 ** neighbouring block, so they become fragments (kv/colscan_int.h); rows between them are
 ** counted and consumed at once.
 ** Not here: the sources, chunks and threads (kv/colscan.c), column evaluation and the

@@ -259,7 +259,8 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   if (!ce) return 0;
   const colentry *c = kv_cache_value(ce);
   int32_t want = pl->spec->widths ? pl->spec->widths[pl->ref_q[0]] : -1;
-  if (c->kind != KV_CS_ENTRY_COLUMN || c->off != e->off || c->nrows != e->rows || c->ncells != e->cells ||
+  if (c->kind != KV_CS_ENTRY_COLUMN || c->off != e->off || c->nrows != e->rows ||
+      c->ncells != e->cells ||
       c->qual_len != pl->qual_len || memcmp(c->qual, pl->qual, c->qual_len) != 0 ||
       (c->present && want >= 0 && (uint32_t)want != c->w)) {
     kv_cache_release(pl->colcache, ce);

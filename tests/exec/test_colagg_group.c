@@ -283,7 +283,8 @@ static void cached_row_views(void **state) {
   for (int stage = 0; stage < 4; stage++) {
     if (stage == 1) { /* memstore rows over cached blocks: upserts (new values) and deletes */
       for (int i = 0; i < 40; i++) {
-        int st = (int)tu_below(&rs, 4), g = (int)tu_below(&rs, 4) - 1, h = (int)tu_below(&rs, hours);
+        int st = (int)tu_below(&rs, 4), g = (int)tu_below(&rs, 4) - 1;
+        int h = (int)tu_below(&rs, hours);
         char gv[16];
         snprintf(gv, sizeof gv, g < 0 ? "NULL" : "%d", g);
         if (i % 3 == 0)
