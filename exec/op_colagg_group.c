@@ -4,7 +4,9 @@
 ** group finds it with one comparison) and in the order it found them, with the least row key
 ** seen for each; the group key of a row is decoded from its row key (catalog/keycodec.h) and
 ** rounded where the term is a date rounding (exec_fn_date_round, the row path's own fast
-** GROUP BY evaluation). Chunks merge in key order; the groups are then ordered by their
+** GROUP BY evaluation). A row whose key begins with the encoded key columns the last group
+** was found from (the same bytes: the same values) is of that group without a decode (a
+** group key run). Chunks merge in key order; the groups are then ordered by their
 ** first row key, which is the order the row path meets them in, so the caller hands them
 ** on (hash table or stream) exactly as the row path would have built them.
 ** Not here: the scan and the consumer (exec/op_colagg.c), HAVING and projection

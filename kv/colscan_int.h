@@ -1,8 +1,9 @@
 /*
 ** kv/colscan_int.h: internals shared by kv/colscan.c (sources, chunks, threads, the merge of
 ** chunk boundaries, fallback ranges), kv/colscan_block.c (one block: read, walk the
-** streams, check) and kv/colscan_eval.c (predicates, columns, the column cache). Not part
-** of kv/'s contract.
+** streams, check), kv/colscan_eval.c (predicates, columns, the column cache) and
+** kv/colscan_rows.c (keyed scans: the row view and its cache entries). Not part of kv/'s
+** contract.
 **
 ** Rows that may continue across a block boundary are carried as fragments: a fragment is
 ** what one block holds of one row (the values of the referenced qualifiers, copied), or a
