@@ -23,9 +23,9 @@
 ** is compared as a column (kv/colscan_eval.c, which also answers blocks from the column
 ** cache and dense blocks). A keyed scan (key ranges, keys handed out) goes row by row through
 ** the block's row view (kv/colscan_rows.c, which also caches it). Otherwise each row's cells
-** are walked here to align the referenced values of the row. The first and last row of a block may continue in the
-** neighbouring block, so they become fragments (kv/colscan_int.h); rows between them are
-** counted and consumed at once.
+** are walked here to align the referenced values of the row. The first and last row of a
+** block may continue in the neighbouring block, so they become fragments
+** (kv/colscan_int.h); rows between them are counted and consumed at once.
 ** Not here: the sources, chunks and threads (kv/colscan.c), column evaluation and the
 ** column cache (kv/colscan_eval.c).
 */
@@ -430,7 +430,8 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     none = s->in0 < 0; /* a row split with a neighbour is outside there too */
     if (none && (!pl->colcache || big)) return KV_OK;
   }
-  if (!none && (big || (pl->n_mkeys && kv_cs_mem_overlaps(pl, s->k0, s->k0_len, s->k1, s->k1_len))))
+  if (!none &&
+      (big || (pl->n_mkeys && kv_cs_mem_overlaps(pl, s->k0, s->k0_len, s->k1, s->k1_len))))
     return kv_cs_fallback_block(w, s, (uint32_t)nrows); /* memstore rows: the row way merges them */
   /* qualifier stream and group counts */
   uint32_t n = (uint32_t)ncells;
@@ -602,7 +603,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   }
   if (refuse) return none ? KV_OK : kv_cs_fallback_block(w, s, nr);
   /* dense: every row has one cell of every referenced qualifier, so rank = row (no walk) */
-  bool fast = pl->fast && !pl->keyed; /* keyed: the general path checks every row's key */
+  bool fast = pl->fast && !pl->keyed; /* keyed: the row view checks every row's key */
   bool dense = (!pl->fast || pl->keyed) && pl->n_ref > 0 && nr > 2;
   for (uint32_t j = 0; j < pl->n_ref && dense; j++)
     dense = s->g[j].d >= 0 && s->g[j].count == nr;
