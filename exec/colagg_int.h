@@ -48,6 +48,11 @@ typedef struct exec_cg {
                                   the row that found it (malloc): a row beginning with the
                                   same bytes has the same values there */
   uint32_t lpre_len, lpre_cap; /* their length / room */
+  uint8_t *gpre;               /* the encoded key columns up to and including the last one
+                                  decoded, of the row that found `last` (malloc): a row
+                                  beginning with the same bytes is of that group */
+  uint32_t gpre_len, gpre_cap; /* their length (0: none kept) / room */
+  bool gpre_all;               /* they were the whole key (then only an equal key matches) */
   uint8_t *scratch;            /* key decoding scratch (malloc) */
   size_t scratch_cap;          /* its size */
 } exec_cg;

@@ -4,7 +4,9 @@
 ** group finds it with one comparison) and in the order it found them, with the least row key
 ** seen for each; the group key of a row is decoded from its row key (catalog/keycodec.h) and
 ** rounded where the term is a date rounding (exec_fn_date_round, the row path's own fast
-** GROUP BY evaluation). Chunks merge in key order; the groups are then ordered by their
+** GROUP BY evaluation). A row whose key begins with the encoded key columns the last group
+** was found from (the same bytes: the same values) is of that group without a decode (a
+** group key run). Chunks merge in key order; the groups are then ordered by their
 ** first row key, which is the order the row path meets them in, so the caller hands them
 ** on (hash table or stream) exactly as the row path would have built them.
 ** Not here: the scan and the consumer (exec/op_colagg.c), HAVING and projection
@@ -118,6 +120,13 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
   exec_mrow *r = NULL;
   int rc;
   if (sh->kcols > 64) return corrupt_key(g, msg, cap);
+  /* a group key run: the bytes of the key columns the terms read are the last group's (the
+     key encodings delimit themselves, so the same bytes are the same values): no decoding */
+  if (g->last && g->gpre_len && len >= g->gpre_len && (!g->gpre_all || len == g->gpre_len) &&
+      memcmp(key, g->gpre, g->gpre_len) == 0) {
+    r = g->last;
+    goto found;
+  }
   /* a run of one group: the columns before the last one have the last row's bytes, so only
      the last column's terms are computed and compared */
   if (g->last && len >= g->lpre_len && (!g->lpre_len || memcmp(key, g->lpre, g->lpre_len) == 0)) {
@@ -165,6 +174,18 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
     g->lpre_len = plen;
     g->last = r;
   }
+  /* the bytes up to the end of the last column decoded, for the next row's run check */
+  uint32_t glen = (uint32_t)(end - key);
+  if (glen > g->gpre_cap) {
+    uint8_t *nb = realloc(g->gpre, glen);
+    if (!nb) return cg_oom(msg, cap);
+    g->gpre = nb;
+    g->gpre_cap = glen;
+  }
+  if (glen) memcpy(g->gpre, key, glen);
+  g->gpre_len = glen;
+  g->gpre_all = glen == len;
+found:
   if (lower) {
     size_t i = order_of(g, r);
     if (key_cmp(key, len, g->fk[i], g->fkl[i]) < 0) {
@@ -268,6 +289,7 @@ void exec_cg_free(exec_cg *g) {
   free(g->fkl);
   free(g->scratch);
   free(g->lpre);
+  free(g->gpre);
   exec_arena_free(&g->arena);
   memset(g, 0, sizeof *g);
 }

@@ -50,6 +50,7 @@ static void frag_swap(cs_frag *a, cs_frag *b, uint32_t n) {
   SWAP(bool, a->has_q, b->has_q);
   SWAP(bool, a->dup, b->dup);
   SWAP(bool, a->tomb, b->tomb);
+  SWAP(bool, a->kin, b->kin);
   SWAP(uint8_t *, a->key, b->key);
   SWAP(uint32_t, a->key_len, b->key_len);
   SWAP(uint32_t, a->key_cap, b->key_cap);
@@ -158,7 +159,7 @@ int kv_cs_emit(cs_worker *w, const cs_frag *f) {
   const cs_plan *pl = w->plan;
   const kv_colagg_spec *sp = pl->spec;
   if (f->kind != CF_ROW || !f->has_q) return KV_OK;
-  if (pl->keyed && !kv_colagg_key_in(sp, f->key, f->key_len)) return KV_OK;
+  if (pl->keyed && !f->kin) return KV_OK;
   w->rows_examined++;
   for (uint32_t q = 0; q < sp->n_preds; q++) {
     uint32_t j = pl->pred_ref[q];
@@ -321,6 +322,35 @@ static int compile(const kv_colagg_spec *sp, cs_plan *pl) {
   return KV_OK;
 }
 
+/* A keyed plan's signature (the projection's qualifiers, the referenced ones and their
+** widths: what a row view entry depends on besides the block) into pl->sig and its hash into
+** pl->qual_hash; false when it does not fit (the plan then caches nothing). */
+static bool signature(cs_plan *pl) {
+  const kv_colagg_spec *sp = pl->spec;
+  uint8_t *o = pl->sig, *end = pl->sig + sizeof pl->sig;
+  *o++ = (uint8_t)sp->n_quals;
+  for (uint32_t q = 0; q < sp->n_quals; q++) {
+    if (sp->qual_lens[q] > 255 || (size_t)(end - o) < 1 + (size_t)sp->qual_lens[q] + 8)
+      return false;
+    *o++ = (uint8_t)sp->qual_lens[q];
+    memcpy(o, sp->quals[q], sp->qual_lens[q]);
+    o += sp->qual_lens[q];
+  }
+  *o++ = (uint8_t)pl->n_ref;
+  for (uint32_t j = 0; j < pl->n_ref; j++) {
+    if (end - o < 5) return false;
+    int32_t wd = sp->widths ? sp->widths[pl->ref_q[j]] : -1;
+    *o++ = (uint8_t)pl->ref_q[j];
+    memcpy(o, &wd, 4);
+    o += 4;
+  }
+  pl->sig_len = (uint32_t)(o - pl->sig);
+  uint64_t h = 1469598103934665603ull; /* FNV-1a */
+  for (uint32_t i = 0; i < pl->sig_len; i++) h = (h ^ pl->sig[i]) * 1099511628211ull;
+  pl->qual_hash = h;
+  return true;
+}
+
 static int file_cmp(const void *a, const void *b) {
   const kv_sfh *x = *(kv_sfh *const *)a, *y = *(kv_sfh *const *)b;
   const kv_cell *fx = &x->reader->index[0].first, *fy = &y->reader->index[0].first;
@@ -387,6 +417,8 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (uint32_t i = 0; i < pl.qual_len; i++) h = (h ^ pl.qual[i]) * 1099511628211ull;
     pl.qual_hash = h;
+  } else if (!why && pl.keyed && pl.ttl_ms == 0 && db->colcache && signature(&pl)) {
+    pl.colcache = db->colcache; /* row views (kv/colscan_rows.c) */
   }
   pthread_mutex_unlock(&db->mu);
   pl.now_ms = db->env->now_ms(db->env);

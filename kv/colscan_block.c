@@ -21,10 +21,11 @@
 ** Evaluation: when every predicate and wanted value is on one qualifier (the fast path,
 ** e.g. COUNT(*) WHERE TEMP > 30), each value of that group is one row's cell, so the group
 ** is compared as a column (kv/colscan_eval.c, which also answers blocks from the column
-** cache and dense blocks). Otherwise each row's cells are walked here to align the
-** referenced values of the row. The first and last row of a block may continue in the
-** neighbouring block, so they become fragments (kv/colscan_int.h); rows between them are
-** counted and consumed at once.
+** cache and dense blocks). A keyed scan (key ranges, keys handed out) goes row by row through
+** the block's row view (kv/colscan_rows.c, which also caches it). Otherwise each row's cells
+** are walked here to align the referenced values of the row. The first and last row of a
+** block may continue in the neighbouring block, so they become fragments
+** (kv/colscan_int.h); rows between them are counted and consumed at once.
 ** Not here: the sources, chunks and threads (kv/colscan.c), column evaluation and the
 ** column cache (kv/colscan_eval.c).
 */
@@ -121,6 +122,7 @@ static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_
   f->has_q = false;
   f->dup = false;
   f->tomb = false;
+  f->kin = true; /* unkeyed: every key */
   f->have = 0;
   f->vals_len = 0;
   if (kv_cs_frag_key(f, key, key_len)) return KV_ERR_NOMEM;
@@ -353,7 +355,8 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   const uint8_t *disk = in_run(w, b);
   if (!disk && pl->colcache) { /* a block of the run read was a miss when the run was read */
     int crc = KV_OK;
-    if (kv_cs_from_cache(w, s, b, &crc)) return crc;
+    if (pl->keyed ? kv_cs_view_from_cache(w, s, b, &crc) : kv_cs_from_cache(w, s, b, &crc))
+      return crc;
   }
   int rc = KV_OK;
   if (!disk && (rc = read_run(w, b, &disk))) return rc;
@@ -419,26 +422,16 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   rc = walk_rows(s, &p, lim, (uint32_t)nrows, (uint32_t)ncells, pl->keyed, &why);
   if (rc == KV_ERR_CORRUPT) goto corrupt;
   if (rc) return rc;
-  if (pl->keyed) { /* which rows lie in the key ranges; none: the block adds nothing */
-    if (grow((void **)&s->kin, &s->kin_cap, nrows, 1)) return KV_ERR_NOMEM;
-    s->in0 = s->in1 = -1;
-    bool inside = kv_cs_span_inside(sp, s->k0, s->k0_len, s->k1, s->k1_len);
-    if (inside) { /* the whole block: no key checked */
-      memset(s->kin, 1, nrows);
-      s->in0 = 0;
-      s->in1 = (int32_t)nrows - 1;
-    }
-    const uint8_t *pfx = NULL; /* the last skip-scan prefix seen, in s->kb */
-    uint32_t pfx_len = 0;
-    for (uint32_t r = 0; r < nrows && !inside; r++) {
-      s->kin[r] = kv_cs_key_in(sp, s->kb + s->ko[r], s->ko[r + 1] - s->ko[r], &pfx, &pfx_len);
-      if (!s->kin[r]) continue;
-      if (s->in0 < 0) s->in0 = (int32_t)r;
-      s->in1 = (int32_t)r;
-    }
-    if (s->in0 < 0) return KV_OK; /* a row split with a neighbour is outside there too */
+  /* keyed: which rows lie in the key ranges; none: the block adds nothing (it is still
+     walked for the column cache, which then answers the next scan without a read) */
+  bool none = false;
+  if (pl->keyed) {
+    if (kv_cs_keyed_in(w, s, (uint32_t)nrows)) return KV_ERR_NOMEM;
+    none = s->in0 < 0; /* a row split with a neighbour is outside there too */
+    if (none && (!pl->colcache || big)) return KV_OK;
   }
-  if (big || (pl->n_mkeys && kv_cs_mem_overlaps(pl, s->k0, s->k0_len, s->k1, s->k1_len)))
+  if (!none &&
+      (big || (pl->n_mkeys && kv_cs_mem_overlaps(pl, s->k0, s->k0_len, s->k1, s->k1_len))))
     return kv_cs_fallback_block(w, s, (uint32_t)nrows); /* memstore rows: the row way merges them */
   /* qualifier stream and group counts */
   uint32_t n = (uint32_t)ncells;
@@ -608,9 +601,9 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       refuse = eq != 0;
     }
   }
-  if (refuse) return kv_cs_fallback_block(w, s, nr);
+  if (refuse) return none ? KV_OK : kv_cs_fallback_block(w, s, nr);
   /* dense: every row has one cell of every referenced qualifier, so rank = row (no walk) */
-  bool fast = pl->fast && !pl->keyed; /* keyed: the general path checks every row's key */
+  bool fast = pl->fast && !pl->keyed; /* keyed: the row view checks every row's key */
   bool dense = (!pl->fast || pl->keyed) && pl->n_ref > 0 && nr > 2;
   for (uint32_t j = 0; j < pl->n_ref && dense; j++)
     dense = s->g[j].d >= 0 && s->g[j].count == nr;
@@ -621,6 +614,12 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       if (rc == KV_ERR_CORRUPT) goto corrupt;
       if (rc) return rc;
     }
+  }
+  if (pl->keyed) { /* row by row, through the row view (kv/colscan_rows.c) */
+    rc = kv_cs_view_walk(w, s, nr, n, dense, dref, inq);
+    if (!rc && !none) rc = kv_cs_view_block(w, s, nr);
+    if (!rc && pl->colcache) kv_cs_view_to_cache(w, s, b, nr, n);
+    return rc;
   }
   /* the first row, as a fragment (it may continue the previous block's last row) */
   cs_frag *f = &w->tmp;
@@ -654,31 +653,6 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         if (rc) return rc;
       }
       w->rows_examined += qcount;
-    } else if (dense && pl->keyed) { /* rank = row: each row's values without a walk */
-      if (kv_cs_batch_room(s, nr, sp->n_args + sp->keys)) return KV_ERR_NOMEM;
-      uint32_t hits = 0;
-      for (uint32_t r = 1; r + 1 < nr; r++) {
-        if (!s->kin[r]) continue;
-        w->rows_examined++;
-        bool ok = true;
-        for (uint32_t q = 0; q < sp->n_preds && ok; q++) {
-          const rgroup *g = &s->g[pl->pred_ref[q]];
-          ok = kv_cs_pass(&sp->preds[q], g->ptr[r], g->len[r]);
-        }
-        if (!ok) continue;
-        for (uint32_t a = 0; a < sp->n_args; a++) {
-          const rgroup *g = &s->g[pl->arg_ref[a]];
-          s->vp[a][hits] = g->ptr[r];
-          s->vl[a][hits] = g->len[r];
-        }
-        if (sp->keys) {
-          s->vp[sp->n_args][hits] = s->kb + s->ko[r];
-          s->vl[sp->n_args][hits] = s->ko[r + 1] - s->ko[r];
-        }
-        hits++;
-      }
-      rc = kv_cs_consume(w, s, hits);
-      if (rc) return rc;
     } else if (dense) {
       rc = kv_cs_dense_interior(w, s, nr, &why);
       if (rc == KV_ERR_CORRUPT) goto corrupt;
@@ -688,16 +662,11 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       for (uint32_t j = 0; j < pl->n_ref; j++) s->rank[j] = 0;
       for (uint32_t i = 0; i < s->rf[1]; i++)
         if (dref[s->cq[i]] >= 0 && kv_cs_is_put(s, i)) s->rank[dref[s->cq[i]]]++;
-      if (kv_cs_batch_room(s, nr, sp->n_args + sp->keys)) return KV_ERR_NOMEM;
+      if (kv_cs_batch_room(s, nr, sp->n_args)) return KV_ERR_NOMEM;
       uint32_t hits = 0;
       const uint8_t *vp[KV_COLAGG_MAX_QUALS];
       uint32_t vl[KV_COLAGG_MAX_QUALS];
       for (uint32_t r = 1; r + 1 < nr; r++) {
-        if (pl->keyed && !s->kin[r]) { /* outside the key ranges: its ranks are stepped */
-          for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++)
-            if (dref[s->cq[i]] >= 0 && kv_cs_is_put(s, i)) s->rank[dref[s->cq[i]]]++;
-          continue;
-        }
         bool hq = false;
         for (uint32_t j = 0; j < pl->n_ref; j++) vp[j] = NULL;
         for (uint32_t i = s->rf[r]; i < s->rf[r + 1]; i++) {
@@ -722,10 +691,6 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
           uint32_t j = pl->arg_ref[a];
           s->vp[a][hits] = vp[j];
           s->vl[a][hits] = vp[j] ? vl[j] : 0;
-        }
-        if (sp->keys) {
-          s->vp[sp->n_args][hits] = s->kb + s->ko[r];
-          s->vl[sp->n_args][hits] = s->ko[r + 1] - s->ko[r];
         }
         hits++;
       }
@@ -791,7 +756,10 @@ void kv_cs_worker_free(cs_worker *w) {
       free((void *)s->vp[a]);
       free(s->vl[a]);
     }
+    free(s->hq_own);
     for (uint32_t j = 0; j < KV_COLAGG_MAX_QUALS; j++) {
+      free((void *)s->rvp[j]);
+      free(s->rvl[j]);
       free(s->g[j].buf);
       free((void *)s->g[j].ptr);
       free(s->g[j].len);

@@ -233,6 +233,7 @@ int kv_cs_dense_interior(cs_worker *w, bscratch *s, uint32_t nr, const char **wh
 ** offset << 16 | hash of p), checked against the qualifier, the block's counts and p's
 ** width, so a later scan of that column reads no file and decompresses nothing. */
 typedef struct colentry {
+  uint32_t kind;            /* KV_CS_ENTRY_COLUMN (kv/colscan_rows.c keeps row views too) */
   uint64_t off;             /* block offset */
   uint32_t nrows, ncells;   /* the block's counts */
   uint32_t qual_len;        /* the qualifier */
@@ -245,9 +246,10 @@ typedef struct colentry {
   uint8_t data[];           /* key0, key1, then count * w transposed bytes */
 } colentry;
 
-static uint64_t cache_off(const cs_plan *pl, uint64_t off) {
+uint64_t kv_cs_cache_off(const cs_plan *pl, uint64_t off) {
   return (off << 16) | (pl->qual_hash & 0xffff);
 }
+#define cache_off kv_cs_cache_off
 
 int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   const cs_plan *pl = w->plan;
@@ -257,7 +259,8 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   if (!ce) return 0;
   const colentry *c = kv_cache_value(ce);
   int32_t want = pl->spec->widths ? pl->spec->widths[pl->ref_q[0]] : -1;
-  if (c->off != e->off || c->nrows != e->rows || c->ncells != e->cells ||
+  if (c->kind != KV_CS_ENTRY_COLUMN || c->off != e->off || c->nrows != e->rows ||
+      c->ncells != e->cells ||
       c->qual_len != pl->qual_len || memcmp(c->qual, pl->qual, c->qual_len) != 0 ||
       (c->present && want >= 0 && (uint32_t)want != c->w)) {
     kv_cache_release(pl->colcache, ce);
@@ -291,6 +294,7 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
     f->has_q = has;
     f->dup = false;
     f->tomb = side ? c->last_tomb : c->row0_tomb;
+    f->kin = true; /* unkeyed: every key */
     f->have = 0;
     f->vals_len = 0;
     rc = side ? kv_cs_frag_key(f, c->data + c->key0_len, c->key1_len)
@@ -345,6 +349,16 @@ static uint64_t admit_draw(uint64_t off) {
   return x ^ (x >> 29);
 }
 
+/* Scan resistance: a column larger than the cache, scanned again and again, would evict
+** every entry before its next use (each pass inserts in the order it reads). So an entry
+** that does not fit without evicting goes in only when the key was refused lately
+** (kv_cache_admit) or one time in ADMIT_ONE_IN, at random: the cache keeps a stable part
+** of the column, and a new column still works its way in. */
+bool kv_cs_admit(const cs_plan *pl, uint64_t file, uint64_t off, size_t charge) {
+  return kv_cache_admit(pl->colcache, file, cache_off(pl, off), charge) ||
+         admit_draw(off) % ADMIT_ONE_IN == 0;
+}
+
 void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n) {
   const cs_plan *pl = w->plan;
   kv_sf_reader *rd = b->file->reader;
@@ -353,16 +367,10 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
   if (g->d >= 0 && (!g->fixed || g->w > 8)) return;
   size_t bytes = g->d >= 0 ? (size_t)g->count * g->w : 0;
   size_t charge = sizeof(colentry) + s->k0_len + s->k1_len + bytes;
-  /* Scan resistance: a column larger than the cache, scanned again and again, would evict
-  ** every entry before its next use (each pass inserts in the order it reads). So an entry
-  ** that does not fit without evicting goes in only when the key was refused lately
-  ** (kv_cache_admit) or one time in ADMIT_ONE_IN, at random: the cache keeps a stable part
-  ** of the column, and a new column still works its way in. */
-  if (!kv_cache_admit(pl->colcache, rd->cache_id, cache_off(pl, e->off), charge) &&
-      admit_draw(e->off) % ADMIT_ONE_IN != 0)
-    return;
+  if (!kv_cs_admit(pl, rd->cache_id, e->off, charge)) return;
   colentry *c = malloc(charge);
   if (!c) return;
+  c->kind = KV_CS_ENTRY_COLUMN;
   c->off = e->off;
   c->nrows = nr;
   c->ncells = n;

@@ -1,8 +1,9 @@
 /*
 ** kv/colscan_int.h: internals shared by kv/colscan.c (sources, chunks, threads, the merge of
 ** chunk boundaries, fallback ranges), kv/colscan_block.c (one block: read, walk the
-** streams, check) and kv/colscan_eval.c (predicates, columns, the column cache). Not part
-** of kv/'s contract.
+** streams, check), kv/colscan_eval.c (predicates, columns, the column cache) and
+** kv/colscan_rows.c (keyed scans: the row view and its cache entries). Not part of kv/'s
+** contract.
 **
 ** Rows that may continue across a block boundary are carried as fragments: a fragment is
 ** what one block holds of one row (the values of the referenced qualifiers, copied), or a
@@ -27,6 +28,7 @@
 enum { CF_NONE = 0, CF_ROW = 1, CF_FALLBACK = 2 }; /* fragment kinds */
 #define KV_MAX_QUALIFIER_CACHED 16u /* longest qualifier whose column the cache keeps */
 #define KV_CS_RUN_BYTES 65536u /* one pread reads consecutive uncached blocks up to this */
+#define KV_CS_SIG_MAX 512u /* bytes of a keyed scan's cache signature (cs_plan.sig) */
 
 /* What one block holds of one row, or a fallback marker. */
 typedef struct cs_frag {
@@ -35,6 +37,8 @@ typedef struct cs_frag {
   bool dup;                 /* a referenced qualifier was seen twice (two versions) */
   bool tomb;                /* this part of the row has a tombstone: it masks nothing in its
                                own block, but the row way decides when the row continues */
+  bool kin;                 /* keyed scans: the key lies in the key ranges (set with the key
+                               by the row view, kv/colscan_rows.c; checked once) */
   uint8_t *key;             /* row key (malloc) */
   uint32_t key_len;         /* its length */
   uint32_t key_cap;         /* bytes allocated at key */
@@ -67,11 +71,15 @@ typedef struct cs_plan {
   uint32_t arg_ref[KV_COLAGG_MAX_ARGS];   /* per arg: referenced j */
   bool fast;                /* every pred and arg is on one qualifier (ref 0) */
   bool keyed;               /* key ranges, a skip scan or keys handed out: every row's key
-                               is decoded and checked (the general path, no column cache) */
-  struct kv_cache *colcache; /* column cache, when the fast path may use it (else NULL) */
+                               is decoded and checked (the row view, kv/colscan_rows.c) */
+  struct kv_cache *colcache; /* column cache, when the fast path or the row view may use it
+                                (else NULL) */
   uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* the fast path's qualifier (cache entries) */
   uint32_t qual_len;        /* its length */
-  uint64_t qual_hash;       /* a hash of it, in the cache key */
+  uint64_t qual_hash;       /* a hash of it (keyed: of sig), in the cache key */
+  uint8_t sig[KV_CS_SIG_MAX]; /* keyed: the projection, the referenced qualifiers and their
+                                 widths, as a row view entry records them (sig_len bytes) */
+  uint32_t sig_len;         /* its length */
   const uint8_t *mkeys;     /* row keys with memstore cells at the snapshot, back to back */
   const uint32_t *moff;     /* n_mkeys + 1 offsets into mkeys, keys sorted and distinct */
   uint32_t n_mkeys;         /* rows with memstore cells: their blocks go the row way */
@@ -131,6 +139,10 @@ int kv_cs_emit(cs_worker *w, const cs_frag *f);
 ** stay valid between calls) reused when the key begins with it. */
 bool kv_cs_key_in(const kv_colagg_spec *sp, const uint8_t *k, uint32_t n, const uint8_t **pp,
                   uint32_t *pl);
+/* kin[r] = whether row r's key (kb + ko[r], ko[r + 1] - ko[r]; rows in key order) lies in
+** the spec's key ranges and skip-scan suffixes, for rows 0 .. nrows-1. */
+void kv_cs_rows_in(const kv_colagg_spec *sp, const uint8_t *kb, const uint32_t *ko,
+                   uint32_t nrows, uint8_t *kin);
 /* Whether rows with keys between lo and hi (inclusive) may lie in the spec's key ranges and
 ** skip-scan suffixes (false: no such row can). */
 bool kv_cs_span_may_match(const kv_colagg_spec *sp, const uint8_t *lo, uint32_t lo_len,
@@ -183,6 +195,15 @@ typedef struct bscratch {
   uint32_t *sel; size_t sel_cap;    /* selected ranks or rows */
   const uint8_t **vp[KV_COLAGG_MAX_ARGS]; uint32_t *vl[KV_COLAGG_MAX_ARGS]; size_t v_cap;
                                     /* consumer batch per arg */
+  /* keyed scans: the row view (kv/colscan_rows.c), every row of the block */
+  const uint8_t *const *vw[KV_COLAGG_MAX_QUALS]; /* per referenced qualifier: per row, its
+                                       value, or NULL (no put of it in the row) */
+  const uint32_t *vwl[KV_COLAGG_MAX_QUALS]; /* the values' lengths */
+  const uint8_t **rvp[KV_COLAGG_MAX_QUALS]; uint32_t *rvl[KV_COLAGG_MAX_QUALS];
+  size_t rv_cap;                    /* storage behind vw / vwl when rank is not row */
+  const uint8_t *hq;                /* per row: 1 when it has a put of the projection Q */
+  uint8_t *hq_own; size_t hq_cap;   /* storage behind hq */
+  bool tomb0, tomb1;                /* the first / last row has a tombstone */
   rgroup g[KV_COLAGG_MAX_QUALS];    /* per referenced qualifier */
   uint32_t rank[KV_COLAGG_MAX_QUALS]; /* general path: next rank per referenced qualifier */
   uint32_t c4[4][256];              /* a block's one-byte qualifier stream counted four ways:
@@ -221,6 +242,32 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
 /* Hand the walked block's rows [s->k0, s->k1] back as a fallback range, through the
 ** fragments. KV_OK or KV_ERR_NOMEM. */
 int kv_cs_fallback_block(cs_worker *w, bscratch *s, uint32_t nrows);
+/* ---- Keyed scans: the row view (kv/colscan_rows.c) -------------------------------------- */
+/* Which of the walked block's rows (keys in s->kb / s->ko) lie in the key ranges: s->kin,
+** s->in0 / s->in1 (-1: none). KV_OK or KV_ERR_NOMEM. */
+int kv_cs_keyed_in(cs_worker *w, bscratch *s, uint32_t nrows);
+/* Build the row view of a walked, clean block of nr rows and n cells (dense: every row holds
+** one put of every referenced qualifier; the groups are flat). KV_OK or KV_ERR_NOMEM. */
+int kv_cs_view_walk(cs_worker *w, bscratch *s, uint32_t nr, uint32_t n, bool dense,
+                    const int16_t *dref, const bool *inq);
+/* Evaluate a block through its row view: the first and last rows as fragments, the rows
+** between them checked (key ranges, predicates) and consumed. KV_OK or KV_ERR_NOMEM. */
+int kv_cs_view_block(cs_worker *w, bscratch *s, uint32_t nr);
+/* Keep the row view of block b (nr rows, n cells) in the column cache (best effort). */
+void kv_cs_view_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n);
+/* Answer keyed block b from the column cache: 1 when it did (result code in *rcp), 0 when
+** the block is not there (nothing done). */
+int kv_cs_view_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp);
+/* Admission to the column cache of an entry of `charge` bytes under (file, off): when it fits
+** without evicting, was refused lately, or one time in a few at random (scan resistance,
+** kv/colscan_eval.c). */
+bool kv_cs_admit(const cs_plan *pl, uint64_t file, uint64_t off, size_t charge);
+/* The column cache's number within a file for block offset off (the plan's hash in the low
+** bits). */
+uint64_t kv_cs_cache_off(const cs_plan *pl, uint64_t off);
+/* Kinds of column cache entries: each begins with its kind (uint32_t). */
+enum { KV_CS_ENTRY_COLUMN = 0x636f6c31u, KV_CS_ENTRY_ROWS = 0x726f7731u };
+
 /* *buf = a[0..an) then b[0..bn) (grown as needed), *len its length. KV_OK or KV_ERR_NOMEM. */
 int kv_cs_set_key(uint8_t **buf, size_t *cap, uint32_t *len, const uint8_t *a, uint32_t an,
                   const uint8_t *b, uint32_t bn);

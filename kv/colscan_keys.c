@@ -73,6 +73,44 @@ bool kv_cs_key_in(const kv_colagg_spec *sp, const uint8_t *k, uint32_t n, const 
   return true;
 }
 
+/* The first row of [lo, hi) (keys kb / ko) for which in(r, k) holds (hi: none), when it holds
+** for every row after the first that does (rows in key order, a monotone test). */
+#define FIRST_ROW(lo, hi, test) do {                                                     \
+    uint32_t a_ = (lo), b_ = (hi);                                                        \
+    while (a_ < b_) {                                                                     \
+      uint32_t m_ = a_ + (b_ - a_) / 2;                                                   \
+      const uint8_t *k = kb + ko[m_];                                                     \
+      uint32_t kn = ko[m_ + 1] - ko[m_];                                                  \
+      if (test) b_ = m_; else a_ = m_ + 1;                                                \
+    }                                                                                     \
+    found = a_;                                                                           \
+  } while (0)
+
+void kv_cs_rows_in(const kv_colagg_spec *sp, const uint8_t *kb, const uint32_t *ko,
+                   uint32_t nrows, uint8_t *kin) {
+  if (sp->skip || !sp->n_ranges) { /* row by row (a skip scan's prefix is found per key) */
+    const uint8_t *pfx = NULL; /* the last skip-scan prefix seen, in kb */
+    uint32_t pfx_len = 0;
+    for (uint32_t r = 0; r < nrows; r++)
+      kin[r] = kv_cs_key_in(sp, kb + ko[r], ko[r + 1] - ko[r], &pfx, &pfx_len);
+    return;
+  }
+  /* key ranges alone: the rows in one range are a run, found with two binary searches */
+  const kv_range *rs = sp->ranges;
+  uint32_t n = sp->n_ranges;
+  for (uint32_t r = 0, found = 0; r < nrows; r = found) {
+    uint32_t i = first_not_ended(rs, n, kb + ko[r], ko[r + 1] - ko[r]);
+    if (i == n) { /* past every range */
+      memset(kin + r, 0, nrows - r);
+      return;
+    }
+    bool in = after_start(&rs[i], kb + ko[r], ko[r + 1] - ko[r]);
+    if (in) FIRST_ROW(r + 1, nrows, !before_end(&rs[i], k, kn));
+    else FIRST_ROW(r + 1, nrows, after_start(&rs[i], k, kn));
+    memset(kin + r, in, found - r);
+  }
+}
+
 bool kv_colagg_key_in(const kv_colagg_spec *sp, const uint8_t *k, uint32_t n) {
   const uint8_t *pp = NULL;
   uint32_t pl = 0;
