@@ -25,8 +25,7 @@
 
 #define MAX_SHARDS 16u
 #define MIN_SHARD_BYTES ((size_t)4 << 20) /* fewer shards for a small cache */
-#define MAX_GHOSTS 65536u /* per shard, at most */
-#define GHOSTS 32u /* per shard, by default: keys a full shard refused, admitted when asked again */
+#define GHOSTS 32u /* per shard: keys a full shard refused, admitted when asked again */
 
 struct kv_cache_entry {
   uint64_t file;              /* key: file number */
@@ -57,8 +56,7 @@ typedef struct shard {
   size_t usage;               /* sum of charges in the cache */
   size_t capacity;            /* this shard's share */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
-  uint64_t *ghost;            /* n_ghosts keys refused by kv_cache_admit lately (0 = empty) */
-  uint32_t n_ghosts;          /* a power of two */
+  uint64_t ghost[GHOSTS];     /* keys refused by kv_cache_admit lately (0 = empty) */
 } shard;
 
 struct kv_cache {
@@ -77,26 +75,20 @@ static uint64_t key_mix(uint64_t file, uint64_t off) {
 
 static uint32_t key_hash(uint64_t file, uint64_t off) { return (uint32_t)key_mix(file, off); }
 
-kv_cache *kv_cache_new(size_t capacity) { return kv_cache_new_remembering(capacity, 0); }
-
-kv_cache *kv_cache_new_remembering(size_t capacity, size_t refused) {
+kv_cache *kv_cache_new(size_t capacity) {
   kv_cache *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   uint32_t n = 1;
   while (n < MAX_SHARDS && capacity / (n * 2) >= MIN_SHARD_BYTES) n *= 2;
   c->n_shards = n;
   c->capacity = capacity;
-  uint32_t g = GHOSTS; /* per shard: refused / n, a power of two, at least GHOSTS */
-  while (g < MAX_GHOSTS && g * (size_t)n < refused) g *= 2;
   for (uint32_t i = 0; i < n; i++) {
     shard *s = &c->shards[i];
     pthread_mutex_init(&s->mu, NULL);
     s->capacity = capacity / n;
     s->n_slots = 64;
     s->slots = calloc(s->n_slots, sizeof *s->slots);
-    s->n_ghosts = g;
-    s->ghost = calloc(g, sizeof *s->ghost);
-    if (!s->slots || !s->ghost) {
+    if (!s->slots) {
       c->n_shards = i + 1;
       kv_cache_free(c);
       return NULL;
@@ -223,7 +215,6 @@ void kv_cache_free(kv_cache *c) {
     }
     free_chain(dead);
     free(s->slots);
-    free(s->ghost);
     pthread_mutex_destroy(&s->mu);
   }
   free(c);
@@ -234,7 +225,7 @@ bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
   shard *s = shard_of(c, file, off);
   uint64_t g = key_mix(file, off); /* the whole key's mix: neighbouring keys differ */
   if (g == 0) g = 1;               /* never 0 (the empty slot) */
-  uint64_t *slot = &s->ghost[(h >> 8) & (s->n_ghosts - 1)];
+  uint64_t *slot = &s->ghost[(h >> 8) % GHOSTS];
   pthread_mutex_lock(&s->mu);
   bool ok = s->usage + charge <= s->capacity || *slot == g;
   *slot = ok ? 0 : g;

@@ -36,16 +36,8 @@ typedef struct kv_cache_counters {
   size_t capacity;     /* the configured capacity */
 } kv_cache_counters;
 
-/* A new cache holding at most `capacity` bytes of charges. NULL when out of memory. Its
-** admission (kv_cache_admit) remembers a few refused keys per shard (32): a key counts as
-** asked for again only within a short while, so a column scanned over and over stays out
-** (the column cache). */
+/* A new cache holding at most `capacity` bytes of charges. NULL when out of memory. */
 kv_cache *kv_cache_new(size_t capacity);
-/* kv_cache_new remembering about `refused` refused keys in all (at least the default, at
-** most 65,536 a shard): for a cache whose hot entries come back after many other reads (a
-** block cache, where the blocks of short reads of the newest rows are asked for again
-** after thousands of random point reads' blocks were refused). */
-kv_cache *kv_cache_new_remembering(size_t capacity, size_t refused);
 /* Free the cache and every entry not in use. REQUIRES: no entry is still referenced. NULL
 ** is a no-op. */
 void kv_cache_free(kv_cache *c);

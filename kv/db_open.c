@@ -585,10 +585,7 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   if (o.block_cache_size > KV_BLOCK_CACHE_OFF) {
     /* a quarter of the budget is kv/colscan.c's column cache (when that is at least 64 KiB) */
     size_t col = o.block_cache_size / 4 >= (64u << 10) ? o.block_cache_size / 4 : 0;
-    /* the block cache remembers as many refused blocks as it holds default-sized ones, so
-       the blocks short reads keep asking for get in between random point reads' blocks */
-    db->cache = kv_cache_new_remembering(o.block_cache_size - col,
-                                         (o.block_cache_size - col) / KV_DEFAULT_BLOCK_SIZE);
+    db->cache = kv_cache_new(o.block_cache_size - col);
     if (col) db->colcache = kv_cache_new(col);
   }
   if (!db->path || (o.block_cache_size > KV_BLOCK_CACHE_OFF && !db->cache) ||

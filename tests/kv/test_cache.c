@@ -286,33 +286,6 @@ static void test_cache_probe(void **state) {
   kv_cache_free(c);
 }
 
-/* Admission remembers refused keys: a key asked for again is admitted into a full cache.
-** A cache made remembering many refused keys (a block cache) still admits the hot keys when
-** hundreds of other refusals came between two asks; the default one (a column cache)
-** remembers only a few per shard, so nearly all of them are forgotten by then. */
-static uint32_t hot_admitted(kv_cache *c) {
-  static int vals[10];
-  for (int i = 0; i < 10; i++)
-    kv_cache_release(c, kv_cache_insert(c, 1, (uint64_t)i, &vals[i], 100, NULL));
-  assert_false(kv_cache_admit(c, 2, 7, 100)); /* full: a first ask is refused */
-  assert_true(kv_cache_admit(c, 2, 7, 100));  /* asked again right after: admitted */
-  uint32_t admitted = 0;
-  for (uint64_t hot = 0; hot < 50; hot++) assert_false(kv_cache_admit(c, 3, hot, 100));
-  for (uint64_t other = 0; other < 500; other++) (void)kv_cache_admit(c, 4, other, 100);
-  for (uint64_t hot = 0; hot < 50; hot++) admitted += kv_cache_admit(c, 3, hot, 100);
-  kv_cache_free(c);
-  return admitted;
-}
-
-static void test_cache_remembers_refused(void **state) {
-  (void)state;
-  uint32_t many = hot_admitted(kv_cache_new_remembering(1000, 8192)); /* one shard */
-  uint32_t few = hot_admitted(kv_cache_new(1000));
-  /* 500 other keys in 8,192 slots overwrite about 6% of the hot keys' slots; in 32, all */
-  assert_true(many >= 40);
-  assert_true(few <= 5);
-}
-
 /* ---- through kv.h -------------------------------------------------------------------- */
 
 static kv_db *open_db(kv_env *env, size_t cache, int trigger) {
@@ -627,7 +600,6 @@ int main(void) {
     cmocka_unit_test(test_cache_shards_fill_alike),
     cmocka_unit_test(test_cache_shards_high_bits),
     cmocka_unit_test(test_cache_probe),
-    cmocka_unit_test(test_cache_remembers_refused),
     cmocka_unit_test(test_cache_second_chance),
     cmocka_unit_test(test_second_get_makes_no_read),
     cmocka_unit_test(test_compaction_drops_entries),
