@@ -243,11 +243,12 @@ static int prepare(kv_backend *be, ov_scan *s, const kv_scan_options *o, const u
                     : o->ts_min || o->ts_max ? "a time range"
                     : o->as_of ? "as_of"
                                 : NULL;
-  for (uint32_t i = 0; i < s->n_fam && !why; i++) {
+  for (uint32_t i = 0; i < s->n_fam && !why; i++) { /* the families' TTLs */
     kv_family_options fo;
     rc = kv_be_family_info(IN(be), s->fam[i], &fo);
     if (rc) return rc;
-    if (fo.max_versions > 1) why = "a family with VERSIONS above 1";
+    /* VERSIONS above 1 changes nothing here: one version is read (max_versions <= 1), and
+       no op uncovers an older one (DELETE_VERSION is refused) */
     s->ttl_ms[i] = fo.ttl_sec > INT64_MAX / 1000 ? INT64_MAX : fo.ttl_sec * 1000;
   }
   if (why) {

@@ -13,8 +13,8 @@
 **
 ** The merge is exact for what SQL reads: one version per column. A read with overlay ops
 ** that needs more is refused (KV_ERR_INVALID, "... is not supported by backend NAME"):
-** max_versions above 1, a time range or as_of, a family with VERSIONS above 1, a
-** DELETE_VERSION op, a resume key. A family's TTL hides merged cells past it (the clock
+** max_versions above 1, a time range or as_of, a DELETE_VERSION op (it would uncover a
+** version the backend did not hand out), a resume key. A family's TTL hides merged cells past it (the clock
 ** being the backend's at open).
 **
 ** Not here: the backend under it; the executor's paths for other missing capabilities

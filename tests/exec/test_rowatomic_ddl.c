@@ -6,11 +6,15 @@
 ** batches (and of CREATE INDEX's backfill) leave a store that opens again, with the table or
 ** index either there and whole (CHECK INDEX clean, the rows all readable) or absent and
 ** creatable again; a multi-row UPSERT cut after k rows leaves exactly its first k rows (each
-** row its own commit, as on HBase), and the statement reports the failure.
+** row its own commit, as on HBase), and the statement reports the failure; ROWAN_BACKEND
+** choosing the session's backend (an unknown name refused, naming it).
 */
 #include "test_engine_util.h"
 
+#include "exec/engine_int.h"
 #include "kv/backend_rowatomic.h"
+
+#define T0_ENV 1500000000000LL /* the mem env's clock (ms) */
 
 /* The session of t again, through a new row-atomic backend *rw (closed with the session by
 ** reopen's caller via kv_backend_rowatomic_close). */
@@ -129,12 +133,50 @@ static void test_upsert_cut(void **state) {
   }
 }
 
+/* ROWAN_BACKEND picks the session's backend; a name it does not know fails the open. */
+static void test_backend_variable(void **state) {
+  (void)state;
+  const char *was = getenv("ROWAN_BACKEND");
+  char *keep = was ? strdup(was) : NULL;
+  kv_env *env = kv_env_mem_new(T0_ENV);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  o.create_if_missing = true;
+  kv_db *db;
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+  exec_session *s = NULL;
+  exec_error err = {0};
+  setenv("ROWAN_BACKEND", "hbase", 1);
+  assert_int_equal(exec_session_open(db, &s, &err), EXEC_MISUSE);
+  assert_null(s);
+  assert_string_equal(err.msg, "ROWAN_BACKEND names an unknown storage backend \"hbase\" "
+                               "(local, rowatomic)");
+  setenv("ROWAN_BACKEND", "rowatomic", 1);
+  assert_int_equal(exec_session_open(db, &s, &err), EXEC_OK);
+  assert_string_equal(s->be.caps.name, "rowatomic");
+  assert_int_equal(s->be.caps.atomicity, KV_BE_ATOMIC_ROW);
+  /* the client-side overlay stacked on it: the only extension */
+  assert_int_equal(s->be.caps.extensions, KV_BE_EXT_OVERLAY);
+  assert_int_equal(exec_session_close(s), EXEC_OK);
+  setenv("ROWAN_BACKEND", "local", 1);
+  assert_int_equal(exec_session_open(db, &s, &err), EXEC_OK);
+  assert_string_equal(s->be.caps.name, "local");
+  assert_int_equal(exec_session_close(s), EXEC_OK);
+  if (keep) setenv("ROWAN_BACKEND", keep, 1);
+  else unsetenv("ROWAN_BACKEND");
+  free(keep);
+  kv_close(db);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_create_table_cut),
       cmocka_unit_test(test_create_index_cut),
       cmocka_unit_test(test_drop_table_cut),
       cmocka_unit_test(test_upsert_cut),
+      cmocka_unit_test(test_backend_variable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
