@@ -24,7 +24,9 @@
 **
 ** The family-to-table map behind the grouping is built from kv's public calls and dropped
 ** at every DDL through this backend; DDL made on the same store by another backend while
-** this one is open is not seen (one session per store in the tests).
+** this one is open is not seen (one session per store in the tests). The commit clock is
+** the one place that reads the store's internals (kv/db_impl.h: its env's clock and last
+** commit time under its mutex), as kv/backend_local.c reads them.
 **
 ** Not here: the local store, the filter expression (kv/backend_filter.c), what the SQL layer
 ** does without these capabilities (exec/scan.c, docs/BACKEND.md).
