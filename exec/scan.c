@@ -21,6 +21,12 @@
 ** block then come as values by position in the qualifier projection built here, decoded
 ** through s->vmap.
 **
+** The local-only scan options (value vectors, skip scan by prefix, existence family, trace,
+** interrupt, ts_per_row) are set only when the backend's capabilities have them
+** (kv_backend_caps.extensions); without SKIP_PREFIX the skip scan by prefix is done here over
+** a plain scan (exec/backend_caps.h), and without exact snapshots an index scan's lookups read
+** the latest state.
+**
 ** A prepared statement may lend an exec_scan_cache (exec_scan_open_cached): the row codec,
 ** key buffer and kv range / qualifier arrays then come from it and stay there at close.
 **

@@ -87,7 +87,7 @@ bool kv_backend_is_rowatomic(const kv_backend *be) { return be && be->ops == &rw
 static void map_clear(rw_backend *r) {
   for (uint32_t i = 0; i < r->n_tables; i++) free(r->tables[i]);
   r->n_tables = 0;
-  memset(r->fam_table, 0, r->n_fam_table * sizeof *r->fam_table);
+  if (r->fam_table) memset(r->fam_table, 0, r->n_fam_table * sizeof *r->fam_table);
 }
 
 /* *tno: this map's number of family_id's table; UINT32_MAX when kv knows no such family
