@@ -652,13 +652,16 @@ int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table
   /* Step 1: the kv table (an orphan until step 2 commits). */
   int krc = kv_be_create_table(&cat->be, t->kv_name, fo, t->n_families, NULL, NULL, 0);
   if (krc) { free_table(t); return kverr(err, krc, "CREATE TABLE"); }
-  /* Step 2: the catalog rows, atomically. */
+  /* Step 2: the catalog rows, atomically; the meta row first, so that a backend that applies
+     a batch row by row (kv_backend_caps.atomicity, docs/BACKEND.md) and fails between them
+     leaves a used generation and an orphan, never a table row whose kv table the failure
+     path below drops. */
   buf k = {0}, v = {0};
   kv_batch *b = kv_batch_new();
   table_key(&k, t->name);
   table_record(t, &v);
-  rc = b ? batch_put_row(cat, b, &k, &v, err) : cat_err(err, CAT_ERR_NOMEM, "out of memory");
-  if (!rc) rc = batch_meta(cat, b, gen + 1, err);
+  rc = b ? batch_meta(cat, b, gen + 1, err) : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  if (!rc) rc = batch_put_row(cat, b, &k, &v, err);
   if (!rc) rc = commit(cat, b, err);
   kv_batch_free(b);
   free(k.p);
@@ -722,8 +725,11 @@ static int write_index_row(cat_catalog *cat, const cat_table *t, const cat_index
   kv_batch *b = kv_batch_new();
   index_key(&k, t->name, x->name);
   index_record(t, x, &v);
-  int rc = b ? batch_put_row(cat, b, &k, &v, err) : cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  /* the meta row first (row by row, a failure between them leaves a used generation:
+     cat_create_table) */
+  int rc = b ? CAT_OK : cat_err(err, CAT_ERR_NOMEM, "out of memory");
   if (!rc && meta_gen) rc = batch_meta(cat, b, meta_gen, err);
+  if (!rc) rc = batch_put_row(cat, b, &k, &v, err);
   if (!rc) rc = commit(cat, b, err);
   kv_batch_free(b);
   free(k.p);

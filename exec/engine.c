@@ -25,6 +25,8 @@
 #include "exec/eval.h"
 #include "exec/keymap.h"
 #include "exec/func.h"
+#include "kv/backend_overlay.h"
+#include "kv/backend_rowatomic.h"
 #include "planner/plan_reuse.h"
 #include "sql/parser.h"
 
@@ -42,7 +44,23 @@ int exec_fail(exec_error *err, int code, int offset, const char *fmt, ...) {
 /* ---- Session ---------------------------------------------------------------------------- */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   kv_backend be;
-  return exec_session_open_backend(db, kv_backend_local_init(&be, db), out, err);
+  const char *name = getenv("ROWAN_BACKEND");
+  if (!name || !*name || !strcmp(name, "local"))
+    return exec_session_open_backend(db, kv_backend_local_init(&be, db), out, err);
+  *out = NULL;
+  if (strcmp(name, "rowatomic") != 0)
+    return exec_fail(err, EXEC_MISUSE, -1,
+                     "ROWAN_BACKEND names an unknown storage backend \"%s\" (local, rowatomic)",
+                     name);
+  kv_backend *rw = NULL;
+  int krc = db ? kv_backend_rowatomic_open(db, &rw) : KV_MISUSE;
+  if (krc != KV_OK)
+    return exec_fail(err, krc == KV_ERR_NOMEM ? EXEC_NOMEM : EXEC_MISUSE, -1,
+                     "exec_session_open: backend rowatomic: %s", kv_errmsg());
+  int rc = exec_session_open_backend(db, rw, out, err);
+  if (rc == EXEC_OK) (*out)->owned_be = rw;
+  else kv_backend_rowatomic_close(rw);
+  return rc;
 }
 
 int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **out,
@@ -57,8 +75,18 @@ int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **ou
   if (!s) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   cat_error ce = {0};
   s->be = *be;
+  if (!(be->caps.extensions & KV_BE_EXT_OVERLAY)) {
+    /* a backend that cannot read a transaction's own writes: read them on the client */
+    s->be_under = *be;
+    if (kv_backend_overlay_open(&s->be_under, &s->overlay_be) != KV_OK) {
+      free(s);
+      return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+    }
+    s->be = *s->overlay_be;
+  }
   int rc = cat_open_backend(&s->be, &s->cat, &ce);
   if (rc != CAT_OK) {
+    kv_backend_overlay_close(s->overlay_be);
     free(s);
     int code = rc == CAT_ERR_NOMEM ? EXEC_NOMEM
                : rc == CAT_ERR_CORRUPT ? EXEC_CORRUPT
@@ -76,6 +104,7 @@ int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **ou
   rc = exec_index_resume(s->cat, &s->be, NULL, NULL, err);
   if (rc != EXEC_OK && rc != EXEC_READONLY) {
     cat_close(s->cat);
+    kv_backend_overlay_close(s->overlay_be);
     free(s);
     return rc;
   }
@@ -114,6 +143,8 @@ int exec_session_close(exec_session *s) {
   exec_index_touched_free(s->idx_touched);
   exec_index_maint_free(s->maint_cache);
   cat_close(s->cat);
+  kv_backend_overlay_close(s->overlay_be);
+  kv_backend_rowatomic_close(s->owned_be);
   free(s);
   return EXEC_OK;
 }

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exec/backend_caps.h"
 #include "exec/index_int.h"
 #include "exec/rowcodec.h"
 
@@ -98,9 +99,9 @@ static int backfill_rows(const cat_catalog *cat, kv_backend *be, const cat_table
   if (!r) {
     uint64_t bytes;
     if (kv_be_estimate(be, fams[0], NULL, NULL, &total, &bytes) != KV_OK) total = 0;
-    int k = kv_be_snapshot_acquire(be, &seq);
+    int k = exec_backend_snapshot(be, &seq);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "index backfill snapshot");
-    else pinned = true;
+    else pinned = seq != 0;
   }
   if (!r) {
     kv_scan_options so;
@@ -108,7 +109,8 @@ static int backfill_rows(const cat_catalog *cat, kv_backend *be, const cat_table
     so.family_ids = fams;
     so.n_families = nf;
     so.snapshot = seq;
-    so.interrupt = exec_interrupt_flag(); /* CREATE INDEX's step: rowan_interrupt stops it */
+    if (be->caps.extensions & KV_BE_EXT_INTERRUPT) /* else: the check after each row */
+      so.interrupt = exec_interrupt_flag(); /* CREATE INDEX's step: rowan_interrupt stops it */
     int k = kv_be_scan_open(be, &so, NULL, &s);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "index backfill scan");
   }

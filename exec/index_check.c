@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "catalog/value.h"
+#include "exec/backend_caps.h"
 #include "exec/index_int.h"
 #include "exec/rowcodec.h"
 
@@ -229,9 +230,9 @@ int exec_index_check(const cat_catalog *cat, kv_backend *be, const char *table, 
   }
   bool pinned = false;
   if (!r) {
-    int k = kv_be_snapshot_acquire(be, &ck.seq);
+    int k = exec_backend_snapshot(be, &ck.seq);
     if (k != KV_OK) r = exec_index_kv_fail(err, k, "CHECK INDEX snapshot");
-    else pinned = true;
+    else pinned = ck.seq != 0;
   }
   if (!r) r = check_data(&ck, err);
   if (!r) r = check_index(&ck, err);

@@ -23,6 +23,7 @@
 
 #include "exec/agg.h"
 #include "exec/arena.h"
+#include "exec/backend_caps.h"
 #include "exec/engine.h"
 #include "exec/eval.h"
 #include "exec/func.h"
@@ -85,9 +86,11 @@ typedef struct exec_scan_state {
                                 which the index scan and every lookup read at (0: none) */
   bool residual;             /* ps->filter is evaluated here on each row: the backend takes no
                                 callback filter (kv_backend_caps.filters) */
-  uint64_t residual_limit;   /* with residual: ps->kv_limit, counted here (the backend's limit
-                                would count rows the filter rejects); 0 = none */
-  uint64_t rows_out;         /* with residual: rows the filter passed */
+  exec_skip_emul skip;       /* a skip scan by prefix the backend cannot do, done here
+                                (exec/backend_caps.h; skip.on false: none) */
+  uint64_t own_limit;        /* with residual or skip.on: ps->kv_limit, counted here (the
+                                backend's limit would count rows dropped here); 0 = none */
+  uint64_t rows_out;         /* with residual or skip.on: rows kept */
   uint64_t rows_rejected;    /* with residual: rows it rejected (added to m at close) */
   kv_fx_node *fx;            /* with residual: the expression the backend got (malloc), or
                                 NULL */

@@ -380,6 +380,10 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
   *n_groups = 0;
   if (!plan_colagg_check(q, &threads)) return EXEC_DONE;
   ca->tried = true;
+  if (!(x->be->caps.extensions & KV_BE_EXT_COLUMNAR) || !x->db) {
+    ca->why = "the storage backend has no columnar read"; /* (docs/BACKEND.md) */
+    return EXEC_DONE;
+  }
   if (x->overlay && kv_batch_count(x->overlay) > 0) {
     ca->why = "the open transaction has writes";
     return EXEC_DONE;

@@ -21,6 +21,12 @@
 ** block then come as values by position in the qualifier projection built here, decoded
 ** through s->vmap.
 **
+** The local-only scan options (value vectors, skip scan by prefix, existence family, trace,
+** interrupt, ts_per_row) are set only when the backend's capabilities have them
+** (kv_backend_caps.extensions); without SKIP_PREFIX the skip scan by prefix is done here over
+** a plain scan (exec/backend_caps.h), and without exact snapshots an index scan's lookups read
+** the latest state.
+**
 ** A prepared statement may lend an exec_scan_cache (exec_scan_open_cached): the row codec,
 ** key buffer and kv range / qualifier arrays then come from it and stay there at close.
 **
@@ -33,6 +39,7 @@
 #include "catalog/catalog.h"
 #include "catalog/keycodec.h"
 #include "exec/as_of.h"
+#include "exec/backend_caps.h"
 #include "exec/index.h"
 #include "exec/keymap.h"
 #include "exec/op.h"
@@ -164,7 +171,7 @@ static int pushed_filter(exec_scan_state *s, kv_backend *be, kv_scan_options *o,
                           "the first rows of each key prefix under a filter need a backend "
                           "that runs callback filters (backend %s does not)", be->caps.name);
   s->residual = true;
-  s->residual_limit = o->limit;
+  if (o->limit) s->own_limit = o->limit;
   o->limit = 0;
   if (!(be->caps.filters & KV_BE_FILTER_EXPR)) return EXEC_OK;
   enum { FX_CAP = 256 }; /* terms past it stay with the residual alone */
@@ -214,11 +221,13 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   }
   kv_scan_options o;
   memset(&o, 0, sizeof o);
-  o.interrupt = exec_interrupt_flag();
-  o.trace = exec_trace_current();
+  const uint32_t ext = be->caps.extensions; /* what the backend reads beyond the portable */
+  if (ext & KV_BE_EXT_INTERRUPT) o.interrupt = exec_interrupt_flag();
+  if (ext & KV_BE_EXT_TRACE) o.trace = exec_trace_current();
   o.family_ids = ps->family_ids;
   o.n_families = (uint32_t)ps->n_families;
-  if (!ps->index) o.existence_family = existence_family(ps->families, ps->n_families);
+  if (!ps->index && (ext & KV_BE_EXT_EXISTENCE_FAMILY))
+    o.existence_family = existence_family(ps->families, ps->n_families);
   uint32_t n = ps->ranges.n_ranges;
   if (n) {
     for (uint32_t i = 0; i < n; i++) {
@@ -238,7 +247,12 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
     /* ranges over key columns 2..n: kv appends them to each leading prefix it finds */
     skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->skip_key, s->ranges, n,
                             ps->prefix_first ? 1 : 0};
-    o.skip_prefix = &skip;
+    if (ext & KV_BE_EXT_SKIP_PREFIX) {
+      o.skip_prefix = &skip;
+    } else { /* the executor keeps the rows the skip scan would hand out (backend_caps.h) */
+      rc = exec_skip_emul_init(&s->skip, &skip, err);
+      if (rc) return rc;
+    }
     o.ranges = NULL;
     o.n_ranges = 0;
     const plan_scan_ranges *out = &ps->skip_outer;
@@ -310,19 +324,23 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
      with a filter (plan_filter_eval reads views), nor for point lookups, whose one row a
      key does not repay preparing the map at each open */
   s->vmap.n_sets = k <= 64 && ps->ranges.kind != PLAN_SCAN_POINT && !t->n_dynamic ? n_qs : 0;
-  o.value_vectors = s->vmap.n_sets > 0 && !ps->filter;
+  o.value_vectors = s->vmap.n_sets > 0 && !ps->filter && (ext & KV_BE_EXT_VALUE_VECTORS);
   if (o.value_vectors) exec_vec_map_prepare(s->rcp, &s->vmap);
   o.reverse = ps->reverse;
   o.ts_min = ps->ts_min; /* a ROW_TIMESTAMP table's time range (planner/time_range.h) */
   o.ts_max = ps->ts_max;
-  o.ts_per_row = ps->ts_min || ps->ts_max;
+  o.ts_per_row = (ps->ts_min || ps->ts_max) && (ext & KV_BE_EXT_TS_PER_ROW);
   o.as_of = exec_as_of_current(); /* AS OF (exec/as_of.c) */
   o.overlay = overlay;
   o.limit = ps->kv_limit;
+  if (s->skip.on) { /* the limit counts the rows the emulated skip scan keeps */
+    s->own_limit = o.limit;
+    o.limit = 0;
+  }
   if (ps->index && ps->lookup) { /* the data rows must be read at the index rows' snapshot,
                                     not at the latest commit (writes between two steps would
                                     give rows that never existed): pinned until close */
-    if (kv_be_snapshot_acquire(be, &s->snap) != KV_OK) s->snap = 0;
+    if (exec_backend_snapshot(be, &s->snap) != KV_OK) s->snap = 0;
     o.snapshot = s->snap;
   }
   kv_backend_read rd = {0};
@@ -338,26 +356,34 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   return EXEC_OK;
 }
 
-/* The residual filter on one row a backend handed out: true when it passes (counted). */
-static bool residual_pass(exec_scan_state *s, const kv_row *r) {
-  if (plan_filter_eval(s->ps->filter, r)) {
-    s->rows_out++;
-    return true;
+/* The residual filter and the emulated skip scan on one row a backend handed out: true
+** when it passes (counted); *rc an error of the skip scan. */
+static bool residual_pass(exec_scan_state *s, const kv_row *r, int *rc, exec_error *err) {
+  *rc = EXEC_OK;
+  if (s->residual && !plan_filter_eval(s->ps->filter, r)) {
+    s->rows_rejected++;
+    return false;
   }
-  s->rows_rejected++;
-  return false;
+  if (s->skip.on && !exec_skip_emul_keep(&s->skip, r->key, r->key_len, rc, err)) return false;
+  s->rows_out++;
+  return true;
 }
 
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   if (s->done || !s->kv) return EXEC_DONE;
-  if (s->residual && s->residual_limit && s->rows_out == s->residual_limit) {
+  if (s->own_limit && s->rows_out == s->own_limit) {
     s->done = true;
     return EXEC_DONE;
   }
   kv_row r;
-  int krc;
+  int krc, prc = EXEC_OK;
+  bool own = s->residual || s->skip.on;
   do krc = kv_be_scan_next(s->be, s->kv, &r);
-  while (krc == KV_OK && s->residual && !residual_pass(s, &r));
+  while (krc == KV_OK && own && !residual_pass(s, &r, &prc, err) && !prc);
+  if (prc) {
+    s->done = true;
+    return prc;
+  }
   if (krc == KV_ERR_NOTFOUND) { /* the metrics are taken once, at exec_scan_close */
     s->done = true;
     return EXEC_DONE;
@@ -436,10 +462,12 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   memset(&o, 0, sizeof o);
   o.family_ids = ps->lookup_family_ids;
   o.n_families = (uint32_t)ps->n_lookup_families;
-  o.existence_family = existence_family(ps->lookup_families, ps->n_lookup_families);
+  const uint32_t ext = s->be->caps.extensions;
+  if (ext & KV_BE_EXT_EXISTENCE_FAMILY)
+    o.existence_family = existence_family(ps->lookup_families, ps->n_lookup_families);
   o.overlay = s->overlay;
   o.snapshot = s->snap;
-  o.trace = exec_trace_current();
+  if (ext & KV_BE_EXT_TRACE) o.trace = exec_trace_current();
   o.as_of = exec_as_of_current(); /* the data row as of the same time */
   kv_row r;
   s->lookups++;
@@ -468,6 +496,7 @@ void exec_scan_close(exec_scan_state *s) {
   }
   free(s->fx);
   s->fx = NULL;
+  exec_skip_emul_free(&s->skip);
   if (s->snap) {
     kv_be_snapshot_release(s->be, s->snap);
     s->snap = 0;

@@ -148,7 +148,11 @@ void rowan_options_init(rowan_options *opts);
 ** ROWAN_CORRUPT also when the log ends before what the MANIFEST and the store files show (a
 ** copy of the directory made file by file while it was written, the log copied first): the
 ** message names the files; opening it would show part of some transactions (RocksDB's "SST
-** file is ahead of WAL"). Copy a live database with rowan_backup instead. */
+** file is ahead of WAL"). Copy a live database with rowan_backup instead.
+** Test hook: with the environment variable ROWAN_BACKEND set to "rowatomic" the connection
+** reads and writes through a storage backend that gives only HBase's guarantees (each row of
+** a statement its own commit; docs/BACKEND.md); any other value but "local" or empty fails
+** the open with ROWAN_MISUSE naming it. Applications leave it unset. */
 int rowan_open(const char *path, const rowan_options *opts, rowan_db **db);
 
 /* Close a database.

@@ -73,6 +73,8 @@ enum kv_be_snapshot {
 #define KV_BE_EXT_TRACE 16u           /* trace: the blocks a scan loads */
 #define KV_BE_EXT_TS_PER_ROW 32u      /* ts_per_row: files skipped by their newest cell */
 #define KV_BE_EXT_INTERRUPT 64u       /* interrupt: a flag stops a scan within 64 rows */
+#define KV_BE_EXT_COLUMNAR 128u       /* the columnar aggregate reads the local store's files
+                                         (kv_colagg_run on kv_backend_local_db) */
 
 typedef struct kv_backend_caps {
   const char *name;          /* the backend's name ("local"), for messages */
@@ -254,7 +256,8 @@ kv_backend *kv_backend_local_init(kv_backend *be, kv_db *db);
 kv_db *kv_backend_local_db(const kv_backend *be);
 
 /* Call each(ctx, op) for every op of b in order (type, family, row, qualifier, timestamp,
-** value of kv_batch_put / kv_batch_delete; pointers valid during the call): how a backend
+** value of kv_batch_put / kv_batch_delete; pointers into b's encoding, valid while b is not
+** changed or freed): how a backend
 ** other than the local one reads a batch. A non-zero return of each stops the walk and is
 ** returned. KV_ERR_CORRUPT cannot happen for a batch built by kv_batch_*. */
 typedef struct kv_batch_op {

@@ -331,7 +331,7 @@ kv_backend *kv_backend_local_init(kv_backend *be, kv_db *db) {
     .split_keys = false,
     .extensions = KV_BE_EXT_OVERLAY | KV_BE_EXT_SKIP_PREFIX | KV_BE_EXT_VALUE_VECTORS |
                   KV_BE_EXT_EXISTENCE_FAMILY | KV_BE_EXT_TRACE | KV_BE_EXT_TS_PER_ROW |
-                  KV_BE_EXT_INTERRUPT,
+                  KV_BE_EXT_INTERRUPT | KV_BE_EXT_COLUMNAR,
   };
   return be;
 }

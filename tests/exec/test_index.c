@@ -646,5 +646,12 @@ int main(void) {
       cmocka_unit_test(test_power_cut_during_backfill),
       cmocka_unit_test(test_resume_building),
   };
+  /* Through the row-atomic test backend (ROWAN_BACKEND=rowatomic, the CTest label
+     rowatomic) a failure between the rows of a statement's batch can leave a data row
+     without its index rows: the power-cut tests check the all-or-nothing batch that backend
+     does not give, and stay with the local one until the PHOENIX-5156 protocol
+     (docs/BACKEND.md, "Excluded from the rowatomic run"). */
+  const char *backend = getenv("ROWAN_BACKEND");
+  if (backend && strcmp(backend, "rowatomic") == 0) cmocka_set_skip_filter("test_power_cut_*");
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,7 +24,9 @@
 **   hash-threshold N             results of more than N values may be given as a hash
 **   halt                         stop reading the file
 **   skipif ENGINE / onlyif ENGINE  before a record: skip it on (only run it on) "rowan" or
-**                                "sqlite"
+**                                "sqlite"; or on the rowan engine run through the storage
+**                                backend the environment's ROWAN_BACKEND names (other than
+**                                "local": "rowatomic", docs/BACKEND.md)
 **   control flush|compact|reopen (extension, Rowan only) flush every memstore to store
 **                                files / major-compact every table / close and reopen the
 **                                database, through api/api_test.h; golden EXPLAIN output
@@ -138,6 +140,8 @@ static bool blank(const char *s) {
 /* ---- Runner state ----------------------------------------------------------------------- */
 typedef struct runner {
   const slt_backend *be;       /* the engine */
+  const char *backend;         /* ROWAN_BACKEND's storage backend other than "local" (the
+                                  rowan engine runs through it), or NULL */
   slt_db *db;                  /* open database of the current file */
   const char *file;            /* current file name */
   int hash_threshold;          /* 0 = never hash */
@@ -421,7 +425,8 @@ static int run_file(runner *r, const char *path) {
     while (i < L.n && (strncmp(L.v[i], "skipif ", 7) == 0 || strncmp(L.v[i], "onlyif ", 7) == 0)) {
       char eng[32] = "";
       sscanf(L.v[i] + 7, "%31s", eng);
-      bool is_me = strcmp(eng, r->be->name) == 0;
+      bool is_me = strcmp(eng, r->be->name) == 0 ||
+                   (r->backend && strcmp(r->be->name, "rowan") == 0 && strcmp(eng, r->backend) == 0);
       if (L.v[i][0] == 's' ? is_me : !is_me) skip = true;
       i++;
     }
@@ -509,6 +514,8 @@ int main(int argc, char **argv) {
   runner r;
   memset(&r, 0, sizeof r);
   r.be = &slt_rowan_backend;
+  const char *backend = getenv("ROWAN_BACKEND"); /* read by the engine's session open too */
+  if (backend && *backend && strcmp(backend, "local") != 0) r.backend = backend;
   int status = 0, nfiles = 0;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--engine") == 0 && i + 1 < argc) {
