@@ -34,6 +34,24 @@ int kv_cs_frag_key(cs_frag *f, const uint8_t *key, uint32_t len) {
   return KV_OK;
 }
 
+int kv_cs_frag_value(cs_frag *f, uint32_t j, const uint8_t *p, uint32_t n) {
+  if ((size_t)f->vals_len + n > f->vals_cap) {
+    size_t nc = f->vals_cap ? f->vals_cap : 64;
+    while (nc < (size_t)f->vals_len + n) nc *= 2;
+    if (nc > UINT32_MAX) return KV_ERR_NOMEM;
+    uint8_t *nv = realloc(f->vals, nc);
+    if (!nv) return KV_ERR_NOMEM;
+    f->vals = nv;
+    f->vals_cap = (uint32_t)nc;
+  }
+  if (n) memcpy(f->vals + f->vals_len, p, n);
+  f->voff[j] = f->vals_len;
+  f->vlen[j] = n;
+  f->vals_len += n;
+  f->have |= 1ull << j;
+  return KV_OK;
+}
+
 void kv_cs_frag_free(cs_frag *f) {
   free(f->key);
   free(f->vals);

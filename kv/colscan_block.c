@@ -148,19 +148,7 @@ static int make_frag(cs_worker *w, bscratch *s, cs_frag *f, uint32_t c0, uint32_
       if (rc) return rc;
     }
     value_at(g, k, tmp, &p, &n);
-    if ((size_t)f->vals_len + n > f->vals_cap) {
-      size_t nc = f->vals_cap ? f->vals_cap : 64;
-      while (nc < (size_t)f->vals_len + n) nc *= 2;
-      uint8_t *nv = realloc(f->vals, nc);
-      if (!nv) return KV_ERR_NOMEM;
-      f->vals = nv;
-      f->vals_cap = (uint32_t)nc;
-    }
-    if (n) memcpy(f->vals + f->vals_len, p, n);
-    f->voff[j] = f->vals_len;
-    f->vlen[j] = n;
-    f->vals_len += n;
-    f->have |= 1ull << j;
+    if (kv_cs_frag_value(f, (uint32_t)j, p, n)) return KV_ERR_NOMEM;
   }
   (void)pl;
   return KV_OK;

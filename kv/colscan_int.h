@@ -129,6 +129,9 @@ int kv_cs_add_range(cs_worker *w, const uint8_t *start, uint32_t start_len,
                     const uint8_t *end, uint32_t end_len);
 /* Set a fragment's key (copied). KV_OK or KV_ERR_NOMEM. */
 int kv_cs_frag_key(cs_frag *f, const uint8_t *key, uint32_t len);
+/* Append value j of fragment f (n bytes at p; the fragment's buffer grows as needed) and
+** mark it present. KV_ERR_NOMEM when the buffer cannot grow. */
+int kv_cs_frag_value(cs_frag *f, uint32_t j, const uint8_t *p, uint32_t n);
 /* Free a fragment's buffers; it becomes CF_NONE. */
 void kv_cs_frag_free(cs_frag *f);
 /* Free per-worker scratch. */
