@@ -189,6 +189,7 @@ static plan_expr *bind_column(binder *b, const sql_expr *x) {
   if (b->having_aliases && x->nname == 1) {
     bool found;
     plan_expr *e = having_alias(b, x->name[0], &found);
+    if (e) e->off = x->off; /* errors about it point at the name in HAVING */
     if (found) return e;
   }
   char full[300];
