@@ -51,7 +51,7 @@ typedef struct exec_stmt exec_stmt;
 ** session does not own db (the caller closes it after exec_session_close). The storage
 ** backend is the local one, unless the environment variable ROWAN_BACKEND says "rowatomic":
 ** then the session reads and writes through the row-atomic test backend over db
-** (kv/backend_rowatomic.h, docs/BACKEND.md), which it frees at close; any other name but
+** (kv/backend/backend_rowatomic.h, docs/BACKEND.md), which it frees at close; any other name but
 ** "local" (or empty) fails with EXEC_MISUSE naming it. */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err);
 /* exec_session_open reading and writing through storage backend *be (kv/backend.h; copied,
@@ -59,7 +59,7 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err);
 ** the local store for what only it has (bulk loads, the columnar aggregate, spill files,
 ** the planner's estimates; docs/BACKEND.md lists them) and must be the store under be. The
 ** tests run the SQL layer through wrappers that take away capabilities this way. A backend
-** without KV_BE_EXT_OVERLAY gets the client-side overlay of kv/backend_overlay.h stacked on
+** without KV_BE_EXT_OVERLAY gets the client-side overlay of kv/backend/backend_overlay.h stacked on
 ** it, so that a transaction reads its own writes on any backend. */
 int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **out,
                               exec_error *err);

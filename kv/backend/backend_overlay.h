@@ -1,5 +1,5 @@
 /*
-** kv/backend_overlay.h: a transaction's own writes read on the client, over a backend that
+** kv/backend/backend_overlay.h: a transaction's own writes read on the client, over a backend that
 ** cannot read them (no KV_BE_EXT_OVERLAY: HBase, the row-atomic test backend). An adapter
 ** backend: every operation goes to the backend under it, except that a scan or get whose
 ** kv_scan_options.overlay holds ops for what it reads merges them into the backend's rows

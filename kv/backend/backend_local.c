@@ -1,5 +1,5 @@
 /*
-** kv/backend_local.c: the local store as a storage backend (kv/backend.h). Each operation is
+** kv/backend/backend_local.c: the local store as a storage backend (kv/backend.h). Each operation is
 ** the kv/kv.h function of the same name, with what the interface adds on top: split keys
 ** at create (checked, then ignored: a local table is one region), the resume key of a scan
 ** (its key ranges cut after the last row handed out), the serializable filter expression
@@ -11,7 +11,7 @@
 ** The scan handle is kv's own kv_scan, so a scan through the interface allocates nothing
 ** more than a direct one.
 **
-** Not here: the store (kv/kv.h), the filter expression itself (kv/backend_filter.c).
+** Not here: the store (kv/kv.h), the filter expression itself (kv/backend/backend_filter.c).
 */
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /*
-** kv/backend_overlay.c: the client-side overlay of kv/backend_overlay.h. A scan handle of
+** kv/backend/backend_overlay.c: the client-side overlay of kv/backend/backend_overlay.h. A scan handle of
 ** the adapter wraps the backend's; with no overlay op for what the read covers, it passes
 ** every call through. Otherwise, at open, the overlay's relevant ops (families read, inside
 ** the key ranges, the projected qualifiers; for a get, the row) are copied out of the batch
@@ -7,9 +7,9 @@
 ** by row in the scan's order and then by batch order, and merged with the backend's rows at
 ** each scan_next.
 **
-** Not here: the backend under it, the filter expression (kv/backend_filter.c).
+** Not here: the backend under it, the filter expression (kv/backend/backend_filter.c).
 */
-#include "kv/backend_overlay.h"
+#include "kv/backend/backend_overlay.h"
 
 #include <stdio.h>
 #include <stdlib.h>

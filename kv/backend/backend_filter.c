@@ -1,12 +1,12 @@
 /*
-** kv/backend_filter.c: the serializable filter expression of the backend interface
+** kv/backend/backend_filter.c: the serializable filter expression of the backend interface
 ** (kv/backend.h kv_filter_expr): its shape check, its evaluation on an assembled kv_row
 ** (SQL's three-valued logic: a row passes only when the root is TRUE), and its byte form
 ** for a backend across a process or network boundary (docs/BACKEND.md "The filter
 ** expression on the wire").
 **
 ** Not here: the making of expressions from SQL filters (planner/), the local backend's
-** operations (kv/backend_local.c).
+** operations (kv/backend/backend_local.c).
 */
 #include <string.h>
 

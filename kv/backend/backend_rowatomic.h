@@ -1,5 +1,5 @@
 /*
-** kv/backend_rowatomic.h: a storage backend over the local store that gives only what HBase
+** kv/backend/backend_rowatomic.h: a storage backend over the local store that gives only what HBase
 ** gives (issue 23, stage 2), so that the SQL layer can be tested against those guarantees
 ** before any network code: each row of a batch is its own commit (KV_BE_ATOMIC_ROW),
 ** snapshots are timestamps (KV_BE_SNAPSHOT_TIMESTAMP: a read sees the cells written up to a
@@ -14,7 +14,7 @@
 ** docs/BACKEND.md describes the wrapper, its capabilities and how the SQL test suite runs
 ** through it (ROWAN_BACKEND=rowatomic, exec/engine.c).
 **
-** Not here: the local backend it wraps (kv/backend_local.c), the PHOENIX-5156 index protocol
+** Not here: the local backend it wraps (kv/backend/backend_local.c), the PHOENIX-5156 index protocol
 ** that makes secondary indexes safe under row atomicity (a later stage).
 */
 #ifndef ROWAN_KV_BACKEND_ROWATOMIC_H

@@ -1,6 +1,6 @@
 /*
-** kv/backend_rowatomic.c: the row-atomic test backend of kv/backend_rowatomic.h, a wrapper
-** over the local backend (kv/backend_local.c) that takes away what HBase does not give.
+** kv/backend/backend_rowatomic.c: the row-atomic test backend of kv/backend/backend_rowatomic.h, a wrapper
+** over the local backend (kv/backend/backend_local.c) that takes away what HBase does not give.
 **
 ** - write: the batch's ops are grouped by row, a row being (the table of the op's family,
 **   row key) as in HBase (families of one table share a row; two tables never do), in the
@@ -26,12 +26,12 @@
 ** at every DDL through this backend; DDL made on the same store by another backend while
 ** this one is open is not seen (one session per store in the tests). The commit clock is
 ** the one place that reads the store's internals (kv/db_impl.h: its env's clock and last
-** commit time under its mutex), as kv/backend_local.c reads them.
+** commit time under its mutex), as kv/backend/backend_local.c reads them.
 **
-** Not here: the local store, the filter expression (kv/backend_filter.c), what the SQL layer
+** Not here: the local store, the filter expression (kv/backend/backend_filter.c), what the SQL layer
 ** does without these capabilities (exec/scan.c, docs/BACKEND.md).
 */
-#include "kv/backend_rowatomic.h"
+#include "kv/backend/backend_rowatomic.h"
 
 #include <pthread.h>
 #include <stdio.h>
