@@ -123,7 +123,7 @@ void kv_version_free(kv_version *v);
 ** NULL is a no-op. */
 void kv_table_meta_free(kv_table_meta *t);
 
-/* ---- Salvage reading (kv/salvage.c; docs/KV.md "Salvage") ----
+/* ---- Salvage reading (kv/salvage/salvage.c; docs/KV.md "Salvage") ----
 ** kv_manifest_salvage reads dir/MANIFEST without changing it (no truncation, no rewrite)
 ** and hands over every record that checks: its length check, length, checksum and the
 ** decoding of every edit of its group. A record that fails any check is skipped: the bytes
@@ -155,7 +155,7 @@ int kv_manifest_salvage(kv_env *env, const char *dir, const kv_manifest_salvage_
 ** before the MANIFEST record that creates the table; kv_open checks every table's and
 ** writes (synced) those missing or damaged (stores made before it existed, or a power cut
 ** before the system wrote it out); kv_drop_table removes it. kv_open never takes anything
-** from it: the MANIFEST is the truth. It is what lets a salvage (kv/salvage.c) name the
+** from it: the MANIFEST is the truth. It is what lets a salvage (kv/salvage/salvage.c) name the
 ** tables and families of a store whose MANIFEST is lost. */
 #define KV_TABLEINFO "TABLEINFO"
 /* Write dir/data/<t->id>/TABLEINFO (through TABLEINFO.tmp, renamed over it; with `sync` the

@@ -402,7 +402,7 @@ typedef struct kv_sf_salvage_info {
   char bloom_why[320];
   char index_why[320];
 } kv_sf_salvage_info;
-/* Open a store file that may be damaged, for a salvage (kv/salvage_sf.c): as kv_sf_open, but
+/* Open a store file that may be damaged, for a salvage (kv/salvage/salvage_sf.c): as kv_sf_open, but
 ** a trailer, bloom filter or block index that fails its checks is noted in *info (its
 ** message kept) and the open goes on without it: without a trailer the reader has no
 ** props (zero) and no index; without a bloom filter, no filter (never probe it); without

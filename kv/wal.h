@@ -74,7 +74,7 @@ int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
 int kv_wal_follow(kv_env *env, kv_file *f, const char *path, uint64_t start, int is_last,
                   kv_wal_record_fn fn, void *ctx, uint64_t *end);
 
-/* Salvage reading of the segment file at `path` (kv/salvage.c; docs/KV.md "Salvage"): the
+/* Salvage reading of the segment file at `path` (kv/salvage/salvage.c; docs/KV.md "Salvage"): the
 ** file is never changed (no truncation, no sync). Every record that passes replay's checks
 ** (length check, length, checksum, every op) goes to fn as in replay (batch form, in file
 ** order); bytes that do not start such a record are skipped up to the next offset where one

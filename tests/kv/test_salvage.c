@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_salvage.c: kv_salvage (kv/salvage.h) on the byte-damage corpus of
+** tests/kv/test_salvage.c: kv_salvage (kv/salvage/salvage.h) on the byte-damage corpus of
 ** test_corruption.c: the same small store (two families, two store files each from two
 ** flushes, the last ten batches only in the WAL), damaged the same ways (a flipped byte of a
 ** store file, the MANIFEST or the WAL; a file cut short; a file removed). For each damage
@@ -30,7 +30,7 @@
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "kv/manifest.h"
-#include "kv/salvage.h"
+#include "kv/salvage/salvage.h"
 #include "kv/sf_int.h"
 #include "testutil.h"
 

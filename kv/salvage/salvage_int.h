@@ -1,12 +1,12 @@
 /*
-** kv/salvage_int.h: what kv/salvage.c (the salvage's plan: tables, files, WAL, the new
-** store) and kv/salvage_sf.c (the readable cells of one store file) share. Internal to
+** kv/salvage/salvage_int.h: what kv/salvage/salvage.c (the salvage's plan: tables, files, WAL, the new
+** store) and kv/salvage/salvage_sf.c (the readable cells of one store file) share. Internal to
 ** those two files.
 */
 #ifndef ROWAN_KV_SALVAGE_INT_H
 #define ROWAN_KV_SALVAGE_INT_H
 
-#include "kv/salvage.h"
+#include "kv/salvage/salvage.h"
 #include "kv/sf.h"
 
 /* Add a damage entry to rep (the message printf-style). KV_OK or KV_ERR_NOMEM. */

@@ -1,5 +1,5 @@
 /*
-** kv/salvage.h: the salvage of a damaged store (RocksDB's RepairDB, SQLite's .recover, at the
+** kv/salvage/salvage.h: the salvage of a damaged store (RocksDB's RepairDB, SQLite's .recover, at the
 ** storage layer): kv_salvage reads every cell that can still be read from a store whose
 ** MANIFEST, store files or WAL are damaged, and writes them into a new store with the same
 ** tables and families, reporting what it could not read. docs/KV.md, "Salvage", has the
@@ -39,7 +39,7 @@
 #include "kv/kv.h"
 
 /* What a damage entry is about. ORDER KV_SALVAGE_KIND: kv_salvage_kind_name in
-** kv/salvage.c has one name per kind, in this order. */
+** kv/salvage/salvage.c has one name per kind, in this order. */
 enum kv_salvage_kind {
   KV_SALVAGE_MANIFEST = 0,   /* MANIFEST bytes that are not a record that checks, or no
                                 MANIFEST at all (off = len = 0) */

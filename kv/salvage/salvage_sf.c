@@ -1,6 +1,6 @@
 /*
-** kv/salvage_sf.c: the readable cells of one store file that may be damaged
-** (kv_salvage_sf_copy, kv/salvage_int.h), for the salvage of a store (kv/salvage.c).
+** kv/salvage/salvage_sf.c: the readable cells of one store file that may be damaged
+** (kv_salvage_sf_copy, kv/salvage/salvage_int.h), for the salvage of a store (kv/salvage/salvage.c).
 **
 ** The file is opened with kv_sf_open_salvage, which keeps going past a damaged trailer,
 ** bloom filter or block index. With a block index, each block it lists is read at its
@@ -16,7 +16,7 @@
 ** trailer's count, and are given on the entry that says why the blocks were walked.
 **
 ** What it does not: decide which files to read, or write anything but cells to the writer
-** it is given (kv/salvage.c does both).
+** it is given (kv/salvage/salvage.c does both).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,7 @@
 #include <xxhash.h>
 
 #include "kv/coding.h"
-#include "kv/salvage_int.h"
+#include "kv/salvage/salvage_int.h"
 #include "kv/sf_int.h"
 #include "kv/status.h"
 

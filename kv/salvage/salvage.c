@@ -1,6 +1,6 @@
 /*
-** kv/salvage.c: the salvage of a damaged store into a new one (kv_salvage; contract and
-** rules in kv/salvage.h, docs/KV.md "Salvage"). RocksDB's RepairDB is the model: find what
+** kv/salvage/salvage.c: the salvage of a damaged store into a new one (kv_salvage; contract and
+** rules in kv/salvage/salvage.h, docs/KV.md "Salvage"). RocksDB's RepairDB is the model: find what
 ** is there, keep every part that checks, and name it in a new MANIFEST.
 **
 ** Steps:
@@ -10,7 +10,7 @@
 **   2. the table folders under data/: each TABLEINFO that checks names a table the MANIFEST
 **      did not; a folder nothing names becomes "#<id>", its families "#<id>";
 **   3. the new store: its MANIFEST (kv_manifest_open, create) gets one CREATE_TABLE per
-**      table, with the old table and family ids, then per store file read (kv/salvage_sf.c)
+**      table, with the old table and family ids, then per store file read (kv/salvage/salvage_sf.c)
 **      a new store file holding the cells that checked and an ADD_FILE naming it;
 **   4. the WAL segments' records that check (kv_wal_salvage): their ops go to one memstore
 **      per family, written out as store files of the new store at the end of each segment
@@ -31,7 +31,7 @@
 #include "kv/coding.h"
 #include "kv/manifest.h"
 #include "kv/memstore.h"
-#include "kv/salvage_int.h"
+#include "kv/salvage/salvage_int.h"
 #include "kv/status.h"
 #include "kv/wal.h"
 
