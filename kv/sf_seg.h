@@ -1,5 +1,5 @@
 /*
-** kv/sf_seg.h: store file segments, for the bulk load's pipeline (kv/bulk_write.c). A
+** kv/sf_seg.h: store file segments, for the bulk load's pipeline (kv/bulk/bulk_write.c). A
 ** segment is a run of cells encoded ahead of time into finished store-file blocks (framed,
 ** lz4, checksummed) kept in memory, with their block index entries, the bloom hashes of
 ** their rows and their counts; a file writer later appends whole segments

@@ -6,7 +6,7 @@
 ** kv_open deletes any left behind by a crash (docs/FORMAT.md "Store directory layout").
 ** Nothing is synced: the data lives only as long as the handle.
 **
-** Not here: the bulk load's own temporary files (kv/bulk.h), anything durable.
+** Not here: the bulk load's own temporary files (kv/bulk/bulk.h), anything durable.
 */
 #ifndef ROWAN_KV_TEMP_H
 #define ROWAN_KV_TEMP_H

@@ -1,8 +1,8 @@
 /*
-** kv/bulk_write.c: the bulk load's pipeline and its output (kv/bulk_int.h).
+** kv/bulk/bulk_write.c: the bulk load's pipeline and its output (kv/bulk/bulk_int.h).
 **
 ** The worker: one thread, started when the first segment is closed, takes closed buffers
-** from a FIFO queue, sorts each (kv/bulk_sort.c) and, when asked, resolves and encodes it
+** from a FIFO queue, sorts each (kv/bulk/bulk_sort.c) and, when asked, resolves and encodes it
 ** into finished store-file blocks in memory (kv/sf_seg.h) with the sequence number the
 ** commit will most likely take (the store's last one plus 1). So sorting, block encoding,
 ** lz4 and the bloom hashes of one part of the input run while the caller parses the next.
@@ -16,7 +16,7 @@
 ** and all were encoded, the store file is their segments one after another
 ** (kv_sf_writer_add_seg, which re-frames blocks only if the commit's sequence number is not
 ** the one guessed); otherwise, with no spilled run, its segments and raw buffers are merged
-** block-wise (kv/bulk_merge.c), a family of at least split_cells cells as two key ranges at
+** block-wise (kv/bulk/bulk_merge.c), a family of at least split_cells cells as two key ranges at
 ** once (both halves first, on the two threads, then the files); with runs, its runs and
 ** buffers are merged and resolved cell by cell, in one piece (two key ranges would each
 ** hold their rows' bloom hashes, 8 bytes a row, until the file takes them: past the
@@ -25,13 +25,13 @@
 ** split_cells cells on, as two key ranges at once, this thread and a helper.
 ** Then one MANIFEST record names every family's file, and the files join their families
 ** and the sequence number is published, under mu, in one step.
-** Not here: adding cells (kv/bulk.c), sorting and merging (kv/bulk_sort.c).
+** Not here: adding cells (kv/bulk/bulk.c), sorting and merging (kv/bulk/bulk_sort.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/bulk_int.h"
+#include "kv/bulk/bulk_int.h"
 #include "kv/db_impl.h"
 #include "kv/status.h"
 

@@ -1,5 +1,5 @@
 /*
-** kv/bulk_merge.c: the commit's merge of one family whose segments overlap (kv/bulk_int.h,
+** kv/bulk/bulk_merge.c: the commit's merge of one family whose segments overlap (kv/bulk/bulk_int.h,
 ** kv_bulk_merge_blocks). Its sources are the family's encoded segments (finished store-file
 ** blocks, kv/sf_seg.h) and chains of its sorted raw buffers (the unordered ones the worker
 ** only sorted). The merge goes row by row, and does the least work each row allows:
@@ -13,18 +13,18 @@
 **     is decoded for this;
 **   a row resolved: a row that several sources have (a key repeated across segments) goes
 **     cell by cell, from every source that has it in cell order, through the resolver
-**     (kv/bulk_sort.c), each source's cells carrying the add ordinal of their buffer (a
+**     (kv/bulk/bulk_sort.c), each source's cells carrying the add ordinal of their buffer (a
 **     segment's cells were resolved within it, so its last ordinal stands for all).
 ** So input whose segments overlap only at their ends (files of a time series loaded one
 ** after another) costs little more than segments that follow one another, and a key range
 ** where every source interleaves costs a merge of rows, not of cells.
-** Not here: the merge with spilled runs (kv_bulk_merge, kv/bulk_sort.c), choosing between
-** them and writing the file (kv/bulk_write.c), the block format (kv/sf_write.c).
+** Not here: the merge with spilled runs (kv_bulk_merge, kv/bulk/bulk_sort.c), choosing between
+** them and writing the file (kv/bulk/bulk_write.c), the block format (kv/sf_write.c).
 */
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/bulk_int.h"
+#include "kv/bulk/bulk_int.h"
 #include "kv/status.h"
 
 /* One source of the merge. */

@@ -1,11 +1,11 @@
 /*
-** kv/bulk_int.h: the bulk load's internals, shared by its four files (kv/bulk.c: adding
-** cells, segments, spills, begin/commit/free; kv/bulk_sort.c: sorting buffers, reading
+** kv/bulk/bulk_int.h: the bulk load's internals, shared by its four files (kv/bulk/bulk.c: adding
+** cells, segments, spills, begin/commit/free; kv/bulk/bulk_sort.c: sorting buffers, reading
 ** them and run files in cell order, resolving replaced and masked cells, merging with runs;
-** kv/bulk_merge.c: the block-wise merge of overlapping segments;
-** kv/bulk_write.c: the worker thread that sorts and encodes closed segments while the
+** kv/bulk/bulk_merge.c: the block-wise merge of overlapping segments;
+** kv/bulk/bulk_write.c: the worker thread that sorts and encodes closed segments while the
 ** caller adds more, and writing each family's store file at commit). Not part of kv/'s
-** contract: only these files include it. kv/bulk.h says what a bulk load does.
+** contract: only these files include it. kv/bulk/bulk.h says what a bulk load does.
 */
 #ifndef ROWAN_KV_BULK_INT_H
 #define ROWAN_KV_BULK_INT_H
@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv/bulk.h"
+#include "kv/bulk/bulk.h"
 #include "kv/cell.h"
 #include "kv/sf.h"
 #include "kv/sf_seg.h"
@@ -172,7 +172,7 @@ kv_cell kv_bulk_ent_cell(const kv_bulk_buf *u, const kv_bulk_ent *e);
 /* Sort u's groups into row order (equal rows in add order). KV_OK or KV_ERR_NOMEM. */
 int kv_bulk_sort_buf(kv_bulk_buf *u);
 
-/* Write the cells of the sorted buffer u to w, resolved (kv/bulk.h), every cell with
+/* Write the cells of the sorted buffer u to w, resolved (kv/bulk/bulk.h), every cell with
 ** sequence number seq. KV_OK or the writer's error / KV_ERR_NOMEM. */
 int kv_bulk_write_buf(const kv_bulk_buf *u, kv_sf_writer *w, uint64_t seq);
 
@@ -258,7 +258,7 @@ int kv_bulk_make_chains(kv_bulk_fam *f, kv_bulk_buf ***out, size_t **start);
 /* Merge the rows in [lo, hi) of family f's encoded segments and sorted raw buffers into w,
 ** resolved, every cell with sequence number seq, copying an encoded block whole when no
 ** other source has a row inside its range, and a row straight from its source when no
-** other source has it (kv/bulk_merge.c). lo / hi NULL: no bound. Several merges of one
+** other source has it (kv/bulk/bulk_merge.c). lo / hi NULL: no bound. Several merges of one
 ** family over disjoint ranges may run at once (they only read its buffers). REQUIRES: f
 ** has no run, every buffer is sorted (and ready). KV_OK or the first error. */
 int kv_bulk_merge_blocks(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer *w, uint64_t seq,

@@ -1,18 +1,18 @@
 /*
-** kv/bulk_sort.c: the bulk load's ordering (kv/bulk_int.h). Sorting a buffer's groups (a
+** kv/bulk/bulk_sort.c: the bulk load's ordering (kv/bulk/bulk_int.h). Sorting a buffer's groups (a
 ** buffer whose rows came ascending needs nothing, one whose rows came strictly descending
 ** is reversed, any other by a natural merge sort); reading a sorted buffer in cell order
 ** (rows made of several groups are sorted cell by cell); the resolver, which drops the
-** cells a later cell of the load replaces or masks (kv/bulk.h) and gives the survivors the
+** cells a later cell of the load replaces or masks (kv/bulk/bulk.h) and gives the survivors the
 ** load's sequence number; and the merge of a family's run files and closed buffers, with
 ** buffers that follow one another in key order read as one chain.
-** Not here: adding cells and spilling (kv/bulk.c), the worker and the final files
-** (kv/bulk_write.c), the store file format (kv/sf_*.c).
+** Not here: adding cells and spilling (kv/bulk/bulk.c), the worker and the final files
+** (kv/bulk/bulk_write.c), the store file format (kv/sf_*.c).
 */
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/bulk_int.h"
+#include "kv/bulk/bulk_int.h"
 #include "kv/db_impl.h"
 #include "kv/iter.h"
 #include "kv/status.h"

@@ -1,5 +1,5 @@
 /*
-** kv/bulk.h: bulk load, the way HBase bulk-loads HFiles. Cells are added in any order, to
+** kv/bulk/bulk.h: bulk load, the way HBase bulk-loads HFiles. Cells are added in any order, to
 ** any families of any tables; kv_bulk_commit writes them as store files (one per family,
 ** sorted, synced) and names them all in the MANIFEST in one atomic record. Nothing goes
 ** through the WAL or a memstore.

@@ -1,11 +1,11 @@
 /*
-** kv/bulk.c: bulk load (kv/bulk.h): adding cells, cutting segments, spilling runs, begin,
-** commit and free. Per family, added cells go into the open buffer (kv/bulk_int.h): their
+** kv/bulk/bulk.c: bulk load (kv/bulk/bulk.h): adding cells, cutting segments, spilling runs, begin,
+** commit and free. Per family, added cells go into the open buffer (kv/bulk/bulk_int.h): their
 ** bytes in one arena and a 16-byte entry per cell; consecutive cells of one row that come
 ** in cell order form a "group", so sorting moves one group per row, not one entry per cell.
 ** While the groups come in strictly ascending or strictly descending row order, the buffer
 ** is closed as a segment when it reaches segment_bytes, or when the order turns (after
-** SEG_MIN_GROUPS groups), and handed to the worker (kv/bulk_write.c), which sorts and
+** SEG_MIN_GROUPS groups), and handed to the worker (kv/bulk/bulk_write.c), which sorts and
 ** encodes it while more cells come in. A buffer whose groups came in no such order is
 ** closed too, MIXED_SAME times at segment_bytes, then at twice that, four times... (few
 ** enough to merge, the last one small enough to sort quickly at commit): the worker only
@@ -18,8 +18,8 @@
 **     (keeps_segments).
 **   commit: the open buffers are closed, every job is finished (the caller's thread helps),
 **     then under the writer role each family's store file is written and all are named in
-**     one MANIFEST record (kv/bulk_write.c).
-** Not here: sorting, resolving and merging (kv/bulk_sort.c); the store file format
+**     one MANIFEST record (kv/bulk/bulk_write.c).
+** Not here: sorting, resolving and merging (kv/bulk/bulk_sort.c); the store file format
 ** (kv/sf_*.c); flush and compaction (kv/db_flush.c, kv/compact.c), which treat a
 ** bulk-loaded file like any other.
 */
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/bulk_int.h"
+#include "kv/bulk/bulk_int.h"
 #include "kv/coding.h"
 #include "kv/db_impl.h"
 #include "kv/status.h"
