@@ -103,7 +103,7 @@ kv_cache *kv_cache_new(size_t capacity) {
 ** hash would leave some shards with a few blocks more than their share: those blocks then
 ** evicted one another in a cache large enough for all). Other keys, such as byte offsets,
 ** spread as their low bits do; the higher bits are added in too, so keys whose low bits are
-** one constant (the column cache's block offset << 16 | column hash, kv/colscan_eval.c)
+** one constant (the column cache's block offset << 16 | column hash, kv/colscan/colscan_eval.c)
 ** still spread instead of all landing in one shard. */
 static shard *shard_of(kv_cache *c, uint64_t file, uint64_t off) {
   uint64_t f = file * 0x9E3779B97F4A7C15ull;

@@ -161,7 +161,7 @@ struct kv_db {
   _Atomic(struct kv_scan *) scan_spare; /* a closed scan's shell kept for the next open
                                 (kv/scan.c), or NULL; freed by kv_scan_detach_all */
   struct kv_cache *cache;    /* block cache shared by all store files, or NULL (disabled) */
-  struct kv_cache *colcache; /* kv/colscan.c's column cache (a quarter of block_cache_size,
+  struct kv_cache *colcache; /* kv/colscan/colscan.c's column cache (a quarter of block_cache_size,
                                 carved out of it at open), or NULL */
   uint64_t stat_flushes;     /* flushes done (tests) */
   uint64_t stat_wal_freezes; /* memstores frozen by the WAL size bound (REQUIRES mu) */

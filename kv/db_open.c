@@ -532,7 +532,7 @@ static void free_db(kv_db *db) {
   free(db->commit_ops);
   free(db->snaps);
   kv_cache_free(db->cache); /* after the families: no reader is left */
-  kv_cache_free(db->colcache); /* kv/colscan.c's column entries */
+  kv_cache_free(db->colcache); /* kv/colscan/colscan.c's column entries */
   kv_version_free(&db->ver);
   kv_db_follow_free(db);
   pthread_mutex_destroy(&db->mu);
@@ -583,7 +583,7 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   pthread_cond_init(&db->bg_done_cv, NULL);
   db->path = strdup(path);
   if (o.block_cache_size > KV_BLOCK_CACHE_OFF) {
-    /* a quarter of the budget is kv/colscan.c's column cache (when that is at least 64 KiB) */
+    /* a quarter of the budget is kv/colscan/colscan.c's column cache (when that is at least 64 KiB) */
     size_t col = o.block_cache_size / 4 >= (64u << 10) ? o.block_cache_size / 4 : 0;
     db->cache = kv_cache_new(o.block_cache_size - col);
     if (col) db->colcache = kv_cache_new(col);
@@ -670,7 +670,7 @@ int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out) {
   out->erased = c.erased;
   out->usage = c.usage;
   out->capacity = c.capacity;
-  if (db->colcache) { /* the column cache's share of the budget (kv/colscan.c) */
+  if (db->colcache) { /* the column cache's share of the budget (kv/colscan/colscan.c) */
     kv_cache_get_counters(db->colcache, &c);
     out->usage += c.usage;
     out->capacity += c.capacity;

@@ -168,7 +168,7 @@ typedef struct kv_options {
                                  store files; 0 = default 64 MiB; KV_BLOCK_CACHE_OFF = no
                                  cache (every block read is a pread and a decode). A
                                  quarter of it is the columnar scan's column cache
-                                 (kv/colscan.h), the rest the block cache */
+                                 (kv/colscan/colscan.h), the rest the block cache */
   int compaction_trigger;     /* store files in a family from which the automatic minor
                                  compaction looks for work (size-tiered: it merges the
                                  newest files once they add up to the next older one, see

@@ -8,7 +8,7 @@
 ** A raw block is stored in one of three ways: as it is (byte 0), lz4-compressed whole (byte
 ** 1), or cut into sections, each lz4-compressed on its own (byte 2, format version 2): the
 ** rows and cells sections together, then each value group. A reader that needs only some
-** value groups (the columnar aggregate, kv/colscan_block.c) decompresses section 0 and
+** value groups (the columnar aggregate, kv/colscan/colscan_block.c) decompresses section 0 and
 ** those groups' sections; every other reader decompresses all sections back to back, which
 ** gives the same raw block bytes as the other two forms, so the raw block decoders do not
 ** know how a block was stored. Every length read here is checked before it is used: a

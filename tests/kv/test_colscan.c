@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_colscan.c: kv_colagg_run (kv/colscan.h) against a plain kv scan with the
+** tests/kv/test_colscan.c: kv_colagg_run (kv/colscan/colscan.h) against a plain kv scan with the
 ** same projection and the same predicates as a filter callback: random rows (keys of one
 ** length and of many lengths, so every rows-section mode), three qualifiers (two fixed-width,
 ** one variable), puts, every tombstone kind, several versions, small blocks (rows split
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/colscan_int.h"
+#include "kv/colscan/colscan_int.h"
 #include "kv/db_impl.h"
 #include "kv/env_mem.h"
 #include "kv/kv.h"

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/colscan.h"
+#include "kv/colscan/colscan.h"
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "tu_kv.h"

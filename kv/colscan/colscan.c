@@ -1,13 +1,13 @@
 /*
-** kv/colscan.c: the columnar aggregate scan of kv/colscan.h: checks that a family's store
+** kv/colscan/colscan.c: the columnar aggregate scan of kv/colscan/colscan.h: checks that a family's store
 ** files are the whole truth (no memstore cell, files whose key ranges do not overlap, no
 ** commit racing the start; the snapshot is pinned), lists the blocks of the files in key
-** order, splits them into contiguous chunks evaluated on threads (kv/colscan_block.c), and
+** order, splits them into contiguous chunks evaluated on threads (kv/colscan/colscan_block.c), and
 ** merges the chunks' boundary rows and fallback ranges in key order after they join.
 **
-** Fragments (kv/colscan_int.h) carry rows across block and chunk boundaries; this file
+** Fragments (kv/colscan/colscan_int.h) carry rows across block and chunk boundaries; this file
 ** holds their operations (feed, flush, emit) and the fallback range list.
-** Not here: the block format walk and the per-block evaluation (kv/colscan_block.c).
+** Not here: the block format walk and the per-block evaluation (kv/colscan/colscan_block.c).
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "kv/cache.h"
-#include "kv/colscan_int.h"
+#include "kv/colscan/colscan_int.h"
 #include "kv/memstore.h"
 #include "kv/status.h"
 #include "kv/trace.h"
@@ -426,7 +426,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     }
   }
   pl.ttl_ms = fam->ttl_sec * 1000;
-  /* the column cache (kv/colscan_eval.c; a quarter of the block cache budget, kv_open) */
+  /* the column cache (kv/colscan/colscan_eval.c; a quarter of the block cache budget, kv_open) */
   if (!why && pl.fast && !pl.keyed && sp->n_quals == 1 && pl.ttl_ms == 0 && db->colcache &&
       sp->qual_lens[0] <= KV_MAX_QUALIFIER_CACHED) {
     pl.colcache = db->colcache;
@@ -436,7 +436,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     for (uint32_t i = 0; i < pl.qual_len; i++) h = (h ^ pl.qual[i]) * 1099511628211ull;
     pl.qual_hash = h;
   } else if (!why && pl.keyed && pl.ttl_ms == 0 && db->colcache && signature(&pl)) {
-    pl.colcache = db->colcache; /* row views (kv/colscan_rows.c) */
+    pl.colcache = db->colcache; /* row views (kv/colscan/colscan_rows.c) */
   }
   pthread_mutex_unlock(&db->mu);
   pl.now_ms = db->env->now_ms(db->env);

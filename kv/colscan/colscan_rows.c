@@ -1,14 +1,14 @@
 /*
-** kv/colscan_rows.c: keyed blocks of the columnar aggregate scan (kv/colscan.h with key
+** kv/colscan/colscan_rows.c: keyed blocks of the columnar aggregate scan (kv/colscan/colscan.h with key
 ** ranges, a skip scan or keys handed out): the row view and its entries in the column cache.
 **
 ** A keyed scan checks every row's key and may hand it out, so it works row by row: after
-** kv/colscan_block.c has walked a clean block (every row's key rebuilt, the value groups
+** kv/colscan/colscan_block.c has walked a clean block (every row's key rebuilt, the value groups
 ** located and flattened), the row view gives, per row, whether it has a put of the projection
 ** Q and the value of every referenced qualifier (NULL: none). Rank is row in a dense block
 ** (the groups' own arrays are the view); otherwise one walk of the cells lines them up. The
 ** block is then evaluated through the view: its first and last rows become fragments (they
-** may continue in the neighbouring blocks, kv/colscan_int.h), the rows between them are
+** may continue in the neighbouring blocks, kv/colscan/colscan_int.h), the rows between them are
 ** checked against the key ranges and the predicates and handed to the consumer in one batch.
 **
 ** The column cache keeps a clean block's row view (keys, Q flags, referenced values, the
@@ -18,14 +18,14 @@
 ** no key: the entry is copied into the view and evaluated the same way. Whether rows have
 ** memstore cells and which lie in the key ranges is decided anew on every use (neither is in
 ** the entry). Only blocks with no TTL are cached (the plan leaves the cache out otherwise).
-** Not here: reading and walking blocks (kv/colscan_block.c), the unkeyed column cache
-** (kv/colscan_eval.c), the key range rules (kv/colscan_keys.c).
+** Not here: reading and walking blocks (kv/colscan/colscan_block.c), the unkeyed column cache
+** (kv/colscan/colscan_eval.c), the key range rules (kv/colscan/colscan_keys.c).
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv/cache.h"
-#include "kv/colscan_int.h"
+#include "kv/colscan/colscan_int.h"
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
   return kv_sf_grow(arr, cap, n ? n : 1, elem);

@@ -1,5 +1,5 @@
 /*
-** kv/colscan.h: the columnar aggregate scan: a filtered count (and the values a caller
+** kv/colscan/colscan.h: the columnar aggregate scan: a filtered count (and the values a caller
 ** wants aggregated) computed per store-file block on the block's column streams, without
 ** assembling rows (Phoenix's "SERVER FILTER BY ... SERVER AGGREGATE INTO SINGLE ROW",
 ** evaluated next to the data in parallel chunks).

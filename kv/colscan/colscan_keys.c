@@ -1,5 +1,5 @@
 /*
-** kv/colscan_keys.c: the key ranges of the columnar aggregate scan (kv/colscan.h
+** kv/colscan/colscan_keys.c: the key ranges of the columnar aggregate scan (kv/colscan/colscan.h
 ** kv_colagg_spec.ranges and .skip): whether one row key lies in them (kv_colagg_key_in, the
 ** check applied to every row of a keyed scan and by the caller to its fallback rows) and
 ** whether a span of keys may (kv_cs_span_may_match: blocks wholly outside are not read).
@@ -10,12 +10,12 @@
 ** When a block is ruled out, kv_cs_next_block finds the next block that may match with a
 ** binary search over the file's index (a skip scan over a large table seeks rather than
 ** testing every block).
-** Not here: the block walk that decodes the keys (kv/colscan_block.c).
+** Not here: the block walk that decodes the keys (kv/colscan/colscan_block.c).
 */
 #include <string.h>
 
 #include "kv/cell.h"
-#include "kv/colscan_int.h"
+#include "kv/colscan/colscan_int.h"
 #include "kv/sf_int.h"
 
 /* k at or after r's start / at or before r's end (open bounds hold). */

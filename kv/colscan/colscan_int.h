@@ -1,8 +1,8 @@
 /*
-** kv/colscan_int.h: internals shared by kv/colscan.c (sources, chunks, threads, the merge of
-** chunk boundaries, fallback ranges), kv/colscan_block.c (one block: read, walk the
-** streams, check), kv/colscan_eval.c (predicates, columns, the column cache) and
-** kv/colscan_rows.c (keyed scans: the row view and its cache entries). Not part of kv/'s
+** kv/colscan/colscan_int.h: internals shared by kv/colscan/colscan.c (sources, chunks, threads, the merge of
+** chunk boundaries, fallback ranges), kv/colscan/colscan_block.c (one block: read, walk the
+** streams, check), kv/colscan/colscan_eval.c (predicates, columns, the column cache) and
+** kv/colscan/colscan_rows.c (keyed scans: the row view and its cache entries). Not part of kv/'s
 ** contract.
 **
 ** Rows that may continue across a block boundary are carried as fragments: a fragment is
@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv/colscan.h"
+#include "kv/colscan/colscan.h"
 #include "kv/db_impl.h"
 #include "kv/sf_int.h"
 
@@ -38,7 +38,7 @@ typedef struct cs_frag {
   bool tomb;                /* this part of the row has a tombstone: it masks nothing in its
                                own block, but the row way decides when the row continues */
   bool kin;                 /* keyed scans: the key lies in the key ranges (set with the key
-                               by the row view, kv/colscan_rows.c; checked once) */
+                               by the row view, kv/colscan/colscan_rows.c; checked once) */
   uint8_t *key;             /* row key (malloc) */
   uint32_t key_len;         /* its length */
   uint32_t key_cap;         /* bytes allocated at key */
@@ -71,7 +71,7 @@ typedef struct cs_plan {
   uint32_t arg_ref[KV_COLAGG_MAX_ARGS];   /* per arg: referenced j */
   bool fast;                /* every pred and arg is on one qualifier (ref 0) */
   bool keyed;               /* key ranges, a skip scan or keys handed out: every row's key
-                               is decoded and checked (the row view, kv/colscan_rows.c) */
+                               is decoded and checked (the row view, kv/colscan/colscan_rows.c) */
   struct kv_cache *colcache; /* column cache, when the fast path or the row view may use it
                                 (else NULL) */
   uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* the fast path's qualifier (cache entries) */
@@ -166,7 +166,7 @@ int kv_cs_key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn);
 /* 1 when the value (p, n) passes predicate pr, else 0 (cat_vc_compare order). */
 int kv_cs_pass(const kv_colpred *pr, const uint8_t *p, uint32_t n);
 
-/* ---- One block's walk state (kv/colscan_block.c fills it, kv/colscan_eval.c reads it) ---- */
+/* ---- One block's walk state (kv/colscan/colscan_block.c fills it, kv/colscan/colscan_eval.c reads it) ---- */
 /* Per referenced qualifier of one block: where its value group is. */
 typedef struct rgroup {
   int32_t d;                /* dictionary index, or -1: not in this block */
@@ -198,7 +198,7 @@ typedef struct bscratch {
   uint32_t *sel; size_t sel_cap;    /* selected ranks or rows */
   const uint8_t **vp[KV_COLAGG_MAX_ARGS]; uint32_t *vl[KV_COLAGG_MAX_ARGS]; size_t v_cap;
                                     /* consumer batch per arg */
-  /* keyed scans: the row view (kv/colscan_rows.c), every row of the block */
+  /* keyed scans: the row view (kv/colscan/colscan_rows.c), every row of the block */
   const uint8_t *const *vw[KV_COLAGG_MAX_QUALS]; /* per referenced qualifier: per row, its
                                        value, or NULL (no put of it in the row) */
   const uint32_t *vwl[KV_COLAGG_MAX_QUALS]; /* the values' lengths */
@@ -245,7 +245,7 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
 /* Hand the walked block's rows [s->k0, s->k1] back as a fallback range, through the
 ** fragments. KV_OK or KV_ERR_NOMEM. */
 int kv_cs_fallback_block(cs_worker *w, bscratch *s, uint32_t nrows);
-/* ---- Keyed scans: the row view (kv/colscan_rows.c) -------------------------------------- */
+/* ---- Keyed scans: the row view (kv/colscan/colscan_rows.c) -------------------------------------- */
 /* Which of the walked block's rows (keys in s->kb / s->ko) lie in the key ranges: s->kin,
 ** s->in0 / s->in1 (-1: none). KV_OK or KV_ERR_NOMEM. */
 int kv_cs_keyed_in(cs_worker *w, bscratch *s, uint32_t nrows);
@@ -263,7 +263,7 @@ void kv_cs_view_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t 
 int kv_cs_view_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp);
 /* Admission to the column cache of an entry of `charge` bytes under (file, off): when it fits
 ** without evicting, was refused lately, or one time in a few at random (scan resistance,
-** kv/colscan_eval.c). */
+** kv/colscan/colscan_eval.c). */
 bool kv_cs_admit(const cs_plan *pl, uint64_t file, uint64_t off, size_t charge);
 /* The column cache's number within a file for block offset off (the plan's hash in the low
 ** bits). */

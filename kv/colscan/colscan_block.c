@@ -1,5 +1,5 @@
 /*
-** kv/colscan_block.c: one block of the columnar aggregate scan (kv/colscan.h): read it
+** kv/colscan/colscan_block.c: one block of the columnar aggregate scan (kv/colscan/colscan.h): read it
 ** (kv_sf_read_at, kv_sf_frame_open), walk its streams (docs/FORMAT.md Part 2, "Raw
 ** block") with its own decoder, check that the block is the whole truth for its rows, and
 ** evaluate the predicates on the value groups without assembling rows. A block that misses
@@ -20,14 +20,14 @@
 **
 ** Evaluation: when every predicate and wanted value is on one qualifier (the fast path,
 ** e.g. COUNT(*) WHERE TEMP > 30), each value of that group is one row's cell, so the group
-** is compared as a column (kv/colscan_eval.c, which also answers blocks from the column
+** is compared as a column (kv/colscan/colscan_eval.c, which also answers blocks from the column
 ** cache and dense blocks). A keyed scan (key ranges, keys handed out) goes row by row through
-** the block's row view (kv/colscan_rows.c, which also caches it). Otherwise each row's cells
+** the block's row view (kv/colscan/colscan_rows.c, which also caches it). Otherwise each row's cells
 ** are walked here to align the referenced values of the row. The first and last row of a
 ** block may continue in the neighbouring block, so they become fragments
-** (kv/colscan_int.h); rows between them are counted and consumed at once.
-** Not here: the sources, chunks and threads (kv/colscan.c), column evaluation and the
-** column cache (kv/colscan_eval.c).
+** (kv/colscan/colscan_int.h); rows between them are counted and consumed at once.
+** Not here: the sources, chunks and threads (kv/colscan/colscan.c), column evaluation and the
+** column cache (kv/colscan/colscan_eval.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +35,7 @@
 
 #include "kv/cache.h"
 #include "kv/coding.h"
-#include "kv/colscan_int.h"
+#include "kv/colscan/colscan_int.h"
 #include "kv/status.h"
 
 #define MAXQ 255u /* dictionary entries this walker handles */
@@ -603,7 +603,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
       if (rc) return rc;
     }
   }
-  if (pl->keyed) { /* row by row, through the row view (kv/colscan_rows.c) */
+  if (pl->keyed) { /* row by row, through the row view (kv/colscan/colscan_rows.c) */
     rc = kv_cs_view_walk(w, s, nr, n, dense, dref, inq);
     if (!rc && !none) rc = kv_cs_view_block(w, s, nr);
     if (!rc && pl->colcache) kv_cs_view_to_cache(w, s, b, nr, n);

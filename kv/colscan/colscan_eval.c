@@ -1,10 +1,10 @@
 /*
-** kv/colscan_eval.c: the evaluation half of the columnar aggregate scan (kv/colscan.h):
+** kv/colscan/colscan_eval.c: the evaluation half of the columnar aggregate scan (kv/colscan/colscan.h):
 ** predicates on encoded values (kv_cs_pass), value groups as columns (the fast path over one
 ** qualifier, compared straight from the transposed bytes; dense blocks where every row
 ** holds every referenced qualifier), handing passing rows to the consumer, and the column
-** cache that keeps a clean block's column for the next scan. kv/colscan_block.c walks the
-** block and calls these; kv/colscan_int.h has the shared structs.
+** cache that keeps a clean block's column for the next scan. kv/colscan/colscan_block.c walks the
+** block and calls these; kv/colscan/colscan_int.h has the shared structs.
 ** Not here: reading and walking blocks, fragments, threads.
 */
 #include <stdio.h>
@@ -13,7 +13,7 @@
 
 #include "kv/cache.h"
 #include "kv/coding.h"
-#include "kv/colscan_int.h"
+#include "kv/colscan/colscan_int.h"
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem) {
   return kv_sf_grow(arr, cap, n ? n : 1, elem);
@@ -233,7 +233,7 @@ int kv_cs_dense_interior(cs_worker *w, bscratch *s, uint32_t nr, const char **wh
 ** offset << 16 | hash of p), checked against the qualifier, the block's counts and p's
 ** width, so a later scan of that column reads no file and decompresses nothing. */
 typedef struct colentry {
-  uint32_t kind;            /* KV_CS_ENTRY_COLUMN (kv/colscan_rows.c keeps row views too) */
+  uint32_t kind;            /* KV_CS_ENTRY_COLUMN (kv/colscan/colscan_rows.c keeps row views too) */
   uint64_t off;             /* block offset */
   uint32_t nrows, ncells;   /* the block's counts */
   uint32_t qual_len;        /* the qualifier */
