@@ -7,7 +7,7 @@
 ** synced MANIFEST record before it takes effect.
 ** Family ids come from the MANIFEST's next_family_id and are never reused. A table's
 ** TABLEINFO file (kv/manifest.h) is written before its MANIFEST record and removed by DROP.
-** Not here: opening (kv/db_open.c), reads (kv/scan.c).
+** Not here: opening (kv/db_open.c), reads (kv/scan/scan.c).
 */
 #include <stdio.h>
 #include <stdlib.h>

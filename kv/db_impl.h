@@ -2,7 +2,7 @@
 ** kv/db_impl.h: the inside of a kv_db, shared by the files that implement kv.h:
 ** kv/db_open.c (open, close, DDL, WAL replay), kv/db_write.c (commit, group commit),
 ** kv/db_flush.c (flush), kv/db_wal.c (WAL rotation, deletion and its size bound),
-** kv/compact.c (compaction), kv/scan.c and
+** kv/compact.c (compaction), kv/scan/scan.c and
 ** kv/scan_vis.c (reads), kv/batch.c. Not a public header.
 **
 ** Locking (REQUIRES notes below refer to these):
@@ -159,7 +159,7 @@ struct kv_db {
   uint32_t cap_snaps;        /* allocated entries */
   struct kv_scan *scans;     /* open scans (doubly linked through the scans) */
   _Atomic(struct kv_scan *) scan_spare; /* a closed scan's shell kept for the next open
-                                (kv/scan.c), or NULL; freed by kv_scan_detach_all */
+                                (kv/scan/scan.c), or NULL; freed by kv_scan_detach_all */
   struct kv_cache *cache;    /* block cache shared by all store files, or NULL (disabled) */
   struct kv_cache *colcache; /* kv/colscan/colscan.c's column cache (a quarter of block_cache_size,
                                 carved out of it at open), or NULL */
@@ -339,7 +339,7 @@ uint32_t kv_db_minor_pick(const kv_fam *f, uint32_t trigger);
 ** held. */
 int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode);
 
-/* ---- scans (kv/scan.c) ---- */
+/* ---- scans (kv/scan/scan.c) ---- */
 /* Tear down every open scan at kv_close: their resources are released, and kv_scan_next
 ** gives KV_MISUSE from then on. REQUIRES: mu held. */
 void kv_scan_detach_all(kv_db *db);

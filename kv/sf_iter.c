@@ -439,7 +439,7 @@ static bool range_next(sf_iter *it, uint32_t bi) {
   const kv_cell *first = &r->index[bi].first;
   /* a block the range runs through to its end (the next block starts at or below the stop
      key, or the file's last row is below it) is loaded whole, as any scan's: decoding it
-     in part saves nothing, and a whole block gives the scan its row runs (kv/scan_run.c) */
+     in part saves nothing, and a whole block gives the scan its row runs (kv/scan/scan_run.c) */
   const uint8_t *after = bi + 1 < r->nblocks ? r->index[bi + 1].first.row : r->last_row;
   uint32_t after_len = bi + 1 < r->nblocks ? r->index[bi + 1].first.row_len : r->last_row_len;
   int c = kv_sf_bytes_cmp(after, after_len, it->stop, it->stop_len);

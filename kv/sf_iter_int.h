@@ -2,7 +2,7 @@
 ** kv/sf_iter_int.h: the state of a store-file iterator (kv/sf.h kv_sf_iter_new), shared by
 ** the two files that implement it: kv/sf_iter.c (blocks, seeks, moves, the cell-by-cell
 ** kv_iter) and kv/sf_iter_rows.c (rows taken whole, kv/sf_rows.h), and read by
-** kv/scan_run.c (row runs step the iterators of a scan's families in their blocks and take
+** kv/scan/scan_run.c (row runs step the iterators of a scan's families in their blocks and take
 ** rows with the same emit functions, kv_sfi_row_views / kv_sfi_row_vec, defined here so both
 ** inline them), by kv/sf_copy.c (compaction copies the block an iterator stands on) and by
 ** kv/sf_estimate.c (the planner's exact count of an end block's rows loads the block as a

@@ -9,7 +9,7 @@
 ** projection; a full row of a packed block (one cell of every dictionary entry) is taken by
 ** a per-block table of value offsets (full_prepare) without reading its cells. The emit
 ** functions both use (kv_sfi_row_views, kv_sfi_row_vec) are in kv/sf_iter_int.h, shared
-** with the row runs of kv/scan_run.c.
+** with the row runs of kv/scan/scan_run.c.
 ** Not here: loading blocks, seeks and the cell-by-cell moves (kv/sf_iter.c).
 */
 #include "kv/sf_iter_int.h"

@@ -1,7 +1,7 @@
 /*
-** kv/sf_reuse.h: read-path helpers kv/scan.c uses beyond kv/sf.h: recycling store file
+** kv/sf_reuse.h: read-path helpers kv/scan/scan.c uses beyond kv/sf.h: recycling store file
 ** iterators (kv/sf_iter.c) from one scan to the next, so a point lookup that opens a scan
-** per call does not allocate an iterator and its buffers each time (kv/scan.c keeps the
+** per call does not allocate an iterator and its buffers each time (kv/scan/scan.c keeps the
 ** iterators of a closed scan with the scan's shell).
 ** Not here: the iterator itself (kv/sf.h).
 */

@@ -1,7 +1,7 @@
 /*
 ** kv/sf_rows.h: handing a store file's rows to a scan straight from the compact block, a
 ** row at a time, instead of a cell at a time through the iterator, the per-family merge and
-** the visibility rules (the block-at-a-time row path of kv/scan.c).
+** the visibility rules (the block-at-a-time row path of kv/scan/scan.c).
 **
 ** A store-file iterator (kv/sf_iter.c) that a scan enabled with kv_sf_iter_fast_rows can
 ** hand out the row it is positioned on as kv_cell_views whose qualifiers and values point
@@ -17,7 +17,7 @@
 ** kv_sf_iter_take_vec is the same hand-out in the form of a kv_value_vector: each kept
 ** cell's value at its qualifier's place in the projection, no view written.
 **
-** What this does not do: choose between the fast and the cell path (kv/scan.c does, per row
+** What this does not do: choose between the fast and the cell path (kv/scan/scan.c does, per row
 ** and family), apply tombstones or versions (a block that needs them is not simple), or
 ** reverse moves.
 */
@@ -116,7 +116,7 @@ bool kv_scan_fast_rows(void);
 void kv_scan_set_value_vectors(bool on);
 /* Whether it is on. */
 bool kv_scan_value_vectors(void);
-/* Process-wide switch of row runs (kv/scan_run.c; on by default), read when a run would be
+/* Process-wide switch of row runs (kv/scan/scan_run.c; on by default), read when a run would be
 ** set up: when off, every row takes the present path. Tests compare the two. Not for
 ** production use. */
 void kv_scan_set_row_runs(bool on);

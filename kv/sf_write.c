@@ -321,7 +321,7 @@ static int prev_cmp(const kv_sf_writer *w, const kv_cell *c, int *new_row, int *
 }
 
 /* Blocks end at a row's end (a row in one block is read whole from it: a point read loads
-** one block, a row run (kv/scan_run.c) goes on to the block's last row): a block is closed
+** one block, a row run (kv/scan/scan_run.c) goes on to the block's last row): a block is closed
 ** once its estimate reaches block_size at a row's end, and inside a row only at this
 ** larger size, so a row of more than about twice block_size still spans blocks. */
 static size_t row_cut(const kv_sf_writer *w) { return (size_t)w->block_size * 2; }

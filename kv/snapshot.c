@@ -4,7 +4,7 @@
 ** sequence number: a scan at it sees the commits numbered up to it. Acquiring one pins it in
 ** db->snaps under db->mu so a compaction does not drop versions that snapshot still reads.
 **
-** Not here: reading at a snapshot (kv/scan.c, kv/scan_vis.c), compaction's use of the oldest
+** Not here: reading at a snapshot (kv/scan/scan.c, kv/scan_vis.c), compaction's use of the oldest
 ** one (kv/compact.c).
 */
 #include <pthread.h>

@@ -6,7 +6,7 @@
 ** The rules are kv_scan_options' (kv/kv.h): a NULL bound is open, a range's bounds are
 ** inclusive or not as flagged, and a skip scan's suffix range i for prefix p is
 ** [p + start_i, p + end_i) after normalization, which for a key beginning with p is the key's
-** bytes after p compared with the bounds (kv/scan_skip.c builds the same ranges to seek).
+** bytes after p compared with the bounds (kv/scan/scan_skip.c builds the same ranges to seek).
 ** When a block is ruled out, kv_cs_next_block finds the next block that may match with a
 ** binary search over the file's index (a skip scan over a large table seeks rather than
 ** testing every block).

@@ -1,6 +1,6 @@
 /*
 ** tests/exec/test_break_fast_midscan.c: the fast range-scan paths of this session (kv row
-** runs, kv/scan_run.c; exec's PH_FAST loop and exec_step shortcut; rowan_column_values)
+** runs, kv/scan/scan_run.c; exec's PH_FAST loop and exec_step shortcut; rowan_column_values)
 ** against the paths they replace, with the connection doing other things while a SELECT
 ** is between two rows. One seeded scenario is played four times on fresh in-memory
 ** databases, each time with other kv switches (kv/sf_rows.h): row runs on (all fast paths),

@@ -235,7 +235,7 @@ static void damaged_blocks_cached_reads(void **state) {
 /* A damage (seed 47743612340, damage 297) that left a block's rows out of order: a reverse
 ** skip scan's seek below a range's end found a row above it, which the scan took as the
 ** next bound and found again at every step (over 100 rows from 6 one-row ranges, without
-** end). The scan now reports the block as corrupt (kv/scan.c prev_row). */
+** end). The scan now reports the block as corrupt (kv/scan/scan.c prev_row). */
 static void reverse_scan_rows_out_of_order(void **state) {
   (void)state;
   run_damage("reverse_scan_rows_out_of_order", KV_BLOCK_CACHE_OFF, 47743612340ull);

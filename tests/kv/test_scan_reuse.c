@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_scan_reuse.c: a scan opened on the shell of an earlier, differently shaped
-** scan (kv/scan.c keeps one closed scan per store, with its buffers and parked store-file
+** scan (kv/scan/scan.c keeps one closed scan per store, with its buffers and parked store-file
 ** iterators) hands out exactly what a scan on a fresh shell hands out. Random data in three
 ** families (several versions, every tombstone kind, TTL, rows in store files, in frozen and
 ** active memstores), random scan shapes (families, projections, ranges, skip scans, reverse,

@@ -1,6 +1,6 @@
 /*
-** kv/scan_open.c: opening, closing and recycling scans and point reads (kv_scan_open,
-** kv_scan_close, kv_get, kv_scan_detach_all); reading rows is kv/scan.c's.
+** kv/scan/scan_open.c: opening, closing and recycling scans and point reads (kv_scan_open,
+** kv_scan_close, kv_get, kv_scan_detach_all); reading rows is kv/scan/scan.c's.
 **
 ** A scan takes, under db->mu, references to the memstores and store files of the families
 ** it reads (and of no other family), then reads without locks. Ranges are normalized at open
@@ -17,13 +17,13 @@
 ** into a private memstore with sequence numbers snapshot+1, snapshot+2, ... in batch order,
 ** which becomes one more source of the family; the visibility snapshot is raised past them,
 ** and cells of the other sources above the real snapshot are dropped before the visibility
-** rules see them (kv/scan.c), so later commits stay invisible while the overlay is seen.
+** rules see them (kv/scan/scan.c), so later commits stay invisible while the overlay is seen.
 **
 ** Store files are chosen at open by the key ranges (file_overlaps) and by time
 ** (file_in_time: the trailer's timestamps against the time range and as_of; docs/KV_TIME.md).
 */
 #include "kv/coding.h"
-#include "kv/scan_int.h"
+#include "kv/scan/scan_int.h"
 
 /* ---- open / close --------------------------------------------------------------------- */
 
@@ -320,7 +320,7 @@ static int load_overlay(kv_scan *s, const kv_batch *cb, int64_t now) {
 }
 
 /* Open a scan (kv_get's too: its one-row range lets the first kv_scan_next leave out the
-** files whose bloom filter rules the row out, kv/scan.c merge_seek). */
+** files whose bloom filter rules the row out, kv/scan/scan.c merge_seek). */
 static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
   if (!out) return kv_error(KV_MISUSE, "kv_scan_open: NULL out");
   *out = NULL;
@@ -413,7 +413,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
   }
   s->cur_range = s->reverse ? (int)s->n_ranges - 1 : 0;
   /* a skip scan by prefix: the one whole range above chose the files; its ranges are made
-     prefix by prefix from the first next (kv/scan_skip.c) */
+     prefix by prefix from the first next (kv/scan/scan_skip.c) */
 
   bool need_now = o->overlay != NULL; /* the clock: for TTL and the overlay's KV_TS_NOW */
   pthread_mutex_lock(&db->mu);

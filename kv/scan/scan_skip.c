@@ -1,10 +1,10 @@
 /*
-** kv/scan_skip.c: the skip scan by prefix (kv.h kv_skip_prefix): normalizing its suffix
+** kv/scan/scan_skip.c: the skip scan by prefix (kv.h kv_skip_prefix): normalizing its suffix
 ** ranges at open, making the ranges of each prefix found, and kv_scan_prefixes (the
 ** planner's count of distinct prefixes). The probe itself (seeking every family and taking
-** the smallest row key) is kv/scan.c's, next to the merge it uses; reading the ranges made
-** here is the ordinary forward range path (kv/scan.c next_forward, row runs of
-** kv/scan_run.c stop at their ends as at any range's).
+** the smallest row key) is kv/scan/scan.c's, next to the merge it uses; reading the ranges made
+** here is the ordinary forward range path (kv/scan/scan.c next_forward, row runs of
+** kv/scan/scan_run.c stop at their ends as at any range's).
 **
 ** Suffix ranges are normalized like kv_scan_options.ranges: half-open [start, end) byte
 ** strings, an exclusive start or inclusive end turned into its successor (the bytes and a
@@ -16,7 +16,7 @@
 ** Not here: reverse scans (refused at open), SQL (the prefix length is the caller's).
 */
 #include "kv/cell.h"
-#include "kv/scan_int.h"
+#include "kv/scan/scan_int.h"
 
 /* Copy the scan's normalized ranges (s->ranges, which the prefixes' ranges overwrite) into
 ** s->outer. */

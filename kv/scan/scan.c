@@ -1,6 +1,6 @@
 /*
-** kv/scan.c: reading a scan's rows (kv_scan_next, kv_scan_get_metrics); opening, closing
-** and recycling scans and point reads are kv/scan_open.c's, the shared state kv/scan_int.h.
+** kv/scan/scan.c: reading a scan's rows (kv_scan_next, kv_scan_get_metrics); opening, closing
+** and recycling scans and point reads are kv/scan/scan_open.c's, the shared state kv/scan/scan_int.h.
 ** Snapshots (the sequence numbers a scan reads at) are kv/snapshot.c's.
 **
 ** Per family the sources are merged by a small linear merge (a family has few sources: the
@@ -23,15 +23,15 @@
 ** until the next kv_scan_next moves it on (apply_pending). Anything else takes the cell path
 ** at the same snapshot. kv_scan_set_fast_rows turns it off (tests compare the two). After a
 ** row taken whole from every family that had it, the next rows of the same blocks may come
-** as a row run (kv/scan_run.c), straight from the blocks; where a run ends, this file's path
-** goes on from the row it left the sources on. A skip scan by prefix (kv/scan_skip.c) makes
+** as a row run (kv/scan/scan_run.c), straight from the blocks; where a run ends, this file's path
+** goes on from the row it left the sources on. A skip scan by prefix (kv/scan/scan_skip.c) makes
 ** its ranges prefix by prefix: when they are done, kv_scan_skip_probe seeks the next prefix.
-** Overlay cells (kv/scan_open.c) are one more memstore source whose sequence numbers lie
+** Overlay cells (kv/scan/scan_open.c) are one more memstore source whose sequence numbers lie
 ** above the snapshot; cells of the other sources above the real snapshot are dropped before
 ** the visibility rules see them.
 ** Not here: tombstone rules (kv/scan_vis.c), store-file decoding (kv/sf*.c).
 */
-#include "kv/scan_int.h"
+#include "kv/scan/scan_int.h"
 #include "kv/sf_cblock.h"
 #include "kv/trace.h"
 
@@ -437,7 +437,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
     int irc = check_interrupt(s);
     if (irc) return irc;
     if (s->pend_mask) {
-      /* the row was taken whole: the next ones may come as a row run (kv/scan_run.c),
+      /* the row was taken whole: the next ones may come as a row run (kv/scan/scan_run.c),
          straight from the blocks; when the run ends, the sources are where this row
          left them */
       if (!s->run_n) {
@@ -450,7 +450,7 @@ static int next_forward(kv_scan *s, kv_row *row) {
     }
     if (s->cur_range >= (int)s->n_ranges) {
       if (!s->skip) return KV_ERR_NOTFOUND;
-      int rc = kv_scan_skip_probe(s); /* the next prefix's ranges (kv/scan_skip.c) */
+      int rc = kv_scan_skip_probe(s); /* the next prefix's ranges (kv/scan/scan_skip.c) */
       if (rc) return rc;
       continue;
     }

@@ -1,8 +1,8 @@
 /*
-** kv/scan_int.h: the state of a scan (kv_scan) shared by the files that implement it:
-** kv/scan.c reads rows (the per-family merge, row assembly, the fast row path of
-** kv/sf_rows.h, forward and reverse), kv/scan_open.c opens, closes and recycles scans and
-** point reads, kv/scan_run.c hands out row runs (the steady state of a forward scan over
+** kv/scan/scan_int.h: the state of a scan (kv_scan) shared by the files that implement it:
+** kv/scan/scan.c reads rows (the per-family merge, row assembly, the fast row path of
+** kv/sf_rows.h, forward and reverse), kv/scan/scan_open.c opens, closes and recycles scans and
+** point reads, kv/scan/scan_run.c hands out row runs (the steady state of a forward scan over
 ** store-file blocks). Not part of kv/'s contract: only those three files include it.
 */
 #ifndef ROWAN_KV_SCAN_INT_H
@@ -54,7 +54,7 @@ typedef struct fscan {
   kv_vis vis;                   /* visibility state and parameters */
 } fscan;
 
-/* One family of a row run (kv/scan_run.c). */
+/* One family of a row run (kv/scan/scan_run.c). */
 typedef struct kv_run_fam {
   struct sf_iter *it;           /* the family's store-file iterator, on the last row taken */
   fscan *f;                     /* the family */
@@ -119,7 +119,7 @@ struct kv_scan {
   uint64_t vec_rows;            /* of them, as value vectors (added to a process-wide count
                                    at close: kv_scan_vector_rows) */
   uint8_t *kept_row;            /* a detached scan's last row's bytes (kv_scan_keep_row) */
-  kv_run_fam run[KV_SCAN_MAX_FAMILIES]; /* the families of the row run (kv/scan_run.c) */
+  kv_run_fam run[KV_SCAN_MAX_FAMILIES]; /* the families of the row run (kv/scan/scan_run.c) */
   uint32_t run_n;               /* entries in run; 0 = no run set up */
   const uint8_t *run_stop;      /* the run's exclusive bound (the range end, or the next row
                                    of a source outside the run), NULL = none */
@@ -130,7 +130,7 @@ struct kv_scan {
   uint32_t run_wait;            /* rows to take the present path for before trying a run */
   uint64_t run_rows;            /* rows handed out by row runs (added to a process-wide
                                    count at close: kv_scan_run_rows) */
-  /* skip scan by prefix (kv_scan_options.skip_prefix, kv/scan_skip.c): ranges holds the
+  /* skip scan by prefix (kv_scan_options.skip_prefix, kv/scan/scan_skip.c): ranges holds the
      ranges of the current prefix, made when the previous ones are done */
   bool skip;                    /* the ranges are made per prefix found */
   bool skip_done;               /* no key after the current prefix: no more probes */
@@ -156,7 +156,7 @@ struct kv_scan {
   size_t xr_cap;                /* entries allocated in xr */
 };
 
-/* Skip scan by prefix (kv/scan_skip.c). At open: copy and normalize sp's suffix ranges into
+/* Skip scan by prefix (kv/scan/scan_skip.c). At open: copy and normalize sp's suffix ranges into
 ** s (s->skip set), and the scan's own ranges (already normalized in s->ranges) into
 ** s->outer; KV_ERR_INVALID (reverse, no prefix_len, suffixes unsorted or overlapping),
 ** KV_ERR_TOOBIG, KV_ERR_NOMEM. */
@@ -165,7 +165,7 @@ int kv_scan_skip_setup(kv_scan *s, const kv_skip_prefix *sp, uint32_t n_ranges);
 ** s->ranges the prefix's non-empty ranges (cur_range 0), set the next probe (or skip_done).
 ** KV_OK, KV_ERR_INVALID (prefix_len refused the key), KV_ERR_NOMEM. */
 int kv_scan_skip_ranges(kv_scan *s, const uint8_t *row, uint32_t row_len);
-/* Find the next prefix (kv/scan.c): seek every family (only the existence family when
+/* Find the next prefix (kv/scan/scan.c): seek every family (only the existence family when
 ** there is one) to the probe, then
 ** kv_scan_skip_ranges. KV_OK, KV_ERR_NOTFOUND (no more prefixes) or an error. */
 int kv_scan_skip_probe(kv_scan *s);
@@ -185,7 +185,7 @@ void kv_scan_count_vectors(kv_scan *s);
 ** KV_ERR_NOMEM (message set). */
 int kv_scan_views_room(kv_scan *s, size_t need);
 
-/* Set up a row run (kv/scan_run.c) after a forward scan handed out a row taken whole from
+/* Set up a row run (kv/scan/scan_run.c) after a forward scan handed out a row taken whole from
 ** store-file blocks (s->pend_mask): s->run_n > 0 when the next rows may come from
 ** kv_scan_run_next. KV_OK (a run or not), or KV_ERR_NOMEM. */
 int kv_scan_run_begin(kv_scan *s);

@@ -1,10 +1,10 @@
 /*
-** kv/scan_run.c: row runs, the steady state of a forward scan over store-file blocks.
+** kv/scan/scan_run.c: row runs, the steady state of a forward scan over store-file blocks.
 **
 ** Once a forward scan has handed out a row taken whole (kv/sf_rows.h) from every family that
 ** had it, each such family standing on that row in a simple block of its one store file,
 ** the rows after it usually come the same way: the next row of each block, the same key in
-** every family. kv_scan_run_begin checks once what the present path (kv/scan.c: apply_pending,
+** every family. kv_scan_run_begin checks once what the present path (kv/scan/scan.c: apply_pending,
 ** the merge, take_row, takeable) would check per row and what stays true while the families
 ** stay in their blocks: the blocks are simple for the scan (fast_ok), the row after the
 ** last one a run may take (rend: a block's last row when it continues in the next block is
@@ -22,7 +22,7 @@
 ** A run ends, leaving the scan exactly as the last row taken left it, before a row that it
 ** cannot take as the present path would: past a block's end or its last row that continues
 ** in the next block, a family whose next row has another key or no cell the projection
-** keeps, a key at or past run_stop. The present path (kv/scan.c) then goes on from there,
+** keeps, a key at or past run_stop. The present path (kv/scan/scan.c) then goes on from there,
 ** and sets up the next run after the next row it takes whole. Not here: reverse scans,
 ** single-row ranges with the existence family deferred, memstore rows (none of them runs).
 ** Rows decoded in part (a short range over an uncached block) run as a whole block's do.
@@ -30,7 +30,7 @@
 ** disagree on every row does not pay a setup per row). kv_scan_set_row_runs turns runs off
 ** (tests compare the two paths); kv_scan_run_rows counts the rows they handed out.
 */
-#include "kv/scan_int.h"
+#include "kv/scan/scan_int.h"
 #include "kv/sf_iter_int.h"
 
 static atomic_bool row_runs = true; /* kv_scan_set_row_runs */
