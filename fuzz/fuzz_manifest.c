@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kv/env_mem.h"
-#include "kv/manifest.h"
+#include "kv/db/manifest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -219,7 +219,7 @@ void kv_options_init(kv_options *opts);
 ** the log, never a store showing part of a transaction (docs/KV_VIEWS.md "The log-behind-
 ** MANIFEST check").
 ** With opts->read_only the open is a reader beside a writer (RocksDB's secondary instance,
-** SQLite's WAL reader; kv/db_follow.c): no LOCK is taken and nothing is written, so it
+** SQLite's WAL reader; kv/db/db_follow.c): no LOCK is taken and nothing is written, so it
 ** works while another process (or another handle of this one) holds the store open for
 ** writing, and without write permission on the store's directory and files. It sees the
 ** store as of its open: the MANIFEST, the store files it names, and the WAL replayed into
@@ -716,7 +716,7 @@ int kv_compact(kv_db *db, const char *table, bool major);
 ** merged one by one: the files differ, the cells they hold do not (tests compare both). */
 void kv_compact_set_block_copy(bool on);
 
-/* Online backup (RocksDB's Checkpoint; kv/backup.c): copy the store, while writes go on,
+/* Online backup (RocksDB's Checkpoint; kv/db/backup.c): copy the store, while writes go on,
 ** into directory `dir` (created if missing; it must be empty), as a store that kv_open
 ** opens with every commit that had returned before the call and nothing of a commit begun
 ** after it, each whole. The writer role is held only while the state is noted (commits

@@ -7,7 +7,7 @@
 ** rows: from the iterator's decoded block for the block it stands on, else from the header,
 ** dictionary, rows and cells streams alone (kv_sf_block_head; for a sectioned block only
 ** section 0 is decompressed), checked against the block index (counts, first row).
-** Not here: choosing what to copy against the other inputs (kv/compact.c), the writer's
+** Not here: choosing what to copy against the other inputs (kv/db/compact.c), the writer's
 ** index and bloom filter (kv/sf_write.c).
 */
 #include "kv/sf_copy.h"

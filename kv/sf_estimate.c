@@ -15,7 +15,7 @@
 ** Bytes are the blocks' on-disk bytes, each block counted whole (a scan reads a block
 ** whole, even to find that the range ends in it), or, for a scan that stops after `limit`
 ** rows, only the blocks up to the one that holds its limit-th row in scan order.
-** Not here: adding up files and memstores (kv/db_estimate.c), iteration (kv/sf_iter.c).
+** Not here: adding up files and memstores (kv/db/db_estimate.c), iteration (kv/sf_iter.c).
 */
 #include "kv/sf_iter_int.h"
 

@@ -116,7 +116,7 @@ static bool fast_prepare(sf_iter *it) {
   const kv_sf_rowcond *c = &it->fc;
   it->fast_bi = it->bi;
   it->fast_ok = false;
-  /* the tests kv/scan_vis.c would make of the block's oldest and newest cells: the TTL
+  /* the tests kv/db/db_vis.c would make of the block's oldest and newest cells: the TTL
      test falls with the timestamp, the time range holds both ends */
   if (!b->one_put_per_col || b->max_seq > c->snapshot || c->versions < 1 ||
       c->max_versions < 1 || (c->ttl_ms > 0 && c->now_ms - b->min_ts >= c->ttl_ms) ||

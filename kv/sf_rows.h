@@ -10,7 +10,7 @@
 ** decoded), every sequence number at or below the scan's snapshot, no timestamp expired by
 ** the family's TTL or outside the scan's time range (the block's ranges against the
 ** conditions below). Then every cell of the row that the projection keeps is a visible
-** version and the only one of its column: the visibility rules of kv/scan_vis.c would hand
+** version and the only one of its column: the visibility rules of kv/db/db_vis.c would hand
 ** it out unchanged. A row that continues into the next block is never handed out this way.
 ** The caller must know that no other source of the family has a cell in that row.
 **
@@ -28,7 +28,7 @@
 #include <stdint.h>
 #include "kv/iter.h"
 
-/* The scan's visibility parameters for one family, as kv/scan_vis.c applies them. */
+/* The scan's visibility parameters for one family, as kv/db/db_vis.c applies them. */
 typedef struct kv_sf_rowcond {
   uint64_t snapshot;   /* the scan's snapshot: a block with a newer cell is not simple */
   int64_t ttl_ms;      /* the family's TTL in ms, 0 = forever */

@@ -20,9 +20,9 @@
 #include "kv/backend.h"
 #include "kv/cell.h"
 #include "kv/coding.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
-#include "kv/wal.h"
+#include "kv/db/wal.h"
 
 /* Plain writes hold it shared, check-and-write exclusive (every local backend of the
 ** process: they are rare, and the lock is never held across anything but one commit). */

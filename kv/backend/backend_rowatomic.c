@@ -25,7 +25,7 @@
 ** The family-to-table map behind the grouping is built from kv's public calls and dropped
 ** at every DDL through this backend; DDL made on the same store by another backend while
 ** this one is open is not seen (one session per store in the tests). The commit clock is
-** the one place that reads the store's internals (kv/db_impl.h: its env's clock and last
+** the one place that reads the store's internals (kv/db/db_impl.h: its env's clock and last
 ** commit time under its mutex), as kv/backend/backend_local.c reads them.
 **
 ** Not here: the local store, the filter expression (kv/backend/backend_filter.c), what the SQL layer
@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "kv/coding.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 typedef struct rw_snap {

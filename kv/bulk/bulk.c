@@ -20,7 +20,7 @@
 **     then under the writer role each family's store file is written and all are named in
 **     one MANIFEST record (kv/bulk/bulk_write.c).
 ** Not here: sorting, resolving and merging (kv/bulk/bulk_sort.c); the store file format
-** (kv/sf_*.c); flush and compaction (kv/db_flush.c, kv/compact.c), which treat a
+** (kv/sf_*.c); flush and compaction (kv/db/db_flush.c, kv/db/compact.c), which treat a
 ** bulk-loaded file like any other.
 */
 #include <stdio.h>
@@ -29,7 +29,7 @@
 
 #include "kv/bulk/bulk_int.h"
 #include "kv/coding.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 #define MIN_RUN_BYTES 4096u           /* smallest run_bytes accepted */
@@ -791,7 +791,7 @@ int kv_bulk_begin(kv_db *db, const kv_bulk_options *opts, kv_bulk **out) {
   b->fault = opts ? opts->fault : NULL;
   b->fault_arg = opts ? opts->fault_arg : NULL;
   b->interrupt = opts ? opts->interrupt : NULL;
-  /* As a commit's time (kv/db_write.c): never older than the last commit's, so the load's
+  /* As a commit's time (kv/db/db_write.c): never older than the last commit's, so the load's
   ** cells are not older than anything committed before it even if the clock stepped back */
   b->now = db->env->now_ms(db->env);
   pthread_mutex_lock(&db->mu);

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "kv/bulk/bulk_int.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/iter.h"
 #include "kv/status.h"
 

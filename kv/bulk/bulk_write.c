@@ -32,7 +32,7 @@
 #include <string.h>
 
 #include "kv/bulk/bulk_int.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 /* ---- the worker ------------------------------------------------------------------------- */
@@ -525,7 +525,7 @@ static int install(kv_bulk *b, outf *o, uint64_t seq) {
     if (rc) kv_db_set_bg_error(db, rc, "bulk load: out of memory publishing the files");
     /* A load that kept no cell names no file and takes no sequence number: a sequence
     ** number that no WAL record and no MANIFEST record holds would look to a reader beside
-    ** the writer (kv/db_follow.c) like a commit it has not seen yet. */
+    ** the writer (kv/db/db_follow.c) like a commit it has not seen yet. */
     if (n) atomic_store_explicit(&db->last_seq, seq, memory_order_release);
     pthread_cond_signal(&db->bg_cv); /* a family may have reached compaction_trigger */
   }

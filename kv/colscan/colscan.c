@@ -16,7 +16,7 @@
 
 #include "kv/cache.h"
 #include "kv/colscan/colscan_int.h"
-#include "kv/memstore.h"
+#include "kv/db/memstore.h"
 #include "kv/status.h"
 #include "kv/trace.h"
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #include "kv/colscan/colscan.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/sf_int.h"
 
 enum { CF_NONE = 0, CF_ROW = 1, CF_FALLBACK = 2 }; /* fragment kinds */

@@ -29,11 +29,11 @@
 #include <string.h>
 
 #include "kv/coding.h"
-#include "kv/manifest.h"
-#include "kv/memstore.h"
+#include "kv/db/manifest.h"
+#include "kv/db/memstore.h"
 #include "kv/salvage/salvage_int.h"
 #include "kv/status.h"
-#include "kv/wal.h"
+#include "kv/db/wal.h"
 
 #define PATH_CAP 4096
 #define MEM_LIMIT ((size_t)256 << 20) /* WAL cells held before they are written out */

@@ -1,7 +1,7 @@
 /*
 ** kv/scan/scan.c: reading a scan's rows (kv_scan_next, kv_scan_get_metrics); opening, closing
 ** and recycling scans and point reads are kv/scan/scan_open.c's, the shared state kv/scan/scan_int.h.
-** Snapshots (the sequence numbers a scan reads at) are kv/snapshot.c's.
+** Snapshots (the sequence numbers a scan reads at) are kv/db/snapshot.c's.
 **
 ** Per family the sources are merged by a small linear merge (a family has few sources: the
 ** memstore, the frozen ones waiting for the background flush and a handful of store files).
@@ -9,7 +9,7 @@
 ** is a plain comparison.
 **
 ** Forward: seek every family to the range start, take the smallest row key among them,
-** feed that row's cells of each family through kv/scan_vis.c, then the projection, the
+** feed that row's cells of each family through kv/db/db_vis.c, then the projection, the
 ** filter and the limit. Reverse: with an exclusive upper bound U (the range end, then the
 ** last row handed out), seek_for_prev every source to the first possible cell of U to find
 ** the previous row, then read that row forward like a forward scan. Rows are handed out in
@@ -29,7 +29,7 @@
 ** Overlay cells (kv/scan/scan_open.c) are one more memstore source whose sequence numbers lie
 ** above the snapshot; cells of the other sources above the real snapshot are dropped before
 ** the visibility rules see them.
-** Not here: tombstone rules (kv/scan_vis.c), store-file decoding (kv/sf*.c).
+** Not here: tombstone rules (kv/db/db_vis.c), store-file decoding (kv/sf*.c).
 */
 #include "kv/scan/scan_int.h"
 #include "kv/sf_cblock.h"

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/sf_reuse.h"
 #include "kv/sf_rows.h"
 #include "kv/status.h"

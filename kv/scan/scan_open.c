@@ -293,7 +293,7 @@ static bool file_in_time(const fscan *f, kv_sfh *h, bool per_row) {
   return !(per_row && p->min_ts >= f->vis.ts_max);
 }
 
-/* The overlay's operations on the scan's families: the batch's overlay index (kv/batch.c,
+/* The overlay's operations on the scan's families: the batch's overlay index (kv/db/batch.c,
 ** caught up here, KV_TS_NOW as `now`) gives a memstore per family, which the scan reads as
 ** one more memstore kid (its own reference). The families' visibility snapshot goes up to
 ** the batch's last op as of now: ops the batch gets later (the transaction writes on while

@@ -28,7 +28,7 @@
 #include <cmocka.h>
 
 #include "kv/env_mem.h"
-#include "kv/manifest.h"
+#include "kv/db/manifest.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_api.h"

@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "kv/colscan/colscan.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "kv/sf_int.h"

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "kv/sf_int.h"

@@ -20,7 +20,7 @@
 #include <xxhash.h>
 
 #include "kv/coding.h"
-#include "kv/db_impl.h" /* kv_batch_payload */
+#include "kv/db/db_impl.h" /* kv_batch_payload */
 #include "kv/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"

@@ -27,7 +27,7 @@
 
 #include "kv/env_mem.h"
 #include "kv/kv.h"
-#include "kv/manifest.h"
+#include "kv/db/manifest.h"
 
 typedef struct fams { uint32_t a, c; } fams;
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "kv/env_mem.h"
-#include "kv/manifest.h"
+#include "kv/db/manifest.h"
 #include "testutil.h"
 
 /* ---- helpers ---- */

@@ -29,7 +29,7 @@
 
 #include "kv/env_mem.h"
 #include "kv/kv.h"
-#include "kv/manifest.h"
+#include "kv/db/manifest.h"
 #include "kv/salvage/salvage.h"
 #include "kv/sf_int.h"
 #include "testutil.h"

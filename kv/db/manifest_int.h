@@ -1,7 +1,7 @@
 /*
-** kv/manifest_int.h: the MANIFEST's record framing and table codec, shared by kv/manifest.c
+** kv/db/manifest_int.h: the MANIFEST's record framing and table codec, shared by kv/db/manifest.c
 ** (the log: replay, appends, rewrites, the reading of a store another process writes) and
-** kv/manifest_salvage.c (the salvage reading of a damaged log, TABLEINFO files). Byte
+** kv/db/manifest_salvage.c (the salvage reading of a damaged log, TABLEINFO files). Byte
 ** formats in docs/FORMAT.md "MANIFEST". Not a public header.
 */
 #ifndef ROWAN_KV_MANIFEST_INT_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv/manifest.h"
+#include "kv/db/manifest.h"
 
 #define KV_MF_REC_HEADER 16u          /* bytes of a record's frame before its payload */
 #define KV_MF_MAGIC "ROWANMF1"        /* the header record's first 8 bytes */

@@ -1,5 +1,5 @@
 /*
-** kv/wal.h: the write-ahead log. One WAL per store, as numbered segment files
+** kv/db/wal.h: the write-ahead log. One WAL per store, as numbered segment files
 ** (wal-<number>.log). Each committed batch is one record: a 32-byte header (payload length,
 ** a check of that length, XXH3-64 checksum, first sequence number, commit time) and the
 ** encoded batch. Replay reads records in order; a torn
@@ -63,7 +63,7 @@ int kv_wal_replay_ex(kv_env *env, const char *dir, uint64_t number, int is_last,
                      kv_wal_record_fn fn, void *ctx, uint64_t *dropped);
 
 /* Read segment file f (opened KV_OPEN_READ; path for messages) from byte `start` on, as a
-** reader beside the store's writer does (kv/db_follow.c): nothing is written, truncated or
+** reader beside the store's writer does (kv/db/db_follow.c): nothing is written, truncated or
 ** synced. Each whole, checked record goes to fn; fn may return KV_WAL_STOP to stop before
 ** that record (it is not consumed). With is_last (the newest segment, which the writer may
 ** be appending to) a record cut short or unchecked at the end is not yet written: the

@@ -1,19 +1,19 @@
 /*
-** kv/db_ddl.c: tables and column families (kv_create_table, kv_drop_table, kv_family_id,
+** kv/db/db_ddl.c: tables and column families (kv_create_table, kv_drop_table, kv_family_id,
 ** kv_alter_table, kv_table_families, kv_table_count, kv_table_name, kv_family_info,
 ** kv_family_set_dropped_qualifiers), the planner's statistics (kv_family_get_stats; the
-** estimates of a range are kv/db_estimate.c) and block listing (kv_family_blocks).
+** estimates of a range are kv/db/db_estimate.c) and block listing (kv_family_blocks).
 ** DDL takes the writer role, so it never races a commit, flush or compaction, and is one
 ** synced MANIFEST record before it takes effect.
 ** Family ids come from the MANIFEST's next_family_id and are never reused. A table's
-** TABLEINFO file (kv/manifest.h) is written before its MANIFEST record and removed by DROP.
-** Not here: opening (kv/db_open.c), reads (kv/scan/scan.c).
+** TABLEINFO file (kv/db/manifest.h) is written before its MANIFEST record and removed by DROP.
+** Not here: opening (kv/db/db_open.c), reads (kv/scan/scan.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/sf_int.h"
 #include "kv/status.h"
 

@@ -1,11 +1,11 @@
 /*
-** kv/db_bg.c: the background thread that flushes frozen memstores and compacts store
+** kv/db/db_bg.c: the background thread that flushes frozen memstores and compacts store
 ** files, and the two synchronous entry points that hand it work and wait (kv_flush,
 ** kv_compact).
 **
 ** One thread per writable store, started by kv_open and joined by kv_close. Under db->mu it
 ** picks one job at a time: the oldest frozen memstore of any family first (flushes free
-** memory writers may be waiting for), then the WAL trim a commit asked for (kv/db_wal.c:
+** memory writers may be waiting for), then the WAL trim a commit asked for (kv/db/db_wal.c:
 ** record in the MANIFEST that the oldest segments are no longer needed, delete them), then
 ** a compaction: one kv_compact asked for, or a
 ** minor compaction of a family that reached compaction_trigger store files. It runs the job
@@ -13,13 +13,13 @@
 ** state (a failed job sets it; the frozen memstores stay readable and the WAL keeps their
 ** ops), while DDL pauses it, or once kv_close asked it to stop (the running job finishes;
 ** frozen memstores left are replayed from the WAL at the next open).
-** Not here: what a flush (kv/db_flush.c) or a compaction (kv/compact.c) does.
+** Not here: what a flush (kv/db/db_flush.c) or a compaction (kv/db/compact.c) does.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 /* A family with work for the thread, and whether it is a flush. REQUIRES: mu. */

@@ -1,5 +1,5 @@
 /*
-** kv/backup.c: the online backup (kv_backup): a consistent copy of a live store in another
+** kv/db/backup.c: the online backup (kv_backup): a consistent copy of a live store in another
 ** directory while writes go on, as RocksDB's Checkpoint makes one (and SQLite's online
 ** backup API for its database file).
 **
@@ -21,13 +21,13 @@
 ** each whole, and none that began after (a commit in flight then waits for the role). A
 ** copy cut short (a failure, a crash) has no MANIFEST and is not a store; a failure removes
 ** what it wrote.
-** Not here: what a reader beside the writer does (kv/db_follow.c).
+** Not here: what a reader beside the writer does (kv/db/db_follow.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */

@@ -1,8 +1,8 @@
 /*
-** kv/qualset.c: the sorted qualifier set of kv/qualset.h (the qualifiers a major
-** compaction drops). Not here: where the sets live (kv_fam) or are used (kv/compact.c).
+** kv/db/qualset.c: the sorted qualifier set of kv/db/qualset.h (the qualifiers a major
+** compaction drops). Not here: where the sets live (kv_fam) or are used (kv/db/compact.c).
 */
-#include "kv/qualset.h"
+#include "kv/db/qualset.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /*
-** kv/wal.c: the write-ahead log (kv/wal.h): appending records to a segment in the three
+** kv/db/wal.c: the write-ahead log (kv/db/wal.h): appending records to a segment in the three
 ** sync modes, replaying a segment with torn-tail handling, and decoding batch ops.
 ** docs/FORMAT.md, "WAL" gives every byte.
 **
@@ -12,7 +12,7 @@
 ** All integers little-endian. The length has its own check so that a damaged length in the
 ** middle of a segment is reported as corruption instead of looking like a torn tail.
 **
-** The payload is written in the record form (kv/wal.h): an op leaves out the family id, row
+** The payload is written in the record form (kv/db/wal.h): an op leaves out the family id, row
 ** key or timestamp it shares with the previous op. Replay reads both that and the batch form
 ** older builds wrote, and hands the callback the batch form.
 **
@@ -29,7 +29,7 @@
 #include "kv/cell.h"
 #include "kv/coding.h"
 #include "kv/status.h"
-#include "kv/wal.h"
+#include "kv/db/wal.h"
 
 #define WAL_HEADER KV_WAL_HEADER
 #define OFF_BUFFER_LIMIT (256u << 10) /* KV_SYNC_OFF: bytes buffered before a write(2) */
@@ -120,7 +120,7 @@ static size_t compact_ops(kv_wal *w, const kv_wal_op *ops, size_t n, size_t boun
 static int write_record(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
                         size_t len);
 
-/* Append one record. See kv/wal.h. Errors: KV_ERR_TOOBIG (payload over KV_MAX_BATCH; the
+/* Append one record. See kv/db/wal.h. Errors: KV_ERR_TOOBIG (payload over KV_MAX_BATCH; the
 ** WAL stays usable), KV_ERR_IO / KV_ERR_NOSPC / KV_ERR_NOMEM (the WAL is then unusable:
 ** every later call fails), KV_MISUSE for a NULL handle. */
 int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *payload,
@@ -135,7 +135,7 @@ int kv_wal_append(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const void *
               : write_record(w, first_seq, commit_ts, payload, len);
 }
 
-/* Append the record of decoded ops. See kv/wal.h. Errors as kv_wal_append. */
+/* Append the record of decoded ops. See kv/db/wal.h. Errors as kv_wal_append. */
 int kv_wal_append_ops(kv_wal *w, uint64_t first_seq, int64_t commit_ts, const kv_wal_op *ops,
                       size_t n, size_t bound) {
   if (!w) return kv_error(KV_MISUSE, "WAL: NULL handle");
@@ -260,7 +260,7 @@ int kv_wal_close(kv_wal *w) {
 
 static int op_error(const char *what) { return kv_error(KV_ERR_CORRUPT, "bad batch op: %s", what); }
 
-/* Decode one op from [*p, limit); on success advance *p. See kv/wal.h. Pointers in *op
+/* Decode one op from [*p, limit); on success advance *p. See kv/db/wal.h. Pointers in *op
 ** point into the payload. KV_ERR_CORRUPT (message "bad batch op: ...") on truncated input,
 ** an unknown type, or a length over its documented maximum. */
 /* The fields of one op after its type byte at *p (t: that byte; its KV_WAL_SAME_* flags take
@@ -520,7 +520,7 @@ static int truncate_tail(kv_env *env, const char *path, uint64_t off) {
   return rc != KV_OK ? rc : rc2;
 }
 
-/* Replay one segment. See kv/wal.h. Returns KV_OK, KV_ERR_NOTFOUND (no such segment),
+/* Replay one segment. See kv/db/wal.h. Returns KV_OK, KV_ERR_NOTFOUND (no such segment),
 ** KV_ERR_CORRUPT ("corrupt WAL record in <path> at byte offset <n>: <why>"), an env error,
 ** or the first non-KV_OK status of fn. A dropped torn tail is truncated away and synced. */
 int kv_wal_replay(kv_env *env, const char *dir, uint64_t number, int is_last,
@@ -644,7 +644,7 @@ int kv_wal_follow(kv_env *env, kv_file *f, const char *path, uint64_t start, int
   return rc;
 }
 
-/* ---- salvage reading (kv/wal.h) ---- */
+/* ---- salvage reading (kv/db/wal.h) ---- */
 
 /* Does a record that passes every check start at buf[off]? *len gets its payload length,
 ** *why (when it does not) the first check it failed. */

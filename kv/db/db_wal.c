@@ -1,5 +1,5 @@
 /*
-** kv/db_wal.c: the store's WAL segments as a whole: starting a new segment (rotation),
+** kv/db/db_wal.c: the store's WAL segments as a whole: starting a new segment (rotation),
 ** deleting the segments no family needs, the bound on their total size (kv_options.
 ** wal_limit), the background thread's trim job, and kv_wal_get_stats.
 **
@@ -12,20 +12,20 @@
 **   2. while the live segments hold more than L bytes, freezes the families whose active
 **      memstore has ops in the oldest segment: only those (HBase's maxlogs and RocksDB's
 **      max_total_wal_size flush the same set). The background thread flushes them; the
-**      flush deletes the segment (kv/db_flush.c). A segment that no memstore pins any more
+**      flush deletes the segment (kv/db/db_flush.c). A segment that no memstore pins any more
 **      (its table was dropped) but the MANIFEST still names is left to the trim job;
 **   3. waits on bg_done_cv while more than L + L / 4 bytes stay, holding the writer role
 **      like the memstore back-pressure does. What it waits for, a flush or a trim, needs
 **      neither the writer role nor a DDL pause, so it cannot deadlock; the store's error
 **      state ends the wait.
 ** So before the commits of a group return, the live segments hold at most L + L / 4 bytes.
-** Not here: the segment file format (kv/wal.c), the flush itself (kv/db_flush.c).
+** Not here: the segment file format (kv/db/wal.c), the flush itself (kv/db/db_flush.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
@@ -69,7 +69,7 @@ void kv_db_delete_old_wal(kv_db *db) {
 
 int kv_db_rotate_wal(kv_db *db) {
   /* The old segment's buffered records (KV_SYNC_OFF) reach the file before the new segment
-  ** exists: a reader beside the writer (kv/db_follow.c) that sees segment N+1 takes segment
+  ** exists: a reader beside the writer (kv/db/db_follow.c) that sees segment N+1 takes segment
   ** N as complete. */
   int rc = db->wal ? kv_wal_write_out(db->wal) : KV_OK;
   if (rc) return rc;

@@ -1,5 +1,5 @@
 /*
-** kv/qualset.h: a sorted set of column qualifiers (byte strings), for the qualifiers a major
+** kv/db/qualset.h: a sorted set of column qualifiers (byte strings), for the qualifiers a major
 ** compaction drops (kv_family_set_dropped_qualifiers in kv/kv.h). Built once, looked up by
 ** binary search (unsigned bytes, then length, as cells sort). Not thread-safe: the owner
 ** copies it under db->mu before a compaction reads it.

@@ -1,9 +1,9 @@
 /*
-** kv/db_estimate.c: the planner's estimate of the rows and bytes a key range holds in one
+** kv/db/db_estimate.c: the planner's estimate of the rows and bytes a key range holds in one
 ** column family (kv/kv.h kv_estimate_range, kv_estimate_rows): the sum over the family's
 ** store files (kv/sf_estimate.c: block index counts, and the rows of the blocks the range
 ** cuts counted from their keys while the caller's allowance of block reads lasts) and its
-** memstores (kv/memstore.h kv_memstore_estimate: walked cell by cell, then extrapolated).
+** memstores (kv/db/memstore.h kv_memstore_estimate: walked cell by cell, then extrapolated).
 **
 ** The family's file and memstore lists are taken under the store's mutex, each file and
 ** memstore referenced, and the mutex let go before any block is read: an estimate never
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
-#include "kv/memstore.h"
+#include "kv/db/db_impl.h"
+#include "kv/db/memstore.h"
 #include "kv/sf_int.h"
 #include "kv/status.h"
 

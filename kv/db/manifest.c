@@ -1,5 +1,5 @@
 /*
-** kv/manifest.c: the MANIFEST (kv/manifest.h): an append-only log of checksummed records
+** kv/db/manifest.c: the MANIFEST (kv/db/manifest.h): an append-only log of checksummed records
 ** that describes the store; replayed at open into a kv_version, appended to (and synced)
 ** for each group of edits, and rewritten as one snapshot record once it passes a size
 ** limit. docs/FORMAT.md, "MANIFEST".
@@ -32,8 +32,8 @@
 #include <xxhash.h>
 
 #include "kv/coding.h"
-#include "kv/manifest.h"
-#include "kv/manifest_int.h"
+#include "kv/db/manifest.h"
+#include "kv/db/manifest_int.h"
 #include "kv/status.h"
 
 #define DEFAULT_REWRITE_LIMIT (1u << 20)
@@ -791,7 +791,7 @@ static int remove_stale_tmp(kv_env *env, const char *path) {
   return env->remove(env, tmp);
 }
 
-/* Open or create dir/MANIFEST and replay it into *v. See kv/manifest.h. Errors:
+/* Open or create dir/MANIFEST and replay it into *v. See kv/db/manifest.h. Errors:
 ** KV_ERR_NOTFOUND (no MANIFEST and !create), KV_ERR_CORRUPT ("corrupt MANIFEST record in
 ** <path> at byte offset <n>: <why>"), env errors, KV_ERR_NOMEM. On failure *out is NULL and
 ** *v is empty (zeroed). A new MANIFEST starts with next_file_number, next_table_id and
@@ -847,7 +847,7 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
   return KV_OK;
 }
 
-/* Apply a group of edits. See kv/manifest.h. The group is checked against a copy of *v
+/* Apply a group of edits. See kv/db/manifest.h. The group is checked against a copy of *v
 ** first; if any edit does not apply, nothing is written and *v is unchanged (errors as
 ** apply_one: KV_ERR_NOTFOUND, KV_ERR_EXISTS, KV_ERR_INVALID; KV_EDIT_SNAPSHOT is internal and
 ** refused). Then one record is appended and synced (env errors; the log is truncated back

@@ -1,9 +1,9 @@
 /*
-** kv/temp.c: the temporary files of kv/temp.h, through the store's env (so an in-memory
+** kv/db/temp.c: the temporary files of kv/db/temp.h, through the store's env (so an in-memory
 ** store's temporary files are in memory too). The file number keeps names unique within
 ** the process, the process id between processes sharing a store folder.
 **
-** Not here: what is written in them (their callers), the deletion at open (kv/db_open.c
+** Not here: what is written in them (their callers), the deletion at open (kv/db/db_open.c
 ** deletes every file of a family folder the MANIFEST does not name).
 */
 #include <pthread.h>
@@ -12,10 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 #include "kv/env.h"
-#include "kv/temp.h"
+#include "kv/db/temp.h"
 
 struct kv_temp {
   kv_env *env;    /* the store's env */

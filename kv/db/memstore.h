@@ -1,5 +1,5 @@
 /*
-** kv/memstore.h: the in-memory sorted buffer of one column family's recent writes (HBase's
+** kv/db/memstore.h: the in-memory sorted buffer of one column family's recent writes (HBase's
 ** MemStore, LevelDB's MemTable): a skip list of cells in kv_cell_cmp order, allocated from
 ** an arena (no per-cell malloc), one writer at a time with concurrent lock-free readers.
 ** A memstore holds cells of every sequence number; readers skip those above their snapshot.

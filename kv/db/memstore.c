@@ -1,5 +1,5 @@
 /*
-** kv/memstore.c: the memstore, a skip list of cells in kv_cell_cmp order (LevelDB's
+** kv/db/memstore.c: the memstore, a skip list of cells in kv_cell_cmp order (LevelDB's
 ** SkipList scheme, in C11 atomics). One writer inserts at a time (the caller serializes
 ** writers: in kv/ only the commit leader or the flush holding the writer role inserts);
 ** any number of readers walk the list concurrently without locks. A node is published by a
@@ -9,9 +9,9 @@
 ** is dropped. Nothing is ever removed from a memstore; it is frozen and flushed whole.
 **
 ** Not here: sequence-number visibility (readers skip cells above their snapshot), tombstone
-** semantics (kv/scan_vis.c) and flush policy (kv/db_flush.c).
+** semantics (kv/db/db_vis.c) and flush policy (kv/db/db_flush.c).
 */
-#include "kv/memstore.h"
+#include "kv/db/memstore.h"
 
 #include <stdalign.h>
 #include <stdatomic.h>

@@ -1,10 +1,10 @@
 /*
-** kv/manifest_salvage.c: the MANIFEST read for a salvage (kv_manifest_salvage, kv/manifest.h;
+** kv/db/manifest_salvage.c: the MANIFEST read for a salvage (kv_manifest_salvage, kv/db/manifest.h;
 ** docs/KV.md "Salvage"): every record that checks is decoded and handed over edit by edit,
 ** damage skipped and reported; and the TABLEINFO file of each table folder (the MANIFEST's
 ** table encoding, so a salvage can name tables without the MANIFEST). Split from
-** kv/manifest.c, whose record framing and codec it shares (kv/manifest_int.h).
-** Not here: the log itself (kv/manifest.c).
+** kv/db/manifest.c, whose record framing and codec it shares (kv/db/manifest_int.h).
+** Not here: the log itself (kv/db/manifest.c).
 */
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,11 +13,11 @@
 #include <xxhash.h>
 
 #include "kv/coding.h"
-#include "kv/manifest.h"
-#include "kv/manifest_int.h"
+#include "kv/db/manifest.h"
+#include "kv/db/manifest_int.h"
 #include "kv/status.h"
 
-/* ---- salvage reading (kv/manifest.h) ---- */
+/* ---- salvage reading (kv/db/manifest.h) ---- */
 
 /* One decoded edit of a group being salvaged, with the table it owns. */
 typedef struct sv_edit {
@@ -173,7 +173,7 @@ int kv_manifest_salvage(kv_env *env, const char *dir, const kv_manifest_salvage_
   return rc;
 }
 
-/* ---- TABLEINFO (kv/manifest.h) ---- */
+/* ---- TABLEINFO (kv/db/manifest.h) ---- */
 
 #define TI_MAGIC "ROWANTI1"
 

@@ -1,5 +1,5 @@
 /*
-** kv/compact.c: compaction (kv_compact, and the automatic minor compaction a flush starts
+** kv/db/compact.c: compaction (kv_compact, and the automatic minor compaction a flush starts
 ** when a family has compaction_trigger store files).
 **
 ** Minor: merge store files of the family into one; every cell is kept (tombstones, old
@@ -7,7 +7,7 @@
 ** automatic one merges the newest files kv_db_minor_pick names (size-tiered).
 ** Major: first flush the family's memstore (so every cell is in the files and the result
 ** equals what a read sees), then merge and keep only the puts a read at that moment would
-** see with max_versions = VERSIONS and no time range (kv/scan_vis.c): tombstones, masked
+** see with max_versions = VERSIONS and no time range (kv/db/db_vis.c): tombstones, masked
 ** and replaced cells, versions beyond VERSIONS, cells past TTL and the cells of the
 ** family's dropped qualifiers (kv_family_set_dropped_qualifiers) are dropped for good.
 ** With a look-back window (kv_options.max_lookback_ms) a major compaction at time now keeps
@@ -27,7 +27,7 @@
 ** are, and so do the blocks after it while that holds; elsewhere cells are merged one by
 ** one. Files whose key ranges follow one another are merged at the cost of reading them.
 **
-** Runs in the background thread (kv/db_bg.c), which also serves kv_compact.
+** Runs in the background thread (kv/db/db_bg.c), which also serves kv_compact.
 ** Steps: the new file is written and synced; one MANIFEST record removes the inputs and
 ** adds it; the inputs are marked obsolete and deleted when the last scan reading them
 ** closes. A crash before the record leaves an unnamed file that kv_open deletes; after it,
@@ -38,7 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/sf_copy.h"
 #include "kv/status.h"
 
@@ -260,7 +260,7 @@ static void cm_next(kv_iter *it) {
   cm_settle(m);
 }
 /* A major compaction keeps only visible puts, at most one per (row, qualifier, timestamp)
-** (kv/scan_vis.c), so outside rows copied whole for a snapshot their sequence numbers order
+** (kv/db/db_vis.c), so outside rows copied whole for a snapshot their sequence numbers order
 ** nothing any more: any later write has a higher one. They are stored as 0 (HBase zeroes the
 ** MVCC number of old cells the same way), which makes the store file's sequence stream cost
 ** next to nothing (docs/FORMAT.md Part 2). */

@@ -1,5 +1,5 @@
 /*
-** kv/db_follow.c: a read-only open beside a writer (kv_options.read_only), and kv_refresh.
+** kv/db/db_follow.c: a read-only open beside a writer (kv_options.read_only), and kv_refresh.
 ** RocksDB's secondary instances (OpenAsSecondary, TryCatchUpWithPrimary) and SQLite's WAL
 ** readers are the models: the reader takes no LOCK and writes nothing (no MANIFEST change,
 ** no WAL truncation or sync, no file deleted), so it opens a store another process holds
@@ -46,7 +46,7 @@
 #include <time.h>
 
 #include "kv/coding.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/iter.h"
 #include "kv/status.h"
 

@@ -1,9 +1,9 @@
 /*
-** kv/db_impl.h: the inside of a kv_db, shared by the files that implement kv.h:
-** kv/db_open.c (open, close, DDL, WAL replay), kv/db_write.c (commit, group commit),
-** kv/db_flush.c (flush), kv/db_wal.c (WAL rotation, deletion and its size bound),
-** kv/compact.c (compaction), kv/scan/scan.c and
-** kv/scan_vis.c (reads), kv/batch.c. Not a public header.
+** kv/db/db_impl.h: the inside of a kv_db, shared by the files that implement kv.h:
+** kv/db/db_open.c (open, close, DDL, WAL replay), kv/db/db_write.c (commit, group commit),
+** kv/db/db_flush.c (flush), kv/db/db_wal.c (WAL rotation, deletion and its size bound),
+** kv/db/compact.c (compaction), kv/scan/scan.c and
+** kv/db/db_vis.c (reads), kv/db/batch.c. Not a public header.
 **
 ** Locking (REQUIRES notes below refer to these):
 ** - db->mu guards the family table, each family's memstores (active and frozen) and file
@@ -12,7 +12,7 @@
 ** - The writer role: the writer at the head of db->writers. Only its holder commits to the
 **   WAL, inserts into memstores, freezes memstores, rotates the WAL or changes the DDL. It
 **   mutates shared state only while also holding mu, and may read that state without mu.
-** - The background thread (kv/db_bg.c) is the only one that writes store files, changes
+** - The background thread (kv/db/db_bg.c) is the only one that writes store files, changes
 **   file lists and writes flush, compaction and WAL trim records to the MANIFEST. DDL,
 **   which writes the MANIFEST too, first pauses it (kv_db_bg_pause), so the MANIFEST and
 **   db->ver have one writer at a time without a lock of their own. File numbers come from db->next_file.
@@ -30,11 +30,11 @@
 
 #include "kv/env.h"
 #include "kv/kv.h"
-#include "kv/manifest.h"
-#include "kv/memstore.h"
-#include "kv/qualset.h"
+#include "kv/db/manifest.h"
+#include "kv/db/memstore.h"
+#include "kv/db/qualset.h"
 #include "kv/sf.h"
-#include "kv/wal.h"
+#include "kv/db/wal.h"
 
 /* One open store file, shared by the family's file list and by scans. */
 typedef struct kv_sfh {
@@ -116,7 +116,7 @@ struct kv_db {
   char *path;                /* store directory */
   kv_options opts;           /* options with defaults filled in */
   _Atomic int64_t lookback_cut; /* the latest cutoff (ms) a major compaction kept the
-                                look-back window from (kv/compact.c); 0: none yet */
+                                look-back window from (kv/db/compact.c); 0: none yet */
   kv_file *lock;             /* the LOCK file handle */
   kv_manifest *man;          /* the MANIFEST log */
   kv_version ver;            /* the described state (tables, files, counters) */
@@ -127,7 +127,7 @@ struct kv_db {
   kv_logpos wal_end;         /* end of the last WAL record written (REQUIRES the writer
                                 role): what a freeze or a bulk load records as the log
                                 position their store files depend on */
-  struct kv_follow *follow;  /* a read-only open's view of the writer's files (kv/db_follow.c),
+  struct kv_follow *follow;  /* a read-only open's view of the writer's files (kv/db/db_follow.c),
                                 or NULL */
   _Atomic uint64_t next_file; /* next file number (WAL segments, store files) */
   pthread_t bg_thread;       /* the background flush and compaction thread */
@@ -148,7 +148,7 @@ struct kv_db {
   int64_t last_commit_ts;    /* highest commit time handed out (REQUIRES mu): commit times
                                 never go back in one open store, even if the clock does */
   kv_writer *writers;        /* writer queue head (the role holder) */
-  kv_wal_op *commit_ops;     /* the commit leader's decoded ops of its group (kv/db_write.c;
+  kv_wal_op *commit_ops;     /* the commit leader's decoded ops of its group (kv/db/db_write.c;
                                 REQUIRES the writer role) */
   size_t cap_commit_ops;     /* entries allocated in commit_ops */
   kv_writer *writers_tail;   /* writer queue tail */
@@ -176,7 +176,7 @@ struct kv_db {
   uint64_t stat_reader_stops;   /* read-only: catch-ups stopped before a record (mu) */
 };
 
-/* ---- read-only opens beside a writer (kv/db_follow.c) ---- */
+/* ---- read-only opens beside a writer (kv/db/db_follow.c) ---- */
 /* Open db (opts.read_only, nothing of db->man, db->wal or the LOCK) on the store as its
 ** files show it now, writing nothing: the MANIFEST, the store files it names and the WAL
 ** replayed into memstores, retrying when the writer deletes a file or a segment in between.
@@ -195,7 +195,7 @@ void kv_db_follow_free(kv_db *db);
 int kv_db_check_log_position(kv_db *db, const kv_version *v, uint64_t have,
                              uint64_t log_max_seq);
 
-/* ---- batch (kv/batch.c) ---- */
+/* ---- batch (kv/db/batch.c) ---- */
 /* The encoded WAL payload of the batch (count varint then ops); *len gets its size. */
 const uint8_t *kv_batch_payload(const kv_batch *b, size_t *len);
 /* The distinct family ids b's ops name (at most KV_BATCH_FAMS; *ids valid until b changes):
@@ -203,7 +203,7 @@ const uint8_t *kv_batch_payload(const kv_batch *b, size_t *len);
 ** kv_batch_copy): the caller then decodes the ops. */
 #define KV_BATCH_FAMS 8
 bool kv_batch_families(const kv_batch *b, const uint32_t **ids, uint32_t *n);
-/* The overlay index of a batch (kv/batch.c): its ops as memstore cells, one memstore per
+/* The overlay index of a batch (kv/db/batch.c): its ops as memstore cells, one memstore per
 ** family, sequence numbers KV_OVERLAY_SEQ0 + 1 + i in batch order (above every committed
 ** sequence number, so the overlay wins over the store, and a later op over an earlier one).
 ** kv_batch_overlay_sync indexes the ops added since the last call (the first call all of
@@ -216,7 +216,7 @@ bool kv_batch_families(const kv_batch *b, const uint32_t **ids, uint32_t *n);
 int kv_batch_overlay_sync(kv_batch *b, int64_t now);
 kv_memstore *kv_batch_overlay_mem(const kv_batch *b, uint32_t family_id);
 
-/* ---- writer role (kv/db_write.c) ---- */
+/* ---- writer role (kv/db/db_write.c) ---- */
 /* Wait in the writer queue until at its head. REQUIRES: mu held (it is held on return). */
 void kv_db_role_acquire(kv_db *db, kv_writer *w);
 /* Leave the queue and wake the next writer. REQUIRES: mu held, w at the head. */
@@ -227,7 +227,7 @@ int kv_db_writable(kv_db *db);
 /* Set the sticky error (first one wins). REQUIRES: mu held. */
 void kv_db_set_bg_error(kv_db *db, int code, const char *msg);
 
-/* ---- families (kv/db_open.c) ---- */
+/* ---- families (kv/db/db_open.c) ---- */
 /* The live family with this id, or NULL. REQUIRES: mu held or the writer role. */
 kv_fam *kv_db_family(kv_db *db, uint32_t id);
 /* Path of a family's store-file folder and of one store file. */
@@ -259,7 +259,7 @@ uint64_t kv_db_oldest_needed_wal(kv_db *db, const kv_fam *skip);
 /* Oldest live snapshot, or the latest sequence number when none is held. REQUIRES: mu. */
 uint64_t kv_db_oldest_snapshot(kv_db *db);
 
-/* ---- flush and compaction (kv/db_flush.c, kv/compact.c, kv/db_bg.c) ---- */
+/* ---- flush and compaction (kv/db/db_flush.c, kv/db/compact.c, kv/db/db_bg.c) ---- */
 /* A new file number. */
 uint64_t kv_db_new_file_number(kv_db *db);
 /* Freeze the non-empty active memstores of the n families: one WAL rotation, then each
@@ -277,7 +277,7 @@ int kv_db_fail(kv_db *db, int rc);
 /* Flush family f's oldest frozen memstore to a store file and record it. REQUIRES: the
 ** background thread, mu NOT held, f->n_imm > 0. On failure the sticky error is set. */
 int kv_db_flush_imm(kv_db *db, kv_fam *f);
-/* ---- WAL segments (kv/db_wal.c) ---- */
+/* ---- WAL segments (kv/db/db_wal.c) ---- */
 /* Start a new WAL segment; the old one is synced and closed, its size kept in
 ** wal_live_bytes. REQUIRES: the writer role (or kv_open), mu NOT held. */
 int kv_db_rotate_wal(kv_db *db);
@@ -344,7 +344,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode);
 ** gives KV_MISUSE from then on. REQUIRES: mu held. */
 void kv_scan_detach_all(kv_db *db);
 
-/* ---- visibility (kv/scan_vis.c): which cells of one (row, family) a read sees ---- */
+/* ---- visibility (kv/db/db_vis.c): which cells of one (row, family) a read sees ---- */
 typedef struct kv_vis_del {
   int64_t ts;                /* tombstone timestamp */
   uint64_t seq;              /* tombstone sequence number */

@@ -1,5 +1,5 @@
 /*
-** kv/db_flush.c: memstore freezes and flushes (kv_flush, and the automatic ones after
+** kv/db/db_flush.c: memstore freezes and flushes (kv_flush, and the automatic ones after
 ** commits), back-pressure, and the MANIFEST counters (with the oldest WAL segment needed).
 **
 ** A flush of family f has two halves:
@@ -24,16 +24,16 @@
 ** Back-pressure (kv_db_maybe_flush): while the active and frozen memstores together hold
 ** more than memstore_limit bytes, the committing writer freezes the largest and waits for
 ** the background thread, holding the writer role, so every writer waits.
-** After both, kv_db_maybe_flush applies the WAL's total size bound (kv/db_wal.c, which also
+** After both, kv_db_maybe_flush applies the WAL's total size bound (kv/db/db_wal.c, which also
 ** rotates and deletes WAL segments).
-** Not here: the background thread and its job choice (kv/db_bg.c), compaction
-** (kv/compact.c).
+** Not here: the background thread and its job choice (kv/db/db_bg.c), compaction
+** (kv/db/compact.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */

@@ -1,17 +1,17 @@
 /*
-** kv/snapshot.c: read snapshots (kv_last_sequence, kv_snapshot_acquire / release, and the
+** kv/db/snapshot.c: read snapshots (kv_last_sequence, kv_snapshot_acquire / release, and the
 ** oldest one held, kv_db_oldest_snapshot, which compaction keeps rows for). A snapshot is a
 ** sequence number: a scan at it sees the commits numbered up to it. Acquiring one pins it in
 ** db->snaps under db->mu so a compaction does not drop versions that snapshot still reads.
 **
-** Not here: reading at a snapshot (kv/scan/scan.c, kv/scan_vis.c), compaction's use of the oldest
-** one (kv/compact.c).
+** Not here: reading at a snapshot (kv/scan/scan.c, kv/db/db_vis.c), compaction's use of the oldest
+** one (kv/db/compact.c).
 */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 uint64_t kv_last_sequence(kv_db *db) {

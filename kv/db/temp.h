@@ -1,5 +1,5 @@
 /*
-** kv/temp.h: temporary files for the layers above kv that must put more on disk than their
+** kv/db/temp.h: temporary files for the layers above kv that must put more on disk than their
 ** memory bound allows (a join's spilled partitions, exec/op_spill.c): one file in a family's
 ** store-file folder, written by appends and read back at offsets, removed when closed. Its
 ** name (`spill-<file number>-<process id>.tmp`) is never named in the MANIFEST, so a writable

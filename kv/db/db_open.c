@@ -1,8 +1,8 @@
 /*
-** kv/db_open.c: opening and closing a store (kv_open, kv_close): the LOCK file, MANIFEST
+** kv/db/db_open.c: opening and closing a store (kv_open, kv_close): the LOCK file, MANIFEST
 ** replay into run-time families, opening store-file readers, deleting files the MANIFEST
 ** does not name (left by a crash during a flush or compaction), replaying the WAL segments
-** into the memstores, writing again the TABLEINFO (kv/manifest.h) of tables whose file is
+** into the memstores, writing again the TABLEINFO (kv/db/manifest.h) of tables whose file is
 ** missing or damaged, and starting a fresh WAL segment. Also the store-file handles shared
 ** by families and scans.
 **
@@ -17,9 +17,9 @@
 ** files, instead of opening with part of a transaction visible (RocksDB's "SST file is
 ** ahead of WAL").
 **
-** A read-only open takes none of this path: kv/db_follow.c builds its view without writing.
-** Not here: DDL and statistics (kv/db_ddl.c), commits (kv/db_write.c), flushes
-** (kv/db_flush.c), compaction (kv/compact.c).
+** A read-only open takes none of this path: kv/db/db_follow.c builds its view without writing.
+** Not here: DDL and statistics (kv/db/db_ddl.c), commits (kv/db/db_write.c), flushes
+** (kv/db/db_flush.c), compaction (kv/db/compact.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@
 
 #include "kv/cache.h"
 #include "kv/coding.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
@@ -598,7 +598,7 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
     free(db);
     return kv_error(KV_ERR_NOMEM, "kv_open: out of memory");
   }
-  if (o.read_only) { /* beside a writer, writing nothing: no LOCK (kv/db_follow.c) */
+  if (o.read_only) { /* beside a writer, writing nothing: no LOCK (kv/db/db_follow.c) */
     int rc = kv_db_follow_open(db);
     if (rc) {
       char msg[1536];

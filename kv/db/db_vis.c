@@ -1,5 +1,5 @@
 /*
-** kv/scan_vis.c: the visibility rules of kv.h for the cells of one (row, family), applied
+** kv/db/db_vis.c: the visibility rules of kv.h for the cells of one (row, family), applied
 ** in cell order by scans and by major compaction alike, so that both agree on what a read
 ** sees. Fed one cell at a time (row key ascending, qualifier ascending, timestamp
 ** descending, sequence number descending), it remembers the tombstones met and decides for
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 
 void kv_vis_init(kv_vis *v) {
   memset(v, 0, sizeof *v);

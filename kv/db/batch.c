@@ -1,18 +1,18 @@
 /*
-** kv/batch.c: write batches (kv_batch_*). A batch is kept encoded in exactly the WAL payload
-** format of kv/wal.h (count varint, then the ops), so kv_commit appends it as is. The buffer
+** kv/db/batch.c: write batches (kv_batch_*). A batch is kept encoded in exactly the WAL payload
+** format of kv/db/wal.h (count varint, then the ops), so kv_commit appends it as is. The buffer
 ** reserves 10 bytes in front for the count: after every add the count's varint is written
 ** right-aligned into that gap, and the payload starts where the varint starts.
 **
 ** Sizes are checked here against the limits of kv.h; family ids are checked at commit
-** (kv/db_write.c), which is also where KV_TS_NOW becomes the commit time.
+** (kv/db/db_write.c), which is also where KV_TS_NOW becomes the commit time.
 */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv/coding.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 #define COUNT_GAP 10 /* bytes reserved in front of the ops for the count varint */

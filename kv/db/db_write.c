@@ -1,9 +1,9 @@
 /*
-** kv/db_write.c: commits with group commit (kv_commit) and the writer role.
+** kv/db/db_write.c: commits with group commit (kv_commit) and the writer role.
 **
 ** Writers queue on db->writers. The one at the head is the leader: it takes the queued
 ** batches behind it (up to a byte budget), gives each its sequence numbers in queue order
-** (one per op), appends each as its own WAL record (in the record form, kv/wal.h; a batch's
+** (one per op), appends each as its own WAL record (in the record form, kv/db/wal.h; a batch's
 ** ops are decoded once for that and for the memstores), makes them durable with one
 ** kv_wal_sync for the whole group in KV_SYNC_FULL, applies them to the memstores, and only
 ** then publishes the new last sequence number, so readers see a batch whole or not at all.
@@ -13,14 +13,14 @@
 **
 ** The same queue serializes flushes, compactions and DDL (role-only waiters with no
 ** batch), so they never run while a group is being applied. Not here: the flush itself
-** (kv/db_flush.c).
+** (kv/db/db_flush.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv/coding.h"
-#include "kv/db_impl.h"
+#include "kv/db/db_impl.h"
 #include "kv/status.h"
 
 #define GROUP_BYTES (1u << 20) /* a leader adds followers' batches up to this many bytes */

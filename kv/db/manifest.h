@@ -1,5 +1,5 @@
 /*
-** kv/manifest.h: the MANIFEST, an append-only log of versioned edits that describes the
+** kv/db/manifest.h: the MANIFEST, an append-only log of versioned edits that describes the
 ** store: tables, families and their options, store files added and removed per family,
 ** the last flushed sequence number per family, the next file number, the WAL segments in
 ** use. Replayed at open into a kv_version; each edit is one checksummed record appended and
@@ -169,7 +169,7 @@ int kv_tableinfo_write(kv_env *env, const char *dir, const kv_table_meta *t, boo
 int kv_tableinfo_read(kv_env *env, const char *path, kv_table_meta *out);
 
 /* Read `dir`/MANIFEST into *v without writing anything (a read-only open beside a writer,
-** kv/db_follow.c): no MANIFEST.tmp removal, no truncation. A record cut short or with a bad
+** kv/db/db_follow.c): no MANIFEST.tmp removal, no truncation. A record cut short or with a bad
 ** checksum at the very end of the file is taken as not yet written (the writer may be
 ** appending it) and left out. *bytes (may be NULL; freed by the caller) gets the records
 ** used, *len their length. Errors: KV_ERR_NOTFOUND (no MANIFEST), KV_ERR_CORRUPT (damage
@@ -189,7 +189,7 @@ int kv_manifest_changes_since(kv_env *env, const char *dir, const uint8_t *bytes
                               uint64_t *cap, bool *rewritten);
 /* Write a new MANIFEST holding the header and one snapshot of *v (with its log position)
 ** to `dir`/MANIFEST.tmp, sync it, rename it to `dir`/MANIFEST and sync the directory (an
-** online backup's copy, kv/backup.c). Errors: env errors, KV_ERR_NOMEM. */
+** online backup's copy, kv/db/backup.c). Errors: env errors, KV_ERR_NOMEM. */
 int kv_manifest_write_snapshot(kv_env *env, const char *dir, const kv_version *v);
 
 #endif /* ROWAN_KV_MANIFEST_H */
