@@ -15,7 +15,7 @@
 ** neighbours (cold lines) and the list head. Eviction walks from the tail: a referenced entry
 ** loses its mark and goes to the head instead of out; the first unmarked, unused one goes.
 ** The order evicted is LRU by the time of the last insert or second chance, not the last hit.
-** Not here: what is cached (kv/sf_iter.c), per-scan metrics (kv_sf_io).
+** Not here: what is cached (kv/sf/sf_iter.c), per-scan metrics (kv_sf_io).
 */
 #include <pthread.h>
 #include <stdbool.h>

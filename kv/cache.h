@@ -6,13 +6,13 @@
 ** with a byte charge and a deleter. The cache is split into shards, each with its own mutex,
 ** hash table and LRU list, so the critical section of a lookup is a hash probe and a
 ** reference count. A file's consecutive numbers go round the shards in turn, so a store
-** file's blocks keyed by their index (kv/sf_iter.c) fill the shards alike; other numbers
+** file's blocks keyed by their index (kv/sf/sf_iter.c) fill the shards alike; other numbers
 ** (byte offsets, as the column cache uses) spread by their low bits.
 ** A lookup or insert hands back a reference; an entry is freed only when it has left the
 ** cache (evicted, erased, or the cache freed) and its last reference is released, so an
 ** iterator may keep reading a block while the cache evicts it. Entries in use are never
 ** evicted; they still count against the capacity.
-** Not here: what a value is (kv/sf_iter.c caches packed compact blocks, kv/sf_cblock.h),
+** Not here: what a value is (kv/sf/sf_iter.c caches packed compact blocks, kv/sf/sf_cblock.h),
 ** I/O of any kind.
 */
 #ifndef ROWAN_KV_CACHE_H

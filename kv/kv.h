@@ -838,7 +838,7 @@ typedef struct kv_estimate_opts {
 /* Estimated rows and bytes of family family_id within [range] (NULL: everything), at the
 ** latest state: per store file, the rows of the blocks the range overlaps from the block
 ** index, the (at most two) blocks it cuts counted from their row keys while *opts->exact
-** allows, else by half (kv/sf.h kv_sf_estimate; a block read goes through the block cache
+** allows, else by half (kv/sf/sf.h kv_sf_estimate; a block read goes through the block cache
 ** as a scan's would), and their on-disk bytes, every overlapped block whole; plus each
 ** memstore's rows in range (counted cell by cell up to 4,096 cells, or its first 128 cells
 ** and the skip list's upper levels past them) and their bytes (row, qualifier and value

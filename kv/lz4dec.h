@@ -13,7 +13,7 @@
 ** groups within ~10% of liblz4; a key-family block (22 KB) in ~0.5 us instead of ~8.7 us.
 ** Input is untrusted: every read is bounded by the input and
 ** every write by the output, and anything that does not decode to exactly the size asked
-** for is refused. Not here: framing, checksums, sections (kv/sf_frame.c), compression.
+** for is refused. Not here: framing, checksums, sections (kv/sf/sf_frame.c), compression.
 */
 #ifndef ROWAN_KV_LZ4DEC_H
 #define ROWAN_KV_LZ4DEC_H

@@ -20,7 +20,7 @@
 **     then under the writer role each family's store file is written and all are named in
 **     one MANIFEST record (kv/bulk/bulk_write.c).
 ** Not here: sorting, resolving and merging (kv/bulk/bulk_sort.c); the store file format
-** (kv/sf_*.c); flush and compaction (kv/db/db_flush.c, kv/db/compact.c), which treat a
+** (kv/sf/); flush and compaction (kv/db/db_flush.c, kv/db/compact.c), which treat a
 ** bulk-loaded file like any other.
 */
 #include <stdio.h>

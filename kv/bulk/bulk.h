@@ -41,7 +41,7 @@
 ** them (and any run file); after it the load is complete. A reader never sees part of it.
 **
 ** Not here: SQL rows, index rows (exec/bulk.c builds cells with exec/rowcodec.h); the
-** store file format (kv/sf.h). A kv_bulk belongs to one thread at a time (its worker is
+** store file format (kv/sf/sf.h). A kv_bulk belongs to one thread at a time (its worker is
 ** its own business).
 */
 #ifndef ROWAN_KV_BULK_H

@@ -17,8 +17,8 @@
 
 #include "kv/bulk/bulk.h"
 #include "kv/cell.h"
-#include "kv/sf.h"
-#include "kv/sf_seg.h"
+#include "kv/sf/sf.h"
+#include "kv/sf/sf_seg.h"
 
 #define KV_BULK_PATH_CAP 4096 /* bytes for any path built by the load */
 #define KV_BULK_SPLIT_CELLS 65536u /* kv_bulk_options.split_cells default */

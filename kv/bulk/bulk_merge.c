@@ -1,7 +1,7 @@
 /*
 ** kv/bulk/bulk_merge.c: the commit's merge of one family whose segments overlap (kv/bulk/bulk_int.h,
 ** kv_bulk_merge_blocks). Its sources are the family's encoded segments (finished store-file
-** blocks, kv/sf_seg.h) and chains of its sorted raw buffers (the unordered ones the worker
+** blocks, kv/sf/sf_seg.h) and chains of its sorted raw buffers (the unordered ones the worker
 ** only sorted). The merge goes row by row, and does the least work each row allows:
 **   a block copied whole: an encoded block whose rows all lie below every other source's
 **     next row is appended to the file as it is (no decoding, no re-encoding; its frame is
@@ -19,7 +19,7 @@
 ** after another) costs little more than segments that follow one another, and a key range
 ** where every source interleaves costs a merge of rows, not of cells.
 ** Not here: the merge with spilled runs (kv_bulk_merge, kv/bulk/bulk_sort.c), choosing between
-** them and writing the file (kv/bulk/bulk_write.c), the block format (kv/sf_write.c).
+** them and writing the file (kv/bulk/bulk_write.c), the block format (kv/sf/sf_write.c).
 */
 #include <stdlib.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 ** load's sequence number; and the merge of a family's run files and closed buffers, with
 ** buffers that follow one another in key order read as one chain.
 ** Not here: adding cells and spilling (kv/bulk/bulk.c), the worker and the final files
-** (kv/bulk/bulk_write.c), the store file format (kv/sf_*.c).
+** (kv/bulk/bulk_write.c), the store file format (kv/sf/).
 */
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 **
 ** The worker: one thread, started when the first segment is closed, takes closed buffers
 ** from a FIFO queue, sorts each (kv/bulk/bulk_sort.c) and, when asked, resolves and encodes it
-** into finished store-file blocks in memory (kv/sf_seg.h) with the sequence number the
+** into finished store-file blocks in memory (kv/sf/sf_seg.h) with the sequence number the
 ** commit will most likely take (the store's last one plus 1). So sorting, block encoding,
 ** lz4 and the bloom hashes of one part of the input run while the caller parses the next.
 ** The caller's thread takes jobs too when it waits (spill, commit) and when more than

@@ -23,7 +23,7 @@
 
 #include "kv/colscan/colscan.h"
 #include "kv/db/db_impl.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 
 enum { CF_NONE = 0, CF_ROW = 1, CF_FALLBACK = 2 }; /* fragment kinds */
 #define KV_MAX_QUALIFIER_CACHED 16u /* longest qualifier whose column the cache keeps */

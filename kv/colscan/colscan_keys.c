@@ -16,7 +16,7 @@
 
 #include "kv/cell.h"
 #include "kv/colscan/colscan_int.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 
 /* k at or after r's start / at or before r's end (open bounds hold). */
 static bool after_start(const kv_range *r, const uint8_t *k, uint32_t n) {

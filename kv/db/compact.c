@@ -21,7 +21,7 @@
 ** While a snapshot is acquired, a (row, family) that has any cell newer than the oldest
 ** snapshot is copied whole, so every snapshot keeps seeing what it saw.
 **
-** A minor compaction copies whole blocks where it can (kv/sf_copy.h): when the input holding
+** A minor compaction copies whole blocks where it can (kv/sf/sf_copy.h): when the input holding
 ** the merge's smallest cell stands on a block's first cell and every row of that block sorts
 ** below the current row of every other input, the block's bytes go to the output as they
 ** are, and so do the blocks after it while that holds; elsewhere cells are merged one by
@@ -39,7 +39,7 @@
 #include <string.h>
 
 #include "kv/db/db_impl.h"
-#include "kv/sf_copy.h"
+#include "kv/sf/sf_copy.h"
 #include "kv/status.h"
 
 
@@ -292,7 +292,7 @@ static const kv_iter_ops cmerge_ops = {
   cm_next, cm_unsupported, cm_cell, cm_status, cm_destroy,
 };
 
-/* ---- minor compaction: the merge, with whole blocks copied (kv/sf_copy.h) ------------- */
+/* ---- minor compaction: the merge, with whole blocks copied (kv/sf/sf_copy.h) ------------- */
 
 static atomic_bool block_copy = true; /* kv_compact_set_block_copy */
 

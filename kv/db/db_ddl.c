@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "kv/db/db_impl.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "kv/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */

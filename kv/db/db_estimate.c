@@ -1,7 +1,7 @@
 /*
 ** kv/db/db_estimate.c: the planner's estimate of the rows and bytes a key range holds in one
 ** column family (kv/kv.h kv_estimate_range, kv_estimate_rows): the sum over the family's
-** store files (kv/sf_estimate.c: block index counts, and the rows of the blocks the range
+** store files (kv/sf/sf_estimate.c: block index counts, and the rows of the blocks the range
 ** cuts counted from their keys while the caller's allowance of block reads lasts) and its
 ** memstores (kv/db/memstore.h kv_memstore_estimate: walked cell by cell, then extrapolated).
 **
@@ -10,14 +10,14 @@
 ** holds up a commit, and a compaction that drops a file meanwhile keeps it open until the
 ** estimate lets go of it.
 ** Not here: what the planner does with the figures (planner/select.c), the file walk
-** (kv/sf_estimate.c).
+** (kv/sf/sf_estimate.c).
 */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv/db/db_impl.h"
 #include "kv/db/memstore.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "kv/status.h"
 
 /* Distinct rows of a memstore in [range] and their cell bytes: exact in a memstore of at

@@ -33,7 +33,7 @@
 #include "kv/db/manifest.h"
 #include "kv/db/memstore.h"
 #include "kv/db/qualset.h"
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 #include "kv/db/wal.h"
 
 /* One open store file, shared by the family's file list and by scans. */

@@ -7,7 +7,7 @@
 #define ROWAN_KV_SALVAGE_INT_H
 
 #include "kv/salvage/salvage.h"
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 
 /* Add a damage entry to rep (the message printf-style). KV_OK or KV_ERR_NOMEM. */
 int kv_salvage_note(kv_salvage_report *rep, int kind, const char *path, uint64_t off,

@@ -25,7 +25,7 @@
 
 #include "kv/coding.h"
 #include "kv/salvage/salvage_int.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "kv/status.h"
 
 #define WINDOW (4u << 20) /* bytes read at once while walking frames */

@@ -16,7 +16,7 @@
 ** descending key order; cells inside a row keep the normal order.
 **
 ** Nothing is allocated per cell: cell bytes are copied into one buffer reused across rows.
-** Fast row path (kv/sf_rows.h): when a family's row comes from one store file alone and
+** Fast row path (kv/sf/sf_rows.h): when a family's row comes from one store file alone and
 ** its block is simple for the scan (puts only, one per column, all visible), the store-file
 ** iterator hands the row's views out whole, pointing into its block, with no merge step,
 ** visibility check or copy per cell; the iterator then stays on the row (its block pinned)
@@ -29,10 +29,10 @@
 ** Overlay cells (kv/scan/scan_open.c) are one more memstore source whose sequence numbers lie
 ** above the snapshot; cells of the other sources above the real snapshot are dropped before
 ** the visibility rules see them.
-** Not here: tombstone rules (kv/db/db_vis.c), store-file decoding (kv/sf*.c).
+** Not here: tombstone rules (kv/db/db_vis.c), store-file decoding (kv/sf/).
 */
 #include "kv/scan/scan_int.h"
-#include "kv/sf_cblock.h"
+#include "kv/sf/sf_cblock.h"
 #include "kv/trace.h"
 
 static int set_bytes(uint8_t **buf, uint32_t *len, uint32_t *cap, const uint8_t *src,
@@ -229,7 +229,7 @@ static int add_view(kv_scan *s, uint32_t fid, const kv_cell *c) {
 
 /* The fast row path: when the store file family f's merge stands on holds every cell of row
 ** s->key that the family's sources have, let it hand the row's cells out whole, straight
-** from its block (kv/sf_rows.h). *taken tells whether it did; the family is then marked in
+** from its block (kv/sf/sf_rows.h). *taken tells whether it did; the family is then marked in
 ** s->pend_mask (its source stays on the row until apply_pending). */
 static int take_row(kv_scan *s, fscan *f, bool *taken) {
   *taken = false;

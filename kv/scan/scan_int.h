@@ -1,7 +1,7 @@
 /*
 ** kv/scan/scan_int.h: the state of a scan (kv_scan) shared by the files that implement it:
 ** kv/scan/scan.c reads rows (the per-family merge, row assembly, the fast row path of
-** kv/sf_rows.h, forward and reverse), kv/scan/scan_open.c opens, closes and recycles scans and
+** kv/sf/sf_rows.h, forward and reverse), kv/scan/scan_open.c opens, closes and recycles scans and
 ** point reads, kv/scan/scan_run.c hands out row runs (the steady state of a forward scan over
 ** store-file blocks). Not part of kv/'s contract: only those three files include it.
 */
@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "kv/db/db_impl.h"
-#include "kv/sf_reuse.h"
-#include "kv/sf_rows.h"
+#include "kv/sf/sf_reuse.h"
+#include "kv/sf/sf_rows.h"
 #include "kv/status.h"
 
 typedef struct fscan {

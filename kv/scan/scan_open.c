@@ -520,7 +520,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
     }
     f->n_mem_kids = f->n_kids;
     /* rows of a store file may be handed out whole where the visibility rules would keep
-       every cell (kv/sf_rows.h); the conditions are the family's, at the real snapshot
+       every cell (kv/sf/sf_rows.h); the conditions are the family's, at the real snapshot
        (overlay cells are in a memstore) */
     bool fast = kv_scan_fast_rows();
     kv_sf_rowcond cond = {s->snapshot, f->vis.ttl_ms, f->vis.now_ms, f->vis.ts_min,

@@ -1,7 +1,7 @@
 /*
 ** kv/scan/scan_run.c: row runs, the steady state of a forward scan over store-file blocks.
 **
-** Once a forward scan has handed out a row taken whole (kv/sf_rows.h) from every family that
+** Once a forward scan has handed out a row taken whole (kv/sf/sf_rows.h) from every family that
 ** had it, each such family standing on that row in a simple block of its one store file,
 ** the rows after it usually come the same way: the next row of each block, the same key in
 ** every family. kv_scan_run_begin checks once what the present path (kv/scan/scan.c: apply_pending,
@@ -31,7 +31,7 @@
 ** (tests compare the two paths); kv_scan_run_rows counts the rows they handed out.
 */
 #include "kv/scan/scan_int.h"
-#include "kv/sf_iter_int.h"
+#include "kv/sf/sf_iter_int.h"
 
 static atomic_bool row_runs = true; /* kv_scan_set_row_runs */
 
@@ -96,7 +96,7 @@ int kv_scan_run_begin(kv_scan *s) {
       lower_stop(&stop, &stop_len, c->row, c->row_len);
     }
     sf_iter *it = (sf_iter *)f->kids[f->cur]; /* a store file's: it took the row whole */
-    /* a partial block (a short range's rows of an uncached block, kv/sf_iter.c part_load)
+    /* a partial block (a short range's rows of an uncached block, kv/sf/sf_iter.c part_load)
        runs too: its rows are the block's from prow on, its last row spans only when it is
        the block's last (run_end's key comparison says so either way) */
     if (!it->valid || it->fast_bi != it->bi || !it->fast_ok) return KV_OK;

@@ -22,7 +22,7 @@
 #include "kv/db/db_impl.h"
 #include "kv/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 
 static const uint8_t QA[] = {'a'}, QB[] = {'b'}, QC[] = {'c'};
 static const uint8_t *const quals[3] = {QA, QB, QC};

@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_break_point_damage.c: point reads of rows alone (no block cache: the point
-** decoder of kv/sf_point.h reads the row asked for and the next from the raw block, and a
+** decoder of kv/sf/sf_point.h reads the row asked for and the next from the raw block, and a
 ** move past them decodes the block whole) on blocks damaged with valid checksums (bytes of
 ** the raw block overwritten, the block framed again: what a writer's bug would leave, which
 ** the checksum cannot catch). Each read (kv_get of keys in and between the block's rows,
@@ -23,7 +23,7 @@
 #include "kv/db/db_impl.h"
 #include "kv/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 
 #define NROWS 40

@@ -22,7 +22,7 @@
 #include "kv/db/db_impl.h"
 #include "kv/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 #include "tu_kv.h"
 
@@ -293,7 +293,7 @@ static void against_plain_scan(void **state) {
     store s;
     bool fixed = round % 2 == 0;
     g_nulls = round % 4 < 2; /* half the rounds without NULLs: dense blocks */
-    /* every third round: blocks large enough to be framed in sections (kv/sf_frame.c),
+    /* every third round: blocks large enough to be framed in sections (kv/sf/sf_frame.c),
     ** whose value groups the scan decompresses only when it references them */
     bool big = round % 3 == 2;
     store_open(&s, big ? 8192 + (uint32_t)tu_below(&rs, 16384) : 256 + (uint32_t)tu_below(&rs, 2048),

@@ -16,7 +16,7 @@
 
 #include "kv/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 #include "testutil.h"
 
 #define T0 1700000000000ll

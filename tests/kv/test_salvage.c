@@ -15,7 +15,7 @@
 ** without TABLEINFO files, a MANIFEST cut at a record boundary, the refusals (a non-empty
 ** destination, a locked store), and the TABLEINFO files themselves (written, removed, made
 ** again by kv_open).
-** Where the blocks are comes from the pristine file's block index (kv/sf_int.h).
+** Where the blocks are comes from the pristine file's block index (kv/sf/sf_int.h).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -31,7 +31,7 @@
 #include "kv/kv.h"
 #include "kv/db/manifest.h"
 #include "kv/salvage/salvage.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 
 #define C_ROWS 60

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_sf_layout.c: what a store file (kv/sf.h) holds besides its cells, and
+** tests/kv/test_sf_layout.c: what a store file (kv/sf/sf.h) holds besides its cells, and
 ** damage to it, through the writer and the reader on the in-memory env: blocks ending at
 ** rows' ends (a row that fits is never cut, a longer one is); the bloom filter (its
 ** false-positive rate, in a file and in kv/bloom.h alone); estimates from the block index
@@ -22,8 +22,8 @@
 
 #include "kv/bloom.h"
 #include "kv/env_mem.h"
-#include "kv/sf.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 #include "tu_sf.h"
 

@@ -28,7 +28,7 @@
 #include <zlib.h>
 
 #include "kv/env_mem.h"
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 #include "testutil.h"
 
 #define NSTATIONS 12

@@ -1,11 +1,11 @@
 /*
-** kv/sf_read.c: opening a store file (kv/sf.h): the file is mapped read-only when the env
+** kv/sf/sf_read.c: opening a store file (kv/sf/sf.h): the file is mapped read-only when the env
 ** can (point and short range reads then read their blocks in place, kv_sf_bytes_at); the
 ** trailer, the bloom filter and the block index are read with single preads, checked
 ** (lengths, XXH3-64 checksums, offsets, counts, key order) and kept in memory for the
 ** reader's life; plus the file's properties, key range, bloom probe and the search for a
 ** key's block (kv_sf_find_block, over the fence built here). The planner's
-** estimates are kv/sf_estimate.c; iterating the cells is kv/sf_iter.c. Layout:
+** estimates are kv/sf/sf_estimate.c; iterating the cells is kv/sf/sf_iter.c. Layout:
 ** docs/FORMAT.md Part 2.
 **
 ** Any damage found here is KV_ERR_CORRUPT with a message naming the file and the offset of
@@ -15,8 +15,8 @@
 #include <xxhash.h>
 #include "kv/bloom.h"
 #include "kv/coding.h"
-#include "kv/sf_cblock.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_cblock.h"
+#include "kv/sf/sf_int.h"
 #include "kv/status.h"
 
 #define MAX_SECTION (1ull << 31) /* largest bloom or index section a reader accepts */
@@ -262,7 +262,7 @@ static void sv_note(char *dst, size_t cap) {
   snprintf(dst, cap, "%s", kv_errmsg());
 }
 
-/* kv_sf_open, and with sv given its salvage form (kv/sf_int.h, kv_sf_open_salvage): a
+/* kv_sf_open, and with sv given its salvage form (kv/sf/sf_int.h, kv_sf_open_salvage): a
 ** damaged trailer, bloom filter or block index is noted in *sv and opening goes on without
 ** it. */
 static int open_impl(kv_env *env, const char *path, kv_sf_reader **out, kv_sf_salvage_info *sv) {

@@ -1,7 +1,7 @@
 /*
-** kv/sf_point.h: decoding only the rows a point read or a short range read needs out of a
+** kv/sf/sf_point.h: decoding only the rows a point read or a short range read needs out of a
 ** raw store file block, for a read whose block is neither cached nor going to be
-** (kv/sf_iter.c).
+** (kv/sf/sf_iter.c).
 **
 ** A whole-block decode of a 64 KiB block costs the decode of ~5,400 cells, and packing them
 ** for the cache, to hand out the ~13 cells of one row. The point decoder reads the same raw
@@ -9,7 +9,7 @@
 ** at or above the key asked for and the row after it (so an iterator that steps past the
 ** row lands on a real cell without reading the block again), or, for a range read, the rows
 ** from the range's start up to the first at or above its end key, as a compact block of their
-** own (kv/sf_cblock.h): per-cell numbers of those rows only, their fixed-width values
+** own (kv/sf/sf_cblock.h): per-cell numbers of those rows only, their fixed-width values
 ** gathered whole in cell order (cvals), their variable-width values pointing into the raw
 ** block. The other rows' cells are stepped over: the per-cell streams are skipped a word
 ** at a time, value groups located from their headers, ranks counted from the qualifier and
@@ -27,7 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include "kv/sf_cblock.h"
+#include "kv/sf/sf_cblock.h"
 
 /* The point decoder's reusable state. */
 typedef struct kv_sf_pdec {

@@ -1,8 +1,8 @@
 /*
-** kv/sf_point.c: the point decoder of kv/sf_point.h: out of a raw store file block
+** kv/sf/sf_point.c: the point decoder of kv/sf/sf_point.h: out of a raw store file block
 ** (docs/FORMAT.md Part 2, "Raw block"), only the row a point read asks for and the one
 ** after it, or a short range's rows and the one after them (up to the first row at or above
-** the range's end key), as a small compact block (kv/sf_cblock.h) of their own.
+** the range's end key), as a small compact block (kv/sf/sf_cblock.h) of their own.
 **
 ** The walk: header and dictionary; the cells-per-row stream (the first cell of every row);
 ** the row keys, searched in their own coding (binary search in the transposed suffixes,
@@ -16,9 +16,9 @@
 ** whole in cell order (cvals, as a packed block keeps them); variable-width ones point into
 ** the raw block. Bounded reads throughout; it allocates only when a block needs more room
 ** than any before (memory only grows), never per cell.
-** Not here: I/O, framing, the block cache, iteration (kv/sf_iter.c).
+** Not here: I/O, framing, the block cache, iteration (kv/sf/sf_iter.c).
 */
-#include "kv/sf_point.h"
+#include "kv/sf/sf_point.h"
 #include "kv/coding.h"
 
 #define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)

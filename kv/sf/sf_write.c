@@ -1,6 +1,6 @@
 /*
-** kv/sf_write.c: the store file writer (kv/sf.h). Cells arrive in kv_cell_cmp order and are
-** staged in a block builder (kv/sf_block.c); when the staged block has reached the target
+** kv/sf/sf_write.c: the store file writer (kv/sf/sf.h). Cells arrive in kv_cell_cmp order and are
+** staged in a block builder (kv/sf/sf_block.c); when the staged block has reached the target
 ** size at a row's end (row_cut: inside a row only at twice that), it is encoded, framed (lz4
 ** + XXH3-64) and appended, and its block index entry is noted.
 ** kv_sf_writer_finish() appends the bloom filter on row keys, the block index and the fixed
@@ -16,7 +16,7 @@
 ** The writer does not rename or register the file: flush and compaction write it under a
 ** temporary name, then rename it and name it in the MANIFEST. One writer per thread.
 **
-** Segments (kv/sf_seg.h): a writer opened by kv_sf_seg_open keeps its framed blocks, their
+** Segments (kv/sf/sf_seg.h): a writer opened by kv_sf_seg_open keeps its framed blocks, their
 ** index entries and its rows' bloom hashes in memory instead of appending to a file; a file
 ** writer appends such a segment whole (kv_sf_writer_add_seg), re-framing its blocks only
 ** when the segment's sequence number is not the one asked for. A file writer's output for
@@ -26,8 +26,8 @@
 #include <xxhash.h>
 #include "kv/bloom.h"
 #include "kv/coding.h"
-#include "kv/sf_int.h"
-#include "kv/sf_seg.h"
+#include "kv/sf/sf_int.h"
+#include "kv/sf/sf_seg.h"
 #include "kv/status.h"
 
 /* One block of a segment. */
@@ -610,7 +610,7 @@ void kv_sf_writer_abort(kv_sf_writer *w) {
   writer_free(w);
 }
 
-/* ---- segments (kv/sf_seg.h) ------------------------------------------------------------ */
+/* ---- segments (kv/sf/sf_seg.h) ------------------------------------------------------------ */
 
 int kv_sf_seg_open(const kv_sf_writer_options *opts, kv_sf_writer **out) {
   *out = NULL;

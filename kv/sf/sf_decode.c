@@ -1,5 +1,5 @@
 /*
-** kv/sf_decode.c: decoding a raw store file block (the layout written by kv/sf_block.c and
+** kv/sf/sf_decode.c: decoding a raw store file block (the layout written by kv/sf/sf_block.c and
 ** described in docs/FORMAT.md Part 2, "Data block") into the per-block arrays of a
 ** kv_sf_dblock: rebuilt full row keys, the first cell of each row, and per cell its
 ** qualifier, timestamp, type, sequence number and value pointer.
@@ -16,7 +16,7 @@
 ** were (the caller never reads them).
 */
 #include "kv/coding.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 
 typedef struct gstate {
   uint32_t count;        /* cells in the group */

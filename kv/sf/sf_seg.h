@@ -1,5 +1,5 @@
 /*
-** kv/sf_seg.h: store file segments, for the bulk load's pipeline (kv/bulk/bulk_write.c). A
+** kv/sf/sf_seg.h: store file segments, for the bulk load's pipeline (kv/bulk/bulk_write.c). A
 ** segment is a run of cells encoded ahead of time into finished store-file blocks (framed,
 ** lz4, checksummed) kept in memory, with their block index entries, the bloom hashes of
 ** their rows and their counts; a file writer later appends whole segments
@@ -12,8 +12,8 @@
 ** Every cell of a segment must carry the same sequence number (a bulk load's); the file
 ** writer may give the segment another one when it appends it (the sequence number a
 ** commit finally takes): the blocks are then re-framed with the new number in their
-** header. Implemented in kv/sf_write.c (the writer's own state is used in both modes).
-** Not here: the file format itself (docs/FORMAT.md Part 2, kv/sf.h), the order of
+** header. Implemented in kv/sf/sf_write.c (the writer's own state is used in both modes).
+** Not here: the file format itself (docs/FORMAT.md Part 2, kv/sf/sf.h), the order of
 ** segments (the caller's).
 */
 #ifndef ROWAN_KV_SF_SEG_H
@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 
 /* kv_bytes_cmp (kv/cell.h) for the short keys of the write paths: 8 bytes at a time, no
 ** library call (the writers compare every cell's row and qualifier with the previous

@@ -1,8 +1,8 @@
 /*
-** kv/sf_block.c: the writer's side of a store file block: staging cells in a block builder
+** kv/sf/sf_block.c: the writer's side of a store file block: staging cells in a block builder
 ** and encoding them in the columnar raw block layout. Framing a raw block for disk (lz4,
-** sections, header, XXH3-64 checksum) is kv/sf_frame.c; decoding a raw block into per-cell
-** arrays is kv/sf_decode.c. The byte layout is
+** sections, header, XXH3-64 checksum) is kv/sf/sf_frame.c; decoding a raw block into per-cell
+** arrays is kv/sf/sf_decode.c. The byte layout is
 ** docs/FORMAT.md Part 2, "Data block"; in short, a raw block is
 **
 **   header   varint nrows, varint ncells, varint nquals, varint min_seq
@@ -21,12 +21,12 @@
 **            varint data_bytes, length stream, data.
 **
 ** The encoder also records where each value group starts (b->cuts), so that the framing
-** can compress the groups as sections of their own. This file does no I/O; kv/sf_write.c
+** can compress the groups as sections of their own. This file does no I/O; kv/sf/sf_write.c
 ** appends what it produces.
 */
 #include <xxhash.h>
 #include "kv/coding.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "kv/status.h"
 
 /* ---- Buffers ---- */

@@ -1,6 +1,6 @@
 /*
-** kv/sf_iter_rows.c: rows taken whole from a store file's block (kv/sf_rows.h), on the
-** iterator state of kv/sf_iter_int.h. kv_sf_iter_take_row hands the rest of the current row
+** kv/sf/sf_iter_rows.c: rows taken whole from a store file's block (kv/sf/sf_rows.h), on the
+** iterator state of kv/sf/sf_iter_int.h. kv_sf_iter_take_row hands the rest of the current row
 ** out as views into the block, after checking once per block (fast_prepare) that the block
 ** is simple under the scan's conditions and building a small table per dictionary entry
 ** (projection, value width); values are found with the same rank cursor as the cell path,
@@ -8,11 +8,11 @@
 ** (kv.h kv_value_vector): each kept cell's value at its qualifier's position in the
 ** projection; a full row of a packed block (one cell of every dictionary entry) is taken by
 ** a per-block table of value offsets (full_prepare) without reading its cells. The emit
-** functions both use (kv_sfi_row_views, kv_sfi_row_vec) are in kv/sf_iter_int.h, shared
+** functions both use (kv_sfi_row_views, kv_sfi_row_vec) are in kv/sf/sf_iter_int.h, shared
 ** with the row runs of kv/scan/scan_run.c.
-** Not here: loading blocks, seeks and the cell-by-cell moves (kv/sf_iter.c).
+** Not here: loading blocks, seeks and the cell-by-cell moves (kv/sf/sf_iter.c).
 */
-#include "kv/sf_iter_int.h"
+#include "kv/sf/sf_iter_int.h"
 
 void kv_sf_iter_fast_rows(kv_iter *base, const kv_sf_rowcond *c) {
   sf_iter *it = (sf_iter *)base;

@@ -1,11 +1,11 @@
 /*
-** kv/sf_cblock.c: decoding a raw store file block into the compact form of kv/sf_cblock.h,
+** kv/sf/sf_cblock.c: decoding a raw store file block into the compact form of kv/sf/sf_cblock.h,
 ** packing it into one allocation for the block cache, and locating a cell's value rank.
 **
 ** The decoder reads the raw layout of docs/FORMAT.md Part 2 ("Raw block") and trusts
 ** nothing: every read is bounded by the block's end, every count and index is checked, the
 ** value groups must add up and the block must end exactly where its last group ends (the
-** same checks as kv/sf_decode.c, which decodes the same bytes into per-cell arrays). It
+** same checks as kv/sf/sf_decode.c, which decodes the same bytes into per-cell arrays). It
 ** allocates only when a block is larger than any the decoder held before, never per cell,
 ** and it never un-transposes values: fixed-width groups stay as the raw block holds them.
 ** The per-cell streams are read a word at a time where they are runs of one-byte varints
@@ -16,7 +16,7 @@
 ** each checked to fill its section, the other groups only counted (absent).
 ** Not here: I/O, framing, iteration.
 */
-#include "kv/sf_cblock.h"
+#include "kv/sf/sf_cblock.h"
 #include "kv/coding.h"
 
 #define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)

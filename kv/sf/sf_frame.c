@@ -1,5 +1,5 @@
 /*
-** kv/sf_frame.c: a store file block's framing on disk (docs/FORMAT.md Part 2, "Data block
+** kv/sf/sf_frame.c: a store file block's framing on disk (docs/FORMAT.md Part 2, "Data block
 ** on disk"): the 9-byte header (compression byte, raw size, stored size), the stored bytes
 ** and the XXH3-64 checksum; writing it (kv_sf_frame_block, kv_sf_frame_block_cut) and
 ** checking and opening it (kv_sf_unframe_block; or kv_sf_frame_open, then kv_sf_frame_inflate
@@ -15,14 +15,14 @@
 ** damaged frame is KV_ERR_CORRUPT, never a read past the block. lz4 data is decoded by
 ** kv/lz4dec.c (long runs of one byte, common in blocks, several times faster than liblz4's
 ** decoder); liblz4 compresses.
-** Not here: encoding the raw block (kv/sf_block.c), decoding it (kv/sf_decode.c,
-** kv/sf_cblock.c, kv/sf_point.c), file I/O (kv/sf_write.c, kv/sf_read.c).
+** Not here: encoding the raw block (kv/sf/sf_block.c), decoding it (kv/sf/sf_decode.c,
+** kv/sf/sf_cblock.c, kv/sf/sf_point.c), file I/O (kv/sf/sf_write.c, kv/sf/sf_read.c).
 */
 #include <lz4.h>
 #include <xxhash.h>
 #include "kv/coding.h"
 #include "kv/lz4dec.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "kv/status.h"
 
 /* Header and checksum around `stored` payload bytes already at out->p + out->len + 9. */

@@ -1,11 +1,11 @@
 /*
-** kv/sf_iter_int.h: the state of a store-file iterator (kv/sf.h kv_sf_iter_new), shared by
-** the two files that implement it: kv/sf_iter.c (blocks, seeks, moves, the cell-by-cell
-** kv_iter) and kv/sf_iter_rows.c (rows taken whole, kv/sf_rows.h), and read by
+** kv/sf/sf_iter_int.h: the state of a store-file iterator (kv/sf/sf.h kv_sf_iter_new), shared by
+** the two files that implement it: kv/sf/sf_iter.c (blocks, seeks, moves, the cell-by-cell
+** kv_iter) and kv/sf/sf_iter_rows.c (rows taken whole, kv/sf/sf_rows.h), and read by
 ** kv/scan/scan_run.c (row runs step the iterators of a scan's families in their blocks and take
 ** rows with the same emit functions, kv_sfi_row_views / kv_sfi_row_vec, defined here so both
-** inline them), by kv/sf_copy.c (compaction copies the block an iterator stands on) and by
-** kv/sf_estimate.c (the planner's exact count of an end block's rows loads the block as a
+** inline them), by kv/sf/sf_copy.c (compaction copies the block an iterator stands on) and by
+** kv/sf/sf_estimate.c (the planner's exact count of an end block's rows loads the block as a
 ** scan would, kv_sfi_load). Split from one file for size; not part of kv/'s contract: only
 ** those five files include it.
 */
@@ -13,10 +13,10 @@
 #define ROWAN_KV_SF_ITER_INT_H
 
 #include "kv/cache.h"
-#include "kv/sf_cblock.h"
-#include "kv/sf_point.h"
-#include "kv/sf_reuse.h"
-#include "kv/sf_rows.h"
+#include "kv/sf/sf_cblock.h"
+#include "kv/sf/sf_point.h"
+#include "kv/sf/sf_reuse.h"
+#include "kv/sf/sf_rows.h"
 #include "kv/status.h"
 
 #define PKEYS 32u /* projected qualifiers compared as numbers (kv_sfi_compute_keep) */
@@ -29,7 +29,7 @@ typedef struct sf_iter {
   kv_sfbuf scratch;        /* the decompressed block */
   kv_sf_cdec dec;          /* the privately decoded block and its memory */
   kv_sf_sections sec;      /* the section table of a block decoded in part (load_block) */
-  kv_sf_pdec pd;           /* a point read's rows decoded alone (kv/sf_point.h) */
+  kv_sf_pdec pd;           /* a point read's rows decoded alone (kv/sf/sf_point.h) */
   bool partial;            /* b is &pd.b: rows [prow, prow + pd.b.nrows) of block bi only */
   uint32_t prow;           /* when partial: index in block bi of b's first row */
   const uint8_t *praw;     /* when partial: the raw block (in disk or scratch) */

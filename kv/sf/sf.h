@@ -1,5 +1,5 @@
 /*
-** kv/sf.h: store files, the immutable sorted files a memstore flush or a compaction writes
+** kv/sf/sf.h: store files, the immutable sorted files a memstore flush or a compaction writes
 ** (HBase's HFile). A store file holds the cells of one family in kv_cell_cmp order, in
 ** blocks compressed with lz4 (or stored raw), each block checksummed (XXH3-64) and carrying
 ** its raw and compressed sizes. Inside a block the cells are grouped by column: row keys are
@@ -12,8 +12,8 @@
 ** Files are written whole, synced, then named in the MANIFEST. docs/FORMAT.md,
 ** "Store file". Readers use pread of single blocks,
 ** binary search in the block index and within a block, and never allocate per cell.
-** Implementation: kv/sf_write.c, kv/sf_read.c, kv/sf_iter.c, kv/sf_block.c,
-** kv/sf_decode.c, kv/bloom.c; internals in kv/sf_int.h. Errors set kv_errmsg().
+** Implementation: kv/sf/sf_write.c, kv/sf/sf_read.c, kv/sf/sf_iter.c, kv/sf/sf_block.c,
+** kv/sf/sf_decode.c, kv/bloom.c; internals in kv/sf/sf_int.h. Errors set kv_errmsg().
 */
 #ifndef ROWAN_KV_SF_H
 #define ROWAN_KV_SF_H
@@ -78,7 +78,7 @@ typedef struct kv_sf_props {
 } kv_sf_props;
 int kv_sf_writer_finish(kv_sf_writer *w, kv_sf_props *props);
 /* Widen w's timestamp and sequence ranges (the trailer's) to cover p's: blocks copied whole
-** from a file whose every cell goes into w (a minor compaction's input, kv/sf_copy.h) leave
+** from a file whose every cell goes into w (a minor compaction's input, kv/sf/sf_copy.h) leave
 ** w's ranges exact once that file's props are given. Empty p (no cells): nothing. */
 void kv_sf_writer_widen(kv_sf_writer *w, const kv_sf_props *p);
 /* Abandon a writer (closes the file without syncing; caller removes it). NULL is a no-op. */

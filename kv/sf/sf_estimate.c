@@ -1,13 +1,13 @@
 /*
-** kv/sf_estimate.c: the planner's estimate of the rows and bytes a key range holds in one
-** store file (kv/sf.h kv_sf_estimate), from the block index (docs/FORMAT.md Part 2, "Block
+** kv/sf/sf_estimate.c: the planner's estimate of the rows and bytes a key range holds in one
+** store file (kv/sf/sf.h kv_sf_estimate), from the block index (docs/FORMAT.md Part 2, "Block
 ** index": per block its first row key, on-disk size and row count).
 **
 ** The blocks a range overlaps are a run [first, last] of the index: the ones wholly inside
 ** count their rows as the index gives them. Only the two end blocks are cut by the range;
 ** their share used to be guessed (half a block each: a 24-row range inside 104-row blocks
 ** was estimated at 105 rows). Now, while the caller's allowance (kv_sf_est.exact) lasts,
-** an end block is loaded as a scan loads it (kv/sf_iter_int.h kv_sfi_load: from the block
+** an end block is loaded as a scan loads it (kv/sf/sf_iter_int.h kv_sfi_load: from the block
 ** cache, or read, decoded and inserted when the cache takes it, so the scan that follows
 ** finds it there) and the row keys of the block inside the range are counted by two binary
 ** searches. Past the allowance, or when the block cannot be read, the half rule stays.
@@ -15,9 +15,9 @@
 ** Bytes are the blocks' on-disk bytes, each block counted whole (a scan reads a block
 ** whole, even to find that the range ends in it), or, for a scan that stops after `limit`
 ** rows, only the blocks up to the one that holds its limit-th row in scan order.
-** Not here: adding up files and memstores (kv/db/db_estimate.c), iteration (kv/sf_iter.c).
+** Not here: adding up files and memstores (kv/db/db_estimate.c), iteration (kv/sf/sf_iter.c).
 */
-#include "kv/sf_iter_int.h"
+#include "kv/sf/sf_iter_int.h"
 
 /* Rows of block b whose row key is below t (or at most t when `incl`): a binary search. */
 static uint32_t rows_below(const kv_sf_cblock *b, const uint8_t *t, uint32_t tlen, bool incl) {

@@ -1,5 +1,5 @@
 /*
-** kv/sf_copy.h: whole blocks copied from one store file into another, for minor compaction
+** kv/sf/sf_copy.h: whole blocks copied from one store file into another, for minor compaction
 ** (kv/db/compact.c). Where a merge of store files reaches a block of one input whose rows all
 ** sort below the current rows of every other input, the output may take that block's
 ** on-disk bytes as they are: no cell is decoded into the merge, encoded again or
@@ -8,7 +8,7 @@
 ** loaded in parts, files of a bulk load, flushes of keys that arrive in order) are then
 ** merged at the cost of reading them once.
 ** Not here: the merge itself and what a major compaction drops (kv/db/compact.c), the writer
-** (kv/sf_write.c kv_sf_writer_add_framed), the block format (docs/FORMAT.md Part 2).
+** (kv/sf/sf_write.c kv_sf_writer_add_framed), the block format (docs/FORMAT.md Part 2).
 */
 #ifndef ROWAN_KV_SF_COPY_H
 #define ROWAN_KV_SF_COPY_H
@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "kv/iter.h"
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 
 struct kv_sf_copy_state;
 

@@ -1,8 +1,8 @@
 /*
-** kv/sf_cblock.h: the compact decoded form of a store file block, the form the store file
-** iterator (kv/sf_iter.c) reads and the block cache (kv/cache.c) keeps.
+** kv/sf/sf_cblock.h: the compact decoded form of a store file block, the form the store file
+** iterator (kv/sf/sf_iter.c) reads and the block cache (kv/cache.c) keeps.
 **
-** A kv_sf_dblock (kv/sf_int.h) spends about 33 bytes of arrays per cell plus an
+** A kv_sf_dblock (kv/sf/sf_int.h) spends about 33 bytes of arrays per cell plus an
 ** un-transposed copy of every value: a 64 KiB block of the sensor archive costs ~390 KB
 ** decoded. A compact block keeps the value bytes as they lie in the raw block (fixed-width
 ** groups still transposed, variable ones back to back) and every per-cell or per-row number
@@ -18,7 +18,7 @@
 ** qualifiers and key prefix pointing into the raw block the caller keeps alive), and a
 ** packed block (kv_sf_cblock_pack: one allocation holding everything, freed with free(),
 ** which the cache owns).
-** Not here: I/O, the block framing (kv/sf_block.c), iteration (kv/sf_iter.c). The raw layout
+** Not here: I/O, the block framing (kv/sf/sf_block.c), iteration (kv/sf/sf_iter.c). The raw layout
 ** decoded is docs/FORMAT.md Part 2, "Raw block"; nothing here is on disk.
 */
 #ifndef ROWAN_KV_SF_CBLOCK_H
@@ -29,7 +29,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "kv/cell.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 
 /* A packed array of unsigned numbers: element i is base + the w-byte native-endian
 ** number at p + i * w (w 0 = base + i * step, no bytes: a constant or an arithmetic run such
@@ -105,7 +105,7 @@ typedef struct kv_sf_cblock {
   size_t charge;           /* packed: bytes of its allocation */
   bool one_put_per_col;    /* every cell a put and no row holding two cells of one
                               qualifier: a row's cells are its visible versions unless the
-                              snapshot, TTL or time range hide some (kv/sf_rows.h) */
+                              snapshot, TTL or time range hide some (kv/sf/sf_rows.h) */
   uint64_t max_seq;        /* largest sequence number of the block's cells */
   int64_t min_ts, max_ts;  /* smallest and largest timestamp of the block's cells */
   bool part;               /* some value groups are absent (kv_sf_cblock_decode_part): a

@@ -1,15 +1,15 @@
 /*
-** kv/sf_reuse.h: read-path helpers kv/scan/scan.c uses beyond kv/sf.h: recycling store file
-** iterators (kv/sf_iter.c) from one scan to the next, so a point lookup that opens a scan
+** kv/sf/sf_reuse.h: read-path helpers kv/scan/scan.c uses beyond kv/sf/sf.h: recycling store file
+** iterators (kv/sf/sf_iter.c) from one scan to the next, so a point lookup that opens a scan
 ** per call does not allocate an iterator and its buffers each time (kv/scan/scan.c keeps the
 ** iterators of a closed scan with the scan's shell).
-** Not here: the iterator itself (kv/sf.h).
+** Not here: the iterator itself (kv/sf/sf.h).
 */
 #ifndef ROWAN_KV_SF_REUSE_H
 #define ROWAN_KV_SF_REUSE_H
 
 #include <stdbool.h>
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 
 /* Let go of what a store file iterator reads (its cached block, its file) and keep its
 ** buffers (large ones are freed). `it` must come from kv_sf_iter_new or

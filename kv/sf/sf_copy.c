@@ -1,5 +1,5 @@
 /*
-** kv/sf_copy.c: kv_sf_copy_blocks (kv/sf_copy.h), minor compaction's copy of whole blocks.
+** kv/sf/sf_copy.c: kv_sf_copy_blocks (kv/sf/sf_copy.h), minor compaction's copy of whole blocks.
 ** A block's on-disk bytes are read again with pread (as whole-block loads are, so a
 ** compaction does not make the file's pages resident), checked (length, checksum, raw size,
 ** section table) and appended to the output unchanged; what the output needs besides, its
@@ -8,13 +8,13 @@
 ** dictionary, rows and cells streams alone (kv_sf_block_head; for a sectioned block only
 ** section 0 is decompressed), checked against the block index (counts, first row).
 ** Not here: choosing what to copy against the other inputs (kv/db/compact.c), the writer's
-** index and bloom filter (kv/sf_write.c).
+** index and bloom filter (kv/sf/sf_write.c).
 */
-#include "kv/sf_copy.h"
+#include "kv/sf/sf_copy.h"
 
 #include "kv/bloom.h"
-#include "kv/sf_int.h"
-#include "kv/sf_iter_int.h"
+#include "kv/sf/sf_int.h"
+#include "kv/sf/sf_iter_int.h"
 
 typedef struct kv_sf_copy_state {
   kv_sfbuf frame;          /* the block's on-disk bytes */

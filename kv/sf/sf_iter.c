@@ -1,6 +1,6 @@
 /*
-** kv/sf_iter.c: the store file iterator (kv_sf_iter_new in kv/sf.h), a kv_iter over the cells of
-** one file. It holds one block at a time in the compact decoded form of kv/sf_cblock.h: the block
+** kv/sf/sf_iter.c: the store file iterator (kv_sf_iter_new in kv/sf/sf.h), a kv_iter over the cells of
+** one file. It holds one block at a time in the compact decoded form of kv/sf/sf_cblock.h: the block
 ** is read (one pread, or in place from the file's mapping), checked and decompressed
 ** (kv_sf_unframe_block), then decoded (kv_sf_cblock_decode) into the iterator's reusable decoder. A
 ** seek binary-searches the block index, then the rows of the block (row keys of one length: the
@@ -39,12 +39,12 @@
 ** reader without the projection (or with another: kv_sf_iter_project drops it) reads the
 ** block again.
 **
-** Rows taken whole (kv/sf_rows.h) are kv/sf_iter_rows.c's, on the iterator state of
-** kv/sf_iter_int.h; the row seek (kv_sf_iter_seek_row) is at the end of this file.
+** Rows taken whole (kv/sf/sf_rows.h) are kv/sf/sf_iter_rows.c's, on the iterator state of
+** kv/sf/sf_iter_int.h; the row seek (kv_sf_iter_seek_row) is at the end of this file.
 */
 #include <assert.h>
 #include <stdio.h>
-#include "kv/sf_iter_int.h"
+#include "kv/sf/sf_iter_int.h"
 #include "kv/trace.h"
 
 /* Let go of the cached block the iterator reads (b falls back to the private one). */
@@ -348,7 +348,7 @@ enum { PART_ERR, PART_OK, PART_EMPTY }; /* what part_load did */
 
 /* A point or short range read's block bk (not in the cache): read it and, unless the cache
 ** takes it (cache_has_room), decode only the rows from the first at or above [row, row+len)
-** on (kv/sf_point.h): `want` rows at most, up to and including the first at or above
+** on (kv/sf/sf_point.h): `want` rows at most, up to and including the first at or above
 ** [stop, stop+stop_len) when stop is not NULL, as the loaded block, flagged partial: a move
 ** past those rows loads the block whole (step_fwd, step_back), any other load replaces it.
 ** When the cache takes the block it is decoded whole as load_block does; so it is when every
@@ -877,7 +877,7 @@ void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32
       if (it->pkey[i] == it->pkey[j]) it->vec_ok = false;
 }
 
-/* ---- row seek (kv/sf_rows.h; rows taken whole: kv/sf_iter_rows.c) -------------------- */
+/* ---- row seek (kv/sf/sf_rows.h; rows taken whole: kv/sf/sf_iter_rows.c) -------------------- */
 
 int kv_sf_iter_corrupt(kv_iter *base, const char *why) {
   const sf_iter *it = (const sf_iter *)base;

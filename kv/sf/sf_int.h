@@ -1,6 +1,6 @@
 /*
-** kv/sf_int.h: internals shared by the store file modules (kv/sf_block.c, kv/sf_write.c,
-** kv/sf_read.c, kv/sf_iter.c). Not part of kv/'s contract: only these files include it.
+** kv/sf/sf_int.h: internals shared by the store file modules (kv/sf/sf_block.c, kv/sf/sf_write.c,
+** kv/sf/sf_read.c, kv/sf/sf_iter.c). Not part of kv/'s contract: only these files include it.
 **
 ** It holds the format constants (docs/FORMAT.md Part 2), a growable byte buffer, the
 ** block builder the writer stages cells in, the decoded block the iterator reads from, the
@@ -18,7 +18,7 @@
 #include "kv/cell.h"
 #include "kv/coding.h"
 #include "kv/env.h"
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 
 /* ---- Format constants (docs/FORMAT.md Part 2) ---- */
 #define KV_SF_MAGIC 0x3146535F4E574F52ull /* "ROWN_SF1" read as a little-endian u64 */
@@ -177,7 +177,7 @@ int kv_sfb_encode(kv_sfb_builder *b);
 /* The first staged cell (pointers into the builder, valid until reset). */
 void kv_sfb_first_cell(const kv_sfb_builder *b, kv_cell *out);
 
-/* ---- Block framing on disk (kv/sf_frame.c) ---- */
+/* ---- Block framing on disk (kv/sf/sf_frame.c) ---- */
 /* Append to `out` the on-disk form of a raw block: header, stored bytes (lz4 if that
 ** shrinks it and compression is KV_COMPRESSION_LZ4, else raw), XXH3-64 checksum.
 ** KV_OK or KV_ERR_NOMEM. */
@@ -283,7 +283,7 @@ int kv_sf_block_decode(kv_sf_dblock *d, const uint8_t *raw, size_t len, const ch
 /* The first part of kv_sf_block_decode, alone: the header (*min_seq gets its min_seq), the
 ** qualifier dictionary and the rows section (counts, dictionary, row keys and each row's
 ** first cell in d, checked as there); *p moves to the cells section. Enough for a reader
-** that wants the rows and not the values (compaction's block copy, kv/sf_copy.c), which
+** that wants the rows and not the values (compaction's block copy, kv/sf/sf_copy.c), which
 ** for a sectioned block is section 0 alone. KV_OK; KV_ERR_CORRUPT (*why set); NOMEM. */
 int kv_sf_block_head(kv_sf_dblock *d, const uint8_t **p, const uint8_t *lim,
                      uint64_t *min_seq, const char **why);
@@ -328,7 +328,7 @@ static inline void kv_sf_dblock_cell(const kv_sf_dblock *d, uint32_t ri, uint32_
   out->value_len = d->c_vlen[ci];
 }
 
-/* ---- Blocks copied whole (compaction: kv/sf_copy.c) ---- */
+/* ---- Blocks copied whole (compaction: kv/sf/sf_copy.c) ---- */
 /* A finished block of another store file, appended as it is (kv_sf_writer_add_framed). */
 typedef struct kv_sf_framed {
   const uint8_t *frame;    /* its on-disk bytes (header, stored bytes, checksum), checked */
@@ -415,7 +415,7 @@ int kv_sf_open_salvage(kv_env *env, const char *path, kv_sf_reader **out,
 
 /* The index of the last block of r whose first cell is at or below t, or -1 (t before the
 ** file). A row-start target (kv_cell_row_first) is found in the fence, its top level first;
-** any other cell by a binary search of the index entries (kv/sf_read.c). */
+** any other cell by a binary search of the index entries (kv/sf/sf_read.c). */
 int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t);
 /* The block where a read of row key [row, row+len) from its first cell starts: the
 ** kv_sf_find_block of its row-start cell (the block before the one the row starts, since the

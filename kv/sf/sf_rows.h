@@ -1,9 +1,9 @@
 /*
-** kv/sf_rows.h: handing a store file's rows to a scan straight from the compact block, a
+** kv/sf/sf_rows.h: handing a store file's rows to a scan straight from the compact block, a
 ** row at a time, instead of a cell at a time through the iterator, the per-family merge and
 ** the visibility rules (the block-at-a-time row path of kv/scan/scan.c).
 **
-** A store-file iterator (kv/sf_iter.c) that a scan enabled with kv_sf_iter_fast_rows can
+** A store-file iterator (kv/sf/sf_iter.c) that a scan enabled with kv_sf_iter_fast_rows can
 ** hand out the row it is positioned on as kv_cell_views whose qualifiers and values point
 ** into the block it holds, when the block is "simple" for the scan: only puts, no row with
 ** two cells of one qualifier (kv_sf_cblock.one_put_per_col, decided when the block is
