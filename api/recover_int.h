@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "catalog/catalog.h"
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/kv.h"
 #include "rowan.h"
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "kv/coding.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/db/wal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

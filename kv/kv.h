@@ -150,7 +150,7 @@ enum kv_sync_mode {
 
 /* ---- Store ------------------------------------------------------------------------- */
 typedef struct kv_db kv_db;
-typedef struct kv_env kv_env; /* the file-system seam, kv/env.h */
+typedef struct kv_env kv_env; /* the file-system seam, kv/env/env.h */
 
 typedef struct kv_options {
   kv_env *env;                /* file system; NULL = POSIX (kv_env_posix()) */

@@ -28,7 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/kv.h"
 #include "kv/db/manifest.h"
 #include "kv/db/memstore.h"

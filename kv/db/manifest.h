@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "kv/env.h"
+#include "kv/env/env.h"
 
 /* A store file as the manifest records it. */
 typedef struct kv_file_meta {

@@ -14,7 +14,7 @@
 
 #include "kv/db/db_impl.h"
 #include "kv/status.h"
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/db/temp.h"
 
 struct kv_temp {

@@ -11,7 +11,7 @@
 #define ROWAN_KV_WAL_H
 
 #include <stdint.h>
-#include "kv/env.h"
+#include "kv/env/env.h"
 
 /* A segment open for appending. Used by one thread at a time (the store serializes
 ** writers and the group-commit sync). */

@@ -35,7 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/kv.h"
 
 /* What a damage entry is about. ORDER KV_SALVAGE_KIND: kv_salvage_kind_name in

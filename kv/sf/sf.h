@@ -20,7 +20,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/iter.h"
 
 /* ---- Writer ---- */

@@ -17,7 +17,7 @@
 #include <string.h>
 #include "kv/cell.h"
 #include "kv/coding.h"
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/sf/sf.h"
 
 /* ---- Format constants (docs/FORMAT.md Part 2) ---- */

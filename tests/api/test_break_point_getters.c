@@ -27,7 +27,7 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/sf/sf_point.h"
 #include "rowan.h"
 #include "testutil.h"

@@ -27,7 +27,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/db/manifest.h"
 #include "rowan.h"
 #include "testutil.h"

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/sf/sf_rows.h"
 #include "rowan.h"
 #include "testutil.h"

@@ -22,7 +22,7 @@
 
 #include "kv/backend/backend_overlay.h"
 #include "kv/backend/backend_rowatomic.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -21,7 +21,7 @@
 #include <cmocka.h>
 
 #include "kv/bulk/bulk.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

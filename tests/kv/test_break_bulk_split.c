@@ -13,7 +13,7 @@
 ** Failures: an I/O error or ENOSPC on the nth file append / sync / rename during the
 ** commit, and the worker's fault hook: the commit reports it, the store reads exactly as
 ** before (also after reopen) and takes a new load. A scan opened before the commit sees
-** nothing of the load. Seeded (tu_seed); uses kv/kv.h, kv/bulk/bulk.h and kv/env_mem.h only.
+** nothing of the load. Seeded (tu_seed); uses kv/kv.h, kv/bulk/bulk.h and kv/env/env_mem.h only.
 ** Not here: the block-wise merge on time-series shapes (tests/kv/test_bulk_merge.c).
 */
 #include <setjmp.h>
@@ -26,8 +26,8 @@
 #include <cmocka.h>
 
 #include "kv/bulk/bulk.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

@@ -15,7 +15,7 @@
 ** in the worker (reported, nothing left behind). The load's time when the clock steps back
 ** (never older than the last commit's, and no later commit older than the load's), and the
 ** caller's scratch file (read back, removed with the load and by kv_open).
-** Uses kv/kv.h, kv/bulk/bulk.h and kv/env_mem.h only.
+** Uses kv/kv.h, kv/bulk/bulk.h and kv/env/env_mem.h only.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,8 +28,8 @@
 #include <cmocka.h>
 
 #include "kv/bulk/bulk.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

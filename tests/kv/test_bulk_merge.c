@@ -16,7 +16,7 @@
 ** one has a TTL. Every version visible must agree after the load, after reopen and after
 ** major compaction; power cuts during such a load leave the store as before or as after.
 ** Most loads here split their merges in two key ranges (split_cells 400), some do not.
-** Uses kv/kv.h, kv/bulk/bulk.h and kv/env_mem.h only.
+** Uses kv/kv.h, kv/bulk/bulk.h and kv/env/env_mem.h only.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -28,8 +28,8 @@
 #include <cmocka.h>
 
 #include "kv/bulk/bulk.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

@@ -23,8 +23,8 @@
 #include <cmocka.h>
 
 #include "kv/cache.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

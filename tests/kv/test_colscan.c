@@ -20,7 +20,7 @@
 
 #include "kv/colscan/colscan_int.h"
 #include "kv/db/db_impl.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "kv/sf/sf_int.h"
 #include "testutil.h"

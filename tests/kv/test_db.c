@@ -21,7 +21,7 @@
 
 #include "kv/coding.h"
 #include "kv/db/db_impl.h" /* kv_batch_payload */
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

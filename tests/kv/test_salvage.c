@@ -27,7 +27,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "kv/db/manifest.h"
 #include "kv/salvage/salvage.h"

@@ -21,8 +21,8 @@
 #include <cmocka.h>
 
 #include "kv/bloom.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "kv/sf/sf.h"
 #include "kv/sf/sf_seg.h"

@@ -21,7 +21,7 @@
 #include <xxhash.h>
 
 #include "kv/bloom.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/sf/sf.h"
 #include "kv/sf/sf_int.h"
 #include "testutil.h"

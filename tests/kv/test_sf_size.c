@@ -27,7 +27,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/sf/sf.h"
 #include "testutil.h"
 

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "kv/colscan/colscan.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "tu_kv.h"
 

@@ -20,7 +20,7 @@
 #include <xxhash.h>
 
 #include "kv/coding.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/db/wal.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
-** kv/env_mem.h: an in-memory kv_env for tests, with fault injection.
+** kv/env/env_mem.h: an in-memory kv_env for tests, with fault injection.
 **
 ** Files and directories live in memory. Each file remembers which of its bytes were synced,
 ** and each directory which of its entries were synced (sync_dir), so kv_env_mem_power_cut()
@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "kv/env.h"
+#include "kv/env/env.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -70,7 +70,7 @@ typedef struct kv_env_mem_stats {
 } kv_env_mem_stats;
 void kv_env_mem_get_stats(kv_env *env, kv_env_mem_stats *out);
 
-/* Offer map()/unmap() (kv/env.h) from now on, or stop offering them. A mapping is a private
+/* Offer map()/unmap() (kv/env/env.h) from now on, or stop offering them. A mapping is a private
 ** copy of the file's bytes at map time, exactly `len` long (so a sanitizer catches a read
 ** past it); the env's read counters do not count reads through it. Off in a new env. */
 void kv_env_mem_set_map(kv_env *env, bool on);

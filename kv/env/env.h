@@ -1,12 +1,12 @@
 /*
-** kv/env.h: the file-system seam. Every file access of kv/ goes through a kv_env, a small
+** kv/env/env.h: the file-system seam. Every file access of kv/ goes through a kv_env, a small
 ** vtable (LevelDB's Env, SQLite's VFS), so tests can run on an in-memory file system and
 ** inject faults: a failed write, sync or rename, ENOSPC, a torn write, and a power cut that
 ** drops everything not yet synced. The clock used for commit timestamps and TTL is part of
 ** the env too, so tests can move time.
 **
-** Two implementations: kv_env_posix() (the real disk, kv/env_posix.c) and kv_env_mem_new()
-** (in memory, with the fault injection of kv/env_mem.h). The env does not know any file
+** Two implementations: kv_env_posix() (the real disk, kv/env/env_posix.c) and kv_env_mem_new()
+** (in memory, with the fault injection of kv/env/env_mem.h). The env does not know any file
 ** format. Paths are plain strings joined with '/'.
 **
 ** Contract of every method: returns KV_OK or an error status (KV_ERR_IO, KV_ERR_NOSPC,

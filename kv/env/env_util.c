@@ -1,10 +1,10 @@
 /*
-** kv/env_util.c: small conveniences over any kv_env: reading a whole file and freeing an
+** kv/env/env_util.c: small conveniences over any kv_env: reading a whole file and freeing an
 ** env made by a constructor. No file format is known here.
 */
 #include <stdlib.h>
 
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/status.h"
 
 /* Read the whole file `path` into a malloc'ed buffer. On success *buf (freed by the caller;

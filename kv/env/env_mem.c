@@ -1,5 +1,5 @@
 /*
-** kv/env_mem.c: an in-memory kv_env for tests (kv/env_mem.h), with fault injection and a
+** kv/env/env_mem.c: an in-memory kv_env for tests (kv/env/env_mem.h), with fault injection and a
 ** simulated power cut.
 **
 ** Model. A file's bytes live in an inode. Each inode remembers its durable content: the
@@ -23,7 +23,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/status.h"
 
 #define MEM_PATH_MAX 4096
@@ -702,7 +702,7 @@ static void m_destroy(kv_env *env) {
 
 /* ---- constructor and test controls ---- */
 
-/* See kv/env_mem.h. Returns NULL only when out of memory. */
+/* See kv/env/env_mem.h. Returns NULL only when out of memory. */
 kv_env *kv_env_mem_new(int64_t now_ms) {
   mem_env *e = calloc(1, sizeof *e);
   if (!e) return NULL;
@@ -717,7 +717,7 @@ kv_env *kv_env_mem_new(int64_t now_ms) {
   return &e->base;
 }
 
-/* See kv/env_mem.h. `op` outside enum kv_fault_op is ignored. */
+/* See kv/env/env_mem.h. `op` outside enum kv_fault_op is ignored. */
 void kv_env_mem_fail(kv_env *env, int op, uint64_t nth, const char *path_substr, int kind,
                      size_t torn_bytes) {
   mem_env *e = ME(env);
@@ -733,7 +733,7 @@ void kv_env_mem_fail(kv_env *env, int op, uint64_t nth, const char *path_substr,
   pthread_mutex_unlock(&e->mu);
 }
 
-/* See kv/env_mem.h. */
+/* See kv/env/env_mem.h. */
 void kv_env_mem_clear_faults(kv_env *env) {
   mem_env *e = ME(env);
   pthread_mutex_lock(&e->mu);
@@ -744,7 +744,7 @@ void kv_env_mem_clear_faults(kv_env *env) {
   pthread_mutex_unlock(&e->mu);
 }
 
-/* See kv/env_mem.h. Also leaves crashed mode; locks stay held until unlocked. */
+/* See kv/env/env_mem.h. Also leaves crashed mode; locks stay held until unlocked. */
 void kv_env_mem_power_cut(kv_env *env) {
   mem_env *e = ME(env);
   pthread_mutex_lock(&e->mu);
@@ -761,7 +761,7 @@ void kv_env_mem_power_cut(kv_env *env) {
   pthread_mutex_unlock(&e->mu);
 }
 
-/* See kv/env_mem.h. */
+/* See kv/env/env_mem.h. */
 void kv_env_mem_set_crashed(kv_env *env, bool crashed) {
   mem_env *e = ME(env);
   pthread_mutex_lock(&e->mu);
@@ -769,10 +769,10 @@ void kv_env_mem_set_crashed(kv_env *env, bool crashed) {
   pthread_mutex_unlock(&e->mu);
 }
 
-/* See kv/env_mem.h. */
+/* See kv/env/env_mem.h. */
 void kv_env_mem_recover(kv_env *env) { kv_env_mem_set_crashed(env, false); }
 
-/* See kv/env_mem.h. */
+/* See kv/env/env_mem.h. */
 void kv_env_mem_get_stats(kv_env *env, kv_env_mem_stats *out) {
   mem_env *e = ME(env);
   pthread_mutex_lock(&e->mu);
@@ -780,7 +780,7 @@ void kv_env_mem_get_stats(kv_env *env, kv_env_mem_stats *out) {
   pthread_mutex_unlock(&e->mu);
 }
 
-/* See kv/env_mem.h. */
+/* See kv/env/env_mem.h. */
 static int m_map(kv_file *f, uint64_t len, const uint8_t **p) {
   mem_env *e = f->env;
   int rc = KV_OK;
@@ -824,7 +824,7 @@ static inode *find_ino(mem_env *e, const char *path) {
   return i < 0 ? NULL : e->cur.v[i].ino;
 }
 
-/* See kv/env_mem.h. KV_ERR_NOTFOUND for a missing file, KV_ERR_INVALID past its end. */
+/* See kv/env/env_mem.h. KV_ERR_NOTFOUND for a missing file, KV_ERR_INVALID past its end. */
 int kv_env_mem_set_byte(kv_env *env, const char *path, uint64_t off, uint8_t value) {
   mem_env *e = ME(env);
   int rc = KV_OK;
@@ -841,7 +841,7 @@ int kv_env_mem_set_byte(kv_env *env, const char *path, uint64_t off, uint8_t val
   return rc;
 }
 
-/* See kv/env_mem.h. */
+/* See kv/env/env_mem.h. */
 int kv_env_mem_get_byte(kv_env *env, const char *path, uint64_t off, uint8_t *value) {
   mem_env *e = ME(env);
   int rc = KV_OK;
@@ -854,7 +854,7 @@ int kv_env_mem_get_byte(kv_env *env, const char *path, uint64_t off, uint8_t *va
   return rc;
 }
 
-/* See kv/env_mem.h. Growing is not allowed (KV_ERR_INVALID). */
+/* See kv/env/env_mem.h. Growing is not allowed (KV_ERR_INVALID). */
 int kv_env_mem_shrink(kv_env *env, const char *path, uint64_t new_size) {
   mem_env *e = ME(env);
   int rc = KV_OK;
@@ -871,7 +871,7 @@ int kv_env_mem_shrink(kv_env *env, const char *path, uint64_t new_size) {
   return rc;
 }
 
-/* See kv/env_mem.h. */
+/* See kv/env/env_mem.h. */
 int64_t kv_env_mem_file_size(kv_env *env, const char *path) {
   mem_env *e = ME(env);
   pthread_mutex_lock(&e->mu);

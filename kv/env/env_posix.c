@@ -1,5 +1,5 @@
 /*
-** kv/env_posix.c: the kv_env seam over the real file system (POSIX system calls).
+** kv/env/env_posix.c: the kv_env seam over the real file system (POSIX system calls).
 **
 ** Files are opened with open(2); reads are pread(2), or a read-only mmap(2) of the whole
 ** file for store file readers (map, unmap); appends are write(2) on an O_APPEND
@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/status.h"
 
 struct kv_file {
