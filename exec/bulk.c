@@ -47,7 +47,7 @@
 #include "exec/row_ts.h"
 #include "exec/rowcodec.h"
 #include "kv/bulk/bulk.h"
-#include "kv/cell.h"
+#include "kv/util/cell.h"
 
 #include <xxhash.h>
 

@@ -19,10 +19,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/sf/sf_cblock.h"
 #include "kv/sf/sf_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* kv_sf_cpart's want: by the qualifier's first byte, against the mask in *ctx. */
 static bool want(void *ctx, const uint8_t *qual, uint32_t len) {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/env/env_mem.h"
 #include "kv/db/wal.h"
 

@@ -75,7 +75,7 @@ extern "C" {
 #endif
 
 /* ---- Status codes ------------------------------------------------------------------- */
-/* ORDER KV_STATUS: kv_status_name() in kv/status.c has one entry per code, in this order. */
+/* ORDER KV_STATUS: kv_status_name() in kv/util/status.c has one entry per code, in this order. */
 enum kv_status {
   KV_OK = 0,
   KV_ERR_IO = 1,        /* a file operation failed (the message names file and errno text) */

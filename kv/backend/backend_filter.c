@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "kv/backend.h"
-#include "kv/cell.h"
-#include "kv/coding.h"
-#include "kv/status.h"
+#include "kv/util/cell.h"
+#include "kv/util/coding.h"
+#include "kv/util/status.h"
 
 enum { FX_FALSE = 0, FX_TRUE = 1, FX_UNKNOWN = 2 };
 

@@ -18,10 +18,10 @@
 #include <string.h>
 
 #include "kv/backend.h"
-#include "kv/cell.h"
-#include "kv/coding.h"
+#include "kv/util/cell.h"
+#include "kv/util/coding.h"
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 #include "kv/db/wal.h"
 
 /* Plain writes hold it shared, check-and-write exclusive (every local backend of the

@@ -16,8 +16,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "kv/cell.h"
-#include "kv/status.h"
+#include "kv/util/cell.h"
+#include "kv/util/status.h"
 
 typedef struct ov_backend {
   kv_backend be;  /* what callers hold */

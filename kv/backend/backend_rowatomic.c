@@ -38,9 +38,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 typedef struct rw_snap {
   uint64_t ts;  /* the time handed out */

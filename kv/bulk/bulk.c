@@ -28,9 +28,9 @@
 #include <string.h>
 
 #include "kv/bulk/bulk_int.h"
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define MIN_RUN_BYTES 4096u           /* smallest run_bytes accepted */
 #define DEFAULT_SEG_BYTES (8u << 20)   /* kv_bulk_options.segment_bytes default... */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "kv/bulk/bulk.h"
-#include "kv/cell.h"
+#include "kv/util/cell.h"
 #include "kv/sf/sf.h"
 #include "kv/sf/sf_seg.h"
 

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "kv/bulk/bulk_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* One source of the merge. */
 typedef struct bsrc {

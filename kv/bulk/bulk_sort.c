@@ -14,8 +14,8 @@
 
 #include "kv/bulk/bulk_int.h"
 #include "kv/db/db_impl.h"
-#include "kv/iter.h"
-#include "kv/status.h"
+#include "kv/util/iter.h"
+#include "kv/util/status.h"
 
 typedef kv_bulk_src msrc;
 typedef kv_bulk_pend pend;

@@ -33,7 +33,7 @@
 
 #include "kv/bulk/bulk_int.h"
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* ---- the worker ------------------------------------------------------------------------- */
 

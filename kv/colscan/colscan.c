@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/cache.h"
+#include "kv/util/cache.h"
 #include "kv/colscan/colscan_int.h"
 #include "kv/db/memstore.h"
-#include "kv/status.h"
-#include "kv/trace.h"
+#include "kv/util/status.h"
+#include "kv/util/trace.h"
 
 /* ---- Fragments ---------------------------------------------------------------------- */
 int kv_cs_frag_key(cs_frag *f, const uint8_t *key, uint32_t len) {

@@ -33,10 +33,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/cache.h"
-#include "kv/coding.h"
+#include "kv/util/cache.h"
+#include "kv/util/coding.h"
 #include "kv/colscan/colscan_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define MAXQ 255u /* dictionary entries this walker handles */
 

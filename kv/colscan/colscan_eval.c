@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/cache.h"
-#include "kv/coding.h"
+#include "kv/util/cache.h"
+#include "kv/util/coding.h"
 #include "kv/colscan/colscan_int.h"
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem) {

@@ -14,7 +14,7 @@
 */
 #include <string.h>
 
-#include "kv/cell.h"
+#include "kv/util/cell.h"
 #include "kv/colscan/colscan_int.h"
 #include "kv/sf/sf_int.h"
 

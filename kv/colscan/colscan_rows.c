@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/cache.h"
+#include "kv/util/cache.h"
 #include "kv/colscan/colscan_int.h"
 
 static int grow(void **arr, size_t *cap, size_t n, size_t elem) {

@@ -40,7 +40,7 @@
 
 #include "kv/db/db_impl.h"
 #include "kv/sf/sf_copy.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 
 /* A kv_iter over the merge of the input files that hands out only what compaction keeps. */

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* A family with work for the thread, and whether it is a flush. REQUIRES: mu. */
 static kv_fam *pick_job(kv_db *db, bool *flush) {

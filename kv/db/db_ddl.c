@@ -15,7 +15,7 @@
 
 #include "kv/db/db_impl.h"
 #include "kv/sf/sf_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
 #define MAX_BLOCK_SIZE (64u << 20) /* largest BLOCKSIZE accepted */

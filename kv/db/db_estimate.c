@@ -18,7 +18,7 @@
 #include "kv/db/db_impl.h"
 #include "kv/db/memstore.h"
 #include "kv/sf/sf_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* Distinct rows of a memstore in [range] and their cell bytes: exact in a memstore of at
 ** most MEM_SMALL cells; in a larger one counted exactly over the range's first MEM_EXACT

@@ -34,7 +34,7 @@
 #include <string.h>
 
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
 

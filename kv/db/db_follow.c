@@ -45,10 +45,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/db_impl.h"
-#include "kv/iter.h"
-#include "kv/status.h"
+#include "kv/util/iter.h"
+#include "kv/util/status.h"
 
 #define PATH_CAP 4096   /* bytes for any path built here */
 #define FOLLOW_TRIES 40 /* attempts of one catch-up while the writer moves files under it */

@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/cache.h"
-#include "kv/coding.h"
+#include "kv/util/cache.h"
+#include "kv/util/coding.h"
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
 

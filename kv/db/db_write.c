@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define GROUP_BYTES (1u << 20) /* a leader adds followers' batches up to this many bytes */
 #define COMMIT_OPS_MAX (1u << 16) /* ops of a group decoded once (for the WAL record and the

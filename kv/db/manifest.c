@@ -31,10 +31,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/manifest.h"
 #include "kv/db/manifest_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define DEFAULT_REWRITE_LIMIT (1u << 20)
 

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/manifest.h"
 #include "kv/db/manifest_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* ---- salvage reading (kv/db/manifest.h) ---- */
 

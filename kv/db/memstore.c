@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/coding.h"
-#include "kv/status.h"
+#include "kv/util/coding.h"
+#include "kv/util/status.h"
 
 #define MAX_HEIGHT 12     /* levels; with branching 4 good up to ~16M cells */
 #define BRANCHING 4       /* one node in BRANCHING climbs one more level */

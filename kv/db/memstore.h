@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "kv/iter.h"
+#include "kv/util/iter.h"
 
 typedef struct kv_memstore kv_memstore;
 

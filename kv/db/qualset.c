@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/cell.h"
+#include "kv/util/cell.h"
 
 typedef struct qref {
   const uint8_t *p; /* bytes */

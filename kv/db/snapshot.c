@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 uint64_t kv_last_sequence(kv_db *db) {
   if (!db) return 0;

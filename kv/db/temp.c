@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "kv/db/db_impl.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 #include "kv/env/env.h"
 #include "kv/db/temp.h"
 

@@ -26,9 +26,9 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "kv/cell.h"
-#include "kv/coding.h"
-#include "kv/status.h"
+#include "kv/util/cell.h"
+#include "kv/util/coding.h"
+#include "kv/util/status.h"
 #include "kv/db/wal.h"
 
 #define WAL_HEADER KV_WAL_HEADER

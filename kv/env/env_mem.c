@@ -24,7 +24,7 @@
 #include <time.h>
 
 #include "kv/env/env_mem.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define MEM_PATH_MAX 4096
 #define N_FAULT_OPS 6

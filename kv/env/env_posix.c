@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "kv/env/env.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 struct kv_file {
   int fd;        /* the open descriptor, -1 once closed */

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "kv/env/env.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* Read the whole file `path` into a malloc'ed buffer. On success *buf (freed by the caller;
 ** non-NULL even for an empty file) and *len are set; on failure they are NULL/0 and the

@@ -28,11 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/manifest.h"
 #include "kv/db/memstore.h"
 #include "kv/salvage/salvage_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 #include "kv/db/wal.h"
 
 #define PATH_CAP 4096

@@ -23,10 +23,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/salvage/salvage_int.h"
 #include "kv/sf/sf_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define WINDOW (4u << 20) /* bytes read at once while walking frames */
 

@@ -33,7 +33,7 @@
 */
 #include "kv/scan/scan_int.h"
 #include "kv/sf/sf_cblock.h"
-#include "kv/trace.h"
+#include "kv/util/trace.h"
 
 static int set_bytes(uint8_t **buf, uint32_t *len, uint32_t *cap, const uint8_t *src,
                      uint32_t n) {

@@ -14,7 +14,7 @@
 #include "kv/db/db_impl.h"
 #include "kv/sf/sf_reuse.h"
 #include "kv/sf/sf_rows.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 typedef struct fscan {
   uint32_t fid;                 /* family id */

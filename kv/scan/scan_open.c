@@ -22,7 +22,7 @@
 ** Store files are chosen at open by the key ranges (file_overlaps) and by time
 ** (file_in_time: the trailer's timestamps against the time range and as_of; docs/KV_TIME.md).
 */
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/scan/scan_int.h"
 
 /* ---- open / close --------------------------------------------------------------------- */

@@ -15,7 +15,7 @@
 ** start and moves from one to the next; each prefix's ranges are intersected with them.
 ** Not here: reverse scans (refused at open), SQL (the prefix length is the caller's).
 */
-#include "kv/cell.h"
+#include "kv/util/cell.h"
 #include "kv/scan/scan_int.h"
 
 /* Copy the scan's normalized ranges (s->ranges, which the prefixes' ranges overwrite) into

@@ -13,7 +13,7 @@
 ** "Store file". Readers use pread of single blocks,
 ** binary search in the block index and within a block, and never allocate per cell.
 ** Implementation: kv/sf/sf_write.c, kv/sf/sf_read.c, kv/sf/sf_iter.c, kv/sf/sf_block.c,
-** kv/sf/sf_decode.c, kv/bloom.c; internals in kv/sf/sf_int.h. Errors set kv_errmsg().
+** kv/sf/sf_decode.c, kv/util/bloom.c; internals in kv/sf/sf_int.h. Errors set kv_errmsg().
 */
 #ifndef ROWAN_KV_SF_H
 #define ROWAN_KV_SF_H
@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "kv/env/env.h"
-#include "kv/iter.h"
+#include "kv/util/iter.h"
 
 /* ---- Writer ---- */
 typedef struct kv_sf_writer kv_sf_writer;
@@ -96,7 +96,7 @@ typedef struct kv_sf_io {
   uint64_t bytes_inflated;    /* raw block bytes decompressed (of a sectioned block decoded
                                  for a projection, only the sections it needed) */
   struct kv_trace *trace;     /* or NULL: each block load is also recorded there
-                                 (kv/trace.h), as a block of family trace_fid */
+                                 (kv/util/trace.h), as a block of family trace_fid */
   uint32_t trace_fid;         /* the family the blocks belong to (for the trace) */
 } kv_sf_io;
 
@@ -115,7 +115,7 @@ void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *fir
                      const uint8_t **last, uint32_t *last_len);
 /* Bloom filter: false means the row is certainly absent. */
 bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t len);
-/* Serve the file's data blocks through `cache` (kv/cache.h; NULL = none), keyed by
+/* Serve the file's data blocks through `cache` (kv/util/cache.h; NULL = none), keyed by
 ** `file_id`, which must be unique among the files sharing the cache (kv/ passes the file
 ** number). Call before the first iterator is made; the cache must outlive the reader and
 ** its iterators. Entries are not dropped when the reader closes: the owner erases them

@@ -25,9 +25,9 @@
 ** appends what it produces.
 */
 #include <xxhash.h>
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/sf/sf_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* ---- Buffers ---- */
 

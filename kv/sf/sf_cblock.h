@@ -1,6 +1,6 @@
 /*
 ** kv/sf/sf_cblock.h: the compact decoded form of a store file block, the form the store file
-** iterator (kv/sf/sf_iter.c) reads and the block cache (kv/cache.c) keeps.
+** iterator (kv/sf/sf_iter.c) reads and the block cache (kv/util/cache.c) keeps.
 **
 ** A kv_sf_dblock (kv/sf/sf_int.h) spends about 33 bytes of arrays per cell plus an
 ** un-transposed copy of every value: a 64 KiB block of the sensor archive costs ~390 KB
@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include "kv/cell.h"
+#include "kv/util/cell.h"
 #include "kv/sf/sf_int.h"
 
 /* A packed array of unsigned numbers: element i is base + the w-byte native-endian

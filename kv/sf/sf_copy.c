@@ -12,7 +12,7 @@
 */
 #include "kv/sf/sf_copy.h"
 
-#include "kv/bloom.h"
+#include "kv/util/bloom.h"
 #include "kv/sf/sf_int.h"
 #include "kv/sf/sf_iter_int.h"
 

@@ -15,7 +15,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "kv/iter.h"
+#include "kv/util/iter.h"
 #include "kv/sf/sf.h"
 
 struct kv_sf_copy_state;

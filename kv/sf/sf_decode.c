@@ -15,7 +15,7 @@
 ** neither un-transposed nor walked, and the value slots of their cells are left as they
 ** were (the caller never reads them).
 */
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/sf/sf_int.h"
 
 typedef struct gstate {

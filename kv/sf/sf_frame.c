@@ -13,17 +13,17 @@
 ** gives the same raw block bytes as the other two forms, so the raw block decoders do not
 ** know how a block was stored. Every length read here is checked before it is used: a
 ** damaged frame is KV_ERR_CORRUPT, never a read past the block. lz4 data is decoded by
-** kv/lz4dec.c (long runs of one byte, common in blocks, several times faster than liblz4's
+** kv/util/lz4dec.c (long runs of one byte, common in blocks, several times faster than liblz4's
 ** decoder); liblz4 compresses.
 ** Not here: encoding the raw block (kv/sf/sf_block.c), decoding it (kv/sf/sf_decode.c,
 ** kv/sf/sf_cblock.c, kv/sf/sf_point.c), file I/O (kv/sf/sf_write.c, kv/sf/sf_read.c).
 */
 #include <lz4.h>
 #include <xxhash.h>
-#include "kv/coding.h"
-#include "kv/lz4dec.h"
+#include "kv/util/coding.h"
+#include "kv/util/lz4dec.h"
 #include "kv/sf/sf_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* Header and checksum around `stored` payload bytes already at out->p + out->len + 9. */
 static void seal(kv_sfbuf *out, uint8_t how, size_t raw_len, size_t stored) {

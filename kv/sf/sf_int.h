@@ -15,8 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "kv/cell.h"
-#include "kv/coding.h"
+#include "kv/util/cell.h"
+#include "kv/util/coding.h"
 #include "kv/env/env.h"
 #include "kv/sf/sf.h"
 

@@ -45,7 +45,7 @@
 #include <assert.h>
 #include <stdio.h>
 #include "kv/sf/sf_iter_int.h"
-#include "kv/trace.h"
+#include "kv/util/trace.h"
 
 /* Let go of the cached block the iterator reads (b falls back to the private one). */
 static void drop_current(sf_iter *it) {

@@ -12,12 +12,12 @@
 #ifndef ROWAN_KV_SF_ITER_INT_H
 #define ROWAN_KV_SF_ITER_INT_H
 
-#include "kv/cache.h"
+#include "kv/util/cache.h"
 #include "kv/sf/sf_cblock.h"
 #include "kv/sf/sf_point.h"
 #include "kv/sf/sf_reuse.h"
 #include "kv/sf/sf_rows.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define PKEYS 32u /* projected qualifiers compared as numbers (kv_sfi_compute_keep) */
 

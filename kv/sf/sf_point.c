@@ -19,7 +19,7 @@
 ** Not here: I/O, framing, the block cache, iteration (kv/sf/sf_iter.c).
 */
 #include "kv/sf/sf_point.h"
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 
 #define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)
 #define GET(p, lim, v, msg) do { if (!((p) = kv_get_varint((p), (lim), (v)))) CORRUPT(msg); } while (0)

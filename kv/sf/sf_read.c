@@ -13,11 +13,11 @@
 */
 #include <stdio.h>
 #include <xxhash.h>
-#include "kv/bloom.h"
-#include "kv/coding.h"
+#include "kv/util/bloom.h"
+#include "kv/util/coding.h"
 #include "kv/sf/sf_cblock.h"
 #include "kv/sf/sf_int.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 #define MAX_SECTION (1ull << 31) /* largest bloom or index section a reader accepts */
 

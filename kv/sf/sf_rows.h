@@ -26,7 +26,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include "kv/iter.h"
+#include "kv/util/iter.h"
 
 /* The scan's visibility parameters for one family, as kv/db/db_vis.c applies them. */
 typedef struct kv_sf_rowcond {

@@ -25,7 +25,7 @@
 #include <string.h>
 #include "kv/sf/sf.h"
 
-/* kv_bytes_cmp (kv/cell.h) for the short keys of the write paths: 8 bytes at a time, no
+/* kv_bytes_cmp (kv/util/cell.h) for the short keys of the write paths: 8 bytes at a time, no
 ** library call (the writers compare every cell's row and qualifier with the previous
 ** one's). Same result as kv_bytes_cmp: unsigned byte order, a prefix first. */
 static inline int kv_sf_key_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {

@@ -24,11 +24,11 @@
 */
 #include <stdio.h>
 #include <xxhash.h>
-#include "kv/bloom.h"
-#include "kv/coding.h"
+#include "kv/util/bloom.h"
+#include "kv/util/coding.h"
 #include "kv/sf/sf_int.h"
 #include "kv/sf/sf_seg.h"
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 /* One block of a segment. */
 typedef struct seg_block {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/db_impl.h"
 #include "kv/db/wal.h"
 #include "testutil.h"

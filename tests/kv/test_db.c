@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/db/db_impl.h" /* kv_batch_payload */
 #include "kv/env/env_mem.h"
 #include "kv/kv.h"

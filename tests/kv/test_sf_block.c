@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/sf/sf_int.h"
 #include "testutil.h"
 

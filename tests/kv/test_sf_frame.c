@@ -17,7 +17,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/sf/sf_int.h"
 #include "testutil.h"
 

@@ -2,7 +2,7 @@
 ** tests/kv/test_sf_layout.c: what a store file (kv/sf/sf.h) holds besides its cells, and
 ** damage to it, through the writer and the reader on the in-memory env: blocks ending at
 ** rows' ends (a row that fits is never cut, a longer one is); the bloom filter (its
-** false-positive rate, in a file and in kv/bloom.h alone); estimates from the block index
+** false-positive rate, in a file and in kv/util/bloom.h alone); estimates from the block index
 ** (with and without block reads, limits, reverse); format versions (2 written with sectioned
 ** blocks, 1 still read, an unknown one refused); and damage (a flipped byte anywhere, a
 ** truncated file, a failed write) reported as KV_ERR_CORRUPT with the offset in kv_errmsg().
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "kv/bloom.h"
+#include "kv/util/bloom.h"
 #include "kv/env/env_mem.h"
 #include "kv/sf/sf.h"
 #include "kv/sf/sf_int.h"

@@ -19,7 +19,7 @@
 
 #include <xxhash.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 #include "kv/env/env_mem.h"
 #include "kv/db/wal.h"
 #include "testutil.h"

@@ -1,5 +1,5 @@
 /*
-** kv/iter.h: the internal cell iterator that memstores, store files and merges implement
+** kv/util/iter.h: the internal cell iterator that memstores, store files and merges implement
 ** (LevelDB's Iterator, in C). A scan stacks them: per-source iterators, a merging iterator
 ** per family, row assembly on top. Iterators never allocate per cell: cell() points into
 ** the source's memory and stays valid until the iterator moves.
@@ -8,7 +8,7 @@
 #define ROWAN_KV_ITER_H
 
 #include <stdbool.h>
-#include "kv/cell.h"
+#include "kv/util/cell.h"
 
 typedef struct kv_iter kv_iter;
 

@@ -1,5 +1,5 @@
 /*
-** kv/bloom.c: building and probing the row-key bloom filter of kv/bloom.h.
+** kv/util/bloom.c: building and probing the row-key bloom filter of kv/util/bloom.h.
 **
 ** Layout (docs/FORMAT.md Part 2, "Bloom filter"): u8 k (probes, 1..30), u32 LE nbits,
 ** then ceil(nbits / 8) bytes of bits, bit i at byte i / 8, mask 1 << (i % 8). Probe j of a
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
-#include "kv/bloom.h"
-#include "kv/coding.h"
+#include "kv/util/bloom.h"
+#include "kv/util/coding.h"
 #include "kv/kv.h"
 
 #define BLOOM_HEADER 5u

@@ -1,5 +1,5 @@
 /*
-** kv/cache.c: the sharded LRU block cache of kv/cache.h.
+** kv/util/cache.c: the sharded LRU block cache of kv/util/cache.h.
 **
 ** Each shard has a mutex, an open-addressing hash table (linear probing; each slot holds
 ** the key's 32-bit hash beside the entry pointer, so a probe compares hashes in the table's
@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
-#include "kv/cache.h"
+#include "kv/util/cache.h"
 
 #define MAX_SHARDS 16u
 #define MIN_SHARD_BYTES ((size_t)4 << 20) /* fewer shards for a small cache */

@@ -1,5 +1,5 @@
 /*
-** kv/status.h: setting the thread's kv error message. Internal to kv/.
+** kv/util/status.h: setting the thread's kv error message. Internal to kv/.
 */
 #ifndef ROWAN_KV_STATUS_H
 #define ROWAN_KV_STATUS_H

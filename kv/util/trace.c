@@ -1,5 +1,5 @@
 /*
-** kv/trace.c: the block trace (kv_trace in kv/kv.h, the recording side in kv/trace.h): a
+** kv/util/trace.c: the block trace (kv_trace in kv/kv.h, the recording side in kv/util/trace.h): a
 ** record of the store-file blocks scans loaded and the key ranges they sought, for the
 ** shell's picture of what a query read (.keymap).
 **
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/trace.h"
+#include "kv/util/trace.h"
 
 /* A range as stored: its bounds are offsets into kv_trace.keys. */
 typedef struct trange {

@@ -1,5 +1,5 @@
 /*
-** kv/lz4dec.c: the lz4 block decoder of kv/lz4dec.h.
+** kv/util/lz4dec.c: the lz4 block decoder of kv/util/lz4dec.h.
 **
 ** The lz4 block format (as liblz4 documents it) is a run of sequences. Each starts with a
 ** token byte: its high four bits are a literal count, its low four bits a match length less
@@ -21,8 +21,8 @@
 */
 #include <stdbool.h>
 #include <string.h>
-#include "kv/coding.h"
-#include "kv/lz4dec.h"
+#include "kv/util/coding.h"
+#include "kv/util/lz4dec.h"
 
 #define MINMATCH 4u
 

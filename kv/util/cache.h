@@ -1,5 +1,5 @@
 /*
-** kv/cache.h: the block cache, a sharded LRU cache (with a second chance for entries hit)
+** kv/util/cache.h: the block cache, a sharded LRU cache (with a second chance for entries hit)
 ** of decoded store-file blocks shared by every store file of one store.
 **
 ** Entries are keyed by (file number, a number within the file) and hold an opaque value
@@ -57,7 +57,7 @@ bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge);
 /* Insert `value` (charged `charge` bytes; `deleter(value)` frees it) under (file, off),
 ** replacing any entry with that key, and return it with one reference for the caller.
 ** Entries not in use are evicted to make room, least recently inserted first, but an entry
-** hit since its insert gets a second chance (kv/cache.c). NULL when out of memory
+** hit since its insert gets a second chance (kv/util/cache.c). NULL when out of memory
 ** or when the charge is over the shard's capacity: then the value is NOT taken and the
 ** caller keeps owning it. */
 kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *value,

@@ -1,11 +1,11 @@
 /*
-** kv/status.c: status code names and the per-thread error message of kv/ (kv_errmsg()).
+** kv/util/status.c: status code names and the per-thread error message of kv/ (kv_errmsg()).
 ** The message lives in thread-local storage so concurrent callers never see each other's
 ** errors.
 */
 #include <stdarg.h>
 #include <stdio.h>
-#include "kv/status.h"
+#include "kv/util/status.h"
 
 static _Thread_local char errmsg[512];
 

@@ -1,8 +1,8 @@
 /*
-** kv/trace.h: how kv/'s readers add to a block trace (kv_trace, kv/kv.h): the store-file
+** kv/util/trace.h: how kv/'s readers add to a block trace (kv_trace, kv/kv.h): the store-file
 ** iterator (kv/sf/sf_iter.c) adds each block it loads, the scan (kv/scan/scan.c) each key range it
 ** seeks, the columnar scan (kv/colscan/colscan.c) the blocks its workers read. Not a public header;
-** the reading side of a trace is in kv/kv.h. Implementation: kv/trace.c.
+** the reading side of a trace is in kv/kv.h. Implementation: kv/util/trace.c.
 */
 #ifndef ROWAN_KV_TRACE_H
 #define ROWAN_KV_TRACE_H

@@ -1,5 +1,5 @@
 /*
-** kv/bloom.h: the bloom filter on row keys that every store file carries, so a point
+** kv/util/bloom.h: the bloom filter on row keys that every store file carries, so a point
 ** lookup can skip files that certainly do not hold a row (issue 8). Bits per key are
 ** chosen by the writer (10 by default: about 1% false positives); the probes use double
 ** hashing from one XXH3-64 of the key (Kirsch and Mitzenmacher). The filter is a plain

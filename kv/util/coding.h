@@ -1,5 +1,5 @@
 /*
-** kv/coding.h: little helpers to encode and decode integers in kv/ file formats: fixed
+** kv/util/coding.h: little helpers to encode and decode integers in kv/ file formats: fixed
 ** little-endian 32/64-bit, LEB128 varints, zigzag. Decoders take (p, limit) and never read
 ** at or past limit: they return NULL on truncated or over-long input (LevelDB's coding.h
 ** discipline). docs/FORMAT.md "Conventions" describes the encodings.

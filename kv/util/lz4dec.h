@@ -1,5 +1,5 @@
 /*
-** kv/lz4dec.h: Rowan's own decoder of the lz4 block format, the format of every compressed
+** kv/util/lz4dec.h: Rowan's own decoder of the lz4 block format, the format of every compressed
 ** store file block and section (docs/FORMAT.md Part 2, "Data block on disk"; written by
 ** liblz4's LZ4_compress_default, whose output it decodes byte for byte as liblz4's
 ** LZ4_decompress_safe does).

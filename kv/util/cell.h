@@ -1,5 +1,5 @@
 /*
-** kv/cell.h: the internal cell and its total order, shared by the memstore, store files,
+** kv/util/cell.h: the internal cell and its total order, shared by the memstore, store files,
 ** WAL replay, scans and compaction.
 **
 ** Order within a family: row key ascending (unsigned bytes, a prefix first), qualifier
