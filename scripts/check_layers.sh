@@ -95,5 +95,6 @@ done
 bad=0
 if [ -s "$log" ]; then bad=1; fi
 rm -f "$log"
-[ "$bad" -eq 0 ] && echo "layers: every include points down (cli -> api -> exec -> planner -> catalog -> kv; sql beside; inside kv: backend -> scan, colscan, bulk, salvage -> db -> sf -> env -> util -> kv.h, backend.h)"
+[ "$bad" -eq 0 ] && echo "layers: every include points down (cli -> api -> exec -> planner -> catalog -> kv;" \
+  "sql beside; in kv: backend -> scan, colscan, bulk, salvage -> db -> sf -> env -> util)"
 exit "$bad"
