@@ -10,7 +10,7 @@
 ** with the store's writer, kv_refresh, and loads the catalog again) and rowan_backup (an
 ** online copy, kv_backup).
 ** What it does not do: choose when to flush or compact on its own (the store's background
-** thread does that, kv/db_bg.c), or act on one table only.
+** thread does that, kv/db/db_bg.c), or act on one table only.
 */
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
 ** api/bulk.c: the bulk-load entry points of include/rowan.h (rowan_bulk_*), a thin layer
 ** over exec/bulk.h that keeps the connection's error code and message. Not here: parsing,
-** sorting and writing (exec/bulk.c, kv/bulk.c).
+** sorting and writing (exec/bulk.c, kv/bulk/bulk.c).
 */
 #include <stdlib.h>
 #include <string.h>

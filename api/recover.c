@@ -3,7 +3,7 @@
 ** in include/rowan.h; for users, docs/SHELL.md "Recovering a damaged database").
 **
 ** Steps:
-**   1. kv_salvage (kv/salvage.h) copies every cell that can still be read from the damaged
+**   1. kv_salvage (kv/salvage/salvage.h) copies every cell that can still be read from the damaged
 **      store into a work store, dst/salvage, with the same tables, families and sequence
 **      numbers, and reports the damage it skipped;
 **   2. the work store's catalog is read leniently (cat_salvage_read): each table whose row
@@ -17,7 +17,7 @@
 **   4. the work store is removed.
 ** The damaged directory is only read (kv_salvage takes its LOCK and writes nothing there).
 **
-** Not here: reading damaged files (kv/salvage*.c), the copying itself (api/recover_copy.c).
+** Not here: reading damaged files (kv/salvage/), the copying itself (api/recover_copy.c).
 */
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,7 +26,7 @@
 
 #include "api/recover_int.h"
 #include "catalog/keycodec.h"
-#include "kv/salvage.h"
+#include "kv/salvage/salvage.h"
 
 #define PATH_CAP 4096
 

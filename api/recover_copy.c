@@ -1,7 +1,7 @@
 /*
 ** api/recover_copy.c: the copying half of rowan_recover (api/recover.c has the steps and the
 ** report; the rules are in include/rowan.h and docs/SHELL.md "Recovering a damaged
-** database"). It reads the salvaged store (kv/salvage.h) with ordinary scans, so every cell
+** database"). It reads the salvaged store (kv/salvage/salvage.h) with ordinary scans, so every cell
 ** it sees is what a read of the damaged database would have seen (newest version first,
 ** tombstones and VERSIONS applied), and writes the new store with ordinary batches, each
 ** cell keeping its timestamp.

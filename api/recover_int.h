@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "catalog/catalog.h"
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/kv.h"
 #include "rowan.h"
 
@@ -30,7 +30,7 @@ typedef struct rec {
   kv_env *env;            /* file system of both directories */
   const char *src, *dst;  /* the damaged and the new directory */
   rec_report *rr;         /* the report */
-  kv_db *sk;              /* the salvaged store (kv/salvage.h), read only */
+  kv_db *sk;              /* the salvaged store (kv/salvage/salvage.h), read only */
   kv_db *dk;              /* the new store */
   cat_catalog *dcat;      /* its catalog */
   cat_salvage cs;         /* the salvaged store's catalog */

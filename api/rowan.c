@@ -21,7 +21,7 @@
 #include "catalog/types.h"
 #include "exec/sequence.h"
 #include "catalog/value.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 
 /* ---- Errors ------------------------------------------------------------------------------ */
 int api_error(rowan_db *db, int code, int offset, const char *fmt, ...) {

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "kv/env.h"
+#include "kv/env/env.h"
 #include "kv/kv.h"
 
 static kv_env counting_env;             /* the POSIX env with a counting sync */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 
 typedef struct buf {
   uint8_t *p;  /* bytes */

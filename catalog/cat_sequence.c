@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "catalog/catalog_int.h"
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 
 #define SEQ_REC_VERSION 1
 #define SEQ_NAME_LIMIT 200 /* bytes in a sequence name, as for tables */

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "catalog/catalog_int.h"
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 
 #define VIEW_REC_VERSION 1 /* a view without columns of its own */
 #define VIEW_REC_COLUMNS 2 /* a view with columns of its own */

@@ -25,7 +25,7 @@
 #include <ctype.h>
 #include <string.h>
 
-#include "kv/coding.h"
+#include "kv/util/coding.h"
 
 #define REC_VERSION 1
 #define REC_VERSION_COVER 2 /* a table record ending in its row cover (docs/FORMAT_SQL.md) */

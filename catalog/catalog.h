@@ -186,7 +186,7 @@ int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table
 ** of the table's own columns in the covered families `families` (bits of t's row_cover)
 ** calls this first. It commits table t's record with those bits cleared (one batch of its
 ** own, outside any transaction, in the WAL before the row; a bulk load's install syncs the
-** WAL first, kv/bulk_write.c) and then clears them
+** WAL first, kv/bulk/bulk_write.c) and then clears them
 ** in memory, where every copy of t sees it, and moves cat_row_cover_epoch on. t may be a
 ** statement's copy (the table of its name is changed). CAT_OK (also when the bits are clear
 ** already), CAT_ERR_NOTFOUND, CAT_ERR_KV (nothing changed: the write must not go on). */
@@ -276,7 +276,7 @@ int cat_find_family(const cat_table *t, const char *name);
 const cat_index *cat_find_index(const cat_table *t, const char *name);
 
 /* ---- Salvage (catalog/cat_salvage.c; api/recover.c) --------------------------------------
-** The catalog of a store that may have lost rows (a salvaged store, kv/salvage.h), read
+** The catalog of a store that may have lost rows (a salvaged store, kv/salvage/salvage.h), read
 ** without changing anything: no SYSTEM.CATALOG is created, no orphan dropped, no kv family
 ** id resolved (the tables are descriptions, for creating them again elsewhere). Each row
 ** that decodes is kept; each that does not, and each index row whose table row is lost, is

@@ -6,7 +6,7 @@
 ** with its rows and rebuilt indexes.
 **
 ** What it does not: open the new database afterwards (run `rowan NEW` for that), or decide
-** anything about the salvage itself (api/recover.c, kv/salvage.c).
+** anything about the salvage itself (api/recover.c, kv/salvage/salvage.c).
 */
 #include <string.h>
 #include <sys/stat.h>

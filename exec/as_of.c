@@ -5,7 +5,7 @@
 ** look-back horizon (kv_lookback_horizon) so an answer is exact or an error, never partial;
 ** and the thread's current read time, which every kv scan the step opens takes
 ** (kv_scan_options.as_of, exec/scan.c) and the planner reads to leave secondary indexes
-** out (planner/index_choice.h). What it does not do: the visibility rules (kv/scan_vis.c).
+** out (planner/index_choice.h). What it does not do: the visibility rules (kv/db/db_vis.c).
 */
 #include <stdio.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "exec/rowcodec.h" /* exec_error_set */
-#include "kv/cell.h" /* kv_bytes_cmp */
+#include "kv/util/cell.h" /* kv_bytes_cmp */
 
 int exec_backend_snapshot(kv_backend *be, uint64_t *snap) {
   *snap = 0;

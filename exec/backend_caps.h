@@ -11,7 +11,7 @@
 **
 ** Not here: the filter residual (exec/scan.c pushed_filter); the other extensions (only
 ** speed or diagnostics: exec/scan.c leaves them unset); a transaction's own writes over a
-** backend that cannot read them (the session stacks kv/backend_overlay.h on it, exec/engine.c).
+** backend that cannot read them (the session stacks kv/backend/backend_overlay.h on it, exec/engine.c).
 */
 #ifndef ROWAN_EXEC_BACKEND_CAPS_H
 #define ROWAN_EXEC_BACKEND_CAPS_H

@@ -27,7 +27,7 @@
 ** runs with disjoint ranges are known new without a lookup, others go through a set of
 ** key hashes (key_check). BUILDING indexes
 ** are refused; DISABLED ones are skipped.
-** Not here: the sort, the store files and the MANIFEST (kv/bulk.c).
+** Not here: the sort, the store files and the MANIFEST (kv/bulk/bulk.c).
 */
 #include <ctype.h>
 #include <math.h>
@@ -46,8 +46,8 @@
 #include "exec/index.h"
 #include "exec/row_ts.h"
 #include "exec/rowcodec.h"
-#include "kv/bulk.h"
-#include "kv/cell.h"
+#include "kv/bulk/bulk.h"
+#include "kv/util/cell.h"
 
 #include <xxhash.h>
 

@@ -1,5 +1,5 @@
 /*
-** exec/bulk.h: bulk load of SQL rows given as text, over kv/bulk.h (the way HBase
+** exec/bulk.h: bulk load of SQL rows given as text, over kv/bulk/bulk.h (the way HBase
 ** bulk-loads HFiles): each row is parsed with the catalog's typed parsers, turned into its
 ** row key and cells (the cells exec/rowcodec.h writes for an UPSERT), and added to one
 ** kv bulk load; commit writes sorted store files and names them in the MANIFEST at once,

@@ -3,7 +3,7 @@
 ** SUM / AVG / MIN / MAX over one table, ungrouped or grouped by key columns (and date
 ** roundings of them), over the whole table or the plan's key ranges, whose WHERE is an AND
 ** of simple comparisons of one family's non-key columns with constants (or only key terms),
-** is answered by kv/colscan.h, per store-file block on the decoded column streams, in
+** is answered by kv/colscan/colscan.h, per store-file block on the decoded column streams, in
 ** parallel chunks, without assembling rows. EXPLAIN shows it as "CLIENT 2-CHUNK PARALLEL
 ** 2-WAY FULL SCAN OVER T" (or RANGE SCAN, SKIP SCAN ...) with a "SERVER COLUMNAR AGGREGATE"
 ** line; EXPLAIN ANALYZE adds what it read and what went the row way.

@@ -25,8 +25,8 @@
 #include "exec/eval.h"
 #include "exec/keymap.h"
 #include "exec/func.h"
-#include "kv/backend_overlay.h"
-#include "kv/backend_rowatomic.h"
+#include "kv/backend/backend_overlay.h"
+#include "kv/backend/backend_rowatomic.h"
 #include "planner/plan_reuse.h"
 #include "sql/parser.h"
 

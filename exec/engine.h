@@ -11,7 +11,7 @@
 **
 ** Writes: a statement outside BEGIN ... COMMIT is atomic whatever its size: its writes
 ** gather in one kv batch, committed as one WAL record at its end; past a bound
-** (exec_set_write_memory) they move into a kv bulk load (kv/bulk.h) whose sorted store files
+** (exec_set_write_memory) they move into a kv bulk load (kv/bulk/bulk.h) whose sorted store files
 ** are named in one MANIFEST record at its end. A statement that fails, is interrupted or is
 ** killed leaves none of its writes either way. Inside BEGIN ... COMMIT the writes gather in
 ** one batch that COMMIT commits atomically; statements in the transaction see its writes;
@@ -51,7 +51,7 @@ typedef struct exec_stmt exec_stmt;
 ** session does not own db (the caller closes it after exec_session_close). The storage
 ** backend is the local one, unless the environment variable ROWAN_BACKEND says "rowatomic":
 ** then the session reads and writes through the row-atomic test backend over db
-** (kv/backend_rowatomic.h, docs/BACKEND.md), which it frees at close; any other name but
+** (kv/backend/backend_rowatomic.h, docs/BACKEND.md), which it frees at close; any other name but
 ** "local" (or empty) fails with EXEC_MISUSE naming it. */
 int exec_session_open(kv_db *db, exec_session **out, exec_error *err);
 /* exec_session_open reading and writing through storage backend *be (kv/backend.h; copied,
@@ -59,7 +59,7 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err);
 ** the local store for what only it has (bulk loads, the columnar aggregate, spill files,
 ** the planner's estimates; docs/BACKEND.md lists them) and must be the store under be. The
 ** tests run the SQL layer through wrappers that take away capabilities this way. A backend
-** without KV_BE_EXT_OVERLAY gets the client-side overlay of kv/backend_overlay.h stacked on
+** without KV_BE_EXT_OVERLAY gets the client-side overlay of kv/backend/backend_overlay.h stacked on
 ** it, so that a transaction reads its own writes on any backend. */
 int exec_session_open_backend(kv_db *db, const kv_backend *be, exec_session **out,
                               exec_error *err);
@@ -185,7 +185,7 @@ int64_t exec_get_as_of(const exec_session *s);
 ** SELECT, DELETE): 0 restores the default (EXEC_WRITE_MEMORY_DEFAULT, 256 MiB); values
 ** below 64 KiB count as 64 KiB. Its writes gather in a kv batch, committed as one WAL record
 ** at the statement's end, up to bytes / EXEC_WRITE_SPILL_SHARE encoded bytes (16 MiB by
-** default); past that the batch moves into a kv bulk load (kv/bulk.h) whose memory bound
+** default); past that the batch moves into a kv bulk load (kv/bulk/bulk.h) whose memory bound
 ** (kv_bulk_options.run_bytes) is `bytes`, and so again each time it refills; the load's
 ** sorted store files are named in one MANIFEST record when the statement ends. So the
 ** statement holds about bytes * 1.3 at most (the batch and its spare capacity, an eighth;

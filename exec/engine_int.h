@@ -28,7 +28,7 @@ struct exec_session {
   kv_backend *owned_be; /* the backend exec_session_open made (ROWAN_BACKEND=rowatomic),
                            freed at close, or NULL */
   kv_backend be_under;  /* with overlay_be: the backend given to the session (a copy) */
-  kv_backend *overlay_be; /* the client-side overlay over be_under (kv/backend_overlay.h)
+  kv_backend *overlay_be; /* the client-side overlay over be_under (kv/backend/backend_overlay.h)
                            when that backend reads no overlays (be is then its copy), freed
                            at close; else NULL */
   cat_catalog *cat;     /* the catalog (owned) */

@@ -39,7 +39,7 @@
 #include "catalog/catalog.h"
 #include "exec/arena.h"
 #include "exec/engine.h"
-#include "kv/bulk.h"
+#include "kv/bulk/bulk.h"
 #include "kv/kv.h"
 #include "planner/expr.h"
 #include "planner/plan.h"

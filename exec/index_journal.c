@@ -16,7 +16,7 @@
 ** the last spill (about the size of the statement's batch, which the writer bounds).
 **
 ** Not here: what the records are used for (exec/index_maint.c), the spill itself
-** (exec/write.c), the scratch file (kv/bulk.c).
+** (exec/write.c), the scratch file (kv/bulk/bulk.c).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +24,7 @@
 #include <xxhash.h>
 
 #include "exec/index_int.h"
-#include "kv/bulk.h"
+#include "kv/bulk/bulk.h"
 
 #define JR_HEAD 6u /* u32 record length + u16 data key length */
 

@@ -3,7 +3,7 @@
 ** keys decoded) and a statement's block trace in the same terms (exec/keymap.h). The key
 ** text rules are in that header; bound_text below implements them.
 **
-** Not here: recording the trace (kv/trace.c, exec_step sets the thread's current trace in
+** Not here: recording the trace (kv/util/trace.c, exec_step sets the thread's current trace in
 ** exec/engine.c), drawing (cli/).
 */
 #include <ctype.h>

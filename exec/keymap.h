@@ -15,7 +15,7 @@
 ** key column the bound leaves open, as in EXPLAIN). Bytes that do not
 ** decode are shown as X'..' hex after the columns that did.
 **
-** Not here: drawing (cli/keymap*.c), recording (kv/trace.c). Everything returned is
+** Not here: drawing (cli/keymap*.c), recording (kv/util/trace.c). Everything returned is
 ** malloc'ed and freed with the matching _free function.
 */
 #ifndef ROWAN_EXEC_KEYMAP_H

@@ -1,7 +1,7 @@
 /*
 ** exec/op_colagg.c: the columnar aggregate pushdown (exec/colagg.h). For a plan the planner
 ** found eligible (planner/colagg.h), turns its pushed filter (planner/filter.h plan_filter_leaves) and aggregates
-** into a kv/colscan.h spec over the one family read, runs it on EXEC_COLAGG_THREADS chunks
+** into a kv/colscan/colscan.h spec over the one family read, runs it on EXEC_COLAGG_THREADS chunks
 ** with one set of accumulators (exec/agg.h) per chunk, reads the ranges kv/ hands back the
 ** row way (a kv scan at the same pinned snapshot with the same projection and filter), and
 ** merges the accumulators into the single group row the query pipeline finishes. Over key
@@ -15,7 +15,7 @@
 ** depend on the order of the additions (rounding; the 38-digit limit checked at each one),
 ** so a query with one runs in one chunk in key order and is refused when any rows would
 ** have to come back out of order.
-** Not here: the block walk (kv/colscan*.c), the pipeline (exec/op_query.c), EXPLAIN text
+** Not here: the block walk (kv/colscan/), the pipeline (exec/op_query.c), EXPLAIN text
 ** (planner/explain.c).
 */
 #include <ctype.h>
@@ -29,7 +29,7 @@
 #include "exec/colagg_int.h"
 #include "exec/keymap.h"
 #include "planner/colagg.h"
-#include "kv/colscan.h"
+#include "kv/colscan/colscan.h"
 #include "planner/filter.h"
 #include "planner/skip_prefix.h"
 #include "sql/ast.h"
@@ -314,7 +314,7 @@ static int consumer_error(cctx *cx, int n, plan_colagg_actual *ca, exec_error *e
   return EXEC_OK;
 }
 
-/* The plan's key ranges as kv/colscan.h wants them (sp->ranges / sp->skip), into r (room
+/* The plan's key ranges as kv/colscan/colscan.h wants them (sp->ranges / sp->skip), into r (room
 ** for the plan's ranges and outer ranges) and *skip. */
 static void key_ranges(const plan_scan *ps, kv_range *r, kv_skip_prefix *skip,
                        kv_colagg_spec *sp) {

@@ -4,7 +4,7 @@
 ** build row (its key values, then its slots) is written to one of EXEC_SPILL_PARTS partitions by
 ** the top bits of its key hash, the rows held so far first; then the probe input is read
 ** whole and partitioned the same way. A partition's rows go to a buffer of SPILL_CHUNK bytes
-** that is appended to the side's temporary file (kv/temp.h, in the store's folder) when
+** that is appended to the side's temporary file (kv/db/temp.h, in the store's folder) when
 ** full, so each side is one file of chunks, each chunk one partition's. Then the partitions
 ** are joined one by one, as the in-memory join does (exec/op_hashjoin.c): the build rows of
 ** partition p held and indexed, its probe rows streamed past them, an outer join's
@@ -20,7 +20,7 @@
 ** files live only while the join runs, in this process.
 **
 ** Not here: the in-memory join and its state machine (exec/op_hashjoin.c), temporary files
-** (kv/temp.c).
+** (kv/db/temp.c).
 */
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "catalog/status.h"
-#include "kv/temp.h"
+#include "kv/db/temp.h"
 #include "planner/plan_join.h"
 #include "planner/plan_setop.h"
 

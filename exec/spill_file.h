@@ -3,12 +3,12 @@
 ** back one partition at a time: what the hash join (exec/op_spill.c) and the set operations
 ** (exec/op_setop.c) do past the join memory (a "Grace" partitioning). A row is its cat_value
 ** structs followed by its string bytes; each partition's rows are buffered up to a chunk and
-** appended to the file (kv/temp.h, in a table's folder of the store), so the file is a run
+** appended to the file (kv/db/temp.h, in a table's folder of the store), so the file is a run
 ** of chunks, each of one partition. Rows with equal hashes share a partition (the top six
 ** bits of the hash pick it). Files live only while the statement runs, in this process.
 **
 ** Not here: what is hashed and how partitions are joined or compared (the callers), the
-** temporary file itself (kv/temp.c).
+** temporary file itself (kv/db/temp.c).
 */
 #ifndef ROWAN_EXEC_SPILL_FILE_H
 #define ROWAN_EXEC_SPILL_FILE_H

@@ -10,7 +10,7 @@
 ** Outside a transaction a statement is atomic whatever its size. Its rows go to a batch of
 ** its own; one that ends under the bound (exec_set_write_memory: its batch under a 16th of
 ** the session's write memory) commits the batch as one WAL record (the fast path). Past the
-** bound the batch is moved into a kv bulk load (kv/bulk.h: kv_bulk_add_batch, which keeps the
+** bound the batch is moved into a kv bulk load (kv/bulk/bulk.h: kv_bulk_add_batch, which keeps the
 ** batch's order, so later operations still win) and emptied, as often as it fills again; at
 ** the end what is left joins the load and kv_bulk_commit writes sorted store files (spilled
 ** to temporary files past the load's own bound) and names them all, the index rows and the

@@ -3,9 +3,9 @@
 ** as a raw (already decompressed, checksum-verified) block, the bytes a damaged or hostile
 ** file could present after its checksum matched. Decoding must either fail with
 ** KV_ERR_CORRUPT or give cells that can all be read within the input; never crash or read
-** out of bounds. The compact decoder the block cache uses (kv/sf_cblock.h) must accept or
+** out of bounds. The compact decoder the block cache uses (kv/sf/sf_cblock.h) must accept or
 ** refuse exactly the same inputs, and pack what it accepts. The point decoder
-** (kv/sf_point.h) is run on the same input for several keys and stop keys (rows of the
+** (kv/sf/sf_point.h) is run on the same input for several keys and stop keys (rows of the
 ** block, one taken from the input, the empty key, one above all; a few rows, a range's rows
 ** up to its stop key, the block's rest): it must never read outside the input, and
 ** on every input the whole decoder accepts it must accept too and give the same cells for
@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/sf_cblock.h"
-#include "kv/sf_int.h"
-#include "kv/sf_point.h"
+#include "kv/sf/sf_cblock.h"
+#include "kv/sf/sf_int.h"
+#include "kv/sf/sf_point.h"
 
 /* Whether cell ci (row ri) of the point decoder's block equals w (every field, the value
 ** found through the rank cursor). */

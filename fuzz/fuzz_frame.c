@@ -1,5 +1,5 @@
 /*
-** fuzz/fuzz_frame.c: libFuzzer target for a store-file block's framing (kv/sf_frame.c,
+** fuzz/fuzz_frame.c: libFuzzer target for a store-file block's framing (kv/sf/sf_frame.c,
 ** docs/FORMAT.md Part 2, "Data block on disk"), past the checksum: the input's first byte is
 ** the compression byte, the next four the raw size (little-endian, capped at 1 MiB), the rest
 ** the stored bytes; the target frames them with a matching checksum, so the section table and
@@ -19,10 +19,10 @@
 #include <string.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
-#include "kv/sf_cblock.h"
-#include "kv/sf_int.h"
-#include "kv/status.h"
+#include "kv/util/coding.h"
+#include "kv/sf/sf_cblock.h"
+#include "kv/sf/sf_int.h"
+#include "kv/util/status.h"
 
 /* kv_sf_cpart's want: by the qualifier's first byte, against the mask in *ctx. */
 static bool want(void *ctx, const uint8_t *qual, uint32_t len) {

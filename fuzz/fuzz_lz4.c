@@ -1,5 +1,5 @@
 /*
-** fuzz/fuzz_lz4.c: libFuzzer target for Rowan's lz4 block decoder (kv/lz4dec.c), the decoder
+** fuzz/fuzz_lz4.c: libFuzzer target for Rowan's lz4 block decoder (kv/util/lz4dec.c), the decoder
 ** of every compressed store file block and section, against liblz4's. The input's first two
 ** bytes are an output size (little-endian, at most 65,535), the rest an lz4 block. The
 ** decoder must never read or write outside the input and an exact-size output buffer; when
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/lz4dec.h"
+#include "kv/util/lz4dec.h"
 
 /* Whether the block's sequences (walked as far as they parse) hold a match at offset 0. */
 static bool zero_offset(const uint8_t *z, size_t zl) {

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kv/env_mem.h"
-#include "kv/manifest.h"
+#include "kv/env/env_mem.h"
+#include "kv/db/manifest.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -2,7 +2,7 @@
 ** fuzz/fuzz_storefile.c: libFuzzer target for the store-file reader. The input is written
 ** as a store file into the in-memory env, opened with kv_sf_open and read forward, backward
 ** and by seeks, then copied block by block into a second file as a minor compaction copies
-** (kv/sf_copy.h: each block's rows and cells read again without its values). Opening,
+** (kv/sf/sf_copy.h: each block's rows and cells read again without its values). Opening,
 ** reading or copying may fail with KV_ERR_CORRUPT; it must never crash, hang or leak. Most
 ** random inputs stop at the trailer or a checksum; the seed corpus holds real files so
 ** mutations reach the index, bloom and block paths.
@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf.h"
-#include "kv/sf_copy.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf.h"
+#include "kv/sf/sf_copy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /*
 ** fuzz/fuzz_wal.c: libFuzzer target for WAL replay. The input is written as the newest WAL
 ** segment into the in-memory env and replayed; every record handed out is decoded op by op
-** with kv_wal_decode_op (replay expands a record-form record, kv/wal.h, to the batch form
+** with kv_wal_decode_op (replay expands a record-form record, kv/db/wal.h, to the batch form
 ** first, so the flags of the record form are fuzzed through replay). Replay may drop a torn
 ** tail or report KV_ERR_CORRUPT; it must never crash, hang or leak. The seed corpus holds
 ** real segments, in the batch form (older builds) and in the record form.
@@ -9,9 +9,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kv/coding.h"
-#include "kv/env_mem.h"
-#include "kv/wal.h"
+#include "kv/util/coding.h"
+#include "kv/env/env_mem.h"
+#include "kv/db/wal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

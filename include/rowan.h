@@ -89,7 +89,7 @@ typedef struct rowan_options {
   size_t block_cache_size;  /* bytes; 0 = default 64 MiB; a quarter of it caches the columns
                                aggregate scans read (docs/KV.md), the rest decoded blocks */
   size_t memstore_size;     /* bytes per family memstore before a flush; 0 = 64 MiB */
-  void *kv_env;             /* a struct kv_env * (kv/env.h) to run on another file system,
+  void *kv_env;             /* a struct kv_env * (kv/env/env.h) to run on another file system,
                                e.g. the in-memory one in tests; NULL = the real disk */
   size_t wal_limit;         /* bytes of write-ahead log kept on disk (what the next open
                                replays): past it, the families holding the oldest log
@@ -684,7 +684,7 @@ int rowan_recovery_info(rowan_db *db, rowan_recovery *out);
 ** it before trying again. The work files are kept in dst/salvage while it runs and removed
 ** at the end. */
 typedef struct rowan_recover_options {
-  void *kv_env;      /* a struct kv_env * (kv/env.h) for both directories, e.g. the in-memory
+  void *kv_env;      /* a struct kv_env * (kv/env/env.h) for both directories, e.g. the in-memory
                         one in tests; NULL = the real disk */
 } rowan_recover_options;
 

@@ -2,7 +2,7 @@
 ** kv/backend.h: the storage-backend interface under the SQL layer (issue 23). catalog/ and
 ** exec/ reach the store through a kv_backend: a table of operations (kv_backend_ops) plus a
 ** capabilities record (kv_backend_caps) saying what the backend guarantees, so that the SQL
-** layer can ask instead of assume. The local store (kv/kv.h, kv/backend_local.c) is the
+** layer can ask instead of assume. The local store (kv/kv.h, kv/backend/backend_local.c) is the
 ** first implementation; a row-atomic HBase-like wrapper and a remote HBase client are the
 ** next ones (docs/BACKEND.md is the map: each capability, what the local backend gives, and
 ** what the SQL layer still assumes).
@@ -91,7 +91,7 @@ typedef struct kv_backend_caps {
 } kv_backend_caps;
 
 /* ---- The serializable filter expression ------------------------------------------- */
-/* Node kinds. ORDER KV_FX: kv_fx_name in kv/backend_filter.c follows it. */
+/* Node kinds. ORDER KV_FX: kv_fx_name in kv/backend/backend_filter.c follows it. */
 enum kv_fx_kind {
   KV_FX_AND = 0,     /* TRUE when every child is TRUE; FALSE when one is FALSE; else UNKNOWN */
   KV_FX_OR = 1,      /* TRUE when one child is TRUE; FALSE when every one is; else UNKNOWN */
@@ -245,7 +245,7 @@ struct kv_backend {
                                 does not (kv_backend_local_db) */
 };
 
-/* ---- The local backend (kv/backend_local.c) ----------------------------------------- */
+/* ---- The local backend (kv/backend/backend_local.c) ----------------------------------------- */
 /* Make *be the local backend over db (not owned: close db after the last use of be). No
 ** allocation; never fails. Returns be. */
 kv_backend *kv_backend_local_init(kv_backend *be, kv_db *db);
@@ -275,7 +275,7 @@ int kv_backend_batch_each(const kv_batch *b, int (*each)(void *ctx, const kv_bat
                           void *ctx);
 
 /* ---- Calls ------------------------------------------------------------------------ */
-/* The failure of an operation a backend lacks (kv/backend_local.c). */
+/* The failure of an operation a backend lacks (kv/backend/backend_local.c). */
 int kv_be_unsupported(const kv_backend *be, const char *op);
 
 static inline int kv_be_create_table(kv_backend *be, const char *name,

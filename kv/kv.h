@@ -75,7 +75,7 @@ extern "C" {
 #endif
 
 /* ---- Status codes ------------------------------------------------------------------- */
-/* ORDER KV_STATUS: kv_status_name() in kv/status.c has one entry per code, in this order. */
+/* ORDER KV_STATUS: kv_status_name() in kv/util/status.c has one entry per code, in this order. */
 enum kv_status {
   KV_OK = 0,
   KV_ERR_IO = 1,        /* a file operation failed (the message names file and errno text) */
@@ -150,7 +150,7 @@ enum kv_sync_mode {
 
 /* ---- Store ------------------------------------------------------------------------- */
 typedef struct kv_db kv_db;
-typedef struct kv_env kv_env; /* the file-system seam, kv/env.h */
+typedef struct kv_env kv_env; /* the file-system seam, kv/env/env.h */
 
 typedef struct kv_options {
   kv_env *env;                /* file system; NULL = POSIX (kv_env_posix()) */
@@ -168,7 +168,7 @@ typedef struct kv_options {
                                  store files; 0 = default 64 MiB; KV_BLOCK_CACHE_OFF = no
                                  cache (every block read is a pread and a decode). A
                                  quarter of it is the columnar scan's column cache
-                                 (kv/colscan.h), the rest the block cache */
+                                 (kv/colscan/colscan.h), the rest the block cache */
   int compaction_trigger;     /* store files in a family from which the automatic minor
                                  compaction looks for work (size-tiered: it merges the
                                  newest files once they add up to the next older one, see
@@ -219,7 +219,7 @@ void kv_options_init(kv_options *opts);
 ** the log, never a store showing part of a transaction (docs/KV_VIEWS.md "The log-behind-
 ** MANIFEST check").
 ** With opts->read_only the open is a reader beside a writer (RocksDB's secondary instance,
-** SQLite's WAL reader; kv/db_follow.c): no LOCK is taken and nothing is written, so it
+** SQLite's WAL reader; kv/db/db_follow.c): no LOCK is taken and nothing is written, so it
 ** works while another process (or another handle of this one) holds the store open for
 ** writing, and without write permission on the store's directory and files. It sees the
 ** store as of its open: the MANIFEST, the store files it names, and the WAL replayed into
@@ -716,7 +716,7 @@ int kv_compact(kv_db *db, const char *table, bool major);
 ** merged one by one: the files differ, the cells they hold do not (tests compare both). */
 void kv_compact_set_block_copy(bool on);
 
-/* Online backup (RocksDB's Checkpoint; kv/backup.c): copy the store, while writes go on,
+/* Online backup (RocksDB's Checkpoint; kv/db/backup.c): copy the store, while writes go on,
 ** into directory `dir` (created if missing; it must be empty), as a store that kv_open
 ** opens with every commit that had returned before the call and nothing of a commit begun
 ** after it, each whole. The writer role is held only while the state is noted (commits
@@ -838,7 +838,7 @@ typedef struct kv_estimate_opts {
 /* Estimated rows and bytes of family family_id within [range] (NULL: everything), at the
 ** latest state: per store file, the rows of the blocks the range overlaps from the block
 ** index, the (at most two) blocks it cuts counted from their row keys while *opts->exact
-** allows, else by half (kv/sf.h kv_sf_estimate; a block read goes through the block cache
+** allows, else by half (kv/sf/sf.h kv_sf_estimate; a block read goes through the block cache
 ** as a scan's would), and their on-disk bytes, every overlapped block whole; plus each
 ** memstore's rows in range (counted cell by cell up to 4,096 cells, or its first 128 cells
 ** and the skip list's upper levels past them) and their bytes (row, qualifier and value

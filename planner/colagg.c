@@ -9,7 +9,7 @@
 
 #include "catalog/agg_sig.h"
 #include "catalog/func_id.h"
-#include "kv/colscan.h"
+#include "kv/colscan/colscan.h"
 #include "planner/filter.h"
 #include "planner/index_choice.h"
 

@@ -3,7 +3,7 @@
 ** executor's side is exec/colagg.h): COUNT(*) / COUNT(c) / SUM / AVG / MIN / MAX, ungrouped
 ** or grouped by key columns, over one table whose WHERE is an AND of simple comparisons of
 ** one family's non-key columns with constants, answered per store-file block by
-** kv/colscan.h.
+** kv/colscan/colscan.h.
 **
 ** Eligible (plan_colagg_check, on the plan alone): a table scan (full, over key ranges, a
 ** skip scan over ranges or over each leading prefix; no index, no pushed limit) reading one

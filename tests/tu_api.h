@@ -1,6 +1,6 @@
 /*
 ** tests/tu_api.h: helpers the public-API tests share: run a statement that must succeed,
-** and open a database on an in-memory env (kv/env_mem.h) without syncs. Include after
+** and open a database on an in-memory env (kv/env/env_mem.h) without syncs. Include after
 ** <cmocka.h> and "rowan.h"; a failure fails the test with the statement and the error.
 ** Not for engine code.
 */

@@ -6,7 +6,7 @@
 ** qualifiers, tombstones, several versions, timestamps per row or per cell, compacted or not,
 ** fixed and variable value widths; the builder run that turns one into a raw block; a cell of
 ** a compact block read through the rank cursor as the store-file iterator reads it; and the
-** cell comparison. Include after <cmocka.h>, kv/sf_cblock.h (or kv/sf_point.h) and
+** cell comparison. Include after <cmocka.h>, kv/sf/sf_cblock.h (or kv/sf/sf_point.h) and
 ** testutil.h: failures fail the test through cmocka's asserts. Not for engine code.
 */
 #ifndef ROWAN_TESTS_TU_BLOCKS_H

@@ -1,6 +1,6 @@
 /*
 ** tests/tu_cat.h: the fixture the catalog tests share: a store on the in-memory file system
-** (kv/env_mem.h) with its catalog open, reopened as a new process would (close_store, then
+** (kv/env/env_mem.h) with its catalog open, reopened as a new process would (close_store, then
 ** open_store on the same env). Not here: SQL statements (the exec and api tests' own
 ** helpers), assertions on what the catalog holds.
 */

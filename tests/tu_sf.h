@@ -1,12 +1,12 @@
 /*
-** tests/tu_sf.h: the model the store file tests check kv/sf.h against (tests/kv/test_sf.c,
+** tests/tu_sf.h: the model the store file tests check kv/sf/sf.h against (tests/kv/test_sf.c,
 ** tests/kv/test_sf_layout.c): a plain sorted array of cells ordered by the test's own
-** comparator (written from the order in DESIGN.md, not kv/cell.h), random distinct cells
+** comparator (written from the order in DESIGN.md, not kv/util/cell.h), random distinct cells
 ** (row keys with 0x00/0xFF bytes and shared prefixes, several qualifiers, versions,
 ** tombstones, fixed and variable widths, empty values) kept in an arena, a file written from
 ** them, and tsf_check_file: full forward and reverse scans, seek and seek_for_prev to random
 ** targets with steps either way, the key range and the bloom filter, all against the array.
-** Include after <cmocka.h>, kv/sf.h and testutil.h: failures fail the test through cmocka's
+** Include after <cmocka.h>, kv/sf/sf.h and testutil.h: failures fail the test through cmocka's
 ** asserts. Not for engine code.
 */
 #ifndef ROWAN_TESTS_TU_SF_H

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/bulk.h"
+#include "kv/bulk/bulk.h"
 #include "kv/kv.h"
 
 #define TU_TXN_ROWS 5

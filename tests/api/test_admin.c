@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "tu_api.h"
 

@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "tu_api.h"
 

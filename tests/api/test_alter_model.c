@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_api.h"

@@ -2,7 +2,7 @@
 ** tests/api/test_break_point_getters.c: point lookups and IN-list skip scans by full key
 ** through kept, re-bound statements, on a table of tiny blocks (BLOCKSIZE 64: rows over
 ** several blocks) with no block cache or a tiny one (so point reads decode their rows alone,
-** kv/sf_point.h, or blocks are evicted between reads), against a model of the table; and
+** kv/sf/sf_point.h, or blocks are evicted between reads), against a model of the table; and
 ** the getters' contract of include/rowan.h on those rows: every rowan_column_* pointer stays
 ** valid and unchanged until the next step, reset or finalize, whatever other getters are
 ** called in between (on the same column, in any order, twice), and without a current row
@@ -27,8 +27,8 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf_point.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf_point.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_api.h"

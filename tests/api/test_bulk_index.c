@@ -285,7 +285,7 @@ static void test_index_large(void **state) {
 
 /* Rows in key order under the smallest bulk_memory (1 MiB): the index rows pass the bound
 ** many times and are spilled as runs while the table's ordered rows stay encoded segments
-** (kv/bulk.c keeps them so); both must read as the UPSERTs. */
+** (kv/bulk/bulk.c keeps them so); both must read as the UPSERTs. */
 static void test_index_ordered_spilled(void **state) {
   (void)state;
   g_bulk_memory = (size_t)1 << 20;

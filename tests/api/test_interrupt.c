@@ -30,7 +30,7 @@
 #include <cmocka.h>
 
 #include "api/api_test.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "tu_api.h"
 

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 
 typedef struct seen {

@@ -27,8 +27,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/manifest.h"
+#include "kv/env/env_mem.h"
+#include "kv/db/manifest.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_api.h"

@@ -29,8 +29,8 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf_rows.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf_rows.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_api.h"
@@ -200,7 +200,7 @@ static void strip_times(char *t) {
 ** N too, as "blocks=?", where the two groups' hits or bytes differ. The cache changes the
 ** count of block loads as well: a point read whose block misses and is not admitted
 ** decodes the row alone and loads the block again when the scan moves past that row
-** (kv/sf_iter.c point_load, step_fwd), where a hit loads it once (ROWAN_SEED=1065973694879
+** (kv/sf/sf_iter.c point_load, step_fwd), where a hit loads it once (ROWAN_SEED=1065973694879
 ** at scale 1: blocks=3 with 0 hits for the first mode, blocks=2 with 2 hits for the next,
 ** in either order). Where the cache served both runs alike, N must agree. */
 static void mask_cache(char *a, char *b) {

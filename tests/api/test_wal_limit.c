@@ -16,8 +16,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_api.h"

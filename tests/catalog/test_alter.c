@@ -20,7 +20,7 @@
 
 #include "catalog/cat_view.h"
 #include "catalog/catalog.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "testutil.h"
 #include "tu_cat.h"
 

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "catalog/cat_view.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "testutil.h"
 #include "tu_cat.h"
 

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "catalog/catalog.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "testutil.h"
 
 typedef struct store {

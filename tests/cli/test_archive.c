@@ -28,7 +28,7 @@
 #include <zlib.h>
 
 #include "cli/import.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_script.h"

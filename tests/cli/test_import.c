@@ -34,7 +34,7 @@
 #include <zlib.h>
 
 #include "cli/import.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "import_test_util.h"

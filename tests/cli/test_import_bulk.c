@@ -22,7 +22,7 @@
 **   what --no-bulk gives (rows, index rows, counts, reject files), going on row by row after
 **   a key repeated under an index or a file mapping other columns; a table that holds
 **   anything (even only a deleted row) is loaded row by row, UPSERT over its rows.
-** Not here: kv/bulk.c's own model test (tests/kv/test_bulk.c), the public API
+** Not here: kv/bulk/bulk.c's own model test (tests/kv/test_bulk.c), the public API
 ** (tests/api/test_bulk.c), the real archive (test_archive.c).
 */
 #include <dirent.h>
@@ -40,7 +40,7 @@
 #include <zlib.h>
 
 #include "cli/import.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "import_test_util.h"

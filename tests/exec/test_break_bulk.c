@@ -1,6 +1,6 @@
 /*
 ** tests/exec/test_break_bulk.c: adversarial checks of the pipelined bulk load (exec/bulk.h
-** over kv/bulk.c): rows in orders that open and close segments (ascending and descending
+** over kv/bulk/bulk.c): rows in orders that open and close segments (ascending and descending
 ** runs that turn after many rows, runs that overlap and repeat keys across segments, a key
 ** repeated exactly where the order turns), small sort memory so runs spill while segments
 ** are open, bad rows in the middle, a second load of only some columns over the first,

@@ -1,6 +1,6 @@
 /*
 ** tests/exec/test_break_colagg.c: adversarial checks of the columnar aggregate pushdown
-** (exec/op_colagg.c, kv/colscan*.c) against the rows path (the same query with the
+** (exec/op_colagg.c, kv/colscan/) against the rows path (the same query with the
 ** NO_PUSHDOWN hint), over what test_colagg.c leaves out: every SQL type in the pushed
 ** family (TINYINT .. TIMESTAMP, edge values: type limits, NaN, +-Infinity, -0.0, empty and
 ** block-sized strings), a composite key with a DESC VARCHAR column, a second family,

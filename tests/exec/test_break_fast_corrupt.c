@@ -7,7 +7,7 @@
 ** one; the error is ROWAN_CORRUPT (or, for a byte no check covers, every row right); after
 ** it the statement reads as no row (values NULL, rowan_column_values MISUSE) and steps fail
 ** until a reset; once the byte is put back, a reset and a new run give every row again (no
-** damaged block kept in the cache). In each kv mode (kv/sf_rows.h). Seeded offsets.
+** damaged block kept in the cache). In each kv mode (kv/sf/sf_rows.h). Seeded offsets.
 ** Not here: damaged blocks at the kv level (tests/kv/test_corruption.c, test_badinput.c).
 */
 #include <setjmp.h>
@@ -20,9 +20,9 @@
 
 #include <cmocka.h>
 
-#include "kv/env.h"
-#include "kv/env_mem.h"
-#include "kv/sf_rows.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf_rows.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

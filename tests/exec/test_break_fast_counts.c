@@ -11,7 +11,7 @@
 ** queries (latest N of a station, forward and reverse, bounded ranges, IN-list skip scans of
 ** 1..7 names (repeats, a name not there), a full scan, a residual filter, key-only and
 ** one-family projections, every LIMIT/OFFSET pattern) run in every kv mode (row runs on,
-** off, value vectors off, the cell path; kv/sf_rows.h) and through rowan_column_values; each answer
+** off, value vectors off, the cell path; kv/sf/sf_rows.h) and through rowan_column_values; each answer
 ** must be the model's byte for byte. The EXPLAIN ANALYZE text of each query (times and
 ** block-cache hits masked) must be the same with runs on and off (docs/KV.md 'Row runs':
 ** every counter is the present path's), and so must rowan_stmt_metrics of the plain query
@@ -29,8 +29,8 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf_rows.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf_rows.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

@@ -1,9 +1,9 @@
 /*
 ** tests/exec/test_break_fast_midscan.c: the fast range-scan paths of this session (kv row
-** runs, kv/scan_run.c; exec's PH_FAST loop and exec_step shortcut; rowan_column_values)
+** runs, kv/scan/scan_run.c; exec's PH_FAST loop and exec_step shortcut; rowan_column_values)
 ** against the paths they replace, with the connection doing other things while a SELECT
 ** is between two rows. One seeded scenario is played four times on fresh in-memory
-** databases, each time with other kv switches (kv/sf_rows.h): row runs on (all fast paths),
+** databases, each time with other kv switches (kv/sf/sf_rows.h): row runs on (all fast paths),
 ** row runs off, value vectors off, and the cell-by-cell path (fast rows off); the text of
 ** everything the scenario saw (every step's return code, every row's values read whole or
 ** by the getters, every write's code and rowan_changes) must be the same byte for byte.
@@ -34,8 +34,8 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf_rows.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf_rows.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

@@ -25,8 +25,8 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf_rows.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf_rows.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_api.h"

@@ -5,7 +5,7 @@
 ** edge values (DOUBLE -0.0, 1e308, denormals, the int64 extremes, FLOAT rounding, strings
 ** holding NUL bytes, empty strings next to NULLs, blobs of zero bytes, CHAR padding,
 ** negative DECIMALs, dates before 1970), against the same rows read through views and cell
-** by cell (kv/sf_rows.h switches). Rows are in one compacted file (value vectors and row
+** by cell (kv/sf/sf_rows.h switches). Rows are in one compacted file (value vectors and row
 ** runs), then partly rewritten into the memstore; columns are read by every getter and
 ** whole (rowan_column_values), in projections that take dense DOUBLE runs broken by other
 ** types, key columns between value columns, and the key alone. Seeded.
@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf_rows.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf_rows.h"
 #include "rowan.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

@@ -6,7 +6,7 @@
 ** columns (just under the mask). Rows are compacted into one file a family (small and
 ** default blocks), some rewritten into the memstore; projections of every column, of the
 ** columns around id 128, of the last ones, reordered, with the key. Every answer is
-** checked against the values written (a model), in each kv mode (kv/sf_rows.h). Seeded.
+** checked against the values written (a model), in each kv mode (kv/sf/sf_rows.h). Seeded.
 ** Not here: the row decode's 64-column mask on narrow scans (tests/api/test_break_wide_table.c).
 */
 #include <setjmp.h>
@@ -19,8 +19,8 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf_rows.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf_rows.h"
 #include "rowan.h"
 #include "testutil.h"
 

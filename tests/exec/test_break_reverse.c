@@ -1,6 +1,6 @@
 /*
 ** tests/exec/test_break_reverse.c: reads through the block cache in every direction must
-** agree with each other (kv/scan.c, kv/sf_iter.c, the packed cached blocks of kv/sf_cblock.c):
+** agree with each other (kv/scan/scan.c, kv/sf/sf_iter.c, the packed cached blocks of kv/sf/sf_cblock.c):
 ** a key range read in key order and the same range read in reverse (ORDER BY the key's
 ** reverse) hold the same rows, LIMIT on the reverse read is the tail of the forward read,
 ** and a point lookup of each key gives that key's row from the forward read. The table has

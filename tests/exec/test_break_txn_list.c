@@ -25,7 +25,7 @@
 #include <cmocka.h>
 
 #include "exec/engine_int.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
-** tests/exec/test_colagg.c: the columnar aggregate pushdown (exec/colagg.h, kv/colscan.h)
+** tests/exec/test_colagg.c: the columnar aggregate pushdown (exec/colagg.h, kv/colscan/colscan.h)
 ** against the rows path (the same query with the /+ NO_PUSHDOWN +/ hint) on randomized
 ** tables: NULLs, updates (several versions), deletes (tombstones), NULLs' tombstones kept by
 ** the look-back window, TTL, several store files,

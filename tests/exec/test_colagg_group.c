@@ -10,7 +10,7 @@
 ** TRUNC/FLOOR/CEIL of the timestamp key, FLOAT sums and averages, HAVING, ORDER BY. The
 ** answers (rows and their order) must be the rows path's exactly, and EXPLAIN must show the
 ** pushdown with the scan's ranges. Each pushed query runs twice (the second run answers from
-** the blocks' cached row views, kv/colscan_rows.c), and cached_row_views asks the same
+** the blocks' cached row views, kv/colscan/colscan_rows.c), and cached_row_views asks the same
 ** questions across changes of the table. Seeded (tu_seed); a mismatch prints the SQL.
 */
 #include "test_engine_util.h"
@@ -236,7 +236,7 @@ static long cache_hits(const char *e) {
   return atol(p + strlen("cache hits="));
 }
 
-/* Cached row views (kv/colscan_rows.c): a keyed question asked again is answered from the
+/* Cached row views (kv/colscan/colscan_rows.c): a keyed question asked again is answered from the
 ** column cache, and stays the rows path's answer when the table changes under the cached
 ** blocks. The table has a nullable key column G (NULL groups; NULL sorts last in G's DESC
 ** order), a second family M, small blocks (groups run across blocks and chunks), and the

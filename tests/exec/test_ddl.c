@@ -18,7 +18,7 @@
 #include "catalog/catalog.h"
 #include "exec/ddl.h"
 #include "exec/rowcodec.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "sql/parser.h"
 #include "testutil.h"
 

@@ -53,7 +53,7 @@
 #include <sqlite3.h>
 
 #include "api/api_test.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
 

@@ -19,8 +19,8 @@
 
 #include "catalog/value.h"
 #include "exec/engine.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 
 typedef struct tdb {

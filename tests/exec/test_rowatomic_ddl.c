@@ -1,6 +1,6 @@
 /*
 ** tests/exec/test_rowatomic_ddl.c: DDL and writes through the row-atomic test backend
-** (kv/backend_rowatomic.h) with a failure injected between the rows of each of their batches.
+** (kv/backend/backend_rowatomic.h) with a failure injected between the rows of each of their batches.
 **
 ** Checked: CREATE TABLE, CREATE INDEX and DROP TABLE cut after every row of their catalog
 ** batches (and of CREATE INDEX's backfill) leave a store that opens again, with the table or
@@ -12,7 +12,7 @@
 #include "test_engine_util.h"
 
 #include "exec/engine_int.h"
-#include "kv/backend_rowatomic.h"
+#include "kv/backend/backend_rowatomic.h"
 
 #define T0_ENV 1500000000000LL /* the mem env's clock (ms) */
 

@@ -21,7 +21,7 @@
 #include "catalog/catalog.h"
 #include "catalog/value.h"
 #include "exec/rowcodec.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "planner/plan.h"
 #include "testutil.h"
 

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/manifest.h"
+#include "kv/db/manifest.h"
 
 static kv_db *open_db(kv_env *env, bool read_only) {
   kv_options o;

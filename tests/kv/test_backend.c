@@ -24,7 +24,7 @@
 #include <cmocka.h>
 
 #include "kv/backend.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

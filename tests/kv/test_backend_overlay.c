@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_backend_overlay.c: the client-side overlay (kv/backend_overlay.h) over the
+** tests/kv/test_backend_overlay.c: the client-side overlay (kv/backend/backend_overlay.h) over the
 ** row-atomic test backend, checked against the local store's own overlay on the same store.
 **
 ** Checked: seeded random committed states (puts, column and family tombstones, commit-time
@@ -20,9 +20,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/backend_overlay.h"
-#include "kv/backend_rowatomic.h"
-#include "kv/env_mem.h"
+#include "kv/backend/backend_overlay.h"
+#include "kv/backend/backend_rowatomic.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_backend_rowatomic.c: the row-atomic test backend (kv/backend_rowatomic.h)
+** tests/kv/test_backend_rowatomic.c: the row-atomic test backend (kv/backend/backend_rowatomic.h)
 ** over a local store on the in-memory env.
 **
 ** Checked: its capabilities; row atomicity: a batch of five rows (each with cells in two
@@ -23,8 +23,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/backend_rowatomic.h"
-#include "kv/env_mem.h"
+#include "kv/backend/backend_rowatomic.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

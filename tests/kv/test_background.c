@@ -25,8 +25,8 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_kv.h"

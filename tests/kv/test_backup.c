@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_backup.c: the online backup (kv_backup, kv/backup.c). A copy opens with
+** tests/kv/test_backup.c: the online backup (kv_backup, kv/db/backup.c). A copy opens with
 ** every transaction acknowledged before the backup began and nothing half (the multi-row
 ** transactions of tests/tu_txn.h), while a writer thread goes on committing, bulk loading,
 ** flushing and compacting; store files are hard links where the env can link and copies
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_txn.h"

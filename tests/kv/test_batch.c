@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_batch.c: write batches (kv_batch_*): the encoded payload is exactly the WAL
-** payload format of kv/wal.h (decoded back with kv_wal_decode_op), count and byte size,
+** payload format of kv/db/wal.h (decoded back with kv_wal_decode_op), count and byte size,
 ** clear and reuse, the count varint growing past one byte, and every size and argument
 ** check with its code and message; the family ids a batch lists for kv_commit's check
 ** (kv_batch_families), and that it says it does not know them when it cannot; KV_TS_NOW's
@@ -14,9 +14,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/coding.h"
-#include "kv/db_impl.h"
-#include "kv/wal.h"
+#include "kv/util/coding.h"
+#include "kv/db/db_impl.h"
+#include "kv/db/wal.h"
 #include "testutil.h"
 
 /* KV_TS_NOW's timestamp field, which add_op and the op decoder handle whole, is byte for byte

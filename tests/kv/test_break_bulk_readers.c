@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_break_bulk_readers.c: readers on other threads while bulk loads commit
-** (kv/bulk_merge.c: overlapping segments merged block-wise, large merges split in two key
+** (kv/bulk/bulk_merge.c: overlapping segments merged block-wise, large merges split in two key
 ** ranges on two threads) and background compactions replace the files. Every load rewrites
 ** every row of two families with its generation number; a reader must see each load whole
 ** or not at all: one full scan (fast row path on) holds one generation in every cell of
@@ -20,8 +20,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/bulk.h"
-#include "kv/env_mem.h"
+#include "kv/bulk/bulk.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

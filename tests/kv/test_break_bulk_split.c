@@ -1,8 +1,8 @@
 /*
-** tests/kv/test_break_bulk_split.c: attacks on the bulk load's commit merge (kv/bulk_merge.c)
+** tests/kv/test_break_bulk_split.c: attacks on the bulk load's commit merge (kv/bulk/bulk_merge.c)
 ** where it splits a family's merge into two key ranges on two threads, and on a load that
 ** fails. Against a model store that commits the same operations one batch per operation in
-** the order added (kv/bulk.h: a load reads exactly so), comparing every version of both
+** the order added (kv/bulk/bulk.h: a load reads exactly so), comparing every version of both
 ** families (one keeps 3 versions) after the load, after a major compaction and after
 ** reopen.
 ** Shapes: split_cells of 1, 2, 3 and 5 (the split point on the first or last cell, inside
@@ -13,7 +13,7 @@
 ** Failures: an I/O error or ENOSPC on the nth file append / sync / rename during the
 ** commit, and the worker's fault hook: the commit reports it, the store reads exactly as
 ** before (also after reopen) and takes a new load. A scan opened before the commit sees
-** nothing of the load. Seeded (tu_seed); uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
+** nothing of the load. Seeded (tu_seed); uses kv/kv.h, kv/bulk/bulk.h and kv/env/env_mem.h only.
 ** Not here: the block-wise merge on time-series shapes (tests/kv/test_bulk_merge.c).
 */
 #include <setjmp.h>
@@ -25,9 +25,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/bulk.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/bulk/bulk.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

@@ -1,11 +1,11 @@
 /*
-** tests/kv/test_break_colscan_dict.c: the columnar aggregate scan (kv/colscan.h,
+** tests/kv/test_break_colscan_dict.c: the columnar aggregate scan (kv/colscan/colscan.h,
 ** kv_colagg_run) on a block whose qualifier dictionary names one qualifier twice (a damaged
 ** block with a valid checksum: the dictionary's second entry overwritten with the first's
 ** bytes). Two dictionary entries then map to one wanted column: the general path counted
 ** the cells of both into that column's rank while its value group held the cells of one,
 ** and read past the end of the group's value pointers (heap-buffer-overflow in do_block,
-** kv/colscan_block.c, seen by test_colscan's damaged_blocks with ROWAN_SEED=500841677545
+** kv/colscan/colscan_block.c, seen by test_colscan's damaged_blocks with ROWAN_SEED=500841677545
 ** under ASan; SIGSEGV here in a normal build). The scan must report KV_ERR_CORRUPT naming
 ** the block's offset, never read out of bounds; a plain scan of the same block
 ** (the whole-block decoder) must not crash either. Deterministic (no seed).
@@ -18,11 +18,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/colscan.h"
-#include "kv/db_impl.h"
-#include "kv/env_mem.h"
+#include "kv/colscan/colscan.h"
+#include "kv/db/db_impl.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 
 static const uint8_t QA[] = {'a'}, QB[] = {'b'}, QC[] = {'c'};
 static const uint8_t *const quals[3] = {QA, QB, QC};

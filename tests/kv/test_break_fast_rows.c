@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_break_fast_rows.c: attacks on the fast row path (kv/sf_rows.h: a family's
+** tests/kv/test_break_fast_rows.c: attacks on the fast row path (kv/sf/sf_rows.h: a family's
 ** row handed out whole as views into its compact block) while the store changes under an
 ** open scan. A scan is read one row at a time; between two kv_scan_next calls the test
 ** commits cells onto the very row just handed out and onto others, flushes, runs minor and
@@ -22,9 +22,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_rows.h"
+#include "kv/sf/sf_rows.h"
 #include "testutil.h"
 #include "tu_sbuf.h"
 

@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_break_point_damage.c: point reads of rows alone (no block cache: the point
-** decoder of kv/sf_point.h reads the row asked for and the next from the raw block, and a
+** decoder of kv/sf/sf_point.h reads the row asked for and the next from the raw block, and a
 ** move past them decodes the block whole) on blocks damaged with valid checksums (bytes of
 ** the raw block overwritten, the block framed again: what a writer's bug would leave, which
 ** the checksum cannot catch). Each read (kv_get of keys in and between the block's rows,
@@ -20,10 +20,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/db_impl.h"
-#include "kv/env_mem.h"
+#include "kv/db/db_impl.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 
 #define NROWS 40
@@ -235,7 +235,7 @@ static void damaged_blocks_cached_reads(void **state) {
 /* A damage (seed 47743612340, damage 297) that left a block's rows out of order: a reverse
 ** skip scan's seek below a range's end found a row above it, which the scan took as the
 ** next bound and found again at every step (over 100 rows from 6 one-row ranges, without
-** end). The scan now reports the block as corrupt (kv/scan.c prev_row). */
+** end). The scan now reports the block as corrupt (kv/scan/scan.c prev_row). */
 static void reverse_scan_rows_out_of_order(void **state) {
   (void)state;
   run_damage("reverse_scan_rows_out_of_order", KV_BLOCK_CACHE_OFF, 47743612340ull);

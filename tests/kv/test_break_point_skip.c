@@ -1,8 +1,8 @@
 /*
 ** tests/kv/test_break_point_skip.c: skip scans made of one-row ranges, the case where the
-** store file iterator reads a block for a row alone (kv/sf_point.h: a block neither cached
+** store file iterator reads a block for a row alone (kv/sf/sf_point.h: a block neither cached
 ** nor admitted gives only the row asked for and the next, flagged partial; a move past them
-** loads the block whole: step_fwd/step_back in kv/sf_iter.c), must answer exactly as a full
+** loads the block whole: step_fwd/step_back in kv/sf/sf_iter.c), must answer exactly as a full
 ** scan of the same store (whole blocks) restricted to those keys. One scan seeks many rows,
 ** often several in one block, some absent (between two rows, a prefix of one, one plus a
 ** byte), mixed with a wider range now and then, forward and reverse, with LIMIT, qualifier
@@ -25,9 +25,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_point.h"
+#include "kv/sf/sf_point.h"
 #include "testutil.h"
 #include "tu_kv.h"
 #include "tu_sbuf.h"

@@ -1,7 +1,7 @@
 /*
 ** tests/kv/test_break_point_threads.c: point reads from several threads at once while a
 ** writer commits, flushes and compacts, with no block cache (every read of a store file
-** decodes its row alone: kv/sf_point.h) and with a tiny one (blocks admitted, refused and
+** decodes its row alone: kv/sf/sf_point.h) and with a tiny one (blocks admitted, refused and
 ** evicted under the readers). Rows of even number are written once before the threads
 ** start and never again: every kv_get of one must give exactly its cells, whatever files
 ** the writer's flushes and compactions move it into; a stable row's key plus a zero byte,
@@ -21,7 +21,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

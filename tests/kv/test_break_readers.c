@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_break_readers.c: adversarial checks of the read path under change (block
-** cache, packed cached blocks, lazily valued blocks, kv/scan.c): reader threads scan
+** cache, packed cached blocks, lazily valued blocks, kv/scan/scan.c): reader threads scan
 ** forward, in reverse, with limits and key ranges, look rows up with kv_get and re-read a
 ** pinned snapshot, while one writer commits whole generations (every row of the table
 ** rewritten in one batch, a generation-dependent set of rows deleted), small memstores flush
@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -1,6 +1,6 @@
 /*
-** tests/kv/test_break_scan_reuse.c: a scan that takes over a closed scan's shell (kv/scan.c
-** db->scan_spare, kv/sf_reuse.h) must read exactly what a scan built from nothing reads.
+** tests/kv/test_break_scan_reuse.c: a scan that takes over a closed scan's shell (kv/scan/scan.c
+** db->scan_spare, kv/sf/sf_reuse.h) must read exactly what a scan built from nothing reads.
 ** Each round draws two random sets of scan options (families, qualifier projection, key
 ** ranges, time range, max versions, direction, limit, filter, an older pinned snapshot, an
 ** overlay batch, or a kv_get of one row) and compares the rows of options X read right after
@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_rows.h"
+#include "kv/sf/sf_rows.h"
 #include "testutil.h"
 #include "tu_kv.h"
 #include "tu_sbuf.h"

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_bulk.c: bulk load (kv/bulk.h) against a model: a second store that commits
+** tests/kv/test_bulk.c: bulk load (kv/bulk/bulk.h) against a model: a second store that commits
 ** the same cells one batch per cell, in the order the load adds them. Both stores get the
 ** same writes before the load and after it (puts and tombstones of every type), and every
 ** read of every version must agree: after the load, after the later writes, after a
@@ -15,7 +15,7 @@
 ** in the worker (reported, nothing left behind). The load's time when the clock steps back
 ** (never older than the last commit's, and no later commit older than the load's), and the
 ** caller's scratch file (read back, removed with the load and by kv_open).
-** Uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
+** Uses kv/kv.h, kv/bulk/bulk.h and kv/env/env_mem.h only.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,9 +27,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/bulk.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/bulk/bulk.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

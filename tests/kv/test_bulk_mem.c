@@ -11,7 +11,7 @@
 ** the page file, and an I/O error during the commit: none leaves a file behind or a row
 ** visible. Then the real heap of loads of 250,000 and 1,250,000 rows on disk (malloc wrapped
 ** at link time): it may grow by a few bytes a row, not by a hash kept per row key.
-** Seeded (tu_seed); uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
+** Seeded (tu_seed); uses kv/kv.h, kv/bulk/bulk.h and kv/env/env_mem.h only.
 ** Not here: what a load reads like in general (tests/kv/test_bulk.c), the split merge's
 ** edge cases (tests/kv/test_break_bulk_split.c).
 */
@@ -29,9 +29,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/bulk.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/bulk/bulk.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_bulk_merge.c: the commit's block-wise merge of overlapping segments
-** (kv/bulk_merge.c) against a model store that commits the same cells one batch per cell,
+** (kv/bulk/bulk_merge.c) against a model store that commits the same cells one batch per cell,
 ** in the order the load adds them. Small segments and small blocks, so a load has many of
 ** both, over input shaped like the cases the merge tells apart: time-series files loaded
 ** one after another whose descending runs cross file boundaries (segments that overlap
@@ -8,7 +8,7 @@
 ** order, two files interleaved row by row (unordered buffers merged row by row), files
 ** repeated with new values and NULL tombstones (rows in several segments: resolved), one
 ** giant row whose cells span many blocks, random cells with every tombstone type, big
-** unordered buffers (the radix sort of kv/bulk_sort.c), and an unordered family spilled as
+** unordered buffers (the radix sort of kv/bulk/bulk_sort.c), and an unordered family spilled as
 ** runs past a small bound beside an ordered one that stays encoded segments, row keys
 ** that are prefixes of one another spilled and merged as runs, and index-shaped keys that
 ** tie on long shared prefixes (in one buffer and spilled). The
@@ -16,7 +16,7 @@
 ** one has a TTL. Every version visible must agree after the load, after reopen and after
 ** major compaction; power cuts during such a load leave the store as before or as after.
 ** Most loads here split their merges in two key ranges (split_cells 400), some do not.
-** Uses kv/kv.h, kv/bulk.h and kv/env_mem.h only.
+** Uses kv/kv.h, kv/bulk/bulk.h and kv/env/env_mem.h only.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,9 +27,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/bulk.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/bulk/bulk.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_sbuf.h"

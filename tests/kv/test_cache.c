@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_cache.c: the block cache (kv/cache.h on its own, and through kv.h) and the
+** tests/kv/test_cache.c: the block cache (kv/util/cache.h on its own, and through kv.h) and the
 ** bloom filters of point and multi-key lookups.
 ** - cache unit: hit and miss, LRU eviction within the capacity, an entry in use is never
 **   freed under its holder, erase by file, many threads at once, a file's blocks filling
@@ -22,13 +22,13 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/cache.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/util/cache.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 
-/* ---- kv/cache.h on its own -------------------------------------------------------- */
+/* ---- kv/util/cache.h on its own -------------------------------------------------------- */
 
 static int freed[64]; /* values freed by the deleter, by value index */
 

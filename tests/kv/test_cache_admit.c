@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_cache_admit.c: block cache admission on the read path (kv/sf_iter.c): a full
+** tests/kv/test_cache_admit.c: block cache admission on the read path (kv/sf/sf_iter.c): a full
 ** scan that streams through a full cache does not push out the blocks point reads keep
 ** using (they still hit afterwards), while a cache with room takes the scan's blocks (a second
 ** scan hits), and a block asked for twice is admitted even when the cache is full. Counts
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_cache_table.c: the block cache's hash table (kv/cache.c: open addressing,
+** tests/kv/test_cache_table.c: the block cache's hash table (kv/util/cache.c: open addressing,
 ** linear probing, backward-shift deletion, doubling) under a long random run of inserts
 ** that replace and evict, lookups, releases and whole-file erases, on keys that collide
 ** in the table's low bits (consecutive block numbers of a few files, byte offsets with
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/cache.h"
+#include "kv/util/cache.h"
 #include "testutil.h"
 
 #define NFILES 4

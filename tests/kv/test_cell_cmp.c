@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_cell_cmp.c: the byte order of kv/cell.h (kv_bytes_cmp, which kv_cell_cmp
+** tests/kv/test_cell_cmp.c: the byte order of kv/util/cell.h (kv_bytes_cmp, which kv_cell_cmp
 ** uses for row keys and qualifiers) against a simple model, one unsigned byte at a time with
 ** a prefix first: random pairs of every length from 0 to 80 (across the 8-byte words the
 ** comparison takes at once and the 64-byte length past which it calls memcmp) that share a
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/cell.h"
+#include "kv/util/cell.h"
 #include "testutil.h"
 
 static int sign(int c) { return (c > 0) - (c < 0); }

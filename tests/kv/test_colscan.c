@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_colscan.c: kv_colagg_run (kv/colscan.h) against a plain kv scan with the
+** tests/kv/test_colscan.c: kv_colagg_run (kv/colscan/colscan.h) against a plain kv scan with the
 ** same projection and the same predicates as a filter callback: random rows (keys of one
 ** length and of many lengths, so every rows-section mode), three qualifiers (two fixed-width,
 ** one variable), puts, every tombstone kind, several versions, small blocks (rows split
@@ -18,11 +18,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/colscan_int.h"
-#include "kv/db_impl.h"
-#include "kv/env_mem.h"
+#include "kv/colscan/colscan_int.h"
+#include "kv/db/db_impl.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_int.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 #include "tu_kv.h"
 
@@ -293,7 +293,7 @@ static void against_plain_scan(void **state) {
     store s;
     bool fixed = round % 2 == 0;
     g_nulls = round % 4 < 2; /* half the rounds without NULLs: dense blocks */
-    /* every third round: blocks large enough to be framed in sections (kv/sf_frame.c),
+    /* every third round: blocks large enough to be framed in sections (kv/sf/sf_frame.c),
     ** whose value groups the scan decompresses only when it references them */
     bool big = round % 3 == 2;
     store_open(&s, big ? 8192 + (uint32_t)tu_below(&rs, 16384) : 256 + (uint32_t)tu_below(&rs, 2048),

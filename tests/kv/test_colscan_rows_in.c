@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_colscan_rows_in.c: kv_cs_rows_in (kv/colscan_keys.c), the key range check a
+** tests/kv/test_colscan_rows_in.c: kv_cs_rows_in (kv/colscan/colscan_keys.c), the key range check a
 ** keyed columnar scan applies to a block's rows, against kv_colagg_key_in row by row: random
 ** sorted keys of one to four bytes from a small alphabet (so keys equal range bounds, are
 ** prefixes of them and of each other), random sorted disjoint key ranges with open and
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/colscan_int.h"
+#include "kv/colscan/colscan_int.h"
 #include "testutil.h"
 
 #define MAXK 4   /* bytes of a key at most */

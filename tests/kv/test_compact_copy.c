@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_compact_copy.c: minor compaction that copies whole store-file blocks
-** (kv/sf_copy.h), through kv.h on the in-memory env. Every scenario builds the same store
+** (kv/sf/sf_copy.h), through kv.h on the in-memory env. Every scenario builds the same store
 ** twice, once compacted with block copy on and once with it off (every cell merged), and
 ** checks that the two hold the same cells: every version through a full scan, a scan at a
 ** snapshot taken before the last writes, a time-range scan, a point read of every row key
@@ -18,9 +18,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 #include "testutil.h"
 
 #define T0 1700000000000ll

@@ -14,9 +14,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf.h"
+#include "kv/sf/sf.h"
 #include "testutil.h"
 
 #define T0 1700000000000ll

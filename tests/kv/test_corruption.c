@@ -9,7 +9,7 @@
 **   - the exact data the batches wrote (damage that does not matter, e.g. the WAL's torn
 **     tail dropped: then exactly the batches before it, never part of the damaged one).
 ** Anything else (another status, a crash, a sanitizer report, different data) fails.
-** Where bytes are damaged comes from the formats only as far as kv/wal.h describes them:
+** Where bytes are damaged comes from the formats only as far as kv/db/wal.h describes them:
 ** WAL record boundaries are taken from the WAL's size after each commit, not parsed.
 ** At scale 1 every byte of the MANIFEST and every cut of the last WAL record is tried, the
 ** rest is sampled (hundreds of offsets per store file and per WAL record).
@@ -24,7 +24,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
-#include "kv/db_impl.h" /* kv_batch_payload */
-#include "kv/env_mem.h"
+#include "kv/util/coding.h"
+#include "kv/db/db_impl.h" /* kv_batch_payload */
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

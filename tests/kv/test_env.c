@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "testutil.h"
 
 /* ---- helpers ---- */

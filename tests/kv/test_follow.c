@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_follow.c: read-only opens beside a writer and kv_refresh (kv/db_follow.c),
+** tests/kv/test_follow.c: read-only opens beside a writer and kv_refresh (kv/db/db_follow.c),
 ** in one process on the in-memory env, where the writer's moves can be put at exact points
 ** of the reader's catch-up (kv_follow_test_hook). Checked against the multi-row
 ** transactions of tests/tu_txn.h: a reader takes no LOCK and writes nothing; it sees every
@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "kv/db_impl.h"
-#include "kv/env_mem.h"
+#include "kv/db/db_impl.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "tu_txn.h"
 

@@ -25,9 +25,9 @@
 
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/manifest.h"
+#include "kv/db/manifest.h"
 
 typedef struct fams { uint32_t a, c; } fams;
 

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_lz4dec.c: Rowan's lz4 block decoder (kv/lz4dec.c), which every store file
+** tests/kv/test_lz4dec.c: Rowan's lz4 block decoder (kv/util/lz4dec.c), which every store file
 ** read goes through, against liblz4's: on what LZ4_compress_default writes for inputs of the
 ** shapes store file blocks have (runs of one byte, short periods, transposed sensor values,
 ** noise, long literal runs, lengths that need extension bytes) it gives exactly the bytes
@@ -20,7 +20,7 @@
 #include <cmocka.h>
 #include <lz4.h>
 
-#include "kv/lz4dec.h"
+#include "kv/util/lz4dec.h"
 #include "testutil.h"
 
 /* Fill [p, p+n) in one of the shapes store file blocks have. */

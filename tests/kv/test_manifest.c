@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kv/env_mem.h"
-#include "kv/manifest.h"
+#include "kv/env/env_mem.h"
+#include "kv/db/manifest.h"
 #include "testutil.h"
 
 /* ---- helpers ---- */

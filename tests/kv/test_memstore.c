@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_memstore.c: the memstore skip list (kv/memstore.h): random cells come back
+** tests/kv/test_memstore.c: the memstore skip list (kv/db/memstore.h): random cells come back
 ** in kv_cell_cmp order; seek, seek_for_prev, seek_last, next and prev agree with a sorted
 ** copy; byte and cell counters; a reader thread walking the list while the writer inserts
 ** always sees a sorted list; references keep an iterator's memstore alive; the range
@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/memstore.h"
+#include "kv/db/memstore.h"
 #include "testutil.h"
 
 typedef struct tcell {
@@ -374,7 +374,7 @@ static void count_range(kv_memstore *m, const uint8_t *start, size_t start_len, 
 ** the truth, over memstores of 0 to about 120,000 cells (rows of 1 to 6 cells: versions, several
 ** qualifiers, tombstones) and random ranges (open ends, exclusive bounds, empty ranges,
 ** bounds between rows). The worst ratio over 200 seeds was 1.55; the walk's length is not
-** checked here (a prepared DELETE's run time, measured by hand, shows it: kv/db_ddl.c). */
+** checked here (a prepared DELETE's run time, measured by hand, shows it: kv/db/db_ddl.c). */
 static void test_estimate(void **state) {
   (void)state;
   uint64_t rng = tu_seed("estimate");

@@ -4,7 +4,7 @@
 ** and against a deliberately simple model; every read is compared with the model.
 **
 ** The model is written from the semantics in kv/kv.h and DESIGN.md, not from kv/'s code:
-** it shares no comparator, merge or encoding code with kv/ (no kv/cell.h, no kv/coding.h).
+** it shares no comparator, merge or encoding code with kv/ (no kv/util/cell.h, no kv/util/coding.h).
 ** It keeps, per (family, row, qualifier), a plain array of the cells written to it, and per
 ** (family, row) an array of family tombstones, and decides visibility by brute force:
 **   - a put is masked by a tombstone with a higher sequence number that covers it
@@ -40,7 +40,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 
@@ -336,7 +336,7 @@ static void test_differential(void **state) {
   }
 }
 
-/* The batch's overlay index (kv/batch.c): a scan open while the batch grows sees the batch
+/* The batch's overlay index (kv/db/batch.c): a scan open while the batch grows sees the batch
 ** as it was at open, a new scan sees the new ops; kv_batch_rollback_to and kv_batch_clear
 ** past indexed ops leave no trace of them in later scans; a copy of a prefix reads only that
 ** prefix; a scan outlives the batch it read (freed while the scan is open: ASan). */

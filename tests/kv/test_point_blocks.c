@@ -2,7 +2,7 @@
 ** tests/kv/test_point_blocks.c: how many store-file blocks a point read (kv_get) touches.
 ** Writers end blocks at row ends, so every row lies in one block, and a point read must read
 ** that block alone: not the next block when the row is its block's last (the read knows
-** nothing after the row is wanted: kv/sf_iter.c step_fwd), not the block before when the
+** nothing after the row is wanted: kv/sf/sf_iter.c step_fwd), not the block before when the
 ** row starts its block (the file's block row counts add up to its distinct rows, so no row
 ** continues from there: kv_sf_row_block). A file where one row does span blocks (longer than
 ** twice BLOCKSIZE) still answers every row whole, the long one included. Checked with and
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -13,7 +13,7 @@
 ** store refuses writes, everything earlier survives); a sweep of faults at the Nth store
 ** file, MANIFEST, rename, directory-sync, open and remove operation of a flush and of a
 ** compaction; and a long randomized run of faults and cuts at random points.
-** It uses only kv/kv.h, kv/env.h and kv/env_mem.h. It does not check file contents
+** It uses only kv/kv.h, kv/env/env.h and kv/env/env_mem.h. It does not check file contents
 ** (test_corruption.c damages files on purpose).
 */
 #include <setjmp.h>
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_salvage.c: kv_salvage (kv/salvage.h) on the byte-damage corpus of
+** tests/kv/test_salvage.c: kv_salvage (kv/salvage/salvage.h) on the byte-damage corpus of
 ** test_corruption.c: the same small store (two families, two store files each from two
 ** flushes, the last ten batches only in the WAL), damaged the same ways (a flipped byte of a
 ** store file, the MANIFEST or the WAL; a file cut short; a file removed). For each damage
@@ -15,7 +15,7 @@
 ** without TABLEINFO files, a MANIFEST cut at a record boundary, the refusals (a non-empty
 ** destination, a locked store), and the TABLEINFO files themselves (written, removed, made
 ** again by kv_open).
-** Where the blocks are comes from the pristine file's block index (kv/sf_int.h).
+** Where the blocks are comes from the pristine file's block index (kv/sf/sf_int.h).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,11 +27,11 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/manifest.h"
-#include "kv/salvage.h"
-#include "kv/sf_int.h"
+#include "kv/db/manifest.h"
+#include "kv/salvage/salvage.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 
 #define C_ROWS 60

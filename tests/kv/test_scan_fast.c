@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_scan_fast.c: the read-path fast paths of kv/scan.c and kv/sf_iter.c give
+** tests/kv/test_scan_fast.c: the read-path fast paths of kv/scan/scan.c and kv/sf/sf_iter.c give
 ** the same rows as the general path, on random data through kv.h on the in-memory env:
 **   - a qualifier projection (applied inside the store-file iterator, with value groups of
 **     the other qualifiers left undecoded) equals the unprojected scan with the other
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_kv.h"

@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_scan_proj_decode.c: a projected scan decodes an uncached sectioned block in
-** part (kv/sf_iter.c proj_load, kv/sf_cblock.c kv_sf_cblock_decode_part): only the cells and
+** part (kv/sf/sf_iter.c proj_load, kv/sf/sf_cblock.c kv_sf_cblock_decode_part): only the cells and
 ** the value groups of the projected qualifiers and of the tombstones are inflated. The rows
 ** handed out must be exactly those of an unprojected scan (a whole decode) with the other
 ** qualifiers left out: a table of six columns of fixed and variable width, missing cells,
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 

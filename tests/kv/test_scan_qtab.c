@@ -3,7 +3,7 @@
 ** projections of every shape hand out the rows the cell path does. The store-file iterator
 ** finds a block's kept entries and their projection positions through a table of one-byte
 ** qualifiers (kv_sf_iter_project's ptab, when every projected qualifier is one byte) and
-** orders a full row's entries by a bitmap of their bytes (byte_order in kv/sf_iter_rows.c,
+** orders a full row's entries by a bitmap of their bytes (byte_order in kv/sf/sf_iter_rows.c,
 ** when every entry is one byte and none is named twice); other shapes take the general
 ** search and the insertion sort. Both must give the same rows, cells and value vectors.
 **
@@ -29,9 +29,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_rows.h"
+#include "kv/sf/sf_rows.h"
 #include "testutil.h"
 #include "tu_kv.h"
 #include "tu_sbuf.h"

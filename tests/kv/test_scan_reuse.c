@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_scan_reuse.c: a scan opened on the shell of an earlier, differently shaped
-** scan (kv/scan.c keeps one closed scan per store, with its buffers and parked store-file
+** scan (kv/scan/scan.c keeps one closed scan per store, with its buffers and parked store-file
 ** iterators) hands out exactly what a scan on a fresh shell hands out. Random data in three
 ** families (several versions, every tombstone kind, TTL, rows in store files, in frozen and
 ** active memstores), random scan shapes (families, projections, ranges, skip scans, reverse,
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_kv.h"

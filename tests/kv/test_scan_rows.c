@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_scan_rows.c: the fast row path (kv/sf_rows.h: a store file's row handed out
+** tests/kv/test_scan_rows.c: the fast row path (kv/sf/sf_rows.h: a store file's row handed out
 ** whole, straight from its compact block) gives exactly the rows, cells, values and scan
 ** counters of the cell-by-cell path it short-cuts, on random data through kv.h on the
 ** in-memory env. Each query runs twice at the same snapshot and clock, with the fast path on
@@ -30,9 +30,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_rows.h"
+#include "kv/sf/sf_rows.h"
 #include "testutil.h"
 #include "tu_kv.h"
 #include "tu_sbuf.h"

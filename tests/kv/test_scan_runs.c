@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_scan_runs.c: row runs (kv/scan_run.c: the rows after one taken whole come
+** tests/kv/test_scan_runs.c: row runs (kv/scan/scan_run.c: the rows after one taken whole come
 ** straight from the families' blocks) hand out exactly the rows, cells, value vectors and
 ** scan counters of the present path, on random data through kv.h on the in-memory env. Each
 ** query runs with runs on and off (kv_scan_set_row_runs) at the same snapshot and clock, and
@@ -29,9 +29,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_rows.h"
+#include "kv/sf/sf_rows.h"
 #include "testutil.h"
 #include "tu_kv.h"
 #include "tu_sbuf.h"

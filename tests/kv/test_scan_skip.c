@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_scan_skip.c: the skip scan by prefix (kv.h kv_skip_prefix, kv/scan_skip.c)
+** tests/kv/test_scan_skip.c: the skip scan by prefix (kv.h kv_skip_prefix, kv/scan/scan_skip.c)
 ** against a model: the same scan done the plain way. On random data (a few prefixes, one
 ** of them all 0xFF so it has no end, row keys of varying length, two families, puts and
 ** tombstones, rows in the memstore, in several store files and after compaction), every
@@ -25,7 +25,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_kv.h"

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_sf.c: store files (kv/sf.h) through the writer and the reader on the
+** tests/kv/test_sf.c: store files (kv/sf/sf.h) through the writer and the reader on the
 ** in-memory env: round trips of random cells (row keys with 0x00/0xFF bytes and shared
 ** prefixes, several qualifiers, versions, tombstones, fixed and variable widths, empty
 ** values) with both compressions and tiny blocks; forward and reverse iteration; seek and
@@ -21,9 +21,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf.h"
-#include "kv/sf_seg.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf.h"
+#include "kv/sf/sf_seg.h"
 #include "testutil.h"
 #include "tu_sf.h"
 

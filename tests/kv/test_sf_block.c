@@ -1,6 +1,6 @@
 /*
-** tests/kv/test_sf_block.c: the store file block codec (kv/sf_int.h: kv/sf_block.c and
-** kv/sf_decode.c) without files: builder -> raw block -> decoded arrays round trips in each
+** tests/kv/test_sf_block.c: the store file block codec (kv/sf/sf_int.h: kv/sf/sf_block.c and
+** kv/sf/sf_decode.c) without files: builder -> raw block -> decoded arrays round trips in each
 ** row key mode, values grouped by qualifier with fixed widths transposed, the framing
 ** (lz4 or raw, checksum), and damaged raw blocks (random byte changes, every truncation)
 ** that must decode to KV_ERR_CORRUPT or a block, never a crash (run it under ASan).
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/coding.h"
-#include "kv/sf_int.h"
+#include "kv/util/coding.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 
 typedef struct cellset {

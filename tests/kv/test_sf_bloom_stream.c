@@ -8,7 +8,7 @@
 ** the count the file reads the same and its filter still answers "may be here" for every
 ** row; with a count below it, the same. And kv_bloom_alloc + kv_bloom_add give
 ** kv_bloom_build's bytes. A writer asked for no filter (KV_SF_NO_BLOOM) writes the empty
-** one and the same blocks. In-memory env; uses kv/sf.h, kv/sf_seg.h and kv/bloom.h.
+** one and the same blocks. In-memory env; uses kv/sf/sf.h, kv/sf/sf_seg.h and kv/util/bloom.h.
 ** Not here: the bloom filter's false-positive rate (tests/kv/test_sf_layout.c).
 */
 #include <setjmp.h>
@@ -20,12 +20,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/bloom.h"
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/util/bloom.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf.h"
-#include "kv/sf_seg.h"
+#include "kv/sf/sf.h"
+#include "kv/sf/sf_seg.h"
 #include "testutil.h"
 
 #define SEQ 7u

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_sf_cblock.c: the compact decoded block (kv/sf_cblock.h) against the
+** tests/kv/test_sf_cblock.c: the compact decoded block (kv/sf/sf_cblock.h) against the
 ** per-cell decoder (kv_sf_block_decode) on the same raw blocks: random blocks in every row
 ** key mode (keys of different lengths, one length with short and long suffixes), tombstones,
 ** several versions with distinct timestamps and sequence numbers, fixed and variable value
@@ -22,7 +22,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/sf_cblock.h"
+#include "kv/sf/sf_cblock.h"
 #include "testutil.h"
 #include "tu_blocks.h"
 
@@ -33,7 +33,7 @@ static uint32_t row_of(const kv_sf_cblock *b, uint32_t ci) {
   return r;
 }
 
-/* The block-wide facts the fast row path reads (kv/sf_rows.h) against the model: only puts
+/* The block-wide facts the fast row path reads (kv/sf/sf_rows.h) against the model: only puts
 ** and no row with two cells of one qualifier, the largest sequence number, the timestamp
 ** range. */
 static size_t n_simple[2]; /* blocks checked with one_put_per_col false / true */

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_sf_frame.c: sectioned block framing (kv/sf_frame.c, docs/FORMAT.md Part 2,
+** tests/kv/test_sf_frame.c: sectioned block framing (kv/sf/sf_frame.c, docs/FORMAT.md Part 2,
 ** compression byte 2) without files: a block of twelve qualifiers framed with its value
 ** groups as sections unframes to the very bytes the encoder wrote; each section inflates on
 ** its own to its place, so a reader can decompress only the groups it needs; blocks that
@@ -17,8 +17,8 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "kv/coding.h"
-#include "kv/sf_int.h"
+#include "kv/util/coding.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 
 #define NQ 12

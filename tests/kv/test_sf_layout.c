@@ -1,8 +1,8 @@
 /*
-** tests/kv/test_sf_layout.c: what a store file (kv/sf.h) holds besides its cells, and
+** tests/kv/test_sf_layout.c: what a store file (kv/sf/sf.h) holds besides its cells, and
 ** damage to it, through the writer and the reader on the in-memory env: blocks ending at
 ** rows' ends (a row that fits is never cut, a longer one is); the bloom filter (its
-** false-positive rate, in a file and in kv/bloom.h alone); estimates from the block index
+** false-positive rate, in a file and in kv/util/bloom.h alone); estimates from the block index
 ** (with and without block reads, limits, reverse); format versions (2 written with sectioned
 ** blocks, 1 still read, an unknown one refused); and damage (a flipped byte anywhere, a
 ** truncated file, a failed write) reported as KV_ERR_CORRUPT with the offset in kv_errmsg().
@@ -20,10 +20,10 @@
 #include <cmocka.h>
 #include <xxhash.h>
 
-#include "kv/bloom.h"
-#include "kv/env_mem.h"
-#include "kv/sf.h"
-#include "kv/sf_int.h"
+#include "kv/util/bloom.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf.h"
+#include "kv/sf/sf_int.h"
 #include "testutil.h"
 #include "tu_sf.h"
 

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_sf_point.c: the point decoder (kv/sf_point.h) against the per-cell decoder
+** tests/kv/test_sf_point.c: the point decoder (kv/sf/sf_point.h) against the per-cell decoder
 ** (kv_sf_block_decode) on the same raw blocks. Random blocks in every row key mode (keys
 ** of different lengths, one length with suffixes of at most 8 bytes and longer), one row or
 ** hundreds, one qualifier, a few, or hundreds (dictionary indexes of two bytes),
@@ -28,7 +28,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/sf_point.h"
+#include "kv/sf/sf_point.h"
 #include "testutil.h"
 #include "tu_blocks.h"
 

@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_sf_point_reads.c: point reads whose blocks are not cached decode only the
-** rows asked for (kv/sf_point.h, the store file iterator's point_load), and must answer as
+** rows asked for (kv/sf/sf_point.h, the store file iterator's point_load), and must answer as
 ** the whole-block path does. Three stores get the same writes in lockstep: no block cache
 ** (every point read decodes its rows alone), a tiny one (most blocks refused), a large one
 ** (blocks decoded whole and cached). Rows are wide enough to span blocks (the last row of
@@ -27,10 +27,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
-#include "kv/sf_int.h"
-#include "kv/sf_point.h"
+#include "kv/sf/sf_int.h"
+#include "kv/sf/sf_point.h"
 #include "testutil.h"
 #include "tu_sbuf.h"
 

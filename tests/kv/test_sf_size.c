@@ -27,8 +27,8 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "kv/env_mem.h"
-#include "kv/sf.h"
+#include "kv/env/env_mem.h"
+#include "kv/sf/sf.h"
 #include "testutil.h"
 
 #define NSTATIONS 12

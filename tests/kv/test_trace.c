@@ -17,8 +17,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "kv/colscan.h"
-#include "kv/env_mem.h"
+#include "kv/colscan/colscan.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "tu_kv.h"
 

@@ -6,7 +6,7 @@
 ** The record form (ops that leave out the family, row key or timestamp of the op before):
 ** its exact bytes, replay of records in the older batch form beside it, a torn record-form
 ** tail, and damaged flags. Payloads are built by a small encoder written here from the
-** format in kv/wal.h.
+** format in kv/db/wal.h.
 */
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,14 +19,14 @@
 
 #include <xxhash.h>
 
-#include "kv/coding.h"
-#include "kv/env_mem.h"
-#include "kv/wal.h"
+#include "kv/util/coding.h"
+#include "kv/env/env_mem.h"
+#include "kv/db/wal.h"
 #include "testutil.h"
 
 #define HDR 32
 
-/* ---- a payload encoder, written from the spec in kv/wal.h ---- */
+/* ---- a payload encoder, written from the spec in kv/db/wal.h ---- */
 
 typedef struct enc { uint8_t *p; size_t len, cap; uint64_t count; } enc;
 

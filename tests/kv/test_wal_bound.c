@@ -1,6 +1,6 @@
 /*
 ** tests/kv/test_wal_bound.c: the bound on the WAL's total size (kv_options.wal_limit L,
-** kv/db_wal.c) through kv.h on the in-memory env, with the pattern that needs it: one table
+** kv/db/db_wal.c) through kv.h on the in-memory env, with the pattern that needs it: one table
 ** whose "busy" family gets a steady stream of small commits and whose "rare" family (as a
 ** table's key family) gets a cell only now and then, so its memstore never fills.
 ** - after every commit the live WAL segments hold at most L + L/4 bytes, the stats agree
@@ -29,8 +29,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kv/env.h"
-#include "kv/env_mem.h"
+#include "kv/env/env.h"
+#include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
 #include "tu_kv.h"

@@ -1,6 +1,6 @@
 /*
 ** tests/slt/slt_rowan.c: the sqllogictest runner's Rowan back end. Each database is a fresh
-** store on its own in-memory file system (kv/env_mem.h), opened through the public API
+** store on its own in-memory file system (kv/env/env_mem.h), opened through the public API
 ** (include/rowan.h) exactly as an application would; `control flush` and `control compact`
 ** use the API's test hooks (api/api_test.h), and `control reopen` closes the connection and
 ** opens the same in-memory directory again, so a test can check what survives a restart.
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "api/api_test.h"
-#include "kv/env_mem.h"
+#include "kv/env/env_mem.h"
 #include "rowan.h"
 
 struct slt_db {

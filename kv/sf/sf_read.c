@@ -1,0 +1,407 @@
+/*
+** kv/sf/sf_read.c: opening a store file (kv/sf/sf.h): the file is mapped read-only when the env
+** can (point and short range reads then read their blocks in place, kv_sf_bytes_at); the
+** trailer, the bloom filter and the block index are read with single preads, checked
+** (lengths, XXH3-64 checksums, offsets, counts, key order) and kept in memory for the
+** reader's life; plus the file's properties, key range, bloom probe and the search for a
+** key's block (kv_sf_find_block, over the fence built here). The planner's
+** estimates are kv/sf/sf_estimate.c; iterating the cells is kv/sf/sf_iter.c. Layout:
+** docs/FORMAT.md Part 2.
+**
+** Any damage found here is KV_ERR_CORRUPT with a message naming the file and the offset of
+** the damaged section. Data blocks are not read at open.
+*/
+#include <stdio.h>
+#include <xxhash.h>
+#include "kv/util/bloom.h"
+#include "kv/util/coding.h"
+#include "kv/sf/sf_cblock.h"
+#include "kv/sf/sf_int.h"
+#include "kv/util/status.h"
+
+#define MAX_SECTION (1ull << 31) /* largest bloom or index section a reader accepts */
+
+int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
+  size_t got = 0;
+  int rc = r->env->read(r->file, off, buf, n, &got);
+  if (rc) return rc;
+  if (got != n)
+    return kv_error(KV_ERR_CORRUPT, "store file %s: truncated: %zu of %zu bytes at offset %llu",
+                    r->path, got, n, (unsigned long long)off);
+  return KV_OK;
+}
+
+static uint64_t n_mapped; /* kv_sf_mapped_reads (atomic adds) */
+
+uint64_t kv_sf_mapped_reads(void) { return __atomic_load_n(&n_mapped, __ATOMIC_RELAXED); }
+
+int kv_sf_bytes_at(const kv_sf_reader *r, uint64_t off, size_t n, const uint8_t **out) {
+  *out = NULL;
+  if (!r->map || off > r->map_len || n > r->map_len - off)
+    return kv_error(KV_ERR_CORRUPT, "store file %s: %zu bytes at offset %llu are not in its"
+                    " %llu mapped bytes", r->path, n, (unsigned long long)off,
+                    (unsigned long long)r->map_len);
+  *out = r->map + off;
+  __atomic_fetch_add(&n_mapped, 1, __ATOMIC_RELAXED);
+  return KV_OK;
+}
+
+void kv_sf_close(kv_sf_reader *r) {
+  if (!r) return;
+  if (r->map) r->env->unmap(r->map, r->map_len);
+  if (r->file) r->env->close(r->file);
+  free(r->index);
+  free(r->index_buf);
+  free(r->fence);
+  free(r->fence_top);
+  free(r->bloom);
+  free(r->path);
+  free(r);
+}
+
+static int corrupt(const kv_sf_reader *r, uint64_t off, const char *what, const char *why) {
+  return kv_error(KV_ERR_CORRUPT, "store file %s: %s at offset %llu: %s", r->path, what,
+                  (unsigned long long)off, why);
+}
+
+/* Read a section [off, off+size) into a new buffer and check its checksum. */
+static int read_section(kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t sum,
+                        const char *what, uint8_t **out) {
+  uint8_t *p = malloc(size ? size : 1);
+  if (!p) return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
+  int rc = kv_sf_read_at(r, off, p, size);
+  if (!rc && XXH3_64bits(p, size) != sum) rc = corrupt(r, off, what, "checksum mismatch");
+  if (rc) { free(p); return rc; }
+  *out = p;
+  return KV_OK;
+}
+
+/* The dense copy of the blocks' first row keys (sf_int.h, kv_sf_reader.fence); none when a
+** key is too long or memory is short (the seek then searches the index entries). */
+static void build_fence(kv_sf_reader *r) {
+  uint32_t w = 0;
+  for (uint32_t i = 0; i < r->nblocks; i++) {
+    if (r->index[i].first.row_len > KV_SF_FENCE_MAX) return;
+    if (r->index[i].first.row_len > w) w = r->index[i].first.row_len;
+  }
+  size_t stride = (size_t)w + 1;
+  uint8_t *f = calloc(r->nblocks ? r->nblocks : 1, stride);
+  if (!f) return;
+  for (uint32_t i = 0; i < r->nblocks; i++) {
+    const kv_cell *c = &r->index[i].first;
+    f[i * stride] = (uint8_t)c->row_len;
+    if (c->row_len) memcpy(f + i * stride + 1, c->row, c->row_len);
+  }
+  uint32_t ntop = (r->nblocks + KV_SF_FENCE_STEP - 1) / KV_SF_FENCE_STEP;
+  uint8_t *top = ntop > 1 ? malloc(ntop * stride) : NULL;
+  if (top) {
+    for (uint32_t j = 0; j < ntop; j++)
+      memcpy(top + j * stride, f + (size_t)j * KV_SF_FENCE_STEP * stride, stride);
+    r->fence_top = top;
+    r->fence_ntop = ntop;
+  }
+  r->fence = f;
+  r->fence_w = w;
+}
+
+/* The first block whose first row is at or above [row, row+len) (r->nblocks when none),
+** from the dense fence (REQUIRES r->fence), its top level first; *eq tells whether that
+** block's first row is the row itself. */
+static uint32_t fence_lower_bound(const kv_sf_reader *r, const uint8_t *row, uint32_t len,
+                                  bool *eq) {
+  size_t stride = (size_t)r->fence_w + 1;
+  uint32_t lo = 0, hi = r->nblocks;
+  if (r->fence_top) { /* narrow [lo, hi] to one step of the top level first */
+    uint32_t tl = 0, th = r->fence_ntop;
+    while (tl < th) {
+      uint32_t mid = tl + (th - tl) / 2;
+      const uint8_t *f = r->fence_top + mid * stride;
+      if (kv_sf_bytes_cmp(f + 1, f[0], row, len) < 0) tl = mid + 1;
+      else th = mid;
+    }
+    /* fence entry tl * STEP is the first top one >= the row: the answer lies after the
+       previous top entry and at or before it */
+    if (tl > 0) lo = (tl - 1) * KV_SF_FENCE_STEP + 1;
+    if (tl < r->fence_ntop) hi = tl * KV_SF_FENCE_STEP;
+  }
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    const uint8_t *f = r->fence + mid * stride;
+    if (kv_sf_bytes_cmp(f + 1, f[0], row, len) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  const uint8_t *f = r->fence + lo * stride;
+  *eq = lo < r->nblocks && f[0] == len && kv_sf_bytes_cmp(f + 1, f[0], row, len) == 0;
+  return lo;
+}
+
+/* Index of the last block whose first key is <= t, or -1 (sf_int.h). */
+int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t) {
+  if (r->fence && t->qual_len == 0 && t->ts == INT64_MAX && t->seq == UINT64_MAX &&
+      t->type == 255) {
+    /* a row-start target sorts before every cell of its row: the last block whose first
+       row is below t's row, found in the dense fence */
+    bool eq;
+    return (int64_t)fence_lower_bound(r, t->row, t->row_len, &eq) - 1;
+  }
+  int64_t lo = 0, hi = (int64_t)r->nblocks - 1, ans = -1;
+  while (lo <= hi) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if (kv_cell_cmp(&r->index[mid].first, t) <= 0) { ans = mid; lo = mid + 1; }
+    else hi = mid - 1;
+  }
+  return ans;
+}
+
+uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len) {
+  if (r->fence) {
+    bool eq;
+    uint32_t lo = fence_lower_bound(r, row, len, &eq);
+    /* block lo starts with the row: in a file of whole rows, the block before holds none
+       of its cells */
+    if (eq && r->rows_whole) return lo;
+    return lo > 0 ? lo - 1 : 0;
+  }
+  kv_cell t = kv_cell_row_first(row, len);
+  int64_t bk = kv_sf_find_block(r, &t);
+  if (bk < 0) return 0;
+  if (r->rows_whole && (uint64_t)bk + 1 < r->nblocks) {
+    const kv_cell *nf = &r->index[bk + 1].first;
+    if (kv_sf_bytes_cmp(nf->row, nf->row_len, row, len) == 0) return (uint32_t)bk + 1;
+  }
+  return (uint32_t)bk;
+}
+
+/* Decode and check the block index section. */
+static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
+                        uint64_t data_end) {
+  const uint8_t *p = r->index_buf, *lim = p + size;
+  uint64_t n, v, off = 0, cells = 0, rows = 0;
+  const char *why = NULL;
+  if (!(p = kv_get_varint(p, lim, &n)) || n != r->props.blocks) {
+    why = "block count disagrees with the trailer";
+    goto bad;
+  }
+  if (n > size) { why = "too many blocks"; goto bad; }
+  r->index = calloc(n ? n : 1, sizeof *r->index);
+  if (!r->index) return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
+  for (uint64_t i = 0; i < n; i++) {
+    kv_sf_index_entry *e = &r->index[i];
+    uint64_t f[6];
+    for (int j = 0; j < 6; j++) {
+      if (!(p = kv_get_varint(p, lim, &f[j]))) { why = "truncated entry"; goto bad; }
+    }
+    /* f: offset, size, raw, cells, rows, row key length */
+    if (f[0] != off) { why = "block offsets are not contiguous"; goto bad; }
+    if (f[1] < KV_SF_BLOCK_OVERHEAD || f[1] > UINT32_MAX || f[0] + f[1] > data_end) {
+      why = "block size out of range";
+      goto bad;
+    }
+    if (f[2] > KV_SF_MAX_RAW_BLOCK || f[3] == 0 || f[3] > UINT32_MAX || f[4] == 0 ||
+        f[4] > f[3] || f[5] > KV_MAX_ROW_KEY || f[5] > (uint64_t)(lim - p)) {
+      why = "bad sizes or counts";
+      goto bad;
+    }
+    e->off = f[0];
+    e->size = (uint32_t)f[1];
+    e->raw = (uint32_t)f[2];
+    e->cells = (uint32_t)f[3];
+    e->rows = (uint32_t)f[4];
+    e->first.row = p;
+    e->first.row_len = (uint32_t)f[5];
+    p += f[5];
+    if (!(p = kv_get_varint(p, lim, &v)) || v > KV_MAX_QUALIFIER || v > (uint64_t)(lim - p)) {
+      why = "bad first qualifier";
+      goto bad;
+    }
+    e->first.qual = p;
+    e->first.qual_len = (uint32_t)v;
+    p += v;
+    if (!(p = kv_get_varint(p, lim, &v))) { why = "truncated entry"; goto bad; }
+    e->first.ts = kv_unzigzag(v);
+    if (!(p = kv_get_varint(p, lim, &e->first.seq)) || p >= lim || *p > KV_DELETE_FAMILY) {
+      why = "truncated entry";
+      goto bad;
+    }
+    e->first.type = *p++;
+    e->first.value = NULL;
+    e->first.value_len = 0;
+    if (i > 0 && kv_cell_cmp(&r->index[i - 1].first, &e->first) >= 0) {
+      why = "first keys out of order";
+      goto bad;
+    }
+    off += f[1];
+    cells += f[3];
+    rows += f[4];
+  }
+  if (off != data_end) { why = "blocks do not end where the bloom filter starts"; goto bad; }
+  if (cells != r->props.cells) { why = "cell count disagrees with the trailer"; goto bad; }
+  if (!(p = kv_get_varint(p, lim, &v)) || v > KV_MAX_ROW_KEY || v != (uint64_t)(lim - p)) {
+    why = "bad last row key";
+    goto bad;
+  }
+  r->last_row = p;
+  r->last_row_len = (uint32_t)v;
+  if (n && kv_bytes_cmp(r->index[n - 1].first.row, r->index[n - 1].first.row_len, p,
+                        (uint32_t)v) > 0) {
+    why = "last row key before the last block's first key";
+    goto bad;
+  }
+  r->nblocks = (uint32_t)n;
+  /* a row with cells in k blocks counts in each block's rows and once in the trailer's:
+     equal sums mean no row continues into a next block */
+  r->rows_whole = rows == r->props.rows;
+  build_fence(r);
+  return KV_OK;
+bad:
+  return corrupt(r, index_off + (uint64_t)(p ? p - r->index_buf : 0), "block index", why);
+}
+
+/* Note a failed section check of a salvage open: keep the message, clear the error. */
+static void sv_note(char *dst, size_t cap) {
+  snprintf(dst, cap, "%s", kv_errmsg());
+}
+
+/* kv_sf_open, and with sv given its salvage form (kv/sf/sf_int.h, kv_sf_open_salvage): a
+** damaged trailer, bloom filter or block index is noted in *sv and opening goes on without
+** it. */
+static int open_impl(kv_env *env, const char *path, kv_sf_reader **out, kv_sf_salvage_info *sv) {
+  *out = NULL;
+  if (!env || !path) return kv_error(KV_MISUSE, "kv_sf_open: NULL env or path");
+  kv_sf_reader *r = calloc(1, sizeof *r);
+  if (!r || !(r->path = strdup(path))) {
+    free(r);
+    return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", path);
+  }
+  r->env = env;
+  uint64_t size = 0;
+  int rc = env->open(env, path, KV_OPEN_READ, &r->file);
+  if (!rc) rc = env->size(r->file, &size);
+  if (rc) goto fail;
+  if (sv) {
+    memset(sv, 0, sizeof *sv);
+    sv->file_size = sv->data_end = size;
+  }
+  if (size < KV_SF_TRAILER_SIZE) {
+    rc = corrupt(r, 0, "file", "too short for a trailer");
+    goto fail;
+  }
+  /* reads without a copy where the env maps files; a refused mapping (no address space,
+     a file system without mmap) only means reads go through pread */
+  if (!sv && env->map && env->unmap && env->map(r->file, size, &r->map) == KV_OK) r->map_len = size;
+  else r->map = NULL;
+  uint8_t t[KV_SF_TRAILER_SIZE];
+  uint64_t toff = size - KV_SF_TRAILER_SIZE;
+  if ((rc = kv_sf_read_at(r, toff, t, sizeof t))) goto fail;
+  if (kv_get_u64le(t) != KV_SF_MAGIC) { rc = corrupt(r, toff, "trailer", "bad magic"); goto fail; }
+  if (XXH3_64bits(t, 128) != kv_get_u64le(t + 128)) {
+    rc = corrupt(r, toff, "trailer", "checksum mismatch");
+    goto fail;
+  }
+  uint32_t version = kv_get_u32le(t + 8);
+  if (version < KV_SF_FORMAT_VERSION_MIN || version > KV_SF_FORMAT_VERSION) {
+    rc = corrupt(r, toff, "trailer", "unsupported format version");
+    goto fail;
+  }
+  uint64_t index_off = kv_get_u64le(t + 16), index_size = kv_get_u64le(t + 24);
+  uint64_t bloom_off = kv_get_u64le(t + 32), bloom_size = kv_get_u64le(t + 40);
+  kv_sf_props *pr = &r->props;
+  pr->format_version = version;
+  pr->file_size = size;
+  pr->cells = kv_get_u64le(t + 64);
+  pr->rows = kv_get_u64le(t + 72);
+  pr->blocks = kv_get_u64le(t + 80);
+  pr->raw_bytes = kv_get_u64le(t + 88);
+  pr->min_seq = kv_get_u64le(t + 96);
+  pr->max_seq = kv_get_u64le(t + 104);
+  pr->min_ts = (int64_t)kv_get_u64le(t + 112);
+  pr->max_ts = (int64_t)kv_get_u64le(t + 120);
+  if (index_size > MAX_SECTION || bloom_size > MAX_SECTION || bloom_size > index_off ||
+      index_off != bloom_off + bloom_size ||
+      index_off > toff || index_off + index_size != toff || pr->blocks > pr->cells ||
+      pr->rows > pr->cells) {
+    rc = corrupt(r, toff, "trailer", "section offsets or counts out of range");
+    goto fail;
+  }
+  if (sv) {
+    sv->trailer_ok = true;
+    sv->data_end = bloom_off;
+  }
+  if ((rc = read_section(r, bloom_off, bloom_size, kv_get_u64le(t + 56), "bloom filter",
+                         &r->bloom)) == KV_OK) {
+    r->bloom_len = bloom_size;
+    if (!kv_bloom_valid(r->bloom, r->bloom_len))
+      rc = corrupt(r, bloom_off, "bloom filter", "bad header");
+  }
+  if (rc && rc != KV_ERR_NOMEM && sv) {
+    sv_note(sv->bloom_why, sizeof sv->bloom_why);
+    free(r->bloom);
+    r->bloom = NULL;
+    r->bloom_len = 0;
+    rc = KV_OK;
+  } else if (sv) {
+    sv->bloom_ok = rc == KV_OK;
+  }
+  if (rc) goto fail;
+  if ((rc = read_section(r, index_off, index_size, kv_get_u64le(t + 48), "block index",
+                         &r->index_buf)) == KV_OK)
+    rc = decode_index(r, index_off, index_size, bloom_off);
+  if (rc && rc != KV_ERR_NOMEM && sv) {
+    sv_note(sv->index_why, sizeof sv->index_why);
+    free(r->index);
+    r->index = NULL;
+    r->nblocks = 0;
+    rc = KV_OK;
+  } else if (sv) {
+    sv->index_ok = rc == KV_OK;
+  }
+  if (rc) goto fail;
+  *out = r;
+  return KV_OK;
+fail:
+  if (sv && rc != KV_ERR_NOMEM && r->file && !sv->trailer_ok) {
+    /* the trailer could not be read: the caller walks the blocks from offset 0 */
+    sv_note(sv->trailer_why, sizeof sv->trailer_why);
+    memset(&r->props, 0, sizeof r->props);
+    r->props.file_size = size;
+    *out = r;
+    return KV_OK;
+  }
+  kv_sf_close(r);
+  return rc;
+}
+
+int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
+  return open_impl(env, path, out, NULL);
+}
+
+int kv_sf_open_salvage(kv_env *env, const char *path, kv_sf_reader **out,
+                       kv_sf_salvage_info *info) {
+  kv_sf_salvage_info tmp;
+  return open_impl(env, path, out, info ? info : &tmp);
+}
+
+void kv_sf_set_cache(kv_sf_reader *r, struct kv_cache *cache, uint64_t file_id) {
+  r->cache = cache;
+  r->cache_id = file_id;
+}
+
+const kv_sf_props *kv_sf_get_props(const kv_sf_reader *r) { return &r->props; }
+
+void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *first_len,
+                     const uint8_t **last, uint32_t *last_len) {
+  if (r->nblocks == 0) {
+    *first = *last = NULL;
+    *first_len = *last_len = 0;
+    return;
+  }
+  *first = r->index[0].first.row;
+  *first_len = r->index[0].first.row_len;
+  *last = r->last_row;
+  *last_len = r->last_row_len;
+}
+
+bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t len) {
+  return kv_bloom_may_contain(r->bloom, r->bloom_len, kv_bloom_hash(row, len));
+}
+

@@ -1,0 +1,44 @@
+/*
+** kv/util/bloom.h: the bloom filter on row keys that every store file carries, so a point
+** lookup can skip files that certainly do not hold a row (issue 8). Bits per key are
+** chosen by the writer (10 by default: about 1% false positives); the probes use double
+** hashing from one XXH3-64 of the key (Kirsch and Mitzenmacher). The filter is a plain
+** byte string: docs/FORMAT.md Part 2, "Bloom filter". No file I/O here.
+*/
+#ifndef ROWAN_KV_BLOOM_H
+#define ROWAN_KV_BLOOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The hash a filter is built from and probed with: XXH3-64 of the key bytes. */
+uint64_t kv_bloom_hash(const void *key, size_t len);
+
+/* Build a filter over `n` key hashes (duplicates are fine) with `bits_per_key` bits each
+** (0 = 10; at most 64). On KV_OK *out is a malloc'ed filter of *out_len bytes that the
+** caller frees; on KV_ERR_NOMEM *out is NULL. A filter over no keys says "absent" to every
+** probe. */
+int kv_bloom_build(const uint64_t *hashes, size_t n, uint32_t bits_per_key, uint8_t **out,
+                   size_t *out_len);
+
+/* An empty filter sized for `n` keys (the size kv_bloom_build gives for n hashes), to be
+** filled one key at a time with kv_bloom_add: a writer that knows how many keys it will
+** add (or a bound) holds the filter's bits, not every key's hash. Adding the same keys as
+** kv_bloom_build gives the same bytes. Adding more than n keys gives a filter with more
+** false positives, never a false negative. KV_OK or KV_ERR_NOMEM, as kv_bloom_build. */
+int kv_bloom_alloc(uint64_t n, uint32_t bits_per_key, uint8_t **out, size_t *out_len);
+
+/* Set the bits of the key with hash h in a filter of kv_bloom_alloc (or kv_bloom_build). */
+void kv_bloom_add(uint8_t *filter, uint64_t h);
+/* kv_bloom_add of h[0..n), the filter's bytes of later keys fetched ahead. */
+void kv_bloom_add_many(uint8_t *filter, const uint64_t *h, size_t n);
+
+/* Check a filter's header against its length: true if `filter` is a well-formed filter. */
+bool kv_bloom_valid(const uint8_t *filter, size_t len);
+
+/* False if the key with hash `h` is certainly not in the set; true if it may be.
+** REQUIRES: kv_bloom_valid(filter, len). */
+bool kv_bloom_may_contain(const uint8_t *filter, size_t len, uint64_t h);
+
+#endif /* ROWAN_KV_BLOOM_H */
