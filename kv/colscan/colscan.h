@@ -32,7 +32,7 @@
 ** kv_colagg_result_free), the same projection and the same predicates, and adds those rows
 ** that kv_colagg_key_in accepts (a fallback range may reach past the key ranges).
 ** Not here: SQL types and aggregates (exec/op_colagg.c), the predicate's origin
-** (planner/filter.h). docs/KV.md "Columnar aggregate scan" has the rules in prose.
+** (planner/filter.h). docs/KV_COLSCAN.md has the rules in prose.
 */
 #ifndef ROWAN_KV_COLSCAN_H
 #define ROWAN_KV_COLSCAN_H
