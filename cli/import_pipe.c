@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/util/thread.h"
 #include "cli/import_pipe.h"
 
 #define READ_BYTES (256 * 1024) /* decompressed bytes read at a time */
@@ -276,7 +277,7 @@ int cli_pipe_start(const char *const *files, int n, int tsv, unsigned char delim
   p->errb->ni = p->errb->cap_i = 1;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
-  if (pthread_create(&p->th, NULL, reader_main, p) != 0) {
+  if (kv_thread_create(&p->th, reader_main, p) != 0) { /* signals stay with the main thread */
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
     batch_free(p->fill);

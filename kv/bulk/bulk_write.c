@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/util/thread.h"
 #include "kv/bulk/bulk_int.h"
 #include "kv/db/db_impl.h"
 #include "kv/util/status.h"
@@ -149,7 +150,7 @@ int kv_bulk_enqueue(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u) {
   b->q[(b->q_head + b->q_len) % b->q_cap] = (kv_bulk_job){f, u};
   b->q_len++;
   if (!b->started && !b->stop) {
-    if (pthread_create(&b->th, NULL, worker_main, b) == 0) b->started = true;
+    if (kv_thread_create(&b->th, worker_main, b) == 0) b->started = true;
     /* else: no worker; the jobs run on the caller's thread at the next drain */
   }
   pthread_cond_broadcast(&b->cv);
@@ -370,7 +371,7 @@ int kv_bulk_spill_runs(kv_bulk *b, kv_bulk_fam *f) {
   if (rc == KV_OK && split) rc = open_run(b, f, &w[1]);
   spill_half h = {b, f, w[1], split, split_len, KV_OK, ""};
   pthread_t th;
-  bool helper = rc == KV_OK && split && pthread_create(&th, NULL, spill_main, &h) == 0;
+  bool helper = rc == KV_OK && split && kv_thread_create(&th, spill_main, &h) == 0;
   if (rc == KV_OK) rc = kv_bulk_merge_range(b, f, w[0], false, 0, NULL, 0, split, split_len);
   if (helper) pthread_join(th, NULL);
   else if (rc == KV_OK && split) spill_main(&h); /* no thread: the second range here */
@@ -656,7 +657,7 @@ static int run_tasks(kv_bulk *b, outf *o, uint64_t seq, wtask *tasks, uint32_t n
   pthread_t th[WRITERS - 1];
   int started = 0;
   for (int t = 0; t < WRITERS - 1 && (uint32_t)t + 1 < n; t++)
-    if (pthread_create(&th[t], NULL, writer_main, &j) == 0) started++;
+    if (kv_thread_create(&th[t], writer_main, &j) == 0) started++;
   writer_main(&j);
   for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
   pthread_mutex_destroy(&j.mu);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/util/thread.h"
 #include "kv/util/cache.h"
 #include "kv/colscan/colscan_int.h"
 #include "kv/db/memstore.h"
@@ -521,7 +522,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
       W[c].hit_map = calloc(W[c].n_blocks, 1);
   }
   for (int c = 1; c < t; c++)
-    started[c] = pthread_create(&th[c], NULL, thread_main, &W[c]) == 0;
+    started[c] = kv_thread_create(&th[c], thread_main, &W[c]) == 0;
   if (t > 0) kv_cs_run_chunk(&W[0]);
   for (int c = 1; c < t; c++) {
     if (started[c]) pthread_join(th[c], NULL);

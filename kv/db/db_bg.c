@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kv/util/thread.h"
 #include "kv/db/db_impl.h"
 #include "kv/util/status.h"
 
@@ -86,7 +87,7 @@ static void *bg_main(void *arg) {
 }
 
 int kv_db_bg_start(kv_db *db) {
-  if (pthread_create(&db->bg_thread, NULL, bg_main, db) != 0)
+  if (kv_thread_create(&db->bg_thread, bg_main, db) != 0)
     return kv_error(KV_ERR_IO, "kv_open: cannot start the background thread");
   db->bg_running = true;
   return KV_OK;
