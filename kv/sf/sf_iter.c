@@ -39,6 +39,10 @@
 ** reader without the projection (or with another: kv_sf_iter_project drops it) reads the
 ** block again.
 **
+** A point read (kv_sf_iter_seek_row with point) wants nothing past its row: the iterator is
+** bounded there (stop_upper), so no move loads a block that starts above the row, and its
+** seek starts in the block the row starts when the file's rows are whole (kv_sf_row_block).
+**
 ** Rows taken whole (kv/sf/sf_rows.h) are kv/sf/sf_iter_rows.c's, on the iterator state of
 ** kv/sf/sf_iter_int.h; the row seek (kv_sf_iter_seek_row) is at the end of this file.
 */
