@@ -86,8 +86,9 @@ typedef struct rowan_options {
                                works beside another handle or process writing the same
                                database and needs no write permission; it sees the
                                database as of its open until rowan_refresh (see rowan_open) */
-  size_t block_cache_size;  /* bytes; 0 = default 64 MiB; a quarter of it caches the columns
-                               aggregate scans read (docs/KV.md), the rest decoded blocks */
+  size_t block_cache_size;  /* bytes; 0 = default 64 MiB; one budget: up to a quarter of it
+                               caches the columns aggregate scans read, the rest and what
+                               they leave unused decoded blocks (docs/KV.md) */
   size_t memstore_size;     /* bytes per family memstore before a flush; 0 = 64 MiB */
   void *kv_env;             /* a struct kv_env * (kv/env/env.h) to run on another file system,
                                e.g. the in-memory one in tests; NULL = the real disk */

@@ -166,9 +166,10 @@ typedef struct kv_options {
                                  flushes (back-pressure); 0 = default 512 MiB */
   size_t block_cache_size;    /* bytes of decoded blocks in the block cache shared by all
                                  store files; 0 = default 64 MiB; KV_BLOCK_CACHE_OFF = no
-                                 cache (every block read is a pread and a decode). A
-                                 quarter of it is the columnar scan's column cache
-                                 (kv/colscan/colscan.h), the rest the block cache */
+                                 cache (every block read is a pread and a decode). The
+                                 columnar scan's column cache (kv/colscan/colscan.h) takes
+                                 up to a quarter of it; the block cache has the rest and
+                                 what the column cache leaves unused */
   int compaction_trigger;     /* store files in a family from which the automatic minor
                                  compaction looks for work (size-tiered: it merges the
                                  newest files once they add up to the next older one, see
@@ -863,8 +864,8 @@ typedef struct kv_block_cache_stats {
   uint64_t erased;     /* blocks dropped because their file was deleted */
   size_t usage;        /* bytes charged now (compact decoded blocks), column cache
                           entries included */
-  size_t capacity;     /* kv_options.block_cache_size in effect (the block cache and the
-                          column cache together) */
+  size_t capacity;     /* kv_options.block_cache_size in effect (the one budget of the
+                          block cache and the column cache) */
 } kv_block_cache_stats;
 /* Fill *out. Errors: KV_MISUSE (NULL argument). */
 int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out);

@@ -583,10 +583,13 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   pthread_cond_init(&db->bg_done_cv, NULL);
   db->path = strdup(path);
   if (o.block_cache_size > KV_BLOCK_CACHE_OFF) {
-    /* a quarter of the budget is kv/colscan/colscan.c's column cache (when that is at least 64 KiB) */
+    /* kv/colscan/colscan.c's column cache takes up to a quarter of the budget (when that is
+       at least 64 KiB); the block cache has the rest and whatever the column cache leaves
+       unused (kv_cache_share) */
     size_t col = o.block_cache_size / 4 >= (64u << 10) ? o.block_cache_size / 4 : 0;
-    db->cache = kv_cache_new(o.block_cache_size - col);
+    db->cache = kv_cache_new(o.block_cache_size);
     if (col) db->colcache = kv_cache_new(col);
+    if (db->cache && db->colcache) kv_cache_share(db->cache, db->colcache);
   }
   if (!db->path || (o.block_cache_size > KV_BLOCK_CACHE_OFF && !db->cache) ||
       (o.block_cache_size / 4 >= (64u << 10) && o.block_cache_size > KV_BLOCK_CACHE_OFF &&
@@ -670,10 +673,9 @@ int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out) {
   out->erased = c.erased;
   out->usage = c.usage;
   out->capacity = c.capacity;
-  if (db->colcache) { /* the column cache's share of the budget (kv/colscan/colscan.c) */
+  if (db->colcache) { /* the column cache's part of the budget (kv/colscan/colscan.c) */
     kv_cache_get_counters(db->colcache, &c);
     out->usage += c.usage;
-    out->capacity += c.capacity;
   }
   return KV_OK;
 }

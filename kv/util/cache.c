@@ -15,9 +15,13 @@
 ** neighbours (cold lines) and the list head. Eviction walks from the tail: a referenced entry
 ** loses its mark and goes to the head instead of out; the first unmarked, unused one goes.
 ** The order evicted is LRU by the time of the last insert or second chance, not the last hit.
+** Two caches can share one budget (kv_cache_share): the larger gives way to what the smaller
+** holds (its shards' shares shrink by the smaller's usage, read from an atomic total), and an
+** insert into the smaller that puts the two over the budget trims the larger.
 ** Not here: what is cached (kv/sf/sf_iter.c), per-scan metrics (kv_sf_io).
 */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -48,13 +52,13 @@ typedef struct tslot {
 } tslot;
 
 typedef struct shard {
+  struct kv_cache *c;         /* the cache it belongs to (its usage total) */
   pthread_mutex_t mu;         /* guards everything below and the entries' refs */
   tslot *slots;               /* hash table: n_slots slots, at most half in use */
   uint32_t n_slots;           /* a power of two */
   uint32_t n_entries;         /* entries in the cache */
   kv_cache_entry *head, *tail; /* LRU list */
   size_t usage;               /* sum of charges in the cache */
-  size_t capacity;            /* this shard's share */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
   uint64_t ghost[GHOSTS];     /* keys refused by kv_cache_admit lately (0 = empty) */
 } shard;
@@ -62,8 +66,32 @@ typedef struct shard {
 struct kv_cache {
   shard shards[MAX_SHARDS];   /* the shards in use come first */
   uint32_t n_shards;          /* shards in use (a power of two) */
-  size_t capacity;            /* total capacity */
+  size_t capacity;            /* total capacity (the budget, when shared) */
+  _Atomic size_t total;       /* the shards' usage summed (changed under their mutexes) */
+  kv_cache *yield_to;         /* kv_cache_share: its usage comes out of this capacity */
+  kv_cache *trims;            /* kv_cache_share: the cache this one's inserts trim */
 };
+
+/* A shard's share of the capacity now: an even share of the capacity less what the cache
+** it yields to holds. */
+static size_t share_of(const kv_cache *c) {
+  size_t cap = c->capacity;
+  if (c->yield_to) {
+    size_t o = atomic_load_explicit(&c->yield_to->total, memory_order_relaxed);
+    cap = o < cap ? cap - o : 0;
+  }
+  return cap / c->n_shards;
+}
+
+static void add_usage(shard *s, size_t charge) {
+  s->usage += charge;
+  atomic_fetch_add_explicit(&s->c->total, charge, memory_order_relaxed);
+}
+
+static void sub_usage(shard *s, size_t charge) {
+  s->usage -= charge;
+  atomic_fetch_sub_explicit(&s->c->total, charge, memory_order_relaxed);
+}
 
 static uint64_t key_mix(uint64_t file, uint64_t off) {
   uint64_t h = file * 0x9E3779B97F4A7C15ull ^ (off + 0x632BE59BD9B4E019ull);
@@ -84,8 +112,8 @@ kv_cache *kv_cache_new(size_t capacity) {
   c->capacity = capacity;
   for (uint32_t i = 0; i < n; i++) {
     shard *s = &c->shards[i];
+    s->c = c;
     pthread_mutex_init(&s->mu, NULL);
-    s->capacity = capacity / n;
     s->n_slots = 64;
     s->slots = calloc(s->n_slots, sizeof *s->slots);
     if (!s->slots) {
@@ -164,7 +192,7 @@ static bool remove_entry(shard *s, kv_cache_entry *e) {
   e->hnext = NULL;
   lru_unlink(s, e);
   e->in_cache = false;
-  s->usage -= e->charge;
+  sub_usage(s, e->charge);
   s->n_entries--;
   return --e->refs == 0;
 }
@@ -201,6 +229,48 @@ static bool grow_table(shard *s) {
   return true;
 }
 
+/* Evict entries of shard s, from the tail, until `charge` more bytes fit in `cap`: an entry
+** hit since it went to the head is moved there again, unmarked (the walk reaches it again
+** after the entries ahead of it, so it goes only if they are all needed); one in use stays.
+** The evicted entries are chained onto `dead` (freed by the caller after unlocking), which
+** is returned. REQUIRES: s->mu held. */
+static kv_cache_entry *evict(shard *s, size_t cap, size_t charge, kv_cache_entry *dead) {
+  kv_cache_entry *v = s->tail;
+  while (v && s->usage + charge > cap) {
+    kv_cache_entry *p = v->prev;
+    if (v->referenced) {
+      lru_unlink(s, v);
+      lru_push_head(s, v);
+      if (!p) p = v; /* it was the head: look at it once more, unmarked now */
+    } else if (v->refs == 1) {
+      remove_entry(s, v); /* refs was 1: it is dead now */
+      v->hnext = dead;
+      dead = v;
+      s->evictions++;
+    }
+    v = p;
+  }
+  return dead;
+}
+
+/* Evict from every shard of c until each is within its share (after the cache it yields to
+** grew). */
+static void trim(kv_cache *c) {
+  size_t cap = share_of(c);
+  for (uint32_t i = 0; i < c->n_shards; i++) {
+    shard *s = &c->shards[i];
+    pthread_mutex_lock(&s->mu);
+    kv_cache_entry *dead = s->usage > cap ? evict(s, cap, 0, NULL) : NULL;
+    pthread_mutex_unlock(&s->mu);
+    free_chain(dead);
+  }
+}
+
+void kv_cache_share(kv_cache *big, kv_cache *small) {
+  big->yield_to = small;
+  small->trims = big;
+}
+
 void kv_cache_free(kv_cache *c) {
   if (!c) return;
   for (uint32_t i = 0; i < c->n_shards; i++) {
@@ -227,7 +297,7 @@ bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
   if (g == 0) g = 1;               /* never 0 (the empty slot) */
   uint64_t *slot = &s->ghost[(h >> 8) % GHOSTS];
   pthread_mutex_lock(&s->mu);
-  bool ok = s->usage + charge <= s->capacity || *slot == g;
+  bool ok = s->usage + charge <= share_of(c) || *slot == g;
   *slot = ok ? 0 : g;
   pthread_mutex_unlock(&s->mu);
   return ok;
@@ -271,7 +341,8 @@ kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *
                                 size_t charge, void (*deleter)(void *value)) {
   uint32_t h = key_hash(file, off);
   shard *s = shard_of(c, file, off);
-  if (charge > s->capacity) return NULL;
+  size_t cap = share_of(c);
+  if (charge > cap) return NULL;
   kv_cache_entry *e = calloc(1, sizeof *e);
   if (!e) return NULL;
   e->file = file;
@@ -294,32 +365,21 @@ kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *
     old->hnext = dead;
     dead = old;
   }
-  kv_cache_entry *v = s->tail;
-  while (v && s->usage + charge > s->capacity) {
-    kv_cache_entry *p = v->prev;
-    if (v->referenced) {
-      /* hit since it went to the head: to the head again, unmarked (the walk reaches it
-         again after the entries ahead of it, so it goes only if they are all needed) */
-      lru_unlink(s, v);
-      lru_push_head(s, v);
-      if (!p) p = v; /* it was the head: look at it once more, unmarked now */
-    } else if (v->refs == 1) {
-      remove_entry(s, v); /* refs was 1: it is dead now */
-      v->hnext = dead;
-      dead = v;
-      s->evictions++;
-    }
-    v = p;
-  }
+  dead = evict(s, cap, charge, dead);
   uint32_t at = find_slot(s, file, off, h);
   s->slots[at].hash = h;
   s->slots[at].e = e;
   lru_push_head(s, e);
-  s->usage += charge;
+  add_usage(s, charge);
   s->inserts++;
   s->n_entries++;
   pthread_mutex_unlock(&s->mu);
   free_chain(dead);
+  kv_cache *big = c->trims;
+  if (big && atomic_load_explicit(&big->total, memory_order_relaxed) +
+                     atomic_load_explicit(&c->total, memory_order_relaxed) >
+                 big->capacity)
+    trim(big);
   return e;
 }
 

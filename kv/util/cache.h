@@ -38,6 +38,13 @@ typedef struct kv_cache_counters {
 
 /* A new cache holding at most `capacity` bytes of charges. NULL when out of memory. */
 kv_cache *kv_cache_new(size_t capacity);
+/* Let `big` and `small` share big's capacity as one budget (the block cache and the
+** column cache of kv/colscan): small keeps its own capacity as its upper bound; big's shards
+** give way to what small holds (each shard's share is big's capacity less small's usage,
+** divided evenly), and an insert into small that puts the two over big's capacity evicts
+** from big until they fit again (entries in use excepted). Call once, before either is
+** used; both must outlive each other's use. */
+void kv_cache_share(kv_cache *big, kv_cache *small);
 /* Free the cache and every entry not in use. REQUIRES: no entry is still referenced. NULL
 ** is a no-op. */
 void kv_cache_free(kv_cache *c);

@@ -5,7 +5,10 @@
 **   freed under its holder, erase by file, many threads at once, a file's blocks filling
 **   the shards alike (no eviction in a cache of exactly their size), kv_cache_probe;
 **   blocks hit since they were inserted outlive blocks never hit (second chance), and a
-**   full cache of blocks all hit still evicts only what an insert needs;
+**   full cache of blocks all hit still evicts only what an insert needs; two caches sharing
+**   one budget (kv_cache_share: the block cache and the column cache): the larger holds the
+**   whole budget while the smaller is empty, gives way when the smaller fills, never evicts
+**   an entry in use, and the two together stay within the budget, under threads too;
 ** - a second kv_get of the same row makes no env read (kv_env_mem_get_stats) and counts
 **   its blocks as cache hits; with the cache off it reads again;
 ** - compaction drops the deleted inputs' blocks from the cache and reads stay right;
@@ -142,6 +145,120 @@ static void test_cache_threads(void **state) {
   assert_true(k.usage <= k.capacity);
   assert_true(k.evictions > 0);
   kv_cache_free(c);
+}
+
+/* Two caches sharing one budget (the block cache and the column cache, kv_cache_share): the
+** block cache alone holds the whole budget; the column cache's inserts evict from it until
+** the two fit again (but never an entry in use); then the block cache's inserts stay within
+** what the column cache leaves; the column cache stays within its own capacity. */
+static void test_cache_shared_budget(void **state) {
+  (void)state;
+  enum { BUDGET = 64 << 20, SMALL = BUDGET / 4, BLOCK = 64 << 10 };
+  kv_cache *big = kv_cache_new(BUDGET), *small = kv_cache_new(SMALL);
+  assert_non_null(big);
+  assert_non_null(small);
+  kv_cache_share(big, small);
+  kv_cache_counters b, sm;
+  /* the whole budget in big: 1,024 blocks of 64 KiB, no eviction (before sharing, big
+     would have been given three quarters of it) */
+  for (uint64_t i = 0; i < BUDGET / BLOCK; i++) {
+    uint64_t *v = malloc(sizeof *v);
+    *v = i;
+    kv_cache_entry *e = kv_cache_insert(big, 1, i, v, BLOCK, free_u64);
+    assert_non_null(e);
+    kv_cache_release(big, e);
+  }
+  kv_cache_get_counters(big, &b);
+  assert_int_equal(b.usage, (size_t)BUDGET);
+  assert_int_equal(b.evictions, 0);
+  /* an entry of big in use while small grows */
+  kv_cache_entry *held = kv_cache_lookup(big, 1, 0);
+  assert_non_null(held);
+  kv_cache_entry *held2 = kv_cache_lookup(big, 1, 16); /* the same shard as block 0 */
+  assert_non_null(held2);
+  /* small fills its own capacity: big gives way, the two stay within the budget */
+  for (uint64_t i = 0; i < 2 * SMALL / BLOCK; i++) {
+    uint64_t *v = malloc(sizeof *v);
+    *v = 1000 + i;
+    kv_cache_entry *e = kv_cache_insert(small, 2, i << 16, v, BLOCK, free_u64);
+    assert_non_null(e);
+    kv_cache_release(small, e);
+    kv_cache_get_counters(big, &b);
+    kv_cache_get_counters(small, &sm);
+    /* at most the two entries held over (an entry in use is never evicted) */
+    assert_true(b.usage + sm.usage <= (size_t)BUDGET + 2 * BLOCK);
+    assert_true(sm.usage <= (size_t)SMALL);
+  }
+  kv_cache_get_counters(small, &sm);
+  assert_int_equal(sm.usage, (size_t)SMALL);
+  kv_cache_get_counters(big, &b);
+  assert_true(b.evictions >= (BUDGET - SMALL) / BLOCK / 4); /* it did give way */
+  /* the held entries are still there, values intact */
+  assert_int_equal(*(uint64_t *)kv_cache_value(held), 0);
+  assert_int_equal(*(uint64_t *)kv_cache_value(held2), 16);
+  kv_cache_entry *again = kv_cache_lookup(big, 1, 0);
+  assert_ptr_equal(again, held);
+  kv_cache_release(big, again);
+  kv_cache_release(big, held);
+  kv_cache_release(big, held2);
+  /* big's own inserts now stay within what small leaves */
+  for (uint64_t i = 0; i < BUDGET / BLOCK; i++) {
+    uint64_t *v = malloc(sizeof *v);
+    *v = 5000 + i;
+    kv_cache_entry *e = kv_cache_insert(big, 3, i, v, BLOCK, free_u64);
+    assert_non_null(e);
+    kv_cache_release(big, e);
+  }
+  kv_cache_get_counters(big, &b);
+  kv_cache_get_counters(small, &sm);
+  assert_true(b.usage <= (size_t)(BUDGET - SMALL));
+  assert_int_equal(b.usage + sm.usage, (size_t)BUDGET);
+  /* small empties (its entries erased): big may take the whole budget again */
+  kv_cache_erase_file(small, 2);
+  for (uint64_t i = 0; i < BUDGET / BLOCK; i++) {
+    uint64_t *v = malloc(sizeof *v);
+    *v = 9000 + i;
+    kv_cache_entry *e = kv_cache_insert(big, 4, i, v, BLOCK, free_u64);
+    assert_non_null(e);
+    kv_cache_release(big, e);
+  }
+  kv_cache_get_counters(big, &b);
+  assert_int_equal(b.usage, (size_t)BUDGET);
+  kv_cache_free(small);
+  kv_cache_free(big);
+}
+
+/* The shared budget under threads: two threads hammer each cache; values stay right and,
+** once they are done, the two together are within the budget. */
+static void test_cache_shared_threads(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("cache_shared_threads");
+  kv_cache *big = kv_cache_new(64 * 40), *small = kv_cache_new(64 * 10);
+  kv_cache_share(big, small);
+  pthread_t th[4];
+  hammer_arg args[4];
+  for (int i = 0; i < 4; i++) {
+    args[i] = (hammer_arg){i < 2 ? big : small, seed + (uint64_t)i, (int)tu_scaled(20000, 2000),
+                           0};
+    pthread_create(&th[i], NULL, hammer, &args[i]);
+  }
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < 4; i++) assert_int_equal(args[i].bad, 0);
+  kv_cache_counters b, sm;
+  kv_cache_get_counters(big, &b);
+  kv_cache_get_counters(small, &sm);
+  assert_true(sm.usage <= sm.capacity);
+  /* a last insert into small trims big to what small leaves */
+  uint64_t *v = malloc(sizeof *v);
+  *v = 7;
+  kv_cache_entry *e = kv_cache_insert(small, 9, 0, v, 64, free_u64);
+  assert_non_null(e);
+  kv_cache_release(small, e);
+  kv_cache_get_counters(big, &b);
+  kv_cache_get_counters(small, &sm);
+  assert_true(b.usage + sm.usage <= b.capacity);
+  kv_cache_free(small);
+  kv_cache_free(big);
 }
 
 /* A file's blocks keyed by their index fill the shards alike: a cache of exactly their
@@ -597,6 +714,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_cache_lru_and_refs),
     cmocka_unit_test(test_cache_threads),
+    cmocka_unit_test(test_cache_shared_budget),
+    cmocka_unit_test(test_cache_shared_threads),
     cmocka_unit_test(test_cache_shards_fill_alike),
     cmocka_unit_test(test_cache_shards_high_bits),
     cmocka_unit_test(test_cache_probe),
