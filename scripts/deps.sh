@@ -7,6 +7,12 @@ PKGS="cmake make gcc pkg-config lemon liblz4-dev libsqlite3-dev libcmocka-dev li
 zlib1g-dev libxxhash-dev libcsv-dev clang libclang-rt-14-dev python3-venv python3-dev tzdata
 librsvg2-bin"
 [ "${ROWAN_BENCH:-0}" = 1 ] && PKGS="$PKGS librocksdb-dev python3-venv"
+# ROWAN_HBASE=1: the HBase Thrift2 client's build (scripts/test-hbase.sh) and HBase itself
+if [ "${ROWAN_HBASE:-0}" = 1 ]; then
+  PKGS="$PKGS thrift-compiler libthrift-c-glib-dev libglib2.0-dev unzip"
+  command -v java >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
+  command -v mvn >/dev/null 2>&1 || PKGS="$PKGS maven"
+fi
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

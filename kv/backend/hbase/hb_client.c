@@ -1,0 +1,655 @@
+/*
+** kv/backend/hbase/hb_client.c: the Thrift2 client of kv/backend/hbase/hb_client.h over the
+** c_glib code thrift-compiler generates from HBase's hbase.thrift (THBaseService).
+**
+** Each call builds the generated request objects (binary fields are NULL in a fresh object:
+** every one is given a GByteArray, and an optional field its __isset flag), calls the
+** service, copies what came back into plain memory and drops the GLib objects. Errors come
+** back three ways: an IDL exception (TIOError, TIllegalArgument: HBase's own message, the
+** connection stays usable), an application exception (the gateway failed the call), or a
+** transport or protocol error, after which the stream is out of step: the socket is closed
+** and the next call reconnects. Calls that are safe to repeat (reads, puts with explicit
+** timestamps, table listings) are retried once on a fresh connection when the transport
+** failed; a check-and-put or a scanner call is not (the first try may have applied, a
+** scanner lives on the gateway that failed).
+** Not here: what the calls mean to Rowan (the backend on top), connection pooling.
+*/
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <glib-object.h>
+#include <thrift/c_glib/protocol/thrift_binary_protocol.h>
+#include <thrift/c_glib/thrift.h>
+#include <thrift/c_glib/thrift_application_exception.h>
+#include <thrift/c_glib/transport/thrift_buffered_transport.h>
+#include <thrift/c_glib/transport/thrift_socket.h>
+
+#include "t_h_base_service.h"
+
+#include "kv/backend/hbase/hb_client.h"
+#include "kv/kv.h"
+#include "kv/util/status.h"
+
+struct hb_client {
+  char *host;
+  int port;
+  int timeout_ms;
+  ThriftSocket *sock;
+  ThriftTransport *tr;
+  ThriftProtocol *proto;
+  THBaseServiceIf *svc; /* NULL while disconnected */
+};
+
+struct hb_scanner {
+  hb_client *c;
+  int32_t id;
+  int32_t caching;
+  uint32_t limit, handed; /* rows asked for at most (0: all), rows handed out */
+  GPtrArray *buf;         /* TResults of the last getScannerRows */
+  guint at;               /* next one to hand out */
+  bool end;               /* the gateway returned fewer rows than asked: no more */
+  GByteArray *table;      /* the table's name (messages) */
+};
+
+static void disconnect(hb_client *c) {
+  if (c->svc) g_object_unref(c->svc);
+  if (c->tr && thrift_transport_is_open(c->tr)) thrift_transport_close(c->tr, NULL);
+  if (c->proto) g_object_unref(c->proto);
+  if (c->tr) g_object_unref(c->tr);
+  if (c->sock) g_object_unref(c->sock);
+  c->svc = NULL;
+  c->proto = NULL;
+  c->tr = NULL;
+  c->sock = NULL;
+}
+
+static int connect_now(hb_client *c) {
+  GError *err = NULL;
+  c->sock = g_object_new(THRIFT_TYPE_SOCKET, "hostname", c->host, "port", (guint)c->port, NULL);
+  c->tr = g_object_new(THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", c->sock, NULL);
+  c->proto = g_object_new(THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->tr, NULL);
+  if (!thrift_transport_open(c->tr, &err)) {
+    int rc = kv_error(KV_ERR_IO, "hbase: cannot connect to %s:%d: %s", c->host, c->port,
+                      err && err->message ? err->message : "unknown error");
+    if (err) g_error_free(err);
+    disconnect(c);
+    return rc;
+  }
+  struct timeval tv = {c->timeout_ms / 1000, (c->timeout_ms % 1000) * 1000};
+  (void)setsockopt(c->sock->sd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  (void)setsockopt(c->sock->sd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  c->svc = g_object_new(TYPE_T_H_BASE_SERVICE_CLIENT, "input_protocol", c->proto,
+                        "output_protocol", c->proto, NULL);
+  return KV_OK;
+}
+
+int hb_open(const char *host, int port, int timeout_ms, hb_client **out) {
+  if (!out) return kv_error(KV_MISUSE, "hb_open: NULL argument");
+  *out = NULL;
+  if (!host || !*host) return kv_error(KV_ERR_INVALID, "hbase: empty host name");
+  if (port < 1 || port > 65535)
+    return kv_error(KV_ERR_INVALID, "hbase: port %d is outside 1..65535", port);
+  hb_client *c = calloc(1, sizeof *c);
+  if (!c || !(c->host = strdup(host))) {
+    free(c);
+    return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  }
+  c->port = port;
+  c->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
+  int rc = connect_now(c);
+  if (rc) {
+    free(c->host);
+    free(c);
+    return rc;
+  }
+  *out = c;
+  return KV_OK;
+}
+
+void hb_close(hb_client *c) {
+  if (!c) return;
+  disconnect(c);
+  free(c->host);
+  free(c);
+}
+
+/* The status of a failed call: HBase's exception (the connection stays), or a transport
+** error (the connection is dropped; *retry set when the caller may try once more). */
+static int call_failed(hb_client *c, const char *what, TIOError *io, TIllegalArgument *ia,
+                       GError *err, bool *retry) {
+  int rc;
+  if (retry) *retry = false;
+  if (io) {
+    const char *m = io->message ? io->message : "";
+    int code = strstr(m, "TableNotFoundException") || strstr(m, "NamespaceNotFoundException")
+                   ? KV_ERR_NOTFOUND
+               : strstr(m, "TableExistsException") || strstr(m, "NamespaceExistException")
+                   ? KV_ERR_EXISTS
+                   : KV_ERR_IO;
+    rc = kv_error(code, "hbase: %s: %.400s", what, m);
+    g_object_unref(io);
+  } else if (ia) {
+    rc = kv_error(KV_ERR_INVALID, "hbase: %s: %.400s", what, ia->message ? ia->message : "");
+    g_object_unref(ia);
+  } else if (err && err->domain == THRIFT_APPLICATION_EXCEPTION_ERROR) {
+    rc = kv_error(KV_ERR_IO, "hbase: %s: the gateway failed the call: %.400s", what, err->message);
+  } else {
+    rc = kv_error(KV_ERR_IO, "hbase: %s: connection to %s:%d lost: %s", what, c->host, c->port,
+                  err && err->message ? err->message : "unknown error");
+    disconnect(c);
+    if (retry) *retry = true;
+  }
+  if (err) g_error_free(err);
+  return rc;
+}
+
+/* Connected, or connect now. */
+static int ensure(hb_client *c) { return c->svc ? KV_OK : connect_now(c); }
+
+static GByteArray *gba(const void *p, size_t n) {
+  GByteArray *a = g_byte_array_sized_new((guint)n);
+  if (n) g_byte_array_append(a, p, (guint)n);
+  return a;
+}
+
+static GByteArray *gba_str(const char *s) { return gba(s, strlen(s)); }
+
+/* The table's name as HBase spells it in data calls: NS:NAME, or NAME in the default
+** namespace. */
+static GByteArray *table_bytes(const char *ns, const char *name) {
+  GByteArray *a = g_byte_array_new();
+  if (ns && *ns && strcmp(ns, "default") != 0) {
+    g_byte_array_append(a, (const guint8 *)ns, (guint)strlen(ns));
+    g_byte_array_append(a, (const guint8 *)":", 1);
+  }
+  g_byte_array_append(a, (const guint8 *)name, (guint)strlen(name));
+  return a;
+}
+
+/* A data call on a missing table fails with a TIOError whose message is the table's name and
+** nothing else (HBase's TableNotFoundException): make that KV_ERR_NOTFOUND. */
+static int table_missing(int rc, const char *what, const GByteArray *t) {
+  if (rc != KV_ERR_IO) return rc;
+  const char *m = kv_errmsg(), *p = strstr(m, ": ");
+  if (p) p = strstr(p + 2, ": ");
+  if (!p || strlen(p + 2) != t->len || memcmp(p + 2, t->data, t->len) != 0) return rc;
+  return kv_error(KV_ERR_NOTFOUND, "hbase: %s: no table %.*s", what, (int)t->len,
+                  (const char *)t->data);
+}
+
+static TTableName *table_name(const char *ns, const char *name) {
+  TTableName *t = g_object_new(TYPE_T_TABLE_NAME, NULL);
+  if (ns && *ns) {
+    t->ns = gba_str(ns);
+    t->__isset_ns = TRUE;
+  }
+  t->qualifier = gba_str(name);
+  return t;
+}
+
+/* Run CALL (a statement setting `ok`, using io/ia/err) once, and once more on a fresh
+** connection when the transport failed and `idem` allows it. */
+#define HB_CALL(c, what, idem, CALL)                                     \
+  do {                                                                   \
+    for (int try_ = 0;; try_++) {                                        \
+      rc = ensure(c);                                                    \
+      if (rc) break;                                                     \
+      TIOError *io = NULL;                                               \
+      TIllegalArgument *ia = NULL;                                       \
+      GError *err = NULL;                                                \
+      gboolean ok;                                                       \
+      CALL;                                                              \
+      (void)ia;                                                          \
+      if (ok) {                                                          \
+        if (io) g_object_unref(io);                                      \
+        rc = KV_OK;                                                      \
+        break;                                                           \
+      }                                                                  \
+      bool again_;                                                       \
+      rc = call_failed(c, what, io, ia, err, &again_);                   \
+      if (!again_ || !(idem) || try_ > 0) break;                         \
+    }                                                                    \
+  } while (0)
+
+int hb_table_exists(hb_client *c, const char *ns, const char *name, bool *exists) {
+  TTableName *t = table_name(ns, name);
+  gboolean r = FALSE;
+  int rc;
+  HB_CALL(c, "tableExists", true, ok = t_h_base_service_if_table_exists(c->svc, &r, t, &io, &err));
+  g_object_unref(t);
+  *exists = !rc && r;
+  return rc;
+}
+
+int hb_ensure_namespace(hb_client *c, const char *ns) {
+  if (!ns || !*ns || !strcmp(ns, "default")) return KV_OK;
+  TNamespaceDescriptor *d = g_object_new(TYPE_T_NAMESPACE_DESCRIPTOR, NULL);
+  d->name = g_strdup(ns);
+  int rc;
+  HB_CALL(c, "createNamespace", true,
+          ok = t_h_base_service_if_create_namespace(c->svc, d, &io, &err));
+  g_object_unref(d);
+  if (rc == KV_ERR_EXISTS) {
+    kv_error_clear();
+    rc = KV_OK;
+  }
+  return rc;
+}
+
+int hb_create_table(hb_client *c, const char *ns, const char *name, const char *const *families,
+                    size_t nfamilies, int max_versions, const hb_bytes *splits, size_t nsplits) {
+  if (!nfamilies) return kv_error(KV_ERR_INVALID, "hbase: table %s has no family", name);
+  for (size_t i = 0; i < nsplits; i++) {
+    if (!splits[i].n) return kv_error(KV_ERR_INVALID, "hbase: split key %zu is empty", i);
+    if (i > 0) {
+      size_t m = splits[i - 1].n < splits[i].n ? splits[i - 1].n : splits[i].n;
+      int d = memcmp(splits[i - 1].p, splits[i].p, m);
+      if (d > 0 || (d == 0 && splits[i - 1].n >= splits[i].n))
+        return kv_error(KV_ERR_INVALID, "hbase: split key %zu is not above split key %zu", i,
+                        i - 1);
+    }
+  }
+  TTableDescriptor *d = g_object_new(TYPE_T_TABLE_DESCRIPTOR, NULL);
+  g_object_unref(d->tableName);
+  d->tableName = table_name(ns, name);
+  for (size_t i = 0; i < nfamilies; i++) {
+    TColumnFamilyDescriptor *f = g_object_new(TYPE_T_COLUMN_FAMILY_DESCRIPTOR, NULL);
+    f->name = gba_str(families[i]);
+    if (max_versions > 0) {
+      f->maxVersions = max_versions;
+      f->__isset_maxVersions = TRUE;
+    }
+    g_ptr_array_add(d->columns, f);
+  }
+  d->__isset_columns = TRUE;
+  GPtrArray *keys = g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref);
+  for (size_t i = 0; i < nsplits; i++) g_ptr_array_add(keys, gba(splits[i].p, splits[i].n));
+  int rc;
+  HB_CALL(c, "createTable", false,
+          ok = t_h_base_service_if_create_table(c->svc, d, keys, &io, &err));
+  g_ptr_array_unref(keys);
+  g_object_unref(d);
+  return rc;
+}
+
+int hb_drop_table(hb_client *c, const char *ns, const char *name) {
+  TTableName *t = table_name(ns, name);
+  int rc;
+  HB_CALL(c, "disableTable", true, ok = t_h_base_service_if_disable_table(c->svc, t, &io, &err));
+  if (!rc || strstr(kv_errmsg(), "TableNotEnabledException")) {
+    kv_error_clear();
+    HB_CALL(c, "deleteTable", true, ok = t_h_base_service_if_delete_table(c->svc, t, &io, &err));
+  }
+  g_object_unref(t);
+  return rc;
+}
+
+static TColumnValue *column_value(const hb_put *p) {
+  TColumnValue *v = g_object_new(TYPE_T_COLUMN_VALUE, NULL);
+  v->family = gba(p->family.p, p->family.n);
+  v->qualifier = gba(p->qualifier.p, p->qualifier.n);
+  v->value = gba(p->value.p, p->value.n);
+  v->timestamp = p->ts;
+  v->__isset_timestamp = TRUE;
+  return v;
+}
+
+static bool same_bytes(hb_bytes a, hb_bytes b) {
+  return a.n == b.n && (a.n == 0 || memcmp(a.p, b.p, a.n) == 0);
+}
+
+/* TPuts for cells (consecutive cells of one row share one TPut), appended to `puts`. */
+static int build_puts(const hb_put *cells, size_t n, GPtrArray *puts) {
+  TPut *cur = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const hb_put *p = &cells[i];
+    if (!p->row.n) return kv_error(KV_ERR_INVALID, "hbase: cell %zu has an empty row key", i);
+    if (!p->family.n) return kv_error(KV_ERR_INVALID, "hbase: cell %zu has an empty family", i);
+    if (p->ts < 0)
+      return kv_error(KV_ERR_INVALID, "hbase: cell %zu has a negative timestamp %lld", i,
+                      (long long)p->ts);
+    if (!cur || !same_bytes((hb_bytes){cur->row->data, cur->row->len}, p->row)) {
+      cur = g_object_new(TYPE_T_PUT, NULL);
+      cur->row = gba(p->row.p, p->row.n);
+      g_ptr_array_add(puts, cur);
+    }
+    g_ptr_array_add(cur->columnValues, column_value(p));
+  }
+  return KV_OK;
+}
+
+int hb_put_cells(hb_client *c, const char *ns, const char *name, const hb_put *cells, size_t n) {
+  if (!n) return KV_OK;
+  GPtrArray *puts = g_ptr_array_new_with_free_func(g_object_unref);
+  int rc = build_puts(cells, n, puts);
+  if (!rc) {
+    GByteArray *t = table_bytes(ns, name);
+    HB_CALL(c, "putMultiple", true,
+            ok = t_h_base_service_if_put_multiple(c->svc, t, puts, &io, &err));
+    g_byte_array_unref(t);
+  }
+  g_ptr_array_unref(puts);
+  return rc;
+}
+
+int hb_delete_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
+                  const hb_bytes *family, int64_t ts) {
+  if (!row.n) return kv_error(KV_ERR_INVALID, "hbase: delete of an empty row key");
+  TDelete *d = g_object_new(TYPE_T_DELETE, NULL);
+  d->row = gba(row.p, row.n);
+  if (family) {
+    TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
+    col->family = gba(family->p, family->n);
+    g_ptr_array_add(d->columns, col);
+    d->__isset_columns = TRUE;
+  }
+  if (ts >= 0) {
+    d->timestamp = ts;
+    d->__isset_timestamp = TRUE;
+  }
+  d->deleteType = T_DELETE_TYPE_DELETE_COLUMNS;
+  d->__isset_deleteType = TRUE;
+  GByteArray *t = table_bytes(ns, name);
+  int rc;
+  HB_CALL(c, "deleteSingle", true,
+          ok = t_h_base_service_if_delete_single(c->svc, t, d, &io, &err));
+  rc = table_missing(rc, "deleteSingle", t);
+  g_byte_array_unref(t);
+  g_object_unref(d);
+  return rc;
+}
+
+void hb_row_free(hb_row *r) {
+  if (!r) return;
+  free(r->key);
+  free(r->cells);
+  free(r->mem);
+  memset(r, 0, sizeof *r);
+}
+
+/* Copy a TResult into *out (replacing what it held). */
+static int copy_result(const TResult *res, hb_row *out) {
+  hb_row_free(out);
+  size_t bytes = 0, n = res->columnValues->len;
+  for (guint i = 0; i < n; i++) {
+    const TColumnValue *v = g_ptr_array_index(res->columnValues, i);
+    bytes += v->family->len + v->qualifier->len + v->value->len;
+  }
+  out->key = malloc(res->row && res->row->len ? res->row->len : 1);
+  out->cells = malloc((n ? n : 1) * sizeof *out->cells);
+  out->mem = malloc(bytes ? bytes : 1);
+  if (!out->key || !out->cells || !out->mem) {
+    hb_row_free(out);
+    return kv_error(KV_ERR_NOMEM, "hbase: out of memory reading a row");
+  }
+  out->key_len = res->row ? res->row->len : 0;
+  if (out->key_len) memcpy(out->key, res->row->data, out->key_len);
+  uint8_t *m = out->mem;
+  for (guint i = 0; i < n; i++) {
+    const TColumnValue *v = g_ptr_array_index(res->columnValues, i);
+    hb_cell *cl = &out->cells[i];
+    const GByteArray *parts[3] = {v->family, v->qualifier, v->value};
+    hb_bytes *dst[3] = {&cl->family, &cl->qualifier, &cl->value};
+    for (int k = 0; k < 3; k++) {
+      if (parts[k]->len) memcpy(m, parts[k]->data, parts[k]->len);
+      *dst[k] = (hb_bytes){m, parts[k]->len};
+      m += parts[k]->len;
+    }
+    cl->ts = v->__isset_timestamp ? v->timestamp : 0;
+  }
+  out->ncells = n;
+  return KV_OK;
+}
+
+static void add_families(GPtrArray *columns, const hb_bytes *families, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
+    col->family = gba(families[i].p, families[i].n);
+    g_ptr_array_add(columns, col);
+  }
+}
+
+int hb_get(hb_client *c, const char *ns, const char *name, hb_bytes row, const hb_bytes *families,
+           size_t nfamilies, hb_row *out, bool *found) {
+  *found = false;
+  hb_row_free(out);
+  if (!row.n) return kv_error(KV_ERR_INVALID, "hbase: get of an empty row key");
+  TGet *g = g_object_new(TYPE_T_GET, NULL);
+  g->row = gba(row.p, row.n);
+  if (nfamilies) {
+    add_families(g->columns, families, nfamilies);
+    g->__isset_columns = TRUE;
+  }
+  GByteArray *t = table_bytes(ns, name);
+  TResult *res = g_object_new(TYPE_T_RESULT, NULL);
+  int rc;
+  HB_CALL(c, "get", true, ok = t_h_base_service_if_get(c->svc, &res, t, g, &io, &err));
+  rc = table_missing(rc, "get", t);
+  if (!rc && res->columnValues->len > 0) {
+    rc = copy_result(res, out);
+    *found = rc == KV_OK;
+  }
+  g_object_unref(res);
+  g_byte_array_unref(t);
+  g_object_unref(g);
+  return rc;
+}
+
+int hb_check_and_put(hb_client *c, const char *ns, const char *name, hb_bytes row,
+                     hb_bytes family, hb_bytes qualifier, const hb_bytes *expected,
+                     const hb_put *cells, size_t n, bool *applied) {
+  *applied = false;
+  if (expected && !expected->n)
+    return kv_error(KV_ERR_INVALID,
+                    "hbase: check_and_put cannot check for an empty value (HBase reads an "
+                    "empty expected value as \"absent\")");
+  for (size_t i = 0; i < n; i++)
+    if (!same_bytes(cells[i].row, row))
+      return kv_error(KV_ERR_INVALID, "hbase: check_and_put cell %zu is of another row", i);
+  GPtrArray *puts = g_ptr_array_new_with_free_func(g_object_unref);
+  int rc = build_puts(cells, n, puts);
+  TRowMutations *rm = g_object_new(TYPE_T_ROW_MUTATIONS, NULL);
+  rm->row = gba(row.p, row.n);
+  for (guint i = 0; !rc && i < puts->len; i++) {
+    TMutation *m = g_object_new(TYPE_T_MUTATION, NULL);
+    g_object_unref(m->put);
+    m->put = g_object_ref(g_ptr_array_index(puts, i));
+    m->__isset_put = TRUE;
+    g_ptr_array_add(rm->mutations, m);
+  }
+  if (!rc) {
+    GByteArray *t = table_bytes(ns, name), *r = gba(row.p, row.n),
+               *f = gba(family.p, family.n), *q = gba(qualifier.p, qualifier.n),
+               *v = expected ? gba(expected->p, expected->n) : g_byte_array_new();
+    gboolean r_ok = FALSE;
+    HB_CALL(c, "checkAndMutate", false,
+            ok = t_h_base_service_if_check_and_mutate(c->svc, &r_ok, t, r, f, q,
+                                                      T_COMPARE_OP_EQUAL, v, rm, &io, &err));
+    *applied = !rc && r_ok;
+    g_byte_array_unref(t);
+    g_byte_array_unref(r);
+    g_byte_array_unref(f);
+    g_byte_array_unref(q);
+    g_byte_array_unref(v);
+  }
+  g_object_unref(rm);
+  g_ptr_array_unref(puts);
+  return rc;
+}
+
+int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_spec *spec,
+                 hb_scanner **out) {
+  *out = NULL;
+  hb_scanner *s = calloc(1, sizeof *s);
+  if (!s) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  TScan *sc = g_object_new(TYPE_T_SCAN, NULL);
+  if (spec->start.n) {
+    sc->startRow = gba(spec->start.p, spec->start.n);
+    sc->__isset_startRow = TRUE;
+  }
+  if (spec->stop.n) {
+    sc->stopRow = gba(spec->stop.p, spec->stop.n);
+    sc->__isset_stopRow = TRUE;
+  }
+  if (spec->nfamilies) {
+    add_families(sc->columns, spec->families, spec->nfamilies);
+    sc->__isset_columns = TRUE;
+  }
+  s->caching = spec->caching > 0 ? spec->caching : 256;
+  if (spec->limit && spec->limit < (uint32_t)s->caching) s->caching = (int32_t)spec->limit;
+  sc->caching = s->caching;
+  sc->__isset_caching = TRUE;
+  if (spec->max_versions > 1) {
+    sc->maxVersions = spec->max_versions;
+    sc->__isset_maxVersions = TRUE;
+  }
+  if (spec->max_ts > 0) {
+    sc->timeRange->minStamp = spec->min_ts;
+    sc->timeRange->maxStamp = spec->max_ts;
+    sc->__isset_timeRange = TRUE;
+  }
+  if (spec->reverse) {
+    sc->reversed = TRUE;
+    sc->__isset_reversed = TRUE;
+  }
+  if (spec->limit) {
+    sc->limit = (gint32)(spec->limit > INT32_MAX ? INT32_MAX : spec->limit);
+    sc->__isset_limit = TRUE;
+  }
+  GByteArray *t = table_bytes(ns, name);
+  gint32 id = -1;
+  int rc;
+  HB_CALL(c, "openScanner", true,
+          ok = t_h_base_service_if_open_scanner(c->svc, &id, t, sc, &io, &err));
+  rc = table_missing(rc, "openScanner", t);
+  g_object_unref(sc);
+  if (rc) {
+    g_byte_array_unref(t);
+    free(s);
+    return rc;
+  }
+  s->table = t;
+  s->c = c;
+  s->id = id;
+  s->limit = spec->limit;
+  *out = s;
+  return KV_OK;
+}
+
+int hb_scan_next(hb_scanner *s, hb_row *out, bool *done) {
+  *done = false;
+  if (s->limit && s->handed >= s->limit) {
+    *done = true;
+    return KV_OK;
+  }
+  if (!s->buf || s->at >= s->buf->len) {
+    if (s->end) {
+      *done = true;
+      return KV_OK;
+    }
+    if (s->buf) g_ptr_array_unref(s->buf);
+    s->buf = g_ptr_array_new_with_free_func(g_object_unref);
+    s->at = 0;
+    hb_client *c = s->c;
+    int rc;
+    HB_CALL(c, "getScannerRows", false,
+            ok = t_h_base_service_if_get_scanner_rows(c->svc, &s->buf, s->id, s->caching, &io,
+                                                      &ia, &err));
+    rc = table_missing(rc, "getScannerRows", s->table);
+    if (rc) return rc;
+    if (s->buf->len < (guint)s->caching) s->end = true;
+    if (s->buf->len == 0) {
+      *done = true;
+      return KV_OK;
+    }
+  }
+  int rc = copy_result(g_ptr_array_index(s->buf, s->at), out);
+  if (!rc) {
+    s->at++;
+    s->handed++;
+  }
+  return rc;
+}
+
+void hb_scan_close(hb_scanner *s) {
+  if (!s) return;
+  hb_client *c = s->c;
+  if (c->svc) { /* a scanner of a lost connection died with it */
+    TIOError *io = NULL;
+    TIllegalArgument *ia = NULL;
+    GError *err = NULL;
+    if (!t_h_base_service_if_close_scanner(c->svc, s->id, &io, &ia, &err))
+      (void)call_failed(c, "closeScanner", io, ia, err, NULL);
+    kv_error_clear();
+  }
+  if (s->buf) g_ptr_array_unref(s->buf);
+  if (s->table) g_byte_array_unref(s->table);
+  free(s);
+}
+
+void hb_regions_free(hb_region *r, size_t n) {
+  if (!r) return;
+  for (size_t i = 0; i < n; i++) {
+    free(r[i].start);
+    free(r[i].end);
+    free(r[i].server);
+  }
+  free(r);
+}
+
+static uint8_t *dup_bytes(const GByteArray *a, gboolean isset, size_t *len) {
+  *len = isset && a ? a->len : 0;
+  uint8_t *p = malloc(*len ? *len : 1);
+  if (p && *len) memcpy(p, a->data, *len);
+  return p;
+}
+
+static int region_cmp(const void *a, const void *b) {
+  const hb_region *x = a, *y = b;
+  size_t m = x->start_len < y->start_len ? x->start_len : y->start_len;
+  int d = m ? memcmp(x->start, y->start, m) : 0;
+  if (d) return d;
+  return x->start_len < y->start_len ? -1 : x->start_len > y->start_len;
+}
+
+int hb_regions(hb_client *c, const char *ns, const char *name, hb_region **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  GByteArray *t = table_bytes(ns, name);
+  GPtrArray *locs = g_ptr_array_new_with_free_func(g_object_unref);
+  int rc;
+  HB_CALL(c, "getAllRegionLocations", true,
+          ok = t_h_base_service_if_get_all_region_locations(c->svc, &locs, t, &io, &err));
+  rc = table_missing(rc, "getAllRegionLocations", t);
+  g_byte_array_unref(t);
+  if (!rc && locs->len) {
+    hb_region *r = calloc(locs->len, sizeof *r);
+    if (!r) rc = kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+    for (guint i = 0; !rc && i < locs->len; i++) {
+      const THRegionLocation *l = g_ptr_array_index(locs, i);
+      const THRegionInfo *ri = l->regionInfo;
+      r[i].start = dup_bytes(ri->startKey, ri->__isset_startKey, &r[i].start_len);
+      r[i].end = dup_bytes(ri->endKey, ri->__isset_endKey, &r[i].end_len);
+      const char *host = l->serverName->hostName ? l->serverName->hostName : "?";
+      size_t sl = strlen(host) + 16;
+      if ((r[i].server = malloc(sl)) != NULL)
+        snprintf(r[i].server, sl, "%s:%d", host, (int)l->serverName->port);
+      r[i].id = ri->regionId;
+      if (!r[i].start || !r[i].end || !r[i].server)
+        rc = kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+    }
+    if (!rc) {
+      qsort(r, locs->len, sizeof *r, region_cmp);
+      *out = r;
+      *n = locs->len;
+    } else {
+      hb_regions_free(r, locs->len);
+    }
+  }
+  g_ptr_array_unref(locs);
+  return rc;
+}

@@ -1,0 +1,20 @@
+#!/bin/sh
+# scripts/test-hbase.sh: the tests that need a real HBase (CTest label `hbase`). Installs what
+# is missing (ROWAN_HBASE=1 scripts/deps.sh: thrift-compiler, the c_glib library, Java and
+# Maven when absent), starts HBase and its Thrift2 gateway (scripts/hbase-up.sh, which
+# fetches the pinned jars the first time), builds Rowan with ROWAN_HBASE=ON in build/hbase
+# (the Thrift2 client generated from the jar's IDL), runs the tests, and stops HBase
+# whatever happened (scripts/hbase-down.sh --wipe). Exits non-zero if anything fails. About
+# 3-5 minutes on a warm Maven repository. Not run by scripts/test.sh (the embedded build
+# needs none of this); .ci/run runs it.
+set -eu
+cd "$(dirname "$0")/.."
+ROWAN_HBASE=1 scripts/deps.sh
+BUILD=${ROWAN_HBASE_BUILD_DIR:-build/hbase}
+trap 'scripts/hbase-down.sh --wipe' EXIT
+scripts/hbase-up.sh
+cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROWAN_WERROR=ON -DROWAN_HBASE=ON >/dev/null
+cmake --build "$BUILD" -j"$(nproc)" --target hbase_test_client
+ROWAN_SEED=${ROWAN_SEED:-20261130}
+export ROWAN_SEED
+(cd "$BUILD" && ROWAN_HBASE_THRIFT=127.0.0.1:9090 ctest -L hbase --output-on-failure --timeout 600)
