@@ -7,11 +7,12 @@
 ** fixture, several members/frames); a fixture for every reject reason (wrong field count,
 ** bad number, bad date, bad or unterminated quote, NULL into NOT NULL) with the reject
 ** file's lines and the counts checked; --max-errors, --columns, --null, header mapping,
-** small transactions with rejects inside them, missing and damaged files, the `.import`
-** argument parser, and a seeded random round trip of CSV quoting; the flush at the end of
+** small transactions with rejects inside them, missing and damaged files, and a seeded
+** random round trip of CSV quoting; the flush at the end of
 ** an import (and --no-flush), an index kept in step by a re-import that changes indexed
 ** values, and a --max-errors stop in a later batch keeping the earlier batches; numbers
-** bound as numbers give the values and rejects a text bind gives. An import into an empty
+** bound as numbers give the values and rejects a text bind gives. The `.import` argument
+** parser is test_import_args.c. An import into an empty
 ** table takes the bulk path here; test_import_rows.c runs every case with --no-bulk.
 **
 ** Not here: the shell's `.import` command line (tests/cli shell tests) and the real
@@ -785,63 +786,6 @@ static void typed_binds_match_text(void **state) {
   expect_rows(f->db, "SELECT D FROM N WHERE K = 16", "1.5\n"); /* text "1.5", column D */
 }
 
-/* ---- argument parsing -------------------------------------------------------------- */
-
-static void parse_args(void **state) {
-  (void)state;
-  char a0[] = "--tsv", a1[] = "a.tsv", a2[] = "--header", a3[] = "--columns", a4[] = "x,y",
-       a5[] = "b.tsv", a6[] = "--null=NA", a7[] = "--reject", a8[] = "r.csv",
-       a9[] = "--max-errors", a10[] = "7", a11[] = "--delimiter", a12[] = ";", a13[] = "TBL";
-  char *argv[] = {a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13};
-  int argc = 14, first = -1, nf = -1;
-  cli_import_options o;
-  char err[256];
-  assert_int_equal(cli_import_parse_args(argc, argv, &o, &first, &nf, err, sizeof err),
-                   ROWAN_OK);
-  assert_int_equal(o.format, CLI_IMPORT_TSV);
-  assert_int_equal(o.header, 1);
-  assert_string_equal(o.columns, "x,y");
-  assert_string_equal(o.null_text, "NA");
-  assert_string_equal(o.reject_path, "r.csv");
-  assert_int_equal(o.max_errors, 7);
-  assert_int_equal(o.delimiter, ';');
-  assert_int_equal(nf, 2);
-  assert_string_equal(argv[first], "a.tsv");
-  assert_string_equal(argv[first + 1], "b.tsv");
-  assert_string_equal(argv[argc - 1], "TBL");
-
-  char b0[] = "--max-errors", b1[] = "-3", b2[] = "f", b3[] = "T";
-  char *bad1[] = {b0, b1, b2, b3};
-  assert_int_equal(cli_import_parse_args(4, bad1, &o, &first, &nf, err, sizeof err),
-                   ROWAN_ERROR);
-  assert_non_null(strstr(err, "--max-errors"));
-  char c0[] = "--bogus", c1[] = "f", c2[] = "T";
-  char *bad2[] = {c0, c1, c2};
-  assert_int_equal(cli_import_parse_args(3, bad2, &o, &first, &nf, err, sizeof err),
-                   ROWAN_ERROR);
-  assert_non_null(strstr(err, "--bogus"));
-  char d0[] = "--csv", d1[] = "onlytable";
-  char *bad3[] = {d0, d1};
-  assert_int_equal(cli_import_parse_args(2, bad3, &o, &first, &nf, err, sizeof err),
-                   ROWAN_ERROR);
-  char e0[] = "f", e1[] = "T", e2[] = "--columns";
-  char *bad4[] = {e0, e1, e2};
-  assert_int_equal(cli_import_parse_args(3, bad4, &o, &first, &nf, err, sizeof err),
-                   ROWAN_ERROR);
-  assert_non_null(strstr(err, "needs a value"));
-  char g0[] = "--delimiter", g1[] = "\\t", g2[] = "f", g3[] = "T";
-  char *ok2[] = {g0, g1, g2, g3};
-  assert_int_equal(cli_import_parse_args(4, ok2, &o, &first, &nf, err, sizeof err), ROWAN_OK);
-  assert_int_equal(o.delimiter, '\t');
-  assert_int_equal(nf, 1);
-  assert_string_equal(ok2[first], "f");
-  assert_int_equal(o.no_flush, 0);
-  char h0[] = "--no-flush", h1[] = "f", h2[] = "T";
-  char *ok3[] = {h0, h1, h2};
-  assert_int_equal(cli_import_parse_args(3, ok3, &o, &first, &nf, err, sizeof err), ROWAN_OK);
-  assert_int_equal(o.no_flush, 1);
-}
-
 /* ---- random round trip ------------------------------------------------------------- */
 
 /* Random records of awkward text (delimiters, quotes, CR, LF, spaces, UTF-8), written with
@@ -992,7 +936,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(small_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(flush_index_batches, setup, teardown),
       cmocka_unit_test_setup_teardown(typed_binds_match_text, setup, teardown),
-      cmocka_unit_test(parse_args),
       cmocka_unit_test_setup_teardown(random_roundtrip, setup, teardown),
       cmocka_unit_test_setup_teardown(random_garbage, setup, teardown),
   };
