@@ -158,8 +158,13 @@ struct kv_db {
   uint32_t n_snaps;          /* entries in snaps */
   uint32_t cap_snaps;        /* allocated entries */
   struct kv_scan *scans;     /* open scans (doubly linked through the scans) */
+  void (*scan_detach_all)(kv_db *db); /* set by kv/scan when it links its first scan here:
+                                tears down every open scan and the spare shell at kv_close
+                                (the store owns the list, kv/scan the scans' insides, so
+                                the call goes through this pointer, not up the layers);
+                                REQUIRES: mu held */
   _Atomic(struct kv_scan *) scan_spare; /* a closed scan's shell kept for the next open
-                                (kv/scan/scan.c), or NULL; freed by kv_scan_detach_all */
+                                (kv/scan/scan.c), or NULL; freed by scan_detach_all */
   struct kv_cache *cache;    /* block cache shared by all store files, or NULL (disabled) */
   struct kv_cache *colcache; /* kv/colscan/colscan.c's column cache (a quarter of block_cache_size,
                                 carved out of it at open), or NULL */
@@ -338,11 +343,6 @@ uint32_t kv_db_minor_pick(const kv_fam *f, uint32_t trigger);
 ** (the caller flushed the frozen memstores first). REQUIRES: the background thread, mu NOT
 ** held. */
 int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode);
-
-/* ---- scans (kv/scan/scan.c) ---- */
-/* Tear down every open scan at kv_close: their resources are released, and kv_scan_next
-** gives KV_MISUSE from then on. REQUIRES: mu held. */
-void kv_scan_detach_all(kv_db *db);
 
 /* ---- visibility (kv/db/db_vis.c): which cells of one (row, family) a read sees ---- */
 typedef struct kv_vis_del {

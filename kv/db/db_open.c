@@ -693,7 +693,7 @@ int kv_close(kv_db *db) {
     snprintf(msg, sizeof msg, "kv_close: flush: %s", kv_errmsg());
   kv_db_bg_stop(db); /* the running job finishes; frozen memstores stay in the WAL */
   pthread_mutex_lock(&db->mu);
-  kv_scan_detach_all(db);
+  if (db->scan_detach_all) db->scan_detach_all(db); /* kv/scan's, set when a scan opened */
   pthread_mutex_unlock(&db->mu);
   if (db->wal) {
     int r = kv_wal_close(db->wal);

@@ -1,6 +1,7 @@
 /*
 ** kv/scan/scan_open.c: opening, closing and recycling scans and point reads (kv_scan_open,
-** kv_scan_close, kv_get, kv_scan_detach_all); reading rows is kv/scan/scan.c's.
+** kv_scan_close, kv_get, and the teardown of open scans at kv_close); reading rows is
+** kv/scan/scan.c's.
 **
 ** A scan takes, under db->mu, references to the memstores and store files of the families
 ** it reads (and of no other family), then reads without locks. Ranges are normalized at open
@@ -204,7 +205,9 @@ void kv_scan_close(kv_scan *s) {
   free_scan(s);
 }
 
-void kv_scan_detach_all(kv_db *db) {
+/* Tear down every open scan at kv_close (db->scan_detach_all): their resources are
+** released, and kv_scan_next gives KV_MISUSE from then on. REQUIRES: mu held. */
+static void detach_all(kv_db *db) {
   while (db->scans) {
     kv_scan *s = db->scans;
     unlink_scan(db, s);
@@ -481,6 +484,7 @@ static int scan_open(kv_db *db, const kv_scan_options *o, kv_scan **out) {
   }
   if (rc == KV_OK) {
     s->db = db;
+    db->scan_detach_all = detach_all;
     s->next = db->scans;
     if (db->scans) db->scans->prev = s;
     db->scans = s;
