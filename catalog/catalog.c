@@ -4,7 +4,8 @@
 **
 ** SYSTEM.CATALOG rows (family "0", qualifier "d", one cell each):
 **   'M'                         meta: varint next generation number
-**   'T' name 00 01              a table record (version 1, or 2 with a row cover)
+**   'T' name 00 01              a table record (version 1, 2 with a row cover, 3 with
+**                               SALT_BUCKETS or SPLIT ON: catalog/cat_regions.c)
 **   'I' table 00 01 index 00 01 an index record (version 1)
 **   'S' name 00 01              a sequence record (version 1, catalog/cat_sequence.c)
 **   'V' name 00 01              a view record (version 1, or 2 with columns; catalog/cat_view.c)
@@ -19,6 +20,7 @@
 #include "catalog/row_ts.h"
 #include "catalog/cat_view.h"
 #include "catalog/cat_record.h"
+#include "catalog/cat_regions.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@
 
 #define REC_VERSION 1
 #define REC_VERSION_COVER 2 /* a table record ending in its row cover (docs/FORMAT_SQL.md) */
+#define REC_VERSION_REGIONS 3 /* ... then SALT_BUCKETS and the SPLIT ON points */
 
 struct cat_catalog {
   kv_backend be;          /* the store, through its backend (a copy; its state not owned) */
@@ -80,13 +83,15 @@ static void free_table(cat_table *t) {
   for (int i = 0; i < t->n_indexes; i++) free_index(&t->indexes[i]);
   free(t->indexes);
   free(t->row_cover);
+  cat_regions_free(t);
   free(t);
 }
 
 /* ---- records ------------------------------------------------------------------------- */
 static void table_record(const cat_table *t, buf *b) {
   uint64_t cover = cat_row_cover_of(t);
-  put_u8(b, cover ? REC_VERSION_COVER : REC_VERSION);
+  bool regions = t->salt_buckets || t->n_splits;
+  put_u8(b, regions ? REC_VERSION_REGIONS : cover ? REC_VERSION_COVER : REC_VERSION);
   put_str(b, t->name);
   put_str(b, t->kv_name);
   put_var(b, t->generation);
@@ -115,7 +120,8 @@ static void table_record(const cat_table *t, buf *b) {
     put_var(b, (uint64_t)c->family);
     put_var(b, c->id);
   }
-  if (cover) put_var(b, cover);
+  if (cover || regions) put_var(b, cover);
+  if (regions) cat_regions_record(t, b);
 }
 
 /* Fill the derived fields (pk order, key codec view) of a table; false if inconsistent. */
@@ -152,7 +158,8 @@ static cat_table *parse_table(const uint8_t *p, size_t n) {
   cat_table *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   uint8_t version = get_u8(&r);
-  if (version != REC_VERSION && version != REC_VERSION_COVER) r.bad = true;
+  if (version != REC_VERSION && version != REC_VERSION_COVER && version != REC_VERSION_REGIONS)
+    r.bad = true;
   t->row_cover = calloc(1, sizeof *t->row_cover);
   if (!t->row_cover) goto bad;
   t->name = get_str(&r);
@@ -196,11 +203,12 @@ static cat_table *parse_table(const uint8_t *p, size_t n) {
     c->family = (int)get_var(&r);
     c->id = (uint16_t)get_var(&r);
   }
-  if (version == REC_VERSION_COVER) { /* bits of families 1..n-1 only, at least one */
+  if (version >= REC_VERSION_COVER) { /* bits of families 1..n-1 only, at least one in v2 */
     *t->row_cover = get_var(&r);
     uint64_t all = t->n_families >= 64 ? ~1ull : ((1ull << t->n_families) - 2);
-    if (!*t->row_cover || (*t->row_cover & ~all)) r.bad = true;
+    if ((version == REC_VERSION_COVER && !*t->row_cover) || (*t->row_cover & ~all)) r.bad = true;
   }
+  if (version == REC_VERSION_REGIONS) cat_regions_parse(&r, t);
   if (r.bad || r.p != r.limit || !derive(t)) goto bad;
   return t;
 bad:
@@ -618,6 +626,8 @@ static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, 
     if (rc) goto fail;
   }
   if (!derive(t)) { rc = cat_err(err, CAT_ERR_INVALID, "table %s: bad PRIMARY KEY or ROW_TIMESTAMP", def->name); goto fail; }
+  rc = cat_regions_from_def(t, def, err);
+  if (rc) goto fail;
   if (def->next_column_id > t->next_column_id) t->next_column_id = def->next_column_id;
   t->row_cover = calloc(1, sizeof *t->row_cover);
   if (!t->row_cover) { rc = cat_err(err, CAT_ERR_NOMEM, "out of memory"); goto fail; }
@@ -650,7 +660,14 @@ int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table
     fo[i].block_size = t->families[i].block_size;
   }
   /* Step 1: the kv table (an orphan until step 2 commits). */
-  int krc = kv_be_create_table(&cat->be, t->kv_name, fo, t->n_families, NULL, NULL, 0);
+  cat_region_keys rk;
+  if (!cat_region_keys_of(t, &rk)) {
+    free_table(t);
+    return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  }
+  int krc = kv_be_create_table(&cat->be, t->kv_name, fo, t->n_families,
+                               (const uint8_t *const *)rk.keys, rk.lens, rk.n);
+  cat_region_keys_free(&rk);
   if (krc) { free_table(t); return kverr(err, krc, "CREATE TABLE"); }
   /* Step 2: the catalog rows, atomically; the meta row first, so that a backend that applies
      a batch row by row (kv_backend_caps.atomicity, docs/BACKEND.md) and fails between them
