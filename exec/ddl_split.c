@@ -59,8 +59,10 @@ static int point_value(const sql_expr *e, const cat_type *t, const char *col, in
   char tn[48];
   if (!lit_fits(lit->lit, t->id))
     return exec_ddl_fail(err, EXEC_ERROR, e->off,
-                         "SPLIT ON: split point %d (%s%s) is not a value of column %s, type %s", k,
-                         neg ? "-" : "", lit->text, col, cat_type_format(t, tn, sizeof tn));
+                         "SPLIT ON: split point %d (%s%s%s%s) is not a value of column %s, type %s",
+                         k, lit->lit == SQL_LIT_STRING ? "'" : "", neg ? "-" : "", lit->text,
+                         lit->lit == SQL_LIT_STRING ? "'" : "", col,
+                         cat_type_format(t, tn, sizeof tn));
   cat_value src;
   char text[128];
   if (lit->lit == SQL_LIT_TRUE || lit->lit == SQL_LIT_FALSE) {

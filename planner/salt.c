@@ -1,0 +1,51 @@
+/*
+** planner/salt.c: EXPLAIN's view of a salted table's scan (contract in planner/salt.h).
+** Reads the plan only.
+*/
+#include "planner/salt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog/salt.h"
+
+/* Whether sc reads a salted table's own rows. */
+static bool salted(const plan_scan *sc) {
+  return sc->table && sc->table->salt_buckets && !sc->index &&
+         sc->ranges.kind != PLAN_SCAN_NOTHING;
+}
+
+int plan_salt_chunks(const plan_scan *sc) {
+  if (!salted(sc)) return 0;
+  const cat_table *t = sc->table;
+  if (sc->ranges.kind != PLAN_SCAN_POINT) return t->salt_buckets;
+  bool seen[CAT_SALT_MAX] = {false};
+  int n = 0;
+  for (uint32_t i = 0; i < sc->ranges.n_ranges; i++) {
+    const plan_key_range *r = &sc->ranges.ranges[i];
+    uint8_t b = cat_salt_byte(r->start, r->start_len, t->salt_buckets);
+    if (!seen[b]) n++;
+    seen[b] = true;
+  }
+  return n;
+}
+
+char *plan_salt_bounds(const plan_scan *sc) {
+  const char *e = sc->ranges.explain;
+  int kind = sc->ranges.kind;
+  if (!salted(sc) || !e || !e[0] || (kind != PLAN_SCAN_RANGE && kind != PLAN_SCAN_SKIP))
+    return NULL;
+  const char *last = NULL; /* the last bound: after the last " .. " */
+  for (const char *p = strstr(e, " .. "); p; p = strstr(p + 4, " .. ")) last = p + 4;
+  if (!last) return NULL;
+  char lo[16], hi[16];
+  snprintf(lo, sizeof lo, "0, ");
+  snprintf(hi, sizeof hi, "%d, ", sc->table->salt_buckets - 1);
+  size_t n = strlen(e) + strlen(lo) + strlen(hi) + 1;
+  char *out = malloc(n);
+  if (!out) return NULL;
+  size_t at = (size_t)(last - e) + 1; /* after the last bound's bracket */
+  snprintf(out, n, "%c%s%.*s%s%s", e[0], lo, (int)(at - 1), e + 1, hi, e + at);
+  return out;
+}
