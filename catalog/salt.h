@@ -43,4 +43,14 @@ static inline const uint8_t *cat_salt_before(const cat_table *t, uint8_t *p, siz
   return p - 1;
 }
 
+/* Bucket b's part of key range r (unsalted; NULL: the whole table) of a table of `buckets`
+** buckets, into *out: each bound with the byte b in front; an open start becomes [b]
+** inclusive, an open end [b+1] exclusive (open after bucket 255). The bounds are written at
+** *bytes, which advances (r's bound lengths + 2 bytes at most). */
+void cat_salt_range(uint8_t b, const kv_range *r, kv_range *out, uint8_t **bytes);
+/* The bucket of a point range (every key column given: r->start is the whole key). */
+static inline uint8_t cat_salt_point_bucket(const kv_range *r, int buckets) {
+  return cat_salt_byte(r->start, r->start_len, buckets);
+}
+
 #endif /* ROWAN_CAT_SALT_H */

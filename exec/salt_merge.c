@@ -1,8 +1,8 @@
 /*
 ** exec/salt_merge.c: one scan per salt bucket of a salted table, merged in key order
 ** (contract in exec/salt_merge.h). The bucket scans' ranges are the plan's ranges with the
-** bucket byte in front: a bound that is open becomes the bucket's own edge ([b] inclusive
-** at the start, [b+1] exclusive at the end, open after the last bucket byte 255). The merge
+** bucket byte in front (catalog/salt.h cat_salt_range: an open bound becomes the bucket's
+** own edge). The merge
 ** compares the keys after their salt byte; two buckets never hold the same key.
 */
 #include "exec/salt_merge.h"
@@ -30,15 +30,6 @@ static int unsalted_cmp(const kv_row *a, const kv_row *b) {
   uint32_t al = a->key_len ? a->key_len - 1 : 0, bl = b->key_len ? b->key_len - 1 : 0;
   int c = memcmp(a->key + 1, b->key + 1, al < bl ? al : bl);
   return c ? c : (al > bl) - (al < bl);
-}
-
-/* Salt bound p[0..len) of bucket b into *dst (advancing *bytes): b then the bytes. */
-static const uint8_t *bound(uint8_t b, const uint8_t *p, size_t len, uint8_t **bytes) {
-  uint8_t *d = *bytes;
-  d[0] = b;
-  if (len) memcpy(d + 1, p, len);
-  *bytes += len + 1;
-  return d;
 }
 
 int exec_salt_scan_open(kv_backend *be, const cat_table *t, const kv_scan_options *o,
@@ -73,31 +64,11 @@ int exec_salt_scan_open(kv_backend *be, const cat_table *t, const kv_scan_option
     const kv_range *r = o->n_ranges ? &o->ranges[i] : NULL;
     uint32_t b0 = 0, b1 = nb;
     if (point && r) { /* one full key: its own bucket */
-      b0 = cat_salt_byte(r->start, r->start_len, t->salt_buckets);
+      b0 = cat_salt_point_bucket(r, t->salt_buckets);
       b1 = b0 + 1;
     }
-    for (uint32_t b = b0; b < b1; b++) {
-      kv_range *k = &m->ranges[(size_t)b * nr + count[b]++];
-      uint8_t next = (uint8_t)(b + 1);
-      if (r && r->start) {
-        k->start = bound((uint8_t)b, r->start, r->start_len, &bytes);
-        k->start_len = r->start_len + 1;
-        k->start_inclusive = r->start_inclusive;
-      } else {
-        k->start = bound((uint8_t)b, NULL, 0, &bytes);
-        k->start_len = 1;
-        k->start_inclusive = true;
-      }
-      if (r && r->end) {
-        k->end = bound((uint8_t)b, r->end, r->end_len, &bytes);
-        k->end_len = r->end_len + 1;
-        k->end_inclusive = r->end_inclusive;
-      } else if (b + 1 < 256) {
-        k->end = bound(next, NULL, 0, &bytes);
-        k->end_len = 1;
-        k->end_inclusive = false;
-      }
-    }
+    for (uint32_t b = b0; b < b1; b++)
+      cat_salt_range((uint8_t)b, r, &m->ranges[(size_t)b * nr + count[b]++], &bytes);
   }
   int rc = KV_OK;
   for (uint32_t b = 0; b < nb && rc == KV_OK; b++) {

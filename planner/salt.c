@@ -49,3 +49,29 @@ char *plan_salt_bounds(const plan_scan *sc) {
   snprintf(out, n, "%c%s%.*s%s%s", e[0], lo, (int)(at - 1), e + 1, hi, e + at);
   return out;
 }
+
+int plan_salt_estimate(kv_db *db, const plan_scan *sc, uint32_t family, const kv_range *r,
+                       const kv_estimate_opts *o, uint64_t *rows, uint64_t *bytes) {
+  if (!salted(sc)) return kv_estimate_range(db, family, r, o, rows, bytes);
+  int nb = sc->table->salt_buckets;
+  uint32_t b0 = 0, b1 = (uint32_t)nb;
+  if (r && sc->ranges.kind == PLAN_SCAN_POINT) {
+    b0 = cat_salt_point_bucket(r, nb);
+    b1 = b0 + 1;
+  }
+  uint8_t *buf = malloc((r ? r->start_len + r->end_len : 0) + 4);
+  if (!buf) return KV_ERR_NOMEM;
+  *rows = *bytes = 0;
+  int rc = KV_OK;
+  for (uint32_t b = b0; b < b1 && rc == KV_OK; b++) {
+    kv_range part;
+    uint8_t *at = buf;
+    cat_salt_range((uint8_t)b, r, &part, &at);
+    uint64_t pr = 0, pb = 0;
+    rc = kv_estimate_range(db, family, &part, o, &pr, &pb);
+    *rows += pr;
+    *bytes += pb;
+  }
+  free(buf);
+  return rc;
+}
