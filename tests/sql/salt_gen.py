@@ -78,7 +78,6 @@ stmt("DELETE FROM @ WHERE G = 'c' AND N = 5")
 stmt("DELETE FROM @ WHERE G = 'zz' AND N > 4")
 stmt("DELETE FROM @ WHERE W = 'w1'")
 queries()
-open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "salt.test"), "w").write("\n".join(out).rstrip() + "\n")
 tail = '''
 # EXPLAIN of the salted table (Rowan only), after a major compaction so the estimates come
 # from store files: the bucket scans as CLIENT n-CHUNK PARALLEL n-WAY, the first and last bucket in the
