@@ -6,7 +6,7 @@
 **   'M'                         meta: varint next generation number
 **   'T' name 00 01              a table record (version 1, 2 with a row cover, 3 with
 **                               SALT_BUCKETS or SPLIT ON: catalog/cat_regions.c)
-**   'I' table 00 01 index 00 01 an index record (version 1)
+**   'I' table 00 01 index 00 01 an index record (version 1, 2 when salted)
 **   'S' name 00 01              a sequence record (version 1, catalog/cat_sequence.c)
 **   'V' name 00 01              a view record (version 1, or 2 with columns; catalog/cat_view.c)
 ** (names escaped as VARCHAR key columns). Records are varints and length-prefixed strings
@@ -217,7 +217,7 @@ bad:
 }
 
 static void index_record(const cat_table *t, const cat_index *x, buf *b) {
-  put_u8(b, REC_VERSION);
+  put_u8(b, x->salt_buckets ? REC_VERSION_COVER : REC_VERSION); /* version 2: salted */
   put_str(b, t->name);
   put_str(b, x->name);
   put_str(b, x->kv_name);
@@ -230,13 +230,15 @@ static void index_record(const cat_table *t, const cat_index *x, buf *b) {
   }
   put_var(b, (uint64_t)x->n_include);
   for (int i = 0; i < x->n_include; i++) put_str(b, x->include[i]);
+  if (x->salt_buckets) put_var(b, (uint64_t)x->salt_buckets);
 }
 
 /* Parse an index record; *table_name gets the owning table's name (caller frees). */
 static bool parse_index(const uint8_t *p, size_t n, cat_index *x, char **table_name) {
   rd r = {p, p + n, false};
   memset(x, 0, sizeof *x);
-  if (get_u8(&r) != REC_VERSION) r.bad = true;
+  uint8_t version = get_u8(&r);
+  if (version != REC_VERSION && version != REC_VERSION_COVER) r.bad = true;
   *table_name = get_str(&r);
   x->name = get_str(&r);
   x->kv_name = get_str(&r);
@@ -259,6 +261,11 @@ static bool parse_index(const uint8_t *p, size_t n, cat_index *x, char **table_n
     if (!x->include) goto bad;
     x->n_include = (int)ni;
     for (int i = 0; i < x->n_include; i++) x->include[i] = get_str(&r);
+  }
+  if (version == REC_VERSION_COVER) { /* a salted index: SALT_BUCKETS 1..256 */
+    uint64_t sb = get_var(&r);
+    if (sb < 1 || sb > CAT_SALT_MAX) r.bad = true;
+    x->salt_buckets = (int)sb;
   }
   if (r.bad || r.p != r.limit || x->state > CAT_INDEX_DISABLED) goto bad;
   return true;
@@ -795,7 +802,22 @@ int cat_create_index(cat_catalog *cat, const char *table, const cat_index_def *d
   fo[0].name = CAT_KEY_FAMILY;
   fo[1].name = CAT_DEFAULT_FAMILY;
   fo[0].ttl_sec = fo[1].ttl_sec = t->ttl_sec;
-  int krc = kv_be_create_table(&cat->be, x.kv_name, fo, 2, NULL, NULL, 0);
+  x.salt_buckets = def->salt_buckets;
+  cat_table st = {0}; /* the bucket boundaries of a salted index (catalog/cat_regions.h) */
+  st.salt_buckets = def->salt_buckets;
+  cat_region_keys rk;
+  if (def->salt_buckets < 0 || def->salt_buckets > CAT_SALT_MAX) {
+    free_index(&x);
+    return cat_err(err, CAT_ERR_INVALID, "index %s: SALT_BUCKETS %d is outside 1..%d", def->name,
+                   def->salt_buckets, CAT_SALT_MAX);
+  }
+  if (!cat_region_keys_of(&st, &rk)) {
+    free_index(&x);
+    return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  }
+  int krc = kv_be_create_table(&cat->be, x.kv_name, fo, 2, (const uint8_t *const *)rk.keys,
+                               rk.lens, rk.n);
+  cat_region_keys_free(&rk);
   if (krc) { free_index(&x); return kverr(err, krc, "CREATE INDEX"); }
   int rc = write_index_row(cat, t, &x, gen + 1, err);
   if (!rc) {

@@ -82,6 +82,8 @@ typedef struct cat_index {
   int n_include;       /* INCLUDE columns */
   char **include;      /* their names */
   uint32_t kv_key_family, kv_data_family; /* kv ids of the index table's "_k" and "0" */
+  int salt_buckets;    /* CREATE INDEX ... SALT_BUCKETS = n: every index row key starts with
+                          a salt byte (catalog/salt.h), as a salted table's; 0: not salted */
 } cat_index;
 
 typedef struct cat_table {
@@ -169,6 +171,7 @@ typedef struct cat_index_def {
   int n_keys;                  /* >= 1 */
   const char *const *include;  /* INCLUDE column names */
   int n_include;               /* count */
+  int salt_buckets;            /* SALT_BUCKETS 1..CAT_SALT_MAX, 0 = not salted */
 } cat_index_def;
 
 typedef struct cat_catalog cat_catalog;

@@ -169,6 +169,7 @@ static void print_index(FILE *out, const cat_table *t, const cat_index *x, bool 
     for (int k = 0; k < x->n_include; k++) fprintf(out, "%s%s", k ? ", " : "", x->include[k]);
     fputc(')', out);
   }
+  if (x->salt_buckets) fprintf(out, " SALT_BUCKETS = %d", x->salt_buckets);
   if (as_sql) fputc(';', out);
   else if (x->state == CAT_INDEX_BUILDING) fputs(" (building)", out);
   else if (x->state == CAT_INDEX_DISABLED) fputs(" (disabled)", out);

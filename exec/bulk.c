@@ -662,6 +662,7 @@ static int row_key(exec_bulk *b, size_t *klen, cat_error *kce) {
 ** an index row key ends with (exec/index.h). Anything unusual (a key too long) goes to
 ** exec_index_row_key, which words the error. */
 static int fast_key(exec_bulk *b, exec_index_codec *ic, size_t klen, exec_error *err) {
+  if (ic->index->salt_buckets) return exec_index_row_key(ic, b->vals, err); /* its salt byte */
   for (int k = 0; k < ic->n_keys; k++) {
     cat_value v = b->vals[ic->key_col[k]];
     v.type = ic->key_cols[k].type;

@@ -417,9 +417,22 @@ static int create_index(cat_catalog *cat, const sql_create_index *ci, uint32_t o
     return exec_ddl_fail(err, EXEC_ERROR, off, "index %s already exists on table %s", ci->name,
                          t->name);
   }
-  if (ci->opts && ci->opts->n > 0)
-    return exec_ddl_fail(err, EXEC_ERROR, ci->opts->a[0].off, "unknown index option %s",
-                         ci->opts->a[0].name);
+  int salt = 0; /* SALT_BUCKETS, the one index option (Phoenix's) */
+  for (int i = 0; ci->opts && i < ci->opts->n; i++) {
+    const sql_option *op = &ci->opts->a[i];
+    int64_t n;
+    if (op->family || !name_is(op->name, "SALT_BUCKETS"))
+      return exec_ddl_fail(err, EXEC_ERROR, op->off, "unknown index option %s%s%s (known: "
+                           "SALT_BUCKETS)", op->family ? op->family : "", op->family ? "." : "",
+                           op->name);
+    if (salt)
+      return exec_ddl_fail(err, EXEC_ERROR, op->off, "option SALT_BUCKETS given twice");
+    if (!opt_int(op->value, &n) || n < 1 || n > CAT_SALT_MAX)
+      return exec_ddl_fail(err, EXEC_ERROR, op->off,
+                           "option SALT_BUCKETS must be an integer in 1..%d (the number of salt "
+                           "buckets)", CAT_SALT_MAX);
+    salt = (int)n;
+  }
   int nk = ci->keys ? ci->keys->n : 0, ni = ci->include ? ci->include->n : 0;
   if (nk < 1) return exec_ddl_fail(err, EXEC_ERROR, off, "index %s has no keys", ci->name);
   const char **keys = calloc((size_t)nk, sizeof *keys);
@@ -465,7 +478,7 @@ static int create_index(cat_catalog *cat, const sql_create_index *ci, uint32_t o
     }
     inc[i] = cn->name;
   }
-  cat_index_def def = {ci->name, keys, desc, nk, inc, ni};
+  cat_index_def def = {ci->name, keys, desc, nk, inc, ni, salt};
   cat_error ce = {0};
   if (cat_create_index(cat, t->name, &def, &ce) != CAT_OK) {
     rc = exec_ddl_cat_fail(err, &ce, off);

@@ -32,10 +32,10 @@ static int unsalted_cmp(const kv_row *a, const kv_row *b) {
   return c ? c : (al > bl) - (al < bl);
 }
 
-int exec_salt_scan_open(kv_backend *be, const cat_table *t, const kv_scan_options *o,
+int exec_salt_scan_open(kv_backend *be, int buckets, const kv_scan_options *o,
                         const kv_backend_read *x, bool point, exec_salt_scan **out) {
   *out = NULL;
-  uint32_t nb = (uint32_t)t->salt_buckets, nr = o->n_ranges ? o->n_ranges : 1;
+  uint32_t nb = (uint32_t)buckets, nr = o->n_ranges ? o->n_ranges : 1;
   size_t room = 0; /* bytes of every salted bound */
   for (uint32_t i = 0; i < o->n_ranges; i++)
     room += o->ranges[i].start_len + o->ranges[i].end_len + 2;
@@ -64,7 +64,7 @@ int exec_salt_scan_open(kv_backend *be, const cat_table *t, const kv_scan_option
     const kv_range *r = o->n_ranges ? &o->ranges[i] : NULL;
     uint32_t b0 = 0, b1 = nb;
     if (point && r) { /* one full key: its own bucket */
-      b0 = cat_salt_point_bucket(r, t->salt_buckets);
+      b0 = cat_salt_point_bucket(r, buckets);
       b1 = b0 + 1;
     }
     for (uint32_t b = b0; b < b1; b++)

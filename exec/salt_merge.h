@@ -18,11 +18,12 @@
 
 typedef struct exec_salt_scan exec_salt_scan;
 
-/* Open the bucket scans of salted table t: o is the scan as it would be without salt (its
-** ranges the unsalted key ranges, none for a full scan); point: every range is one full
-** key. x as kv_be_scan_open's. *out is the merge (free with exec_salt_scan_close), NULL on
-** error. Returns a kv status (KV_ERR_NOMEM, or the first bucket scan's failure). */
-int exec_salt_scan_open(kv_backend *be, const cat_table *t, const kv_scan_options *o,
+/* Open the bucket scans of a salted table (or salted index table) of `buckets` buckets
+** (1..256): o is the scan as it would be without salt (its ranges the unsalted key ranges,
+** none for a full scan); point: every range is one full key. x as kv_be_scan_open's. *out
+** is the merge (free with exec_salt_scan_close), NULL on error. Returns a kv status
+** (KV_ERR_NOMEM, or the first bucket scan's failure). */
+int exec_salt_scan_open(kv_backend *be, int buckets, const kv_scan_options *o,
                         const kv_backend_read *x, bool point, exec_salt_scan **out);
 /* The next row in key order: KV_OK with *row (valid until the next call), KV_ERR_NOTFOUND
 ** at the end, or a bucket scan's error. */

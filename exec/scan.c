@@ -325,8 +325,10 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   /* rows as value vectors (kv.h): decoded through vmap, the projection just built; not
      with a filter (plan_filter_eval reads views), nor for point lookups, whose one row a
      key does not repay preparing the map at each open */
-  /* a salted table's buckets are merged here (exec/salt_merge.h): rows, not vectors */
-  bool salted = t->salt_buckets && !ps->index;
+  /* a salted table's (or salted index's) buckets are merged here (exec/salt_merge.h): rows,
+     not vectors */
+  int buckets = ps->index ? ps->index->salt_buckets : t->salt_buckets;
+  bool salted = buckets > 0;
   s->vmap.n_sets = k <= 64 && ps->ranges.kind != PLAN_SCAN_POINT && !t->n_dynamic && !salted
                        ? n_qs : 0;
   o.value_vectors = s->vmap.n_sets > 0 && !ps->filter && (ext & KV_BE_EXT_VALUE_VECTORS);
@@ -352,7 +354,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   rc = ps->filter ? pushed_filter(s, be, &o, &rd, err) : EXEC_OK;
   const kv_backend_read *x = rd.filter_expr ? &rd : NULL;
   int krc = rc ? KV_OK
-            : salted ? exec_salt_scan_open(be, t, &o, x, ps->ranges.kind == PLAN_SCAN_POINT,
+            : salted ? exec_salt_scan_open(be, buckets, &o, x, ps->ranges.kind == PLAN_SCAN_POINT,
                                            &s->salt)
                      : kv_be_scan_open(be, &o, x, &s->kv);
   if (!cache) {
@@ -459,8 +461,9 @@ static void close_lookup(exec_scan_state *s) {
 int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   const plan_scan *ps = s->ps;
   close_lookup(s);
-  /* the data row key is the index key after its indexed values */
-  const uint8_t *p = s->key, *limit = s->key + s->key_len;
+  /* the data row key is the index key after its salt byte (a salted index) and indexed
+     values */
+  const uint8_t *p = s->key + (ps->index->salt_buckets ? 1 : 0), *limit = s->key + s->key_len;
   for (int k = 0; k < ps->ix_n_keys && p; k++) p = cat_key_skip_col(&ps->ix_key_cols[k], p, limit);
   if (!p || p >= limit) {
     if (err) {

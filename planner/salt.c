@@ -10,21 +10,23 @@
 
 #include "catalog/salt.h"
 
-/* Whether sc reads a salted table's own rows. */
-static bool salted(const plan_scan *sc) {
-  return sc->table && sc->table->salt_buckets && !sc->index &&
-         sc->ranges.kind != PLAN_SCAN_NOTHING;
+/* The salt buckets of what sc reads (a salted table's rows, or a salted index's), 0 when it
+** is not salted or reads nothing. */
+static int buckets_of(const plan_scan *sc) {
+  if (!sc->table || sc->ranges.kind == PLAN_SCAN_NOTHING) return 0;
+  return sc->index ? sc->index->salt_buckets : sc->table->salt_buckets;
 }
+static bool salted(const plan_scan *sc) { return buckets_of(sc) > 0; }
 
 int plan_salt_chunks(const plan_scan *sc) {
   if (!salted(sc)) return 0;
-  const cat_table *t = sc->table;
-  if (sc->ranges.kind != PLAN_SCAN_POINT) return t->salt_buckets;
+  int nb = buckets_of(sc);
+  if (sc->ranges.kind != PLAN_SCAN_POINT) return nb;
   bool seen[CAT_SALT_MAX] = {false};
   int n = 0;
   for (uint32_t i = 0; i < sc->ranges.n_ranges; i++) {
     const plan_key_range *r = &sc->ranges.ranges[i];
-    uint8_t b = cat_salt_byte(r->start, r->start_len, t->salt_buckets);
+    uint8_t b = cat_salt_byte(r->start, r->start_len, nb);
     if (!seen[b]) n++;
     seen[b] = true;
   }
@@ -41,7 +43,7 @@ char *plan_salt_bounds(const plan_scan *sc) {
   if (!last) return NULL;
   char lo[16], hi[16];
   snprintf(lo, sizeof lo, "0, ");
-  snprintf(hi, sizeof hi, "%d, ", sc->table->salt_buckets - 1);
+  snprintf(hi, sizeof hi, "%d, ", buckets_of(sc) - 1);
   size_t n = strlen(e) + strlen(lo) + strlen(hi) + 1;
   char *out = malloc(n);
   if (!out) return NULL;
@@ -53,7 +55,7 @@ char *plan_salt_bounds(const plan_scan *sc) {
 int plan_salt_estimate(kv_db *db, const plan_scan *sc, uint32_t family, const kv_range *r,
                        const kv_estimate_opts *o, uint64_t *rows, uint64_t *bytes) {
   if (!salted(sc)) return kv_estimate_range(db, family, r, o, rows, bytes);
-  int nb = sc->table->salt_buckets;
+  int nb = buckets_of(sc);
   uint32_t b0 = 0, b1 = (uint32_t)nb;
   if (r && sc->ranges.kind == PLAN_SCAN_POINT) {
     b0 = cat_salt_point_bucket(r, nb);

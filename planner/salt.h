@@ -15,7 +15,7 @@
 
 #include "planner/plan.h"
 
-/* For a scan of a salted table (not an index, not a degenerate scan): the bucket scans the
+/* For a scan of a salted table or salted index (not a degenerate scan): the bucket scans the
 ** executor opens (for a point lookup the distinct buckets of its keys, else every bucket).
 ** 0 for any other scan. */
 int plan_salt_chunks(const plan_scan *sc);

@@ -2,7 +2,7 @@
 ** tests/api/test_salt.c: salted tables (SALT_BUCKETS, catalog/salt.h; exec/salt_merge.c)
 ** against an unsalted copy. For SALT_BUCKETS 1, 3, 16 and 256, a salted table S and a
 ** plain table P of the same columns (key (A VARCHAR, B INTEGER DESC), a secondary index on
-** D in each) get the same random UPSERTs and DELETEs (by key, by key range, by a non-key
+** D in each, S's salted itself with CREATE INDEX ... SALT_BUCKETS but for 1 bucket) get the same random UPSERTs and DELETEs (by key, by key range, by a non-key
 ** column, through the index), with flushes in between, and after each batch the same random
 ** queries must give the same rows in the same order: no ORDER BY (Rowan promises key order
 ** for a salted table too, docs/SQL.md), point lookups, IN lists, ranges, skip scans, the
@@ -186,7 +186,14 @@ static void differential(int buckets) {
   exec_ok(db, sql);
   exec_ok(db, "CREATE TABLE P (A VARCHAR NOT NULL, B INTEGER NOT NULL, C DOUBLE, D VARCHAR, "
               "CONSTRAINT PK PRIMARY KEY (A, B DESC))");
-  exec_ok(db, "CREATE INDEX IX_S ON S (D)");
+  /* the salted table's index is salted too (CREATE INDEX ... SALT_BUCKETS), except with 1
+     bucket: both kinds of index of a salted table are read against the plain one's */
+  if (buckets > 1) {
+    snprintf(sql, sizeof sql, "CREATE INDEX IX_S ON S (D) SALT_BUCKETS = %d", buckets % 5 + 2);
+    exec_ok(db, sql);
+  } else {
+    exec_ok(db, "CREATE INDEX IX_S ON S (D)");
+  }
   exec_ok(db, "CREATE INDEX IX_P ON P (D)");
   exec_ok(db, "CREATE TABLE Q (A VARCHAR PRIMARY KEY, NOTE VARCHAR)");
   exec_ok(db, "UPSERT INTO Q VALUES ('a', 'first'), ('c', 'third'), ('zz', 'last')");
@@ -283,6 +290,20 @@ static void explain_and_spread(void **state) {
   x = explain(db, "SELECT * FROM T WHERE K > 10 AND K < 20");
   assert_non_null(strstr(x, "CLIENT 4-CHUNK PARALLEL 4-WAY RANGE SCAN OVER T [0, 10) .. [3, 20)"));
   free(x);
+  /* a salted index: its buckets merged in index key order, the lookups back into T */
+  exec_ok(db, "CREATE INDEX IV ON T (V, K) SALT_BUCKETS = 3");
+  x = explain(db, "SELECT /*+ INDEX(T IV) */ K FROM T WHERE V = 'v' AND K < 3");
+  assert_non_null(
+      strstr(x, "CLIENT 3-CHUNK PARALLEL 3-WAY RANGE SCAN OVER T.IV [0, 'v', NULL) .. [2, 'v', 3)"));
+  assert_non_null(strstr(x, "CLIENT MERGE SORT (the 3 salt buckets merged in key order)"));
+  free(x);
+  x = answer(db, "SELECT /*+ INDEX(T IV) */ K FROM T WHERE V = 'v' AND K < 3");
+  assert_string_equal(x, "0\n1\n2\n");
+  free(x);
+  x = answer(db, "CHECK INDEX IV ON T");
+  assert_non_null(strstr(x, "INDEX ROWS|400"));
+  assert_non_null(strstr(x, "MISSING|0"));
+  free(x);
   x = explain(db, "SELECT * FROM T WHERE K = 7");
   assert_non_null(strstr(x, "CLIENT 1-CHUNK PARALLEL 1-WAY POINT LOOKUP ON 1 KEY OVER T [7]"));
   assert_null(strstr(x, "MERGE SORT"));
@@ -349,8 +370,11 @@ static void bad_input(void **state) {
   bad(db, q, "split point 1 for column K");
   bad(db, "CREATE TABLE X (K VARCHAR PRIMARY KEY) SPLIT ON (12)",
       "split point 1 (12) is not a value of column K, type VARCHAR");
-  exec_ok(db, "CREATE TABLE Y (K INTEGER PRIMARY KEY) SALT_BUCKETS = 3");
+  exec_ok(db, "CREATE TABLE Y (K INTEGER PRIMARY KEY, V INTEGER) SALT_BUCKETS = 3");
   bad(db, "ALTER TABLE Y SET SALT_BUCKETS = 4", "cannot change");
+  bad(db, "CREATE INDEX I ON Y (V) SALT_BUCKETS = 0", "option SALT_BUCKETS must be an integer in 1..256");
+  bad(db, "CREATE INDEX I ON Y (V) SALT_BUCKETS = 2, SALT_BUCKETS = 2", "given twice");
+  bad(db, "CREATE INDEX I ON Y (V) VERSIONS = 2", "unknown index option VERSIONS");
   /* nothing was created by the failed statements */
   assert_int_equal(tu_one_int(db, "SELECT COUNT(*) FROM Y"), 0);
   assert_int_equal(rowan_exec(db, "SELECT * FROM X", NULL, NULL) == ROWAN_OK, 0);
