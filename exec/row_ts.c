@@ -1,7 +1,8 @@
 /*
 ** exec/row_ts.c: cell timestamps of ROW_TIMESTAMP tables (exec/row_ts.h). The value is
-** taken from the encoded row key (after a salted table's salt byte), so it is the value as stored (after the column's type
-** was applied), whatever the statement wrote it as. Writes nothing itself.
+** taken from the encoded row key (after a salted table's salt byte), so it is the value as
+** stored (after the column's type was applied), whatever the statement wrote it as. Writes
+** nothing itself.
 */
 #include <time.h>
 

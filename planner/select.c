@@ -232,7 +232,8 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
     kv_range kr;
     if (n) plan_kv_range(&sc->ranges.ranges[r], &kr);
     uint64_t rows = 0, bytes = 0, krows = 0;
-    if (plan_salt_estimate(db, sc, rows_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK) rows = 0;
+    if (plan_salt_estimate(db, sc, rows_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
+      rows = 0;
     /* a scan of the key family sees every row, also those with no cell in rows_family */
     if (sc->key_family && count_family != rows_family &&
         plan_salt_estimate(db, sc, count_family, n ? &kr : NULL, &o, &krows, &bytes) == KV_OK &&
@@ -240,7 +241,8 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
       rows = krows;
     sc->est_rows += rows;
     for (int i = 0; i < sc->n_families; i++)
-      if (plan_salt_estimate(db, sc, sc->family_ids[i], n ? &kr : NULL, &ob, &rows, &bytes) == KV_OK)
+      if (plan_salt_estimate(db, sc, sc->family_ids[i], n ? &kr : NULL, &ob, &rows, &bytes) ==
+          KV_OK)
         sc->est_bytes += bytes;
   }
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;

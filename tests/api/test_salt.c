@@ -1,19 +1,19 @@
 /*
-** tests/api/test_salt.c: salted tables (SALT_BUCKETS, catalog/salt.h; exec/salt_merge.c)
-** against an unsalted copy. For SALT_BUCKETS 1, 3, 16 and 256, a salted table S and a
-** plain table P of the same columns (key (A VARCHAR, B INTEGER DESC), a secondary index on
-** D in each, S's salted itself with CREATE INDEX ... SALT_BUCKETS but for 1 bucket) get the same random UPSERTs and DELETEs (by key, by key range, by a non-key
-** column, through the index), with flushes in between, and after each batch the same random
-** queries must give the same rows in the same order: no ORDER BY (Rowan promises key order
-** for a salted table too, docs/SQL.md), point lookups, IN lists, ranges, skip scans, the
-** reverse of the key order, LIMIT and OFFSET, aggregates and GROUP BY, queries through the
-** index (hinted), a join with a third table. The plain table is itself checked against
-** SQLite by tests/exec/test_differential.c; this test checks that salting changes nothing
-** a query can see. It also checks what EXPLAIN says of the salted scans (CLIENT n-CHUNK,
-** CLIENT MERGE SORT; a point lookup in one bucket), that the rows really are spread over
-** the buckets (.raw's view: the first byte of the stored keys), that the catalog keeps
-** SALT_BUCKETS across a reopen, and the bad-input errors. CTest runs it again through the
-** row-atomic backend (rowatomic_api_test_salt).
+** tests/api/test_salt.c: salted tables (SALT_BUCKETS, catalog/salt.h; exec/salt_merge.c) against
+** an unsalted copy. For SALT_BUCKETS 1, 3, 16 and 256, a salted table S and a plain table P of
+** the same columns (key (A VARCHAR, B INTEGER DESC), a secondary index on D in each, S's salted
+** itself with CREATE INDEX ... SALT_BUCKETS but for 1 bucket) get the same random UPSERTs and
+** DELETEs (by key, by key range, by a non-key column, through the index), with flushes in
+** between, and after each batch the same random queries must give the same rows in the same
+** order: no ORDER BY (Rowan promises key order for a salted table too, docs/SQL.md), point
+** lookups, IN lists, ranges, skip scans, the reverse of the key order, LIMIT and OFFSET,
+** aggregates and GROUP BY, queries through the index (hinted), a join with a third table. The
+** plain table is itself checked against SQLite by tests/exec/test_differential.c; this test
+** checks that salting changes nothing a query can see. It also checks what EXPLAIN says of the
+** salted scans (CLIENT n-CHUNK, CLIENT MERGE SORT; a point lookup in one bucket), that the rows
+** really are spread over the buckets (.raw's view: the first byte of the stored keys), that the
+** catalog keeps SALT_BUCKETS across a reopen, and the bad-input errors. CTest runs it again
+** through the row-atomic backend (rowatomic_api_test_salt).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,8 +69,9 @@ static char *answer(rowan_db *db, const char *sql) {
   int rc;
   while ((rc = rowan_step(st)) == ROWAN_ROW) {
     for (int i = 0; i < rowan_column_count(st); i++) {
-      const char *t = rowan_column_type(st, i) == ROWAN_NULL ? "NULL"
-                                                               : (const char *)rowan_column_text(st, i);
+      const char *t = rowan_column_type(st, i) == ROWAN_NULL
+                          ? "NULL"
+                          : (const char *)rowan_column_text(st, i);
       sb_add(&b, i ? "|" : "");
       sb_add(&b, t ? t : "NULL");
     }
@@ -133,7 +134,8 @@ static void random_query(char *q, size_t cap) {
     case 4: snprintf(q, cap, "SELECT A, B FROM @ WHERE A >= '%s' AND A < '%s'", g, h); break;
     case 5: snprintf(q, cap, "SELECT * FROM @ WHERE A IN ('%s', '%s') AND B <= %d", g, h, n); break;
     case 6: snprintf(q, cap, "SELECT * FROM @ ORDER BY A DESC, B ASC"); break;
-    case 7: snprintf(q, cap, "SELECT A, B FROM @ WHERE A > '%s' ORDER BY A DESC, B LIMIT %d", g, lim);
+    case 7:
+      snprintf(q, cap, "SELECT A, B FROM @ WHERE A > '%s' ORDER BY A DESC, B LIMIT %d", g, lim);
       break;
     case 8: snprintf(q, cap, "SELECT * FROM @ LIMIT %d OFFSET %d", lim, (int)rnd(4)); break;
     case 9: snprintf(q, cap, "SELECT * FROM @ WHERE A >= '%s' LIMIT %d", g, lim); break;
@@ -152,7 +154,9 @@ static void random_query(char *q, size_t cap) {
                "ORDER BY @.A, @.B DESC", n);
       break;
     case 16: snprintf(q, cap, "SELECT DISTINCT A FROM @ WHERE B BETWEEN %d AND %d", n, m); break;
-    default: snprintf(q, cap, "SELECT A, B FROM @ WHERE A = '%s' ORDER BY B LIMIT %d", g, lim); break;
+    default:
+      snprintf(q, cap, "SELECT A, B FROM @ WHERE A = '%s' ORDER BY B LIMIT %d", g, lim);
+      break;
   }
 }
 
@@ -337,7 +341,8 @@ static void explain_and_spread(void **state) {
 static void bad(rowan_db *db, const char *sql, const char *words) {
   int rc = rowan_exec(db, sql, NULL, NULL);
   if (rc == ROWAN_OK) fail_msg("%s: succeeded", sql);
-  if (!strstr(rowan_errmsg(db), words)) fail_msg("%s: \"%s\" lacks \"%s\"", sql, rowan_errmsg(db), words);
+  if (!strstr(rowan_errmsg(db), words))
+    fail_msg("%s: \"%s\" lacks \"%s\"", sql, rowan_errmsg(db), words);
   assert_true(rowan_error_offset(db) >= 0);
 }
 
@@ -372,7 +377,8 @@ static void bad_input(void **state) {
       "split point 1 (12) is not a value of column K, type VARCHAR");
   exec_ok(db, "CREATE TABLE Y (K INTEGER PRIMARY KEY, V INTEGER) SALT_BUCKETS = 3");
   bad(db, "ALTER TABLE Y SET SALT_BUCKETS = 4", "cannot change");
-  bad(db, "CREATE INDEX I ON Y (V) SALT_BUCKETS = 0", "option SALT_BUCKETS must be an integer in 1..256");
+  bad(db, "CREATE INDEX I ON Y (V) SALT_BUCKETS = 0",
+      "option SALT_BUCKETS must be an integer in 1..256");
   bad(db, "CREATE INDEX I ON Y (V) SALT_BUCKETS = 2, SALT_BUCKETS = 2", "given twice");
   bad(db, "CREATE INDEX I ON Y (V) VERSIONS = 2", "unknown index option VERSIONS");
   /* nothing was created by the failed statements */
