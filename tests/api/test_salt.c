@@ -124,7 +124,7 @@ static const char *const groups[] = {"a", "b", "bb", "c", "d", "e\xc3\xa9", "zz"
 static void random_query(char *q, size_t cap) {
   const char *g = groups[rnd(N_GROUPS)], *h = groups[rnd(N_GROUPS)];
   int n = (int)rnd(40) - 5, m = (int)rnd(40) - 5, lim = 1 + (int)rnd(8);
-  switch (rnd(18)) {
+  switch (rnd(19)) {
     case 0: snprintf(q, cap, "SELECT * FROM @"); break;
     case 1: snprintf(q, cap, "SELECT A, B, C FROM @ WHERE A = '%s' AND B = %d", g, n); break;
     case 2:
@@ -154,6 +154,10 @@ static void random_query(char *q, size_t cap) {
                "ORDER BY @.A, @.B DESC", n);
       break;
     case 16: snprintf(q, cap, "SELECT DISTINCT A FROM @ WHERE B BETWEEN %d AND %d", n, m); break;
+    case 17: /* the salted table on the inner side: its rows looked up by the outer's A */
+      snprintf(q, cap, "SELECT Q.A, Q.NOTE, @.B, @.D FROM Q JOIN @ ON @.A = Q.A AND @.B < %d "
+               "ORDER BY Q.A, @.B DESC", m);
+      break;
     default:
       snprintf(q, cap, "SELECT A, B FROM @ WHERE A = '%s' ORDER BY B LIMIT %d", g, lim);
       break;
