@@ -12,7 +12,8 @@
 ** checks that salting changes nothing a query can see. It also checks what EXPLAIN says of the
 ** salted scans (CLIENT n-CHUNK, CLIENT MERGE SORT; a point lookup in one bucket), that the rows
 ** really are spread over the buckets (.raw's view: the first byte of the stored keys), that the
-** catalog keeps SALT_BUCKETS across a reopen, and the bad-input errors. CTest runs it again
+** catalog keeps SALT_BUCKETS across a reopen, that rowan_recover copies a salted table and its
+** salted index, and the bad-input errors. CTest runs it again
 ** through the row-atomic backend (rowatomic_api_test_salt).
 */
 #include <setjmp.h>
@@ -412,12 +413,50 @@ static void split_on(void **state) {
   kv_env_free(env);
 }
 
+/* rowan_recover of a salted table with a salted index: every row copied, the table and the
+** index salted as before, the index built again and checked. */
+static void recover_salted(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  rowan_db *db = tu_open_mem(env);
+  exec_ok(db, "CREATE TABLE T (K INTEGER PRIMARY KEY, V VARCHAR) SALT_BUCKETS = 5");
+  exec_ok(db, "CREATE INDEX IV ON T (V) SALT_BUCKETS = 2");
+  exec_ok(db, "UPSERT INTO T VALUES (1, 'a'), (2, 'b'), (3, 'a'), (40, 'c'), (-7, 'b')");
+  assert_int_equal(api_test_flush(db), ROWAN_OK);
+  char *before = answer(db, "SELECT * FROM T");
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  rowan_recover_options ro = {.kv_env = env};
+  rowan_recover_report *rep = NULL;
+  assert_int_equal(rowan_recover("/db", "/new", &ro, &rep), ROWAN_OK);
+  rowan_recover_report_free(rep);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = env;
+  assert_int_equal(rowan_open("/new", &o, &db), ROWAN_OK);
+  char *after = answer(db, "SELECT * FROM T");
+  assert_string_equal(before, after);
+  assert_string_equal(before, "-7|b\n1|a\n2|b\n3|a\n40|c\n");
+  char *x = explain(db, "SELECT * FROM T");
+  assert_non_null(strstr(x, "CLIENT 5-CHUNK PARALLEL 5-WAY FULL SCAN OVER T"));
+  free(x);
+  x = explain(db, "SELECT /*+ INDEX(T IV) */ K FROM T WHERE V = 'a'");
+  assert_non_null(strstr(x, "CLIENT 2-CHUNK PARALLEL 2-WAY RANGE SCAN OVER T.IV"));
+  free(x);
+  x = answer(db, "SELECT /*+ INDEX(T IV) */ K FROM T WHERE V = 'a'");
+  assert_string_equal(x, "1\n3\n");
+  free(x);
+  free(before);
+  free(after);
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(salted_1),      cmocka_unit_test(salted_3),
       cmocka_unit_test(salted_16),     cmocka_unit_test(salted_256),
       cmocka_unit_test(explain_and_spread), cmocka_unit_test(bad_input),
-      cmocka_unit_test(split_on),
+      cmocka_unit_test(split_on),      cmocka_unit_test(recover_salted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
