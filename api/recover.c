@@ -169,7 +169,7 @@ static void put_text(char *buf, size_t cap, size_t *n, const char *s) {
 }
 
 /* CREATE INDEX text of index x of table t (keys that are columns quoted, expressions as
-** written). */
+** written, SALT_BUCKETS when it has them). */
 static void index_sql(const cat_table *t, const cat_index *x, char *buf, size_t cap) {
   size_t n = 0;
   buf[0] = 0;
@@ -192,6 +192,11 @@ static void index_sql(const cat_table *t, const cat_index *x, char *buf, size_t 
       put_ident(buf, cap, &n, x->include[k]);
     }
     put_text(buf, cap, &n, ")");
+  }
+  if (x->salt_buckets) { /* a salted index is made salted again */
+    char sb[32];
+    snprintf(sb, sizeof sb, " SALT_BUCKETS = %d", x->salt_buckets);
+    put_text(buf, cap, &n, sb);
   }
 }
 

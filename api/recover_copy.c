@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "api/recover_int.h"
+#include "catalog/salt.h"
 #include "catalog/keycodec.h"
 #include "catalog/valcodec.h"
 
@@ -203,8 +204,11 @@ int rec_copy_table(rec *r, const cat_table *old, const cat_table *nt, int entry)
     int krc;
     while ((krc = kv_scan_next(s, &row)) == KV_OK) {
       cat_error err;
-      bool key_ok = cat_key_decode(old->key_cols, old->n_pk, row.key, row.key + row.key_len, keyv,
-                                   r->scratch, CAT_KEY_MAX, NULL, &err) == CAT_OK;
+      size_t salt = cat_salt_len(old); /* a salted table's key: its bucket, then the columns
+                                          (the copy is salted alike: the same stored key) */
+      bool key_ok = row.key_len > salt &&
+                    cat_key_decode(old->key_cols, old->n_pk, row.key + salt, row.key + row.key_len,
+                                   keyv, r->scratch, CAT_KEY_MAX, NULL, &err) == CAT_OK;
       bool marker = false;
       int64_t newest = INT64_MIN;
       int64_t data = 0;

@@ -231,5 +231,9 @@ int cat_table_def_from(const cat_table *t, cat_table_def *def, cat_error *err) {
   def->column_ids = ids;
   def->next_column_id = t->next_column_id;
   def->row_timestamp = t->row_ts >= 0 ? t->columns[t->row_ts].name : NULL;
+  def->salt_buckets = t->salt_buckets;
+  def->split_keys = (const uint8_t *const *)t->split_keys;
+  def->split_lens = t->split_lens;
+  def->n_splits = t->n_splits;
   return CAT_OK;
 }

@@ -4,8 +4,9 @@
 **
 ** SYSTEM.CATALOG rows (family "0", qualifier "d", one cell each):
 **   'M'                         meta: varint next generation number
-**   'T' name 00 01              a table record (version 1, or 2 with a row cover)
-**   'I' table 00 01 index 00 01 an index record (version 1)
+**   'T' name 00 01              a table record (version 1, 2 with a row cover, 3 with
+**                               SALT_BUCKETS or SPLIT ON: catalog/cat_regions.c)
+**   'I' table 00 01 index 00 01 an index record (version 1, 2 when salted)
 **   'S' name 00 01              a sequence record (version 1, catalog/cat_sequence.c)
 **   'V' name 00 01              a view record (version 1, or 2 with columns; catalog/cat_view.c)
 ** (names escaped as VARCHAR key columns). Records are varints and length-prefixed strings
@@ -19,6 +20,7 @@
 #include "catalog/row_ts.h"
 #include "catalog/cat_view.h"
 #include "catalog/cat_record.h"
+#include "catalog/cat_regions.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +31,7 @@
 
 #define REC_VERSION 1
 #define REC_VERSION_COVER 2 /* a table record ending in its row cover (docs/FORMAT_SQL.md) */
+#define REC_VERSION_REGIONS 3 /* ... then SALT_BUCKETS and the SPLIT ON points */
 
 struct cat_catalog {
   kv_backend be;          /* the store, through its backend (a copy; its state not owned) */
@@ -80,13 +83,15 @@ static void free_table(cat_table *t) {
   for (int i = 0; i < t->n_indexes; i++) free_index(&t->indexes[i]);
   free(t->indexes);
   free(t->row_cover);
+  cat_regions_free(t);
   free(t);
 }
 
 /* ---- records ------------------------------------------------------------------------- */
 static void table_record(const cat_table *t, buf *b) {
   uint64_t cover = cat_row_cover_of(t);
-  put_u8(b, cover ? REC_VERSION_COVER : REC_VERSION);
+  bool regions = t->salt_buckets || t->n_splits;
+  put_u8(b, regions ? REC_VERSION_REGIONS : cover ? REC_VERSION_COVER : REC_VERSION);
   put_str(b, t->name);
   put_str(b, t->kv_name);
   put_var(b, t->generation);
@@ -115,7 +120,8 @@ static void table_record(const cat_table *t, buf *b) {
     put_var(b, (uint64_t)c->family);
     put_var(b, c->id);
   }
-  if (cover) put_var(b, cover);
+  if (cover || regions) put_var(b, cover);
+  if (regions) cat_regions_record(t, b);
 }
 
 /* Fill the derived fields (pk order, key codec view) of a table; false if inconsistent. */
@@ -152,7 +158,8 @@ static cat_table *parse_table(const uint8_t *p, size_t n) {
   cat_table *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   uint8_t version = get_u8(&r);
-  if (version != REC_VERSION && version != REC_VERSION_COVER) r.bad = true;
+  if (version != REC_VERSION && version != REC_VERSION_COVER && version != REC_VERSION_REGIONS)
+    r.bad = true;
   t->row_cover = calloc(1, sizeof *t->row_cover);
   if (!t->row_cover) goto bad;
   t->name = get_str(&r);
@@ -196,11 +203,12 @@ static cat_table *parse_table(const uint8_t *p, size_t n) {
     c->family = (int)get_var(&r);
     c->id = (uint16_t)get_var(&r);
   }
-  if (version == REC_VERSION_COVER) { /* bits of families 1..n-1 only, at least one */
+  if (version >= REC_VERSION_COVER) { /* bits of families 1..n-1 only, at least one in v2 */
     *t->row_cover = get_var(&r);
     uint64_t all = t->n_families >= 64 ? ~1ull : ((1ull << t->n_families) - 2);
-    if (!*t->row_cover || (*t->row_cover & ~all)) r.bad = true;
+    if ((version == REC_VERSION_COVER && !*t->row_cover) || (*t->row_cover & ~all)) r.bad = true;
   }
+  if (version == REC_VERSION_REGIONS) cat_regions_parse(&r, t);
   if (r.bad || r.p != r.limit || !derive(t)) goto bad;
   return t;
 bad:
@@ -209,7 +217,7 @@ bad:
 }
 
 static void index_record(const cat_table *t, const cat_index *x, buf *b) {
-  put_u8(b, REC_VERSION);
+  put_u8(b, x->salt_buckets ? REC_VERSION_COVER : REC_VERSION); /* version 2: salted */
   put_str(b, t->name);
   put_str(b, x->name);
   put_str(b, x->kv_name);
@@ -222,13 +230,15 @@ static void index_record(const cat_table *t, const cat_index *x, buf *b) {
   }
   put_var(b, (uint64_t)x->n_include);
   for (int i = 0; i < x->n_include; i++) put_str(b, x->include[i]);
+  if (x->salt_buckets) put_var(b, (uint64_t)x->salt_buckets);
 }
 
 /* Parse an index record; *table_name gets the owning table's name (caller frees). */
 static bool parse_index(const uint8_t *p, size_t n, cat_index *x, char **table_name) {
   rd r = {p, p + n, false};
   memset(x, 0, sizeof *x);
-  if (get_u8(&r) != REC_VERSION) r.bad = true;
+  uint8_t version = get_u8(&r);
+  if (version != REC_VERSION && version != REC_VERSION_COVER) r.bad = true;
   *table_name = get_str(&r);
   x->name = get_str(&r);
   x->kv_name = get_str(&r);
@@ -251,6 +261,11 @@ static bool parse_index(const uint8_t *p, size_t n, cat_index *x, char **table_n
     if (!x->include) goto bad;
     x->n_include = (int)ni;
     for (int i = 0; i < x->n_include; i++) x->include[i] = get_str(&r);
+  }
+  if (version == REC_VERSION_COVER) { /* a salted index: SALT_BUCKETS 1..256 */
+    uint64_t sb = get_var(&r);
+    if (sb < 1 || sb > CAT_SALT_MAX) r.bad = true;
+    x->salt_buckets = (int)sb;
   }
   if (r.bad || r.p != r.limit || x->state > CAT_INDEX_DISABLED) goto bad;
   return true;
@@ -618,6 +633,8 @@ static int build_table(const cat_table_def *def, uint64_t gen, cat_table **out, 
     if (rc) goto fail;
   }
   if (!derive(t)) { rc = cat_err(err, CAT_ERR_INVALID, "table %s: bad PRIMARY KEY or ROW_TIMESTAMP", def->name); goto fail; }
+  rc = cat_regions_from_def(t, def, err);
+  if (rc) goto fail;
   if (def->next_column_id > t->next_column_id) t->next_column_id = def->next_column_id;
   t->row_cover = calloc(1, sizeof *t->row_cover);
   if (!t->row_cover) { rc = cat_err(err, CAT_ERR_NOMEM, "out of memory"); goto fail; }
@@ -650,7 +667,14 @@ int cat_create_table(cat_catalog *cat, const cat_table_def *def, const cat_table
     fo[i].block_size = t->families[i].block_size;
   }
   /* Step 1: the kv table (an orphan until step 2 commits). */
-  int krc = kv_be_create_table(&cat->be, t->kv_name, fo, t->n_families, NULL, NULL, 0);
+  cat_region_keys rk;
+  if (!cat_region_keys_of(t, &rk)) {
+    free_table(t);
+    return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  }
+  int krc = kv_be_create_table(&cat->be, t->kv_name, fo, t->n_families,
+                               (const uint8_t *const *)rk.keys, rk.lens, rk.n);
+  cat_region_keys_free(&rk);
   if (krc) { free_table(t); return kverr(err, krc, "CREATE TABLE"); }
   /* Step 2: the catalog rows, atomically; the meta row first, so that a backend that applies
      a batch row by row (kv_backend_caps.atomicity, docs/BACKEND.md) and fails between them
@@ -778,7 +802,22 @@ int cat_create_index(cat_catalog *cat, const char *table, const cat_index_def *d
   fo[0].name = CAT_KEY_FAMILY;
   fo[1].name = CAT_DEFAULT_FAMILY;
   fo[0].ttl_sec = fo[1].ttl_sec = t->ttl_sec;
-  int krc = kv_be_create_table(&cat->be, x.kv_name, fo, 2, NULL, NULL, 0);
+  x.salt_buckets = def->salt_buckets;
+  cat_table st = {0}; /* the bucket boundaries of a salted index (catalog/cat_regions.h) */
+  st.salt_buckets = def->salt_buckets;
+  cat_region_keys rk;
+  if (def->salt_buckets < 0 || def->salt_buckets > CAT_SALT_MAX) {
+    free_index(&x);
+    return cat_err(err, CAT_ERR_INVALID, "index %s: SALT_BUCKETS %d is outside 1..%d", def->name,
+                   def->salt_buckets, CAT_SALT_MAX);
+  }
+  if (!cat_region_keys_of(&st, &rk)) {
+    free_index(&x);
+    return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  }
+  int krc = kv_be_create_table(&cat->be, x.kv_name, fo, 2, (const uint8_t *const *)rk.keys,
+                               rk.lens, rk.n);
+  cat_region_keys_free(&rk);
   if (krc) { free_index(&x); return kverr(err, krc, "CREATE INDEX"); }
   int rc = write_index_row(cat, t, &x, gen + 1, err);
   if (!rc) {

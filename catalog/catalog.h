@@ -40,6 +40,8 @@
 #define CAT_DYN_QUAL_ESCAPE 0x00 /* first byte of a dynamic column's qualifier */
 #define CAT_DYN_NAME_MAX 255     /* bytes of a dynamic column's name */
 #define CAT_DYN_QUAL_MAX (1 + CAT_DYN_NAME_MAX)
+#define CAT_SALT_MAX 256        /* SALT_BUCKETS is 1..256, Phoenix's limit */
+#define CAT_SPLIT_MAX 1024      /* split points of one table (SPLIT ON) */
 
 /* Index states. ORDER CAT_INDEX_STATE: stored in SYSTEM.CATALOG, never renumber. */
 enum cat_index_state { CAT_INDEX_BUILDING = 0, CAT_INDEX_ACTIVE = 1, CAT_INDEX_DISABLED = 2 };
@@ -80,6 +82,8 @@ typedef struct cat_index {
   int n_include;       /* INCLUDE columns */
   char **include;      /* their names */
   uint32_t kv_key_family, kv_data_family; /* kv ids of the index table's "_k" and "0" */
+  int salt_buckets;    /* CREATE INDEX ... SALT_BUCKETS = n: every index row key starts with
+                          a salt byte (catalog/salt.h), as a salted table's; 0: not salted */
 } cat_index;
 
 typedef struct cat_table {
@@ -107,6 +111,12 @@ typedef struct cat_table {
                               so a scan of f sees every row without the key family. Owned
                               by the catalog and shared by statements' copies of the table;
                               bits are only ever cleared (cat_row_cover_lose). NULL: none */
+  int salt_buckets;        /* SALT_BUCKETS (Phoenix): 1..CAT_SALT_MAX, every row key starts
+                              with a salt byte (catalog/salt.h); 0: not salted */
+  uint32_t n_splits;       /* SPLIT ON: split points given at CREATE TABLE, 0 if none */
+  uint8_t **split_keys;    /* each an encoded key prefix of the leading PK column(s), strictly
+                              increasing; owned by the catalog (copies share them) */
+  uint32_t *split_lens;    /* their lengths */
 } cat_table;
 
 /* ---- Definitions handed to DDL (strings borrowed for the call) ------------------------ */
@@ -146,6 +156,12 @@ typedef struct cat_table_def {
                                       (a recovery copies rows whatever cells they have);
                                       false: every family with a column covers every row
                                       until a write says otherwise */
+  int salt_buckets;                /* SALT_BUCKETS 1..CAT_SALT_MAX, 0 = not salted */
+  const uint8_t *const *split_keys;/* SPLIT ON: encoded split points (leading PK columns),
+                                      strictly increasing, each >= 1 byte; not together
+                                      with salt_buckets */
+  const uint32_t *split_lens;      /* their lengths */
+  uint32_t n_splits;               /* count (0: none) */
 } cat_table_def;
 
 typedef struct cat_index_def {
@@ -155,6 +171,7 @@ typedef struct cat_index_def {
   int n_keys;                  /* >= 1 */
   const char *const *include;  /* INCLUDE column names */
   int n_include;               /* count */
+  int salt_buckets;            /* SALT_BUCKETS 1..CAT_SALT_MAX, 0 = not salted */
 } cat_index_def;
 
 typedef struct cat_catalog cat_catalog;

@@ -28,7 +28,7 @@ static const char *const keywords[] = {
     "BEGIN", "COMMIT", "ROLLBACK", "CAST", "AS", "CASE", "WHEN", "THEN", "ELSE", "END",
     "TRUE", "FALSE", "TIMESTAMP", "DATE", "TIME", "INTEGER", "BIGINT", "DOUBLE", "VARCHAR",
     "DECIMAL", "BOOLEAN", "VARBINARY", "CHECK", "TTL", "VERSIONS", "COMPRESSION", "BLOCKSIZE",
-    "ALTER", "ADD", "COLUMN", "SET", "VIEW", "CASCADE",
+    "ALTER", "ADD", "COLUMN", "SET", "VIEW", "CASCADE", "SALT_BUCKETS", "SPLIT",
     NULL};
 
 static const char *const dot_commands[] = {

@@ -26,6 +26,7 @@
 #include "api/api_test.h"
 #include "catalog/catalog.h"
 #include "catalog/keycodec.h"
+#include "catalog/salt.h"
 #include "catalog/valcodec.h"
 #include "catalog/value.h"
 #include "cli/shell.h"
@@ -103,12 +104,19 @@ static long encode_pk(const cli_shell *sh, const cat_table *t, const char *text,
     }
     n++;
   }
-  size_t klen = 0;
-  if (cat_key_encode(t->key_cols, n, vals, buf, cap, &klen, &err) != CAT_OK) {
+  size_t klen = 0, salt = cat_salt_len(t); /* a salted table's key starts with its bucket */
+  if (salt && n < t->n_pk) {
+    cli_errorf(sh, "%s is salted (SALT_BUCKETS %d): give every key column (%d), a key prefix "
+               "lies in every bucket", t->name, t->salt_buckets, t->n_pk);
+    goto out;
+  }
+  if (cap < salt || cat_key_encode(t->key_cols, n, vals, buf + salt, cap - salt, &klen, &err) !=
+                        CAT_OK) {
     cli_errorf(sh, "%s", err.msg);
     goto out;
   }
-  result = (long)klen;
+  if (salt) buf[0] = cat_salt_byte(buf + 1, klen, t->salt_buckets);
+  result = (long)(klen + salt);
 out:
   free(copy);
   return result;
@@ -122,6 +130,11 @@ static void print_key_decoded(FILE *out, const cat_table *t, const uint8_t *key,
   memset(&err, 0, sizeof err);
   int n = t->n_pk < 32 ? t->n_pk : 32;
   if (!scratch) return;
+  if (cat_salt_len(t) && len) { /* the salt byte (catalog/salt.h) */
+    fprintf(out, "  (salt bucket %u)", key[0]);
+    key++;
+    len--;
+  }
   if (cat_key_decode(t->key_cols, n, key, key + len, vals, scratch, len + 1, NULL, &err) !=
       CAT_OK) {
     fprintf(out, "  (does not decode: %s)", err.msg);

@@ -25,6 +25,8 @@
 #include "api/api_test.h"
 #include "catalog/cat_view.h"
 #include "catalog/catalog.h"
+#include "catalog/keycodec.h"
+#include "catalog/value.h"
 #include "cli/shell.h"
 
 /* Open a catalog snapshot of the connection's store; prints the error and returns NULL on
@@ -167,10 +169,62 @@ static void print_index(FILE *out, const cat_table *t, const cat_index *x, bool 
     for (int k = 0; k < x->n_include; k++) fprintf(out, "%s%s", k ? ", " : "", x->include[k]);
     fputc(')', out);
   }
+  if (x->salt_buckets) fprintf(out, " SALT_BUCKETS = %d", x->salt_buckets);
   if (as_sql) fputc(';', out);
   else if (x->state == CAT_INDEX_BUILDING) fputs(" (building)", out);
   else if (x->state == CAT_INDEX_DISABLED) fputs(" (disabled)", out);
   fputc('\n', out);
+}
+
+/* One value of a split point as a literal SPLIT ON takes (a string for text and time). */
+static void print_literal(FILE *out, const cat_value *v) {
+  char buf[512];
+  int id = v->type.id;
+  if (id == CAT_T_VARBINARY) {
+    fputs("X'", out);
+    for (uint32_t i = 0; i < v->u.s.len; i++) fprintf(out, "%02X", v->u.s.p[i]);
+    fputc('\'', out);
+    return;
+  }
+  cat_text_format(v, buf, sizeof buf);
+  if (id == CAT_T_BOOLEAN || cat_type_is_numeric(id)) {
+    fputs(id == CAT_T_BOOLEAN ? (v->u.b ? "TRUE" : "FALSE") : buf, out);
+    return;
+  }
+  fputc('\'', out);
+  for (const char *p = buf; *p; p++) fprintf(out, *p == '\'' ? "''" : "%c", *p);
+  fputc('\'', out);
+}
+
+/* " SPLIT ON (...)" of a table created with split points: each point's key columns decoded
+** (a row value when it holds more than the first). */
+static void print_split_on(FILE *out, const cat_table *t) {
+  if (!t->n_splits) return;
+  fputs(" SPLIT ON (", out);
+  for (uint32_t i = 0; i < t->n_splits; i++) {
+    const uint8_t *p = t->split_keys[i], *limit = p + t->split_lens[i];
+    uint8_t *scratch = malloc(t->split_lens[i] + 1);
+    cat_value v[32];
+    int n = 0;
+    while (scratch && p < limit && n < t->n_pk && n < 32) {
+      cat_error err;
+      const uint8_t *end = NULL;
+      if (cat_key_decode(&t->key_cols[n], 1, p, limit, &v[n], scratch + (p - t->split_keys[i]),
+                         (size_t)(limit - p), &end, &err) != CAT_OK)
+        break;
+      p = end;
+      n++;
+    }
+    fputs(i ? ", " : "", out);
+    if (n > 1) fputc('(', out);
+    for (int k = 0; k < n; k++) {
+      fputs(k ? ", " : "", out);
+      print_literal(out, &v[k]);
+    }
+    if (n > 1) fputc(')', out);
+    free(scratch);
+  }
+  fputc(')', out);
 }
 
 static void print_create_table(FILE *out, const cat_table *t) {
@@ -205,6 +259,7 @@ static void print_create_table(FILE *out, const cat_table *t) {
   const char *sep = " ";
   if (t->ttl_sec > 0) { fprintf(out, "%sTTL = %lld", sep, (long long)t->ttl_sec); sep = ", "; }
   if (t->immutable_rows) { fprintf(out, "%sIMMUTABLE_ROWS = TRUE", sep); sep = ", "; }
+  if (t->salt_buckets) { fprintf(out, "%sSALT_BUCKETS = %d", sep, t->salt_buckets); sep = ", "; }
   for (int f = 1; f < t->n_families; f++) {
     const cat_family *fam = &t->families[f];
     bool dflt = strcmp(fam->name, CAT_DEFAULT_FAMILY) == 0;
@@ -227,6 +282,7 @@ static void print_create_table(FILE *out, const cat_table *t) {
       sep = ", ";
     }
   }
+  print_split_on(out, t);
   fputs(";\n", out);
 }
 

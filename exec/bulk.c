@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "catalog/keycodec.h"
+#include "catalog/salt.h"
 #include "catalog/text_fast.h"
 #include "catalog/valcodec.h"
 #include "catalog/value.h"
@@ -642,11 +643,26 @@ static int key_check(exec_bulk *b, const uint8_t *k, size_t n, uint64_t h, bool 
   return !b->n_ix && b->n_hist * sizeof *b->hist >= b->key_mem ? fold_approx(b) : EXEC_OK;
 }
 
+/* The row key of the current row (b->pk_vals) into b->key, *klen its length: a salted
+** table's starts with its salt byte (catalog/salt.h). A cat_key_encode status. */
+static int row_key(exec_bulk *b, size_t *klen, cat_error *kce) {
+  const cat_table *t = b->rc.table;
+  size_t salt = cat_salt_len(t);
+  int rc = cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key + salt, CAT_KEY_MAX - salt,
+                          klen, kce);
+  if (rc == CAT_OK && salt) {
+    b->key[0] = cat_salt_byte(b->key + 1, *klen, t->salt_buckets);
+    *klen += 1;
+  }
+  return rc;
+}
+
 /* The row key of index ic (a fast one) for the current row: its keys' values encoded as
 ** exec_index_row_key encodes them, then the data row key b->key (klen bytes), which is what
 ** an index row key ends with (exec/index.h). Anything unusual (a key too long) goes to
 ** exec_index_row_key, which words the error. */
 static int fast_key(exec_bulk *b, exec_index_codec *ic, size_t klen, exec_error *err) {
+  if (ic->index->salt_buckets) return exec_index_row_key(ic, b->vals, err); /* its salt byte */
   for (int k = 0; k < ic->n_keys; k++) {
     cat_value v = b->vals[ic->key_col[k]];
     v.type = ic->key_cols[k].type;
@@ -659,10 +675,11 @@ static int fast_key(exec_bulk *b, exec_index_codec *ic, size_t klen, exec_error 
   size_t len = 0;
   if (cat_key_encode(ic->key_cols, ic->n_keys, ic->kvals, ic->key, CAT_KEY_MAX, &len, &ce) !=
           CAT_OK ||
-      len + klen > CAT_KEY_MAX)
+      len + klen - cat_salt_len(b->rc.table) > CAT_KEY_MAX)
     return exec_index_row_key(ic, b->vals, err);
-  memcpy(ic->key + len, b->key, klen);
-  ic->key_len = len + klen;
+  size_t salt = cat_salt_len(b->rc.table); /* an index row holds the unsalted data key */
+  memcpy(ic->key + len, b->key + salt, klen - salt);
+  ic->key_len = len + klen - salt;
   return EXEC_OK;
 }
 
@@ -741,8 +758,7 @@ static int add_row(exec_bulk *b, const char *const *fields, const size_t *lens,
   for (int i = 0; i < b->n_cols; i++) {
     if (i == b->n_key_fields) { /* 2. The row key, once its columns are parsed. */
       for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
-      key_rc = cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen,
-                              &kce);
+      key_rc = row_key(b, &klen, &kce);
       if (key_rc == CAT_OK && (b->n_ix || b->any_fresh)) { /* the seen set's slot: fetched
                                                                 while we parse */
         key_h = key_hash(b->key, klen);
@@ -813,8 +829,7 @@ static int add_row(exec_bulk *b, const char *const *fields, const size_t *lens,
   }
   if (b->n_key_fields == b->n_cols) { /* no other column: the key now */
     for (int j = 0; j < t->n_pk; j++) b->pk_vals[j] = b->vals[t->pk[j]];
-    key_rc = cat_key_encode(t->key_cols, t->n_pk, b->pk_vals, b->key, CAT_KEY_MAX, &klen,
-                            &kce);
+    key_rc = row_key(b, &klen, &kce);
     if (key_rc == CAT_OK && (b->n_ix || b->any_fresh)) key_h = key_hash(b->key, klen);
   }
   if (key_rc != CAT_OK)

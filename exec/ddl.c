@@ -195,10 +195,20 @@ int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_erro
         return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s must be TRUE or FALSE", full);
       o->immutable = b;
       o->immutable_given = true;
+    } else if (name_is(op->name, "SALT_BUCKETS")) {
+      if (fo)
+        return exec_ddl_fail(err, EXEC_ERROR, op->off, "option %s: SALT_BUCKETS is a table option",
+                             full);
+      if (!opt_int(op->value, &n) || n < 1 || n > CAT_SALT_MAX)
+        return exec_ddl_fail(err, EXEC_ERROR, op->off,
+                             "option %s must be an integer in 1..%d (the number of salt buckets)",
+                             full, CAT_SALT_MAX);
+      o->salt_buckets = (int)n;
+      o->salt_off = op->off;
     } else {
       return exec_ddl_fail(err, EXEC_ERROR, op->off,
                            "unknown table option %s (known: VERSIONS, TTL, COMPRESSION, BLOCKSIZE, "
-                           "IMMUTABLE_ROWS)", full);
+                           "IMMUTABLE_ROWS, SALT_BUCKETS)", full);
     }
   }
   return EXEC_OK;
@@ -219,7 +229,8 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
   cat_column_def *cols = calloc((size_t)n, sizeof *cols);
   const char **pk = calloc((size_t)n, sizeof *pk);
   bool *pk_desc = calloc((size_t)n, sizeof *pk_desc);
-  table_opts o = {0, 0, -1, -1, false, false, NULL, 0};
+  table_opts o = {0, 0, -1, -1, false, false, NULL, 0, 0, -1};
+  exec_ddl_splits splits = {0};
   o.fams = calloc((size_t)(n + n_opts + 1), sizeof *o.fams);
   cat_family_def *fdefs = calloc((size_t)(n + n_opts + 1), sizeof *fdefs);
   int rc = EXEC_OK, n_pk = 0;
@@ -324,6 +335,11 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
   rc = exec_ddl_parse_options(ct->opts, &o, err);
   const char *row_ts = NULL;
   if (rc == EXEC_OK) rc = exec_ddl_row_ts(ct, cols, pk, n_pk, &row_ts, err);
+  if (rc == EXEC_OK && ct->split && o.salt_buckets)
+    rc = exec_ddl_fail(err, EXEC_ERROR, ct->split->off,
+                       "table %s: SPLIT ON cannot be used with SALT_BUCKETS (a salted table is "
+                       "split at its salt buckets)", ct->name);
+  if (rc == EXEC_OK) rc = exec_ddl_split_points(ct, cols, pk, pk_desc, n_pk, &splits, err);
   if (rc != EXEC_OK) goto done;
   for (int f = 0; f < o.n_fams; f++) {
     fdefs[f].name = o.fams[f].name;
@@ -346,6 +362,10 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
   def.default_versions = o.versions;
   def.immutable_rows = o.immutable;
   def.row_timestamp = row_ts;
+  def.salt_buckets = o.salt_buckets;
+  def.split_keys = (const uint8_t *const *)splits.keys;
+  def.split_lens = splits.lens;
+  def.n_splits = splits.n;
   cat_error ce = {0};
   if (cat_create_table(cat, &def, NULL, &ce) != CAT_OK) {
     if (ce.code == CAT_ERR_EXISTS && ct->if_not_exists && cat_find_table(cat, ct->name))
@@ -354,6 +374,7 @@ static int create_table(cat_catalog *cat, const sql_create_table *ct, exec_error
       rc = exec_ddl_cat_fail(err, &ce, ct->name_off);
   }
 done:
+  exec_ddl_split_free(&splits);
   free(cols);
   free(pk);
   free(pk_desc);
@@ -396,9 +417,22 @@ static int create_index(cat_catalog *cat, const sql_create_index *ci, uint32_t o
     return exec_ddl_fail(err, EXEC_ERROR, off, "index %s already exists on table %s", ci->name,
                          t->name);
   }
-  if (ci->opts && ci->opts->n > 0)
-    return exec_ddl_fail(err, EXEC_ERROR, ci->opts->a[0].off, "unknown index option %s",
-                         ci->opts->a[0].name);
+  int salt = 0; /* SALT_BUCKETS, the one index option (Phoenix's) */
+  for (int i = 0; ci->opts && i < ci->opts->n; i++) {
+    const sql_option *op = &ci->opts->a[i];
+    int64_t n;
+    if (op->family || !name_is(op->name, "SALT_BUCKETS"))
+      return exec_ddl_fail(err, EXEC_ERROR, op->off, "unknown index option %s%s%s (known: "
+                           "SALT_BUCKETS)", op->family ? op->family : "", op->family ? "." : "",
+                           op->name);
+    if (salt)
+      return exec_ddl_fail(err, EXEC_ERROR, op->off, "option SALT_BUCKETS given twice");
+    if (!opt_int(op->value, &n) || n < 1 || n > CAT_SALT_MAX)
+      return exec_ddl_fail(err, EXEC_ERROR, op->off,
+                           "option SALT_BUCKETS must be an integer in 1..%d (the number of salt "
+                           "buckets)", CAT_SALT_MAX);
+    salt = (int)n;
+  }
   int nk = ci->keys ? ci->keys->n : 0, ni = ci->include ? ci->include->n : 0;
   if (nk < 1) return exec_ddl_fail(err, EXEC_ERROR, off, "index %s has no keys", ci->name);
   const char **keys = calloc((size_t)nk, sizeof *keys);
@@ -444,7 +478,7 @@ static int create_index(cat_catalog *cat, const sql_create_index *ci, uint32_t o
     }
     inc[i] = cn->name;
   }
-  cat_index_def def = {ci->name, keys, desc, nk, inc, ni};
+  cat_index_def def = {ci->name, keys, desc, nk, inc, ni, salt};
   cat_error ce = {0};
   if (cat_create_index(cat, t->name, &def, &ce) != CAT_OK) {
     rc = exec_ddl_cat_fail(err, &ce, off);

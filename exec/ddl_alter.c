@@ -155,6 +155,10 @@ static int alter_set(const cat_table *t, const sql_alter_table *a, table_opts *o
                            op->family, op->name, t->name, op->family);
   }
   int rc = exec_ddl_parse_options(a->opts, o, err);
+  if (!rc && o->salt_buckets)
+    rc = exec_ddl_fail(err, EXEC_ERROR, o->salt_off,
+                       "ALTER TABLE %s SET SALT_BUCKETS: the salt buckets are set by CREATE TABLE "
+                       "and cannot change (every row key holds its bucket)", t->name);
   if (rc != EXEC_OK) return rc;
   *n = 0;
   for (int f = 1; f < t->n_families; f++) { /* [0] is the hidden key family */
@@ -186,7 +190,7 @@ int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err) 
   cat_column_def *cols = calloc((size_t)(n_add ? n_add : 1), sizeof *cols);
   const char **drop = calloc((size_t)(n_drop ? n_drop : 1), sizeof *drop);
   cat_family_set *fams = calloc(KV_MAX_FAMILIES, sizeof *fams);
-  table_opts o = {0, -1, -1, -1, false, false, NULL, 0};
+  table_opts o = {0, -1, -1, -1, false, false, NULL, 0, 0, -1};
   o.fams = calloc((size_t)(n_opts + 1), sizeof *o.fams);
   cat_alter_def def = {0};
   def.ttl_sec = -1;

@@ -33,6 +33,8 @@ typedef struct table_opts {
   bool immutable_given;/* IMMUTABLE_ROWS was given */
   fam_opts *fams;      /* families named by columns or options */
   int n_fams;          /* count */
+  int salt_buckets;    /* SALT_BUCKETS 1..256 (catalog/salt.h), 0 = not given */
+  int64_t salt_off;    /* byte offset of the SALT_BUCKETS option */
 } table_opts;
 
 /* The entry of family name in o (added if absent; o->fams has room for every name). */
@@ -46,6 +48,23 @@ int exec_ddl_parse_options(const sql_option_list *list, table_opts *o, exec_erro
 ** rule. cols: the resolved columns of ct; pk: the n_pk PRIMARY KEY names. */
 int exec_ddl_row_ts(const sql_create_table *ct, const cat_column_def *cols, const char *const *pk,
                     int n_pk, const char **out, exec_error *err);
+
+/* SPLIT ON of CREATE TABLE (exec/ddl_split.c): the split points as encoded key prefixes of
+** the leading PRIMARY KEY columns, strictly increasing. */
+typedef struct exec_ddl_splits {
+  uint8_t **keys;  /* each malloc'ed */
+  uint32_t *lens;  /* their lengths */
+  uint32_t n;      /* count */
+} exec_ddl_splits;
+/* Type and encode ct->split (none: *out empty) against the PRIMARY KEY pk[0..n_pk) (with
+** pk_desc) of the resolved columns cols. EXEC_ERROR at the offending value: an empty list,
+** NULL, a value that is not a literal or not of the column's kind, one out of the column's
+** range, a row of more values than key columns, a point equal to or below the one before it
+** in key order. Free *out with exec_ddl_split_free (on error it is empty). */
+int exec_ddl_split_points(const sql_create_table *ct, const cat_column_def *cols,
+                          const char *const *pk, const bool *pk_desc, int n_pk,
+                          exec_ddl_splits *out, exec_error *err);
+void exec_ddl_split_free(exec_ddl_splits *s);
 
 /* ALTER TABLE (exec/ddl_alter.c; rules in exec/ddl.h). */
 int exec_ddl_alter(cat_catalog *cat, const sql_alter_table *a, exec_error *err);

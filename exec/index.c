@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/salt.h"
 #include "catalog/valcodec.h"
 #include "catalog/value.h"
 #include "exec/eval.h"
@@ -273,6 +274,14 @@ int exec_index_row_key(exec_index_codec *ic, const cat_value *row, exec_error *e
       CAT_OK)
     return exec_error_set(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CONSTRAINT,
                           "row key of index %s: %s", ic->index->name, ce.msg);
+  if (ic->index->salt_buckets) { /* a salted index (catalog/salt.h): its bucket in front */
+    if (len + 1 > CAT_KEY_MAX)
+      return exec_error_set(err, EXEC_TOOBIG, "row key of index %s: %zu bytes over %u",
+                            ic->index->name, len + 1, CAT_KEY_MAX);
+    memmove(ic->key + 1, ic->key, len);
+    ic->key[0] = cat_salt_byte(ic->key + 1, len, ic->index->salt_buckets);
+    len++;
+  }
   ic->key_len = len;
   return EXEC_OK;
 }
@@ -344,12 +353,16 @@ int exec_index_decode_key(const exec_index_codec *ic, const uint8_t *p, const ui
                           cat_value *kvals, uint8_t *scratch, size_t cap, size_t *pk_off,
                           exec_error *err) {
   cat_error ce = {0};
-  if (cat_key_decode(ic->key_cols, ic->n_key_cols, p, limit, kvals, scratch, cap, NULL, &ce) !=
+  const uint8_t *kp = p + (ic->index->salt_buckets ? 1 : 0); /* after a salt byte */
+  if (kp > limit)
+    return exec_error_set(err, EXEC_CORRUPT, "row key of index %s does not decode: empty",
+                          ic->index->name);
+  if (cat_key_decode(ic->key_cols, ic->n_key_cols, kp, limit, kvals, scratch, cap, NULL, &ce) !=
       CAT_OK)
     return exec_error_set(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CORRUPT,
                           "row key of index %s does not decode: %s", ic->index->name, ce.msg);
   if (pk_off) {
-    const uint8_t *q = p;
+    const uint8_t *q = kp;
     for (int k = 0; k < ic->n_keys && q; k++) q = cat_key_skip_col(&ic->key_cols[k], q, limit);
     if (!q)
       return exec_error_set(err, EXEC_CORRUPT, "row key of index %s does not decode",

@@ -65,6 +65,8 @@ typedef struct exec_scan_state {
   const plan_scan *ps;       /* the plan step */
   kv_backend *be;            /* the store's backend (kv/backend.h) */
   kv_backend_scan *kv;       /* open backend scan, or NULL */
+  struct exec_salt_scan *salt; /* a salted table's merged bucket scans (exec/salt_merge.h),
+                                  or NULL (then kv is the scan) */
   kv_range *ranges;          /* kv ranges built from ps->ranges (malloc) */
   exec_rowcodec rc;          /* row decoder */
   bool rc_ok;                /* rc initialized */
@@ -100,6 +102,10 @@ typedef struct exec_scan_state {
   exec_vec_map vmap;         /* table scans: the columns of the qualifier projection given
                                 to kv, for rows that come as value vectors (n_sets 0: none) */
 } exec_scan_state;
+
+/* Add the metrics m of one scan to *sum (families matched by position: each scan of a sum
+** reads the same families in the same order). */
+void exec_scan_metrics_add(kv_scan_metrics *sum, const kv_scan_metrics *m);
 
 /* Zero the counters of m: every field but families[], whose entries past n_families (0
 ** now) no reader looks at. */

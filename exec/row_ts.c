@@ -1,11 +1,13 @@
 /*
 ** exec/row_ts.c: cell timestamps of ROW_TIMESTAMP tables (exec/row_ts.h). The value is
-** taken from the encoded row key, so it is the value as stored (after the column's type
-** was applied), whatever the statement wrote it as. Writes nothing itself.
+** taken from the encoded row key (after a salted table's salt byte), so it is the value as
+** stored (after the column's type was applied), whatever the statement wrote it as. Writes
+** nothing itself.
 */
 #include <time.h>
 
 #include "catalog/row_ts.h"
+#include "catalog/salt.h"
 #include "exec/row_ts.h"
 #include "kv/kv.h"
 
@@ -14,7 +16,8 @@ int exec_row_ts_of_key(const cat_table *t, const uint8_t *key, size_t len, int64
   *ts = KV_TS_NOW;
   if (t->row_ts < 0) return EXEC_OK;
   const cat_column *c = &t->columns[t->row_ts];
-  const uint8_t *p = key, *limit = key + len;
+  const uint8_t *p = key + cat_salt_len(t), *limit = key + len; /* after a salt byte */
+  if (p > limit) p = NULL;
   for (int k = 0; k < c->pk_pos && p; k++) p = cat_key_skip_col(&t->key_cols[k], p, limit);
   cat_value v;
   uint8_t scratch[8];

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/salt.h"
 #include "catalog/valcodec.h"
 #include "catalog/value.h"
 #include "planner/plan.h"
@@ -203,11 +204,13 @@ int exec_row_key(exec_rowcodec *rc, const cat_value *vals, uint8_t *buf, size_t 
     if (r != EXEC_OK) return r;
   }
   cat_error ce = {0};
-  size_t klen = 0;
-  if (cat_key_encode(t->key_cols, t->n_pk, rc->pk_vals, rc->key, CAT_KEY_MAX, &klen, &ce) !=
-      CAT_OK)
+  size_t klen = 0, salt = cat_salt_len(t); /* a salted table's key starts with its bucket */
+  if (cat_key_encode(t->key_cols, t->n_pk, rc->pk_vals, rc->key + salt, CAT_KEY_MAX - salt,
+                     &klen, &ce) != CAT_OK)
     return exec_error_set(err, ce.code == CAT_ERR_TOOBIG ? EXEC_TOOBIG : EXEC_CONSTRAINT,
                           "row key of %s: %s", t->name, ce.msg);
+  if (salt) rc->key[0] = cat_salt_byte(rc->key + 1, klen, t->salt_buckets);
+  klen += salt;
   rc->key_len = klen;
   if (buf) {
     if (cap < klen)
@@ -452,6 +455,12 @@ static int decode_key(exec_rowcodec *rc, const uint8_t *key, uint32_t len, const
       }
   }
   if (last < 0) return EXEC_OK;
+  if (t->salt_buckets) { /* the salt byte (catalog/salt.h) is no column's */
+    if (len < 1)
+      return exec_error_set(err, EXEC_CORRUPT, "row key of %s does not decode: empty", t->name);
+    key++;
+    len--;
+  }
   const uint8_t *limit = key + len;
   if (rc->fixed_from < t->n_pk) { /* the tail: needed columns read from the key's end */
     uint32_t tail = rc->tail_off[rc->fixed_from];

@@ -43,6 +43,8 @@
 #include "exec/index.h"
 #include "exec/keymap.h"
 #include "exec/op.h"
+#include "exec/salt_merge.h"
+#include "catalog/salt.h"
 #include "planner/filter.h"
 #include "planner/skip_prefix.h"
 
@@ -323,7 +325,12 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   /* rows as value vectors (kv.h): decoded through vmap, the projection just built; not
      with a filter (plan_filter_eval reads views), nor for point lookups, whose one row a
      key does not repay preparing the map at each open */
-  s->vmap.n_sets = k <= 64 && ps->ranges.kind != PLAN_SCAN_POINT && !t->n_dynamic ? n_qs : 0;
+  /* a salted table's (or salted index's) buckets are merged here (exec/salt_merge.h): rows,
+     not vectors */
+  int buckets = ps->index ? ps->index->salt_buckets : t->salt_buckets;
+  bool salted = buckets > 0;
+  s->vmap.n_sets = k <= 64 && ps->ranges.kind != PLAN_SCAN_POINT && !t->n_dynamic && !salted
+                       ? n_qs : 0;
   o.value_vectors = s->vmap.n_sets > 0 && !ps->filter && (ext & KV_BE_EXT_VALUE_VECTORS);
   if (o.value_vectors) exec_vec_map_prepare(s->rcp, &s->vmap);
   o.reverse = ps->reverse;
@@ -345,7 +352,11 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   }
   kv_backend_read rd = {0};
   rc = ps->filter ? pushed_filter(s, be, &o, &rd, err) : EXEC_OK;
-  int krc = rc ? KV_OK : kv_be_scan_open(be, &o, rd.filter_expr ? &rd : NULL, &s->kv);
+  const kv_backend_read *x = rd.filter_expr ? &rd : NULL;
+  int krc = rc ? KV_OK
+            : salted ? exec_salt_scan_open(be, buckets, &o, x, ps->ranges.kind == PLAN_SCAN_POINT,
+                                           &s->salt)
+                     : kv_be_scan_open(be, &o, x, &s->kv);
   if (!cache) {
     free(qbytes);
     free(qp);
@@ -369,8 +380,13 @@ static bool residual_pass(exec_scan_state *s, const kv_row *r, int *rc, exec_err
   return true;
 }
 
+/* The next row of the backend scan, or of the salted table's merged bucket scans. */
+static inline int scan_next_row(exec_scan_state *s, kv_row *r) {
+  return s->salt ? exec_salt_scan_next(s->salt, r) : kv_be_scan_next(s->be, s->kv, r);
+}
+
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
-  if (s->done || !s->kv) return EXEC_DONE;
+  if (s->done || (!s->kv && !s->salt)) return EXEC_DONE;
   if (s->own_limit && s->rows_out == s->own_limit) {
     s->done = true;
     return EXEC_DONE;
@@ -378,7 +394,7 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   kv_row r;
   int krc, prc = EXEC_OK;
   bool own = s->residual || s->skip.on;
-  do krc = kv_be_scan_next(s->be, s->kv, &r);
+  do krc = scan_next_row(s, &r);
   while (krc == KV_OK && own && !residual_pass(s, &r, &prc, err) && !prc);
   if (prc) {
     s->done = true;
@@ -396,8 +412,8 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   if (s->ic) {
     rc = exec_index_decode_row(s->ic, &r, row, NULL, err);
   } else {
-    uint32_t nv;
-    const kv_value_vector *vv = kv_be_scan_row_vectors(s->be, s->kv, &nv);
+    uint32_t nv = 0;
+    const kv_value_vector *vv = s->kv ? kv_be_scan_row_vectors(s->be, s->kv, &nv) : NULL;
     rc = exec_row_decode_vec(s->rcp, &r, vv, nv, s->ps->need, row, NULL, &s->vmap, err);
   }
   if (rc) return rc;
@@ -409,8 +425,7 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   return EXEC_ROW;
 }
 
-/* Add the metrics of one lookup to the sum (families in the same order every time). */
-static void add_metrics(kv_scan_metrics *sum, const kv_scan_metrics *m) {
+void exec_scan_metrics_add(kv_scan_metrics *sum, const kv_scan_metrics *m) {
   sum->rows_examined += m->rows_examined;
   sum->cells_examined += m->cells_examined;
   sum->rows_filtered += m->rows_filtered;
@@ -438,7 +453,7 @@ static void close_lookup(exec_scan_state *s) {
   if (!s->lk) return;
   kv_scan_metrics m;
   kv_be_scan_metrics(s->be, s->lk, &m);
-  add_metrics(&s->lm, &m);
+  exec_scan_metrics_add(&s->lm, &m);
   kv_be_scan_close(s->be, s->lk);
   s->lk = NULL;
 }
@@ -446,8 +461,9 @@ static void close_lookup(exec_scan_state *s) {
 int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   const plan_scan *ps = s->ps;
   close_lookup(s);
-  /* the data row key is the index key after its indexed values */
-  const uint8_t *p = s->key, *limit = s->key + s->key_len;
+  /* the data row key is the index key after its salt byte (a salted index) and indexed
+     values */
+  const uint8_t *p = s->key + (ps->index->salt_buckets ? 1 : 0), *limit = s->key + s->key_len;
   for (int k = 0; k < ps->ix_n_keys && p; k++) p = cat_key_skip_col(&ps->ix_key_cols[k], p, limit);
   if (!p || p >= limit) {
     if (err) {
@@ -471,7 +487,12 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   o.as_of = exec_as_of_current(); /* the data row as of the same time */
   kv_row r;
   s->lookups++;
-  int krc = kv_be_get(s->be, &o, p, (size_t)(limit - p), &s->lk, &r);
+  /* a salted table's key: its salt byte written over the index key's byte before the data
+     key (s->key is this scan's copy; the byte is put back after the read) */
+  uint8_t *q = s->key + (p - s->key), keep = q[-1];
+  const uint8_t *dk = cat_salt_before(ps->table, q, (size_t)(limit - p));
+  int krc = kv_be_get(s->be, &o, dk, (size_t)(limit - dk), &s->lk, &r);
+  q[-1] = keep;
   if (krc == KV_ERR_NOTFOUND) return EXEC_DONE;
   if (krc != KV_OK) return exec_kv_error(krc, err);
   s->lookups_found++;
@@ -485,6 +506,17 @@ void exec_scan_close(exec_scan_state *s) {
     exec_index_codec_free(s->ic);
     free(s->ic);
     s->ic = NULL;
+  }
+  if (s->salt) { /* the buckets' metrics summed, as one scan's */
+    kv_scan_metrics *m = &s->m;
+    exec_metrics_zero(m);
+    m->n_families = 0;
+    exec_salt_scan_metrics(s->salt, m);
+    exec_salt_scan_close(s->salt);
+    s->salt = NULL;
+    m->rows_filtered += s->rows_rejected;
+    m->rows_returned -= s->rows_rejected;
+    s->rows_rejected = 0;
   }
   if (s->kv) {
     kv_be_scan_metrics(s->be, s->kv, &s->m);

@@ -43,6 +43,7 @@
 #include "exec/engine_int.h"
 #include "exec/index.h"
 #include "catalog/row_ts.h"
+#include "catalog/salt.h"
 #include "exec/row_ts.h"
 #include "exec/sequence.h"
 
@@ -417,12 +418,15 @@ int exec_write_upsert(exec_stmt *st, exec_error *err) {
 
 /* The data row key inside index row key k[0..n) of index scan ps: what follows its
 ** ps->ix_n_keys indexed values. NULL if the key does not decode. */
-static const uint8_t *data_key(const plan_scan *ps, const uint8_t *k, size_t n, size_t *len) {
-  const uint8_t *p = k, *limit = k + n;
+static const uint8_t *data_key(const plan_scan *ps, uint8_t *k, size_t n, size_t *len) {
+  const uint8_t *p = k + (ps->index->salt_buckets ? 1 : 0), *limit = k + n; /* salted index */
   for (int i = 0; i < ps->ix_n_keys && p; i++) p = cat_key_skip_col(&ps->ix_key_cols[i], p, limit);
-  if (!p || p >= limit) return NULL;
-  *len = (size_t)(limit - p);
-  return p;
+  if (!p || p >= limit || p == k) return NULL;
+  /* a salted table's stored key: its salt byte over the index key's byte before it (k is
+     the scan's copy of the index row key, read no more) */
+  const uint8_t *d = cat_salt_before(ps->table, k + (p - k), (size_t)(limit - p));
+  *len = (size_t)(limit - d);
+  return d;
 }
 
 /* An uncovered index scan's row (decoded into row): the filter on index columns, then the

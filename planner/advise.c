@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog/salt.h"
 #include "catalog/status.h"
 #include "catalog/valcodec.h"
 #include "planner/advise.h"
@@ -206,6 +207,7 @@ int plan_adv_hyp_make(const cat_table *t, const int *cols, const bool *desc, int
                       plan_adv_hyp *h) {
   memset(h, 0, sizeof *h);
   h->t = *t;
+  h->t.salt_buckets = 0; /* a candidate key is judged unsalted */
   h->cols = malloc((size_t)t->n_columns * sizeof *h->cols);
   h->pk = malloc((size_t)n * sizeof *h->pk);
   h->kc = malloc((size_t)n * sizeof *h->kc);
@@ -286,8 +288,9 @@ int plan_adv_keys_build(const cat_table *t, const int *cols, const cat_key_col *
   if (rc) snprintf(msg, cap, "out of memory");
   for (uint64_t i = 0; i < s->n && !rc; i++) {
     const uint8_t *p = s->buf + s->off[i];
+    size_t salt = s->klen[i] ? cat_salt_len(t) : 0; /* a salted table's sampled key */
     cat_error e;
-    if (cat_key_decode(t->key_cols, npk, p, p + s->klen[i], vals, scratch, CAT_KEY_MAX + 16,
+    if (cat_key_decode(t->key_cols, npk, p + salt, p + s->klen[i], vals, scratch, CAT_KEY_MAX + 16,
                        NULL, &e) != CAT_OK) {
       rc = EXEC_CORRUPT;
       snprintf(msg, cap, "a row key of %s does not decode: %s", t->name, e.msg);

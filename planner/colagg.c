@@ -79,6 +79,7 @@ bool plan_colagg_check(const plan_query *q, int *threads) {
   const cat_table *t = ps->table;
   int kind = ps->ranges.kind;
   if (!t || t->n_columns > 1024 || t->n_dynamic /* their qualifiers are longer */ ||
+      t->salt_buckets /* its keys start with the salt byte: the row path merges buckets */ ||
       ps->index || kind == PLAN_SCAN_NOTHING ||
       (kind == PLAN_SCAN_FULL && ps->ranges.n_ranges) ||
       (kind == PLAN_SCAN_PREFIX_SKIP && ps->prefix_first) || ps->kv_limit || ps->residual ||

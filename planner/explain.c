@@ -40,6 +40,7 @@
 #include "planner/plan_select.h"
 #include "planner/colagg.h"
 #include "planner/explain_int.h"
+#include "planner/salt.h"
 #include "planner/hint.h"
 #include "planner/skip_prefix.h"
 #include "planner/selectivity.h"
@@ -264,7 +265,7 @@ static void index_scan_lines(lines *L, const plan_scan *sc, const char *const *n
 
 /* The scan line's node: its kind, what it reads, its bounds and actual figures. */
 static void scan_node(xjson *j, const plan_scan *sc, const char *over, const char *chunks,
-                      const plan_actuals *a) {
+                      const char *bounds, const plan_actuals *a) {
   const plan_scan_ranges *r = &sc->ranges;
   const cat_table *t = sc->table;
   switch (r->kind) {
@@ -303,8 +304,9 @@ static void scan_node(xjson *j, const plan_scan *sc, const char *over, const cha
   xj_str(j, "table", t->name);
   if (sc->index) xj_str(j, "index", sc->index->name);
   if (r->kind == PLAN_SCAN_PREFIX_SKIP) xj_str(j, "bounds", sc->skip_explain);
-  else if (r->kind != PLAN_SCAN_NOTHING && r->kind != PLAN_SCAN_FULL && r->explain && r->explain[0])
-    xj_str(j, "bounds", r->explain);
+  else if (r->kind != PLAN_SCAN_NOTHING && r->kind != PLAN_SCAN_FULL && bounds && bounds[0])
+    xj_str(j, "bounds", bounds);
+  if (plan_salt_chunks(sc) > 1) xj_bool(j, "client_merge_sort", true); /* planner/salt.h */
   if (r->kind != PLAN_SCAN_NOTHING) xj_bool(j, "reverse", sc->reverse);
   if (a) {
     const kv_scan_metrics *m = &a->kv;
@@ -343,7 +345,16 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
       snprintf(actual + l, sizeof actual - l, " time=%.1fms", a->step[PLAN_STEP_SCAN].ms);
     }
   }
-  scan_node(j, sc, over, chunks, a);
+  /* a salted table (planner/salt.h): its bucket scans as chunks, the buckets in the bounds */
+  char salt_chunks[64];
+  int nb = plan_salt_chunks(sc);
+  if (nb && !chunks[0]) {
+    snprintf(salt_chunks, sizeof salt_chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", nb, nb);
+    chunks = salt_chunks;
+  }
+  char *salt_bounds = plan_salt_bounds(sc);
+  const char *bounds = salt_bounds ? salt_bounds : r->explain ? r->explain : "";
+  scan_node(j, sc, over, chunks, bounds, a);
   switch (r->kind) {
     case PLAN_SCAN_NOTHING:
       line(L, "DEGENERATE SCAN OVER %s (reads nothing: the WHERE clause cannot be true)%s",
@@ -354,11 +365,11 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
            over, r->explain ? r->explain : "", rev, actual);
       break;
     case PLAN_SCAN_RANGE:
-      line(L, "%sRANGE SCAN OVER %s %s%s%s", chunks, over, r->explain ? r->explain : "", rev, actual);
+      line(L, "%sRANGE SCAN OVER %s %s%s%s", chunks, over, bounds, rev, actual);
       break;
     case PLAN_SCAN_SKIP:
-      line(L, "%sSKIP SCAN ON %u RANGES OVER %s %s%s%s", chunks, r->n_ranges, over,
-           r->explain ? r->explain : "", rev, actual);
+      line(L, "%sSKIP SCAN ON %u RANGES OVER %s %s%s%s", chunks, r->n_ranges, over, bounds, rev,
+           actual);
       break;
     case PLAN_SCAN_PREFIX_SKIP: {
       char found[48];
@@ -390,6 +401,9 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
     }
     default: line(L, "%sFULL SCAN OVER %s%s%s", chunks, over, rev, actual); break;
   }
+  free(salt_bounds);
+  if (nb > 1) /* Phoenix's line for the merge of a salted table's buckets */
+    line(L, "    CLIENT MERGE SORT (the %d salt buckets merged in key order)", nb);
   if (sc->index) {
     index_scan_lines(L, sc, names, a);
     return;

@@ -61,6 +61,7 @@ struct plan_filter {
   plan_filter_col *cols; int n_cols;           /* slot layout (copied) */
   cat_key_col key_cols[MAX_KEY_COLS];          /* row-key columns */
   int n_key;                                   /* count (<= MAX_KEY_COLS) */
+  int key_skip;                                /* salt bytes before the key columns */
 };
 
 /* ---- Building ----------------------------------------------------------------------- */
@@ -431,6 +432,7 @@ int plan_filter_build_schema(const plan_filter_schema *schema, const plan_expr *
   if (schema->n_cols) memcpy(f->cols, schema->cols, (size_t)schema->n_cols * sizeof *f->cols);
   f->n_key = schema->n_key < MAX_KEY_COLS ? schema->n_key : MAX_KEY_COLS;
   if (f->n_key) memcpy(f->key_cols, schema->key_cols, (size_t)f->n_key * sizeof(cat_key_col));
+  f->key_skip = schema->key_skip;
   bctx c = {f, params, n_params, false, 0};
   uint32_t nn = 0;
   for (uint32_t i = 0; i < n; i++) {
@@ -489,7 +491,7 @@ int plan_filter_build(const cat_table *t, const plan_expr *const *terms, uint32_
         cols[i].qual_len = (uint32_t)cat_column_qualifier(cc->id, cols[i].qual);
     }
   }
-  plan_filter_schema s = {t->key_cols, t->n_pk, cols, t->n_columns};
+  plan_filter_schema s = {t->key_cols, t->n_pk, cols, t->n_columns, t->salt_buckets ? 1 : 0};
   int rc = plan_filter_build_schema(&s, terms, n, params, n_params, out, not_pushed,
                                     n_not_pushed, msg, cap);
   free(cols);
@@ -572,7 +574,8 @@ static int col_bytes(const plan_filter *f, rowctx *rc, int s, const uint8_t **p,
     const kv_row *row = rc->row;
     const uint8_t *lim = row->key + row->key_len;
     if (rc->kfound == 0) {
-      rc->kstart[0] = row->key;
+      if (row->key_len < (uint32_t)f->key_skip) return -1;
+      rc->kstart[0] = row->key + f->key_skip; /* after a salted table's salt byte */
       rc->kfound = 1;
     }
     while (rc->kfound <= pc->key_pos + 1 && rc->kfound <= f->n_key) {

@@ -64,6 +64,8 @@ typedef struct plan_filter_schema {
   int n_key;                   /* number of key columns */
   const plan_filter_col *cols; /* per PX_COLUMN slot */
   int n_cols;                  /* number of slots */
+  int key_skip;                /* bytes before the first key column: 1 for a salted table's
+                                  salt byte (catalog/salt.h), else 0 */
 } plan_filter_schema;
 
 /* Build the filter for the AND of terms[0..n) over table t (PX_COLUMN slot = the table's

@@ -283,7 +283,8 @@ static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix
       fc[i].qual_len = (uint32_t)cat_column_qualifier(t->columns[i].id, fc[i].qual);
     }
   }
-  plan_filter_schema fs = {sc->ix_key_cols, n, fc, t->n_columns};
+  plan_filter_schema fs = {sc->ix_key_cols, n, fc, t->n_columns,
+                           sc->index->salt_buckets ? 1 : 0}; /* a salted index's salt byte */
   const plan_expr **not_pushed = NULL;
   uint32_t n_np = 0;
   plan_filter *f = NULL;

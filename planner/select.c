@@ -37,6 +37,7 @@
 #include "planner/plan_setop.h"
 #include "planner/plan_reuse.h"
 #include "planner/plan_select.h"
+#include "planner/salt.h"
 #include "planner/hint.h"
 #include "planner/skip_prefix.h"
 #include "planner/time_range.h"
@@ -231,15 +232,17 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
     kv_range kr;
     if (n) plan_kv_range(&sc->ranges.ranges[r], &kr);
     uint64_t rows = 0, bytes = 0, krows = 0;
-    if (kv_estimate_range(db, rows_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK) rows = 0;
+    if (plan_salt_estimate(db, sc, rows_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
+      rows = 0;
     /* a scan of the key family sees every row, also those with no cell in rows_family */
     if (sc->key_family && count_family != rows_family &&
-        kv_estimate_range(db, count_family, n ? &kr : NULL, &o, &krows, &bytes) == KV_OK &&
+        plan_salt_estimate(db, sc, count_family, n ? &kr : NULL, &o, &krows, &bytes) == KV_OK &&
         krows > rows)
       rows = krows;
     sc->est_rows += rows;
     for (int i = 0; i < sc->n_families; i++)
-      if (kv_estimate_range(db, sc->family_ids[i], n ? &kr : NULL, &ob, &rows, &bytes) == KV_OK)
+      if (plan_salt_estimate(db, sc, sc->family_ids[i], n ? &kr : NULL, &ob, &rows, &bytes) ==
+          KV_OK)
         sc->est_bytes += bytes;
   }
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
@@ -279,10 +282,10 @@ void plan_scan_estimate_limit(kv_db *db, plan_scan *sc, uint64_t limit) {
     if (n) plan_kv_range(&sc->ranges.ranges[r], &kr);
     kv_estimate_opts o = {left, sc->reverse, &allow, NULL};
     uint64_t rows = 0, bytes = 0, fr, fb;
-    if (kv_estimate_range(db, sc->est_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
+    if (plan_salt_estimate(db, sc, sc->est_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
       continue;
     for (int i = 0; i < sc->n_families; i++)
-      if (kv_estimate_range(db, sc->family_ids[i], n ? &kr : NULL, &o, &fr, &fb) == KV_OK)
+      if (plan_salt_estimate(db, sc, sc->family_ids[i], n ? &kr : NULL, &o, &fr, &fb) == KV_OK)
         bytes_sum += fb;
     left -= rows < left ? rows : left;
   }

@@ -211,7 +211,9 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
     sc->hint_note = pc ? "hint SKIP_SCAN ignored: the WHERE bounds no key column after the "
                          "ones its key ranges bound"
                        : "hint SKIP_SCAN ignored: the key ranges leave nothing to a skip scan";
-  if (!where || t->n_pk < 2 || hint < 0 || pc == 0) return EXEC_OK;
+  if (t->salt_buckets && hint > 0) /* its prefixes would start with the salt byte */
+    sc->hint_note = "hint SKIP_SCAN ignored: a salted table is read bucket by bucket";
+  if (!where || t->n_pk < 2 || hint < 0 || pc == 0 || t->salt_buckets) return EXEC_OK;
   /* the suffix: from the first key column after the prefix whose ranges bound something
      (key columns between, unbounded, join the prefix: `P1 = 1 AND P3 = 9` seeks each
      (1, P2) and reads its P3 = 9 rows) */
@@ -386,6 +388,7 @@ int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, 
   bool bounded = (kind == PLAN_SCAN_RANGE || kind == PLAN_SCAN_SKIP) &&
                  sc->ranges.bound_cols <= m && sc->ranges.n_ranges <= PLAN_SKIP_MAX_OUTER;
   if (hint < 0 || sc->index || sc->residual || sc->lookup || sc->reverse || m == 0 ||
+      t->salt_buckets /* its prefixes would start with the salt byte */ ||
       (kind != PLAN_SCAN_FULL && kind != PLAN_SCAN_PREFIX_SKIP && !bounded) ||
       (kind == PLAN_SCAN_PREFIX_SKIP && (sc->skip_key.n != m || sc->skip_outer.n_ranges)))
     return EXEC_OK;

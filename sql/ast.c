@@ -613,7 +613,14 @@ void sql_create_table_free(sql_create_table *t) {
   free(t->pk_name);
   sql_colname_list_free(t->pk);
   sql_option_list_free(t->opts);
+  sql_split_free(t->split);
   free(t);
+}
+
+void sql_split_free(sql_split *s) {
+  if (!s) return;
+  sql_expr_list_free(s->values);
+  free(s);
 }
 
 sql_create_index *sql_create_index_new(void) {

@@ -297,6 +297,12 @@ typedef struct sql_coldef {
   bool row_timestamp; /* ROW_TIMESTAMP after the type (or after PRIMARY KEY) */
 } sql_coldef;
 
+/* SPLIT ON (v1, v2, ...) of CREATE TABLE (Phoenix): the split points as written. */
+typedef struct sql_split {
+  sql_expr_list *values;  /* the values, or NULL for an empty list; owned */
+  uint32_t off;           /* byte offset of SPLIT */
+} sql_split;
+
 typedef struct sql_create_table {
   char *name;             /* table name; owned */
   uint32_t name_off;      /* byte offset of the name */
@@ -307,6 +313,7 @@ typedef struct sql_create_table {
   char *pk_name;          /* CONSTRAINT name PRIMARY KEY (...), NULL if none; owned */
   sql_colname_list *pk;   /* constraint key columns or NULL; owned */
   sql_option_list *opts;  /* options or NULL; owned */
+  sql_split *split;       /* SPLIT ON, or NULL; owned */
 } sql_create_table;
 
 typedef struct sql_create_index {
@@ -470,6 +477,7 @@ void sql_expr_free(sql_expr *e);
 /* ---- Lists --------------------------------------------------------------------------- */
 sql_expr_list *sql_expr_list_append(sql_expr_list *l, sql_expr *e);
 void sql_expr_list_free(sql_expr_list *l);
+void sql_split_free(sql_split *s);
 sql_order_list *sql_order_list_append(sql_order_list *l, sql_expr *e, bool desc, int nulls);
 void sql_order_list_free(sql_order_list *l);
 /* Appends [family.]name (both taken over; family may be NULL). */

@@ -103,7 +103,11 @@ explainable(A) ::= DELETE(K) hint_opt(H) FROM nm(T) dyncols_opt(D) where_opt(W) 
   { A = sql_pc_delete(ctx, K, H, T, D, W, L); }
 
 cmd(A) ::= CREATE(K) TABLE ifnotexists(E) nm(N) LP tbody(B) RP opts_opt(O).
-  { A = sql_pc_create_table(ctx, K, E, N, B, O); }
+  { A = sql_pc_create_table(ctx, K, E, N, B, O, NULL); }
+cmd(A) ::= CREATE(K) TABLE ifnotexists(E) nm(N) LP tbody(B) RP split_on(S).
+  { A = sql_pc_create_table(ctx, K, E, N, B, NULL, S); }
+cmd(A) ::= CREATE(K) TABLE ifnotexists(E) nm(N) LP tbody(B) RP optlist(O) split_on(S).
+  { A = sql_pc_create_table(ctx, K, E, N, B, O, S); }
 cmd(A) ::= DROP(K) TABLE ifexists(E) nm(N).
   { sql_name none = {NULL, 0}; A = sql_pc_drop(ctx, SQL_STMT_DROP_TABLE, K, E, N, none); }
 cmd(A) ::= CREATE(K) INDEX ifnotexists(E) nm(N) ON nm(T) LP sortlist(S) RP include_opt(I)
@@ -283,6 +287,15 @@ opts_opt(A) ::= . { A = NULL; }
 opts_opt(A) ::= optlist(L). { A = L; }
 optlist(A) ::= qname(Q) EQ expr(V). { A = sql_pc_option(ctx, NULL, Q, V); }
 optlist(A) ::= optlist(L) COMMA qname(Q) EQ expr(V). { A = sql_pc_option(ctx, L, Q, V); }
+
+/* Phoenix's SPLIT ON (v1, v2, ...) after the options: the table's split points. An empty
+   list is taken here so that CREATE TABLE can say what is wrong with it. (Not an optional
+   nonterminal after opts_opt: Lemon would take SPLIT for the ID of an option name.) */
+%fallback ID SPLIT.
+%type split_on {sql_split *}
+%destructor split_on { sql_split_free($$); }
+split_on(A) ::= SPLIT(K) ON LP nexprlist(L) RP. { A = sql_pc_split(ctx, K, L); }
+split_on(A) ::= SPLIT(K) ON LP RP. { A = sql_pc_split(ctx, K, NULL); }
 
 %type include_opt {sql_colname_list *}
 %destructor include_opt { sql_colname_list_free($$); }

@@ -186,7 +186,9 @@ sql_create_table *sql_pc_coldef(sql_pctx *ctx, sql_create_table *t, sql_qname q,
 sql_create_table *sql_pc_pk(sql_pctx *ctx, sql_create_table *t, sql_name name,
                             sql_colname_list *cols);
 sql_stmt *sql_pc_create_table(sql_pctx *ctx, sql_token kw, int if_not_exists, sql_name name,
-                              sql_create_table *t, sql_option_list *opts);
+                              sql_create_table *t, sql_option_list *opts, sql_split *split);
+/* SPLIT ON (values) at keyword kw; values NULL for an empty list. */
+sql_split *sql_pc_split(sql_pctx *ctx, sql_token kw, sql_expr_list *values);
 sql_stmt *sql_pc_create_index(sql_pctx *ctx, sql_token kw, int if_not_exists, sql_name name,
                               sql_name table, sql_order_list *keys,
                               sql_colname_list *include, sql_option_list *opts);

@@ -599,16 +599,30 @@ sql_create_table *sql_pc_pk(sql_pctx *ctx, sql_create_table *t, sql_name name,
   return t;
 }
 
+sql_split *sql_pc_split(sql_pctx *ctx, sql_token kw, sql_expr_list *values) {
+  sql_split *s = calloc(1, sizeof *s);
+  if (!s) {
+    sql_expr_list_free(values);
+    sql_pc_nomem(ctx);
+    return NULL;
+  }
+  s->values = values;
+  s->off = sql_pc_off(ctx, kw);
+  return s;
+}
+
 sql_stmt *sql_pc_create_table(sql_pctx *ctx, sql_token kw, int if_not_exists, sql_name name,
-                              sql_create_table *t, sql_option_list *opts) {
+                              sql_create_table *t, sql_option_list *opts, sql_split *split) {
   sql_stmt *s = sql_stmt_new(SQL_STMT_CREATE_TABLE, sql_pc_off(ctx, kw));
   if (!s || !t || !name.z) {
     free(s);
     free(name.z);
     sql_create_table_free(t);
     sql_option_list_free(opts);
+    sql_split_free(split);
     return sql_pc_nomem(ctx);
   }
+  t->split = split;
   t->name = name.z;
   t->name_off = name.off;
   t->if_not_exists = if_not_exists != 0;

@@ -128,7 +128,7 @@ static void test_create_reopen_drop(void **state) {
   assert_string_equal(err.msg, "table SENSORS already exists");
   static const char *const ikeys[] = {"TEMP"};
   static const char *const iinc[] = {"LOCATION"};
-  cat_index_def idx = {"TEMP_IDX", ikeys, NULL, 1, iinc, 1};
+  cat_index_def idx = {"TEMP_IDX", ikeys, NULL, 1, iinc, 1, 0};
   assert_int_equal(cat_create_index(s.cat, "SENSORS", &idx, &err), CAT_OK);
   assert_int_equal(cat_set_index_state(s.cat, "SENSORS", "TEMP_IDX", CAT_INDEX_ACTIVE, &err), CAT_OK);
   /* The row-existence marker can be written to the hidden key family. */
@@ -246,7 +246,7 @@ static int ddl_create(store *s, cat_error *err) {
 static int ddl_drop(store *s, cat_error *err) { return cat_drop_table(s->cat, "A", err); }
 static int ddl_index(store *s, cat_error *err) {
   static const char *const keys[] = {"TEMP"};
-  cat_index_def idx = {"IX", keys, NULL, 1, NULL, 0};
+  cat_index_def idx = {"IX", keys, NULL, 1, NULL, 0, 0};
   return cat_create_index(s->cat, "A", &idx, err);
 }
 

@@ -239,8 +239,8 @@ static void test_create_errors(void **state) {
       "_f.a");
   bad(&s, "CREATE TABLE u (k INTEGER PRIMARY KEY) _k.VERSIONS=2", EXEC_ERROR, "reserved",
       "_k.");
-  bad(&s, "CREATE TABLE u (k INTEGER PRIMARY KEY) SALT_BUCKETS=4", EXEC_ERROR,
-      "unknown table option SALT_BUCKETS", "SALT");
+  bad(&s, "CREATE TABLE u (k INTEGER PRIMARY KEY) SALT_BYTES=4", EXEC_ERROR,
+      "unknown table option SALT_BYTES", "SALT");
   bad(&s, "CREATE TABLE u (k INTEGER PRIMARY KEY) VERSIONS=0", EXEC_ERROR,
       "VERSIONS must be an integer >= 1", "VERSIONS");
   bad(&s, "CREATE TABLE u (k INTEGER PRIMARY KEY) VERSIONS='x'", EXEC_ERROR, "VERSIONS",

@@ -602,7 +602,7 @@ static void test_resume_building(void **state) {
   fill(t, 700, 0);
   cat_error ce = {0};
   static const char *const k1[] = {"B"}, *const k2[] = {"A", "A"};
-  cat_index_def d1 = {"IB", k1, NULL, 1, NULL, 0}, d2 = {"IA", k2, NULL, 2, NULL, 0};
+  cat_index_def d1 = {"IB", k1, NULL, 1, NULL, 0, 0}, d2 = {"IA", k2, NULL, 2, NULL, 0, 0};
   assert_int_equal(cat_create_index(t->s->cat, "T", &d1, &ce), CAT_OK);
   assert_int_equal(cat_create_index(t->s->cat, "T", &d2, &ce), CAT_OK);
   /* a row whose (a, a) key is over the row-key limit */

@@ -60,7 +60,7 @@ static void setup_schema(void) {
 }
 
 static plan_filter_schema schema(void) {
-  plan_filter_schema s = {KEY, 3, COLS, NCOL};
+  plan_filter_schema s = {KEY, 3, COLS, NCOL, 0};
   return s;
 }
 
