@@ -34,8 +34,8 @@ static kv_fam *pick_job(kv_db *db, bool *flush) {
   }
   for (uint32_t i = 0; i < db->n_fam_slots; i++) {
     kv_fam *f = kv_db_family(db, i);
-    if (f && (f->compact_req ||
-              kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) < f->n_files)) {
+    if (f && (f->compact_req || (!f->compact_damaged &&
+              kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) < f->n_files))) {
       *flush = false;
       return f;
     }
@@ -77,7 +77,9 @@ static void *bg_main(void *arg) {
       int rc = kv_db_compact_family(db, f, mode);
       pthread_mutex_lock(&db->mu);
       f->compact_done = asked;
-      if (rc && !db->bg_error) kv_db_set_bg_error(db, rc, kv_errmsg());
+      /* a damaged input fails this family's compactions only (kv_compact reports it) */
+      if (rc && !db->bg_error && !(rc == KV_ERR_CORRUPT && f->compact_damaged))
+        kv_db_set_bg_error(db, rc, kv_errmsg());
     }
     db->bg_busy = false;
     pthread_cond_broadcast(&db->bg_done_cv);
@@ -162,7 +164,8 @@ static int wait_families(kv_db *db, const uint32_t *ids, const uint64_t *targets
 
 static bool flush_done(kv_db *db, kv_fam *f, uint64_t target) {
   return f->flushed >= target && !f->compact_req &&
-         kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) == f->n_files;
+         (f->compact_damaged ||
+          kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) == f->n_files);
 }
 
 int kv_flush(kv_db *db, const char *table) {
@@ -211,6 +214,10 @@ int kv_compact(kv_db *db, const char *table, bool major) {
   }
   pthread_cond_signal(&db->bg_cv);
   rc = wait_families(db, ids, targets, n, compact_done);
+  for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
+    kv_fam *f = kv_db_family(db, ids[i]);
+    if (f && f->compact_damaged) rc = kv_error(KV_ERR_CORRUPT, "%s", f->damage_msg);
+  }
   pthread_mutex_unlock(&db->mu);
   free(targets);
   free(ids);
