@@ -193,6 +193,11 @@ typedef struct kv_options {
                                  (kv_scan_options.as_of) stay exact; see kv_lookback_horizon.
                                  0 (default) = none: major compaction drops at once;
                                  negative: KV_ERR_INVALID */
+  uint64_t region_split_size; /* bytes of one family's store files in one region past which
+                                 the background thread splits the region in two at a middle
+                                 key (HBase's hbase.hregion.max.filesize; docs/KV.md
+                                 "Regions"); 0 (default) = never: a table keeps the regions
+                                 kv_create_table_split gave it */
 } kv_options;
 
 /* kv_options.block_cache_size value that turns the block cache off. */

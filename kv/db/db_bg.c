@@ -13,6 +13,11 @@
 ** state (a failed job sets it; the frozen memstores stay readable and the WAL keeps their
 ** ops), while DDL pauses it, or once kv_close asked it to stop (the running job finishes;
 ** frozen memstores left are replayed from the WAL at the next open).
+** After each flush or compaction it checks the family's regions against
+** kv_options.region_split_size (kv/db/db_split.c). A compaction that meets a damaged store
+** file (KV_ERR_CORRUPT) does not set the error state: it fails that family's compactions
+** (kv_compact reports it; automatic ones skip the family until the store is reopened) and
+** the store stays writable (docs/KV.md "Regions").
 ** Not here: what a flush (kv/db/db_flush.c) or a compaction (kv/db/compact.c) does.
 */
 #include <stdio.h>
@@ -43,6 +48,13 @@ static kv_fam *pick_job(kv_db *db, bool *flush) {
   return NULL;
 }
 
+/* A region past kv_options.region_split_size is split (kv/db/db_split.c); a failure to
+** record it is the store's error state, as a failed flush record is. mu NOT held. */
+static void split_after(kv_db *db, kv_fam *f) {
+  int rc = kv_db_maybe_split(db, f);
+  if (rc) kv_db_fail(db, rc);
+}
+
 static void *bg_main(void *arg) {
   kv_db *db = arg;
   pthread_mutex_lock(&db->mu);
@@ -66,7 +78,7 @@ static void *bg_main(void *arg) {
     db->bg_busy = true;
     if (flush) {
       pthread_mutex_unlock(&db->mu);
-      kv_db_flush_imm(db, f);
+      if (kv_db_flush_imm(db, f) == KV_OK) split_after(db, f);
       pthread_mutex_lock(&db->mu);
     } else {
       enum kv_cm_mode mode = f->compact_req == 2 ? KV_CM_MAJOR
@@ -75,6 +87,7 @@ static void *bg_main(void *arg) {
       f->compact_req = 0;
       pthread_mutex_unlock(&db->mu);
       int rc = kv_db_compact_family(db, f, mode);
+      if (rc == KV_OK) split_after(db, f);
       pthread_mutex_lock(&db->mu);
       f->compact_done = asked;
       /* a damaged input fails this family's compactions only (kv_compact reports it) */

@@ -188,6 +188,7 @@ struct kv_db {
   uint64_t stat_dropped_bytes;   /* a torn tail kv_open dropped from the newest segment */
   uint64_t stat_dropped_segment; /* that segment's number (0: none) */
   uint64_t stat_compactions; /* compactions done (tests) */
+  uint64_t stat_region_splits; /* regions split by size (REQUIRES mu; kv/db/db_split.c) */
   uint64_t stat_reader_retries; /* read-only: catch-up attempts made again (REQUIRES mu) */
   uint64_t stat_reader_stops;   /* read-only: catch-ups stopped before a record (mu) */
 };
@@ -361,6 +362,11 @@ int kv_regions_encode(const uint8_t *const *keys, const uint32_t *lens, uint32_t
 ** REQUIRES: mu held, or the background thread. */
 void kv_db_region_name(kv_db *db, const kv_fam *f, const kv_regions *r, uint32_t i, char *buf,
                        size_t cap);
+/* After a flush or a compaction of f: split the first region of f's table whose blocks of
+** f hold more than kv_options.region_split_size bytes, at its middle key (one SET_REGIONS
+** record), and ask a minor compaction of each family with a file spanning the new boundary
+** (kv/db/db_split.c). KV_OK when none is due. REQUIRES: the background thread, mu NOT held. */
+int kv_db_maybe_split(kv_db *db, kv_fam *f);
 /* rc as it is, except KV_ERR_CORRUPT from reading one of files[0, n) of family family_id
 ** (the file's path is in kv_errmsg()): the message then also names the region the file
 ** lies in (by its first row), "... (store file P lies in table T region i of n [a, b))".

@@ -14,7 +14,9 @@
 **   touches it fails with KV_ERR_CORRUPT naming the file and the region (table, number,
 **   key range), a compaction fails the same way without putting the store in its error
 **   state;
-** - the local backend's split_points are the region boundaries.
+** - the local backend's split_points are the region boundaries;
+** - splits by size (region_split_size): the table splits, rows read back unchanged, the
+**   files end up within the new regions, a reopen keeps the boundaries.
 ** Not here: the bulk load (files it writes may span regions: docs/KV.md "Regions").
 */
 #include <setjmp.h>
@@ -478,6 +480,83 @@ static void test_damaged_region(void **state) {
   kv_env_free(env);
 }
 
+/* Splits by size: with region_split_size small, random writes over several flushes split
+** the table; the boundaries ascend, every row reads back as the model says, files that
+** spanned a new boundary are cut by the compaction the split asks for (and kv_compact),
+** and a reopen keeps the boundaries. */
+typedef struct all_bounds {
+  char key[64][8];
+  uint32_t n;
+} all_bounds;
+static void each_any_bound(void *ctx, uint32_t i, const uint8_t *key, uint32_t len) {
+  all_bounds *b = ctx;
+  assert_int_equal(i, b->n);
+  assert_true(len == 4 && b->n < 64);
+  memcpy(b->key[b->n], key, len);
+  b->key[b->n++][len] = 0;
+}
+
+/* Every file of fid lies within one region of b. */
+static void check_within_bounds(kv_db *db, uint32_t fid, const all_bounds *b) {
+  sfiles l;
+  list_files(db, fid, &l);
+  for (uint32_t i = 0; i < l.n; i++) {
+    uint32_t lo = 0, hi = 0;
+    while (lo < b->n && strcmp(l.f[i].first, b->key[lo]) >= 0) lo++;
+    while (hi < b->n && strcmp(l.f[i].last, b->key[hi]) >= 0) hi++;
+    if (lo != hi) fail_msg("file %llu spans [%s, %s]", (unsigned long long)l.f[i].number,
+                           l.f[i].first, l.f[i].last);
+  }
+}
+
+static void test_split_by_size(void **state) {
+  (void)state;
+  uint64_t rng = tu_seed("regions_split_by_size");
+  kv_env *env = kv_env_mem_new(1);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = env;
+  o.create_if_missing = true;
+  o.compaction_trigger = 1000;
+  o.region_split_size = 2500;
+  kv_db *db = NULL;
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+  kv_family_options f = {.name = "0", .block_size = 1024, .compression = KV_COMPRESSION_NONE};
+  assert_int_equal(kv_create_table(db, "t", &f, 1), KV_OK);
+  uint32_t fid = fam_of(db, "t"), next = 0;
+  model m;
+  memset(&m, 0, sizeof m);
+  for (int round = 0; round < 6; round++) {
+    write_some(db, fid, &m, &rng, 300, &next);
+    assert_int_equal(kv_flush(db, "t"), KV_OK); /* waits for the compactions a split asks */
+    check_model(db, fid, &m);
+  }
+  /* splits go on in the background: stop them (a reopen without the setting) to check */
+  assert_int_equal(kv_close(db), KV_OK);
+  o.region_split_size = 0;
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+  all_bounds b = {.n = 0};
+  uint32_t n = 0;
+  assert_int_equal(kv_table_regions(db, "t", &n, each_any_bound, &b), KV_OK);
+  assert_int_equal(n, b.n + 1);
+  assert_true(n >= 3); /* 1,800 cells of 10-12 bytes on disk: past 2 x 2,500 bytes */
+  for (uint32_t i = 1; i < b.n; i++) assert_true(strcmp(b.key[i - 1], b.key[i]) < 0);
+  check_model(db, fid, &m);
+  assert_int_equal(kv_compact(db, "t", false), KV_OK); /* cuts what spans a new boundary */
+  check_within_bounds(db, fid, &b);
+  check_model(db, fid, &m);
+  assert_int_equal(kv_close(db), KV_OK);
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK); /* the boundaries are the MANIFEST's */
+  all_bounds b2 = {.n = 0};
+  assert_int_equal(kv_table_regions(db, "t", &n, each_any_bound, &b2), KV_OK);
+  assert_int_equal(b2.n, b.n);
+  for (uint32_t i = 0; i < b2.n; i++) assert_string_equal(b2.key[i], b.key[i]);
+  check_within_bounds(db, fid, &b2);
+  check_model(db, fid, &m);
+  kv_close(db);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flush_compact_regions),
@@ -488,6 +567,7 @@ int main(void) {
       cmocka_unit_test(test_unsplit_is_one_region),
       cmocka_unit_test(test_backend_split_points),
       cmocka_unit_test(test_damaged_region),
+      cmocka_unit_test(test_split_by_size),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
