@@ -333,8 +333,8 @@ typedef struct kv_db_fill {
   int (*fill)(void *ctx, kv_sf_writer *w, const uint8_t *end, uint32_t end_len);
   int (*status)(void *ctx); /* once next_row says none are left: KV_OK or the inputs' error */
 } kv_db_fill;
-/* Write what fill hands out as store files of f (REQUIRES: the background thread, mu NOT
-** held), one per region that gets cells (the
+/* Write what fill hands out as store files of f (REQUIRES: mu NOT held; the background
+** thread, or the bulk load's commit), one per region that gets cells (the
 ** regions f holds when it starts), each written whole and synced, its folder synced, and
 ** opened: *outs (malloc'ed, kv_db_sfs_free) gets *n_outs handles in key order (0 when there
 ** were no cells). On failure nothing is left on disk and *outs is NULL. rows_bound: a
@@ -345,6 +345,11 @@ void kv_db_sfs_free(kv_sfh **outs, uint32_t n);
 /* kv_db_write_sfs of every cell of `it` (from seek_first; kv/db/db_flush.c). */
 int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh ***outs,
                      uint32_t *n_outs);
+/* Store file h of f (not yet named in the MANIFEST: the bulk load's) written again as one
+** file per region it holds rows of, through kv_db_write_iter, each with h's sequence
+** range: *outs / *n_outs as kv_db_write_sfs; *n_outs 0 when h lies within one region (keep
+** it). REQUIRES: mu NOT held. */
+int kv_db_cut_file(kv_db *db, kv_fam *f, kv_sfh *h, kv_sfh ***outs, uint32_t *n_outs);
 /* The regions of table t (NULL when it has one, or out of memory: check t->n_bounds). */
 kv_regions *kv_regions_new(const kv_table_meta *t);
 void kv_regions_ref(kv_regions *r);       /* NULL is a no-op */

@@ -278,3 +278,25 @@ int kv_db_corrupt_region(kv_db *db, uint32_t family_id, kv_sfh *const *files, ui
   }
   return rc;
 }
+
+int kv_db_cut_file(kv_db *db, kv_fam *f, kv_sfh *h, kv_sfh ***outs, uint32_t *n_outs) {
+  *outs = NULL;
+  *n_outs = 0;
+  const uint8_t *first, *last;
+  uint32_t first_len, last_len;
+  kv_sf_key_range(h->reader, &first, &first_len, &last, &last_len);
+  pthread_mutex_lock(&db->mu);
+  bool within = !first || kv_regions_find(f->regions, first, first_len) ==
+                              kv_regions_find(f->regions, last, last_len);
+  pthread_mutex_unlock(&db->mu);
+  if (within) return KV_OK;
+  kv_iter *it = kv_sf_iter_new_opts(h->reader, NULL, false); /* every cell as stored */
+  if (!it) return kv_error(KV_ERR_NOMEM, "cutting %s at region boundaries: out of memory", h->path);
+  int rc = kv_db_write_iter(db, f, it, h->meta.rows, outs, n_outs);
+  it->ops->destroy(it);
+  for (uint32_t i = 0; rc == KV_OK && i < *n_outs; i++) { /* the whole file's ranges */
+    (*outs)[i]->meta.min_seq = h->meta.min_seq;
+    (*outs)[i]->meta.max_seq = h->meta.max_seq;
+  }
+  return rc;
+}

@@ -17,7 +17,8 @@
 ** - the local backend's split_points are the region boundaries;
 ** - splits by size (region_split_size): the table splits, rows read back unchanged, the
 **   files end up within the new regions, a reopen keeps the boundaries.
-** Not here: the bulk load (files it writes may span regions: docs/KV.md "Regions").
+** - a bulk load into a split table (in several segments, in random order, and over rows
+**   already in the store) leaves files within regions and the rows the model says.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,6 +30,7 @@
 #include <cmocka.h>
 
 #include "kv/backend.h"
+#include "kv/bulk/bulk.h"
 #include "kv/db/manifest.h"
 #include "kv/env/env_mem.h"
 #include "kv/kv.h"
@@ -557,6 +559,49 @@ static void test_split_by_size(void **state) {
   kv_env_free(env);
 }
 
+static void bulk_round(kv_db *db, uint32_t fid, model *m, uint64_t *rng, uint32_t *next,
+                       size_t segment_bytes) {
+  kv_bulk_options bo = {.segment_bytes = segment_bytes};
+  kv_bulk *b;
+  assert_int_equal(kv_bulk_begin(db, &bo, &b), KV_OK);
+  for (int k = 0; k < 700; k++) {
+    uint32_t i = (uint32_t)tu_below(rng, N_KEYS);
+    char key[8], val[16];
+    row_key(key, i);
+    uint32_t v = ++*next;
+    snprintf(val, sizeof val, "v%u", v);
+    assert_int_equal(kv_bulk_put(b, fid, key, 4, "q", 1, KV_TS_NOW, val, strlen(val)), KV_OK);
+    m->val[i] = v;
+  }
+  assert_int_equal(kv_bulk_commit(b, NULL), KV_OK);
+  kv_bulk_free(b);
+}
+
+static void test_bulk_load_regions(void **state) {
+  (void)state;
+  uint64_t rng = tu_seed("regions_bulk");
+  kv_env *env = kv_env_mem_new(1);
+  kv_db *db = open_db(env, true);
+  create(db, "t", 3);
+  uint32_t fid = fam_of(db, "t"), next = 0;
+  model m;
+  memset(&m, 0, sizeof m);
+  bulk_round(db, fid, &m, &rng, &next, 0); /* one buffer */
+  assert_int_equal(check_within(db, fid, 3), 4);
+  check_model(db, fid, &m);
+  write_some(db, fid, &m, &rng, 100, &next);
+  assert_int_equal(kv_flush(db, "t"), KV_OK);
+  bulk_round(db, fid, &m, &rng, &next, 4096); /* several segments merged at commit */
+  check_within(db, fid, 3);
+  check_model(db, fid, &m);
+  assert_int_equal(kv_close(db), KV_OK);
+  db = open_db(env, false);
+  check_within(db, fid, 3);
+  check_model(db, fid, &m);
+  kv_close(db);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flush_compact_regions),
@@ -568,6 +613,7 @@ int main(void) {
       cmocka_unit_test(test_backend_split_points),
       cmocka_unit_test(test_damaged_region),
       cmocka_unit_test(test_split_by_size),
+      cmocka_unit_test(test_bulk_load_regions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
