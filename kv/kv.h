@@ -195,8 +195,8 @@ typedef struct kv_options {
                                  negative: KV_ERR_INVALID */
   uint64_t region_split_size; /* bytes of one family's store files in one region past which
                                  the background thread splits the region in two at a middle
-                                 key (HBase's hbase.hregion.max.filesize; docs/KV.md
-                                 "Regions"); 0 (default) = never: a table keeps the regions
+                                 key (HBase's hbase.hregion.max.filesize;
+                                 docs/KV_REGIONS.md); 0 (default) = never: a table keeps the regions
                                  kv_create_table_split gave it */
 } kv_options;
 
@@ -294,7 +294,7 @@ enum kv_compression { KV_COMPRESSION_LZ4 = 0, KV_COMPRESSION_NONE = 1 };
 int kv_create_table(kv_db *db, const char *name, const kv_family_options *families,
                     int n_families);
 
-/* kv_create_table with the table split into regions (docs/KV.md "Regions"; HBase's
+/* kv_create_table with the table split into regions (docs/KV_REGIONS.md; HBase's
 ** createTable with split keys, Phoenix's SPLIT ON): split_keys[0..n_splits) (lengths in
 ** split_lens) are row keys, strictly ascending, 1..KV_MAX_ROW_KEY bytes each; region 0
 ** holds the rows below the first, region i the rows from key i-1 (inclusive) to key i
@@ -740,7 +740,11 @@ int kv_flush(kv_db *db, const char *table);
 ** so the result is exactly what a read sees (see "What a read sees" above). While a
 ** snapshot is acquired, a row with any cell newer than the oldest snapshot is kept whole in
 ** that family, so every acquired snapshot reads the same after as before. The inputs are
-** deleted once no open scan reads them. Errors as kv_flush. */
+** deleted once no open scan reads them. In a table split into regions (docs/KV_REGIONS.md)
+** each family gets one file per region. Errors as kv_flush, and KV_ERR_CORRUPT when a
+** family's input file is damaged: the message names the file and its region; nothing is
+** replaced, the store stays writable, and the family's automatic compactions stop until the
+** store is reopened (each kv_compact of it fails so again). */
 int kv_compact(kv_db *db, const char *table, bool major);
 /* Whether minor compactions copy whole store-file blocks where their rows sort below every
 ** other input's (on by default; kv_family_stats counts the blocks). Off, every cell is

@@ -469,7 +469,7 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
   if (!kf) return kv_error(KV_ERR_NOTFOUND, "bulk load: family id %u was dropped", f->id);
   rc = kv_sfh_open(db, kf, &meta, &o->h);
   /* a file of a table split into regions that holds rows of several is written again, cut
-     at the boundaries (docs/KV.md "Regions"), and the first one deleted */
+     at the boundaries (docs/KV_REGIONS.md), and the first one deleted */
   if (rc == KV_OK) rc = kv_db_cut_file(db, kf, o->h, &o->cut, &o->n_cut);
   if (rc == KV_OK && o->n_cut) {
     atomic_store(&o->h->obsolete, true); /* deleted now: nothing names it */

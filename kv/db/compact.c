@@ -455,7 +455,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   if (rc == KV_ERR_CORRUPT) {
     /* a damaged input: nothing was written or recorded. The family's files stay as they
        are (the damaged one fails only the reads that touch it); automatic compactions skip
-       the family from now on, and the store stays writable (docs/KV.md "Regions") */
+       the family from now on, and the store stays writable (docs/KV_REGIONS.md) */
     rc = kv_db_corrupt_region(db, f->id, in, n, rc);
     pthread_mutex_lock(&db->mu);
     f->compact_damaged = true;

@@ -17,7 +17,7 @@
 ** kv_options.region_split_size (kv/db/db_split.c). A compaction that meets a damaged store
 ** file (KV_ERR_CORRUPT) does not set the error state: it fails that family's compactions
 ** (kv_compact reports it; automatic ones skip the family until the store is reopened) and
-** the store stays writable (docs/KV.md "Regions").
+** the store stays writable (docs/KV_REGIONS.md).
 ** Not here: what a flush (kv/db/db_flush.c) or a compaction (kv/db/compact.c) does.
 */
 #include <stdio.h>

@@ -107,7 +107,7 @@ typedef struct kv_fam {
                                 (REQUIRES mu to read or swap; a reference keeps it) */
   bool compact_damaged;      /* a compaction met a damaged input (KV_ERR_CORRUPT): the
                                 automatic ones skip the family until it is reopened,
-                                kv_compact reports damage_msg (docs/KV.md "Regions") */
+                                kv_compact reports damage_msg (docs/KV_REGIONS.md) */
   char damage_msg[512];      /* that error's message (REQUIRES mu) */
 } kv_fam;
 

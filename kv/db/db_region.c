@@ -1,5 +1,5 @@
 /*
-** kv/db/db_region.c: regions (docs/KV.md "Regions"): a table's rows cut into key ranges at
+** kv/db/db_region.c: regions (docs/KV_REGIONS.md): a table's rows cut into key ranges at
 ** its boundaries, as HBase cuts a table into regions. Region i holds the rows in
 ** [boundary i-1, boundary i): the first has no start, the last no end. The boundaries are
 ** the MANIFEST's (SET_REGIONS, kv/db/manifest_region.c); here:

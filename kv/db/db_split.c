@@ -1,6 +1,6 @@
 /*
 ** kv/db/db_split.c: the automatic split of a region by size (kv_options.region_split_size;
-** HBase's hbase.hregion.max.filesize; docs/KV.md "Regions"). After each flush or
+** HBase's hbase.hregion.max.filesize; docs/KV_REGIONS.md). After each flush or
 ** compaction of a family, the background thread adds up the on-disk bytes of the family's
 ** store-file blocks per region (a block counts in the region of its first row); the first
 ** region past the setting is split in two at a middle key: the first row of the block at

@@ -34,7 +34,7 @@ typedef struct kv_table_meta {
   uint32_t id;              /* store-wide table id, never reused */
   char name[KV_MAX_NAME + 1];
   kv_family_meta *families; uint32_t n_families;
-  /* Region boundaries (docs/KV.md "Regions"): n_bounds row keys, ascending, each the
+  /* Region boundaries (docs/KV_REGIONS.md): n_bounds row keys, ascending, each the
   ** exclusive end of one region and the first key of the next, in the SET_REGIONS encoding
   ** (len:varint key, n_bounds times; bounds_len bytes; malloc'ed). NULL / 0: one region. */
   uint8_t *bounds; uint32_t bounds_len, n_bounds;

@@ -362,7 +362,7 @@ static void test_damaged_block_fails_and_keeps_files(void **state) {
   assert_int_equal(kv_env_mem_set_byte(f->env, l.path[mid], off, (uint8_t)(v ^ 0x5a)), KV_OK);
   assert_int_equal(kv_compact(f->db, "t", false), KV_ERR_CORRUPT);
   assert_non_null(strstr(kv_errmsg(), strrchr(l.path[mid], '/') + 1));
-  /* the store stays writable (docs/KV.md "Regions": a damaged input fails the family's
+  /* the store stays writable (docs/KV_REGIONS.md: a damaged input fails the family's
      compactions, not the store), and kv_compact reports the damage again */
   kv_batch *b = kv_batch_new();
   assert_int_equal(kv_batch_put(b, f->a, "x", 1, "q", 1, T0, "v", 1), KV_OK);

@@ -1,5 +1,5 @@
 /*
-** tests/kv/test_regions.c: tables split into regions (docs/KV.md "Regions";
+** tests/kv/test_regions.c: tables split into regions (docs/KV_REGIONS.md;
 ** kv_create_table_split, kv_table_regions). Checked here, each against a model (a sorted
 ** array of the rows written, randomized with tu_seed):
 ** - every store file a flush, a minor and a major compaction writes lies within one region
@@ -34,6 +34,7 @@
 #include "kv/db/manifest.h"
 #include "kv/env/env_mem.h"
 #include "kv/kv.h"
+#include "manifest_version.h"
 #include "testutil.h"
 
 #define N_KEYS 600 /* row keys "r000".."r599" */
@@ -327,16 +328,29 @@ static void test_manifest_regions(void **state) {
   b.bounds = enc;
   b.table_id = 9;
   assert_int_equal(kv_manifest_apply(m, &v, &b, 1), KV_ERR_NOTFOUND);
+  /* docs/FORMAT.md's worked example: table 2 gets one boundary, "m" */
+  static const uint8_t one[] = {1, 'm'};
+  kv_edit s1 = {.kind = KV_EDIT_SET_REGIONS, .table_id = 2, .bounds = one,
+                .bounds_len = sizeof one, .n_bounds = 1};
+  assert_int_equal(kv_manifest_apply(m, &v, &s1, 1), KV_OK);
   kv_manifest_close(m);
   kv_version_free(&v);
+  uint8_t *buf;
+  size_t len;
+  assert_int_equal(kv_env_read_all(env, "/m/MANIFEST", &buf, &len), KV_OK);
+  static const uint8_t rec[] = {0x07, 0x00, 0x00, 0x00, 0x01, 0x0a, 0x02, 0x01, 0x02, 0x01, 0x6d};
+  assert_memory_equal(buf + len - 7, rec + 4, 7); /* the payload, the file's last bytes */
+  assert_memory_equal(buf + len - 23, rec, 4);    /* its length */
+  assert_int_equal(buf[24], 4);                   /* the header's format version */
+  free(buf);
   for (int pass = 0; pass < 2; pass++) { /* replayed; then after a rewrite */
     assert_int_equal(kv_manifest_open(env, "/m", false, &m, &v), KV_OK);
     assert_int_equal(v.n_tables, 2);
     assert_int_equal(v.tables[0].n_bounds, 2);
     assert_int_equal(v.tables[0].bounds_len, sizeof enc);
     assert_memory_equal(v.tables[0].bounds, enc, sizeof enc);
-    assert_int_equal(v.tables[1].n_bounds, 0);
-    assert_null(v.tables[1].bounds);
+    assert_int_equal(v.tables[1].n_bounds, 1);
+    assert_memory_equal(v.tables[1].bounds, one, sizeof one);
     if (pass == 0) {
       kv_manifest_set_rewrite_limit(m, 1);
       kv_edit c = {.kind = KV_EDIT_SET_COUNTERS, .next_file_number = 50};
@@ -348,8 +362,8 @@ static void test_manifest_regions(void **state) {
   kv_env_free(env);
 }
 
-/* A table created without split keys, as every store before regions: one region, and the
-** backend's split points come from the block indexes as before. */
+/* A store from before regions (a format 3 MANIFEST, no boundaries): one region per table;
+** the first writable open rewrites it in format 4. */
 static void test_unsplit_is_one_region(void **state) {
   (void)state;
   kv_env *env = kv_env_mem_new(1);
@@ -357,6 +371,16 @@ static void test_unsplit_is_one_region(void **state) {
   kv_family_options f = {.name = "0"};
   assert_int_equal(kv_create_table(db, "old", &f, 1), KV_OK);
   assert_int_equal(kv_close(db), KV_OK);
+  /* make its MANIFEST a format 3 one, as a build before regions wrote it */
+  assert_int_equal(tu_manifest_set_version(env, "/db/MANIFEST", 3), 4);
+  uint8_t *buf;
+  size_t len;
+  db = open_db(env, false);
+  check_bounds(db, "old", 0);
+  kv_close(db);
+  assert_int_equal(kv_env_read_all(env, "/db/MANIFEST", &buf, &len), KV_OK);
+  assert_int_equal(buf[24], 4); /* rewritten in format 4 by the writable open */
+  free(buf);
   db = open_db(env, false);
   check_bounds(db, "old", 0);
   kv_close(db);
