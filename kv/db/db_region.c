@@ -205,15 +205,16 @@ int kv_db_write_sfs(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx,
 
 /* ---- naming and listing --------------------------------------------------------------- */
 
-/* Up to cap - 1 bytes of key, printable ASCII as it is, other bytes as \xHH. */
+/* The key as text in buf (cap >= 9): printable ASCII as it is, other bytes (and the
+** backslash) as \xHH, cut with "..." when it does not fit. */
 static void key_text(char *buf, size_t cap, const uint8_t *k, uint32_t len) {
   size_t o = 0;
-  for (uint32_t i = 0; i < len && o + 5 < cap; i++) {
+  uint32_t i = 0;
+  for (; i < len && o + 8 < cap; i++) { /* room for one \xHH and "..." after it */
     if (k[i] >= 0x20 && k[i] < 0x7f && k[i] != '\\') buf[o++] = (char)k[i];
     else o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", k[i]);
   }
-  if (o + 5 < cap || len == 0) buf[o] = 0;
-  else snprintf(buf + o, cap - o, "...");
+  snprintf(buf + o, cap - o, "%s", i < len ? "..." : "");
 }
 
 void kv_db_region_name(kv_db *db, const kv_fam *f, const kv_regions *r, uint32_t i, char *buf,
