@@ -12,8 +12,8 @@
 ** - a store whose tables have no boundaries (created without split keys) is one region;
 ** - a damaged store file in one region: the other regions read and write on, a read that
 **   touches it fails with KV_ERR_CORRUPT naming the file and the region (table, number,
-**   key range), a compaction fails the same way without putting the store in its error
-**   state;
+**   key range; a boundary's bytes outside ASCII written \xHH), a compaction fails the same
+**   way without putting the store in its error state;
 ** - the local backend's split_points are the region boundaries;
 ** - splits by size (region_split_size): the table splits, rows read back unchanged, the
 **   files end up within the new regions, a reopen keeps the boundaries.
@@ -57,7 +57,10 @@ static kv_db *open_db(kv_env *env, bool create) {
 }
 
 /* Split keys "r150", "r300", "r450" (or none). */
-static const char *const SPLITS[3] = {"r150", "r300", "r450"};
+static const char *const SPLITS_TEXT[3] = {"r150", "r300", "r450"};
+/* The same regions of rows, with a boundary of bytes outside ASCII (as a salted key's) */
+static const char *const SPLITS_BIN[3] = {"r150", "r2\xff\x01", "r450"};
+static const char *const *SPLITS = SPLITS_TEXT; /* the split keys of the test running */
 
 static void create(kv_db *db, const char *name, uint32_t n_splits) {
   kv_family_options f = {.name = "0"};
@@ -65,7 +68,7 @@ static void create(kv_db *db, const char *name, uint32_t n_splits) {
   uint32_t lens[3];
   for (uint32_t i = 0; i < 3; i++) {
     keys[i] = (const uint8_t *)SPLITS[i];
-    lens[i] = 4;
+    lens[i] = (uint32_t)strlen(SPLITS[i]);
   }
   assert_int_equal(kv_create_table_split(db, name, &f, 1, keys, lens, n_splits), KV_OK);
 }
@@ -450,8 +453,7 @@ static scan_out scan_range(kv_db *db, uint32_t fid, const char *lo, const char *
   return o;
 }
 
-static void test_damaged_region(void **state) {
-  (void)state;
+static void damaged_region(const char *region_name) {
   uint64_t rng = tu_seed("regions_damage");
   kv_env *env = kv_env_mem_new(1);
   kv_options o;
@@ -496,11 +498,11 @@ static void test_damaged_region(void **state) {
   assert_int_equal(c.rc, KV_ERR_CORRUPT);
   const char *msg = kv_errmsg();
   assert_non_null(strstr(msg, path));
-  assert_non_null(strstr(msg, "table t region 1 of 4 [r150, r300)"));
+  assert_non_null(strstr(msg, region_name));
 
   /* a compaction meets it: KV_ERR_CORRUPT naming the region; the store stays writable */
   assert_int_equal(kv_compact(db, "t", false), KV_ERR_CORRUPT);
-  assert_non_null(strstr(kv_errmsg(), "table t region 1 of 4 [r150, r300)"));
+  assert_non_null(strstr(kv_errmsg(), region_name));
   write_some(db, fid, &m, &rng, 50, &next);
   assert_int_equal(kv_flush(db, "t"), KV_OK);
   a = scan_range(db, fid, NULL, "r150");
@@ -510,6 +512,20 @@ static void test_damaged_region(void **state) {
   assert_int_equal(a.rows, want0);
   kv_close(db);
   kv_env_free(env);
+}
+
+static void test_damaged_region(void **state) {
+  (void)state;
+  SPLITS = SPLITS_TEXT;
+  damaged_region("table t region 1 of 4 [r150, r300)");
+}
+
+/* The boundary's bytes outside printable ASCII are written \xHH in the message. */
+static void test_damaged_region_binary_key(void **state) {
+  (void)state;
+  SPLITS = SPLITS_BIN;
+  damaged_region("table t region 1 of 4 [r150, r2\\xff\\x01)");
+  SPLITS = SPLITS_TEXT;
 }
 
 /* Splits by size: with region_split_size small, random writes over several flushes split
@@ -642,6 +658,7 @@ int main(void) {
       cmocka_unit_test(test_unsplit_is_one_region),
       cmocka_unit_test(test_backend_split_points),
       cmocka_unit_test(test_damaged_region),
+      cmocka_unit_test(test_damaged_region_binary_key),
       cmocka_unit_test(test_split_by_size),
       cmocka_unit_test(test_bulk_load_regions),
   };
