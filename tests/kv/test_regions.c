@@ -9,14 +9,15 @@
 **   files_opened and blocks_read against the files of that region);
 ** - the boundaries survive a reopen and a MANIFEST rewrite (the SET_REGIONS edit), a bad
 **   boundary list does not apply, split keys out of order or empty are refused by name;
-** - a store whose tables have no boundaries (created without split keys) is one region;
+** - a store from before regions (a format 3 MANIFEST) opens with one region per table and
+**   its first writable open rewrites the MANIFEST in format 4;
 ** - a damaged store file in one region: the other regions read and write on, a read that
 **   touches it fails with KV_ERR_CORRUPT naming the file and the region (table, number,
 **   key range; a boundary's bytes outside ASCII written \xHH), a compaction fails the same
 **   way without putting the store in its error state;
 ** - the local backend's split_points are the region boundaries;
 ** - splits by size (region_split_size): the table splits, rows read back unchanged, the
-**   files end up within the new regions, a reopen keeps the boundaries.
+**   files end up within the new regions, a reopen keeps the boundaries;
 ** - a bulk load into a split table (in several segments, in random order, and over rows
 **   already in the store) leaves files within regions and the rows the model says.
 */
