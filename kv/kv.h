@@ -193,6 +193,11 @@ typedef struct kv_options {
                                  (kv_scan_options.as_of) stay exact; see kv_lookback_horizon.
                                  0 (default) = none: major compaction drops at once;
                                  negative: KV_ERR_INVALID */
+  uint64_t region_split_size; /* bytes of one family's store files in one region past which
+                                 the background thread splits the region in two at a middle
+                                 key (HBase's hbase.hregion.max.filesize;
+                                 docs/KV_REGIONS.md); 0 (default) = never: a table keeps the regions
+                                 kv_create_table_split gave it */
 } kv_options;
 
 /* kv_options.block_cache_size value that turns the block cache off. */
@@ -213,7 +218,7 @@ void kv_options_init(kv_options *opts);
 ** KV_ERR_LOCKED with "database is locked". Replays the MANIFEST and then the WAL from the
 ** last flushed sequence number; a torn final WAL record is dropped; other damage gives
 ** KV_ERR_CORRUPT. Store files the MANIFEST does not name (left by a crash in a flush or
-** compaction) are deleted. A MANIFEST of format version 1 or 2 is rewritten in version 3.
+** compaction) are deleted. A MANIFEST of format version 1, 2 or 3 is rewritten in version 4.
 ** The log must reach the position the MANIFEST records for its flushes and bulk loads
 ** (LOG_POSITION): a log that ends before it (copied before the MANIFEST and the store
 ** files) is KV_ERR_CORRUPT naming the MANIFEST, the segment and the store files newer than
@@ -288,6 +293,31 @@ enum kv_compression { KV_COMPRESSION_LZ4 = 0, KV_COMPRESSION_NONE = 1 };
 ** state. */
 int kv_create_table(kv_db *db, const char *name, const kv_family_options *families,
                     int n_families);
+
+/* kv_create_table with the table split into regions (docs/KV_REGIONS.md; HBase's
+** createTable with split keys, Phoenix's SPLIT ON): split_keys[0..n_splits) (lengths in
+** split_lens) are row keys, strictly ascending, 1..KV_MAX_ROW_KEY bytes each; region 0
+** holds the rows below the first, region i the rows from key i-1 (inclusive) to key i
+** (exclusive), the last region the rows from the last key on. Every store file a flush,
+** a compaction or a bulk load writes lies within one region. The boundaries are in the
+** same MANIFEST record as the table. n_splits 0 is kv_create_table. Errors: as
+** kv_create_table, and KV_ERR_INVALID (an empty key, or one not above the one before it:
+** the message names its index), KV_ERR_TOOBIG (a key over KV_MAX_ROW_KEY bytes). */
+int kv_create_table_split(kv_db *db, const char *name, const kv_family_options *families,
+                          int n_families, const uint8_t *const *split_keys,
+                          const uint32_t *split_lens, uint32_t n_splits);
+
+/* The regions of table `table` / of the table of family `family_id`: *n_regions (may be
+** NULL) gets their count (1 for a table never split), and each (may be NULL) is called once
+** per boundary, in ascending order, with i (0..count-2) and the first row key of region
+** i+1 (valid during the call). Errors: KV_ERR_NOTFOUND (no such table or family),
+** KV_MISUSE (NULL db or table). A read-only open beside a writer reports one region. */
+int kv_table_regions(kv_db *db, const char *table, uint32_t *n_regions,
+                     void (*each)(void *ctx, uint32_t i, const uint8_t *key, uint32_t len),
+                     void *ctx);
+int kv_family_regions(kv_db *db, uint32_t family_id, uint32_t *n_regions,
+                      void (*each)(void *ctx, uint32_t i, const uint8_t *key, uint32_t len),
+                      void *ctx);
 
 /* Change the families of table `name` (HBase's modifyColumnFamily and addColumnFamily):
 ** each entry of families[0..n_families) names a family; one the table has takes the
@@ -710,7 +740,11 @@ int kv_flush(kv_db *db, const char *table);
 ** so the result is exactly what a read sees (see "What a read sees" above). While a
 ** snapshot is acquired, a row with any cell newer than the oldest snapshot is kept whole in
 ** that family, so every acquired snapshot reads the same after as before. The inputs are
-** deleted once no open scan reads them. Errors as kv_flush. */
+** deleted once no open scan reads them. In a table split into regions (docs/KV_REGIONS.md)
+** each family gets one file per region. Errors as kv_flush, and KV_ERR_CORRUPT when a
+** family's input file is damaged: the message names the file and its region; nothing is
+** replaced, the store stays writable, and the family's automatic compactions stop until the
+** store is reopened (each kv_compact of it fails so again). */
 int kv_compact(kv_db *db, const char *table, bool major);
 /* Whether minor compactions copy whole store-file blocks where their rows sort below every
 ** other input's (on by default; kv_family_stats counts the blocks). Off, every cell is

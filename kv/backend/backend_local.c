@@ -1,11 +1,12 @@
 /*
 ** kv/backend/backend_local.c: the local store as a storage backend (kv/backend.h). Each operation is
 ** the kv/kv.h function of the same name, with what the interface adds on top: split keys
-** at create (checked, then ignored: a local table is one region), the resume key of a scan
+** at create (the table's regions, kv_create_table_split), the resume key of a scan
 ** (its key ranges cut after the last row handed out), the serializable filter expression
 ** (evaluated in the scan like a callback filter), check-and-write (a check and a commit made
 ** atomic against every write through a backend by one process-wide lock: plain writes share
-** it, check-and-writes take it alone), split points from the store files' block indexes, and
+** it, check-and-writes take it alone), split points (the table's region boundaries, or for a
+** table of one region, from the store files' block indexes), and
 ** a walk over a batch's ops for backends that do not read kv's batch encoding.
 **
 ** The scan handle is kv's own kv_scan, so a scan through the interface allocates nothing
@@ -34,25 +35,11 @@ int kv_be_unsupported(const kv_backend *be, const char *op) {
   return kv_error(KV_ERR_INVALID, "%s is not supported by backend %s", op, be->caps.name);
 }
 
-/* Split keys: sorted ascending, distinct, non-empty. */
-static int check_split_keys(const uint8_t *const *keys, const uint32_t *lens, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    if (!keys || !lens || !keys[i] || lens[i] == 0)
-      return kv_error(KV_ERR_INVALID, "split key %u is empty", i);
-    if (lens[i] > KV_MAX_ROW_KEY)
-      return kv_error(KV_ERR_TOOBIG, "split key %u has %u bytes, over the maximum of %u", i,
-                      lens[i], KV_MAX_ROW_KEY);
-    if (i && kv_bytes_cmp(keys[i - 1], lens[i - 1], keys[i], lens[i]) >= 0)
-      return kv_error(KV_ERR_INVALID, "split key %u is not above split key %u", i, i - 1);
-  }
-  return KV_OK;
-}
-
 static int l_create_table(kv_backend *be, const char *name, const kv_family_options *families,
                           int n_families, const uint8_t *const *split_keys,
                           const uint32_t *split_lens, uint32_t n_splits) {
-  int rc = check_split_keys(split_keys, split_lens, n_splits);
-  return rc ? rc : kv_create_table(DB(be), name, families, n_families);
+  return kv_create_table_split(DB(be), name, families, n_families, split_keys, split_lens,
+                               n_splits);
 }
 static int l_alter_table(kv_backend *be, const char *name, const kv_family_options *families,
                          int n_families) {
@@ -258,9 +245,35 @@ static int cmp_block(const void *a, const void *b) {
   return kv_bytes_cmp(x->key, x->len, y->key, y->len);
 }
 
+/* Region boundaries, at most max_chunks - 1 of them, spread evenly over the list. */
+typedef struct region_pick {
+  uint32_t n_bounds, max_chunks, given; /* boundaries, chunks asked, boundaries given */
+  kv_be_split_fn each;
+  void *ctx;
+} region_pick;
+
+static void pick_region(void *ctx, uint32_t i, const uint8_t *key, uint32_t len) {
+  region_pick *p = ctx;
+  /* boundary i is given when it is the first at or past the next of max_chunks - 1 evenly
+     spaced targets: all of them when there are few enough */
+  uint64_t target = (uint64_t)p->given * p->n_bounds / (p->max_chunks - 1);
+  if (p->given + 1 < p->max_chunks && i >= target) {
+    p->each(p->ctx, key, len);
+    p->given++;
+  }
+}
+
 static int l_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunks,
                           kv_be_split_fn each, void *ctx) {
   if (!each) return kv_error(KV_MISUSE, "split_points: NULL callback");
+  uint32_t n_regions = 1;
+  int rrc = kv_family_regions(DB(be), family_id, &n_regions, NULL, NULL);
+  if (rrc) return rrc;
+  if (n_regions > 1) { /* a table split into regions is cut at their boundaries (HBase) */
+    if (max_chunks < 2) return KV_OK;
+    region_pick p = {n_regions - 1, max_chunks, 0, each, ctx};
+    return kv_family_regions(DB(be), family_id, NULL, pick_region, &p);
+  }
   split_walk w = {0};
   int rc = kv_family_blocks(DB(be), family_id, collect_block, &w);
   if (w.nomem) rc = kv_error(KV_ERR_NOMEM, "split_points: out of memory");
@@ -328,7 +341,7 @@ kv_backend *kv_backend_local_init(kv_backend *be, kv_db *db) {
     .check_and_write = true,
     .split_points = true,
     .size_estimates = true,
-    .split_keys = false,
+    .split_keys = true,
     .extensions = KV_BE_EXT_OVERLAY | KV_BE_EXT_SKIP_PREFIX | KV_BE_EXT_VALUE_VECTORS |
                   KV_BE_EXT_EXISTENCE_FAMILY | KV_BE_EXT_TRACE | KV_BE_EXT_TS_PER_ROW |
                   KV_BE_EXT_INTERRUPT | KV_BE_EXT_COLUMNAR,

@@ -194,6 +194,10 @@ void kv_bulk_stop(kv_bulk *b) {
 /* One family's output file, written and synced but not yet named. */
 typedef struct outf {
   kv_sfh *h;              /* handle with one reference, or NULL (nothing kept) */
+  kv_sfh **cut;           /* h written again cut at its table's region boundaries
+                             (kv_db_cut_file; h is then NULL), or NULL */
+  uint32_t n_cut;         /* entries in cut not yet listed in the family (the last ones) */
+  uint32_t n_cut_named;   /* entries in cut a MANIFEST record may name (0: none) */
   char path[KV_BULK_PATH_CAP]; /* its path */
   uint8_t *split;         /* a merge split in two key ranges: the first row of the second
                              (malloc'ed), or NULL */
@@ -463,14 +467,26 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
   kv_fam *kf = kv_db_family(db, f->id);
   pthread_mutex_unlock(&db->mu);
   if (!kf) return kv_error(KV_ERR_NOTFOUND, "bulk load: family id %u was dropped", f->id);
-  return kv_sfh_open(db, kf, &meta, &o->h);
+  rc = kv_sfh_open(db, kf, &meta, &o->h);
+  /* a file of a table split into regions that holds rows of several is written again, cut
+     at the boundaries (docs/KV_REGIONS.md), and the first one deleted */
+  if (rc == KV_OK) rc = kv_db_cut_file(db, kf, o->h, &o->cut, &o->n_cut);
+  if (rc == KV_OK && o->n_cut) {
+    atomic_store(&o->h->obsolete, true); /* deleted now: nothing names it */
+    kv_sfh_unref(o->h);
+    o->h = NULL;
+    o->path[0] = 0;
+  }
+  return rc;
 }
 
 /* Name the files in the MANIFEST and publish them with sequence number seq.
 ** REQUIRES: the writer role, mu NOT held. */
 static int install(kv_bulk *b, outf *o, uint64_t seq) {
   kv_db *db = b->db;
-  kv_edit *e = calloc(b->n_fams + 2u, sizeof *e);
+  size_t n_out = 0;
+  for (uint32_t i = 0; i < b->n_fams; i++) n_out += o[i].h ? 1 : o[i].n_cut;
+  kv_edit *e = calloc(n_out + 2u, sizeof *e);
   if (!e) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
   int n = 0, rc = KV_OK;
   /* The log position the record names (LOG_POSITION) must be on disk before it: the commits
@@ -481,18 +497,20 @@ static int install(kv_bulk *b, outf *o, uint64_t seq) {
     return kv_db_fail(db, rc);
   }
   pthread_mutex_lock(&db->mu);
-  for (uint32_t i = 0; i < b->n_fams; i++) {
-    if (!o[i].h) continue;
+  for (uint32_t i = 0; i < b->n_fams && rc == KV_OK; i++) {
+    if (!o[i].h && !o[i].n_cut) continue;
     kv_fam *kf = kv_db_family(db, b->fams[i]->id);
     if (!kf) {
       rc = kv_error(KV_ERR_NOTFOUND, "bulk load: family id %u was dropped", b->fams[i]->id);
       break;
     }
-    e[n].kind = KV_EDIT_ADD_FILE;
-    e[n].family_id = kf->id;
-    e[n].table_id = kf->table_id;
-    e[n].file = o[i].h->meta;
-    n++;
+    for (uint32_t k = 0; k < (o[i].h ? 1 : o[i].n_cut); k++) {
+      e[n].kind = KV_EDIT_ADD_FILE;
+      e[n].family_id = kf->id;
+      e[n].table_id = kf->table_id;
+      e[n].file = o[i].h ? o[i].h->meta : o[i].cut[k]->meta;
+      n++;
+    }
   }
   if (rc == KV_OK && n) {
     kv_db_bg_pause(db); /* the MANIFEST has one writer at a time */
@@ -512,16 +530,23 @@ static int install(kv_bulk *b, outf *o, uint64_t seq) {
       char msg[256];
       snprintf(msg, sizeof msg, "%s", kv_errmsg());
       kv_db_set_bg_error(db, rc, msg);
-      for (uint32_t i = 0; i < b->n_fams; i++)
+      for (uint32_t i = 0; i < b->n_fams; i++) {
         if (o[i].h) o[i].path[0] = 0; /* may be named: kv_open decides */
+        o[i].n_cut_named = o[i].n_cut;
+      }
     }
   }
   if (rc == KV_OK) {
     for (uint32_t i = 0; i < b->n_fams; i++) o[i].path[0] = 0; /* named: never removed */
+    for (uint32_t i = 0; i < b->n_fams; i++) o[i].n_cut_named = o[i].n_cut;
     for (uint32_t i = 0; i < b->n_fams && rc == KV_OK; i++) {
-      if (!o[i].h) continue;
-      rc = kv_fam_add_file(kv_db_family(db, b->fams[i]->id), o[i].h);
-      if (rc == KV_OK) o[i].h = NULL;
+      kv_fam *kf = kv_db_family(db, b->fams[i]->id);
+      if (o[i].h) rc = kv_fam_add_file(kf, o[i].h);
+      if (o[i].h && rc == KV_OK) o[i].h = NULL;
+      while (rc == KV_OK && o[i].n_cut) { /* listed in key order */
+        rc = kv_fam_add_file(kf, o[i].cut[o[i].n_cut_named - o[i].n_cut]);
+        if (rc == KV_OK) o[i].n_cut--;
+      }
     }
     if (rc) kv_db_set_bg_error(db, rc, "bulk load: out of memory publishing the files");
     /* A load that kept no cell names no file and takes no sequence number: a sequence
@@ -724,6 +749,14 @@ int kv_bulk_write_and_install(kv_bulk *b, uint64_t seq) {
   for (uint32_t i = 0; rc && i < b->n_fams; i++) {
     if (o[i].h) kv_sfh_unref(o[i].h);
     if (o[i].path[0]) b->db->env->remove(b->db->env, o[i].path);
+  }
+  for (uint32_t i = 0; i < b->n_fams; i++) { /* cut files not listed in their family */
+    uint32_t from = o[i].n_cut_named ? o[i].n_cut_named - o[i].n_cut : 0;
+    for (uint32_t k = from; k < from + o[i].n_cut; k++) {
+      if (!o[i].n_cut_named) atomic_store(&o[i].cut[k]->obsolete, true); /* never named */
+      kv_sfh_unref(o[i].cut[k]);
+    }
+    free(o[i].cut);
   }
   for (uint32_t i = 0; i < b->n_fams; i++) {
     free(o[i].split);

@@ -638,6 +638,7 @@ done:
   free(W);
   kv_cs_worker_free(&m);
   free(blocks);
+  rc = kv_db_corrupt_region(db, sp->family_id, files, nf, rc); /* a damaged file: its region */
   for (uint32_t i = 0; i < nf; i++) kv_sfh_unref(files[i]);
   free(files);
   free(mkeys);

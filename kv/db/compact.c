@@ -303,24 +303,36 @@ typedef struct minor_fill {
   kv_sfh **in;               /* the inputs */
   uint32_t n;                /* their number */
   uint64_t copied;           /* blocks copied whole */
+  kv_sf_copier cp;           /* the block copier (kept across the outputs) */
 } minor_fill;
 
-/* kv_db_write_sf_fill's fill for a minor compaction: every cell of the inputs in order, as
-** the merge hands them out; where the input holding the smallest cell stands on a block's
-** first cell and that block's rows all sort below the current row of every other input,
-** the block (and those after it, while that holds) is copied whole instead. */
-static int minor_fill_run(void *ctx, kv_sf_writer *w) {
+/* kv_db_write_sfs's next_row for a minor compaction: the merge's next cell. */
+static bool minor_next_row(void *ctx, const uint8_t **row, uint32_t *len) {
+  minor_fill *x = ctx;
+  if (x->m->cur < 0) return false;
+  const kv_cell *c = cm_raw(x->m);
+  *row = c->row;
+  *len = c->row_len;
+  return true;
+}
+
+/* kv_db_write_sfs's fill for a minor compaction: the cells of the inputs below end in order,
+** as the merge hands them out; where the input holding the smallest cell stands on a
+** block's first cell and that block's rows all sort below the current row of every other
+** input and below end, the block (and those after it, while that holds) is copied whole
+** instead. */
+static int minor_fill_run(void *ctx, kv_sf_writer *w, const uint8_t *end, uint32_t end_len) {
   minor_fill *x = ctx;
   cmerge *m = x->m;
   bool copy = atomic_load(&block_copy);
-  kv_sf_copier cp = {0};
   int rc = KV_OK;
-  cm_seek_first(&m->base);
   while (rc == KV_OK && m->cur >= 0) {
     kv_iter *k = m->kids[m->cur];
+    const kv_cell *next = cm_raw(m);
+    if (end && kv_bytes_cmp(next->row, next->row_len, end, end_len) >= 0) break;
     if (copy && kv_sf_iter_at_block_start(k)) {
-      const uint8_t *bound = NULL; /* the smallest current row of the other inputs */
-      uint32_t bound_len = 0;
+      const uint8_t *bound = end; /* the region's end, or a smaller current row of the others */
+      uint32_t bound_len = end_len;
       for (uint32_t i = 0; i < m->n_kids; i++) {
         kv_iter *o = m->kids[i];
         if ((int)i == m->cur || !o->ops->valid(o)) continue;
@@ -331,22 +343,25 @@ static int minor_fill_run(void *ctx, kv_sf_writer *w) {
         }
       }
       uint64_t n = 0;
-      rc = kv_sf_copy_blocks(&cp, w, k, bound, bound_len, &n);
+      rc = kv_sf_copy_blocks(&x->cp, w, k, bound, bound_len, &n);
       if (rc == KV_OK && n) {
         x->copied += n;
         cm_pick(m);
         continue;
       }
     }
-    if (rc == KV_OK) rc = kv_sf_writer_add(w, cm_raw(m));
+    if (rc == KV_OK) rc = kv_sf_writer_add(w, next);
     if (rc == KV_OK) cm_raw_next(m);
   }
-  kv_sf_copier_free(&cp);
   if (rc == KV_OK) rc = cm_status(&m->base);
-  for (uint32_t i = 0; i < x->n && rc == KV_OK; i++) /* every input cell is in the output */
+  /* the inputs' ranges (copied blocks leave the trailer's short of them): with regions,
+     each output covers them all, which is wider than its cells, never narrower */
+  for (uint32_t i = 0; i < x->n && rc == KV_OK; i++)
     kv_sf_writer_widen(w, kv_sf_get_props(x->in[i]->reader));
   return rc;
 }
+static int minor_status(void *ctx) { return cm_status(&((minor_fill *)ctx)->m->base); }
+static const kv_db_fill minor_fill_ops = {minor_next_row, minor_fill_run, minor_status};
 
 uint32_t kv_db_minor_pick(const kv_fam *f, uint32_t trigger) {
   uint32_t n = f->n_files;
@@ -415,15 +430,21 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
     if (!m.kids[i]) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
     else m.n_kids++;
   }
-  kv_sfh *out = NULL;
+  kv_sfh **outs = NULL;
+  uint32_t n_out = 0;
   uint64_t rows_bound = 0; /* the inputs' rows: the output has no more (0: a count unknown) */
   for (uint32_t i = 0; i < n && rows_bound != UINT64_MAX; i++)
     rows_bound = in[i]->meta.rows || !in[i]->meta.cells ? rows_bound + in[i]->meta.rows
                                                          : UINT64_MAX;
   if (rows_bound == UINT64_MAX) rows_bound = 0;
-  minor_fill mf = {&m, in, n, 0};
-  if (rc == KV_OK && major) rc = kv_db_write_sf(db, f, &m.base, rows_bound, &out);
-  else if (rc == KV_OK) rc = kv_db_write_sf_fill(db, f, minor_fill_run, &mf, rows_bound, &out);
+  minor_fill mf = {&m, in, n, 0, {0}};
+  if (rc == KV_OK && major) {
+    rc = kv_db_write_iter(db, f, &m.base, rows_bound, &outs, &n_out);
+  } else if (rc == KV_OK) {
+    cm_seek_first(&m.base);
+    rc = kv_db_write_sfs(db, f, &minor_fill_ops, &mf, rows_bound, &outs, &n_out);
+  }
+  kv_sf_copier_free(&mf.cp);
   for (uint32_t i = 0; i < m.n_kids; i++) m.kids[i]->ops->destroy(m.kids[i]);
   free(m.kids);
   free(m.row);
@@ -431,10 +452,23 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   free(m.pend_buf);
   kv_vis_free(&m.vis);
   kv_qualset_free(&m.dead);
+  if (rc == KV_ERR_CORRUPT) {
+    /* a damaged input: nothing was written or recorded. The family's files stay as they
+       are (the damaged one fails only the reads that touch it); automatic compactions skip
+       the family from now on, and the store stays writable (docs/KV_REGIONS.md) */
+    rc = kv_db_corrupt_region(db, f->id, in, n, rc);
+    pthread_mutex_lock(&db->mu);
+    f->compact_damaged = true;
+    snprintf(f->damage_msg, sizeof f->damage_msg, "compaction: %s", kv_errmsg());
+    pthread_mutex_unlock(&db->mu);
+    for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
+    free(in);
+    return rc;
+  }
 
   kv_edit *e = NULL;
   if (rc == KV_OK) {
-    e = calloc(n + 2, sizeof *e);
+    e = calloc(n + n_out + 1, sizeof *e);
     if (!e) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
   }
   if (rc == KV_OK) {
@@ -446,11 +480,11 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
       e[k].file = in[i]->meta;
       k++;
     }
-    if (out) {
+    for (uint32_t i = 0; i < n_out; i++) {
       e[k].kind = KV_EDIT_ADD_FILE;
       e[k].family_id = f->id;
       e[k].table_id = f->table_id;
-      e[k].file = out->meta;
+      e[k].file = outs[i]->meta;
       k++;
     }
     pthread_mutex_lock(&db->mu);
@@ -462,7 +496,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   }
   free(e);
   if (rc) {
-    kv_sfh_unref(out); /* kept on disk: a failed sync may still have recorded it */
+    kv_db_sfs_free(outs, n_out); /* kept on disk: a failed sync may still have recorded them */
     for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
     free(in);
     char msg[256];
@@ -480,12 +514,22 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
     kv_sfh_unref(f->files[i]);
   }
   f->n_files = first;
-  if (out) f->files[f->n_files++] = out;
+  uint32_t added = 0;
+  int arc = KV_OK;
+  uint64_t blocks = 0;
+  for (; added < n_out && arc == KV_OK; added++) {
+    blocks += kv_sf_get_props(outs[added]->reader)->blocks;
+    arc = kv_fam_add_file(f, outs[added]);
+  }
+  if (arc) added--; /* not listed: the one that failed is still ours */
   db->stat_compactions++;
   f->compactions++;
   f->blocks_copied += mf.copied;
-  if (out) f->blocks_merged += kv_sf_get_props(out->reader)->blocks - mf.copied;
+  f->blocks_merged += blocks - mf.copied;
+  if (arc) kv_db_set_bg_error(db, arc, "compaction: out of memory listing its output");
   pthread_mutex_unlock(&db->mu);
+  for (uint32_t i = added; i < n_out; i++) kv_sfh_unref(outs[i]);
+  free(outs);
   for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
   free(in);
   return KV_OK;

@@ -13,6 +13,11 @@
 ** state (a failed job sets it; the frozen memstores stay readable and the WAL keeps their
 ** ops), while DDL pauses it, or once kv_close asked it to stop (the running job finishes;
 ** frozen memstores left are replayed from the WAL at the next open).
+** After each flush or compaction it checks the family's regions against
+** kv_options.region_split_size (kv/db/db_split.c). A compaction that meets a damaged store
+** file (KV_ERR_CORRUPT) does not set the error state: it fails that family's compactions
+** (kv_compact reports it; automatic ones skip the family until the store is reopened) and
+** the store stays writable (docs/KV_REGIONS.md).
 ** Not here: what a flush (kv/db/db_flush.c) or a compaction (kv/db/compact.c) does.
 */
 #include <stdio.h>
@@ -34,13 +39,20 @@ static kv_fam *pick_job(kv_db *db, bool *flush) {
   }
   for (uint32_t i = 0; i < db->n_fam_slots; i++) {
     kv_fam *f = kv_db_family(db, i);
-    if (f && (f->compact_req ||
-              kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) < f->n_files)) {
+    if (f && (f->compact_req || (!f->compact_damaged &&
+              kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) < f->n_files))) {
       *flush = false;
       return f;
     }
   }
   return NULL;
+}
+
+/* A region past kv_options.region_split_size is split (kv/db/db_split.c); a failure to
+** record it is the store's error state, as a failed flush record is. mu NOT held. */
+static void split_after(kv_db *db, kv_fam *f) {
+  int rc = kv_db_maybe_split(db, f);
+  if (rc) kv_db_fail(db, rc);
 }
 
 static void *bg_main(void *arg) {
@@ -66,7 +78,7 @@ static void *bg_main(void *arg) {
     db->bg_busy = true;
     if (flush) {
       pthread_mutex_unlock(&db->mu);
-      kv_db_flush_imm(db, f);
+      if (kv_db_flush_imm(db, f) == KV_OK) split_after(db, f);
       pthread_mutex_lock(&db->mu);
     } else {
       enum kv_cm_mode mode = f->compact_req == 2 ? KV_CM_MAJOR
@@ -75,9 +87,12 @@ static void *bg_main(void *arg) {
       f->compact_req = 0;
       pthread_mutex_unlock(&db->mu);
       int rc = kv_db_compact_family(db, f, mode);
+      if (rc == KV_OK) split_after(db, f);
       pthread_mutex_lock(&db->mu);
       f->compact_done = asked;
-      if (rc && !db->bg_error) kv_db_set_bg_error(db, rc, kv_errmsg());
+      /* a damaged input fails this family's compactions only (kv_compact reports it) */
+      if (rc && !db->bg_error && !(rc == KV_ERR_CORRUPT && f->compact_damaged))
+        kv_db_set_bg_error(db, rc, kv_errmsg());
     }
     db->bg_busy = false;
     pthread_cond_broadcast(&db->bg_done_cv);
@@ -162,7 +177,8 @@ static int wait_families(kv_db *db, const uint32_t *ids, const uint64_t *targets
 
 static bool flush_done(kv_db *db, kv_fam *f, uint64_t target) {
   return f->flushed >= target && !f->compact_req &&
-         kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) == f->n_files;
+         (f->compact_damaged ||
+          kv_db_minor_pick(f, (uint32_t)db->opts.compaction_trigger) == f->n_files);
 }
 
 int kv_flush(kv_db *db, const char *table) {
@@ -211,6 +227,10 @@ int kv_compact(kv_db *db, const char *table, bool major) {
   }
   pthread_cond_signal(&db->bg_cv);
   rc = wait_families(db, ids, targets, n, compact_done);
+  for (uint32_t i = 0; i < n && rc == KV_OK; i++) {
+    kv_fam *f = kv_db_family(db, ids[i]);
+    if (f && f->compact_damaged) rc = kv_error(KV_ERR_CORRUPT, "%s", f->damage_msg);
+  }
   pthread_mutex_unlock(&db->mu);
   free(targets);
   free(ids);

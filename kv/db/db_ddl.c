@@ -88,6 +88,12 @@ static void set_options(kv_family_meta *fm, const kv_family_options *o) {
 
 int kv_create_table(kv_db *db, const char *name, const kv_family_options *families,
                     int n_families) {
+  return kv_create_table_split(db, name, families, n_families, NULL, NULL, 0);
+}
+
+int kv_create_table_split(kv_db *db, const char *name, const kv_family_options *families,
+                          int n_families, const uint8_t *const *split_keys,
+                          const uint32_t *split_lens, uint32_t n_splits) {
   if (!db) return kv_error(KV_MISUSE, "kv_create_table: NULL store");
   if (!name || !name[0]) return kv_error(KV_ERR_INVALID, "kv_create_table: empty table name");
   if (strlen(name) > KV_MAX_NAME)
@@ -95,9 +101,15 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
                     "kv_create_table: table name of %zu bytes is over the maximum of %u",
                     strlen(name), KV_MAX_NAME);
   int rc = check_families("kv_create_table", name, families, n_families);
+  uint8_t *bounds = NULL;
+  uint32_t bounds_len = 0;
+  if (rc == KV_OK) rc = kv_regions_encode(split_keys, split_lens, n_splits, &bounds, &bounds_len);
   if (rc) return rc;
   kv_writer w;
-  if ((rc = begin_ddl(db, &w)) != KV_OK) return rc;
+  if ((rc = begin_ddl(db, &w)) != KV_OK) {
+    free(bounds);
+    return rc;
+  }
   if (find_table(db, name)) {
     rc = kv_error(KV_ERR_EXISTS, "kv_create_table: table '%s' already exists", name);
     goto out;
@@ -129,7 +141,7 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
     free(tm.families);
     goto out;
   }
-  kv_edit e[2];
+  kv_edit e[3];
   memset(e, 0, sizeof e);
   e[0].kind = KV_EDIT_CREATE_TABLE;
   e[0].table = &tm;
@@ -140,11 +152,16 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
   e[1].next_family_id = fid + (uint32_t)n_families;
   e[1].last_seq = atomic_load(&db->last_seq);
   e[1].wal_number = db->ver.wal_number;
+  e[2].kind = KV_EDIT_SET_REGIONS; /* in the same record: the table never exists unsplit */
+  e[2].table_id = tm.id;
+  e[2].bounds = bounds;
+  e[2].bounds_len = bounds_len;
+  e[2].n_bounds = n_splits;
   kv_db_bg_pause(db); /* the MANIFEST has one writer at a time */
   /* every record up to e[1].last_seq in the log file first: a reader beside the writer that
      sees the table sees the commits before it (KV_SYNC_OFF buffers them) */
   rc = db->wal ? kv_wal_write_out(db->wal) : KV_OK;
-  if (rc == KV_OK) rc = kv_manifest_apply(db->man, &db->ver, e, 2);
+  if (rc == KV_OK) rc = kv_manifest_apply(db->man, &db->ver, e, n_splits ? 3 : 2);
   kv_db_bg_resume(db);
   for (int i = 0; rc == KV_OK && i < n_families; i++) {
     if (!kv_fam_new(db, tm.id, &tm.families[i]))
@@ -152,6 +169,7 @@ int kv_create_table(kv_db *db, const char *name, const kv_family_options *famili
   }
   free(tm.families);
 out:
+  free(bounds);
   kv_db_role_release(db, &w);
   pthread_mutex_unlock(&db->mu);
   return rc;

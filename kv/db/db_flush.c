@@ -9,9 +9,9 @@
 **     new empty memstore takes its place. Scans opened from then on read the frozen ones
 **     too. The background thread is woken. Commits go on at once.
 **   flush (the background thread, kv_db_flush_imm), oldest frozen memstore first:
-**     1. write it to data/<table>/<family>/<number>.sf with kv_sf_writer (written whole
-**        and synced), sync the folder;
-**     2. one MANIFEST record: ADD_FILE with f's new flushed_seq, the counters, and the log
+**     1. write it to data/<table>/<family>/<number>.sf (kv_db_write_sfs: one file per
+**        region of the table that gets cells, each written whole and synced), sync the folder;
+**     2. one MANIFEST record: an ADD_FILE per file with f's new flushed_seq, the counters, and the log
 **        position the freeze left (LOG_POSITION: the end of the last WAL record then, which
 **        the rotation wrote out and synced), so an open whose log ends before it refuses the
 **        store instead of showing part of a transaction (kv_db_check_log_position);
@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "kv/db/db_impl.h"
+#include "kv/util/cell.h"
 #include "kv/util/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
@@ -72,51 +73,38 @@ int kv_db_write_counters(kv_db *db) {
   return kv_manifest_apply(db->man, &db->ver, &e, 1);
 }
 
-/* kv_db_write_sf's fill: every cell of the iterator (positioned on its first). */
-static int iter_fill(void *ctx, kv_sf_writer *w) {
+/* kv_db_write_sfs's fill from an iterator (positioned on its first cell). */
+static bool iter_next_row(void *ctx, const uint8_t **row, uint32_t *len) {
+  kv_iter *it = ctx;
+  if (!it->ops->valid(it)) return false;
+  const kv_cell *c = it->ops->cell(it);
+  *row = c->row;
+  *len = c->row_len;
+  return true;
+}
+static int iter_fill(void *ctx, kv_sf_writer *w, const uint8_t *end, uint32_t end_len) {
   kv_iter *it = ctx;
   int rc = KV_OK;
-  for (; it->ops->valid(it) && rc == KV_OK; it->ops->next(it))
-    rc = kv_sf_writer_add(w, it->ops->cell(it));
+  for (; it->ops->valid(it) && rc == KV_OK; it->ops->next(it)) {
+    const kv_cell *c = it->ops->cell(it);
+    if (end && kv_bytes_cmp(c->row, c->row_len, end, end_len) >= 0) break;
+    rc = kv_sf_writer_add(w, c);
+  }
   return rc ? rc : it->ops->status(it);
 }
+static int iter_status(void *ctx) {
+  kv_iter *it = ctx;
+  return it->ops->status(it);
+}
+static const kv_db_fill iter_fill_ops = {iter_next_row, iter_fill, iter_status};
 
-int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh **h) {
-  *h = NULL;
+int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh ***outs,
+                     uint32_t *n_outs) {
+  *outs = NULL;
+  *n_outs = 0;
   it->ops->seek_first(it);
   if (!it->ops->valid(it)) return it->ops->status(it);
-  return kv_db_write_sf_fill(db, f, iter_fill, it, rows_bound, h);
-}
-
-int kv_db_write_sf_fill(kv_db *db, kv_fam *f, int (*fill)(void *ctx, kv_sf_writer *w),
-                        void *ctx, uint64_t rows_bound, kv_sfh **h) {
-  *h = NULL;
-  char dir[PATH_CAP], path[PATH_CAP];
-  kv_db_family_dir(db, f, dir, sizeof dir);
-  int rc = db->env->mkdir(db->env, dir);
-  if (rc) return rc;
-  uint64_t number = kv_db_new_file_number(db);
-  kv_db_sf_path(db, f, number, path, sizeof path);
-  kv_sf_writer_options wo = {f->block_size, f->compression, 0, rows_bound};
-  kv_sf_writer *w;
-  rc = kv_sf_writer_open(db->env, path, &wo, &w);
-  if (rc) return rc;
-  rc = fill(ctx, w);
-  if (rc) {
-    kv_sf_writer_abort(w);
-    db->env->remove(db->env, path);
-    return rc;
-  }
-  kv_sf_props props;
-  rc = kv_sf_writer_finish(w, &props);
-  if (rc == KV_OK) rc = db->env->sync_dir(db->env, dir);
-  if (rc == KV_OK) {
-    kv_file_meta meta = {number, props.file_size, props.min_seq, props.max_seq, props.cells,
-                         props.rows};
-    rc = kv_sfh_open(db, f, &meta, h);
-  }
-  if (rc) db->env->remove(db->env, path);
-  return rc;
+  return kv_db_write_sfs(db, f, &iter_fill_ops, it, rows_bound, outs, n_outs);
 }
 
 int kv_db_fail(kv_db *db, int rc) {
@@ -136,38 +124,48 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   pthread_mutex_unlock(&db->mu);
   kv_iter *it = kv_memstore_iter_new(imm);
   if (!it) return kv_db_fail(db, kv_error(KV_ERR_NOMEM, "flush: out of memory"));
-  kv_sfh *h;
-  int rc = kv_db_write_sf(db, f, it, 0, &h); /* a memstore's size bounds its hashes */
+  kv_sfh **outs;
+  uint32_t n_out;
+  int rc = kv_db_write_iter(db, f, it, 0, &outs, &n_out); /* a memstore's size bounds its hashes */
   it->ops->destroy(it);
   if (rc) return kv_db_fail(db, rc);
 
-  kv_edit e[3];
-  memset(e, 0, sizeof e);
-  e[0].kind = h ? KV_EDIT_ADD_FILE : KV_EDIT_SET_FLUSHED;
-  e[0].family_id = f->id;
-  e[0].table_id = f->table_id;
-  if (h) e[0].file = h->meta;
-  e[0].flushed_seq = flushed;
+  /* one ADD_FILE per region written (each with the flushed_seq), or SET_FLUSHED */
+  kv_edit *e = calloc(n_out + 3, sizeof *e);
+  if (!e) {
+    kv_db_sfs_free(outs, n_out);
+    return kv_db_fail(db, kv_error(KV_ERR_NOMEM, "flush: out of memory"));
+  }
+  int n_e = 0;
+  for (uint32_t i = 0; i < (n_out ? n_out : 1); i++, n_e++) {
+    e[n_e].kind = n_out ? KV_EDIT_ADD_FILE : KV_EDIT_SET_FLUSHED;
+    e[n_e].family_id = f->id;
+    e[n_e].table_id = f->table_id;
+    if (n_out) e[n_e].file = outs[i]->meta;
+    e[n_e].flushed_seq = flushed;
+  }
   pthread_mutex_lock(&db->mu);
-  e[1] = kv_db_counters_edit(db, f); /* imm stays readable until the MANIFEST names it */
+  e[n_e++] = kv_db_counters_edit(db, f); /* imm stays readable until the MANIFEST names it */
   pthread_mutex_unlock(&db->mu);
-  int n_e = 2;
   if (pos.seg) {
-    e[2].kind = KV_EDIT_LOG_POSITION;
-    e[2].log_segment = pos.seg;
-    e[2].log_offset = pos.off;
-    e[2].log_seq = pos.seq;
-    n_e = 3;
+    e[n_e].kind = KV_EDIT_LOG_POSITION;
+    e[n_e].log_segment = pos.seg;
+    e[n_e].log_offset = pos.off;
+    e[n_e].log_seq = pos.seq;
+    n_e++;
   }
   rc = kv_manifest_apply(db->man, &db->ver, e, n_e);
+  free(e);
   if (rc) {
-    /* The record may still have reached the MANIFEST (a failed sync): keep the file; if the
-    ** MANIFEST does not name it at the next open, kv_open deletes it. */
-    kv_sfh_unref(h);
+    /* The record may still have reached the MANIFEST (a failed sync): keep the files; if
+    ** the MANIFEST does not name them at the next open, kv_open deletes them. */
+    kv_db_sfs_free(outs, n_out);
     return kv_db_fail(db, rc);
   }
   pthread_mutex_lock(&db->mu);
-  if (h) rc = kv_fam_add_file(f, h);
+  uint32_t added = 0;
+  for (; added < n_out && rc == KV_OK; added++) rc = kv_fam_add_file(f, outs[added]);
+  if (rc) added--; /* the one that failed is still ours */
   f->flushed_seq = flushed;
   f->n_imm--;
   memmove(f->imms, f->imms + 1, f->n_imm * sizeof *f->imms);
@@ -178,6 +176,8 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   db->stat_flushes++;
   if (rc == KV_OK) kv_db_delete_old_wal(db);
   pthread_mutex_unlock(&db->mu);
+  for (uint32_t i = added; i < n_out; i++) kv_sfh_unref(outs[i]); /* not listed */
+  free(outs);
   kv_memstore_unref(imm);
   if (rc) return kv_db_fail(db, rc);
   return KV_OK;

@@ -61,6 +61,16 @@ typedef struct kv_logpos {
   uint64_t seq;              /* sequence number of the record's last op */
 } kv_logpos;
 
+/* A table's region boundaries at run time (kv/db/db_region.c): immutable, shared by the
+** table's families (each holds a reference), replaced whole when a region splits. Region i
+** holds the rows in [keys[i-1], keys[i]); a NULL kv_regions is one region. */
+typedef struct kv_regions {
+  atomic_int refs;           /* the families holding it, and writers and readers using it */
+  uint32_t n;                /* boundaries (regions - 1, >= 1) */
+  const uint8_t **keys;      /* the boundaries, ascending (into the bytes after the struct) */
+  uint32_t *lens;            /* their lengths */
+} kv_regions;
+
 /* Run-time state of one column family. */
 typedef struct kv_fam {
   uint32_t id;               /* store-wide family id */
@@ -93,6 +103,12 @@ typedef struct kv_fam {
   bool dropped;              /* its table was dropped */
   kv_qualset dead;           /* qualifiers a major compaction drops (in memory only:
                                 kv_family_set_dropped_qualifiers) */
+  kv_regions *regions;       /* its table's region boundaries, or NULL: one region
+                                (REQUIRES mu to read or swap; a reference keeps it) */
+  bool compact_damaged;      /* a compaction met a damaged input (KV_ERR_CORRUPT): the
+                                automatic ones skip the family until it is reopened,
+                                kv_compact reports damage_msg (docs/KV_REGIONS.md) */
+  char damage_msg[512];      /* that error's message (REQUIRES mu) */
 } kv_fam;
 
 /* A writer waiting in the commit queue (or a DDL/flush/compaction taking the role). */
@@ -177,6 +193,7 @@ struct kv_db {
   uint64_t stat_dropped_bytes;   /* a torn tail kv_open dropped from the newest segment */
   uint64_t stat_dropped_segment; /* that segment's number (0: none) */
   uint64_t stat_compactions; /* compactions done (tests) */
+  uint64_t stat_region_splits; /* regions split by size (REQUIRES mu; kv/db/db_split.c) */
   uint64_t stat_reader_retries; /* read-only: catch-up attempts made again (REQUIRES mu) */
   uint64_t stat_reader_stops;   /* read-only: catch-ups stopped before a record (mu) */
 };
@@ -311,16 +328,61 @@ void kv_db_bg_stop(kv_db *db);
 ** REQUIRES: mu held. */
 void kv_db_bg_pause(kv_db *db);
 void kv_db_bg_resume(kv_db *db);
-/* Write every cell of `it` (from seek_first) to a new, synced store file of f and open it:
-** *h gets the handle with one reference, or NULL when the iterator had no cell. On failure
-** the partial file is removed. rows_bound: a bound on its distinct row keys (0: none), so
-** a large file's bloom filter is filled as rows come (kv_sf_writer_options.expected_rows).
-** REQUIRES: the background thread, mu NOT held. */
-int kv_db_write_sf(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh **h);
-/* kv_db_write_sf with the cells put in by fill(ctx, writer) (KV_OK or its error), which
-** adds at least one: a minor compaction's merge, which may copy whole blocks. */
-int kv_db_write_sf_fill(kv_db *db, kv_fam *f, int (*fill)(void *ctx, kv_sf_writer *w),
-                        void *ctx, uint64_t rows_bound, kv_sfh **h);
+/* ---- regions (kv/db/db_region.c) ---- */
+/* The cells a flush or a compaction writes, handed out in order: next_row gives the row of
+** the next cell (false: none left); fill adds the cells whose row sorts below end (end
+** NULL: every one left) to w and stops before the first that does not (KV_OK or an error);
+** status tells whether the end was the inputs' end or an error reading them. */
+typedef struct kv_db_fill {
+  bool (*next_row)(void *ctx, const uint8_t **row, uint32_t *len);
+  int (*fill)(void *ctx, kv_sf_writer *w, const uint8_t *end, uint32_t end_len);
+  int (*status)(void *ctx); /* once next_row says none are left: KV_OK or the inputs' error */
+} kv_db_fill;
+/* Write what fill hands out as store files of f (REQUIRES: mu NOT held; the background
+** thread, or the bulk load's commit), one per region that gets cells (the
+** regions f holds when it starts), each written whole and synced, its folder synced, and
+** opened: *outs (malloc'ed, kv_db_sfs_free) gets *n_outs handles in key order (0 when there
+** were no cells). On failure nothing is left on disk and *outs is NULL. rows_bound: a
+** bound on each file's distinct row keys (0: none; kv_sf_writer_options.expected_rows). */
+int kv_db_write_sfs(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx,
+                    uint64_t rows_bound, kv_sfh ***outs, uint32_t *n_outs);
+void kv_db_sfs_free(kv_sfh **outs, uint32_t n);
+/* kv_db_write_sfs of every cell of `it` (from seek_first; kv/db/db_flush.c). */
+int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh ***outs,
+                     uint32_t *n_outs);
+/* Store file h of f (not yet named in the MANIFEST: the bulk load's) written again as one
+** file per region it holds rows of, through kv_db_write_iter, each with h's sequence
+** range: *outs / *n_outs as kv_db_write_sfs; *n_outs 0 when h lies within one region (keep
+** it). REQUIRES: mu NOT held. */
+int kv_db_cut_file(kv_db *db, kv_fam *f, kv_sfh *h, kv_sfh ***outs, uint32_t *n_outs);
+/* The regions of table t (NULL when it has one, or out of memory: check t->n_bounds). */
+kv_regions *kv_regions_new(const kv_table_meta *t);
+void kv_regions_ref(kv_regions *r);       /* NULL is a no-op */
+void kv_regions_unref(kv_regions *r);     /* NULL is a no-op */
+/* The region holding row (0 for NULL r). */
+uint32_t kv_regions_find(const kv_regions *r, const uint8_t *row, uint32_t len);
+/* Give every family of table_id the regions db->ver records for it. REQUIRES: mu held (or
+** kv_open). KV_OK or KV_ERR_NOMEM. */
+int kv_db_install_regions(kv_db *db, uint32_t table_id);
+/* Split keys (ascending, distinct, 1..KV_MAX_ROW_KEY bytes: else KV_ERR_INVALID or
+** KV_ERR_TOOBIG naming the key) in the SET_REGIONS encoding; *out malloc'ed (NULL for n 0). */
+int kv_regions_encode(const uint8_t *const *keys, const uint32_t *lens, uint32_t n,
+                      uint8_t **out, uint32_t *out_len);
+/* "table T region i of n [start, end)" for region i of f's table (r: f's regions).
+** REQUIRES: mu held, or the background thread. */
+void kv_db_region_name(kv_db *db, const kv_fam *f, const kv_regions *r, uint32_t i, char *buf,
+                       size_t cap);
+/* After a flush or a compaction of f: split the first region of f's table whose blocks of
+** f hold more than kv_options.region_split_size bytes, at its middle key (one SET_REGIONS
+** record), and ask a minor compaction of each family with a file spanning the new boundary
+** (kv/db/db_split.c). KV_OK when none is due. REQUIRES: the background thread, mu NOT held. */
+int kv_db_maybe_split(kv_db *db, kv_fam *f);
+/* rc as it is, except KV_ERR_CORRUPT from reading one of files[0, n) of family family_id
+** (the file's path is in kv_errmsg()): the message then also names the region the file
+** lies in (by its first row), "... (store file P lies in table T region i of n [a, b))".
+** REQUIRES: mu NOT held. */
+int kv_db_corrupt_region(kv_db *db, uint32_t family_id, kv_sfh *const *files, uint32_t n,
+                         int rc);
 /* The live families of `table` (NULL = all) in a malloc'ed array (caller frees).
 ** KV_ERR_NOTFOUND for an unknown table. REQUIRES: mu held. */
 int kv_db_table_families(kv_db *db, const char *table, kv_fam ***out, uint32_t *n);

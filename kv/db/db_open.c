@@ -130,9 +130,14 @@ kv_fam *kv_fam_new(kv_db *db, uint32_t table_id, const kv_family_meta *fm) {
   f->compression = fm->compression;
   f->block_size = fm->block_size ? fm->block_size : KV_DEFAULT_BLOCK_SIZE;
   f->flushed_seq = fm->flushed_seq;
+  const kv_table_meta *tm = NULL; /* its region boundaries, when db->ver has its table */
+  for (uint32_t i = 0; i < db->ver.n_tables; i++)
+    if (db->ver.tables[i].id == table_id) tm = &db->ver.tables[i];
+  f->regions = kv_regions_new(tm);
   f->mem = kv_memstore_new();
-  if (!f->mem || set_fam_slot(db, f)) {
+  if (!f->mem || (tm && tm->n_bounds && !f->regions) || set_fam_slot(db, f)) {
     kv_memstore_unref(f->mem);
+    kv_regions_unref(f->regions);
     free(f);
     return NULL;
   }
@@ -150,6 +155,7 @@ void kv_fam_free(kv_fam *f) {
   for (uint32_t i = 0; i < f->n_files; i++) kv_sfh_unref(f->files[i]);
   free(f->files);
   kv_qualset_free(&f->dead);
+  kv_regions_unref(f->regions);
   free(f);
 }
 

@@ -9,8 +9,8 @@
 **   4  u32 length_check  low 32 bits of XXH3-64 of bytes [0, 4)
 **   8  u64 checksum      XXH3-64 of the payload
 ** The first record's payload is the file header: the 8 bytes "ROWANMF1" and a u32 format
-** version (2 written; 1 and 2 read: version 2 adds the LOG_POSITION edit, and a version 1
-** log is rewritten as version 2 when a writer opens it). Every later payload is an edit
+** version (4 written; 1 to 4 read: version 2 adds the LOG_POSITION edit, 3 ALTER_TABLE, 4
+** SET_REGIONS, and an older log is rewritten as version 4 when a writer opens it). Every later payload is an edit
 ** group: count:varint edit*, each edit a kind byte (enum kv_edit_kind) and its fields as
 ** varints (see encode_edit). A group is applied whole or not at all: it is checked against
 ** a copy of the version first.
@@ -62,6 +62,9 @@ void kv_mf_table_free(kv_table_meta *t) {
   free(t->families);
   t->families = NULL;
   t->n_families = 0;
+  free(t->bounds);
+  t->bounds = NULL;
+  t->bounds_len = t->n_bounds = 0;
 }
 
 void kv_table_meta_free(kv_table_meta *t) {
@@ -83,6 +86,14 @@ static int table_copy(kv_table_meta *dst, const kv_table_meta *src) {
   *dst = *src;
   dst->families = NULL;
   dst->n_families = 0;
+  dst->bounds = NULL;
+  dst->bounds_len = dst->n_bounds = 0;
+  if (src->bounds_len) {
+    if (!(dst->bounds = malloc(src->bounds_len))) return kv_mf_nomem();
+    memcpy(dst->bounds, src->bounds, src->bounds_len);
+    dst->bounds_len = src->bounds_len;
+    dst->n_bounds = src->n_bounds;
+  }
   if (src->n_families == 0) return KV_OK;
   dst->families = calloc(src->n_families, sizeof *dst->families);
   if (!dst->families) return kv_mf_nomem();
@@ -248,6 +259,7 @@ static int apply_one(kv_version *v, const kv_edit *e) {
     return KV_OK;
   }
   case KV_EDIT_ALTER_TABLE: return alter_table(v, e);
+  case KV_EDIT_SET_REGIONS: return kv_mf_set_regions(find_table(v, e->table_id), e);
   case KV_EDIT_DROP_TABLE: {
     kv_table_meta *t = find_table(v, e->table_id);
     if (!t) return kv_error(KV_ERR_NOTFOUND, "MANIFEST: no table with id %u", e->table_id);
@@ -375,14 +387,19 @@ static void encode_edit(kv_mf_wbuf *b, const kv_edit *e) {
     break;
   case KV_EDIT_LOG_POSITION:
     put_var(b, e->log_segment); put_var(b, e->log_offset); put_var(b, e->log_seq); break;
+  case KV_EDIT_SET_REGIONS:
+    kv_mf_put_regions(b, e->table_id, e->bounds, e->bounds_len, e->n_bounds); break;
   default: break;
   }
 }
 
 /* The snapshot of a whole version: one edit of kind KV_EDIT_SNAPSHOT, followed in the same
-** group by a LOG_POSITION edit when the version has a log position. */
+** group by a LOG_POSITION edit when the version has a log position, then one SET_REGIONS
+** edit per table split into regions. */
 static void encode_snapshot(kv_mf_wbuf *b, const kv_version *v) {
-  put_var(b, v->log_segment ? 2 : 1);
+  uint64_t n_split = 0;
+  for (uint32_t i = 0; i < v->n_tables; i++) n_split += v->tables[i].n_bounds > 0;
+  put_var(b, (v->log_segment ? 2 : 1) + n_split);
   put_u8(b, KV_EDIT_SNAPSHOT);
   put_counters(b, v->next_file_number, v->next_table_id, v->next_family_id, v->last_seq,
                v->wal_number);
@@ -396,6 +413,12 @@ static void encode_snapshot(kv_mf_wbuf *b, const kv_version *v) {
     e.log_offset = v->log_offset;
     e.log_seq = v->log_seq;
     encode_edit(b, &e);
+  }
+  for (uint32_t i = 0; i < v->n_tables; i++) {
+    const kv_table_meta *t = &v->tables[i];
+    if (!t->n_bounds) continue;
+    put_u8(b, KV_EDIT_SET_REGIONS);
+    kv_mf_put_regions(b, t->id, t->bounds, t->bounds_len, t->n_bounds);
   }
 }
 
@@ -510,6 +533,10 @@ static int replay_group(kv_version *v, uint32_t version, const uint8_t *p, size_
     case KV_EDIT_LOG_POSITION:
       if (version < 2) { r.bad = "LOG_POSITION edit in a format version 1 MANIFEST"; break; }
       e.log_segment = kv_mf_get_var(&r); e.log_offset = kv_mf_get_var(&r); e.log_seq = kv_mf_get_var(&r);
+      break;
+    case KV_EDIT_SET_REGIONS:
+      if (version < 4) { r.bad = "SET_REGIONS edit in a MANIFEST of format version 1, 2 or 3"; break; }
+      kv_mf_get_regions(&r, &e);
       break;
     case KV_EDIT_SNAPSHOT: {
       kv_version nv;
@@ -737,6 +764,11 @@ static bool group_cap(const uint8_t *p, size_t len, uint64_t *cap) {
         counters = true;
         break;
       case KV_EDIT_LOG_POSITION: kv_mf_get_var(&r); kv_mf_get_var(&r); kv_mf_get_var(&r); break;
+      case KV_EDIT_SET_REGIONS: { /* where regions end: not which rows there are */
+        kv_edit e;
+        kv_mf_get_regions(&r, &e);
+        break;
+      }
       default: return false; /* a snapshot, or unknown */
     }
   }
@@ -830,10 +862,10 @@ int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **ou
         if (rc == KV_OK) rc = env->sync(m->f);
       }
       m->size = good;
-      /* A format 1 or 2 log is rewritten in format 3 (the same version, one snapshot) before
-      ** the first LOG_POSITION (format 2) or ALTER_TABLE (format 3) edit could be appended:
-      ** builds that read only older formats then refuse the store with "unsupported MANIFEST
-      ** format version 3", not with an unknown edit somewhere in the middle. */
+      /* A log of format 1 to 3 is rewritten in format 4 (the same version, one snapshot)
+      ** before the first LOG_POSITION (format 2), ALTER_TABLE (3) or SET_REGIONS (4) edit
+      ** could be appended: builds that read only older formats then refuse the store with
+      ** "unsupported MANIFEST format version 4", not with an unknown edit in the middle. */
       if (rc == KV_OK && version < KV_MF_VERSION) rc = rewrite(m, v);
     }
   }

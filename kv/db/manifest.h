@@ -34,6 +34,10 @@ typedef struct kv_table_meta {
   uint32_t id;              /* store-wide table id, never reused */
   char name[KV_MAX_NAME + 1];
   kv_family_meta *families; uint32_t n_families;
+  /* Region boundaries (docs/KV_REGIONS.md): n_bounds row keys, ascending, each the
+  ** exclusive end of one region and the first key of the next, in the SET_REGIONS encoding
+  ** (len:varint key, n_bounds times; bounds_len bytes; malloc'ed). NULL / 0: one region. */
+  uint8_t *bounds; uint32_t bounds_len, n_bounds;
 } kv_table_meta;
 
 /* The whole described state. */
@@ -83,14 +87,15 @@ enum kv_edit_kind {
   KV_EDIT_SET_COUNTERS = 6, /* next_file_number, next ids, last_seq, wal_number */
   KV_EDIT_SNAPSHOT = 7,     /* the whole version (used when the log is rewritten) */
   KV_EDIT_LOG_POSITION = 8, /* log_segment, log_offset, log_seq (format version 2) */
-  KV_EDIT_ALTER_TABLE = 9   /* table_id, table (families without files) */
+  KV_EDIT_ALTER_TABLE = 9,  /* table_id, table (families without files) */
+  KV_EDIT_SET_REGIONS = 10  /* table_id, bounds (format version 4) */
 };
 
 typedef struct kv_manifest kv_manifest;
 
 /* Open or create `dir`/MANIFEST and replay it into *v (caller frees with
 ** kv_version_free). KV_ERR_CORRUPT names the offset of a damaged record; a torn final
-** record is dropped. A MANIFEST of format version 1 or 2 is rewritten in version 3 (the
+** record is dropped. A MANIFEST of format version 1, 2 or 3 is rewritten in version 4 (the
 ** same version as one snapshot record) before it is used, so older builds refuse it
 ** clearly. */
 int kv_manifest_open(kv_env *env, const char *dir, bool create, kv_manifest **out,
@@ -110,6 +115,7 @@ typedef struct kv_edit {
   uint64_t next_file_number, last_seq, wal_number;
   uint32_t next_table_id, next_family_id;
   uint64_t log_segment, log_offset, log_seq; /* LOG_POSITION */
+  const uint8_t *bounds; uint32_t bounds_len, n_bounds; /* SET_REGIONS (as kv_table_meta's) */
 } kv_edit;
 int kv_manifest_apply(kv_manifest *m, kv_version *v, const kv_edit *edits, int n_edits);
 int kv_manifest_close(kv_manifest *m);

@@ -14,7 +14,7 @@
 
 #define KV_MF_REC_HEADER 16u          /* bytes of a record's frame before its payload */
 #define KV_MF_MAGIC "ROWANMF1"        /* the header record's first 8 bytes */
-#define KV_MF_VERSION 3u              /* the format version written */
+#define KV_MF_VERSION 4u              /* the format version written */
 #define KV_MF_VERSION_MIN 1u          /* the oldest format version read */
 #define KV_MF_MAX_RECORD (64u << 20)  /* a payload longer than this is damage */
 
@@ -44,6 +44,14 @@ uint64_t kv_mf_get_var(kv_mf_rbuf *r);
 uint32_t kv_mf_get_u32v(kv_mf_rbuf *r);
 void kv_mf_get_file(kv_mf_rbuf *r, kv_file_meta *f);
 void kv_mf_get_table(kv_mf_rbuf *r, kv_table_meta *t);
+/* Region boundaries (kv/db/manifest_region.c): check n keys in the SET_REGIONS encoding at
+** p[0, len) (NULL, or what is wrong); decode a SET_REGIONS edit's fields after its kind
+** byte into e (e->bounds points into r); append one; apply one to table t (NULL: unknown). */
+const char *kv_mf_check_bounds(const uint8_t *p, size_t len, uint32_t n);
+void kv_mf_get_regions(kv_mf_rbuf *r, kv_edit *e);
+void kv_mf_put_regions(kv_mf_wbuf *b, uint32_t table_id, const uint8_t *bounds, uint32_t len,
+                       uint32_t n);
+int kv_mf_set_regions(kv_table_meta *t, const kv_edit *e);
 /* Free what a table owns (its families' file lists, its families) and zero the counts. */
 void kv_mf_table_free(kv_table_meta *t);
 /* Are the n bytes at p all zero? */

@@ -91,6 +91,10 @@ static const char *sv_decode(const uint8_t *p, size_t len, sv_list *l) {
       kv_mf_get_var(&r); kv_mf_get_var(&r); kv_mf_get_var(&r);
       l->n--; /* the entry pushed for it holds nothing */
       break;
+    case KV_EDIT_SET_REGIONS: /* region boundaries: a salvaged table is one region */
+      kv_mf_get_regions(&r, e);
+      l->n--;
+      break;
     default:
       r.bad = "unknown edit kind";
       break;

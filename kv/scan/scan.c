@@ -656,6 +656,8 @@ int kv_scan_next(kv_scan *s, kv_row *row) {
     return KV_ERR_NOTFOUND;
   }
   int rc = s->reverse ? next_reverse(s, row) : next_forward(s, row);
+  for (uint32_t i = 0; rc == KV_ERR_CORRUPT && s->db && i < s->n_fams; i++) /* name its region */
+    rc = kv_db_corrupt_region(s->db, s->fams[i].fid, s->fams[i].files, s->fams[i].n_files, rc);
   if (rc != KV_OK) {
     s->finished = true;
     if (rc != KV_ERR_NOTFOUND) s->err = rc;

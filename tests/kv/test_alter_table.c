@@ -197,7 +197,7 @@ static void test_record_bytes_and_snapshot(void **state) {
     f[i].max_versions = 1;
     f[i].block_size = 16384;
   }
-  kv_table_meta t = {3, "$t1.T", f, 2};
+  kv_table_meta t = {.id = 3, .name = "$t1.T", .families = f, .n_families = 2};
   kv_edit c = {.kind = KV_EDIT_CREATE_TABLE, .table = &t};
   assert_int_equal(kv_manifest_apply(m, &v, &c, 1), KV_OK);
   uint64_t before = kv_manifest_size(m);
@@ -226,7 +226,7 @@ static void test_record_bytes_and_snapshot(void **state) {
   kv_family_meta g[3];
   memcpy(g, f, sizeof g);
   g[2].id = 5;
-  kv_table_meta tg = {3, "$t1.T", g, 3};
+  kv_table_meta tg = {.id = 3, .name = "$t1.T", .families = g, .n_families = 3};
   kv_edit eg = {.kind = KV_EDIT_ALTER_TABLE, .table = &tg, .table_id = 3};
   assert_int_not_equal(kv_manifest_apply(m, &v, &eg, 1), KV_OK);
   g[2].id = 11;

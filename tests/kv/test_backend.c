@@ -110,7 +110,7 @@ static void test_caps(void **state) {
   assert_int_equal(c->snapshot, KV_BE_SNAPSHOT_SEQUENCE);
   assert_int_equal(c->filters, KV_BE_FILTER_CALLBACK | KV_BE_FILTER_EXPR);
   assert_true(c->reverse_scans && c->check_and_write && c->split_points && c->size_estimates);
-  assert_false(c->split_keys);
+  assert_true(c->split_keys);
   assert_true(c->extensions & KV_BE_EXT_OVERLAY);
   assert_ptr_equal(kv_backend_local_db(&s.be), s.db);
   kv_backend other = s.be;

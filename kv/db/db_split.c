@@ -1,0 +1,150 @@
+/*
+** kv/db/db_split.c: the automatic split of a region by size (kv_options.region_split_size;
+** HBase's hbase.hregion.max.filesize; docs/KV_REGIONS.md). After each flush or
+** compaction of a family, the background thread adds up the on-disk bytes of the family's
+** store-file blocks per region (a block counts in the region of its first row); the first
+** region past the setting is split in two at a middle key: the first row of the block at
+** the half-way byte of its blocks in key order (a key strictly inside the region, or no
+** split: a region of one huge row stays whole). The new boundary list is one SET_REGIONS
+** record; then every family of the table gets the new regions, and each family with a
+** file spanning the new boundary is asked for a minor compaction, which cuts it (HBase's
+** daughters read their parent's files through reference files until a compaction rewrites
+** them; here the file is read as it is until then, reads need no regions).
+** Not here: the region boundaries themselves (kv/db/db_region.c), the MANIFEST edit
+** (kv/db/manifest_region.c).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kv/db/db_impl.h"
+#include "kv/util/cell.h"
+#include "kv/util/status.h"
+
+typedef struct sblock {
+  uint8_t *row;   /* the block's first row (malloc) */
+  uint32_t len;   /* its length */
+  uint32_t bytes; /* the block's bytes on disk */
+} sblock;
+
+typedef struct swalk {
+  sblock *b;      /* blocks seen */
+  size_t n, cap;  /* count, room */
+  bool nomem;     /* an allocation failed */
+} swalk;
+
+static int take_block(void *ctx, const kv_file_block *fb) {
+  swalk *w = ctx;
+  if (w->n == w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 256;
+    sblock *nb = realloc(w->b, cap * sizeof *nb);
+    if (!nb) return w->nomem = true, 1;
+    w->b = nb;
+    w->cap = cap;
+  }
+  uint8_t *k = malloc(fb->first_row_len ? fb->first_row_len : 1);
+  if (!k) return w->nomem = true, 1;
+  memcpy(k, fb->first_row, fb->first_row_len);
+  w->b[w->n++] = (sblock){k, fb->first_row_len, fb->bytes};
+  return 0;
+}
+
+static int cmp_sblock(const void *a, const void *b) {
+  const sblock *x = a, *y = b;
+  return kv_bytes_cmp(x->row, x->len, y->row, y->len);
+}
+
+/* The middle key of the first region of r past limit bytes: *at gets the region, *key the
+** index of the block whose first row it is. false when no region needs (or allows) it. */
+static bool pick_split(const kv_regions *r, const sblock *b, size_t n, uint64_t limit,
+                       uint32_t *at, size_t *key) {
+  size_t lo = 0;
+  for (uint32_t reg = 0; lo < n; reg++) {
+    size_t hi = lo; /* blocks [lo, hi) lie in region reg (sorted by first row) */
+    uint64_t total = 0;
+    while (hi < n && kv_regions_find(r, b[hi].row, b[hi].len) == reg) total += b[hi++].bytes;
+    if (hi == lo) continue; /* no block in this region */
+    if (total > limit) {
+      uint64_t acc = 0;
+      for (size_t i = lo; i < hi; i++) {
+        if (acc * 2 >= total && kv_bytes_cmp(b[i].row, b[i].len, b[lo].row, b[lo].len) > 0) {
+          *at = reg;
+          *key = i;
+          return true;
+        }
+        acc += b[i].bytes;
+      }
+    }
+    lo = hi;
+  }
+  return false;
+}
+
+/* Does store file h hold rows on both sides of key? */
+static bool spans(const kv_sfh *h, const uint8_t *key, uint32_t len) {
+  const uint8_t *first, *last;
+  uint32_t first_len, last_len;
+  kv_sf_key_range(h->reader, &first, &first_len, &last, &last_len);
+  return first && kv_bytes_cmp(first, first_len, key, len) < 0 &&
+         kv_bytes_cmp(last, last_len, key, len) >= 0;
+}
+
+int kv_db_maybe_split(kv_db *db, kv_fam *f) {
+  uint64_t limit = db->opts.region_split_size;
+  if (!limit || db->opts.read_only) return KV_OK;
+  swalk w = {0};
+  int rc = kv_family_blocks(db, f->id, take_block, &w);
+  if (w.nomem) rc = kv_error(KV_ERR_NOMEM, "region split: out of memory");
+  pthread_mutex_lock(&db->mu);
+  kv_regions *r = f->regions;
+  kv_regions_ref(r);
+  pthread_mutex_unlock(&db->mu);
+  uint32_t at = 0;
+  size_t k = 0;
+  if (rc == KV_OK) qsort(w.b, w.n, sizeof *w.b, cmp_sblock);
+  if (rc == KV_OK && pick_split(r, w.b, w.n, limit, &at, &k)) {
+    /* the boundaries with the new one inserted before boundary `at` */
+    uint32_t n_old = r ? r->n : 0;
+    const uint8_t **keys = malloc((n_old + 1) * sizeof *keys);
+    uint32_t *lens = malloc((n_old + 1) * sizeof *lens);
+    uint8_t *enc = NULL;
+    uint32_t enc_len = 0;
+    if (!keys || !lens) rc = kv_error(KV_ERR_NOMEM, "region split: out of memory");
+    for (uint32_t i = 0, o = 0; rc == KV_OK && i <= n_old; i++) {
+      if (i == at) { keys[i] = w.b[k].row; lens[i] = w.b[k].len; continue; }
+      keys[i] = r->keys[o];
+      lens[i] = r->lens[o++];
+    }
+    if (rc == KV_OK) rc = kv_regions_encode(keys, lens, n_old + 1, &enc, &enc_len);
+    free(keys);
+    free(lens);
+    if (rc == KV_OK) {
+      kv_edit e;
+      memset(&e, 0, sizeof e);
+      e.kind = KV_EDIT_SET_REGIONS;
+      e.table_id = f->table_id;
+      e.bounds = enc;
+      e.bounds_len = enc_len;
+      e.n_bounds = n_old + 1;
+      rc = kv_manifest_apply(db->man, &db->ver, &e, 1);
+    }
+    free(enc);
+    if (rc == KV_OK) {
+      pthread_mutex_lock(&db->mu);
+      rc = kv_db_install_regions(db, f->table_id);
+      for (uint32_t i = 0; i < db->n_fam_slots; i++) { /* cut the files that span it */
+        kv_fam *g = kv_db_family(db, i);
+        if (!g || g->table_id != f->table_id || g->compact_req) continue;
+        for (uint32_t j = 0; j < g->n_files; j++)
+          if (spans(g->files[j], w.b[k].row, w.b[k].len)) { g->compact_req = 1; break; }
+      }
+      db->stat_region_splits++;
+      pthread_cond_signal(&db->bg_cv);
+      pthread_mutex_unlock(&db->mu);
+    }
+  }
+  kv_regions_unref(r);
+  for (size_t i = 0; i < w.n; i++) free(w.b[i].row);
+  free(w.b);
+  return rc;
+}
