@@ -21,7 +21,21 @@
 #include "planner/colagg.h"
 
 #define QUEUE_ROWS 1024u /* rows one chunk's queue holds ahead of the reader */
-#define BATCH_ROWS 64u   /* rows a chunk's thread hands over at once */
+#define BATCH_ROWS 64u   /* rows a chunk's thread hands over at once (one par_batch) */
+
+/* Rows way: rows a chunk hands over at once, in two allocations (the values, their bytes). */
+typedef struct par_batch {
+  uint32_t n;                /* rows */
+  uint8_t *bytes;            /* the string bytes of the values (malloc) */
+  size_t used, cap;          /* bytes used, allocated */
+  cat_value v[];             /* n rows of the run's width */
+} par_batch;
+
+static void batch_free(par_batch *b) {
+  if (!b) return;
+  free(b->bytes);
+  free(b);
+}
 
 /* ---- The setting --------------------------------------------------------------------- */
 int exec_set_parallel(exec_session *s, int threads, int64_t min_rows, exec_error *err) {
@@ -166,8 +180,10 @@ typedef struct par_chunk {
   exec_arena scratch;        /* per-row scratch */
   exec_eval_ctx ev;          /* evaluation over in */
   char evmsg[EXEC_ERRMSG_MAX]; /* its errors */
-  exec_mrow **q;             /* rows way: the queue (under P->mu); sorted way: the rows */
+  exec_mrow **q;             /* sorted way: the rows */
   size_t qn, qcap;           /* count, allocated */
+  par_batch **bq;            /* rows way: the queue of batches (under P->mu) */
+  size_t bqn, bqcap, qrows;  /* batches, allocated, rows in them */
   size_t mem;                /* sorted way: bytes of rows held */
   exec_rowset groups;        /* aggregate way: this chunk's groups */
   exec_mrow **order;         /* them in the order they were met */
@@ -192,9 +208,10 @@ typedef struct exec_par {
   pthread_cond_t cv;         /* a queue changed */
   atomic_bool stop;          /* the reader stopped: threads end */
   uint32_t cur;              /* rows way: the chunk being read */
-  exec_mrow **loc;           /* rows way: rows taken from it */
+  par_batch **loc;           /* rows way: batches taken from it */
   size_t ln, lpos, lcap;     /* their count, the next, allocated */
-  exec_mrow *held;           /* the row the reader's values point into */
+  par_batch *held;           /* the batch the reader's values point into */
+  uint32_t hpos;             /* its next row */
 } exec_par;
 
 static int c_oom(par_chunk *c) {
@@ -211,62 +228,6 @@ static int c_too_big(par_chunk *c, const char *what) {
                    "a narrower WHERE", what, c->P->x->mem_limit >> 20);
 }
 
-/* Rows way: hand b[0..n) to the queue, waiting while it is full. */
-static void queue_put(par_chunk *c, exec_mrow **b, size_t n) {
-  exec_par *P = c->P;
-  pthread_mutex_lock(&P->mu);
-  while (c->qn >= QUEUE_ROWS && !atomic_load(&P->stop)) pthread_cond_wait(&P->cv, &P->mu);
-  bool ok = !atomic_load(&P->stop);
-  if (ok && c->qn + n > c->qcap) {
-    size_t nc = c->qcap ? c->qcap * 2 : QUEUE_ROWS + BATCH_ROWS;
-    while (nc < c->qn + n) nc *= 2;
-    exec_mrow **nq = realloc(c->q, nc * sizeof *nq);
-    if (nq) {
-      c->q = nq;
-      c->qcap = nc;
-    } else {
-      ok = false;
-      c->rc = c_oom(c);
-    }
-  }
-  if (ok) {
-    memcpy(c->q + c->qn, b, n * sizeof *b);
-    c->qn += n;
-    pthread_cond_broadcast(&P->cv);
-  }
-  pthread_mutex_unlock(&P->mu);
-  if (!ok)
-    for (size_t i = 0; i < n; i++) exec_mrow_free(b[i], 0);
-}
-
-static int run_rows(par_chunk *c) {
-  exec_par *P = c->P;
-  exec_mrow *b[BATCH_ROWS];
-  size_t n = 0;
-  int rc;
-  for (;;) {
-    if (atomic_load_explicit(&P->stop, memory_order_relaxed)) {
-      rc = EXEC_DONE;
-      break;
-    }
-    rc = exec_scan_next(&c->scan, c->in, &c->err);
-    if (rc != EXEC_ROW) break;
-    exec_mrow *r = exec_mrow_make(c->in, P->width, 0);
-    if (!r) {
-      rc = c_oom(c);
-      break;
-    }
-    c->rows++;
-    b[n++] = r;
-    if (n == BATCH_ROWS) {
-      queue_put(c, b, n);
-      n = 0;
-    }
-  }
-  if (n) queue_put(c, b, n);
-  return rc == EXEC_DONE ? EXEC_OK : rc;
-}
-
 /* The residual filter on c->in: 1 keep, 0 drop, or -error. */
 static int c_filter(par_chunk *c) {
   const plan_expr *f = c->P->x->q->scan.residual;
@@ -277,6 +238,113 @@ static int c_filter(par_chunk *c) {
   int rc = exec_eval_pred(&c->ev, f, &tv);
   if (rc) return -c_eval_err(c, rc);
   return tv == 1;
+}
+
+/* Rows way: hand batch b to the queue, waiting while it holds QUEUE_ROWS rows. */
+static void queue_put(par_chunk *c, par_batch *b) {
+  exec_par *P = c->P;
+  pthread_mutex_lock(&P->mu);
+  while (c->qrows >= QUEUE_ROWS && !atomic_load(&P->stop)) pthread_cond_wait(&P->cv, &P->mu);
+  bool ok = !atomic_load(&P->stop);
+  if (ok && c->bqn == c->bqcap) {
+    size_t nc = c->bqcap ? c->bqcap * 2 : 2 * QUEUE_ROWS / BATCH_ROWS;
+    par_batch **nq = realloc(c->bq, nc * sizeof *nq);
+    if (nq) {
+      c->bq = nq;
+      c->bqcap = nc;
+    } else {
+      ok = false;
+      c->rc = c_oom(c);
+    }
+  }
+  if (ok) {
+    c->bq[c->bqn++] = b;
+    c->qrows += b->n;
+    pthread_cond_broadcast(&P->cv);
+  }
+  pthread_mutex_unlock(&P->mu);
+  if (!ok) batch_free(b);
+}
+
+/* Rows way: copy the row in c->in into batch b (its strings' bytes as offsets until
+** batch_seal). EXEC_OK or EXEC_NOMEM. */
+static int batch_add(par_chunk *c, par_batch *b) {
+  int w = c->P->width;
+  cat_value *v = b->v + (size_t)b->n * (size_t)w;
+  memcpy(v, c->in, (size_t)w * sizeof *v);
+  for (int i = 0; i < w; i++) {
+    if (v[i].is_null || !cat_type_has_bytes(v[i].type.id)) continue;
+    size_t len = v[i].u.s.len;
+    if (b->used + len > b->cap) {
+      size_t nc = b->cap ? b->cap * 2 : 4096;
+      while (nc < b->used + len) nc *= 2;
+      uint8_t *nb = realloc(b->bytes, nc);
+      if (!nb) return c_oom(c);
+      b->bytes = nb;
+      b->cap = nc;
+    }
+    if (len) memcpy(b->bytes + b->used, v[i].u.s.p, len);
+    v[i].u.s.p = (const void *)(uintptr_t)b->used;
+    b->used += len;
+  }
+  b->n++;
+  return EXEC_OK;
+}
+
+/* Rows way: the offsets of b's strings made pointers into its bytes. */
+static void batch_seal(par_batch *b, int w) {
+  for (size_t i = 0; i < (size_t)b->n * (size_t)w; i++) {
+    cat_value *v = &b->v[i];
+    if (!v->is_null && cat_type_has_bytes(v->type.id))
+      v->u.s.p = b->bytes + (uintptr_t)v->u.s.p;
+  }
+}
+
+static int run_rows(par_chunk *c) {
+  exec_par *P = c->P;
+  par_batch *b = NULL;
+  int rc;
+  for (;;) {
+    if (atomic_load_explicit(&P->stop, memory_order_relaxed)) {
+      rc = EXEC_DONE;
+      break;
+    }
+    exec_arena_reset(&c->scratch);
+    rc = exec_scan_next(&c->scan, c->in, &c->err);
+    if (rc != EXEC_ROW) break;
+    c->scanned++;
+    int f = c_filter(c);
+    if (f < 0) {
+      rc = -f;
+      break;
+    }
+    if (f == 0) continue;
+    if (!b) {
+      b = malloc(sizeof *b + (size_t)BATCH_ROWS * (size_t)P->width * sizeof(cat_value));
+      if (!b) {
+        rc = c_oom(c);
+        break;
+      }
+      b->n = 0;
+      b->bytes = NULL;
+      b->used = b->cap = 0;
+    }
+    rc = batch_add(c, b);
+    if (rc) break;
+    c->rows++;
+    if (b->n == BATCH_ROWS) {
+      batch_seal(b, P->width);
+      queue_put(c, b);
+      b = NULL;
+    }
+  }
+  if (b && b->n && rc == EXEC_DONE) {
+    batch_seal(b, P->width);
+    queue_put(c, b);
+  } else {
+    batch_free(b);
+  }
+  return rc == EXEC_DONE ? EXEC_OK : rc;
 }
 
 static int order_cmp(const void *a, const void *b, void *ctx) {
@@ -502,27 +570,33 @@ int exec_par_open(exec_query *x, exec_error *err) {
 
 int exec_par_next(exec_query *x, cat_value *row, exec_error *err) {
   exec_par *P = x->par;
+  size_t w = (size_t)P->width;
   for (;;) {
-    if (P->lpos < P->ln) {
-      if (P->held) exec_mrow_free(P->held, 0);
-      P->held = P->loc[P->lpos++];
-      memcpy(row, P->held->v, (size_t)P->width * sizeof *row);
+    if (P->held && P->hpos < P->held->n) {
+      memcpy(row, P->held->v + (size_t)P->hpos++ * w, w * sizeof *row);
       return EXEC_ROW;
+    }
+    if (P->lpos < P->ln) { /* the previous batch's rows are no longer read */
+      batch_free(P->held);
+      P->held = P->loc[P->lpos++];
+      P->hpos = 0;
+      continue;
     }
     if (P->cur >= P->n) return EXEC_DONE;
     par_chunk *c = &P->c[P->cur];
     pthread_mutex_lock(&P->mu);
-    while (c->qn == 0 && !c->done) pthread_cond_wait(&P->cv, &P->mu);
-    if (c->qn) { /* take the queue whole: its array for ours */
-      exec_mrow **t = P->loc;
+    while (c->bqn == 0 && !c->done) pthread_cond_wait(&P->cv, &P->mu);
+    if (c->bqn) { /* take the queue whole: its array for ours */
+      par_batch **t = P->loc;
       size_t tcap = P->lcap;
-      P->loc = c->q;
-      P->lcap = c->qcap;
-      P->ln = c->qn;
+      P->loc = c->bq;
+      P->lcap = c->bqcap;
+      P->ln = c->bqn;
       P->lpos = 0;
-      c->q = t;
-      c->qcap = tcap;
-      c->qn = 0;
+      c->bq = t;
+      c->bqcap = tcap;
+      c->bqn = 0;
+      c->qrows = 0;
       pthread_cond_broadcast(&P->cv);
       pthread_mutex_unlock(&P->mu);
       continue;
@@ -723,6 +797,7 @@ void exec_par_close(exec_query *x) {
   plan_actuals *a = &x->act;
   exec_metrics_zero(&a->kv);
   a->rows_assembled = 0;
+  uint64_t scanned = 0;
   a->par.ran = P->started;
   a->par.n = P->n < PLAN_PAR_MAX_CHUNKS ? P->n : PLAN_PAR_MAX_CHUNKS;
   for (uint32_t i = 0; i < P->n; i++) {
@@ -736,6 +811,13 @@ void exec_par_close(exec_query *x) {
     for (size_t k = 0; k < c->qn; k++)
       if (c->q[k]) exec_mrow_free(c->q[k], 0);
     free(c->q);
+    for (size_t k = 0; k < c->bqn; k++) batch_free(c->bq[k]);
+    free(c->bq);
+    if (P->way == WAY_ROWS) { /* the chunks filtered (exec_par_gather counts the others) */
+      a->step[PLAN_STEP_FILTER].rows_in += c->filtered_in;
+      a->step[PLAN_STEP_FILTER].rows_out += c->filtered_in ? c->rows : 0;
+      scanned += c->scanned;
+    }
     for (size_t k = 0; k < c->n_order; k++) /* groups not handed on */
       if (c->order[k]) exec_mrow_free(c->order[k], s->n_aggs);
     free(c->order);
@@ -744,9 +826,10 @@ void exec_par_close(exec_query *x) {
     free(c->out);
     exec_arena_free(&c->scratch);
   }
-  for (size_t k = P->lpos; k < P->ln; k++) exec_mrow_free(P->loc[k], 0);
+  if (P->way == WAY_ROWS) a->step[PLAN_STEP_SCAN].rows_out = scanned; /* all the chunks read */
+  for (size_t k = P->lpos; k < P->ln; k++) batch_free(P->loc[k]);
   free(P->loc);
-  if (P->held) exec_mrow_free(P->held, 0);
+  batch_free(P->held);
   free(P->c);
   pthread_mutex_destroy(&P->mu);
   pthread_cond_destroy(&P->cv);

@@ -247,7 +247,7 @@ static int pass_filter(exec_query *x, exec_error *err) {
   const plan_expr *f = x->q->join       ? x->q->join_filter
                        : x->q->has_scan ? x->q->scan.residual
                                         : x->q->sel->where;
-  if (!f) return 1;
+  if (!f || x->par) return 1; /* (the chunks of a parallel scan filter their rows) */
   plan_step_actual *st = &x->act.step[PLAN_STEP_FILTER];
   st->rows_in++;
   x->ev.row = x->in;

@@ -714,11 +714,6 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       xj_str(j, "from", "partial aggregates per chunk");
       line(L, "CLIENT AGGREGATE INTO %s (partial aggregates of %u chunks combined)", into,
            par->n_chunks);
-    } else if (pp && par->merge == PLAN_PAR_SERIAL_AGG) {
-      xj_node(j, "CLIENT AGGREGATE SERIAL");
-      xj_str(j, "why", par->agg_why);
-      line(L, "CLIENT AGGREGATE SERIAL (%s is not combined from partial aggregates: the "
-           "chunks' rows are aggregated in key order)", par->agg_why);
     }
     if (s->having) {
       plan_pbuf h = {buf, sizeof buf, 0, s};

@@ -127,7 +127,14 @@ int plan_par_build(const plan_query *q, const uint8_t *const *cut, const uint32_
   out->threads = threads < 1 ? 1 : threads;
   if ((uint32_t)out->threads > out->n_chunks) out->threads = (int)out->n_chunks;
   out->merge = plan_par_merge_of(q, &out->agg_why);
-  if (threads <= 1) out->serial_why = "the session's scan threads are 1";
+  if (out->merge == PLAN_PAR_SERIAL_AGG) { /* its rows would all cross threads: serial */
+    size_t n = strlen(out->agg_why) + 64;
+    char *why = plan_arena_alloc(A, n);
+    if (!why) return EXEC_NOMEM;
+    snprintf(why, n, "%s is not combined from partial aggregates", out->agg_why);
+    out->serial_why = why;
+    out->threads = 1;
+  } else if (threads <= 1) out->serial_why = "the session's scan threads are 1";
   else if (out->n_chunks == 1) out->serial_why = "no split point inside the key ranges";
   return EXEC_OK;
 }

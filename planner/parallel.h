@@ -4,11 +4,10 @@
 ** backend's split points: the local store's block-index cut points, the row-atomic
 ** backend's region boundaries; Phoenix cuts at region boundaries and statistics
 ** guideposts), on how many threads the chunks run, and how their results are merged:
-** concatenated in key order (a plain scan; also the rows an aggregate that cannot be
-** combined from partial aggregates reads, which the client then aggregates serially),
-** merge-sorted (ORDER BY: each chunk sorts its rows), top-N per chunk then merged (ORDER BY
+** concatenated in key order (a plain scan), merge-sorted (ORDER BY: each chunk sorts its rows), top-N per chunk then merged (ORDER BY
 ** ... LIMIT), or combined from per-chunk partial aggregates (COUNT, SUM, AVG of integers,
-** MIN, MAX, with or without GROUP BY). EXPLAIN prints it ("CLIENT n-CHUNK PARALLEL m-WAY",
+** MIN, MAX, with or without GROUP BY); a query with another aggregate (DISTINCT, a DOUBLE
+** sum) stays serial and says why. EXPLAIN prints it ("CLIENT n-CHUNK PARALLEL m-WAY",
 ** "CLIENT 1-CHUNK SERIAL") and the executor runs it (exec/op_parallel.c), so both read one
 ** struct.
 **
@@ -35,8 +34,8 @@ enum plan_par_merge {
   PLAN_PAR_MERGE_SORT = 1, /* each chunk sorts its projected rows; a k-way merge */
   PLAN_PAR_TOPN = 2,       /* each chunk keeps its top LIMIT + OFFSET rows; a k-way merge */
   PLAN_PAR_AGG = 3,        /* each chunk aggregates; the partial aggregates are combined */
-  PLAN_PAR_SERIAL_AGG = 4  /* rows concatenated in key order, aggregated by the client
-                              serially (an aggregate partial aggregates cannot give) */
+  PLAN_PAR_SERIAL_AGG = 4  /* an aggregate partial aggregates cannot give: the scan runs
+                              serially (every row would cross threads to one aggregator) */
 };
 
 typedef struct plan_par {
