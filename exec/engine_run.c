@@ -191,7 +191,10 @@ static int build(exec_stmt *st, exec_error *err) {
     if (rc) return plan_err(rc, msg, err);
     if (b->kind == SQL_STMT_SELECT && st->q.has_scan) { /* exec/parallel.h */
       rc = exec_par_attach(st->s, &st->q, &st->plan_arena,
-                           b->n_seqs ? "NEXT VALUE FOR is evaluated row by row" : NULL, err);
+                           b->n_seqs      ? "NEXT VALUE FOR is evaluated row by row"
+                           : b->n_applies ? "a correlated subquery is run per row"
+                                          : NULL,
+                           err);
       if (rc) return rc;
     }
     if (st->q.has_scan) {
