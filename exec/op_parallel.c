@@ -19,6 +19,7 @@
 #include "exec/engine_int.h"
 #include "exec/keymap.h"
 #include "planner/colagg.h"
+#include "planner/hint.h"
 
 #define QUEUE_ROWS 1024u /* rows one chunk's queue holds ahead of the reader */
 #define BATCH_ROWS 64u   /* rows a chunk's thread hands over at once (one par_batch) */
@@ -110,6 +111,7 @@ int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *s
   if (!plan_par_eligible(q, exec_parallel_min_rows(s), &why) && !why) return EXEC_OK;
   if (plan_colagg_check(q, NULL)) return EXEC_OK; /* the columnar aggregate has its chunks */
   if (!why && serial_why) why = serial_why;
+  if (!why && plan_hint_has(q->sel->hint, "SERIAL")) why = "the SERIAL hint";
   if (!why && s->txn && kv_batch_count(s->txn))
     why = "the transaction's uncommitted writes are read by one scan";
   if (why) threads = 1;
@@ -184,7 +186,6 @@ typedef struct par_chunk {
   size_t qn, qcap;           /* count, allocated */
   par_batch **bq;            /* rows way: the queue of batches (under P->mu) */
   size_t bqn, bqcap, qrows;  /* batches, allocated, rows in them */
-  size_t mem;                /* sorted way: bytes of rows held */
   exec_rowset groups;        /* aggregate way: this chunk's groups */
   exec_mrow **order;         /* them in the order they were met */
   size_t n_order, cap_order; /* count, allocated */
@@ -207,6 +208,8 @@ typedef struct exec_par {
   pthread_mutex_t mu;        /* the rows way's queues */
   pthread_cond_t cv;         /* a queue changed */
   atomic_bool stop;          /* the reader stopped: threads end */
+  atomic_size_t mem;         /* sorted way: bytes of rows all chunks hold (the sort's limit
+                                is the serial sort's: for them all) */
   uint32_t cur;              /* rows way: the chunk being read */
   par_batch **loc;           /* rows way: batches taken from it */
   size_t ln, lpos, lcap;     /* their count, the next, allocated */
@@ -420,9 +423,10 @@ static int keep_sorted(par_chunk *c) {
   exec_mrow *r = exec_mrow_make(c->out, s->n_proj, 0);
   if (!r) return c_oom(c);
   c->q[c->qn++] = r;
-  c->mem += r->bytes + sizeof r;
+  size_t add = r->bytes + sizeof r;
   if (q->topn) heap_fix(c->q, c->qn, c->qn - 1, s, true);
-  if (c->mem > c->P->x->mem_limit) return c_too_big(c, "ORDER BY");
+  if (atomic_fetch_add(&c->P->mem, add) + add > c->P->x->mem_limit)
+    return c_too_big(c, "ORDER BY");
   return EXEC_OK;
 }
 
@@ -535,6 +539,7 @@ int exec_par_open(exec_query *x, exec_error *err) {
   pthread_mutex_init(&P->mu, NULL);
   pthread_cond_init(&P->cv, NULL);
   atomic_init(&P->stop, false);
+  atomic_init(&P->mem, 0);
   P->c = calloc(p->n_chunks, sizeof *P->c);
   if (!P->c) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
   P->n = p->n_chunks;

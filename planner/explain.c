@@ -732,18 +732,17 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   }
   if (q->sort) {
     order_text(s, buf, sizeof buf);
+    /* in parallel every chunk sorts (SERVER, as Phoenix says), then the client merges */
+    bool per_chunk = pp && (par->merge == PLAN_PAR_MERGE_SORT || par->merge == PLAN_PAR_TOPN);
+    const char *by = per_chunk ? "SERVER" : "CLIENT";
     if (q->topn) {
-      xj_node(j, "CLIENT TOP");
+      xj_node(j, per_chunk ? "SERVER TOP" : "CLIENT TOP");
       xj_int(j, "rows", q->limit + q->offset);
     } else {
-      xj_node(j, "CLIENT SORTED BY");
+      xj_node(j, per_chunk ? "SERVER SORTED BY" : "CLIENT SORTED BY");
     }
     xj_str(j, "order_by", buf);
     act_json(j, a, PLAN_STEP_SORT);
-    /* in parallel every chunk sorts (SERVER, as Phoenix says), then the client merges */
-    const char *by =
-        pp && (par->merge == PLAN_PAR_MERGE_SORT || par->merge == PLAN_PAR_TOPN) ? "SERVER"
-                                                                                  : "CLIENT";
     if (q->topn)
       line(L, "    %s TOP %" PRId64 " ROWS SORTED BY [%s]%s", by, q->limit + q->offset, buf,
            act_text(a, PLAN_STEP_SORT, ab, sizeof ab));
