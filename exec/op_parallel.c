@@ -50,10 +50,18 @@ int exec_set_parallel(exec_session *s, int threads, int64_t min_rows, exec_error
   return EXEC_OK;
 }
 
+static int n_cpus;                           /* online processors, read once */
+static pthread_once_t cpus_once = PTHREAD_ONCE_INIT;
+
+static void read_cpus(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  n_cpus = n < 1 ? 1 : n > EXEC_PAR_THREADS_MAX ? EXEC_PAR_THREADS_MAX : (int)n;
+}
+
 int exec_parallel_threads(const exec_session *s) {
   if (s->par_threads > 0) return s->par_threads;
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  return n < 1 ? 1 : n > EXEC_PAR_THREADS_MAX ? EXEC_PAR_THREADS_MAX : (int)n;
+  pthread_once(&cpus_once, read_cpus); /* (sysconf reads /sys: not at every statement) */
+  return n_cpus;
 }
 
 uint64_t exec_parallel_min_rows(const exec_session *s) {
@@ -101,19 +109,28 @@ static void cuts_free(cuts *c) {
   free(c->len);
 }
 
+static const char TXN_WHY[] = "the transaction's uncommitted writes are read by one scan";
+
 int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *serial_why,
                     exec_error *err) {
-  int threads = exec_parallel_threads(s);
   const char *why = NULL;
-  if (q->par && q->par->asked == threads && q->par->min_rows == exec_parallel_min_rows(s))
-    return EXEC_OK; /* a kept plan, cut for these settings */
+  uint64_t min_rows = exec_parallel_min_rows(s);
+  if (!plan_par_eligible(q, min_rows, &why) && !why) { /* a point lookup, a small scan ... */
+    q->par = NULL;
+    return EXEC_OK;
+  }
+  int threads = exec_parallel_threads(s);
+  if (q->par && q->par->asked == threads && q->par->min_rows == min_rows &&
+      q->par->serial_why != TXN_WHY)
+    return EXEC_OK; /* a kept plan, cut for these settings (and not kept serial by writes a
+                       transaction may have committed since) */
   q->par = NULL;
-  if (!plan_par_eligible(q, exec_parallel_min_rows(s), &why) && !why) return EXEC_OK;
   if (plan_colagg_check(q, NULL)) return EXEC_OK; /* the columnar aggregate has its chunks */
   if (!why && serial_why) why = serial_why;
   if (!why && plan_hint_has(q->sel->hint, "SERIAL")) why = "the SERIAL hint";
   if (!why && s->txn && kv_batch_count(s->txn))
-    why = "the transaction's uncommitted writes are read by one scan";
+    why = TXN_WHY;
+  int asked = threads; /* the setting the plan is made for */
   if (why) threads = 1;
   /* region boundaries from the backend, and the local store's block-index cut points (the
      guideposts) under it; a backend without split points gives none */
@@ -158,8 +175,8 @@ int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *s
     rc = plan_par_build(q, keys, lens, n, threads, A, p);
     if (rc) rc = exec_fail(err, rc, -1, "out of memory");
     if (!rc && why) p->serial_why = why;
-    p->asked = exec_parallel_threads(s);
-    p->min_rows = exec_parallel_min_rows(s);
+    p->asked = asked;
+    p->min_rows = min_rows;
     if (!rc) q->par = p;
   }
   free(ord);
