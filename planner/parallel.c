@@ -109,12 +109,16 @@ int plan_par_build(const plan_query *q, const uint8_t *const *cut, const uint32_
   for (uint32_t c = 0; c <= n_cut; c++) {
     const uint8_t *lo = c > 0 ? keys[c - 1] : NULL, *hi = c < n_cut ? keys[c] : NULL;
     uint32_t lo_len = c > 0 ? cut_len[c - 1] : 0, hi_len = c < n_cut ? cut_len[c] : 0;
-    plan_key_range *mine = plan_arena_alloc(A, nr * sizeof *mine);
+    plan_key_range tmp;
+    uint32_t n = 0; /* the ranges the chunk holds: counted, then kept (a skip scan's many
+                       ranges are not copied into every chunk) */
+    for (uint32_t i = 0; i < nr; i++) n += cut_range(&rs[i], lo, lo_len, hi, hi_len, &tmp);
+    if (!n) continue;
+    plan_key_range *mine = plan_arena_alloc(A, n * sizeof *mine);
     if (!mine) return EXEC_NOMEM;
-    uint32_t n = 0;
+    n = 0;
     for (uint32_t i = 0; i < nr; i++)
       if (cut_range(&rs[i], lo, lo_len, hi, hi_len, &mine[n])) n++;
-    if (!n) continue;
     out->ranges[out->n_chunks] = mine;
     out->n_ranges[out->n_chunks] = n;
     out->n_chunks++;
