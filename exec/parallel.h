@@ -4,15 +4,17 @@
 ** split_points) and at the local store's block-index cut points (the guideposts Phoenix
 ** takes from statistics), and its chunks run on a pool of the session's scan threads
 ** (exec/chunk_pool.h). Three ways to run, after the plan's merge:
-**   rows: each chunk's scan runs ahead on its thread into a bounded queue; the pipeline
-**     reads the queues in chunk order, so its rows come exactly in the serial scan's order
-**     (plain scans, LIMIT without ORDER BY, DISTINCT, aggregates that stay serial);
+**   rows: each chunk's scan and residual filter run ahead on its thread into a bounded
+**     queue of row batches; the pipeline reads the queues in chunk order, so its rows come
+**     exactly in the serial scan's order (plain scans, LIMIT without ORDER BY, DISTINCT);
 **   sorted: each chunk filters, projects and sorts its rows (or keeps its top LIMIT +
 **     OFFSET); the chunks are merged with the k-way merge;
 **   aggregate: each chunk filters and aggregates into its own groups; the partial
 **     aggregates are combined (exec_agg_merge) in the order the serial scan meets the groups.
 ** A run stays serial when the statement's transaction has uncommitted writes (the overlay is
-** read by one scan), a block trace is on, or NEXT VALUE FOR is projected.
+** read by one scan), a block trace is on, NEXT VALUE FOR is projected, a correlated
+** subquery runs per row, the SERIAL hint is given, or an aggregate cannot be combined from
+** partial aggregates (planner/parallel.h).
 ** Not here: the pipeline after the merge (exec/op_query.c), EXPLAIN (planner/explain.c).
 */
 #ifndef ROWAN_EXEC_PARALLEL_H
