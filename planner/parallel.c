@@ -138,6 +138,9 @@ int plan_par_build(const plan_query *q, const uint8_t *const *cut, const uint32_
     snprintf(why, n, "%s is not combined from partial aggregates", out->agg_why);
     out->serial_why = why;
     out->threads = 1;
+  } else if (q->sel->aggregate && q->stream_agg && !q->sort && q->limit >= 0) {
+    out->serial_why = "the LIMIT stops the scan of groups in key order early";
+    out->threads = 1; /* (in chunks every group would be aggregated first) */
   } else if (threads <= 1) out->serial_why = "the session's scan threads are 1";
   else if (out->n_chunks == 1) out->serial_why = "no split point inside the key ranges";
   return EXEC_OK;
