@@ -36,7 +36,7 @@ static const char *const dot_commands[] = {
     ".headers", ".help", ".hints", ".import", ".indexes", ".mode", ".nullvalue", ".once",
     ".output", ".print", ".quit", ".raw", ".read", ".refresh", ".schema", ".shell", ".show",
     ".stats",
-    ".system", ".tables", ".timer", NULL};
+    ".system", ".tables", ".threads", ".timer", NULL};
 
 static cli_shell *g_sh;      /* the shell whose database names complete */
 static char **g_names;       /* table and column names, read when a completion starts */

@@ -153,6 +153,10 @@ static const help_entry help_table[] = {
     {".stats", "on|off", "Show scan metrics after each statement", NULL},
     {".system", "COMMAND...", "Run COMMAND in the system's shell (as .shell)", NULL},
     {".tables", "[PATTERN]", "List the tables (PATTERN as in LIKE)", NULL},
+    {".threads", "[N|default] [MIN_ROWS]", "Scan large tables in chunks on N threads",
+     "N 1 scans serially; default (or 0) uses one thread per processor. MIN_ROWS: the\n"
+     "estimated rows a scan needs before it is cut (default 100000). Alone, .threads shows\n"
+     "the threads scans run on. EXPLAIN shows CLIENT n-CHUNK PARALLEL m-WAY.\n"},
     {".timer", "on|off", "Show wall time and rows after each statement", NULL},
 };
 
@@ -361,6 +365,8 @@ int cli_run_dot(cli_shell *sh, const char *line) {
       rc = set_flag(sh, argc, argv, &sh->changes);
     } else if (!strcmp(c, ".once")) {
       rc = cli_dot_once(sh, argc, argv);
+    } else if (!strcmp(c, ".threads")) {
+      rc = cli_dot_threads(sh, argc, argv);
     } else if (!strcmp(c, ".show")) {
       rc = cli_dot_show(sh, argc, argv);
     } else if (!strcmp(c, ".shell") || !strcmp(c, ".system")) {

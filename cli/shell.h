@@ -214,6 +214,8 @@ bool cli_stop_for_interrupt(cli_shell *sh);
 
 /* ---- dot_asof.c: .asof [TIMESTAMP|off], the connection's read time (rowan_set_as_of) ---- */
 int cli_dot_asof(cli_shell *sh, int argc, char **argv);
+/* `.threads [N|default] [MIN_ROWS]`: the scan threads (cli/dot_threads.c). */
+int cli_dot_threads(cli_shell *sh, int argc, char **argv);
 
 /* ---- dot_raw.c ----------------------------------------------------------------------------- */
 

@@ -46,6 +46,9 @@ struct exec_session {
   size_t sort_mem;      /* bytes a sort may hold */
   size_t join_mem;      /* bytes the rows one join holds may take (exec_set_join_memory) */
   size_t write_mem;     /* a write statement's memory bound (exec_set_write_memory) */
+  int par_threads;      /* scan threads (exec_set_parallel; 0: the processors) */
+  uint64_t par_min_rows; /* estimated rows a scan needs to be cut into chunks */
+  bool par_min_set;     /* par_min_rows was set (else PLAN_PAR_MIN_ROWS_DEFAULT) */
   struct exec_index_touched *idx_touched; /* exec/index.h: row keys written in the open
                                              transaction (write.c), freed at close */
   struct exec_index_maint *maint_cache; /* write.c: index maintenance of the last written

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "exec/engine_int.h"
+#include "exec/parallel.h"
 #include "exec/index.h"
 #include "exec/sequence.h"
 #include "planner/plan_reuse.h"
@@ -188,6 +189,14 @@ static int build(exec_stmt *st, exec_error *err) {
   if (sel) {
     rc = plan_select_run(st, sel, msg, sizeof msg);
     if (rc) return plan_err(rc, msg, err);
+    if (b->kind == SQL_STMT_SELECT && st->q.has_scan) { /* exec/parallel.h */
+      rc = exec_par_attach(st->s, &st->q, &st->plan_arena,
+                           b->n_seqs      ? "NEXT VALUE FOR is evaluated row by row"
+                           : b->n_applies ? "a correlated subquery is run per row"
+                                          : NULL,
+                           err);
+      if (rc) return rc;
+    }
     if (st->q.has_scan) {
       st->scan_table = sel->table;
       st->scan_kind = plan_scan_kind_name(st->q.scan.ranges.kind);

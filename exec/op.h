@@ -206,6 +206,8 @@ typedef struct exec_query {
                                 they were at open (overlay points at it), so its lookups read
                                 what its index rows were read from, after later writes of the
                                 transaction and after its COMMIT alike; freed at close */
+  struct exec_par *par;      /* the scan's chunks running in parallel (exec/parallel.h), or
+                                NULL: the serial scan */
   exec_eval_ctx ev;          /* evaluation context (params, scratch) */
   exec_arena scratch;        /* per-row scratch */
   char evmsg[EXEC_ERRMSG_MAX]; /* evaluation errors */

@@ -20,6 +20,7 @@
 #include "exec/colagg.h"
 #include "exec/op.h"
 #include "exec/op_join.h"
+#include "exec/parallel.h"
 
 enum { PH_INIT = 0, PH_STREAM, PH_STREAM_AGG, PH_EMIT, PH_DONE, PH_FAST };
 
@@ -208,6 +209,12 @@ static int source_next(exec_query *x, exec_error *err) {
   const plan_scan *ps = &x->q->scan;
   int rc = exec_check_interrupt(err);
   if (rc) return rc;
+  if (x->par) { /* the chunks' rows in key order (exec/parallel.h) */
+    rc = exec_par_next(x, x->direct ? x->out : x->in, err);
+    if (x->timing) st->ms += now_ms() - t0;
+    if (rc == EXEC_ROW) st->rows_out++;
+    return rc;
+  }
   for (;;) {
     rc = exec_scan_next(&x->scan, x->direct ? x->out : x->in, err);
     if (rc != EXEC_ROW || !ps->lookup) break;
@@ -240,7 +247,7 @@ static int pass_filter(exec_query *x, exec_error *err) {
   const plan_expr *f = x->q->join       ? x->q->join_filter
                        : x->q->has_scan ? x->q->scan.residual
                                         : x->q->sel->where;
-  if (!f) return 1;
+  if (!f || x->par) return 1; /* (the chunks of a parallel scan filter their rows) */
   plan_step_actual *st = &x->act.step[PLAN_STEP_FILTER];
   st->rows_in++;
   x->ev.row = x->in;
@@ -552,6 +559,7 @@ static int open_join(exec_query *x, exec_error *err) {
 static int open_source(exec_query *x, exec_error *err) {
   if (x->q->join) return open_join(x, err);
   if (!x->q->has_scan) return EXEC_OK;
+  if (exec_par_wanted(x)) return exec_par_open(x, err); /* the scan in chunks */
   int rc = x->cache ? exec_scan_open_cached(&x->scan, x->be, &x->q->scan, x->overlay,
                                              &x->cache->scan, x->direct ? x->q->slots : NULL, err)
                     : exec_scan_open(&x->scan, x->be, &x->q->scan, x->overlay, err);
@@ -560,10 +568,10 @@ static int open_source(exec_query *x, exec_error *err) {
   return rc;
 }
 
-/* The pushdown's groups gs[0..n), in the order the rows path meets them: finished in that
-** order (streaming GROUP BY), or put into the hash table in that order, so that its slots
-** and the order finish_aggregate reads them in are the rows path's. Frees gs. */
-static int colagg_groups(exec_query *x, exec_mrow **gs, size_t n, exec_error *err) {
+/* The groups gs[0..n), in the order the rows path meets them: finished in that order
+** (streaming GROUP BY), or put into the hash table in that order, so that its slots and the
+** order finish_aggregate reads them in are the rows path's. Frees gs. */
+static int take_groups(exec_query *x, exec_mrow **gs, size_t n, exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
   int rc = EXEC_OK;
@@ -606,13 +614,17 @@ static int colagg_try(exec_query *x, exec_error *err) {
   exec_mrow *g = NULL, **gs = NULL;
   size_t ng = 0;
   int crc = exec_colagg_run(x, &g, &gs, &ng, err);
-  if (crc == EXEC_ROW && s->n_group == 0) {
-    crc = group_finish(x, g, err);
-    exec_mrow_free(g, s->n_aggs);
-  } else if (crc == EXEC_ROW) {
-    crc = colagg_groups(x, gs, ng, err);
-  }
+  if (crc == EXEC_ROW) crc = exec_query_take_groups(x, s->n_group ? NULL : g, gs, ng, err);
   return crc == EXEC_OK ? EXEC_ROW : crc;
+}
+
+int exec_query_take_groups(exec_query *x, exec_mrow *g, exec_mrow **gs, size_t n,
+                           exec_error *err) {
+  const plan_select *s = x->q->sel;
+  if (s->n_group) return take_groups(x, gs, n, err);
+  int rc = group_finish(x, g, err);
+  exec_mrow_free(g, s->n_aggs);
+  return rc;
 }
 
 /* Consume all input into the buffer (aggregate or sort), then sort it. */
@@ -678,7 +690,11 @@ int exec_query_next(exec_query *x, exec_error *err) {
       x->phase = PH_DONE;
       return EXEC_DONE;
     }
-    if (s->aggregate && q->stream_agg && !q->sort) {
+    if (x->par && !exec_par_rows(x)) { /* chunks sorted or aggregated, merged here */
+      rc = exec_par_gather(x, err);
+      if (rc) return rc;
+      x->phase = PH_EMIT;
+    } else if (s->aggregate && q->stream_agg && !q->sort) {
       x->phase = PH_STREAM_AGG; /* groups leave as they finish: LIMIT stops the scan */
       if (s->n_group) { /* unless the pushdown answers (all groups at once) */
         rc = colagg_try(x, err);
@@ -693,7 +709,7 @@ int exec_query_next(exec_query *x, exec_error *err) {
       x->phase = PH_STREAM;
       /* rows decoded into out by a table scan, nothing between the scan and LIMIT/OFFSET */
       if (x->direct && q->has_scan && !q->scan.lookup && !q->scan.residual && !s->distinct &&
-          !x->timing)
+          !x->timing && !x->par)
         x->phase = PH_FAST;
     }
   }
@@ -801,6 +817,7 @@ void exec_query_drop_overlay(exec_query *x) {
 }
 
 void exec_query_close(exec_query *x) {
+  exec_par_close(x); /* the chunks' threads and scans, their figures into act */
   if (x->scan_open) {
     exec_scan_close(&x->scan);
     exec_metrics_copy(&x->act.kv, &x->scan.m);

@@ -782,6 +782,28 @@ int rowan_set_as_of(rowan_db *db, int64_t ms);
 /* The time set by rowan_set_as_of (0: the present; also for a NULL db). */
 int64_t rowan_as_of(rowan_db *db);
 
+/* CAPI3REF: Parallel scans (Phoenix's parallel scan model)
+** Sets how many threads the connection's SELECTs scan a table with. A table scan estimated
+** at min_rows rows or more (a range, skip or full scan, forward, through no index) is cut
+** into chunks at the storage backend's split points (region boundaries) and at the local
+** store's block-index cut points, at most 32 chunks, run on up to `threads` threads, and
+** the chunks' results merged as Apache Phoenix merges them: concatenated in key order
+** (the rows, and a LIMIT without ORDER BY, come exactly as a serial scan gives them),
+** merge-sorted for ORDER BY, top-N per chunk for ORDER BY ... LIMIT, combined from partial
+** aggregates for COUNT, SUM and AVG of integers, MIN and MAX (other aggregates, e.g.
+** DISTINCT ones or a DOUBLE sum, aggregate the chunks' rows serially in key order). EXPLAIN
+** shows "CLIENT n-CHUNK PARALLEL m-WAY" and the merge, or "CLIENT 1-CHUNK SERIAL" with the
+** reason for a scan that qualifies but runs serially (threads 1, no split point, a
+** transaction with uncommitted writes); EXPLAIN ANALYZE the rows of each chunk.
+** threads: 0 = the number of online processors (the default), 1 = every scan serial, up to
+** 64. min_rows: the estimated rows a scan needs (negative: the default, 100,000). It
+** applies to statements' next runs. Returns ROWAN_OK; ROWAN_MISUSE for a NULL or unopened
+** db or threads outside 0..64 (the message names the value). */
+int rowan_set_scan_threads(rowan_db *db, int threads, int64_t min_rows);
+/* The threads a scan runs on now (the setting, 0 resolved to the processors); 0 for a NULL
+** db. */
+int rowan_scan_threads(rowan_db *db);
+
 /* Library version, e.g. "0.1.0". */
 const char *rowan_libversion(void);
 

@@ -26,7 +26,7 @@
 ** local backend's scan handle is kv's own kv_scan, so a scan through the interface costs
 ** what a direct one does (docs/BACKEND.md gives the bench figures).
 **
-** Not here: the local store itself (kv/kv.h), regions and parallel scans (later stages),
+** Not here: the local store itself (kv/kv.h), the parallel scans cut at split_points (exec/parallel.h),
 ** the translation of SQL filters into expressions (planner/filter.h).
 */
 #ifndef ROWAN_KV_BACKEND_H

@@ -42,6 +42,7 @@
 #include "planner/explain_int.h"
 #include "planner/salt.h"
 #include "planner/hint.h"
+#include "planner/parallel.h"
 #include "planner/skip_prefix.h"
 #include "planner/selectivity.h"
 #include "planner/time_range.h"
@@ -607,6 +608,30 @@ static void colagg_line(lines *L, int threads, const plan_actuals *a) {
        "value streams, %s; rows not assembled%s", how, act);
 }
 
+/* The parallel scan's line under the scan (planner/parallel.h): why it stays serial, or
+** under EXPLAIN ANALYZE the rows each chunk handed on. */
+static void par_line(lines *L, const plan_par *p, const plan_actuals *a) {
+  xjson *j = L->j;
+  if (!plan_par_parallel(p)) {
+    xj_node(j, "SERIAL");
+    xj_str(j, "why", p->serial_why);
+    line(L, "    SERIAL: %s", p->serial_why ? p->serial_why : "one chunk");
+    return;
+  }
+  if (!a || !a->par.ran) return;
+  char buf[PLAN_PAR_MAX_CHUNKS * 24 + 64];
+  size_t n = 0;
+  xj_node(j, "CHUNKS");
+  xj_arr(j, "rows");
+  for (uint32_t i = 0; i < a->par.n && i < PLAN_PAR_MAX_CHUNKS; i++) {
+    xj_uint(j, NULL, a->par.rows[i]);
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%" PRIu64, i ? ", " : "", a->par.rows[i]);
+  }
+  xj_end(j);
+  line(L, "    CHUNKS: %u on %d threads (actual rows per chunk=[%s])", p->n_chunks, p->threads,
+       buf);
+}
+
 /* A JSON array of the n strings texts[i]. */
 static void str_array(xjson *j, const char *key, const char *const *texts, int n) {
   xj_arr(j, key);
@@ -623,6 +648,9 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   char chunks[64] = "";
   if (col && cth > 1) snprintf(chunks, sizeof chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", cth, cth);
   else if (col) snprintf(chunks, sizeof chunks, "CLIENT 1-CHUNK SERIAL ");
+  else if (q->par) plan_par_prefix(q->par, chunks, sizeof chunks);
+  const plan_par *par = col ? NULL : q->par; /* planner/parallel.h */
+  bool pp = plan_par_parallel(par);
   if (q->join) { /* planner/explain_join.c: the tree, each leaf's own lines under it */
     char **jl = NULL;
     int nj = 0;
@@ -650,6 +678,7 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
     }
   } else if (q->has_scan) {
     scan_lines(L, &q->scan, s->col_names, a, chunks);
+    if (par) par_line(L, par, a);
   } else {
     xj_node(j, "VALUES");
     xj_str(j, "rows", "one row, no table");
@@ -692,6 +721,14 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
     }
     if (col) colagg_line(L, cth, a);
+    if (pp && par->merge == PLAN_PAR_AGG) {
+      const char *into = s->n_group ? "DISTINCT ROWS" : "SINGLE ROW";
+      xj_node(j, "CLIENT AGGREGATE");
+      xj_str(j, "into", into);
+      xj_str(j, "from", "partial aggregates per chunk");
+      line(L, "CLIENT AGGREGATE INTO %s (partial aggregates of %u chunks combined)", into,
+           par->n_chunks);
+    }
     if (s->having) {
       plan_pbuf h = {buf, sizeof buf, 0, s};
       buf[0] = 0;
@@ -709,19 +746,32 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   }
   if (q->sort) {
     order_text(s, buf, sizeof buf);
+    /* in parallel every chunk sorts (SERVER, as Phoenix says), then the client merges */
+    bool per_chunk = pp && (par->merge == PLAN_PAR_MERGE_SORT || par->merge == PLAN_PAR_TOPN);
+    const char *by = per_chunk ? "SERVER" : "CLIENT";
     if (q->topn) {
-      xj_node(j, "CLIENT TOP");
+      xj_node(j, per_chunk ? "SERVER TOP" : "CLIENT TOP");
       xj_int(j, "rows", q->limit + q->offset);
     } else {
-      xj_node(j, "CLIENT SORTED BY");
+      xj_node(j, per_chunk ? "SERVER SORTED BY" : "CLIENT SORTED BY");
     }
     xj_str(j, "order_by", buf);
     act_json(j, a, PLAN_STEP_SORT);
     if (q->topn)
-      line(L, "    CLIENT TOP %" PRId64 " ROWS SORTED BY [%s]%s", q->limit + q->offset, buf,
+      line(L, "    %s TOP %" PRId64 " ROWS SORTED BY [%s]%s", by, q->limit + q->offset, buf,
            act_text(a, PLAN_STEP_SORT, ab, sizeof ab));
     else
-      line(L, "    CLIENT SORTED BY [%s]%s", buf, act_text(a, PLAN_STEP_SORT, ab, sizeof ab));
+      line(L, "    %s SORTED BY [%s]%s", by, buf, act_text(a, PLAN_STEP_SORT, ab, sizeof ab));
+    if (by[0] == 'S') {
+      xj_node(j, "CLIENT MERGE SORT");
+      xj_uint(j, "chunks", par->n_chunks);
+      line(L, "CLIENT MERGE SORT");
+      if (q->topn && q->limit >= 0) {
+        xj_node(j, "CLIENT LIMIT");
+        xj_int(j, "rows", q->limit);
+        line(L, "CLIENT LIMIT %" PRId64, q->limit);
+      }
+    }
   } else if (s->n_order) {
     order_text(s, buf, sizeof buf);
     xj_node(j, "ORDER BY");

@@ -14,12 +14,12 @@
 
 /* Hints some part of the planner or executor acts on (planner/hint.h says where). */
 static const char *const KNOWN[] = {"INDEX", "NO_INDEX", "SKIP_SCAN", "RANGE_SCAN",
-                                    "NO_SKIP_SCAN", "NO_PUSHDOWN"};
+                                    "NO_SKIP_SCAN", "NO_PUSHDOWN", "SERIAL"};
 /* Phoenix's hints that Rowan accepts and does not act on in a query of one table (no
 ** caches or servers to tune; NO_CHILD_PARENT_JOIN_OPTIMIZATION and USE_SORT_MERGE_JOIN act
 ** on joins only, where planner/explain.c reports them). */
 static const char *const PHOENIX[] = {
-    "SMALL", "NO_CACHE", "SERIAL", "NO_STAR_JOIN", "USE_SORT_MERGE_JOIN",
+    "SMALL", "NO_CACHE", "NO_STAR_JOIN", "USE_SORT_MERGE_JOIN",
     "NO_CHILD_PARENT_JOIN_OPTIMIZATION", "SEEK_TO_COLUMN", "NO_SEEK_TO_COLUMN",
     "USE_DATA_OVER_INDEX_TABLE", "USE_INDEX_OVER_DATA_TABLE", "INDEX_SERVER_MERGE",
     "NO_INDEX_SERVER_MERGE"};

@@ -4,8 +4,9 @@
 ** EXPLAIN's HINT lines, so a misspelt or unsupported hint is reported, never silently
 ** dropped. The hints themselves are read where they act (INDEX and NO_INDEX:
 ** planner/index_choice.c; SKIP_SCAN, RANGE_SCAN and NO_SKIP_SCAN: planner/skip_prefix.h;
-** NO_PUSHDOWN: exec/op_colagg.c; NO_CHILD_PARENT_JOIN_OPTIMIZATION: planner/join_cp.c, for
-** joins only); a new hint is added to the list in planner/hint.c with them.
+** NO_PUSHDOWN: exec/op_colagg.c; SERIAL: exec/op_parallel.c;
+** NO_CHILD_PARENT_JOIN_OPTIMIZATION: planner/join_cp.c, for joins only); a new hint is added
+** to the list in planner/hint.c with them.
 */
 #ifndef ROWAN_PLANNER_HINT_H
 #define ROWAN_PLANNER_HINT_H
@@ -14,7 +15,7 @@
 
 /* The note for the words of hint text `hint` (NULL: none) that are not hints Rowan acts on:
 ** "FOO ignored: not a hint Rowan knows (...)", or for a Phoenix hint Rowan does not act on
-** (SMALL, NO_CACHE, SERIAL, ...) "SMALL ignored: a Phoenix hint with no effect in Rowan";
+** (SMALL, NO_CACHE, ...) "SMALL ignored: a Phoenix hint with no effect in Rowan";
 ** several joined by "; ". In arena A; NULL when every word is known (or out of memory).
 ** A word's parenthesized arguments (INDEX(T IX)) are skipped. */
 const char *plan_hint_unknown(plan_arena *A, const char *hint);

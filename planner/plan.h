@@ -373,6 +373,9 @@ typedef struct plan_query {
   const struct plan_actuals *sub_acts; /* their figures */
   struct plan_setop *setop; /* sel is a set operation: its plan (planner/plan_setop.h), and
                               nothing else of this struct is used; NULL otherwise */
+  const struct plan_par *par; /* the scan cut into chunks (planner/parallel.h), set by the
+                              executor for a large table scan (exec/parallel.h); NULL: one
+                              serial scan, as EXPLAIN always showed it */
 } plan_query;
 
 #endif /* ROWAN_PLANNER_PLAN_H */

@@ -110,6 +110,12 @@ typedef struct plan_actuals {
   uint64_t ix_filter_in, ix_filter_out;   /* rows through the pre-lookup filter */
   kv_scan_metrics lookup_kv;              /* the lookups' kv metrics, summed */
   plan_colagg_actual colagg;              /* the columnar aggregate pushdown (W3) */
+  struct {                                /* the parallel scan (planner/parallel.h) */
+    bool ran;                             /* its chunks ran on threads */
+    uint32_t n;                           /* chunks */
+    uint64_t rows[32];                    /* per chunk: rows it handed on (after the filter;
+                                             PLAN_PAR_MAX_CHUNKS of them) */
+  } par;
   const struct plan_apply_actual {        /* per correlated subquery run per outer row */
     uint64_t runs;                        /* outer rows it ran for */
     uint64_t reused;                      /* outer rows that reused the previous result */

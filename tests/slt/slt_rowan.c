@@ -145,6 +145,8 @@ static int r_control(slt_db *d, const char *what, char *err, size_t cap) {
     rc = api_test_flush(d->db);
   } else if (strcmp(what, "compact") == 0) {
     rc = api_test_compact(d->db);
+  } else if (strncmp(what, "threads=", 8) == 0) { /* every scan cut, however small */
+    rc = rowan_set_scan_threads(d->db, atoi(what + 8), 0);
   } else if (strcmp(what, "reopen") == 0) {
     rc = rowan_close(d->db);
     d->db = NULL;

@@ -31,6 +31,8 @@
 **                                files / major-compact every table / close and reopen the
 **                                database, through api/api_test.h; golden EXPLAIN output
 **                                is taken after a flush so it does not depend on memstores
+**   control threads=N            (Rowan only) scan with N threads, every scan cut into
+**                                chunks however small (rowan_set_scan_threads(db, N, 0))
 ** EXPLAIN output (a query whose SQL starts with EXPLAIN) is masked before comparison: every
 ** "time=<number><unit>" becomes "time=*" and every byte count "<number> B" becomes "* B",
 ** so EXPLAIN ANALYZE goldens are stable and do not change with the store file layout (row

@@ -1,0 +1,154 @@
+/*
+** planner/parallel.c: the parallel scan's plan (planner/parallel.h): which queries may run in
+** chunks, the merge their chunks need, the chunks' key ranges (the scan's ranges cut at the
+** split keys) and EXPLAIN's words for it. Pure: the split keys come from the caller (the
+** executor asks the backend, exec/op_parallel.c), nothing here reads the store.
+** Not here: running the chunks (exec/op_parallel.c).
+*/
+#include "planner/parallel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "catalog/agg_sig.h"
+#include "catalog/status.h"
+
+bool plan_par_eligible(const plan_query *q, uint64_t min_rows, const char **why) {
+  *why = NULL;
+  if (!q || q->setop || q->join || !q->has_scan || !q->sel || q->sel->n_from) return false;
+  const plan_scan *sc = &q->scan;
+  if (sc->index) return false;
+  int k = sc->ranges.kind;
+  if (k != PLAN_SCAN_RANGE && k != PLAN_SCAN_SKIP && k != PLAN_SCAN_FULL) return false;
+  if (sc->est_rows < min_rows) return false;
+  if (sc->reverse) {
+    *why = "a reverse scan is not cut into chunks";
+    return false;
+  }
+  return true;
+}
+
+/* True when partial aggregates of a combine exactly into the serial answer: COUNT, MIN, MAX,
+** and SUM / AVG of integers (exact; FLOAT, DOUBLE and DECIMAL sums depend on the order of
+** the additions, rounding and the 38-digit limit checked at each). */
+static bool combinable(const plan_agg *a) {
+  if (a->distinct || a->arg2) return false;
+  switch (a->func) {
+    case EXEC_AGG_COUNT_STAR: case EXEC_AGG_COUNT: case EXEC_AGG_MIN: case EXEC_AGG_MAX:
+      return true;
+    case EXEC_AGG_SUM: case EXEC_AGG_AVG: {
+      int t = a->arg ? a->arg->type.id : 0;
+      return t == CAT_T_TINYINT || t == CAT_T_SMALLINT || t == CAT_T_INTEGER ||
+             t == CAT_T_BIGINT;
+    }
+    default: return false;
+  }
+}
+
+int plan_par_merge_of(const plan_query *q, const char **agg_why) {
+  const plan_select *s = q->sel;
+  *agg_why = NULL;
+  if (s->aggregate) {
+    for (int i = 0; i < s->n_aggs; i++) {
+      if (!combinable(&s->aggs[i])) {
+        *agg_why = s->aggs[i].text;
+        return PLAN_PAR_SERIAL_AGG;
+      }
+    }
+    return PLAN_PAR_AGG;
+  }
+  if (q->sort && !s->distinct && !s->n_group) return q->topn ? PLAN_PAR_TOPN : PLAN_PAR_MERGE_SORT;
+  return PLAN_PAR_CONCAT;
+}
+
+/* Compare bound keys a and b (unsigned bytes, a proper prefix first). */
+static int key_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl) {
+  size_t n = al < bl ? al : bl;
+  int c = n ? memcmp(a, b, n) : 0;
+  if (c) return c;
+  return al < bl ? -1 : al > bl ? 1 : 0;
+}
+
+/* r cut to [lo, hi) (NULL: unbounded) into *out; false when nothing of r is left. The
+** bounds point into r or at lo / hi. */
+static bool cut_range(const plan_key_range *r, const uint8_t *lo, uint32_t lo_len,
+                      const uint8_t *hi, uint32_t hi_len, plan_key_range *out) {
+  *out = *r;
+  if (lo && (!out->start || key_cmp(lo, lo_len, out->start, out->start_len) > 0)) {
+    out->start = (uint8_t *)lo;
+    out->start_len = lo_len;
+    out->start_incl = true;
+  }
+  if (hi && (!out->end || key_cmp(hi, hi_len, out->end, out->end_len) <= 0)) {
+    out->end = (uint8_t *)hi;
+    out->end_len = hi_len;
+    out->end_incl = false;
+  }
+  if (!out->start || !out->end) return true;
+  int c = key_cmp(out->start, out->start_len, out->end, out->end_len);
+  return c < 0 || (c == 0 && out->start_incl && out->end_incl);
+}
+
+int plan_par_build(const plan_query *q, const uint8_t *const *cut, const uint32_t *cut_len,
+                   uint32_t n_cut, int threads, plan_arena *A, plan_par *out) {
+  memset(out, 0, sizeof *out);
+  const plan_scan_ranges *pr = &q->scan.ranges;
+  static const plan_key_range all = {0};
+  const plan_key_range *rs = pr->n_ranges ? pr->ranges : &all; /* FULL: one unbounded range */
+  uint32_t nr = pr->n_ranges ? pr->n_ranges : 1;
+  if (n_cut > PLAN_PAR_MAX_CHUNKS - 1) n_cut = PLAN_PAR_MAX_CHUNKS - 1;
+  out->ranges = plan_arena_alloc(A, (n_cut + 1) * sizeof *out->ranges);
+  out->n_ranges = plan_arena_alloc(A, (n_cut + 1) * sizeof *out->n_ranges);
+  uint8_t **keys = plan_arena_alloc(A, (n_cut + 1) * sizeof *keys);
+  if (!out->ranges || !out->n_ranges || !keys) return EXEC_NOMEM;
+  for (uint32_t c = 0; c < n_cut; c++) { /* the plan keeps its own copy of the split keys */
+    keys[c] = plan_arena_alloc(A, cut_len[c] ? cut_len[c] : 1);
+    if (!keys[c]) return EXEC_NOMEM;
+    memcpy(keys[c], cut[c], cut_len[c]);
+  }
+  for (uint32_t c = 0; c <= n_cut; c++) {
+    const uint8_t *lo = c > 0 ? keys[c - 1] : NULL, *hi = c < n_cut ? keys[c] : NULL;
+    uint32_t lo_len = c > 0 ? cut_len[c - 1] : 0, hi_len = c < n_cut ? cut_len[c] : 0;
+    plan_key_range tmp;
+    uint32_t n = 0; /* the ranges the chunk holds: counted, then kept (a skip scan's many
+                       ranges are not copied into every chunk) */
+    for (uint32_t i = 0; i < nr; i++) n += cut_range(&rs[i], lo, lo_len, hi, hi_len, &tmp);
+    if (!n) continue;
+    plan_key_range *mine = plan_arena_alloc(A, n * sizeof *mine);
+    if (!mine) return EXEC_NOMEM;
+    n = 0;
+    for (uint32_t i = 0; i < nr; i++)
+      if (cut_range(&rs[i], lo, lo_len, hi, hi_len, &mine[n])) n++;
+    out->ranges[out->n_chunks] = mine;
+    out->n_ranges[out->n_chunks] = n;
+    out->n_chunks++;
+  }
+  if (out->n_chunks == 0) { /* every range empty (cannot be from the planner): one chunk */
+    out->ranges[0] = (plan_key_range *)rs;
+    out->n_ranges[0] = nr;
+    out->n_chunks = 1;
+  }
+  out->threads = threads < 1 ? 1 : threads;
+  if ((uint32_t)out->threads > out->n_chunks) out->threads = (int)out->n_chunks;
+  out->merge = plan_par_merge_of(q, &out->agg_why);
+  if (out->merge == PLAN_PAR_SERIAL_AGG) { /* its rows would all cross threads: serial */
+    size_t n = strlen(out->agg_why) + 64;
+    char *why = plan_arena_alloc(A, n);
+    if (!why) return EXEC_NOMEM;
+    snprintf(why, n, "%s is not combined from partial aggregates", out->agg_why);
+    out->serial_why = why;
+    out->threads = 1;
+  } else if (q->sel->aggregate && q->stream_agg && !q->sort && q->limit >= 0) {
+    out->serial_why = "the LIMIT stops the scan of groups in key order early";
+    out->threads = 1; /* (in chunks every group would be aggregated first) */
+  } else if (threads <= 1) out->serial_why = "the session's scan threads are 1";
+  else if (out->n_chunks == 1) out->serial_why = "no split point inside the key ranges";
+  return EXEC_OK;
+}
+
+void plan_par_prefix(const plan_par *p, char *buf, size_t cap) {
+  if (plan_par_parallel(p))
+    snprintf(buf, cap, "CLIENT %u-CHUNK PARALLEL %d-WAY ", p->n_chunks, p->threads);
+  else
+    snprintf(buf, cap, "CLIENT 1-CHUNK SERIAL ");
+}
