@@ -363,7 +363,36 @@ static int minor_fill_run(void *ctx, kv_sf_writer *w, const uint8_t *end, uint32
 static int minor_status(void *ctx) { return cm_status(&((minor_fill *)ctx)->m->base); }
 static const kv_db_fill minor_fill_ops = {minor_next_row, minor_fill_run, minor_status};
 
+/* kv_db_minor_pick for a family split into regions, where every store file lies within one
+** region (a file cut at a new boundary counts in the region of its first row) and a merge
+** writes one file per region its inputs hold: the newest files back to the first point where
+** one region has `trigger` of them (at least 2), so the merge always leaves fewer files than
+** it took. Counting files of the whole family instead picked the newest `trigger` files
+** again and again once the family had one file in each of `trigger` regions or more: each
+** merge wrote back as many files as it read, and the automatic compaction never ended (a
+** salted table of 16 buckets). REQUIRES: mu held. */
+static uint32_t region_pick(const kv_fam *f, uint32_t trigger) {
+  uint32_t n = f->n_files, nr = f->regions->n + 1, pick = n;
+  uint32_t local[64], *cnt = nr <= 64 ? local : calloc(nr, sizeof *cnt);
+  if (!cnt) return n; /* out of memory: no merge now, the next pick tries again */
+  if (cnt == local) memset(local, 0, sizeof local);
+  if (trigger < 2) trigger = 2;
+  for (uint32_t i = n; i-- > 0;) {
+    const uint8_t *first, *last;
+    uint32_t first_len, last_len;
+    kv_sf_key_range(f->files[i]->reader, &first, &first_len, &last, &last_len);
+    uint32_t r = first ? kv_regions_find(f->regions, first, first_len) : 0;
+    if (++cnt[r] >= trigger) {
+      pick = i;
+      break;
+    }
+  }
+  if (cnt != local) free(cnt);
+  return pick;
+}
+
 uint32_t kv_db_minor_pick(const kv_fam *f, uint32_t trigger) {
+  if (f->regions) return region_pick(f, trigger);
   uint32_t n = f->n_files;
   if (n < 2 || n < trigger) return n;
   double newer = 0; /* bytes of the files newer than file i */

@@ -398,7 +398,10 @@ enum kv_cm_mode {
 ** size is at most KV_CM_RATIO times the sum of the sizes of the files newer than it, and
 ** every newer one; a large old file is left alone until the newer ones add up to it, so a
 ** long load rewrites each cell about log(n) times instead of once per compaction. With
-** 2 * trigger files and no such file, the newest `trigger` files. REQUIRES: mu held. */
+** 2 * trigger files and no such file, the newest `trigger` files. A family split into
+** regions counts per region instead (a merge writes one file per region): the newest files
+** back to where one region has `trigger` of them (kv/db/compact.c region_pick). REQUIRES:
+** mu held. */
 uint32_t kv_db_minor_pick(const kv_fam *f, uint32_t trigger);
 #define KV_CM_RATIO 1.2
 /* Merge store files of f into one (which: mode); major drops what no read can see any more

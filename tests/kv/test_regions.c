@@ -245,6 +245,46 @@ static void test_flush_compact_one_region(void **state) {
   run_flush_compact(0);
 }
 
+/* The automatic compaction with its default trigger (4 files) on a table of 4 regions: a
+** flush writes one file per region, so the family has 4 files after one flush; a merge
+** writes one file per region again. Counting the family's files, the background thread
+** merged the same 4 files forever and kv_flush never returned; counted per region (a merge
+** once one region has 4 files), flushes return, each region keeps fewer than 4 files
+** between merges, and the rows stay right. */
+static void test_auto_compaction_per_region(void **state) {
+  (void)state;
+  uint64_t rng = tu_seed("regions_auto_compaction");
+  kv_env *env = kv_env_mem_new(7);
+  kv_options o;
+  kv_options_init(&o); /* the default compaction trigger */
+  o.env = env;
+  o.create_if_missing = true;
+  kv_db *db = NULL;
+  assert_int_equal(kv_open("/db", &o, &db), KV_OK);
+  SPLITS = SPLITS_TEXT;
+  create(db, "t", 3);
+  uint32_t fid = fam_of(db, "t"), next = 0;
+  model m;
+  memset(&m, 0, sizeof m);
+  for (int round = 0; round < 12; round++) {
+    write_some(db, fid, &m, &rng, 200, &next); /* rows in every region */
+    assert_int_equal(kv_flush(db, "t"), KV_OK);
+    check_model(db, fid, &m);
+  }
+  kv_family_stats st;
+  assert_int_equal(kv_family_get_stats(db, fid, &st), KV_OK);
+  /* 12 flushes of 4 files each: merged as they came, a region never holds 4 files */
+  assert_true(st.store_files < 4 * 4);
+  assert_true(st.store_files >= 4);
+  assert_int_equal(kv_compact(db, "t", false), KV_OK);
+  assert_int_equal(kv_compact(db, "t", true), KV_OK);
+  assert_int_equal(kv_family_get_stats(db, fid, &st), KV_OK);
+  assert_int_equal(st.store_files, 4); /* one per region */
+  check_model(db, fid, &m);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
 /* A scan of keys of region 1 opens only region 1's files, and reads blocks of none other. */
 static void test_scan_stays_in_region(void **state) {
   (void)state;
@@ -653,6 +693,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flush_compact_regions),
       cmocka_unit_test(test_flush_compact_one_region),
+      cmocka_unit_test(test_auto_compaction_per_region),
       cmocka_unit_test(test_scan_stays_in_region),
       cmocka_unit_test(test_bad_split_keys),
       cmocka_unit_test(test_manifest_regions),
