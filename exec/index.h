@@ -139,8 +139,8 @@ bool exec_index_row_unverified(const exec_index_codec *ic, const kv_row *r);
 /* Commit batch b on a backend whose writes are atomic per row only (KV_BE_ATOMIC_ROW), in
 ** Phoenix's three phases: (1) every index row b puts is written with an UNVERIFIED marker
 ** and every index row b deletes gets an UNVERIFIED marker; (2) the data rows (every op of b
-** on a family that is no index's: the commit point); (3) the rows put are marked VERIFIED
-** and the rows deleted are deleted. Each index row's ops keep their order. The indexes are
+** on a family that is no index's: the commit point); (3) the rows put are written again
+** with an empty marker (VERIFIED) and the rows deleted are deleted. Each index row's ops keep their order. The indexes are
 ** the catalog's (every index of every table of cat). A batch without index ops is written as
 ** it is. A failure in (1) or (2) is returned (kv status; the message in kv_errmsg()): rows
 ** of (1), and of (2) before the failure, stay written, their index rows unverified, which
@@ -152,7 +152,9 @@ int exec_index_commit_phased(const cat_catalog *cat, kv_backend *be, const kv_ba
 /* Read repair of unverified index rows (Phoenix's GlobalIndexChecker, done on the client):
 ** the index row is derived again from its data row (read latest, through the backend); when
 ** the data row exists and its index key is this row's, the index row is rewritten from it,
-** VERIFIED, and read back; otherwise the stale row is deleted. */
+** VERIFIED, and read back; otherwise the stale row is deleted. The write is made only while
+** the marker still says UNVERIFIED (check-and-write where the backend has it); when another
+** writer changed it first, the row is read back and judged again (a few times at most). */
 typedef struct exec_index_repair exec_index_repair;
 /* A repairer for the index of codec ic (borrowed: it must outlive the repairer) through be.
 ** overlay (may be NULL, borrowed): a transaction's batch, read through when the repaired row
@@ -162,7 +164,8 @@ int exec_index_repair_open(exec_index_codec *ic, kv_backend *be, const kv_batch 
 void exec_index_repair_free(exec_index_repair *rp); /* NULL is a no-op */
 /* Repair the unverified index row with key key[0..len). EXEC_ROW: it is the index row of its
 ** data row, now VERIFIED; *out is it as read back (valid until the next call or free).
-** EXEC_DONE: it was stale and is deleted (skip it). Errors: EXEC_CORRUPT (a key or data row
+** EXEC_DONE: it was stale and is deleted, or is gone, or stayed unverified at every attempt
+** (skip it). Errors: EXEC_CORRUPT (a key or data row
 ** that does not decode), store errors (EXEC_READONLY on a read-only store: nothing can be
 ** repaired there), EXEC_NOMEM. With dry_run, nothing is written and *out is not set: the
 ** answer says what a repair would do. */

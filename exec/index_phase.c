@@ -8,8 +8,10 @@
 **      its data row changes);
 **   2. the data: every op on a family that is no index's, in batch order (the commit point:
 **      each data row is one atomic row write);
-**   3. post: each present index row gets an empty marker (VERIFIED), each deleted one its
-**      ops in batch order (its tombstones).
+**   3. post: each present index row its ops again with an empty marker (VERIFIED: the whole
+**      row, not only the marker, so that a reader's repair that deleted it while its data row
+**      was not yet committed is undone, exec/index_repair.c), each deleted one its ops in batch
+**      order (its tombstones).
 ** A cut anywhere leaves every index row that disagrees with its data row unverified, and a
 ** reader repairs those from the data row (exec/index_repair.c). An index row "present" is
 ** one whose last op on the "_k" family is a put; every index op of exec/ is a marker put,
@@ -125,12 +127,11 @@ static int split(const walk *w, const op_rec *rec, size_t n, kv_batch *pre, kv_b
     bool present = false;
     for (; j < n && same_row(&rec[i], &rec[j]); j++)
       if (rec[j].op.family_id == rec[j].key_fam) present = rec[j].op.type == KV_PUT;
-    if (present) {
-      for (size_t x = i; x < j && k == KV_OK; x++)
+    if (present) { /* post: the whole row again, verified (exec/index_repair.c's race) */
+      for (size_t x = i; x < j && k == KV_OK; x++) {
         k = add_op(pre, &rec[x].op, is_marker(&rec[x].op), UNVERIFIED, 1);
-      if (k == KV_OK)
-        k = kv_batch_put(post, rec[i].key_fam, rec[i].op.row, rec[i].op.row_len,
-                         CAT_MARKER_QUALIFIER, 1, KV_TS_NOW, "", 0);
+        if (k == KV_OK) k = add_op(post, &rec[x].op, is_marker(&rec[x].op), (const uint8_t *)"", 0);
+      }
     } else {
       k = kv_batch_put(pre, rec[i].key_fam, rec[i].op.row, rec[i].op.row_len,
                        CAT_MARKER_QUALIFIER, 1, KV_TS_NOW, UNVERIFIED, 1);

@@ -9,10 +9,14 @@
 ** VERIFIED, INCLUDE cells rewritten) and read back; else (no data row, or another key): the
 ** stale index row is deleted.
 **
-** A repair races a writer of another session that has written its unverified index row and
-** not yet its data row: the repair deletes that row, and the write's data row then lands
-** without it. Phoenix closes the race by deleting only rows older than a threshold; Rowan
-** writes from one process, and the stage-3 tests one writer at a time (docs/INDEXES.md).
+** Writers of other sessions may change the row between the repair's reads and its write, so
+** the repair writes only while the marker still says UNVERIFIED (the backend's
+** check-and-write; HBase's checkAndMutate), and a writer's third phase rewrites its whole
+** index row, not only the marker (exec/index_phase.c): a repair that deletes the unverified
+** row of a write in flight (its data row not yet committed) is undone by that write's third
+** phase, and a repair that comes after the third phase finds the marker changed and writes
+** nothing (the row is then read back and returned if verified). Phoenix closes the same race
+** by deleting only unverified rows older than a threshold.
 **
 ** Not here: noticing the status (exec/scan.c, exec/index_check.c), writing it (index_phase.c).
 */
@@ -22,6 +26,9 @@
 #include "catalog/keycodec.h"
 #include "exec/index_int.h"
 #include "exec/rowcodec.h"
+
+/* Repairs of one row tried while other writers keep changing it between our read and write. */
+#define REPAIR_ATTEMPTS 4
 
 struct exec_index_repair {
   kv_backend *be;               /* the backend */
@@ -114,25 +121,10 @@ static int matches(exec_index_repair *rp, size_t len, bool *match, exec_error *e
   return EXEC_OK;
 }
 
-int exec_index_repair_row(exec_index_repair *rp, const uint8_t *key, size_t len, bool dry_run,
-                          kv_row *out, exec_error *err) {
+/* Read the index row rp->key[0..len) back into *out (both families, through the overlay):
+** EXEC_ROW, EXEC_DONE when it is gone, or an error. */
+static int read_back(exec_index_repair *rp, size_t len, kv_row *out, exec_error *err) {
   exec_index_codec *ic = rp->ic;
-  if (len > CAT_KEY_MAX) return exec_error_set(err, EXEC_TOOBIG, "index row key too long");
-  memcpy(rp->key, key, len);
-  bool match;
-  int r = matches(rp, len, &match, err);
-  if (r || dry_run) return r ? r : match ? EXEC_ROW : EXEC_DONE;
-  kv_batch_clear(rp->b);
-  r = match ? exec_index_put(ic, rp->slots, KV_TS_NOW, rp->b, err)
-            : exec_index_delete_key(ic, rp->key, len, KV_TS_NOW, rp->b, err);
-  if (r) return r;
-  int k = kv_be_write(rp->be, rp->b, NULL);
-  if (k != KV_OK) return exec_index_kv_fail(err, k, "repairing an unverified index row");
-  if (!match) {
-    rp->deleted++;
-    return EXEC_DONE;
-  }
-  rp->verified++;
   kv_scan_options o;
   memset(&o, 0, sizeof o);
   uint32_t fams[2] = {ic->key_family_id, ic->data_family_id};
@@ -141,10 +133,56 @@ int exec_index_repair_row(exec_index_repair *rp, const uint8_t *key, size_t len,
   o.overlay = rp->overlay;
   kv_be_scan_close(rp->be, rp->back);
   rp->back = NULL;
-  k = kv_be_get(rp->be, &o, rp->key, len, &rp->back, out);
-  if (k == KV_ERR_NOTFOUND) return EXEC_DONE; /* the transaction deleted it */
+  int k = kv_be_get(rp->be, &o, rp->key, len, &rp->back, out);
+  if (k == KV_ERR_NOTFOUND) return EXEC_DONE;
   if (k != KV_OK) return exec_index_kv_fail(err, k, "reading a repaired index row");
-  return EXEC_ROW;
+  bool marker = false;
+  for (uint32_t i = 0; i < out->n_cells && !marker; i++)
+    marker = out->cells[i].family_id == ic->key_family_id;
+  return marker ? EXEC_ROW : EXEC_DONE;
+}
+
+/* Write rp->b only while the index row's marker is still UNVERIFIED (check-and-write, where
+** the backend has it): *applied false when another writer changed it first. */
+static int write_checked(exec_index_repair *rp, size_t len, bool *applied, exec_error *err) {
+  static const uint8_t unverified[1] = {EXEC_INDEX_UNVERIFIED};
+  *applied = true;
+  int k;
+  if (rp->be->caps.check_and_write) {
+    kv_backend_check chk = {rp->ic->key_family_id, rp->key, (uint32_t)len,
+                            (const uint8_t *)CAT_MARKER_QUALIFIER, 1, unverified, 1};
+    k = kv_be_check_and_write(rp->be, &chk, rp->b, applied, NULL);
+  } else {
+    k = kv_be_write(rp->be, rp->b, NULL);
+  }
+  return k == KV_OK ? EXEC_OK : exec_index_kv_fail(err, k, "repairing an unverified index row");
+}
+
+int exec_index_repair_row(exec_index_repair *rp, const uint8_t *key, size_t len, bool dry_run,
+                          kv_row *out, exec_error *err) {
+  exec_index_codec *ic = rp->ic;
+  if (len > CAT_KEY_MAX) return exec_error_set(err, EXEC_TOOBIG, "index row key too long");
+  memcpy(rp->key, key, len);
+  for (int attempt = 0; attempt < REPAIR_ATTEMPTS; attempt++) {
+    bool match;
+    int r = matches(rp, len, &match, err);
+    if (r || dry_run) return r ? r : match ? EXEC_ROW : EXEC_DONE;
+    kv_batch_clear(rp->b);
+    r = match ? exec_index_put(ic, rp->slots, KV_TS_NOW, rp->b, err)
+              : exec_index_delete_key(ic, rp->key, len, KV_TS_NOW, rp->b, err);
+    bool applied;
+    if (!r) r = write_checked(rp, len, &applied, err);
+    if (r) return r;
+    if (applied && !match) {
+      rp->deleted++;
+      return EXEC_DONE;
+    }
+    if (applied) rp->verified++;
+    r = read_back(rp, len, out, err);
+    /* not applied: a writer got there first; its row, if verified now, is the answer */
+    if (r != EXEC_ROW || !exec_index_row_unverified(ic, out)) return r;
+  }
+  return EXEC_DONE; /* unverified again at every attempt: left to a later read */
 }
 
 int exec_index_repair_all(const cat_catalog *cat, kv_backend *be, const char *table,
