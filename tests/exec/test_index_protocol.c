@@ -9,7 +9,10 @@
 ** INCLUDE value is newer than its data row's, under a filter on that value), each read
 ** through the index giving the rows of the same query with NO_INDEX and leaving the row
 ** verified or deleted (seen in the index's raw cells); CHECK INDEX counting unverified rows
-** apart and exec_index_repair_all repairing them; a writer cut after every row of a few
+** apart and exec_index_repair_all repairing them; races with a writer of another session
+** (a repair whose data row is deleted before it writes must not put the row back; a repair
+** that deletes the row of a write in flight is undone by that write's third phase); a writer
+** cut after every row of a few
 ** statements (multi-row UPSERTs that move index keys, a DELETE, a transaction); and seeded
 ** random writes (four indexes: uncovered, covered, composite with DESC, on an expression;
 ** UPSERTs whole and partial, UPSERT SELECT, DELETE, transactions) with failures injected at
@@ -226,6 +229,106 @@ static void test_repair_all(void **state) {
   finish(t, rw);
 }
 
+/* ---- Races with a writer of another session -------------------------------------------- */
+/* A backend over the row-atomic one whose get and write can run a hook (another session's
+** statement) once: after the next get returns, or before the n-th write from now. */
+static struct {
+  kv_backend_ops ops;         /* the row-atomic ops with get and write replaced */
+  const kv_backend_ops *in;   /* the row-atomic ops */
+  void (*after_get)(void);    /* armed hook, or NULL */
+  int writes_left;            /* writes before write_hook runs (0: never) */
+  void (*before_write)(void); /* armed hook, or NULL */
+} g_hook;
+
+static int hook_get(kv_backend *be, const kv_scan_options *o, const void *row, size_t len,
+                    kv_backend_scan **scan, kv_row *out) {
+  int k = g_hook.in->get(be, o, row, len, scan, out);
+  void (*fn)(void) = g_hook.after_get;
+  g_hook.after_get = NULL;
+  if (fn) fn();
+  return k;
+}
+
+static int hook_write(kv_backend *be, const kv_batch *b, uint64_t *seq) {
+  if (g_hook.before_write && --g_hook.writes_left == 0) {
+    void (*fn)(void) = g_hook.before_write;
+    g_hook.before_write = NULL;
+    fn();
+  }
+  return g_hook.in->write(be, b, seq);
+}
+
+static tdb *g_w, *g_r; /* the writer's and the reader's sessions */
+
+/* A second session R over the same store, both through the hooked backend *hb. */
+static void open_pair(tdb *t, kv_backend *rw, kv_backend *hb) {
+  memset(&g_hook, 0, sizeof g_hook);
+  g_hook.in = rw->ops;
+  g_hook.ops = *rw->ops;
+  g_hook.ops.get = hook_get;
+  g_hook.ops.write = hook_write;
+  *hb = *rw;
+  hb->ops = &g_hook.ops;
+  assert_int_equal(exec_session_close(t->s), EXEC_OK);
+  assert_int_equal(exec_session_open_backend(t->db, hb, &t->s, &t->err), EXEC_OK);
+  g_r = calloc(1, sizeof *g_r);
+  g_r->env = t->env;
+  g_r->db = t->db;
+  assert_int_equal(exec_session_open_backend(t->db, hb, &g_r->s, &g_r->err), EXEC_OK);
+  g_w = t;
+}
+
+static void close_reader(void) {
+  assert_int_equal(exec_session_close(g_r->s), EXEC_OK);
+  free(g_r->out);
+  free(g_r);
+  g_r = NULL;
+}
+
+static void w_delete_1(void) { q(g_w, "DELETE FROM t WHERE k = 1"); }
+
+static void r_reads_z(void) {
+  assert_string_equal(q(g_r, "SELECT /*+ INDEX(t ib) */ k, b, c FROM t WHERE b = 'z'"), "");
+}
+
+/* The reader's repair found its unverified row matching the data row; before it writes, the
+** writer deletes the row (all three phases). The repair must not put the row back: its
+** check on the marker fails, and the row read back is gone. */
+static void test_race_verify_after_delete(void **state) {
+  (void)state;
+  kv_backend *rw, hb;
+  tdb *t = one_index(&rw);
+  kv_backend_rowatomic_fail_after(rw, 2); /* 'x' unverified with c 11, its data row committed */
+  q(t, "UPSERT INTO t VALUES (1, 1, 'x', 11, 0)");
+  open_pair(t, rw, &hb);
+  g_hook.after_get = w_delete_1; /* right after the repair's read of the data row */
+  assert_string_equal(q(g_r, "SELECT /*+ INDEX(t ib) */ k, b, c FROM t WHERE b = 'x'"), "");
+  assert_null(g_hook.after_get); /* the hook ran */
+  same(t, "ib", "SELECT %s k, b, c FROM t WHERE b >= 'a' ORDER BY k");
+  check_clean(t, "ib", true);
+  close_reader();
+  finish(t, rw);
+}
+
+/* A writer's new row: after its first phase (the index row unverified) and before its data
+** row, a reader meets the row, finds no data row and deletes it. The writer's third phase
+** writes the whole row again, so the row and its INCLUDE value are there at the end. */
+static void test_race_delete_before_commit(void **state) {
+  (void)state;
+  kv_backend *rw, hb;
+  tdb *t = one_index(&rw);
+  open_pair(t, rw, &hb);
+  g_hook.writes_left = 2; /* before the data phase of the next statement */
+  g_hook.before_write = r_reads_z;
+  q(t, "UPSERT INTO t VALUES (3, 3, 'z', 30, 0)");
+  assert_null(g_hook.before_write);
+  assert_string_equal(q(g_r, "SELECT /*+ INDEX(t ib) */ k, b, c FROM t WHERE b = 'z'"), "3|z|30\n");
+  same(t, "ib", "SELECT %s k, b, c FROM t WHERE b >= 'a' ORDER BY k");
+  check_clean(t, "ib", true);
+  close_reader();
+  finish(t, rw);
+}
+
 /* ---- Cuts after every row, and random cuts ---------------------------------------------- */
 
 static const char *const IDX[] = {"ia", "ib", "icd", "ie"};
@@ -401,7 +504,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_repair_match),     cmocka_unit_test(test_repair_moved),
       cmocka_unit_test(test_repair_gone),      cmocka_unit_test(test_repair_include_filter),
-      cmocka_unit_test(test_repair_all),       cmocka_unit_test(test_cut_every_row),
+      cmocka_unit_test(test_repair_all),       cmocka_unit_test(test_race_verify_after_delete),
+      cmocka_unit_test(test_race_delete_before_commit), cmocka_unit_test(test_cut_every_row),
       cmocka_unit_test(test_random_cuts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
