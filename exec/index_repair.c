@@ -20,6 +20,7 @@
 **
 ** Not here: noticing the status (exec/scan.c, exec/index_check.c), writing it (index_phase.c).
 */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -155,7 +156,10 @@ static int write_checked(exec_index_repair *rp, size_t len, bool *applied, exec_
   } else {
     k = kv_be_write(rp->be, rp->b, NULL);
   }
-  return k == KV_OK ? EXEC_OK : exec_index_kv_fail(err, k, "repairing an unverified index row");
+  if (k == KV_OK) return EXEC_OK;
+  char what[160];
+  snprintf(what, sizeof what, "index %s: repairing an unverified index row", rp->ic->index->name);
+  return exec_index_kv_fail(err, k, what);
 }
 
 int exec_index_repair_row(exec_index_repair *rp, const uint8_t *key, size_t len, bool dry_run,

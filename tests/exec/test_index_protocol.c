@@ -6,7 +6,8 @@
 **
 ** Checked: the repair paths one by one (an unverified row whose data row matches it, one
 ** whose data row has moved to another index key, one whose data row is gone, one whose
-** INCLUDE value is newer than its data row's, under a filter on that value), each read
+** INCLUDE value is newer than its data row's, under a filter on that value; a read-only store,
+** which cannot be repaired: the read fails, saying so), each read
 ** through the index giving the rows of the same query with NO_INDEX and leaving the row
 ** verified or deleted (seen in the index's raw cells); CHECK INDEX counting unverified rows
 ** apart and exec_index_repair_all repairing them; races with a writer of another session
@@ -226,6 +227,32 @@ static void test_repair_all(void **state) {
   assert_int_equal(exec_index_repair_all(t->s->cat, &t->s->be, "T", "NOPE", NULL, NULL, &err),
                    EXEC_ERROR);
   assert_non_null(strstr(err.msg, "index NOPE does not exist on table T"));
+  finish(t, rw);
+}
+
+/* A read-only store cannot be repaired: a read through the index that meets an unverified
+** row fails with the read-only error; NO_INDEX and CHECK INDEX (which writes nothing) work. */
+static void test_repair_read_only(void **state) {
+  (void)state;
+  kv_backend *rw;
+  tdb *t = one_index(&rw);
+  kv_backend_rowatomic_fail_after(rw, 1);
+  assert_int_equal(tdb_run(t, "UPSERT INTO t VALUES (5, 5, 'v', 50, 0)"), EXEC_IOERR);
+  assert_int_equal(exec_session_close(t->s), EXEC_OK);
+  t->s = NULL;
+  kv_backend_rowatomic_close(rw);
+  kv_close(t->db);
+  kv_options o;
+  kv_options_init(&o);
+  o.env = t->env;
+  o.read_only = true;
+  assert_int_equal(kv_open("/db", &o, &t->db), KV_OK);
+  assert_int_equal(kv_backend_rowatomic_open(t->db, &rw), KV_OK);
+  assert_int_equal(exec_session_open_backend(t->db, rw, &t->s, &t->err), EXEC_OK);
+  qerr(t, "SELECT /*+ INDEX(t ib) */ k FROM t WHERE b > 'a'", EXEC_READONLY);
+  assert_non_null(strstr(t->err.msg, "index IB: repairing an unverified index row"));
+  assert_string_equal(q(t, "SELECT /*+ NO_INDEX */ k FROM t WHERE b > 'a' ORDER BY k"), "1\n2\n");
+  assert_non_null(strstr(q(t, "CHECK INDEX ib ON t"), "UNVERIFIED 1 index rows"));
   finish(t, rw);
 }
 
@@ -504,7 +531,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_repair_match),     cmocka_unit_test(test_repair_moved),
       cmocka_unit_test(test_repair_gone),      cmocka_unit_test(test_repair_include_filter),
-      cmocka_unit_test(test_repair_all),       cmocka_unit_test(test_race_verify_after_delete),
+      cmocka_unit_test(test_repair_all),       cmocka_unit_test(test_repair_read_only),
+      cmocka_unit_test(test_race_verify_after_delete),
       cmocka_unit_test(test_race_delete_before_commit), cmocka_unit_test(test_cut_every_row),
       cmocka_unit_test(test_random_cuts),
   };
