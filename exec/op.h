@@ -80,7 +80,6 @@ typedef struct exec_scan_state {
   kv_backend_scan *lk;       /* the last lookup's scan (its row backs the slots) */
   struct exec_index_repair *repair; /* index scans: the read repair of unverified rows, opened
                                 at the first one (exec/index.h), or NULL */
-  uint64_t repaired;         /* unverified index rows met (repaired or deleted) */
   uint64_t lookups;          /* lookups done */
   uint64_t lookups_found;    /* lookups that found their data row */
   exec_rowcodec *rcp;        /* the row decoder in use: &rc, or the cache's */

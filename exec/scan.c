@@ -14,7 +14,10 @@
 ** reads the data row by its PK (kv_get: a point lookup, bloom filters consulted, through
 ** the transaction's overlay) and decodes the remaining needed columns. A data row that no
 ** longer exists is skipped. The lookups' kv metrics are summed per family for EXPLAIN
-** ANALYZE.
+** ANALYZE. An index row marked UNVERIFIED (left by a cut write on a row-atomic backend,
+** exec/index_phase.c) is repaired before use (exec/index_repair.c): replaced by the verified
+** row read back, or skipped as stale; the pushed filter lets such rows through and judges the
+** repaired one, and on a row-atomic backend the pushed limit is counted here.
 **
 ** A table scan asks kv for value vectors (kv.h kv_scan_options.value_vectors) unless it has
 ** a filter or is a point lookup: a family's cells of a row taken whole from a store-file
@@ -396,7 +399,6 @@ static int unverified_row(exec_scan_state *s, kv_row *r, exec_error *err) {
     int rc = exec_index_repair_open(s->ic, s->be, s->overlay, &s->repair, err);
     if (rc) return rc;
   }
-  s->repaired++;
   return exec_index_repair_row(s->repair, r->key, r->key_len, false, r, err);
 }
 
