@@ -8,7 +8,7 @@
 ** An index row marked UNVERIFIED (written on a row-atomic backend before its data row's
 ** commit, exec/index_phase.c) is not judged as the others: a read repairs it from its data
 ** row (exec/index_repair.c), so it is counted apart (unverified; unverified_stale when the
-** repair would delete it) and named in one detail line, neither EXTRA nor MISMATCH nor its
+** repair would delete it) and named in the first detail line, neither EXTRA nor MISMATCH nor its
 ** data row MISSING. CHECK INDEX writes nothing: exec_index_repair_all repairs.
 ** It holds nothing in memory beyond one row of each side, so it runs on tables of any size,
 ** at the cost of one point lookup per row and side. The first EXEC_INDEX_CHECK_DETAILS
@@ -239,12 +239,17 @@ int exec_index_check(const cat_catalog *cat, kv_backend *be, const char *table, 
   }
   if (!r) r = check_data(&ck, err);
   if (!r) r = check_index(&ck, err);
-  if (!r && out->unverified)
-    detail(&ck, "UNVERIFIED %llu index rows (a read repairs them: %llu match their data row, "
-                "%llu are stale and go)",
-           (unsigned long long)out->unverified,
-           (unsigned long long)(out->unverified - out->unverified_stale),
-           (unsigned long long)out->unverified_stale);
+  if (!r && out->unverified) { /* first of the lines (the last problem line gives way) */
+    int n = out->n_details < EXEC_INDEX_CHECK_DETAILS ? out->n_details : out->n_details - 1;
+    memmove(out->details[1], out->details[0], (size_t)n * sizeof out->details[0]);
+    snprintf(out->details[0], sizeof out->details[0],
+             "UNVERIFIED %llu index rows (a read repairs them: %llu match their data row, "
+             "%llu are stale and go)",
+             (unsigned long long)out->unverified,
+             (unsigned long long)(out->unverified - out->unverified_stale),
+             (unsigned long long)out->unverified_stale);
+    out->n_details = n + 1;
+  }
   if (pinned) kv_be_snapshot_release(be, ck.seq);
   free(ck.slots);
   free(ck.islots);
