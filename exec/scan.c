@@ -14,10 +14,11 @@
 ** reads the data row by its PK (kv_get: a point lookup, bloom filters consulted, through
 ** the transaction's overlay) and decodes the remaining needed columns. A data row that no
 ** longer exists is skipped. The lookups' kv metrics are summed per family for EXPLAIN
-** ANALYZE. An index row marked UNVERIFIED (left by a cut write on a row-atomic backend,
+** ANALYZE. On a row-atomic backend an index row marked UNVERIFIED (left by a cut write,
 ** exec/index_phase.c) is repaired before use (exec/index_repair.c): replaced by the verified
 ** row read back, or skipped as stale; the pushed filter lets such rows through and judges the
-** repaired one, and on a row-atomic backend the pushed limit is counted here.
+** repaired one, and the pushed limit is counted here. The local store's index scans do not
+** look at the status (its writes never leave an unverified row).
 **
 ** A table scan asks kv for value vectors (kv.h kv_scan_options.value_vectors) unless it has
 ** a filter or is a point lookup: a family's cells of a row taken whole from a store-file
@@ -172,8 +173,8 @@ static int pushed_filter(exec_scan_state *s, kv_backend *be, kv_scan_options *o,
                          kv_backend_read *rd, exec_error *err) {
   const plan_scan *ps = s->ps;
   if (be->caps.filters & KV_BE_FILTER_CALLBACK) {
-    o->filter = s->ic ? index_filter : plan_filter_eval;
-    o->filter_ctx = s->ic ? (void *)s : (void *)ps->filter;
+    o->filter = s->status ? index_filter : plan_filter_eval;
+    o->filter_ctx = s->status ? (void *)s : (void *)ps->filter;
     return EXEC_OK;
   }
   if (o->skip_prefix && o->skip_prefix->rows_per_prefix)
@@ -189,7 +190,7 @@ static int pushed_filter(exec_scan_state *s, kv_backend *be, kv_scan_options *o,
   if (!s->fx) return nomem(err);
   /* an index scan: unverified rows pass too (the residual judges them once repaired):
      OR(the marker's value > '', terms) */
-  uint32_t lead = s->ic ? 2 : 0;
+  uint32_t lead = s->status ? 2 : 0;
   if (plan_filter_expr(ps->filter, s->fx + lead, FX_CAP - lead, &s->fxe.n_nodes)) {
     if (lead) {
       s->fx[0] = (kv_fx_node){.kind = KV_FX_OR, .n_children = 2};
@@ -235,6 +236,9 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
     if (!s->ic) return nomem(err);
     rc = exec_index_codec_init(s->ic, NULL, ps->table, ps->index, err);
     if (rc) return rc;
+    /* only a row-atomic backend's writes leave unverified rows (exec/index_phase.c): the
+       local store's index scans do not look (docs/INDEXES.md) */
+    s->status = be->caps.atomicity == KV_BE_ATOMIC_ROW;
   }
   if (ps->ranges.kind == PLAN_SCAN_NOTHING) {
     s->done = true;
@@ -354,7 +358,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   o.as_of = exec_as_of_current(); /* AS OF (exec/as_of.c) */
   o.overlay = overlay;
   o.limit = ps->kv_limit;
-  if (s->skip.on || (ps->index && be->caps.atomicity == KV_BE_ATOMIC_ROW)) {
+  if (s->skip.on || s->status) {
     /* the limit counts the rows the emulated skip scan keeps, or the index rows left once
        the unverified ones are repaired (stale ones are dropped here) */
     s->own_limit = o.limit;
@@ -414,7 +418,7 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   for (;;) {
     krc = kv_be_scan_next(s->be, s->kv, &r);
     if (krc != KV_OK) break;
-    if (s->ic && exec_index_row_unverified(s->ic, &r)) { /* read repair (index_repair.c) */
+    if (s->status && exec_index_row_unverified(s->ic, &r)) { /* read repair (index_repair.c) */
       int urc = unverified_row(s, &r, err);
       if (urc == EXEC_DONE) continue; /* stale: deleted */
       if (urc != EXEC_ROW) {
