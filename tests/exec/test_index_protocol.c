@@ -501,13 +501,13 @@ static void random_stmt(rnd *r, char *sql, size_t cap) {
 static void test_random_cuts(void **state) {
   (void)state;
   uint64_t failures = 0;
-  for (uint64_t seed = 1; seed <= 6; seed++) {
+  for (uint64_t seed = 1; seed <= 12; seed++) {
     kv_backend *rw;
     tdb *t = open_rw(&rw);
     q(t, SCHEMA);
     create_indexes(t);
     rnd r = {seed * 0x9E3779B97F4A7C15ull};
-    for (int i = 0; i < 60; i++) {
+    for (int i = 0; i < 80; i++) {
       char sql[512];
       random_stmt(&r, sql, sizeof sql);
       uint64_t f0 = kv_backend_rowatomic_failures(rw);
@@ -524,7 +524,7 @@ static void test_random_cuts(void **state) {
     verify(t, true);
     finish(t, rw);
   }
-  assert_true(failures >= 20);
+  assert_true(failures >= 200); /* the seeds' faults hit many writes (740 today) */
 }
 
 int main(void) {
