@@ -74,8 +74,9 @@ static void same(tdb *t, const char *ix, const char *sql) {
   char ex[600];
   snprintf(ex, sizeof ex, "EXPLAIN %s", with);
   const char *plan = q(t, ex);
-  char name[32];
-  if (!strstr(plan, upper(ix, name))) fail_msg("%s does not read index %s:\n%s", with, ix, plan);
+  char name[32], over[48];
+  snprintf(over, sizeof over, "OVER T.%s", upper(ix, name));
+  if (!strstr(plan, over)) fail_msg("%s does not read index %s:\n%s", with, ix, plan);
   char *want = strdup(q(t, without));
   const char *got = q(t, with);
   if (strcmp(want, got)) fail_msg("%s\n-> through the index:\n%s\n-> with NO_INDEX:\n%s", with, got, want);
