@@ -426,3 +426,26 @@ int exec_index_decode_row(exec_index_codec *ic, const kv_row *row, cat_value *sl
       }
   return EXEC_OK;
 }
+
+void exec_index_data_families(const cat_table *t, const bool *need, uint32_t *fams, uint32_t cap,
+                              uint32_t *n) {
+  *n = 0;
+  if (!cap) return;
+  fams[(*n)++] = t->families[0].kv_id;
+  for (int f = 1; f < t->n_families && *n < cap; f++) {
+    bool used = false;
+    for (int c = 0; c < t->n_columns && !used; c++)
+      used = need[c] && t->columns[c].pk_pos < 0 && t->columns[c].family == f;
+    if (used) fams[(*n)++] = t->families[f].kv_id;
+  }
+}
+
+bool exec_index_row_unverified(const exec_index_codec *ic, const kv_row *r) {
+  for (uint32_t i = 0; i < r->n_cells; i++) {
+    const kv_cell_view *c = &r->cells[i];
+    if (c->family_id == ic->key_family_id && c->qual_len == 1 &&
+        c->qual[0] == (uint8_t)CAT_MARKER_QUALIFIER[0])
+      return c->value_len != 0;
+  }
+  return false;
+}

@@ -118,6 +118,69 @@ int exec_index_decode_key(const exec_index_codec *ic, const uint8_t *p, const ui
 int exec_index_decode_row(exec_index_codec *ic, const kv_row *row, cat_value *slots,
                           plan_arena *copy, exec_error *err);
 
+/* The data families an index row is built from: the table's key family first, then every
+** family holding a non-PK column with need[c] true (at most cap). *n gets the count. */
+void exec_index_data_families(const cat_table *t, const bool *need, uint32_t *fams, uint32_t cap,
+                              uint32_t *n);
+
+/* ---- Index row status on row-atomic backends (exec/index_phase.c, index_repair.c) ------ */
+/* The value of an index row's marker cell ("_k", CAT_MARKER_QUALIFIER) says whether the row
+** may be trusted (Phoenix's empty-column status, PHOENIX-5156): empty = VERIFIED (every
+** index row written by the local store, the backfill and every store older than this
+** status), the one byte EXEC_INDEX_UNVERIFIED = written before its data row's commit and not
+** confirmed since. Any other value is read as unverified (repaired, never trusted).
+** docs/FORMAT_SQL.md gives the bytes, docs/INDEXES.md the protocol. */
+#define EXEC_INDEX_UNVERIFIED 0x02
+
+/* Is index row r (read with the index's "_k" family) unverified? False when it has no
+** marker cell. */
+bool exec_index_row_unverified(const exec_index_codec *ic, const kv_row *r);
+
+/* Commit batch b on a backend whose writes are atomic per row only (KV_BE_ATOMIC_ROW), in
+** Phoenix's three phases: (1) every index row b puts is written with an UNVERIFIED marker
+** and every index row b deletes gets an UNVERIFIED marker; (2) the data rows (every op of b
+** on a family that is no index's: the commit point); (3) the rows put are written again
+** with an empty marker (VERIFIED) and the rows deleted are deleted. Each index row's ops keep their order. The indexes are
+** the catalog's (every index of every table of cat). A batch without index ops is written as
+** it is. A failure in (1) or (2) is returned (kv status; the message in kv_errmsg()): rows
+** of (1), and of (2) before the failure, stay written, their index rows unverified, which
+** reads repair. A failure in (3) is not (the statement is committed; Phoenix ignores it
+** too): *post_failed (when not NULL) says it happened. KV_ERR_NOMEM. */
+int exec_index_commit_phased(const cat_catalog *cat, kv_backend *be, const kv_batch *b,
+                             bool *post_failed);
+
+/* Read repair of unverified index rows (Phoenix's GlobalIndexChecker, done on the client):
+** the index row is derived again from its data row (read latest, through the backend); when
+** the data row exists and its index key is this row's, the index row is rewritten from it,
+** VERIFIED, and read back; otherwise the stale row is deleted. The write is made only while
+** the marker still says UNVERIFIED (check-and-write where the backend has it); when another
+** writer changed it first, the row is read back and judged again (a few times at most). */
+typedef struct exec_index_repair exec_index_repair;
+/* A repairer for the index of codec ic (borrowed: it must outlive the repairer) through be.
+** overlay (may be NULL, borrowed): a transaction's batch, read through when the repaired row
+** is read back. EXEC_NOMEM, errors of the row codec. */
+int exec_index_repair_open(exec_index_codec *ic, kv_backend *be, const kv_batch *overlay,
+                           exec_index_repair **out, exec_error *err);
+void exec_index_repair_free(exec_index_repair *rp); /* NULL is a no-op */
+/* Repair the unverified index row with key key[0..len). EXEC_ROW: it is the index row of its
+** data row, now VERIFIED; *out is it as read back (valid until the next call or free).
+** EXEC_DONE: it was stale and is deleted, or is gone, or stayed unverified at every attempt
+** (skip it). Errors: EXEC_CORRUPT (a key or data row
+** that does not decode), store errors (EXEC_READONLY on a read-only store: nothing can be
+** repaired there), EXEC_NOMEM. With dry_run, nothing is written and *out is not set: the
+** answer says what a repair would do. */
+int exec_index_repair_row(exec_index_repair *rp, const uint8_t *key, size_t len, bool dry_run,
+                          kv_row *out, exec_error *err);
+/* Rows verified and stale rows deleted so far. */
+void exec_index_repair_counts(const exec_index_repair *rp, uint64_t *verified,
+                              uint64_t *deleted);
+/* Repair every unverified row of index `index` of `table` (a full scan of the index):
+** what the reads would do, at once. *verified / *deleted (may be NULL) count. Errors:
+** EXEC_ERROR (unknown table or index), as exec_index_repair_row. */
+int exec_index_repair_all(const cat_catalog *cat, kv_backend *be, const char *table,
+                          const char *index, uint64_t *verified, uint64_t *deleted,
+                          exec_error *err);
+
 /* ---- Maintenance (exec/index_maint.c) -------------------------------------------------- */
 /* The maintenance state of one write statement on table t: a codec per maintained index
 ** (BUILDING and ACTIVE; DISABLED ones are skipped) and the data row reader for old values. */
@@ -231,6 +294,9 @@ typedef struct exec_index_check_result {
   uint64_t missing;     /* data rows without their index row */
   uint64_t extra;       /* index rows without a data row whose index key they are */
   uint64_t mismatched;  /* index rows with the right key but other INCLUDE values */
+  uint64_t unverified;  /* index rows marked unverified (not counted as EXTRA or MISMATCHED:
+                           a read repairs them) */
+  uint64_t unverified_stale; /* of those, rows a read would delete (no data row of theirs) */
   int n_details;        /* lines in details */
   char details[EXEC_INDEX_CHECK_DETAILS][256]; /* "MISSING ...", "EXTRA ...", "MISMATCH ..." */
 } exec_index_check_result;

@@ -170,13 +170,7 @@ int exec_index_maint_open(const cat_catalog *cat, kv_backend *be, const cat_tabl
     for (int c = 0; c < t->n_columns; c++)
       if (m->ic[k].need[c]) m->need[c] = true;
   }
-  m->fams[m->n_fams++] = t->families[0].kv_id;
-  for (int f = 1; f < t->n_families && m->n_fams < KV_SCAN_MAX_FAMILIES; f++) {
-    bool used = false;
-    for (int c = 0; c < t->n_columns && !used; c++)
-      used = m->need[c] && t->columns[c].pk_pos < 0 && t->columns[c].family == f;
-    if (used) m->fams[m->n_fams++] = t->families[f].kv_id;
-  }
+  exec_index_data_families(t, m->need, m->fams, KV_SCAN_MAX_FAMILIES, &m->n_fams);
   *out = m;
   return EXEC_OK;
 fail:

@@ -80,6 +80,10 @@ typedef struct exec_scan_state {
   struct exec_index_codec *ic; /* index scans: the index row codec (malloc), or NULL */
   const kv_batch *overlay;   /* index scans: the transaction's batch, for the lookups */
   kv_backend_scan *lk;       /* the last lookup's scan (its row backs the slots) */
+  bool status;               /* index scans on a row-atomic backend: index rows' status is
+                                looked at, unverified ones repaired (exec/index.h) */
+  struct exec_index_repair *repair; /* the read repair of unverified rows, opened at the first
+                                one, or NULL */
   uint64_t lookups;          /* lookups done */
   uint64_t lookups_found;    /* lookups that found their data row */
   exec_rowcodec *rcp;        /* the row decoder in use: &rc, or the cache's */

@@ -14,7 +14,11 @@
 ** reads the data row by its PK (kv_get: a point lookup, bloom filters consulted, through
 ** the transaction's overlay) and decodes the remaining needed columns. A data row that no
 ** longer exists is skipped. The lookups' kv metrics are summed per family for EXPLAIN
-** ANALYZE.
+** ANALYZE. On a row-atomic backend an index row marked UNVERIFIED (left by a cut write,
+** exec/index_phase.c) is repaired before use (exec/index_repair.c): replaced by the verified
+** row read back, or skipped as stale; the pushed filter lets such rows through and judges the
+** repaired one, and the pushed limit is counted here. The local store's index scans do not
+** look at the status (its writes never leave an unverified row).
 **
 ** A table scan asks kv for value vectors (kv.h kv_scan_options.value_vectors) unless it has
 ** a filter or is a point lookup: a family's cells of a row taken whole from a store-file
@@ -155,6 +159,13 @@ static uint32_t existence_family(const int *fam, int n) {
   return 0;
 }
 
+/* The kv filter callback of an index scan (ctx: the scan state): an unverified row passes, to
+** be judged by ps->filter once repaired (exec_scan_next); others as plan_filter_eval. */
+static bool index_filter(void *ctx, const kv_row *row) {
+  const exec_scan_state *s = ctx;
+  return exec_index_row_unverified(s->ic, row) || plan_filter_eval(s->ps->filter, row);
+}
+
 /* Hand ps->filter to the backend as its capabilities allow (kv_backend_caps.filters): as the
 ** kv filter callback (the local backend: rejected rows are never decoded); else as the
 ** serializable expression of the terms it can say (planner/filter.h plan_filter_expr),
@@ -164,8 +175,8 @@ static int pushed_filter(exec_scan_state *s, kv_backend *be, kv_scan_options *o,
                          kv_backend_read *rd, exec_error *err) {
   const plan_scan *ps = s->ps;
   if (be->caps.filters & KV_BE_FILTER_CALLBACK) {
-    o->filter = plan_filter_eval;
-    o->filter_ctx = ps->filter;
+    o->filter = s->status ? index_filter : plan_filter_eval;
+    o->filter_ctx = s->status ? (void *)s : (void *)ps->filter;
     return EXEC_OK;
   }
   if (o->skip_prefix && o->skip_prefix->rows_per_prefix)
@@ -179,7 +190,18 @@ static int pushed_filter(exec_scan_state *s, kv_backend *be, kv_scan_options *o,
   enum { FX_CAP = 256 }; /* terms past it stay with the residual alone */
   s->fx = malloc(FX_CAP * sizeof *s->fx);
   if (!s->fx) return nomem(err);
-  if (plan_filter_expr(ps->filter, s->fx, FX_CAP, &s->fxe.n_nodes)) {
+  /* an index scan: unverified rows pass too (the residual judges them once repaired):
+     OR(the marker's value > '', terms) */
+  uint32_t lead = s->status ? 2 : 0;
+  if (plan_filter_expr(ps->filter, s->fx + lead, FX_CAP - lead, &s->fxe.n_nodes)) {
+    if (lead) {
+      s->fx[0] = (kv_fx_node){.kind = KV_FX_OR, .n_children = 2};
+      s->fx[1] = (kv_fx_node){.kind = KV_FX_CMP, .cmp = KV_FX_GT,
+                              .family_id = s->ic->key_family_id,
+                              .qual = (const uint8_t *)CAT_MARKER_QUALIFIER, .qual_len = 1,
+                              .value = (const uint8_t *)"", .value_len = 0};
+      s->fxe.n_nodes += lead;
+    }
     s->fxe.nodes = s->fx;
     rd->filter_expr = &s->fxe;
   }
@@ -216,6 +238,9 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
     if (!s->ic) return nomem(err);
     rc = exec_index_codec_init(s->ic, NULL, ps->table, ps->index, err);
     if (rc) return rc;
+    /* only a row-atomic backend's writes leave unverified rows (exec/index_phase.c): the
+       local store's index scans do not look (docs/INDEXES.md) */
+    s->status = be->caps.atomicity == KV_BE_ATOMIC_ROW;
   }
   if (ps->ranges.kind == PLAN_SCAN_NOTHING) {
     s->done = true;
@@ -340,7 +365,9 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   o.as_of = exec_as_of_current(); /* AS OF (exec/as_of.c) */
   o.overlay = overlay;
   o.limit = ps->kv_limit;
-  if (s->skip.on) { /* the limit counts the rows the emulated skip scan keeps */
+  if (s->skip.on || s->status) {
+    /* the limit counts the rows the emulated skip scan keeps, or the index rows left once
+       the unverified ones are repaired (stale ones are dropped here) */
     s->own_limit = o.limit;
     o.limit = 0;
   }
@@ -385,6 +412,16 @@ static inline int scan_next_row(exec_scan_state *s, kv_row *r) {
   return s->salt ? exec_salt_scan_next(s->salt, r) : kv_be_scan_next(s->be, s->kv, r);
 }
 
+/* An unverified index row r: repaired from its data row (exec/index.h). EXEC_ROW with *r the
+** repaired row, EXEC_DONE when it was stale (deleted), or an error. */
+static int unverified_row(exec_scan_state *s, kv_row *r, exec_error *err) {
+  if (!s->repair) {
+    int rc = exec_index_repair_open(s->ic, s->be, s->overlay, &s->repair, err);
+    if (rc) return rc;
+  }
+  return exec_index_repair_row(s->repair, r->key, r->key_len, false, r, err);
+}
+
 int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   if (s->done || (!s->kv && !s->salt)) return EXEC_DONE;
   if (s->own_limit && s->rows_out == s->own_limit) {
@@ -393,9 +430,22 @@ int exec_scan_next(exec_scan_state *s, cat_value *row, exec_error *err) {
   }
   kv_row r;
   int krc, prc = EXEC_OK;
-  bool own = s->residual || s->skip.on;
-  do krc = scan_next_row(s, &r);
-  while (krc == KV_OK && own && !residual_pass(s, &r, &prc, err) && !prc);
+  bool own = s->residual || s->skip.on || s->own_limit;
+  for (;;) {
+    krc = scan_next_row(s, &r);
+    if (krc != KV_OK) break;
+    if (s->status && exec_index_row_unverified(s->ic, &r)) { /* read repair (index_repair.c) */
+      int urc = unverified_row(s, &r, err);
+      if (urc == EXEC_DONE) continue; /* stale: deleted */
+      if (urc != EXEC_ROW) {
+        prc = urc;
+        break;
+      }
+      /* the callback filter let it through unjudged (index_filter) */
+      if (!s->residual && s->ps->filter && !plan_filter_eval(s->ps->filter, &r)) continue;
+    }
+    if (!own || residual_pass(s, &r, &prc, err) || prc) break;
+  }
   if (prc) {
     s->done = true;
     return prc;
@@ -502,6 +552,8 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
 
 void exec_scan_close(exec_scan_state *s) {
   close_lookup(s);
+  exec_index_repair_free(s->repair);
+  s->repair = NULL;
   if (s->ic) {
     exec_index_codec_free(s->ic);
     free(s->ic);

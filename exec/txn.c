@@ -6,7 +6,8 @@
 ** out of the batch (exec/write.c, kv_batch_rollback_to); the transaction stays open with the
 ** statements that succeeded, as in SQLite. A SELECT opened inside a transaction and still
 ** running when the transaction's writes are rolled back fails its next step with EXEC_ABORT
-** (the session's readers list); after a COMMIT it goes on.
+** (the session's readers list); after a COMMIT it goes on. On a backend atomic per row only,
+** a batch with index rows is committed in Phoenix's three phases (exec/index_phase.c).
 **
 ** Not here: reading a transaction's own writes (a kv scan overlay, exec/rowcodec.h's
 ** owner adds it), the write statements (exec/write.c).
@@ -14,6 +15,7 @@
 #include <stdio.h>
 
 #include "exec/engine_int.h"
+#include "exec/index.h"
 
 /* A batch's buffer is kept for the session's next batch up to this many bytes: a loader's
 ** transactions of a few thousand rows then reuse one buffer instead of growing a new one
@@ -115,7 +117,10 @@ kv_batch *exec_txn_batch(exec_session *s, bool *own) {
 }
 
 int exec_txn_commit_batch(exec_session *s, kv_batch *b, exec_error *err) {
-  int krc = kv_be_write(&s->be, b, NULL);
+  /* per-row atomicity: index rows around their data rows (exec/index_phase.c) */
+  int krc = s->be.caps.atomicity == KV_BE_ATOMIC_ROW
+                ? exec_index_commit_phased(s->cat, &s->be, b, NULL)
+                : kv_be_write(&s->be, b, NULL);
   if (krc != KV_OK) return exec_kv_error(krc, err);
   return EXEC_OK;
 }

@@ -9,42 +9,9 @@
 ** row its own commit, as on HBase), and the statement reports the failure; ROWAN_BACKEND
 ** choosing the session's backend (an unknown name refused, naming it).
 */
-#include "test_engine_util.h"
-
-#include "exec/engine_int.h"
-#include "kv/backend/backend_rowatomic.h"
+#include "test_rowatomic_util.h"
 
 #define T0_ENV 1500000000000LL /* the mem env's clock (ms) */
-
-/* The session of t again, through a new row-atomic backend *rw (closed with the session by
-** reopen's caller via kv_backend_rowatomic_close). */
-static kv_backend *reopen(tdb *t, kv_backend *rw) {
-  if (t->s) assert_int_equal(exec_session_close(t->s), EXEC_OK);
-  t->s = NULL;
-  kv_backend_rowatomic_close(rw);
-  assert_int_equal(kv_backend_rowatomic_open(t->db, &rw), KV_OK);
-  int rc = exec_session_open_backend(t->db, rw, &t->s, &t->err);
-  if (rc != EXEC_OK) fail_msg("the session does not open again: %s", t->err.msg);
-  return rw;
-}
-
-static void finish(tdb *t, kv_backend *rw) {
-  assert_int_equal(exec_session_close(t->s), EXEC_OK);
-  t->s = NULL;
-  kv_backend_rowatomic_close(rw);
-  kv_close(t->db);
-  kv_env_free(t->env);
-  free(t->out);
-  free(t);
-}
-
-static tdb *open_rw(kv_backend **rw) {
-  tdb *t = tdb_open();
-  assert_int_equal(exec_session_close(t->s), EXEC_OK);
-  t->s = NULL;
-  *rw = reopen(t, NULL);
-  return t;
-}
 
 static void test_create_table_cut(void **state) {
   (void)state;
