@@ -179,6 +179,13 @@ extern unsigned bench_block_size; /* Rowan: BLOCKSIZE of the readings family (0 
 ** handed over as text. 0, or -1 with the message on stderr. */
 int bench_rowan_bulk_load(void *h, const bench_input *in);
 
+/* Issue 23's figures (bench_parallel.c): create SENSOR salted into `buckets` buckets in a
+** new database in dir (as bench_rowan.create, without index); set the scan threads of an
+** open handle (rowan_set_scan_threads, the default minimum of rows); the processors online. */
+int bench_rowan_create_salted(void **h, const char *dir, int buckets);
+int bench_rowan_set_threads(void *h, int threads);
+int bench_rowan_processors(void);
+
 /* Print the block cache counters of an open Rowan handle (from bench_rowan.open) to out. */
 void bench_rowan_print_cache(void *h, FILE *out);
 

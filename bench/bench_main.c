@@ -556,6 +556,7 @@ static void usage(void) {
                   " [--duck PYTHON] [--duck-threads N] [--duck-memory SIZE]\n"
                   "       rowan_bench --profile load|bulk|bulk-index|synth|lookup|latest|day|scan"
                   "|daily [--lookups N]\n"
+                  "       rowan_bench --parallel COPIES [--runs N] [--csv FILE]\n"
                   "  --scaled N,...: copies of the archive in each scaled set (3; 0 skips them)\n"
                   "  --load-runs N: repetitions of every load (--runs); --load-once-above K: one load"
                   " on sets of more than K copies\n"
@@ -566,7 +567,9 @@ static void usage(void) {
                   "  --blocksize B: BLOCKSIZE of Rowan's readings family in bytes (0: Rowan's default, 8 KiB)\n"
                   "  --csv FILE: append every figure as CSV (bench/plot.py reads it)\n"
                   "  --duck PYTHON: run DuckDB through bench/duck_peer.py with this interpreter\n"
-                  "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n");
+                  "  --profile OP: run Rowan's OP alone, --lookups N times, for a profiler\n"
+                  "  --parallel COPIES: issue 23's figures on that set (1 = the archive), Rowan"
+                  " alone: scans with 1, 2 and 4 threads, salted and not\n");
   exit(1);
 }
 
@@ -608,6 +611,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--ranges")) c.ranges = atoi(v);
     else if (!strcmp(a, "--seed")) c.seed = strtoull(v, NULL, 10);
     else if (!strcmp(a, "--profile")) c.profile = v;
+    else if (!strcmp(a, "--parallel")) c.parallel = atoi(v);
     else if (!strcmp(a, "--csv")) c.csv_path = v;
     else if (!strcmp(a, "--duck")) bench_duck_python = *v ? v : NULL;
     else if (!strcmp(a, "--duck-threads")) bench_duck_threads = atoi(v);
@@ -623,6 +627,10 @@ int main(int argc, char **argv) {
     usage();
   mkdir(c.work_dir, 0755);
   if (c.profile) { bench_run_profile(&c); return 0; }
+  if (c.parallel > 0) {
+    bench_print_machine(&c);
+    return bench_parallel(&c, c.parallel) == 0 ? 0 : 1;
+  }
   if (c.csv_path && !(csv_out = fopen(c.csv_path, "a"))) {
     fprintf(stderr, "bench: cannot open %s\n", c.csv_path);
     return 1;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "api/api_test.h"
 #include "rowan.h"
@@ -58,14 +59,19 @@ static int open_db(rw *h, const char *dir, int create) {
   return 0;
 }
 
-static int rw_create(void **out, const char *dir, int with_index, int *unsupported) {
+/* Create SENSOR in a new database in dir; salt_buckets > 0 adds SALT_BUCKETS. */
+static int create_sensor(void **out, const char *dir, int with_index, int *unsupported,
+                         int salt_buckets) {
   rw *h = calloc(1, sizeof *h);
   *out = h;
   *unsupported = 0;
   if (!h || open_db(h, dir, 1) != 0) return -1;
-  char ddl[640], opt[64] = "";
+  char ddl[640], opt[96] = "";
+  int o = 0;
   if (bench_block_size)
-    snprintf(opt, sizeof opt, " READINGS.BLOCKSIZE = %u", bench_block_size);
+    o = snprintf(opt, sizeof opt, " READINGS.BLOCKSIZE = %u", bench_block_size);
+  if (salt_buckets > 0)
+    snprintf(opt + o, sizeof opt - (size_t)o, "%s SALT_BUCKETS = %d", o ? "," : "", salt_buckets);
   snprintf(ddl, sizeof ddl, "CREATE TABLE SENSOR (STATION VARCHAR NOT NULL, TS TIMESTAMP NOT NULL,"
                   " READINGS.PM25 DOUBLE, READINGS.PM10 DOUBLE, READINGS.SO2 DOUBLE,"
                   " READINGS.NO2 DOUBLE, READINGS.CO DOUBLE, READINGS.O3 DOUBLE,"
@@ -80,6 +86,22 @@ static int rw_create(void **out, const char *dir, int with_index, int *unsupport
   }
   return 0;
 }
+
+static int rw_create(void **out, const char *dir, int with_index, int *unsupported) {
+  return create_sensor(out, dir, with_index, unsupported, 0);
+}
+
+int bench_rowan_create_salted(void **out, const char *dir, int buckets) {
+  int unsupported = 0;
+  return create_sensor(out, dir, 0, &unsupported, buckets);
+}
+
+int bench_rowan_set_threads(void *vh, int threads) {
+  rw *h = vh;
+  return rowan_set_scan_threads(h->db, threads, -1) == ROWAN_OK ? 0 : fail(h, "rowan_set_scan_threads");
+}
+
+int bench_rowan_processors(void) { return (int)sysconf(_SC_NPROCESSORS_ONLN); }
 
 static int rw_load(void *vh, const bench_input *in, int batch_rows) {
   rw *h = vh;

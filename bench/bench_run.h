@@ -33,7 +33,12 @@ typedef struct config {
   uint64_t seed;                   /* PRNG seed of the query keys */
   const char *profile;             /* NULL, or one Rowan operation to run alone (perf) */
   const char *csv_path;            /* --csv FILE: machine-readable figures, or NULL */
+  int parallel;                    /* --parallel COPIES: issue 23's figures on that set
+                                      (bench_parallel.c), nothing else; 0 = not asked */
 } config;
+
+/* --parallel (bench_parallel.c). 0, or -1 with a message on stderr. */
+int bench_parallel(const config *c, int copies);
 
 double bench_now_s(void);          /* monotonic wall clock */
 double bench_cpu_s(void);          /* CPU of the process, every thread */
