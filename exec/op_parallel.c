@@ -780,33 +780,6 @@ int exec_par_gather(exec_query *x, exec_error *err) {
   return P->way == WAY_SORTED ? merge_sorted(x, err) : merge_groups(x, err);
 }
 
-/* Add the counters of m to sum (families matched by position: every chunk reads the same). */
-static void metrics_add(kv_scan_metrics *sum, const kv_scan_metrics *m) {
-  sum->rows_examined += m->rows_examined;
-  sum->cells_examined += m->cells_examined;
-  sum->rows_filtered += m->rows_filtered;
-  sum->rows_returned += m->rows_returned;
-  sum->ranges_sought += m->ranges_sought;
-  sum->prefixes_sought += m->prefixes_sought;
-  uint32_t n = m->n_families < KV_SCAN_MAX_FAMILIES ? m->n_families : KV_SCAN_MAX_FAMILIES;
-  for (uint32_t i = 0; i < n; i++) {
-    kv_family_metrics *d = &sum->families[i];
-    const kv_family_metrics *f = &m->families[i];
-    if (i >= sum->n_families) {
-      memset(d, 0, sizeof *d);
-      d->family_id = f->family_id;
-    }
-    d->cells_examined += f->cells_examined;
-    d->blocks_read += f->blocks_read;
-    d->blocks_cache_hit += f->blocks_cache_hit;
-    d->bytes_read += f->bytes_read;
-    d->files_opened += f->files_opened;
-    d->files_skipped_ts += f->files_skipped_ts;
-    d->bytes_inflated += f->bytes_inflated;
-  }
-  if (n > sum->n_families) sum->n_families = n;
-}
-
 void exec_par_close(exec_query *x) {
   exec_par *P = x->par;
   if (!P) return;
@@ -826,7 +799,7 @@ void exec_par_close(exec_query *x) {
     par_chunk *c = &P->c[i];
     if (c->scan_open) {
       exec_scan_close(&c->scan);
-      metrics_add(&a->kv, &c->scan.m);
+      exec_scan_metrics_add(&a->kv, &c->scan.m);
       a->rows_assembled += c->scan.rows_assembled;
     }
     if (i < PLAN_PAR_MAX_CHUNKS) a->par.rows[i] = c->rows;

@@ -481,6 +481,7 @@ void exec_scan_metrics_add(kv_scan_metrics *sum, const kv_scan_metrics *m) {
   sum->rows_filtered += m->rows_filtered;
   sum->rows_returned += m->rows_returned;
   sum->ranges_sought += m->ranges_sought;
+  sum->prefixes_sought += m->prefixes_sought;
   for (uint32_t i = 0; i < m->n_families && i < KV_SCAN_MAX_FAMILIES; i++) {
     kv_family_metrics *d = &sum->families[i];
     const kv_family_metrics *f = &m->families[i];
@@ -494,6 +495,7 @@ void exec_scan_metrics_add(kv_scan_metrics *sum, const kv_scan_metrics *m) {
     d->blocks_cache_hit += f->blocks_cache_hit;
     d->bytes_read += f->bytes_read;
     d->files_opened += f->files_opened;
+    d->files_skipped_ts += f->files_skipped_ts;
     d->bytes_inflated += f->bytes_inflated;
   }
   if (m->n_families > sum->n_families) sum->n_families = m->n_families;

@@ -212,39 +212,6 @@ static void l_snapshot_release(kv_backend *be, uint64_t snap) {
 }
 
 /* ---- Split points from the block indexes -------------------------------------------- */
-typedef struct split_block {
-  uint8_t *key;   /* the block's first row key (malloc) */
-  uint32_t len;   /* its length */
-  uint64_t bytes; /* the block's bytes on disk */
-} split_block;
-
-typedef struct split_walk {
-  split_block *b; /* blocks seen */
-  size_t n, cap;  /* count, room */
-  bool nomem;     /* an allocation failed */
-} split_walk;
-
-static int collect_block(void *ctx, const kv_file_block *fb) {
-  split_walk *w = ctx;
-  if (w->n == w->cap) {
-    size_t cap = w->cap ? w->cap * 2 : 256;
-    split_block *nb = realloc(w->b, cap * sizeof *nb);
-    if (!nb) return w->nomem = true, 1;
-    w->b = nb;
-    w->cap = cap;
-  }
-  uint8_t *k = malloc(fb->first_row_len ? fb->first_row_len : 1);
-  if (!k) return w->nomem = true, 1;
-  memcpy(k, fb->first_row, fb->first_row_len);
-  w->b[w->n++] = (split_block){k, fb->first_row_len, fb->bytes};
-  return 0;
-}
-
-static int cmp_block(const void *a, const void *b) {
-  const split_block *x = a, *y = b;
-  return kv_bytes_cmp(x->key, x->len, y->key, y->len);
-}
-
 /* Region boundaries, at most max_chunks - 1 of them, spread evenly over the list. */
 typedef struct region_pick {
   uint32_t n_bounds, max_chunks, given; /* boundaries, chunks asked, boundaries given */
@@ -274,28 +241,26 @@ static int l_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunk
     region_pick p = {n_regions - 1, max_chunks, 0, each, ctx};
     return kv_family_regions(DB(be), family_id, NULL, pick_region, &p);
   }
-  split_walk w = {0};
-  int rc = kv_family_blocks(DB(be), family_id, collect_block, &w);
-  if (w.nomem) rc = kv_error(KV_ERR_NOMEM, "split_points: out of memory");
-  if (rc == KV_OK && max_chunks > 1 && w.n > 1) {
-    qsort(w.b, w.n, sizeof *w.b, cmp_block);
+  kv_block_key *b = NULL;
+  size_t n = 0;
+  int rc = kv_block_keys(DB(be), family_id, &b, &n);
+  if (rc == KV_OK && max_chunks > 1 && n > 1) {
     uint64_t total = 0, acc = 0;
-    for (size_t i = 0; i < w.n; i++) total += w.b[i].bytes;
+    for (size_t i = 0; i < n; i++) total += b[i].bytes;
     uint32_t given = 0;
-    const split_block *last = &w.b[0]; /* no split at the first key */
-    for (size_t i = 1; i < w.n && given + 1 < max_chunks; i++) {
-      acc += w.b[i - 1].bytes;
+    const kv_block_key *last = &b[0]; /* no split at the first key */
+    for (size_t i = 1; i < n && given + 1 < max_chunks; i++) {
+      acc += b[i - 1].bytes;
       /* cut at the boundary nearest to the end of chunk given+1: before block i when the
       ** target lies below the middle of block i */
-      if ((acc + w.b[i].bytes / 2) * max_chunks < total * (given + 1)) continue;
-      if (kv_bytes_cmp(w.b[i].key, w.b[i].len, last->key, last->len) <= 0) continue;
-      each(ctx, w.b[i].key, w.b[i].len);
-      last = &w.b[i];
+      if ((acc + b[i].bytes / 2) * max_chunks < total * (given + 1)) continue;
+      if (kv_bytes_cmp(b[i].row, b[i].len, last->row, last->len) <= 0) continue;
+      each(ctx, b[i].row, b[i].len);
+      last = &b[i];
       given++;
     }
   }
-  for (size_t i = 0; i < w.n; i++) free(w.b[i].key);
-  free(w.b);
+  kv_block_keys_free(b, n);
   return rc;
 }
 

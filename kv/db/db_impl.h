@@ -355,6 +355,19 @@ int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_
 ** range: *outs / *n_outs as kv_db_write_sfs; *n_outs 0 when h lies within one region (keep
 ** it). REQUIRES: mu NOT held. */
 int kv_db_cut_file(kv_db *db, kv_fam *f, kv_sfh *h, kv_sfh ***outs, uint32_t *n_outs);
+/* One block of a family's store files: its first row and its bytes on disk. */
+typedef struct kv_block_key {
+  uint8_t *row;   /* the first row key (malloc) */
+  uint32_t len;   /* its length */
+  uint64_t bytes; /* the block's bytes on disk */
+} kv_block_key;
+/* Every block of family_id's store files (kv_family_blocks), sorted by first row: *out (*n
+** entries) freed with kv_block_keys_free. What the region split (kv/db/db_split.c) and the
+** local backend's split points (kv/backend/backend_local.c) cut at. KV_OK, KV_ERR_NOMEM, or
+** kv_family_blocks' error (then *out is NULL). Takes mu itself: REQUIRES mu not held. */
+int kv_block_keys(kv_db *db, uint32_t family_id, kv_block_key **out, size_t *n);
+void kv_block_keys_free(kv_block_key *b, size_t n); /* NULL is a no-op */
+
 /* The regions of table t (NULL when it has one, or out of memory: check t->n_bounds). */
 kv_regions *kv_regions_new(const kv_table_meta *t);
 void kv_regions_ref(kv_regions *r);       /* NULL is a no-op */

@@ -21,23 +21,17 @@
 #include "kv/util/cell.h"
 #include "kv/util/status.h"
 
-typedef struct sblock {
-  uint8_t *row;   /* the block's first row (malloc) */
-  uint32_t len;   /* its length */
-  uint32_t bytes; /* the block's bytes on disk */
-} sblock;
-
-typedef struct swalk {
-  sblock *b;      /* blocks seen */
-  size_t n, cap;  /* count, room */
-  bool nomem;     /* an allocation failed */
-} swalk;
+typedef struct bwalk {
+  kv_block_key *b; /* blocks seen */
+  size_t n, cap;   /* count, room */
+  bool nomem;      /* an allocation failed */
+} bwalk;
 
 static int take_block(void *ctx, const kv_file_block *fb) {
-  swalk *w = ctx;
+  bwalk *w = ctx;
   if (w->n == w->cap) {
     size_t cap = w->cap ? w->cap * 2 : 256;
-    sblock *nb = realloc(w->b, cap * sizeof *nb);
+    kv_block_key *nb = realloc(w->b, cap * sizeof *nb);
     if (!nb) return w->nomem = true, 1;
     w->b = nb;
     w->cap = cap;
@@ -45,18 +39,39 @@ static int take_block(void *ctx, const kv_file_block *fb) {
   uint8_t *k = malloc(fb->first_row_len ? fb->first_row_len : 1);
   if (!k) return w->nomem = true, 1;
   memcpy(k, fb->first_row, fb->first_row_len);
-  w->b[w->n++] = (sblock){k, fb->first_row_len, fb->bytes};
+  w->b[w->n++] = (kv_block_key){k, fb->first_row_len, fb->bytes};
   return 0;
 }
 
-static int cmp_sblock(const void *a, const void *b) {
-  const sblock *x = a, *y = b;
+static int cmp_block_key(const void *a, const void *b) {
+  const kv_block_key *x = a, *y = b;
   return kv_bytes_cmp(x->row, x->len, y->row, y->len);
+}
+
+void kv_block_keys_free(kv_block_key *b, size_t n) {
+  for (size_t i = 0; b && i < n; i++) free(b[i].row);
+  free(b);
+}
+
+int kv_block_keys(kv_db *db, uint32_t family_id, kv_block_key **out, size_t *n) {
+  bwalk w = {0};
+  int rc = kv_family_blocks(db, family_id, take_block, &w);
+  if (w.nomem) rc = kv_error(KV_ERR_NOMEM, "out of memory listing the blocks of a family");
+  if (rc != KV_OK) {
+    kv_block_keys_free(w.b, w.n);
+    *out = NULL;
+    *n = 0;
+    return rc;
+  }
+  if (w.n > 1) qsort(w.b, w.n, sizeof *w.b, cmp_block_key);
+  *out = w.b;
+  *n = w.n;
+  return KV_OK;
 }
 
 /* The middle key of the first region of r past limit bytes: *at gets the region, *key the
 ** index of the block whose first row it is. false when no region needs (or allows) it. */
-static bool pick_split(const kv_regions *r, const sblock *b, size_t n, uint64_t limit,
+static bool pick_split(const kv_regions *r, const kv_block_key *b, size_t n, uint64_t limit,
                        uint32_t *at, size_t *key) {
   size_t lo = 0;
   for (uint32_t reg = 0; lo < n; reg++) {
@@ -92,16 +107,14 @@ static bool spans(const kv_sfh *h, const uint8_t *key, uint32_t len) {
 int kv_db_maybe_split(kv_db *db, kv_fam *f) {
   uint64_t limit = db->opts.region_split_size;
   if (!limit || db->opts.read_only) return KV_OK;
-  swalk w = {0};
-  int rc = kv_family_blocks(db, f->id, take_block, &w);
-  if (w.nomem) rc = kv_error(KV_ERR_NOMEM, "region split: out of memory");
+  bwalk w = {0};
+  int rc = kv_block_keys(db, f->id, &w.b, &w.n);
   pthread_mutex_lock(&db->mu);
   kv_regions *r = f->regions;
   kv_regions_ref(r);
   pthread_mutex_unlock(&db->mu);
   uint32_t at = 0;
   size_t k = 0;
-  if (rc == KV_OK) qsort(w.b, w.n, sizeof *w.b, cmp_sblock);
   if (rc == KV_OK && pick_split(r, w.b, w.n, limit, &at, &k)) {
     /* the boundaries with the new one inserted before boundary `at` */
     uint32_t n_old = r ? r->n : 0;
@@ -144,7 +157,6 @@ int kv_db_maybe_split(kv_db *db, kv_fam *f) {
     }
   }
   kv_regions_unref(r);
-  for (size_t i = 0; i < w.n; i++) free(w.b[i].row);
-  free(w.b);
+  kv_block_keys_free(w.b, w.n);
   return rc;
 }
