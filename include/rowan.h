@@ -124,6 +124,13 @@ typedef struct rowan_options {
                                before, and every AS OF read of the past is refused). Keep it
                                constant for a database: what a smaller window compacted away
                                is gone (docs/SQL.md "Reading the past") */
+  uint64_t region_split_size; /* bytes of one column family's store files in one region of a
+                               table past which the region is split in two at a middle key
+                               (HBase's hbase.hregion.max.filesize; docs/KV_REGIONS.md);
+                               later flushes and compactions write each half's files apart,
+                               and parallel scans cut chunks at the new boundary. 0 =
+                               default: never (a table keeps the regions SPLIT ON or
+                               SALT_BUCKETS gave it) */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */
