@@ -449,3 +449,15 @@ bool exec_index_row_unverified(const exec_index_codec *ic, const kv_row *r) {
   }
   return false;
 }
+
+int exec_index_find(const cat_catalog *cat, const char *table, const char *index,
+                    const cat_table **t, const cat_index **ix, exec_error *err) {
+  *t = cat_find_table(cat, table);
+  *ix = NULL;
+  if (!*t) return exec_error_set(err, EXEC_ERROR, "table %s does not exist", table);
+  *ix = cat_find_index(*t, index);
+  if (!*ix)
+    return exec_error_set(err, EXEC_ERROR, "index %s does not exist on table %s", index,
+                          (*t)->name);
+  return EXEC_OK;
+}

@@ -72,6 +72,11 @@ typedef struct exec_index_codec {
   exec_arena eval_arena;      /* expression results scratch (reset per row) */
 } exec_index_codec;
 
+/* Index `index` of table `table` in catalog cat: EXEC_OK with *t and *ix, or EXEC_ERROR
+** "table T does not exist" / "index I does not exist on table T" (CHECK INDEX, the repair). */
+int exec_index_find(const cat_catalog *cat, const char *table, const char *index,
+                    const cat_table **t, const cat_index **ix, exec_error *err);
+
 /* Build the codec of index ix of table t (both from catalog cat) into *ic (caller-owned
 ** struct; free with exec_index_codec_free, also after a failure). Binds the expression keys
 ** (cat may be NULL: expression keys are then bound against t alone, planner/index_expr.h): EXEC_ERROR when one does not bind against t (message names the index and expression) or

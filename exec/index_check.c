@@ -213,12 +213,10 @@ static int check_index(checker *ck, exec_error *err) {
 int exec_index_check(const cat_catalog *cat, kv_backend *be, const char *table, const char *index,
                      const kv_batch *overlay, exec_index_check_result *out, exec_error *err) {
   memset(out, 0, sizeof *out);
-  const cat_table *t = cat_find_table(cat, table);
-  if (!t) return exec_error_set(err, EXEC_ERROR, "table %s does not exist", table);
-  const cat_index *ix = cat_find_index(t, index);
-  if (!ix)
-    return exec_error_set(err, EXEC_ERROR, "index %s does not exist on table %s", index,
-                          t->name);
+  const cat_table *t;
+  const cat_index *ix;
+  int fr = exec_index_find(cat, table, index, &t, &ix, err);
+  if (fr) return fr;
   checker ck;
   memset(&ck, 0, sizeof ck);
   ck.be = be;

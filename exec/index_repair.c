@@ -199,12 +199,10 @@ int exec_index_repair_row(exec_index_repair *rp, const uint8_t *key, size_t len,
 int exec_index_repair_all(const cat_catalog *cat, kv_backend *be, const char *table,
                           const char *index, uint64_t *verified, uint64_t *deleted,
                           exec_error *err) {
-  const cat_table *t = cat_find_table(cat, table);
-  if (!t) return exec_error_set(err, EXEC_ERROR, "table %s does not exist", table);
-  const cat_index *ix = cat_find_index(t, index);
-  if (!ix)
-    return exec_error_set(err, EXEC_ERROR, "index %s does not exist on table %s", index,
-                          t->name);
+  const cat_table *t;
+  const cat_index *ix;
+  int fr = exec_index_find(cat, table, index, &t, &ix, err);
+  if (fr) return fr;
   exec_index_codec ic;
   memset(&ic, 0, sizeof ic);
   exec_index_repair *rp = NULL;
