@@ -250,6 +250,7 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
 
 typedef struct round_out {
   double lp50, lp99, ap50, ap99, dp50; /* us; NAN where the engine lacks the read */
+  double ltail[4];                 /* lookup p90, p95, p98, p99.9 (us; --profile reads) */
   double scan_rows_s;              /* rows/s of COUNT(*) WHERE TEMP > 30 */
   double daily_ms;                 /* ms of the daily average of a month */
   bench_digest dig[4];             /* lookup, latest, day, daily results */
@@ -275,6 +276,8 @@ static void read_round(const config *c, const bench_engine *e, void *h, const be
     }
     o->lp50 = bench_percentile(lat, c->lookups, 50);
     o->lp99 = bench_percentile(lat, c->lookups, 99);
+    static const double tail[4] = {90, 95, 98, 99.9};
+    for (int i = 0; i < 4; i++) o->ltail[i] = bench_percentile(lat, c->lookups, tail[i]);
   }
   if (e->latest) {
     for (int i = 0; i < c->ranges; i++) {
@@ -324,6 +327,8 @@ void bench_profile_reads(const config *c, void *h, const bench_input *in) {
     fprintf(stderr, "round %d: lookup p50 %.2f p99 %.2f us, latest 100 p50 %.2f p99 %.2f us,"
             " one day p50 %.2f us, scan %.1fM rows/s, daily %.2f ms\n", r + 1, o.lp50, o.lp99,
             o.ap50, o.ap99, o.dp50, o.scan_rows_s / 1e6, o.daily_ms);
+    fprintf(stderr, "  lookup p90 %.2f p95 %.2f p98 %.2f p99.9 %.2f us\n", o.ltail[0],
+            o.ltail[1], o.ltail[2], o.ltail[3]);
     bench_rowan_print_cache(h, stderr);
   }
   free(lat);
