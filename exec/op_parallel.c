@@ -318,13 +318,17 @@ static int step_group(par_chunk *c) {
       c->cap_order = nc;
     }
     if (c->P->salted) { /* the serial scan meets the groups in unsalted key order */
-      uint8_t **nf = realloc(c->fkey, c->cap_order * sizeof *nf);
-      if (nf) c->fkey = nf;
-      uint32_t *nl = realloc(c->fkey_len, c->cap_order * sizeof *nl);
-      if (nl) c->fkey_len = nl;
+      if (c->cap_fkey < c->cap_order) {
+        uint8_t **nf = realloc(c->fkey, c->cap_order * sizeof *nf);
+        if (nf) c->fkey = nf;
+        uint32_t *nl = realloc(c->fkey_len, c->cap_order * sizeof *nl);
+        if (nl) c->fkey_len = nl;
+        if (!nf || !nl) return c_oom(c);
+        c->cap_fkey = c->cap_order;
+      }
       uint32_t kl;
       const uint8_t *k = par_row_key(c, &kl);
-      uint8_t *copy = nf && nl ? malloc(kl ? kl : 1) : NULL;
+      uint8_t *copy = malloc(kl ? kl : 1);
       if (!copy) return c_oom(c);
       if (kl) memcpy(copy, k, kl);
       c->fkey[c->n_order] = copy;

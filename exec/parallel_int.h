@@ -53,6 +53,7 @@ typedef struct par_chunk {
   uint8_t **fkey;            /* salted: per group of order, the unsalted key of its first row
                                 (malloc each), NULL when not salted */
   uint32_t *fkey_len;        /* their lengths */
+  size_t cap_fkey;           /* both allocated for this many */
   size_t n_order, cap_order; /* count, allocated */
   bool done;                 /* finished (under P->mu for the rows way) */
   int rc;                    /* EXEC_OK or its error */
