@@ -68,8 +68,8 @@ typedef struct plan_par {
 
 /* Whether q's scan may run in chunks, as said above: true, or false with *why NULL when it
 ** is not a case for chunks at all (a join, a point lookup, a skip scan by prefix, a small
-** scan). (*why is kept for a reason EXPLAIN would show; none is left today.) min_rows: the session's
-** threshold on q->scan.est_rows. */
+** scan). (*why is kept for a reason EXPLAIN would show; none is left today.) min_rows: the
+** session's threshold on q->scan.est_rows. */
 bool plan_par_eligible(const plan_query *q, uint64_t min_rows, const char **why);
 
 /* The merge q's chunks need (enum plan_par_merge); for PLAN_PAR_SERIAL_AGG *agg_why gets the

@@ -115,6 +115,25 @@ static rowan_db *open_loaded(kv_env *env, int n) {
   return db;
 }
 
+/* EXPLAIN ANALYZE of sql: the sum of its "actual rows per chunk=[...]", *chunks their count. */
+static int64_t chunk_rows(rowan_db *db, const char *sql, int64_t *chunks) {
+  char q[512];
+  snprintf(q, sizeof q, "EXPLAIN ANALYZE %s", sql);
+  int n;
+  char *x = answer(db, q, &n);
+  const char *at = strstr(x, "actual rows per chunk=[");
+  if (!at) fail_msg("no rows per chunk:\n%s", x);
+  int64_t sum = 0;
+  *chunks = 0;
+  for (const char *p = at + strlen("actual rows per chunk=["); *p && *p != ']'; (*chunks)++) {
+    char *end;
+    sum += strtoll(p, &end, 10);
+    p = *end == ',' ? end + 2 : end;
+  }
+  free(x);
+  return sum;
+}
+
 static const char *const queries[] = {
     "SELECT * FROM T",
     "SELECT K, V FROM T WHERE V > 500",
@@ -168,19 +187,10 @@ static void same_answers(void **state) {
   assert_true(parallel >= 20);
   /* EXPLAIN ANALYZE: the rows of each chunk add up to the rows the scan handed on */
   int64_t want = tu_one_int(db, "SELECT COUNT(*) FROM T WHERE K > 1000 AND V > 0");
-  char *x = answer(db, "EXPLAIN ANALYZE SELECT /*+ NO_PUSHDOWN */ G, COUNT(*) FROM T "
-                       "WHERE K > 1000 AND V > 0 GROUP BY G", &n1);
-  const char *at = strstr(x, "actual rows per chunk=[");
-  assert_non_null(at);
-  int64_t sum = 0, chunks = 0;
-  for (const char *p = at + strlen("actual rows per chunk=["); *p && *p != ']'; chunks++) {
-    char *end;
-    sum += strtoll(p, &end, 10);
-    p = *end == ',' ? end + 2 : end;
-  }
+  int64_t chunks = 0;
+  assert_int_equal(chunk_rows(db, "SELECT /*+ NO_PUSHDOWN */ G, COUNT(*) FROM T "
+                                  "WHERE K > 1000 AND V > 0 GROUP BY G", &chunks), want);
   assert_true(chunks > 1);
-  assert_int_equal(sum, want);
-  free(x);
   /* the division by zero happened in one chunk and is the serial error: the divisor is zero
      on a row that exists, past the first rows of the scan, whatever ROWAN_TEST_SCALE made the
      table (a fixed K = 2500 was missing from the 2,000 rows of scale 0.25) */
@@ -438,8 +448,8 @@ static void salted_in_regions(void **state) {
       for (int t = 0; t < 2; t++) {
         char *got = answer(db, with_table(q, sizeof q, salted_queries[i], t ? "TP" : "TS"), &n);
         if (strcmp(want, got) != 0)
-          fail_msg("%s with %d threads: %d rows, the plain table serially %d rows\n%.300s\n--\n%.300s",
-                   q, th, n, n1, got, want);
+          fail_msg("%s with %d threads: %d rows, the plain table serially %d rows\n%.300s\n"
+                   "--\n%.300s", q, th, n, n1, got, want);
         free(got);
       }
     }
@@ -447,7 +457,8 @@ static void salted_in_regions(void **state) {
   }
   /* with 4 threads the chunks are what the plan says: buckets cut again at the regions inside
      them for a top-N, whole buckets merged by key for the rows way, the index at its regions */
-  assert_true(chunks_of(db, "SELECT /*+ NO_INDEX */ K, V FROM TS WHERE K > 100 ORDER BY V, K LIMIT 40") > 4);
+  assert_true(
+      chunks_of(db, "SELECT /*+ NO_INDEX */ K, V FROM TS WHERE K > 100 ORDER BY V, K LIMIT 40") > 4);
   assert_int_equal(chunks_of(db, "SELECT * FROM TS"), 4);
   assert_true(explain_has(db, "SELECT * FROM TS", "CLIENT MERGE SORT (the 4 chunks"));
   const char *be = getenv("ROWAN_BACKEND");
@@ -459,6 +470,14 @@ static void salted_in_regions(void **state) {
     assert_true(chunks_of(db, "SELECT /*+ INDEX(TS TS_V) */ K, V, S FROM TS WHERE V > 80") > 1);
   }
   assert_true(chunks_of(db, "SELECT * FROM TS ORDER BY K DESC LIMIT 30") > 1);
+  /* EXPLAIN ANALYZE: the rows of each bucket's chunk add up to the rows the scan handed on */
+  int64_t chunks = 0, want = tu_one_int(db, "SELECT COUNT(*) FROM TS WHERE V > 50");
+  assert_int_equal(chunk_rows(db, "SELECT /*+ NO_PUSHDOWN NO_INDEX */ G, COUNT(*) FROM TS "
+                                  "WHERE V > 50 GROUP BY G", &chunks), want);
+  assert_true(chunks > 4);
+  assert_int_equal(chunk_rows(db, "SELECT /*+ NO_INDEX */ K, V FROM TS WHERE V > 50", &chunks),
+                   want);
+  assert_int_equal(chunks, 4);
   /* a merge by key finalized after a few rows stops its chunks (no hang, nothing leaked) */
   for (int stop = 1; stop < 30; stop += 9) {
     rowan_stmt *st;
