@@ -101,6 +101,9 @@ typedef struct exec_scan_state {
   kv_fx_node *fx;            /* with residual: the expression the backend got (malloc), or
                                 NULL */
   kv_filter_expr fxe;        /* it (nodes = fx) */
+  int64_t as_of;             /* the read time taken at open (exec/as_of.h), which the
+                                lookups read at too: a parallel scan's chunk looks rows up
+                                on a thread that does not hold the statement's */
   kv_scan_metrics m;         /* metrics of the kv scan (kept after close) */
   kv_scan_metrics lm;        /* the lookups' metrics, summed */
   exec_vec_map vmap;         /* table scans: the columns of the qualifier projection given

@@ -6,15 +6,22 @@
 ** (exec/chunk_pool.h). Three ways to run, after the plan's merge:
 **   rows: each chunk's scan and residual filter run ahead on its thread into a bounded
 **     queue of row batches; the pipeline reads the queues in chunk order, so its rows come
-**     exactly in the serial scan's order (plain scans, LIMIT without ORDER BY, DISTINCT);
+**     exactly in the serial scan's order (plain scans, LIMIT without ORDER BY, DISTINCT); a
+**     salted scan's chunks (runs of buckets, every one on its own thread) queue their rows'
+**     unsalted keys too and are merged by them (keyed);
 **   sorted: each chunk filters, projects and sorts its rows (or keeps its top LIMIT +
 **     OFFSET); the chunks are merged with the k-way merge;
 **   aggregate: each chunk filters and aggregates into its own groups; the partial
 **     aggregates are combined (exec_agg_merge) in the order the serial scan meets the groups.
+** A chunk of an uncovered index scan filters its index rows and looks their data rows up
+** itself. A reverse scan's chunks come in descending key order (planner/parallel.h).
 ** A run stays serial when the statement's transaction has uncommitted writes (the overlay is
 ** read by one scan), a block trace is on, NEXT VALUE FOR is projected, a correlated
-** subquery runs per row, the SERIAL hint is given, or an aggregate cannot be combined from
+** subquery runs per row, the SERIAL hint is given, an index scan runs on a row-atomic backend
+** (its read repair writes, exec/index_repair.c), or an aggregate cannot be combined from
 ** partial aggregates (planner/parallel.h).
+** Files: exec/op_parallel_attach.c (setting, decision), exec/op_parallel.c (the run),
+** exec/op_parallel_merge.c (the merges), exec/parallel_int.h (their shared structs).
 ** Not here: the pipeline after the merge (exec/op_query.c), EXPLAIN (planner/explain.c).
 */
 #ifndef ROWAN_EXEC_PARALLEL_H

@@ -33,7 +33,8 @@ static int unsalted_cmp(const kv_row *a, const kv_row *b) {
 }
 
 int exec_salt_scan_open(kv_backend *be, int buckets, const kv_scan_options *o,
-                        const kv_backend_read *x, bool point, exec_salt_scan **out) {
+                        const kv_backend_read *x, bool point, int b_lo, int b_hi,
+                        exec_salt_scan **out) {
   *out = NULL;
   uint32_t nb = (uint32_t)buckets, nr = o->n_ranges ? o->n_ranges : 1;
   size_t room = 0; /* bytes of every salted bound */
@@ -66,6 +67,10 @@ int exec_salt_scan_open(kv_backend *be, int buckets, const kv_scan_options *o,
     if (point && r) { /* one full key: its own bucket */
       b0 = cat_salt_point_bucket(r, buckets);
       b1 = b0 + 1;
+    }
+    if (b_hi > 0) { /* a chunk's run of buckets */
+      if (b0 < (uint32_t)b_lo) b0 = (uint32_t)b_lo;
+      if (b1 > (uint32_t)b_hi) b1 = (uint32_t)b_hi;
     }
     for (uint32_t b = b0; b < b1; b++)
       cat_salt_range((uint8_t)b, r, &m->ranges[(size_t)b * nr + count[b]++], &bytes);

@@ -8,8 +8,9 @@
 ** The merge is serial: it keeps one current row per bucket scan and hands out the smallest
 ** (the largest for a reverse scan), so each bucket's row stays valid until that bucket is
 ** advanced, at the next exec_salt_scan_next. A pushed limit is given to every bucket scan
-** (the first n rows of the merge are among the first n of each bucket). Not here: the plan
-** (planner/), the decoding and the residual filter (exec/scan.c), parallel chunks.
+** (the first n rows of the merge are among the first n of each bucket). A parallel scan's
+** chunk opens the merge over its own run of buckets (exec/op_parallel.c). Not here: the plan
+** (planner/), the decoding and the residual filter (exec/scan.c), the chunks' threads.
 */
 #ifndef ROWAN_EXEC_SALT_MERGE_H
 #define ROWAN_EXEC_SALT_MERGE_H
@@ -20,11 +21,14 @@ typedef struct exec_salt_scan exec_salt_scan;
 
 /* Open the bucket scans of a salted table (or salted index table) of `buckets` buckets
 ** (1..256): o is the scan as it would be without salt (its ranges the unsalted key ranges,
-** none for a full scan); point: every range is one full key. x as kv_be_scan_open's. *out
+** none for a full scan); point: every range is one full key; [b_lo, b_hi): the buckets
+** read (a parallel scan's chunk, exec/op_parallel.c), b_hi 0 for all of them. x as
+** kv_be_scan_open's. *out
 ** is the merge (free with exec_salt_scan_close), NULL on error. Returns a kv status
 ** (KV_ERR_NOMEM, or the first bucket scan's failure). */
 int exec_salt_scan_open(kv_backend *be, int buckets, const kv_scan_options *o,
-                        const kv_backend_read *x, bool point, exec_salt_scan **out);
+                        const kv_backend_read *x, bool point, int b_lo, int b_hi,
+                        exec_salt_scan **out);
 /* The next row in key order: KV_OK with *row (valid until the next call), KV_ERR_NOTFOUND
 ** at the end, or a bucket scan's error. */
 int exec_salt_scan_next(exec_salt_scan *m, kv_row *row);

@@ -362,7 +362,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   o.ts_min = ps->ts_min; /* a ROW_TIMESTAMP table's time range (planner/time_range.h) */
   o.ts_max = ps->ts_max;
   o.ts_per_row = (ps->ts_min || ps->ts_max) && (ext & KV_BE_EXT_TS_PER_ROW);
-  o.as_of = exec_as_of_current(); /* AS OF (exec/as_of.c) */
+  o.as_of = s->as_of = exec_as_of_current(); /* AS OF (exec/as_of.c) */
   o.overlay = overlay;
   o.limit = ps->kv_limit;
   if (s->skip.on || s->status) {
@@ -382,7 +382,7 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
   const kv_backend_read *x = rd.filter_expr ? &rd : NULL;
   int krc = rc ? KV_OK
             : salted ? exec_salt_scan_open(be, buckets, &o, x, ps->ranges.kind == PLAN_SCAN_POINT,
-                                           &s->salt)
+                                           ps->salt_lo, ps->salt_hi, &s->salt)
                      : kv_be_scan_open(be, &o, x, &s->kv);
   if (!cache) {
     free(qbytes);
@@ -536,7 +536,7 @@ int exec_scan_lookup(exec_scan_state *s, cat_value *row, exec_error *err) {
   o.overlay = s->overlay;
   o.snapshot = s->snap;
   if (ext & KV_BE_EXT_TRACE) o.trace = exec_trace_current();
-  o.as_of = exec_as_of_current(); /* the data row as of the same time */
+  o.as_of = s->as_of; /* the data row as of the same time (taken at open) */
   kv_row r;
   s->lookups++;
   /* a salted table's key: its salt byte written over the index key's byte before the data

@@ -325,7 +325,7 @@ static void scan_node(xjson *j, const plan_scan *sc, const char *over, const cha
 }
 
 static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
-                       const plan_actuals *a, const char *chunks) {
+                       const plan_actuals *a, const char *chunks, const plan_par *par) {
   const cat_table *t = sc->table;
   const plan_scan_ranges *r = &sc->ranges;
   xjson *j = L->j;
@@ -403,8 +403,13 @@ static void scan_lines(lines *L, const plan_scan *sc, const char *const *names,
     default: line(L, "%sFULL SCAN OVER %s%s%s", chunks, over, rev, actual); break;
   }
   free(salt_bounds);
-  if (nb > 1) /* Phoenix's line for the merge of a salted table's buckets */
+  if (nb > 1 && !plan_par_parallel(par)) /* Phoenix's line for the merge of the buckets */
     line(L, "    CLIENT MERGE SORT (the %d salt buckets merged in key order)", nb);
+  else if (nb > 1 && par->keyed) /* each chunk's buckets merged, then the chunks */
+    line(L, "    CLIENT MERGE SORT (the %u chunks of the %d salt buckets merged in key order)",
+         par->n_chunks, nb);
+  else if (nb > 1 && par->n_chunks < (uint32_t)nb) /* sorted or aggregated per chunk */
+    line(L, "    CLIENT MERGE SORT (each chunk's salt buckets merged in key order)");
   if (sc->index) {
     index_scan_lines(L, sc, names, a);
     return;
@@ -677,7 +682,7 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       line(L, "    HINT: %s", notes[i]);
     }
   } else if (q->has_scan) {
-    scan_lines(L, &q->scan, s->col_names, a, chunks);
+    scan_lines(L, &q->scan, s->col_names, a, chunks, par);
     if (par) par_line(L, par, a);
   } else {
     xj_node(j, "VALUES");
@@ -833,7 +838,7 @@ static void walk(lines *L, const plan_bound *bound, const plan_query *q,
   }
   if (q) query_lines(L, q, a);
   if (del_scan) {
-    scan_lines(L, del_scan, bound->del->col_names, a, "");
+    scan_lines(L, del_scan, bound->del->col_names, a, "", NULL);
     access_lines(L, del_scan);
     estimate_line(L, del_scan);
   }

@@ -338,6 +338,9 @@ typedef struct plan_scan {
   int64_t ts_min, ts_max;           /* the kv time range [ts_min, ts_max) in ms that terms on
                                        the ROW_TIMESTAMP column give (planner/time_range.h);
                                        both 0: none; ts_max 0 alone: no upper bound */
+  uint16_t salt_lo, salt_hi;        /* a salted scan's chunk (exec/op_parallel.c): only the
+                                       buckets [salt_lo, salt_hi) are read; both 0: every
+                                       bucket (the planner leaves them 0) */
 } plan_scan;
 
 struct plan_join_node; /* planner/plan_join.h */

@@ -7,7 +7,12 @@
 ** most 32 chunks); an error met in one chunk (a division by zero) is the serial error; a
 ** statement finalized after a few rows stops the chunks' threads (no hang, nothing leaked
 ** under ASan); a transaction's uncommitted writes are seen (its scans stay serial, EXPLAIN
-** says why); and the setting refuses values out of range. Run under ThreadSanitizer in CI
+** says why); and the setting refuses values out of range. A salted table (4 buckets) and its
+** indexes (uncovered, salted with 3 buckets; covered) in a store whose regions split by size
+** (rowan_options.region_split_size: the buckets and the index tables are cut into regions)
+** answer every query as the same rows in a plain table do, serially and with 4 threads:
+** bucket pieces, reverse scans, top-N, aggregates and index lookups in chunks. Run under
+** ThreadSanitizer in CI
 ** (.ci/run): four threads share one kv_db's files, block cache and memstore while they scan.
 ** Not here: the SQL-level answers against SQLite and under the row-atomic backend
 ** (tests/sql/parallel_scan.test), EXPLAIN text (tests/sql/parallel_explain.test).
@@ -23,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "api/api_test.h"
 #include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
@@ -109,6 +115,25 @@ static rowan_db *open_loaded(kv_env *env, int n) {
   return db;
 }
 
+/* EXPLAIN ANALYZE of sql: the sum of its "actual rows per chunk=[...]", *chunks their count. */
+static int64_t chunk_rows(rowan_db *db, const char *sql, int64_t *chunks) {
+  char q[512];
+  snprintf(q, sizeof q, "EXPLAIN ANALYZE %s", sql);
+  int n;
+  char *x = answer(db, q, &n);
+  const char *at = strstr(x, "actual rows per chunk=[");
+  if (!at) fail_msg("no rows per chunk:\n%s", x);
+  int64_t sum = 0;
+  *chunks = 0;
+  for (const char *p = at + strlen("actual rows per chunk=["); *p && *p != ']'; (*chunks)++) {
+    char *end;
+    sum += strtoll(p, &end, 10);
+    p = *end == ',' ? end + 2 : end;
+  }
+  free(x);
+  return sum;
+}
+
 static const char *const queries[] = {
     "SELECT * FROM T",
     "SELECT K, V FROM T WHERE V > 500",
@@ -162,19 +187,10 @@ static void same_answers(void **state) {
   assert_true(parallel >= 20);
   /* EXPLAIN ANALYZE: the rows of each chunk add up to the rows the scan handed on */
   int64_t want = tu_one_int(db, "SELECT COUNT(*) FROM T WHERE K > 1000 AND V > 0");
-  char *x = answer(db, "EXPLAIN ANALYZE SELECT /*+ NO_PUSHDOWN */ G, COUNT(*) FROM T "
-                       "WHERE K > 1000 AND V > 0 GROUP BY G", &n1);
-  const char *at = strstr(x, "actual rows per chunk=[");
-  assert_non_null(at);
-  int64_t sum = 0, chunks = 0;
-  for (const char *p = at + strlen("actual rows per chunk=["); *p && *p != ']'; chunks++) {
-    char *end;
-    sum += strtoll(p, &end, 10);
-    p = *end == ',' ? end + 2 : end;
-  }
+  int64_t chunks = 0;
+  assert_int_equal(chunk_rows(db, "SELECT /*+ NO_PUSHDOWN */ G, COUNT(*) FROM T "
+                                  "WHERE K > 1000 AND V > 0 GROUP BY G", &chunks), want);
   assert_true(chunks > 1);
-  assert_int_equal(sum, want);
-  free(x);
   /* the division by zero happened in one chunk and is the serial error: the divisor is zero
      on a row that exists, past the first rows of the scan, whatever ROWAN_TEST_SCALE made the
      table (a fixed K = 2500 was missing from the 2,000 rows of scale 0.25) */
@@ -318,6 +334,173 @@ static void setting(void **state) {
   kv_env_free(env);
 }
 
+
+/* ---- A salted table and its indexes, in regions split by size ------------------------------ */
+/* sql with every "@" replaced by name, into buf. */
+static const char *with_table(char *buf, size_t cap, const char *sql, const char *name) {
+  size_t o = 0;
+  for (const char *p = sql; *p && o + 16 < cap; p++) {
+    if (*p == '@') o += (size_t)snprintf(buf + o, cap - o, "%s", name);
+    else buf[o++] = *p;
+  }
+  buf[o] = 0;
+  return buf;
+}
+
+/* The regions of the kv table whose name ends with suffix (the index's), 0 when none does. */
+static uint32_t regions_of(rowan_db *db, const char *suffix) {
+  kv_db *kv = api_test_kv(db);
+  for (int i = 0; i < kv_table_count(kv); i++) {
+    const char *name = kv_table_name(kv, i);
+
+    size_t n = strlen(name), k = strlen(suffix);
+    if (n < k || strcmp(name + n - k, suffix) != 0) continue;
+    uint32_t r = 0;
+    assert_int_equal(kv_table_regions(kv, name, &r, NULL, NULL), KV_OK);
+    return r;
+  }
+  return 0;
+}
+
+/* The n of "CLIENT n-CHUNK" on EXPLAIN's first line of sql (0: none). */
+static int chunks_of(rowan_db *db, const char *sql) {
+  char x[512];
+  snprintf(x, sizeof x, "EXPLAIN %s", sql);
+  int n, chunks = 0;
+  char *a = answer(db, x, &n);
+  if (sscanf(a, "CLIENT %d-CHUNK", &chunks) != 1) chunks = 0;
+  free(a);
+  return chunks;
+}
+
+static const char *const salted_queries[] = {
+    "SELECT * FROM @",
+    "SELECT K, V FROM @ WHERE V > 50 ORDER BY K DESC",
+    "SELECT * FROM @ ORDER BY K DESC LIMIT 30",
+    "SELECT K, S FROM @ WHERE K BETWEEN 1000 AND 5000 LIMIT 70",
+    "SELECT K, V FROM @ WHERE K > 100 ORDER BY V, K LIMIT 40",
+    "SELECT /*+ NO_INDEX */ K, V FROM @ WHERE K > 100 ORDER BY V, K LIMIT 40",
+    "SELECT K, G FROM @ WHERE K < 3000 ORDER BY G DESC, V",
+    "SELECT G, COUNT(*), SUM(V), MIN(S), MAX(V) FROM @ GROUP BY G ORDER BY G",
+    "SELECT K / 1000, COUNT(*), MAX(V) FROM @ GROUP BY K / 1000",
+    "SELECT K, COUNT(*) FROM @ WHERE V > 90 GROUP BY K",
+    "SELECT COUNT(*), SUM(V), MIN(K), MAX(K) FROM @ WHERE G <> 3",
+    "SELECT DISTINCT G FROM @",
+    "SELECT /*+ INDEX(@ @_V) */ K, V, S FROM @ WHERE V > 80",
+    "SELECT /*+ INDEX(@ @_V) */ K, V FROM @ WHERE V BETWEEN 10 AND 20 ORDER BY V DESC",
+    "SELECT /*+ INDEX(@ @_V) */ V, COUNT(*), MAX(K) FROM @ WHERE V < 30 GROUP BY V",
+    "SELECT /*+ INDEX(@ @_G) */ G, S FROM @ WHERE G > 3",
+    "SELECT /*+ INDEX(@ @_G) */ G, S FROM @ WHERE G > 3 ORDER BY G DESC LIMIT 50",
+    "SELECT /*+ INDEX(@ @_G) */ G, COUNT(S) FROM @ WHERE G > 3 GROUP BY G",
+};
+
+static void salted_in_regions(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  rowan_options o;
+  rowan_options_init(&o);
+  o.kv_env = env;
+  o.sync_mode = ROWAN_SYNC_OFF;
+  o.region_split_size = 8 << 10; /* small: the buckets and the index tables split */
+  rowan_db *db = NULL;
+  assert_int_equal(rowan_open("/db", &o, &db), ROWAN_OK);
+  const char *cols = "(K INTEGER NOT NULL PRIMARY KEY, G INTEGER, V INTEGER, S VARCHAR)";
+  char sql[512];
+  snprintf(sql, sizeof sql, "CREATE TABLE TS %s SALT_BUCKETS = 4", cols);
+  exec_ok(db, sql);
+  snprintf(sql, sizeof sql, "CREATE TABLE TP %s", cols);
+  exec_ok(db, sql);
+  exec_ok(db, "CREATE INDEX TS_V ON TS (V) SALT_BUCKETS = 3");
+  exec_ok(db, "CREATE INDEX TS_G ON TS (G) INCLUDE (S)");
+  exec_ok(db, "CREATE INDEX TP_V ON TP (V)");
+  exec_ok(db, "CREATE INDEX TP_G ON TP (G) INCLUDE (S)");
+  int rows = (int)tu_scaled(8000, 6000); /* (enough rows for regions at every scale) */
+  uint64_t rng = 41;
+  for (int part = 0; part < 4; part++) {
+    exec_ok(db, "BEGIN");
+    for (int k = part; k < rows; k += 4) {
+      uint64_t r = tu_rand(&rng);
+      for (int t = 0; t < 2; t++) {
+        snprintf(sql, sizeof sql, "UPSERT INTO %s VALUES (%d, %d, %d, %s)", t ? "TP" : "TS", k,
+                 (int)(r % 11), (int)((r >> 8) % 100),
+                 r % 6 == 0 ? "NULL" : "'padding padding padding padding'");
+        exec_ok(db, sql);
+      }
+    }
+    exec_ok(db, "COMMIT");
+    assert_int_equal(rowan_flush(db), ROWAN_OK);
+  }
+  assert_int_equal(rowan_compact(db, 1), ROWAN_OK);
+  exec_ok(db, "DELETE FROM TS WHERE K % 89 = 0");
+  exec_ok(db, "DELETE FROM TP WHERE K % 89 = 0");
+  /* regions inside the buckets and in the index tables: the setup is what it says */
+  assert_true(regions_of(db, ".TS") > 4);
+  assert_true(regions_of(db, ".TS_G") > 1);
+  assert_true(regions_of(db, ".TS_V") > 3);
+  int n1, n;
+  char q[512];
+  for (size_t i = 0; i < sizeof salted_queries / sizeof *salted_queries; i++) {
+    assert_int_equal(rowan_set_scan_threads(db, 1, 0), ROWAN_OK);
+    char *want = answer(db, with_table(q, sizeof q, salted_queries[i], "TP"), &n1);
+    assert_true(n1 > 0);
+    for (int th = 1; th <= 4; th += 3) {
+      assert_int_equal(rowan_set_scan_threads(db, th, 0), ROWAN_OK);
+      for (int t = 0; t < 2; t++) {
+        char *got = answer(db, with_table(q, sizeof q, salted_queries[i], t ? "TP" : "TS"), &n);
+        if (strcmp(want, got) != 0)
+          fail_msg("%s with %d threads: %d rows, the plain table serially %d rows\n%.300s\n"
+                   "--\n%.300s", q, th, n, n1, got, want);
+        free(got);
+      }
+    }
+    free(want);
+  }
+  /* with 4 threads the chunks are what the plan says: buckets cut again at the regions inside
+     them for a top-N, whole buckets merged by key for the rows way, the index at its regions */
+  assert_true(
+      chunks_of(db, "SELECT /*+ NO_INDEX */ K, V FROM TS WHERE K > 100 ORDER BY V, K LIMIT 40") > 4);
+  assert_int_equal(chunks_of(db, "SELECT * FROM TS"), 4);
+  assert_true(explain_has(db, "SELECT * FROM TS", "CLIENT MERGE SORT (the 4 chunks"));
+  const char *be = getenv("ROWAN_BACKEND");
+  if (be && strcmp(be, "rowatomic") == 0) { /* its index scans repair rows: serial */
+    assert_true(explain_has(db, "SELECT /*+ INDEX(TS TS_G) */ G, S FROM TS WHERE G > 3",
+                            "SERIAL: an index scan on a row-atomic backend"));
+  } else {
+    assert_true(chunks_of(db, "SELECT /*+ INDEX(TS TS_G) */ G, S FROM TS WHERE G > 3") > 1);
+    assert_true(chunks_of(db, "SELECT /*+ INDEX(TS TS_V) */ K, V, S FROM TS WHERE V > 80") > 1);
+  }
+  assert_true(chunks_of(db, "SELECT * FROM TS ORDER BY K DESC LIMIT 30") > 1);
+  /* EXPLAIN ANALYZE: the rows of each bucket's chunk add up to the rows the scan handed on */
+  int64_t chunks = 0, want = tu_one_int(db, "SELECT COUNT(*) FROM TS WHERE V > 50");
+  assert_int_equal(chunk_rows(db, "SELECT /*+ NO_PUSHDOWN NO_INDEX */ G, COUNT(*) FROM TS "
+                                  "WHERE V > 50 GROUP BY G", &chunks), want);
+  assert_true(chunks > 4);
+  assert_int_equal(chunk_rows(db, "SELECT /*+ NO_INDEX */ K, V FROM TS WHERE V > 50", &chunks),
+                   want);
+  assert_int_equal(chunks, 4);
+  /* a merge by key finalized after a few rows stops its chunks (no hang, nothing leaked) */
+  for (int stop = 1; stop < 30; stop += 9) {
+    rowan_stmt *st;
+    assert_int_equal(rowan_prepare(db, "SELECT K, S FROM TS", -1, &st, NULL), ROWAN_OK);
+    int64_t last = -1;
+    for (int i = 0; i < stop; i++) {
+      assert_int_equal(rowan_step(st), ROWAN_ROW);
+      assert_true(rowan_column_int64(st, 0) > last); /* key order */
+      last = rowan_column_int64(st, 0);
+    }
+    rowan_finalize(st);
+  }
+  /* an error in one bucket's chunk is the statement's: a division by zero at K = 2002 */
+  char *e = answer(db, "SELECT K, V / (K - 2002) FROM TS", &n);
+  assert_non_null(strstr(e, "ERROR: "));
+  free(e);
+  e = answer(db, "SELECT SUM(V / (K - 2002)) FROM TS", &n);
+  assert_non_null(strstr(e, "ERROR: "));
+  free(e);
+  rowan_close(db);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(setting),
@@ -325,6 +508,7 @@ int main(void) {
       cmocka_unit_test(stops_early),
       cmocka_unit_test(prepared_runs),
       cmocka_unit_test(transaction_writes),
+      cmocka_unit_test(salted_in_regions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
