@@ -8,7 +8,9 @@
 ** for bit (-0.0, NaN, infinities, subnormals, 0.1 + 0.2, huge doubles, BIGINT-like bytes,
 ** scaled ranges over 32 bits) are written in the fixed form. Damaged groups (power of ten or
 ** offset width out of range, truncated planes, an overlong varint) are KV_ERR_CORRUPT in
-** every decoder, never a crash; random damage must decode or be refused.
+** every decoder, never a crash; random damage must decode or be refused; in a store file
+** (checksum made right again) the iterator's error names the file and block. Files are format
+** version 3 exactly when a group is scaled, written cell by cell or from bulk-load segments.
 ** Seeded: the seed is printed; ROWAN_SEED reruns it.
 */
 #include <setjmp.h>
@@ -19,11 +21,15 @@
 #include <string.h>
 #include <math.h>
 #include <cmocka.h>
+#include <xxhash.h>
 
 #include "kv/sf/sf_cblock.h"
 #include "kv/sf/sf_dec.h"
 #include "kv/sf/sf_point.h"
+#include "kv/sf/sf_int.h"
+#include "kv/util/status.h"
 #include "kv/sf/sf.h"
+#include "kv/sf/sf_seg.h"
 #include "kv/env/env_mem.h"
 #include "testutil.h"
 #include "tu_blocks.h"
@@ -433,23 +439,36 @@ static void test_damaged(void **state) {
 }
 
 /* Store files: a file with a scaled group is format version 3, one without is version 2,
-** and both read back cell for cell through the file iterator (forward, backward). */
+** and both read back cell for cell through the file iterator (forward, backward); so do
+** files made of a bulk load's segments (blocks encoded in the segment, appended whole to
+** the file with a new sequence number). */
 static void test_file_versions(void **state) {
   (void)state;
   uint64_t st = tu_seed("sf_dec_files");
   kv_env *env = kv_env_mem_new(1);
   assert_int_equal(env->mkdir(env, "/t"), KV_OK);
   static tb_cellset s;
-  for (int with = 0; with < 2; with++) {
+  for (int round = 0; round < 4; round++) {
+    int with = round % 2, seg = round / 2;
     int kinds[3] = {with ? K_DEC : K_BIGINT, K_SMALL, with ? K_MIXED_DIGITS : K_WIDE_RANGE};
     uint32_t digits[3] = {1, 0, 2};
     dec_set(&st, &s, 3, kinds, digits);
     kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, 10, 0};
-    kv_sf_writer *w = NULL;
+    kv_sf_writer *w = NULL, *sw = NULL;
+    kv_sf_seg *sg = NULL;
+    if (seg) { /* the segment's cells all have seq 7; the file's get 9 */
+      assert_int_equal(kv_sf_seg_open(&o, &sw), KV_OK);
+      for (size_t i = 0; i < s.n; i++) assert_int_equal(kv_sf_writer_add(sw, &s.c[i]), KV_OK);
+      assert_int_equal(kv_sf_seg_finish(sw, &sg), KV_OK);
+      for (size_t i = 0; i < s.n; i++) s.c[i].seq = 9;
+    }
     assert_int_equal(kv_sf_writer_open(env, "/t/d.sf", &o, &w), KV_OK);
-    for (size_t i = 0; i < s.n; i++) assert_int_equal(kv_sf_writer_add(w, &s.c[i]), KV_OK);
+    if (seg) assert_int_equal(kv_sf_writer_add_seg(w, sg, 9), KV_OK);
+    else
+      for (size_t i = 0; i < s.n; i++) assert_int_equal(kv_sf_writer_add(w, &s.c[i]), KV_OK);
     kv_sf_props props;
     assert_int_equal(kv_sf_writer_finish(w, &props), KV_OK);
+    kv_sf_seg_free(sg);
     assert_int_equal(props.format_version, with ? 3 : 2);
     kv_sf_reader *r = NULL;
     assert_int_equal(kv_sf_open(env, "/t/d.sf", &r), KV_OK);
@@ -475,12 +494,67 @@ static void test_file_versions(void **state) {
   kv_env_free(env);
 }
 
+/* A store file whose one block (stored raw, its checksum made right again) has a decimal
+** group with k 9: reading it is KV_ERR_CORRUPT with a message naming the file and block. */
+static void test_damaged_file(void **state) {
+  (void)state;
+  uint64_t st = tu_seed("sf_dec_damaged_file");
+  kv_env *env = kv_env_mem_new(1);
+  assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+  static tb_cellset s;
+  s.n = s.used = 0;
+  uint8_t key[4] = {'r', 0, 0, 0}, val[8];
+  for (uint32_t r = 0; r < 200; r++) {
+    key[2] = (uint8_t)r;
+    enc_double((double)tu_below(&st, 5000) / 100, val);
+    tb_add(&s, key, 4, (const uint8_t *)"t", 1, 5, 1, KV_PUT, val, 8);
+  }
+  kv_sf_writer_options o = {1 << 20, KV_COMPRESSION_NONE, 10, 0};
+  kv_sf_writer *w = NULL;
+  assert_int_equal(kv_sf_writer_open(env, "/t/c.sf", &o, &w), KV_OK);
+  for (size_t i = 0; i < s.n; i++) assert_int_equal(kv_sf_writer_add(w, &s.c[i]), KV_OK);
+  kv_sf_props props;
+  assert_int_equal(kv_sf_writer_finish(w, &props), KV_OK);
+  assert_int_equal(props.format_version, 3);
+  assert_int_equal(props.blocks, 1);
+  kv_sf_reader *r = NULL;
+  assert_int_equal(kv_sf_open(env, "/t/c.sf", &r), KV_OK);
+  uint64_t blen = r->index[0].size; /* header 9, stored bytes, checksum 8 */
+  kv_sf_close(r);
+  uint8_t *blk = malloc(blen);
+  assert_non_null(blk);
+  for (uint64_t i = 0; i < blen; i++)
+    assert_int_equal(kv_env_mem_get_byte(env, "/t/c.sf", i, &blk[i]), KV_OK);
+  assert_int_equal(blk[0], KV_SF_STORED_RAW);
+  size_t at = find_code(blk + KV_SF_BLOCK_HEADER, blen - KV_SF_BLOCK_HEADER - 8) + KV_SF_BLOCK_HEADER;
+  blk[at + 4] = 9; /* k */
+  uint64_t h = XXH3_64bits(blk, blen - 8);
+  for (int i = 0; i < 8; i++) blk[blen - 8 + (uint64_t)i] = (uint8_t)(h >> (8 * i));
+  for (uint64_t i = 0; i < blen; i++)
+    assert_int_equal(kv_env_mem_set_byte(env, "/t/c.sf", i, blk[i]), KV_OK);
+  free(blk);
+  assert_int_equal(kv_sf_open(env, "/t/c.sf", &r), KV_OK);
+  kv_sf_io io = {0};
+  kv_iter *it = kv_sf_iter_new(r, &io);
+  assert_non_null(it);
+  it->ops->seek_first(it);
+  assert_false(it->ops->valid(it));
+  assert_int_equal(it->ops->status(it), KV_ERR_CORRUPT);
+  const char *msg = kv_errmsg();
+  if (!strstr(msg, "/t/c.sf") || !strstr(msg, "block 0") || !strstr(msg, "power of ten"))
+    fail_msg("message: %s", msg);
+  it->ops->destroy(it);
+  kv_sf_close(r);
+  kv_env_free(env);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_round_trips),
     cmocka_unit_test(test_refused_values),
     cmocka_unit_test(test_damaged),
     cmocka_unit_test(test_file_versions),
+    cmocka_unit_test(test_damaged_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
