@@ -142,10 +142,6 @@ static inline void tb_cblock_cell(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint
   if (g->fixed && b->cvals) { /* whole values in cell order */
     out->value = b->cvals + rp->ranks[b->nquals + 1];
     out->value_len = g->width;
-  } else if (g->fixed && g->dec) { /* decimal-scaled: rebuilt from its offset */
-    kv_sf_cgroup_dec(g, rank, vbuf);
-    out->value = vbuf;
-    out->value_len = g->width;
   } else if (g->fixed) {
     assert_true(g->transposed);
     for (uint32_t j = 0; j < g->width; j++) vbuf[j] = g->data[(size_t)j * g->count + rank];

@@ -28,6 +28,7 @@
 
 void kv_sf_cdec_free(kv_sf_cdec *w) {
   kv_sfbuf_free(&w->arena);
+  kv_sfbuf_free(&w->dexp);
   free(w->groups);
   free(w->t64);
   free(w->t32);
@@ -289,6 +290,7 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
   *why = NULL;
   memset(b, 0, sizeof *b);
   w->arena.len = 0;
+  w->dexp.len = 0;
   w->raw = raw;
   if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, why)))
     return KV_ERR_CORRUPT;
@@ -470,18 +472,19 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
     }
     uint64_t code = 0, a = 0, d = 0;
     GET(p, lim, &code, "truncated value group header");
-    if (code == KV_SFDEC_CODE) { /* decimal-scaled: the offset planes stay as they are */
+    if (code == KV_SFDEC_CODE) { /* decimal-scaled: rebuilt into w->dexp, transposed */
       kv_sfdec h;
       if (!(p = kv_sfdec_parse(p, lim, s->count, &h, why))) return KV_ERR_CORRUPT;
+      size_t at = w->dexp.len;
+      if (kv_sfbuf_reserve(&w->dexp, (size_t)8 * s->count)) return KV_ERR_NOMEM;
+      kv_sfdec_expand(&h, w->dexp.p + at, 1);
+      w->dexp.len += (size_t)8 * s->count;
       s->fixed = 1;
       s->transposed = 1;
       s->dec = 1;
-      s->dk = (uint8_t)h.k;
-      s->dw = (uint8_t)h.w;
-      s->dbase = h.base;
       s->width = s->fw = 8;
-      s->data_off = (uint32_t)(h.planes - raw);
-      s->data_len = h.w * s->count;
+      s->data_off = (uint32_t)at;
+      s->data_len = 8 * s->count;
       if (s->width > b->max_width) b->max_width = s->width;
       if (pt && p != lim) CORRUPT("value group does not fill its section");
       continue;
@@ -567,7 +570,8 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
   b->ck = ar + w->ck_off;
   for (uint32_t g = 0; g < ng; g++) {
     resolve(&gs[g].voff, ar);
-    gs[g].data = gs[g].count && !gs[g].absent ? raw + gs[g].data_off : NULL;
+    gs[g].data = !gs[g].count || gs[g].absent ? NULL
+                 : gs[g].dec ? w->dexp.p + gs[g].data_off : raw + gs[g].data_off;
   }
   b->groups = gs;
   return KV_OK;
@@ -625,24 +629,6 @@ kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
     memcpy(x, b->prefix, b->lcp);
     c->prefix = x;
     x += b->lcp;
-  }
-  bool any_dec = false; /* a decimal-scaled group: every group stays as the raw block has it */
-  for (uint32_t g = 0; g < ng; g++) any_dec |= b->groups[g].dec;
-  if (any_dec) {
-    c->cvals = NULL;
-    for (uint32_t g = 0; g < ng; g++) {
-      const kv_sf_cgroup *sg = &b->groups[g];
-      cg[g] = *sg;
-      cg[g].voff.p = rebase(sg->voff.p, from, ar);
-      if (sg->data_len) {
-        memcpy(x, sg->data, sg->data_len);
-        cg[g].data = x;
-        x += sg->data_len;
-      }
-    }
-    c->groups = cg;
-    c->charge = total;
-    return c;
   }
   /* fixed-width values whole and in cell order: a row's values lie side by side */
   uint8_t *cv = x;

@@ -11,11 +11,8 @@
 ** timestamp is stored once per row, a put-only block has no type array). A cell's value is
 ** located on demand: its rank in its value group comes from a checkpoint of ranks every
 ** 2^ck_shift cells and a short count from there (kv_sf_cblock_rank), and a fixed-width value
-** is gathered from its transposed bytes into the reader's buffer; a decimal-scaled group
-** (docs/FORMAT.md "Values section") keeps its offset planes and a value is rebuilt from its
-** offset on read (kv_sf_cgroup_dec), in a packed block too, which then keeps every fixed-width
-** group transposed instead of in cvals. Row keys of one length are a block-wide common prefix
-** plus one suffix per row.
+** is gathered from its transposed bytes into the reader's buffer. Row keys of one length are
+** a block-wide common prefix plus one suffix per row.
 **
 ** Two lives: a private block (kv_sf_cdec: arrays in the decoder's arena, value bytes,
 ** qualifiers and key prefix pointing into the raw block the caller keeps alive), and a
@@ -71,11 +68,9 @@ typedef struct kv_sf_cgroup {
   uint8_t fixed;        /* 1 = fixed width */
   uint8_t transposed;   /* fixed: byte j of value k at data[j * count + k] (private blocks;
                            a packed block keeps fixed values in its cvals instead) */
-  uint8_t dec;          /* decimal-scaled (docs/FORMAT.md "Values section"): fixed, width 8,
-                           transposed, but data holds count * dw bytes of offset planes;
-                           a value is rebuilt on read (kv_sf_cgroup_dec) */
-  uint8_t dk, dw;       /* dec: power of ten, bytes per offset */
-  int64_t dbase;        /* dec: the smallest scaled integer */
+  uint8_t dec;          /* decimal-scaled in the raw block (docs/FORMAT.md "Values section"):
+                           data is its values rebuilt (8 bytes, transposed) in the
+                           decoder's dexp, not in the raw block */
   uint8_t absent;       /* not decoded (kv_sf_cblock_decode_part): only count is known; no
                            value of the group may be read (fixed, width, fw are 0) */
 } kv_sf_cgroup;
@@ -125,6 +120,7 @@ typedef struct kv_sf_cblock {
 typedef struct kv_sf_cdec {
   kv_sf_cblock b;          /* the decoded block (pointers into arena and the raw block) */
   kv_sfbuf arena;          /* packed arrays, keys, dictionary offsets, checkpoints */
+  kv_sfbuf dexp;           /* decimal-scaled groups rebuilt to 8-byte values, transposed */
   kv_sf_cgroup *groups;    /* value groups (b.groups points here) */
   size_t groups_cap;       /* entries allocated in groups */
   uint64_t *t64;           /* per-cell scratch (timestamps, then sequence numbers) */
@@ -167,38 +163,11 @@ typedef struct kv_sf_cpart {
 int kv_sf_cblock_decode_part(kv_sf_cdec *w, kv_sf_cpart *pt, const char **why);
 /* A self-contained copy of the block w decoded last, in one allocation (free() it); its
 ** charge field holds the allocation's size. Fixed-width values are stored whole in cell
-** order (cvals), unless a group is decimal-scaled: then every fixed-width group stays
-** transposed as in a private block (cvals NULL), its values rebuilt on read. Uses w's scratch (w->b stays valid). NULL when out of memory, or when the
+** order (cvals). Uses w's scratch (w->b stays valid). NULL when out of memory, or when the
 ** block was decoded in part (w->b.part). */
 kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w);
 /* Free the decoder's memory; it is empty and reusable. */
 void kv_sf_cdec_free(kv_sf_cdec *w);
-/* The 8 bytes of value `rank` of decimal-scaled group g (g->dec) into out: m = dbase + the
-** offset, x = (double)m / 10^dk, x's order-preserving bytes (kv/sf/sf_dec.c, the same
-** arithmetic, inline for the row paths). */
-static inline void kv_sf_cgroup_dec(const kv_sf_cgroup *g, uint32_t rank, uint8_t *out) {
-  static const double p10[7] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
-  const uint8_t *s = g->data + rank;
-  size_t c = g->count;
-  uint64_t d = 0;
-  switch (g->dw) {
-    case 4: d |= (uint64_t)s[3 * c] << 24; /* fall through */
-    case 3: d |= (uint64_t)s[2 * c] << 16; /* fall through */
-    case 2: d |= (uint64_t)s[c] << 8;      /* fall through */
-    case 1: d |= s[0];                     /* fall through */
-    default: break;
-  }
-  double x = (double)(g->dbase + (int64_t)d) / p10[g->dk];
-  uint64_t b;
-  memcpy(&b, &x, 8);
-  b = (b >> 63) ? ~b : b ^ (1ull << 63);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-  b = __builtin_bswap64(b);
-  memcpy(out, &b, 8);
-#else
-  for (int i = 7; i >= 0; i--) { out[i] = (uint8_t)b; b >>= 8; }
-#endif
-}
 
 /* Value group of cell ci. */
 static inline uint32_t kv_sf_cblock_group(const kv_sf_cblock *b, uint32_t ci) {

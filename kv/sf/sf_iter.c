@@ -90,9 +90,6 @@ static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell
     uint32_t w = g->width, cnt = g->count;
     if (w && b->cvals) {
       out->value = b->cvals + it->rp.ranks[b->nquals + 1];
-    } else if (g->dec) { /* rebuilt from its scaled offset */
-      kv_sf_cgroup_dec(g, rank, it->vbuf.p);
-      out->value = it->vbuf.p;
     } else if (w) {
       const uint8_t *src = g->data + rank;
       uint8_t *dst = it->vbuf.p;

@@ -169,9 +169,7 @@ static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint3
         } else { /* transposed: byte k of value r at data[k * count + r] */
           const kv_sf_cgroup *g = &b->groups[q];
           const uint8_t *src = g->data + rk[q];
-          if (g->dec) kv_sf_cgroup_dec(g, rk[q], gather); /* rebuilt from its offset */
-          else
-            for (uint32_t k = 0; k < f->fw; k++) gather[k] = src[(size_t)k * g->count];
+          for (uint32_t k = 0; k < f->fw; k++) gather[k] = src[(size_t)k * g->count];
           v->value = gather;
           gather += f->fw;
         }
@@ -220,9 +218,7 @@ static inline uint64_t emit_vec(const kv_sf_cblock *b, const fast_q *fq, uint32_
         } else { /* transposed: byte k of value r at data[k * count + r] */
           const kv_sf_cgroup *g = &b->groups[q];
           const uint8_t *src = g->data + rk[q];
-          if (g->dec) kv_sf_cgroup_dec(g, rk[q], gather); /* rebuilt from its offset */
-          else
-            for (uint32_t k = 0; k < fw; k++) gather[k] = src[(size_t)k * g->count];
+          for (uint32_t k = 0; k < fw; k++) gather[k] = src[(size_t)k * g->count];
           vals[i] = gather;
           gather += fw;
         }
