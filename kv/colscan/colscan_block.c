@@ -36,6 +36,7 @@
 #include "kv/util/cache.h"
 #include "kv/util/coding.h"
 #include "kv/colscan/colscan_int.h"
+#include "kv/sf/sf_dec.h"
 #include "kv/util/status.h"
 
 #define MAXQ 255u /* dictionary entries this walker handles */
@@ -531,7 +532,21 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
     }
     uint64_t code = 0, a = 0, bb = 0;
     GET(p, lim, &code, "truncated value group header");
-    if (code) {
+    if (code == KV_SFDEC_CODE) { /* decimal-scaled: read as the fixed 8-byte group it holds */
+      kv_sfdec h;
+      if (!(p = kv_sfdec_parse(p, lim, cnt, &h, &why))) goto corrupt;
+      if (j >= 0) {
+        rgroup *g = &s->g[j];
+        if (grow((void **)&g->dx, &g->dx_cap, (size_t)8 * cnt, 1)) return KV_ERR_NOMEM;
+        kv_sfdec_expand(&h, g->dx, 1);
+        g->fixed = true;
+        g->w = 8;
+        g->count = cnt;
+        g->base = g->dx;
+        int32_t want = sp->widths ? sp->widths[pl->ref_q[j]] : -1;
+        if (want >= 0 && want != 8) refuse = true;
+      }
+    } else if (code) {
       uint64_t bytes = (code - 1) * (uint64_t)cnt;
       if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - p)) CORRUPT("value group runs past the block");
       if (j >= 0) {
@@ -749,6 +764,7 @@ void kv_cs_worker_free(cs_worker *w) {
       free((void *)s->rvp[j]);
       free(s->rvl[j]);
       free(s->g[j].buf);
+      free(s->g[j].dx);
       free((void *)s->g[j].ptr);
       free(s->g[j].len);
     }

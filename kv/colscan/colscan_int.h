@@ -177,6 +177,8 @@ typedef struct rgroup {
   const uint8_t *lens, *lens_end; /* variable: the length stream */
   bool flat;                /* ptr/len below are filled */
   uint8_t *buf; size_t buf_cap;   /* fixed: un-transposed values */
+  uint8_t *dx; size_t dx_cap;     /* a decimal-scaled group's values rebuilt (8 bytes,
+                                     transposed: base points here) */
   const uint8_t **ptr; uint32_t *len; size_t pl_cap; /* per rank: value */
 } rgroup;
 

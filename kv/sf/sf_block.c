@@ -18,7 +18,9 @@
 **   values   one group per qualifier for puts, in dictionary order, then one group for the
 **            other cell types; empty groups are omitted. A group is varint code; code w+1 =
 **            fixed width w, count x w bytes transposed; code 0 = varint lens_bytes,
-**            varint data_bytes, length stream, data.
+**            varint data_bytes, length stream, data; code 2^27 = decimal-scaled 8-byte
+**            values (kv/sf/sf_dec.c, tried for every 8-byte group and kept when smaller
+**            and exact).
 **
 ** The encoder also records where each value group starts (b->cuts), so that the framing
 ** can compress the groups as sections of their own. This file does no I/O; kv/sf/sf_write.c
@@ -27,6 +29,7 @@
 #include <xxhash.h>
 #include "kv/util/coding.h"
 #include "kv/sf/sf_int.h"
+#include "kv/sf/sf_dec.h"
 #include "kv/util/status.h"
 
 /* ---- Buffers ---- */
@@ -99,6 +102,7 @@ void kv_sfb_free(kv_sfb_builder *b) {
   free(b->groups);
   free(b->order);
   free(b->cuts);
+  free(b->dscratch);
   memset(b, 0, sizeof *b);
 }
 
@@ -352,6 +356,14 @@ static int encode_values(kv_sfb_builder *b) {
     if (g->count == 0) continue;
     if (o->len > UINT32_MAX) return KV_ERR_NOMEM; /* (raw blocks stay far below 4 GiB) */
     b->cuts[b->ncuts++] = (uint32_t)o->len; /* a value group starts a section (sf_frame.c) */
+    if (g->fixed && g->width == 8 && !b->no_dec) { /* decimal-scaled when it holds (sf_dec.c) */
+      int r = kv_sfdec_try(o, vals, b->cells, mem, g->count, &b->dscratch, &b->dscratch_cap);
+      if (r < 0) return KV_ERR_NOMEM;
+      if (r) {
+        b->used_dec = true;
+        continue;
+      }
+    }
     if (g->fixed) {
       size_t w = g->width;
       if (kv_sfbuf_varint(o, (uint64_t)w + 1) || kv_sfbuf_reserve(o, (size_t)g->count * w))

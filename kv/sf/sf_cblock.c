@@ -17,6 +17,7 @@
 ** Not here: I/O, framing, iteration.
 */
 #include "kv/sf/sf_cblock.h"
+#include "kv/sf/sf_dec.h"
 #include "kv/util/coding.h"
 
 #define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)
@@ -27,6 +28,7 @@
 
 void kv_sf_cdec_free(kv_sf_cdec *w) {
   kv_sfbuf_free(&w->arena);
+  kv_sfbuf_free(&w->dexp);
   free(w->groups);
   free(w->t64);
   free(w->t32);
@@ -288,6 +290,7 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
   *why = NULL;
   memset(b, 0, sizeof *b);
   w->arena.len = 0;
+  w->dexp.len = 0;
   w->raw = raw;
   if (!(p = kv_sf_raw_header(p, lim, &nrows, &ncells, &nquals, &min_seq, why)))
     return KV_ERR_CORRUPT;
@@ -469,6 +472,23 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
     }
     uint64_t code = 0, a = 0, d = 0;
     GET(p, lim, &code, "truncated value group header");
+    if (code == KV_SFDEC_CODE) { /* decimal-scaled: rebuilt into w->dexp, transposed */
+      kv_sfdec h;
+      if (!(p = kv_sfdec_parse(p, lim, s->count, &h, why))) return KV_ERR_CORRUPT;
+      size_t at = w->dexp.len;
+      if (kv_sfbuf_reserve(&w->dexp, (size_t)8 * s->count)) return KV_ERR_NOMEM;
+      kv_sfdec_expand(&h, w->dexp.p + at, 1);
+      w->dexp.len += (size_t)8 * s->count;
+      s->fixed = 1;
+      s->transposed = 1;
+      s->dec = 1;
+      s->width = s->fw = 8;
+      s->data_off = (uint32_t)at;
+      s->data_len = 8 * s->count;
+      if (s->width > b->max_width) b->max_width = s->width;
+      if (pt && p != lim) CORRUPT("value group does not fill its section");
+      continue;
+    }
     if (code) {
       uint64_t bytes = (code - 1) * (uint64_t)s->count;
       if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - p))
@@ -550,7 +570,8 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
   b->ck = ar + w->ck_off;
   for (uint32_t g = 0; g < ng; g++) {
     resolve(&gs[g].voff, ar);
-    gs[g].data = gs[g].count && !gs[g].absent ? raw + gs[g].data_off : NULL;
+    gs[g].data = !gs[g].count || gs[g].absent ? NULL
+                 : gs[g].dec ? w->dexp.p + gs[g].data_off : raw + gs[g].data_off;
   }
   b->groups = gs;
   return KV_OK;

@@ -172,7 +172,7 @@ static int copy_one(kv_sf_copier *c, kv_sf_writer *w, kv_sf_reader *r, uint32_t 
   if (rc) return rc;
   const kv_sf_index_entry *e = &r->index[bi];
   kv_sf_framed f = {s->frame.p, e->size, e->raw, e->cells, e->rows, &e->first, &last,
-                    s->hashes};
+                    s->hashes, r->props.format_version >= 3};
   return kv_sf_writer_add_framed(w, &f);
 }
 

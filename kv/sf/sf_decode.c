@@ -17,6 +17,7 @@
 */
 #include "kv/util/coding.h"
 #include "kv/sf/sf_int.h"
+#include "kv/sf/sf_dec.h"
 
 typedef struct gstate {
   uint32_t count;        /* cells in the group */
@@ -30,6 +31,8 @@ typedef struct gstate {
   uint32_t rank;         /* kv_sf_block_values: cells of the group walked so far */
   const uint8_t *clp;    /* kv_sf_block_values: variable group's length cursor */
   const uint8_t *cdp;    /* kv_sf_block_values: variable group's value cursor */
+  uint8_t dec;           /* decimal-scaled (fixed, width 8): values rebuilt from dh */
+  kv_sfdec dh;           /* dec: the group's header and offset planes */
 } gstate;
 
 #define CORRUPT(msg) do { *why = (msg); return KV_ERR_CORRUPT; } while (0)
@@ -319,7 +322,10 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
     if (!gs[g].count) continue;
     uint64_t code = 0, a = 0, b = 0;
     GET(scan, lim, &code, "truncated value group header");
-    if (code) {
+    if (code == KV_SFDEC_CODE) { /* decimal-scaled: rebuilt to 8 bytes a value */
+      if (!(scan = kv_sfdec_parse(scan, lim, gs[g].count, &gs[g].dh, why))) return KV_ERR_CORRUPT;
+      if (!keep || g == d->nquals || keep[g]) vneed += (size_t)8 * gs[g].count;
+    } else if (code) {
       uint64_t bytes = (code - 1) * (uint64_t)gs[g].count;
       if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - scan)) CORRUPT("value group runs past the block");
       if (!keep || g == d->nquals || keep[g]) vneed += (size_t)bytes;
@@ -339,6 +345,21 @@ int kv_sf_block_decode_keep(kv_sf_dblock *d, const uint8_t *raw, size_t len,
     if (!s->count) continue;
     uint64_t code = 0, a = 0, b = 0;
     p = kv_get_varint(p, lim, &code);
+    if (code == KV_SFDEC_CODE) { /* parsed (and checked) by the first pass: s->dh */
+      s->fixed = 1;
+      s->width = 8;
+      s->dec = 1;
+      p = s->dh.planes + (size_t)s->dh.w * s->count;
+      if (keep && g < d->nquals && !keep[g]) {
+        s->skip = 1;
+        continue;
+      }
+      kv_sfdec_expand(&s->dh, vb, 0);
+      s->dp = vb;
+      vb += (size_t)8 * s->count;
+      s->dend = vb;
+      continue;
+    }
     if (keep && g < d->nquals && !keep[g]) {  /* not read now: remember where it lies */
       s->skip = 1;
       if (code) {
@@ -440,7 +461,12 @@ int kv_sf_block_values(kv_sf_dblock *d, uint32_t c0, uint32_t c1, uint32_t skip0
     if (!s->skip) continue;
     uint32_t r = d->c_vlen[i]; /* its rank in the group: < count (counted over these cells) */
     if (r >= s->count) CORRUPT("value rank out of range");
-    if (s->fixed) {
+    if (s->dec) {
+      kv_sfdec_get(&s->dh, r, out);
+      d->c_val[i] = out;
+      d->c_vlen[i] = 8;
+      out += 8;
+    } else if (s->fixed) {
       uint32_t w = s->width;
       const uint8_t *src = s->dp + r;
       for (uint32_t j = 0; j < w; j++) out[j] = src[(size_t)j * s->count];

@@ -22,7 +22,10 @@
 
 /* ---- Format constants (docs/FORMAT.md Part 2) ---- */
 #define KV_SF_MAGIC 0x3146535F4E574F52ull /* "ROWN_SF1" read as a little-endian u64 */
-#define KV_SF_FORMAT_VERSION 2u     /* written; 2 adds sectioned blocks (compression byte 2) */
+#define KV_SF_FORMAT_VERSION 3u     /* newest: 3 adds decimal-scaled value groups (written only
+                                       when a block has one), 2 sectioned blocks
+                                       (compression byte 2) */
+#define KV_SF_FORMAT_VERSION_NODEC 2u /* written when no block has a decimal-scaled group */
 #define KV_SF_FORMAT_VERSION_MIN 1u /* oldest version read */
 #define KV_SF_TRAILER_SIZE 136u            /* fixed-size file trailer */
 #define KV_SF_BLOCK_HEADER 9u              /* u8 compression, u32 raw size, u32 stored size */
@@ -159,6 +162,10 @@ typedef struct kv_sfb_builder {
   size_t order_cap;   /* entries allocated in order */
   uint32_t *cuts;     /* kv_sfb_encode: offset in out of each value group written, in order */
   size_t ncuts, cuts_cap; /* entries in use / allocated */
+  int64_t *dscratch;  /* kv_sfb_encode: the scaled integers of a decimal-scaled attempt */
+  size_t dscratch_cap; /* entries allocated in dscratch */
+  bool no_dec;        /* never write decimal-scaled groups (a format version 2 file) */
+  bool used_dec;      /* a block encoded since kv_sfb_init has one (sticky): version 3 */
 } kv_sfb_builder;
 
 /* Initialise an empty builder (no allocation). */
@@ -338,6 +345,8 @@ typedef struct kv_sf_framed {
   const kv_cell *first;    /* the block's first cell (key fields only) */
   const kv_cell *last;     /* its last cell (key fields only) */
   const uint64_t *hashes;  /* kv_bloom_hash of each of its nrows row keys, in order */
+  bool dec;                /* it may hold a decimal-scaled value group (its file is format
+                              version 3): so is the file it is copied to */
 } kv_sf_framed;
 /* Append block f to file writer w after what w holds: the block w is staging is finished
 ** first, then f's bytes go to the file unchanged and its index entry is f's with the new

@@ -39,6 +39,7 @@ void kv_sf_pdec_free(kv_sf_pdec *w) {
   kv_sfbuf_free(&w->arena);
   free(w->groups);
   free(w->gt);
+  free(w->dh);
   free(w->rf);
   free(w->kb);
   free(w->kl);
@@ -489,6 +490,7 @@ int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const u
   kv_sf_cgroup *gs = w->groups;
   memset(gs, 0, (size_t)ng * sizeof *gs);
   size_t fixed_bytes = 0;
+  if (kv_sf_grow((void **)&w->dh, &w->dh_cap, ng, sizeof *w->dh)) return KV_ERR_NOMEM;
   for (uint32_t g = 0; g < ng; g++) {
     kv_sf_cgroup *s = &gs[g];
     uint32_t *c = gt + (size_t)g * G_COLS;
@@ -496,6 +498,15 @@ int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const u
     uint64_t code = 0, a = 0, d = 0;
     GET(p, lim, &code, "truncated value group header");
     s->count = c[G_ROW];
+    if (code == KV_SFDEC_CODE) { /* decimal-scaled: the rows' values rebuilt below */
+      if (!(p = kv_sfdec_parse(p, lim, c[G_CNT], &w->dh[g], why))) return KV_ERR_CORRUPT;
+      s->fixed = 1;
+      s->dec = 1;
+      s->width = s->fw = 8;
+      if (s->width > b->max_width) b->max_width = s->width;
+      fixed_bytes += (size_t)8 * c[G_ROW];
+      continue;
+    }
     if (code) {
       uint64_t bytes = (code - 1) * (uint64_t)c[G_CNT];
       if (code - 1 > UINT32_MAX || bytes > (uint64_t)(lim - p))
@@ -548,6 +559,11 @@ int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const u
     uint32_t rank = c[G_BEF] + c[G_RUN]++;
     const kv_sf_cgroup *s = &gs[g];
     if (!s->fixed) continue;
+    if (s->dec) {
+      kv_sfdec_get(&w->dh[g], rank, cv);
+      cv += 8;
+      continue;
+    }
     /* width and stride in locals: a byte store through cv may alias them, and reloading
        them per byte made this gather the decoder's costliest loop */
     const uint8_t *src = raw + c[G_DOFF] + rank;

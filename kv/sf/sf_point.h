@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "kv/sf/sf_cblock.h"
+#include "kv/sf/sf_dec.h"
 
 /* The point decoder's reusable state. */
 typedef struct kv_sf_pdec {
@@ -36,6 +37,8 @@ typedef struct kv_sf_pdec {
   kv_sf_cgroup *groups;    /* b's nquals + 1 value groups (b.groups points here) */
   size_t groups_cap;       /* entries allocated in groups */
   uint32_t *gt;            /* per value group of the raw block: 4 numbers (scratch) */
+  kv_sfdec *dh;            /* per value group: its header when decimal-scaled (scratch) */
+  size_t dh_cap;           /* entries allocated in dh */
   size_t gt_cap;           /* entries allocated in gt */
   uint32_t *rf;            /* first cell of each row of the raw block, nrows + 1 (scratch) */
   size_t rf_cap;           /* entries allocated in rf */

@@ -71,6 +71,7 @@ struct kv_sf_seg {
   size_t nhashes;         /* their number */
   uint64_t seq;           /* the sequence number of every cell */
   kv_sf_props props;      /* cells, rows, blocks, raw bytes, timestamp range */
+  bool dec;               /* a block holds a decimal-scaled value group (format version 3) */
 };
 
 struct kv_sf_writer {
@@ -106,7 +107,14 @@ struct kv_sf_writer {
   kv_sf_props props;      /* counts and ranges so far */
   int64_t bmin_ts, bmax_ts; /* timestamp range of the staged block's cells */
   int failed;             /* sticky status of a failed append (KV_OK if none) */
+  bool dec;               /* a block added whole (segment, copy) may hold a decimal-scaled
+                             value group; with b.used_dec: the file is format version 3 */
 };
+
+/* The file's format version: 3 when a block may hold a decimal-scaled value group, else 2. */
+static uint32_t file_version(const kv_sf_writer *w) {
+  return w->dec || w->b.used_dec ? KV_SF_FORMAT_VERSION : KV_SF_FORMAT_VERSION_NODEC;
+}
 
 static void writer_free(kv_sf_writer *w) {
   kv_sfb_free(&w->b);
@@ -476,6 +484,7 @@ int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *c, size_t n) {
 int kv_sf_writer_add_framed(kv_sf_writer *w, const kv_sf_framed *f) {
   if (w->failed) return kv_error(w->failed, "store file %s: writer failed earlier", w->path);
   if (w->seg) return kv_error(KV_MISUSE, "kv_sf_writer_add_framed: a segment writer");
+  if (f->dec) w->dec = true;
   int new_row = 1, new_qual = 1;
   if (f->nrows == 0 || f->ncells < f->nrows || f->frame_len > UINT32_MAX)
     return kv_error(KV_ERR_INVALID, "store file %s: bad copied block", w->path);
@@ -566,7 +575,8 @@ static int finish(kv_sf_writer *w) {
   /* Trailer. */
   uint8_t t[KV_SF_TRAILER_SIZE];
   kv_put_u64le(t + 0, KV_SF_MAGIC);
-  kv_put_u32le(t + 8, KV_SF_FORMAT_VERSION);
+  pr->format_version = file_version(w);
+  kv_put_u32le(t + 8, pr->format_version);
   kv_put_u32le(t + 12, 0);
   kv_put_u64le(t + 16, index_off);
   kv_put_u64le(t + 24, index_size);
@@ -693,7 +703,9 @@ int kv_sf_seg_finish(kv_sf_writer *w, kv_sf_seg **out) {
     if (w->hashes) s->nhashes = w->nhashes;
     s->hashes = w->hashes;
     w->hashes = NULL;
+    s->dec = w->dec || w->b.used_dec;
     s->props = w->props;
+    s->props.format_version = file_version(w);
     s->seq = w->prev_seq;
     *out = s;
     w->seg = NULL;
@@ -847,6 +859,7 @@ int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from
   if (w->seg && w->have_prev && seq != w->prev_seq)
     return kv_error(KV_ERR_INVALID, "store file segment: cells of several sequence numbers");
   const seg_block *b0 = &s->blocks[from];
+  if (s->dec) w->dec = true;
   if (w->have_prev &&
       kv_bytes_cmp(w->prev_row.p, w->prev_row.len, s->keys.p + b0->key_off, b0->row_len) >= 0)
     return kv_error(KV_ERR_INVALID, "store file %s: segment does not start after the "

@@ -2,7 +2,8 @@
 ** tests/kv/test_colscan.c: kv_colagg_run (kv/colscan/colscan.h) against a plain kv scan with the
 ** same projection and the same predicates as a filter callback: random rows (keys of one
 ** length and of many lengths, so every rows-section mode), three qualifiers (two fixed-width,
-** one variable), puts, every tombstone kind, several versions, small blocks (rows split
+** one variable; in most rounds the fixed ones are doubles of a few decimals, which the store
+** files keep as decimal-scaled groups), puts, every tombstone kind, several versions, small blocks (rows split
 ** across blocks), flushes and minor and major compactions, one and two threads. The answer
 ** (count of passing rows, and an order-free digest of the wanted values) plus the rows of the
 ** fallback ranges read the plain way must equal the plain scan's. Lone tombstones (NULLs
@@ -252,6 +253,20 @@ static size_t make_key(uint64_t *rs, bool fixed, uint8_t *k) {
 }
 
 static bool g_nulls = true; /* write_batch leaves cells out (else every row is dense) */
+static bool g_decimal;      /* write_batch's 8-byte values are doubles of 0-3 decimals in the
+                               order-preserving encoding (stored as decimal-scaled groups) */
+
+/* The order-preserving 8 bytes of a double (IEEE bits big-endian, sign bit flipped for
+** positives, every bit inverted for negatives), of m / 10^k. */
+static void decimal_value(uint64_t *rs, uint8_t v[8]) {
+  static const double p10[] = {1, 10, 100, 1000};
+  int64_t m = (int64_t)tu_below(rs, 30000) - 5000;
+  double x = (double)m / p10[tu_below(rs, 4)];
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  b = (b >> 63) ? ~b : b ^ (1ull << 63);
+  for (int i = 7; i >= 0; i--) { v[i] = (uint8_t)b; b >>= 8; }
+}
 
 static void write_batch(store *s, uint64_t *rs, bool fixed, int n, bool deletes) {
   kv_batch *b = kv_batch_new();
@@ -269,7 +284,9 @@ static void write_batch(store *s, uint64_t *rs, bool fixed, int n, bool deletes)
         if (g_nulls && tu_below(rs, 4) == 0) continue; /* no cell: NULL */
         uint8_t v[8];
         size_t vl = 8;
-        if (q < 2) {
+        if (q < 2 && g_decimal) {
+          decimal_value(rs, v);
+        } else if (q < 2) {
           v[0] = (uint8_t)(0x80 + tu_below(rs, 4));
           for (int j = 1; j < 8; j++) v[j] = (uint8_t)tu_below(rs, 256);
         } else {
@@ -293,6 +310,7 @@ static void against_plain_scan(void **state) {
     store s;
     bool fixed = round % 2 == 0;
     g_nulls = round % 4 < 2; /* half the rounds without NULLs: dense blocks */
+    g_decimal = round % 3 != 1; /* most rounds' 8-byte groups decimal-scaled */
     /* every third round: blocks large enough to be framed in sections (kv/sf/sf_frame.c),
     ** whose value groups the scan decompresses only when it references them */
     bool big = round % 3 == 2;
@@ -302,6 +320,11 @@ static void against_plain_scan(void **state) {
     int n = (int)tu_scaled(1500, 300);
     write_batch(&s, &rs, fixed, n, false);
     assert_int_equal(kv_compact(s.db, NULL, true), KV_OK);
+    if (g_decimal) { /* the file holds decimal-scaled groups, which the scans below read */
+      kv_fam *fam = s.db->fams[s.fid];
+      assert_int_equal(fam->n_files, 1);
+      assert_int_equal(fam->files[0]->reader->props.format_version, KV_SF_FORMAT_VERSION);
+    }
     for (int phase = 0; phase < 3; phase++) {
       for (int i = 0; i < 6; i++) {
         query q;
@@ -319,6 +342,7 @@ static void against_plain_scan(void **state) {
     store_close(&s);
   }
   g_nulls = true;
+  g_decimal = false;
   assert_int_equal(applied, total); /* one file, few memstore rows: always applicable */
 }
 
@@ -344,7 +368,8 @@ static void sectioned_blocks(void **state) {
     raw_total += e->raw;
   }
   assert_true(sectioned > 0);
-  assert_int_equal(rd->props.format_version, KV_SF_FORMAT_VERSION);
+  /* random 8-byte values: no decimal-scaled group, so format version 2 */
+  assert_int_equal(rd->props.format_version, KV_SF_FORMAT_VERSION_NODEC);
   for (uint32_t q = 0; q < 3; q++) {
     query qq;
     memset(&qq, 0, sizeof qq);

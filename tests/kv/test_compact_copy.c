@@ -7,7 +7,8 @@
 ** (the output's bloom filter must know every row), and the family's cell and row counts.
 ** The counters show which path ran: files whose key ranges follow one another are copied
 ** block for block; overlapping ranges merge where they overlap and copy elsewhere; rows
-** wider than a block continue from a copied block into merged cells and back. A damaged
+** wider than a block continue from a copied block into merged cells and back. Values of
+** doubles with a decimal (decimal-scaled groups, format version 3) copy as they merge. A damaged
 ** block fails the compaction with KV_ERR_CORRUPT naming the file, and loses no file.
 */
 #include <setjmp.h>
@@ -29,6 +30,19 @@
 /* The family's BLOCKSIZE: 512 bytes (blocks lz4-compressed whole), or 8 KiB (blocks cut in
 ** sections: docs/FORMAT.md Part 2, compression byte 2). */
 static uint32_t g_block_size = 512;
+/* put_file's values of odd columns: doubles of one decimal in the order-preserving 8 bytes
+** (stored as decimal-scaled value groups, format version 3), not text. */
+static bool g_dec;
+static uint32_t g_version; /* same_both_ways: the copying run's file format version */
+
+/* The order-preserving 8 bytes of x (IEEE bits big-endian, sign bit flipped for positives,
+** every bit inverted for negatives). */
+static void enc_double(double x, uint8_t v[8]) {
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  b = (b >> 63) ? ~b : b ^ (1ull << 63);
+  for (int i = 7; i >= 0; i--) { v[i] = (uint8_t)b; b >>= 8; }
+}
 
 typedef struct fx {
   kv_env *env;    /* in-memory file system */
@@ -79,6 +93,10 @@ static void put_file(fx *f, int from, int to, int step, int nq, int64_t ts, int 
       snprintf(row, sizeof row, "r%05d", r);
       snprintf(qual, sizeof qual, "c%02d", q);
       int vl = snprintf(val, sizeof val, "v-%d-%d-%d-padding-padding", r, q, tag);
+      if (g_dec && q % 2) {
+        enc_double((double)(r * 7 + q * 3 + tag - 2000) / 10, (uint8_t *)val);
+        vl = 8;
+      }
       assert_int_equal(kv_batch_put(b, f->a, row, strlen(row), qual, strlen(qual), ts, val,
                                     (size_t)vl), KV_OK);
     }
@@ -106,11 +124,14 @@ static char *dump(fx *f, uint64_t snap, int64_t ts_min, int64_t ts_max) {
   while ((rc = kv_scan_next(s, &r)) == KV_OK) {
     len += (size_t)snprintf(out + len, DUMP_CAP - len, "%.*s:", (int)r.key_len,
                             (const char *)r.key);
-    for (uint32_t i = 0; i < r.n_cells; i++)
-      len += (size_t)snprintf(out + len, DUMP_CAP - len, "%.*s@%lld=%.*s ",
+    for (uint32_t i = 0; i < r.n_cells; i++) {
+      len += (size_t)snprintf(out + len, DUMP_CAP - len, "%.*s@%lld=",
                               (int)r.cells[i].qual_len, (const char *)r.cells[i].qual,
-                              (long long)r.cells[i].ts, (int)r.cells[i].value_len,
-                              (const char *)r.cells[i].value);
+                              (long long)r.cells[i].ts);
+      for (uint32_t j = 0; j < r.cells[i].value_len && len + 8 < DUMP_CAP; j++) /* hex */
+        len += (size_t)snprintf(out + len, DUMP_CAP - len, "%02x", r.cells[i].value[j]);
+      len += (size_t)snprintf(out + len, DUMP_CAP - len, " ");
+    }
     assert_true(len < DUMP_CAP);
   }
   assert_int_equal(rc, KV_ERR_NOTFOUND);
@@ -256,6 +277,8 @@ static kv_family_stats same_both_ways(build_fn build) {
   assert_int_equal(on->props.max_ts, off->props.max_ts);
   assert_int_equal(on->props.min_seq, off->props.min_seq);
   assert_int_equal(on->props.max_seq, off->props.max_seq);
+  assert_int_equal(on->props.format_version, off->props.format_version);
+  g_version = on->props.format_version;
   assert_int_equal(off->st.blocks_copied, 0);
   assert_true(off->st.blocks_merged > 0);
   kv_family_stats st = on->st;
@@ -338,6 +361,28 @@ static void test_sectioned_blocks(void **state) {
   g_block_size = 512;
 }
 
+/* Odd columns' values decimal-scaled: copied blocks read back as merged ones do, and a file
+** made of copied blocks of version 3 files is version 3 (as the merged one is); text
+** values alone make version 2 files. */
+static void test_decimal_groups(void **state) {
+  (void)state;
+  kv_family_stats st = same_both_ways(build_disjoint);
+  assert_int_equal(g_version, 2);
+  g_dec = true;
+  st = same_both_ways(build_disjoint);
+  assert_int_equal(g_version, 3);
+  assert_int_equal(st.blocks, st.blocks_copied);
+  st = same_both_ways(build_overlapping);
+  assert_int_equal(g_version, 3);
+  assert_true(st.blocks_copied > 10 && st.blocks_merged > 10);
+  g_block_size = 8192;
+  st = same_both_ways(build_wide);
+  assert_int_equal(g_version, 3);
+  assert_true(st.blocks_copied > 3);
+  g_block_size = 512;
+  g_dec = false;
+}
+
 /* ---- a damaged block ------------------------------------------------------------------ */
 
 static void test_damaged_block_fails_and_keeps_files(void **state) {
@@ -385,6 +430,7 @@ int main(void) {
     cmocka_unit_test(test_overlapping_files_merge_where_they_overlap),
     cmocka_unit_test(test_wide_rows_continue_across_copied_blocks),
     cmocka_unit_test(test_sectioned_blocks),
+    cmocka_unit_test(test_decimal_groups),
     cmocka_unit_test(test_damaged_block_fails_and_keeps_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,13 +18,13 @@ static const struct {
     {"EXPLAIN SELECT * FROM SENSOR",
        "FULL SCAN OVER SENSOR\n"
        "    FAMILIES: READINGS, META  [_k not read: every row has a cell in READINGS]\n"
-       "    ESTIMATE: 72 rows, 833 B of 72 rows, 1.4 KB in the table\n"},
+       "    ESTIMATE: 72 rows, 795 B of 72 rows, 1.3 KB in the table\n"},
     {"EXPLAIN SELECT TS, PM25 FROM SENSOR WHERE STATION = 'Dongsi' AND PM25 > 100",
        "RANGE SCAN OVER SENSOR ['Dongsi', *] .. ['Dongsi', *]\n"
        "    KEY RANGE: STATION = 'Dongsi'  [answered by the key; not re-checked]\n"
        "    SERVER FILTER BY PM25 > 100 (INTEGER) (on encoded cells, before rows are assembled)\n"
        "    FAMILIES: READINGS\n"
-       "    ESTIMATE: 24 rows, 536 B of 72 rows, 820 B in the table; ~8 rows after filter\n"},
+       "    ESTIMATE: 24 rows, 498 B of 72 rows, 782 B in the table; ~8 rows after filter\n"},
     {"EXPLAIN SELECT TS FROM SENSOR WHERE STATION = 'Dongsi' AND TS BETWEEN 3 AND 5",
        "RANGE SCAN OVER SENSOR ['Dongsi', 5] .. ['Dongsi', 3]\n"
        "    KEY RANGE: STATION = 'Dongsi' AND TS BETWEEN 3 AND 5  [answered by the key; not re-checked]\n"
@@ -34,34 +34,34 @@ static const struct {
        "POINT LOOKUP ON 2 KEYS OVER SENSOR ['Dongsi', 7], ['Guanyuan', 7]\n"
        "    KEY RANGE: STATION IN ('Dongsi', 'Guanyuan') AND TS = 7  [answered by the key; not re-checked]\n"
        "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
-       "    ESTIMATE: 2 rows, 536 B of 72 rows, 820 B in the table\n"},
+       "    ESTIMATE: 2 rows, 498 B of 72 rows, 782 B in the table\n"},
     {"EXPLAIN SELECT PM25 FROM SENSOR WHERE STATION IN ('Dongsi', 'Guanyuan') AND TS < 3",
        "SKIP SCAN ON 2 RANGES OVER SENSOR ['Dongsi', 3) .. ['Dongsi', *], ['Guanyuan', 3) .. ['Guanyuan', *]\n"
        "    KEY RANGE: STATION IN ('Dongsi', 'Guanyuan') AND TS < 3  [answered by the key; not re-checked]\n"
        "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
-       "    ESTIMATE: 6 rows, 536 B of 72 rows, 820 B in the table\n"},
+       "    ESTIMATE: 6 rows, 498 B of 72 rows, 782 B in the table\n"},
     {"EXPLAIN SELECT PM25 FROM SENSOR WHERE STATION = 'Dongsi' AND STATION = 'Guanyuan'",
        "DEGENERATE SCAN OVER SENSOR (reads nothing: the WHERE clause cannot be true)\n"
        "    KEY RANGE: STATION = 'Dongsi' AND STATION = 'Guanyuan'  [answered by the key; not re-checked]\n"
        "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
-       "    ESTIMATE: 0 rows, 0 B of 72 rows, 820 B in the table\n"},
+       "    ESTIMATE: 0 rows, 0 B of 72 rows, 782 B in the table\n"},
     {"EXPLAIN SELECT STATION, COUNT(*), MAX(PM25) FROM SENSOR GROUP BY STATION",
        "CLIENT 2-CHUNK PARALLEL 2-WAY FULL SCAN OVER SENSOR\n"
        "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
        "    SERVER AGGREGATE INTO ORDERED DISTINCT ROWS BY [STATION] [COUNT(*), MAX(PM25)] (key order, streaming)\n"
        "    SERVER COLUMNAR AGGREGATE: filter and aggregates evaluated per block on the value streams, blocks split into contiguous chunks; rows not assembled\n"
-       "    ESTIMATE: 72 rows, 536 B of 72 rows, 820 B in the table\n"},
+       "    ESTIMATE: 72 rows, 498 B of 72 rows, 782 B in the table\n"},
     {"EXPLAIN SELECT CITY, AVG(TEMP) FROM SENSOR GROUP BY CITY HAVING COUNT(*) > 2",
        "FULL SCAN OVER SENSOR\n"
        "    FAMILIES: READINGS, META  [_k not read: every row has a cell in READINGS]\n"
        "    CLIENT HASH AGGREGATE INTO DISTINCT ROWS BY [CITY] [AVG(TEMP), COUNT(*)]\n"
        "    CLIENT FILTER BY COUNT(*) > 2 (HAVING)\n"
-       "    ESTIMATE: 72 rows, 833 B of 72 rows, 1.4 KB in the table\n"},
+       "    ESTIMATE: 72 rows, 795 B of 72 rows, 1.3 KB in the table\n"},
     {"EXPLAIN SELECT STATION, TS, PM25 FROM SENSOR ORDER BY PM25 DESC LIMIT 10",
        "FULL SCAN OVER SENSOR\n"
        "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
        "    CLIENT TOP 10 ROWS SORTED BY [PM25 DESC]\n"
-       "    ESTIMATE: 72 rows, 536 B of 72 rows, 820 B in the table\n"},
+       "    ESTIMATE: 72 rows, 498 B of 72 rows, 782 B in the table\n"},
     {"EXPLAIN SELECT STATION, TS FROM SENSOR WHERE STATION = 'Dongsi' ORDER BY TS LIMIT 24",
        "RANGE SCAN OVER SENSOR ['Dongsi', *] .. ['Dongsi', *] (reverse)\n"
        "    KEY RANGE: STATION = 'Dongsi'  [answered by the key; not re-checked]\n"
@@ -103,7 +103,7 @@ static const struct {
        "    KEY RANGE: STATION = 'Dongsi'  [answered by the key; not re-checked]\n"
        "    SERVER FILTER BY PM25 > 100 (INTEGER) (on encoded cells, before rows are assembled)\n"
        "    FAMILIES: READINGS (blocks=1 cache hits=1 bytes=0 B)\n"
-       "    ESTIMATE: 24 rows, 536 B of 72 rows, 820 B in the table; ~8 rows after filter\n"
+       "    ESTIMATE: 24 rows, 498 B of 72 rows, 782 B in the table; ~8 rows after filter\n"
        "TOTAL time=*\n"},
     {"EXPLAIN SELECT STATION, TS FROM SENSOR ORDER BY STATION, TS LIMIT 5 OFFSET 2",
        "FULL SCAN OVER SENSOR\n"
@@ -119,19 +119,19 @@ static const struct {
        "    KEY RANGE: STATION = 'Dongsi'  [answered by the key; not re-checked]\n"
        "    SERVER FILTER BY PM25 = 3 (INTEGER) OR TEMP < 2.5 (DOUBLE) (on encoded cells, before rows are assembled)\n"
        "    FAMILIES: READINGS\n"
-       "    ESTIMATE: 24 rows, 536 B of 72 rows, 820 B in the table; ~8 rows after filter\n"},
+       "    ESTIMATE: 24 rows, 498 B of 72 rows, 782 B in the table; ~8 rows after filter\n"},
     {"EXPLAIN SELECT TS FROM SENSOR WHERE STATION = 'Dongsi' AND NOT PM25 IN (1, 2, 3)",
        "RANGE SCAN OVER SENSOR ['Dongsi', *] .. ['Dongsi', *]\n"
        "    KEY RANGE: STATION = 'Dongsi'  [answered by the key; not re-checked]\n"
        "    SERVER FILTER BY NOT (PM25 IN (1, 2, 3) (INTEGER)) (on encoded cells, before rows are assembled)\n"
        "    FAMILIES: READINGS\n"
-       "    ESTIMATE: 24 rows, 536 B of 72 rows, 820 B in the table; ~24 rows after filter\n"},
+       "    ESTIMATE: 24 rows, 498 B of 72 rows, 782 B in the table; ~24 rows after filter\n"},
     {"EXPLAIN SELECT TS FROM SENSOR WHERE STATION = 'Dongsi' AND PM25 = 3 AND CITY IS NULL",
        "RANGE SCAN OVER SENSOR ['Dongsi', *] .. ['Dongsi', *]\n"
        "    KEY RANGE: STATION = 'Dongsi'  [answered by the key; not re-checked]\n"
        "    SERVER FILTER BY PM25 = 3 (INTEGER) AND CITY IS NULL (on encoded cells, before rows are assembled)\n"
        "    FAMILIES: READINGS, META\n"
-       "    ESTIMATE: 24 rows, 833 B of 72 rows, 1.4 KB in the table; ~1 row after filter\n"},
+       "    ESTIMATE: 24 rows, 795 B of 72 rows, 1.3 KB in the table; ~1 row after filter\n"},
     {"EXPLAIN SELECT 1 + 1",
        "VALUES (one row, no table)\n"},
 };
