@@ -39,7 +39,12 @@ static int hbase_uri(slt_db *d, char *err, size_t cap) {
   if (!be || strcmp(be, "hbase") != 0) return 0;
 #ifdef ROWAN_HBASE
   static int n_dbs;
-  const char *base = getenv("ROWAN_HBASE_URI");
+  const char *base = getenv("ROWAN_HBASE_URI"), *gw = getenv("ROWAN_HBASE_THRIFT");
+  char gw_uri[320];
+  if ((!base || !*base) && gw && *gw) { /* the gateway the hbase tests are given */
+    snprintf(gw_uri, sizeof gw_uri, "hbase://%s", gw);
+    base = gw_uri;
+  }
   if (!base || !*base) base = "hbase://127.0.0.1:9090";
   kv_hbase_uri u;
   if (kv_hbase_parse_uri(base, &u) != KV_OK) {

@@ -382,23 +382,22 @@ static int be_alter_table(kv_backend *be, const char *name, const kv_family_opti
     return kv_error(KV_ERR_NOTFOUND, "hbase: no table %s", name);
   }
   hbk_table *t = h->tabs[i];
-  int old_n = t->n_families;
+  int old_n = t->n_families, old_max = max_versions_of(t), want = old_max;
+  for (int k = 0; k < n_families; k++)
+    if (families[k].max_versions > want) want = families[k].max_versions;
+  /* HBase keeps the table's largest VERSIONS in every family (reads cut each to its own) */
+  for (int j = 0; !rc && want > old_max && j < old_n; j++)
+    rc = hb_set_family_versions(h->c, h->uri.ns, t->hb_name, t->fam[j].name, want);
   for (int k = 0; !rc && k < n_families; k++) {
     int f = -1;
     for (int j = 0; j < t->n_families; j++)
       if (!strcmp(t->fam[j].name, families[k].name)) f = j;
-    if (f >= 0) {
-      if (families[k].max_versions > max_versions_of(t))
-        rc = kv_error(KV_ERR_INVALID,
-                      "hbase: table %s: raising VERSIONS of family %s above %d is not supported "
-                      "by backend hbase", name, families[k].name, max_versions_of(t));
-      continue;
-    }
+    if (f >= 0) continue;
     if (t->n_families >= (int)KV_MAX_FAMILIES) {
       rc = kv_error(KV_ERR_INVALID, "hbase: table %s: more than %u families", name, KV_MAX_FAMILIES);
       break;
     }
-    rc = hb_add_family(h->c, h->uri.ns, t->hb_name, families[k].name, max_versions_of(t));
+    rc = hb_add_family(h->c, h->uri.ns, t->hb_name, families[k].name, want);
     if (!rc && !(rc = set_family(h, &t->fam[t->n_families], &families[k]))) t->n_families++;
   }
   for (int k = 0; !rc && k < n_families; k++)

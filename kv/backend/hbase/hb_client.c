@@ -777,8 +777,8 @@ int hb_drop_namespace(hb_client *c, const char *ns) {
   return rc;
 }
 
-int hb_add_family(hb_client *c, const char *ns, const char *name, const char *family,
-                  int max_versions) {
+static int family_call(hb_client *c, const char *ns, const char *name, const char *family,
+                       int max_versions, bool add) {
   TTableName *t = table_name(ns, name);
   TColumnFamilyDescriptor *f = g_object_new(TYPE_T_COLUMN_FAMILY_DESCRIPTOR, NULL);
   f->name = gba_str(family);
@@ -787,9 +787,23 @@ int hb_add_family(hb_client *c, const char *ns, const char *name, const char *fa
     f->__isset_maxVersions = TRUE;
   }
   int rc;
-  HB_CALL(c, "addColumnFamily", false,
-          ok = t_h_base_service_if_add_column_family(c->svc, t, f, &io, &err));
+  if (add)
+    HB_CALL(c, "addColumnFamily", false,
+            ok = t_h_base_service_if_add_column_family(c->svc, t, f, &io, &err));
+  else
+    HB_CALL(c, "modifyColumnFamily", true,
+            ok = t_h_base_service_if_modify_column_family(c->svc, t, f, &io, &err));
   g_object_unref(f);
   g_object_unref(t);
   return rc;
+}
+
+int hb_add_family(hb_client *c, const char *ns, const char *name, const char *family,
+                  int max_versions) {
+  return family_call(c, ns, name, family, max_versions, true);
+}
+
+int hb_set_family_versions(hb_client *c, const char *ns, const char *name, const char *family,
+                           int max_versions) {
+  return family_call(c, ns, name, family, max_versions, false);
 }

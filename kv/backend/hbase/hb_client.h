@@ -104,6 +104,10 @@ int hb_create_table(hb_client *c, const char *ns, const char *name, const char *
 ** addColumnFamily). */
 int hb_add_family(hb_client *c, const char *ns, const char *name, const char *family,
                   int max_versions);
+/* Set family `family`'s VERSIONS to max_versions (HBase's modifyColumnFamily; its other
+** attributes go back to HBase's defaults, which are the ones this client creates). */
+int hb_set_family_versions(hb_client *c, const char *ns, const char *name, const char *family,
+                           int max_versions);
 /* Disable and delete table ns:name. KV_ERR_NOTFOUND when it does not exist. */
 int hb_drop_table(hb_client *c, const char *ns, const char *name);
 /* *exists = whether table ns:name exists. */
