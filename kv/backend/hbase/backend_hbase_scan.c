@@ -14,13 +14,17 @@
 ** expression (kv_filter_expr_eval; HBase's filter language is not used yet), the limit when
 ** anything here may drop rows (else HBase's scanner limit). A timestamp snapshot or as_of
 ** is the upper end of the time range (HBase's delete markers still apply above it: an
-** as_of read does not bring back a row deleted later, unlike the local store).
+** as_of read does not bring back a row deleted later, unlike the local store). When a
+** scanner call fails (a lost connection, a restarted gateway, an expired scanner), the range
+** is cut after the last row read from it and a new scanner opened, up to HBK_SCAN_RESUMES
+** times in a scan: no row is handed out twice or skipped.
 **
 ** Not here: writes and DDL (backend_hbase.c), the Thrift2 calls (hb_client.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kv/backend/hbase/backend_hbase_int.h"
 #include "kv/util/status.h"
@@ -62,7 +66,12 @@ struct kv_backend_scan {
   size_t cells_cap;
   kv_scan_metrics m;
   int err;
+  uint8_t *last;          /* the last row key read from the current range's scanner */
+  size_t last_len, last_cap;
+  int resumes;            /* scanners opened again after a failure */
 };
+
+#define HBK_SCAN_RESUMES 10 /* scanner (re)opens a scan tries after failures (about 100 s) */
 
 static int key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
   int d = memcmp(a, b, an < bn ? an : bn);
@@ -97,6 +106,7 @@ void hbk_scan_close(kv_backend *be, kv_backend_scan *s) {
   }
   free(s->hb_name);
   free(s->cells);
+  free(s->last);
   free(s);
   (void)be;
 }
@@ -242,12 +252,8 @@ int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_rea
   return KV_OK;
 }
 
-/* Open the scanner of the next range; false when none is left. */
-static int open_next(kv_backend_scan *s, bool *none) {
-  *none = s->next >= s->nr;
-  if (*none) return KV_OK;
-  hrange *v = &s->r[s->reverse ? s->nr - 1 - s->next : s->next];
-  s->next++;
+/* Open the scanner of range v. */
+static int open_range(kv_backend_scan *s, hrange *v) {
   s->cur = v;
   hb_scan_spec sp;
   memset(&sp, 0, sizeof sp);
@@ -277,6 +283,49 @@ static int open_next(kv_backend_scan *s, bool *none) {
   int rc = hb_scan_open(s->h->c, s->h->uri.ns, s->hb_name, &sp, &s->sc);
   pthread_mutex_unlock(&s->h->mu);
   return rc;
+}
+
+/* Open the scanner of the next range; *none when none is left. */
+static int open_next(kv_backend_scan *s, bool *none) {
+  *none = s->next >= s->nr;
+  if (*none) return KV_OK;
+  hrange *v = &s->r[s->reverse ? s->nr - 1 - s->next : s->next];
+  s->next++;
+  s->last_len = 0;
+  return open_range(s, v);
+}
+
+/* The scanner of the current range failed (a lost connection, a restarted gateway, an
+** expired scanner): cut the range after the last row read from it and open it again (the
+** client connects again first). KV_OK, or the error of the new try. */
+static int resume(kv_backend_scan *s) {
+  hrange *v = s->cur;
+  if (s->last_len) {
+    uint8_t *k = dup_key(s->last, s->last_len, 1);
+    if (!k) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+    if (!s->reverse) {
+      free(v->lo);
+      v->lo = k, v->lo_len = s->last_len, v->lo_has = true, v->lo_inc = false;
+    } else {
+      free(v->hi);
+      v->hi = k, v->hi_len = s->last_len, v->hi_has = true, v->hi_inc = false;
+    }
+  }
+  s->resumes++;
+  return open_range(s, v);
+}
+
+/* Remember key as the last row read from the current range's scanner. */
+static int note_last(kv_backend_scan *s, const uint8_t *key, size_t n) {
+  if (n > s->last_cap) {
+    uint8_t *nk = realloc(s->last, n);
+    if (!nk) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+    s->last = nk;
+    s->last_cap = n;
+  }
+  memcpy(s->last, key, n);
+  s->last_len = n;
+  return KV_OK;
 }
 
 /* Where key lies against range v: -1 below, 0 inside, 1 above. */
@@ -353,8 +402,19 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
       s->sc = NULL;
     }
     pthread_mutex_unlock(&s->h->mu);
+    if (rc == KV_ERR_IO && s->resumes < HBK_SCAN_RESUMES) {
+      char msg[400];
+      snprintf(msg, sizeof msg, "%s", kv_errmsg());
+      do { /* at once, then waiting 0.2 s, 0.4 s, ... for a gateway that restarts */
+        if (s->resumes) usleep((useconds_t)(100000u << s->resumes));
+        rc = resume(s);
+      } while (rc == KV_ERR_IO && s->resumes < HBK_SCAN_RESUMES);
+      if (!rc) continue;
+      kv_error(rc, "%s (after: %s)", kv_errmsg(), msg);
+    }
     if (rc) return s->err = rc;
     if (done) continue;
+    if ((rc = note_last(s, s->row.key, s->row.key_len)) != KV_OK) return s->err = rc;
     int at = place(s->cur, s->row.key, (uint32_t)s->row.key_len);
     if ((!s->reverse && at > 0) || (s->reverse && at < 0)) { /* past the range's end */
       pthread_mutex_lock(&s->h->mu);
