@@ -12,7 +12,7 @@
 **   versions) and gets read the same rows, cells and values from both;
 ** - DDL and the registry: split keys become split points; a second open of the URI (another
 **   process would do the same) finds the tables with their families and options; a drop
-**   removes the table; an added family;
+**   removes the table; an added family; a registry row of an unknown format version refused;
 ** - check-and-write: insert-if-absent, compare-and-set, a delete in the checked batch, and a
 **   batch of another row refused;
 ** - bad URIs and an unreachable gateway fail with messages naming what was wrong.
@@ -30,6 +30,7 @@
 
 #include "kv/backend.h"
 #include "kv/backend/hbase/backend_hbase.h"
+#include "kv/backend/hbase/hb_client.h"
 #include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
@@ -330,6 +331,19 @@ static void test_ddl_registry(void **state) {
   be = open_or_fail(uri);
   assert_int_equal(kv_be_table_count(be), 0);
   kv_backend_hbase_close(be);
+  /* a registry row of a format version this Rowan does not know is refused, named */
+  kv_hbase_uri u;
+  assert_int_equal(kv_hbase_parse_uri(uri, &u), KV_OK);
+  hb_client *c = NULL;
+  assert_int_equal(hb_open(u.host, u.port, 0, &c), KV_OK);
+  hb_bytes rk = {(const uint8_t *)"$t9.NEW", 7}, fam = {(const uint8_t *)"r", 1};
+  hb_put cells[3] = {{rk, fam, {(const uint8_t *)"v", 1}, {(const uint8_t *)"2", 1}, 1},
+                     {rk, fam, {(const uint8_t *)"h", 1}, {(const uint8_t *)"x", 1}, 1},
+                     {rk, fam, {(const uint8_t *)"f", 1}, {(const uint8_t *)"0\t1\t0\t0\t0\n", 10}, 1}};
+  assert_int_equal(hb_put_cells(c, u.ns, "ROWAN_KV", cells, 3), KV_OK);
+  hb_close(c);
+  assert_int_equal(kv_backend_hbase_open(uri, &be), KV_ERR_CORRUPT);
+  if (!strstr(kv_errmsg(), "format version 2")) fail_msg("unknown version: %s", kv_errmsg());
   assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_OK);
   assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_ERR_NOTFOUND);
 }

@@ -3,8 +3,10 @@
 ** its reads: opening by URI, the namespace's registry of Rowan kv tables (ROWAN_KV), DDL,
 ** writes, check-and-write, timestamp snapshots, split points and estimates.
 **
-** Registry: one row per Rowan kv table in NS:ROWAN_KV, family "r": qualifier "h" the HBase
-** table's name, "f" its families, one line each, "NAME\tVERSIONS\tTTL\tCOMPRESSION\tBLOCKSIZE".
+** Registry (format version 1, docs/HBASE.md "The registry"): one row per Rowan kv table in
+** NS:ROWAN_KV, family "r": qualifier "v" the format version ("1"), "h" the HBase table's
+** name, "f" its families, one line each, "NAME\tVERSIONS\tTTL\tCOMPRESSION\tBLOCKSIZE\n".
+** A row without "v" is read as version 1; another version is refused (KV_ERR_CORRUPT).
 ** A CREATE writes the registry row first, then creates the HBase table; a DROP drops the
 ** HBase table first, then deletes the row. So a process cut between the two steps leaves a
 ** registry row without its table, never a table nobody names: the catalog's orphan sweep
@@ -175,11 +177,17 @@ static char *families_text(const hbk_table *t) {
 /* Parse a registry row into a new table. */
 static int table_of_row(hbk *h, const hb_row *r, hbk_table **out) {
   *out = NULL;
-  const hb_cell *hc = NULL, *fc = NULL;
+  const hb_cell *hc = NULL, *fc = NULL, *vc = NULL;
   for (size_t i = 0; i < r->ncells; i++) {
+    if (r->cells[i].qualifier.n == 1 && r->cells[i].qualifier.p[0] == 'v') vc = &r->cells[i];
     if (r->cells[i].qualifier.n == 1 && r->cells[i].qualifier.p[0] == 'h') hc = &r->cells[i];
     if (r->cells[i].qualifier.n == 1 && r->cells[i].qualifier.p[0] == 'f') fc = &r->cells[i];
   }
+  if (vc && (vc->value.n != 1 || vc->value.p[0] != '1'))
+    return kv_error(KV_ERR_CORRUPT,
+                    "hbase: registry %s:%s: row %.*s has format version %.*s (this Rowan reads 1)",
+                    h->uri.ns, HBK_REGISTRY, (int)r->key_len, (const char *)r->key,
+                    (int)(vc->value.n > 16 ? 16 : vc->value.n), (const char *)vc->value.p);
   if (!hc || !fc)
     return kv_error(KV_ERR_CORRUPT, "hbase: registry %s:%s: row %.*s lacks its h or f cell",
                     h->uri.ns, HBK_REGISTRY, (int)r->key_len, (const char *)r->key);
@@ -237,8 +245,10 @@ static int load_registry(hbk *h) {
     if (!rc && (rc = add_table(h, t)) != KV_OK) free_table(t);
   }
   hb_row_free(&r);
-  hb_scan_close(sc);
-  return rc;
+  char msg[600];
+  snprintf(msg, sizeof msg, "%s", rc ? kv_errmsg() : "");
+  hb_scan_close(sc); /* clears the error message */
+  return rc ? kv_error(rc, "%s", msg) : KV_OK;
 }
 
 static int registry_put(hbk *h, const hbk_table *t) {
@@ -247,10 +257,11 @@ static int registry_put(hbk *h, const hbk_table *t) {
   hb_bytes row = {(const uint8_t *)t->kv_name, strlen(t->kv_name)};
   hb_bytes fam = {(const uint8_t *)HBK_REG_FAMILY, 1};
   int64_t ts = take_ts(h, 1);
-  hb_put cells[2] = {
+  hb_put cells[3] = {
+      {row, fam, {(const uint8_t *)"f", 1}, {(const uint8_t *)txt, strlen(txt)}, ts},
       {row, fam, {(const uint8_t *)"h", 1}, {(const uint8_t *)t->hb_name, strlen(t->hb_name)}, ts},
-      {row, fam, {(const uint8_t *)"f", 1}, {(const uint8_t *)txt, strlen(txt)}, ts}};
-  int rc = hb_put_cells(h->c, h->uri.ns, HBK_REGISTRY, cells, 2);
+      {row, fam, {(const uint8_t *)"v", 1}, {(const uint8_t *)"1", 1}, ts}};
+  int rc = hb_put_cells(h->c, h->uri.ns, HBK_REGISTRY, cells, 3);
   free(txt);
   return rc;
 }

@@ -398,8 +398,11 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
     pthread_mutex_lock(&s->h->mu);
     int rc = hb_scan_next(s->sc, &s->row, &done);
     if (rc || done) {
-      hb_scan_close(s->sc);
+      char msg[600];
+      snprintf(msg, sizeof msg, "%s", rc ? kv_errmsg() : "");
+      hb_scan_close(s->sc); /* clears the error message */
       s->sc = NULL;
+      if (rc) kv_error(rc, "%s", msg);
     }
     pthread_mutex_unlock(&s->h->mu);
     if (rc == KV_ERR_IO && s->resumes < HBK_SCAN_RESUMES) {
