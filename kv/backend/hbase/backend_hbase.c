@@ -21,7 +21,8 @@
 ** put that follows a tombstone over it gets the next millisecond (plan_row_ts): HBase lets a
 ** delete mask a put of the same timestamp whatever their order, where kv lets the later op
 ** win. With every timestamp explicit before the first try, a retried write
-** lands on the same cells.
+** lands on the same cells: a write whose connection is lost waits for the gateway and
+** writes again (HBK_WRITE_TRIES), a check-and-write is never repeated.
 **
 ** Not here: scans and gets (backend_hbase_scan.c), the Thrift2 calls (hb_client.c).
 */
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kv/backend/hbase/backend_hbase_int.h"
 #include "kv/util/status.h"
@@ -37,6 +39,32 @@ int64_t hbk_now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool sigpipe_pending(void) {
+  sigset_t pend;
+  return sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
+}
+
+void hbk_lock(hbk *h) {
+  pthread_mutex_lock(&h->mu);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, &h->old_mask);
+}
+
+void hbk_unlock(hbk *h) {
+  if (!sigismember(&h->old_mask, SIGPIPE) && sigpipe_pending()) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    struct timespec zero = {0, 0};
+    (void)sigtimedwait(&set, NULL, &zero); /* ours: consume it */
+  }
+  sigset_t old = h->old_mask;
+  pthread_mutex_unlock(&h->mu);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Take n consecutive timestamps after every one given out before; returns the first. */
@@ -320,9 +348,9 @@ static int be_create_table(kv_backend *be, const char *name, const kv_family_opt
                         name, i, i - 1);
     }
   }
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   if (find_table(h, name) >= 0) {
-    pthread_mutex_unlock(&h->mu);
+    hbk_unlock(h);
     return kv_error(KV_ERR_EXISTS, "hbase: table %s exists", name);
   }
   hbk_table *t = calloc(1, sizeof *t);
@@ -357,16 +385,16 @@ static int be_create_table(kv_backend *be, const char *name, const kv_family_opt
     free_table(t);
     kv_error(rc, "%s", msg);
   }
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   return rc;
 }
 
 static int be_drop_table(kv_backend *be, const char *name) {
   hbk *h = be->impl;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   int i = find_table(h, name), rc = KV_OK;
   if (i < 0) {
-    pthread_mutex_unlock(&h->mu);
+    hbk_unlock(h);
     return kv_error(KV_ERR_NOTFOUND, "hbase: no table %s", name);
   }
   rc = hb_drop_table(h->c, h->uri.ns, h->tabs[i]->hb_name);
@@ -377,7 +405,7 @@ static int be_drop_table(kv_backend *be, const char *name) {
     memmove(&h->tabs[i], &h->tabs[i + 1], (size_t)(h->n_tabs - i - 1) * sizeof *h->tabs);
     h->n_tabs--;
   }
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   return rc;
 }
 
@@ -386,10 +414,10 @@ static int be_alter_table(kv_backend *be, const char *name, const kv_family_opti
   hbk *h = be->impl;
   int rc = check_families(name, families, n_families);
   if (rc) return rc;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   int i = find_table(h, name);
   if (i < 0) {
-    pthread_mutex_unlock(&h->mu);
+    hbk_unlock(h);
     return kv_error(KV_ERR_NOTFOUND, "hbase: no table %s", name);
   }
   hbk_table *t = h->tabs[i];
@@ -419,13 +447,13 @@ static int be_alter_table(kv_backend *be, const char *name, const kv_family_opti
         if (t->fam[j].o.max_versions <= 0) t->fam[j].o.max_versions = 1;
       }
   if (!rc) rc = registry_put(h, t);
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   return rc;
 }
 
 static int be_family_id(kv_backend *be, const char *table, const char *family, uint32_t *id_out) {
   hbk *h = be->impl;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   int i = find_table(h, table), rc = KV_ERR_NOTFOUND;
   if (i >= 0)
     for (int j = 0; j < h->tabs[i]->n_families; j++)
@@ -433,7 +461,7 @@ static int be_family_id(kv_backend *be, const char *table, const char *family, u
         *id_out = h->tabs[i]->fam[j].id;
         rc = KV_OK;
       }
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   if (rc) return kv_error(rc, i < 0 ? "hbase: no table %s" : "hbase: table %s has no family %s",
                           table, family);
   return KV_OK;
@@ -441,26 +469,26 @@ static int be_family_id(kv_backend *be, const char *table, const char *family, u
 
 static int be_family_info(kv_backend *be, uint32_t family_id, kv_family_options *out) {
   hbk *h = be->impl;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   hbk_family *f = hbk_family_of(h, family_id, NULL);
   if (f) *out = f->o;
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   return f ? KV_OK : kv_error(KV_ERR_NOTFOUND, "hbase: no family id %u", family_id);
 }
 
 static int be_table_count(kv_backend *be) {
   hbk *h = be->impl;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   int n = h->n_tabs;
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   return n;
 }
 
 static const char *be_table_name(kv_backend *be, int i) {
   hbk *h = be->impl;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   const char *s = i >= 0 && i < h->n_tabs ? h->tabs[i]->kv_name : NULL;
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   return s;
 }
 
@@ -658,18 +686,31 @@ static int apply_table(hbk *h, wop *v, size_t lo, size_t hi, int64_t base) {
   return rc;
 }
 
+#define HBK_WRITE_TRIES 10 /* tries of a write whose connection is lost (about 100 s) */
+
 static int be_write(kv_backend *be, const kv_batch *b, uint64_t *seq_out) {
   hbk *h = be->impl;
   wops w = {0};
   int64_t base = 0;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   int rc = gather(h, b, &w, &base);
-  for (size_t lo = 0, hi; !rc && lo < w.n; lo = hi) {
-    for (hi = lo + 1; hi < w.n && w.v[hi].t == w.v[lo].t; hi++) {}
-    rc = apply_table(h, w.v, lo, hi, base);
+  size_t done = 0; /* ops of the tables written whole */
+  for (int tries = 1; !rc && done < w.n; tries++) {
+    size_t hi = done + 1;
+    while (hi < w.n && w.v[hi].t == w.v[done].t) hi++;
+    rc = apply_table(h, w.v, done, hi, base);
+    if (!rc) {
+      done = hi;
+      tries = 0;
+    } else if (rc == KV_ERR_IO && tries < HBK_WRITE_TRIES && strstr(kv_errmsg(), "connect")) {
+      /* the gateway is gone (the client's own retry failed too): wait for it and write the
+      ** table's rows again, the same cells at the same timestamps */
+      usleep((useconds_t)(100000u << tries));
+      rc = KV_OK;
+    }
   }
   if (seq_out) *seq_out = (uint64_t)h->last_ts;
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   free(w.v);
   return rc;
 }
@@ -680,7 +721,7 @@ static int be_check_and_write(kv_backend *be, const kv_backend_check *chk, const
   *applied = false;
   wops w = {0};
   int64_t base = 0;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   hbk_table *t = NULL;
   hbk_family *cf = hbk_family_of(h, chk->family_id, &t);
   int rc = cf ? gather(h, b, &w, &base)
@@ -703,7 +744,7 @@ static int be_check_and_write(kv_backend *be, const kv_backend_check *chk, const
                              m, nm, applied);
   }
   if (seq_out) *seq_out = (uint64_t)h->last_ts;
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   free(m);
   free(w.v);
   return rc;
@@ -712,10 +753,10 @@ static int be_check_and_write(kv_backend *be, const kv_backend_check *chk, const
 /* ---- Snapshots, split points, estimates ---------------------------------------------------- */
 static int be_snapshot_acquire(kv_backend *be, uint64_t *snap_out) {
   hbk *h = be->impl;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   int64_t t = hbk_now_ms();
   if (t < h->last_ts) t = h->last_ts;
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   *snap_out = (uint64_t)t;
   return KV_OK;
 }
@@ -728,14 +769,14 @@ static void be_snapshot_release(kv_backend *be, uint64_t snap) {
 static int be_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunks,
                            kv_be_split_fn each, void *ctx) {
   hbk *h = be->impl;
-  pthread_mutex_lock(&h->mu);
+  hbk_lock(h);
   hbk_table *t = NULL;
   hb_region *r = NULL;
   size_t n = 0;
   int rc = hbk_family_of(h, family_id, &t)
                ? hb_regions(h->c, h->uri.ns, t->hb_name, &r, &n)
                : kv_error(KV_ERR_NOTFOUND, "hbase: no family id %u", family_id);
-  pthread_mutex_unlock(&h->mu);
+  hbk_unlock(h);
   if (rc) return rc;
   size_t cuts = n > 1 ? n - 1 : 0, want = max_chunks > 1 ? max_chunks - 1 : 0;
   if (cuts <= want) {
@@ -782,7 +823,7 @@ static int be_estimate(kv_backend *be, uint32_t family_id, const kv_range *range
     hbk_table *t = NULL;
     hb_region *reg = NULL;
     size_t n = 0;
-    pthread_mutex_lock(&h->mu);
+    hbk_lock(h);
     if (hbk_family_of(h, family_id, &t) &&
         hb_regions(h->c, h->uri.ns, t->hb_name, &reg, &n) == KV_OK && n > 1) {
       *rows *= n;
@@ -790,7 +831,7 @@ static int be_estimate(kv_backend *be, uint32_t family_id, const kv_range *range
     }
     hb_regions_free(reg, n);
     kv_error_clear();
-    pthread_mutex_unlock(&h->mu);
+    hbk_unlock(h);
   }
   return KV_OK;
 }
@@ -838,7 +879,9 @@ void kv_backend_hbase_close(kv_backend *be) {
   hbk *h = be->impl;
   for (int i = 0; i < h->n_tabs; i++) free_table(h->tabs[i]);
   free(h->tabs);
+  hbk_lock(h);
   hb_close(h->c);
+  hbk_unlock(h);
   pthread_mutex_destroy(&h->mu);
   free(h);
 }
@@ -854,6 +897,7 @@ int kv_backend_hbase_open(const char *uri, kv_backend **out) {
   h->be.impl = h;
   h->be.local = NULL;
   int rc = kv_hbase_parse_uri(uri, &h->uri);
+  hbk_lock(h);
   if (!rc) rc = hb_open(h->uri.host, h->uri.port, 0, &h->c);
   if (!rc) rc = hb_ensure_namespace(h->c, h->uri.ns);
   bool exists = false;
@@ -864,6 +908,7 @@ int kv_backend_hbase_open(const char *uri, kv_backend **out) {
     if (rc == KV_ERR_EXISTS) rc = KV_OK; /* another process made it meanwhile */
   }
   if (!rc) rc = load_registry(h);
+  hbk_unlock(h);
   if (rc) {
     char msg[600];
     snprintf(msg, sizeof msg, "%s", kv_errmsg());
@@ -877,9 +922,15 @@ int kv_backend_hbase_open(const char *uri, kv_backend **out) {
 int kv_backend_hbase_drop_namespace(const char *uri) {
   kv_hbase_uri u;
   int rc = kv_hbase_parse_uri(uri, &u);
+  hbk tmp; /* only its lock: SIGPIPE blocked around the calls */
+  memset(&tmp, 0, sizeof tmp);
+  pthread_mutex_init(&tmp.mu, NULL);
   hb_client *c = NULL;
+  hbk_lock(&tmp);
   if (!rc) rc = hb_open(u.host, u.port, 0, &c);
   if (!rc) rc = hb_drop_namespace(c, u.ns);
   hb_close(c);
+  hbk_unlock(&tmp);
+  pthread_mutex_destroy(&tmp.mu);
   return rc;
 }

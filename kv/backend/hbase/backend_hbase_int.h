@@ -7,6 +7,7 @@
 #define ROWAN_KV_BACKEND_HBASE_INT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -33,6 +34,7 @@ typedef struct hbk {
   kv_hbase_uri uri;
   hb_client *c;         /* one connection, used under mu */
   pthread_mutex_t mu;   /* every call of c (scans of parallel chunks share it) */
+  sigset_t old_mask;    /* the holder of mu's signal mask before hbk_lock */
   hbk_table **tabs;     /* the registry, in memory */
   int n_tabs, cap_tabs;
   uint32_t next_family_id;
@@ -42,6 +44,12 @@ typedef struct hbk {
 /* The registry table of a namespace and its family. */
 #define HBK_REGISTRY "ROWAN_KV"
 #define HBK_REG_FAMILY "r"
+
+/* Take h->mu for calls of h->c, with SIGPIPE blocked in this thread (a write to a gateway
+** that died would otherwise kill the process); hbk_unlock drops a SIGPIPE raised meanwhile
+** and restores the thread's mask. */
+void hbk_lock(hbk *h);
+void hbk_unlock(hbk *h);
 
 /* Under h->mu: the family of id and its table, or NULL. */
 hbk_family *hbk_family_of(hbk *h, uint32_t id, hbk_table **t);

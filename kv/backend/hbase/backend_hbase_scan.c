@@ -88,9 +88,9 @@ static uint8_t *dup_key(const uint8_t *p, size_t n, size_t extra) {
 void hbk_scan_close(kv_backend *be, kv_backend_scan *s) {
   if (!s) return;
   if (s->sc) {
-    pthread_mutex_lock(&s->h->mu);
+    hbk_lock(s->h);
     hb_scan_close(s->sc);
-    pthread_mutex_unlock(&s->h->mu);
+    hbk_unlock(s->h);
   }
   hb_row_free(&s->row);
   for (uint32_t i = 0; i < s->nr; i++) {
@@ -240,9 +240,9 @@ int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_rea
   if (o->as_of > 0 && (!upto || o->as_of + 1 < upto)) upto = o->as_of + 1;
   if (upto && (!s->max_ts || upto < s->max_ts)) s->max_ts = upto;
   if (s->min_ts && !s->max_ts) s->max_ts = INT64_MAX;
-  pthread_mutex_lock(&s->h->mu);
+  hbk_lock(s->h);
   rc = set_families(s, o);
-  pthread_mutex_unlock(&s->h->mu);
+  hbk_unlock(s->h);
   if (!rc) rc = set_ranges(s, o, x);
   if (rc) {
     hbk_scan_close(be, s);
@@ -279,9 +279,9 @@ static int open_range(kv_backend_scan *s, hrange *v) {
   }
   if (left && left < 1000) sp.caching = (int32_t)left + 1;
   s->m.ranges_sought++;
-  pthread_mutex_lock(&s->h->mu);
+  hbk_lock(s->h);
   int rc = hb_scan_open(s->h->c, s->h->uri.ns, s->hb_name, &sp, &s->sc);
-  pthread_mutex_unlock(&s->h->mu);
+  hbk_unlock(s->h);
   return rc;
 }
 
@@ -395,7 +395,7 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
       if (none) return KV_ERR_NOTFOUND;
     }
     bool done = false;
-    pthread_mutex_lock(&s->h->mu);
+    hbk_lock(s->h);
     int rc = hb_scan_next(s->sc, &s->row, &done);
     if (rc || done) {
       char msg[600];
@@ -404,7 +404,7 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
       s->sc = NULL;
       if (rc) kv_error(rc, "%s", msg);
     }
-    pthread_mutex_unlock(&s->h->mu);
+    hbk_unlock(s->h);
     if (rc == KV_ERR_IO && s->resumes < HBK_SCAN_RESUMES) {
       char msg[400];
       snprintf(msg, sizeof msg, "%s", kv_errmsg());
@@ -420,9 +420,9 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
     if ((rc = note_last(s, s->row.key, s->row.key_len)) != KV_OK) return s->err = rc;
     int at = place(s->cur, s->row.key, (uint32_t)s->row.key_len);
     if ((!s->reverse && at > 0) || (s->reverse && at < 0)) { /* past the range's end */
-      pthread_mutex_lock(&s->h->mu);
+      hbk_lock(s->h);
       hb_scan_close(s->sc);
-      pthread_mutex_unlock(&s->h->mu);
+      hbk_unlock(s->h);
       s->sc = NULL;
       continue;
     }
