@@ -9,7 +9,10 @@
 **   families in one batch, the same row touched twice in one batch) go to both, and random
 **   scans (families, a qualifier projection, zero to three ranges with open, inclusive and
 **   exclusive bounds, forward and reverse, limits, a filter expression, a resume key, two
-**   versions) and gets read the same rows, cells and values from both;
+**   versions) and gets read the same rows, cells and values from both; random filter
+**   expressions (AND / OR / NOT, comparisons, presence, constants with quotes, parentheses
+**   and bytes outside ASCII) give the same rows with the part HBase's filter language can say
+**   run on the region servers, whose rejected rows never reach the client;
 ** - DDL and the registry: split keys become split points; a second open of the URI (another
 **   process would do the same) finds the tables with their families and options; a drop
 **   removes the table; an added family; a registry row of an unknown format version refused;
@@ -88,6 +91,45 @@ static void add_op(pair *p, kv_batch *b[2], uint64_t *rng, int64_t *explicit_ts)
   }
 }
 
+/* A random filter expression over the scan's families (fams[side][0..nf)) into
+** nodes[side][..], the same shape on both sides; returns the node count. Constants include a
+** quote, parentheses, a comma, a backslash and bytes outside ASCII (HBase's filter language
+** must carry them). */
+static uint32_t gen_filter(uint64_t *rng, int nf, const uint32_t fams[2][2], kv_fx_node nodes[2][16],
+                           uint32_t at, int depth) {
+  static const char *const consts[] = {"v5", "v3'x", "v1(),", "", "v\\9", "\x00\xff'"};
+  static const uint32_t const_lens[] = {2, 4, 5, 0, 3, 3};
+  static const char *const quals[] = {"q0", "q1", "q2", "q3"};
+  int r = (int)tu_below(rng, 10);
+  if (at >= 12) r = 9; /* room left for leaves only */
+  int f = (int)tu_below(rng, (uint64_t)nf), q = (int)tu_below(rng, 4), c = (int)tu_below(rng, 6);
+  uint8_t op = (uint8_t)tu_below(rng, 6);
+  uint32_t n = 1;
+  for (int side = 0; side < 2; side++) {
+    kv_fx_node *nd = &nodes[side][at];
+    memset(nd, 0, sizeof *nd);
+    if (depth < 2 && r < 2) nd->kind = KV_FX_AND, nd->n_children = 2;
+    else if (depth < 2 && r < 4) nd->kind = KV_FX_OR, nd->n_children = 2;
+    else if (depth < 2 && r < 5) nd->kind = KV_FX_NOT, nd->n_children = 1;
+    else if (r < 6) nd->kind = KV_FX_PRESENT;
+    else nd->kind = KV_FX_CMP, nd->cmp = op;
+    nd->family_id = fams[side][f];
+    nd->qual = (const uint8_t *)quals[q];
+    nd->qual_len = 2;
+    if (nd->kind == KV_FX_CMP) nd->value = (const uint8_t *)consts[c], nd->value_len = const_lens[c];
+    if (nd->kind == KV_FX_AND || nd->kind == KV_FX_OR || nd->kind == KV_FX_PRESENT) {
+      nd->qual = NULL;
+      nd->qual_len = 0;
+      if (nd->kind == KV_FX_PRESENT) nd->qual = (const uint8_t *)quals[q], nd->qual_len = 2;
+    }
+  }
+  int kids = nodes[0][at].kind == KV_FX_AND || nodes[0][at].kind == KV_FX_OR ? 2
+             : nodes[0][at].kind == KV_FX_NOT                               ? 1
+                                                                            : 0;
+  for (int k = 0; k < kids; k++) n += gen_filter(rng, nf, fams, nodes, at + n, depth + 1);
+  return n;
+}
+
 /* Read the same scan (get when `get`) on both sides and compare. */
 static void compare_read(pair *p, uint64_t *rng, bool get) {
   kv_scan_options o[2];
@@ -116,7 +158,7 @@ static void compare_read(pair *p, uint64_t *rng, bool get) {
   uint32_t ql[1] = {2};
   kv_qualifier_set qs[2];
   bool proj = tu_below(rng, 4) == 0;
-  kv_fx_node fx[2][1];
+  kv_fx_node fx[2][16];
   kv_filter_expr fe[2];
   bool filt = tu_below(rng, 4) == 0;
   char resume[8];
@@ -142,9 +184,11 @@ static void compare_read(pair *p, uint64_t *rng, bool get) {
       o[s].qualifiers = &qs[s];
       o[s].n_qualifier_sets = 1;
     }
-    fx[s][0] = (kv_fx_node){KV_FX_CMP, KV_FX_GE, 0, fams[s][nf - 1], (const uint8_t *)"q0", 2,
-                            (const uint8_t *)"v5", 2};
-    fe[s] = (kv_filter_expr){fx[s], 1};
+  }
+  uint32_t n_fx = gen_filter(rng, nf, fams, fx, 0, 0);
+  for (int s = 0; s < 2; s++) {
+    fe[s] = (kv_filter_expr){fx[s], n_fx};
+    if (kv_filter_expr_check(&fe[s])) fail_msg("generated filter: %s", kv_errmsg());
   }
   kv_backend_scan *sc[2] = {NULL, NULL};
   kv_row row[2];
@@ -251,6 +295,29 @@ static void test_model(void **state) {
     for (int k = 0; k < 6; k++) compare_read(&p, &rng, k == 5);
   }
   for (int k = 0; k < 60; k++) compare_read(&p, &rng, k % 4 == 0);
+  /* the filter runs on the region servers: rows it rejects never reach the client */
+  kv_scan_metrics m[2];
+  uint64_t got[2] = {0, 0};
+  for (int s = 0; s < 2; s++) {
+    uint32_t f = p.fid[s][0][0];
+    kv_fx_node nd = {KV_FX_CMP, KV_FX_GE, 0, f, (const uint8_t *)"q0", 2, (const uint8_t *)"v5", 2};
+    kv_filter_expr e = {&nd, 1};
+    kv_backend_read x = {&e, NULL, 0};
+    kv_scan_options o;
+    memset(&o, 0, sizeof o);
+    o.family_ids = &f;
+    o.n_families = 1;
+    kv_backend_scan *sc = NULL;
+    assert_int_equal(kv_be_scan_open(p.be[s], &o, &x, &sc), KV_OK);
+    kv_row row;
+    while (kv_be_scan_next(p.be[s], sc, &row) == KV_OK) got[s]++;
+    kv_be_scan_metrics(p.be[s], sc, &m[s]);
+    kv_be_scan_close(p.be[s], sc);
+  }
+  assert_int_equal(got[0], got[1]);
+  assert_true(m[0].rows_filtered > 0);          /* the local store filtered rows */
+  assert_int_equal(m[1].rows_filtered, 0);       /* HBase sent only the rows that pass */
+  assert_int_equal(m[1].rows_examined, got[1]);
   kv_backend_hbase_close(p.be[1]);
   assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_OK);
   kv_close(db);

@@ -11,8 +11,13 @@
 ** range here, so a scan ends its range at the first row past it. A resume key cuts the
 ** ranges before they are read. On the client: the qualifier projection, a family's TTL and
 ** VERSIONS (HBase keeps the table's largest VERSIONS for every family), the filter
-** expression (kv_filter_expr_eval; HBase's filter language is not used yet), the limit when
-** anything here may drop rows (else HBase's scanner limit). A timestamp snapshot or as_of
+** expression (kv_filter_expr_eval, always: exact), the limit when
+** anything here may drop rows (else HBase's scanner limit). The filter expression also goes
+** to the region servers in HBase's filter language (SingleColumnValueFilter with a binary
+** comparator per comparison, AND / OR as filter lists; NOT and ORs holding one are left to
+** the client; forward scans only: HBase refuses a reversed scan with a filter that loads
+** families on demand), so that most rejected rows never cross the network; the environment variable
+** ROWAN_HBASE_NO_SERVER_FILTER turns that off (for comparisons). A timestamp snapshot or as_of
 ** is the upper end of the time range (HBase's delete markers still apply above it: an
 ** as_of read does not bring back a row deleted later, unlike the local store). When a
 ** scanner call fails (a lost connection, a restarted gateway, an expired scanner), the range
@@ -66,6 +71,8 @@ struct kv_backend_scan {
   size_t cells_cap;
   kv_scan_metrics m;
   int err;
+  char *fstr;             /* the filter expression in HBase's filter language, or NULL */
+  size_t fstr_len;
   uint8_t *last;          /* the last row key read from the current range's scanner */
   size_t last_len, last_cap;
   int resumes;            /* scanners opened again after a failure */
@@ -107,6 +114,7 @@ void hbk_scan_close(kv_backend *be, kv_backend_scan *s) {
   free(s->hb_name);
   free(s->cells);
   free(s->last);
+  free(s->fstr);
   free(s);
   (void)be;
 }
@@ -218,6 +226,122 @@ static int set_ranges(kv_backend_scan *s, const kv_scan_options *o, const kv_bac
   return KV_OK;
 }
 
+/* ---- The filter expression in HBase's filter language ---------------------------------- */
+/* A growing string. */
+typedef struct fbuf {
+  char *p;
+  size_t n, cap;
+  bool oom;
+} fbuf;
+
+static void fput(fbuf *b, const void *p, size_t n) {
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t nc = (b->n + n + 1) * 2;
+    char *np = realloc(b->p, nc);
+    if (!np) {
+      b->oom = true;
+      return;
+    }
+    b->p = np;
+    b->cap = nc;
+  }
+  memcpy(b->p + b->n, p, n);
+  b->n += n;
+}
+
+static void fstr(fbuf *b, const char *s) { fput(b, s, strlen(s)); }
+
+/* A quoted argument: any bytes, a quote doubled (ParseFilter's rule). */
+static void fquoted(fbuf *b, const char *prefix, const uint8_t *p, size_t n) {
+  fput(b, "'", 1);
+  fstr(b, prefix);
+  for (size_t i = 0; i < n; i++) {
+    fput(b, &p[i], 1);
+    if (p[i] == '\'') fput(b, "'", 1);
+  }
+  fput(b, "'", 1);
+}
+
+static const char *fam_name(const kv_backend_scan *s, uint32_t id) {
+  for (uint32_t i = 0; i < s->nf; i++)
+    if (s->fid[i] == id) return s->fname[i];
+  return NULL;
+}
+
+/* Write the subtree at e->nodes[*at] into b, or return false when HBase's language cannot say
+** it exactly (NOT; an OR with such a child): then *at is still moved past the subtree. An AND
+** keeps the children it can say (a weaker filter: the client checks the whole expression
+** again). A comparison or presence is a SingleColumnValueFilter on the newest version with
+** filterIfMissing (a missing cell is UNKNOWN, which rejects, as in an AND or an OR of SQL's
+** three-valued logic; under NOT it would not, hence no NOT). */
+static bool translate(const kv_backend_scan *s, const kv_filter_expr *e, uint32_t *at, fbuf *b) {
+  const kv_fx_node *nd = &e->nodes[(*at)++];
+  if (nd->kind == KV_FX_CMP || nd->kind == KV_FX_PRESENT) {
+    static const char *const ops[] = {"=", "!=", "<", "<=", ">", ">="};
+    const char *f = fam_name(s, nd->family_id);
+    if (!f || (nd->kind == KV_FX_CMP && nd->cmp > KV_FX_GE)) return false;
+    fstr(b, "SingleColumnValueFilter(");
+    fquoted(b, "", (const uint8_t *)f, strlen(f));
+    fstr(b, ",");
+    fquoted(b, "", nd->qual, nd->qual_len);
+    fstr(b, ",");
+    fstr(b, nd->kind == KV_FX_CMP ? ops[nd->cmp] : ">=");
+    fstr(b, ",");
+    if (nd->kind == KV_FX_CMP) fquoted(b, "binary:", nd->value, nd->value_len);
+    else fquoted(b, "binary:", NULL, 0);
+    fstr(b, ",true,true)");
+    return true;
+  }
+  if (nd->kind == KV_FX_NOT) {
+    fbuf skip = {0};
+    (void)translate(s, e, at, &skip);
+    free(skip.p);
+    return false;
+  }
+  /* AND / OR */
+  bool is_and = nd->kind == KV_FX_AND, all = true;
+  size_t start = b->n;
+  int written = 0;
+  fstr(b, "(");
+  for (uint16_t c = 0; c < nd->n_children; c++) {
+    fbuf part = {0};
+    bool ok = translate(s, e, at, &part);
+    if (ok && !part.oom) {
+      if (written++) fstr(b, is_and ? " AND " : " OR ");
+      fput(b, part.p, part.n);
+    } else {
+      all = false;
+    }
+    free(part.p);
+  }
+  fstr(b, ")");
+  if (!written || (!is_and && !all)) {
+    b->n = start;
+    return false;
+  }
+  return true;
+}
+
+/* s->fstr from the scan's filter expression (none when nothing of it can be said). */
+static int set_filter_string(kv_backend_scan *s) {
+  if (!s->fx) return KV_OK;
+  fbuf b = {0};
+  uint32_t at = 0;
+  bool ok = translate(s, s->fx, &at, &b);
+  if (b.oom) {
+    free(b.p);
+    return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  }
+  if (!ok) {
+    free(b.p);
+    return KV_OK;
+  }
+  s->fstr = b.p;
+  s->fstr_len = b.n;
+  return KV_OK;
+}
+
 int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_read *x,
                   kv_backend_scan **out) {
   *out = NULL;
@@ -244,6 +368,8 @@ int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_rea
   rc = set_families(s, o);
   hbk_unlock(s->h);
   if (!rc) rc = set_ranges(s, o, x);
+  /* not on reverse scans: HBase refuses them with filters that load families on demand */
+  if (!rc && !s->reverse && !getenv("ROWAN_HBASE_NO_SERVER_FILTER")) rc = set_filter_string(s);
   if (rc) {
     hbk_scan_close(be, s);
     return rc;
@@ -270,6 +396,7 @@ static int open_range(kv_backend_scan *s, hrange *v) {
   sp.max_versions = s->max_versions;
   sp.min_ts = s->min_ts;
   sp.max_ts = s->max_ts;
+  if (s->fstr) sp.filter = (hb_bytes){(const uint8_t *)s->fstr, s->fstr_len};
   uint64_t left = s->limit ? s->limit - s->handed : 0;
   sp.caching = 1000;
   if (left && !s->client_cut) {

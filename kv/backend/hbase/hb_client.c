@@ -512,6 +512,10 @@ int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_s
     sc->timeRange->maxStamp = spec->max_ts;
     sc->__isset_timeRange = TRUE;
   }
+  if (spec->filter.n) {
+    sc->filterString = gba(spec->filter.p, spec->filter.n);
+    sc->__isset_filterString = TRUE;
+  }
   if (spec->reverse) {
     sc->reversed = TRUE;
     sc->__isset_reversed = TRUE;

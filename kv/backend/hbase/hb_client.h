@@ -73,7 +73,8 @@ typedef struct hb_region {
 ** end), or with `reverse` from start down to stop exclusive (HBase: a reversed scan's start
 ** row is its HIGH key), at most `limit` rows (0: all); families to read (NULL/0: all);
 ** versions 1 unless max_versions > 1; cells with timestamps in [min_ts, max_ts) when
-** max_ts > 0; `caching`: rows fetched per round trip (0: 256). */
+** max_ts > 0; `caching`: rows fetched per round trip (0: 256); `filter`: a filter string
+** the region servers apply (TScan.filterString). */
 typedef struct hb_scan_spec {
   hb_bytes start, stop;
   bool reverse;
@@ -83,6 +84,7 @@ typedef struct hb_scan_spec {
   int32_t max_versions;
   int64_t min_ts, max_ts;
   int32_t caching;
+  hb_bytes filter; /* HBase's filter language (ParseFilter), or empty: none */
 } hb_scan_spec;
 
 /* Connect to the Thrift2 gateway at host:port (binary protocol, buffered transport).
