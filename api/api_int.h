@@ -15,6 +15,12 @@
 #include "kv/kv.h"
 #include "rowan.h"
 
+/* api/open_remote.c: rowan_open of an "hbase://" URI into db (made by rowan_open, its
+** errors set there); and the backend's release at close (NULL remote: no-op). */
+bool api_is_remote_uri(const char *path);
+int api_open_remote(rowan_db *db, const char *uri, const rowan_options *opts);
+void api_close_remote(rowan_db *db);
+
 #define API_ERRMSG_MAX (EXEC_ERRMSG_MAX + 64)
 #define API_BULK_MEMORY_MIN ((size_t)1 << 20) /* smallest rowan_options.bulk_memory */
 
@@ -29,6 +35,9 @@ struct rowan_db {
   int n_row_stmts;               /* statements whose last step returned a row (API_ROW) */
   struct kv_env *mem_env;        /* ":memory:": the in-memory file system the store lives in
                                     (freed by rowan_close), else NULL */
+  struct kv_backend *remote;     /* hbase:// (api/open_remote.c): the HBase backend the
+                                    session reads and writes through (kv is then a private
+                                    in-memory scratch store), freed by rowan_close; else NULL */
   int errcode;                   /* ROWAN_* code of the last call (ROWAN_OK if it worked) */
   int erroff;                    /* byte offset of the error in the SQL, or -1 */
   char errmsg[API_ERRMSG_MAX];   /* message of the last error ("not an error" when none) */

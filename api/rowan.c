@@ -118,6 +118,7 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
                      "misuse: bulk_memory of %zu bytes is below the minimum of 1 MiB",
                      opts->bulk_memory);
   db->bulk_memory = opts->bulk_memory;
+  if (api_is_remote_uri(path)) return api_open_remote(db, path, opts); /* hbase:// */
   kv_options ko;
   kv_options_init(&ko);
   ko.env = (kv_env *)opts->kv_env;
@@ -188,6 +189,7 @@ int rowan_close(rowan_db *db) {
     if (krc != KV_OK && rc == ROWAN_OK) rc = api_code_of_kv(krc);
   }
   if (db->mem_env) kv_env_free(db->mem_env);
+  api_close_remote(db);
   free(db);
   return rc;
 }

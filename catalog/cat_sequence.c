@@ -13,6 +13,10 @@
 ** of a block not handed out are skipped, and no value is ever handed out twice (HBase's
 ** and Phoenix's rule for SYSTEM.SEQUENCE). The claim's commit is a batch of its own: it is
 ** not part of an open transaction and is not undone by ROLLBACK (Phoenix does the same).
+** On a remote backend (HBase: several processes share the catalog) the claim is a
+** check-and-write instead: the row is read again, the block claimed from what it holds, and
+** the new row written only if the row is still what was read (HBase's checkAndMutate;
+** Phoenix increments SYSTEM.SEQUENCE atomically), else read and tried again.
 **
 ** Not here: SQL (exec/ddl_sequence.c checks the statement's options and positions),
 ** per-row evaluation (exec/sequence.c).
@@ -245,10 +249,91 @@ static int64_t values_left(const cat_sequence *s, int64_t v, int64_t cap) {
   return n >= (uint64_t)cap ? cap : (int64_t)n + 1;
 }
 
+/* A remote backend: s's row as stored now into rec (SEQ_REC_MAX bytes), *len its length
+** (0: the row is gone), and s's next and done taken from it. */
+static int seq_reread(cat_catalog *cat, cat_sequence *s, uint8_t *rec, size_t *len,
+                      cat_error *err) {
+  uint8_t key[SEQ_NAME_LIMIT + 3];
+  size_t kn = seq_key(s->name, key);
+  uint32_t fam = cat_sys_family(cat);
+  kv_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.family_ids = &fam;
+  o.n_families = 1;
+  kv_backend_scan *sc = NULL;
+  kv_row row;
+  *len = 0;
+  int rc = kv_be_get(cat_backend(cat), &o, key, kn, &sc, &row);
+  for (uint32_t i = 0; rc == KV_OK && i < row.n_cells; i++)
+    if (row.cells[i].qual_len == 1 && row.cells[i].qual[0] == 'd' &&
+        row.cells[i].value_len <= SEQ_REC_MAX) {
+      *len = row.cells[i].value_len;
+      memcpy(rec, row.cells[i].value, *len);
+      break;
+    }
+  kv_be_scan_close(cat_backend(cat), sc);
+  if (rc && rc != KV_ERR_NOTFOUND) return cat_kv_error(err, rc, "sequence read");
+  if (!*len) return cat_err(err, CAT_ERR_NOTFOUND, "sequence %s does not exist", s->name);
+  cat_sequence *now = cat_seq_record_parse(rec, *len);
+  if (!now) return cat_err(err, CAT_ERR_CORRUPT, "corrupt SYSTEM.CATALOG sequence row");
+  s->next = now->next;
+  s->done = now->done;
+  cat_seq_free(now);
+  return CAT_OK;
+}
+
+/* Write s's row only if the stored row is still old[0..old_len): *applied tells. */
+static int seq_commit_if(cat_catalog *cat, const cat_sequence *s, const uint8_t *old,
+                         size_t old_len, bool *applied, cat_error *err) {
+  uint8_t key[SEQ_NAME_LIMIT + 3], rec[SEQ_REC_MAX];
+  size_t kn = seq_key(s->name, key);
+  kv_batch *b = kv_batch_new();
+  if (!b) return cat_err(err, CAT_ERR_NOMEM, "out of memory");
+  int rc = kv_batch_put(b, cat_sys_family(cat), key, kn, "d", 1, KV_TS_NOW, rec,
+                        seq_record(s, rec));
+  kv_backend_check chk = {cat_sys_family(cat), key, (uint32_t)kn, (const uint8_t *)"d", 1,
+                          old, (uint32_t)old_len};
+  if (rc == KV_OK) rc = kv_be_check_and_write(cat_backend(cat), &chk, b, applied, NULL);
+  kv_batch_free(b);
+  return rc ? cat_kv_error(err, rc, "sequence commit") : CAT_OK;
+}
+
+#define SEQ_CLAIM_TRIES 1000 /* check-and-write rounds lost to other writers before failing */
+
 /* Claim the next block of s: commit the row with next moved past it, then make it the
 ** block values are handed out of. */
 static int claim_block(cat_catalog *cat, cat_sequence *s, bool flush, cat_error *err) {
   const cat_sequence_def *d = &s->def;
+  bool shared = !kv_backend_local_db(cat_backend(cat)) && cat_backend(cat)->caps.check_and_write;
+  uint8_t old[SEQ_REC_MAX];
+  size_t old_len = 0;
+  for (int tries = 0; shared; tries++) {
+    if (tries == SEQ_CLAIM_TRIES)
+      return cat_err(err, CAT_ERR_KV, "sequence %s: %d claims lost to other writers", s->name,
+                     tries);
+    int rc = seq_reread(cat, s, old, &old_len, err);
+    if (rc) return rc;
+    cat_sequence saved = *s;
+    int64_t v = s->next;
+    if (s->done) {
+      if (!d->cycle) break; /* the error below */
+      v = d->increment > 0 ? d->min_value : d->max_value;
+    }
+    int64_t k = values_left(s, v, d->cache);
+    s->done = values_left(s, v, INT64_MAX) - k == 0;
+    s->next = s->done ? v : (int64_t)((uint64_t)v + (uint64_t)k * (uint64_t)d->increment);
+    bool applied = false;
+    rc = seq_commit_if(cat, s, old, old_len, &applied, err);
+    if (rc || !applied) {
+      s->next = saved.next;
+      s->done = saved.done;
+      if (rc) return rc;
+      continue;
+    }
+    s->block_next = v;
+    s->block_left = k;
+    return CAT_OK;
+  }
   int64_t v = s->next;
   if (s->done) {
     if (!d->cycle)

@@ -201,7 +201,8 @@ int main(int argc, char **argv) {
   /* A new database is one new directory, in a directory that exists (sqlite3 does not create
   ** missing folders either): a typo in the path should not quietly make an empty database. */
   struct stat st_db, st_parent;
-  bool memory = strcmp(dbdir, ":memory:") == 0; /* rowan_open's in-memory database */
+  bool memory = strcmp(dbdir, ":memory:") == 0 || /* rowan_open's in-memory database, */
+                strncmp(dbdir, "hbase://", 8) == 0; /* or a database on HBase (no directory) */
   if (!memory && stat(dbdir, &st_db) != 0) {
     char parent[4096];
     snprintf(parent, sizeof parent, "%s", dbdir);

@@ -50,7 +50,8 @@ int exec_session_open(kv_db *db, exec_session **out, exec_error *err) {
   *out = NULL;
   if (strcmp(name, "rowatomic") != 0)
     return exec_fail(err, EXEC_MISUSE, -1,
-                     "ROWAN_BACKEND names an unknown storage backend \"%s\" (local, rowatomic)",
+                     "ROWAN_BACKEND names an unknown storage backend \"%s\" (local, rowatomic; "
+                     "a database on HBase is opened by its hbase:// URI)",
                      name);
   kv_backend *rw = NULL;
   int krc = db ? kv_backend_rowatomic_open(db, &rw) : KV_MISUSE;

@@ -73,6 +73,9 @@ static int writer_open(writer *w, exec_stmt *st, const cat_table *t, bool rows_m
   w->mark = kv_batch_get_mark(w->b);
   exec_session *s = st->s;
   w->spill_at = s->write_mem / EXEC_WRITE_SPILL_SHARE;
+  /* A remote backend (HBase) has no local store to bulk-load into: the batch stays in
+  ** memory and is written through the backend at the end, row by row as always there. */
+  if (!kv_backend_local_db(&s->be)) w->spill_at = SIZE_MAX;
   if (s->maint_cache && s->maint_gen == s->schema_gen && !t->n_dynamic &&
       exec_index_maint_table(s->maint_cache) == t) {
     w->maint = s->maint_cache; /* same table, same schema: reuse the codecs */

@@ -157,6 +157,20 @@ void rowan_options_init(rowan_options *opts);
 ** copy of the directory made file by file while it was written, the log copied first): the
 ** message names the files; opening it would show part of some transactions (RocksDB's "SST
 ** file is ahead of WAL"). Copy a live database with rowan_backup instead.
+** A database on HBase: path "hbase://HOST:PORT[/NAMESPACE]" (HOST a name or IPv4 address,
+** PORT HBase's Thrift2 gateway, e.g. 9090; NAMESPACE letters, digits and '_', at most 100
+** bytes, default "rowan") opens the database kept in that HBase namespace, creating the
+** namespace on first use; every table, index, sequence and the catalog live there, so other
+** processes opening the same URI share them (docs/HBASE.md). Only in a library built with
+** -DROWAN_HBASE=ON; otherwise ROWAN_MISUSE, "built without HBase support". What HBase gives
+** is Phoenix's model: each row of a statement or transaction is written atomically on its
+** own (a failed multi-row statement may leave some of its rows), reads see each row as
+** committed when it is read. opts->read_only and opts->kv_env are refused (ROWAN_MISUSE);
+** sync_mode, caches and memstore sizes do not apply (HBase's WAL makes each acknowledged
+** write durable); the connection keeps a private in-memory scratch store for sorts and
+** joins that spill. Errors, with the URI in the message: ROWAN_MISUSE for a malformed URI
+** (naming the wrong part), ROWAN_IOERR when the gateway cannot be reached ("hbase: cannot
+** connect to HOST:PORT: ...", a wrong port, an unknown host) or fails a call.
 ** Test hook: with the environment variable ROWAN_BACKEND set to "rowatomic" the connection
 ** reads and writes through a storage backend that gives only HBase's guarantees (each row of
 ** a statement its own commit; docs/BACKEND.md); any other value but "local" or empty fails

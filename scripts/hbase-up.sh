@@ -9,8 +9,12 @@
 # ROWAN_HBASE_WAIT (seconds to wait for each service, default 300).
 # Ports: ZooKeeper 2181, Thrift2 9090 (info 9095); the master and region servers take free
 # ports (more than one region server cannot share the fixed ones). It refuses to start when
-# 2181 or 9090 is taken. Not here: Rowan's tests (tests/hbase/), the C client.
+# 2181 or 9090 is taken. `hbase-up.sh --gateway` starts the Thrift2 gateway alone, beside a
+# running HBase (the fault tests restart it so). Not here: Rowan's tests (tests/hbase/), the
+# C client.
 set -eu
+GATEWAY_ONLY=0
+if [ "${1:-}" = "--gateway" ]; then GATEWAY_ONLY=1; fi
 DIR=${ROWAN_HBASE_DIR:-/tmp/rowan-hbase}
 RS=${ROWAN_HBASE_RS:-2}
 WAIT=${ROWAN_HBASE_WAIT:-300}
@@ -20,11 +24,19 @@ mkdir -p "$DIR/lib" "$DIR/conf" "$DIR/data" "$DIR/logs"
 # whether something listens on 127.0.0.1:PORT (/dev/tcp is bash's; this script is sh)
 port_busy() { bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null; }
 
-if [ -f "$DIR/master.pid" ] && kill -0 "$(cat "$DIR/master.pid")" 2>/dev/null; then
+running=0
+if [ -f "$DIR/master.pid" ] && kill -0 "$(cat "$DIR/master.pid")" 2>/dev/null; then running=1; fi
+if [ "$GATEWAY_ONLY" = 0 ] && [ "$running" = 1 ]; then
   echo "hbase-up: HBase already running (pid $(cat "$DIR/master.pid"), $DIR)" >&2
   exit 1
 fi
-for p in 2181 9090; do
+if [ "$GATEWAY_ONLY" = 1 ] && [ "$running" = 0 ]; then
+  echo "hbase-up: --gateway needs a running HBase under $DIR" >&2
+  exit 1
+fi
+ports="2181 9090"
+if [ "$GATEWAY_ONLY" = 1 ]; then ports=9090; fi
+for p in $ports; do
   if port_busy "$p"; then
     echo "hbase-up: port $p on 127.0.0.1 is in use; stop what holds it (scripts/hbase-down.sh?)" >&2
     exit 1
@@ -104,6 +116,7 @@ wait_for() { # wait_for WHAT SECONDS COMMAND...: poll once a second
   done
 }
 
+if [ "$GATEWAY_ONLY" = 0 ]; then
 : >"$DIR/logs/master.log"
 # shellcheck disable=SC2086
 nohup java $JVM_FLAGS -Xms1g -Xmx3g -Drowan.log.file="$DIR/logs/master.log" -cp "$CP" \
@@ -117,6 +130,7 @@ master_ready() {
 }
 wait_for "HBase master" "$WAIT" master_ready
 echo "hbase-up: HBase ready in $(( $(date +%s) - t0 )) s ($RS region servers, ZooKeeper 127.0.0.1:2181)"
+fi
 
 : >"$DIR/logs/thrift2.log"
 # shellcheck disable=SC2086

@@ -5,7 +5,7 @@
 ** range and state checks, column getters and their SQLite-style conversions, misuse with
 ** NULL handles and wrong states (never a crash), errors with byte offsets, rowan_exec with
 ** callbacks, changes, transactions across close, EXPLAIN rows and statement metrics; the
-** ":memory:" database.
+** ":memory:" database; an hbase:// URI without HBase support.
 ** Not here: SQL semantics (the tests/sql .test files), differential checks (tests/exec/).
 */
 #include <setjmp.h>
@@ -555,8 +555,23 @@ static void test_memory_database(void **state) {
   rowan_close(ro);
 }
 
+/* An hbase:// URI in a library built without HBase: a clear refusal, never a directory. */
+static void test_hbase_uri_without_hbase(void **state) {
+  (void)state;
+#ifndef ROWAN_HBASE
+  rowan_db *db = NULL;
+  assert_int_equal(rowan_open("hbase://127.0.0.1:9090/x", NULL, &db), ROWAN_MISUSE);
+  assert_non_null(db);
+  assert_non_null(strstr(rowan_errmsg(db), "built without HBase support"));
+  assert_non_null(strstr(rowan_errmsg(db), "hbase://127.0.0.1:9090/x"));
+  assert_int_equal(rowan_exec(db, "SELECT 1", NULL, NULL), ROWAN_MISUSE);
+  rowan_close(db);
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hbase_uri_without_hbase),
       cmocka_unit_test_setup_teardown(test_open_close, setup, teardown),
       cmocka_unit_test_setup_teardown(test_reopen_and_readonly, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tail, setup, teardown),

@@ -118,7 +118,8 @@ static void test_backend_variable(void **state) {
   assert_int_equal(exec_session_open(db, &s, &err), EXEC_MISUSE);
   assert_null(s);
   assert_string_equal(err.msg, "ROWAN_BACKEND names an unknown storage backend \"hbase\" "
-                               "(local, rowatomic)");
+                               "(local, rowatomic; a database on HBase is opened by its "
+                               "hbase:// URI)");
   setenv("ROWAN_BACKEND", "rowatomic", 1);
   assert_int_equal(exec_session_open(db, &s, &err), EXEC_OK);
   assert_string_equal(s->be.caps.name, "rowatomic");

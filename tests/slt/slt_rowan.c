@@ -4,6 +4,11 @@
 ** (include/rowan.h) exactly as an application would; `control flush` and `control compact`
 ** use the API's test hooks (api/api_test.h), and `control reopen` closes the connection and
 ** opens the same in-memory directory again, so a test can check what survives a restart.
+** With ROWAN_BACKEND=hbase (a build with ROWAN_HBASE) each database is instead a fresh HBase
+** namespace, `ROWAN_HBASE_URI` (default hbase://127.0.0.1:9090) with the namespace
+** slt_PID_N (a namespace in the URI is used as the prefix instead of "slt"), opened by its
+** hbase:// URI; `control reopen` opens the URI again, and the namespace is dropped with its
+** tables when the file ends (docs/HBASE.md).
 ** Not here: the file format and comparisons (slt_runner.c).
 */
 #include "slt.h"
@@ -15,11 +20,46 @@
 #include "api/api_test.h"
 #include "kv/env/env_mem.h"
 #include "rowan.h"
+#ifdef ROWAN_HBASE
+#include <unistd.h>
+
+#include "kv/backend/hbase/backend_hbase.h"
+#endif
 
 struct slt_db {
   rowan_db *db;  /* the open connection */
   kv_env *env;   /* the in-memory file system it lives on (owned) */
+  char uri[1024]; /* ROWAN_BACKEND=hbase: the database's hbase:// URI, else empty */
 };
+
+/* ROWAN_BACKEND=hbase: the next fresh namespace's URI into d->uri; 0, or -1 with err. */
+static int hbase_uri(slt_db *d, char *err, size_t cap) {
+  const char *be = getenv("ROWAN_BACKEND");
+  d->uri[0] = 0;
+  if (!be || strcmp(be, "hbase") != 0) return 0;
+#ifdef ROWAN_HBASE
+  static int n_dbs;
+  const char *base = getenv("ROWAN_HBASE_URI"), *gw = getenv("ROWAN_HBASE_THRIFT");
+  char gw_uri[320];
+  if ((!base || !*base) && gw && *gw) { /* the gateway the hbase tests are given */
+    snprintf(gw_uri, sizeof gw_uri, "hbase://%s", gw);
+    base = gw_uri;
+  }
+  if (!base || !*base) base = "hbase://127.0.0.1:9090";
+  kv_hbase_uri u;
+  if (kv_hbase_parse_uri(base, &u) != KV_OK) {
+    snprintf(err, cap, "ROWAN_HBASE_URI: %s", kv_errmsg());
+    return -1;
+  }
+  const char *slash = strchr(base + 8, '/');
+  snprintf(d->uri, sizeof d->uri, "hbase://%s:%d/%s_%ld_%d", u.host, u.port,
+           slash && slash[1] ? u.ns : "slt", (long)getpid(), ++n_dbs);
+  return 0;
+#else
+  snprintf(err, cap, "ROWAN_BACKEND=hbase: built without HBase support");
+  return -1;
+#endif
+}
 
 #define DB_DIR "slt.db"
 
@@ -29,7 +69,8 @@ static int open_conn(slt_db *d, char *err, size_t cap) {
   o.kv_env = d->env;
   o.sync_mode = ROWAN_SYNC_NORMAL;
   o.create_if_missing = 1;
-  int rc = rowan_open(DB_DIR, &o, &d->db);
+  if (d->uri[0]) o.kv_env = NULL; /* on HBase: a private scratch store (api/open_remote.c) */
+  int rc = rowan_open(d->uri[0] ? d->uri : DB_DIR, &o, &d->db);
   if (rc != ROWAN_OK) {
     snprintf(err, cap, "%s: %s", rowan_errstr(rc), d->db ? rowan_errmsg(d->db) : "open failed");
     rowan_close(d->db);
@@ -46,7 +87,7 @@ static int r_open(slt_db **out, char *err, size_t cap) {
     return -1;
   }
   d->env = kv_env_mem_new(0);
-  if (!d->env || open_conn(d, err, cap) != 0) {
+  if (!d->env || hbase_uri(d, err, cap) != 0 || open_conn(d, err, cap) != 0) {
     if (d->env) kv_env_free(d->env);
     free(d);
     return -1;
@@ -59,6 +100,10 @@ static void r_close(slt_db *d) {
   if (!d) return;
   rowan_close(d->db);
   kv_env_free(d->env);
+#ifdef ROWAN_HBASE
+  if (d->uri[0] && kv_backend_hbase_drop_namespace(d->uri) != KV_OK)
+    fprintf(stderr, "slt: dropping %s: %s\n", d->uri, kv_errmsg());
+#endif
   free(d);
 }
 

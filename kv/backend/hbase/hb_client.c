@@ -512,6 +512,10 @@ int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_s
     sc->timeRange->maxStamp = spec->max_ts;
     sc->__isset_timeRange = TRUE;
   }
+  if (spec->filter.n) {
+    sc->filterString = gba(spec->filter.p, spec->filter.n);
+    sc->__isset_filterString = TRUE;
+  }
   if (spec->reverse) {
     sc->reversed = TRUE;
     sc->__isset_reversed = TRUE;
@@ -652,4 +656,158 @@ int hb_regions(hb_client *c, const char *ns, const char *name, hb_region **out, 
   }
   g_ptr_array_unref(locs);
   return rc;
+}
+
+/* ---- Row mutations (puts and deletes of one row) ----------------------------------------- */
+static int check_mutations(hb_bytes row, const hb_mutation *m, size_t n) {
+  if (!row.n) return kv_error(KV_ERR_INVALID, "hbase: mutation of an empty row key");
+  for (size_t i = 0; i < n; i++) {
+    if (m[i].kind < HB_MUT_PUT || m[i].kind > HB_MUT_DELETE_FAMILY)
+      return kv_error(KV_ERR_INVALID, "hbase: mutation %zu has an unknown kind %d", i, m[i].kind);
+    if (!m[i].family.n) return kv_error(KV_ERR_INVALID, "hbase: mutation %zu has an empty family", i);
+    if (m[i].ts < 0)
+      return kv_error(KV_ERR_INVALID, "hbase: mutation %zu has a negative timestamp %lld", i,
+                      (long long)m[i].ts);
+  }
+  return KV_OK;
+}
+
+/* A TRowMutations of m[0..n): one TPut or TDelete per mutation. The delete's timestamp is
+** set on its TColumn (the handler reads it there) and on the TDelete. */
+static TRowMutations *row_mutations(hb_bytes row, const hb_mutation *m, size_t n) {
+  TRowMutations *rm = g_object_new(TYPE_T_ROW_MUTATIONS, NULL);
+  rm->row = gba(row.p, row.n);
+  for (size_t i = 0; i < n; i++) {
+    TMutation *tm = g_object_new(TYPE_T_MUTATION, NULL);
+    if (m[i].kind == HB_MUT_PUT) {
+      TPut *p = g_object_new(TYPE_T_PUT, NULL);
+      p->row = gba(row.p, row.n);
+      hb_put hp = {row, m[i].family, m[i].qualifier, m[i].value, m[i].ts};
+      g_ptr_array_add(p->columnValues, column_value(&hp));
+      if (tm->put) g_object_unref(tm->put);
+      tm->put = p;
+      tm->__isset_put = TRUE;
+    } else {
+      TDelete *d = g_object_new(TYPE_T_DELETE, NULL);
+      d->row = gba(row.p, row.n);
+      TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
+      col->family = gba(m[i].family.p, m[i].family.n);
+      if (m[i].kind != HB_MUT_DELETE_FAMILY) {
+        col->qualifier = gba(m[i].qualifier.p, m[i].qualifier.n);
+        col->__isset_qualifier = TRUE;
+      }
+      col->timestamp = m[i].ts;
+      col->__isset_timestamp = TRUE;
+      g_ptr_array_add(d->columns, col);
+      d->__isset_columns = TRUE;
+      d->timestamp = m[i].ts;
+      d->__isset_timestamp = TRUE;
+      d->deleteType = m[i].kind == HB_MUT_DELETE_VERSION  ? T_DELETE_TYPE_DELETE_COLUMN
+                      : m[i].kind == HB_MUT_DELETE_COLUMN ? T_DELETE_TYPE_DELETE_COLUMNS
+                                                          : T_DELETE_TYPE_DELETE_FAMILY;
+      d->__isset_deleteType = TRUE;
+      if (tm->deleteSingle) g_object_unref(tm->deleteSingle);
+      tm->deleteSingle = d;
+      tm->__isset_deleteSingle = TRUE;
+    }
+    g_ptr_array_add(rm->mutations, tm);
+  }
+  return rm;
+}
+
+int hb_mutate_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
+                  const hb_mutation *m, size_t n) {
+  if (!n) return KV_OK;
+  int rc = check_mutations(row, m, n);
+  if (rc) return rc;
+  TRowMutations *rm = row_mutations(row, m, n);
+  GByteArray *t = table_bytes(ns, name);
+  HB_CALL(c, "mutateRow", true, ok = t_h_base_service_if_mutate_row(c->svc, t, rm, &io, &err));
+  rc = table_missing(rc, "mutateRow", t);
+  g_byte_array_unref(t);
+  g_object_unref(rm);
+  return rc;
+}
+
+int hb_check_and_mutate(hb_client *c, const char *ns, const char *name, hb_bytes row,
+                        hb_bytes family, hb_bytes qualifier, const hb_bytes *expected,
+                        const hb_mutation *m, size_t n, bool *applied) {
+  *applied = false;
+  if (expected && !expected->n)
+    return kv_error(KV_ERR_INVALID,
+                    "hbase: check_and_mutate cannot check for an empty value (HBase reads an "
+                    "empty expected value as \"absent\")");
+  int rc = check_mutations(row, m, n);
+  if (rc) return rc;
+  TRowMutations *rm = row_mutations(row, m, n);
+  GByteArray *t = table_bytes(ns, name), *r = gba(row.p, row.n), *f = gba(family.p, family.n),
+             *q = gba(qualifier.p, qualifier.n),
+             *v = expected ? gba(expected->p, expected->n) : g_byte_array_new();
+  gboolean r_ok = FALSE;
+  HB_CALL(c, "checkAndMutate", false,
+          ok = t_h_base_service_if_check_and_mutate(c->svc, &r_ok, t, r, f, q, T_COMPARE_OP_EQUAL,
+                                                    v, rm, &io, &err));
+  rc = table_missing(rc, "checkAndMutate", t);
+  *applied = !rc && r_ok;
+  g_byte_array_unref(t);
+  g_byte_array_unref(r);
+  g_byte_array_unref(f);
+  g_byte_array_unref(q);
+  g_byte_array_unref(v);
+  g_object_unref(rm);
+  return rc;
+}
+
+int hb_drop_namespace(hb_client *c, const char *ns) {
+  if (!ns || !*ns || !strcmp(ns, "default"))
+    return kv_error(KV_ERR_INVALID, "hbase: the default namespace cannot be dropped");
+  GPtrArray *names = g_ptr_array_new_with_free_func(g_object_unref);
+  gchar *nsname = g_strdup(ns);
+  int rc;
+  HB_CALL(c, "getTableNamesByNamespace", true,
+          ok = t_h_base_service_if_get_table_names_by_namespace(c->svc, &names, nsname, &io, &err));
+  for (guint i = 0; !rc && i < names->len; i++) {
+    TTableName *tn = g_ptr_array_index(names, i);
+    char q[512];
+    snprintf(q, sizeof q, "%.*s", (int)tn->qualifier->len, (const char *)tn->qualifier->data);
+    rc = hb_drop_table(c, ns, q);
+    if (rc == KV_ERR_NOTFOUND) rc = KV_OK;
+  }
+  if (!rc)
+    HB_CALL(c, "deleteNamespace", true,
+            ok = t_h_base_service_if_delete_namespace(c->svc, nsname, &io, &err));
+  g_free(nsname);
+  g_ptr_array_unref(names);
+  return rc;
+}
+
+static int family_call(hb_client *c, const char *ns, const char *name, const char *family,
+                       int max_versions, bool add) {
+  TTableName *t = table_name(ns, name);
+  TColumnFamilyDescriptor *f = g_object_new(TYPE_T_COLUMN_FAMILY_DESCRIPTOR, NULL);
+  f->name = gba_str(family);
+  if (max_versions > 0) {
+    f->maxVersions = max_versions;
+    f->__isset_maxVersions = TRUE;
+  }
+  int rc;
+  if (add)
+    HB_CALL(c, "addColumnFamily", false,
+            ok = t_h_base_service_if_add_column_family(c->svc, t, f, &io, &err));
+  else
+    HB_CALL(c, "modifyColumnFamily", true,
+            ok = t_h_base_service_if_modify_column_family(c->svc, t, f, &io, &err));
+  g_object_unref(f);
+  g_object_unref(t);
+  return rc;
+}
+
+int hb_add_family(hb_client *c, const char *ns, const char *name, const char *family,
+                  int max_versions) {
+  return family_call(c, ns, name, family, max_versions, true);
+}
+
+int hb_set_family_versions(hb_client *c, const char *ns, const char *name, const char *family,
+                           int max_versions) {
+  return family_call(c, ns, name, family, max_versions, false);
 }

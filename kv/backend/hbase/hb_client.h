@@ -73,7 +73,8 @@ typedef struct hb_region {
 ** end), or with `reverse` from start down to stop exclusive (HBase: a reversed scan's start
 ** row is its HIGH key), at most `limit` rows (0: all); families to read (NULL/0: all);
 ** versions 1 unless max_versions > 1; cells with timestamps in [min_ts, max_ts) when
-** max_ts > 0; `caching`: rows fetched per round trip (0: 256). */
+** max_ts > 0; `caching`: rows fetched per round trip (0: 256); `filter`: a filter string
+** the region servers apply (TScan.filterString). */
 typedef struct hb_scan_spec {
   hb_bytes start, stop;
   bool reverse;
@@ -83,6 +84,7 @@ typedef struct hb_scan_spec {
   int32_t max_versions;
   int64_t min_ts, max_ts;
   int32_t caching;
+  hb_bytes filter; /* HBase's filter language (ParseFilter), or empty: none */
 } hb_scan_spec;
 
 /* Connect to the Thrift2 gateway at host:port (binary protocol, buffered transport).
@@ -100,6 +102,14 @@ void hb_close(hb_client *c);
 ** message names it); KV_ERR_IO for the gateway's errors (its message). */
 int hb_create_table(hb_client *c, const char *ns, const char *name, const char *const *families,
                     size_t nfamilies, int max_versions, const hb_bytes *splits, size_t nsplits);
+/* Add family `family` (keeping max_versions versions, 0: 1) to table ns:name (HBase's
+** addColumnFamily). */
+int hb_add_family(hb_client *c, const char *ns, const char *name, const char *family,
+                  int max_versions);
+/* Set family `family`'s VERSIONS to max_versions (HBase's modifyColumnFamily; its other
+** attributes go back to HBase's defaults, which are the ones this client creates). */
+int hb_set_family_versions(hb_client *c, const char *ns, const char *name, const char *family,
+                           int max_versions);
 /* Disable and delete table ns:name. KV_ERR_NOTFOUND when it does not exist. */
 int hb_drop_table(hb_client *c, const char *ns, const char *name);
 /* *exists = whether table ns:name exists. */
@@ -140,6 +150,33 @@ void hb_scan_close(hb_scanner *s);
 /* The table's regions in key order. */
 int hb_regions(hb_client *c, const char *ns, const char *name, hb_region **out, size_t *n);
 void hb_regions_free(hb_region *r, size_t n);
+
+
+/* One mutation of a row (hb_mutate_row, hb_check_and_mutate), with HBase's delete kinds:
+** HB_MUT_DELETE_VERSION deletes the one version of family:qualifier at exactly ts (HBase's
+** Delete.addColumn(f, q, ts)), HB_MUT_DELETE_COLUMN every version at or below ts
+** (addColumns), HB_MUT_DELETE_FAMILY every cell of the family at or below ts (addFamily; the
+** qualifier is ignored). ts >= 0 always (explicit timestamps keep retries idempotent). */
+enum { HB_MUT_PUT = 0, HB_MUT_DELETE_VERSION, HB_MUT_DELETE_COLUMN, HB_MUT_DELETE_FAMILY };
+typedef struct hb_mutation {
+  int kind;
+  hb_bytes family, qualifier, value;
+  int64_t ts;
+} hb_mutation;
+
+/* Apply the mutations to `row`, all or nothing, in order (HBase's mutateRow; at an equal
+** timestamp a delete masks a put whatever their order, HBase's rule). Retried once after a
+** lost connection (explicit timestamps: the same cells again). KV_ERR_INVALID for an empty
+** row or family, a negative timestamp or an unknown kind (naming the mutation's index). */
+int hb_mutate_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
+                  const hb_mutation *m, size_t n);
+/* hb_check_and_put with mutations of any kind (HBase's checkAndMutate). */
+int hb_check_and_mutate(hb_client *c, const char *ns, const char *name, hb_bytes row,
+                        hb_bytes family, hb_bytes qualifier, const hb_bytes *expected,
+                        const hb_mutation *m, size_t n, bool *applied);
+/* Drop every table of namespace ns, then the namespace (KV_ERR_NOTFOUND when it does not
+** exist). ns must not be empty or "default" (KV_ERR_INVALID). */
+int hb_drop_namespace(hb_client *c, const char *ns);
 
 void hb_row_free(hb_row *r);
 
