@@ -23,6 +23,21 @@ void par_batch_free(par_batch *b) {
   free(b);
 }
 
+void par_take_queue(exec_par *P, par_chunk *c, par_batch ***loc, size_t *lcap, size_t *ln,
+                    size_t *lpos) {
+  par_batch **t = *loc;
+  size_t tcap = *lcap;
+  *loc = c->bq;
+  *lcap = c->bqcap;
+  *ln = c->bqn;
+  *lpos = 0;
+  c->bq = t;
+  c->bqcap = tcap;
+  c->bqn = 0;
+  c->qrows = 0;
+  pthread_cond_broadcast(&P->cv);
+}
+
 const uint8_t *par_row_key(const par_chunk *c, uint32_t *len) {
   uint32_t n = c->scan.key_len, skip = n ? 1 : 0; /* after the salt byte */
   *len = n - skip;
@@ -483,17 +498,7 @@ int exec_par_next(exec_query *x, cat_value *row, exec_error *err) {
     pthread_mutex_lock(&P->mu);
     while (c->bqn == 0 && !c->done) pthread_cond_wait(&P->cv, &P->mu);
     if (c->bqn) { /* take the queue whole: its array for ours */
-      par_batch **t = P->loc;
-      size_t tcap = P->lcap;
-      P->loc = c->bq;
-      P->lcap = c->bqcap;
-      P->ln = c->bqn;
-      P->lpos = 0;
-      c->bq = t;
-      c->bqcap = tcap;
-      c->bqn = 0;
-      c->qrows = 0;
-      pthread_cond_broadcast(&P->cv);
+      par_take_queue(P, c, &P->loc, &P->lcap, &P->ln, &P->lpos);
       pthread_mutex_unlock(&P->mu);
       continue;
     }

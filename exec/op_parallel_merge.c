@@ -39,17 +39,7 @@ static int pull_keyed(void *ctx, uint32_t i, const void **item) {
     pthread_mutex_lock(&P->mu);
     while (c->bqn == 0 && !c->done) pthread_cond_wait(&P->cv, &P->mu);
     if (c->bqn) { /* take the queue whole: its array for ours */
-      par_batch **t = c->rloc;
-      size_t tcap = c->rlcap;
-      c->rloc = c->bq;
-      c->rlcap = c->bqcap;
-      c->rln = c->bqn;
-      c->rlpos = 0;
-      c->bq = t;
-      c->bqcap = tcap;
-      c->bqn = 0;
-      c->qrows = 0;
-      pthread_cond_broadcast(&P->cv);
+      par_take_queue(P, c, &c->rloc, &c->rlcap, &c->rln, &c->rlpos);
       pthread_mutex_unlock(&P->mu);
       continue;
     }

@@ -97,6 +97,11 @@ typedef struct exec_par {
 } exec_par;
 
 void par_batch_free(par_batch *b);
+/* Under P->mu, with c's queue not empty: swap c's queue of batches with the reader's array
+** (*loc of *lcap; its batches all handed out), so the reader holds the queued batches (*ln of
+** them, *lpos 0) and c an empty queue to fill; wakes c's thread. */
+void par_take_queue(exec_par *P, par_chunk *c, par_batch ***loc, size_t *lcap, size_t *ln,
+                    size_t *lpos);
 /* The unsalted key of the row the chunk's scan handed out last: *len bytes. */
 const uint8_t *par_row_key(const par_chunk *c, uint32_t *len);
 
