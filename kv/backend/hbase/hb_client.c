@@ -443,41 +443,16 @@ int hb_check_and_put(hb_client *c, const char *ns, const char *name, hb_bytes ro
                      hb_bytes family, hb_bytes qualifier, const hb_bytes *expected,
                      const hb_put *cells, size_t n, bool *applied) {
   *applied = false;
-  if (expected && !expected->n)
-    return kv_error(KV_ERR_INVALID,
-                    "hbase: check_and_put cannot check for an empty value (HBase reads an "
-                    "empty expected value as \"absent\")");
   for (size_t i = 0; i < n; i++)
     if (!same_bytes(cells[i].row, row))
       return kv_error(KV_ERR_INVALID, "hbase: check_and_put cell %zu is of another row", i);
-  GPtrArray *puts = g_ptr_array_new_with_free_func(g_object_unref);
-  int rc = build_puts(cells, n, puts);
-  TRowMutations *rm = g_object_new(TYPE_T_ROW_MUTATIONS, NULL);
-  rm->row = gba(row.p, row.n);
-  for (guint i = 0; !rc && i < puts->len; i++) {
-    TMutation *m = g_object_new(TYPE_T_MUTATION, NULL);
-    g_object_unref(m->put);
-    m->put = g_object_ref(g_ptr_array_index(puts, i));
-    m->__isset_put = TRUE;
-    g_ptr_array_add(rm->mutations, m);
-  }
-  if (!rc) {
-    GByteArray *t = table_bytes(ns, name), *r = gba(row.p, row.n),
-               *f = gba(family.p, family.n), *q = gba(qualifier.p, qualifier.n),
-               *v = expected ? gba(expected->p, expected->n) : g_byte_array_new();
-    gboolean r_ok = FALSE;
-    HB_CALL(c, "checkAndMutate", false,
-            ok = t_h_base_service_if_check_and_mutate(c->svc, &r_ok, t, r, f, q,
-                                                      T_COMPARE_OP_EQUAL, v, rm, &io, &err));
-    *applied = !rc && r_ok;
-    g_byte_array_unref(t);
-    g_byte_array_unref(r);
-    g_byte_array_unref(f);
-    g_byte_array_unref(q);
-    g_byte_array_unref(v);
-  }
-  g_object_unref(rm);
-  g_ptr_array_unref(puts);
+  hb_mutation *m = calloc(n ? n : 1, sizeof *m); /* the puts as mutations of the row */
+  if (!m) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  for (size_t i = 0; i < n; i++)
+    m[i] = (hb_mutation){HB_MUT_PUT, cells[i].family, cells[i].qualifier, cells[i].value,
+                         cells[i].ts};
+  int rc = hb_check_and_mutate(c, ns, name, row, family, qualifier, expected, m, n, applied);
+  free(m);
   return rc;
 }
 
