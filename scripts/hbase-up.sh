@@ -6,10 +6,11 @@
 # under $ROWAN_HBASE_DIR (default /tmp/rowan-hbase): lib/ (the jars), conf/, data/, logs/,
 # *.pid. Settings, JVM flags and timings follow ../shared/hbase/NOTES.md.
 # Environment: ROWAN_HBASE_DIR; ROWAN_HBASE_RS (local region servers, default 2);
-# ROWAN_HBASE_WAIT (seconds to wait for each service, default 300).
-# Ports: ZooKeeper 2181, Thrift2 9090 (info 9095); the master and region servers take free
-# ports (more than one region server cannot share the fixed ones). It refuses to start when
-# 2181 or 9090 is taken. `hbase-up.sh --gateway` starts the Thrift2 gateway alone, beside a
+# ROWAN_HBASE_WAIT (seconds to wait for each service, default 300); ROWAN_HBASE_ZK_PORT
+# (ZooKeeper, default 2181), ROWAN_HBASE_THRIFT_PORT (Thrift2, default 9090; its info port is
+# that plus 5): with another folder and other ports a second HBase runs beside the first.
+# The master and region servers take free ports (more than one region server cannot share
+# fixed ones). It refuses to start when the ZooKeeper or Thrift2 port is taken. `hbase-up.sh --gateway` starts the Thrift2 gateway alone, beside a
 # running HBase (the fault tests restart it so). Not here: Rowan's tests (tests/hbase/), the
 # C client.
 set -eu
@@ -18,6 +19,8 @@ if [ "${1:-}" = "--gateway" ]; then GATEWAY_ONLY=1; fi
 DIR=${ROWAN_HBASE_DIR:-/tmp/rowan-hbase}
 RS=${ROWAN_HBASE_RS:-2}
 WAIT=${ROWAN_HBASE_WAIT:-300}
+ZK_PORT=${ROWAN_HBASE_ZK_PORT:-2181}
+TH_PORT=${ROWAN_HBASE_THRIFT_PORT:-9090}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$DIR/lib" "$DIR/conf" "$DIR/data" "$DIR/logs"
 
@@ -34,8 +37,8 @@ if [ "$GATEWAY_ONLY" = 1 ] && [ "$running" = 0 ]; then
   echo "hbase-up: --gateway needs a running HBase under $DIR" >&2
   exit 1
 fi
-ports="2181 9090"
-if [ "$GATEWAY_ONLY" = 1 ]; then ports=9090; fi
+ports="$ZK_PORT $TH_PORT"
+if [ "$GATEWAY_ONLY" = 1 ]; then ports=$TH_PORT; fi
 for p in $ports; do
   if port_busy "$p"; then
     echo "hbase-up: port $p on 127.0.0.1 is in use; stop what holds it (scripts/hbase-down.sh?)" >&2
@@ -61,7 +64,7 @@ cat >"$DIR/conf/hbase-site.xml" <<XML
   <property><name>hbase.tmp.dir</name><value>$DIR/data/tmp</value></property>
   <property><name>hbase.zookeeper.property.dataDir</name><value>$DIR/data/zookeeper</value></property>
   <property><name>hbase.zookeeper.quorum</name><value>127.0.0.1</value></property>
-  <property><name>hbase.zookeeper.property.clientPort</name><value>2181</value></property>
+  <property><name>hbase.zookeeper.property.clientPort</name><value>$ZK_PORT</value></property>
   <property><name>hbase.unsafe.stream.capability.enforce</name><value>false</value></property>
   <property><name>hbase.master.ipc.address</name><value>127.0.0.1</value></property>
   <property><name>hbase.regionserver.ipc.address</name><value>127.0.0.1</value></property>
@@ -129,19 +132,19 @@ master_ready() {
   grep -q "Master has completed initialization" "$DIR/logs/master.log"
 }
 wait_for "HBase master" "$WAIT" master_ready
-echo "hbase-up: HBase ready in $(( $(date +%s) - t0 )) s ($RS region servers, ZooKeeper 127.0.0.1:2181)"
+echo "hbase-up: HBase ready in $(( $(date +%s) - t0 )) s ($RS region servers, ZooKeeper 127.0.0.1:$ZK_PORT)"
 fi
 
 : >"$DIR/logs/thrift2.log"
 # shellcheck disable=SC2086
 nohup java $JVM_FLAGS -Xms256m -Xmx1g -Drowan.log.file="$DIR/logs/thrift2.log" -cp "$CP" \
-  org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p 9090 --infoport 9095 \
+  org.apache.hadoop.hbase.thrift2.ThriftServer -b 127.0.0.1 -p "$TH_PORT" --infoport $((TH_PORT + 5)) \
   -threadpool start >"$DIR/logs/thrift2.out" 2>&1 &
 echo $! >"$DIR/thrift2.pid"
 t0=$(date +%s)
 thrift_ready() {
   kill -0 "$(cat "$DIR/thrift2.pid")" 2>/dev/null || { echo "hbase-up: the Thrift2 JVM exited; see $DIR/logs/thrift2.out" >&2; exit 1; }
-  port_busy 9090
+  port_busy "$TH_PORT"
 }
 wait_for "Thrift2 gateway" "$WAIT" thrift_ready
-echo "hbase-up: Thrift2 gateway on 127.0.0.1:9090 in $(( $(date +%s) - t0 )) s"
+echo "hbase-up: Thrift2 gateway on 127.0.0.1:$TH_PORT in $(( $(date +%s) - t0 )) s"

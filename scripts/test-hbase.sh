@@ -18,4 +18,5 @@ cmake --build "$BUILD" -j"$(nproc)" --target hbase_test_client hbase_test_backen
   slt_runner rowan
 ROWAN_SEED=${ROWAN_SEED:-20261130}
 export ROWAN_SEED
-(cd "$BUILD" && ROWAN_HBASE_THRIFT=127.0.0.1:9090 ctest -L hbase --output-on-failure --timeout 600)
+(cd "$BUILD" && ROWAN_HBASE_THRIFT=127.0.0.1:${ROWAN_HBASE_THRIFT_PORT:-9090} \
+  ROWAN_ZK=127.0.0.1:${ROWAN_HBASE_ZK_PORT:-2181} ctest -L hbase --output-on-failure --timeout 600)
