@@ -261,8 +261,8 @@ static int take_row(kv_scan *s, fscan *f, bool *taken) {
   for (;;) {
     uint32_t n;
     uint64_t kept;
-    int r = kv_sf_iter_take_row(k, f->fid, s->views + s->n_views, s->cap_views - s->n_views,
-                                &n, &kept);
+    kv_cell_view *room = s->views ? s->views + s->n_views : NULL; /* (none yet: NULL + 0 is undefined) */
+    int r = kv_sf_iter_take_row(k, f->fid, room, s->cap_views - s->n_views, &n, &kept);
       if (r == KV_SF_ROW_NO) /* the cell path then, unless it failed (out of memory) */
       return k->ops->valid(k) ? KV_OK : k->ops->status(k);
     if (r == KV_SF_ROW_GROW) {

@@ -126,10 +126,15 @@ static int qual_eq(const kv_sfb_builder *b, uint32_t idx, const uint8_t *q, uint
   return e->len == len && (len == 0 || memcmp(b->qbytes.p + e->off, q, len) == 0);
 }
 
+/* A qualifier's bytes; an empty builder's buffer may be NULL, and NULL + 0 is undefined. */
+static const uint8_t *qual_bytes(const kv_sfb_builder *b, uint32_t off) {
+  return b->qbytes.p ? b->qbytes.p + off : (const uint8_t *)"";
+}
+
 static void qhash_insert(kv_sfb_builder *b, uint32_t idx) {
   const kv_sfb_qual *e = &b->quals[idx];
   size_t mask = b->qhash_cap - 1;
-  size_t h = qhash_of(b->qbytes.p + e->off, e->len) & mask;
+  size_t h = qhash_of(qual_bytes(b, e->off), e->len) & mask;
   while (b->qhash[h]) h = (h + 1) & mask;
   b->qhash[h] = idx + 1;
 }
@@ -212,7 +217,7 @@ void kv_sfb_first_cell(const kv_sfb_builder *b, kv_cell *out) {
   const kv_sfb_qual *q = &b->quals[e->qual];
   out->row = b->keys.p + b->rows[0].key_off;
   out->row_len = b->rows[0].key_len;
-  out->qual = b->qbytes.p + q->off;
+  out->qual = qual_bytes(b, q->off);
   out->qual_len = q->len;
   out->ts = e->ts;
   out->seq = e->seq;
@@ -240,7 +245,7 @@ static uint32_t shared_prefix(const uint8_t *a, uint32_t alen, const uint8_t *b,
 ** transposed. Other blocks use prefix compression against the previous row. */
 static int encode_rows(kv_sfb_builder *b) {
   kv_sfbuf *o = &b->out;
-  const uint8_t *keys = b->keys.p;
+  const uint8_t *keys = b->keys.p ? b->keys.p : (const uint8_t *)""; /* (empty keys: may be NULL) */
   size_t n = b->nrows;
   VARINT_ROOM(o, n * 2 + 4);
   uint8_t *p = o->p + o->len;
@@ -383,7 +388,7 @@ static int encode_values(kv_sfb_builder *b) {
           p[7 * cnt + k] = s[7];
         }
       } else if (w <= 16) {
-        for (size_t k = 0; k < cnt; k++) {
+        for (size_t k = 0; w && k < cnt; k++) { /* (w 0: no bytes, and vals may be NULL) */
           const uint8_t *s = vals + b->cells[mem[k]].val_off;
           for (size_t j = 0; j < w; j++) p[j * cnt + k] = s[j];
         }
@@ -424,7 +429,7 @@ int kv_sfb_encode(kv_sfb_builder *b) {
     return KV_ERR_NOMEM;
   for (size_t q = 0; q < b->nquals; q++) {
     if (kv_sfbuf_varint(o, b->quals[q].len) ||
-        kv_sfbuf_append(o, b->qbytes.p + b->quals[q].off, b->quals[q].len))
+        kv_sfbuf_append(o, qual_bytes(b, b->quals[q].off), b->quals[q].len))
       return KV_ERR_NOMEM;
   }
   int rc = encode_rows(b);
