@@ -28,9 +28,17 @@ static int kv_fail(int rc, exec_error *err) {
   return err->code;
 }
 
+/* Where spills go without a local store (a remote backend): TMPDIR, else /tmp, as SQLite's
+** temporary files do. */
+static const char *tmp_dir(void) {
+  const char *d = getenv("TMPDIR");
+  return d && *d ? d : "/tmp";
+}
+
 int exec_spill_file_open(exec_spill_file *f, kv_db *db, uint32_t family, const char *what,
                          exec_error *err) {
-  int rc = kv_temp_open(db, family, &f->file);
+  int rc = db ? kv_temp_open(db, family, &f->file)
+              : kv_temp_open_dir(kv_env_posix(), tmp_dir(), &f->file);
   if (rc == KV_ERR_READONLY) {
     err->code = EXEC_TOOBIG;
     err->offset = -1;

@@ -7,6 +7,7 @@
 ** deletes every file of a family folder the MANIFEST does not name).
 */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,25 @@ struct kv_temp {
   int err;        /* sticky error after a failed append, or KV_OK */
 };
 
+/* Create path (in folder dir, made if missing) through env. */
+static int temp_create(kv_env *env, const char *dir, const char *path, kv_temp **out) {
+  kv_temp *t = calloc(1, sizeof *t);
+  if (!t || !(t->path = strdup(path))) {
+    free(t);
+    return kv_error(KV_ERR_NOMEM, "temporary file: out of memory");
+  }
+  t->env = env;
+  int rc = t->env->mkdir(t->env, dir);
+  if (!rc) rc = t->env->open(t->env, path, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &t->f);
+  if (rc) {
+    free(t->path);
+    free(t);
+    return rc;
+  }
+  *out = t;
+  return KV_OK;
+}
+
 int kv_temp_open(kv_db *db, uint32_t family_id, kv_temp **out) {
   *out = NULL;
   if (db->opts.read_only) /* a read-only open writes nothing in the store's folder */
@@ -38,21 +58,18 @@ int kv_temp_open(kv_db *db, uint32_t family_id, kv_temp **out) {
   if (!f) return kv_error(KV_ERR_NOTFOUND, "temporary file: unknown family id %u", family_id);
   snprintf(path, sizeof path, "%s/spill-%llu-%ld.tmp", dir,
            (unsigned long long)kv_db_new_file_number(db), (long)getpid());
-  kv_temp *t = calloc(1, sizeof *t);
-  if (!t || !(t->path = strdup(path))) {
-    free(t);
-    return kv_error(KV_ERR_NOMEM, "temporary file: out of memory");
-  }
-  t->env = db->env;
-  int rc = t->env->mkdir(t->env, dir);
-  if (!rc) rc = t->env->open(t->env, path, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &t->f);
-  if (rc) {
-    free(t->path);
-    free(t);
-    return rc;
-  }
-  *out = t;
-  return KV_OK;
+  return temp_create(db->env, dir, path, out);
+}
+
+int kv_temp_open_dir(kv_env *env, const char *dir, kv_temp **out) {
+  static _Atomic unsigned long long n_files; /* unique within the process */
+  *out = NULL;
+  char path[1200];
+  int n = snprintf(path, sizeof path, "%s/rowan-spill-%ld-%llu.tmp", dir, (long)getpid(),
+                   ++n_files);
+  if (n < 0 || (size_t)n >= sizeof path)
+    return kv_error(KV_ERR_INVALID, "temporary file: folder name too long: %s", dir);
+  return temp_create(env, dir, path, out);
 }
 
 int kv_temp_append(kv_temp *t, const void *p, size_t n, uint64_t *off) {

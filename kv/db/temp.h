@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kv/env/env.h"
 #include "kv/kv.h"
 
 typedef struct kv_temp kv_temp;
@@ -22,6 +23,12 @@ typedef struct kv_temp kv_temp;
 ** KV_OK; KV_ERR_READONLY (a read-only open writes nothing in the store's folder),
 ** KV_ERR_NOTFOUND (no such family), KV_ERR_IO (the env's error), KV_ERR_NOMEM. */
 int kv_temp_open(kv_db *db, uint32_t family_id, kv_temp **out);
+/* Create an empty temporary file `rowan-spill-<pid>-<n>.tmp` in folder dir of env (made if
+** missing) into *out: for a database with no local store to hold it (a remote backend,
+** whose spills go to the system's temporary folder). A crash leaves the file behind (no
+** store's open deletes it). KV_OK; KV_ERR_INVALID (a folder name too long), KV_ERR_IO (the
+** env's error), KV_ERR_NOMEM. */
+int kv_temp_open_dir(kv_env *env, const char *dir, kv_temp **out);
 /* Append n bytes; *off (may be NULL) receives their offset. KV_OK or KV_ERR_IO / the env's
 ** error (the file is then unusable: later calls return the same error). */
 int kv_temp_append(kv_temp *t, const void *p, size_t n, uint64_t *off);

@@ -39,7 +39,8 @@
 **  - NULL order is spelled out (NULLS FIRST / LAST) in every ORDER BY;
 **  - LIMIT only with an ORDER BY that ends with the whole key (a total order).
 ** ROWAN_TEST_SCALE scales the number of rounds (2,000 queries at scale 1); ROWAN_SEED
-** reproduces a run.
+** reproduces a run. With ROWAN_BACKEND=hbase each round's database is a fresh namespace on a
+** real HBase (tests/tu_hbase.h; the CTest test hbase_differential).
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -56,6 +57,7 @@
 #include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_hbase.h"
 
 #define QUERIES_PER_ROUND 100
 #define MAX_COLS 6
@@ -91,6 +93,7 @@ typedef struct world {
   row rows[MAX_ROWS];          /* rows written, in order */
   int nrows;                   /* rows used */
   kv_env *env;                 /* Rowan's in-memory file system */
+  char uri[400];               /* ROWAN_BACKEND=hbase: the round's HBase namespace, else "" */
   rowan_db *rdb;               /* Rowan */
   sqlite3 *sdb;                /* SQLite */
   int kind_count[5];           /* queries per plan kind */
@@ -322,7 +325,10 @@ static void open_engines(world *w) {
   rowan_options_init(&o);
   o.kv_env = w->env;
   o.sync_mode = ROWAN_SYNC_OFF;
-  assert_int_equal(rowan_open("/diff", &o, &w->rdb), ROWAN_OK);
+  char err[300];
+  if (tu_hbase_uri("diff", w->uri, sizeof w->uri, err, sizeof err)) fail_msg("%s", err);
+  if (w->uri[0]) o.kv_env = NULL; /* on HBase (tests/tu_hbase.h) */
+  assert_int_equal(rowan_open(w->uri[0] ? w->uri : "/diff", &o, &w->rdb), ROWAN_OK);
   assert_int_equal(sqlite3_open(":memory:", &w->sdb), SQLITE_OK);
   assert_int_equal(s_exec(w, "PRAGMA case_sensitive_like = ON"), SQLITE_OK);
   create_sql(&w->s, sql, sizeof sql);
@@ -335,6 +341,7 @@ static void close_engines(world *w) {
   assert_int_equal(rowan_close(w->rdb), ROWAN_OK);
   sqlite3_close(w->sdb);
   kv_env_free(w->env);
+  tu_hbase_drop(w->uri);
   w->rdb = NULL;
   w->sdb = NULL;
   w->env = NULL;

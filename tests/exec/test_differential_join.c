@@ -32,6 +32,8 @@
 ** (exec/op_spill.c, exec/op_setop.c), and draws equality joins only. Answers are
 ** compared as multisets (numbers by their nearest double). A mismatch prints the seed, the
 ** tables and the query. ROWAN_TEST_SCALE scales the rounds; ROWAN_SEED reproduces a run.
+** With ROWAN_BACKEND=hbase each round's database is a fresh namespace on a real HBase
+** (tests/tu_hbase.h; the CTest test hbase_differential_join).
 **
 ** Where SQLite differs it is kept out: every value is written as a literal of its column's
 ** type (doubles with a fraction), no arithmetic on columns, no AVG, USING only on the first
@@ -53,6 +55,7 @@
 #include "kv/env/env_mem.h"
 #include "rowan.h"
 #include "testutil.h"
+#include "tu_hbase.h"
 
 #define NT 4              /* tables */
 #define QUERIES 60        /* per round */
@@ -565,7 +568,10 @@ static void test_differential_join(void **state) {
     o.sync_mode = ROWAN_SYNC_OFF;
     w->spill_round = round % 2 == 1;
     if (w->spill_round) o.join_memory = SPILL_MEMORY;
-    assert_int_equal(rowan_open("/diffjoin", &o, &w->rdb), ROWAN_OK);
+    char uri[400], err[300];
+    if (tu_hbase_uri("diffjoin", uri, sizeof uri, err, sizeof err)) fail_msg("%s", err);
+    if (uri[0]) o.kv_env = NULL; /* on HBase (tests/tu_hbase.h) */
+    assert_int_equal(rowan_open(uri[0] ? uri : "/diffjoin", &o, &w->rdb), ROWAN_OK);
     assert_int_equal(sqlite3_open(":memory:", &w->sdb), SQLITE_OK);
     make_tables(w);
     for (int k = 0; k < QUERIES; k++) {
@@ -620,6 +626,7 @@ static void test_differential_join(void **state) {
     assert_int_equal(rowan_close(w->rdb), ROWAN_OK);
     sqlite3_close(w->sdb);
     kv_env_free(w->env);
+    tu_hbase_drop(uri);
   }
   fprintf(stderr, "[test_differential_join] %d queries compared, %d returned rows; %d hash "
           "joins, %d nested loops, %d semi / anti joins, %d set operations, %d sort-merge joins "

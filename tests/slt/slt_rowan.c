@@ -20,11 +20,7 @@
 #include "api/api_test.h"
 #include "kv/env/env_mem.h"
 #include "rowan.h"
-#ifdef ROWAN_HBASE
-#include <unistd.h>
-
-#include "kv/backend/hbase/backend_hbase.h"
-#endif
+#include "tu_hbase.h"
 
 struct slt_db {
   rowan_db *db;  /* the open connection */
@@ -32,33 +28,9 @@ struct slt_db {
   char uri[1024]; /* ROWAN_BACKEND=hbase: the database's hbase:// URI, else empty */
 };
 
-/* ROWAN_BACKEND=hbase: the next fresh namespace's URI into d->uri; 0, or -1 with err. */
+/* ROWAN_BACKEND=hbase: the next fresh namespace's URI into d->uri (tests/tu_hbase.h). */
 static int hbase_uri(slt_db *d, char *err, size_t cap) {
-  const char *be = getenv("ROWAN_BACKEND");
-  d->uri[0] = 0;
-  if (!be || strcmp(be, "hbase") != 0) return 0;
-#ifdef ROWAN_HBASE
-  static int n_dbs;
-  const char *base = getenv("ROWAN_HBASE_URI"), *gw = getenv("ROWAN_HBASE_THRIFT");
-  char gw_uri[320];
-  if ((!base || !*base) && gw && *gw) { /* the gateway the hbase tests are given */
-    snprintf(gw_uri, sizeof gw_uri, "hbase://%s", gw);
-    base = gw_uri;
-  }
-  if (!base || !*base) base = "hbase://127.0.0.1:9090";
-  kv_hbase_uri u;
-  if (kv_hbase_parse_uri(base, &u) != KV_OK) {
-    snprintf(err, cap, "ROWAN_HBASE_URI: %s", kv_errmsg());
-    return -1;
-  }
-  const char *slash = strchr(base + 8, '/');
-  snprintf(d->uri, sizeof d->uri, "hbase://%s:%d/%s_%ld_%d", u.host, u.port,
-           slash && slash[1] ? u.ns : "slt", (long)getpid(), ++n_dbs);
-  return 0;
-#else
-  snprintf(err, cap, "ROWAN_BACKEND=hbase: built without HBase support");
-  return -1;
-#endif
+  return tu_hbase_uri("slt", d->uri, sizeof d->uri, err, cap);
 }
 
 #define DB_DIR "slt.db"
@@ -100,10 +72,7 @@ static void r_close(slt_db *d) {
   if (!d) return;
   rowan_close(d->db);
   kv_env_free(d->env);
-#ifdef ROWAN_HBASE
-  if (d->uri[0] && kv_backend_hbase_drop_namespace(d->uri) != KV_OK)
-    fprintf(stderr, "slt: dropping %s: %s\n", d->uri, kv_errmsg());
-#endif
+  tu_hbase_drop(d->uri);
   free(d);
 }
 
