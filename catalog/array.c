@@ -218,7 +218,7 @@ int cat_array_convert(const cat_value *in, const cat_type *to, uint8_t *buf, siz
     int rc = cat_array_open(in, &it, err);
     if (rc) return rc;
     size_t total = CAT_ARRAY_HEADER;
-    uint8_t *w = buf + CAT_ARRAY_HEADER;
+    uint8_t *w = pass ? buf + CAT_ARRAY_HEADER : NULL; /* (pass 0 sizes: buf may be NULL) */
     if (pass == 1) cat_array_put_header(buf, et.id, it.n);
     for (uint32_t k = 1; k <= it.n; k++) {
       cat_value e, c;
@@ -358,7 +358,7 @@ int cat_array_parse(const cat_type *t, const char *s, size_t n, uint8_t *buf, si
   for (int pass = 0; pass < 2 && !rc; pass++) {
     size_t i = 0, total = CAT_ARRAY_HEADER;
     uint32_t count = 0;
-    uint8_t *w = buf + CAT_ARRAY_HEADER;
+    uint8_t *w = pass ? buf + CAT_ARRAY_HEADER : NULL; /* (pass 0 sizes: buf may be NULL) */
     while (i < n && space(s[i])) i++;
     if (i >= n || s[i] != '[') {
       rc = cat_err(err, CAT_ERR_SYNTAX, "ARRAY text must start with '[' (byte %zu)", i);

@@ -97,7 +97,7 @@ static int keep_params(exec_stmt *st, exec_error *err) {
     cat_value v = st->run_params[i];
     if (is_bytes(&v)) {
       if (v.u.s.len) memcpy(st->q_pbytes + off, v.u.s.p, v.u.s.len);
-      v.u.s.p = st->q_pbytes + off;
+      if (st->q_pbytes) v.u.s.p = st->q_pbytes + off; /* (all empty: nothing copied, none read) */
       off += v.u.s.len;
     }
     st->q_params[i] = v;

@@ -683,9 +683,9 @@ static int eval_node(const plan_filter *f, uint32_t ni, rowctx *rc) {
           rc->bad = true;
           return T_U;
         }
-        m = like_match(f, f->toks + nd->a, nd->b, v.u.s.p, v.u.s.len);
+        m = like_match(f, f->toks ? f->toks + nd->a : NULL, nd->b, v.u.s.p, v.u.s.len);
       } else {
-        m = like_match(f, f->toks + nd->a, nd->b, p, n);
+        m = like_match(f, f->toks ? f->toks + nd->a : NULL, nd->b, p, n); /* (no tokens: NULL) */
       }
       return m != nd->negated ? T_T : T_F;
     }

@@ -248,8 +248,8 @@ int plan_par_build_salted(const plan_query *q, int buckets, const uint8_t *const
   for (uint32_t b = 0; b < nb; b++) {
     uint32_t first = at;
     while (at < k && ib[at] == b) at++;
-    rc = add_chunks(out, rs, nr, ik + first, il + first, at - first, (uint16_t)b,
-                    (uint16_t)(b + 1), A);
+    rc = add_chunks(out, rs, nr, ik ? ik + first : NULL, il ? il + first : NULL, at - first,
+                    (uint16_t)b, (uint16_t)(b + 1), A); /* (no inner cuts: ik, il NULL) */
     if (rc) return rc;
   }
   return par_finish(q, rs, nr, threads, A, out);

@@ -215,7 +215,7 @@ int kv_sfb_add(kv_sfb_builder *b, const kv_cell *c, int new_row) {
 void kv_sfb_first_cell(const kv_sfb_builder *b, kv_cell *out) {
   const kv_sfb_cell *e = &b->cells[0];
   const kv_sfb_qual *q = &b->quals[e->qual];
-  out->row = b->keys.p + b->rows[0].key_off;
+  out->row = b->keys.p ? b->keys.p + b->rows[0].key_off : (const uint8_t *)""; /* (empty key) */
   out->row_len = b->rows[0].key_len;
   out->qual = qual_bytes(b, q->off);
   out->qual_len = q->len;
