@@ -12,13 +12,13 @@
 **   first batch that the second did not touch unchanged;
 ** - SQL through the C API, a statement that fails outright: with ROWAN_HBASE_TRIES=3 (about
 **   0.6 s of waiting) an UPSERT ... SELECT moving every row of an indexed 1,500-row table
-**   (V, W = -V and X = V to V + 100000, -V and NULL: one mutateRow call per row) is cut by
-**   a gateway that stays dead while its data rows are being written.
-**   The statement fails with an error naming the gateway and saying it gave up; once the
-**   gateway is back, a fresh connection finds all 1,500 rows, each whole (either
-**   its old or its new values, never a mix: HBase's row atomicity), the index and the table
-**   agree through queries, CHECK INDEX has no MISSING, EXTRA or MISMATCHED row before and
-**   no UNVERIFIED one after the reads, and the failed session itself reads again.
+**   ((V, W, X) from (i, -i, i) to (i + 100000, -V, NULL): one mutateRow call per row) is
+**   cut by a gateway that stays dead while its data rows are being written. The statement
+**   fails (ROWAN_IOERR) with an error naming the gateway and saying it gave up; once the
+**   gateway is back, a fresh connection finds all 1,500 rows, each whole (its old or its
+**   new values, never a mix: HBase's row atomicity), the index and the table agree through
+**   queries, CHECK INDEX has no MISSING, EXTRA or MISMATCHED row before and no UNVERIFIED
+**   one after the reads, and the failed session itself reads again.
 ** Not here: a gateway killed between a scan's calls (test_fault_gateway.c), a writer killed
 ** (test_fault_writer.c).
 */
@@ -292,6 +292,7 @@ static void test_statement_fails_outright(void **state) {
     fu_gateway_start(source_dir, true);
     fail_msg("the statement succeeded without its gateway");
   }
+  assert_int_equal(j.rc, ROWAN_IOERR);
   const char *gw = fu_gateway();
   if (!strstr(j.msg, "given up") || !strstr(j.msg, gw))
     fail_msg("the error does not say that the write to %s was given up: %s", gw, j.msg);
