@@ -89,9 +89,15 @@ void fu_admin_start(fu_admin *a, const char *source_dir, const char *class_dir) 
   a->to = fdopen(in[1], "w");
   a->from = fdopen(out[0], "r");
   if (!a->to || !a->from) fail_msg("fdopen: %s", strerror(errno));
+}
+
+/* The helper's "ready", once: its JVM starts while the test loads its rows. */
+static void await_ready(fu_admin *a) {
+  if (a->ready) return;
   if (!fgets(a->reply, sizeof a->reply, a->from) || strncmp(a->reply, "ready", 5))
     fail_msg("the region admin helper did not start (see %s/logs/region-admin.log)",
              fu_hbase_dir());
+  a->ready = true;
 }
 
 const char *fu_admin_cmd(fu_admin *a, const char *fmt, ...) {
@@ -100,6 +106,7 @@ const char *fu_admin_cmd(fu_admin *a, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(cmd, sizeof cmd, fmt, ap);
   va_end(ap);
+  await_ready(a);
   fprintf(a->to, "%s\n", cmd);
   fflush(a->to);
   if (!fgets(a->reply, sizeof a->reply, a->from)) fail_msg("%s: the region admin helper died", cmd);

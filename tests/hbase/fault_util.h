@@ -29,13 +29,15 @@ void fu_gateway_start(const char *source_dir, bool wait);
 typedef struct fu_admin {
   pid_t pid;
   FILE *to, *from;
+  bool ready; /* its "ready" line read */
   char reply[4096];
 } fu_admin;
 
-/* Compile (into class_dir, once) and start the helper; returns when it is connected. */
+/* Compile (into class_dir, once) and start the helper; returns at once (the first command
+** waits until it is connected, so its JVM starts while the test does other work). */
 void fu_admin_start(fu_admin *a, const char *source_dir, const char *class_dir);
-/* Send one command (printf-style) and return its answer without "ok "; an "error" answer
-** fails the test with the helper's message. */
+/* Send one command (printf-style) and return its answer without "ok "; an "error" answer,
+** or a helper that did not start, fails the test with the helper's message. */
 const char *fu_admin_cmd(fu_admin *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Quit the helper and wait for it. */

@@ -11,11 +11,11 @@
 **   the retried puts landed on the same cells, no duplicate), the acknowledged rows of the
 **   first batch that the second did not touch unchanged;
 ** - SQL through the C API, a statement that fails outright: with ROWAN_HBASE_TRIES=3 (about
-**   0.6 s of waiting) an UPSERT ... SELECT moving every row of an indexed 1,500-row table
+**   0.6 s of waiting) an UPSERT ... SELECT moving every row of an indexed 1,000-row table
 **   ((V, W, X) from (i, -i, i) to (i + 100000, -V, NULL): one mutateRow call per row) is
 **   cut by a gateway that stays dead while its data rows are being written. The statement
 **   fails (ROWAN_IOERR) with an error naming the gateway and saying it gave up; once the
-**   gateway is back, a fresh connection finds all 1,500 rows, each whole (its old or its
+**   gateway is back, a fresh connection finds all 1,000 rows, each whole (its old or its
 **   new values, never a mix: HBase's row atomicity), the index and the table agree through
 **   queries, CHECK INDEX has no MISSING, EXTRA or MISMATCHED row before and no UNVERIFIED
 **   one after the reads, and the failed session itself reads again.
@@ -161,7 +161,7 @@ static void test_batch_across_kill(void **state) {
 }
 
 /* ---- SQL: a statement that fails outright ------------------------------------------------ */
-#define NSQL 1500
+#define NSQL 1000
 
 static void exec_ok(rowan_db *db, const char *sql) {
   if (rowan_exec(db, sql, NULL, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
@@ -248,7 +248,7 @@ static void test_statement_fails_outright(void **state) {
   unsetenv("ROWAN_HBASE_TRIES");
   if (orc != ROWAN_OK) fail_msg("rowan_open(%s): %s", uri, rowan_errmsg(db));
   exec_ok(db, "CREATE TABLE T (K VARCHAR PRIMARY KEY, V INTEGER, W INTEGER, X INTEGER) "
-              "SPLIT ON ('k00700')");
+              "SPLIT ON ('k00500')");
   exec_ok(db, "CREATE INDEX IX ON T (V) INCLUDE (W, X)");
   exec_ok(db, "BEGIN");
   rowan_stmt *st = NULL;
