@@ -247,7 +247,9 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 ** row written twice leaves one index row). Such a large statement's writes carry one timestamp, taken when they move into the
 ** load, never older than the last commit's; commits after it are newer. Inside BEGIN ...
 ** COMMIT a statement's writes join the transaction's batch (all in memory, at most 256 MiB
-** encoded, else ROWAN_TOOBIG); a failing statement is rolled back alone. */
+** encoded, else ROWAN_TOOBIG); a failing statement is rolled back alone. On HBase
+** (rowan_open's hbase://) a statement or COMMIT is atomic per row only, as in Phoenix:
+** docs/HBASE.md, "A statement cut by a failure", says what a failed one leaves. */
 int rowan_step(rowan_stmt *stmt);
 
 /* Reset a statement to run again (bindings are kept). Returns ROWAN_OK

@@ -2,15 +2,16 @@
 ** tests/hbase/test_fault_gateway.c SOURCE_DIR: a scan of the HBase backend goes on, without a
 ** row lost or repeated, when the Thrift2 gateway is killed in the middle of it and started
 ** again (scripts/hbase-up.sh --gateway). It kills the gateway that scripts/hbase-up.sh
-** started under $ROWAN_HBASE_DIR (default /tmp/rowan-hbase; its thrift2.pid), so it runs
-** alone (CTest RUN_SERIAL, label `hbase`) and fails when there is no such gateway.
+** started under $ROWAN_HBASE_DIR (default /tmp/rowan-hbase; its thrift2.pid) and starts it
+** again on the ports of ROWAN_HBASE_THRIFT and ROWAN_ZK (tests/hbase/fault_util.h), so it
+** runs alone (CTest RUN_SERIAL, label `hbase`) and fails when there is no such gateway.
 ** - 2,500 rows over three regions, a forward scan read 1,500 rows far (its second batch of
 **   1,000 rows from the gateway), the gateway killed (SIGKILL) and restarted in the
 **   background; the rest of the scan equals the rows written, in order, once each;
 ** - a reverse scan the same way;
 ** - a write after the restart goes through (the client connects again).
-** Not here: a batch cut by a dying gateway (its retry needs the gateway back at once), a
-** region split or move during a scan.
+** Not here: a gateway killed inside a batch's calls (test_fault_writer.c), a region split or
+** move during a scan (test_fault_region.c).
 */
 #include <setjmp.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "fault_util.h"
 #include "kv/backend.h"
 #include "kv/backend/hbase/backend_hbase.h"
 #include "kv/kv.h"
@@ -31,19 +33,8 @@ static const char *source_dir = ".";
 static char uri[400];
 
 static void kill_and_restart_gateway(void) {
-  const char *dir = getenv("ROWAN_HBASE_DIR");
-  char path[600], cmd[1400];
-  snprintf(path, sizeof path, "%s/thrift2.pid", dir && *dir ? dir : "/tmp/rowan-hbase");
-  FILE *f = fopen(path, "r");
-  if (!f) fail_msg("no %s: this test needs the gateway scripts/hbase-up.sh started", path);
-  long pid = 0;
-  if (fscanf(f, "%ld", &pid) != 1 || pid <= 1) fail_msg("%s holds no pid", path);
-  fclose(f);
-  if (kill((pid_t)pid, SIGKILL) != 0) fail_msg("cannot kill the gateway (pid %ld)", pid);
-  for (int i = 0; i < 50 && kill((pid_t)pid, 0) == 0; i++) usleep(100000);
-  sleep(1); /* the port free again */
-  snprintf(cmd, sizeof cmd, "sh '%s/scripts/hbase-up.sh' --gateway >/dev/null 2>&1 &", source_dir);
-  if (system(cmd) != 0) fail_msg("cannot start %s", cmd);
+  fu_gateway_kill();
+  fu_gateway_start(source_dir, false);
 }
 
 static void key_of(int i, char *k) { snprintf(k, 8, "r%05d", (unsigned)i % 100000u); }
@@ -118,8 +109,7 @@ static void test_scan_across_restart(void **state) {
 
 int main(int argc, char **argv) {
   if (argc > 1) source_dir = argv[1];
-  const char *e = getenv("ROWAN_HBASE_THRIFT");
-  snprintf(uri, sizeof uri, "hbase://%s/tf_%ld", e && *e ? e : "127.0.0.1:9090", (long)getpid());
+  snprintf(uri, sizeof uri, "hbase://%s/tf_%ld", fu_gateway(), (long)getpid());
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_scan_across_restart)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,14 +15,17 @@
 ** 48 of them), '_' and 16 hex digits of the name's FNV-1a hash.
 **
 ** Writes: the batch's ops are grouped by row (a row of one table: HBase's unit of
-** atomicity); a row of puts only goes in one putMultiple per table, a row with deletes is
+** atomicity); rows of puts only go in putMultiple calls per table, a row with deletes is
 ** one mutateRow. KV_TS_NOW is resolved here to the backend's clock (milliseconds, never
 ** going back, strictly later than every timestamp it gave out before), and within a row a
 ** put that follows a tombstone over it gets the next millisecond (plan_row_ts): HBase lets a
 ** delete mask a put of the same timestamp whatever their order, where kv lets the later op
 ** win. With every timestamp explicit before the first try, a retried write
 ** lands on the same cells: a write whose connection is lost waits for the gateway and
-** writes again (HBK_WRITE_TRIES), a check-and-write is never repeated.
+** writes the rows not known written again (HBK_TRIES, or ROWAN_HBASE_TRIES), a
+** check-and-write is never repeated. A putMultiple holds at most HBK_PUT_CHUNK_ROWS rows
+** (about HBK_PUT_CHUNK_BYTES). The test hook ROWAN_HBASE_KILL_AFTER_ROWS=N (read at open)
+** ends the process with SIGKILL once N rows were written (docs/HBASE.md, "Test hooks").
 **
 ** Not here: scans and gets (backend_hbase_scan.c), the Thrift2 calls (hb_client.c).
 */
@@ -650,9 +653,24 @@ static int gather(hbk *h, const kv_batch *b, wops *w, int64_t *base) {
   return KV_OK;
 }
 
-/* Apply rows v[lo..hi) of one table: put-only rows in one putMultiple, others each one
-** mutateRow. */
-static int apply_table(hbk *h, wop *v, size_t lo, size_t hi, int64_t base) {
+#define HBK_PUT_CHUNK_ROWS 10000     /* rows of one putMultiple at most */
+#define HBK_PUT_CHUNK_BYTES (4 << 20) /* and about this many bytes (Thrift messages stay small) */
+
+/* The test hook (ROWAN_HBASE_KILL_AFTER_ROWS): row `v[a]` is about to be written; when it
+** would be one row more than the hook allows, write the pending puts and end the process
+** with SIGKILL, as a writer killed between its row writes. */
+static void kill_point(hbk *h, const hbk_table *t, const hb_put *puts, size_t np) {
+  if (++h->rows_written <= h->kill_after_rows) return;
+  if (np) (void)hb_put_cells(h->c, h->uri.ns, t->hb_name, puts, np);
+  raise(SIGKILL);
+}
+
+/* Write the rows of ops v[*at..hi) of one table: rows of puts only in putMultiple calls of
+** at most HBK_PUT_CHUNK_ROWS rows or about HBK_PUT_CHUNK_BYTES, a row with deletes in one
+** mutateRow. On failure *at is moved past the rows known written (a prefix: a row after
+** puts still pending is written again by a retry, the same cells at the same timestamps). */
+static int apply_table(hbk *h, wop *v, size_t *at, size_t hi, int64_t base) {
+  size_t lo = *at;
   hbk_table *t = v[lo].t;
   hb_put *puts = malloc((hi - lo) * sizeof *puts);
   hb_mutation *muts = malloc((hi - lo) * sizeof *muts);
@@ -661,16 +679,24 @@ static int apply_table(hbk *h, wop *v, size_t lo, size_t hi, int64_t base) {
     free(muts);
     return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
   }
-  size_t np = 0;
+  size_t np = 0, prows = 0, pbytes = 0;
   int rc = KV_OK;
   for (size_t a = lo, z; !rc && a < hi; a = z) {
     bool only_puts = true;
     for (z = a; z < hi && same_row(&v[a], &v[z]); z++) only_puts &= v[z].op.type == KV_PUT;
+    if (h->kill_after_rows) kill_point(h, t, puts, np);
     if (only_puts) {
       for (size_t i = a; i < z; i++) {
         if (v[i].dead) continue;
         hb_mutation m = mutation_of(&v[i], base);
         puts[np++] = (hb_put){{v[i].op.row, v[i].op.row_len}, m.family, m.qualifier, m.value, m.ts};
+        pbytes += v[i].op.row_len + m.qualifier.n + m.value.n + 24;
+      }
+      if (++prows < HBK_PUT_CHUNK_ROWS && pbytes < HBK_PUT_CHUNK_BYTES) continue;
+      rc = hb_put_cells(h->c, h->uri.ns, t->hb_name, puts, np);
+      if (!rc) {
+        np = prows = pbytes = 0;
+        *at = z;
       }
       continue;
     }
@@ -679,14 +705,14 @@ static int apply_table(hbk *h, wop *v, size_t lo, size_t hi, int64_t base) {
       if (!v[i].dead) muts[nm++] = mutation_of(&v[i], base);
     rc = hb_mutate_row(h->c, h->uri.ns, t->hb_name, (hb_bytes){v[a].op.row, v[a].op.row_len},
                        muts, nm);
+    if (!rc && !np) *at = z;
   }
   if (!rc && np) rc = hb_put_cells(h->c, h->uri.ns, t->hb_name, puts, np);
+  if (!rc) *at = hi;
   free(puts);
   free(muts);
   return rc;
 }
-
-#define HBK_WRITE_TRIES 10 /* tries of a write whose connection is lost (about 100 s) */
 
 static int be_write(kv_backend *be, const kv_batch *b, uint64_t *seq_out) {
   hbk *h = be->impl;
@@ -694,19 +720,25 @@ static int be_write(kv_backend *be, const kv_batch *b, uint64_t *seq_out) {
   int64_t base = 0;
   hbk_lock(h);
   int rc = gather(h, b, &w, &base);
-  size_t done = 0; /* ops of the tables written whole */
-  for (int tries = 1; !rc && done < w.n; tries++) {
+  size_t done = 0; /* ops written */
+  int fails = 0;    /* failed tries in a row */
+  while (!rc && done < w.n) {
     size_t hi = done + 1;
     while (hi < w.n && w.v[hi].t == w.v[done].t) hi++;
-    rc = apply_table(h, w.v, done, hi, base);
-    if (!rc) {
-      done = hi;
-      tries = 0;
-    } else if (rc == KV_ERR_IO && tries < HBK_WRITE_TRIES && strstr(kv_errmsg(), "connect")) {
+    size_t before = done;
+    rc = apply_table(h, w.v, &done, hi, base);
+    if (!rc || done > before) fails = 0;
+    if (rc != KV_ERR_IO || !strstr(kv_errmsg(), "connect")) continue;
+    if (++fails < h->tries) {
       /* the gateway is gone (the client's own retry failed too): wait for it and write the
-      ** table's rows again, the same cells at the same timestamps */
-      usleep((useconds_t)(100000u << tries));
+      ** rows not known written again, the same cells at the same timestamps */
+      usleep(HBK_BACKOFF_US(fails));
       rc = KV_OK;
+    } else {
+      char msg[500];
+      snprintf(msg, sizeof msg, "%s", kv_errmsg());
+      rc = kv_error(rc, "hbase: a write to the gateway %s:%d given up after %d tries: %s",
+                    h->uri.host, h->uri.port, fails, msg);
     }
   }
   if (seq_out) *seq_out = (uint64_t)h->last_ts;
@@ -896,6 +928,11 @@ int kv_backend_hbase_open(const char *uri, kv_backend **out) {
   h->be.caps = hbk_caps;
   h->be.impl = h;
   h->be.local = NULL;
+  h->tries = HBK_TRIES;
+  const char *e = getenv("ROWAN_HBASE_TRIES");
+  if (e && *e) h->tries = atoi(e) < 1 ? 1 : atoi(e) > 20 ? 20 : atoi(e);
+  e = getenv("ROWAN_HBASE_KILL_AFTER_ROWS");
+  if (e && *e && atol(e) > 0) h->kill_after_rows = atol(e);
   int rc = kv_hbase_parse_uri(uri, &h->uri);
   hbk_lock(h);
   if (!rc) rc = hb_open(h->uri.host, h->uri.port, 0, &h->c);

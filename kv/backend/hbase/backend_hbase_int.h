@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kv/backend/hbase/backend_hbase.h"
 #include "kv/backend/hbase/hb_client.h"
@@ -39,7 +40,18 @@ typedef struct hbk {
   int n_tabs, cap_tabs;
   uint32_t next_family_id;
   int64_t last_ts;      /* the newest timestamp given out (ms) */
+  int tries;            /* tries of a write, scanner opens of a scan, after lost connections
+                        ** (HBK_TRIES, or ROWAN_HBASE_TRIES) */
+  long kill_after_rows; /* test hook ROWAN_HBASE_KILL_AFTER_ROWS: SIGKILL once this many rows
+                        ** were written (0: off; docs/HBASE.md "Test hooks") */
+  long rows_written;    /* rows written so far, counted only while the hook is on */
 } hbk;
+
+/* Tries after a lost connection by default: at once, then after 0.2 s, 0.4 s, ... 51.2 s
+** (about 100 s in all). */
+#define HBK_TRIES 10
+/* The wait before try `k` (k >= 1) after a lost connection, in microseconds. */
+#define HBK_BACKOFF_US(k) ((useconds_t)(100000u << ((k) > 12 ? 12 : (k))))
 
 /* The registry table of a namespace and its family. */
 #define HBK_REGISTRY "ROWAN_KV"

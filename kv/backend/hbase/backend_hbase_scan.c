@@ -21,8 +21,8 @@
 ** is the upper end of the time range (HBase's delete markers still apply above it: an
 ** as_of read does not bring back a row deleted later, unlike the local store). When a
 ** scanner call fails (a lost connection, a restarted gateway, an expired scanner), the range
-** is cut after the last row read from it and a new scanner opened, up to HBK_SCAN_RESUMES
-** times in a scan: no row is handed out twice or skipped.
+** is cut after the last row read from it and a new scanner opened, up to h->tries
+** times in a scan (HBK_TRIES, or ROWAN_HBASE_TRIES): no row is handed out twice or skipped.
 **
 ** Not here: writes and DDL (backend_hbase.c), the Thrift2 calls (hb_client.c).
 */
@@ -77,8 +77,6 @@ struct kv_backend_scan {
   size_t last_len, last_cap;
   int resumes;            /* scanners opened again after a failure */
 };
-
-#define HBK_SCAN_RESUMES 10 /* scanner (re)opens a scan tries after failures (about 100 s) */
 
 static int key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
   int d = memcmp(a, b, an < bn ? an : bn);
@@ -532,13 +530,13 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
       if (rc) kv_error(rc, "%s", msg);
     }
     hbk_unlock(s->h);
-    if (rc == KV_ERR_IO && s->resumes < HBK_SCAN_RESUMES) {
+    if (rc == KV_ERR_IO && s->resumes < s->h->tries) {
       char msg[400];
       snprintf(msg, sizeof msg, "%s", kv_errmsg());
       do { /* at once, then waiting 0.2 s, 0.4 s, ... for a gateway that restarts */
-        if (s->resumes) usleep((useconds_t)(100000u << s->resumes));
+        if (s->resumes) usleep(HBK_BACKOFF_US(s->resumes));
         rc = resume(s);
-      } while (rc == KV_ERR_IO && s->resumes < HBK_SCAN_RESUMES);
+      } while (rc == KV_ERR_IO && s->resumes < s->h->tries);
       if (!rc) continue;
       kv_error(rc, "%s (after: %s)", kv_errmsg(), msg);
     }
