@@ -372,6 +372,16 @@ static inline int kv_be_estimate(kv_backend *be, uint32_t family_id, const kv_ra
   return be->ops->estimate(be, family_id, range, opts, rows, bytes);
 }
 
+/* kv_scan_prefixes through any backend (kv/backend/backend_prefixes.c): on the local store
+** under be, kv_scan_prefixes itself; elsewhere one scan of one row per prefix found, 256 at
+** most (then *more is set) (the planner's count of prefixes for a skip scan by prefix). Same arguments,
+** results and errors, plus those of the backend's scans. */
+int kv_be_scan_prefixes(kv_backend *be, uint32_t family_id, kv_prefix_len_fn prefix_len,
+                        void *prefix_ctx, const kv_range *ranges, uint32_t n_ranges,
+                        uint32_t max,
+                        void (*each)(void *each_ctx, const uint8_t *prefix, uint32_t len),
+                        void *each_ctx, uint32_t *n, bool *more);
+
 /* The planner's statistics of a family (planner/select.c): the backend's family_stats, else
 ** the local store's under it (a wrapper of the local backend that does not forward it),
 ** else KV_ERR_INVALID (not supported); NULL be: KV_MISUSE (as kv_be_estimate). */

@@ -1,7 +1,7 @@
 /*
 ** planner/skip_prefix.c: choosing the skip scan by prefix (contract and cost rule in
 ** planner/skip_prefix.h): the suffix key ranges (plan_key_ranges over key columns 2..n),
-** the count of leading prefixes at plan time (kv_scan_prefixes, capped), the estimate of
+** the count of leading prefixes at plan time (kv_be_scan_prefixes, capped), the estimate of
 ** rows read per prefix and range, the hint, and the EXPLAIN text of the bounds (the suffix
 ** bounds with "*" for the leading column). Not here: the scan (exec/scan.c hands the ranges
 ** to kv.h kv_skip_prefix), the EXPLAIN line (planner/explain.c).
@@ -41,20 +41,7 @@ int plan_skip_hint(const char *hint) {
   return r;
 }
 
-/* kv_scan_prefixes on the local store under be; a backend without one (HBase) gives
-** KV_ERR_INVALID: no count, so no skip scan by prefix is chosen from estimates. */
-static int plan_skip_prefixes(kv_backend *be, uint32_t family_id, kv_prefix_len_fn prefix_len,
-                              void *prefix_ctx, const kv_range *ranges, uint32_t n_ranges,
-                              uint32_t max,
-                              void (*each)(void *each_ctx, const uint8_t *prefix, uint32_t len),
-                              void *each_ctx, uint32_t *n, bool *more) {
-  kv_db *db = kv_backend_local_db(be);
-  if (!db) return kv_be_unsupported(be, "scan_prefixes");
-  return kv_scan_prefixes(db, family_id, prefix_len, prefix_ctx, ranges, n_ranges, max, each,
-                          each_ctx, n, more);
-}
-
-/* Prefixes collected by kv_scan_prefixes into the arena. */
+/* Prefixes collected by kv_be_scan_prefixes into the arena. */
 typedef struct pfx_list {
   plan_arena *A;
   const uint8_t **p;
@@ -283,7 +270,7 @@ int plan_skip_consider(kv_backend *be, const cat_table *t, const char *const *na
   uint32_t n = 0;
   bool more = false;
   plan_skip_key key = {t->key_cols, pc};
-  if (plan_skip_prefixes(be, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
+  if (kv_be_scan_prefixes(be, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
                        &l, &n, &more) != KV_OK ||
       l.oom) {
     plan_scan_ranges_free(&r); /* no estimate: the plan stays */
@@ -432,7 +419,7 @@ int plan_prefix_first(kv_backend *be, const plan_select *s, int hint, plan_arena
                   plan_arena_alloc(A, probe * sizeof *l.len), 0, false};
     if (!l.p || !l.len) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
     plan_skip_key key = {t->key_cols, m};
-    if (plan_skip_prefixes(be, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
+    if (kv_be_scan_prefixes(be, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
                          &l, &n, &more) != KV_OK ||
         l.oom)
       return EXEC_OK; /* no count: the plan stays */
