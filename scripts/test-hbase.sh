@@ -14,7 +14,7 @@ BUILD=${ROWAN_HBASE_BUILD_DIR:-build/hbase}
 trap 'scripts/hbase-down.sh --wipe' EXIT
 scripts/hbase-up.sh
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROWAN_WERROR=ON -DROWAN_HBASE=ON >/dev/null
-cmake --build "$BUILD" -j"$(nproc)" --target hbase_test_client hbase_test_backend hbase_test_api hbase_test_fault_gateway \
+cmake --build "$BUILD" -j"$(nproc)" --target hbase_test_client hbase_test_backend hbase_test_stats hbase_test_api hbase_test_fault_gateway \
   slt_runner rowan
 ROWAN_SEED=${ROWAN_SEED:-20261130}
 export ROWAN_SEED

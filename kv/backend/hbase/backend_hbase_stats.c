@@ -12,7 +12,8 @@
 ** table since then pass a tenth of its rows (any write to a table of fewer than
 ** HBK_STATS_SMALL rows, whose collection costs a few round trips). Writes by other processes
 ** are not seen until then. A table larger than HBK_STATS_ROWS is counted as far as the
-** collection read, its unread part guessed as large again (rough).
+** collection read, the whole guessed as (regions / regions read) times that, at least twice
+** (rough: regions are taken to hold equal rows).
 **
 ** An estimate of a key range adds the segments inside it and half of each segment it cuts
 ** (a segment of one row: exactly); bytes are row, qualifier and value bytes plus 16 a cell,
@@ -29,7 +30,7 @@
 #include "kv/util/status.h"
 
 #define HBK_STATS_KEYS 4096u    /* guideposts per family at most */
-#define HBK_STATS_ROWS 500000u  /* rows one collection reads at most */
+#define HBK_STATS_ROWS 50000u   /* rows one collection reads at most */
 #define HBK_STATS_SMALL 10000u  /* below this many rows any write makes the statistics stale */
 
 typedef struct hbk_gp {   /* one segment: its first row key, its rows and bytes */
@@ -41,6 +42,8 @@ typedef struct hbk_gp {   /* one segment: its first row key, its rows and bytes 
 typedef struct hbk_fst {  /* one family's guideposts */
   hbk_gp *gp;
   uint32_t n;
+  uint8_t *last;          /* the family's last row key (owned) */
+  uint32_t last_len, last_cap;
   uint64_t width;         /* rows per segment (the last may hold fewer) */
   uint64_t rows, bytes;   /* totals */
 } hbk_fst;
@@ -51,6 +54,7 @@ struct hbk_stats {
   hbk_fst f[KV_MAX_FAMILIES];
   uint64_t rows;          /* rows read (any family) */
   bool partial;           /* the collection stopped at HBK_STATS_ROWS */
+  uint32_t scale;         /* partial: the table's rows guessed as scale times those read */
 };
 
 void hbk_stats_free(hbk_stats *st) {
@@ -58,6 +62,7 @@ void hbk_stats_free(hbk_stats *st) {
   for (int i = 0; i < st->nf; i++) {
     for (uint32_t k = 0; k < st->f[i].n; k++) free(st->f[i].gp[k].key);
     free(st->f[i].gp);
+    free(st->f[i].last);
   }
   free(st);
 }
@@ -98,6 +103,14 @@ static int add_row(hbk_fst *f, const uint8_t *key, uint32_t len, uint64_t bytes)
       f->n++;
     }
   }
+  if (len > f->last_cap) {
+    uint8_t *nl = realloc(f->last, len);
+    if (!nl) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+    f->last = nl;
+    f->last_cap = len;
+  }
+  memcpy(f->last, key, len);
+  f->last_len = len;
   f->gp[f->n - 1].rows++;
   f->gp[f->n - 1].bytes += bytes;
   f->rows++;
@@ -169,6 +182,19 @@ static int collect(hbk *h, const tcopy *tc, hbk_stats **out) {
     snprintf(msg, sizeof msg, "%s", rc ? kv_errmsg() : "");
     hb_scan_close(sc);
     if (rc) kv_error(rc, "%s", msg);
+  }
+  if (!rc && st->partial) { /* regions read / regions in all: the read ones stand for the rest */
+    hb_region *reg = NULL;
+    size_t n = 0, i = 0;
+    st->scale = 2;
+    if (hb_regions(k->c, h->uri.ns, tc->hb_name, &reg, &n) == KV_OK && n > 1) {
+      while (i + 1 < n && key_cmp(reg[i + 1].start, (uint32_t)reg[i + 1].start_len, r.key,
+                                  (uint32_t)r.key_len) < 0)
+        i++;
+      st->scale = (uint32_t)(n / (i + 1)) > 2 ? (uint32_t)(n / (i + 1)) : 2;
+    }
+    hb_regions_free(reg, n);
+    kv_error_clear();
   }
   hbk_conn_unlock(k);
   hbk_conn_give(h, k);
@@ -250,8 +276,9 @@ int hbk_family_stats(kv_backend *be, uint32_t family_id, kv_family_stats *out) {
   int rc = fresh(h, family_id, &t, &fi);
   if (rc) return rc;
   const hbk_fst *f = &t->stats->f[fi];
-  out->rows = f->rows * (t->stats->partial ? 2 : 1);
-  out->store_file_bytes = f->bytes * (t->stats->partial ? 2 : 1);
+  uint64_t scale = t->stats->partial ? t->stats->scale : 1;
+  out->rows = f->rows * scale;
+  out->store_file_bytes = f->bytes * scale;
   out->blocks = out->store_file_bytes / 65536; /* HBase's default block size */
   out->cells = out->rows;
   out->store_files = out->blocks ? 1 : 0;
@@ -290,27 +317,22 @@ int hbk_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
       if (a == 0) *rows += 1, *bytes += g->bytes;
       continue;
     }
-    /* the segment holds keys in [g->key, next key) */
-    bool whole = a == 0;
-    if (whole && range && range->end) {
-      if (i + 1 < f->n) {
-        int c = key_cmp(f->gp[i + 1].key, f->gp[i + 1].len, range->end, (uint32_t)range->end_len);
-        whole = c <= 0;
-      } else {
-        whole = false;
-      }
-    }
-    bool cut = !whole;
-    if (cut && a < 0) { /* starts below: reaches the range when the next key lies above its start */
-      cut = i + 1 >= f->n || place(range, f->gp[i + 1].key, f->gp[i + 1].len) >= 0;
-    }
+    /* the segment holds keys in [g->key, the next one's key), the last one [g->key, last] */
+    bool is_last = i + 1 == f->n;
+    const uint8_t *hk = is_last ? f->last : f->gp[i + 1].key;
+    uint32_t hl = is_last ? f->last_len : f->gp[i + 1].len;
+    int ha = place(range, hk, hl);
+    bool whole = a == 0 && (ha == 0 || (!is_last && ha > 0 && range && range->end &&
+                                        key_cmp(hk, hl, range->end, (uint32_t)range->end_len) <= 0));
+    bool cut = !whole && ha >= 0; /* starts inside or below, ends inside or above */
     if (whole) *rows += g->rows, *bytes += g->bytes;
     else if (cut) *rows += (g->rows + 1) / 2, *bytes += (g->bytes + 1) / 2;
   }
-  if (t->stats->partial && f->n && (!range || !range->end ||
-                                    place(range, f->gp[f->n - 1].key, f->gp[f->n - 1].len) == 0)) {
-    *rows += f->rows; /* the part not read: guessed as large again */
-    *bytes += f->bytes;
+  if (t->stats->partial && f->n &&
+      (!range || !range->end ||
+       key_cmp(f->last, f->last_len, range->end, (uint32_t)range->end_len) < 0)) {
+    *rows += f->rows * (t->stats->scale - 1); /* the part not read, guessed */
+    *bytes += f->bytes * (t->stats->scale - 1);
   }
   hbk_unlock(h);
   if (opts && opts->limit && *rows > opts->limit) /* the scan stops after limit rows */
