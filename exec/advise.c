@@ -233,7 +233,7 @@ static int explain_current(exec_session *s, const exec_stmt *st, explained *x, e
   plan_arena_init(&A);
   plan_query q;
   char msg[EXEC_ERRMSG_MAX];
-  int rc = plan_query_build(s->db, st->bound.select, NULL, 0, &A, &q, msg, sizeof msg);
+  int rc = plan_query_build(&s->be, st->bound.select, NULL, 0, &A, &q, msg, sizeof msg);
   char **lines = NULL;
   int n = 0;
   if (!rc) rc = plan_explain(&st->bound, &q, NULL, NULL, &A, &lines, &n);

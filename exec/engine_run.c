@@ -114,7 +114,7 @@ static int plan_select_run(exec_stmt *st, const plan_select *sel, char *msg, siz
     exec_plan_drop(st);
     st->q_built = true;
     st->q_kept = false;
-    int rc = plan_query_build(st->s->db, sel, st->all_params, st->n_all, &st->plan_arena, &st->q,
+    int rc = plan_query_build(&st->s->be, sel, st->all_params, st->n_all, &st->plan_arena, &st->q,
                               msg, cap);
     st->q.n_subs = st->n_sub_plans;
     st->q.subs = st->sub_plans;
@@ -147,11 +147,11 @@ static int plan_select_run(exec_stmt *st, const plan_select *sel, char *msg, siz
   if (rc) return snprintf(msg, cap, "%s", e.msg), rc;
   st->q_built = true;
   if (light) {
-    rc = plan_query_rebuild(st->s->db, sel, st->q_params, st->n_params, &st->plan_arena, &st->q,
+    rc = plan_query_rebuild(&st->s->be, sel, st->q_params, st->n_params, &st->plan_arena, &st->q,
                             msg, cap);
     st->plan_stats.rebuilt++;
   } else {
-    rc = plan_query_build(st->s->db, sel, st->q_params, st->n_params, &st->plan_arena, &st->q,
+    rc = plan_query_build(&st->s->be, sel, st->q_params, st->n_params, &st->plan_arena, &st->q,
                           msg, cap);
     st->plan_stats.full++;
     st->q_light = !st->q.join && (!st->q.has_scan || !st->q.scan.index); /* a join plans
@@ -203,7 +203,7 @@ static int build(exec_stmt *st, exec_error *err) {
     }
   } else if (b->kind == SQL_STMT_DELETE) {
     st->del_built = true;
-    rc = plan_delete_scan_build(st->s->db, b->del, st->all_params, st->n_all,
+    rc = plan_delete_scan_build(&st->s->be, b->del, st->all_params, st->n_all,
                                 &st->run_arena, &st->del_scan, msg, sizeof msg);
     if (rc) return plan_err(rc, msg, err);
     st->scan_table = b->del->table;

@@ -78,8 +78,8 @@ int exec_sub_value(exec_stmt *st, const plan_select *sel, int kind, uint32_t off
   char msg[EXEC_ERRMSG_MAX], pos[64];
   pos[0] = 0; /* " at line L, column C" when an error needs it */
   int rc = reuse && reuse->rebuild
-               ? plan_query_rebuild(st->s->db, sel, params, np, A, q, msg, sizeof msg)
-               : plan_query_build(st->s->db, sel, params, np, A, q, msg, sizeof msg);
+               ? plan_query_rebuild(&st->s->be, sel, params, np, A, q, msg, sizeof msg)
+               : plan_query_build(&st->s->be, sel, params, np, A, q, msg, sizeof msg);
   if (rc) return exec_fail(err, rc, -1, "%s", msg);
   exec_query x;
   memset(&x, 0, sizeof x);

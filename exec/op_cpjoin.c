@@ -116,7 +116,7 @@ int exec_cpjoin_narrow(exec_join *j, exec_join *probe, exec_error *err) {
   exec_join_ctx *cx = j->cx;
   char msg[EXEC_ERRMSG_MAX];
   /* run, never explained: no estimates, the table's own key ranges (plan_reuse.h) */
-  int rc = plan_query_rebuild(cx->db, ns, cx->params, cx->n_params, A, &probe->cp_q, msg,
+  int rc = plan_query_rebuild(cx->be, ns, cx->params, cx->n_params, A, &probe->cp_q, msg,
                               sizeof msg);
   probe->has_cp_q = true;
   if (rc) {

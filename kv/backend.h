@@ -234,6 +234,11 @@ typedef struct kv_backend_ops {
   int (*estimate)(kv_backend *be, uint32_t family_id, const kv_range *range,
                   const kv_estimate_opts *opts, uint64_t *rows,
                   uint64_t *bytes);                               /* kv_estimate_range */
+  /* kv_family_get_stats: the family's totals as the planner reads them (rows, store_file_bytes
+  ** + memstore_bytes, blocks, memstore_cells; the rest may be 0). A remote backend gives
+  ** its statistics (HBase: docs/HBASE.md "The planner's statistics"). NULL: the local store
+  ** under the backend answers (kv_be_family_stats). */
+  int (*family_stats)(kv_backend *be, uint32_t family_id, kv_family_stats *out);
 } kv_backend_ops;
 
 struct kv_backend {
@@ -357,11 +362,35 @@ static inline int kv_be_split_points(kv_backend *be, uint32_t family_id, uint32_
   if (!be->ops->split_points) return kv_be_unsupported(be, "split_points");
   return be->ops->split_points(be, family_id, max_chunks, each, ctx);
 }
+/* NULL be: KV_MISUSE, as kv_estimate_range's NULL store (the planner plans hypothetical
+** tables, planner/advise.c, with no backend: no estimates). */
 static inline int kv_be_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
                                  const kv_estimate_opts *opts, uint64_t *rows,
                                  uint64_t *bytes) {
+  if (!be) return KV_MISUSE;
   if (!be->ops->estimate) return kv_be_unsupported(be, "estimate");
   return be->ops->estimate(be, family_id, range, opts, rows, bytes);
+}
+
+/* kv_scan_prefixes through any backend (kv/backend/backend_prefixes.c): on the local store
+** under be, kv_scan_prefixes itself; elsewhere one scan of one row per prefix found, 256 at
+** most (then *more is set) (the planner's count of prefixes for a skip scan by prefix). Same arguments,
+** results and errors, plus those of the backend's scans. */
+int kv_be_scan_prefixes(kv_backend *be, uint32_t family_id, kv_prefix_len_fn prefix_len,
+                        void *prefix_ctx, const kv_range *ranges, uint32_t n_ranges,
+                        uint32_t max,
+                        void (*each)(void *each_ctx, const uint8_t *prefix, uint32_t len),
+                        void *each_ctx, uint32_t *n, bool *more);
+
+/* The planner's statistics of a family (planner/select.c): the backend's family_stats, else
+** the local store's under it (a wrapper of the local backend that does not forward it),
+** else KV_ERR_INVALID (not supported); NULL be: KV_MISUSE (as kv_be_estimate). */
+static inline int kv_be_family_stats(kv_backend *be, uint32_t family_id,
+                                     kv_family_stats *out) {
+  if (!be) return KV_MISUSE;
+  if (be->ops->family_stats) return be->ops->family_stats(be, family_id, out);
+  if (be->local) return kv_family_get_stats(be->local, family_id, out);
+  return kv_be_unsupported(be, "family_stats");
 }
 
 #ifdef __cplusplus

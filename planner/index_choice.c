@@ -189,7 +189,7 @@ static bool unsub_terms(plan_arena *A, plan_scan_ranges *r, plan_expr *const *kx
 ** t->n_columns + k, the WHERE is matched against it (planner/index_expr.h), and the
 ** columns only the answered key terms read are not needed from the data row. EXEC_OK, or
 ** an error (c->sc to be freed). */
-static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix,
+static int build_index_scan(kv_backend *be, const plan_select *s, const cat_index *ix,
                             plan_expr *const *kx, const bool *used, const bool *need,
                             const cat_value *params, int n_params, plan_arena *A, cand *c,
                             char *msg, size_t cap) {
@@ -354,7 +354,7 @@ static int build_index_scan(kv_db *db, const plan_select *s, const cat_index *ix
     }
   }
   /* rows and bytes of the index scan: rows counted in the index's key family */
-  plan_scan_estimate(db, ix->kv_key_family, ix->kv_key_family, sc);
+  plan_scan_estimate(be, ix->kv_key_family, ix->kv_key_family, sc);
   c->stream_agg = s->aggregate && plan_group_on_prefix(s, c->slots, n);
   c->dir = plan_key_order_of(s, c->slots, sc->ix_key_cols, n, pinned, c->stream_agg);
   return EXEC_OK;
@@ -390,7 +390,7 @@ void plan_index_set_as_of(int64_t ms) { plan_as_of_ms = ms; }
 
 int64_t plan_as_of(void) { return plan_as_of_ms; }
 
-int plan_index_choose(kv_db *db, const plan_select *s, const bool *used,
+int plan_index_choose(kv_backend *be, const plan_select *s, const bool *used,
                       const cat_value *params, int n_params, plan_arena *A, plan_query *q,
                       int *dir, char *msg, size_t cap) {
   const cat_table *t = s->table;
@@ -440,7 +440,7 @@ int plan_index_choose(kv_db *db, const plan_select *s, const bool *used,
       continue;
     }
     cand c;
-    rc = build_index_scan(db, s, ix, kx, used, need, params, n_params, A, &c, msg, cap);
+    rc = build_index_scan(be, s, ix, kx, used, need, params, n_params, A, &c, msg, cap);
     if (rc) {
       plan_scan_free(&c.sc);
       break;

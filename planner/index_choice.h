@@ -70,7 +70,7 @@ int64_t plan_as_of(void);
 ** q->stream_agg / *dir follow it. used: columns needed after the scan (projection, GROUP
 ** BY, aggregate arguments). Fills q->scan.access / n_access / hint_note. EXEC_OK, or
 ** EXEC_NOMEM / EXEC_TOOBIG with msg; on error q->scan stays a valid table scan. */
-int plan_index_choose(kv_db *db, const plan_select *s, const bool *used,
+int plan_index_choose(kv_backend *be, const plan_select *s, const bool *used,
                       const cat_value *params, int n_params, plan_arena *A, plan_query *q,
                       int *dir, char *msg, size_t cap);
 

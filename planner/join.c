@@ -142,7 +142,7 @@ static uint64_t mul_cap(uint64_t a, uint64_t b) {
 }
 
 /* The leaf of derived table i: its query's own plan, the pushed terms as its leaf filter. */
-static int derived_leaf(kv_db *db, const plan_select *s, int i, const terms *pushed,
+static int derived_leaf(kv_backend *be, const plan_select *s, int i, const terms *pushed,
                         const cat_value *params, int n_params, plan_arena *A, plan_join_node *n,
                         char *msg, size_t cap, bool full) {
   const plan_from *f = &s->from[i];
@@ -163,8 +163,8 @@ static int derived_leaf(kv_db *db, const plan_select *s, int i, const terms *pus
   n->leaf_cols = cols;
   n->lo = n->mid = f->base;
   n->hi = f->base + nc;
-  int rc = full ? plan_query_build(db, f->sub, params, n_params, A, &n->leaf_q, msg, cap)
-                : plan_query_rebuild(db, f->sub, params, n_params, A, &n->leaf_q, msg, cap);
+  int rc = full ? plan_query_build(be, f->sub, params, n_params, A, &n->leaf_q, msg, cap)
+                : plan_query_rebuild(be, f->sub, params, n_params, A, &n->leaf_q, msg, cap);
   if (rc) return rc;
   n->est_rows = plan_query_est_rows(&n->leaf_q);
   return EXEC_OK;
@@ -174,11 +174,11 @@ nomem:
 }
 
 /* The plan of table i's leaf: its pushed terms as the WHERE, the used columns projected. */
-static int leaf_build(kv_db *db, const plan_select *s, int i, const terms *pushed,
+static int leaf_build(kv_backend *be, const plan_select *s, int i, const terms *pushed,
                       const bool *used, const cat_value *params, int n_params, plan_arena *A,
                       plan_join_node *n, char *msg, size_t cap, bool full) {
   const plan_from *f = &s->from[i];
-  if (f->sub) return derived_leaf(db, s, i, pushed, params, n_params, A, n, msg, cap, full);
+  if (f->sub) return derived_leaf(be, s, i, pushed, params, n_params, A, n, msg, cap, full);
   const cat_table *t = f->table;
   plan_select *ls = plan_arena_alloc(A, sizeof *ls);
   const char **cn = plan_arena_alloc(A, (size_t)(t->n_columns + 1) * sizeof *cn);
@@ -222,8 +222,8 @@ static int leaf_build(kv_db *db, const plan_select *s, int i, const terms *pushe
   n->leaf_cols = cols;
   n->lo = n->mid = f->base;
   n->hi = f->base + t->n_columns;
-  int rc = full ? plan_query_build(db, ls, params, n_params, A, &n->leaf_q, msg, cap)
-                : plan_query_rebuild(db, ls, params, n_params, A, &n->leaf_q, msg, cap);
+  int rc = full ? plan_query_build(be, ls, params, n_params, A, &n->leaf_q, msg, cap)
+                : plan_query_rebuild(be, ls, params, n_params, A, &n->leaf_q, msg, cap);
   if (rc) return rc;
   n->est_rows = n->leaf_q.has_scan ? n->leaf_q.scan.est_rows : 1;
   return EXEC_OK;
@@ -371,7 +371,7 @@ static int propagate(const plan_select *s, terms *pushed, const terms *on_node, 
   return EXEC_OK;
 }
 
-static int build_tree(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+static int build_tree(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                       plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
   int nf = s->n_from;
   if (nf > MAX_TABLES)
@@ -454,7 +454,7 @@ static int build_tree(kv_db *db, const plan_select *s, const cat_value *params, 
   for (int k = 0; k < nf; k++) {
     plan_join_node *leaf = plan_arena_alloc(A, sizeof *leaf);
     if (!leaf) goto nomem;
-    int rc = leaf_build(db, s, k, &pushed[k], used, params, n_params, A, leaf, msg, cap, full);
+    int rc = leaf_build(be, s, k, &pushed[k], used, params, n_params, A, leaf, msg, cap, full);
     if (rc) {
       plan_query_free(&leaf->leaf_q);
       q->join = tree;
@@ -504,7 +504,7 @@ static int build_tree(kv_db *db, const plan_select *s, const cat_value *params, 
       j->build_left = l < r;
       j->est_rows = l > r ? l : r;
       if (plan_join_child_parent(j, s->hint, A)) goto nomem;
-      int mrc = plan_join_merge(db, j, s->hint, params, n_params, A, msg, cap, full);
+      int mrc = plan_join_merge(be, j, s->hint, params, n_params, A, msg, cap, full);
       if (mrc) return mrc; /* q->join reaches every leaf for plan_query_free */
     } else {
       j->algo = PLAN_JOIN_NESTED_LOOP;
@@ -666,9 +666,9 @@ static const char *order_note(const plan_select *s, const plan_select *r, plan_a
   return plan_arena_strndup(A, buf, o);
 }
 
-int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+int plan_join_build(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                     plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
-  int rc = build_tree(db, s, params, n_params, A, q, msg, cap, full);
+  int rc = build_tree(be, s, params, n_params, A, q, msg, cap, full);
   if (rc || !full || !reorderable(s)) return rc;
   int nf = s->n_from;
   uint64_t *est = plan_arena_alloc(A, (size_t)nf * sizeof *est);
@@ -699,7 +699,7 @@ int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, in
   q->join = NULL;
   q->join_filter = NULL;
   q->sel = r;
-  if ((rc = build_tree(db, r, params, n_params, A, q, msg, cap, full)) != EXEC_OK) return rc;
+  if ((rc = build_tree(be, r, params, n_params, A, q, msg, cap, full)) != EXEC_OK) return rc;
   if (!(q->join_order = order_note(s, r, A))) goto nomem;
   return EXEC_OK;
 nomem:

@@ -27,7 +27,7 @@
 
 /* Leaf n's plan again with ORDER BY the key columns keys[0..nk) (joined-row columns of n),
 ** into *q. EXEC_OK; EXEC_ERROR when a key is not among its projected columns. */
-static int ordered_leaf(kv_db *db, const plan_join_node *n, plan_expr *const *keys, int nk,
+static int ordered_leaf(kv_backend *be, const plan_join_node *n, plan_expr *const *keys, int nk,
                         const cat_value *params, int n_params, plan_arena *A, plan_query *q,
                         plan_select **out, char *msg, size_t cap, bool full) {
   const plan_select *ls = n->leaf_sel;
@@ -51,11 +51,11 @@ static int ordered_leaf(kv_db *db, const plan_join_node *n, plan_expr *const *ke
   os->order_src = src;
   *out = os;
   memset(q, 0, sizeof *q);
-  return full ? plan_query_build(db, os, params, n_params, A, q, msg, cap)
-              : plan_query_rebuild(db, os, params, n_params, A, q, msg, cap);
+  return full ? plan_query_build(be, os, params, n_params, A, q, msg, cap)
+              : plan_query_rebuild(be, os, params, n_params, A, q, msg, cap);
 }
 
-int plan_join_merge(kv_db *db, plan_join_node *j, const char *hint, const cat_value *params,
+int plan_join_merge(kv_backend *be, plan_join_node *j, const char *hint, const cat_value *params,
                     int n_params, plan_arena *A, char *msg, size_t cap, bool full) {
   if (j->algo != PLAN_JOIN_HASH || !j->left->leaf || !j->right->leaf || j->left->derived ||
       j->right->derived)
@@ -80,11 +80,11 @@ int plan_join_merge(kv_db *db, plan_join_node *j, const char *hint, const cat_va
   }
   plan_query lq, rq;
   plan_select *ls = NULL, *rs = NULL;
-  int rc = ordered_leaf(db, j->left, j->lkeys, j->n_keys, params, n_params, A, &lq, &ls, msg,
+  int rc = ordered_leaf(be, j->left, j->lkeys, j->n_keys, params, n_params, A, &lq, &ls, msg,
                         cap, full);
   if (rc == EXEC_ERROR) return EXEC_OK;
   if (rc) return rc;
-  rc = ordered_leaf(db, j->right, j->rkeys, j->n_keys, params, n_params, A, &rq, &rs, msg, cap,
+  rc = ordered_leaf(be, j->right, j->rkeys, j->n_keys, params, n_params, A, &rq, &rs, msg, cap,
                     full);
   if (rc) {
     plan_query_free(&lq);

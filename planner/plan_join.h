@@ -112,7 +112,7 @@ struct plan_join_node {
 ** padding, in q->join_filter; hash or nested loop per join; the build side from the leaves'
 ** estimates (full false: no estimates, as plan_query_rebuild). q->join is set, has_scan is
 ** false. EXEC_OK, EXEC_ERROR (a leaf's LIMIT), EXEC_NOMEM, EXEC_TOOBIG with msg. */
-int plan_join_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+int plan_join_build(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                     plan_arena *A, plan_query *q, char *msg, size_t cap, bool full);
 /* Decide whether hash join j (algo, build side and keys set) is a child/parent join and
 ** fill j->cp_* (planner/join_cp.c): its probe input is a leaf, the join is inner or semi (the
@@ -126,7 +126,7 @@ int plan_join_child_parent(plan_join_node *j, const char *hint, plan_arena *A);
 ** key columns, need no sort, or when hint `hint` says USE_SORT_MERGE_JOIN; the leaves then
 ** have the ordered plans. Otherwise j is left as it was. EXEC_OK, EXEC_NOMEM, or a leaf's
 ** planning error (msg). */
-int plan_join_merge(kv_db *db, plan_join_node *j, const char *hint, const cat_value *params,
+int plan_join_merge(kv_backend *be, plan_join_node *j, const char *hint, const cat_value *params,
                     int n_params, plan_arena *A, char *msg, size_t cap, bool full);
 
 /* Free what the leaves' plans own (their key ranges and filters). */

@@ -33,7 +33,7 @@ void plan_arena_reset(plan_arena *a);
 ** texts of the key bounds and the filter (ranges.explain and filter_text NULL) and without the index choice (no access paths, no hint
 ** note): such a plan is run, never explained. Same arguments, results and errors as
 ** plan_query_build; free *q with plan_query_free. */
-int plan_query_rebuild(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+int plan_query_rebuild(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                        plan_arena *A, plan_query *q, char *msg, size_t cap);
 
 #endif /* ROWAN_PLANNER_PLAN_REUSE_H */

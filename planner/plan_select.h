@@ -12,14 +12,14 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kv/kv.h"
+#include "kv/backend.h"
 #include "planner/plan.h"
 
 /* Plan the scan of table t for `where` (bound, may be NULL): key ranges, pushed filter,
 ** residual, families (used[i]: column i is needed after decoding; may be NULL), estimates.
 ** sc is filled (free with plan_scan_free, also after an error). EXEC_OK, EXEC_NOMEM,
 ** EXEC_TOOBIG with msg. */
-int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
+int plan_scan_build(kv_backend *be, const cat_table *t, const plan_expr *where, const bool *used,
                     const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
                     char *msg, size_t cap);
 
@@ -32,7 +32,7 @@ int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const
 ** hold stale rows, which must not decide what is deleted). sc is filled (free with
 ** plan_scan_free, also after an error); the plan's allocations are in A. EXEC_OK,
 ** EXEC_NOMEM, EXEC_ERROR, EXEC_TOOBIG with msg. */
-int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *params,
+int plan_delete_scan_build(kv_backend *be, const plan_delete *d, const cat_value *params,
                            int n_params, plan_arena *A, plan_scan *sc, char *msg, size_t cap);
 void plan_scan_free(plan_scan *sc);
 
@@ -49,28 +49,28 @@ static inline void plan_kv_range(const plan_key_range *x, kv_range *k) {
 /* Fill sc's figures from kv (sc's ranges and family_ids set): total_rows is set from the
 ** stats of count_family; total_bytes adds the stats of sc's families; unless sc is
 ** PLAN_SCAN_NOTHING, per range (once over everything when it has none) est_rows adds
-** kv_estimate_range on rows_family (cut blocks counted from their keys, PLAN_EST_BLOCKS
+** kv_be_estimate on rows_family (cut blocks counted from their keys, PLAN_EST_BLOCKS
 ** block reads at most over all the ranges; also on count_family, the larger kept, when sc
 ** reads the key family) and est_bytes that of sc's families; est_rows and est_bytes are
 ** then capped at a nonzero total_rows and total_bytes; est_family is rows_family. A family whose stats or
 ** estimate fail adds nothing. */
-void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, plan_scan *sc);
+void plan_scan_estimate(kv_backend *be, uint32_t count_family, uint32_t rows_family, plan_scan *sc);
 
 /* The on-disk bytes `seeks` seeks read in sc's families: per family read, the average bytes
 ** of a block of its store files times the seeks, but no more blocks than the family has
 ** (seeks into a small table meet the same blocks; 0 for a family with none). */
-uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc, uint64_t seeks);
+uint64_t plan_seek_bytes(kv_backend *be, const plan_scan *sc, uint64_t seeks);
 
 /* A scan sc (estimated by plan_scan_estimate) that stops after `limit` rows: est_rows is
 ** capped at limit and est_bytes becomes the bytes up to the limit-th row in scan order
 ** (kv_estimate_opts.limit: the store-file blocks holding the first rows of each range in
 ** turn, until limit rows; a skip scan by prefix scales its bytes by the share instead). */
-void plan_scan_estimate_limit(kv_db *db, plan_scan *sc, uint64_t limit);
+void plan_scan_estimate_limit(kv_backend *be, plan_scan *sc, uint64_t limit);
 
 /* Plan SELECT s with the bound parameter values into *q (free with plan_query_free, also
 ** after an error). EXEC_OK, or EXEC_ERROR (bad LIMIT/OFFSET value), EXEC_NOMEM, EXEC_TOOBIG
 ** with msg. */
-int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+int plan_query_build(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                      plan_arena *A, plan_query *q, char *msg, size_t cap);
 void plan_query_free(plan_query *q);
 

@@ -45,7 +45,7 @@ typedef struct plan_setop {
 /* Plan the set operation s (s->setop set) into q: q->sel = s, q->setop its plan (arena).
 ** full false: the operands without estimates (planner/plan_reuse.h). Errors as
 ** plan_query_build; free q with plan_query_free. */
-int plan_setop_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+int plan_setop_build(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                      plan_arena *A, plan_query *q, char *msg, size_t cap, bool full);
 /* Free what the operands' plans own. */
 void plan_setop_free(plan_setop *p);

@@ -52,9 +52,9 @@ char *plan_salt_bounds(const plan_scan *sc) {
   return out;
 }
 
-int plan_salt_estimate(kv_db *db, const plan_scan *sc, uint32_t family, const kv_range *r,
+int plan_salt_estimate(kv_backend *be, const plan_scan *sc, uint32_t family, const kv_range *r,
                        const kv_estimate_opts *o, uint64_t *rows, uint64_t *bytes) {
-  if (!salted(sc)) return kv_estimate_range(db, family, r, o, rows, bytes);
+  if (!salted(sc)) return kv_be_estimate(be, family, r, o, rows, bytes);
   int nb = buckets_of(sc);
   uint32_t b0 = 0, b1 = (uint32_t)nb;
   if (r && sc->ranges.kind == PLAN_SCAN_POINT) {
@@ -70,7 +70,7 @@ int plan_salt_estimate(kv_db *db, const plan_scan *sc, uint32_t family, const kv
     uint8_t *at = buf;
     cat_salt_range((uint8_t)b, r, &part, &at);
     uint64_t pr = 0, pb = 0;
-    rc = kv_estimate_range(db, family, &part, o, &pr, &pb);
+    rc = kv_be_estimate(be, family, &part, o, &pr, &pb);
     *rows += pr;
     *bytes += pb;
   }

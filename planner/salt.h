@@ -25,10 +25,10 @@ int plan_salt_chunks(const plan_scan *sc);
 ** scan is not a salted table's range or skip scan, or out of memory. */
 char *plan_salt_bounds(const plan_scan *sc);
 
-/* kv_estimate_range of unsalted key range r (NULL: everything) of scan sc in family
+/* kv_be_estimate of unsalted key range r (NULL: everything) of scan sc in family
 ** `family`: for a salted table's own rows the sum over the bucket parts of r (a point range
-** only its bucket's), else kv_estimate_range itself. Returns a kv status. */
-int plan_salt_estimate(kv_db *db, const plan_scan *sc, uint32_t family, const kv_range *r,
+** only its bucket's), else kv_be_estimate itself. Returns a kv status. */
+int plan_salt_estimate(kv_backend *be, const plan_scan *sc, uint32_t family, const kv_range *r,
                        const kv_estimate_opts *o, uint64_t *rows, uint64_t *bytes);
 
 #endif /* ROWAN_PLANNER_SALT_H */

@@ -13,8 +13,9 @@
 **    OFFSET go to the kv scan when nothing after the scan filters, groups or reorders;
 **    ORDER BY ... LIMIT uses a top-n heap; GROUP BY on a key prefix streams, and so does
 **    one on a key prefix whose last column is rounded (TRUNC(TS, 'DAY'): plan_group_contiguous);
-**  - estimates of rows and bytes read from kv_estimate_rows per range and the table's totals
-**    (kv_family_get_stats);
+**  - estimates of rows and bytes read per range and the table's totals, asked of the storage
+**    backend (kv/backend.h kv_be_estimate, kv_be_family_stats: the local store's block
+**    indexes and memstores, or HBase's statistics, docs/HBASE.md);
 **  - then, when the table has indexes, the index choice (planner/index_choice.c) may put an
 **    index scan in place of the table scan; key order and GROUP BY streaming are judged by
 **    the same helpers over the index's key;
@@ -209,14 +210,14 @@ static int eval_count(const plan_expr *e, const cat_value *params, int n_params,
 
 /* Totals and estimates of scan sc from kv (contract in planner/plan_select.h); shared by
 ** the table scan (estimate below) and the index scan (planner/index_choice.c). */
-void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, plan_scan *sc) {
+void plan_scan_estimate(kv_backend *be, uint32_t count_family, uint32_t rows_family, plan_scan *sc) {
   kv_family_stats st;
   memset(&st, 0, sizeof st);
-  if (kv_family_get_stats(db, count_family, &st) == KV_OK)
+  if (kv_be_family_stats(be, count_family, &st) == KV_OK)
     sc->total_rows = st.rows + st.memstore_cells;
   for (int i = 0; i < sc->n_families; i++) {
     kv_family_stats fs;
-    if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK)
+    if (kv_be_family_stats(be, sc->family_ids[i], &fs) == KV_OK)
       sc->total_bytes += fs.store_file_bytes + fs.memstore_bytes;
   }
   sc->est_family = rows_family;
@@ -232,16 +233,16 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
     kv_range kr;
     if (n) plan_kv_range(&sc->ranges.ranges[r], &kr);
     uint64_t rows = 0, bytes = 0, krows = 0;
-    if (plan_salt_estimate(db, sc, rows_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
+    if (plan_salt_estimate(be, sc, rows_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
       rows = 0;
     /* a scan of the key family sees every row, also those with no cell in rows_family */
     if (sc->key_family && count_family != rows_family &&
-        plan_salt_estimate(db, sc, count_family, n ? &kr : NULL, &o, &krows, &bytes) == KV_OK &&
+        plan_salt_estimate(be, sc, count_family, n ? &kr : NULL, &o, &krows, &bytes) == KV_OK &&
         krows > rows)
       rows = krows;
     sc->est_rows += rows;
     for (int i = 0; i < sc->n_families; i++)
-      if (plan_salt_estimate(db, sc, sc->family_ids[i], n ? &kr : NULL, &ob, &rows, &bytes) ==
+      if (plan_salt_estimate(be, sc, sc->family_ids[i], n ? &kr : NULL, &ob, &rows, &bytes) ==
           KV_OK)
         sc->est_bytes += bytes;
   }
@@ -250,17 +251,17 @@ void plan_scan_estimate(kv_db *db, uint32_t count_family, uint32_t rows_family, 
   if (sc->est_bytes > sc->total_bytes && sc->total_bytes) sc->est_bytes = sc->total_bytes;
 }
 
-uint64_t plan_seek_bytes(kv_db *db, const plan_scan *sc, uint64_t seeks) {
+uint64_t plan_seek_bytes(kv_backend *be, const plan_scan *sc, uint64_t seeks) {
   uint64_t b = 0;
   for (int i = 0; i < sc->n_families; i++) {
     kv_family_stats fs;
-    if (kv_family_get_stats(db, sc->family_ids[i], &fs) == KV_OK && fs.blocks)
+    if (kv_be_family_stats(be, sc->family_ids[i], &fs) == KV_OK && fs.blocks)
       b += fs.store_file_bytes / fs.blocks * (seeks < fs.blocks ? seeks : fs.blocks);
   }
   return b;
 }
 
-void plan_scan_estimate_limit(kv_db *db, plan_scan *sc, uint64_t limit) {
+void plan_scan_estimate_limit(kv_backend *be, plan_scan *sc, uint64_t limit) {
   if (sc->est_rows <= limit) return; /* the range ends first: it is read whole */
   if (limit == 0) { /* LIMIT 0: the executor stops at once */
     sc->est_rows = sc->est_bytes = 0;
@@ -282,10 +283,10 @@ void plan_scan_estimate_limit(kv_db *db, plan_scan *sc, uint64_t limit) {
     if (n) plan_kv_range(&sc->ranges.ranges[r], &kr);
     kv_estimate_opts o = {left, sc->reverse, &allow, NULL};
     uint64_t rows = 0, bytes = 0, fr, fb;
-    if (plan_salt_estimate(db, sc, sc->est_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
+    if (plan_salt_estimate(be, sc, sc->est_family, n ? &kr : NULL, &o, &rows, &bytes) != KV_OK)
       continue;
     for (int i = 0; i < sc->n_families; i++)
-      if (plan_salt_estimate(db, sc, sc->family_ids[i], n ? &kr : NULL, &o, &fr, &fb) == KV_OK)
+      if (plan_salt_estimate(be, sc, sc->family_ids[i], n ? &kr : NULL, &o, &fr, &fb) == KV_OK)
         bytes_sum += fb;
     left -= rows < left ? rows : left;
   }
@@ -321,7 +322,7 @@ static int cover_family(const cat_table *t, const bool *fam, const bool *refd) {
 ** families read. A scan that does not read the key family sees only the rows with a cell in
 ** a family it reads (WHERE LATITUDE IS NOT NULL reads META alone): its rows are estimated
 ** from the busiest of those families, not from the table's. */
-static void estimate(kv_db *db, plan_scan *sc) {
+static void estimate(kv_backend *be, plan_scan *sc) {
   const cat_table *t = sc->table;
   uint32_t fid = sc->key_family || sc->n_families == 0 ? t->families[0].kv_id
                                                         : sc->family_ids[0];
@@ -331,14 +332,14 @@ static void estimate(kv_db *db, plan_scan *sc) {
     for (int j = 0; j < sc->n_families && !read; j++) read = sc->families[j] == i;
     if (!read) continue;
     kv_family_stats fs;
-    if (kv_family_get_stats(db, t->families[i].kv_id, &fs) != KV_OK) continue;
+    if (kv_be_family_stats(be, t->families[i].kv_id, &fs) != KV_OK) continue;
     if (fs.blocks > best_blocks) {
       best_blocks = fs.blocks;
       fid = t->families[i].kv_id;
     }
   }
-  plan_scan_estimate(db, t->families[0].kv_id, fid, sc);
-  if (sc->ranges.kind == PLAN_SCAN_PREFIX_SKIP) plan_skip_estimate(db, fid, sc);
+  plan_scan_estimate(be, t->families[0].kv_id, fid, sc);
+  if (sc->ranges.kind == PLAN_SCAN_PREFIX_SKIP) plan_skip_estimate(be, fid, sc);
   uint32_t n = sc->ranges.n_ranges;
   if (sc->ranges.kind == PLAN_SCAN_POINT && sc->est_rows > n) sc->est_rows = n;
 }
@@ -346,7 +347,7 @@ static void estimate(kv_db *db, plan_scan *sc) {
 /* plan_scan_build; with_estimates false leaves the estimates and totals 0 and makes no
 ** EXPLAIN text of the key bounds or the filter (plan reuse). skip: the skip scan by prefix
 ** may be considered (planner/skip_prefix.h) with plan_skip_hint `skip_hint`. */
-static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
+static int scan_build(kv_backend *be, const cat_table *t, const plan_expr *where, const bool *used,
                       const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
                       char *msg, size_t cap, bool with_estimates, bool skip, int skip_hint) {
   memset(sc, 0, sizeof *sc);
@@ -361,7 +362,7 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
   if (rc) return rc;
   sc->have_ranges = true;
   if (skip) {
-    rc = plan_skip_consider(db, t, names, where, params, n_params, skip_hint, with_estimates,
+    rc = plan_skip_consider(be, t, names, where, params, n_params, skip_hint, with_estimates,
                             A, sc, msg, cap);
     if (rc) return rc;
   } else if (skip_hint > 0) {
@@ -439,14 +440,14 @@ static int scan_build(kv_db *db, const cat_table *t, const plan_expr *where, con
     sc->family_ids[sc->n_families++] = t->families[f2].kv_id;
   }
   if (!sc->index) plan_time_range(t, where, params, n_params, sc);
-  if (with_estimates) estimate(db, sc);
+  if (with_estimates) estimate(be, sc);
   return EXEC_OK;
 }
 
-int plan_scan_build(kv_db *db, const cat_table *t, const plan_expr *where, const bool *used,
+int plan_scan_build(kv_backend *be, const cat_table *t, const plan_expr *where, const bool *used,
                     const cat_value *params, int n_params, plan_arena *A, plan_scan *sc,
                     char *msg, size_t cap) {
-  return scan_build(db, t, where, used, params, n_params, A, sc, msg, cap, true, false, 0);
+  return scan_build(be, t, where, used, params, n_params, A, sc, msg, cap, true, false, 0);
 }
 
 void plan_scan_free(plan_scan *sc) {
@@ -459,7 +460,7 @@ void plan_scan_free(plan_scan *sc) {
 
 /* plan_query_build; full false: the table scan without estimates or index choice (plan
 ** reuse, planner/plan_reuse.h). */
-static int query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+static int query_build(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                        plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
   memset(q, 0, sizeof *q);
   q->sel = s;
@@ -469,12 +470,12 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
   if (s->offset && eval_count(s->offset, params, n_params, &q->offset))
     return snprintf(msg, cap, "OFFSET needs a non-negative integer"), EXEC_ERROR;
   if (s->setop) { /* a set operation (planner/setop.c) */
-    return plan_setop_build(db, s, params, n_params, A, q, msg, cap, full);
+    return plan_setop_build(be, s, params, n_params, A, q, msg, cap, full);
   }
   if (s->n_from) { /* a join (planner/join.c) */
     q->sort = s->n_order > 0;
     q->topn = q->sort && q->limit >= 0;
-    return plan_join_build(db, s, params, n_params, A, q, msg, cap, full);
+    return plan_join_build(be, s, params, n_params, A, q, msg, cap, full);
   }
   if (!s->table) {
     q->sort = s->n_order > 0;
@@ -498,13 +499,13 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
   /* the skip scan by prefix reads forward only: not when the order asked is the reverse of
      the key (nothing of the leading column is pinned then) */
   bool skip = plan_key_order_of(s, t->pk, t->key_cols, t->n_pk, 0, q->stream_agg) != 2;
-  int rc = scan_build(db, t, s->where, used, params, n_params, A, &q->scan, msg, cap, full,
+  int rc = scan_build(be, t, s->where, used, params, n_params, A, &q->scan, msg, cap, full,
                       skip, plan_skip_hint(s->hint));
   if (rc) return rc;
   int dir = plan_key_order_of(s, t->pk, t->key_cols, t->n_pk,
                               plan_pinned_one(&q->scan.ranges, t->pk, t->n_pk), q->stream_agg);
   if (t->n_indexes > 0 && full) {
-    rc = plan_index_choose(db, s, used, params, n_params, A, q, &dir, msg, cap);
+    rc = plan_index_choose(be, s, used, params, n_params, A, q, &dir, msg, cap);
     if (rc) return rc;
   }
   /* a query that needs only the first row of each leading-key value reads that row alone
@@ -517,7 +518,7 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
          rule, become its suffix ranges (as SKIP_SCAN would make them): each prefix is then
          sought at its first row in them */
       plan_scan alt;
-      rc = scan_build(db, t, s->where, used, params, n_params, A, &alt, msg, cap, full, true, 1);
+      rc = scan_build(be, t, s->where, used, params, n_params, A, &alt, msg, cap, full, true, 1);
       if (rc) {
         plan_scan_free(&alt);
         return rc;
@@ -533,7 +534,7 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
         plan_scan_free(&alt);
       }
     }
-    rc = plan_prefix_first(db, s, hint, A, &q->scan, msg, cap);
+    rc = plan_prefix_first(be, s, hint, A, &q->scan, msg, cap);
     if (rc) return rc;
   }
   /* GROUP BY STATION, TRUNC(TS, 'DAY') over the key (STATION, TS): each group's rows come
@@ -549,7 +550,7 @@ static int query_build(kv_db *db, const plan_select *s, const cat_value *params,
     q->limit_pushed = true;
     q->scan.kv_limit = (uint64_t)q->limit + (uint64_t)q->offset;
     if (q->scan.kv_limit == 0) q->scan.kv_limit = 0; /* LIMIT 0: the executor stops at once */
-    if (full) plan_scan_estimate_limit(db, &q->scan, q->scan.kv_limit);
+    if (full) plan_scan_estimate_limit(be, &q->scan, q->scan.kv_limit);
   }
   return EXEC_OK;
 }
@@ -577,27 +578,27 @@ static void direct_projection(plan_query *q, plan_arena *A) {
   q->direct = true;
 }
 
-int plan_query_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+int plan_query_build(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                      plan_arena *A, plan_query *q, char *msg, size_t cap) {
-  int rc = query_build(db, s, params, n_params, A, q, msg, cap, true);
+  int rc = query_build(be, s, params, n_params, A, q, msg, cap, true);
   if (!rc) direct_projection(q, A);
   if (!rc && q->has_scan) q->scan.hint_unknown = plan_hint_unknown(A, s->hint);
   return rc;
 }
 
-int plan_query_rebuild(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+int plan_query_rebuild(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                        plan_arena *A, plan_query *q, char *msg, size_t cap) {
-  int rc = query_build(db, s, params, n_params, A, q, msg, cap, false);
+  int rc = query_build(be, s, params, n_params, A, q, msg, cap, false);
   if (!rc) direct_projection(q, A);
   return rc;
 }
 
-int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *params,
+int plan_delete_scan_build(kv_backend *be, const plan_delete *d, const cat_value *params,
                            int n_params, plan_arena *A, plan_scan *sc, char *msg, size_t cap) {
   /* an IMMUTABLE_ROWS table's index may hold stale rows (docs/INDEXES.md): a SELECT may
      return one, but a DELETE through it would remove a row its WHERE does not match */
   if (d->table->immutable_rows) {
-    int rc = scan_build(db, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true,
+    int rc = scan_build(be, d->table, d->where, NULL, params, n_params, A, sc, msg, cap, true,
                         true, plan_skip_hint(d->hint));
     if (!rc) sc->hint_unknown = plan_hint_unknown(A, d->hint);
     return rc;
@@ -612,7 +613,7 @@ int plan_delete_scan_build(kv_db *db, const plan_delete *d, const cat_value *par
   s->where = d->where;
   s->hint = d->hint;
   plan_query q;
-  int rc = query_build(db, s, params, n_params, A, &q, msg, cap, true);
+  int rc = query_build(be, s, params, n_params, A, &q, msg, cap, true);
   if (!rc && q.has_scan) q.scan.hint_unknown = plan_hint_unknown(A, d->hint);
   if (q.has_scan) *sc = q.scan; /* the caller frees it, after an error too */
   return rc;

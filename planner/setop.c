@@ -23,13 +23,13 @@ uint64_t plan_query_est_rows(const plan_query *q) {
   return 1;
 }
 
-static int operand(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+static int operand(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                    plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
-  return full ? plan_query_build(db, s, params, n_params, A, q, msg, cap)
-              : plan_query_rebuild(db, s, params, n_params, A, q, msg, cap);
+  return full ? plan_query_build(be, s, params, n_params, A, q, msg, cap)
+              : plan_query_rebuild(be, s, params, n_params, A, q, msg, cap);
 }
 
-int plan_setop_build(kv_db *db, const plan_select *s, const cat_value *params, int n_params,
+int plan_setop_build(kv_backend *be, const plan_select *s, const cat_value *params, int n_params,
                      plan_arena *A, plan_query *q, char *msg, size_t cap, bool full) {
   memset(q, 0, sizeof *q);
   q->sel = s;
@@ -41,8 +41,8 @@ int plan_setop_build(kv_db *db, const plan_select *s, const cat_value *params, i
   p->act_right = plan_arena_alloc(A, sizeof *p->act_right);
   if (!p->act || !p->act_left || !p->act_right) goto nomem;
   q->setop = p; /* from here on plan_query_free reaches the operands */
-  int rc = operand(db, s->set_left, params, n_params, A, &p->left, msg, cap, full);
-  if (!rc) rc = operand(db, s->set_right, params, n_params, A, &p->right, msg, cap, full);
+  int rc = operand(be, s->set_left, params, n_params, A, &p->left, msg, cap, full);
+  if (!rc) rc = operand(be, s->set_right, params, n_params, A, &p->right, msg, cap, full);
   if (rc) return rc;
   uint64_t l = plan_query_est_rows(&p->left), r = plan_query_est_rows(&p->right);
   switch (s->setop) {

@@ -1,7 +1,7 @@
 /*
 ** planner/skip_prefix.c: choosing the skip scan by prefix (contract and cost rule in
 ** planner/skip_prefix.h): the suffix key ranges (plan_key_ranges over key columns 2..n),
-** the count of leading prefixes at plan time (kv_scan_prefixes, capped), the estimate of
+** the count of leading prefixes at plan time (kv_be_scan_prefixes, capped), the estimate of
 ** rows read per prefix and range, the hint, and the EXPLAIN text of the bounds (the suffix
 ** bounds with "*" for the leading column). Not here: the scan (exec/scan.c hands the ranges
 ** to kv.h kv_skip_prefix), the EXPLAIN line (planner/explain.c).
@@ -41,7 +41,7 @@ int plan_skip_hint(const char *hint) {
   return r;
 }
 
-/* Prefixes collected by kv_scan_prefixes into the arena. */
+/* Prefixes collected by kv_be_scan_prefixes into the arena. */
 typedef struct pfx_list {
   plan_arena *A;
   const uint8_t **p;
@@ -89,7 +89,7 @@ static void join_range(const uint8_t *p, uint32_t pl, const plan_key_range *r, u
 }
 
 /* Rows (and bytes of families fids[0..nf)) the suffix ranges hold over the prefixes. */
-static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids, int nf,
+static void estimate_over(kv_backend *be, uint32_t rows_family, const uint32_t *fids, int nf,
                           const plan_scan_ranges *r, const uint8_t *const *pfx,
                           const uint32_t *plen, uint32_t n_pfx, uint64_t *rows,
                           uint64_t *bytes) {
@@ -111,9 +111,9 @@ static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids,
       kv_range kr;
       join_range(pfx[p], plen[p], &r->ranges[i], buf, &kr);
       uint64_t n = 0, b = 0;
-      if (kv_estimate_range(db, rows_family, &kr, &o, &n, &b) == KV_OK) rs += n;
+      if (kv_be_estimate(be, rows_family, &kr, &o, &n, &b) == KV_OK) rs += n;
       for (int f = 0; bytes && f < nf; f++)
-        if (kv_estimate_range(db, fids[f], &kr, &ob, &n, &b) == KV_OK) bs += b;
+        if (kv_be_estimate(be, fids[f], &kr, &ob, &n, &b) == KV_OK) bs += b;
     }
   free(buf);
   double scale = sampled ? (double)n_pfx / (double)sampled : 0.0;
@@ -121,12 +121,12 @@ static void estimate_over(kv_db *db, uint32_t rows_family, const uint32_t *fids,
   if (bytes) *bytes = (uint64_t)((double)bs * scale + 0.5);
 }
 
-void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc) {
-  estimate_over(db, rows_family, sc->family_ids, sc->n_families, &sc->ranges, sc->skip_pfx,
+void plan_skip_estimate(kv_backend *be, uint32_t rows_family, plan_scan *sc) {
+  estimate_over(be, rows_family, sc->family_ids, sc->n_families, &sc->ranges, sc->skip_pfx,
                 sc->skip_pfx_len, sc->skip_prefixes, &sc->est_rows, &sc->est_bytes);
   /* finding each prefix is a seek of its own, into the block of its first row: half the
      time another block than its ranges' */
-  sc->est_bytes += plan_seek_bytes(db, sc, (sc->skip_prefixes + 1) / 2);
+  sc->est_bytes += plan_seek_bytes(be, sc, (sc->skip_prefixes + 1) / 2);
   if (sc->est_rows > sc->total_rows && sc->total_rows) sc->est_rows = sc->total_rows;
 }
 
@@ -192,7 +192,7 @@ static int combine_terms(const plan_scan_ranges *o, plan_scan_ranges *r) {
   return EXEC_OK;
 }
 
-int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
+int plan_skip_consider(kv_backend *be, const cat_table *t, const char *const *names,
                        const plan_expr *where, const cat_value *params, int n_params,
                        int hint, bool explain, plan_arena *A, plan_scan *sc, char *msg,
                        size_t cap) {
@@ -240,7 +240,7 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
   uint64_t most = 0;
   for (int i = 0; i < t->n_families; i++) {
     kv_family_stats fs;
-    if (kv_family_get_stats(db, t->families[i].kv_id, &fs) == KV_OK && fs.blocks > most) {
+    if (kv_be_family_stats(be, t->families[i].kv_id, &fs) == KV_OK && fs.blocks > most) {
       most = fs.blocks;
       rfam = t->families[i].kv_id;
     }
@@ -250,11 +250,11 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
      PLAN_SKIP_MAX_PREFIXES) */
   uint64_t full = 0, b = 0;
   if (!bounded) {
-    if (kv_estimate_rows(db, rfam, NULL, &full, &b) != KV_OK) full = 0;
+    if (kv_be_estimate(be, rfam, NULL, NULL, &full, &b) != KV_OK) full = 0;
   } else {
     for (uint32_t i = 0; i < n_outer; i++) {
       uint64_t n = 0;
-      if (kv_estimate_rows(db, rfam, &outer[i], &n, &b) == KV_OK) full += n;
+      if (kv_be_estimate(be, rfam, &outer[i], NULL, &n, &b) == KV_OK) full += n;
     }
   }
   double fit = (double)full / (PLAN_SKIP_SEEK_COST * (1.0 + r.n_ranges));
@@ -270,7 +270,7 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
   uint32_t n = 0;
   bool more = false;
   plan_skip_key key = {t->key_cols, pc};
-  if (kv_scan_prefixes(db, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
+  if (kv_be_scan_prefixes(be, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
                        &l, &n, &more) != KV_OK ||
       l.oom) {
     plan_scan_ranges_free(&r); /* no estimate: the plan stays */
@@ -279,7 +279,7 @@ int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
   bool take = hint > 0;
   if (!take && !more) {
     uint64_t skip = 0;
-    estimate_over(db, rfam, NULL, 0, &r, l.p, l.len, l.n, &skip, NULL);
+    estimate_over(be, rfam, NULL, 0, &r, l.p, l.len, l.n, &skip, NULL);
     double cost = (double)skip + PLAN_SKIP_SEEK_COST * (double)l.n * (1.0 + r.n_ranges);
     take = cost < (double)full;
   }
@@ -378,7 +378,7 @@ int plan_prefix_first_cols(const plan_select *s) {
 
 bool plan_prefix_first_shape(const plan_select *s) { return plan_prefix_first_cols(s) == 1; }
 
-int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
+int plan_prefix_first(kv_backend *be, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
                       char *msg, size_t cap) {
   const cat_table *t = s->table;
   int m = plan_prefix_first_cols(s);
@@ -404,11 +404,11 @@ int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, 
     uint32_t n_outer = bounded ? sc->ranges.n_ranges : 0;
     if (bounded && !outer) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
     if (!bounded) {
-      if (kv_estimate_rows(db, kfam, NULL, &full, &b) != KV_OK) full = 0;
+      if (kv_be_estimate(be, kfam, NULL, NULL, &full, &b) != KV_OK) full = 0;
     } else {
       for (uint32_t i = 0; i < n_outer; i++) {
         uint64_t r = 0;
-        if (kv_estimate_rows(db, kfam, &outer[i], &r, &b) == KV_OK) full += r;
+        if (kv_be_estimate(be, kfam, &outer[i], NULL, &r, &b) == KV_OK) full += r;
       }
     }
     double fit = (double)full / PLAN_SKIP_SEEK_COST;
@@ -419,7 +419,7 @@ int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, 
                   plan_arena_alloc(A, probe * sizeof *l.len), 0, false};
     if (!l.p || !l.len) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
     plan_skip_key key = {t->key_cols, m};
-    if (kv_scan_prefixes(db, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
+    if (kv_be_scan_prefixes(be, kfam, plan_skip_prefix_len, &key, outer, n_outer, probe, collect,
                          &l, &n, &more) != KV_OK ||
         l.oom)
       return EXEC_OK; /* no count: the plan stays */
@@ -455,7 +455,7 @@ int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, 
   /* one row of each prefix (more where the filter rejects the first ones): a seek each,
      which reads a block of every family (a memstore alone: the row's share of the bytes) */
   double per_row = sc->total_rows ? (double)sc->total_bytes / (double)sc->total_rows : 0;
-  uint64_t seek = plan_seek_bytes(db, sc, n);
+  uint64_t seek = plan_seek_bytes(be, sc, n);
   sc->est_rows = n;
   sc->est_bytes = seek ? seek : (uint64_t)(per_row * n + 0.5);
   return EXEC_OK;

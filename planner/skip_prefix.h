@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "kv/kv.h"
+#include "kv/backend.h"
 #include "planner/plan.h"
 
 #define PLAN_SKIP_MIN_PROBE 64       /* prefixes counted at plan time at least ... */
@@ -60,14 +60,14 @@ int plan_skip_hint(const char *hint);
 ** 'ab'), costed against the rows of the key ranges; a term either derivation answers is
 ** not filtered. `explain`: make the EXPLAIN text. EXEC_OK (chosen or not), EXEC_NOMEM,
 ** EXEC_TOOBIG. */
-int plan_skip_consider(kv_db *db, const cat_table *t, const char *const *names,
+int plan_skip_consider(kv_backend *be, const cat_table *t, const char *const *names,
                        const plan_expr *where, const cat_value *params, int n_params,
                        int hint, bool explain, plan_arena *A, plan_scan *sc, char *msg,
                        size_t cap);
 
 /* sc->est_rows and est_bytes of a chosen skip scan by prefix, over the prefixes found at
 ** plan time and sc's families (rows from rows_family). */
-void plan_skip_estimate(kv_db *db, uint32_t rows_family, plan_scan *sc);
+void plan_skip_estimate(kv_backend *be, uint32_t rows_family, plan_scan *sc);
 
 /* The first row of each prefix (Phoenix's DISTINCT PREFIX FILTER; MySQL's loose index
 ** scan): a query whose answer needs only the first row, in key order, of each distinct
@@ -97,7 +97,7 @@ bool plan_prefix_first_shape(const plan_select *s);
 ** column m + 1), 0 otherwise; plan_prefix_first_shape(s) is plan_prefix_first_cols(s) == 1.
 ** plan_prefix_first takes any m. */
 int plan_prefix_first_cols(const plan_select *s);
-int plan_prefix_first(kv_db *db, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
+int plan_prefix_first(kv_backend *be, const plan_select *s, int hint, plan_arena *A, plan_scan *sc,
                       char *msg, size_t cap);
 
 #endif /* ROWAN_PLANNER_SKIP_PREFIX_H */

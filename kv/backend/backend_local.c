@@ -269,6 +269,10 @@ static int l_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
   return kv_estimate_range(DB(be), family_id, range, opts, rows, bytes);
 }
 
+static int l_family_stats(kv_backend *be, uint32_t family_id, kv_family_stats *out) {
+  return kv_family_get_stats(DB(be), family_id, out);
+}
+
 static const kv_backend_ops local_ops = {
   .create_table = l_create_table,
   .alter_table = l_alter_table,
@@ -291,6 +295,7 @@ static const kv_backend_ops local_ops = {
   .snapshot_release = l_snapshot_release,
   .split_points = l_split_points,
   .estimate = l_estimate,
+  .family_stats = l_family_stats,
 };
 
 kv_backend *kv_backend_local_init(kv_backend *be, kv_db *db) {

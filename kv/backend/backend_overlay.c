@@ -541,6 +541,10 @@ static int o_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
   return kv_be_estimate(IN(be), family_id, range, opts, rows, bytes);
 }
 
+static int o_family_stats(kv_backend *be, uint32_t family_id, kv_family_stats *out) {
+  return kv_be_family_stats(IN(be), family_id, out);
+}
+
 static const kv_backend_ops overlay_ops = {
   .create_table = o_create_table,
   .alter_table = o_alter_table,
@@ -563,6 +567,7 @@ static const kv_backend_ops overlay_ops = {
   .snapshot_release = o_snapshot_release,
   .split_points = o_split_points,
   .estimate = o_estimate,
+  .family_stats = o_family_stats,
 };
 
 int kv_backend_overlay_open(kv_backend *in, kv_backend **out) {

@@ -555,6 +555,10 @@ static int rw_estimate(kv_backend *be, uint32_t family_id, const kv_range *range
   return RW(be)->in.ops->estimate(&RW(be)->in, family_id, range, opts, rows, bytes);
 }
 
+static int rw_family_stats(kv_backend *be, uint32_t family_id, kv_family_stats *out) {
+  return kv_be_family_stats(&RW(be)->in, family_id, out);
+}
+
 static const kv_backend_ops rw_ops = {
   .create_table = rw_create_table,
   .alter_table = rw_alter_table,
@@ -577,6 +581,7 @@ static const kv_backend_ops rw_ops = {
   .snapshot_release = rw_snapshot_release,
   .split_points = rw_split_points,
   .estimate = rw_estimate,
+  .family_stats = rw_family_stats,
 };
 
 int kv_backend_rowatomic_open(kv_db *db, kv_backend **out) {

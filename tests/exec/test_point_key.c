@@ -93,7 +93,8 @@ static void check_patched_plan(tdb *t, exec_stmt *st, const char *ctx) {
   plan_arena_init(&A);
   plan_query r;
   char msg[256];
-  int rc = plan_query_rebuild(t->db, st->bound.select, st->q_params, st->n_params, &A, &r, msg,
+  kv_backend be;
+  int rc = plan_query_rebuild(kv_backend_local_init(&be, t->db), st->bound.select, st->q_params, st->n_params, &A, &r, msg,
                               sizeof msg);
   if (rc) fail_msg("%s: rebuild failed: %s", ctx, msg);
   const plan_query *p = &st->q;

@@ -84,12 +84,15 @@ tail = '''
 # bounds, CLIENT MERGE SORT when more than one bucket is merged; a point lookup reads its
 # key's bucket only; the estimates count the rows of every bucket's part of the range (G = 'a'
 # was written 9 rows, the table 50; the estimates count those as the plain table's do, the
-# rows deleted since included: the last record shows P's figure for the same scan).
+# rows deleted since included: the last record shows P's figure for the same scan). They are
+# skipped on HBase (skipif hbase): its statistics count the rows there are, not those deleted
+# (docs/HBASE.md); the answers are the same.
 onlyif sqlite
 halt
 
 control compact
 
+skipif hbase
 query T nosort
 EXPLAIN SELECT G, N FROM S WHERE G = 'a'
 ----
@@ -99,6 +102,7 @@ CLIENT 4-CHUNK PARALLEL 4-WAY RANGE SCAN OVER S [0, 'a', *] .. [3, 'a', *]
     FAMILIES: _k  [_k reads the key family: only key columns are needed]
     ESTIMATE: 9 rows, * B of 50 rows, * B in the table
 
+skipif hbase
 query T nosort
 EXPLAIN SELECT G, N FROM S WHERE G = 'a' AND N = 3
 ----
@@ -107,6 +111,7 @@ CLIENT 1-CHUNK PARALLEL 1-WAY POINT LOOKUP ON 1 KEY OVER S ['a', 3]
     FAMILIES: _k  [_k reads the key family: only key columns are needed]
     ESTIMATE: 1 row, * B of 50 rows, * B in the table
 
+skipif hbase
 query T nosort
 EXPLAIN SELECT COUNT(*) FROM S
 ----
@@ -121,6 +126,7 @@ SELECT COUNT(*) FROM S
 ----
 36
 
+skipif hbase
 query T nosort
 EXPLAIN SELECT COUNT(*) FROM P
 ----

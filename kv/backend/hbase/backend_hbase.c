@@ -1,7 +1,8 @@
 /*
 ** kv/backend/hbase/backend_hbase.c: the HBase storage backend of backend_hbase.h, all but
 ** its reads: opening by URI, the namespace's registry of Rowan kv tables (ROWAN_KV), DDL,
-** writes, check-and-write, timestamp snapshots, split points and estimates.
+** writes, check-and-write, timestamp snapshots, the scan pool of connections (the statistics,
+** split points and estimates: backend_hbase_stats.c).
 **
 ** Registry (format version 1, docs/HBASE.md "The registry"): one row per Rowan kv table in
 ** NS:ROWAN_KV, family "r": qualifier "v" the format version ("1"), "h" the HBase table's
@@ -70,6 +71,45 @@ void hbk_unlock(hbk *h) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+hbk_conn *hbk_conn_take(hbk *h) {
+  pthread_mutex_lock(&h->mu);
+  hbk_conn *k = &h->conn[0];
+  for (int i = 1; i < h->n_conns; i++)
+    if (h->conn[i].users < k->users) k = &h->conn[i];
+  k->users++;
+  pthread_mutex_unlock(&h->mu);
+  return k;
+}
+
+void hbk_conn_give(hbk *h, hbk_conn *k) {
+  if (!k) return;
+  pthread_mutex_lock(&h->mu);
+  k->users--;
+  pthread_mutex_unlock(&h->mu);
+}
+
+int hbk_conn_lock(hbk_conn *k, const kv_hbase_uri *uri) {
+  pthread_mutex_lock(&k->mu);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &set, &k->old_mask);
+  return k->c ? KV_OK : hb_open(uri->host, uri->port, 0, &k->c);
+}
+
+void hbk_conn_unlock(hbk_conn *k) {
+  if (!sigismember(&k->old_mask, SIGPIPE) && sigpipe_pending()) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    struct timespec zero = {0, 0};
+    (void)sigtimedwait(&set, NULL, &zero);
+  }
+  sigset_t old = k->old_mask;
+  pthread_mutex_unlock(&k->mu);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* Take n consecutive timestamps after every one given out before; returns the first. */
 static int64_t take_ts(hbk *h, int64_t n) {
   int64_t t = hbk_now_ms();
@@ -128,6 +168,7 @@ int kv_hbase_parse_uri(const char *uri, kv_hbase_uri *out) {
 /* ---- Registry -------------------------------------------------------------------------- */
 static void free_table(hbk_table *t) {
   if (!t) return;
+  hbk_stats_free(t->stats);
   for (int i = 0; i < t->n_families; i++) free(t->fam[i].name);
   free(t->kv_name);
   free(t->hb_name);
@@ -685,6 +726,7 @@ static int apply_table(hbk *h, wop *v, size_t *at, size_t hi, int64_t base) {
     bool only_puts = true;
     for (z = a; z < hi && same_row(&v[a], &v[z]); z++) only_puts &= v[z].op.type == KV_PUT;
     if (h->kill_after_rows) kill_point(h, t, puts, np);
+    t->written++; /* the statistics grow stale (backend_hbase_stats.c) */
     if (only_puts) {
       for (size_t i = a; i < z; i++) {
         if (v[i].dead) continue;
@@ -770,6 +812,7 @@ static int be_check_and_write(kv_backend *be, const kv_backend_check *chk, const
     if (!w.v[i].dead) m[nm++] = mutation_of(&w.v[i], base);
   if (!rc) {
     hb_bytes expected = {chk->value, chk->value_len};
+    t->written++;
     rc = hb_check_and_mutate(h->c, h->uri.ns, t->hb_name, (hb_bytes){chk->row, chk->row_len},
                              (hb_bytes){(const uint8_t *)cf->name, strlen(cf->name)},
                              (hb_bytes){chk->qual, chk->qual_len}, chk->value ? &expected : NULL,
@@ -798,76 +841,6 @@ static void be_snapshot_release(kv_backend *be, uint64_t snap) {
   (void)snap; /* HBase keeps versions by VERSIONS and TTL, not by readers */
 }
 
-static int be_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunks,
-                           kv_be_split_fn each, void *ctx) {
-  hbk *h = be->impl;
-  hbk_lock(h);
-  hbk_table *t = NULL;
-  hb_region *r = NULL;
-  size_t n = 0;
-  int rc = hbk_family_of(h, family_id, &t)
-               ? hb_regions(h->c, h->uri.ns, t->hb_name, &r, &n)
-               : kv_error(KV_ERR_NOTFOUND, "hbase: no family id %u", family_id);
-  hbk_unlock(h);
-  if (rc) return rc;
-  size_t cuts = n > 1 ? n - 1 : 0, want = max_chunks > 1 ? max_chunks - 1 : 0;
-  if (cuts <= want) {
-    for (size_t i = 1; i < n; i++) each(ctx, r[i].start, (uint32_t)r[i].start_len);
-  } else {
-    for (size_t k = 1; k <= want; k++) {
-      size_t i = 1 + (k * cuts) / (want + 1);
-      if (i >= 1 && i < n) each(ctx, r[i].start, (uint32_t)r[i].start_len);
-    }
-  }
-  hb_regions_free(r, n);
-  return KV_OK;
-}
-
-#define HBK_ESTIMATE_ROWS 1000u /* rows an estimate counts before it extrapolates */
-
-/* Rough: the range's rows are counted by a scan of the family of at most HBK_ESTIMATE_ROWS
-** rows; past that, the count is multiplied by the table's regions. Bytes are what the counted
-** rows held, scaled alike. */
-static int be_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
-                       const kv_estimate_opts *opts, uint64_t *rows, uint64_t *bytes) {
-  (void)opts;
-  *rows = *bytes = 0;
-  kv_scan_options o;
-  memset(&o, 0, sizeof o);
-  o.family_ids = &family_id;
-  o.n_families = 1;
-  o.ranges = range;
-  o.n_ranges = range ? 1 : 0;
-  o.limit = HBK_ESTIMATE_ROWS;
-  kv_backend_scan *s = NULL;
-  int rc = hbk_scan_open(be, &o, NULL, &s);
-  kv_row r;
-  while (!rc && (rc = hbk_scan_next(be, s, &r)) == KV_OK) {
-    ++*rows;
-    *bytes += r.key_len;
-    for (uint32_t i = 0; i < r.n_cells; i++) *bytes += r.cells[i].qual_len + r.cells[i].value_len + 16;
-  }
-  hbk_scan_close(be, s);
-  if (rc != KV_ERR_NOTFOUND) return rc;
-  kv_error_clear();
-  if (*rows >= HBK_ESTIMATE_ROWS) {
-    hbk *h = be->impl;
-    hbk_table *t = NULL;
-    hb_region *reg = NULL;
-    size_t n = 0;
-    hbk_lock(h);
-    if (hbk_family_of(h, family_id, &t) &&
-        hb_regions(h->c, h->uri.ns, t->hb_name, &reg, &n) == KV_OK && n > 1) {
-      *rows *= n;
-      *bytes *= n;
-    }
-    hb_regions_free(reg, n);
-    kv_error_clear();
-    hbk_unlock(h);
-  }
-  return KV_OK;
-}
-
 /* ---- Open, close ----------------------------------------------------------------------- */
 static const kv_backend_ops hbk_ops = {
     .create_table = be_create_table,
@@ -889,8 +862,9 @@ static const kv_backend_ops hbk_ops = {
     .scan_close = hbk_scan_close,
     .snapshot_acquire = be_snapshot_acquire,
     .snapshot_release = be_snapshot_release,
-    .split_points = be_split_points,
-    .estimate = be_estimate,
+    .split_points = hbk_split_points,
+    .estimate = hbk_estimate,
+    .family_stats = hbk_family_stats,
 };
 
 static const kv_backend_caps hbk_caps = {
@@ -914,6 +888,15 @@ void kv_backend_hbase_close(kv_backend *be) {
   hbk_lock(h);
   hb_close(h->c);
   hbk_unlock(h);
+  for (int i = 0; i < HBK_CONNS_MAX; i++) {
+    if (h->conn[i].c) {
+      (void)hbk_conn_lock(&h->conn[i], &h->uri);
+      hb_close(h->conn[i].c);
+      h->conn[i].c = NULL;
+      hbk_conn_unlock(&h->conn[i]);
+    }
+    pthread_mutex_destroy(&h->conn[i].mu);
+  }
   pthread_mutex_destroy(&h->mu);
   free(h);
 }
@@ -923,6 +906,22 @@ int kv_backend_hbase_open(const char *uri, kv_backend **out) {
   hbk *h = calloc(1, sizeof *h);
   if (!h) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
   pthread_mutex_init(&h->mu, NULL);
+  for (int i = 0; i < HBK_CONNS_MAX; i++) pthread_mutex_init(&h->conn[i].mu, NULL);
+  h->n_conns = HBK_CONNS;
+  const char *nc = getenv("ROWAN_HBASE_CONNECTIONS");
+  if (nc && *nc) {
+    char *end = NULL;
+    long v = strtol(nc, &end, 10);
+    if (*end || v < 1 || v > HBK_CONNS_MAX) {
+      for (int i = 0; i < HBK_CONNS_MAX; i++) pthread_mutex_destroy(&h->conn[i].mu);
+      pthread_mutex_destroy(&h->mu);
+      free(h);
+      return kv_error(KV_ERR_INVALID,
+                      "hbase: ROWAN_HBASE_CONNECTIONS must be a number in 1..%d (found \"%s\")",
+                      HBK_CONNS_MAX, nc);
+    }
+    h->n_conns = (int)v;
+  }
   h->next_family_id = 1;
   h->be.ops = &hbk_ops;
   h->be.caps = hbk_caps;

@@ -23,19 +23,38 @@ typedef struct hbk_family {
 } hbk_family;
 
 /* One Rowan kv table and the HBase table that holds it. */
+typedef struct hbk_stats hbk_stats; /* backend_hbase_stats.c */
+
 typedef struct hbk_table {
   char *kv_name;        /* Rowan's name (owned) */
   char *hb_name;        /* the HBase table's qualifier in the namespace (owned) */
   int n_families;
   hbk_family fam[KV_MAX_FAMILIES];
+  hbk_stats *stats;     /* the planner's statistics, or NULL: not collected (owned) */
+  uint64_t written;     /* rows written through this backend since they were collected */
 } hbk_table;
+
+/* One connection of the scan pool: scans and gets take one (the least used) for their whole
+** life and make their calls under its mutex; a pool of HBK_CONNS lets that many chunks of a
+** parallel scan read at once, more share. Opened at first use. */
+typedef struct hbk_conn {
+  hb_client *c;         /* or NULL: not yet opened */
+  pthread_mutex_t mu;   /* every call of c */
+  sigset_t old_mask;    /* the holder of mu's signal mask before hbk_conn_lock */
+  int users;            /* scans holding it (under hbk.mu) */
+} hbk_conn;
+
+#define HBK_CONNS_MAX 16 /* connections of the scan pool at most */
+#define HBK_CONNS 4      /* by default (ROWAN_HBASE_CONNECTIONS: 1..HBK_CONNS_MAX) */
 
 typedef struct hbk {
   kv_backend be;        /* what kv_backend_hbase_open hands out (be.impl == this) */
   kv_hbase_uri uri;
-  hb_client *c;         /* one connection, used under mu */
-  pthread_mutex_t mu;   /* every call of c (scans of parallel chunks share it) */
+  hb_client *c;         /* the main connection (DDL, the registry, writes), used under mu */
+  pthread_mutex_t mu;   /* every call of c, the registry and the clock */
   sigset_t old_mask;    /* the holder of mu's signal mask before hbk_lock */
+  hbk_conn conn[HBK_CONNS_MAX]; /* the scan pool */
+  int n_conns;          /* its size */
   hbk_table **tabs;     /* the registry, in memory */
   int n_tabs, cap_tabs;
   uint32_t next_family_id;
@@ -63,6 +82,15 @@ typedef struct hbk {
 void hbk_lock(hbk *h);
 void hbk_unlock(hbk *h);
 
+/* A connection of the scan pool for a scan (never fails: it may be opened later, by
+** hbk_conn_lock's caller through hbk_conn_ready); hbk_conn_give returns it. */
+hbk_conn *hbk_conn_take(hbk *h);
+void hbk_conn_give(hbk *h, hbk_conn *k);
+/* Take k->mu with SIGPIPE blocked (as hbk_lock) and open k->c when it is not yet: KV_OK or
+** the connection's error (k->mu is held either way; hbk_conn_unlock drops it). */
+int hbk_conn_lock(hbk_conn *k, const kv_hbase_uri *uri);
+void hbk_conn_unlock(hbk_conn *k);
+
 /* Under h->mu: the family of id and its table, or NULL. */
 hbk_family *hbk_family_of(hbk *h, uint32_t id, hbk_table **t);
 /* The current time in ms since the epoch. */
@@ -78,5 +106,14 @@ const kv_value_vector *hbk_scan_row_vectors(kv_backend *be, const kv_backend_sca
                                             uint32_t *n);
 void hbk_scan_metrics(kv_backend *be, const kv_backend_scan *s, kv_scan_metrics *out);
 void hbk_scan_close(kv_backend *be, kv_backend_scan *s);
+
+/* backend_hbase_stats.c: the planner's statistics (docs/HBASE.md). */
+int hbk_family_stats(kv_backend *be, uint32_t family_id, kv_family_stats *out);
+int hbk_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
+                 const kv_estimate_opts *opts, uint64_t *rows, uint64_t *bytes);
+int hbk_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunks,
+                     kv_be_split_fn each, void *ctx);
+/* Free t's statistics (NULL is a no-op). */
+void hbk_stats_free(hbk_stats *st);
 
 #endif /* ROWAN_KV_BACKEND_HBASE_INT_H */

@@ -49,6 +49,7 @@ typedef struct hproj {
 
 struct kv_backend_scan {
   hbk *h;
+  hbk_conn *k;            /* the pool's connection its scanners use */
   char *hb_name;
   uint32_t nf;
   uint32_t fid[KV_SCAN_MAX_FAMILIES];
@@ -93,10 +94,11 @@ static uint8_t *dup_key(const uint8_t *p, size_t n, size_t extra) {
 void hbk_scan_close(kv_backend *be, kv_backend_scan *s) {
   if (!s) return;
   if (s->sc) {
-    hbk_lock(s->h);
+    (void)hbk_conn_lock(s->k, &s->h->uri);
     hb_scan_close(s->sc);
-    hbk_unlock(s->h);
+    hbk_conn_unlock(s->k);
   }
+  hbk_conn_give(s->h, s->k);
   hb_row_free(&s->row);
   for (uint32_t i = 0; i < s->nr; i++) {
     free(s->r[i].lo);
@@ -349,6 +351,7 @@ int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_rea
   kv_backend_scan *s = calloc(1, sizeof *s);
   if (!s) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
   s->h = be->impl;
+  s->k = hbk_conn_take(s->h);
   s->reverse = o->reverse;
   s->limit = o->limit;
   s->fx = x ? x->filter_expr : NULL;
@@ -404,9 +407,9 @@ static int open_range(kv_backend_scan *s, hrange *v) {
   }
   if (left && left < 1000) sp.caching = (int32_t)left + 1;
   s->m.ranges_sought++;
-  hbk_lock(s->h);
-  int rc = hb_scan_open(s->h->c, s->h->uri.ns, s->hb_name, &sp, &s->sc);
-  hbk_unlock(s->h);
+  int rc = hbk_conn_lock(s->k, &s->h->uri);
+  if (!rc) rc = hb_scan_open(s->k->c, s->h->uri.ns, s->hb_name, &sp, &s->sc);
+  hbk_conn_unlock(s->k);
   return rc;
 }
 
@@ -520,7 +523,7 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
       if (none) return KV_ERR_NOTFOUND;
     }
     bool done = false;
-    hbk_lock(s->h);
+    (void)hbk_conn_lock(s->k, &s->h->uri); /* opened: its scanner is open */
     int rc = hb_scan_next(s->sc, &s->row, &done);
     if (rc || done) {
       char msg[600];
@@ -529,7 +532,7 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
       s->sc = NULL;
       if (rc) kv_error(rc, "%s", msg);
     }
-    hbk_unlock(s->h);
+    hbk_conn_unlock(s->k);
     if (rc == KV_ERR_IO && s->resumes < s->h->tries) {
       char msg[400];
       snprintf(msg, sizeof msg, "%s", kv_errmsg());
@@ -545,9 +548,9 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
     if ((rc = note_last(s, s->row.key, s->row.key_len)) != KV_OK) return s->err = rc;
     int at = place(s->cur, s->row.key, (uint32_t)s->row.key_len);
     if ((!s->reverse && at > 0) || (s->reverse && at < 0)) { /* past the range's end */
-      hbk_lock(s->h);
+      (void)hbk_conn_lock(s->k, &s->h->uri);
       hb_scan_close(s->sc);
-      hbk_unlock(s->h);
+      hbk_conn_unlock(s->k);
       s->sc = NULL;
       continue;
     }
