@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 
@@ -33,6 +35,8 @@
 #include "kv/backend/hbase/hb_client.h"
 #include "kv/kv.h"
 #include "kv/util/status.h"
+
+#define HB_BUF_BYTES (64 * 1024) /* the transport's read and write buffers */
 
 struct hb_client {
   char *host;
@@ -70,7 +74,10 @@ static void disconnect(hb_client *c) {
 static int connect_now(hb_client *c) {
   GError *err = NULL;
   c->sock = g_object_new(THRIFT_TYPE_SOCKET, "hostname", c->host, "port", (guint)c->port, NULL);
-  c->tr = g_object_new(THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", c->sock, NULL);
+  /* 64 KiB buffers: a putMultiple of thousands of cells goes out in few sends (the default
+     512 bytes made one send per 512 bytes) */
+  c->tr = g_object_new(THRIFT_TYPE_BUFFERED_TRANSPORT, "transport", c->sock, "r_buf_size",
+                       (guint)HB_BUF_BYTES, "w_buf_size", (guint)HB_BUF_BYTES, NULL);
   c->proto = g_object_new(THRIFT_TYPE_BINARY_PROTOCOL, "transport", c->tr, NULL);
   if (!thrift_transport_open(c->tr, &err)) {
     int rc = kv_error(KV_ERR_IO, "hbase: cannot connect to %s:%d: %s", c->host, c->port,
@@ -82,6 +89,11 @@ static int connect_now(hb_client *c) {
   struct timeval tv = {c->timeout_ms / 1000, (c->timeout_ms % 1000) * 1000};
   (void)setsockopt(c->sock->sd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   (void)setsockopt(c->sock->sd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  /* Nagle's algorithm off, and our ACKs at once: a call whose request or answer spans more
+     than one segment otherwise waits for a delayed ACK (measured: 40-50 ms per mutateRow) */
+  int one = 1;
+  (void)setsockopt(c->sock->sd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  (void)setsockopt(c->sock->sd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof one);
   c->svc = g_object_new(TYPE_T_H_BASE_SERVICE_CLIENT, "input_protocol", c->proto,
                         "output_protocol", c->proto, NULL);
   return KV_OK;
