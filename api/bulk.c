@@ -27,6 +27,10 @@ int rowan_bulk_begin(rowan_db *db, const char *table, int ncols, const char *con
   if (!db || !db->sess) return ROWAN_MISUSE;
   if (!bulk || !table || !columns || ncols < 1)
     return api_error(db, ROWAN_MISUSE, -1, "rowan_bulk_begin: NULL argument or no column");
+  if (db->remote)
+    return api_error(db, ROWAN_MISUSE, -1,
+                     "a bulk load writes local store files: not available on a database on "
+                     "HBase (load row by row: the shell's .import without --bulk)");
   rowan_bulk *b = calloc(1, sizeof *b);
   size_t *lens = calloc((size_t)ncols, sizeof *lens);
   cat_value *vals = calloc((size_t)ncols, sizeof *vals);

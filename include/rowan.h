@@ -532,7 +532,8 @@ void rowan_trace_free(rowan_trace *trace); /* NULL: no-op */
 ** column must be given). ROWAN_ERROR for an unknown table or column, a missing key column, a
 ** column named twice, or a table with an index that is not empty (indexes are written by
 ** the load only into an empty table; there a key repeated in the load is ROWAN_CONSTRAINT
-** from rowan_bulk_add_text); ROWAN_MISUSE inside BEGIN ... COMMIT or for a NULL argument.
+** from rowan_bulk_add_text); ROWAN_MISUSE inside BEGIN ... COMMIT, for a NULL argument, or on
+** a database on HBase (an hbase:// URI: there is no local store to add files to).
 ** rowan_bulk_add_text(bulk, fields, lengths) adds one row: fields[i] is the text of
 ** columns[i] (lengths[i] bytes, or strlen when lengths is NULL or lengths[i] < 0; NULL =
 ** SQL NULL), converted by the column's type as a text literal (rowan_bind_text). A row that

@@ -545,8 +545,16 @@ int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_s
     sc->stopRow = gba(spec->stop.p, spec->stop.n);
     sc->__isset_stopRow = TRUE;
   }
-  if (spec->nfamilies) {
-    add_families(sc->columns, spec->families, spec->nfamilies);
+  for (size_t i = 0; i < spec->nfamilies; i++) {
+    size_t nq = spec->quals && spec->nquals ? spec->nquals[i] : 0;
+    if (!nq) add_families(sc->columns, &spec->families[i], 1);
+    for (size_t j = 0; j < nq; j++) {
+      TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
+      col->family = gba(spec->families[i].p, spec->families[i].n);
+      col->qualifier = gba(spec->quals[i][j].p, spec->quals[i][j].n);
+      col->__isset_qualifier = TRUE;
+      g_ptr_array_add(sc->columns, col);
+    }
     sc->__isset_columns = TRUE;
   }
   s->caching = spec->caching > 0 ? spec->caching : 256;

@@ -74,13 +74,17 @@ typedef struct hb_region {
 ** row is its HIGH key), at most `limit` rows (0: all); families to read (NULL/0: all);
 ** versions 1 unless max_versions > 1; cells with timestamps in [min_ts, max_ts) when
 ** max_ts > 0; `caching`: rows fetched per round trip (0: 256); `filter`: a filter string
-** the region servers apply (TScan.filterString). */
+** the region servers apply (TScan.filterString); `quals`, when not NULL: per family, the
+** qualifiers to read of it (quals[i][0..nquals[i]); nquals[i] 0: the whole family). A row
+** with none of the columns asked for is not returned. */
 typedef struct hb_scan_spec {
   hb_bytes start, stop;
   bool reverse;
   uint32_t limit;
   const hb_bytes *families;
   size_t nfamilies;
+  const hb_bytes *const *quals;
+  const size_t *nquals;
   int32_t max_versions;
   int64_t min_ts, max_ts;
   int32_t caching;
