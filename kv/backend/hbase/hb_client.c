@@ -37,6 +37,7 @@
 #include "kv/util/status.h"
 
 #define HB_BUF_BYTES (64 * 1024) /* the transport's read and write buffers */
+#define HB_FIRST_ROWS 100        /* rows of a scanner's first getScannerRows at most */
 
 struct hb_client {
   char *host;
@@ -52,6 +53,7 @@ struct hb_scanner {
   hb_client *c;
   int32_t id;
   int32_t caching;
+  int32_t ask;            /* rows the next getScannerRows asks for: HB_FIRST_ROWS, then caching */
   uint32_t limit, handed; /* rows asked for at most (0: all), rows handed out */
   GPtrArray *buf;         /* TResults of the last getScannerRows */
   guint at;               /* next one to hand out */
@@ -561,6 +563,7 @@ int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_s
   if (spec->limit && spec->limit < (uint32_t)s->caching) s->caching = (int32_t)spec->limit;
   sc->caching = s->caching;
   sc->__isset_caching = TRUE;
+  s->ask = s->caching < HB_FIRST_ROWS ? s->caching : HB_FIRST_ROWS;
   if (spec->max_versions > 1) {
     sc->maxVersions = spec->max_versions;
     sc->__isset_maxVersions = TRUE;
@@ -619,11 +622,13 @@ int hb_scan_next(hb_scanner *s, hb_row *out, bool *done) {
     hb_client *c = s->c;
     int rc;
     HB_CALL(c, "getScannerRows", false,
-            ok = t_h_base_service_if_get_scanner_rows(c->svc, &s->buf, s->id, s->caching, &io,
+            ok = t_h_base_service_if_get_scanner_rows(c->svc, &s->buf, s->id, s->ask, &io,
                                                       &ia, &err));
     rc = table_missing(rc, "getScannerRows", s->table);
     if (rc) return rc;
-    if (s->buf->len < (guint)s->caching) s->end = true;
+    if (s->buf->len < (guint)s->ask) s->end = true;
+    s->ask = s->caching; /* the first batch small: a query that stops early (a LIMIT the
+                            scan did not get, a lookup) reads little; then full batches */
     if (s->buf->len == 0) {
       *done = true;
       return KV_OK;
