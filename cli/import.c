@@ -385,7 +385,8 @@ static int commit(loader *L) {
   int rc = rowan_exec(L->db, "COMMIT", NULL, NULL);
   if (rc != ROWAN_OK) {
     setmsg(L, "commit failed: %s; %" PRId64 " rows committed before it, the last %" PRId64
-              " not", rowan_errmsg(L->db), L->res->rows_loaded, L->pending);
+              " not (on a database on HBase, whose rows are atomic one by one, some of them "
+              "may be written)", rowan_errmsg(L->db), L->res->rows_loaded, L->pending);
     rowan_exec(L->db, "ROLLBACK", NULL, NULL);
     L->pending = 0;
     return rc;
