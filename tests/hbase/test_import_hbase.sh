@@ -3,8 +3,7 @@
 # database on HBase (CTest label `hbase`; the gateway from ROWAN_HBASE_THRIFT, default
 # 127.0.0.1:9090). A slice of the sensor archive (data/beijing: 2 stations x 2,000 hours,
 # rows with 'NA' values among them, which HBase writes as mutateRow calls) goes into a table
-# with an index on TEMP, in transactions of 1,000 rows spread over 4 writer connections
-# (ROWAN_HBASE_WRITERS): every record is there (the count, the sum and the NULL count of TEMP,
+# with an index on TEMP, in transactions of 1,000 rows: every record is there (the count, the sum and the NULL count of TEMP,
 # and rows picked from the file compared field by field), the index agrees with the table
 # (.check); a bad value is rejected with the file, the line and the column named and the
 # other rows loaded; a gateway lost in the middle of an import (a TCP relay in between,
@@ -36,7 +35,7 @@ done
   "CREATE INDEX A_TEMP ON A (TEMP)" >/dev/null || fail "cannot create the table"
 
 # 1. the slice: counts and sums against the file, rows picked from it, the index
-out=$(ROWAN_HBASE_WRITERS=4 "$ROWAN" "$URI" ".import --csv --header --null NA --batch 1000 \
+out=$("$ROWAN" "$URI" ".import --csv --header --null NA --batch 1000 \
   --columns $COLS $T/Aotizhongxin.csv $T/Dongsi.csv A" 2>&1) || fail "import failed: $out"
 case $out in *"4000 rows loaded, 0 rejected from 2 files"*) ;; *) fail "summary: $out" ;; esac
 want=$(awk -F, 'FNR > 1 { n++; if ($12 != "NA") { s += $12; k++ } } END {
@@ -116,7 +115,7 @@ EOF
     CONSTRAINT PK PRIMARY KEY (STATION, YEAR, MONTH, DAY, HOUR))" >/dev/null ||
     fail "cannot create table B"
   RURI="hbase://127.0.0.1:$(cat "$T/port")/timp_$$"
-  out=$(ROWAN_HBASE_WRITE_TRIES=1 ROWAN_HBASE_WRITERS=1 "$ROWAN" "$RURI" ".import --csv \
+  out=$(ROWAN_HBASE_TRIES=1 "$ROWAN" "$RURI" ".import --csv \
     --header --null NA --batch 500 --columns $COLS $T/Aotizhongxin.csv $T/Dongsi.csv B" 2>&1) &&
     fail "the import went on without the gateway: $out"
   kill "$relay" 2>/dev/null
