@@ -859,6 +859,7 @@ static const kv_backend_ops hbk_ops = {
     .snapshot_release = be_snapshot_release,
     .split_points = be_split_points,
     .estimate = be_estimate,
+    .foreign_table = hbk_foreign_table,
 };
 
 static const kv_backend_caps hbk_caps = {

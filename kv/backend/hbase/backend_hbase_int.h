@@ -67,4 +67,7 @@ const kv_value_vector *hbk_scan_row_vectors(kv_backend *be, const kv_backend_sca
 void hbk_scan_metrics(kv_backend *be, const kv_backend_scan *s, kv_scan_metrics *out);
 void hbk_scan_close(kv_backend *be, kv_backend_scan *s);
 
+/* backend_hbase_foreign.c: kv_backend_ops.foreign_table (a table Apache Phoenix created). */
+int hbk_foreign_table(kv_backend *be, const char *name, char *msg, size_t cap);
+
 #endif /* ROWAN_KV_BACKEND_HBASE_INT_H */
