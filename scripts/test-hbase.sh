@@ -15,6 +15,7 @@ trap 'scripts/hbase-down.sh --wipe' EXIT
 scripts/hbase-up.sh
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROWAN_WERROR=ON -DROWAN_HBASE=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target hbase_test_client hbase_test_backend hbase_test_api hbase_test_fault_gateway \
+  hbase_phoenix_rowan_runner \
   slt_runner rowan
 ROWAN_SEED=${ROWAN_SEED:-20261130}
 export ROWAN_SEED
