@@ -910,6 +910,8 @@ bool cat_table_derive(cat_table *t) {
   return derive(t);
 }
 kv_backend *cat_backend(cat_catalog *cat) { return &cat->be; }
+int cat_foreign_table(const cat_catalog *c, const char *name, char *msg, size_t cap) {
+  return kv_be_foreign_table((kv_backend *)&c->be, name, msg, cap); } /* be: a copy, unchanged */
 cat_seq_set *cat_seqs(cat_catalog *cat) { return &cat->seqs; }
 uint32_t cat_sys_family(const cat_catalog *cat) { return cat->sys_family; }
 int cat_kv_error(cat_error *err, int kv_code, const char *what) { return kverr(err, kv_code, what); }

@@ -188,6 +188,11 @@ int cat_open_backend(const kv_backend *be, cat_catalog **out, cat_error *err);
 /* The backend the catalog reads and writes through (the catalog's copy; valid until
 ** cat_close): exec/ reaches the store through it. */
 kv_backend *cat_backend(cat_catalog *cat);
+/* A table the store holds under `name` that another program made and Rowan cannot read
+** (kv_be_foreign_table; on HBase a table Apache Phoenix created): msg (cap bytes) says what it
+** is, or is empty when there is none (also when the store cannot be asked). Asked only
+** when the catalog does not know the name. Returns the kv status of the question. */
+int cat_foreign_table(const cat_catalog *cat, const char *name, char *msg, size_t cap);
 /* Free the in-memory catalog (does not close db). NULL is a no-op. */
 void cat_close(cat_catalog *cat);
 

@@ -239,6 +239,12 @@ typedef struct kv_backend_ops {
   ** its statistics (HBase: docs/HBASE.md "The planner's statistics"). NULL: the local store
   ** under the backend answers (kv_be_family_stats). */
   int (*family_stats)(kv_backend *be, uint32_t family_id, kv_family_stats *out);
+  /* A table of the store that another program made under the name a statement gave and
+  ** that Rowan cannot read (HBase: a table Apache Phoenix created). `name` is the SQL name
+  ** (SCHEMA.TABLE or TABLE, as the statement spelled it after case folding). KV_OK with
+  ** msg[0] == 0 when there is none; KV_OK with msg (NUL-terminated, cut at cap) saying what
+  ** it is when there is one; an error when the store could not be asked. NULL: never. */
+  int (*foreign_table)(kv_backend *be, const char *name, char *msg, size_t cap);
 } kv_backend_ops;
 
 struct kv_backend {
@@ -370,6 +376,13 @@ static inline int kv_be_estimate(kv_backend *be, uint32_t family_id, const kv_ra
   if (!be) return KV_MISUSE;
   if (!be->ops->estimate) return kv_be_unsupported(be, "estimate");
   return be->ops->estimate(be, family_id, range, opts, rows, bytes);
+}
+/* Whether `name` is a foreign table of the store (the op above); msg[0] == 0 when not, and
+** always when the backend has no such op. */
+static inline int kv_be_foreign_table(kv_backend *be, const char *name, char *msg, size_t cap) {
+  if (cap) msg[0] = 0;
+  if (!be->ops->foreign_table) return KV_OK;
+  return be->ops->foreign_table(be, name, msg, cap);
 }
 
 /* kv_scan_prefixes through any backend (kv/backend/backend_prefixes.c): on the local store

@@ -300,7 +300,10 @@ const cat_table *bind_find_table(binder *b, const char *name, uint32_t off) {
   if (t && b->bound) b->bound->n_tables++; /* for AS OF (planner/bind_as_of.c) */
   if (t) return t;
   if (!b->ctes) {
-    bind_error(b, EXEC_ERROR, off, "unknown table \"%s\"", name);
+    char foreign[400]; /* HBase: a table Apache Phoenix created (docs/HBASE.md) */
+    (void)cat_foreign_table(b->cat, name, foreign, sizeof foreign);
+    if (foreign[0]) bind_error(b, EXEC_ERROR, off, "%s", foreign);
+    else bind_error(b, EXEC_ERROR, off, "unknown table \"%s\"", name);
     return NULL;
   }
   char names[300];

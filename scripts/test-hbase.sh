@@ -16,7 +16,8 @@ scripts/hbase-up.sh
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROWAN_WERROR=ON -DROWAN_HBASE=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target hbase_test_client hbase_test_backend hbase_test_stats \
   hbase_test_api hbase_test_fault_gateway hbase_test_fault_region hbase_test_fault_writer \
-  hbase_test_fault_batch slt_runner rowan exec_test_differential exec_test_differential_join
+  hbase_test_fault_batch slt_runner rowan exec_test_differential exec_test_differential_join \
+  hbase_phoenix_rowan_runner
 ROWAN_SEED=${ROWAN_SEED:-20261130}
 export ROWAN_SEED
 (cd "$BUILD" && ROWAN_HBASE_THRIFT=127.0.0.1:${ROWAN_HBASE_THRIFT_PORT:-9090} \

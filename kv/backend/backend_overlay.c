@@ -540,6 +540,9 @@ static int o_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
                       const kv_estimate_opts *opts, uint64_t *rows, uint64_t *bytes) {
   return kv_be_estimate(IN(be), family_id, range, opts, rows, bytes);
 }
+static int o_foreign_table(kv_backend *be, const char *name, char *msg, size_t cap) {
+  return kv_be_foreign_table(IN(be), name, msg, cap);
+}
 
 static int o_family_stats(kv_backend *be, uint32_t family_id, kv_family_stats *out) {
   return kv_be_family_stats(IN(be), family_id, out);
@@ -568,6 +571,7 @@ static const kv_backend_ops overlay_ops = {
   .split_points = o_split_points,
   .estimate = o_estimate,
   .family_stats = o_family_stats,
+  .foreign_table = o_foreign_table,
 };
 
 int kv_backend_overlay_open(kv_backend *in, kv_backend **out) {

@@ -865,6 +865,7 @@ static const kv_backend_ops hbk_ops = {
     .split_points = hbk_split_points,
     .estimate = hbk_estimate,
     .family_stats = hbk_family_stats,
+    .foreign_table = hbk_foreign_table,
 };
 
 static const kv_backend_caps hbk_caps = {

@@ -115,5 +115,7 @@ int hbk_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunks,
                      kv_be_split_fn each, void *ctx);
 /* Free t's statistics (NULL is a no-op). */
 void hbk_stats_free(hbk_stats *st);
+/* backend_hbase_foreign.c: kv_backend_ops.foreign_table (a table Apache Phoenix created). */
+int hbk_foreign_table(kv_backend *be, const char *name, char *msg, size_t cap);
 
 #endif /* ROWAN_KV_BACKEND_HBASE_INT_H */
