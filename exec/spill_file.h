@@ -51,7 +51,8 @@ typedef struct exec_spill_reader {
 static inline int exec_spill_part_of(uint64_t hash) { return (int)(hash >> 58); }
 
 /* Open f (zeroed by the caller) on a new temporary file in the folder of family `family` of
-** db; with db NULL (a remote backend: no local store) in TMPDIR, else /tmp. EXEC_OK; EXEC_TOOBIG with err set for a read-only handle (it cannot spill: `what`
+** db; with db NULL (a remote backend: no local store) in TMPDIR, else /tmp. EXEC_OK;
+** EXEC_TOOBIG with err set for a read-only handle (it cannot spill: `what`
 ** names what needed the memory, in "WHAT needs more than the join memory; a read-only
 ** handle cannot spill it to disk ..."); another kv error mapped (err says "a spill to disk
 ** failed: ..."). */
