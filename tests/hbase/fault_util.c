@@ -124,3 +124,63 @@ void fu_admin_stop(fu_admin *a) {
   waitpid(a->pid, &st, 0);
   a->pid = 0;
 }
+
+void fu_key_of(int i, char *k) { snprintf(k, 8, "r%05d", (unsigned)i % 100000u); }
+
+uint32_t fu_kv_table(kv_backend *be, const char *name, const char *split1, const char *split2,
+                     int nrows) {
+  kv_family_options fo[1] = {{"f", 1, 0, 0, 0}};
+  const uint8_t *splits[2] = {(const uint8_t *)split1, (const uint8_t *)split2};
+  uint32_t lens[2] = {6, 6};
+  assert_int_equal(kv_be_create_table(be, name, fo, 1, splits, lens, 2), KV_OK);
+  uint32_t fid = 0;
+  assert_int_equal(kv_be_family_id(be, name, "f", &fid), KV_OK);
+  kv_batch *b = kv_batch_new();
+  char k[8];
+  for (int i = 0; i < nrows; i++) {
+    fu_key_of(i, k);
+    assert_int_equal(kv_batch_put(b, fid, k, 6, "v", 1, KV_TS_NOW, k, 6), KV_OK);
+  }
+  assert_int_equal(kv_be_write(be, b, NULL), KV_OK);
+  kv_batch_free(b);
+  return fid;
+}
+
+void fu_exec_ok(rowan_db *db, const char *sql) {
+  if (rowan_exec(db, sql, NULL, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
+}
+
+int64_t fu_one_int(rowan_db *db, const char *sql) {
+  rowan_stmt *st = NULL;
+  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
+  if (rowan_step(st) != ROWAN_ROW) fail_msg("%s: no row: %s", sql, rowan_errmsg(db));
+  int64_t v = rowan_column_int64(st, 0);
+  assert_int_equal(rowan_step(st), ROWAN_DONE);
+  rowan_finalize(st);
+  return v;
+}
+
+int64_t fu_check_index(rowan_db *db, const char *index, const char *table, int64_t *unverified,
+                       int64_t *data_rows, int64_t *index_rows) {
+  char sql[200];
+  snprintf(sql, sizeof sql, "CHECK INDEX %s ON %s", index, table);
+  rowan_stmt *st = NULL;
+  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
+  int64_t problems = 0, data = -1, idx = -1;
+  *unverified = 0;
+  int rc;
+  while ((rc = rowan_step(st)) == ROWAN_ROW) {
+    const char *item = rowan_column_text(st, 0);
+    if (!strcmp(item, "DATA ROWS")) data = rowan_column_int64(st, 1);
+    if (!strcmp(item, "INDEX ROWS")) idx = rowan_column_int64(st, 1);
+    if (!strcmp(item, "MISSING") || !strcmp(item, "EXTRA") || !strcmp(item, "MISMATCHED"))
+      problems += rowan_column_int64(st, 1);
+    if (!strncmp(item, "UNVERIFIED ", 11)) *unverified = atoll(item + 11);
+    if (rowan_column_type(st, 1) == ROWAN_NULL) printf("# %s\n", item);
+  }
+  if (rc != ROWAN_DONE) fail_msg("%s: %s", sql, rowan_errmsg(db));
+  rowan_finalize(st);
+  if (data_rows) *data_rows = data;
+  if (index_rows) *index_rows = idx;
+  return problems;
+}

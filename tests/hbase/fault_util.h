@@ -2,7 +2,8 @@
 ** tests/hbase/fault_util.h: what the HBase fault tests (tests/hbase/test_fault_*.c) share:
 ** killing and restarting the Thrift2 gateway that scripts/hbase-up.sh started, and driving
 ** tests/hbase/java/RegionAdmin.java (through tests/hbase/region-admin.sh) to split and move
-** regions. Everything comes from the environment the tests run in: ROWAN_HBASE_THRIFT
+** regions; a kv table of numbered rows; the SQL calls their checks share (a statement that
+** must succeed, a one-number query, CHECK INDEX's counts). Everything comes from the environment the tests run in: ROWAN_HBASE_THRIFT
 ** (HOST:PORT of the gateway, default 127.0.0.1:9090), ROWAN_ZK (ZooKeeper, default
 ** 127.0.0.1:2181), ROWAN_HBASE_DIR (the HBase folder, default /tmp/rowan-hbase: its
 ** thrift2.pid). A missing gateway or helper fails the test (cmocka's fail_msg), never skips.
@@ -13,7 +14,11 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+#include "kv/backend.h"
+#include "rowan.h"
 
 /* HOST:PORT of the gateway (ROWAN_HBASE_THRIFT or the default). */
 const char *fu_gateway(void);
@@ -42,5 +47,22 @@ const char *fu_admin_cmd(fu_admin *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Quit the helper and wait for it. */
 void fu_admin_stop(fu_admin *a);
+
+/* Row key i as the tests write it: "r" and five digits (k holds 8 bytes). */
+void fu_key_of(int i, char *k);
+/* Create kv table `name` (one family "f", 1 version) split at the two 6-byte keys, write rows
+** fu_key_of(0 .. nrows-1) (value "v") in one batch, and return the family's id. */
+uint32_t fu_kv_table(kv_backend *be, const char *name, const char *split1, const char *split2,
+                     int nrows);
+
+/* Run sql, failing the test with the error when it fails. */
+void fu_exec_ok(rowan_db *db, const char *sql);
+/* The one integer a query gives (one row, one column); anything else fails the test. */
+int64_t fu_one_int(rowan_db *db, const char *sql);
+/* CHECK INDEX index ON table: returns MISSING + EXTRA + MISMATCHED; *unverified its UNVERIFIED
+** line's count (0 when none), *data_rows and *index_rows (may be NULL) its DATA ROWS and
+** INDEX ROWS (-1 when absent). */
+int64_t fu_check_index(rowan_db *db, const char *index, const char *table, int64_t *unverified,
+                       int64_t *data_rows, int64_t *index_rows);
 
 #endif /* ROWAN_TESTS_HBASE_FAULT_UTIL_H */

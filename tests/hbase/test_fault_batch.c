@@ -44,7 +44,6 @@ static const char *source_dir = ".";
 #define NBIG 30000
 #define VLEN 120
 
-static void key_of(int i, char *k) { snprintf(k, 8, "r%05d", (unsigned)i % 100000u); }
 
 /* Row i's value in batch `gen` (VLEN bytes). */
 static void value_of(int i, int gen, char *v) {
@@ -97,7 +96,7 @@ static void test_batch_across_kill(void **state) {
   /* acknowledged first: rows 29,000 .. 30,999 (generation 1) */
   kv_batch *b = kv_batch_new();
   for (int i = NBIG - 1000; i < NBIG + 1000; i++) {
-    key_of(i, k);
+    fu_key_of(i, k);
     value_of(i, 1, v);
     assert_int_equal(kv_batch_put(b, fid, k, 6, "v", 1, KV_TS_NOW, v, VLEN), KV_OK);
   }
@@ -106,7 +105,7 @@ static void test_batch_across_kill(void **state) {
   /* the large batch: rows 0 .. 29,999 (generation 2) */
   b = kv_batch_new();
   for (int i = 0; i < NBIG; i++) {
-    key_of(i, k);
+    fu_key_of(i, k);
     value_of(i, 2, v);
     assert_int_equal(kv_batch_put(b, fid, k, 6, "v", 1, KV_TS_NOW, v, VLEN), KV_OK);
   }
@@ -141,7 +140,7 @@ static void test_batch_across_kill(void **state) {
   kv_row row;
   int n = 0, rc;
   while ((rc = kv_be_scan_next(be, sc, &row)) == KV_OK) {
-    key_of(n, k);
+    fu_key_of(n, k);
     value_of(n, n < NBIG ? 2 : 1, v);
     if (row.key_len != 6 || memcmp(row.key, k, 6)) fail_msg("row %d: %.*s", n, (int)row.key_len, row.key);
     /* rows 29,000 .. 29,999: generation 1 below generation 2; others: one version */
@@ -163,19 +162,7 @@ static void test_batch_across_kill(void **state) {
 /* ---- SQL: a statement that fails outright ------------------------------------------------ */
 #define NSQL 1000
 
-static void exec_ok(rowan_db *db, const char *sql) {
-  if (rowan_exec(db, sql, NULL, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-}
 
-static int64_t one_int(rowan_db *db, const char *sql) {
-  rowan_stmt *st = NULL;
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  if (rowan_step(st) != ROWAN_ROW) fail_msg("%s: no row: %s", sql, rowan_errmsg(db));
-  int64_t v = rowan_column_int64(st, 0);
-  assert_int_equal(rowan_step(st), ROWAN_DONE);
-  rowan_finalize(st);
-  return v;
-}
 
 typedef struct stmt_job {
   rowan_db *db;
@@ -193,24 +180,6 @@ static void *stmt_thread(void *arg) {
   return NULL;
 }
 
-/* CHECK INDEX IX ON T: MISSING + EXTRA + MISMATCHED; the UNVERIFIED count into *unverified. */
-static int64_t check_index(rowan_db *db, int64_t *unverified) {
-  rowan_stmt *st = NULL;
-  assert_int_equal(rowan_prepare(db, "CHECK INDEX IX ON T", -1, &st, NULL), ROWAN_OK);
-  int64_t problems = 0;
-  *unverified = 0;
-  int rc;
-  while ((rc = rowan_step(st)) == ROWAN_ROW) {
-    const char *item = rowan_column_text(st, 0);
-    if (!strcmp(item, "MISSING") || !strcmp(item, "EXTRA") || !strcmp(item, "MISMATCHED"))
-      problems += rowan_column_int64(st, 1);
-    if (!strncmp(item, "UNVERIFIED ", 11)) *unverified = atoll(item + 11);
-    if (rowan_column_type(st, 1) == ROWAN_NULL) printf("# %s\n", item);
-  }
-  if (rc != ROWAN_DONE) fail_msg("CHECK INDEX: %s", rowan_errmsg(db));
-  rowan_finalize(st);
-  return problems;
-}
 
 /* Every row of a query (K, V, W, X), checked whole (old: V = i, W = -i, X = i for key k<i>;
 ** new: V = i + 100000, W = -V, X NULL), as one "K V" line each; *moved counts the new ones. */
@@ -247,10 +216,10 @@ static void test_statement_fails_outright(void **state) {
   int orc = rowan_open(uri, NULL, &db);
   unsetenv("ROWAN_HBASE_TRIES");
   if (orc != ROWAN_OK) fail_msg("rowan_open(%s): %s", uri, rowan_errmsg(db));
-  exec_ok(db, "CREATE TABLE T (K VARCHAR PRIMARY KEY, V INTEGER, W INTEGER, X INTEGER) "
+  fu_exec_ok(db, "CREATE TABLE T (K VARCHAR PRIMARY KEY, V INTEGER, W INTEGER, X INTEGER) "
               "SPLIT ON ('k00500')");
-  exec_ok(db, "CREATE INDEX IX ON T (V) INCLUDE (W, X)");
-  exec_ok(db, "BEGIN");
+  fu_exec_ok(db, "CREATE INDEX IX ON T (V) INCLUDE (W, X)");
+  fu_exec_ok(db, "BEGIN");
   rowan_stmt *st = NULL;
   assert_int_equal(rowan_prepare(db, "UPSERT INTO T VALUES (?, ?, ?, ?)", -1, &st, NULL), ROWAN_OK);
   for (int i = 0; i < NSQL; i++) {
@@ -264,7 +233,7 @@ static void test_statement_fails_outright(void **state) {
     rowan_reset(st);
   }
   rowan_finalize(st);
-  exec_ok(db, "COMMIT");
+  fu_exec_ok(db, "COMMIT");
   if (rowan_open(uri, NULL, &watch) != ROWAN_OK) fail_msg("rowan_open: %s", rowan_errmsg(watch));
 
   /* every row moves (its index entry too) and loses X: a tombstone with the puts, so each
@@ -275,7 +244,7 @@ static void test_statement_fails_outright(void **state) {
   assert_int_equal(pthread_create(&th, NULL, stmt_thread, &j), 0);
   int polls = 0;
   while (!__atomic_load_n(&j.done, __ATOMIC_SEQ_CST) &&
-         one_int(watch, "SELECT V FROM T WHERE K = 'k00000'") == 0) {
+         fu_one_int(watch, "SELECT V FROM T WHERE K = 'k00000'") == 0) {
     usleep(2000);
     polls++;
   }
@@ -302,7 +271,7 @@ static void test_statement_fails_outright(void **state) {
   rowan_db *db2 = NULL;
   if (rowan_open(uri, NULL, &db2) != ROWAN_OK) fail_msg("rowan_open: %s", rowan_errmsg(db2));
   int64_t unverified = 0;
-  assert_int_equal(check_index(db2, &unverified), 0);
+  assert_int_equal(fu_check_index(db2, "IX", "T", &unverified, NULL, NULL), 0);
   printf("# CHECK INDEX before any read: %lld UNVERIFIED\n", (long long)unverified);
   int nt = 0, ni = 0, mt = 0, mi = 0;
   char *t = rows_of(db2, "SELECT /*+ NO_INDEX */ K, V, W, X FROM T ORDER BY K", &nt, &mt);
@@ -315,13 +284,13 @@ static void test_statement_fails_outright(void **state) {
   assert_string_equal(i, t);
   free(i), free(t);
   assert_true(mt > 0);
-  assert_int_equal(check_index(db2, &unverified), 0);
+  assert_int_equal(fu_check_index(db2, "IX", "T", &unverified, NULL, NULL), 0);
   assert_int_equal(unverified, 0);
-  assert_int_equal(one_int(db2, "SELECT /*+ INDEX(T IX) */ COUNT(*) FROM T WHERE V >= 100000"),
+  assert_int_equal(fu_one_int(db2, "SELECT /*+ INDEX(T IX) */ COUNT(*) FROM T WHERE V >= 100000"),
                    mt);
   assert_int_equal(rowan_close(db2), ROWAN_OK);
   /* the session whose statement failed reads again once the gateway is back */
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), NSQL);
+  assert_int_equal(fu_one_int(db, "SELECT COUNT(*) FROM T"), NSQL);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_OK);
 }

@@ -37,7 +37,6 @@ static void kill_and_restart_gateway(void) {
   fu_gateway_start(source_dir, false);
 }
 
-static void key_of(int i, char *k) { snprintf(k, 8, "r%05d", (unsigned)i % 100000u); }
 
 /* Scan the whole table (reverse when asked), killing the gateway after `cut` rows; every row
 ** must come once, in order. */
@@ -53,7 +52,7 @@ static void scan_through_restart(kv_backend *be, uint32_t fid, bool reverse, int
   int n = 0, rc;
   char want[8];
   while ((rc = kv_be_scan_next(be, sc, &row)) == KV_OK) {
-    key_of(reverse ? NROWS - 1 - n : n, want);
+    fu_key_of(reverse ? NROWS - 1 - n : n, want);
     if (row.key_len != 6 || memcmp(row.key, want, 6))
       fail_msg("row %d: %.*s, want %s (reverse %d)", n, (int)row.key_len, row.key, want, reverse);
     if (++n == cut) kill_and_restart_gateway();
@@ -67,27 +66,15 @@ static void test_scan_across_restart(void **state) {
   (void)state;
   kv_backend *be = NULL;
   if (kv_backend_hbase_open(uri, &be)) fail_msg("cannot open %s: %s", uri, kv_errmsg());
-  kv_family_options fo[1] = {{"f", 1, 0, 0, 0}};
-  const uint8_t *splits[2] = {(const uint8_t *)"r00800", (const uint8_t *)"r01600"};
-  uint32_t lens[2] = {6, 6};
-  assert_int_equal(kv_be_create_table(be, "T", fo, 1, splits, lens, 2), KV_OK);
-  uint32_t fid = 0;
-  assert_int_equal(kv_be_family_id(be, "T", "f", &fid), KV_OK);
-  kv_batch *b = kv_batch_new();
-  char k[8];
-  for (int i = 0; i < NROWS; i++) {
-    key_of(i, k);
-    assert_int_equal(kv_batch_put(b, fid, k, 6, "v", 1, KV_TS_NOW, k, 6), KV_OK);
-  }
-  assert_int_equal(kv_be_write(be, b, NULL), KV_OK);
-  kv_batch_free(b);
+  uint32_t fid = fu_kv_table(be, "T", "r00800", "r01600", NROWS);
   scan_through_restart(be, fid, false, 1500);
   scan_through_restart(be, fid, true, 1200);
   /* a batch written while the gateway is down: the write waits for it, then goes through */
   kill_and_restart_gateway();
-  b = kv_batch_new();
+  kv_batch *b = kv_batch_new();
+  char k[8];
   for (int i = 0; i < 300; i++) {
-    key_of(NROWS + i, k);
+    fu_key_of(NROWS + i, k);
     assert_int_equal(kv_batch_put(b, fid, k, 6, "v", 1, KV_TS_NOW, k, 6), KV_OK);
   }
   if (kv_be_write(be, b, NULL)) fail_msg("write across the restart: %s", kv_errmsg());

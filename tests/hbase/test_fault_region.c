@@ -36,7 +36,6 @@
 static const char *source_dir = ".", *class_dir = ".";
 static fu_admin admin;
 
-static void key_of(int i, char *k) { snprintf(k, 8, "r%05d", (unsigned)i % 100000u); }
 
 /* The number of regions in a RegionAdmin "regions" answer ("N START,SERVER ..."). */
 static int regions_of(const char *ns, const char *regex) {
@@ -64,7 +63,7 @@ static void scan_with_steps(kv_backend *be, uint32_t fid, bool reverse, const ch
   int n = 0, rc, k = 0;
   char want[8];
   while ((rc = kv_be_scan_next(be, sc, &row)) == KV_OK) {
-    key_of(reverse ? NROWS - 1 - n : n, want);
+    fu_key_of(reverse ? NROWS - 1 - n : n, want);
     if (row.key_len != 6 || memcmp(row.key, want, 6))
       fail_msg("row %d: %.*s, want %s (reverse %d)", n, (int)row.key_len, row.key, want, reverse);
     if (row.n_cells != 1 || row.cells[0].value_len != 6 || memcmp(row.cells[0].value, want, 6))
@@ -93,20 +92,7 @@ static void test_backend_scan_split_move(void **state) {
   snprintf(uri, sizeof uri, "hbase://%s/%s", fu_gateway(), ns);
   kv_backend *be = NULL;
   if (kv_backend_hbase_open(uri, &be)) fail_msg("cannot open %s: %s", uri, kv_errmsg());
-  kv_family_options fo[1] = {{"f", 1, 0, 0, 0}};
-  const uint8_t *splits[2] = {(const uint8_t *)"r00700", (const uint8_t *)"r02100"};
-  uint32_t lens[2] = {6, 6};
-  assert_int_equal(kv_be_create_table(be, "T", fo, 1, splits, lens, 2), KV_OK);
-  uint32_t fid = 0;
-  assert_int_equal(kv_be_family_id(be, "T", "f", &fid), KV_OK);
-  kv_batch *b = kv_batch_new();
-  char k[8];
-  for (int i = 0; i < NROWS; i++) {
-    key_of(i, k);
-    assert_int_equal(kv_batch_put(b, fid, k, 6, "v", 1, KV_TS_NOW, k, 6), KV_OK);
-  }
-  assert_int_equal(kv_be_write(be, b, NULL), KV_OK);
-  kv_batch_free(b);
+  uint32_t fid = fu_kv_table(be, "T", "r00700", "r02100", NROWS);
   assert_int_equal(regions_of(ns, "T"), 3);
   /* forward: after 1,200 rows (two calls: rows up to r01999) the gateway's scanner is in
   ** [r00700, r02100): split it behind and ahead of that point; after 2,500 (three calls)
@@ -124,44 +110,8 @@ static void test_backend_scan_split_move(void **state) {
   assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_OK);
 }
 
-static void exec_ok(rowan_db *db, const char *sql) {
-  if (rowan_exec(db, sql, NULL, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-}
 
-static int64_t one_int(rowan_db *db, const char *sql) {
-  rowan_stmt *st = NULL;
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  if (rowan_step(st) != ROWAN_ROW) fail_msg("%s: no row: %s", sql, rowan_errmsg(db));
-  int64_t v = rowan_column_int64(st, 0);
-  assert_int_equal(rowan_step(st), ROWAN_DONE);
-  rowan_finalize(st);
-  return v;
-}
 
-/* CHECK INDEX's MISSING + EXTRA + MISMATCHED, and its UNVERIFIED line's N into *unverified. */
-static int64_t check_index(rowan_db *db, const char *index, const char *table,
-                           int64_t *unverified) {
-  char sql[200];
-  snprintf(sql, sizeof sql, "CHECK INDEX %s ON %s", index, table);
-  rowan_stmt *st = NULL;
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  int64_t problems = 0, data = -1, idx = -2;
-  *unverified = 0;
-  int rc;
-  while ((rc = rowan_step(st)) == ROWAN_ROW) {
-    const char *item = rowan_column_text(st, 0);
-    if (!strcmp(item, "DATA ROWS")) data = rowan_column_int64(st, 1);
-    if (!strcmp(item, "INDEX ROWS")) idx = rowan_column_int64(st, 1);
-    if (!strcmp(item, "MISSING") || !strcmp(item, "EXTRA") || !strcmp(item, "MISMATCHED"))
-      problems += rowan_column_int64(st, 1);
-    if (!strncmp(item, "UNVERIFIED ", 11)) *unverified = atoll(item + 11);
-  }
-  if (rc != ROWAN_DONE) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  rowan_finalize(st);
-  if (data != idx && !*unverified) fail_msg("%s: %lld data rows, %lld index rows", sql,
-                                            (long long)data, (long long)idx);
-  return problems;
-}
 
 #define NSQL 3000
 /* V of row i: a permutation of 0..NSQL-1, so that the index's order is not the table's. */
@@ -175,10 +125,10 @@ static void test_sql_scan_split_move(void **state) {
   snprintf(uri, sizeof uri, "hbase://%s/%s", fu_gateway(), ns);
   rowan_db *db = NULL;
   if (rowan_open(uri, NULL, &db) != ROWAN_OK) fail_msg("rowan_open(%s): %s", uri, rowan_errmsg(db));
-  exec_ok(db, "CREATE TABLE T (K VARCHAR PRIMARY KEY, V INTEGER, W VARCHAR) "
+  fu_exec_ok(db, "CREATE TABLE T (K VARCHAR PRIMARY KEY, V INTEGER, W VARCHAR) "
               "SPLIT ON ('k00700', 'k02100')");
-  exec_ok(db, "CREATE INDEX IX ON T (V) INCLUDE (W)");
-  exec_ok(db, "BEGIN");
+  fu_exec_ok(db, "CREATE INDEX IX ON T (V) INCLUDE (W)");
+  fu_exec_ok(db, "BEGIN");
   rowan_stmt *st = NULL;
   assert_int_equal(rowan_prepare(db, "UPSERT INTO T VALUES (?, ?, ?)", -1, &st, NULL), ROWAN_OK);
   int64_t sum = 0;
@@ -194,7 +144,7 @@ static void test_sql_scan_split_move(void **state) {
     sum += v_of(i);
   }
   rowan_finalize(st);
-  exec_ok(db, "COMMIT");
+  fu_exec_ok(db, "COMMIT");
   const char *tre = "\\$t[0-9]+\\.T", *ire = "\\$i[0-9]+\\.T\\.IX";
   int tregions = regions_of(ns, tre), iregions = regions_of(ns, ire);
   assert_int_equal(tregions, 3);
@@ -243,12 +193,13 @@ static void test_sql_scan_split_move(void **state) {
   assert_int_equal(n, NSQL);
   assert_int_equal(regions_of(ns, ire), iregions + 1);
 
-  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM T"), NSQL);
-  assert_int_equal(one_int(db, "SELECT SUM(V) FROM T"), sum);
-  assert_int_equal(one_int(db, "SELECT /*+ INDEX(T IX) */ COUNT(*) FROM T WHERE V >= 0"), NSQL);
-  int64_t unverified = 0;
-  assert_int_equal(check_index(db, "IX", "T", &unverified), 0);
+  assert_int_equal(fu_one_int(db, "SELECT COUNT(*) FROM T"), NSQL);
+  assert_int_equal(fu_one_int(db, "SELECT SUM(V) FROM T"), sum);
+  assert_int_equal(fu_one_int(db, "SELECT /*+ INDEX(T IX) */ COUNT(*) FROM T WHERE V >= 0"), NSQL);
+  int64_t unverified = 0, data = 0, idx = 0;
+  assert_int_equal(fu_check_index(db, "IX", "T", &unverified, &data, &idx), 0);
   assert_int_equal(unverified, 0);
+  assert_int_equal(data, idx);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_OK);
 }

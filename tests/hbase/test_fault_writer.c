@@ -44,9 +44,6 @@ static char uri[400];
 /* the model: a row's V (-1: absent); rows whose last write was cut: either value */
 static int model[NKEYS], maybe[NKEYS];
 
-static void exec_ok(rowan_db *db, const char *sql) {
-  if (rowan_exec(db, sql, NULL, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-}
 
 static rowan_db *open_db(void) {
   rowan_db *db = NULL;
@@ -136,25 +133,6 @@ static void run_writer(const char *mode, long kill_after, int *acks) {
              status);
 }
 
-/* CHECK INDEX: MISSING + EXTRA + MISMATCHED, and the UNVERIFIED count into *unverified. */
-static int64_t check_index(rowan_db *db, int64_t *unverified) {
-  rowan_stmt *st = NULL;
-  const char *sql = "CHECK INDEX IX ON T";
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  int64_t problems = 0;
-  *unverified = 0;
-  int rc;
-  while ((rc = rowan_step(st)) == ROWAN_ROW) {
-    const char *item = rowan_column_text(st, 0);
-    if (!strcmp(item, "MISSING") || !strcmp(item, "EXTRA") || !strcmp(item, "MISMATCHED"))
-      problems += rowan_column_int64(st, 1);
-    if (!strncmp(item, "UNVERIFIED ", 11)) *unverified = atoll(item + 11);
-    if (rowan_column_type(st, 1) == ROWAN_NULL) printf("# %s\n", item);
-  }
-  if (rc != ROWAN_DONE) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  rowan_finalize(st);
-  return problems;
-}
 
 /* The rows of a query (K, V, W) as "K V" lines in one string (the caller frees); each row
 ** must be whole (W = 'w' || V). */
@@ -185,7 +163,7 @@ static char *rows_of(rowan_db *db, const char *sql, int *count) {
 static void check_after_cut(const char *what) {
   rowan_db *db = open_db();
   int64_t unverified = 0;
-  int64_t problems = check_index(db, &unverified);
+  int64_t problems = fu_check_index(db, "IX", "T", &unverified, NULL, NULL);
   printf("# %s: CHECK INDEX before any read: %lld problems, %lld unverified\n", what,
          (long long)problems, (long long)unverified);
   assert_int_equal(problems, 0);
@@ -220,7 +198,7 @@ static void check_after_cut(const char *what) {
   assert_int_equal(ni, nt);
   assert_string_equal(a, b);
   free(a), free(b), free(t);
-  assert_int_equal(check_index(db, &unverified), 0);
+  assert_int_equal(fu_check_index(db, "IX", "T", &unverified, NULL, NULL), 0);
   assert_int_equal(unverified, 0);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   /* the shell's .check: its exit status is non-zero when the index has problems */
@@ -232,17 +210,17 @@ static void check_after_cut(const char *what) {
 static void test_writer_killed(void **state) {
   (void)state;
   rowan_db *db = open_db();
-  exec_ok(db, "CREATE TABLE T (K VARCHAR PRIMARY KEY, V INTEGER, W VARCHAR) SPLIT ON ('k00100')");
-  exec_ok(db, "CREATE INDEX IX ON T (V) INCLUDE (W)");
-  exec_ok(db, "BEGIN");
+  fu_exec_ok(db, "CREATE TABLE T (K VARCHAR PRIMARY KEY, V INTEGER, W VARCHAR) SPLIT ON ('k00100')");
+  fu_exec_ok(db, "CREATE INDEX IX ON T (V) INCLUDE (W)");
+  fu_exec_ok(db, "BEGIN");
   for (int k = 0; k < NKEYS; k++) model[k] = maybe[k] = -1;
   for (int k = 0; k < 200; k++) {
     char sql[120];
     snprintf(sql, sizeof sql, "UPSERT INTO T VALUES ('k%05d', %d, 'w%d')", k, k, k);
-    exec_ok(db, sql);
+    fu_exec_ok(db, sql);
     model[k] = k;
   }
-  exec_ok(db, "COMMIT");
+  fu_exec_ok(db, "COMMIT");
   assert_int_equal(rowan_close(db), ROWAN_OK);
 
   /* autocommit: a new row is 3 row writes (index row UNVERIFIED, data row, index row

@@ -45,31 +45,36 @@ int64_t hbk_now_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static bool sigpipe_pending(void) {
-  sigset_t pend;
-  return sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE);
-}
-
-void hbk_lock(hbk *h) {
-  pthread_mutex_lock(&h->mu);
+/* SIGPIPE blocked in this thread while it talks to the gateway (a send to a gateway that
+** died would otherwise end the process); the mask before goes into *old. */
+static void sigpipe_block(sigset_t *old) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &set, &h->old_mask);
+  pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-void hbk_unlock(hbk *h) {
-  if (!sigismember(&h->old_mask, SIGPIPE) && sigpipe_pending()) {
+/* Undo sigpipe_block: a SIGPIPE raised meanwhile is ours (consumed) unless the thread had it
+** blocked before; then mutex mu (held since before the block) is released and the mask restored. */
+static void sigpipe_unblock(pthread_mutex_t *mu, const sigset_t *old_mask) {
+  sigset_t pend, old = *old_mask; /* (a copy: *old_mask is guarded by mu) */
+  if (!sigismember(&old, SIGPIPE) && sigpending(&pend) == 0 && sigismember(&pend, SIGPIPE)) {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGPIPE);
     struct timespec zero = {0, 0};
-    (void)sigtimedwait(&set, NULL, &zero); /* ours: consume it */
+    (void)sigtimedwait(&set, NULL, &zero);
   }
-  sigset_t old = h->old_mask;
-  pthread_mutex_unlock(&h->mu);
+  pthread_mutex_unlock(mu);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
+
+void hbk_lock(hbk *h) {
+  pthread_mutex_lock(&h->mu);
+  sigpipe_block(&h->old_mask);
+}
+
+void hbk_unlock(hbk *h) { sigpipe_unblock(&h->mu, &h->old_mask); }
 
 hbk_conn *hbk_conn_take(hbk *h) {
   pthread_mutex_lock(&h->mu);
@@ -90,25 +95,11 @@ void hbk_conn_give(hbk *h, hbk_conn *k) {
 
 int hbk_conn_lock(hbk_conn *k, const kv_hbase_uri *uri) {
   pthread_mutex_lock(&k->mu);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &set, &k->old_mask);
+  sigpipe_block(&k->old_mask);
   return k->c ? KV_OK : hb_open(uri->host, uri->port, 0, &k->c);
 }
 
-void hbk_conn_unlock(hbk_conn *k) {
-  if (!sigismember(&k->old_mask, SIGPIPE) && sigpipe_pending()) {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    struct timespec zero = {0, 0};
-    (void)sigtimedwait(&set, NULL, &zero);
-  }
-  sigset_t old = k->old_mask;
-  pthread_mutex_unlock(&k->mu);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
+void hbk_conn_unlock(hbk_conn *k) { sigpipe_unblock(&k->mu, &k->old_mask); }
 
 /* Take n consecutive timestamps after every one given out before; returns the first. */
 static int64_t take_ts(hbk *h, int64_t n) {
