@@ -274,7 +274,12 @@ int exec_scan_open_cached(exec_scan_state *s, kv_backend *be, const plan_scan *p
     /* ranges over key columns 2..n: kv appends them to each leading prefix it finds */
     skip = (kv_skip_prefix){plan_skip_prefix_len, (void *)&ps->skip_key, s->ranges, n,
                             ps->prefix_first ? 1 : 0};
-    if (ext & KV_BE_EXT_SKIP_PREFIX) {
+    /* a backend counts a prefix's first rows among the rows it hands out: with a filter it
+       cannot run whole (no callback), or index rows the executor may yet drop (unverified,
+       repaired here), the executor counts them */
+    bool counted_here = ps->prefix_first && (s->status || (ps->filter &&
+                        !(be->caps.filters & KV_BE_FILTER_CALLBACK)));
+    if ((ext & KV_BE_EXT_SKIP_PREFIX) && !counted_here) {
       o.skip_prefix = &skip;
     } else { /* the executor keeps the rows the skip scan would hand out (backend_caps.h) */
       rc = exec_skip_emul_init(&s->skip, &skip, err);

@@ -7,6 +7,10 @@
 **   connection opened afterwards (the catalog lives in HBase), and two connections open at
 **   once see each other's committed rows and sequence values never repeat;
 ** - a table split into three regions (SPLIT ON) answers from all of them;
+** - a skip scan by prefix (a range of the second key column under every first-column value,
+**   SELECT DISTINCT of the first) probes HBase for each prefix and reads only its ranges: the
+**   answers equal a RANGE_SCAN's, and EXPLAIN ANALYZE counts the prefixes and no row outside
+**   the ranges, across regions and with a prefix of 0xFF bytes only (BIGINT's largest);
 ** - bad input: an unreachable gateway, a wrong port, a malformed URI, a read-only open each
 **   fail with the address or the wrong part named.
 ** `hbase_test_api --drop URI` drops URI's namespace (the shell test cleans up with it).
@@ -95,6 +99,71 @@ static void test_catalog_persists(void **state) {
   assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_OK);
 }
 
+/* EXPLAIN ANALYZE's text of sql, its rows joined by newlines. */
+static void analyze(rowan_db *db, const char *sql, char *out, size_t n) {
+  char q[600];
+  snprintf(q, sizeof q, "EXPLAIN ANALYZE %s", sql);
+  rowan_stmt *st = NULL;
+  if (rowan_prepare(db, q, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", q, rowan_errmsg(db));
+  size_t at = 0;
+  out[0] = 0;
+  int rc;
+  while ((rc = rowan_step(st)) == ROWAN_ROW) {
+    const char *line = (const char *)rowan_column_text(st, 0);
+    at += (size_t)snprintf(out + at, at < n ? n - at : 0, "%s\n", line ? line : "");
+  }
+  assert_int_equal(rc, ROWAN_DONE);
+  rowan_finalize(st);
+}
+
+static void expect_in(const char *text, const char *what) {
+  if (!strstr(text, what)) fail_msg("expected \"%s\" in:\n%s", what, text);
+}
+
+static void test_skip_scan_by_prefix(void **state) {
+  (void)state;
+  char uri[400];
+  uri_of(uri, sizeof uri, "skip");
+  rowan_db *db = open_or_fail(uri);
+  exec_ok(db, "CREATE TABLE ev (a BIGINT NOT NULL, b BIGINT NOT NULL, v INTEGER "
+              "CONSTRAINT pk PRIMARY KEY (a, b)) SPLIT ON (3, 7)");
+  /* 12 prefixes: 0..9, -1 and BIGINT's largest (encoded as eight 0xFF bytes: no successor) */
+  const long long pre[12] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, -1, 9223372036854775807LL};
+  char sql[300];
+  exec_ok(db, "BEGIN");
+  for (int i = 0; i < 12; i++)
+    for (int b = 0; b < 100; b++) {
+      snprintf(sql, sizeof sql, "UPSERT INTO ev VALUES (%lld, %d, %d)", pre[i], b, i * 1000 + b);
+      exec_ok(db, sql);
+    }
+  exec_ok(db, "COMMIT");
+  const char *q = "SELECT COUNT(*) FROM ev WHERE b BETWEEN 40 AND 49";
+  snprintf(sql, sizeof sql, "SELECT /*+ RANGE_SCAN */ COUNT(*) FROM ev WHERE b BETWEEN 40 AND 49");
+  assert_int_equal(one_int(db, q), 120);
+  assert_int_equal(one_int(db, sql), 120);
+  assert_int_equal(one_int(db, "SELECT SUM(v) FROM ev WHERE b BETWEEN 40 AND 49"),
+                   one_int(db, "SELECT /*+ RANGE_SCAN */ SUM(v) FROM ev WHERE b BETWEEN 40 AND 49"));
+  char plan[4096];
+  analyze(db, q, plan, sizeof plan);
+  expect_in(plan, "SKIP SCAN ON EACH");
+  expect_in(plan, "prefixes=12");
+  expect_in(plan, "rows examined=120 "); /* the 1,200-row table's 120 rows in range, no other */
+  /* a range of the first column too: only the prefixes inside it */
+  assert_int_equal(one_int(db, "SELECT COUNT(*) FROM ev WHERE a BETWEEN 2 AND 8 AND b >= 95"), 35);
+  analyze(db, "SELECT COUNT(*) FROM ev WHERE a BETWEEN 2 AND 8 AND b >= 95", plan, sizeof plan);
+  expect_in(plan, "prefixes=7");
+  expect_in(plan, "rows examined=35 ");
+  /* the first row of every prefix (a loose index scan) */
+  assert_int_equal(one_int(db, "SELECT COUNT(DISTINCT a) FROM ev"), 12);
+  assert_int_equal(one_int(db, "SELECT SUM(a) FROM (SELECT DISTINCT a FROM ev) t WHERE a < 100"), 44);
+  analyze(db, "SELECT DISTINCT a FROM ev", plan, sizeof plan);
+  expect_in(plan, "prefixes=12");
+  expect_in(plan, "rows examined=12 ");
+  exec_ok(db, "DROP TABLE ev");
+  assert_int_equal(rowan_close(db), ROWAN_OK);
+  assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_OK);
+}
+
 static void test_bad_input(void **state) {
   (void)state;
   static const struct { const char *uri, *says; int code; } bad[] = {
@@ -134,6 +203,7 @@ int main(int argc, char **argv) {
   }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_catalog_persists),
+      cmocka_unit_test(test_skip_scan_by_prefix),
       cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -869,7 +869,7 @@ static const kv_backend_caps hbk_caps = {
     .split_points = true,
     .size_estimates = true,
     .split_keys = true,
-    .extensions = 0,
+    .extensions = KV_BE_EXT_SKIP_PREFIX,
 };
 
 void kv_backend_hbase_close(kv_backend *be) {

@@ -23,6 +23,9 @@
 ** scanner call fails (a lost connection, a restarted gateway, an expired scanner), the range
 ** is cut after the last row read from it and a new scanner opened, up to h->tries
 ** times in a scan (HBK_TRIES, or ROWAN_HBASE_TRIES): no row is handed out twice or skipped.
+** A skip scan by prefix (kv_skip_prefix, KV_BE_EXT_SKIP_PREFIX) probes for each prefix with a
+** one-row key-only scanner and reads the prefix's ranges with scanners of their own ("Skip
+** scan by prefix" below), forward only, as the local store does.
 **
 ** Not here: writes and DDL (backend_hbase.c), the Thrift2 calls (hb_client.c).
 */
@@ -78,6 +81,17 @@ struct kv_backend_scan {
   uint8_t *last;          /* the last row key read from the current range's scanner */
   size_t last_len, last_cap;
   int resumes;            /* scanners opened again after a failure */
+  /* a skip scan by prefix (kv_skip_prefix): s->r are the outer ranges the prefixes lie in */
+  bool skip;
+  kv_prefix_len_fn prefix_len;
+  void *prefix_ctx;
+  hrange *suf;            /* the suffix ranges, owned copies (lo/hi without the prefix) */
+  uint32_t nsuf, rows_per_prefix, prefix_rows;
+  hrange *sub;            /* the current prefix's ranges (prefix + suffix, cut to the outer) */
+  uint32_t nsub, sub_next, outer; /* sub ranges, those opened; the outer range probed */
+  uint8_t *probe;         /* the next probe key (inclusive) in the outer range, or NULL: its start */
+  uint32_t probe_len;
+  bool outer_done;        /* the last prefix had no successor: the outer range is read */
 };
 
 static int key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
@@ -90,6 +104,14 @@ static uint8_t *dup_key(const uint8_t *p, size_t n, size_t extra) {
   if (d && n) memcpy(d, p, n);
   if (d && extra) memset(d + n, 0, extra);
   return d;
+}
+
+static void free_ranges(hrange *r, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    free(r[i].lo);
+    free(r[i].hi);
+  }
+  free(r);
 }
 
 void hbk_scan_close(kv_backend *be, kv_backend_scan *s) {
@@ -106,6 +128,9 @@ void hbk_scan_close(kv_backend *be, kv_backend_scan *s) {
     free(s->r[i].hi);
   }
   free(s->r);
+  free_ranges(s->suf, s->nsuf);
+  free_ranges(s->sub, s->nsub);
+  free(s->probe);
   for (uint32_t i = 0; i < s->nf; i++) {
     free(s->fname[i]);
     for (uint32_t k = 0; k < s->proj[i].n; k++) free(s->proj[i].q[k]);
@@ -129,7 +154,10 @@ static int refuse(const char *what) {
 static int check_options(const kv_scan_options *o) {
   if (o->filter) return kv_error(KV_ERR_INVALID, "a callback filter is not supported by backend hbase");
   if (o->overlay) return refuse("overlay");
-  if (o->skip_prefix) return refuse("skip_prefix");
+  if (o->skip_prefix && o->reverse)
+    return kv_error(KV_ERR_INVALID, "hbase: a skip scan by prefix reads forward only");
+  if (o->skip_prefix && !o->skip_prefix->prefix_len)
+    return kv_error(KV_ERR_INVALID, "hbase: a skip scan by prefix without a prefix function");
   if (o->value_vectors) return refuse("value_vectors");
   if (o->existence_family) return refuse("existence_family");
   if (o->trace) return refuse("trace");
@@ -226,6 +254,32 @@ static int set_ranges(kv_backend_scan *s, const kv_scan_options *o, const kv_bac
       return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
     }
     s->r[s->nr++] = v;
+  }
+  return KV_OK;
+}
+
+/* The skip scan by prefix's suffix ranges copied (s->r, from set_ranges, are its outer ranges). */
+static int set_skip(kv_backend_scan *s, const kv_skip_prefix *sp) {
+  s->skip = true;
+  s->prefix_len = sp->prefix_len;
+  s->prefix_ctx = sp->ctx;
+  s->rows_per_prefix = sp->rows_per_prefix;
+  if (!sp->n_suffixes) return KV_OK;
+  if (!sp->suffixes) return kv_error(KV_ERR_INVALID, "hbase: %u suffix ranges given as NULL", sp->n_suffixes);
+  s->suf = calloc(sp->n_suffixes, sizeof *s->suf);
+  if (!s->suf) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  for (uint32_t i = 0; i < sp->n_suffixes; i++) {
+    const kv_range *kr = &sp->suffixes[i];
+    hrange *v = &s->suf[s->nsuf++];
+    v->lo_has = kr->start != NULL;
+    v->hi_has = kr->end != NULL;
+    v->lo_inc = kr->start_inclusive;
+    v->hi_inc = kr->end_inclusive;
+    v->lo_len = v->lo_has ? (uint32_t)kr->start_len : 0;
+    v->hi_len = v->hi_has ? (uint32_t)kr->end_len : 0;
+    if ((v->lo_has && !(v->lo = dup_key(kr->start, v->lo_len, 1))) ||
+        (v->hi_has && !(v->hi = dup_key(kr->end, v->hi_len, 1))))
+      return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
   }
   return KV_OK;
 }
@@ -373,6 +427,7 @@ int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_rea
   rc = set_families(s, o);
   hbk_unlock(s->h);
   if (!rc) rc = set_ranges(s, o, x);
+  if (!rc && o->skip_prefix) rc = set_skip(s, o->skip_prefix);
   /* not on reverse scans: HBase refuses them with filters that load families on demand */
   if (!rc && !s->reverse && !getenv("ROWAN_HBASE_NO_SERVER_FILTER")) rc = set_filter_string(s);
   if (rc) {
@@ -432,8 +487,217 @@ static int open_range(kv_backend_scan *s, hrange *v) {
   return rc;
 }
 
+/* Where key lies against range v: -1 below, 0 inside, 1 above. */
+static int place(const hrange *v, const uint8_t *k, uint32_t n) {
+  if (v->lo_has) {
+    int c = key_cmp(k, n, v->lo, v->lo_len);
+    if (c < 0 || (c == 0 && !v->lo_inc)) return -1;
+  }
+  if (v->hi_has) {
+    int c = key_cmp(k, n, v->hi, v->hi_len);
+    if (c > 0 || (c == 0 && !v->hi_inc)) return 1;
+  }
+  return 0;
+}
+
+/* ---- Skip scan by prefix (kv_skip_prefix) ------------------------------------------------- */
+/* The local store seeks inside one scan; HBase's scanners cannot be moved, so here each seek
+** is a scanner: a probe (one row, its first cell's key only: FirstKeyOnlyFilter and
+** KeyOnlyFilter) from the probe key to the outer range's end finds the next row, its prefix p
+** is cut, the ranges p + suffix (cut to the outer range) are read as ranges of their own, and
+** the next probe starts at p's successor (p without its trailing 0xFF bytes, its last byte plus
+** one: the first key after every key beginning with p). So the rows between the ranges never
+** cross the network, at two scanners per prefix. */
+static const char probe_filter[] = "FirstKeyOnlyFilter() AND KeyOnlyFilter()";
+
+/* p followed by b (b may be NULL), with the spare 0 byte open_range needs (dup_key's rule). */
+static uint8_t *cat_key(const uint8_t *p, uint32_t pn, const uint8_t *b, uint32_t bn) {
+  uint8_t *d = malloc((size_t)pn + bn + 2);
+  if (!d) return NULL;
+  memcpy(d, p, pn);
+  if (bn) memcpy(d + pn, b, bn);
+  d[pn + bn] = 0;
+  return d;
+}
+
+/* The length of p's successor (0: none, p is all 0xFF bytes); the successor is p[0..len)
+** with its last byte plus one. */
+static uint32_t succ_len(const uint8_t *p, uint32_t n) {
+  while (n && p[n - 1] == 0xFF) n--;
+  return n;
+}
+
+/* The first row key at or after the probe key in outer range o, into *key (malloc'd) or NULL
+** when the range holds none. A failed call is tried again as a scanner is (h->tries). */
+static int probe(kv_backend_scan *s, const hrange *o, uint8_t **key, uint32_t *key_len) {
+  *key = NULL;
+  hb_scan_spec sp;
+  memset(&sp, 0, sizeof sp);
+  if (s->probe) sp.start = (hb_bytes){s->probe, s->probe_len};
+  else if (o->lo_has) sp.start = (hb_bytes){o->lo, o->lo_len + (o->lo_inc ? 0 : 1)};
+  if (o->hi_has) sp.stop = (hb_bytes){o->hi, o->hi_len + (o->hi_inc ? 1 : 0)};
+  sp.families = s->fams;
+  sp.nfamilies = s->nf;
+  sp.max_versions = 1;
+  sp.min_ts = s->min_ts;
+  sp.max_ts = s->max_ts;
+  sp.limit = 1;
+  sp.caching = 1;
+  sp.filter = (hb_bytes){(const uint8_t *)probe_filter, sizeof probe_filter - 1};
+  for (;;) {
+    hb_scanner *sc = NULL;
+    hb_row r = {0};
+    bool done = true;
+    int rc = hbk_conn_lock(s->k, &s->h->uri);
+    if (!rc) rc = hb_scan_open(s->k->c, s->h->uri.ns, s->hb_name, &sp, &sc);
+    if (!rc) rc = hb_scan_next(sc, &r, &done);
+    if (sc) {
+      char msg[600];
+      snprintf(msg, sizeof msg, "%s", rc ? kv_errmsg() : "");
+      hb_scan_close(sc); /* clears the error message */
+      if (rc) kv_error(rc, "%s", msg);
+    }
+    hbk_conn_unlock(s->k);
+    if (!rc && !done && place(o, r.key, (uint32_t)r.key_len) == 0) {
+      if (!(*key = dup_key(r.key, r.key_len, 0))) rc = kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+      *key_len = (uint32_t)r.key_len;
+    }
+    hb_row_free(&r);
+    if (rc != KV_ERR_IO || s->resumes >= s->h->tries) return rc;
+    usleep(HBK_BACKOFF_US(s->resumes));
+    s->resumes++;
+  }
+}
+
+/* Cut v's low end to o's when o's is higher (cut_hi: its high end to o's when lower). */
+static int cut_lo(hrange *v, const hrange *o) {
+  if (!o->lo_has) return KV_OK;
+  int c = v->lo_has ? key_cmp(o->lo, o->lo_len, v->lo, v->lo_len) : 1;
+  if (c < 0) return KV_OK;
+  if (c == 0) {
+    v->lo_inc = v->lo_inc && o->lo_inc;
+    return KV_OK;
+  }
+  free(v->lo);
+  if (!(v->lo = dup_key(o->lo, o->lo_len, 1))) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  v->lo_len = o->lo_len, v->lo_has = true, v->lo_inc = o->lo_inc;
+  return KV_OK;
+}
+
+static int cut_hi(hrange *v, const hrange *o) {
+  if (!o->hi_has) return KV_OK;
+  int c = v->hi_has ? key_cmp(o->hi, o->hi_len, v->hi, v->hi_len) : -1;
+  if (c > 0) return KV_OK;
+  if (c == 0) {
+    v->hi_inc = v->hi_inc && o->hi_inc;
+    return KV_OK;
+  }
+  free(v->hi);
+  if (!(v->hi = dup_key(o->hi, o->hi_len, 1))) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  v->hi_len = o->hi_len, v->hi_has = true, v->hi_inc = o->hi_inc;
+  return KV_OK;
+}
+
+/* Prefix p's ranges (p + each suffix range, or all of p without suffixes), cut to outer range
+** o, empty ones left out, into s->sub. */
+static int set_sub(kv_backend_scan *s, const hrange *o, const uint8_t *p, uint32_t pn) {
+  free_ranges(s->sub, s->nsub);
+  s->nsub = s->sub_next = 0;
+  uint32_t n = s->nsuf ? s->nsuf : 1;
+  if (!(s->sub = calloc(n, sizeof *s->sub))) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  uint32_t sn = succ_len(p, pn);
+  for (uint32_t i = 0; i < n; i++) {
+    const hrange *f = s->nsuf ? &s->suf[i] : NULL;
+    hrange v = {0};
+    v.lo_has = true;
+    v.lo_inc = f && f->lo_has ? f->lo_inc : true;
+    v.lo_len = pn + (f && f->lo_has ? f->lo_len : 0);
+    v.lo = cat_key(p, pn, f && f->lo_has ? f->lo : NULL, f && f->lo_has ? f->lo_len : 0);
+    int rc = v.lo ? KV_OK : kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+    if (!rc && f && f->hi_has) {
+      v.hi_has = true, v.hi_inc = f->hi_inc, v.hi_len = pn + f->hi_len;
+      if (!(v.hi = cat_key(p, pn, f->hi, f->hi_len))) rc = kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+    } else if (!rc && sn) { /* to p's last key: below its successor */
+      v.hi_has = true, v.hi_inc = false, v.hi_len = sn;
+      if (!(v.hi = cat_key(p, sn, NULL, 0))) rc = kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+      else v.hi[sn - 1]++;
+    }
+    if (!rc) rc = cut_lo(&v, o);
+    if (!rc) rc = cut_hi(&v, o);
+    bool empty = false;
+    if (!rc && v.hi_has) {
+      int c = key_cmp(v.lo, v.lo_len, v.hi, v.hi_len);
+      empty = c > 0 || (c == 0 && !(v.lo_inc && v.hi_inc));
+    }
+    if (rc || empty) {
+      free(v.lo);
+      free(v.hi);
+      if (rc) return rc;
+      continue;
+    }
+    s->sub[s->nsub++] = v;
+  }
+  return KV_OK;
+}
+
+/* The next range of a skip scan by prefix: the current prefix's next one, or the next
+** prefix's first, found by probing; *none at the end of the last outer range. */
+static int skip_next(kv_backend_scan *s, hrange **out, bool *none) {
+  *none = false;
+  for (;;) {
+    if (s->sub_next < s->nsub) {
+      *out = &s->sub[s->sub_next++];
+      return KV_OK;
+    }
+    if (s->outer >= s->nr) {
+      *none = true;
+      return KV_OK;
+    }
+    const hrange *o = &s->r[s->outer];
+    uint8_t *k = NULL;
+    uint32_t kn = 0;
+    int rc = s->outer_done ? KV_OK : probe(s, o, &k, &kn);
+    if (rc) return rc;
+    if (!k) { /* the outer range is read: on to the next one's start */
+      s->outer++;
+      s->outer_done = false;
+      free(s->probe);
+      s->probe = NULL;
+      continue;
+    }
+    uint32_t pn = s->prefix_len(s->prefix_ctx, k, kn);
+    if (!pn || pn > kn) {
+      free(k);
+      return kv_error(KV_ERR_INVALID, "hbase: skip scan by prefix: a row key of %u bytes has no prefix", kn);
+    }
+    s->m.prefixes_sought++;
+    s->prefix_rows = 0;
+    rc = set_sub(s, o, k, pn);
+    uint32_t sn = succ_len(k, pn);
+    free(s->probe);
+    s->probe = NULL;
+    if (!sn) {
+      s->outer_done = true; /* p is all 0xFF bytes: no key after its keys */
+      free(k);
+    } else {
+      k[sn - 1]++;
+      s->probe = k;
+      s->probe_len = sn;
+      if (place(o, k, sn) > 0) s->outer_done = true;
+    }
+    if (rc) return rc;
+  }
+}
+
 /* Open the scanner of the next range; *none when none is left. */
 static int open_next(kv_backend_scan *s, bool *none) {
+  if (s->skip) {
+    hrange *v = NULL;
+    int rc = skip_next(s, &v, none);
+    if (rc || *none) return rc;
+    s->last_len = 0;
+    return open_range(s, v);
+  }
   *none = s->next >= s->nr;
   if (*none) return KV_OK;
   hrange *v = &s->r[s->reverse ? s->nr - 1 - s->next : s->next];
@@ -473,19 +737,6 @@ static int note_last(kv_backend_scan *s, const uint8_t *key, size_t n) {
   memcpy(s->last, key, n);
   s->last_len = n;
   return KV_OK;
-}
-
-/* Where key lies against range v: -1 below, 0 inside, 1 above. */
-static int place(const hrange *v, const uint8_t *k, uint32_t n) {
-  if (v->lo_has) {
-    int c = key_cmp(k, n, v->lo, v->lo_len);
-    if (c < 0 || (c == 0 && !v->lo_inc)) return -1;
-  }
-  if (v->hi_has) {
-    int c = key_cmp(k, n, v->hi, v->hi_len);
-    if (c > 0 || (c == 0 && !v->hi_inc)) return 1;
-  }
-  return 0;
 }
 
 static bool projected(const hproj *p, const hb_bytes *q) {
@@ -589,6 +840,15 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
     }
     s->handed++;
     s->m.rows_returned++;
+    if (s->skip && s->rows_per_prefix && ++s->prefix_rows >= s->rows_per_prefix) {
+      if (s->sc) { /* enough of this prefix: on to the next (the row is s->row's, not the scanner's) */
+        (void)hbk_conn_lock(s->k, &s->h->uri);
+        hb_scan_close(s->sc);
+        hbk_conn_unlock(s->k);
+        s->sc = NULL;
+      }
+      s->sub_next = s->nsub;
+    }
     return KV_OK;
   }
 }
