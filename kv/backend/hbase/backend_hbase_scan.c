@@ -78,6 +78,7 @@ struct kv_backend_scan {
   int err;
   char *fstr;             /* the filter expression in HBase's filter language, or NULL */
   size_t fstr_len;
+  bool proj_server;       /* the qualifier projection goes to the region servers too */
   uint8_t *last;          /* the last row key read from the current range's scanner */
   size_t last_len, last_cap;
   int resumes;            /* scanners opened again after a failure */
@@ -381,6 +382,29 @@ static bool translate(const kv_backend_scan *s, const kv_filter_expr *e, uint32_
   return true;
 }
 
+static bool projected(const hproj *p, const hb_bytes *q) {
+  if (!p->set) return true;
+  for (uint32_t j = 0; j < p->n; j++)
+    if (p->len[j] == q->n && (!q->n || !memcmp(p->q[j], q->p, q->n))) return true;
+  return false;
+}
+
+/* Whether every cell the filter expression names is in the scan's qualifier projection (or
+** its family is read whole): a SingleColumnValueFilter sees only the columns a scan asks
+** for, so only then can the projection go to the region servers beside the filter. */
+static bool fx_projected(const kv_backend_scan *s) {
+  for (uint32_t i = 0; i < s->fx->n_nodes; i++) {
+    const kv_fx_node *nd = &s->fx->nodes[i];
+    if (nd->kind != KV_FX_CMP && nd->kind != KV_FX_PRESENT) continue;
+    uint32_t fi = 0;
+    while (fi < s->nf && s->fid[fi] != nd->family_id) fi++;
+    if (fi == s->nf) return false;
+    hb_bytes q = {nd->qual, nd->qual_len};
+    if (!projected(&s->proj[fi], &q)) return false;
+  }
+  return true;
+}
+
 /* s->fstr from the scan's filter expression (none when nothing of it can be said). */
 static int set_filter_string(kv_backend_scan *s) {
   if (!s->fx) return KV_OK;
@@ -430,6 +454,7 @@ int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_rea
   if (!rc && o->skip_prefix) rc = set_skip(s, o->skip_prefix);
   /* not on reverse scans: HBase refuses them with filters that load families on demand */
   if (!rc && !s->reverse && !getenv("ROWAN_HBASE_NO_SERVER_FILTER")) rc = set_filter_string(s);
+  s->proj_server = !s->fstr || fx_projected(s);
   if (rc) {
     hbk_scan_close(be, s);
     return rc;
@@ -454,8 +479,8 @@ static int open_range(kv_backend_scan *s, hrange *v) {
   sp.families = s->fams;
   sp.nfamilies = s->nf;
   /* The qualifier projection read by the region servers too (a sensor row's one value of
-     twelve: a twelfth of the cells through the gateway), except under a server filter: a
-     SingleColumnValueFilter sees only the columns the scan asks for */
+     twelve: a twelfth of the cells through the gateway), under a server filter only when it
+     holds every column the filter names (fx_projected) */
   const hb_bytes *qv[KV_SCAN_MAX_FAMILIES];
   size_t nq[KV_SCAN_MAX_FAMILIES];
   bool any = false;
@@ -464,7 +489,7 @@ static int open_range(kv_backend_scan *s, hrange *v) {
     nq[i] = s->proj[i].set && s->proj[i].hq ? s->proj[i].n : 0;
     any |= nq[i] > 0;
   }
-  if (any && !s->fstr) {
+  if (any && s->proj_server) {
     sp.quals = qv;
     sp.nquals = nq;
   }
@@ -739,12 +764,6 @@ static int note_last(kv_backend_scan *s, const uint8_t *key, size_t n) {
   return KV_OK;
 }
 
-static bool projected(const hproj *p, const hb_bytes *q) {
-  if (!p->set) return true;
-  for (uint32_t j = 0; j < p->n; j++)
-    if (p->len[j] == q->n && (!q->n || !memcmp(p->q[j], q->p, q->n))) return true;
-  return false;
-}
 
 /* The row's visible cells as views, in the scan's family order; returns their count. */
 static int assemble(kv_backend_scan *s, size_t *n_out) {
