@@ -17,7 +17,9 @@
 **
 ** An estimate of a key range adds the segments inside it and half of each segment it cuts
 ** (a segment of one row: exactly); bytes are row, qualifier and value bytes plus 16 a cell,
-** as the collection counted them. Split points are the region boundaries, or, for a table
+** as the collection counted them. A range wholly past the part a partial collection read is
+** measured against the part read: the same range under the heads (its ends' shared leading
+** components) whose rows were read, averaged (guess_unread). Split points are the region boundaries, or, for a table
 ** of one region, guideposts spaced evenly by rows (so that a parallel scan has chunks).
 **
 ** Not here: the scans themselves (backend_hbase_scan.c), the planner (planner/select.c).
@@ -30,7 +32,7 @@
 #include "kv/util/status.h"
 
 #define HBK_STATS_KEYS 4096u    /* guideposts per family at most */
-#define HBK_STATS_ROWS 50000u   /* rows one collection reads at most */
+#define HBK_STATS_ROWS 50000u   /* rows one collection reads at most (ROWAN_HBASE_STATS_ROWS) */
 #define HBK_STATS_SMALL 10000u  /* below this many rows any write makes the statistics stale */
 
 typedef struct hbk_gp {   /* one segment: its first row key, its rows and bytes */
@@ -53,7 +55,7 @@ struct hbk_stats {
   uint32_t fid[KV_MAX_FAMILIES];
   hbk_fst f[KV_MAX_FAMILIES];
   uint64_t rows;          /* rows read (any family) */
-  bool partial;           /* the collection stopped at HBK_STATS_ROWS */
+  bool partial;           /* the collection stopped at its cap (stats_rows) */
   uint32_t scale;         /* partial: the table's rows guessed as scale times those read */
 };
 
@@ -128,9 +130,19 @@ typedef struct tcopy {
   uint64_t written;
 } tcopy;
 
+/* The rows one collection reads at most: HBK_STATS_ROWS, or ROWAN_HBASE_STATS_ROWS when it
+** is a number in 100..100,000,000 (else ignored). */
+static uint64_t stats_rows(void) {
+  const char *e = getenv("ROWAN_HBASE_STATS_ROWS");
+  char *end = NULL;
+  unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+  return end && !*end && v >= 100 && v <= 100000000ull ? (uint64_t)v : HBK_STATS_ROWS;
+}
+
 /* One scan of the table (KeyOnlyFilter(true)) into *out. */
 static int collect(hbk *h, const tcopy *tc, hbk_stats **out) {
   *out = NULL;
+  const uint64_t cap = stats_rows();
   hbk_stats *st = calloc(1, sizeof *st);
   if (!st) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
   st->nf = tc->nf;
@@ -156,7 +168,7 @@ static int collect(hbk *h, const tcopy *tc, hbk_stats **out) {
   while (!rc) {
     bool done = false;
     if ((rc = hb_scan_next(sc, &r, &done)) != KV_OK || done) break;
-    if (st->rows >= HBK_STATS_ROWS) {
+    if (st->rows >= cap) {
       st->partial = true;
       break;
     }
@@ -300,16 +312,20 @@ static int place(const kv_range *r, const uint8_t *k, uint32_t n) {
   return 0;
 }
 
-int hbk_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
-                 const kv_estimate_opts *opts, uint64_t *rows, uint64_t *bytes) {
+/* Rows and bytes of range counted from f's guideposts alone (the part read). */
+static void count_read(const hbk_fst *f, const kv_range *range, uint64_t *rows, uint64_t *bytes) {
   *rows = *bytes = 0;
-  hbk *h = be->impl;
-  hbk_table *t = NULL;
-  int fi = 0;
-  int rc = fresh(h, family_id, &t, &fi);
-  if (rc) return rc;
-  const hbk_fst *f = &t->stats->f[fi];
-  for (uint32_t i = 0; i < f->n; i++) {
+  uint32_t i = 0;
+  if (range && range->start) { /* the last segment starting below the range's start */
+    uint32_t lo = 0, hi = f->n;
+    while (lo < hi) {
+      uint32_t mid = lo + (hi - lo) / 2;
+      if (place(range, f->gp[mid].key, f->gp[mid].len) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    i = lo ? lo - 1 : 0;
+  }
+  for (; i < f->n; i++) {
     const hbk_gp *g = &f->gp[i];
     int a = place(range, g->key, g->len);
     if (a > 0) break; /* this segment and the later ones lie above the range */
@@ -328,11 +344,85 @@ int hbk_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
     if (whole) *rows += g->rows, *bytes += g->bytes;
     else if (cut) *rows += (g->rows + 1) / 2, *bytes += (g->bytes + 1) / 2;
   }
+}
+
+#define HBK_STATS_GROUPS 64u /* groups a range past the part read is measured against */
+
+/* The length of key's first z components: up to and with its z-th 0 byte (a text key
+** column's terminator), 0 when it has fewer. */
+static uint32_t head_len(const uint8_t *k, uint32_t n, uint32_t z) {
+  for (uint32_t i = 0; i < n; i++)
+    if (!k[i] && !--z) return i + 1;
+  return 0;
+}
+
+/* A range wholly past the part read (a partial collection) whose two ends share a head (the
+** bytes up to the first 0 byte, when they share one: a leading text key column and its
+** terminator in Rowan's key encoding; else every byte they share): guessed as the average of
+** the same range under the first HBK_STATS_GROUPS distinct heads of the part read whose rows
+** were all read (a skip scan's range of one station's month past the stations read counts as
+** one station's month that was read). False when those hold no row of it (a head that is
+** not a key column, such as the first bytes of a BIGINT): the caller guesses otherwise. */
+static bool guess_unread(const hbk_fst *f, const kv_range *r, uint64_t *rows, uint64_t *bytes) {
+  if (!r || !r->start || !r->end || !f->n) return false;
+  uint32_t sl = (uint32_t)r->start_len, el = (uint32_t)r->end_len, L = 0, z = 0;
+  if (key_cmp(r->start, sl, f->last, f->last_len) <= 0) return false;
+  while (L < sl && L < el && r->start[L] == r->end[L]) L++;
+  for (uint32_t i = 0; i < L && !z; i++) z = !r->start[i]; /* the first key column is text */
+  uint32_t P = z ? head_len(r->start, L, z) : L; /* the head's length in the range */
+  if (!P) return false;
+  uint32_t qmax = 0;
+  for (uint32_t i = 0; i < f->n; i++) qmax = f->gp[i].len > qmax ? f->gp[i].len : qmax;
+  uint8_t *ks = malloc((size_t)qmax * 2 + sl + el);
+  if (!ks) return false;
+  uint8_t *ke = ks + qmax + sl;
+  uint32_t last_q = z ? head_len(f->last, f->last_len, z) : (f->last_len >= P ? P : 0);
+  uint64_t rs = 0, bs = 0;
+  uint32_t groups = 0;
+  const uint8_t *prev = NULL;
+  uint32_t prev_len = 0;
+  for (uint32_t i = 0; i < f->n && groups < HBK_STATS_GROUPS; i++) {
+    const hbk_gp *g = &f->gp[i];
+    uint32_t q = z ? head_len(g->key, g->len, z) : (g->len >= P ? P : 0);
+    if (!q || (prev && prev_len == q && !memcmp(prev, g->key, q))) continue;
+    prev = g->key, prev_len = q;
+    if (last_q && key_cmp(g->key, q, f->last, last_q) >= 0) break; /* the last row's: partial */
+    memcpy(ks, g->key, q);
+    memcpy(ks + q, r->start + P, sl - P);
+    memcpy(ke, g->key, q);
+    memcpy(ke + q, r->end + P, el - P);
+    kv_range m = {ks, q + sl - P, r->start_inclusive, ke, q + el - P, r->end_inclusive};
+    uint64_t n = 0, b = 0;
+    count_read(f, &m, &n, &b);
+    rs += n, bs += b, groups++;
+  }
+  free(ks);
+  if (!groups || !rs) return false;
+  *rows = (rs + groups / 2) / groups;
+  *bytes = (bs + groups / 2) / groups;
+  return true;
+}
+
+int hbk_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
+                 const kv_estimate_opts *opts, uint64_t *rows, uint64_t *bytes) {
+  *rows = *bytes = 0;
+  hbk *h = be->impl;
+  hbk_table *t = NULL;
+  int fi = 0;
+  int rc = fresh(h, family_id, &t, &fi);
+  if (rc) return rc;
+  const hbk_fst *f = &t->stats->f[fi];
+  count_read(f, range, rows, bytes);
   if (t->stats->partial && f->n &&
       (!range || !range->end ||
        key_cmp(f->last, f->last_len, range->end, (uint32_t)range->end_len) < 0)) {
-    *rows += f->rows * (t->stats->scale - 1); /* the part not read, guessed */
-    *bytes += f->bytes * (t->stats->scale - 1);
+    uint64_t gr = 0, gb = 0;
+    if (guess_unread(f, range, &gr, &gb)) {
+      *rows += gr, *bytes += gb;
+    } else {
+      *rows += f->rows * (t->stats->scale - 1); /* the part not read, guessed */
+      *bytes += f->bytes * (t->stats->scale - 1);
+    }
   }
   hbk_unlock(h);
   if (opts && opts->limit && *rows > opts->limit) /* the scan stops after limit rows */
