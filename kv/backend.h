@@ -85,6 +85,9 @@ typedef struct kv_backend_caps {
   bool check_and_write;      /* kv_be_check_and_write (HBase's checkAndMutate) */
   bool split_points;         /* kv_be_split_points gives keys that cut a table into chunks */
   bool size_estimates;       /* kv_be_estimate counts rows and bytes of a key range */
+  bool remote;               /* rows come over a network: a scan costs per cell sent (the
+                                planner reads the key family's one marker cell rather than
+                                a family's other columns to see every row) */
   bool split_keys;           /* create_table places regions at the split keys given (false:
                                 they are checked and ignored: one region per table) */
   uint32_t extensions;       /* KV_BE_EXT_* bits */

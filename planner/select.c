@@ -298,9 +298,10 @@ void plan_scan_estimate_limit(kv_backend *be, plan_scan *sc, uint64_t limit) {
 ** leave out the key family, or 0: the one whose own columns not yet read (refd) are fewest,
 ** since the scan must read them all. A family of more than PLAN_COVER_MAX_COLUMNS own
 ** columns is not taken (a wide family read whole to spare the key family would cost more
-** than the key family). */
+** than the key family), nor one with more than max_extra columns not yet read (on a remote
+** backend 0: each cell crosses the network, and the key family's marker is one a row). */
 #define PLAN_COVER_MAX_COLUMNS 64
-static int cover_family(const cat_table *t, const bool *fam, const bool *refd) {
+static int cover_family(const cat_table *t, const bool *fam, const bool *refd, int max_extra) {
   uint64_t cover = cat_row_cover_of(t);
   int best = 0, best_extra = PLAN_COVER_MAX_COLUMNS + 1;
   for (int f = 1; cover && f < t->n_families && f < 64; f++) {
@@ -312,7 +313,8 @@ static int cover_family(const cat_table *t, const bool *fam, const bool *refd) {
       own++;
       extra += !refd[i];
     }
-    if (own <= PLAN_COVER_MAX_COLUMNS && extra < best_extra) best = f, best_extra = extra;
+    if (own <= PLAN_COVER_MAX_COLUMNS && extra <= max_extra && extra < best_extra)
+      best = f, best_extra = extra;
   }
   return best;
 }
@@ -420,7 +422,8 @@ static int scan_build(kv_backend *be, const cat_table *t, const plan_expr *where
   if (n_nonkey == 0) {
     sc->key_family = true;
     sc->key_family_why = "only key columns are needed";
-  } else if (!rejects && (sc->cover_family = cover_family(t, fam, refd)) > 0) {
+  } else if (!rejects && (sc->cover_family = cover_family(t, fam, refd,
+                                                         be && be->caps.remote ? 0 : PLAN_COVER_MAX_COLUMNS)) > 0) {
     /* every row has a cell of the family's own columns: read them all and the family alone
        sees every row (a row whose read columns are all NULL still has one of the others) */
     for (int i = 0; i < t->n_columns; i++)

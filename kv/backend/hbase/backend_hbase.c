@@ -869,6 +869,7 @@ static const kv_backend_caps hbk_caps = {
     .split_points = true,
     .size_estimates = true,
     .split_keys = true,
+    .remote = true,
     .extensions = KV_BE_EXT_SKIP_PREFIX,
 };
 
