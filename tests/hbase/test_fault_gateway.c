@@ -9,6 +9,8 @@
 **   1,000 rows from the gateway), the gateway killed (SIGKILL) and restarted in the
 **   background; the rest of the scan equals the rows written, in order, once each;
 ** - a reverse scan the same way;
+** - a skip scan by prefix (25 prefixes of 4 bytes, 10 rows of each) with the gateway killed
+**   after 120 rows: its probes and scanners open again, every row once, in order;
 ** - a write after the restart goes through (the client connects again).
 ** Not here: a gateway killed inside a batch's calls (test_fault_writer.c), a region split or
 ** move during a scan (test_fault_region.c).
@@ -62,6 +64,39 @@ static void scan_through_restart(kv_backend *be, uint32_t fid, bool reverse, int
   kv_be_scan_close(be, sc);
 }
 
+static uint32_t prefix4(void *ctx, const uint8_t *key, uint32_t len) {
+  (void)ctx;
+  return len >= 4 ? 4 : 0;
+}
+
+/* Rows "rPPP10".."rPPP19" of every prefix rPPP, the gateway killed after `cut` of them. */
+static void skip_scan_through_restart(kv_backend *be, uint32_t fid, int cut) {
+  kv_range suf = {(const uint8_t *)"10", 2, true, (const uint8_t *)"19", 2, true};
+  kv_skip_prefix sp = {prefix4, NULL, &suf, 1, 0};
+  kv_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.family_ids = &fid;
+  o.n_families = 1;
+  o.skip_prefix = &sp;
+  kv_backend_scan *sc = NULL;
+  assert_int_equal(kv_be_scan_open(be, &o, NULL, &sc), KV_OK);
+  kv_row row;
+  int n = 0, rc;
+  char want[8];
+  while ((rc = kv_be_scan_next(be, sc, &row)) == KV_OK) {
+    fu_key_of((n / 10) * 100 + 10 + n % 10, want);
+    if (row.key_len != 6 || memcmp(row.key, want, 6))
+      fail_msg("skip scan row %d: %.*s, want %s", n, (int)row.key_len, row.key, want);
+    if (++n == cut) kill_and_restart_gateway();
+  }
+  if (rc != KV_ERR_NOTFOUND) fail_msg("skip scan ended with %d after %d rows: %s", rc, n, kv_errmsg());
+  assert_int_equal(n, NROWS / 100 * 10);
+  kv_scan_metrics m;
+  kv_be_scan_metrics(be, sc, &m);
+  assert_int_equal(m.prefixes_sought, NROWS / 100);
+  kv_be_scan_close(be, sc);
+}
+
 static void test_scan_across_restart(void **state) {
   (void)state;
   kv_backend *be = NULL;
@@ -69,6 +104,7 @@ static void test_scan_across_restart(void **state) {
   uint32_t fid = fu_kv_table(be, "T", "r00800", "r01600", NROWS);
   scan_through_restart(be, fid, false, 1500);
   scan_through_restart(be, fid, true, 1200);
+  skip_scan_through_restart(be, fid, 120);
   /* a batch written while the gateway is down: the write waits for it, then goes through */
   kill_and_restart_gateway();
   kv_batch *b = kv_batch_new();

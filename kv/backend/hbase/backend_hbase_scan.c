@@ -714,6 +714,18 @@ static int skip_next(kv_backend_scan *s, hrange **out, bool *none) {
   }
 }
 
+/* open_range, tried again after a lost connection (a gateway down between two ranges), as a
+** scanner is (h->tries in the scan, waiting longer each time). */
+static int open_range_tried(kv_backend_scan *s, hrange *v) {
+  int rc = open_range(s, v);
+  while (rc == KV_ERR_IO && s->resumes < s->h->tries) {
+    usleep(HBK_BACKOFF_US(s->resumes));
+    s->resumes++;
+    rc = open_range(s, v);
+  }
+  return rc;
+}
+
 /* Open the scanner of the next range; *none when none is left. */
 static int open_next(kv_backend_scan *s, bool *none) {
   if (s->skip) {
@@ -721,14 +733,14 @@ static int open_next(kv_backend_scan *s, bool *none) {
     int rc = skip_next(s, &v, none);
     if (rc || *none) return rc;
     s->last_len = 0;
-    return open_range(s, v);
+    return open_range_tried(s, v);
   }
   *none = s->next >= s->nr;
   if (*none) return KV_OK;
   hrange *v = &s->r[s->reverse ? s->nr - 1 - s->next : s->next];
   s->next++;
   s->last_len = 0;
-  return open_range(s, v);
+  return open_range_tried(s, v);
 }
 
 /* The scanner of the current range failed (a lost connection, a restarted gateway, an
