@@ -11,7 +11,10 @@
 ** - a reverse scan the same way;
 ** - a skip scan by prefix (25 prefixes of 4 bytes, 10 rows of each) with the gateway killed
 **   after 120 rows: its probes and scanners open again, every row once, in order;
-** - a write after the restart goes through (the client connects again).
+** - a write after the restart goes through (the client connects again);
+** - a scanner the gateway no longer has ("Invalid scanner Id": its lease expired; the test
+**   hook ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS closes it on the gateway after 1,100 rows):
+**   the scan opens a new one after its last row, every row once, in order.
 ** Not here: a gateway killed inside a batch's calls (test_fault_writer.c), a region split or
 ** move during a scan (test_fault_region.c).
 */
@@ -130,9 +133,44 @@ static void test_scan_across_restart(void **state) {
   assert_int_equal(kv_backend_hbase_drop_namespace(uri), KV_OK);
 }
 
+static void test_scanner_expired(void **state) {
+  (void)state;
+  setenv("ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS", "1100", 1);
+  char u[420];
+  snprintf(u, sizeof u, "%sx", uri);
+  kv_backend *be = NULL;
+  if (kv_backend_hbase_open(u, &be)) fail_msg("cannot open %s: %s", u, kv_errmsg());
+  uint32_t fid = fu_kv_table(be, "T", "r00800", "r01600", NROWS);
+  kv_scan_options o;
+  memset(&o, 0, sizeof o);
+  o.family_ids = &fid;
+  o.n_families = 1;
+  kv_backend_scan *sc = NULL;
+  assert_int_equal(kv_be_scan_open(be, &o, NULL, &sc), KV_OK);
+  kv_row row;
+  int n = 0, rc;
+  char want[8];
+  while ((rc = kv_be_scan_next(be, sc, &row)) == KV_OK) {
+    fu_key_of(n, want);
+    if (row.key_len != 6 || memcmp(row.key, want, 6))
+      fail_msg("row %d: %.*s, want %s", n, (int)row.key_len, row.key, want);
+    n++;
+  }
+  if (rc != KV_ERR_NOTFOUND) fail_msg("scan ended with %d after %d rows: %s", rc, n, kv_errmsg());
+  assert_int_equal(n, NROWS);
+  kv_scan_metrics m;
+  kv_be_scan_metrics(be, sc, &m);
+  assert_int_equal(m.ranges_sought, 2); /* the range, and once more after the lost scanner */
+  kv_be_scan_close(be, sc);
+  unsetenv("ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS");
+  kv_backend_hbase_close(be);
+  assert_int_equal(kv_backend_hbase_drop_namespace(u), KV_OK);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) source_dir = argv[1];
   snprintf(uri, sizeof uri, "hbase://%s/tf_%ld", fu_gateway(), (long)getpid());
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_scan_across_restart)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_scan_across_restart),
+                                     cmocka_unit_test(test_scanner_expired)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -605,6 +605,24 @@ int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_s
   return KV_OK;
 }
 
+/* Test hook ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS=N: once per process, the first scanner
+** that has handed out N rows is closed on the gateway before its next batch is asked for, as
+** if its lease had expired there (tests/hbase/test_fault_gateway.c). */
+static void expire_hook(hb_scanner *s) {
+  static int fired;
+  if (fired) return;
+  const char *e = getenv("ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS"); /* once a batch */
+  long after = e && atol(e) > 0 ? atol(e) : 0;
+  if (!after || s->handed < (uint32_t)after || !s->c->svc) return;
+  fired = 1;
+  TIOError *io = NULL;
+  TIllegalArgument *ia = NULL;
+  GError *err = NULL;
+  if (!t_h_base_service_if_close_scanner(s->c->svc, s->id, &io, &ia, &err))
+    (void)call_failed(s->c, "closeScanner", io, ia, err, NULL);
+  kv_error_clear();
+}
+
 int hb_scan_next(hb_scanner *s, hb_row *out, bool *done) {
   *done = false;
   if (s->limit && s->handed >= s->limit) {
@@ -621,10 +639,18 @@ int hb_scan_next(hb_scanner *s, hb_row *out, bool *done) {
     s->at = 0;
     hb_client *c = s->c;
     int rc;
+    expire_hook(s);
     HB_CALL(c, "getScannerRows", false,
             ok = t_h_base_service_if_get_scanner_rows(c->svc, &s->buf, s->id, s->ask, &io,
                                                       &ia, &err));
     rc = table_missing(rc, "getScannerRows", s->table);
+    if (rc == KV_ERR_INVALID && strstr(kv_errmsg(), "Invalid scanner Id")) {
+      /* the gateway dropped the scanner (its lease expired, the scanner cache was cleaned):
+         lost like a connection, so that the backend opens a new one after the last row */
+      char msg[500];
+      snprintf(msg, sizeof msg, "%s", kv_errmsg());
+      rc = kv_error(KV_ERR_IO, "%s (the gateway no longer has this scanner)", msg);
+    }
     if (rc) return rc;
     if (s->buf->len < (guint)s->ask) s->end = true;
     s->ask = s->caching; /* the first batch small: a query that stops early (a LIMIT the
