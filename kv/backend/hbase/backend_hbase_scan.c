@@ -3,7 +3,10 @@
 ** (backend_hbase.h): kv_scan_options and kv_backend_read mapped to HBase scanners.
 **
 ** A scan reads its key ranges one after another (forward: ascending; reverse: the last
-** range first), one HBase scanner each, with the scan's families, versions and time range.
+** range first), one HBase scanner each, with the scan's families, versions and time range;
+** several ranges are read by one scanner from the first range's start to the last one's end
+** under a MultiRowRangeFilter sent as protobuf (backend_hbase_filter.c), rows still checked
+** against the ranges here.
 ** HBase bounds are a start row (inclusive) and a stop row (exclusive), a reversed scan's
 ** start being its high key: each range is given as the tightest such bounds that hold it
 ** (an exclusive start becomes the key followed by a 0 byte; a reversed scan's inclusive low
@@ -15,8 +18,9 @@
 ** anything here may drop rows (else HBase's scanner limit). The filter expression also goes
 ** to the region servers in HBase's filter language (SingleColumnValueFilter with a binary
 ** comparator per comparison, AND / OR as filter lists; NOT and ORs holding one are left to
-** the client; forward scans only: HBase refuses a reversed scan with a filter that loads
-** families on demand), so that most rejected rows never cross the network; the environment variable
+** the client; as protobuf beside the MultiRowRangeFilter, and on reverse scans, which HBase
+** refuses with a filter that loads families on demand unless a MultiRowRangeFilter makes
+** them all essential), so that most rejected rows never cross the network; the environment variable
 ** ROWAN_HBASE_NO_SERVER_FILTER turns that off (for comparisons). A timestamp snapshot or as_of
 ** is the upper end of the time range (HBase's delete markers still apply above it: an
 ** as_of read does not bring back a row deleted later, unlike the local store). When a
@@ -31,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kv/backend/hbase/backend_hbase_filter.h"
 #include "kv/backend/hbase/backend_hbase_int.h"
 #include "kv/util/status.h"
 
@@ -78,6 +83,12 @@ struct kv_backend_scan {
   uint8_t *last;          /* the last row key read from the current range's scanner */
   size_t last_len, last_cap;
   int resumes;            /* scanners opened again after a failure */
+  uint8_t *fpb;           /* the server filter as protobuf (TScan.filterBytes), or NULL */
+  size_t fpb_len;
+  bool fpb_value;         /* fpb holds the value filter (then fstr is NULL) */
+  bool multi;             /* one scanner for every range: `cover` under a MultiRowRangeFilter */
+  hrange cover;           /* multi: the first range's low end to the last one's high end */
+  uint32_t mi;            /* multi: ranges passed by the rows read (from the last in reverse) */
 };
 
 static int key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
@@ -117,6 +128,9 @@ void hbk_scan_close(kv_backend *be, kv_backend_scan *s) {
   free(s->cells);
   free(s->last);
   free(s->fstr);
+  free(s->fpb);
+  free(s->cover.lo);
+  free(s->cover.hi);
   free(s);
   (void)be;
 }
@@ -220,6 +234,7 @@ static int set_ranges(kv_backend_scan *s, const kv_scan_options *o, const kv_bac
       int c = key_cmp(lo, v.lo_len, hi, v.hi_len);
       if (c > 0 || (c == 0 && !(v.lo_inc && v.hi_inc))) continue; /* empty */
     }
+    if (v.hi_has && !v.hi_len) continue; /* at most the empty key, which HBase never holds */
     if ((v.lo_has && !(v.lo = dup_key(lo, v.lo_len, 1))) ||
         (v.hi_has && !(v.hi = dup_key(hi, v.hi_len, 1)))) {
       free(v.lo);
@@ -346,6 +361,54 @@ static int set_filter_string(kv_backend_scan *s) {
   return KV_OK;
 }
 
+/* The server filter as protobuf (backend_hbase_filter.c), for what the filter language cannot
+** say: several ranges read by one scanner under a MultiRowRangeFilter (s->multi; the
+** environment variable ROWAN_HBASE_NO_MULTI_RANGE: one scanner per range), and a reverse
+** scan's value filter, which HBase takes only beside a filter that makes every family
+** essential (a MultiRowRangeFilter of the scan's ranges does; alone, a SingleColumnValueFilter
+** leaves the other families to be loaded on demand, which reversed scans refuse). */
+static int set_filter_bytes(kv_backend_scan *s, bool server_fx) {
+  /* not reversed when the last range has no end: HBase 2.6.1's reversed MultiRowRangeFilter
+     then loses the ranges below it (measured: [k035, end) then [k022, k033] gave the first) */
+  bool multi = s->nr > 1 && !getenv("ROWAN_HBASE_NO_MULTI_RANGE") &&
+               !(s->reverse && !s->r[s->nr - 1].hi_has);
+  if (!s->nr || (!multi && !(s->reverse && s->fx && server_fx))) return KV_OK;
+  kv_range *kr = calloc(s->nr, sizeof *kr);
+  if (!kr) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  for (uint32_t i = 0; i < s->nr; i++) {
+    const hrange *v = &s->r[i];
+    kr[i] = (kv_range){v->lo_has ? v->lo : NULL, v->lo_len, v->lo_inc,
+                       v->hi_has ? v->hi : NULL, v->hi_len, v->hi_inc};
+  }
+  if (!multi) { /* one range from the first's start to the last's end, beside the value filter */
+    kr[0].end = kr[s->nr - 1].end;
+    kr[0].end_len = kr[s->nr - 1].end_len;
+    kr[0].end_inclusive = kr[s->nr - 1].end_inclusive;
+  }
+  hbk_filter_fams ff = {s->fid, s->fname, s->nf};
+  int rc = hbk_filter_pb(kr, multi ? s->nr : 1, server_fx ? s->fx : NULL, &ff, &s->fpb,
+                         &s->fpb_len, &s->fpb_value);
+  free(kr);
+  if (rc) return rc;
+  if (!multi && !s->fpb_value) { /* nothing the ranges do not say already */
+    free(s->fpb);
+    s->fpb = NULL;
+    return KV_OK;
+  }
+  if (s->fpb_value) { /* it replaces the string */
+    free(s->fstr);
+    s->fstr = NULL;
+  }
+  if (!multi) return KV_OK;
+  const hrange *a = &s->r[0], *z = &s->r[s->nr - 1];
+  s->cover = (hrange){NULL, NULL, a->lo_len, z->hi_len, a->lo_has, z->hi_has, a->lo_inc, z->hi_inc};
+  if ((a->lo_has && !(s->cover.lo = dup_key(a->lo, a->lo_len, 1))) ||
+      (z->hi_has && !(s->cover.hi = dup_key(z->hi, z->hi_len, 1))))
+    return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  s->multi = true;
+  return KV_OK;
+}
+
 int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_read *x,
                   kv_backend_scan **out) {
   *out = NULL;
@@ -374,7 +437,9 @@ int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_rea
   hbk_unlock(s->h);
   if (!rc) rc = set_ranges(s, o, x);
   /* not on reverse scans: HBase refuses them with filters that load families on demand */
-  if (!rc && !s->reverse && !getenv("ROWAN_HBASE_NO_SERVER_FILTER")) rc = set_filter_string(s);
+  bool server_fx = !getenv("ROWAN_HBASE_NO_SERVER_FILTER");
+  if (!rc && !s->reverse && server_fx) rc = set_filter_string(s);
+  if (!rc) rc = set_filter_bytes(s, server_fx);
   if (rc) {
     hbk_scan_close(be, s);
     return rc;
@@ -409,7 +474,7 @@ static int open_range(kv_backend_scan *s, hrange *v) {
     nq[i] = s->proj[i].set && s->proj[i].hq ? s->proj[i].n : 0;
     any |= nq[i] > 0;
   }
-  if (any && !s->fstr) {
+  if (any && !s->fstr && !s->fpb_value) {
     sp.quals = qv;
     sp.nquals = nq;
   }
@@ -417,6 +482,7 @@ static int open_range(kv_backend_scan *s, hrange *v) {
   sp.min_ts = s->min_ts;
   sp.max_ts = s->max_ts;
   if (s->fstr) sp.filter = (hb_bytes){(const uint8_t *)s->fstr, s->fstr_len};
+  if (s->fpb) sp.filter_bytes = (hb_bytes){s->fpb, s->fpb_len};
   uint64_t left = s->limit ? s->limit - s->handed : 0;
   sp.caching = 1000;
   if (left && !s->client_cut) {
@@ -436,6 +502,12 @@ static int open_range(kv_backend_scan *s, hrange *v) {
 static int open_next(kv_backend_scan *s, bool *none) {
   *none = s->next >= s->nr;
   if (*none) return KV_OK;
+  if (s->multi) { /* one scanner for them all */
+    s->next = s->nr;
+    s->last_len = 0;
+    s->m.ranges_sought += s->nr - 1;
+    return open_range(s, &s->cover);
+  }
   hrange *v = &s->r[s->reverse ? s->nr - 1 - s->next : s->next];
   s->next++;
   s->last_len = 0;
@@ -486,6 +558,14 @@ static int place(const hrange *v, const uint8_t *k, uint32_t n) {
     if (c > 0 || (c == 0 && !v->hi_inc)) return 1;
   }
   return 0;
+}
+
+/* multi: whether key (at or past the rows read before, in the scan's order) is in a range. */
+static bool in_ranges(kv_backend_scan *s, const uint8_t *k, uint32_t n) {
+  int past = s->reverse ? -1 : 1;
+  while (s->mi < s->nr && place(&s->r[s->reverse ? s->nr - 1 - s->mi : s->mi], k, n) == past)
+    s->mi++;
+  return s->mi < s->nr && !place(&s->r[s->reverse ? s->nr - 1 - s->mi : s->mi], k, n);
 }
 
 static bool projected(const hproj *p, const hb_bytes *q) {
@@ -573,7 +653,7 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
       s->sc = NULL;
       continue;
     }
-    if (at) continue;
+    if (at || (s->multi && !in_ranges(s, s->row.key, (uint32_t)s->row.key_len))) continue;
     s->m.rows_examined++;
     s->m.cells_examined += s->row.ncells;
     size_t n = 0;
