@@ -14,7 +14,7 @@
 **   families, with and without a value filter, a limit and a resume key, give the same rows
 **   and cells on both; HBase opened one scanner for each multi-range scan
 **   (hb_scan_opens) except a reverse one whose last range has no end (one per range: the
-**   reversed MultiRowRangeFilter of HBase 2.6.1 loses the ranges below such a range); a value
+**   reversed MultiRowRangeFilter of HBase 2.6.1 returns wrong rows below such a range); a value
 **   filter ran on the region servers (no row rejected on the client), reverse scans of two
 **   families included (HBase refused them before: "Reverse scan with loading CFs on demand");
 ** - SQL: an IN list of 120 keys and IN on the first key column with BETWEEN on the second and
