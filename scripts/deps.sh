@@ -10,6 +10,8 @@ librsvg2-bin"
 # ROWAN_HBASE=1: the HBase Thrift2 client's build (scripts/test-hbase.sh) and HBase itself
 if [ "${ROWAN_HBASE:-0}" = 1 ]; then
   PKGS="$PKGS thrift-compiler libthrift-c-glib-dev libglib2.0-dev unzip"
+  # the server filters sent as protobuf (TScan.filterBytes): protoc-c and its runtime
+  PKGS="$PKGS protobuf-c-compiler libprotobuf-c-dev"
   # javac too: the tests compile their Java helpers (RegionAdmin.java, PhoenixRunner.java)
   command -v javac >/dev/null 2>&1 || PKGS="$PKGS openjdk-17-jdk-headless"
   command -v mvn >/dev/null 2>&1 || PKGS="$PKGS maven"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # scripts/test-hbase.sh: the tests that need a real HBase (CTest label `hbase`). Installs what
-# is missing (ROWAN_HBASE=1 scripts/deps.sh: thrift-compiler, the c_glib library, Java and
-# Maven when absent), starts HBase and its Thrift2 gateway (scripts/hbase-up.sh, which
+# is missing (ROWAN_HBASE=1 scripts/deps.sh: thrift-compiler, the c_glib library, protobuf-c,
+# Java and Maven when absent), starts HBase and its Thrift2 gateway (scripts/hbase-up.sh, which
 # fetches the pinned jars the first time), builds Rowan with ROWAN_HBASE=ON in build/hbase
 # (the Thrift2 client generated from the jar's IDL), runs the tests, and stops HBase
 # whatever happened (scripts/hbase-down.sh --wipe). Exits non-zero if anything fails. About
@@ -16,7 +16,7 @@ scripts/hbase-up.sh
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROWAN_WERROR=ON -DROWAN_HBASE=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target hbase_test_client hbase_test_backend hbase_test_stats \
   hbase_test_api hbase_test_fault_gateway hbase_test_fault_region hbase_test_fault_writer \
-  hbase_test_fault_batch slt_runner rowan exec_test_differential exec_test_differential_join \
+  hbase_test_fault_batch hbase_test_multirange slt_runner rowan exec_test_differential exec_test_differential_join \
   hbase_phoenix_rowan_runner
 ROWAN_SEED=${ROWAN_SEED:-20261130}
 export ROWAN_SEED

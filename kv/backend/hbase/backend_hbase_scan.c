@@ -3,7 +3,10 @@
 ** (backend_hbase.h): kv_scan_options and kv_backend_read mapped to HBase scanners.
 **
 ** A scan reads its key ranges one after another (forward: ascending; reverse: the last
-** range first), one HBase scanner each, with the scan's families, versions and time range.
+** range first), one HBase scanner each, with the scan's families, versions and time range;
+** several ranges are read by one scanner from the first range's start to the last one's end
+** under a MultiRowRangeFilter sent as protobuf (backend_hbase_filter.c), rows still checked
+** against the ranges here.
 ** HBase bounds are a start row (inclusive) and a stop row (exclusive), a reversed scan's
 ** start being its high key: each range is given as the tightest such bounds that hold it
 ** (an exclusive start becomes the key followed by a 0 byte; a reversed scan's inclusive low
@@ -15,8 +18,9 @@
 ** anything here may drop rows (else HBase's scanner limit). The filter expression also goes
 ** to the region servers in HBase's filter language (SingleColumnValueFilter with a binary
 ** comparator per comparison, AND / OR as filter lists; NOT and ORs holding one are left to
-** the client; forward scans only: HBase refuses a reversed scan with a filter that loads
-** families on demand), so that most rejected rows never cross the network; the environment variable
+** the client; as protobuf beside the MultiRowRangeFilter, and on reverse scans, which HBase
+** refuses with a filter that loads families on demand unless a MultiRowRangeFilter makes
+** them all essential), so that most rejected rows never cross the network; the environment variable
 ** ROWAN_HBASE_NO_SERVER_FILTER turns that off (for comparisons). A timestamp snapshot or as_of
 ** is the upper end of the time range (HBase's delete markers still apply above it: an
 ** as_of read does not bring back a row deleted later, unlike the local store). When a
@@ -34,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "kv/backend/hbase/backend_hbase_filter.h"
 #include "kv/backend/hbase/backend_hbase_int.h"
 #include "kv/util/status.h"
 
@@ -93,6 +98,12 @@ struct kv_backend_scan {
   uint8_t *probe;         /* the next probe key (inclusive) in the outer range, or NULL: its start */
   uint32_t probe_len;
   bool outer_done;        /* the last prefix had no successor: the outer range is read */
+  uint8_t *fpb;           /* the server filter as protobuf (TScan.filterBytes), or NULL */
+  size_t fpb_len;
+  bool fpb_value;         /* fpb holds the value filter (then fstr is NULL) */
+  bool multi;             /* one scanner for every range: `cover` under a MultiRowRangeFilter */
+  hrange cover;           /* multi: the first range's low end to the last one's high end */
+  uint32_t mi;            /* multi: ranges passed by the rows read (from the last in reverse) */
 };
 
 static int key_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
@@ -143,6 +154,9 @@ void hbk_scan_close(kv_backend *be, kv_backend_scan *s) {
   free(s->cells);
   free(s->last);
   free(s->fstr);
+  free(s->fpb);
+  free(s->cover.lo);
+  free(s->cover.hi);
   free(s);
   (void)be;
 }
@@ -249,6 +263,7 @@ static int set_ranges(kv_backend_scan *s, const kv_scan_options *o, const kv_bac
       int c = key_cmp(lo, v.lo_len, hi, v.hi_len);
       if (c > 0 || (c == 0 && !(v.lo_inc && v.hi_inc))) continue; /* empty */
     }
+    if (v.hi_has && !v.hi_len) continue; /* at most the empty key, which HBase never holds */
     if ((v.lo_has && !(v.lo = dup_key(lo, v.lo_len, 1))) ||
         (v.hi_has && !(v.hi = dup_key(hi, v.hi_len, 1)))) {
       free(v.lo);
@@ -424,6 +439,55 @@ static int set_filter_string(kv_backend_scan *s) {
   return KV_OK;
 }
 
+/* The server filter as protobuf (backend_hbase_filter.c), for what the filter language cannot
+** say: several ranges read by one scanner under a MultiRowRangeFilter (s->multi; the
+** environment variable ROWAN_HBASE_NO_MULTI_RANGE: one scanner per range), and a reverse
+** scan's value filter, which HBase takes only beside a filter that makes every family
+** essential (a MultiRowRangeFilter of the scan's ranges does; alone, a SingleColumnValueFilter
+** leaves the other families to be loaded on demand, which reversed scans refuse). */
+static int set_filter_bytes(kv_backend_scan *s, bool server_fx) {
+  /* not reversed when the last range has no end: HBase 2.6.1's reversed MultiRowRangeFilter
+     then returns wrong rows (seen: [k035, end) then [k022, k033] gave the first range only;
+     tests/hbase/test_hbase_multirange.c's "wide" set a wrong fourth key) */
+  bool multi = s->nr > 1 && !getenv("ROWAN_HBASE_NO_MULTI_RANGE") &&
+               !(s->reverse && !s->r[s->nr - 1].hi_has);
+  if (!s->nr || (!multi && !(s->reverse && s->fx && server_fx))) return KV_OK;
+  kv_range *kr = calloc(s->nr, sizeof *kr);
+  if (!kr) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  for (uint32_t i = 0; i < s->nr; i++) {
+    const hrange *v = &s->r[i];
+    kr[i] = (kv_range){v->lo_has ? v->lo : NULL, v->lo_len, v->lo_inc,
+                       v->hi_has ? v->hi : NULL, v->hi_len, v->hi_inc};
+  }
+  if (!multi) { /* one range from the first's start to the last's end, beside the value filter */
+    kr[0].end = kr[s->nr - 1].end;
+    kr[0].end_len = kr[s->nr - 1].end_len;
+    kr[0].end_inclusive = kr[s->nr - 1].end_inclusive;
+  }
+  hbk_filter_fams ff = {s->fid, s->fname, s->nf};
+  int rc = hbk_filter_pb(kr, multi ? s->nr : 1, server_fx ? s->fx : NULL, &ff, &s->fpb,
+                         &s->fpb_len, &s->fpb_value);
+  free(kr);
+  if (rc) return rc;
+  if (!multi && !s->fpb_value) { /* nothing the ranges do not say already */
+    free(s->fpb);
+    s->fpb = NULL;
+    return KV_OK;
+  }
+  if (s->fpb_value) { /* it replaces the string */
+    free(s->fstr);
+    s->fstr = NULL;
+  }
+  if (!multi) return KV_OK;
+  const hrange *a = &s->r[0], *z = &s->r[s->nr - 1];
+  s->cover = (hrange){NULL, NULL, a->lo_len, z->hi_len, a->lo_has, z->hi_has, a->lo_inc, z->hi_inc};
+  if ((a->lo_has && !(s->cover.lo = dup_key(a->lo, a->lo_len, 1))) ||
+      (z->hi_has && !(s->cover.hi = dup_key(z->hi, z->hi_len, 1))))
+    return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
+  s->multi = true;
+  return KV_OK;
+}
+
 int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_read *x,
                   kv_backend_scan **out) {
   *out = NULL;
@@ -452,9 +516,13 @@ int hbk_scan_open(kv_backend *be, const kv_scan_options *o, const kv_backend_rea
   hbk_unlock(s->h);
   if (!rc) rc = set_ranges(s, o, x);
   if (!rc && o->skip_prefix) rc = set_skip(s, o->skip_prefix);
-  /* not on reverse scans: HBase refuses them with filters that load families on demand */
-  if (!rc && !s->reverse && !getenv("ROWAN_HBASE_NO_SERVER_FILTER")) rc = set_filter_string(s);
-  s->proj_server = !s->fstr || fx_projected(s);
+  /* the string on forward scans; reverse ones take the filter as protobuf (set_filter_bytes);
+     a skip scan by prefix reads its own ranges, one scanner each (its outer ranges are not
+     read as such) */
+  bool server_fx = !getenv("ROWAN_HBASE_NO_SERVER_FILTER");
+  if (!rc && !s->reverse && server_fx) rc = set_filter_string(s);
+  if (!rc && !s->skip) rc = set_filter_bytes(s, server_fx);
+  s->proj_server = (!s->fstr && !s->fpb_value) || fx_projected(s);
   if (rc) {
     hbk_scan_close(be, s);
     return rc;
@@ -497,6 +565,7 @@ static int open_range(kv_backend_scan *s, hrange *v) {
   sp.min_ts = s->min_ts;
   sp.max_ts = s->max_ts;
   if (s->fstr) sp.filter = (hb_bytes){(const uint8_t *)s->fstr, s->fstr_len};
+  if (s->fpb) sp.filter_bytes = (hb_bytes){s->fpb, s->fpb_len};
   uint64_t left = s->limit ? s->limit - s->handed : 0;
   sp.caching = 1000;
   if (left && !s->client_cut) {
@@ -737,6 +806,12 @@ static int open_next(kv_backend_scan *s, bool *none) {
   }
   *none = s->next >= s->nr;
   if (*none) return KV_OK;
+  if (s->multi) { /* one scanner for them all */
+    s->next = s->nr;
+    s->last_len = 0;
+    s->m.ranges_sought += s->nr - 1;
+    return open_range_tried(s, &s->cover);
+  }
   hrange *v = &s->r[s->reverse ? s->nr - 1 - s->next : s->next];
   s->next++;
   s->last_len = 0;
@@ -776,6 +851,13 @@ static int note_last(kv_backend_scan *s, const uint8_t *key, size_t n) {
   return KV_OK;
 }
 
+/* multi: whether key (at or past the rows read before, in the scan's order) is in a range. */
+static bool in_ranges(kv_backend_scan *s, const uint8_t *k, uint32_t n) {
+  int past = s->reverse ? -1 : 1;
+  while (s->mi < s->nr && place(&s->r[s->reverse ? s->nr - 1 - s->mi : s->mi], k, n) == past)
+    s->mi++;
+  return s->mi < s->nr && !place(&s->r[s->reverse ? s->nr - 1 - s->mi : s->mi], k, n);
+}
 
 /* The row's visible cells as views, in the scan's family order; returns their count. */
 static int assemble(kv_backend_scan *s, size_t *n_out) {
@@ -855,7 +937,7 @@ int hbk_scan_next(kv_backend *be, kv_backend_scan *s, kv_row *row) {
       s->sc = NULL;
       continue;
     }
-    if (at) continue;
+    if (at || (s->multi && !in_ranges(s, s->row.key, (uint32_t)s->row.key_len))) continue;
     s->m.rows_examined++;
     s->m.cells_examined += s->row.ncells;
     size_t n = 0;

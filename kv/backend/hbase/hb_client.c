@@ -15,6 +15,7 @@
 ** Not here: what the calls mean to Rowan (the backend on top), connection pooling.
 */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -533,6 +534,8 @@ int hb_check_and_put(hb_client *c, const char *ns, const char *name, hb_bytes ro
   return rc;
 }
 
+static _Atomic uint64_t scan_opens; /* hb_scan_opens */
+
 int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_spec *spec,
                  hb_scanner **out) {
   *out = NULL;
@@ -573,7 +576,10 @@ int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_s
     sc->timeRange->maxStamp = spec->max_ts;
     sc->__isset_timeRange = TRUE;
   }
-  if (spec->filter.n) {
+  if (spec->filter_bytes.n) {
+    sc->filterBytes = gba(spec->filter_bytes.p, spec->filter_bytes.n);
+    sc->__isset_filterBytes = TRUE;
+  } else if (spec->filter.n) {
     sc->filterString = gba(spec->filter.p, spec->filter.n);
     sc->__isset_filterString = TRUE;
   }
@@ -601,9 +607,12 @@ int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_s
   s->c = c;
   s->id = id;
   s->limit = spec->limit;
+  atomic_fetch_add_explicit(&scan_opens, 1, memory_order_relaxed);
   *out = s;
   return KV_OK;
 }
+
+uint64_t hb_scan_opens(void) { return atomic_load_explicit(&scan_opens, memory_order_relaxed); }
 
 /* Test hook ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS=N: once per process, the first scanner
 ** that has handed out N rows is closed on the gateway before its next batch is asked for, as

@@ -74,7 +74,9 @@ typedef struct hb_region {
 ** row is its HIGH key), at most `limit` rows (0: all); families to read (NULL/0: all);
 ** versions 1 unless max_versions > 1; cells with timestamps in [min_ts, max_ts) when
 ** max_ts > 0; `caching`: rows fetched per round trip (0: 256); `filter`: a filter string
-** the region servers apply (TScan.filterString); `quals`, when not NULL: per family, the
+** the region servers apply (TScan.filterString), or `filter_bytes`: a serialized protobuf
+** FilterProtos.Filter (TScan.filterBytes; backend_hbase_filter.h), used instead of `filter`
+** when both are set; `quals`, when not NULL: per family, the
 ** qualifiers to read of it (quals[i][0..nquals[i]); nquals[i] 0: the whole family). A row
 ** with none of the columns asked for is not returned. */
 typedef struct hb_scan_spec {
@@ -89,6 +91,7 @@ typedef struct hb_scan_spec {
   int64_t min_ts, max_ts;
   int32_t caching;
   hb_bytes filter; /* HBase's filter language (ParseFilter), or empty: none */
+  hb_bytes filter_bytes; /* a serialized FilterProtos.Filter, or empty: none */
 } hb_scan_spec;
 
 /* Connect to the Thrift2 gateway at host:port (binary protocol, buffered transport).
@@ -146,6 +149,9 @@ int hb_check_and_put(hb_client *c, const char *ns, const char *name, hb_bytes ro
 /* Open a scanner (the gateway keeps it until hb_scan_close or its lease expires). */
 int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_spec *spec,
                  hb_scanner **out);
+/* Scanners opened by this process so far (every client; calls that failed not counted): a
+** counter for tests and measurements (one scanner per key range, or one for many). */
+uint64_t hb_scan_opens(void);
 /* The next row into *out (replacing what it held), or *done at the end. */
 int hb_scan_next(hb_scanner *s, hb_row *out, bool *done);
 /* Close the scanner on the gateway and free it (NULL is a no-op). */
