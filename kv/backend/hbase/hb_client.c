@@ -792,6 +792,106 @@ int hb_mutate_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
   return rc;
 }
 
+/* A TDelete of row deletes d (checked: deletes of one kind, each column at its timestamp). */
+static TDelete *row_delete(const hb_row_delete *d) {
+  TDelete *td = g_object_new(TYPE_T_DELETE, NULL);
+  td->row = gba(d->row.p, d->row.n);
+  for (size_t i = 0; i < d->n; i++) {
+    const hb_mutation *m = &d->m[i];
+    TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
+    col->family = gba(m->family.p, m->family.n);
+    if (m->kind != HB_MUT_DELETE_FAMILY) {
+      col->qualifier = gba(m->qualifier.p, m->qualifier.n);
+      col->__isset_qualifier = TRUE;
+    }
+    col->timestamp = m->ts;
+    col->__isset_timestamp = TRUE;
+    g_ptr_array_add(td->columns, col);
+    if (i == 0 || m->ts > td->timestamp) td->timestamp = m->ts;
+  }
+  td->__isset_columns = TRUE;
+  td->__isset_timestamp = TRUE;
+  int k = d->m[0].kind;
+  td->deleteType = k == HB_MUT_DELETE_VERSION  ? T_DELETE_TYPE_DELETE_COLUMN
+                   : k == HB_MUT_DELETE_COLUMN ? T_DELETE_TYPE_DELETE_COLUMNS
+                                               : T_DELETE_TYPE_DELETE_FAMILY;
+  td->__isset_deleteType = TRUE;
+  return td;
+}
+
+static int check_row_deletes(const hb_row_delete *d, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!d[i].n) return kv_error(KV_ERR_INVALID, "hbase: row delete %zu has no column", i);
+    int rc = check_mutations(d[i].row, d[i].m, d[i].n);
+    if (rc) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "%s", kv_errmsg() + strlen("hbase: "));
+      return kv_error(rc, "hbase: row delete %zu: %s", i, msg);
+    }
+    for (size_t j = 0; j < d[i].n; j++)
+      if (d[i].m[j].kind == HB_MUT_PUT || d[i].m[j].kind != d[i].m[0].kind)
+        return kv_error(KV_ERR_INVALID,
+                        "hbase: row delete %zu: mutation %zu is a put or another delete kind", i, j);
+  }
+  return KV_OK;
+}
+
+int hb_delete_rows(hb_client *c, const char *ns, const char *name, const hb_row_delete *d,
+                   size_t n) {
+  if (!n) return KV_OK;
+  int rc = check_row_deletes(d, n);
+  if (rc) return rc;
+  GPtrArray *dels = g_ptr_array_new_with_free_func(g_object_unref);
+  for (size_t i = 0; i < n; i++) g_ptr_array_add(dels, row_delete(&d[i]));
+  GByteArray *t = table_bytes(ns, name);
+  GPtrArray *left = g_ptr_array_new_with_free_func(g_object_unref);
+  HB_CALL(c, "deleteMultiple", true,
+          ok = t_h_base_service_if_delete_multiple(c->svc, &left, t, dels, &io, &err));
+  rc = table_missing(rc, "deleteMultiple", t);
+  if (!rc && left->len)
+    rc = kv_error(KV_ERR_IO, "hbase: deleteMultiple: %u of %zu row deletes not applied",
+                  left->len, n);
+  g_ptr_array_unref(left);
+  g_byte_array_unref(t);
+  g_ptr_array_unref(dels);
+  return rc;
+}
+
+int hb_cells_exist(hb_client *c, const char *ns, const char *name, const hb_row_delete *d,
+                   size_t n, bool *exists) {
+  if (!n) return KV_OK;
+  int rc = check_row_deletes(d, n);
+  if (rc) return rc;
+  GPtrArray *gets = g_ptr_array_new_with_free_func(g_object_unref);
+  for (size_t i = 0; i < n; i++) {
+    TGet *g = g_object_new(TYPE_T_GET, NULL);
+    g->row = gba(d[i].row.p, d[i].row.n);
+    for (size_t j = 0; j < d[i].n; j++) {
+      TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
+      col->family = gba(d[i].m[j].family.p, d[i].m[j].family.n);
+      if (d[i].m[j].kind != HB_MUT_DELETE_FAMILY) {
+        col->qualifier = gba(d[i].m[j].qualifier.p, d[i].m[j].qualifier.n);
+        col->__isset_qualifier = TRUE;
+      }
+      g_ptr_array_add(g->columns, col);
+    }
+    g->__isset_columns = TRUE;
+    g_ptr_array_add(gets, g);
+  }
+  GByteArray *t = table_bytes(ns, name);
+  GArray *res = g_array_new(FALSE, FALSE, sizeof(gboolean));
+  HB_CALL(c, "existsAll", true,
+          ok = t_h_base_service_if_exists_all(c->svc, &res, t, gets, &io, &err));
+  rc = table_missing(rc, "existsAll", t);
+  if (!rc && res->len != n)
+    rc = kv_error(KV_ERR_IO, "hbase: existsAll: %u answers for %zu rows", res->len, n);
+  for (size_t i = 0; !rc && i < n; i++) exists[i] = g_array_index(res, gboolean, i) != FALSE;
+  g_array_unref(res);
+  g_byte_array_unref(t);
+  g_ptr_array_unref(gets);
+  return rc;
+}
+
 int hb_check_and_mutate(hb_client *c, const char *ns, const char *name, hb_bytes row,
                         hb_bytes family, hb_bytes qualifier, const hb_bytes *expected,
                         const hb_mutation *m, size_t n, bool *applied) {
