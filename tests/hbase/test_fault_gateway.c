@@ -9,7 +9,9 @@
 **   1,000 rows from the gateway), the gateway killed (SIGKILL) and restarted in the
 **   background; the rest of the scan equals the rows written, in order, once each;
 ** - a reverse scan the same way;
-** - a write after the restart goes through (the client connects again).
+** - a batch of 300 rows written while the gateway is restarting goes through: spread over
+**   4 writer connections (ROWAN_HBASE_WRITERS=4), all four lost with the gateway, each
+**   waits for it and connects again; each row sent once.
 ** Not here: a gateway killed inside a batch's calls (test_fault_writer.c), a region split or
 ** move during a scan (test_fault_region.c).
 */
@@ -65,7 +67,9 @@ static void scan_through_restart(kv_backend *be, uint32_t fid, bool reverse, int
 static void test_scan_across_restart(void **state) {
   (void)state;
   kv_backend *be = NULL;
+  setenv("ROWAN_HBASE_WRITERS", "4", 1); /* read at open */
   if (kv_backend_hbase_open(uri, &be)) fail_msg("cannot open %s: %s", uri, kv_errmsg());
+  unsetenv("ROWAN_HBASE_WRITERS");
   uint32_t fid = fu_kv_table(be, "T", "r00800", "r01600", NROWS);
   scan_through_restart(be, fid, false, 1500);
   scan_through_restart(be, fid, true, 1200);
@@ -77,7 +81,13 @@ static void test_scan_across_restart(void **state) {
     fu_key_of(NROWS + i, k);
     assert_int_equal(kv_batch_put(b, fid, k, 6, "v", 1, KV_TS_NOW, k, 6), KV_OK);
   }
+  kv_hbase_write_counts c0, c1;
+  kv_backend_hbase_write_counts(be, &c0);
   if (kv_be_write(be, b, NULL)) fail_msg("write across the restart: %s", kv_errmsg());
+  kv_backend_hbase_write_counts(be, &c1); /* its 4 writers' connections all lost: reopened */
+  assert_int_equal(c1.spread_writes - c0.spread_writes, 1);
+  assert_true(c1.lost_waits > c0.lost_waits); /* it waited for the gateway */
+  assert_int_equal(c1.put_rows - c0.put_rows, 300);
   kv_batch_free(b);
   kv_scan_options o;
   memset(&o, 0, sizeof o);

@@ -413,6 +413,7 @@ static int write_table(hbk *h, const wop *v, wrow *rows, size_t lo, size_t hi, i
     if (lost_only && ++fails < h->tries) {
       /* the gateway is gone: wait for it, then every writer writes its rows not known
       ** written again, the same cells at the same timestamps */
+      h->counts.lost_waits++;
       usleep(HBK_BACKOFF_US(fails));
       continue;
     }
