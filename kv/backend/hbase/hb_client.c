@@ -792,10 +792,9 @@ int hb_mutate_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
   return rc;
 }
 
-/* A TDelete of row deletes d (checked: deletes of one kind, each column at its timestamp). */
-static TDelete *row_delete(const hb_row_delete *d) {
-  TDelete *td = g_object_new(TYPE_T_DELETE, NULL);
-  td->row = gba(d->row.p, d->row.n);
+/* The columns row deletes d cover (family, or family:qualifier), with their timestamps when
+** ts, appended to cols. */
+static void delete_columns(const hb_row_delete *d, bool ts, GPtrArray *cols) {
   for (size_t i = 0; i < d->n; i++) {
     const hb_mutation *m = &d->m[i];
     TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
@@ -805,10 +804,18 @@ static TDelete *row_delete(const hb_row_delete *d) {
       col->__isset_qualifier = TRUE;
     }
     col->timestamp = m->ts;
-    col->__isset_timestamp = TRUE;
-    g_ptr_array_add(td->columns, col);
-    if (i == 0 || m->ts > td->timestamp) td->timestamp = m->ts;
+    col->__isset_timestamp = ts;
+    g_ptr_array_add(cols, col);
   }
+}
+
+/* A TDelete of row deletes d (checked: deletes of one kind, each column at its timestamp). */
+static TDelete *row_delete(const hb_row_delete *d) {
+  TDelete *td = g_object_new(TYPE_T_DELETE, NULL);
+  td->row = gba(d->row.p, d->row.n);
+  delete_columns(d, true, td->columns);
+  for (size_t i = 0; i < d->n; i++)
+    if (i == 0 || d->m[i].ts > td->timestamp) td->timestamp = d->m[i].ts;
   td->__isset_columns = TRUE;
   td->__isset_timestamp = TRUE;
   int k = d->m[0].kind;
@@ -866,15 +873,7 @@ int hb_cells_exist(hb_client *c, const char *ns, const char *name, const hb_row_
   for (size_t i = 0; i < n; i++) {
     TGet *g = g_object_new(TYPE_T_GET, NULL);
     g->row = gba(d[i].row.p, d[i].row.n);
-    for (size_t j = 0; j < d[i].n; j++) {
-      TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
-      col->family = gba(d[i].m[j].family.p, d[i].m[j].family.n);
-      if (d[i].m[j].kind != HB_MUT_DELETE_FAMILY) {
-        col->qualifier = gba(d[i].m[j].qualifier.p, d[i].m[j].qualifier.n);
-        col->__isset_qualifier = TRUE;
-      }
-      g_ptr_array_add(g->columns, col);
-    }
+    delete_columns(&d[i], false, g->columns);
     g->__isset_columns = TRUE;
     g_ptr_array_add(gets, g);
   }
