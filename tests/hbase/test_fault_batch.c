@@ -3,18 +3,21 @@
 ** is inside its calls (issue 18's fault tests), not between two of them. It kills the
 ** gateway that scripts/hbase-up.sh started (fault_util.h: ROWAN_HBASE_THRIFT, ROWAN_ZK,
 ** ROWAN_HBASE_DIR), so it runs alone (CTest RUN_SERIAL, label `hbase`).
-** - the backend: a batch of 30,000 rows (putMultiple calls of 10,000 rows), 1,000 of them
+** - the backend: a batch of 30,000 rows spread over 2 writer connections
+**   (ROWAN_HBASE_WRITERS=2: each a putMultiple of 10,000 rows, then one of 5,000, the two
+**   writers at once), 1,000 of them
 **   overwriting rows an earlier acknowledged batch wrote, written by one thread while the
 **   test watches through a second connection; once the batch's first row is visible the
-**   gateway is killed (SIGKILL) and started again. The write waits for it and goes on:
-**   afterwards every row is there once, with one version of its cell (a family keeping 3:
-**   the retried puts landed on the same cells, no duplicate), the acknowledged rows of the
-**   first batch that the second did not touch unchanged;
+**   gateway is killed (SIGKILL) and started again. Every writer waits for it and goes on
+**   after its rows known written: afterwards every row is there once, with one version of
+**   its cell (a family keeping 3: the retried puts landed on the same cells, no duplicate),
+**   the acknowledged rows of the first batch that the second did not touch unchanged;
 ** - SQL through the C API, a statement that fails outright: with ROWAN_HBASE_TRIES=3 (about
 **   0.6 s of waiting) an UPSERT ... SELECT moving every row of an indexed 1,000-row table
-**   ((V, W, X) from (i, -i, i) to (i + 100000, -V, NULL): one mutateRow call per row) is
-**   cut by a gateway that stays dead while its data rows are being written. The statement
-**   fails (ROWAN_IOERR) with an error naming the gateway and saying it gave up; once the
+**   ((V, W, X) from (i, -i, i) to (i + 100000, -V, NULL): one mutateRow call per row, X
+**   holding a value, on 4 writer connections) is cut by a gateway that stays dead while its
+**   data rows are being written. The statement fails (ROWAN_IOERR) with an error naming the
+**   gateway, saying it gave up and which writer's rows were not known written; once the
 **   gateway is back, a fresh connection finds all 1,000 rows, each whole (its old or its
 **   new values, never a mix: HBase's row atomicity), the index and the table agree through
 **   queries, CHECK INDEX has no MISSING, EXTRA or MISMATCHED row before and no UNVERIFIED
@@ -85,7 +88,9 @@ static void test_batch_across_kill(void **state) {
   char uri[400];
   snprintf(uri, sizeof uri, "hbase://%s/tfb_kv_%ld", fu_gateway(), (long)getpid());
   kv_backend *be = NULL, *watch = NULL;
+  setenv("ROWAN_HBASE_WRITERS", "2", 1); /* read at open: two calls per writer */
   if (kv_backend_hbase_open(uri, &be)) fail_msg("cannot open %s: %s", uri, kv_errmsg());
+  unsetenv("ROWAN_HBASE_WRITERS");
   kv_family_options fo[1] = {{"f", 3, 0, 0, 0}};
   const uint8_t *splits[2] = {(const uint8_t *)"r10000", (const uint8_t *)"r20000"};
   uint32_t lens[2] = {6, 6};
@@ -112,6 +117,8 @@ static void test_batch_across_kill(void **state) {
   if (kv_backend_hbase_open(uri, &watch)) fail_msg("cannot open %s: %s", uri, kv_errmsg());
   uint32_t wfid = 0;
   assert_int_equal(kv_be_family_id(watch, "T", "f", &wfid), KV_OK);
+  kv_hbase_write_counts c0, c1;
+  kv_backend_hbase_write_counts(be, &c0);
   writer_job j = {be, b, 0, 0, ""};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, write_thread, &j), 0);
@@ -129,6 +136,12 @@ static void test_batch_across_kill(void **state) {
   pthread_join(th, NULL);
   if (j.rc) fail_msg("the batch failed across the restart: %s", j.msg);
   kv_batch_free(b);
+  /* on 2 connections at once, every row written once */
+  kv_backend_hbase_write_counts(be, &c1);
+  assert_int_equal(c1.spread_writes - c0.spread_writes, 1);
+  assert_int_equal(c1.put_rows - c0.put_rows, NBIG);
+  printf("# the writers waited %llu times for the gateway\n",
+         (unsigned long long)(c1.lost_waits - c0.lost_waits));
   /* every row once, one version, the newest value */
   kv_scan_options o;
   memset(&o, 0, sizeof o);
@@ -265,6 +278,8 @@ static void test_statement_fails_outright(void **state) {
   const char *gw = fu_gateway();
   if (!strstr(j.msg, "given up") || !strstr(j.msg, gw))
     fail_msg("the error does not say that the write to %s was given up: %s", gw, j.msg);
+  if (!strstr(j.msg, "of 4: its rows") || !strstr(j.msg, "not known written"))
+    fail_msg("the error does not name the writer and its rows: %s", j.msg);
   fu_gateway_start(source_dir, true);
 
   /* a fresh connection: every row whole, index and table agree, then CHECK INDEX clean */

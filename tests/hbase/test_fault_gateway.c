@@ -14,7 +14,9 @@
 **   again after the last row read, its filters still on the region servers;
 ** - a skip scan by prefix (25 prefixes of 4 bytes, 10 rows of each) with the gateway killed
 **   after 120 rows: its probes and scanners open again, every row once, in order;
-** - a write after the restart goes through (the client connects again);
+** - a batch of 300 rows written while the gateway is restarting goes through: spread over
+**   4 writer connections (ROWAN_HBASE_WRITERS=4), all four lost with the gateway, each
+**   waits for it and connects again; each row sent once;
 ** - a scanner the gateway no longer has ("Invalid scanner Id": its lease expired; the test
 **   hook ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS closes it on the gateway after 1,100 rows):
 **   the scan opens a new one after its last row, every row once, in order.
@@ -155,7 +157,9 @@ static void skip_scan_through_restart(kv_backend *be, uint32_t fid, int cut) {
 static void test_scan_across_restart(void **state) {
   (void)state;
   kv_backend *be = NULL;
+  setenv("ROWAN_HBASE_WRITERS", "4", 1); /* read at open */
   if (kv_backend_hbase_open(uri, &be)) fail_msg("cannot open %s: %s", uri, kv_errmsg());
+  unsetenv("ROWAN_HBASE_WRITERS");
   uint32_t fid = fu_kv_table(be, "T", "r00800", "r01600", NROWS);
   scan_through_restart(be, fid, false, 1500, false);
   scan_through_restart(be, fid, true, 1200, false);
@@ -170,7 +174,13 @@ static void test_scan_across_restart(void **state) {
     fu_key_of(NROWS + i, k);
     assert_int_equal(kv_batch_put(b, fid, k, 6, "v", 1, KV_TS_NOW, k, 6), KV_OK);
   }
+  kv_hbase_write_counts c0, c1;
+  kv_backend_hbase_write_counts(be, &c0);
   if (kv_be_write(be, b, NULL)) fail_msg("write across the restart: %s", kv_errmsg());
+  kv_backend_hbase_write_counts(be, &c1); /* its 4 writers' connections all lost: reopened */
+  assert_int_equal(c1.spread_writes - c0.spread_writes, 1);
+  assert_true(c1.lost_waits > c0.lost_waits); /* it waited for the gateway */
+  assert_int_equal(c1.put_rows - c0.put_rows, 300);
   kv_batch_free(b);
   kv_scan_options o;
   memset(&o, 0, sizeof o);

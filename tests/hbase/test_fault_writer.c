@@ -12,7 +12,8 @@
 **   entry), killed inside the 22nd statement (after its first step of the PHOENIX-5156
 **   protocol: its index rows UNVERIFIED, its data row not written);
 ** - a transaction: 300 UPSERTs (150 updates, 150 new rows) then COMMIT, killed in the middle
-**   of the commit's data rows (its second step: 120 of 300 written).
+**   of the commit's data rows (its second step: 120 of 300 written, by 4 writer connections
+**   at once, ROWAN_HBASE_WRITERS=4: 30 rows each).
 ** After each: the child died of SIGKILL; a fresh connection finds every acknowledged row
 ** with its acknowledged values; every row whole (W = 'w' || V: per-row atomicity); CHECK
 ** INDEX reports no MISSING, EXTRA or MISMATCHED row and counts UNVERIFIED ones apart (the
@@ -112,6 +113,7 @@ static void run_writer(const char *mode, long kill_after, int *acks) {
     dup2(p[1], 1);
     close(p[0]), close(p[1]);
     setenv("ROWAN_HBASE_KILL_AFTER_ROWS", n, 1);
+    setenv("ROWAN_HBASE_WRITERS", "4", 1); /* the commit's 300 rows on 4 connections */
     execl(self, self, "--writer", mode, uri, (char *)NULL);
     _exit(127);
   }

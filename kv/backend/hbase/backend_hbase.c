@@ -1,8 +1,8 @@
 /*
 ** kv/backend/hbase/backend_hbase.c: the HBase storage backend of backend_hbase.h, all but
-** its reads: opening by URI, the namespace's registry of Rowan kv tables (ROWAN_KV), DDL,
-** writes, check-and-write, timestamp snapshots, the scan pool of connections (the statistics,
-** split points and estimates: backend_hbase_stats.c).
+** its reads and writes: opening by URI, the namespace's registry of Rowan kv tables
+** (ROWAN_KV), DDL, the clock, timestamp snapshots, the scan pool of connections (the
+** statistics, split points and estimates: backend_hbase_stats.c).
 **
 ** Registry (format version 1, docs/HBASE.md "The registry"): one row per Rowan kv table in
 ** NS:ROWAN_KV, family "r": qualifier "v" the format version ("1"), "h" the HBase table's
@@ -15,20 +15,15 @@
 ** Rowan name with other characters than letters, digits, '_', '-' and '.' made '_' (at most
 ** 48 of them), '_' and 16 hex digits of the name's FNV-1a hash.
 **
-** Writes: the batch's ops are grouped by row (a row of one table: HBase's unit of
-** atomicity); rows of puts only go in putMultiple calls per table, a row with deletes is
-** one mutateRow. KV_TS_NOW is resolved here to the backend's clock (milliseconds, never
-** going back, strictly later than every timestamp it gave out before), and within a row a
-** put that follows a tombstone over it gets the next millisecond (plan_row_ts): HBase lets a
-** delete mask a put of the same timestamp whatever their order, where kv lets the later op
-** win. With every timestamp explicit before the first try, a retried write
-** lands on the same cells: a write whose connection is lost waits for the gateway and
-** writes the rows not known written again (HBK_TRIES, or ROWAN_HBASE_TRIES), a
-** check-and-write is never repeated. A putMultiple holds at most HBK_PUT_CHUNK_ROWS rows
-** (about HBK_PUT_CHUNK_BYTES). The test hook ROWAN_HBASE_KILL_AFTER_ROWS=N (read at open)
-** ends the process with SIGKILL once N rows were written (docs/HBASE.md, "Test hooks").
+** Writes and check-and-write are in backend_hbase_write.c; this file keeps the clock
+** (hbk_take_ts: milliseconds, never going back, strictly later than every timestamp it gave
+** out before) and the connections they use (the main one, the writer connections of a
+** write spread over several: ROWAN_HBASE_WRITERS, read at open, 1..16, default 4). The test
+** hooks ROWAN_HBASE_TRIES and ROWAN_HBASE_KILL_AFTER_ROWS are read at open too
+** (docs/HBASE.md, "Test hooks").
 **
-** Not here: scans and gets (backend_hbase_scan.c), the Thrift2 calls (hb_client.c).
+** Not here: scans and gets (backend_hbase_scan.c), writes (backend_hbase_write.c), the
+** Thrift2 calls (hb_client.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,8 +96,7 @@ int hbk_conn_lock(hbk_conn *k, const kv_hbase_uri *uri) {
 
 void hbk_conn_unlock(hbk_conn *k) { sigpipe_unblock(&k->mu, &k->old_mask); }
 
-/* Take n consecutive timestamps after every one given out before; returns the first. */
-static int64_t take_ts(hbk *h, int64_t n) {
+int64_t hbk_take_ts(hbk *h, int64_t n) {
   int64_t t = hbk_now_ms();
   if (t <= h->last_ts) t = h->last_ts + 1;
   h->last_ts = t + (n > 0 ? n : 1) - 1;
@@ -319,7 +313,7 @@ static int registry_put(hbk *h, const hbk_table *t) {
   if (!txt) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
   hb_bytes row = {(const uint8_t *)t->kv_name, strlen(t->kv_name)};
   hb_bytes fam = {(const uint8_t *)HBK_REG_FAMILY, 1};
-  int64_t ts = take_ts(h, 1);
+  int64_t ts = hbk_take_ts(h, 1);
   hb_put cells[3] = {
       {row, fam, {(const uint8_t *)"f", 1}, {(const uint8_t *)txt, strlen(txt)}, ts},
       {row, fam, {(const uint8_t *)"h", 1}, {(const uint8_t *)t->hb_name, strlen(t->hb_name)}, ts},
@@ -331,7 +325,7 @@ static int registry_put(hbk *h, const hbk_table *t) {
 
 static int registry_delete(hbk *h, const char *kv_name) {
   hb_mutation m = {HB_MUT_DELETE_FAMILY, {(const uint8_t *)HBK_REG_FAMILY, 1}, {NULL, 0},
-                   {NULL, 0}, take_ts(h, 1)};
+                   {NULL, 0}, hbk_take_ts(h, 1)};
   return hb_mutate_row(h->c, h->uri.ns, HBK_REGISTRY,
                        (hb_bytes){(const uint8_t *)kv_name, strlen(kv_name)}, &m, 1);
 }
@@ -547,275 +541,6 @@ static int be_flush(kv_backend *be, const char *table) {
   return KV_OK;
 }
 
-/* ---- Writes ---------------------------------------------------------------------------- */
-typedef struct wop {
-  kv_batch_op op;
-  hbk_table *t;
-  hbk_family *f;
-  uint32_t seq;
-  int tab;         /* index of t, for sorting */
-  int64_t k;       /* the op's offset from the write's first timestamp (KV_TS_NOW ops) */
-  bool dead;       /* replaced by a later put of the same cell at the same timestamp */
-} wop;
-
-typedef struct wops {
-  hbk *h;
-  wop *v;
-  size_t n, cap;
-} wops;
-
-static int collect(void *ctx, const kv_batch_op *op) {
-  wops *w = ctx;
-  hbk_table *t = NULL;
-  hbk_family *f = hbk_family_of(w->h, op->family_id, &t);
-  if (!f) return kv_error(KV_ERR_NOTFOUND, "hbase: write to unknown family id %u", op->family_id);
-  if (w->n == w->cap) {
-    size_t nc = w->cap ? w->cap * 2 : 64;
-    wop *nv = realloc(w->v, nc * sizeof *nv);
-    if (!nv) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
-    w->v = nv;
-    w->cap = nc;
-  }
-  int tab = 0;
-  while (w->h->tabs[tab] != t) tab++;
-  w->v[w->n] = (wop){*op, t, f, (uint32_t)w->n, tab, 0, false};
-  w->n++;
-  return KV_OK;
-}
-
-static int row_cmp(const uint8_t *a, uint32_t an, const uint8_t *b, uint32_t bn) {
-  int d = memcmp(a, b, an < bn ? an : bn);
-  return d ? d : (an > bn) - (an < bn);
-}
-
-static int wop_cmp(const void *pa, const void *pb) {
-  const wop *a = pa, *b = pb;
-  if (a->tab != b->tab) return a->tab < b->tab ? -1 : 1;
-  int d = row_cmp(a->op.row, a->op.row_len, b->op.row, b->op.row_len);
-  if (d) return d;
-  return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
-static bool same_row(const wop *a, const wop *b) {
-  return a->t == b->t && !row_cmp(a->op.row, a->op.row_len, b->op.row, b->op.row_len);
-}
-
-/* Two ops of one row that touch a common cell. */
-static bool overlap(const wop *a, const wop *b) {
-  if (a->f != b->f) return false;
-  if (a->op.type == KV_DELETE_FAMILY || b->op.type == KV_DELETE_FAMILY) return true;
-  return a->op.qual_len == b->op.qual_len &&
-         (!a->op.qual_len || !memcmp(a->op.qual, b->op.qual, a->op.qual_len));
-}
-
-static bool same_cell(const wop *a, const wop *b) {
-  return a->f == b->f && a->op.type != KV_DELETE_FAMILY && b->op.type != KV_DELETE_FAMILY &&
-         overlap(a, b);
-}
-
-#define HBK_ROW_PLAN_MAX 4096 /* ops of one row planned one by one (beyond: one ms each) */
-
-/* Timestamp offsets of the KV_TS_NOW ops of row v[lo..hi), so that HBase (a tombstone masks
-** every put at or below its timestamp, whatever the order) reads what kv (a later op wins)
-** reads: a put after a tombstone it overlaps at the current offset moves to the next
-** millisecond; a tombstone masks the earlier puts at its offset; a DELETE_VERSION takes the
-** offset of the latest earlier put of its cell (kv's "the version at the commit time"); a put
-** of a cell an earlier put of the batch wrote at the same offset replaces it (the earlier one
-** is dropped). Returns the offsets used (max + 1). */
-static int64_t plan_row_ts(wop *v, size_t lo, size_t hi) {
-  int64_t k = 0;
-  for (size_t i = lo; i < hi; i++) {
-    wop *o = &v[i];
-    if (o->op.ts != KV_TS_NOW) continue;
-    if (hi - lo > HBK_ROW_PLAN_MAX) {
-      o->k = k++;
-      continue;
-    }
-    if (o->op.type == KV_PUT) {
-      for (size_t j = lo; j < i; j++)
-        if (v[j].op.ts == KV_TS_NOW && v[j].op.type != KV_PUT && v[j].k == k && overlap(o, &v[j])) {
-          k++;
-          break;
-        }
-      o->k = k;
-      for (size_t j = lo; j < i; j++)
-        if (v[j].op.ts == KV_TS_NOW && v[j].op.type == KV_PUT && v[j].k == k && same_cell(o, &v[j]))
-          v[j].dead = true;
-    } else if (o->op.type == KV_DELETE_VERSION) {
-      o->k = k;
-      for (size_t j = lo; j < i; j++)
-        if (v[j].op.ts == KV_TS_NOW && v[j].op.type == KV_PUT && same_cell(o, &v[j])) o->k = v[j].k;
-    } else {
-      o->k = k;
-    }
-  }
-  return k + 1;
-}
-
-static int mut_kind(int type) {
-  return type == KV_PUT              ? HB_MUT_PUT
-         : type == KV_DELETE_VERSION ? HB_MUT_DELETE_VERSION
-         : type == KV_DELETE_COLUMN  ? HB_MUT_DELETE_COLUMN
-                                     : HB_MUT_DELETE_FAMILY;
-}
-
-static hb_mutation mutation_of(const wop *o, int64_t base) {
-  hb_mutation m;
-  m.kind = mut_kind(o->op.type);
-  m.family = (hb_bytes){(const uint8_t *)o->f->name, strlen(o->f->name)};
-  m.qualifier = (hb_bytes){o->op.qual, o->op.qual_len};
-  m.value = (hb_bytes){o->op.value, o->op.type == KV_PUT ? o->op.value_len : 0};
-  m.ts = o->op.ts == KV_TS_NOW ? base + o->k : o->op.ts;
-  return m;
-}
-
-/* Collect b's ops sorted by (table, row, order) with their timestamp offsets. */
-static int gather(hbk *h, const kv_batch *b, wops *w, int64_t *base) {
-  w->h = h;
-  int rc = kv_backend_batch_each(b, collect, w);
-  if (rc) return rc;
-  qsort(w->v, w->n, sizeof *w->v, wop_cmp);
-  int64_t most = 1;
-  for (size_t lo = 0, hi; lo < w->n; lo = hi) {
-    for (hi = lo + 1; hi < w->n && same_row(&w->v[lo], &w->v[hi]); hi++) {}
-    int64_t used = plan_row_ts(w->v, lo, hi);
-    if (used > most) most = used;
-  }
-  *base = take_ts(h, most);
-  return KV_OK;
-}
-
-#define HBK_PUT_CHUNK_ROWS 10000     /* rows of one putMultiple at most */
-#define HBK_PUT_CHUNK_BYTES (4 << 20) /* and about this many bytes (Thrift messages stay small) */
-
-/* The test hook (ROWAN_HBASE_KILL_AFTER_ROWS): row `v[a]` is about to be written; when it
-** would be one row more than the hook allows, write the pending puts and end the process
-** with SIGKILL, as a writer killed between its row writes. */
-static void kill_point(hbk *h, const hbk_table *t, const hb_put *puts, size_t np) {
-  if (++h->rows_written <= h->kill_after_rows) return;
-  if (np) (void)hb_put_cells(h->c, h->uri.ns, t->hb_name, puts, np);
-  raise(SIGKILL);
-}
-
-/* Write the rows of ops v[*at..hi) of one table: rows of puts only in putMultiple calls of
-** at most HBK_PUT_CHUNK_ROWS rows or about HBK_PUT_CHUNK_BYTES, a row with deletes in one
-** mutateRow. On failure *at is moved past the rows known written (a prefix: a row after
-** puts still pending is written again by a retry, the same cells at the same timestamps). */
-static int apply_table(hbk *h, wop *v, size_t *at, size_t hi, int64_t base) {
-  size_t lo = *at;
-  hbk_table *t = v[lo].t;
-  hb_put *puts = malloc((hi - lo) * sizeof *puts);
-  hb_mutation *muts = malloc((hi - lo) * sizeof *muts);
-  if (!puts || !muts) {
-    free(puts);
-    free(muts);
-    return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
-  }
-  size_t np = 0, prows = 0, pbytes = 0;
-  int rc = KV_OK;
-  for (size_t a = lo, z; !rc && a < hi; a = z) {
-    bool only_puts = true;
-    for (z = a; z < hi && same_row(&v[a], &v[z]); z++) only_puts &= v[z].op.type == KV_PUT;
-    if (h->kill_after_rows) kill_point(h, t, puts, np);
-    t->written++; /* the statistics grow stale (backend_hbase_stats.c) */
-    if (only_puts) {
-      for (size_t i = a; i < z; i++) {
-        if (v[i].dead) continue;
-        hb_mutation m = mutation_of(&v[i], base);
-        puts[np++] = (hb_put){{v[i].op.row, v[i].op.row_len}, m.family, m.qualifier, m.value, m.ts};
-        pbytes += v[i].op.row_len + m.qualifier.n + m.value.n + 24;
-      }
-      if (++prows < HBK_PUT_CHUNK_ROWS && pbytes < HBK_PUT_CHUNK_BYTES) continue;
-      rc = hb_put_cells(h->c, h->uri.ns, t->hb_name, puts, np);
-      if (!rc) {
-        np = prows = pbytes = 0;
-        *at = z;
-      }
-      continue;
-    }
-    size_t nm = 0;
-    for (size_t i = a; i < z; i++)
-      if (!v[i].dead) muts[nm++] = mutation_of(&v[i], base);
-    rc = hb_mutate_row(h->c, h->uri.ns, t->hb_name, (hb_bytes){v[a].op.row, v[a].op.row_len},
-                       muts, nm);
-    if (!rc && !np) *at = z;
-  }
-  if (!rc && np) rc = hb_put_cells(h->c, h->uri.ns, t->hb_name, puts, np);
-  if (!rc) *at = hi;
-  free(puts);
-  free(muts);
-  return rc;
-}
-
-static int be_write(kv_backend *be, const kv_batch *b, uint64_t *seq_out) {
-  hbk *h = be->impl;
-  wops w = {0};
-  int64_t base = 0;
-  hbk_lock(h);
-  int rc = gather(h, b, &w, &base);
-  size_t done = 0; /* ops written */
-  int fails = 0;    /* failed tries in a row */
-  while (!rc && done < w.n) {
-    size_t hi = done + 1;
-    while (hi < w.n && w.v[hi].t == w.v[done].t) hi++;
-    size_t before = done;
-    rc = apply_table(h, w.v, &done, hi, base);
-    if (!rc || done > before) fails = 0;
-    if (rc != KV_ERR_IO || !strstr(kv_errmsg(), "connect")) continue;
-    if (++fails < h->tries) {
-      /* the gateway is gone (the client's own retry failed too): wait for it and write the
-      ** rows not known written again, the same cells at the same timestamps */
-      usleep(HBK_BACKOFF_US(fails));
-      rc = KV_OK;
-    } else {
-      char msg[500];
-      snprintf(msg, sizeof msg, "%s", kv_errmsg());
-      rc = kv_error(rc, "hbase: a write to the gateway %s:%d given up after %d tries: %s",
-                    h->uri.host, h->uri.port, fails, msg);
-    }
-  }
-  if (seq_out) *seq_out = (uint64_t)h->last_ts;
-  hbk_unlock(h);
-  free(w.v);
-  return rc;
-}
-
-static int be_check_and_write(kv_backend *be, const kv_backend_check *chk, const kv_batch *b,
-                              bool *applied, uint64_t *seq_out) {
-  hbk *h = be->impl;
-  *applied = false;
-  wops w = {0};
-  int64_t base = 0;
-  hbk_lock(h);
-  hbk_table *t = NULL;
-  hbk_family *cf = hbk_family_of(h, chk->family_id, &t);
-  int rc = cf ? gather(h, b, &w, &base)
-              : kv_error(KV_ERR_NOTFOUND, "hbase: check of unknown family id %u", chk->family_id);
-  for (size_t i = 0; !rc && i < w.n; i++)
-    if (w.v[i].t != t || row_cmp(w.v[i].op.row, w.v[i].op.row_len, chk->row, chk->row_len))
-      rc = kv_error(KV_ERR_INVALID,
-                    "check_and_write of rows other than the checked one is not supported by "
-                    "backend hbase");
-  hb_mutation *m = rc ? NULL : malloc((w.n ? w.n : 1) * sizeof *m);
-  if (!rc && !m) rc = kv_error(KV_ERR_NOMEM, "hbase: out of memory");
-  size_t nm = 0;
-  for (size_t i = 0; !rc && i < w.n; i++)
-    if (!w.v[i].dead) m[nm++] = mutation_of(&w.v[i], base);
-  if (!rc) {
-    hb_bytes expected = {chk->value, chk->value_len};
-    t->written++;
-    rc = hb_check_and_mutate(h->c, h->uri.ns, t->hb_name, (hb_bytes){chk->row, chk->row_len},
-                             (hb_bytes){(const uint8_t *)cf->name, strlen(cf->name)},
-                             (hb_bytes){chk->qual, chk->qual_len}, chk->value ? &expected : NULL,
-                             m, nm, applied);
-  }
-  if (seq_out) *seq_out = (uint64_t)h->last_ts;
-  hbk_unlock(h);
-  free(m);
-  free(w.v);
-  return rc;
-}
-
 /* ---- Snapshots, split points, estimates ---------------------------------------------------- */
 static int be_snapshot_acquire(kv_backend *be, uint64_t *snap_out) {
   hbk *h = be->impl;
@@ -842,8 +567,8 @@ static const kv_backend_ops hbk_ops = {
     .table_count = be_table_count,
     .table_name = be_table_name,
     .set_dropped_qualifiers = be_set_dropped_qualifiers,
-    .write = be_write,
-    .check_and_write = be_check_and_write,
+    .write = hbk_write,
+    .check_and_write = hbk_check_and_write,
     .flush = be_flush,
     .get = hbk_get,
     .scan_open = hbk_scan_open,
@@ -880,6 +605,7 @@ void kv_backend_hbase_close(kv_backend *be) {
   free(h->tabs);
   hbk_lock(h);
   hb_close(h->c);
+  for (int i = 0; i < HBK_WRITERS_MAX; i++) hb_close(h->wc[i]);
   hbk_unlock(h);
   for (int i = 0; i < HBK_CONNS_MAX; i++) {
     if (h->conn[i].c) {
@@ -914,6 +640,21 @@ int kv_backend_hbase_open(const char *uri, kv_backend **out) {
                       HBK_CONNS_MAX, nc);
     }
     h->n_conns = (int)v;
+  }
+  h->n_writers = HBK_WRITERS;
+  nc = getenv("ROWAN_HBASE_WRITERS");
+  if (nc && *nc) {
+    char *end = NULL;
+    long v = strtol(nc, &end, 10);
+    if (*end || v < 1 || v > HBK_WRITERS_MAX) {
+      for (int i = 0; i < HBK_CONNS_MAX; i++) pthread_mutex_destroy(&h->conn[i].mu);
+      pthread_mutex_destroy(&h->mu);
+      free(h);
+      return kv_error(KV_ERR_INVALID,
+                      "hbase: ROWAN_HBASE_WRITERS must be a number in 1..%d (found \"%s\")",
+                      HBK_WRITERS_MAX, nc);
+    }
+    h->n_writers = (int)v;
   }
   h->next_family_id = 1;
   h->be.ops = &hbk_ops;

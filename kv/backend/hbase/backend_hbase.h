@@ -43,6 +43,23 @@ int kv_hbase_parse_uri(const char *uri, kv_hbase_uri *out);
 int kv_backend_hbase_open(const char *uri, kv_backend **out);
 /* Close the connection and free the backend (NULL: no-op). No scan may be open. */
 void kv_backend_hbase_close(kv_backend *be);
+/* What the writes of a backend sent to HBase since its open (kv_backend_hbase_write_counts),
+** each row counted once, when the call that wrote it returned (a row sent again after a lost
+** connection counts once):
+** rows in putMultiple calls with puts only (put_rows); rows with tombstones split into a put
+** of a putMultiple and a delete of a deleteMultiple (split_rows: their tombstones covered no
+** cell, docs/HBASE.md "Writes on several connections"); rows of tombstones only in
+** deleteMultiple calls (delete_rows); rows each one mutateRow call (mutate_rows); rows asked
+** about with existsAll before a split (asked_rows); table writes spread over more than one
+** writer connection (spread_writes); waits for a lost gateway before the writers went on
+** (lost_waits). */
+typedef struct kv_hbase_write_counts {
+  uint64_t put_rows, split_rows, delete_rows, mutate_rows, asked_rows, spread_writes, lost_waits;
+} kv_hbase_write_counts;
+
+/* Copy be's counts into *out (be must be an HBase backend). */
+void kv_backend_hbase_write_counts(kv_backend *be, kv_hbase_write_counts *out);
+
 /* Drop namespace uri's NAMESPACE with every table in it (tests clean up with it).
 ** KV_ERR_NOTFOUND when it does not exist. */
 int kv_backend_hbase_drop_namespace(const char *uri);

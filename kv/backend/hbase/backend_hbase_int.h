@@ -1,7 +1,8 @@
 /*
 ** kv/backend/hbase/backend_hbase_int.h: the HBase backend's state, shared by
-** backend_hbase.c (open, the registry, DDL, writes, check-and-write, snapshots, split
-** points, estimates) and backend_hbase_scan.c (scans and gets). Not used elsewhere.
+** backend_hbase.c (open, the registry, DDL, snapshots), backend_hbase_write.c (writes,
+** check-and-write), backend_hbase_scan.c (scans and gets) and backend_hbase_stats.c (split
+** points, estimates). Not used elsewhere.
 */
 #ifndef ROWAN_KV_BACKEND_HBASE_INT_H
 #define ROWAN_KV_BACKEND_HBASE_INT_H
@@ -46,6 +47,8 @@ typedef struct hbk_conn {
 
 #define HBK_CONNS_MAX 16 /* connections of the scan pool at most */
 #define HBK_CONNS 4      /* by default (ROWAN_HBASE_CONNECTIONS: 1..HBK_CONNS_MAX) */
+#define HBK_WRITERS_MAX 16 /* writer connections of one write at most */
+#define HBK_WRITERS 4      /* by default (ROWAN_HBASE_WRITERS: 1..HBK_WRITERS_MAX) */
 
 typedef struct hbk {
   kv_backend be;        /* what kv_backend_hbase_open hands out (be.impl == this) */
@@ -55,6 +58,11 @@ typedef struct hbk {
   sigset_t old_mask;    /* the holder of mu's signal mask before hbk_lock */
   hbk_conn conn[HBK_CONNS_MAX]; /* the scan pool */
   int n_conns;          /* its size */
+  hb_client *wc[HBK_WRITERS_MAX]; /* writer connections 1.. of a write spread over several
+                        ** (writer 0 is c), opened at first use, used under mu by one
+                        ** writer thread each (backend_hbase_write.c) */
+  int n_writers;        /* writers of a large write at most (ROWAN_HBASE_WRITERS) */
+  kv_hbase_write_counts counts; /* what the writes sent (under mu) */
   hbk_table **tabs;     /* the registry, in memory */
   int n_tabs, cap_tabs;
   uint32_t next_family_id;
@@ -95,6 +103,13 @@ void hbk_conn_unlock(hbk_conn *k);
 hbk_family *hbk_family_of(hbk *h, uint32_t id, hbk_table **t);
 /* The current time in ms since the epoch. */
 int64_t hbk_now_ms(void);
+/* Under h->mu: n consecutive timestamps (ms) after every one given out before; the first. */
+int64_t hbk_take_ts(hbk *h, int64_t n);
+
+/* backend_hbase_write.c: kv_backend_ops.write and .check_and_write. */
+int hbk_write(kv_backend *be, const kv_batch *b, uint64_t *seq_out);
+int hbk_check_and_write(kv_backend *be, const kv_backend_check *chk, const kv_batch *b,
+                        bool *applied, uint64_t *seq_out);
 
 /* backend_hbase_scan.c: the read operations of kv_backend_ops. */
 int hbk_get(kv_backend *be, const kv_scan_options *o, const void *row, size_t row_len,

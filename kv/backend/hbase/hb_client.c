@@ -34,6 +34,7 @@
 #include "t_h_base_service.h"
 
 #include "kv/backend/hbase/hb_client.h"
+#include "kv/backend/hbase/hb_rsocket.h"
 #include "kv/kv.h"
 #include "kv/util/status.h"
 
@@ -61,69 +62,6 @@ struct hb_scanner {
   bool end;               /* the gateway returned fewer rows than asked: no more */
   GByteArray *table;      /* the table's name (messages) */
 };
-
-/* ---- a socket that reads ahead ----------------------------------------------------------
-** thrift_c_glib's buffered transport hands each small read (a 1- or 4-byte field) down to the
-** socket, which makes it one recv() each: a getScannerRows of 1,000 rows was ~240,000 system
-** calls. HbRSocket is a ThriftSocket whose read serves from its own 64 KiB buffer, filled by
-** one recv() of whatever has arrived; a read of a buffer's size or more goes straight to the
-** socket. The rest (open, write, close) is ThriftSocket's. */
-typedef struct HbRSocket {
-  ThriftSocket parent;
-  guint8 *buf;
-  guint32 have, at; /* bytes in buf, and the next one to hand out */
-} HbRSocket;
-typedef struct HbRSocketClass {
-  ThriftSocketClass parent;
-} HbRSocketClass;
-
-GType hb_rsocket_get_type(void);
-G_DEFINE_TYPE(HbRSocket, hb_rsocket, THRIFT_TYPE_SOCKET)
-
-static gint32 hb_rsocket_read(ThriftTransport *t, gpointer buf, guint32 len, GError **error) {
-  HbRSocket *s = (HbRSocket *)t;
-  guint8 *out = buf;
-  guint32 got = 0;
-  while (got < len) {
-    if (s->at == s->have) {
-      if (len - got >= HB_BUF_BYTES) {
-        gint32 r = THRIFT_TRANSPORT_CLASS(hb_rsocket_parent_class)->read(t, out + got, len - got,
-                                                                         error);
-        return r < 0 ? r : (gint32)(got + (guint32)r);
-      }
-      ssize_t n;
-      do n = recv(s->parent.sd, s->buf, HB_BUF_BYTES, 0); while (n < 0 && errno == EINTR);
-      if (n <= 0) {
-        g_set_error(error, THRIFT_TRANSPORT_ERROR, THRIFT_TRANSPORT_ERROR_RECEIVE,
-                    "failed to read %u bytes - %s", len,
-                    n == 0 ? "the connection was closed" : strerror(errno));
-        return -1;
-      }
-      s->have = (guint32)n;
-      s->at = 0;
-    }
-    guint32 k = len - got < s->have - s->at ? len - got : s->have - s->at;
-    memcpy(out + got, s->buf + s->at, k);
-    s->at += k;
-    got += k;
-  }
-  return (gint32)got;
-}
-
-static void hb_rsocket_finalize(GObject *o) {
-  g_free(((HbRSocket *)o)->buf);
-  G_OBJECT_CLASS(hb_rsocket_parent_class)->finalize(o);
-}
-
-static void hb_rsocket_init(HbRSocket *s) {
-  s->buf = g_malloc(HB_BUF_BYTES);
-  s->have = s->at = 0;
-}
-
-static void hb_rsocket_class_init(HbRSocketClass *k) {
-  THRIFT_TRANSPORT_CLASS(k)->read = hb_rsocket_read;
-  G_OBJECT_CLASS(k)->finalize = hb_rsocket_finalize;
-}
 
 static void disconnect(hb_client *c) {
   if (c->svc) g_object_unref(c->svc);
@@ -824,6 +762,105 @@ int hb_mutate_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
   rc = table_missing(rc, "mutateRow", t);
   g_byte_array_unref(t);
   g_object_unref(rm);
+  return rc;
+}
+
+/* The columns row deletes d cover (family, or family:qualifier), with their timestamps when
+** ts, appended to cols. */
+static void delete_columns(const hb_row_delete *d, bool ts, GPtrArray *cols) {
+  for (size_t i = 0; i < d->n; i++) {
+    const hb_mutation *m = &d->m[i];
+    TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
+    col->family = gba(m->family.p, m->family.n);
+    if (m->kind != HB_MUT_DELETE_FAMILY) {
+      col->qualifier = gba(m->qualifier.p, m->qualifier.n);
+      col->__isset_qualifier = TRUE;
+    }
+    col->timestamp = m->ts;
+    col->__isset_timestamp = ts;
+    g_ptr_array_add(cols, col);
+  }
+}
+
+/* A TDelete of row deletes d (checked: deletes of one kind, each column at its timestamp). */
+static TDelete *row_delete(const hb_row_delete *d) {
+  TDelete *td = g_object_new(TYPE_T_DELETE, NULL);
+  td->row = gba(d->row.p, d->row.n);
+  delete_columns(d, true, td->columns);
+  for (size_t i = 0; i < d->n; i++)
+    if (i == 0 || d->m[i].ts > td->timestamp) td->timestamp = d->m[i].ts;
+  td->__isset_columns = TRUE;
+  td->__isset_timestamp = TRUE;
+  int k = d->m[0].kind;
+  td->deleteType = k == HB_MUT_DELETE_VERSION  ? T_DELETE_TYPE_DELETE_COLUMN
+                   : k == HB_MUT_DELETE_COLUMN ? T_DELETE_TYPE_DELETE_COLUMNS
+                                               : T_DELETE_TYPE_DELETE_FAMILY;
+  td->__isset_deleteType = TRUE;
+  return td;
+}
+
+static int check_row_deletes(const hb_row_delete *d, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (!d[i].n) return kv_error(KV_ERR_INVALID, "hbase: row delete %zu has no column", i);
+    int rc = check_mutations(d[i].row, d[i].m, d[i].n);
+    if (rc) {
+      char msg[300];
+      snprintf(msg, sizeof msg, "%s", kv_errmsg() + strlen("hbase: "));
+      return kv_error(rc, "hbase: row delete %zu: %s", i, msg);
+    }
+    for (size_t j = 0; j < d[i].n; j++)
+      if (d[i].m[j].kind == HB_MUT_PUT || d[i].m[j].kind != d[i].m[0].kind)
+        return kv_error(KV_ERR_INVALID,
+                        "hbase: row delete %zu: mutation %zu is a put or another delete kind", i, j);
+  }
+  return KV_OK;
+}
+
+int hb_delete_rows(hb_client *c, const char *ns, const char *name, const hb_row_delete *d,
+                   size_t n) {
+  if (!n) return KV_OK;
+  int rc = check_row_deletes(d, n);
+  if (rc) return rc;
+  GPtrArray *dels = g_ptr_array_new_with_free_func(g_object_unref);
+  for (size_t i = 0; i < n; i++) g_ptr_array_add(dels, row_delete(&d[i]));
+  GByteArray *t = table_bytes(ns, name);
+  GPtrArray *left = g_ptr_array_new_with_free_func(g_object_unref);
+  HB_CALL(c, "deleteMultiple", true,
+          ok = t_h_base_service_if_delete_multiple(c->svc, &left, t, dels, &io, &err));
+  rc = table_missing(rc, "deleteMultiple", t);
+  if (!rc && left->len)
+    rc = kv_error(KV_ERR_IO, "hbase: deleteMultiple: %u of %zu row deletes not applied",
+                  left->len, n);
+  g_ptr_array_unref(left);
+  g_byte_array_unref(t);
+  g_ptr_array_unref(dels);
+  return rc;
+}
+
+int hb_cells_exist(hb_client *c, const char *ns, const char *name, const hb_row_delete *d,
+                   size_t n, bool *exists) {
+  if (!n) return KV_OK;
+  int rc = check_row_deletes(d, n);
+  if (rc) return rc;
+  GPtrArray *gets = g_ptr_array_new_with_free_func(g_object_unref);
+  for (size_t i = 0; i < n; i++) {
+    TGet *g = g_object_new(TYPE_T_GET, NULL);
+    g->row = gba(d[i].row.p, d[i].row.n);
+    delete_columns(&d[i], false, g->columns);
+    g->__isset_columns = TRUE;
+    g_ptr_array_add(gets, g);
+  }
+  GByteArray *t = table_bytes(ns, name);
+  GArray *res = g_array_new(FALSE, FALSE, sizeof(gboolean));
+  HB_CALL(c, "existsAll", true,
+          ok = t_h_base_service_if_exists_all(c->svc, &res, t, gets, &io, &err));
+  rc = table_missing(rc, "existsAll", t);
+  if (!rc && res->len != n)
+    rc = kv_error(KV_ERR_IO, "hbase: existsAll: %u answers for %zu rows", res->len, n);
+  for (size_t i = 0; !rc && i < n; i++) exists[i] = g_array_index(res, gboolean, i) != FALSE;
+  g_array_unref(res);
+  g_byte_array_unref(t);
+  g_ptr_array_unref(gets);
   return rc;
 }
 

@@ -180,6 +180,26 @@ typedef struct hb_mutation {
 ** row or family, a negative timestamp or an unknown kind (naming the mutation's index). */
 int hb_mutate_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
                   const hb_mutation *m, size_t n);
+/* The deletes of one row for hb_delete_rows and hb_cells_exist: m[0..n) of `row`, every one
+** a delete of the same kind (Thrift2's TDelete has one delete type for its columns). */
+typedef struct hb_row_delete {
+  hb_bytes row;
+  const hb_mutation *m;
+  size_t n;
+} hb_row_delete;
+
+/* Apply n rows' deletes in one deleteMultiple: each row's deletes are one HBase Delete, so
+** atomic for that row; rows are not atomic with each other. Retried once after a lost
+** connection (explicit timestamps: the same markers again). KV_ERR_INVALID for a row with
+** no delete, an empty row or family, a negative timestamp, a put or two delete kinds in one
+** row (naming the row's index). */
+int hb_delete_rows(hb_client *c, const char *ns, const char *name, const hb_row_delete *d,
+                   size_t n);
+/* exists[i] = whether row d[i].row has a cell (its newest visible version) in a column its
+** deletes cover (family:qualifier, or the whole family for HB_MUT_DELETE_FAMILY): one
+** existsAll call for the n rows (checked as hb_delete_rows; retried once). */
+int hb_cells_exist(hb_client *c, const char *ns, const char *name, const hb_row_delete *d,
+                   size_t n, bool *exists);
 /* hb_check_and_put with mutations of any kind (HBase's checkAndMutate). */
 int hb_check_and_mutate(hb_client *c, const char *ns, const char *name, hb_bytes row,
                         hb_bytes family, hb_bytes qualifier, const hb_bytes *expected,
