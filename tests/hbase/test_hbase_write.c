@@ -67,7 +67,9 @@ static void check_model(kv_backend *be, uint32_t fid, const char *when) {
   kv_row row;
   int next = 0, rc;
   while ((rc = kv_be_scan_next(be, sc, &row)) == KV_OK) {
-    int i = atoi((const char *)row.key + 1);
+    char kb[16]; /* the key is not 0-terminated: its digits alone */
+    snprintf(kb, sizeof kb, "%.*s", row.key_len > 1 ? (int)row.key_len - 1 : 0, (const char *)row.key + 1);
+    int i = atoi(kb);
     for (; next < i; next++)
       if (!gone[next]) fail_msg("%s: row %d missing", when, next);
     next = i + 1;

@@ -15,6 +15,7 @@
 ** Not here: what the calls mean to Rowan (the backend on top), connection pooling.
 */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +104,12 @@ static int connect_now(hb_client *c) {
   return KV_OK;
 }
 
+void hb_types_register(void); /* generated (types_once.cmake) */
+static pthread_once_t types_once = PTHREAD_ONCE_INIT;
+
 int hb_open(const char *host, int port, int timeout_ms, hb_client **out) {
+  /* the generated types register themselves unsafely on first use: all of them now, once */
+  pthread_once(&types_once, hb_types_register);
   if (!out) return kv_error(KV_MISUSE, "hb_open: NULL argument");
   *out = NULL;
   if (!host || !*host) return kv_error(KV_ERR_INVALID, "hbase: empty host name");
