@@ -422,8 +422,10 @@ static int scan_build(kv_backend *be, const cat_table *t, const plan_expr *where
   if (n_nonkey == 0) {
     sc->key_family = true;
     sc->key_family_why = "only key columns are needed";
-  } else if (!rejects && (sc->cover_family = cover_family(t, fam, refd,
-                                                         be && be->caps.remote ? 0 : PLAN_COVER_MAX_COLUMNS)) > 0) {
+  } else if (!rejects &&
+             (sc->cover_family = cover_family(t, fam, refd, be && be->caps.remote
+                                                                ? 0
+                                                                : PLAN_COVER_MAX_COLUMNS)) > 0) {
     /* every row has a cell of the family's own columns: read them all and the family alone
        sees every row (a row whose read columns are all NULL still has one of the others) */
     for (int i = 0; i < t->n_columns; i++)
