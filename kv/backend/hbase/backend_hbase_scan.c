@@ -621,6 +621,15 @@ static uint32_t succ_len(const uint8_t *p, uint32_t n) {
   return n;
 }
 
+/* After a scanner call that failed with rc: true, having waited and counted one more try,
+** when it may be tried again (a lost connection, within h->tries in the scan). */
+static bool again(kv_backend_scan *s, int rc) {
+  if (rc != KV_ERR_IO || s->resumes >= s->h->tries) return false;
+  usleep(HBK_BACKOFF_US(s->resumes));
+  s->resumes++;
+  return true;
+}
+
 /* The first row key at or after the probe key in outer range o, into *key (malloc'd) or NULL
 ** when the range holds none. A failed call is tried again as a scanner is (h->tries). */
 static int probe(kv_backend_scan *s, const hrange *o, uint8_t **key, uint32_t *key_len) {
@@ -657,9 +666,7 @@ static int probe(kv_backend_scan *s, const hrange *o, uint8_t **key, uint32_t *k
       *key_len = (uint32_t)r.key_len;
     }
     hb_row_free(&r);
-    if (rc != KV_ERR_IO || s->resumes >= s->h->tries) return rc;
-    usleep(HBK_BACKOFF_US(s->resumes));
-    s->resumes++;
+    if (!again(s, rc)) return rc;
   }
 }
 
@@ -786,12 +793,8 @@ static int skip_next(kv_backend_scan *s, hrange **out, bool *none) {
 /* open_range, tried again after a lost connection (a gateway down between two ranges), as a
 ** scanner is (h->tries in the scan, waiting longer each time). */
 static int open_range_tried(kv_backend_scan *s, hrange *v) {
-  int rc = open_range(s, v);
-  while (rc == KV_ERR_IO && s->resumes < s->h->tries) {
-    usleep(HBK_BACKOFF_US(s->resumes));
-    s->resumes++;
-    rc = open_range(s, v);
-  }
+  int rc;
+  do rc = open_range(s, v); while (again(s, rc));
   return rc;
 }
 

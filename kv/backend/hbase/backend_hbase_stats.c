@@ -44,6 +44,7 @@ typedef struct hbk_gp {   /* one segment: its first row key, its rows and bytes 
 typedef struct hbk_fst {  /* one family's guideposts */
   hbk_gp *gp;
   uint32_t n;
+  uint32_t key_max;       /* the longest guidepost key (guess_unread's buffers) */
   uint8_t *last;          /* the family's last row key (owned) */
   uint32_t last_len, last_cap;
   uint64_t width;         /* rows per segment (the last may hold fewer) */
@@ -101,6 +102,7 @@ static int add_row(hbk_fst *f, const uint8_t *key, uint32_t len, uint64_t bytes)
       if (!(g->key = malloc(len ? len : 1))) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
       memcpy(g->key, key, len);
       g->len = len;
+      if (len > f->key_max) f->key_max = len;
       g->rows = g->bytes = 0;
       f->n++;
     }
@@ -371,8 +373,7 @@ static bool guess_unread(const hbk_fst *f, const kv_range *r, uint64_t *rows, ui
   for (uint32_t i = 0; i < L && !z; i++) z = !r->start[i]; /* the first key column is text */
   uint32_t P = z ? head_len(r->start, L, z) : L; /* the head's length in the range */
   if (!P) return false;
-  uint32_t qmax = 0;
-  for (uint32_t i = 0; i < f->n; i++) qmax = f->gp[i].len > qmax ? f->gp[i].len : qmax;
+  uint32_t qmax = f->key_max;
   uint8_t *ks = malloc((size_t)qmax * 2 + sl + el);
   if (!ks) return false;
   uint8_t *ke = ks + qmax + sl;
