@@ -8,7 +8,10 @@
 ** parameter values differs only in the bytes of that one key or key prefix. The template records, per key column, where its value comes from and how it is
 ** folded and encoded; a rebind then writes the new key bytes straight into the plan's range
 ** (no key-range derivation, no folding of other terms, no allocation once the range's
-** buffers are large enough).
+** buffers are large enough). A key prefix may also be narrowed by the next key column
+** between one lower and one upper bound term, "column >= ?" or "> ?", "column < ?" or
+** "<= ?" (either may be missing), when that column is NOT NULL and neither text nor
+** binary: the time window of a series, `WHERE STATION = ? AND TS >= ? AND TS < ?`.
 **
 ** The rule that keeps answers equal: plan_point_key_rebind encodes a value exactly as key-
 ** range derivation (planner/keyrange.c cmp_set, value_pos; keyrange_expand.c for DESC
@@ -44,7 +47,14 @@ typedef struct plan_point_key {
                             leading n for a key-prefix range */
   bool point;            /* a POINT LOOKUP [key, key]; else the RANGE SCAN of every key that
                             starts with the prefix [prefix, cat_key_prefix_end(prefix)) */
+  bool bounded;          /* (not point) the RANGE SCAN of the prefix narrowed by key column n
+                            between lo and hi (a time window: STATION = ? AND TS >= ? AND
+                            TS < ?) */
   plan_point_col *cols;  /* n entries, in key order (allocated in the plan's arena) */
+  plan_point_col rcol;   /* (bounded) key column n: its codec and folding type (val unused) */
+  const plan_expr *lo, *hi; /* (bounded) the PX_PARAM or PX_CONST of its lower and upper
+                            bound terms, NULL for a side with no term */
+  int lo_op, hi_op;      /* (bounded) SQL_OP_GE or GT, SQL_OP_LE or LT: the terms' operators */
   plan_key_range *range; /* the plan's one key range, rewritten by a rebind */
   size_t cap;            /* bytes allocated at range->start and at range->end */
 } plan_point_key;

@@ -87,6 +87,17 @@ static bool same_bytes(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
   return al == bl && (al == 0 || memcmp(a, b, al) == 0);
 }
 
+/* Range r as "[start hex, end hex)" into buf (messages). */
+static void range_text(const plan_key_range *r, char *buf, size_t cap) {
+  size_t o = (size_t)snprintf(buf, cap, "%c", r->start_incl ? '[' : '(');
+  for (size_t i = 0; i < r->start_len && o + 4 < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%02x", r->start[i]);
+  if (o + 4 < cap) o += (size_t)snprintf(buf + o, cap - o, ", ");
+  for (size_t i = 0; i < r->end_len && o + 4 < cap; i++)
+    o += (size_t)snprintf(buf + o, cap - o, "%02x", r->end[i]);
+  if (o + 2 < cap) snprintf(buf + o, cap - o, "%c", r->end_incl ? ']' : ')');
+}
+
 /* The kept statement's plan (just patched) equals plan_query_rebuild's for its values. */
 static void check_patched_plan(tdb *t, exec_stmt *st, const char *ctx) {
   plan_arena A;
@@ -114,7 +125,14 @@ static void check_patched_plan(tdb *t, exec_stmt *st, const char *ctx) {
   }
   for (int i = 0; same && i < p->scan.n_families; i++)
     same = p->scan.family_ids[i] == r.scan.family_ids[i];
-  if (!same) fail_msg("%s: the patched plan differs from plan_query_rebuild's", ctx);
+  if (!same) {
+    char pa[200] = "", pb[200] = "";
+    if (a->n_ranges >= 1) range_text(&a->ranges[0], pa, sizeof pa);
+    if (b->n_ranges >= 1) range_text(&b->ranges[0], pb, sizeof pb);
+    fail_msg("%s: the patched plan differs from plan_query_rebuild's:\n patched kind %d %u "
+             "range(s) %s\n rebuilt kind %d %u range(s) %s", ctx, a->kind, a->n_ranges, pa,
+             b->kind, b->n_ranges, pb);
+  }
   plan_query_free(&r);
   plan_arena_free(&A);
 }
@@ -207,6 +225,9 @@ static void create_tables(tdb *t, bool with_index) {
        "CONSTRAINT PK PRIMARY KEY (K1, K2 DESC, K3 DESC, K4))");
   q(t, "CREATE TABLE F (X DOUBLE NOT NULL, Y FLOAT NOT NULL, V INTEGER, "
        "CONSTRAINT PK PRIMARY KEY (X DESC, Y))");
+  /* a series: the time window's bounds narrow the station's prefix (bounded templates) */
+  q(t, "CREATE TABLE S (ST VARCHAR NOT NULL, TS TIMESTAMP NOT NULL, I INTEGER NOT NULL, "
+       "V DOUBLE, CONSTRAINT PK PRIMARY KEY (ST, TS DESC, I))");
   if (with_index) q(t, "CREATE INDEX IX ON T (D) INCLUDE (C)");
 }
 
@@ -215,7 +236,7 @@ static void upsert(tdb *t, const char *sql, int np, const cat_value *p) {
   if (rc != EXEC_DONE) fail_msg("%s -> %d %s", sql, rc, t->err.msg);
 }
 
-/* A random row of table `which` (0 T, 1 U, 2 F), or a new version of one. */
+/* A random row of table `which` (0 T, 1 U, 2 F, 3 S), or a new version of one. */
 static void write_row(tdb *t, uint64_t *rs, int which) {
   cat_value p[6];
   if (which == 0) {
@@ -237,6 +258,13 @@ static void write_row(tdb *t, uint64_t *rs, int which) {
     size_t w = rand_text_index(rs);
     p[5] = tu_below(rs, 4) ? cat_v_str(CAT_T_VARCHAR, STRS[w], STR_LENS[w]) : cat_v_null(cat_type_of(0));
     upsert(t, "UPSERT INTO U VALUES (?, ?, ?, ?, ?, ?)", 6, p);
+  } else if (which == 3) {
+    size_t i = rand_text_index(rs);
+    p[0] = cat_v_str(CAT_T_VARCHAR, STRS[i], STR_LENS[i]);
+    p[1] = cat_v_int(CAT_T_TIMESTAMP, TS0 + (int64_t)tu_below(rs, 8) * 3600000000LL);
+    p[2] = cat_v_int(CAT_T_INTEGER, (int64_t)tu_below(rs, 12) - 1);
+    p[3] = tu_below(rs, 5) ? cat_v_double((double)tu_below(rs, 40) / 4.0) : cat_v_null(cat_type_of(0));
+    upsert(t, "UPSERT INTO S VALUES (?, ?, ?, ?)", 4, p);
   } else {
     p[0] = cat_v_double((double)tu_below(rs, 8) / 2.0 - 1.0);
     p[1] = cat_v_double((double)tu_below(rs, 6) / 4.0);
@@ -247,7 +275,7 @@ static void write_row(tdb *t, uint64_t *rs, int which) {
 
 /* Change the data: new rows and versions, a delete (tombstones), now and then a flush. */
 static void churn(tdb *t, uint64_t *rs) {
-  for (int i = 0, n = 1 + (int)tu_below(rs, 4); i < n; i++) write_row(t, rs, (int)tu_below(rs, 3));
+  for (int i = 0, n = 1 + (int)tu_below(rs, 4); i < n; i++) write_row(t, rs, (int)tu_below(rs, 4));
   cat_value p[2];
   switch (tu_below(rs, 6)) {
     case 0:
@@ -263,12 +291,16 @@ static void churn(tdb *t, uint64_t *rs) {
       upsert(t, "DELETE FROM F WHERE X = ?", 1, p);
       break;
     case 3: assert_int_equal(kv_flush(t->db, 0), KV_OK); break;
+    case 4:
+      p[0] = cat_v_int(CAT_T_TIMESTAMP, TS0 + (int64_t)tu_below(rs, 8) * 3600000000LL);
+      upsert(t, "DELETE FROM S WHERE TS = ?", 1, p);
+      break;
     default: break;
   }
 }
 
 /* ---- Random rebinds against fresh prepares ----------------------------------------------- */
-#define NQ 17
+#define NQ 27
 static const char *const QS[NQ] = {
     "SELECT A, B, C, D FROM T WHERE A = ? AND B = ?",
     "SELECT D, C FROM T WHERE B = ? AND ? = A",
@@ -287,20 +319,38 @@ static const char *const QS[NQ] = {
     "SELECT B, D FROM T WHERE A = ? ORDER BY B LIMIT 3",
     "SELECT K3, K4, V FROM U WHERE K2 = ? AND K1 = ?",
     "SELECT X, Y, V FROM F WHERE X = ? ORDER BY Y DESC LIMIT 2",
-    "SELECT K1, K2, K3, V FROM U WHERE K1 = ? AND K2 = 'ab' AND K3 = ?"};
+    "SELECT K1, K2, K3, V FROM U WHERE K1 = ? AND K2 = 'ab' AND K3 = ?",
+    /* a key prefix narrowed by the next key column (the bounded form): a time window on a
+       DESC column (S.TS, U.K3), one side, reversed with LIMIT, the column on the right, >
+       and <= (positions after the value, on columns that are not the key's last), ASC
+       columns with an INTEGER's folding (I > 2.5 is I >= 3) and a FLOAT's; a text range
+       column, two bounds on one side and a filter beside have no template */
+    "SELECT ST, TS, I, V FROM S WHERE ST = ? AND TS >= ? AND TS < ?",
+    "SELECT TS, I, V FROM S WHERE ST = ? AND TS > ? AND TS <= ?",
+    "SELECT TS, V FROM S WHERE ST = ? AND TS >= ? ORDER BY TS DESC LIMIT 3",
+    "SELECT COUNT(*), SUM(V) FROM S WHERE ? > TS AND ST = ?",
+    "SELECT I, V FROM S WHERE ST = ? AND TS = ? AND I > ? AND I <= ?",
+    "SELECT X, Y, V FROM F WHERE X = ? AND Y >= ? AND Y < ?",
+    "SELECT K3, V FROM U WHERE K1 = ? AND K2 = 'ab' AND K3 >= ? AND K3 < ?",
+    "SELECT A, B FROM T WHERE A = ? AND B >= ? AND B < ?",
+    "SELECT TS, V FROM S WHERE ST = ? AND TS > ? AND TS >= ?",
+    "SELECT TS, V FROM S WHERE ST = ? AND TS >= ? AND TS < ? AND V > 1"};
 /* Parameter kinds per query (rand_param); 'n' a LIMIT count, 'x' any value. */
 static const char *const KINDS[NQ] = {"is", "si", "s", "Ttbs", "tTb", "fd", "xis", "isn", "si",
-                                      "isd", "s", "tsTb", "i", "i", "st", "d", "tT"};
+                                      "isd", "s", "tsTb", "i", "i", "st", "d", "tT",
+                                      "sTT", "sTT", "sT", "Ts", "sTii", "dff", "tTT", "iss",
+                                      "sTT", "sTT"};
 /* Queries whose plan has a template (when the values give one). */
-static const bool TEMPLATED[NQ] = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1};
+static const bool TEMPLATED[NQ] = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1,
+                                   1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
 
 static void rebinds(const char *name, bool with_index) {
   uint64_t seed = tu_seed(name), rs = seed;
   tdb *t = tdb_open();
   create_tables(t, with_index);
-  for (int i = 0; i < 240; i++) write_row(t, &rs, i % 3);
+  for (int i = 0; i < 320; i++) write_row(t, &rs, i % 4);
   assert_int_equal(kv_flush(t->db, 0), KV_OK);
-  for (int i = 0; i < 60; i++) write_row(t, &rs, i % 3);
+  for (int i = 0; i < 80; i++) write_row(t, &rs, i % 4);
   exec_stmt *st[NQ];
   for (int i = 0; i < NQ; i++) prepare(t, QS[i], &st[i]);
   int rounds = (int)tu_scaled(3000, 300);
@@ -314,7 +364,7 @@ static void rebinds(const char *name, bool with_index) {
                         : rand_param(&rs, k);
     }
     char ctx[96];
-    snprintf(ctx, sizeof ctx, "seed %llu round %d", (unsigned long long)seed, r);
+    snprintf(ctx, sizeof ctx, "seed %llu round %d query %d", (unsigned long long)seed, r, qi);
     compare_run(t, st[qi], QS[qi], np, p, ctx);
     if (tu_below(&rs, 3) == 0) churn(t, &rs);
   }
