@@ -456,7 +456,19 @@ int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const u
   uint64_t ts = 0, ts_lo = UINT64_MAX, ts_hi = 0;
   if (!(p = sum_deltas(p, lim, c0, &ts))) CORRUPT("truncated timestamp stream");
   uint64_t *tsa = AR(w, ts_off, uint64_t);
-  for (uint32_t j = 0; j < k; j++) {
+  uint32_t j0 = 0;
+  if (k > 0) { /* the rows' first delta, then (a put's row shares one timestamp) zeros */
+    GET(p, lim, &v, "truncated timestamp stream");
+    ts += (uint64_t)kv_unzigzag(v);
+    tsa[0] = ts_lo = ts_hi = ts ^ TS_BIAS;
+    j0 = 1;
+    if ((size_t)(lim - p) >= k - 1 && kv_sf_all_zero(p, k - 1)) {
+      for (uint32_t j = 1; j < k; j++) tsa[j] = tsa[0];
+      p += k - 1;
+      j0 = k;
+    }
+  }
+  for (uint32_t j = j0; j < k; j++) {
     GET1(p, lim, &v, "truncated timestamp stream");
     ts += (uint64_t)kv_unzigzag(v);
     tsa[j] = ts ^ TS_BIAS;
@@ -468,18 +480,27 @@ int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const u
   const uint8_t *types = p;
   p += n;
   uint8_t *ty = AR(w, t_off, uint8_t);
-  bool all_put = true;
-  for (uint32_t j = 0; j < k; j++) {
-    if (types[c0 + j] > KV_DELETE_FAMILY) CORRUPT("bad cell type");
-    ty[j] = types[c0 + j];
-    if (ty[j] != KV_PUT) all_put = false;
+  bool all_put = kv_sf_all_zero(types + c0, k); /* KV_PUT is 0 */
+  if (all_put) {
+    memset(ty, KV_PUT, k);
+  } else {
+    for (uint32_t j = 0; j < k; j++) {
+      if (types[c0 + j] > KV_DELETE_FAMILY) CORRUPT("bad cell type");
+      ty[j] = types[c0 + j];
+    }
   }
   if (!(p = skip_varints(p, lim, c0))) CORRUPT("truncated sequence stream");
   uint64_t *sq = AR(w, seq_off, uint64_t), seq_hi = 0;
-  for (uint32_t j = 0; j < k; j++) {
-    GET1(p, lim, &v, "truncated sequence stream");
-    sq[j] = min_seq + v;
-    if (sq[j] > seq_hi) seq_hi = sq[j];
+  if ((size_t)(lim - p) >= k && kv_sf_all_zero(p, k)) { /* a major compaction's zeros */
+    for (uint32_t j = 0; j < k; j++) sq[j] = min_seq;
+    seq_hi = min_seq;
+    p += k;
+  } else {
+    for (uint32_t j = 0; j < k; j++) {
+      GET1(p, lim, &v, "truncated sequence stream");
+      sq[j] = min_seq + v;
+      if (sq[j] > seq_hi) seq_hi = sq[j];
+    }
   }
   if (!(p = skip_varints(p, lim, n - c1))) CORRUPT("truncated sequence stream");
   uint32_t *gt = w->gt, *rq = AR(w, q_off, uint32_t);
