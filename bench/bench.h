@@ -14,6 +14,7 @@
 #ifndef ROWAN_BENCH_H
 #define ROWAN_BENCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -188,6 +189,10 @@ int bench_rowan_processors(void);
 
 /* Print the block cache counters of an open Rowan handle (from bench_rowan.open) to out. */
 void bench_rowan_print_cache(void *h, FILE *out);
+/* --profile reads: keep each query's read counters (rowan_stmt_metrics) from now on (on),
+** and give the last one's store-file blocks read and, of those, block cache hits. */
+void bench_rowan_diag(void *h, bool on);
+void bench_rowan_last_read(void *h, uint64_t *blocks, uint64_t *hits);
 
 /* Bytes of every regular file under dir (recursively). */
 uint64_t bench_dir_bytes(const char *dir);

@@ -251,6 +251,9 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
 typedef struct round_out {
   double lp50, lp99, ap50, ap99, dp50; /* us; NAN where the engine lacks the read */
   double ltail[4];                 /* lookup p90, p95, p98, p99.9 (us; --profile reads) */
+  uint8_t *lclass;                 /* --profile reads: per lookup, its read class (below), or
+                                      NULL */
+  double *llat;                    /* with lclass: the lookups' times (us) kept here */
   double scan_rows_s;              /* rows/s of COUNT(*) WHERE TEMP > 30 */
   double daily_ms;                 /* ms of the daily average of a month */
   bench_digest dig[4];             /* lookup, latest, day, daily results */
@@ -258,12 +261,17 @@ typedef struct round_out {
 
 /* Round `round` of every read on an open database: the same keys for every engine, other
 ** keys in each round (a cache that kept a round's blocks would otherwise answer the next
-** round from memory, which a reader of new random keys never sees). */
+** round from memory, which a reader of new random keys never sees). o->lclass and o->llat
+** must be set by the caller (NULL: no read classes; only Rowan has them). */
 static void read_round(const config *c, const bench_engine *e, void *h, const bench_input *in,
                        int round, double *lat, round_out *o) {
   int64_t hours = (in->ts_max - in->ts_min) / 3600000 + 1, days = hours / 24;
   int64_t month_from = bench_ms_of(2016, 7, 1, 0), month_to = bench_ms_of(2016, 8, 1, 0);
+  uint8_t *lclass = o->lclass;
+  double *llat = o->llat;
   memset(o, 0, sizeof *o);
+  o->lclass = lclass;
+  o->llat = llat;
   o->lp50 = o->lp99 = o->ap50 = o->ap99 = o->dp50 = NAN;
   bench_rng_seed(c->seed + (uint64_t)round * 0x9E3779B97F4A7C15ull);
   if (e->lookup) {
@@ -273,7 +281,15 @@ static void read_round(const config *c, const bench_engine *e, void *h, const be
       double t0 = bench_now_s();
       check(e->lookup(h, st, ts, &o->dig[0]), e, "point lookup");
       lat[i] = (bench_now_s() - t0) * 1e6;
+      if (o->lclass) { /* blocks read (0-3, 3 for more) times 4 plus cache hits among them */
+        uint64_t b, hit;
+        bench_rowan_last_read(h, &b, &hit);
+        if (b > 3) b = 3;
+        if (hit > b) hit = b;
+        o->lclass[i] = (uint8_t)(b * 4 + hit);
+      }
     }
+    if (o->lclass) memcpy(o->llat, lat, (size_t)c->lookups * sizeof *lat);
     o->lp50 = bench_percentile(lat, c->lookups, 50);
     o->lp99 = bench_percentile(lat, c->lookups, 99);
     static const double tail[4] = {90, 95, 98, 99.9};
@@ -317,21 +333,51 @@ static void read_round(const config *c, const bench_engine *e, void *h, const be
 /* --profile reads (bench_profile.c): the comparison's read rounds on Rowan alone, each
 ** round's percentiles printed, so a change to the block cache or the read path can be tried
 ** on the bench's own mix of reads without loading the peers. */
+/* The lookups of a round by read class (blocks read, cache hits among them): how many, their
+** median time, and how many of the slowest 1% (at or above the p99) are of that class. */
+static void print_lookup_classes(const double *lat, const uint8_t *cls, int n, double p99) {
+  fprintf(stderr, "  lookups by store-file blocks read (cache hits): count, p50 us, in the slowest 1%%\n");
+  double *t = malloc((size_t)n * sizeof *t);
+  if (!t) return;
+  for (int k = 0; k < 16; k++) {
+    int m = 0, slow = 0;
+    for (int i = 0; i < n; i++)
+      if (cls[i] == k) {
+        t[m++] = lat[i];
+        if (lat[i] >= p99) slow++;
+      }
+    if (m)
+      fprintf(stderr, "    %d%s block(s) (%d hit): %d, %.2f us, %d\n", k / 4, k / 4 == 3 ? "+" : "",
+              k % 4, m, bench_percentile(t, m, 50), slow);
+  }
+  free(t);
+}
+
 void bench_profile_reads(const config *c, void *h, const bench_input *in) {
   int nmax = c->lookups > c->ranges ? c->lookups : c->ranges;
   double *lat = calloc((size_t)nmax, sizeof(double));
-  if (!lat) bench_die("out of memory");
+  uint8_t *cls = calloc((size_t)c->lookups + 1, 1);
+  double *lk = calloc((size_t)c->lookups + 1, sizeof(double));
+  if (!lat || !cls || !lk) bench_die("out of memory");
+  bench_rowan_diag(h, true);
   for (int r = 0; r < c->runs; r++) {
     round_out o;
+    memset(&o, 0, sizeof o);
+    o.lclass = cls;
+    o.llat = lk;
     read_round(c, &bench_rowan, h, in, r, lat, &o);
     fprintf(stderr, "round %d: lookup p50 %.2f p99 %.2f us, latest 100 p50 %.2f p99 %.2f us,"
             " one day p50 %.2f us, scan %.1fM rows/s, daily %.2f ms\n", r + 1, o.lp50, o.lp99,
             o.ap50, o.ap99, o.dp50, o.scan_rows_s / 1e6, o.daily_ms);
     fprintf(stderr, "  lookup p90 %.2f p95 %.2f p98 %.2f p99.9 %.2f us\n", o.ltail[0],
             o.ltail[1], o.ltail[2], o.ltail[3]);
+    print_lookup_classes(lk, cls, c->lookups, o.lp99);
     bench_rowan_print_cache(h, stderr);
   }
+  bench_rowan_diag(h, false);
   free(lat);
+  free(cls);
+  free(lk);
 }
 
 /* ---- one data set ------------------------------------------------------------------ */
@@ -454,7 +500,7 @@ static void run_dataset(const config *c, const char *ds, const bench_input *in,
     fprintf(stderr, "== %s: read round %d/%d\n", ds, r + 1, R);
     for (int e = 0; e < BENCH_N_ENG; e++) {
       if (!on[e]) continue;
-      round_out o;
+      round_out o = {0}; /* no read classes: lclass NULL */
       read_round(c, engines[e], h[e], in, r, lat, &o);
       if (r == 0) first[e] = o;
       bench_fig_sample(f_lp50, e, o.lp50);

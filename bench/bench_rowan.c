@@ -31,6 +31,8 @@ typedef struct rw {
   rowan_stmt *latest;              /* latest ? rows of a station */
   rowan_stmt *range;               /* rows of a station in [?, ?) */
   rowan_stmt *daily;               /* daily average per station in [?, ?) */
+  bool diag;                       /* keep each query's read counters (bench_rowan_last_read) */
+  rowan_metrics last;              /* the last query's, when diag */
 } rw;
 
 #define READ_COLS "TS, PM25, PM10, SO2, NO2, CO, O3, TEMP, PRES, DEWP, RAIN, WSPM, WD"
@@ -234,8 +236,22 @@ static int drain(rw *h, rowan_stmt *st, bench_digest *d) {
     else { r.wd[0] = wd->bytes ? *(const char *)wd->p : 0; r.wd_len = wd->bytes ? 1 : 0; }
     bench_digest_row(d, &r);
   }
+  if (h->diag && rowan_stmt_metrics(st, &h->last) != ROWAN_OK) memset(&h->last, 0, sizeof h->last);
   rowan_reset(st);
   return rc == ROWAN_DONE ? 0 : fail(h, "query");
+}
+
+void bench_rowan_diag(void *vh, bool on) {
+  ((rw *)vh)->diag = on;
+}
+
+void bench_rowan_last_read(void *vh, uint64_t *blocks, uint64_t *hits) {
+  const rw *h = vh;
+  *blocks = *hits = 0;
+  for (int i = 0; i < h->last.n_families; i++) {
+    *blocks += h->last.families[i].blocks_read;
+    *hits += h->last.families[i].blocks_cache_hit;
+  }
 }
 
 static int rw_lookup(void *vh, const char *station, int64_t ts_ms, bench_digest *d) {
