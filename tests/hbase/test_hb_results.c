@@ -256,7 +256,8 @@ static void test_lengths(void **state) {
     assert_int_equal(k, neg ? HB_REPLY_BAD : HB_REPLY_LOST);
     assert_int_equal(rows.n, 0);
     assert_non_null(strstr(r.msg, "row 0, cell 0, value (field 3)"));
-    assert_non_null(strstr(r.msg, neg ? "is negative (-5)" : "the input ended reading a binary's bytes"));
+    assert_non_null(
+        strstr(r.msg, neg ? "is negative (-5)" : "the input ended reading a binary's bytes"));
   }
   /* a list of TResult with a negative size */
   buf b = {.n = 0};

@@ -142,9 +142,7 @@ void hb_close(hb_client *c) {
   free(c);
 }
 
-/* The status of a failed call: HBase's exception (the connection stays), or a transport
-** error (the connection is dropped; *retry set when the caller may try once more). */
-static int io_failed(const char *what, const char *m) { /* a TIOError's message m */
+static int io_failed(const char *what, const char *m) { /* the status of a TIOError, message m */
   int code = strstr(m, "TableNotFoundException") || strstr(m, "NamespaceNotFoundException")
                  ? KV_ERR_NOTFOUND
              : strstr(m, "TableExistsException") || strstr(m, "NamespaceExistException")
@@ -153,6 +151,8 @@ static int io_failed(const char *what, const char *m) { /* a TIOError's message 
   return kv_error(code, "hbase: %s: %.400s", what, m);
 }
 
+/* The status of a failed call: HBase's exception (the connection stays), or a transport
+** error (the connection is dropped; *retry set when the caller may try once more). */
 static int call_failed(hb_client *c, const char *what, TIOError *io, TIllegalArgument *ia,
                        GError *err, bool *retry) {
   int rc;

@@ -73,7 +73,8 @@ static int fail(rd *d, int kind, const char *fmt, ...) {
   if (k < cap && d->cell >= 0) k += (size_t)snprintf(m + k, cap - k, ", cell %ld", d->cell);
   if (k < cap && d->field) k += (size_t)snprintf(m + k, cap - k, ", %s", d->field);
   if (k < cap)
-    k += (size_t)snprintf(m + k, cap - k, ", byte %llu: ", d->base + (unsigned long long)(d->p - d->c0));
+    k += (size_t)snprintf(m + k, cap - k, ", byte %llu: ",
+                          d->base + (unsigned long long)(d->p - d->c0));
   if (k < cap) {
     va_list ap;
     va_start(ap, fmt);
