@@ -4,7 +4,9 @@
 **
 ** Each call builds the generated request objects (binary fields are NULL in a fresh object:
 ** every one is given a GByteArray, and an optional field its __isset flag), calls the
-** service, copies what came back into plain memory and drops the GLib objects. Errors come
+** service, copies what came back into plain memory and drops the GLib objects; but putMultiple
+** is written field by field, and the replies carrying rows (getScannerRows, get) are read
+** by hand (hb_results.h) into hb_rows, no GObject per cell. Errors come
 ** back three ways: an IDL exception (TIOError, TIllegalArgument: HBase's own message, the
 ** connection stays usable), an application exception (the gateway failed the call), or a
 ** transport or protocol error, after which the stream is out of step: the socket is closed
@@ -35,6 +37,7 @@
 #include "t_h_base_service.h"
 
 #include "kv/backend/hbase/hb_client.h"
+#include "kv/backend/hbase/hb_results.h"
 #include "kv/backend/hbase/hb_rsocket.h"
 #include "kv/kv.h"
 #include "kv/util/status.h"
@@ -58,8 +61,8 @@ struct hb_scanner {
   int32_t caching;
   int32_t ask;            /* rows the next getScannerRows asks for: HB_FIRST_ROWS, then caching */
   uint32_t limit, handed; /* rows asked for at most (0: all), rows handed out */
-  GPtrArray *buf;         /* TResults of the last getScannerRows */
-  guint at;               /* next one to hand out */
+  hb_rows rows;           /* the rows of the last getScannerRows */
+  size_t at;              /* next one to hand out */
   bool end;               /* the gateway returned fewer rows than asked: no more */
   GByteArray *table;      /* the table's name (messages) */
 };
@@ -139,6 +142,15 @@ void hb_close(hb_client *c) {
   free(c);
 }
 
+static int io_failed(const char *what, const char *m) { /* the status of a TIOError, message m */
+  int code = strstr(m, "TableNotFoundException") || strstr(m, "NamespaceNotFoundException")
+                 ? KV_ERR_NOTFOUND
+             : strstr(m, "TableExistsException") || strstr(m, "NamespaceExistException")
+                 ? KV_ERR_EXISTS
+                 : KV_ERR_IO;
+  return kv_error(code, "hbase: %s: %.400s", what, m);
+}
+
 /* The status of a failed call: HBase's exception (the connection stays), or a transport
 ** error (the connection is dropped; *retry set when the caller may try once more). */
 static int call_failed(hb_client *c, const char *what, TIOError *io, TIllegalArgument *ia,
@@ -146,13 +158,7 @@ static int call_failed(hb_client *c, const char *what, TIOError *io, TIllegalArg
   int rc;
   if (retry) *retry = false;
   if (io) {
-    const char *m = io->message ? io->message : "";
-    int code = strstr(m, "TableNotFoundException") || strstr(m, "NamespaceNotFoundException")
-                   ? KV_ERR_NOTFOUND
-               : strstr(m, "TableExistsException") || strstr(m, "NamespaceExistException")
-                   ? KV_ERR_EXISTS
-                   : KV_ERR_IO;
-    rc = kv_error(code, "hbase: %s: %.400s", what, m);
+    rc = io_failed(what, io->message ? io->message : "");
     g_object_unref(io);
   } else if (ia) {
     rc = kv_error(KV_ERR_INVALID, "hbase: %s: %.400s", what, ia->message ? ia->message : "");
@@ -166,6 +172,39 @@ static int call_failed(hb_client *c, const char *what, TIOError *io, TIllegalArg
     if (retry) *retry = true;
   }
   if (err) g_error_free(err);
+  return rc;
+}
+
+/* The reply to `what`, whose request was just sent (sent false: the send failed with err),
+** read into rows by the hand reader (hb_results.h; flags HB_RES_*), its outcome a status as
+** call_failed makes it: the IDL exceptions and a failed call keep the connection; a reply
+** that could not be read or a lost connection drops it (*retry set, as call_failed does). */
+static int hand_reply(hb_client *c, const char *what, unsigned flags, hb_rows *rows,
+                      gboolean sent, GError *err, bool *retry) {
+  if (!sent) return call_failed(c, what, NULL, NULL, err, retry);
+  hb_reply r = {HB_REPLY_BAD, "bytes left in the buffered transport"}; /* never */
+  size_t left = 0;
+  hb_src src = {hb_rsocket_more, c->sock};
+  if (!THRIFT_BUFFERED_TRANSPORT(c->tr)->r_buf->len)
+    (void)hb_results_read(&src, what, flags, rows, &r, &left);
+  *retry = false;
+  if (r.kind <= HB_REPLY_APP_ERROR) hb_rsocket_unread(G_OBJECT(c->sock), left); /* read whole */
+  switch (r.kind) {
+  case HB_REPLY_OK: return KV_OK;
+  case HB_REPLY_IO_ERROR: return io_failed(what, r.msg);
+  case HB_REPLY_ILLEGAL_ARG: return kv_error(KV_ERR_INVALID, "hbase: %s: %.400s", what, r.msg);
+  case HB_REPLY_APP_ERROR:
+    return kv_error(KV_ERR_IO, "hbase: %s: the gateway failed the call: %.400s", what, r.msg);
+  }
+  int rc = r.kind == HB_REPLY_NOMEM ? kv_error(KV_ERR_NOMEM, "hbase: %s: %s", what, r.msg)
+           : r.kind == HB_REPLY_LOST
+               ? kv_error(KV_ERR_IO, "hbase: %s: connection to %s:%d lost: %s", what, c->host,
+                          c->port, r.msg)
+               : kv_error(KV_ERR_IO, "hbase: %s: connection to %s:%d dropped, its reply "
+                          "unreadable: %s", what, c->host, c->port, r.msg);
+  hb_rows_clear(rows);
+  disconnect(c); /* the stream is out of step */
+  *retry = r.kind != HB_REPLY_NOMEM;
   return rc;
 }
 
@@ -429,48 +468,6 @@ int hb_delete_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
   return rc;
 }
 
-void hb_row_free(hb_row *r) {
-  if (!r) return;
-  free(r->key);
-  free(r->cells);
-  free(r->mem);
-  memset(r, 0, sizeof *r);
-}
-
-/* Copy a TResult into *out (replacing what it held). */
-static int copy_result(const TResult *res, hb_row *out) {
-  hb_row_free(out);
-  size_t bytes = 0, n = res->columnValues->len;
-  for (guint i = 0; i < n; i++) {
-    const TColumnValue *v = g_ptr_array_index(res->columnValues, i);
-    bytes += v->family->len + v->qualifier->len + v->value->len;
-  }
-  out->key = malloc(res->row && res->row->len ? res->row->len : 1);
-  out->cells = malloc((n ? n : 1) * sizeof *out->cells);
-  out->mem = malloc(bytes ? bytes : 1);
-  if (!out->key || !out->cells || !out->mem) {
-    hb_row_free(out);
-    return kv_error(KV_ERR_NOMEM, "hbase: out of memory reading a row");
-  }
-  out->key_len = res->row ? res->row->len : 0;
-  if (out->key_len) memcpy(out->key, res->row->data, out->key_len);
-  uint8_t *m = out->mem;
-  for (guint i = 0; i < n; i++) {
-    const TColumnValue *v = g_ptr_array_index(res->columnValues, i);
-    hb_cell *cl = &out->cells[i];
-    const GByteArray *parts[3] = {v->family, v->qualifier, v->value};
-    hb_bytes *dst[3] = {&cl->family, &cl->qualifier, &cl->value};
-    for (int k = 0; k < 3; k++) {
-      if (parts[k]->len) memcpy(m, parts[k]->data, parts[k]->len);
-      *dst[k] = (hb_bytes){m, parts[k]->len};
-      m += parts[k]->len;
-    }
-    cl->ts = v->__isset_timestamp ? v->timestamp : 0;
-  }
-  out->ncells = n;
-  return KV_OK;
-}
-
 static void add_families(GPtrArray *columns, const hb_bytes *families, size_t n) {
   for (size_t i = 0; i < n; i++) {
     TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
@@ -491,15 +488,19 @@ int hb_get(hb_client *c, const char *ns, const char *name, hb_bytes row, const h
     g->__isset_columns = TRUE;
   }
   GByteArray *t = table_bytes(ns, name);
-  TResult *res = g_object_new(TYPE_T_RESULT, NULL);
+  hb_rows rows = {0};
   int rc;
-  HB_CALL(c, "get", true, ok = t_h_base_service_if_get(c->svc, &res, t, g, &io, &err));
-  rc = table_missing(rc, "get", t);
-  if (!rc && res->columnValues->len > 0) {
-    rc = copy_result(res, out);
-    *found = rc == KV_OK;
+  for (int try_ = 0;; try_++) { /* HB_CALL's rule: once more after a lost connection */
+    if ((rc = ensure(c)) != KV_OK) break;
+    GError *err = NULL;
+    bool again = false;
+    gboolean sent = t_h_base_service_client_send_get(c->svc, t, g, &err);
+    rc = hand_reply(c, "get", 0, &rows, sent, err, &again);
+    if (!rc || !again || try_ > 0) break;
   }
-  g_object_unref(res);
+  rc = table_missing(rc, "get", t);
+  if ((*found = !rc && rows.n && rows.v[0].ncells > 0)) hb_rows_take(&rows, 0, out);
+  hb_rows_free(&rows);
   g_byte_array_unref(t);
   g_object_unref(g);
   return rc;
@@ -626,20 +627,22 @@ int hb_scan_next(hb_scanner *s, hb_row *out, bool *done) {
     *done = true;
     return KV_OK;
   }
-  if (!s->buf || s->at >= s->buf->len) {
+  if (s->at >= s->rows.n) {
     if (s->end) {
       *done = true;
       return KV_OK;
     }
-    if (s->buf) g_ptr_array_unref(s->buf);
-    s->buf = g_ptr_array_new_with_free_func(g_object_unref);
     s->at = 0;
+    hb_rows_clear(&s->rows);
     hb_client *c = s->c;
     int rc;
     expire_hook(s);
-    HB_CALL(c, "getScannerRows", false,
-            ok = t_h_base_service_if_get_scanner_rows(c->svc, &s->buf, s->id, s->ask, &io,
-                                                      &ia, &err));
+    if ((rc = ensure(c)) == KV_OK) { /* not retried: the scanner lives on the gateway */
+      GError *err = NULL;
+      bool again;
+      gboolean sent = t_h_base_service_client_send_get_scanner_rows(c->svc, s->id, s->ask, &err);
+      rc = hand_reply(c, "getScannerRows", HB_RES_LIST | HB_RES_IA, &s->rows, sent, err, &again);
+    }
     rc = table_missing(rc, "getScannerRows", s->table);
     if (rc == KV_ERR_INVALID && strstr(kv_errmsg(), "Invalid scanner Id")) {
       /* the gateway dropped the scanner (its lease expired, the scanner cache was cleaned):
@@ -649,20 +652,17 @@ int hb_scan_next(hb_scanner *s, hb_row *out, bool *done) {
       rc = kv_error(KV_ERR_IO, "%s (the gateway no longer has this scanner)", msg);
     }
     if (rc) return rc;
-    if (s->buf->len < (guint)s->ask) s->end = true;
+    if (s->rows.n < (size_t)s->ask) s->end = true;
     s->ask = s->caching; /* the first batch small: a query that stops early (a LIMIT the
                             scan did not get, a lookup) reads little; then full batches */
-    if (s->buf->len == 0) {
+    if (s->rows.n == 0) {
       *done = true;
       return KV_OK;
     }
   }
-  int rc = copy_result(g_ptr_array_index(s->buf, s->at), out);
-  if (!rc) {
-    s->at++;
-    s->handed++;
-  }
-  return rc;
+  hb_rows_take(&s->rows, s->at++, out);
+  s->handed++;
+  return KV_OK;
 }
 
 void hb_scan_close(hb_scanner *s) {
@@ -676,7 +676,7 @@ void hb_scan_close(hb_scanner *s) {
       (void)call_failed(c, "closeScanner", io, ia, err, NULL);
     kv_error_clear();
   }
-  if (s->buf) g_ptr_array_unref(s->buf);
+  hb_rows_free(&s->rows);
   if (s->table) g_byte_array_unref(s->table);
   free(s);
 }
