@@ -125,6 +125,9 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
     const plan_expr *v;
     const plan_expr *e = r->key_terms[k];
     if (!simple_cmp(e, &column, &v, &op)) return memset(pk, 0, sizeof *pk), false;
+    if (t->row_ts >= 0 && column == t->row_ts)
+      return memset(pk, 0, sizeof *pk), false; /* its bounds also set the scan's time range
+                                                  (planner/time_range.c), from the values */
     int j = key_index(t, column);
     if (j >= 0 && j < n_eq && op == SQL_OP_EQ && !cols[j].val) {
       cols[j].val = v; /* the leading columns, once each */

@@ -14,7 +14,11 @@
 ** parameters in the projection, LIMIT from a parameter and a pushed filter (no template),
 ** an aggregate over a point; rows in store files and the memstore, several versions,
 ** deletes, TTL expiry, a transaction's uncommitted writes, DDL between runs (the key's
-** types change), an index on the table. Seeded (tu_seed).
+** types change), an index on the table. Bounded templates (a key prefix narrowed by the next
+** key column's bounds): TIMESTAMP, INTEGER, FLOAT, DECIMAL and BIGINT columns, ASC and DESC,
+** extreme values (INT64_MIN/MAX: bounds with no key after them), one-value and empty windows,
+** 3,000-byte prefixes, and a ROW_TIMESTAMP column (no template: its bounds set the time range).
+** Seeded (tu_seed).
 */
 #include <math.h>
 #include <setjmp.h>
@@ -116,7 +120,8 @@ static void check_patched_plan(tdb *t, exec_stmt *st, const char *ctx) {
               !p->scan.residual == !r.scan.residual && p->scan.reverse == r.scan.reverse &&
               p->scan.kv_limit == r.scan.kv_limit && p->sort == r.sort && p->topn == r.topn &&
               p->limit == r.limit && p->offset == r.offset && p->stream_agg == r.stream_agg &&
-              p->scan.n_families == r.scan.n_families && p->scan.index == r.scan.index;
+              p->scan.n_families == r.scan.n_families && p->scan.index == r.scan.index &&
+              p->scan.ts_min == r.scan.ts_min && p->scan.ts_max == r.scan.ts_max;
   for (uint32_t i = 0; same && i < a->n_ranges; i++) {
     const plan_key_range *x = &a->ranges[i], *y = &b->ranges[i];
     same = same_bytes(x->start, x->start_len, y->start, y->start_len) &&
@@ -210,6 +215,17 @@ static cat_value rand_param(uint64_t *rs, char k) {
     case 'd':
       if (odd) return tu_below(rs, 2) ? cat_v_double(-0.0) : cat_v_int(CAT_T_INTEGER, 2);
       return cat_v_double((double)tu_below(rs, 8) / 2.0 - 1.0);
+    case 'D': {
+      static const int64_t dv[] = {-250, -1, 0, 1, 150, 299, 12345, -99999};
+      int64_t x = dv[tu_below(rs, 8)];
+      if (odd) return tu_below(rs, 2) ? cat_v_double((double)x / 100.0 + 0.001) : cat_v_int(CAT_T_INTEGER, x / 100);
+      cat_dec d = {x, 2};
+      return cat_v_dec(d, 10, 2);
+    }
+    case 'B': {
+      static const int64_t bv[] = {INT64_MAX, INT64_MIN, -1, 0, 1, 2, INT64_MAX - 1, INT64_MIN + 1};
+      return cat_v_int(CAT_T_BIGINT, bv[tu_below(rs, 8)]);
+    }
     default:
       if (odd) return cat_v_double(0.1); /* not a float: nothing */
       return cat_v_double((double)tu_below(rs, 6) / 4.0);
@@ -228,6 +244,21 @@ static void create_tables(tdb *t, bool with_index) {
   /* a series: the time window's bounds narrow the station's prefix (bounded templates) */
   q(t, "CREATE TABLE S (ST VARCHAR NOT NULL, TS TIMESTAMP NOT NULL, I INTEGER NOT NULL, "
        "V DOUBLE, CONSTRAINT PK PRIMARY KEY (ST, TS DESC, I))");
+  q(t, "CREATE TABLE Z (K VARCHAR NOT NULL, D DECIMAL(10,2) NOT NULL, N BIGINT NOT NULL, "
+       "V INTEGER, CONSTRAINT PK PRIMARY KEY (K, D, N DESC))");
+  q(t, "CREATE TABLE Y (A BIGINT NOT NULL, N BIGINT NOT NULL, M BIGINT NOT NULL, V INTEGER, "
+       "CONSTRAINT PK PRIMARY KEY (A, N, M))");
+  q(t, "CREATE TABLE X2 (A BIGINT NOT NULL, N BIGINT NOT NULL, V INTEGER, "
+       "CONSTRAINT PK PRIMARY KEY (A DESC, N DESC))");
+  q(t, "UPSERT INTO Z VALUES ('x', -2.5, 1, 1), ('x', 0, 9223372036854775807, 2), "
+       "('x', 1.5, -9223372036854775808, 3), ('x', 123.45, 0, 4), ('yy', -999.99, 2, 5), "
+       "('x', 2.99, 1, 6)");
+  q(t, "UPSERT INTO Y VALUES (9223372036854775807, 9223372036854775807, 1, 1), "
+       "(9223372036854775807, 1, 2, 2), (-1, 9223372036854775807, 9223372036854775807, 3), "
+       "(0, 0, 0, 4), (-9223372036854775808, -9223372036854775808, 5, 5)");
+  q(t, "UPSERT INTO X2 VALUES (9223372036854775807, 9223372036854775807, 1), "
+       "(-9223372036854775808, -9223372036854775808, 2), (-1, 0, 3), "
+       "(0, -9223372036854775808, 4), (-9223372036854775808, 9223372036854775807, 5)");
   if (with_index) q(t, "CREATE INDEX IX ON T (D) INCLUDE (C)");
 }
 
@@ -300,7 +331,7 @@ static void churn(tdb *t, uint64_t *rs) {
 }
 
 /* ---- Random rebinds against fresh prepares ----------------------------------------------- */
-#define NQ 27
+#define NQ 35
 static const char *const QS[NQ] = {
     "SELECT A, B, C, D FROM T WHERE A = ? AND B = ?",
     "SELECT D, C FROM T WHERE B = ? AND ? = A",
@@ -334,15 +365,23 @@ static const char *const QS[NQ] = {
     "SELECT K3, V FROM U WHERE K1 = ? AND K2 = 'ab' AND K3 >= ? AND K3 < ?",
     "SELECT A, B FROM T WHERE A = ? AND B >= ? AND B < ?",
     "SELECT TS, V FROM S WHERE ST = ? AND TS > ? AND TS >= ?",
-    "SELECT TS, V FROM S WHERE ST = ? AND TS >= ? AND TS < ? AND V > 1"};
+    "SELECT TS, V FROM S WHERE ST = ? AND TS >= ? AND TS < ? AND V > 1",
+    "SELECT K, D, N, V FROM Z WHERE K = ? AND D >= ? AND D < ?",
+    "SELECT K, D, N, V FROM Z WHERE K = ? AND D > ? AND D <= ?",
+    "SELECT K, D, N, V FROM Z WHERE K = ? AND D = ? AND N > ? AND N <= ?",
+    "SELECT K, D, N, V FROM Z WHERE K = ? AND D = ? AND N >= ? AND N < ?",
+    "SELECT A, N, M, V FROM Y WHERE A = ? AND N > ? AND N <= ?",
+    "SELECT A, N, M, V FROM Y WHERE A = ? AND N >= ? AND N < ?",
+    "SELECT A, N, V FROM X2 WHERE A = ? AND N >= ? AND N < ?",
+    "SELECT A, N, V FROM X2 WHERE A = ? AND N > ? AND N <= ?"};
 /* Parameter kinds per query (rand_param); 'n' a LIMIT count, 'x' any value. */
 static const char *const KINDS[NQ] = {"is", "si", "s", "Ttbs", "tTb", "fd", "xis", "isn", "si",
                                       "isd", "s", "tsTb", "i", "i", "st", "d", "tT",
                                       "sTT", "sTT", "sT", "Ts", "sTii", "dff", "tTT", "iss",
-                                      "sTT", "sTT"};
+                                      "sTT", "sTT", "sDD", "sDD", "sDBB", "sDBB", "BBB", "BBB", "BBB", "BBB"};
 /* Queries whose plan has a template (when the values give one). */
 static const bool TEMPLATED[NQ] = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1,
-                                   1, 1, 1, 1, 1, 1, 1, 0, 0, 0};
+                                   1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
 
 static void rebinds(const char *name, bool with_index) {
   uint64_t seed = tu_seed(name), rs = seed;
@@ -563,6 +602,78 @@ static void ddl_changes_the_key(void **state) {
   tdb_close(t);
 }
 
+/* The bounded template with prefixes of 1 and 3,000 bytes in turn (the range's buffers grow
+** and are reused), on a DESC BIGINT column, each run against a fresh prepare. */
+static void bounded_long(void **state) {
+  (void)state;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE LB (K VARCHAR NOT NULL, N BIGINT NOT NULL, V INTEGER, "
+       "CONSTRAINT PK PRIMARY KEY (K, N DESC))");
+  static char big[3000];
+  memset(big, 'q', sizeof big);
+  big[100] = 0;
+  for (int i = 0; i < 5; i++) {
+    cat_value w[3] = {cat_v_str(CAT_T_VARCHAR, big, sizeof big), cat_v_int(CAT_T_BIGINT, i),
+                      cat_v_int(CAT_T_INTEGER, i)};
+    upsert(t, "UPSERT INTO LB VALUES (?, ?, ?)", 3, w);
+  }
+  q(t, "UPSERT INTO LB VALUES ('a', 1, 1), ('a', 2, 2), ('b', 3, 3)");
+  const char *sqls[] = {"SELECT N, V FROM LB WHERE K = ? AND N >= ? AND N < ?",
+                        "SELECT N, V FROM LB WHERE K = ? AND N > ?",
+                        "SELECT N, V FROM LB WHERE K = ? AND N <= ?"};
+  for (int qn = 0; qn < 3; qn++) {
+    exec_stmt *st;
+    prepare(t, sqls[qn], &st);
+    size_t lens[] = {1, 1, 3000, 1, 2999, 3000, 1, 3000};
+    const char *heads[] = {"a", "b", big, "a", big, big, "a", big};
+    for (int i = 0; i < 8; i++) {
+      cat_value p[3] = {cat_v_str(CAT_T_VARCHAR, heads[i], lens[i]),
+                        cat_v_int(CAT_T_BIGINT, i % 3), cat_v_int(CAT_T_BIGINT, 2 + i % 3)};
+      if (qn == 2) p[1] = p[2];
+      compare_run(t, st, sqls[qn], qn == 0 ? 3 : 2, p, "bounded_long");
+    }
+    exec_plan_stats s;
+    exec_get_plan_stats(st, &s);
+    assert_true(s.patched > 0); /* the long prefixes went through the bounded template */
+    exec_finalize(st);
+  }
+  tdb_close(t);
+}
+
+/* A ROW_TIMESTAMP key column's bounds also set the scan's time range (planner/time_range.c),
+** which a template would keep from the first values (none when the first bound is before
+** 1970): a term on that column makes no template, and every run plans its time range. */
+static void row_timestamp_bounds(void **state) {
+  (void)state;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE RT (K INTEGER NOT NULL, TS TIMESTAMP NOT NULL, V VARCHAR "
+       "CONSTRAINT PK PRIMARY KEY (K, TS ROW_TIMESTAMP))");
+  q(t, "UPSERT INTO RT VALUES (1, TIMESTAMP '2016-03-01 00:00:00', 'a')");
+  const char *sqls[] = {"SELECT V FROM RT WHERE K = ? AND TS >= ?",
+                        "SELECT V FROM RT WHERE K = ? AND TS = ?"};
+  for (int qn = 0; qn < 2; qn++) {
+    exec_stmt *st;
+    prepare(t, sqls[qn], &st);
+    cat_value p[2] = {cat_v_int(CAT_T_INTEGER, 1), cat_v_int(CAT_T_TIMESTAMP, -1000000000LL)};
+    compare_run(t, st, sqls[qn], 2, p, "row timestamp, before 1970");
+    p[1] = cat_v_int(CAT_T_TIMESTAMP, TS0);
+    compare_run(t, st, sqls[qn], 2, p, "row timestamp, 2016");
+    exec_stmt *f;
+    prepare(t, sqls[qn], &f);
+    char *out = NULL;
+    assert_int_equal(run_rows(f, 2, p, &out, &t->err), EXEC_DONE);
+    assert_int_equal(st->q.scan.ts_min, f->q.scan.ts_min); /* the kept plan's time range */
+    assert_int_equal(st->q.scan.ts_max, f->q.scan.ts_max);
+    exec_plan_stats s;
+    exec_get_plan_stats(st, &s);
+    assert_int_equal(s.patched, 0);
+    free(out);
+    exec_finalize(f);
+    exec_finalize(st);
+  }
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rebinds_match_fresh),
@@ -571,6 +682,8 @@ int main(void) {
       cmocka_unit_test(long_keys),
       cmocka_unit_test(overlay_and_ttl),
       cmocka_unit_test(ddl_changes_the_key),
+      cmocka_unit_test(bounded_long),
+      cmocka_unit_test(row_timestamp_bounds),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
