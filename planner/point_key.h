@@ -11,7 +11,8 @@
 ** buffers are large enough). A key prefix may also be narrowed by the next key column
 ** between one lower and one upper bound term, "column >= ?" or "> ?", "column < ?" or
 ** "<= ?" (either may be missing), when that column is NOT NULL and neither text nor
-** binary: the time window of a series, `WHERE STATION = ? AND TS >= ? AND TS < ?`.
+** binary: the time window of a series, `WHERE STATION = ? AND TS >= ? AND TS < ?`. No term
+** may be on a ROW_TIMESTAMP column: its bounds set the scan's time range too.
 **
 ** The rule that keeps answers equal: plan_point_key_rebind encodes a value exactly as key-
 ** range derivation (planner/keyrange.c cmp_set, value_pos; keyrange_expand.c for DESC
