@@ -379,6 +379,7 @@ static const char *const KINDS[NQ] = {"is", "si", "s", "Ttbs", "tTb", "fd", "xis
                                       "isd", "s", "tsTb", "i", "i", "st", "d", "tT",
                                       "sTT", "sTT", "sT", "Ts", "sTii", "dff", "tTT", "iss",
                                       "sTT", "sTT", "sDD", "sDD", "sDBB", "sDBB", "BBB", "BBB", "BBB", "BBB"};
+#define FIRST_BOUNDED 17 /* QS[17..]: the bounded form */
 /* Queries whose plan has a template (when the values give one). */
 static const bool TEMPLATED[NQ] = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1,
                                    1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
@@ -407,15 +408,24 @@ static void rebinds(const char *name, bool with_index) {
     compare_run(t, st[qi], QS[qi], np, p, ctx);
     if (tu_below(&rs, 3) == 0) churn(t, &rs);
   }
-  uint64_t patched = 0;
+  uint64_t patched = 0, b_runs = 0, b_patched = 0;
   for (int i = 0; i < NQ; i++) {
     exec_plan_stats s;
     exec_get_plan_stats(st[i], &s);
-    if (!TEMPLATED[i]) assert_int_equal(s.patched, 0);
-    else if (s.full + s.rebuilt + s.reused > 20) assert_true(s.patched > 0);
+    uint64_t runs = s.full + s.rebuilt + s.reused;
+    if (!TEMPLATED[i]) {
+      assert_int_equal(s.patched, 0);
+    } else if (i >= FIRST_BOUNDED) { /* random windows are often empty or one value: a few
+                                        percent patch, so these are counted together */
+      b_runs += runs;
+      b_patched += s.patched;
+    } else if (runs > 20) {
+      assert_true(s.patched > 0);
+    }
     patched += s.patched;
     exec_finalize(st[i]);
   }
+  if (b_runs > 100) assert_true(b_patched > 0);
   fprintf(stderr, "[%s] %d runs, %llu with a patched point key\n", name, rounds,
           (unsigned long long)patched);
   tdb_close(t);
