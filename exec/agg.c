@@ -133,7 +133,7 @@ static int add_num(exec_agg *a, const cat_value *v, char *msg, size_t cap) {
   if (a->result_type.id == CAT_T_DOUBLE || a->result_type.id == 0) {
     double x = cat_type_is_float(id) ? v->u.d : cat_type_is_integer(id) ? (double)v->u.i
                                                                         : cat_dec_to_double(v->u.dec);
-    a->dsum += x;
+    if (exec_dsum_add(&a->dsum, x)) return err(msg, cap, EXEC_NOMEM, "out of memory");
   } else if (cat_type_is_integer(id)) {
     if (__builtin_add_overflow(a->isum, (cat_i128)v->u.i, &a->isum))
       return err(msg, cap, EXEC_CONSTRAINT, "%s overflow", f);
@@ -309,7 +309,7 @@ int exec_agg_merge(exec_agg *dst, const exec_agg *src, char *msg, size_t cap) {
       if (__builtin_add_overflow(dst->isum, src->isum, &dst->isum) ||
           cat_dec_add(dst->decsum, src->decsum, &dst->decsum, &e) != CAT_OK)
         return err(msg, cap, EXEC_CONSTRAINT, "%s overflow", cat_agg_name(dst->id));
-      dst->dsum += src->dsum;
+      if (exec_dsum_merge(&dst->dsum, &src->dsum)) return err(msg, cap, EXEC_NOMEM, "out of memory");
       dst->count += src->count;
       dst->have = dst->have || src->have;
       return EXEC_OK;
@@ -399,7 +399,8 @@ int exec_agg_final(exec_agg *a, cat_value *out, exec_arena *arena, char *msg, si
     }
     case EXEC_AGG_SUM: case EXEC_AGG_AVG: {
       if (rt.id == CAT_T_DOUBLE || rt.id == 0) {
-        *out = cat_v_double(a->id == EXEC_AGG_SUM ? a->dsum : a->dsum / (double)a->count);
+        double sum = exec_dsum_value(&a->dsum);
+        *out = cat_v_double(a->id == EXEC_AGG_SUM ? sum : sum / (double)a->count);
         return EXEC_OK;
       }
       cat_dec t;
@@ -437,6 +438,7 @@ int exec_agg_final(exec_agg *a, cat_value *out, exec_arena *arena, char *msg, si
 }
 
 void exec_agg_free(exec_agg *a) {
+  exec_dsum_free(&a->dsum);
   free(a->buf);
   a->buf = NULL;
   a->buf_cap = 0;

@@ -10,7 +10,8 @@
 **    which is 0.
 **  - COUNT -> BIGINT. SUM of integers -> BIGINT, summed exactly (128 bits) with an error if
 **    the final sum does not fit BIGINT; SUM of DECIMAL -> DECIMAL (exact; error past 38
-**    digits); SUM of FLOAT/DOUBLE -> DOUBLE.
+**    digits); SUM of FLOAT/DOUBLE -> DOUBLE, the exact sum rounded once (exec/dsum.h), so
+**    the same to the last bit in any order of the rows (parallel partial sums merged).
 **  - AVG of integers or DECIMAL -> DECIMAL (exact sum / count, 38 significant digits, half
 **    away from zero, trailing zeros removed); AVG of FLOAT/DOUBLE -> DOUBLE.
 **  - MIN/MAX of any comparable type (numbers, strings, dates, times, booleans, bytes) -> the
@@ -48,6 +49,7 @@
 #include "catalog/agg_sig.h"
 #include "catalog/types.h"
 #include "exec/arena.h"
+#include "exec/dsum.h"
 
 
 typedef struct exec_agg_set exec_agg_set; /* DISTINCT set (exec/agg_distinct.c) */
@@ -67,7 +69,7 @@ typedef struct exec_agg {
   cat_type result_type;  /* result type (as cat_agg_lookup gives) */
   int64_t count;         /* values stepped (COUNT, AVG) */
   cat_i128 isum;         /* SUM/AVG of integers: exact sum */
-  double dsum;           /* SUM/AVG of FLOAT/DOUBLE */
+  exec_dsum dsum;        /* SUM/AVG into a DOUBLE: exactly rounded (exec/dsum.h) */
   cat_dec decsum;        /* SUM/AVG of DECIMAL (or integers mixed with DECIMAL) */
   uint8_t sum_kind;      /* 0 none yet, 1 integer, 2 double, 3 decimal */
   cat_value best;        /* MIN/MAX: the current extreme (strings point into buf) */

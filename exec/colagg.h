@@ -11,10 +11,10 @@
 ** Eligible: planner/colagg.h (plan_colagg_check, on the plan alone).
 ** At run time it is refused whole (the rows path runs, EXPLAIN ANALYZE says why) inside a
 ** transaction with pending writes, when the family's store files overlap, and for a
-** FLOAT/DOUBLE/DECIMAL SUM or AVG (summed in row order, one chunk) when any row needs the row way.
+** DECIMAL SUM or AVG (summed in row order, one chunk) when any row needs the row way.
 ** Rows with memstore cells, and the blocks holding their keys, go the row way (more than
-** 4,096 such rows in the key ranges refuse it whole). With GROUP BY the groups' order and
-** FLOAT/DOUBLE sums within a group are exactly the rows path's (one chunk in key order). Blocks and rows kv/ hands back are read the row way at the same
+** 4,096 such rows in the key ranges refuse it whole). With GROUP BY the groups' order is the rows
+** path's, and every sum is too (DECIMAL: one chunk in key order; DOUBLE: exactly rounded). Blocks and rows kv/ hands back are read the row way at the same
 ** snapshot and added, so the answer is exactly the rows path's.
 */
 #ifndef ROWAN_EXEC_COLAGG_H

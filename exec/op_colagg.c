@@ -11,10 +11,10 @@
 **
 ** Values reach the accumulators decoded (catalog/valcodec.h) one passing row at a time, so
 ** every aggregate's rules (exact integer and DECIMAL sums, overflow errors, MIN/MAX types)
-** are exec/agg.c's own. COUNT(*) steps once per passing row. FLOAT/DOUBLE and DECIMAL sums
-** depend on the order of the additions (rounding; the 38-digit limit checked at each one),
-** so a query with one runs in one chunk in key order and is refused when any rows would
-** have to come back out of order.
+** are exec/agg.c's own. COUNT(*) steps once per passing row. DECIMAL sums
+** depend on the order of the additions (the 38-digit limit checked at each one), so a query
+** with one runs in one chunk in key order and is refused when any rows would have to come
+** back out of order; sums into a DOUBLE are exactly rounded (exec/dsum.h) and do not.
 ** Not here: the block walk (kv/colscan/), the pipeline (exec/op_query.c), EXPLAIN text
 ** (planner/explain.c).
 */
@@ -96,8 +96,9 @@ static int split(cctx *c, const kv_colvals *k, const end_of *a, const end_of *b)
 
 /* The rows [r0, r1) of one group (accumulators acc) stepped in one pass per aggregate, when
 ** every aggregate is COUNT(*), COUNT(c), or SUM / AVG of a DOUBLE into a DOUBLE result, none
-** DISTINCT: the same additions in the same row order as exec_agg_step's (so the same sums).
-** Returns r1, or r0 when some aggregate needs the general path (nothing stepped then). */
+** DISTINCT: the same exact additions as exec_agg_step's (so the same sums). Returns r1, or r0
+** when some aggregate needs the general path (nothing stepped then: a sum already in wide
+** digits, a cell that is not a DOUBLE's, out of memory). */
 static uint32_t fast_steps(cctx *c, exec_agg *acc, const kv_colvals *vals, uint32_t r0,
                            uint32_t r1) {
   for (int i = 0; i < c->n_aggs; i++) {
@@ -106,29 +107,35 @@ static uint32_t fast_steps(cctx *c, exec_agg *acc, const kv_colvals *vals, uint3
     if (a->distinct) return r0;
     if (a->id == EXEC_AGG_COUNT_STAR || (a->id == EXEC_AGG_COUNT && arg >= 0)) continue;
     if ((a->id != EXEC_AGG_SUM && a->id != EXEC_AGG_AVG) || arg < 0 ||
-        c->arg_type[arg].id != CAT_T_DOUBLE || a->result_type.id != CAT_T_DOUBLE)
+        c->arg_type[arg].id != CAT_T_DOUBLE || a->result_type.id != CAT_T_DOUBLE ||
+        a->dsum.wide)
       return r0;
   }
   enum { FAST_MAX = 32 };
-  double sum[FAST_MAX];
+  exec_dsum sum[FAST_MAX];
   int64_t cnt[FAST_MAX];
   if (c->n_aggs > FAST_MAX) return r0;
   for (int i = 0; i < c->n_aggs; i++) { /* into locals first: a bad cell leaves acc as it was */
     const exec_agg *a = &acc[i];
     cnt[i] = 0;
-    sum[i] = a->dsum;
+    sum[i] = a->dsum; /* not wide (above): a plain copy */
     if (a->id == EXEC_AGG_COUNT_STAR) {
       cnt[i] = r1 - r0;
       continue;
     }
     const kv_colvals *v = &vals[c->agg_arg[i]];
-    for (uint32_t r = r0; r < r1; r++) {
+    bool bad = false;
+    for (uint32_t r = r0; r < r1 && !bad; r++) {
       if (!v->p[r]) continue; /* NULL: ignored */
       if (a->id != EXEC_AGG_COUNT) {
-        if (v->len[r] != 8) return r0; /* not a DOUBLE's cell: the general path says so */
-        sum[i] += cat_vc_get_double(v->p[r]);
+        /* not a DOUBLE's cell, or out of memory: the general path says so */
+        if (v->len[r] != 8 || exec_dsum_add(&sum[i], cat_vc_get_double(v->p[r]))) bad = true;
       }
       cnt[i]++;
+    }
+    if (bad) {
+      for (int k = 0; k <= i; k++) free(sum[k].wide); /* only what this call made */
+      return r0;
     }
   }
   for (int i = 0; i < c->n_aggs; i++) {
@@ -519,7 +526,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
     } else if (res.consumer_rc) {
       rc = consumer_error(cx, threads, ca, err);
     } else if (threads == 1 && res.n_fallback) {
-      ca->why = "a FLOAT/DOUBLE/DECIMAL sum adds in row order and some rows need the row way";
+      ca->why = "a DECIMAL sum adds in row order and some rows need the row way";
       rc = EXEC_DONE;
     } else if (res.n_fallback) {
       rc = read_fallback(x, &sp, &res, &qs, aq, aql, n_args, &cx[0], &fb_rows, &fm, err);

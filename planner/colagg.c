@@ -33,14 +33,15 @@ static int arg_column(const plan_agg *a) {
   return a->arg->column;
 }
 
-/* A sum whose result depends on the order of the additions: FLOAT/DOUBLE (rounding) and
-** DECIMAL (the 38-digit limit is checked at every addition, so a running sum can overflow
-** in one order and not in another). Integer sums are exact in 128 bits. */
+/* A sum whose result depends on the order of the additions: a DECIMAL sum (the 38-digit limit
+** is checked at every addition, so a running sum can overflow in one order and not in
+** another). Integer sums are exact in 128 bits, sums into a DOUBLE exactly rounded
+** (exec/dsum.h): neither depends on the order. */
 static bool ordered_sum(const plan_agg *a) {
   if (a->func != EXEC_AGG_SUM && a->func != EXEC_AGG_AVG) return false;
   int at = a->arg ? a->arg->type.id : 0;
-  return a->type.id == CAT_T_DOUBLE || a->type.id == 0 || at == CAT_T_DECIMAL ||
-         cat_type_is_float(at);
+  if (a->type.id == CAT_T_DOUBLE || a->type.id == 0) return false;
+  return !cat_type_is_integer(at);
 }
 
 /* Whether GROUP BY term e is one the pushdown computes from the row key alone: a primary

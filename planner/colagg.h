@@ -35,7 +35,7 @@
 #define PLAN_COLAGG_MAX_GROUP 16 /* GROUP BY terms it computes from the key */
 
 /* Whether plan q can run as a columnar aggregate. *threads (may be NULL) gets the chunks it
-** would use: PLAN_COLAGG_THREADS, or 1 when a FLOAT/DOUBLE/DECIMAL sum must add in row order.
+** would use: PLAN_COLAGG_THREADS, or 1 when a DECIMAL sum must add in row order.
 ** Pure: reads only the plan. */
 bool plan_colagg_check(const plan_query *q, int *threads);
 

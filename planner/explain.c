@@ -591,7 +591,7 @@ static void colagg_line(lines *L, int threads, const plan_actuals *a) {
   xjson *j = L->j;
   const plan_colagg_actual *c = a ? &a->colagg : NULL;
   const char *how = threads > 1 ? "blocks split into contiguous chunks"
-                                : "blocks in key order (a FLOAT, DOUBLE or DECIMAL sum)";
+                                : "blocks in key order (a DECIMAL sum)";
   xj_node(j, "SERVER COLUMNAR AGGREGATE");
   xj_str(j, "blocks", how);
   if (c && c->ran) {

@@ -29,8 +29,9 @@ int plan_par_buckets(const plan_query *q) {
 }
 
 /* True when partial aggregates of a combine exactly into the serial answer: COUNT, MIN, MAX,
-** and SUM / AVG of integers (exact; FLOAT, DOUBLE and DECIMAL sums depend on the order of
-** the additions, rounding and the 38-digit limit checked at each). */
+** SUM / AVG of integers (exact in 128 bits) and SUM / AVG into a DOUBLE (the exact sum rounded
+** once, exec/dsum.h). A DECIMAL sum is checked against its 38-digit limit at each addition,
+** so it depends on the order. */
 static bool combinable(const plan_agg *a) {
   if (a->distinct || a->arg2) return false;
   switch (a->func) {
@@ -39,7 +40,7 @@ static bool combinable(const plan_agg *a) {
     case EXEC_AGG_SUM: case EXEC_AGG_AVG: {
       int t = a->arg ? a->arg->type.id : 0;
       return t == CAT_T_TINYINT || t == CAT_T_SMALLINT || t == CAT_T_INTEGER ||
-             t == CAT_T_BIGINT;
+             t == CAT_T_BIGINT || a->type.id == CAT_T_DOUBLE;
     }
     default: return false;
   }

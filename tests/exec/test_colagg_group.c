@@ -337,12 +337,13 @@ static void plans(void **state) {
   tdb *t = make_hours(&rs, true, 0, HOURS);
   const char *e = explain(t, "EXPLAIN SELECT ST, TRUNC(TS, 'DAY') AS D, AVG(T) FROM S WHERE "
                              "TS >= " T0 " AND TS < " T0 " + 7 AND T IS NOT NULL GROUP BY ST, D");
-  assert_non_null(strstr(e, "CLIENT 1-CHUNK SERIAL SKIP SCAN ON EACH [ST] PREFIX (8 found) OVER S"));
+  /* AVG of a DOUBLE: exactly rounded, so the groups' partial sums merge into the serial
+     answer and the scan runs in chunks */
+  assert_non_null(strstr(e, "CLIENT 2-CHUNK PARALLEL 2-WAY SKIP SCAN ON EACH [ST] PREFIX (8 found) OVER S"));
   assert_non_null(strstr(e, "FAMILIES: F\n"));
   assert_non_null(strstr(e, "SERVER AGGREGATE INTO ORDERED DISTINCT ROWS BY [ST, TRUNC(TS, 'DAY')] [AVG(T)]"));
   assert_non_null(strstr(e, "SERVER COLUMNAR AGGREGATE: filter and aggregates evaluated per "
-                            "block on the value streams, blocks in key order (a FLOAT, DOUBLE "
-                            "or DECIMAL sum)"));
+                            "block on the value streams, blocks split into contiguous chunks"));
   e = explain(t, "EXPLAIN SELECT ST, COUNT(T), SUM(P) FROM S WHERE ST >= 'b' AND ST < 'e' "
                  "AND P > 0 GROUP BY ST");
   assert_non_null(strstr(e, "CLIENT 2-CHUNK PARALLEL 2-WAY RANGE SCAN OVER S ['b'] .. ['e')"));
@@ -357,7 +358,7 @@ static void plans(void **state) {
   /* ran, with its figures; nothing went the row way in a compacted table */
   e = explain(t, "EXPLAIN ANALYZE SELECT ST, TRUNC(TS, 'DAY') AS D, AVG(T) FROM S WHERE "
                  "TS >= " T0 " + 2 AND TS < " T0 " + 9 AND T IS NOT NULL GROUP BY ST, D");
-  assert_non_null(strstr(e, "row-way blocks=0 row-way ranges=0 row-way rows=0 threads=1)"));
+  assert_non_null(strstr(e, "row-way blocks=0 row-way ranges=0 row-way rows=0 threads=2)"));
   /* not pushed: GROUP BY a non-key column or an expression of the key, GROUP BY reading
      the key family (no filter on the family: the daily average's own shape), a rounding
      whose unit is a column, LIMIT over a streaming GROUP BY */
