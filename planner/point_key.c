@@ -29,6 +29,7 @@
 #include "catalog/keycodec.h"
 #include "catalog/valcodec.h"
 #include "planner/filter.h"
+#include "planner/time_range.h"
 #include "sql/ast.h"
 
 /* The key column index of input slot `column` of table t, or -1. */
@@ -88,8 +89,9 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
   if (!t || sc->index || sc->filter || sc->residual || r->n_ranges != 1 ||
       r->n_residual != 0 || t->n_pk < 1 || t->n_pk > 64 || r->n_key_terms < 1)
     return false;
-  if (sc->ts_min || sc->ts_max) return false; /* a ROW_TIMESTAMP time range would follow the
-                                                 values too (planner/time_range.h) */
+  /* a ROW_TIMESTAMP column's bounds also set the scan's time range (planner/time_range.h):
+     the rebind computes it again from the same WHERE, which must be the scan's own */
+  if (t->row_ts >= 0 && s->table != t) return false;
   if ((s->limit && s->limit->kind == PX_PARAM) || (s->offset && s->offset->kind == PX_PARAM))
     return false; /* the plan's LIMIT / OFFSET would follow the values */
   const plan_key_range *kr = &r->ranges[0];
@@ -125,9 +127,6 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
     const plan_expr *v;
     const plan_expr *e = r->key_terms[k];
     if (!simple_cmp(e, &column, &v, &op)) return memset(pk, 0, sizeof *pk), false;
-    if (t->row_ts >= 0 && column == t->row_ts)
-      return memset(pk, 0, sizeof *pk), false; /* its bounds also set the scan's time range
-                                                  (planner/time_range.c), from the values */
     int j = key_index(t, column);
     if (j >= 0 && j < n_eq && op == SQL_OP_EQ && !cols[j].val) {
       cols[j].val = v; /* the leading columns, once each */
@@ -150,6 +149,8 @@ bool plan_point_key_init(plan_point_key *pk, plan_query *q, plan_arena *A) {
   pk->point = point;
   pk->bounded = bounded;
   pk->cols = cols;
+  pk->ts_table = t->row_ts >= 0 ? t : NULL;
+  pk->ts_where = t->row_ts >= 0 ? s->where : NULL;
   pk->range = &sc->ranges.ranges[0];
   /* both buffers hold cap bytes */
   size_t cap = kr->start_len > kr->end_len ? kr->start_len : kr->end_len;
@@ -315,6 +316,8 @@ int plan_point_key_rebind(plan_point_key *pk, plan_query *q, const cat_value *pa
     pk->range->end_len = elen;
     pk->range->end_incl = false;
   }
+  if (pk->ts_table) /* the time range of cell timestamps, from these values */
+    plan_time_range(pk->ts_table, pk->ts_where, params, n_params, &q->scan);
   plan_scan_ranges *r = &q->scan.ranges;
   if (r->explain) { /* the first plan's key text: a patched plan is never explained */
     free(r->explain);

@@ -11,8 +11,10 @@
 ** buffers are large enough). A key prefix may also be narrowed by the next key column
 ** between one lower and one upper bound term, "column >= ?" or "> ?", "column < ?" or
 ** "<= ?" (either may be missing), when that column is NOT NULL and neither text nor
-** binary: the time window of a series, `WHERE STATION = ? AND TS >= ? AND TS < ?`. No term
-** may be on a ROW_TIMESTAMP column: its bounds set the scan's time range too.
+** binary: the time window of a series, `WHERE STATION = ? AND TS >= ? AND TS < ?`. On a table
+** with a ROW_TIMESTAMP column, whose bounds also set the scan's time range of cell
+** timestamps, the rebind computes that range again from the WHERE and the new values
+** (planner/time_range.h), as planning would.
 **
 ** The rule that keeps answers equal: plan_point_key_rebind encodes a value exactly as key-
 ** range derivation (planner/keyrange.c cmp_set, value_pos; keyrange_expand.c for DESC
@@ -56,6 +58,8 @@ typedef struct plan_point_key {
   const plan_expr *lo, *hi; /* (bounded) the PX_PARAM or PX_CONST of its lower and upper
                             bound terms, NULL for a side with no term */
   int lo_op, hi_op;      /* (bounded) SQL_OP_GE or GT, SQL_OP_LE or LT: the terms' operators */
+  const cat_table *ts_table;   /* the table when it has a ROW_TIMESTAMP column, else NULL */
+  const plan_expr *ts_where;   /* then the scan's WHERE, its time range computed again */
   plan_key_range *range; /* the plan's one key range, rewritten by a rebind */
   size_t cap;            /* bytes allocated at range->start and at range->end */
 } plan_point_key;
