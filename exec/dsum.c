@@ -13,9 +13,9 @@
 #include <stdlib.h>
 
 enum {
-  DSUM_DIGITS = 72,         /* 2,304 bits: 2^-1074 up to 2^1230 (2^1024 and 2^64 additions) */
-  DSUM_BIAS = 1074,         /* bit 0 of digit 0 is worth 2^-1074 */
-  DSUM_SETTLE = 1 << 30     /* additions between carry propagations */
+  DSUM_DIGITS = EXEC_DSUM_DIGITS, /* 2^-1074 up to 2^1230 (2^1024 and 2^64 additions) */
+  DSUM_BIAS = 1074,               /* bit 0 of digit 0 is worth 2^-1074 */
+  DSUM_SETTLE = 1 << 30           /* additions between carry propagations */
 };
 
 typedef unsigned __int128 u128;
