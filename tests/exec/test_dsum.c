@@ -100,6 +100,15 @@ static double ref_of(const double *x, size_t n) {
   return v;
 }
 
+/* ---- Failing allocations (malloc and calloc are wrapped for this program, CMakeLists.txt) ---- */
+static bool fail_allocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t n) { return fail_allocs ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t size) { return fail_allocs ? NULL : __real_calloc(n, size); }
+
 /* ---- Seeded random sets ---- */
 static uint64_t rng;
 static uint64_t next64(void) {
@@ -330,6 +339,42 @@ static void test_overflow_edge(void **st) {
   exec_dsum_free(&b);
 }
 
+/* Out of memory: an addition or a merge that needs wide digits and cannot have them says
+** so and leaves its sum as it was, special values and zeros included. */
+static void test_out_of_memory(void **st) {
+  (void)st;
+  exec_dsum wide = {0}, dst = {0};
+  assert_int_equal(exec_dsum_add(&wide, 1e300), 0);
+  assert_int_equal(exec_dsum_add(&wide, 1e-300), 0); /* wide digits */
+  assert_int_equal(exec_dsum_add(&wide, INFINITY), 0);
+  assert_int_equal(exec_dsum_add(&wide, 0.0), 0);
+  assert_non_null(wide.wide);
+  /* into a sum of -0.0 alone: the copy of the digits fails */
+  assert_int_equal(exec_dsum_add(&dst, -0.0), 0);
+  fail_allocs = true;
+  int rc = exec_dsum_merge(&dst, &wide);
+  fail_allocs = false;
+  assert_int_equal(rc, -1);
+  same_bits(exec_dsum_value(&dst), -0.0, "-0.0 after a failed merge");
+  /* into a narrow sum: the move to wide digits fails */
+  assert_int_equal(exec_dsum_add(&dst, 1.0), 0);
+  fail_allocs = true;
+  rc = exec_dsum_merge(&dst, &wide);
+  fail_allocs = false;
+  assert_int_equal(rc, -1);
+  assert_null(dst.wide);
+  same_bits(exec_dsum_value(&dst), 1.0, "1 after a failed merge");
+  fail_allocs = true;
+  rc = exec_dsum_add(&dst, 1e-300);
+  fail_allocs = false;
+  assert_int_equal(rc, -1);
+  same_bits(exec_dsum_value(&dst), 1.0, "1 after a failed addition");
+  assert_int_equal(exec_dsum_merge(&dst, &wide), 0); /* and then it works */
+  same_bits(exec_dsum_value(&dst), INFINITY, "1 + 1e300 + 1e-300 + Inf");
+  exec_dsum_free(&dst);
+  exec_dsum_free(&wide);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_sets),
@@ -338,6 +383,7 @@ int main(void) {
       cmocka_unit_test(test_wide_long),
       cmocka_unit_test(test_edge_paths),
       cmocka_unit_test(test_overflow_edge),
+      cmocka_unit_test(test_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
