@@ -49,7 +49,7 @@ void exec_agg_set_order(exec_agg *a, double p, bool desc) {
 
 size_t exec_agg_bytes(const exec_agg *a) {
   size_t b = exec_agg_set_bytes(a->set) + a->vals_cap * sizeof(cat_value) + a->buf_cap +
-             a->kbuf_cap;
+             a->kbuf_cap + exec_dsum_bytes(&a->dsum);
   for (size_t i = 0; i < a->n_nth; i++) {
     const exec_agg_nth *e = &a->nth[i];
     b += sizeof *e + (e->kcopy ? e->key.u.s.len : 0) + (e->vcopy ? e->val.u.s.len : 0);

@@ -100,7 +100,8 @@ void exec_agg_init(exec_agg *a, int agg_id, bool distinct, const cat_type *arg_t
 ** WITHIN GROUP order; ignored by other aggregates. */
 void exec_agg_set_order(exec_agg *a, double p, bool desc);
 
-/* Heap bytes a holds (its DISTINCT set, its percentile values), for a memory bound. */
+/* Heap bytes a holds (its DISTINCT set, its percentile values, a double sum's wide digits),
+** for a memory bound. */
 size_t exec_agg_bytes(const exec_agg *a);
 
 /* FIRST_VALUE / LAST_VALUE / NTH_VALUE: feed one row's value v (NULL allowed) and its order key k (the

@@ -13,9 +13,9 @@
 #include <stdlib.h>
 
 enum {
-  DSUM_DIGITS = 72,         /* 2,304 bits: 2^-1074 up to 2^1230 (2^1024 and 2^64 additions) */
-  DSUM_BIAS = 1074,         /* bit 0 of digit 0 is worth 2^-1074 */
-  DSUM_SETTLE = 1 << 30     /* additions between carry propagations */
+  DSUM_DIGITS = EXEC_DSUM_DIGITS, /* 2^-1074 up to 2^1230 (2^1024 and 2^64 additions) */
+  DSUM_BIAS = 1074,               /* bit 0 of digit 0 is worth 2^-1074 */
+  DSUM_SETTLE = 1 << 30           /* additions between carry propagations */
 };
 
 typedef unsigned __int128 u128;
@@ -160,25 +160,9 @@ int exec_dsum_add_slow(exec_dsum *s, double x) {
   return 0;
 }
 
-int exec_dsum_merge(exec_dsum *dst, const exec_dsum *src) {
-  dst->special |= src->special;
-  dst->plus_zero |= src->plus_zero;
-  if (!src->have) return 0;
-  if (!dst->have) { /* take src's sum as it is */
-    int64_t *w = NULL;
-    if (src->wide) {
-      w = malloc(DSUM_DIGITS * sizeof *w);
-      if (!w) return -1;
-      memcpy(w, src->wide, DSUM_DIGITS * sizeof *w);
-    }
-    free(dst->wide);
-    dst->wide = w;
-    dst->wide_adds = src->wide_adds;
-    dst->acc = src->acc;
-    dst->lsb = src->lsb;
-    dst->have = 1;
-    return 0;
-  }
+/* Add src's finite sum into dst's (both `have`, src's wide digits unchanged). 0, or -1 when
+** out of memory (dst unchanged). */
+static int merge_sums(exec_dsum *dst, const exec_dsum *src) {
   if (!dst->wide && !src->wide) {
     u128 u = mag(src->acc);
     int tz = u ? ctz128(u) : 0;
@@ -198,7 +182,31 @@ int exec_dsum_merge(exec_dsum *dst, const exec_dsum *src) {
   return 0;
 }
 
-/* +-(t * 2^e) rounded to the nearest double, ties to even; sticky: nonzero bits below t. */
+int exec_dsum_merge(exec_dsum *dst, const exec_dsum *src) {
+  if (src->have && !dst->have) { /* take src's sum as it is */
+    int64_t *w = NULL;
+    if (src->wide) {
+      w = malloc(DSUM_DIGITS * sizeof *w);
+      if (!w) return -1;
+      memcpy(w, src->wide, DSUM_DIGITS * sizeof *w);
+    }
+    free(dst->wide);
+    dst->wide = w;
+    dst->wide_adds = src->wide_adds;
+    dst->acc = src->acc;
+    dst->lsb = src->lsb;
+    dst->have = 1;
+  } else if (src->have && merge_sums(dst, src)) {
+    return -1;
+  }
+  dst->special |= src->special; /* last: dst unchanged by a failure above */
+  dst->plus_zero |= src->plus_zero;
+  return 0;
+}
+
+/* +-(t * 2^e) rounded to the nearest double, ties to even; sticky: nonzero bits below t,
+** only with t of 54 bits or more (the rounding needs t's low bits; the wide digits' top three
+** are 65 bits or more whenever digits lie below them). */
 static double round_to_double(u128 t, bool sticky, int e, bool neg) {
   int n = bitlen128(t);
   double r;

@@ -17,10 +17,14 @@
 #define ROWAN_EXEC_DSUM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "catalog/types.h"
+
+/* The number of wide digits (exec/dsum.c): 2,304 bits, 2^-1074 up to 2^1230. */
+#define EXEC_DSUM_DIGITS 72
 
 /* One sum. Zero-initialise (memset or = {0}) to start; exec_dsum_free releases it. */
 typedef struct exec_dsum {
@@ -62,6 +66,11 @@ int exec_dsum_merge(exec_dsum *dst, const exec_dsum *src);
 
 /* The exact sum rounded to the nearest double (ties to even). Meaningless before a value. */
 double exec_dsum_value(const exec_dsum *s);
+
+/* Heap bytes s holds (its wide digits, once it has them), for a memory bound. */
+static inline size_t exec_dsum_bytes(const exec_dsum *s) {
+  return s->wide ? EXEC_DSUM_DIGITS * sizeof *s->wide : 0;
+}
 
 /* Release what s holds and zero it. */
 void exec_dsum_free(exec_dsum *s);

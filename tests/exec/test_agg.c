@@ -151,6 +151,11 @@ static void test_sums(void **state) {
   step(&a, cat_v_double(0.5));
   step(&a, cat_v_double(1.25));
   assert_string_equal(final_text(&a, b, sizeof b), "1.75");
+  size_t narrow = exec_agg_bytes(&a);
+  step(&a, cat_v_double(1e300)); /* 2^-2 to past 2^996: wide digits, counted for the bound */
+  assert_true(exec_agg_bytes(&a) >= narrow + 500);
+  step(&a, cat_v_double(-1e300));
+  assert_string_equal(final_text(&a, b, sizeof b), "1.75");
   exec_agg_free(&a);
   start(&a, "SUM", false, false, CAT_T_INTEGER);
   assert_int_equal(exec_agg_step(&a, (cat_value[]){cat_v_str(CAT_T_VARCHAR, "x", 1)}, msg,

@@ -5,8 +5,9 @@
 ** values of one magnitude, of every magnitude from subnormals to 1e290, heavy cancellation,
 ** integers past 2^53 whose sums tie; the same values in other orders and split into partial
 ** sums merged in other orders give the same bits. Also IEEE's special cases (NaN, infinities,
-** -0.0, an exact sum past the largest double, one that overflows midway and comes back) and
-** sums that move to wide digits and back into range. Not here: the SQL aggregates around it
+** -0.0, an exact sum past the largest double, one that overflows midway and comes back, a
+** tie half a unit above the largest double) and sums that move to wide digits and back into
+** range, the 128-bit sum filled to -2^127 and merged. Not here: the SQL aggregates around it
 ** (tests/exec/test_agg.c, tests/sql/sum_exact.test).
 */
 #include <setjmp.h>
@@ -98,6 +99,15 @@ static double ref_of(const double *x, size_t n) {
   free(r.p);
   return v;
 }
+
+/* ---- Failing allocations (malloc and calloc are wrapped for this program, CMakeLists.txt) ---- */
+static bool fail_allocs;
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_malloc(size_t n) { return fail_allocs ? NULL : __real_malloc(n); }
+void *__wrap_calloc(size_t n, size_t size) { return fail_allocs ? NULL : __real_calloc(n, size); }
 
 /* ---- Seeded random sets ---- */
 static uint64_t rng;
@@ -251,12 +261,129 @@ static void test_wide_long(void **st) {
   free(x);
 }
 
+/* The paths between the 128-bit sum and the wide digits, each against the reference (no
+** value here overflows its partials) or against a value known by hand. */
+static void test_edge_paths(void **st) {
+  (void)st;
+  /* the inline fast path fills the 128-bit sum to -2^127 exactly (every value's unit at or
+     above the first's), then a value it cannot take moves the sum to wide digits */
+  double p = 4503599627370497.0, q = -0x1p122; /* 2^52 + 1: unit 1 */
+  exec_dsum s = {0}, t = {0};
+  assert_int_equal(exec_dsum_add(&s, p), 0);
+  assert_int_equal(exec_dsum_add(&s, -p), 0);
+  for (int i = 0; i < 32; i++) assert_int_equal(exec_dsum_add(&s, q), 0);
+  assert_null(s.wide);
+  same_bits(exec_dsum_value(&s), -0x1p127, "-2^127 in 128 bits");
+  assert_int_equal(exec_dsum_add(&t, 0.5), 0); /* a merge of the full sum into another */
+  assert_int_equal(exec_dsum_merge(&t, &s), 0);
+  same_bits(exec_dsum_value(&t), -0x1p127, "-2^127 + 0.5");
+  assert_int_equal(exec_dsum_add(&s, -1.0), 0);
+  assert_non_null(s.wide);
+  same_bits(exec_dsum_value(&s), -0x1p127, "-2^127 - 1");
+  assert_int_equal(exec_dsum_add(&s, -0x1p74), 0); /* half a unit and 1 past -2^127 */
+  same_bits(exec_dsum_value(&s), -0x1.0000000000001p127, "-2^127 - 2^74 - 1");
+  exec_dsum_free(&s);
+  exec_dsum_free(&t);
+  /* a sum whose low bits are zero far above its unit, then a value coarser than 2^125 units
+     with bits below the sum's top: the unit is raised only as far as that value's */
+  double up[] = {1.0, 0x1.fffffffffffffp52, 0x1.fffffffffffffp105, 0x1.0000000000001p152};
+  same_bits(sum_of(up, 4), ref_of(up, 4), "a unit raised to the new value's");
+  /* narrow sums of different units merged both ways, and into wide ones */
+  double lo[] = {1e-300, 3e-300, -7.5e-301}, hi[] = {1e10, 1.0, -0.25, 3e15};
+  double both[7];
+  memcpy(both, lo, sizeof lo);
+  memcpy(both + 3, hi, sizeof hi);
+  double want = ref_of(both, 7);
+  for (int way = 0; way < 2; way++) {
+    exec_dsum a = {0}, b = {0};
+    for (int i = 0; i < 3; i++) assert_int_equal(exec_dsum_add(&a, lo[i]), 0);
+    for (int i = 0; i < 4; i++) assert_int_equal(exec_dsum_add(&b, hi[i]), 0);
+    assert_int_equal(way ? exec_dsum_merge(&a, &b) : exec_dsum_merge(&b, &a), 0);
+    same_bits(exec_dsum_value(way ? &a : &b), want, "narrow sums of two units merged");
+    exec_dsum_free(&a);
+    exec_dsum_free(&b);
+  }
+  /* wide sums: a tie decided by a bit far below (sticky), negative ones, a subnormal result */
+  double st1[] = {0x1p53, 1.0, 0x1p-1074}, st2[] = {0x1p53, 1.0, -0x1p-1074};
+  same_bits(sum_of(st1, 3), 0x1.0000000000001p53, "2^53 + 1 + 2^-1074");
+  same_bits(sum_of(st2, 3), 0x1p53, "2^53 + 1 - 2^-1074");
+  double ng[] = {-1e308, -1e-308, 1e-300, -3.5, 2e307};
+  same_bits(sum_of(ng, 5), ref_of(ng, 5), "a negative wide sum");
+  double sub[] = {1e300, 0x1p-1074, 0x1p-1073, -1e300};
+  same_bits(sum_of(sub, 4), 0x3p-1074, "a wide sum back to a subnormal");
+  double nst[] = {-0x1p53, -1.0, -0x1p-1074};
+  same_bits(sum_of(nst, 3), -0x1.0000000000001p53, "-(2^53 + 1 + 2^-1074)");
+}
+
+/* Sums at the largest double: half its unit above it is a tie that rounds to even, an
+** infinity; anything less stays the largest double. Narrow, wide and merged. */
+static void test_overflow_edge(void **st) {
+  (void)st;
+  double tie[] = {DBL_MAX, 0x1p970}, ntie[] = {-DBL_MAX, -0x1p970};
+  same_bits(sum_of(tie, 2), INFINITY, "MAX + half its unit");
+  same_bits(sum_of(ntie, 2), -INFINITY, "-MAX - half its unit");
+  double under[] = {DBL_MAX, 0x1p970, -0x1p-1074}, less[] = {DBL_MAX, 0x1.fffffffffffffp969};
+  same_bits(sum_of(under, 3), DBL_MAX, "MAX + half its unit - 2^-1074");
+  same_bits(sum_of(less, 2), DBL_MAX, "MAX + just under half its unit");
+  double back[] = {DBL_MAX, 0x1p970, DBL_MAX, -DBL_MAX, -0x1p-1074};
+  same_bits(sum_of(back, 5), DBL_MAX, "past the largest and back, wide");
+  exec_dsum a = {0}, b = {0};
+  assert_int_equal(exec_dsum_add(&a, DBL_MAX), 0);
+  assert_int_equal(exec_dsum_add(&b, 0x1p970), 0);
+  assert_int_equal(exec_dsum_merge(&a, &b), 0);
+  same_bits(exec_dsum_value(&a), INFINITY, "MAX merged with half its unit");
+  assert_int_equal(exec_dsum_add(&b, -0x1p-1074), 0);
+  assert_int_equal(exec_dsum_merge(&b, &a), 0); /* b: 2^970 - 2^-1074 + (MAX + 2^970) */
+  same_bits(exec_dsum_value(&b), INFINITY, "MAX + 2^971 - 2^-1074");
+  exec_dsum_free(&a);
+  exec_dsum_free(&b);
+}
+
+/* Out of memory: an addition or a merge that needs wide digits and cannot have them says
+** so and leaves its sum as it was, special values and zeros included. */
+static void test_out_of_memory(void **st) {
+  (void)st;
+  exec_dsum wide = {0}, dst = {0};
+  assert_int_equal(exec_dsum_add(&wide, 1e300), 0);
+  assert_int_equal(exec_dsum_add(&wide, 1e-300), 0); /* wide digits */
+  assert_int_equal(exec_dsum_add(&wide, INFINITY), 0);
+  assert_int_equal(exec_dsum_add(&wide, 0.0), 0);
+  assert_non_null(wide.wide);
+  /* into a sum of -0.0 alone: the copy of the digits fails */
+  assert_int_equal(exec_dsum_add(&dst, -0.0), 0);
+  fail_allocs = true;
+  int rc = exec_dsum_merge(&dst, &wide);
+  fail_allocs = false;
+  assert_int_equal(rc, -1);
+  same_bits(exec_dsum_value(&dst), -0.0, "-0.0 after a failed merge");
+  /* into a narrow sum: the move to wide digits fails */
+  assert_int_equal(exec_dsum_add(&dst, 1.0), 0);
+  fail_allocs = true;
+  rc = exec_dsum_merge(&dst, &wide);
+  fail_allocs = false;
+  assert_int_equal(rc, -1);
+  assert_null(dst.wide);
+  same_bits(exec_dsum_value(&dst), 1.0, "1 after a failed merge");
+  fail_allocs = true;
+  rc = exec_dsum_add(&dst, 1e-300);
+  fail_allocs = false;
+  assert_int_equal(rc, -1);
+  same_bits(exec_dsum_value(&dst), 1.0, "1 after a failed addition");
+  assert_int_equal(exec_dsum_merge(&dst, &wide), 0); /* and then it works */
+  same_bits(exec_dsum_value(&dst), INFINITY, "1 + 1e300 + 1e-300 + Inf");
+  exec_dsum_free(&dst);
+  exec_dsum_free(&wide);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_random_sets),
       cmocka_unit_test(test_known_sums),
       cmocka_unit_test(test_special_values),
       cmocka_unit_test(test_wide_long),
+      cmocka_unit_test(test_edge_paths),
+      cmocka_unit_test(test_overflow_edge),
+      cmocka_unit_test(test_out_of_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
