@@ -17,7 +17,8 @@ scripts/hbase-up.sh
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DROWAN_WERROR=ON -DROWAN_HBASE=ON >/dev/null
 cmake --build "$BUILD" -j"$(nproc)" --target hbase_test_client hbase_test_backend hbase_test_stats \
   hbase_test_api hbase_test_fault_gateway hbase_test_fault_region hbase_test_fault_writer \
-  hbase_test_fault_batch hbase_test_multirange hbase_test_write slt_runner rowan exec_test_differential exec_test_differential_join \
+  hbase_test_fault_batch hbase_test_multirange hbase_test_write hbase_test_count slt_runner rowan \
+  exec_test_differential exec_test_differential_join \
   hbase_phoenix_rowan_runner hbase_test_results
 ROWAN_SEED=${ROWAN_SEED:-20261130}
 export ROWAN_SEED

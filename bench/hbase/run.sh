@@ -1,13 +1,17 @@
 #!/bin/sh
 # bench/hbase/run.sh [REPS]: Rowan against Apache Phoenix 5.2.1 on the same running HBase (by
-# hand, not in CI; start HBase first with scripts/hbase-up.sh). Per repetition, the engines
-# interleaved (odd repetitions Rowan first, even ones Phoenix first):
-#   Rowan:   drop and create SENSOR and STATIONS (examples/sensor/schema.sql's SENSOR) in the
-#            namespace rbench, `.import` of the archive (bench/hbase/prep.sh's sensor.csv,
-#            ROWAN_HBASE_WRITERS writer connections, default 4) and of stations.csv, timed by
-#            the import's own summary; then bench/hbase/rowan_bench.c's reads
-#   Phoenix: bench/hbase/PhoenixBench.java: the same tables (Phoenix's own, default namespace),
-#            UPSERT batches with executeBatch + commit every BATCH rows, then the same reads
+# hand, not in CI; start HBase first with scripts/hbase-up.sh). Per repetition, both engines
+# load (interleaved: odd repetitions Rowan first, even ones Phoenix first); then both engines'
+# tables are flushed and major-compacted and the run waits until HBase is done
+# (bench/hbase/Compact.java; COMPACT=0: not, the reads then meet HBase's own flushes and
+# compactions); then both engines read, in the same order:
+#   Rowan:   load: drop and create SENSOR and STATIONS (examples/sensor/schema.sql's SENSOR)
+#            in the namespace rbench, `.import` of the archive (bench/hbase/prep.sh's
+#            sensor.csv, ROWAN_HBASE_WRITERS writer connections, default 4) and of
+#            stations.csv, timed by the import's own summary; reads: bench/hbase/rowan_bench.c
+#   Phoenix: load: bench/hbase/PhoenixBench.java makes the same tables (Phoenix's own, default
+#            namespace), UPSERT batches with executeBatch + commit every BATCH rows; reads:
+#            its query, the same SQL
 #   Rowan, one writer: the same import into the namespace rbench1 (ROWAN_HBASE_WRITERS=1),
 #            the single-connection figure, in the first repetition only (it is slow), unless
 #            SINGLE=0
@@ -18,7 +22,7 @@
 # (default 127.0.0.1:9090), ROWAN_ZK (default 127.0.0.1:2181), ROWAN (default
 # build/hbase/cli/rowan, built with -DROWAN_HBASE=ON), WORK (default /tmp/rowan-hbase-bench),
 # ROWS (load only the first ROWS rows of the archive; default all 420,768), LOOKUPS (300),
-# RANGES (100), BATCH (5000), SINGLE (1), OUT (bench/results-hbase.csv).
+# RANGES (100), BATCH (5000), SINGLE (1), COMPACT (1), OUT (bench/results-hbase.csv).
 set -eu
 REPS=${1:-3}
 D=${ROWAN_HBASE_DIR:-/tmp/rowan-hbase}
@@ -30,6 +34,7 @@ LOOKUPS=${LOOKUPS:-300}
 RANGES=${RANGES:-100}
 BATCH=${BATCH:-5000}
 SINGLE=${SINGLE:-1}
+COMPACT=${COMPACT:-1}
 OUT=${OUT:-bench/results-hbase.csv}
 [ -x "$ROWAN" ] || { echo "no $ROWAN: build with -DROWAN_HBASE=ON" >&2; exit 1; }
 [ -f "$D/lib/.complete" ] || { echo "no jars in $D/lib: run scripts/hbase-up.sh" >&2; exit 1; }
@@ -41,7 +46,7 @@ if [ -n "${ROWS:-}" ]; then
   CSV=$WORK/sensor-$ROWS.csv
 fi
 mkdir -p "$WORK/classes"
-javac -d "$WORK/classes" -cp "$D/lib/*" bench/hbase/PhoenixBench.java
+javac -d "$WORK/classes" -cp "$D/lib/*" bench/hbase/PhoenixBench.java bench/hbase/Compact.java
 cc -O2 -std=c11 -D_POSIX_C_SOURCE=200809L -Iinclude -o "$WORK/rowan_bench" \
   bench/hbase/rowan_bench.c -L"$BUILD" -Wl,-rpath,"$(cd "$BUILD" && pwd)" -lrowan -lm
 JV="-XX:+IgnoreUnrecognizedVMOptions -Djava.net.preferIPv4Stack=true --add-modules jdk.unsupported
@@ -52,6 +57,13 @@ JV="-XX:+IgnoreUnrecognizedVMOptions -Djava.net.preferIPv4Stack=true --add-modul
  --add-opens java.base/jdk.internal.ref=ALL-UNNAMED --add-opens java.base/java.lang.reflect=ALL-UNNAMED
  --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -Duser.timezone=UTC
  -Dlog4j2.configurationFile=$D/conf/log4j2.properties -Drowan.log.file=$D/logs/bench-phoenix.log"
+# compact: flush and major-compact both engines' tables (Rowan's in the namespace rbench,
+# Phoenix's SENSOR and STATIONS in the default one) and wait until HBase is done
+compact() {
+  # shellcheck disable=SC2086
+  HADOOP_USER_NAME=root java $JV -cp "$WORK/classes:$D/conf:$D/lib/*" Compact "$ZK" \
+    'rbench:.*' 'SENSOR' 'STATIONS'
+}
 phoenix() {
   # shellcheck disable=SC2086
   HADOOP_USER_NAME=root java $JV -cp "$WORK/classes:$D/conf:$D/lib/*" PhoenixBench "$ZK" "$@"
@@ -81,14 +93,24 @@ rep=1
 while [ "$rep" -le "$REPS" ]; do
   if [ $((rep % 2)) = 1 ]; then order="rowan phoenix"; else order="phoenix rowan"; fi
   for e in $order; do
-    echo "run.sh: repetition $rep, $e" >&2
+    echo "run.sh: repetition $rep, $e load" >&2
     if [ "$e" = rowan ]; then
       rowan_load rowan rbench 4 "$rep"
-      "$WORK/rowan_bench" "hbase://$GW/rbench" "$LOOKUPS" "$RANGES" "$SEED" |
-        sed "s/^/rowan,$rep,/" >> "$RAW"
     else
       phoenix load "$CSV" "$WORK/stations.csv" "$BATCH" 2>>"$WORK/phoenix.err" |
         sed "s/^/phoenix,$rep,/" >> "$RAW"
+    fi
+  done
+  if [ "$COMPACT" = 1 ]; then
+    echo "run.sh: repetition $rep, flush and major compaction" >&2
+    compact >&2
+  fi
+  for e in $order; do
+    echo "run.sh: repetition $rep, $e reads" >&2
+    if [ "$e" = rowan ]; then
+      "$WORK/rowan_bench" "hbase://$GW/rbench" "$LOOKUPS" "$RANGES" "$SEED" |
+        sed "s/^/rowan,$rep,/" >> "$RAW"
+    else
       phoenix query "$LOOKUPS" "$RANGES" "$SEED" 2>>"$WORK/phoenix.err" |
         sed "s/^/phoenix,$rep,/" >> "$RAW"
     fi

@@ -19,8 +19,11 @@
 ** (a segment of one row: exactly); bytes are row, qualifier and value bytes plus 16 a cell,
 ** as the collection counted them. A range wholly past the part a partial collection read is
 ** measured against the part read: the same range under the heads (its ends' shared leading
-** components) whose rows were read, averaged (guess_unread). Split points are the region boundaries, or, for a table
-** of one region, guideposts spaced evenly by rows (so that a parallel scan has chunks).
+** components) whose rows were read, averaged (guess_unread). Split points are the region
+** boundaries; when they give fewer chunks than asked, the table's heads (a leading text key
+** column's values, up to HBK_SPLIT_HEADS of them, found once per collection by one-row
+** probes: probe_heads) beside them, unless the table is one region whose guideposts cover
+** every row: then guideposts spaced evenly by rows (so that a parallel scan has chunks).
 **
 ** Not here: the scans themselves (backend_hbase_scan.c), the planner (planner/select.c).
 */
@@ -49,6 +52,10 @@ typedef struct hbk_fst {  /* one family's guideposts */
   uint32_t last_len, last_cap;
   uint64_t width;         /* rows per segment (the last may hold fewer) */
   uint64_t rows, bytes;   /* totals */
+  int heads;              /* split points by heads (probe_heads): 0 not probed yet, 1 found
+                          ** (hk, hl, nh), -1 none to use */
+  uint8_t **hk;           /* the heads found, in key order (owned) */
+  uint32_t *hl, nh;
 } hbk_fst;
 
 struct hbk_stats {
@@ -65,6 +72,9 @@ void hbk_stats_free(hbk_stats *st) {
   for (int i = 0; i < st->nf; i++) {
     for (uint32_t k = 0; k < st->f[i].n; k++) free(st->f[i].gp[k].key);
     free(st->f[i].gp);
+    for (uint32_t k = 0; k < st->f[i].nh; k++) free(st->f[i].hk[k]);
+    free(st->f[i].hk);
+    free(st->f[i].hl);
     free(st->f[i].last);
   }
   free(st);
@@ -431,6 +441,82 @@ int hbk_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,
   return KV_OK;
 }
 
+#define HBK_SPLIT_HEADS 64u /* heads probe_heads finds at most */
+
+/* Under h->mu: the first row key of family fam of HBase table hb_name at or after from
+** (from_len 0: the table's start) into *key (malloc'd, *len), or NULL when there is none: one
+** scanner of one row that sends its first cell's key only. False when a call failed (its
+** error cleared: split points are a help, never a failure). */
+static bool first_key(hbk *h, const char *hb_name, const char *fam, const uint8_t *from,
+                      uint32_t from_len, uint8_t **key, uint32_t *len) {
+  static const char probe[] = "FirstKeyOnlyFilter() AND KeyOnlyFilter()";
+  hb_bytes f = {(const uint8_t *)fam, strlen(fam)};
+  hb_scan_spec sp;
+  memset(&sp, 0, sizeof sp);
+  if (from_len) sp.start = (hb_bytes){from, from_len};
+  sp.families = &f;
+  sp.nfamilies = 1;
+  sp.max_versions = 1;
+  sp.limit = 1;
+  sp.caching = 1;
+  sp.filter = (hb_bytes){(const uint8_t *)probe, sizeof probe - 1};
+  hb_scanner *sc = NULL;
+  hb_row r = {0};
+  bool done = true;
+  int rc = hb_scan_open(h->c, h->uri.ns, hb_name, &sp, &sc);
+  if (!rc) rc = hb_scan_next(sc, &r, &done);
+  hb_scan_close(sc);
+  *key = NULL;
+  if (!rc && !done && r.key_len) {
+    if ((*key = malloc(r.key_len))) memcpy(*key, r.key, r.key_len);
+    else rc = KV_ERR_NOMEM;
+    *len = (uint32_t)r.key_len;
+  }
+  hb_row_free(&r);
+  kv_error_clear();
+  return rc == KV_OK;
+}
+
+/* Under h->mu: f->heads set from the heads of family fam of table t: each distinct head of
+** its row keys (the bytes up to and with the first 0 byte: a leading text key column and
+** its terminator in Rowan's key encoding), in key order, found by one probe (first_key) from
+** the previous head's successor (its last byte, the 0, made 1), so a table of 12 stations
+** costs 13 probes. None (f->heads -1) when a row key holds no 0 byte (a leading key column
+** that is not text), when there are more than HBK_SPLIT_HEADS heads (the probes would cost
+** more than an even split earns), or when a probe fails. */
+static void probe_heads(hbk *h, const hbk_table *t, const char *fam, hbk_fst *f) {
+  f->heads = -1;
+  uint8_t **hk = calloc(HBK_SPLIT_HEADS, sizeof *hk);
+  uint32_t *hl = calloc(HBK_SPLIT_HEADS, sizeof *hl), n = 0;
+  bool ok = hk && hl;
+  uint8_t *from = NULL;
+  uint32_t from_len = 0;
+  while (ok) {
+    uint8_t *k = NULL;
+    uint32_t kl = 0;
+    if (!(ok = first_key(h, t->hb_name, fam, from, from_len, &k, &kl)) || !k) break;
+    uint32_t q = head_len(k, kl, 1);
+    ok = q && n < HBK_SPLIT_HEADS && (!from || key_cmp(k, q, from, from_len) >= 0);
+    if (ok) {
+      hk[n] = k;
+      hl[n] = q;
+      from = k, from_len = q;
+      k[q - 1] = 1; /* the successor of the head, read back as its terminator below */
+      n++;
+    } else {
+      free(k);
+    }
+  }
+  for (uint32_t i = 0; i < n; i++) hk[i][hl[i] - 1] = 0;
+  if (!ok || n < 2) {
+    for (uint32_t i = 0; i < n; i++) free(hk[i]);
+    free(hk);
+    free(hl);
+    return;
+  }
+  f->hk = hk, f->hl = hl, f->nh = n, f->heads = 1;
+}
+
 int hbk_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunks,
                      kv_be_split_fn each, void *ctx) {
   hbk *h = be->impl;
@@ -444,6 +530,28 @@ int hbk_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunks,
   hbk_unlock(h);
   if (rc) return rc;
   size_t cuts = n > 1 ? n - 1 : 0, want = max_chunks > 1 ? max_chunks - 1 : 0;
+  /* fewer regions than chunks wanted: the table's heads, when it has a few (probe_heads),
+     unless one region's guideposts cover every row (then they cut it evenly by rows) */
+  int fi = 0;
+  const hbk_fst *f = NULL;
+  if (cuts < want) {
+    if (fresh(h, family_id, &t, &fi) == KV_OK) {
+      hbk_fst *fw = &t->stats->f[fi];
+      const hbk_family *fam = hbk_family_of(h, family_id, NULL);
+      if (!fw->heads && fam && (cuts || t->stats->partial)) probe_heads(h, t, fam->name, fw);
+      f = fw;
+    } else {
+      kv_error_clear(); /* no statistics: the regions alone */
+    }
+  }
+  size_t given = 0;
+  if (f && f->heads > 0 && f->nh - 1 > cuts) {
+    /* each head's first key cuts; the region boundaries beside them (the caller keeps
+       max_chunks - 1 of them, evenly spread) */
+    for (uint32_t i = 1; i < f->nh; i++) each(ctx, f->hk[i], f->hl[i]);
+    given = f->nh - 1;
+  }
+  if (f) hbk_unlock(h);
   if (cuts <= want) {
     for (size_t i = 1; i < n; i++) each(ctx, r[i].start, (uint32_t)r[i].start_len);
   } else {
@@ -453,15 +561,14 @@ int hbk_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunks,
     }
   }
   hb_regions_free(r, n);
-  if (cuts || !want) return KV_OK;
+  if (cuts || given || !want) return KV_OK;
   /* one region: cut at guideposts, evenly by rows */
-  int fi = 0;
   if (fresh(h, family_id, &t, &fi) != KV_OK) {
     kv_error_clear(); /* no statistics: one chunk */
     return KV_OK;
   }
-  const hbk_fst *f = &t->stats->f[fi];
-  uint64_t acc = 0, given = 0;
+  f = &t->stats->f[fi];
+  uint64_t acc = 0;
   for (uint32_t i = 0; i + 1 < f->n && given < want; i++) {
     acc += f->gp[i].rows;
     if (acc * (want + 1) >= f->rows * (given + 1)) {

@@ -14,11 +14,11 @@
 ** timestamps, table listings) are retried once on a fresh connection when the transport
 ** failed; a check-and-put or a scanner call is not (the first try may have applied, a
 ** scanner lives on the gateway that failed).
-** Not here: what the calls mean to Rowan (the backend on top), connection pooling.
+** Not here: the scanner calls (hb_scanner.c; what both files share: hb_client_int.h), what
+** the calls mean to Rowan (the backend on top), connection pooling.
 */
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,38 +34,12 @@
 #include <thrift/c_glib/transport/thrift_buffered_transport.h>
 #include <thrift/c_glib/transport/thrift_socket.h>
 
-#include "t_h_base_service.h"
-
-#include "kv/backend/hbase/hb_client.h"
-#include "kv/backend/hbase/hb_results.h"
+#include "kv/backend/hbase/hb_client_int.h"
 #include "kv/backend/hbase/hb_rsocket.h"
 #include "kv/kv.h"
 #include "kv/util/status.h"
 
 #define HB_BUF_BYTES (64 * 1024) /* the transport's read and write buffers */
-#define HB_FIRST_ROWS 100        /* rows of a scanner's first getScannerRows at most */
-
-struct hb_client {
-  char *host;
-  int port;
-  int timeout_ms;
-  ThriftSocket *sock;
-  ThriftTransport *tr;
-  ThriftProtocol *proto;
-  THBaseServiceIf *svc; /* NULL while disconnected */
-};
-
-struct hb_scanner {
-  hb_client *c;
-  int32_t id;
-  int32_t caching;
-  int32_t ask;            /* rows the next getScannerRows asks for: HB_FIRST_ROWS, then caching */
-  uint32_t limit, handed; /* rows asked for at most (0: all), rows handed out */
-  hb_rows rows;           /* the rows of the last getScannerRows */
-  size_t at;              /* next one to hand out */
-  bool end;               /* the gateway returned fewer rows than asked: no more */
-  GByteArray *table;      /* the table's name (messages) */
-};
 
 static void disconnect(hb_client *c) {
   if (c->svc) g_object_unref(c->svc);
@@ -153,7 +127,7 @@ static int io_failed(const char *what, const char *m) { /* the status of a TIOEr
 
 /* The status of a failed call: HBase's exception (the connection stays), or a transport
 ** error (the connection is dropped; *retry set when the caller may try once more). */
-static int call_failed(hb_client *c, const char *what, TIOError *io, TIllegalArgument *ia,
+int hbc_call_failed(hb_client *c, const char *what, TIOError *io, TIllegalArgument *ia,
                        GError *err, bool *retry) {
   int rc;
   if (retry) *retry = false;
@@ -179,9 +153,9 @@ static int call_failed(hb_client *c, const char *what, TIOError *io, TIllegalArg
 ** read into rows by the hand reader (hb_results.h; flags HB_RES_*), its outcome a status as
 ** call_failed makes it: the IDL exceptions and a failed call keep the connection; a reply
 ** that could not be read or a lost connection drops it (*retry set, as call_failed does). */
-static int hand_reply(hb_client *c, const char *what, unsigned flags, hb_rows *rows,
+int hbc_hand_reply(hb_client *c, const char *what, unsigned flags, hb_rows *rows,
                       gboolean sent, GError *err, bool *retry) {
-  if (!sent) return call_failed(c, what, NULL, NULL, err, retry);
+  if (!sent) return hbc_call_failed(c, what, NULL, NULL, err, retry);
   hb_reply r = {HB_REPLY_BAD, "bytes left in the buffered transport"}; /* never */
   size_t left = 0;
   hb_src src = {hb_rsocket_more, c->sock};
@@ -209,19 +183,19 @@ static int hand_reply(hb_client *c, const char *what, unsigned flags, hb_rows *r
 }
 
 /* Connected, or connect now. */
-static int ensure(hb_client *c) { return c->svc ? KV_OK : connect_now(c); }
+int hbc_ensure(hb_client *c) { return c->svc ? KV_OK : connect_now(c); }
 
-static GByteArray *gba(const void *p, size_t n) {
+GByteArray *hbc_gba(const void *p, size_t n) {
   GByteArray *a = g_byte_array_sized_new((guint)n);
   if (n) g_byte_array_append(a, p, (guint)n);
   return a;
 }
 
-static GByteArray *gba_str(const char *s) { return gba(s, strlen(s)); }
+static GByteArray *gba_str(const char *s) { return hbc_gba(s, strlen(s)); }
 
 /* The table's name as HBase spells it in data calls: NS:NAME, or NAME in the default
 ** namespace. */
-static GByteArray *table_bytes(const char *ns, const char *name) {
+GByteArray *hbc_table_bytes(const char *ns, const char *name) {
   GByteArray *a = g_byte_array_new();
   if (ns && *ns && strcmp(ns, "default") != 0) {
     g_byte_array_append(a, (const guint8 *)ns, (guint)strlen(ns));
@@ -233,7 +207,7 @@ static GByteArray *table_bytes(const char *ns, const char *name) {
 
 /* A data call on a missing table fails with a TIOError whose message is the table's name and
 ** nothing else (HBase's TableNotFoundException): make that KV_ERR_NOTFOUND. */
-static int table_missing(int rc, const char *what, const GByteArray *t) {
+int hbc_table_missing(int rc, const char *what, const GByteArray *t) {
   if (rc != KV_ERR_IO) return rc;
   const char *m = kv_errmsg(), *p = strstr(m, ": ");
   if (p) p = strstr(p + 2, ": ");
@@ -251,30 +225,6 @@ static TTableName *table_name(const char *ns, const char *name) {
   t->qualifier = gba_str(name);
   return t;
 }
-
-/* Run CALL (a statement setting `ok`, using io/ia/err) once, and once more on a fresh
-** connection when the transport failed and `idem` allows it. */
-#define HB_CALL(c, what, idem, CALL)                                     \
-  do {                                                                   \
-    for (int try_ = 0;; try_++) {                                        \
-      rc = ensure(c);                                                    \
-      if (rc) break;                                                     \
-      TIOError *io = NULL;                                               \
-      TIllegalArgument *ia = NULL;                                       \
-      GError *err = NULL;                                                \
-      gboolean ok;                                                       \
-      CALL;                                                              \
-      (void)ia;                                                          \
-      if (ok) {                                                          \
-        if (io) g_object_unref(io);                                      \
-        rc = KV_OK;                                                      \
-        break;                                                           \
-      }                                                                  \
-      bool again_;                                                       \
-      rc = call_failed(c, what, io, ia, err, &again_);                   \
-      if (!again_ || !(idem) || try_ > 0) break;                         \
-    }                                                                    \
-  } while (0)
 
 int hb_table_exists(hb_client *c, const char *ns, const char *name, bool *exists) {
   TTableName *t = table_name(ns, name);
@@ -328,7 +278,7 @@ int hb_create_table(hb_client *c, const char *ns, const char *name, const char *
   }
   d->__isset_columns = TRUE;
   GPtrArray *keys = g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref);
-  for (size_t i = 0; i < nsplits; i++) g_ptr_array_add(keys, gba(splits[i].p, splits[i].n));
+  for (size_t i = 0; i < nsplits; i++) g_ptr_array_add(keys, hbc_gba(splits[i].p, splits[i].n));
   int rc;
   HB_CALL(c, "createTable", false,
           ok = t_h_base_service_if_create_table(c->svc, d, keys, &io, &err));
@@ -351,9 +301,9 @@ int hb_drop_table(hb_client *c, const char *ns, const char *name) {
 
 static TColumnValue *column_value(const hb_put *p) {
   TColumnValue *v = g_object_new(TYPE_T_COLUMN_VALUE, NULL);
-  v->family = gba(p->family.p, p->family.n);
-  v->qualifier = gba(p->qualifier.p, p->qualifier.n);
-  v->value = gba(p->value.p, p->value.n);
+  v->family = hbc_gba(p->family.p, p->family.n);
+  v->qualifier = hbc_gba(p->qualifier.p, p->qualifier.n);
+  v->value = hbc_gba(p->value.p, p->value.n);
   v->timestamp = p->ts;
   v->__isset_timestamp = TRUE;
   return v;
@@ -435,7 +385,7 @@ int hb_put_cells(hb_client *c, const char *ns, const char *name, const hb_put *c
   size_t rows = 0;
   int rc = check_puts(cells, n, &rows);
   if (rc) return rc;
-  GByteArray *t = table_bytes(ns, name);
+  GByteArray *t = hbc_table_bytes(ns, name);
   HB_CALL(c, "putMultiple", true, ok = put_multiple(c, t, cells, n, rows, &io, &err));
   g_byte_array_unref(t);
   return rc;
@@ -445,10 +395,10 @@ int hb_delete_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
                   const hb_bytes *family, int64_t ts) {
   if (!row.n) return kv_error(KV_ERR_INVALID, "hbase: delete of an empty row key");
   TDelete *d = g_object_new(TYPE_T_DELETE, NULL);
-  d->row = gba(row.p, row.n);
+  d->row = hbc_gba(row.p, row.n);
   if (family) {
     TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
-    col->family = gba(family->p, family->n);
+    col->family = hbc_gba(family->p, family->n);
     g_ptr_array_add(d->columns, col);
     d->__isset_columns = TRUE;
   }
@@ -458,20 +408,20 @@ int hb_delete_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
   }
   d->deleteType = T_DELETE_TYPE_DELETE_COLUMNS;
   d->__isset_deleteType = TRUE;
-  GByteArray *t = table_bytes(ns, name);
+  GByteArray *t = hbc_table_bytes(ns, name);
   int rc;
   HB_CALL(c, "deleteSingle", true,
           ok = t_h_base_service_if_delete_single(c->svc, t, d, &io, &err));
-  rc = table_missing(rc, "deleteSingle", t);
+  rc = hbc_table_missing(rc, "deleteSingle", t);
   g_byte_array_unref(t);
   g_object_unref(d);
   return rc;
 }
 
-static void add_families(GPtrArray *columns, const hb_bytes *families, size_t n) {
+void hbc_add_families(GPtrArray *columns, const hb_bytes *families, size_t n) {
   for (size_t i = 0; i < n; i++) {
     TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
-    col->family = gba(families[i].p, families[i].n);
+    col->family = hbc_gba(families[i].p, families[i].n);
     g_ptr_array_add(columns, col);
   }
 }
@@ -482,23 +432,23 @@ int hb_get(hb_client *c, const char *ns, const char *name, hb_bytes row, const h
   hb_row_free(out);
   if (!row.n) return kv_error(KV_ERR_INVALID, "hbase: get of an empty row key");
   TGet *g = g_object_new(TYPE_T_GET, NULL);
-  g->row = gba(row.p, row.n);
+  g->row = hbc_gba(row.p, row.n);
   if (nfamilies) {
-    add_families(g->columns, families, nfamilies);
+    hbc_add_families(g->columns, families, nfamilies);
     g->__isset_columns = TRUE;
   }
-  GByteArray *t = table_bytes(ns, name);
+  GByteArray *t = hbc_table_bytes(ns, name);
   hb_rows rows = {0};
   int rc;
   for (int try_ = 0;; try_++) { /* HB_CALL's rule: once more after a lost connection */
-    if ((rc = ensure(c)) != KV_OK) break;
+    if ((rc = hbc_ensure(c)) != KV_OK) break;
     GError *err = NULL;
     bool again = false;
     gboolean sent = t_h_base_service_client_send_get(c->svc, t, g, &err);
-    rc = hand_reply(c, "get", 0, &rows, sent, err, &again);
+    rc = hbc_hand_reply(c, "get", 0, &rows, sent, err, &again);
     if (!rc || !again || try_ > 0) break;
   }
-  rc = table_missing(rc, "get", t);
+  rc = hbc_table_missing(rc, "get", t);
   if ((*found = !rc && rows.n && rows.v[0].ncells > 0)) hb_rows_take(&rows, 0, out);
   hb_rows_free(&rows);
   g_byte_array_unref(t);
@@ -521,164 +471,6 @@ int hb_check_and_put(hb_client *c, const char *ns, const char *name, hb_bytes ro
   int rc = hb_check_and_mutate(c, ns, name, row, family, qualifier, expected, m, n, applied);
   free(m);
   return rc;
-}
-
-static _Atomic uint64_t scan_opens; /* hb_scan_opens */
-
-int hb_scan_open(hb_client *c, const char *ns, const char *name, const hb_scan_spec *spec,
-                 hb_scanner **out) {
-  *out = NULL;
-  hb_scanner *s = calloc(1, sizeof *s);
-  if (!s) return kv_error(KV_ERR_NOMEM, "hbase: out of memory");
-  TScan *sc = g_object_new(TYPE_T_SCAN, NULL);
-  if (spec->start.n) {
-    sc->startRow = gba(spec->start.p, spec->start.n);
-    sc->__isset_startRow = TRUE;
-  }
-  if (spec->stop.n) {
-    sc->stopRow = gba(spec->stop.p, spec->stop.n);
-    sc->__isset_stopRow = TRUE;
-  }
-  for (size_t i = 0; i < spec->nfamilies; i++) {
-    size_t nq = spec->quals && spec->nquals ? spec->nquals[i] : 0;
-    if (!nq) add_families(sc->columns, &spec->families[i], 1);
-    for (size_t j = 0; j < nq; j++) {
-      TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
-      col->family = gba(spec->families[i].p, spec->families[i].n);
-      col->qualifier = gba(spec->quals[i][j].p, spec->quals[i][j].n);
-      col->__isset_qualifier = TRUE;
-      g_ptr_array_add(sc->columns, col);
-    }
-    sc->__isset_columns = TRUE;
-  }
-  s->caching = spec->caching > 0 ? spec->caching : 256;
-  if (spec->limit && spec->limit < (uint32_t)s->caching) s->caching = (int32_t)spec->limit;
-  sc->caching = s->caching;
-  sc->__isset_caching = TRUE;
-  s->ask = s->caching < HB_FIRST_ROWS ? s->caching : HB_FIRST_ROWS;
-  if (spec->max_versions > 1) {
-    sc->maxVersions = spec->max_versions;
-    sc->__isset_maxVersions = TRUE;
-  }
-  if (spec->max_ts > 0) {
-    sc->timeRange->minStamp = spec->min_ts;
-    sc->timeRange->maxStamp = spec->max_ts;
-    sc->__isset_timeRange = TRUE;
-  }
-  if (spec->filter_bytes.n) {
-    sc->filterBytes = gba(spec->filter_bytes.p, spec->filter_bytes.n);
-    sc->__isset_filterBytes = TRUE;
-  } else if (spec->filter.n) {
-    sc->filterString = gba(spec->filter.p, spec->filter.n);
-    sc->__isset_filterString = TRUE;
-  }
-  if (spec->reverse) {
-    sc->reversed = TRUE;
-    sc->__isset_reversed = TRUE;
-  }
-  if (spec->limit) {
-    sc->limit = (gint32)(spec->limit > INT32_MAX ? INT32_MAX : spec->limit);
-    sc->__isset_limit = TRUE;
-  }
-  GByteArray *t = table_bytes(ns, name);
-  gint32 id = -1;
-  int rc;
-  HB_CALL(c, "openScanner", true,
-          ok = t_h_base_service_if_open_scanner(c->svc, &id, t, sc, &io, &err));
-  rc = table_missing(rc, "openScanner", t);
-  g_object_unref(sc);
-  if (rc) {
-    g_byte_array_unref(t);
-    free(s);
-    return rc;
-  }
-  s->table = t;
-  s->c = c;
-  s->id = id;
-  s->limit = spec->limit;
-  atomic_fetch_add_explicit(&scan_opens, 1, memory_order_relaxed);
-  *out = s;
-  return KV_OK;
-}
-
-uint64_t hb_scan_opens(void) { return atomic_load_explicit(&scan_opens, memory_order_relaxed); }
-
-/* Test hook ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS=N: once per process, the first scanner
-** that has handed out N rows is closed on the gateway before its next batch is asked for, as
-** if its lease had expired there (tests/hbase/test_fault_gateway.c). */
-static void expire_hook(hb_scanner *s) {
-  static int fired;
-  if (fired) return;
-  const char *e = getenv("ROWAN_HBASE_EXPIRE_SCANNER_AFTER_ROWS"); /* once a batch */
-  long after = e && atol(e) > 0 ? atol(e) : 0;
-  if (!after || s->handed < (uint32_t)after || !s->c->svc) return;
-  fired = 1;
-  TIOError *io = NULL;
-  TIllegalArgument *ia = NULL;
-  GError *err = NULL;
-  if (!t_h_base_service_if_close_scanner(s->c->svc, s->id, &io, &ia, &err))
-    (void)call_failed(s->c, "closeScanner", io, ia, err, NULL);
-  kv_error_clear();
-}
-
-int hb_scan_next(hb_scanner *s, hb_row *out, bool *done) {
-  *done = false;
-  if (s->limit && s->handed >= s->limit) {
-    *done = true;
-    return KV_OK;
-  }
-  if (s->at >= s->rows.n) {
-    if (s->end) {
-      *done = true;
-      return KV_OK;
-    }
-    s->at = 0;
-    hb_rows_clear(&s->rows);
-    hb_client *c = s->c;
-    int rc;
-    expire_hook(s);
-    if ((rc = ensure(c)) == KV_OK) { /* not retried: the scanner lives on the gateway */
-      GError *err = NULL;
-      bool again;
-      gboolean sent = t_h_base_service_client_send_get_scanner_rows(c->svc, s->id, s->ask, &err);
-      rc = hand_reply(c, "getScannerRows", HB_RES_LIST | HB_RES_IA, &s->rows, sent, err, &again);
-    }
-    rc = table_missing(rc, "getScannerRows", s->table);
-    if (rc == KV_ERR_INVALID && strstr(kv_errmsg(), "Invalid scanner Id")) {
-      /* the gateway dropped the scanner (its lease expired, the scanner cache was cleaned):
-         lost like a connection, so that the backend opens a new one after the last row */
-      char msg[500];
-      snprintf(msg, sizeof msg, "%s", kv_errmsg());
-      rc = kv_error(KV_ERR_IO, "%s (the gateway no longer has this scanner)", msg);
-    }
-    if (rc) return rc;
-    if (s->rows.n < (size_t)s->ask) s->end = true;
-    s->ask = s->caching; /* the first batch small: a query that stops early (a LIMIT the
-                            scan did not get, a lookup) reads little; then full batches */
-    if (s->rows.n == 0) {
-      *done = true;
-      return KV_OK;
-    }
-  }
-  hb_rows_take(&s->rows, s->at++, out);
-  s->handed++;
-  return KV_OK;
-}
-
-void hb_scan_close(hb_scanner *s) {
-  if (!s) return;
-  hb_client *c = s->c;
-  if (c->svc) { /* a scanner of a lost connection died with it */
-    TIOError *io = NULL;
-    TIllegalArgument *ia = NULL;
-    GError *err = NULL;
-    if (!t_h_base_service_if_close_scanner(c->svc, s->id, &io, &ia, &err))
-      (void)call_failed(c, "closeScanner", io, ia, err, NULL);
-    kv_error_clear();
-  }
-  hb_rows_free(&s->rows);
-  if (s->table) g_byte_array_unref(s->table);
-  free(s);
 }
 
 void hb_regions_free(hb_region *r, size_t n) {
@@ -709,12 +501,12 @@ static int region_cmp(const void *a, const void *b) {
 int hb_regions(hb_client *c, const char *ns, const char *name, hb_region **out, size_t *n) {
   *out = NULL;
   *n = 0;
-  GByteArray *t = table_bytes(ns, name);
+  GByteArray *t = hbc_table_bytes(ns, name);
   GPtrArray *locs = g_ptr_array_new_with_free_func(g_object_unref);
   int rc;
   HB_CALL(c, "getAllRegionLocations", true,
           ok = t_h_base_service_if_get_all_region_locations(c->svc, &locs, t, &io, &err));
-  rc = table_missing(rc, "getAllRegionLocations", t);
+  rc = hbc_table_missing(rc, "getAllRegionLocations", t);
   g_byte_array_unref(t);
   if (!rc && locs->len) {
     hb_region *r = calloc(locs->len, sizeof *r);
@@ -762,12 +554,12 @@ static int check_mutations(hb_bytes row, const hb_mutation *m, size_t n) {
 ** set on its TColumn (the handler reads it there) and on the TDelete. */
 static TRowMutations *row_mutations(hb_bytes row, const hb_mutation *m, size_t n) {
   TRowMutations *rm = g_object_new(TYPE_T_ROW_MUTATIONS, NULL);
-  rm->row = gba(row.p, row.n);
+  rm->row = hbc_gba(row.p, row.n);
   for (size_t i = 0; i < n; i++) {
     TMutation *tm = g_object_new(TYPE_T_MUTATION, NULL);
     if (m[i].kind == HB_MUT_PUT) {
       TPut *p = g_object_new(TYPE_T_PUT, NULL);
-      p->row = gba(row.p, row.n);
+      p->row = hbc_gba(row.p, row.n);
       hb_put hp = {row, m[i].family, m[i].qualifier, m[i].value, m[i].ts};
       g_ptr_array_add(p->columnValues, column_value(&hp));
       if (tm->put) g_object_unref(tm->put);
@@ -775,11 +567,11 @@ static TRowMutations *row_mutations(hb_bytes row, const hb_mutation *m, size_t n
       tm->__isset_put = TRUE;
     } else {
       TDelete *d = g_object_new(TYPE_T_DELETE, NULL);
-      d->row = gba(row.p, row.n);
+      d->row = hbc_gba(row.p, row.n);
       TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
-      col->family = gba(m[i].family.p, m[i].family.n);
+      col->family = hbc_gba(m[i].family.p, m[i].family.n);
       if (m[i].kind != HB_MUT_DELETE_FAMILY) {
-        col->qualifier = gba(m[i].qualifier.p, m[i].qualifier.n);
+        col->qualifier = hbc_gba(m[i].qualifier.p, m[i].qualifier.n);
         col->__isset_qualifier = TRUE;
       }
       col->timestamp = m[i].ts;
@@ -807,9 +599,9 @@ int hb_mutate_row(hb_client *c, const char *ns, const char *name, hb_bytes row,
   int rc = check_mutations(row, m, n);
   if (rc) return rc;
   TRowMutations *rm = row_mutations(row, m, n);
-  GByteArray *t = table_bytes(ns, name);
+  GByteArray *t = hbc_table_bytes(ns, name);
   HB_CALL(c, "mutateRow", true, ok = t_h_base_service_if_mutate_row(c->svc, t, rm, &io, &err));
-  rc = table_missing(rc, "mutateRow", t);
+  rc = hbc_table_missing(rc, "mutateRow", t);
   g_byte_array_unref(t);
   g_object_unref(rm);
   return rc;
@@ -821,9 +613,9 @@ static void delete_columns(const hb_row_delete *d, bool ts, GPtrArray *cols) {
   for (size_t i = 0; i < d->n; i++) {
     const hb_mutation *m = &d->m[i];
     TColumn *col = g_object_new(TYPE_T_COLUMN, NULL);
-    col->family = gba(m->family.p, m->family.n);
+    col->family = hbc_gba(m->family.p, m->family.n);
     if (m->kind != HB_MUT_DELETE_FAMILY) {
-      col->qualifier = gba(m->qualifier.p, m->qualifier.n);
+      col->qualifier = hbc_gba(m->qualifier.p, m->qualifier.n);
       col->__isset_qualifier = TRUE;
     }
     col->timestamp = m->ts;
@@ -835,7 +627,7 @@ static void delete_columns(const hb_row_delete *d, bool ts, GPtrArray *cols) {
 /* A TDelete of row deletes d (checked: deletes of one kind, each column at its timestamp). */
 static TDelete *row_delete(const hb_row_delete *d) {
   TDelete *td = g_object_new(TYPE_T_DELETE, NULL);
-  td->row = gba(d->row.p, d->row.n);
+  td->row = hbc_gba(d->row.p, d->row.n);
   delete_columns(d, true, td->columns);
   for (size_t i = 0; i < d->n; i++)
     if (i == 0 || d->m[i].ts > td->timestamp) td->timestamp = d->m[i].ts;
@@ -873,11 +665,11 @@ int hb_delete_rows(hb_client *c, const char *ns, const char *name, const hb_row_
   if (rc) return rc;
   GPtrArray *dels = g_ptr_array_new_with_free_func(g_object_unref);
   for (size_t i = 0; i < n; i++) g_ptr_array_add(dels, row_delete(&d[i]));
-  GByteArray *t = table_bytes(ns, name);
+  GByteArray *t = hbc_table_bytes(ns, name);
   GPtrArray *left = g_ptr_array_new_with_free_func(g_object_unref);
   HB_CALL(c, "deleteMultiple", true,
           ok = t_h_base_service_if_delete_multiple(c->svc, &left, t, dels, &io, &err));
-  rc = table_missing(rc, "deleteMultiple", t);
+  rc = hbc_table_missing(rc, "deleteMultiple", t);
   if (!rc && left->len)
     rc = kv_error(KV_ERR_IO, "hbase: deleteMultiple: %u of %zu row deletes not applied",
                   left->len, n);
@@ -895,16 +687,16 @@ int hb_cells_exist(hb_client *c, const char *ns, const char *name, const hb_row_
   GPtrArray *gets = g_ptr_array_new_with_free_func(g_object_unref);
   for (size_t i = 0; i < n; i++) {
     TGet *g = g_object_new(TYPE_T_GET, NULL);
-    g->row = gba(d[i].row.p, d[i].row.n);
+    g->row = hbc_gba(d[i].row.p, d[i].row.n);
     delete_columns(&d[i], false, g->columns);
     g->__isset_columns = TRUE;
     g_ptr_array_add(gets, g);
   }
-  GByteArray *t = table_bytes(ns, name);
+  GByteArray *t = hbc_table_bytes(ns, name);
   GArray *res = g_array_new(FALSE, FALSE, sizeof(gboolean));
   HB_CALL(c, "existsAll", true,
           ok = t_h_base_service_if_exists_all(c->svc, &res, t, gets, &io, &err));
-  rc = table_missing(rc, "existsAll", t);
+  rc = hbc_table_missing(rc, "existsAll", t);
   if (!rc && res->len != n)
     rc = kv_error(KV_ERR_IO, "hbase: existsAll: %u answers for %zu rows", res->len, n);
   for (size_t i = 0; !rc && i < n; i++) exists[i] = g_array_index(res, gboolean, i) != FALSE;
@@ -925,14 +717,14 @@ int hb_check_and_mutate(hb_client *c, const char *ns, const char *name, hb_bytes
   int rc = check_mutations(row, m, n);
   if (rc) return rc;
   TRowMutations *rm = row_mutations(row, m, n);
-  GByteArray *t = table_bytes(ns, name), *r = gba(row.p, row.n), *f = gba(family.p, family.n),
-             *q = gba(qualifier.p, qualifier.n),
-             *v = expected ? gba(expected->p, expected->n) : g_byte_array_new();
+  GByteArray *t = hbc_table_bytes(ns, name), *r = hbc_gba(row.p, row.n), *f = hbc_gba(family.p, family.n),
+             *q = hbc_gba(qualifier.p, qualifier.n),
+             *v = expected ? hbc_gba(expected->p, expected->n) : g_byte_array_new();
   gboolean r_ok = FALSE;
   HB_CALL(c, "checkAndMutate", false,
           ok = t_h_base_service_if_check_and_mutate(c->svc, &r_ok, t, r, f, q, T_COMPARE_OP_EQUAL,
                                                     v, rm, &io, &err));
-  rc = table_missing(rc, "checkAndMutate", t);
+  rc = hbc_table_missing(rc, "checkAndMutate", t);
   *applied = !rc && r_ok;
   g_byte_array_unref(t);
   g_byte_array_unref(r);
