@@ -265,6 +265,9 @@ static bool put_bound(plan_point_key *pk, const plan_expr *ve, int op, bool lowe
 int plan_point_key_rebind(plan_point_key *pk, plan_query *q, const cat_value *params,
                           int n_params) {
   if (pk->n == 0) return 1;
+  if (q->par)
+    return 1; /* cut into chunks (planner/parallel.h): the chunks' key ranges were cut from the
+                 first values' range at its split points, and a kept plan keeps them */
   size_t pos = 0;
   for (int j = 0; j < pk->n; j++) {
     const plan_point_col *pc = &pk->cols[j];

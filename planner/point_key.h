@@ -21,8 +21,10 @@
 ** columns) would, through the same plan_fold_compare and cat_key_encode_col calls, and
 ** refuses (returns 1) every value for which derivation would give another plan: NULL, a
 ** value that folds to FALSE (INTEGER k = 5.5, beyond the column's range), one that does not
-** fold or encode, a key over CAT_KEY_MAX, a prefix with no key after it (all 0xFF). The
-** caller then re-plans (plan_query_rebuild).
+** fold or encode, a key over CAT_KEY_MAX, a prefix with no key after it (all 0xFF); and
+** every value once the plan was cut into parallel chunks (q->par, exec/op_parallel_attach.c):
+** the chunks' key ranges were cut from the first values' range and are kept with the plan.
+** The caller then re-plans (plan_query_rebuild).
 ** docs/EXPLAIN.md "Plan reuse" describes it for users.
 **
 ** Not here: deciding when a plan is kept (exec/engine_run.c), the derivation itself.

@@ -17,8 +17,9 @@
 ** types change), an index on the table. Bounded templates (a key prefix narrowed by the next
 ** key column's bounds): TIMESTAMP, INTEGER, FLOAT, DECIMAL and BIGINT columns, ASC and DESC,
 ** extreme values (INT64_MIN/MAX: bounds with no key after them), one-value and empty windows,
-** 3,000-byte prefixes, and a ROW_TIMESTAMP column (no template: its bounds set the time range).
-** Seeded (tu_seed).
+** 3,000-byte prefixes, and a ROW_TIMESTAMP column (the rebind recomputes the time range its
+** bounds set); a plan cut into parallel chunks (no patch: the chunks' ranges are the first
+** values'). Seeded (tu_seed).
 */
 #include <math.h>
 #include <setjmp.h>
@@ -32,6 +33,7 @@
 #include <cmocka.h>
 
 #include "exec/engine_int.h"
+#include "exec/parallel.h"
 #include "planner/plan_reuse.h"
 #include "test_engine_util.h"
 #include "testutil.h"
@@ -652,7 +654,7 @@ static void bounded_long(void **state) {
 
 /* A ROW_TIMESTAMP key column's bounds also set the scan's time range (planner/time_range.c),
 ** which a template would keep from the first values (none when the first bound is before
-** 1970): a term on that column makes no template, and every run plans its time range. */
+** 1970): the rebind computes it again, equal to a fresh plan's at every run. */
 static void row_timestamp_bounds(void **state) {
   (void)state;
   tdb *t = tdb_open();
@@ -691,6 +693,49 @@ static void row_timestamp_bounds(void **state) {
   tdb_close(t);
 }
 
+/* A range large enough to be cut into parallel chunks: the kept plan's chunks hold key ranges
+** cut from the first values' range at the store's split points, so the template must not
+** patch the key under them (other stations' rows were counted): it plans again (a light
+** rebuild has no estimates, so later runs are serial and patched). Every run against a fresh
+** prepare, on a plain table and on one with a ROW_TIMESTAMP column, chunks forced (2
+** threads, any estimate). */
+static void parallel_chunks(void **state) {
+  (void)state;
+  tdb *t = tdb_open();
+  q(t, "CREATE TABLE PC (ST VARCHAR NOT NULL, TS BIGINT NOT NULL, V INTEGER, "
+       "CONSTRAINT PK PRIMARY KEY (ST, TS)) BLOCKSIZE=256");
+  q(t, "CREATE TABLE PR (ST VARCHAR NOT NULL, TS BIGINT NOT NULL, V INTEGER, "
+       "CONSTRAINT PK PRIMARY KEY (ST, TS ROW_TIMESTAMP)) BLOCKSIZE=256");
+  static const char *const sts[] = {"b", "dd", "a", "c"};
+  for (int tb = 0; tb < 2; tb++)
+    for (int s = 0; s < 4; s++)
+      for (int i = 0; i < 400; i++) {
+        cat_value w[3] = {cat_v_str(CAT_T_VARCHAR, sts[s], strlen(sts[s])),
+                          cat_v_int(CAT_T_BIGINT, 1000 + i), cat_v_int(CAT_T_INTEGER, s + 1)};
+        upsert(t, tb ? "UPSERT INTO PR VALUES (?, ?, ?)" : "UPSERT INTO PC VALUES (?, ?, ?)",
+               3, w);
+      }
+  assert_int_equal(kv_flush(t->db, 0), KV_OK);
+  assert_int_equal(exec_set_parallel(t->s, 2, 1, &t->err), EXEC_OK);
+  const char *sqls[] = {"SELECT COUNT(*), SUM(V + 0) FROM PC WHERE ST = ? AND TS >= ? AND TS < ?",
+                        "SELECT COUNT(*), SUM(V + 0) FROM PR WHERE ST = ? AND TS >= ? AND TS < ?",
+                        "SELECT COUNT(*), SUM(V + 0) FROM PC WHERE ST = ?"};
+  for (int qn = 0; qn < 3; qn++) {
+    exec_stmt *st;
+    prepare(t, sqls[qn], &st);
+    for (int k = 0; k < 8; k++) {
+      const char *h = sts[k % 4];
+      cat_value p[3] = {cat_v_str(CAT_T_VARCHAR, h, strlen(h)),
+                        cat_v_int(CAT_T_BIGINT, 1000 + 50 * (k % 3)),
+                        cat_v_int(CAT_T_BIGINT, 1400 - 70 * (k % 2))};
+      compare_run(t, st, sqls[qn], qn == 2 ? 1 : 3, p, "parallel chunks");
+      if (k == 0) assert_non_null(st->q.par); /* the first plan (estimated) was cut */
+    }
+    exec_finalize(st);
+  }
+  tdb_close(t);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rebinds_match_fresh),
@@ -701,6 +746,7 @@ int main(void) {
       cmocka_unit_test(ddl_changes_the_key),
       cmocka_unit_test(bounded_long),
       cmocka_unit_test(row_timestamp_bounds),
+      cmocka_unit_test(parallel_chunks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
