@@ -535,14 +535,15 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
   }
   /* merge the chunks' accumulators (or groups) into the first */
   for (int k = 1; k < threads && !rc; k++) {
+    int mrc; /* EXEC_CONSTRAINT (an overflow) or EXEC_NOMEM (a double sum's wide digits) */
     if (grouped) {
-      if (exec_cg_merge(&cg[0], &cg[k], cx[0].msg, sizeof cx[0].msg))
-        rc = fail(err, EXEC_CONSTRAINT, cx[0].msg);
+      if ((mrc = exec_cg_merge(&cg[0], &cg[k], cx[0].msg, sizeof cx[0].msg)))
+        rc = fail(err, mrc, cx[0].msg);
       continue;
     }
     for (int i = 0; i < s->n_aggs && !rc; i++)
-      if (exec_agg_merge(&cx[0].acc[i], &cx[k].acc[i], cx[0].msg, sizeof cx[0].msg))
-        rc = fail(err, EXEC_CONSTRAINT, cx[0].msg);
+      if ((mrc = exec_agg_merge(&cx[0].acc[i], &cx[k].acc[i], cx[0].msg, sizeof cx[0].msg)))
+        rc = fail(err, mrc, cx[0].msg);
   }
   if (!rc && grouped) {
     exec_cg_sort(&cg[0]);

@@ -223,8 +223,10 @@ int exec_cg_merge(exec_cg *g, exec_cg *from, char *msg, size_t cap) {
         from->fkl[k] = tl;
       }
     }
-    for (int a = 0; a < n_aggs; a++)
-      if (exec_agg_merge(&r->aggs[a], &f->aggs[a], msg, cap)) return EXEC_CONSTRAINT;
+    for (int a = 0; a < n_aggs; a++) {
+      int rc = exec_agg_merge(&r->aggs[a], &f->aggs[a], msg, cap);
+      if (rc) return rc; /* EXEC_CONSTRAINT, or EXEC_NOMEM (a double sum's wide digits) */
+    }
   }
   return EXEC_OK;
 }
