@@ -814,8 +814,9 @@ int64_t rowan_as_of(rowan_db *db);
 ** the chunks' results merged as Apache Phoenix merges them: concatenated in key order
 ** (the rows, and a LIMIT without ORDER BY, come exactly as a serial scan gives them),
 ** merge-sorted for ORDER BY, top-N per chunk for ORDER BY ... LIMIT, combined from partial
-** aggregates for COUNT, SUM and AVG of integers, MIN and MAX (other aggregates, e.g.
-** DISTINCT ones or a DOUBLE sum, aggregate the chunks' rows serially in key order). EXPLAIN
+** aggregates for COUNT, MIN, MAX, and SUM and AVG of integers or into a DOUBLE (exactly
+** rounded: the serial answer's bits); other aggregates, e.g. DISTINCT ones or a DECIMAL sum,
+** aggregate the chunks' rows serially in key order. EXPLAIN
 ** shows "CLIENT n-CHUNK PARALLEL m-WAY" and the merge, or "CLIENT 1-CHUNK SERIAL" with the
 ** reason for a scan that qualifies but runs serially (threads 1, no split point, a
 ** transaction with uncommitted writes); EXPLAIN ANALYZE the rows of each chunk.

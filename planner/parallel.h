@@ -5,9 +5,9 @@
 ** backend's region boundaries; Phoenix cuts at region boundaries and statistics
 ** guideposts), on how many threads the chunks run, and how their results are merged:
 ** concatenated in key order (a plain scan), merge-sorted (ORDER BY: each chunk sorts its rows), top-N per chunk then merged (ORDER BY
-** ... LIMIT), or combined from per-chunk partial aggregates (COUNT, SUM, AVG of integers,
-** MIN, MAX, with or without GROUP BY); a query with another aggregate (DISTINCT, a DOUBLE
-** sum) stays serial and says why, as does a LIMIT on groups streamed in key order (the
+** ... LIMIT), or combined from per-chunk partial aggregates (COUNT, MIN, MAX, SUM and AVG of
+** integers or into a DOUBLE, with or without GROUP BY); a query with another aggregate
+** (DISTINCT, a DECIMAL sum) stays serial and says why, as does a LIMIT on groups streamed in key order (the
 ** serial scan stops after them). EXPLAIN prints it ("CLIENT n-CHUNK PARALLEL m-WAY",
 ** "CLIENT 1-CHUNK SERIAL") and the executor runs it (exec/op_parallel.c), so both read one
 ** struct.
