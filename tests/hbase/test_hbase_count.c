@@ -25,46 +25,10 @@
 #include "kv/backend/hbase/backend_hbase.h"
 #include "kv/backend/hbase/hb_client.h"
 #include "rowan.h"
+#include "tu_hbase_sql.h"
 
 static char gateway[300] = "127.0.0.1:9090";
 
-static void exec_both(rowan_db *h, rowan_db *l, const char *sql) {
-  rowan_db *dbs[2] = {h, l};
-  for (int i = 0; i < 2; i++)
-    if (rowan_exec(dbs[i], sql, NULL, NULL) != ROWAN_OK)
-      fail_msg("%s on %s: %s", sql, i ? "the local store" : "HBase", rowan_errmsg(dbs[i]));
-}
-
-/* The rows of a query as text, one line each (the caller frees). */
-static char *answer(rowan_db *db, const char *sql) {
-  rowan_stmt *st = NULL;
-  if (rowan_prepare(db, sql, -1, &st, NULL) != ROWAN_OK) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  size_t cap = 1 << 14, len = 0;
-  char *out = malloc(cap);
-  assert_non_null(out);
-  out[0] = 0;
-  int rc;
-  while ((rc = rowan_step(st)) == ROWAN_ROW) {
-    for (int c = 0; c < rowan_column_count(st); c++) {
-      const char *t = rowan_column_type(st, c) == ROWAN_NULL ? "NULL" : rowan_column_text(st, c);
-      while (len + strlen(t) + 4 > cap) assert_non_null(out = realloc(out, cap *= 2));
-      len += (size_t)snprintf(out + len, cap - len, "%s%s", c ? "|" : "", t);
-    }
-    out[len++] = '\n';
-    out[len] = 0;
-  }
-  if (rc != ROWAN_DONE) fail_msg("%s: %s", sql, rowan_errmsg(db));
-  rowan_finalize(st);
-  return out;
-}
-
-static void same_answer(rowan_db *h, rowan_db *l, const char *sql) {
-  char *a = answer(h, sql), *b = answer(l, sql);
-  if (!a[0]) fail_msg("%s: no rows (the comparison would prove nothing)", sql);
-  if (strcmp(a, b)) fail_msg("%s: HBase gave \"%.80s\", the local store \"%.80s\"", sql, a, b);
-  free(a);
-  free(b);
-}
 
 /* The chunks of the plan's first line "CLIENT N-CHUNK PARALLEL ..." (1 for a serial plan). */
 static int chunks(rowan_db *db, const char *sql) {
