@@ -53,6 +53,12 @@ typedef struct exec_cg {
                                   beginning with the same bytes is of that group */
   uint32_t gpre_len, gpre_cap; /* their length (0: none kept) / room */
   bool gpre_all;               /* they were the whole key (then only an equal key matches) */
+  uint8_t span_lo[16];         /* the least and greatest encodings of the last column read */
+  uint8_t span_hi[16];         /* whose terms give `last`'s values (its terms are TIMESTAMP
+                                  roundings: the inputs rounding to the group's values,
+                                  exec_fn_date_round_span): a row beginning with lpre and then
+                                  bytes between them is of that group */
+  uint32_t span_w;             /* their width (0: no span kept) */
   uint8_t *scratch;            /* key decoding scratch (malloc) */
   size_t scratch_cap;          /* its size */
 } exec_cg;

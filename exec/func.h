@@ -92,6 +92,14 @@ bool exec_fn_date_round_prepare(int func_id, int arg_type, const cat_value *a, i
 int exec_fn_date_round(const exec_date_round *r, const cat_value *v, cat_value *out,
                        exec_func_ctx *ctx);
 
+/* The values that round as g does: for a TIMESTAMP rounding r and a result g of it (in
+** microseconds), true with [*lo, *hi] (inclusive, inside the TIMESTAMP range) the span of
+** inputs whose rounding is g; both ends are checked by rounding them, and rounding is monotone,
+** so every input between gives g. False for a DATE rounding or a g this rounding does not give.
+** Lets a caller holding values in key order tell that a row is of the last row's group from its
+** encoded key bytes alone (exec/op_colagg_group.c). */
+bool exec_fn_date_round_span(const exec_date_round *r, int64_t g, int64_t *lo, int64_t *hi);
+
 /* CAST(in AS to) with this header's conventions: cat_value_cast, the text of a number cast
 ** to a string written into ctx->arena. EXEC_CONSTRAINT (value out of range or too long for
 ** `to`), EXEC_ERROR (text that is not a literal of `to`, types not convertible),

@@ -219,6 +219,31 @@ int exec_fn_date_round(const exec_date_round *r, const cat_value *v, cat_value *
   return EXEC_OK;
 }
 
+bool exec_fn_date_round_span(const exec_date_round *r, int64_t g, int64_t *lo, int64_t *hi) {
+  if (r->rt.id != CAT_T_TIMESTAMP || g < CAT_TS_MIN || g > CAT_TS_MAX) return false;
+  if (round_us(r->id, r->unit, r->len, r->mult, g) != g)
+    return false; /* g is not a boundary: not a result of this rounding */
+  /* the boundaries around g (a result is a boundary; they stay inside int64: exec keeps the
+     multiplier small, catalog/datetime.h) */
+  int64_t prev = cat_dt_round(CAT_DT_FLOOR, r->unit, r->len, r->mult, g - 1);
+  int64_t next = cat_dt_next(r->unit, r->len, r->mult, g);
+  if (r->id == EXEC_F_FLOOR || r->id == EXEC_F_TRUNC) {
+    *lo = g;
+    *hi = next - 1;
+  } else if (r->id == EXEC_F_CEIL) {
+    *lo = prev + 1;
+    *hi = g;
+  } else { /* ROUND: half rounds up, so the midpoints belong to the later boundary */
+    *lo = prev + (g - prev + 1) / 2;
+    *hi = g + (next - g + 1) / 2 - 1;
+  }
+  if (*lo < CAT_TS_MIN) *lo = CAT_TS_MIN;
+  if (*hi > CAT_TS_MAX) *hi = CAT_TS_MAX;
+  /* both ends checked by the rounding itself; it is monotone, so every value between gives g */
+  return *lo <= *hi && round_us(r->id, r->unit, r->len, r->mult, *lo) == g &&
+         round_us(r->id, r->unit, r->len, r->mult, *hi) == g;
+}
+
 /* ---- Fields and constructors -------------------------------------------------------------- */
 static int field(int id, const cat_value *a, cat_value *out, exec_func_ctx *c) {
   int tid = a->type.id;

@@ -6,7 +6,9 @@
 ** rounded where the term is a date rounding (exec_fn_date_round, the row path's own fast
 ** GROUP BY evaluation). A row whose key begins with the encoded key columns the last group
 ** was found from (the same bytes: the same values) is of that group without a decode (a
-** group key run). Chunks merge in key order; the groups are then ordered by their
+** group key run); so is a row whose last column read is a TIMESTAMP rounded by every term on
+** it, when its encoding lies in the span of encodings rounding to the group's values (a
+** station's hours of one day, found by two comparisons each). Chunks merge in key order; the groups are then ordered by their
 ** first row key, which is the order the row path meets them in, so the caller hands them
 ** on (hash table or stream) exactly as the row path would have built them.
 ** Not here: the scan and the consumer (exec/op_colagg.c), HAVING and projection
@@ -101,6 +103,39 @@ static int corrupt_key(const exec_cg *g, char *msg, size_t cap) {
   return EXEC_CORRUPT;
 }
 
+/* Keep in g the span of encodings of the last key column read whose terms give the group
+** g->last's values: every term on that column a TIMESTAMP rounding of a TIMESTAMP column, the
+** span the intersection of theirs (exec_fn_date_round_span). None (span_w 0) otherwise. */
+static void set_span(exec_cg *g, const cat_key_col *col, int last) {
+  const exec_cg_shape *sh = g->sh;
+  int64_t lo = CAT_TS_MIN, hi = CAT_TS_MAX;
+  g->span_w = 0;
+  if (col->type.id != CAT_T_TIMESTAMP) return;
+  for (int i = 0; i < sh->n_group; i++) {
+    if (sh->kpos[i] != last) continue;
+    const cat_value *v = &g->last->v[i];
+    int64_t l, h;
+    if (!sh->round[i] || v->is_null || !exec_fn_date_round_span(sh->round[i], v->u.i, &l, &h))
+      return;
+    if (l > lo) lo = l;
+    if (h < hi) hi = h;
+  }
+  if (lo > hi) return;
+  size_t nl = 0, nh = 0;
+  cat_error ce;
+  cat_value a = cat_v_int(CAT_T_TIMESTAMP, lo), b = cat_v_int(CAT_T_TIMESTAMP, hi);
+  if (cat_key_encode_col(col, &a, g->span_lo, sizeof g->span_lo, &nl, &ce) != CAT_OK ||
+      cat_key_encode_col(col, &b, g->span_hi, sizeof g->span_hi, &nh, &ce) != CAT_OK || nl != nh)
+    return;
+  if (col->desc) { /* inverted bytes: the greater value has the lesser encoding */
+    uint8_t t[sizeof g->span_lo];
+    memcpy(t, g->span_lo, nl);
+    memcpy(g->span_lo, g->span_hi, nl);
+    memcpy(g->span_hi, t, nl);
+  }
+  g->span_w = (uint32_t)nl;
+}
+
 int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_agg **acc,
                  char *msg, size_t cap) {
   const exec_cg_shape *sh = g->sh;
@@ -124,6 +159,16 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
      key encodings delimit themselves, so the same bytes are the same values): no decoding */
   if (g->last && g->gpre_len && len >= g->gpre_len && (!g->gpre_all || len == g->gpre_len) &&
       memcmp(key, g->gpre, g->gpre_len) == 0) {
+    r = g->last;
+    goto found;
+  }
+  /* the last group's span: the columns before the last one have its bytes and the last one's
+     encoding lies between the least and greatest that give its values (a fixed width:
+     lexicographic order between them is the values' order) */
+  if (g->last && g->span_w && len >= g->lpre_len + g->span_w &&
+      (!g->lpre_len || memcmp(key, g->lpre, g->lpre_len) == 0) &&
+      memcmp(key + g->lpre_len, g->span_lo, g->span_w) >= 0 &&
+      memcmp(key + g->lpre_len, g->span_hi, g->span_w) <= 0) {
     r = g->last;
     goto found;
   }
@@ -173,6 +218,7 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
     if (plen) memcpy(g->lpre, key, plen);
     g->lpre_len = plen;
     g->last = r;
+    set_span(g, &kc[last], last);
   }
   /* the bytes up to the end of the last column decoded, for the next row's run check */
   uint32_t glen = (uint32_t)(end - key);

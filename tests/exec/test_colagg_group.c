@@ -7,9 +7,9 @@
 ** files and small blocks, so groups span blocks and chunks and key ranges begin and end
 ** inside blocks. Queries: range, point, skip scans (over ranges and over each leading
 ** prefix, the "daily average per station" shape), empty ranges, GROUP BY of key columns and
-** TRUNC/FLOOR/CEIL of the timestamp key, FLOAT sums and averages, HAVING, ORDER BY. The
-** answers (rows and their order) must be the rows path's exactly, and EXPLAIN must show the
-** pushdown with the scan's ranges. Each pushed query runs twice (the second run answers from
+** TRUNC/FLOOR/CEIL/ROUND of the timestamp key (one or two terms on it), FLOAT sums and
+** averages, HAVING, ORDER BY. The answers (rows and their order) must be the rows path's
+** exactly, and EXPLAIN must show the pushdown with the scan's ranges. Each pushed query runs twice (the second run answers from
 ** the blocks' cached row views, kv/colscan/colscan_rows.c), and cached_row_views asks the same
 ** questions across changes of the table. Seeded (tu_seed); a mismatch prints the SQL.
 */
@@ -77,7 +77,12 @@ static tdb *make(uint64_t *rs, bool desc) { return make_window(rs, desc, 0); }
 
 static const char *const groups[] = {
     "ST", "TRUNC(TS, 'DAY')", "ST, TRUNC(TS, 'DAY')", "TRUNC(TS, 'DAY'), ST",
-    "ST, FLOOR(TS, 'HOUR', 6)", "CEIL(TS, 'HOUR', 12), ST", "TS", "ST, TS", NULL};
+    "ST, FLOOR(TS, 'HOUR', 6)", "CEIL(TS, 'HOUR', 12), ST", "TS", "ST, TS",
+    /* roundings whose spans (exec_fn_date_round_span) find a day's rows by their key bytes:
+       half up, weeks, months, two terms on TS (their spans intersect) */
+    "ST, ROUND(TS, 'HOUR', 5)", "ROUND(TS, 'WEEK'), ST", "ST, TRUNC(TS, 'MONTH')",
+    "ST, TRUNC(TS, 'DAY'), FLOOR(TS, 'HOUR', 8)", "ST, CEIL(TS, 'MINUTE', 90), ROUND(TS, 'DAY')",
+    NULL};
 static const char *const aggs[] = {"COUNT(T)", "SUM(P)", "AVG(T)", "MIN(W)",  "MAX(T)",
                                    "SUM(T)",   "AVG(P)", "MAX(W)", "COUNT(P)", "MIN(P)",
                                    "COUNT(*)" /* last: covered() only */};

@@ -90,6 +90,78 @@ static void test_round_units(void **state) {
   ERR("CEIL", EXEC_CONSTRAINT, "out of range", TS("9999-12-31 10:00:00"), S("YEAR"));
 }
 
+/* exec_fn_date_round_span: for each rounding (FLOOR, TRUNC, CEIL, ROUND; fixed units with
+** multipliers, weeks, months, years) and random timestamps from year 1 to 9999, the span of g =
+** the rounding of x holds x, both ends round to g, the values just outside do not (the span
+** is the whole set: a narrower one would be right but slower), and random values inside give
+** g. DATE roundings and a g the rounding does not give have no span. */
+static void test_round_span(void **state) {
+  (void)state;
+  static const char *const fns[] = {"FLOOR", "TRUNC", "CEIL", "ROUND"};
+  static const int ids[] = {EXEC_F_FLOOR, EXEC_F_TRUNC, EXEC_F_CEIL, EXEC_F_ROUND};
+  static const char *const units[] = {"MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY",
+                                      "WEEK", "MONTH", "YEAR"};
+  static const int64_t mults[] = {1, 2, 7, 15};
+  uint64_t rs = tu_seed("test_round_span");
+  cat_type ts_t = cat_type_of(CAT_T_TIMESTAMP);
+  int spans = 0;
+  for (int f = 0; f < 4; f++)
+    for (int u = 0; u < 8; u++)
+      for (int m = 0; m < 4; m++) {
+        cat_value a[3] = {TS("2016-01-01 00:00:00"), S(units[u]), I(mults[m])};
+        exec_date_round r;
+        assert_true(exec_fn_date_round_prepare(ids[f], CAT_T_TIMESTAMP, a, 3, &ts_t, &r));
+        exec_func_ctx c = {&arena, FUNC_TEST_NOW_US, msg, sizeof msg};
+        for (int k = 0; k < 60; k++) {
+          /* near the range's ends at times; elsewhere years 1 .. 9999 */
+          int64_t span = CAT_TS_MAX - CAT_TS_MIN;
+          int64_t x = k == 0   ? CAT_TS_MIN
+                      : k == 1 ? CAT_TS_MAX
+                               : CAT_TS_MIN + (int64_t)(tu_rand(&rs) % (uint64_t)span);
+          if (k % 3 == 2) x -= x % 1000000; /* on whole seconds: ties for ROUND */
+          cat_value v = cat_v_int(CAT_T_TIMESTAMP, x), g;
+          if (exec_fn_date_round(&r, &v, &g, &c) != EXEC_OK) continue; /* out of range */
+          int64_t lo, hi;
+          if (!exec_fn_date_round_span(&r, g.u.i, &lo, &hi)) {
+            fprintf(stderr, "%s(%lld, %s, %lld): no span for %lld\n", fns[f], (long long)x,
+                    units[u], (long long)mults[m], (long long)g.u.i);
+            fail();
+          }
+          spans++;
+          assert_true(lo <= x && x <= hi);
+          cat_value e;
+          int64_t ends[4] = {lo, hi, lo - 1, hi + 1};
+          for (int i = 0; i < 4; i++) {
+            if (ends[i] < CAT_TS_MIN || ends[i] > CAT_TS_MAX) continue;
+            cat_value ev = cat_v_int(CAT_T_TIMESTAMP, ends[i]);
+            if (exec_fn_date_round(&r, &ev, &e, &c) != EXEC_OK) {
+              assert_true(i >= 2); /* outside: may be out of range */
+              continue;
+            }
+            if (i < 2) assert_int_equal(e.u.i, g.u.i);
+            else assert_true(e.u.i != g.u.i);
+          }
+          for (int i = 0; i < 8; i++) {
+            int64_t y = lo + (int64_t)(tu_rand(&rs) % (uint64_t)(hi - lo + 1));
+            cat_value yv = cat_v_int(CAT_T_TIMESTAMP, y);
+            assert_int_equal(exec_fn_date_round(&r, &yv, &e, &c), EXEC_OK);
+            assert_int_equal(e.u.i, g.u.i);
+          }
+          if (g.u.i > CAT_TS_MIN && hi > lo) /* not a result: a value strictly inside */
+            assert_false(exec_fn_date_round_span(&r, f < 2 ? lo + 1 : f == 2 ? hi - 1 : hi,
+                                                 &lo, &hi));
+          exec_arena_reset(&arena);
+        }
+      }
+  assert_true(spans > 4000);
+  cat_type dt = cat_type_of(CAT_T_DATE);
+  cat_value a[2] = {DT("2016-01-01"), S("MONTH")};
+  exec_date_round r;
+  assert_true(exec_fn_date_round_prepare(EXEC_F_TRUNC, CAT_T_DATE, a, 2, &dt, &r));
+  int64_t lo, hi;
+  assert_false(exec_fn_date_round_span(&r, 16801, &lo, &hi)); /* DATE: none */
+}
+
 static void test_fields(void **state) {
   (void)state;
   cat_value t = TS("2016-02-29 13:05:07.5");
@@ -275,6 +347,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_date_arith),    cmocka_unit_test(test_round_units),
+      cmocka_unit_test(test_round_span),
       cmocka_unit_test(test_fields),        cmocka_unit_test(test_make_now),
       cmocka_unit_test(test_to_timestamp),  cmocka_unit_test(test_to_char_date),
       cmocka_unit_test(test_number_formats), cmocka_unit_test(test_format_round_trip),
