@@ -388,6 +388,8 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
   if (!plan_colagg_check(q, &threads)) return EXEC_DONE;
   ca->tried = true;
   if (!(x->be->caps.extensions & KV_BE_EXT_COLUMNAR) || !x->db) {
+    /* (a plan made for another backend: planning refuses the pushdown where the backend
+       cannot run it, plan_scan.no_columnar) */
     ca->why = "the storage backend has no columnar read"; /* (docs/BACKEND.md) */
     return EXEC_DONE;
   }

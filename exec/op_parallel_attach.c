@@ -108,11 +108,9 @@ int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *s
     return EXEC_OK; /* a kept plan, cut for these settings (and not kept serial by writes a
                        transaction may have committed since) */
   q->par = NULL;
-  /* the columnar aggregate has its chunks, where the backend runs it; elsewhere (HBase: no
-     columnar read, exec/op_colagg.c) the rows path reads and is cut here like any scan */
-  if (plan_colagg_check(q, NULL) && (s->be.caps.extensions & KV_BE_EXT_COLUMNAR) &&
-      kv_backend_local_db(&s->be))
-    return EXEC_OK;
+  /* the columnar aggregate has its chunks; where the backend cannot run it (HBase) the plan
+     does not take it (plan_scan.no_columnar) and the rows path is cut here like any scan */
+  if (plan_colagg_check(q, NULL)) return EXEC_OK;
   if (!why && serial_why) why = serial_why;
   if (!why && plan_hint_has(q->sel->hint, "SERIAL")) why = "the SERIAL hint";
   if (!why && s->txn && kv_batch_count(s->txn))

@@ -691,12 +691,9 @@ int exec_query_next(exec_query *x, exec_error *err) {
       return EXEC_DONE;
     }
     if (x->par && !exec_par_rows(x)) { /* chunks sorted or aggregated, merged here */
-      /* an aggregate the columnar pushdown could take is cut into chunks only where the
-         backend cannot run it (exec_par_attach): the try records why, for EXPLAIN ANALYZE
-         (were it to answer, the chunks would be closed unread) */
-      rc = s->aggregate ? colagg_try(x, err) : EXEC_DONE;
-      if (rc == EXEC_DONE) rc = exec_par_gather(x, err);
-      else if (rc == EXEC_ROW) rc = EXEC_OK;
+      /* (a plan the columnar pushdown takes is not cut into chunks, exec_par_attach; where
+         the backend cannot run it, planning refused it, plan_scan.no_columnar) */
+      rc = exec_par_gather(x, err);
       if (rc) return rc;
       x->phase = PH_EMIT;
     } else if (s->aggregate && q->stream_agg && !q->sort) {

@@ -85,7 +85,7 @@ bool plan_colagg_check(const plan_query *q, int *threads) {
       (kind == PLAN_SCAN_FULL && ps->ranges.n_ranges) ||
       (kind == PLAN_SCAN_PREFIX_SKIP && ps->prefix_first) || ps->kv_limit || ps->residual ||
       ps->reverse /* rows in descending key order: groups and sums in that order */ ||
-      !ps->read)
+      !ps->read || ps->no_columnar)
     return false;
   int fi = plan_colagg_family(ps);
   if (fi < 0) return false;

@@ -15,7 +15,9 @@
 ** COUNT/SUM/AVG/MIN/MAX of a plain column of that family, GROUP BY terms (at most
 ** PLAN_COLAGG_MAX_GROUP) that are primary key columns or ROUND/FLOOR/CEIL/TRUNC of a DATE or
 ** TIMESTAMP key column by constants or parameters, a forward scan, no LIMIT over a streaming
-** GROUP BY (it stops the scan early), and no /+ NO_PUSHDOWN +/ hint. Left out:
+** GROUP BY (it stops the scan early), no /+ NO_PUSHDOWN +/ hint, and a storage backend
+** that can run it (the plan's scan records it: plan_scan.no_columnar; HBase cannot, so its
+** EXPLAIN shows the row-way plan and chunks that run). Left out:
 ** IN, LIKE, OR, NOT, IS NULL, expressions, several non-key families, GROUP BY on other
 ** columns or expressions, GROUP BY when the key family is read (rows whose aggregated
 ** columns are all NULL make groups: FAMILIES: _k, F). When F covers every row

@@ -317,6 +317,10 @@ typedef struct plan_scan {
   int n_access;                     /* access paths costed (0: no index was considered) */
   plan_access *access;              /* them, the chosen one marked (arena) */
   const char *hint_note;            /* what the optimizer hint did, or why it was ignored */
+  bool no_columnar;                 /* the storage backend cannot run the columnar aggregate
+                                       (no KV_BE_EXT_COLUMNAR or no local store under it:
+                                       HBase): planner/colagg.h refuses, so EXPLAIN shows the
+                                       row-way plan (its chunks) that runs */
   const char *hint_unknown;         /* the hint's words nothing acts on, and why
                                        (planner/hint.h), or NULL */
   /* Skip scan by prefix (ranges.kind PLAN_SCAN_PREFIX_SKIP, planner/skip_prefix.h): ranges

@@ -354,6 +354,8 @@ static int scan_build(kv_backend *be, const cat_table *t, const plan_expr *where
                       char *msg, size_t cap, bool with_estimates, bool skip, int skip_hint) {
   memset(sc, 0, sizeof *sc);
   sc->table = t;
+  sc->no_columnar =
+      be && (!(be->caps.extensions & KV_BE_EXT_COLUMNAR) || !kv_backend_local_db(be));
   const char **names = plan_arena_alloc(A, (size_t)t->n_pk * sizeof *names);
   if (!names) return snprintf(msg, cap, "out of memory"), EXEC_NOMEM;
   for (int i = 0; i < t->n_pk; i++) names[i] = t->columns[t->pk[i]].name;

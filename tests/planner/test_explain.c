@@ -136,6 +136,18 @@ static const struct {
        "VALUES (one row, no table)\n"},
 };
 
+/* Under ROWAN_BACKEND=rowatomic, where the text differs: that backend cannot run the columnar
+** aggregate, so its plan is the row way's (docs/BACKEND.md). */
+static const struct {
+  const char *sql, *want;
+} rowatomic_cases[] = {
+    {"EXPLAIN SELECT STATION, COUNT(*), MAX(PM25) FROM SENSOR GROUP BY STATION",
+     "FULL SCAN OVER SENSOR\n"
+       "    FAMILIES: READINGS  [_k not read: every row has a cell in READINGS]\n"
+       "    SERVER AGGREGATE INTO ORDERED DISTINCT ROWS BY [STATION] [COUNT(*), MAX(PM25)] (key order, streaming)\n"
+       "    ESTIMATE: 72 rows, 498 B of 72 rows, 782 B in the table\n"},
+};
+
 static void golden(void **state) {
   (void)state;
   tdb *t = tdb_open();
@@ -152,10 +164,15 @@ static void golden(void **state) {
     }
   assert_int_equal(kv_flush(t->db, NULL), KV_OK);
   int bad = 0;
+  const char *be = getenv("ROWAN_BACKEND");
+  bool rowatomic = be && strcmp(be, "rowatomic") == 0;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *got = explain(t, cases[i].sql);
-    if (strcmp(got, cases[i].want) != 0) {
-      fprintf(stderr, "%s\n--- want\n%s--- got\n%s", cases[i].sql, cases[i].want, got);
+    const char *want = cases[i].want;
+    for (size_t k = 0; rowatomic && k < sizeof rowatomic_cases / sizeof *rowatomic_cases; k++)
+      if (strcmp(rowatomic_cases[k].sql, cases[i].sql) == 0) want = rowatomic_cases[k].want;
+    if (strcmp(got, want) != 0) {
+      fprintf(stderr, "%s\n--- want\n%s--- got\n%s", cases[i].sql, want, got);
       bad++;
     }
   }
