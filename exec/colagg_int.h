@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "exec/arena.h"
 #include "exec/func.h"
@@ -69,6 +70,14 @@ typedef struct exec_cg {
 ** EXEC_CONSTRAINT (a rounding out of range), EXEC_NOMEM, with msg filled. */
 int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_agg **acc,
                  char *msg, size_t cap);
+/* Whether row key (key, len) is of g->last's group by its span (exec_cg.span_lo/hi): it
+** begins with lpre, then the last column read lies between the span's encodings. */
+static inline bool exec_cg_in_span(const exec_cg *g, const uint8_t *key, uint32_t len) {
+  return g->last && g->span_w && len >= g->lpre_len + g->span_w &&
+         (!g->lpre_len || memcmp(key, g->lpre, g->lpre_len) == 0) &&
+         memcmp(key + g->lpre_len, g->span_lo, g->span_w) >= 0 &&
+         memcmp(key + g->lpre_len, g->span_hi, g->span_w) <= 0;
+}
 /* Merge from (a later chunk) into g: its groups' accumulators merged or its groups added.
 ** EXEC_OK, EXEC_CONSTRAINT (exec_agg_merge), EXEC_NOMEM; msg filled. */
 int exec_cg_merge(exec_cg *g, exec_cg *from, char *msg, size_t cap);

@@ -172,9 +172,38 @@ static int consume(void *vc, uint32_t n, const kv_colvals *vals) {
       c->run_cap = n;
     }
     end_of lo, hi;
-    int rc = find_end(c, &vals[c->key_arg], 0, &lo);
-    if (!rc) rc = find_end(c, &vals[c->key_arg], n - 1, &hi);
-    if (!rc) rc = split(c, &vals[c->key_arg], &lo, &hi);
+    const kv_colvals *k = &vals[c->key_arg];
+    int rc = EXEC_OK;
+    uint32_t r0 = 0;
+    /* groups with a span (a day of TIMESTAMP keys, exec_cg_in_span): each group found once,
+       its last row by galloping over key bytes alone */
+    while (!rc && r0 < n) {
+      rc = find_end(c, k, r0, &lo);
+      if (rc || !c->grp->span_w) break;
+      uint32_t in = r0, out = n, step = 1;
+      while (in + step < n) {
+        if (!exec_cg_in_span(c->grp, k->p[in + step], k->len[in + step])) {
+          out = in + step;
+          break;
+        }
+        in += step;
+        step *= 2;
+      }
+      if (out == n && in < n - 1) { /* past the batch's end: its last row decides */
+        if (exec_cg_in_span(c->grp, k->p[n - 1], k->len[n - 1])) in = n - 1;
+        else out = n - 1;
+      }
+      while (out - in > 1) {
+        uint32_t mid = in + (out - in) / 2;
+        if (exec_cg_in_span(c->grp, k->p[mid], k->len[mid])) in = mid;
+        else out = mid;
+      }
+      for (uint32_t r = r0; r <= in; r++) c->run[r] = lo.acc;
+      r0 = in + 1;
+    }
+    /* the rest (no span): halves until each part's ends agree */
+    if (!rc && r0 < n) rc = find_end(c, k, n - 1, &hi);
+    if (!rc && r0 < n) rc = split(c, k, &lo, &hi);
     if (rc) {
       c->rc = rc;
       return 1;

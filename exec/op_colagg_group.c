@@ -165,10 +165,7 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
   /* the last group's span: the columns before the last one have its bytes and the last one's
      encoding lies between the least and greatest that give its values (a fixed width:
      lexicographic order between them is the values' order) */
-  if (g->last && g->span_w && len >= g->lpre_len + g->span_w &&
-      (!g->lpre_len || memcmp(key, g->lpre, g->lpre_len) == 0) &&
-      memcmp(key + g->lpre_len, g->span_lo, g->span_w) >= 0 &&
-      memcmp(key + g->lpre_len, g->span_hi, g->span_w) <= 0) {
+  if (exec_cg_in_span(g, key, len)) {
     r = g->last;
     goto found;
   }
