@@ -153,6 +153,8 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
   const uint8_t *end = NULL;
   cat_error ce;
   exec_mrow *r = NULL;
+  bool have_gk = false; /* gk holds the row's group key (a run of one group ended) */
+  uint32_t plen = 0;    /* the bytes of the key columns before the last one */
   int rc;
   if (sh->kcols > 64) return corrupt_key(g, msg, cap);
   /* a group key run: the bytes of the key columns the terms read are the last group's (the
@@ -181,21 +183,28 @@ int exec_cg_find(exec_cg *g, const uint8_t *key, uint32_t len, bool lower, exec_
     bool same = true;
     for (int i = 0; i < sh->n_group && same; i++)
       if (sh->kpos[i] == last) same = same_value(&gk[i], &g->last->v[i]);
-    exec_arena_reset(&g->arena);
-    if (same) r = g->last;
+    if (same) {
+      exec_arena_reset(&g->arena);
+      r = g->last;
+    } else { /* another group: gk is its key (the earlier columns' values are the last's) */
+      have_gk = true;
+      plen = g->lpre_len;
+    }
   }
   if (!r) {
-    const uint8_t *p = key;
-    if (last > 0 && cat_key_decode(kc, last, key, key + len, kv, g->scratch, g->scratch_cap,
-                                   &p, &ce) != CAT_OK)
-      return corrupt_key(g, msg, cap);
-    uint32_t plen = (uint32_t)(p - key);
-    if (cat_key_decode(&kc[last], 1, p, key + len, &kv[last], g->scratch + plen,
-                       g->scratch_cap - plen, &end, &ce) != CAT_OK)
-      return corrupt_key(g, msg, cap);
-    for (int c = 0; c <= last; c++) {
-      rc = terms_of(g, c, &kv[c], gk, msg, cap);
-      if (rc) return rc;
+    if (!have_gk) {
+      const uint8_t *p = key;
+      if (last > 0 && cat_key_decode(kc, last, key, key + len, kv, g->scratch, g->scratch_cap,
+                                     &p, &ce) != CAT_OK)
+        return corrupt_key(g, msg, cap);
+      plen = (uint32_t)(p - key);
+      if (cat_key_decode(&kc[last], 1, p, key + len, &kv[last], g->scratch + plen,
+                         g->scratch_cap - plen, &end, &ce) != CAT_OK)
+        return corrupt_key(g, msg, cap);
+      for (int c = 0; c <= last; c++) {
+        rc = terms_of(g, c, &kv[c], gk, msg, cap);
+        if (rc) return rc;
+      }
     }
     bool added = false, oom = false;
     gk[sh->n_group] = cat_v_int(CAT_T_BIGINT, (int64_t)g->n); /* its position, if new */
