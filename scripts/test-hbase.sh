@@ -4,8 +4,8 @@
 # Java and Maven when absent), starts HBase and its Thrift2 gateway (scripts/hbase-up.sh, which
 # fetches the pinned jars the first time), builds Rowan with ROWAN_HBASE=ON in build/hbase
 # (the Thrift2 client generated from the jar's IDL), runs the tests, and stops HBase
-# whatever happened (scripts/hbase-down.sh --wipe); then the write, pool and chunked-count tests again under
-# ThreadSanitizer (build/hbase-tsan). Exits non-zero if anything fails. About 15 minutes on a
+# whatever happened (scripts/hbase-down.sh --wipe); then the write, pool and chunked-count
+# tests again under ThreadSanitizer (build/hbase-tsan). Exits non-zero if anything fails. About 15 minutes on a
 # warm Maven repository. Not run by scripts/test.sh (the embedded build
 # needs none of this); .ci/run runs it.
 set -eu
@@ -27,9 +27,8 @@ export ROWAN_SEED
 (cd "$BUILD" && ROWAN_HBASE_THRIFT=127.0.0.1:${ROWAN_HBASE_THRIFT_PORT:-9090} \
   ROWAN_ZK=127.0.0.1:${ROWAN_HBASE_ZK_PORT:-2181} ctest -L hbase --output-on-failure --timeout 600)
 # The tests whose threads share the backend (several writer connections, parallel scans on
-# the connection pool, the filtered count in parallel chunks on pooled connections) again under
-# ThreadSanitizer, in build/hbase-tsan; ROWAN_HBASE_TSAN=0
-# skips them (by hand).
+# the connection pool, the filtered count in parallel chunks on pooled connections) again
+# under ThreadSanitizer, in build/hbase-tsan; ROWAN_HBASE_TSAN=0 skips them (by hand).
 if [ "${ROWAN_HBASE_TSAN:-1}" = 1 ]; then
   TBUILD=${ROWAN_HBASE_TSAN_BUILD_DIR:-build/hbase-tsan}
   SUPP=$(pwd)/tests/hbase/tsan-glib.supp
