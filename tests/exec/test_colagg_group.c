@@ -9,9 +9,12 @@
 ** prefix, the "daily average per station" shape), empty ranges, GROUP BY of key columns and
 ** TRUNC/FLOOR/CEIL/ROUND of the timestamp key (one or two terms on it), FLOAT sums and
 ** averages, HAVING, ORDER BY. The answers (rows and their order) must be the rows path's
-** exactly, and EXPLAIN must show the pushdown with the scan's ranges. Each pushed query runs twice (the second run answers from
-** the blocks' cached row views, kv/colscan/colscan_rows.c), and cached_row_views asks the same
-** questions across changes of the table. Seeded (tu_seed); a mismatch prints the SQL.
+** exactly, and EXPLAIN must show the pushdown with the scan's ranges. Each pushed query runs
+** twice (the second run answers from the blocks' cached row views,
+** kv/colscan/colscan_rows.c), and cached_row_views asks the same questions across changes of
+** the table; span_edges groups a nullable TIMESTAMP key (NULL groups, ASC and DESC) around
+** 1970, ROUND's ties and the ends of the TIMESTAMP range. Seeded (tu_seed); a mismatch prints
+** the SQL.
 */
 #include "test_engine_util.h"
 #include "testutil.h"
@@ -406,6 +409,75 @@ static void rounding_parameter(void **state) {
   tdb_close(t);
 }
 
+/* Spans at their edges (exec_fn_date_round_span, exec_cg_in_span): a nullable TIMESTAMP key
+** (an indicator byte before the value; NULL sorts first in ASC, last in DESC, and its group
+** has no span), ASC and DESC, readings before 1970, on ROUND's ties (whole half hours and a
+** microsecond either side) and in the first and last days of the TIMESTAMP range, in small
+** blocks so groups run across batches. Station 'b' has no year-1 readings and none before
+** 1970: in ASC order its NULL group is followed at once by readings of 1970-01-01 (the value
+** 0 a NULL's span would be taken around). Every query is pushed and answers as the rows path
+** does. */
+static void span_edges(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("span_edges");
+  static const char *const gs[] = {
+      "ST, TRUNC(TS, 'DAY')",          "ST, ROUND(TS, 'HOUR')",
+      "ST, ROUND(TS, 'MINUTE', 30)",   "ST, CEIL(TS, 'HOUR', 2)",
+      "ST, FLOOR(TS, 'DAY'), ROUND(TS, 'HOUR', 3)", "ROUND(TS, 'DAY'), ST",
+      "ST, TRUNC(TS, 'MONTH')",        "ST, ROUND(TS, 'DAY'), CEIL(TS, 'MINUTE', 45)",
+  };
+  for (int d = 0; d < 2; d++) {
+    uint64_t rs = seed + (uint64_t)d;
+    tdb *t = tdb_open();
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "CREATE TABLE E (ST VARCHAR NOT NULL, TS TIMESTAMP NULL, F.P INTEGER, "
+             "CONSTRAINT PK PRIMARY KEY (ST, TS%s)) BLOCKSIZE=512", d ? " DESC" : "");
+    assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+    for (int st = 0; st < 3; st++) {
+      snprintf(sql, sizeof sql, "UPSERT INTO E VALUES ('%c', NULL, %d)", 'a' + st,
+               (int)tu_below(&rs, 100));
+      assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+      static const char *const base[] = {"TIMESTAMP '0001-01-01 00:00:00'",
+                                         "TIMESTAMP '1969-12-30 00:00:00'",
+                                         "TIMESTAMP '9999-12-30 00:00:00'"};
+      for (int b = st == 1 ? 1 : 0; b < 3; b++) {
+        /* 34 hours from the base (from 1969-12-31 10:00 for 1969, 1970-01-01 00:00 for 'b') */
+        int m0 = b != 1 ? 0 : st == 1 ? 2880 : 2040, m1 = b != 1 ? 2040 : 4080;
+        for (int m = m0; m < m1; m += 1 + (int)tu_below(&rs, 25)) {
+          /* on a half hour (a tie), or a microsecond before or after it, or anywhere */
+          int k = (int)tu_below(&rs, 4);
+          int mm = k < 3 ? m - m % 30 : m;
+          if (k == 1 && mm == m0) k = 0; /* not before year 1, nor 'b' before 1970 */
+          const char *us = k == 1 ? " - 1 / 86400000000.0" : k == 2 ? " + 1 / 86400000000.0" : "";
+          snprintf(sql, sizeof sql, "UPSERT INTO E VALUES ('%c', %s + %d / 1440.0%s, %d)",
+                   'a' + st, base[b], mm, us, (int)tu_below(&rs, 100));
+          assert_int_equal(tdb_run(t, sql), EXEC_DONE);
+        }
+      }
+    }
+    assert_int_equal(kv_flush(t->db, NULL), KV_OK);
+    assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+    for (size_t i = 0; i < sizeof gs / sizeof gs[0]; i++) {
+      char q1[400], hinted[420], ex[420];
+      snprintf(q1, sizeof q1, "SELECT %s, COUNT(P), SUM(P), MIN(P) FROM E WHERE P >= 0 GROUP BY %s",
+               gs[i], gs[i]);
+      snprintf(hinted, sizeof hinted, "SELECT /*+ NO_PUSHDOWN */ %s", q1 + 7);
+      char *want = strdup(q(t, hinted));
+      const char *got = q(t, q1);
+      if (strcmp(want, got) != 0)
+        fprintf(stderr, "seed %llu %s: %s\n  rows path:\n%s  pushdown:\n%s",
+                (unsigned long long)seed, d ? "desc" : "asc", q1, want, got);
+      assert_string_equal(want, got);
+      assert_non_null(strstr(want, "\n")); /* some groups */
+      free(want);
+      snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", q1);
+      assert_non_null(strstr(explain(t, ex), "(actual blocks="));
+    }
+    tdb_close(t);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(compacted),
@@ -414,6 +486,7 @@ int main(void) {
       cmocka_unit_test(cached_row_views),
       cmocka_unit_test(plans),
       cmocka_unit_test(rounding_parameter),
+      cmocka_unit_test(span_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
