@@ -8,9 +8,10 @@
 ** was found from (the same bytes: the same values) is of that group without a decode (a
 ** group key run); so is a row whose last column read is a TIMESTAMP rounded by every term on
 ** it, when its encoding lies in the span of encodings rounding to the group's values (a
-** station's hours of one day, found by two comparisons each). Chunks merge in key order; the groups are then ordered by their
-** first row key, which is the order the row path meets them in, so the caller hands them
-** on (hash table or stream) exactly as the row path would have built them.
+** station's hours of one day, found by two comparisons each). Chunks merge in key order;
+** the groups are then ordered by their first row key, which is the order the row path meets
+** them in, so the caller hands them on (hash table or stream) exactly as the row path would
+** have built them.
 ** Not here: the scan and the consumer (exec/op_colagg.c), HAVING and projection
 ** (exec/op_query.c).
 */
