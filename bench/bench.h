@@ -189,6 +189,8 @@ int bench_rowan_processors(void);
 
 /* Print the block cache counters of an open Rowan handle (from bench_rowan.open) to out. */
 void bench_rowan_print_cache(void *h, FILE *out);
+/* The block cache's inserts so far (0 when the counters cannot be read). */
+uint64_t bench_rowan_cache_inserts(void *h);
 /* --profile reads: keep each query's read counters (rowan_stmt_metrics) from now on (on),
 ** and give the last one's store-file blocks read and, of those, block cache hits. */
 void bench_rowan_diag(void *h, bool on);

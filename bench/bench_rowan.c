@@ -372,6 +372,12 @@ int bench_rowan_bulk_load(void *vh, const bench_input *in) {
   return 0;
 }
 
+uint64_t bench_rowan_cache_inserts(void *vh) {
+  kv_block_cache_stats cs;
+  if (kv_block_cache_get_stats(api_test_kv(((rw *)vh)->db), &cs) != KV_OK) return 0;
+  return cs.inserts;
+}
+
 void bench_rowan_print_cache(void *vh, FILE *out) {
   rw *h = vh;
   kv_block_cache_stats cs;

@@ -355,7 +355,7 @@ static uint64_t admit_draw(uint64_t off) {
 ** (kv_cache_admit) or one time in ADMIT_ONE_IN, at random: the cache keeps a stable part
 ** of the column, and a new column still works its way in. */
 bool kv_cs_admit(const cs_plan *pl, uint64_t file, uint64_t off, size_t charge) {
-  return kv_cache_admit(pl->colcache, file, cache_off(pl, off), charge) ||
+  return kv_cache_admit(pl->colcache, file, cache_off(pl, off), charge, 2) ||
          admit_draw(off) % ADMIT_ONE_IN == 0;
 }
 

@@ -290,15 +290,24 @@ void kv_cache_free(kv_cache *c) {
   free(c);
 }
 
-bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge) {
+bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge, unsigned asks) {
   uint32_t h = key_hash(file, off);
   shard *s = shard_of(c, file, off);
-  uint64_t g = key_mix(file, off); /* the whole key's mix: neighbouring keys differ */
-  if (g == 0) g = 1;               /* never 0 (the empty slot) */
+  /* the whole key's mix (neighbouring keys differ) less its low two bits, which count the
+     times the key was refused since it took the slot; never 0 (the empty slot) */
+  uint64_t g = key_mix(file, off) & ~(uint64_t)3;
+  if (g == 0) g = 4;
+  if (asks < 2) asks = 2;
+  if (asks > 4) asks = 4;
   uint64_t *slot = &s->ghost[(h >> 8) % GHOSTS];
   pthread_mutex_lock(&s->mu);
-  bool ok = s->usage + charge <= share_of(c) || *slot == g;
-  *slot = ok ? 0 : g;
+  unsigned seen = (*slot & ~(uint64_t)3) == g ? (unsigned)(*slot & 3) + 1 : 0;
+  /* a strict reader (asks >= 3) takes free room only while the shard is filling: the room
+     an eviction of a larger entry leaves in a full shard is not for it */
+  size_t room = share_of(c);
+  if (asks >= 3) room -= room / 8;
+  bool ok = s->usage + charge <= room || seen + 1 >= asks;
+  *slot = ok ? 0 : g | (seen < 3 ? seen : 3);
   pthread_mutex_unlock(&s->mu);
   return ok;
 }

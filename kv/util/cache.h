@@ -57,10 +57,16 @@ kv_cache_entry *kv_cache_probe(kv_cache *c, uint64_t file, uint64_t off);
 ** block itself. */
 void kv_cache_note_miss(kv_cache *c, uint64_t file, uint64_t off);
 /* Admission hint for a reader that may skip caching (a point read): true when an entry of
-** `charge` bytes under (file, off) fits in its shard without evicting, or when the key was
-** refused lately (asked for twice in a short while: worth evicting for, as in 2Q's ghost
-** list); false otherwise, and the key is remembered in a small per-shard ghost table. */
-bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge);
+** `charge` bytes under (file, off) fits in its shard without evicting (with asks >= 3: in
+** seven eighths of the shard, so a full shard's slack is not taken), or when this is the
+** `asks`-th time lately the key was asked for (2 to 4; 2: asked for twice in a short while,
+** worth evicting for, as in 2Q's ghost list); false otherwise, and the key and its count
+** are remembered in a small per-shard ghost table (one slot per key hash: another key
+** refused into the slot forgets it). A reader whose refusal is cheap and whose keys are
+** spread over far more blocks than the table holds asks for 3: under uniform point reads
+** a third ask in the window is rarer than a second by about the table's share of the
+** blocks, while a hot block is still admitted after a few reads. */
+bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge, unsigned asks);
 /* Insert `value` (charged `charge` bytes; `deleter(value)` frees it) under (file, off),
 ** replacing any entry with that key, and return it with one reference for the caller.
 ** Entries not in use are evicted to make room, least recently inserted first, but an entry

@@ -2,8 +2,11 @@
 ** tests/kv/test_cache_admit.c: block cache admission on the read path (kv/sf/sf_iter.c): a full
 ** scan that streams through a full cache does not push out the blocks point reads keep
 ** using (they still hit afterwards), while a cache with room takes the scan's blocks (a second
-** scan hits), and a block asked for twice is admitted even when the cache is full. Counts
-** come from the scans' metrics and kv_block_cache_get_stats.
+** scan hits), and a block asked for twice is admitted even when the cache is full; a point
+** read's block (kv_get) only at its third read, so uniform point reads over more blocks
+** than the ghost table holds seldom pay a whole decode; and kv_cache_admit's counts and its
+** strict reader's room (seven eighths of the shard) on the cache alone. Counts come from the
+** scans' metrics and kv_block_cache_get_stats.
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +17,7 @@
 
 #include "kv/env/env_mem.h"
 #include "kv/kv.h"
+#include "kv/util/cache.h"
 #include "testutil.h"
 
 #define NROWS 20000
@@ -31,12 +35,13 @@ static kv_db *open_db(kv_env *env, size_t cache) {
 
 static void key_of(int i, char *k) { snprintf(k, 16, "row%06d", i); }
 
-/* NROWS rows of three 8-byte cells and one text cell, flushed to a store file. */
-static uint32_t load(kv_db *db) {
+/* NROWS rows of three 8-byte cells and one text cell into table `table`, flushed to a
+** store file; returns its family's id. */
+static uint32_t load_table(kv_db *db, const char *table) {
   kv_family_options f = {.name = "f", .block_size = 4096};
-  assert_int_equal(kv_create_table(db, "t", &f, 1), KV_OK);
+  assert_int_equal(kv_create_table(db, table, &f, 1), KV_OK);
   uint32_t fid;
-  assert_int_equal(kv_family_id(db, "t", "f", &fid), KV_OK);
+  assert_int_equal(kv_family_id(db, table, "f", &fid), KV_OK);
   kv_batch *b = kv_batch_new();
   for (int i = 0; i < NROWS; i++) {
     char k[16], v[16];
@@ -57,6 +62,8 @@ static uint32_t load(kv_db *db) {
   assert_int_equal(kv_flush(db, NULL), KV_OK);
   return fid;
 }
+
+static uint32_t load(kv_db *db) { return load_table(db, "t"); }
 
 /* kv_get of row i; returns whether its block came from the cache. */
 static bool get_hit(kv_db *db, uint32_t fid, int i) {
@@ -140,10 +147,69 @@ static void test_scan_fills_room(void **state) {
   kv_env_free(env);
 }
 
+/* In a full cache a point read's block is refused twice (each read decodes its row alone)
+** and admitted at the third read; the fourth hits. Before, the second read admitted it, and
+** at 3x the archive 6-10% of uniform lookups paid a whole decode for a block seldom read again. */
+static void test_point_read_admitted_third(void **state) {
+  (void)state;
+  kv_env *env = kv_env_mem_new(1700000000000LL);
+  kv_db *db = open_db(env, 64 << 10);
+  uint32_t fid = load(db), other = load_table(db, "u");
+  uint64_t hits, blocks;
+  /* a scan of another table fills the cache (its refusals are other keys' asks) */
+  full_scan(db, other, &hits, &blocks);
+  kv_block_cache_stats st;
+  assert_int_equal(kv_block_cache_get_stats(db, &st), KV_OK);
+  assert_true(st.usage + st.usage / 8 >= st.capacity); /* full, within a block or two */
+  static const int rows[] = {12000, 15000, 19000};
+  for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+    kv_block_cache_stats b, a;
+    assert_int_equal(kv_block_cache_get_stats(db, &b), KV_OK);
+    assert_false(get_hit(db, fid, rows[i]));
+    assert_int_equal(kv_block_cache_get_stats(db, &a), KV_OK);
+    assert_false(get_hit(db, fid, rows[i]));
+    assert_int_equal(kv_block_cache_get_stats(db, &a), KV_OK);
+    assert_int_equal(a.inserts, b.inserts); /* two reads: nothing inserted */
+    assert_false(get_hit(db, fid, rows[i]));
+    assert_int_equal(kv_block_cache_get_stats(db, &a), KV_OK);
+    assert_int_equal(a.inserts, b.inserts + 1); /* the third read inserted its block */
+    assert_true(get_hit(db, fid, rows[i]));
+  }
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
+static void nop_free(void *p) { (void)p; }
+
+/* kv_cache_admit alone: a full shard admits at the asks-th ask (the slot forgets the key
+** after admitting it); a strict reader (asks 3) takes free room only up to seven eighths of
+** the shard, a reader asking twice up to the whole. */
+static void test_admit_counts_and_room(void **state) {
+  (void)state;
+  kv_cache *c = kv_cache_new(8000); /* one shard */
+  assert_non_null(c);
+  static int v;
+  kv_cache_release(c, kv_cache_insert(c, 1, 0, &v, 6000, nop_free));
+  /* 6000 of 8000 used: 1000 more fits the strict room (7000), 1500 only the whole */
+  assert_true(kv_cache_admit(c, 9, 1, 1000, 3));
+  assert_true(kv_cache_admit(c, 9, 2, 1500, 2));
+  assert_false(kv_cache_admit(c, 9, 3, 1500, 3));
+  kv_cache_release(c, kv_cache_insert(c, 1, 1, &v, 2000, nop_free)); /* now full */
+  for (unsigned asks = 2; asks <= 4; asks++) {
+    uint64_t off = 100 + asks;
+    for (unsigned k = 1; k < asks; k++) assert_false(kv_cache_admit(c, 9, off, 10, asks));
+    assert_true(kv_cache_admit(c, 9, off, 10, asks));
+    assert_false(kv_cache_admit(c, 9, off, 10, asks)); /* admitted: counted afresh */
+  }
+  kv_cache_free(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_scan_keeps_hot_set),
     cmocka_unit_test(test_scan_fills_room),
+    cmocka_unit_test(test_point_read_admitted_third),
+    cmocka_unit_test(test_admit_counts_and_room),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
