@@ -750,6 +750,10 @@ int kv_compact(kv_db *db, const char *table, bool major);
 ** other input's (on by default; kv_family_stats counts the blocks). Off, every cell is
 ** merged one by one: the files differ, the cells they hold do not (tests compare both). */
 void kv_compact_set_block_copy(bool on);
+/* For tests: a function the background thread calls, with arg, when a compaction has chosen
+** its inputs and begins writing its output (a bulk load's commit may then list its files
+** beside it: docs/KV_BULK.md "Beside a compaction"); NULL, the default, for none. */
+void kv_compact_set_merge_hook(void (*hook)(void *arg), void *arg);
 
 /* Online backup (RocksDB's Checkpoint; kv/db/backup.c): copy the store, while writes go on,
 ** into directory `dir` (created if missing; it must be empty), as a store that kv_open

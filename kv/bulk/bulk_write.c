@@ -513,7 +513,8 @@ static int install(kv_bulk *b, outf *o, uint64_t seq) {
     }
   }
   if (rc == KV_OK && n) {
-    kv_db_bg_pause(db); /* the MANIFEST has one writer at a time */
+    kv_db_bg_pause_install(db); /* the MANIFEST has one writer at a time; a compaction that
+                                   is merging does not write it before we release mu */
     e[n] = kv_db_counters_edit(db, NULL);
     e[n].last_seq = seq;
     int n_e = n + 1;

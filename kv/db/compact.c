@@ -298,6 +298,23 @@ static atomic_bool block_copy = true; /* kv_compact_set_block_copy */
 
 void kv_compact_set_block_copy(bool on) { atomic_store(&block_copy, on); }
 
+static void (*_Atomic merge_hook)(void *); /* kv_compact_set_merge_hook */
+static void *_Atomic merge_hook_arg;
+
+void kv_compact_set_merge_hook(void (*hook)(void *arg), void *arg) {
+  atomic_store(&merge_hook_arg, arg);
+  atomic_store(&merge_hook, hook);
+}
+
+/* Begin or end the merging phase (db->bg_cm_merging): while it lasts a bulk load's commit
+** may write the MANIFEST and append files to f's list (kv_db_bg_pause_install). */
+static void set_merging(kv_db *db, bool on) {
+  pthread_mutex_lock(&db->mu);
+  db->bg_cm_merging = on;
+  if (on) pthread_cond_broadcast(&db->bg_done_cv); /* a commit waiting for the thread */
+  pthread_mutex_unlock(&db->mu);
+}
+
 typedef struct minor_fill {
   cmerge *m;                 /* the merge of the inputs (not major) */
   kv_sfh **in;               /* the inputs */
@@ -411,7 +428,8 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   pthread_mutex_lock(&db->mu);
   int rc = kv_db_writable(db);
   /* the inputs are files [first, first + n) of f: the newest ones. Flushes run in this
-     same thread, and bulk commits and DDL pause it: the list does not change meanwhile */
+     same thread and DDL pauses it; a bulk load's commit may append files while the merge
+     writes (set_merging), never remove or reorder any: the inputs stay where they are */
   uint32_t trigger = (uint32_t)db->opts.compaction_trigger;
   uint32_t first = mode == KV_CM_AUTO ? kv_db_minor_pick(f, trigger) : 0;
   uint32_t n = f->n_files - first;
@@ -437,6 +455,9 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   bool dead_ok = !major || kv_qualset_copy(&m.dead, &f->dead);
   pthread_mutex_unlock(&db->mu);
   if (!dead_ok) rc = kv_error(KV_ERR_NOMEM, "compaction: out of memory");
+  set_merging(db, true);
+  void (*hook)(void *) = atomic_load(&merge_hook);
+  if (hook) hook(atomic_load(&merge_hook_arg));
 
   kv_vis_init(&m.vis);
   m.vis.versions = f->max_versions;
@@ -473,6 +494,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
     cm_seek_first(&m.base);
     rc = kv_db_write_sfs(db, f, &minor_fill_ops, &mf, rows_bound, &outs, &n_out);
   }
+  set_merging(db, false); /* (waits for a commit holding mu: then it is listed) */
   kv_sf_copier_free(&mf.cp);
   for (uint32_t i = 0; i < m.n_kids; i++) m.kids[i]->ops->destroy(m.kids[i]);
   free(m.kids);
@@ -536,21 +558,33 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
     return kv_error(rc, "%s", msg);
   }
   pthread_mutex_lock(&db->mu);
-  /* the inputs are still the newest n files (see above); the output holds their largest
-     sequence number and the newest file number, so it sorts where they were */
-  for (uint32_t i = first; i < f->n_files; i++) {
+  /* the inputs are still files [first, first + n) (see above), followed by any a bulk load
+     committed while the merge wrote; the output holds the inputs' largest sequence number,
+     below the load's, so it goes where they were, before those (as the MANIFEST's order by
+     sequence number has it at the next open) */
+  uint32_t tail = f->n_files - first - n;
+  int arc = KV_OK;
+  if (first + n_out + tail > f->cap_files) {
+    kv_sfh **nf = realloc(f->files, (first + n_out + tail) * sizeof *nf);
+    if (nf) {
+      f->files = nf;
+      f->cap_files = first + n_out + tail;
+    } else {
+      arc = kv_error(KV_ERR_NOMEM, "compaction: out of memory listing its output");
+    }
+  }
+  for (uint32_t i = first; i < first + n; i++) {
     atomic_store(&f->files[i]->obsolete, true);
     kv_sfh_unref(f->files[i]);
   }
-  f->n_files = first;
-  uint32_t added = 0;
-  int arc = KV_OK;
+  uint32_t added = arc ? 0 : n_out;
+  memmove(&f->files[first + added], &f->files[first + n], tail * sizeof *f->files);
   uint64_t blocks = 0;
-  for (; added < n_out && arc == KV_OK; added++) {
-    blocks += kv_sf_get_props(outs[added]->reader)->blocks;
-    arc = kv_fam_add_file(f, outs[added]);
+  for (uint32_t i = 0; i < added; i++) {
+    blocks += kv_sf_get_props(outs[i]->reader)->blocks;
+    f->files[first + i] = outs[i];
   }
-  if (arc) added--; /* not listed: the one that failed is still ours */
+  f->n_files = first + added + tail;
   db->stat_compactions++;
   f->compactions++;
   f->blocks_copied += mf.copied;

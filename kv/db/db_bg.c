@@ -123,6 +123,11 @@ void kv_db_bg_pause(kv_db *db) {
   while (db->bg_busy) pthread_cond_wait(&db->bg_done_cv, &db->mu);
 }
 
+void kv_db_bg_pause_install(kv_db *db) {
+  db->bg_pause++;
+  while (db->bg_busy && !db->bg_cm_merging) pthread_cond_wait(&db->bg_done_cv, &db->mu);
+}
+
 void kv_db_bg_resume(kv_db *db) {
   db->bg_pause--;
   pthread_cond_broadcast(&db->bg_cv);

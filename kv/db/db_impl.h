@@ -15,7 +15,13 @@
 ** - The background thread (kv/db/db_bg.c) is the only one that writes store files, changes
 **   file lists and writes flush, compaction and WAL trim records to the MANIFEST. DDL,
 **   which writes the MANIFEST too, first pauses it (kv_db_bg_pause), so the MANIFEST and
-**   db->ver have one writer at a time without a lock of their own. File numbers come from db->next_file.
+**   db->ver have one writer at a time without a lock of their own. A bulk load's commit
+**   adds files too: it waits only until the thread is idle or a compaction is merging
+**   (bg_cm_merging: its inputs chosen, the MANIFEST and the file list not yet touched), and
+**   writes its record and appends its files holding mu throughout; the compaction takes mu
+**   to end its merging phase, so the two never write the MANIFEST at once, and it then puts
+**   its output where its inputs were, before the files appended meanwhile. File numbers come
+**   from db->next_file.
 ** - Readers (scans) take references to memstores and store files under mu, then read them
 **   without any lock: memstores are lock-free for readers, store files are immutable.
 ** - db->last_seq is published (release) only after a whole group is in the memstores.
@@ -150,6 +156,8 @@ struct kv_db {
   bool bg_running;           /* bg_thread was started and not yet joined */
   bool bg_stop;              /* kv_close asks the thread to finish */
   bool bg_busy;              /* the thread is running a job */
+  bool bg_cm_merging;        /* the job is a compaction writing its output (kv/db/compact.c):
+                                kv_db_bg_pause_install need not wait for it */
   int bg_pause;              /* DDL pauses: no job starts while > 0 */
   pthread_cond_t bg_cv;      /* wakes the thread: new work, stop, resume */
   pthread_cond_t bg_done_cv; /* broadcast when a job ends (or the error state is set) */
@@ -328,6 +336,12 @@ void kv_db_bg_stop(kv_db *db);
 ** REQUIRES: mu held. */
 void kv_db_bg_pause(kv_db *db);
 void kv_db_bg_resume(kv_db *db);
+/* kv_db_bg_pause for a bulk load's commit, which only appends files to file lists and
+** writes its MANIFEST record while holding mu: it waits until no job runs or the running
+** one is a compaction still merging (bg_cm_merging), so a long compaction does not stall
+** the load; resume with kv_db_bg_resume. REQUIRES: mu held, and held until the files are
+** listed. */
+void kv_db_bg_pause_install(kv_db *db);
 /* ---- regions (kv/db/db_region.c) ---- */
 /* The cells a flush or a compaction writes, handed out in order: next_row gives the row of
 ** the next cell (false: none left); fill adds the cells whose row sorts below end (end
