@@ -41,12 +41,14 @@ static uint64_t double_to_ord(double x) {
   return (bits >> 63) ? ~bits : bits ^ (1ull << 63);
 }
 
-/* m with m / 10^k == x bit for bit (as ordered bytes u), or false. */
+/* m with m / 10^k == x bit for bit (as ordered bytes u), or false. y is rounded half away
+** from zero by hand (libm's nearbyint was a function call per value and per k tried): the
+** check below decides, so a rounding that picked another integer could only refuse a value,
+** and the y of a value that fits at k lies far closer than a half to an integer. */
 static bool scaled(double x, uint64_t u, uint32_t k, int64_t *m) {
   double y = x * P10[k];
   if (!(y > -M_LIMIT && y < M_LIMIT)) return false; /* also NaN */
-  double r = nearbyint(y);
-  int64_t mi = (int64_t)r;
+  int64_t mi = (int64_t)(y < 0 ? y - 0.5 : y + 0.5);
   if (double_to_ord((double)mi / P10[k]) != u) return false;
   *m = mi;
   return true;
@@ -58,6 +60,7 @@ int kv_sfdec_try(kv_sfbuf *o, const uint8_t *vals, const kv_sfb_cell *cells,
   if (kv_sf_grow((void **)scratch, scratch_cap, cnt, sizeof **scratch)) return KV_ERR_NOMEM;
   int64_t *ms = *scratch;
   uint32_t k = 0;
+  size_t at_k = 0; /* values [at_k, i) were scaled and verified at the current k */
   /* the smallest k every value fits (a value that fits at k fits at every larger k: m * 10
      stays exact below 2^53 and the division is of the same rational) */
   for (size_t i = 0; i < cnt; i++) {
@@ -66,14 +69,21 @@ int kv_sfdec_try(kv_sfbuf *o, const uint8_t *vals, const kv_sfb_cell *cells,
     uint64_t u = get_be64(vals + c->val_off);
     double x = ord_to_double(u);
     if (!isfinite(x)) return 0;
-    while (!scaled(x, u, k, &ms[i]))
-      if (++k > KV_SFDEC_MAX_K) return 0;
+    if (!scaled(x, u, k, &ms[i])) {
+      do
+        if (++k > KV_SFDEC_MAX_K) return 0;
+      while (!scaled(x, u, k, &ms[i]));
+      at_k = i;
+    }
   }
-  /* every value at the group's k, verified again by re-encoding */
+  /* the values before at_k at the group's k, verified again by re-encoding (the others
+     were, at that k, above) */
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   for (size_t i = 0; i < cnt; i++) {
-    uint64_t u = get_be64(vals + cells[mem[i]].val_off);
-    if (!scaled(ord_to_double(u), u, k, &ms[i])) return 0;
+    if (i < at_k) {
+      uint64_t u = get_be64(vals + cells[mem[i]].val_off);
+      if (!scaled(ord_to_double(u), u, k, &ms[i])) return 0;
+    }
     if (ms[i] < lo) lo = ms[i];
     if (ms[i] > hi) hi = ms[i];
   }
