@@ -407,7 +407,7 @@ static bool row_fast_ok(const kv_sf_writer *w, const kv_cell *c, size_t n) {
     if (x->qual_len > KV_MAX_QUALIFIER || x->value_len > KV_MAX_VALUE ||
         x->type > KV_DELETE_FAMILY || x->row_len != c[0].row_len)
       return false;
-    if (x->row != c[0].row && memcmp(x->row, c[0].row, x->row_len) != 0) return false;
+    if (x->row != c[0].row && kv_sf_key_cmp(x->row, x->row_len, c[0].row, x->row_len)) return false;
     if (w->seg && x->seq != (w->have_prev ? w->prev_seq : c[0].seq)) return false;
     if (i == 0) continue;
     const kv_cell *p = &c[i - 1];
