@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kv/bulk/bulk.h"
 #include "kv/util/cell.h"
@@ -166,8 +167,22 @@ void kv_bulk_note_held(kv_bulk *b, size_t held);
 ** (unchanged). */
 bool kv_bulk_grow(void **p, size_t *cap, size_t need, size_t elem);
 
-/* The cell of entry e of buffer u; seq is its add ordinal. Pointers into u's arena. */
-kv_cell kv_bulk_ent_cell(const kv_bulk_buf *u, const kv_bulk_ent *e);
+/* The cell of entry e of buffer u; seq is its add ordinal. Pointers into u's arena. Inline:
+** a call returning the cell through memory cost the worker's row loop a stall per cell. */
+static inline kv_cell kv_bulk_ent_cell(const kv_bulk_buf *u, const kv_bulk_ent *e) {
+  kv_cell c;
+  c.row = u->arena + e->row_off;
+  c.row_len = e->row_len;
+  c.qual = u->arena + e->qual_off;
+  c.qual_len = e->qual_len;
+  if (e->lt & KV_BULK_OWN_TS) memcpy(&c.ts, u->arena + e->qual_off - 8, 8);
+  else c.ts = u->now;
+  c.seq = u->ord_base + (uint64_t)(e - u->ents) + 1;
+  c.type = (uint8_t)KV_BULK_TYPE(e);
+  c.value = u->arena + e->qual_off + e->qual_len;
+  c.value_len = KV_BULK_VLEN(e);
+  return c;
+}
 
 /* Sort u's groups into row order (equal rows in add order). KV_OK or KV_ERR_NOMEM. */
 int kv_bulk_sort_buf(kv_bulk_buf *u);

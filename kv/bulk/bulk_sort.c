@@ -21,21 +21,6 @@ typedef kv_bulk_src msrc;
 typedef kv_bulk_pend pend;
 typedef kv_bulk_resolver resolver;
 
-kv_cell kv_bulk_ent_cell(const kv_bulk_buf *u, const kv_bulk_ent *e) {
-  kv_cell c;
-  c.row = u->arena + e->row_off;
-  c.row_len = e->row_len;
-  c.qual = u->arena + e->qual_off;
-  c.qual_len = e->qual_len;
-  if (e->lt & KV_BULK_OWN_TS) memcpy(&c.ts, u->arena + e->qual_off - 8, 8);
-  else c.ts = u->now;
-  c.seq = u->ord_base + (uint64_t)(e - u->ents) + 1;
-  c.type = (uint8_t)KV_BULK_TYPE(e);
-  c.value = u->arena + e->qual_off + e->qual_len;
-  c.value_len = KV_BULK_VLEN(e);
-  return c;
-}
-
 /* ---- sorting a buffer ------------------------------------------------------------------- */
 
 /* Order of two groups: row key, then add order (equal rows are merged cell by cell later).
