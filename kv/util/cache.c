@@ -61,6 +61,8 @@ typedef struct shard {
   size_t usage;               /* sum of charges in the cache */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
   uint64_t ghost[GHOSTS];     /* keys refused by kv_cache_admit lately (0 = empty) */
+  bool evicted;               /* evicted since kv_cache_admit last saw it below 7/8 of its
+                                 share: its free room may be an eviction's slack */
 } shard;
 
 struct kv_cache {
@@ -247,6 +249,7 @@ static kv_cache_entry *evict(shard *s, size_t cap, size_t charge, kv_cache_entry
       v->hnext = dead;
       dead = v;
       s->evictions++;
+      s->evicted = true;
     }
     v = p;
   }
@@ -303,9 +306,12 @@ bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge, uns
   pthread_mutex_lock(&s->mu);
   unsigned seen = (*slot & ~(uint64_t)3) == g ? (unsigned)(*slot & 3) + 1 : 0;
   /* a strict reader (asks >= 3) takes free room only while the shard is filling: the room
-     an eviction of a larger entry leaves in a full shard is not for it */
-  size_t room = share_of(c);
-  if (asks >= 3) room -= room / 8;
+     an eviction of a larger entry leaves in a full shard is not for it. A shard that has
+     not evicted since it was last below seven eighths is filling: its room is free (a
+     working set that fits is then cached whole, not seven eighths of it) */
+  size_t share = share_of(c), strict = share - share / 8;
+  if (s->usage + charge <= strict) s->evicted = false;
+  size_t room = asks >= 3 && s->evicted ? strict : share;
   bool ok = s->usage + charge <= room || seen + 1 >= asks;
   *slot = ok ? 0 : g | (seen < 3 ? seen : 3);
   pthread_mutex_unlock(&s->mu);

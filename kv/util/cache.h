@@ -57,8 +57,10 @@ kv_cache_entry *kv_cache_probe(kv_cache *c, uint64_t file, uint64_t off);
 ** block itself. */
 void kv_cache_note_miss(kv_cache *c, uint64_t file, uint64_t off);
 /* Admission hint for a reader that may skip caching (a point read): true when an entry of
-** `charge` bytes under (file, off) fits in its shard without evicting (with asks >= 3: in
-** seven eighths of the shard, so a full shard's slack is not taken), or when this is the
+** `charge` bytes under (file, off) fits in its shard without evicting (with asks >= 3, once
+** the shard has evicted: in seven eighths of the shard, so a full shard's slack is not
+** taken; the shard is filling again, its whole room free, from when an ask finds it below
+** that), or when this is the
 ** `asks`-th time lately the key was asked for (2 to 4; 2: asked for twice in a short while,
 ** worth evicting for, as in 2Q's ghost list); false otherwise, and the key and its count
 ** are remembered in a small per-shard ghost table (one slot per key hash: another key
