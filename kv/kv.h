@@ -741,7 +741,9 @@ int kv_flush(kv_db *db, const char *table);
 ** snapshot is acquired, a row with any cell newer than the oldest snapshot is kept whole in
 ** that family, so every acquired snapshot reads the same after as before. The inputs are
 ** deleted once no open scan reads them. In a table split into regions (docs/KV_REGIONS.md)
-** each family gets one file per region. Errors as kv_flush, and KV_ERR_CORRUPT when a
+** each family gets one file per region. A bulk load committed while the merge runs keeps its
+** files beside the output (docs/KV_BULK.md "Beside a compaction"), as a later write would
+** have. Errors as kv_flush, and KV_ERR_CORRUPT when a
 ** family's input file is damaged: the message names the file and its region; nothing is
 ** replaced, the store stays writable, and the family's automatic compactions stop until the
 ** store is reopened (each kv_compact of it fails so again). */

@@ -396,7 +396,8 @@ int kv_db_install_regions(kv_db *db, uint32_t table_id);
 int kv_regions_encode(const uint8_t *const *keys, const uint32_t *lens, uint32_t n,
                       uint8_t **out, uint32_t *out_len);
 /* "table T region i of n [start, end)" for region i of f's table (r: f's regions).
-** REQUIRES: mu held, or the background thread. */
+** REQUIRES: mu held, or the background thread outside a compaction's merge (a bulk load's
+** commit may change db->ver under mu then: kv_db_bg_pause_install). */
 void kv_db_region_name(kv_db *db, const kv_fam *f, const kv_regions *r, uint32_t i, char *buf,
                        size_t cap);
 /* After a flush or a compaction of f: split the first region of f's table whose blocks of
