@@ -1,7 +1,7 @@
 /*
 ** tests/kv/test_bulk_beside_compaction.c: a bulk load's commit while an automatic compaction
 ** is merging (kv/db/compact.c, kv/bulk/bulk_write.c, docs/KV_BULK.md "Beside a compaction").
-** The compaction is held in its merging phase by kv_compact_set_merge_hook until the load's
+** The compaction is held in its merging phase (tests/tu_merge_hold.h) until the load's
 ** commit has returned (or 30 s have passed: then the commit waited for the compaction, as
 ** it did before, and the test fails instead of hanging). Then: every row of the compacted
 ** files and of the load reads back, the load's newer value of a row the compaction's
@@ -29,35 +29,9 @@
 #include "kv/env/env_mem.h"
 #include "kv/kv.h"
 #include "testutil.h"
+#include "tu_merge_hold.h"
 
 #define T0 1700000000000LL
-
-typedef struct hold {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int calls;        /* merges begun */
-  bool merging;     /* the first merge is held in the hook */
-  bool release;     /* the test lets it go on */
-  bool timed_out;   /* the hook gave up waiting (the commit never returned beside it) */
-} hold;
-
-static void hook(void *arg) {
-  hold *h = arg;
-  pthread_mutex_lock(&h->mu);
-  if (++h->calls == 1) {
-    h->merging = true;
-    pthread_cond_broadcast(&h->cv);
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_sec += 30;
-    while (!h->release)
-      if (pthread_cond_timedwait(&h->cv, &h->mu, &ts) == ETIMEDOUT) {
-        h->timed_out = true;
-        break;
-      }
-  }
-  pthread_mutex_unlock(&h->mu);
-}
 
 static kv_db *open_db(kv_env *env) {
   kv_options o;
@@ -148,35 +122,22 @@ static void test_commit_beside_merge(void **state) {
   assert_int_equal(kv_create_table(db, "t", &fo, 1), KV_OK);
   uint32_t fid;
   assert_int_equal(kv_family_id(db, "t", "f", &fid), KV_OK);
-  hold h = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false, false, false};
-  kv_compact_set_merge_hook(hook, &h);
+  hold_start();
   put_rows(db, fid, "r", 0, 100);
   assert_int_equal(kv_flush(db, NULL), KV_OK);
   put_rows(db, fid, "r", 100, 200);
   pthread_t ft; /* a second file: the automatic compaction */
   assert_int_equal(pthread_create(&ft, NULL, flush_thread, db), 0);
-  pthread_mutex_lock(&h.mu);
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += 30;
-  while (!h.merging && pthread_cond_timedwait(&h.cv, &h.mu, &ts) != ETIMEDOUT) {}
-  bool merging = h.merging;
-  pthread_mutex_unlock(&h.mu);
-  assert_true(merging);
+  wait_merging();
   /* beside the held merge: a load over rows its inputs hold and new ones, then another */
   bulk_rows(db, fid, "r", 50, 70);
   bulk_rows(db, fid, "b", 0, 30);
-  pthread_mutex_lock(&h.mu);
-  bool timed_out = h.timed_out;
-  h.release = true;
-  pthread_cond_broadcast(&h.cv);
-  pthread_mutex_unlock(&h.mu);
-  assert_false(timed_out); /* both commits returned while the merge was held */
+  assert_true(hold_release()); /* both commits returned while the merge was held */
   void *frc = NULL;
   assert_int_equal(pthread_join(ft, &frc), 0);
   assert_int_equal((int)(intptr_t)frc, KV_OK);
   wait_compactions(db, fid, 1);
-  kv_compact_set_merge_hook(NULL, NULL);
+  hold_end();
   /* the merge's output where its two inputs were, and the loads' two files after it (the
      automatic compaction may merge those next: wait for what it does, then count) */
   check_rows(db, fid, false);
