@@ -67,6 +67,7 @@ static void bulk_rows(kv_db *db, uint32_t fid, const char *prefix, int from, int
     assert_int_equal(kv_bulk_put(b, fid, k, strlen(k), "q", 1, T0 + 1, v, strlen(v)), KV_OK);
   }
   assert_int_equal(kv_bulk_commit(b, NULL), KV_OK);
+  kv_bulk_free(b);
 }
 
 /* Every row of the family: r000-r199 with "old-" values but r050-r069 "new-" (the load),

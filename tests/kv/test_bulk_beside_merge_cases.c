@@ -128,6 +128,7 @@ static void bulk_two(kv_db *db, uint32_t fid, const char *p1, int f1, int t1, co
     }
   }
   assert_int_equal(kv_bulk_commit(b, NULL), KV_OK);
+  kv_bulk_free(b);
 }
 
 static void bulk_rows(kv_db *db, uint32_t fid, const char *prefix, int from, int to) {
