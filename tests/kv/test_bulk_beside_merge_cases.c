@@ -1,8 +1,10 @@
 /*
-** tests/kv/test_bulk_beside_merge_cases.c: more cases of a bulk load's commit beside a
-** compaction held in its merging phase (kv/db/compact.c set_merging, kv/bulk/bulk_write.c
-** install, docs/KV_BULK.md "Beside a compaction"), beyond tests/kv/test_bulk_beside_compaction.c:
-** a table split into regions (the load's file cut at the boundary; the compaction's output
+** tests/kv/test_bulk_beside_merge_cases.c: a bulk load's commit beside a compaction held in
+** its merging phase (kv/db/compact.c set_merging, kv/bulk/bulk_write.c install,
+** docs/KV_BULK.md "Beside a compaction"): two loads committed while the automatic compaction
+** of four files is held (one over rows its inputs hold), the commits returning before it
+** is released (else the hook gives up after 30 s and the test fails instead of hanging); a
+** table split into regions (the load's file cut at the boundary; the compaction's output
 ** one file per region), a major compaction asked for by kv_compact (a tombstone it drops and
 ** a row the load writes again over it), DDL beside the held merge, kv_close while the merge
 ** is held, and a crash (power cut) while it is held. Each checks every row against a model
@@ -241,6 +243,46 @@ static kv_db *reopen_same(kv_db *db, kv_env *env, uint32_t fid, char split) {
 
 /* ---- the cases ------------------------------------------------------------------------- */
 
+/* Two loads committed while the automatic compaction of four files is held, one over rows
+** its inputs hold: both return before the merge goes on; then the output stands where its
+** inputs were and the loads' two files after it (three files: below the trigger), every
+** cell kept, and so after a reopen and a later major compaction (one file). */
+static void test_two_loads(void **state) {
+  (void)state;
+  memset(&M, 0, sizeof M);
+  kv_env *env = kv_env_mem_new(T0);
+  kv_db *db = open_db(env, 0);
+  uint32_t fid = make_table(db, "t", NULL);
+  hold_start();
+  for (int k = 0; k < 3; k++) {
+    put_rows(db, fid, "r", 50 * k, 50 * k + 50);
+    assert_int_equal(kv_flush(db, NULL), KV_OK);
+  }
+  put_rows(db, fid, "r", 150, 200);
+  pthread_t ft; /* the fourth file: the automatic compaction, held */
+  assert_int_equal(pthread_create(&ft, NULL, flush_thread, db), 0);
+  wait_merging();
+  bulk_rows(db, fid, "r", 50, 70);
+  bulk_rows(db, fid, "b", 0, 30);
+  assert_true(hold_release()); /* both commits returned while the merge was held */
+  assert_int_equal(join(ft), KV_OK);
+  hold_end();
+  check_rows(db, fid);
+  kv_family_stats st;
+  assert_int_equal(kv_family_get_stats(db, fid, &st), KV_OK);
+  assert_int_equal(st.store_files, 3);
+  assert_int_equal(st.cells, 200 + 20 + 30); /* a minor compaction keeps every cell */
+  db = reopen_same(db, env, fid, 0);
+  bulk_rows(db, fid, "c", 0, 10);
+  assert_int_equal(kv_compact(db, "t", true), KV_OK);
+  check_rows(db, fid);
+  assert_int_equal(kv_family_get_stats(db, fid, &st), KV_OK);
+  assert_int_equal(st.store_files, 1);
+  db = reopen_same(db, env, fid, 0);
+  assert_int_equal(kv_close(db), KV_OK);
+  kv_env_free(env);
+}
+
 /* A table split at "m": the flushes and the compaction write one file per region, the load
 ** spans both (cut into two files) while the automatic compaction of both regions merges. */
 static void test_regions(void **state) {
@@ -390,7 +432,8 @@ static void test_power_cut(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_regions), cmocka_unit_test(test_major),
+      cmocka_unit_test(test_two_loads), cmocka_unit_test(test_regions),
+      cmocka_unit_test(test_major),
       cmocka_unit_test(test_ddl),     cmocka_unit_test(test_close),
       cmocka_unit_test(test_power_cut),
   };
