@@ -294,11 +294,12 @@ void kv_cache_free(kv_cache *c) {
 }
 
 bool kv_cache_admit(kv_cache *c, uint64_t file, uint64_t off, size_t charge, unsigned asks) {
-  uint32_t h = key_hash(file, off);
+  uint64_t mix = key_mix(file, off);
+  uint32_t h = (uint32_t)mix; /* key_hash */
   shard *s = shard_of(c, file, off);
   /* the whole key's mix (neighbouring keys differ) less its low two bits, which count the
      times the key was refused since it took the slot; never 0 (the empty slot) */
-  uint64_t g = key_mix(file, off) & ~(uint64_t)3;
+  uint64_t g = mix & ~(uint64_t)3;
   if (g == 0) g = 4;
   if (asks < 2) asks = 2;
   if (asks > 4) asks = 4;
