@@ -902,6 +902,9 @@ typedef struct kv_block_cache_stats {
   uint64_t inserts;    /* blocks added */
   uint64_t evictions;  /* blocks pushed out to stay within the capacity */
   uint64_t erased;     /* blocks dropped because their file was deleted */
+  uint64_t filter_hits, filter_misses, filter_inserts; /* bloom filter partitions of
+                          store files that are not mapped (format version 4; a mapped
+                          file's are read in place), counted apart from blocks */
   size_t usage;        /* bytes charged now (compact decoded blocks), column cache
                           entries included */
   size_t capacity;     /* kv_options.block_cache_size in effect (the one budget of the

@@ -98,7 +98,6 @@ typedef struct kv_bulk_fam {
   uint32_t n_segs, cap_segs; /* used / allocated */
   char **runs;            /* paths of spilled runs (malloc'ed) */
   uint32_t n_runs, cap_runs; /* used / allocated */
-  uint64_t run_rows;      /* distinct row keys of its runs, summed (a bound on theirs) */
   uint64_t cells;         /* cells of the family added so far */
   size_t mixed_bytes;     /* size at which an unordered buffer is closed next */
   uint32_t n_mixed;       /* unordered buffers closed so far (mixed_bytes doubles after
@@ -315,8 +314,8 @@ int kv_bulk_materialize(kv_bulk *b, kv_bulk_fam *f);
 ** them): they are merged into run files, cells with their add ordinals as sequence
 ** numbers; into one, or, from split_cells cells on, into two key ranges written at once
 ** (this thread and a helper), cut at the middle row of the largest buffer. Each file is
-** named in f->runs before it is written (kv_bulk_free removes it from then on); f->run_rows
-** grows by their rows. KV_OK or the first error. */
+** named in f->runs before it is written (kv_bulk_free removes it from then on). KV_OK or
+** the first error. */
 int kv_bulk_spill_runs(kv_bulk *b, kv_bulk_fam *f);
 
 /* Free a buffer and what it holds. NULL is a no-op. */

@@ -49,7 +49,7 @@ static int run_job(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u, uint64_t job) {
   }
   int rc = kv_bulk_sort_buf(u);
   if (rc || !u->encode || u->n_ents == 0) return rc;
-  kv_sf_writer_options wo = {f->block_size, f->compression, 0, 0};
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
   kv_sf_writer *w;
   rc = kv_sf_seg_open(&wo, &w);
   if (rc) return rc;
@@ -244,15 +244,14 @@ static bool segments_chain(kv_bulk_fam *f, kv_bulk_buf ***order, size_t *n) {
 }
 
 /* Open a new file named <number><ext> in f's folder for writing. */
-static int open_out(kv_bulk *b, kv_bulk_fam *f, const char *ext, bool run, uint64_t rows,
-                    char *path, size_t cap, uint64_t *number, kv_sf_writer **w) {
+static int open_out(kv_bulk *b, kv_bulk_fam *f, const char *ext, bool run, char *path, size_t cap, uint64_t *number, kv_sf_writer **w) {
   kv_db *db = b->db;
   int rc = db->env->mkdir(db->env, f->dir);
   if (rc) return rc;
   *number = kv_db_new_file_number(db);
   snprintf(path, cap, "%s/%llu%s", f->dir, (unsigned long long)*number, ext);
   kv_sf_writer_options wo = {f->block_size, run ? KV_COMPRESSION_NONE : f->compression,
-                             run ? KV_SF_NO_BLOOM : 0u, rows};
+                             run ? KV_SF_NO_BLOOM : 0u};
   return kv_sf_writer_open(db->env, path, &wo, w);
 }
 
@@ -276,8 +275,7 @@ int kv_bulk_materialize(kv_bulk *b, kv_bulk_fam *f) {
     char path[KV_BULK_PATH_CAP];
     uint64_t number;
     kv_sf_writer *w = NULL;
-    rc = open_out(b, f, ".run", true, kv_sf_seg_rows(u->seg), path, sizeof path, &number,
-                  &w);
+    rc = open_out(b, f, ".run", true, path, sizeof path, &number, &w);
     char *dup = rc ? NULL : strdup(path);
     if (rc == KV_OK && !dup) {
       kv_sf_writer_abort(w);
@@ -298,14 +296,9 @@ int kv_bulk_materialize(kv_bulk *b, kv_bulk_fam *f) {
       f->segs[k++] = u;
       continue;
     }
-    kv_sf_props props;
-    rc = kv_sf_writer_finish(w, &props);
-    if (rc) {
-      f->segs[k++] = u;
-    } else {
-      f->run_rows += props.rows;
-      kv_bulk_buf_free(u);
-    }
+    rc = kv_sf_writer_finish(w, NULL);
+    if (rc) f->segs[k++] = u;
+    else kv_bulk_buf_free(u);
   }
   f->n_segs = k;
   return rc;
@@ -323,7 +316,7 @@ static int open_run(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer **w) {
            (unsigned long long)kv_db_new_file_number(b->db));
   char *dup = strdup(path);
   if (!dup) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, KV_SF_NO_BLOOM, 0};
+  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, KV_SF_NO_BLOOM};
   int rc = kv_sf_writer_open(b->db->env, path, &wo, w);
   if (rc) {
     free(dup);
@@ -386,9 +379,7 @@ int kv_bulk_spill_runs(kv_bulk *b, kv_bulk_fam *f) {
       kv_sf_writer_abort(w[k]);
       continue;
     }
-    kv_sf_props props;
-    rc = kv_sf_writer_finish(w[k], &props);
-    if (rc == KV_OK) f->run_rows += props.rows;
+    rc = kv_sf_writer_finish(w[k], NULL);
   }
   free(split);
   return rc;
@@ -402,23 +393,10 @@ static int write_fam(kv_bulk *b, kv_bulk_fam *f, uint64_t seq, outf *o) {
   bool blocks = !chain && f->n_runs == 0; /* overlapping segments: merged block-wise */
   int rc = chain || blocks || o->split ? KV_OK : kv_bulk_materialize(b, f);
   for (uint32_t i = 0; i < f->n_segs && rc == KV_OK; i++) rc = kv_bulk_sort_buf(f->segs[i]);
-  /* Its rows, or a bound on them (for its bloom filter: kv_sf_writer_options.expected_rows):
-  ** exact when its file is segments or merged halves one after another; else the sum over
-  ** its sources (a raw buffer's groups, each a row of it) */
-  uint64_t rows = 0;
-  if (o->split) {
-    rows = kv_sf_seg_rows(o->part[0]) + kv_sf_seg_rows(o->part[1]);
-  } else if (chain) {
-    for (size_t i = 0; i < n; i++) rows += kv_sf_seg_rows(order[i]->seg);
-  } else {
-    rows = f->run_rows;
-    for (uint32_t i = 0; i < f->n_segs; i++)
-      rows += f->segs[i]->raw ? f->segs[i]->n_grps : kv_sf_seg_rows(f->segs[i]->seg);
-  }
   uint64_t number = 0;
   kv_sf_writer *w = NULL;
   if (rc == KV_OK)
-    rc = open_out(b, f, ".sf", false, rows, o->path, sizeof o->path, &number, &w);
+    rc = open_out(b, f, ".sf", false, o->path, sizeof o->path, &number, &w);
   if (rc) {
     o->path[0] = 0;
     free(order);
@@ -592,7 +570,7 @@ static bool choose_split(kv_bulk_fam *f, outf *o) {
 
 /* Merge key range `part` (0: below o->split, 1: from it on) of family f into o->part[part]. */
 static int merge_part(kv_bulk *b, kv_bulk_fam *f, outf *o, int part, uint64_t seq) {
-  kv_sf_writer_options wo = {f->block_size, f->compression, 0, 0};
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
   kv_sf_writer *w;
   int rc;
   if (o->to_file) { /* its blocks to a file of their own (<number>.run: kv_open deletes it) */

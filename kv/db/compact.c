@@ -482,17 +482,12 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   }
   kv_sfh **outs = NULL;
   uint32_t n_out = 0;
-  uint64_t rows_bound = 0; /* the inputs' rows: the output has no more (0: a count unknown) */
-  for (uint32_t i = 0; i < n && rows_bound != UINT64_MAX; i++)
-    rows_bound = in[i]->meta.rows || !in[i]->meta.cells ? rows_bound + in[i]->meta.rows
-                                                         : UINT64_MAX;
-  if (rows_bound == UINT64_MAX) rows_bound = 0;
   minor_fill mf = {&m, in, n, 0, {0}};
   if (rc == KV_OK && major) {
-    rc = kv_db_write_iter(db, f, &m.base, rows_bound, &outs, &n_out);
+    rc = kv_db_write_iter(db, f, &m.base, &outs, &n_out);
   } else if (rc == KV_OK) {
     cm_seek_first(&m.base);
-    rc = kv_db_write_sfs(db, f, &minor_fill_ops, &mf, rows_bound, &outs, &n_out);
+    rc = kv_db_write_sfs(db, f, &minor_fill_ops, &mf, &outs, &n_out);
   }
   set_merging(db, false); /* (waits for a commit holding mu: then it is listed) */
   kv_sf_copier_free(&mf.cp);

@@ -98,13 +98,12 @@ static int iter_status(void *ctx) {
 }
 static const kv_db_fill iter_fill_ops = {iter_next_row, iter_fill, iter_status};
 
-int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh ***outs,
-                     uint32_t *n_outs) {
+int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh ***outs, uint32_t *n_outs) {
   *outs = NULL;
   *n_outs = 0;
   it->ops->seek_first(it);
   if (!it->ops->valid(it)) return it->ops->status(it);
-  return kv_db_write_sfs(db, f, &iter_fill_ops, it, rows_bound, outs, n_outs);
+  return kv_db_write_sfs(db, f, &iter_fill_ops, it, outs, n_outs);
 }
 
 int kv_db_fail(kv_db *db, int rc) {
@@ -126,7 +125,7 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   if (!it) return kv_db_fail(db, kv_error(KV_ERR_NOMEM, "flush: out of memory"));
   kv_sfh **outs;
   uint32_t n_out;
-  int rc = kv_db_write_iter(db, f, it, 0, &outs, &n_out); /* a memstore's size bounds its hashes */
+  int rc = kv_db_write_iter(db, f, it, &outs, &n_out);
   it->ops->destroy(it);
   if (rc) return kv_db_fail(db, rc);
 

@@ -356,14 +356,12 @@ typedef struct kv_db_fill {
 ** thread, or the bulk load's commit), one per region that gets cells (the
 ** regions f holds when it starts), each written whole and synced, its folder synced, and
 ** opened: *outs (malloc'ed, kv_db_sfs_free) gets *n_outs handles in key order (0 when there
-** were no cells). On failure nothing is left on disk and *outs is NULL. rows_bound: a
-** bound on each file's distinct row keys (0: none; kv_sf_writer_options.expected_rows). */
-int kv_db_write_sfs(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx,
-                    uint64_t rows_bound, kv_sfh ***outs, uint32_t *n_outs);
+** were no cells). On failure nothing is left on disk and *outs is NULL. */
+int kv_db_write_sfs(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx, kv_sfh ***outs,
+                    uint32_t *n_outs);
 void kv_db_sfs_free(kv_sfh **outs, uint32_t n);
 /* kv_db_write_sfs of every cell of `it` (from seek_first; kv/db/db_flush.c). */
-int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, uint64_t rows_bound, kv_sfh ***outs,
-                     uint32_t *n_outs);
+int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh ***outs, uint32_t *n_outs);
 /* Store file h of f (not yet named in the MANIFEST: the bulk load's) written again as one
 ** file per region it holds rows of, through kv_db_write_iter, each with h's sequence
 ** range: *outs / *n_outs as kv_db_write_sfs; *n_outs 0 when h lies within one region (keep

@@ -677,6 +677,9 @@ int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out) {
   out->inserts = c.inserts;
   out->evictions = c.evictions;
   out->erased = c.erased;
+  out->filter_hits = c.meta_hits;
+  out->filter_misses = c.meta_misses;
+  out->filter_inserts = c.meta_inserts;
   out->usage = c.usage;
   out->capacity = c.capacity;
   if (db->colcache) { /* the column cache's part of the budget (kv/colscan/colscan.c) */

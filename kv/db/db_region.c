@@ -127,7 +127,7 @@ int kv_regions_encode(const uint8_t *const *keys, const uint32_t *lens, uint32_t
 
 /* Write one store file of f holding what fill adds below end; *h NULL when it added none. */
 static int write_one(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx,
-                     const uint8_t *end, uint32_t end_len, uint64_t rows_bound, kv_sfh **h) {
+                     const uint8_t *end, uint32_t end_len, kv_sfh **h) {
   *h = NULL;
   char dir[PATH_CAP], path[PATH_CAP];
   kv_db_family_dir(db, f, dir, sizeof dir);
@@ -135,7 +135,7 @@ static int write_one(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx,
   if (rc) return rc;
   uint64_t number = kv_db_new_file_number(db);
   kv_db_sf_path(db, f, number, path, sizeof path);
-  kv_sf_writer_options wo = {f->block_size, f->compression, 0, rows_bound};
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
   kv_sf_writer *w;
   rc = kv_sf_writer_open(db->env, path, &wo, &w);
   if (rc) return rc;
@@ -162,8 +162,8 @@ void kv_db_sfs_free(kv_sfh **outs, uint32_t n) {
   free(outs);
 }
 
-int kv_db_write_sfs(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx,
-                    uint64_t rows_bound, kv_sfh ***outs, uint32_t *n_outs) {
+int kv_db_write_sfs(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx, kv_sfh ***outs,
+                    uint32_t *n_outs) {
   *outs = NULL;
   *n_outs = 0;
   pthread_mutex_lock(&db->mu);
@@ -187,7 +187,7 @@ int kv_db_write_sfs(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx,
       cap = nc;
     }
     kv_sfh *h = NULL;
-    rc = write_one(db, f, fill, ctx, end, end_len, rows_bound, &h);
+    rc = write_one(db, f, fill, ctx, end, end_len, &h);
     if (rc == KV_OK && h) v[n++] = h;
   }
   if (rc == KV_OK) rc = fill->status(ctx); /* the inputs ended, or failed */
@@ -293,7 +293,7 @@ int kv_db_cut_file(kv_db *db, kv_fam *f, kv_sfh *h, kv_sfh ***outs, uint32_t *n_
   if (within) return KV_OK;
   kv_iter *it = kv_sf_iter_new_opts(h->reader, NULL, false); /* every cell as stored */
   if (!it) return kv_error(KV_ERR_NOMEM, "cutting %s at region boundaries: out of memory", h->path);
-  int rc = kv_db_write_iter(db, f, it, h->meta.rows, outs, n_outs);
+  int rc = kv_db_write_iter(db, f, it, outs, n_outs);
   it->ops->destroy(it);
   for (uint32_t i = 0; rc == KV_OK && i < *n_outs; i++) { /* the whole file's ranges */
     (*outs)[i]->meta.min_seq = h->meta.min_seq;

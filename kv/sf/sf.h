@@ -32,19 +32,9 @@ typedef struct kv_sf_writer_options {
                              writers only): no row is hashed and the file gets the empty
                              filter, which says "absent" to every probe: only for a file
                              read in order and never probed (the bulk load's runs) */
-  uint64_t expected_rows; /* 0 = unknown; else the file's distinct row keys, or a bound on
-                             them: past KV_SF_HASHES_KEPT rows the writer sets the bits of
-                             a bloom filter sized for this many keys as rows come, instead
-                             of keeping 8 bytes of hash per row until finish (the same bytes
-                             when the count is exact; a larger filter for a bound above it;
-                             more false positives, never a wrong answer, below it) */
 } kv_sf_writer_options;
 
 #define KV_SF_NO_BLOOM UINT32_MAX /* kv_sf_writer_options.bloom_bits_per_key: no filter */
-
-/* Rows whose hashes a writer keeps before it streams them into its bloom filter (only when
-** expected_rows is given): small files get a filter sized exactly whatever the bound. */
-#define KV_SF_HASHES_KEPT 65536u
 
 /* Create `path` (truncated) for writing through `env`. `opts` may be NULL (64 KiB blocks,
 ** lz4, 10 bloom bits per row key); block_size is capped at 256 MiB. Returns KV_OK with *out

@@ -22,7 +22,11 @@
 
 /* ---- Format constants (docs/FORMAT.md Part 2) ---- */
 #define KV_SF_MAGIC 0x3146535F4E574F52ull /* "ROWN_SF1" read as a little-endian u64 */
-#define KV_SF_FORMAT_VERSION 3u     /* newest: 3 adds decimal-scaled value groups (written only
+#define KV_SF_FORMAT_VERSION 4u     /* newest read: 4 adds the partitioned bloom filter
+                                       (written when a file's filter has two partitions or
+                                       more; it may hold decimal-scaled groups too) */
+#define KV_SF_FORMAT_VERSION_PART 4u /* written when the filter is partitioned */
+#define KV_SF_FORMAT_VERSION_DEC 3u /* 3 adds decimal-scaled value groups (written only
                                        when a block has one), 2 sectioned blocks
                                        (compression byte 2) */
 #define KV_SF_FORMAT_VERSION_NODEC 2u /* written when no block has a decimal-scaled group */
@@ -367,6 +371,14 @@ typedef struct kv_sf_index_entry {
   kv_cell first;           /* first cell's key (row, qual, ts, seq, type; no value) */
 } kv_sf_index_entry;
 
+/* One partition of a partitioned bloom filter (format version 4, kv/sf/sf_filter.h). */
+typedef struct kv_sf_fpart {
+  uint64_t off;            /* file offset of the partition (filter bytes, then xxh3) */
+  uint32_t len;            /* its bytes, the checksum's 8 included */
+  uint32_t key_len;        /* length of the first row key its rows start at */
+  const uint8_t *key;      /* that key (into the reader's fpart_buf) */
+} kv_sf_fpart;
+
 struct kv_sf_reader {
   kv_env *env;             /* the env the file is read through */
   kv_file *file;           /* the open file (shared by iterators; pread only) */
@@ -381,8 +393,12 @@ struct kv_sf_reader {
                               to the trailer's distinct rows (writers cut inside a row only
                               past twice BLOCKSIZE), so a row that starts a block has no
                               cells in the block before (kv_sf_row_block) */
-  uint8_t *bloom;          /* the bloom filter section */
+  uint8_t *bloom;          /* the bloom filter section (a single filter; NULL when
+                              partitioned) */
   size_t bloom_len;        /* its length */
+  uint8_t *fpart_buf;      /* a partitioned filter's partition index (format version 4) */
+  kv_sf_fpart *fparts;     /* its partitions, read one per probe (kv/sf/sf_filter.h) */
+  uint32_t nfparts;        /* their number (0: the single filter, or none) */
   uint8_t *fence;          /* per block: u8 length, then its first row key padded to
                               fence_w bytes (all back to back: a seek to a row's start
                               binary-searches this dense copy), or NULL when some first

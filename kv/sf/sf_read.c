@@ -3,7 +3,8 @@
 ** can (point and short range reads then read their blocks in place, kv_sf_bytes_at); the
 ** trailer, the bloom filter and the block index are read with single preads, checked
 ** (lengths, XXH3-64 checksums, offsets, counts, key order) and kept in memory for the
-** reader's life; plus the file's properties, key range, bloom probe and the search for a
+** reader's life (a partitioned filter, format version 4: only its partition index,
+** kv/sf/sf_filter.c); plus the file's properties, key range, bloom probe and the search for a
 ** key's block (kv_sf_find_block, over the fence built here). The planner's
 ** estimates are kv/sf/sf_estimate.c; iterating the cells is kv/sf/sf_iter.c. Layout:
 ** docs/FORMAT.md Part 2.
@@ -16,6 +17,7 @@
 #include "kv/util/bloom.h"
 #include "kv/util/coding.h"
 #include "kv/sf/sf_cblock.h"
+#include "kv/sf/sf_filter.h"
 #include "kv/sf/sf_int.h"
 #include "kv/util/status.h"
 
@@ -55,6 +57,8 @@ void kv_sf_close(kv_sf_reader *r) {
   free(r->fence);
   free(r->fence_top);
   free(r->bloom);
+  free(r->fparts);
+  free(r->fpart_buf);
   free(r->path);
   free(r);
 }
@@ -327,8 +331,10 @@ static int open_impl(kv_env *env, const char *path, kv_sf_reader **out, kv_sf_sa
     sv->trailer_ok = true;
     sv->data_end = bloom_off;
   }
-  if ((rc = read_section(r, bloom_off, bloom_size, kv_get_u64le(t + 56), "bloom filter",
-                         &r->bloom)) == KV_OK) {
+  if (version >= KV_SF_FORMAT_VERSION_PART) {
+    rc = kv_sf_filter_open(r, bloom_off, bloom_size, kv_get_u64le(t + 56));
+  } else if ((rc = read_section(r, bloom_off, bloom_size, kv_get_u64le(t + 56), "bloom filter",
+                                &r->bloom)) == KV_OK) {
     r->bloom_len = bloom_size;
     if (!kv_bloom_valid(r->bloom, r->bloom_len))
       rc = corrupt(r, bloom_off, "bloom filter", "bad header");
@@ -338,6 +344,9 @@ static int open_impl(kv_env *env, const char *path, kv_sf_reader **out, kv_sf_sa
     free(r->bloom);
     r->bloom = NULL;
     r->bloom_len = 0;
+    free(r->fparts);
+    r->fparts = NULL;
+    r->nfparts = 0;
     rc = KV_OK;
   } else if (sv) {
     sv->bloom_ok = rc == KV_OK;
@@ -402,6 +411,7 @@ void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *fir
 }
 
 bool kv_sf_may_contain_row(const kv_sf_reader *r, const uint8_t *row, uint32_t len) {
+  if (r->nfparts) return kv_sf_filter_may_contain(r, row, len);
   return kv_bloom_may_contain(r->bloom, r->bloom_len, kv_bloom_hash(row, len));
 }
 

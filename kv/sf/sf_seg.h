@@ -132,8 +132,6 @@ void kv_sf_seg_cur_cell(kv_sf_seg_cur *c, uint32_t k, kv_cell *out);
 uint64_t kv_sf_seg_seq(const kv_sf_seg *s);
 /* Cells in a segment (0 for NULL). */
 uint64_t kv_sf_seg_cells(const kv_sf_seg *s);
-/* Distinct row keys in a segment (0 for NULL). */
-uint64_t kv_sf_seg_rows(const kv_sf_seg *s);
 /* Bytes a segment holds in memory (0 for NULL): its blocks unless paged out, its block
 ** index entries and keys, 8 bytes per row of bloom hashes. */
 size_t kv_sf_seg_bytes(const kv_sf_seg *s);

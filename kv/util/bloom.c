@@ -18,7 +18,8 @@
 
 uint64_t kv_bloom_hash(const void *key, size_t len) { return XXH3_64bits(key, len); }
 
-int kv_bloom_alloc(uint64_t n, uint32_t bits_per_key, uint8_t **out, size_t *out_len) {
+/* An empty filter sized for n keys (kv_bloom_build's size). KV_OK or KV_ERR_NOMEM. */
+static int bloom_alloc(uint64_t n, uint32_t bits_per_key, uint8_t **out, size_t *out_len) {
   *out = NULL;
   *out_len = 0;
   if (bits_per_key == 0) bits_per_key = 10;
@@ -46,9 +47,9 @@ static inline void probe_start(uint64_t h, uint64_t nbits, uint64_t *x, uint64_t
   *step = ((h >> 32) | 1u) % nbits;
 }
 
-void kv_bloom_add(uint8_t *filter, uint64_t h) { kv_bloom_add_many(filter, &h, 1); }
-
-void kv_bloom_add_many(uint8_t *filter, const uint64_t *h, size_t n) {
+/* Set the bits of the keys with hashes h[0..n), the filter's bytes of later keys fetched
+** ahead. */
+static void bloom_add_many(uint8_t *filter, const uint64_t *h, size_t n) {
   int k = filter[0];
   uint64_t nbits = kv_get_u32le(filter + 1);
   if (nbits == 0) return;
@@ -76,9 +77,9 @@ void kv_bloom_add_many(uint8_t *filter, const uint64_t *h, size_t n) {
 
 int kv_bloom_build(const uint64_t *hashes, size_t n, uint32_t bits_per_key, uint8_t **out,
                    size_t *out_len) {
-  int rc = kv_bloom_alloc(n, bits_per_key, out, out_len);
+  int rc = bloom_alloc(n, bits_per_key, out, out_len);
   if (rc) return rc;
-  kv_bloom_add_many(*out, hashes, n);
+  bloom_add_many(*out, hashes, n);
   return KV_OK;
 }
 

@@ -22,18 +22,6 @@ uint64_t kv_bloom_hash(const void *key, size_t len);
 int kv_bloom_build(const uint64_t *hashes, size_t n, uint32_t bits_per_key, uint8_t **out,
                    size_t *out_len);
 
-/* An empty filter sized for `n` keys (the size kv_bloom_build gives for n hashes), to be
-** filled one key at a time with kv_bloom_add: a writer that knows how many keys it will
-** add (or a bound) holds the filter's bits, not every key's hash. Adding the same keys as
-** kv_bloom_build gives the same bytes. Adding more than n keys gives a filter with more
-** false positives, never a false negative. KV_OK or KV_ERR_NOMEM, as kv_bloom_build. */
-int kv_bloom_alloc(uint64_t n, uint32_t bits_per_key, uint8_t **out, size_t *out_len);
-
-/* Set the bits of the key with hash h in a filter of kv_bloom_alloc (or kv_bloom_build). */
-void kv_bloom_add(uint8_t *filter, uint64_t h);
-/* kv_bloom_add of h[0..n), the filter's bytes of later keys fetched ahead. */
-void kv_bloom_add_many(uint8_t *filter, const uint64_t *h, size_t n);
-
 /* Check a filter's header against its length: true if `filter` is a well-formed filter. */
 bool kv_bloom_valid(const uint8_t *filter, size_t len);
 

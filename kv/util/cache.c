@@ -60,6 +60,7 @@ typedef struct shard {
   kv_cache_entry *head, *tail; /* LRU list */
   size_t usage;               /* sum of charges in the cache */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
+  uint64_t meta_hits, meta_misses, meta_inserts;     /* the same for KV_CACHE_META keys */
   uint64_t ghost[GHOSTS];     /* keys refused by kv_cache_admit lately (0 = empty) */
   bool evicted;               /* evicted since kv_cache_admit last saw it below 7/8 of its
                                  share: its free room may be an eviction's slack */
@@ -330,9 +331,11 @@ static kv_cache_entry *lookup(kv_cache *c, uint64_t file, uint64_t off, bool cou
     /* mark it only: relinking would touch two other entries and the head, cold in a large
        cache; eviction gives a marked entry a second chance (kv_cache_insert) */
     if (!e->referenced) e->referenced = true;
-    s->hits++;
+    if (off & KV_CACHE_META) s->meta_hits++;
+    else s->hits++;
   } else if (count_miss) {
-    s->misses++;
+    if (off & KV_CACHE_META) s->meta_misses++;
+    else s->misses++;
   }
   pthread_mutex_unlock(&s->mu);
   return e;
@@ -387,7 +390,8 @@ kv_cache_entry *kv_cache_insert(kv_cache *c, uint64_t file, uint64_t off, void *
   s->slots[at].e = e;
   lru_push_head(s, e);
   add_usage(s, charge);
-  s->inserts++;
+  if (off & KV_CACHE_META) s->meta_inserts++;
+  else s->inserts++;
   s->n_entries++;
   pthread_mutex_unlock(&s->mu);
   free_chain(dead);
@@ -439,6 +443,9 @@ void kv_cache_get_counters(kv_cache *c, kv_cache_counters *out) {
     t.hits += s->hits;
     t.misses += s->misses;
     t.inserts += s->inserts;
+    t.meta_hits += s->meta_hits;
+    t.meta_misses += s->meta_misses;
+    t.meta_inserts += s->meta_inserts;
     t.evictions += s->evictions;
     t.erased += s->erased;
     t.usage += s->usage;

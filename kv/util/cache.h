@@ -30,11 +30,18 @@ typedef struct kv_cache_counters {
   uint64_t hits;       /* lookups that found their entry */
   uint64_t misses;     /* lookups that did not */
   uint64_t inserts;    /* entries inserted */
+  uint64_t meta_hits, meta_misses, meta_inserts; /* the same for keys with KV_CACHE_META
+                          set (counted here only, not above) */
   uint64_t evictions;  /* entries pushed out by capacity */
   uint64_t erased;     /* entries dropped because their file went away */
   size_t usage;        /* bytes charged by entries in the cache */
   size_t capacity;     /* the configured capacity */
 } kv_cache_counters;
+
+/* A key number (off) with this bit set names a file's metadata (a bloom filter partition,
+** kv/sf/sf_filter.c), not a block: its entry is cached alike, but its lookups and inserts are
+** counted apart (meta_hits, meta_misses, meta_inserts), so a block's counters stay blocks'. */
+#define KV_CACHE_META (1ull << 63)
 
 /* A new cache holding at most `capacity` bytes of charges. NULL when out of memory. */
 kv_cache *kv_cache_new(size_t capacity);

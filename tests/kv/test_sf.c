@@ -300,7 +300,7 @@ static void test_add_row_same_bytes(void **state) {
     size_t n = 1 + tu_below(&s, 4000);
     kv_cell *cells = tsf_random_cells(&s, &a, &n);
     kv_sf_writer_options o = {sizes[round % 3], round & 1 ? KV_COMPRESSION_LZ4
-                                                          : KV_COMPRESSION_NONE, 10, 0};
+                                                          : KV_COMPRESSION_NONE, 10};
     const char *path[2] = {"/t/one.sf", "/t/rows.sf"};
     for (int rows = 0; rows < 2; rows++) {
       kv_sf_writer *w;
