@@ -149,7 +149,7 @@ static inline size_t tsf_distinct_rows(const kv_cell *c, size_t n) {
 
 static inline void tsf_write_file(kv_env *env, const char *path, const kv_cell *cells, size_t n,
                        uint32_t block_size, int compression, kv_sf_props *props) {
-  kv_sf_writer_options o = {block_size, compression, 10};
+  kv_sf_writer_options o = {block_size, compression, 10, 0};
   kv_sf_writer *w = NULL;
   assert_int_equal(kv_sf_writer_open(env, path, &o, &w), KV_OK);
   for (size_t i = 0; i < n; i++) assert_int_equal(kv_sf_writer_add(w, &cells[i]), KV_OK);

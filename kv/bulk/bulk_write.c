@@ -49,7 +49,7 @@ static int run_job(kv_bulk *b, kv_bulk_fam *f, kv_bulk_buf *u, uint64_t job) {
   }
   int rc = kv_bulk_sort_buf(u);
   if (rc || !u->encode || u->n_ents == 0) return rc;
-  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0, 0};
   kv_sf_writer *w;
   rc = kv_sf_seg_open(&wo, &w);
   if (rc) return rc;
@@ -251,7 +251,7 @@ static int open_out(kv_bulk *b, kv_bulk_fam *f, const char *ext, bool run, char 
   *number = kv_db_new_file_number(db);
   snprintf(path, cap, "%s/%llu%s", f->dir, (unsigned long long)*number, ext);
   kv_sf_writer_options wo = {f->block_size, run ? KV_COMPRESSION_NONE : f->compression,
-                             run ? KV_SF_NO_BLOOM : 0u};
+                             run ? KV_SF_NO_BLOOM : 0u, 0};
   return kv_sf_writer_open(db->env, path, &wo, w);
 }
 
@@ -316,7 +316,7 @@ static int open_run(kv_bulk *b, kv_bulk_fam *f, kv_sf_writer **w) {
            (unsigned long long)kv_db_new_file_number(b->db));
   char *dup = strdup(path);
   if (!dup) return kv_error(KV_ERR_NOMEM, "bulk load: out of memory");
-  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, KV_SF_NO_BLOOM};
+  kv_sf_writer_options wo = {f->block_size, KV_COMPRESSION_NONE, KV_SF_NO_BLOOM, 0};
   int rc = kv_sf_writer_open(b->db->env, path, &wo, w);
   if (rc) {
     free(dup);
@@ -570,7 +570,7 @@ static bool choose_split(kv_bulk_fam *f, outf *o) {
 
 /* Merge key range `part` (0: below o->split, 1: from it on) of family f into o->part[part]. */
 static int merge_part(kv_bulk *b, kv_bulk_fam *f, outf *o, int part, uint64_t seq) {
-  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0, 0};
   kv_sf_writer *w;
   int rc;
   if (o->to_file) { /* its blocks to a file of their own (<number>.run: kv_open deletes it) */

@@ -135,7 +135,7 @@ static int write_one(kv_db *db, kv_fam *f, const kv_db_fill *fill, void *ctx,
   if (rc) return rc;
   uint64_t number = kv_db_new_file_number(db);
   kv_db_sf_path(db, f, number, path, sizeof path);
-  kv_sf_writer_options wo = {f->block_size, f->compression, 0};
+  kv_sf_writer_options wo = {f->block_size, f->compression, 0, 0};
   kv_sf_writer *w;
   rc = kv_sf_writer_open(db->env, path, &wo, &w);
   if (rc) return rc;

@@ -32,6 +32,11 @@ typedef struct kv_sf_writer_options {
                              writers only): no row is hashed and the file gets the empty
                              filter, which says "absent" to every probe: only for a file
                              read in order and never probed (the bulk load's runs) */
+  uint32_t spill_bytes;  /* 0 = 1 MiB: a file writer holding this many bytes of block index
+                             entries, or of closed bloom filter partitions, appends them to
+                             `<path>.spill` and frees them, and copies them into the file at
+                             finish (the spill file is removed then, or at abort): its memory
+                             stays bounded whatever the file's size. The bytes are the same. */
 } kv_sf_writer_options;
 
 #define KV_SF_NO_BLOOM UINT32_MAX /* kv_sf_writer_options.bloom_bits_per_key: no filter */

@@ -375,7 +375,7 @@ int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from
   w->have_prev = 1;
   if (seq < w->props.min_seq) w->props.min_seq = seq;
   if (seq > w->props.max_seq) w->props.max_seq = seq;
-  return KV_OK;
+  return w->seg ? KV_OK : kv_sfw_maybe_spill(w);
 }
 
 int kv_sf_writer_add_seg(kv_sf_writer *w, const kv_sf_seg *s, uint64_t seq) {

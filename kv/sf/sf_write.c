@@ -47,9 +47,73 @@ void kv_sfw_free(kv_sf_writer *w) {
   kv_sfbuf_free(&w->prev_qual);
   free(w->hashes);
   kv_sf_fbuild_free(&w->fb);
+  if (w->spill) {
+    w->env->close(w->spill);
+    w->env->remove(w->env, w->spill_path);
+  }
+  free(w->spill_path);
+  free(w->chunks);
   free(w->path);
   kv_sf_seg_free(w->seg);
   free(w);
+}
+
+/* Move b's bytes (block index entries, or closed filter partitions) to the end of w's
+** spill file, opened at the first call, and empty b. */
+static int spill_out(kv_sf_writer *w, kv_sfbuf *b, bool filter) {
+  int rc = KV_OK;
+  if (!w->spill) {
+    size_t n = strlen(w->path) + sizeof ".spill";
+    if (!(w->spill_path = malloc(n)))
+      return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+    snprintf(w->spill_path, n, "%s.spill", w->path);
+    if ((rc = w->env->open(w->env, w->spill_path, KV_OPEN_WRITE | KV_OPEN_TRUNCATE, &w->spill))) {
+      w->spill = NULL;
+      return rc;
+    }
+  }
+  if (kv_sf_grow((void **)&w->chunks, &w->cap_chunks, w->n_chunks + 1, sizeof *w->chunks))
+    return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  if ((rc = w->env->append(w->spill, b->p, b->len))) return rc;
+  w->chunks[w->n_chunks++] = (kv_sf_spill_chunk){w->spill_len, b->len, filter};
+  w->spill_len += b->len;
+  b->len = 0;
+  return KV_OK;
+}
+
+/* After a block is added: spill the index entries or filter partitions w holds past its
+** bound (a file writer's; a failure is sticky). */
+int kv_sfw_maybe_spill(kv_sf_writer *w) {
+  int rc = KV_OK;
+  if (w->index.len >= w->spill_at) rc = spill_out(w, &w->index, false);
+  if (rc == KV_OK && w->fb.parts.len >= w->spill_at) rc = spill_out(w, &w->fb.parts, true);
+  if (rc) w->failed = rc;
+  return rc;
+}
+
+/* Append the spilled chunks of one kind to the file, in order, through `st` (the section's
+** checksum), a piece at a time. */
+static int unspill(kv_sf_writer *w, bool filter, XXH3_state_t *st) {
+  uint8_t *buf = NULL;
+  int rc = KV_OK;
+  for (size_t i = 0; i < w->n_chunks && rc == KV_OK; i++) {
+    const kv_sf_spill_chunk *c = &w->chunks[i];
+    if (c->filter != filter) continue;
+    if (!buf && !(buf = malloc(1u << 20)))
+      return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+    for (uint64_t at = 0; at < c->len && rc == KV_OK;) {
+      size_t n = c->len - at < (1u << 20) ? (size_t)(c->len - at) : (1u << 20), got = 0;
+      rc = w->env->read(w->spill, c->off + at, buf, n, &got);
+      if (rc == KV_OK && got != n)
+        rc = kv_error(KV_ERR_IO, "store file %s: its spill file %s cut short", w->path,
+                      w->spill_path);
+      if (rc == KV_OK) rc = w->env->append(w->file, buf, n);
+      if (rc == KV_OK) XXH3_64bits_update(st, buf, n);
+      at += n;
+    }
+  }
+  free(buf);
+  return rc;
 }
 
 int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options *opts,
@@ -74,6 +138,7 @@ int kv_sf_writer_open(kv_env *env, const char *path, const kv_sf_writer_options 
   w->no_bloom = w->bloom_bits == KV_SF_NO_BLOOM;
   if (w->no_bloom) w->bloom_bits = 1; /* the empty filter's k */
   kv_sf_fbuild_init(&w->fb, w->bloom_bits);
+  w->spill_at = opts && opts->spill_bytes ? opts->spill_bytes : 1u << 20;
   kv_sfb_init(&w->b);
   w->props.format_version = KV_SF_FORMAT_VERSION_DEC;
   w->props.min_seq = UINT64_MAX;
@@ -174,7 +239,7 @@ int kv_sfw_flush_block(kv_sf_writer *w) {
   w->props.raw_bytes += b->out.len;
   w->props.blocks++;
   kv_sfb_reset(b);
-  return KV_OK;
+  return kv_sfw_maybe_spill(w);
 }
 
 /* Note n row hashes: a segment keeps them (w->hashes), a file writer's filter takes them. */
@@ -409,7 +474,7 @@ int kv_sf_writer_add_framed(kv_sf_writer *w, const kv_sf_framed *f) {
   if (rc == KV_OK) rc = set_prev(w, l);
   w->have_prev = 1;
   if (rc) w->failed = rc; /* the file holds the block: the index must too */
-  return rc;
+  return rc ? rc : kv_sfw_maybe_spill(w);
 }
 
 void kv_sf_writer_widen(kv_sf_writer *w, const kv_sf_props *p) {
@@ -420,16 +485,29 @@ void kv_sf_writer_widen(kv_sf_writer *w, const kv_sf_props *p) {
   if (p->max_seq > w->props.max_seq) w->props.max_seq = p->max_seq;
 }
 
-/* Append a section and return its offset, size and checksum. */
-static int write_section(kv_sf_writer *w, const uint8_t *p, size_t n, uint64_t *off,
-                         uint64_t *size, uint64_t *sum) {
-  int rc = n ? w->env->append(w->file, p, n) : KV_OK;
-  if (rc) return rc;
-  *off = w->offset;
-  *size = n;
-  *sum = XXH3_64bits(p, n);
-  w->offset += n;
-  return KV_OK;
+/* Append a section: head, then the spilled chunks of its kind (filter partitions or block
+** index entries), then mid and tail; return its offset, size and checksum. */
+static int write_section(kv_sf_writer *w, const uint8_t *head, size_t head_len, bool filter,
+                         const uint8_t *mid, size_t mid_len, const uint8_t *tail,
+                         size_t tail_len, uint64_t *off, uint64_t *size, uint64_t *sum) {
+  XXH3_state_t *st = XXH3_createState();
+  if (!st) return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
+  XXH3_64bits_reset(st);
+  uint64_t start = w->offset, spilled = 0;
+  for (size_t i = 0; i < w->n_chunks; i++) spilled += w->chunks[i].filter == filter ? w->chunks[i].len : 0;
+  int rc = head_len ? w->env->append(w->file, head, head_len) : KV_OK;
+  XXH3_64bits_update(st, head, head_len);
+  if (rc == KV_OK) rc = unspill(w, filter, st);
+  if (rc == KV_OK && mid_len) rc = w->env->append(w->file, mid, mid_len);
+  XXH3_64bits_update(st, mid, mid_len);
+  if (rc == KV_OK && tail_len) rc = w->env->append(w->file, tail, tail_len);
+  XXH3_64bits_update(st, tail, tail_len);
+  *off = start;
+  *size = head_len + spilled + mid_len + tail_len;
+  *sum = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  if (rc == KV_OK) w->offset += *size;
+  return rc;
 }
 
 static int finish(kv_sf_writer *w) {
@@ -446,40 +524,27 @@ static int finish(kv_sf_writer *w) {
     return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   bool parted = tail != NULL;
   uint64_t bloom_off, bloom_size, bloom_sum;
-  if (!parted) {
-    rc = write_section(w, bloom, bloom_len, &bloom_off, &bloom_size, &bloom_sum);
-  } else {
-    kv_sfbuf *pp = &w->fb.parts;
-    bloom_off = w->offset;
-    bloom_size = pp->len + tail_len;
-    XXH3_state_t *st = XXH3_createState();
-    rc = st ? w->env->append(w->file, pp->p, pp->len)
-            : kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
-    if (rc == KV_OK) rc = w->env->append(w->file, tail, tail_len);
-    if (rc == KV_OK) {
-      XXH3_64bits_reset(st);
-      XXH3_64bits_update(st, pp->p, pp->len);
-      XXH3_64bits_update(st, tail, tail_len);
-      bloom_sum = XXH3_64bits_digest(st);
-      w->offset += bloom_size;
-    }
-    XXH3_freeState(st);
-  }
+  if (!parted) rc = write_section(w, NULL, 0, true, bloom, bloom_len, NULL, 0, &bloom_off,
+                                  &bloom_size, &bloom_sum);
+  else rc = write_section(w, NULL, 0, true, w->fb.parts.p, w->fb.parts.len, tail, tail_len,
+                          &bloom_off, &bloom_size, &bloom_sum);
   free(bloom);
   free(tail);
   kv_sf_fbuild_free(&w->fb);
   if (rc) return rc;
-  /* Block index: count, entries, last row key. */
-  kv_sfbuf sec = {0};
-  if (kv_sfbuf_varint(&sec, pr->blocks) || kv_sfbuf_append(&sec, w->index.p, w->index.len) ||
-      kv_sfbuf_varint(&sec, w->prev_row.len) ||
-      kv_sfbuf_append(&sec, w->prev_row.p, w->prev_row.len)) {
-    kv_sfbuf_free(&sec);
+  /* Block index: count, entries (spilled ones first), last row key. */
+  uint8_t head[10];
+  size_t head_len = (size_t)(kv_put_varint(head, pr->blocks) - head);
+  kv_sfbuf last = {0};
+  if (kv_sfbuf_varint(&last, w->prev_row.len) ||
+      kv_sfbuf_append(&last, w->prev_row.p, w->prev_row.len)) {
+    kv_sfbuf_free(&last);
     return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   }
   uint64_t index_off, index_size, index_sum;
-  rc = write_section(w, sec.p, sec.len, &index_off, &index_size, &index_sum);
-  kv_sfbuf_free(&sec);
+  rc = write_section(w, head, head_len, false, w->index.p, w->index.len, last.p, last.len,
+                     &index_off, &index_size, &index_sum);
+  kv_sfbuf_free(&last);
   if (rc) return rc;
   /* Trailer. */
   uint8_t t[KV_SF_TRAILER_SIZE];

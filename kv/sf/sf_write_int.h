@@ -67,7 +67,14 @@ struct kv_sf_writer {
   kv_sfbuf frame;         /* the on-disk form of a block (reused) */
   uint32_t *cuts;         /* reframe: the section cuts of a block framed again */
   size_t cuts_cap;        /* entries allocated in cuts */
-  kv_sfbuf index;         /* encoded block index entries so far */
+  kv_sfbuf index;         /* encoded block index entries so far (those not spilled) */
+  uint32_t spill_at;      /* bytes of index entries or filter partitions held before they
+                             go to the spill file (kv_sf_writer_options.spill_bytes) */
+  kv_file *spill;         /* <path>.spill, opened at the first spill (else NULL) */
+  char *spill_path;       /* its path */
+  uint64_t spill_len;     /* bytes appended to it */
+  struct kv_sf_spill_chunk *chunks; /* what it holds, in order: index entries or partitions */
+  size_t n_chunks, cap_chunks;
   uint64_t *hashes;       /* segment mode: bloom hash of every distinct row key */
   size_t nhashes, hashes_cap; /* row hashes noted / allocated */
   kv_sf_fbuild fb;        /* file mode: the bloom filter, partitioned as rows come */
@@ -85,7 +92,14 @@ struct kv_sf_writer {
                              value group; with b.used_dec: the file is format version 3 */
 };
 
-/* Free a writer and what it holds (its segment too). */
+/* One stretch of a writer's spill file. */
+typedef struct kv_sf_spill_chunk {
+  uint64_t off;           /* its offset in the spill file */
+  uint64_t len;           /* its bytes */
+  bool filter;            /* filter partitions (else block index entries) */
+} kv_sf_spill_chunk;
+
+/* Free a writer and what it holds (its segment too; its spill file closed and removed). */
 void kv_sfw_free(kv_sf_writer *w);
 /* The file's format version: 4 when its filter is partitioned, else 3 when a block may hold
 ** a decimal-scaled value group, else 2. */
@@ -95,6 +109,9 @@ uint32_t kv_sfw_version(const kv_sf_writer *w, bool partitioned);
 int kv_sfw_seg_put(kv_sf_seg *t, const uint8_t *frame, size_t len, uint64_t *off);
 /* Encode, frame and append the staged block (to the file, or to the segment). */
 int kv_sfw_flush_block(kv_sf_writer *w);
+/* A file writer's index entries or filter partitions past its spill bound go to its spill
+** file (sticky on failure). KV_OK or the env's error. */
+int kv_sfw_maybe_spill(kv_sf_writer *w);
 /* Note n row hashes: a segment keeps them, a file writer's filter takes them. */
 int kv_sfw_note_hashes(kv_sf_writer *w, const uint64_t *h, size_t n);
 /* A block of a file writer starts with the first cell of row [row, row+len): where its

@@ -453,7 +453,7 @@ static void test_file_versions(void **state) {
     int kinds[3] = {with ? K_DEC : K_BIGINT, K_SMALL, with ? K_MIXED_DIGITS : K_WIDE_RANGE};
     uint32_t digits[3] = {1, 0, 2};
     dec_set(&st, &s, 3, kinds, digits);
-    kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, 10};
+    kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, 10, 0};
     kv_sf_writer *w = NULL, *sw = NULL;
     kv_sf_seg *sg = NULL;
     if (seg) { /* the segment's cells all have seq 7; the file's get 9 */
@@ -509,7 +509,7 @@ static void test_damaged_file(void **state) {
     enc_double((double)tu_below(&st, 5000) / 100, val);
     tb_add(&s, key, 4, (const uint8_t *)"t", 1, 5, 1, KV_PUT, val, 8);
   }
-  kv_sf_writer_options o = {1 << 20, KV_COMPRESSION_NONE, 10};
+  kv_sf_writer_options o = {1 << 20, KV_COMPRESSION_NONE, 10, 0};
   kv_sf_writer *w = NULL;
   assert_int_equal(kv_sf_writer_open(env, "/t/c.sf", &o, &w), KV_OK);
   for (size_t i = 0; i < s.n; i++) assert_int_equal(kv_sf_writer_add(w, &s.c[i]), KV_OK);

@@ -8,7 +8,7 @@
 ** their partition in place from a mapped file, through the block cache (one insert, then
 ** hits), or with a pread; a damaged byte of the filter section fails the open naming it,
 ** and a salvage open goes on without the filter. A writer asked for no filter writes the
-** empty one and the same blocks. In-memory env; uses kv/sf/sf.h, kv/sf/sf_seg.h and the
+** empty one and the same blocks. A writer bounded by spill_bytes writes the same bytes. In-memory env; uses kv/sf/sf.h, kv/sf/sf_seg.h and the
 ** reader's fields (kv/sf/sf_int.h).
 ** Not here: the single filter's false-positive rate (tests/kv/test_sf_layout.c).
 */
@@ -74,11 +74,12 @@ static uint32_t cells_in(uint32_t n, bool long_rows) {
 /* How a file is written. */
 enum { CELLS, SEGS, PAGED };
 
-static uint32_t g_bits = 10; /* write_file's bloom_bits_per_key */
+static uint32_t g_bits = 10;  /* write_file's bloom_bits_per_key */
+static uint32_t g_spill = 0;  /* its spill_bytes (0: 1 MiB, more than these files hold) */
 
 /* Write rows [0, n) of even keys (k * 2: the odd ones are absent) to path, as `how`. */
 static void write_file(kv_env *env, const char *path, uint32_t n, bool long_rows, int how) {
-  kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, g_bits};
+  kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, g_bits, g_spill};
   kv_sf_writer *w;
   assert_int_equal(kv_sf_writer_open(env, path, &o, &w), KV_OK);
   uint8_t key[12], val[8];
@@ -93,7 +94,7 @@ static void write_file(kv_env *env, const char *path, uint32_t n, bool long_rows
     uint64_t base = 0;
     if (how == PAGED) assert_int_equal(env->open(env, "/t/page.run", KV_OPEN_WRITE |
                                                  KV_OPEN_TRUNCATE, &pf), KV_OK);
-    kv_sf_writer_options so = {4096, KV_COMPRESSION_LZ4, 10};
+    kv_sf_writer_options so = {4096, KV_COMPRESSION_LZ4, 10, 0};
     for (uint32_t lo = 0; lo < n; lo += 20000) {
       kv_sf_writer *sw;
       assert_int_equal(kv_sf_seg_open(&so, &sw), KV_OK);
@@ -340,11 +341,48 @@ static void test_no_bloom(void **state) {
   }
 }
 
+/* A writer bounded to a few KiB (spill_bytes) spills its index entries and closed filter
+** partitions to <path>.spill as it goes and writes the same bytes, cell by cell and from
+** (paged) segments; the spill file is gone after finish, and after an abort. */
+static void test_spill(void **state) {
+  (void)state;
+  for (int how = CELLS; how <= PAGED; how++) {
+    kv_env *env = kv_env_mem_new(1);
+    assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+    write_file(env, "/t/held.sf", BIG, true, how);
+    g_spill = 4096 + 17 * (uint32_t)how;
+    write_file(env, "/t/spilled.sf", BIG, true, how);
+    g_spill = 0;
+    assert_int_equal(kv_env_mem_file_size(env, "/t/spilled.sf.spill"), -1);
+    size_t la, lb;
+    uint8_t *a = file_bytes(env, "/t/held.sf", &la), *b = file_bytes(env, "/t/spilled.sf", &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(a, b, la);
+    free(a);
+    free(b);
+    /* an abort removes what it spilled */
+    kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, 10, 4096};
+    kv_sf_writer *w;
+    assert_int_equal(kv_sf_writer_open(env, "/t/gone.sf", &o, &w), KV_OK);
+    uint8_t key[12], val[8];
+    kv_cell c[12];
+    for (uint32_t k = 0; k < 20000; k++) {
+      int m = cells_of(2 * k, false, key, val, c);
+      for (int i = 0; i < m; i++) assert_int_equal(kv_sf_writer_add(w, &c[i]), KV_OK);
+    }
+    assert_true(kv_env_mem_file_size(env, "/t/gone.sf.spill") > 0);
+    kv_sf_writer_abort(w);
+    assert_int_equal(kv_env_mem_file_size(env, "/t/gone.sf.spill"), -1);
+    env->destroy(env);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_big),         cmocka_unit_test(test_long_rows),
       cmocka_unit_test(test_small),       cmocka_unit_test(test_probe_paths),
       cmocka_unit_test(test_damage),      cmocka_unit_test(test_no_bloom),
+      cmocka_unit_test(test_spill),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

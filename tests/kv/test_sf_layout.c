@@ -45,7 +45,7 @@ static void test_blocks_end_at_rows(void **state) {
     size_t n = 2000 + tu_below(&s, 4000);
     kv_cell *cells = tsf_random_cells(&s, &a, &n);
     uint32_t bs = sizes[round % 3];
-    kv_sf_writer_options o = {bs, round & 1 ? KV_COMPRESSION_LZ4 : KV_COMPRESSION_NONE, 10};
+    kv_sf_writer_options o = {bs, round & 1 ? KV_COMPRESSION_LZ4 : KV_COMPRESSION_NONE, 10, 0};
     kv_sf_writer *w;
     assert_int_equal(kv_sf_writer_open(env, "/t/ends.sf", &o, &w), KV_OK);
     tsf_add_cells(w, cells, n, round >= 3);
@@ -416,7 +416,7 @@ static void test_write_error(void **state) {
   tsf_arena a = {0};
   size_t n = 2000;
   kv_cell *cells = tsf_random_cells(&s, &a, &n);
-  kv_sf_writer_options o = {256, KV_COMPRESSION_LZ4, 10};
+  kv_sf_writer_options o = {256, KV_COMPRESSION_LZ4, 10, 0};
   kv_sf_writer *w;
   assert_int_equal(kv_sf_writer_open(env, "/t/w.sf", &o, &w), KV_OK);
   kv_env_mem_fail(env, KV_FAULT_APPEND, 5, "w.sf", KV_FAULT_ENOSPC, 0);

@@ -140,7 +140,7 @@ static void test_archive_size(void **state) {
   assert_int_equal(total_rows, ARCHIVE_ROWS);
   kv_env *env = kv_env_mem_new(1);
   assert_int_equal(env->mkdir(env, "/db"), KV_OK);
-  kv_sf_writer_options o = {0, KV_COMPRESSION_LZ4, 10};
+  kv_sf_writer_options o = {0, KV_COMPRESSION_LZ4, 10, 0};
   kv_sf_writer *wr, *wk;
   assert_int_equal(kv_sf_writer_open(env, "/db/readings.sf", &o, &wr), KV_OK);
   assert_int_equal(kv_sf_writer_open(env, "/db/key.sf", &o, &wk), KV_OK);
