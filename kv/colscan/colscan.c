@@ -372,8 +372,9 @@ static bool signature(cs_plan *pl) {
 
 static int file_cmp(const void *a, const void *b) {
   const kv_sfh *x = *(kv_sfh *const *)a, *y = *(kv_sfh *const *)b;
-  const kv_cell *fx = &x->reader->index[0].first, *fy = &y->reader->index[0].first;
-  return key_cmp(fx->row, fx->row_len, fy->row, fy->row_len);
+  uint32_t lx, ly;
+  const uint8_t *fx = kv_sf_first_row(x->reader, 0, &lx), *fy = kv_sf_first_row(y->reader, 0, &ly);
+  return key_cmp(fx, lx, fy, ly);
 }
 
 static void *thread_main(void *arg) {
@@ -471,7 +472,9 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   if (nf > 1) qsort(files, nf, sizeof *files, file_cmp);
   for (uint32_t i = 1; i < nf && !why; i++) {
     const kv_sf_reader *a = files[i - 1]->reader, *b = files[i]->reader;
-    if (key_cmp(a->last_row, a->last_row_len, b->index[0].first.row, b->index[0].first.row_len) >= 0)
+    uint32_t bl;
+    const uint8_t *bf = kv_sf_first_row(b, 0, &bl);
+    if (key_cmp(a->last_row, a->last_row_len, bf, bl) >= 0)
       why = "store files overlap";
   }
   if (why) {
@@ -490,10 +493,10 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     const kv_sf_reader *r = files[i]->reader;
     for (uint32_t b = 0; b < r->nblocks;) {
       if (pl.keyed) { /* a block's keys lie between its first and the next block's first */
-        const kv_cell *lo = &r->index[b].first, *hi = b + 1 < r->nblocks ? &r->index[b + 1].first : NULL;
-        const uint8_t *h = hi ? hi->row : r->last_row;
-        uint32_t hl = hi ? hi->row_len : r->last_row_len;
-        if (!kv_cs_span_may_match(sp, lo->row, lo->row_len, h, hl)) {
+        uint32_t ll, hl = r->last_row_len;
+        const uint8_t *lo = kv_sf_first_row(r, b, &ll), *h = r->last_row;
+        if (b + 1 < r->nblocks) h = kv_sf_first_row(r, b + 1, &hl);
+        if (!kv_cs_span_may_match(sp, lo, ll, h, hl)) {
           b = kv_cs_next_block(sp, r, b, h, hl);
           continue;
         }

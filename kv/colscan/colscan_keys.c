@@ -193,8 +193,9 @@ uint32_t kv_cs_next_block(const kv_colagg_spec *sp, const kv_sf_reader *rd, uint
   uint32_t lo = b + 1, up = rd->nblocks;
   while (lo < up) {
     uint32_t mid = lo + (up - lo) / 2;
-    const kv_cell *f = &rd->index[mid].first;
-    if (kv_cs_key_cmp(f->row, f->row_len, k, kl) < 0) lo = mid + 1;
+    uint32_t fl;
+    const uint8_t *f = kv_sf_first_row(rd, mid, &fl);
+    if (kv_cs_key_cmp(f, fl, k, kl) < 0) lo = mid + 1;
     else up = mid;
   }
   return lo > b + 1 ? lo - 1 : b + 1;

@@ -474,8 +474,7 @@ int kv_family_blocks(kv_db *db, uint32_t family_id,
       b.raw_bytes = e->raw;
       b.cells = e->cells;
       b.rows = e->rows;
-      b.first_row = e->first.row;
-      b.first_row_len = e->first.row_len;
+      b.first_row = kv_sf_first_row(r, k, &b.first_row_len);
       rc = each(ctx, &b);
     }
   }

@@ -80,9 +80,10 @@ static const char *decode_check(sfc *s, const uint8_t *raw, size_t raw_len,
   if (e) {
     if (s->d.nrows != e->rows || s->d.ncells != e->cells)
       return "row or cell count disagrees with the block index";
-    kv_cell first;
+    kv_cell first, want;
     kv_sf_dblock_cell(&s->d, 0, 0, &first);
-    if (kv_cell_cmp(&first, &e->first) != 0) return "first cell disagrees with the block index";
+    kv_sf_first_cell(s->r, (uint64_t)(e - s->r->index), &want);
+    if (kv_cell_cmp(&first, &want) != 0) return "first cell disagrees with the block index";
   }
   kv_cell prev = s->last_cell, c;
   bool have = s->have_last;

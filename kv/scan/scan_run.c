@@ -57,8 +57,9 @@ static uint32_t run_end(sf_iter *it) {
   if (it->last_spans < 0) {
     it->last_spans = 0;
     if ((uint32_t)it->bi + 1 < it->r->nblocks) {
-      const kv_cell *nf = &it->r->index[it->bi + 1].first;
-      it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf->row, nf->row_len) == 0;
+      uint32_t nf_len;
+      const uint8_t *nf_row = kv_sf_first_row(it->r, it->bi + 1, &nf_len);
+      it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf_row, nf_len) == 0;
     }
   }
   return it->last_spans ? b->nrows - 1 : b->nrows;

@@ -105,7 +105,9 @@ static int read_rows(kv_sf_copy_state *s, kv_sf_reader *r, uint32_t bi, uint8_t 
   const kv_sf_dblock *d = &s->d;
   uint32_t n = d->ncells, nr = d->nrows;
   if (n != e->cells || nr != e->rows) return corrupt(r, bi, "counts disagree with the index");
-  if (kv_bytes_cmp(d->keys, d->row_off[1], e->first.row, e->first.row_len) != 0)
+  uint32_t fl;
+  const uint8_t *fr = kv_sf_first_row(r, bi, &fl);
+  if (kv_bytes_cmp(d->keys, d->row_off[1], fr, fl) != 0)
     return corrupt(r, bi, "first row disagrees with the block index");
   for (uint32_t i = 0; i < n && d->nquals > 1; i++) /* the cells streams: the last cell */
     if (!(p = kv_get_varint(p, lim, &q)) || q >= d->nquals)
@@ -171,7 +173,9 @@ static int copy_one(kv_sf_copier *c, kv_sf_writer *w, kv_sf_reader *r, uint32_t 
   }
   if (rc) return rc;
   const kv_sf_index_entry *e = &r->index[bi];
-  kv_sf_framed f = {s->frame.p, e->size, e->raw, e->cells, e->rows, &e->first, &last,
+  kv_cell first;
+  kv_sf_first_cell(r, bi, &first);
+  kv_sf_framed f = {s->frame.p, e->size, e->raw, e->cells, e->rows, &first, &last,
                     s->hashes, r->props.format_version >= 3};
   return kv_sf_writer_add_framed(w, &f);
 }
@@ -182,8 +186,9 @@ static bool index_below(const kv_sf_reader *r, uint32_t bi, const uint8_t *bound
                         uint32_t bound_len) {
   if (!bound) return true;
   if (bi + 1 < r->nblocks) {
-    const kv_cell *nf = &r->index[bi + 1].first;
-    return kv_bytes_cmp(nf->row, nf->row_len, bound, bound_len) < 0;
+    uint32_t nf_len;
+    const uint8_t *nf_row = kv_sf_first_row(r, bi + 1, &nf_len);
+    return kv_bytes_cmp(nf_row, nf_len, bound, bound_len) < 0;
   }
   const uint8_t *first, *lastr;
   uint32_t fl, ll;
@@ -211,7 +216,9 @@ int kv_sf_copy_blocks(kv_sf_copier *c, kv_sf_writer *w, kv_iter *base, const uin
       it->valid = false;
       break;
     }
-    base->ops->seek(base, &r->index[bi].first);
+    kv_cell first;
+    kv_sf_first_cell(r, bi, &first);
+    base->ops->seek(base, &first);
     if (!base->ops->valid(base)) return base->ops->status(base);
   }
   return KV_OK;

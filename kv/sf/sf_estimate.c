@@ -53,11 +53,12 @@ static uint64_t end_block_rows2(kv_sf_reader *r, uint32_t bi, const kv_sf_est *q
 /* Whether block i's rows [lo, hi] (its first row to the next block's first row, or the
 ** file's last row) lie wholly inside q's range. */
 static bool block_inside(const kv_sf_reader *r, uint32_t i, const kv_sf_est *q) {
-  const kv_cell *f = &r->index[i].first;
-  const uint8_t *hi = i + 1 < r->nblocks ? r->index[i + 1].first.row : r->last_row;
-  uint32_t hi_len = i + 1 < r->nblocks ? r->index[i + 1].first.row_len : r->last_row_len;
+  uint32_t f_len;
+  const uint8_t *f_row = kv_sf_first_row(r, i, &f_len);
+  uint32_t hi_len = r->last_row_len;
+  const uint8_t *hi = i + 1 < r->nblocks ? kv_sf_first_row(r, i + 1, &hi_len) : r->last_row;
   if (q->start) {
-    int c = kv_bytes_cmp(f->row, f->row_len, q->start, q->start_len);
+    int c = kv_bytes_cmp(f_row, f_len, q->start, q->start_len);
     if (c < 0 || (c == 0 && !q->start_incl)) return false;
   }
   if (q->end) {
@@ -78,8 +79,9 @@ void kv_sf_estimate(kv_sf_reader *r, const kv_sf_est *q, uint64_t *rows, uint64_
     uint32_t lo = 0, hi = r->nblocks - 1;
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
-      const kv_cell *nf = &r->index[mid + 1].first;
-      if (kv_bytes_cmp(nf->row, nf->row_len, q->start, q->start_len) < 0) lo = mid + 1;
+      uint32_t nf_len;
+      const uint8_t *nf_row = kv_sf_first_row(r, mid + 1, &nf_len);
+      if (kv_bytes_cmp(nf_row, nf_len, q->start, q->start_len) < 0) lo = mid + 1;
       else hi = mid;
     }
     first = lo;
@@ -91,8 +93,9 @@ void kv_sf_estimate(kv_sf_reader *r, const kv_sf_est *q, uint64_t *rows, uint64_
     uint32_t lo = 0, hi = r->nblocks; /* first block whose first row is past end */
     while (lo < hi) {
       uint32_t mid = lo + (hi - lo) / 2;
-      const kv_cell *f = &r->index[mid].first;
-      int c = kv_bytes_cmp(f->row, f->row_len, q->end, q->end_len);
+      uint32_t f_len;
+      const uint8_t *f_row = kv_sf_first_row(r, mid, &f_len);
+      int c = kv_bytes_cmp(f_row, f_len, q->end, q->end_len);
       if (c < 0 || (c == 0 && q->end_incl)) lo = mid + 1;
       else hi = mid;
     }

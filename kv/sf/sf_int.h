@@ -368,7 +368,10 @@ typedef struct kv_sf_index_entry {
   uint32_t raw;            /* raw (uncompressed) block bytes */
   uint32_t cells;          /* cells in the block */
   uint32_t rows;           /* rows with cells in the block */
-  kv_cell first;           /* first cell's key (row, qual, ts, seq, type; no value) */
+  uint32_t key;            /* its first cell's row key: the offset of its bytes in the
+                              reader's index_buf (the qualifier, timestamp, sequence number
+                              and type follow as the section has them: kv_sf_first_cell) */
+  uint32_t row_len;        /* that row key's length */
 } kv_sf_index_entry;
 
 /* One partition of a partitioned bloom filter (format version 4, kv/sf/sf_filter.h). */
@@ -385,6 +388,7 @@ struct kv_sf_reader {
   char *path;              /* file path, for messages */
   kv_sf_props props;       /* counts and ranges from the trailer */
   uint8_t *index_buf;      /* the index section (first keys point into it) */
+  uint64_t index_len;      /* its bytes */
   kv_sf_index_entry *index; /* one entry per block */
   uint32_t nblocks;        /* entries in index */
   const uint8_t *last_row; /* last row key of the file (into index_buf) */
@@ -414,6 +418,15 @@ struct kv_sf_reader {
                               blocks are read with pread into the reader's buffers */
   uint64_t map_len;        /* its length (the file size at open) */
 };
+
+/* Block i's first row key, *len its length (in the reader's index section). */
+static inline const uint8_t *kv_sf_first_row(const kv_sf_reader *r, uint64_t i, uint32_t *len) {
+  *len = r->index[i].row_len;
+  return r->index_buf + r->index[i].key;
+}
+/* Block i's first cell (its key fields; no value), decoded from the index section, which
+** the open checked (kv/sf/sf_read.c). */
+void kv_sf_first_cell(const kv_sf_reader *r, uint64_t i, kv_cell *out);
 
 /* What a salvage open found (kv_sf_open_salvage). */
 typedef struct kv_sf_salvage_info {

@@ -107,9 +107,10 @@ static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell
 /* Check the first cell of the loaded block (the block's first row) against its index
 ** entry; the reason, or NULL when it agrees. */
 static const char *check_first(sf_iter *it, const kv_sf_index_entry *e) {
-  kv_cell first;
+  kv_cell first, want;
   fill_cell(it, 0, 0, false, &first);
-  if (kv_cell_cmp(&first, &e->first) != 0) return "first cell disagrees with the block index";
+  kv_sf_first_cell(it->r, (uint64_t)(e - it->r->index), &want);
+  if (kv_cell_cmp(&first, &want) != 0) return "first cell disagrees with the block index";
   return NULL;
 }
 
@@ -445,19 +446,20 @@ static bool point_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t le
 ** error (status set). */
 static bool range_next(sf_iter *it, uint32_t bi) {
   kv_sf_reader *r = it->r;
-  const kv_cell *first = &r->index[bi].first;
+  uint32_t first_len;
+  const uint8_t *first = kv_sf_first_row(r, bi, &first_len);
   /* a block the range runs through to its end (the next block starts at or below the stop
      key, or the file's last row is below it) is loaded whole, as any scan's: decoding it
      in part saves nothing, and a whole block gives the scan its row runs (kv/scan/scan_run.c) */
-  const uint8_t *after = bi + 1 < r->nblocks ? r->index[bi + 1].first.row : r->last_row;
-  uint32_t after_len = bi + 1 < r->nblocks ? r->index[bi + 1].first.row_len : r->last_row_len;
+  uint32_t after_len = r->last_row_len;
+  const uint8_t *after = bi + 1 < r->nblocks ? kv_sf_first_row(r, bi + 1, &after_len) : r->last_row;
   int c = kv_sf_bytes_cmp(after, after_len, it->stop, it->stop_len);
   if (bi + 1 < r->nblocks ? c <= 0 : c < 0) return load_block(it, bi);
   if (r->cache) {
     kv_cache_entry *hit = kv_cache_lookup(r->cache, r->cache_id, bi);
     if (hit) return use_cached(it, bi, hit);
   }
-  int pl = part_load(it, bi, first->row, first->row_len, it->stop, it->stop_len, UINT32_MAX,
+  int pl = part_load(it, bi, first, first_len, it->stop, it->stop_len, UINT32_MAX,
                      true);
   if (pl == PART_EMPTY) return load_block(it, bi); /* rows below its index entry: reported */
   return pl == PART_OK;
@@ -481,8 +483,9 @@ static bool step_fwd(sf_iter *it, uint32_t *ci, uint32_t *ri) {
   if (bi + 1 >= it->r->nblocks) return false;
   if (it->has_stop && it->stop_upper) {
     /* the next block starts at or above the bound: nothing wanted is there, no read */
-    const kv_cell *nf = &it->r->index[bi + 1].first;
-    if (kv_sf_bytes_cmp(nf->row, nf->row_len, it->stop, it->stop_len) >= 0) return false;
+    uint32_t nf_len;
+    const uint8_t *nf_row = kv_sf_first_row(it->r, bi + 1, &nf_len);
+    if (kv_sf_bytes_cmp(nf_row, nf_len, it->stop, it->stop_len) >= 0) return false;
   }
   if (!(it->has_stop ? range_next(it, bi + 1) : load_block(it, bi + 1))) return false;
   *ci = 0;

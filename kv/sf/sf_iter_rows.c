@@ -168,8 +168,9 @@ static bool takeable(sf_iter *it, uint32_t *end) {
     if (it->last_spans < 0) {
       it->last_spans = 0;
       if ((uint32_t)it->bi + 1 < it->r->nblocks) {
-        const kv_cell *nf = &it->r->index[it->bi + 1].first;
-        it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf->row, nf->row_len) == 0;
+        uint32_t nf_len;
+        const uint8_t *nf_row = kv_sf_first_row(it->r, it->bi + 1, &nf_len);
+        it->last_spans = kv_sf_cblock_key_cmp(b, b->nrows - 1, nf_row, nf_len) == 0;
       }
     }
     if (it->last_spans) return false;

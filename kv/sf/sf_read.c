@@ -85,16 +85,17 @@ static int read_section(kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t s
 static void build_fence(kv_sf_reader *r) {
   uint32_t w = 0;
   for (uint32_t i = 0; i < r->nblocks; i++) {
-    if (r->index[i].first.row_len > KV_SF_FENCE_MAX) return;
-    if (r->index[i].first.row_len > w) w = r->index[i].first.row_len;
+    if (r->index[i].row_len > KV_SF_FENCE_MAX) return;
+    if (r->index[i].row_len > w) w = r->index[i].row_len;
   }
   size_t stride = (size_t)w + 1;
   uint8_t *f = calloc(r->nblocks ? r->nblocks : 1, stride);
   if (!f) return;
   for (uint32_t i = 0; i < r->nblocks; i++) {
-    const kv_cell *c = &r->index[i].first;
-    f[i * stride] = (uint8_t)c->row_len;
-    if (c->row_len) memcpy(f + i * stride + 1, c->row, c->row_len);
+    uint32_t c_len;
+    const uint8_t *c_row = kv_sf_first_row(r, i, &c_len);
+    f[i * stride] = (uint8_t)c_len;
+    if (c_len) memcpy(f + i * stride + 1, c_row, c_len);
   }
   uint32_t ntop = (r->nblocks + KV_SF_FENCE_STEP - 1) / KV_SF_FENCE_STEP;
   uint8_t *top = ntop > 1 ? malloc(ntop * stride) : NULL;
@@ -151,7 +152,9 @@ int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t) {
   int64_t lo = 0, hi = (int64_t)r->nblocks - 1, ans = -1;
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    if (kv_cell_cmp(&r->index[mid].first, t) <= 0) { ans = mid; lo = mid + 1; }
+    kv_cell f;
+    kv_sf_first_cell(r, (uint64_t)mid, &f);
+    if (kv_cell_cmp(&f, t) <= 0) { ans = mid; lo = mid + 1; }
     else hi = mid - 1;
   }
   return ans;
@@ -170,10 +173,27 @@ uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len
   int64_t bk = kv_sf_find_block(r, &t);
   if (bk < 0) return 0;
   if (r->rows_whole && (uint64_t)bk + 1 < r->nblocks) {
-    const kv_cell *nf = &r->index[bk + 1].first;
-    if (kv_sf_bytes_cmp(nf->row, nf->row_len, row, len) == 0) return (uint32_t)bk + 1;
+    uint32_t nf_len;
+    const uint8_t *nf_row = kv_sf_first_row(r, bk + 1, &nf_len);
+    if (kv_sf_bytes_cmp(nf_row, nf_len, row, len) == 0) return (uint32_t)bk + 1;
   }
   return (uint32_t)bk;
+}
+
+void kv_sf_first_cell(const kv_sf_reader *r, uint64_t i, kv_cell *out) {
+  const kv_sf_index_entry *e = &r->index[i];
+  const uint8_t *p = r->index_buf + e->key, *lim = r->index_buf + r->index_len;
+  uint64_t v = 0;
+  memset(out, 0, sizeof *out);
+  out->row = p;
+  out->row_len = e->row_len;
+  p = kv_get_varint(p + e->row_len, lim, &v); /* checked at open: none fails */
+  out->qual = p;
+  out->qual_len = (uint32_t)v;
+  p = kv_get_varint(p + v, lim, &v);
+  out->ts = kv_unzigzag(v);
+  p = kv_get_varint(p, lim, &out->seq);
+  out->type = *p;
 }
 
 /* Decode and check the block index section. */
@@ -189,6 +209,8 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
   if (n > size) { why = "too many blocks"; goto bad; }
   r->index = calloc(n ? n : 1, sizeof *r->index);
   if (!r->index) return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
+  r->index_len = size;
+  kv_cell prev = {0}, cur = {0}; /* the entries' first cells, for the order check */
   for (uint64_t i = 0; i < n; i++) {
     kv_sf_index_entry *e = &r->index[i];
     uint64_t f[6];
@@ -211,29 +233,31 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
     e->raw = (uint32_t)f[2];
     e->cells = (uint32_t)f[3];
     e->rows = (uint32_t)f[4];
-    e->first.row = p;
-    e->first.row_len = (uint32_t)f[5];
+    if ((uint64_t)(p - r->index_buf) > UINT32_MAX) { why = "section too large"; goto bad; }
+    e->key = (uint32_t)(p - r->index_buf);
+    e->row_len = (uint32_t)f[5];
+    cur.row = p;
+    cur.row_len = (uint32_t)f[5];
     p += f[5];
     if (!(p = kv_get_varint(p, lim, &v)) || v > KV_MAX_QUALIFIER || v > (uint64_t)(lim - p)) {
       why = "bad first qualifier";
       goto bad;
     }
-    e->first.qual = p;
-    e->first.qual_len = (uint32_t)v;
+    cur.qual = p;
+    cur.qual_len = (uint32_t)v;
     p += v;
     if (!(p = kv_get_varint(p, lim, &v))) { why = "truncated entry"; goto bad; }
-    e->first.ts = kv_unzigzag(v);
-    if (!(p = kv_get_varint(p, lim, &e->first.seq)) || p >= lim || *p > KV_DELETE_FAMILY) {
+    cur.ts = kv_unzigzag(v);
+    if (!(p = kv_get_varint(p, lim, &cur.seq)) || p >= lim || *p > KV_DELETE_FAMILY) {
       why = "truncated entry";
       goto bad;
     }
-    e->first.type = *p++;
-    e->first.value = NULL;
-    e->first.value_len = 0;
-    if (i > 0 && kv_cell_cmp(&r->index[i - 1].first, &e->first) >= 0) {
+    cur.type = *p++;
+    if (i > 0 && kv_cell_cmp(&prev, &cur) >= 0) {
       why = "first keys out of order";
       goto bad;
     }
+    prev = cur;
     off += f[1];
     cells += f[3];
     rows += f[4];
@@ -246,8 +270,7 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
   }
   r->last_row = p;
   r->last_row_len = (uint32_t)v;
-  if (n && kv_bytes_cmp(r->index[n - 1].first.row, r->index[n - 1].first.row_len, p,
-                        (uint32_t)v) > 0) {
+  if (n && kv_bytes_cmp(prev.row, prev.row_len, p, (uint32_t)v) > 0) {
     why = "last row key before the last block's first key";
     goto bad;
   }
@@ -404,8 +427,7 @@ void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *fir
     *first_len = *last_len = 0;
     return;
   }
-  *first = r->index[0].first.row;
-  *first_len = r->index[0].first.row_len;
+  *first = kv_sf_first_row(r, 0, first_len);
   *last = r->last_row;
   *last_len = r->last_row_len;
 }

@@ -202,10 +202,11 @@ static void build(st *c, bool record) {
     for (uint32_t bi = 0; bi < r->nblocks; bi++) {
       pf->boff[bi] = r->index[bi].off;
       pf->bsize[bi] = r->index[bi].size;
-      const kv_cell *fc = &r->index[bi].first;
-      pf->brow[bi] = (fc->row[1] - '0') * 100 + (fc->row[2] - '0') * 10 + (fc->row[3] - '0');
-      pf->bqual[bi] = fc->qual[0] - 'a';
-      pf->bts[bi] = (int)fc->ts;
+      kv_cell fc;
+      kv_sf_first_cell(r, bi, &fc);
+      pf->brow[bi] = (fc.row[1] - '0') * 100 + (fc.row[2] - '0') * 10 + (fc.row[3] - '0');
+      pf->bqual[bi] = fc.qual[0] - 'a';
+      pf->bts[bi] = (int)fc.ts;
     }
     pf->data_end = r->nblocks ? r->index[r->nblocks - 1].off + r->index[r->nblocks - 1].size : 0;
     kv_sf_close(r);
