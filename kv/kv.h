@@ -902,13 +902,14 @@ typedef struct kv_block_cache_stats {
   uint64_t inserts;    /* blocks added */
   uint64_t evictions;  /* blocks pushed out to stay within the capacity */
   uint64_t erased;     /* blocks dropped because their file was deleted */
-  uint64_t filter_hits, filter_misses, filter_inserts; /* bloom filter partitions of
-                          store files that are not mapped (format version 4; a mapped
-                          file's are read in place), counted apart from blocks */
   size_t usage;        /* bytes charged now (compact decoded blocks), column cache
                           entries included */
   size_t capacity;     /* kv_options.block_cache_size in effect (the one budget of the
                           block cache and the column cache) */
+  uint64_t filter_hits, filter_misses, filter_inserts; /* bloom filter partitions of
+                          store files that are not mapped (format version 4; a mapped
+                          file's are read in place), counted apart from blocks (their
+                          charges are in usage, their evictions in evictions) */
 } kv_block_cache_stats;
 /* Fill *out. Errors: KV_MISUSE (NULL argument). */
 int kv_block_cache_get_stats(kv_db *db, kv_block_cache_stats *out);

@@ -64,7 +64,8 @@ int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *cells, size_t n);
 ** the file is left for the caller to remove. A writer with no cells makes a valid empty
 ** file. */
 typedef struct kv_sf_props {
-  uint32_t format_version;    /* store file format version (2, or 3: decimal-scaled groups) */
+  uint32_t format_version;    /* store file format version (2; 3: decimal-scaled
+                                 groups; 4: a partitioned bloom filter) */
   uint64_t file_size, cells, rows, blocks; /* bytes of the file; cells; distinct row keys;
                                  data blocks */
   uint64_t min_seq, max_seq;  /* sequence number range (0, 0 for an empty file) */

@@ -4,7 +4,7 @@
 ** writer hands it each row's hash and tells it where blocks that start a new row begin;
 ** partitions close only there, so every row's hash lies in the partition whose first row
 ** is the last one at or below the row. A reader keeps the partition index (first row key,
-** offset and length per partition: about 30 bytes per 3,300 rows) instead of the filter's
+** offset and length per partition: about 27 bytes and a key per 3,300 rows) instead of the filter's
 ** bits (1.25 bytes a row), and reads one partition per probe.
 **
 ** Not here: the bloom filter's bits and probes (kv/util/bloom.c), the block cache
@@ -42,6 +42,7 @@ static int close_part(kv_sf_fbuild *f) {
   if (kv_bloom_build(f->h, f->n, f->bits, &bits, &len)) return KV_ERR_NOMEM;
   uint8_t sum[8];
   kv_put_u64le(sum, XXH3_64bits(bits, len));
+  size_t parts_len = f->parts.len, pindex_len = f->pindex.len; /* restored on failure */
   int rc = kv_sfbuf_append(&f->parts, bits, len) || kv_sfbuf_append(&f->parts, sum, 8) ||
                    kv_sfbuf_varint(&f->pindex, len + 8) ||
                    kv_sfbuf_varint(&f->pindex, f->first.len) ||
@@ -49,7 +50,11 @@ static int close_part(kv_sf_fbuild *f) {
                ? KV_ERR_NOMEM
                : KV_OK;
   free(bits);
-  if (rc) return rc;
+  if (rc) {
+    f->parts.len = parts_len;
+    f->pindex.len = pindex_len;
+    return rc;
+  }
   f->nparts++;
   f->n = 0;
   return KV_OK;
@@ -59,7 +64,10 @@ int kv_sf_fbuild_boundary(kv_sf_fbuild *f, const uint8_t *row, uint32_t len) {
   if (f->started && f->n < f->part_keys) return KV_OK;
   if (f->started && close_part(f)) return KV_ERR_NOMEM;
   f->first.len = 0;
-  if (kv_sfbuf_append(&f->first, row, len)) return KV_ERR_NOMEM;
+  if (kv_sfbuf_append(&f->first, row, len)) {
+    f->started = false; /* no partition without its first key: the writer has failed */
+    return KV_ERR_NOMEM;
+  }
   f->started = true;
   return KV_OK;
 }
@@ -97,6 +105,7 @@ static int bad(const kv_sf_reader *r, uint64_t off, const char *why) {
                   (unsigned long long)off, why);
 }
 
+/* Read [off, off+n) of r's file: KV_OK, the env's error, or KV_ERR_CORRUPT when short. */
 static int read_exact(const kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
   size_t got = 0;
   int rc = r->env->read(r->file, off, buf, n, &got);
@@ -143,7 +152,7 @@ int kv_sf_filter_open(kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t sum
   if ((rc = read_exact(r, poff, r->fpart_buf, plen))) return rc;
   const uint8_t *p = r->fpart_buf, *end = p + plen;
   uint64_t n = 0;
-  if (!(p = kv_get_varint(p, end, &n)) || n < 2 || n > (poff - off) / PART_MIN)
+  if (!(p = kv_get_varint(p, end, &n)) || n < 2 || n > (poff - off) / PART_MIN || n > plen / 2)
     return bad(r, poff, "bad partition count");
   if (!(r->fparts = calloc(n, sizeof *r->fparts)))
     return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
@@ -196,11 +205,11 @@ bool kv_sf_filter_may_contain(const kv_sf_reader *r, const uint8_t *row, uint32_
     return yes;
   }
   uint8_t *b = malloc(fp->len);
+  size_t got = 0;
   if (!b) return true;
-  if (read_exact(r, fp->off, b, fp->len) != KV_OK ||
+  if (r->env->read(r->file, fp->off, b, fp->len, &got) != KV_OK || got != fp->len ||
       XXH3_64bits(b, fp->len - 8) != kv_get_u64le(b + fp->len - 8)) {
-    kv_error_clear();
-    free(b);
+    free(b); /* (an env error keeps its message: the block read that follows reports) */
     return true;
   }
   bool yes = part_says(b, fp->len, h);

@@ -388,7 +388,6 @@ struct kv_sf_reader {
   char *path;              /* file path, for messages */
   kv_sf_props props;       /* counts and ranges from the trailer */
   uint8_t *index_buf;      /* the index section (first keys point into it) */
-  uint64_t index_len;      /* its bytes */
   kv_sf_index_entry *index; /* one entry per block */
   uint32_t nblocks;        /* entries in index */
   const uint8_t *last_row; /* last row key of the file (into index_buf) */
@@ -400,9 +399,6 @@ struct kv_sf_reader {
   uint8_t *bloom;          /* the bloom filter section (a single filter; NULL when
                               partitioned) */
   size_t bloom_len;        /* its length */
-  uint8_t *fpart_buf;      /* a partitioned filter's partition index (format version 4) */
-  kv_sf_fpart *fparts;     /* its partitions, read one per probe (kv/sf/sf_filter.h) */
-  uint32_t nfparts;        /* their number (0: the single filter, or none) */
   uint8_t *fence;          /* per block: u8 length, then its first row key padded to
                               fence_w bytes (all back to back: a seek to a row's start
                               binary-searches this dense copy), or NULL when some first
@@ -417,6 +413,10 @@ struct kv_sf_reader {
   const uint8_t *map;      /* the whole file mapped read-only (env->map), or NULL: then
                               blocks are read with pread into the reader's buffers */
   uint64_t map_len;        /* its length (the file size at open) */
+  uint8_t *fpart_buf;      /* a partitioned filter's partition index (format version 4) */
+  kv_sf_fpart *fparts;     /* its partitions, read one per probe (kv/sf/sf_filter.h) */
+  uint32_t nfparts;        /* their number (0: the single filter, or none) */
+  uint64_t index_len;      /* bytes of index_buf */
 };
 
 /* Block i's first row key, *len its length (in the reader's index section). */

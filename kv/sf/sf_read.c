@@ -152,9 +152,17 @@ int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t) {
   int64_t lo = 0, hi = (int64_t)r->nblocks - 1, ans = -1;
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
-    kv_cell f;
-    kv_sf_first_cell(r, (uint64_t)mid, &f);
-    if (kv_cell_cmp(&f, t) <= 0) { ans = mid; lo = mid + 1; }
+    /* the row keys first, in place: the rest of the first cell is decoded only when the
+       rows are equal */
+    uint32_t len;
+    const uint8_t *row = kv_sf_first_row(r, (uint64_t)mid, &len);
+    int c = kv_bytes_cmp(row, len, t->row, t->row_len);
+    if (c == 0) {
+      kv_cell f;
+      kv_sf_first_cell(r, (uint64_t)mid, &f);
+      c = kv_cell_cmp(&f, t);
+    }
+    if (c <= 0) { ans = mid; lo = mid + 1; }
     else hi = mid - 1;
   }
   return ans;

@@ -279,6 +279,7 @@ static int note_seg_hashes(kv_sf_writer *w, const kv_sf_seg *s, size_t from, siz
     const seg_block *e = &s->blocks[i];
     bool cont = i > from && e->cont;
     if (!cont) rc = kv_sfw_note_block_row(w, s->keys.p + e->key_off, e->row_len);
+    if (rc == KV_OK && !w->seg) rc = kv_sfw_maybe_spill(w); /* closed partitions */
     size_t end = (size_t)e->hash_first + e->nrows; /* the next block's first, or h1 */
     if (end > h1 || end < at)
       rc = kv_error(KV_ERR_CORRUPT, "store file segment: damaged row hashes");
@@ -348,6 +349,7 @@ int kv_sf_writer_add_seg_blocks(kv_sf_writer *w, const kv_sf_seg *s, size_t from
     bool cont = i > from && e->cont;
     uint32_t hf = out_hash + (uint32_t)(e->hash_first - h0);
     rc = append_block(w, s, e, frame, frame_len, raw_len, seq, hf, cont);
+    if (rc == KV_OK && !w->seg) rc = kv_sfw_maybe_spill(w); /* its index entry */
   }
   kv_sfbuf_free(&scratch);
   kv_sfbuf_free(&patched);

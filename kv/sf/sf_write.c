@@ -311,7 +311,10 @@ int kv_sf_writer_add(kv_sf_writer *w, const kv_cell *c) {
     uint64_t h = w->no_bloom ? 0 : kv_bloom_hash(c->row, c->row_len);
     int hrc = w->b.ncells ? KV_OK : kv_sfw_note_block_row(w, c->row, c->row_len);
     if (hrc == KV_OK) hrc = kv_sfw_note_hashes(w, &h, 1);
-    if (hrc) return hrc;
+    if (hrc) { /* the filter may hold part of the row's notes: sticky */
+      w->failed = hrc;
+      return hrc;
+    }
     w->prev_row.len = 0;
     if (kv_sfbuf_append(&w->prev_row, c->row, c->row_len))
       return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
@@ -403,7 +406,10 @@ int kv_sf_writer_add_row(kv_sf_writer *w, const kv_cell *c, size_t n) {
   uint64_t h = w->no_bloom ? 0 : kv_bloom_hash(c[0].row, c[0].row_len);
   if (w->b.ncells == 0) rc = kv_sfw_note_block_row(w, c[0].row, c[0].row_len);
   if (rc == KV_OK) rc = kv_sfw_note_hashes(w, &h, 1);
-  if (rc) return rc;
+  if (rc) {
+    w->failed = rc;
+    return rc;
+  }
   w->prev_row.len = 0;
   if (kv_sfbuf_append(&w->prev_row, c[0].row, c[0].row_len))
     return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);

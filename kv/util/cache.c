@@ -60,10 +60,10 @@ typedef struct shard {
   kv_cache_entry *head, *tail; /* LRU list */
   size_t usage;               /* sum of charges in the cache */
   uint64_t hits, misses, inserts, evictions, erased; /* counters */
-  uint64_t meta_hits, meta_misses, meta_inserts;     /* the same for KV_CACHE_META keys */
   uint64_t ghost[GHOSTS];     /* keys refused by kv_cache_admit lately (0 = empty) */
   bool evicted;               /* evicted since kv_cache_admit last saw it below 7/8 of its
                                  share: its free room may be an eviction's slack */
+  uint64_t meta_hits, meta_misses, meta_inserts;     /* counters of KV_CACHE_META keys */
 } shard;
 
 struct kv_cache {

@@ -164,6 +164,7 @@ static uint32_t check_file(kv_env *env, const char *path, uint32_t n, bool long_
   assert_int_equal(cells, want);
   it->ops->destroy(it);
   uint32_t parts = r->nfparts;
+  if (parts) assert_null(r->bloom); /* no filter bits kept: the partition index only */
   kv_sf_close(r);
   return parts;
 }
