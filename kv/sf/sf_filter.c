@@ -105,17 +105,6 @@ static int bad(const kv_sf_reader *r, uint64_t off, const char *why) {
                   (unsigned long long)off, why);
 }
 
-/* Read [off, off+n) of r's file: KV_OK, the env's error, or KV_ERR_CORRUPT when short. */
-static int read_exact(const kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
-  size_t got = 0;
-  int rc = r->env->read(r->file, off, buf, n, &got);
-  if (rc) return rc;
-  if (got != n)
-    return kv_error(KV_ERR_CORRUPT, "store file %s: truncated: %zu of %zu bytes at offset %llu",
-                    r->path, got, n, (unsigned long long)off);
-  return KV_OK;
-}
-
 /* The section's checksum, its bytes read a chunk at a time (not mapped: they would count
 ** in the process's resident memory; not kept). */
 static int check_sum(const kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t sum) {
@@ -127,7 +116,7 @@ static int check_sum(const kv_sf_reader *r, uint64_t off, uint64_t size, uint64_
   if (rc == KV_OK) XXH3_64bits_reset(st);
   for (uint64_t at = 0; rc == KV_OK && at < size;) {
     size_t n = size - at < CHUNK ? (size_t)(size - at) : CHUNK;
-    rc = read_exact(r, off + at, buf, n);
+    rc = kv_sf_read_at(r, off + at, buf, n);
     if (rc == KV_OK) XXH3_64bits_update(st, buf, n);
     at += n;
   }
@@ -142,14 +131,14 @@ int kv_sf_filter_open(kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t sum
   int rc = check_sum(r, off, size, sum);
   if (rc) return rc;
   uint8_t t4[4];
-  if ((rc = read_exact(r, off + size - 4, t4, 4))) return rc;
+  if ((rc = kv_sf_read_at(r, off + size - 4, t4, 4))) return rc;
   uint64_t plen = kv_get_u32le(t4);
   if (plen == 0 || plen > size - 4 - 2 * PART_MIN)
     return bad(r, off + size - 4, "partition index length out of range");
   uint64_t poff = off + size - 4 - plen;
   if (!(r->fpart_buf = malloc(plen)))
     return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
-  if ((rc = read_exact(r, poff, r->fpart_buf, plen))) return rc;
+  if ((rc = kv_sf_read_at(r, poff, r->fpart_buf, plen))) return rc;
   const uint8_t *p = r->fpart_buf, *end = p + plen;
   uint64_t n = 0;
   if (!(p = kv_get_varint(p, end, &n)) || n < 2 || n > (poff - off) / PART_MIN || n > plen / 2)

@@ -463,7 +463,7 @@ uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len
 
 /* Read [off, off+n) of the reader's file into buf: KV_OK, the env's error, or
 ** KV_ERR_CORRUPT if the file is shorter. */
-int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n);
+int kv_sf_read_at(const kv_sf_reader *r, uint64_t off, void *buf, size_t n);
 
 /* The n bytes at `off` of the reader's mapped file, in place (valid for the reader's life):
 ** KV_OK, or KV_ERR_CORRUPT (message set) when the file is not mapped or the bytes run past

@@ -23,7 +23,7 @@
 
 #define MAX_SECTION (1ull << 31) /* largest bloom or index section a reader accepts */
 
-int kv_sf_read_at(kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
+int kv_sf_read_at(const kv_sf_reader *r, uint64_t off, void *buf, size_t n) {
   size_t got = 0;
   int rc = r->env->read(r->file, off, buf, n, &got);
   if (rc) return rc;

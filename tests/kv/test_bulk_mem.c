@@ -43,9 +43,11 @@
 #define HEAP_BOUND (2u << 20) /* the heap tests' bound */
 #define HEAP_PER_RUN (2.0 * 65536) /* a spilled run's reader at the merge: its block, raw and
                                       decoded (the family's BLOCKSIZE is 64 KiB here) */
-#define HEAP_PER_ROW 4.0        /* bytes a row a load may hold beyond it (1.25 of bloom filter,
-                                   about 0.3 of block index entries, and the noise of when the
-                                   worker frees a segment; a hash kept per row would be 8) */
+#define HEAP_PER_ROW 4.0        /* bytes a row a load may hold beyond it (the final file's
+                                   writer holds up to 1 MiB of bloom filter partitions, 1.25
+                                   bytes a row below that, before it spills; about 0.3 of the
+                                   segments' block entries; the noise of when the worker frees
+                                   a segment; a hash kept per row would be 8) */
 
 /* A store on the in-memory env, one table of one family. */
 typedef struct st {

@@ -8,7 +8,8 @@
 ** their partition in place from a mapped file, through the block cache (one insert, then
 ** hits), or with a pread; a damaged byte of the filter section fails the open naming it,
 ** and a salvage open goes on without the filter. A writer asked for no filter writes the
-** empty one and the same blocks. A writer bounded by spill_bytes writes the same bytes. In-memory env; uses kv/sf/sf.h, kv/sf/sf_seg.h and the
+** empty one and the same blocks. A writer bounded by spill_bytes writes the same bytes, and
+** fails cleanly (sticky, no spill file left) when its spill file cannot be written. In-memory env; uses kv/sf/sf.h, kv/sf/sf_seg.h and the
 ** reader's fields (kv/sf/sf_int.h).
 ** Not here: the single filter's false-positive rate (tests/kv/test_sf_layout.c).
 */
@@ -131,6 +132,16 @@ static uint8_t *file_bytes(kv_env *env, const char *path, size_t *len) {
   return p;
 }
 
+/* Files a and b of the in-memory env hold the same bytes. */
+static void same_files(kv_env *env, const char *a, const char *b) {
+  size_t la, lb;
+  uint8_t *pa = file_bytes(env, a, &la), *pb = file_bytes(env, b, &lb);
+  assert_int_equal(la, lb);
+  assert_memory_equal(pa, pb, la);
+  free(pa);
+  free(pb);
+}
+
 /* The trailer's bloom_off and bloom_size of a file's bytes. */
 static void bloom_section(const uint8_t *f, size_t len, uint64_t *off, uint64_t *size) {
   const uint8_t *t = f + len - KV_SF_TRAILER_SIZE;
@@ -194,12 +205,7 @@ static void same_bytes(uint32_t n, bool long_rows) {
     }
     free(a);
   }
-  size_t lb, lc;
-  uint8_t *b = file_bytes(env, "/t/segs.sf", &lb), *c = file_bytes(env, "/t/paged.sf", &lc);
-  assert_int_equal(lb, lc);
-  assert_memory_equal(b, c, lb);
-  free(b);
-  free(c);
+  same_files(env, "/t/segs.sf", "/t/paged.sf");
   env->destroy(env);
 }
 
@@ -355,12 +361,7 @@ static void test_spill(void **state) {
     write_file(env, "/t/spilled.sf", BIG, true, how);
     g_spill = 0;
     assert_int_equal(kv_env_mem_file_size(env, "/t/spilled.sf.spill"), -1);
-    size_t la, lb;
-    uint8_t *a = file_bytes(env, "/t/held.sf", &la), *b = file_bytes(env, "/t/spilled.sf", &lb);
-    assert_int_equal(la, lb);
-    assert_memory_equal(a, b, la);
-    free(a);
-    free(b);
+    same_files(env, "/t/held.sf", "/t/spilled.sf");
     /* an abort removes what it spilled */
     kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, 10, 4096};
     kv_sf_writer *w;
@@ -378,12 +379,48 @@ static void test_spill(void **state) {
   }
 }
 
+/* A spill file that cannot be created, or fills the disk at its second append: the add
+** that spills fails, every later add and the finish fail the same way (sticky), and no spill
+** file is left. */
+static void test_spill_fails(void **state) {
+  (void)state;
+  static const struct { int op; uint64_t nth; int kind; int rc; } faults[] = {
+      {KV_FAULT_OPEN, 1, KV_FAULT_EIO, KV_ERR_IO},
+      {KV_FAULT_APPEND, 2, KV_FAULT_ENOSPC, KV_ERR_NOSPC},
+      {KV_FAULT_APPEND, 1, KV_FAULT_TORN, KV_ERR_IO},
+  };
+  for (size_t f = 0; f < sizeof faults / sizeof *faults; f++) {
+    kv_env *env = kv_env_mem_new(1);
+    assert_int_equal(env->mkdir(env, "/t"), KV_OK);
+    kv_env_mem_fail(env, faults[f].op, faults[f].nth, ".spill", faults[f].kind, 100);
+    kv_sf_writer_options o = {4096, KV_COMPRESSION_LZ4, 10, 4096};
+    kv_sf_writer *w;
+    assert_int_equal(kv_sf_writer_open(env, "/t/f.sf", &o, &w), KV_OK);
+    uint8_t key[12], val[8];
+    kv_cell c[12];
+    int rc = KV_OK;
+    uint32_t k = 0;
+    for (; k < 20000 && rc == KV_OK; k++) {
+      int m = cells_of(2 * k, false, key, val, c);
+      for (int i = 0; i < m && rc == KV_OK; i++) rc = kv_sf_writer_add(w, &c[i]);
+    }
+    assert_int_equal(rc, faults[f].rc);
+    assert_true(k < 20000); /* it failed at a spill, not at the end */
+    int m = cells_of(2 * k + 2, false, key, val, c);
+    assert_true(m > 0);
+    assert_int_equal(kv_sf_writer_add(w, &c[0]), faults[f].rc); /* sticky */
+    assert_int_equal(kv_sf_writer_finish(w, NULL), faults[f].rc);
+    assert_int_equal(kv_env_mem_file_size(env, "/t/f.sf.spill"), -1);
+    env->destroy(env);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_big),         cmocka_unit_test(test_long_rows),
       cmocka_unit_test(test_small),       cmocka_unit_test(test_probe_paths),
       cmocka_unit_test(test_damage),      cmocka_unit_test(test_no_bloom),
-      cmocka_unit_test(test_spill),
+      cmocka_unit_test(test_spill),       cmocka_unit_test(test_spill_fails),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
