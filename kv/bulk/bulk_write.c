@@ -244,7 +244,8 @@ static bool segments_chain(kv_bulk_fam *f, kv_bulk_buf ***order, size_t *n) {
 }
 
 /* Open a new file named <number><ext> in f's folder for writing. */
-static int open_out(kv_bulk *b, kv_bulk_fam *f, const char *ext, bool run, char *path, size_t cap, uint64_t *number, kv_sf_writer **w) {
+static int open_out(kv_bulk *b, kv_bulk_fam *f, const char *ext, bool run, char *path,
+                    size_t cap, uint64_t *number, kv_sf_writer **w) {
   kv_db *db = b->db;
   int rc = db->env->mkdir(db->env, f->dir);
   if (rc) return rc;

@@ -4,8 +4,8 @@
 ** writer hands it each row's hash and tells it where blocks that start a new row begin;
 ** partitions close only there, so every row's hash lies in the partition whose first row
 ** is the last one at or below the row. A reader keeps the partition index (first row key,
-** offset and length per partition: about 27 bytes and a key per 3,300 rows) instead of the filter's
-** bits (1.25 bytes a row), and reads one partition per probe.
+** offset and length per partition: about 27 bytes and a key per 3,300 rows) instead of the
+** filter's bits (1.25 bytes a row), and reads one partition per probe.
 **
 ** Not here: the bloom filter's bits and probes (kv/util/bloom.c), the block cache
 ** (kv/util/cache.c), the single filter of small and older files (kv/sf/sf_read.c).

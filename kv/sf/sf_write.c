@@ -500,7 +500,8 @@ static int write_section(kv_sf_writer *w, const uint8_t *head, size_t head_len, 
   if (!st) return kv_error(KV_ERR_NOMEM, "out of memory writing store file %s", w->path);
   XXH3_64bits_reset(st);
   uint64_t start = w->offset, spilled = 0;
-  for (size_t i = 0; i < w->n_chunks; i++) spilled += w->chunks[i].filter == filter ? w->chunks[i].len : 0;
+  for (size_t i = 0; i < w->n_chunks; i++)
+    if (w->chunks[i].filter == filter) spilled += w->chunks[i].len;
   int rc = head_len ? w->env->append(w->file, head, head_len) : KV_OK;
   XXH3_64bits_update(st, head, head_len);
   if (rc == KV_OK) rc = unspill(w, filter, st);

@@ -9,8 +9,8 @@
 ** hits), or with a pread; a damaged byte of the filter section fails the open naming it,
 ** and a salvage open goes on without the filter. A writer asked for no filter writes the
 ** empty one and the same blocks. A writer bounded by spill_bytes writes the same bytes, and
-** fails cleanly (sticky, no spill file left) when its spill file cannot be written. In-memory env; uses kv/sf/sf.h, kv/sf/sf_seg.h and the
-** reader's fields (kv/sf/sf_int.h).
+** fails cleanly (sticky, no spill file left) when its spill file cannot be written.
+** In-memory env; uses kv/sf/sf.h, kv/sf/sf_seg.h and the reader's fields (kv/sf/sf_int.h).
 ** Not here: the single filter's false-positive rate (tests/kv/test_sf_layout.c).
 */
 #include <setjmp.h>
@@ -45,7 +45,8 @@ static void key_of(uint32_t k, uint8_t out[12]) {
 static uint8_t g_big[1500]; /* the value of a long row's cells */
 
 /* Row k's cells: one or two (every third row has two qualifiers); with `long_rows`, every
-** 97th row (keys are even) has 12 cells of 1,500 bytes, more than twice the 4 KiB block: it spans blocks. */
+** 97th row (keys are even) has 12 cells of 1,500 bytes, more than twice the 4 KiB block: it
+** spans blocks. */
 static int cells_of(uint32_t k, bool long_rows, uint8_t key[12], uint8_t val[8], kv_cell c[12]) {
   key_of(k, key);
   memcpy(val, &k, 4);
