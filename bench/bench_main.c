@@ -21,6 +21,12 @@
 #include "bench_run.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +160,53 @@ void bench_db_dir(char *buf, size_t cap, const config *c, const char *ds, const 
   snprintf(buf, cap, "%s/%s/%s-%s-%d", c->work_dir, ds, eng, what, run);
 }
 
+/* The process's resident memory now, split as the kernel counts it (/proc/self/status, KiB):
+** anonymous (heap: what the engine holds) and file-backed (mapped store files, the binary:
+** pages the kernel may drop at will). 0 where the file cannot be read. */
+static void rss_now(long *anon_kib, long *file_kib) {
+  *anon_kib = *file_kib = 0;
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return;
+  char line[256];
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, "RssAnon:", 8)) *anon_kib = strtol(line + 8, NULL, 10);
+    else if (!strncmp(line, "RssFile:", 8)) *file_kib = strtol(line + 8, NULL, 10);
+  }
+  fclose(f);
+}
+
+/* KiB the allocator has handed out and not had back (glibc's mallinfo2), or -1: the rest
+** of the anonymous memory is the allocator's free lists and arenas. */
+static long heap_in_use_kib(void) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  struct mallinfo2 mi = mallinfo2();
+  return (long)((mi.uordblks + mi.hblkhd) / 1024);
+#else
+  return -1;
+#endif
+}
+
+/* A thread sampling, every 20 ms while a bulk load runs, the most anonymous resident and
+** allocated memory (KiB): the peaks a load reaches, which getrusage's maximum mixes with
+** mapped files and the kernel keeps for the whole process only. */
+typedef struct mem_sampler {
+  pthread_t th;
+  atomic_int stop;
+  long anon_max, heap_max;
+} mem_sampler;
+
+static void *sample_mem(void *arg) {
+  mem_sampler *s = arg;
+  while (!atomic_load(&s->stop)) {
+    long a, f, h = heap_in_use_kib();
+    rss_now(&a, &f);
+    if (h > s->heap_max) s->heap_max = h;
+    if (a > s->anon_max) s->anon_max = a;
+    usleep(20000);
+  }
+  return NULL;
+}
+
 static void make_parent(const char *dir) {
   char parent[4096];
   snprintf(parent, sizeof parent, "%s", dir);
@@ -220,9 +273,17 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
   struct rusage ru0, ru1; /* peak RSS before (the input, read in memory) and after */
   getrusage(RUSAGE_SELF, &ru0);
   double t0 = bench_now_s(), c0 = bench_cpu_s(), m0 = bench_thread_cpu_s();
+  mem_sampler ms = {.anon_max = 0, .heap_max = 0};
+  atomic_init(&ms.stop, 0);
+  bool sampling = pthread_create(&ms.th, NULL, sample_mem, &ms) == 0;
   if (bench_rowan_bulk_load(h, in) != 0) bench_die("Rowan bulk load failed");
+  atomic_store(&ms.stop, 1);
+  if (sampling) pthread_join(ms.th, NULL);
   double dt = bench_now_s() - t0, dc = bench_cpu_s() - c0, dm = bench_thread_cpu_s() - m0;
   getrusage(RUSAGE_SELF, &ru1);
+  long anon_kib, file_kib;
+  rss_now(&anon_kib, &file_kib);
+  long heap_kib = heap_in_use_kib();
   int64_t copies = in->rows / ARCHIVE_ROWS, all = -1, gt = -1, nul = -1;
   if (bench_rowan.count_all(h, &all) || bench_rowan.count_temp_gt(h, 30.0, &gt) ||
       bench_rowan.count_temp_null(h, &nul) || all != in->rows ||
@@ -232,8 +293,12 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
     bench_die("the bulk-loaded table disagrees with the archive's known counts");
   }
   fprintf(stderr, "  %-8s  bulk: load %.2f s (%.2f s of CPU, %.2f s on the loading thread), "
-          "%.0f rows/s, peak RSS %ld MiB before the load, %ld MiB after\n", "Rowan", dt, dc, dm,
-          (double)in->rows / dt, ru0.ru_maxrss / 1024, ru1.ru_maxrss / 1024);
+          "%.0f rows/s, peak RSS %ld MiB before the load, %ld MiB after\n"
+          "            memory during the load at most %ld MiB anonymous, %ld MiB allocated"
+          " (sampled every 20 ms); after it %ld MiB anonymous + %ld MiB file-backed, %ld MiB"
+          " allocated\n", "Rowan", dt, dc, dm, (double)in->rows / dt, ru0.ru_maxrss / 1024,
+          ru1.ru_maxrss / 1024, ms.anon_max / 1024, ms.heap_max / 1024, anon_kib / 1024,
+          file_kib / 1024, heap_kib / 1024);
   if (keep) {
     double f0 = bench_now_s();
     if (bench_rowan.finish(h, dir, bytes) != 0) bench_die("finish failed");

@@ -48,6 +48,7 @@ static void *writer(void *p) {
   while (now_s() < a->until) {
     kv_batch_clear(b);
     int rl = snprintf(row, sizeof row, "w%02d-%012llu", a->id, (unsigned long long)a->commits);
+    if (rl < 0 || rl >= (int)sizeof row) rl = (int)sizeof row - 1; /* truncated: its bytes */
     for (int q = 0; q < 4; q++) {
       char qual[2] = {(char)('a' + q), 0};
       int vl = snprintf(val, sizeof val, "%d", q * 7);

@@ -30,6 +30,7 @@
 #include "kv/bulk/bulk_int.h"
 #include "kv/util/coding.h"
 #include "kv/db/db_impl.h"
+#include "kv/util/mem.h"
 #include "kv/util/status.h"
 
 #define MIN_RUN_BYTES 4096u           /* smallest run_bytes accepted */
@@ -230,7 +231,10 @@ static void take_freed(kv_bulk *b) {
   b->bytes = now > 0 ? (size_t)now : 0;
 }
 
+/* Page out every family's finished segments; when any went, give the freed pages back to
+** the system (kv/util/mem.h: the segments' blocks were megabytes of the heap). */
 static int page_out_all(kv_bulk *b) {
+  uint64_t paged = b->stats.segs_paged;
   for (uint32_t i = 0; i < b->n_fams; i++) {
     int rc = page_out_fam(b, b->fams[i]);
     if (rc) {
@@ -238,6 +242,7 @@ static int page_out_all(kv_bulk *b) {
       return rc;
     }
   }
+  if (b->stats.segs_paged != paged) kv_mem_release();
   return KV_OK;
 }
 
@@ -954,4 +959,5 @@ void kv_bulk_free(kv_bulk *b) {
   pthread_cond_destroy(&b->cv);
   pthread_mutex_destroy(&b->mu);
   free(b);
+  kv_mem_release(); /* the load's buffers and spares: up to its bound of the heap */
 }

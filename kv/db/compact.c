@@ -40,6 +40,7 @@
 
 #include "kv/db/db_impl.h"
 #include "kv/sf/sf_copy.h"
+#include "kv/util/mem.h"
 #include "kv/util/status.h"
 
 
@@ -590,6 +591,7 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   free(outs);
   for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
   free(in);
+  kv_mem_release(); /* the merge's buffers, the inputs' indexes once no reader holds them */
   return KV_OK;
 }
 

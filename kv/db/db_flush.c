@@ -35,6 +35,7 @@
 
 #include "kv/db/db_impl.h"
 #include "kv/util/cell.h"
+#include "kv/util/mem.h"
 #include "kv/util/status.h"
 
 #define PATH_CAP 4096 /* bytes for any path built here */
@@ -178,6 +179,7 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   for (uint32_t i = added; i < n_out; i++) kv_sfh_unref(outs[i]); /* not listed */
   free(outs);
   kv_memstore_unref(imm);
+  kv_mem_release(); /* the memstore's arena and the writer's buffers */
   if (rc) return kv_db_fail(db, rc);
   return KV_OK;
 }
