@@ -191,6 +191,10 @@ int bench_rowan_processors(void);
 void bench_rowan_print_cache(void *h, FILE *out);
 /* The block cache's inserts so far (0 when the counters cannot be read). */
 uint64_t bench_rowan_cache_inserts(void *h);
+/* Bytes every open store file of Rowan's store holds for as long as it is open (block
+** indexes, fences, bloom filters or their partition indexes: kv_family_stats.reader_bytes
+** summed over every family of every table). */
+uint64_t bench_rowan_reader_bytes(void *h);
 /* --profile reads: keep each query's read counters (rowan_stmt_metrics) from now on (on),
 ** and give the last one's store-file blocks read and, of those, block cache hits. */
 void bench_rowan_diag(void *h, bool on);

@@ -284,6 +284,7 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
   long anon_kib, file_kib;
   rss_now(&anon_kib, &file_kib);
   long heap_kib = heap_in_use_kib();
+  uint64_t reader_bytes = bench_rowan_reader_bytes(h);
   int64_t copies = in->rows / ARCHIVE_ROWS, all = -1, gt = -1, nul = -1;
   if (bench_rowan.count_all(h, &all) || bench_rowan.count_temp_gt(h, 30.0, &gt) ||
       bench_rowan.count_temp_null(h, &nul) || all != in->rows ||
@@ -296,9 +297,11 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
           "%.0f rows/s, peak RSS %ld MiB before the load, %ld MiB after\n"
           "            memory during the load at most %ld MiB anonymous, %ld MiB allocated"
           " (sampled every 20 ms); after it %ld MiB anonymous + %ld MiB file-backed, %ld MiB"
-          " allocated\n", "Rowan", dt, dc, dm, (double)in->rows / dt, ru0.ru_maxrss / 1024,
+          " allocated, of which the open store files' indexes and filters %.1f MiB (%.2f bytes a"
+          " row)\n", "Rowan", dt, dc, dm, (double)in->rows / dt, ru0.ru_maxrss / 1024,
           ru1.ru_maxrss / 1024, ms.anon_max / 1024, ms.heap_max / 1024, anon_kib / 1024,
-          file_kib / 1024, heap_kib / 1024);
+          file_kib / 1024, heap_kib / 1024, (double)reader_bytes / 1048576.0,
+          (double)reader_bytes / (double)in->rows);
   if (keep) {
     double f0 = bench_now_s();
     if (bench_rowan.finish(h, dir, bytes) != 0) bench_die("finish failed");

@@ -378,6 +378,21 @@ uint64_t bench_rowan_cache_inserts(void *vh) {
   return cs.inserts;
 }
 
+uint64_t bench_rowan_reader_bytes(void *vh) {
+  kv_db *db = api_test_kv(((rw *)vh)->db);
+  uint64_t sum = 0;
+  for (int t = 0; t < kv_table_count(db); t++) {
+    const char *name = kv_table_name(db, t);
+    uint32_t ids[64], n = 0;
+    if (!name || kv_table_families(db, name, ids, 64, &n) != KV_OK) continue;
+    for (uint32_t i = 0; i < n && i < 64; i++) {
+      kv_family_stats st;
+      if (kv_family_get_stats(db, ids[i], &st) == KV_OK) sum += st.reader_bytes;
+    }
+  }
+  return sum;
+}
+
 void bench_rowan_print_cache(void *vh, FILE *out) {
   rw *h = vh;
   kv_block_cache_stats cs;

@@ -820,6 +820,10 @@ typedef struct kv_family_stats {
   uint64_t compactions;       /* minor and major compactions done since kv_open */
   uint64_t blocks_copied;     /* blocks minor compactions copied whole since kv_open */
   uint64_t blocks_merged;     /* blocks compactions wrote from cells merged one by one */
+  uint64_t reader_bytes;      /* memory the open store files hold for as long as they are
+                                 open: block indexes, fences of first row keys, bloom filters
+                                 (a partitioned one's partition index only); not the block
+                                 cache. RocksDB's "rocksdb.estimate-table-readers-mem" */
 } kv_family_stats;
 int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out);
 

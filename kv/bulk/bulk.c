@@ -231,10 +231,12 @@ static void take_freed(kv_bulk *b) {
   b->bytes = now > 0 ? (size_t)now : 0;
 }
 
-/* Page out every family's finished segments; when any went, give the freed pages back to
-** the system (kv/util/mem.h: the segments' blocks were megabytes of the heap). */
+/* Page out every family's finished segments; once a quarter of the bound has been paged
+** out since the last time, give the freed pages back to the system (kv/util/mem.h: the
+** segments' blocks were megabytes of the heap; each release costs the next buffers their
+** page faults, so not at every page-out). */
 static int page_out_all(kv_bulk *b) {
-  uint64_t paged = b->stats.segs_paged;
+  uint64_t paged = b->stats.bytes_paged;
   for (uint32_t i = 0; i < b->n_fams; i++) {
     int rc = page_out_fam(b, b->fams[i]);
     if (rc) {
@@ -242,7 +244,11 @@ static int page_out_all(kv_bulk *b) {
       return rc;
     }
   }
-  if (b->stats.segs_paged != paged) kv_mem_release();
+  b->paged_unreleased += b->stats.bytes_paged - paged;
+  if (b->paged_unreleased >= b->run_bytes / 4) {
+    kv_mem_release();
+    b->paged_unreleased = 0;
+  }
   return KV_OK;
 }
 

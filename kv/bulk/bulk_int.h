@@ -152,6 +152,8 @@ struct kv_bulk {
   kv_file *sfile;         /* the caller's scratch file (kv_bulk_scratch_append), or NULL */
   char *spath;            /* its path (malloc'ed; <number>.run: kv_open deletes it) */
   uint64_t send;          /* its size */
+  uint64_t paged_unreleased; /* bytes paged out since the heap's free pages were last given
+                             back (kv_mem_release, at a quarter of run_bytes) */
 };
 
 /* Bytes of a spare array set (counted in kv_bulk.bytes while it waits). */

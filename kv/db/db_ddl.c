@@ -422,6 +422,7 @@ int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out) {
     out->blocks += p->blocks;
     out->cells += p->cells;
     out->rows += p->rows;
+    out->reader_bytes += kv_sf_reader_mem(f->files[i]->reader);
   }
   out->compactions = f->compactions;
   out->blocks_copied = f->blocks_copied;

@@ -105,6 +105,12 @@ int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out);
 void kv_sf_close(kv_sf_reader *r);
 /* The file's counts and ranges from its trailer; owned by the reader. */
 const kv_sf_props *kv_sf_get_props(const kv_sf_reader *r);
+/* Bytes the open reader holds in memory for as long as the file is open: its block index
+** (a 32-byte entry a block and the index section its first keys point into), the dense
+** fence of first row keys, and the bloom filter (a single filter whole; of a partitioned
+** one, the partition index only). Not the blocks (the block cache's), nor a mapping (the
+** kernel's page cache). RocksDB reports the same as "rocksdb.estimate-table-readers-mem". */
+size_t kv_sf_reader_mem(const kv_sf_reader *r);
 /* Smallest and largest row key in the file (pointers owned by the reader); both NULL with
 ** length 0 for an empty file. */
 void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *first_len,

@@ -138,6 +138,7 @@ int kv_sf_filter_open(kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t sum
   uint64_t poff = off + size - 4 - plen;
   if (!(r->fpart_buf = malloc(plen)))
     return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
+  r->fpart_len = plen;
   if ((rc = kv_sf_read_at(r, poff, r->fpart_buf, plen))) return rc;
   const uint8_t *p = r->fpart_buf, *end = p + plen;
   uint64_t n = 0;

@@ -417,6 +417,7 @@ struct kv_sf_reader {
   kv_sf_fpart *fparts;     /* its partitions, read one per probe (kv/sf/sf_filter.h) */
   uint32_t nfparts;        /* their number (0: the single filter, or none) */
   uint64_t index_len;      /* bytes of index_buf */
+  uint64_t fpart_len;      /* bytes of fpart_buf */
 };
 
 /* Block i's first row key, *len its length (in the reader's index section). */

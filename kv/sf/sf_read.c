@@ -188,6 +188,15 @@ uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len
   return (uint32_t)bk;
 }
 
+size_t kv_sf_reader_mem(const kv_sf_reader *r) {
+  if (!r) return 0;
+  size_t stride = (size_t)r->fence_w + 1;
+  return sizeof *r + (size_t)r->nblocks * sizeof *r->index + (size_t)r->index_len +
+         (r->fence ? (size_t)r->nblocks * stride : 0) +
+         (r->fence_top ? (size_t)r->fence_ntop * stride : 0) + r->bloom_len +
+         (size_t)r->fpart_len + (size_t)r->nfparts * sizeof *r->fparts;
+}
+
 void kv_sf_first_cell(const kv_sf_reader *r, uint64_t i, kv_cell *out) {
   const kv_sf_index_entry *e = &r->index[i];
   const uint8_t *p = r->index_buf + e->key, *lim = r->index_buf + r->index_len;

@@ -142,9 +142,14 @@ static void test_flush_and_reopen(void **state) {
   assert_int_equal(kv_family_get_stats(db, fa, &st), KV_OK);
   assert_int_equal(st.store_files, 1);
   assert_true(st.memstore_cells > 0);
+  /* the open file's reader holds at least a 32-byte index entry a block */
+  uint64_t one_file = st.reader_bytes;
+  assert_true(one_file >= st.blocks * 32);
   assert_int_equal(kv_flush(db, NULL), KV_OK);
   assert_int_equal(kv_family_get_stats(db, fa, &st), KV_OK);
   assert_int_equal(st.store_files, 2);
+  assert_true(st.reader_bytes > one_file); /* a second open file */
+  uint64_t two_files = st.reader_bytes;
   assert_int_equal(st.memstore_cells, 0);
   assert_int_equal(st.cells, (uint64_t)n);
   uint64_t rows, bytes;
@@ -153,6 +158,12 @@ static void test_flush_and_reopen(void **state) {
   assert_int_equal(kv_close(db), KV_OK);
 
   db = open_db(env, KV_SYNC_FULL, 0);
+  assert_int_equal(kv_family_get_stats(db, fa, &st), KV_OK);
+  assert_int_equal(st.reader_bytes, two_files); /* the same files opened again */
+  kv_family_stats sb;
+  assert_int_equal(kv_family_get_stats(db, fb, &sb), KV_OK);
+  assert_int_equal(sb.store_files, 0);
+  assert_int_equal(sb.reader_bytes, 0); /* no file, nothing held */
   char buf[64];
   for (int i = 0; i < n; i += n / 17 + 1) {
     char row[32], val[32];

@@ -4,8 +4,12 @@
 ** which glibc's malloc keeps, are no longer resident after it. Then what a user sees: a
 ** bulk load of several times its memory bound (kv_bulk_options.run_bytes) into a store on
 ** disk leaves the process's anonymous resident memory, once the load is freed, within a
-** small allowance of where it began (the open file's index), not at the bound it reached,
-** and every row reads back.
+** quarter of the bound of where it began, and every row reads back. The allowance is what
+** glibc keeps past any release: the top of the worker thread's arena, which malloc_trim
+** leaves to the arena's own trim threshold (2-22 MiB measured at a 128 MiB bound, where the
+** build without the releases kept 21-50 MiB and 25M synthetic rows under the default
+** bound kept 430 MiB: this case catches a lost release about half the time, the first
+** case always).
 ** The resident figures are the kernel's (RssAnon of /proc/self/status). They mean what they
 ** say only with glibc's malloc as the allocator: under AddressSanitizer (its own allocator,
 ** a quarantine of freed memory that stays resident by design) the resident checks are left
@@ -13,6 +17,7 @@
 ** Not here: the load's own count of what it holds (tests/kv/test_bulk_mem.c).
 */
 #include <ftw.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -119,14 +124,15 @@ static void fill_value(uint64_t *rs, uint32_t k, uint8_t *v, size_t len) {
   }
 }
 
-/* A bulk load of 120 MiB of cells in key order under a 32 MiB bound into a new store on
+/* A bulk load of 380 MiB of cells in key order under a 128 MiB bound into a new store on
 ** disk: the bound is reached (segments paged out), and once the load is committed and
-** freed the process holds within 16 MiB of what it held before it (the new file's index:
-** about 2,000 blocks of 64 KiB). Every row then reads back with its value. */
+** freed the process holds within a quarter of the bound of what it held before it (the
+** new file's index, about 6,000 blocks of 64 KiB, and the worker arena's top). Every row
+** then reads back with its value. */
 static void test_bulk_load_gives_back(void **state) {
   (void)state;
   enum { VLEN = 240 };
-  const uint32_t n = 800000; /* 800,000 rows of 240-byte values: about 190 MiB of cells */
+  const uint32_t n = 1600000; /* 1,600,000 rows of 240-byte values: about 380 MiB of cells */
   uint64_t rs = tu_seed("mem_release_bulk");
   char dir[] = "/tmp/rowan_mem_release_XXXXXX", path[64];
   assert_non_null(mkdtemp(dir));
@@ -145,7 +151,7 @@ static void test_bulk_load_gives_back(void **state) {
   uint64_t rs0 = rs; /* the values' stream, drawn again to check them */
   long before = rss_anon();
   kv_bulk *b;
-  assert_int_equal(kv_bulk_begin(db, &(kv_bulk_options){.run_bytes = 64 * MIB}, &b), KV_OK);
+  assert_int_equal(kv_bulk_begin(db, &(kv_bulk_options){.run_bytes = 128 * MIB}, &b), KV_OK);
   uint8_t key[12], val[VLEN];
   for (uint32_t i = 0; i < n; i++) {
     key_of(i, key);
@@ -158,13 +164,15 @@ static void test_bulk_load_gives_back(void **state) {
   long peak_held = rss_anon();
   kv_bulk_free(b);
   long after = rss_anon();
-  print_message("resident: %ld MiB before the load, %ld at its commit, %ld after it is freed;"
+  struct mallinfo2 mi = mallinfo2();
+  print_message("resident: %ld MiB before the load, %ld at its commit, %ld after it is freed"
+                " (%zu KiB allocated, %zu KiB free in arenas, %zu KiB mmapped);"
                 " %llu segments paged out, load peak %llu MiB counted\n", before / MIB,
-                peak_held / MIB, after / MIB, (unsigned long long)bs.segs_paged,
+                peak_held / MIB, after / MIB, mi.uordblks >> 10, mi.fordblks >> 10, mi.hblkhd >> 10, (unsigned long long)bs.segs_paged,
                 (unsigned long long)(bs.peak_bytes / (uint64_t)MIB));
   assert_true(bs.segs_paged > 0); /* the bound was reached */
 #if RSS_MEANINGFUL
-  assert_true(after <= before + 16 * MIB);
+  assert_true(after <= before + 32 * MIB);
 #endif
   kv_scan_options so = {0};
   so.family_ids = &fid;

@@ -328,8 +328,17 @@ static void test_no_bloom(void **state) {
     assert_int_equal(bs, 5);  /* the empty filter */
     assert_int_equal(la - lb, as - bs);
     assert_int_equal(kv_get_u32le(b + lb - KV_SF_TRAILER_SIZE + 8), 2);
-    kv_sf_reader *r;
+    kv_sf_reader *r, *rb;
     assert_int_equal(kv_sf_open(env, "/t/none.sf", &r), KV_OK);
+    assert_int_equal(kv_sf_open(env, "/t/bloom.sf", &rb), KV_OK);
+    /* an open reader keeps its partitioned filter's partition index, not the filter: the
+       two readers differ by a small fraction of the filter's bytes (an eighth, at 30-odd
+       partitions of 4 KiB about 2 KiB against 120 KiB), and both keep the same index */
+    size_t mem_none = kv_sf_reader_mem(r), mem_bloom = kv_sf_reader_mem(rb);
+    assert_true(mem_bloom > mem_none);
+    assert_true(mem_bloom - mem_none < as / 8);
+    assert_true(mem_none >= kv_sf_get_props(r)->blocks * 32 + 5);
+    kv_sf_close(rb);
     uint8_t key[12];
     for (uint32_t k = 0; k < BIG; k += 997) {
       key_of(2 * k, key);
