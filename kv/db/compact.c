@@ -589,9 +589,15 @@ int kv_db_compact_family(kv_db *db, kv_fam *f, enum kv_cm_mode mode) {
   pthread_mutex_unlock(&db->mu);
   for (uint32_t i = added; i < n_out; i++) kv_sfh_unref(outs[i]);
   free(outs);
-  for (uint32_t i = 0; i < n; i++) kv_sfh_unref(in[i]);
+  uint64_t in_bytes = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    in_bytes += kv_sf_get_props(in[i]->reader)->file_size;
+    kv_sfh_unref(in[i]);
+  }
   free(in);
-  kv_mem_release(); /* the merge's buffers, the inputs' indexes once no reader holds them */
+  /* the merge's buffers and the inputs' indexes (once no reader holds them), when the
+     inputs were megabytes */
+  if (in_bytes >= KV_MEM_RELEASE_MIN) kv_mem_release();
   return KV_OK;
 }
 

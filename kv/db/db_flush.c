@@ -178,8 +178,10 @@ int kv_db_flush_imm(kv_db *db, kv_fam *f) {
   pthread_mutex_unlock(&db->mu);
   for (uint32_t i = added; i < n_out; i++) kv_sfh_unref(outs[i]); /* not listed */
   free(outs);
+  uint64_t imm_bytes = kv_memstore_bytes(imm);
   kv_memstore_unref(imm);
-  kv_mem_release(); /* the memstore's arena and the writer's buffers */
+  /* the memstore's arena and the writer's buffers, when they were megabytes */
+  if (imm_bytes >= KV_MEM_RELEASE_MIN) kv_mem_release();
   if (rc) return kv_db_fail(db, rc);
   return KV_OK;
 }
