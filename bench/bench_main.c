@@ -186,9 +186,11 @@ static long heap_in_use_kib(void) {
 #endif
 }
 
-/* A thread sampling, every 20 ms while a bulk load runs, the most anonymous resident and
-** allocated memory (KiB): the peaks a load reaches, which getrusage's maximum mixes with
-** mapped files and the kernel keeps for the whole process only. */
+/* A thread sampling, while a bulk load runs, the most anonymous resident memory (every 20
+** ms) and allocated memory (every 200 ms: mallinfo2 locks each arena and walks its free
+** lists, which the load's own allocations would wait for), in KiB: the peaks a load
+** reaches, which getrusage's maximum mixes with mapped files and keeps for the whole
+** process only. */
 typedef struct mem_sampler {
   pthread_t th;
   atomic_int stop;
@@ -197,11 +199,14 @@ typedef struct mem_sampler {
 
 static void *sample_mem(void *arg) {
   mem_sampler *s = arg;
-  while (!atomic_load(&s->stop)) {
-    long a, f, h = heap_in_use_kib();
+  for (unsigned tick = 0; !atomic_load(&s->stop); tick++) {
+    long a, f;
     rss_now(&a, &f);
-    if (h > s->heap_max) s->heap_max = h;
     if (a > s->anon_max) s->anon_max = a;
+    if (tick % 10 == 0) {
+      long h = heap_in_use_kib();
+      if (h > s->heap_max) s->heap_max = h;
+    }
     usleep(20000);
   }
   return NULL;
@@ -296,8 +301,8 @@ double bench_bulk_once(const config *c, const bench_input *in, const char *dir, 
   fprintf(stderr, "  %-8s  bulk: load %.2f s (%.2f s of CPU, %.2f s on the loading thread), "
           "%.0f rows/s, peak RSS %ld MiB before the load, %ld MiB after\n"
           "            memory during the load at most %ld MiB anonymous, %ld MiB allocated"
-          " (sampled every 20 ms); after it %ld MiB anonymous + %ld MiB file-backed, %ld MiB"
-          " allocated, of which the open store files' indexes and filters %.1f MiB (%.2f bytes a"
+          " (sampled every 20 and 200 ms); after it %ld MiB anonymous + %ld MiB file-backed,"
+          " %ld MiB allocated, of which the open store files' indexes and filters %.1f MiB (%.2f bytes a"
           " row)\n", "Rowan", dt, dc, dm, (double)in->rows / dt, ru0.ru_maxrss / 1024,
           ru1.ru_maxrss / 1024, ms.anon_max / 1024, ms.heap_max / 1024, anon_kib / 1024,
           file_kib / 1024, heap_kib / 1024, (double)reader_bytes / 1048576.0,

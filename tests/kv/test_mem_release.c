@@ -119,6 +119,7 @@ typedef struct disk_st {
 
 static void disk_open(disk_st *s) {
   const char *tmp = getenv("TMPDIR");
+  /* the six trailing characters are mkdtemp's template, replaced by a unique name */
   snprintf(s->dir, sizeof s->dir, "%s/rowan_mem_release_XXXXXX", tmp && *tmp ? tmp : "/tmp");
   assert_non_null(mkdtemp(s->dir));
   char path[300];
