@@ -138,6 +138,7 @@ int rowan_open(const char *path, const rowan_options *opts, rowan_db **out) {
   ko.block_cache_size = opts->block_cache_size;
   ko.memstore_flush_size = opts->memstore_size;
   ko.wal_limit = opts->wal_limit;
+  ko.index_memory = opts->index_memory; /* 0: kv's default, 64 MiB */
   ko.region_split_size = opts->region_split_size; /* 0: regions never split by size */
   /* the look-back window: 0 = one day (include/rowan.h says why), negative = none */
   ko.max_lookback_ms = opts->max_lookback_seconds < 0    ? 0

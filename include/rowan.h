@@ -131,6 +131,15 @@ typedef struct rowan_options {
                                and parallel scans cut chunks at the new boundary. 0 =
                                default: never (a table keeps the regions SPLIT ON or
                                SALT_BUCKETS gave it) */
+  size_t index_memory;      /* bytes the open store files may keep of whole block indexes
+                               (about 100 bytes a block: 2 bytes a row of an 8 KiB-block
+                               sensor table); the files opened past it keep a page table
+                               only (about 0.5 bytes a block) and read their index 64
+                               entries at a time through the block cache, so an open
+                               database's memory stops growing with its data (RocksDB's
+                               partitioned index with cache_index_and_filter_blocks, HBase's
+                               multi-level block index). 0 = default 64 MiB; SIZE_MAX:
+                               never paged (docs/KV.md "Store file readers") */
 } rowan_options;
 
 /* Fill *opts with the defaults (create_if_missing = 1, sync full). */

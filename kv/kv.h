@@ -198,7 +198,18 @@ typedef struct kv_options {
                                  key (HBase's hbase.hregion.max.filesize;
                                  docs/KV_REGIONS.md); 0 (default) = never: a table keeps the regions
                                  kv_create_table_split gave it */
+  size_t index_memory;        /* bytes the open store files may hold of whole block indexes
+                                 (decoded entries, first row keys, fences: about 100 bytes a
+                                 block); a file opened past it keeps only a page table (0.2
+                                 bytes a block) and reads its index a page of 64 entries at a
+                                 time through the block cache, as RocksDB's partitioned
+                                 index with cache_index_and_filter_blocks and HBase's
+                                 multi-level block index do (docs/KV.md "Store file
+                                 readers"). 0 = default 64 MiB; SIZE_MAX: never paged */
 } kv_options;
+
+/* kv_options.index_memory's default. */
+#define KV_INDEX_MEMORY_DEFAULT ((size_t)64 << 20)
 
 /* kv_options.block_cache_size value that turns the block cache off. */
 #define KV_BLOCK_CACHE_OFF ((size_t)1)
@@ -821,7 +832,8 @@ typedef struct kv_family_stats {
   uint64_t blocks_copied;     /* blocks minor compactions copied whole since kv_open */
   uint64_t blocks_merged;     /* blocks compactions wrote from cells merged one by one */
   uint64_t reader_bytes;      /* memory the open store files hold for as long as they are
-                                 open: block indexes, fences of first row keys, bloom filters
+                                 open: block indexes (of a file opened past index_memory only
+                                 its page table), fences of first row keys, bloom filters
                                  (a partitioned one's partition index only); not the block
                                  cache. RocksDB's "rocksdb.estimate-table-readers-mem" */
 } kv_family_stats;

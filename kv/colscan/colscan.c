@@ -491,11 +491,17 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
   uint64_t k = 0;
   for (uint32_t i = 0; i < nf; i++) {
     const kv_sf_reader *r = files[i]->reader;
+    kv_sf_icur cur; /* a paged index: one page pinned at a time */
+    kv_sf_icur_init(&cur, r);
     for (uint32_t b = 0; b < r->nblocks;) {
       if (pl.keyed) { /* a block's keys lie between its first and the next block's first */
-        uint32_t ll, hl = r->last_row_len;
-        const uint8_t *lo = kv_sf_first_row(r, b, &ll), *h = r->last_row;
-        if (b + 1 < r->nblocks) h = kv_sf_first_row(r, b + 1, &hl);
+        uint32_t ll = kv_sf_icur_at(&cur, b)->row_len, hl = r->last_row_len;
+        const uint8_t *lo = r->index_buf + kv_sf_icur_at(&cur, b)->key, *h = r->last_row;
+        if (b + 1 < r->nblocks) {
+          const kv_sf_index_entry *nx = kv_sf_icur_at(&cur, b + 1);
+          h = r->index_buf + nx->key;
+          hl = nx->row_len;
+        }
         if (!kv_cs_span_may_match(sp, lo, ll, h, hl)) {
           b = kv_cs_next_block(sp, r, b, h, hl);
           continue;
@@ -506,6 +512,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
       k++;
       b++;
     }
+    kv_sf_icur_done(&cur);
   }
   nb = k;
   t = sp->threads;

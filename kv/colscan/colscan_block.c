@@ -301,8 +301,8 @@ corrupt:
 /* Block b's bytes when the last run read holds them, else NULL. */
 static const uint8_t *in_run(const cs_worker *w, const cs_block *b) {
   if (!w->run_first || b < w->run_first || b >= w->run_end) return NULL;
-  const kv_sf_index_entry *e = &b->file->reader->index[b->index];
-  return w->disk.p + (e->off - w->run_first->file->reader->index[w->run_first->index].off);
+  const kv_sf_index_entry e_v = kv_sf_entry(b->file->reader, b->index), *e = &e_v;
+  return w->disk.p + (e->off - kv_sf_entry(w->run_first->file->reader, w->run_first->index).off);
 }
 
 /* Read block b (not in the column cache) and the blocks after it in the chunk that lie right
@@ -312,16 +312,21 @@ static const uint8_t *in_run(const cs_worker *w, const cs_block *b) {
 static int read_run(cs_worker *w, const cs_block *b, const uint8_t **disk) {
   const cs_plan *pl = w->plan;
   kv_sf_reader *rd = b->file->reader;
-  const kv_sf_index_entry *e0 = &rd->index[b->index];
+  const kv_sf_index_entry e0_v = kv_sf_entry(rd, b->index), *e0 = &e0_v;
   const cs_block *end = b + 1, *last = w->blocks + w->n_blocks;
   uint64_t bytes = e0->size;
+  kv_sf_icur cur; /* a paged index: one page pinned at a time */
+  kv_sf_icur_init(&cur, rd);
+  kv_sf_index_entry prev = *e0;
   while (end < last && end->file == b->file && end->index == end[-1].index + 1) {
-    const kv_sf_index_entry *e = &rd->index[end->index];
-    if (e->off != e[-1].off + e[-1].size || bytes + e->size > KV_CS_RUN_BYTES) break;
+    const kv_sf_index_entry *e = kv_sf_icur_at(&cur, end->index);
+    if (e->off != prev.off + prev.size || bytes + e->size > KV_CS_RUN_BYTES) break;
     if (pl->colcache && kv_cs_in_cache(pl, end)) break; /* answered from memory: not read */
     bytes += e->size;
+    prev = *e;
     end++;
   }
+  kv_sf_icur_done(&cur);
   w->run_first = w->run_end = NULL;
   w->disk.len = 0;
   if (kv_sfbuf_reserve(&w->disk, bytes)) return KV_ERR_NOMEM;
@@ -339,7 +344,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   const cs_plan *pl = w->plan;
   const kv_colagg_spec *sp = pl->spec;
   kv_sf_reader *rd = b->file->reader;
-  const kv_sf_index_entry *e = &rd->index[b->index];
+  const kv_sf_index_entry e_v = kv_sf_entry(rd, b->index), *e = &e_v;
   const char *why = NULL;
   const uint8_t *disk = in_run(w, b);
   if (!disk && pl->colcache) { /* a block of the run read was a miss when the run was read */

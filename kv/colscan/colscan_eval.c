@@ -254,7 +254,7 @@ uint64_t kv_cs_cache_off(const cs_plan *pl, uint64_t off) {
 int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   const cs_plan *pl = w->plan;
   kv_sf_reader *rd = b->file->reader;
-  const kv_sf_index_entry *e = &rd->index[b->index];
+  const kv_sf_index_entry e_v = kv_sf_entry(rd, b->index), *e = &e_v;
   kv_cache_entry *ce = kv_cache_lookup(pl->colcache, rd->cache_id, cache_off(pl, e->off));
   if (!ce) return 0;
   const colentry *c = kv_cache_value(ce);
@@ -332,7 +332,7 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
 
 bool kv_cs_in_cache(const cs_plan *pl, const cs_block *b) {
   kv_sf_reader *rd = b->file->reader;
-  kv_cache_entry *ce = kv_cache_lookup(pl->colcache, rd->cache_id, cache_off(pl, rd->index[b->index].off));
+  kv_cache_entry *ce = kv_cache_lookup(pl->colcache, rd->cache_id, cache_off(pl, kv_sf_entry(rd, b->index).off));
   if (ce) kv_cache_release(pl->colcache, ce);
   return ce != NULL;
 }
@@ -362,7 +362,7 @@ bool kv_cs_admit(const cs_plan *pl, uint64_t file, uint64_t off, size_t charge) 
 void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n) {
   const cs_plan *pl = w->plan;
   kv_sf_reader *rd = b->file->reader;
-  const kv_sf_index_entry *e = &rd->index[b->index];
+  const kv_sf_index_entry e_v = kv_sf_entry(rd, b->index), *e = &e_v;
   rgroup *g = &s->g[0];
   if (g->d >= 0 && (!g->fixed || g->w > 8)) return;
   size_t bytes = g->d >= 0 ? (size_t)g->count * g->w : 0;

@@ -199,7 +199,7 @@ static void entry_free(void *p) { free(p); }
 void kv_cs_view_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, uint32_t n) {
   const cs_plan *pl = w->plan;
   kv_sf_reader *rd = b->file->reader;
-  const kv_sf_index_entry *e = &rd->index[b->index];
+  const kv_sf_index_entry e_v = kv_sf_entry(rd, b->index), *e = &e_v;
   size_t vbytes = 0;
   for (uint32_t j = 0; j < pl->n_ref; j++)
     for (uint32_t r = 0; r < nr; r++) vbytes += s->vw[j][r] ? s->vwl[j][r] : 0;
@@ -244,7 +244,7 @@ void kv_cs_view_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t 
 int kv_cs_view_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   const cs_plan *pl = w->plan;
   kv_sf_reader *rd = b->file->reader;
-  const kv_sf_index_entry *e = &rd->index[b->index];
+  const kv_sf_index_entry e_v = kv_sf_entry(rd, b->index), *e = &e_v;
   kv_cache_entry *ce = kv_cache_lookup(pl->colcache, rd->cache_id, kv_cs_cache_off(pl, e->off));
   if (!ce) return 0;
   const rowentry *c = kv_cache_value(ce);

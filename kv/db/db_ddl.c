@@ -467,17 +467,21 @@ int kv_family_blocks(kv_db *db, uint32_t family_id,
     b.n_blocks = r->nblocks;
     b.last_row = r->last_row;
     b.last_row_len = r->last_row_len;
+    kv_sf_icur cur; /* a paged index: one page pinned at a time */
+    kv_sf_icur_init(&cur, r);
     for (uint32_t k = 0; k < r->nblocks && !rc; k++) {
-      const kv_sf_index_entry *e = &r->index[k];
+      const kv_sf_index_entry *e = kv_sf_icur_at(&cur, k);
       b.block = k;
       b.offset = e->off;
       b.bytes = e->size;
       b.raw_bytes = e->raw;
       b.cells = e->cells;
       b.rows = e->rows;
-      b.first_row = kv_sf_first_row(r, k, &b.first_row_len);
+      b.first_row = r->index_buf + e->key;
+      b.first_row_len = e->row_len;
       rc = each(ctx, &b);
     }
+    kv_sf_icur_done(&cur);
   }
   for (uint32_t i = 0; i < nf; i++) kv_sfh_unref(files[i]);
   free(files);

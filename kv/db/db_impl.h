@@ -53,6 +53,8 @@ typedef struct kv_sfh {
   bool keep_file;         /* a read-only open's: the last unref of an obsolete file drops
                              its cached blocks but never deletes it (the writer does) */
   struct kv_cache *cache; /* the store's block cache (entries erased with the file), or NULL */
+  uint64_t index_held;    /* what its whole block index counts in *index_pool (0: paged) */
+  _Atomic uint64_t *index_pool; /* the store's kv_db.index_held */
 } kv_sfh;
 
 void kv_sfh_ref(kv_sfh *h);
@@ -137,6 +139,8 @@ struct kv_db {
   kv_env *env;               /* the file system */
   char *path;                /* store directory */
   kv_options opts;           /* options with defaults filled in */
+  _Atomic uint64_t index_held; /* kv_sf_reader_mem of the open store files whose block
+                                index is whole (kv_sfh_open: opts.index_memory) */
   _Atomic int64_t lookback_cut; /* the latest cutoff (ms) a major compaction kept the
                                 look-back window from (kv/db/compact.c); 0: none yet */
   kv_file *lock;             /* the LOCK file handle */

@@ -39,6 +39,7 @@ void kv_sfh_ref(kv_sfh *h) { atomic_fetch_add_explicit(&h->refs, 1, memory_order
 void kv_sfh_unref(kv_sfh *h) {
   if (!h) return;
   if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1) return;
+  if (h->index_held) atomic_fetch_sub(h->index_pool, h->index_held);
   kv_sf_close(h->reader);
   if (atomic_load(&h->obsolete)) {
     if (!h->keep_file) h->env->remove(h->env, h->path);
@@ -68,11 +69,20 @@ int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **o
     free(h);
     return kv_error(KV_ERR_NOMEM, "open %s: out of memory", path);
   }
-  int rc = kv_sf_open(db->env, path, &h->reader);
+  /* the index whole while the open files' whole indexes stay within index_memory, else
+     paged (kv/sf/sf_index.c); a race of two opens may pass the bound by one file */
+  uint64_t held = atomic_load(&db->index_held);
+  uint64_t left = held < db->opts.index_memory ? db->opts.index_memory - held : 0;
+  int rc = kv_sf_open_budget(db->env, path, left, &h->reader);
   if (rc) {
     free(h->path);
     free(h);
     return rc;
+  }
+  if (!kv_sf_index_paged(h->reader)) {
+    h->index_held = kv_sf_reader_mem(h->reader);
+    h->index_pool = &db->index_held;
+    atomic_fetch_add(&db->index_held, h->index_held);
   }
   atomic_init(&h->refs, 1);
   atomic_init(&h->obsolete, false);
@@ -566,6 +576,7 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   if (!o.memstore_flush_size) o.memstore_flush_size = (size_t)64 << 20;
   if (!o.memstore_limit) o.memstore_limit = (size_t)512 << 20;
   if (!o.block_cache_size) o.block_cache_size = (size_t)64 << 20;
+  if (!o.index_memory) o.index_memory = KV_INDEX_MEMORY_DEFAULT;
   if (!o.wal_limit) /* twice a memstore, at least 128 MiB: docs/KV.md, "WAL size bound" */
     o.wal_limit = o.memstore_flush_size * 2 > ((size_t)128 << 20) ? o.memstore_flush_size * 2
                                                                   : (size_t)128 << 20;

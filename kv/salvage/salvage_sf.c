@@ -82,7 +82,7 @@ static const char *decode_check(sfc *s, const uint8_t *raw, size_t raw_len,
       return "row or cell count disagrees with the block index";
     kv_cell first, want;
     kv_sf_dblock_cell(&s->d, 0, 0, &first);
-    kv_sf_first_cell(s->r, (uint64_t)(e - s->r->index), &want);
+    kv_sf_cell_at(s->r, e->key, e->row_len, &want);
     if (kv_cell_cmp(&first, &want) != 0) return "first cell disagrees with the block index";
   }
   kv_cell prev = s->last_cell, c;
@@ -130,7 +130,7 @@ static int note_block(sfc *s, uint64_t off, uint64_t len, int64_t cells, int64_t
 /* Copy the blocks the index lists. */
 static int by_index(sfc *s) {
   for (uint32_t i = 0; i < s->r->nblocks; i++) {
-    const kv_sf_index_entry *e = &s->r->index[i];
+    const kv_sf_index_entry e_v = kv_sf_entry(s->r, i), *e = &e_v;
     const char *why = NULL;
     if (kv_sfbuf_reserve(&s->disk, e->size)) return kv_error(KV_ERR_NOMEM, "salvage: out of memory");
     int rc = kv_sf_read_at(s->r, e->off, s->disk.p, e->size);

@@ -101,6 +101,14 @@ typedef struct kv_sf_io {
 ** KV_ERR_CORRUPT; the env's error (KV_ERR_NOTFOUND for a missing file); KV_ERR_NOMEM.
 ** On failure *out is NULL. */
 int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out);
+/* kv_sf_open that keeps the block index whole only if that costs at most keep_max bytes
+** (estimated from the section's size and block count), else, when the env maps the file,
+** pages it (kv/sf/sf_index.c: a page table kept, pages of 64 entries read through the
+** block cache). kv_sf_open keeps it whole (as this with keep_max UINT64_MAX) unless the
+** environment's ROWAN_SF_PAGED_MIN names a block count the file reaches. */
+int kv_sf_open_budget(kv_env *env, const char *path, uint64_t keep_max, kv_sf_reader **out);
+/* Whether the reader's block index is paged. */
+bool kv_sf_index_paged(const kv_sf_reader *r);
 /* Close the file and free the reader (NULL is a no-op). Its iterators must be gone. */
 void kv_sf_close(kv_sf_reader *r);
 /* The file's counts and ranges from its trailer; owned by the reader. */

@@ -56,13 +56,13 @@ static int nomem(const kv_sf_reader *r) {
 
 static int corrupt(const kv_sf_reader *r, uint32_t bi, const char *why) {
   return kv_error(KV_ERR_CORRUPT, "store file %s: block %u at offset %llu: %s", r->path, bi,
-                  (unsigned long long)r->index[bi].off, why);
+                  (unsigned long long)kv_sf_entry(r, bi).off, why);
 }
 
 /* Read block bi's bytes into s->frame and check them (its section table into s->sec);
 ** *how gets the compression byte. */
 static int read_frame(kv_sf_copy_state *s, kv_sf_reader *r, uint32_t bi, uint8_t *how) {
-  const kv_sf_index_entry *e = &r->index[bi];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bi), *e = &e_v;
   s->frame.len = 0;
   if (kv_sfbuf_reserve(&s->frame, e->size)) return nomem(r);
   int rc = kv_sf_read_at(r, e->off, s->frame.p, e->size);
@@ -81,7 +81,7 @@ static int grow_hashes(kv_sf_copy_state *s, const kv_sf_reader *r, size_t n) {
 /* Block bi's rows and last cell without the iterator, its frame already in s->frame. */
 static int read_rows(kv_sf_copy_state *s, kv_sf_reader *r, uint32_t bi, uint8_t how,
                      kv_cell *last) {
-  const kv_sf_index_entry *e = &r->index[bi];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bi), *e = &e_v;
   const uint8_t *raw = NULL;
   size_t len = 0;
   const char *why = NULL;
@@ -172,7 +172,7 @@ static int copy_one(kv_sf_copier *c, kv_sf_writer *w, kv_sf_reader *r, uint32_t 
     c->rows_read++;
   }
   if (rc) return rc;
-  const kv_sf_index_entry *e = &r->index[bi];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bi), *e = &e_v;
   kv_cell first;
   kv_sf_first_cell(r, bi, &first);
   kv_sf_framed f = {s->frame.p, e->size, e->raw, e->cells, e->rows, &first, &last,

@@ -36,7 +36,7 @@ static uint32_t rows_below(const kv_sf_cblock *b, const uint8_t *t, uint32_t tle
 ** of twice them). */
 static uint64_t end_block_rows2(kv_sf_reader *r, uint32_t bi, const kv_sf_est *q,
                                 kv_iter **it) {
-  const kv_sf_index_entry *e = &r->index[bi];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bi), *e = &e_v;
   if (!q->exact || *q->exact == 0) return e->rows;
   if (!*it && !(*it = kv_sf_iter_new_opts(r, NULL, true))) return e->rows;
   (*q->exact)--;
@@ -106,21 +106,25 @@ void kv_sf_estimate(kv_sf_reader *r, const kv_sf_est *q, uint64_t *rows, uint64_
   /* twice the rows of each end block cut by the range (the half rule stays exact in
      halves); the blocks between count whole */
   kv_iter *it = NULL;
-  uint64_t first2 = block_inside(r, first, q) ? 2ull * r->index[first].rows
+  uint64_t first2 = block_inside(r, first, q) ? 2ull * kv_sf_entry(r, first).rows
                                               : end_block_rows2(r, first, q, &it);
   uint64_t last2 = first2;
   if (last != first)
-    last2 = block_inside(r, last, q) ? 2ull * r->index[last].rows
+    last2 = block_inside(r, last, q) ? 2ull * kv_sf_entry(r, last).rows
                                      : end_block_rows2(r, last, q, &it);
   if (it) it->ops->destroy(it);
   uint64_t nr2 = 0, nb = 0;
+  kv_sf_icur cur; /* a paged index: one page pinned at a time */
+  kv_sf_icur_init(&cur, r);
   for (uint32_t k = 0; k <= last - first; k++) {
     uint32_t i = q->reverse ? last - k : first + k;
-    uint64_t r2 = i == first ? first2 : i == last ? last2 : 2ull * r->index[i].rows;
+    const kv_sf_index_entry *e = kv_sf_icur_at(&cur, i);
+    uint64_t r2 = i == first ? first2 : i == last ? last2 : 2ull * e->rows;
     bool seen = q->counted && (int64_t)i <= *q->counted; /* an earlier range's block */
-    if (!seen && (!q->limit || nr2 < 2 * q->limit)) nb += r->index[i].size; /* up to limit */
+    if (!seen && (!q->limit || nr2 < 2 * q->limit)) nb += e->size; /* up to limit */
     nr2 += r2;
   }
+  kv_sf_icur_done(&cur);
   if (q->counted && (int64_t)last > *q->counted) *q->counted = last;
   *rows = (nr2 + 1) / 2;
   *bytes = nb;

@@ -40,6 +40,10 @@
 #define KV_SF_DEFAULT_BLOCK_SIZE (64u << 10)
 #define KV_SF_FENCE_MAX 64u                /* longest first row key the reader's fence holds */
 #define KV_SF_FENCE_STEP 32u               /* fence entries per entry of its top level */
+#define KV_SF_INDEX_PAGE 64u               /* index entries per page of a paged block index */
+#define KV_SF_PAGED_MIN (UINT32_MAX - 1)   /* blocks from which a mapped file's index is paged
+                                              whatever the budget (kv_sf_paged_min): never,
+                                              unless ROWAN_SF_PAGED_MIN says */
 
 /* Block header compression byte: the raw block stored as it is, lz4-compressed whole, or
 ** (format version 2) cut into sections compressed one by one (docs/FORMAT.md Part 2). */
@@ -374,6 +378,17 @@ typedef struct kv_sf_index_entry {
   uint32_t row_len;        /* that row key's length */
 } kv_sf_index_entry;
 
+/* One page of a paged block index (kv/sf/sf_index.c): KV_SF_INDEX_PAGE entries from block
+** p * KV_SF_INDEX_PAGE, decoded on demand from the mapped index section. */
+typedef struct kv_sf_ipage {
+  uint32_t sec;            /* offset in the index section of the page's first entry */
+  uint32_t key;            /* that entry's first row key (offset in the section) */
+  uint32_t row_len;        /* its length */
+  uint32_t w;              /* key bytes per entry of the page's fence (its longest first
+                              row key, at least 1), 0 when one is longer than
+                              KV_SF_FENCE_MAX (no fence) */
+} kv_sf_ipage;
+
 /* One partition of a partitioned bloom filter (format version 4, kv/sf/sf_filter.h). */
 typedef struct kv_sf_fpart {
   uint64_t off;            /* file offset of the partition (filter bytes, then xxh3) */
@@ -387,8 +402,10 @@ struct kv_sf_reader {
   kv_file *file;           /* the open file (shared by iterators; pread only) */
   char *path;              /* file path, for messages */
   kv_sf_props props;       /* counts and ranges from the trailer */
-  uint8_t *index_buf;      /* the index section (first keys point into it) */
-  kv_sf_index_entry *index; /* one entry per block */
+  uint8_t *index_buf;      /* the index section (first keys point into it): a copy, or in
+                              the mapping when the index is paged (index_mapped) */
+  kv_sf_index_entry *index; /* one entry per block, or NULL when the index is paged: then
+                              read entries with kv_sf_entry (every site may) */
   uint32_t nblocks;        /* entries in index */
   const uint8_t *last_row; /* last row key of the file (into index_buf) */
   uint32_t last_row_len;   /* its length */
@@ -418,12 +435,90 @@ struct kv_sf_reader {
   uint32_t nfparts;        /* their number (0: the single filter, or none) */
   uint64_t index_len;      /* bytes of index_buf */
   uint64_t fpart_len;      /* bytes of fpart_buf */
+  kv_sf_ipage *ipages;     /* a paged index's pages (NULL: the index is the array above) */
+  uint32_t nipages;        /* their number */
+  bool index_mapped;       /* index_buf points into the mapping (not freed at close) */
+  uint8_t *pfence;         /* a paged index's dense copy of its pages' first row keys (as
+                              fence is of the blocks'; NULL when one is too long) */
+  uint32_t pfence_w;       /* key bytes per entry of pfence */
+  uint64_t uid;            /* unique among the process's readers (kv_sf_new_uid): names a
+                              paged index's pages in each thread's copies */
+  uint64_t index_off;      /* file offset of the index section (its pages' cache keys) */
 };
+
+/* Block i's index entry of a paged index (kv/sf/sf_index.c): from the page's decoded
+** entries in the block cache (keyed KV_CACHE_META | the page's file offset), decoded and
+** inserted on a miss; decoded alone without a cache. */
+kv_sf_index_entry kv_sf_entry_paged(const kv_sf_reader *r, uint64_t i);
+/* Block i's index entry (i < nblocks), by value: the key offset stays valid for the
+** reader's life (index_buf). */
+static inline kv_sf_index_entry kv_sf_entry(const kv_sf_reader *r, uint64_t i) {
+  return r->ipages ? kv_sf_entry_paged(r, i) : r->index[i];
+}
+/* Page p's entries (count: kv_sf_ipage_len) of a paged index, for a search of several:
+** in the cache (*ce set: release it with kv_cache_release) or decoded into tmp (*ce NULL). */
+struct kv_cache_entry;
+const kv_sf_index_entry *kv_sf_ipage_get(const kv_sf_reader *r, uint32_t p,
+                                         kv_sf_index_entry tmp[KV_SF_INDEX_PAGE],
+                                         struct kv_cache_entry **ce);
+static inline uint32_t kv_sf_ipage_len(const kv_sf_reader *r, uint32_t p) {
+  uint32_t left = r->nblocks - p * KV_SF_INDEX_PAGE;
+  return left < KV_SF_INDEX_PAGE ? left : KV_SF_INDEX_PAGE;
+}
+/* A walk over the index entries of one reader (mostly in order) that keeps the page it is
+** on pinned: kv_sf_icur_at(c, i) gives block i's entry, valid until the next call or
+** kv_sf_icur_done, which every cursor used must reach. Without a paged index, the array. */
+typedef struct kv_sf_icur {
+  const kv_sf_reader *r;
+  uint32_t page;                 /* the page pinned (UINT32_MAX: none) */
+  const kv_sf_index_entry *pg;   /* its entries */
+  struct kv_cache_entry *ce;     /* its cache entry, or NULL (decoded into tmp) */
+  kv_sf_index_entry tmp[KV_SF_INDEX_PAGE];
+} kv_sf_icur;
+static inline void kv_sf_icur_init(kv_sf_icur *c, const kv_sf_reader *r) {
+  c->r = r;
+  c->page = UINT32_MAX;
+  c->pg = NULL;
+  c->ce = NULL;
+}
+const kv_sf_index_entry *kv_sf_icur_page(kv_sf_icur *c, uint32_t i);
+static inline const kv_sf_index_entry *kv_sf_icur_at(kv_sf_icur *c, uint32_t i) {
+  if (!c->r->ipages) return &c->r->index[i];
+  if (i / KV_SF_INDEX_PAGE != c->page) return kv_sf_icur_page(c, i);
+  return &c->pg[i % KV_SF_INDEX_PAGE];
+}
+void kv_sf_icur_done(kv_sf_icur *c);
+/* The block count from which an open pages a mapped file's index whatever its budget
+** (kv_sf_open_budget): KV_SF_PAGED_MIN, or the environment's ROWAN_SF_PAGED_MIN (read
+** once; 0 pages every mapped file's index: the tests' paged stage). */
+uint32_t kv_sf_paged_min(void);
+/* Set it for the opens that follow (tests: the same file paged and not). */
+void kv_sf_set_paged_min(uint32_t blocks);
+/* A number no other reader of the process has had. */
+uint64_t kv_sf_new_uid(void);
+/* Build a paged index's pfence (kv/sf/sf_index.c; none when memory is short). */
+void kv_sf_build_page_fence(kv_sf_reader *r);
+/* The first block whose first row is at or above [row, row+len) (nblocks when none) of a
+** paged index, from its page fence and the page's own (in its cached value); *eq tells
+** whether that block's first row is the row itself (kv/sf/sf_index.c). */
+uint32_t kv_sf_lower_bound_paged(const kv_sf_reader *r, const uint8_t *row, uint32_t len,
+                                 bool *eq);
+/* A paged index's kv_sf_find_block (kv/sf/sf_index.c). */
+int64_t kv_sf_find_block_paged(const kv_sf_reader *r, const kv_cell *t);
+/* The first cell whose key fields start at offset `key` of the index section (row_len
+** bytes of row key, then the qualifier, timestamp, sequence number and type). */
+void kv_sf_cell_at(const kv_sf_reader *r, uint32_t key, uint32_t row_len, kv_cell *out);
 
 /* Block i's first row key, *len its length (in the reader's index section). */
 static inline const uint8_t *kv_sf_first_row(const kv_sf_reader *r, uint64_t i, uint32_t *len) {
-  *len = r->index[i].row_len;
-  return r->index_buf + r->index[i].key;
+  if (r->ipages && i % KV_SF_INDEX_PAGE == 0) { /* a page's first: in the page table */
+    const kv_sf_ipage *g = &r->ipages[i / KV_SF_INDEX_PAGE];
+    *len = g->row_len;
+    return r->index_buf + g->key;
+  }
+  kv_sf_index_entry e = kv_sf_entry(r, i);
+  *len = e.row_len;
+  return r->index_buf + e.key;
 }
 /* Block i's first cell (its key fields; no value), decoded from the index section, which
 ** the open checked (kv/sf/sf_read.c). */

@@ -109,7 +109,7 @@ static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell
 static const char *check_first(sf_iter *it, const kv_sf_index_entry *e) {
   kv_cell first, want;
   fill_cell(it, 0, 0, false, &first);
-  kv_sf_first_cell(it->r, (uint64_t)(e - it->r->index), &want);
+  kv_sf_cell_at(it->r, e->key, e->row_len, &want);
   if (kv_cell_cmp(&first, &want) != 0) return "first cell disagrees with the block index";
   return NULL;
 }
@@ -133,7 +133,7 @@ static const char *check_block(sf_iter *it, const kv_sf_index_entry *e) {
 ** slots) had 6-10% of their misses admitted, and those whole decodes were the lookup's
 ** p99; a hot block is still admitted at its third read in a short while. */
 static bool cache_has_room(const kv_sf_reader *r, uint32_t bi, unsigned asks) {
-  const kv_sf_index_entry *e = &r->index[bi];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bi), *e = &e_v;
   size_t est = (size_t)e->raw - (size_t)e->raw / 8 + (size_t)e->rows * 8;
   return kv_cache_admit(r->cache, r->cache_id, bi, est, asks);
 }
@@ -189,7 +189,7 @@ static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
 static int read_block(sf_iter *it, uint32_t bi, bool in_place, const uint8_t **raw,
                       size_t *raw_len) {
   kv_sf_reader *r = it->r;
-  const kv_sf_index_entry *e = &r->index[bi];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bi), *e = &e_v;
   const uint8_t *disk = NULL;
   int rc = KV_OK;
   if (in_place && r->map) {
@@ -231,7 +231,7 @@ static bool fail_block(sf_iter *it, int rc) {
 static bool decode_block(sf_iter *it, uint32_t bi, const uint8_t *raw, size_t raw_len,
                          bool insert, kv_sf_cpart *pt) {
   kv_sf_reader *r = it->r;
-  const kv_sf_index_entry *e = &r->index[bi];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bi), *e = &e_v;
   const char *why = NULL;
   int rc;
   if (pt) {
@@ -291,7 +291,7 @@ static bool want_group(void *ctx, const uint8_t *qual, uint32_t len) {
 ** (status set) on error. */
 static bool proj_load(sf_iter *it, uint32_t bi) {
   kv_sf_reader *r = it->r;
-  const kv_sf_index_entry *e = &r->index[bi];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bi), *e = &e_v;
   it->disk.len = 0;
   if (kv_sfbuf_reserve(&it->disk, e->size))
     return fail_block(it, kv_error(KV_ERR_NOMEM, "out of memory reading store file %s",
@@ -370,7 +370,7 @@ enum { PART_ERR, PART_OK, PART_EMPTY }; /* what part_load did */
 static int part_load(sf_iter *it, uint32_t bk, const uint8_t *row, uint32_t len,
                      const uint8_t *stop, uint32_t stop_len, uint32_t want, bool range) {
   kv_sf_reader *r = it->r;
-  const kv_sf_index_entry *e = &r->index[bk];
+  const kv_sf_index_entry e_v = kv_sf_entry(r, bk), *e = &e_v;
   const uint8_t *raw = it->praw;
   size_t raw_len = it->praw_len;
   const char *why = NULL;
@@ -896,7 +896,7 @@ int kv_sf_iter_corrupt(kv_iter *base, const char *why) {
   const kv_sf_reader *r = it->r;
   if (it->bi >= 0 && (uint64_t)it->bi < r->nblocks)
     return kv_error(KV_ERR_CORRUPT, "store file %s: block %u at offset %llu: %s", r->path,
-                    (unsigned)it->bi, (unsigned long long)r->index[it->bi].off, why);
+                    (unsigned)it->bi, (unsigned long long)kv_sf_entry(r, (uint64_t)it->bi).off, why);
   return kv_error(KV_ERR_CORRUPT, "store file %s: %s", r->path, why);
 }
 

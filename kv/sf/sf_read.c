@@ -4,8 +4,11 @@
 ** trailer, the bloom filter and the block index are read with single preads, checked
 ** (lengths, XXH3-64 checksums, offsets, counts, key order) and kept in memory for the
 ** reader's life (a partitioned filter, format version 4: only its partition index,
-** kv/sf/sf_filter.c); plus the file's properties, key range, bloom probe and the search for a
-** key's block (kv_sf_find_block, over the fence built here). The planner's
+** kv/sf/sf_filter.c; a mapped file whose whole index would pass the caller's budget
+** (kv_sf_open_budget): its index checked in the mapping and only a page table kept,
+** kv/sf/sf_index.c); plus the file's properties,
+** key range, bloom probe and the search for a key's block (kv_sf_find_block, over the
+** fence built here). The planner's
 ** estimates are kv/sf/sf_estimate.c; iterating the cells is kv/sf/sf_iter.c. Layout:
 ** docs/FORMAT.md Part 2.
 **
@@ -53,7 +56,9 @@ void kv_sf_close(kv_sf_reader *r) {
   if (r->map) r->env->unmap(r->map, r->map_len);
   if (r->file) r->env->close(r->file);
   free(r->index);
-  free(r->index_buf);
+  if (!r->index_mapped) free(r->index_buf);
+  free(r->ipages);
+  free(r->pfence);
   free(r->fence);
   free(r->fence_top);
   free(r->bloom);
@@ -142,13 +147,16 @@ static uint32_t fence_lower_bound(const kv_sf_reader *r, const uint8_t *row, uin
 
 /* Index of the last block whose first key is <= t, or -1 (sf_int.h). */
 int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t) {
-  if (r->fence && t->qual_len == 0 && t->ts == INT64_MAX && t->seq == UINT64_MAX &&
-      t->type == 255) {
+  if ((r->fence || r->ipages) && t->qual_len == 0 && t->ts == INT64_MAX &&
+      t->seq == UINT64_MAX && t->type == 255) {
     /* a row-start target sorts before every cell of its row: the last block whose first
-       row is below t's row, found in the dense fence */
+       row is below t's row, found in the dense fence (a paged index: its pages' fences) */
     bool eq;
-    return (int64_t)fence_lower_bound(r, t->row, t->row_len, &eq) - 1;
+    uint32_t lo = r->ipages ? kv_sf_lower_bound_paged(r, t->row, t->row_len, &eq)
+                            : fence_lower_bound(r, t->row, t->row_len, &eq);
+    return (int64_t)lo - 1;
   }
+  if (r->ipages) return kv_sf_find_block_paged(r, t);
   int64_t lo = 0, hi = (int64_t)r->nblocks - 1, ans = -1;
   while (lo <= hi) {
     int64_t mid = lo + (hi - lo) / 2;
@@ -169,9 +177,10 @@ int64_t kv_sf_find_block(const kv_sf_reader *r, const kv_cell *t) {
 }
 
 uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len) {
-  if (r->fence) {
+  if (r->fence || r->ipages) {
     bool eq;
-    uint32_t lo = fence_lower_bound(r, row, len, &eq);
+    uint32_t lo = r->ipages ? kv_sf_lower_bound_paged(r, row, len, &eq)
+                            : fence_lower_bound(r, row, len, &eq);
     /* block lo starts with the row: in a file of whole rows, the block before holds none
        of its cells */
     if (eq && r->rows_whole) return lo;
@@ -191,20 +200,27 @@ uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len
 size_t kv_sf_reader_mem(const kv_sf_reader *r) {
   if (!r) return 0;
   size_t stride = (size_t)r->fence_w + 1;
-  return sizeof *r + (size_t)r->nblocks * sizeof *r->index + (size_t)r->index_len +
+  return sizeof *r + (r->index ? (size_t)r->nblocks * sizeof *r->index : 0) +
+         (r->index_mapped ? 0 : (size_t)r->index_len) +
+         (size_t)r->nipages * sizeof *r->ipages +
+         (r->pfence ? (size_t)r->nipages * (r->pfence_w + 1) : 0) +
          (r->fence ? (size_t)r->nblocks * stride : 0) +
          (r->fence_top ? (size_t)r->fence_ntop * stride : 0) + r->bloom_len +
          (size_t)r->fpart_len + (size_t)r->nfparts * sizeof *r->fparts;
 }
 
 void kv_sf_first_cell(const kv_sf_reader *r, uint64_t i, kv_cell *out) {
-  const kv_sf_index_entry *e = &r->index[i];
-  const uint8_t *p = r->index_buf + e->key, *lim = r->index_buf + r->index_len;
+  kv_sf_index_entry e = kv_sf_entry(r, i);
+  kv_sf_cell_at(r, e.key, e.row_len, out);
+}
+
+void kv_sf_cell_at(const kv_sf_reader *r, uint32_t key, uint32_t row_len, kv_cell *out) {
+  const uint8_t *p = r->index_buf + key, *lim = r->index_buf + r->index_len;
   uint64_t v = 0;
   memset(out, 0, sizeof *out);
   out->row = p;
-  out->row_len = e->row_len;
-  p = kv_get_varint(p + e->row_len, lim, &v); /* checked at open: none fails */
+  out->row_len = row_len;
+  p = kv_get_varint(p + row_len, lim, &v); /* checked at open: none fails */
   out->qual = p;
   out->qual_len = (uint32_t)v;
   p = kv_get_varint(p + v, lim, &v);
@@ -213,7 +229,9 @@ void kv_sf_first_cell(const kv_sf_reader *r, uint64_t i, kv_cell *out) {
   out->type = *p;
 }
 
-/* Decode and check the block index section. */
+/* Decode and check the block index section: into r->index, or, paged (r->index_mapped),
+** only a page table entry for every KV_SF_INDEX_PAGE-th block (every entry is checked
+** alike). */
 static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
                         uint64_t data_end) {
   const uint8_t *p = r->index_buf, *lim = p + size;
@@ -224,12 +242,20 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
     goto bad;
   }
   if (n > size) { why = "too many blocks"; goto bad; }
-  r->index = calloc(n ? n : 1, sizeof *r->index);
-  if (!r->index) return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
+  bool paged = r->index_mapped;
+  if (paged) {
+    r->nipages = (uint32_t)((n + KV_SF_INDEX_PAGE - 1) / KV_SF_INDEX_PAGE);
+    r->ipages = calloc(r->nipages ? r->nipages : 1, sizeof *r->ipages);
+  } else {
+    r->index = calloc(n ? n : 1, sizeof *r->index);
+  }
+  if (!r->index && !r->ipages)
+    return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
   r->index_len = size;
   kv_cell prev = {0}, cur = {0}; /* the entries' first cells, for the order check */
   for (uint64_t i = 0; i < n; i++) {
-    kv_sf_index_entry *e = &r->index[i];
+    kv_sf_index_entry one, *e = paged ? &one : &r->index[i];
+    const uint8_t *at = p; /* the entry's start */
     uint64_t f[6];
     for (int j = 0; j < 6; j++) {
       if (!(p = kv_get_varint(p, lim, &f[j]))) { why = "truncated entry"; goto bad; }
@@ -253,6 +279,17 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
     if ((uint64_t)(p - r->index_buf) > UINT32_MAX) { why = "section too large"; goto bad; }
     e->key = (uint32_t)(p - r->index_buf);
     e->row_len = (uint32_t)f[5];
+    if (paged) {
+      kv_sf_ipage *g = &r->ipages[i / KV_SF_INDEX_PAGE];
+      if (i % KV_SF_INDEX_PAGE == 0) {
+        g->sec = (uint32_t)(at - r->index_buf);
+        g->key = e->key;
+        g->row_len = e->row_len;
+        g->w = 1;
+      }
+      if (g->w && e->row_len > KV_SF_FENCE_MAX) g->w = 0; /* as kv/sf/sf_index.c's */
+      else if (g->w && e->row_len > g->w) g->w = e->row_len;
+    }
     cur.row = p;
     cur.row_len = (uint32_t)f[5];
     p += f[5];
@@ -295,7 +332,11 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
   /* a row with cells in k blocks counts in each block's rows and once in the trailer's:
      equal sums mean no row continues into a next block */
   r->rows_whole = rows == r->props.rows;
-  build_fence(r);
+  if (paged) { /* searched a page, then within the page */
+    r->uid = kv_sf_new_uid();
+    kv_sf_build_page_fence(r);
+  }
+  else build_fence(r);
   return KV_OK;
 bad:
   return corrupt(r, index_off + (uint64_t)(p ? p - r->index_buf : 0), "block index", why);
@@ -309,7 +350,8 @@ static void sv_note(char *dst, size_t cap) {
 /* kv_sf_open, and with sv given its salvage form (kv/sf/sf_int.h, kv_sf_open_salvage): a
 ** damaged trailer, bloom filter or block index is noted in *sv and opening goes on without
 ** it. */
-static int open_impl(kv_env *env, const char *path, kv_sf_reader **out, kv_sf_salvage_info *sv) {
+static int open_impl(kv_env *env, const char *path, uint64_t keep_max, kv_sf_reader **out,
+                     kv_sf_salvage_info *sv) {
   *out = NULL;
   if (!env || !path) return kv_error(KV_MISUSE, "kv_sf_open: NULL env or path");
   kv_sf_reader *r = calloc(1, sizeof *r);
@@ -392,9 +434,21 @@ static int open_impl(kv_env *env, const char *path, kv_sf_reader **out, kv_sf_sa
     sv->bloom_ok = rc == KV_OK;
   }
   if (rc) goto fail;
-  if ((rc = read_section(r, index_off, index_size, kv_get_u64le(t + 48), "block index",
-                         &r->index_buf)) == KV_OK)
-    rc = decode_index(r, index_off, index_size, bloom_off);
+  r->index_off = index_off;
+  /* the whole index's memory: entries, section, fence (about a row key a block) */
+  uint64_t whole = index_size + pr->blocks * (sizeof *r->index + 32);
+  if (r->map && pr->blocks > 0 && (pr->blocks >= kv_sf_paged_min() || whole > keep_max)) {
+    /* a big file's index stays in the mapping, paged through the block cache
+       (kv/sf/sf_index.c): the reader holds one page table entry per KV_SF_INDEX_PAGE blocks */
+    r->index_buf = (uint8_t *)r->map + index_off;
+    r->index_mapped = true;
+    if (XXH3_64bits(r->index_buf, index_size) != kv_get_u64le(t + 48))
+      rc = corrupt(r, index_off, "block index", "checksum mismatch");
+  } else {
+    rc = read_section(r, index_off, index_size, kv_get_u64le(t + 48), "block index",
+                      &r->index_buf);
+  }
+  if (rc == KV_OK) rc = decode_index(r, index_off, index_size, bloom_off);
   if (rc && rc != KV_ERR_NOMEM && sv) {
     sv_note(sv->index_why, sizeof sv->index_why);
     free(r->index);
@@ -421,13 +475,19 @@ fail:
 }
 
 int kv_sf_open(kv_env *env, const char *path, kv_sf_reader **out) {
-  return open_impl(env, path, out, NULL);
+  return open_impl(env, path, UINT64_MAX, out, NULL);
 }
+
+int kv_sf_open_budget(kv_env *env, const char *path, uint64_t keep_max, kv_sf_reader **out) {
+  return open_impl(env, path, keep_max, out, NULL);
+}
+
+bool kv_sf_index_paged(const kv_sf_reader *r) { return r->ipages != NULL; }
 
 int kv_sf_open_salvage(kv_env *env, const char *path, kv_sf_reader **out,
                        kv_sf_salvage_info *info) {
   kv_sf_salvage_info tmp;
-  return open_impl(env, path, out, info ? info : &tmp);
+  return open_impl(env, path, UINT64_MAX, out, info ? info : &tmp);
 }
 
 void kv_sf_set_cache(kv_sf_reader *r, struct kv_cache *cache, uint64_t file_id) {
