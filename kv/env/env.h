@@ -87,6 +87,12 @@ struct kv_env {
   ** second name `to` (link(2)); durable after sync_dir() of to's directory. Fails when `to`
   ** exists, or (KV_ERR_IO) when the file system cannot link across the two paths. */
   int (*link)(kv_env *env, const char *from, const char *to);
+  /* Optional (NULL: nothing to do). The bytes [p, p+len) of a mapping made by map() are not
+  ** needed soon: their whole pages leave the process's resident set (madvise(2)
+  ** MADV_DONTNEED; the file's pages stay in the page cache and a later read faults them
+  ** back, unchanged). A paged block index's open checks its section in the mapping with it
+  ** (kv/sf/sf_read.c), so the check does not leave the section resident. */
+  void (*unneed)(const uint8_t *p, uint64_t len);
 };
 
 /* The POSIX env (a process-wide singleton; do not destroy). */

@@ -709,7 +709,7 @@ kv_env *kv_env_mem_new(int64_t now_ms) {
   kv_env base = {
     m_open, m_read, m_append, m_sync, m_size, m_truncate, m_close,
     m_rename, m_remove, m_mkdir, m_rmdir, m_sync_dir, m_exists, m_list,
-    m_lock, m_unlock, m_now_ms, m_destroy, NULL, NULL, m_link,
+    m_lock, m_unlock, m_now_ms, m_destroy, NULL, NULL, m_link, NULL,
   };
   e->base = base;
   pthread_mutex_init(&e->mu, NULL);

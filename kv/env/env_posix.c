@@ -262,10 +262,16 @@ static void px_unmap(const uint8_t *p, uint64_t len) {
   if (p) munmap((void *)(uintptr_t)p, (size_t)len);
 }
 
+static void px_unneed(const uint8_t *p, uint64_t len) {
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  uintptr_t a = ((uintptr_t)p + page - 1) & ~(page - 1), z = ((uintptr_t)p + len) & ~(page - 1);
+  if (z > a) madvise((void *)a, z - a, MADV_DONTNEED); /* a hint: a failure changes nothing */
+}
+
 static kv_env posix_env = {
   px_open, px_read, px_append, px_sync, px_size, px_truncate, px_close,
   px_rename, px_remove, px_mkdir, px_rmdir, px_sync_dir, px_exists, px_list,
-  px_lock, px_unlock, px_now_ms, NULL, px_map, px_unmap, px_link,
+  px_lock, px_unlock, px_now_ms, NULL, px_map, px_unmap, px_link, px_unneed,
 };
 
 kv_env *kv_env_posix(void) { return &posix_env; }

@@ -6,11 +6,10 @@
 ** reader's life (a partitioned filter, format version 4: only its partition index,
 ** kv/sf/sf_filter.c; a mapped file whose whole index would pass the caller's budget
 ** (kv_sf_open_budget): its index checked in the mapping and only a page table kept,
-** kv/sf/sf_index.c); plus the file's properties,
-** key range, bloom probe and the search for a key's block (kv_sf_find_block, over the
-** fence built here). The planner's
-** estimates are kv/sf/sf_estimate.c; iterating the cells is kv/sf/sf_iter.c. Layout:
-** docs/FORMAT.md Part 2.
+** kv/sf/sf_index.c); plus the file's properties, key range, bloom probe and the search for
+** a key's block (kv_sf_find_block, over the fence built here). The planner's estimates are
+** kv/sf/sf_estimate.c; iterating the cells is kv/sf/sf_iter.c. Layout: docs/FORMAT.md
+** Part 2.
 **
 ** Any damage found here is KV_ERR_CORRUPT with a message naming the file and the offset of
 ** the damaged section. Data blocks are not read at open.
@@ -229,6 +228,30 @@ void kv_sf_cell_at(const kv_sf_reader *r, uint32_t key, uint32_t row_len, kv_cel
   out->type = *p;
 }
 
+#define UNNEED_STEP (1u << 20) /* bytes of a mapped index section checked between two unneeds */
+
+/* Let the pages of the mapped index section [from, to) leave the resident set (env->unneed:
+** a paged index's open reads its whole section once and then only the pages reads need). */
+static void unneed(const kv_sf_reader *r, const uint8_t *from, const uint8_t *to) {
+  if (r->index_mapped && r->env->unneed && to > from) r->env->unneed(from, (uint64_t)(to - from));
+}
+
+/* XXH3-64 of the first size bytes of the mapped index section, a step at a time (without
+** memory for the hash state: the whole section at once). */
+static uint64_t mapped_sum(const kv_sf_reader *r, uint64_t size) {
+  XXH3_state_t *st = XXH3_createState();
+  if (!st) return XXH3_64bits(r->index_buf, (size_t)size);
+  XXH3_64bits_reset(st);
+  for (uint64_t at = 0; at < size; at += UNNEED_STEP) {
+    uint64_t n = size - at < UNNEED_STEP ? size - at : UNNEED_STEP;
+    XXH3_64bits_update(st, r->index_buf + at, (size_t)n);
+    unneed(r, r->index_buf + at, r->index_buf + at + n);
+  }
+  uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  return h;
+}
+
 /* Decode and check the block index section: into r->index, or, paged (r->index_mapped),
 ** only a page table entry for every KV_SF_INDEX_PAGE-th block (every entry is checked
 ** alike). */
@@ -253,9 +276,14 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
     return kv_error(KV_ERR_NOMEM, "out of memory opening store file %s", r->path);
   r->index_len = size;
   kv_cell prev = {0}, cur = {0}; /* the entries' first cells, for the order check */
+  const uint8_t *kept = p; /* a paged index: the section from here may be resident */
   for (uint64_t i = 0; i < n; i++) {
     kv_sf_index_entry one, *e = paged ? &one : &r->index[i];
     const uint8_t *at = p; /* the entry's start */
+    if (paged && (size_t)(at - kept) >= UNNEED_STEP) {
+      unneed(r, kept, at); /* (the previous entry, read again below, faults back) */
+      kept = at;
+    }
     uint64_t f[6];
     for (int j = 0; j < 6; j++) {
       if (!(p = kv_get_varint(p, lim, &f[j]))) { why = "truncated entry"; goto bad; }
@@ -335,8 +363,10 @@ static int decode_index(kv_sf_reader *r, uint64_t index_off, uint64_t size,
   if (paged) { /* searched a page, then within the page */
     r->uid = kv_sf_new_uid();
     kv_sf_build_page_fence(r);
+    unneed(r, r->index_buf, r->index_buf + size);
+  } else {
+    build_fence(r);
   }
-  else build_fence(r);
   return KV_OK;
 bad:
   return corrupt(r, index_off + (uint64_t)(p ? p - r->index_buf : 0), "block index", why);
@@ -442,7 +472,7 @@ static int open_impl(kv_env *env, const char *path, uint64_t keep_max, kv_sf_rea
        (kv/sf/sf_index.c): the reader holds one page table entry per KV_SF_INDEX_PAGE blocks */
     r->index_buf = (uint8_t *)r->map + index_off;
     r->index_mapped = true;
-    if (XXH3_64bits(r->index_buf, index_size) != kv_get_u64le(t + 48))
+    if (mapped_sum(r, index_size) != kv_get_u64le(t + 48))
       rc = corrupt(r, index_off, "block index", "checksum mismatch");
   } else {
     rc = read_section(r, index_off, index_size, kv_get_u64le(t + 48), "block index",
