@@ -150,21 +150,30 @@ const kv_sf_index_entry *kv_sf_ipage_get(const kv_sf_reader *r, uint32_t p,
   return c;
 }
 
-void kv_sf_build_page_fence(kv_sf_reader *r) {
-  uint32_t w = 0;
-  for (uint32_t p = 0; p < r->nipages; p++) {
-    if (r->ipages[p].row_len > KV_SF_FENCE_MAX) return;
-    if (r->ipages[p].row_len > w) w = r->ipages[p].row_len;
+uint8_t *kv_sf_dense_fence(const kv_sf_reader *r, const void *items, size_t size, size_t at,
+                           uint32_t n, uint32_t *w_out) {
+  const uint8_t *it = items;
+  uint32_t w = 0, kl[2]; /* a key's section offset, then its length */
+  for (uint32_t i = 0; i < n; i++) {
+    memcpy(kl, it + i * size + at, sizeof kl);
+    if (kl[1] > KV_SF_FENCE_MAX) return NULL;
+    if (kl[1] > w) w = kl[1];
   }
   size_t stride = (size_t)w + 1;
-  uint8_t *f = calloc(r->nipages ? r->nipages : 1, stride);
-  if (!f) return; /* searched through the page table's keys in the mapping */
-  for (uint32_t p = 0; p < r->nipages; p++) {
-    f[p * stride] = (uint8_t)r->ipages[p].row_len;
-    memcpy(f + p * stride + 1, r->index_buf + r->ipages[p].key, r->ipages[p].row_len);
+  uint8_t *f = calloc(n ? n : 1, stride);
+  for (uint32_t i = 0; f && i < n; i++) {
+    memcpy(kl, it + i * size + at, sizeof kl);
+    f[i * stride] = (uint8_t)kl[1];
+    memcpy(f + i * stride + 1, r->index_buf + kl[0], kl[1]);
   }
-  r->pfence = f;
-  r->pfence_w = w;
+  *w_out = w;
+  return f;
+}
+
+void kv_sf_build_page_fence(kv_sf_reader *r) {
+  /* none: the page search reads the page table's keys in the mapping */
+  r->pfence = kv_sf_dense_fence(r, r->ipages, sizeof *r->ipages, offsetof(kv_sf_ipage, key),
+                                r->nipages, &r->pfence_w);
 }
 
 /* Compare the key of fence entry i (fence f, width w), or without a fence the row key at

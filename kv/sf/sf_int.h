@@ -375,7 +375,7 @@ typedef struct kv_sf_index_entry {
   uint32_t key;            /* its first cell's row key: the offset of its bytes in the
                               reader's index_buf (the qualifier, timestamp, sequence number
                               and type follow as the section has them: kv_sf_first_cell) */
-  uint32_t row_len;        /* that row key's length */
+  uint32_t row_len;        /* that row key's length (right after key: kv_sf_dense_fence) */
 } kv_sf_index_entry;
 
 /* One page of a paged block index (kv/sf/sf_index.c): KV_SF_INDEX_PAGE entries from block
@@ -383,11 +383,15 @@ typedef struct kv_sf_index_entry {
 typedef struct kv_sf_ipage {
   uint32_t sec;            /* offset in the index section of the page's first entry */
   uint32_t key;            /* that entry's first row key (offset in the section) */
-  uint32_t row_len;        /* its length */
+  uint32_t row_len;        /* its length (right after key: kv_sf_dense_fence) */
   uint32_t w;              /* key bytes per entry of the page's fence (its longest first
                               row key, at least 1), 0 when one is longer than
                               KV_SF_FENCE_MAX (no fence) */
 } kv_sf_ipage;
+
+_Static_assert(offsetof(kv_sf_index_entry, row_len) == offsetof(kv_sf_index_entry, key) + 4 &&
+                   offsetof(kv_sf_ipage, row_len) == offsetof(kv_sf_ipage, key) + 4,
+               "kv_sf_dense_fence reads a key's offset and length side by side");
 
 /* One partition of a partitioned bloom filter (format version 4, kv/sf/sf_filter.h). */
 typedef struct kv_sf_fpart {
@@ -496,6 +500,13 @@ uint32_t kv_sf_paged_min(void);
 void kv_sf_set_paged_min(uint32_t blocks);
 /* A number no other reader of the process has had. */
 uint64_t kv_sf_new_uid(void);
+/* A dense fence (kv_sf_reader.fence's layout) of the first row keys of n items of `size`
+** bytes each, each naming its key by two u32 at byte `at`: its offset in the index section,
+** then its length (kv_sf_index_entry.key and row_len, kv_sf_ipage.key and row_len); *w its
+** key width. NULL (*w untouched) when a key is longer than KV_SF_FENCE_MAX or memory is
+** short (kv/sf/sf_index.c). */
+uint8_t *kv_sf_dense_fence(const kv_sf_reader *r, const void *items, size_t size, size_t at,
+                           uint32_t n, uint32_t *w_out);
 /* Build a paged index's pfence (kv/sf/sf_index.c; none when memory is short). */
 void kv_sf_build_page_fence(kv_sf_reader *r);
 /* The first block whose first row is at or above [row, row+len) (nblocks when none) of a

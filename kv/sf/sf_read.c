@@ -88,19 +88,10 @@ static int read_section(kv_sf_reader *r, uint64_t off, uint64_t size, uint64_t s
 ** key is too long or memory is short (the seek then searches the index entries). */
 static void build_fence(kv_sf_reader *r) {
   uint32_t w = 0;
-  for (uint32_t i = 0; i < r->nblocks; i++) {
-    if (r->index[i].row_len > KV_SF_FENCE_MAX) return;
-    if (r->index[i].row_len > w) w = r->index[i].row_len;
-  }
-  size_t stride = (size_t)w + 1;
-  uint8_t *f = calloc(r->nblocks ? r->nblocks : 1, stride);
+  uint8_t *f = kv_sf_dense_fence(r, r->index, sizeof *r->index,
+                                 offsetof(kv_sf_index_entry, key), r->nblocks, &w);
   if (!f) return;
-  for (uint32_t i = 0; i < r->nblocks; i++) {
-    uint32_t c_len;
-    const uint8_t *c_row = kv_sf_first_row(r, i, &c_len);
-    f[i * stride] = (uint8_t)c_len;
-    if (c_len) memcpy(f + i * stride + 1, c_row, c_len);
-  }
+  size_t stride = (size_t)w + 1;
   uint32_t ntop = (r->nblocks + KV_SF_FENCE_STEP - 1) / KV_SF_FENCE_STEP;
   uint8_t *top = ntop > 1 ? malloc(ntop * stride) : NULL;
   if (top) {

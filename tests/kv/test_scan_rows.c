@@ -446,12 +446,15 @@ static void check_queries(world *w, uint64_t snap, uint64_t n, const char *what,
       fail();
     }
     /* value vectors against the views of the same fast path: rows, values, counters and
-       (but for single-row ranges, whose count depends on the cache) cells examined */
+       cells examined where the count is exact above (not for a read that stops early, a
+       limit or a get, with a cache: how far into a block it decoded depends on what the
+       run before left cached; seed 4241133723993 with the tiny cache, a LIMIT 2 over two
+       ranges: 54 against 56) */
     uint64_t v0 = kv_scan_vector_rows();
     run_as(w, &q, true, 2, &c, ca);
     w->vec_rows += kv_scan_vector_rows() - v0;
     run_as(w, &q, true, 1, &d, cb);
-    for (uint32_t f = 0; f < q.nf && !point; f++)
+    for (uint32_t f = 0; f < q.nf && exact; f++)
       if (ca[f] != cb[f]) {
         sb_add(&c, "family %u: %llu cells examined\n", q.fids[f], (unsigned long long)ca[f]);
         sb_add(&d, "family %u: %llu cells examined\n", q.fids[f], (unsigned long long)cb[f]);
