@@ -134,7 +134,7 @@ typedef struct rowan_options {
   size_t index_memory;      /* bytes the open store files may keep of whole block indexes
                                (about 100 bytes a block: 2 bytes a row of an 8 KiB-block
                                sensor table); the files opened past it keep a page table
-                               only (about 0.5 bytes a block) and read their index 64
+                               only (about 0.7 bytes a block) and read their index 64
                                entries at a time through the block cache, so an open
                                database's memory stops growing with its data (RocksDB's
                                partitioned index with cache_index_and_filter_blocks, HBase's

@@ -200,7 +200,7 @@ typedef struct kv_options {
                                  kv_create_table_split gave it */
   size_t index_memory;        /* bytes the open store files may hold of whole block indexes
                                  (decoded entries, first row keys, fences: about 100 bytes a
-                                 block); a file opened past it keeps only a page table (0.2
+                                 block); a file opened past it keeps only a page table (0.7
                                  bytes a block) and reads its index a page of 64 entries at a
                                  time through the block cache, as RocksDB's partitioned
                                  index with cache_index_and_filter_blocks and HBase's

@@ -139,7 +139,7 @@ struct kv_db {
   kv_env *env;               /* the file system */
   char *path;                /* store directory */
   kv_options opts;           /* options with defaults filled in */
-  _Atomic uint64_t index_held; /* kv_sf_reader_mem of the open store files whose block
+  _Atomic uint64_t index_held; /* kv_sf_index_mem of the open store files whose block
                                 index is whole (kv_sfh_open: opts.index_memory) */
   _Atomic int64_t lookback_cut; /* the latest cutoff (ms) a major compaction kept the
                                 look-back window from (kv/db/compact.c); 0: none yet */

@@ -70,7 +70,8 @@ int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **o
     return kv_error(KV_ERR_NOMEM, "open %s: out of memory", path);
   }
   /* the index whole while the open files' whole indexes stay within index_memory, else
-     paged (kv/sf/sf_index.c); a race of two opens may pass the bound by one file */
+     paged (kv/sf/sf_index.c); opens that run at once (a bulk load's writer threads, a
+     flush beside a compaction) may each pass the bound by their one file */
   uint64_t held = atomic_load(&db->index_held);
   uint64_t left = held < db->opts.index_memory ? db->opts.index_memory - held : 0;
   int rc = kv_sf_open_budget(db->env, path, left, &h->reader);
@@ -80,7 +81,7 @@ int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **o
     return rc;
   }
   if (!kv_sf_index_paged(h->reader)) {
-    h->index_held = kv_sf_reader_mem(h->reader);
+    h->index_held = kv_sf_index_mem(h->reader);
     h->index_pool = &db->index_held;
     atomic_fetch_add(&db->index_held, h->index_held);
   }

@@ -119,6 +119,9 @@ const kv_sf_props *kv_sf_get_props(const kv_sf_reader *r);
 ** one, the partition index only). Not the blocks (the block cache's), nor a mapping (the
 ** kernel's page cache). RocksDB reports the same as "rocksdb.estimate-table-readers-mem". */
 size_t kv_sf_reader_mem(const kv_sf_reader *r);
+/* The block index's part of it: decoded entries, the index section's copy, fences (a paged
+** index: its page table and page fence). What kv_options.index_memory bounds. */
+size_t kv_sf_index_mem(const kv_sf_reader *r);
 /* Smallest and largest row key in the file (pointers owned by the reader); both NULL with
 ** length 0 for an empty file. */
 void kv_sf_key_range(const kv_sf_reader *r, const uint8_t **first, uint32_t *first_len,

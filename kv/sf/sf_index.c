@@ -7,7 +7,7 @@
 ** decoded when first asked for and kept in the block cache under KV_CACHE_META | the
 ** page's file offset (counted with the filter partitions as metadata, evicted like blocks,
 ** dropped with the file) with a dense copy of their first row keys, so what a reader holds
-** no longer grows with its file: about 0.5 bytes a block against about 100 for the decoded
+** no longer grows with its file: about 0.7 bytes a block against about 100 for the decoded
 ** entries and the fence (issue 22). A seek to a row searches the page table's keys, then
 ** the cached page's in place, as an unpaged reader searches its fence's top level, then the
 ** fence. Each thread keeps copies of the entries around its last two seeks' blocks and of
@@ -68,27 +68,39 @@ typedef struct near_memo {
 static _Thread_local near_memo near[2];
 static _Thread_local unsigned near_next;
 
-/* Decode the n entries of the section from offset sec into out (the open checked them: no
-** varint here can fail or run past the section). */
-static void decode_entries(const kv_sf_reader *r, uint32_t sec, uint32_t n,
+/* Decode the n entries of page p from its section offset into out. The open checked them,
+** but in the mapping, which is read again here: should the file have changed under it (a
+** store file is never written again; an outside tool could), an entry that does not parse
+** within the section, or whose first row key is wider than the page's fence, ends the
+** decode and it and the rest are zero (an empty block at offset 0: a read of it fails its
+** block's checks with KV_ERR_CORRUPT), never a read outside the section. */
+static void decode_entries(const kv_sf_reader *r, uint32_t p, uint32_t n,
                            kv_sf_index_entry *out) {
-  const uint8_t *p = r->index_buf + sec, *lim = r->index_buf + r->index_len;
-  for (uint32_t i = 0; i < n; i++) {
+  const uint8_t *q = r->index_buf + r->ipages[p].sec, *lim = r->index_buf + r->index_len;
+  uint64_t wmax = r->ipages[p].w ? r->ipages[p].w : KV_MAX_ROW_KEY;
+  uint32_t i = 0;
+  for (; i < n; i++) {
     uint64_t f[6], v = 0;
-    for (int j = 0; j < 6; j++) p = kv_get_varint(p, lim, &f[j]);
+    for (int j = 0; j < 6 && q; j++) q = kv_get_varint(q, lim, &f[j]);
+    if (!q || f[1] > UINT32_MAX || f[2] > UINT32_MAX || f[3] > UINT32_MAX ||
+        f[4] > UINT32_MAX || f[5] > wmax || f[5] > (uint64_t)(lim - q))
+      break;
+    const uint8_t *key = q;
+    if (!(q = kv_get_varint(q + f[5], lim, &v)) || v > (uint64_t)(lim - q) || /* qualifier */
+        !(q = kv_get_varint(q + v, lim, &v)) ||                               /* timestamp */
+        !(q = kv_get_varint(q, lim, &v)) || q >= lim)                         /* sequence */
+      break;
+    q++; /* type */
     kv_sf_index_entry *e = &out[i];
     e->off = f[0];
     e->size = (uint32_t)f[1];
     e->raw = (uint32_t)f[2];
     e->cells = (uint32_t)f[3];
     e->rows = (uint32_t)f[4];
-    e->key = (uint32_t)(p - r->index_buf);
+    e->key = (uint32_t)(key - r->index_buf);
     e->row_len = (uint32_t)f[5];
-    p = kv_get_varint(p + f[5], lim, &v); /* qualifier */
-    p = kv_get_varint(p + v, lim, &v);    /* zigzag timestamp */
-    p = kv_get_varint(p, lim, &v);        /* sequence number */
-    p++;                                  /* type */
   }
+  if (i < n) memset(out + i, 0, (n - i) * sizeof *out);
 }
 
 /* A page's dense copy of its entries' first row keys (u8 length, then the key padded to w
@@ -132,7 +144,7 @@ const kv_sf_index_entry *kv_sf_ipage_get(const kv_sf_reader *r, uint32_t p,
   *ce = NULL;
   if (r->cache && (*ce = kv_cache_lookup(r->cache, r->cache_id, key)))
     return kv_cache_value(*ce);
-  decode_entries(r, r->ipages[p].sec, n, tmp);
+  decode_entries(r, p, n, tmp);
   if (!r->cache) return tmp;
   /* the cached value: the entries, u32 w, the page's fence */
   uint32_t w = r->ipages[p].w;

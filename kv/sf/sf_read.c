@@ -187,16 +187,21 @@ uint32_t kv_sf_row_block(const kv_sf_reader *r, const uint8_t *row, uint32_t len
   return (uint32_t)bk;
 }
 
-size_t kv_sf_reader_mem(const kv_sf_reader *r) {
+size_t kv_sf_index_mem(const kv_sf_reader *r) {
   if (!r) return 0;
   size_t stride = (size_t)r->fence_w + 1;
-  return sizeof *r + (r->index ? (size_t)r->nblocks * sizeof *r->index : 0) +
+  return (r->index ? (size_t)r->nblocks * sizeof *r->index : 0) +
          (r->index_mapped ? 0 : (size_t)r->index_len) +
          (size_t)r->nipages * sizeof *r->ipages +
          (r->pfence ? (size_t)r->nipages * (r->pfence_w + 1) : 0) +
          (r->fence ? (size_t)r->nblocks * stride : 0) +
-         (r->fence_top ? (size_t)r->fence_ntop * stride : 0) + r->bloom_len +
-         (size_t)r->fpart_len + (size_t)r->nfparts * sizeof *r->fparts;
+         (r->fence_top ? (size_t)r->fence_ntop * stride : 0);
+}
+
+size_t kv_sf_reader_mem(const kv_sf_reader *r) {
+  if (!r) return 0;
+  return sizeof *r + kv_sf_index_mem(r) + r->bloom_len + (size_t)r->fpart_len +
+         (size_t)r->nfparts * sizeof *r->fparts;
 }
 
 void kv_sf_first_cell(const kv_sf_reader *r, uint64_t i, kv_cell *out) {
@@ -210,12 +215,15 @@ void kv_sf_cell_at(const kv_sf_reader *r, uint32_t key, uint32_t row_len, kv_cel
   memset(out, 0, sizeof *out);
   out->row = p;
   out->row_len = row_len;
-  p = kv_get_varint(p + row_len, lim, &v); /* checked at open: none fails */
+  /* checked at open, so none fails; a paged index reads the mapping again, so a file
+     changed since (kv/sf/sf_index.c) leaves the fields it cannot read zero, never a read
+     outside the section */
+  if (!(p = kv_get_varint(p + row_len, lim, &v)) || v > (uint64_t)(lim - p)) return;
   out->qual = p;
   out->qual_len = (uint32_t)v;
-  p = kv_get_varint(p + v, lim, &v);
+  if (!(p = kv_get_varint(p + v, lim, &v))) return;
   out->ts = kv_unzigzag(v);
-  p = kv_get_varint(p, lim, &out->seq);
+  if (!(p = kv_get_varint(p, lim, &out->seq)) || p >= lim) return;
   out->type = *p;
 }
 
