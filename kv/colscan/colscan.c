@@ -495,9 +495,10 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     kv_sf_icur_init(&cur, r);
     for (uint32_t b = 0; b < r->nblocks;) {
       if (pl.keyed) { /* a block's keys lie between its first and the next block's first */
-        uint32_t ll = kv_sf_icur_at(&cur, b)->row_len, hl = r->last_row_len;
-        const uint8_t *lo = r->index_buf + kv_sf_icur_at(&cur, b)->key, *h = r->last_row;
-        if (b + 1 < r->nblocks) {
+        const kv_sf_index_entry *e = kv_sf_icur_at(&cur, b);
+        uint32_t ll = e->row_len, hl = r->last_row_len;
+        const uint8_t *lo = r->index_buf + e->key, *h = r->last_row;
+        if (b + 1 < r->nblocks) { /* e is not read after this: the cursor may move pages */
           const kv_sf_index_entry *nx = kv_sf_icur_at(&cur, b + 1);
           h = r->index_buf + nx->key;
           hl = nx->row_len;

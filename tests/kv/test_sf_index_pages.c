@@ -443,6 +443,7 @@ static void test_section_changed_under_reader(void **state) {
   (void)state;
   const char *tmp = getenv("TMPDIR");
   char dir[4096], path[4200];
+  /* the six trailing characters are mkdtemp's template, replaced by a unique name */
   snprintf(dir, sizeof dir, "%s/rowan-ipages-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   assert_non_null(mkdtemp(dir));
   snprintf(path, sizeof path, "%s/a.sf", dir);
