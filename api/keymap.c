@@ -36,7 +36,8 @@ int rowan_table_layout(rowan_db *db, const char *table, rowan_layout **layout) {
   for (uint32_t i = 0; i < l->n_families; i++) {
     const exec_km_family *f = &l->families[i];
     fams[i] = (rowan_layout_family){f->name, f->memstore_bytes, f->memstore_cells,
-                                    f->store_files, f->blocks, f->bytes};
+                                    f->store_files, f->blocks, f->bytes, f->reader_bytes,
+                                    f->paged_files};
   }
   for (size_t i = 0; i < l->n_blocks; i++) {
     const exec_km_block *b = &l->blocks[i];

@@ -350,6 +350,11 @@ static void print_text(cli_shell *sh, const km_map *m, const char *path) {
       fprintf(o, "  %-*s %s cell%s, %s in the memstore (in no block: .flush writes them)\n", lw,
               "", cli_svg_grouped(fam->memstore_cells, g1, sizeof g1),
               fam->memstore_cells == 1 ? "" : "s", cli_svg_bytes(fam->memstore_bytes, b1, sizeof b1));
+    if (fam->paged_files) /* opened past rowan_options.index_memory (-indexmemory) */
+      fprintf(o, "  %-*s %s of %s file%s with a paged block index (past the index memory), %s"
+              " held open\n", lw, "", cli_svg_grouped(fam->paged_files, g1, sizeof g1),
+              cli_svg_grouped(fam->store_files, g2, sizeof g2), fam->store_files == 1 ? "" : "s",
+              cli_svg_bytes(fam->index_bytes, b1, sizeof b1));
   }
   /* the leading column's values where they begin, as many as fit */
   char ruler[BAR + 64];

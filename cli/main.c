@@ -39,6 +39,7 @@ static void usage(FILE *out) {
           "Options:\n"
           "  -bail            stop at the first error\n"
           "  -box             output mode box (Unicode borders)\n"
+          "  -cachesize N     bytes of block cache (suffix K, M or G; default 64M)\n"
           "  -cmd COMMAND     run COMMAND (SQL or .command) before the rest (repeatable)\n"
           "  -column          output mode column (aligned, no borders)\n"
           "  -csv             output mode csv\n"
@@ -46,6 +47,9 @@ static void usage(FILE *out) {
           "  -f FILE          run the SQL and dot commands in FILE (repeatable, in order)\n"
           "  -header          show column names\n"
           "  -help            show this text\n"
+          "  -indexmemory N   bytes of whole block indexes the open store files keep (K, M\n"
+          "                   or G; default 64M; \"none\": no bound); files opened past it\n"
+          "                   read their index a page at a time through the block cache\n"
           "  -init FILE       read FILE at start-up instead of ~/.rowanrc\n"
           "  -joinmemory N    bytes one join may hold (suffix K, M or G; default 256M); past\n"
           "                   it a hash join spills to temporary files in DBDIR\n"
@@ -137,6 +141,8 @@ int main(int argc, char **argv) {
   int n_cmds = 0, mode = -1, headers = -1;
   bool bail = false, read_only = false;
   size_t join_memory = 0; /* -joinmemory: rowan_options.join_memory */
+  size_t cache_size = 0;  /* -cachesize: rowan_options.block_cache_size */
+  size_t index_memory = 0; /* -indexmemory: rowan_options.index_memory */
   const char *scripts[MAX_CMDS];
   int n_scripts = 0;
   bool echo = false;
@@ -180,6 +186,21 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
+    else if (!strcmp(o, "cachesize") && has) {
+      if (!parse_bytes(argv[++i], &cache_size)) {
+        fprintf(stderr, "rowan: -cachesize wants a byte count such as 65536, 64K or 64M, "
+                "not \"%s\"\n", argv[i]);
+        return 1;
+      }
+    }
+    else if (!strcmp(o, "indexmemory") && has) {
+      if (!strcmp(argv[++i], "none")) index_memory = SIZE_MAX;
+      else if (!parse_bytes(argv[i], &index_memory)) {
+        fprintf(stderr, "rowan: -indexmemory wants a byte count such as 65536, 64K or 64M, or "
+                "\"none\", not \"%s\"\n", argv[i]);
+        return 1;
+      }
+    }
     else if (!strcmp(o, "init") && has) init_file = argv[++i];
     else if (cli_mode_lookup(o) >= 0) mode = cli_mode_lookup(o);
     else {
@@ -197,6 +218,8 @@ int main(int argc, char **argv) {
   rowan_options_init(&opts);
   opts.read_only = read_only;
   opts.join_memory = join_memory;
+  opts.block_cache_size = cache_size;
+  opts.index_memory = index_memory;
   if (read_only) opts.create_if_missing = 0;
   /* A new database is one new directory, in a directory that exists (sqlite3 does not create
   ** missing folders either): a typo in the path should not quietly make an empty database. */

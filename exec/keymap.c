@@ -249,6 +249,8 @@ int exec_km_layout_get(exec_session *s, const char *name, exec_km_layout **out,
     }
     f->memstore_bytes = st.memstore_bytes;
     f->memstore_cells = st.memstore_cells;
+    f->reader_bytes = st.reader_bytes;
+    f->paged_files = st.paged_files;
     c.fam = (uint32_t)i;
     krc = kv_family_blocks(s->db, f->kv_id, add_block, &c);
     if (c.rc) goto nomem;

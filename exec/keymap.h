@@ -56,6 +56,8 @@ typedef struct exec_km_family {
   uint64_t store_files;    /* store files */
   uint64_t blocks;         /* blocks in them */
   uint64_t bytes;          /* their on-disk bytes */
+  uint64_t reader_bytes;   /* memory their open readers hold (kv_family_stats.reader_bytes) */
+  uint64_t paged_files;    /* files whose block index is paged (kv_family_stats.paged_files) */
 } exec_km_family;
 
 typedef struct exec_km_layout {

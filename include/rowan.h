@@ -413,6 +413,13 @@ typedef struct rowan_layout_family {
   uint64_t store_files;       /* store files of the family */
   uint64_t blocks;            /* blocks in them */
   uint64_t bytes;             /* the files' bytes on disk */
+  uint64_t index_bytes;       /* memory the open files hold while open: block indexes (of a
+                                 paged file its page table only), first-key fences, bloom
+                                 filters; not the block cache (RocksDB's
+                                 rocksdb.estimate-table-readers-mem) */
+  uint64_t paged_files;       /* of store_files, those opened past rowan_options.index_memory,
+                                 whose block index is read a page at a time through the block
+                                 cache */
 } rowan_layout_family;
 typedef struct rowan_layout_block {
   int family;                 /* index into rowan_layout.families */

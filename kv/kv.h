@@ -836,6 +836,8 @@ typedef struct kv_family_stats {
                                  its page table), fences of first row keys, bloom filters
                                  (a partitioned one's partition index only); not the block
                                  cache. RocksDB's "rocksdb.estimate-table-readers-mem" */
+  uint64_t paged_files;       /* of store_files, those opened past index_memory: their block
+                                 index is read a page at a time through the block cache */
 } kv_family_stats;
 int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out);
 

@@ -423,6 +423,7 @@ int kv_family_get_stats(kv_db *db, uint32_t family_id, kv_family_stats *out) {
     out->cells += p->cells;
     out->rows += p->rows;
     out->reader_bytes += kv_sf_reader_mem(f->files[i]->reader);
+    out->paged_files += kv_sf_index_paged(f->files[i]->reader);
   }
   out->compactions = f->compactions;
   out->blocks_copied = f->blocks_copied;

@@ -188,6 +188,35 @@ def test_join_memory_spills_and_answers_the_same(store):
         rowandb.connect(store, join_memory=-1)
 
 
+def test_index_memory_pages_and_answers_the_same(store):
+    """index_memory: past it the store files are opened with paged block indexes
+    (Connection.families says how many, holding less memory) and answer the same."""
+    con = rowandb.connect(store)
+    con.execute("CREATE TABLE P (G INTEGER NOT NULL, K INTEGER NOT NULL, V DOUBLE, S VARCHAR,"
+                " CONSTRAINT PK PRIMARY KEY (G, K)) BLOCKSIZE = 512")
+    con.executemany("UPSERT INTO P VALUES (?, ?, ?, ?)",
+                    [(k % 5, k, k * 0.5, "s%d" % (k % 11)) for k in range(6000)])
+    con.commit()
+    qs = ["SELECT * FROM P WHERE G = 3 AND K = 4003",
+          "SELECT G, COUNT(*), SUM(V), MAX(S) FROM P GROUP BY G",
+          "SELECT K, V FROM P WHERE G = 1 AND K BETWEEN 2000 AND 2100 ORDER BY K DESC LIMIT 9"]
+    want = [con.execute(q).fetchall() for q in qs]
+    con.close()
+    whole = rowandb.connect(store, index_memory=None)
+    fams = {f["name"]: f for f in whole.families("P")}
+    assert fams["0"]["store_files"] >= 1 and fams["0"]["paged_files"] == 0
+    assert [whole.execute(q).fetchall() for q in qs] == want
+    whole.close()
+    paged = rowandb.connect(store, index_memory=1)
+    pfams = {f["name"]: f for f in paged.families("P")}
+    assert pfams["0"]["paged_files"] == pfams["0"]["store_files"] == fams["0"]["store_files"]
+    assert pfams["0"]["index_bytes"] < fams["0"]["index_bytes"]
+    assert [paged.execute(q).fetchall() for q in qs] == want
+    paged.close()
+    with pytest.raises(rowandb.ProgrammingError):
+        rowandb.connect(store, index_memory=-1)
+
+
 def test_read_only_refuses_writes(store):
     make_t(rowandb.connect(store), 3).connection.close()
     con = rowandb.connect(store, read_only=True)

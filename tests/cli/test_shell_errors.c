@@ -5,7 +5,8 @@
 ** statements, "stdin:LINE:COLUMN:" in scripts), a database that cannot be opened, and the note
 ** after a FULL SCAN that examined over 1,000 rows and over 100 times the rows returned
 ** (named leading key column; silenced by .hints off; absent for key-bounded queries and
-** statements without WHERE), and the -joinmemory option. Drives the built binary.
+** statements without WHERE), and the -joinmemory, -indexmemory and -cachesize options.
+** Drives the built binary.
 */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -214,6 +215,50 @@ static void test_join_memory_option(void **state) {
   sh_result_free(&r);
 }
 
+/* -indexmemory: past the bound the store files are opened with paged block indexes (.keymap
+** says how many), the answers the same; "none" and the default page nothing; -cachesize
+** sets the block cache; bad values are refused before anything runs. */
+static void test_index_memory_option(void **state) {
+  fixture *f = *state;
+  sh_result r;
+  const char *q = "SELECT COUNT(*), SUM(V), MIN(ID), MAX(ID) FROM BIG WHERE GRP = 3 AND ID > 700";
+  char km[4200];
+  snprintf(km, sizeof km, ".keymap BIG %s/keys.svg", f->dir);
+  const char *dflt[] = {"-list", f->db, km, q, NULL};
+  assert_int_equal(sh_run(f->dir, dflt, NULL, &r), 0);
+  assert_null(strstr(r.out, "paged block index"));
+  char *want = strdup(r.out);
+  sh_result_free(&r);
+  assert_non_null(want);
+  /* the query's answer: the last line, "count|sum|min|max" */
+  char *last = want + strlen(want) - 1;
+  while (last > want && last[-1] != '\n') last--;
+  assert_non_null(strstr(last, "|"));
+  const char *one[] = {"-list", "-indexmemory", "1", "-cachesize", "1M", f->db, km, q, NULL};
+  assert_int_equal(sh_run(f->dir, one, NULL, &r), 0);
+  if (!strstr(r.out, "with a paged block index")) sh_dump(&r);
+  assert_non_null(strstr(r.out, "with a paged block index (past the index memory)"));
+  assert_non_null(strstr(r.out, last));
+  sh_result_free(&r);
+  const char *none[] = {"-list", "-indexmemory", "none", f->db, km, q, NULL};
+  assert_int_equal(sh_run(f->dir, none, NULL, &r), 0);
+  assert_null(strstr(r.out, "paged block index"));
+  assert_non_null(strstr(r.out, last));
+  sh_result_free(&r);
+  free(want);
+  const char *bad[] = {"-indexmemory", "12Q", f->db, "SELECT 1", NULL};
+  assert_int_equal(sh_run(f->dir, bad, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "-indexmemory wants a byte count such as 65536, 64K or 64M, or "
+                                "\"none\", not \"12Q\""));
+  assert_string_equal(r.out, "");
+  sh_result_free(&r);
+  const char *bad_cache[] = {"-cachesize", "0", f->db, "SELECT 1", NULL};
+  assert_int_equal(sh_run(f->dir, bad_cache, NULL, &r), 1);
+  assert_non_null(strstr(r.err, "-cachesize wants a byte count such as 65536, 64K or 64M, "
+                                "not \"0\""));
+  sh_result_free(&r);
+}
+
 static void test_teaching_note(void **state) {
   fixture *f = *state;
   sh_result r;
@@ -337,6 +382,7 @@ int main(void) {
       cmocka_unit_test(test_error_caret_multi_line_script),
       cmocka_unit_test(test_open_failure),
       cmocka_unit_test(test_join_memory_option),
+      cmocka_unit_test(test_index_memory_option),
       cmocka_unit_test(test_teaching_note),
       cmocka_unit_test(test_teaching_note_names_index),
       cmocka_unit_test(test_torn_log_warning),

@@ -166,7 +166,7 @@ def _column_info(name, decl):
 
 
 def connect(database, *, read_only=False, create=True, sync="full", cache_size=0,
-            join_memory=0, autocommit=False, check_same_thread=True, scn=0):
+            join_memory=0, autocommit=False, check_same_thread=True, scn=0, index_memory=0):
     """Open the Rowan store in directory `database` (created when missing unless
     create=False; ":memory:" for a store held in memory) and return a Connection.
     sync: "full" (a commit that returned is on disk), "normal" or "off" (ROWAN_SYNC_*);
@@ -175,10 +175,13 @@ def connect(database, *, read_only=False, create=True, sync="full", cache_size=0
     directory (0: Rowan's default, 256 MiB; rowan_options.join_memory); scn: read the
     database as it was at this time, in milliseconds since 1970 UTC (Phoenix's CurrentSCN
     connection property; rowan_set_as_of): SELECTs see the past, writes are refused; 0
-    (default) reads the present. Connection.scn changes it later."""
+    (default) reads the present. Connection.scn changes it later. index_memory: bytes of
+    whole block indexes the open store files may keep (rowan_options.index_memory; 0:
+    Rowan's default, 64 MiB; None: no bound); files opened past it read their index a page
+    at a time through the block cache."""
     return Connection(database, read_only=read_only, create=create, sync=sync,
                       cache_size=cache_size, join_memory=join_memory, autocommit=autocommit,
-                      check_same_thread=check_same_thread, scn=scn)
+                      check_same_thread=check_same_thread, scn=scn, index_memory=index_memory)
 
 
 class Connection:
@@ -190,13 +193,18 @@ class Connection:
                                                           NotSupportedError)
 
     def __init__(self, database, *, read_only=False, create=True, sync="full", cache_size=0,
-                 join_memory=0, autocommit=False, check_same_thread=True, scn=0):
+                 join_memory=0, autocommit=False, check_same_thread=True, scn=0,
+                 index_memory=0):
         if sync not in _SYNC:
             raise ProgrammingError("sync must be one of %s" % ", ".join(sorted(_SYNC)))
         if int(join_memory) < 0:
             raise ProgrammingError("join_memory must be a byte count, 0 for the default")
+        if index_memory is not None and int(index_memory) < 0:
+            raise ProgrammingError("index_memory must be a byte count, 0 for the default or "
+                                   "None for no bound")
         self._db = _rowan.open(str(database), bool(read_only), bool(create), _SYNC[sync],
-                               int(cache_size), int(join_memory))
+                               int(cache_size), int(join_memory),
+                               -1 if index_memory is None else int(index_memory))
         self._autocommit = bool(autocommit)
         self._read_only = bool(read_only)
         self._in_txn = False
@@ -294,6 +302,15 @@ class Connection:
             raise ProgrammingError("scn must be milliseconds since 1970 (UTC), 0 for the present")
         self._db.set_as_of(ms)
         self._scn = ms
+
+    def families(self, table):
+        """The column families of `table` as its store holds them now (rowan_table_layout),
+        one dict each: name, memstore_bytes, memstore_cells (not yet flushed), store_files,
+        blocks, bytes (on disk), index_bytes (memory the open files hold: block indexes,
+        fences, bloom filters) and paged_files (files opened past index_memory, whose block
+        index is read a page at a time through the block cache)."""
+        self._check()
+        return self._db.families(str(table))
 
     def interrupt(self):
         """Stop the statement running on this connection (rowan_interrupt): it raises

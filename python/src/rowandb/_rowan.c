@@ -135,6 +135,30 @@ static PyObject *Db_set_as_of(DbObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* families(table) -> [dict]: rowan_table_layout's families (their blocks are not copied). */
+static PyObject *Db_families(DbObject *self, PyObject *args) {
+  const char *table;
+  if (!PyArg_ParseTuple(args, "s", &table) || !db_open_check(self)) return NULL;
+  rowan_layout *l = NULL;
+  int rc = rowan_table_layout(self->db, table, &l);
+  if (rc) return raise_code(self->db, rc, NULL);
+  PyObject *out = PyList_New(0);
+  for (int i = 0; out && i < l->n_families; i++) {
+    const rowan_layout_family *f = &l->families[i];
+    PyObject *d = Py_BuildValue(
+        "{s:s,s:K,s:K,s:K,s:K,s:K,s:K,s:K}", "name", f->name, "memstore_bytes",
+        (unsigned long long)f->memstore_bytes, "memstore_cells",
+        (unsigned long long)f->memstore_cells, "store_files", (unsigned long long)f->store_files,
+        "blocks", (unsigned long long)f->blocks, "bytes", (unsigned long long)f->bytes,
+        "index_bytes", (unsigned long long)f->index_bytes, "paged_files",
+        (unsigned long long)f->paged_files);
+    if (!d || PyList_Append(out, d)) Py_CLEAR(out);
+    Py_XDECREF(d);
+  }
+  rowan_layout_free(l);
+  return out;
+}
+
 /* Callable from any thread: only stores to the connection's atomic flag. */
 static PyObject *Db_interrupt(DbObject *self, PyObject *unused) {
   (void)unused;
@@ -737,6 +761,7 @@ static PyMethodDef Db_methods[] = {
     {"interrupt", (PyCFunction)Db_interrupt, METH_NOARGS, "interrupt (any thread)"},
     {"set_as_of", (PyCFunction)Db_set_as_of, METH_VARARGS, "set_as_of(ms): read the past"},
     {"bulk_load", (PyCFunction)Db_bulk_load, METH_VARARGS, "bulk_load(table, cols, rows)"},
+    {"families", (PyCFunction)Db_families, METH_VARARGS, "families(table) -> [dict]"},
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef Stmt_methods[] = {
@@ -769,13 +794,15 @@ static PyTypeObject StmtType = {
     .tp_getset = Stmt_getset,
 };
 
-/* open(path, read_only, create, sync_mode, cache_bytes, join_memory_bytes) -> Db */
+/* open(path, read_only, create, sync_mode, cache_bytes, join_memory_bytes,
+** index_memory_bytes (-1: no bound)) -> Db */
 static PyObject *mod_open(PyObject *m, PyObject *args) {
   (void)m;
   const char *path;
   int ro = 0, create = 1, sync = ROWAN_SYNC_FULL;
-  Py_ssize_t cache = 0, join_memory = 0;
-  if (!PyArg_ParseTuple(args, "s|ppinn", &path, &ro, &create, &sync, &cache, &join_memory))
+  Py_ssize_t cache = 0, join_memory = 0, index_memory = 0;
+  if (!PyArg_ParseTuple(args, "s|ppinnn", &path, &ro, &create, &sync, &cache, &join_memory,
+                        &index_memory))
     return NULL;
   rowan_options o;
   rowan_options_init(&o);
@@ -784,6 +811,7 @@ static PyObject *mod_open(PyObject *m, PyObject *args) {
   o.sync_mode = sync;
   o.block_cache_size = cache > 0 ? (size_t)cache : 0;
   o.join_memory = join_memory > 0 ? (size_t)join_memory : 0;
+  o.index_memory = index_memory < 0 ? SIZE_MAX : (size_t)index_memory;
   rowan_db *db = NULL;
   int rc;
   Py_BEGIN_ALLOW_THREADS
