@@ -164,6 +164,19 @@ static int plan_select_run(exec_stmt *st, const plan_select *sel, char *msg, siz
   return EXEC_OK;
 }
 
+/* Why a statement runs its scan serially whatever the plan, or NULL. */
+static const char *serial_why(const plan_bound *b) {
+  return b->n_seqs      ? "NEXT VALUE FOR is evaluated row by row"
+         : b->n_applies ? "a correlated subquery is run per row"
+                        : NULL;
+}
+
+/* exec_query.late_par: the columnar aggregate declined at run time; the rows path's chunks. */
+static int late_par(void *arg, exec_error *err) {
+  exec_stmt *st = arg;
+  return exec_par_attach(st->s, &st->q, &st->plan_arena, serial_why(&st->bound), true, err);
+}
+
 /* Build the plan of the statement's row source. */
 static int build(exec_stmt *st, exec_error *err) {
   char msg[EXEC_ERRMSG_MAX];
@@ -190,11 +203,7 @@ static int build(exec_stmt *st, exec_error *err) {
     rc = plan_select_run(st, sel, msg, sizeof msg);
     if (rc) return plan_err(rc, msg, err);
     if (b->kind == SQL_STMT_SELECT && st->q.has_scan) { /* exec/parallel.h */
-      rc = exec_par_attach(st->s, &st->q, &st->plan_arena,
-                           b->n_seqs      ? "NEXT VALUE FOR is evaluated row by row"
-                           : b->n_applies ? "a correlated subquery is run per row"
-                                          : NULL,
-                           err);
+      rc = exec_par_attach(st->s, &st->q, &st->plan_arena, serial_why(b), false, err);
       if (rc) return rc;
     }
     if (st->q.has_scan) {
@@ -264,6 +273,10 @@ int exec_run_dml(exec_stmt *st, exec_error *err) {
     if (b->n_seqs) {
       st->x.row_hook = exec_seq_row;
       st->x.row_hook_arg = st;
+    }
+    if (st->q.has_scan) {
+      st->x.late_par = late_par;
+      st->x.late_par_arg = st;
     }
     if (!b->analyze) {
       rc = exec_query_next(&st->x, err);

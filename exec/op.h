@@ -252,6 +252,10 @@ typedef struct exec_query {
                                 statement's sequence values, exec/sequence.h), or NULL; set
                                 by the caller after open */
   void *row_hook_arg;        /* its argument */
+  int (*late_par)(void *arg, exec_error *err); /* the columnar aggregate declined: cut the
+                                plan's scan into chunks now (the statement's exec_par_attach,
+                                declined), or NULL */
+  void *late_par_arg;        /* its argument */
 } exec_query;
 
 /* Buffers a prepared statement keeps from run to run for its query (exec_query_open_cached):

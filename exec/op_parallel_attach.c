@@ -95,7 +95,7 @@ static const char REPAIR_WHY[] =
     "the statement's thread";
 
 int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *serial_why,
-                    exec_error *err) {
+                    bool declined, exec_error *err) {
   const char *why = NULL;
   uint64_t min_rows = exec_parallel_min_rows(s);
   if (!plan_par_eligible(q, min_rows, &why) && !why) { /* a point lookup, a small scan ... */
@@ -108,9 +108,10 @@ int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *s
     return EXEC_OK; /* a kept plan, cut for these settings (and not kept serial by writes a
                        transaction may have committed since) */
   q->par = NULL;
-  /* the columnar aggregate has its chunks; where the backend cannot run it (HBase) the plan
-     does not take it (plan_scan.no_columnar) and the rows path is cut here like any scan */
-  if (plan_colagg_check(q, NULL)) return EXEC_OK;
+  /* the columnar aggregate has its chunks: a plan it takes is cut only once it declined at
+     run time (exec_query_next). Where the backend cannot run it (HBase) the plan does not
+     take it (plan_scan.no_columnar) and the rows path is cut here like any scan */
+  if (!declined && plan_colagg_check(q, NULL)) return EXEC_OK;
   if (!why && serial_why) why = serial_why;
   if (!why && plan_hint_has(q->sel->hint, "SERIAL")) why = "the SERIAL hint";
   if (!why && s->txn && kv_batch_count(s->txn))

@@ -608,9 +608,11 @@ static int take_groups(exec_query *x, exec_mrow **gs, size_t n, exec_error *err)
 }
 
 /* The columnar aggregate pushdown (exec/colagg.h): EXEC_ROW when it answered (the groups
-** are in the buffer), EXEC_DONE when it does not apply (the rows path runs), or an error. */
+** are in the buffer), EXEC_DONE when it does not apply or was tried already this run (the
+** rows path runs), or an error. */
 static int colagg_try(exec_query *x, exec_error *err) {
   const plan_select *s = x->q->sel;
+  if (x->act.colagg.tried) return EXEC_DONE; /* declined before the rows path opened */
   exec_mrow *g = NULL, **gs = NULL;
   size_t ng = 0;
   int crc = exec_colagg_run(x, &g, &gs, &ng, err);
@@ -683,6 +685,17 @@ int exec_query_next(exec_query *x, exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
   int rc;
+  /* the columnar aggregate first, before any row scan opens: when it declines at run time
+     (store files that overlap, a memstore of many rows) the statement cuts the scan into
+     chunks then (late_par), so the rows path runs as parallel as any scan of the table (where
+     the backend cannot run it, planning refused it, plan_scan.no_columnar) */
+  if (x->phase == PH_INIT && q->limit != 0 && q->has_scan && !q->join && s->aggregate &&
+      plan_colagg_check(q, NULL)) {
+    rc = colagg_try(x, err);
+    if (rc == EXEC_ROW) x->phase = PH_EMIT;
+    else if (rc != EXEC_DONE) return rc;
+    else if (x->late_par && (rc = x->late_par(x->late_par_arg, err))) return rc;
+  }
   if (x->phase == PH_INIT) {
     rc = open_source(x, err);
     if (rc) return rc;
@@ -691,8 +704,6 @@ int exec_query_next(exec_query *x, exec_error *err) {
       return EXEC_DONE;
     }
     if (x->par && !exec_par_rows(x)) { /* chunks sorted or aggregated, merged here */
-      /* (a plan the columnar pushdown takes is not cut into chunks, exec_par_attach; where
-         the backend cannot run it, planning refused it, plan_scan.no_columnar) */
       rc = exec_par_gather(x, err);
       if (rc) return rc;
       x->phase = PH_EMIT;

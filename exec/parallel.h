@@ -47,9 +47,13 @@ uint64_t exec_parallel_min_rows(const exec_session *s);
 
 /* Decide q's parallel scan for session s (q->par: a plan_par in arena A, or NULL when q's
 ** scan is not one to cut); serial_why (or NULL): a reason the statement must run serially.
-** Asks the backend for split points only for a scan that qualifies. EXEC_OK or EXEC_NOMEM. */
+** Asks the backend for split points only for a scan that qualifies. A plan the columnar
+** aggregate takes is not cut (it has chunks of its own) unless `declined`: the pushdown
+** declined at run time and the rows path is about to run (exec_query.late_par; the split
+** points cost a walk of the family's block index, too much for every aggregate plan).
+** EXEC_OK or EXEC_NOMEM. */
 int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *serial_why,
-                    exec_error *err);
+                    bool declined, exec_error *err);
 
 /* ---- The pipeline's calls (exec/op_query.c) --------------------------------------------- */
 /* True when x's scan runs in chunks now (see above for the cases that stay serial). */

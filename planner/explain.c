@@ -650,11 +650,17 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
   char buf[2048], ab[128];
   int cth = 0;
   bool col = plan_colagg_check(q, &cth);
+  /* the pushdown declined at run time: the rows path ran, in the plan's chunks when it has
+     them (exec_query_next), and EXPLAIN ANALYZE says what ran */
+  bool declined = col && a && a->colagg.tried && !a->colagg.ran;
+  bool col_chunks = col && !declined; /* the pushdown's chunks, else the plan's (q->par) */
   char chunks[64] = "";
-  if (col && cth > 1) snprintf(chunks, sizeof chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", cth, cth);
-  else if (col) snprintf(chunks, sizeof chunks, "CLIENT 1-CHUNK SERIAL ");
+  if (col_chunks && cth > 1)
+    snprintf(chunks, sizeof chunks, "CLIENT %d-CHUNK PARALLEL %d-WAY ", cth, cth);
+  else if (col_chunks || (declined && !q->par))
+    snprintf(chunks, sizeof chunks, "CLIENT 1-CHUNK SERIAL ");
   else if (q->par) plan_par_prefix(q->par, chunks, sizeof chunks);
-  const plan_par *par = col ? NULL : q->par; /* planner/parallel.h */
+  const plan_par *par = col_chunks ? NULL : q->par; /* planner/parallel.h */
   bool pp = plan_par_parallel(par);
   if (q->join) { /* planner/explain_join.c: the tree, each leaf's own lines under it */
     char **jl = NULL;

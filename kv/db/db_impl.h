@@ -373,7 +373,7 @@ int kv_db_write_iter(kv_db *db, kv_fam *f, kv_iter *it, kv_sfh ***outs, uint32_t
 int kv_db_cut_file(kv_db *db, kv_fam *f, kv_sfh *h, kv_sfh ***outs, uint32_t *n_outs);
 /* One block of a family's store files: its first row and its bytes on disk. */
 typedef struct kv_block_key {
-  uint8_t *row;   /* the first row key (malloc) */
+  uint8_t *row;   /* the first row key (into one buffer of them all: kv_block_keys_free) */
   uint32_t len;   /* its length */
   uint64_t bytes; /* the block's bytes on disk */
 } kv_block_key;

@@ -7,6 +7,7 @@
 ** / AVG / MIN / MAX queries with ANDs of simple comparisons. EXPLAIN ANALYZE must say which
 ** path ran and what went the row way. Seeded (tu_seed); every mismatch prints the SQL.
 */
+#include "exec/parallel.h"
 #include "test_engine_util.h"
 #include "testutil.h"
 
@@ -216,7 +217,8 @@ static void versions_and_tombstones(void **state) {
   tdb_close(t);
 }
 
-/* Several store files with disjoint key ranges; then overlapping ones (refused). */
+/* Several store files with disjoint key ranges; then overlapping ones (refused: the rows
+** path answers, in the plan's chunks). */
 static void several_files(void **state) {
   (void)state;
   uint64_t seed = tu_seed("several_files"), rs = seed;
@@ -233,6 +235,37 @@ static void several_files(void **state) {
   compare(t, &rs, (int)tu_scaled(20, 8), false, seed);
   const char *e = explain(t, "EXPLAIN ANALYZE SELECT COUNT(*) FROM T WHERE B > 0");
   assert_non_null(strstr(e, "not used: store files overlap"));
+  /* declined at run time, the rows path runs in the plan's chunks (two threads here, any
+     size), and EXPLAIN ANALYZE says so; plain EXPLAIN shows the pushdown planned */
+  exec_error err;
+  assert_int_equal(exec_set_parallel(t->s, 2, 0, &err), EXEC_OK);
+  static const char *const qs[] = {
+      "SELECT COUNT(*), SUM(B), MIN(C) FROM T WHERE B > 0",
+      "SELECT COUNT(*), AVG(B), MAX(D) FROM T WHERE K < 400 AND B > -100",
+      "SELECT MAX(A), COUNT(C) FROM T WHERE K >= 100 AND K < 900 AND A > 0"};
+  for (size_t i = 0; i < sizeof qs / sizeof *qs; i++) {
+    char sql[512];
+    snprintf(sql, sizeof sql, "SELECT /*+ SERIAL NO_PUSHDOWN */ %s", qs[i] + 7);
+    char *want = strdup(q(t, sql));
+    assert_string_equal(q(t, qs[i]), want);
+    free(want);
+    snprintf(sql, sizeof sql, "EXPLAIN ANALYZE %s", qs[i]);
+    e = explain(t, sql);
+    assert_non_null(strstr(e, "not used: store files overlap"));
+    assert_non_null(strstr(e, "-CHUNK PARALLEL 2-WAY "));
+    assert_non_null(strstr(e, "    CHUNKS: "));
+    assert_non_null(strstr(e, " on 2 threads (actual rows per chunk=["));
+    snprintf(sql, sizeof sql, "EXPLAIN %s", qs[i]);
+    e = explain(t, sql);
+    assert_non_null(strstr(e, "CLIENT 2-CHUNK PARALLEL 2-WAY "));
+    assert_null(strstr(e, "CHUNKS: "));
+  }
+  /* one thread: serial, and EXPLAIN ANALYZE says that */
+  assert_int_equal(exec_set_parallel(t->s, 1, 0, &err), EXEC_OK);
+  e = explain(t, "EXPLAIN ANALYZE SELECT COUNT(*) FROM T WHERE B > 0");
+  assert_non_null(strstr(e, "not used: store files overlap"));
+  assert_non_null(strstr(e, "CLIENT 1-CHUNK SERIAL "));
+  assert_null(strstr(e, "CHUNKS: "));
   tdb_close(t);
 }
 

@@ -628,6 +628,24 @@ static void test_split_points(void **state) {
     total += n;
   }
   assert_int_equal(total, NROWS);
+  /* a second file over the same keys: the blocks come file by file, out of key order, and
+     are sorted before the cuts (kv_block_keys) */
+  fill(&s);
+  assert_int_equal(kv_be_flush(&s.be, "t"), KV_OK);
+  sp.n = 0;
+  assert_int_equal(kv_be_split_points(&s.be, s.a, 4, on_split, &sp), KV_OK);
+  assert_int_equal(sp.n, 3);
+  total = 0;
+  for (int c = 0; c <= sp.n; c++) {
+    kv_range r = {c ? (const uint8_t *)sp.key[c - 1] : NULL, c ? 4 : 0, true,
+                  c < sp.n ? (const uint8_t *)sp.key[c] : NULL, c < sp.n ? 4 : 0, false};
+    if (c) assert_true(c == sp.n || strcmp(sp.key[c - 1], sp.key[c]) < 0);
+    kv_scan_options o = {.family_ids = fams, .n_families = 1, .ranges = &r, .n_ranges = 1};
+    int n = scan_rows(&s, &o, NULL, got, NULL);
+    assert_true(n >= NROWS / 8 && n <= NROWS / 2);
+    total += n;
+  }
+  assert_int_equal(total, NROWS);
   sp.n = 0;
   assert_int_equal(kv_be_split_points(&s.be, s.a, 1, on_split, &sp), KV_OK);
   assert_int_equal(sp.n, 0);
