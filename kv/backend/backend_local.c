@@ -241,27 +241,8 @@ static int l_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunk
     region_pick p = {n_regions - 1, max_chunks, 0, each, ctx};
     return kv_family_regions(DB(be), family_id, NULL, pick_region, &p);
   }
-  kv_block_key *b = NULL;
-  size_t n = 0;
-  int rc = kv_block_keys(DB(be), family_id, &b, &n);
-  if (rc == KV_OK && max_chunks > 1 && n > 1) {
-    uint64_t total = 0, acc = 0;
-    for (size_t i = 0; i < n; i++) total += b[i].bytes;
-    uint32_t given = 0;
-    const kv_block_key *last = &b[0]; /* no split at the first key */
-    for (size_t i = 1; i < n && given + 1 < max_chunks; i++) {
-      acc += b[i - 1].bytes;
-      /* cut at the boundary nearest to the end of chunk given+1: before block i when the
-      ** target lies below the middle of block i */
-      if ((acc + b[i].bytes / 2) * max_chunks < total * (given + 1)) continue;
-      if (kv_bytes_cmp(b[i].row, b[i].len, last->row, last->len) <= 0) continue;
-      each(ctx, b[i].row, b[i].len);
-      last = &b[i];
-      given++;
-    }
-  }
-  kv_block_keys_free(b, n);
-  return rc;
+  /* the blocks cut into runs of about equal bytes (kv/db/db_split.c) */
+  return kv_block_cut_points(DB(be), family_id, max_chunks, each, ctx);
 }
 
 static int l_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,

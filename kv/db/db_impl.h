@@ -383,6 +383,14 @@ typedef struct kv_block_key {
 ** kv_family_blocks' error (then *out is NULL). Takes mu itself: REQUIRES mu not held. */
 int kv_block_keys(kv_db *db, uint32_t family_id, kv_block_key **out, size_t *n);
 void kv_block_keys_free(kv_block_key *b, size_t n); /* NULL is a no-op */
+/* Up to max_chunks - 1 keys cutting family_id's store-file blocks into runs of about equal
+** bytes on disk, ascending, each the first row of a block and above the first block's (the
+** local backend's split points): the cut before the first block whose middle reaches the
+** end of the next run. Files that do not overlap (a compacted family) are cut by a binary
+** search of their block indexes; otherwise every block is listed (kv_block_keys). KV_OK,
+** KV_ERR_NOTFOUND, KV_ERR_NOMEM. REQUIRES mu not held. */
+int kv_block_cut_points(kv_db *db, uint32_t family_id, uint32_t max_chunks,
+                        void (*each)(void *ctx, const uint8_t *key, uint32_t len), void *ctx);
 
 /* The regions of table t (NULL when it has one, or out of memory: check t->n_bounds). */
 kv_regions *kv_regions_new(const kv_table_meta *t);

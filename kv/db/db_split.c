@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "kv/db/db_impl.h"
+#include "kv/sf/sf_int.h"
 #include "kv/util/cell.h"
 #include "kv/util/status.h"
 
@@ -89,6 +90,146 @@ int kv_block_keys(kv_db *db, uint32_t family_id, kv_block_key **out, size_t *n) 
   *out = w.b;
   *n = w.n;
   return KV_OK;
+}
+
+/* The cut of kv_block_cut_points over blocks b[0..n) sorted by first row (the blocks' list). */
+static void cuts_of_list(const kv_block_key *b, size_t n, uint32_t max_chunks,
+                         void (*each)(void *ctx, const uint8_t *key, uint32_t len), void *ctx) {
+  uint64_t total = 0, acc = 0;
+  for (size_t i = 0; i < n; i++) total += b[i].bytes;
+  uint32_t given = 0;
+  const kv_block_key *last = &b[0]; /* no split at the first key */
+  for (size_t i = 1; i < n && given + 1 < max_chunks; i++) {
+    acc += b[i - 1].bytes;
+    /* cut at the boundary nearest to the end of chunk given+1: before block i when the
+    ** target lies below the middle of block i */
+    if ((acc + b[i].bytes / 2) * max_chunks < total * (given + 1)) continue;
+    if (kv_bytes_cmp(b[i].row, b[i].len, last->row, last->len) <= 0) continue;
+    each(ctx, b[i].row, b[i].len);
+    last = &b[i];
+    given++;
+  }
+}
+
+static int by_first_row(const void *a, const void *b) {
+  const kv_sf_reader *x = (*(kv_sfh *const *)a)->reader, *y = (*(kv_sfh *const *)b)->reader;
+  uint32_t xl, yl;
+  const uint8_t *xk = kv_sf_first_row(x, 0, &xl), *yk = kv_sf_first_row(y, 0, &yl);
+  return kv_bytes_cmp(xk, xl, yk, yl);
+}
+
+/* The blocks before byte `at` of the family's data (files fs[0..nf) in key order, file k's
+** data starting at base[k]): the first block (global index) whose middle is at or past it. */
+static size_t block_at(kv_sfh *const *fs, const uint64_t *base, const size_t *first, uint32_t nf,
+                       uint64_t at, uint32_t *file, uint32_t *blk) {
+  uint32_t k = 0;
+  while (k + 1 < nf && base[k + 1] <= at) k++;
+  const kv_sf_reader *r = fs[k]->reader;
+  uint64_t off0 = kv_sf_entry(r, 0).off;
+  uint32_t lo = 0, hi = r->nblocks; /* first block whose middle reaches `at` */
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    kv_sf_index_entry e = kv_sf_entry(r, mid);
+    if (base[k] + (e.off - off0) + e.size / 2 >= at) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo == r->nblocks && k + 1 < nf) { /* past this file's last middle: the next file's first */
+    k++;
+    lo = 0;
+  }
+  *file = k;
+  *blk = lo;
+  return first[k] + lo;
+}
+
+int kv_block_cut_points(kv_db *db, uint32_t family_id, uint32_t max_chunks,
+                        void (*each)(void *ctx, const uint8_t *key, uint32_t len), void *ctx) {
+  if (max_chunks < 2) return KV_OK;
+  pthread_mutex_lock(&db->mu);
+  kv_fam *f = kv_db_family(db, family_id);
+  if (!f) {
+    pthread_mutex_unlock(&db->mu);
+    return kv_error(KV_ERR_NOTFOUND, "unknown family id %u", family_id);
+  }
+  uint32_t nf = 0;
+  kv_sfh **fs = malloc((f->n_files ? f->n_files : 1) * sizeof *fs);
+  uint64_t *base = malloc(((size_t)f->n_files + 1) * sizeof *base);
+  size_t *first = malloc(((size_t)f->n_files + 1) * sizeof *first);
+  if (!fs || !base || !first) {
+    pthread_mutex_unlock(&db->mu);
+    free(fs);
+    free(base);
+    free(first);
+    return kv_error(KV_ERR_NOMEM, "out of memory cutting a family into chunks");
+  }
+  for (uint32_t i = 0; i < f->n_files; i++)
+    if (f->files[i]->reader->nblocks) {
+      fs[nf] = f->files[i];
+      kv_sfh_ref(fs[nf++]); /* kept open (and their index valid) while read */
+    }
+  pthread_mutex_unlock(&db->mu);
+  if (nf > 1) qsort(fs, nf, sizeof *fs, by_first_row);
+  /* files that overlap: the blocks listed and sorted (kv_block_keys); else their data laid
+     end to end in key order, each cut found by a binary search of one block index (a block
+     of a store file's data starts where the one before it ends) */
+  bool overlap = false;
+  uint64_t total = 0;
+  size_t nb = 0;
+  for (uint32_t k = 0; k < nf; k++) {
+    const kv_sf_reader *r = fs[k]->reader;
+    if (k) {
+      const kv_sf_reader *p = fs[k - 1]->reader;
+      uint32_t fl;
+      const uint8_t *fk = kv_sf_first_row(r, 0, &fl);
+      overlap |= kv_bytes_cmp(p->last_row, p->last_row_len, fk, fl) >= 0;
+    }
+    kv_sf_index_entry e0 = kv_sf_entry(r, 0), el = kv_sf_entry(r, r->nblocks - 1);
+    base[k] = total;
+    first[k] = nb;
+    total += el.off + el.size - e0.off;
+    nb += r->nblocks;
+  }
+  base[nf] = total;
+  first[nf] = nb;
+  int rc = KV_OK;
+  if (overlap) {
+    kv_block_key *b = NULL;
+    size_t n = 0;
+    rc = kv_block_keys(db, family_id, &b, &n);
+    if (rc == KV_OK && n > 1) cuts_of_list(b, n, max_chunks, each, ctx);
+    kv_block_keys_free(b, n);
+  } else if (nb > 1) {
+    const uint8_t *last = NULL; /* no split at the first key */
+    uint32_t last_len = 0;
+    last = kv_sf_first_row(fs[0]->reader, 0, &last_len);
+    size_t prev = 0;
+    for (uint32_t given = 0; given + 1 < max_chunks;) {
+      uint32_t k, blk;
+      /* the first block past chunk given+1's end (its middle at or past the target) */
+      uint64_t at = (total * (given + 1) + max_chunks - 1) / max_chunks;
+      size_t g = block_at(fs, base, first, nf, at, &k, &blk);
+      if (g <= prev) { /* the list's walk: the block after the last cut */
+        g = prev + 1;
+        k = 0;
+        while (k + 1 < nf && first[k + 1] <= g) k++;
+        blk = (uint32_t)(g - first[k]);
+      }
+      if (g >= nb) break;
+      uint32_t len;
+      const uint8_t *key = kv_sf_first_row(fs[k]->reader, blk, &len);
+      prev = g;
+      if (kv_bytes_cmp(key, len, last, last_len) <= 0) continue; /* same row: the next */
+      each(ctx, key, len);
+      last = key;
+      last_len = len;
+      given++;
+    }
+  }
+  for (uint32_t k = 0; k < nf; k++) kv_sfh_unref(fs[k]);
+  free(fs);
+  free(base);
+  free(first);
+  return rc;
 }
 
 /* The middle key of the first region of r past limit bytes: *at gets the region, *key the
