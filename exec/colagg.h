@@ -24,9 +24,10 @@
 
 #include "exec/op.h"
 
+#include "kv/colscan/colscan.h"
 #include "planner/colagg.h"
 
-#define EXEC_COLAGG_THREADS PLAN_COLAGG_THREADS /* chunks evaluated in parallel */
+#define EXEC_COLAGG_THREADS ((int)KV_COLAGG_MAX_THREADS) /* chunks evaluated in parallel, at most */
 
 /* Try to answer x's aggregate with the pushdown. EXEC_ROW: without GROUP BY *g is a new
 ** group row (no key values, x->q->sel->n_aggs accumulators) the caller finishes (HAVING,

@@ -492,7 +492,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
       cg[k].sh = &shape;
       cg[k].set.n_key = s->n_group;
       cx[k].grp = &cg[k];
-      cx[k].grp_cap = x->mem_limit / EXEC_COLAGG_THREADS;
+      cx[k].grp_cap = x->mem_limit / (size_t)(threads > 0 ? threads : 1);
     }
   }
   if (s->n_aggs > 64) rc = EXEC_DONE;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "exec/colagg.h"
 #include "exec/engine_int.h"
 #include "exec/parallel.h"
 #include "planner/colagg.h"
@@ -98,6 +99,12 @@ int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *s
                     bool declined, exec_error *err) {
   const char *why = NULL;
   uint64_t min_rows = exec_parallel_min_rows(s);
+  /* the columnar aggregate's chunks follow the scan threads setting once one is made
+     (exec_set_parallel: rowan_set_scan_threads, the shell's .threads), at most its own
+     limit, whatever the scan's size; unset, PLAN_COLAGG_THREADS on any machine, as before */
+  int cth = s->par_min_set ? exec_parallel_threads(s) : PLAN_COLAGG_THREADS;
+  q->colagg_threads = cth < EXEC_COLAGG_THREADS ? cth : EXEC_COLAGG_THREADS;
+  if (serial_why || plan_hint_has(q->sel->hint, "SERIAL")) q->colagg_threads = 1;
   if (!plan_par_eligible(q, min_rows, &why) && !why) { /* a point lookup, a small scan ... */
     q->par = NULL;
     return EXEC_OK;

@@ -133,6 +133,7 @@ bool plan_colagg_check(const plan_query *q, int *threads) {
     if (++n_args > (int)KV_COLAGG_MAX_ARGS) return false;
     if (ordered_sum(a)) ordered = true;
   }
-  if (threads) *threads = ordered ? 1 : PLAN_COLAGG_THREADS;
+  if (threads)
+    *threads = ordered ? 1 : q->colagg_threads > 0 ? q->colagg_threads : PLAN_COLAGG_THREADS;
   return true;
 }

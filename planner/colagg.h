@@ -33,11 +33,13 @@
 
 #include "planner/plan.h"
 
-#define PLAN_COLAGG_THREADS 2 /* chunks evaluated in parallel */
+#define PLAN_COLAGG_THREADS 2 /* chunks evaluated in parallel when the executor did not say
+                                 (plan_query.colagg_threads) */
 #define PLAN_COLAGG_MAX_GROUP 16 /* GROUP BY terms it computes from the key */
 
 /* Whether plan q can run as a columnar aggregate. *threads (may be NULL) gets the chunks it
-** would use: PLAN_COLAGG_THREADS, or 1 when a DECIMAL sum must add in row order.
+** would use: plan_query.colagg_threads (the scan threads setting, at most 4; unset:
+** PLAN_COLAGG_THREADS), or 1 when a DECIMAL sum must add in row order.
 ** Pure: reads only the plan. */
 bool plan_colagg_check(const plan_query *q, int *threads);
 

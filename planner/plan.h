@@ -383,6 +383,9 @@ typedef struct plan_query {
   const struct plan_par *par; /* the scan cut into chunks (planner/parallel.h), set by the
                               executor for a large table scan (exec/parallel.h); NULL: one
                               serial scan, as EXPLAIN always showed it */
+  int colagg_threads;      /* chunks the columnar aggregate evaluates at once: the session's
+                              scan threads once set, 1..KV_COLAGG_MAX_THREADS, set by the
+                              executor with par (exec_par_attach); 0: PLAN_COLAGG_THREADS */
 } plan_query;
 
 #endif /* ROWAN_PLANNER_PLAN_H */

@@ -136,6 +136,46 @@ static void compacted(void **state) {
   tdb_close(t);
 }
 
+/* The scan threads setting (exec_set_parallel: rowan_set_scan_threads, .threads) sets the
+** pushdown's chunks too, up to its limit of 4; unset, 2 on any machine; the SERIAL hint and
+** one thread make it serial. The answer is the same every time. */
+static void threads_setting(void **state) {
+  (void)state;
+  uint64_t seed = tu_seed("threads_setting"), rs = seed;
+  tdb *t = make("");
+  upsert_rows(t, &rs, 0, (int)tu_scaled(3000, 600), 1);
+  assert_int_equal(kv_compact(t->db, NULL, true), KV_OK);
+  const char *sql = "SELECT COUNT(*), SUM(B), MIN(C), MAX(A) FROM T WHERE B > -300";
+  char *want = strdup(q(t, "SELECT /*+ NO_PUSHDOWN SERIAL */ COUNT(*), SUM(B), MIN(C), MAX(A) "
+                           "FROM T WHERE B > -300"));
+  static const struct { int threads; const char *prefix, *actual; } cases[] = {
+      {-1, "CLIENT 2-CHUNK PARALLEL 2-WAY FULL SCAN", "threads=2"},
+      {1, "CLIENT 1-CHUNK SERIAL FULL SCAN", "threads=1"},
+      {3, "CLIENT 3-CHUNK PARALLEL 3-WAY FULL SCAN", "threads=3"},
+      {4, "CLIENT 4-CHUNK PARALLEL 4-WAY FULL SCAN", "threads=4"},
+      {9, "CLIENT 4-CHUNK PARALLEL 4-WAY FULL SCAN", "threads=4"},
+      {2, "CLIENT 2-CHUNK PARALLEL 2-WAY FULL SCAN", "threads=2"}};
+  exec_error err;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    if (cases[i].threads >= 0)
+      assert_int_equal(exec_set_parallel(t->s, cases[i].threads, -1, &err), EXEC_OK);
+    assert_string_equal(q(t, sql), want);
+    char ex[256];
+    snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sql);
+    const char *e = explain(t, ex);
+    if (!strstr(e, cases[i].prefix)) fprintf(stderr, "threads %d:\n%s\n", cases[i].threads, e);
+    assert_non_null(strstr(e, cases[i].prefix));
+    assert_non_null(strstr(e, cases[i].actual));
+    assert_non_null(strstr(e, "row-way blocks=0"));
+  }
+  /* the SERIAL hint: one chunk whatever the setting */
+  const char *e = explain(t, "EXPLAIN ANALYZE SELECT /*+ SERIAL */ COUNT(*) FROM T WHERE B > -300");
+  assert_non_null(strstr(e, "CLIENT 1-CHUNK SERIAL FULL SCAN"));
+  assert_non_null(strstr(e, "threads=1"));
+  free(want);
+  tdb_close(t);
+}
+
 /* The look-back window (a day, the SQL layer's default) keeps the column deletes that an
 ** UPSERT of NULL writes through a major compaction. Each is its (row, column)'s only cell:
 ** the blocks are still answered on their columns (no row-way block), from the column cache
@@ -374,6 +414,7 @@ int main(void) {
       cmocka_unit_test(versions_and_tombstones),
       cmocka_unit_test(window_keeps_null_tombstones),
       cmocka_unit_test(several_files),
+      cmocka_unit_test(threads_setting),
       cmocka_unit_test(versions_kept_and_ttl),
       cmocka_unit_test(column_cache),
       cmocka_unit_test(not_eligible),
