@@ -254,6 +254,8 @@ int exec_km_layout_get(exec_session *s, const char *name, exec_km_layout **out,
     c.fam = (uint32_t)i;
     krc = kv_family_blocks(s->db, f->kv_id, add_block, &c);
     if (c.rc) goto nomem;
+    /* (the stats and the walk are two looks: a flush between them must not say "3 of 1") */
+    if (f->paged_files > f->store_files) f->paged_files = f->store_files;
     if (krc) {
       exec_km_layout_free(l);
       return exec_kv_error(krc, err);

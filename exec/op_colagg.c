@@ -556,7 +556,7 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
       rc = EXEC_DONE;
     } else if (res.consumer_rc) {
       rc = consumer_error(cx, threads, ca, err);
-    } else if (threads == 1 && res.n_fallback) {
+    } else if (plan_colagg_ordered(q) && res.n_fallback) {
       ca->why = "a DECIMAL sum adds in row order and some rows need the row way";
       rc = EXEC_DONE;
     } else if (res.n_fallback) {
@@ -588,7 +588,8 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
       (*g)->aggs[i] = cx[0].acc[i]; /* ownership moves to the group row */
       memset(&cx[0].acc[i], 0, sizeof cx[0].acc[i]);
     }
-    /* the pipeline opened the row scan before asking: it is not needed */
+    /* a row scan opened before asking (a caller other than exec_query_next's first step,
+       which asks before opening one) is not needed */
     if (x->scan_open) {
       exec_scan_close(&x->scan);
       x->scan_open = false;

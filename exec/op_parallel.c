@@ -404,12 +404,16 @@ static void run_chunk(void *ctx, uint32_t i) {
 }
 
 /* ---- The pipeline's calls ------------------------------------------------------------ */
-bool exec_par_wanted(const exec_query *x) {
+bool exec_par_possible(const exec_query *x) {
   const plan_query *q = x->q;
-  if (!plan_par_parallel(q->par) || !q->has_scan || q->join) return false;
+  if (!q->has_scan || q->join) return false;
   if (x->overlay && kv_batch_count(x->overlay)) return false; /* read by one scan */
   if (x->row_hook || exec_trace_current()) return false;
   return true;
+}
+
+bool exec_par_wanted(const exec_query *x) {
+  return plan_par_parallel(x->q->par) && exec_par_possible(x);
 }
 
 bool exec_par_rows(const exec_query *x) { return x->par && x->par->way == PAR_WAY_ROWS; }

@@ -694,7 +694,8 @@ int exec_query_next(exec_query *x, exec_error *err) {
     rc = colagg_try(x, err);
     if (rc == EXEC_ROW) x->phase = PH_EMIT;
     else if (rc != EXEC_DONE) return rc;
-    else if (x->late_par && (rc = x->late_par(x->late_par_arg, err))) return rc;
+    else if (x->late_par && exec_par_possible(x) && (rc = x->late_par(x->late_par_arg, err)))
+      return rc; /* (a plan cut for chunks that cannot run would only fill the plan arena) */
   }
   if (x->phase == PH_INIT) {
     rc = open_source(x, err);

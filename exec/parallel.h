@@ -58,6 +58,9 @@ int exec_par_attach(exec_session *s, plan_query *q, plan_arena *A, const char *s
 /* ---- The pipeline's calls (exec/op_query.c) --------------------------------------------- */
 /* True when x's scan runs in chunks now (see above for the cases that stay serial). */
 bool exec_par_wanted(const exec_query *x);
+/* True when x's scan could run in chunks if its plan were cut (no transaction writes to
+** merge, no row hook, no trace): exec_par_wanted without the plan. */
+bool exec_par_possible(const exec_query *x);
 /* Open every chunk's scan (on this thread: it holds the statement's interrupt flag) and
 ** start the threads. x->par is set. EXEC_OK or an error. */
 int exec_par_open(exec_query *x, exec_error *err);

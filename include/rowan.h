@@ -836,8 +836,9 @@ int64_t rowan_as_of(rowan_db *db);
 ** shows "CLIENT n-CHUNK PARALLEL m-WAY" and the merge, or "CLIENT 1-CHUNK SERIAL" with the
 ** reason for a scan that qualifies but runs serially (threads 1, no split point, a
 ** transaction with uncommitted writes); EXPLAIN ANALYZE the rows of each chunk. The columnar
-** aggregate ("SERVER COLUMNAR AGGREGATE") evaluates its chunks on `threads` of them too, at
-** most 4, once this is called (before, on 2 whatever the machine).
+** aggregate ("SERVER COLUMNAR AGGREGATE") of a SELECT evaluates its chunks on `threads` of
+** them too (0: the processors), at most 4, once this is called (before, on 2 whatever the
+** machine); an UPSERT ... SELECT's or a subquery's keeps 2.
 ** threads: 0 = the number of online processors (the default), 1 = every scan serial, up to
 ** 64. min_rows: the estimated rows a scan needs (negative: the default, 100,000). It
 ** applies to statements' next runs. Returns ROWAN_OK; ROWAN_MISUSE for a NULL or unopened

@@ -72,6 +72,12 @@ int plan_colagg_family(const plan_scan *ps) {
   return -1;
 }
 
+bool plan_colagg_ordered(const plan_query *q) {
+  for (int i = 0; i < q->sel->n_aggs; i++)
+    if (ordered_sum(&q->sel->aggs[i])) return true;
+  return false;
+}
+
 bool plan_colagg_check(const plan_query *q, int *threads) {
   const plan_select *s = q->sel;
   if (!q->has_scan || !s->aggregate || s->n_aggs < 1 || s->n_group > PLAN_COLAGG_MAX_GROUP)

@@ -42,6 +42,9 @@
 ** PLAN_COLAGG_THREADS), or 1 when a DECIMAL sum must add in row order.
 ** Pure: reads only the plan. */
 bool plan_colagg_check(const plan_query *q, int *threads);
+/* Whether q's aggregates must add in key order (a DECIMAL sum: one chunk, and no rows read
+** the row way afterwards), whatever the thread count. */
+bool plan_colagg_ordered(const plan_query *q);
 
 /* The index in ps->families of the one non-key family a pushdown reads, or -1 (several,
 ** or none). The other family, if any, is the key family (table family 0). */

@@ -586,12 +586,13 @@ static void order_text(const plan_select *s, char *buf, size_t cap) {
 
 /* The columnar aggregate pushdown (exec/colagg.h): what it does, and under EXPLAIN ANALYZE
 ** what it read or why the rows path ran instead. */
-static void colagg_line(lines *L, int threads, const plan_actuals *a) {
+static void colagg_line(lines *L, int threads, bool ordered, const plan_actuals *a) {
   char act[256] = "";
   xjson *j = L->j;
   const plan_colagg_actual *c = a ? &a->colagg : NULL;
-  const char *how = threads > 1 ? "blocks split into contiguous chunks"
-                                : "blocks in key order (a DECIMAL sum)";
+  const char *how = ordered       ? "blocks in key order (a DECIMAL sum)"
+                    : threads > 1 ? "blocks split into contiguous chunks"
+                                  : "blocks in key order, one chunk";
   xj_node(j, "SERVER COLUMNAR AGGREGATE");
   xj_str(j, "blocks", how);
   if (c && c->ran) {
@@ -731,7 +732,7 @@ static void query_lines(lines *L, const plan_query *q, const plan_actuals *a) {
       line(L, "    CLIENT HASH AGGREGATE INTO DISTINCT ROWS BY [%s] [%s]%s", buf, aggs,
            act_text(a, PLAN_STEP_AGG, ab, sizeof ab));
     }
-    if (col) colagg_line(L, cth, a);
+    if (col) colagg_line(L, cth, plan_colagg_ordered(q), a);
     if (pp && par->merge == PLAN_PAR_AGG) {
       const char *into = s->n_group ? "DISTINCT ROWS" : "SINGLE ROW";
       xj_node(j, "CLIENT AGGREGATE");

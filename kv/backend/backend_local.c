@@ -242,7 +242,7 @@ static int l_split_points(kv_backend *be, uint32_t family_id, uint32_t max_chunk
     return kv_family_regions(DB(be), family_id, NULL, pick_region, &p);
   }
   /* the blocks cut into runs of about equal bytes (kv/db/db_split.c) */
-  return kv_block_cut_points(DB(be), family_id, max_chunks, each, ctx);
+  return kv_block_cut_points(DB(be), family_id, max_chunks, each, ctx, NULL);
 }
 
 static int l_estimate(kv_backend *be, uint32_t family_id, const kv_range *range,

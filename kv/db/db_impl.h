@@ -378,8 +378,9 @@ typedef struct kv_block_key {
   uint64_t bytes; /* the block's bytes on disk */
 } kv_block_key;
 /* Every block of family_id's store files (kv_family_blocks), sorted by first row: *out (*n
-** entries) freed with kv_block_keys_free. What the region split (kv/db/db_split.c) and the
-** local backend's split points (kv/backend/backend_local.c) cut at. KV_OK, KV_ERR_NOMEM, or
+** entries) freed with kv_block_keys_free(*out, *n) (exactly that n: the key bytes are kept
+** after the last entry). What the region split (kv/db/db_split.c) and, when files overlap,
+** the local backend's split points (kv_block_cut_points) cut at. KV_OK, KV_ERR_NOMEM, or
 ** kv_family_blocks' error (then *out is NULL). Takes mu itself: REQUIRES mu not held. */
 int kv_block_keys(kv_db *db, uint32_t family_id, kv_block_key **out, size_t *n);
 void kv_block_keys_free(kv_block_key *b, size_t n); /* NULL is a no-op */
@@ -388,9 +389,11 @@ void kv_block_keys_free(kv_block_key *b, size_t n); /* NULL is a no-op */
 ** local backend's split points): the cut before the first block whose middle reaches the
 ** end of the next run. Files that do not overlap (a compacted family) are cut by a binary
 ** search of their block indexes; otherwise every block is listed (kv_block_keys). KV_OK,
-** KV_ERR_NOTFOUND, KV_ERR_NOMEM. REQUIRES mu not held. */
+** KV_ERR_NOTFOUND, KV_ERR_NOMEM; *listed (may be NULL) says whether the blocks were listed.
+** REQUIRES mu not held. */
 int kv_block_cut_points(kv_db *db, uint32_t family_id, uint32_t max_chunks,
-                        void (*each)(void *ctx, const uint8_t *key, uint32_t len), void *ctx);
+                        void (*each)(void *ctx, const uint8_t *key, uint32_t len), void *ctx,
+                        bool *listed);
 
 /* The regions of table t (NULL when it has one, or out of memory: check t->n_bounds). */
 kv_regions *kv_regions_new(const kv_table_meta *t);

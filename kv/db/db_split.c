@@ -40,7 +40,7 @@ static int take_block(void *ctx, const kv_file_block *fb) {
     w->b = nb;
     w->cap = cap;
   }
-  if (w->used + fb->first_row_len > w->room) {
+  if (!w->keys || w->used + fb->first_row_len > w->room) {
     size_t room = w->room ? w->room * 2 : 4096;
     while (room < w->used + fb->first_row_len) room *= 2;
     uint8_t *nk = realloc(w->keys, room);
@@ -143,7 +143,9 @@ static size_t block_at(kv_sfh *const *fs, const uint64_t *base, const size_t *fi
 }
 
 int kv_block_cut_points(kv_db *db, uint32_t family_id, uint32_t max_chunks,
-                        void (*each)(void *ctx, const uint8_t *key, uint32_t len), void *ctx) {
+                        void (*each)(void *ctx, const uint8_t *key, uint32_t len), void *ctx,
+                        bool *listed) {
+  if (listed) *listed = false;
   if (max_chunks < 2) return KV_OK;
   pthread_mutex_lock(&db->mu);
   kv_fam *f = kv_db_family(db, family_id);
@@ -193,6 +195,7 @@ int kv_block_cut_points(kv_db *db, uint32_t family_id, uint32_t max_chunks,
   first[nf] = nb;
   int rc = KV_OK;
   if (overlap) {
+    if (listed) *listed = true;
     kv_block_key *b = NULL;
     size_t n = 0;
     rc = kv_block_keys(db, family_id, &b, &n);

@@ -5,9 +5,9 @@
 ** family; reopened with index_memory = 1 every file is opened past the bound, and
 ** rowan_table_layout says so (paged_files = store_files, less memory held than the whole
 ** indexes); reopened with no bound (SIZE_MAX) or the default none is paged. Every reopen
-** answers the same point lookups, ranges, reverse LIMIT reads, skip scans, aggregates and
-** EXPLAIN ANALYZE block counts; files written while paged (a flush, a major compaction) are
-** opened paged as well and the answers stay the same.
+** answers the same point lookups (present and absent), a range, a reverse LIMIT read and
+** aggregates (grouped, filtered, over a key range); files written while paged (a flush, a
+** major compaction) are opened paged as well and the answers stay the same.
 ** Not here: the paged index itself (tests/kv/test_sf_index_pages.c), the layout's blocks
 ** (tests/api/test_keymap.c).
 */

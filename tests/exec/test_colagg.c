@@ -173,6 +173,23 @@ static void threads_setting(void **state) {
   assert_non_null(strstr(e, "CLIENT 1-CHUNK SERIAL FULL SCAN"));
   assert_non_null(strstr(e, "threads=1"));
   free(want);
+  /* one thread with rows the row way must read (memstore cells): still the pushdown (only
+     a DECIMAL sum, which adds in key order, declines then) */
+  upsert_rows(t, &rs, 0, 40, 7);
+  want = strdup(q(t, "SELECT /*+ NO_PUSHDOWN SERIAL */ COUNT(*), SUM(B), MIN(C), MAX(A) "
+                     "FROM T WHERE B > -300"));
+  assert_int_equal(exec_set_parallel(t->s, 1, -1, &err), EXEC_OK);
+  assert_string_equal(q(t, sql), want);
+  char ex[256];
+  snprintf(ex, sizeof ex, "EXPLAIN ANALYZE %s", sql);
+  e = explain(t, ex);
+  assert_null(strstr(e, "not used"));
+  assert_non_null(strstr(e, "threads=1"));
+  const char *rr = strstr(e, "row-way ranges=");
+  assert_non_null(rr);
+  assert_true(atoi(rr + strlen("row-way ranges=")) > 0);
+  assert_non_null(strstr(e, "blocks in key order, one chunk"));
+  free(want);
   tdb_close(t);
 }
 
