@@ -597,6 +597,23 @@ static void on_split(void *ctx, const uint8_t *key, uint32_t len) {
   sp->key[sp->n++][4] = 0;
 }
 
+/* The chunks [start, p0), [p0, p1), [p1, p2), [p2, end) of family a at sp's three cuts:
+** keys ascending, each about a quarter of the rows, summing up to all of them. */
+static void check_quarters(st *s, const splits *sp) {
+  uint32_t fams[1] = {s->a};
+  int got[NROWS], total = 0;
+  for (int c = 0; c <= sp->n; c++) {
+    kv_range r = {c ? (const uint8_t *)sp->key[c - 1] : NULL, c ? 4 : 0, true,
+                  c < sp->n ? (const uint8_t *)sp->key[c] : NULL, c < sp->n ? 4 : 0, false};
+    if (c) assert_true(c == sp->n || strcmp(sp->key[c - 1], sp->key[c]) < 0);
+    kv_scan_options o = {.family_ids = fams, .n_families = 1, .ranges = &r, .n_ranges = 1};
+    int n = scan_rows(s, &o, NULL, got, NULL);
+    assert_true(n >= NROWS / 8 && n <= NROWS / 2);
+    total += n;
+  }
+  assert_int_equal(total, NROWS);
+}
+
 static void test_split_points(void **state) {
   (void)state;
   st s;
@@ -615,19 +632,7 @@ static void test_split_points(void **state) {
   assert_true(rows >= 40 && rows <= 60);
   assert_int_equal(kv_be_split_points(&s.be, s.a, 4, on_split, &sp), KV_OK);
   assert_int_equal(sp.n, 3);
-  /* chunks [start, p0), [p0, p1), [p1, p2), [p2, end): each about a quarter, summing up */
-  uint32_t fams[1] = {s.a};
-  int got[NROWS], total = 0;
-  for (int c = 0; c <= sp.n; c++) {
-    kv_range r = {c ? (const uint8_t *)sp.key[c - 1] : NULL, c ? 4 : 0, true,
-                  c < sp.n ? (const uint8_t *)sp.key[c] : NULL, c < sp.n ? 4 : 0, false};
-    if (c) assert_true(c == sp.n || strcmp(sp.key[c - 1], sp.key[c]) < 0);
-    kv_scan_options o = {.family_ids = fams, .n_families = 1, .ranges = &r, .n_ranges = 1};
-    int n = scan_rows(&s, &o, NULL, got, NULL);
-    assert_true(n >= NROWS / 8 && n <= NROWS / 2);
-    total += n;
-  }
-  assert_int_equal(total, NROWS);
+  check_quarters(&s, &sp);
   /* a second file over the same keys: the blocks come file by file, out of key order, and
      are sorted before the cuts (kv_block_keys) */
   fill(&s);
@@ -635,17 +640,7 @@ static void test_split_points(void **state) {
   sp.n = 0;
   assert_int_equal(kv_be_split_points(&s.be, s.a, 4, on_split, &sp), KV_OK);
   assert_int_equal(sp.n, 3);
-  total = 0;
-  for (int c = 0; c <= sp.n; c++) {
-    kv_range r = {c ? (const uint8_t *)sp.key[c - 1] : NULL, c ? 4 : 0, true,
-                  c < sp.n ? (const uint8_t *)sp.key[c] : NULL, c < sp.n ? 4 : 0, false};
-    if (c) assert_true(c == sp.n || strcmp(sp.key[c - 1], sp.key[c]) < 0);
-    kv_scan_options o = {.family_ids = fams, .n_families = 1, .ranges = &r, .n_ranges = 1};
-    int n = scan_rows(&s, &o, NULL, got, NULL);
-    assert_true(n >= NROWS / 8 && n <= NROWS / 2);
-    total += n;
-  }
-  assert_int_equal(total, NROWS);
+  check_quarters(&s, &sp);
   sp.n = 0;
   assert_int_equal(kv_be_split_points(&s.be, s.a, 1, on_split, &sp), KV_OK);
   assert_int_equal(sp.n, 0);
