@@ -82,7 +82,7 @@ static void same_cuts(kv_db *db, uint32_t fid, bool want_listed) {
 static void put_rows(kv_db *db, uint32_t fid, int r0, int r1, int cells) {
   kv_batch *b = kv_batch_new();
   for (int r = r0; r < r1; r++) {
-    char k[16], q[8], v[40];
+    char k[16], q[16], v[40];
     snprintf(k, sizeof k, "k%06d", r);
     memset(v, 'a' + r % 26, sizeof v);
     for (int c = 0; c < cells; c++) {
