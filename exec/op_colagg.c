@@ -588,12 +588,6 @@ int exec_colagg_run(exec_query *x, exec_mrow **g, exec_mrow ***groups, size_t *n
       (*g)->aggs[i] = cx[0].acc[i]; /* ownership moves to the group row */
       memset(&cx[0].acc[i], 0, sizeof cx[0].acc[i]);
     }
-    /* a row scan opened before asking (a caller other than exec_query_next's first step,
-       which asks before opening one) is not needed */
-    if (x->scan_open) {
-      exec_scan_close(&x->scan);
-      x->scan_open = false;
-    }
     /* the figures EXPLAIN ANALYZE and the metrics show */
     uint64_t passed = res.rows + fb_rows;
     kv_scan_metrics *m = &x->act.kv;

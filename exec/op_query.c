@@ -607,12 +607,11 @@ static int take_groups(exec_query *x, exec_mrow **gs, size_t n, exec_error *err)
   return rc;
 }
 
-/* The columnar aggregate pushdown (exec/colagg.h): EXEC_ROW when it answered (the groups
-** are in the buffer), EXEC_DONE when it does not apply or was tried already this run (the
-** rows path runs), or an error. */
+/* The columnar aggregate pushdown (exec/colagg.h), asked once per run by exec_query_next's
+** first step: EXEC_ROW when it answered (the groups are in the buffer), EXEC_DONE when it
+** does not apply (the rows path runs), or an error. */
 static int colagg_try(exec_query *x, exec_error *err) {
   const plan_select *s = x->q->sel;
-  if (x->act.colagg.tried) return EXEC_DONE; /* declined before the rows path opened */
   exec_mrow *g = NULL, **gs = NULL;
   size_t ng = 0;
   int crc = exec_colagg_run(x, &g, &gs, &ng, err);
@@ -633,11 +632,6 @@ int exec_query_take_groups(exec_query *x, exec_mrow *g, exec_mrow **gs, size_t n
 static int fill_buffer(exec_query *x, exec_error *err) {
   const plan_query *q = x->q;
   const plan_select *s = q->sel;
-  if (s->aggregate && !(q->stream_agg && !q->sort && s->n_group)) { /* (streaming: below) */
-    int crc = colagg_try(x, err);
-    if (crc == EXEC_ROW) return EXEC_OK;
-    if (crc != EXEC_DONE) return crc;
-  }
   for (;;) {
     int rc = source_next(x, err);
     if (rc == EXEC_DONE) break;
@@ -689,12 +683,12 @@ int exec_query_next(exec_query *x, exec_error *err) {
      (store files that overlap, a memstore of many rows) the statement cuts the scan into
      chunks then (late_par), so the rows path runs as parallel as any scan of the table (where
      the backend cannot run it, planning refused it, plan_scan.no_columnar) */
-  if (x->phase == PH_INIT && q->limit != 0 && q->has_scan && !q->join && s->aggregate &&
-      plan_colagg_check(q, NULL)) {
-    rc = colagg_try(x, err);
+  if (x->phase == PH_INIT && q->limit != 0 && q->has_scan && !q->join && s->aggregate) {
+    rc = colagg_try(x, err); /* (exec_colagg_run checks the plan: DONE, untried, if not its) */
     if (rc == EXEC_ROW) x->phase = PH_EMIT;
     else if (rc != EXEC_DONE) return rc;
-    else if (x->late_par && exec_par_possible(x) && (rc = x->late_par(x->late_par_arg, err)))
+    else if (x->act.colagg.tried && x->late_par && exec_par_possible(x) &&
+             (rc = x->late_par(x->late_par_arg, err)))
       return rc; /* (a plan cut for chunks that cannot run would only fill the plan arena) */
   }
   if (x->phase == PH_INIT) {
@@ -710,11 +704,6 @@ int exec_query_next(exec_query *x, exec_error *err) {
       x->phase = PH_EMIT;
     } else if (s->aggregate && q->stream_agg && !q->sort) {
       x->phase = PH_STREAM_AGG; /* groups leave as they finish: LIMIT stops the scan */
-      if (s->n_group) { /* unless the pushdown answers (all groups at once) */
-        rc = colagg_try(x, err);
-        if (rc == EXEC_ROW) x->phase = PH_EMIT;
-        else if (rc != EXEC_DONE) return rc;
-      }
     } else if (s->aggregate || q->sort) {
       rc = fill_buffer(x, err);
       if (rc) return rc;
