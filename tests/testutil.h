@@ -1,7 +1,8 @@
 /*
 ** tests/testutil.h: small header-only helpers shared by Rowan's cmocka tests: the test
 ** scale factor (ROWAN_TEST_SCALE, e.g. 0.25 under sanitizers), a seeded PRNG whose seed is
-** printed so a failure can be reproduced (ROWAN_SEED overrides it), and the data folder.
+** printed so a failure can be reproduced (ROWAN_SEED overrides it), the data folder, and
+** a DOUBLE's order-preserving bytes for tests below the catalog.
 */
 #ifndef ROWAN_TESTUTIL_H
 #define ROWAN_TESTUTIL_H
@@ -9,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* Scale an operation count by ROWAN_TEST_SCALE (default 1.0), never below `min`. */
@@ -42,6 +44,16 @@ static inline uint64_t tu_below(uint64_t *state, uint64_t n) { return n ? tu_ran
 static inline const char *tu_data_dir(void) {
   const char *d = getenv("ROWAN_DATA_DIR");
   return d ? d : "data";
+}
+
+/* The order-preserving 8 bytes of x (the catalog's DOUBLE encoding, written here from its
+** description: IEEE bits big-endian, sign bit flipped for positives, all bits inverted for
+** negatives), for kv tests that write what a DOUBLE column holds. */
+static inline void tu_enc_double(double x, uint8_t out[8]) {
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  b = (b >> 63) ? ~b : b ^ (1ull << 63);
+  for (int i = 7; i >= 0; i--) { out[i] = (uint8_t)b; b >>= 8; }
 }
 
 #endif /* ROWAN_TESTUTIL_H */

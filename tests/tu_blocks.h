@@ -124,7 +124,8 @@ static inline void tb_build(kv_sfb_builder *b, const tb_cellset *s) {
 
 /* Cell ci (of row ri) of compact block b into *out, its value found through rank cursor rp
 ** as the store-file iterator finds it: fixed-width values whole in cvals when the block is
-** packed (or a point decoder's), else un-transposed into vbuf (at least 64 bytes); the key
+** packed (or a point decoder's), where they lie in a decimal-scaled group's rebuilt values,
+** else un-transposed into vbuf (at least 64 bytes); the key
 ** rebuilt into kbuf (b->max_key + 1 bytes at least). */
 static inline void tb_cblock_cell(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint32_t ri,
                                   uint32_t ci, uint8_t *kbuf, uint8_t *vbuf, kv_cell *out) {
@@ -142,8 +143,11 @@ static inline void tb_cblock_cell(const kv_sf_cblock *b, kv_sf_rankpos *rp, uint
   if (g->fixed && b->cvals) { /* whole values in cell order */
     out->value = b->cvals + rp->ranks[b->nquals + 1];
     out->value_len = g->width;
+  } else if (g->fixed && !g->transposed) { /* a decimal-scaled group: value by value */
+    assert_true(g->dec);
+    out->value = g->data + (size_t)rank * g->width;
+    out->value_len = g->width;
   } else if (g->fixed) {
-    assert_true(g->transposed);
     for (uint32_t j = 0; j < g->width; j++) vbuf[j] = g->data[(size_t)j * g->count + rank];
     out->value = vbuf;
     out->value_len = g->width;

@@ -472,15 +472,16 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
     }
     uint64_t code = 0, a = 0, d = 0;
     GET(p, lim, &code, "truncated value group header");
-    if (code == KV_SFDEC_CODE) { /* decimal-scaled: rebuilt into w->dexp, transposed */
+    if (code == KV_SFDEC_CODE) { /* decimal-scaled: rebuilt into w->dexp, value by value (a
+                                    reader takes a value where it lies, no gather) */
       kv_sfdec h;
       if (!(p = kv_sfdec_parse(p, lim, s->count, &h, why))) return KV_ERR_CORRUPT;
       size_t at = w->dexp.len;
       if (kv_sfbuf_reserve(&w->dexp, (size_t)8 * s->count)) return KV_ERR_NOMEM;
-      kv_sfdec_expand(&h, w->dexp.p + at, 1);
+      kv_sfdec_expand(&h, w->dexp.p + at, 0);
       w->dexp.len += (size_t)8 * s->count;
       s->fixed = 1;
-      s->transposed = 1;
+      s->transposed = 0;
       s->dec = 1;
       s->width = s->fw = 8;
       s->data_off = (uint32_t)at;
@@ -639,7 +640,9 @@ kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
     uint32_t k = rank[g]++, wd = sg->width; \
     if (sg->fixed) { \
       const uint8_t *src = sg->data + k; \
-      if (wd == 8) { \
+      if (!sg->transposed) { \
+        memcpy(x, sg->data + (size_t)k * wd, wd); \
+      } else if (wd == 8) { \
         for (uint32_t j = 0; j < 8; j++) x[j] = src[(size_t)j * sg->count]; \
       } else { \
         for (uint32_t j = 0; j < wd; j++) x[j] = src[(size_t)j * sg->count]; \

@@ -69,8 +69,8 @@ typedef struct kv_sf_cgroup {
   uint8_t transposed;   /* fixed: byte j of value k at data[j * count + k] (private blocks;
                            a packed block keeps fixed values in its cvals instead) */
   uint8_t dec;          /* decimal-scaled in the raw block (docs/FORMAT.md "Values section"):
-                           data is its values rebuilt (8 bytes, transposed) in the
-                           decoder's dexp, not in the raw block */
+                           data is its values rebuilt (8 bytes each, value k at k * 8, not
+                           transposed) in the decoder's dexp, not in the raw block */
   uint8_t absent;       /* not decoded (kv_sf_cblock_decode_part): only count is known; no
                            value of the group may be read (fixed, width, fw are 0) */
 } kv_sf_cgroup;
@@ -120,7 +120,7 @@ typedef struct kv_sf_cblock {
 typedef struct kv_sf_cdec {
   kv_sf_cblock b;          /* the decoded block (pointers into arena and the raw block) */
   kv_sfbuf arena;          /* packed arrays, keys, dictionary offsets, checkpoints */
-  kv_sfbuf dexp;           /* decimal-scaled groups rebuilt to 8-byte values, transposed */
+  kv_sfbuf dexp;           /* decimal-scaled groups rebuilt to 8-byte values, side by side */
   kv_sf_cgroup *groups;    /* value groups (b.groups points here) */
   size_t groups_cap;       /* entries allocated in groups */
   uint64_t *t64;           /* per-cell scratch (timestamps, then sequence numbers) */

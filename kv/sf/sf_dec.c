@@ -11,20 +11,23 @@
 #include <math.h>
 #include <string.h>
 #include "kv/sf/sf_dec.h"
+#include "kv/util/cell.h"
 #include "kv/util/coding.h"
 #include "kv/util/status.h"
 
 static const double P10[KV_SFDEC_MAX_K + 1] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
 #define M_LIMIT 9007199254740992.0 /* 2^53: every integer up to it is an exact double */
 
-static uint64_t get_be64(const uint8_t *s) {
-  uint64_t u = 0;
-  for (int i = 0; i < 8; i++) u = u << 8 | s[i];
-  return u;
-}
+static uint64_t get_be64(const uint8_t *s) { return kv_load_be64(s); }
 
+/* One store (the compiler kept the byte loop: a rebuilt value's costliest part) */
 static void put_be64(uint8_t *d, uint64_t u) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  u = __builtin_bswap64(u);
+  memcpy(d, &u, 8);
+#else
   for (int i = 7; i >= 0; i--) { d[i] = (uint8_t)u; u >>= 8; }
+#endif
 }
 
 /* The order-preserving 8 bytes as a double, and back. */

@@ -7,9 +7,10 @@
 ** block's common prefix is compared once, then only the suffixes), then the cells of the row (a
 ** seek to a row's start needs no cell search). A cell's fields are read from the block's packed
 ** arrays when the iterator lands on it; its value is located by its rank in its value group (kept
-** up to date as the iterator steps) and, for fixed-width values, gathered from the transposed bytes
-** into the iterator's buffer. The row key of a block with keys of one length is rebuilt once per
-** row. Nothing is allocated per cell.
+** up to date as the iterator steps): a fixed-width value of a private block is gathered from the
+** transposed bytes into the iterator's buffer, unless its group is decimal-scaled (rebuilt value
+** by value at decode: it is read where it lies). The row key of a block with keys of one length
+** is rebuilt once per row. Nothing is allocated per cell.
 **
 ** Errors are sticky: once a block fails to read or decode, the iterator is invalid and
 ** status() returns the error (KV_ERR_CORRUPT naming the file and offset, or the env's I/O
@@ -18,13 +19,13 @@
 ** Block cache: when the reader has one (kv_sf_set_cache), load_block first looks the block
 ** up by (file number, block index: consecutive indexes go round the cache's shards); a hit
 ** makes no read and no decode, and the iterator reads the cached compact block while it
-** holds the entry's reference. A miss reads, checks and
-** decodes the block privately and, once it passed every check, inserts a packed copy (one
-** allocation: the arrays, the dictionary and the value bytes, not the rest of the raw
-** block). Compaction reads (fill_cache false) never insert; another block is inserted only
-** when it fits without evicting or was asked for twice lately (three times for a point read:
-** kv_cache_admit; a point read does not evict a cached block for one it may never read
-** again, and a full scan streaming through a full cache does not push out the hot set).
+** holds the entry's reference. A miss reads, checks and decodes the block privately and, once
+** it passed every check, inserts a packed copy (one allocation: the arrays, the dictionary and
+** the value bytes, not the rest of the raw block). Compaction reads (fill_cache false) never
+** insert; another block is inserted only when it fits without evicting or was asked for twice
+** lately (three times for a point read: kv_cache_admit; a point read does not evict a cached
+** block for one it may never read again, and a full scan streaming through a full cache does
+** not push out the hot set).
 **
 ** Projection (kv_sf_iter_project): when a scan reads only some qualifiers of the family,
 ** each loaded block gets a keep flag per dictionary entry, and every move steps over the
@@ -90,6 +91,8 @@ static void fill_cell(sf_iter *it, uint32_t ri, uint32_t ci, bool value, kv_cell
     uint32_t w = g->width, cnt = g->count;
     if (w && b->cvals) {
       out->value = b->cvals + it->rp.ranks[b->nquals + 1];
+    } else if (w && !g->transposed) { /* value `rank` at data[rank * w] */
+      out->value = g->data + (size_t)rank * w;
     } else if (w) {
       const uint8_t *src = g->data + rank;
       uint8_t *dst = it->vbuf.p;
@@ -705,8 +708,7 @@ static void it_seek(kv_iter *base, const kv_cell *target) {
   int64_t bk = kv_sf_find_block(it->r, target);
   if (bk < 0) bk = 0;
   if (!load_block(it, (uint32_t)bk)) return;
-  uint32_t ri;
-  uint32_t ci = find_in_block(it->b, target, false, &ri);
+  uint32_t ri, ci = find_in_block(it->b, target, false, &ri);
   kv_sfi_settle_fwd(it, ci, ri);
 }
 
@@ -717,8 +719,7 @@ static void it_seek_for_prev(kv_iter *base, const kv_cell *target) {
   if (it->status || it->r->nblocks == 0) return;
   int64_t bk = kv_sf_find_block(it->r, target);
   if (bk < 0 || !load_block(it, (uint32_t)bk)) return;
-  uint32_t ri;
-  uint32_t ci = find_in_block(it->b, target, true, &ri);
+  uint32_t ri, ci = find_in_block(it->b, target, true, &ri);
   if (ci == 0) return; /* cannot happen: the block's first cell is <= target */
   ci--;
   settle_back(it, ci, row_of(it->b, ci));
@@ -759,7 +760,6 @@ static void it_prev(kv_iter *base) {
 }
 
 static const kv_cell *it_cell(kv_iter *base) { return &((sf_iter *)base)->cur; }
-
 static int it_status(kv_iter *base) { return ((sf_iter *)base)->status; }
 
 static void it_destroy(kv_iter *base) {

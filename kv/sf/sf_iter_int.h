@@ -166,6 +166,8 @@ static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint3
           v->value = (const uint8_t *)"";
         } else if (common || !gather) {
           v->value = cvals + rk[fo];
+        } else if (!b->groups[q].transposed) { /* value r at data[r * fw] */
+          v->value = b->groups[q].data + (size_t)rk[q] * f->fw;
         } else { /* transposed: byte k of value r at data[k * count + r] */
           const kv_sf_cgroup *g = &b->groups[q];
           const uint8_t *src = g->data + rk[q];
@@ -192,12 +194,13 @@ static inline uint32_t emit_cells(const kv_sf_cblock *b, const fast_q *fq, uint3
 /* emit_cells in the form of a value vector: the value of each kept cell in [ci, end) goes
 ** to vals/lens at its projection position, its bit into the mask returned (the projection's
 ** positions are distinct, so its bits count the cells kept). The ranks rk step to end.
-** nibble: a packed block of four-bit qualifiers (a constant where called, so the compiler
-** makes a copy for it); gather as in emit_cells. The offset in cvals is kept in a local:
+** nibble: a block of four-bit qualifiers; packed: its fixed-width values whole in cvals (no
+** gather); both constants where called, so the compiler makes a copy for each. gather as in
+** emit_cells, for a block not packed. The offset in cvals is kept in a local:
 ** through rk it would be a chain of stores and loads from cell to cell. */
 static inline uint64_t emit_vec(const kv_sf_cblock *b, const fast_q *fq, uint32_t *rk,
                                 uint32_t ci, uint32_t end, const uint8_t **vals, uint32_t *lens,
-                                uint8_t *gather, const bool nibble) {
+                                uint8_t *gather, const bool nibble, const bool packed) {
   uint32_t fo = b->nquals + 1, off = rk[fo];
   uint64_t present = 0;
   const uint8_t *qp = b->qual.p, *cvals = b->cvals;
@@ -213,8 +216,10 @@ static inline uint64_t emit_vec(const kv_sf_cblock *b, const fast_q *fq, uint32_
         lens[i] = fw;
         if (!fw) {
           vals[i] = (const uint8_t *)"";
-        } else if (nibble || !gather) {
+        } else if (packed) {
           vals[i] = cvals + off;
+        } else if (!b->groups[q].transposed) { /* value r at data[r * fw] */
+          vals[i] = b->groups[q].data + (size_t)rk[q] * fw;
         } else { /* transposed: byte k of value r at data[k * count + r] */
           const kv_sf_cgroup *g = &b->groups[q];
           const uint8_t *src = g->data + rk[q];
@@ -290,9 +295,11 @@ static inline uint64_t kv_sfi_row_vec(sf_iter *it, uint32_t ci, uint32_t end,
     return it->full_present;
   }
   if (!gather && b->qual.w == 3)
-    present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, NULL, true);
+    present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, NULL, true, true);
+  else if (b->qual.w == 3) /* a private block of four-bit qualifiers */
+    present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, gather, true, false);
   else
-    present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, gather, false);
+    present = emit_vec(b, it->fq, it->rp.ranks, ci, end, vals, lens, gather, false, !gather);
   uint32_t n = 0; /* cells kept: the bits set (no popcount instruction assumed) */
   for (uint64_t m = present; m; m &= m - 1) n++;
   it->rp.at = end;

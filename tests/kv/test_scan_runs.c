@@ -6,8 +6,9 @@
 ** the two renderings (keys, cells with timestamps, vectors, every metric) must be equal byte
 ** for byte; a third run with the fast row path off (the cell path) must give the same rows.
 **
-** Data: a sensor-like table: a readings family "r" of six columns (five 8-byte values and a
-** text one; VERSIONS 1, a TTL), the marker family "k" (one empty cell per row, like the
+** Data: a sensor-like table: a readings family "r" of six columns (five 8-byte values, two of
+** them DOUBLEs of one decimal, whose groups are stored decimal-scaled, and a text one;
+** VERSIONS 1, a TTL), the marker family "k" (one empty cell per row, like the
 ** catalog's key family) and a sparse family "m". Rows of one station are written the way
 ** commits write them (every column once, one timestamp); some rows have no reading at all
 ** (only the marker: NULLs), some miss columns, some are only in "m". Then: one file per
@@ -105,6 +106,8 @@ static void put(world *w, kv_batch *b, int fam, const uint8_t *key, uint32_t kle
   uint8_t val[16];
   size_t vlen = fam == 1 ? 0 : q == 5 ? rnd(w, 12) : 8;
   for (size_t k = 0; k < vlen; k++) val[k] = (uint8_t)tu_rand(&w->rng);
+  if (fam == 0 && q < 2) /* DOUBLEs of one decimal: their groups are written decimal-scaled */
+    tu_enc_double((double)((int64_t)rnd(w, 20000) - 5000) / 10, val);
   const char *qual = fam == 1 ? "_" : QN[q];
   assert_int_equal(kv_batch_put(b, w->fid[fam], key, klen, qual, strlen(qual), ts, val, vlen),
                    KV_OK);

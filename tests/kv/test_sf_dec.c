@@ -34,16 +34,6 @@
 #include "testutil.h"
 #include "tu_blocks.h"
 
-/* The order-preserving 8 bytes of x (the catalog's DOUBLE encoding, written here from its
-** description: IEEE bits big-endian, sign bit flipped for positives, all bits inverted for
-** negatives). */
-static void enc_double(double x, uint8_t out[8]) {
-  uint64_t b;
-  memcpy(&b, &x, 8);
-  b = (b >> 63) ? ~b : b ^ (1ull << 63);
-  for (int i = 7; i >= 0; i--) { out[i] = (uint8_t)b; b >>= 8; }
-}
-
 /* A BIGINT-like value: the integer big-endian with its sign bit flipped. */
 static void enc_bigint(int64_t v, uint8_t out[8]) {
   uint64_t b = (uint64_t)v ^ (1ull << 63);
@@ -64,15 +54,15 @@ static double rand_decimal(uint64_t *st, uint32_t d, uint64_t lim) {
 static void poison_kind(uint64_t *st, uint64_t kind, uint8_t out[8]) {
   double nz = -0.0, big = 1e300, sub = 4.9406564584124654e-324;
   switch (kind) {
-    case 0: enc_double(nz, out); break;
-    case 1: enc_double(NAN, out); break;
-    case 2: enc_double(INFINITY, out); break;
-    case 3: enc_double(-INFINITY, out); break;
-    case 4: enc_double(sub * (double)(1 + tu_below(st, 1000)), out); break;
-    case 5: enc_double(0.1 + 0.2, out); break;
-    case 6: enc_double(big, out); break;
+    case 0: tu_enc_double(nz, out); break;
+    case 1: tu_enc_double(NAN, out); break;
+    case 2: tu_enc_double(INFINITY, out); break;
+    case 3: tu_enc_double(-INFINITY, out); break;
+    case 4: tu_enc_double(sub * (double)(1 + tu_below(st, 1000)), out); break;
+    case 5: tu_enc_double(0.1 + 0.2, out); break;
+    case 6: tu_enc_double(big, out); break;
     case 7: enc_bigint((int64_t)tu_rand(st), out); break;
-    default: enc_double(1e-7, out); break; /* seven decimals: past the largest k */
+    default: tu_enc_double(1e-7, out); break; /* seven decimals: past the largest k */
   }
 }
 
@@ -85,20 +75,20 @@ enum { K_DEC, K_MIXED_DIGITS, K_POISONED, K_BIGINT, K_WIDE_RANGE, K_SMALL, K_NKI
 static uint32_t gen_value(uint64_t *st, int kind, uint32_t d, uint8_t *val) {
   switch (kind) {
     case K_DEC:
-      enc_double(rand_decimal(st, d, 20000), val);
+      tu_enc_double(rand_decimal(st, d, 20000), val);
       return 8;
     case K_MIXED_DIGITS:
-      enc_double(rand_decimal(st, (uint32_t)tu_below(st, 7), 2000), val); /* m < 2^31 */
+      tu_enc_double(rand_decimal(st, (uint32_t)tu_below(st, 7), 2000), val); /* m < 2^31 */
       return 8;
     case K_POISONED:
       if (tu_below(st, 40) == 0) poison(st, val);
-      else enc_double(rand_decimal(st, d, 1000), val);
+      else tu_enc_double(rand_decimal(st, d, 1000), val);
       return 8;
     case K_BIGINT:
       enc_bigint((int64_t)tu_below(st, 1ull << 40), val);
       return 8;
     case K_WIDE_RANGE: /* integers up to 2^40: m's range needs 5 bytes */
-      enc_double((double)tu_below(st, 1ull << 40), val);
+      tu_enc_double((double)tu_below(st, 1ull << 40), val);
       return 8;
     default: /* 4-byte or variable values next to the 8-byte groups */
       for (int j = 0; j < 4; j++) val[j] = (uint8_t)tu_rand(st);
@@ -302,7 +292,7 @@ static void test_refused_values(void **state) {
         if (with && r == 37) {
           poison_kind(&st, (uint64_t)kind, val);
         } else {
-          enc_double(rand_decimal(&st, 1, 10000), val);
+          tu_enc_double(rand_decimal(&st, 1, 10000), val);
         }
         tb_add(&s, key, 4, (const uint8_t *)"t", 1, 5, 1, KV_PUT, val, 8);
       }
@@ -355,7 +345,7 @@ static void test_damaged(void **state) {
   uint8_t key[4] = {'r', 0, 0, 0}, val[8];
   for (uint32_t r = 0; r < 200; r++) {
     key[2] = (uint8_t)r;
-    enc_double(1000 + (double)tu_below(&st, 600) / 10, val); /* k 1, offsets of 2 bytes */
+    tu_enc_double(1000 + (double)tu_below(&st, 600) / 10, val); /* k 1, offsets of 2 bytes */
     tb_add(&s, key, 4, (const uint8_t *)"t", 1, 5, 1, KV_PUT, val, 8);
   }
   tb_build(&bld, &s);
@@ -506,7 +496,7 @@ static void test_damaged_file(void **state) {
   uint8_t key[4] = {'r', 0, 0, 0}, val[8];
   for (uint32_t r = 0; r < 200; r++) {
     key[2] = (uint8_t)r;
-    enc_double((double)tu_below(&st, 5000) / 100, val);
+    tu_enc_double((double)tu_below(&st, 5000) / 100, val);
     tb_add(&s, key, 4, (const uint8_t *)"t", 1, 5, 1, KV_PUT, val, 8);
   }
   kv_sf_writer_options o = {1 << 20, KV_COMPRESSION_NONE, 10, 0};

@@ -108,6 +108,9 @@ static void write_slice(world *w) {
           int vl = c % 3 == 0 ? 8 : snprintf(v, sizeof v, "%d.%d.%lld", r, c,
                                              (long long)(ts - NOW0));
           if (c % 3 == 0) memcpy(v, &ts, 8); /* fixed width */
+          if (c % 6 == 3) /* a DOUBLE of two decimals: its group decimal-scaled */
+            tu_enc_double((double)((r * 7 + c - 500) * 10 + (ts - NOW0) / 1000 % 10) / 100,
+                          (uint8_t *)v);
           if (c == 4) vl = 0;                 /* an empty value */
           assert_int_equal(kv_batch_put(b[i], fid, row, rl, q, 3, ts, v, (size_t)vl), KV_OK);
         }
