@@ -1,6 +1,7 @@
 /*
 ** api/keymap.c: a table's key space and a statement's block trace through the public API:
-** rowan_table_layout, rowan_stmt_trace, rowan_stmt_trace_get and their frees (contracts
+** rowan_table_layout, rowan_table_families, rowan_stmt_trace, rowan_stmt_trace_get and
+** their frees (contracts
 ** in include/rowan.h). The engine builds both (exec/keymap.h); this file checks the
 ** arguments, maps errors to ROWAN_* codes and lays the engine's records out as the public
 ** structs, whose strings and keys point into the engine's records (kept in `internal`
@@ -15,13 +16,14 @@
 #include "api/api_int.h"
 #include "exec/keymap.h"
 
-int rowan_table_layout(rowan_db *db, const char *table, rowan_layout **layout) {
+/* rowan_table_layout, or with `with_blocks` false rowan_table_families. */
+static int layout_get(rowan_db *db, const char *table, bool with_blocks, rowan_layout **layout) {
   if (layout) *layout = NULL;
   if (!db || !table || !layout) return ROWAN_MISUSE;
   if (!db->sess) return api_error(db, ROWAN_MISUSE, -1, "misuse: the database is not open");
   exec_error err;
   exec_km_layout *l = NULL;
-  int rc = exec_km_layout_get(db->sess, table, &l, &err);
+  int rc = exec_km_layout_get(db->sess, table, with_blocks, &l, &err);
   if (rc) return api_error(db, api_code_of_exec(rc), -1, "%s", err.msg);
   rowan_layout *o = calloc(1, sizeof *o);
   rowan_layout_family *fams = calloc(l->n_families ? l->n_families : 1, sizeof *fams);
@@ -69,6 +71,14 @@ int rowan_table_layout(rowan_db *db, const char *table, rowan_layout **layout) {
   *layout = o;
   api_clear_error(db);
   return ROWAN_OK;
+}
+
+int rowan_table_layout(rowan_db *db, const char *table, rowan_layout **layout) {
+  return layout_get(db, table, true, layout);
+}
+
+int rowan_table_families(rowan_db *db, const char *table, rowan_layout **layout) {
+  return layout_get(db, table, false, layout);
 }
 
 void rowan_layout_free(rowan_layout *layout) {

@@ -216,7 +216,7 @@ static int add_block(void *ctx, const kv_file_block *b) {
   return 0;
 }
 
-int exec_km_layout_get(exec_session *s, const char *name, exec_km_layout **out,
+int exec_km_layout_get(exec_session *s, const char *name, bool blocks, exec_km_layout **out,
                        exec_error *err) {
   *out = NULL;
   const cat_table *t = name ? cat_find_table_folded(s->cat, name) : NULL;
@@ -251,6 +251,12 @@ int exec_km_layout_get(exec_session *s, const char *name, exec_km_layout **out,
     f->memstore_cells = st.memstore_cells;
     f->reader_bytes = st.reader_bytes;
     f->paged_files = st.paged_files;
+    if (!blocks) { /* the totals of the same look */
+      f->store_files = st.store_files;
+      f->blocks = st.blocks;
+      f->bytes = st.store_file_bytes;
+      continue;
+    }
     c.fam = (uint32_t)i;
     krc = kv_family_blocks(s->db, f->kv_id, add_block, &c);
     if (c.rc) goto nomem;

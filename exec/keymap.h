@@ -71,9 +71,10 @@ typedef struct exec_km_layout {
 } exec_km_layout;
 
 /* Build the layout of table `name` (exact, else upper-cased as an unquoted SQL name) at
-** this moment. EXEC_OK with *out set; EXEC_ERROR (no such table), EXEC_NOMEM, or the
-** error of the store; err describes it. */
-int exec_km_layout_get(exec_session *s, const char *name, exec_km_layout **out,
+** this moment; with `blocks` false the families only (their totals from the store's
+** statistics in one look each, no block index walked: n_blocks 0). EXEC_OK with *out set;
+** EXEC_ERROR (no such table), EXEC_NOMEM, or the error of the store; err describes it. */
+int exec_km_layout_get(exec_session *s, const char *name, bool blocks, exec_km_layout **out,
                        exec_error *err);
 void exec_km_layout_free(exec_km_layout *l);
 

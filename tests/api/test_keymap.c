@@ -1,5 +1,6 @@
 /*
-** tests/api/test_keymap.c: rowan_table_layout and the block trace (rowan_stmt_trace,
+** tests/api/test_keymap.c: rowan_table_layout (and rowan_table_families, its families alone,
+** which must agree with it figure for figure) and the block trace (rowan_stmt_trace,
 ** rowan_stmt_trace_get) on a table of two families with small blocks, two overlapping
 ** store files per family and rows still in the memstore. The layout lists every block the
 ** family counts, first keys ascending within a file and decoded into column values; a
@@ -120,6 +121,37 @@ static void test_layout(void **state) {
   assert_non_null(strstr(rowan_errmsg(db), "NOSUCH"));
   assert_int_equal(rowan_table_layout(db, NULL, &l), ROWAN_MISUSE);
   assert_int_equal(rowan_table_layout(NULL, "S", &l), ROWAN_MISUSE);
+}
+
+/* rowan_table_families: the layout's families, figure for figure, without the blocks. */
+static void test_families(void **state) {
+  rowan_db *db = db_of(state);
+  rowan_layout *l = NULL, *f = NULL;
+  assert_int_equal(rowan_table_layout(db, "S", &l), ROWAN_OK);
+  assert_int_equal(rowan_table_families(db, "s", &f), ROWAN_OK);
+  assert_string_equal(f->table, "S");
+  assert_string_equal(f->key, l->key);
+  assert_int_equal(f->n_blocks, 0);
+  assert_int_equal(f->n_families, l->n_families);
+  for (int i = 0; i < l->n_families; i++) {
+    const rowan_layout_family *a = &l->families[i], *b = &f->families[i];
+    assert_string_equal(b->name, a->name);
+    assert_int_equal(b->memstore_bytes, a->memstore_bytes);
+    assert_int_equal(b->memstore_cells, a->memstore_cells);
+    assert_int_equal(b->store_files, a->store_files);
+    assert_int_equal(b->blocks, a->blocks);
+    assert_int_equal(b->bytes, a->bytes);
+    assert_int_equal(b->index_bytes, a->index_bytes);
+    assert_int_equal(b->paged_files, a->paged_files);
+  }
+  assert_true(f->families[1].blocks > 20 && f->families[1].bytes > 0);
+  rowan_layout_free(l);
+  rowan_layout_free(f);
+  assert_int_equal(rowan_table_families(db, "NOSUCH", &f), ROWAN_ERROR);
+  assert_null(f);
+  assert_non_null(strstr(rowan_errmsg(db), "NOSUCH"));
+  assert_int_equal(rowan_table_families(db, NULL, &f), ROWAN_MISUSE);
+  assert_int_equal(rowan_table_families(NULL, "S", &f), ROWAN_MISUSE);
 }
 
 /* ---- traced statements ------------------------------------------------------------------ */
@@ -289,6 +321,7 @@ static void test_misuse(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layout),
+      cmocka_unit_test(test_families),
       cmocka_unit_test(test_trace),
       cmocka_unit_test(test_index),
       cmocka_unit_test(test_misuse),

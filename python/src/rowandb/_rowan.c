@@ -135,12 +135,12 @@ static PyObject *Db_set_as_of(DbObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* families(table) -> [dict]: rowan_table_layout's families (their blocks are not copied). */
+/* families(table) -> [dict]: rowan_table_families (no block index walked). */
 static PyObject *Db_families(DbObject *self, PyObject *args) {
   const char *table;
   if (!PyArg_ParseTuple(args, "s", &table) || !db_open_check(self)) return NULL;
   rowan_layout *l = NULL;
-  int rc = rowan_table_layout(self->db, table, &l);
+  int rc = rowan_table_families(self->db, table, &l);
   if (rc) return raise_code(self->db, rc, NULL);
   PyObject *out = PyList_New(0);
   for (int i = 0; out && i < l->n_families; i++) {
