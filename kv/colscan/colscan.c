@@ -370,13 +370,6 @@ static bool signature(cs_plan *pl) {
   return true;
 }
 
-static int file_cmp(const void *a, const void *b) {
-  const kv_sfh *x = *(kv_sfh *const *)a, *y = *(kv_sfh *const *)b;
-  uint32_t lx, ly;
-  const uint8_t *fx = kv_sf_first_row(x->reader, 0, &lx), *fy = kv_sf_first_row(y->reader, 0, &ly);
-  return key_cmp(fx, lx, fy, ly);
-}
-
 static void *thread_main(void *arg) {
   kv_cs_run_chunk(arg);
   return NULL;
@@ -469,14 +462,7 @@ int kv_colagg_run(kv_db *db, const kv_colagg_spec *sp, kv_colagg_result *res) {
     else kv_sfh_unref(files[i]);
   }
   nf = live;
-  if (nf > 1) qsort(files, nf, sizeof *files, file_cmp);
-  for (uint32_t i = 1; i < nf && !why; i++) {
-    const kv_sf_reader *a = files[i - 1]->reader, *b = files[i]->reader;
-    uint32_t bl;
-    const uint8_t *bf = kv_sf_first_row(b, 0, &bl);
-    if (key_cmp(a->last_row, a->last_row_len, bf, bl) >= 0)
-      why = "store files overlap";
-  }
+  if (kv_sfh_sort_by_first_row(files, nf) && !why) why = "store files overlap";
   if (why) {
     res->why = why;
     goto done;

@@ -58,6 +58,11 @@ typedef struct kv_sfh {
 } kv_sfh;
 
 void kv_sfh_ref(kv_sfh *h);
+/* Sort store files fs[0..n) (each holding a block at least) by their first row key; true
+** when two neighbours' key ranges then overlap (a file's last row at or past the next one's
+** first): a reader must merge them. Else their rows lie end to end in that order (the
+** columnar aggregate's walk, the split points' binary searches). */
+bool kv_sfh_sort_by_first_row(kv_sfh **fs, uint32_t n);
 /* Drop a reference; the last one closes the reader and, if obsolete, deletes the file and
 ** drops its blocks from the block cache. */
 void kv_sfh_unref(kv_sfh *h);

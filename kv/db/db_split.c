@@ -118,6 +118,17 @@ static int by_first_row(const void *a, const void *b) {
   return kv_bytes_cmp(xk, xl, yk, yl);
 }
 
+bool kv_sfh_sort_by_first_row(kv_sfh **fs, uint32_t n) {
+  if (n > 1) qsort(fs, n, sizeof *fs, by_first_row);
+  for (uint32_t k = 1; k < n; k++) {
+    const kv_sf_reader *p = fs[k - 1]->reader;
+    uint32_t fl;
+    const uint8_t *fk = kv_sf_first_row(fs[k]->reader, 0, &fl);
+    if (kv_bytes_cmp(p->last_row, p->last_row_len, fk, fl) >= 0) return true;
+  }
+  return false;
+}
+
 /* The blocks before byte `at` of the family's data (files fs[0..nf) in key order, file k's
 ** data starting at base[k]): the first block (global index) whose middle is at or past it. */
 static size_t block_at(kv_sfh *const *fs, const uint64_t *base, const size_t *first, uint32_t nf,
@@ -170,21 +181,14 @@ int kv_block_cut_points(kv_db *db, uint32_t family_id, uint32_t max_chunks,
       kv_sfh_ref(fs[nf++]); /* kept open (and their index valid) while read */
     }
   pthread_mutex_unlock(&db->mu);
-  if (nf > 1) qsort(fs, nf, sizeof *fs, by_first_row);
   /* files that overlap: the blocks listed and sorted (kv_block_keys); else their data laid
      end to end in key order, each cut found by a binary search of one block index (a block
      of a store file's data starts where the one before it ends) */
-  bool overlap = false;
+  bool overlap = kv_sfh_sort_by_first_row(fs, nf);
   uint64_t total = 0;
   size_t nb = 0;
   for (uint32_t k = 0; k < nf; k++) {
     const kv_sf_reader *r = fs[k]->reader;
-    if (k) {
-      const kv_sf_reader *p = fs[k - 1]->reader;
-      uint32_t fl;
-      const uint8_t *fk = kv_sf_first_row(r, 0, &fl);
-      overlap |= kv_bytes_cmp(p->last_row, p->last_row_len, fk, fl) >= 0;
-    }
     kv_sf_index_entry e0 = kv_sf_entry(r, 0), el = kv_sf_entry(r, r->nblocks - 1);
     base[k] = total;
     first[k] = nb;
