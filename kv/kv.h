@@ -290,8 +290,8 @@ typedef struct kv_family_options {
 /* A family's BLOCKSIZE when none is given: 8 KiB (HBase's is 64 KiB, RocksDB's 4 KiB).
 ** Measured on 10x the archive, past a 64 MiB block cache, against 16 KiB blocks (blocks
 ** ending at rows' ends): point lookups about 16% less CPU, latest 100 and one-day ranges
-** the same, the columnar full scan about 1.45x the CPU, the store 12% larger (docs/KV.md,
-** "Block size"). */
+** the same, the columnar full scan about 1.45x the CPU, the store 12% larger
+** (docs/KV_READS.md, "Block size"). */
 #define KV_DEFAULT_BLOCK_SIZE 8192u
 
 enum kv_compression { KV_COMPRESSION_LZ4 = 0, KV_COMPRESSION_NONE = 1 };

@@ -10,6 +10,9 @@
 ** file spanning the new boundary is asked for a minor compaction, which cuts it (HBase's
 ** daughters read their parent's files through reference files until a compaction rewrites
 ** them; here the file is read as it is until then, reads need no regions).
+** Also here: a family's split points for parallel scans (kv_block_cut_points) and the sort
+** and overlap check of its store files they share with the columnar aggregate
+** (kv_sfh_sort_by_first_row).
 ** Not here: the region boundaries themselves (kv/db/db_region.c), the MANIFEST edit
 ** (kv/db/manifest_region.c).
 */

@@ -5,13 +5,15 @@
 ** A kv_sf_dblock (kv/sf/sf_int.h) spends about 33 bytes of arrays per cell plus an
 ** un-transposed copy of every value: a 64 KiB block of the sensor archive costs ~390 KB
 ** decoded. A compact block keeps the value bytes as they lie in the raw block (fixed-width
-** groups still transposed, variable ones back to back) and every per-cell or per-row number
+** groups still transposed, variable ones back to back; a decimal-scaled group rebuilt to
+** 8-byte values side by side) and every per-cell or per-row number
 ** in a packed array whose element width (0, 1, 2, 4 or 8 bytes) is the narrowest that holds
 ** the block's range (a compacted file's sequence numbers cost nothing, a row's shared
 ** timestamp is stored once per row, a put-only block has no type array). A cell's value is
 ** located on demand: its rank in its value group comes from a checkpoint of ranks every
 ** 2^ck_shift cells and a short count from there (kv_sf_cblock_rank), and a fixed-width value
-** is gathered from its transposed bytes into the reader's buffer. Row keys of one length are
+** is gathered from its transposed bytes into the reader's buffer (a decimal-scaled one is
+** read where it lies). Row keys of one length are
 ** a block-wide common prefix plus one suffix per row.
 **
 ** Two lives: a private block (kv_sf_cdec: arrays in the decoder's arena, value bytes,

@@ -10,7 +10,8 @@
 ** re-encodes to its own 8 bytes, so it holds for any 8-byte values that happen to fit
 ** (catalog DOUBLEs of a few decimals, mostly) and for nothing else: kv knows no SQL types.
 ** Readers parse the header (kv_sfdec_parse) and get a value back by rank (kv_sfdec_get) or
-** every value at once in the transposed 8-byte form of a fixed-width group (kv_sfdec_expand).
+** every value at once as 8-byte values, transposed like a fixed-width group (the columnar
+** scan) or side by side (a privately decoded block, kv_sf_cblock_decode) (kv_sfdec_expand).
 ** Not here: where groups lie in a block (kv/sf/sf_block.c writes them, the decoders find them).
 */
 #ifndef ROWAN_KV_SF_DEC_H

@@ -83,7 +83,7 @@ typedef struct sf_iter {
   struct fast_q *fq;       /* per dictionary entry of that block */
   size_t fq_cap;           /* entries allocated in fq */
   kv_sfbuf rowvals;        /* fixed-width values gathered for the row taken (private
-                              blocks, whose fixed-width values are transposed) */
+                              blocks, whose raw fixed-width groups are transposed) */
   bool vec_ok;             /* the projection is short_proj, of distinct qualifiers: rows
                               may be taken as value vectors (kv_sf_iter_take_vec) */
   bool full_ok;            /* the fast block is packed and vec_ok: a full row (one cell of

@@ -305,8 +305,9 @@ class Connection:
 
     def families(self, table):
         """The column families of `table` as its store holds them now (rowan_table_families:
-        the store's statistics, one look per family, no block index walked), one dict each: name, memstore_bytes, memstore_cells (not yet flushed), store_files,
-        blocks, bytes (on disk), index_bytes (memory the open files hold: block indexes,
+        the store's statistics, one look per family, no block index walked), one dict each:
+        name, memstore_bytes, memstore_cells (not yet flushed), store_files, blocks, bytes (on
+        disk), index_bytes (memory the open files hold: block indexes,
         fences, bloom filters) and paged_files (files opened past index_memory, whose block
         index is read a page at a time through the block cache)."""
         self._check()
