@@ -672,6 +672,16 @@ kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
   }
   c->groups = cg;
   c->charge = total;
+  c->shape_len = 0;
+  if (ng - 1 <= KV_SF_SHAPE_MAX) {
+    uint32_t q = 0;
+    for (; q < ng - 1; q++) {
+      if (c->q_len[q] != 1 || (cg[q].fixed && cg[q].fw > 254)) break;
+      c->shape[2 * q] = c->dict[c->q_off[q]];
+      c->shape[2 * q + 1] = (uint8_t)(cg[q].fixed ? cg[q].fw + 1 : 0);
+    }
+    if (q == ng - 1) c->shape_len = (uint8_t)(2 * q);
+  }
   return c;
 }
 

@@ -77,6 +77,8 @@ typedef struct kv_sf_cgroup {
                            value of the group may be read (fixed, width, fw are 0) */
 } kv_sf_cgroup;
 
+#define KV_SF_SHAPE_MAX 24 /* dictionary entries a block's shape names at most */
+
 typedef struct kv_sf_cblock {
   uint32_t nrows;          /* rows in the block */
   uint32_t ncells;         /* cells in the block */
@@ -116,6 +118,15 @@ typedef struct kv_sf_cblock {
   bool part;               /* some value groups are absent (kv_sf_cblock_decode_part): a
                               private block only, never packed nor cached; max_width and the
                               checkpoints' fixed-width offsets count the decoded groups only */
+  uint8_t shape_len;       /* bytes in shape; 0 when the block has none (every private
+                              block; a packed one with a qualifier longer than one byte, more
+                              than KV_SF_SHAPE_MAX entries or a value wider than 254 bytes) */
+  uint8_t shape[2 * KV_SF_SHAPE_MAX]; /* packed (kv_sf_cblock_pack): per dictionary entry its
+                              qualifier byte and 1 + its fixed width (0: variable width).
+                              Two blocks of one shape have the same dictionary and value
+                              widths, so an iterator's per-block tables for one projection
+                              (keep flags, the fast row table: kv/sf/sf_iter_proj.c) carry
+                              over from one to the other */
 } kv_sf_cblock;
 
 /* The decoder's reusable state: the block it decoded last and the memory behind it. */

@@ -44,8 +44,10 @@
 ** bounded there (stop_upper), so no move loads a block that starts above the row, and its
 ** seek starts in the block the row starts when the file's rows are whole (kv_sf_row_block).
 **
-** Rows taken whole (kv/sf/sf_rows.h) are kv/sf/sf_iter_rows.c's, on the iterator state of
-** kv/sf/sf_iter_int.h; the row seek (kv_sf_iter_seek_row) is at the end of this file.
+** Rows taken whole (kv/sf/sf_rows.h) are kv/sf/sf_iter_rows.c's and the projection's keep
+** flags (with the memo that carries them from block to block) kv/sf/sf_iter_proj.c's, on the
+** iterator state of kv/sf/sf_iter_int.h; the row seek (kv_sf_iter_seek_row) is at the end of
+** this file.
 */
 #include <assert.h>
 #include <stdio.h>
@@ -267,24 +269,9 @@ fail:
   return fail_block(it, rc);
 }
 
-/* Whether the projection keeps dictionary entry [qb, qb+ql). */
-static bool proj_keeps(const sf_iter *it, const uint8_t *qb, uint32_t ql) {
-  if (it->byte_proj) return ql == 1 && it->ptab[qb[0]] != 0; /* a table look-up */
-  if (it->short_proj) { /* every projected qualifier is short: compare numbers */
-    if (ql > 7) return false;
-    uint64_t key = short_key(qb, ql);
-    for (uint32_t i = 0; i < it->npq; i++)
-      if (it->pkey[i] == key) return true;
-    return false;
-  }
-  for (uint32_t i = 0; i < it->npq; i++)
-    if (it->pql[i] == ql && (ql == 0 || memcmp(it->pq[i], qb, ql) == 0)) return true;
-  return false;
-}
-
 /* kv_sf_cpart's want: the value groups of the projected qualifiers. */
 static bool want_group(void *ctx, const uint8_t *qual, uint32_t len) {
-  return proj_keeps((const sf_iter *)ctx, qual, len);
+  return kv_sfi_proj_keeps((const sf_iter *)ctx, qual, len);
 }
 
 /* A projected iterator's block bi that the cache does not take (it->b must be &it->dec.b):
@@ -605,24 +592,6 @@ static uint32_t find_in_block(const kv_sf_cblock *b, const kv_cell *t, bool uppe
   return clo;
 }
 
-/* Recompute the keep flags for the loaded block. False (status set) when out of memory. */
-bool kv_sfi_compute_keep(sf_iter *it) {
-  const kv_sf_cblock *b = it->b;
-  if (b->nquals > it->keep_cap) {
-    size_t cap = it->keep_cap;
-    if (kv_sf_grow((void **)&it->keep, &cap, b->nquals, 1)) {
-      it->status = kv_error(KV_ERR_NOMEM, "out of memory reading store file %s", it->r->path);
-      it->valid = false;
-      return false;
-    }
-    it->keep_cap = cap;
-  }
-  for (uint32_t q = 0; q < b->nquals; q++)
-    it->keep[q] = proj_keeps(it, b->dict + b->q_off[q], b->q_len[q]);
-  it->keep_bi = it->bi;
-  return true;
-}
-
 /* Whether cell ci is kept by the projection (DeleteFamily tombstones always are). */
 static inline bool kept(const sf_iter *it, const kv_sf_cblock *b, uint32_t ci) {
   return it->keep[kv_sf_pa_get(&b->qual, ci)] ||
@@ -851,42 +820,6 @@ kv_iter *kv_sf_iter_retarget(kv_iter *base, kv_sf_reader *r, kv_sf_io *io, bool 
   it->fast_bi = -1;
   it->dec.b.nrows = 0; /* the private block no longer matches any block of r */
   return base;
-}
-
-void kv_sf_iter_project(kv_iter *base, const uint8_t *const *quals, const uint32_t *lens,
-                        uint32_t n) {
-  sf_iter *it = (sf_iter *)base;
-  if (it->b->part) { /* decoded for another projection: not reused */
-    it->bi = -1;
-    it->valid = false;
-  }
-  it->pq = quals;
-  it->pql = lens;
-  it->npq = n;
-  it->proj = true;
-  it->keep_bi = -1;
-  it->short_proj = n <= PKEYS;
-  for (uint32_t i = 0; i < n && it->short_proj; i++) {
-    if (lens[i] > 7) it->short_proj = false;
-    else it->pkey[i] = short_key(quals[i], lens[i]);
-  }
-  /* value vectors: short qualifiers (at most PKEYS of them), each named once, so that a
-     position names one qualifier */
-  it->vec_ok = n >= 1 && it->short_proj;
-  it->byte_proj = it->short_proj;
-  for (uint32_t i = 0; i < n && it->byte_proj; i++) it->byte_proj = lens[i] == 1;
-  if (it->byte_proj) { /* one-byte qualifiers: a table; a byte named twice (its later
-                           position kept: unused, as value vectors are then off) */
-    memset(it->ptab, 0, sizeof it->ptab);
-    for (uint32_t i = n; i-- > 0;) {
-      if (it->ptab[quals[i][0]]) it->vec_ok = false;
-      it->ptab[quals[i][0]] = (uint8_t)(i + 1);
-    }
-    return;
-  }
-  for (uint32_t i = 1; i < n && it->vec_ok; i++)
-    for (uint32_t j = 0; j < i && it->vec_ok; j++)
-      if (it->pkey[i] == it->pkey[j]) it->vec_ok = false;
 }
 
 /* ---- row seek (kv/sf/sf_rows.h; rows taken whole: kv/sf/sf_iter_rows.c) -------------------- */

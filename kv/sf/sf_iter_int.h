@@ -1,13 +1,14 @@
 /*
 ** kv/sf/sf_iter_int.h: the state of a store-file iterator (kv/sf/sf.h kv_sf_iter_new), shared by
-** the two files that implement it: kv/sf/sf_iter.c (blocks, seeks, moves, the cell-by-cell
-** kv_iter) and kv/sf/sf_iter_rows.c (rows taken whole, kv/sf/sf_rows.h), and read by
-** kv/scan/scan_run.c (row runs step the iterators of a scan's families in their blocks and take
-** rows with the same emit functions, kv_sfi_row_views / kv_sfi_row_vec, defined here so both
-** inline them), by kv/sf/sf_copy.c (compaction copies the block an iterator stands on) and by
+** the three files that implement it: kv/sf/sf_iter.c (blocks, seeks, moves, the cell-by-cell
+** kv_iter), kv/sf/sf_iter_proj.c (the projection, the shape memo) and kv/sf/sf_iter_rows.c
+** (rows taken whole, kv/sf/sf_rows.h), and read by kv/scan/scan_run.c (row runs step the
+** iterators of a scan's families in their blocks and take rows with the same emit
+** functions, kv_sfi_row_views / kv_sfi_row_vec, defined here so both inline them), by
+** kv/sf/sf_copy.c (compaction copies the block an iterator stands on) and by
 ** kv/sf/sf_estimate.c (the planner's exact count of an end block's rows loads the block as a
 ** scan would, kv_sfi_load). Split from one file for size; not part of kv/'s contract: only
-** those five files include it.
+** those six files include it.
 */
 #ifndef ROWAN_KV_SF_ITER_INT_H
 #define ROWAN_KV_SF_ITER_INT_H
@@ -71,6 +72,12 @@ typedef struct sf_iter {
   uint8_t ptab[256];       /* byte_proj: per qualifier byte, 1 + its first position in the
                               projection; 0 = not projected */
   bool proj;               /* forward moves keep only projected cells */
+  bool mp_ok;              /* pkey holds the last projection given (kv_sf_iter_project), of
+                              mp_n short qualifiers, with its vec_ok and byte_proj in mp_vec
+                              and mp_byte: the same projection given again (a retargeted
+                              iterator's next scan) is taken as it stands */
+  bool mp_vec, mp_byte;
+  uint32_t mp_n;
   uint8_t *keep;           /* per dictionary entry of block keep_bi: 1 = projected */
   size_t keep_cap;         /* entries allocated in keep */
   int64_t keep_bi;         /* block keep was computed for, -1 if none */
@@ -106,6 +113,16 @@ typedef struct sf_iter {
                               its value from a full row's first value (toff), 0 where no
                               fixed-width entry sits (a variable-width one's is written
                               after; another's is not present: its pointer is not read) */
+  /* The shape memo (kv/sf/sf_iter_proj.c): the tables above made for a packed block carry
+     over to the next packed block of the same shape (kv_sf_cblock.shape) under the same
+     projection, as the blocks of one table's store files mostly are */
+  uint8_t memo_shape[2 * KV_SF_SHAPE_MAX]; /* the shape they were made for */
+  uint8_t memo_len;        /* its bytes; 0: none */
+  bool memo_keep;          /* keep holds that shape's flags under the projection in pkey */
+  bool memo_fast;          /* fq, full_* and the lists (when lists_ok) hold its table, made
+                              with proj == memo_fast_proj */
+  bool memo_fast_proj;
+  uint8_t memo_q[KV_SF_SHAPE_MAX]; /* its qualifier bytes: fq[q].qual points here */
 } sf_iter;
 
 /* What the fast row path needs of one dictionary entry of the loaded block. */
@@ -312,9 +329,18 @@ static inline uint64_t kv_sfi_row_vec(sf_iter *it, uint32_t ci, uint32_t end,
 ** lists_ok. */
 void kv_sfi_full_lists(sf_iter *it);
 
-/* Recompute the keep flags of the projection for the loaded block. False (status set, the
-** iterator invalid) when out of memory. */
+/* Recompute the keep flags of the projection for the loaded block (or take them from the
+** shape memo). False (status set, the iterator invalid) when out of memory. */
 bool kv_sfi_compute_keep(sf_iter *it);
+/* Whether the projection keeps dictionary entry [qb, qb+ql). */
+bool kv_sfi_proj_keeps(const sf_iter *it, const uint8_t *qb, uint32_t ql);
+/* Whether the fast row table (fq, full_*, the lists) was made for a block of the loaded
+** packed block's shape under the present projection: fast_prepare need not make it. */
+bool kv_sfi_memo_fast(const sf_iter *it);
+/* Record that the fast row table was just made for the loaded block: remembered for its
+** shape when it has one (fq's qualifiers then point into the memo), else the memo forgets
+** any table. */
+void kv_sfi_memo_fast_made(sf_iter *it);
 
 /* Position on the first cell at or after cell ci (row ri, ci's row or an earlier one) of
 ** the loaded block that the projection keeps, loading the next blocks as needed (the

@@ -123,6 +123,11 @@ static bool fast_prepare(sf_iter *it) {
       b->min_ts < c->ts_min || b->max_ts >= c->ts_max)
     return true;
   if (it->proj && it->keep_bi != it->bi && !kv_sfi_compute_keep(it)) return false;
+  if (kv_sfi_memo_fast(it)) { /* a block of this shape had its table made: it holds */
+    it->last_spans = -1;
+    it->fast_ok = true;
+    return true;
+  }
   if (b->nquals > it->fq_cap) {
     size_t cap = it->fq_cap;
     if (kv_sf_grow((void **)&it->fq, &cap, b->nquals, sizeof *it->fq))
@@ -152,6 +157,7 @@ static bool fast_prepare(sf_iter *it) {
   it->last_spans = -1; /* found when the last row is asked for */
   it->fast_ok = true;
   full_prepare(it);
+  kv_sfi_memo_fast_made(it);
   return true;
 }
 
