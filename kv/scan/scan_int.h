@@ -17,41 +17,44 @@
 #include "kv/util/status.h"
 
 typedef struct fscan {
-  uint32_t fid;                 /* family id */
+  /* kept with a shelved shell for the next scan (buffers, and the visibility state, which
+     scan_open sets again): fscan_reset clears everything from fid on */
   kv_memstore **mems;           /* referenced memstores (active, frozen ones, overlay) */
-  int n_mems;                   /* entries in mems */
   uint32_t mems_cap;            /* entries allocated in mems */
-  kv_memstore *ovl;             /* the overlay memstore (also in mems), NULL if none */
-  int ovl_kid;                  /* kid reading the overlay memstore, -1 if none */
   kv_sfh **files;               /* referenced store files */
-  uint32_t n_files;             /* entries in files */
   uint32_t files_cap;           /* entries allocated in files */
   kv_iter **kids;               /* one iterator per source: mems first, then files */
   uint8_t *parked;              /* per kid: 1 = left out of the current single-key range
                                    because its file's bloom filter rules the key out */
-  uint32_t n_kids;              /* entries in kids */
   uint32_t kids_cap;            /* entries allocated in kids and parked */
   kv_iter **spare;              /* parked store-file iterators of an earlier scan */
   uint32_t n_spare, spare_cap;  /* entries in spare / allocated */
+  uint8_t **proj;               /* projected qualifiers (into proj_bytes), when has_proj */
+  uint32_t *proj_lens;          /* their lengths */
+  uint32_t proj_cap;            /* entries allocated in proj and proj_lens */
+  uint8_t *proj_bytes;          /* the qualifiers' bytes (copies) */
+  size_t proj_bytes_cap;        /* bytes allocated in proj_bytes */
+  const uint8_t **vvals;        /* vec: per projected qualifier, the row's value */
+  uint32_t *vlens;              /* vec: their lengths */
+  uint32_t vcap;                /* entries allocated in vvals and vlens */
+  kv_vis vis;                   /* visibility state and parameters */
+  /* this scan's: zero in a reset slot */
+  uint32_t fid;                 /* family id */
+  int n_mems;                   /* entries in mems */
+  kv_memstore *ovl;             /* the overlay memstore (also in mems), NULL if none */
+  int ovl_kid;                  /* kid reading the overlay memstore, -1 if none */
+  uint32_t n_files;             /* entries in files */
+  uint32_t n_kids;              /* entries in kids */
   uint32_t n_mem_kids;          /* kids reading memstores (empty ones get none) */
   int cur;                      /* kid holding the smallest cell, -1 when exhausted */
   kv_sf_io io;                  /* block counters of this family's store files */
   uint64_t cells;               /* cells pulled from the sources */
   uint64_t files_opened;        /* store-file iterators created */
   uint64_t files_skipped_ts;    /* store files left out by their timestamps (time range) */
-  uint8_t **proj;               /* projected qualifiers (into proj_bytes), when has_proj */
-  uint32_t *proj_lens;          /* their lengths */
   uint32_t n_proj;              /* entries in proj; a zero count with proj set = none */
-  uint32_t proj_cap;            /* entries allocated in proj and proj_lens */
-  uint8_t *proj_bytes;          /* the qualifiers' bytes (copies) */
-  size_t proj_bytes_cap;        /* bytes allocated in proj_bytes */
   bool has_proj;                /* a projection was given */
   bool fast;                    /* rows may be taken whole from a store file (sf_rows.h) */
   bool vec;                     /* ... and as a value vector (kv_scan_options.value_vectors) */
-  const uint8_t **vvals;        /* vec: per projected qualifier, the row's value */
-  uint32_t *vlens;              /* vec: their lengths */
-  uint32_t vcap;                /* entries allocated in vvals and vlens */
-  kv_vis vis;                   /* visibility state and parameters */
 } fscan;
 
 /* One family of a row run (kv/scan/scan_run.c). */
@@ -111,7 +114,9 @@ struct kv_scan {
                                    rows taken whole point into their block instead) */
   uint32_t n_copied;            /* copied cells in offs */
   uint8_t *data; size_t data_len, data_cap;  /* bytes of the current row's cells */
-  kv_scan_metrics m;            /* row-level metrics */
+  struct {                      /* row-level metrics (kv_scan_get_metrics adds the rest) */
+    uint64_t rows_examined, rows_filtered, rows_returned, ranges_sought;
+  } m;
   uint32_t pend_mask;           /* bit i: family i's current kid handed out its row whole
                                    (kv_sf_iter_take_row) and must move past it before the
                                    family is read again (its views point into its block) */

@@ -23,6 +23,7 @@
 ** Store files are chosen at open by the key ranges (file_overlaps) and by time
 ** (file_in_time: the trailer's timestamps against the time range and as_of; docs/KV_TIME.md).
 */
+#include <stddef.h>
 #include "kv/util/coding.h"
 #include "kv/scan/scan_int.h"
 
@@ -105,28 +106,7 @@ static void vis_init_keep(kv_vis *v) {
 
 /* Make a used (released) family slot as good as new, keeping its buffers. */
 static void fscan_reset(fscan *f) {
-  fscan k = *f;
-  memset(f, 0, sizeof *f);
-  f->mems = k.mems;
-  f->mems_cap = k.mems_cap;
-  f->files = k.files;
-  f->files_cap = k.files_cap;
-  f->kids = k.kids;
-  f->parked = k.parked;
-  f->kids_cap = k.kids_cap;
-  f->spare = k.spare;
-  f->n_spare = k.n_spare;
-  f->spare_cap = k.spare_cap;
-  f->proj = k.proj;
-  f->proj_lens = k.proj_lens;
-  f->proj_cap = k.proj_cap;
-  f->proj_bytes = k.proj_bytes;
-  f->proj_bytes_cap = k.proj_bytes_cap;
-  f->vvals = k.vvals;
-  f->vlens = k.vlens;
-  f->vcap = k.vcap;
-  f->vis = k.vis;
-  vis_init_keep(&f->vis);
+  memset(&f->fid, 0, sizeof *f - offsetof(fscan, fid)); /* vis: scan_open sets it again */
   f->cur = -1;
   f->ovl_kid = -1;
 }
