@@ -1,7 +1,7 @@
 /*
 ** api/keymap.c: a table's key space and a statement's block trace through the public API:
-** rowan_table_layout, rowan_table_families, rowan_stmt_trace, rowan_stmt_trace_get and
-** their frees (contracts
+** rowan_table_layout (a table's blocks and regions), rowan_table_families,
+** rowan_stmt_trace, rowan_stmt_trace_get and their frees (contracts
 ** in include/rowan.h). The engine builds both (exec/keymap.h); this file checks the
 ** arguments, maps errors to ROWAN_* codes and lays the engine's records out as the public
 ** structs, whose strings and keys point into the engine's records (kept in `internal`
@@ -28,10 +28,13 @@ static int layout_get(rowan_db *db, const char *table, bool with_blocks, rowan_l
   rowan_layout *o = calloc(1, sizeof *o);
   rowan_layout_family *fams = calloc(l->n_families ? l->n_families : 1, sizeof *fams);
   rowan_layout_block *blocks = calloc(l->n_blocks ? l->n_blocks : 1, sizeof *blocks);
-  if (!o || !fams || !blocks || l->n_blocks > (size_t)INT32_MAX) {
+  rowan_layout_region *regions = calloc(l->n_regions, sizeof *regions);
+  if (!o || !fams || !blocks || !regions || l->n_blocks > (size_t)INT32_MAX ||
+      l->n_regions > (uint32_t)INT32_MAX) {
     free(o);
     free(fams);
     free(blocks);
+    free(regions);
     exec_km_layout_free(l);
     return api_error(db, ROWAN_NOMEM, -1, "out of memory");
   }
@@ -61,12 +64,18 @@ static int layout_get(rowan_db *db, const char *table, bool with_blocks, rowan_l
     d->last_key_len = (int)b->last_len;
     d->last_key_text = b->last_text;
   }
+  for (uint32_t i = 0; i < l->n_regions; i++) {
+    const exec_km_region *r = &l->regions[i];
+    regions[i] = (rowan_layout_region){r->start, (int)r->start_len, r->start_text};
+  }
   o->table = l->table;
   o->key = l->key;
   o->n_families = (int)l->n_families;
   o->families = fams;
   o->n_blocks = (int)l->n_blocks;
   o->blocks = blocks;
+  o->n_regions = (int)l->n_regions;
+  o->regions = regions;
   o->internal = l;
   *layout = o;
   api_clear_error(db);
@@ -86,6 +95,7 @@ void rowan_layout_free(rowan_layout *layout) {
   exec_km_layout_free(layout->internal);
   free((void *)layout->families);
   free((void *)layout->blocks);
+  free((void *)layout->regions);
   free(layout);
 }
 

@@ -1,11 +1,12 @@
 /*
 ** exec/keymap.c: a table's key-space layout (its store files and blocks per family, first
-** keys decoded) and a statement's block trace in the same terms (exec/keymap.h). The key
-** text rules are in that header; bound_text below implements them.
+** keys decoded, and its regions) and a statement's block trace in the same terms
+** (exec/keymap.h). The key text rules are in that header; bound_text below implements them.
 **
 ** Not here: recording the trace (kv/util/trace.c, exec_step sets the thread's current trace in
 ** exec/engine.c), drawing (cli/).
 */
+#include <assert.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,8 +115,8 @@ static bool after_prefix(const cat_key_col *cols, int nc, const uint8_t *p, size
 ** the other mark: "[X)" for a start (exclusive of X), "[X]" for an end (X included). Where
 ** two readings fit (the end after every key of INTEGER 5 is the key of 6), an end is read
 ** as "after X", a start as itself: "k = 5" prints [5] .. [5], not [5] .. [6). */
-static void bound_text(const cat_key_col *cols, int nc, const uint8_t *p, size_t n, int kind,
-                       tbuf *out) {
+static void key_text(const cat_key_col *cols, int nc, const uint8_t *p, size_t n, int kind,
+                     tbuf *out) {
   out->n = 0;
   out->b[0] = 0;
   char mark = kind == 2 ? ')' : ']', other = kind == 2 ? ']' : ')';
@@ -151,6 +152,31 @@ static void bound_text(const cat_key_col *cols, int nc, const uint8_t *p, size_t
   }
   char m[2] = {mark, 0};
   tputs(out, m);
+}
+
+/* key_text of a key that starts with a salt byte when `salted`: the byte first, as the
+** bucket number ("[2, 'a', 1]"), then the rest of the key as key_text prints it; the salt
+** byte alone is the whole bucket ("[2, *, *]" as a bound, "[2]" as a row key). */
+static void bound_text(const cat_key_col *cols, int nc, bool salted, const uint8_t *p,
+                       size_t n, int kind, tbuf *out) {
+  if (!salted || n == 0) {
+    key_text(cols, nc, p, n, kind, out);
+    return;
+  }
+  char b[8];
+  snprintf(b, sizeof b, "[%u", p[0]);
+  out->n = 0;
+  out->b[0] = 0;
+  tputs(out, b);
+  if (n == 1) {
+    for (int k = 0; kind && k < nc; k++) tputs(out, ", *");
+    tputs(out, kind == 2 ? ")" : "]");
+    return;
+  }
+  tbuf rest;
+  key_text(cols, nc, p + 1, n - 1, kind, &rest);
+  tputs(out, ", ");
+  tput(out, rest.b + 1, rest.n - 1); /* its text without the '[' */
 }
 
 static char *dup_text(const tbuf *t) {
@@ -200,11 +226,12 @@ static int add_block(void *ctx, const kv_file_block *b) {
   tbuf t;
   o->first = dup_bytes(b->first_row, b->first_row_len);
   o->first_len = b->first_row_len;
-  bound_text(c->t->key_cols, c->t->n_pk, b->first_row, b->first_row_len, 0, &t);
+  bool salted = c->t->salt_buckets > 0;
+  bound_text(c->t->key_cols, c->t->n_pk, salted, b->first_row, b->first_row_len, 0, &t);
   o->first_text = dup_text(&t);
   o->last = dup_bytes(b->last_row, b->last_row_len);
   o->last_len = b->last_row_len;
-  bound_text(c->t->key_cols, c->t->n_pk, b->last_row, b->last_row_len, 0, &t);
+  bound_text(c->t->key_cols, c->t->n_pk, salted, b->last_row, b->last_row_len, 0, &t);
   o->last_text = dup_text(&t);
   if (!o->first || !o->first_text || !o->last || !o->last_text) return c->rc = EXEC_NOMEM;
   exec_km_family *f = &l->families[c->fam];
@@ -214,6 +241,55 @@ static int add_block(void *ctx, const kv_file_block *b) {
     f->bytes += b->file_bytes;
   }
   return 0;
+}
+
+typedef struct rctx {
+  exec_km_layout *l;       /* the layout whose regions are being filled */
+  const cat_table *t;      /* its table */
+  uint32_t cap;            /* regions allocated */
+  int rc;                  /* EXEC_NOMEM after a failure */
+} rctx;
+
+/* Region i + 1 of the table starts at key[0..len): kept with its text (kv_family_regions
+** calls it in key order, in one look). */
+static void add_region(void *ctx, uint32_t i, const uint8_t *key, uint32_t len) {
+  rctx *c = ctx;
+  exec_km_layout *l = c->l;
+  if (c->rc || i + 1 != l->n_regions) return;
+  if (l->n_regions == c->cap) {
+    uint32_t nc = c->cap * 2;
+    exec_km_region *nr = realloc(l->regions, nc * sizeof *nr);
+    if (!nr) {
+      c->rc = EXEC_NOMEM;
+      return;
+    }
+    l->regions = nr;
+    c->cap = nc;
+  }
+  exec_km_region *r = &l->regions[l->n_regions];
+  tbuf t;
+  bound_text(c->t->key_cols, c->t->n_pk, c->t->salt_buckets > 0, key, len, 1, &t);
+  r->start = dup_bytes(key, len);
+  r->start_len = len;
+  r->start_text = dup_text(&t);
+  l->n_regions++; /* freed whole or in part by exec_km_layout_free */
+  if (!r->start || !r->start_text) c->rc = EXEC_NOMEM;
+}
+
+/* The regions of t into l: the first from the first row ("[*]"), then one per boundary. */
+static int get_regions(exec_session *s, const cat_table *t, exec_km_layout *l,
+                       exec_error *err) {
+  rctx c = {l, t, 8, EXEC_OK};
+  if (!(l->regions = calloc(c.cap, sizeof *l->regions)) ||
+      !(l->regions[0].start_text = strdup("[*]")))
+    return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  l->n_regions = 1;
+  uint32_t n = 0;
+  int krc = kv_family_regions(s->db, t->families[0].kv_id, &n, add_region, &c);
+  if (krc) return exec_kv_error(krc, err);
+  if (c.rc) return exec_fail(err, EXEC_NOMEM, -1, "out of memory");
+  assert(n == l->n_regions); /* one look: the count and the boundaries listed agree */
+  return EXEC_OK;
 }
 
 int exec_km_layout_get(exec_session *s, const char *name, bool blocks, exec_km_layout **out,
@@ -267,6 +343,11 @@ int exec_km_layout_get(exec_session *s, const char *name, bool blocks, exec_km_l
       return exec_kv_error(krc, err);
     }
   }
+  int rrc = get_regions(s, t, l, err);
+  if (rrc) {
+    exec_km_layout_free(l);
+    return rrc;
+  }
   *out = l;
   return EXEC_OK;
 nomem:
@@ -283,6 +364,11 @@ void exec_km_layout_free(exec_km_layout *l) {
     free(l->blocks[i].last_text);
   }
   for (uint32_t i = 0; l->families && i < l->n_families; i++) free(l->families[i].name);
+  for (uint32_t i = 0; l->regions && i < l->n_regions; i++) {
+    free(l->regions[i].start);
+    free(l->regions[i].start_text);
+  }
+  free(l->regions);
   free(l->blocks);
   free(l->families);
   free(l->table);
@@ -307,6 +393,7 @@ typedef struct owner {
   const char *family;           /* the family's name */
   const cat_key_col *cols;      /* row-key columns, or NULL when unknown */
   int n_cols;                   /* their count */
+  bool salted;                  /* its row keys start with a salt byte (catalog/salt.h) */
 } owner;
 
 /* Find fid's owner in the catalog. An index's key schema comes from its codec, kept in *ic
@@ -317,6 +404,7 @@ static void find_owner(exec_session *s, uint32_t fid, owner *o, exec_index_codec
   o->family = "?";
   o->cols = NULL;
   o->n_cols = 0;
+  o->salted = false;
   for (int i = 0; i < cat_table_count(s->cat); i++) {
     const cat_table *t = cat_table_at(s->cat, i);
     for (int f = 0; f < t->n_families; f++) {
@@ -325,6 +413,7 @@ static void find_owner(exec_session *s, uint32_t fid, owner *o, exec_index_codec
       o->family = t->families[f].name;
       o->cols = t->key_cols;
       o->n_cols = t->n_pk;
+      o->salted = t->salt_buckets > 0;
       return;
     }
     for (int x = 0; x < t->n_indexes; x++) {
@@ -332,6 +421,7 @@ static void find_owner(exec_session *s, uint32_t fid, owner *o, exec_index_codec
       if (ix->kv_key_family != fid && ix->kv_data_family != fid) continue;
       snprintf(o->table, sizeof o->table, "%s.%s", t->name, ix->name);
       o->family = ix->kv_key_family == fid ? CAT_KEY_FAMILY : CAT_DEFAULT_FAMILY;
+      o->salted = ix->salt_buckets > 0;
       if (*ic_for != ix) {
         exec_index_codec_free(ic);
         memset(ic, 0, sizeof *ic);
@@ -390,12 +480,12 @@ int exec_km_trace_get(exec_stmt *st, exec_km_trace **out, exec_error *err) {
     if (d->has_start) {
       d->start = dup_bytes(tr[i].start, tr[i].start_len);
       d->start_len = tr[i].start_len;
-      bound_text(o.cols, o.n_cols, tr[i].start, tr[i].start_len, 1, &a);
+      bound_text(o.cols, o.n_cols, o.salted, tr[i].start, tr[i].start_len, 1, &a);
     }
     if (d->has_end) {
       d->end = dup_bytes(tr[i].end, tr[i].end_len);
       d->end_len = tr[i].end_len;
-      bound_text(o.cols, o.n_cols, tr[i].end, tr[i].end_len, 2, &b);
+      bound_text(o.cols, o.n_cols, o.salted, tr[i].end, tr[i].end_len, 2, &b);
     }
     d->text = malloc(a.n + b.n + 5);
     if (d->text) snprintf(d->text, a.n + b.n + 5, "%s .. %s", a.b, b.b);

@@ -2,9 +2,10 @@
 ** exec/keymap.h: what a picture of a table's key space needs from the engine (the shell's
 ** .keymap, through include/rowan.h's rowan_table_layout and rowan_stmt_trace_get): the
 ** table's store files and blocks per column family, from the block indexes
-** (kv_family_blocks), with their first row keys decoded into column values; and a
-** statement's block trace (kv_trace) turned into the same terms: each block read with its
-** table and family names, each key range sought with its bounds as column values.
+** (kv_family_blocks), with their first row keys decoded into column values; the table's
+** regions (kv_family_regions: docs/KV_REGIONS.md), each with its start key decoded the same
+** way; and a statement's block trace (kv_trace) turned into the same terms: each block read
+** with its table and family names, each key range sought with its bounds as column values.
 **
 ** Key text: a row key decodes to "['Dongsi', '2017-02-28 23:00:00']" (the
 ** literals of docs/EXPLAIN.md's bounds). A range bound is often not a whole row key: a
@@ -13,7 +14,10 @@
 ** one bracket per bound, ']' inclusive and ')' exclusive, '*' for an open bound:
 ** "['Dongsi', *] .. ['Dongsi', *]" is every key whose first column is 'Dongsi' ('*': a
 ** key column the bound leaves open, as in EXPLAIN). Bytes that do not
-** decode are shown as X'..' hex after the columns that did.
+** decode are shown as X'..' hex after the columns that did. The key of a salted table (or
+** index) starts with its salt byte, printed first as the bucket number, as EXPLAIN prints
+** a salted range: "[2, 'Dongsi', '2017-02-28 23:00:00']"; a region start of a salted table
+** is the salt byte alone: "[2, *, *]". A region start is printed as a range start.
 **
 ** Not here: drawing (cli/keymap*.c), recording (kv/util/trace.c). Everything returned is
 ** malloc'ed and freed with the matching _free function.
@@ -60,6 +64,13 @@ typedef struct exec_km_family {
   uint64_t paged_files;    /* files whose block index is paged (kv_family_stats.paged_files) */
 } exec_km_family;
 
+/* One region of the table: from its start key (inclusive) to the next region's. */
+typedef struct exec_km_region {
+  uint8_t *start;          /* its start key (malloc), NULL for the first region */
+  uint32_t start_len;      /* its length, 0 for the first region */
+  char *start_text;        /* as a range start: "['b', *]"; "[*]" for the first (malloc) */
+} exec_km_region;
+
 typedef struct exec_km_layout {
   char *table;             /* the table's name (malloc) */
   char *key;               /* its primary key: "STATION, TS DESC" (malloc) */
@@ -68,11 +79,13 @@ typedef struct exec_km_layout {
   size_t n_blocks;         /* blocks of every family: family by family, files in the order
                               the store keeps them (oldest first), blocks in key order */
   exec_km_block *blocks;
+  uint32_t n_regions;      /* the table's regions (1 when not split), in key order */
+  exec_km_region *regions; /* taken in one look of their own (kv_family_regions) */
 } exec_km_layout;
 
 /* Build the layout of table `name` (exact, else upper-cased as an unquoted SQL name) at
-** this moment; with `blocks` false the families only (their totals from the store's
-** statistics in one look each, no block index walked: n_blocks 0). EXEC_OK with *out set;
+** this moment; with `blocks` false the families and regions only (the families' totals
+** from the store's statistics in one look each, no block index walked: n_blocks 0). EXEC_OK with *out set;
 ** EXEC_ERROR (no such table), EXEC_NOMEM, or the error of the store; err describes it. */
 int exec_km_layout_get(exec_session *s, const char *name, bool blocks, exec_km_layout **out,
                        exec_error *err);

@@ -398,8 +398,14 @@ int rowan_stmt_metrics(rowan_stmt *stmt, rowan_metrics *out);
 ** file its place and size and its first row key, in bytes and as column values. A family's
 ** files are listed in the order the store keeps them (oldest first) and their key ranges
 ** may overlap until a compaction merges them; within a file blocks are in key order.
-** Regions: Rowan keeps each table in one key space (an HBase table would be split into
-** regions by key range; there are none to list). The shell's .keymap draws this.
+** Regions (HBase's: docs/KV_REGIONS.md): the table's key ranges in key order, each with
+** its start key in bytes and as column values (as HBase's RegionLocator.getStartKeys, whose
+** first region starts at the empty key); one region, from the first row, for a table
+** that is not split; a table is split at its SPLIT ON points, at its salt buckets
+** (SALT_BUCKETS = n: n regions, one a bucket) and by size (rowan_options.region_split_size).
+** Every store file lies within one region (a file written before a split by size crosses
+** the new boundary until the compaction the split asks for). A read-only open beside a
+** writer reports one region. The shell's .keymap draws this.
 ** Returns ROWAN_OK with *layout set (free it with rowan_layout_free); ROWAN_ERROR for an
 ** unknown table; ROWAN_NOMEM; ROWAN_MISUSE for a NULL argument. On failure *layout is NULL
 ** and rowan_errmsg(db) says why. Every pointer in the layout stays valid until
@@ -436,12 +442,24 @@ typedef struct rowan_layout_block {
   const void *first_key;      /* the row key of its first cell (the encoded primary key) */
   int first_key_len;          /* its length in bytes */
   const char *first_key_text; /* the same as column values, as EXPLAIN prints key bounds:
-                                 "['Dongsi', '2017-02-28 23:00:00']" */
+                                 "['Dongsi', '2017-02-28 23:00:00']"; a salted table's key
+                                 starts with its salt bucket: "[2, 'Dongsi', ...]" */
   const void *last_key;       /* the file's last row key (the same for every block of the
                                  file: a block ends where the next block's first key starts) */
   int last_key_len;           /* its length */
   const char *last_key_text;  /* as column values */
 } rowan_layout_block;
+typedef struct rowan_layout_region {
+  const void *start_key;      /* the first row key the region holds (inclusive: the region
+                                 runs to the next one's start key, exclusive), or NULL for
+                                 the first region (from the first row). Often a prefix, not a
+                                 whole row key: a SPLIT ON point's encoded columns, the salt
+                                 byte of a salted table's bucket */
+  int start_key_len;          /* its length in bytes (0 for the first region) */
+  const char *start_key_text; /* as column values, as EXPLAIN prints a range's start: "[*]"
+                                 (the first region), "['m', *]" (SPLIT ON ('m') over a key of
+                                 two columns), "[1, *, *]" (bucket 1 of a salted table) */
+} rowan_layout_region;
 typedef struct rowan_layout {
   const char *table;          /* the table's name */
   const char *key;            /* its primary key, the row key: "STATION, TS DESC" */
@@ -450,10 +468,14 @@ typedef struct rowan_layout {
   int n_blocks;               /* entries in blocks: family by family, as above */
   const rowan_layout_block *blocks;
   void *internal;             /* the library's; do not touch */
+  int n_regions;              /* entries in regions: 1 or more */
+  const rowan_layout_region *regions; /* the table's regions, in key order (a look of their
+                                 own: a split by size between it and the blocks' is seen by
+                                 the next call) */
 } rowan_layout;
 int rowan_table_layout(rowan_db *db, const char *table, rowan_layout **layout);
-/* rowan_table_families(db, table, &layout): the families of rowan_table_layout alone
-** (n_blocks 0), each family's figures taken from the store's statistics in one look (its
+/* rowan_table_families(db, table, &layout): the families and regions of rowan_table_layout
+** alone (n_blocks 0), each family's figures taken from the store's statistics in one look (its
 ** memstore, files, blocks, bytes and reader memory agree with each other even while a flush
 ** or compaction runs), without walking any block index: microseconds where the whole
 ** layout of a large table takes a walk of every block (289,000 blocks: 0.41 s). Same

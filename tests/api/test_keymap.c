@@ -8,7 +8,12 @@
 ** ANALYZE's "blocks=" for the same statement, its ranges the ranges sought, and every block
 ** it read is one the layout lists. Checked for a range scan, a full scan, point lookups, a
 ** skip scan by prefix, a reverse scan with a LIMIT and the columnar aggregate; then the
-** range texts, an uncovered index's lookups, and the misuse cases.
+** range texts, an uncovered index's lookups, and the misuse cases. The layout's regions: one
+** for a table not split; for SPLIT ON (a leading VARCHAR column; a DESC column and a row
+** of two columns) and SALT_BUCKETS, the boundaries given, as bytes and as column values,
+** each store file's blocks within one region, a salted table's keys printed with their
+** bucket first; rowan_table_families lists the same regions. (Splits by size:
+** tests/api/test_region_split.c.)
 */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -152,6 +157,134 @@ static void test_families(void **state) {
   assert_non_null(strstr(rowan_errmsg(db), "NOSUCH"));
   assert_int_equal(rowan_table_families(db, NULL, &f), ROWAN_MISUSE);
   assert_int_equal(rowan_table_families(NULL, "S", &f), ROWAN_MISUSE);
+}
+
+/* ---- regions ----------------------------------------------------------------------------- */
+static int key_cmp(const void *a, int an, const void *b, int bn) {
+  int n = an < bn ? an : bn;
+  int c = n ? memcmp(a, b, (size_t)n) : 0;
+  return c ? c : (an > bn) - (an < bn);
+}
+
+/* The region of l holding row key [k, k+n): the last whose start key is at or below it. */
+static int region_of(const rowan_layout *l, const void *k, int n) {
+  int r = 0;
+  for (int i = 1; i < l->n_regions; i++)
+    if (key_cmp(l->regions[i].start_key, l->regions[i].start_key_len, k, n) <= 0) r = i;
+  return r;
+}
+
+/* Table `name`'s regions are texts[0..n) ("[*]" first); every store file's blocks (first
+** and last keys) lie in one region, and rowan_table_families gives the same regions.
+** Returns the layout (the caller frees it). */
+static rowan_layout *check_regions(rowan_db *db, const char *name, const char *const *texts,
+                                   int n) {
+  rowan_layout *l = NULL, *f = NULL;
+  assert_int_equal(rowan_table_layout(db, name, &l), ROWAN_OK);
+  assert_int_equal(l->n_regions, n);
+  assert_null(l->regions[0].start_key);
+  assert_int_equal(l->regions[0].start_key_len, 0);
+  for (int i = 0; i < n; i++) {
+    assert_string_equal(l->regions[i].start_key_text, texts[i]);
+    if (i > 0) {
+      assert_non_null(l->regions[i].start_key);
+      assert_true(l->regions[i].start_key_len > 0);
+    }
+    if (i > 1) /* ascending */
+      assert_true(key_cmp(l->regions[i - 1].start_key, l->regions[i - 1].start_key_len,
+                          l->regions[i].start_key, l->regions[i].start_key_len) < 0);
+  }
+  for (int i = 0; i < l->n_blocks; i++) {
+    const rowan_layout_block *b = &l->blocks[i];
+    assert_int_equal(region_of(l, b->first_key, b->first_key_len),
+                     region_of(l, b->last_key, b->last_key_len));
+  }
+  assert_int_equal(rowan_table_families(db, name, &f), ROWAN_OK);
+  assert_int_equal(f->n_regions, n);
+  for (int i = 0; i < n; i++) {
+    assert_string_equal(f->regions[i].start_key_text, texts[i]);
+    assert_int_equal(f->regions[i].start_key_len, l->regions[i].start_key_len);
+    if (i) assert_memory_equal(f->regions[i].start_key, l->regions[i].start_key,
+                               (size_t)l->regions[i].start_key_len);
+  }
+  rowan_layout_free(f);
+  return l;
+}
+
+static void test_regions(void **state) {
+  rowan_db *db = db_of(state);
+  /* not split: one region, from the first row */
+  static const char *const one[] = {"[*]"};
+  rowan_layout_free(check_regions(db, "S", one, 1));
+  /* SPLIT ON the leading column: a region per point, each point a key prefix */
+  exec_ok(db, "CREATE TABLE P (K VARCHAR NOT NULL, V INTEGER NOT NULL, X DOUBLE "
+              "CONSTRAINT PK PRIMARY KEY (K, V)) SPLIT ON ('c', 'f')");
+  exec_ok(db, "CREATE TABLE Q (K INTEGER NOT NULL, V INTEGER NOT NULL, X DOUBLE "
+              "CONSTRAINT PK PRIMARY KEY (K DESC, V)) SPLIT ON ((50, 3), 20)");
+  exec_ok(db, "CREATE TABLE T (K VARCHAR NOT NULL, V INTEGER NOT NULL, X DOUBLE "
+              "CONSTRAINT PK PRIMARY KEY (K, V)) SALT_BUCKETS = 4");
+  char sql[128];
+  exec_ok(db, "BEGIN");
+  for (int i = 0; i < 80; i++) {
+    snprintf(sql, sizeof sql, "UPSERT INTO P VALUES ('%c', %d, 1.0)", 'a' + i % 8, i);
+    exec_ok(db, sql);
+    snprintf(sql, sizeof sql, "UPSERT INTO T VALUES ('%c', %d, 1.0)", 'a' + i % 8, i);
+    exec_ok(db, sql);
+    snprintf(sql, sizeof sql, "UPSERT INTO Q VALUES (%d, %d, 1.0)", i, i % 5);
+    exec_ok(db, sql);
+  }
+  exec_ok(db, "COMMIT");
+  assert_int_equal(rowan_flush(db), ROWAN_OK);
+  static const char *const p[] = {"[*]", "['c', *]", "['f', *]"};
+  rowan_layout *l = check_regions(db, "p", p, 3);
+  int seen[3] = {0, 0, 0};
+  for (int i = 0; i < l->n_blocks; i++) { /* 'a', 'b' | 'c' .. 'e' | 'f' .. 'h' */
+    const rowan_layout_block *b = &l->blocks[i];
+    int r = region_of(l, b->first_key, b->first_key_len);
+    seen[r]++;
+    char k = b->first_key_text[2];
+    assert_int_equal(r, k < 'c' ? 0 : k < 'f' ? 1 : 2);
+    if (r) /* the row key starts with the point's bytes */
+      assert_memory_equal(b->first_key, l->regions[r].start_key,
+                          (size_t)l->regions[r].start_key_len);
+  }
+  assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
+  rowan_layout_free(l);
+  /* a DESC leading column (points in decreasing values) and a point of two columns */
+  static const char *const q[] = {"[*]", "[50, 3]", "[20, *]"};
+  rowan_layout_free(check_regions(db, "Q", q, 3));
+  /* salted: a region per bucket, its start the salt byte; keys print their bucket first */
+  static const char *const t[] = {"[*]", "[1, *, *]", "[2, *, *]", "[3, *, *]"};
+  l = check_regions(db, "T", t, 4);
+  for (int i = 1; i < 4; i++) {
+    assert_int_equal(l->regions[i].start_key_len, 1);
+    assert_int_equal(((const unsigned char *)l->regions[i].start_key)[0], i);
+  }
+  assert_true(l->n_blocks > 0);
+  for (int i = 0; i < l->n_blocks; i++) {
+    const rowan_layout_block *b = &l->blocks[i];
+    char want[8];
+    snprintf(want, sizeof want, "[%d, '", region_of(l, b->first_key, b->first_key_len));
+    if (strncmp(b->first_key_text, want, strlen(want)) != 0)
+      fail_msg("block %d of T: %s, want it to start %s", i, b->first_key_text, want);
+  }
+  rowan_layout_free(l);
+  /* a salted table's ranges print their bucket first too, as EXPLAIN does */
+  rowan_stmt *st = NULL;
+  assert_int_equal(rowan_prepare(db, "SELECT X FROM T WHERE K = 'd'", -1, &st, NULL), ROWAN_OK);
+  assert_int_equal(rowan_stmt_trace(st, 1), ROWAN_OK);
+  while (rowan_step(st) == ROWAN_ROW) {
+  }
+  rowan_trace *tr = NULL;
+  assert_int_equal(rowan_stmt_trace_get(st, &tr), ROWAN_OK);
+  assert_int_equal(tr->n_ranges, 4);
+  assert_string_equal(tr->ranges[0].text, "[0, 'd', *] .. [0, 'd', *]");
+  assert_string_equal(tr->ranges[3].text, "[3, 'd', *] .. [3, 'd', *]");
+  rowan_trace_free(tr);
+  rowan_finalize(st);
+  exec_ok(db, "DROP TABLE P");
+  exec_ok(db, "DROP TABLE Q");
+  exec_ok(db, "DROP TABLE T");
 }
 
 /* ---- traced statements ------------------------------------------------------------------ */
@@ -322,6 +455,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_layout),
       cmocka_unit_test(test_families),
+      cmocka_unit_test(test_regions),
       cmocka_unit_test(test_trace),
       cmocka_unit_test(test_index),
       cmocka_unit_test(test_misuse),

@@ -5,7 +5,8 @@
 ** small size, loads and flushes split it into several regions, the rows (checked against
 ** their known count and sum, and a keyed range) read the same before and after a reopen, and
 ** the regions persist; a parallel scan (ORDER BY ... LIMIT: top N per chunk) cuts its chunks
-** at them at least (the chunk count in EXPLAIN) and answers right.
+** at them at least (the chunk count in EXPLAIN) and answers right; after the reopen (no
+** more splits) rowan_table_layout lists the regions, their start keys ascending values of K.
 ** Not here: the split itself at the kv level (tests/kv/test_regions.c).
 */
 #include <setjmp.h>
@@ -83,6 +84,27 @@ static void test_default_never_splits(void **state) {
   kv_env_free(env);
 }
 
+/* rowan_table_layout of T: n regions, "[*]" then "[k]" with k ascending in 1..ROWS-1 (not
+** checked: that each file lies in one region, since a file crosses a new boundary until the
+** compaction the split asks for has run). */
+static void check_layout(rowan_db *db, uint32_t n) {
+  rowan_layout *l = NULL;
+  assert_int_equal(rowan_table_layout(db, "T", &l), ROWAN_OK);
+  assert_int_equal(l->n_regions, n);
+  assert_string_equal(l->regions[0].start_key_text, "[*]");
+  long prev = 0;
+  for (int i = 1; i < l->n_regions; i++) {
+    long k = -1;
+    char close = 0;
+    if (sscanf(l->regions[i].start_key_text, "[%ld%c", &k, &close) != 2 || close != ']' ||
+        k <= prev || k >= ROWS)
+      fail_msg("region %d starts at %s (the one before at %ld)", i,
+               l->regions[i].start_key_text, prev);
+    prev = k;
+  }
+  rowan_layout_free(l);
+}
+
 static void test_small_size_splits(void **state) {
   (void)state;
   kv_env *env = kv_env_mem_new(12);
@@ -110,6 +132,7 @@ static void test_small_size_splits(void **state) {
   /* reopened (without the setting): the regions stay, the rows read the same */
   db = open_with(env, 0);
   assert_int_equal(max_regions(db), n);
+  check_layout(db, n);
   check_rows(db);
   assert_int_equal(rowan_close(db), ROWAN_OK);
   kv_env_free(env);
