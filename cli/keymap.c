@@ -3,11 +3,13 @@
 ** what a query read in it (cli/keymap.h has the axis rule). With a query, the query runs
 ** once with a block trace (rowan_stmt_trace; its rows are counted, not printed); then the
 ** table's layout is taken (rowan_table_layout), every block, file and range is placed on
-** the axis, the SVG is written (cli/keymap_svg.c) and a text version is printed: per store
-** file of each family a bar of 64 characters, '#' where a block was read from the file, '+'
-** where only from the block cache, '.' where the blocks were skipped; a bar of the key
-** ranges ('='); the leading key column's values under them; per family the blocks and
-** bytes read, which are EXPLAIN ANALYZE's figures for the same query.
+** the axis, the SVG is written (cli/keymap_svg.c) and a text version is printed: the
+** table's regions (their count and boundaries in the heading, and a table split into
+** regions gets a bar with ':' where each region after the first starts); per store file of
+** each family a bar of 64 characters, '#' where a block was read from the file, '+' where
+** only from the block cache, '.' where the blocks were skipped; a bar of the key ranges
+** ('='); the leading key column's values under them; per family the blocks and bytes
+** read, which are EXPLAIN ANALYZE's figures for the same query.
 **
 ** Not here: the SVG's drawing (cli/keymap_svg.c), the engine side (include/rowan.h).
 */
@@ -86,7 +88,8 @@ static void place_keys(kref *k, int nk, const rblock *r, int nr) {
   for (int q = 0; q < nk; q++) k[q].x /= span;
 }
 
-/* The place of key [p, p+n), which must be one of k[0..nk). */
+/* The place of key [p, p+n) when it is one of k[0..nk); else the place of the first key
+** after it, or the end of the axis when none is. */
 static double pos_of(const kref *k, int nk, const uint8_t *p, int n) {
   int lo = 0, hi = nk - 1;
   while (lo <= hi) {
@@ -140,9 +143,11 @@ static int build(km_map *m) {
   m->ticks = calloc(64, sizeof *m->ticks);
   int nr_trace = m->trace ? m->trace->n_ranges : 0;
   m->ranges = calloc(nr_trace ? (size_t)nr_trace : 1, sizeof *m->ranges);
+  m->region_x = calloc((size_t)l->n_regions, sizeof *m->region_x);
   kref *keys = calloc((size_t)nb * 2 + (size_t)nr_trace * 2 + 1, sizeof *keys);
   rblock *ref = calloc(nb ? (size_t)nb : 1, sizeof *ref);
-  if (!m->blocks || !m->lanes || !m->fam || !m->ticks || !m->ranges || !keys || !ref) {
+  if (!m->blocks || !m->lanes || !m->fam || !m->ticks || !m->ranges || !m->region_x || !keys ||
+      !ref) {
     free(keys);
     free(ref);
     return -1;
@@ -217,6 +222,11 @@ static int build(km_map *m) {
     d->x0 = r->start ? pos_of(keys, nk, r->start, r->start_len) : 0;
     d->x1 = r->end ? pos_of(keys, nk, r->end, r->end_len) : 1;
   }
+  /* a region starts where the first key at or after its start key is: the first block of
+     its files, not a place between the last key before it and that block */
+  for (int i = 1; i < l->n_regions; i++) /* no key at all (no store file): evenly */
+    m->region_x[i] = nk ? pos_of(keys, nk, l->regions[i].start_key, l->regions[i].start_key_len)
+                        : (double)i / l->n_regions;
   /* the reads, matched to the blocks by file and block */
   for (int i = 0; m->trace && i < m->trace->n_blocks; i++) {
     const rowan_block_read *r = &m->trace->blocks[i];
@@ -272,6 +282,7 @@ static void map_free(km_map *m) {
   free(m->ranges);
   free(m->fam);
   free(m->ticks);
+  free(m->region_x);
 }
 
 /* ---- the text version ---------------------------------------------------------------------- */
@@ -292,17 +303,45 @@ static void bar_of_lane(const km_map *m, const km_lane *ln, char *bar) {
   }
 }
 
+/* The column of axis place x in a bar. */
+static int bar_col(double x) {
+  int c = (int)(x * BAR);
+  return c < 0 ? 0 : c >= BAR ? BAR - 1 : c;
+}
+
+/* "regions: 3 (split at ['b', *], ['d', *])", or "regions: 1": past 5 boundaries the first
+** 3, "..." and the last. */
+static void print_regions(FILE *o, const rowan_layout *l) {
+  fprintf(o, "regions: %d", l->n_regions);
+  int nb = l->n_regions - 1;
+  for (int i = 1; i <= nb; i++) {
+    if (nb > 5 && i > 3 && i < nb) {
+      if (i == 4) fputs(", ...", o);
+      continue;
+    }
+    fprintf(o, "%s%s", i == 1 ? " (split at " : ", ", l->regions[i].start_key_text);
+  }
+  if (nb > 0) fputc(')', o);
+}
+
 static void print_text(cli_shell *sh, const km_map *m, const char *path) {
   FILE *o = sh->out;
   const rowan_layout *l = m->layout;
   char g1[32], g2[32], b1[32], b2[32];
-  fprintf(o, "%s: row key (%s); regions: none (Rowan keeps a table in one key space)\n",
-          l->table, l->key);
+  fprintf(o, "%s: row key (%s); ", l->table, l->key);
+  print_regions(o, l);
+  fputc('\n', o);
   if (m->query) fprintf(o, "query: %s\n", m->query);
   int lw = 10;
   for (int f = 0; f < l->n_families; f++)
     if ((int)strlen(l->families[f].name) + 6 > lw) lw = (int)strlen(l->families[f].name) + 6;
   char bar[BAR + 1];
+  if (l->n_regions > 1) { /* '-' along the axis, ':' where a region starts */
+    memset(bar, '-', BAR);
+    bar[BAR] = 0;
+    for (int i = 1; i < l->n_regions; i++) bar[bar_col(m->region_x[i])] = ':';
+    fprintf(o, "  %-*s|%s| %d regions\n", lw, "regions", bar, l->n_regions);
+  }
   if (m->trace) {
     memset(bar, ' ', BAR);
     bar[BAR] = 0;

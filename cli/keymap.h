@@ -9,7 +9,9 @@
 ** family with the most rows (the reference) gives each of its blocks a width in proportion
 ** to its rows; the keys that fall inside one of its blocks are spread evenly across it, in
 ** key order. So a range holding a twelfth of the rows is about a twelfth of the width in
-** every family's lane, and the other families' blocks line up with the reference's.
+** every family's lane, and the other families' blocks line up with the reference's. A
+** region starts on the axis where the first of those keys at or after its start key is
+** (the end of the axis when none is), so its line falls at the first block of its files.
 **
 ** Not here: the engine side (include/rowan.h: rowan_table_layout, rowan_stmt_trace_get).
 */
@@ -76,6 +78,8 @@ typedef struct km_map {
   km_tick *ticks;              /* the leading column's values along the axis */
   int n_ticks;
   int ref_family;              /* the family whose rows set the distances, or -1 */
+  double *region_x;            /* where each region of the layout starts on the axis (the
+                                  first at 0), layout->n_regions entries */
 } km_map;
 
 /* .keymap TABLE [QUERY] FILE.svg: 0, or 1 with a message printed. */

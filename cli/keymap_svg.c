@@ -1,16 +1,20 @@
 /*
 ** cli/keymap_svg.c: the SVG file of `.keymap` (cli/keymap.h): 1,200 pixels wide, as tall
 ** as its families need. From the top: the title (table and row key), the query, a line on
-** regions; the key ranges the query sought, as bars, whose translucent bands run down over
+** the table's regions (their count and boundaries); the key ranges the query sought, as bars, whose translucent bands run down over
 ** every family; per column family a heading (blocks, bytes, what was read and skipped) and
 ** one lane per store file, each block a rectangle over its span of the key axis (read
 ** blocks red, from the block cache orange, skipped ones grey-blue in two alternating shades
-** so block boundaries show), hovering one shows its first key and sizes; the leading key
-** column's values along the axis; a legend; a note on how widths are chosen.
+** so block boundaries show), hovering one shows its first key and sizes; a dashed green
+** line down over each family's lanes where each region after the first starts (hovering
+** one shows its start key); the leading key column's values along the axis; a legend; a
+** note on how widths are chosen.
 **
 ** Each block's rectangle carries data-family, data-file, data-block and data-loads
-** attributes (data-hits too when read), so a program (tests/cli/check_svg.py) can check
-** the picture against EXPLAIN ANALYZE without parsing the drawing.
+** attributes (data-hits too when read), and each region boundary's line a data-region
+** attribute (the region's index, 1..n-1; one line per family), so a program
+** (tests/cli/test_pictures.py) can check the picture against EXPLAIN ANALYZE and the
+** layout without parsing the drawing.
 **
 ** Not here: the data (cli/keymap.c), the SVG syntax (cli/svg.c).
 */
@@ -35,7 +39,8 @@ static const char *const CSS =
     ".s{font-size:11px;fill:#333}"
     ".b0{fill:#bccad8}.b1{fill:#d3dce6}.r{fill:#d62728}.h{fill:#f28e2b}"
     ".k{fill:#1f77b4}.band{fill:#1f77b4;fill-opacity:0.13}"
-    ".lane{fill:#f3f5f7}.axis{stroke:#444;stroke-width:1}.tick{stroke:#888;stroke-width:1}";
+    ".lane{fill:#f3f5f7}.axis{stroke:#444;stroke-width:1}.tick{stroke:#888;stroke-width:1}"
+    ".rg{fill:none;stroke:#2ca02c;stroke-width:2;stroke-dasharray:5 3}";
 
 static double ax(double x) { return AX0 + x * (AX1 - AX0); }
 
@@ -128,6 +133,41 @@ static void family_heading(cli_svg *s, const km_map *m, int f, double y) {
   cli_svg_text(s, AX0, y, "s", "start", "%s", line);
 }
 
+/* The line on regions: "Regions: 3, split at ['b', *] and ['d', *] (dashed lines)", or
+** the table is one region. Past 6 boundaries the first 3, "..." and the last. */
+static void regions_line(cli_svg *s, const rowan_layout *l, double y) {
+  if (l->n_regions < 2) {
+    cli_svg_text(s, 20, y, "n", "start",
+                 "Regions: 1. The table is not split (SPLIT ON, SALT_BUCKETS or a split by size "
+                 "would cut it into regions by row key, drawn here as dashed lines).");
+    return;
+  }
+  char line[1024];
+  int n = snprintf(line, sizeof line, "Regions: %d, split at", l->n_regions), nb = l->n_regions - 1;
+  for (int i = 1; i <= nb && n > 0 && (size_t)n < sizeof line; i++) {
+    if (nb > 6 && i > 3 && i < nb) {
+      if (i == 4) n += snprintf(line + n, sizeof line - (size_t)n, " ...,");
+      continue;
+    }
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s %s%s", i == nb && nb > 1 ? " and" : "",
+                  l->regions[i].start_key_text, i < nb - 1 ? "," : "");
+  }
+  cli_svg_text(s, 20, y, "n", "start", "%s (the dashed lines; hover one for its key)", line);
+}
+
+/* The region boundaries down over one family's lanes, from y0 to y1: a dashed line each,
+** with data-region (1..n-1) and its start key when hovered. */
+static void region_lines(cli_svg *s, const km_map *m, double y0, double y1) {
+  const rowan_layout *l = m->layout;
+  for (int i = 1; i < l->n_regions; i++) {
+    char attrs[64], tip[1200];
+    snprintf(attrs, sizeof attrs, "data-region=\"%d\"", i);
+    snprintf(tip, sizeof tip, "region %d of %d starts at %s", i + 1, l->n_regions,
+             l->regions[i].start_key_text);
+    cli_svg_rect(s, ax(m->region_x[i]) - 1, y0, 2, y1 - y0, "rg", attrs, tip);
+  }
+}
+
 int cli_keymap_svg(const km_map *m, const char *path) {
   const rowan_layout *l = m->layout;
   cli_svg s;
@@ -149,9 +189,7 @@ int cli_keymap_svg(const km_map *m, const char *path) {
       y += 16;
     }
   }
-  cli_svg_text(&s, 20, y, "n", "start",
-               "Regions: none. Rowan keeps a table in one key space; HBase would split it into "
-               "regions by row key, and their boundaries would be drawn here.");
+  regions_line(&s, l, y);
   y += 24;
   double bands_top = y;
   if (m->trace) {
@@ -179,6 +217,7 @@ int cli_keymap_svg(const km_map *m, const char *path) {
     y += 16;
     family_heading(&s, m, f, y);
     y += 8;
+    double fam_top = y;
     int nl = 0;
     for (int q = 0; q < m->n_lanes; q++) {
       const km_lane *ln = &m->lanes[q];
@@ -197,6 +236,7 @@ int cli_keymap_svg(const km_map *m, const char *path) {
       cli_svg_text(&s, 30, y + 12, "n", "start", "no store file");
       y += LANE + LANE_GAP;
     }
+    region_lines(&s, m, fam_top, y - LANE_GAP);
     if (l->families[f].memstore_cells) {
       char g[32], b[32];
       cli_svg_text(&s, 30, y + 9, "n", "start",
@@ -242,6 +282,10 @@ int cli_keymap_svg(const km_map *m, const char *path) {
     cli_svg_rect(&s, lx, y - 10, 14, 12, cls[i], NULL, NULL);
     cli_svg_text(&s, lx + 20, y, "s", "start", "%s", what[i]);
     lx += 40 + 7.0 * (double)strlen(what[i]);
+  }
+  if (l->n_regions > 1) {
+    cli_svg_line(&s, lx + 7, y - 11, lx + 7, y + 3, "rg");
+    cli_svg_text(&s, lx + 20, y, "s", "start", "region boundary");
   }
   y += 22;
   const char *ref = m->ref_family >= 0 ? l->families[m->ref_family].name : "none";

@@ -4,7 +4,10 @@
 Builds a small sensor table with the `rowan` shell (12 stations, small blocks, two
 overlapping store files per family and rows left in the memstore), then:
   - `.keymap TABLE FILE` and `.keymap TABLE QUERY FILE` for a range scan, a full scan, point
-    lookups, a skip scan by prefix and the columnar aggregate: each SVG must parse as XML
+    lookups, a skip scan by prefix and the columnar aggregate, on the unsplit table (its
+    heading says "regions: 1") and on copies split into regions by SPLIT ON and by
+    SALT_BUCKETS (the heading lists the boundaries, a regions bar marks each with ':', the
+    SVG draws one data-region line per boundary and family): each SVG must parse as XML
     (xml.etree, the standard library's expat: a real parser, and no C dependency for a
     check), be an <svg> of whole-pixel width and height, and its blocks' data-loads summed
     per family must equal EXPLAIN (ANALYZE, FORMAT JSON)'s blocks= for the same query, the
@@ -95,13 +98,17 @@ def explain_blocks(rowan, db, query):
     return fams
 
 
-def check_keymap(rowan, db, work, name, query, rsvg, n_blocks):
+def check_keymap(rowan, db, work, name, query, rsvg, n_blocks, table="SENSOR",
+                 regions="regions: 1", n_families=3):
+    """regions: the heading's end, after the row key."""
     path = os.path.join(work, name + ".svg")
-    args = [".keymap SENSOR " + (f'"{query}" ' if query else "") + path]
+    args = [f".keymap {table} " + (f'"{query}" ' if query else "") + path]
     text = run(rowan, db, *args).stdout
     root, w, h = svg_root(path)
-    loads, drawn = {}, 0
+    loads, drawn, lines = {}, 0, {}
     for r in root.iter(SVG + "rect"):
+        if r.get("data-region") is not None:
+            lines[r.get("data-region")] = lines.get(r.get("data-region"), 0) + 1
         if r.get("data-block") is None:
             continue
         drawn += 1
@@ -123,13 +130,22 @@ def check_keymap(rowan, db, work, name, query, rsvg, n_blocks):
         marked = {}
         for line in text.splitlines():
             parts = line.split("|")
-            if len(parts) < 3 or parts[0].strip() == "ranges":
+            if len(parts) < 3 or parts[0].strip() in ("ranges", "regions"):
                 continue
             fam = parts[0].strip().split(" #")[0]
             marked[fam] = marked.get(fam, False) or "#" in parts[1] or "+" in parts[1]
         for fam, n in loads.items():
             assert marked.get(fam) == (n > 0), f"{name}: {fam}: text bars {marked}, loads {n}\n{text}"
-    assert "regions: none" in text and "wrote " + path in text
+    heading = text.splitlines()[0]
+    assert heading.startswith(f"{table}: row key (") and heading.endswith("); " + regions), heading
+    assert "wrote " + path in text
+    n_regions = int(regions.split()[1])
+    bars = [l for l in text.splitlines() if l.split("|")[0].strip() == "regions"]
+    if n_regions == 1:
+        assert not bars and not lines, (bars, lines)
+    else:
+        assert len(bars) == 1 and bars[0].split("|")[1].count(":") == n_regions - 1, bars
+        assert lines == {str(i): n_families for i in range(1, n_regions)}, lines
     if rsvg:
         render(path, w, h, rsvg)
     return loads
@@ -192,6 +208,28 @@ def main():
             compacted += int(parts[2].split(" block")[0].replace(",", "").strip())
     check_keymap(rowan, db, work, "columnar", "SELECT COUNT(*) FROM SENSOR WHERE TEMP > 10",
                  rsvg, compacted)
+    # the same rows in tables split into regions: by SPLIT ON, and by salting
+    for name, opts in (("SPLIT", "SPLIT ON ('Dongsi', 'Nongzhanguan')"), ("SALTED", ", SALT_BUCKETS = 8")):
+        run(rowan, db, f"CREATE TABLE {name} (STATION VARCHAR NOT NULL, TS TIMESTAMP NOT NULL, "
+                       "R.TEMP DOUBLE, R.PM25 INTEGER, M.LAT DOUBLE, "
+                       f"CONSTRAINT PK PRIMARY KEY (STATION, TS DESC)) BLOCKSIZE = 2048 {opts}",
+            f"UPSERT INTO {name} SELECT * FROM SENSOR", ".flush")
+    blocks = 0
+    for line in run(rowan, db, ".keymap SPLIT " + os.path.join(work, "s.svg")).stdout.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and " block" in parts[2]:
+            blocks += int(parts[2].split(" block")[0].replace(",", "").strip())
+    check_keymap(rowan, db, work, "split", "SELECT COUNT(*) FROM SPLIT WHERE STATION = 'Dongsi' "
+                 "AND TEMP > 10", rsvg, blocks, "SPLIT",
+                 "regions: 3 (split at ['Dongsi', *], ['Nongzhanguan', *])")
+    blocks = 0
+    for line in run(rowan, db, ".keymap SALTED " + os.path.join(work, "s.svg")).stdout.splitlines():
+        parts = line.split("|")
+        if len(parts) == 3 and " block" in parts[2]:
+            blocks += int(parts[2].split(" block")[0].replace(",", "").strip())
+    check_keymap(rowan, db, work, "salted", "SELECT COUNT(*) FROM SALTED WHERE TEMP > 10", rsvg,
+                 blocks, "SALTED",
+                 "regions: 8 (split at [1, *, *], [2, *, *], [3, *, *], ..., [7, *, *])")
     rows = 12 * 260
     check_plot(rowan, db, work, "plot_time", [
         ".plot FILE \"SELECT TS, TEMP AS TEMP_C FROM SENSOR WHERE STATION = 'Dongsi'\""],
