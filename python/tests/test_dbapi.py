@@ -217,6 +217,27 @@ def test_index_memory_pages_and_answers_the_same(store):
         rowandb.connect(store, index_memory=-1)
 
 
+def test_regions(store):
+    """Connection.regions: one for a table not split; SPLIT ON's points and a salted table's
+    buckets as start keys, bytes and column values."""
+    con = rowandb.connect(store)
+    make_t(con, 3)
+    assert con.regions("t") == [{"start_key": None, "start_key_text": "[*]"}]
+    con.execute("CREATE TABLE P (K VARCHAR NOT NULL, V INTEGER NOT NULL, "
+                "CONSTRAINT PK PRIMARY KEY (K, V)) SPLIT ON ('c', 'f')")
+    r = con.regions("P")
+    assert [x["start_key_text"] for x in r] == ["[*]", "['c', *]", "['f', *]"]
+    assert r[0]["start_key"] is None
+    assert r[1]["start_key"].startswith(b"c") and r[2]["start_key"].startswith(b"f")
+    con.execute("CREATE TABLE S (K INTEGER NOT NULL PRIMARY KEY, V DOUBLE) SALT_BUCKETS = 3")
+    assert con.regions("S") == [{"start_key": None, "start_key_text": "[*]"},
+                                {"start_key": b"\x01", "start_key_text": "[1, *]"},
+                                {"start_key": b"\x02", "start_key_text": "[2, *]"}]
+    with pytest.raises(rowandb.Error):
+        con.regions("NOSUCH")
+    con.close()
+
+
 def test_read_only_refuses_writes(store):
     make_t(rowandb.connect(store), 3).connection.close()
     con = rowandb.connect(store, read_only=True)

@@ -313,6 +313,16 @@ class Connection:
         self._check()
         return self._db.families(str(table))
 
+    def regions(self, table):
+        """The regions of `table` in key order (rowan_layout.regions, from rowan_table_families:
+        no block index walked), one dict each: start_key (the row key bytes the region starts
+        at; None for the first, which starts at the first row) and start_key_text (the same
+        as column values, as EXPLAIN prints a range's start: "['m', *]"; "[*]" for the
+        first). A table not split is one region; SPLIT ON, SALT_BUCKETS and splits by size
+        (region_split_size) cut it (docs/KV_REGIONS.md)."""
+        self._check()
+        return self._db.regions(str(table))
+
     def interrupt(self):
         """Stop the statement running on this connection (rowan_interrupt): it raises
         OperationalError with code INTERRUPT. Any thread may call it."""

@@ -159,6 +159,29 @@ static PyObject *Db_families(DbObject *self, PyObject *args) {
   return out;
 }
 
+/* regions(table) -> [dict]: the regions of rowan_table_families, in key order, each
+** {"start_key": bytes or None (the first region), "start_key_text": str}. */
+static PyObject *Db_regions(DbObject *self, PyObject *args) {
+  const char *table;
+  if (!PyArg_ParseTuple(args, "s", &table) || !db_open_check(self)) return NULL;
+  rowan_layout *l = NULL;
+  int rc = rowan_table_families(self->db, table, &l);
+  if (rc) return raise_code(self->db, rc, NULL);
+  PyObject *out = PyList_New(0);
+  for (int i = 0; out && i < l->n_regions; i++) {
+    const rowan_layout_region *r = &l->regions[i];
+    PyObject *key = r->start_key ? PyBytes_FromStringAndSize(r->start_key, r->start_key_len)
+                                 : Py_NewRef(Py_None);
+    PyObject *d = key ? Py_BuildValue("{s:O,s:s}", "start_key", key, "start_key_text",
+                                      r->start_key_text) : NULL;
+    Py_XDECREF(key);
+    if (!d || PyList_Append(out, d)) Py_CLEAR(out);
+    Py_XDECREF(d);
+  }
+  rowan_layout_free(l);
+  return out;
+}
+
 /* Callable from any thread: only stores to the connection's atomic flag. */
 static PyObject *Db_interrupt(DbObject *self, PyObject *unused) {
   (void)unused;
@@ -762,6 +785,7 @@ static PyMethodDef Db_methods[] = {
     {"set_as_of", (PyCFunction)Db_set_as_of, METH_VARARGS, "set_as_of(ms): read the past"},
     {"bulk_load", (PyCFunction)Db_bulk_load, METH_VARARGS, "bulk_load(table, cols, rows)"},
     {"families", (PyCFunction)Db_families, METH_VARARGS, "families(table) -> [dict]"},
+    {"regions", (PyCFunction)Db_regions, METH_VARARGS, "regions(table) -> [dict]"},
     {NULL, NULL, 0, NULL}};
 
 static PyMethodDef Stmt_methods[] = {
