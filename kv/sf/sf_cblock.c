@@ -575,7 +575,21 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
                  : gs[g].dec ? w->dexp.p + gs[g].data_off : raw + gs[g].data_off;
   }
   b->groups = gs;
+  kv_sf_cblock_set_shape(b);
   return KV_OK;
+}
+
+void kv_sf_cblock_set_shape(kv_sf_cblock *b) {
+  uint32_t q = 0, nq = b->nquals;
+  b->shape_len = 0;
+  if (nq > KV_SF_SHAPE_MAX) return;
+  for (; q < nq; q++) {
+    const kv_sf_cgroup *g = &b->groups[q];
+    if (b->q_len[q] != 1 || (g->fixed && g->fw > 254)) return;
+    b->shape[2 * q] = b->dict[b->q_off[q]];
+    b->shape[2 * q + 1] = (uint8_t)(g->fixed ? g->fw + 1 : 0);
+  }
+  b->shape_len = (uint8_t)(2 * nq);
 }
 
 int kv_sf_cblock_decode(kv_sf_cdec *w, const uint8_t *raw, size_t len, const char **why) {
@@ -672,17 +686,7 @@ kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
   }
   c->groups = cg;
   c->charge = total;
-  c->shape_len = 0;
-  if (ng - 1 <= KV_SF_SHAPE_MAX) {
-    uint32_t q = 0;
-    for (; q < ng - 1; q++) {
-      if (c->q_len[q] != 1 || (cg[q].fixed && cg[q].fw > 254)) break;
-      c->shape[2 * q] = c->dict[c->q_off[q]];
-      c->shape[2 * q + 1] = (uint8_t)(cg[q].fixed ? cg[q].fw + 1 : 0);
-    }
-    if (q == ng - 1) c->shape_len = (uint8_t)(2 * q);
-  }
-  return c;
+  return c; /* its shape is the decoded block's (copied with *b) */
 }
 
 int kv_sf_cblock_key_cmp(const kv_sf_cblock *b, uint32_t r, const uint8_t *t, uint32_t tlen) {

@@ -118,15 +118,15 @@ typedef struct kv_sf_cblock {
   bool part;               /* some value groups are absent (kv_sf_cblock_decode_part): a
                               private block only, never packed nor cached; max_width and the
                               checkpoints' fixed-width offsets count the decoded groups only */
-  uint8_t shape_len;       /* bytes in shape; 0 when the block has none (every private
-                              block; a packed one with a qualifier longer than one byte, more
-                              than KV_SF_SHAPE_MAX entries or a value wider than 254 bytes) */
-  uint8_t shape[2 * KV_SF_SHAPE_MAX]; /* packed (kv_sf_cblock_pack): per dictionary entry its
-                              qualifier byte and 1 + its fixed width (0: variable width).
-                              Two blocks of one shape have the same dictionary and value
-                              widths, so an iterator's per-block tables for one projection
-                              (keep flags, the fast row table: kv/sf/sf_iter_proj.c) carry
-                              over from one to the other */
+  uint8_t shape_len;       /* bytes in shape; 0 when the block has none (a qualifier longer
+                              than one byte, more than KV_SF_SHAPE_MAX entries, a value wider
+                              than 254 bytes, no entry) */
+  uint8_t shape[2 * KV_SF_SHAPE_MAX]; /* kv_sf_cblock_set_shape: per dictionary entry its
+                              qualifier byte and 1 + its fixed width (0: variable width or,
+                              decoded in part, absent). Two blocks of one shape have the same
+                              dictionary and value widths, so an iterator's per-block tables
+                              for one projection (keep flags, the fast row table:
+                              kv/sf/sf_iter_proj.c) carry over from one to the other */
 } kv_sf_cblock;
 
 /* The decoder's reusable state: the block it decoded last and the memory behind it. */
@@ -179,6 +179,9 @@ int kv_sf_cblock_decode_part(kv_sf_cdec *w, kv_sf_cpart *pt, const char **why);
 ** order (cvals). Uses w's scratch (w->b stays valid). NULL when out of memory, or when the
 ** block was decoded in part (w->b.part). */
 kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w);
+/* Set b's shape (shape, shape_len) from its dictionary and value groups: the decoders call
+** it on every block they decode (kv/sf/sf_point.c's too); a packed copy keeps it. */
+void kv_sf_cblock_set_shape(kv_sf_cblock *b);
 /* Free the decoder's memory; it is empty and reusable. */
 void kv_sf_cdec_free(kv_sf_cdec *w);
 

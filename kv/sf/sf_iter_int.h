@@ -113,15 +113,17 @@ typedef struct sf_iter {
                               its value from a full row's first value (toff), 0 where no
                               fixed-width entry sits (a variable-width one's is written
                               after; another's is not present: its pointer is not read) */
-  /* The shape memo (kv/sf/sf_iter_proj.c): the tables above made for a packed block carry
-     over to the next packed block of the same shape (kv_sf_cblock.shape) under the same
-     projection, as the blocks of one table's store files mostly are */
+  /* The shape memo (kv/sf/sf_iter_proj.c): the tables above made for a block carry over
+     to the next block of the same shape (kv_sf_cblock.shape) under the same projection, as
+     the blocks of one table's store files mostly are */
   uint8_t memo_shape[2 * KV_SF_SHAPE_MAX]; /* the shape they were made for */
   uint8_t memo_len;        /* its bytes; 0: none */
   bool memo_keep;          /* keep holds that shape's flags under the projection in pkey */
   bool memo_fast;          /* fq, full_* and the lists (when lists_ok) hold its table, made
-                              with proj == memo_fast_proj */
-  bool memo_fast_proj;
+                              with proj == memo_fast_proj for a block whose full rows could
+                              (memo_fast_full: packed values, not a point read's rows) or
+                              could not be taken by the table (full_prepare) */
+  bool memo_fast_proj, memo_fast_full;
   uint8_t memo_q[KV_SF_SHAPE_MAX]; /* its qualifier bytes: fq[q].qual points here */
 } sf_iter;
 
@@ -334,8 +336,9 @@ void kv_sfi_full_lists(sf_iter *it);
 bool kv_sfi_compute_keep(sf_iter *it);
 /* Whether the projection keeps dictionary entry [qb, qb+ql). */
 bool kv_sfi_proj_keeps(const sf_iter *it, const uint8_t *qb, uint32_t ql);
-/* Whether the fast row table (fq, full_*, the lists) was made for a block of the loaded
-** packed block's shape under the present projection: fast_prepare need not make it. */
+/* Whether the fast row table (fq, full_*, the lists) was made for a block like the loaded
+** one (its shape, packed values or not) under the present projection: fast_prepare need
+** not make it. */
 bool kv_sfi_memo_fast(const sf_iter *it);
 /* Record that the fast row table was just made for the loaded block: remembered for its
 ** shape when it has one (fq's qualifiers then point into the memo), else the memo forgets

@@ -6,14 +6,15 @@
 ** keep flag per dictionary entry (kv_sfi_compute_keep), and the fast row path a table per
 ** entry (kv/sf/sf_iter_rows.c fast_prepare).
 **
-** The shape memo: a packed block carries its shape (kv_sf_cblock.shape: its dictionary's
+** The shape memo: a decoded block carries its shape (kv_sf_cblock.shape: its dictionary's
 ** one-byte qualifiers and value widths), and blocks of one table's store files mostly share
-** one. The keep flags and the fast row table made for a packed block are remembered with its
-** shape and taken as they stand for the next packed block of that shape, as long as the
-** projection does not change; giving an iterator the projection it had (a retargeted
-** iterator's next scan: every point lookup of a prepared statement) keeps them. A point
-** lookup loads one block per family, so without the memo it remade both tables every time.
-** Private blocks (decoded for one reader, shape_len 0) always have theirs made afresh.
+** one. The keep flags and the fast row table made for a block are remembered with its shape
+** and taken as they stand for the next block of that shape (the fast row table only if its
+** values are packed likewise: a cached block's, or not), as long as the projection does not
+** change; giving an iterator the projection it had (a retargeted iterator's next scan:
+** every point lookup of a prepared statement) keeps them. A point lookup loads one block per
+** family, so without the memo it remade both tables every time. A block without a shape
+** (shape_len 0: a long qualifier, a wide value) has its tables made afresh.
 ** Not here: loading blocks and the moves that read the flags (kv/sf/sf_iter.c), the rows
 ** taken whole (kv/sf/sf_iter_rows.c).
 */
@@ -78,8 +79,13 @@ bool kv_sfi_compute_keep(sf_iter *it) {
   return true;
 }
 
+/* Whether the loaded block's full rows may be taken by the fast row table (full_prepare's
+** test of the block: values packed in cell order, the whole block). */
+static bool full_block(const sf_iter *it) { return it->b->cvals && !it->partial; }
+
 bool kv_sfi_memo_fast(const sf_iter *it) {
-  return it->memo_fast && it->memo_fast_proj == it->proj && memo_same(it);
+  return it->memo_fast && it->memo_fast_proj == it->proj &&
+         it->memo_fast_full == full_block(it) && memo_same(it);
 }
 
 void kv_sfi_memo_fast_made(sf_iter *it) {
@@ -92,6 +98,7 @@ void kv_sfi_memo_fast_made(sf_iter *it) {
   for (uint32_t q = 0; q < b->nquals; q++) it->fq[q].qual = &it->memo_q[q];
   it->memo_fast = true;
   it->memo_fast_proj = it->proj;
+  it->memo_fast_full = full_block(it);
 }
 
 /* Whether quals/lens is the projection pkey holds (mp_ok): the same short qualifiers in the

@@ -665,6 +665,7 @@ int kv_sf_point_decode_to(kv_sf_pdec *w, const uint8_t *raw, size_t len, const u
     s->data = raw + s->data_off;
   }
   b->groups = gs;
+  kv_sf_cblock_set_shape(b);
   __atomic_fetch_add(&n_decodes, 1, __ATOMIC_RELAXED);
   return KV_OK;
 }
