@@ -48,7 +48,8 @@ enum api_state {
   API_READY = 0,   /* prepared or reset: binds allowed, not yet stepped */
   API_ROW = 1,     /* the last step returned ROWAN_ROW: column getters see that row */
   API_DONE = 2,    /* the last step returned ROWAN_DONE */
-  API_FAILED = 3   /* the last step failed: step is refused until rowan_reset */
+  API_FAILED = 3   /* the last step failed: step is refused until rowan_reset, which
+                      returns that step's code (rowan_stmt.fail_code) */
 };
 
 /* A per-column output buffer for rowan_column_text / blob of converted values. */
@@ -69,6 +70,11 @@ struct rowan_stmt {
   char (*decl)[48];      /* ncol declared-type texts, filled at first use; NULL until then */
   const cat_value *row;  /* the current row's ncol values (exec_row_values), valid while
                             state is API_ROW */
+  int fail_code;         /* ROWAN_* code of the failed step rowan_reset has yet to report
+                            (SQLite's sqlite3_reset), ROWAN_OK when none */
+  int fail_off;          /* that failure's byte offset in the SQL, or -1 */
+  char *fail_msg;        /* malloc'd copy of its message, so that rowan_reset can make it
+                            the connection's error again; NULL when none (or no memory) */
 };
 
 /* Set the connection's error: code, offset (-1 if none) and a printf-style message.

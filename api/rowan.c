@@ -247,8 +247,23 @@ int rowan_finalize(rowan_stmt *stmt) {
   exec_finalize(stmt->st);
   stmt->db->n_stmts--;
   api_free_columns(stmt);
+  free(stmt->fail_msg);
   free(stmt);
   return ROWAN_OK;
+}
+
+/* Keep the connection's error (just set by a failed step) with the statement, for
+** rowan_reset to return and set again. Without memory for the message, the code alone is
+** kept (reset then gives the code's name as the message). */
+static void keep_failure(rowan_stmt *stmt) {
+  const rowan_db *db = stmt->db;
+  stmt->fail_code = db->errcode;
+  stmt->fail_off = db->erroff;
+  size_t n = strlen(db->errmsg) + 1;
+  char *m = realloc(stmt->fail_msg, n);
+  if (m) memcpy(m, db->errmsg, n);
+  else free(stmt->fail_msg);
+  stmt->fail_msg = m;
 }
 
 /* After the first step of a run: the engine binds the statement again when the schema
@@ -296,15 +311,28 @@ int rowan_step(rowan_stmt *stmt) {
     return ROWAN_DONE;
   }
   set_state(stmt, API_FAILED);
-  return api_error(db, api_code_of_exec(rc), err.offset, "%s", err.msg);
+  api_error(db, api_code_of_exec(rc), err.offset, "%s", err.msg);
+  keep_failure(stmt);
+  return db->errcode;
 }
 
+/* As sqlite3_reset (v2 interface): the statement starts over whatever its state; the code
+** of a failed last step is returned once, and made the connection's error again (another
+** call may have cleared it since). A statement refused with ROWAN_MISUSE after the failure
+** did not run, so the failure is still the one reported. */
 int rowan_reset(rowan_stmt *stmt) {
   if (!stmt) return ROWAN_MISUSE;
   exec_reset(stmt->st);
   set_state(stmt, API_READY);
   stmt->gen++;
-  return ROWAN_OK;
+  int code = stmt->fail_code;
+  if (code == ROWAN_OK) return ROWAN_OK;
+  stmt->fail_code = ROWAN_OK;
+  api_error(stmt->db, code, stmt->fail_off, "%s",
+            stmt->fail_msg ? stmt->fail_msg : rowan_errstr(code));
+  free(stmt->fail_msg);
+  stmt->fail_msg = NULL;
+  return code;
 }
 
 int rowan_clear_bindings(rowan_stmt *stmt) {

@@ -235,8 +235,9 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 ** Returns ROWAN_ROW when a result row is ready, ROWAN_DONE when finished (a write has then
 ** been committed, unless inside BEGIN ... COMMIT), or an error code (the connection's
 ** rowan_errmsg / rowan_error_offset describe it). After an error, step returns
-** ROWAN_MISUSE until rowan_reset. A step after ROWAN_DONE runs the statement again from the
-** start, as if rowan_reset had been called (SQLite's behaviour). NULL gives ROWAN_MISUSE.
+** ROWAN_MISUSE until rowan_reset (which returns the error's code). A step after ROWAN_DONE
+** runs the statement again from the start, as if rowan_reset had been called (SQLite's
+** behaviour). NULL gives ROWAN_MISUSE.
 ** ROWAN_ABORT: the SELECT was opened inside a transaction whose writes ROLLBACK (or a
 ** failed COMMIT) dropped while it was between rows (SQLite's SQLITE_ABORT_ROLLBACK); reset
 ** it to run again on the committed data. After a COMMIT it goes on.
@@ -261,20 +262,31 @@ int rowan_bind_parameter_count(rowan_stmt *stmt);
 ** docs/HBASE.md, "A statement cut by a failure", says what a failed one leaves. */
 int rowan_step(rowan_stmt *stmt);
 
-/* Reset a statement to run again (bindings are kept). Returns ROWAN_OK
-** (ROWAN_MISUSE for NULL). A statement in the middle of its rows stops there. A SELECT keeps
-** its plan across resets and new bindings while no DDL has run on the connection: the next
-** run with the same values runs it as it is; with new values, the key ranges, filters and
-** LIMIT are derived again from them, and a plan that reads the table itself keeps it (no
-** new index choice, docs/EXPLAIN.md "Plan reuse"). A DDL makes the next run plan again (an
-** index created after prepare is then considered). The answers are always those of a fresh
-** prepare with the same values. */
+/* Reset a statement to run again (bindings are kept), whatever its state.
+** Returns what SQLite's sqlite3_reset returns (v2 interface): the error code of the
+** statement's last rowan_step when that step failed (ROWAN_CONSTRAINT, ROWAN_ABORT,
+** ROWAN_INTERRUPT, ...; a step refused with ROWAN_MISUSE after it does not count, a failed
+** bind is not a step), and then rowan_errcode, rowan_errmsg and rowan_error_offset describe
+** that failure again, even when other calls on the connection came in between. ROWAN_OK when
+** the last step returned ROWAN_ROW or ROWAN_DONE, when the statement was never stepped, and
+** for a reset after a reset: a failure is returned once. Either way the statement is reset
+** and can run again; a code other than ROWAN_OK reports the earlier step, not a failure of
+** the reset. A reset that returns ROWAN_OK leaves the connection's error as it was (SQLite
+** clears it when the statement had run). ROWAN_MISUSE for NULL.
+** A statement in the middle of its rows stops there. A SELECT keeps its plan across resets
+** and new bindings while no DDL has run on the connection: the next run with the same
+** values runs it as it is; with new values, the key ranges, filters and LIMIT are derived
+** again from them, and a plan that reads the table itself keeps it (no new index choice,
+** docs/EXPLAIN.md "Plan reuse"). A DDL makes the next run plan again (an index created
+** after prepare is then considered). The answers are always those of a fresh prepare with
+** the same values. */
 int rowan_reset(rowan_stmt *stmt);
 /* Clear all bindings to NULL. ROWAN_MISUSE while a row is pending (reset first)
 ** or for NULL. */
 int rowan_clear_bindings(rowan_stmt *stmt);
 
-/* Free a statement. NULL is a no-op returning ROWAN_OK. */
+/* Free a statement. Returns ROWAN_OK, also after a failed step (sqlite3_finalize returns
+** that step's code; call rowan_reset first to get it). NULL is a no-op returning ROWAN_OK. */
 int rowan_finalize(rowan_stmt *stmt);
 
 /* Result columns.

@@ -3,7 +3,8 @@
 ** the in-memory file system: open/close and their errors (missing directory, locked,
 ** read-only), prepare with tails over multi-statement text, binds of every kind and their
 ** range and state checks, column getters and their SQLite-style conversions, misuse with
-** NULL handles and wrong states (never a crash), errors with byte offsets, rowan_exec with
+** NULL handles and wrong states (never a crash), errors with byte offsets, rowan_reset
+** after a failed step (SQLite's return code and message), rowan_exec with
 ** callbacks, changes, transactions across close, EXPLAIN rows and statement metrics; the
 ** ":memory:" database; an hbase:// URI without HBase support.
 ** Not here: SQL semantics (the tests/sql .test files), differential checks (tests/exec/).
@@ -214,7 +215,7 @@ static void test_binds(void **state) {
   assert_int_equal(rowan_clear_bindings(ins), ROWAN_OK);
   assert_int_equal(rowan_step(ins), ROWAN_CONSTRAINT);
   assert_int_equal(rowan_step(ins), ROWAN_MISUSE);
-  assert_int_equal(rowan_reset(ins), ROWAN_OK);
+  assert_int_equal(rowan_reset(ins), ROWAN_CONSTRAINT); /* the failed step's code */
   rowan_finalize(ins);
 
   rowan_stmt *q = prep(f->db, "SELECT k, d, s, y, ts, i FROM b WHERE k = ?1 OR k = ?1 + 0");
@@ -424,10 +425,88 @@ static void test_errors(void **state) {
   assert_true(rc != ROWAN_ROW && rc != ROWAN_DONE && rc != ROWAN_OK);
   assert_int_equal(rowan_errcode(f->db), rc);
   assert_int_equal(rowan_step(st), ROWAN_MISUSE);
-  assert_int_equal(rowan_reset(st), ROWAN_OK);
+  assert_int_equal(rowan_reset(st), rc); /* the failed step's code (test_reset_after_error) */
   rc = rowan_step(st);
   assert_true(rc != ROWAN_MISUSE && rc != ROWAN_ROW);
   rowan_finalize(st);
+}
+
+/* ---- Reset after a failed step (SQLite's sqlite3_reset, v2 interface) ------------------------- */
+/* rowan_reset returns the code of the statement's last step when that step failed (and makes
+** it the connection's error again: rowan_errmsg names the failure even when other calls came
+** in between), ROWAN_OK otherwise; either way the statement can run again. A second reset
+** returns ROWAN_OK (SQLite 3.40: the same). */
+static void test_reset_after_error(void **state) {
+  fixture *f = *state;
+  exec_ok(f->db, "CREATE TABLE r (k INTEGER NOT NULL PRIMARY KEY, v VARCHAR(3))");
+  rowan_stmt *ins = prep(f->db, "UPSERT INTO r VALUES (?, ?)");
+  assert_int_equal(rowan_reset(ins), ROWAN_OK); /* never stepped */
+  /* An UPSERT whose value does not fit its column. */
+  assert_int_equal(rowan_bind_int64(ins, 1, 1), ROWAN_OK);
+  assert_int_equal(rowan_bind_text(ins, 2, "abcd", -1), ROWAN_OK);
+  assert_int_equal(rowan_step(ins), ROWAN_CONSTRAINT);
+  assert_non_null(strstr(rowan_errmsg(f->db), "VARCHAR(3)"));
+  assert_int_equal(query_int(f->db, "SELECT COUNT(*) FROM r"), 0); /* clears the error */
+  assert_int_equal(rowan_errcode(f->db), ROWAN_OK);
+  assert_int_equal(rowan_reset(ins), ROWAN_CONSTRAINT);
+  assert_int_equal(rowan_errcode(f->db), ROWAN_CONSTRAINT);
+  assert_non_null(strstr(rowan_errmsg(f->db), "VARCHAR(3)"));
+  assert_non_null(strstr(rowan_errmsg(f->db), "abcd"));
+  /* The second reset has no failed step to report; the connection's error is left as is. */
+  assert_int_equal(rowan_reset(ins), ROWAN_OK);
+  assert_int_equal(rowan_errcode(f->db), ROWAN_CONSTRAINT);
+  assert_non_null(strstr(rowan_errmsg(f->db), "VARCHAR(3)"));
+  /* Bindings were kept: the same value fails again; a fitting one runs. */
+  assert_int_equal(rowan_step(ins), ROWAN_CONSTRAINT);
+  assert_int_equal(rowan_reset(ins), ROWAN_CONSTRAINT);
+  assert_int_equal(rowan_bind_text(ins, 2, "abc", -1), ROWAN_OK);
+  assert_int_equal(rowan_step(ins), ROWAN_DONE);
+  assert_int_equal(rowan_changes(f->db), 1);
+  assert_int_equal(rowan_reset(ins), ROWAN_OK); /* after a successful run */
+  for (int k = 2; k <= 3; k++) {
+    assert_int_equal(rowan_bind_int64(ins, 1, k), ROWAN_OK);
+    assert_int_equal(rowan_step(ins), ROWAN_DONE);
+    assert_int_equal(rowan_reset(ins), ROWAN_OK);
+  }
+  /* A failed bind is not a failed step: reset returns ROWAN_OK. */
+  assert_int_equal(rowan_bind_int64(ins, 9, 1), ROWAN_RANGE);
+  assert_int_equal(rowan_reset(ins), ROWAN_OK);
+  rowan_finalize(ins);
+  assert_int_equal(query_int(f->db, "SELECT COUNT(*) FROM r"), 3);
+
+  /* A SELECT that fails after a row (division by zero at k = 2); a step after the failure is
+     refused as misuse, and reset still reports the failure, not the misuse. */
+  rowan_stmt *q = prep(f->db, "SELECT 10 / (k - ?) FROM r");
+  assert_int_equal(rowan_bind_int64(q, 1, 2), ROWAN_OK);
+  assert_int_equal(rowan_step(q), ROWAN_ROW);
+  assert_int_equal(rowan_column_int64(q, 0), -10);
+  assert_int_equal(rowan_reset(q), ROWAN_OK); /* between rows */
+  assert_int_equal(rowan_step(q), ROWAN_ROW);
+  assert_int_equal(rowan_step(q), ROWAN_CONSTRAINT);
+  assert_non_null(strstr(rowan_errmsg(f->db), "division by zero"));
+  assert_int_equal(rowan_column_type(q, 0), ROWAN_NULL); /* no current row */
+  assert_int_equal(rowan_step(q), ROWAN_MISUSE);
+  assert_int_equal(rowan_reset(q), ROWAN_CONSTRAINT);
+  assert_non_null(strstr(rowan_errmsg(f->db), "division by zero"));
+  /* Run again with another binding: every row. */
+  assert_int_equal(rowan_bind_int64(q, 1, 5), ROWAN_OK);
+  int64_t sum = 0;
+  int rc, n = 0;
+  while ((rc = rowan_step(q)) == ROWAN_ROW) {
+    sum += rowan_column_int64(q, 0);
+    n++;
+  }
+  assert_int_equal(rc, ROWAN_DONE);
+  assert_int_equal(n, 3);
+  assert_int_equal(sum, -2 - 3 - 5); /* 10/-4, 10/-3, 10/-2 truncated toward zero */
+  assert_int_equal(rowan_reset(q), ROWAN_OK); /* after ROWAN_DONE */
+  assert_int_equal(rowan_errcode(f->db), ROWAN_OK);
+  rowan_finalize(q);
+
+  /* rowan_exec reports its statement's failure once, and the connection works on. */
+  assert_int_equal(rowan_exec(f->db, "SELECT 1 / (k - 1) FROM r", NULL, NULL), ROWAN_CONSTRAINT);
+  assert_non_null(strstr(rowan_errmsg(f->db), "division by zero"));
+  assert_int_equal(query_int(f->db, "SELECT SUM(k) FROM r"), 6);
 }
 
 /* ---- rowan_exec callbacks and changes ------------------------------------------------------------- */
@@ -579,6 +658,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_getters, setup, teardown),
       cmocka_unit_test_setup_teardown(test_misuse, setup, teardown),
       cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_reset_after_error, setup, teardown),
       cmocka_unit_test_setup_teardown(test_exec_callback, setup, teardown),
       cmocka_unit_test_setup_teardown(test_explain_and_metrics, setup, teardown),
       cmocka_unit_test(test_memory_database),

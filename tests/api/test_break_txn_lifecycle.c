@@ -223,7 +223,8 @@ static void shapes_abort(void **state) {
   exec_ok(db, "ROLLBACK");
   for (int i = 0; i < NQ; i++) {
     expect_abort(db, st[i], q[i]);
-    assert_int_equal(rowan_reset(st[i]), ROWAN_OK);
+    assert_int_equal(rowan_reset(st[i]), ROWAN_ABORT); /* as sqlite3_reset */
+    assert_non_null(strstr(rowan_errmsg(db), "rolled back"));
     char got[OUT_CAP] = "";
     drain(db, st[i], got);
     if (strcmp(got, before[i]) != 0)
@@ -289,7 +290,7 @@ static void failing_statement(void **state) {
   assert_null(strstr(mid, "|x\n"));
   exec_ok(db, "ROLLBACK");
   expect_abort(db, a, "reader across a ROLLBACK after a failed statement");
-  assert_int_equal(rowan_reset(a), ROWAN_OK);
+  assert_int_equal(rowan_reset(a), ROWAN_ABORT);
   got[0] = 0;
   drain(db, a, got);
   assert_string_equal(got, base);
@@ -333,7 +334,7 @@ static void explain_check(void **state) {
     assert_non_null(strstr(in_txn, "DATA ROWS|17\n"));
     assert_non_null(strstr(in_txn, "MISSING|0\nEXTRA|0\nMISMATCHED|0\n"));
     assert_int_equal(rowan_finalize(bad), ROWAN_OK); /* failed while listed: off the list */
-    if (round == 1) assert_int_equal(rowan_reset(bad2), ROWAN_OK);
+    if (round == 1) assert_int_equal(rowan_reset(bad2), ROWAN_CONSTRAINT);
     exec_ok(db, "ROLLBACK");
     expect_abort(db, mid, "range scan");
     for (int i = 0; i < 5; i++) {
@@ -342,7 +343,7 @@ static void explain_check(void **state) {
       }
       if (rc != ROWAN_DONE && rc != ROWAN_ABORT)
         fail_msg("statement %d after ROLLBACK: %s (%s)", i, rowan_errstr(rc), rowan_errmsg(db));
-      assert_int_equal(rowan_reset(lines[i]), ROWAN_OK);
+      assert_int_equal(rowan_reset(lines[i]), rc == ROWAN_DONE ? ROWAN_OK : ROWAN_ABORT);
     }
     char now[OUT_CAP];
     run_all(db, ALL, now);
@@ -500,7 +501,7 @@ static void wal_fault(void **state) {
   expect_abort(db, a, "range scan, failed COMMIT");
   expect_abort(db, s, "sort, failed COMMIT");
   expect_abort(db, ix, "index scan, failed COMMIT");
-  assert_int_equal(rowan_reset(a), ROWAN_OK);
+  assert_int_equal(rowan_reset(a), ROWAN_ABORT);
   char now[OUT_CAP] = "";
   drain(db, a, now);
   assert_string_equal(now, committed); /* K 6 is not there */
@@ -553,7 +554,7 @@ static void sync_fault(void **state) {
   assert_int_equal(rowan_exec(db, "COMMIT", NULL, NULL), ROWAN_IOERR);
   kv_env_mem_clear_faults(env);
   expect_abort(db, a, "reader across a COMMIT whose sync failed");
-  assert_int_equal(rowan_reset(a), ROWAN_OK);
+  assert_int_equal(rowan_reset(a), ROWAN_ABORT);
   char now[OUT_CAP] = "";
   drain(db, a, now);
   char want[OUT_CAP];

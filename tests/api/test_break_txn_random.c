@@ -475,7 +475,9 @@ static void control(int which, int want) {
   if (rc == ROWAN_DONE) rc = ROWAN_OK;
   note("%s (kept statement) -> %s", text[which], rowan_errstr(rc));
   if (rc != want) die("%s gave %s, want %s", text[which], rowan_errstr(rc), rowan_errstr(want));
-  if (rc != ROWAN_OK) rowan_reset(st); /* failed: reset before the next step */
+  /* failed: reset before the next step; it returns the failure, a later reset ROWAN_OK */
+  if (rc != ROWAN_OK && rowan_reset(st) != rc) die("reset %s after %s", text[which],
+                                                   rowan_errstr(rc));
 }
 
 static void do_write(void) {
@@ -630,7 +632,10 @@ static void one_action(void) {
     for (int j = 0; j < n; j++) step_slot(i);
   } else if (r < 52) {
     int i = below(NSLOT);
-    if (rowan_reset(W.s[i].st) != ROWAN_OK) die("reset");
+    /* as sqlite3_reset: the code of a failed last step (ROWAN_ABORT is a slot's only one) */
+    int want = W.s[i].status == S_FAILED ? ROWAN_ABORT : ROWAN_OK, got = rowan_reset(W.s[i].st);
+    if (got != want)
+      die("slot %d reset gave %s, want %s", i, rowan_errstr(got), rowan_errstr(want));
     W.s[i].status = S_IDLE;
     note("slot %d reset", i);
   } else if (r < 56) {
