@@ -148,6 +148,28 @@ def test_data_error_for_value_out_of_range(con):
     assert e.value.code == rowandb.CONSTRAINT and "300" in str(e.value)
 
 
+def test_failed_step_raises_once_and_the_statement_runs_again(con):
+    """A step that fails raises its own error, once: the module then resets the statement,
+    and rowan_reset returning that step's code again (as sqlite3_reset does) is not a new
+    error. The cursor's kept statement (same SQL) runs again with other values."""
+    cur = con.cursor()
+    cur.execute("CREATE TABLE S (K INTEGER NOT NULL PRIMARY KEY, V TINYINT)")
+    up = "UPSERT INTO S VALUES (?, ?)"
+    with pytest.raises(rowandb.DataError) as e:
+        cur.execute(up, (1, 300))
+    assert e.value.code == rowandb.CONSTRAINT and "300" in str(e.value)
+    cur.execute(up, (1, 3))
+    assert cur.rowcount == 1
+    cur.execute(up, (2, 4))
+    q = "SELECT 10 / (K - ?) FROM S"
+    cur.execute(q, (2,))  # K 1 gives a row, K 2 divides by zero
+    with pytest.raises(rowandb.DatabaseError) as e:
+        cur.fetchall()
+    assert e.value.code == rowandb.CONSTRAINT and "division by zero" in str(e.value)
+    assert cur.execute(q, (5,)).fetchall() == [(-2,), (-3,)]
+    assert cur.execute("SELECT SUM(V) FROM S").fetchone() == (7,)
+
+
 def test_executescript_and_locked_store(store):
     con = rowandb.connect(store)
     con.executescript("CREATE TABLE A (K INTEGER NOT NULL PRIMARY KEY); "
