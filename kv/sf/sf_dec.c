@@ -9,6 +9,7 @@
 ** for whatever 8-byte values it round-trips).
 */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 #include "kv/sf/sf_dec.h"
 #include "kv/util/cell.h"
@@ -150,14 +151,88 @@ void kv_sfdec_get(const kv_sfdec *h, uint32_t i, uint8_t out[8]) {
   put_be64(out, value_at(h, i));
 }
 
+/* The vector rebuild (x86-64 with AVX2, chosen at run time): four values a step, the offsets
+** widened to 32 bits and added to the base in 32-bit lanes, converted, divided by 10^k (one
+** IEEE division per lane, so bit for bit the scalar result) and turned into the ordered
+** bytes. Only when every m = base + offset fits an int32 (offset widths 0 to 3 and a base
+** that keeps the sum in range: every sensor group seen); other groups go the scalar way. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define SFDEC_VECTOR 1
+
+/* Values i .. i + 3 as four ordered 8-byte numbers (native order, one per 64-bit lane). */
+__attribute__((target("avx2"))) static inline __m256i rebuild4(const kv_sfdec *h, uint32_t i,
+                                                               __m128i base, __m256d p) {
+  __m128i d = _mm_setzero_si128();
+  for (uint32_t j = 0; j < h->w; j++) {
+    uint32_t four;
+    memcpy(&four, h->planes + (size_t)j * h->count + i, 4);
+    d = _mm_or_si128(d, _mm_slli_epi32(_mm_cvtepu8_epi32(_mm_cvtsi32_si128((int)four)),
+                                       (int)(8 * j)));
+  }
+  __m256d x = _mm256_div_pd(_mm256_cvtepi32_pd(_mm_add_epi32(base, d)), p);
+  /* m / 10^k is never -0.0 (the writer refuses it; m = 0 gives +0.0): negative is x < 0,
+     whose bits are all inverted; the others get their sign bit set */
+  __m256i neg = _mm256_castpd_si256(_mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_LT_OQ));
+  __m256i sign = _mm256_set1_epi64x((long long)0x8000000000000000ull);
+  return _mm256_xor_si256(_mm256_castpd_si256(x), _mm256_or_si256(neg, sign));
+}
+
+/* Every value, side by side (transposed 0) or in byte planes (transposed 1). */
+__attribute__((target("avx2"))) static void expand_avx2(const kv_sfdec *h, uint8_t *dst,
+                                                        int transposed) {
+  uint32_t n = h->count, i = 0;
+  const __m256d p = _mm256_set1_pd(P10[h->k]);
+  const __m128i base = _mm_set1_epi32((int32_t)h->base);
+  if (!transposed) {
+    const __m256i swap = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9,
+                                          8, 7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10,
+                                          9, 8);
+    for (; i + 4 <= n; i += 4)
+      _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)i * 8),
+                          _mm256_shuffle_epi8(rebuild4(h, i, base, p), swap));
+    for (; i < n; i++) put_be64(dst + (size_t)i * 8, value_at(h, i));
+    return;
+  }
+  /* per 128-bit lane (two values): the byte of plane j of each, plane by plane; then the
+     lanes' pairs interleaved: plane j's four bytes in the 32-bit word j */
+  const __m256i pairs = _mm256_setr_epi8(7, 15, 6, 14, 5, 13, 4, 12, 3, 11, 2, 10, 1, 9, 0, 8,
+                                         7, 15, 6, 14, 5, 13, 4, 12, 3, 11, 2, 10, 1, 9, 0, 8);
+  for (; i + 4 <= n; i += 4) {
+    __m256i v = _mm256_shuffle_epi8(rebuild4(h, i, base, p), pairs);
+    __m128i a = _mm256_castsi256_si128(v), b = _mm256_extracti128_si256(v, 1);
+    uint32_t words[8];
+    _mm_storeu_si128((__m128i *)(void *)words, _mm_unpacklo_epi16(a, b));
+    _mm_storeu_si128((__m128i *)(void *)(words + 4), _mm_unpackhi_epi16(a, b));
+    for (uint32_t j = 0; j < 8; j++) memcpy(dst + (size_t)j * n + i, &words[j], 4);
+  }
+  for (; i < n; i++) {
+    uint64_t u = value_at(h, i);
+    for (int j = 7; j >= 0; j--) { dst[(size_t)j * n + i] = (uint8_t)u; u >>= 8; }
+  }
+}
+
+static int vector_ok(const kv_sfdec *h) {
+  if (h->w > 3 || !__builtin_cpu_supports("avx2")) return 0;
+  int64_t top = h->base + (int64_t)((1ull << (8 * h->w)) - 1);
+  return h->base >= INT32_MIN && top <= INT32_MAX;
+}
+#endif
+
 void kv_sfdec_expand(const kv_sfdec *h, uint8_t *dst, int transposed) {
   uint32_t n = h->count;
+#ifdef SFDEC_VECTOR
+  if (vector_ok(h)) {
+    expand_avx2(h, dst, transposed);
+    return;
+  }
+#endif
   for (uint32_t i = 0; i < n; i++) {
     uint64_t u = value_at(h, i);
-    if (transposed) {
-      for (int j = 7; j >= 0; j--) { dst[(size_t)j * n + i] = (uint8_t)u; u >>= 8; }
-    } else {
+    if (!transposed) {
       put_be64(dst + (size_t)i * 8, u);
+      continue;
     }
+    for (int j = 7; j >= 0; j--) { dst[(size_t)j * n + i] = (uint8_t)u; u >>= 8; }
   }
 }

@@ -538,6 +538,46 @@ static void test_damaged_file(void **state) {
   kv_env_free(env);
 }
 
+/* kv_sfdec_expand, both layouts, against the rebuild done here value by value (m = base +
+** offset, (double)m / 10^k, the ordered bytes) over every offset width and power of ten,
+** bases near the int32 edges (where the vector path stops) and near +-2^53, and counts that
+** are not a multiple of the vector step or pass the transposed form's 256-value chunk. */
+static void test_expand_forms(void **state) {
+  (void)state;
+  uint64_t st = tu_seed("sf_dec_expand_forms");
+  static uint8_t planes[4 * 700], flat[8 * 700], tr[8 * 700], want[8];
+  static const int64_t edges[] = {0, -1, -40000, 123456, INT32_MIN, (int64_t)INT32_MAX - 255,
+                                  (int64_t)INT32_MAX - 65535, (int64_t)INT32_MAX - 16777215,
+                                  (int64_t)INT32_MAX - 254, (int64_t)INT32_MIN - 1,
+                                  -(1ll << 53), (1ll << 53) - 70000};
+  size_t rounds = tu_scaled(3000, 600), values = 0;
+  for (size_t round = 0; round < rounds; round++) {
+    kv_sfdec h;
+    h.k = (uint32_t)tu_below(&st, KV_SFDEC_MAX_K + 1);
+    h.w = (uint32_t)tu_below(&st, KV_SFDEC_MAX_W + 1);
+    h.count = (uint32_t)tu_below(&st, round % 5 == 0 ? 700 : 70);
+    h.base = round % 2 ? edges[tu_below(&st, sizeof edges / sizeof *edges)]
+                       : (int64_t)tu_below(&st, 2000001) - 1000000;
+    for (size_t i = 0; i < (size_t)h.w * h.count; i++) planes[i] = (uint8_t)tu_rand(&st);
+    h.planes = planes;
+    kv_sfdec_expand(&h, flat, 0);
+    kv_sfdec_expand(&h, tr, 1);
+    for (uint32_t i = 0; i < h.count; i++, values++) {
+      uint64_t d = 0;
+      for (uint32_t j = 0; j < h.w; j++) d |= (uint64_t)planes[(size_t)j * h.count + i] << (8 * j);
+      tu_enc_double((double)(h.base + (int64_t)d) / P10[h.k], want);
+      if (memcmp(flat + (size_t)i * 8, want, 8) != 0)
+        fail_msg("value %u of %u (k %u, w %u, base %lld): side by side form differs", i,
+                 h.count, h.k, h.w, (long long)h.base);
+      for (uint32_t j = 0; j < 8; j++)
+        if (tr[(size_t)j * h.count + i] != want[j])
+          fail_msg("value %u of %u (k %u, w %u, base %lld): transposed byte %u differs", i,
+                   h.count, h.k, h.w, (long long)h.base, j);
+    }
+  }
+  fprintf(stderr, "[sf_dec] expand: %zu groups, %zu values\n", rounds, values);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_round_trips),
@@ -545,6 +585,7 @@ int main(void) {
     cmocka_unit_test(test_damaged),
     cmocka_unit_test(test_file_versions),
     cmocka_unit_test(test_damaged_file),
+    cmocka_unit_test(test_expand_forms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
