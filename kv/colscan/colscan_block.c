@@ -389,6 +389,7 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
   bool inq[MAXQ + 1];
   for (uint32_t j = 0; j < pl->n_ref; j++) {
     s->g[j].d = -1;
+    s->g[j].scaled = false;
     s->g[j].flat = false;
   }
   bool big = nquals > MAXQ;
@@ -544,6 +545,8 @@ static int do_block(cs_worker *w, bscratch *s, const cs_block *b) {
         rgroup *g = &s->g[j];
         if (grow((void **)&g->dx, &g->dx_cap, (size_t)8 * cnt, 1)) return KV_ERR_NOMEM;
         kv_sfdec_expand(&h, g->dx, 1);
+        g->scaled = true;
+        g->sd = h;
         g->fixed = true;
         g->w = 8;
         g->count = cnt;

@@ -229,9 +229,10 @@ int kv_cs_dense_interior(cs_worker *w, bscratch *s, uint32_t nr, const char **wh
 /* ---- The column cache ------------------------------------------------------------------
 ** For the fast path over a projection of one qualifier p without TTL, a clean block's
 ** answer depends only on p's value group and on whether its first and last rows have a
-** p cell: an entry keeps those (the transposed bytes copied) under (file number, block
-** offset << 16 | hash of p), checked against the qualifier, the block's counts and p's
-** width, so a later scan of that column reads no file and decompresses nothing. */
+** p cell: an entry keeps those (the transposed bytes copied, or a decimal-scaled group's
+** header and offset planes, a quarter of the bytes or less, rebuilt when read) under (file
+** number, block offset << 16 | hash of p), checked against the qualifier, the block's counts
+** and p's width, so a later scan of that column reads no file and decompresses nothing. */
 typedef struct colentry {
   uint32_t kind;            /* KV_CS_ENTRY_COLUMN (kv/colscan/colscan_rows.c keeps row views too) */
   uint64_t off;             /* block offset */
@@ -240,10 +241,15 @@ typedef struct colentry {
   uint8_t qual[KV_MAX_QUALIFIER_CACHED]; /* its bytes */
   bool present;             /* the block has p cells */
   uint32_t w, count;        /* p's group: width and values */
+  bool scaled;              /* p's group is decimal-scaled: data holds its offset planes
+                               (count * sw bytes), rebuilt to 8-byte values when read */
+  uint32_t sk, sw;          /* scaled: power of ten and offset width */
+  int64_t sbase;            /* scaled: the base */
   bool row0_has, last_has;  /* the first / last row has a p put */
   bool row0_tomb, last_tomb; /* the first / last row has a tombstone (of any qualifier) */
   uint32_t key0_len, key1_len; /* first and last row keys, at data */
-  uint8_t data[];           /* key0, key1, then count * w transposed bytes */
+  uint8_t data[];           /* key0, key1, then count * w transposed bytes (scaled: the
+                               planes) */
 } colentry;
 
 uint64_t kv_cs_cache_off(const cs_plan *pl, uint64_t off) {
@@ -285,6 +291,18 @@ int kv_cs_from_cache(cs_worker *w, bscratch *s, const cs_block *b, int *rcp) {
   g->count = c->count;
   g->base = c->data + c->key0_len + c->key1_len;
   g->flat = false;
+  g->scaled = false;
+  if (c->present && c->scaled) {
+    if (kv_sf_grow((void **)&g->dx, &g->dx_cap, (size_t)8 * c->count, 1)) {
+      kv_cache_release(pl->colcache, ce);
+      *rcp = KV_ERR_NOMEM;
+      return 1;
+    }
+    const kv_sfdec h = {.k = c->sk, .w = c->sw, .base = c->sbase, .planes = g->base,
+                        .count = c->count};
+    kv_sfdec_expand(&h, g->dx, 1);
+    g->base = g->dx;
+  }
   uint32_t nr = c->nrows;
   int rc = KV_OK;
   cs_frag *f = &w->tmp;
@@ -365,7 +383,8 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
   const kv_sf_index_entry e_v = kv_sf_entry(rd, b->index), *e = &e_v;
   rgroup *g = &s->g[0];
   if (g->d >= 0 && (!g->fixed || g->w > 8)) return;
-  size_t bytes = g->d >= 0 ? (size_t)g->count * g->w : 0;
+  bool scaled = g->d >= 0 && g->scaled;
+  size_t bytes = g->d < 0 ? 0 : (size_t)g->count * (scaled ? g->sd.w : g->w);
   size_t charge = sizeof(colentry) + s->k0_len + s->k1_len + bytes;
   if (!kv_cs_admit(pl, rd->cache_id, e->off, charge)) return;
   colentry *c = malloc(charge);
@@ -379,6 +398,10 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
   c->present = g->d >= 0;
   c->w = c->present ? g->w : 0;
   c->count = c->present ? g->count : 0;
+  c->scaled = scaled;
+  c->sk = scaled ? g->sd.k : 0;
+  c->sw = scaled ? g->sd.w : 0;
+  c->sbase = scaled ? g->sd.base : 0;
   c->row0_has = c->last_has = c->row0_tomb = c->last_tomb = false;
   for (uint32_t i = 0; i < s->rf[1]; i++) {
     bool put = kv_cs_is_put(s, i);
@@ -394,7 +417,7 @@ void kv_cs_to_cache(cs_worker *w, bscratch *s, const cs_block *b, uint32_t nr, u
   c->key1_len = s->k1_len;
   memcpy(c->data, s->k0, s->k0_len);
   memcpy(c->data + s->k0_len, s->k1, s->k1_len);
-  if (bytes) memcpy(c->data + s->k0_len + s->k1_len, g->base, bytes);
+  if (bytes) memcpy(c->data + s->k0_len + s->k1_len, scaled ? g->sd.planes : g->base, bytes);
   kv_cache_entry *ce = kv_cache_insert(pl->colcache, rd->cache_id, cache_off(pl, e->off), c,
                                        charge, free);
   if (!ce) free(c);

@@ -23,6 +23,7 @@
 
 #include "kv/colscan/colscan.h"
 #include "kv/db/db_impl.h"
+#include "kv/sf/sf_dec.h"
 #include "kv/sf/sf_int.h"
 
 enum { CF_NONE = 0, CF_ROW = 1, CF_FALLBACK = 2 }; /* fragment kinds */
@@ -179,6 +180,9 @@ typedef struct rgroup {
   uint8_t *buf; size_t buf_cap;   /* fixed: un-transposed values */
   uint8_t *dx; size_t dx_cap;     /* a decimal-scaled group's values rebuilt (8 bytes,
                                      transposed: base points here) */
+  bool scaled;              /* decimal-scaled in the block: sd is its header (its planes in
+                               the raw block), kept so the column cache stores the planes */
+  kv_sfdec sd;
   const uint8_t **ptr; uint32_t *len; size_t pl_cap; /* per rank: value */
 } rgroup;
 
