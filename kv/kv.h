@@ -170,6 +170,9 @@ typedef struct kv_options {
                                  columnar scan's column cache (kv/colscan/colscan.h) takes
                                  up to a quarter of it; the block cache has the rest and
                                  what the column cache leaves unused */
+  int block_cache_form;       /* enum kv_cache_form: how the block cache keeps a block with
+                                 decimal-scaled value groups (docs/KV_READS.md "Narrow
+                                 blocks in the cache") */
   int compaction_trigger;     /* store files in a family from which the automatic minor
                                  compaction looks for work (size-tiered: it merges the
                                  newest files once they add up to the next older one, see
@@ -210,6 +213,14 @@ typedef struct kv_options {
 
 /* kv_options.index_memory's default. */
 #define KV_INDEX_MEMORY_DEFAULT ((size_t)64 << 20)
+
+/* kv_options.block_cache_form. A block with decimal-scaled value groups (docs/FORMAT.md)
+** is kept wide (its values rebuilt to 8 bytes, read in place) or narrow (its values as
+** their 1-4 byte offsets, about half the bytes for sensor readings, rebuilt each time a
+** reader takes the block from the cache). AUTO, the default: narrow once the raw block
+** bytes of the open store files that may hold such groups (format 3 and later) pass half
+** the cache's size, where the wide blocks (about 1.9 times their raw bytes) no longer fit. */
+enum kv_cache_form { KV_CACHE_FORM_AUTO = 0, KV_CACHE_FORM_WIDE = 1, KV_CACHE_FORM_NARROW = 2 };
 
 /* kv_options.block_cache_size value that turns the block cache off. */
 #define KV_BLOCK_CACHE_OFF ((size_t)1)

@@ -55,6 +55,8 @@ typedef struct kv_sfh {
   struct kv_cache *cache; /* the store's block cache (entries erased with the file), or NULL */
   uint64_t index_held;    /* what its whole block index counts in *index_pool (0: paged) */
   _Atomic uint64_t *index_pool; /* the store's kv_db.index_held */
+  uint64_t cache_data;    /* its raw block bytes counted in the cache's data (format 3 and
+                             later: it may hold decimal-scaled groups; kv_cache_note_data) */
 } kv_sfh;
 
 void kv_sfh_ref(kv_sfh *h);

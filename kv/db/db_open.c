@@ -40,6 +40,7 @@ void kv_sfh_unref(kv_sfh *h) {
   if (!h) return;
   if (atomic_fetch_sub_explicit(&h->refs, 1, memory_order_acq_rel) != 1) return;
   if (h->index_held) atomic_fetch_sub(h->index_pool, h->index_held);
+  if (h->cache_data) kv_cache_note_data(h->cache, -(int64_t)h->cache_data);
   kv_sf_close(h->reader);
   if (atomic_load(&h->obsolete)) {
     if (!h->keep_file) h->env->remove(h->env, h->path);
@@ -91,6 +92,11 @@ int kv_sfh_open(kv_db *db, const kv_fam *f, const kv_file_meta *meta, kv_sfh **o
   h->keep_file = db->opts.read_only;
   h->cache = db->cache;
   kv_sf_set_cache(h->reader, db->cache, meta->number);
+  const kv_sf_props *pr = kv_sf_get_props(h->reader);
+  if (db->cache && pr->format_version >= 3 && pr->raw_bytes <= INT64_MAX) {
+    h->cache_data = pr->raw_bytes; /* the block cache's choice of form (kv_cache_form) */
+    kv_cache_note_data(db->cache, (int64_t)h->cache_data);
+  }
   h->env = db->env;
   *out = h;
   return KV_OK;
@@ -568,6 +574,9 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
   else kv_options_init(&o);
   if (o.sync_mode < KV_SYNC_FULL || o.sync_mode > KV_SYNC_OFF)
     return kv_error(KV_ERR_INVALID, "kv_open: bad sync_mode %d", o.sync_mode);
+  if (o.block_cache_form < KV_CACHE_FORM_AUTO || o.block_cache_form > KV_CACHE_FORM_NARROW)
+    return kv_error(KV_ERR_INVALID, "kv_open: bad block_cache_form %d (0 auto, 1 wide, 2 narrow)",
+                    o.block_cache_form);
   if (o.compaction_trigger < 0)
     return kv_error(KV_ERR_INVALID, "kv_open: negative compaction_trigger");
   if (o.max_lookback_ms < 0)
@@ -606,6 +615,10 @@ int kv_open(const char *path, const kv_options *opts, kv_db **out) {
        unused (kv_cache_share) */
     size_t col = o.block_cache_size / 4 >= (64u << 10) ? o.block_cache_size / 4 : 0;
     db->cache = kv_cache_new(o.block_cache_size);
+    if (db->cache && o.block_cache_form == KV_CACHE_FORM_WIDE)
+      kv_cache_set_data_limit(db->cache, SIZE_MAX);
+    else if (db->cache && o.block_cache_form == KV_CACHE_FORM_NARROW)
+      kv_cache_set_data_limit(db->cache, 0);
     if (col) db->colcache = kv_cache_new(col);
     if (db->cache && db->colcache) kv_cache_share(db->cache, db->colcache);
   }

@@ -1,6 +1,6 @@
 /*
 ** kv/sf/sf_cblock.c: decoding a raw store file block into the compact form of kv/sf/sf_cblock.h,
-** packing it into one allocation for the block cache, and locating a cell's value rank.
+** and locating a cell's value rank.
 **
 ** The decoder reads the raw layout of docs/FORMAT.md Part 2 ("Raw block") and trusts
 ** nothing: every read is bounded by the block's end, every count and index is checked, the
@@ -14,7 +14,8 @@
 ** path, with the same checks and the same messages. A sectioned block may be decoded in part
 ** (kv_sf_cblock_decode_part): section 0 and the wanted value groups inflated and decoded,
 ** each checked to fill its section, the other groups only counted (absent).
-** Not here: I/O, framing, iteration.
+** Not here: I/O, framing, iteration, the packed forms the block cache keeps
+** (kv/sf/sf_cpack.c).
 */
 #include "kv/sf/sf_cblock.h"
 #include "kv/sf/sf_dec.h"
@@ -483,6 +484,10 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
       s->fixed = 1;
       s->transposed = 0;
       s->dec = 1;
+      s->sc.planes = h.planes; /* in the raw block, kept for a narrow pack */
+      s->sc.base = h.base;
+      s->sc.k = h.k;
+      s->sc.w = h.w;
       s->width = s->fw = 8;
       s->data_off = (uint32_t)at;
       s->data_len = 8 * s->count;
@@ -528,6 +533,10 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
     if (ks + 1 != pt->sec->n) CORRUPT("more sections than value groups");
     p = lim = raw + len;
   }
+  /* regular: every row one put of every entry, in dictionary order */
+  b->regular = all_put && nq && n == b->nrows * nq;
+  for (uint32_t r = 0, i = 0; r < b->nrows && b->regular; r++)
+    for (uint32_t g = 0; g < nq; g++, i++) b->regular &= qual[i] == g;
   if (pack_qual(w, qual, n, nq, &b->qual)) return KV_ERR_NOMEM;
   /* checkpoints: per group the cells before cell k << shift, then the fixed-width value
      bytes before it in cell order (where a packed block keeps them); the arena's last
@@ -570,7 +579,7 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
   b->q_len = (const uint32_t *)(const void *)(ar + w->qlen_off);
   b->ck = ar + w->ck_off;
   for (uint32_t g = 0; g < ng; g++) {
-    resolve(&gs[g].voff, ar);
+    if (!gs[g].dec) resolve(&gs[g].voff, ar); /* a dec group's union holds sc */
     gs[g].data = !gs[g].count || gs[g].absent ? NULL
                  : gs[g].dec ? w->dexp.p + gs[g].data_off : raw + gs[g].data_off;
   }
@@ -603,90 +612,6 @@ int kv_sf_cblock_decode_part(kv_sf_cdec *w, kv_sf_cpart *pt, const char **why) {
   if (kv_sf_section_inflate(pt->disk, sec, 0, pt->raw, why)) return KV_ERR_CORRUPT;
   pt->inflated += sec->raw_off[1];
   return decode_any(w, pt->raw, sec->raw_off[sec->n], pt, why);
-}
-
-/* Rebase a pointer of the decoder's arena into the packed copy. */
-static const uint8_t *rebase(const uint8_t *ptr, const uint8_t *from, uint8_t *to) {
-  return ptr ? to + (ptr - from) : NULL;
-}
-
-kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
-  const kv_sf_cblock *b = &w->b;
-  if (b->part) return NULL; /* absent groups: a reader of the cache may need any value */
-  uint32_t ng = b->nquals + 1;
-  size_t head = (sizeof *b + 7) & ~(size_t)7;
-  size_t gsz = ((size_t)ng * sizeof(kv_sf_cgroup) + 7) & ~(size_t)7;
-  size_t vbytes = 0;
-  for (uint32_t g = 0; g < ng; g++) vbytes += b->groups[g].data_len;
-  size_t total = head + gsz + ((w->arena.len + 7) & ~(size_t)7) + w->dict_len + b->lcp + vbytes;
-  uint8_t *m = malloc(total);
-  if (!m) return NULL;
-  kv_sf_cblock *c = (kv_sf_cblock *)(void *)m;
-  *c = *b;
-  kv_sf_cgroup *cg = (kv_sf_cgroup *)(void *)(m + head);
-  uint8_t *ar = m + head + gsz, *x = ar + ((w->arena.len + 7) & ~(size_t)7);
-  const uint8_t *from = w->arena.p;
-  memcpy(ar, from, w->arena.len);
-  c->row_first.p = rebase(b->row_first.p, from, ar);
-  c->key_off.p = rebase(b->key_off.p, from, ar);
-  c->qual.p = rebase(b->qual.p, from, ar);
-  c->type.p = rebase(b->type.p, from, ar);
-  c->ts.p = rebase(b->ts.p, from, ar);
-  c->seq.p = rebase(b->seq.p, from, ar);
-  c->keys = rebase(b->keys, from, ar);
-  c->q_off = (const uint32_t *)(const void *)rebase((const uint8_t *)b->q_off, from, ar);
-  c->q_len = (const uint32_t *)(const void *)rebase((const uint8_t *)b->q_len, from, ar);
-  c->ck = rebase((const uint8_t *)b->ck, from, ar);
-  if (w->dict_len) memcpy(x, b->dict, w->dict_len);
-  c->dict = x;
-  x += w->dict_len;
-  if (b->lcp) {
-    memcpy(x, b->prefix, b->lcp);
-    c->prefix = x;
-    x += b->lcp;
-  }
-  /* fixed-width values whole and in cell order: a row's values lie side by side */
-  uint8_t *cv = x;
-  uint32_t *rank = w->t32; /* running rank per group (the decoder's scratch is free) */
-  memset(rank, 0, (size_t)ng * sizeof *rank);
-#define GATHER(g) do { \
-    const kv_sf_cgroup *sg = &b->groups[g]; \
-    uint32_t k = rank[g]++, wd = sg->width; \
-    if (sg->fixed) { \
-      const uint8_t *src = sg->data + k; \
-      if (!sg->transposed) { \
-        memcpy(x, sg->data + (size_t)k * wd, wd); \
-      } else if (wd == 8) { \
-        for (uint32_t j = 0; j < 8; j++) x[j] = src[(size_t)j * sg->count]; \
-      } else { \
-        for (uint32_t j = 0; j < wd; j++) x[j] = src[(size_t)j * sg->count]; \
-      } \
-      x += wd; \
-    } } while (0)
-  if (b->type.w == 0 && b->type.step == 0 && b->type.base == KV_PUT && b->qual.w == 3) {
-    for (uint32_t i = 0; i < b->ncells; i++) /* put-only, four-bit qualifiers */
-      GATHER((b->qual.p[i >> 1] >> ((i & 1) * 4)) & 15);
-  } else {
-    for (uint32_t i = 0; i < b->ncells; i++) GATHER(kv_sf_cblock_group(b, i));
-  }
-#undef GATHER
-  c->cvals = cv;
-  for (uint32_t g = 0; g < ng; g++) {
-    const kv_sf_cgroup *sg = &b->groups[g];
-    cg[g] = *sg;
-    cg[g].voff.p = rebase(sg->voff.p, from, ar);
-    if (sg->fixed) {
-      cg[g].data = NULL; /* in cvals */
-      cg[g].transposed = 0;
-    } else if (sg->data_len) {
-      memcpy(x, sg->data, sg->data_len);
-      cg[g].data = x;
-      x += sg->data_len;
-    }
-  }
-  c->groups = cg;
-  c->charge = total;
-  return c; /* its shape is the decoded block's (copied with *b) */
 }
 
 int kv_sf_cblock_key_cmp(const kv_sf_cblock *b, uint32_t r, const uint8_t *t, uint32_t tlen) {

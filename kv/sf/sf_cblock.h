@@ -60,8 +60,17 @@ static inline uint64_t kv_sf_pa_get(const kv_sf_pa *a, uint32_t i) {
 ** (the last group) the values of every other cell type. */
 typedef struct kv_sf_cgroup {
   const uint8_t *data;  /* fixed: count * width bytes (transposed as in the raw block when
-                           transposed, else value k at k * width); variable: the values */
-  kv_sf_pa voff;        /* variable: count + 1 offsets of the values in data */
+                           transposed, else value k at k * width); variable: the values;
+                           NULL for a decimal-scaled group of a narrow block */
+  union {
+    kv_sf_pa voff;      /* variable: count + 1 offsets of the values in data */
+    struct {            /* dec (a private block or a narrow one): the group as the raw block
+                           holds it (kv/sf/sf_dec.h): value k is (base + offset k) / 10^k */
+      const uint8_t *planes; /* count * w bytes, byte j of offset k at planes[j * count + k] */
+      int64_t base;
+      uint32_t k, w;    /* power of ten, offset width in bytes */
+    } sc;
+  };
   uint32_t count;       /* cells in the group */
   uint32_t width;       /* fixed: bytes per value */
   uint32_t fw;          /* width when fixed, else 0 (bytes a cell adds to the cvals offset) */
@@ -72,7 +81,8 @@ typedef struct kv_sf_cgroup {
                            a packed block keeps fixed values in its cvals instead) */
   uint8_t dec;          /* decimal-scaled in the raw block (docs/FORMAT.md "Values section"):
                            data is its values rebuilt (8 bytes each, value k at k * 8, not
-                           transposed) in the decoder's dexp, not in the raw block */
+                           transposed) in the decoder's dexp, not in the raw block (in a
+                           narrow block: NULL, the values only in sc); width and fw are 8 */
   uint8_t absent;       /* not decoded (kv_sf_cblock_decode_part): only count is known; no
                            value of the group may be read (fixed, width, fw are 0) */
 } kv_sf_cgroup;
@@ -107,7 +117,17 @@ typedef struct kv_sf_cblock {
   uint8_t ck_w;            /* bytes per checkpoint number: 2 or 4 */
   const uint8_t *cvals;    /* packed: every fixed-width value whole, in cell order (a row's
                               values side by side: a point read touches a line or two, not
-                              one per value byte); NULL in a private block */
+                              one per value byte); NULL in a private block and a narrow one */
+  bool regular;            /* every row holds one put of every dictionary entry, in
+                              dictionary order (decided at decode): the fixed-width values
+                              of a packed block are an nrows x (bytes a row) matrix */
+  uint32_t hits;           /* narrow: widenings in a row, each within KV_SF_HOT_GAP of
+                              the one before (kv_sf_cblock_note_hit) */
+  uint32_t last_tick;      /* narrow: kv_sf_widen_tick at its last widening */
+  bool narrow;             /* the narrow packed form (kv_sf_cblock_pack_narrow): no cvals,
+                              decimal-scaled groups as their offset planes (sc), other
+                              fixed-width groups transposed; readers read it through
+                              kv_sf_cblock_widen, never directly */
   uint32_t max_width;      /* widest fixed-width value group */
   size_t charge;           /* packed: bytes of its allocation */
   bool one_put_per_col;    /* every cell a put and no row holding two cells of one
@@ -179,6 +199,61 @@ int kv_sf_cblock_decode_part(kv_sf_cdec *w, kv_sf_cpart *pt, const char **why);
 ** order (cvals). Uses w's scratch (w->b stays valid). NULL when out of memory, or when the
 ** block was decoded in part (w->b.part). */
 kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w);
+/* The narrow packed form of the block w decoded last: kv_sf_cblock_pack's single allocation
+** without cvals, its decimal-scaled groups kept as their offset planes (a value's 1-4 bytes
+** instead of 8) and its other fixed-width groups transposed as the raw block has them, so
+** the block cache holds about twice as many of a sensor table's blocks. Readers widen it
+** (kv_sf_cblock_widen) before reading it. A block without a decimal-scaled group is packed
+** the usual way (narrow false). NULL when out of memory or decoded in part. */
+kv_sf_cblock *kv_sf_cblock_pack_narrow(kv_sf_cdec *w);
+
+/* A reader's room for widened blocks (reused; only grows). */
+typedef struct kv_sf_wide {
+  kv_sf_cblock b;          /* the widened block */
+  kv_sf_cgroup *groups;    /* its value groups */
+  size_t groups_cap;
+  kv_sfbuf vals;           /* its cvals */
+  kv_sfbuf dexp;           /* decimal-scaled groups rebuilt, side by side */
+  uint32_t *rank;          /* per group: running rank while gathering */
+  size_t rank_cap;
+} kv_sf_wide;
+
+/* The packed (wide) form of narrow block n, in wd: cvals gathered as kv_sf_cblock_pack
+** gathers them (decimal-scaled values rebuilt, kv_sfdec_expand), everything else pointing
+** into n, which must outlive the result (the reader holds n's cache entry). Reads exactly
+** what the packed copy of the same block reads. NULL when out of memory. */
+const kv_sf_cblock *kv_sf_cblock_widen(const kv_sf_cblock *n, kv_sf_wide *wd);
+/* Free wd's memory; it is empty and reusable. */
+void kv_sf_wide_free(kv_sf_wide *wd);
+
+/* Widenings of narrow blocks by every reader of the process, counted (a clock for
+** kv_sf_cblock_note_hit). */
+extern uint32_t kv_sf_widen_tick;
+#define KV_SF_HOT_GAP 2048u /* widenings of other blocks between two of a hot block's */
+
+/* Count a reader's widening of cached narrow block n and return how many widenings of it
+** came in a row, each less than KV_SF_HOT_GAP widenings (of any block) after the one before:
+** the blocks every query reads (the newest rows of a series) count up, a block read now and
+** then by random lookups starts again at 1. Shared and approximate: relaxed atomics on the
+** clock and on n's two counters, the only fields of a cached block a reader writes. */
+static inline uint32_t kv_sf_cblock_note_hit(const kv_sf_cblock *n) {
+  uint32_t now = __atomic_add_fetch(&kv_sf_widen_tick, 1, __ATOMIC_RELAXED);
+  uint32_t *hits = (uint32_t *)(uintptr_t)&n->hits;
+  uint32_t last = __atomic_exchange_n((uint32_t *)(uintptr_t)&n->last_tick, now,
+                                      __ATOMIC_RELAXED);
+  if (now - last >= KV_SF_HOT_GAP) {
+    __atomic_store_n(hits, 1, __ATOMIC_RELAXED);
+    return 1;
+  }
+  return __atomic_add_fetch(hits, 1, __ATOMIC_RELAXED);
+}
+
+/* A packed (wide) copy of narrow block n, in one allocation as kv_sf_cblock_pack makes it,
+** from wb, its widened form (kv_sf_cblock_widen): for a block read often enough that
+** widening it each time costs more than the room it saves (the store file iterator
+** replaces the cache's entry with it). NULL when out of memory. */
+kv_sf_cblock *kv_sf_cblock_wide_copy(const kv_sf_cblock *n, const kv_sf_cblock *wb);
+
 /* Set b's shape (shape, shape_len) from its dictionary and value groups: the decoders call
 ** it on every block they decode (kv/sf/sf_point.c's too); a packed copy keeps it. */
 void kv_sf_cblock_set_shape(kv_sf_cblock *b);

@@ -212,6 +212,25 @@ __attribute__((target("avx2"))) static void expand_avx2(const kv_sfdec *h, uint8
   }
 }
 
+__attribute__((target("avx2"))) static void expand_avx2_strided(const kv_sfdec *h,
+                                                                uint8_t *dst, size_t stride) {
+  uint32_t n = h->count, i = 0;
+  const __m256d p = _mm256_set1_pd(P10[h->k]);
+  const __m128i base = _mm_set1_epi32((int32_t)h->base);
+  const __m256i swap = _mm256_setr_epi8(7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8,
+                                        7, 6, 5, 4, 3, 2, 1, 0, 15, 14, 13, 12, 11, 10, 9, 8);
+  for (; i + 4 <= n; i += 4) {
+    __m256i v = _mm256_shuffle_epi8(rebuild4(h, i, base, p), swap);
+    __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
+    uint8_t *d = dst + (size_t)i * stride;
+    _mm_storel_epi64((__m128i *)(void *)d, lo);
+    _mm_storel_epi64((__m128i *)(void *)(d + stride), _mm_unpackhi_epi64(lo, lo));
+    _mm_storel_epi64((__m128i *)(void *)(d + 2 * stride), hi);
+    _mm_storel_epi64((__m128i *)(void *)(d + 3 * stride), _mm_unpackhi_epi64(hi, hi));
+  }
+  for (; i < n; i++) put_be64(dst + (size_t)i * stride, value_at(h, i));
+}
+
 static int vector_ok(const kv_sfdec *h) {
   if (h->w > 3 || !__builtin_cpu_supports("avx2")) return 0;
   int64_t top = h->base + (int64_t)((1ull << (8 * h->w)) - 1);
@@ -235,4 +254,14 @@ void kv_sfdec_expand(const kv_sfdec *h, uint8_t *dst, int transposed) {
     }
     for (int j = 7; j >= 0; j--) { dst[(size_t)j * n + i] = (uint8_t)u; u >>= 8; }
   }
+}
+
+void kv_sfdec_expand_strided(const kv_sfdec *h, uint8_t *dst, size_t stride) {
+#ifdef SFDEC_VECTOR
+  if (vector_ok(h)) {
+    expand_avx2_strided(h, dst, stride);
+    return;
+  }
+#endif
+  for (uint32_t i = 0; i < h->count; i++) put_be64(dst + (size_t)i * stride, value_at(h, i));
 }

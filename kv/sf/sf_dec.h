@@ -57,4 +57,7 @@ void kv_sfdec_get(const kv_sfdec *h, uint32_t i, uint8_t out[8]);
 ** when transposed, else whole one after another. */
 void kv_sfdec_expand(const kv_sfdec *h, uint8_t *dst, int transposed);
 
+/* Every value, value i at dst + i * stride (stride >= 8): a column of a row-major matrix. */
+void kv_sfdec_expand_strided(const kv_sfdec *h, uint8_t *dst, size_t stride);
+
 #endif /* ROWAN_KV_SF_DEC_H */

@@ -158,6 +158,28 @@ static int prepare_block(sf_iter *it) {
   return KV_OK;
 }
 
+/* Read cached block b (it->ce held; block bi): b itself, or widened into it->wide when
+** narrow (kv_sf_cblock_widen). The PROMOTE_HITS-th widening of a block by any reader
+** replaces its cache entry with the wide copy: a block read that often (the newest rows of
+** a series, read by every "latest" query) costs more widened each time than the room it
+** saves. KV_OK or KV_ERR_NOMEM. */
+#define PROMOTE_HITS 8u
+static int take_cached(sf_iter *it, uint32_t bi, const kv_sf_cblock *b) {
+  if (b->narrow) {
+    const kv_sf_cblock *n = b;
+    if (!(b = kv_sf_cblock_widen(n, &it->wide))) return KV_ERR_NOMEM;
+    if (kv_sf_cblock_note_hit(n) == PROMOTE_HITS && it->fill_cache) {
+      kv_sf_cblock *c = kv_sf_cblock_wide_copy(n, b);
+      kv_cache_entry *ce = c ? kv_cache_insert(it->r->cache, it->r->cache_id, bi, c, c->charge,
+                                               free) : NULL;
+      if (ce) kv_cache_release(it->r->cache, ce);
+      else free(c); /* no memory, or too big: it stays narrow */
+    }
+  }
+  it->b = b;
+  return KV_OK;
+}
+
 /* Make cached entry `hit` (block bi, a reference the caller hands over) the loaded block.
 ** Returns false (and sets the sticky status) when out of memory. */
 static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
@@ -167,13 +189,13 @@ static bool use_cached(sf_iter *it, uint32_t bi, kv_cache_entry *hit) {
   it->key_ri = -1;
   it->fast_bi = -1;
   it->ce = hit;
-  it->b = kv_cache_value(hit);
   if (it->io) {
     it->io->blocks_read++;
     it->io->blocks_cache_hit++;
     kv_trace_add_block(it->io->trace, it->io->trace_fid, it->r->cache_id, bi, true);
   }
-  int rc = prepare_block(it);
+  int rc = take_cached(it, bi, kv_cache_value(hit));
+  if (!rc) rc = prepare_block(it);
   if (rc) {
     kv_error(rc, "out of memory reading store file %s", it->r->path);
     drop_current(it);
@@ -253,11 +275,16 @@ static bool decode_block(sf_iter *it, uint32_t bi, const uint8_t *raw, size_t ra
   if (rc) goto fail;
   if (it->io) it->io->cells_decoded += it->b->ncells;
   if (insert && !it->dec.b.part) {
-    kv_sf_cblock *pk = kv_sf_cblock_pack(&it->dec);
+    kv_sf_cblock *pk = kv_cache_data_over(r->cache) ? kv_sf_cblock_pack_narrow(&it->dec)
+                                                    : kv_sf_cblock_pack(&it->dec);
     if (pk) {
       it->ce = kv_cache_insert(r->cache, r->cache_id, bi, pk, pk->charge, free);
-      if (it->ce) it->b = pk;
-      else free(pk); /* too big for the cache, or no memory: read it privately */
+      if (!it->ce) {
+        free(pk); /* too big for the cache, or no memory: read it privately */
+      } else if (take_cached(it, bi, pk)) { /* prepared: its sizes are the decoded block's */
+        rc = KV_ERR_NOMEM;
+        goto fail;
+      }
     }
   }
   it->key_ri = -1;
@@ -738,6 +765,7 @@ static void it_destroy(kv_iter *base) {
   kv_sfbuf_free(&it->scratch);
   drop_current(it);
   kv_sf_cdec_free(&it->dec);
+  kv_sf_wide_free(&it->wide);
   kv_sf_sections_free(&it->sec);
   kv_sf_pdec_free(&it->pd);
   free(it->stop);
@@ -784,6 +812,8 @@ void kv_sf_iter_park(kv_iter *base) {
   if (it->scratch.cap > KEEP_LIMIT) kv_sfbuf_free(&it->scratch);
   if (it->dec.arena.cap > KEEP_LIMIT || it->dec.t32_cap > KEEP_LIMIT / 4)
     kv_sf_cdec_free(&it->dec);
+  if (it->wide.vals.cap > KEEP_LIMIT || it->wide.dexp.cap > KEEP_LIMIT)
+    kv_sf_wide_free(&it->wide);
   if (it->pd.arena.cap > KEEP_LIMIT || it->pd.rf_cap > KEEP_LIMIT / 4 ||
       it->pd.kb_cap > KEEP_LIMIT)
     kv_sf_pdec_free(&it->pd);

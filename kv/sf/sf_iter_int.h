@@ -47,8 +47,9 @@ typedef struct sf_iter {
   uint8_t *stop;           /* that key */
   uint32_t stop_len;       /* its length */
   size_t stop_cap;         /* bytes allocated in stop */
-  const kv_sf_cblock *b;   /* the block being read: &dec.b, or a cached one */
+  const kv_sf_cblock *b;   /* the block being read: &dec.b, a cached one, or &wide.b */
   kv_cache_entry *ce;      /* the cache entry b is (a reference), or NULL */
+  kv_sf_wide wide;         /* a narrow cached block widened (b is &wide.b, reading ce's) */
   bool fill_cache;         /* add blocks read to the cache (compaction reads do not) */
   int64_t bi;              /* index of the loaded block, -1 if none */
   uint32_t ci;             /* current cell in the block */

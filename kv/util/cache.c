@@ -73,6 +73,8 @@ struct kv_cache {
   _Atomic size_t total;       /* the shards' usage summed (changed under their mutexes) */
   kv_cache *yield_to;         /* kv_cache_share: its usage comes out of this capacity */
   kv_cache *trims;            /* kv_cache_share: the cache this one's inserts trim */
+  _Atomic int64_t data;       /* kv_cache_note_data: bytes of the data read through it */
+  _Atomic size_t data_limit;  /* kv_cache_data_over's bound */
 };
 
 /* A shard's share of the capacity now: an even share of the capacity less what the cache
@@ -113,6 +115,8 @@ kv_cache *kv_cache_new(size_t capacity) {
   while (n < MAX_SHARDS && capacity / (n * 2) >= MIN_SHARD_BYTES) n *= 2;
   c->n_shards = n;
   c->capacity = capacity;
+  atomic_init(&c->data, 0);
+  atomic_init(&c->data_limit, capacity / 5 * 3);
   for (uint32_t i = 0; i < n; i++) {
     shard *s = &c->shards[i];
     s->c = c;
@@ -453,4 +457,17 @@ void kv_cache_get_counters(kv_cache *c, kv_cache_counters *out) {
   }
   t.capacity = c->capacity;
   *out = t;
+}
+
+void kv_cache_note_data(kv_cache *c, int64_t delta) {
+  if (c) atomic_fetch_add_explicit(&c->data, delta, memory_order_relaxed);
+}
+
+void kv_cache_set_data_limit(kv_cache *c, size_t limit) {
+  if (c) atomic_store_explicit(&c->data_limit, limit, memory_order_relaxed);
+}
+
+bool kv_cache_data_over(const kv_cache *c) {
+  int64_t d = atomic_load_explicit(&c->data, memory_order_relaxed);
+  return d > 0 && (uint64_t)d > atomic_load_explicit(&c->data_limit, memory_order_relaxed);
 }

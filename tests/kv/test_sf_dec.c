@@ -3,7 +3,8 @@
 ** "Values section", code 2^27): 8-byte values that are doubles of a few decimals in the
 ** order-preserving encoding are written scaled, and every reader gives back the same bytes:
 ** the whole-block decoder (all groups, and groups left out then read by rank), the compact
-** block (private and packed, as the block cache keeps it), the point decoder, and a store
+** block (private and packed, as the block cache keeps it; narrow, widened and its promoted
+** wide copy), the point decoder, and a store
 ** file read through its iterator. Groups holding a value the transform cannot give back bit
 ** for bit (-0.0, NaN, infinities, subnormals, 0.1 + 0.2, huge doubles, BIGINT-like bytes,
 ** scaled ranges over 32 bits) are written in the fixed form. Damaged groups (power of ten or
@@ -200,6 +201,14 @@ static void check_all(uint64_t *st, const uint8_t *raw0, size_t len, const tb_ce
   check_cblock(&cd.b, s, rs, 0);
   kv_sf_cblock *pk = kv_sf_cblock_pack(&cd);
   assert_non_null(pk);
+  /* the narrow form (what the block cache keeps past its data limit): smaller exactly when
+     a group is scaled; widened, it reads as the packed block, byte for byte in cvals */
+  bool scaled = false;
+  for (uint32_t g = 0; g <= cd.b.nquals; g++) scaled |= cd.b.groups[g].dec && cd.b.groups[g].count;
+  kv_sf_cblock *nk = kv_sf_cblock_pack_narrow(&cd);
+  assert_non_null(nk);
+  assert_int_equal(nk->narrow, scaled);
+  if (scaled) assert_true(nk->charge < pk->charge);
   /* point reads: every row's key, a few rows from it */
   kv_sf_pdec pd;
   memset(&pd, 0, sizeof pd);
@@ -218,6 +227,31 @@ static void check_all(uint64_t *st, const uint8_t *raw0, size_t len, const tb_ce
   memset(cd.arena.p, 0x5A, cd.arena.cap);
   if (cd.dexp.cap) memset(cd.dexp.p, 0x5A, cd.dexp.cap);
   check_cblock(pk, s, rs, 0);
+  if (scaled) {
+    static kv_sf_wide wd;
+    const kv_sf_cblock *wb = kv_sf_cblock_widen(nk, &wd);
+    assert_non_null(wb);
+    check_cblock(wb, s, rs, 0);
+    size_t fixed = 0;
+    for (uint32_t g = 0; g <= pk->nquals; g++)
+      if (pk->groups[g].fixed) fixed += (size_t)pk->groups[g].count * pk->groups[g].width;
+    assert_memory_equal(wb->cvals, pk->cvals, fixed);
+    /* the promoted copy stands alone: the narrow block and the widening overwritten */
+    kv_sf_cblock *cp = kv_sf_cblock_wide_copy(nk, wb);
+    assert_non_null(cp);
+    assert_false(cp->narrow);
+    memset(nk, 0x5A, nk->charge);
+    if (wd.vals.cap) memset(wd.vals.p, 0x5A, wd.vals.cap);
+    if (wd.dexp.cap) memset(wd.dexp.p, 0x5A, wd.dexp.cap);
+    memset(wd.groups, 0x5A, wd.groups_cap * sizeof *wd.groups);
+    check_cblock(cp, s, rs, 0);
+    assert_memory_equal(cp->cvals, pk->cvals, fixed);
+    free(cp);
+    kv_sf_wide_free(&wd);
+  } else {
+    check_cblock(nk, s, rs, 0);
+  }
+  free(nk);
   free(pk);
   kv_sf_cdec_free(&cd);
 }
@@ -538,14 +572,14 @@ static void test_damaged_file(void **state) {
   kv_env_free(env);
 }
 
-/* kv_sfdec_expand, both layouts, against the rebuild done here value by value (m = base +
+/* kv_sfdec_expand, both layouts, and kv_sfdec_expand_strided, against the rebuild done here value by value (m = base +
 ** offset, (double)m / 10^k, the ordered bytes) over every offset width and power of ten,
 ** bases near the int32 edges (where the vector path stops) and near +-2^53, and counts that
 ** are not a multiple of the vector step or pass the transposed form's 256-value chunk. */
 static void test_expand_forms(void **state) {
   (void)state;
   uint64_t st = tu_seed("sf_dec_expand_forms");
-  static uint8_t planes[4 * 700], flat[8 * 700], tr[8 * 700], want[8];
+  static uint8_t planes[4 * 700], flat[8 * 700], tr[8 * 700], col[24 * 700], want[8];
   static const int64_t edges[] = {0, -1, -40000, 123456, INT32_MIN, (int64_t)INT32_MAX - 255,
                                   (int64_t)INT32_MAX - 65535, (int64_t)INT32_MAX - 16777215,
                                   (int64_t)INT32_MAX - 254, (int64_t)INT32_MIN - 1,
@@ -562,6 +596,9 @@ static void test_expand_forms(void **state) {
     h.planes = planes;
     kv_sfdec_expand(&h, flat, 0);
     kv_sfdec_expand(&h, tr, 1);
+    size_t stride = 8 + 8 * tu_below(&st, 3);
+    memset(col, 0xA5, stride * h.count);
+    kv_sfdec_expand_strided(&h, col, stride);
     for (uint32_t i = 0; i < h.count; i++, values++) {
       uint64_t d = 0;
       for (uint32_t j = 0; j < h.w; j++) d |= (uint64_t)planes[(size_t)j * h.count + i] << (8 * j);
@@ -569,6 +606,12 @@ static void test_expand_forms(void **state) {
       if (memcmp(flat + (size_t)i * 8, want, 8) != 0)
         fail_msg("value %u of %u (k %u, w %u, base %lld): side by side form differs", i,
                  h.count, h.k, h.w, (long long)h.base);
+      if (memcmp(col + (size_t)i * stride, want, 8) != 0)
+        fail_msg("value %u of %u (k %u, w %u, base %lld): strided form differs", i, h.count,
+                 h.k, h.w, (long long)h.base);
+      for (size_t j = 8; j < stride; j++)
+        if (col[(size_t)i * stride + j] != 0xA5)
+          fail_msg("value %u: the strided form wrote byte %zu of the row", i, j);
       for (uint32_t j = 0; j < 8; j++)
         if (tr[(size_t)j * h.count + i] != want[j])
           fail_msg("value %u of %u (k %u, w %u, base %lld): transposed byte %u differs", i,

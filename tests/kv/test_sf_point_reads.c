@@ -1,9 +1,11 @@
 /*
 ** tests/kv/test_sf_point_reads.c: point reads whose blocks are not cached decode only the
 ** rows asked for (kv/sf/sf_point.h, the store file iterator's point_load), and must answer as
-** the whole-block path does. Three stores get the same writes in lockstep: no block cache
+** the whole-block path does. Four stores get the same writes in lockstep: no block cache
 ** (every point read decodes its rows alone), a tiny one (most blocks refused), a large one
-** (blocks decoded whole and cached). Rows are wide enough to span blocks (the last row of
+** keeping blocks narrow (KV_CACHE_FORM_NARROW: decimal-scaled groups as their planes,
+** widened by every reader, hot ones promoted), a large one keeping them wide (blocks
+** decoded whole and cached). Rows are wide enough to span blocks (the last row of
 ** one block, the first of the next), some blocks hold one row, families keep several
 ** versions or expire cells by TTL (the clock moves), rows are deleted by every kind of
 ** tombstone and written again, several store files overlap and the memstore holds cells
@@ -36,7 +38,7 @@
 
 #define NOW0 1700000000000ll
 #define NQ 14
-#define NS 3 /* stores: no cache, tiny cache, large cache */
+#define NS 4 /* stores: no cache, tiny cache, large cache of narrow blocks, large cache */
 
 typedef struct store {
   kv_env *env;       /* in-memory file system */
@@ -65,7 +67,9 @@ static void world_open(world *w, uint64_t seed, bool big) {
   w->rng = seed;
   w->now = NOW0;
   w->nrows = (int)tu_scaled(300, 120);
-  const size_t cache[NS] = {KV_BLOCK_CACHE_OFF, 6u << 10, 64u << 20};
+  const size_t cache[NS] = {KV_BLOCK_CACHE_OFF, 6u << 10, 64u << 20, 64u << 20};
+  const int form[NS] = {KV_CACHE_FORM_AUTO, KV_CACHE_FORM_AUTO, KV_CACHE_FORM_NARROW,
+                        KV_CACHE_FORM_WIDE};
   for (int i = 0; i < NS; i++) {
     store *s = &w->s[i];
     s->env = kv_env_mem_new(NOW0);
@@ -76,6 +80,7 @@ static void world_open(world *w, uint64_t seed, bool big) {
     o.create_if_missing = true;
     o.compaction_trigger = 100;
     o.block_cache_size = cache[i];
+    o.block_cache_form = form[i];
     assert_int_equal(kv_open("/db", &o, &s->db), KV_OK);
     kv_family_options fo[3] = {{.name = "w", .max_versions = 1, .block_size = big ? 4000 : 200},
                                {.name = "v", .max_versions = 3, .block_size = big ? 9000 : 700},
