@@ -121,9 +121,10 @@ typedef struct kv_sf_cblock {
   bool regular;            /* every row holds one put of every dictionary entry, in
                               dictionary order (decided at decode): the fixed-width values
                               of a packed block are an nrows x (bytes a row) matrix */
-  uint32_t hits;           /* narrow: widenings in a row, each within KV_SF_HOT_GAP of
-                              the one before (kv_sf_cblock_note_hit) */
-  uint32_t last_tick;      /* narrow: kv_sf_widen_tick at its last widening */
+  uint32_t *heat;          /* narrow: two counters at the end of its allocation (not in
+                              this struct, which readers copy): widenings in a row, each
+                              within KV_SF_HOT_GAP of the one before, and kv_sf_widen_tick
+                              at the last (kv_sf_cblock_note_hit); NULL in other forms */
   bool narrow;             /* the narrow packed form (kv_sf_cblock_pack_narrow): no cvals,
                               decimal-scaled groups as their offset planes (sc), other
                               fixed-width groups transposed; readers read it through
@@ -235,12 +236,12 @@ extern uint32_t kv_sf_widen_tick;
 ** came in a row, each less than KV_SF_HOT_GAP widenings (of any block) after the one before:
 ** the blocks every query reads (the newest rows of a series) count up, a block read now and
 ** then by random lookups starts again at 1. Shared and approximate: relaxed atomics on the
-** clock and on n's two counters, the only fields of a cached block a reader writes. */
+** clock and on n's two counters (n->heat), the only bytes of a cached block a reader
+** writes. */
 static inline uint32_t kv_sf_cblock_note_hit(const kv_sf_cblock *n) {
   uint32_t now = __atomic_add_fetch(&kv_sf_widen_tick, 1, __ATOMIC_RELAXED);
-  uint32_t *hits = (uint32_t *)(uintptr_t)&n->hits;
-  uint32_t last = __atomic_exchange_n((uint32_t *)(uintptr_t)&n->last_tick, now,
-                                      __ATOMIC_RELAXED);
+  uint32_t *hits = &n->heat[0];
+  uint32_t last = __atomic_exchange_n(&n->heat[1], now, __ATOMIC_RELAXED);
   if (now - last >= KV_SF_HOT_GAP) {
     __atomic_store_n(hits, 1, __ATOMIC_RELAXED);
     return 1;

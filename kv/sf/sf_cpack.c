@@ -93,6 +93,7 @@ static kv_sf_cblock *pack_alloc(kv_sf_cdec *w, size_t vbytes, kv_sf_cgroup **cgp
   }
   c->charge = total;
   c->narrow = false;
+  c->heat = NULL;
   *arp = ar;
   *xp = x;
   return c; /* its shape is the decoded block's (copied with *b) */
@@ -149,7 +150,7 @@ kv_sf_cblock *kv_sf_cblock_pack_narrow(kv_sf_cdec *w) {
   if (!any) return kv_sf_cblock_pack(w);
   kv_sf_cgroup *cg;
   uint8_t *ar, *x;
-  kv_sf_cblock *c = pack_alloc(w, vbytes, &cg, &ar, &x);
+  kv_sf_cblock *c = pack_alloc(w, vbytes + 3 + 2 * sizeof(uint32_t), &cg, &ar, &x);
   if (!c) return NULL;
   const uint8_t *from = w->arena.p;
   for (uint32_t g = 0; g < ng; g++) {
@@ -175,8 +176,10 @@ kv_sf_cblock *kv_sf_cblock_pack_narrow(kv_sf_cdec *w) {
   c->groups = cg;
   c->cvals = NULL;
   c->narrow = true;
-  c->hits = 0;
-  c->last_tick = __atomic_load_n(&kv_sf_widen_tick, __ATOMIC_RELAXED) - KV_SF_HOT_GAP;
+  uint32_t *heat = (uint32_t *)(void *)(x + (-(uintptr_t)x & 3)); /* after the values */
+  heat[0] = 0;
+  heat[1] = __atomic_load_n(&kv_sf_widen_tick, __ATOMIC_RELAXED) - KV_SF_HOT_GAP;
+  c->heat = heat;
   return c;
 }
 
@@ -332,7 +335,7 @@ kv_sf_cblock *kv_sf_cblock_wide_copy(const kv_sf_cblock *n, const kv_sf_cblock *
   }
   c->groups = cg;
   c->narrow = false;
-  c->hits = c->last_tick = 0;
+  c->heat = NULL;
   c->charge = total;
   return c;
 }
