@@ -217,9 +217,11 @@ typedef struct kv_options {
 /* kv_options.block_cache_form. A block with decimal-scaled value groups (docs/FORMAT.md)
 ** is kept wide (its values rebuilt to 8 bytes, read in place) or narrow (its values as
 ** their 1-4 byte offsets, about half the bytes for sensor readings, rebuilt each time a
-** reader takes the block from the cache). AUTO, the default: narrow once the raw block
-** bytes of the open store files that may hold such groups (format 3 and later) pass half
-** the cache's size, where the wide blocks (about 1.9 times their raw bytes) no longer fit. */
+** reader takes the block from the cache; a block read often is promoted back to wide).
+** AUTO, the default: narrow once the raw block bytes of the open store files that may hold
+** such groups (format 3 and later) pass three fifths of the cache's size (wide blocks cost
+** about 1.9 times their raw bytes, so past that they no longer fit); WIDE and NARROW force
+** either. Another value: kv_open fails with KV_ERR_INVALID. */
 enum kv_cache_form { KV_CACHE_FORM_AUTO = 0, KV_CACHE_FORM_WIDE = 1, KV_CACHE_FORM_NARROW = 2 };
 
 /* kv_options.block_cache_size value that turns the block cache off. */

@@ -230,7 +230,7 @@ void kv_sf_wide_free(kv_sf_wide *wd);
 /* Widenings of narrow blocks by every reader of the process, counted (a clock for
 ** kv_sf_cblock_note_hit). */
 extern uint32_t kv_sf_widen_tick;
-#define KV_SF_HOT_GAP 8192u /* widenings of other blocks between two of a hot block's */
+#define KV_SF_HOT_GAP 4096u /* widenings of other blocks between two of a hot block's */
 
 /* Count a reader's widening of cached narrow block n and return how many widenings of it
 ** came in a row, each less than KV_SF_HOT_GAP widenings (of any block) after the one before:

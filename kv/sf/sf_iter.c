@@ -159,11 +159,11 @@ static int prepare_block(sf_iter *it) {
 }
 
 /* Read cached block b (it->ce held; block bi): b itself, or widened into it->wide when
-** narrow (kv_sf_cblock_widen). The PROMOTE_HITS-th widening of a block by any reader
-** replaces its cache entry with the wide copy: a block read that often (the newest rows of
+** narrow (kv_sf_cblock_widen). The PROMOTE_HITS-th widening of a block in a row by any
+** reader (kv_sf_cblock_note_hit) replaces its cache entry with the wide copy: a block read that often (the newest rows of
 ** a series, read by every "latest" query) costs more widened each time than the room it
 ** saves. KV_OK or KV_ERR_NOMEM. */
-#define PROMOTE_HITS 8u
+#define PROMOTE_HITS 4u
 static int take_cached(sf_iter *it, uint32_t bi, const kv_sf_cblock *b) {
   if (b->narrow) {
     const kv_sf_cblock *n = b;

@@ -96,9 +96,10 @@ void kv_cache_get_counters(kv_cache *c, kv_cache_counters *out);
 /* The data behind the cache, for its users' choice of what form to keep entries in (the
 ** store file iterator packs a block narrow, kv/sf/sf_cblock.h, when the data is over the
 ** limit): kv_cache_note_data adds delta bytes (negative to take them away: an open store
-** file's raw block bytes, kv/db/db_open.c), kv_cache_set_data_limit sets the bound (half the
-** capacity unless set; 0: always over; SIZE_MAX: never), kv_cache_data_over says whether the
-** data is over it. Atomic; the cache itself does not use them. */
+** file's raw block bytes, kv/db/db_open.c; NULL c: nothing), kv_cache_set_data_limit sets
+** the bound (three fifths of the capacity unless set; 0: over whenever there is data;
+** SIZE_MAX: never), kv_cache_data_over says whether the data is over it. Atomic; the cache
+** itself does not use them. */
 void kv_cache_note_data(kv_cache *c, int64_t delta);
 void kv_cache_set_data_limit(kv_cache *c, size_t limit);
 bool kv_cache_data_over(const kv_cache *c);

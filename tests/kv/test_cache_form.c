@@ -6,7 +6,7 @@
 ** keep its blocks wide, narrow, and by the automatic rule: every point read and the full
 ** scan must give the same cells; the narrow cache must charge well under the wide one for
 ** the same blocks; the automatic rule keeps them wide while the open files' raw bytes are
-** within three fifths of the cache and narrow past that; a block widened eight times in a
+** within three fifths of the cache and narrow past that; a block widened four times in a
 ** row is promoted (its entry replaced by the wide copy, one more insert) and still answers
 ** the same; an unknown form is refused at kv_open. The cache's data count itself
 ** (kv_cache_note_data, the limit) is checked directly. Not here: the forms' byte layout
@@ -173,7 +173,7 @@ static void test_forms_agree(void **state) {
   kv_env_free(env);
 }
 
-/* The eighth widening in a row of one block replaces its entry with the wide copy. */
+/* The fourth widening in a row of one block replaces its entry with the wide copy. */
 static void test_hot_block_promoted(void **state) {
   (void)state;
   kv_env *env = kv_env_mem_new(1700000000000LL);
@@ -189,9 +189,9 @@ static void test_hot_block_promoted(void **state) {
   for (int k = 2; k <= 12; k++) {
     assert_true(get_row(db, fid, 77) == want);
     assert_int_equal(kv_block_cache_get_stats(db, &cs), KV_OK);
-    if (cs.inserts != ins0 + (k >= 8)) fail_msg("after %d reads: %llu inserts, want %llu", k,
+    if (cs.inserts != ins0 + (k >= 4)) fail_msg("after %d reads: %llu inserts, want %llu", k,
                                                 (unsigned long long)cs.inserts,
-                                                (unsigned long long)(ins0 + (k >= 8)));
+                                                (unsigned long long)(ins0 + (k >= 4)));
   }
   assert_true(cs.usage > use0); /* the wide copy is larger */
   assert_int_equal(kv_close(db), KV_OK);
