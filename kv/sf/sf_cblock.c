@@ -533,10 +533,6 @@ static int decode_any(kv_sf_cdec *w, const uint8_t *raw, size_t len, kv_sf_cpart
     if (ks + 1 != pt->sec->n) CORRUPT("more sections than value groups");
     p = lim = raw + len;
   }
-  /* regular: every row one put of every entry, in dictionary order */
-  b->regular = all_put && nq && n == b->nrows * nq;
-  for (uint32_t r = 0, i = 0; r < b->nrows && b->regular; r++)
-    for (uint32_t g = 0; g < nq; g++, i++) b->regular &= qual[i] == g;
   if (pack_qual(w, qual, n, nq, &b->qual)) return KV_ERR_NOMEM;
   /* checkpoints: per group the cells before cell k << shift, then the fixed-width value
      bytes before it in cell order (where a packed block keeps them); the arena's last

@@ -118,9 +118,10 @@ typedef struct kv_sf_cblock {
   const uint8_t *cvals;    /* packed: every fixed-width value whole, in cell order (a row's
                               values side by side: a point read touches a line or two, not
                               one per value byte); NULL in a private block and a narrow one */
-  bool regular;            /* every row holds one put of every dictionary entry, in
-                              dictionary order (decided at decode): the fixed-width values
-                              of a packed block are an nrows x (bytes a row) matrix */
+  bool regular;            /* narrow: every row holds one put of every dictionary entry,
+                              in dictionary order (kv_sf_cblock_pack_narrow decides it), so
+                              its fixed-width values widen into an nrows x (bytes a row)
+                              matrix; false in other forms */
   uint32_t *heat;          /* narrow: two counters at the end of its allocation (not in
                               this struct, which readers copy): widenings in a row, each
                               within KV_SF_HOT_GAP of the one before, and kv_sf_widen_tick

@@ -93,6 +93,7 @@ static kv_sf_cblock *pack_alloc(kv_sf_cdec *w, size_t vbytes, kv_sf_cgroup **cgp
   }
   c->charge = total;
   c->narrow = false;
+  c->regular = false;
   c->heat = NULL;
   *arp = ar;
   *xp = x;
@@ -130,6 +131,23 @@ kv_sf_cblock *kv_sf_cblock_pack(kv_sf_cdec *w) {
   }
   c->groups = cg;
   return c;
+}
+
+/* Whether every row of b holds one put of every dictionary entry, in dictionary order. */
+static bool regular(const kv_sf_cblock *b) {
+  uint32_t nq = b->nquals;
+  if (b->type.w || b->type.step || b->type.base != KV_PUT || b->ncells != b->nrows * nq)
+    return false;
+  for (uint32_t r = 0, i = 0; r < b->nrows; r++)
+    for (uint32_t g = 0; g < nq; g++, i++)
+      if (kv_sf_pa_get(&b->qual, i) != g) return false;
+  return true;
+}
+
+/* A decimal-scaled group's header, as kv/sf/sf_dec.h reads it. */
+static kv_sfdec group_dec(const kv_sf_cgroup *g) {
+  return (kv_sfdec){.k = g->sc.k, .w = g->sc.w, .base = g->sc.base, .planes = g->sc.planes,
+                    .count = g->count};
 }
 
 kv_sf_cblock *kv_sf_cblock_pack_narrow(kv_sf_cdec *w) {
@@ -176,6 +194,7 @@ kv_sf_cblock *kv_sf_cblock_pack_narrow(kv_sf_cdec *w) {
   c->groups = cg;
   c->cvals = NULL;
   c->narrow = true;
+  c->regular = regular(b);
   uint32_t *heat = (uint32_t *)(void *)(x + (-(uintptr_t)x & 3)); /* after the values */
   heat[0] = 0;
   heat[1] = __atomic_load_n(&kv_sf_widen_tick, __ATOMIC_RELAXED) - KV_SF_HOT_GAP;
@@ -208,8 +227,7 @@ const kv_sf_cblock *kv_sf_cblock_widen(const kv_sf_cblock *n, kv_sf_wide *wd) {
       if (!sg->fixed) continue;
       uint8_t *col = wd->vals.p + off;
       if (sg->dec) {
-        const kv_sfdec h = {.k = sg->sc.k, .w = sg->sc.w, .base = sg->sc.base,
-                            .planes = sg->sc.planes, .count = sg->count};
+        const kv_sfdec h = group_dec(sg);
         kv_sfdec_expand_strided(&h, col, stride);
       } else {
         for (uint32_t r = 0; r < sg->count; r++)
@@ -226,7 +244,7 @@ const kv_sf_cblock *kv_sf_cblock_widen(const kv_sf_cblock *n, kv_sf_wide *wd) {
   wd->b = *n;
   wd->b.groups = gs;
   wd->b.cvals = wd->vals.p;
-  wd->b.narrow = false;
+  wd->b.narrow = wd->b.regular = false;
   return &wd->b;
 }
 
@@ -244,8 +262,7 @@ static void widen_gather(const kv_sf_cblock *n, kv_sf_wide *wd) {
   for (uint32_t g = 0; g < ng; g++) {
     kv_sf_cgroup *sg = &gs[g];
     if (!sg->dec || !sg->count) continue;
-    const kv_sfdec h = {.k = sg->sc.k, .w = sg->sc.w, .base = sg->sc.base,
-                        .planes = sg->sc.planes, .count = sg->count};
+    const kv_sfdec h = group_dec(sg);
     kv_sfdec_expand(&h, wd->dexp.p + at, 0);
     sg->data = wd->dexp.p + at;
     sg->transposed = 0;
@@ -334,7 +351,7 @@ kv_sf_cblock *kv_sf_cblock_wide_copy(const kv_sf_cblock *n, const kv_sf_cblock *
     }
   }
   c->groups = cg;
-  c->narrow = false;
+  c->narrow = c->regular = false;
   c->heat = NULL;
   c->charge = total;
   return c;
